@@ -1,0 +1,278 @@
+package io.scythe.bridge;
+
+import io.netty.util.concurrent.FastThreadLocal;
+import io.scythe.fabric.CompletionHandler;
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.Opcode;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.WcStatus;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+import org.agrona.concurrent.NanoClock;
+
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The completion poller of one event loop: a duty-cycle agent (Agrona's {@code doWork()} shape) that owns the
+ * completion queues of that loop's queue pairs, polls them, and completes each verb's Future on the very thread that
+ * posted it, with no hop. It runs as a task on its loop's executor, re-queued while verbs are outstanding (busy
+ * polling, which lets the loop's other tasks and I/O run in between) and not at all when none are.
+ *
+ * <p>Owner-thread only, except {@link #wake()}, which any thread may call.
+ */
+public final class Bridge {
+    private static final Logger LOG = LoggerFactory.getLogger(Bridge.class);
+    private static final FastThreadLocal<Bridge> CURRENT = new FastThreadLocal<>();
+    /** Completions delivered per queue per poll, as {@code ibv_poll_cq}'s batch. */
+    public static final int DEFAULT_MAX_COMPLETIONS_PER_POLL = 256;
+
+    private final Thread thread;
+    private final Executor executor;
+    private final NanoClock clock;
+    private final IdlePolicy idlePolicy;
+    private final long spinWindowNs;
+    private final Map<Nic, CompletionQueue> queuesByNic = new IdentityHashMap<>();
+    private final VerbStats stats = new VerbStats();
+    private final AtomicBoolean remoteWakePending = new AtomicBoolean();
+    private final Runnable pollTask = this::runPollTask;
+    private final Runnable remoteWakeTask = this::onRemoteWake;
+    private final CompletionHandler dispatcher = Bridge::dispatch;
+    private CompletionQueue[] queues = new CompletionQueue[0];
+    private boolean scheduled;
+    private boolean timerArmed;
+    private boolean closed;
+    private ContextInternal pollContext;
+    private String deploymentId;
+    private long polls;
+    private long idlePolls;
+
+    /**
+     * @param executor runs the poll task on {@code thread} (the event loop); a {@link ScheduledExecutorService}
+     *                 also lets the bridge sleep until a distant completion is due
+     */
+    public Bridge(final Thread thread, final Executor executor, final NanoClock clock, final IdlePolicy idlePolicy,
+                  final long spinWindowNs) {
+        this.thread = thread;
+        this.executor = executor;
+        this.clock = clock;
+        this.idlePolicy = idlePolicy;
+        this.spinWindowNs = spinWindowNs;
+    }
+
+    /** The bridge of the calling event loop. @throws IllegalStateException when none runs on this thread */
+    public static Bridge current() {
+        final Bridge bridge = CURRENT.get();
+        if (bridge == null) {
+            throw new IllegalStateException("no Bridge on thread '" + Thread.currentThread().getName()
+                + "': deploy BridgeVerticle on every event loop (BridgeVerticle.deployOnEveryEventLoop) and post "
+                + "verbs from an event loop");
+        }
+        return bridge;
+    }
+
+    /** The bridge of the calling thread, or {@code null}. */
+    public static Bridge currentOrNull() {
+        return CURRENT.getIfExists();
+    }
+
+    /** Makes this bridge the calling thread's ({@link #current()}). */
+    public void install() {
+        checkThread();
+        if (CURRENT.getIfExists() != null && CURRENT.get() != this) {
+            throw new IllegalStateException("thread '" + thread.getName() + "' already has a Bridge");
+        }
+        CURRENT.set(this);
+    }
+
+    /** The completion queue this bridge polls for {@code nic}'s queue pairs, created on first use. */
+    public CompletionQueue completionQueue(final Nic nic) {
+        checkThread();
+        if (closed) {
+            throw new IllegalStateException("bridge of thread '" + thread.getName() + "' is closed");
+        }
+        CompletionQueue cq = queuesByNic.get(nic);
+        if (cq == null) {
+            cq = nic.createCompletionQueue(DEFAULT_MAX_COMPLETIONS_PER_POLL * 16);
+            cq.wakeHandler(this::wake);
+            queuesByNic.put(nic, cq);
+            queues = Arrays.copyOf(queues, queues.length + 1);
+            queues[queues.length - 1] = cq;
+        }
+        return cq;
+    }
+
+    /** Resumes polling: a verb was posted or a completion arrived. Any thread. */
+    public void wake() {
+        if (Thread.currentThread() == thread) {
+            schedule();
+        } else if (remoteWakePending.compareAndSet(false, true)) {
+            executor.execute(remoteWakeTask);
+        }
+    }
+
+    private void onRemoteWake() {
+        remoteWakePending.set(false);
+        schedule();
+    }
+
+    private void schedule() {
+        if (!scheduled && !closed) {
+            scheduled = true;
+            executor.execute(pollTask);
+        }
+    }
+
+    /**
+     * One duty cycle: reads the clock once and polls every queue.
+     *
+     * @return completions delivered plus verbs executed
+     */
+    public int doWork() {
+        final long now = clock.nanoTime();
+        int work = 0;
+        for (final CompletionQueue cq : queues) {
+            work += cq.poll(now, dispatcher, DEFAULT_MAX_COMPLETIONS_PER_POLL);
+        }
+        polls++;
+        if (work == 0) {
+            idlePolls++;
+        }
+        return work;
+    }
+
+    /**
+     * The context polls run in: completions of Futures bound to it then cost no context switch (those bound to other
+     * contexts of this loop are still completed correctly, each with a switch). The context of the latest channel
+     * created on this loop; normally the one coordinator of the loop.
+     */
+    void pollContext(final ContextInternal context) {
+        if (context != null && context.nettyEventLoop() != null && context.inThread()) {
+            this.pollContext = context;
+        }
+    }
+
+    private void runPollTask() {
+        scheduled = false;
+        if (closed) {
+            return;
+        }
+        final ContextInternal ctx = pollContext;
+        final int work;
+        if (ctx == null) {
+            work = doWork();
+        } else {
+            final ContextInternal previous = ctx.beginDispatch();
+            try {
+                work = doWork();
+            } catch (final Throwable t) {
+                ctx.reportException(t);
+                throw t;
+            } finally {
+                ctx.endDispatch(previous);
+            }
+        }
+        int outstanding = 0;
+        long next = CompletionQueue.NO_EVENT;
+        for (final CompletionQueue cq : queues) {
+            outstanding += cq.outstanding();
+            next = Math.min(next, cq.nextEventNs());
+        }
+        if (outstanding == 0 && next == CompletionQueue.NO_EVENT) {
+            return; // quiet until the next post or asynchronous completion wakes us
+        }
+        if (work > 0 || idlePolicy == IdlePolicy.BUSY_SPIN || next == CompletionQueue.NO_EVENT) {
+            // NO_EVENT with verbs outstanding: completions arrive asynchronously (a socket); keep polling for them.
+            schedule();
+            return;
+        }
+        final long delay = next - clock.nanoTime();
+        if (delay <= spinWindowNs || !(executor instanceof ScheduledExecutorService)) {
+            schedule();
+        } else if (!timerArmed) {
+            timerArmed = true;
+            ((ScheduledExecutorService) executor).schedule(this::onTimer, delay, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void onTimer() {
+        timerArmed = false;
+        schedule();
+    }
+
+    private static void dispatch(final QueuePair qp, final long wrId, final Opcode opcode, final WcStatus status,
+                                 final int byteLength) {
+        final Object owner = qp.attachment();
+        if (owner instanceof CompletionHandler) {
+            ((CompletionHandler) owner).onCompletion(qp, wrId, opcode, status, byteLength);
+        } else {
+            LOG.error("completion of " + opcode + " wrId=" + wrId + " (" + status + ") on " + qp
+                + " has no handler attached; dropped");
+        }
+    }
+
+    /** Verbs posted through this bridge. */
+    public VerbStats stats() {
+        return stats;
+    }
+
+    public long polls() {
+        return polls;
+    }
+
+    public long idlePolls() {
+        return idlePolls;
+    }
+
+    /** The BridgeVerticle deployment running this bridge, if any. */
+    public String deploymentId() {
+        return deploymentId;
+    }
+
+    void deploymentId(final String deploymentId) {
+        this.deploymentId = deploymentId;
+    }
+
+    public Thread thread() {
+        return thread;
+    }
+
+    public NanoClock clock() {
+        return clock;
+    }
+
+    /** Work requests outstanding on every queue of this bridge. */
+    public int outstanding() {
+        int outstanding = 0;
+        for (final CompletionQueue cq : queues) {
+            outstanding += cq.outstanding();
+        }
+        return outstanding;
+    }
+
+    /** Stops polling and closes this bridge's completion queues; uninstalls it from its thread. */
+    public void close() {
+        checkThread();
+        closed = true;
+        for (final CompletionQueue cq : queues) {
+            cq.close();
+        }
+        if (CURRENT.getIfExists() == this) {
+            CURRENT.remove();
+        }
+    }
+
+    void checkThread() {
+        if (Thread.currentThread() != thread) {
+            throw new IllegalStateException("bridge of thread '" + thread.getName() + "' used from thread '"
+                + Thread.currentThread().getName() + "'");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+package io.scythe.bridge;
+
+import io.scythe.fabric.Opcode;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.fabric.WorkRequest;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.Arrays;
+
+/**
+ * A doorbell batch on an {@link RdmaChannel}: requests added to it are posted together, in order, with one doorbell,
+ * by {@link #post()}; only the last is signaled (selective signaling), as FORD's lock-and-read batches are. The batch
+ * has one Future: it completes when every request has, and then READ data is in its destination buffers and each
+ * atomic's old value is in {@link #result(int)}. If a request fails, the Future fails with that request's
+ * {@link VerbException} ({@link #failedIndex()} tells which); requests after it were flushed, requests before it
+ * succeeded.
+ *
+ * <p>Build, post and read it on the channel's event loop; it is used once.
+ */
+public final class Doorbell {
+    private final RdmaChannel channel;
+    private long[] results = new long[8];
+    private Opcode[] opcodes = new Opcode[8];
+    private int count;
+    private boolean posted;
+    private int failedIndex = -1;
+    private VerbException failure;
+    private Promise<Doorbell> promise;
+
+    Doorbell(final RdmaChannel channel) {
+        this.channel = channel;
+    }
+
+    /** Adds a READ of {@code length} bytes at {@code remoteAddress} into {@code dst}; returns its index. */
+    public int read(final long remoteAddress, final int rkey, final MutableDirectBuffer dst, final int dstOffset,
+                    final int length) {
+        next().read(remoteAddress, rkey, dst, dstOffset, length);
+        return added(Opcode.READ);
+    }
+
+    public int read(final RemoteRegion region, final long offset, final MutableDirectBuffer dst,
+                    final int dstOffset, final int length) {
+        return read(region.addressOf(offset, length), region.rkey(), dst, dstOffset, length);
+    }
+
+    /** Adds a WRITE; {@code src} must stay unchanged until the batch completes unless it fits inline. */
+    public int write(final long remoteAddress, final int rkey, final DirectBuffer src, final int srcOffset,
+                     final int length) {
+        next().write(remoteAddress, rkey, src, srcOffset, length).inline(length <= channel.maxInline());
+        return added(Opcode.WRITE);
+    }
+
+    public int write(final RemoteRegion region, final long offset, final DirectBuffer src, final int srcOffset,
+                     final int length) {
+        return write(region.addressOf(offset, length), region.rkey(), src, srcOffset, length);
+    }
+
+    /** Adds an 8-byte compare-and-swap; its old value is {@link #result(int)} of the returned index. */
+    public int compareAndSwap(final long remoteAddress, final int rkey, final long expected, final long desired) {
+        next().compareAndSwap(remoteAddress, rkey, expected, desired, channel.atomicResults(),
+            channel.atomicResultOffset(count));
+        return added(Opcode.COMPARE_AND_SWAP);
+    }
+
+    /** Adds an 8-byte fetch-and-add; its old value is {@link #result(int)} of the returned index. */
+    public int fetchAndAdd(final long remoteAddress, final int rkey, final long delta) {
+        next().fetchAndAdd(remoteAddress, rkey, delta, channel.atomicResults(), channel.atomicResultOffset(count));
+        return added(Opcode.FETCH_AND_ADD);
+    }
+
+    public int send(final DirectBuffer src, final int srcOffset, final int length) {
+        next().send(src, srcOffset, length).inline(length <= channel.maxInline());
+        return added(Opcode.SEND);
+    }
+
+    /** Requests added so far. */
+    public int size() {
+        return count;
+    }
+
+    /**
+     * Posts the batch with one doorbell.
+     *
+     * @return completes with this doorbell when every request has completed; at once when the batch is empty
+     */
+    public Future<Doorbell> post() {
+        if (posted) {
+            throw new IllegalStateException("doorbell batch already posted");
+        }
+        posted = true;
+        if (count == 0) {
+            return Future.succeededFuture(this);
+        }
+        promise = channel.newPromise();
+        channel.submitBatch(this, count);
+        return promise.future();
+    }
+
+    /** The old value an atomic request found; valid once the batch has completed successfully. */
+    public long result(final int index) {
+        if (index < 0 || index >= count || !opcodes[index].isAtomic()) {
+            throw new IllegalArgumentException("request " + index + " of this batch is not an atomic");
+        }
+        return results[index];
+    }
+
+    /** Index of the request that failed, or -1. */
+    public int failedIndex() {
+        return failedIndex;
+    }
+
+    Opcode opcode(final int index) {
+        return opcodes[index];
+    }
+
+    void succeeded(final int index, final long atomicResult) {
+        results[index] = atomicResult;
+        if (index == count - 1) {
+            complete();
+        }
+    }
+
+    void failed(final int index, final VerbException cause) {
+        if (failure == null) {
+            failure = cause;
+            failedIndex = index;
+        }
+        if (index == count - 1) {
+            complete();
+        }
+    }
+
+    /** Post refused the whole batch. */
+    void refused(final VerbException cause) {
+        failure = cause;
+        failedIndex = 0;
+        complete();
+    }
+
+    private void complete() {
+        if (failure == null) {
+            promise.complete(this);
+        } else {
+            promise.fail(failure);
+        }
+    }
+
+    private WorkRequest next() {
+        if (posted) {
+            throw new IllegalStateException("doorbell batch already posted");
+        }
+        return channel.batchRequest(count);
+    }
+
+    private int added(final Opcode opcode) {
+        if (count == results.length) {
+            results = Arrays.copyOf(results, count * 2);
+            opcodes = Arrays.copyOf(opcodes, count * 2);
+        }
+        opcodes[count] = opcode;
+        return count++;
+    }
+}

@@ -1,0 +1,348 @@
+package io.scythe.bridge;
+
+import io.scythe.fabric.CompletionHandler;
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.Opcode;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.QpState;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.fabric.WcStatus;
+import io.scythe.fabric.WorkRequest;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
+import org.agrona.BufferUtil;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Future-returning verbs from this event loop to one remote node, over one queue pair polled by this loop's
+ * {@link Bridge}. Every Future completes on the thread that posted the verb, in posting order.
+ *
+ * <p>Buffers: a READ lands in {@code dst} before its Future completes; a WRITE or SEND reads {@code src} until its
+ * Future completes (payloads of at most the QP's inline limit are copied at once). Atomics return the old value.
+ *
+ * <p>A failed verb fails its Future with a {@link VerbException} carrying the completion status; the verbs posted after
+ * it on this channel fail with {@link WcStatus#WR_FLUSH_ERROR}, and once they are all done the channel resets its QP
+ * (unless it was {@link WcStatus#REVOKED revoked}, which is final).
+ */
+public final class RdmaChannel implements CompletionHandler {
+    private static final byte KIND_VOID = 0;
+    private static final byte KIND_ATOMIC = 1;
+
+    private final Bridge bridge;
+    private final QueuePair qp;
+    private final VerbStats stats;
+    private final int mask;
+    private final Promise<?>[] promises;
+    private final byte[] kinds;
+    private final Opcode[] opcodes;
+    private final Doorbell[] doorbells;
+    private final int[] batchIndex;
+    private final UnsafeBuffer atomicResults;
+    private final int maxInline;
+    private final WorkRequest single = new WorkRequest();
+    private WorkRequest[] batchPool = new WorkRequest[0];
+    private final ContextInternal context;
+    private long nextSeq;
+    private long completedSeq;
+    private boolean qpFailed;
+
+    private RdmaChannel(final Bridge bridge, final QueuePair qp) {
+        this.bridge = bridge;
+        // Futures complete on the context that created the channel; the bridge polls inside its dispatch, so
+        // completing them costs no context switch.
+        this.context = (ContextInternal) Vertx.currentContext();
+        bridge.pollContext(context);
+        this.qp = qp;
+        this.stats = bridge.stats();
+        final int depth = Integer.highestOneBit(Math.max(1, qp.options().sendQueueDepth() - 1)) << 1;
+        this.mask = depth - 1;
+        this.promises = new Promise<?>[depth];
+        this.kinds = new byte[depth];
+        this.opcodes = new Opcode[depth];
+        this.doorbells = new Doorbell[depth];
+        this.batchIndex = new int[depth];
+        this.atomicResults = new UnsafeBuffer(BufferUtil.allocateDirectAligned(depth * Long.BYTES, 64));
+        this.maxInline = qp.options().maxInlineBytes();
+        qp.attachment(this);
+    }
+
+    /** Connects a channel from {@code nic} to {@code remoteNode}, on the calling event loop's bridge. */
+    public static Future<RdmaChannel> connect(final Nic nic, final String remoteNode, final QpOptions options) {
+        final Bridge bridge = Bridge.current();
+        final CompletionQueue cq = bridge.completionQueue(nic);
+        return nic.connect(remoteNode, cq, options).map(qp -> new RdmaChannel(bridge, qp));
+    }
+
+    /** Wraps an existing queue-pair end that reports to {@code bridge} (e.g. an accepted one). */
+    public static RdmaChannel wrap(final Bridge bridge, final QueuePair qp) {
+        bridge.checkThread();
+        return new RdmaChannel(bridge, qp);
+    }
+
+    // -------------------------------------------------------------------------------------------------- verbs
+
+    public Future<Void> read(final long remoteAddress, final int rkey, final MutableDirectBuffer dst,
+                             final int dstOffset, final int length) {
+        final Promise<Void> promise = promise();
+        submit(single.read(remoteAddress, rkey, dst, dstOffset, length), promise, KIND_VOID);
+        return promise.future();
+    }
+
+    /** READ of {@code length} bytes at {@code offset} into {@code region}. */
+    public Future<Void> read(final RemoteRegion region, final long offset, final MutableDirectBuffer dst,
+                             final int dstOffset, final int length) {
+        return read(region.addressOf(offset, length), region.rkey(), dst, dstOffset, length);
+    }
+
+    public Future<Void> write(final long remoteAddress, final int rkey, final DirectBuffer src, final int srcOffset,
+                              final int length) {
+        final Promise<Void> promise = promise();
+        submit(single.write(remoteAddress, rkey, src, srcOffset, length).inline(length <= maxInline), promise,
+            KIND_VOID);
+        return promise.future();
+    }
+
+    public Future<Void> write(final RemoteRegion region, final long offset, final DirectBuffer src,
+                              final int srcOffset, final int length) {
+        return write(region.addressOf(offset, length), region.rkey(), src, srcOffset, length);
+    }
+
+    /** 8-byte compare-and-swap; the Future holds the value found (the swap happened iff it equals expected). */
+    public Future<Long> compareAndSwap(final long remoteAddress, final int rkey, final long expected,
+                                       final long desired) {
+        final Promise<Long> promise = promise();
+        final int slot = (int) (nextSeq & mask) * Long.BYTES;
+        submit(single.compareAndSwap(remoteAddress, rkey, expected, desired, atomicResults, slot), promise,
+            KIND_ATOMIC);
+        return promise.future();
+    }
+
+    /** 8-byte fetch-and-add; the Future holds the value before the addition. */
+    public Future<Long> fetchAndAdd(final long remoteAddress, final int rkey, final long delta) {
+        final Promise<Long> promise = promise();
+        final int slot = (int) (nextSeq & mask) * Long.BYTES;
+        submit(single.fetchAndAdd(remoteAddress, rkey, delta, atomicResults, slot), promise, KIND_ATOMIC);
+        return promise.future();
+    }
+
+    /** Two-sided SEND into the peer's next posted receive buffer. */
+    public Future<Void> send(final DirectBuffer src, final int srcOffset, final int length) {
+        final Promise<Void> promise = promise();
+        submit(single.send(src, srcOffset, length).inline(length <= maxInline), promise, KIND_VOID);
+        return promise.future();
+    }
+
+    /**
+     * A doorbell batch: requests added to it are posted together, in order, with one doorbell, when
+     * {@link Doorbell#post()} is called; only the last is signaled, and the batch has one Future.
+     */
+    public Doorbell doorbell() {
+        return new Doorbell(this);
+    }
+
+    // ----------------------------------------------------------------------------------------------- internals
+
+    private <T> Promise<T> promise() {
+        return context != null ? context.promise() : Promise.promise();
+    }
+
+    private void submit(final WorkRequest wr, final Promise<?> promise, final byte kind) {
+        bridge.checkThread();
+        prepare();
+        final long seq = nextSeq;
+        wr.wrId(seq).signaled(true);
+        final int code = qp.post(wr);
+        if (code != QueuePair.POST_OK) {
+            refused(wr.opcode(), code, promise);
+            return;
+        }
+        track(seq, wr.opcode(), promise, kind);
+        nextSeq = seq + 1;
+        stats.posted(wr.opcode(), wr.length());
+        stats.doorbell();
+    }
+
+    /** Posts the {@code count} pooled requests of {@code doorbell} as one doorbell, only the last signaled. */
+    void submitBatch(final Doorbell doorbell, final int count) {
+        bridge.checkThread();
+        prepare();
+        final long first = nextSeq;
+        for (int i = 0; i < count; i++) {
+            final WorkRequest wr = batchPool[i];
+            wr.wrId(first + i).signaled(i == count - 1);
+            wr.link(i == count - 1 ? null : batchPool[i + 1]);
+        }
+        final int code = qp.post(batchPool[0]);
+        if (code != QueuePair.POST_OK) {
+            stats.failed();
+            doorbell.refused(new VerbException(batchPool[0].opcode(), refusal(code) + " (doorbell batch of "
+                + count + ")"));
+            return;
+        }
+        for (int i = 0; i < count; i++) {
+            final WorkRequest wr = batchPool[i];
+            final int slot = (int) ((first + i) & mask);
+            promises[slot] = null;
+            kinds[slot] = wr.opcode().isAtomic() ? KIND_ATOMIC : KIND_VOID;
+            opcodes[slot] = wr.opcode();
+            doorbells[slot] = doorbell;
+            batchIndex[slot] = i;
+            stats.posted(wr.opcode(), wr.length());
+        }
+        nextSeq = first + count;
+        stats.doorbell();
+    }
+
+    /** The pooled request {@code index} of the batch being built, cleared; and where its atomic result goes. */
+    WorkRequest batchRequest(final int index) {
+        if (index >= batchPool.length) {
+            final WorkRequest[] grown = new WorkRequest[Math.max(8, batchPool.length * 2)];
+            System.arraycopy(batchPool, 0, grown, 0, batchPool.length);
+            for (int i = batchPool.length; i < grown.length; i++) {
+                grown[i] = new WorkRequest();
+            }
+            batchPool = grown;
+        }
+        return batchPool[index].clear();
+    }
+
+    /** Offset in the atomic-result buffer of the request {@code index} places after the next sequence number. */
+    int atomicResultOffset(final int index) {
+        return (int) ((nextSeq + index) & mask) * Long.BYTES;
+    }
+
+    UnsafeBuffer atomicResults() {
+        return atomicResults;
+    }
+
+    int maxInline() {
+        return maxInline;
+    }
+
+    <T> Promise<T> newPromise() {
+        return promise();
+    }
+
+    private void prepare() {
+        // A QP left in ERROR by an earlier failure is reset once its flushed requests are all done.
+        if (qpFailed && completedSeq == nextSeq) {
+            resetQueuePair();
+        }
+    }
+
+    private void resetQueuePair() {
+        if (qp.state() != QpState.ERROR || qp.reset()) {
+            qpFailed = qp.state() != QpState.READY;
+        }
+    }
+
+    private void track(final long seq, final Opcode opcode, final Promise<?> promise, final byte kind) {
+        final int i = (int) (seq & mask);
+        promises[i] = promise;
+        kinds[i] = kind;
+        opcodes[i] = opcode;
+        doorbells[i] = null;
+    }
+
+    private void refused(final Opcode opcode, final int code, final Promise<?> promise) {
+        stats.failed();
+        promise.fail(new VerbException(opcode, refusal(code)));
+    }
+
+    private String refusal(final int code) {
+        final String why;
+        switch (code) {
+            case QueuePair.SEND_QUEUE_FULL:
+                why = "send queue full (" + qp.options().sendQueueDepth() + " requests outstanding)";
+                break;
+            case QueuePair.INVALID_REQUEST:
+                why = "malformed request (bad length, buffer or inline size)";
+                break;
+            case QueuePair.NOT_CONNECTED:
+                why = "queue pair to " + qp.remoteNode() + " is closed";
+                break;
+            default:
+                why = "post returned " + code;
+        }
+        return why;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public void onCompletion(final QueuePair from, final long wrId, final Opcode opcode, final WcStatus status,
+                             final int byteLength) {
+        // Completions of one QP arrive in order; a completion for wrId means all earlier unsignaled ones succeeded.
+        while (completedSeq < wrId) {
+            succeed(completedSeq++);
+        }
+        if (completedSeq == wrId) {
+            completedSeq++;
+            if (status == WcStatus.SUCCESS) {
+                succeed(wrId);
+            } else {
+                final int i = (int) (wrId & mask);
+                final Promise<?> promise = promises[i];
+                final Doorbell doorbell = doorbells[i];
+                promises[i] = null;
+                doorbells[i] = null;
+                stats.failed();
+                qpFailed = true;
+                final VerbException cause = new VerbException(opcodes[i], status, qp.remoteNode());
+                if (doorbell != null) {
+                    doorbell.failed(batchIndex[i], cause);
+                } else {
+                    promise.fail(cause);
+                }
+            }
+        }
+        if (qpFailed && completedSeq == nextSeq) {
+            resetQueuePair();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void succeed(final long seq) {
+        final int i = (int) (seq & mask);
+        final Doorbell doorbell = doorbells[i];
+        if (doorbell != null) {
+            doorbells[i] = null;
+            doorbell.succeeded(batchIndex[i], kinds[i] == KIND_ATOMIC ? atomicResults.getLong(i * Long.BYTES) : 0);
+            return;
+        }
+        final Promise<?> promise = promises[i];
+        promises[i] = null;
+        if (kinds[i] == KIND_ATOMIC) {
+            ((Promise<Long>) promise).complete(atomicResults.getLong(i * Long.BYTES));
+        } else {
+            ((Promise<Void>) promise).complete(null);
+        }
+    }
+
+    public QueuePair queuePair() {
+        return qp;
+    }
+
+    public String remoteNode() {
+        return qp.remoteNode();
+    }
+
+    /** Verbs posted and not yet completed. */
+    public int outstanding() {
+        return (int) (nextSeq - completedSeq);
+    }
+
+    public void close() {
+        qp.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaChannel{" + qp + '}';
+    }
+}

@@ -1,0 +1,325 @@
+package io.scythe.fabric;
+
+import io.vertx.core.json.JsonObject;
+
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What a verb costs on the emulated fabric: the timing model every emulated provider (local, shm) applies, so that a
+ * protocol that issues more round trips, more atomics or more bytes pays for them as it would on the papers'
+ * hardware. Immutable; built from a named profile ({@link #profile}) and overridden key by key from JSON
+ * ({@code conf/fabric/*.yaml} documents every key with its source).
+ *
+ * <h2>The timeline of one doorbell batch of n work requests, posted at time t</h2>
+ * <pre>
+ *   requester NIC   t + doorbellNs, then the batch leaves the TX port back to back: each request occupies it for
+ *                   1/requesterRate + wireBytes/bandwidth (wireBytes = payload + headerBytes per MTU packet);
+ *                   a non-inline WRITE/SEND first DMA-reads its payload (+ pcieRoundTripNs)
+ *   wire            + oneWayLatencyNs
+ *   responder NIC   READ/WRITE/SEND: a FIFO processing unit, 1/responderRate each; a READ of host memory
+ *                   DMA-reads it (+ pcieRoundTripNs)
+ *                   atomics: a NIC-wide atomic unit (1/atomicRate, host or device memory), and one lock per
+ *                   address bucket held for atomicSameAddressNs (host: two PCIe transactions, read then write)
+ *                   -> the memory operation takes effect here ("executes")
+ *   response        leaves the responder's TX port (READ: data, atomic: 8 B, WRITE/SEND: an ACK header),
+ *                   + oneWayLatencyNs -> the completion becomes visible ("completes")
+ * </pre>
+ * Requests of one QP execute and complete in posting order. Shared resources (TX ports, processing units, atomic
+ * unit and address locks) are reserved first come, first served, so contention queues exactly where hardware queues.
+ * With the defaults an 8-byte READ takes 2 x 800 + 300 + small = ~1.95 us, an 8-byte CAS on host memory ~2.2 us
+ * uncontended, and the same CAS on device memory ~1.6 us.
+ */
+public final class CostModel {
+    /** Profile of the papers' testbeds: ConnectX-5, 100 Gb/s (Scythe §5.1, RCC §6.1, Lotus §2). The default. */
+    public static final String PROFILE_CX5 = "cx5";
+    /** Every cost zero: the fabric's pure software cost (what {@code latency 0} means in benchmarks). */
+    public static final String PROFILE_ZERO = "zero";
+
+    /** One-way wire and switch latency, so a small READ's round trip is ~2 us (Scythe §2.2: "~2 us"). */
+    public static final long DEFAULT_ONE_WAY_LATENCY_NS = 800;
+    /** Link bandwidth: 100 Gb/s, ConnectX-5 (Scythe §5.1, RCC §6.1). */
+    public static final double DEFAULT_BANDWIDTH_GBPS = 100.0;
+    /** Per-packet header bytes on the wire (RoCEv2 Ethernet+IP+UDP+BTH+RETH+ICRC is 58-74 B). */
+    public static final int DEFAULT_HEADER_BYTES = 64;
+    /** Path MTU: messages are cut into packets of this size, each paying a header. */
+    public static final int DEFAULT_MTU_BYTES = 4096;
+    /** MMIO doorbell write plus WQE fetch, paid once per post call (Kalia et al. ATC'16; Scythe §3.4, RCC §1.4). */
+    public static final long DEFAULT_DOORBELL_NS = 100;
+    /** One PCIe round trip between NIC and host memory (DMA read of a payload, half of a host atomic). */
+    public static final long DEFAULT_PCIE_ROUND_TRIP_NS = 300;
+    /** Requests a NIC can issue per second, Mops (Lotus §2: 35 Mops of 8 B WRITE with perftest). 0 = unlimited. */
+    public static final double DEFAULT_REQUESTER_RATE_MOPS = 35.0;
+    /** READ/WRITE/SEND a NIC can serve per second as responder, Mops (Lotus §2: 35 Mops). 0 = unlimited. */
+    public static final double DEFAULT_RESPONDER_RATE_MOPS = 35.0;
+    /** CAS/FAA a NIC can serve per second on host memory, Mops (Lotus §2: 2.5 Mops of 8 B CAS). 0 = unlimited. */
+    public static final double DEFAULT_ATOMIC_RATE_HOST_MOPS = 2.5;
+    /** CAS/FAA a NIC can serve per second on its device memory, Mops (Scythe §4.5 (1): ~110 Mops). 0 = unlimited. */
+    public static final double DEFAULT_ATOMIC_RATE_DEVICE_MOPS = 110.0;
+    /**
+     * How long an atomic holds its address (bucket) on host memory: two PCIe transactions, read then write back
+     * (Scythe §3.3; Table 1: CAS P50 8.4 -> 11.7 us and 1.76 -> 0.42 Mops from uniform to Zipf).
+     */
+    public static final long DEFAULT_ATOMIC_SAME_ADDRESS_HOST_NS = 2 * DEFAULT_PCIE_ROUND_TRIP_NS;
+    /** The same on device memory: no PCIe transaction, one atomic-unit slot (~1/110 Mops). */
+    public static final long DEFAULT_ATOMIC_SAME_ADDRESS_DEVICE_NS = 9;
+    /** Address buckets of the atomic unit (NICs lock atomics by a hash of the address; collisions serialise too). */
+    public static final int DEFAULT_ATOMIC_BUCKETS = 4096;
+    /** NIC device memory a node may register (ConnectX-5: 256 KB of on-chip memory). */
+    public static final long DEFAULT_DEVICE_MEMORY_BYTES = 256 * 1024;
+
+    private static final Set<String> KEYS = Set.of(
+        "profile", "oneWayLatencyNs", "bandwidthGbps", "headerBytes", "mtuBytes", "doorbellNs", "pcieRoundTripNs",
+        "requesterRateMops", "responderRateMops", "atomicRateHostMops", "atomicRateDeviceMops",
+        "atomicSameAddressHostNs", "atomicSameAddressDeviceNs", "atomicBuckets", "deviceMemoryBytes");
+
+    private final String profile;
+    private final long oneWayLatencyNs;
+    private final double bandwidthGbps;
+    private final int headerBytes;
+    private final int mtuBytes;
+    private final long doorbellNs;
+    private final long pcieRoundTripNs;
+    private final double requesterRateMops;
+    private final double responderRateMops;
+    private final double atomicRateHostMops;
+    private final double atomicRateDeviceMops;
+    private final long atomicSameAddressHostNs;
+    private final long atomicSameAddressDeviceNs;
+    private final int atomicBuckets;
+    private final long deviceMemoryBytes;
+    // derived
+    private final double nsPerByte;
+    private final double requesterOpNs;
+    private final double responderOpNs;
+    private final double atomicOpHostNs;
+    private final double atomicOpDeviceNs;
+    private final boolean free;
+
+    private CostModel(final JsonObject json) {
+        final Set<String> unknown = new TreeSet<>(json.fieldNames());
+        unknown.removeAll(KEYS);
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("unknown cost-model keys " + unknown + "; known keys are "
+                + new TreeSet<>(KEYS));
+        }
+        profile = json.getString("profile");
+        profileJson(profile); // must name a known profile
+        oneWayLatencyNs = nonNegativeLong(json, "oneWayLatencyNs");
+        bandwidthGbps = nonNegativeDouble(json, "bandwidthGbps");
+        headerBytes = (int) nonNegativeLong(json, "headerBytes");
+        mtuBytes = (int) nonNegativeLong(json, "mtuBytes");
+        if (mtuBytes < 256) {
+            throw new IllegalArgumentException("mtuBytes=" + mtuBytes + " must be at least 256");
+        }
+        doorbellNs = nonNegativeLong(json, "doorbellNs");
+        pcieRoundTripNs = nonNegativeLong(json, "pcieRoundTripNs");
+        requesterRateMops = nonNegativeDouble(json, "requesterRateMops");
+        responderRateMops = nonNegativeDouble(json, "responderRateMops");
+        atomicRateHostMops = nonNegativeDouble(json, "atomicRateHostMops");
+        atomicRateDeviceMops = nonNegativeDouble(json, "atomicRateDeviceMops");
+        atomicSameAddressHostNs = nonNegativeLong(json, "atomicSameAddressHostNs");
+        atomicSameAddressDeviceNs = nonNegativeLong(json, "atomicSameAddressDeviceNs");
+        atomicBuckets = (int) nonNegativeLong(json, "atomicBuckets");
+        if (Integer.bitCount(atomicBuckets) != 1) {
+            throw new IllegalArgumentException("atomicBuckets=" + atomicBuckets + " must be a power of two");
+        }
+        deviceMemoryBytes = nonNegativeLong(json, "deviceMemoryBytes");
+
+        nsPerByte = bandwidthGbps == 0 ? 0 : 8.0 / bandwidthGbps;
+        requesterOpNs = perOpNs(requesterRateMops);
+        responderOpNs = perOpNs(responderRateMops);
+        atomicOpHostNs = perOpNs(atomicRateHostMops);
+        atomicOpDeviceNs = perOpNs(atomicRateDeviceMops);
+        free = oneWayLatencyNs == 0 && nsPerByte == 0 && doorbellNs == 0 && pcieRoundTripNs == 0
+            && requesterOpNs == 0 && responderOpNs == 0 && atomicOpHostNs == 0 && atomicOpDeviceNs == 0
+            && atomicSameAddressHostNs == 0 && atomicSameAddressDeviceNs == 0;
+    }
+
+    private static double perOpNs(final double mops) {
+        return mops == 0 ? 0 : 1000.0 / mops;
+    }
+
+    /** The profile this model started from, with {@code *} when some of its keys were overridden. */
+    public String label() {
+        return toJson().equals(profileJson(profile)) ? profile : profile + "*";
+    }
+
+    /** The named profile: {@value #PROFILE_CX5} or {@value #PROFILE_ZERO}. */
+    public static CostModel profile(final String name) {
+        return new CostModel(profileJson(name));
+    }
+
+    public static CostModel cx5() {
+        return profile(PROFILE_CX5);
+    }
+
+    public static CostModel zero() {
+        return profile(PROFILE_ZERO);
+    }
+
+    /**
+     * A model from JSON: the keys of {@code json.profile} (default {@value #PROFILE_CX5}) overridden by the keys
+     * given. Unknown keys and negative values are refused with a message naming them.
+     */
+    public static CostModel fromJson(final JsonObject json) {
+        final String base = json.getString("profile", PROFILE_CX5);
+        return new CostModel(profileJson(base).mergeIn(json));
+    }
+
+    private static JsonObject profileJson(final String name) {
+        switch (name.toLowerCase(Locale.ROOT)) {
+            case PROFILE_CX5:
+                return new JsonObject()
+                    .put("profile", PROFILE_CX5)
+                    .put("oneWayLatencyNs", DEFAULT_ONE_WAY_LATENCY_NS)
+                    .put("bandwidthGbps", DEFAULT_BANDWIDTH_GBPS)
+                    .put("headerBytes", DEFAULT_HEADER_BYTES)
+                    .put("mtuBytes", DEFAULT_MTU_BYTES)
+                    .put("doorbellNs", DEFAULT_DOORBELL_NS)
+                    .put("pcieRoundTripNs", DEFAULT_PCIE_ROUND_TRIP_NS)
+                    .put("requesterRateMops", DEFAULT_REQUESTER_RATE_MOPS)
+                    .put("responderRateMops", DEFAULT_RESPONDER_RATE_MOPS)
+                    .put("atomicRateHostMops", DEFAULT_ATOMIC_RATE_HOST_MOPS)
+                    .put("atomicRateDeviceMops", DEFAULT_ATOMIC_RATE_DEVICE_MOPS)
+                    .put("atomicSameAddressHostNs", DEFAULT_ATOMIC_SAME_ADDRESS_HOST_NS)
+                    .put("atomicSameAddressDeviceNs", DEFAULT_ATOMIC_SAME_ADDRESS_DEVICE_NS)
+                    .put("atomicBuckets", DEFAULT_ATOMIC_BUCKETS)
+                    .put("deviceMemoryBytes", DEFAULT_DEVICE_MEMORY_BYTES);
+            case PROFILE_ZERO:
+                return profileJson(PROFILE_CX5)
+                    .put("profile", PROFILE_ZERO)
+                    .put("oneWayLatencyNs", 0)
+                    .put("bandwidthGbps", 0)
+                    .put("doorbellNs", 0)
+                    .put("pcieRoundTripNs", 0)
+                    .put("requesterRateMops", 0)
+                    .put("responderRateMops", 0)
+                    .put("atomicRateHostMops", 0)
+                    .put("atomicRateDeviceMops", 0)
+                    .put("atomicSameAddressHostNs", 0)
+                    .put("atomicSameAddressDeviceNs", 0);
+            default:
+                throw new IllegalArgumentException("unknown cost-model profile '" + name + "'; known profiles are "
+                    + PROFILE_CX5 + ", " + PROFILE_ZERO);
+        }
+    }
+
+    private static long nonNegativeLong(final JsonObject json, final String key) {
+        final Object value = json.getValue(key);
+        if (!(value instanceof Number)) {
+            throw new IllegalArgumentException("cost-model key " + key + "=" + value + " must be a number");
+        }
+        final long v = ((Number) value).longValue();
+        if (v < 0 || ((Number) value).doubleValue() != v) {
+            throw new IllegalArgumentException("cost-model key " + key + "=" + value
+                + " must be a non-negative integer");
+        }
+        return v;
+    }
+
+    private static double nonNegativeDouble(final JsonObject json, final String key) {
+        final Object value = json.getValue(key);
+        if (!(value instanceof Number)) {
+            throw new IllegalArgumentException("cost-model key " + key + "=" + value + " must be a number");
+        }
+        final double v = ((Number) value).doubleValue();
+        if (!(v >= 0) || Double.isInfinite(v)) {
+            throw new IllegalArgumentException("cost-model key " + key + "=" + value + " must be >= 0 and finite");
+        }
+        return v;
+    }
+
+    public JsonObject toJson() {
+        return new JsonObject()
+            .put("profile", profile)
+            .put("oneWayLatencyNs", oneWayLatencyNs)
+            .put("bandwidthGbps", bandwidthGbps)
+            .put("headerBytes", headerBytes)
+            .put("mtuBytes", mtuBytes)
+            .put("doorbellNs", doorbellNs)
+            .put("pcieRoundTripNs", pcieRoundTripNs)
+            .put("requesterRateMops", requesterRateMops)
+            .put("responderRateMops", responderRateMops)
+            .put("atomicRateHostMops", atomicRateHostMops)
+            .put("atomicRateDeviceMops", atomicRateDeviceMops)
+            .put("atomicSameAddressHostNs", atomicSameAddressHostNs)
+            .put("atomicSameAddressDeviceNs", atomicSameAddressDeviceNs)
+            .put("atomicBuckets", atomicBuckets)
+            .put("deviceMemoryBytes", deviceMemoryBytes);
+    }
+
+    /** True when every cost is zero: the providers then execute and complete verbs without reading the clock. */
+    public boolean isFree() {
+        return free;
+    }
+
+    /** Bytes on the wire for a message of {@code payload} bytes: the payload plus a header per MTU packet. */
+    public long wireBytes(final int payload) {
+        final long packets = payload <= 0 ? 1 : (payload + (long) mtuBytes - 1) / mtuBytes;
+        return payload + packets * headerBytes;
+    }
+
+    /** Time a message of {@code payload} bytes occupies a port. */
+    public double serializationNs(final int payload) {
+        return wireBytes(payload) * nsPerByte;
+    }
+
+    public double atomicOpNs(final MemoryKind kind) {
+        return kind == MemoryKind.DEVICE ? atomicOpDeviceNs : atomicOpHostNs;
+    }
+
+    public long atomicSameAddressNs(final MemoryKind kind) {
+        return kind == MemoryKind.DEVICE ? atomicSameAddressDeviceNs : atomicSameAddressHostNs;
+    }
+
+    public String profileName() {
+        return profile;
+    }
+
+    public long oneWayLatencyNs() {
+        return oneWayLatencyNs;
+    }
+
+    public double bandwidthGbps() {
+        return bandwidthGbps;
+    }
+
+    public int headerBytes() {
+        return headerBytes;
+    }
+
+    public int mtuBytes() {
+        return mtuBytes;
+    }
+
+    public long doorbellNs() {
+        return doorbellNs;
+    }
+
+    public long pcieRoundTripNs() {
+        return pcieRoundTripNs;
+    }
+
+    public double requesterOpNs() {
+        return requesterOpNs;
+    }
+
+    public double responderOpNs() {
+        return responderOpNs;
+    }
+
+    public int atomicBuckets() {
+        return atomicBuckets;
+    }
+
+    public long deviceMemoryBytes() {
+        return deviceMemoryBytes;
+    }
+
+    @Override
+    public String toString() {
+        return "CostModel" + toJson().encode();
+    }
+}

@@ -1,0 +1,100 @@
+package io.scythe.fabric;
+
+import io.vertx.core.json.JsonObject;
+
+/** Sizes of a queue pair, after {@code ibv_qp_cap}. */
+public final class QpOptions {
+    /** Send-queue slots: outstanding work requests per QP (ConnectX allows thousands; FORD uses 128-1024). */
+    public static final int DEFAULT_SEND_QUEUE_DEPTH = 1024;
+    /** Receive-queue slots for posted receive buffers. */
+    public static final int DEFAULT_RECEIVE_QUEUE_DEPTH = 256;
+    /** Largest payload a WRITE/SEND may inline (mlx5 accepts up to ~220 B; 64 B keeps WQEs in one cache line). */
+    public static final int DEFAULT_MAX_INLINE_BYTES = 64;
+    /** Largest single transfer (a region is at most 2 GiB; RC messages up to 2 GiB are legal). */
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 1 << 30;
+
+    private int sendQueueDepth = DEFAULT_SEND_QUEUE_DEPTH;
+    private int receiveQueueDepth = DEFAULT_RECEIVE_QUEUE_DEPTH;
+    private int maxInlineBytes = DEFAULT_MAX_INLINE_BYTES;
+    private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+
+    public QpOptions() {
+    }
+
+    public QpOptions(final QpOptions other) {
+        this.sendQueueDepth = other.sendQueueDepth;
+        this.receiveQueueDepth = other.receiveQueueDepth;
+        this.maxInlineBytes = other.maxInlineBytes;
+        this.maxMessageBytes = other.maxMessageBytes;
+    }
+
+    public QpOptions(final JsonObject json) {
+        this();
+        sendQueueDepth = json.getInteger("sendQueueDepth", sendQueueDepth);
+        receiveQueueDepth = json.getInteger("receiveQueueDepth", receiveQueueDepth);
+        maxInlineBytes = json.getInteger("maxInlineBytes", maxInlineBytes);
+        maxMessageBytes = json.getInteger("maxMessageBytes", maxMessageBytes);
+        validate();
+    }
+
+    public JsonObject toJson() {
+        return new JsonObject()
+            .put("sendQueueDepth", sendQueueDepth)
+            .put("receiveQueueDepth", receiveQueueDepth)
+            .put("maxInlineBytes", maxInlineBytes)
+            .put("maxMessageBytes", maxMessageBytes);
+    }
+
+    /** @throws IllegalArgumentException naming the first field out of range */
+    public QpOptions validate() {
+        requirePositive("sendQueueDepth", sendQueueDepth);
+        requirePositive("receiveQueueDepth", receiveQueueDepth);
+        if (maxInlineBytes < 0 || maxInlineBytes > 1024) {
+            throw new IllegalArgumentException("maxInlineBytes=" + maxInlineBytes + " must be within [0, 1024]");
+        }
+        requirePositive("maxMessageBytes", maxMessageBytes);
+        return this;
+    }
+
+    private static void requirePositive(final String name, final int value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(name + "=" + value + " must be positive");
+        }
+    }
+
+    public int sendQueueDepth() {
+        return sendQueueDepth;
+    }
+
+    public QpOptions sendQueueDepth(final int sendQueueDepth) {
+        this.sendQueueDepth = sendQueueDepth;
+        return this;
+    }
+
+    public int receiveQueueDepth() {
+        return receiveQueueDepth;
+    }
+
+    public QpOptions receiveQueueDepth(final int receiveQueueDepth) {
+        this.receiveQueueDepth = receiveQueueDepth;
+        return this;
+    }
+
+    public int maxInlineBytes() {
+        return maxInlineBytes;
+    }
+
+    public QpOptions maxInlineBytes(final int maxInlineBytes) {
+        this.maxInlineBytes = maxInlineBytes;
+        return this;
+    }
+
+    public int maxMessageBytes() {
+        return maxMessageBytes;
+    }
+
+    public QpOptions maxMessageBytes(final int maxMessageBytes) {
+        this.maxMessageBytes = maxMessageBytes;
+        return this;
+    }
+}

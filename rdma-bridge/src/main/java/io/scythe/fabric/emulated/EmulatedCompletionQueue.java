@@ -1,0 +1,141 @@
+package io.scythe.fabric.emulated;
+
+import io.scythe.fabric.CompletionHandler;
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.Opcode;
+import io.scythe.fabric.WcStatus;
+import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
+
+import java.util.Arrays;
+
+/**
+ * Completion queue of the emulated providers. Polling it drives its queue pairs' virtual NICs: each active QP
+ * executes the requests whose modelled execution time has passed and delivers the completions whose modelled
+ * completion time has passed. RECV completions, produced on the sender's thread, arrive through a lock-free inbox.
+ */
+public final class EmulatedCompletionQueue implements CompletionQueue {
+    private final Thread owner;
+    private final int capacity;
+    private final ManyToOneConcurrentLinkedQueue<RecvCompletion> inbox = new ManyToOneConcurrentLinkedQueue<>();
+    private EmulatedQueuePair[] active = new EmulatedQueuePair[8];
+    private int activeCount;
+    private int outstanding;
+    private long nextEventNs = NO_EVENT;
+    private volatile Runnable wake;
+    private boolean closed;
+
+    public EmulatedCompletionQueue(final int capacity) {
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("completion queue capacity=" + capacity + " must be positive");
+        }
+        this.capacity = capacity;
+        this.owner = Thread.currentThread();
+    }
+
+    @Override
+    public int poll(final long nowNs, final CompletionHandler handler, final int maxCompletions) {
+        checkOwner();
+        int work = 0;
+        int budget = Math.min(maxCompletions, capacity);
+        RecvCompletion recv;
+        while (budget > 0 && (recv = inbox.poll()) != null) {
+            handler.onCompletion(recv.qp, recv.wrId, Opcode.RECV, recv.status, recv.length);
+            budget--;
+            work++;
+        }
+        long next = NO_EVENT;
+        int i = 0;
+        while (i < activeCount) {
+            final EmulatedQueuePair qp = active[i];
+            final int before = work;
+            work += qp.progress(nowNs, handler, budget);
+            budget -= qp.lastDelivered();
+            if (qp.outstanding() == 0) {
+                qp.active = false;
+                active[i] = active[--activeCount];
+                active[activeCount] = null;
+                continue;
+            }
+            next = Math.min(next, qp.nextEventNs());
+            if (budget <= 0 && work > before) {
+                next = nowNs;
+            }
+            i++;
+        }
+        nextEventNs = inbox.isEmpty() ? next : nowNs;
+        return work;
+    }
+
+    @Override
+    public long nextEventNs() {
+        return nextEventNs;
+    }
+
+    @Override
+    public int outstanding() {
+        return outstanding;
+    }
+
+    @Override
+    public void wakeHandler(final Runnable wake) {
+        this.wake = wake;
+    }
+
+    @Override
+    public Thread owner() {
+        return owner;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** A QP of this queue posted {@code count} requests. Owner thread only. */
+    void posted(final EmulatedQueuePair qp, final int count, final long firstEventNs) {
+        final boolean wasIdle = outstanding == 0;
+        outstanding += count;
+        if (!qp.active) {
+            qp.active = true;
+            if (activeCount == active.length) {
+                active = Arrays.copyOf(active, activeCount * 2);
+            }
+            active[activeCount++] = qp;
+        }
+        nextEventNs = Math.min(nextEventNs, firstEventNs);
+        if (wasIdle) {
+            final Runnable w = wake;
+            if (w != null) {
+                w.run();
+            }
+        }
+    }
+
+    /** A QP of this queue completed {@code count} requests. Owner thread only. */
+    void completed(final int count) {
+        outstanding -= count;
+    }
+
+    /** A SEND landed in a receive buffer of {@code qp}; called on the sender's thread. */
+    void received(final EmulatedQueuePair qp, final long wrId, final int length, final WcStatus status) {
+        inbox.offer(new RecvCompletion(qp, wrId, length, status));
+        final Runnable w = wake;
+        if (w != null) {
+            w.run();
+        }
+    }
+
+    void checkOwner() {
+        if (Thread.currentThread() != owner) {
+            throw new IllegalStateException("completion queue owned by thread '" + owner.getName()
+                + "' used from thread '" + Thread.currentThread().getName() + "'");
+        }
+    }
+
+    private record RecvCompletion(EmulatedQueuePair qp, long wrId, int length, WcStatus status) {
+    }
+}

@@ -1,0 +1,484 @@
+package io.scythe.fabric.emulated;
+
+import io.scythe.fabric.CompletionHandler;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.Opcode;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.QpState;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.WcStatus;
+import io.scythe.fabric.WorkRequest;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * One end of an emulated RC queue pair: a send queue of work requests, each timed by the {@link CostModel} when it is
+ * posted (see the timeline there) and then executed and completed, in posting order, by the owner's
+ * {@link EmulatedCompletionQueue#poll polls} once the clock passes the modelled times. Executing at the modelled
+ * arrival rather than at post keeps what peers observe honest: a WRITE into an RPC ring becomes visible to the
+ * receiver one one-way latency after it was posted, not at once.
+ *
+ * <p>With a {@link CostModel#isFree() free} model a request executes inside {@code post} and completes at the next
+ * poll: the pure software cost.
+ *
+ * <p>Owner-thread only, except {@link #revoke()} and the receive side, which peers reach from their threads.
+ */
+public final class EmulatedQueuePair implements QueuePair {
+    private final int qpNumber;
+    private final String localNode;
+    private final String remoteNode;
+    private final QpOptions options;
+    private final CostModel model;
+    private final boolean free;
+    private final NanoClock clock;
+    private final NicTimeline localTimeline;
+    private final EmulatedPeer peer;
+    private final Connection connection;
+    private final ReceiveQueue peerReceiveQueue;
+    private final ReceiveQueue receiveQueue;
+    private final EmulatedCompletionQueue cq;
+
+    /** One send-queue entry; preallocated, so posting allocates nothing. */
+    private static final class Slot {
+        Opcode opcode;
+        long wrId;
+        boolean signaled;
+        boolean payloadDma;
+        DirectBuffer local;
+        int localOffset;
+        int length;
+        long remoteAddress;
+        int rkey;
+        long compareOrAdd;
+        long swap;
+        RegionView region;
+        UnsafeBuffer inlineCopy;
+        long executeAt;
+        long completeAt;
+        WcStatus status;
+    }
+
+    // The send queue: a ring of slots indexed by sequence & mask.
+    private final int mask;
+    private final Slot[] slots;
+    private long head;
+    private long executed;
+    private long tail;
+    private long lastExecuteAt;
+    private long lastCompleteAt;
+    private int lastDelivered;
+
+    private QpState state = QpState.READY;
+    private volatile boolean revokedLocally;
+    private Object attachment;
+    boolean active;
+
+    /**
+     * @param cq               where this end reports; {@code null} for a passive end that only serves its peer
+     * @param receiveQueue     this end's receive queue; {@code null} when it cannot receive
+     * @param peerReceiveQueue the other end's receive queue, for SEND; {@code null} when the peer cannot receive
+     */
+    public EmulatedQueuePair(final int qpNumber, final String localNode, final String remoteNode,
+                             final QpOptions options, final CostModel model, final NanoClock clock,
+                             final NicTimeline localTimeline, final EmulatedPeer peer, final Connection connection,
+                             final ReceiveQueue receiveQueue, final ReceiveQueue peerReceiveQueue,
+                             final EmulatedCompletionQueue cq) {
+        this.qpNumber = qpNumber;
+        this.localNode = localNode;
+        this.remoteNode = remoteNode;
+        this.options = new QpOptions(options).validate();
+        this.model = model;
+        this.free = model.isFree();
+        this.clock = clock;
+        this.localTimeline = localTimeline;
+        this.peer = peer;
+        this.connection = connection;
+        this.receiveQueue = receiveQueue;
+        this.peerReceiveQueue = peerReceiveQueue;
+        this.cq = cq;
+        final int capacity = Integer.highestOneBit(Math.max(1, options.sendQueueDepth() - 1)) << 1;
+        this.mask = capacity - 1;
+        this.slots = new Slot[capacity];
+        for (int i = 0; i < capacity; i++) {
+            slots[i] = new Slot();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ posting
+
+    @Override
+    public int post(final WorkRequest first) {
+        if (cq == null || state == QpState.CLOSED) {
+            return NOT_CONNECTED;
+        }
+        cq.checkOwner();
+        int count = 0;
+        for (WorkRequest wr = first; wr != null; wr = wr.next()) {
+            if (!valid(wr)) {
+                return INVALID_REQUEST;
+            }
+            count++;
+        }
+        if (count == 0) {
+            return POST_OK;
+        }
+        if (tail - head + count > options.sendQueueDepth()) {
+            return SEND_QUEUE_FULL;
+        }
+        final long firstSeq = tail;
+        for (WorkRequest wr = first; wr != null; wr = wr.next()) {
+            enqueue(slots[(int) (tail++ & mask)], wr);
+        }
+        if (free) {
+            while (executed < tail) {
+                execute(slots[(int) (executed++ & mask)]);
+            }
+        } else {
+            schedule(firstSeq, clock.nanoTime());
+        }
+        cq.posted(this, count, free ? 0 : slots[(int) (firstSeq & mask)].executeAt);
+        return POST_OK;
+    }
+
+    private boolean valid(final WorkRequest wr) {
+        final int len = wr.length();
+        if (len < 0 || len > options.maxMessageBytes()) {
+            return false;
+        }
+        final DirectBuffer buffer = wr.localBuffer();
+        switch (wr.opcode()) {
+            case READ:
+            case COMPARE_AND_SWAP:
+            case FETCH_AND_ADD:
+                if (!(buffer instanceof MutableDirectBuffer)) {
+                    return false;
+                }
+                break;
+            case WRITE:
+            case SEND:
+                if (len > 0 && buffer == null) {
+                    return false;
+                }
+                if (wr.inline() && len > options.maxInlineBytes()) {
+                    return false;
+                }
+                break;
+            default:
+                return false;
+        }
+        if (wr.opcode().isAtomic() && len != Opcode.ATOMIC_WIDTH) {
+            return false;
+        }
+        return buffer == null || (wr.localOffset() >= 0 && wr.localOffset() <= buffer.capacity() - len);
+    }
+
+    private void enqueue(final Slot slot, final WorkRequest wr) {
+        final Opcode op = wr.opcode();
+        slot.opcode = op;
+        slot.wrId = wr.wrId();
+        slot.signaled = wr.signaled();
+        slot.length = wr.length();
+        slot.remoteAddress = wr.remoteAddress();
+        slot.rkey = wr.rkey();
+        slot.compareOrAdd = wr.compareOrAdd();
+        slot.swap = wr.swap();
+        slot.status = null;
+        slot.region = op == Opcode.SEND ? null : peer.region(wr.rkey());
+        if (wr.inline() && wr.length() > 0) {
+            UnsafeBuffer copy = slot.inlineCopy;
+            if (copy == null) {
+                copy = new UnsafeBuffer(new byte[options.maxInlineBytes()]);
+                slot.inlineCopy = copy;
+            }
+            copy.putBytes(0, wr.localBuffer(), wr.localOffset(), wr.length());
+            slot.local = copy;
+            slot.localOffset = 0;
+        } else {
+            slot.local = wr.localBuffer();
+            slot.localOffset = wr.localOffset();
+        }
+        // The NIC must DMA-read a payload that was not inlined before it can send it.
+        slot.payloadDma = !wr.inline() && (op == Opcode.WRITE || op == Opcode.SEND) && wr.length() > 0;
+    }
+
+    /** Times the requests from {@code firstSeq} to the tail: the timeline documented on {@link CostModel}. */
+    private void schedule(final long firstSeq, final long nowNs) {
+        // Requester: the doorbell, then the whole batch leaves the TX port back to back.
+        double txDuration = 0;
+        for (long s = firstSeq; s < tail; s++) {
+            txDuration += issueNs(slots[(int) (s & mask)]);
+        }
+        final long txStart = localTimeline.reserve(NicTimeline.TX_PORT_OFFSET, nowNs + model.doorbellNs(),
+            Math.round(txDuration));
+        // Arrival of each request at the responder (kept in executeAt until the responder pass below).
+        double departed = txStart;
+        for (long s = firstSeq; s < tail; s++) {
+            final Slot slot = slots[(int) (s & mask)];
+            departed += issueNs(slot);
+            slot.executeAt = (long) departed + model.oneWayLatencyNs()
+                + (slot.payloadDma ? model.pcieRoundTripNs() : 0);
+        }
+        // Responder: in order; runs of READ/WRITE/SEND share one reservation of the processing unit.
+        final NicTimeline remote = peer.timeline();
+        long previous = lastExecuteAt;
+        long s = firstSeq;
+        while (s < tail) {
+            final Slot slot = slots[(int) (s & mask)];
+            if (slot.opcode.isAtomic()) {
+                final MemoryKind kind = kindOf(slot);
+                final long unitNs = Math.round(model.atomicOpNs(kind));
+                final long unitStart = remote.reserve(NicTimeline.atomicUnitOffset(kind),
+                    Math.max(slot.executeAt, previous), unitNs);
+                final long hold = model.atomicSameAddressNs(kind);
+                final long bucketStart = remote.reserve(remote.bucketOffset(slot.remoteAddress), unitStart, hold);
+                previous = Math.max(unitStart + unitNs, bucketStart + hold);
+                slot.executeAt = previous;
+                s++;
+                continue;
+            }
+            long runEnd = s;
+            while (runEnd < tail && !slots[(int) (runEnd & mask)].opcode.isAtomic()) {
+                runEnd++;
+            }
+            final long unitStart = remote.reserve(NicTimeline.RESPONDER_UNIT_OFFSET,
+                Math.max(slot.executeAt, previous), Math.round((runEnd - s) * model.responderOpNs()));
+            double served = unitStart;
+            for (; s < runEnd; s++) {
+                final Slot run = slots[(int) (s & mask)];
+                served = Math.max(served, run.executeAt) + model.responderOpNs();
+                long done = (long) served;
+                if (run.opcode == Opcode.READ && kindOf(run) == MemoryKind.HOST) {
+                    done += model.pcieRoundTripNs(); // DMA read of host memory before the response can leave
+                }
+                previous = Math.max(previous, done);
+                run.executeAt = previous;
+            }
+        }
+        // Responses leave the responder's TX port, then cross the wire back; completions stay in order.
+        double responseDuration = 0;
+        for (long r = firstSeq; r < tail; r++) {
+            responseDuration += model.serializationNs(responsePayload(slots[(int) (r & mask)]));
+        }
+        final long responseStart = remote.reserve(NicTimeline.TX_PORT_OFFSET,
+            slots[(int) (firstSeq & mask)].executeAt, Math.round(responseDuration));
+        double responded = responseStart;
+        long previousComplete = lastCompleteAt;
+        for (long r = firstSeq; r < tail; r++) {
+            final Slot slot = slots[(int) (r & mask)];
+            responded = Math.max(responded, slot.executeAt) + model.serializationNs(responsePayload(slot));
+            previousComplete = Math.max(previousComplete, (long) responded + model.oneWayLatencyNs());
+            slot.completeAt = previousComplete;
+        }
+        lastExecuteAt = previous;
+        lastCompleteAt = previousComplete;
+    }
+
+    /** Time a request occupies the requester's TX port: issue slot plus serialization. */
+    private double issueNs(final Slot slot) {
+        return model.requesterOpNs() + model.serializationNs(requestPayload(slot));
+    }
+
+    private static MemoryKind kindOf(final Slot slot) {
+        final RegionView r = slot.region;
+        return r == null ? MemoryKind.HOST : r.kind();
+    }
+
+    private static int requestPayload(final Slot slot) {
+        final Opcode op = slot.opcode;
+        if (op == Opcode.WRITE || op == Opcode.SEND) {
+            return slot.length;
+        }
+        return op.isAtomic() ? 2 * Long.BYTES : 0;
+    }
+
+    private static int responsePayload(final Slot slot) {
+        final Opcode op = slot.opcode;
+        return op == Opcode.READ ? slot.length : op.isAtomic() ? Long.BYTES : 0;
+    }
+
+    // ------------------------------------------------------------------------------------------------ progress
+
+    /** Executes and completes what is due at {@code nowNs}; called by the completion queue's poll. */
+    int progress(final long nowNs, final CompletionHandler handler, final int maxCompletions) {
+        int work = 0;
+        while (executed < tail) {
+            final Slot slot = slots[(int) (executed & mask)];
+            if (!free && slot.executeAt - nowNs > 0) {
+                break;
+            }
+            executed++;
+            execute(slot);
+            work++;
+        }
+        int delivered = 0;
+        while (head < executed && delivered < maxCompletions) {
+            final Slot slot = slots[(int) (head & mask)];
+            if (!free && slot.completeAt - nowNs > 0) {
+                break;
+            }
+            head++;
+            final WcStatus st = slot.status;
+            final boolean report = slot.signaled || st != WcStatus.SUCCESS;
+            final Opcode op = slot.opcode;
+            final int bytes = st == WcStatus.SUCCESS ? (op == Opcode.WRITE || op == Opcode.SEND ? 0 : slot.length) : 0;
+            slot.local = null;
+            slot.region = null;
+            cq.completed(1);
+            work++;
+            if (report) {
+                delivered++;
+                handler.onCompletion(this, slot.wrId, op, st, bytes);
+            }
+        }
+        lastDelivered = delivered;
+        return work;
+    }
+
+    int lastDelivered() {
+        return lastDelivered;
+    }
+
+    /** When this QP next has work: its next execution or its next completion. */
+    long nextEventNs() {
+        if (head == tail) {
+            return Long.MAX_VALUE;
+        }
+        if (free) {
+            return 0;
+        }
+        final long complete = slots[(int) (head & mask)].completeAt;
+        return executed < tail ? Math.min(complete, slots[(int) (executed & mask)].executeAt) : complete;
+    }
+
+    private void execute(final Slot slot) {
+        WcStatus result;
+        if (revokedLocally || connection.isRevoked()) {
+            state = QpState.REVOKED;
+            result = WcStatus.REVOKED;
+        } else if (state != QpState.READY) {
+            result = state == QpState.REVOKED ? WcStatus.REVOKED : WcStatus.WR_FLUSH_ERROR;
+        } else if (connection.isClosed()) {
+            result = WcStatus.TRANSPORT_RETRY_EXCEEDED;
+        } else if (slot.opcode == Opcode.SEND) {
+            result = peerReceiveQueue == null
+                ? WcStatus.RNR_RETRY_EXCEEDED
+                : peerReceiveQueue.deliver(slot.local, slot.localOffset, slot.length);
+        } else {
+            RegionView target = slot.region;
+            if (target == null || !target.isRegistered()) {
+                target = peer.region(slot.rkey);
+            }
+            result = OneSidedOps.execute(slot.opcode, target, slot.rkey, slot.remoteAddress, slot.local,
+                slot.localOffset, slot.length, slot.compareOrAdd, slot.swap);
+        }
+        if (result != WcStatus.SUCCESS && state == QpState.READY) {
+            state = QpState.ERROR;
+        }
+        slot.status = result;
+    }
+
+    // ------------------------------------------------------------------------------------------------ the rest
+
+    @Override
+    public int postRecv(final MutableDirectBuffer buffer, final int offset, final int length, final long wrId) {
+        if (cq == null || receiveQueue == null || state == QpState.CLOSED) {
+            return NOT_CONNECTED;
+        }
+        cq.checkOwner();
+        if (buffer == null || length < 0 || offset < 0 || offset > buffer.capacity() - length) {
+            return INVALID_REQUEST;
+        }
+        return receiveQueue.post(buffer, offset, length, wrId) ? POST_OK : SEND_QUEUE_FULL;
+    }
+
+    /**
+     * Reports a SEND that landed in this end's receive buffer {@code wrId} ({@link WcStatus#LOCAL_LENGTH_ERROR} when
+     * the buffer was too small for it); called on the sender's thread.
+     */
+    public void received(final long wrId, final int length, final WcStatus status) {
+        if (cq != null) {
+            cq.received(this, wrId, length, status);
+        }
+    }
+
+    @Override
+    public boolean reset() {
+        if (state == QpState.ERROR && head == tail && !connection.isRevoked()) {
+            state = QpState.READY;
+            return true;
+        }
+        return state == QpState.READY;
+    }
+
+    @Override
+    public void revoke() {
+        revokedLocally = true;
+        connection.revoke();
+    }
+
+    @Override
+    public void close() {
+        if (state == QpState.CLOSED) {
+            return;
+        }
+        // Requests not executed yet are flushed at the next poll.
+        state = QpState.CLOSED;
+        connection.close();
+    }
+
+    @Override
+    public int qpNumber() {
+        return qpNumber;
+    }
+
+    @Override
+    public String localNode() {
+        return localNode;
+    }
+
+    @Override
+    public String remoteNode() {
+        return remoteNode;
+    }
+
+    @Override
+    public QpState state() {
+        if (state == QpState.READY && (revokedLocally || connection.isRevoked())) {
+            return QpState.REVOKED;
+        }
+        return state;
+    }
+
+    @Override
+    public int outstanding() {
+        return (int) (tail - head);
+    }
+
+    @Override
+    public QpOptions options() {
+        return options;
+    }
+
+    @Override
+    public Object attachment() {
+        return attachment;
+    }
+
+    @Override
+    public void attachment(final Object attachment) {
+        this.attachment = attachment;
+    }
+
+    public boolean isPassive() {
+        return cq == null;
+    }
+
+    @Override
+    public String toString() {
+        return "EmulatedQueuePair{" + localNode + "->" + remoteNode + " qp=" + qpNumber + " state=" + state()
+            + " outstanding=" + outstanding() + '}';
+    }
+}

@@ -1,0 +1,250 @@
+package io.scythe.fabric.local;
+
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.Fabric;
+import io.scythe.fabric.FabricException;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.emulated.EmulatedCompletionQueue;
+import io.scythe.fabric.emulated.EmulatedPeer;
+import io.scythe.fabric.emulated.EmulatedQueuePair;
+import io.scythe.fabric.emulated.KeyAndAddressAllocator;
+import io.scythe.fabric.emulated.NicTimeline;
+import io.scythe.fabric.emulated.RegionView;
+import io.vertx.core.Future;
+import org.agrona.BufferUtil;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A virtual NIC of the local provider: regions are off-heap memory of this JVM, the NIC's timing state is an
+ * off-heap {@link NicTimeline}, and its queue pairs connect to other NICs of the same JVM.
+ */
+final class LocalNic implements Nic, EmulatedPeer {
+    static final int MAX_REGION_BYTES = Integer.MAX_VALUE - 8;
+
+    private final String node;
+    private final LocalFabric fabric;
+    private final CostModel model;
+    private final NicTimeline timeline;
+    private final KeyAndAddressAllocator keys = new KeyAndAddressAllocator();
+    private final Map<String, LocalRegion> regionsByName = new ConcurrentHashMap<>();
+    /** Copy-on-write: verbs look regions up without locking. */
+    private volatile Int2ObjectHashMap<LocalRegion> regionsByKey = new Int2ObjectHashMap<>();
+    private final Map<Integer, EmulatedQueuePair> queuePairs = new ConcurrentHashMap<>();
+    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger qpNumbers = new AtomicInteger();
+    private long deviceBytes;
+    private volatile QpAcceptor acceptor;
+    private volatile boolean closed;
+
+    LocalNic(final String node, final LocalFabric fabric) {
+        this.node = FabricOptions.checkName("node", node);
+        this.fabric = fabric;
+        this.model = fabric.costModel();
+        this.timeline = new NicTimeline(
+            new UnsafeBuffer(BufferUtil.allocateDirectAligned(NicTimeline.length(model), 64)), model.atomicBuckets());
+    }
+
+    @Override
+    public String node() {
+        return node;
+    }
+
+    @Override
+    public Fabric fabric() {
+        return fabric;
+    }
+
+    @Override
+    public NicTimeline timeline() {
+        return timeline;
+    }
+
+    @Override
+    public RegionView region(final int rkey) {
+        return regionsByKey.get(rkey);
+    }
+
+    @Override
+    public synchronized MemoryRegion register(final String name, final long length, final MemoryKind kind) {
+        checkOpen();
+        FabricOptions.checkName("region", name);
+        if (length <= 0 || length > MAX_REGION_BYTES) {
+            throw new FabricException("region " + name + "@" + node + ": length=" + length
+                + " must be within [1, " + MAX_REGION_BYTES + "]");
+        }
+        if (regionsByName.containsKey(name)) {
+            throw new FabricException("region " + name + " is already registered on node " + node);
+        }
+        if (kind == MemoryKind.DEVICE) {
+            if (deviceBytes + length > model.deviceMemoryBytes()) {
+                throw new FabricException("region " + name + "@" + node + ": NIC device memory exhausted ("
+                    + deviceBytes + " of " + model.deviceMemoryBytes() + " bytes used, " + length + " asked)");
+            }
+            deviceBytes += length;
+        }
+        final int rkey = keys.nextKey();
+        final LocalRegion region = new LocalRegion(name, node, keys.nextAddress(length), length, rkey,
+            keys.nextKey(), kind, new UnsafeBuffer(BufferUtil.allocateDirectAligned((int) length, 4096)));
+        regionsByName.put(name, region);
+        final Int2ObjectHashMap<LocalRegion> byKey = new Int2ObjectHashMap<>(regionsByKey);
+        byKey.put(rkey, region);
+        regionsByKey = byKey;
+        return region;
+    }
+
+    @Override
+    public MemoryRegion region(final String name) {
+        return regionsByName.get(name);
+    }
+
+    @Override
+    public Collection<MemoryRegion> regions() {
+        return List.copyOf(regionsByName.values());
+    }
+
+    @Override
+    public synchronized void deregister(final MemoryRegion region) {
+        if (!(region instanceof LocalRegion) || regionsByName.get(region.name()) != region) {
+            throw new FabricException("region " + region.name() + " is not registered on node " + node);
+        }
+        final LocalRegion local = (LocalRegion) region;
+        local.deregistered();
+        regionsByName.remove(region.name());
+        final Int2ObjectHashMap<LocalRegion> byKey = new Int2ObjectHashMap<>(regionsByKey);
+        byKey.remove(region.rkey());
+        regionsByKey = byKey;
+        if (region.kind() == MemoryKind.DEVICE) {
+            deviceBytes -= region.length();
+        }
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(final int capacity) {
+        checkOpen();
+        return new EmulatedCompletionQueue(capacity);
+    }
+
+    @Override
+    public Future<QueuePair> connect(final String remoteNode, final CompletionQueue cq, final QpOptions options) {
+        try {
+            return Future.succeededFuture(connectNow(remoteNode, cq, options));
+        } catch (final RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    private QueuePair connectNow(final String remoteNode, final CompletionQueue cq, final QpOptions options) {
+        checkOpen();
+        if (!(cq instanceof EmulatedCompletionQueue)) {
+            throw new FabricException("completion queue " + cq + " does not belong to the local fabric");
+        }
+        final LocalNic remote = fabric.localNic(remoteNode);
+        if (remote == null || remote.closed) {
+            throw new FabricException("node " + remoteNode + " is not attached to the local fabric '"
+                + fabric.options().cluster() + "'");
+        }
+        if (remote.fenced.contains(node)) {
+            throw new FabricException("node " + node + " is fenced by node " + remoteNode + " and must rejoin");
+        }
+        if (fenced.contains(remoteNode)) {
+            throw new FabricException("node " + remoteNode + " is fenced by node " + node);
+        }
+        final QpOptions qpOptions = new QpOptions(options).validate();
+        final QpAcceptor remoteAcceptor = remote.acceptor;
+        final CompletionQueue remoteCq = remoteAcceptor == null ? null : remoteAcceptor.completionQueueFor(node);
+        if (remoteCq != null && !(remoteCq instanceof EmulatedCompletionQueue)) {
+            throw new FabricException("acceptor of node " + remoteNode + " returned a foreign completion queue");
+        }
+        final LocalConnection connection = new LocalConnection();
+        final LocalReceiveQueue localReceive = new LocalReceiveQueue(qpOptions.receiveQueueDepth());
+        final LocalReceiveQueue remoteReceive = remoteCq == null ? null
+            : new LocalReceiveQueue(qpOptions.receiveQueueDepth());
+        final EmulatedQueuePair remoteEnd = new EmulatedQueuePair(remote.qpNumbers.incrementAndGet(), remoteNode,
+            node, qpOptions, model, fabric.clock(), remote.timeline, this, connection, remoteReceive, localReceive,
+            (EmulatedCompletionQueue) remoteCq);
+        final EmulatedQueuePair localEnd = new EmulatedQueuePair(qpNumbers.incrementAndGet(), node, remoteNode,
+            qpOptions, model, fabric.clock(), timeline, remote, connection, localReceive, remoteReceive,
+            (EmulatedCompletionQueue) cq);
+        localReceive.owner(localEnd);
+        if (remoteReceive != null) {
+            remoteReceive.owner(remoteEnd);
+        }
+        remote.queuePairs.put(remoteEnd.qpNumber(), remoteEnd);
+        queuePairs.put(localEnd.qpNumber(), localEnd);
+        if (remoteAcceptor != null) {
+            remoteAcceptor.accepted(remoteEnd);
+        }
+        return localEnd;
+    }
+
+    @Override
+    public void acceptor(final QpAcceptor acceptor) {
+        this.acceptor = acceptor;
+    }
+
+    @Override
+    public int fence(final String peerNode) {
+        fenced.add(peerNode);
+        int revoked = 0;
+        for (final EmulatedQueuePair qp : queuePairs.values()) {
+            if (qp.remoteNode().equals(peerNode)) {
+                qp.revoke();
+                revoked++;
+            }
+        }
+        return revoked;
+    }
+
+    @Override
+    public void readmit(final String peerNode) {
+        fenced.remove(peerNode);
+    }
+
+    @Override
+    public Collection<QueuePair> queuePairs() {
+        queuePairs.values().removeIf(qp -> qp.state() == io.scythe.fabric.QpState.CLOSED);
+        return new ArrayList<>(queuePairs.values());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (final EmulatedQueuePair qp : queuePairs.values()) {
+            qp.close();
+        }
+        queuePairs.clear();
+        for (final LocalRegion region : List.copyOf(regionsByName.values())) {
+            deregister(region);
+        }
+        fabric.detached(this);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new FabricException("NIC of node " + node + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LocalNic{" + node + '}';
+    }
+}

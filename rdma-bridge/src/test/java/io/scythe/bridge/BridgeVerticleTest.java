@@ -1,0 +1,188 @@
+package io.scythe.bridge;
+
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.fabric.WcStatus;
+import io.scythe.fabric.local.LocalFabric;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxTestContext;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Verbs through BridgeVerticle on real event loops: Futures complete on the posting thread, in order. */
+class BridgeVerticleTest {
+    private static Vertx vertx;
+    private static LocalFabric fabric;
+    private static Nic cn;
+    private static MemoryRegion region;
+    private static RemoteRegion remote;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
+        cn = fabric.attachNow("cn");
+        final Nic mn = fabric.attachNow("mn");
+        region = mn.register("data", 1 << 16, MemoryKind.HOST);
+        remote = region.describe();
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+        fabric.close();
+    }
+
+    /** Runs {@code body} on a fresh event-loop context and waits for its Future. */
+    private static <T> T onLoop(final Function<Context, Future<T>> body) throws Exception {
+        final Context context = vertx.getOrCreateContext();
+        final VertxTestContext test = new VertxTestContext();
+        final Object[] result = new Object[1];
+        context.runOnContext(v -> body.apply(context).onComplete(ar -> {
+            if (ar.succeeded()) {
+                result[0] = ar.result();
+                test.completeNow();
+            } else {
+                test.failNow(ar.cause());
+            }
+        }));
+        assertThat(test.awaitCompletion(10, TimeUnit.SECONDS)).isTrue();
+        if (test.failed()) {
+            throw new AssertionError(test.causeOfFailure());
+        }
+        @SuppressWarnings("unchecked") final T t = (T) result[0];
+        return t;
+    }
+
+    @Test
+    void shouldRunOneBridgePerEventLoop() {
+        final long threads = BridgeVerticle.running().stream().map(Bridge::thread).distinct().count();
+        assertThat(BridgeVerticle.running()).hasSize(2);
+        assertThat(threads).isEqualTo(2);
+    }
+
+    @Test
+    void shouldCompleteEveryFutureOnThePostingThreadInPostingOrder() throws Exception {
+        final List<String> events = onLoop(ctx -> {
+            final Thread poster = Thread.currentThread();
+            final List<String> log = new ArrayList<>();
+            return RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+                final UnsafeBuffer src = new UnsafeBuffer(new byte[8]);
+                src.putLong(0, 41);
+                final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+                final Future<Void> w = channel.write(remote, 128, src, 0, 8)
+                    .onComplete(ar -> log.add("write:" + (Thread.currentThread() == poster)));
+                final Future<Long> faa = channel.fetchAndAdd(remote.addressOf(128), remote.rkey(), 1)
+                    .onComplete(ar -> log.add("faa=" + ar.result() + ":" + (Thread.currentThread() == poster)));
+                final Future<Long> cas = channel.compareAndSwap(remote.addressOf(128), remote.rkey(), 42, 100)
+                    .onComplete(ar -> log.add("cas=" + ar.result() + ":" + (Thread.currentThread() == poster)));
+                final Future<Void> r = channel.read(remote, 128, dst, 0, 8)
+                    .onComplete(ar -> log.add("read=" + dst.getLong(0) + ":" + (Thread.currentThread() == poster)));
+                return Future.all(w, faa, cas, r).map(log);
+            });
+        });
+        assertThat(events).containsExactly("write:true", "faa=41:true", "cas=42:true", "read=100:true");
+    }
+
+    @Test
+    void shouldCompleteASelectivelySignaledDoorbellBatchWithEveryResult() throws Exception {
+        final List<Long> results = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+            final Doorbell batch = channel.doorbell();
+            for (int i = 0; i < 10; i++) {
+                assertThat(batch.fetchAndAdd(remote.addressOf(256), remote.rkey(), 1)).isEqualTo(i);
+            }
+            final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+            final int read = batch.read(remote, 256, dst, 0, 8);
+            final long doorbellsBefore = Bridge.current().stats().doorbells();
+            final Future<Doorbell> done = batch.post();
+            assertThat(Bridge.current().stats().doorbells()).isEqualTo(doorbellsBefore + 1);
+            return done.map(d -> {
+                final List<Long> values = new ArrayList<>();
+                for (int i = 0; i < read; i++) {
+                    values.add(d.result(i));
+                }
+                values.add(dst.getLong(0));
+                return values;
+            });
+        }));
+        assertThat(results).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
+        assertThat(region.buffer().getLongVolatile(256)).isEqualTo(10);
+    }
+
+    @Test
+    void shouldFailADoorbellBatchWithItsFirstFailingRequest() throws Exception {
+        final String outcome = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+            final Doorbell batch = channel.doorbell();
+            batch.fetchAndAdd(remote.addressOf(512), remote.rkey(), 1);
+            batch.fetchAndAdd(remote.addressOf(512) + 4, remote.rkey(), 1); // misaligned
+            batch.fetchAndAdd(remote.addressOf(512), remote.rkey(), 1);
+            return batch.post().transform(ar -> Future.succeededFuture(
+                ((VerbException) ar.cause()).status() + "@" + batch.failedIndex()));
+        }));
+        assertThat(outcome).isEqualTo(WcStatus.REMOTE_INVALID_REQUEST + "@1");
+        assertThat(region.buffer().getLongVolatile(512)).as("only the request before the failure ran").isEqualTo(1);
+    }
+
+    @Test
+    void shouldNotCompleteAReadBeforeItsModelledRoundTrip() throws Exception {
+        final Long elapsed = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+            final long start = System.nanoTime();
+            return channel.read(remote, 0, new UnsafeBuffer(new byte[8]), 0, 8).map(v -> System.nanoTime() - start);
+        }));
+        assertThat(elapsed).isGreaterThanOrEqualTo(2 * CostModel.DEFAULT_ONE_WAY_LATENCY_NS
+            + CostModel.DEFAULT_PCIE_ROUND_TRIP_NS);
+    }
+
+    @Test
+    void shouldFailABadVerbWithItsStatusAndRecoverTheChannel() throws Exception {
+        final String outcome = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+            final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+            final Future<Void> bad = channel.read(remote.address(), remote.rkey() ^ 0x10, dst, 0, 8);
+            final Future<Void> flushed = channel.read(remote, 0, dst, 0, 8);
+            return Future.join(bad, flushed).transform(ar -> {
+                final VerbException first = (VerbException) bad.cause();
+                final VerbException second = (VerbException) flushed.cause();
+                return channel.read(remote, 0, dst, 0, 8)
+                    .map(v -> first.status() + "," + second.status() + ",then ok");
+            });
+        }));
+        assertThat(outcome).isEqualTo(WcStatus.REMOTE_ACCESS_ERROR + "," + WcStatus.WR_FLUSH_ERROR + ",then ok");
+    }
+
+    @Test
+    void shouldGoQuietWhenNothingIsOutstanding() throws Exception {
+        onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions())
+            .compose(channel -> channel.read(remote, 0, new UnsafeBuffer(new byte[8]), 0, 8)));
+        Thread.sleep(20);
+        final long before = BridgeVerticle.running().stream().mapToLong(Bridge::polls).sum();
+        Thread.sleep(100);
+        final long after = BridgeVerticle.running().stream().mapToLong(Bridge::polls).sum();
+        assertThat(after).isEqualTo(before);
+    }
+
+    @Test
+    void shouldRefuseASecondBridgeOnALoop() throws Exception {
+        final Throwable failure = vertx.deployVerticle(new BridgeVerticle()).transform(ar -> Future.succeededFuture(
+            ar.cause())).await(10, TimeUnit.SECONDS);
+        assertThat(failure).hasMessageContaining("already runs on event loop");
+    }
+}

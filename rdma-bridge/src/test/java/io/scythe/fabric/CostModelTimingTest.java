@@ -1,0 +1,192 @@
+package io.scythe.fabric;
+
+import io.scythe.fabric.local.LocalFabric;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.CachedNanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The local provider's timing, checked against the cost model on a manual clock. */
+class CostModelTimingTest {
+    private static final long T0 = 1_000_000;
+    private final CachedNanoClock clock = new CachedNanoClock();
+    private LocalFabric fabric;
+
+    @AfterEach
+    void tearDown() {
+        if (fabric != null) {
+            fabric.close();
+        }
+    }
+
+    private Nic[] nodes(final CostModel model, final String... names) {
+        clock.update(T0);
+        fabric = new LocalFabric(new FabricOptions().costModel(model).clock(clock));
+        final Nic[] nics = new Nic[names.length];
+        for (int i = 0; i < names.length; i++) {
+            nics[i] = fabric.attachNow(names[i]);
+        }
+        return nics;
+    }
+
+    /**
+     * Advances the clock 1 ns at a time until {@code cq} delivers {@code count} completions; returns their times
+     * relative to the clock when called (when the requests were posted).
+     */
+    private List<Long> completionTimes(final CompletionQueue cq, final int count, final long limitNs) {
+        final long base = clock.nanoTime();
+        final List<Long> times = new ArrayList<>();
+        final Recorder recorder = new Recorder();
+        while (times.size() < count) {
+            final int before = recorder.entries.size();
+            cq.poll(clock.nanoTime(), recorder, 1024);
+            for (int i = before; i < recorder.entries.size(); i++) {
+                assertThat(recorder.entries.get(i).status()).isEqualTo(WcStatus.SUCCESS);
+                times.add(clock.nanoTime() - base);
+            }
+            assertThat(clock.nanoTime() - base).as("completions overdue").isLessThan(limitNs);
+            clock.advance(1);
+        }
+        return times;
+    }
+
+    @Test
+    void shouldNotCompleteASmallReadBeforeItsModelledRoundTrip() {
+        final CostModel model = CostModel.cx5();
+        final Nic[] n = nodes(model, "cn", "mn");
+        final RemoteRegion r = n[1].register("r", 4096, MemoryKind.HOST).describe();
+        final CompletionQueue cq = n[0].createCompletionQueue(16);
+        final QueuePair qp = n[0].connect("mn", cq, new QpOptions()).result();
+        qp.post(new WorkRequest().read(r.address(), r.rkey(), new UnsafeBuffer(new byte[8]), 0, 8));
+        final long rtt = completionTimes(cq, 1, 10_000).get(0);
+        final long floor = 2 * model.oneWayLatencyNs() + model.pcieRoundTripNs() + model.doorbellNs();
+        assertThat(rtt).isGreaterThanOrEqualTo(2_000).isGreaterThanOrEqualTo(floor).isLessThan(floor + 200);
+    }
+
+    @Test
+    void shouldMakeAWriteVisibleOnlyAfterItReachesTheResponder() {
+        final CostModel model = CostModel.cx5();
+        final Nic[] n = nodes(model, "cn", "mn");
+        final MemoryRegion region = n[1].register("r", 4096, MemoryKind.HOST);
+        final CompletionQueue cq = n[0].createCompletionQueue(16);
+        final QueuePair qp = n[0].connect("mn", cq, new QpOptions()).result();
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        value.putLong(0, 99);
+        qp.post(new WorkRequest().write(region.address(), region.rkey(), value, 0, 8).inline(true));
+        clock.advance(model.oneWayLatencyNs() - 1);
+        cq.poll(clock.nanoTime(), new Recorder(), 16);
+        assertThat(region.buffer().getLong(0)).as("not yet arrived").isZero();
+        clock.advance(model.doorbellNs() + 200);
+        cq.poll(clock.nanoTime(), new Recorder(), 16);
+        assertThat(region.buffer().getLong(0)).isEqualTo(99);
+    }
+
+    @Test
+    void shouldSerialiseAtomicsOnOneAddressAndBeFasterOnDeviceMemory() {
+        final CostModel model = CostModel.cx5();
+        final Nic[] n = nodes(model, "cn", "mn");
+        final RemoteRegion host = n[1].register("host", 4096, MemoryKind.HOST).describe();
+        final RemoteRegion device = n[1].register("device", 4096, MemoryKind.DEVICE).describe();
+        final long hostSpan = atomicSpan(n[0], host, 0, 8);
+        final long hostSpreadSpan = atomicSpan(n[0], host, 8, 8);
+        final long deviceSpan = atomicSpan(n[0], device, 0, 8);
+        // 8 CAS on one host word from 8 QPs at once: each holds the address for two PCIe transactions.
+        assertThat(hostSpan).isGreaterThanOrEqualTo(7 * model.atomicSameAddressNs(MemoryKind.HOST));
+        // On 8 different words only the NIC-wide atomic rate (2.5 Mops: 400 ns each) serialises them.
+        assertThat(hostSpreadSpan).isLessThan(hostSpan).isGreaterThanOrEqualTo(7 * 399);
+        assertThat(deviceSpan).isLessThan(hostSpreadSpan / 10);
+    }
+
+    /** Posts one FAA on each of {@code qps} new QPs at once; returns first-to-last completion time. */
+    private long atomicSpan(final Nic cn, final RemoteRegion region, final int stride, final int qps) {
+        final CompletionQueue cq = cn.createCompletionQueue(64);
+        final UnsafeBuffer result = new UnsafeBuffer(new byte[8 * qps]);
+        for (int i = 0; i < qps; i++) {
+            final QueuePair qp = cn.connect("mn", cq, new QpOptions()).result();
+            qp.post(new WorkRequest().fetchAndAdd(region.address() + (long) i * stride, region.rkey(), 1, result,
+                i * 8));
+        }
+        final long start = clock.nanoTime();
+        final List<Long> times = completionTimes(cq, qps, 100_000);
+        clock.update(start + 1_000_000); // let every resource fall free before the next measurement
+        for (final QueuePair qp : cn.queuePairs()) {
+            qp.close();
+        }
+        return times.get(times.size() - 1) - times.get(0);
+    }
+
+    @Test
+    void shouldChargeBandwidthForLargeTransfers() {
+        final CostModel model = CostModel.cx5();
+        final Nic[] n = nodes(model, "cn", "mn");
+        final int size = 1 << 20;
+        final RemoteRegion r = n[1].register("r", size, MemoryKind.HOST).describe();
+        final CompletionQueue cq = n[0].createCompletionQueue(16);
+        final QueuePair qp = n[0].connect("mn", cq, new QpOptions()).result();
+        qp.post(new WorkRequest().read(r.address(), r.rkey(), new UnsafeBuffer(new byte[size]), 0, size));
+        final long elapsed = completionTimes(cq, 1, 1_000_000).get(0);
+        final double wireNs = size * 8 / model.bandwidthGbps();
+        assertThat((double) elapsed).isGreaterThanOrEqualTo(wireNs).isLessThan(wireNs + 5_000);
+    }
+
+    @Test
+    void shouldPayTheResponderRateOncePerRequestSoMessageBatchingBeatsDoorbellBatchingForSmallData() {
+        final CostModel model = CostModel.cx5();
+        final Nic[] n = nodes(model, "cn", "mn");
+        final RemoteRegion r = n[1].register("r", 1 << 16, MemoryKind.HOST).describe();
+        final CompletionQueue cq = n[0].createCompletionQueue(128);
+        final QueuePair qp = n[0].connect("mn", cq, new QpOptions()).result();
+        final UnsafeBuffer src = new UnsafeBuffer(new byte[2048]);
+        // 64 WRITEs of 16 B in one doorbell batch ...
+        WorkRequest first = new WorkRequest().write(r.address(), r.rkey(), src, 0, 16).signaled(false);
+        WorkRequest last = first;
+        for (int i = 1; i < 64; i++) {
+            last = last.link(new WorkRequest().write(r.address() + 16L * i, r.rkey(), src, 16 * i, 16)
+                .signaled(i == 63));
+        }
+        qp.post(first);
+        final long doorbellBatch = completionTimes(cq, 1, 100_000).get(0);
+        clock.update(clock.nanoTime() + 1_000_000);
+        // ... against the same 1 KiB as one message-batched WRITE.
+        qp.post(new WorkRequest().write(r.address(), r.rkey(), src, 0, 1024));
+        final long messageBatch = completionTimes(cq, 1, 100_000).get(0);
+        assertThat(messageBatch).isLessThan(doorbellBatch);
+        assertThat(doorbellBatch - messageBatch).isGreaterThanOrEqualTo((long) (60 * model.responderOpNs()));
+    }
+
+    @Test
+    void shouldCompleteAtTheNextPollWithTheZeroProfile() {
+        final Nic[] n = nodes(CostModel.zero(), "cn", "mn");
+        final RemoteRegion r = n[1].register("r", 64, MemoryKind.HOST).describe();
+        final CompletionQueue cq = n[0].createCompletionQueue(16);
+        final QueuePair qp = n[0].connect("mn", cq, new QpOptions()).result();
+        qp.post(new WorkRequest().read(r.address(), r.rkey(), new UnsafeBuffer(new byte[8]), 0, 8));
+        final Recorder recorder = new Recorder();
+        assertThat(cq.poll(clock.nanoTime(), recorder, 16)).isPositive();
+        assertThat(recorder.entries).hasSize(1);
+        assertThat(CostModel.zero().isFree()).isTrue();
+        assertThat(CostModel.cx5().isFree()).isFalse();
+    }
+
+    @Test
+    void shouldOverrideProfileKeysFromJsonAndRefuseBadOnes() {
+        final CostModel model = CostModel.fromJson(new JsonObject().put("profile", "cx5").put("oneWayLatencyNs", 0));
+        assertThat(model.oneWayLatencyNs()).isZero();
+        assertThat(model.pcieRoundTripNs()).isEqualTo(CostModel.DEFAULT_PCIE_ROUND_TRIP_NS);
+        assertThat(CostModel.fromJson(model.toJson()).toJson()).isEqualTo(model.toJson());
+        assertThatThrownBy(() -> CostModel.fromJson(new JsonObject().put("oneWayLatncyNs", 5)))
+            .hasMessageContaining("unknown cost-model keys [oneWayLatncyNs]");
+        assertThatThrownBy(() -> CostModel.fromJson(new JsonObject().put("doorbellNs", -1)))
+            .hasMessageContaining("doorbellNs");
+        assertThatThrownBy(() -> CostModel.fromJson(new JsonObject().put("atomicBuckets", 1000)))
+            .hasMessageContaining("power of two");
+        assertThatThrownBy(() -> CostModel.profile("cx9")).hasMessageContaining("unknown cost-model profile");
+    }
+}
