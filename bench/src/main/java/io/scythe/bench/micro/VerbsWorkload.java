@@ -53,11 +53,12 @@ public final class VerbsWorkload {
         Opcode.FETCH_AND_ADD);
 
     /** What to run. */
-    public record Options(List<String> providers, List<Opcode> verbs, String profile, int window, int batch,
+    public record Options(List<String> providers, List<Opcode> verbs, CostModel costModel, int window, int batch,
                           long durationMs, long warmupMs, long seed, String idle) {
         public JsonObject toJson() {
             return new JsonObject().put("providers", new JsonArray(providers))
-                .put("verbs", new JsonArray(verbs.stream().map(Opcode::name).toList())).put("profile", profile)
+                .put("verbs", new JsonArray(verbs.stream().map(Opcode::name).toList()))
+                .put("profile", costModel.label()).put("cost_model", costModel.toJson())
                 .put("window", window).put("batch", batch).put("duration_ms", durationMs)
                 .put("warmup_ms", warmupMs).put("seed", seed).put("idle", idle)
                 .put("payload_bytes", Long.BYTES).put("region_bytes", REGION_BYTES);
@@ -101,7 +102,7 @@ public final class VerbsWorkload {
                 .await(30, TimeUnit.SECONDS);
             final FabricOptions fabricOptions = new FabricOptions().provider(provider)
                 .cluster("verbs-" + ProcessHandle.current().pid())
-                .costModel(CostModel.profile(options.profile()))
+                .costModel(options.costModel())
                 .address("mn0", "127.0.0.1:0").address("cn0", "127.0.0.1:0");
             fabric = Fabric.open(vertx, fabricOptions);
             final Nic mn = fabric.attach("mn0").await(30, TimeUnit.SECONDS);

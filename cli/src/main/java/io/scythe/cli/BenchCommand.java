@@ -1,0 +1,133 @@
+package io.scythe.cli;
+
+import io.scythe.bench.micro.VerbsWorkload;
+import io.scythe.bench.report.BenchReport;
+import io.scythe.config.ConfigFiles;
+import io.scythe.fabric.CostModel;
+import io.vertx.core.Vertx;
+import io.scythe.fabric.Opcode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/** {@code scythe bench}: runs a workload on an embedded cluster in this JVM and reports it. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+    description = {"Runs a benchmark workload on an embedded cluster in this JVM, prints a table and writes "
+        + "DIR/results.json with --out DIR.",
+        "Workloads: verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
+            + "doorbell-batched, beside the raw memory operation)."})
+public final class BenchCommand implements Callable<Integer> {
+    static final String DEFAULT_WORKLOAD = "verbs";
+
+    @Option(names = "--workload", defaultValue = DEFAULT_WORKLOAD, description = "Workload to run (default: "
+        + "${DEFAULT-VALUE}).")
+    String workload;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json.")
+    Path out;
+
+    @Option(names = "--duration", defaultValue = "2s", description = "Measured time of each run (default: "
+        + "${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--warmup", defaultValue = "1s", description = "Warm-up before each run (default: "
+        + "${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Random seed (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--providers", split = ",", defaultValue = "local,shm,tcp",
+        description = "[verbs] Fabric providers to measure (default: ${DEFAULT-VALUE}).")
+    List<String> providers;
+
+    @Option(names = "--verbs", split = ",", defaultValue = "read,write,cas,faa",
+        description = "[verbs] Verbs to measure: read, write, cas, faa (default: ${DEFAULT-VALUE}).")
+    List<String> verbs;
+
+    @Option(names = "--profile", defaultValue = "zero",
+        description = "[verbs] Cost-model profile: zero (pure software cost) or cx5 (ConnectX-5 timings) "
+            + "(default: ${DEFAULT-VALUE}).")
+    String profile;
+
+    @Option(names = "--fabric-config", paramLabel = "FILE",
+        description = "[verbs] Cost model from a YAML/JSON file (see conf/fabric/); overrides --profile.")
+    Path fabricConfig;
+
+    @Option(names = "--window", defaultValue = "64",
+        description = "[verbs] Verbs kept outstanding by the event loop (default: ${DEFAULT-VALUE}).")
+    int window;
+
+    @Option(names = "--batch", defaultValue = "16",
+        description = "[verbs] Verbs per doorbell batch; 1 measures unbatched only (default: ${DEFAULT-VALUE}).")
+    int batch;
+
+    @Option(names = "--idle", defaultValue = "busy-spin",
+        description = "[verbs] Bridge idle policy: busy-spin or backoff (default: ${DEFAULT-VALUE}).")
+    String idle;
+
+    @Override
+    public Integer call() throws Exception {
+        final BenchReport report;
+        switch (workload.toLowerCase(Locale.ROOT)) {
+            case "verbs":
+                report = runVerbs();
+                break;
+            default:
+                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs");
+                return 2;
+        }
+        if (out != null) {
+            System.out.println("wrote " + report.write(out));
+        }
+        final boolean ok = report.runs().stream().allMatch(r -> r.toJson().getBoolean("invariants_ok", true));
+        if (!ok) {
+            System.err.println("scythe bench: an invariant was violated (see invariants_ok in the results)");
+        }
+        return ok ? 0 : 1;
+    }
+
+    private BenchReport runVerbs() throws Exception {
+        final List<Opcode> opcodes = new ArrayList<>();
+        for (final String verb : verbs) {
+            opcodes.add(verbOf(verb));
+        }
+        final CostModel model = fabricConfig == null ? CostModel.profile(profile) : readCostModel(fabricConfig);
+        final VerbsWorkload.Options options = new VerbsWorkload.Options(providers, opcodes, model, window, batch,
+            duration.toMillis(), warmup.toMillis(), seed, idle);
+        System.out.printf("verbs: providers %s, cost model %s, %d outstanding, batches of %d, %d ms per run%n",
+            providers, model.label(), window, batch, duration.toMillis());
+        return new VerbsWorkload(options, System.out).run();
+    }
+
+    static CostModel readCostModel(final Path file) throws Exception {
+        final Vertx vertx = Vertx.vertx();
+        try {
+            return CostModel.fromJson(ConfigFiles.read(vertx, file).await(30, TimeUnit.SECONDS));
+        } finally {
+            vertx.close().await(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static Opcode verbOf(final String name) {
+        switch (name.toLowerCase(Locale.ROOT)) {
+            case "read":
+                return Opcode.READ;
+            case "write":
+                return Opcode.WRITE;
+            case "cas":
+                return Opcode.COMPARE_AND_SWAP;
+            case "faa":
+                return Opcode.FETCH_AND_ADD;
+            default:
+                throw new IllegalArgumentException("unknown verb '" + name + "'; choose from read, write, cas, faa");
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package io.scythe.cli;
+
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.MemoryKind;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.util.concurrent.Callable;
+
+/** {@code scythe fabric}: shows a cost-model profile and what it implies for each verb. */
+@Command(name = "fabric", mixinStandardHelpOptions = true,
+    description = "Prints a fabric cost-model profile (its parameters and the latency they imply per verb). "
+        + "The parameters and their sources are documented in conf/fabric/.")
+public final class FabricCommand implements Callable<Integer> {
+    @Option(names = "--profile", defaultValue = "cx5", description = "Profile: cx5 or zero (default: "
+        + "${DEFAULT-VALUE}).")
+    String profile;
+
+    @Override
+    public Integer call() {
+        final CostModel model = CostModel.profile(profile);
+        System.out.println(model.toJson().encodePrettily());
+        final long oneWay = model.oneWayLatencyNs();
+        final long pcie = model.pcieRoundTripNs();
+        System.out.printf("uncontended 8 B READ  (host memory)   ~ %d ns%n",
+            model.doorbellNs() + 2 * oneWay + pcie + Math.round(model.requesterOpNs() + model.responderOpNs()));
+        System.out.printf("uncontended 8 B CAS   (host memory)   ~ %d ns, then %d ns per queued CAS on the same "
+                + "word%n", model.doorbellNs() + 2 * oneWay + model.atomicSameAddressNs(MemoryKind.HOST),
+            model.atomicSameAddressNs(MemoryKind.HOST));
+        System.out.printf("uncontended 8 B FAA   (device memory) ~ %d ns%n",
+            model.doorbellNs() + 2 * oneWay + model.atomicSameAddressNs(MemoryKind.DEVICE));
+        return 0;
+    }
+}

@@ -1,0 +1,76 @@
+package io.scythe.cli;
+
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ScytheCommandTest {
+
+    private static int run(final StringWriter out, final StringWriter err, final String... args) {
+        final CommandLine cli = ScytheCommand.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    void shouldShowHelpForEverySubcommand() {
+        final CommandLine cli = ScytheCommand.commandLine();
+        assertThat(cli.getSubcommands()).containsKeys("bench", "fabric");
+        for (final String sub : cli.getSubcommands().keySet()) {
+            if ("help".equals(sub)) {
+                continue;
+            }
+            final StringWriter out = new StringWriter();
+            assertThat(run(out, new StringWriter(), sub, "--help")).as(sub).isZero();
+            assertThat(out.toString()).as(sub).contains("Usage: scythe " + sub);
+        }
+    }
+
+    @Test
+    void shouldRefuseBadInputWithOneClearLine() {
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "bench", "--workload", "nope")).isEqualTo(2);
+        final StringWriter err2 = new StringWriter();
+        assertThat(run(new StringWriter(), err2, "bench", "--fabric-config", "/definitely/not/here.yaml"))
+            .isEqualTo(2);
+        assertThat(err2.toString()).contains("not found").doesNotContain("\tat ");
+    }
+
+    @Test
+    void shouldParseHumanDurations() {
+        assertThat(Durations.parse("500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Durations.parse("2s")).isEqualTo(Duration.ofSeconds(2));
+        assertThat(Durations.parse("1.5m")).isEqualTo(Duration.ofSeconds(90));
+        assertThat(Durations.parse("3")).isEqualTo(Duration.ofSeconds(3));
+    }
+
+    @Test
+    void shouldWriteResultsJsonWithTheDocumentedFields(@TempDir final Path dir) throws Exception {
+        final int code = run(new StringWriter(), new StringWriter(), "bench", "--workload", "verbs", "--providers",
+            "local", "--verbs", "read,faa", "--batch", "4", "--window", "8", "--duration", "200ms", "--warmup",
+            "100ms", "--out", dir.toString());
+        assertThat(code).isZero();
+        final JsonObject results = new JsonObject(Files.readString(dir.resolve("results.json")));
+        assertThat(results.getString("workload")).isEqualTo("verbs");
+        assertThat(results.getJsonObject("params").getInteger("window")).isEqualTo(8);
+        assertThat(results.getJsonArray("runs")).hasSize(4);
+        for (int i = 0; i < 4; i++) {
+            final JsonObject run = results.getJsonArray("runs").getJsonObject(i);
+            assertThat(run.fieldNames()).contains("protocol", "clients", "committed", "committed_per_s",
+                "abort_rate", "latency_us", "invariants_ok", "raw_ns_per_op", "ratio_fabric_to_raw");
+            assertThat(run.getLong("committed")).isPositive();
+            assertThat(run.getBoolean("invariants_ok")).isTrue();
+            assertThat(run.getJsonObject("latency_us").fieldNames()).contains("p50", "p99", "p999");
+        }
+    }
+}
