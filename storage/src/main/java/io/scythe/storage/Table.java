@@ -1,0 +1,399 @@
+package io.scythe.storage;
+
+import io.scythe.fabric.MemoryRegion;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.LongHashSet;
+import org.agrona.concurrent.AtomicBuffer;
+
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static io.scythe.storage.ObjectLayout.FLAGS_OFFSET;
+import static io.scythe.storage.ObjectLayout.FLAG_DELETED;
+import static io.scythe.storage.ObjectLayout.INCARNATION_OFFSET;
+import static io.scythe.storage.ObjectLayout.OLDER_OFFSET;
+import static io.scythe.storage.ObjectLayout.VALUE_LENGTH_OFFSET;
+import static io.scythe.storage.ObjectLayout.VALUE_OFFSET;
+import static io.scythe.storage.ObjectLayout.VERSION_OFFSET;
+
+/**
+ * A table on a memory node: objects ({@link ObjectLayout}) in a slab of registered memory, an index from keys to
+ * object pointers, and a version log of older values ({@link VersionLayout}), reclaimed once no transaction can read
+ * them. These are the memory node CPU's operations (RPC handlers, loaders, the evictor); compute nodes reach the same
+ * memory with one-sided verbs through the table's {@link #describe() descriptor}.
+ *
+ * <p>Writers (insert, update, delete, reclaim) are serialised by the table's lock; lookups and reads are lock-free.
+ * Results are object pointers ({@link ObjectLayout#pointer}) or a negative status.
+ */
+public final class Table {
+    public static final int OK = 0;
+    /** Insert of a key that is present. */
+    public static final int DUPLICATE = -1;
+    /** No room for another object (or index entry). */
+    public static final int FULL = -2;
+    /** A value longer than the table's maximum, or of the wrong size for a fixed-size table. */
+    public static final int BAD_LENGTH = -3;
+    /** No room in the version log for the value being replaced (reclamation is behind). */
+    public static final int VERSION_SPACE_FULL = -4;
+    /** The pointer's slot was freed or reused for another key. */
+    public static final int STALE = -5;
+    /** No such key. */
+    public static final int NOT_FOUND = -6;
+    /** No version of the object is visible at the timestamp asked (or it was deleted by then). */
+    public static final int NOT_VISIBLE = -7;
+
+    private final TableSchema schema;
+    private final MemoryRegion objects;
+    private final MemoryRegion indexRegion;
+    private final MemoryRegion versions;
+    private final AtomicBuffer objectMemory;
+    private final AtomicBuffer versionMemory;
+    private final Slab objectSlab;
+    private final Slab versionSlab;
+    private final Index index;
+    private final int hashBuckets;
+    private final ReentrantLock writer = new ReentrantLock();
+    /** Objects whose version chains reclamation must look at, by offset in the object slab. */
+    private final LongHashSet withHistory = new LongHashSet();
+    /** Keys of objects whose newest version is a delete, by offset (the header has no room for the key). */
+    private final Long2LongHashMap deletedKeys = new Long2LongHashMap(-1);
+
+    Table(final TableSchema schema, final MemoryRegion objects, final MemoryRegion indexRegion,
+          final MemoryRegion versions, final int hashBuckets, final long seed) {
+        this.schema = schema;
+        this.objects = objects;
+        this.indexRegion = indexRegion;
+        this.versions = versions;
+        this.objectMemory = objects.buffer();
+        this.versionMemory = versions == null ? null : versions.buffer();
+        this.objectSlab = new Slab(objects, ObjectLayout.slotBytes(schema.maxValueBytes()));
+        this.versionSlab = versions == null ? null : new Slab(versions, VersionLayout.slotBytes(schema.maxValueBytes()));
+        this.hashBuckets = hashBuckets;
+        this.index = schema.index() == IndexKind.HASH
+            ? new HashIndex(indexRegion.buffer(), hashBuckets)
+            : new SkipListIndex(indexRegion.buffer(), seed);
+    }
+
+    public TableSchema schema() {
+        return schema;
+    }
+
+    public TableDescriptor describe() {
+        return new TableDescriptor(schema, objects.describe(), indexRegion.describe(),
+            versions == null ? null : versions.describe(), hashBuckets);
+    }
+
+    /** The object pointer of {@code key} (even when its newest version is a delete), or 0. */
+    public long lookup(final long key) {
+        return index.lookup(key);
+    }
+
+    /**
+     * Inserts {@code key} with {@code value} committed at {@code version}; a key whose newest version is a delete is
+     * revived (the delete stays in its history).
+     *
+     * @return the object pointer, or {@link #DUPLICATE}, {@link #FULL}, {@link #BAD_LENGTH},
+     *     {@link #VERSION_SPACE_FULL}
+     */
+    public long insert(final long key, final DirectBuffer value, final int offset, final int length,
+                       final long version) {
+        if (!lengthOk(length)) {
+            return BAD_LENGTH;
+        }
+        writer.lock();
+        try {
+            final long existing = index.lookup(key);
+            if (existing != 0) {
+                final int at = offsetOf(existing);
+                if (at < 0 || (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) == 0) {
+                    return DUPLICATE;
+                }
+                final int status = replace(at, value, offset, length, version, 0);
+                if (status == OK) {
+                    deletedKeys.remove(at);
+                }
+                return status == OK ? existing : status;
+            }
+            final long slot = objectSlab.allocate();
+            if (slot < 0) {
+                return FULL;
+            }
+            final int at = (int) slot;
+            final int incarnation = (objectMemory.getShort(at + INCARNATION_OFFSET) + 1) & 0xffff;
+            objectMemory.setMemory(at, ObjectLayout.HEADER_BYTES, (byte) 0);
+            objectMemory.putShort(at + INCARNATION_OFFSET, (short) incarnation);
+            objectMemory.putInt(at + VALUE_LENGTH_OFFSET, length);
+            if (length > 0) {
+                objectMemory.putBytes(at + VALUE_OFFSET, value, offset, length);
+            }
+            objectMemory.putLongRelease(at + VERSION_OFFSET, version);
+            final long pointer = ObjectLayout.pointer(objects.address() + at, incarnation);
+            final int indexed = index.insert(key, pointer);
+            if (indexed != Index.OK) {
+                objectSlab.free(slot);
+                return indexed == Index.DUPLICATE ? DUPLICATE : FULL;
+            }
+            return pointer;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Installs {@code value} as the newest version of the object, committed at {@code version}; the replaced value
+     * moves to the version log (when the table keeps one).
+     *
+     * @return {@link #OK}, {@link #STALE}, {@link #BAD_LENGTH} or {@link #VERSION_SPACE_FULL}
+     */
+    public int update(final long pointer, final DirectBuffer value, final int offset, final int length,
+                      final long version) {
+        if (!lengthOk(length)) {
+            return BAD_LENGTH;
+        }
+        writer.lock();
+        try {
+            final int at = offsetOf(pointer);
+            return at < 0 ? STALE : replace(at, value, offset, length, version, 0);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Deletes {@code key} at {@code version}: its newest version becomes a delete; readers older than that still see
+     * the value before, until reclamation passes the delete and frees the object.
+     *
+     * @return {@link #OK}, {@link #NOT_FOUND} or {@link #VERSION_SPACE_FULL}
+     */
+    public int delete(final long key, final long version) {
+        writer.lock();
+        try {
+            final long pointer = index.lookup(key);
+            final int at = pointer == 0 ? -1 : offsetOf(pointer);
+            if (at < 0 || (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) != 0) {
+                return NOT_FOUND;
+            }
+            final int status = replace(at, null, 0, 0, version, FLAG_DELETED);
+            if (status == OK) {
+                deletedKeys.put(at, key);
+                withHistory.add(at); // even without a version log, the delete must be reclaimed
+            }
+            return status;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Moves the current value of the object at {@code at} into the version log and installs a new one. */
+    private int replace(final int at, final DirectBuffer value, final int offset, final int length,
+                        final long version, final int flags) {
+        if (versionSlab != null) {
+            final long slot = versionSlab.allocate();
+            if (slot < 0) {
+                return VERSION_SPACE_FULL;
+            }
+            final int v = (int) slot;
+            final int oldLength = objectMemory.getInt(at + VALUE_LENGTH_OFFSET);
+            versionMemory.putLong(v + VersionLayout.VERSION_OFFSET, objectMemory.getLong(at + VERSION_OFFSET));
+            versionMemory.putLong(v + VersionLayout.OLDER_OFFSET, objectMemory.getLong(at + OLDER_OFFSET));
+            versionMemory.putInt(v + VersionLayout.VALUE_LENGTH_OFFSET, oldLength);
+            versionMemory.putInt(v + VersionLayout.FLAGS_OFFSET, objectMemory.getShort(at + FLAGS_OFFSET));
+            if (oldLength > 0) {
+                versionMemory.putBytes(v + VersionLayout.VALUE_OFFSET, objectMemory, at + VALUE_OFFSET, oldLength);
+            }
+            VarHandle.releaseFence(); // the version record is whole before the object points to it
+            objectMemory.putLong(at + OLDER_OFFSET, versions.address() + v);
+            withHistory.add(at);
+        }
+        // Seqlock: readers that overlap the rewrite see the busy bit or a changed version, and read again.
+        objectMemory.putLongVolatile(at + VERSION_OFFSET,
+            objectMemory.getLong(at + VERSION_OFFSET) | ObjectLayout.VERSION_BUSY);
+        objectMemory.putInt(at + VALUE_LENGTH_OFFSET, length);
+        objectMemory.putShort(at + FLAGS_OFFSET, (short) flags);
+        if (length > 0) {
+            objectMemory.putBytes(at + VALUE_OFFSET, value, offset, length);
+        }
+        objectMemory.putLongRelease(at + VERSION_OFFSET, version);
+        return OK;
+    }
+
+    /**
+     * Copies the value of the object visible at timestamp {@code ts} (the newest version committed at or before it)
+     * into {@code dst}.
+     *
+     * @return its length, or {@link #STALE}, {@link #NOT_VISIBLE}
+     */
+    public int readAt(final long pointer, final long ts, final MutableDirectBuffer dst, final int dstOffset) {
+        final int at = offsetOf(pointer);
+        if (at < 0) {
+            return STALE;
+        }
+        while (true) {
+            final long version = objectMemory.getLongVolatile(at + VERSION_OFFSET);
+            if ((version & ObjectLayout.VERSION_BUSY) != 0) {
+                Thread.onSpinWait();
+                continue;
+            }
+            final int result;
+            if (version <= ts) {
+                if ((objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) != 0) {
+                    result = NOT_VISIBLE;
+                } else {
+                    final int length = objectMemory.getInt(at + VALUE_LENGTH_OFFSET);
+                    dst.putBytes(dstOffset, objectMemory, at + VALUE_OFFSET, length);
+                    result = length;
+                }
+            } else {
+                result = readOlder(objectMemory.getLong(at + OLDER_OFFSET) & ObjectLayout.ADDRESS_MASK, ts, dst,
+                    dstOffset);
+            }
+            VarHandle.acquireFence(); // the copy above happens before the version is checked again
+            if (objectMemory.getLongVolatile(at + VERSION_OFFSET) == version) {
+                return result;
+            }
+        }
+    }
+
+    /** Reads the chain from {@code older}: version records are immutable once linked. */
+    private int readOlder(long older, final long ts, final MutableDirectBuffer dst, final int dstOffset) {
+        while (older != 0 && versionMemory != null) {
+            final int v = (int) (older - versions.address());
+            if (versionMemory.getLong(v + VersionLayout.VERSION_OFFSET) <= ts) {
+                if ((versionMemory.getInt(v + VersionLayout.FLAGS_OFFSET) & FLAG_DELETED) != 0) {
+                    return NOT_VISIBLE;
+                }
+                final int length = versionMemory.getInt(v + VersionLayout.VALUE_LENGTH_OFFSET);
+                dst.putBytes(dstOffset, versionMemory, v + VersionLayout.VALUE_OFFSET, length);
+                return length;
+            }
+            older = versionMemory.getLong(v + VersionLayout.OLDER_OFFSET) & ObjectLayout.ADDRESS_MASK;
+        }
+        return NOT_VISIBLE;
+    }
+
+    /**
+     * Frees what no transaction reading at {@code horizon} or later can see: versions older than the newest one
+     * committed at or before the horizon, and objects whose newest version is a delete committed by then.
+     *
+     * @return the number of version records and objects freed
+     */
+    public long reclaim(final long horizon) {
+        writer.lock();
+        try {
+            long freed = 0;
+            final LongHashSet.LongIterator it = withHistory.iterator();
+            final long[] done = new long[withHistory.size()];
+            int doneCount = 0;
+            while (it.hasNext()) {
+                final int at = (int) it.nextValue();
+                final long reclaimed = reclaimObject(at, horizon);
+                if (reclaimed < 0) {
+                    freed += -reclaimed;
+                    done[doneCount++] = at;
+                } else {
+                    freed += reclaimed;
+                }
+            }
+            for (int i = 0; i < doneCount; i++) {
+                withHistory.remove(done[i]);
+            }
+            return freed;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** @return freed count, negated when the object needs no more reclamation */
+    private long reclaimObject(final int at, final long horizon) {
+        final long headVersion = objectMemory.getLong(at + VERSION_OFFSET);
+        final boolean headDeleted = (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) != 0;
+        if (headVersion <= horizon) {
+            long freed = freeChain(objectMemory.getLong(at + OLDER_OFFSET) & ObjectLayout.ADDRESS_MASK);
+            objectMemory.putLongRelease(at + OLDER_OFFSET, 0);
+            if (headDeleted) {
+                removeObject(at);
+                freed++;
+            }
+            return -freed;
+        }
+        // The head is too new for the horizon: keep the newest older version at or before it.
+        long older = objectMemory.getLong(at + OLDER_OFFSET) & ObjectLayout.ADDRESS_MASK;
+        while (older != 0) {
+            final int v = (int) (older - versions.address());
+            if (versionMemory.getLong(v + VersionLayout.VERSION_OFFSET) <= horizon) {
+                final long rest = versionMemory.getLong(v + VersionLayout.OLDER_OFFSET) & ObjectLayout.ADDRESS_MASK;
+                versionMemory.putLongRelease(v + VersionLayout.OLDER_OFFSET, 0);
+                return freeChain(rest);
+            }
+            older = versionMemory.getLong(v + VersionLayout.OLDER_OFFSET) & ObjectLayout.ADDRESS_MASK;
+        }
+        return 0;
+    }
+
+    private long freeChain(long address) {
+        long freed = 0;
+        while (address != 0) {
+            final int v = (int) (address - versions.address());
+            address = versionMemory.getLong(v + VersionLayout.OLDER_OFFSET) & ObjectLayout.ADDRESS_MASK;
+            versionSlab.free(v);
+            freed++;
+        }
+        return freed;
+    }
+
+    private void removeObject(final int at) {
+        final long offset = at;
+        if (deletedKeys.containsKey(offset)) {
+            index.remove(deletedKeys.remove(offset));
+        }
+        objectSlab.free(offset);
+    }
+
+    /** The object's offset in the slab, or -1 if the pointer is not a live slot of this table. */
+    public int offsetOf(final long pointer) {
+        final long address = ObjectLayout.addressOf(pointer);
+        final long offset = address - objects.address();
+        final int slotBytes = objectSlab.slotBytes();
+        if (offset < 0 || offset >= objectSlab.touched() * slotBytes || offset % slotBytes != 0) {
+            return -1;
+        }
+        final int at = (int) offset;
+        if ((objectMemory.getShort(at + INCARNATION_OFFSET) & 0xffff) != ObjectLayout.incarnationOf(pointer)) {
+            return -1;
+        }
+        return at;
+    }
+
+    private boolean lengthOk(final int length) {
+        return schema.fixedSize() ? length == schema.maxValueBytes() : length >= 0 && length <= schema.maxValueBytes();
+    }
+
+    /** The objects' memory, for MN-side protocol code (e.g. the Takeout Lock RPC's CPU atomics on lower). */
+    public AtomicBuffer objectMemory() {
+        return objectMemory;
+    }
+
+    public long objectBaseAddress() {
+        return objects.address();
+    }
+
+    /** Live keys. */
+    public long size() {
+        return index.size();
+    }
+
+    public long versionsInUse() {
+        return versionSlab == null ? 0 : versionSlab.used();
+    }
+
+    /** Registered memory this table occupies: object slab, index and version log. */
+    public long registeredBytes() {
+        return objects.length() + indexRegion.length() + (versions == null ? 0 : versions.length());
+    }
+
+    ReentrantLock writerLock() {
+        return writer;
+    }
+}
