@@ -18,7 +18,8 @@ import java.util.TreeSet;
  *                   1/requesterRate + wireBytes/bandwidth (wireBytes = payload + headerBytes per MTU packet);
  *                   a non-inline WRITE/SEND first DMA-reads its payload (+ pcieRoundTripNs)
  *   wire            + oneWayLatencyNs
- *   responder NIC   READ/WRITE/SEND: a FIFO processing unit, 1/responderRate each; a READ of host memory
+ *   responder NIC   + pcieRoundTripNs when the QP's context is not in the NIC's QP cache (qpCacheEntries)
+ *                   READ/WRITE/SEND: a FIFO processing unit, 1/responderRate each; a READ of host memory
  *                   DMA-reads it (+ pcieRoundTripNs)
  *                   atomics: a NIC-wide atomic unit (1/atomicRate, host or device memory), and one lock per
  *                   address bucket held for atomicSameAddressNs (host: two PCIe transactions, read then write)
@@ -68,11 +69,18 @@ public final class CostModel {
     public static final int DEFAULT_ATOMIC_BUCKETS = 4096;
     /** NIC device memory a node may register (ConnectX-5: 256 KB of on-chip memory). */
     public static final long DEFAULT_DEVICE_MEMORY_BYTES = 256 * 1024;
+    /**
+     * Queue-pair contexts a responder NIC keeps on chip; a request on a QP whose context is not cached first fetches
+     * it over PCIe (+ pcieRoundTripNs). Kalia et al. (FaSST, OSDI'16) measure the drop beyond a few hundred QPs;
+     * Scythe §3.4 (1) and §4.6 (1) share QPs for this reason. 0 = unlimited.
+     */
+    public static final int DEFAULT_QP_CACHE_ENTRIES = 256;
 
     private static final Set<String> KEYS = Set.of(
         "profile", "oneWayLatencyNs", "bandwidthGbps", "headerBytes", "mtuBytes", "doorbellNs", "pcieRoundTripNs",
         "requesterRateMops", "responderRateMops", "atomicRateHostMops", "atomicRateDeviceMops",
-        "atomicSameAddressHostNs", "atomicSameAddressDeviceNs", "atomicBuckets", "deviceMemoryBytes");
+        "atomicSameAddressHostNs", "atomicSameAddressDeviceNs", "atomicBuckets", "deviceMemoryBytes",
+        "qpCacheEntries");
 
     private final String profile;
     private final long oneWayLatencyNs;
@@ -89,6 +97,7 @@ public final class CostModel {
     private final long atomicSameAddressDeviceNs;
     private final int atomicBuckets;
     private final long deviceMemoryBytes;
+    private final int qpCacheEntries;
     // derived
     private final double nsPerByte;
     private final double requesterOpNs;
@@ -126,6 +135,7 @@ public final class CostModel {
             throw new IllegalArgumentException("atomicBuckets=" + atomicBuckets + " must be a power of two");
         }
         deviceMemoryBytes = nonNegativeLong(json, "deviceMemoryBytes");
+        qpCacheEntries = (int) nonNegativeLong(json, "qpCacheEntries");
 
         nsPerByte = bandwidthGbps == 0 ? 0 : 8.0 / bandwidthGbps;
         requesterOpNs = perOpNs(requesterRateMops);
@@ -186,7 +196,8 @@ public final class CostModel {
                     .put("atomicSameAddressHostNs", DEFAULT_ATOMIC_SAME_ADDRESS_HOST_NS)
                     .put("atomicSameAddressDeviceNs", DEFAULT_ATOMIC_SAME_ADDRESS_DEVICE_NS)
                     .put("atomicBuckets", DEFAULT_ATOMIC_BUCKETS)
-                    .put("deviceMemoryBytes", DEFAULT_DEVICE_MEMORY_BYTES);
+                    .put("deviceMemoryBytes", DEFAULT_DEVICE_MEMORY_BYTES)
+                    .put("qpCacheEntries", DEFAULT_QP_CACHE_ENTRIES);
             case PROFILE_ZERO:
                 return profileJson(PROFILE_CX5)
                     .put("profile", PROFILE_ZERO)
@@ -247,7 +258,8 @@ public final class CostModel {
             .put("atomicSameAddressHostNs", atomicSameAddressHostNs)
             .put("atomicSameAddressDeviceNs", atomicSameAddressDeviceNs)
             .put("atomicBuckets", atomicBuckets)
-            .put("deviceMemoryBytes", deviceMemoryBytes);
+            .put("deviceMemoryBytes", deviceMemoryBytes)
+            .put("qpCacheEntries", qpCacheEntries);
     }
 
     /** True when every cost is zero: the providers then execute and complete verbs without reading the clock. */
@@ -316,6 +328,11 @@ public final class CostModel {
 
     public long deviceMemoryBytes() {
         return deviceMemoryBytes;
+    }
+
+    /** QP contexts a responder NIC caches; 0 = unlimited (no misses). */
+    public int qpCacheEntries() {
+        return qpCacheEntries;
     }
 
     @Override

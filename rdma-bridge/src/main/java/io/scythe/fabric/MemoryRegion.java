@@ -31,6 +31,20 @@ public interface MemoryRegion {
 
     boolean isRegistered();
 
+    /**
+     * Runs {@code listener} after each WRITE or SEND from a peer lands in this region, on the thread that executed it
+     * ({@code null} removes it). Only providers that can see peer writes in this process call it ({@link
+     * #observesRemoteWrites()}); it lets an RPC server in an embedded cluster stand in for a memory node's polling core
+     * without spinning. Pollers of providers that cannot must poll.
+     */
+    default void remoteWriteListener(final Runnable listener) {
+    }
+
+    /** Whether {@link #remoteWriteListener} is ever called for this region. */
+    default boolean observesRemoteWrites() {
+        return false;
+    }
+
     default RemoteRegion describe() {
         return new RemoteRegion(node(), name(), address(), length(), rkey(), kind());
     }

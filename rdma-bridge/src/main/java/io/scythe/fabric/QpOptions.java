@@ -17,6 +17,7 @@ public final class QpOptions {
     private int receiveQueueDepth = DEFAULT_RECEIVE_QUEUE_DEPTH;
     private int maxInlineBytes = DEFAULT_MAX_INLINE_BYTES;
     private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+    private boolean shared;
 
     public QpOptions() {
     }
@@ -26,6 +27,7 @@ public final class QpOptions {
         this.receiveQueueDepth = other.receiveQueueDepth;
         this.maxInlineBytes = other.maxInlineBytes;
         this.maxMessageBytes = other.maxMessageBytes;
+        this.shared = other.shared;
     }
 
     public QpOptions(final JsonObject json) {
@@ -34,6 +36,7 @@ public final class QpOptions {
         receiveQueueDepth = json.getInteger("receiveQueueDepth", receiveQueueDepth);
         maxInlineBytes = json.getInteger("maxInlineBytes", maxInlineBytes);
         maxMessageBytes = json.getInteger("maxMessageBytes", maxMessageBytes);
+        shared = json.getBoolean("shared", shared);
         validate();
     }
 
@@ -42,7 +45,8 @@ public final class QpOptions {
             .put("sendQueueDepth", sendQueueDepth)
             .put("receiveQueueDepth", receiveQueueDepth)
             .put("maxInlineBytes", maxInlineBytes)
-            .put("maxMessageBytes", maxMessageBytes);
+            .put("maxMessageBytes", maxMessageBytes)
+            .put("shared", shared);
     }
 
     /** @throws IllegalArgumentException naming the first field out of range */
@@ -86,6 +90,20 @@ public final class QpOptions {
 
     public QpOptions maxInlineBytes(final int maxInlineBytes) {
         this.maxInlineBytes = maxInlineBytes;
+        return this;
+    }
+
+    /**
+     * A shared queue pair may be posted on from any thread (serialised by a lock, as ibverbs does); its completions
+     * are still delivered to its completion queue's owner. RRPC's RdmaStraws share QPs across event loops to keep the
+     * NIC's QP cache small (Scythe §4.6 (1)). Providers that cannot share refuse to connect one.
+     */
+    public boolean shared() {
+        return shared;
+    }
+
+    public QpOptions shared(final boolean shared) {
+        this.shared = shared;
         return this;
     }
 

@@ -80,6 +80,55 @@ class ConcurrentAtomicsTest {
         }
     }
 
+    @Test
+    void shouldLetSeveralThreadsPostOnASharedQueuePairWhileItsOwnerCompletesEverything() throws Exception {
+        try (LocalFabric fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()))) {
+            final Nic mn = fabric.attachNow("mn");
+            final Nic cn = fabric.attachNow("cn");
+            final MemoryRegion region = mn.register("counters", 64, MemoryKind.HOST);
+            final RemoteRegion remote = region.describe();
+            final CompletionQueue cq = cn.createCompletionQueue(4096);
+            final QueuePair shared = cn.connect("mn", cq, new QpOptions().shared(true).sendQueueDepth(4096)).result();
+            final int posters = 3;
+            final int each = 20_000;
+            final java.util.concurrent.atomic.AtomicLong completions = new java.util.concurrent.atomic.AtomicLong();
+            final java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
+            final CountDownLatch done = new CountDownLatch(posters);
+            final List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < posters; t++) {
+                threads.add(new Thread(() -> {
+                    final UnsafeBuffer result = new UnsafeBuffer(new byte[8]);
+                    for (int i = 0; i < each; i++) {
+                        while (shared.post(new WorkRequest().fetchAndAdd(remote.address(), remote.rkey(), 1, result,
+                            0)) == QueuePair.SEND_QUEUE_FULL) {
+                            Thread.onSpinWait();
+                        }
+                    }
+                    done.countDown();
+                }));
+            }
+            threads.forEach(Thread::start);
+            // This thread owns the completion queue: it alone executes and completes.
+            final CompletionHandler count = (qp, id, op, status, bytes) -> {
+                if (status != WcStatus.SUCCESS) {
+                    failed.set(true);
+                }
+                completions.incrementAndGet();
+            };
+            final long deadline = System.nanoTime() + 60_000_000_000L;
+            while ((done.getCount() > 0 || cq.outstanding() > 0) && System.nanoTime() < deadline) {
+                cq.poll(System.nanoTime(), count, 1024);
+            }
+            for (final Thread t : threads) {
+                t.join();
+            }
+            assertThat(failed.get()).isFalse();
+            assertThat(completions.get()).isEqualTo((long) posters * each);
+            assertThat(region.buffer().getLongVolatile(0)).isEqualTo((long) posters * each);
+            assertThat(cq.outstanding()).isZero();
+        }
+    }
+
     private static void await(final CompletionQueue cq, final Recorder recorder) {
         recorder.clear();
         while (recorder.entries.isEmpty()) {

@@ -65,7 +65,11 @@ class CostModelTimingTest {
         final CompletionQueue cq = n[0].createCompletionQueue(16);
         final QueuePair qp = n[0].connect("mn", cq, new QpOptions()).result();
         qp.post(new WorkRequest().read(r.address(), r.rkey(), new UnsafeBuffer(new byte[8]), 0, 8));
+        final long cold = completionTimes(cq, 1, 10_000).get(0);
+        clock.advance(10_000);
+        qp.post(new WorkRequest().read(r.address(), r.rkey(), new UnsafeBuffer(new byte[8]), 0, 8));
         final long rtt = completionTimes(cq, 1, 10_000).get(0);
+        assertThat(cold - rtt).as("the first verb fetches the QP context").isEqualTo(model.pcieRoundTripNs());
         final long floor = 2 * model.oneWayLatencyNs() + model.pcieRoundTripNs() + model.doorbellNs();
         assertThat(rtt).isGreaterThanOrEqualTo(2_000).isGreaterThanOrEqualTo(floor).isLessThan(floor + 200);
     }
@@ -77,6 +81,9 @@ class CostModelTimingTest {
         final MemoryRegion region = n[1].register("r", 4096, MemoryKind.HOST);
         final CompletionQueue cq = n[0].createCompletionQueue(16);
         final QueuePair qp = n[0].connect("mn", cq, new QpOptions()).result();
+        qp.post(new WorkRequest().read(region.address(), region.rkey(), new UnsafeBuffer(new byte[8]), 0, 8));
+        completionTimes(cq, 1, 10_000); // QP context now cached
+        clock.advance(10_000);
         final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
         value.putLong(0, 99);
         qp.post(new WorkRequest().write(region.address(), region.rkey(), value, 0, 8).inline(true));
@@ -159,6 +166,42 @@ class CostModelTimingTest {
         final long messageBatch = completionTimes(cq, 1, 100_000).get(0);
         assertThat(messageBatch).isLessThan(doorbellBatch);
         assertThat(doorbellBatch - messageBatch).isGreaterThanOrEqualTo((long) (60 * model.responderOpNs()));
+    }
+
+    @Test
+    void shouldChargeAContextFetchWhenMoreQueuePairsAreActiveThanTheNicCaches() {
+        final CostModel model = CostModel.fromJson(new JsonObject().put("qpCacheEntries", 8));
+        final Nic[] n = nodes(model, "cn", "mn");
+        final RemoteRegion r = n[1].register("r", 64, MemoryKind.HOST).describe();
+        final CompletionQueue cq = n[0].createCompletionQueue(64);
+        final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+        final List<QueuePair> few = new ArrayList<>();
+        final List<QueuePair> many = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            few.add(n[0].connect("mn", cq, new QpOptions()).result());
+        }
+        for (int i = 0; i < 64; i++) {
+            many.add(n[0].connect("mn", cq, new QpOptions()).result());
+        }
+        final long fewMean = meanRoundTrip(cq, few, r, dst, 3);
+        final long manyMean = meanRoundTrip(cq, many, r, dst, 3);
+        // 2 QPs stay cached; 64 cycling through 8 entries miss nearly every time.
+        assertThat(manyMean - fewMean).isGreaterThanOrEqualTo(model.pcieRoundTripNs() * 3 / 4);
+    }
+
+    /** Mean round trip of one READ at a time, cycling through {@code qps} {@code rounds} times. */
+    private long meanRoundTrip(final CompletionQueue cq, final List<QueuePair> qps, final RemoteRegion r,
+                               final UnsafeBuffer dst, final int rounds) {
+        long total = 0;
+        for (int round = -1; round < rounds; round++) { // round -1 warms the cache: not counted
+            for (final QueuePair qp : qps) {
+                clock.advance(10_000);
+                qp.post(new WorkRequest().read(r.address(), r.rkey(), dst, 0, 8));
+                final long rtt = completionTimes(cq, 1, 10_000).get(0);
+                total += round < 0 ? 0 : rtt;
+            }
+        }
+        return total / (rounds * qps.size());
     }
 
     @Test

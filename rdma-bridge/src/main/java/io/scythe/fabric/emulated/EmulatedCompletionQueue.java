@@ -17,6 +17,11 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
     private final Thread owner;
     private final int capacity;
     private final ManyToOneConcurrentLinkedQueue<RecvCompletion> inbox = new ManyToOneConcurrentLinkedQueue<>();
+    /** Shared QPs that other threads posted on, to be made active by the owner. */
+    private final ManyToOneConcurrentLinkedQueue<EmulatedQueuePair> activations =
+        new ManyToOneConcurrentLinkedQueue<>();
+    private final java.util.concurrent.atomic.AtomicInteger postedElsewhere =
+        new java.util.concurrent.atomic.AtomicInteger();
     private EmulatedQueuePair[] active = new EmulatedQueuePair[8];
     private int activeCount;
     private int outstanding;
@@ -35,6 +40,11 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
     @Override
     public int poll(final long nowNs, final CompletionHandler handler, final int maxCompletions) {
         checkOwner();
+        EmulatedQueuePair activated;
+        while ((activated = activations.poll()) != null) {
+            activate(activated);
+        }
+        outstanding += postedElsewhere.getAndSet(0);
         int work = 0;
         int budget = Math.min(maxCompletions, capacity);
         RecvCompletion recv;
@@ -62,7 +72,7 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
             }
             i++;
         }
-        nextEventNs = inbox.isEmpty() ? next : nowNs;
+        nextEventNs = inbox.isEmpty() && activations.isEmpty() ? next : nowNs;
         return work;
     }
 
@@ -73,7 +83,7 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
 
     @Override
     public int outstanding() {
-        return outstanding;
+        return outstanding + postedElsewhere.get();
     }
 
     @Override
@@ -95,23 +105,36 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
         return closed;
     }
 
-    /** A QP of this queue posted {@code count} requests. Owner thread only. */
+    /** A QP of this queue posted {@code count} requests; from another thread only for a shared QP. */
     void posted(final EmulatedQueuePair qp, final int count, final long firstEventNs) {
+        if (Thread.currentThread() != owner) {
+            postedElsewhere.addAndGet(count);
+            activations.offer(qp);
+            final Runnable w = wake;
+            if (w != null) {
+                w.run();
+            }
+            return;
+        }
         final boolean wasIdle = outstanding == 0;
         outstanding += count;
-        if (!qp.active) {
-            qp.active = true;
-            if (activeCount == active.length) {
-                active = Arrays.copyOf(active, activeCount * 2);
-            }
-            active[activeCount++] = qp;
-        }
+        activate(qp);
         nextEventNs = Math.min(nextEventNs, firstEventNs);
         if (wasIdle) {
             final Runnable w = wake;
             if (w != null) {
                 w.run();
             }
+        }
+    }
+
+    private void activate(final EmulatedQueuePair qp) {
+        if (!qp.active) {
+            qp.active = true;
+            if (activeCount == active.length) {
+                active = Arrays.copyOf(active, activeCount * 2);
+            }
+            active[activeCount++] = qp;
         }
     }
 

@@ -28,6 +28,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 public final class EmulatedQueuePair implements QueuePair {
     private final int qpNumber;
+    /** Number of the other end on the responder's NIC: the key of its QP context there. */
+    private final long peerQpId;
+    private final boolean shared;
     private final String localNode;
     private final String remoteNode;
     private final QpOptions options;
@@ -81,12 +84,14 @@ public final class EmulatedQueuePair implements QueuePair {
      * @param receiveQueue     this end's receive queue; {@code null} when it cannot receive
      * @param peerReceiveQueue the other end's receive queue, for SEND; {@code null} when the peer cannot receive
      */
-    public EmulatedQueuePair(final int qpNumber, final String localNode, final String remoteNode,
+    public EmulatedQueuePair(final int qpNumber, final long peerQpId, final String localNode, final String remoteNode,
                              final QpOptions options, final CostModel model, final NanoClock clock,
                              final NicTimeline localTimeline, final EmulatedPeer peer, final Connection connection,
                              final ReceiveQueue receiveQueue, final ReceiveQueue peerReceiveQueue,
                              final EmulatedCompletionQueue cq) {
         this.qpNumber = qpNumber;
+        this.peerQpId = peerQpId;
+        this.shared = options.shared();
         this.localNode = localNode;
         this.remoteNode = remoteNode;
         this.options = new QpOptions(options).validate();
@@ -114,7 +119,16 @@ public final class EmulatedQueuePair implements QueuePair {
         if (cq == null || state == QpState.CLOSED) {
             return NOT_CONNECTED;
         }
+        if (shared) {
+            synchronized (this) {
+                return postLocked(first);
+            }
+        }
         cq.checkOwner();
+        return postLocked(first);
+    }
+
+    private int postLocked(final WorkRequest first) {
         int count = 0;
         for (WorkRequest wr = first; wr != null; wr = wr.next()) {
             if (!valid(wr)) {
@@ -213,8 +227,10 @@ public final class EmulatedQueuePair implements QueuePair {
         }
         final long txStart = localTimeline.reserve(NicTimeline.TX_PORT_OFFSET, nowNs + model.doorbellNs(),
             Math.round(txDuration));
-        // Arrival of each request at the responder (kept in executeAt until the responder pass below).
-        double departed = txStart;
+        // Arrival of each request at the responder (kept in executeAt until the responder pass below); a QP whose
+        // context the responder NIC does not hold waits for it to be fetched over PCIe.
+        final NicTimeline remote = peer.timeline();
+        double departed = txStart + (remote.qpContextMiss(peerQpId) ? model.pcieRoundTripNs() : 0);
         for (long s = firstSeq; s < tail; s++) {
             final Slot slot = slots[(int) (s & mask)];
             departed += issueNs(slot);
@@ -222,7 +238,6 @@ public final class EmulatedQueuePair implements QueuePair {
                 + (slot.payloadDma ? model.pcieRoundTripNs() : 0);
         }
         // Responder: in order; runs of READ/WRITE/SEND share one reservation of the processing unit.
-        final NicTimeline remote = peer.timeline();
         long previous = lastExecuteAt;
         long s = firstSeq;
         while (s < tail) {
@@ -303,6 +318,16 @@ public final class EmulatedQueuePair implements QueuePair {
 
     /** Executes and completes what is due at {@code nowNs}; called by the completion queue's poll. */
     int progress(final long nowNs, final CompletionHandler handler, final int maxCompletions) {
+        if (shared) {
+            // Completions are delivered with the lock held: a handler posting on this QP re-enters it.
+            synchronized (this) {
+                return progressLocked(nowNs, handler, maxCompletions);
+            }
+        }
+        return progressLocked(nowNs, handler, maxCompletions);
+    }
+
+    private int progressLocked(final long nowNs, final CompletionHandler handler, final int maxCompletions) {
         int work = 0;
         while (executed < tail) {
             final Slot slot = slots[(int) (executed & mask)];
@@ -387,7 +412,9 @@ public final class EmulatedQueuePair implements QueuePair {
         if (cq == null || receiveQueue == null || state == QpState.CLOSED) {
             return NOT_CONNECTED;
         }
-        cq.checkOwner();
+        if (!shared) {
+            cq.checkOwner();
+        }
         if (buffer == null || length < 0 || offset < 0 || offset > buffer.capacity() - length) {
             return INVALID_REQUEST;
         }
@@ -454,6 +481,11 @@ public final class EmulatedQueuePair implements QueuePair {
 
     @Override
     public int outstanding() {
+        if (shared) {
+            synchronized (this) {
+                return (int) (tail - head);
+            }
+        }
         return (int) (tail - head);
     }
 

@@ -24,6 +24,8 @@ import org.agrona.concurrent.AtomicBuffer;
  *  +---------------------------------------------------------------+
  *  |  address bucket 0 free at | bucket 1 | ... | bucket n-1        |  offset 256  per-address atomic locks
  *  +---------------------------------------------------------------+
+ *  |  QP cache: entry 0 | entry 1 | ... | entry m-1  (QP ids, u64)  |  after the buckets: direct-mapped
+ *  +---------------------------------------------------------------+
  * </pre>
  * Each word on its own cache line, so requesters reserving different resources do not slow each other down.
  */
@@ -36,28 +38,57 @@ public final class NicTimeline {
 
     private final AtomicBuffer buffer;
     private final int bucketMask;
+    private final int qpCacheOffset;
+    private final int qpCacheEntries;
 
-    /** @param buffer at least {@link #length(int)} bytes, 8-byte aligned, zeroed or left by an earlier timeline */
-    public NicTimeline(final AtomicBuffer buffer, final int buckets) {
+    /**
+     * @param buffer at least {@link #length(int, int)} bytes, 8-byte aligned, zeroed or left by an earlier timeline
+     */
+    public NicTimeline(final AtomicBuffer buffer, final int buckets, final int qpCacheEntries) {
         if (Integer.bitCount(buckets) != 1) {
             throw new IllegalArgumentException("buckets=" + buckets + " must be a power of two");
         }
-        if (buffer.capacity() < length(buckets)) {
+        if (buffer.capacity() < length(buckets, qpCacheEntries)) {
             throw new IllegalArgumentException("timeline buffer capacity=" + buffer.capacity() + " < "
-                + length(buckets));
+                + length(buckets, qpCacheEntries));
         }
         buffer.verifyAlignment();
         this.buffer = buffer;
         this.bucketMask = buckets - 1;
+        this.qpCacheOffset = BUCKETS_OFFSET + buckets * Long.BYTES;
+        this.qpCacheEntries = qpCacheEntries;
     }
 
-    /** Bytes a timeline with {@code buckets} address buckets needs. */
-    public static int length(final int buckets) {
-        return BUCKETS_OFFSET + buckets * Long.BYTES;
+    public NicTimeline(final AtomicBuffer buffer, final CostModel model) {
+        this(buffer, model.atomicBuckets(), model.qpCacheEntries());
+    }
+
+    /** Bytes a timeline with {@code buckets} address buckets and a QP cache of {@code qpCacheEntries} needs. */
+    public static int length(final int buckets, final int qpCacheEntries) {
+        return BUCKETS_OFFSET + (buckets + qpCacheEntries) * Long.BYTES;
     }
 
     public static int length(final CostModel model) {
-        return length(model.atomicBuckets());
+        return length(model.atomicBuckets(), model.qpCacheEntries());
+    }
+
+    /**
+     * Looks the context of queue pair {@code qpId} up in this NIC's QP cache (direct-mapped, as a cheap stand-in
+     * for the NIC's), installing it on a miss.
+     *
+     * @return whether it missed (the request pays a PCIe round trip to fetch the context)
+     */
+    public boolean qpContextMiss(final long qpId) {
+        if (qpCacheEntries == 0) {
+            return false;
+        }
+        final int entry = qpCacheOffset + (int) Long.remainderUnsigned(qpId * 0x9E3779B97F4A7C15L, qpCacheEntries)
+            * Long.BYTES;
+        if (buffer.getLongVolatile(entry) == qpId) {
+            return false;
+        }
+        buffer.putLongVolatile(entry, qpId);
+        return true;
     }
 
     /**

@@ -63,6 +63,7 @@ public final class OneSidedOps {
                     memory.putBytes(offset, local, localOffset, length);
                 }
                 VarHandle.releaseFence();
+                region.remoteWriteLanded();
                 return WcStatus.SUCCESS;
             case COMPARE_AND_SWAP:
                 ((MutableDirectBuffer) local).putLong(localOffset,

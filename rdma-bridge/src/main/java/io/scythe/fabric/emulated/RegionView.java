@@ -17,4 +17,8 @@ public interface RegionView {
     AtomicBuffer buffer();
 
     boolean isRegistered();
+
+    /** Called after a peer's WRITE landed in this region (see {@code MemoryRegion#remoteWriteListener}). */
+    default void remoteWriteLanded() {
+    }
 }

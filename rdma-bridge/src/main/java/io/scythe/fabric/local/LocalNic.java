@@ -56,7 +56,7 @@ final class LocalNic implements Nic, EmulatedPeer {
         this.fabric = fabric;
         this.model = fabric.costModel();
         this.timeline = new NicTimeline(
-            new UnsafeBuffer(BufferUtil.allocateDirectAligned(NicTimeline.length(model), 64)), model.atomicBuckets());
+            new UnsafeBuffer(BufferUtil.allocateDirectAligned(NicTimeline.length(model), 64)), model);
     }
 
     @Override
@@ -174,10 +174,13 @@ final class LocalNic implements Nic, EmulatedPeer {
         final LocalReceiveQueue localReceive = new LocalReceiveQueue(qpOptions.receiveQueueDepth());
         final LocalReceiveQueue remoteReceive = remoteCq == null ? null
             : new LocalReceiveQueue(qpOptions.receiveQueueDepth());
-        final EmulatedQueuePair remoteEnd = new EmulatedQueuePair(remote.qpNumbers.incrementAndGet(), remoteNode,
-            node, qpOptions, model, fabric.clock(), remote.timeline, this, connection, remoteReceive, localReceive,
-            (EmulatedCompletionQueue) remoteCq);
-        final EmulatedQueuePair localEnd = new EmulatedQueuePair(qpNumbers.incrementAndGet(), node, remoteNode,
+        final int remoteNumber = remote.qpNumbers.incrementAndGet();
+        final int localNumber = qpNumbers.incrementAndGet();
+        // The remote end is never shared: only its owner's loop posts on it.
+        final EmulatedQueuePair remoteEnd = new EmulatedQueuePair(remoteNumber, localNumber, remoteNode, node,
+            new QpOptions(qpOptions).shared(false), model, fabric.clock(), remote.timeline, this, connection,
+            remoteReceive, localReceive, (EmulatedCompletionQueue) remoteCq);
+        final EmulatedQueuePair localEnd = new EmulatedQueuePair(localNumber, remoteNumber, node, remoteNode,
             qpOptions, model, fabric.clock(), timeline, remote, connection, localReceive, remoteReceive,
             (EmulatedCompletionQueue) cq);
         localReceive.owner(localEnd);

@@ -19,6 +19,7 @@ final class LocalRegion implements MemoryRegion, RegionView {
     private final MemoryKind kind;
     private final AtomicBuffer buffer;
     private volatile boolean registered = true;
+    private volatile Runnable writeListener;
 
     LocalRegion(final String name, final String node, final long address, final long length, final int rkey,
                 final int lkey, final MemoryKind kind, final AtomicBuffer buffer) {
@@ -79,6 +80,24 @@ final class LocalRegion implements MemoryRegion, RegionView {
     @Override
     public boolean isRegistered() {
         return registered;
+    }
+
+    @Override
+    public void remoteWriteListener(final Runnable listener) {
+        this.writeListener = listener;
+    }
+
+    @Override
+    public boolean observesRemoteWrites() {
+        return true;
+    }
+
+    @Override
+    public void remoteWriteLanded() {
+        final Runnable listener = writeListener;
+        if (listener != null) {
+            listener.run();
+        }
     }
 
     @Override
