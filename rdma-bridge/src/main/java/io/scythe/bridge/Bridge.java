@@ -46,6 +46,7 @@ public final class Bridge {
     private final Runnable remoteWakeTask = this::onRemoteWake;
     private final CompletionHandler dispatcher = Bridge::dispatch;
     private CompletionQueue[] queues = new CompletionQueue[0];
+    private Poller[] pollers = new Poller[0];
     private boolean scheduled;
     private boolean timerArmed;
     private boolean closed;
@@ -131,15 +132,44 @@ public final class Bridge {
     }
 
     /**
-     * One duty cycle: reads the clock once and polls every queue.
+     * Something else this loop polls in its duty cycle: an RPC client's reply rings, an RPC server's inbox. The bridge
+     * keeps polling while any poller is {@link #busy()}; a poller that is not busy wakes the bridge ({@link #wake()})
+     * when work arrives.
+     */
+    public interface Poller {
+        /** @return the amount of work done */
+        int poll(long nowNs);
+
+        /** Whether it expects work soon (e.g. replies are outstanding) and wants polling to go on. */
+        boolean busy();
+    }
+
+    /** Polls {@code poller} in every duty cycle of this loop from now on. */
+    public void addPoller(final Poller poller) {
+        checkThread();
+        pollers = Arrays.copyOf(pollers, pollers.length + 1);
+        pollers[pollers.length - 1] = poller;
+        schedule();
+    }
+
+    public void removePoller(final Poller poller) {
+        checkThread();
+        pollers = Arrays.stream(pollers).filter(p -> p != poller).toArray(Poller[]::new);
+    }
+
+    /**
+     * One duty cycle: reads the clock once and polls every queue and poller.
      *
-     * @return completions delivered plus verbs executed
+     * @return completions delivered plus verbs executed plus the pollers' work
      */
     public int doWork() {
         final long now = clock.nanoTime();
         int work = 0;
         for (final CompletionQueue cq : queues) {
             work += cq.poll(now, dispatcher, DEFAULT_MAX_COMPLETIONS_PER_POLL);
+        }
+        for (final Poller poller : pollers) {
+            work += poller.poll(now);
         }
         polls++;
         if (work == 0) {
@@ -184,6 +214,12 @@ public final class Bridge {
         for (final CompletionQueue cq : queues) {
             outstanding += cq.outstanding();
             next = Math.min(next, cq.nextEventNs());
+        }
+        for (final Poller poller : pollers) {
+            if (poller.busy()) {
+                outstanding++;
+                next = Math.min(next, clock.nanoTime()); // a busy poller is polled at once
+            }
         }
         if (outstanding == 0 && next == CompletionQueue.NO_EVENT) {
             return; // quiet until the next post or asynchronous completion wakes us
@@ -269,7 +305,8 @@ public final class Bridge {
         }
     }
 
-    void checkThread() {
+    /** @throws IllegalStateException when called from another thread than this bridge's loop */
+    public void checkThread() {
         if (Thread.currentThread() != thread) {
             throw new IllegalStateException("bridge of thread '" + thread.getName() + "' used from thread '"
                 + Thread.currentThread().getName() + "'");

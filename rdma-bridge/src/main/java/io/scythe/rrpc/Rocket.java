@@ -1,0 +1,401 @@
+package io.scythe.rrpc;
+
+import io.scythe.bridge.Bridge;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.WcStatus;
+import io.scythe.fabric.WorkRequest;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.internal.ContextInternal;
+import org.agrona.BufferUtil;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The sending side of RRPC for one event loop and one remote node (Scythe §4.6, Fig. 19): a ring in the remote
+ * node's inbox, filled bucket by bucket. The calls of one round of the loop are packed into buckets (message
+ * batching) and the round's buckets leave as one doorbell batch of WRITEs (doorbell batching) when the round ends.
+ * Replies come back into this Rocket's reply ring, polled in the loop's bridge duty cycle. Loop-confined.
+ */
+public final class Rocket implements Bridge.Poller {
+    private static final int REPLIES_PER_POLL = 32;
+
+    private final RrpcClient client;
+    private final String server;
+    private final Bridge bridge;
+    private final ContextInternal context;
+    private final RrpcOptions options;
+    private final int bucketBytes;
+    private final int ringBuckets;
+    private final UnsafeBuffer staging;
+    private final int[] sealedBytes;
+    private final AtomicBuffer replyMemory;
+    private final int replyOffset;
+    private final MemoryRegion replies;
+    private final Int2ObjectHashMap<Promise<RpcReply>> pending = new Int2ObjectHashMap<>();
+    private final ArrayDeque<Outgoing> backlog = new ArrayDeque<>();
+    private final List<WorkRequest> wrPool = new ArrayList<>();
+    private final Runnable flushTask = this::flush;
+    private QueuePair qp;
+    private long ringAddress;
+    private int ringRkey;
+    private boolean open;
+    private RpcException broken;
+    private long sendSeq;
+    private long postedSeq;
+    private int used;
+    private int count;
+    private int serverConsumed;
+    private long replySeq;
+    private int replyConsumed;
+    private int replyAckSent;
+    private int nextCallId = 1;
+    private boolean flushScheduled;
+    private long calls;
+    private long doorbells;
+
+    Rocket(final RrpcClient client, final String server, final Bridge bridge, final ContextInternal context,
+           final MemoryRegion replies, final int replyOffset) {
+        this.client = client;
+        this.server = server;
+        this.bridge = bridge;
+        this.context = context;
+        this.options = client.options();
+        this.bucketBytes = options.bucketBytes();
+        this.ringBuckets = options.ringBuckets();
+        this.staging = new UnsafeBuffer(BufferUtil.allocateDirectAligned(options.ringBytes(), 64));
+        this.sealedBytes = new int[ringBuckets];
+        this.replies = replies;
+        this.replyMemory = replies.buffer();
+        this.replyOffset = replyOffset;
+    }
+
+    /** Attaches to the ring the server gave; calls made before are sent now. */
+    void opened(final QueuePair qp, final long ringAddress, final int ringRkey) {
+        this.qp = qp;
+        this.ringAddress = ringAddress;
+        this.ringRkey = ringRkey;
+        this.open = true;
+        bridge.addPoller(this);
+        drainBacklog();
+        scheduleFlush();
+    }
+
+    QueuePair queuePair() {
+        return qp;
+    }
+
+    public String server() {
+        return server;
+    }
+
+    // ---------------------------------------------------------------------------------------------------- calls
+
+    /** Calls {@code rpcId} with {@code payload[offset..offset+length)} (copied at once). */
+    public Future<RpcReply> call(final int rpcId, final DirectBuffer payload, final int offset, final int length) {
+        return send(rpcId, MessageLayout.KIND_REQUEST, payload, offset, length, null, 0, 0);
+    }
+
+    public Future<RpcReply> call(final int rpcId, final DirectBuffer payload) {
+        return call(rpcId, payload, 0, payload.capacity());
+    }
+
+    /**
+     * Calls {@code rpcId} offering {@code target[offset..offset+capacity)}, registered on this node, for a zero-copy
+     * reply (Fig. 20 (c)): a large reply is written there directly and the reply reports its length.
+     */
+    public Future<RpcReply> callZeroCopy(final int rpcId, final DirectBuffer payload, final int payloadOffset,
+                                         final int length, final MemoryRegion target, final int offset,
+                                         final int capacity) {
+        if (offset < 0 || capacity < 0 || offset > target.length() - capacity) {
+            return Future.failedFuture(new IllegalArgumentException("zero-copy target [" + offset + ", +"
+                + capacity + ") is outside region " + target.name()));
+        }
+        return send(rpcId, MessageLayout.KIND_REQUEST_ZERO_COPY, payload, payloadOffset, length, target, offset,
+            capacity);
+    }
+
+    /** Reads the data a descriptor reply points to (RPC and one-sided mode, Fig. 20 (b)) into {@code dst}. */
+    public Future<Void> fetch(final RpcReply reply, final org.agrona.MutableDirectBuffer dst, final int dstOffset) {
+        if (reply.mode() != RpcReply.Mode.DESCRIPTOR) {
+            return Future.failedFuture(new IllegalArgumentException("reply is " + reply.mode() + ", not a descriptor"));
+        }
+        return client.oneSided(server)
+            .compose(channel -> channel.read(reply.address(), reply.rkey(), dst, dstOffset, reply.length()));
+    }
+
+    private Future<RpcReply> send(final int rpcId, final short kind, final DirectBuffer payload, final int offset,
+                                  final int length, final MemoryRegion target, final int targetOffset,
+                                  final int capacity) {
+        bridge.checkThread();
+        if (broken != null) {
+            return Future.failedFuture(broken);
+        }
+        final int extra = kind == MessageLayout.KIND_REQUEST_ZERO_COPY ? MessageLayout.TARGET_BYTES : 0;
+        if (rpcId < 0 || rpcId > 0xffff) {
+            return Future.failedFuture(new IllegalArgumentException("rpc id " + rpcId + " out of range"));
+        }
+        if (length < 0 || length + extra > options.maxPayload()) {
+            return Future.failedFuture(new RpcException(RpcException.TOO_LARGE, "request of " + length
+                + " bytes exceeds an RRPC bucket (" + (options.maxPayload() - extra) + " bytes); send large data "
+                + "one-sided"));
+        }
+        if (backlog.size() >= options.maxBacklog()) {
+            return Future.failedFuture(new RpcException(RpcException.BACK_PRESSURE, "RRPC ring to " + server
+                + " is full and " + backlog.size() + " calls are waiting"));
+        }
+        final int callId = nextCallId++;
+        if (nextCallId == 0) {
+            nextCallId = 1;
+        }
+        final Promise<RpcReply> promise = context != null ? context.promise() : Promise.promise();
+        pending.put(callId, promise);
+        final UnsafeBuffer body = new UnsafeBuffer(new byte[length + extra]);
+        if (extra > 0) {
+            body.putLong(0, target.address() + targetOffset);
+            body.putInt(8, target.rkey());
+            body.putInt(12, capacity);
+        }
+        body.putBytes(extra, payload, offset, length);
+        final Outgoing message = new Outgoing(rpcId, kind, callId, body);
+        calls++;
+        if (!open || !backlog.isEmpty() || !place(message)) {
+            backlog.add(message);
+        }
+        scheduleFlush();
+        return promise.future();
+    }
+
+    /** Puts a message in the open bucket, opening the next when there is credit; false when there is none. */
+    private boolean place(final Outgoing m) {
+        final int bytes = MessageLayout.messageBytes(m.body.capacity());
+        if (used > 0 && Bucket.room(bucketBytes, used - BucketLayout.HEADER_BYTES) < bytes) {
+            seal();
+        }
+        if (used == 0) {
+            if ((int) sendSeq - serverConsumed >= ringBuckets) {
+                return false;
+            }
+            used = BucketLayout.HEADER_BYTES;
+            count = 0;
+        }
+        final int position = (int) (sendSeq % ringBuckets);
+        used = Bucket.append(staging, position * bucketBytes, used, m.rpcId, m.kind, m.callId, m.body, 0,
+            m.body.capacity());
+        count++;
+        return true;
+    }
+
+    private void drainBacklog() {
+        while (!backlog.isEmpty() && place(backlog.peek())) {
+            backlog.poll();
+        }
+    }
+
+    private void seal() {
+        final int position = (int) (sendSeq % ringBuckets);
+        sealedBytes[position] = Bucket.seal(staging, position * bucketBytes, used, sendSeq / ringBuckets,
+            replyConsumed, count);
+        replyAckSent = replyConsumed;
+        sendSeq++;
+        used = 0;
+        count = 0;
+    }
+
+    private void scheduleFlush() {
+        if (!flushScheduled && open) {
+            flushScheduled = true;
+            if (context != null) {
+                context.runOnContext(v -> flushTask.run());
+            } else {
+                flush();
+            }
+        }
+    }
+
+    /** The end of a round: seals the open bucket and WRITEs every sealed one with one doorbell. */
+    private void flush() {
+        flushScheduled = false;
+        if (!open || broken != null) {
+            return;
+        }
+        if (used > 0) {
+            seal();
+        }
+        int n = 0;
+        for (long seq = postedSeq; seq < sendSeq; seq++) {
+            final int position = (int) (seq % ringBuckets);
+            final int offset = position * bucketBytes;
+            wr(n++).write(ringAddress + offset, ringRkey, staging, offset, sealedBytes[position]).signaled(false);
+        }
+        if (n == 0) {
+            return;
+        }
+        wrPool.get(n - 1).signaled(true); // lets the straw see a failure; unsignaled successes cost nothing
+        for (int i = 0; i < n - 1; i++) {
+            wrPool.get(i).link(wrPool.get(i + 1));
+        }
+        final int code = qp.post(wrPool.get(0));
+        if (code == QueuePair.SEND_QUEUE_FULL) {
+            scheduleFlush(); // the shared QP is busy: try again next round, buckets stay sealed
+            return;
+        }
+        if (code != QueuePair.POST_OK) {
+            disconnected(null);
+            return;
+        }
+        postedSeq = sendSeq;
+        doorbells++;
+    }
+
+    private WorkRequest wr(final int index) {
+        while (wrPool.size() <= index) {
+            wrPool.add(new WorkRequest());
+        }
+        return wrPool.get(index).clear();
+    }
+
+    // -------------------------------------------------------------------------------------------------- replies
+
+    @Override
+    public int poll(final long nowNs) {
+        int work = 0;
+        while (work < REPLIES_PER_POLL) {
+            final int position = (int) (replySeq % ringBuckets);
+            final int bucket = replyOffset + position * bucketBytes;
+            final int length = Bucket.ready(replyMemory, bucket, bucketBytes, replySeq / ringBuckets);
+            if (length < 0) {
+                if (length == -2) {
+                    failAll(new RpcException(RpcException.MALFORMED, "malformed reply bucket from " + server));
+                }
+                break;
+            }
+            final int ack = replyMemory.getInt(bucket + BucketLayout.ACK_OFFSET);
+            if (ack - serverConsumed > 0) {
+                serverConsumed = ack;
+            }
+            deliver(bucket, length);
+            Bucket.release(replyMemory, bucket, length);
+            replySeq++;
+            replyConsumed++;
+            work++;
+        }
+        if (work > 0) {
+            drainBacklog();
+            if (replyConsumed - replyAckSent >= ringBuckets / 2 && used == 0 && backlog.isEmpty()
+                && (int) sendSeq - serverConsumed < ringBuckets) {
+                used = BucketLayout.HEADER_BYTES; // an empty bucket carrying only the acknowledgement
+                count = 0;
+            }
+            if (used > 0 || postedSeq < sendSeq) {
+                scheduleFlush();
+            }
+        }
+        return work;
+    }
+
+    private void deliver(final int bucket, final int length) {
+        final int end = bucket + BucketLayout.HEADER_BYTES + length;
+        int at = bucket + BucketLayout.HEADER_BYTES;
+        while (at + MessageLayout.HEADER_BYTES <= end) {
+            final short kind = replyMemory.getShort(at + MessageLayout.KIND_OFFSET);
+            final int callId = replyMemory.getInt(at + MessageLayout.CALL_ID_OFFSET);
+            final int payloadLength = replyMemory.getInt(at + MessageLayout.LENGTH_OFFSET);
+            final int payload = at + MessageLayout.HEADER_BYTES;
+            if (payloadLength < 0 || payloadLength > end - payload) {
+                failAll(new RpcException(RpcException.MALFORMED, "malformed reply from " + server));
+                return;
+            }
+            at = payload + ((payloadLength + 7) & ~7);
+            final Promise<RpcReply> promise = pending.remove(callId);
+            if (promise == null) {
+                continue; // a reply to a call already failed (e.g. cut off): nothing waits for it
+            }
+            switch (kind) {
+                case MessageLayout.KIND_REPLY: {
+                    final UnsafeBuffer copy = new UnsafeBuffer(new byte[payloadLength]);
+                    copy.putBytes(0, replyMemory, payload, payloadLength);
+                    promise.complete(RpcReply.inline(copy));
+                    break;
+                }
+                case MessageLayout.KIND_DESCRIPTOR:
+                    promise.complete(RpcReply.descriptor(replyMemory.getLong(payload),
+                        replyMemory.getInt(payload + 8), replyMemory.getInt(payload + 12)));
+                    break;
+                case MessageLayout.KIND_ZERO_COPY_DONE:
+                    promise.complete(RpcReply.zeroCopy(replyMemory.getInt(payload)));
+                    break;
+                case MessageLayout.KIND_ERROR: {
+                    final int code = payloadLength >= 4 ? replyMemory.getInt(payload) : RpcException.MALFORMED;
+                    final String text = payloadLength > 4
+                        ? replyMemory.getStringWithoutLengthUtf8(payload + 4, payloadLength - 4) : "error";
+                    promise.fail(new RpcException(code, text));
+                    break;
+                }
+                default:
+                    promise.fail(new RpcException(RpcException.MALFORMED, "reply of unknown kind " + kind + " from "
+                        + server));
+            }
+        }
+    }
+
+    @Override
+    public boolean busy() {
+        return !pending.isEmpty();
+    }
+
+    /** The queue pair failed (or was revoked): every call in flight and every later one fails. */
+    void disconnected(final WcStatus status) {
+        if (context != null && !context.inThread()) {
+            context.runOnContext(v -> disconnected(status));
+            return;
+        }
+        failAll(new RpcException(RpcException.DISCONNECTED, "RRPC connection to " + server + " failed"
+            + (status == null ? "" : ": " + status)));
+    }
+
+    private void failAll(final RpcException cause) {
+        broken = cause;
+        open = false;
+        backlog.clear();
+        final List<Promise<RpcReply>> failed = new ArrayList<>(pending.values());
+        pending.clear();
+        for (final Promise<RpcReply> p : failed) {
+            p.tryFail(cause);
+        }
+    }
+
+    /** Calls made through this Rocket. */
+    public long calls() {
+        return calls;
+    }
+
+    /** Doorbells rung (each one a batch of bucket WRITEs). */
+    public long doorbells() {
+        return doorbells;
+    }
+
+    /** Buckets sent. */
+    public long buckets() {
+        return sendSeq;
+    }
+
+    public int outstanding() {
+        return pending.size();
+    }
+
+    static String text(final byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private record Outgoing(int rpcId, short kind, int callId, UnsafeBuffer body) {
+    }
+}

@@ -1,0 +1,32 @@
+package io.scythe.rrpc;
+
+import io.vertx.core.VertxException;
+
+/** An RPC that did not produce a reply: refused, failed by its handler, or cut off. No stack trace. */
+public final class RpcException extends VertxException {
+    /** No handler is registered for the RPC id. */
+    public static final int UNKNOWN_RPC = 1;
+    /** The handler threw or failed the call. */
+    public static final int HANDLER_FAILED = 2;
+    /** The request or reply does not fit (use the hybrid modes for large data). */
+    public static final int TOO_LARGE = 3;
+    /** The peer sent bytes that are not a valid message. */
+    public static final int MALFORMED = 4;
+    /** The ring to the server is full and the backlog too. */
+    public static final int BACK_PRESSURE = 5;
+    /** The connection to the server failed or was closed. */
+    public static final int DISCONNECTED = 6;
+    /** Codes from this one up belong to handlers. */
+    public static final int FIRST_APPLICATION_CODE = 100;
+
+    private final int code;
+
+    public RpcException(final int code, final String message) {
+        super(message, true);
+        this.code = code;
+    }
+
+    public int code() {
+        return code;
+    }
+}

@@ -1,0 +1,103 @@
+package io.scythe.rrpc;
+
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
+
+/** Answers one request, exactly once, on the server's thread. */
+public final class RpcResponder {
+    private final RpcServer server;
+    private final RpcServer.ServerRing ring;
+    private final int callId;
+    private final long targetAddress;
+    private final int targetRkey;
+    private final int targetCapacity;
+    private boolean answered;
+
+    RpcResponder(final RpcServer server, final RpcServer.ServerRing ring, final int callId, final RpcRequest request) {
+        this.server = server;
+        this.ring = ring;
+        this.callId = callId;
+        this.targetAddress = request.hasZeroCopyTarget() ? request.targetAddress() : 0;
+        this.targetRkey = request.hasZeroCopyTarget() ? request.targetRkey() : 0;
+        this.targetCapacity = request.targetCapacity();
+    }
+
+    /**
+     * Replies with {@code data}: inline when it fits the cut-off, else into the caller's zero-copy buffer when it
+     * gave one; otherwise the call fails with {@link RpcException#TOO_LARGE} (the handler should have answered with
+     * a {@link #replyDescriptor descriptor} of registered memory).
+     */
+    public void reply(final DirectBuffer data, final int offset, final int length) {
+        claim();
+        if (length <= server.options().hybridCutoffBytes() && length <= server.options().maxPayload()) {
+            server.reply(ring, MessageLayout.KIND_REPLY, callId, data, offset, length);
+        } else if (targetCapacity > 0) {
+            writeZeroCopy(data, offset, length);
+        } else if (length <= server.options().maxPayload()) {
+            server.reply(ring, MessageLayout.KIND_REPLY, callId, data, offset, length);
+        } else {
+            error(RpcException.TOO_LARGE, "reply of " + length + " bytes exceeds a bucket ("
+                + server.options().maxPayload() + "); the caller must give a zero-copy buffer or the handler a "
+                + "descriptor");
+        }
+    }
+
+    public void reply(final DirectBuffer data) {
+        reply(data, 0, data.capacity());
+    }
+
+    /** Replies with no data. */
+    public void reply() {
+        reply(new UnsafeBuffer(new byte[0]), 0, 0);
+    }
+
+    /** RPC and one-sided mode: the caller READs {@code length} bytes at {@code address} (registered memory). */
+    public void replyDescriptor(final long address, final int rkey, final int length) {
+        claim();
+        final UnsafeBuffer descriptor = new UnsafeBuffer(new byte[MessageLayout.TARGET_BYTES]);
+        descriptor.putLong(0, address);
+        descriptor.putInt(8, rkey);
+        descriptor.putInt(12, length);
+        server.reply(ring, MessageLayout.KIND_DESCRIPTOR, callId, descriptor, 0, MessageLayout.TARGET_BYTES);
+    }
+
+    private void writeZeroCopy(final DirectBuffer data, final int offset, final int length) {
+        if (length > targetCapacity) {
+            error(RpcException.TOO_LARGE, "reply of " + length + " bytes exceeds the caller's buffer of "
+                + targetCapacity);
+            return;
+        }
+        server.zeroCopy(ring, targetAddress, targetRkey, data, offset, length);
+        final UnsafeBuffer done = new UnsafeBuffer(new byte[4]);
+        done.putInt(0, length);
+        server.reply(ring, MessageLayout.KIND_ZERO_COPY_DONE, callId, done, 0, 4);
+    }
+
+    /** Fails the call with {@code code} ({@link RpcException#FIRST_APPLICATION_CODE} and up for handlers). */
+    public void fail(final int code, final String message) {
+        claim();
+        error(code, message);
+    }
+
+    private void error(final int code, final String message) {
+        final byte[] text = message.getBytes(StandardCharsets.UTF_8);
+        final int room = server.options().maxPayload() - 4;
+        final UnsafeBuffer payload = new UnsafeBuffer(new byte[4 + Math.min(text.length, room)]);
+        payload.putInt(0, code);
+        payload.putBytes(4, text, 0, payload.capacity() - 4);
+        server.reply(ring, MessageLayout.KIND_ERROR, callId, payload, 0, payload.capacity());
+    }
+
+    private void claim() {
+        if (answered) {
+            throw new IllegalStateException("RPC call " + callId + " already answered");
+        }
+        answered = true;
+    }
+
+    boolean answered() {
+        return answered;
+    }
+}

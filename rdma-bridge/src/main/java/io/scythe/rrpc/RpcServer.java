@@ -1,0 +1,522 @@
+package io.scythe.rrpc;
+
+import io.scythe.bridge.Bridge;
+import io.scythe.fabric.CompletionHandler;
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.Opcode;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.WcStatus;
+import io.scythe.fabric.WorkRequest;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+import io.vertx.core.json.JsonObject;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The receiving side of RRPC on one node (Scythe §4.6, Fig. 19 steps 3-7): an inbox of rings in registered memory,
+ * one per (client node, event loop), into which clients RDMA-WRITE buckets of requests; the server's CPU polls the
+ * rings, runs each request's handler, packs the replies of a round into buckets per client, and WRITEs them into the
+ * client's reply ring with one doorbell per client.
+ *
+ * <p>It runs on one event loop (the memory node's "core": its handlers never run in parallel), polled by that loop's
+ * {@link Bridge}. Where the fabric shows peer writes to this process ({@link MemoryRegion#observesRemoteWrites()})
+ * a landing WRITE wakes it; otherwise it polls continuously while clients are connected.
+ *
+ * <p>Credits: a client may fill a ring bucket only when the server has consumed the bucket's previous lap (the
+ * server reports consumption in each reply bucket), and the server likewise for reply rings; both send an empty
+ * bucket carrying only the acknowledgement when half a ring is unacknowledged.
+ */
+public final class RpcServer implements Bridge.Poller, CompletionHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(RpcServer.class);
+    private static final int BUCKETS_PER_RING_PER_POLL = 16;
+
+    private final Vertx vertx;
+    private final Nic nic;
+    private final RrpcOptions options;
+    private final Int2ObjectHashMap<RpcHandler> handlers = new Int2ObjectHashMap<>();
+    private final Map<String, ServerRing> ringsByClient = new HashMap<>();
+    private final Map<String, QueuePair> qpByClient = new HashMap<>();
+    private final List<ServerRing> rings = new ArrayList<>();
+    private final List<ServerRing> dirty = new ArrayList<>();
+    private final RpcRequest request = new RpcRequest();
+    private final List<WorkRequest> wrPool = new ArrayList<>();
+    private MemoryRegion inbox;
+    private AtomicBuffer inboxMemory;
+    private Bridge bridge;
+    private CompletionQueue cq;
+    private MessageConsumer<JsonObject> opens;
+    private boolean spin;
+    private long requests;
+    private long buckets;
+    private long malformed;
+
+    public RpcServer(final Vertx vertx, final Nic nic, final RrpcOptions options) {
+        this.vertx = vertx;
+        this.nic = nic;
+        this.options = new RrpcOptions(options.toJson());
+    }
+
+    /** Event-bus address where clients open a ring on {@code node}. */
+    public static String openAddress(final String node) {
+        return "scythe.rrpc." + node + ".open";
+    }
+
+    /** Serves {@code rpcId} with {@code handler}; register before clients call. */
+    public RpcServer handle(final int rpcId, final RpcHandler handler) {
+        if (rpcId < 0 || rpcId > 0xffff) {
+            throw new IllegalArgumentException("rpc id " + rpcId + " must be within [0, 65535]");
+        }
+        handlers.put(rpcId, handler);
+        return this;
+    }
+
+    /** Starts serving; call on the event loop that will be the server's core (it needs a running bridge). */
+    public Future<Void> start() {
+        bridge = Bridge.current();
+        cq = bridge.completionQueue(nic);
+        inbox = nic.register("rrpc.inbox", (long) options.maxRings() * options.ringBytes(), MemoryKind.HOST);
+        inboxMemory = inbox.buffer();
+        spin = !inbox.observesRemoteWrites();
+        inbox.remoteWriteListener(bridge::wake);
+        bridge.addPoller(this);
+        opens = vertx.eventBus().consumer(openAddress(nic.node()), this::onOpen);
+        return opens.completion();
+    }
+
+    public Future<Void> stop() {
+        bridge.checkThread();
+        bridge.removePoller(this);
+        inbox.remoteWriteListener(null);
+        for (final QueuePair qp : qpByClient.values()) {
+            qp.close();
+        }
+        final Future<Void> unregistered = opens == null ? Future.succeededFuture() : opens.unregister();
+        nic.deregister(inbox);
+        return unregistered;
+    }
+
+    RrpcOptions options() {
+        return options;
+    }
+
+    // ------------------------------------------------------------------------------------------------- opening
+
+    private void onOpen(final Message<JsonObject> message) {
+        final JsonObject open = message.body();
+        final String client;
+        final int loop;
+        final long replyAddress;
+        final int replyRkey;
+        try {
+            client = open.getString("client");
+            loop = open.getInteger("loop");
+            replyAddress = open.getLong("replyAddress");
+            replyRkey = open.getInteger("replyRkey");
+            final int bucketBytes = open.getInteger("bucketBytes");
+            final int ringBuckets = open.getInteger("ringBuckets");
+            if (client == null || bucketBytes != options.bucketBytes() || ringBuckets != options.ringBuckets()) {
+                message.fail(400, "RRPC ring geometry mismatch: server " + nic.node() + " uses "
+                    + options.ringBuckets() + " buckets of " + options.bucketBytes() + " bytes, client asked "
+                    + ringBuckets + " of " + bucketBytes);
+                return;
+            }
+        } catch (final RuntimeException e) {
+            message.fail(400, "malformed RRPC open request: " + e.getMessage());
+            return;
+        }
+        final String key = client + "#" + loop;
+        ServerRing ring = ringsByClient.get(key);
+        if (ring == null) {
+            if (rings.size() == options.maxRings()) {
+                message.fail(503, "RRPC server " + nic.node() + " has no free ring (maxRings="
+                    + options.maxRings() + ")");
+                return;
+            }
+            ring = new ServerRing(client, rings.size());
+            rings.add(ring);
+            ringsByClient.put(key, ring);
+        }
+        final ServerRing opened = ring;
+        opened.reset(replyAddress, replyRkey);
+        connectTo(client).onComplete(ar -> {
+            if (ar.failed()) {
+                message.fail(503, "RRPC server " + nic.node() + " cannot reach " + client + ": "
+                    + ar.cause().getMessage());
+                return;
+            }
+            opened.qp = ar.result();
+            opened.open = true;
+            message.reply(new JsonObject()
+                .put("ringAddress", inbox.address() + opened.inboxOffset)
+                .put("ringRkey", inbox.rkey()));
+        });
+    }
+
+    private Future<QueuePair> connectTo(final String client) {
+        final QueuePair existing = qpByClient.get(client);
+        if (existing != null && existing.state() != io.scythe.fabric.QpState.CLOSED
+            && existing.state() != io.scythe.fabric.QpState.REVOKED) {
+            return Future.succeededFuture(existing);
+        }
+        return nic.connect(client, cq, new QpOptions().sendQueueDepth(4096)).map(qp -> {
+            qp.attachment(this);
+            qpByClient.put(client, qp);
+            return qp;
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------------- polling
+
+    @Override
+    public int poll(final long nowNs) {
+        int work = 0;
+        for (int r = 0; r < rings.size(); r++) {
+            final ServerRing ring = rings.get(r);
+            if (ring.open) {
+                work += drain(ring);
+            }
+        }
+        if (!dirty.isEmpty()) {
+            // A ring still short of credit marks itself dirty again for the next poll.
+            final ServerRing[] toFlush = dirty.toArray(new ServerRing[0]);
+            dirty.clear();
+            for (final ServerRing ring : toFlush) {
+                work += flush(ring);
+            }
+        }
+        return work;
+    }
+
+    @Override
+    public boolean busy() {
+        return !dirty.isEmpty() || (spin && !rings.isEmpty());
+    }
+
+    /** Takes the complete buckets of {@code ring}, in order. */
+    private int drain(final ServerRing ring) {
+        int taken = 0;
+        while (taken < BUCKETS_PER_RING_PER_POLL) {
+            final int position = (int) (ring.receiveSeq % options.ringBuckets());
+            final int bucket = ring.inboxOffset + position * options.bucketBytes();
+            final long lap = ring.receiveSeq / options.ringBuckets();
+            final int length = Bucket.ready(inboxMemory, bucket, options.bucketBytes(), lap);
+            if (length == -1) {
+                break;
+            }
+            if (length == -2) {
+                // Not a bucket the client sealed: drop it without taking the slot, which its next WRITE fills.
+                malformed++;
+                LOG.warn("RRPC server " + nic.node() + ": bucket from " + ring.client + " claims more bytes than a "
+                    + "bucket holds; dropped");
+                inboxMemory.putIntRelease(bucket + BucketLayout.LABEL_OFFSET, 0);
+                break;
+            }
+            ring.ackFromClient(inboxMemory.getInt(bucket + BucketLayout.ACK_OFFSET));
+            dispatch(ring, bucket, length);
+            Bucket.release(inboxMemory, bucket, length);
+            ring.receiveSeq++;
+            ring.consumed++;
+            buckets++;
+            taken++;
+        }
+        if (taken > 0 || ring.replyBacklog.size() > 0) {
+            ring.drainBacklog();
+            markDirty(ring);
+        }
+        return taken;
+    }
+
+    private void dispatch(final ServerRing ring, final int bucket, final int length) {
+        final int end = bucket + BucketLayout.HEADER_BYTES + length;
+        int at = bucket + BucketLayout.HEADER_BYTES;
+        while (at < end) {
+            if (end - at < MessageLayout.HEADER_BYTES) {
+                malformedMessage(ring);
+                return;
+            }
+            final int rpcId = inboxMemory.getShort(at + MessageLayout.RPC_ID_OFFSET) & 0xffff;
+            final short kind = inboxMemory.getShort(at + MessageLayout.KIND_OFFSET);
+            final int callId = inboxMemory.getInt(at + MessageLayout.CALL_ID_OFFSET);
+            final int payloadLength = inboxMemory.getInt(at + MessageLayout.LENGTH_OFFSET);
+            final int payload = at + MessageLayout.HEADER_BYTES;
+            if (payloadLength < 0 || payloadLength > end - payload) {
+                malformedMessage(ring);
+                return;
+            }
+            at = payload + ((payloadLength + 7) & ~7);
+            if (kind != MessageLayout.KIND_REQUEST && kind != MessageLayout.KIND_REQUEST_ZERO_COPY) {
+                malformedMessage(ring);
+                continue;
+            }
+            requests++;
+            if (kind == MessageLayout.KIND_REQUEST_ZERO_COPY) {
+                if (payloadLength < MessageLayout.TARGET_BYTES) {
+                    malformedMessage(ring);
+                    continue;
+                }
+                request.wrap(ring.client, rpcId, inboxMemory, payload + MessageLayout.TARGET_BYTES,
+                    payloadLength - MessageLayout.TARGET_BYTES)
+                    .target(inboxMemory.getLong(payload), inboxMemory.getInt(payload + 8),
+                        inboxMemory.getInt(payload + 12));
+            } else {
+                request.wrap(ring.client, rpcId, inboxMemory, payload, payloadLength);
+            }
+            final RpcResponder responder = new RpcResponder(this, ring, callId, request);
+            final RpcHandler handler = handlers.get(rpcId);
+            if (handler == null) {
+                responder.fail(RpcException.UNKNOWN_RPC, "no RPC " + rpcId + " on node " + nic.node());
+                continue;
+            }
+            try {
+                handler.handle(request, responder);
+            } catch (final RuntimeException e) {
+                if (!responder.answered()) {
+                    responder.fail(RpcException.HANDLER_FAILED, "RPC " + rpcId + " failed on node " + nic.node()
+                        + ": " + e);
+                } else {
+                    LOG.error("RPC " + rpcId + " handler threw after answering", e);
+                }
+            }
+        }
+    }
+
+    private void malformedMessage(final ServerRing ring) {
+        malformed++;
+        LOG.warn("RRPC server " + nic.node() + ": malformed message from " + ring.client + "; rest of bucket dropped");
+    }
+
+    private void markDirty(final ServerRing ring) {
+        if (!ring.dirty) {
+            ring.dirty = true;
+            dirty.add(ring);
+            bridge.wake();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------- replies
+
+    void reply(final ServerRing ring, final short kind, final int callId, final DirectBuffer data, final int offset,
+               final int length) {
+        ring.append(kind, callId, data, offset, length);
+        markDirty(ring);
+    }
+
+    void zeroCopy(final ServerRing ring, final long address, final int rkey, final DirectBuffer data,
+                  final int offset, final int length) {
+        final UnsafeBuffer copy = new UnsafeBuffer(new byte[length]);
+        copy.putBytes(0, data, offset, length);
+        ring.preWrites.add(new PreWrite(address, rkey, copy));
+        markDirty(ring);
+    }
+
+    /** Seals the open reply bucket of {@code ring} and WRITEs what is ready, one doorbell. */
+    private int flush(final ServerRing ring) {
+        ring.dirty = false;
+        if (ring.qp == null || !ring.open) {
+            return 0;
+        }
+        ring.drainBacklog();
+        if (ring.used > 0) {
+            ring.seal();
+        } else if (ring.consumed - ring.ackSent >= options.ringBuckets() / 2 && ring.creditAvailable()) {
+            ring.openBucket();
+            ring.seal(); // an empty bucket: only the acknowledgement
+        }
+        int count = 0;
+        for (final PreWrite write : ring.preWrites) {
+            request(count++).write(write.address, write.rkey, write.data, 0, write.data.capacity());
+        }
+        ring.preWrites.clear();
+        for (long seq = ring.postedSeq; seq < ring.sendSeq; seq++) {
+            final int position = (int) (seq % options.ringBuckets());
+            final int offset = position * options.bucketBytes();
+            request(count++).write(ring.replyAddress + offset, ring.replyRkey, ring.staging, offset,
+                ring.sealedBytes[position]);
+        }
+        ring.postedSeq = ring.sendSeq;
+        if (count == 0) {
+            return 0;
+        }
+        for (int i = 0; i < count; i++) {
+            wrPool.get(i).signaled(i == count - 1).link(i == count - 1 ? null : wrPool.get(i + 1));
+        }
+        final int code = ring.qp.post(wrPool.get(0));
+        if (code != QueuePair.POST_OK) {
+            LOG.error("RRPC server " + nic.node() + ": replies to " + ring.client + " not posted (code " + code
+                + "); closing its ring");
+            ring.open = false;
+        }
+        if (ring.replyBacklog.size() > 0 || ring.used > 0) {
+            markDirty(ring);
+        }
+        return count;
+    }
+
+    private WorkRequest request(final int index) {
+        while (wrPool.size() <= index) {
+            wrPool.add(new WorkRequest());
+        }
+        return wrPool.get(index).clear();
+    }
+
+    @Override
+    public void onCompletion(final QueuePair qp, final long wrId, final Opcode opcode, final WcStatus status,
+                             final int byteLength) {
+        if (status != WcStatus.SUCCESS) {
+            LOG.warn("RRPC server " + nic.node() + ": WRITE to " + qp.remoteNode() + " failed: " + status
+                + "; its rings close until it opens them again");
+            for (final ServerRing ring : rings) {
+                if (ring.client.equals(qp.remoteNode())) {
+                    ring.open = false;
+                }
+            }
+            qpByClient.remove(qp.remoteNode(), qp);
+        }
+    }
+
+    public long requests() {
+        return requests;
+    }
+
+    public long buckets() {
+        return buckets;
+    }
+
+    public long malformed() {
+        return malformed;
+    }
+
+    private record PreWrite(long address, int rkey, UnsafeBuffer data) {
+    }
+
+    private record Pending(short kind, int callId, UnsafeBuffer data) {
+    }
+
+    /** The server's state for one client ring: receiving requests, and the reply ring it writes back into. */
+    final class ServerRing {
+        final String client;
+        final int inboxOffset;
+        final UnsafeBuffer staging;
+        final int[] sealedBytes;
+        final List<PreWrite> preWrites = new ArrayList<>();
+        final ArrayDeque<Pending> replyBacklog = new ArrayDeque<>();
+        QueuePair qp;
+        boolean open;
+        boolean dirty;
+        long receiveSeq;
+        int consumed;
+        int ackSent;
+        long replyAddress;
+        int replyRkey;
+        long sendSeq;
+        long postedSeq;
+        int clientConsumed;
+        int used;
+        int count;
+
+        ServerRing(final String client, final int index) {
+            this.client = client;
+            this.inboxOffset = index * options.ringBytes();
+            this.staging = new UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(options.ringBytes(), 64));
+            this.sealedBytes = new int[options.ringBuckets()];
+        }
+
+        void reset(final long replyAddress, final int replyRkey) {
+            inboxMemory.setMemory(inboxOffset, options.ringBytes(), (byte) 0);
+            this.replyAddress = replyAddress;
+            this.replyRkey = replyRkey;
+            receiveSeq = 0;
+            consumed = 0;
+            ackSent = 0;
+            sendSeq = 0;
+            postedSeq = 0;
+            clientConsumed = 0;
+            used = 0;
+            count = 0;
+            preWrites.clear();
+            replyBacklog.clear();
+        }
+
+        void ackFromClient(final int ack) {
+            if (ack - clientConsumed > 0) {
+                clientConsumed = ack;
+            }
+        }
+
+        /** Whether the client has consumed enough of its reply ring for one more bucket (counts wrap at 2^32). */
+        boolean creditAvailable() {
+            return (int) sendSeq - clientConsumed < options.ringBuckets();
+        }
+
+        void openBucket() {
+            used = BucketLayout.HEADER_BYTES;
+            count = 0;
+        }
+
+        void seal() {
+            final int position = (int) (sendSeq % options.ringBuckets());
+            sealedBytes[position] = Bucket.seal(staging, position * options.bucketBytes(), used,
+                sendSeq / options.ringBuckets(), consumed, count);
+            ackSent = consumed;
+            sendSeq++;
+            used = 0;
+            count = 0;
+        }
+
+        void append(final short kind, final int callId, final DirectBuffer data, final int offset,
+                    final int length) {
+            if (!replyBacklog.isEmpty() || !place(kind, callId, data, offset, length)) {
+                final UnsafeBuffer copy = new UnsafeBuffer(new byte[length]);
+                copy.putBytes(0, data, offset, length);
+                replyBacklog.add(new Pending(kind, callId, copy));
+            }
+        }
+
+        void drainBacklog() {
+            while (!replyBacklog.isEmpty()) {
+                final Pending p = replyBacklog.peek();
+                if (!place(p.kind, p.callId, p.data, 0, p.data.capacity())) {
+                    return;
+                }
+                replyBacklog.poll();
+            }
+        }
+
+        /** Puts a reply into the open bucket (opening one when there is credit); false when out of credit. */
+        private boolean place(final short kind, final int callId, final DirectBuffer data, final int offset,
+                              final int length) {
+            final int bytes = MessageLayout.messageBytes(length);
+            if (used > 0 && Bucket.room(options.bucketBytes(), used - BucketLayout.HEADER_BYTES) < bytes) {
+                seal();
+            }
+            if (used == 0) {
+                if (!creditAvailable()) {
+                    return false;
+                }
+                openBucket();
+            }
+            final int position = (int) (sendSeq % options.ringBuckets());
+            used = Bucket.append(staging, position * options.bucketBytes(), used, 0, kind, callId, data, offset,
+                length);
+            count++;
+            return true;
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package io.scythe.rrpc;
+
+import io.vertx.core.json.JsonObject;
+
+/** Sizes and policies of RRPC (Scythe §4.6). */
+public final class RrpcOptions {
+    /** Buckets per ring: how many batches a sender may have in flight to one receiver. */
+    public static final int DEFAULT_RING_BUCKETS = 64;
+    /** Rings a server's inbox holds: one per (client node, event loop). */
+    public static final int DEFAULT_MAX_RINGS = 256;
+    /** Reply rings a client node holds: one per (server node, event loop). */
+    public static final int DEFAULT_MAX_REPLY_RINGS = 64;
+    /** Messages a Rocket queues while its ring is full, before refusing calls (back-pressure). */
+    public static final int DEFAULT_MAX_BACKLOG = 8192;
+    /** Rockets served per RPC queue pair before RdmaStraws adds one (the paper's "average threads per QP"). */
+    public static final int DEFAULT_ROCKETS_PER_QP = 2;
+    /** Most RPC queue pairs a straw opens to one node. */
+    public static final int DEFAULT_MAX_QPS_PER_STRAW = 4;
+
+    private int bucketBytes = BucketLayout.DEFAULT_BUCKET_BYTES;
+    private int ringBuckets = DEFAULT_RING_BUCKETS;
+    private int maxRings = DEFAULT_MAX_RINGS;
+    private int maxReplyRings = DEFAULT_MAX_REPLY_RINGS;
+    private int hybridCutoffBytes = BucketLayout.DEFAULT_BUCKET_BYTES;
+    private int maxBacklog = DEFAULT_MAX_BACKLOG;
+    private int rocketsPerQp = DEFAULT_ROCKETS_PER_QP;
+    private int maxQpsPerStraw = DEFAULT_MAX_QPS_PER_STRAW;
+
+    public RrpcOptions() {
+    }
+
+    public RrpcOptions(final JsonObject json) {
+        bucketBytes = json.getInteger("bucketBytes", bucketBytes);
+        ringBuckets = json.getInteger("ringBuckets", ringBuckets);
+        maxRings = json.getInteger("maxRings", maxRings);
+        maxReplyRings = json.getInteger("maxReplyRings", maxReplyRings);
+        hybridCutoffBytes = json.getInteger("hybridCutoffBytes", hybridCutoffBytes);
+        maxBacklog = json.getInteger("maxBacklog", maxBacklog);
+        rocketsPerQp = json.getInteger("rocketsPerQp", rocketsPerQp);
+        maxQpsPerStraw = json.getInteger("maxQpsPerStraw", maxQpsPerStraw);
+        validate();
+    }
+
+    public JsonObject toJson() {
+        return new JsonObject().put("bucketBytes", bucketBytes).put("ringBuckets", ringBuckets)
+            .put("maxRings", maxRings).put("maxReplyRings", maxReplyRings)
+            .put("hybridCutoffBytes", hybridCutoffBytes).put("maxBacklog", maxBacklog)
+            .put("rocketsPerQp", rocketsPerQp).put("maxQpsPerStraw", maxQpsPerStraw);
+    }
+
+    public RrpcOptions validate() {
+        BucketLayout.checkBucketBytes(bucketBytes);
+        if (ringBuckets < 2 || ringBuckets > 1 << 16) {
+            throw new IllegalArgumentException("ringBuckets=" + ringBuckets + " must be within [2, 65536]");
+        }
+        positive("maxRings", maxRings);
+        positive("maxReplyRings", maxReplyRings);
+        positive("maxBacklog", maxBacklog);
+        positive("rocketsPerQp", rocketsPerQp);
+        positive("maxQpsPerStraw", maxQpsPerStraw);
+        if (hybridCutoffBytes < 0) {
+            throw new IllegalArgumentException("hybridCutoffBytes must not be negative");
+        }
+        return this;
+    }
+
+    private static void positive(final String name, final int value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(name + "=" + value + " must be positive");
+        }
+    }
+
+    public int bucketBytes() {
+        return bucketBytes;
+    }
+
+    public RrpcOptions bucketBytes(final int bucketBytes) {
+        this.bucketBytes = bucketBytes;
+        return this;
+    }
+
+    public int ringBuckets() {
+        return ringBuckets;
+    }
+
+    public RrpcOptions ringBuckets(final int ringBuckets) {
+        this.ringBuckets = ringBuckets;
+        return this;
+    }
+
+    public int maxRings() {
+        return maxRings;
+    }
+
+    public RrpcOptions maxRings(final int maxRings) {
+        this.maxRings = maxRings;
+        return this;
+    }
+
+    public int maxReplyRings() {
+        return maxReplyRings;
+    }
+
+    public RrpcOptions maxReplyRings(final int maxReplyRings) {
+        this.maxReplyRings = maxReplyRings;
+        return this;
+    }
+
+    /** Replies above this size go one-sided (descriptor or zero-copy) rather than in a bucket (Fig. 20). */
+    public int hybridCutoffBytes() {
+        return hybridCutoffBytes;
+    }
+
+    public RrpcOptions hybridCutoffBytes(final int hybridCutoffBytes) {
+        this.hybridCutoffBytes = hybridCutoffBytes;
+        return this;
+    }
+
+    public int maxBacklog() {
+        return maxBacklog;
+    }
+
+    public RrpcOptions maxBacklog(final int maxBacklog) {
+        this.maxBacklog = maxBacklog;
+        return this;
+    }
+
+    public int rocketsPerQp() {
+        return rocketsPerQp;
+    }
+
+    public RrpcOptions rocketsPerQp(final int rocketsPerQp) {
+        this.rocketsPerQp = rocketsPerQp;
+        return this;
+    }
+
+    public int maxQpsPerStraw() {
+        return maxQpsPerStraw;
+    }
+
+    public RrpcOptions maxQpsPerStraw(final int maxQpsPerStraw) {
+        this.maxQpsPerStraw = maxQpsPerStraw;
+        return this;
+    }
+
+    /** Bytes of one ring. */
+    public int ringBytes() {
+        return bucketBytes * ringBuckets;
+    }
+
+    /** The largest request or inline reply payload. */
+    public int maxPayload() {
+        return MessageLayout.maxPayload(bucketBytes);
+    }
+}

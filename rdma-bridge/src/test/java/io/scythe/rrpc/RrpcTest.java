@@ -1,0 +1,258 @@
+package io.scythe.rrpc;
+
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.local.LocalFabric;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** RRPC end to end on the local fabric: correctness under many concurrent callers, batching, errors, hybrid modes. */
+class RrpcTest {
+    static final int ECHO = 1;
+    static final int ADD = 2;
+    static final int THROW = 3;
+    static final int BIG = 4;
+
+    private Vertx vertx;
+    private LocalFabric fabric;
+    private RpcServer server;
+    private RrpcClient client;
+    private Context serverContext;
+    private MemoryRegion blob;
+
+    private void start(final CostModel model, final RrpcOptions options) throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+        fabric = new LocalFabric(new FabricOptions().costModel(model));
+        final Nic mn = fabric.attachNow("mn");
+        final Nic cn = fabric.attachNow("cn");
+        blob = mn.register("blob", 8192, MemoryKind.HOST);
+        for (int i = 0; i < 8192; i += 8) {
+            blob.buffer().putLong(i, i * 31L);
+        }
+        server = new RpcServer(vertx, mn, options)
+            .handle(ECHO, (req, res) -> res.reply(req.payload(), req.payloadOffset(), req.payloadLength()))
+            .handle(ADD, (req, res) -> {
+                final UnsafeBuffer out = new UnsafeBuffer(new byte[8]);
+                out.putLong(0, req.payload().getLong(req.payloadOffset()) + req.payload().getLong(
+                    req.payloadOffset() + 8));
+                res.reply(out);
+            })
+            .handle(THROW, (req, res) -> {
+                throw new IllegalStateException("boom");
+            })
+            .handle(BIG, (req, res) -> {
+                final int length = req.payload().getInt(req.payloadOffset());
+                if (req.hasZeroCopyTarget()) {
+                    final UnsafeBuffer data = new UnsafeBuffer(new byte[length]);
+                    data.putBytes(0, blob.buffer(), 0, length);
+                    res.reply(data);
+                } else {
+                    res.replyDescriptor(blob.address(), blob.rkey(), length);
+                }
+            });
+        serverContext = vertx.getOrCreateContext();
+        onContext(serverContext, () -> server.start());
+        client = new RrpcClient(vertx, cn, options);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (vertx != null) {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+        if (fabric != null) {
+            fabric.close();
+        }
+    }
+
+    private static <T> T onContext(final Context context, final Supplier<Future<T>> body) throws Exception {
+        final Promise<T> promise = Promise.promise();
+        context.runOnContext(v -> body.get().onComplete(promise));
+        return promise.future().await(60, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void shouldAnswerEveryCallOfManyConcurrentCallersCorrectlyAndBatchThem() throws Exception {
+        start(CostModel.cx5(), new RrpcOptions().ringBuckets(8));
+        final int callers = 200;
+        final int rounds = 20;
+        final List<Context> loops = List.of(vertx.getOrCreateContext(), vertx.getOrCreateContext());
+        final List<Future<long[]>> runs = new ArrayList<>();
+        for (final Context loop : loops) {
+            final Promise<long[]> done = Promise.promise();
+            loop.runOnContext(v -> client.rocket("mn").onSuccess(rocket -> {
+                final long[] stats = new long[3];
+                final List<Future<?>> all = new ArrayList<>();
+                for (int c = 0; c < callers; c++) {
+                    all.add(chain(rocket, c, rounds, stats));
+                }
+                Future.all(all).onComplete(ar -> {
+                    stats[1] = rocket.buckets();
+                    stats[2] = rocket.doorbells();
+                    if (ar.succeeded()) {
+                        done.complete(stats);
+                    } else {
+                        done.fail(ar.cause());
+                    }
+                });
+            }).onFailure(done::fail));
+            runs.add(done.future());
+        }
+        for (final Future<long[]> run : runs) {
+            final long[] stats = run.await(60, TimeUnit.SECONDS);
+            assertThat(stats[0]).as("wrong replies").isZero();
+            assertThat(stats[1]).as("buckets < calls: message batching").isLessThan(callers * rounds / 4);
+            assertThat(stats[2]).as("doorbells <= buckets: doorbell batching").isLessThanOrEqualTo(stats[1]);
+        }
+        assertThat(server.requests()).isEqualTo(2L * callers * rounds);
+        assertThat(server.malformed()).isZero();
+        assertThat(client.straws().get("mn").size()).as("two Rockets share one RPC queue pair").isEqualTo(1);
+    }
+
+    /** {@code rounds} ADD calls one after another, each checked. */
+    private Future<Void> chain(final Rocket rocket, final int caller, final int rounds, final long[] stats) {
+        Future<Void> f = Future.succeededFuture();
+        for (int r = 0; r < rounds; r++) {
+            final long a = caller * 1000L + r;
+            f = f.compose(v -> {
+                final UnsafeBuffer args = new UnsafeBuffer(new byte[16]);
+                args.putLong(0, a);
+                args.putLong(8, 7);
+                return rocket.call(ADD, args).map(reply -> {
+                    if (reply.payload().getLong(0) != a + 7) {
+                        stats[0]++;
+                    }
+                    return null;
+                });
+            });
+        }
+        return f;
+    }
+
+    @Test
+    void shouldFailUnknownAndThrowingRpcsClearlyAndKeepServing() throws Exception {
+        start(CostModel.zero(), new RrpcOptions());
+        final String outcome = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket -> {
+            final Future<RpcReply> unknown = rocket.call(999, new UnsafeBuffer(new byte[4]));
+            final Future<RpcReply> thrown = rocket.call(THROW, new UnsafeBuffer(new byte[4]));
+            final Future<RpcReply> tooBig = rocket.call(ECHO, new UnsafeBuffer(new byte[4096]));
+            final UnsafeBuffer hello = new UnsafeBuffer("hello".getBytes());
+            final Future<RpcReply> echo = rocket.call(ECHO, hello);
+            return Future.join(unknown, thrown, tooBig, echo).transform(ar ->
+                Future.succeededFuture(((RpcException) unknown.cause()).code() + "|"
+                    + ((RpcException) thrown.cause()).code() + ":" + thrown.cause().getMessage().contains("boom")
+                    + "|" + ((RpcException) tooBig.cause()).code() + "|"
+                    + echo.result().payload().getStringWithoutLengthAscii(0, 5)));
+        }));
+        assertThat(outcome).isEqualTo(RpcException.UNKNOWN_RPC + "|" + RpcException.HANDLER_FAILED + ":true|"
+            + RpcException.TOO_LARGE + "|hello");
+    }
+
+    @Test
+    void shouldServeLargeRepliesOneSidedAndZeroCopy() throws Exception {
+        start(CostModel.cx5(), new RrpcOptions());
+        final MemoryRegion target = client.nic().register("target", 8192, MemoryKind.HOST);
+        final long[] checks = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket -> {
+            final UnsafeBuffer ask = new UnsafeBuffer(new byte[4]);
+            ask.putInt(0, 4096);
+            final UnsafeBuffer dst = new UnsafeBuffer(new byte[4096]);
+            final Future<Long> descriptor = rocket.call(BIG, ask).compose(reply -> {
+                assertThat(reply.mode()).isEqualTo(RpcReply.Mode.DESCRIPTOR);
+                return rocket.fetch(reply, dst, 0).map(v -> dst.getLong(4088));
+            });
+            final Future<Long> zeroCopy = rocket.callZeroCopy(BIG, ask, 0, 4, target, 1024, 7168).map(reply -> {
+                assertThat(reply.mode()).isEqualTo(RpcReply.Mode.ZERO_COPY);
+                assertThat(reply.length()).isEqualTo(4096);
+                return target.buffer().getLong(1024 + 4088);
+            });
+            return Future.all(descriptor, zeroCopy).map(v -> new long[] {descriptor.result(), zeroCopy.result()});
+        }));
+        assertThat(checks[0]).isEqualTo(4088 * 31L);
+        assertThat(checks[1]).isEqualTo(4088 * 31L);
+    }
+
+    @Test
+    void shouldQueueCallsWhenTheRingIsFullAndRefuseThemPastTheBacklog() throws Exception {
+        start(CostModel.cx5(), new RrpcOptions().ringBuckets(2).maxBacklog(50));
+        final int[] outcome = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket -> {
+            final List<Future<RpcReply>> calls = new ArrayList<>();
+            final UnsafeBuffer big = new UnsafeBuffer(new byte[400]); // one call per bucket
+            for (int i = 0; i < 100; i++) {
+                calls.add(rocket.call(ECHO, big));
+            }
+            return Future.join(new ArrayList<>(calls)).transform(ar -> {
+                int ok = 0;
+                int refused = 0;
+                for (final Future<RpcReply> c : calls) {
+                    if (c.succeeded()) {
+                        ok++;
+                    } else if (((RpcException) c.cause()).code() == RpcException.BACK_PRESSURE) {
+                        refused++;
+                    }
+                }
+                return Future.succeededFuture(new int[] {ok, refused});
+            });
+        }));
+        assertThat(outcome[0] + outcome[1]).isEqualTo(100);
+        assertThat(outcome[1]).isPositive();
+        assertThat(outcome[0]).isGreaterThanOrEqualTo(50);
+    }
+
+    @Test
+    void shouldDropATornOrMalformedBucketWithoutCorruptingItsNeighbours() throws Exception {
+        start(CostModel.zero(), new RrpcOptions());
+        final String first = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket ->
+            rocket.call(ECHO, new UnsafeBuffer("one".getBytes())).map(r -> r.payload().getStringWithoutLengthAscii(
+                0, 3))));
+        assertThat(first).isEqualTo("one");
+        // A buggy peer WRITEs a bucket at the ring's next position whose label claims more than a bucket holds.
+        final MemoryRegion inbox = fabric.nic("mn").region("rrpc.inbox");
+        final Nic evil = fabric.attachNow("evil");
+        final io.scythe.fabric.CompletionQueue cq = evil.createCompletionQueue(16);
+        final io.scythe.fabric.QueuePair qp = evil.connect("mn", cq, new io.scythe.fabric.QpOptions()).result();
+        final UnsafeBuffer forged = new UnsafeBuffer(new byte[4]);
+        forged.putInt(0, BucketLayout.label(0, BucketLayout.LENGTH_MASK));
+        qp.post(new io.scythe.fabric.WorkRequest().write(inbox.address() + BucketLayout.DEFAULT_BUCKET_BYTES,
+            inbox.rkey(), forged, 0, 4));
+        final long deadline = System.nanoTime() + 5_000_000_000L;
+        while (server.malformed() == 0 && System.nanoTime() < deadline) {
+            cq.poll(System.nanoTime(), (q, id, op, st, len) -> { }, 16);
+            Thread.sleep(1);
+        }
+        assertThat(server.malformed()).isEqualTo(1);
+        final String second = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket ->
+            rocket.call(ECHO, new UnsafeBuffer("two".getBytes())).map(r -> r.payload().getStringWithoutLengthAscii(
+                0, 3))));
+        assertThat(second).isEqualTo("two");
+        assertThat(server.malformed()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldTakeAtLeastTwoOneWayLatenciesPerCallOnTheModelledFabric() throws Exception {
+        start(CostModel.cx5(), new RrpcOptions());
+        final long elapsed = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket -> {
+            final long start = System.nanoTime();
+            return rocket.call(ECHO, new UnsafeBuffer(new byte[8])).map(r -> System.nanoTime() - start);
+        }));
+        assertThat(elapsed).isGreaterThanOrEqualTo(2 * CostModel.DEFAULT_ONE_WAY_LATENCY_NS);
+    }
+}
