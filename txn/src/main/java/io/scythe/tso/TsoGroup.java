@@ -1,0 +1,124 @@
+package io.scythe.tso;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The TSO group of Scythe §4.5 (2), for the transaction flows of one event loop: the first request that finds no fetch
+ * in flight is the leader and fetches; requests that arrive while a fetch is in flight queue; when it returns, they
+ * form the next group, whose head fetches exactly as many timestamps as the group has members, with one FAA (or one
+ * proxy call), and hands them out in arrival order.
+ *
+ * <p>A group never keeps timestamps for later: every timestamp is reserved after its request arrived, so one handed
+ * out after another finished anywhere in the cluster is larger (a leftover reused later could break that).
+ *
+ * <p>Loop-confined: one group per event loop.
+ */
+public final class TsoGroup implements TimestampOracle {
+    private final TsoSource[] sources;
+    private final ArrayDeque<Promise<Long>> waiting = new ArrayDeque<>();
+    private final int maxGroup;
+    private boolean fetching;
+    private long groups;
+    private long handedOut;
+    private long highWater;
+
+    /**
+     * @param sources where ranges come from; each group picks one at random (the paper's "randomly selects a TSO proxy
+     *                or TSO service")
+     * @param maxGroup the largest group one fetch serves
+     */
+    public TsoGroup(final int maxGroup, final TsoSource... sources) {
+        if (sources.length == 0) {
+            throw new IllegalArgumentException("a TSO group needs a source");
+        }
+        if (maxGroup < 1) {
+            throw new IllegalArgumentException("maxGroup=" + maxGroup + " must be positive");
+        }
+        this.sources = sources.clone();
+        this.maxGroup = maxGroup;
+    }
+
+    @Override
+    public Future<Long> next() {
+        final ContextInternal context = (ContextInternal) Vertx.currentContext();
+        final Promise<Long> promise = context != null ? context.promise() : Promise.promise();
+        waiting.add(promise);
+        if (!fetching) {
+            fetch();
+        }
+        return promise.future();
+    }
+
+    private void fetch() {
+        // The members are taken off the queue now: requests arriving from here on form the next group.
+        final int count = Math.min(waiting.size(), maxGroup);
+        @SuppressWarnings("unchecked") final Promise<Long>[] members = new Promise[count];
+        for (int i = 0; i < count; i++) {
+            members[i] = waiting.poll();
+        }
+        fetching = true;
+        groups++;
+        final TsoSource source = sources.length == 1 ? sources[0]
+            : sources[ThreadLocalRandom.current().nextInt(sources.length)];
+        source.fetch(count).onComplete(ar -> {
+            // Completing a member runs its flow, which may ask again at once: that request waits for the next group
+            // (fetching stays true until every member has its timestamp).
+            if (ar.succeeded()) {
+                final long first = ar.result();
+                highWater = first + count - 1;
+                handedOut += count;
+                for (int i = 0; i < count; i++) {
+                    members[i].complete(first + i);
+                }
+            } else {
+                for (final Promise<Long> member : members) {
+                    member.fail(ar.cause());
+                }
+            }
+            fetching = false;
+            if (!waiting.isEmpty()) {
+                fetch();
+            }
+        });
+    }
+
+    @Override
+    public String name() {
+        return "tso-group";
+    }
+
+    /** Fetches made (one per group). */
+    public long groups() {
+        return groups;
+    }
+
+    public long handedOut() {
+        return handedOut;
+    }
+
+    /** The largest timestamp this group handed out (0 if none). */
+    public long highWater() {
+        return highWater;
+    }
+
+    /** An oracle that fetches one timestamp per request from {@code source}: the baseline Fig. 28 compares with. */
+    public static TimestampOracle perRequest(final TsoSource source) {
+        return new TimestampOracle() {
+            @Override
+            public Future<Long> next() {
+                return source.fetch(1);
+            }
+
+            @Override
+            public String name() {
+                return "faa-per-request";
+            }
+        };
+    }
+}

@@ -1,0 +1,9 @@
+/**
+ * The RDMA-friendly timestamp oracle of Scythe §4.5: a counter in a TSO node's NIC device memory
+ * ({@link io.scythe.tso.TsoService}), TSO groups on compute nodes that fetch one range per group of concurrent
+ * requests ({@link io.scythe.tso.TsoGroup}), and proxies that merge many compute nodes' groups into one FAA and
+ * remember the high water a restarted service resumes above ({@link io.scythe.tso.TsoProxy}). The baselines of Fig. 28
+ * are {@link io.scythe.tso.TsoGroup#perRequest one FAA per request} and {@link io.scythe.tso.PhysicalClockOracle
+ * physical clocks with an uncertainty wait}.
+ */
+package io.scythe.tso;
