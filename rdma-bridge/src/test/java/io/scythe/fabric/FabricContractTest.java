@@ -304,7 +304,8 @@ public abstract class FabricContractTest {
         });
         final QueuePair twoSided = connect(cn, "mn0", cq, new QpOptions());
         assertThat(accepted[0].remoteNode()).isEqualTo("cn0");
-        final UnsafeBuffer inbox = new UnsafeBuffer(new byte[64]);
+        // Receive buffers are registered memory, as on a real NIC (and necessarily so across processes).
+        final org.agrona.concurrent.AtomicBuffer inbox = mn.register("inbox", 64, MemoryKind.HOST).buffer();
         assertThat(accepted[0].postRecv(inbox, 0, 32, 77)).isZero();
         local.putInt(0, 12345);
         twoSided.post(new WorkRequest().send(local, 0, 4).wrId(1));

@@ -4,11 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Records completions for assertions. */
-final class Recorder implements CompletionHandler {
-    record Entry(QueuePair qp, long wrId, Opcode opcode, WcStatus status, int byteLength) {
+public final class Recorder implements CompletionHandler {
+    public record Entry(QueuePair qp, long wrId, Opcode opcode, WcStatus status, int byteLength) {
     }
 
-    final List<Entry> entries = new ArrayList<>();
+    public final List<Entry> entries = new ArrayList<>();
 
     @Override
     public void onCompletion(final QueuePair qp, final long wrId, final Opcode opcode, final WcStatus status,

@@ -23,6 +23,8 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
     private final java.util.concurrent.atomic.AtomicInteger postedElsewhere =
         new java.util.concurrent.atomic.AtomicInteger();
     private EmulatedQueuePair[] active = new EmulatedQueuePair[8];
+    /** Ends whose receive queues must be polled (their senders are in other processes). */
+    private final java.util.ArrayList<EmulatedQueuePair> receiving = new java.util.ArrayList<>();
     private int activeCount;
     private int outstanding;
     private long nextEventNs = NO_EVENT;
@@ -53,7 +55,16 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
             budget--;
             work++;
         }
-        long next = NO_EVENT;
+        for (int r = receiving.size() - 1; r >= 0; r--) {
+            final EmulatedQueuePair qp = receiving.get(r);
+            final int got = qp.drainReceives(handler, budget);
+            budget -= got;
+            work += got;
+            if (!qp.receiving()) {
+                receiving.remove(r);
+            }
+        }
+        long next = receiving.isEmpty() ? NO_EVENT : nowNs;
         int i = 0;
         while (i < activeCount) {
             final EmulatedQueuePair qp = active[i];
@@ -83,7 +94,18 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
 
     @Override
     public int outstanding() {
-        return outstanding + postedElsewhere.get();
+        return outstanding + postedElsewhere.get() + receiving.size();
+    }
+
+    /** {@code qp} posted a receive buffer on a polled receive queue. Owner thread only. */
+    void receiving(final EmulatedQueuePair qp) {
+        if (!receiving.contains(qp)) {
+            receiving.add(qp);
+            final Runnable w = wake;
+            if (w != null) {
+                w.run();
+            }
+        }
     }
 
     @Override

@@ -418,7 +418,24 @@ public final class EmulatedQueuePair implements QueuePair {
         if (buffer == null || length < 0 || offset < 0 || offset > buffer.capacity() - length) {
             return INVALID_REQUEST;
         }
-        return receiveQueue.post(buffer, offset, length, wrId) ? POST_OK : SEND_QUEUE_FULL;
+        final int code = receiveQueue.post(buffer, offset, length, wrId);
+        if (code != POST_OK) {
+            return code;
+        }
+        if (receiveQueue.polled()) {
+            cq.receiving(this);
+        }
+        return POST_OK;
+    }
+
+    /** Delivers RECV completions of a polled receive queue. */
+    int drainReceives(final CompletionHandler handler, final int max) {
+        return receiveQueue == null ? 0 : receiveQueue.drain(this, handler, max);
+    }
+
+    /** Whether this end still has receive buffers to poll. */
+    boolean receiving() {
+        return receiveQueue != null && receiveQueue.polled() && receiveQueue.posted() > 0 && state != QpState.CLOSED;
     }
 
     /**

@@ -21,8 +21,9 @@ final class LocalReceiveQueue implements ReceiveQueue {
     }
 
     @Override
-    public boolean post(final MutableDirectBuffer buffer, final int offset, final int length, final long wrId) {
-        return posted.offer(new Posted(buffer, offset, length, wrId));
+    public int post(final MutableDirectBuffer buffer, final int offset, final int length, final long wrId) {
+        return posted.offer(new Posted(buffer, offset, length, wrId))
+            ? io.scythe.fabric.QueuePair.POST_OK : io.scythe.fabric.QueuePair.SEND_QUEUE_FULL;
     }
 
     @Override

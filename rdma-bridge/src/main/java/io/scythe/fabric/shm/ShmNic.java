@@ -1,0 +1,333 @@
+package io.scythe.fabric.shm;
+
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.Fabric;
+import io.scythe.fabric.FabricException;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.QpState;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.emulated.EmulatedCompletionQueue;
+import io.scythe.fabric.emulated.EmulatedQueuePair;
+import io.scythe.fabric.emulated.KeyAndAddressAllocator;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.scythe.fabric.shm.ShmLayout.*;
+
+/**
+ * A node this process attached to the shm fabric: it owns the node's control file and region files. Its connection
+ * manager (a daemon thread, as RDMA CM's event thread) takes incoming connections to the acceptor, closes those whose
+ * initiator died, and frees closed slots.
+ */
+final class ShmNic implements Nic {
+    private static final long CM_PERIOD_MS = 1;
+    private static final long CLOSED_SLOT_GRACE_NS = 1_000_000_000L;
+
+    private final ShmFabric fabric;
+    private final String node;
+    private final CostModel model;
+    final ShmNodeFile file;
+    private final KeyAndAddressAllocator keys = new KeyAndAddressAllocator();
+    private final Map<String, ShmRegion> regions = new ConcurrentHashMap<>();
+    private final Collection<ShmRegion> registered = new CopyOnWriteArrayList<>();
+    private final Map<Integer, EmulatedQueuePair> ends = new ConcurrentHashMap<>();
+    private final boolean[] accepted = new boolean[CONNECTION_SLOTS];
+    private final long[] closedSince = new long[CONNECTION_SLOTS];
+    private final AtomicInteger qpNumbers = new AtomicInteger();
+    private final Thread connectionManager;
+    private long deviceBytes;
+    private volatile QpAcceptor acceptor;
+    private volatile boolean closed;
+
+    ShmNic(final ShmFabric fabric, final String node, final ShmNodeFile file) {
+        this.fabric = fabric;
+        this.node = node;
+        this.model = fabric.costModel();
+        this.file = file;
+        this.connectionManager = new Thread(this::manageConnections, "scythe-shm-cm-" + node);
+        connectionManager.setDaemon(true);
+        connectionManager.start();
+    }
+
+    static String regionFile(final int rkey) {
+        return String.format("region-%08x", rkey);
+    }
+
+    @Override
+    public String node() {
+        return node;
+    }
+
+    @Override
+    public Fabric fabric() {
+        return fabric;
+    }
+
+    // ------------------------------------------------------------------------------------------------- regions
+
+    @Override
+    public synchronized MemoryRegion register(final String name, final long length, final MemoryKind kind) {
+        checkOpen();
+        FabricOptions.checkName("region", name);
+        if (length <= 0 || length > Integer.MAX_VALUE - 8) {
+            throw new FabricException("region " + name + "@" + node + ": length=" + length + " must be within [1, "
+                + (Integer.MAX_VALUE - 8) + "]");
+        }
+        if (regions.containsKey(name)) {
+            throw new FabricException("region " + name + " is already registered on node " + node);
+        }
+        if (kind == MemoryKind.DEVICE && deviceBytes + length > model.deviceMemoryBytes()) {
+            throw new FabricException("region " + name + "@" + node + ": NIC device memory exhausted ("
+                + deviceBytes + " of " + model.deviceMemoryBytes() + " bytes used, " + length + " asked)");
+        }
+        final int slot = file.freeRegionSlot();
+        if (slot < 0) {
+            throw new FabricException("node " + node + " has no free region slot (" + REGION_SLOTS + ")");
+        }
+        final int rkey = keys.nextKey();
+        final Path path = file.dir.resolve(regionFile(rkey));
+        final UnsafeBuffer memory = MappedFiles.create(path, length);
+        final long address = keys.nextAddress(length);
+        final int at = file.regionEntry(slot);
+        file.memory.putInt(at + REGION_KIND, kind == MemoryKind.DEVICE ? 1 : 0);
+        file.memory.putInt(at + REGION_RKEY, rkey);
+        final int lkey = keys.nextKey();
+        file.memory.putInt(at + REGION_LKEY, lkey);
+        file.memory.putLong(at + REGION_ADDRESS, address);
+        file.memory.putLong(at + REGION_LENGTH, length);
+        file.name(at + REGION_NAME, name);
+        file.memory.putIntVolatile(at + REGION_STATE, REGION_REGISTERED);
+        final ShmRegion region = new ShmRegion(file, slot, name, node, address, length, rkey, lkey, kind, memory,
+            path);
+        if (kind == MemoryKind.DEVICE) {
+            deviceBytes += length;
+        }
+        regions.put(name, region);
+        registered.add(region);
+        return region;
+    }
+
+    @Override
+    public MemoryRegion region(final String name) {
+        return regions.get(name);
+    }
+
+    @Override
+    public Collection<MemoryRegion> regions() {
+        return List.copyOf(regions.values());
+    }
+
+    @Override
+    public synchronized void deregister(final MemoryRegion region) {
+        if (!(region instanceof ShmRegion) || regions.get(region.name()) != region) {
+            throw new FabricException("region " + region.name() + " is not registered on node " + node);
+        }
+        final ShmRegion shm = (ShmRegion) region;
+        file.memory.putIntVolatile(file.regionEntry(shm.slot()) + REGION_STATE, REGION_DEREGISTERED);
+        regions.remove(region.name());
+        registered.remove(shm);
+        MappedFiles.deleteQuietly(shm.file);
+        if (region.kind() == MemoryKind.DEVICE) {
+            deviceBytes -= region.length();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- connecting
+
+    @Override
+    public CompletionQueue createCompletionQueue(final int capacity) {
+        checkOpen();
+        return new EmulatedCompletionQueue(capacity);
+    }
+
+    @Override
+    public Future<QueuePair> connect(final String remoteNode, final CompletionQueue cq, final QpOptions options) {
+        try {
+            return Future.succeededFuture(connectNow(remoteNode, cq, options));
+        } catch (final RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    private QueuePair connectNow(final String remoteNode, final CompletionQueue cq, final QpOptions options) {
+        checkOpen();
+        if (!(cq instanceof EmulatedCompletionQueue)) {
+            throw new FabricException("completion queue " + cq + " does not belong to the shm fabric");
+        }
+        final ShmPeer peer = fabric.peer(remoteNode);
+        if (peer.file.isFenced(node)) {
+            throw new FabricException("node " + node + " is fenced by node " + remoteNode + " and must rejoin");
+        }
+        if (file.isFenced(remoteNode)) {
+            throw new FabricException("node " + remoteNode + " is fenced by node " + node);
+        }
+        final QpOptions qpOptions = new QpOptions(options).validate();
+        final int number = qpNumbers.incrementAndGet();
+        final int slot = peer.file.claimConnection(node, ProcessHandle.current().pid(), number);
+        if (slot < 0) {
+            throw new FabricException("node " + remoteNode + " has no free connection slot (" + CONNECTION_SLOTS
+                + ")");
+        }
+        final int connection = peer.file.connection(slot);
+        final EmulatedQueuePair end = new EmulatedQueuePair(number, slot, node, remoteNode, qpOptions, model,
+            fabric.clock(), file.timeline, peer, new ShmConnection(peer.file, slot, peer.file.pid(), peer.file),
+            new ShmReceiveQueue(peer.file.memory, ShmLayout.receiveRingsOffset(connection, true), registered, null),
+            new ShmReceiveQueue(peer.file.memory, ShmLayout.receiveRingsOffset(connection, false), null,
+                peer::region),
+            (EmulatedCompletionQueue) cq);
+        ends.put(number, end);
+        final ShmNic local = fabric.localNic(remoteNode);
+        if (local != null) {
+            local.accept(slot); // the responder lives in this process: take the connection now
+        }
+        return end;
+    }
+
+    /** Creates this node's end of the connection in slot {@code slot}, when the acceptor wants one. */
+    private synchronized void accept(final int slot) {
+        if (accepted[slot] || file.connectionState(slot) != CONN_READY) {
+            return;
+        }
+        accepted[slot] = true;
+        final QpAcceptor a = acceptor;
+        final String initiator = file.initiator(slot);
+        final CompletionQueue cq = a == null ? null : a.completionQueueFor(initiator);
+        if (!(cq instanceof EmulatedCompletionQueue)) {
+            return; // passive: the slot serves the initiator's one-sided verbs without an end here
+        }
+        final ShmPeer initiatorPeer;
+        try {
+            initiatorPeer = fabric.peer(initiator);
+        } catch (final FabricException gone) {
+            return;
+        }
+        final int number = qpNumbers.incrementAndGet();
+        final int connection = file.connection(slot);
+        final EmulatedQueuePair end = new EmulatedQueuePair(number, file.initiatorQp(slot), node, initiator,
+            new QpOptions(), model, fabric.clock(), file.timeline, initiatorPeer,
+            new ShmConnection(file, slot, file.initiatorPid(slot), initiatorPeer.file),
+            new ShmReceiveQueue(file.memory, ShmLayout.receiveRingsOffset(connection, false), registered, null),
+            new ShmReceiveQueue(file.memory, ShmLayout.receiveRingsOffset(connection, true), null,
+                initiatorPeer::region),
+            (EmulatedCompletionQueue) cq);
+        file.responderQp(slot, number);
+        ends.put(number, end);
+        a.accepted(end);
+    }
+
+    @Override
+    public void acceptor(final QpAcceptor acceptor) {
+        this.acceptor = acceptor;
+    }
+
+    /** The connection manager's duty: accept, notice dead initiators, free closed slots. */
+    private void manageConnections() {
+        while (!closed) {
+            final long now = System.nanoTime();
+            for (int slot = 0; slot < CONNECTION_SLOTS; slot++) {
+                final int state = file.connectionState(slot);
+                if (state == CONN_READY || state == CONN_REVOKED) {
+                    closedSince[slot] = 0;
+                    if (state == CONN_READY && !accepted[slot] && acceptor != null) {
+                        accept(slot);
+                    }
+                    if (!ProcessHandle.of(file.initiatorPid(slot)).map(ProcessHandle::isAlive).orElse(false)) {
+                        file.transition(slot, state, CONN_CLOSED);
+                    }
+                } else if (state == CONN_CLOSED) {
+                    if (closedSince[slot] == 0) {
+                        closedSince[slot] = now;
+                    } else if (now - closedSince[slot] > CLOSED_SLOT_GRACE_NS
+                        && file.transition(slot, CONN_CLOSED, CONN_FREE)) {
+                        synchronized (this) {
+                            accepted[slot] = false;
+                        }
+                        closedSince[slot] = 0;
+                    }
+                }
+            }
+            try {
+                Thread.sleep(CM_PERIOD_MS);
+            } catch (final InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- fencing
+
+    @Override
+    public int fence(final String peerNode) {
+        file.fence(peerNode);
+        int revoked = 0;
+        for (int slot = 0; slot < CONNECTION_SLOTS; slot++) {
+            final int state = file.connectionState(slot);
+            if ((state == CONN_READY || state == CONN_CLAIMED) && peerNode.equals(file.initiator(slot))
+                && file.transition(slot, state, CONN_REVOKED)) {
+                revoked++;
+            }
+        }
+        for (final EmulatedQueuePair end : ends.values()) {
+            if (end.remoteNode().equals(peerNode) && end.state() != QpState.REVOKED
+                && end.state() != QpState.CLOSED) {
+                end.revoke();
+                revoked++;
+            }
+        }
+        return revoked;
+    }
+
+    @Override
+    public void readmit(final String peerNode) {
+        file.readmit(peerNode);
+    }
+
+    @Override
+    public Collection<QueuePair> queuePairs() {
+        ends.values().removeIf(qp -> qp.state() == QpState.CLOSED);
+        return new ArrayList<>(ends.values());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        connectionManager.interrupt();
+        for (final EmulatedQueuePair end : ends.values()) {
+            end.close();
+        }
+        ends.clear();
+        file.closed();
+        for (final ShmRegion region : List.copyOf(regions.values())) {
+            deregister(region);
+        }
+        fabric.detached(this);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new FabricException("NIC of node " + node + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ShmNic{" + node + " at " + file.dir + '}';
+    }
+}

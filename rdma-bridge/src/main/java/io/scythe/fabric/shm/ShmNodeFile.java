@@ -1,0 +1,214 @@
+package io.scythe.fabric.shm;
+
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricException;
+import io.scythe.fabric.emulated.NicTimeline;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import static io.scythe.fabric.shm.ShmLayout.*;
+
+/** Typed access to a node's control file ({@link ShmLayout}), for its owner and for its peers alike. */
+final class ShmNodeFile {
+    static final String FILE = "nic";
+
+    final Path dir;
+    final UnsafeBuffer memory;
+    final NicTimeline timeline;
+    private final int regionTable;
+    private final int fencedTable;
+    private final int connectionTable;
+
+    private ShmNodeFile(final Path dir, final UnsafeBuffer memory, final CostModel model) {
+        this.dir = dir;
+        this.memory = memory;
+        this.timeline = new NicTimeline(new UnsafeBuffer(memory, TIMELINE_OFFSET, timelineBytes(model)), model);
+        this.regionTable = regionTableOffset(model);
+        this.fencedTable = fencedTableOffset(model);
+        this.connectionTable = connectionTableOffset(model);
+    }
+
+    /** Creates the control file of a node owned by {@code pid}. */
+    static ShmNodeFile create(final Path dir, final CostModel model, final long pid) {
+        final UnsafeBuffer memory = MappedFiles.create(dir.resolve(FILE), fileBytes(model));
+        memory.putInt(VERSION_OFFSET, VERSION);
+        memory.putLong(PID_OFFSET, pid);
+        memory.putInt(REGION_SLOTS_OFFSET, REGION_SLOTS);
+        memory.putInt(CONNECTION_SLOTS_OFFSET, CONNECTION_SLOTS);
+        memory.putInt(FENCED_SLOTS_OFFSET, FENCED_SLOTS);
+        memory.putIntVolatile(STATE_OFFSET, STATE_LIVE);
+        memory.putLongVolatile(MAGIC_OFFSET, MAGIC);
+        return new ShmNodeFile(dir, memory, model);
+    }
+
+    /** Maps an existing control file, checking it was laid out for the same cost model. */
+    static ShmNodeFile open(final Path dir, final CostModel model) throws IOException {
+        final UnsafeBuffer memory = MappedFiles.open(dir.resolve(FILE));
+        if (memory.capacity() < HEADER_BYTES || memory.getLongVolatile(MAGIC_OFFSET) != MAGIC) {
+            throw new FabricException("shared-memory node file " + dir.resolve(FILE) + " is not a Scythe NIC file");
+        }
+        if (memory.getInt(VERSION_OFFSET) != VERSION || memory.capacity() != fileBytes(model)) {
+            throw new FabricException("shared-memory node file " + dir.resolve(FILE) + " has another layout "
+                + "(version or cost model differs from this process)");
+        }
+        return new ShmNodeFile(dir, memory, model);
+    }
+
+    long pid() {
+        return memory.getLongVolatile(PID_OFFSET);
+    }
+
+    boolean live() {
+        return memory.getIntVolatile(STATE_OFFSET) == STATE_LIVE;
+    }
+
+    void closed() {
+        memory.putIntVolatile(STATE_OFFSET, STATE_CLOSED);
+    }
+
+    /** Whether the owner process exists and has not closed the node. */
+    boolean ownerAlive() {
+        return live() && ProcessHandle.of(pid()).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    // ------------------------------------------------------------------------------------------------- regions
+
+    int regionEntry(final int slot) {
+        return regionTable + slot * REGION_ENTRY_BYTES;
+    }
+
+    /** The slot of the registered region with {@code rkey}, or -1. */
+    int findRegion(final int rkey) {
+        for (int slot = 0; slot < REGION_SLOTS; slot++) {
+            final int at = regionEntry(slot);
+            if (memory.getIntVolatile(at + REGION_STATE) == REGION_REGISTERED && memory.getInt(at + REGION_RKEY) == rkey) {
+                return slot;
+            }
+        }
+        return -1;
+    }
+
+    int freeRegionSlot() {
+        for (int slot = 0; slot < REGION_SLOTS; slot++) {
+            if (memory.getIntVolatile(regionEntry(slot) + REGION_STATE) != REGION_REGISTERED) {
+                return slot;
+            }
+        }
+        return -1;
+    }
+
+    // --------------------------------------------------------------------------------------------------- names
+
+    String name(final int at) {
+        int length = 0;
+        while (length < NAME_BYTES && memory.getByte(at + length) != 0) {
+            length++;
+        }
+        final byte[] bytes = new byte[length];
+        memory.getBytes(at, bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    void name(final int at, final String name) {
+        final byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+        memory.setMemory(at, NAME_BYTES, (byte) 0);
+        memory.putBytes(at, bytes, 0, Math.min(bytes.length, NAME_BYTES));
+    }
+
+    // -------------------------------------------------------------------------------------------------- fencing
+
+    synchronized boolean isFenced(final String node) {
+        for (int slot = 0; slot < FENCED_SLOTS; slot++) {
+            if (node.equals(name(fencedTable + slot * NAME_BYTES))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    synchronized void fence(final String node) {
+        if (isFenced(node)) {
+            return;
+        }
+        for (int slot = 0; slot < FENCED_SLOTS; slot++) {
+            final int at = fencedTable + slot * NAME_BYTES;
+            if (memory.getByte(at) == 0) {
+                name(at, node);
+                return;
+            }
+        }
+        throw new FabricException("node fence table is full (" + FENCED_SLOTS + " nodes)");
+    }
+
+    synchronized void readmit(final String node) {
+        for (int slot = 0; slot < FENCED_SLOTS; slot++) {
+            final int at = fencedTable + slot * NAME_BYTES;
+            if (node.equals(name(at))) {
+                memory.setMemory(at, NAME_BYTES, (byte) 0);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- connections
+
+    int connection(final int slot) {
+        return connectionTable + slot * CONNECTION_BYTES;
+    }
+
+    /**
+     * Claims a free connection slot for {@code initiator}; any process may call it (the claim is a CAS).
+     *
+     * @return the slot, or -1 when all are in use
+     */
+    int claimConnection(final String initiator, final long pid, final int initiatorQp) {
+        for (int slot = 0; slot < CONNECTION_SLOTS; slot++) {
+            final int at = connection(slot);
+            if (memory.getIntVolatile(at + CONN_STATE) == CONN_FREE
+                && memory.compareAndSetInt(at + CONN_STATE, CONN_FREE, CONN_CLAIMED)) {
+                memory.setMemory(at + CONN_INITIATOR, CONNECTION_BYTES - CONN_INITIATOR, (byte) 0);
+                name(at + CONN_INITIATOR, initiator);
+                memory.putLong(at + CONN_INITIATOR_PID, pid);
+                memory.putInt(at + CONN_INITIATOR_QP, initiatorQp);
+                memory.getAndAddInt(at + CONN_GENERATION, 1);
+                memory.putIntVolatile(at + CONN_STATE, CONN_READY);
+                return slot;
+            }
+        }
+        return -1;
+    }
+
+    int connectionState(final int slot) {
+        return memory.getIntVolatile(connection(slot) + CONN_STATE);
+    }
+
+    int generation(final int slot) {
+        return memory.getIntVolatile(connection(slot) + CONN_GENERATION);
+    }
+
+    boolean transition(final int slot, final int from, final int to) {
+        return memory.compareAndSetInt(connection(slot) + CONN_STATE, from, to);
+    }
+
+    String initiator(final int slot) {
+        return name(connection(slot) + CONN_INITIATOR);
+    }
+
+    long initiatorPid(final int slot) {
+        return memory.getLong(connection(slot) + CONN_INITIATOR_PID);
+    }
+
+    int initiatorQp(final int slot) {
+        return memory.getInt(connection(slot) + CONN_INITIATOR_QP);
+    }
+
+    int responderQp(final int slot) {
+        return memory.getIntVolatile(connection(slot) + CONN_RESPONDER_QP);
+    }
+
+    void responderQp(final int slot, final int qp) {
+        memory.putIntVolatile(connection(slot) + CONN_RESPONDER_QP, qp);
+    }
+}

@@ -1,0 +1,152 @@
+package io.scythe.fabric.shm;
+
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.WcStatus;
+import io.scythe.fabric.WorkRequest;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The shm fabric across processes: child JVMs doing verbs on this JVM's memory, fencing seen by another process,
+ * a memory node whose process is killed. Every child is destroyed and every file removed, even on failure.
+ */
+class ShmMultiProcessTest {
+    private final List<Process> children = new ArrayList<>();
+    private String cluster;
+    private ShmFabric fabric;
+
+    @BeforeEach
+    void setUp() {
+        cluster = "mp-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        fabric = new ShmFabric(new FabricOptions().provider(ShmFabric.NAME).cluster(cluster)
+            .costModel(CostModel.zero()));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (final Process child : children) {
+            child.destroyForcibly();
+            child.waitFor(10, TimeUnit.SECONDS);
+        }
+        final Path root = fabric.root();
+        fabric.close();
+        MappedFiles.deleteTree(root);
+        assertThat(Files.exists(root)).as("files left in /dev/shm").isFalse();
+    }
+
+    private Process child(final String... args) throws Exception {
+        final List<String> command = new ArrayList<>(List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Xmx256m",
+            "-cp", System.getProperty("java.class.path"), ShmChild.class.getName()));
+        command.addAll(List.of(args));
+        final Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        children.add(process);
+        return process;
+    }
+
+    private static String line(final Process process) throws Exception {
+        final String line = new BufferedReader(new InputStreamReader(process.getInputStream())).readLine();
+        assertThat(line).as("child output").isNotNull();
+        return line;
+    }
+
+    @Test
+    void shouldLoseNoUpdateWhenTwoProcessesFetchAndAddAMillionTimesEach() throws Exception {
+        final Nic mn = fabric.attachNow("mn");
+        final MemoryRegion region = mn.register("counter", 64, MemoryKind.HOST);
+        final Process a = child("faa", cluster, "cn1", "mn", "" + region.address(), "" + region.rkey(), "1000000");
+        final Process b = child("faa", cluster, "cn2", "mn", "" + region.address(), "" + region.rkey(), "1000000");
+        assertThat(a.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(b.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(a.exitValue()).isZero();
+        assertThat(b.exitValue()).isZero();
+        assertThat(region.buffer().getLongVolatile(0)).isEqualTo(2_000_000);
+    }
+
+    @Test
+    void shouldLoseUpdatesWithANonAtomicReadThenWriteSoTheTestCanCatchARace() throws Exception {
+        final Nic mn = fabric.attachNow("mn");
+        final MemoryRegion region = mn.register("counter", 64, MemoryKind.HOST);
+        final Process a = child("rmw", cluster, "cn1", "mn", "" + region.address(), "" + region.rkey(), "300000");
+        final Process b = child("rmw", cluster, "cn2", "mn", "" + region.address(), "" + region.rkey(), "300000");
+        assertThat(a.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(b.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(region.buffer().getLongVolatile(0)).isLessThan(600_000).isGreaterThan(0);
+    }
+
+    @Test
+    void shouldFailAnotherProcessesVerbsOnceTheMemoryNodeFencesIt() throws Exception {
+        final Nic mn = fabric.attachNow("mn");
+        final MemoryRegion region = mn.register("counter", 64, MemoryKind.HOST);
+        final Process cn = child("loop", cluster, "cn1", "mn", "" + region.address(), "" + region.rkey());
+        final BufferedReader out = new BufferedReader(new InputStreamReader(cn.getInputStream()));
+        assertThat(out.readLine()).isEqualTo("ready");
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (region.buffer().getLongVolatile(0) < 1000 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertThat(mn.fence("cn1")).isPositive();
+        final long afterFence = region.buffer().getLongVolatile(0);
+        assertThat(out.readLine()).isEqualTo("status " + WcStatus.REVOKED);
+        assertThat(cn.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(cn.exitValue()).isEqualTo(3);
+        assertThat(region.buffer().getLongVolatile(0)).as("no FAA lands after the fence").isLessThanOrEqualTo(
+            afterFence + 1);
+    }
+
+    @Test
+    void shouldFailVerbsToAMemoryNodeWhoseProcessWasKilledAndLetItsNameBeTakenOver() throws Exception {
+        final Process mnProcess = child("serve", cluster, "mnx");
+        final String[] region = line(mnProcess).split(" ");
+        final Nic cn = fabric.attachNow("cn");
+        final CompletionQueue cq = cn.createCompletionQueue(16);
+        final QueuePair qp = cn.connect("mnx", cq, new QpOptions()).toCompletionStage().toCompletableFuture().get();
+        final UnsafeBuffer local = new UnsafeBuffer(new byte[8]);
+        assertThat(run(qp, cq, new WorkRequest().fetchAndAdd(Long.parseLong(region[1]), Integer.parseInt(region[2]),
+            5, local, 0))).isEqualTo(WcStatus.SUCCESS);
+        mnProcess.destroyForcibly();
+        assertThat(mnProcess.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        final long killed = System.nanoTime();
+        WcStatus status = WcStatus.SUCCESS;
+        while (status == WcStatus.SUCCESS && System.nanoTime() - killed < TimeUnit.SECONDS.toNanos(5)) {
+            status = run(qp, cq, new WorkRequest().fetchAndAdd(Long.parseLong(region[1]),
+                Integer.parseInt(region[2]), 1, local, 0));
+        }
+        assertThat(status).isEqualTo(WcStatus.TRANSPORT_RETRY_EXCEEDED);
+        assertThat(System.nanoTime() - killed).isLessThan(TimeUnit.SECONDS.toNanos(1));
+        // The dead process's files are stale: this process may attach the node itself.
+        final Nic takenOver = fabric.attachNow("mnx");
+        assertThat(takenOver.node()).isEqualTo("mnx");
+        assertThat(new File(fabric.root().toFile(), "mnx").list()).containsExactly("nic");
+    }
+
+    private static WcStatus run(final QueuePair qp, final CompletionQueue cq, final WorkRequest wr) {
+        final WcStatus[] last = new WcStatus[1];
+        qp.post(wr);
+        while (last[0] == null) {
+            cq.poll(System.nanoTime(), (q, id, op, status, bytes) -> last[0] = status, 16);
+        }
+        return last[0];
+    }
+}
