@@ -16,19 +16,19 @@ public final class Recorder implements CompletionHandler {
         entries.add(new Entry(qp, wrId, opcode, status, byteLength));
     }
 
-    List<Long> ids() {
+    public List<Long> ids() {
         return entries.stream().map(Entry::wrId).toList();
     }
 
-    List<WcStatus> statuses() {
+    public List<WcStatus> statuses() {
         return entries.stream().map(Entry::status).toList();
     }
 
-    Entry last() {
+    public Entry last() {
         return entries.get(entries.size() - 1);
     }
 
-    void clear() {
+    public void clear() {
         entries.clear();
     }
 }

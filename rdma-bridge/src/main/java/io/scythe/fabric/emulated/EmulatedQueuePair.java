@@ -9,6 +9,7 @@ import io.scythe.fabric.QpState;
 import io.scythe.fabric.QueuePair;
 import io.scythe.fabric.WcStatus;
 import io.scythe.fabric.WorkRequest;
+import io.scythe.fabric.WorkRequests;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.NanoClock;
@@ -131,7 +132,7 @@ public final class EmulatedQueuePair implements QueuePair {
     private int postLocked(final WorkRequest first) {
         int count = 0;
         for (WorkRequest wr = first; wr != null; wr = wr.next()) {
-            if (!valid(wr)) {
+            if (!WorkRequests.valid(wr, options)) {
                 return INVALID_REQUEST;
             }
             count++;
@@ -155,38 +156,6 @@ public final class EmulatedQueuePair implements QueuePair {
         }
         cq.posted(this, count, free ? 0 : slots[(int) (firstSeq & mask)].executeAt);
         return POST_OK;
-    }
-
-    private boolean valid(final WorkRequest wr) {
-        final int len = wr.length();
-        if (len < 0 || len > options.maxMessageBytes()) {
-            return false;
-        }
-        final DirectBuffer buffer = wr.localBuffer();
-        switch (wr.opcode()) {
-            case READ:
-            case COMPARE_AND_SWAP:
-            case FETCH_AND_ADD:
-                if (!(buffer instanceof MutableDirectBuffer)) {
-                    return false;
-                }
-                break;
-            case WRITE:
-            case SEND:
-                if (len > 0 && buffer == null) {
-                    return false;
-                }
-                if (wr.inline() && len > options.maxInlineBytes()) {
-                    return false;
-                }
-                break;
-            default:
-                return false;
-        }
-        if (wr.opcode().isAtomic() && len != Opcode.ATOMIC_WIDTH) {
-            return false;
-        }
-        return buffer == null || (wr.localOffset() >= 0 && wr.localOffset() <= buffer.capacity() - len);
     }
 
     private void enqueue(final Slot slot, final WorkRequest wr) {

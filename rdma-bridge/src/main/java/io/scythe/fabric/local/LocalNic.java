@@ -13,17 +13,15 @@ import io.scythe.fabric.QueuePair;
 import io.scythe.fabric.emulated.EmulatedCompletionQueue;
 import io.scythe.fabric.emulated.EmulatedPeer;
 import io.scythe.fabric.emulated.EmulatedQueuePair;
-import io.scythe.fabric.emulated.KeyAndAddressAllocator;
 import io.scythe.fabric.emulated.NicTimeline;
+import io.scythe.fabric.emulated.RegionTable;
 import io.scythe.fabric.emulated.RegionView;
 import io.vertx.core.Future;
 import org.agrona.BufferUtil;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,20 +32,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * off-heap {@link NicTimeline}, and its queue pairs connect to other NICs of the same JVM.
  */
 final class LocalNic implements Nic, EmulatedPeer {
-    static final int MAX_REGION_BYTES = Integer.MAX_VALUE - 8;
-
     private final String node;
     private final LocalFabric fabric;
     private final CostModel model;
     private final NicTimeline timeline;
-    private final KeyAndAddressAllocator keys = new KeyAndAddressAllocator();
-    private final Map<String, LocalRegion> regionsByName = new ConcurrentHashMap<>();
-    /** Copy-on-write: verbs look regions up without locking. */
-    private volatile Int2ObjectHashMap<LocalRegion> regionsByKey = new Int2ObjectHashMap<>();
+    private final RegionTable regions;
     private final Map<Integer, EmulatedQueuePair> queuePairs = new ConcurrentHashMap<>();
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     private final AtomicInteger qpNumbers = new AtomicInteger();
-    private long deviceBytes;
     private volatile QpAcceptor acceptor;
     private volatile boolean closed;
 
@@ -55,6 +47,7 @@ final class LocalNic implements Nic, EmulatedPeer {
         this.node = FabricOptions.checkName("node", node);
         this.fabric = fabric;
         this.model = fabric.costModel();
+        this.regions = new RegionTable(node, model);
         this.timeline = new NicTimeline(
             new UnsafeBuffer(BufferUtil.allocateDirectAligned(NicTimeline.length(model), 64)), model);
     }
@@ -76,61 +69,28 @@ final class LocalNic implements Nic, EmulatedPeer {
 
     @Override
     public RegionView region(final int rkey) {
-        return regionsByKey.get(rkey);
+        return regions.byKey(rkey);
     }
 
     @Override
-    public synchronized MemoryRegion register(final String name, final long length, final MemoryKind kind) {
+    public MemoryRegion register(final String name, final long length, final MemoryKind kind) {
         checkOpen();
-        FabricOptions.checkName("region", name);
-        if (length <= 0 || length > MAX_REGION_BYTES) {
-            throw new FabricException("region " + name + "@" + node + ": length=" + length
-                + " must be within [1, " + MAX_REGION_BYTES + "]");
-        }
-        if (regionsByName.containsKey(name)) {
-            throw new FabricException("region " + name + " is already registered on node " + node);
-        }
-        if (kind == MemoryKind.DEVICE) {
-            if (deviceBytes + length > model.deviceMemoryBytes()) {
-                throw new FabricException("region " + name + "@" + node + ": NIC device memory exhausted ("
-                    + deviceBytes + " of " + model.deviceMemoryBytes() + " bytes used, " + length + " asked)");
-            }
-            deviceBytes += length;
-        }
-        final int rkey = keys.nextKey();
-        final LocalRegion region = new LocalRegion(name, node, keys.nextAddress(length), length, rkey,
-            keys.nextKey(), kind, new UnsafeBuffer(BufferUtil.allocateDirectAligned((int) length, 4096)));
-        regionsByName.put(name, region);
-        final Int2ObjectHashMap<LocalRegion> byKey = new Int2ObjectHashMap<>(regionsByKey);
-        byKey.put(rkey, region);
-        regionsByKey = byKey;
-        return region;
+        return regions.register(name, length, kind);
     }
 
     @Override
     public MemoryRegion region(final String name) {
-        return regionsByName.get(name);
+        return regions.byName(name);
     }
 
     @Override
     public Collection<MemoryRegion> regions() {
-        return List.copyOf(regionsByName.values());
+        return regions.all();
     }
 
     @Override
-    public synchronized void deregister(final MemoryRegion region) {
-        if (!(region instanceof LocalRegion) || regionsByName.get(region.name()) != region) {
-            throw new FabricException("region " + region.name() + " is not registered on node " + node);
-        }
-        final LocalRegion local = (LocalRegion) region;
-        local.deregistered();
-        regionsByName.remove(region.name());
-        final Int2ObjectHashMap<LocalRegion> byKey = new Int2ObjectHashMap<>(regionsByKey);
-        byKey.remove(region.rkey());
-        regionsByKey = byKey;
-        if (region.kind() == MemoryKind.DEVICE) {
-            deviceBytes -= region.length();
-        }
+    public void deregister(final MemoryRegion region) {
+        regions.deregister(region);
     }
 
     @Override
@@ -234,9 +194,7 @@ final class LocalNic implements Nic, EmulatedPeer {
             qp.close();
         }
         queuePairs.clear();
-        for (final LocalRegion region : List.copyOf(regionsByName.values())) {
-            deregister(region);
-        }
+        regions.deregisterAll();
         fabric.detached(this);
     }
 

@@ -1,15 +1,14 @@
-package io.scythe.fabric.local;
+package io.scythe.fabric.emulated;
 
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.MemoryRegion;
-import io.scythe.fabric.emulated.RegionView;
 import org.agrona.concurrent.AtomicBuffer;
 
 /**
- * A region of off-heap memory in this JVM. The memory is a direct buffer, freed by the garbage collector once no
- * one refers to it, so a verb racing with deregistration can never touch freed memory.
+ * A region of off-heap memory in this JVM (local and tcp providers). The memory is a direct buffer, freed by the
+ * garbage collector once no one refers to it, so a verb racing with deregistration can never touch freed memory.
  */
-final class LocalRegion implements MemoryRegion, RegionView {
+public final class DirectRegion implements MemoryRegion, RegionView {
     private final String name;
     private final String node;
     private final long address;
@@ -21,7 +20,7 @@ final class LocalRegion implements MemoryRegion, RegionView {
     private volatile boolean registered = true;
     private volatile Runnable writeListener;
 
-    LocalRegion(final String name, final String node, final long address, final long length, final int rkey,
+    DirectRegion(final String name, final String node, final long address, final long length, final int rkey,
                 final int lkey, final MemoryKind kind, final AtomicBuffer buffer) {
         this.name = name;
         this.node = node;
@@ -102,7 +101,7 @@ final class LocalRegion implements MemoryRegion, RegionView {
 
     @Override
     public String toString() {
-        return "LocalRegion{" + name + "@" + node + " address=0x" + Long.toHexString(address) + " length=" + length
+        return "DirectRegion{" + name + "@" + node + " address=0x" + Long.toHexString(address) + " length=" + length
             + " kind=" + kind + " registered=" + registered + '}';
     }
 }

@@ -1,0 +1,360 @@
+package io.scythe.fabric.tcp;
+
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.Fabric;
+import io.scythe.fabric.FabricException;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.QpState;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.emulated.RegionTable;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetSocket;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A node on the tcp fabric: its regions in this JVM's off-heap memory, a verbs server on its address that executes
+ * peers' requests, and client connections to peers. Every connection starts with a HELLO naming the cluster and both
+ * nodes; a mismatch, a fenced peer or a malformed first frame is refused and closed.
+ */
+public final class TcpNic implements Nic {
+    static final long HANDSHAKE_TIMEOUT_MS = 10_000;
+
+    private final TcpFabric fabric;
+    private final Vertx vertx;
+    private final String node;
+    private final RegionTable regions;
+    private final Set<TcpConnection> connections = ConcurrentHashMap.newKeySet();
+    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger qpNumbers = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong requestFrames = new java.util.concurrent.atomic.AtomicLong();
+    private final NetClient client;
+    private NetServer server;
+    private volatile QpAcceptor acceptor;
+    private volatile boolean closed;
+
+    TcpNic(final TcpFabric fabric, final Vertx vertx, final String node) {
+        this.fabric = fabric;
+        this.vertx = vertx;
+        this.node = node;
+        this.regions = new RegionTable(node, fabric.costModel());
+        this.client = vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setConnectTimeout(5000));
+    }
+
+    /** Starts the verbs server on {@code host:port}; completes with the port bound. */
+    Future<Integer> listen(final String host, final int port) {
+        server = vertx.createNetServer(new io.vertx.core.net.NetServerOptions().setHost(host).setPort(port)
+            .setTcpNoDelay(true));
+        server.connectHandler(this::incoming);
+        return server.listen().map(NetServer::actualPort);
+    }
+
+    RegionTable regionTable() {
+        return regions;
+    }
+
+    @Override
+    public String node() {
+        return node;
+    }
+
+    @Override
+    public Fabric fabric() {
+        return fabric;
+    }
+
+    @Override
+    public MemoryRegion register(final String name, final long length, final MemoryKind kind) {
+        checkOpen();
+        return regions.register(name, length, kind);
+    }
+
+    @Override
+    public MemoryRegion region(final String name) {
+        return regions.byName(name);
+    }
+
+    @Override
+    public Collection<MemoryRegion> regions() {
+        return regions.all();
+    }
+
+    @Override
+    public void deregister(final MemoryRegion region) {
+        regions.deregister(region);
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(final int capacity) {
+        checkOpen();
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("completion queue capacity=" + capacity + " must be positive");
+        }
+        return new TcpCompletionQueue();
+    }
+
+    // ------------------------------------------------------------------------------------------ connecting out
+
+    @Override
+    public Future<QueuePair> connect(final String remoteNode, final CompletionQueue cq, final QpOptions options) {
+        if (closed) {
+            return Future.failedFuture(new FabricException("NIC of node " + node + " is closed"));
+        }
+        if (!(cq instanceof TcpCompletionQueue)) {
+            return Future.failedFuture(new FabricException("completion queue " + cq
+                + " does not belong to the tcp fabric"));
+        }
+        if (fenced.contains(remoteNode)) {
+            return Future.failedFuture(new FabricException("node " + remoteNode + " is fenced by node " + node));
+        }
+        final String address = fabric.addressOf(remoteNode);
+        if (address == null) {
+            return Future.failedFuture(new FabricException("node " + remoteNode + " has no address in the tcp "
+                + "fabric's addresses"));
+        }
+        final QpOptions qpOptions;
+        try {
+            qpOptions = new QpOptions(options).validate();
+            if (qpOptions.shared()) {
+                throw new FabricException("the tcp provider does not share queue pairs across threads");
+            }
+        } catch (final RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        final String[] hostPort = FabricOptions.parseAddress(remoteNode, address);
+        final int number = qpNumbers.incrementAndGet();
+        final Promise<QueuePair> connected = Promise.promise();
+        client.connect(Integer.parseInt(hostPort[1]), hostPort[0]).onComplete(ar -> {
+            if (ar.failed()) {
+                connected.fail(new FabricException("node " + remoteNode + " at " + address + " is unreachable: "
+                    + ar.cause().getMessage(), ar.cause()));
+                return;
+            }
+            handshake(ar.result(), remoteNode, number, qpOptions, (TcpCompletionQueue) cq, connected);
+        });
+        return connected.future();
+    }
+
+    private void handshake(final NetSocket socket, final String remoteNode, final int number,
+                           final QpOptions options, final TcpCompletionQueue cq, final Promise<QueuePair> connected) {
+        final long timer = vertx.setTimer(HANDSHAKE_TIMEOUT_MS, t -> {
+            if (connected.tryFail(new FabricException("node " + remoteNode + " did not answer the handshake"))) {
+                socket.close();
+            }
+        });
+        final TcpConnection connection = new TcpConnection(this, socket, remoteNode);
+        final TcpConnection.FrameReader[] reader = new TcpConnection.FrameReader[1];
+        reader[0] = new TcpConnection.FrameReader(socket, TcpFrames.MAX_HELLO_BYTES, frame -> {
+            vertx.cancelTimer(timer);
+            if (frame.getByte(0) == TcpFrames.HELLO_OK && frame.length() >= 5) {
+                final TcpQueuePair end = new TcpQueuePair(connection, number, node, remoteNode, options, cq);
+                connection.start(end, reader[0]);
+                connections.add(connection);
+                if (!connected.tryComplete(end)) {
+                    connection.close();
+                }
+            } else if (frame.getByte(0) == TcpFrames.HELLO_REFUSED && frame.length() >= 5) {
+                final String why = readString(frame, 3);
+                connected.tryFail(new FabricException("node " + remoteNode + " refused the connection: " + why));
+                socket.close();
+            } else {
+                connected.tryFail(new FabricException("node " + remoteNode + " answered the handshake with a "
+                    + "malformed frame"));
+                socket.close();
+            }
+        }, why -> {
+            connected.tryFail(new FabricException("node " + remoteNode + " answered with " + why));
+            socket.close();
+        });
+        socket.closeHandler(v -> connected.tryFail(new FabricException("node " + remoteNode
+            + " closed the connection during the handshake")));
+        socket.write(hello(remoteNode, number));
+    }
+
+    private Buffer hello(final String target, final int number) {
+        final Buffer body = Buffer.buffer().appendByte(TcpFrames.HELLO)
+            .appendIntLE(TcpFrames.MAGIC).appendShortLE((short) TcpFrames.VERSION)
+            .appendShortLE((short) 0); // authentication: empty until the cluster secret is added
+        appendString(body, fabric.options().cluster());
+        appendString(body, node);
+        appendString(body, target);
+        body.appendIntLE(number);
+        return Buffer.buffer().appendIntLE(body.length()).appendBuffer(body);
+    }
+
+    // --------------------------------------------------------------------------------------------- incoming
+
+    private void incoming(final NetSocket socket) {
+        final TcpConnection.FrameReader[] reader = new TcpConnection.FrameReader[1];
+        final long timer = vertx.setTimer(HANDSHAKE_TIMEOUT_MS, t -> socket.close());
+        reader[0] = new TcpConnection.FrameReader(socket, TcpFrames.MAX_HELLO_BYTES, frame -> {
+            vertx.cancelTimer(timer);
+            accept(socket, frame, reader[0]);
+        }, why -> refuse(socket, TcpFrames.REFUSED_PROTOCOL, "malformed handshake: " + why));
+    }
+
+    private void accept(final NetSocket socket, final Buffer frame, final TcpConnection.FrameReader reader) {
+        final String cluster;
+        final String initiator;
+        final String target;
+        try {
+            if (frame.getByte(0) != TcpFrames.HELLO || frame.getIntLE(1) != TcpFrames.MAGIC) {
+                refuse(socket, TcpFrames.REFUSED_PROTOCOL, "not a Scythe tcp fabric handshake");
+                return;
+            }
+            if (frame.getShortLE(5) != TcpFrames.VERSION) {
+                refuse(socket, TcpFrames.REFUSED_PROTOCOL, "protocol version " + frame.getShortLE(5)
+                    + " is not " + TcpFrames.VERSION);
+                return;
+            }
+            final int authLength = frame.getShortLE(7) & 0xffff;
+            int at = 9 + authLength;
+            cluster = readString(frame, at);
+            at += 2 + cluster.getBytes(StandardCharsets.UTF_8).length;
+            initiator = readString(frame, at);
+            at += 2 + initiator.getBytes(StandardCharsets.UTF_8).length;
+            target = readString(frame, at);
+            FabricOptions.checkName("node", initiator);
+        } catch (final RuntimeException e) {
+            refuse(socket, TcpFrames.REFUSED_PROTOCOL, "malformed handshake");
+            return;
+        }
+        if (!fabric.options().cluster().equals(cluster)) {
+            refuse(socket, TcpFrames.REFUSED_CLUSTER, "cluster '" + cluster + "' is not '"
+                + fabric.options().cluster() + "'");
+            return;
+        }
+        if (!node.equals(target)) {
+            refuse(socket, TcpFrames.REFUSED_NODE, "this is node " + node + ", not " + target);
+            return;
+        }
+        if (fenced.contains(initiator) || closed) {
+            refuse(socket, TcpFrames.REFUSED_FENCED, "node " + initiator + " is fenced by node " + node
+                + " and must rejoin");
+            return;
+        }
+        final TcpConnection connection = new TcpConnection(this, socket, initiator);
+        final QpAcceptor a = acceptor;
+        final CompletionQueue cq = a == null ? null : a.completionQueueFor(initiator);
+        final int number = qpNumbers.incrementAndGet();
+        final TcpQueuePair end = new TcpQueuePair(connection, number, node, initiator, new QpOptions(),
+            cq instanceof TcpCompletionQueue ? (TcpCompletionQueue) cq : null);
+        connection.start(end, reader);
+        connections.add(connection);
+        socket.write(Buffer.buffer().appendIntLE(5).appendByte(TcpFrames.HELLO_OK).appendIntLE(number));
+        if (a != null && cq != null) {
+            a.accepted(end);
+        }
+    }
+
+    private static void refuse(final NetSocket socket, final int code, final String message) {
+        final Buffer body = Buffer.buffer().appendByte(TcpFrames.HELLO_REFUSED).appendShortLE((short) code);
+        appendString(body, message);
+        socket.write(Buffer.buffer().appendIntLE(body.length()).appendBuffer(body)).onComplete(v -> socket.close());
+    }
+
+    private static void appendString(final Buffer buffer, final String value) {
+        final byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+        buffer.appendShortLE((short) bytes.length).appendBytes(bytes);
+    }
+
+    private static String readString(final Buffer buffer, final int at) {
+        final int length = buffer.getShortLE(at) & 0xffff;
+        if (at + 2 + length > buffer.length()) {
+            throw new IllegalArgumentException("string past the frame");
+        }
+        return buffer.getString(at + 2, at + 2 + length, "UTF-8");
+    }
+
+    /** REQUEST frames this node's verbs server executed (one per doorbell batch). */
+    public long requestFrames() {
+        return requestFrames.get();
+    }
+
+    void executedFrame() {
+        requestFrames.incrementAndGet();
+    }
+
+    void forget(final TcpConnection connection) {
+        connections.remove(connection);
+    }
+
+    // ---------------------------------------------------------------------------------------- fencing, closing
+
+    @Override
+    public void acceptor(final QpAcceptor acceptor) {
+        this.acceptor = acceptor;
+    }
+
+    @Override
+    public int fence(final String peerNode) {
+        fenced.add(peerNode);
+        int revoked = 0;
+        for (final TcpConnection connection : connections) {
+            if (connection.peer().equals(peerNode)) {
+                connection.revokeHere();
+                revoked++;
+            }
+        }
+        return revoked;
+    }
+
+    @Override
+    public void readmit(final String peerNode) {
+        fenced.remove(peerNode);
+    }
+
+    @Override
+    public Collection<QueuePair> queuePairs() {
+        final Collection<QueuePair> ends = new ArrayList<>();
+        for (final TcpConnection connection : connections) {
+            if (connection.end() != null && connection.end().state() != QpState.CLOSED) {
+                ends.add(connection.end());
+            }
+        }
+        return ends;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (final TcpConnection connection : connections) {
+            connection.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+        client.close();
+        regions.deregisterAll();
+        fabric.detached(this);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new FabricException("NIC of node " + node + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TcpNic{" + node + '}';
+    }
+}

@@ -1,0 +1,206 @@
+package io.scythe.fabric.tcp;
+
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.Recorder;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.fabric.WcStatus;
+import io.scythe.fabric.WorkRequest;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetSocket;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What only a socket-carried fabric can get wrong: pipelining, framing, hostile peers, lost connections. */
+class TcpFabricTest {
+    private Vertx vertx;
+    private TcpFabric fabric;
+    private Nic cn;
+    private TcpNic mn;
+    private MemoryRegion data;
+    private RemoteRegion remote;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+        fabric = new TcpFabric(vertx, new FabricOptions().provider(TcpFabric.NAME).cluster("tcp-test")
+            .costModel(CostModel.zero()).address("cn", "127.0.0.1:0").address("mn", "127.0.0.1:0"));
+        cn = fabric.attach("cn").await(10, TimeUnit.SECONDS);
+        mn = (TcpNic) fabric.attach("mn").await(10, TimeUnit.SECONDS);
+        data = mn.register("data", 2 << 20, MemoryKind.HOST);
+        remote = data.describe();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        fabric.close();
+        vertx.close().await(10, TimeUnit.SECONDS);
+    }
+
+    private static void await(final CompletionQueue cq, final Recorder recorder, final int count) {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (recorder.entries.size() < count && System.nanoTime() < deadline) {
+            cq.poll(System.nanoTime(), recorder, 1024);
+        }
+        assertThat(recorder.entries).hasSize(count);
+    }
+
+    @Test
+    void shouldKeepManyRequestsInFlightFromTwoThreadsWithoutLosingAnUpdate() throws Exception {
+        final List<Thread> threads = new ArrayList<>();
+        final List<Throwable> failures = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            threads.add(new Thread(() -> {
+                try {
+                    final CompletionQueue cq = cn.createCompletionQueue(4096);
+                    final QueuePair qp = cn.connect("mn", cq, new QpOptions().sendQueueDepth(1024))
+                        .await(10, TimeUnit.SECONDS);
+                    final Recorder recorder = new Recorder();
+                    final UnsafeBuffer result = new UnsafeBuffer(new byte[8 * 1000]);
+                    for (int i = 0; i < 1000; i++) {
+                        qp.post(new WorkRequest().fetchAndAdd(remote.address(), remote.rkey(), 1, result, 8 * i)
+                            .wrId(i));
+                    }
+                    await(cq, recorder, 1000);
+                    assertThat(recorder.statuses()).containsOnly(WcStatus.SUCCESS);
+                } catch (final Throwable e) {
+                    synchronized (failures) {
+                        failures.add(e);
+                    }
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        for (final Thread t : threads) {
+            t.join();
+        }
+        assertThat(failures).isEmpty();
+        assertThat(data.buffer().getLongVolatile(0)).isEqualTo(2000);
+    }
+
+    @Test
+    void shouldCarryADoorbellBatchAsOneFrameAndMoveLargeTransfersIntact() throws Exception {
+        final CompletionQueue cq = cn.createCompletionQueue(64);
+        final QueuePair qp = cn.connect("mn", cq, new QpOptions()).await(10, TimeUnit.SECONDS);
+        final long framesBefore = mn.requestFrames();
+        final UnsafeBuffer src = new UnsafeBuffer(new byte[1 << 20]);
+        for (int i = 0; i < src.capacity(); i += 8) {
+            src.putLong(i, i * 7L);
+        }
+        final UnsafeBuffer dst = new UnsafeBuffer(new byte[1 << 20]);
+        final WorkRequest write = new WorkRequest().write(remote.address(), remote.rkey(), src, 0, 1 << 20)
+            .signaled(false);
+        WorkRequest last = write;
+        for (int i = 0; i < 8; i++) {
+            last = last.link(new WorkRequest().fetchAndAdd(remote.address() + (1 << 20), remote.rkey(), 1,
+                new UnsafeBuffer(new byte[8]), 0).signaled(false));
+        }
+        last.link(new WorkRequest().read(remote.address(), remote.rkey(), dst, 0, 1 << 20).wrId(99));
+        assertThat(qp.post(write)).isZero();
+        final Recorder recorder = new Recorder();
+        await(cq, recorder, 1);
+        assertThat(recorder.ids()).containsExactly(99L);
+        assertThat(mn.requestFrames() - framesBefore).isEqualTo(1);
+        assertThat(dst.byteArray()).isEqualTo(src.byteArray());
+        assertThat(data.buffer().getLongVolatile(1 << 20)).isEqualTo(8);
+    }
+
+    @Test
+    void shouldRefuseHostileClientsAndKeepServingGoodOnes() throws Exception {
+        data.buffer().putLong(0, 42);
+        final int port = Integer.parseInt(fabric.addressOf("mn").split(":")[1]);
+        final List<Buffer> attacks = List.of(
+            Buffer.buffer("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Buffer.buffer().appendIntLE(9).appendByte(TcpFrames.HELLO).appendIntLE(0xdeadbeef).appendIntLE(0),
+            Buffer.buffer().appendIntLE(Integer.MAX_VALUE).appendByte(TcpFrames.REQUEST),
+            hello("other-cluster", "evil", "mn"),
+            hello("tcp-test", "evil", "not-mn"));
+        for (final Buffer attack : attacks) {
+            final NetSocket socket = vertx.createNetClient().connect(port, "127.0.0.1").await(10, TimeUnit.SECONDS);
+            final io.vertx.core.Promise<Void> closed = io.vertx.core.Promise.promise();
+            socket.closeHandler(v -> closed.tryComplete());
+            socket.write(attack);
+            closed.future().await(10, TimeUnit.SECONDS);
+        }
+        // Refused before doing anything: a good client still reads the untouched value.
+        final CompletionQueue cq = cn.createCompletionQueue(16);
+        final QueuePair qp = cn.connect("mn", cq, new QpOptions()).await(10, TimeUnit.SECONDS);
+        final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+        qp.post(new WorkRequest().read(remote.address(), remote.rkey(), dst, 0, 8));
+        await(cq, new Recorder(), 1);
+        assertThat(dst.getLong(0)).isEqualTo(42);
+        assertThat(mn.requestFrames()).isEqualTo(1);
+    }
+
+    private static Buffer hello(final String cluster, final String initiator, final String target) {
+        final Buffer body = Buffer.buffer().appendByte(TcpFrames.HELLO).appendIntLE(TcpFrames.MAGIC)
+            .appendShortLE((short) TcpFrames.VERSION).appendShortLE((short) 0);
+        for (final String s : List.of(cluster, initiator, target)) {
+            body.appendShortLE((short) s.length()).appendString(s);
+        }
+        body.appendIntLE(1);
+        return Buffer.buffer().appendIntLE(body.length()).appendBuffer(body);
+    }
+
+    @Test
+    void shouldFailWhatIsInFlightWhenThePeerGoesAway() throws Exception {
+        final CompletionQueue cq = cn.createCompletionQueue(16);
+        final QueuePair qp = cn.connect("mn", cq, new QpOptions()).await(10, TimeUnit.SECONDS);
+        mn.close();
+        final Recorder recorder = new Recorder();
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (recorder.entries.isEmpty() && System.nanoTime() < deadline) {
+            qp.post(new WorkRequest().read(remote.address(), remote.rkey(), new UnsafeBuffer(new byte[8]), 0, 8));
+            final long wait = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
+            while (recorder.entries.isEmpty() && System.nanoTime() < wait) {
+                cq.poll(System.nanoTime(), recorder, 16);
+            }
+        }
+        assertThat(recorder.entries).isNotEmpty();
+        assertThat(recorder.last().status()).isEqualTo(WcStatus.TRANSPORT_RETRY_EXCEEDED);
+    }
+
+    @Test
+    void shouldLetTheAcceptedEndWriteIntoTheConnectingNodesMemory() throws Exception {
+        final MemoryRegion cnMemory = cn.register("replies", 64, MemoryKind.HOST);
+        final CompletionQueue mnCq = mn.createCompletionQueue(16);
+        final QueuePair[] accepted = new QueuePair[1];
+        mn.acceptor(new Nic.QpAcceptor() {
+            @Override
+            public CompletionQueue completionQueueFor(final String peerNode) {
+                return mnCq;
+            }
+
+            @Override
+            public void accepted(final QueuePair incoming) {
+                accepted[0] = incoming;
+            }
+        });
+        cn.connect("mn", cn.createCompletionQueue(16), new QpOptions()).await(10, TimeUnit.SECONDS);
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (accepted[0] == null && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        value.putLong(0, 1234);
+        accepted[0].post(new WorkRequest().write(cnMemory.address(), cnMemory.rkey(), value, 0, 8));
+        await(mnCq, new Recorder(), 1);
+        assertThat(cnMemory.buffer().getLongVolatile(0)).isEqualTo(1234);
+    }
+}
