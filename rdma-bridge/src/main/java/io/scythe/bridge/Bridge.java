@@ -33,6 +33,13 @@ public final class Bridge {
     private static final FastThreadLocal<Bridge> CURRENT = new FastThreadLocal<>();
     /** Completions delivered per queue per poll, as {@code ibv_poll_cq}'s batch. */
     public static final int DEFAULT_MAX_COMPLETIONS_PER_POLL = 256;
+    /**
+     * Longest a busy-polling bridge keeps its loop from doing I/O. Netty 4.2 runs queued tasks for up to a second
+     * (never less than 100 ms) before polling sockets again, so a poll task that simply re-queued itself would starve
+     * every socket, timer and event-bus message of its loop; at least this often the bridge re-queues itself as a
+     * scheduled task instead, which Netty runs only after an I/O pass.
+     */
+    public static final long YIELD_INTERVAL_NS = 20_000;
 
     private final Thread thread;
     private final Executor executor;
@@ -49,6 +56,7 @@ public final class Bridge {
     private Poller[] pollers = new Poller[0];
     private boolean scheduled;
     private boolean timerArmed;
+    private long lastYieldNs;
     private boolean closed;
     private ContextInternal pollContext;
     private String deploymentId;
@@ -226,16 +234,31 @@ public final class Bridge {
         }
         if (work > 0 || idlePolicy == IdlePolicy.BUSY_SPIN || next == CompletionQueue.NO_EVENT) {
             // NO_EVENT with verbs outstanding: completions arrive asynchronously (a socket); keep polling for them.
-            schedule();
+            repoll();
             return;
         }
         final long delay = next - clock.nanoTime();
         if (delay <= spinWindowNs || !(executor instanceof ScheduledExecutorService)) {
-            schedule();
+            repoll();
         } else if (!timerArmed) {
             timerArmed = true;
             ((ScheduledExecutorService) executor).schedule(this::onTimer, delay, TimeUnit.NANOSECONDS);
         }
+    }
+
+    /** Polls again soon: at once, or after an I/O pass when the loop has not done one for a while. */
+    private void repoll() {
+        if (scheduled || closed) {
+            return;
+        }
+        final long now = System.nanoTime();
+        if (now - lastYieldNs < YIELD_INTERVAL_NS || !(executor instanceof ScheduledExecutorService)) {
+            schedule();
+            return;
+        }
+        lastYieldNs = now;
+        scheduled = true;
+        ((ScheduledExecutorService) executor).schedule(pollTask, 0, TimeUnit.NANOSECONDS);
     }
 
     private void onTimer() {
