@@ -1,0 +1,29 @@
+package io.scythe.storage.remote;
+
+/**
+ * RPC ids and payloads of LogDB on a memory node (served by {@link LogDbService}, called by {@link RemoteTable}).
+ * Little-endian (native) words:
+ * <pre>
+ *  LOOKUP  request: u32 table id | u32 pad | u64 key                   reply: u64 object pointer (0: absent)
+ *  READ    request: u32 table id | u32 pad | u64 pointer | u64 ts      reply: the value visible at ts, or error
+ *  LOOKUP_READ request: u32 table id | u32 pad | u64 key | u64 ts      reply: u64 pointer | value (one round trip)
+ * </pre>
+ * Errors use the RRPC error reply with the codes below.
+ */
+public final class LogDbRpc {
+    public static final int LOOKUP = 0x4c01;
+    public static final int READ = 0x4c02;
+    public static final int LOOKUP_READ = 0x4c03;
+
+    /** No table with that id on the node. */
+    public static final int UNKNOWN_TABLE = 104;
+    /** The key is absent, or no version is visible at the timestamp. */
+    public static final int NOT_FOUND = 105;
+    /** The pointer is stale (its slot was freed or reused). */
+    public static final int STALE = 106;
+    /** The request's bytes are not of this RPC's form. */
+    public static final int BAD_REQUEST = 107;
+
+    private LogDbRpc() {
+    }
+}

@@ -1,0 +1,160 @@
+package io.scythe.storage.remote;
+
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.rrpc.Rocket;
+import io.scythe.storage.HashIndex;
+import io.scythe.storage.HashIndexLayout;
+import io.scythe.storage.IndexKind;
+import io.scythe.storage.SkipListLayout;
+import io.scythe.storage.TableDescriptor;
+import io.vertx.core.Future;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.function.Supplier;
+
+/**
+ * A table of a memory node as one compute-node event loop reaches it: lookups of object pointers, by RPC (one round
+ * trip; the memory node's CPU walks the index) or one-sided (READs of the index: one bucket for the hash index, one
+ * node per step for the skip list), cached after the first (as FORD and RCC cache remote addresses). Loop-confined.
+ */
+public final class RemoteTable {
+    /** How a lookup that misses the cache reaches the index. */
+    public enum LookupMode { RPC, ONE_SIDED }
+
+    private final TableDescriptor table;
+    private final Supplier<Future<RdmaChannel>> channel;
+    private final Supplier<Future<Rocket>> rocket;
+    private final Long2LongHashMap cache = new Long2LongHashMap(0);
+    private long reads;
+    private long rpcs;
+
+    /**
+     * @param channel this loop's one-sided channel to the table's memory node
+     * @param rocket  this loop's RRPC Rocket to it
+     */
+    public RemoteTable(final TableDescriptor table, final Supplier<Future<RdmaChannel>> channel,
+                       final Supplier<Future<Rocket>> rocket) {
+        this.table = table;
+        this.channel = channel;
+        this.rocket = rocket;
+    }
+
+    public TableDescriptor descriptor() {
+        return table;
+    }
+
+    /** The object pointer of {@code key} (0 if absent): from the cache, else by {@code mode}, then cached. */
+    public Future<Long> lookup(final long key, final LookupMode mode) {
+        final long cached = cache.get(key);
+        if (cached != 0) {
+            return Future.succeededFuture(cached);
+        }
+        final Future<Long> found = mode == LookupMode.RPC ? lookupRpc(key) : lookupOneSided(key);
+        return found.map(pointer -> {
+            final long p = pointer;
+            if (p != 0) {
+                cache.put(key, p);
+            }
+            return pointer;
+        });
+    }
+
+    /** Forgets a cached pointer (after a stale-pointer failure). */
+    public void invalidate(final long key) {
+        cache.remove(key);
+    }
+
+    public int cached() {
+        return cache.size();
+    }
+
+    /** One RPC: the memory node's CPU looks the key up. */
+    public Future<Long> lookupRpc(final long key) {
+        rpcs++;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[16]); // the call may wait for the Rocket to open
+        request.putInt(0, table.schema().id());
+        request.putInt(4, 0);
+        request.putLong(8, key);
+        return rocket.get().compose(r -> r.call(LogDbRpc.LOOKUP, request, 0, 16))
+            .map(reply -> reply.payload().getLong(0));
+    }
+
+    /** READs of the index, no CPU on the memory node. */
+    public Future<Long> lookupOneSided(final long key) {
+        return channel.get().compose(ch -> table.schema().index() == IndexKind.HASH
+            ? probeBucket(ch, key, 0, new UnsafeBuffer(new byte[HashIndexLayout.BUCKET_BYTES]))
+            : walkSkipList(ch, key));
+    }
+
+    /** Each lookup READs into its own bucket buffer: lookups of one loop run concurrently. */
+    private Future<Long> probeBucket(final RdmaChannel ch, final long key, final int probe, final UnsafeBuffer bucket) {
+        if (probe == HashIndexLayout.MAX_PROBE_BUCKETS) {
+            return Future.succeededFuture(0L);
+        }
+        reads++;
+        return ch.read(table.bucketAddress(key, probe), table.index().rkey(), bucket, 0, HashIndexLayout.BUCKET_BYTES)
+            .compose(v -> {
+                final long found = HashIndex.search(bucket, 0, key);
+                return found == HashIndex.NOT_FOUND ? probeBucket(ch, key, probe + 1, bucket)
+                    : Future.succeededFuture(found);
+            });
+    }
+
+    private Future<Long> walkSkipList(final RdmaChannel ch, final long key) {
+        final Walk walk = new Walk(ch, key);
+        return walk.read(SkipListLayout.HEAD_OFFSET).compose(v -> walk.step(SkipListLayout.MAX_LEVEL - 1));
+    }
+
+    /** One-sided skip-list search: the node at hand, and the next node at each level, READ as needed. */
+    private final class Walk {
+        private final RdmaChannel ch;
+        private final long key;
+        private final UnsafeBuffer node = new UnsafeBuffer(new byte[SkipListLayout.MAX_NODE_BYTES]);
+        private final UnsafeBuffer next = new UnsafeBuffer(new byte[SkipListLayout.MAX_NODE_BYTES]);
+
+        Walk(final RdmaChannel ch, final long key) {
+            this.ch = ch;
+            this.key = key;
+        }
+
+        Future<Void> read(final long offset) {
+            return readInto(node, offset);
+        }
+
+        private Future<Void> readInto(final UnsafeBuffer into, final long offset) {
+            reads++;
+            final int bytes = (int) Math.min(SkipListLayout.MAX_NODE_BYTES, table.index().length() - offset);
+            return ch.read(table.index().addressOf(offset, bytes), table.index().rkey(), into, 0, bytes);
+        }
+
+        Future<Long> step(final int level) {
+            final long nextOffset = node.getLong(SkipListLayout.nextOffset(level));
+            if (nextOffset == 0) {
+                return level == 0 ? Future.succeededFuture(0L) : step(level - 1);
+            }
+            return readInto(next, nextOffset).compose(v -> {
+                final long nextKey = next.getLong(SkipListLayout.KEY_OFFSET);
+                if (nextKey < key) {
+                    node.putBytes(0, next, 0, SkipListLayout.MAX_NODE_BYTES); // move right
+                    return step(level);
+                }
+                if (level > 0) {
+                    return step(level - 1);
+                }
+                final long address = next.getLong(SkipListLayout.ADDRESS_OFFSET);
+                return Future.succeededFuture(nextKey == key && HashIndexLayout.live(address) ? address : 0L);
+            });
+        }
+    }
+
+    /** READs issued for one-sided lookups. */
+    public long reads() {
+        return reads;
+    }
+
+    /** Lookup RPCs issued. */
+    public long rpcs() {
+        return rpcs;
+    }
+}

@@ -1,0 +1,132 @@
+package io.scythe.storage.remote;
+
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.local.LocalFabric;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.rrpc.RrpcOptions;
+import io.scythe.storage.IndexKind;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.Table;
+import io.scythe.storage.TableSchema;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Lookups from a compute node: by RPC and one-sided, over both indexes, agree with the memory node's own. */
+class RemoteTableTest {
+    private static final int KEYS = 5_000;
+    private Vertx vertx;
+    private LocalFabric fabric;
+    private LogDb db;
+    private RrpcClient rrpc;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
+        final Nic mn = fabric.attachNow("mn");
+        db = new LogDb(mn);
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[40]);
+        for (final IndexKind kind : IndexKind.values()) {
+            final Table t = db.create(TableSchema.fixed(kind.ordinal() + 1, "t-" + kind.name().toLowerCase(), 40, KEYS)
+                .withIndex(kind));
+            for (long k = 0; k < KEYS; k++) {
+                value.putLong(0, k);
+                t.insert(k * 31, value, 0, 40, 1);
+            }
+        }
+        final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
+        new LogDbService(db).register(server);
+        onContext(vertx.getOrCreateContext(), server::start);
+        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+        fabric.close();
+    }
+
+    private static <T> T onContext(final Context context, final Supplier<Future<T>> body) throws Exception {
+        final Promise<T> promise = Promise.promise();
+        context.runOnContext(v -> body.get().onComplete(promise));
+        return promise.future().await(60, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void shouldFindTheSamePointersByRpcAndOneSidedOverBothIndexes() throws Exception {
+        for (final IndexKind kind : IndexKind.values()) {
+            final Table table = db.table(kind.ordinal() + 1);
+            final long[] stats = onContext(vertx.getOrCreateContext(), () -> {
+                final RemoteTable remote = new RemoteTable(table.describe(), () -> rrpc.oneSided("mn"),
+                    () -> rrpc.rocket("mn"));
+                final List<Future<Void>> checks = new ArrayList<>();
+                final long[] wrong = new long[1];
+                for (long k = 0; k < KEYS; k += 97) {
+                    final long key = k * 31;
+                    final long expected = table.lookup(key);
+                    checks.add(remote.lookupRpc(key).compose(byRpc -> remote.lookupOneSided(key).map(oneSided -> {
+                        if (byRpc != expected || oneSided != expected) {
+                            wrong[0]++;
+                        }
+                        return null;
+                    })));
+                }
+                checks.add(remote.lookupOneSided(12345).map(p -> {
+                    wrong[0] += p == 0 ? 0 : 1;
+                    return null;
+                }));
+                checks.add(remote.lookupRpc(12345).map(p -> {
+                    wrong[0] += p == 0 ? 0 : 1;
+                    return null;
+                }));
+                return Future.all(checks).map(v -> new long[] {wrong[0], remote.reads(), remote.rpcs(),
+                    checks.size()});
+            });
+            assertThat(stats[0]).as(kind + ": wrong lookups").isZero();
+            final long lookups = stats[3];
+            if (kind == IndexKind.HASH) {
+                assertThat((double) stats[1] / lookups).as("READs per one-sided hash lookup (80 % load)").isLessThan(1.5);
+            } else {
+                assertThat((double) stats[1] / lookups).as("READs per one-sided skip-list lookup").isGreaterThan(4);
+            }
+        }
+    }
+
+    @Test
+    void shouldCacheAPointerAfterTheFirstLookup() throws Exception {
+        final Table table = db.table(IndexKind.HASH.ordinal() + 1);
+        final long[] counts = onContext(vertx.getOrCreateContext(), () -> {
+            final RemoteTable remote = new RemoteTable(table.describe(), () -> rrpc.oneSided("mn"),
+                () -> rrpc.rocket("mn"));
+            return remote.lookup(31, RemoteTable.LookupMode.RPC)
+                .compose(p -> remote.lookup(31, RemoteTable.LookupMode.RPC))
+                .compose(p -> remote.lookup(62, RemoteTable.LookupMode.ONE_SIDED))
+                .compose(p -> remote.lookup(62, RemoteTable.LookupMode.ONE_SIDED))
+                .map(p -> new long[] {remote.rpcs(), remote.reads(), remote.cached(), p});
+        });
+        assertThat(counts[0]).isEqualTo(1);
+        assertThat(counts[1]).isEqualTo(1);
+        assertThat(counts[2]).isEqualTo(2);
+        assertThat(counts[3]).isEqualTo(table.lookup(62));
+    }
+}
