@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
     description = {"Runs a benchmark workload on an embedded cluster in this JVM, prints a table and writes "
         + "DIR/results.json with --out DIR.",
         "Workloads: verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
-            + "doorbell-batched, beside the raw memory operation)."})
+            + "doorbell-batched, beside the raw memory operation); rrpc (RRPC against a plain one-message-per-RPC "
+            + "design, 16 B to 4 KiB)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_WORKLOAD = "verbs";
 
@@ -52,10 +53,18 @@ public final class BenchCommand implements Callable<Integer> {
         description = "[verbs] Verbs to measure: read, write, cas, faa (default: ${DEFAULT-VALUE}).")
     List<String> verbs;
 
-    @Option(names = "--profile", defaultValue = "zero",
-        description = "[verbs] Cost-model profile: zero (pure software cost) or cx5 (ConnectX-5 timings) "
-            + "(default: ${DEFAULT-VALUE}).")
+    @Option(names = "--profile",
+        description = "Cost-model profile: zero (pure software cost) or cx5 (ConnectX-5 timings); default zero for "
+            + "verbs, cx5 for the others.")
     String profile;
+
+    @Option(names = "--clients", split = ",", defaultValue = "64",
+        description = "Concurrent clients (event loops x flows); a list sweeps (default: ${DEFAULT-VALUE}).")
+    List<Integer> clients;
+
+    @Option(names = "--sizes", split = ",", defaultValue = "16,64,256,512,1024,4096",
+        description = "[rrpc] Reply sizes in bytes (default: ${DEFAULT-VALUE}).")
+    List<Integer> sizes;
 
     @Option(names = "--fabric-config", paramLabel = "FILE",
         description = "[verbs] Cost model from a YAML/JSON file (see conf/fabric/); overrides --profile.")
@@ -80,8 +89,12 @@ public final class BenchCommand implements Callable<Integer> {
             case "verbs":
                 report = runVerbs();
                 break;
+            case "rrpc":
+                report = new io.scythe.bench.micro.RrpcWorkload(new io.scythe.bench.micro.RrpcWorkload.Options(
+                    sizes, clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
+                break;
             default:
-                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs");
+                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc");
                 return 2;
         }
         if (out != null) {
@@ -99,12 +112,20 @@ public final class BenchCommand implements Callable<Integer> {
         for (final String verb : verbs) {
             opcodes.add(verbOf(verb));
         }
-        final CostModel model = fabricConfig == null ? CostModel.profile(profile) : readCostModel(fabricConfig);
+        final CostModel model = costModel("zero");
         final VerbsWorkload.Options options = new VerbsWorkload.Options(providers, opcodes, model, window, batch,
             duration.toMillis(), warmup.toMillis(), seed, idle);
         System.out.printf("verbs: providers %s, cost model %s, %d outstanding, batches of %d, %d ms per run%n",
             providers, model.label(), window, batch, duration.toMillis());
         return new VerbsWorkload(options, System.out).run();
+    }
+
+    /** The cost model asked for: --fabric-config, else --profile, else the workload's default profile. */
+    private CostModel costModel(final String defaultProfile) throws Exception {
+        if (fabricConfig != null) {
+            return readCostModel(fabricConfig);
+        }
+        return CostModel.profile(profile == null ? defaultProfile : profile);
     }
 
     static CostModel readCostModel(final Path file) throws Exception {

@@ -54,7 +54,8 @@ public final class Bridge {
     private final CompletionHandler dispatcher = Bridge::dispatch;
     private CompletionQueue[] queues = new CompletionQueue[0];
     private Poller[] pollers = new Poller[0];
-    private boolean scheduled;
+    /** Volatile so that other threads can skip waking a loop that will poll anyway (see {@link #wake()}). */
+    private volatile boolean scheduled;
     private boolean timerArmed;
     private long lastYieldNs;
     private boolean closed;
@@ -118,11 +119,15 @@ public final class Bridge {
         return cq;
     }
 
-    /** Resumes polling: a verb was posted or a completion arrived. Any thread. */
+    /**
+     * Resumes polling: a verb was posted or a completion arrived. Any thread. Another thread skips the wake-up (a
+     * syscall when the loop sleeps) while a poll is scheduled: that poll sees the new work, because the work was
+     * published before this check and the poll task clears {@code scheduled} before it looks for work.
+     */
     public void wake() {
         if (Thread.currentThread() == thread) {
             schedule();
-        } else if (remoteWakePending.compareAndSet(false, true)) {
+        } else if (!scheduled && remoteWakePending.compareAndSet(false, true)) {
             executor.execute(remoteWakeTask);
         }
     }

@@ -44,6 +44,7 @@ public final class Rocket implements Bridge.Poller {
     private final ArrayDeque<Outgoing> backlog = new ArrayDeque<>();
     private final List<WorkRequest> wrPool = new ArrayList<>();
     private final Runnable flushTask = this::flush;
+    private final UnsafeBuffer composed;
     private QueuePair qp;
     private long ringAddress;
     private int ringRkey;
@@ -73,6 +74,7 @@ public final class Rocket implements Bridge.Poller {
         this.ringBuckets = options.ringBuckets();
         this.staging = new UnsafeBuffer(BufferUtil.allocateDirectAligned(options.ringBytes(), 64));
         this.sealedBytes = new int[ringBuckets];
+        this.composed = new UnsafeBuffer(new byte[options.maxPayload() + MessageLayout.TARGET_BYTES]);
         this.replies = replies;
         this.replyMemory = replies.buffer();
         this.replyOffset = replyOffset;
@@ -158,26 +160,38 @@ public final class Rocket implements Bridge.Poller {
         }
         final Promise<RpcReply> promise = context != null ? context.promise() : Promise.promise();
         pending.put(callId, promise);
-        final UnsafeBuffer body = new UnsafeBuffer(new byte[length + extra]);
+        DirectBuffer body = payload;
+        int bodyOffset = offset;
         if (extra > 0) {
-            body.putLong(0, target.address() + targetOffset);
-            body.putInt(8, target.rkey());
-            body.putInt(12, capacity);
+            // The target travels in front of the payload: assembled in a reusable buffer (loop-confined).
+            composed.putLong(0, target.address() + targetOffset);
+            composed.putInt(8, target.rkey());
+            composed.putInt(12, capacity);
+            composed.putBytes(extra, payload, offset, length);
+            body = composed;
+            bodyOffset = 0;
         }
-        body.putBytes(extra, payload, offset, length);
-        final Outgoing message = new Outgoing(rpcId, kind, callId, body);
         calls++;
-        if (!open || !backlog.isEmpty() || !place(message)) {
-            backlog.add(message);
+        if (!open || !backlog.isEmpty() || !place(rpcId, kind, callId, body, bodyOffset, length + extra)) {
+            // Only a message that must wait is copied.
+            final UnsafeBuffer copy = new UnsafeBuffer(new byte[length + extra]);
+            copy.putBytes(0, body, bodyOffset, length + extra);
+            backlog.add(new Outgoing(rpcId, kind, callId, copy));
         }
-        scheduleFlush();
+        if (options.batching() || !open) {
+            scheduleFlush();
+        } else {
+            flush(); // plain design: this message alone, now
+        }
         return promise.future();
     }
 
     /** Puts a message in the open bucket, opening the next when there is credit; false when there is none. */
-    private boolean place(final Outgoing m) {
-        final int bytes = MessageLayout.messageBytes(m.body.capacity());
-        if (used > 0 && Bucket.room(bucketBytes, used - BucketLayout.HEADER_BYTES) < bytes) {
+    private boolean place(final int rpcId, final short kind, final int callId, final DirectBuffer body,
+                          final int bodyOffset, final int length) {
+        final int bytes = MessageLayout.messageBytes(length);
+        if (used > 0 && (!options.batching()
+            || Bucket.room(bucketBytes, used - BucketLayout.HEADER_BYTES) < bytes)) {
             seal();
         }
         if (used == 0) {
@@ -188,14 +202,17 @@ public final class Rocket implements Bridge.Poller {
             count = 0;
         }
         final int position = (int) (sendSeq % ringBuckets);
-        used = Bucket.append(staging, position * bucketBytes, used, m.rpcId, m.kind, m.callId, m.body, 0,
-            m.body.capacity());
+        used = Bucket.append(staging, position * bucketBytes, used, rpcId, kind, callId, body, bodyOffset, length);
         count++;
         return true;
     }
 
     private void drainBacklog() {
-        while (!backlog.isEmpty() && place(backlog.peek())) {
+        while (!backlog.isEmpty()) {
+            final Outgoing m = backlog.peek();
+            if (!place(m.rpcId, m.kind, m.callId, m.body, 0, m.body.capacity())) {
+                return;
+            }
             backlog.poll();
         }
     }

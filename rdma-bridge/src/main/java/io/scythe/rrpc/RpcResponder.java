@@ -48,6 +48,24 @@ public final class RpcResponder {
         reply(data, 0, data.capacity());
     }
 
+    /**
+     * As {@link #reply(DirectBuffer, int, int)}, for bytes that stay unchanged until the reply has been written:
+     * immutable data, or an object in registered memory the caller keeps locked. A zero-copy reply is then written
+     * straight from them, with no copy.
+     */
+    public void replyStable(final DirectBuffer data, final int offset, final int length) {
+        if (targetCapacity > 0 && length <= targetCapacity
+            && !(length <= server.options().hybridCutoffBytes() && length <= server.options().maxPayload())) {
+            claim();
+            server.zeroCopyStable(ring, targetAddress, targetRkey, data, offset, length);
+            final UnsafeBuffer done = server.scratch();
+            done.putInt(0, length);
+            server.reply(ring, MessageLayout.KIND_ZERO_COPY_DONE, callId, done, 0, 4);
+            return;
+        }
+        reply(data, offset, length);
+    }
+
     /** Replies with no data. */
     public void reply() {
         reply(new UnsafeBuffer(new byte[0]), 0, 0);
@@ -56,7 +74,7 @@ public final class RpcResponder {
     /** RPC and one-sided mode: the caller READs {@code length} bytes at {@code address} (registered memory). */
     public void replyDescriptor(final long address, final int rkey, final int length) {
         claim();
-        final UnsafeBuffer descriptor = new UnsafeBuffer(new byte[MessageLayout.TARGET_BYTES]);
+        final UnsafeBuffer descriptor = server.scratch(); // copied into the reply bucket at once
         descriptor.putLong(0, address);
         descriptor.putInt(8, rkey);
         descriptor.putInt(12, length);
@@ -70,7 +88,7 @@ public final class RpcResponder {
             return;
         }
         server.zeroCopy(ring, targetAddress, targetRkey, data, offset, length);
-        final UnsafeBuffer done = new UnsafeBuffer(new byte[4]);
+        final UnsafeBuffer done = server.scratch(); // copied into the reply bucket at once
         done.putInt(0, length);
         server.reply(ring, MessageLayout.KIND_ZERO_COPY_DONE, callId, done, 0, 4);
     }

@@ -57,6 +57,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private final List<ServerRing> dirty = new ArrayList<>();
     private final RpcRequest request = new RpcRequest();
     private final List<WorkRequest> wrPool = new ArrayList<>();
+    private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[64]);
     private MemoryRegion inbox;
     private AtomicBuffer inboxMemory;
     private Bridge bridge;
@@ -114,6 +115,11 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
 
     RrpcOptions options() {
         return options;
+    }
+
+    /** A small buffer whose contents a reply copies at once (server thread only). */
+    UnsafeBuffer scratch() {
+        return scratch;
     }
 
     // ------------------------------------------------------------------------------------------------- opening
@@ -230,6 +236,9 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             }
             ring.ackFromClient(inboxMemory.getInt(bucket + BucketLayout.ACK_OFFSET));
             dispatch(ring, bucket, length);
+            if (!options.batching()) {
+                flush(ring); // plain design: each reply leaves alone, at once
+            }
             Bucket.release(inboxMemory, bucket, length);
             ring.receiveSeq++;
             ring.consumed++;
@@ -320,9 +329,16 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
 
     void zeroCopy(final ServerRing ring, final long address, final int rkey, final DirectBuffer data,
                   final int offset, final int length) {
-        final UnsafeBuffer copy = new UnsafeBuffer(new byte[length]);
-        copy.putBytes(0, data, offset, length);
-        ring.preWrites.add(new PreWrite(address, rkey, copy));
+        final byte[] copy = new byte[length]; // the WRITE reads it when it executes, after the handler returned
+        data.getBytes(offset, copy);
+        ring.preWrites.add(new PreWrite(address, rkey, new UnsafeBuffer(copy), 0, length));
+        markDirty(ring);
+    }
+
+    /** A zero-copy reply written straight from {@code data}, which stays unchanged until written. */
+    void zeroCopyStable(final ServerRing ring, final long address, final int rkey, final DirectBuffer data,
+                        final int offset, final int length) {
+        ring.preWrites.add(new PreWrite(address, rkey, data, offset, length));
         markDirty(ring);
     }
 
@@ -341,7 +357,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         }
         int count = 0;
         for (final PreWrite write : ring.preWrites) {
-            request(count++).write(write.address, write.rkey, write.data, 0, write.data.capacity());
+            request(count++).write(write.address, write.rkey, write.data, write.offset, write.length);
         }
         ring.preWrites.clear();
         for (long seq = ring.postedSeq; seq < ring.sendSeq; seq++) {
@@ -403,7 +419,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         return malformed;
     }
 
-    private record PreWrite(long address, int rkey, UnsafeBuffer data) {
+    private record PreWrite(long address, int rkey, DirectBuffer data, int offset, int length) {
     }
 
     private record Pending(short kind, int callId, UnsafeBuffer data) {
@@ -503,7 +519,8 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         private boolean place(final short kind, final int callId, final DirectBuffer data, final int offset,
                               final int length) {
             final int bytes = MessageLayout.messageBytes(length);
-            if (used > 0 && Bucket.room(options.bucketBytes(), used - BucketLayout.HEADER_BYTES) < bytes) {
+            if (used > 0 && (!options.batching()
+                || Bucket.room(options.bucketBytes(), used - BucketLayout.HEADER_BYTES) < bytes)) {
                 seal();
             }
             if (used == 0) {

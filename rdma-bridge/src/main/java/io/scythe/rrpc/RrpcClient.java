@@ -34,6 +34,8 @@ public final class RrpcClient {
     private final AtomicInteger nextLoopId = new AtomicInteger();
     private final Map<String, RdmaStraws> straws = new ConcurrentHashMap<>();
     private final Map<Bridge, Loop> loops = new ConcurrentHashMap<>();
+    /** This thread's Loop, so a call does not look the map up. */
+    private final io.netty.util.concurrent.FastThreadLocal<Loop> lastLoop = new io.netty.util.concurrent.FastThreadLocal<>();
 
     public RrpcClient(final Vertx vertx, final Nic nic, final RrpcOptions options) {
         this.vertx = vertx;
@@ -87,7 +89,13 @@ public final class RrpcClient {
 
     private Loop loop() {
         final Bridge bridge = Bridge.current();
-        return loops.computeIfAbsent(bridge, b -> new Loop(nextLoopId.getAndIncrement(), b));
+        final Loop cached = lastLoop.getIfExists();
+        if (cached != null && cached.bridge == bridge) {
+            return cached;
+        }
+        final Loop loop = loops.computeIfAbsent(bridge, b -> new Loop(nextLoopId.getAndIncrement(), b));
+        lastLoop.set(loop);
+        return loop;
     }
 
     private Future<Rocket> open(final Loop loop, final String server) {

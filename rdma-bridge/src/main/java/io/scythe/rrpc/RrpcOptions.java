@@ -25,6 +25,7 @@ public final class RrpcOptions {
     private int maxBacklog = DEFAULT_MAX_BACKLOG;
     private int rocketsPerQp = DEFAULT_ROCKETS_PER_QP;
     private int maxQpsPerStraw = DEFAULT_MAX_QPS_PER_STRAW;
+    private boolean batching = true;
 
     public RrpcOptions() {
     }
@@ -38,6 +39,7 @@ public final class RrpcOptions {
         maxBacklog = json.getInteger("maxBacklog", maxBacklog);
         rocketsPerQp = json.getInteger("rocketsPerQp", rocketsPerQp);
         maxQpsPerStraw = json.getInteger("maxQpsPerStraw", maxQpsPerStraw);
+        batching = json.getBoolean("batching", batching);
         validate();
     }
 
@@ -45,7 +47,7 @@ public final class RrpcOptions {
         return new JsonObject().put("bucketBytes", bucketBytes).put("ringBuckets", ringBuckets)
             .put("maxRings", maxRings).put("maxReplyRings", maxReplyRings)
             .put("hybridCutoffBytes", hybridCutoffBytes).put("maxBacklog", maxBacklog)
-            .put("rocketsPerQp", rocketsPerQp).put("maxQpsPerStraw", maxQpsPerStraw);
+            .put("rocketsPerQp", rocketsPerQp).put("maxQpsPerStraw", maxQpsPerStraw).put("batching", batching);
     }
 
     public RrpcOptions validate() {
@@ -140,6 +142,19 @@ public final class RrpcOptions {
 
     public RrpcOptions maxQpsPerStraw(final int maxQpsPerStraw) {
         this.maxQpsPerStraw = maxQpsPerStraw;
+        return this;
+    }
+
+    /**
+     * Message and doorbell batching (the default). Off, every call and every reply is its own bucket, WRITE and
+     * doorbell, sent at once: the plain one-message-per-RPC design RRPC is compared with.
+     */
+    public boolean batching() {
+        return batching;
+    }
+
+    public RrpcOptions batching(final boolean batching) {
+        this.batching = batching;
         return this;
     }
 

@@ -26,7 +26,7 @@ public final class TsoGroup implements TimestampOracle {
     private boolean fetching;
     private long groups;
     private long handedOut;
-    private long highWater;
+    private volatile long highWater;
 
     /**
      * @param sources where ranges come from; each group picks one at random (the paper's "randomly selects a TSO proxy

@@ -1,0 +1,47 @@
+package io.scythe.bench.micro;
+
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.local.LocalFabric;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/** A Vert.x instance with a bridge per event loop and a local fabric: what a micro-benchmark runs on. */
+final class BenchNodes implements AutoCloseable {
+    final Vertx vertx;
+    final LocalFabric fabric;
+    final List<Context> loops = new ArrayList<>();
+
+    BenchNodes(final CostModel model, final int eventLoops) throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(eventLoops));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
+            .await(30, TimeUnit.SECONDS);
+        fabric = new LocalFabric(new FabricOptions().costModel(model));
+        for (int i = 0; i < eventLoops; i++) {
+            loops.add(vertx.getOrCreateContext());
+        }
+    }
+
+    /** Runs {@code body} on {@code context} and waits for its Future (from a non-event-loop thread). */
+    static <T> T on(final Context context, final Supplier<Future<T>> body) throws Exception {
+        final Promise<T> promise = Promise.promise();
+        context.runOnContext(v -> body.get().onComplete(promise));
+        return promise.future().await(10, TimeUnit.MINUTES);
+    }
+
+    @Override
+    public void close() throws Exception {
+        vertx.close().await(60, TimeUnit.SECONDS);
+        fabric.close();
+    }
+}
