@@ -23,7 +23,9 @@ import java.util.concurrent.TimeUnit;
         + "DIR/results.json with --out DIR.",
         "Workloads: verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
             + "doorbell-batched, beside the raw memory operation); rrpc (RRPC against a plain one-message-per-RPC "
-            + "design, 16 B to 4 KiB)."})
+            + "design, 16 B to 4 KiB); tso (TSO group and proxies against one FAA per request and physical "
+            + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
+            + "one-sided index READs over the hash index and the skip list)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_WORKLOAD = "verbs";
 
@@ -62,6 +64,10 @@ public final class BenchCommand implements Callable<Integer> {
         description = "Concurrent clients (event loops x flows); a list sweeps (default: ${DEFAULT-VALUE}).")
     List<Integer> clients;
 
+    @Option(names = "--records", defaultValue = "1000000",
+        description = "Records of the YCSB table (logdb workload; default: ${DEFAULT-VALUE}).")
+    long records;
+
     @Option(names = "--sizes", split = ",", defaultValue = "16,64,256,512,1024,4096",
         description = "[rrpc] Reply sizes in bytes (default: ${DEFAULT-VALUE}).")
     List<Integer> sizes;
@@ -93,8 +99,16 @@ public final class BenchCommand implements Callable<Integer> {
                 report = new io.scythe.bench.micro.RrpcWorkload(new io.scythe.bench.micro.RrpcWorkload.Options(
                     sizes, clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
                 break;
+            case "logdb":
+                report = new io.scythe.bench.micro.LogDbWorkload(new io.scythe.bench.micro.LogDbWorkload.Options(
+                    records, clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
+                break;
+            case "tso":
+                report = new io.scythe.bench.micro.TsoWorkload(new io.scythe.bench.micro.TsoWorkload.Options(
+                    clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
+                break;
             default:
-                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc");
+                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb");
                 return 2;
         }
         if (out != null) {

@@ -57,6 +57,7 @@ public final class Bridge {
     /** Volatile so that other threads can skip waking a loop that will poll anyway (see {@link #wake()}). */
     private volatile boolean scheduled;
     private boolean timerArmed;
+    private long timerDeadlineNs;
     private long lastYieldNs;
     private boolean closed;
     private ContextInternal pollContext;
@@ -208,19 +209,26 @@ public final class Bridge {
             return;
         }
         final ContextInternal ctx = pollContext;
-        final int work;
-        if (ctx == null) {
-            work = doWork();
-        } else {
-            final ContextInternal previous = ctx.beginDispatch();
-            try {
+        int work;
+        try {
+            if (ctx == null) {
                 work = doWork();
-            } catch (final Throwable t) {
-                ctx.reportException(t);
-                throw t;
-            } finally {
-                ctx.endDispatch(previous);
+            } else {
+                final ContextInternal previous = ctx.beginDispatch();
+                try {
+                    work = doWork();
+                } finally {
+                    ctx.endDispatch(previous);
+                }
             }
+        } catch (final Throwable t) {
+            // A throwing completion handler or poller must not stop this loop's polling: others still wait.
+            if (ctx != null) {
+                ctx.reportException(t);
+            } else {
+                LOG.error("bridge poll of thread '" + thread.getName() + "' failed", t);
+            }
+            work = 1;
         }
         int outstanding = 0;
         long next = CompletionQueue.NO_EVENT;
@@ -245,8 +253,11 @@ public final class Bridge {
         final long delay = next - clock.nanoTime();
         if (delay <= spinWindowNs || !(executor instanceof ScheduledExecutorService)) {
             repoll();
-        } else if (!timerArmed) {
+        } else if (!timerArmed || next - timerDeadlineNs < 0) {
+            // Sleep until the next event; a verb posted since with an earlier one re-arms (the older timer's
+            // poll then finds nothing and costs only itself).
             timerArmed = true;
+            timerDeadlineNs = next;
             ((ScheduledExecutorService) executor).schedule(this::onTimer, delay, TimeUnit.NANOSECONDS);
         }
     }

@@ -25,6 +25,8 @@ public final class Doorbell {
     private long[] results = new long[8];
     private Opcode[] opcodes = new Opcode[8];
     private int count;
+    /** The channel's pooled requests while no other batch holds them, else this batch's own. */
+    private WorkRequest[] requests;
     private boolean posted;
     private int failedIndex = -1;
     private VerbException failure;
@@ -60,14 +62,14 @@ public final class Doorbell {
 
     /** Adds an 8-byte compare-and-swap; its old value is {@link #result(int)} of the returned index. */
     public int compareAndSwap(final long remoteAddress, final int rkey, final long expected, final long desired) {
-        next().compareAndSwap(remoteAddress, rkey, expected, desired, channel.atomicResults(),
-            channel.atomicResultOffset(count));
+        // The result slot is fixed at post time, from the sequence number the request gets then.
+        next().compareAndSwap(remoteAddress, rkey, expected, desired, channel.atomicResults(), 0);
         return added(Opcode.COMPARE_AND_SWAP);
     }
 
     /** Adds an 8-byte fetch-and-add; its old value is {@link #result(int)} of the returned index. */
     public int fetchAndAdd(final long remoteAddress, final int rkey, final long delta) {
-        next().fetchAndAdd(remoteAddress, rkey, delta, channel.atomicResults(), channel.atomicResultOffset(count));
+        next().fetchAndAdd(remoteAddress, rkey, delta, channel.atomicResults(), 0);
         return added(Opcode.FETCH_AND_ADD);
     }
 
@@ -95,7 +97,7 @@ public final class Doorbell {
             return Future.succeededFuture(this);
         }
         promise = channel.newPromise();
-        channel.submitBatch(this, count);
+        channel.submitBatch(this, requests, count);
         return promise.future();
     }
 
@@ -152,7 +154,13 @@ public final class Doorbell {
         if (posted) {
             throw new IllegalStateException("doorbell batch already posted");
         }
-        return channel.batchRequest(count);
+        if (requests == null) {
+            requests = channel.borrowBatchPool(this);
+        }
+        if (count == requests.length) {
+            requests = channel.growBatch(this, requests);
+        }
+        return requests[count].clear();
     }
 
     private int added(final Opcode opcode) {

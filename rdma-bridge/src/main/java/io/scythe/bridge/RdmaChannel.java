@@ -47,6 +47,7 @@ public final class RdmaChannel implements CompletionHandler {
     private final int maxInline;
     private final WorkRequest single = new WorkRequest();
     private WorkRequest[] batchPool = new WorkRequest[0];
+    private Doorbell batchPoolHolder;
     private final ContextInternal context;
     private long nextSeq;
     private long completedSeq;
@@ -168,53 +169,83 @@ public final class RdmaChannel implements CompletionHandler {
         stats.doorbell();
     }
 
-    /** Posts the {@code count} pooled requests of {@code doorbell} as one doorbell, only the last signaled. */
-    void submitBatch(final Doorbell doorbell, final int count) {
+    /** Posts the {@code count} requests of {@code doorbell} as one doorbell, only the last signaled. */
+    void submitBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count) {
         bridge.checkThread();
         prepare();
         final long first = nextSeq;
         for (int i = 0; i < count; i++) {
-            final WorkRequest wr = batchPool[i];
+            final WorkRequest wr = requests[i];
+            if (wr.opcode() == Opcode.COMPARE_AND_SWAP) {
+                wr.compareAndSwap(wr.remoteAddress(), wr.rkey(), wr.compareOrAdd(), wr.swap(), atomicResults,
+                    atomicResultOffset(first + i));
+            } else if (wr.opcode() == Opcode.FETCH_AND_ADD) {
+                wr.fetchAndAdd(wr.remoteAddress(), wr.rkey(), wr.compareOrAdd(), atomicResults,
+                    atomicResultOffset(first + i));
+            }
             wr.wrId(first + i).signaled(i == count - 1);
-            wr.link(i == count - 1 ? null : batchPool[i + 1]);
+            wr.link(i == count - 1 ? null : requests[i + 1]);
         }
-        final int code = qp.post(batchPool[0]);
+        final int code = qp.post(requests[0]);
+        final Opcode firstOpcode = requests[0].opcode();
+        if (batchPoolHolder == doorbell) {
+            batchPoolHolder = null; // the requests are posted (copied into the send queue) or refused
+        }
         if (code != QueuePair.POST_OK) {
             stats.failed();
-            doorbell.refused(new VerbException(batchPool[0].opcode(), refusal(code) + " (doorbell batch of "
-                + count + ")"));
+            doorbell.refused(new VerbException(firstOpcode, refusal(code) + " (doorbell batch of " + count + ")"));
             return;
         }
         for (int i = 0; i < count; i++) {
-            final WorkRequest wr = batchPool[i];
             final int slot = (int) ((first + i) & mask);
+            final Opcode opcode = doorbell.opcode(i);
             promises[slot] = null;
-            kinds[slot] = wr.opcode().isAtomic() ? KIND_ATOMIC : KIND_VOID;
-            opcodes[slot] = wr.opcode();
+            kinds[slot] = opcode.isAtomic() ? KIND_ATOMIC : KIND_VOID;
+            opcodes[slot] = opcode;
             doorbells[slot] = doorbell;
             batchIndex[slot] = i;
-            stats.posted(wr.opcode(), wr.length());
+            stats.posted(opcode, requests[i].length());
         }
         nextSeq = first + count;
         stats.doorbell();
     }
 
-    /** The pooled request {@code index} of the batch being built, cleared; and where its atomic result goes. */
-    WorkRequest batchRequest(final int index) {
-        if (index >= batchPool.length) {
-            final WorkRequest[] grown = new WorkRequest[Math.max(8, batchPool.length * 2)];
-            System.arraycopy(batchPool, 0, grown, 0, batchPool.length);
-            for (int i = batchPool.length; i < grown.length; i++) {
-                grown[i] = new WorkRequest();
-            }
-            batchPool = grown;
+    /**
+     * The channel's pooled work requests for {@code doorbell} to build in, or a fresh array when another batch under
+     * construction holds them (two batches built at once must not overwrite each other's requests).
+     */
+    WorkRequest[] borrowBatchPool(final Doorbell doorbell) {
+        if (batchPoolHolder != null) {
+            return newRequests(8);
         }
-        return batchPool[index].clear();
+        batchPoolHolder = doorbell;
+        if (batchPool.length == 0) {
+            batchPool = newRequests(8);
+        }
+        return batchPool;
     }
 
-    /** Offset in the atomic-result buffer of the request {@code index} places after the next sequence number. */
-    int atomicResultOffset(final int index) {
-        return (int) ((nextSeq + index) & mask) * Long.BYTES;
+    /** {@code requests} of {@code doorbell}, twice as long. */
+    WorkRequest[] growBatch(final Doorbell doorbell, final WorkRequest[] requests) {
+        final WorkRequest[] grown = newRequests(requests.length * 2);
+        System.arraycopy(requests, 0, grown, 0, requests.length);
+        if (batchPoolHolder == doorbell) {
+            batchPool = grown;
+        }
+        return grown;
+    }
+
+    private static WorkRequest[] newRequests(final int length) {
+        final WorkRequest[] requests = new WorkRequest[length];
+        for (int i = 0; i < length; i++) {
+            requests[i] = new WorkRequest();
+        }
+        return requests;
+    }
+
+    /** Offset in the atomic-result buffer of the request with sequence number {@code seq}. */
+    private int atomicResultOffset(final long seq) {
+        return (int) (seq & mask) * Long.BYTES;
     }
 
     UnsafeBuffer atomicResults() {

@@ -15,7 +15,7 @@ import java.util.TreeSet;
  * <h2>The timeline of one doorbell batch of n work requests, posted at time t</h2>
  * <pre>
  *   requester NIC   t + doorbellNs, then the batch leaves the TX port back to back: each request occupies it for
- *                   1/requesterRate + wireBytes/bandwidth (wireBytes = payload + headerBytes per MTU packet);
+ *                   max(1/requesterRate, wireBytes/bandwidth) (wireBytes = payload + headerBytes per MTU packet);
  *                   a non-inline WRITE/SEND first DMA-reads its payload (+ pcieRoundTripNs)
  *   wire            + oneWayLatencyNs
  *   responder NIC   + pcieRoundTripNs when the QP's context is not in the NIC's QP cache (qpCacheEntries)
@@ -27,10 +27,14 @@ import java.util.TreeSet;
  *   response        leaves the responder's TX port (READ: data, atomic: 8 B, WRITE/SEND: an ACK header),
  *                   + oneWayLatencyNs -> the completion becomes visible ("completes")
  * </pre>
- * Requests of one QP execute and complete in posting order. Shared resources (TX ports, processing units, atomic
- * unit and address locks) are reserved first come, first served, so contention queues exactly where hardware queues.
- * With the defaults an 8-byte READ takes 2 x 800 + 300 + small = ~1.95 us, an 8-byte CAS on host memory ~2.2 us
- * uncontended, and the same CAS on device memory ~1.6 us.
+ * Requests of one QP take effect and complete in posting order, pipelined: the next enters the responder once this
+ * one has left its processing unit (a later atomic waits for an address hold only on the same address). Shared
+ * resources (TX ports, processing units, atomic units) are booked in the order their work becomes ready, address
+ * locks first come, first served ({@link io.scythe.fabric.emulated.NicTimeline}), so contention queues where the
+ * hardware queues. With the defaults an 8-byte READ of host memory takes 100 + 2 x 800 + 300 + small = ~2.07 us,
+ * an 8-byte CAS on host memory ~2.3 us uncontended, and the same CAS on device memory ~1.75 us. Not modelled: the
+ * receiving port's bandwidth (many senders into one NIC are limited only by their own ports), the doorbell's
+ * occupancy of the PCIe link (doorbell batching saves software cost here, not modelled NIC time), RNR retries.
  */
 public final class CostModel {
     /** Profile of the papers' testbeds: ConnectX-5, 100 Gb/s (Scythe §5.1, RCC §6.1, Lotus §2). The default. */
@@ -117,8 +121,8 @@ public final class CostModel {
         profileJson(profile); // must name a known profile
         oneWayLatencyNs = nonNegativeLong(json, "oneWayLatencyNs");
         bandwidthGbps = nonNegativeDouble(json, "bandwidthGbps");
-        headerBytes = (int) nonNegativeLong(json, "headerBytes");
-        mtuBytes = (int) nonNegativeLong(json, "mtuBytes");
+        headerBytes = boundedInt(json, "headerBytes", 1 << 16);
+        mtuBytes = boundedInt(json, "mtuBytes", 1 << 20);
         if (mtuBytes < 256) {
             throw new IllegalArgumentException("mtuBytes=" + mtuBytes + " must be at least 256");
         }
@@ -130,12 +134,12 @@ public final class CostModel {
         atomicRateDeviceMops = nonNegativeDouble(json, "atomicRateDeviceMops");
         atomicSameAddressHostNs = nonNegativeLong(json, "atomicSameAddressHostNs");
         atomicSameAddressDeviceNs = nonNegativeLong(json, "atomicSameAddressDeviceNs");
-        atomicBuckets = (int) nonNegativeLong(json, "atomicBuckets");
+        atomicBuckets = boundedInt(json, "atomicBuckets", 1 << 24);
         if (Integer.bitCount(atomicBuckets) != 1) {
             throw new IllegalArgumentException("atomicBuckets=" + atomicBuckets + " must be a power of two");
         }
         deviceMemoryBytes = nonNegativeLong(json, "deviceMemoryBytes");
-        qpCacheEntries = (int) nonNegativeLong(json, "qpCacheEntries");
+        qpCacheEntries = boundedInt(json, "qpCacheEntries", 1 << 20);
 
         nsPerByte = bandwidthGbps == 0 ? 0 : 8.0 / bandwidthGbps;
         requesterOpNs = perOpNs(requesterRateMops);
@@ -215,6 +219,15 @@ public final class CostModel {
                 throw new IllegalArgumentException("unknown cost-model profile '" + name + "'; known profiles are "
                     + PROFILE_CX5 + ", " + PROFILE_ZERO);
         }
+    }
+
+    /** A non-negative integer no larger than {@code max}: sizes derived from it must not overflow. */
+    private static int boundedInt(final JsonObject json, final String key, final int max) {
+        final long v = nonNegativeLong(json, key);
+        if (v > max) {
+            throw new IllegalArgumentException("cost-model key " + key + "=" + v + " must be at most " + max);
+        }
+        return (int) v;
     }
 
     private static long nonNegativeLong(final JsonObject json, final String key) {

@@ -185,4 +185,57 @@ class BridgeVerticleTest {
             ar.cause())).await(10, TimeUnit.SECONDS);
         assertThat(failure).hasMessageContaining("already runs on event loop");
     }
+
+    @Test
+    void shouldKeepTwoDoorbellBatchesBuiltAtOnceApartAndResultsInTheirSlots() throws Exception {
+        final List<Long> results = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+            region.buffer().putLongVolatile(1024, 555);
+            region.buffer().putLongVolatile(1032, 777);
+            final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+            final Doorbell first = channel.doorbell();
+            first.read(remote, 1040, dst, 0, 8);
+            final Doorbell second = channel.doorbell();
+            second.fetchAndAdd(remote.addressOf(1032), remote.rkey(), 1);
+            first.fetchAndAdd(remote.addressOf(1024), remote.rkey(), 1);
+            // A single verb posted between building and posting shifts the sequence numbers the batch gets.
+            final Future<Long> single = channel.fetchAndAdd(remote.addressOf(1032), remote.rkey(), 10);
+            return Future.all(first.post(), second.post(), single).map(cf -> List.of(first.result(1),
+                second.result(0), single.result()));
+        }));
+        assertThat(results).containsExactly(555L, 787L, 777L);
+        assertThat(region.buffer().getLongVolatile(1024)).isEqualTo(556);
+        assertThat(region.buffer().getLongVolatile(1032)).isEqualTo(788);
+    }
+
+    @Test
+    void shouldKeepPollingAfterAPollerThrows() throws Exception {
+        final Long value = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+            final Bridge bridge = Bridge.current();
+            final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+            region.buffer().putLongVolatile(2048, 42);
+            final Future<Void> read = channel.read(remote, 2048, dst, 0, 8);
+            // Throws in the very poll that would have gone on to complete the READ.
+            final Bridge.Poller throwing = new Bridge.Poller() {
+                private boolean thrown;
+
+                @Override
+                public int poll(final long nowNs) {
+                    if (!thrown) {
+                        thrown = true;
+                        throw new IllegalStateException("planted failure of a poller");
+                    }
+                    return 0;
+                }
+
+                @Override
+                public boolean busy() {
+                    return false;
+                }
+            };
+            bridge.addPoller(throwing);
+            return read.map(v -> dst.getLong(0)).onComplete(ar -> bridge.removePoller(throwing));
+        }));
+        assertThat(value).isEqualTo(42);
+    }
+
 }

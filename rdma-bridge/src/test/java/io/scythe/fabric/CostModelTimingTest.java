@@ -111,6 +111,50 @@ class CostModelTimingTest {
         assertThat(deviceSpan).isLessThan(hostSpreadSpan / 10);
     }
 
+    @Test
+    void shouldPipelineAtomicsOnDifferentWordsOfOneQueuePairAtTheAtomicUnitsRate() {
+        final CostModel model = CostModel.cx5();
+        final Nic[] n = nodes(model, "cn", "mn");
+        final RemoteRegion host = n[1].register("host", 4096, MemoryKind.HOST).describe();
+        final CompletionQueue cq = n[0].createCompletionQueue(64);
+        final QueuePair qp = n[0].connect("mn", cq, new QpOptions()).result();
+        final UnsafeBuffer result = new UnsafeBuffer(new byte[8 * 32]);
+        final WorkRequest[] batch = new WorkRequest[32];
+        for (int i = 0; i < 32; i++) {
+            batch[i] = new WorkRequest().fetchAndAdd(host.address() + 8L * i, host.rkey(), 1, result, 8 * i)
+                .signaled(true).wrId(i);
+            if (i > 0) {
+                batch[i - 1].link(batch[i]);
+            }
+        }
+        qp.post(batch[0]);
+        final List<Long> times = completionTimes(cq, 32, 100_000);
+        final long span = times.get(31) - times.get(0);
+        // Different words: only the NIC-wide unit (400 ns each) serialises them, not the 600 ns same-address hold.
+        assertThat(span).isBetween(31 * 400L, 31 * 400L + 512);
+        // CAS lock + READ in one doorbell (FORD): the READ does not wait for the CAS's address hold.
+        final long cas = singleCompletion(cq, qp, new WorkRequest().compareAndSwap(host.address() + 512,
+            host.rkey(), 0, 1, result, 0));
+        final WorkRequest lock = new WorkRequest().compareAndSwap(host.address() + 1024, host.rkey(), 0, 1, result,
+            0).wrId(1);
+        lock.link(new WorkRequest().read(host.address() + 2048, host.rkey(), new UnsafeBuffer(new byte[64]), 0, 64)
+            .signaled(true).wrId(2));
+        final long lockAndRead = singleCompletion(cq, qp, lock);
+        assertThat(lockAndRead).isLessThan(cas + 200);
+    }
+
+    /** Posts {@code wr} (a batch) after every resource fell free; returns when its last completion arrives. */
+    private long singleCompletion(final CompletionQueue cq, final QueuePair qp, final WorkRequest wr) {
+        clock.advance(1_000_000);
+        int count = 0;
+        for (WorkRequest w = wr; w != null; w = w.next()) {
+            w.signaled(w.next() == null);
+            count++;
+        }
+        qp.post(wr);
+        return completionTimes(cq, 1, 100_000).get(0);
+    }
+
     /** Posts one FAA on each of {@code qps} new QPs at once; returns first-to-last completion time. */
     private long atomicSpan(final Nic cn, final RemoteRegion region, final int stride, final int qps) {
         final CompletionQueue cq = cn.createCompletionQueue(64);

@@ -388,6 +388,11 @@ public final class Table {
         return versionSlab == null ? 0 : versionSlab.used();
     }
 
+    /** Registered memory of the records themselves: object slab and index, without the pool of older versions. */
+    public long recordBytes() {
+        return objects.length() + indexRegion.length();
+    }
+
     /** Registered memory this table occupies: object slab, index and version log. */
     public long registeredBytes() {
         return objects.length() + indexRegion.length() + (versions == null ? 0 : versions.length());

@@ -24,6 +24,7 @@ public final class PhysicalClockOracle implements TimestampOracle, Bridge.Poller
     private final long uncertaintyNs;
     private final int loopId;
     private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+    private final Bridge bridge;
     private long last;
 
     public PhysicalClockOracle(final NanoClock clock, final long uncertaintyNs, final int loopId, final Bridge bridge) {
@@ -33,6 +34,7 @@ public final class PhysicalClockOracle implements TimestampOracle, Bridge.Poller
         this.clock = clock;
         this.uncertaintyNs = uncertaintyNs;
         this.loopId = loopId;
+        this.bridge = bridge;
         bridge.addPoller(this);
     }
 
@@ -44,6 +46,9 @@ public final class PhysicalClockOracle implements TimestampOracle, Bridge.Poller
         final ContextInternal context = (ContextInternal) Vertx.currentContext();
         final Promise<Long> promise = context != null ? context.promise() : Promise.promise();
         waiting.add(new Waiting(now + uncertaintyNs, ts, promise));
+        if (waiting.size() == 1) {
+            bridge.wake(); // an idle bridge polls no one; it must learn that we are busy now
+        }
         return promise.future();
     }
 

@@ -203,4 +203,14 @@ class TsoTest {
         assertThat(result[2]).isGreaterThan(result[1]);
         assertThat(result[1] & 0xff).isEqualTo(1);
     }
+
+    @Test
+    void shouldWakeAnIdleBridgeWhenAPhysicalClockTimestampIsRequested() throws Exception {
+        final Context loop = vertx.getOrCreateContext();
+        final PhysicalClockOracle oracle = onContext(loop, () -> Future.succeededFuture(
+            new PhysicalClockOracle(new SystemNanoClock(), 10_000, 2, Bridge.current())));
+        Thread.sleep(50); // the bridge goes quiet: nothing is outstanding
+        final Long ts = onContext(loop, oracle::next);
+        assertThat(ts & 0xff).isEqualTo(2);
+    }
 }

@@ -139,10 +139,11 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
             return;
         }
         final boolean wasIdle = outstanding == 0;
+        final boolean sooner = firstEventNs - nextEventNs < 0;
         outstanding += count;
         activate(qp);
         nextEventNs = Math.min(nextEventNs, firstEventNs);
-        if (wasIdle) {
+        if (wasIdle || sooner) { // a poller asleep until a later event must learn of this earlier one
             final Runnable w = wake;
             if (w != null) {
                 w.run();

@@ -71,6 +71,7 @@ public final class EmulatedQueuePair implements QueuePair {
     private long head;
     private long executed;
     private long tail;
+    private long lastPipelineAt;
     private long lastExecuteAt;
     private long lastCompleteAt;
     private int lastDelivered;
@@ -194,7 +195,7 @@ public final class EmulatedQueuePair implements QueuePair {
         for (long s = firstSeq; s < tail; s++) {
             txDuration += issueNs(slots[(int) (s & mask)]);
         }
-        final long txStart = localTimeline.reserve(NicTimeline.TX_PORT_OFFSET, nowNs + model.doorbellNs(),
+        final long txStart = localTimeline.reserve(NicTimeline.TX_PORT, nowNs + model.doorbellNs(),
             Math.round(txDuration));
         // Arrival of each request at the responder (kept in executeAt until the responder pass below); a QP whose
         // context the responder NIC does not hold waits for it to be fetched over PCIe.
@@ -206,20 +207,26 @@ public final class EmulatedQueuePair implements QueuePair {
             slot.executeAt = (long) departed + model.oneWayLatencyNs()
                 + (slot.payloadDma ? model.pcieRoundTripNs() : 0);
         }
-        // Responder: in order; runs of READ/WRITE/SEND share one reservation of the processing unit.
-        long previous = lastExecuteAt;
+        // Responder: requests of a QP enter its pipeline in order (pipelined: the next one starts once this one has
+        // left the processing unit), and take effect in order (executeAt never decreases). Runs of READ/WRITE/SEND
+        // share one booking of the processing unit. An atomic holds the atomic unit for its slot and its address for
+        // the same-address hold; only a later atomic on the same address waits for that hold, as on the NIC.
+        long pipeline = lastPipelineAt;
+        long ordered = lastExecuteAt;
         long s = firstSeq;
         while (s < tail) {
             final Slot slot = slots[(int) (s & mask)];
             if (slot.opcode.isAtomic()) {
                 final MemoryKind kind = kindOf(slot);
                 final long unitNs = Math.round(model.atomicOpNs(kind));
-                final long unitStart = remote.reserve(NicTimeline.atomicUnitOffset(kind),
-                    Math.max(slot.executeAt, previous), unitNs);
+                final long unitStart = remote.reserve(NicTimeline.atomicUnit(kind),
+                    Math.max(slot.executeAt, pipeline), unitNs);
                 final long hold = model.atomicSameAddressNs(kind);
-                final long bucketStart = remote.reserve(remote.bucketOffset(slot.remoteAddress), unitStart, hold);
-                previous = Math.max(unitStart + unitNs, bucketStart + hold);
-                slot.executeAt = previous;
+                final long addressStart = remote.reserveInTurn(remote.bucketOffset(slot.remoteAddress), unitStart,
+                    hold);
+                pipeline = unitStart + unitNs;
+                ordered = Math.max(ordered, Math.max(unitStart + unitNs, addressStart + hold));
+                slot.executeAt = ordered;
                 s++;
                 continue;
             }
@@ -227,8 +234,8 @@ public final class EmulatedQueuePair implements QueuePair {
             while (runEnd < tail && !slots[(int) (runEnd & mask)].opcode.isAtomic()) {
                 runEnd++;
             }
-            final long unitStart = remote.reserve(NicTimeline.RESPONDER_UNIT_OFFSET,
-                Math.max(slot.executeAt, previous), Math.round((runEnd - s) * model.responderOpNs()));
+            final long unitStart = remote.reserve(NicTimeline.RESPONDER_UNIT,
+                Math.max(slot.executeAt, pipeline), Math.round((runEnd - s) * model.responderOpNs()));
             double served = unitStart;
             for (; s < runEnd; s++) {
                 final Slot run = slots[(int) (s & mask)];
@@ -237,16 +244,17 @@ public final class EmulatedQueuePair implements QueuePair {
                 if (run.opcode == Opcode.READ && kindOf(run) == MemoryKind.HOST) {
                     done += model.pcieRoundTripNs(); // DMA read of host memory before the response can leave
                 }
-                previous = Math.max(previous, done);
-                run.executeAt = previous;
+                ordered = Math.max(ordered, done);
+                run.executeAt = ordered;
             }
+            pipeline = Math.max(pipeline, (long) served);
         }
         // Responses leave the responder's TX port, then cross the wire back; completions stay in order.
         double responseDuration = 0;
         for (long r = firstSeq; r < tail; r++) {
             responseDuration += model.serializationNs(responsePayload(slots[(int) (r & mask)]));
         }
-        final long responseStart = remote.reserve(NicTimeline.TX_PORT_OFFSET,
+        final long responseStart = remote.reserve(NicTimeline.TX_PORT,
             slots[(int) (firstSeq & mask)].executeAt, Math.round(responseDuration));
         double responded = responseStart;
         long previousComplete = lastCompleteAt;
@@ -256,13 +264,15 @@ public final class EmulatedQueuePair implements QueuePair {
             previousComplete = Math.max(previousComplete, (long) responded + model.oneWayLatencyNs());
             slot.completeAt = previousComplete;
         }
-        lastExecuteAt = previous;
+        lastPipelineAt = pipeline;
+        lastExecuteAt = ordered;
         lastCompleteAt = previousComplete;
     }
 
     /** Time a request occupies the requester's TX port: issue slot plus serialization. */
     private double issueNs(final Slot slot) {
-        return model.requesterOpNs() + model.serializationNs(requestPayload(slot));
+        // The NIC's message rate and the link's bandwidth limit it at once, not one after the other.
+        return Math.max(model.requesterOpNs(), model.serializationNs(requestPayload(slot)));
     }
 
     private static MemoryKind kindOf(final Slot slot) {
