@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
             + "doorbell-batched, beside the raw memory operation); rrpc (RRPC against a plain one-message-per-RPC "
             + "design, 16 B to 4 KiB); tso (TSO group and proxies against one FAA per request and physical "
             + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
-            + "one-sided index READs over the hash index and the skip list)."})
+            + "one-sided index READs over the hash index and the skip list); lock (Takeout Lock against the CAS lock: "
+            + "clients lock one of --locks objects by Zipf(theta) and hold it 25 us, Fig. 27)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_WORKLOAD = "verbs";
 
@@ -63,6 +64,18 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--clients", split = ",", defaultValue = "64",
         description = "Concurrent clients (event loops x flows); a list sweeps (default: ${DEFAULT-VALUE}).")
     List<Integer> clients;
+
+    @Option(names = "--locks", defaultValue = "1000",
+        description = "Lock objects (lock workload; default: ${DEFAULT-VALUE}).")
+    int locks;
+
+    @Option(names = "--thetas", split = ",", defaultValue = "0.5,0.7,0.9,0.99,1.2",
+        description = "Zipf factors to sweep (lock workload; default: ${DEFAULT-VALUE}).")
+    List<Double> thetas;
+
+    @Option(names = "--hold", defaultValue = "25us",
+        description = "How long a lock is held (lock workload; default: ${DEFAULT-VALUE}).")
+    Duration hold;
 
     @Option(names = "--records", defaultValue = "1000000",
         description = "Records of the YCSB table (logdb workload; default: ${DEFAULT-VALUE}).")
@@ -103,12 +116,17 @@ public final class BenchCommand implements Callable<Integer> {
                 report = new io.scythe.bench.micro.LogDbWorkload(new io.scythe.bench.micro.LogDbWorkload.Options(
                     records, clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
                 break;
+            case "lock":
+                report = new io.scythe.bench.micro.LockWorkload(new io.scythe.bench.micro.LockWorkload.Options(
+                    clients.get(0), locks, thetas, hold.toNanos(), costModel("cx5"), duration.toMillis(), warmup.toMillis(),
+                    seed), System.out).run();
+                break;
             case "tso":
                 report = new io.scythe.bench.micro.TsoWorkload(new io.scythe.bench.micro.TsoWorkload.Options(
                     clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
                 break;
             default:
-                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb");
+                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock");
                 return 2;
         }
         if (out != null) {

@@ -52,6 +52,7 @@ class ScytheCommandTest {
         assertThat(Durations.parse("2s")).isEqualTo(Duration.ofSeconds(2));
         assertThat(Durations.parse("1.5m")).isEqualTo(Duration.ofSeconds(90));
         assertThat(Durations.parse("3")).isEqualTo(Duration.ofSeconds(3));
+        assertThat(Durations.parse("25us")).isEqualTo(Duration.ofNanos(25_000));
     }
 
     @Test
@@ -72,5 +73,36 @@ class ScytheCommandTest {
             assertThat(run.getBoolean("invariants_ok")).isTrue();
             assertThat(run.getJsonObject("latency_us").fieldNames()).contains("p50", "p99", "p999");
         }
+    }
+
+    /** Each micro workload runs end to end, briefly, and says its invariants held. */
+    @Test
+    void shouldRunTheLockTsoAndLogDbWorkloadsBriefly(@TempDir final Path dir) throws Exception {
+        final String[][] runs = {
+            {"lock", "--clients", "8", "--locks", "50", "--thetas", "0.99"},
+            {"tso", "--clients", "2"},
+            {"logdb", "--records", "20000", "--clients", "4"},
+        };
+        for (final String[] workload : runs) {
+            final Path out = dir.resolve(workload[0]);
+            final String[] args = new String[workload.length + 8];
+            args[0] = "bench";
+            args[1] = "--workload";
+            System.arraycopy(workload, 0, args, 2, workload.length);
+            System.arraycopy(new String[] {"--duration", "150ms", "--warmup", "50ms", "--out", out.toString()}, 0,
+                args, workload.length + 2, 6);
+            final StringWriter err = new StringWriter();
+            assertThat(run(new StringWriter(), err, args)).as(workload[0] + ": " + err).isZero();
+            final JsonObject results = new JsonObject(Files.readString(out.resolve("results.json")));
+            assertThat(results.getString("workload")).isEqualTo(workload[0]);
+            assertThat(results.getJsonArray("runs")).isNotEmpty();
+            for (int i = 0; i < results.getJsonArray("runs").size(); i++) {
+                final JsonObject r = results.getJsonArray("runs").getJsonObject(i);
+                assertThat(r.getBoolean("invariants_ok")).as(workload[0] + " " + r.getString("protocol")).isTrue();
+            }
+        }
+        final JsonObject lock = new JsonObject(Files.readString(dir.resolve("lock").resolve("results.json")));
+        assertThat(lock.getJsonArray("runs").stream().map(o -> ((JsonObject) o).getString("protocol")))
+            .containsExactly("takeout", "cas-lock");
     }
 }

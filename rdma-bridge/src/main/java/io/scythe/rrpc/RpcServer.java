@@ -51,6 +51,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private final Nic nic;
     private final RrpcOptions options;
     private final Int2ObjectHashMap<RpcHandler> handlers = new Int2ObjectHashMap<>();
+    private final List<Runnable> roundEndHooks = new ArrayList<>();
     private final Map<String, ServerRing> ringsByClient = new HashMap<>();
     private final Map<String, QueuePair> qpByClient = new HashMap<>();
     private final List<ServerRing> rings = new ArrayList<>();
@@ -85,6 +86,16 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             throw new IllegalArgumentException("rpc id " + rpcId + " must be within [0, 65535]");
         }
         handlers.put(rpcId, handler);
+        return this;
+    }
+
+    /**
+     * Runs {@code hook} after each poll round that took requests, before the round's replies are flushed: handlers
+     * that defer their answer (keeping the responder) can then answer the whole round at once, in an order of their
+     * choosing. Call before {@link #start()}.
+     */
+    public RpcServer onRoundEnd(final Runnable hook) {
+        roundEndHooks.add(hook);
         return this;
     }
 
@@ -197,6 +208,11 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             final ServerRing ring = rings.get(r);
             if (ring.open) {
                 work += drain(ring);
+            }
+        }
+        if (work > 0) {
+            for (final Runnable hook : roundEndHooks) {
+                hook.run(); // e.g. the Takeout Lock grants the round's requests sorted by (key, timestamp)
             }
         }
         if (!dirty.isEmpty()) {

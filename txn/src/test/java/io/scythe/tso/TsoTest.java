@@ -1,6 +1,7 @@
 package io.scythe.tso;
 
 import io.scythe.bridge.Bridge;
+import io.scythe.txn.runtime.LoopTimers;
 import io.scythe.bridge.BridgeVerticle;
 import io.scythe.bridge.RdmaChannel;
 import io.scythe.fabric.CostModel;
@@ -18,7 +19,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
-import org.agrona.concurrent.SystemNanoClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -193,8 +193,7 @@ class TsoTest {
     void shouldMakePhysicalClockTimestampsWaitOutTheUncertainty() throws Exception {
         final Context loop = vertx.getOrCreateContext();
         final long[] result = onContext(loop, () -> {
-            final PhysicalClockOracle oracle = new PhysicalClockOracle(new SystemNanoClock(), 50_000, 1,
-                Bridge.current());
+            final PhysicalClockOracle oracle = new PhysicalClockOracle(LoopTimers.current(), 50_000, 1);
             final long start = System.nanoTime();
             return Future.all(oracle.next(), oracle.next()).map(cf -> new long[] {System.nanoTime() - start,
                 cf.<Long>resultAt(0), cf.<Long>resultAt(1)});
@@ -208,7 +207,7 @@ class TsoTest {
     void shouldWakeAnIdleBridgeWhenAPhysicalClockTimestampIsRequested() throws Exception {
         final Context loop = vertx.getOrCreateContext();
         final PhysicalClockOracle oracle = onContext(loop, () -> Future.succeededFuture(
-            new PhysicalClockOracle(new SystemNanoClock(), 10_000, 2, Bridge.current())));
+            new PhysicalClockOracle(LoopTimers.current(), 10_000, 2)));
         Thread.sleep(50); // the bridge goes quiet: nothing is outstanding
         final Long ts = onContext(loop, oracle::next);
         assertThat(ts & 0xff).isEqualTo(2);

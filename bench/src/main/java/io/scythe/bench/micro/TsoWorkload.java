@@ -3,7 +3,7 @@ package io.scythe.bench.micro;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.scythe.bench.report.BenchReport;
 import io.scythe.bench.report.RunResult;
-import io.scythe.bridge.Bridge;
+import io.scythe.txn.runtime.LoopTimers;
 import io.scythe.bridge.RdmaChannel;
 import io.scythe.fabric.CostModel;
 import io.scythe.fabric.MemoryKind;
@@ -23,7 +23,6 @@ import io.scythe.tso.TsoService;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import org.agrona.concurrent.SystemNanoClock;
 
 import java.io.PrintStream;
 import java.util.HashMap;
@@ -87,9 +86,8 @@ public final class TsoWorkload {
                     m.put("tso-group-direct", new TsoGroup(1024, new DirectTsoSource(device, toTso)));
                     m.put("faa-per-request-device", TsoGroup.perRequest(new DirectTsoSource(device, toTso)));
                     m.put("faa-per-request-host", TsoGroup.perRequest(new DirectTsoSource(host, toTso)));
-                    m.put("physical-clock", new PhysicalClockOracle(new SystemNanoClock(),
-                        PhysicalClockOracle.DEFAULT_UNCERTAINTY_NS, (int) (Thread.currentThread().getId() & 0xff),
-                        Bridge.current()));
+                    m.put("physical-clock", new PhysicalClockOracle(LoopTimers.current(),
+                        PhysicalClockOracle.DEFAULT_UNCERTAINTY_NS, (int) (Thread.currentThread().getId() & 0xff)));
                     for (final String grouped : List.of("tso-group+proxy", "tso-group-direct")) {
                         groups.computeIfAbsent(grouped, g -> new java.util.concurrent.CopyOnWriteArrayList<>())
                             .add((TsoGroup) m.get(grouped));

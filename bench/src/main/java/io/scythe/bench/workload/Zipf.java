@@ -1,0 +1,62 @@
+package io.scythe.bench.workload;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * Zipf-distributed ranks in {@code [0, n)}: rank r is drawn with probability proportional to {@code 1/(r+1)^theta},
+ * for any {@code theta >= 0} (0 is uniform; the papers use 0.5-1.2). Exact, by inverting the cumulative
+ * distribution held in a table ({@code 8n} bytes, built once; a draw is a binary search). Rank 0 is the hottest;
+ * {@link #scrambled} spreads the hot ranks over the key space, as YCSB does, so that hot keys are not neighbours.
+ * Immutable and thread-safe; each caller brings its own random source.
+ */
+public final class Zipf {
+    private final double theta;
+    private final double[] cdf;
+
+    public Zipf(final int n, final double theta) {
+        if (n <= 0) {
+            throw new IllegalArgumentException("n=" + n + " must be positive");
+        }
+        if (!(theta >= 0 && theta <= 10)) {
+            throw new IllegalArgumentException("theta=" + theta + " must be within [0, 10]");
+        }
+        this.theta = theta;
+        cdf = new double[n];
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            sum += Math.pow(i + 1, -theta);
+            cdf[i] = sum;
+        }
+        for (int i = 0; i < n; i++) {
+            cdf[i] /= sum;
+        }
+        cdf[n - 1] = 1.0;
+    }
+
+    /** A rank: 0 is the most frequent. */
+    public int next(final SplittableRandom random) {
+        final double u = random.nextDouble();
+        final int i = Arrays.binarySearch(cdf, u);
+        return i >= 0 ? i : Math.min(-i - 1, cdf.length - 1);
+    }
+
+    /** A rank mapped through a fixed permutation-like hash onto {@code [0, n)}: hot keys spread out. */
+    public int scrambled(final SplittableRandom random) {
+        final long h = (next(random) + 1L) * 0x9E3779B97F4A7C15L;
+        return (int) Long.remainderUnsigned(h ^ (h >>> 29), cdf.length);
+    }
+
+    /** Probability of rank {@code r}. */
+    public double probability(final int r) {
+        return r == 0 ? cdf[0] : cdf[r] - cdf[r - 1];
+    }
+
+    public int n() {
+        return cdf.length;
+    }
+
+    public double theta() {
+        return theta;
+    }
+}

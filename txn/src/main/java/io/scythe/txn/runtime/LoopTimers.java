@@ -1,0 +1,86 @@
+package io.scythe.txn.runtime;
+
+import io.netty.util.concurrent.FastThreadLocal;
+import io.scythe.bridge.Bridge;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
+
+import java.util.PriorityQueue;
+
+/**
+ * Microsecond timers of one event loop, polled by its {@link Bridge} like a coroutine scheduler checks its sleepers:
+ * Vert.x timers tick in milliseconds, while a Takeout Lock's hangout or TOCC's 20 us deferral is microseconds. The
+ * bridge keeps polling while a timer is pending; a timer added to a quiet loop wakes its bridge. Loop-confined.
+ */
+public final class LoopTimers implements Timers, Bridge.Poller {
+    private static final FastThreadLocal<LoopTimers> CURRENT = new FastThreadLocal<>();
+
+    private final Bridge bridge;
+    private final PriorityQueue<Sleeper> sleepers = new PriorityQueue<>();
+    private long sequence;
+
+    private LoopTimers(final Bridge bridge) {
+        this.bridge = bridge;
+        bridge.addPoller(this);
+    }
+
+    /** The timers of the calling event loop (created with its bridge's poller on first use). */
+    public static LoopTimers current() {
+        LoopTimers timers = CURRENT.getIfExists();
+        if (timers == null) {
+            timers = new LoopTimers(Bridge.current());
+            CURRENT.set(timers);
+        }
+        return timers;
+    }
+
+    @Override
+    public long nowNs() {
+        return bridge.clock().nanoTime();
+    }
+
+    @Override
+    public Future<Void> after(final long delayNs) {
+        if (delayNs <= 0) {
+            return Future.succeededFuture();
+        }
+        final ContextInternal context = (ContextInternal) Vertx.currentContext();
+        final Promise<Void> promise = context != null ? context.promise() : Promise.promise();
+        sleepers.add(new Sleeper(nowNs() + delayNs, sequence++, promise));
+        if (sleepers.size() == 1) {
+            bridge.wake(); // a quiet bridge polls nobody: tell it we are busy now
+        }
+        return promise.future();
+    }
+
+    @Override
+    public int poll(final long nowNs) {
+        int done = 0;
+        Sleeper s;
+        while ((s = sleepers.peek()) != null && s.until - nowNs <= 0) {
+            sleepers.poll();
+            s.promise.complete();
+            done++;
+        }
+        return done;
+    }
+
+    @Override
+    public boolean busy() {
+        return !sleepers.isEmpty();
+    }
+
+    public int pending() {
+        return sleepers.size();
+    }
+
+    private record Sleeper(long until, long sequence, Promise<Void> promise) implements Comparable<Sleeper> {
+        @Override
+        public int compareTo(final Sleeper o) {
+            final int byTime = Long.compare(until - o.until, 0);
+            return byTime != 0 ? byTime : Long.compare(sequence, o.sequence);
+        }
+    }
+}

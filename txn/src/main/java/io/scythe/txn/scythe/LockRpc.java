@@ -1,0 +1,41 @@
+package io.scythe.txn.scythe;
+
+/**
+ * The Takeout Lock's RPC (Scythe Fig. 14 {@code RPC_CALL("Lock", ts, mode)}), carried by RRPC. Little-endian.
+ *
+ * <pre>
+ *  request (24 B)                                  reply (40 B)
+ *  0  table id (i32)                               0  status (i32): TakeoutLock.GRANTED ... DEFER, or BAD_REQUEST
+ *  4  mode (i32): 0 COLD (OCC), 1 HOT (TOCC)       4  reserved (i32)
+ *  8  object pointer (u64, incarnation|address)    8  queued ahead (i64): the object's heat
+ *  16 timestamp (u64)                              16 ticket (i64), -1 unless granted
+ *                                                  24 upper (i64) when the request was served
+ *                                                  32 queued_ts (i64) after the request
+ * </pre>
+ * The object's lock words are at the pointer's address ({@code lower} +0, {@code upper} +8): the reply need not
+ * carry the address, the CN has it.
+ */
+public final class LockRpc {
+    public static final int LOCK = 0x5401;
+
+    public static final int REQUEST_BYTES = 24;
+    public static final int TABLE_OFFSET = 0;
+    public static final int MODE_OFFSET = 4;
+    public static final int POINTER_OFFSET = 8;
+    public static final int TS_OFFSET = 16;
+
+    public static final int REPLY_BYTES = 40;
+    public static final int STATUS_OFFSET = 0;
+    public static final int QUEUED_OFFSET = 8;
+    public static final int TICKET_OFFSET = 16;
+    public static final int UPPER_OFFSET = 24;
+    public static final int QUEUED_TS_OFFSET = 32;
+
+    public static final int MODE_COLD = 0;
+    public static final int MODE_HOT = 1;
+    /** Unknown table, stale or misaligned pointer, bad mode: nothing changed. */
+    public static final int BAD_REQUEST = -1;
+
+    private LockRpc() {
+    }
+}

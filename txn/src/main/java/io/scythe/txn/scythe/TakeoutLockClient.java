@@ -1,0 +1,166 @@
+package io.scythe.txn.scythe;
+
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.hotspot.Srtt;
+import io.scythe.rrpc.Rocket;
+import io.scythe.rrpc.RpcReply;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.TableDescriptor;
+import io.scythe.txn.runtime.Timers;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The compute-node side of the Takeout Lock (Scythe Fig. 14, client code; §4.3 (2)): step 1 queues by the Lock RPC;
+ * step 2 waits the hangout {@code queued x SRTT} (Eq. 3) and then polls {@code upper} with a one-sided READ until
+ * it equals the ticket, waiting again for whoever is still ahead; unlock is an FAA of 1 on {@code upper}. The SRTT
+ * per memory node (Eq. 2, alpha 0.9) is fed by the poll READs only: it estimates the one-sided round trip (§4.3),
+ * which a Lock RPC's round trip (the MN's CPU queue included) would overstate; an overstated SRTT lengthens every
+ * hangout, queues grow, and RPCs slow further. Loop-confined; time comes from the injected {@link Timers}.
+ */
+public final class TakeoutLockClient {
+    /** Round trip assumed before the first sample: a one-sided READ on the cx5 profile. */
+    public static final long INITIAL_RTT_NS = 2_100;
+
+    private final Timers timers;
+    private final Function<String, Future<Rocket>> rockets;
+    private final Function<String, Future<RdmaChannel>> channels;
+    private final Map<String, Srtt> srtt = new HashMap<>();
+    private long polls;
+    private long defers;
+
+    /**
+     * @param rockets  this loop's RRPC Rocket to a memory node
+     * @param channels this loop's one-sided channel to a memory node
+     */
+    public TakeoutLockClient(final Timers timers, final Function<String, Future<Rocket>> rockets,
+                             final Function<String, Future<RdmaChannel>> channels) {
+        this.timers = timers;
+        this.rockets = rockets;
+        this.channels = channels;
+    }
+
+    /** A queued and held lock. */
+    public record Grant(String node, long upperAddress, int rkey, long ticket, long queuedAtRequest, long waitedNs) {
+    }
+
+    /**
+     * Queues on the lock of the object at {@code pointer} of {@code table} with timestamp {@code ts} and waits until
+     * it is held.
+     *
+     * @return the grant; fails with {@link LockRefusedException} when the memory node refused to queue it
+     */
+    public Future<Grant> lock(final String node, final TableDescriptor table, final long pointer, final long ts,
+                              final boolean hot) {
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[LockRpc.REQUEST_BYTES]);
+        request.putInt(LockRpc.TABLE_OFFSET, table.schema().id());
+        request.putInt(LockRpc.MODE_OFFSET, hot ? LockRpc.MODE_HOT : LockRpc.MODE_COLD);
+        request.putLong(LockRpc.POINTER_OFFSET, pointer);
+        request.putLong(LockRpc.TS_OFFSET, ts);
+        final long start = timers.nowNs();
+        return request(node, request, true).compose(reply -> {
+            final long upperAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.UPPER_OFFSET;
+            final int rkey = table.objects().rkey();
+            final long ticket = reply.getLong(LockRpc.TICKET_OFFSET);
+            final long upper = reply.getLong(LockRpc.UPPER_OFFSET);
+            final long queued = reply.getLong(LockRpc.QUEUED_OFFSET);
+            if (upper == ticket) {
+                return Future.succeededFuture(new Grant(node, upperAddress, rkey, ticket, queued, 0));
+            }
+            final Promise<Grant> held = Promise.promise();
+            awaitTurn(node, upperAddress, rkey, ticket, ticket - upper, queued, start, new UnsafeBuffer(new byte[8]),
+                held);
+            return held.future();
+        });
+    }
+
+    /** Unlocks: FAA +1 on {@code upper}, which hands the lock to the next ticket. */
+    public Future<Void> unlock(final Grant grant) {
+        return channels.apply(grant.node()).compose(ch -> ch.fetchAndAdd(grant.upperAddress(), grant.rkey(), 1))
+            .mapEmpty();
+    }
+
+    /** The Lock RPC; a DEFER is waited out once ({@link TakeoutLock#DEFER_NS}) and asked again. */
+    private Future<UnsafeBuffer> request(final String node, final UnsafeBuffer request, final boolean mayDefer) {
+        return rockets.apply(node).compose(rocket -> rocket.call(LockRpc.LOCK, request)).compose(r -> {
+            final UnsafeBuffer reply = replyOf(r);
+            final int status = reply.getInt(LockRpc.STATUS_OFFSET);
+            if (status == TakeoutLock.GRANTED) {
+                return Future.succeededFuture(reply);
+            }
+            if (status == TakeoutLock.DEFER && mayDefer) {
+                defers++;
+                return timers.after(TakeoutLock.DEFER_NS).compose(v -> request(node, request, false));
+            }
+            if (status == LockRpc.BAD_REQUEST) {
+                return Future.failedFuture(new IllegalArgumentException("Takeout Lock request refused by " + node
+                    + " as malformed: unknown table or stale object pointer"));
+            }
+            return Future.failedFuture(new LockRefusedException(status == TakeoutLock.DEFER
+                ? TakeoutLock.REFUSED_ORDER : status, reply.getLong(LockRpc.QUEUED_OFFSET)));
+        });
+    }
+
+    private static UnsafeBuffer replyOf(final RpcReply r) {
+        if (r.mode() != RpcReply.Mode.INLINE || r.length() < LockRpc.REPLY_BYTES) {
+            throw new IllegalStateException("Takeout Lock reply of " + r.length() + " bytes in mode " + r.mode());
+        }
+        return r.payload();
+    }
+
+    /** Waits the hangout for {@code ahead} holders, READs {@code upper}, and again until the ticket is served. */
+    private void awaitTurn(final String node, final long upperAddress, final int rkey, final long ticket,
+                           final long ahead, final long queued, final long start, final UnsafeBuffer upperBuf,
+                           final Promise<Grant> held) {
+        final Srtt s = srtt(node);
+        timers.after(s.hangoutNs(ahead, INITIAL_RTT_NS)).compose(v -> channels.apply(node)).compose(ch -> {
+            final long sent = timers.nowNs();
+            polls++;
+            return ch.read(upperAddress, rkey, upperBuf, 0, Long.BYTES).map(r -> {
+                s.sample(timers.nowNs() - sent);
+                return upperBuf.getLong(0);
+            });
+        }).onComplete(ar -> {
+            if (ar.failed()) {
+                held.fail(ar.cause());
+                return;
+            }
+            final long upper = ar.result();
+            if (upper == ticket) {
+                held.complete(new Grant(node, upperAddress, rkey, ticket, queued, timers.nowNs() - start));
+            } else if (upper > ticket) {
+                held.fail(new IllegalStateException("Takeout Lock at " + Long.toHexString(upperAddress) + " on " + node
+                    + " served ticket " + upper + " past ours (" + ticket + ") without us: unlocked by someone else"));
+            } else {
+                awaitTurn(node, upperAddress, rkey, ticket, ticket - upper, queued, start, upperBuf, held);
+            }
+        });
+    }
+
+    private Srtt srtt(final String node) {
+        return srtt.computeIfAbsent(node, n -> new Srtt());
+    }
+
+    /** How long to wait before asking again after a refusal that saw {@code queued} ahead: their hangout. */
+    public long backoffNs(final String node, final long queued) {
+        return srtt(node).hangoutNs(Math.max(1, queued), INITIAL_RTT_NS);
+    }
+
+    /** Smoothed round trip to {@code node} (ns), or the initial guess. */
+    public long srttNs(final String node) {
+        return srtt(node).srttNs(INITIAL_RTT_NS);
+    }
+
+    public long polls() {
+        return polls;
+    }
+
+    public long defers() {
+        return defers;
+    }
+}

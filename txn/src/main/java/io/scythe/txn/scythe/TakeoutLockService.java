@@ -1,0 +1,152 @@
+package io.scythe.txn.scythe;
+
+import io.scythe.hotspot.Watermarks;
+import io.scythe.rrpc.RpcRequest;
+import io.scythe.rrpc.RpcResponder;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.Table;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * Serves the Takeout Lock's RPC on a memory node ({@link LockRpc}). The Lock requests of one RRPC poll round (from
+ * every CN's buckets) are granted together at the end of the round, sorted by object and then timestamp (Scythe
+ * Fig. 16): requests that crossed on the network queue in timestamp order after all. Runs on the RPC server's loop.
+ */
+public final class TakeoutLockService {
+    private final LogDb db;
+    private final Watermarks watermarks;
+    private final boolean sortRounds;
+    private final List<Pending> round = new ArrayList<>();
+    private final List<Pending> free = new ArrayList<>();
+    private final TakeoutLock.Outcome outcome = new TakeoutLock.Outcome();
+    private final UnsafeBuffer reply = new UnsafeBuffer(new byte[LockRpc.REPLY_BYTES]);
+    private long granted;
+    private long refused;
+    private final long[] refusedBy = new long[8];
+    private long deferred;
+    private long bad;
+
+    private static final Comparator<Pending> BY_OBJECT_THEN_TS = (a, b) -> {
+        final int byObject = Long.compare(a.pointer, b.pointer);
+        return byObject != 0 ? byObject : Long.compare(a.ts, b.ts);
+    };
+
+    /** @param sortRounds grant a round's requests in (object, timestamp) order (Fig. 16); else in arrival order */
+    public TakeoutLockService(final LogDb db, final Watermarks watermarks, final boolean sortRounds) {
+        this.db = db;
+        this.watermarks = watermarks;
+        this.sortRounds = sortRounds;
+    }
+
+    public TakeoutLockService register(final RpcServer server) {
+        server.handle(LockRpc.LOCK, this::onLock);
+        server.onRoundEnd(this::grantRound);
+        return this;
+    }
+
+    private void onLock(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        if (request.payloadLength() != LockRpc.REQUEST_BYTES) {
+            answerBad(responder);
+            return;
+        }
+        final int tableId = p.getInt(at + LockRpc.TABLE_OFFSET);
+        final int mode = p.getInt(at + LockRpc.MODE_OFFSET);
+        final long pointer = p.getLong(at + LockRpc.POINTER_OFFSET);
+        final Table table = db.table(tableId);
+        final int header = table == null ? -1 : table.offsetOf(pointer);
+        if (header < 0 || (mode != LockRpc.MODE_COLD && mode != LockRpc.MODE_HOT)) {
+            answerBad(responder);
+            return;
+        }
+        final Pending pending = free.isEmpty() ? new Pending() : free.remove(free.size() - 1);
+        pending.table = table;
+        pending.header = header;
+        pending.pointer = pointer;
+        pending.hot = mode == LockRpc.MODE_HOT;
+        pending.ts = p.getLong(at + LockRpc.TS_OFFSET);
+        pending.responder = responder;
+        round.add(pending);
+        if (!sortRounds) {
+            grantRound();
+        }
+    }
+
+    /** Grants the round's requests, sorted by (object, timestamp) unless configured otherwise. */
+    private void grantRound() {
+        if (round.isEmpty()) {
+            return;
+        }
+        if (sortRounds && round.size() > 1) {
+            round.sort(BY_OBJECT_THEN_TS);
+        }
+        for (final Pending pending : round) {
+            TakeoutLock.lock(pending.table.objectMemory(), pending.header, pending.ts, pending.hot, watermarks,
+                outcome);
+            switch (outcome.status) {
+                case TakeoutLock.GRANTED -> granted++;
+                case TakeoutLock.DEFER -> deferred++;
+                default -> {
+                    refused++;
+                    refusedBy[outcome.status]++;
+                }
+            }
+            reply.putInt(LockRpc.STATUS_OFFSET, outcome.status);
+            reply.putInt(4, 0);
+            reply.putLong(LockRpc.QUEUED_OFFSET, outcome.queued);
+            reply.putLong(LockRpc.TICKET_OFFSET, outcome.ticket);
+            reply.putLong(LockRpc.UPPER_OFFSET, outcome.upper);
+            reply.putLong(LockRpc.QUEUED_TS_OFFSET, outcome.queuedTs);
+            pending.responder.reply(reply, 0, LockRpc.REPLY_BYTES);
+            pending.responder = null;
+            pending.table = null;
+            free.add(pending);
+        }
+        round.clear();
+    }
+
+    private void answerBad(final RpcResponder responder) {
+        bad++;
+        reply.setMemory(0, LockRpc.REPLY_BYTES, (byte) 0);
+        reply.putInt(LockRpc.STATUS_OFFSET, LockRpc.BAD_REQUEST);
+        reply.putLong(LockRpc.TICKET_OFFSET, -1);
+        responder.reply(reply, 0, LockRpc.REPLY_BYTES);
+    }
+
+    public long granted() {
+        return granted;
+    }
+
+    public long refused() {
+        return refused;
+    }
+
+    /** Refusals with {@code status} ({@link TakeoutLock#REFUSED_ORDER}, ...). */
+    public long refused(final int status) {
+        return refusedBy[status];
+    }
+
+    public long deferred() {
+        return deferred;
+    }
+
+    public long badRequests() {
+        return bad;
+    }
+
+    private static final class Pending {
+        Table table;
+        int header;
+        long pointer;
+        boolean hot;
+        long ts;
+        RpcResponder responder;
+    }
+}

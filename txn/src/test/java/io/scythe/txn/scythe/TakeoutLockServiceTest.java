@@ -1,0 +1,243 @@
+package io.scythe.txn.scythe;
+
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.local.LocalFabric;
+import io.scythe.hotspot.Watermarks;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.rrpc.RrpcOptions;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.TableDescriptor;
+import io.scythe.storage.TableSchema;
+import io.scythe.txn.ford.CasLock;
+import io.scythe.txn.runtime.LoopTimers;
+import io.scythe.txn.runtime.Timers;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The Takeout Lock end to end: the Lock RPC on a memory node, hangout and polling on compute nodes. */
+class TakeoutLockServiceTest {
+    private static final int OBJECTS = 8;
+    private Vertx vertx;
+    private LocalFabric fabric;
+    private Table table;
+    private TakeoutLockService service;
+    private RrpcClient rrpc;
+
+    private void start(final boolean sortRounds) throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
+        final Nic mn = fabric.attachNow("mn");
+        final LogDb db = new LogDb(mn);
+        table = db.create(TableSchema.fixed(1, "counters", 8, OBJECTS));
+        final UnsafeBuffer zero = new UnsafeBuffer(new byte[8]);
+        for (long k = 0; k < OBJECTS; k++) {
+            table.insert(k, zero, 0, 8, 1);
+        }
+        final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
+        service = new TakeoutLockService(db, Watermarks.DEFAULT, sortRounds).register(server);
+        onContext(vertx.getOrCreateContext(), server::start);
+        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+        fabric.close();
+    }
+
+    private static <T> T onContext(final Context context, final Supplier<Future<T>> body) throws Exception {
+        final Promise<T> promise = Promise.promise();
+        context.runOnContext(v -> body.get().onComplete(promise));
+        return promise.future().await(60, TimeUnit.SECONDS);
+    }
+
+    private TakeoutLockClient client(final Timers timers) {
+        return new TakeoutLockClient(timers, rrpc::rocket, rrpc::oneSided);
+    }
+
+    @Test
+    void shouldExcludeEachOtherAndServeEveryoneWithManyFlowsOnTwoLoops() throws Exception {
+        start(true);
+        final TableDescriptor d = table.describe();
+        final int flows = 16;
+        final int rounds = 40;
+        final List<Future<Long>> loops = new ArrayList<>();
+        for (int l = 0; l < 2; l++) {
+            final Context ctx = vertx.getOrCreateContext();
+            final Promise<Long> done = Promise.promise();
+            ctx.runOnContext(v -> {
+                final TakeoutLockClient locks = client(LoopTimers.current());
+                final List<Future<Void>> all = new ArrayList<>();
+                for (int f = 0; f < flows; f++) {
+                    all.add(incrementLoop(locks, d, f % 2, rounds));
+                }
+                Future.all(all).map(cf -> locks.polls()).onComplete(done);
+            });
+            loops.add(done.future());
+        }
+        for (final Future<Long> f : loops) {
+            f.await(60, TimeUnit.SECONDS);
+        }
+        // Increments by READ + WRITE under the lock: none lost, so the lock excluded every other holder.
+        long total = 0;
+        for (long k = 0; k < 2; k++) {
+            final int at = table.offsetOf(table.lookup(k));
+            total += table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET);
+            assertThat(table.objectMemory().getLong(at + ObjectLayout.LOWER_OFFSET))
+                .isEqualTo(table.objectMemory().getLong(at + ObjectLayout.UPPER_OFFSET));
+        }
+        assertThat(total).isEqualTo(2L * flows * rounds);
+        assertThat(service.granted()).isEqualTo(2L * flows * rounds);
+    }
+
+    /** {@code rounds} times: lock object {@code key} (HOT, retrying refusals), READ, +1, WRITE, unlock. */
+    private Future<Void> incrementLoop(final TakeoutLockClient locks, final TableDescriptor d, final long key,
+                                       final int rounds) {
+        if (rounds == 0) {
+            return Future.succeededFuture();
+        }
+        final long pointer = table.lookup(key);
+        final long valueAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.VALUE_OFFSET;
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        return locks.lock("mn", d, pointer, System.nanoTime(), true)
+            .recover(e -> e instanceof LockRefusedException ? LoopTimers.current().after(5_000)
+                .compose(v -> locks.lock("mn", d, pointer, System.nanoTime(), true)) : Future.failedFuture(e))
+            .compose(grant -> rrpc.oneSided("mn").compose(ch -> ch.read(valueAddress, d.objects().rkey(), value, 0, 8)
+                .compose(v -> {
+                    value.putLong(0, value.getLong(0) + 1);
+                    return ch.write(valueAddress, d.objects().rkey(), value, 0, 8);
+                })).compose(v -> locks.unlock(grant)))
+            .recover(e -> e instanceof LockRefusedException ? Future.succeededFuture() : Future.failedFuture(e))
+            .compose(v -> incrementLoop(locks, d, key, rounds - (value.getLong(0) == 0 ? 0 : 1)));
+    }
+
+    @Test
+    void shouldGrantARoundSortedByTimestampSoCrossedRequestsQueueInOrder() throws Exception {
+        start(true);
+        final TableDescriptor d = table.describe();
+        final long pointer = table.lookup(3);
+        final List<Long> tickets = onContext(vertx.getOrCreateContext(), () -> {
+            final TakeoutLockClient locks = client(LoopTimers.current());
+            // Issued in one loop turn: one bucket, one round at the memory node; newest timestamp first.
+            final List<Future<Long>> order = new ArrayList<>();
+            for (final long ts : new long[] {300, 200, 100}) {
+                final Promise<Long> ticket = Promise.promise();
+                locks.lock("mn", d, pointer, ts, true).onSuccess(g -> {
+                    ticket.complete(g.ticket());
+                    locks.unlock(g);
+                }).onFailure(ticket::fail);
+                order.add(ticket.future());
+            }
+            return Future.all(order).map(cf -> List.of(cf.<Long>resultAt(0), cf.<Long>resultAt(1),
+                cf.<Long>resultAt(2)));
+        });
+        assertThat(tickets).as("tickets of ts 300, 200, 100").containsExactly(2L, 1L, 0L);
+    }
+
+    @Test
+    void shouldRefuseCrossedRequestsOutOfOrderWithoutTheSort() throws Exception {
+        start(false);
+        final TableDescriptor d = table.describe();
+        final long pointer = table.lookup(4);
+        final List<String> outcomes = onContext(vertx.getOrCreateContext(), () -> {
+            final TakeoutLockClient locks = client(LoopTimers.current());
+            final List<Future<String>> order = new ArrayList<>();
+            for (final long ts : new long[] {300, 200}) {
+                order.add(locks.lock("mn", d, pointer, ts, true).map(g -> {
+                    locks.unlock(g);
+                    return "granted";
+                }).recover(e -> Future.succeededFuture(e.getMessage())));
+            }
+            return Future.all(order).map(cf -> List.of(cf.<String>resultAt(0), cf.<String>resultAt(1)));
+        });
+        assertThat(outcomes).containsExactly("granted", "Takeout Lock refused-timestamp-order (1 queued)");
+    }
+
+    @Test
+    void shouldWaitTheHangoutOfQueuedTimesSrttBeforeItsFirstPoll() throws Exception {
+        start(true);
+        final TableDescriptor d = table.describe();
+        final long pointer = table.lookup(5);
+        final List<Long> delays = new ArrayList<>();
+        final long[] srtt = new long[1];
+        onContext(vertx.getOrCreateContext(), () -> {
+            final LoopTimers loop = LoopTimers.current();
+            final Timers recording = new Timers() {
+                @Override
+                public long nowNs() {
+                    return loop.nowNs();
+                }
+
+                @Override
+                public Future<Void> after(final long delayNs) {
+                    delays.add(delayNs);
+                    return loop.after(delayNs);
+                }
+            };
+            final TakeoutLockClient locks = client(recording);
+            return locks.lock("mn", d, pointer, 1, true).compose(first -> {
+                srtt[0] = locks.srttNs("mn");
+                delays.clear();
+                // Queued behind one and two holders, in one round.
+                final Future<TakeoutLockClient.Grant> second = locks.lock("mn", d, pointer, 2, true);
+                final Future<TakeoutLockClient.Grant> third = locks.lock("mn", d, pointer, 3, true);
+                return loop.after(100_000).compose(v -> locks.unlock(first))
+                    .compose(v -> second).compose(locks::unlock)
+                    .compose(v -> third).compose(locks::unlock);
+            });
+        });
+        assertThat(delays).hasSizeGreaterThanOrEqualTo(2);
+        // First waits: 1 x SRTT and 2 x SRTT (the SRTT moves a little with each sample in between).
+        assertThat(delays.get(0)).isBetween(srtt[0] / 2, srtt[0] * 3);
+        assertThat((double) delays.get(1) / delays.get(0)).isBetween(1.5, 2.5);
+        assertThat(delays.stream().allMatch(ns -> ns > 0)).isTrue();
+    }
+
+    @Test
+    void shouldRefuseAMalformedLockRequestAndChangeNothing() throws Exception {
+        start(true);
+        final TableDescriptor d = table.describe();
+        final long pointer = table.lookup(6);
+        final String failure = onContext(vertx.getOrCreateContext(), () -> client(LoopTimers.current())
+            .lock("mn", d, pointer + 8, 1, false).map(g -> "granted")
+            .recover(e -> Future.succeededFuture(e.getMessage())));
+        assertThat(failure).contains("malformed");
+        assertThat(table.objectMemory().getLong(table.offsetOf(pointer) + ObjectLayout.LOWER_OFFSET)).isZero();
+        assertThat(service.badRequests()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldLetOneCasLockHolderInAtATime() throws Exception {
+        start(true);
+        final TableDescriptor d = table.describe();
+        final long lockAddress = CasLock.lockAddress(table.lookup(7));
+        final List<Boolean> got = onContext(vertx.getOrCreateContext(), () -> rrpc.oneSided("mn").compose(ch ->
+            CasLock.tryLock(ch, lockAddress, d.objects().rkey(), 11).compose(a ->
+                CasLock.tryLock(ch, lockAddress, d.objects().rkey(), 12).compose(b ->
+                    CasLock.unlock(ch, lockAddress, d.objects().rkey()).compose(v ->
+                        CasLock.tryLock(ch, lockAddress, d.objects().rkey(), 12).map(c -> List.of(a, b, c)))))));
+        assertThat(got).containsExactly(true, false, true);
+    }
+}

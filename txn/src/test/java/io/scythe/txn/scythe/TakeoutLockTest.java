@@ -1,0 +1,105 @@
+package io.scythe.txn.scythe;
+
+import io.scythe.hotspot.Watermarks;
+import io.scythe.storage.ObjectLayout;
+import org.agrona.BufferUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The memory-node rule of the Takeout Lock (Fig. 14), on one object header. */
+class TakeoutLockTest {
+    private final UnsafeBuffer objects = new UnsafeBuffer(BufferUtil.allocateDirectAligned(4096, 64));
+    private final TakeoutLock.Outcome out = new TakeoutLock.Outcome();
+
+    private TakeoutLock.Outcome lock(final long ts, final boolean hot) {
+        return TakeoutLock.lock(objects, 0, ts, hot, Watermarks.DEFAULT, out);
+    }
+
+    private void unlock() {
+        objects.getAndAddLong(ObjectLayout.UPPER_OFFSET, 1);
+    }
+
+    @Test
+    void shouldHandOutTicketsInArrivalOrderAndRecordTheLargestTimestamp() {
+        for (int i = 0; i < 3; i++) {
+            assertThat(lock(10 * (i + 1), false).status).isEqualTo(TakeoutLock.GRANTED);
+            assertThat(out.ticket).isEqualTo(i);
+            assertThat(out.queued).isEqualTo(i);
+        }
+        assertThat(objects.getLong(ObjectLayout.LOWER_OFFSET)).isEqualTo(3);
+        assertThat(objects.getLong(ObjectLayout.QUEUED_TS_OFFSET)).isEqualTo(30);
+    }
+
+    @Test
+    void shouldRefuseAnOlderTimestampWhileSomeoneIsQueuedAndDeferItBetweenTheWatermarksWhenHot() {
+        lock(30, false);
+        assertThat(lock(25, false).status).isEqualTo(TakeoutLock.REFUSED_ORDER);
+        assertThat(lock(25, true).status).as("1 queued: not above the cold watermark, no heuristic wait")
+            .isEqualTo(TakeoutLock.REFUSED_ORDER);
+        for (int i = 0; i < 3; i++) {
+            lock(40 + i, true);
+        }
+        assertThat(lock(25, true).status).as("4 queued: between the watermarks").isEqualTo(TakeoutLock.DEFER);
+        assertThat(objects.getLong(ObjectLayout.LOWER_OFFSET)).as("refusals change nothing").isEqualTo(4);
+        for (int i = 0; i < 4; i++) {
+            unlock();
+        }
+        assertThat(lock(25, false).status).as("the queue has drained").isEqualTo(TakeoutLock.GRANTED);
+        assertThat(objects.getLong(ObjectLayout.QUEUED_TS_OFFSET)).as("never lowered").isEqualTo(42);
+    }
+
+    @Test
+    void shouldRefuseColdAboveTheColdWatermarkAndEveryoneAboveTheHotWatermark() {
+        for (int i = 0; i < 4; i++) {
+            assertThat(lock(i, false).status).isEqualTo(TakeoutLock.GRANTED);
+        }
+        assertThat(lock(10, false).status).isEqualTo(TakeoutLock.REFUSED_COLD);
+        assertThat(out.queued).isEqualTo(4);
+        for (int i = 0; i < 7; i++) {
+            assertThat(lock(20 + i, true).status).isEqualTo(TakeoutLock.GRANTED);
+        }
+        assertThat(lock(30, true).status).isEqualTo(TakeoutLock.REFUSED_HOT);
+        assertThat(out.queued).isEqualTo(11);
+    }
+
+    @Test
+    void shouldNeverGrantOneTicketTwiceUnderConcurrency() throws Exception {
+        final Watermarks unlimited = new Watermarks(65535, 65535);
+        final int threads = 4;
+        final int each = 10_000;
+        final List<List<Long>> tickets = new ArrayList<>();
+        final List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final List<Long> mine = new ArrayList<>();
+            tickets.add(mine);
+            workers.add(new Thread(() -> {
+                final TakeoutLock.Outcome o = new TakeoutLock.Outcome();
+                for (int i = 0; i < each; i++) {
+                    TakeoutLock.lock(objects, 0, 0, true, unlimited, o);
+                    assertThat(o.status).isEqualTo(TakeoutLock.GRANTED);
+                    mine.add(o.ticket);
+                    if (i % 2 == 1) {
+                        objects.getAndAddLong(ObjectLayout.UPPER_OFFSET, 2); // keep the queue under 65535
+                    }
+                }
+            }));
+        }
+        workers.forEach(Thread::start);
+        for (final Thread w : workers) {
+            w.join();
+        }
+        final List<Long> all = new ArrayList<>();
+        tickets.forEach(all::addAll);
+        Collections.sort(all);
+        for (int i = 0; i < all.size(); i++) {
+            assertThat(all.get(i)).isEqualTo(i);
+        }
+        assertThat(objects.getLong(ObjectLayout.LOWER_OFFSET)).isEqualTo((long) threads * each);
+    }
+}
