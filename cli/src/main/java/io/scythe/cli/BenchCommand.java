@@ -21,14 +21,15 @@ import java.util.concurrent.TimeUnit;
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = {"Runs a benchmark workload on an embedded cluster in this JVM, prints a table and writes "
         + "DIR/results.json with --out DIR.",
-        "Workloads: verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
+        "Workloads: smallbank (the default: SmallBank on an embedded cluster, --protocols one after another on "
+            + "identical data, money conservation checked); verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
             + "doorbell-batched, beside the raw memory operation); rrpc (RRPC against a plain one-message-per-RPC "
             + "design, 16 B to 4 KiB); tso (TSO group and proxies against one FAA per request and physical "
             + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
             + "one-sided index READs over the hash index and the skip list); lock (Takeout Lock against the CAS lock: "
             + "clients lock one of --locks objects by Zipf(theta) and hold it 25 us, Fig. 27)."})
 public final class BenchCommand implements Callable<Integer> {
-    static final String DEFAULT_WORKLOAD = "verbs";
+    static final String DEFAULT_WORKLOAD = "smallbank";
 
     @Option(names = "--workload", defaultValue = DEFAULT_WORKLOAD, description = "Workload to run (default: "
         + "${DEFAULT-VALUE}).")
@@ -61,9 +62,40 @@ public final class BenchCommand implements Callable<Integer> {
             + "verbs, cx5 for the others.")
     String profile;
 
-    @Option(names = "--clients", split = ",", defaultValue = "64",
-        description = "Concurrent clients (event loops x flows); a list sweeps (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--clients", split = ",",
+        description = "Concurrent clients (event loops x flows); a list sweeps (default: 8,32,64 for smallbank, "
+            + "64 otherwise).")
     List<Integer> clients;
+
+    @Option(names = "--loops", defaultValue = "1",
+        description = "Event loops the clients and servers of the rrpc, tso, logdb and lock workloads run on "
+            + "(default: ${DEFAULT-VALUE}; on 2 cores a second busy loop leaves the JIT and GC no core).")
+    int loops;
+
+    @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ",
+        description = "Protocols to run one after another on identical data (default: ${DEFAULT-VALUE}).")
+    List<String> protocols;
+
+    @Option(names = "--accounts", defaultValue = "100000",
+        description = "SmallBank customers (default: ${DEFAULT-VALUE}).")
+    long accounts;
+
+    @Option(names = "--theta", defaultValue = "0.99",
+        description = "Zipf factor over keys (default: ${DEFAULT-VALUE}).")
+    double theta;
+
+    @Option(names = "--mix", defaultValue = "standard",
+        description = "SmallBank mix: standard (6 types), scythe (Balance, DepositChecking, TransactSaving, "
+            + "Amalgamate) or deposits (DepositChecking only; default: ${DEFAULT-VALUE}).")
+    String mix;
+
+    @Option(names = "--memory-nodes", defaultValue = "2",
+        description = "Memory nodes the tables are partitioned over (default: ${DEFAULT-VALUE}).")
+    int memoryNodes;
+
+    @Option(names = "--max-attempts", defaultValue = "1000",
+        description = "Attempts per transaction before the coordinator gives up (default: ${DEFAULT-VALUE}).")
+    int maxAttempts;
 
     @Option(names = "--locks", defaultValue = "1000",
         description = "Lock objects (lock workload; default: ${DEFAULT-VALUE}).")
@@ -104,6 +136,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         final BenchReport report;
+        io.scythe.bench.micro.BenchNodes.loops(loops);
+        if (clients == null) {
+            clients = "smallbank".equalsIgnoreCase(workload) ? List.of(8, 32, 64) : List.of(64);
+        }
         switch (workload.toLowerCase(Locale.ROOT)) {
             case "verbs":
                 report = runVerbs();
@@ -121,12 +157,18 @@ public final class BenchCommand implements Callable<Integer> {
                     clients.get(0), locks, thetas, hold.toNanos(), costModel("cx5"), duration.toMillis(), warmup.toMillis(),
                     seed), System.out).run();
                 break;
+            case "smallbank":
+                report = new io.scythe.bench.micro.SmallBankWorkload(new io.scythe.bench.micro.SmallBankWorkload
+                    .Options(protocols, clients, accounts, theta, mix, memoryNodes, maxAttempts,
+                    costModel("cx5"), duration.toMillis(), warmup.toMillis(), seed), System.out).run();
+                break;
             case "tso":
                 report = new io.scythe.bench.micro.TsoWorkload(new io.scythe.bench.micro.TsoWorkload.Options(
                     clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
                 break;
             default:
-                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock");
+                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock, "
+                    + "smallbank");
                 return 2;
         }
         if (out != null) {

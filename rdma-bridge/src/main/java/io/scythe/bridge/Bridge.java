@@ -12,6 +12,7 @@ import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 import org.agrona.concurrent.NanoClock;
 
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -128,7 +129,13 @@ public final class Bridge {
     public void wake() {
         if (Thread.currentThread() == thread) {
             schedule();
-        } else if (!scheduled && remoteWakePending.compareAndSet(false, true)) {
+            return;
+        }
+        // Dekker with runPollTask (which clears `scheduled`, a volatile write, then looks for work): the caller's
+        // publication of the work may be plain stores (a WRITE's bytes landing in a ring), which a later read of
+        // `scheduled` could overtake; then both sides miss each other and the loop sleeps with work waiting.
+        VarHandle.fullFence();
+        if (!scheduled && remoteWakePending.compareAndSet(false, true)) {
             executor.execute(remoteWakeTask);
         }
     }

@@ -77,6 +77,21 @@ public final class BridgeVerticle extends VerticleBase {
         return Future.succeededFuture();
     }
 
+    /**
+     * One new context on each event loop of {@code vertx}, in loop order. {@code vertx.getOrCreateContext()} from a
+     * non-Vert.x thread does not promise distinct loops (two calls after a deployment landed on one loop here), so
+     * whoever spreads work over the loops — a benchmark's clients, a coordinator per core — takes its contexts here.
+     */
+    public static List<io.vertx.core.Context> eventLoopContexts(final Vertx vertx) {
+        final VertxInternal internal = (VertxInternal) vertx;
+        final List<io.vertx.core.Context> contexts = new java.util.ArrayList<>();
+        for (final var executor : internal.nettyEventLoopGroup()) {
+            contexts.add(internal.contextBuilder().withThreadingModel(ThreadingModel.EVENT_LOOP)
+                .withEventLoop((EventLoop) executor).build());
+        }
+        return contexts;
+    }
+
     /** The bridges running in this JVM (to sum their statistics). */
     public static List<Bridge> running() {
         return Collections.unmodifiableList(RUNNING);

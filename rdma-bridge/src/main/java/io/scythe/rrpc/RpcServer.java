@@ -105,7 +105,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         cq = bridge.completionQueue(nic);
         inbox = nic.register("rrpc.inbox", (long) options.maxRings() * options.ringBytes(), MemoryKind.HOST);
         inboxMemory = inbox.buffer();
-        spin = !inbox.observesRemoteWrites();
+        spin = options.spinServer() || !inbox.observesRemoteWrites();
         inbox.remoteWriteListener(bridge::wake);
         bridge.addPoller(this);
         opens = vertx.eventBus().consumer(openAddress(nic.node()), this::onOpen);

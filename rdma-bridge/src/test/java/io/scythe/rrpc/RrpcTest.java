@@ -91,11 +91,33 @@ class RrpcTest {
     }
 
     @Test
+    void shouldAnswerEveryCallOfManyConcurrentCallersOnTwoLoopsWithoutBatching() throws Exception {
+        start(CostModel.cx5(), new RrpcOptions().batching(false));
+        final List<Future<long[]>> runs = new ArrayList<>();
+        for (final Context loop : io.scythe.bridge.BridgeVerticle.eventLoopContexts(vertx)) {
+            final Promise<long[]> done = Promise.promise();
+            loop.runOnContext(v -> client.rocket("mn").onSuccess(rocket -> {
+                final long[] stats = new long[3];
+                final List<Future<?>> all = new ArrayList<>();
+                for (int c = 0; c < 64; c++) {
+                    all.add(chain(rocket, c, 200, stats));
+                }
+                Future.all(all).map(stats).onComplete(done);
+            }).onFailure(done::fail));
+            runs.add(done.future());
+        }
+        for (final Future<long[]> run : runs) {
+            assertThat(run.await(60, TimeUnit.SECONDS)[0]).as("wrong replies").isZero();
+        }
+        assertThat(server.requests()).isEqualTo(2L * 64 * 200);
+    }
+
+    @Test
     void shouldAnswerEveryCallOfManyConcurrentCallersCorrectlyAndBatchThem() throws Exception {
         start(CostModel.cx5(), new RrpcOptions().ringBuckets(8));
         final int callers = 200;
         final int rounds = 20;
-        final List<Context> loops = List.of(vertx.getOrCreateContext(), vertx.getOrCreateContext());
+        final List<Context> loops = io.scythe.bridge.BridgeVerticle.eventLoopContexts(vertx); // two threads
         final List<Future<long[]>> runs = new ArrayList<>();
         for (final Context loop : loops) {
             final Promise<long[]> done = Promise.promise();

@@ -58,6 +58,13 @@ public final class ObjectLayout {
      */
     public static final long VERSION_BUSY = 1L << 63;
 
+    /**
+     * Version of bulk-loaded data: below every timestamp (the TSO hands out 1 and up) and every FORD-style counter
+     * (old + 1), so a commit always installs a version its object never had. Load with 1 and the first commit at
+     * timestamp 1 would install a version equal to the one readers validated against: a lost update.
+     */
+    public static final long LOADED_VERSION = 0;
+
     /** Flag: the newest version is a delete (a tombstone, kept until no transaction can read the older ones). */
     public static final int FLAG_DELETED = 1;
 

@@ -17,7 +17,27 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /** A Vert.x instance with a bridge per event loop and a local fabric: what a micro-benchmark runs on. */
-final class BenchNodes implements AutoCloseable {
+public final class BenchNodes implements AutoCloseable {
+    /**
+     * Event loops a micro-benchmark runs on, unless {@link #loops(int)} said otherwise: one. On a 2-core machine two
+     * busy-polling loops leave no core to the JIT, the GC and the OS, and a loop the scheduler preempts stalls for a
+     * whole tick (4 ms): P99s of milliseconds that no design causes.
+     */
+    public static final int DEFAULT_LOOPS = 1;
+    private static volatile int eventLoops = DEFAULT_LOOPS;
+
+    /** Sets the event loops of later micro-benchmarks (the CLI's {@code --loops}). */
+    public static void loops(final int count) {
+        if (count < 1) {
+            throw new IllegalArgumentException("loops=" + count + " must be at least 1");
+        }
+        eventLoops = count;
+    }
+
+    static int loops() {
+        return eventLoops;
+    }
+
     final Vertx vertx;
     final LocalFabric fabric;
     final List<Context> loops = new ArrayList<>();
@@ -27,9 +47,7 @@ final class BenchNodes implements AutoCloseable {
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
             .await(30, TimeUnit.SECONDS);
         fabric = new LocalFabric(new FabricOptions().costModel(model));
-        for (int i = 0; i < eventLoops; i++) {
-            loops.add(vertx.getOrCreateContext());
-        }
+        loops.addAll(BridgeVerticle.eventLoopContexts(vertx)); // one per loop: the clients spread over every core
     }
 
     /** Runs {@code body} on {@code context} and waits for its Future (from a non-event-loop thread). */

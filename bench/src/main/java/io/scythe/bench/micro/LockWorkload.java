@@ -67,7 +67,7 @@ public final class LockWorkload {
 
     public BenchReport run() throws Exception {
         final BenchReport report = new BenchReport("lock", options.toJson());
-        try (BenchNodes nodes = new BenchNodes(options.model(), 2)) {
+        try (BenchNodes nodes = new BenchNodes(options.model(), BenchNodes.loops())) {
             final Nic mn = nodes.fabric.attachNow("mn");
             final LogDb db = new LogDb(mn);
             final Table table = db.create(TableSchema.fixed(1, "locks", 8, options.locks()));

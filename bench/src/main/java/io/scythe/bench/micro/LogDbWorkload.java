@@ -48,7 +48,7 @@ public final class LogDbWorkload {
 
     public BenchReport run() throws Exception {
         final BenchReport report = new BenchReport("logdb", options.toJson());
-        try (BenchNodes nodes = new BenchNodes(options.model(), 2)) {
+        try (BenchNodes nodes = new BenchNodes(options.model(), BenchNodes.loops())) {
             final Nic mn = nodes.fabric.attachNow("mn");
             final LogDb db = new LogDb(mn);
             final Table[] tables = new Table[IndexKind.values().length];

@@ -67,7 +67,7 @@ public final class RrpcWorkload {
             final RrpcOptions options = rrpc ? new RrpcOptions()
                 : new RrpcOptions().batching(false).bucketBytes(8192).ringBuckets(256).hybridCutoffBytes(8192);
             this.maxInline = options.maxPayload();
-            this.nodes = new BenchNodes(RrpcWorkload.this.options.model(), 2);
+            this.nodes = new BenchNodes(RrpcWorkload.this.options.model(), BenchNodes.loops());
             final Nic mn = nodes.fabric.attachNow("mn");
             final Nic cn = nodes.fabric.attachNow("cn");
             final Map<Integer, UnsafeBuffer> data = new HashMap<>();

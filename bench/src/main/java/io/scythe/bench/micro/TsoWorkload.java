@@ -60,7 +60,7 @@ public final class TsoWorkload {
 
     public BenchReport run() throws Exception {
         final BenchReport report = new BenchReport("tso", options.toJson());
-        try (BenchNodes nodes = new BenchNodes(options.model(), 2)) {
+        try (BenchNodes nodes = new BenchNodes(options.model(), BenchNodes.loops())) {
             final Nic tsoNic = nodes.fabric.attachNow("tso");
             final TsoService service = new TsoService(nodes.vertx, tsoNic, List.of(), 1000);
             final RemoteRegion device = service.start().await(30, java.util.concurrent.TimeUnit.SECONDS);
@@ -69,7 +69,7 @@ public final class TsoWorkload {
                 final Nic proxyNic = nodes.fabric.attachNow("proxy" + p);
                 final RpcServer server = new RpcServer(nodes.vertx, proxyNic, new RrpcOptions());
                 final TsoProxy proxy = new TsoProxy("proxy" + p, device, channelTo(proxyNic, "tso"));
-                BenchNodes.on(nodes.loops.get(p - 1), () -> proxy.register(nodes.vertx, server)
+                BenchNodes.on(nodes.loops.get((p - 1) % nodes.loops.size()), () -> proxy.register(nodes.vertx, server)
                     .compose(v -> server.start()));
             }
             final Nic cn = nodes.fabric.attachNow("cn");

@@ -1,0 +1,240 @@
+package io.scythe.bench.micro;
+
+import io.netty.util.concurrent.FastThreadLocal;
+import io.scythe.bench.report.BenchReport;
+import io.scythe.bench.report.RunResult;
+import io.scythe.bench.workload.SmallBank;
+import io.scythe.bench.workload.Zipf;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.hotspot.Watermarks;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.rrpc.RrpcOptions;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.remote.LogDbService;
+import io.scythe.tso.DirectTsoSource;
+import io.scythe.tso.TsoGroup;
+import io.scythe.tso.TsoService;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.Coordinator;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.runtime.LoopTimers;
+import io.scythe.txn.scythe.TakeoutLockService;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * {@code scythe bench --workload smallbank}: SmallBank on an embedded cluster in this JVM (memory nodes holding the
+ * tables partitioned by account, a TSO with its counter in NIC device memory, one compute node whose event loops run
+ * the clients), one protocol after another on freshly loaded, identical data with the same seed. After each run the
+ * bank's money is counted on the memory nodes: it must equal the initial sum plus what committed transactions
+ * deposited minus what they withdrew; and no lock may be left held.
+ */
+public final class SmallBankWorkload {
+    /** What to run. */
+    public record Options(List<String> protocols, List<Integer> clients, long accounts, double theta, String mix,
+                          int memoryNodes, int maxAttempts, CostModel model, long durationMs, long warmupMs, long seed) {
+        JsonObject toJson() {
+            return new JsonObject().put("protocols", new JsonArray(protocols)).put("clients", new JsonArray(clients))
+                .put("accounts", accounts).put("theta", theta).put("mix", mix)
+                .put("memory_nodes", memoryNodes).put("max_attempts", maxAttempts).put("cost_model", model.toJson())
+                .put("duration_ms", durationMs).put("warmup_ms", warmupMs).put("seed", seed)
+                .put("loops", BenchNodes.loops());
+        }
+    }
+
+    private final Options options;
+    private final PrintStream out;
+
+    public SmallBankWorkload(final Options options, final PrintStream out) {
+        this.options = options;
+        this.out = out;
+    }
+
+    public BenchReport run() throws Exception {
+        final BenchReport report = new BenchReport("smallbank", options.toJson());
+        final List<SmallBank.Type> mix = SmallBank.mix(options.mix());
+        final Zipf zipf = new Zipf((int) options.accounts(), options.theta());
+        for (final int clients : options.clients()) {
+            for (final String name : options.protocols()) {
+                report.add(runOne(Protocol.named(name), clients, mix, zipf));
+            }
+        }
+        return report;
+    }
+
+    private RunResult runOne(final Protocol protocol, final int clients, final List<SmallBank.Type> mix,
+                             final Zipf zipf) throws Exception {
+        try (BenchNodes nodes = new BenchNodes(options.model(), BenchNodes.loops())) {
+            final int parts = options.memoryNodes();
+            final List<LogDb> dbs = new ArrayList<>();
+            final List<TakeoutLockService> lockServices = new ArrayList<>();
+            final Catalog catalog = new Catalog();
+            final List<Catalog.Partition> savings = new ArrayList<>();
+            final List<Catalog.Partition> checking = new ArrayList<>();
+            for (int p = 0; p < parts; p++) {
+                final String node = "mn" + p;
+                final Nic mn = nodes.fabric.attachNow(node);
+                final LogDb db = new LogDb(mn);
+                SmallBank.load(db, options.accounts(), p, parts);
+                dbs.add(db);
+                final RpcServer server = new RpcServer(nodes.vertx, mn, new RrpcOptions());
+                new LogDbService(db).register(server);
+                lockServices.add(new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server));
+                BenchNodes.on(nodes.loops.get(p % nodes.loops.size()), server::start);
+                savings.add(new Catalog.Partition(node, db.table(SmallBank.SAVINGS).describe()));
+                checking.add(new Catalog.Partition(node, db.table(SmallBank.CHECKING).describe()));
+            }
+            catalog.add(SmallBank.SAVINGS, savings).add(SmallBank.CHECKING, checking);
+            final long initial = total(dbs);
+            final Nic tsoNic = nodes.fabric.attachNow("tso");
+            final TsoService tso = new TsoService(nodes.vertx, tsoNic, List.of(), 1000);
+            final RemoteRegion counter = tso.start().await(30, java.util.concurrent.TimeUnit.SECONDS);
+            final Nic cn = nodes.fabric.attachNow("cn");
+            final RrpcClient rrpc = new RrpcClient(nodes.vertx, cn, new RrpcOptions());
+            final java.util.function.Supplier<io.vertx.core.Future<io.scythe.bridge.RdmaChannel>> toTso =
+                TsoWorkload.channelTo(cn, "tso");
+            final AtomicInteger loopIds = new AtomicInteger();
+            final List<Coordinator> coordinators = new java.util.concurrent.CopyOnWriteArrayList<>();
+            final FastThreadLocal<Coordinator> coordinator = new FastThreadLocal<>() {
+                @Override
+                protected Coordinator initialValue() {
+                    final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(),
+                        new TsoGroup(1024, new DirectTsoSource(counter, toTso)), Watermarks.DEFAULT,
+                        (long) (loopIds.incrementAndGet()) << 40);
+                    final Coordinator c = new Coordinator(runtime, protocol, options.maxAttempts());
+                    coordinators.add(c);
+                    return c;
+                }
+            };
+            final FastThreadLocal<SplittableRandom> randoms = new FastThreadLocal<>() {
+                @Override
+                protected SplittableRandom initialValue() {
+                    return new SplittableRandom(options.seed() * 31 + loopIds.get());
+                }
+            };
+            final LongAdder delta = new LongAdder();
+            final AtomicBoolean measuring = new AtomicBoolean();
+            final Map<String, LongAdder> committedByType = new ConcurrentHashMap<>();
+            final LongAdder userAborts = new LongAdder();
+            final LongAdder attempts = new LongAdder();
+            final AtomicLong gaveUp = new AtomicLong();
+            final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
+                final SplittableRandom random = randoms.get();
+                final SmallBank.Type type = SmallBank.pick(mix, random);
+                return coordinator.get().run(SmallBank.draw(type, zipf, random)).map(outcome -> {
+                    delta.add(outcome.result());
+                    if (measuring.get()) {
+                        committedByType.computeIfAbsent(type.name(), t -> new LongAdder()).increment();
+                        attempts.add(outcome.attempts());
+                    }
+                    return outcome;
+                }).recover(e -> {
+                    if (e instanceof AbortException a && a.reason() == AbortReason.USER) {
+                        userAborts.increment(); // rolled back by the procedure: a completed transaction
+                        return io.vertx.core.Future.succeededFuture();
+                    }
+                    gaveUp.incrementAndGet();
+                    return io.vertx.core.Future.failedFuture(e);
+                });
+            };
+            if (options.warmupMs() > 0) {
+                ClosedLoop.run(nodes.loops, clients, 0, options.warmupMs(), op);
+            }
+            final long[] abortsBefore = abortCounts(coordinators);
+            measuring.set(true);
+            final ClosedLoop.Result r = ClosedLoop.run(nodes.loops, clients, 0, options.durationMs(), op);
+            measuring.set(false);
+            final long[] abortsAfter = abortCounts(coordinators);
+            Thread.sleep(20); // releases posted at commit complete
+            final long finalSum = total(dbs);
+            final boolean moneyOk = finalSum == initial + delta.sum();
+            final long held = locksHeld(dbs);
+            final JsonObject aborts = new JsonObject();
+            long abortedAttempts = 0;
+            for (final AbortReason reason : AbortReason.values()) {
+                final long n = abortsAfter[reason.ordinal()] - abortsBefore[reason.ordinal()];
+                abortedAttempts += reason == AbortReason.USER ? 0 : n;
+                if (n > 0) {
+                    aborts.put(reason.label(), n);
+                }
+            }
+            final long committed = r.completed();
+            final JsonObject byType = new JsonObject();
+            committedByType.forEach((t, n) -> byType.put(t, n.sum()));
+            final RunResult run = new RunResult(protocol.name(), clients).measured(committed, abortedAttempts,
+                    r.elapsedNs() / 1e9, r.latencyNs())
+                .invariantsOk(moneyOk && held == 0) // giving up after --max-attempts is an outcome, not a bug
+                .put("theta", options.theta()).put("accounts", options.accounts())
+                .put("aborts_by_reason", aborts).put("committed_by_type", byType)
+                .put("attempts_per_commit", RunResult.round((double) attempts.sum() / Math.max(1, committed), 3))
+                .put("gave_up", r.failed()).put("user_rollbacks", userAborts.sum())
+                .put("money", new JsonObject().put("initial", initial).put("final", finalSum)
+                    .put("committed_delta", delta.sum()).put("conserved", moneyOk))
+                .put("locks_left_held", held);
+            out.printf("%-10s clients %4d %10.0f txn/s  p50 %8.2f us  p99 %8.2f us  p999 %8.2f us  abort rate %5.3f"
+                    + "  money %s  locks held %d%n", protocol.name(), clients, r.perSecond(),
+                r.latencyNs().getValueAtPercentile(50) / 1000.0, r.latencyNs().getValueAtPercentile(99) / 1000.0,
+                r.latencyNs().getValueAtPercentile(99.9) / 1000.0,
+                (double) abortedAttempts / Math.max(1, abortedAttempts + committed), moneyOk ? "conserved"
+                    : "NOT CONSERVED (" + finalSum + " != " + initial + " + " + delta.sum() + ")", held);
+            tso.stop();
+            return run;
+        }
+    }
+
+    private static long[] abortCounts(final List<Coordinator> coordinators) {
+        final long[] counts = new long[AbortReason.values().length];
+        for (final Coordinator c : coordinators) {
+            for (final AbortReason reason : AbortReason.values()) {
+                counts[reason.ordinal()] += c.aborts(reason);
+            }
+        }
+        return counts;
+    }
+
+    private long total(final List<LogDb> dbs) {
+        long sum = 0;
+        for (int p = 0; p < dbs.size(); p++) {
+            sum += SmallBank.totalOf(dbs.get(p), options.accounts(), p, dbs.size());
+        }
+        return sum;
+    }
+
+    /** Objects whose Takeout Lock has someone queued or whose CAS lock is taken. */
+    private static long locksHeld(final List<LogDb> dbs) {
+        long held = 0;
+        for (final LogDb db : dbs) {
+            for (final Table t : db.tables()) {
+                final int slot = t.describe().objectSlotBytes();
+                for (long at = 0; at + slot <= t.objectMemory().capacity(); at += slot) {
+                    final int o = (int) at;
+                    if (t.objectMemory().getLongVolatile(o + ObjectLayout.LOWER_OFFSET)
+                        != t.objectMemory().getLongVolatile(o + ObjectLayout.UPPER_OFFSET)
+                        || t.objectMemory().getLongVolatile(o + ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+                        held++;
+                    }
+                }
+            }
+        }
+        return held;
+    }
+}

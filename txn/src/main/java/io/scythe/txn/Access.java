@@ -1,0 +1,73 @@
+package io.scythe.txn;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.scythe.TakeoutLockClient;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/** One object a transaction attempt touched: where it is, what it read, what it will write, what it holds. */
+public final class Access {
+    public final String table;
+    public final long key;
+    public final Catalog.Partition partition;
+    public long pointer;
+    /** The object as last READ: header, then value. */
+    public UnsafeBuffer image;
+    public long readVersion;
+    public int valueLength;
+    public UnsafeBuffer newValue;
+    public int newLength;
+    public boolean dirty;
+    /** A lock on it is held: FORD's CAS lock, or a Takeout Lock grant. */
+    public boolean locked;
+    /** Its image holds a READ of this attempt. */
+    public boolean fetched;
+    public TakeoutLockClient.Grant grant;
+
+    public Access(final String table, final long key, final Catalog.Partition partition) {
+        this.table = table;
+        this.key = key;
+        this.partition = partition;
+    }
+
+    public long address() {
+        return ObjectLayout.addressOf(pointer);
+    }
+
+    public int rkey() {
+        return partition.descriptor().objects().rkey();
+    }
+
+    public int slotBytes() {
+        return partition.descriptor().objectSlotBytes();
+    }
+
+    public long lower() {
+        return image.getLong(ObjectLayout.LOWER_OFFSET);
+    }
+
+    public long upper() {
+        return image.getLong(ObjectLayout.UPPER_OFFSET);
+    }
+
+    public long casLock() {
+        return image.getLong(ObjectLayout.CAS_LOCK_OFFSET);
+    }
+
+    public boolean casLockFree() {
+        return casLock() == 0;
+    }
+
+    /** Transactions queued on or holding its Takeout Lock when it was read. */
+    public long queued() {
+        return lower() - upper();
+    }
+
+    public long version() {
+        return image.getLong(ObjectLayout.VERSION_OFFSET);
+    }
+
+    /** The value as read, as a view (valid for the attempt). */
+    public UnsafeBuffer value() {
+        return new UnsafeBuffer(image, ObjectLayout.VALUE_OFFSET, valueLength);
+    }
+}

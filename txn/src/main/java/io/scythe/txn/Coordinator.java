@@ -1,0 +1,100 @@
+package io.scythe.txn;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Runs transactions of one event loop to an outcome: attempts a procedure under a protocol, and retries an attempt
+ * that aborted, up to a limit, choosing Scythe's mode from the heat the last abort saw (HOT once an object's queue
+ * exceeded the cold watermark, §4.2.1 (1)). Latency is measured from the first attempt to the commit, as the papers
+ * measure it. A bad request (unknown table or key) is not retried. Before a retry it waits a random time below a
+ * bound that doubles with each abort (1 us, 2 us, ... up to 128 us), as DBx1000's abort penalty does: without it,
+ * clients that abort on a lock retry in lock-step and a hot key livelocks (FORD at 20 accounts and 16 clients
+ * committed 380 of 1.5 M attempts in 6 s). Loop-confined.
+ */
+public final class Coordinator {
+    private final TxnRuntime runtime;
+    private final Protocol protocol;
+    private final int maxAttempts;
+    private final Map<AbortReason, long[]> aborts = new EnumMap<>(AbortReason.class);
+    private final java.util.SplittableRandom random;
+    /** Largest back-off before a retry. */
+    public static final long MAX_BACKOFF_NS = 128_000;
+    private static final long BASE_BACKOFF_NS = 1_000;
+
+    public Coordinator(final TxnRuntime runtime, final Protocol protocol, final int maxAttempts) {
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts=" + maxAttempts + " must be at least 1");
+        }
+        this.runtime = runtime;
+        this.protocol = protocol;
+        this.maxAttempts = maxAttempts;
+        this.random = new java.util.SplittableRandom(runtime.nextTxnId());
+        for (final AbortReason r : AbortReason.values()) {
+            aborts.put(r, new long[1]);
+        }
+    }
+
+    /** How a transaction ended. */
+    public record Outcome<R>(R result, long commitTs, int attempts, long latencyNs, String mode) {
+    }
+
+    /**
+     * Runs {@code procedure} until it commits; fails with the last {@link AbortException} after {@code maxAttempts}
+     * aborted attempts, or with the procedure's own error (not retried).
+     */
+    public <R> Future<Outcome<R>> run(final Function<Txn, Future<R>> procedure) {
+        final Promise<Outcome<R>> done = Promise.promise();
+        attempt(procedure, 1, false, runtime.timers().nowNs(), done);
+        return done.future();
+    }
+
+    private <R> void attempt(final Function<Txn, Future<R>> procedure, final int attempt, final boolean hot,
+                             final long start, final Promise<Outcome<R>> done) {
+        final Txn txn = protocol.begin(runtime, hot);
+        final Future<R> body;
+        try {
+            body = procedure.apply(txn);
+        } catch (final RuntimeException e) {
+            txn.abort().onComplete(v -> done.fail(e));
+            return;
+        }
+        body.compose(result -> txn.commit().map(ts -> new Outcome<>(result, ts, attempt,
+            runtime.timers().nowNs() - start, txn.mode()))).onComplete(ar -> {
+                if (ar.succeeded()) {
+                    done.complete(ar.result());
+                    return;
+                }
+                final Throwable cause = ar.cause();
+                txn.abort().onComplete(v -> {
+                    if (!(cause instanceof AbortException abort)) {
+                        done.fail(cause);
+                        return;
+                    }
+                    aborts.get(abort.reason())[0]++;
+                    if (attempt >= maxAttempts || abort.reason() == AbortReason.USER) {
+                        done.fail(cause);
+                        return;
+                    }
+                    final boolean nextHot = hot || abort.reason() == AbortReason.HOT_OBJECT
+                        || abort.heat() > runtime.watermarks().cold();
+                    final long bound = Math.min(MAX_BACKOFF_NS, BASE_BACKOFF_NS << Math.min(attempt - 1, 20));
+                    runtime.timers().after(random.nextLong(bound)).onComplete(w ->
+                        attempt(procedure, attempt + 1, nextHot, start, done));
+                });
+            });
+    }
+
+    /** Aborted attempts so far, by reason. */
+    public long aborts(final AbortReason reason) {
+        return aborts.get(reason)[0];
+    }
+
+    public Protocol protocol() {
+        return protocol;
+    }
+}

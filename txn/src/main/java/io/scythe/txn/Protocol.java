@@ -1,0 +1,66 @@
+package io.scythe.txn;
+
+import io.scythe.txn.ford.FordOccTxn;
+import io.scythe.txn.scythe.ScytheTxn;
+
+import java.util.List;
+
+/** A concurrency-control protocol: how an attempt begins. Names are what {@code --protocols} takes. */
+public interface Protocol {
+    String name();
+
+    /** A new attempt; {@code hot} is the coordinator's hint that the last attempt met a hot object. */
+    Txn begin(TxnRuntime runtime, boolean hot);
+
+    /** Scythe: OCC until an attempt meets a hot object, then TOCC (§4.2). */
+    Protocol SCYTHE = new Protocol() {
+        @Override
+        public String name() {
+            return "scythe";
+        }
+
+        @Override
+        public Txn begin(final TxnRuntime runtime, final boolean hot) {
+            return new ScytheTxn(runtime, hot);
+        }
+    };
+
+    /** FORD's one-sided OCC with CAS locks. */
+    Protocol FORD_OCC = new Protocol() {
+        @Override
+        public String name() {
+            return "ford-occ";
+        }
+
+        @Override
+        public Txn begin(final TxnRuntime runtime, final boolean hot) {
+            return new FordOccTxn(runtime);
+        }
+    };
+
+    /** Scythe with OCC only (never switches): to measure what TOCC adds. */
+    Protocol SCYTHE_OCC_ONLY = new Protocol() {
+        @Override
+        public String name() {
+            return "scythe-occ";
+        }
+
+        @Override
+        public Txn begin(final TxnRuntime runtime, final boolean hot) {
+            return new ScytheTxn(runtime, false);
+        }
+    };
+
+    List<Protocol> ALL = List.of(SCYTHE, FORD_OCC, SCYTHE_OCC_ONLY);
+
+    /** @throws UnknownKeyException for a name no protocol has */
+    static Protocol named(final String name) {
+        for (final Protocol p : ALL) {
+            if (p.name().equals(name)) {
+                return p;
+            }
+        }
+        throw new UnknownKeyException("unknown protocol '" + name + "'; available: "
+            + ALL.stream().map(Protocol::name).toList());
+    }
+}

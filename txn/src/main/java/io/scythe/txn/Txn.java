@@ -1,0 +1,31 @@
+package io.scythe.txn;
+
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * One attempt of a transaction, as procedures see it. Reads return the value (a copy, valid for the attempt); writes
+ * are buffered until {@link #commit()}. An operation that finds a conflict fails with {@link AbortException}; the
+ * attempt is then over ({@link #abort()} releases what it holds) and the coordinator decides whether to retry.
+ * Loop-confined: one attempt runs on one event loop.
+ */
+public interface Txn {
+    /** The value of {@code key} in {@code table}; fails with {@link UnknownKeyException} when there is none. */
+    Future<UnsafeBuffer> read(String table, long key);
+
+    /** As {@link #read}, declaring that the attempt will write the key (FORD locks it now; others need not). */
+    Future<UnsafeBuffer> readForUpdate(String table, long key);
+
+    /** Buffers a new value for {@code key}, which this attempt has read. */
+    void write(String table, long key, DirectBuffer value, int offset, int length);
+
+    /** Commits: fails with {@link AbortException} when it could not; the commit timestamp or version otherwise. */
+    Future<Long> commit();
+
+    /** Gives up the attempt, releasing every lock it holds. Idempotent. */
+    Future<Void> abort();
+
+    /** The protocol and mode this attempt ran in, e.g. {@code scythe/occ}. */
+    String mode();
+}

@@ -1,0 +1,153 @@
+package io.scythe.txn.ford;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.OneSidedTxn;
+import io.scythe.txn.TxnRuntime;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * FORD's one-sided OCC (peers.md §2, Lotus digest §0), on the CAS lock word of each object:
+ * <ol>
+ *   <li>execution: a read-only key is one READ of the whole object (aborts if its CAS lock is taken); a key to be
+ *       written is locked as it is read: CAS lock 0 -> txn id and READ, in one doorbell (aborts if the CAS fails);</li>
+ *   <li>validation: each read-only key's header is READ again; its version must be unchanged and its lock free;</li>
+ *   <li>commit: per memory node one doorbell WRITEs the new values, their version (old + 1), and 0 into the lock.</li>
+ * </ol>
+ * FORD writes an undo log before the write-back and never replays it (peers.md); the redo log that recovery needs is
+ * the recovery issue's, for every protocol alike, so no log is written here yet.
+ */
+public final class FordOccTxn extends OneSidedTxn {
+    private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
+
+    public FordOccTxn(final TxnRuntime runtime) {
+        super(runtime);
+    }
+
+    @Override
+    public String mode() {
+        return "ford-occ";
+    }
+
+    @Override
+    public Future<UnsafeBuffer> read(final String table, final long key) {
+        return locate(table, key).compose(a -> {
+            if (a.fetched) {
+                return Future.succeededFuture(a); // read before in this attempt
+            }
+            return readImage(a).compose(read -> read.casLockFree() ? Future.succeededFuture(read)
+                : Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
+                    + " is locked")));
+        }).map(OneSidedTxn::valueCopy);
+    }
+
+    @Override
+    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
+        return locate(table, key).compose(a -> {
+            if (a.locked) {
+                return Future.succeededFuture(a);
+            }
+            final UnsafeBuffer found = new UnsafeBuffer(new byte[8]);
+            return channel(a).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
+                batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
+                return batch.post().map(b -> b.result(cas));
+            }).compose(previous -> {
+                if (previous != 0) {
+                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
+                        + " is locked by txn " + previous));
+                }
+                a.locked = true;
+                if (finished) { // the attempt was given up while this CAS was in flight: let go at once
+                    a.locked = false;
+                    return channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))
+                        .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
+                }
+                final long seenBefore = a.fetched ? a.readVersion : -1;
+                return checkedImage(a).compose(checked -> seenBefore != -1 && checked.readVersion != seenBefore
+                    ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + key + " changed "
+                        + "between its read and its lock"))
+                    : Future.succeededFuture(checked));
+            });
+        }).map(OneSidedTxn::valueCopy);
+    }
+
+    @Override
+    public Future<Long> commit() {
+        // Keys written without readForUpdate are locked now (CAS + header READ, version unchanged).
+        final List<Future<Void>> locking = new ArrayList<>();
+        for (final var a : accesses) {
+            if (a.dirty && !a.locked) {
+                locking.add(lockForCommit(a));
+            }
+        }
+        return settle(locking).compose(v -> validate()).compose(version -> writeBack(version,
+            a -> a.locked, (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))
+            .map(version)).onSuccess(v -> {
+                finished = true;
+                accesses.forEach(a -> a.locked = false);
+            }).recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
+    }
+
+    private Future<Void> lockForCommit(final io.scythe.txn.Access a) {
+        return channel(a).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
+            final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+            batch.read(a.address(), a.rkey(), header, 0, ObjectLayout.HEADER_BYTES);
+            return batch.post().compose(b -> {
+                if (b.result(cas) != 0) {
+                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key
+                        + " is locked at commit"));
+                }
+                a.locked = true;
+                if (header.getLong(ObjectLayout.VERSION_OFFSET) != a.readVersion) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key
+                        + " changed since it was read"));
+                }
+                return Future.succeededFuture();
+            });
+        });
+    }
+
+    /** Re-READs the header of every read-only key; returns the version the write-back installs. */
+    private Future<Long> validate() {
+        final List<Future<Void>> checks = new ArrayList<>();
+        long version = 0;
+        for (final var a : accesses) {
+            version = Math.max(version, a.readVersion + 1);
+            if (!a.locked) {
+                checks.add(readHeader(a).compose(h -> h.getLong(ObjectLayout.VERSION_OFFSET) == a.readVersion
+                    && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0 ? Future.succeededFuture()
+                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                        + a.table + " changed or is locked"))));
+            }
+        }
+        final long installed = version;
+        return settle(checks).map(installed);
+    }
+
+    @Override
+    public Future<Void> abort() {
+        if (finished) {
+            return Future.succeededFuture();
+        }
+        finished = true;
+        final List<Future<Void>> unlocks = new ArrayList<>();
+        for (final var a : accesses) {
+            if (a.locked) {
+                a.locked = false;
+                unlocks.add(channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0,
+                    8)));
+            }
+        }
+        return settle(unlocks);
+    }
+}

@@ -1,0 +1,174 @@
+package io.scythe.txn.scythe;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.scythe.txn.OneSidedTxn;
+import io.scythe.txn.TxnRuntime;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Scythe's hot-aware concurrency control (§4.2, Fig. 12), one attempt in one of two modes:
+ *
+ * <p><b>OCC (COLD, low heat)</b>: reads are plain one-sided READs of the whole object, and an object found locked
+ * or queued on aborts the attempt at once (§4.2.1 (3)), reporting the queue as heat. At commit the attempt takes a
+ * timestamp, queues COLD on the Takeout Lock of every written object in parallel (§4.2.1 (2)), validates (every
+ * object's version unchanged; the read-only ones also not locked or queued on), writes back and unlocks. A COLD lock
+ * refused above the cold watermark aborts it, and the coordinator retries it HOT.
+ *
+ * <p><b>TOCC (HOT, high heat)</b>: the attempt takes its timestamp first; every read queues HOT on the object's
+ * Takeout Lock with that timestamp and READs it once held (§4.2.2 (1)); writes are buffered, and the written objects
+ * not yet held are queued in parallel before the commit (§4.2.2 (2)); no validation (§4.2.2 (3)): it holds every
+ * object it touched. A refusal (timestamp order, hot watermark) aborts it.
+ *
+ * <p>Write-back is one doorbell per memory node: new values, their version (the commit timestamp), then the FAA on
+ * {@code upper} that unlocks. OCC and TOCC attempts run together safely (Fig. 17): an OCC read of an object a TOCC
+ * attempt holds aborts; an OCC validation sees TOCC's queue or its new version.
+ */
+public final class ScytheTxn extends OneSidedTxn {
+    private final boolean hot;
+    private Future<Long> timestamp;
+
+    public ScytheTxn(final TxnRuntime runtime, final boolean hot) {
+        super(runtime);
+        this.hot = hot;
+    }
+
+    @Override
+    public String mode() {
+        return hot ? "scythe/tocc" : "scythe/occ";
+    }
+
+    private Future<Long> timestamp() {
+        if (timestamp == null || timestamp.failed()) {
+            timestamp = runtime.tso().next();
+        }
+        return timestamp;
+    }
+
+    @Override
+    public Future<UnsafeBuffer> read(final String table, final long key) {
+        return hot ? queuedRead(table, key) : optimisticRead(table, key);
+    }
+
+    @Override
+    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
+        return read(table, key); // Scythe locks what it writes at commit (OCC) or holds what it reads (TOCC)
+    }
+
+    private Future<UnsafeBuffer> optimisticRead(final String table, final long key) {
+        return locate(table, key).compose(a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read -> {
+            final long queued = read.queued();
+            if (queued != 0) {
+                return Future.failedFuture(new AbortException(AbortReason.LOCKED, queued, "key " + key + " of "
+                    + table + " has " + queued + " queued on its lock"));
+            }
+            return Future.succeededFuture(read);
+        })).map(OneSidedTxn::valueCopy);
+    }
+
+    private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
+        return locate(table, key).compose(a -> a.locked ? Future.succeededFuture(a)
+            : timestamp().compose(ts -> lock(a, ts)).compose(held -> readImage(held)))
+            .map(OneSidedTxn::valueCopy);
+    }
+
+    /** Queues on {@code a}'s Takeout Lock in this attempt's mode and waits until held. */
+    private Future<Access> lock(final Access a, final long ts) {
+        return runtime.locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot)
+            .transform(ar -> {
+                if (ar.succeeded()) {
+                    a.grant = ar.result();
+                    a.locked = true;
+                    if (finished) {
+                        release(a); // the attempt was given up while this request waited
+                        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
+                    }
+                    return Future.succeededFuture(a);
+                }
+                if (ar.cause() instanceof LockRefusedException refused) {
+                    return Future.failedFuture(new AbortException(reasonOf(refused.status()), refused.queued(),
+                        "key " + a.key + " of " + a.table + ": " + refused.getMessage()));
+                }
+                return Future.failedFuture(ar.cause());
+            });
+    }
+
+    private static AbortReason reasonOf(final int status) {
+        switch (status) {
+            case TakeoutLock.REFUSED_COLD:
+                return AbortReason.HOT_OBJECT;
+            case TakeoutLock.REFUSED_HOT:
+                return AbortReason.QUEUE_FULL;
+            default:
+                return AbortReason.TIMESTAMP_ORDER;
+        }
+    }
+
+    @Override
+    public Future<Long> commit() {
+        return timestamp().compose(ts -> {
+            final List<Future<Access>> locking = new ArrayList<>();
+            for (final Access a : accesses) {
+                if (a.dirty && !a.locked) {
+                    locking.add(lock(a, ts));
+                }
+            }
+            return settle(locking).compose(v -> hot ? Future.succeededFuture() : validate())
+                .compose(v -> writeBack(ts, a -> a.locked, (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(),
+                    a.grant.rkey(), 1)))
+                .map(ts);
+        }).onSuccess(ts -> {
+            finished = true;
+            for (final Access a : accesses) {
+                a.locked = false;
+            }
+        }).recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
+    }
+
+    /** OCC validation: nothing it read changed; what it only read is not locked or queued on either. */
+    private Future<Void> validate() {
+        final List<Future<Access>> checks = new ArrayList<>();
+        for (final Access a : accesses) {
+            checks.add(readHeader(a).compose(h -> {
+                final long version = h.getLong(ObjectLayout.VERSION_OFFSET);
+                final long queued = h.getLong(ObjectLayout.LOWER_OFFSET) - h.getLong(ObjectLayout.UPPER_OFFSET);
+                if (version != a.readVersion) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued, "key " + a.key
+                        + " of " + a.table + " changed"));
+                }
+                if (!a.locked && queued != 0) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued, "key " + a.key
+                        + " of " + a.table + " is locked or queued on"));
+                }
+                return Future.succeededFuture(a);
+            }));
+        }
+        return settle(checks);
+    }
+
+    @Override
+    public Future<Void> abort() {
+        if (finished) {
+            return Future.succeededFuture();
+        }
+        finished = true;
+        final List<Future<Access>> unlocks = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.locked) {
+                unlocks.add(release(a));
+            }
+        }
+        return settle(unlocks);
+    }
+
+    private Future<Access> release(final Access a) {
+        a.locked = false;
+        return runtime.locks().unlock(a.grant).map(a);
+    }
+}
