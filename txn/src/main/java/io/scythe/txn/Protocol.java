@@ -38,6 +38,19 @@ public interface Protocol {
         }
     };
 
+    /** FaRMv2-style OCC: unlocked reads, locks at commit, physical-clock timestamps with the uncertainty wait. */
+    Protocol FARM_OCC = new Protocol() {
+        @Override
+        public String name() {
+            return "farm-occ";
+        }
+
+        @Override
+        public Txn begin(final TxnRuntime runtime, final boolean hot) {
+            return new io.scythe.txn.farm.FarmOccTxn(runtime);
+        }
+    };
+
     /** Scythe with OCC only (never switches): to measure what TOCC adds. */
     Protocol SCYTHE_OCC_ONLY = new Protocol() {
         @Override
@@ -51,7 +64,7 @@ public interface Protocol {
         }
     };
 
-    List<Protocol> ALL = List.of(SCYTHE, FORD_OCC, SCYTHE_OCC_ONLY);
+    List<Protocol> ALL = List.of(SCYTHE, FORD_OCC, FARM_OCC, SCYTHE_OCC_ONLY);
 
     /** @throws UnknownKeyException for a name no protocol has */
     static Protocol named(final String name) {

@@ -28,6 +28,7 @@ public final class TxnRuntime {
     private final long idBase;
     private final Map<TableDescriptor, RemoteTable> remotes = new IdentityHashMap<>();
     private long sequence;
+    private io.scythe.tso.PhysicalClockOracle physicalClock;
 
     /**
      * @param idBase distinguishes this loop's transaction ids from every other loop's in the cluster (a CN and loop
@@ -64,6 +65,15 @@ public final class TxnRuntime {
 
     public TimestampOracle tso() {
         return tso;
+    }
+
+    /** FaRMv2-style timestamps: this loop's physical clock with the uncertainty wait (created on first use). */
+    public TimestampOracle physicalClock() {
+        if (physicalClock == null) {
+            physicalClock = new io.scythe.tso.PhysicalClockOracle(timers,
+                io.scythe.tso.PhysicalClockOracle.DEFAULT_UNCERTAINTY_NS, (int) ((idBase >>> 40) & 0xff));
+        }
+        return physicalClock;
     }
 
     public TakeoutLockClient locks() {

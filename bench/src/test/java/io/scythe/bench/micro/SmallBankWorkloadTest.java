@@ -20,11 +20,11 @@ class SmallBankWorkloadTest {
     void shouldConserveMoneyUnderContentionWithEveryProtocol() throws Exception {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final BenchReport report = new SmallBankWorkload(new SmallBankWorkload.Options(
-            List.of("scythe", "ford-occ", "scythe-occ"), List.of(16), 50, 0.99, "standard", 2, 100_000,
+            List.of("scythe", "ford-occ", "farm-occ", "scythe-occ"), List.of(16), 50, 0.99, "standard", 2, 100_000,
             CostModel.cx5(), 700, 200, 7), new PrintStream(printed)).run();
         final JsonObject json = report.toJson();
-        assertThat(json.getJsonArray("runs")).hasSize(3);
-        for (int i = 0; i < 3; i++) {
+        assertThat(json.getJsonArray("runs")).hasSize(4);
+        for (int i = 0; i < 4; i++) {
             final JsonObject run = json.getJsonArray("runs").getJsonObject(i);
             assertThat(run.getJsonObject("money").getBoolean("conserved")).as(printed.toString()).isTrue();
             assertThat(run.getLong("locks_left_held")).as(run.encode()).isZero();
