@@ -4,14 +4,18 @@ package io.scythe.txn.scythe;
  * The Takeout Lock's RPC (Scythe Fig. 14 {@code RPC_CALL("Lock", ts, mode)}), carried by RRPC. Little-endian.
  *
  * <pre>
- *  request (24 B)                                  reply (40 B)
+ *  request (24 B)                                  reply (48 B)
  *  0  table id (i32)                               0  status (i32): TakeoutLock.GRANTED ... DEFER, or BAD_REQUEST
  *  4  mode (i32): 0 COLD (OCC), 1 HOT (TOCC)       4  reserved (i32)
  *  8  object pointer (u64, incarnation|address)    8  queued ahead (i64): the object's heat
  *  16 timestamp (u64)                              16 ticket (i64), -1 unless granted
  *                                                  24 upper (i64) when the request was served
  *                                                  32 queued_ts (i64) after the request
+ *                                                  40 version (i64) of the object when the request was served
  * </pre>
+ * The version lets a transaction granted the lock at once (its ticket already served) skip re-reading the header
+ * to validate: with the lock free, every earlier holder's write-back (value, version, then the FAA that freed it)
+ * has landed, so that version is the object's until this transaction unlocks.
  * The object's lock words are at the pointer's address ({@code lower} +0, {@code upper} +8): the reply need not
  * carry the address, the CN has it.
  */
@@ -24,12 +28,13 @@ public final class LockRpc {
     public static final int POINTER_OFFSET = 8;
     public static final int TS_OFFSET = 16;
 
-    public static final int REPLY_BYTES = 40;
+    public static final int REPLY_BYTES = 48;
     public static final int STATUS_OFFSET = 0;
     public static final int QUEUED_OFFSET = 8;
     public static final int TICKET_OFFSET = 16;
     public static final int UPPER_OFFSET = 24;
     public static final int QUEUED_TS_OFFSET = 32;
+    public static final int VERSION_OFFSET = 40;
 
     public static final int MODE_COLD = 0;
     public static final int MODE_HOT = 1;

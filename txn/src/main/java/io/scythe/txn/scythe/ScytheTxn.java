@@ -135,6 +135,14 @@ public final class ScytheTxn extends OneSidedTxn {
     private Future<Void> validate() {
         final List<Future<Access>> checks = new ArrayList<>();
         for (final Access a : accesses) {
+            if (a.locked && a.grant.versionAtGrant() != -1) {
+                // Granted at once: the version the memory node saw then is the object's (no re-read needed).
+                if (a.grant.versionAtGrant() != a.readVersion) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                        + a.table + " changed"));
+                }
+                continue;
+            }
             checks.add(readHeader(a).compose(h -> {
                 final long version = h.getLong(ObjectLayout.VERSION_OFFSET);
                 final long queued = h.getLong(ObjectLayout.LOWER_OFFSET) - h.getLong(ObjectLayout.UPPER_OFFSET);

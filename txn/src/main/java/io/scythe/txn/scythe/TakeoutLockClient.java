@@ -45,8 +45,12 @@ public final class TakeoutLockClient {
         this.channels = channels;
     }
 
-    /** A queued and held lock. */
-    public record Grant(String node, long upperAddress, int rkey, long ticket, long queuedAtRequest, long waitedNs) {
+    /**
+     * A queued and held lock. {@code versionAtGrant} is the object's version when the memory node granted a lock
+     * that was free at once (then still its version), or -1 when the transaction had to wait its turn.
+     */
+    public record Grant(String node, long upperAddress, int rkey, long ticket, long queuedAtRequest, long waitedNs,
+                        long versionAtGrant) {
     }
 
     /**
@@ -70,7 +74,8 @@ public final class TakeoutLockClient {
             final long upper = reply.getLong(LockRpc.UPPER_OFFSET);
             final long queued = reply.getLong(LockRpc.QUEUED_OFFSET);
             if (upper == ticket) {
-                return Future.succeededFuture(new Grant(node, upperAddress, rkey, ticket, queued, 0));
+                return Future.succeededFuture(new Grant(node, upperAddress, rkey, ticket, queued, 0,
+                    reply.getLong(LockRpc.VERSION_OFFSET)));
             }
             final Promise<Grant> held = Promise.promise();
             awaitTurn(node, upperAddress, rkey, ticket, ticket - upper, queued, start, new UnsafeBuffer(new byte[8]),
@@ -132,7 +137,7 @@ public final class TakeoutLockClient {
             }
             final long upper = ar.result();
             if (upper == ticket) {
-                held.complete(new Grant(node, upperAddress, rkey, ticket, queued, timers.nowNs() - start));
+                held.complete(new Grant(node, upperAddress, rkey, ticket, queued, timers.nowNs() - start, -1));
             } else if (upper > ticket) {
                 held.fail(new IllegalStateException("Takeout Lock at " + Long.toHexString(upperAddress) + " on " + node
                     + " served ticket " + upper + " past ours (" + ticket + ") without us: unlocked by someone else"));

@@ -104,6 +104,8 @@ public final class TakeoutLockService {
             reply.putLong(LockRpc.TICKET_OFFSET, outcome.ticket);
             reply.putLong(LockRpc.UPPER_OFFSET, outcome.upper);
             reply.putLong(LockRpc.QUEUED_TS_OFFSET, outcome.queuedTs);
+            reply.putLong(LockRpc.VERSION_OFFSET, pending.table.objectMemory().getLongVolatile(pending.header
+                + io.scythe.storage.ObjectLayout.VERSION_OFFSET));
             pending.responder.reply(reply, 0, LockRpc.REPLY_BYTES);
             pending.responder = null;
             pending.table = null;
