@@ -19,9 +19,16 @@ public final class Access {
     public boolean dirty;
     /** A lock on it is held: FORD's CAS lock, or a Takeout Lock grant. */
     public boolean locked;
+    /** Its release is part of the write-back being posted. */
+    public boolean releasing;
     /** Its image holds a READ of this attempt. */
     public boolean fetched;
     public TakeoutLockClient.Grant grant;
+    /**
+     * The attempt's one fetch of this object in flight or done (a READ, or a lock then a READ): concurrent operations
+     * of one attempt on one key share it, so they neither queue twice on its lock nor CAS against themselves.
+     */
+    public io.vertx.core.Future<Access> fetch;
 
     public Access(final String table, final long key, final Catalog.Partition partition) {
         this.table = table;

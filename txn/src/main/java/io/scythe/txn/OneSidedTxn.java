@@ -130,6 +130,19 @@ public abstract class OneSidedTxn implements Txn {
                 byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
             }
         }
+        // The point of no return: the releases are in these batches, so nothing may release these locks again
+        // (a second FAA on upper would hand one lock to two holders). A batch that fails leaves the commit in doubt,
+        // which the redo log of the recovery issue settles; it is reported as a failure, not an abort.
+        for (final List<Access> node : byNode.values()) {
+            for (final Access a : node) {
+                a.releasing = needsRelease.apply(a);
+            }
+        }
+        for (final Access a : accesses) {
+            if (a.releasing) {
+                a.locked = false;
+            }
+        }
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
             posted.add(runtime.channel(e.getKey()).compose(ch -> {
@@ -146,7 +159,7 @@ public abstract class OneSidedTxn implements Txn {
                         v.putLong(0, version);
                         batch.write(a.address() + ObjectLayout.VERSION_OFFSET, a.rkey(), v, 0, 8);
                     }
-                    if (needsRelease.apply(a)) {
+                    if (a.releasing) {
                         release.add(batch, a);
                     }
                 }
@@ -173,11 +186,24 @@ public abstract class OneSidedTxn implements Txn {
         return runtime.channel(a.partition.node());
     }
 
-    /** The value read for {@code a}, as a copy the procedure may keep for the attempt. */
+    /** The value of {@code a} as this attempt sees it (its own write, else what it read), as a copy. */
     protected static UnsafeBuffer valueCopy(final Access a) {
+        if (a.dirty) {
+            final UnsafeBuffer mine = new UnsafeBuffer(new byte[a.newLength]);
+            mine.putBytes(0, a.newValue, 0, a.newLength);
+            return mine;
+        }
         final UnsafeBuffer copy = new UnsafeBuffer(new byte[a.valueLength]);
         copy.putBytes(0, a.image, ObjectLayout.VALUE_OFFSET, a.valueLength);
         return copy;
+    }
+
+    /** {@code a}'s fetch, started by {@code start} unless one is in flight or done already. */
+    protected static Future<Access> once(final Access a, final Function<Access, Future<Access>> start) {
+        if (a.fetch == null || a.fetch.failed()) {
+            a.fetch = start.apply(a);
+        }
+        return a.fetch;
     }
 
     /** Waits for every future (so nothing of the attempt is left in flight), then fails with the first failure. */

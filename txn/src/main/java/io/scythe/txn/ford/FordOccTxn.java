@@ -37,22 +37,32 @@ public final class FordOccTxn extends OneSidedTxn {
 
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
-        return locate(table, key).compose(a -> {
-            if (a.fetched) {
-                return Future.succeededFuture(a); // read before in this attempt
-            }
-            return readImage(a).compose(read -> read.casLockFree() ? Future.succeededFuture(read)
-                : Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
-                    + " is locked")));
-        }).map(OneSidedTxn::valueCopy);
+        // FORD reads a locked object too (LOCK_REFUSE_READ_RO 0); validation catches a writer.
+        return locate(table, key).compose(a -> a.locked ? Future.succeededFuture(a) : once(a, this::readImage))
+            .map(OneSidedTxn::valueCopy);
     }
 
     @Override
     public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
-        return locate(table, key).compose(a -> {
-            if (a.locked) {
-                return Future.succeededFuture(a);
-            }
+        return locate(table, key).compose(a -> a.locked ? Future.succeededFuture(a) : lockAndRead(a))
+            .map(OneSidedTxn::valueCopy);
+    }
+
+    /** CAS lock + READ in one doorbell (FORD's execution-phase lock of a key it will write). */
+    private Future<io.scythe.txn.Access> lockAndRead(final io.scythe.txn.Access a) {
+        final String table = a.table;
+        final long key = a.key;
+        if (a.fetch != null && !a.fetch.failed() && !a.fetch.isComplete()) {
+            return a.fetch.compose(x -> x.locked ? Future.succeededFuture(x) : lockAndRead(x));
+        }
+        final Future<io.scythe.txn.Access> locking = doLockAndRead(a, table, key);
+        a.fetch = locking;
+        return locking;
+    }
+
+    private Future<io.scythe.txn.Access> doLockAndRead(final io.scythe.txn.Access a, final String table,
+                                                      final long key) {
+        {
             final UnsafeBuffer found = new UnsafeBuffer(new byte[8]);
             return channel(a).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
@@ -76,7 +86,7 @@ public final class FordOccTxn extends OneSidedTxn {
                         + "between its read and its lock"))
                     : Future.succeededFuture(checked));
             });
-        }).map(OneSidedTxn::valueCopy);
+        }
     }
 
     @Override

@@ -62,20 +62,19 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     private Future<UnsafeBuffer> optimisticRead(final String table, final long key) {
-        return locate(table, key).compose(a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read -> {
+        return locate(table, key).compose(a -> once(a, x -> readImage(x).compose(read -> {
             final long queued = read.queued();
             if (queued != 0) {
                 return Future.failedFuture(new AbortException(AbortReason.LOCKED, queued, "key " + key + " of "
                     + table + " has " + queued + " queued on its lock"));
             }
             return Future.succeededFuture(read);
-        })).map(OneSidedTxn::valueCopy);
+        }))).map(OneSidedTxn::valueCopy);
     }
 
     private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
-        return locate(table, key).compose(a -> a.locked ? Future.succeededFuture(a)
-            : timestamp().compose(ts -> lock(a, ts)).compose(held -> readImage(held)))
-            .map(OneSidedTxn::valueCopy);
+        return locate(table, key).compose(a -> once(a, x -> timestamp().compose(ts -> lock(x, ts))
+            .compose(this::readImage))).map(OneSidedTxn::valueCopy);
     }
 
     /** Queues on {@code a}'s Takeout Lock in this attempt's mode and waits until held. */
@@ -95,6 +94,12 @@ public final class ScytheTxn extends OneSidedTxn {
                     return Future.failedFuture(new AbortException(reasonOf(refused.status()), refused.queued(),
                         "key " + a.key + " of " + a.table + ": " + refused.getMessage()));
                 }
+                if (ar.cause() instanceof IllegalArgumentException) {
+                    // The memory node did not know the object: a stale cached address (its slot was reused).
+                    runtime.remote(a.partition).invalidate(a.key);
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                        + a.table + " moved: " + ar.cause().getMessage()));
+                }
                 return Future.failedFuture(ar.cause());
             });
     }
@@ -112,6 +117,11 @@ public final class ScytheTxn extends OneSidedTxn {
 
     @Override
     public Future<Long> commit() {
+        if (!hot && accesses.stream().noneMatch(a -> a.dirty)) {
+            // Read-only OCC: nothing to lock or order, so no timestamp; validation alone decides.
+            return validate().map(v -> 0L).onSuccess(v -> finished = true)
+                .recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
+        }
         return timestamp().compose(ts -> {
             final List<Future<Access>> locking = new ArrayList<>();
             for (final Access a : accesses) {
@@ -138,8 +148,8 @@ public final class ScytheTxn extends OneSidedTxn {
             if (a.locked && a.grant.versionAtGrant() != -1) {
                 // Granted at once: the version the memory node saw then is the object's (no re-read needed).
                 if (a.grant.versionAtGrant() != a.readVersion) {
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
-                        + a.table + " changed"));
+                    checks.add(Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key
+                        + " of " + a.table + " changed")));
                 }
                 continue;
             }

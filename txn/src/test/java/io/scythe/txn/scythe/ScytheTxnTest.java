@@ -1,0 +1,199 @@
+package io.scythe.txn.scythe;
+
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.fabric.local.LocalFabric;
+import io.scythe.hotspot.Watermarks;
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.rrpc.RrpcOptions;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.TableSchema;
+import io.scythe.storage.remote.LogDbService;
+import io.scythe.tso.DirectTsoSource;
+import io.scythe.tso.TsoGroup;
+import io.scythe.tso.TsoService;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.runtime.LoopTimers;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Scythe's rules between transactions, one scenario at a time on one loop: TOCC order, Fig. 17, the heat switch. */
+class ScytheTxnTest {
+    private static final String T = "accounts";
+    private Vertx vertx;
+    private LocalFabric fabric;
+    private Table table;
+    private Catalog catalog;
+    private RrpcClient rrpc;
+    private RemoteRegion counter;
+    private Context loop;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+        loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
+        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
+        final Nic mn = fabric.attachNow("mn");
+        final LogDb db = new LogDb(mn);
+        table = db.create(TableSchema.fixed(1, T, 8, 16));
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+        for (long k = 0; k < 16; k++) {
+            v.putLong(0, 100);
+            table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
+        }
+        final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
+        new LogDbService(db).register(server);
+        new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
+        final Promise<Void> started = Promise.promise();
+        loop.runOnContext(ignored -> server.start().onComplete(started));
+        started.future().await(10, TimeUnit.SECONDS);
+        final TsoService tso = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000);
+        counter = tso.start().await(10, TimeUnit.SECONDS);
+        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
+        catalog = new Catalog().add(T, List.of(new Catalog.Partition("mn", table.describe())));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+        fabric.close();
+    }
+
+    private <R> R on(final Function<TxnRuntime, Future<R>> body) throws Exception {
+        final Promise<R> done = Promise.promise();
+        loop.runOnContext(v -> {
+            final Nic cn = fabric.nic("cn");
+            final java.util.function.Supplier<Future<RdmaChannel>> toTso = () -> RdmaChannel.connect(cn, "tso",
+                new QpOptions());
+            final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(64,
+                new DirectTsoSource(counter, () -> RdmaChannel.connect(cn, "tso", new QpOptions()))),
+                Watermarks.DEFAULT, 1L << 40);
+            body.apply(runtime).onComplete(done);
+        });
+        return done.future().await(30, TimeUnit.SECONDS);
+    }
+
+    private static UnsafeBuffer money(final long v) {
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
+        b.putLong(0, v);
+        return b;
+    }
+
+    /** The reason an attempt's future failed with, or "ok". */
+    private static Future<String> outcome(final Future<?> f) {
+        return f.transform(ar -> Future.succeededFuture(ar.succeeded() ? "ok"
+            : ar.cause() instanceof AbortException a ? a.reason().label() : ar.cause().toString()));
+    }
+
+    private long queued(final long key) {
+        final int at = table.offsetOf(table.lookup(key));
+        return table.objectMemory().getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
+            - table.objectMemory().getLongVolatile(at + ObjectLayout.UPPER_OFFSET);
+    }
+
+    @Test
+    void shouldAbortAToccTransactionThatMeetsAYoungerOneInTimestampOrder() throws Exception {
+        final List<String> result = on(rt -> {
+            final ScytheTxn older = new ScytheTxn(rt, true);
+            final ScytheTxn younger = new ScytheTxn(rt, true);
+            // older takes its timestamp (and key 1) first; younger then holds key 2; older asks for key 2.
+            return older.read(T, 1).compose(a -> younger.read(T, 2)).compose(b -> outcome(older.read(T, 2)))
+                .compose(o -> older.abort().compose(v -> younger.commit()).map(ts -> List.of(o)));
+        });
+        assertThat(result).containsExactly(AbortReason.TIMESTAMP_ORDER.label());
+        assertThat(queued(1)).isZero();
+        assertThat(queued(2)).isZero();
+    }
+
+    @Test
+    void shouldAbortAnOccReadOfAnObjectAToccTransactionHolds() throws Exception {
+        // Fig. 17 case 1: TOCC queues on A first; OCC's read of A aborts at once, without waiting for validation.
+        final String result = on(rt -> {
+            final ScytheTxn tocc = new ScytheTxn(rt, true);
+            final ScytheTxn occ = new ScytheTxn(rt, false);
+            return tocc.read(T, 3).compose(a -> outcome(occ.read(T, 3)))
+                .compose(o -> tocc.commit().map(ts -> o));
+        });
+        assertThat(result).isEqualTo(AbortReason.LOCKED.label());
+    }
+
+    @Test
+    void shouldFailOccValidationWhenAToccTransactionUpdatedWhatItRead() throws Exception {
+        // Fig. 17 cases 2-3: OCC read A and B unlocked; TOCC then locks and writes A; OCC's commit must fail.
+        final List<String> result = on(rt -> {
+            final ScytheTxn occ = new ScytheTxn(rt, false);
+            final ScytheTxn tocc = new ScytheTxn(rt, true);
+            return occ.read(T, 4).compose(a -> occ.read(T, 5)).compose(b -> {
+                occ.write(T, 5, money(1), 0, 8);
+                return tocc.read(T, 4);
+            }).compose(a -> {
+                tocc.write(T, 4, money(a.getLong(0) + 1), 0, 8);
+                return tocc.commit();
+            }).compose(ts -> outcome(occ.commit())).map(List::of);
+        });
+        assertThat(result).containsExactly(AbortReason.VALIDATION.label());
+        final int at = table.offsetOf(table.lookup(4));
+        assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(101);
+        final int b = table.offsetOf(table.lookup(5));
+        assertThat(table.objectMemory().getLong(b + ObjectLayout.VALUE_OFFSET)).as("the aborted write").isEqualTo(100);
+        assertThat(queued(4) + queued(5)).isZero();
+    }
+
+    @Test
+    void shouldRefuseAColdLockAboveTheColdWatermarkSoTheRetryGoesHot() throws Exception {
+        final List<String> result = on(rt -> {
+            final ScytheTxn occ = new ScytheTxn(rt, false);
+            return occ.read(T, 6).compose(value -> {
+                // Four TOCC transactions queue on key 6: one holds it, three wait.
+                final ScytheTxn holder = new ScytheTxn(rt, true);
+                return holder.read(T, 6).compose(held -> {
+                    final List<Future<Long>> waiting = new ArrayList<>();
+                    for (int i = 0; i < 3; i++) {
+                        final ScytheTxn t = new ScytheTxn(rt, true);
+                        waiting.add(t.read(T, 6).compose(v -> t.commit()));
+                    }
+                    return rt.timers().after(50_000).compose(v -> {
+                        occ.write(T, 6, money(0), 0, 8);
+                        final Future<Long> commit = occ.commit();
+                        return commit.transform(ar -> {
+                            final AbortException abort = (AbortException) ar.cause();
+                            final String seen = abort.reason().label() + " heat " + abort.heat();
+                            return holder.commit().compose(ts -> Future.all(waiting)).map(all -> List.of(seen));
+                        });
+                    });
+                });
+            });
+        });
+        assertThat(result).containsExactly(AbortReason.HOT_OBJECT.label() + " heat 4");
+        assertThat(queued(6)).isZero();
+        final int at = table.offsetOf(table.lookup(6));
+        assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).as("nobody wrote it").isEqualTo(100);
+    }
+}
