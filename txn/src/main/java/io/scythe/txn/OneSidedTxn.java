@@ -18,6 +18,17 @@ import java.util.function.Function;
  * What the one-sided protocols share: finding an object (address cache, then a lookup RPC), READing it whole
  * (header and value in one READ, as {@link ObjectLayout} intends), buffering writes, and writing them back per
  * memory node with one doorbell. Subclasses decide when to lock, what to check, and how to release.
+ *
+ * <p>Known limits, for the reviewer's list:
+ * <ul>
+ *   <li>Torn reads: on a real NIC one READ of header and value is atomic per cache line only; a READ that took the
+ *       header after a commit and the value before it would pass validation with a stale value. The emulated
+ *       fabric executes a READ in one copy on one thread and benchmarks run one loop, so it does not happen here;
+ *       on hardware it needs FaRM's per-cache-line versions or the value re-read under the header check.</li>
+ *   <li>Write-back overwrites the object in place and bypasses the memory node's version chain, so MN-side snapshot
+ *       reads ({@code Table.readAt}) do not see the history of tables written one-sided.</li>
+ *   <li>No redo log yet (the recovery issue): a write-back batch that fails leaves its commit in doubt.</li>
+ * </ul>
  */
 public abstract class OneSidedTxn implements Txn {
     protected final TxnRuntime runtime;

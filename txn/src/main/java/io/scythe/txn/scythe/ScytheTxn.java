@@ -29,6 +29,13 @@ import java.util.List;
  * <p>Write-back is one doorbell per memory node: new values, their version (the commit timestamp), then the FAA on
  * {@code upper} that unlocks. OCC and TOCC attempts run together safely (Fig. 17): an OCC read of an object a TOCC
  * attempt holds aborts; an OCC validation sees TOCC's queue or its new version.
+ *
+ * <p>Where this follows the paper and its prototype rather than the paper's claims: OCC takes its timestamp at commit
+ * (§4.2.1 (2)), so it is usually younger than a TOCC transaction's start timestamp, raises {@code queued_ts}, and a
+ * TOCC request behind it is refused; §4.4 (3)'s "TOCC transactions are not aborted" does not hold in that case.
+ * Versions are commit timestamps, but a TOCC transaction (start timestamp) may write after an OCC commit with a
+ * larger one: versions are unique per object and change on every commit, which validation needs, but neither they
+ * nor {@code Outcome.commitTs} are the serialization order; nothing may order transactions by them.
  */
 public final class ScytheTxn extends OneSidedTxn {
     private final boolean hot;

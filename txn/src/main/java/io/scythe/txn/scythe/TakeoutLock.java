@@ -36,7 +36,7 @@ public final class TakeoutLock {
     public static final int REFUSED_COLD = 2;
     /** Refused: more than the hot watermark queued. */
     public static final int REFUSED_HOT = 3;
-    /** Not queued yet: wait about {@link #DEFER_NS} and ask again (TOCC's heuristic wait). */
+    /** Not queued yet: wait about {@link #DEFER_NS} and ask again (reserved; the rule does not return it). */
     public static final int DEFER = 4;
     /** The heuristic wait of §4.4 (2), after Aurogon: about 20 us. */
     public static final long DEFER_NS = 20_000;
@@ -83,7 +83,7 @@ public final class TakeoutLock {
             out.queuedTs = queuedTs;
             out.ticket = -1;
             if (queued > 0 && ts < queuedTs) {
-                out.status = hot && queued > watermarks.cold() && queued < watermarks.hot() ? DEFER : REFUSED_ORDER;
+                out.status = REFUSED_ORDER;
             } else if (!hot && queued > watermarks.cold()) {
                 out.status = REFUSED_COLD;
             } else if (queued > watermarks.hot()) {

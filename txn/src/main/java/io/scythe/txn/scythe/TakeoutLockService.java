@@ -16,14 +16,19 @@ import java.util.List;
 /**
  * Serves the Takeout Lock's RPC on a memory node ({@link LockRpc}). The Lock requests of one RRPC poll round (from
  * every CN's buckets) are granted together at the end of the round, sorted by object and then timestamp (Scythe
- * Fig. 16): requests that crossed on the network queue in timestamp order after all. Runs on the RPC server's loop.
+ * Fig. 16): requests that crossed on the network queue in timestamp order after all. A HOT request that finds its
+ * object's queue between the watermarks is held back {@link TakeoutLock#DEFER_NS} first (§4.4 (2), Aurogon's
+ * deferral), then granted in a later round with whatever arrived meanwhile, sorted. Runs on the RPC server's loop,
+ * which polls it while requests are held back.
  */
-public final class TakeoutLockService {
+public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller {
     private final LogDb db;
     private final Watermarks watermarks;
     private final boolean sortRounds;
     private final List<Pending> round = new ArrayList<>();
     private final List<Pending> free = new ArrayList<>();
+    private final java.util.ArrayDeque<Pending> heldBack = new java.util.ArrayDeque<>();
+    private io.scythe.bridge.Bridge bridge;
     private final TakeoutLock.Outcome outcome = new TakeoutLock.Outcome();
     private final UnsafeBuffer reply = new UnsafeBuffer(new byte[LockRpc.REPLY_BYTES]);
     private long granted;
@@ -73,6 +78,11 @@ public final class TakeoutLockService {
         pending.hot = mode == LockRpc.MODE_HOT;
         pending.ts = p.getLong(at + LockRpc.TS_OFFSET);
         pending.responder = responder;
+        pending.heldBack = false;
+        if (bridge == null) {
+            bridge = io.scythe.bridge.Bridge.current();
+            bridge.addPoller(this);
+        }
         round.add(pending);
         if (!sortRounds) {
             grantRound();
@@ -87,7 +97,21 @@ public final class TakeoutLockService {
         if (sortRounds && round.size() > 1) {
             round.sort(BY_OBJECT_THEN_TS);
         }
+        final long now = bridge.clock().nanoTime();
         for (final Pending pending : round) {
+            if (pending.hot && !pending.heldBack) {
+                final int at = pending.header;
+                final long queued = pending.table.objectMemory().getLongVolatile(at
+                    + io.scythe.storage.ObjectLayout.LOWER_OFFSET) - pending.table.objectMemory().getLongVolatile(at
+                    + io.scythe.storage.ObjectLayout.UPPER_OFFSET);
+                if (queued > watermarks.cold() && queued < watermarks.hot()) {
+                    pending.heldBack = true;
+                    pending.until = now + TakeoutLock.DEFER_NS;
+                    heldBack.add(pending);
+                    deferred++;
+                    continue;
+                }
+            }
             TakeoutLock.lock(pending.table.objectMemory(), pending.header, pending.ts, pending.hot, watermarks,
                 outcome);
             switch (outcome.status) {
@@ -112,6 +136,35 @@ public final class TakeoutLockService {
             free.add(pending);
         }
         round.clear();
+    }
+
+    /** Returns held-back requests whose wait is over to a round of their own. */
+    @Override
+    public int poll(final long nowNs) {
+        int released = 0;
+        while (!heldBack.isEmpty() && heldBack.peek().until - nowNs <= 0) {
+            final Pending due = heldBack.poll();
+            round.add(due);
+            released++;
+            // Everything held back on the same object goes with it, so the round's sort puts the older first.
+            for (final java.util.Iterator<Pending> it = heldBack.iterator(); it.hasNext(); ) {
+                final Pending other = it.next();
+                if (other.pointer == due.pointer) {
+                    it.remove();
+                    round.add(other);
+                    released++;
+                }
+            }
+        }
+        if (released > 0) {
+            grantRound();
+        }
+        return released;
+    }
+
+    @Override
+    public boolean busy() {
+        return !heldBack.isEmpty();
     }
 
     private void answerBad(final RpcResponder responder) {
@@ -150,5 +203,7 @@ public final class TakeoutLockService {
         boolean hot;
         long ts;
         RpcResponder responder;
+        boolean heldBack;
+        long until;
     }
 }

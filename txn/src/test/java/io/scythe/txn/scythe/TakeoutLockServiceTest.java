@@ -240,4 +240,41 @@ class TakeoutLockServiceTest {
                         CasLock.tryLock(ch, lockAddress, d.objects().rkey(), 12).map(c -> List.of(a, b, c)))))));
         assertThat(got).containsExactly(true, false, true);
     }
+
+    @Test
+    void shouldHoldBackAHotRequestBetweenTheWatermarksSoAnOlderOneArrivingJustAfterGoesFirst() throws Exception {
+        start(true);
+        final TableDescriptor d = table.describe();
+        final long pointer = table.lookup(2);
+        final List<Long> tickets = onContext(vertx.getOrCreateContext(), () -> {
+            final TakeoutLockClient locks = client(LoopTimers.current());
+            // Four queued (one holds, three wait): between the cold (3) and hot (10) watermarks.
+            final List<Future<TakeoutLockClient.Grant>> queue = new ArrayList<>();
+            for (long ts = 1; ts <= 4; ts++) {
+                queue.add(locks.lock("mn", d, pointer, ts, true));
+            }
+            return LoopTimers.current().after(30_000).compose(v -> {
+                final Future<TakeoutLockClient.Grant> young = locks.lock("mn", d, pointer, 20, true);
+                return LoopTimers.current().after(5_000).compose(w -> {
+                    final Future<TakeoutLockClient.Grant> old = locks.lock("mn", d, pointer, 10, true);
+                    // Release the queue one by one, then the two late ones, in ticket order.
+                    Future<Void> chain = Future.succeededFuture();
+                    for (final Future<TakeoutLockClient.Grant> g : queue) {
+                        chain = chain.compose(x -> g).compose(locks::unlock);
+                    }
+                    // Whichever holds first (ticket 4) lets go, then the other.
+                    return chain.compose(x -> Future.any(old, young)).compose(first -> {
+                        final TakeoutLockClient.Grant held = old.succeeded() ? old.result() : young.result();
+                        return locks.unlock(held);
+                    }).compose(x -> Future.all(old, young)).compose(both -> {
+                        final TakeoutLockClient.Grant o = both.resultAt(0);
+                        final TakeoutLockClient.Grant y = both.resultAt(1);
+                        return locks.unlock(o.ticket() > y.ticket() ? o : y).map(x -> List.of(o.ticket(), y.ticket()));
+                    });
+                });
+            });
+        });
+        assertThat(tickets).as("tickets of ts 10 and ts 20").containsExactly(4L, 5L);
+        assertThat(service.deferred()).isGreaterThanOrEqualTo(2);
+    }
 }

@@ -37,7 +37,7 @@ class TakeoutLockTest {
     }
 
     @Test
-    void shouldRefuseAnOlderTimestampWhileSomeoneIsQueuedAndDeferItBetweenTheWatermarksWhenHot() {
+    void shouldRefuseAnOlderTimestampWhileSomeoneIsQueuedAndAdmitItOnceTheQueueHasDrained() {
         lock(30, false);
         assertThat(lock(25, false).status).isEqualTo(TakeoutLock.REFUSED_ORDER);
         assertThat(lock(25, true).status).as("1 queued: not above the cold watermark, no heuristic wait")
@@ -45,7 +45,8 @@ class TakeoutLockTest {
         for (int i = 0; i < 3; i++) {
             lock(40 + i, true);
         }
-        assertThat(lock(25, true).status).as("4 queued: between the watermarks").isEqualTo(TakeoutLock.DEFER);
+        assertThat(lock(25, true).status).as("4 queued: the rule refuses; holding back is the service's")
+            .isEqualTo(TakeoutLock.REFUSED_ORDER);
         assertThat(objects.getLong(ObjectLayout.LOWER_OFFSET)).as("refusals change nothing").isEqualTo(4);
         for (int i = 0; i < 4; i++) {
             unlock();
