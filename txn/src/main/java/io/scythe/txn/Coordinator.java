@@ -21,6 +21,8 @@ public final class Coordinator {
     private final Protocol protocol;
     private final int maxAttempts;
     private final Map<AbortReason, long[]> aborts = new EnumMap<>(AbortReason.class);
+    private final long[] stageNanos = new long[Stage.values().length];
+    private long stagedCommits;
     private final java.util.SplittableRandom random;
     /** Largest back-off before a retry. */
     public static final long MAX_BACKOFF_NS = 128_000;
@@ -66,6 +68,13 @@ public final class Coordinator {
         body.compose(result -> txn.commit().map(ts -> new Outcome<>(result, ts, attempt,
             runtime.timers().nowNs() - start, txn.mode()))).onComplete(ar -> {
                 if (ar.succeeded()) {
+                    final long[] stages = txn.stageNanos();
+                    if (stages != null) {
+                        for (int i = 0; i < stages.length; i++) {
+                            stageNanos[i] += stages[i];
+                        }
+                        stagedCommits++;
+                    }
                     done.complete(ar.result());
                     return;
                 }
@@ -87,6 +96,16 @@ public final class Coordinator {
                         attempt(procedure, attempt + 1, nextHot, start, done));
                 });
             });
+    }
+
+    /** Nanoseconds the committed attempts spent in each stage, summed (by {@link Stage} ordinal). */
+    public long[] stageNanos() {
+        return stageNanos.clone();
+    }
+
+    /** Committed attempts whose stages were measured. */
+    public long stagedCommits() {
+        return stagedCommits;
     }
 
     /** Aborted attempts so far, by reason. */

@@ -35,10 +35,30 @@ public abstract class OneSidedTxn implements Txn {
     protected final long id;
     protected final List<Access> accesses = new ArrayList<>(4);
     protected boolean finished;
+    private final long[] stageNanos = new long[Stage.values().length];
+    private long stageMark;
 
     protected OneSidedTxn(final TxnRuntime runtime) {
         this.runtime = runtime;
         this.id = runtime.nextTxnId();
+        this.stageMark = runtime.timers().nowNs();
+    }
+
+    /** Ends {@code stage} now: the time since the previous mark is its. */
+    protected final void mark(final Stage stage) {
+        final long now = runtime.timers().nowNs();
+        stageNanos[stage.ordinal()] += now - stageMark;
+        stageMark = now;
+    }
+
+    /** {@code future}, marking the end of {@code stage} when it completes. */
+    protected final <T> Future<T> staged(final Stage stage, final Future<T> future) {
+        return future.andThen(ar -> mark(stage));
+    }
+
+    @Override
+    public long[] stageNanos() {
+        return stageNanos;
     }
 
     protected final Access find(final String table, final long key) {

@@ -28,4 +28,9 @@ public interface Txn {
 
     /** The protocol and mode this attempt ran in, e.g. {@code scythe/occ}. */
     String mode();
+
+    /** Nanoseconds this attempt spent in each {@link Stage} (by ordinal), or {@code null} when not measured. */
+    default long[] stageNanos() {
+        return null;
+    }
 }

@@ -24,6 +24,7 @@ import io.scythe.txn.AbortReason;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.Protocol;
+import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.runtime.LoopTimers;
 import io.scythe.txn.scythe.TakeoutLockService;
@@ -160,10 +161,12 @@ public final class SmallBankWorkload {
                 ClosedLoop.run(nodes.loops, clients, 0, options.warmupMs(), op);
             }
             final long[] abortsBefore = abortCounts(coordinators);
+            final long[] stagesBefore = stageSums(coordinators);
             measuring.set(true);
             final ClosedLoop.Result r = ClosedLoop.run(nodes.loops, clients, 0, options.durationMs(), op);
             measuring.set(false);
             final long[] abortsAfter = abortCounts(coordinators);
+            final long[] stagesAfter = stageSums(coordinators);
             Thread.sleep(20); // releases posted at commit complete
             final long finalSum = total(dbs);
             final boolean moneyOk = finalSum == initial + delta.sum();
@@ -190,15 +193,44 @@ public final class SmallBankWorkload {
                 .put("money", new JsonObject().put("initial", initial).put("final", finalSum)
                     .put("committed_delta", delta.sum()).put("conserved", moneyOk))
                 .put("locks_left_held", held);
+            // Per-stage breakdown of the committed attempt; "retries" is the rest of the latency: earlier aborted
+            // attempts and the back-off between them.
+            final long staged = Math.max(1, stagesAfter[Stage.values().length] - stagesBefore[Stage.values().length]);
+            final JsonObject stages = new JsonObject();
+            double stagedMeanUs = 0;
+            final StringBuilder breakdown = new StringBuilder();
+            for (final Stage stage : Stage.values()) {
+                final double us = (stagesAfter[stage.ordinal()] - stagesBefore[stage.ordinal()]) / 1000.0 / staged;
+                stagedMeanUs += us;
+                stages.put(stage.label(), RunResult.round(us, 2));
+                breakdown.append(String.format(" %s %.1f", stage.label(), us));
+            }
+            final double retriesUs = Math.max(0, r.latencyNs().getMean() / 1000.0 - stagedMeanUs);
+            stages.put("retries", RunResult.round(retriesUs, 2));
+            run.put("stages_us", stages);
             out.printf("%-10s clients %4d %10.0f txn/s  p50 %8.2f us  p99 %8.2f us  p999 %8.2f us  abort rate %5.3f"
                     + "  money %s  locks held %d%n", protocol.name(), clients, r.perSecond(),
                 r.latencyNs().getValueAtPercentile(50) / 1000.0, r.latencyNs().getValueAtPercentile(99) / 1000.0,
                 r.latencyNs().getValueAtPercentile(99.9) / 1000.0,
                 (double) abortedAttempts / Math.max(1, abortedAttempts + committed), moneyOk ? "conserved"
                     : "NOT CONSERVED (" + finalSum + " != " + initial + " + " + delta.sum() + ")", held);
+            out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
             tso.stop();
             return run;
         }
+    }
+
+    /** Stage sums of every coordinator, then the count of staged commits at the end. */
+    private static long[] stageSums(final List<Coordinator> coordinators) {
+        final long[] sums = new long[Stage.values().length + 1];
+        for (final Coordinator c : coordinators) {
+            final long[] s = c.stageNanos();
+            for (int i = 0; i < s.length; i++) {
+                sums[i] += s[i];
+            }
+            sums[s.length] += c.stagedCommits();
+        }
+        return sums;
     }
 
     private static long[] abortCounts(final List<Coordinator> coordinators) {

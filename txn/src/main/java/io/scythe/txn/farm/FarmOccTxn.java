@@ -55,11 +55,12 @@ public final class FarmOccTxn extends OneSidedTxn {
                 locking.add(lock(a));
             }
         }
-        return settle(locking)
-            .compose(v -> runtime.physicalClock().next())
-            .compose(ts -> validate().map(ts))
-            .compose(ts -> writeBack(ts, a -> a.locked, (batch, a) -> batch.write(CasLock.lockAddress(a.pointer),
-                a.rkey(), FREE, 0, 8)).map(ts))
+        mark(io.scythe.txn.Stage.EXECUTE);
+        return staged(io.scythe.txn.Stage.LOCK, settle(locking))
+            .compose(v -> staged(io.scythe.txn.Stage.TIMESTAMP, runtime.physicalClock().next()))
+            .compose(ts -> staged(io.scythe.txn.Stage.VALIDATE, validate()).map(ts))
+            .compose(ts -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
+                (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))).map(ts))
             .onSuccess(ts -> {
                 finished = true;
                 accesses.forEach(a -> a.locked = false);

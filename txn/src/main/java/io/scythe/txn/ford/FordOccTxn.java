@@ -101,9 +101,11 @@ public final class FordOccTxn extends OneSidedTxn {
                 locking.add(lockForCommit(a));
             }
         }
-        return settle(locking).compose(v -> validate()).compose(version -> writeBack(version,
-            a -> a.locked, (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))
-            .map(version)).onSuccess(v -> {
+        mark(io.scythe.txn.Stage.EXECUTE);
+        return staged(io.scythe.txn.Stage.LOCK, settle(locking))
+            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validate()))
+            .compose(version -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(version, a -> a.locked,
+                (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))).map(version)).onSuccess(v -> {
                 finished = true;
                 accesses.forEach(a -> a.locked = false);
             }).recover(e -> abort().transform(ignored -> Future.failedFuture(e)));

@@ -124,21 +124,23 @@ public final class ScytheTxn extends OneSidedTxn {
 
     @Override
     public Future<Long> commit() {
+        mark(io.scythe.txn.Stage.EXECUTE);
         if (!hot && accesses.stream().noneMatch(a -> a.dirty)) {
             // Read-only OCC: nothing to lock or order, so no timestamp; validation alone decides.
-            return validate().map(v -> 0L).onSuccess(v -> finished = true)
+            return staged(io.scythe.txn.Stage.VALIDATE, validate()).map(v -> 0L).onSuccess(v -> finished = true)
                 .recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
         }
-        return timestamp().compose(ts -> {
+        return staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()).compose(ts -> {
             final List<Future<Access>> locking = new ArrayList<>();
             for (final Access a : accesses) {
                 if (a.dirty && !a.locked) {
                     locking.add(lock(a, ts));
                 }
             }
-            return settle(locking).compose(v -> hot ? Future.succeededFuture() : validate())
-                .compose(v -> writeBack(ts, a -> a.locked, (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(),
-                    a.grant.rkey(), 1)))
+            return staged(io.scythe.txn.Stage.LOCK, settle(locking))
+                .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, hot ? Future.succeededFuture() : validate()))
+                .compose(v -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
+                    (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(), a.grant.rkey(), 1))))
                 .map(ts);
         }).onSuccess(ts -> {
             finished = true;
