@@ -1,0 +1,85 @@
+package io.scythe.node;
+
+import io.scythe.codec.KryoCodec;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.Coordinator;
+import io.scythe.txn.Txn;
+import io.scythe.txn.UnknownKeyException;
+import io.scythe.txn.api.Procedures;
+import io.scythe.txn.api.TxnReply;
+import io.scythe.txn.api.TxnRequest;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * A compute node's transaction coordinator on one event loop (DESIGN.md): takes {@link TxnRequest}s from the event
+ * bus at {@link #ADDRESS} (point-to-point sends are spread over the instances, one per loop), runs the named stored
+ * procedure through its loop's {@link Coordinator}, and replies with a {@link TxnReply}. A bad request gets an
+ * {@code error} reply and changes nothing; the verticle keeps serving.
+ */
+public final class CoordinatorVerticle extends VerticleBase {
+    public static final String ADDRESS = "scythe.txn";
+
+    private final Supplier<Coordinator> coordinators;
+    private final Procedures procedures;
+    private final String address;
+    private Coordinator coordinator;
+    private MessageConsumer<Object> consumer;
+
+    /**
+     * @param coordinators makes this instance's coordinator; called on its event loop at start
+     */
+    public CoordinatorVerticle(final Supplier<Coordinator> coordinators, final Procedures procedures,
+                               final String address) {
+        this.coordinators = coordinators;
+        this.procedures = procedures;
+        this.address = address;
+    }
+
+    @Override
+    public Future<?> start() {
+        KryoCodec.register(vertx.eventBus(), TxnRequest.class, TxnReply.class);
+        coordinator = coordinators.get();
+        consumer = vertx.eventBus().consumer(address, this::onRequest);
+        return consumer.completion();
+    }
+
+    @Override
+    public Future<?> stop() {
+        return consumer == null ? Future.succeededFuture() : consumer.unregister();
+    }
+
+    private void onRequest(final Message<Object> message) {
+        if (!(message.body() instanceof TxnRequest request)) {
+            message.reply(TxnReply.error("malformed request: expected a TxnRequest, got "
+                + (message.body() == null ? "nothing" : message.body().getClass().getSimpleName())));
+            return;
+        }
+        final Function<Txn, Future<Long>> body;
+        try {
+            body = procedures.bind(request.procedure(), request.args());
+        } catch (final UnknownKeyException | IllegalArgumentException e) {
+            message.reply(TxnReply.error(e.getMessage()));
+            return;
+        }
+        coordinator.run(body).onComplete(ar -> {
+            if (ar.succeeded()) {
+                final Coordinator.Outcome<Long> o = ar.result();
+                message.reply(new TxnReply(TxnReply.COMMITTED, o.result() == null ? 0 : o.result(), o.commitTs(),
+                    o.attempts(), o.latencyNs(), o.mode()));
+            } else if (ar.cause() instanceof AbortException abort) {
+                message.reply(new TxnReply(TxnReply.ABORTED, 0, 0, 0, 0, abort.getMessage()));
+            } else if (ar.cause() instanceof UnknownKeyException) {
+                message.reply(TxnReply.error(ar.cause().getMessage()));
+            } else {
+                // A verb failed during the commit: the outcome is not known here (the redo log will settle it).
+                message.reply(TxnReply.error("outcome unknown: " + ar.cause()));
+            }
+        });
+    }
+}

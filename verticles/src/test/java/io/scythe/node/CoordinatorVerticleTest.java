@@ -1,0 +1,140 @@
+package io.scythe.node;
+
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.codec.KryoCodec;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.QpOptions;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.fabric.local.LocalFabric;
+import io.scythe.hotspot.Watermarks;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.rrpc.RrpcOptions;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.TableSchema;
+import io.scythe.storage.remote.LogDbService;
+import io.scythe.tso.DirectTsoSource;
+import io.scythe.tso.TsoGroup;
+import io.scythe.tso.TsoService;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.Coordinator;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.api.Procedures;
+import io.scythe.txn.api.TxnReply;
+import io.scythe.txn.api.TxnRequest;
+import io.scythe.txn.runtime.LoopTimers;
+import io.scythe.txn.scythe.TakeoutLockService;
+import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Transactions over the event bus: committed, aborted and error replies; bad requests change nothing. */
+class CoordinatorVerticleTest {
+    private Vertx vertx;
+    private LocalFabric fabric;
+    private Table table;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+        final Context loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
+        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
+        final Nic mn = fabric.attachNow("mn");
+        final LogDb db = new LogDb(mn);
+        table = db.create(TableSchema.fixed(1, "checking", 8, 16));
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+        for (long k = 0; k < 16; k++) {
+            v.putLong(0, 100);
+            table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
+        }
+        final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
+        new LogDbService(db).register(server);
+        new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
+        final Promise<Void> started = Promise.promise();
+        loop.runOnContext(ignored -> server.start().onComplete(started));
+        started.future().await(10, TimeUnit.SECONDS);
+        final RemoteRegion counter = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000).start()
+            .await(10, TimeUnit.SECONDS);
+        final Nic cn = fabric.attachNow("cn");
+        final RrpcClient rrpc = new RrpcClient(vertx, cn, new RrpcOptions());
+        final Catalog catalog = new Catalog().add("checking",
+            List.of(new Catalog.Partition("mn", table.describe())));
+        final Procedures procedures = new Procedures().register("deposit", 2, args -> txn ->
+            txn.readForUpdate("checking", args[0]).map(b -> {
+                final UnsafeBuffer next = new UnsafeBuffer(new byte[8]);
+                next.putLong(0, b.getLong(0) + args[1]);
+                txn.write("checking", args[0], next, 0, 8);
+                return args[1];
+            }));
+        vertx.deployVerticle(() -> new CoordinatorVerticle(() -> new Coordinator(new TxnRuntime(catalog, rrpc,
+                LoopTimers.current(), new TsoGroup(64, new DirectTsoSource(counter,
+                    () -> RdmaChannel.connect(cn, "tso", new QpOptions()))), Watermarks.DEFAULT, 1L << 40),
+                Protocol.SCYTHE, 100), procedures, CoordinatorVerticle.ADDRESS),
+            new DeploymentOptions().setInstances(1)).await(10, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+        fabric.close();
+    }
+
+    private TxnReply send(final Object body) throws Exception {
+        return vertx.eventBus().<TxnReply>request(CoordinatorVerticle.ADDRESS, body).await(10, TimeUnit.SECONDS)
+            .body();
+    }
+
+    private long balance(final long key) {
+        return table.objectMemory().getLongVolatile(table.offsetOf(table.lookup(key)) + ObjectLayout.VALUE_OFFSET);
+    }
+
+    @Test
+    void shouldCommitAStoredProcedureAndAnswerBadRequestsWithAnErrorThatChangesNothing() throws Exception {
+        final TxnReply ok = send(new TxnRequest("deposit", new long[] {3, 50}));
+        assertThat(ok.status()).isEqualTo(TxnReply.COMMITTED);
+        assertThat(ok.result()).isEqualTo(50);
+        assertThat(ok.attempts()).isEqualTo(1);
+        assertThat(balance(3)).isEqualTo(150);
+
+        assertThat(send(new TxnRequest("withdraw", new long[] {3, 50})).reason()).contains("unknown procedure");
+        assertThat(send(new TxnRequest("deposit", new long[] {3})).reason()).contains("takes 2 arguments");
+        assertThat(send("deposit 3 50").reason()).contains("malformed request");
+        final TxnReply missing = send(new TxnRequest("deposit", new long[] {999, 5}));
+        assertThat(missing.status()).isEqualTo(TxnReply.ERROR);
+        assertThat(missing.reason()).contains("no key 999");
+        assertThat(balance(3)).as("bad requests changed nothing").isEqualTo(150);
+
+        assertThat(send(new TxnRequest("deposit", new long[] {3, 7})).committed()).as("still serving").isTrue();
+        assertThat(balance(3)).isEqualTo(157);
+    }
+
+    @Test
+    void shouldCarryRequestsAndRepliesThroughTheKryoCodec() {
+        KryoCodec.register(vertx.eventBus(), TxnRequest.class, TxnReply.class);
+        final KryoCodec<TxnRequest> codec = KryoCodec.of(TxnRequest.class);
+        final TxnRequest back = codec.decode(codec.encode(new TxnRequest("deposit", new long[] {1, 2})));
+        assertThat(back.procedure()).isEqualTo("deposit");
+        assertThat(back.args()).containsExactly(1, 2);
+        final KryoCodec<TxnReply> replies = KryoCodec.of(TxnReply.class);
+        assertThat(replies.decode(replies.encode(TxnReply.error("x"))).status()).isEqualTo(TxnReply.ERROR);
+    }
+}
