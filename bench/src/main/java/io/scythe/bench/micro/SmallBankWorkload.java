@@ -5,34 +5,21 @@ import io.scythe.bench.report.BenchReport;
 import io.scythe.bench.report.RunResult;
 import io.scythe.bench.workload.SmallBank;
 import io.scythe.bench.workload.Zipf;
+import io.scythe.node.EmbeddedScythe;
 import io.scythe.fabric.CostModel;
-import io.scythe.fabric.Nic;
-import io.scythe.fabric.RemoteRegion;
-import io.scythe.hotspot.Watermarks;
-import io.scythe.rrpc.RpcServer;
-import io.scythe.rrpc.RrpcClient;
-import io.scythe.rrpc.RrpcOptions;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
-import io.scythe.storage.remote.LogDbService;
-import io.scythe.tso.DirectTsoSource;
-import io.scythe.tso.TsoGroup;
-import io.scythe.tso.TsoService;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
-import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.Protocol;
+import io.scythe.txn.api.Procedures;
 import io.scythe.txn.Stage;
-import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.runtime.LoopTimers;
-import io.scythe.txn.scythe.TakeoutLockService;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.io.PrintStream;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -84,52 +71,24 @@ public final class SmallBankWorkload {
 
     private RunResult runOne(final Protocol protocol, final int clients, final List<SmallBank.Type> mix,
                              final Zipf zipf) throws Exception {
-        try (BenchNodes nodes = new BenchNodes(options.model(), BenchNodes.loops())) {
-            final int parts = options.memoryNodes();
-            final List<LogDb> dbs = new ArrayList<>();
-            final List<TakeoutLockService> lockServices = new ArrayList<>();
-            final Catalog catalog = new Catalog();
-            final List<Catalog.Partition> savings = new ArrayList<>();
-            final List<Catalog.Partition> checking = new ArrayList<>();
-            for (int p = 0; p < parts; p++) {
-                final String node = "mn" + p;
-                final Nic mn = nodes.fabric.attachNow(node);
-                final LogDb db = new LogDb(mn);
-                SmallBank.load(db, options.accounts(), p, parts);
-                dbs.add(db);
-                final RpcServer server = new RpcServer(nodes.vertx, mn, new RrpcOptions());
-                new LogDbService(db).register(server);
-                lockServices.add(new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server));
-                BenchNodes.on(nodes.loops.get(p % nodes.loops.size()), server::start);
-                savings.add(new Catalog.Partition(node, db.table(SmallBank.SAVINGS).describe()));
-                checking.add(new Catalog.Partition(node, db.table(SmallBank.CHECKING).describe()));
-            }
-            catalog.add(SmallBank.SAVINGS, savings).add(SmallBank.CHECKING, checking);
+        final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx(new io.vertx.core.VertxOptions()
+            .setEventLoopPoolSize(BenchNodes.loops()));
+        io.scythe.bridge.BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
+            .await(30, java.util.concurrent.TimeUnit.SECONDS);
+        final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
+            .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
+            .put("costModel", options.model().toJson());
+        try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, config,
+            (db, part, parts) -> SmallBank.load(db, options.accounts(), part, parts), new Procedures())) {
+            final List<LogDb> dbs = cluster.memoryNodes();
             final long initial = total(dbs);
-            final Nic tsoNic = nodes.fabric.attachNow("tso");
-            final TsoService tso = new TsoService(nodes.vertx, tsoNic, List.of(), 1000);
-            final RemoteRegion counter = tso.start().await(30, java.util.concurrent.TimeUnit.SECONDS);
-            final Nic cn = nodes.fabric.attachNow("cn");
-            final RrpcClient rrpc = new RrpcClient(nodes.vertx, cn, new RrpcOptions());
-            final java.util.function.Supplier<io.vertx.core.Future<io.scythe.bridge.RdmaChannel>> toTso =
-                TsoWorkload.channelTo(cn, "tso");
+            final List<io.vertx.core.Context> loops = cluster.loops();
+            final List<Coordinator> coordinators = cluster.coordinators();
             final AtomicInteger loopIds = new AtomicInteger();
-            final List<Coordinator> coordinators = new java.util.concurrent.CopyOnWriteArrayList<>();
-            final FastThreadLocal<Coordinator> coordinator = new FastThreadLocal<>() {
-                @Override
-                protected Coordinator initialValue() {
-                    final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(),
-                        new TsoGroup(1024, new DirectTsoSource(counter, toTso)), Watermarks.DEFAULT,
-                        (long) (loopIds.incrementAndGet()) << 40);
-                    final Coordinator c = new Coordinator(runtime, protocol, options.maxAttempts());
-                    coordinators.add(c);
-                    return c;
-                }
-            };
             final FastThreadLocal<SplittableRandom> randoms = new FastThreadLocal<>() {
                 @Override
                 protected SplittableRandom initialValue() {
-                    return new SplittableRandom(options.seed() * 31 + loopIds.get());
+                    return new SplittableRandom(options.seed() * 31 + loopIds.incrementAndGet());
                 }
             };
             final LongAdder delta = new LongAdder();
@@ -141,7 +100,7 @@ public final class SmallBankWorkload {
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final SmallBank.Type type = SmallBank.pick(mix, random);
-                return coordinator.get().run(SmallBank.draw(type, zipf, random)).map(outcome -> {
+                return cluster.coordinator().run(SmallBank.draw(type, zipf, random)).map(outcome -> {
                     delta.add(outcome.result());
                     if (measuring.get()) {
                         committedByType.computeIfAbsent(type.name(), t -> new LongAdder()).increment();
@@ -158,12 +117,12 @@ public final class SmallBankWorkload {
                 });
             };
             if (options.warmupMs() > 0) {
-                ClosedLoop.run(nodes.loops, clients, 0, options.warmupMs(), op);
+                ClosedLoop.run(loops, clients, 0, options.warmupMs(), op);
             }
             final long[] abortsBefore = abortCounts(coordinators);
             final long[] stagesBefore = stageSums(coordinators);
             measuring.set(true);
-            final ClosedLoop.Result r = ClosedLoop.run(nodes.loops, clients, 0, options.durationMs(), op);
+            final ClosedLoop.Result r = ClosedLoop.run(loops, clients, 0, options.durationMs(), op);
             measuring.set(false);
             final long[] abortsAfter = abortCounts(coordinators);
             final long[] stagesAfter = stageSums(coordinators);
@@ -215,8 +174,9 @@ public final class SmallBankWorkload {
                 (double) abortedAttempts / Math.max(1, abortedAttempts + committed), moneyOk ? "conserved"
                     : "NOT CONSERVED (" + finalSum + " != " + initial + " + " + delta.sum() + ")", held);
             out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
-            tso.stop();
             return run;
+        } finally {
+            vertx.close().await(60, java.util.concurrent.TimeUnit.SECONDS);
         }
     }
 
