@@ -7,15 +7,33 @@ package io.scythe.txn;
 public final class AbortException extends RuntimeException {
     private final AbortReason reason;
     private final long heat;
+    private final long object;
 
     public AbortException(final AbortReason reason, final String detail) {
         this(reason, 0, detail);
     }
 
     public AbortException(final AbortReason reason, final long heat, final String detail) {
+        this(reason, heat, 0, detail);
+    }
+
+    /** @param object the object the conflict was on ({@link #objectOf}), 0 when none */
+    public AbortException(final AbortReason reason, final long heat, final long object, final String detail) {
         super("aborted (" + reason.label() + "): " + detail, null, false, false);
         this.reason = reason;
         this.heat = heat;
+        this.object = object;
+    }
+
+    /** An identifier of {@code key} of {@code table} for per-object statistics (collisions are harmless). */
+    public static long objectOf(final String table, final long key) {
+        final long id = table.hashCode() * 0x9E3779B97F4A7C15L + key;
+        return id == 0 ? 1 : id;
+    }
+
+    /** The object the conflict was on, or 0. */
+    public long object() {
+        return object;
     }
 
     public AbortReason reason() {

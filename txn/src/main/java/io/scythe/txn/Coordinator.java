@@ -22,13 +22,25 @@ public final class Coordinator {
     private final int maxAttempts;
     private final Map<AbortReason, long[]> aborts = new EnumMap<>(AbortReason.class);
     private final long[] stageNanos = new long[Stage.values().length];
+    private final io.scythe.hotspot.AdaptiveWatermarks adaptive;
     private long stagedCommits;
+    private long lastHotObject;
     private final java.util.SplittableRandom random;
     /** Largest back-off before a retry. */
     public static final long MAX_BACKOFF_NS = 128_000;
     private static final long BASE_BACKOFF_NS = 1_000;
 
     public Coordinator(final TxnRuntime runtime, final Protocol protocol, final int maxAttempts) {
+        this(runtime, protocol, maxAttempts, null);
+    }
+
+    /**
+     * @param adaptive per-object cold watermarks that follow aborts (beyond the paper, its §6 future work), or
+     *                 {@code null} for the fixed watermark of {@link TxnRuntime#watermarks()}
+     */
+    public Coordinator(final TxnRuntime runtime, final Protocol protocol, final int maxAttempts,
+                       final io.scythe.hotspot.AdaptiveWatermarks adaptive) {
+        this.adaptive = adaptive;
         if (maxAttempts < 1) {
             throw new IllegalArgumentException("maxAttempts=" + maxAttempts + " must be at least 1");
         }
@@ -68,6 +80,9 @@ public final class Coordinator {
         body.compose(result -> txn.commit().map(ts -> new Outcome<>(result, ts, attempt,
             runtime.timers().nowNs() - start, txn.mode()))).onComplete(ar -> {
                 if (ar.succeeded()) {
+                    if (adaptive != null && attempt > 1 && lastHotObject != 0) {
+                        adaptive.committed(lastHotObject);
+                    }
                     final long[] stages = txn.stageNanos();
                     if (stages != null) {
                         for (int i = 0; i < stages.length; i++) {
@@ -89,8 +104,18 @@ public final class Coordinator {
                         done.fail(cause);
                         return;
                     }
-                    final boolean nextHot = hot || abort.reason() == AbortReason.HOT_OBJECT
-                        || abort.heat() > runtime.watermarks().cold();
+                    final int cold;
+                    if (adaptive != null && abort.object() != 0) {
+                        adaptive.aborted(abort.object());
+                        cold = adaptive.cold(abort.object());
+                    } else {
+                        cold = runtime.watermarks().cold();
+                    }
+                    final boolean nextHot = hot || abort.reason() == AbortReason.HOT_OBJECT || abort.heat() > cold
+                        || (adaptive != null && cold == 0 && abort.object() != 0);
+                    if (nextHot) {
+                        lastHotObject = abort.object();
+                    }
                     final long bound = Math.min(MAX_BACKOFF_NS, BASE_BACKOFF_NS << Math.min(attempt - 1, 20));
                     runtime.timers().after(random.nextLong(bound)).onComplete(w ->
                         attempt(procedure, attempt + 1, nextHot, start, done));

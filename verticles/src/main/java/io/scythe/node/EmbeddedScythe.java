@@ -9,6 +9,7 @@ import io.scythe.fabric.Nic;
 import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.RemoteRegion;
 import io.scythe.fabric.local.LocalFabric;
+import io.scythe.hotspot.AdaptiveWatermarks;
 import io.scythe.hotspot.Watermarks;
 import io.scythe.rrpc.RpcServer;
 import io.scythe.rrpc.RrpcClient;
@@ -49,7 +50,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the in-process API ({@link #coordinator()}). {@link #close()} undeploys it and frees the fabric.
  *
  * <p>Config: {@code {"memoryNodes": 2, "protocol": "scythe", "maxAttempts": 1000, "costModel": {...},
- * "watermarks": {"cold": 3, "hot": 10}}}; every key optional. The tables are created and loaded by the caller's
+ * "watermarks": {"cold": 3, "hot": 10}, "adaptiveWatermarks": false}}; every key optional. With
+ * {@code adaptiveWatermarks} each coordinator lowers an object's cold watermark as transactions abort on it, so they
+ * switch to TOCC sooner there (beyond the paper: its §6 future work). The tables are created and loaded by the caller's
  * {@link Loader} on each memory node. This is the same cluster {@code scythe bench} measures.
  */
 public final class EmbeddedScythe implements AutoCloseable {
@@ -91,9 +94,10 @@ public final class EmbeddedScythe implements AutoCloseable {
         final JsonObject marks = config.getJsonObject("watermarks", new JsonObject());
         final Watermarks watermarks = new Watermarks(marks.getInteger("cold", Watermarks.DEFAULT_COLD),
             marks.getInteger("hot", Watermarks.DEFAULT_HOT));
+        final boolean adaptive = config.getBoolean("adaptiveWatermarks", false);
         final EmbeddedScythe s = new EmbeddedScythe(vertx, new LocalFabric(new FabricOptions().costModel(model)));
         try {
-            s.start(parts, loader, protocol, maxAttempts, watermarks, procedures);
+            s.start(parts, loader, protocol, maxAttempts, watermarks, adaptive, procedures);
             return s;
         } catch (final Exception e) {
             s.close();
@@ -102,7 +106,8 @@ public final class EmbeddedScythe implements AutoCloseable {
     }
 
     private void start(final int parts, final Loader loader, final Protocol protocol, final int maxAttempts,
-                       final Watermarks watermarks, final Procedures procedures) throws Exception {
+                       final Watermarks watermarks, final boolean adaptive, final Procedures procedures)
+        throws Exception {
         final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
         for (int p = 0; p < parts; p++) {
             final String node = "mn" + p;
@@ -146,7 +151,8 @@ public final class EmbeddedScythe implements AutoCloseable {
                         }
                         return ch;
                     })), watermarks, (long) id << 40);
-                final Coordinator c = new Coordinator(runtime, protocol, maxAttempts);
+                final Coordinator c = new Coordinator(runtime, protocol, maxAttempts,
+                    adaptive ? new AdaptiveWatermarks(watermarks, 1 << 16) : null);
                 coordinator.set(c);
                 coordinators.add(c);
                 vertx.deployVerticle(new CoordinatorVerticle(() -> c, procedures, CoordinatorVerticle.ADDRESS),

@@ -72,7 +72,8 @@ public final class ScytheTxn extends OneSidedTxn {
         return locate(table, key).compose(a -> once(a, x -> readImage(x).compose(read -> {
             final long queued = read.queued();
             if (queued != 0) {
-                return Future.failedFuture(new AbortException(AbortReason.LOCKED, queued, "key " + key + " of "
+                return Future.failedFuture(new AbortException(AbortReason.LOCKED, queued,
+                    AbortException.objectOf(table, key), "key " + key + " of "
                     + table + " has " + queued + " queued on its lock"));
             }
             return Future.succeededFuture(read);
@@ -99,7 +100,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 }
                 if (ar.cause() instanceof LockRefusedException refused) {
                     return Future.failedFuture(new AbortException(reasonOf(refused.status()), refused.queued(),
-                        "key " + a.key + " of " + a.table + ": " + refused.getMessage()));
+                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + ": " + refused.getMessage()));
                 }
                 if (ar.cause() instanceof IllegalArgumentException) {
                     // The memory node did not know the object: a stale cached address (its slot was reused).
@@ -157,8 +158,8 @@ public final class ScytheTxn extends OneSidedTxn {
             if (a.locked && a.grant.versionAtGrant() != -1) {
                 // Granted at once: the version the memory node saw then is the object's (no re-read needed).
                 if (a.grant.versionAtGrant() != a.readVersion) {
-                    checks.add(Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key
-                        + " of " + a.table + " changed")));
+                    checks.add(Future.failedFuture(new AbortException(AbortReason.VALIDATION, 0,
+                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed")));
                 }
                 continue;
             }
@@ -166,12 +167,13 @@ public final class ScytheTxn extends OneSidedTxn {
                 final long version = h.getLong(ObjectLayout.VERSION_OFFSET);
                 final long queued = h.getLong(ObjectLayout.LOWER_OFFSET) - h.getLong(ObjectLayout.UPPER_OFFSET);
                 if (version != a.readVersion) {
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued, "key " + a.key
-                        + " of " + a.table + " changed"));
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued,
+                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed"));
                 }
                 if (!a.locked && queued != 0) {
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued, "key " + a.key
-                        + " of " + a.table + " is locked or queued on"));
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued,
+                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table
+                        + " is locked or queued on"));
                 }
                 return Future.succeededFuture(a);
             }));
