@@ -79,16 +79,30 @@ public final class TakeoutLockClient {
             }
             final Promise<Grant> held = Promise.promise();
             awaitTurn(node, upperAddress, rkey, ticket, ticket - upper, queued, start, new UnsafeBuffer(new byte[8]),
-                held);
+                held, new int[1]);
             return held.future();
         });
     }
 
     /** Unlocks: FAA +1 on {@code upper}, which hands the lock to the next ticket. */
     public Future<Void> unlock(final Grant grant) {
-        return channels.apply(grant.node()).compose(ch -> ch.fetchAndAdd(grant.upperAddress(), grant.rkey(), 1))
-            .mapEmpty();
+        return unlock(grant, 0);
     }
+
+    /**
+     * An unlock must not be lost: until it lands every later ticket on the object waits. A failed FAA (a verb error
+     * flushed it; the channel resets itself) is retried after a growing pause; only a memory node that stays
+     * unreachable (fenced, dead) ends the retries, and its locks are recovery's to settle.
+     */
+    private Future<Void> unlock(final Grant grant, final int retries) {
+        return channels.apply(grant.node()).compose(ch -> ch.fetchAndAdd(grant.upperAddress(), grant.rkey(), 1))
+            .<Void>mapEmpty().recover(e -> retries >= MAX_RETRIES ? Future.failedFuture(e)
+                : timers.after(RETRY_PAUSE_NS << Math.min(retries, 10)).compose(v -> unlock(grant, retries + 1)));
+    }
+
+    /** Retries of a failed unlock FAA or poll READ before giving up on the memory node. */
+    static final int MAX_RETRIES = 20;
+    private static final long RETRY_PAUSE_NS = 5_000;
 
     /** The Lock RPC; a DEFER is waited out once ({@link TakeoutLock#DEFER_NS}) and asked again. */
     private Future<UnsafeBuffer> request(final String node, final UnsafeBuffer request, final boolean mayDefer) {
@@ -121,7 +135,7 @@ public final class TakeoutLockClient {
     /** Waits the hangout for {@code ahead} holders, READs {@code upper}, and again until the ticket is served. */
     private void awaitTurn(final String node, final long upperAddress, final int rkey, final long ticket,
                            final long ahead, final long queued, final long start, final UnsafeBuffer upperBuf,
-                           final Promise<Grant> held) {
+                           final Promise<Grant> held, final int[] pollFailures) {
         final Srtt s = srtt(node);
         timers.after(s.hangoutNs(ahead, INITIAL_RTT_NS)).compose(v -> channels.apply(node)).compose(ch -> {
             final long sent = timers.nowNs();
@@ -132,7 +146,13 @@ public final class TakeoutLockClient {
             });
         }).onComplete(ar -> {
             if (ar.failed()) {
-                held.fail(ar.cause());
+                // The ticket is still ours: a failed poll READ is retried (the channel resets itself), else the
+                // ticket would never be served and released, and every later one on the object would wait forever.
+                if (pollFailures[0]++ < MAX_RETRIES) {
+                    awaitTurn(node, upperAddress, rkey, ticket, 1, queued, start, upperBuf, held, pollFailures);
+                } else {
+                    held.fail(ar.cause());
+                }
                 return;
             }
             final long upper = ar.result();
@@ -142,7 +162,8 @@ public final class TakeoutLockClient {
                 held.fail(new IllegalStateException("Takeout Lock at " + Long.toHexString(upperAddress) + " on " + node
                     + " served ticket " + upper + " past ours (" + ticket + ") without us: unlocked by someone else"));
             } else {
-                awaitTurn(node, upperAddress, rkey, ticket, ticket - upper, queued, start, upperBuf, held);
+                awaitTurn(node, upperAddress, rkey, ticket, ticket - upper, queued, start, upperBuf, held,
+                    pollFailures);
             }
         });
     }
