@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
     description = {"Runs a benchmark workload on an embedded cluster in this JVM, prints a table and writes "
         + "DIR/results.json with --out DIR.",
         "Workloads: smallbank (the default: SmallBank on an embedded cluster, --protocols one after another on "
-            + "identical data, money conservation checked); verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
+            + "identical data, money conservation checked); ycsb (transactions of --ops keys, --write-ratio written, on the "
+            + "1M-record usertable; every committed write counted); verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
             + "doorbell-batched, beside the raw memory operation); rrpc (RRPC against a plain one-message-per-RPC "
             + "design, 16 B to 4 KiB); tso (TSO group and proxies against one FAA per request and physical "
             + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
@@ -110,8 +111,17 @@ public final class BenchCommand implements Callable<Integer> {
     Duration hold;
 
     @Option(names = "--records", defaultValue = "1000000",
-        description = "Records of the YCSB table (logdb workload; default: ${DEFAULT-VALUE}).")
+        description = "Records of the YCSB table (logdb and ycsb workloads; default: ${DEFAULT-VALUE}).")
     long records;
+
+    @Option(names = "--ops", defaultValue = "4",
+        description = "Keys per YCSB transaction (default: ${DEFAULT-VALUE}).")
+    int ops;
+
+    @Option(names = "--write-ratio", defaultValue = "0.7",
+        description = "Share of a YCSB transaction's keys that it writes: 0.7 is read:write 3:7, 1 write-only "
+            + "(default: ${DEFAULT-VALUE}).")
+    double writeRatio;
 
     @Option(names = "--sizes", split = ",", defaultValue = "16,64,256,512,1024,4096",
         description = "[rrpc] Reply sizes in bytes (default: ${DEFAULT-VALUE}).")
@@ -138,7 +148,8 @@ public final class BenchCommand implements Callable<Integer> {
         final BenchReport report;
         io.scythe.bench.micro.BenchNodes.loops(loops);
         if (clients == null) {
-            clients = "smallbank".equalsIgnoreCase(workload) ? List.of(8, 32, 64) : List.of(64);
+            clients = "smallbank".equalsIgnoreCase(workload) || "ycsb".equalsIgnoreCase(workload)
+                ? List.of(8, 32, 64) : List.of(64);
         }
         switch (workload.toLowerCase(Locale.ROOT)) {
             case "verbs":
@@ -158,9 +169,12 @@ public final class BenchCommand implements Callable<Integer> {
                     seed), System.out).run();
                 break;
             case "smallbank":
-                report = new io.scythe.bench.micro.SmallBankWorkload(new io.scythe.bench.micro.SmallBankWorkload
-                    .Options(protocols, clients, accounts, theta, mix, memoryNodes, maxAttempts,
-                    costModel("cx5"), duration.toMillis(), warmup.toMillis(), seed), System.out).run();
+            case "ycsb":
+                report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
+                    protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
+                    warmup.toMillis(), seed), "ycsb".equalsIgnoreCase(workload)
+                    ? new io.scythe.bench.workload.YcsbSpec(records, theta, ops, writeRatio)
+                    : new io.scythe.bench.workload.SmallBankSpec(accounts, theta, mix), System.out).run();
                 break;
             case "tso":
                 report = new io.scythe.bench.micro.TsoWorkload(new io.scythe.bench.micro.TsoWorkload.Options(
@@ -168,7 +182,7 @@ public final class BenchCommand implements Callable<Integer> {
                 break;
             default:
                 System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock, "
-                    + "smallbank");
+                    + "smallbank, ycsb");
                 return 2;
         }
         if (out != null) {

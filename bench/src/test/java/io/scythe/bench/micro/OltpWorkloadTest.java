@@ -1,6 +1,8 @@
 package io.scythe.bench.micro;
 
 import io.scythe.bench.report.BenchReport;
+import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.bench.workload.YcsbSpec;
 import io.scythe.fabric.CostModel;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
@@ -15,18 +17,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * SmallBank under heavy contention (50 customers, Zipf 0.99, 16 clients), every protocol: the money is conserved,
  * no lock is left held, no transaction gives up, and each protocol commits.
  */
-class SmallBankWorkloadTest {
+class OltpWorkloadTest {
     @Test
     void shouldConserveMoneyUnderContentionWithEveryProtocol() throws Exception {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        final BenchReport report = new SmallBankWorkload(new SmallBankWorkload.Options(
-            List.of("scythe", "ford-occ", "farm-occ", "scythe-occ"), List.of(16), 50, 0.99, "standard", 2, 100_000,
-            CostModel.cx5(), 700, 200, 7), new PrintStream(printed)).run();
+        final BenchReport report = new OltpWorkload(new OltpWorkload.Options(
+            List.of("scythe", "ford-occ", "farm-occ", "scythe-occ"), List.of(16), 2, 100_000, CostModel.cx5(), 700, 200,
+            7), new SmallBankSpec(50, 0.99, "standard"), new PrintStream(printed)).run();
         final JsonObject json = report.toJson();
         assertThat(json.getJsonArray("runs")).hasSize(4);
         for (int i = 0; i < 4; i++) {
             final JsonObject run = json.getJsonArray("runs").getJsonObject(i);
-            assertThat(run.getJsonObject("money").getBoolean("conserved")).as(printed.toString()).isTrue();
+            assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(printed.toString()).isTrue();
             assertThat(run.getLong("locks_left_held")).as(run.encode()).isZero();
             assertThat(run.getLong("gave_up")).as(run.encode()).isZero();
             assertThat(run.getLong("committed")).as(run.getString("protocol")).isPositive();
@@ -34,5 +36,19 @@ class SmallBankWorkloadTest {
         }
         // The contention is real: conflicts happened and were resolved by aborts and retries.
         assertThat(json.getJsonArray("runs").getJsonObject(1).getLong("aborted")).isPositive();
+    }
+
+    @Test
+    void shouldCountEveryCommittedYcsbWriteUnderContention() throws Exception {
+        final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        final JsonObject json = new OltpWorkload(new OltpWorkload.Options(List.of("scythe", "ford-occ"), List.of(16),
+            2, 100_000, CostModel.cx5(), 600, 150, 3), new YcsbSpec(200, 0.99, 4, 0.7), new PrintStream(printed))
+            .run().toJson();
+        for (int i = 0; i < 2; i++) {
+            final JsonObject run = json.getJsonArray("runs").getJsonObject(i);
+            assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(printed.toString()).isTrue();
+            assertThat(run.getJsonObject("conserved").getLong("committed_delta")).isPositive();
+            assertThat(run.getLong("locks_left_held")).isZero();
+        }
     }
 }

@@ -3,8 +3,7 @@ package io.scythe.bench.micro;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.scythe.bench.report.BenchReport;
 import io.scythe.bench.report.RunResult;
-import io.scythe.bench.workload.SmallBank;
-import io.scythe.bench.workload.Zipf;
+import io.scythe.bench.workload.OltpSpec;
 import io.scythe.node.EmbeddedScythe;
 import io.scythe.fabric.CostModel;
 import io.scythe.storage.LogDb;
@@ -30,19 +29,19 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * {@code scythe bench --workload smallbank}: SmallBank on an embedded cluster in this JVM (memory nodes holding the
- * tables partitioned by account, a TSO with its counter in NIC device memory, one compute node whose event loops run
- * the clients), one protocol after another on freshly loaded, identical data with the same seed. After each run the
- * bank's money is counted on the memory nodes: it must equal the initial sum plus what committed transactions
- * deposited minus what they withdrew; and no lock may be left held.
+ * {@code scythe bench --workload smallbank|ycsb}: an {@link OltpSpec} workload on an embedded cluster in this JVM
+ * ({@code EmbeddedScythe}: memory nodes holding the tables partitioned by key, a TSO with its counter in NIC device
+ * memory, one compute node whose event loops run the clients), one protocol after another on freshly loaded,
+ * identical data with the same seed. After each run the workload's conserved quantity (SmallBank's money, YCSB's
+ * committed writes) is counted on the memory nodes: it must equal its initial value plus what the committed
+ * transactions returned; and no lock may be left held.
  */
-public final class SmallBankWorkload {
+public final class OltpWorkload {
     /** What to run. */
-    public record Options(List<String> protocols, List<Integer> clients, long accounts, double theta, String mix,
-                          int memoryNodes, int maxAttempts, CostModel model, long durationMs, long warmupMs, long seed) {
+    public record Options(List<String> protocols, List<Integer> clients, int memoryNodes, int maxAttempts,
+                          CostModel model, long durationMs, long warmupMs, long seed) {
         JsonObject toJson() {
             return new JsonObject().put("protocols", new JsonArray(protocols)).put("clients", new JsonArray(clients))
-                .put("accounts", accounts).put("theta", theta).put("mix", mix)
                 .put("memory_nodes", memoryNodes).put("max_attempts", maxAttempts).put("cost_model", model.toJson())
                 .put("duration_ms", durationMs).put("warmup_ms", warmupMs).put("seed", seed)
                 .put("loops", BenchNodes.loops());
@@ -50,17 +49,17 @@ public final class SmallBankWorkload {
     }
 
     private final Options options;
+    private final OltpSpec spec;
     private PrintStream out;
 
-    public SmallBankWorkload(final Options options, final PrintStream out) {
+    public OltpWorkload(final Options options, final OltpSpec spec, final PrintStream out) {
         this.options = options;
+        this.spec = spec;
         this.out = out;
     }
 
     public BenchReport run() throws Exception {
-        final BenchReport report = new BenchReport("smallbank", options.toJson());
-        final List<SmallBank.Type> mix = SmallBank.mix(options.mix());
-        final Zipf zipf = new Zipf((int) options.accounts(), options.theta());
+        final BenchReport report = new BenchReport(spec.name(), options.toJson().mergeIn(spec.params()));
         // The JVM's first runs are slower (C2 compiles for several seconds): warm every protocol's code once before
         // measuring anything, or whichever protocol runs first is handicapped (it was 2x slower here).
         if (options.warmupMs() > 0) {
@@ -70,7 +69,7 @@ public final class SmallBankWorkload {
                 for (final String name : options.protocols()) {
                     final boolean adaptive = name.endsWith("-adaptive");
                     runOne(Protocol.named(adaptive ? name.substring(0, name.length() - 9) : name), name, adaptive,
-                        options.clients().get(0), mix, zipf);
+                        options.clients().get(0));
                 }
             } finally {
                 out = real;
@@ -81,14 +80,14 @@ public final class SmallBankWorkload {
                 // "scythe-adaptive": Scythe with per-object cold watermarks that follow aborts.
                 final boolean adaptive = name.endsWith("-adaptive");
                 report.add(runOne(Protocol.named(adaptive ? name.substring(0, name.length() - 9) : name), name,
-                    adaptive, clients, mix, zipf));
+                    adaptive, clients));
             }
         }
         return report;
     }
 
-    private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients,
-                             final List<SmallBank.Type> mix, final Zipf zipf) throws Exception {
+    private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients)
+        throws Exception {
         final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx(new io.vertx.core.VertxOptions()
             .setEventLoopPoolSize(BenchNodes.loops()));
         io.scythe.bridge.BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
@@ -97,7 +96,7 @@ public final class SmallBankWorkload {
             .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
             .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive);
         try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, config,
-            (db, part, parts) -> SmallBank.load(db, options.accounts(), part, parts), new Procedures())) {
+            spec::load, new Procedures())) {
             final List<LogDb> dbs = cluster.memoryNodes();
             final long initial = total(dbs);
             final List<io.vertx.core.Context> loops = cluster.loops();
@@ -117,11 +116,11 @@ public final class SmallBankWorkload {
             final AtomicLong gaveUp = new AtomicLong();
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
-                final SmallBank.Type type = SmallBank.pick(mix, random);
-                return cluster.coordinator().run(SmallBank.draw(type, zipf, random)).map(outcome -> {
+                final OltpSpec.Drawn drawn = spec.draw(random);
+                return cluster.coordinator().run(drawn.body()).map(outcome -> {
                     delta.add(outcome.result());
                     if (measuring.get()) {
-                        committedByType.computeIfAbsent(type.name(), t -> new LongAdder()).increment();
+                        committedByType.computeIfAbsent(drawn.type(), t -> new LongAdder()).increment();
                         attempts.add(outcome.attempts());
                     }
                     return outcome;
@@ -146,7 +145,7 @@ public final class SmallBankWorkload {
             final long[] stagesAfter = stageSums(coordinators);
             Thread.sleep(20); // releases posted at commit complete
             final long finalSum = total(dbs);
-            final boolean moneyOk = finalSum == initial + delta.sum();
+            final boolean conservedOk = finalSum == initial + delta.sum();
             final long held = locksHeld(dbs);
             final JsonObject aborts = new JsonObject();
             long abortedAttempts = 0;
@@ -162,13 +161,12 @@ public final class SmallBankWorkload {
             committedByType.forEach((t, n) -> byType.put(t, n.sum()));
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
-                .invariantsOk(moneyOk && held == 0) // giving up after --max-attempts is an outcome, not a bug
-                .put("theta", options.theta()).put("accounts", options.accounts())
+                .invariantsOk(conservedOk && held == 0) // giving up after --max-attempts is an outcome, not a bug
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("attempts_per_commit", RunResult.round((double) attempts.sum() / Math.max(1, committed), 3))
                 .put("gave_up", r.failed()).put("user_rollbacks", userAborts.sum())
-                .put("money", new JsonObject().put("initial", initial).put("final", finalSum)
-                    .put("committed_delta", delta.sum()).put("conserved", moneyOk))
+                .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
+                    .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
                 .put("locks_left_held", held);
             // Per-stage breakdown of the committed attempt; "retries" is the rest of the latency: earlier aborted
             // attempts and the back-off between them.
@@ -185,11 +183,13 @@ public final class SmallBankWorkload {
             final double retriesUs = Math.max(0, r.latencyNs().getMean() / 1000.0 - stagedMeanUs);
             stages.put("retries", RunResult.round(retriesUs, 2));
             run.put("stages_us", stages);
+            spec.params().forEach(e -> run.put(e.getKey(), e.getValue()));
             out.printf("%-10s clients %4d %10.0f txn/s  p50 %8.2f us  p99 %8.2f us  p999 %8.2f us  abort rate %5.3f"
-                    + "  money %s  locks held %d%n", label, clients, r.perSecond(),
+                    + "  %s %s  locks held %d%n", label, clients, r.perSecond(),
                 r.latencyNs().getValueAtPercentile(50) / 1000.0, r.latencyNs().getValueAtPercentile(99) / 1000.0,
                 r.latencyNs().getValueAtPercentile(99.9) / 1000.0,
-                (double) abortedAttempts / Math.max(1, abortedAttempts + committed), moneyOk ? "conserved"
+                (double) abortedAttempts / Math.max(1, abortedAttempts + committed), spec.quantity(),
+                conservedOk ? "conserved"
                     : "NOT CONSERVED (" + finalSum + " != " + initial + " + " + delta.sum() + ")", held);
             out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
             return run;
@@ -222,11 +222,7 @@ public final class SmallBankWorkload {
     }
 
     private long total(final List<LogDb> dbs) {
-        long sum = 0;
-        for (int p = 0; p < dbs.size(); p++) {
-            sum += SmallBank.totalOf(dbs.get(p), options.accounts(), p, dbs.size());
-        }
-        return sum;
+        return spec.total(dbs);
     }
 
     /** Objects whose Takeout Lock has someone queued or whose CAS lock is taken. */

@@ -1,0 +1,36 @@
+package io.scythe.bench.workload;
+
+import io.scythe.storage.LogDb;
+import io.scythe.txn.Txn;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Function;
+
+/**
+ * A transactional workload the OLTP driver runs: how to load it, how to draw a transaction, and the quantity its
+ * transactions conserve, which makes the invariant exact: after a run, {@link #total} counted on the memory nodes
+ * equals its value before plus what the committed transactions returned.
+ */
+public interface OltpSpec {
+    /** A drawn transaction: its type (for per-type counts) and its body, which returns its change of the quantity. */
+    record Drawn(String type, Function<Txn, Future<Long>> body) {
+    }
+
+    String name();
+
+    /** What the invariant counts, e.g. {@code money}. */
+    String quantity();
+
+    JsonObject params();
+
+    /** Creates and fills this workload's tables on memory node {@code part} of {@code parts}. */
+    void load(LogDb db, int part, int parts);
+
+    Drawn draw(SplittableRandom random);
+
+    /** The conserved quantity, counted directly on the memory nodes (after a run). */
+    long total(List<LogDb> dbs);
+}
