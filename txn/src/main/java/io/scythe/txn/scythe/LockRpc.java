@@ -6,13 +6,18 @@ package io.scythe.txn.scythe;
  * <pre>
  *  request (24 B)                                  reply (48 B)
  *  0  table id (i32)                               0  status (i32): TakeoutLock.GRANTED ... DEFER, or BAD_REQUEST
- *  4  mode (i32): 0 COLD (OCC), 1 HOT (TOCC)       4  reserved (i32)
+ *  4  mode (i32): 0 COLD (OCC), 1 HOT (TOCC),     4  object bytes that follow the reply (i32)
+ *     + WITH_OBJECT: return the object if free
  *  8  object pointer (u64, incarnation|address)    8  queued ahead (i64): the object's heat
  *  16 timestamp (u64)                              16 ticket (i64), -1 unless granted
  *                                                  24 upper (i64) when the request was served
  *                                                  32 queued_ts (i64) after the request
  *                                                  40 version (i64) of the object when the request was served
+ *                                                  48 the object (header and value), when asked for WITH_OBJECT
+ *                                                     and the lock was granted at once
  * </pre>
+ * WITH_OBJECT (§4.2.2 (1), and the prototype's QUEUING_READ): a TOCC read that is granted at once gets the object in
+ * the same reply, saving its READ; the lock is free then, so no writer can be mid-write.
  * The version lets a transaction granted the lock at once (its ticket already served) skip re-reading the header
  * to validate: with the lock free, every earlier holder's write-back (value, version, then the FAA that freed it)
  * has landed, so that version is the object's until this transaction unlocks.
@@ -38,6 +43,9 @@ public final class LockRpc {
 
     public static final int MODE_COLD = 0;
     public static final int MODE_HOT = 1;
+    /** Mode flag: return the object in the reply when the lock is granted at once. */
+    public static final int WITH_OBJECT = 0x100;
+    public static final int OBJECT_BYTES_OFFSET = 4;
     /** Unknown table, stale or misaligned pointer, bad mode: nothing changed. */
     public static final int BAD_REQUEST = -1;
 

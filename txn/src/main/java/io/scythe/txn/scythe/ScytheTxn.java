@@ -81,13 +81,24 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
-        return locate(table, key).compose(a -> once(a, x -> timestamp().compose(ts -> lock(x, ts))
-            .compose(this::readImage))).map(OneSidedTxn::valueCopy);
+        return locate(table, key).compose(a -> once(a, x -> timestamp().compose(ts -> lock(x, ts, true))
+            .compose(held -> {
+                final org.agrona.DirectBuffer object = held.grant.object();
+                if (object != null && object.capacity() == held.slotBytes()) {
+                    held.image.putBytes(0, object, 0, object.capacity()); // came with the grant: no READ
+                    return checkedImage(held);
+                }
+                return readImage(held);
+            }))).map(OneSidedTxn::valueCopy);
     }
 
     /** Queues on {@code a}'s Takeout Lock in this attempt's mode and waits until held. */
     private Future<Access> lock(final Access a, final long ts) {
-        return runtime.locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot)
+        return lock(a, ts, false);
+    }
+
+    private Future<Access> lock(final Access a, final long ts, final boolean withObject) {
+        return runtime.locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot, withObject)
             .transform(ar -> {
                 if (ar.succeeded()) {
                     a.grant = ar.result();

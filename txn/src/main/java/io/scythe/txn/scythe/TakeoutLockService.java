@@ -30,7 +30,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
     private final java.util.ArrayDeque<Pending> heldBack = new java.util.ArrayDeque<>();
     private io.scythe.bridge.Bridge bridge;
     private final TakeoutLock.Outcome outcome = new TakeoutLock.Outcome();
-    private final UnsafeBuffer reply = new UnsafeBuffer(new byte[LockRpc.REPLY_BYTES]);
+    private UnsafeBuffer reply = new UnsafeBuffer(new byte[LockRpc.REPLY_BYTES + 512]);
     private long granted;
     private long refused;
     private final long[] refusedBy = new long[8];
@@ -63,7 +63,8 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             return;
         }
         final int tableId = p.getInt(at + LockRpc.TABLE_OFFSET);
-        final int mode = p.getInt(at + LockRpc.MODE_OFFSET);
+        final int flags = p.getInt(at + LockRpc.MODE_OFFSET);
+        final int mode = flags & ~LockRpc.WITH_OBJECT;
         final long pointer = p.getLong(at + LockRpc.POINTER_OFFSET);
         final Table table = db.table(tableId);
         final int header = table == null ? -1 : table.offsetOf(pointer);
@@ -76,6 +77,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         pending.header = header;
         pending.pointer = pointer;
         pending.hot = mode == LockRpc.MODE_HOT;
+        pending.withObject = (flags & LockRpc.WITH_OBJECT) != 0;
         pending.ts = p.getLong(at + LockRpc.TS_OFFSET);
         pending.responder = responder;
         pending.heldBack = false;
@@ -130,7 +132,16 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             reply.putLong(LockRpc.QUEUED_TS_OFFSET, outcome.queuedTs);
             reply.putLong(LockRpc.VERSION_OFFSET, pending.table.objectMemory().getLongVolatile(pending.header
                 + io.scythe.storage.ObjectLayout.VERSION_OFFSET));
-            pending.responder.reply(reply, 0, LockRpc.REPLY_BYTES);
+            int objectBytes = 0;
+            if (pending.withObject && outcome.status == TakeoutLock.GRANTED && outcome.upper == outcome.ticket) {
+                objectBytes = pending.table.describe().objectSlotBytes();
+                if (reply.capacity() < LockRpc.REPLY_BYTES + objectBytes) {
+                    reply = new UnsafeBuffer(new byte[LockRpc.REPLY_BYTES + objectBytes]);
+                }
+                reply.putBytes(LockRpc.REPLY_BYTES, pending.table.objectMemory(), pending.header, objectBytes);
+            }
+            reply.putInt(LockRpc.OBJECT_BYTES_OFFSET, objectBytes);
+            pending.responder.reply(reply, 0, LockRpc.REPLY_BYTES + objectBytes);
             pending.responder = null;
             pending.table = null;
             free.add(pending);
@@ -204,6 +215,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         long ts;
         RpcResponder responder;
         boolean heldBack;
+        boolean withObject;
         long until;
     }
 }

@@ -277,4 +277,27 @@ class TakeoutLockServiceTest {
         assertThat(tickets).as("tickets of ts 10 and ts 20").containsExactly(4L, 5L);
         assertThat(service.deferred()).isGreaterThanOrEqualTo(2);
     }
+
+    @Test
+    void shouldBringTheObjectWithALockGrantedAtOnceWhenAsked() throws Exception {
+        start(true);
+        final TableDescriptor d = table.describe();
+        final long pointer = table.lookup(1);
+        table.objectMemory().putLong(table.offsetOf(pointer) + ObjectLayout.VALUE_OFFSET, 4242);
+        final List<Object> seen = onContext(vertx.getOrCreateContext(), () -> {
+            final TakeoutLockClient locks = client(LoopTimers.current());
+            return locks.lock("mn", d, pointer, 1, true, true).compose(first -> {
+                final Future<TakeoutLockClient.Grant> second = locks.lock("mn", d, pointer, 2, true, true);
+                return LoopTimers.current().after(20_000).compose(v -> locks.unlock(first)).compose(v -> second)
+                    .compose(g -> locks.unlock(g).map(v -> {
+                        final List<Object> out = new ArrayList<>();
+                        out.add(first.object() == null ? -1L : first.object().getLong(ObjectLayout.VALUE_OFFSET));
+                        out.add(g.object() == null ? "none" : "some");
+                        return out;
+                    }));
+            });
+        });
+        // At once: the object came with the grant. After waiting its turn: no object (it must READ).
+        assertThat(seen).containsExactly(4242L, "none");
+    }
 }
