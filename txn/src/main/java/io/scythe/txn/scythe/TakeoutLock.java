@@ -82,10 +82,12 @@ public final class TakeoutLock {
             out.upper = upper;
             out.queuedTs = queuedTs;
             out.ticket = -1;
-            if (queued > 0 && ts < queuedTs) {
-                out.status = REFUSED_ORDER;
-            } else if (!hot && queued > watermarks.cold()) {
+            // Fig. 14 refuses on any of the three conditions; which one is reported is ours to choose, and a COLD
+            // request over the cold watermark is told so first: the object is hot and it should retry as TOCC.
+            if (!hot && queued > watermarks.cold()) {
                 out.status = REFUSED_COLD;
+            } else if (queued > 0 && ts < queuedTs) {
+                out.status = REFUSED_ORDER;
             } else if (queued > watermarks.hot()) {
                 out.status = REFUSED_HOT;
             } else {
