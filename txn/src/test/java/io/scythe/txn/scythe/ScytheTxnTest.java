@@ -179,7 +179,7 @@ class ScytheTxnTest {
                         final ScytheTxn t = new ScytheTxn(rt, true);
                         waiting.add(t.read(T, 6).compose(v -> t.commit()));
                     }
-                    return rt.timers().after(50_000).compose(v -> {
+                    return untilQueued(rt, 6, 4, 2_000).compose(v -> {
                         occ.write(T, 6, money(0), 0, 8);
                         final Future<Long> commit = occ.commit();
                         return commit.transform(ar -> {
@@ -195,5 +195,13 @@ class ScytheTxnTest {
         assertThat(queued(6)).isZero();
         final int at = table.offsetOf(table.lookup(6));
         assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).as("nobody wrote it").isEqualTo(100);
+    }
+
+    /** Waits (polling every 20 us, at most {@code tries} times) until {@code count} are queued on {@code key}. */
+    private Future<Void> untilQueued(final TxnRuntime rt, final long key, final long count, final int tries) {
+        if (queued(key) >= count || tries == 0) {
+            return Future.succeededFuture();
+        }
+        return rt.timers().after(20_000).compose(v -> untilQueued(rt, key, count, tries - 1));
     }
 }
