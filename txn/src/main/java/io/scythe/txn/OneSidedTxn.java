@@ -251,4 +251,36 @@ public abstract class OneSidedTxn implements Txn {
             return Future.succeededFuture();
         });
     }
+
+    /**
+     * Gives the attempt up: releases, with {@code release}, every lock it holds (each exactly once), and waits for
+     * the releases. Idempotent: the protocols' {@code abort()}.
+     */
+    protected final Future<Void> releaseHeld(final Function<Access, Future<?>> release) {
+        if (finished) {
+            return Future.succeededFuture();
+        }
+        finished = true;
+        final List<Future<?>> releases = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.locked) {
+                a.locked = false;
+                releases.add(release.apply(a));
+            }
+        }
+        return settle(releases);
+    }
+
+    /**
+     * A commit's outcome: on success the attempt is over and its write-back released its locks; on failure it is
+     * aborted (what it still holds released) and the failure passed on.
+     */
+    protected final <T> Future<T> finishCommit(final Future<T> commit) {
+        return commit.onSuccess(v -> {
+            finished = true;
+            for (final Access a : accesses) {
+                a.locked = false;
+            }
+        }).recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
+    }
 }

@@ -1,9 +1,11 @@
 package io.scythe.txn;
 
+import io.scythe.txn.farm.FarmOccTxn;
 import io.scythe.txn.ford.FordOccTxn;
 import io.scythe.txn.scythe.ScytheTxn;
 
 import java.util.List;
+import java.util.function.BiFunction;
 
 /** A concurrency-control protocol: how an attempt begins. Names are what {@code --protocols} takes. */
 public interface Protocol {
@@ -13,56 +15,31 @@ public interface Protocol {
     Txn begin(TxnRuntime runtime, boolean hot);
 
     /** Scythe: OCC until an attempt meets a hot object, then TOCC (§4.2). */
-    Protocol SCYTHE = new Protocol() {
-        @Override
-        public String name() {
-            return "scythe";
-        }
-
-        @Override
-        public Txn begin(final TxnRuntime runtime, final boolean hot) {
-            return new ScytheTxn(runtime, hot);
-        }
-    };
+    Protocol SCYTHE = of("scythe", ScytheTxn::new);
 
     /** FORD's one-sided OCC with CAS locks. */
-    Protocol FORD_OCC = new Protocol() {
-        @Override
-        public String name() {
-            return "ford-occ";
-        }
-
-        @Override
-        public Txn begin(final TxnRuntime runtime, final boolean hot) {
-            return new FordOccTxn(runtime);
-        }
-    };
+    Protocol FORD_OCC = of("ford-occ", (runtime, hot) -> new FordOccTxn(runtime));
 
     /** FaRMv2-style OCC: unlocked reads, locks at commit, physical-clock timestamps with the uncertainty wait. */
-    Protocol FARM_OCC = new Protocol() {
-        @Override
-        public String name() {
-            return "farm-occ";
-        }
-
-        @Override
-        public Txn begin(final TxnRuntime runtime, final boolean hot) {
-            return new io.scythe.txn.farm.FarmOccTxn(runtime);
-        }
-    };
+    Protocol FARM_OCC = of("farm-occ", (runtime, hot) -> new FarmOccTxn(runtime));
 
     /** Scythe with OCC only (never switches): to measure what TOCC adds. */
-    Protocol SCYTHE_OCC_ONLY = new Protocol() {
-        @Override
-        public String name() {
-            return "scythe-occ";
-        }
+    Protocol SCYTHE_OCC_ONLY = of("scythe-occ", (runtime, hot) -> new ScytheTxn(runtime, false));
 
-        @Override
-        public Txn begin(final TxnRuntime runtime, final boolean hot) {
-            return new ScytheTxn(runtime, false);
-        }
-    };
+    /** A protocol named {@code name} whose attempts {@code begin} makes. */
+    static Protocol of(final String name, final BiFunction<TxnRuntime, Boolean, Txn> begin) {
+        return new Protocol() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public Txn begin(final TxnRuntime runtime, final boolean hot) {
+                return begin.apply(runtime, hot);
+            }
+        };
+    }
 
     List<Protocol> ALL = List.of(SCYTHE, FORD_OCC, FARM_OCC, SCYTHE_OCC_ONLY);
 

@@ -2,11 +2,9 @@ package io.scythe.node;
 
 import io.netty.util.concurrent.FastThreadLocal;
 import io.scythe.bridge.BridgeVerticle;
-import io.scythe.bridge.RdmaChannel;
 import io.scythe.fabric.CostModel;
 import io.scythe.fabric.FabricOptions;
 import io.scythe.fabric.Nic;
-import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.RemoteRegion;
 import io.scythe.fabric.local.LocalFabric;
 import io.scythe.hotspot.AdaptiveWatermarks;
@@ -141,16 +139,9 @@ public final class EmbeddedScythe implements AutoCloseable {
             final Promise<String> deployed = Promise.promise();
             loop.runOnContext(v -> {
                 final int id = loopIds.incrementAndGet();
-                final FastThreadLocal<Future<RdmaChannel>> toTso = new FastThreadLocal<>();
+                // The loop's one-sided channel to the TSO node is the RRPC client's (one per loop, connected once).
                 final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(1024,
-                    new DirectTsoSource(counter, () -> {
-                        Future<RdmaChannel> ch = toTso.getIfExists();
-                        if (ch == null || ch.failed()) {
-                            ch = RdmaChannel.connect(cn, "tso", new QpOptions());
-                            toTso.set(ch);
-                        }
-                        return ch;
-                    })), watermarks, (long) id << 40);
+                    new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))), watermarks, (long) id << 40);
                 final Coordinator c = new Coordinator(runtime, protocol, maxAttempts,
                     adaptive ? new AdaptiveWatermarks(watermarks, 1 << 16) : null);
                 coordinator.set(c);

@@ -1,12 +1,10 @@
 package io.scythe.node;
 
 import io.scythe.bridge.BridgeVerticle;
-import io.scythe.bridge.RdmaChannel;
 import io.scythe.codec.KryoCodec;
 import io.scythe.fabric.CostModel;
 import io.scythe.fabric.FabricOptions;
 import io.scythe.fabric.Nic;
-import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.RemoteRegion;
 import io.scythe.fabric.local.LocalFabric;
 import io.scythe.hotspot.Watermarks;
@@ -86,8 +84,8 @@ class CoordinatorVerticleTest {
                 return args[1];
             }));
         vertx.deployVerticle(() -> new CoordinatorVerticle(() -> new Coordinator(new TxnRuntime(catalog, rrpc,
-                LoopTimers.current(), new TsoGroup(64, new DirectTsoSource(counter,
-                    () -> RdmaChannel.connect(cn, "tso", new QpOptions()))), Watermarks.DEFAULT, 1L << 40),
+                LoopTimers.current(), new TsoGroup(64, new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))),
+                Watermarks.DEFAULT, 1L << 40),
                 Protocol.SCYTHE, 100), procedures, CoordinatorVerticle.ADDRESS),
             new DeploymentOptions().setInstances(1)).await(10, TimeUnit.SECONDS);
     }

@@ -25,7 +25,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -113,7 +112,6 @@ public final class OltpWorkload {
             final Map<String, LongAdder> committedByType = new ConcurrentHashMap<>();
             final LongAdder userAborts = new LongAdder();
             final LongAdder attempts = new LongAdder();
-            final AtomicLong gaveUp = new AtomicLong();
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final OltpSpec.Drawn drawn = spec.draw(random);
@@ -129,8 +127,7 @@ public final class OltpWorkload {
                         userAborts.increment(); // rolled back by the procedure: a completed transaction
                         return io.vertx.core.Future.succeededFuture();
                     }
-                    gaveUp.incrementAndGet();
-                    return io.vertx.core.Future.failedFuture(e);
+                    return io.vertx.core.Future.failedFuture(e); // gave up: counted by ClosedLoop as failed
                 });
             };
             if (options.warmupMs() > 0) {

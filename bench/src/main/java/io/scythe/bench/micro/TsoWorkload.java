@@ -74,7 +74,7 @@ public final class TsoWorkload {
             }
             final Nic cn = nodes.fabric.attachNow("cn");
             final RrpcClient rrpc = new RrpcClient(nodes.vertx, cn, new RrpcOptions());
-            final Supplier<Future<RdmaChannel>> toTso = channelTo(cn, "tso");
+            final Supplier<Future<RdmaChannel>> toTso = () -> rrpc.oneSided("tso");
             final Map<String, List<TsoGroup>> groups = new java.util.concurrent.ConcurrentHashMap<>();
             final FastThreadLocal<Map<String, TimestampOracle>> oracles = new FastThreadLocal<>() {
                 @Override

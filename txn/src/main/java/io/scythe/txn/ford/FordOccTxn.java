@@ -1,10 +1,10 @@
 package io.scythe.txn.ford;
 
 import io.scythe.bridge.Doorbell;
-import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.OneSidedTxn;
+import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -26,8 +26,7 @@ import java.util.List;
  * two round trips cheaper than FORD's (the comparison favours FORD). Validation also checks the lock word (FORD's
  * {@code CheckValidate} compares versions only, which admits write skew).
  */
-public final class FordOccTxn extends OneSidedTxn {
-    private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
+public final class FordOccTxn extends CasLockTxn {
 
     public FordOccTxn(final TxnRuntime runtime) {
         super(runtime);
@@ -96,73 +95,18 @@ public final class FordOccTxn extends OneSidedTxn {
     public Future<Long> commit() {
         // Keys written without readForUpdate are locked now (CAS + header READ, version unchanged).
         final List<Future<Void>> locking = new ArrayList<>();
+        long version = 0;
         for (final var a : accesses) {
+            version = Math.max(version, a.readVersion + 1); // above every version read: new for every key written
             if (a.dirty && !a.locked) {
                 locking.add(lockForCommit(a));
             }
         }
-        mark(io.scythe.txn.Stage.EXECUTE);
-        return staged(io.scythe.txn.Stage.LOCK, settle(locking))
-            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validate()))
-            .compose(version -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(version, a -> a.locked,
-                (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))).map(version)).onSuccess(v -> {
-                finished = true;
-                accesses.forEach(a -> a.locked = false);
-            }).recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
-    }
-
-    private Future<Void> lockForCommit(final io.scythe.txn.Access a) {
-        return channel(a).compose(ch -> {
-            final Doorbell batch = ch.doorbell();
-            final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
-            final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
-            batch.read(a.address(), a.rkey(), header, 0, ObjectLayout.HEADER_BYTES);
-            return batch.post().compose(b -> {
-                if (b.result(cas) != 0) {
-                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key
-                        + " is locked at commit"));
-                }
-                a.locked = true;
-                if (header.getLong(ObjectLayout.VERSION_OFFSET) != a.readVersion) {
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key
-                        + " changed since it was read"));
-                }
-                return Future.succeededFuture();
-            });
-        });
-    }
-
-    /** Re-READs the header of every read-only key; returns the version the write-back installs. */
-    private Future<Long> validate() {
-        final List<Future<Void>> checks = new ArrayList<>();
-        long version = 0;
-        for (final var a : accesses) {
-            version = Math.max(version, a.readVersion + 1);
-            if (!a.locked) {
-                checks.add(readHeader(a).compose(h -> h.getLong(ObjectLayout.VERSION_OFFSET) == a.readVersion
-                    && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0 ? Future.succeededFuture()
-                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
-                        + a.table + " changed or is locked"))));
-            }
-        }
         final long installed = version;
-        return settle(checks).map(installed);
-    }
-
-    @Override
-    public Future<Void> abort() {
-        if (finished) {
-            return Future.succeededFuture();
-        }
-        finished = true;
-        final List<Future<Void>> unlocks = new ArrayList<>();
-        for (final var a : accesses) {
-            if (a.locked) {
-                a.locked = false;
-                unlocks.add(channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0,
-                    8)));
-            }
-        }
-        return settle(unlocks);
+        mark(Stage.EXECUTE);
+        return finishCommit(staged(Stage.LOCK, settle(locking))
+            .compose(v -> staged(Stage.VALIDATE, validateUnlocked()))
+            .compose(v -> staged(Stage.WRITE_BACK, writeBackAndUnlock(installed)))
+            .map(installed));
     }
 }

@@ -5,7 +5,7 @@ package io.scythe.txn.scythe;
  *
  * <pre>
  *  request (24 B)                                  reply (48 B)
- *  0  table id (i32)                               0  status (i32): TakeoutLock.GRANTED ... DEFER, or BAD_REQUEST
+ *  0  table id (i32)                               0  status (i32): TakeoutLock.GRANTED ... REFUSED_HOT, or BAD_REQUEST
  *  4  mode (i32): 0 COLD (OCC), 1 HOT (TOCC),     4  object bytes that follow the reply (i32)
  *     + WITH_OBJECT: return the object if free
  *  8  object pointer (u64, incarnation|address)    8  queued ahead (i64): the object's heat

@@ -144,10 +144,9 @@ public final class ScytheTxn extends OneSidedTxn {
         mark(io.scythe.txn.Stage.EXECUTE);
         if (!hot && accesses.stream().noneMatch(a -> a.dirty)) {
             // Read-only OCC: nothing to lock or order, so no timestamp; validation alone decides.
-            return staged(io.scythe.txn.Stage.VALIDATE, validate()).map(v -> 0L).onSuccess(v -> finished = true)
-                .recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
+            return finishCommit(staged(io.scythe.txn.Stage.VALIDATE, validate()).map(v -> 0L));
         }
-        return staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()).compose(ts -> {
+        return finishCommit(staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()).compose(ts -> {
             final List<Future<Access>> locking = new ArrayList<>();
             for (final Access a : accesses) {
                 if (a.dirty && !a.locked) {
@@ -159,12 +158,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 .compose(v -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
                     (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(), a.grant.rkey(), 1))))
                 .map(ts);
-        }).onSuccess(ts -> {
-            finished = true;
-            for (final Access a : accesses) {
-                a.locked = false;
-            }
-        }).recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
+        }));
     }
 
     /** OCC validation: nothing it read changed; what it only read is not locked or queued on either. */
@@ -199,17 +193,7 @@ public final class ScytheTxn extends OneSidedTxn {
 
     @Override
     public Future<Void> abort() {
-        if (finished) {
-            return Future.succeededFuture();
-        }
-        finished = true;
-        final List<Future<Access>> unlocks = new ArrayList<>();
-        for (final Access a : accesses) {
-            if (a.locked) {
-                unlocks.add(release(a));
-            }
-        }
-        return settle(unlocks);
+        return releaseHeld(this::release);
     }
 
     private Future<Access> release(final Access a) {

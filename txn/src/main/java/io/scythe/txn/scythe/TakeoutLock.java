@@ -22,9 +22,10 @@ import org.agrona.concurrent.AtomicBuffer;
  *       literally (never reset) one young transaction would lock out every older one forever, retries included.</li>
  *   <li>{@code queued_ts} is raised to the maximum, never lowered: a grant to an older timestamp on an empty queue
  *       must not let a still older one in after it.</li>
- *   <li>TOCC's heuristic wait (§4.4 (2)): a HOT request that breaks timestamp order while the queue is between the
- *       watermarks gets {@link #DEFER} instead of a refusal; the CN waits ~20 us and asks again with the same
- *       timestamp, by which time the queue may have drained.</li>
+ *   <li>TOCC's heuristic wait (§4.4 (2)) is the memory node's: a HOT request that finds the queue between the
+ *       watermarks is held back about {@link #DEFER_NS} before this rule sees it ({@link TakeoutLockService}), so
+ *       that older requests still on their way overtake it in the sorted round instead of being refused behind it
+ *       (Aurogon's deferral).</li>
  * </ul>
  */
 public final class TakeoutLock {
@@ -36,8 +37,6 @@ public final class TakeoutLock {
     public static final int REFUSED_COLD = 2;
     /** Refused: more than the hot watermark queued. */
     public static final int REFUSED_HOT = 3;
-    /** Not queued yet: wait about {@link #DEFER_NS} and ask again (reserved; the rule does not return it). */
-    public static final int DEFER = 4;
     /** The heuristic wait of §4.4 (2), after Aurogon: about 20 us. */
     public static final long DEFER_NS = 20_000;
 
@@ -113,8 +112,6 @@ public final class TakeoutLock {
                 return "refused-cold-watermark";
             case REFUSED_HOT:
                 return "refused-hot-watermark";
-            case DEFER:
-                return "deferred";
             default:
                 return "status-" + status;
         }

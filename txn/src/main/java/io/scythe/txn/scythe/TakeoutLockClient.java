@@ -32,7 +32,6 @@ public final class TakeoutLockClient {
     private final Function<String, Future<RdmaChannel>> channels;
     private final Map<String, Srtt> srtt = new HashMap<>();
     private long polls;
-    private long defers;
 
     /**
      * @param rockets  this loop's RRPC Rocket to a memory node
@@ -77,7 +76,7 @@ public final class TakeoutLockClient {
         request.putLong(LockRpc.POINTER_OFFSET, pointer);
         request.putLong(LockRpc.TS_OFFSET, ts);
         final long start = timers.nowNs();
-        return request(node, request, true).compose(reply -> {
+        return request(node, request).compose(reply -> {
             final long upperAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.UPPER_OFFSET;
             final int rkey = table.objects().rkey();
             final long ticket = reply.getLong(LockRpc.TICKET_OFFSET);
@@ -118,24 +117,19 @@ public final class TakeoutLockClient {
     static final int MAX_RETRIES = 20;
     private static final long RETRY_PAUSE_NS = 5_000;
 
-    /** The Lock RPC; a DEFER is waited out once ({@link TakeoutLock#DEFER_NS}) and asked again. */
-    private Future<UnsafeBuffer> request(final String node, final UnsafeBuffer request, final boolean mayDefer) {
+    /** The Lock RPC: its reply when granted, else the refusal. */
+    private Future<UnsafeBuffer> request(final String node, final UnsafeBuffer request) {
         return rockets.apply(node).compose(rocket -> rocket.call(LockRpc.LOCK, request)).compose(r -> {
             final UnsafeBuffer reply = replyOf(r);
             final int status = reply.getInt(LockRpc.STATUS_OFFSET);
             if (status == TakeoutLock.GRANTED) {
                 return Future.succeededFuture(reply);
             }
-            if (status == TakeoutLock.DEFER && mayDefer) {
-                defers++;
-                return timers.after(TakeoutLock.DEFER_NS).compose(v -> request(node, request, false));
-            }
             if (status == LockRpc.BAD_REQUEST) {
                 return Future.failedFuture(new IllegalArgumentException("Takeout Lock request refused by " + node
                     + " as malformed: unknown table or stale object pointer"));
             }
-            return Future.failedFuture(new LockRefusedException(status == TakeoutLock.DEFER
-                ? TakeoutLock.REFUSED_ORDER : status, reply.getLong(LockRpc.QUEUED_OFFSET)));
+            return Future.failedFuture(new LockRefusedException(status, reply.getLong(LockRpc.QUEUED_OFFSET)));
         });
     }
 
@@ -201,7 +195,4 @@ public final class TakeoutLockClient {
         return polls;
     }
 
-    public long defers() {
-        return defers;
-    }
 }

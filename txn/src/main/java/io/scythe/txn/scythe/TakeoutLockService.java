@@ -116,13 +116,11 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             }
             TakeoutLock.lock(pending.table.objectMemory(), pending.header, pending.ts, pending.hot, watermarks,
                 outcome);
-            switch (outcome.status) {
-                case TakeoutLock.GRANTED -> granted++;
-                case TakeoutLock.DEFER -> deferred++;
-                default -> {
-                    refused++;
-                    refusedBy[outcome.status]++;
-                }
+            if (outcome.status == TakeoutLock.GRANTED) {
+                granted++;
+            } else {
+                refused++;
+                refusedBy[outcome.status]++;
             }
             reply.putInt(LockRpc.STATUS_OFFSET, outcome.status);
             reply.putInt(4, 0);
@@ -134,7 +132,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
                 + io.scythe.storage.ObjectLayout.VERSION_OFFSET));
             int objectBytes = 0;
             if (pending.withObject && outcome.status == TakeoutLock.GRANTED && outcome.upper == outcome.ticket) {
-                objectBytes = pending.table.describe().objectSlotBytes();
+                objectBytes = io.scythe.storage.ObjectLayout.slotBytes(pending.table.schema().maxValueBytes());
                 if (reply.capacity() < LockRpc.REPLY_BYTES + objectBytes) {
                     reply = new UnsafeBuffer(new byte[LockRpc.REPLY_BYTES + objectBytes]);
                 }

@@ -4,11 +4,9 @@ import io.scythe.bridge.BridgeVerticle;
 import io.scythe.fabric.CostModel;
 import io.scythe.fabric.FabricOptions;
 import io.scythe.fabric.Nic;
-import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.RemoteRegion;
 import io.scythe.fabric.local.LocalFabric;
 import io.scythe.hotspot.Watermarks;
-import io.scythe.bridge.RdmaChannel;
 import io.scythe.rrpc.RpcServer;
 import io.scythe.rrpc.RrpcClient;
 import io.scythe.rrpc.RrpcOptions;
@@ -89,11 +87,8 @@ class ScytheTxnTest {
     private <R> R on(final Function<TxnRuntime, Future<R>> body) throws Exception {
         final Promise<R> done = Promise.promise();
         loop.runOnContext(v -> {
-            final Nic cn = fabric.nic("cn");
-            final java.util.function.Supplier<Future<RdmaChannel>> toTso = () -> RdmaChannel.connect(cn, "tso",
-                new QpOptions());
             final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(64,
-                new DirectTsoSource(counter, () -> RdmaChannel.connect(cn, "tso", new QpOptions()))),
+                new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))),
                 Watermarks.DEFAULT, 1L << 40);
             body.apply(runtime).onComplete(done);
         });

@@ -38,6 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The Takeout Lock end to end: the Lock RPC on a memory node, hangout and polling on compute nodes. */
 class TakeoutLockServiceTest {
     private static final int OBJECTS = 8;
+    /** A perfect TSO for these tests: one increasing counter. */
+    private static final java.util.concurrent.atomic.AtomicLong TIMESTAMPS = new java.util.concurrent.atomic.AtomicLong();
     private Vertx vertx;
     private LocalFabric fabric;
     private Table table;
@@ -121,9 +123,10 @@ class TakeoutLockServiceTest {
         final long pointer = table.lookup(key);
         final long valueAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.VALUE_OFFSET;
         final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
-        return locks.lock("mn", d, pointer, System.nanoTime(), true)
+        return locks.lock("mn", d, pointer, TIMESTAMPS.incrementAndGet(), true)
             .recover(e -> e instanceof LockRefusedException ? LoopTimers.current().after(5_000)
-                .compose(v -> locks.lock("mn", d, pointer, System.nanoTime(), true)) : Future.failedFuture(e))
+                .compose(v -> locks.lock("mn", d, pointer, TIMESTAMPS.incrementAndGet(), true))
+                : Future.failedFuture(e))
             .compose(grant -> rrpc.oneSided("mn").compose(ch -> ch.read(valueAddress, d.objects().rkey(), value, 0, 8)
                 .compose(v -> {
                     value.putLong(0, value.getLong(0) + 1);

@@ -1,0 +1,75 @@
+package io.scythe.txn.ford;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.scythe.txn.OneSidedTxn;
+import io.scythe.txn.TxnRuntime;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What FORD's and FaRM's OCC share on the object's CAS lock word ({@link CasLock}): locking a key at commit (CAS and
+ * a header READ in one doorbell, the version still the one read), validating the keys only read (version unchanged,
+ * lock free), writing back with WRITE 0 as the release, and releasing everything held on abort.
+ */
+public abstract class CasLockTxn extends OneSidedTxn {
+    protected static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
+
+    protected CasLockTxn(final TxnRuntime runtime) {
+        super(runtime);
+    }
+
+    /** CAS lock 0 -> this attempt, with a header READ in the same doorbell; the version must still be the one read. */
+    protected final Future<Void> lockForCommit(final Access a) {
+        return channel(a).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
+            final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+            batch.read(a.address(), a.rkey(), header, 0, ObjectLayout.HEADER_BYTES);
+            return batch.post().compose(b -> {
+                if (b.result(cas) != 0) {
+                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key
+                        + " is locked at commit"));
+                }
+                a.locked = true;
+                if (header.getLong(ObjectLayout.VERSION_OFFSET) != a.readVersion) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key
+                        + " changed since it was read"));
+                }
+                return Future.succeededFuture();
+            });
+        });
+    }
+
+    /** Re-READs the header of every key not locked: its version unchanged and its lock free. */
+    protected final Future<Void> validateUnlocked() {
+        final List<Future<Void>> checks = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (!a.locked) {
+                checks.add(readHeader(a).compose(h -> h.getLong(ObjectLayout.VERSION_OFFSET) == a.readVersion
+                    && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0 ? Future.<Void>succeededFuture()
+                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                        + a.table + " changed or is locked"))));
+            }
+        }
+        return settle(checks);
+    }
+
+    /** Writes back with {@code version} and frees every held lock with a WRITE of 0 in the same batch. */
+    protected final Future<Void> writeBackAndUnlock(final long version) {
+        return writeBack(version, a -> a.locked,
+            (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8));
+    }
+
+    @Override
+    public Future<Void> abort() {
+        return releaseHeld(a -> channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE,
+            0, 8)));
+    }
+}
