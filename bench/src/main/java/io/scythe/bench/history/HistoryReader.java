@@ -60,7 +60,8 @@ public final class HistoryReader {
                     builder.table(checkedInt(varint(), "table id"), string());
                     break;
                 case HistoryFormat.TXN: {
-                    builder.txn(varint(), varint(), varint());
+                    final long seq = varint();
+                    builder.txn(varint(), seq, varint());
                     final long count = varint();
                     for (long i = 0; i < count; i++) {
                         final long head = varint();

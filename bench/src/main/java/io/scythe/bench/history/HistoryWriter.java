@@ -36,6 +36,7 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
     private final Thread writer;
     private volatile IOException failure;
     private volatile boolean closed;
+    private int tablesDefined;
 
     /**
      * Creates (or truncates) {@code file} and starts its writer thread.
@@ -91,8 +92,13 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
         }
         // The TABLE record is queued inside computeIfAbsent: no thread learns the id before its definition is queued,
         // so it precedes every chunk that uses it.
-        return tableIds.computeIfAbsent(table, t -> {
-            final int id = tableIds.size();
+        return tableIds.computeIfAbsent(table, this::defineTable);
+    }
+
+    /** The next table id, its TABLE record queued: one at a time, so ids are queued in order (the reader wants it). */
+    private int defineTable(final String t) {
+        synchronized (tableIds) { // not this: close() holds this while it waits for every thread's chunk
+            final int id = tablesDefined++;
             final byte[] record = new byte[1 + HistoryFormat.MAX_VARINT_BYTES * 2 + t.length() * 3];
             int at = 0;
             record[at++] = HistoryFormat.TABLE;
@@ -100,7 +106,7 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
             at = putString(record, at, t);
             queue.add(java.util.Arrays.copyOf(record, at));
             return id;
-        });
+        }
     }
 
     private static int putString(final byte[] buffer, final int at, final String s) {

@@ -11,10 +11,11 @@ import java.util.List;
  * <ol>
  *   <li><b>Version order</b> per key, from the writes: each write names the version it made and the version it
  *       overwrote, so the versions of a key form a chain from the initial version. A version overwritten by two
- *       transactions (a fork: only possible without locks) and a version nobody made are impossible and reported;
- *       to still find the cycles they cause, a fork's branches are ordered by commit order (depth first).</li>
+ *       transactions (a fork: only possible without locks) and a version nobody made are impossible and reported.
+ *       The checker then keeps only what the history states (each version follows the one it overwrote: a tree, not
+ *       a guessed total order), so the cycles it reports are not artefacts of a guess.</li>
  *   <li><b>Edges</b>: ww (T made the version after U's), wr (T read a version U made), rw (T read a version whose
- *       next version U made: an anti-dependency). A read of a version no committed transaction made and that is not
+ *       next version U made: an anti-dependency; one to each branch of a fork). A read of a version no committed transaction made and that is not
  *       the initial one is impossible (an aborted or invented write: G1a).</li>
  *   <li><b>Cycles</b>: strongly connected components by an iterative Tarjan (no recursion, so a million transactions
  *       need no deep stack), three times: over ww edges, over ww and wr, over all. A component is G0 (write cycle)
@@ -101,8 +102,11 @@ public final class SerializabilityChecker {
     private int writes;
     private int[] writeAccess;
     private LongPairIntMap writerOf;
-    private int[] next;
-    private int[] prev;
+    /** The version each write overwrote (a write node, a root, or -1 when nobody made it). */
+    private int[] parent;
+    /** The writes that overwrote version node n: {@code children[firstChild[n] .. firstChild[n + 1]]}. */
+    private int[] firstChild;
+    private int[] children;
     // The graph, by source (CSR).
     private int edgeCount;
     private int[] edgeSrc = new int[1024];
@@ -183,7 +187,7 @@ public final class SerializabilityChecker {
         }
         // Parent of each write: the version it overwrote (a root for the initial version; -1 when nobody made it).
         final int nodes = writes + objects;
-        final int[] parent = new int[writes];
+        parent = new int[writes];
         final int[] childCount = new int[nodes + 1];
         for (w = 0; w < writes; w++) {
             final int a = writeAccess[w];
@@ -199,8 +203,8 @@ public final class SerializabilityChecker {
         for (int i = 0; i < nodes; i++) {
             childCount[i + 1] += childCount[i];
         }
-        final int[] firstChild = childCount; // prefix sums: children of node n at firstChild[n] .. firstChild[n+1]
-        final int[] children = new int[writes];
+        firstChild = childCount; // prefix sums
+        children = new int[writes];
         final int[] fill = Arrays.copyOf(firstChild, nodes);
         for (w = 0; w < writes; w++) {
             if (parent[w] >= 0) {
@@ -222,11 +226,7 @@ public final class SerializabilityChecker {
                     + " transactions " + writers + ": one version has one successor (a lost update)");
             }
         }
-        // Depth-first order from each root (and from each orphaned write, so its edges are still built).
-        next = new int[nodes];
-        prev = new int[nodes];
-        Arrays.fill(next, -1);
-        Arrays.fill(prev, -1);
+        // What the roots (and the orphaned writes) reach; a write reached from neither lies on a cycle of overwrites.
         final boolean[] visited = new boolean[nodes];
         final int[] stack = new int[nodes];
         for (int start = 0; start < nodes; start++) {
@@ -235,16 +235,10 @@ public final class SerializabilityChecker {
             }
             int top = 0;
             stack[top++] = start;
-            int last = -1;
             while (top > 0) {
                 final int x = stack[--top];
                 visited[x] = true;
-                if (last >= 0) {
-                    next[last] = x;
-                    prev[x] = last;
-                }
-                last = x;
-                for (int i = firstChild[x + 1] - 1; i >= firstChild[x]; i--) {
+                for (int i = firstChild[x]; i < firstChild[x + 1]; i++) {
                     stack[top++] = children[i];
                 }
             }
@@ -276,7 +270,7 @@ public final class SerializabilityChecker {
         for (int a = 0; a < h.accesses; a++) {
             final int t = txnOf[a];
             if ((h.accessFlags[a] & HistoryFormat.WRITE) != 0) {
-                final int p = prev[w];
+                final int p = parent[w];
                 if (p >= 0 && p < writes && txnOf[writeAccess[p]] != t) {
                     edge(txnOf[writeAccess[p]], t, EdgeKind.WW, a);
                 }
@@ -301,9 +295,11 @@ public final class SerializabilityChecker {
                     edge(writer, t, EdgeKind.WR, a);
                 }
             }
-            final int after = next[node];
-            if (after >= 0 && txnOf[writeAccess[after]] != t) {
-                edge(t, txnOf[writeAccess[after]], EdgeKind.RW, a);
+            for (int i = firstChild[node]; i < firstChild[node + 1]; i++) {
+                final int after = txnOf[writeAccess[children[i]]];
+                if (after != t) {
+                    edge(t, after, EdgeKind.RW, a);
+                }
             }
         }
         // By source (counting sort), for the searches.
@@ -470,7 +466,7 @@ public final class SerializabilityChecker {
                 detail = k + ": T" + to + " read version " + h.versionRead[a] + " made by T" + from;
                 break;
             default:
-                detail = k + ": T" + from + " read version " + h.versionRead[a] + ", T" + to + " made the next one";
+                detail = k + ": T" + from + " read version " + h.versionRead[a] + ", T" + to + " overwrote it";
                 break;
         }
         return new Step(from, to, kind, detail);
