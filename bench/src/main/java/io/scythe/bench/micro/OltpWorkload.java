@@ -124,6 +124,7 @@ public final class OltpWorkload {
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
             .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
             .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive);
+        HistoryWriter recording = null;
         try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, config,
             spec::load, new Procedures())) {
             final List<LogDb> dbs = cluster.memoryNodes();
@@ -164,6 +165,7 @@ public final class OltpWorkload {
             // transaction or is the loaded one, which the checker verifies.
             final HistoryWriter history = record ? new HistoryWriter(historyFile(label, clients),
                 ObjectLayout.LOADED_VERSION, spec.name() + " " + label + " clients " + clients) : null;
+            recording = history;
             coordinators.forEach(c -> c.runtime().recorder(history));
             if (options.warmupMs() > 0) {
                 ClosedLoop.run(loops, clients, 0, options.warmupMs(), op);
@@ -234,6 +236,9 @@ public final class OltpWorkload {
             out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
             return run;
         } finally {
+            if (recording != null) {
+                recording.close(); // a run that failed still ends its writer thread (idempotent)
+            }
             vertx.close().await(60, java.util.concurrent.TimeUnit.SECONDS);
         }
     }
