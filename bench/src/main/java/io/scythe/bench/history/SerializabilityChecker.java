@@ -347,9 +347,12 @@ public final class SerializabilityChecker {
     private Result findCycles() {
         final int n = h.transactions;
         final int[] all = components(ALL);
+        final int[] allSizes = sizes(all);
+        if (Arrays.stream(allSizes).allMatch(size -> size < 2)) { // acyclic: nothing to classify
+            return new Result(h.label, n, edgesByKind.clone(), 0, List.of(), impossibleCount, List.copyOf(impossible));
+        }
         final int[] wwWr = components(WW_WR);
         final int[] ww = components(WW);
-        final int[] allSizes = sizes(all);
         final int[] wwWrSizes = sizes(wwWr);
         final int[] wwSizes = sizes(ww);
         // Per component of the whole graph: a transaction on a cycle of the most severe class it holds.

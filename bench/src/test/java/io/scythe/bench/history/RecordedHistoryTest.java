@@ -24,6 +24,12 @@ class RecordedHistoryTest {
     Path dir;
 
     @Test
+    void shouldFindTheUnsafeProtocolOnlyByName() {
+        assertThat(io.scythe.txn.Protocol.named("unsafe")).isSameAs(io.scythe.txn.Protocol.UNSAFE);
+        assertThat(io.scythe.txn.Protocol.ALL).doesNotContain(io.scythe.txn.Protocol.UNSAFE);
+    }
+
+    @Test
     void shouldCatchTheUnsafeProtocolAndPassEveryRealOne() throws Exception {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<String> protocols = List.of("unsafe", "scythe", "ford-occ", "farm-occ");
