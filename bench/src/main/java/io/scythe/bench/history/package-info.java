@@ -27,6 +27,9 @@
  * under the lock). The {@code unsafe} protocol records the same belief without the lock, so two of its transactions
  * that raced show up as two overwrites of one version: impossible, and a cycle (a lost update).
  *
+ * <p>Inserts and deletes (when the protocols have them) fit the format as writes without a read: an insert makes
+ * its version over the initial one, a delete makes a tombstone version over the version it removed.
+ *
  * <p>A history covers a run from the moment its data was loaded (the run's warm-up included), so every version read
  * is either the loaded one or made by a recorded transaction; the checker verifies it.
  */
