@@ -67,6 +67,9 @@ public final class OltpWorkload {
 
     public BenchReport run() throws Exception {
         final BenchReport report = new BenchReport(spec.name(), options.toJson().mergeIn(spec.params()));
+        if (options.history() != null) {
+            historyFile(options.protocols().get(0), options.clients().get(0)); // a bad path fails now, not after warm-up
+        }
         // The JVM's first runs are slower (C2 compiles for several seconds): warm every protocol's code once before
         // measuring anything, or whichever protocol runs first is handicapped (it was 2x slower here).
         if (options.warmupMs() > 0) {
@@ -97,17 +100,22 @@ public final class OltpWorkload {
      * Where the history of one measured run goes: {@code --history FILE} itself when the run is the only one and
      * FILE is not a directory, else {@code DIR/<protocol>-<clients>.history}.
      */
-    private java.nio.file.Path historyFile(final String label, final int clients) throws java.io.IOException {
+    private java.nio.file.Path historyFile(final String label, final int clients) {
         final java.nio.file.Path path = options.history();
         final boolean oneRun = options.protocols().size() * options.clients().size() == 1;
-        if (oneRun && !java.nio.file.Files.isDirectory(path) && !path.toString().endsWith("/")) {
-            if (path.getParent() != null) {
-                java.nio.file.Files.createDirectories(path.getParent());
+        try {
+            if (oneRun && !java.nio.file.Files.isDirectory(path) && !path.toString().endsWith("/")) {
+                if (path.getParent() != null) {
+                    java.nio.file.Files.createDirectories(path.getParent());
+                }
+                return path;
             }
-            return path;
+            java.nio.file.Files.createDirectories(path);
+            return path.resolve(label + "-" + clients + ".history");
+        } catch (final java.io.IOException e) {
+            throw new IllegalArgumentException("--history " + path + ": cannot create " + e.getMessage()
+                + (oneRun ? "" : " (several runs need a directory)"), e);
         }
-        java.nio.file.Files.createDirectories(path);
-        return path.resolve(label + "-" + clients + ".history");
     }
 
     private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients)
