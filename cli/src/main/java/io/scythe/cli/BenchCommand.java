@@ -39,6 +39,11 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json.")
     Path out;
 
+    @Option(names = "--history", paramLabel = "FILE|DIR",
+        description = "[smallbank, ycsb] Record the history of every measured run (its warm-up included) for "
+            + "`scythe check`: into FILE when there is one run, else DIR/<protocol>-<clients>.history.")
+    Path history;
+
     @Option(names = "--duration", defaultValue = "2s", description = "Measured time of each run (default: "
         + "${DEFAULT-VALUE}).")
     Duration duration;
@@ -151,6 +156,10 @@ public final class BenchCommand implements Callable<Integer> {
             clients = "smallbank".equalsIgnoreCase(workload) || "ycsb".equalsIgnoreCase(workload)
                 ? List.of(8, 32, 64) : List.of(64);
         }
+        if (history != null && !"smallbank".equalsIgnoreCase(workload) && !"ycsb".equalsIgnoreCase(workload)) {
+            throw new IllegalArgumentException("--history records transactions: only the smallbank and ycsb workloads "
+                + "run any");
+        }
         switch (workload.toLowerCase(Locale.ROOT)) {
             case "verbs":
                 report = runVerbs();
@@ -172,7 +181,7 @@ public final class BenchCommand implements Callable<Integer> {
             case "ycsb":
                 report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
-                    warmup.toMillis(), seed), "ycsb".equalsIgnoreCase(workload)
+                    warmup.toMillis(), seed, history), "ycsb".equalsIgnoreCase(workload)
                     ? new io.scythe.bench.workload.YcsbSpec(records, theta, ops, writeRatio)
                     : new io.scythe.bench.workload.SmallBankSpec(accounts, theta, mix), System.out).run();
                 break;

@@ -138,6 +138,11 @@ public final class Coordinator {
         return aborts.get(reason)[0];
     }
 
+    /** The runtime its attempts run on (e.g. to install a {@link HistoryRecorder}). */
+    public TxnRuntime runtime() {
+        return runtime;
+    }
+
     public Protocol protocol() {
         return protocol;
     }

@@ -37,6 +37,8 @@ public abstract class OneSidedTxn implements Txn {
     protected boolean finished;
     private final long[] stageNanos = new long[Stage.values().length];
     private long stageMark;
+    /** The version the write-back installed (for the history recorder). */
+    private long versionMade;
 
     protected OneSidedTxn(final TxnRuntime runtime) {
         this.runtime = runtime;
@@ -155,6 +157,7 @@ public abstract class OneSidedTxn implements Txn {
      */
     protected final Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
                                            final ReleaseVerb release) {
+        versionMade = version;
         final Map<String, List<Access>> byNode = new HashMap<>();
         for (final Access a : accesses) {
             if (a.dirty || needsRelease.apply(a)) {
@@ -280,6 +283,10 @@ public abstract class OneSidedTxn implements Txn {
             finished = true;
             for (final Access a : accesses) {
                 a.locked = false;
+            }
+            final HistoryRecorder recorder = runtime.recorder();
+            if (recorder != null) {
+                recorder.committed(id, v instanceof Long ts ? ts : 0, versionMade, accesses);
             }
         }).recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
     }

@@ -3,6 +3,7 @@ package io.scythe.txn;
 import io.scythe.txn.farm.FarmOccTxn;
 import io.scythe.txn.ford.FordOccTxn;
 import io.scythe.txn.scythe.ScytheTxn;
+import io.scythe.txn.unsafe.UnsafeTxn;
 
 import java.util.List;
 import java.util.function.BiFunction;
@@ -26,6 +27,12 @@ public interface Protocol {
     /** Scythe with OCC only (never switches): to measure what TOCC adds. */
     Protocol SCYTHE_OCC_ONLY = of("scythe-occ", (runtime, hot) -> new ScytheTxn(runtime, false));
 
+    /**
+     * UNSAFE: no locking, no validation. Exists only to show that the history checker catches real anomalies; it
+     * loses updates under contention. In no default list ({@link #ALL}); only asked for by name.
+     */
+    Protocol UNSAFE = of("unsafe", (runtime, hot) -> new UnsafeTxn(runtime));
+
     /** A protocol named {@code name} whose attempts {@code begin} makes. */
     static Protocol of(final String name, final BiFunction<TxnRuntime, Boolean, Txn> begin) {
         return new Protocol() {
@@ -41,16 +48,20 @@ public interface Protocol {
         };
     }
 
+    /** The real protocols. */
     List<Protocol> ALL = List.of(SCYTHE, FORD_OCC, FARM_OCC, SCYTHE_OCC_ONLY);
 
     /** @throws UnknownKeyException for a name no protocol has */
     static Protocol named(final String name) {
+        if (UNSAFE.name().equals(name)) {
+            return UNSAFE;
+        }
         for (final Protocol p : ALL) {
             if (p.name().equals(name)) {
                 return p;
             }
         }
         throw new UnknownKeyException("unknown protocol '" + name + "'; available: "
-            + ALL.stream().map(Protocol::name).toList());
+            + ALL.stream().map(Protocol::name).toList() + " (and 'unsafe', which only tests the history checker)");
     }
 }

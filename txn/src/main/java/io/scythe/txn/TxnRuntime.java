@@ -29,6 +29,8 @@ public final class TxnRuntime {
     private final Map<TableDescriptor, RemoteTable> remotes = new IdentityHashMap<>();
     private long sequence;
     private io.scythe.tso.PhysicalClockOracle physicalClock;
+    /** Set from another thread between runs, read at every commit: volatile (a plain load on x86). */
+    private volatile HistoryRecorder recorder;
 
     /**
      * @param idBase distinguishes this loop's transaction ids from every other loop's in the cluster (a CN and loop
@@ -82,6 +84,16 @@ public final class TxnRuntime {
 
     public Watermarks watermarks() {
         return watermarks;
+    }
+
+    /** Where committed transactions are reported, or {@code null} (the default: nothing recorded, nothing spent). */
+    public HistoryRecorder recorder() {
+        return recorder;
+    }
+
+    /** Starts ({@code recorder}) or stops ({@code null}) reporting this loop's committed transactions. */
+    public void recorder(final HistoryRecorder recorder) {
+        this.recorder = recorder;
     }
 
     /** A transaction id unique in the cluster, never 0 (0 means "free" in a CAS lock word). */

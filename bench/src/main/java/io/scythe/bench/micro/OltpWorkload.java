@@ -1,6 +1,7 @@
 package io.scythe.bench.micro;
 
 import io.netty.util.concurrent.FastThreadLocal;
+import io.scythe.bench.history.HistoryWriter;
 import io.scythe.bench.report.BenchReport;
 import io.scythe.bench.report.RunResult;
 import io.scythe.bench.workload.OltpSpec;
@@ -38,7 +39,14 @@ import java.util.concurrent.atomic.LongAdder;
 public final class OltpWorkload {
     /** What to run. */
     public record Options(List<String> protocols, List<Integer> clients, int memoryNodes, int maxAttempts,
-                          CostModel model, long durationMs, long warmupMs, long seed) {
+                          CostModel model, long durationMs, long warmupMs, long seed, java.nio.file.Path history) {
+        /** Without history recording. */
+        public Options(final List<String> protocols, final List<Integer> clients, final int memoryNodes,
+                       final int maxAttempts, final CostModel model, final long durationMs, final long warmupMs,
+                       final long seed) {
+            this(protocols, clients, memoryNodes, maxAttempts, model, durationMs, warmupMs, seed, null);
+        }
+
         JsonObject toJson() {
             return new JsonObject().put("protocols", new JsonArray(protocols)).put("clients", new JsonArray(clients))
                 .put("memory_nodes", memoryNodes).put("max_attempts", maxAttempts).put("cost_model", model.toJson())
@@ -59,6 +67,9 @@ public final class OltpWorkload {
 
     public BenchReport run() throws Exception {
         final BenchReport report = new BenchReport(spec.name(), options.toJson().mergeIn(spec.params()));
+        if (options.history() != null) {
+            historyFile(options.protocols().get(0), options.clients().get(0)); // a bad path fails now, not after warm-up
+        }
         // The JVM's first runs are slower (C2 compiles for several seconds): warm every protocol's code once before
         // measuring anything, or whichever protocol runs first is handicapped (it was 2x slower here).
         if (options.warmupMs() > 0) {
@@ -79,14 +90,41 @@ public final class OltpWorkload {
                 // "scythe-adaptive": Scythe with per-object cold watermarks that follow aborts.
                 final boolean adaptive = name.endsWith("-adaptive");
                 report.add(runOne(Protocol.named(adaptive ? name.substring(0, name.length() - 9) : name), name,
-                    adaptive, clients));
+                    adaptive, clients, options.history() != null));
             }
         }
         return report;
     }
 
+    /**
+     * Where the history of one measured run goes: {@code --history FILE} itself when the run is the only one and
+     * FILE is not a directory, else {@code DIR/<protocol>-<clients>.history}.
+     */
+    private java.nio.file.Path historyFile(final String label, final int clients) {
+        final java.nio.file.Path path = options.history();
+        final boolean oneRun = options.protocols().size() * options.clients().size() == 1;
+        try {
+            if (oneRun && !java.nio.file.Files.isDirectory(path) && !path.toString().endsWith("/")) {
+                if (path.getParent() != null) {
+                    java.nio.file.Files.createDirectories(path.getParent());
+                }
+                return path;
+            }
+            java.nio.file.Files.createDirectories(path);
+            return path.resolve(label + "-" + clients + ".history");
+        } catch (final java.io.IOException e) {
+            throw new IllegalArgumentException("--history " + path + ": cannot create " + e.getMessage()
+                + (oneRun ? "" : " (several runs need a directory)"), e);
+        }
+    }
+
     private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients)
         throws Exception {
+        return runOne(protocol, label, adaptive, clients, false);
+    }
+
+    private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients,
+                             final boolean record) throws Exception {
         final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx(new io.vertx.core.VertxOptions()
             .setEventLoopPoolSize(BenchNodes.loops()));
         io.scythe.bridge.BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
@@ -94,6 +132,7 @@ public final class OltpWorkload {
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
             .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
             .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive);
+        HistoryWriter recording = null;
         try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, config,
             spec::load, new Procedures())) {
             final List<LogDb> dbs = cluster.memoryNodes();
@@ -130,6 +169,12 @@ public final class OltpWorkload {
                     return io.vertx.core.Future.failedFuture(e); // gave up: counted by ClosedLoop as failed
                 });
             };
+            // The history covers the run's warm-up too: then every version a transaction reads was made by a recorded
+            // transaction or is the loaded one, which the checker verifies.
+            final HistoryWriter history = record ? new HistoryWriter(historyFile(label, clients),
+                ObjectLayout.LOADED_VERSION, spec.name() + " " + label + " clients " + clients) : null;
+            recording = history;
+            coordinators.forEach(c -> c.runtime().recorder(history));
             if (options.warmupMs() > 0) {
                 ClosedLoop.run(loops, clients, 0, options.warmupMs(), op);
             }
@@ -141,6 +186,10 @@ public final class OltpWorkload {
             final long[] abortsAfter = abortCounts(coordinators);
             final long[] stagesAfter = stageSums(coordinators);
             Thread.sleep(20); // releases posted at commit complete
+            if (history != null) {
+                coordinators.forEach(c -> c.runtime().recorder(null));
+                history.close();
+            }
             final long finalSum = total(dbs);
             final boolean conservedOk = finalSum == initial + delta.sum();
             final long held = locksHeld(dbs);
@@ -165,6 +214,10 @@ public final class OltpWorkload {
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
                 .put("locks_left_held", held);
+            if (history != null) {
+                run.put("history", new JsonObject().put("file", history.file().toString())
+                    .put("transactions", history.transactions()));
+            }
             // Per-stage breakdown of the committed attempt; "retries" is the rest of the latency: earlier aborted
             // attempts and the back-off between them.
             final long staged = Math.max(1, stagesAfter[Stage.values().length] - stagesBefore[Stage.values().length]);
@@ -191,6 +244,9 @@ public final class OltpWorkload {
             out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
             return run;
         } finally {
+            if (recording != null) {
+                recording.close(); // a run that failed still ends its writer thread (idempotent)
+            }
             vertx.close().await(60, java.util.concurrent.TimeUnit.SECONDS);
         }
     }

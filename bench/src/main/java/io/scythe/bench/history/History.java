@@ -1,0 +1,181 @@
+package io.scythe.bench.history;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A history in memory, column by column (a million transactions take tens of megabytes, not a million objects):
+ * transaction {@code t} has accesses {@code firstAccess(t)} to {@code firstAccess(t + 1) - 1}. Built by
+ * {@link HistoryReader} from a file, or by hand with {@link #builder}.
+ */
+public final class History {
+    final long initialVersion;
+    final String label;
+    final List<String> tables;
+    final int transactions;
+    final long[] txnIds;
+    final long[] seqs;
+    final long[] commitTs;
+    final int[] firstAccess;
+    final int accesses;
+    final int[] accessTable;
+    final byte[] accessFlags;
+    final long[] accessKey;
+    final long[] versionRead;
+    final long[] versionMade;
+    final long[] versionOverwritten;
+
+    private History(final Builder b) {
+        initialVersion = b.initialVersion;
+        label = b.label;
+        tables = List.copyOf(b.tables);
+        transactions = b.transactions;
+        txnIds = Arrays.copyOf(b.txnIds, transactions);
+        seqs = Arrays.copyOf(b.seqs, transactions);
+        commitTs = Arrays.copyOf(b.commitTs, transactions);
+        firstAccess = Arrays.copyOf(b.firstAccess, transactions + 1);
+        firstAccess[transactions] = b.accesses;
+        accesses = b.accesses;
+        accessTable = Arrays.copyOf(b.accessTable, accesses);
+        accessFlags = Arrays.copyOf(b.accessFlags, accesses);
+        accessKey = Arrays.copyOf(b.accessKey, accesses);
+        versionRead = Arrays.copyOf(b.versionRead, accesses);
+        versionMade = Arrays.copyOf(b.versionMade, accesses);
+        versionOverwritten = Arrays.copyOf(b.versionOverwritten, accesses);
+    }
+
+    public static Builder builder(final long initialVersion, final String label) {
+        return new Builder(initialVersion, label);
+    }
+
+    public int transactions() {
+        return transactions;
+    }
+
+    public String label() {
+        return label;
+    }
+
+    public long initialVersion() {
+        return initialVersion;
+    }
+
+    public long txnId(final int t) {
+        return txnIds[t];
+    }
+
+    /** Builds a history one transaction at a time: {@link #txn}, then its reads and writes. */
+    public static final class Builder {
+        private final long initialVersion;
+        private final String label;
+        private final List<String> tables = new ArrayList<>();
+        private final Map<String, Integer> tableIds = new HashMap<>();
+        private int transactions;
+        private long[] txnIds = new long[1024];
+        private long[] seqs = new long[1024];
+        private long[] commitTs = new long[1024];
+        private int[] firstAccess = new int[1025];
+        private int accesses;
+        private int[] accessTable = new int[4096];
+        private byte[] accessFlags = new byte[4096];
+        private long[] accessKey = new long[4096];
+        private long[] versionRead = new long[4096];
+        private long[] versionMade = new long[4096];
+        private long[] versionOverwritten = new long[4096];
+
+        private Builder(final long initialVersion, final String label) {
+            this.initialVersion = initialVersion;
+            this.label = label;
+        }
+
+        /** Defines table {@code id} (ids are dense from 0, in order). */
+        public Builder table(final int id, final String name) {
+            if (id != tables.size()) {
+                throw new IllegalArgumentException("table id " + id + " (" + name + ") out of order: expected "
+                    + tables.size());
+            }
+            tables.add(name);
+            tableIds.put(name, id);
+            return this;
+        }
+
+        private int tableId(final String name) {
+            final Integer id = tableIds.get(name);
+            if (id != null) {
+                return id;
+            }
+            table(tables.size(), name);
+            return tables.size() - 1;
+        }
+
+        /** Starts the next transaction: its id, its commit order {@code seq}, its commit timestamp. */
+        public Builder txn(final long txnId, final long seq, final long ts) {
+            if (transactions == txnIds.length) {
+                final int n = transactions * 2;
+                txnIds = Arrays.copyOf(txnIds, n);
+                seqs = Arrays.copyOf(seqs, n);
+                commitTs = Arrays.copyOf(commitTs, n);
+                firstAccess = Arrays.copyOf(firstAccess, n + 1);
+            }
+            txnIds[transactions] = txnId;
+            seqs[transactions] = seq;
+            commitTs[transactions] = ts;
+            firstAccess[transactions] = accesses;
+            transactions++;
+            return this;
+        }
+
+        /** The current transaction read {@code key} of {@code table} at {@code version}. */
+        public Builder read(final String table, final long key, final long version) {
+            return access(tableId(table), HistoryFormat.READ, key, version, 0, 0);
+        }
+
+        /** The current transaction read {@code key} at {@code read} and wrote {@code made} over it. */
+        public Builder readWrite(final String table, final long key, final long read, final long made) {
+            return access(tableId(table), HistoryFormat.READ | HistoryFormat.WRITE, key, read, made, read);
+        }
+
+        /** The current transaction wrote {@code made} over {@code overwritten} without reading the key. */
+        public Builder write(final String table, final long key, final long made, final long overwritten) {
+            return access(tableId(table), HistoryFormat.WRITE, key, 0, made, overwritten);
+        }
+
+        /** One access of the current transaction, as in the file (flags {@link HistoryFormat#READ} / WRITE). */
+        public Builder access(final int table, final int flags, final long key, final long read, final long made,
+                              final long overwritten) {
+            if (transactions == 0) {
+                throw new IllegalStateException("an access before any transaction");
+            }
+            if (table < 0 || table >= tables.size()) {
+                throw new IllegalArgumentException("undefined table id " + table);
+            }
+            if ((flags & (HistoryFormat.READ | HistoryFormat.WRITE)) == 0 || (flags & ~3) != 0) {
+                throw new IllegalArgumentException("access flags " + flags + " (must read, write or both)");
+            }
+            if (accesses == accessKey.length) {
+                final int n = accesses * 2;
+                accessTable = Arrays.copyOf(accessTable, n);
+                accessFlags = Arrays.copyOf(accessFlags, n);
+                accessKey = Arrays.copyOf(accessKey, n);
+                versionRead = Arrays.copyOf(versionRead, n);
+                versionMade = Arrays.copyOf(versionMade, n);
+                versionOverwritten = Arrays.copyOf(versionOverwritten, n);
+            }
+            accessTable[accesses] = table;
+            accessFlags[accesses] = (byte) flags;
+            accessKey[accesses] = key;
+            versionRead[accesses] = read;
+            versionMade[accesses] = made;
+            versionOverwritten[accesses] = overwritten;
+            accesses++;
+            return this;
+        }
+
+        public History build() {
+            return new History(this);
+        }
+    }
+}
