@@ -1,0 +1,95 @@
+package io.scythe.bench.micro;
+
+import io.scythe.bench.report.RunResult;
+import io.vertx.core.json.JsonObject;
+import org.HdrHistogram.Histogram;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Per transaction type counts and latencies of one event loop's clients: plain fields, loop-confined while the run
+ * goes; {@link #merge} sums the loops' after it. Latency is the coordinator's, from the first attempt to the commit.
+ */
+final class TxnTypeStats {
+    /** One type's numbers. */
+    static final class Type {
+        final Histogram latencyNs = new Histogram(1_000, 60_000_000_000L, 3);
+        long committed;
+        /** Attempts of the committed transactions, the committing one included. */
+        long committedAttempts;
+        long gaveUp;
+        long gaveUpAttempts;
+        long userRollbacks;
+
+        /** Aborted attempts of the transactions that committed or gave up. */
+        long aborted() {
+            return committedAttempts - committed + gaveUpAttempts;
+        }
+
+        void add(final Type other) {
+            latencyNs.add(other.latencyNs);
+            committed += other.committed;
+            committedAttempts += other.committedAttempts;
+            gaveUp += other.gaveUp;
+            gaveUpAttempts += other.gaveUpAttempts;
+            userRollbacks += other.userRollbacks;
+        }
+    }
+
+    private final Map<String, Type> types = new HashMap<>();
+
+    Type of(final String type) {
+        Type t = types.get(type);
+        if (t == null) {
+            t = new Type();
+            types.put(type, t);
+        }
+        return t;
+    }
+
+    /** A committed transaction of {@code type} after {@code attempts} attempts. */
+    void committed(final String type, final int attempts, final long latencyNs) {
+        final Type t = of(type);
+        t.committed++;
+        t.committedAttempts += attempts;
+        t.latencyNs.recordValue(Math.min(Math.max(latencyNs, 1_000), 60_000_000_000L));
+    }
+
+    /** A transaction of {@code type} that aborted {@code attempts} times and was given up. */
+    void gaveUp(final String type, final int attempts) {
+        final Type t = of(type);
+        t.gaveUp++;
+        t.gaveUpAttempts += attempts;
+    }
+
+    /** A transaction of {@code type} that its procedure rolled back (SmallBank's SendPayment without funds). */
+    void userRollback(final String type) {
+        of(type).userRollbacks++;
+    }
+
+    /** The sum of {@code loops}, by type name (sorted). */
+    static Map<String, Type> merge(final Iterable<TxnTypeStats> loops) {
+        final Map<String, Type> sum = new TreeMap<>();
+        for (final TxnTypeStats loop : loops) {
+            loop.types.forEach((name, t) -> sum.computeIfAbsent(name, n -> new Type()).add(t));
+        }
+        return sum;
+    }
+
+    /** {@code by_type} of results.json. */
+    static JsonObject toJson(final Map<String, Type> byType, final double seconds) {
+        final JsonObject json = new JsonObject();
+        byType.forEach((name, t) -> json.put(name, new JsonObject()
+            .put("committed", t.committed)
+            .put("committed_per_s", RunResult.round(t.committed / seconds, 1))
+            .put("aborted", t.aborted())
+            .put("abort_rate", t.committed + t.aborted() == 0 ? 0.0
+                : RunResult.round((double) t.aborted() / (t.committed + t.aborted()), 6))
+            .put("gave_up", t.gaveUp)
+            .put("user_rollbacks", t.userRollbacks)
+            .put("latency_us", RunResult.latency(t.latencyNs))));
+        return json;
+    }
+}
