@@ -13,9 +13,11 @@ import java.util.TreeMap;
  * goes; {@link #merge} sums the loops' after it. Latency is the coordinator's, from the first attempt to the commit.
  */
 final class TxnTypeStats {
+    /** Longer latencies are recorded as this (a minute). */
+    static final long MAX_LATENCY_NS = 60_000_000_000L;
     /** One type's numbers. */
     static final class Type {
-        final Histogram latencyNs = new Histogram(1_000, 60_000_000_000L, 3);
+        final Histogram latencyNs = new Histogram(MAX_LATENCY_NS, 3); // 1 ns units: zero-cost runs are a few us
         long committed;
         /** Attempts of the committed transactions, the committing one included. */
         long committedAttempts;
@@ -54,7 +56,7 @@ final class TxnTypeStats {
         final Type t = of(type);
         t.committed++;
         t.committedAttempts += attempts;
-        t.latencyNs.recordValue(Math.min(Math.max(latencyNs, 1_000), 60_000_000_000L));
+        t.latencyNs.recordValue(Math.min(Math.max(latencyNs, 0), MAX_LATENCY_NS));
     }
 
     /** A transaction of {@code type} that aborted {@code attempts} times and was given up. */
