@@ -14,6 +14,8 @@ public final class VerbStats {
     private long doorbells;
     private long failures;
     private long rpcCalls;
+    /** RRPC calls by service: the high byte of the 16-bit RPC id (0x4c LogDB, 0x54 Takeout Lock, ...). */
+    private final long[] rpcCallsByService = new long[256];
     private long rpcBytes;
     private long rpcBuckets;
     private long rpcBucketBytes;
@@ -31,9 +33,10 @@ public final class VerbStats {
         failures++;
     }
 
-    /** An RRPC call of {@code payloadBytes} was made from this loop. */
-    public void rpcCall(final int payloadBytes) {
+    /** An RRPC call of {@code rpcId} with {@code payloadBytes} was made from this loop. */
+    public void rpcCall(final int rpcId, final int payloadBytes) {
         rpcCalls++;
+        rpcCallsByService[(rpcId >>> 8) & 0xff]++;
         rpcBytes += payloadBytes;
     }
 
@@ -45,6 +48,11 @@ public final class VerbStats {
 
     public long rpcCalls() {
         return rpcCalls;
+    }
+
+    /** RRPC calls to {@code service}, the high byte of their RPC ids. */
+    public long rpcCalls(final int service) {
+        return rpcCallsByService[service & 0xff];
     }
 
     /** Request payload bytes of the RRPC calls. */
@@ -102,6 +110,9 @@ public final class VerbStats {
         doorbells += other.doorbells;
         failures += other.failures;
         rpcCalls += other.rpcCalls;
+        for (int i = 0; i < rpcCallsByService.length; i++) {
+            rpcCallsByService[i] += other.rpcCallsByService[i];
+        }
         rpcBytes += other.rpcBytes;
         rpcBuckets += other.rpcBuckets;
         rpcBucketBytes += other.rpcBucketBytes;
@@ -117,6 +128,9 @@ public final class VerbStats {
         doorbells -= other.doorbells;
         failures -= other.failures;
         rpcCalls -= other.rpcCalls;
+        for (int i = 0; i < rpcCallsByService.length; i++) {
+            rpcCallsByService[i] -= other.rpcCallsByService[i];
+        }
         rpcBytes -= other.rpcBytes;
         rpcBuckets -= other.rpcBuckets;
         rpcBucketBytes -= other.rpcBucketBytes;

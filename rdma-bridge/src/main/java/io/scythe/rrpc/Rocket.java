@@ -172,7 +172,7 @@ public final class Rocket implements Bridge.Poller {
             bodyOffset = 0;
         }
         calls++;
-        bridge.stats().rpcCall(length);
+        bridge.stats().rpcCall(rpcId, length);
         if (!open || !backlog.isEmpty() || !place(rpcId, kind, callId, body, bodyOffset, length + extra)) {
             // Only a message that must wait is copied.
             final UnsafeBuffer copy = new UnsafeBuffer(new byte[length + extra]);

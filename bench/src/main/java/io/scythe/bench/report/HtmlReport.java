@@ -319,12 +319,20 @@ public final class HtmlReport {
         final Bars bars = new Bars("verbs and RPC calls per commit");
         for (final JsonObject run : counted) {
             final Map<String, Double> segments = new LinkedHashMap<>();
-            run.getJsonObject("verbs_per_txn").forEach(e -> {
-                if (!"total".equals(e.getKey()) && !"doorbells".equals(e.getKey())
+            final JsonObject perTxn = run.getJsonObject("verbs_per_txn");
+            perTxn.forEach(e -> {
+                if (!"total".equals(e.getKey()) && !"doorbells".equals(e.getKey()) && !"rpc".equals(e.getKey())
                     && !"rpc_buckets".equals(e.getKey()) && e.getValue() instanceof Number n) {
                     segments.put(e.getKey(), n.doubleValue());
                 }
             });
+            // RPC calls by service (lock requests, address lookups, ...), or all of them as one segment.
+            final JsonObject services = perTxn.getJsonObject("rpc_by_service");
+            if (services != null && !services.isEmpty()) {
+                services.forEach(e -> segments.put("rpc " + e.getKey(), ((Number) e.getValue()).doubleValue()));
+            } else if (perTxn.getValue("rpc") instanceof Number n) {
+                segments.put("rpc", n.doubleValue());
+            }
             bars.add(label(run), segments);
         }
         html.append(bars.svg());

@@ -84,9 +84,24 @@ public final class RunResult {
             .put("rpc", round(posted.rpcCalls() / per, 3)).put("rpc_buckets", round(posted.rpcBuckets() / per, 3));
         bytes.put("total", round(posted.totalBytes() / per, 1)).put("rpc", round(posted.rpcBytes() / per, 1))
             .put("rpc_buckets", round(posted.rpcBucketBytes() / per, 1));
+        final JsonObject byService = new JsonObject();
+        for (int service = 0; service < 256; service++) {
+            final long calls = posted.rpcCalls(service);
+            if (calls != 0) {
+                byService.put(RPC_SERVICES.getOrDefault(service, String.format("0x%02x", service)),
+                    round(calls / per, 3));
+            }
+        }
+        verbs.put("rpc_by_service", byService);
         json.put("verbs", counts).put("verbs_per_txn", verbs).put("bytes_per_txn", bytes);
         return this;
     }
+
+    /** Names of the RRPC services in {@code rpc_by_service}, by the high byte of their RPC ids. */
+    private static final java.util.Map<Integer, String> RPC_SERVICES = java.util.Map.of(
+        io.scythe.storage.remote.LogDbRpc.LOOKUP >>> 8, "logdb",
+        io.scythe.txn.scythe.LockRpc.LOCK >>> 8, "takeout-lock",
+        io.scythe.tso.TsoLayout.RPC_FETCH >>> 8, "tso");
 
     /** The name of {@code op} in {@code verbs_per_txn}. */
     public static String kindOf(final Opcode op) {

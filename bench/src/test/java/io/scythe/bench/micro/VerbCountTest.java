@@ -6,6 +6,8 @@ import io.scythe.fabric.CostModel;
 import io.scythe.fabric.Opcode;
 import io.scythe.node.EmbeddedScythe;
 import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.remote.LogDbRpc;
+import io.scythe.txn.scythe.LockRpc;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.api.Procedures;
 import io.vertx.core.Context;
@@ -54,6 +56,8 @@ class VerbCountTest {
         final LoopCounters first = balance();
         assertThat(first.verbs().verbs(Opcode.READ)).isEqualTo(4);
         assertThat(first.verbs().rpcCalls()).isEqualTo(2); // the two pointer lookups
+        assertThat(first.verbs().rpcCalls(LogDbRpc.LOOKUP >>> 8)).isEqualTo(2);
+        assertThat(first.verbs().rpcCalls(LockRpc.LOCK >>> 8)).isZero();
         assertThat(first.verbs().verbs(Opcode.WRITE)).isZero();
         assertThat(first.verbs().verbs(Opcode.COMPARE_AND_SWAP)).isZero();
         assertThat(first.verbs().totalVerbs()).isEqualTo(4);

@@ -79,12 +79,19 @@ class ResultsAndReportTest {
                 org.assertj.core.data.Offset.offset(0.001));
             assertThat(verbs.getDouble("read")).isGreaterThanOrEqualTo(1.0); // every SmallBank type reads
             assertThat(run.getJsonObject("bytes_per_txn").getDouble("total")).isPositive();
+            final JsonObject services = verbs.getJsonObject("rpc_by_service");
+            double rpc = 0;
+            for (final String service : services.fieldNames()) {
+                rpc += services.getDouble(service);
+            }
+            assertThat(rpc).isCloseTo(verbs.getDouble("rpc"), org.assertj.core.data.Offset.offset(0.01));
             if ("ford-occ".equals(run.getString("protocol"))) {
                 assertThat(verbs.getDouble("cas")).isPositive(); // FORD's CAS locks
                 assertThat(verbs.getDouble("faa")).isZero();
+                assertThat(services.fieldNames()).containsOnly("logdb"); // address lookups, no lock RPCs
             } else {
                 assertThat(verbs.getDouble("faa")).isPositive(); // Takeout Lock releases, timestamps
-                assertThat(verbs.getDouble("rpc")).isPositive(); // Lock RPCs
+                assertThat(services.getDouble("takeout-lock")).isPositive(); // Lock RPCs
             }
             assertThat(run.getDouble("cpu_us_per_txn")).isPositive();
             assertThat(run.getDouble("loop_cpu_us_per_txn")).isPositive();
