@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 /** {@code scythe bench}: runs a workload on an embedded cluster in this JVM and reports it. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = {"Runs a benchmark workload on an embedded cluster in this JVM, prints a table and writes "
-        + "DIR/results.json with --out DIR.",
+        + "DIR/results.json and DIR/report.html (--out DIR; by default results/<workload>-<time>).",
         "Workloads: smallbank (the default: SmallBank on an embedded cluster, --protocols one after another on "
             + "identical data, money conservation checked); ycsb (transactions of --ops keys, --write-ratio written, on the "
             + "1M-record usertable; every committed write counted); verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
@@ -36,13 +36,16 @@ public final class BenchCommand implements Callable<Integer> {
         + "${DEFAULT-VALUE}).")
     String workload;
 
-    @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json.")
+    @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json and DIR/report.html "
+        + "(default: results/<workload>-<yyyyMMdd-HHmmss>).")
     Path out;
 
     @Option(names = "--history", paramLabel = "FILE|DIR",
         description = "[smallbank, ycsb] Record the history of every measured run (its warm-up included) for "
             + "`scythe check`: into FILE when there is one run, else DIR/<protocol>-<clients>.history.")
     Path history;
+    @Option(names = "--quiet", description = "No live progress line on stderr during runs of 3 s or more.")
+    boolean quiet;
 
     @Option(names = "--duration", defaultValue = "2s", description = "Measured time of each run (default: "
         + "${DEFAULT-VALUE}).")
@@ -183,7 +186,8 @@ public final class BenchCommand implements Callable<Integer> {
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
                     warmup.toMillis(), seed, history), "ycsb".equalsIgnoreCase(workload)
                     ? new io.scythe.bench.workload.YcsbSpec(records, theta, ops, writeRatio)
-                    : new io.scythe.bench.workload.SmallBankSpec(accounts, theta, mix), System.out).run();
+                    : new io.scythe.bench.workload.SmallBankSpec(accounts, theta, mix), System.out)
+                    .progress(quiet ? null : io.scythe.bench.report.ProgressLine.toStderr()).run();
                 break;
             case "tso":
                 report = new io.scythe.bench.micro.TsoWorkload(new io.scythe.bench.micro.TsoWorkload.Options(
@@ -194,14 +198,20 @@ public final class BenchCommand implements Callable<Integer> {
                     + "smallbank, ycsb");
                 return 2;
         }
-        if (out != null) {
-            System.out.println("wrote " + report.write(out));
-        }
+        final Path dir = out != null ? out : defaultOut(workload, java.time.LocalDateTime.now());
+        final Path written = report.write(dir);
+        System.out.println("wrote " + written + " and " + dir.resolve(io.scythe.bench.report.HtmlReport.REPORT_FILE));
         final boolean ok = report.runs().stream().allMatch(r -> r.toJson().getBoolean("invariants_ok", true));
         if (!ok) {
             System.err.println("scythe bench: an invariant was violated (see invariants_ok in the results)");
         }
         return ok ? 0 : 1;
+    }
+
+    /** Where results go without --out: results/<workload>-<yyyyMMdd-HHmmss>, under the working directory. */
+    static Path defaultOut(final String workload, final java.time.LocalDateTime now) {
+        return Path.of("results", workload.toLowerCase(Locale.ROOT) + "-"
+            + now.format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
     }
 
     private BenchReport runVerbs() throws Exception {

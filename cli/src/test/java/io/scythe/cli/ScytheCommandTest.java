@@ -25,7 +25,7 @@ class ScytheCommandTest {
     @Test
     void shouldShowHelpForEverySubcommand() {
         final CommandLine cli = ScytheCommand.commandLine();
-        assertThat(cli.getSubcommands()).containsKeys("bench", "fabric");
+        assertThat(cli.getSubcommands()).containsKeys("bench", "report", "fabric");
         for (final String sub : cli.getSubcommands().keySet()) {
             if ("help".equals(sub)) {
                 continue;
@@ -73,6 +73,22 @@ class ScytheCommandTest {
             assertThat(run.getBoolean("invariants_ok")).isTrue();
             assertThat(run.getJsonObject("latency_us").fieldNames()).contains("p50", "p99", "p999");
         }
+        // report.html beside it, drawn from a micro workload's fields; `scythe report DIR` rebuilds it.
+        final Path page = dir.resolve("report.html");
+        assertThat(Files.readString(page)).contains("<section id=\"throughput\">", "<svg", "local/read/single");
+        Files.delete(page);
+        final StringWriter out = new StringWriter();
+        assertThat(run(out, new StringWriter(), "report", dir.toString())).isZero();
+        assertThat(Files.readString(page)).contains("<section id=\"cdf\">", "<svg");
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "report", dir.resolve("nothing-here").toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("no results.json").doesNotContain("\tat ");
+    }
+
+    @Test
+    void shouldWriteToATimestampedDirectoryByDefault() {
+        assertThat(BenchCommand.defaultOut("SmallBank", java.time.LocalDateTime.of(2026, 11, 23, 9, 5, 7)))
+            .isEqualTo(Path.of("results", "smallbank-20261123-090507"));
     }
 
     /** Each micro workload runs end to end, briefly, and says its invariants held. */

@@ -172,6 +172,7 @@ public final class Rocket implements Bridge.Poller {
             bodyOffset = 0;
         }
         calls++;
+        bridge.stats().rpcCall(rpcId, length);
         if (!open || !backlog.isEmpty() || !place(rpcId, kind, callId, body, bodyOffset, length + extra)) {
             // Only a message that must wait is copied.
             final UnsafeBuffer copy = new UnsafeBuffer(new byte[length + extra]);
@@ -248,10 +249,12 @@ public final class Rocket implements Bridge.Poller {
             seal();
         }
         int n = 0;
+        long bytes = 0;
         for (long seq = postedSeq; seq < sendSeq; seq++) {
             final int position = (int) (seq % ringBuckets);
             final int offset = position * bucketBytes;
             wr(n++).write(ringAddress + offset, ringRkey, staging, offset, sealedBytes[position]).signaled(false);
+            bytes += sealedBytes[position];
         }
         if (n == 0) {
             return;
@@ -271,6 +274,7 @@ public final class Rocket implements Bridge.Poller {
         }
         postedSeq = sendSeq;
         doorbells++;
+        bridge.stats().rpcBuckets(n, bytes);
     }
 
     private WorkRequest wr(final int index) {

@@ -23,6 +23,17 @@ final class ClosedLoop {
         }
     }
 
+    /**
+     * Told how a run goes, about once a second, on the thread that called {@link #run}: completed and failed
+     * operations and the latencies of the completed ones so far (a copy, the caller's to keep).
+     */
+    interface Progress {
+        void update(long elapsedNs, long completed, long failed, Histogram latencyNs);
+    }
+
+    /** How often {@link Progress} hears of a run. */
+    static final long PROGRESS_INTERVAL_MS = 1_000;
+
     private ClosedLoop() {
     }
 
@@ -32,15 +43,23 @@ final class ClosedLoop {
      */
     static Result run(final List<Context> loops, final int clients, final long warmupMs, final long durationMs,
                       final Supplier<Future<?>> operation) throws Exception {
+        return run(loops, clients, warmupMs, durationMs, operation, null);
+    }
+
+    /** As {@link #run(List, int, long, long, Supplier)}, telling {@code progress} (if not null) how the run goes. */
+    static Result run(final List<Context> loops, final int clients, final long warmupMs, final long durationMs,
+                      final Supplier<Future<?>> operation, final Progress progress) throws Exception {
         if (warmupMs > 0) {
-            runOnce(loops, clients, warmupMs, operation);
+            runOnce(loops, clients, warmupMs, operation, null);
         }
-        return runOnce(loops, clients, durationMs, operation);
+        return runOnce(loops, clients, durationMs, operation, progress);
     }
 
     private static Result runOnce(final List<Context> loops, final int clients, final long durationMs,
-                                  final Supplier<Future<?>> operation) throws Exception {
+                                  final Supplier<Future<?>> operation, final Progress progress) throws Exception {
         final List<Future<Result>> parts = new ArrayList<>();
+        final List<Loop> started = new ArrayList<>();
+        final List<Context> startedOn = new ArrayList<>();
         final long start = System.nanoTime();
         final long deadline = start + TimeUnit.MILLISECONDS.toNanos(durationMs);
         for (int l = 0; l < loops.size(); l++) {
@@ -49,8 +68,14 @@ final class ClosedLoop {
                 continue;
             }
             final Promise<Result> promise = Promise.promise();
-            loops.get(l).runOnContext(v -> new Loop(share, deadline, operation, promise).start());
+            final Loop loop = new Loop(share, deadline, operation, promise);
+            loops.get(l).runOnContext(v -> loop.start());
+            started.add(loop);
+            startedOn.add(loops.get(l));
             parts.add(promise.future());
+        }
+        if (progress != null) {
+            reportProgress(startedOn, started, parts, start, progress);
         }
         long completed = 0;
         long failed = 0;
@@ -62,6 +87,41 @@ final class ClosedLoop {
             latency.add(r.latencyNs);
         }
         return new Result(completed, failed, System.nanoTime() - start, latency);
+    }
+
+    /** Until every part is done: once a second, each loop's counts and latencies, copied on that loop. */
+    private static void reportProgress(final List<Context> loops, final List<Loop> started,
+                                       final List<Future<Result>> parts, final long start, final Progress progress)
+        throws Exception {
+        final Future<?> all = Future.all(parts);
+        long next = start + TimeUnit.MILLISECONDS.toNanos(PROGRESS_INTERVAL_MS);
+        while (!all.isComplete()) {
+            final long waitNs = next - System.nanoTime();
+            if (waitNs > 0) {
+                try {
+                    all.await(waitNs, TimeUnit.NANOSECONDS);
+                } catch (final java.util.concurrent.TimeoutException e) {
+                    // the next report is due
+                }
+                if (all.isComplete()) {
+                    return;
+                }
+            }
+            next += TimeUnit.MILLISECONDS.toNanos(PROGRESS_INTERVAL_MS);
+            final Histogram latency = new Histogram(3_600_000_000_000L, 3);
+            long completed = 0;
+            long failed = 0;
+            for (int i = 0; i < started.size(); i++) {
+                final Loop loop = started.get(i);
+                final Promise<Result> copied = Promise.promise();
+                loops.get(i).runOnContext(v -> copied.complete(loop.snapshot()));
+                final Result r = copied.future().await(10, TimeUnit.SECONDS);
+                completed += r.completed;
+                failed += r.failed;
+                latency.add(r.latencyNs);
+            }
+            progress.update(System.nanoTime() - start, completed, failed, latency);
+        }
     }
 
     /** The clients of one event loop. */
@@ -81,6 +141,11 @@ final class ClosedLoop {
             this.deadline = deadline;
             this.operation = operation;
             this.done = done;
+        }
+
+        /** Counts and latencies so far (call on the loop). */
+        Result snapshot() {
+            return new Result(completed, failed, 0, latency.copy());
         }
 
         void start() {

@@ -3,6 +3,7 @@ package io.scythe.bench.micro;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.scythe.bench.history.HistoryWriter;
 import io.scythe.bench.report.BenchReport;
+import io.scythe.bench.report.ProgressLine;
 import io.scythe.bench.report.RunResult;
 import io.scythe.bench.workload.OltpSpec;
 import io.scythe.node.EmbeddedScythe;
@@ -23,7 +24,8 @@ import java.io.PrintStream;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -58,12 +60,22 @@ public final class OltpWorkload {
     private final Options options;
     private final OltpSpec spec;
     private PrintStream out;
+    private ProgressLine progress;
 
     public OltpWorkload(final Options options, final OltpSpec spec, final PrintStream out) {
         this.options = options;
         this.spec = spec;
         this.out = out;
     }
+
+    /** Shows {@code line} during measured runs of at least {@link #PROGRESS_MIN_MS} ({@code null}: none). */
+    public OltpWorkload progress(final ProgressLine line) {
+        this.progress = line;
+        return this;
+    }
+
+    /** Shorter runs show no progress line: it would flash once and vanish. */
+    public static final long PROGRESS_MIN_MS = 3_000;
 
     public BenchReport run() throws Exception {
         final BenchReport report = new BenchReport(spec.name(), options.toJson().mergeIn(spec.params()));
@@ -74,7 +86,9 @@ public final class OltpWorkload {
         // measuring anything, or whichever protocol runs first is handicapped (it was 2x slower here).
         if (options.warmupMs() > 0) {
             final PrintStream real = out;
+            final ProgressLine realProgress = progress;
             out = new PrintStream(java.io.OutputStream.nullOutputStream());
+            progress = null;
             try {
                 for (final String name : options.protocols()) {
                     final boolean adaptive = name.endsWith("-adaptive");
@@ -83,6 +97,7 @@ public final class OltpWorkload {
                 }
             } finally {
                 out = real;
+                progress = realProgress;
             }
         }
         for (final int clients : options.clients()) {
@@ -148,23 +163,34 @@ public final class OltpWorkload {
             };
             final LongAdder delta = new LongAdder();
             final AtomicBoolean measuring = new AtomicBoolean();
-            final Map<String, LongAdder> committedByType = new ConcurrentHashMap<>();
-            final LongAdder userAborts = new LongAdder();
-            final LongAdder attempts = new LongAdder();
+            // Per-type counts and latencies: one TxnTypeStats per event loop, summed after the run.
+            final Queue<TxnTypeStats> loopStats = new ConcurrentLinkedQueue<>();
+            final FastThreadLocal<TxnTypeStats> typeStats = new FastThreadLocal<>() {
+                @Override
+                protected TxnTypeStats initialValue() {
+                    final TxnTypeStats stats = new TxnTypeStats();
+                    loopStats.add(stats);
+                    return stats;
+                }
+            };
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final OltpSpec.Drawn drawn = spec.draw(random);
                 return cluster.coordinator().run(drawn.body()).map(outcome -> {
                     delta.add(outcome.result());
                     if (measuring.get()) {
-                        committedByType.computeIfAbsent(drawn.type(), t -> new LongAdder()).increment();
-                        attempts.add(outcome.attempts());
+                        typeStats.get().committed(drawn.type(), outcome.attempts(), outcome.latencyNs());
                     }
                     return outcome;
                 }).recover(e -> {
                     if (e instanceof AbortException a && a.reason() == AbortReason.USER) {
-                        userAborts.increment(); // rolled back by the procedure: a completed transaction
+                        if (measuring.get()) {
+                            typeStats.get().userRollback(drawn.type()); // rolled back: a completed transaction
+                        }
                         return io.vertx.core.Future.succeededFuture();
+                    }
+                    if (measuring.get() && e instanceof AbortException) {
+                        typeStats.get().gaveUp(drawn.type(), options.maxAttempts());
                     }
                     return io.vertx.core.Future.failedFuture(e); // gave up: counted by ClosedLoop as failed
                 });
@@ -180,9 +206,17 @@ public final class OltpWorkload {
             }
             final long[] abortsBefore = abortCounts(coordinators);
             final long[] stagesBefore = stageSums(coordinators);
+            final LoopCounters countersBefore = LoopCounters.read(loops);
+            final long cpuBefore = LoopCounters.processCpuNs();
             measuring.set(true);
-            final ClosedLoop.Result r = ClosedLoop.run(loops, clients, 0, options.durationMs(), op);
+            final ClosedLoop.Result r = ClosedLoop.run(loops, clients, 0, options.durationMs(), op,
+                progressOf(label + " clients " + clients, coordinators, abortsBefore));
             measuring.set(false);
+            final long cpuNs = LoopCounters.processCpuNs() - cpuBefore;
+            final LoopCounters counters = LoopCounters.read(loops).since(countersBefore);
+            if (progress != null) {
+                progress.done();
+            }
             final long[] abortsAfter = abortCounts(coordinators);
             final long[] stagesAfter = stageSums(coordinators);
             Thread.sleep(20); // releases posted at commit complete
@@ -203,17 +237,30 @@ public final class OltpWorkload {
                 }
             }
             final long committed = r.completed();
+            final Map<String, TxnTypeStats.Type> types = TxnTypeStats.merge(loopStats);
             final JsonObject byType = new JsonObject();
-            committedByType.forEach((t, n) -> byType.put(t, n.sum()));
+            long attempts = 0;
+            long userAborts = 0;
+            for (final Map.Entry<String, TxnTypeStats.Type> t : types.entrySet()) {
+                byType.put(t.getKey(), t.getValue().committed);
+                attempts += t.getValue().committedAttempts;
+                userAborts += t.getValue().userRollbacks;
+            }
+            final double seconds = r.elapsedNs() / 1e9;
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
                 .invariantsOk(conservedOk && held == 0) // giving up after --max-attempts is an outcome, not a bug
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
-                .put("attempts_per_commit", RunResult.round((double) attempts.sum() / Math.max(1, committed), 3))
-                .put("gave_up", r.failed()).put("user_rollbacks", userAborts.sum())
+                .put("by_type", TxnTypeStats.toJson(types, seconds))
+                .put("attempts_per_commit", RunResult.round((double) attempts / Math.max(1, committed), 3))
+                .put("gave_up", r.failed()).put("user_rollbacks", userAborts)
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
-                .put("locks_left_held", held);
+                .put("locks_left_held", held)
+                .verbs(counters.verbs(), committed)
+                .put("cpu_us_per_txn", cpuNs < 0 ? null : RunResult.round(cpuNs / 1000.0 / Math.max(1, committed), 3))
+                .put("loop_cpu_us_per_txn", RunResult.round(counters.loopCpuNs() / 1000.0 / Math.max(1, committed), 3))
+                .put("cpu_cores", cpuNs < 0 ? null : RunResult.round(cpuNs / (double) r.elapsedNs(), 3));
             if (history != null) {
                 run.put("history", new JsonObject().put("file", history.file().toString())
                     .put("transactions", history.transactions()));
@@ -242,6 +289,11 @@ public final class OltpWorkload {
                 conservedOk ? "conserved"
                     : "NOT CONSERVED (" + finalSum + " != " + initial + " + " + delta.sum() + ")", held);
             out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
+            out.printf("%-10s   per commit: %.2f verbs (%s), %.0f bytes, %.2f rpc; cpu %.2f us (loops %.2f us)%n", "",
+                counters.verbs().totalVerbs() / (double) Math.max(1, committed), verbMix(counters, committed),
+                counters.verbs().totalBytes() / (double) Math.max(1, committed),
+                counters.verbs().rpcCalls() / (double) Math.max(1, committed),
+                cpuNs / 1000.0 / Math.max(1, committed), counters.loopCpuNs() / 1000.0 / Math.max(1, committed));
             return run;
         } finally {
             if (recording != null) {
@@ -249,6 +301,38 @@ public final class OltpWorkload {
             }
             vertx.close().await(60, java.util.concurrent.TimeUnit.SECONDS);
         }
+    }
+
+    /** The live progress of the run named {@code label}, or null when there is no line or the run is short. */
+    private ClosedLoop.Progress progressOf(final String label, final List<Coordinator> coordinators,
+                                           final long[] abortsBefore) {
+        final ProgressLine line = progress;
+        if (line == null || options.durationMs() < PROGRESS_MIN_MS) {
+            return null;
+        }
+        return (elapsedNs, completed, failed, latencyNs) -> {
+            // The coordinators' counters are read from this thread: a recent value is enough for a progress line.
+            final long[] now = abortCounts(coordinators);
+            long aborted = 0;
+            for (final AbortReason reason : AbortReason.values()) {
+                aborted += reason == AbortReason.USER ? 0 : now[reason.ordinal()] - abortsBefore[reason.ordinal()];
+            }
+            line.update(label, elapsedNs / 1e9, completed * 1e9 / elapsedNs,
+                (double) aborted / Math.max(1, aborted + completed), latencyNs.getValueAtPercentile(99) / 1000.0);
+        };
+    }
+
+    /** "read 2.00 cas 1.00 ..." of the verbs posted, per commit, the kinds that occurred. */
+    private static String verbMix(final LoopCounters counters, final long committed) {
+        final StringBuilder mix = new StringBuilder();
+        for (final io.scythe.fabric.Opcode op : io.scythe.fabric.Opcode.values()) {
+            final long n = counters.verbs().verbs(op);
+            if (n > 0) {
+                mix.append(mix.length() == 0 ? "" : " ").append(RunResult.kindOf(op))
+                    .append(String.format(" %.2f", n / (double) Math.max(1, committed)));
+            }
+        }
+        return mix.toString();
     }
 
     /** Stage sums of every coordinator, then the count of staged commits at the end. */

@@ -58,11 +58,16 @@ public final class BenchReport {
                 .put("os", System.getProperty("os.name") + " " + System.getProperty("os.arch")));
     }
 
-    /** Writes {@code dir/results.json}, creating {@code dir}. @return the file written */
+    /**
+     * Writes {@code dir/results.json} and {@code dir/report.html} ({@link HtmlReport}), creating {@code dir}.
+     * @return the results file written
+     */
     public Path write(final Path dir) throws IOException {
         Files.createDirectories(dir);
         final Path file = dir.resolve(RESULTS_FILE);
-        Files.writeString(file, toJson().encodePrettily() + "\n", StandardCharsets.UTF_8);
+        final JsonObject json = toJson();
+        Files.writeString(file, json.encodePrettily() + "\n", StandardCharsets.UTF_8);
+        HtmlReport.write(dir, json);
         return file;
     }
 }
