@@ -144,6 +144,7 @@ public final class OltpWorkload {
             final long finalSum = total(dbs);
             final boolean conservedOk = finalSum == initial + delta.sum();
             final long held = locksHeld(dbs);
+            final String violation = spec.violation(dbs);
             final JsonObject aborts = new JsonObject();
             long abortedAttempts = 0;
             for (final AbortReason reason : AbortReason.values()) {
@@ -158,13 +159,13 @@ public final class OltpWorkload {
             committedByType.forEach((t, n) -> byType.put(t, n.sum()));
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
-                .invariantsOk(conservedOk && held == 0) // giving up after --max-attempts is an outcome, not a bug
+                .invariantsOk(conservedOk && held == 0 && violation == null) // giving up is an outcome, not a bug
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("attempts_per_commit", RunResult.round((double) attempts.sum() / Math.max(1, committed), 3))
                 .put("gave_up", r.failed()).put("user_rollbacks", userAborts.sum())
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
-                .put("locks_left_held", held);
+                .put("locks_left_held", held).put("violation", violation);
             // Per-stage breakdown of the committed attempt; "retries" is the rest of the latency: earlier aborted
             // attempts and the back-off between them.
             final long staged = Math.max(1, stagesAfter[Stage.values().length] - stagesBefore[Stage.values().length]);
@@ -189,6 +190,9 @@ public final class OltpWorkload {
                 conservedOk ? "conserved"
                     : "NOT CONSERVED (" + finalSum + " != " + initial + " + " + delta.sum() + ")", held);
             out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
+            if (violation != null) {
+                out.printf("%-10s   INVARIANT VIOLATED: %s%n", "", violation);
+            }
             return run;
         } finally {
             vertx.close().await(60, java.util.concurrent.TimeUnit.SECONDS);

@@ -33,4 +33,9 @@ public interface OltpSpec {
 
     /** The conserved quantity, counted directly on the memory nodes (after a run). */
     long total(List<LogDb> dbs);
+
+    /** What else is wrong on the memory nodes after a run (a broken workload invariant), or {@code null}. */
+    default String violation(final List<LogDb> dbs) {
+        return null;
+    }
 }

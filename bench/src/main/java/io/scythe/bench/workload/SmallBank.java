@@ -183,13 +183,17 @@ public final class SmallBank {
 
     /** A transaction of {@code type} on accounts drawn from {@code zipf}; {@code b != a}. */
     public static Function<Txn, Future<Long>> draw(final Type type, final Zipf zipf, final SplittableRandom random) {
+        final long[] args = drawArgs(zipf, random);
+        return txn -> type.procedure().run(txn, args[0], args[1], args[2]);
+    }
+
+    /** A transaction's arguments: accounts {@code a} and {@code b != a} drawn from {@code zipf}, and an amount. */
+    public static long[] drawArgs(final Zipf zipf, final SplittableRandom random) {
         final long a = zipf.next(random);
         long b = zipf.next(random);
         while (b == a && zipf.n() > 1) {
             b = random.nextInt(zipf.n());
         }
-        final long amount = 1 + random.nextInt(100);
-        final long second = b;
-        return txn -> type.procedure().run(txn, a, second, amount);
+        return new long[] {a, b, 1 + random.nextInt(100)};
     }
 }
