@@ -70,6 +70,8 @@ public final class HazelcastMembers implements AutoCloseable {
 
     @Override
     public void close() {
+        // The last members warn that the first ones left ("suspected to be dead"): expected while shutting down.
+        HAZELCAST_LOG.setLevel(Level.SEVERE);
         for (final HazelcastInstance member : members) {
             try {
                 member.shutdown();
@@ -78,5 +80,6 @@ public final class HazelcastMembers implements AutoCloseable {
             }
         }
         members.clear();
+        HAZELCAST_LOG.setLevel(Level.WARNING);
     }
 }

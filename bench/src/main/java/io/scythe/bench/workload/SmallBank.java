@@ -103,18 +103,7 @@ public final class SmallBank {
 
     /** Picks a type by weight. */
     public static Type pick(final List<Type> mix, final SplittableRandom random) {
-        int total = 0;
-        for (final Type t : mix) {
-            total += t.weight();
-        }
-        int r = random.nextInt(total);
-        for (final Type t : mix) {
-            r -= t.weight();
-            if (r < 0) {
-                return t;
-            }
-        }
-        return mix.get(mix.size() - 1);
+        return WeightedPick.pick(mix, Type::weight, random);
     }
 
     private static UnsafeBuffer money(final long cents) {

@@ -57,7 +57,6 @@ public final class TatpSpec implements OltpSpec {
     private final long subscribers;
     private final String mixName;
     private final List<Type> mix;
-    private final int totalWeight;
     private final long seed;
     /** The spec's A of NURand: 65535 up to 1M subscribers, 1048575 up to 10M, 2097151 beyond. */
     private final long nurandA;
@@ -71,7 +70,6 @@ public final class TatpSpec implements OltpSpec {
         this.subscribers = subscribers;
         this.mixName = mix;
         this.mix = mix(mix);
-        this.totalWeight = this.mix.stream().mapToInt(Type::weight).sum();
         this.seed = seed;
         this.nurandA = subscribers <= 1_000_000 ? 65_535 : subscribers <= 10_000_000 ? 1_048_575 : 2_097_151;
     }
@@ -132,14 +130,7 @@ public final class TatpSpec implements OltpSpec {
     }
 
     public Type pick(final SplittableRandom random) {
-        int r = random.nextInt(totalWeight);
-        for (final Type t : mix) {
-            r -= t.weight();
-            if (r < 0) {
-                return t;
-            }
-        }
-        return mix.get(mix.size() - 1);
+        return WeightedPick.pick(mix, Type::weight, random);
     }
 
     @Override
