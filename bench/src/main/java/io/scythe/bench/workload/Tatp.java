@@ -7,7 +7,10 @@ import io.scythe.storage.TableSchema;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.LongPredicate;
 
@@ -343,22 +346,32 @@ public final class Tatp {
         return rows;
     }
 
+    /** The consistency conditions {@link #consistency} checks, by name. */
+    public static final String SUBSCRIBER_ROWS = "subscriber_rows";
+    public static final String SUB_NBR_INDEX_ENTRIES = "sub_nbr_index";
+    public static final String FORWARDING_HAS_FACILITY = "call_forwarding_has_facility";
+    public static final String FORWARDING_FIELDS = "call_forwarding_fields";
+
     /**
-     * What is wrong with the database beyond the row count, or {@code null}: every CALL_FORWARDING row must belong
-     * to an existing SPECIAL_FACILITY and carry its own key's fields with {@code 1 <= end_time <= 24}; every
-     * subscriber's row and sub_nbr index entry must be present and name it.
+     * TATP's consistency conditions on the memory nodes (after a run), each with the violations found: every
+     * subscriber has its row and sub_nbr index entry, naming it; every CALL_FORWARDING row belongs to an existing
+     * SPECIAL_FACILITY and carries its own key's fields with {@code 1 <= end_time <= 24}.
      */
-    public static String violation(final List<LogDb> dbs, final long subscribers) {
+    public static Map<String, List<String>> consistency(final List<LogDb> dbs, final long subscribers) {
+        final List<String> subscriberRows = new ArrayList<>();
+        final List<String> indexEntries = new ArrayList<>();
+        final List<String> orphans = new ArrayList<>();
+        final List<String> fields = new ArrayList<>();
         for (long s = 0; s < subscribers; s++) {
             final Table subscriber = tableOf(dbs, SUBSCRIBER, s);
             final int row = liveRow(subscriber, s);
             if (row < 0 || subscriber.objectMemory().getInt(row + SubscriberRow.S_ID) != s) {
-                return "SUBSCRIBER " + s + " is missing or names another s_id";
+                subscriberRows.add("SUBSCRIBER " + s + " is missing or names another s_id");
             }
             final Table index = tableOf(dbs, SUB_NBR_INDEX, subNbrKey(s));
             final int entry = liveRow(index, subNbrKey(s));
             if (entry < 0 || index.objectMemory().getInt(entry + SubNbrRow.S_ID) != s) {
-                return "sub_nbr index entry of subscriber " + s + " is missing or wrong";
+                indexEntries.add("sub_nbr index entry of subscriber " + s + " is missing or wrong");
             }
             for (int t = 1; t <= 4; t++) {
                 final boolean facility = liveRow(tableOf(dbs, SPECIAL_FACILITY, specialFacilityKey(s, t)),
@@ -371,19 +384,24 @@ public final class Tatp {
                         continue;
                     }
                     if (!facility) {
-                        return "CALL_FORWARDING (" + s + ", " + t + ", " + start + ") has no SPECIAL_FACILITY";
+                        orphans.add("CALL_FORWARDING (" + s + ", " + t + ", " + start + ") has no SPECIAL_FACILITY");
                     }
                     final int end = forwarding.objectMemory().getByte(at + CallForwardingRow.END_TIME);
                     if (forwarding.objectMemory().getInt(at + CallForwardingRow.S_ID) != s
                         || forwarding.objectMemory().getByte(at + CallForwardingRow.SF_TYPE) != t
                         || forwarding.objectMemory().getByte(at + CallForwardingRow.START_TIME) != start
                         || end < 1 || end > 24) {
-                        return "CALL_FORWARDING (" + s + ", " + t + ", " + start + ") holds another row's fields "
-                            + "or end_time " + end;
+                        fields.add("CALL_FORWARDING (" + s + ", " + t + ", " + start + ") holds another row's fields "
+                            + "or end_time " + end);
                     }
                 }
             }
         }
-        return null;
+        final Map<String, List<String>> conditions = new LinkedHashMap<>();
+        conditions.put(SUBSCRIBER_ROWS, subscriberRows);
+        conditions.put(SUB_NBR_INDEX_ENTRIES, indexEntries);
+        conditions.put(FORWARDING_HAS_FACILITY, orphans);
+        conditions.put(FORWARDING_FIELDS, fields);
+        return conditions;
     }
 }

@@ -27,8 +27,8 @@ import java.util.function.Function;
  * not there (GetAccessData of a missing ai_type, UpdateSubscriberData of a missing facility, an InsertCallForwarding
  * whose row exists, ...) is an expected outcome of the spec: it commits without writing, counted as completed, not
  * as an abort. The conserved quantity is the number of CALL_FORWARDING rows: after a run it equals the initial count
- * plus the committed inserts minus the committed deletes; {@link #violation} also checks that every CALL_FORWARDING
- * row belongs to an existing SPECIAL_FACILITY.
+ * plus the committed inserts minus the committed deletes; {@link #consistency} also checks that every
+ * CALL_FORWARDING row belongs to an existing SPECIAL_FACILITY.
  *
  * <p>Known limit: reads that find no row are not validated (no phantom protection), so a GetNewDestination that
  * overlaps an insert may miss it; the counted invariants do not depend on those reads.
@@ -112,10 +112,16 @@ public final class TatpSpec implements OltpSpec {
         return Tatp.callForwardingRows(dbs, subscribers);
     }
 
+    /**
+     * {@link Tatp#consistency}, and {@code transaction_api}: whether the inserts and deletes of the standard mix could
+     * run at all (they cannot until {@code Txn.insert}/{@code delete} exist).
+     */
     @Override
-    public String violation(final List<LogDb> dbs) {
+    public Map<String, List<String>> consistency(final List<LogDb> dbs) {
+        final Map<String, List<String>> conditions = Tatp.consistency(dbs, subscribers);
         final String missing = unavailable.get();
-        return missing != null ? missing : Tatp.violation(dbs, subscribers);
+        conditions.put("transaction_api", missing == null ? List.of() : List.of(missing));
+        return conditions;
     }
 
     /** Attempts of {@code type} that found no row to act on (the spec's expected failures), so far. */
@@ -289,7 +295,7 @@ public final class TatpSpec implements OltpSpec {
         });
     }
 
-    /** Runs {@code change}; remembers (for {@link #violation}) that the transaction API cannot do it yet. */
+    /** Runs {@code change}; remembers (for {@link #consistency}) that the transaction API cannot do it yet. */
     private void available(final Runnable change) {
         try {
             change.run();

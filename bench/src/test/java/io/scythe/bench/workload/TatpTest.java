@@ -40,6 +40,13 @@ class TatpTest {
         fabric.close();
     }
 
+    /** Every violation of every TATP condition. */
+    private static List<String> violations(final List<LogDb> dbs) {
+        final List<String> all = new ArrayList<>();
+        Tatp.consistency(dbs, SUBSCRIBERS).values().forEach(all::addAll);
+        return all;
+    }
+
     private Table table(final String name, final long key) {
         return dbs.get((int) (key % 2)).table(name);
     }
@@ -81,7 +88,7 @@ class TatpTest {
         assertThat((double) active / facilities).isBetween(0.83, 0.87);
         final long forwardings = Tatp.callForwardingRows(dbs, SUBSCRIBERS);
         assertThat((double) forwardings / facilities).isBetween(1.44, 1.56);
-        assertThat(Tatp.violation(dbs, SUBSCRIBERS)).isNull();
+        assertThat(violations(dbs)).isEmpty();
         // the sub_nbr index finds every subscriber
         assertThat(Tatp.subNbrKey(1234)).isEqualTo(0x1234L);
     }
@@ -92,7 +99,7 @@ class TatpTest {
         Tatp.load(one, SUBSCRIBERS, 5, 0, 1);
         assertThat(Tatp.callForwardingRows(List.of(one), SUBSCRIBERS))
             .isEqualTo(Tatp.callForwardingRows(dbs, SUBSCRIBERS));
-        assertThat(Tatp.violation(List.of(one), SUBSCRIBERS)).isNull();
+        assertThat(violations(List.of(one))).isEmpty();
     }
 
     @Test
@@ -100,7 +107,9 @@ class TatpTest {
         final long[] found = findForwarding();
         final long facility = Tatp.specialFacilityKey(found[0], (int) found[1]);
         assertThat(table(Tatp.SPECIAL_FACILITY, facility).delete(facility, 1)).isEqualTo(Table.OK);
-        assertThat(Tatp.violation(dbs, SUBSCRIBERS)).contains("has no SPECIAL_FACILITY");
+        assertThat(Tatp.consistency(dbs, SUBSCRIBERS).get(Tatp.FORWARDING_HAS_FACILITY)).isNotEmpty()
+            .allMatch(v -> v.contains("has no SPECIAL_FACILITY"));
+        assertThat(Tatp.consistency(dbs, SUBSCRIBERS).get(Tatp.FORWARDING_FIELDS)).isEmpty();
     }
 
     @Test
@@ -109,7 +118,7 @@ class TatpTest {
         final long key = Tatp.callForwardingKey(found[0], (int) found[1], (int) found[2]);
         final Table cf = table(Tatp.CALL_FORWARDING, key);
         cf.objectMemory().putInt(Tatp.liveRow(cf, key) + Tatp.CallForwardingRow.S_ID, (int) found[0] + 1);
-        assertThat(Tatp.violation(dbs, SUBSCRIBERS)).contains("holds another row's fields");
+        assertThat(violations(dbs)).singleElement().asString().contains("holds another row's fields");
     }
 
     @Test
@@ -121,7 +130,8 @@ class TatpTest {
         assertThat(Tatp.callForwardingRows(dbs, SUBSCRIBERS)).isEqualTo(before - 1);
         final Table index = table(Tatp.SUB_NBR_INDEX, Tatp.subNbrKey(17));
         assertThat(index.delete(Tatp.subNbrKey(17), 1)).isEqualTo(Table.OK);
-        assertThat(Tatp.violation(dbs, SUBSCRIBERS)).contains("sub_nbr index entry of subscriber 17");
+        assertThat(Tatp.consistency(dbs, SUBSCRIBERS).get(Tatp.SUB_NBR_INDEX_ENTRIES))
+            .containsExactly("sub_nbr index entry of subscriber 17 is missing or wrong");
     }
 
     /** The first CALL_FORWARDING row: s_id, sf_type, start_time. */
