@@ -92,10 +92,11 @@ public final class BenchCommand implements Callable<Integer> {
             + "InsertCallForwarding, DeleteCallForwarding) (default: ${DEFAULT-VALUE}).")
     String mix;
 
-    @Option(names = "--system", defaultValue = "scythe",
-        description = "scythe (the default), or hazelcast: SmallBank over Hazelcast's own TWO_PHASE transactions on "
-            + "--memory-nodes embedded members, client threads = --clients, for comparison.")
-    String system;
+    @Option(names = "--system", split = ",", defaultValue = "scythe",
+        description = "scythe (the default), hazelcast (SmallBank over Hazelcast's own TWO_PHASE transactions on "
+            + "--memory-nodes embedded members, client threads = --clients), or scythe,hazelcast: both, one report, "
+            + "with the throughput ratios.")
+    List<String> system;
 
     @Option(names = "--subscribers", defaultValue = "100000",
         description = "TATP subscribers (default: ${DEFAULT-VALUE}, FORD's).")
@@ -173,16 +174,24 @@ public final class BenchCommand implements Callable<Integer> {
             clients = List.of("smallbank", "ycsb", "tatp").contains(workload.toLowerCase(Locale.ROOT))
                 ? List.of(8, 32, 64) : List.of(64);
         }
-        if (!"scythe".equalsIgnoreCase(system)) {
-            if (!"hazelcast".equalsIgnoreCase(system) || !"smallbank".equalsIgnoreCase(workload)) {
-                System.err.println("scythe bench: --system " + system + " is not available for workload " + workload
-                    + "; available: scythe, and hazelcast for smallbank");
-                return 2;
-            }
-            report = new io.scythe.bench.hazelcast.HazelcastSmallBank(new io.scythe.bench.hazelcast
-                .HazelcastSmallBank.Options(clients, memoryNodes, maxAttempts, duration.toMillis(),
+        final boolean hazelcast = system.stream().anyMatch("hazelcast"::equalsIgnoreCase);
+        if (!system.stream().allMatch(s -> "scythe".equalsIgnoreCase(s) || "hazelcast".equalsIgnoreCase(s))
+            || hazelcast && !"smallbank".equalsIgnoreCase(workload)) {
+            System.err.println("scythe bench: --system " + String.join(",", system) + " is not available for "
+                + "workload " + workload + "; available: scythe, and hazelcast for smallbank");
+            return 2;
+        }
+        if (hazelcast) {
+            final BenchReport baseline = new io.scythe.bench.hazelcast.HazelcastSmallBank(new io.scythe.bench
+                .hazelcast.HazelcastSmallBank.Options(clients, memoryNodes, maxAttempts, duration.toMillis(),
                 warmup.toMillis(), seed, 10_000), accounts, theta, mix, System.out).run();
-            return finish(report);
+            if (system.size() == 1) {
+                return finish(baseline);
+            }
+            return finish(io.scythe.bench.hazelcast.HazelcastSmallBank.compared(
+                new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(protocols,
+                    clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(), warmup.toMillis(), seed),
+                    oltpSpec(), System.out).run(), baseline, System.out));
         }
         switch (workload.toLowerCase(Locale.ROOT)) {
             case "verbs":

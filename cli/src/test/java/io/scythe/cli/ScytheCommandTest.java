@@ -53,6 +53,7 @@ class ScytheCommandTest {
         assertThat(err4.toString()).contains("unknown TATP mix 'scythe'");
         assertThat(run(new StringWriter(), new StringWriter(), "bench", "--system", "hazelcast", "--workload",
             "ycsb")).isEqualTo(2);
+        assertThat(run(new StringWriter(), new StringWriter(), "bench", "--system", "scythe,redis")).isEqualTo(2);
     }
 
     @Test

@@ -91,6 +91,32 @@ public final class HazelcastSmallBank {
         return report;
     }
 
+    /**
+     * One report of both systems on the same command: {@code scythe}'s runs, then Hazelcast's, each Hazelcast run
+     * with {@code ratio_over_hazelcast} (committed/s of every protocol at the same clients over Hazelcast's), also
+     * printed.
+     */
+    public static BenchReport compared(final BenchReport scythe, final BenchReport hazelcast, final PrintStream out) {
+        final BenchReport both = new BenchReport(scythe.workload(), scythe.params().copy()
+            .put("systems", new JsonArray().add("scythe").add("hazelcast")).put("hazelcast", hazelcast.params()));
+        scythe.runs().forEach(both::add);
+        for (final RunResult baseline : hazelcast.runs()) {
+            final int clients = baseline.toJson().getInteger("clients");
+            final double base = baseline.toJson().getDouble("committed_per_s");
+            final JsonObject ratios = new JsonObject();
+            for (final RunResult run : scythe.runs()) {
+                if (run.toJson().getInteger("clients") == clients) {
+                    ratios.put(run.toJson().getString("protocol"),
+                        RunResult.round(run.toJson().getDouble("committed_per_s") / Math.max(base, 1e-9), 2));
+                }
+            }
+            baseline.put("ratio_over_hazelcast", ratios);
+            both.add(baseline);
+            out.printf("clients %4d: committed/s over Hazelcast's %s%n", clients, ratios.encode());
+        }
+        return both;
+    }
+
     /** What the clients of one run counted. */
     private static final class Counts {
         final LongAdder committed = new LongAdder();

@@ -39,6 +39,30 @@ class HazelcastSmallBankTest {
     }
 
     @Test
+    void shouldPutBothSystemsInOneReportWithTheirRatios() {
+        final org.HdrHistogram.Histogram latency = new org.HdrHistogram.Histogram(3);
+        latency.recordValue(1000);
+        final io.scythe.bench.report.BenchReport scythe = new io.scythe.bench.report.BenchReport("smallbank",
+            new JsonObject().put("accounts", 100))
+            .add(new io.scythe.bench.report.RunResult("scythe", 8).measured(4000, 0, 1, latency))
+            .add(new io.scythe.bench.report.RunResult("ford-occ", 8).measured(3000, 0, 1, latency))
+            .add(new io.scythe.bench.report.RunResult("scythe", 32).measured(9000, 0, 1, latency));
+        final io.scythe.bench.report.BenchReport hazelcast = new io.scythe.bench.report.BenchReport("smallbank",
+            new JsonObject().put("system", "hazelcast"))
+            .add(new io.scythe.bench.report.RunResult("hazelcast", 8).measured(200, 0, 1, latency))
+            .add(new io.scythe.bench.report.RunResult("hazelcast", 32).measured(300, 0, 2, latency));
+        final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        final JsonObject json = HazelcastSmallBank.compared(scythe, hazelcast, new PrintStream(printed)).toJson();
+        assertThat(json.getJsonArray("runs")).hasSize(5);
+        assertThat(json.getJsonObject("params").getJsonObject("hazelcast").getString("system")).isEqualTo("hazelcast");
+        assertThat(json.getJsonArray("runs").getJsonObject(3).getJsonObject("ratio_over_hazelcast"))
+            .isEqualTo(new JsonObject().put("scythe", 20.0).put("ford-occ", 15.0));
+        assertThat(json.getJsonArray("runs").getJsonObject(4).getJsonObject("ratio_over_hazelcast"))
+            .isEqualTo(new JsonObject().put("scythe", 60.0)); // 9000/s over 150/s
+        assertThat(printed.toString()).contains("clients    8").contains("\"scythe\":20.0");
+    }
+
+    @Test
     void shouldRejectBadOptions() {
         assertThatThrownBy(() -> new HazelcastSmallBank(new HazelcastSmallBank.Options(List.of(1), 2, 1000, 10, 0, 1,
             1000), 1, 0.5, "standard", System.out)).hasMessageContaining("accounts=1");
