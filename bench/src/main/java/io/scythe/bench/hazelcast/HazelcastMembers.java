@@ -2,6 +2,7 @@ package io.scythe.bench.hazelcast;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.MapConfig;
 import com.hazelcast.config.NetworkConfig;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
@@ -14,7 +15,7 @@ import java.util.logging.Logger;
 /**
  * Embedded Hazelcast members in this JVM, joined by TCP on 127.0.0.1 (multicast and auto-detection off, phone-home
  * off, bound to loopback only), under a cluster name of their own so that no other cluster on the host merges with
- * them. Closing shuts every member down.
+ * them. Maps keep no backup copy. Closing shuts every member down.
  */
 public final class HazelcastMembers implements AutoCloseable {
     /** Held so that the level set on it stays (JUL keeps loggers weakly). */
@@ -50,6 +51,9 @@ public final class HazelcastMembers implements AutoCloseable {
         config.setProperty("hazelcast.max.wait.seconds.before.join", "0");
         config.setProperty("hazelcast.heartbeat.interval.seconds", "1");
         config.setProperty("hazelcast.max.no.heartbeat.seconds", "3");
+        // No backup copies: Scythe's memory nodes keep one copy of each record (no replication yet), so Hazelcast
+        // keeps one too; a Java user's default (one synchronous backup) would only slow the baseline down.
+        config.addMapConfig(new MapConfig("*").setBackupCount(0).setAsyncBackupCount(0));
         final NetworkConfig network = config.getNetworkConfig();
         network.setPort(BASE_PORT).setPortAutoIncrement(true).setPortCount(PORT_COUNT);
         network.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
