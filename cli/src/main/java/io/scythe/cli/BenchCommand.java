@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
         + "DIR/results.json and DIR/report.html (--out DIR; by default results/<workload>-<time>).",
         "Workloads: smallbank (the default: SmallBank on an embedded cluster, --protocols one after another on "
             + "identical data, money conservation checked); ycsb (transactions of --ops keys, --write-ratio written, on the "
-            + "1M-record usertable; every committed write counted); verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
+            + "1M-record usertable; every committed write counted; --ycsb-profile hot-area is RCC's); tatp (the four "
+            + "TATP tables and the standard mix; CALL_FORWARDING rows counted); verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
             + "doorbell-batched, beside the raw memory operation); rrpc (RRPC against a plain one-message-per-RPC "
             + "design, 16 B to 4 KiB); tso (TSO group and proxies against one FAA per request and physical "
             + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
@@ -44,6 +45,7 @@ public final class BenchCommand implements Callable<Integer> {
         description = "[smallbank, ycsb] Record the history of every measured run (its warm-up included) for "
             + "`scythe check`: into FILE when there is one run, else DIR/<protocol>-<clients>.history.")
     Path history;
+
     @Option(names = "--quiet", description = "No live progress line on stderr during runs of 3 s or more.")
     boolean quiet;
 
@@ -95,8 +97,30 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--mix", defaultValue = "standard",
         description = "SmallBank mix: standard (6 types), scythe (Balance, DepositChecking, TransactSaving, "
-            + "Amalgamate) or deposits (DepositChecking only; default: ${DEFAULT-VALUE}).")
+            + "Amalgamate) or deposits (DepositChecking only); TATP mix: standard (7 types) or read-update (without "
+            + "InsertCallForwarding, DeleteCallForwarding) (default: ${DEFAULT-VALUE}).")
     String mix;
+
+    @Option(names = "--system", split = ",", defaultValue = "scythe",
+        description = "scythe (the default), hazelcast (SmallBank over Hazelcast's own TWO_PHASE transactions on "
+            + "--memory-nodes embedded members, client threads = --clients), or scythe,hazelcast: both, one report, "
+            + "with the throughput ratios.")
+    List<String> system;
+
+    @Option(names = "--subscribers", defaultValue = "100000",
+        description = "TATP subscribers (default: ${DEFAULT-VALUE}, FORD's).")
+    long subscribers;
+
+    @Option(names = "--ycsb-profile", defaultValue = "standard",
+        description = "YCSB profile: standard (4 keys, read:write 3:7, Zipf), write-only (4 keys, all written) or "
+            + "hot-area (RCC: 10 keys, 20 %% written, 0.1 %% of the keys hot); --ops and --write-ratio override it "
+            + "(default: ${DEFAULT-VALUE}).")
+    String ycsbProfile;
+
+    @Option(names = "--hot-probability", defaultValue = "0.1",
+        description = "[ycsb hot-area] Probability that an operation visits the hot area (RCC's Hot Access "
+            + "Probability; default: ${DEFAULT-VALUE}).")
+    double hotProbability;
 
     @Option(names = "--memory-nodes", defaultValue = "2",
         description = "Memory nodes the tables are partitioned over (default: ${DEFAULT-VALUE}).")
@@ -122,14 +146,14 @@ public final class BenchCommand implements Callable<Integer> {
         description = "Records of the YCSB table (logdb and ycsb workloads; default: ${DEFAULT-VALUE}).")
     long records;
 
-    @Option(names = "--ops", defaultValue = "4",
-        description = "Keys per YCSB transaction (default: ${DEFAULT-VALUE}).")
-    int ops;
+    @Option(names = "--ops",
+        description = "Keys per YCSB transaction (default: the --ycsb-profile's, 4 or 10).")
+    Integer ops;
 
-    @Option(names = "--write-ratio", defaultValue = "0.7",
+    @Option(names = "--write-ratio",
         description = "Share of a YCSB transaction's keys that it writes: 0.7 is read:write 3:7, 1 write-only "
-            + "(default: ${DEFAULT-VALUE}).")
-    double writeRatio;
+            + "(default: the --ycsb-profile's).")
+    Double writeRatio;
 
     @Option(names = "--sizes", split = ",", defaultValue = "16,64,256,512,1024,4096",
         description = "[rrpc] Reply sizes in bytes (default: ${DEFAULT-VALUE}).")
@@ -156,12 +180,31 @@ public final class BenchCommand implements Callable<Integer> {
         final BenchReport report;
         io.scythe.bench.micro.BenchNodes.loops(loops);
         if (clients == null) {
-            clients = "smallbank".equalsIgnoreCase(workload) || "ycsb".equalsIgnoreCase(workload)
+            clients = List.of("smallbank", "ycsb", "tatp").contains(workload.toLowerCase(Locale.ROOT))
                 ? List.of(8, 32, 64) : List.of(64);
         }
         if (history != null && !"smallbank".equalsIgnoreCase(workload) && !"ycsb".equalsIgnoreCase(workload)) {
             throw new IllegalArgumentException("--history records transactions: only the smallbank and ycsb workloads "
                 + "run any");
+        }
+        final boolean hazelcast = system.stream().anyMatch("hazelcast"::equalsIgnoreCase);
+        if (!system.stream().allMatch(s -> "scythe".equalsIgnoreCase(s) || "hazelcast".equalsIgnoreCase(s))
+            || hazelcast && !"smallbank".equalsIgnoreCase(workload)) {
+            System.err.println("scythe bench: --system " + String.join(",", system) + " is not available for "
+                + "workload " + workload + "; available: scythe, and hazelcast for smallbank");
+            return 2;
+        }
+        if (hazelcast) {
+            final BenchReport baseline = new io.scythe.bench.hazelcast.HazelcastSmallBank(new io.scythe.bench
+                .hazelcast.HazelcastSmallBank.Options(clients, memoryNodes, maxAttempts, duration.toMillis(),
+                warmup.toMillis(), seed, 10_000), accounts, theta, mix, System.out).run();
+            if (system.size() == 1) {
+                return finish(baseline);
+            }
+            return finish(io.scythe.bench.hazelcast.HazelcastSmallBank.compared(
+                new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(protocols,
+                    clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(), warmup.toMillis(), seed),
+                    oltpSpec(), System.out).run(), baseline, System.out));
         }
         switch (workload.toLowerCase(Locale.ROOT)) {
             case "verbs":
@@ -182,11 +225,10 @@ public final class BenchCommand implements Callable<Integer> {
                 break;
             case "smallbank":
             case "ycsb":
+            case "tatp":
                 report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
-                    warmup.toMillis(), seed, history), "ycsb".equalsIgnoreCase(workload)
-                    ? new io.scythe.bench.workload.YcsbSpec(records, theta, ops, writeRatio)
-                    : new io.scythe.bench.workload.SmallBankSpec(accounts, theta, mix), System.out)
+                    warmup.toMillis(), seed, history), oltpSpec(), System.out)
                     .progress(quiet ? null : io.scythe.bench.report.ProgressLine.toStderr()).run();
                 break;
             case "tso":
@@ -195,9 +237,26 @@ public final class BenchCommand implements Callable<Integer> {
                 break;
             default:
                 System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock, "
-                    + "smallbank, ycsb");
+                    + "smallbank, ycsb, tatp");
                 return 2;
         }
+        return finish(report);
+    }
+
+    private io.scythe.bench.workload.OltpSpec oltpSpec() {
+        switch (workload.toLowerCase(Locale.ROOT)) {
+            case "ycsb":
+                return io.scythe.bench.workload.YcsbSpec.profile(ycsbProfile, records, theta, ops, writeRatio,
+                    hotProbability);
+            case "tatp":
+                return new io.scythe.bench.workload.TatpSpec(subscribers, mix, seed);
+            default:
+                return new io.scythe.bench.workload.SmallBankSpec(accounts, theta, mix);
+        }
+    }
+
+    /** Writes the report if asked and returns the exit code: 1 when an invariant was violated. */
+    private int finish(final BenchReport report) throws Exception {
         final Path dir = out != null ? out : defaultOut(workload, java.time.LocalDateTime.now());
         final Path written = report.write(dir);
         System.out.println("wrote " + written + " and " + dir.resolve(io.scythe.bench.report.HtmlReport.REPORT_FILE));

@@ -44,6 +44,16 @@ class ScytheCommandTest {
         assertThat(run(new StringWriter(), err2, "bench", "--fabric-config", "/definitely/not/here.yaml"))
             .isEqualTo(2);
         assertThat(err2.toString()).contains("not found").doesNotContain("\tat ");
+        final StringWriter err3 = new StringWriter();
+        assertThat(run(new StringWriter(), err3, "bench", "--workload", "ycsb", "--ycsb-profile", "hot"))
+            .isEqualTo(2);
+        assertThat(err3.toString()).contains("unknown YCSB profile 'hot'").doesNotContain("\tat ");
+        final StringWriter err4 = new StringWriter();
+        assertThat(run(new StringWriter(), err4, "bench", "--workload", "tatp", "--mix", "scythe")).isEqualTo(2);
+        assertThat(err4.toString()).contains("unknown TATP mix 'scythe'");
+        assertThat(run(new StringWriter(), new StringWriter(), "bench", "--system", "hazelcast", "--workload",
+            "ycsb")).isEqualTo(2);
+        assertThat(run(new StringWriter(), new StringWriter(), "bench", "--system", "scythe,redis")).isEqualTo(2);
     }
 
     @Test

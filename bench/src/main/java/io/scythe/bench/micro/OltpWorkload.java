@@ -227,6 +227,19 @@ public final class OltpWorkload {
             final long finalSum = total(dbs);
             final boolean conservedOk = finalSum == initial + delta.sum();
             final long held = locksHeld(dbs);
+            final Map<String, List<String>> conditions = spec.consistency(dbs);
+            final JsonObject consistency = new JsonObject();
+            boolean consistent = true;
+            for (final Map.Entry<String, List<String>> c : conditions.entrySet()) {
+                consistent &= c.getValue().isEmpty();
+                consistency.put(c.getKey(), new JsonObject().put("ok", c.getValue().isEmpty())
+                    .put("violations", c.getValue().size())
+                    .put("first", new JsonArray(c.getValue().subList(0, Math.min(5, c.getValue().size())))));
+                if (!c.getValue().isEmpty()) {
+                    out.printf("%-10s   consistency condition %s VIOLATED (%d): %s%n", label, c.getKey(),
+                        c.getValue().size(), c.getValue().get(0));
+                }
+            }
             final JsonObject aborts = new JsonObject();
             long abortedAttempts = 0;
             for (final AbortReason reason : AbortReason.values()) {
@@ -249,7 +262,7 @@ public final class OltpWorkload {
             final double seconds = r.elapsedNs() / 1e9;
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
-                .invariantsOk(conservedOk && held == 0) // giving up after --max-attempts is an outcome, not a bug
+                .invariantsOk(conservedOk && held == 0 && consistent) // giving up after --max-attempts is an outcome, not a bug
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("by_type", TxnTypeStats.toJson(types, seconds))
                 .put("attempts_per_commit", RunResult.round((double) attempts / Math.max(1, committed), 3))
@@ -264,6 +277,9 @@ public final class OltpWorkload {
             if (history != null) {
                 run.put("history", new JsonObject().put("file", history.file().toString())
                     .put("transactions", history.transactions()));
+            }
+            if (!conditions.isEmpty()) {
+                run.put("consistency", consistency);
             }
             // Per-stage breakdown of the committed attempt; "retries" is the rest of the latency: earlier aborted
             // attempts and the back-off between them.

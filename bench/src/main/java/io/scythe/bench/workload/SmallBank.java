@@ -103,18 +103,7 @@ public final class SmallBank {
 
     /** Picks a type by weight. */
     public static Type pick(final List<Type> mix, final SplittableRandom random) {
-        int total = 0;
-        for (final Type t : mix) {
-            total += t.weight();
-        }
-        int r = random.nextInt(total);
-        for (final Type t : mix) {
-            r -= t.weight();
-            if (r < 0) {
-                return t;
-            }
-        }
-        return mix.get(mix.size() - 1);
+        return WeightedPick.pick(mix, Type::weight, random);
     }
 
     private static UnsafeBuffer money(final long cents) {
@@ -183,13 +172,17 @@ public final class SmallBank {
 
     /** A transaction of {@code type} on accounts drawn from {@code zipf}; {@code b != a}. */
     public static Function<Txn, Future<Long>> draw(final Type type, final Zipf zipf, final SplittableRandom random) {
+        final long[] args = drawArgs(zipf, random);
+        return txn -> type.procedure().run(txn, args[0], args[1], args[2]);
+    }
+
+    /** A transaction's arguments: accounts {@code a} and {@code b != a} drawn from {@code zipf}, and an amount. */
+    public static long[] drawArgs(final Zipf zipf, final SplittableRandom random) {
         final long a = zipf.next(random);
         long b = zipf.next(random);
         while (b == a && zipf.n() > 1) {
             b = random.nextInt(zipf.n());
         }
-        final long amount = 1 + random.nextInt(100);
-        final long second = b;
-        return txn -> type.procedure().run(txn, a, second, amount);
+        return new long[] {a, b, 1 + random.nextInt(100)};
     }
 }

@@ -18,19 +18,39 @@ import java.util.SplittableRandom;
  * {@code ops} distinct keys drawn by Zipf(theta), each key read or (with probability {@code writeRatio}) read and
  * rewritten (3:7 read:write by default; 1.0 is the write-only profile). A write increments a counter in the first
  * 8 bytes of the value, so the conserved quantity is exact: the sum of all counters equals the committed writes.
+ *
+ * <p>The {@link #hotArea hot-area profile} is RCC's (SIGMOD'21, §6.1): 10 operations of which 20 % are writes
+ * (exactly two: RCC's {@code write_num 2}), a hot area of 0.1 % of the records, and each operation visits the hot
+ * area with the "Hot Access Probability" (10 % by default; Fig. 10 uses 90 %), uniformly within it, else a key
+ * outside it, uniformly. RCC's 64-byte records and 5 us of execution time are not reproduced: values stay 40 bytes
+ * (Scythe's YCSB) so that both profiles run on one table.
  */
 public final class YcsbSpec implements OltpSpec {
     public static final String TABLE = "usertable";
     public static final int TABLE_ID = 21;
     public static final int VALUE_BYTES = 40;
+    /** RCC §6.1: the hot area is 0.1 % of the records. */
+    public static final double RCC_HOT_FRACTION = 0.001;
+    /** RCC §6.1: the default Hot Access Probability. */
+    public static final double RCC_HOT_PROBABILITY = 0.1;
+    /** The profiles {@link #profile} knows. */
+    public static final List<String> PROFILES = List.of("standard", "write-only", "hot-area");
 
     private final long records;
     private final double theta;
     private final int ops;
     private final double writeRatio;
     private final Zipf zipf;
+    /** Hot-area profile: the keys {@code [0, hotKeys)} form the hot area; 0 for the Zipf profiles. */
+    private final long hotKeys;
+    private final double hotProbability;
 
     public YcsbSpec(final long records, final double theta, final int ops, final double writeRatio) {
+        this(records, theta, ops, writeRatio, 0, 0);
+    }
+
+    private YcsbSpec(final long records, final double theta, final int ops, final double writeRatio,
+                     final long hotKeys, final double hotProbability) {
         if (records < ops || records > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("records=" + records + " must be within [ops, 2^31)");
         }
@@ -44,7 +64,52 @@ public final class YcsbSpec implements OltpSpec {
         this.theta = theta;
         this.ops = ops;
         this.writeRatio = writeRatio;
-        this.zipf = new Zipf((int) records, theta);
+        this.hotKeys = hotKeys;
+        this.hotProbability = hotProbability;
+        this.zipf = hotKeys > 0 ? null : new Zipf((int) records, theta);
+    }
+
+    /**
+     * RCC's hot-area profile (§6.1): {@code ops} keys per transaction, {@code round(ops * writeRatio)} of them
+     * written, a hot area of {@code hotFraction} of the records that each operation visits with probability
+     * {@code hotProbability}.
+     */
+    public static YcsbSpec hotArea(final long records, final int ops, final double writeRatio,
+                                   final double hotFraction, final double hotProbability) {
+        if (!(hotFraction > 0 && hotFraction < 1)) {
+            throw new IllegalArgumentException("hotFraction=" + hotFraction + " must be within (0, 1)");
+        }
+        if (!(hotProbability >= 0 && hotProbability <= 1)) {
+            throw new IllegalArgumentException("hot probability=" + hotProbability + " must be within [0, 1]");
+        }
+        final long hot = Math.max(1, Math.round(records * hotFraction));
+        // A transaction's keys are distinct, so each area must hold a whole transaction's worth.
+        if (hot < ops || records - hot < ops) {
+            throw new IllegalArgumentException("records=" + records + ": a hot area of " + hot + " keys and "
+                + (records - hot) + " others cannot each hold the " + ops + " distinct keys of a transaction");
+        }
+        return new YcsbSpec(records, 0, ops, writeRatio, hot, hotProbability);
+    }
+
+    /**
+     * The named profile: {@code standard} (4 keys, read:write 3:7, Zipf theta; Scythe §5.1), {@code write-only}
+     * (4 keys, all written) or {@code hot-area} (RCC §6.1: 10 keys, 20 % written, 0.1 % hot area visited with
+     * {@code hotProbability}). {@code ops} and {@code writeRatio} override the profile's when not null.
+     */
+    public static YcsbSpec profile(final String name, final long records, final double theta, final Integer ops,
+                                   final Double writeRatio, final double hotProbability) {
+        switch (name) {
+            case "standard":
+                return new YcsbSpec(records, theta, ops == null ? 4 : ops, writeRatio == null ? 0.7 : writeRatio);
+            case "write-only":
+                return new YcsbSpec(records, theta, ops == null ? 4 : ops, writeRatio == null ? 1.0 : writeRatio);
+            case "hot-area":
+                return hotArea(records, ops == null ? 10 : ops, writeRatio == null ? 0.2 : writeRatio,
+                    RCC_HOT_FRACTION, hotProbability);
+            default:
+                throw new IllegalArgumentException("unknown YCSB profile '" + name + "'; available: "
+                    + String.join(", ", PROFILES));
+        }
     }
 
     @Override
@@ -59,8 +124,17 @@ public final class YcsbSpec implements OltpSpec {
 
     @Override
     public JsonObject params() {
-        return new JsonObject().put("records", records).put("theta", theta).put("ops_per_txn", ops)
+        final JsonObject params = new JsonObject().put("records", records).put("ops_per_txn", ops)
             .put("write_ratio", writeRatio).put("value_bytes", VALUE_BYTES);
+        if (hotKeys > 0) {
+            return params.put("ycsb_profile", "hot-area").put("hot_keys", hotKeys)
+                .put("hot_probability", hotProbability).put("writes_per_txn", writesPerTxn());
+        }
+        return params.put("theta", theta);
+    }
+
+    private int writesPerTxn() {
+        return (int) Math.round(ops * writeRatio);
     }
 
     @Override
@@ -77,22 +151,59 @@ public final class YcsbSpec implements OltpSpec {
         }
     }
 
+    /** The keys of one transaction, and which of them it writes. */
+    record Plan(long[] keys, boolean[] writes, int writesCount) {
+    }
+
     @Override
     public Drawn draw(final SplittableRandom random) {
+        final Plan plan = plan(random);
+        final long written = plan.writesCount();
+        return new Drawn(written == 0 ? "read-only" : "read-write",
+            txn -> body(txn, plan.keys(), plan.writes(), written));
+    }
+
+    Plan plan(final SplittableRandom random) {
         final long[] keys = new long[ops];
         final boolean[] writes = new boolean[ops];
         int writesCount = 0;
         for (int i = 0; i < ops; i++) {
+            // The area is chosen once per operation; a key the transaction has already is redrawn in the same area.
+            final boolean hot = hotKeys > 0 && random.nextDouble() < hotProbability;
             long k;
             do {
-                k = zipf.scrambled(random);
+                k = nextKey(random, hot);
             } while (contains(keys, i, k));
             keys[i] = k;
-            writes[i] = random.nextDouble() < writeRatio;
-            writesCount += writes[i] ? 1 : 0;
+            if (hotKeys == 0) {
+                writes[i] = random.nextDouble() < writeRatio;
+                writesCount += writes[i] ? 1 : 0;
+            }
         }
-        final long written = writesCount;
-        return new Drawn(writesCount == 0 ? "read-only" : "read-write", txn -> body(txn, keys, writes, written));
+        if (hotKeys > 0) {
+            // Exactly round(ops * writeRatio) writes, at random positions (RCC's write_num).
+            for (int left = writesPerTxn(); left > 0; ) {
+                final int i = random.nextInt(ops);
+                if (!writes[i]) {
+                    writes[i] = true;
+                    left--;
+                }
+            }
+            writesCount = writesPerTxn();
+        }
+        return new Plan(keys, writes, writesCount);
+    }
+
+    private long nextKey(final SplittableRandom random, final boolean hot) {
+        if (hotKeys == 0) {
+            return zipf.scrambled(random);
+        }
+        return hot ? random.nextLong(hotKeys) : hotKeys + random.nextLong(records - hotKeys);
+    }
+
+    /** Whether {@code key} is in the hot area (always false for the Zipf profiles). */
+    boolean isHot(final long key) {
+        return key < hotKeys;
     }
 
     private static boolean contains(final long[] keys, final int n, final long k) {
