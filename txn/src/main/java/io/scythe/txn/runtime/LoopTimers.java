@@ -36,6 +36,20 @@ public final class LoopTimers implements Timers, Bridge.Poller {
         return timers;
     }
 
+    /**
+     * Timers polled by {@code bridge}, for a loop that is not a thread of its own (the simulator runs many simulated
+     * loops on one thread, so {@link #current()} would mix them up).
+     */
+    public static LoopTimers on(final Bridge bridge) {
+        return new LoopTimers(bridge);
+    }
+
+    /** When the earliest sleeper is due, or {@code Long.MAX_VALUE} when none sleeps. */
+    public long nextDueNs() {
+        final Sleeper s = sleepers.peek();
+        return s == null ? Long.MAX_VALUE : s.until;
+    }
+
     @Override
     public long nowNs() {
         return bridge.clock().nanoTime();
