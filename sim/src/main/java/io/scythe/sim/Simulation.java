@@ -61,6 +61,7 @@ public final class Simulation {
     private final SplittableRandom faultRandom;
     private final List<LogDb> memoryNodes = new ArrayList<>();
     private final List<RpcServer> servers = new ArrayList<>();
+    private final List<RrpcClient> rrpcClients = new ArrayList<>();
     private final List<Coordinator> coordinators = new ArrayList<>();
     private final List<Client> clients = new ArrayList<>();
     private final List<List<SimLoop>> cnLoops = new ArrayList<>();
@@ -70,6 +71,7 @@ public final class Simulation {
     private LocalFabric fabric;
     private TsoService tso;
     private Protocol protocol;
+    private java.util.function.Consumer<CommittedTxn> commitSink;
     private long startNs;
     private long endNs;
     private long measureFromNs;
@@ -83,6 +85,7 @@ public final class Simulation {
     private long historyHash = 0xcbf29ce484222325L;
     private long inFlightAtCrash = -1;
     private long initialTotal;
+    private long setupWallNs;
 
     public Simulation(final SimOptions options, final OltpSpec spec) {
         this.options = options.validate();
@@ -95,6 +98,15 @@ public final class Simulation {
     /** Receives every finished transaction (committed, rolled back or given up), in virtual-time order. */
     public Simulation listener(final HistoryListener listener) {
         listeners.add(listener);
+        return this;
+    }
+
+    /**
+     * Records every committed attempt's reads (with versions) and writes into {@code sink} (wraps the protocol in a
+     * {@link RecordingProtocol}): the hook a serializability checker plugs into. Before {@link #run}.
+     */
+    public Simulation recordCommits(final java.util.function.Consumer<CommittedTxn> sink) {
+        this.commitSink = sink;
         return this;
     }
 
@@ -114,6 +126,7 @@ public final class Simulation {
         context.runOnContext(v -> {
             final long wallStart = System.nanoTime(); // reported only: never steers the run
             build(vertx).compose(ignored -> {
+                setupWallNs = System.nanoTime() - wallStart;
                 simulate();
                 return Future.succeededFuture(result(System.nanoTime() - wallStart));
             }).eventually(() -> {
@@ -155,18 +168,27 @@ public final class Simulation {
             if (protocol == null) {
                 protocol = Protocol.named(options.protocol());
             }
+            if (commitSink != null) {
+                protocol = new RecordingProtocol(protocol, clock, commitSink);
+            }
+            // Fixed node names: they key hash maps whose order steers the run (so a per-run name would break
+            // determinism), and they are event-bus addresses, so simulations on one Vert.x run one at a time.
             final FabricOptions fabricOptions = new FabricOptions().costModel(options.costModel()).clock(clock)
-                .cluster("sim" + Integer.toHexString(System.identityHashCode(this)));
+                .cluster("sim");
             if (options.faults().jitterNs() > 0) {
                 final long jitter = options.faults().jitterNs();
                 fabricOptions.delayInjector((from, to, qp) -> faultRandom.nextLong(jitter));
             }
             fabric = new LocalFabric(fabricOptions);
-            final RrpcOptions rrpcOptions = new RrpcOptions();
+            // Rings for exactly the loops that exist (the defaults size for any cluster, and zeroing 8 MiB of inbox
+            // per memory node would dominate a short simulated run); the ring geometry itself is the default.
+            final int cnLoopCount = options.computeNodes() * options.loopsPerComputeNode();
+            final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
+                .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + 1));
             final Watermarks watermarks = Watermarks.DEFAULT;
             final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
             final List<Future<?>> started = new ArrayList<>();
-            final String prefix = fabricOptions.cluster() + "-";
+            final String prefix = "";
             for (int p = 0; p < options.memoryNodes(); p++) {
                 final String node = prefix + "mn" + p;
                 final SimLoop loop = scheduler.newLoop(node, mnCpu());
@@ -205,6 +227,7 @@ public final class Simulation {
         for (int c = 0; c < options.computeNodes(); c++) {
             final Nic cn = fabric.attachNow(prefix + "cn" + c);
             final RrpcClient rrpc = new RrpcClient(vertx, cn, rrpcOptions);
+            rrpcClients.add(rrpc);
             final List<SimLoop> loops = new ArrayList<>();
             for (int l = 0; l < options.loopsPerComputeNode(); l++) {
                 final SimLoop loop = scheduler.newLoop(cn.node() + "/" + l, cnCpu());
@@ -384,7 +407,7 @@ public final class Simulation {
             .put("memory_nodes", options.memoryNodes())
             .put("history_hash", Long.toHexString(historyHash)).put("events", scheduler.executed())
             .put("quiescent", quiescent).put("unfinished_clients", busyClients).put("errors", errors)
-            .put("wall_ms", RunResult.round(wallNs / 1e6, 1))
+            .put("wall_ms", RunResult.round(wallNs / 1e6, 1)).put("setup_wall_ms", RunResult.round(setupWallNs / 1e6, 1))
             .put("faults", options.faults().toJson());
         if (!stuck.isEmpty()) {
             sim.put("unfinished", stuck);
@@ -404,7 +427,7 @@ public final class Simulation {
         }
         long mnCpu = 0;
         for (final SimLoop loop : scheduler.loops()) {
-            if (loop.name().contains("-mn")) {
+            if (loop.name().startsWith("mn")) {
                 mnCpu = Math.max(mnCpu, loop.cpuNs());
             }
         }
@@ -421,8 +444,13 @@ public final class Simulation {
             loop.shutdown();
         }
         for (final RpcServer server : servers) {
+            Bridge.switchCurrent(null);
             server.stop();
         }
+        for (final RrpcClient client : rrpcClients) {
+            client.forgetThreadCache();
+        }
+        Bridge.switchCurrent(null);
         if (tso != null) {
             tso.stop();
         }
