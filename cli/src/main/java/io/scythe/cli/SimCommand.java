@@ -136,6 +136,16 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--mn-slow-to", description = "End of the MN slowness (default: the end of the run).")
     Duration mnSlowTo;
 
+    @Option(names = "--tso-proxies", defaultValue = "0",
+        description = "TSO proxies between the CNs' TSO groups and the counter (the papers' topology: 2; default: "
+            + "${DEFAULT-VALUE}, groups FAA the counter directly).")
+    int tsoProxies;
+
+    @Option(names = "--queue-sample", defaultValue = "0us",
+        description = "Sample every object's Takeout Lock queue this often (virtual) and report the longest queues "
+            + "(Scythe Table 2; default: never).")
+    Duration queueSample;
+
     @Option(names = "--check-history", description = "Record every commit's reads and writes and check them.")
     boolean checkHistory;
 
@@ -178,7 +188,7 @@ public final class SimCommand implements Callable<Integer> {
         }
         final JsonObject params = new JsonObject().put("simulated", true).put("protocols", new JsonArray(protocols))
             .put("clients_per_cn", new JsonArray(clients)).put("cns", cns).put("loops_per_cn", loops)
-            .put("memory_nodes", memoryNodes).put("seed", seed).put("duration_virtual_ms", duration.toNanos() / 1e6)
+            .put("memory_nodes", memoryNodes).put("tso_proxies", tsoProxies).put("seed", seed).put("duration_virtual_ms", duration.toNanos() / 1e6)
             .put("cost_model", model.toJson()).put("faults", faults.toJson()).mergeIn(spec.params());
         final BenchReport report = new BenchReport(spec.name(), params);
         boolean ok = true;
@@ -187,7 +197,8 @@ public final class SimCommand implements Callable<Integer> {
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
-                    .costModel(model).faults(faults)
+                    .costModel(model).faults(faults).tsoProxies(tsoProxies)
+                    .queueSampleNs(queueSample.toNanos())
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs);
                 final Simulation simulation = new Simulation(options, spec);
                 final VersionChecker versions = new VersionChecker();
@@ -213,6 +224,9 @@ public final class SimCommand implements Callable<Integer> {
                     run.getJsonObject("conserved").getBoolean("ok") ? spec.quantity() + " conserved"
                         : spec.quantity() + " NOT CONSERVED", run.getLong("locks_left_held"), sim.getLong("events"),
                     sim.getDouble("wall_ms"));
+                if (run.containsKey("queues")) {
+                    System.out.println("  queues: " + run.getJsonObject("queues").encode());
+                }
                 if (sim.containsKey("crash")) {
                     System.out.println("  crash: " + sim.getJsonObject("crash").encode());
                 }

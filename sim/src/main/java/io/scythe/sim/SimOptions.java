@@ -33,6 +33,8 @@ public final class SimOptions {
     private long mnPollNs = DEFAULT_MN_POLL_NS;
     private long mnRequestNs = DEFAULT_MN_REQUEST_NS;
     private Faults faults = new Faults();
+    private int tsoProxies;
+    private long queueSampleNs;
 
     /** @throws IllegalArgumentException naming the first bad value */
     public SimOptions validate() {
@@ -48,6 +50,12 @@ public final class SimOptions {
         if (computeNodes > 255 || (long) computeNodes * loopsPerComputeNode > 4096) {
             throw new IllegalArgumentException("cns=" + computeNodes + " x loops=" + loopsPerComputeNode
                 + " exceeds the 4096 simulated CN loops (and 255 CNs) a run can have");
+        }
+        if (tsoProxies < 0 || tsoProxies > 16) {
+            throw new IllegalArgumentException("tso-proxies=" + tsoProxies + " must be within [0, 16]");
+        }
+        if (queueSampleNs < 0) {
+            throw new IllegalArgumentException("queue sampling interval must not be negative");
         }
         faults.validate(computeNodes);
         return this;
@@ -67,7 +75,7 @@ public final class SimOptions {
             .put("cost_model", costModel.toJson())
             .put("cpu_ns", new JsonObject().put("cn_poll", cnPollNs).put("cn_work", cnWorkNs)
                 .put("mn_poll", mnPollNs).put("mn_request", mnRequestNs))
-            .put("faults", faults.toJson());
+            .put("faults", faults.toJson()).put("tso_proxies", tsoProxies);
     }
 
     public String protocol() {
@@ -191,6 +199,26 @@ public final class SimOptions {
         this.cnWorkNs = cnWorkNs;
         this.mnPollNs = mnPollNs;
         this.mnRequestNs = mnRequestNs;
+        return this;
+    }
+
+    /** TSO proxies between the CNs' TSO groups and the TSO service (0: groups FAA the counter directly). */
+    public int tsoProxies() {
+        return tsoProxies;
+    }
+
+    public SimOptions tsoProxies(final int tsoProxies) {
+        this.tsoProxies = tsoProxies;
+        return this;
+    }
+
+    /** Every this many virtual ns, the Takeout Lock queue of every object is sampled (0: never; Table 2). */
+    public long queueSampleNs() {
+        return queueSampleNs;
+    }
+
+    public SimOptions queueSampleNs(final long queueSampleNs) {
+        this.queueSampleNs = queueSampleNs;
         return this;
     }
 

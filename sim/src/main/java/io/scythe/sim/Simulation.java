@@ -62,6 +62,9 @@ public final class Simulation {
     private final List<LogDb> memoryNodes = new ArrayList<>();
     private final List<RpcServer> servers = new ArrayList<>();
     private final List<RrpcClient> rrpcClients = new ArrayList<>();
+    private final List<io.scythe.tso.TsoProxy> proxies = new ArrayList<>();
+    private final List<String> proxyNodes = new ArrayList<>();
+    private final QueueSampler queues = new QueueSampler();
     private final List<Coordinator> coordinators = new ArrayList<>();
     private final List<Client> clients = new ArrayList<>();
     private final List<List<SimLoop>> cnLoops = new ArrayList<>();
@@ -184,7 +187,7 @@ public final class Simulation {
             // per memory node would dominate a short simulated run); the ring geometry itself is the default.
             final int cnLoopCount = options.computeNodes() * options.loopsPerComputeNode();
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
-                .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + 1));
+                .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
             final Watermarks watermarks = Watermarks.DEFAULT;
             final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
             final List<Future<?>> started = new ArrayList<>();
@@ -212,11 +215,52 @@ public final class Simulation {
             partitions.forEach(catalog::add);
             final String tsoNode = prefix + "tso";
             tso = new TsoService(vertx, fabric.attachNow(tsoNode), List.of(), 1000);
-            return Future.all(started).compose(v -> tso.start()).compose(counter ->
-                connectComputeNodes(vertx, catalog, counter, rrpcOptions, watermarks, prefix, tsoNode));
+            return Future.all(started).compose(v -> tso.start())
+                .compose(counter -> startProxies(vertx, counter, rrpcOptions, tsoNode).map(counter))
+                .compose(counter -> connectComputeNodes(vertx, catalog, counter, rrpcOptions, watermarks, prefix,
+                    tsoNode));
         } catch (final RuntimeException e) {
             return Future.failedFuture(e);
         }
+    }
+
+    /** TSO proxies (Scythe §4.5 (3)), each an RPC server on its own simulated core, FAAing the service's counter. */
+    private Future<Void> startProxies(final Vertx vertx, final RemoteRegion counter, final RrpcOptions rrpcOptions,
+                                      final String tsoNode) {
+        final List<Future<?>> started = new ArrayList<>();
+        for (int i = 0; i < options.tsoProxies(); i++) {
+            final String node = "tsoproxy" + i;
+            final SimLoop loop = scheduler.newLoop(node, mnCpu());
+            bridgeOn(loop);
+            final Nic nic = fabric.attachNow(node);
+            final RpcServer server = new RpcServer(vertx, nic, rrpcOptions);
+            final RrpcClient toService = new RrpcClient(vertx, nic, new RrpcOptions().maxReplyRings(1));
+            rrpcClients.add(toService);
+            final io.scythe.tso.TsoProxy proxy = new io.scythe.tso.TsoProxy(node, counter,
+                () -> toService.oneSided(tsoNode));
+            proxies.add(proxy);
+            started.add(proxy.register(vertx, server));
+            started.add(server.start());
+            started.add(toService.oneSided(tsoNode));
+            servers.add(server);
+            loop.requestCounter(server::requests);
+            proxyNodes.add(node);
+        }
+        Bridge.switchCurrent(null);
+        return Future.all(started).mapEmpty();
+    }
+
+    private io.scythe.tso.TimestampOracle tsoGroupFor(final RrpcClient rrpc, final RemoteRegion counter,
+                                                      final String tsoNode) {
+        if (proxyNodes.isEmpty()) {
+            return new TsoGroup(1024, new DirectTsoSource(counter, () -> rrpc.oneSided(tsoNode)));
+        }
+        final io.scythe.tso.TsoSource[] sources = new io.scythe.tso.TsoSource[proxyNodes.size()];
+        for (int i = 0; i < sources.length; i++) {
+            final String node = proxyNodes.get(i);
+            sources[i] = new io.scythe.tso.ProxyTsoSource(node, () -> rrpc.rocket(node));
+        }
+        return new TsoGroup(1024, new SplittableRandom(faultRandom.nextLong()), sources);
     }
 
     private Future<Void> connectComputeNodes(final Vertx vertx, final Catalog catalog, final RemoteRegion counter,
@@ -234,8 +278,8 @@ public final class Simulation {
                 final Bridge bridge = bridgeOn(loop);
                 loops.add(loop);
                 loopNumber++;
-                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge), new TsoGroup(1024,
-                    new DirectTsoSource(counter, () -> rrpc.oneSided(tsoNode))), watermarks, (long) loopNumber << 40);
+                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
+                    tsoGroupFor(rrpc, counter, tsoNode), watermarks, (long) loopNumber << 40);
                 final Coordinator coordinator = new Coordinator(runtime, protocol, options.maxAttempts());
                 coordinators.add(coordinator);
                 // Open every ring and channel now: the event bus carries the control plane before time starts.
@@ -244,6 +288,9 @@ public final class Simulation {
                     connected.add(rrpc.oneSided(db.nic().node()));
                 }
                 connected.add(rrpc.oneSided(tsoNode));
+                for (final String proxy : proxyNodes) {
+                    connected.add(rrpc.rocket(proxy));
+                }
                 for (int k = l; k < options.clientsPerComputeNode(); k += options.loopsPerComputeNode()) {
                     clients.add(new Client(clients.size(), c, loop, coordinator,
                         new SplittableRandom(options.seed() * 1_000_003L + clients.size())));
@@ -265,6 +312,10 @@ public final class Simulation {
         for (final Client client : clients) {
             client.loop.execute(() -> next(client));
         }
+        if (options.queueSampleNs() > 0) {
+            final SimLoop observer = scheduler.newLoop("observer", (loop, poll, work, requests) -> 0);
+            sampleQueues(observer);
+        }
         final Faults faults = options.faults();
         if (faults.crashCn() != Faults.NO_CRASH) {
             scheduler.runUntil(startNs + faults.crashAtNs(), this::failed);
@@ -280,6 +331,18 @@ public final class Simulation {
         }
         scheduler.runUntil(endNs + options.drainNs(), this::failed);
         Bridge.switchCurrent(null);
+    }
+
+    /** Reads every object's lock words, like an MN-side observer with no cost (Table 2), until the end. */
+    private void sampleQueues(final SimLoop observer) {
+        if (clock.nanoTime() - endNs >= 0) {
+            return;
+        }
+        if (clock.nanoTime() - measureFromNs >= 0) {
+            queues.sample(memoryNodes);
+        }
+        observer.schedule(() -> sampleQueues(observer), options.queueSampleNs(),
+            java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     private boolean failed() {
@@ -407,7 +470,8 @@ public final class Simulation {
             .put("memory_nodes", options.memoryNodes())
             .put("history_hash", Long.toHexString(historyHash)).put("events", scheduler.executed())
             .put("quiescent", quiescent).put("unfinished_clients", busyClients).put("errors", errors)
-            .put("wall_ms", RunResult.round(wallNs / 1e6, 1)).put("setup_wall_ms", RunResult.round(setupWallNs / 1e6, 1))
+            .put("wall_ms", RunResult.round(wallNs / 1e6, 1))
+            .put("setup_wall_ms", RunResult.round(setupWallNs / 1e6, 1))
             .put("faults", options.faults().toJson());
         if (!stuck.isEmpty()) {
             sim.put("unfinished", stuck);
@@ -433,6 +497,19 @@ public final class Simulation {
         }
         sim.put("busiest_mn_cpu_utilization", RunResult.round((double) mnCpu / Math.max(1, clock.nanoTime() - startNs),
             3));
+        if (options.queueSampleNs() > 0) {
+            run.put("queues", queues.toJson());
+        }
+        if (!proxies.isEmpty()) {
+            long faas = 0;
+            long served = 0;
+            for (final io.scythe.tso.TsoProxy p : proxies) {
+                faas += p.faas();
+                served += p.served();
+            }
+            sim.put("tso", new JsonObject().put("proxies", proxies.size()).put("counter_faas", faas)
+                .put("timestamps_served", served));
+        }
         run.put("sim", sim);
         return new SimResult(run, historyHash, ok);
     }
@@ -451,6 +528,9 @@ public final class Simulation {
             client.forgetThreadCache();
         }
         Bridge.switchCurrent(null);
+        for (final io.scythe.tso.TsoProxy proxy : proxies) {
+            proxy.close();
+        }
         if (tso != null) {
             tso.stop();
         }

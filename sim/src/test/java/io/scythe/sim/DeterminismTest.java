@@ -34,7 +34,8 @@ class DeterminismTest {
 
     private static JsonObject metrics(final SimResult r) {
         final JsonObject json = r.run().toJson().copy();
-        json.getJsonObject("sim").remove("wall_ms"); // the only wall-clock number: reported, never steering
+        json.getJsonObject("sim").remove("wall_ms"); // the wall-clock numbers: reported, never steering
+        json.getJsonObject("sim").remove("setup_wall_ms");
         return json;
     }
 
@@ -57,5 +58,18 @@ class DeterminismTest {
         assertThat(c.historyHash()).isNotEqualTo(a.historyHash());
         assertThat(a.invariantsOk()).isTrue();
         assertThat(c.invariantsOk()).isTrue();
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldRepeatARunWithTsoProxiesJitterAndQueueSamplingBitForBit() throws Exception {
+        final java.util.function.Supplier<SimOptions> options = () -> new SimOptions().protocol("scythe")
+            .computeNodes(2).loopsPerComputeNode(2).clientsPerComputeNode(6).memoryNodes(3).tsoProxies(2)
+            .queueSampleNs(10_000).durationNs(200_000).seed(9).faults(new Faults().jitterNs(1_500));
+        final SimResult a = new Simulation(options.get(), new SmallBankSpec(100, 0.99, "scythe")).run(vertx);
+        final SimResult b = new Simulation(options.get(), new SmallBankSpec(100, 0.99, "scythe")).run(vertx);
+        assertThat(metrics(b).encode()).isEqualTo(metrics(a).encode());
+        assertThat(a.invariantsOk()).isTrue();
+        assertThat(a.run().toJson().getJsonObject("sim").getJsonObject("tso").getLong("counter_faas")).isPositive();
+        assertThat(a.run().toJson().getJsonObject("queues").getLong("samples")).isEqualTo(20);
     }
 }
