@@ -7,6 +7,7 @@ import io.scythe.bench.workload.YcsbSpec;
 import io.scythe.fabric.CostModel;
 import io.scythe.sim.Explorer;
 import io.scythe.sim.Faults;
+import io.scythe.sim.LockSim;
 import io.scythe.sim.SimOptions;
 import io.scythe.sim.SimResult;
 import io.scythe.sim.SimVertx;
@@ -33,7 +34,8 @@ import java.util.concurrent.Callable;
         "With --explore N: runs N seeds of a small contended SmallBank under each of --protocols with every "
             + "invariant and the history check on, and prints each failing seed with the command that replays it."})
 public final class SimCommand implements Callable<Integer> {
-    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank or ycsb (default: "
+    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, or lock (Fig. 27: "
+        + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold; default: "
         + "${DEFAULT-VALUE}).")
     String workload;
 
@@ -92,6 +94,16 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--mix", defaultValue = "standard", description = "SmallBank mix: standard, scythe or deposits "
         + "(default: ${DEFAULT-VALUE}).")
     String mix;
+
+    @Option(names = "--thetas", split = ",", description = "Zipf factors to sweep (default: --theta alone).")
+    List<Double> thetas;
+
+    @Option(names = "--locks", defaultValue = "1000", description = "[lock] Lock objects (default: ${DEFAULT-VALUE}).")
+    int locks;
+
+    @Option(names = "--hold", defaultValue = "25us", description = "[lock] How long a lock is held (default: "
+        + "${DEFAULT-VALUE}).")
+    Duration hold;
 
     @Option(names = "--records", defaultValue = "100000", description = "YCSB records (default: ${DEFAULT-VALUE}).")
     long records;
@@ -176,7 +188,13 @@ public final class SimCommand implements Callable<Integer> {
     }
 
     private int simulate(final Vertx vertx) throws Exception {
-        final OltpSpec spec = spec();
+        final boolean lockWorkload = "lock".equalsIgnoreCase(workload);
+        if (lockWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
+            protocols = List.of("takeout", "cas-lock"); // the default protocols mean nothing to the lock workload
+        }
+        final List<Double> sweep = thetas == null ? List.of(theta) : thetas;
+        final OltpSpec spec = lockWorkload ? new LockSim.Spec(protocols.get(0), locks, sweep.get(0), hold.toNanos())
+            : spec(sweep.get(0));
         final CostModel model = fabricConfig != null ? BenchCommand.readCostModel(fabricConfig)
             : CostModel.profile(profile);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
@@ -192,20 +210,28 @@ public final class SimCommand implements Callable<Integer> {
             .put("cost_model", model.toJson()).put("faults", faults.toJson()).mergeIn(spec.params());
         final BenchReport report = new BenchReport(spec.name(), params);
         boolean ok = true;
-        for (final int perCn : clients) {
+        for (final double zipfTheta : sweep) {
+          for (final int perCn : clients) {
             for (final String protocol : protocols) {
+                final OltpSpec runSpec = lockWorkload ? new LockSim.Spec(protocol, locks, zipfTheta, hold.toNanos())
+                    : spec(zipfTheta);
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
                     .costModel(model).faults(faults).tsoProxies(tsoProxies)
                     .queueSampleNs(queueSample.toNanos())
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs);
-                final Simulation simulation = new Simulation(options, spec);
+                final Simulation simulation = lockWorkload
+                    ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
+                    : new Simulation(options, runSpec);
                 final VersionChecker versions = new VersionChecker();
                 if (checkHistory) {
                     simulation.recordCommits(versions);
                 }
                 final SimResult r = simulation.run(vertx);
+                if (lockWorkload) {
+                    r.run().put("protocol", protocol);
+                }
                 final JsonObject run = r.run().toJson();
                 if (checkHistory) {
                     r.run().put("history_violations", new JsonArray(versions.violations()));
@@ -217,9 +243,9 @@ public final class SimCommand implements Callable<Integer> {
                 report.add(r.run());
                 final JsonObject lat = run.getJsonObject("latency_us");
                 final JsonObject sim = run.getJsonObject("sim");
-                System.out.printf("%-10s cns %3d clients %5d %11.0f txn/s (virtual)  p50 %8.2f us  p99 %8.2f us  "
+                System.out.printf("%-10s theta %4.2f cns %3d clients %5d %11.0f txn/s (virtual)  p50 %8.2f us  p99 %8.2f us  "
                         + "p999 %8.2f us  abort rate %5.3f  %s  locks held %d  [%d events, %.0f ms wall]%n",
-                    protocol, cns, run.getInteger("clients"), run.getDouble("committed_per_s"), lat.getDouble("p50"),
+                    protocol, zipfTheta, cns, run.getInteger("clients"), run.getDouble("committed_per_s"), lat.getDouble("p50"),
                     lat.getDouble("p99"), lat.getDouble("p999"), run.getDouble("abort_rate"),
                     run.getJsonObject("conserved").getBoolean("ok") ? spec.quantity() + " conserved"
                         : spec.quantity() + " NOT CONSERVED", run.getLong("locks_left_held"), sim.getLong("events"),
@@ -234,6 +260,7 @@ public final class SimCommand implements Callable<Integer> {
                     System.out.println("  history: " + versions.violations());
                 }
             }
+          }
         }
         if (out != null) {
             System.out.println("wrote " + report.write(out));
@@ -245,15 +272,15 @@ public final class SimCommand implements Callable<Integer> {
         return ok ? 0 : 1;
     }
 
-    private OltpSpec spec() {
+    private OltpSpec spec(final double zipfTheta) {
         switch (workload.toLowerCase(Locale.ROOT)) {
             case "smallbank":
-                return new SmallBankSpec(accounts, theta, mix);
+                return new SmallBankSpec(accounts, zipfTheta, mix);
             case "ycsb":
-                return new YcsbSpec(records, theta, ops, writeRatio);
+                return new YcsbSpec(records, zipfTheta, ops, writeRatio);
             default:
-                throw new IllegalArgumentException("unknown workload '" + workload + "'; the simulator runs smallbank "
-                    + "or ycsb");
+                throw new IllegalArgumentException("unknown workload '" + workload + "'; the simulator runs smallbank, "
+                    + "ycsb or lock");
         }
     }
 }

@@ -75,6 +75,7 @@ public final class Simulation {
     private TsoService tso;
     private Protocol protocol;
     private java.util.function.Consumer<CommittedTxn> commitSink;
+    private Operation operation;
     private long startNs;
     private long endNs;
     private long measureFromNs;
@@ -111,6 +112,21 @@ public final class Simulation {
     public Simulation recordCommits(final java.util.function.Consumer<CommittedTxn> sink) {
         this.commitSink = sink;
         return this;
+    }
+
+    /**
+     * Replaces the clients' transactions by {@code operation} (a micro-benchmark such as Fig. 27's lock and hold): each
+     * client runs it again and again; the latency it returns is what is recorded. Before {@link #run}.
+     */
+    public Simulation operation(final Operation operation) {
+        this.operation = operation;
+        return this;
+    }
+
+    /** What a client does instead of a transaction; its Future holds the latency to record, in ns. */
+    @FunctionalInterface
+    public interface Operation {
+        Future<Long> run(TxnRuntime runtime, SplittableRandom random);
     }
 
     /** Stands in for a protocol: e.g. a recording wrapper ({@link RecordingProtocol}). Before {@link #run}. */
@@ -292,7 +308,7 @@ public final class Simulation {
                     connected.add(rrpc.rocket(proxy));
                 }
                 for (int k = l; k < options.clientsPerComputeNode(); k += options.loopsPerComputeNode()) {
-                    clients.add(new Client(clients.size(), c, loop, coordinator,
+                    clients.add(new Client(clients.size(), c, loop, coordinator, runtime,
                         new SplittableRandom(options.seed() * 1_000_003L + clients.size())));
                 }
             }
@@ -355,6 +371,10 @@ public final class Simulation {
             return;
         }
         client.busy = true;
+        if (operation != null) {
+            runOperation(client);
+            return;
+        }
         final OltpSpec.Drawn drawn = spec.draw(client.random);
         final long seq = client.sequence++;
         final long began = clock.nanoTime();
@@ -388,6 +408,38 @@ public final class Simulation {
                     firstError = String.valueOf(ar.cause());
                 }
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.ERROR, 0, 0, 0, now - began,
+                    began, now);
+            }
+            historyHash = record.mixInto(historyHash);
+            for (final HistoryListener l : listeners) {
+                l.finished(record);
+            }
+            next(client);
+        });
+    }
+
+    private void runOperation(final Client client) {
+        final long seq = client.sequence++;
+        final long began = clock.nanoTime();
+        client.type = "operation";
+        client.since = began;
+        operation.run(client.runtime, client.random).onComplete(ar -> {
+            final long now = clock.nanoTime();
+            final TxnRecord record;
+            if (ar.succeeded()) {
+                record = new TxnRecord(client.id, seq, "operation", TxnRecord.Kind.COMMITTED, 0, 0, 1, ar.result(),
+                    began, now);
+                if (now - measureFromNs >= 0 && now - endNs < 0) {
+                    committed++;
+                    attemptsOfCommitted++;
+                    latencyNs.recordValue(Math.max(1, ar.result()));
+                }
+            } else {
+                errors++;
+                if (firstError == null) {
+                    firstError = String.valueOf(ar.cause());
+                }
+                record = new TxnRecord(client.id, seq, "operation", TxnRecord.Kind.ERROR, 0, 0, 0, now - began,
                     began, now);
             }
             historyHash = record.mixInto(historyHash);
@@ -545,6 +597,7 @@ public final class Simulation {
         final int computeNode;
         final SimLoop loop;
         final Coordinator coordinator;
+        final TxnRuntime runtime;
         final SplittableRandom random;
         long sequence;
         boolean busy;
@@ -552,7 +605,8 @@ public final class Simulation {
         long since;
 
         Client(final int id, final int computeNode, final SimLoop loop, final Coordinator coordinator,
-               final SplittableRandom random) {
+               final TxnRuntime runtime, final SplittableRandom random) {
+            this.runtime = runtime;
             this.id = id;
             this.computeNode = computeNode;
             this.loop = loop;
