@@ -158,6 +158,11 @@ public final class SimCommand implements Callable<Integer> {
             + "(Scythe Table 2; default: never).")
     Duration queueSample;
 
+    @Option(names = "--watermarks", split = ",", paramLabel = "COLD,HOT",
+        description = "Scythe's heat watermarks: TOCC above COLD queued, Lock requests refused above HOT (default: "
+            + "3,10).")
+    List<Integer> watermarks;
+
     @Option(names = "--check-history", description = "Record every commit's reads and writes and check them.")
     boolean checkHistory;
 
@@ -188,6 +193,9 @@ public final class SimCommand implements Callable<Integer> {
     }
 
     private int simulate(final Vertx vertx) throws Exception {
+        if (watermarks != null && watermarks.size() != 2) {
+            throw new IllegalArgumentException("--watermarks takes COLD,HOT, not " + watermarks);
+        }
         final boolean lockWorkload = "lock".equalsIgnoreCase(workload);
         if (lockWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("takeout", "cas-lock"); // the default protocols mean nothing to the lock workload
@@ -220,6 +228,8 @@ public final class SimCommand implements Callable<Integer> {
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
                     .costModel(model).faults(faults).tsoProxies(tsoProxies)
                     .queueSampleNs(queueSample.toNanos())
+                    .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
+                        : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs);
                 final Simulation simulation = lockWorkload
                     ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)

@@ -34,6 +34,7 @@ public final class SimOptions {
     private long mnRequestNs = DEFAULT_MN_REQUEST_NS;
     private Faults faults = new Faults();
     private int tsoProxies;
+    private io.scythe.hotspot.Watermarks watermarks = io.scythe.hotspot.Watermarks.DEFAULT;
     private long queueSampleNs;
 
     /** @throws IllegalArgumentException naming the first bad value */
@@ -75,7 +76,8 @@ public final class SimOptions {
             .put("cost_model", costModel.toJson())
             .put("cpu_ns", new JsonObject().put("cn_poll", cnPollNs).put("cn_work", cnWorkNs)
                 .put("mn_poll", mnPollNs).put("mn_request", mnRequestNs))
-            .put("faults", faults.toJson()).put("tso_proxies", tsoProxies);
+            .put("faults", faults.toJson()).put("tso_proxies", tsoProxies)
+            .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()));
     }
 
     public String protocol() {
@@ -199,6 +201,16 @@ public final class SimOptions {
         this.cnWorkNs = cnWorkNs;
         this.mnPollNs = mnPollNs;
         this.mnRequestNs = mnRequestNs;
+        return this;
+    }
+
+    /** Scythe's heat watermarks: OCC to TOCC above cold; Lock requests refused above hot (§4.2). */
+    public io.scythe.hotspot.Watermarks watermarks() {
+        return watermarks;
+    }
+
+    public SimOptions watermarks(final io.scythe.hotspot.Watermarks watermarks) {
+        this.watermarks = watermarks;
         return this;
     }
 

@@ -204,7 +204,7 @@ public final class Simulation {
             final int cnLoopCount = options.computeNodes() * options.loopsPerComputeNode();
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
                 .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
-            final Watermarks watermarks = Watermarks.DEFAULT;
+            final Watermarks watermarks = options.watermarks();
             final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
             final List<Future<?>> started = new ArrayList<>();
             final String prefix = "";
