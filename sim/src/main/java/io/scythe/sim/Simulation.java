@@ -403,18 +403,9 @@ public final class Simulation {
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.GAVE_UP, 0, 0,
                     options.maxAttempts(), now - began, began, now);
             } else {
-                errors++;
-                if (firstError == null) {
-                    firstError = String.valueOf(ar.cause());
-                }
-                record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.ERROR, 0, 0, 0, now - began,
-                    began, now);
+                record = failed(client, seq, drawn.type(), ar.cause(), began, now);
             }
-            historyHash = record.mixInto(historyHash);
-            for (final HistoryListener l : listeners) {
-                l.finished(record);
-            }
-            next(client);
+            finished(client, record);
         });
     }
 
@@ -435,19 +426,29 @@ public final class Simulation {
                     latencyNs.recordValue(Math.max(1, ar.result()));
                 }
             } else {
-                errors++;
-                if (firstError == null) {
-                    firstError = String.valueOf(ar.cause());
-                }
-                record = new TxnRecord(client.id, seq, "operation", TxnRecord.Kind.ERROR, 0, 0, 0, now - began,
-                    began, now);
+                record = failed(client, seq, "operation", ar.cause(), began, now);
             }
-            historyHash = record.mixInto(historyHash);
-            for (final HistoryListener l : listeners) {
-                l.finished(record);
-            }
-            next(client);
+            finished(client, record);
         });
+    }
+
+    /** A transaction or operation that failed with an error (not an abort): the run reports it. */
+    private TxnRecord failed(final Client client, final long seq, final String type, final Throwable cause,
+                             final long began, final long now) {
+        errors++;
+        if (firstError == null) {
+            firstError = String.valueOf(cause);
+        }
+        return new TxnRecord(client.id, seq, type, TxnRecord.Kind.ERROR, 0, 0, 0, now - began, began, now);
+    }
+
+    /** Hashes and publishes {@code record}, then starts the client's next transaction. */
+    private void finished(final Client client, final TxnRecord record) {
+        historyHash = record.mixInto(historyHash);
+        for (final HistoryListener l : listeners) {
+            l.finished(record);
+        }
+        next(client);
     }
 
     // ------------------------------------------------------------------------------------------------- results

@@ -1,10 +1,7 @@
 package io.scythe.sim;
 
 import io.scythe.bench.workload.SmallBankSpec;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -14,19 +11,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Same seed, same run, bit for bit: every finished transaction and every metric; another seed, another run. */
-class DeterminismTest {
-    private static Vertx vertx;
-
-    @BeforeAll
-    static void start() {
-        vertx = SimVertx.create();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        vertx.close().await();
-    }
-
+class DeterminismTest extends SimVertxTest {
     private static SimOptions contended(final String protocol, final long seed) {
         return new SimOptions().protocol(protocol).loopsPerComputeNode(2).clientsPerComputeNode(8)
             .durationNs(300_000).seed(seed);

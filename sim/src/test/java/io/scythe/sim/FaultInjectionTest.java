@@ -10,11 +10,8 @@ import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.QueuePair;
 import io.scythe.fabric.WorkRequest;
 import io.scythe.fabric.local.LocalFabric;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -22,19 +19,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class FaultInjectionTest {
-    private static Vertx vertx;
-
-    @BeforeAll
-    static void start() {
-        vertx = SimVertx.create();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        vertx.close().await();
-    }
-
+class FaultInjectionTest extends SimVertxTest {
     /** Jitter reorders verbs across queue pairs, never within one (an RC QP completes in posting order). */
     @Test
     void shouldReorderAcrossQueuePairsButNeverWithinOne() {

@@ -2,10 +2,7 @@ package io.scythe.sim;
 
 import io.scythe.txn.Protocol;
 import io.scythe.txn.UnknownKeyException;
-import io.vertx.core.Vertx;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.PrintStream;
@@ -17,19 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Acceptance: the explorer finds the planted bug. The {@code unsafe} protocol (no locking, no validation) comes from
  * another branch; until it is merged this test is skipped, not faked.
  */
-class PlantedBugTest {
-    private static Vertx vertx;
-
-    @BeforeAll
-    static void start() {
-        vertx = SimVertx.create();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        vertx.close().await();
-    }
-
+class PlantedBugTest extends SimVertxTest {
     @Test
     void shouldFindTheUnsafeProtocolsAnomaliesWithinTheSweepsSeeds() throws Exception {
         boolean exists;

@@ -1,8 +1,5 @@
 package io.scythe.sim;
 
-import io.vertx.core.Vertx;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -12,20 +9,8 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** A few hundred seeds of a small contended SmallBank per protocol, with jitter, every invariant and the history check. */
-class SeedSweepTest {
+class SeedSweepTest extends SimVertxTest {
     static final int SEEDS = Integer.getInteger("scythe.sim.seeds", 200);
-    private static Vertx vertx;
-
-    @BeforeAll
-    static void start() {
-        vertx = SimVertx.create();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        vertx.close().await();
-    }
-
     @ParameterizedTest
     @ValueSource(strings = {"scythe", "ford-occ", "farm-occ"})
     void shouldKeepEveryInvariantOverManySeeds(final String protocol) throws Exception {

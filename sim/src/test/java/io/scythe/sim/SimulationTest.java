@@ -1,28 +1,12 @@
 package io.scythe.sim;
 
 import io.scythe.bench.workload.SmallBankSpec;
-import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class SimulationTest {
-    private static Vertx vertx;
-
-    @BeforeAll
-    static void start() {
-        vertx = SimVertx.create();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        vertx.close().await();
-    }
-
+class SimulationTest extends SimVertxTest {
     @ParameterizedTest
     @ValueSource(strings = {"scythe", "ford-occ", "farm-occ"})
     void shouldRunSmallBankInVirtualTimeWithMoneyConservedAndLocksFree(final String protocol) throws Exception {
