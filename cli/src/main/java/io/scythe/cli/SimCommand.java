@@ -175,6 +175,15 @@ public final class SimCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!"lock".equalsIgnoreCase(workload)) {
+            for (final String name : protocols) {
+                try {
+                    io.scythe.txn.Protocol.named(name);
+                } catch (final io.scythe.txn.UnknownKeyException e) {
+                    throw new IllegalArgumentException(e.getMessage(), e);
+                }
+            }
+        }
         final Vertx vertx = SimVertx.create();
         try {
             if (explore != null) {
