@@ -135,15 +135,6 @@ public final class Bridge {
         return deferred;
     }
 
-    /** The earliest modelled event of this bridge's completion queues, or {@link CompletionQueue#NO_EVENT}. */
-    public long nextEventNs() {
-        long next = CompletionQueue.NO_EVENT;
-        for (final CompletionQueue cq : queues) {
-            next = Math.min(next, cq.nextEventNs());
-        }
-        return next;
-    }
-
     /** The completion queue this bridge polls for {@code nic}'s queue pairs, created on first use. */
     public CompletionQueue completionQueue(final Nic nic) {
         checkThread();

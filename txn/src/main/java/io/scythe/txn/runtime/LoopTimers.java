@@ -44,12 +44,6 @@ public final class LoopTimers implements Timers, Bridge.Poller {
         return new LoopTimers(bridge);
     }
 
-    /** When the earliest sleeper is due, or {@code Long.MAX_VALUE} when none sleeps. */
-    public long nextDueNs() {
-        final Sleeper s = sleepers.peek();
-        return s == null ? Long.MAX_VALUE : s.until;
-    }
-
     @Override
     public long nowNs() {
         return bridge.clock().nanoTime();
