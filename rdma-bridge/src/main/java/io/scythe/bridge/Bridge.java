@@ -65,6 +65,9 @@ public final class Bridge {
     private String deploymentId;
     private long polls;
     private long idlePolls;
+    private int lastWork;
+    /** Runs a task after the current one on this loop; null on event loops (callers use their Vert.x context). */
+    private Executor deferred;
 
     /**
      * @param executor runs the poll task on {@code thread} (the event loop); a {@link ScheduledExecutorService}
@@ -102,6 +105,34 @@ public final class Bridge {
             throw new IllegalStateException("thread '" + thread.getName() + "' already has a Bridge");
         }
         CURRENT.set(this);
+    }
+
+    /**
+     * Makes {@code bridge} the calling thread's current one and returns the previous (or {@code null}): for a
+     * deterministic simulator that runs many simulated loops, each with its own bridge, on one thread, and switches
+     * between them before each event. Event loops never call this ({@link #install()} is theirs).
+     */
+    public static Bridge switchCurrent(final Bridge bridge) {
+        final Bridge previous = CURRENT.getIfExists();
+        if (bridge == null) {
+            CURRENT.remove();
+        } else {
+            CURRENT.set(bridge);
+        }
+        return previous;
+    }
+
+    /**
+     * Where work deferred to the end of the current task goes (an RRPC round's flush) when this bridge's loop is not
+     * a Vert.x context: the simulator's. Set once, before use.
+     */
+    public void deferredExecutor(final Executor deferred) {
+        this.deferred = deferred;
+    }
+
+    /** The executor of {@link #deferredExecutor(Executor)}, or {@code null} on a Vert.x event loop. */
+    public Executor deferredExecutor() {
+        return deferred;
     }
 
     /** The completion queue this bridge polls for {@code nic}'s queue pairs, created on first use. */
@@ -193,6 +224,7 @@ public final class Bridge {
             work += poller.poll(now);
         }
         polls++;
+        lastWork = work;
         if (work == 0) {
             idlePolls++;
         }
@@ -307,6 +339,11 @@ public final class Bridge {
 
     public long polls() {
         return polls;
+    }
+
+    /** The work the latest duty cycle did (the simulator charges CPU time by it). */
+    public int lastWork() {
+        return lastWork;
     }
 
     public long idlePolls() {

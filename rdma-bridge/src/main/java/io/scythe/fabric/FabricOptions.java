@@ -39,6 +39,7 @@ public final class FabricOptions {
     private Map<String, String> addresses = new LinkedHashMap<>();
     private QpOptions qpOptions = new QpOptions();
     private NanoClock clock = new SystemNanoClock();
+    private DelayInjector delayInjector;
 
     public FabricOptions() {
     }
@@ -198,6 +199,16 @@ public final class FabricOptions {
 
     public FabricOptions clock(final NanoClock clock) {
         this.clock = clock;
+        return this;
+    }
+
+    /** Extra delay per doorbell batch (the simulator's fault injection), or {@code null}. Not part of the JSON form. */
+    public DelayInjector delayInjector() {
+        return delayInjector;
+    }
+
+    public FabricOptions delayInjector(final DelayInjector delayInjector) {
+        this.delayInjector = delayInjector;
         return this;
     }
 }

@@ -231,7 +231,10 @@ public final class Rocket implements Bridge.Poller {
     private void scheduleFlush() {
         if (!flushScheduled && open) {
             flushScheduled = true;
-            if (context != null) {
+            final java.util.concurrent.Executor deferred = bridge.deferredExecutor();
+            if (deferred != null) {
+                deferred.execute(flushTask); // a simulated loop: the end of the round is the simulator's
+            } else if (context != null) {
                 context.runOnContext(v -> flushTask.run());
             } else {
                 flush();

@@ -127,6 +127,14 @@ public final class RrpcClient {
             });
     }
 
+    /**
+     * Drops the calling thread's cached loop: a thread-local that would otherwise keep this client (and its whole
+     * cluster) reachable from a thread that outlives it, as the simulator's one thread outlives every simulated run.
+     */
+    public void forgetThreadCache() {
+        lastLoop.remove();
+    }
+
     /** Straws open now, by remote node (metrics, tests). */
     public Map<String, RdmaStraws> straws() {
         return Map.copyOf(straws);

@@ -21,6 +21,7 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public final class TsoGroup implements TimestampOracle {
     private final TsoSource[] sources;
+    private final java.util.random.RandomGenerator random;
     private final ArrayDeque<Promise<Long>> waiting = new ArrayDeque<>();
     private final int maxGroup;
     private boolean fetching;
@@ -34,6 +35,15 @@ public final class TsoGroup implements TimestampOracle {
      * @param maxGroup the largest group one fetch serves
      */
     public TsoGroup(final int maxGroup, final TsoSource... sources) {
+        this(maxGroup, null, sources);
+    }
+
+    /**
+     * @param random picks a source per group; {@code null} for the thread's own ({@link ThreadLocalRandom}). The
+     *               simulator passes a seeded one: a run must not depend on an unseeded random.
+     */
+    public TsoGroup(final int maxGroup, final java.util.random.RandomGenerator random, final TsoSource... sources) {
+        this.random = random;
         if (sources.length == 0) {
             throw new IllegalArgumentException("a TSO group needs a source");
         }
@@ -65,7 +75,7 @@ public final class TsoGroup implements TimestampOracle {
         fetching = true;
         groups++;
         final TsoSource source = sources.length == 1 ? sources[0]
-            : sources[ThreadLocalRandom.current().nextInt(sources.length)];
+            : sources[(random != null ? random : ThreadLocalRandom.current()).nextInt(sources.length)];
         source.fetch(count).onComplete(ar -> {
             // Completing a member runs its flow, which may ask again at once: that request waits for the next group
             // (fetching stays true until every member has its timestamp).

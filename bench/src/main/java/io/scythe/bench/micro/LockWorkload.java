@@ -108,8 +108,9 @@ public final class LockWorkload {
                             final long pointer = pointers[zipf.next(randoms.get())];
                             final long start = System.nanoTime();
                             final Future<Runnable> held = lock.equals("takeout")
-                                ? takeoutLock(takeout.get(), d, pointer, clock, retries)
-                                : casLock(rrpc, d, pointer, holderIds.getAndIncrement(), retries);
+                                ? takeoutLock(takeout.get(), LoopTimers.current(), "mn", d, pointer,
+                                    clock::getAndIncrement, retries)
+                                : casLock(() -> rrpc.oneSided("mn"), d, pointer, holderIds.getAndIncrement(), retries);
                             return held.compose(unlock -> {
                                 acquire.recordValue(System.nanoTime() - start);
                                 return LoopTimers.current().after(options.holdNs()).map(v -> {
@@ -160,25 +161,28 @@ public final class LockWorkload {
      * Takeout Lock in HOT mode; a refusal (timestamp order, hot watermark) waits out the queue it saw ({@code queued
      * x SRTT}) and retries with a new timestamp, as an aborted transaction would.
      */
-    private static Future<Runnable> takeoutLock(final TakeoutLockClient client, final TableDescriptor d,
-                                                final long pointer, final AtomicLong clock, final AtomicLong retries) {
-        return client.lock("mn", d, pointer, clock.getAndIncrement(), true).<Runnable>map(g -> () -> client.unlock(g))
+    public static Future<Runnable> takeoutLock(final TakeoutLockClient client, final io.scythe.txn.runtime.Timers timers,
+                                               final String node, final TableDescriptor d, final long pointer,
+                                               final java.util.function.LongSupplier timestamps,
+                                               final AtomicLong retries) {
+        return client.lock(node, d, pointer, timestamps.getAsLong(), true).<Runnable>map(g -> () -> client.unlock(g))
             .recover(e -> {
                 if (e instanceof LockRefusedException refused) {
                     retries.incrementAndGet();
-                    return LoopTimers.current().after(client.backoffNs("mn", refused.queued()))
-                        .compose(v -> takeoutLock(client, d, pointer, clock, retries));
+                    return timers.after(client.backoffNs(node, refused.queued()))
+                        .compose(v -> takeoutLock(client, timers, node, d, pointer, timestamps, retries));
                 }
                 return Future.failedFuture(e);
             });
     }
 
     /** CAS until it succeeds (no back-off, as the CAS lock of Figs. 7 and 27). */
-    private static Future<Runnable> casLock(final RrpcClient rrpc, final TableDescriptor d, final long pointer,
-                                            final long holder, final AtomicLong retries) {
+    public static Future<Runnable> casLock(final java.util.function.Supplier<Future<RdmaChannel>> channel,
+                                           final TableDescriptor d, final long pointer, final long holder,
+                                           final AtomicLong retries) {
         final long address = CasLock.lockAddress(pointer);
         final int rkey = d.objects().rkey();
-        return rrpc.oneSided("mn").compose(ch -> {
+        return channel.get().compose(ch -> {
             final Promise<Runnable> held = Promise.promise();
             tryCas(ch, address, rkey, holder, retries, held);
             return held.future();

@@ -378,8 +378,8 @@ public final class OltpWorkload {
         return spec.total(dbs);
     }
 
-    /** Objects whose Takeout Lock has someone queued or whose CAS lock is taken. */
-    private static long locksHeld(final List<LogDb> dbs) {
+    /** Objects whose Takeout Lock has someone queued or whose CAS lock is taken (also the simulator's check). */
+    public static long locksHeld(final List<LogDb> dbs) {
         long held = 0;
         for (final LogDb db : dbs) {
             for (final Table t : db.tables()) {

@@ -76,6 +76,7 @@ public final class EmulatedQueuePair implements QueuePair {
     private long lastCompleteAt;
     private int lastDelivered;
 
+    private io.scythe.fabric.DelayInjector delayInjector;
     private QpState state = QpState.READY;
     private volatile boolean revokedLocally;
     private Object attachment;
@@ -188,6 +189,11 @@ public final class EmulatedQueuePair implements QueuePair {
         slot.payloadDma = !wr.inline() && (op == Opcode.WRITE || op == Opcode.SEND) && wr.length() > 0;
     }
 
+    /** Adds {@code injector}'s delay to every batch posted from now on (the simulator's fault injection). */
+    public void delayInjector(final io.scythe.fabric.DelayInjector injector) {
+        this.delayInjector = injector;
+    }
+
     /** Times the requests from {@code firstSeq} to the tail: the timeline documented on {@link CostModel}. */
     private void schedule(final long firstSeq, final long nowNs) {
         // Requester: the doorbell, then the whole batch leaves the TX port back to back.
@@ -200,11 +206,12 @@ public final class EmulatedQueuePair implements QueuePair {
         // Arrival of each request at the responder (kept in executeAt until the responder pass below); a QP whose
         // context the responder NIC does not hold waits for it to be fetched over PCIe.
         final NicTimeline remote = peer.timeline();
+        final long injectedNs = delayInjector == null ? 0 : delayInjector.extraNs(localNode, remoteNode, qpNumber);
         double departed = txStart + (remote.qpContextMiss(peerQpId) ? model.pcieRoundTripNs() : 0);
         for (long s = firstSeq; s < tail; s++) {
             final Slot slot = slots[(int) (s & mask)];
             departed += issueNs(slot);
-            slot.executeAt = (long) departed + model.oneWayLatencyNs()
+            slot.executeAt = (long) departed + model.oneWayLatencyNs() + injectedNs
                 + (slot.payloadDma ? model.pcieRoundTripNs() : 0);
         }
         // Responder: requests of a QP enter its pipeline in order (pipelined: the next one starts once this one has
@@ -261,7 +268,7 @@ public final class EmulatedQueuePair implements QueuePair {
         for (long r = firstSeq; r < tail; r++) {
             final Slot slot = slots[(int) (r & mask)];
             responded = Math.max(responded, slot.executeAt) + model.serializationNs(responsePayload(slot));
-            previousComplete = Math.max(previousComplete, (long) responded + model.oneWayLatencyNs());
+            previousComplete = Math.max(previousComplete, (long) responded + model.oneWayLatencyNs() + injectedNs);
             slot.completeAt = previousComplete;
         }
         lastPipelineAt = pipeline;

@@ -143,6 +143,8 @@ final class LocalNic implements Nic, EmulatedPeer {
         final EmulatedQueuePair localEnd = new EmulatedQueuePair(localNumber, remoteNumber, node, remoteNode,
             qpOptions, model, fabric.clock(), timeline, remote, connection, localReceive, remoteReceive,
             (EmulatedCompletionQueue) cq);
+        localEnd.delayInjector(fabric.options().delayInjector());
+        remoteEnd.delayInjector(fabric.options().delayInjector());
         localReceive.owner(localEnd);
         if (remoteReceive != null) {
             remoteReceive.owner(remoteEnd);

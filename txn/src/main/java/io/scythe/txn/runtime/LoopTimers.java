@@ -36,6 +36,14 @@ public final class LoopTimers implements Timers, Bridge.Poller {
         return timers;
     }
 
+    /**
+     * Timers polled by {@code bridge}, for a loop that is not a thread of its own (the simulator runs many simulated
+     * loops on one thread, so {@link #current()} would mix them up).
+     */
+    public static LoopTimers on(final Bridge bridge) {
+        return new LoopTimers(bridge);
+    }
+
     @Override
     public long nowNs() {
         return bridge.clock().nanoTime();

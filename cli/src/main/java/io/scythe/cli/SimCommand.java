@@ -1,0 +1,305 @@
+package io.scythe.cli;
+
+import io.scythe.bench.report.BenchReport;
+import io.scythe.bench.workload.OltpSpec;
+import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.bench.workload.YcsbSpec;
+import io.scythe.fabric.CostModel;
+import io.scythe.sim.Explorer;
+import io.scythe.sim.Faults;
+import io.scythe.sim.LockSim;
+import io.scythe.sim.SimOptions;
+import io.scythe.sim.SimResult;
+import io.scythe.sim.SimVertx;
+import io.scythe.sim.Simulation;
+import io.scythe.sim.VersionChecker;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/** {@code scythe sim}: the deterministic simulator: a cluster of any size in virtual time, or the seed explorer. */
+@Command(name = "sim", mixinStandardHelpOptions = true,
+    description = {"Runs a workload on a simulated cluster in virtual time: the same protocol, storage, RRPC and TSO "
+        + "code as 'scythe bench', on the local fabric's cost model, scheduled by one seeded single-threaded "
+        + "scheduler. Same options and seed, same run, bit for bit. Prints a table, writes DIR/results.json "
+        + "(the bench schema plus a 'sim' object) with --out DIR.",
+        "With --explore N: runs N seeds of a small contended SmallBank under each of --protocols with every "
+            + "invariant and the history check on, and prints each failing seed with the command that replays it."})
+public final class SimCommand implements Callable<Integer> {
+    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, or lock (Fig. 27: "
+        + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold; default: "
+        + "${DEFAULT-VALUE}).")
+    String workload;
+
+    @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ,farm-occ",
+        description = "Protocols, one run each on identical data (default: ${DEFAULT-VALUE}).")
+    List<String> protocols;
+
+    @Option(names = "--cns", defaultValue = "1", description = "Compute nodes (default: ${DEFAULT-VALUE}).")
+    int cns;
+
+    @Option(names = "--clients", split = ",", defaultValue = "8",
+        description = "Closed-loop clients per compute node; a list sweeps (default: ${DEFAULT-VALUE}).")
+    List<Integer> clients;
+
+    @Option(names = "--loops", defaultValue = "4",
+        description = "Event loops (cores) per compute node; clients are spread over them (default: "
+            + "${DEFAULT-VALUE}).")
+    int loops;
+
+    @Option(names = {"--mns", "--memory-nodes"}, defaultValue = "2",
+        description = "Memory nodes (default: ${DEFAULT-VALUE}).")
+    int memoryNodes;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Seed of everything random (default: "
+        + "${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--duration", defaultValue = "2ms",
+        description = "Measured virtual time of each run (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--warmup", defaultValue = "0s",
+        description = "Virtual time before measuring (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: cx5 or zero (default: "
+        + "${DEFAULT-VALUE}).")
+    String profile;
+
+    @Option(names = "--fabric-config", paramLabel = "FILE",
+        description = "Cost model from a YAML/JSON file (see conf/fabric/); overrides --profile.")
+    Path fabricConfig;
+
+    @Option(names = "--max-attempts", defaultValue = "1000",
+        description = "Attempts per transaction before the coordinator gives up (default: ${DEFAULT-VALUE}).")
+    int maxAttempts;
+
+    @Option(names = "--accounts", defaultValue = "100000", description = "SmallBank customers (default: "
+        + "${DEFAULT-VALUE}).")
+    long accounts;
+
+    @Option(names = "--theta", defaultValue = "0.99", description = "Zipf factor over keys (default: "
+        + "${DEFAULT-VALUE}).")
+    double theta;
+
+    @Option(names = "--mix", defaultValue = "standard", description = "SmallBank mix: standard, scythe or deposits "
+        + "(default: ${DEFAULT-VALUE}).")
+    String mix;
+
+    @Option(names = "--thetas", split = ",", description = "Zipf factors to sweep (default: --theta alone).")
+    List<Double> thetas;
+
+    @Option(names = "--locks", defaultValue = "1000", description = "[lock] Lock objects (default: ${DEFAULT-VALUE}).")
+    int locks;
+
+    @Option(names = "--hold", defaultValue = "25us", description = "[lock] How long a lock is held (default: "
+        + "${DEFAULT-VALUE}).")
+    Duration hold;
+
+    @Option(names = "--records", defaultValue = "100000", description = "YCSB records (default: ${DEFAULT-VALUE}).")
+    long records;
+
+    @Option(names = "--ops", defaultValue = "4", description = "Keys per YCSB transaction (default: "
+        + "${DEFAULT-VALUE}).")
+    int ops;
+
+    @Option(names = "--write-ratio", defaultValue = "0.7", description = "Share of YCSB keys written (default: "
+        + "${DEFAULT-VALUE}).")
+    double writeRatio;
+
+    @Option(names = "--cn-work-ns", defaultValue = "" + SimOptions.DEFAULT_CN_WORK_NS,
+        description = "Modelled CN CPU time per completion or reply handled (default: ${DEFAULT-VALUE}).")
+    long cnWorkNs;
+
+    @Option(names = "--mn-rpc-ns", defaultValue = "" + SimOptions.DEFAULT_MN_REQUEST_NS,
+        description = "Modelled MN CPU time per RPC request (default: ${DEFAULT-VALUE}).")
+    long mnRpcNs;
+
+    @Option(names = "--jitter", defaultValue = "0us",
+        description = "Fault: extra one-way delay per doorbell batch, uniform below this; reorders verbs across "
+            + "queue pairs, never within one (default: ${DEFAULT-VALUE}).")
+    Duration jitter;
+
+    @Option(names = "--crash-cn", defaultValue = "-1",
+        description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. No recovery "
+            + "yet: the run reports what it left (locks held, the conserved quantity).")
+    int crashCn;
+
+    @Option(names = "--crash-at", defaultValue = "0us", description = "Virtual time of the crash.")
+    Duration crashAt;
+
+    @Option(names = "--mn-slow", defaultValue = "1",
+        description = "Fault: memory nodes' CPU time per RPC is multiplied by this from --mn-slow-from to "
+            + "--mn-slow-to (default: ${DEFAULT-VALUE}).")
+    double mnSlow;
+
+    @Option(names = "--mn-slow-from", defaultValue = "0us", description = "Start of the MN slowness.")
+    Duration mnSlowFrom;
+
+    @Option(names = "--mn-slow-to", description = "End of the MN slowness (default: the end of the run).")
+    Duration mnSlowTo;
+
+    @Option(names = "--tso-proxies", defaultValue = "0",
+        description = "TSO proxies between the CNs' TSO groups and the counter (the papers' topology: 2; default: "
+            + "${DEFAULT-VALUE}, groups FAA the counter directly).")
+    int tsoProxies;
+
+    @Option(names = "--queue-sample", defaultValue = "0us",
+        description = "Sample every object's Takeout Lock queue this often (virtual) and report the longest queues "
+            + "(Scythe Table 2; default: never).")
+    Duration queueSample;
+
+    @Option(names = "--watermarks", split = ",", paramLabel = "COLD,HOT",
+        description = "Scythe's heat watermarks: TOCC above COLD queued, Lock requests refused above HOT (default: "
+            + "3,10).")
+    List<Integer> watermarks;
+
+    @Option(names = "--check-history", description = "Record every commit's reads and writes and check them.")
+    boolean checkHistory;
+
+    @Option(names = "--explore", paramLabel = "N", description = "Seed explorer: N seeds from --seed of the small "
+        + "contended workload under each of --protocols.")
+    Integer explore;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json.")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        if (!"lock".equalsIgnoreCase(workload)) {
+            for (final String name : protocols) {
+                try {
+                    io.scythe.txn.Protocol.named(name);
+                } catch (final io.scythe.txn.UnknownKeyException e) {
+                    throw new IllegalArgumentException(e.getMessage(), e);
+                }
+            }
+        }
+        final Vertx vertx = SimVertx.create();
+        try {
+            if (explore != null) {
+                if (explore < 1) {
+                    throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
+                }
+                final List<Explorer.Failure> failures = Explorer.explore(vertx, protocols, seed, explore,
+                    Explorer::options, System.out);
+                System.out.println(failures.isEmpty() ? "no failing seed" : failures.size() + " failing seeds");
+                return failures.isEmpty() ? 0 : 1;
+            }
+            return simulate(vertx);
+        } finally {
+            vertx.close().await();
+        }
+    }
+
+    private int simulate(final Vertx vertx) throws Exception {
+        if (watermarks != null && watermarks.size() != 2) {
+            throw new IllegalArgumentException("--watermarks takes COLD,HOT, not " + watermarks);
+        }
+        final boolean lockWorkload = "lock".equalsIgnoreCase(workload);
+        if (lockWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
+            protocols = List.of("takeout", "cas-lock"); // the default protocols mean nothing to the lock workload
+        }
+        final List<Double> sweep = thetas == null ? List.of(theta) : thetas;
+        final OltpSpec spec = lockWorkload ? new LockSim.Spec(protocols.get(0), locks, sweep.get(0), hold.toNanos())
+            : spec(sweep.get(0));
+        final CostModel model = fabricConfig != null ? BenchCommand.readCostModel(fabricConfig)
+            : CostModel.profile(profile);
+        final Faults faults = new Faults().jitterNs(jitter.toNanos());
+        if (crashCn >= 0) {
+            faults.crash(crashCn, crashAt.toNanos());
+        }
+        if (mnSlow != 1) {
+            faults.mnSlow(mnSlow, mnSlowFrom.toNanos(), mnSlowTo == null ? Long.MAX_VALUE : mnSlowTo.toNanos());
+        }
+        final JsonObject params = new JsonObject().put("simulated", true).put("protocols", new JsonArray(protocols))
+            .put("clients_per_cn", new JsonArray(clients)).put("cns", cns).put("loops_per_cn", loops)
+            .put("memory_nodes", memoryNodes).put("tso_proxies", tsoProxies).put("seed", seed).put("duration_virtual_ms", duration.toNanos() / 1e6)
+            .put("cost_model", model.toJson()).put("faults", faults.toJson()).mergeIn(spec.params());
+        final BenchReport report = new BenchReport(spec.name(), params);
+        boolean ok = true;
+        for (final double zipfTheta : sweep) {
+          for (final int perCn : clients) {
+            for (final String protocol : protocols) {
+                final OltpSpec runSpec = lockWorkload ? new LockSim.Spec(protocol, locks, zipfTheta, hold.toNanos())
+                    : spec(zipfTheta);
+                final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
+                    .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
+                    .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
+                    .costModel(model).faults(faults).tsoProxies(tsoProxies)
+                    .queueSampleNs(queueSample.toNanos())
+                    .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
+                        : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
+                    .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs);
+                final Simulation simulation = lockWorkload
+                    ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
+                    : new Simulation(options, runSpec);
+                final VersionChecker versions = new VersionChecker();
+                if (checkHistory) {
+                    simulation.recordCommits(versions);
+                }
+                final SimResult r = simulation.run(vertx);
+                if (lockWorkload) {
+                    r.run().put("protocol", protocol);
+                }
+                final JsonObject run = r.run().toJson();
+                if (checkHistory) {
+                    r.run().put("history_violations", new JsonArray(versions.violations()));
+                    if (!versions.violations().isEmpty()) {
+                        r.run().invariantsOk(false);
+                    }
+                }
+                ok &= run.getBoolean("invariants_ok");
+                report.add(r.run());
+                final JsonObject lat = run.getJsonObject("latency_us");
+                final JsonObject sim = run.getJsonObject("sim");
+                System.out.printf("%-10s theta %4.2f cns %3d clients %5d %11.0f txn/s (virtual)  p50 %8.2f us  p99 %8.2f us  "
+                        + "p999 %8.2f us  abort rate %5.3f  %s  locks held %d  [%d events, %.0f ms wall]%n",
+                    protocol, zipfTheta, cns, run.getInteger("clients"), run.getDouble("committed_per_s"), lat.getDouble("p50"),
+                    lat.getDouble("p99"), lat.getDouble("p999"), run.getDouble("abort_rate"),
+                    run.getJsonObject("conserved").getBoolean("ok") ? spec.quantity() + " conserved"
+                        : spec.quantity() + " NOT CONSERVED", run.getLong("locks_left_held"), sim.getLong("events"),
+                    sim.getDouble("wall_ms"));
+                if (run.containsKey("queues")) {
+                    System.out.println("  queues: " + run.getJsonObject("queues").encode());
+                }
+                if (sim.containsKey("crash")) {
+                    System.out.println("  crash: " + sim.getJsonObject("crash").encode());
+                }
+                if (checkHistory && !versions.violations().isEmpty()) {
+                    System.out.println("  history: " + versions.violations());
+                }
+            }
+          }
+        }
+        if (out != null) {
+            System.out.println("wrote " + report.write(out));
+        }
+        if (!ok) {
+            System.err.println("scythe sim: an invariant was violated (see invariants_ok in the results); replay "
+                + "with the same options and --seed " + seed);
+        }
+        return ok ? 0 : 1;
+    }
+
+    private OltpSpec spec(final double zipfTheta) {
+        switch (workload.toLowerCase(Locale.ROOT)) {
+            case "smallbank":
+                return new SmallBankSpec(accounts, zipfTheta, mix);
+            case "ycsb":
+                return new YcsbSpec(records, zipfTheta, ops, writeRatio);
+            default:
+                throw new IllegalArgumentException("unknown workload '" + workload + "'; the simulator runs smallbank, "
+                    + "ycsb or lock");
+        }
+    }
+}

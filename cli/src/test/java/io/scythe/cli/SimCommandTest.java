@@ -1,0 +1,74 @@
+package io.scythe.cli;
+
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SimCommandTest {
+    private static int run(final StringWriter out, final StringWriter err, final String... args) {
+        final CommandLine cli = ScytheCommand.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    void shouldWriteTheBenchSchemaWithASimObjectInVirtualTime(@TempDir final Path dir) throws Exception {
+        final int code = run(new StringWriter(), new StringWriter(), "sim", "--workload", "smallbank", "--accounts",
+            "1000", "--protocols", "scythe,ford-occ", "--cns", "2", "--loops", "2", "--clients", "4", "--mns", "3",
+            "--tso-proxies", "2", "--duration", "300us", "--seed", "5", "--check-history", "--out", dir.toString());
+        assertThat(code).isZero();
+        final JsonObject results = new JsonObject(Files.readString(dir.resolve("results.json")));
+        assertThat(results.getString("workload")).isEqualTo("smallbank");
+        assertThat(results.getJsonArray("runs")).hasSize(2);
+        for (int i = 0; i < 2; i++) {
+            final JsonObject run = results.getJsonArray("runs").getJsonObject(i);
+            assertThat(run.fieldNames()).contains("protocol", "clients", "committed", "committed_per_s",
+                "abort_rate", "latency_us", "invariants_ok", "stages_us", "conserved", "locks_left_held", "sim");
+            assertThat(run.getInteger("clients")).isEqualTo(8); // 2 CNs x 4
+            assertThat(run.getBoolean("invariants_ok")).isTrue();
+            assertThat(run.getJsonArray("history_violations")).isEmpty();
+            assertThat(run.getJsonObject("sim").getInteger("seed")).isEqualTo(5);
+        }
+    }
+
+    @Test
+    void shouldRefuseBadInputWithOneClearLine() {
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "sim", "--workload", "tpcc")).isEqualTo(2);
+        assertThat(err.toString()).contains("unknown workload 'tpcc'").doesNotContain("\tat ");
+        final StringWriter err2 = new StringWriter();
+        assertThat(run(new StringWriter(), err2, "sim", "--watermarks", "3")).isEqualTo(2);
+        assertThat(err2.toString()).contains("COLD,HOT");
+        final StringWriter err3 = new StringWriter();
+        assertThat(run(new StringWriter(), err3, "sim", "--cns", "2", "--crash-cn", "5")).isEqualTo(2);
+        assertThat(err3.toString()).contains("crash-cn=5");
+        final StringWriter err4 = new StringWriter();
+        assertThat(run(new StringWriter(), err4, "sim", "--protocols", "nope")).isEqualTo(2);
+        assertThat(err4.toString()).contains("unknown protocol 'nope'");
+    }
+
+    @Test
+    void shouldExploreSeedsAndSayNoneFailed() {
+        final StringWriter out = new StringWriter();
+        final java.io.PrintStream saved = System.out;
+        final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        System.setOut(new java.io.PrintStream(bytes, true));
+        final int code;
+        try {
+            code = run(out, new StringWriter(), "sim", "--explore", "5", "--protocols", "scythe");
+        } finally {
+            System.setOut(saved);
+        }
+        assertThat(code).isZero();
+        assertThat(bytes.toString()).contains("scythe     5 seeds, 0 failed").contains("no failing seed");
+    }
+}

@@ -1,0 +1,245 @@
+package io.scythe.sim;
+
+import io.scythe.fabric.CostModel;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * What one simulated run is: the cluster's shape, the protocol, the clients, virtual durations, the seed, the CPU
+ * model and the faults. Fluent setters; {@link #validate()} names the first bad value.
+ */
+public final class SimOptions {
+    /** CPU time of one duty cycle of a CN loop (polling its queues and rings). */
+    public static final long DEFAULT_CN_POLL_NS = 100;
+    /** CPU time per unit of work a CN loop's duty cycle did (a completion, a reply, a timer: protocol code runs). */
+    public static final long DEFAULT_CN_WORK_NS = 250;
+    /** CPU time of one duty cycle of an MN's polling core. */
+    public static final long DEFAULT_MN_POLL_NS = 100;
+    /** CPU time an MN's core spends per RPC request (weak MN CPUs, Scythe §4.6 and Lotus §1). */
+    public static final long DEFAULT_MN_REQUEST_NS = 300;
+
+    private String protocol = "scythe";
+    private int computeNodes = 1;
+    private int loopsPerComputeNode = 4;
+    private int clientsPerComputeNode = 8;
+    private int memoryNodes = 2;
+    private int maxAttempts = 1000;
+    private long durationNs = 1_000_000;
+    private long warmupNs = 0;
+    private long drainNs = 50_000_000;
+    private long seed = 1;
+    private CostModel costModel = CostModel.cx5();
+    private long cnPollNs = DEFAULT_CN_POLL_NS;
+    private long cnWorkNs = DEFAULT_CN_WORK_NS;
+    private long mnPollNs = DEFAULT_MN_POLL_NS;
+    private long mnRequestNs = DEFAULT_MN_REQUEST_NS;
+    private Faults faults = new Faults();
+    private int tsoProxies;
+    private io.scythe.hotspot.Watermarks watermarks = io.scythe.hotspot.Watermarks.DEFAULT;
+    private long queueSampleNs;
+
+    /** @throws IllegalArgumentException naming the first bad value */
+    public SimOptions validate() {
+        positive("cns", computeNodes);
+        positive("loops", loopsPerComputeNode);
+        positive("clients", clientsPerComputeNode);
+        positive("mns", memoryNodes);
+        positive("max-attempts", maxAttempts);
+        positive("duration", durationNs);
+        if (warmupNs < 0 || drainNs < 0 || cnPollNs < 0 || cnWorkNs < 0 || mnPollNs < 0 || mnRequestNs < 0) {
+            throw new IllegalArgumentException("warm-up, drain and CPU costs must not be negative");
+        }
+        if (computeNodes > 255 || (long) computeNodes * loopsPerComputeNode > 4096) {
+            throw new IllegalArgumentException("cns=" + computeNodes + " x loops=" + loopsPerComputeNode
+                + " exceeds the 4096 simulated CN loops (and 255 CNs) a run can have");
+        }
+        if (tsoProxies < 0 || tsoProxies > 16) {
+            throw new IllegalArgumentException("tso-proxies=" + tsoProxies + " must be within [0, 16]");
+        }
+        if (queueSampleNs < 0) {
+            throw new IllegalArgumentException("queue sampling interval must not be negative");
+        }
+        faults.validate(computeNodes);
+        return this;
+    }
+
+    private static void positive(final String name, final long value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + "=" + value + " must be at least 1");
+        }
+    }
+
+    public JsonObject toJson() {
+        return new JsonObject().put("protocol", protocol).put("cns", computeNodes)
+            .put("loops_per_cn", loopsPerComputeNode).put("clients_per_cn", clientsPerComputeNode)
+            .put("memory_nodes", memoryNodes).put("max_attempts", maxAttempts)
+            .put("duration_virtual_ns", durationNs).put("warmup_virtual_ns", warmupNs).put("seed", seed)
+            .put("cost_model", costModel.toJson())
+            .put("cpu_ns", new JsonObject().put("cn_poll", cnPollNs).put("cn_work", cnWorkNs)
+                .put("mn_poll", mnPollNs).put("mn_request", mnRequestNs))
+            .put("faults", faults.toJson()).put("tso_proxies", tsoProxies)
+            .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()));
+    }
+
+    public String protocol() {
+        return protocol;
+    }
+
+    public SimOptions protocol(final String protocol) {
+        this.protocol = protocol;
+        return this;
+    }
+
+    public int computeNodes() {
+        return computeNodes;
+    }
+
+    public SimOptions computeNodes(final int computeNodes) {
+        this.computeNodes = computeNodes;
+        return this;
+    }
+
+    public int loopsPerComputeNode() {
+        return loopsPerComputeNode;
+    }
+
+    public SimOptions loopsPerComputeNode(final int loops) {
+        this.loopsPerComputeNode = loops;
+        return this;
+    }
+
+    public int clientsPerComputeNode() {
+        return clientsPerComputeNode;
+    }
+
+    public SimOptions clientsPerComputeNode(final int clients) {
+        this.clientsPerComputeNode = clients;
+        return this;
+    }
+
+    public int memoryNodes() {
+        return memoryNodes;
+    }
+
+    public SimOptions memoryNodes(final int memoryNodes) {
+        this.memoryNodes = memoryNodes;
+        return this;
+    }
+
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    public SimOptions maxAttempts(final int maxAttempts) {
+        this.maxAttempts = maxAttempts;
+        return this;
+    }
+
+    public long durationNs() {
+        return durationNs;
+    }
+
+    public SimOptions durationNs(final long durationNs) {
+        this.durationNs = durationNs;
+        return this;
+    }
+
+    public long warmupNs() {
+        return warmupNs;
+    }
+
+    public SimOptions warmupNs(final long warmupNs) {
+        this.warmupNs = warmupNs;
+        return this;
+    }
+
+    /** Longest virtual time after the end for in-flight transactions to finish before the invariants are checked. */
+    public long drainNs() {
+        return drainNs;
+    }
+
+    public SimOptions drainNs(final long drainNs) {
+        this.drainNs = drainNs;
+        return this;
+    }
+
+    public long seed() {
+        return seed;
+    }
+
+    public SimOptions seed(final long seed) {
+        this.seed = seed;
+        return this;
+    }
+
+    public CostModel costModel() {
+        return costModel;
+    }
+
+    public SimOptions costModel(final CostModel costModel) {
+        this.costModel = costModel;
+        return this;
+    }
+
+    public long cnPollNs() {
+        return cnPollNs;
+    }
+
+    public long cnWorkNs() {
+        return cnWorkNs;
+    }
+
+    public long mnPollNs() {
+        return mnPollNs;
+    }
+
+    public long mnRequestNs() {
+        return mnRequestNs;
+    }
+
+    public SimOptions cpu(final long cnPollNs, final long cnWorkNs, final long mnPollNs, final long mnRequestNs) {
+        this.cnPollNs = cnPollNs;
+        this.cnWorkNs = cnWorkNs;
+        this.mnPollNs = mnPollNs;
+        this.mnRequestNs = mnRequestNs;
+        return this;
+    }
+
+    /** Scythe's heat watermarks: OCC to TOCC above cold; Lock requests refused above hot (§4.2). */
+    public io.scythe.hotspot.Watermarks watermarks() {
+        return watermarks;
+    }
+
+    public SimOptions watermarks(final io.scythe.hotspot.Watermarks watermarks) {
+        this.watermarks = watermarks;
+        return this;
+    }
+
+    /** TSO proxies between the CNs' TSO groups and the TSO service (0: groups FAA the counter directly). */
+    public int tsoProxies() {
+        return tsoProxies;
+    }
+
+    public SimOptions tsoProxies(final int tsoProxies) {
+        this.tsoProxies = tsoProxies;
+        return this;
+    }
+
+    /** Every this many virtual ns, the Takeout Lock queue of every object is sampled (0: never; Table 2). */
+    public long queueSampleNs() {
+        return queueSampleNs;
+    }
+
+    public SimOptions queueSampleNs(final long queueSampleNs) {
+        this.queueSampleNs = queueSampleNs;
+        return this;
+    }
+
+    public Faults faults() {
+        return faults;
+    }
+
+    public SimOptions faults(final Faults faults) {
+        this.faults = faults;
+        return this;
+    }
+}

@@ -1,0 +1,618 @@
+package io.scythe.sim;
+
+import io.scythe.bench.micro.OltpWorkload;
+import io.scythe.bench.report.RunResult;
+import io.scythe.bench.workload.OltpSpec;
+import io.scythe.bridge.Bridge;
+import io.scythe.bridge.IdlePolicy;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.fabric.local.LocalFabric;
+import io.scythe.hotspot.Watermarks;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.rrpc.RrpcOptions;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.Table;
+import io.scythe.storage.remote.LogDbService;
+import io.scythe.tso.DirectTsoSource;
+import io.scythe.tso.TsoGroup;
+import io.scythe.tso.TsoService;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.Coordinator;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.Stage;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.runtime.LoopTimers;
+import io.scythe.txn.scythe.TakeoutLockService;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.HdrHistogram.Histogram;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+
+/**
+ * One simulated run: a whole cluster (memory nodes with LogDb, the RRPC server, the Takeout Lock and lookup services;
+ * a TSO node with its counter in NIC device memory; compute nodes whose loops run coordinators and closed-loop
+ * clients) built from the same classes {@code scythe bench} deploys, on the local fabric with its cost model, but
+ * every loop is a {@link SimLoop} of one {@link SimScheduler} and every clock reads the {@link VirtualClock}. The
+ * protocol code is not changed: the runtime gives it simulated loops' bridges and timers.
+ *
+ * <p>Control-plane set-up (RRPC rings opened over the Vert.x event bus) happens before virtual time starts, on the
+ * one Vert.x context the whole simulation runs in; from then on nothing but the scheduler runs, on that one thread.
+ * Same options and seed, same run: the history hash, the counts and the latencies are identical.
+ */
+public final class Simulation {
+    private final SimOptions options;
+    private final OltpSpec spec;
+    private final SimScheduler scheduler;
+    private final VirtualClock clock;
+    private final SplittableRandom faultRandom;
+    private final List<LogDb> memoryNodes = new ArrayList<>();
+    private final List<RpcServer> servers = new ArrayList<>();
+    private final List<RrpcClient> rrpcClients = new ArrayList<>();
+    private final List<io.scythe.tso.TsoProxy> proxies = new ArrayList<>();
+    private final List<String> proxyNodes = new ArrayList<>();
+    private final QueueSampler queues = new QueueSampler();
+    private final List<Coordinator> coordinators = new ArrayList<>();
+    private final List<Client> clients = new ArrayList<>();
+    private final List<List<SimLoop>> cnLoops = new ArrayList<>();
+    private final Histogram latencyNs = new Histogram(3_600_000_000_000L, 3);
+    private final Map<String, long[]> committedByType = new TreeMap<>();
+    private final List<HistoryListener> listeners = new ArrayList<>();
+    private LocalFabric fabric;
+    private TsoService tso;
+    private Protocol protocol;
+    private java.util.function.Consumer<CommittedTxn> commitSink;
+    private Operation operation;
+    private long startNs;
+    private long endNs;
+    private long measureFromNs;
+    private long committed;
+    private long attemptsOfCommitted;
+    private long delta;
+    private long gaveUp;
+    private long userRollbacks;
+    private long errors;
+    private String firstError;
+    private long historyHash = 0xcbf29ce484222325L;
+    private long inFlightAtCrash = -1;
+    private long initialTotal;
+    private long setupWallNs;
+
+    public Simulation(final SimOptions options, final OltpSpec spec) {
+        this.options = options.validate();
+        this.spec = spec;
+        this.scheduler = new SimScheduler(options.seed());
+        this.clock = scheduler.clock();
+        this.faultRandom = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);
+    }
+
+    /** Receives every finished transaction (committed, rolled back or given up), in virtual-time order. */
+    public Simulation listener(final HistoryListener listener) {
+        listeners.add(listener);
+        return this;
+    }
+
+    /**
+     * Records every committed attempt's reads (with versions) and writes into {@code sink} (wraps the protocol in a
+     * {@link RecordingProtocol}): the hook a serializability checker plugs into. Before {@link #run}.
+     */
+    public Simulation recordCommits(final java.util.function.Consumer<CommittedTxn> sink) {
+        this.commitSink = sink;
+        return this;
+    }
+
+    /**
+     * Replaces the clients' transactions by {@code operation} (a micro-benchmark such as Fig. 27's lock and hold): each
+     * client runs it again and again; the latency it returns is what is recorded. Before {@link #run}.
+     */
+    public Simulation operation(final Operation operation) {
+        this.operation = operation;
+        return this;
+    }
+
+    /** What a client does instead of a transaction; its Future holds the latency to record, in ns. */
+    @FunctionalInterface
+    public interface Operation {
+        Future<Long> run(TxnRuntime runtime, SplittableRandom random);
+    }
+
+    /** Stands in for a protocol: e.g. a recording wrapper ({@link RecordingProtocol}). Before {@link #run}. */
+    public Simulation protocol(final Protocol protocol) {
+        this.protocol = protocol;
+        return this;
+    }
+
+    /**
+     * Runs the simulation on {@code vertx} (its own context; Vert.x is used only for the control plane before virtual
+     * time starts) and returns the result. Call from a thread that is not one of {@code vertx}'s event loops.
+     */
+    public SimResult run(final Vertx vertx) throws Exception {
+        final Context context = vertx.getOrCreateContext();
+        final Promise<SimResult> done = Promise.promise();
+        context.runOnContext(v -> {
+            final long wallStart = System.nanoTime(); // reported only: never steers the run
+            build(vertx).compose(ignored -> {
+                setupWallNs = System.nanoTime() - wallStart;
+                simulate();
+                return Future.succeededFuture(result(System.nanoTime() - wallStart));
+            }).eventually(() -> {
+                close();
+                return Future.succeededFuture();
+            }).onComplete(done);
+        });
+        return done.future().await();
+    }
+
+    // ------------------------------------------------------------------------------------------------ building
+
+    private SimLoop.Cpu cnCpu() {
+        return (loop, poll, work, requests) -> poll ? options.cnPollNs() + work * options.cnWorkNs()
+            : options.cnWorkNs();
+    }
+
+    private SimLoop.Cpu mnCpu() {
+        return (loop, poll, work, requests) -> {
+            long ns = poll ? options.mnPollNs() : options.cnWorkNs();
+            long perRequest = options.mnRequestNs();
+            if (options.faults().mnSlowAt(clock.nanoTime() - startNs)) {
+                perRequest = Math.round(perRequest * options.faults().mnSlowFactor());
+            }
+            return ns + requests * perRequest;
+        };
+    }
+
+    private Bridge bridgeOn(final SimLoop loop) {
+        final Bridge bridge = new Bridge(Thread.currentThread(), loop, clock, IdlePolicy.BACKOFF, 0);
+        bridge.deferredExecutor(loop);
+        loop.bridge(bridge);
+        Bridge.switchCurrent(bridge);
+        return bridge;
+    }
+
+    private Future<Void> build(final Vertx vertx) {
+        try {
+            if (protocol == null) {
+                protocol = Protocol.named(options.protocol());
+            }
+            if (commitSink != null) {
+                protocol = new RecordingProtocol(protocol, clock, commitSink);
+            }
+            // Fixed node names: they key hash maps whose order steers the run (so a per-run name would break
+            // determinism), and they are event-bus addresses, so simulations on one Vert.x run one at a time.
+            final FabricOptions fabricOptions = new FabricOptions().costModel(options.costModel()).clock(clock)
+                .cluster("sim");
+            if (options.faults().jitterNs() > 0) {
+                final long jitter = options.faults().jitterNs();
+                fabricOptions.delayInjector((from, to, qp) -> faultRandom.nextLong(jitter));
+            }
+            fabric = new LocalFabric(fabricOptions);
+            // Rings for exactly the loops that exist (the defaults size for any cluster, and zeroing 8 MiB of inbox
+            // per memory node would dominate a short simulated run); the ring geometry itself is the default.
+            final int cnLoopCount = options.computeNodes() * options.loopsPerComputeNode();
+            final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
+                .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
+            final Watermarks watermarks = options.watermarks();
+            final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
+            final List<Future<?>> started = new ArrayList<>();
+            final String prefix = "";
+            for (int p = 0; p < options.memoryNodes(); p++) {
+                final String node = prefix + "mn" + p;
+                final SimLoop loop = scheduler.newLoop(node, mnCpu());
+                bridgeOn(loop);
+                final Nic mn = fabric.attachNow(node);
+                final LogDb db = new LogDb(mn);
+                spec.load(db, p, options.memoryNodes());
+                memoryNodes.add(db);
+                final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);
+                new LogDbService(db).register(server);
+                new TakeoutLockService(db, watermarks, true).register(server);
+                started.add(server.start());
+                servers.add(server);
+                loop.requestCounter(server::requests);
+                for (final Table t : db.tables()) {
+                    partitions.computeIfAbsent(t.schema().name(), n -> new ArrayList<>())
+                        .add(new Catalog.Partition(node, t.describe()));
+                }
+            }
+            final Catalog catalog = new Catalog();
+            partitions.forEach(catalog::add);
+            final String tsoNode = prefix + "tso";
+            tso = new TsoService(vertx, fabric.attachNow(tsoNode), List.of(), 1000);
+            return Future.all(started).compose(v -> tso.start())
+                .compose(counter -> startProxies(vertx, counter, rrpcOptions, tsoNode).map(counter))
+                .compose(counter -> connectComputeNodes(vertx, catalog, counter, rrpcOptions, watermarks, prefix,
+                    tsoNode));
+        } catch (final RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    /** TSO proxies (Scythe §4.5 (3)), each an RPC server on its own simulated core, FAAing the service's counter. */
+    private Future<Void> startProxies(final Vertx vertx, final RemoteRegion counter, final RrpcOptions rrpcOptions,
+                                      final String tsoNode) {
+        final List<Future<?>> started = new ArrayList<>();
+        for (int i = 0; i < options.tsoProxies(); i++) {
+            final String node = "tsoproxy" + i;
+            final SimLoop loop = scheduler.newLoop(node, mnCpu());
+            bridgeOn(loop);
+            final Nic nic = fabric.attachNow(node);
+            final RpcServer server = new RpcServer(vertx, nic, rrpcOptions);
+            final RrpcClient toService = new RrpcClient(vertx, nic, new RrpcOptions().maxReplyRings(1));
+            rrpcClients.add(toService);
+            final io.scythe.tso.TsoProxy proxy = new io.scythe.tso.TsoProxy(node, counter,
+                () -> toService.oneSided(tsoNode));
+            proxies.add(proxy);
+            started.add(proxy.register(vertx, server));
+            started.add(server.start());
+            started.add(toService.oneSided(tsoNode));
+            servers.add(server);
+            loop.requestCounter(server::requests);
+            proxyNodes.add(node);
+        }
+        Bridge.switchCurrent(null);
+        return Future.all(started).mapEmpty();
+    }
+
+    private io.scythe.tso.TimestampOracle tsoGroupFor(final RrpcClient rrpc, final RemoteRegion counter,
+                                                      final String tsoNode) {
+        if (proxyNodes.isEmpty()) {
+            return new TsoGroup(1024, new DirectTsoSource(counter, () -> rrpc.oneSided(tsoNode)));
+        }
+        final io.scythe.tso.TsoSource[] sources = new io.scythe.tso.TsoSource[proxyNodes.size()];
+        for (int i = 0; i < sources.length; i++) {
+            final String node = proxyNodes.get(i);
+            sources[i] = new io.scythe.tso.ProxyTsoSource(node, () -> rrpc.rocket(node));
+        }
+        return new TsoGroup(1024, new SplittableRandom(faultRandom.nextLong()), sources);
+    }
+
+    private Future<Void> connectComputeNodes(final Vertx vertx, final Catalog catalog, final RemoteRegion counter,
+                                             final RrpcOptions rrpcOptions, final Watermarks watermarks,
+                                             final String prefix, final String tsoNode) {
+        final List<Future<?>> connected = new ArrayList<>();
+        int loopNumber = 0;
+        for (int c = 0; c < options.computeNodes(); c++) {
+            final Nic cn = fabric.attachNow(prefix + "cn" + c);
+            final RrpcClient rrpc = new RrpcClient(vertx, cn, rrpcOptions);
+            rrpcClients.add(rrpc);
+            final List<SimLoop> loops = new ArrayList<>();
+            for (int l = 0; l < options.loopsPerComputeNode(); l++) {
+                final SimLoop loop = scheduler.newLoop(cn.node() + "/" + l, cnCpu());
+                final Bridge bridge = bridgeOn(loop);
+                loops.add(loop);
+                loopNumber++;
+                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
+                    tsoGroupFor(rrpc, counter, tsoNode), watermarks, (long) loopNumber << 40);
+                final Coordinator coordinator = new Coordinator(runtime, protocol, options.maxAttempts());
+                coordinators.add(coordinator);
+                // Open every ring and channel now: the event bus carries the control plane before time starts.
+                for (final LogDb db : memoryNodes) {
+                    connected.add(rrpc.rocket(db.nic().node()));
+                    connected.add(rrpc.oneSided(db.nic().node()));
+                }
+                connected.add(rrpc.oneSided(tsoNode));
+                for (final String proxy : proxyNodes) {
+                    connected.add(rrpc.rocket(proxy));
+                }
+                for (int k = l; k < options.clientsPerComputeNode(); k += options.loopsPerComputeNode()) {
+                    clients.add(new Client(clients.size(), c, loop, coordinator, runtime,
+                        new SplittableRandom(options.seed() * 1_000_003L + clients.size())));
+                }
+            }
+            cnLoops.add(loops);
+        }
+        Bridge.switchCurrent(null);
+        return Future.all(connected).mapEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------------- running
+
+    private void simulate() {
+        initialTotal = spec.total(memoryNodes);
+        startNs = clock.nanoTime();
+        measureFromNs = startNs + options.warmupNs();
+        endNs = measureFromNs + options.durationNs();
+        for (final Client client : clients) {
+            client.loop.execute(() -> next(client));
+        }
+        if (options.queueSampleNs() > 0) {
+            final SimLoop observer = scheduler.newLoop("observer", (loop, poll, work, requests) -> 0);
+            sampleQueues(observer);
+        }
+        final Faults faults = options.faults();
+        if (faults.crashCn() != Faults.NO_CRASH) {
+            scheduler.runUntil(startNs + faults.crashAtNs(), this::failed);
+            inFlightAtCrash = 0;
+            for (final Client client : clients) {
+                if (client.computeNode == faults.crashCn() && client.busy) {
+                    inFlightAtCrash++;
+                }
+            }
+            for (final SimLoop loop : cnLoops.get(faults.crashCn())) {
+                loop.crash();
+            }
+        }
+        scheduler.runUntil(endNs + options.drainNs(), this::failed);
+        Bridge.switchCurrent(null);
+    }
+
+    /** Reads every object's lock words, like an MN-side observer with no cost (Table 2), until the end. */
+    private void sampleQueues(final SimLoop observer) {
+        if (clock.nanoTime() - endNs >= 0) {
+            return;
+        }
+        if (clock.nanoTime() - measureFromNs >= 0) {
+            queues.sample(memoryNodes);
+        }
+        observer.schedule(() -> sampleQueues(observer), options.queueSampleNs(),
+            java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    private boolean failed() {
+        return scheduler.failure() != null;
+    }
+
+    private void next(final Client client) {
+        if (clock.nanoTime() - endNs >= 0 || client.loop.crashed()) {
+            client.busy = false;
+            return;
+        }
+        client.busy = true;
+        if (operation != null) {
+            runOperation(client);
+            return;
+        }
+        final OltpSpec.Drawn drawn = spec.draw(client.random);
+        final long seq = client.sequence++;
+        final long began = clock.nanoTime();
+        client.type = drawn.type();
+        client.since = began;
+        client.coordinator.run(drawn.body()).onComplete(ar -> {
+            final long now = clock.nanoTime();
+            final TxnRecord record;
+            if (ar.succeeded()) {
+                final Coordinator.Outcome<Long> o = ar.result();
+                delta += o.result();
+                record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.COMMITTED, o.result(),
+                    o.commitTs(), o.attempts(), o.latencyNs(), began, now);
+                if (now - measureFromNs >= 0 && now - endNs < 0) {
+                    committed++;
+                    attemptsOfCommitted += o.attempts();
+                    latencyNs.recordValue(Math.max(1, o.latencyNs()));
+                    committedByType.computeIfAbsent(drawn.type(), t -> new long[1])[0]++;
+                }
+            } else if (ar.cause() instanceof AbortException a && a.reason() == AbortReason.USER) {
+                userRollbacks++;
+                record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.ROLLED_BACK, 0, 0, 0,
+                    now - began, began, now);
+            } else if (ar.cause() instanceof AbortException) {
+                gaveUp++;
+                record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.GAVE_UP, 0, 0,
+                    options.maxAttempts(), now - began, began, now);
+            } else {
+                record = failed(client, seq, drawn.type(), ar.cause(), began, now);
+            }
+            finished(client, record);
+        });
+    }
+
+    private void runOperation(final Client client) {
+        final long seq = client.sequence++;
+        final long began = clock.nanoTime();
+        client.type = "operation";
+        client.since = began;
+        operation.run(client.runtime, client.random).onComplete(ar -> {
+            final long now = clock.nanoTime();
+            final TxnRecord record;
+            if (ar.succeeded()) {
+                record = new TxnRecord(client.id, seq, "operation", TxnRecord.Kind.COMMITTED, 0, 0, 1, ar.result(),
+                    began, now);
+                if (now - measureFromNs >= 0 && now - endNs < 0) {
+                    committed++;
+                    attemptsOfCommitted++;
+                    latencyNs.recordValue(Math.max(1, ar.result()));
+                }
+            } else {
+                record = failed(client, seq, "operation", ar.cause(), began, now);
+            }
+            finished(client, record);
+        });
+    }
+
+    /** A transaction or operation that failed with an error (not an abort): the run reports it. */
+    private TxnRecord failed(final Client client, final long seq, final String type, final Throwable cause,
+                             final long began, final long now) {
+        errors++;
+        if (firstError == null) {
+            firstError = String.valueOf(cause);
+        }
+        return new TxnRecord(client.id, seq, type, TxnRecord.Kind.ERROR, 0, 0, 0, now - began, began, now);
+    }
+
+    /** Hashes and publishes {@code record}, then starts the client's next transaction. */
+    private void finished(final Client client, final TxnRecord record) {
+        historyHash = record.mixInto(historyHash);
+        for (final HistoryListener l : listeners) {
+            l.finished(record);
+        }
+        next(client);
+    }
+
+    // ------------------------------------------------------------------------------------------------- results
+
+    private SimResult result(final long wallNs) {
+        final long initial = initialTotal;
+        final long finalSum = spec.total(memoryNodes);
+        final boolean conservedOk = finalSum == initial + delta;
+        final long held = OltpWorkload.locksHeld(memoryNodes);
+        long busyClients = 0;
+        for (final Client c : clients) {
+            if (c.busy && !c.loop.crashed()) {
+                busyClients++;
+            }
+        }
+        final boolean quiescent = busyClients == 0;
+        final io.vertx.core.json.JsonArray stuck = new io.vertx.core.json.JsonArray();
+        for (final Client c : clients) {
+            if (c.busy && !c.loop.crashed() && stuck.size() < 8) {
+                stuck.add(new JsonObject().put("client", c.id).put("loop", c.loop.name()).put("type", c.type)
+                    .put("since_ns", c.since - startNs));
+            }
+        }
+        long aborted = 0;
+        final JsonObject aborts = new JsonObject();
+        for (final AbortReason reason : AbortReason.values()) {
+            long n = 0;
+            for (final Coordinator c : coordinators) {
+                n += c.aborts(reason);
+            }
+            if (n > 0) {
+                aborts.put(reason.label(), n);
+            }
+            aborted += reason == AbortReason.USER ? 0 : n;
+        }
+        final double seconds = options.durationNs() / 1e9;
+        final int totalClients = options.computeNodes() * options.clientsPerComputeNode();
+        final String label = protocol.name();
+        final RunResult run = new RunResult(label, totalClients).measured(committed, aborted, seconds, latencyNs);
+        final boolean ok = conservedOk && held == 0 && quiescent && errors == 0 && scheduler.failure() == null;
+        run.invariantsOk(ok);
+        final JsonObject byType = new JsonObject();
+        committedByType.forEach((t, n) -> byType.put(t, n[0]));
+        run.put("aborts_by_reason", aborts).put("committed_by_type", byType)
+            .put("attempts_per_commit", RunResult.round((double) attemptsOfCommitted / Math.max(1, committed), 3))
+            .put("gave_up", gaveUp).put("user_rollbacks", userRollbacks)
+            .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
+                .put("final", finalSum).put("committed_delta", delta).put("ok", conservedOk))
+            .put("locks_left_held", held);
+        final long[] stageSums = new long[Stage.values().length];
+        long staged = 0;
+        for (final Coordinator c : coordinators) {
+            final long[] s = c.stageNanos();
+            for (int i = 0; i < s.length; i++) {
+                stageSums[i] += s[i];
+            }
+            staged += c.stagedCommits();
+        }
+        final JsonObject stages = new JsonObject();
+        double stagedMeanUs = 0;
+        for (final Stage stage : Stage.values()) {
+            final double us = stageSums[stage.ordinal()] / 1000.0 / Math.max(1, staged);
+            stagedMeanUs += us;
+            stages.put(stage.label(), RunResult.round(us, 2));
+        }
+        stages.put("retries", RunResult.round(Math.max(0, latencyNs.getMean() / 1000.0 - stagedMeanUs), 2));
+        run.put("stages_us", stages);
+        spec.params().forEach(e -> run.put(e.getKey(), e.getValue()));
+        final JsonObject sim = new JsonObject()
+            .put("virtual_time", true).put("seed", options.seed()).put("cns", options.computeNodes())
+            .put("clients_per_cn", options.clientsPerComputeNode()).put("loops_per_cn", options.loopsPerComputeNode())
+            .put("memory_nodes", options.memoryNodes())
+            .put("history_hash", Long.toHexString(historyHash)).put("events", scheduler.executed())
+            .put("quiescent", quiescent).put("unfinished_clients", busyClients).put("errors", errors)
+            .put("wall_ms", RunResult.round(wallNs / 1e6, 1))
+            .put("setup_wall_ms", RunResult.round(setupWallNs / 1e6, 1))
+            .put("faults", options.faults().toJson());
+        if (!stuck.isEmpty()) {
+            sim.put("unfinished", stuck);
+        }
+        if (firstError != null) {
+            sim.put("first_error", firstError);
+        }
+        if (scheduler.failure() != null) {
+            sim.put("failure", String.valueOf(scheduler.failure().getCause() != null
+                ? scheduler.failure().getCause() : scheduler.failure()));
+        }
+        if (inFlightAtCrash >= 0) {
+            sim.put("crash", new JsonObject().put("cn", options.faults().crashCn())
+                .put("at_ns", options.faults().crashAtNs()).put("transactions_in_flight", inFlightAtCrash)
+                .put("locks_left_held", held).put("conserved_ok", conservedOk)
+                .put("recovery", "none yet: what the crash left is reported, not repaired"));
+        }
+        long mnCpu = 0;
+        for (final SimLoop loop : scheduler.loops()) {
+            if (loop.name().startsWith("mn")) {
+                mnCpu = Math.max(mnCpu, loop.cpuNs());
+            }
+        }
+        sim.put("busiest_mn_cpu_utilization", RunResult.round((double) mnCpu / Math.max(1, clock.nanoTime() - startNs),
+            3));
+        if (options.queueSampleNs() > 0) {
+            run.put("queues", queues.toJson());
+        }
+        if (!proxies.isEmpty()) {
+            long faas = 0;
+            long served = 0;
+            for (final io.scythe.tso.TsoProxy p : proxies) {
+                faas += p.faas();
+                served += p.served();
+            }
+            sim.put("tso", new JsonObject().put("proxies", proxies.size()).put("counter_faas", faas)
+                .put("timestamps_served", served));
+        }
+        run.put("sim", sim);
+        return new SimResult(run, historyHash, ok);
+    }
+
+
+    private void close() {
+        Bridge.switchCurrent(null);
+        for (final SimLoop loop : scheduler.loops()) {
+            loop.shutdown();
+        }
+        for (final RpcServer server : servers) {
+            Bridge.switchCurrent(null);
+            server.stop();
+        }
+        for (final RrpcClient client : rrpcClients) {
+            client.forgetThreadCache();
+        }
+        Bridge.switchCurrent(null);
+        for (final io.scythe.tso.TsoProxy proxy : proxies) {
+            proxy.close();
+        }
+        if (tso != null) {
+            tso.stop();
+        }
+        if (fabric != null) {
+            fabric.close();
+        }
+    }
+
+    /** One closed-loop client: one transaction at a time on its CN loop. */
+    private static final class Client {
+        final int id;
+        final int computeNode;
+        final SimLoop loop;
+        final Coordinator coordinator;
+        final TxnRuntime runtime;
+        final SplittableRandom random;
+        long sequence;
+        boolean busy;
+        String type;
+        long since;
+
+        Client(final int id, final int computeNode, final SimLoop loop, final Coordinator coordinator,
+               final TxnRuntime runtime, final SplittableRandom random) {
+            this.runtime = runtime;
+            this.id = id;
+            this.computeNode = computeNode;
+            this.loop = loop;
+            this.coordinator = coordinator;
+            this.random = random;
+        }
+    }
+}

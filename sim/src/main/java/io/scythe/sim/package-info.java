@@ -1,0 +1,27 @@
+/**
+ * The deterministic simulator (issue 7): the unmodified protocol, storage, RRPC, Takeout Lock and TSO code in virtual
+ * time, one seed deciding everything.
+ *
+ * <ul>
+ *   <li>{@link io.scythe.sim.SimScheduler}: one priority queue of events ordered by (virtual time, a tie-break drawn
+ *       from the seed and the loop, posting order); running an event moves the {@link io.scythe.sim.VirtualClock}.</li>
+ *   <li>{@link io.scythe.sim.SimLoop}: a simulated core (a CN event loop, an MN's polling core, a TSO proxy) and the
+ *       {@code ScheduledExecutorService} its {@link io.scythe.bridge.Bridge} runs on; it switches the thread's current
+ *       bridge before each task and charges modelled CPU time after it ({@link io.scythe.sim.SimLoop.Cpu}).</li>
+ *   <li>{@link io.scythe.sim.Simulation}: builds a cluster from the same classes {@code scythe bench} deploys (LogDb,
+ *       RpcServer, TakeoutLockService, TsoService, TsoProxy, RrpcClient, TxnRuntime, Coordinator) on the local fabric
+ *       whose clock is virtual, runs closed-loop clients, checks the invariants and reports the bench schema.</li>
+ *   <li>{@link io.scythe.sim.Faults}: jitter per doorbell batch (through {@link io.scythe.fabric.DelayInjector}),
+ *       a CN crash, MN-side RPC slowness; all drawn from the seed.</li>
+ *   <li>{@link io.scythe.sim.Explorer}: the seed explorer; {@link io.scythe.sim.RecordingProtocol} and
+ *       {@link io.scythe.sim.CommittedTxn}: the hook a history checker plugs into ({@link io.scythe.sim.VersionChecker}
+ *       is the first).</li>
+ * </ul>
+ *
+ * <p>Seams the runtime gives the simulator (and nothing else): {@code Bridge.switchCurrent}, its deferred executor
+ * (an RRPC round's end), {@code LoopTimers.on(bridge)}, {@code FabricOptions.clock/delayInjector}, a seeded
+ * {@code TsoGroup}. What the simulator found nondeterministic and how it was pinned: node names key hash maps whose
+ * order steers commits (fixed names), {@code TsoGroup}'s source choice (seeded), a thread-local cache in
+ * {@code RrpcClient} (dropped after a run). Wall time is read only to report {@code wall_ms}.
+ */
+package io.scythe.sim;

@@ -1,0 +1,60 @@
+package io.scythe.sim;
+
+import io.scythe.bench.workload.SmallBankSpec;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Same seed, same run, bit for bit: every finished transaction and every metric; another seed, another run. */
+class DeterminismTest extends SimVertxTest {
+    private static SimOptions contended(final String protocol, final long seed) {
+        return new SimOptions().protocol(protocol).loopsPerComputeNode(2).clientsPerComputeNode(8)
+            .durationNs(300_000).seed(seed);
+    }
+
+    private static JsonObject metrics(final SimResult r) {
+        final JsonObject json = r.run().toJson().copy();
+        json.getJsonObject("sim").remove("wall_ms"); // the wall-clock numbers: reported, never steering
+        json.getJsonObject("sim").remove("setup_wall_ms");
+        return json;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"scythe", "ford-occ", "farm-occ"})
+    void shouldRepeatARunBitForBitAndVaryWithTheSeed(final String protocol) throws Exception {
+        final List<TxnRecord> first = new ArrayList<>();
+        final List<TxnRecord> second = new ArrayList<>();
+        final SimResult a = new Simulation(contended(protocol, 42), new SmallBankSpec(50, 0.99, "scythe"))
+            .listener(first::add).run(vertx);
+        final SimResult b = new Simulation(contended(protocol, 42), new SmallBankSpec(50, 0.99, "scythe"))
+            .listener(second::add).run(vertx);
+        final SimResult c = new Simulation(contended(protocol, 43), new SmallBankSpec(50, 0.99, "scythe"))
+            .run(vertx);
+
+        assertThat(first).hasSizeGreaterThan(50);
+        assertThat(second).isEqualTo(first);
+        assertThat(b.historyHash()).isEqualTo(a.historyHash());
+        assertThat(metrics(b).encode()).isEqualTo(metrics(a).encode());
+        assertThat(c.historyHash()).isNotEqualTo(a.historyHash());
+        assertThat(a.invariantsOk()).isTrue();
+        assertThat(c.invariantsOk()).isTrue();
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldRepeatARunWithTsoProxiesJitterAndQueueSamplingBitForBit() throws Exception {
+        final java.util.function.Supplier<SimOptions> options = () -> new SimOptions().protocol("scythe")
+            .computeNodes(2).loopsPerComputeNode(2).clientsPerComputeNode(6).memoryNodes(3).tsoProxies(2)
+            .queueSampleNs(10_000).durationNs(200_000).seed(9).faults(new Faults().jitterNs(1_500));
+        final SimResult a = new Simulation(options.get(), new SmallBankSpec(100, 0.99, "scythe")).run(vertx);
+        final SimResult b = new Simulation(options.get(), new SmallBankSpec(100, 0.99, "scythe")).run(vertx);
+        assertThat(metrics(b).encode()).isEqualTo(metrics(a).encode());
+        assertThat(a.invariantsOk()).isTrue();
+        assertThat(a.run().toJson().getJsonObject("sim").getJsonObject("tso").getLong("counter_faas")).isPositive();
+        assertThat(a.run().toJson().getJsonObject("queues").getLong("samples")).isEqualTo(20);
+    }
+}
