@@ -133,10 +133,9 @@ public final class TcpNic implements Nic {
         }
         final QpOptions qpOptions;
         try {
+            // A shared QP (RRPC's straws) is safe here: posts are serialised by the QP's lock, completions reach
+            // the owner's queue through a lock-free inbox and wake its loop, and socket writes may come from any thread.
             qpOptions = new QpOptions(options).validate();
-            if (qpOptions.shared()) {
-                throw new FabricException("the tcp provider does not share queue pairs across threads");
-            }
         } catch (final RuntimeException e) {
             return Future.failedFuture(e);
         }
