@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** The {@code scythe} command: one runnable jar for benchmarks, nodes and tools. */
 @Command(name = "scythe", mixinStandardHelpOptions = true, versionProvider = ScytheCommand.Version.class,
     description = "Scythe: distributed transactions for disaggregated memory, on Eclipse Vert.x.",
-    subcommands = {BenchCommand.class, FabricCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {BenchCommand.class, FabricCommand.class, NodeCommand.class, ClusterCommand.class,
+        CommandLine.HelpCommand.class})
 public final class ScytheCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -13,6 +13,10 @@ import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import io.vertx.core.http.ClientAuth;
+import io.vertx.core.net.PfxOptions;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -66,10 +70,36 @@ public final class ClusterSetup {
     public static Future<Vertx> join(final NodeConfig node) {
         quietHazelcastLogs();
         final HazelcastClusterManager manager = new HazelcastClusterManager(hazelcastConfig(node));
+        final EventBusOptions eventBus = new EventBusOptions().setHost(node.host()).setPort(node.eventBusPort())
+            .setClusterPublicHost(node.host());
+        if (node.eventBusKeyStore() != null) {
+            // Mutual TLS with the cluster's one certificate: a peer that does not hold it cannot connect.
+            final PfxOptions store = new PfxOptions().setPath(node.eventBusKeyStore()).setPassword(node.secret());
+            eventBus.setSsl(true).setKeyCertOptions(store).setTrustOptions(store).setClientAuth(ClientAuth.REQUIRED);
+        }
         final VertxOptions options = new VertxOptions().setEventLoopPoolSize(node.loops())
-            .setEventBusOptions(new EventBusOptions().setHost(node.host()).setPort(node.eventBusPort())
-                .setClusterPublicHost(node.host()));
+            .setEventBusOptions(eventBus);
         return Vertx.builder().with(options).withClusterManager(manager).buildClustered();
+    }
+
+    /**
+     * Creates the cluster's event-bus key store: a PKCS12 file at {@code file} holding one EC key pair and its
+     * self-signed certificate, protected by the secret (made with the JDK's keytool). Install the same file on
+     * every node ({@code eventBusKeyStore}).
+     */
+    public static void createEventBusKeyStore(final Path file, final String cluster, final String secret)
+        throws IOException, InterruptedException {
+        final Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
+        final ProcessBuilder builder = new ProcessBuilder(keytool.toString(), "-genkeypair", "-alias", "scythe",
+            "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=scythe-" + cluster, "-validity", "3650",
+            "-storetype", "PKCS12", "-keystore", file.toString(), "-storepass:env", "SCYTHE_KEYSTORE_PASSWORD")
+            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        // The secret reaches keytool through its environment, never its command line (visible to every user).
+        builder.environment().put("SCYTHE_KEYSTORE_PASSWORD", secret);
+        final Process p = builder.start();
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IllegalStateException("keytool could not create the event-bus key store " + file);
+        }
     }
 
     /** The Hazelcast instance behind a clustered Vert.x made by {@link #join}. */

@@ -1,5 +1,7 @@
 package io.scythe.cluster;
 
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.shm.ShmFabric;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -10,17 +12,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A cluster of node processes on this host (what {@code scythe cluster} runs and tests start): one TSO, {@code mns}
  * memory nodes and {@code cns} compute nodes, each a JVM running {@link NodeMain}, on loopback ports chosen free at
- * start, over the shm fabric (or tcp). Writes each node's config and log under its directory. {@link #close()} stops
+ * start, over the shm fabric (or tcp), with a TLS event bus whose key store it creates ({@code eventbus.p12}). Writes each node's config and log under its directory. {@link #close()} stops
  * every process it started (SIGTERM, then SIGKILL after a grace period; a paused one is resumed first) and removes the
  * cluster's shm files, even those of a process that was killed.
  */
@@ -81,6 +81,10 @@ public final class LocalCluster implements AutoCloseable {
             return config.getInteger("httpPort");
         }
 
+        public int eventBusPort() {
+            return config.getInteger("eventBusPort");
+        }
+
         public Path log() {
             return log;
         }
@@ -118,6 +122,12 @@ public final class LocalCluster implements AutoCloseable {
         this.dir = dir;
         this.launcher = launcher;
         Files.createDirectories(dir);
+        try {
+            // The configs hold the cluster secret: this user only.
+            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        } catch (final UnsupportedOperationException notPosix) {
+            // keep the platform's default
+        }
         final List<String> names = new ArrayList<>();
         names.add("tso");
         final List<String> mnNames = new ArrayList<>();
@@ -148,22 +158,41 @@ public final class LocalCluster implements AutoCloseable {
                 members.add("127.0.0.1:" + hazelcastPorts.get(n));
             }
         }
-        base = new JsonObject().put("cluster", cluster).put("secret", secret).put("host", "127.0.0.1")
+        final Path keyStore = dir.resolve("eventbus.p12");
+        Files.deleteIfExists(keyStore);
+        try {
+            ClusterSetup.createEventBusKeyStore(keyStore, cluster, secret);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while creating " + keyStore, e);
+        }
+        base = new JsonObject().put("eventBusKeyStore", keyStore.toAbsolutePath().toString()).put("cluster", cluster).put("secret", secret).put("host", "127.0.0.1")
             .put("members", members).put("fabric", fabricJson).put("memoryNodes", new JsonArray(mnNames))
             .put("tsoNode", "tso").put("workload", workload).put("protocol", protocol).put("readyTimeoutMs", 120_000);
         for (final String n : names) {
             final NodeRole role = n.equals("tso") ? NodeRole.TSO : n.startsWith("mn") ? NodeRole.MN : NodeRole.CN;
             final JsonObject config = base.copy().put("node", n).put("hazelcastPort", hazelcastPorts.get(n))
-                .put("httpPort", freePort());
+                .put("eventBusPort", freePort()).put("httpPort", freePort());
             final Path file = dir.resolve("node-" + n + ".json");
             Files.writeString(file, config.encodePrettily(), StandardCharsets.UTF_8);
             nodes.put(n, new Node(n, role, file, dir.resolve("node-" + n + ".log"), config));
         }
     }
 
+    /** Sets {@code key} in node {@code name}'s config (before it starts). */
+    public void configure(final String name, final String key, final Object value) throws IOException {
+        final Node n = node(name);
+        n.config.put(key, value);
+        Files.writeString(n.configFile, n.config.encodePrettily(), StandardCharsets.UTF_8);
+    }
+
     /** The config a client joining this cluster uses (its own free Hazelcast port). */
     public NodeConfig clientConfig() throws IOException {
-        return NodeConfig.of(base.copy().put("node", "client").put("hazelcastPort", freePort()).put("httpPort", -1));
+        return NodeConfig.of(clientConfigJson());
+    }
+
+    public JsonObject clientConfigJson() throws IOException {
+        return base.copy().put("node", "client").put("hazelcastPort", freePort()).put("httpPort", -1);
     }
 
     public String cluster() {
@@ -171,7 +200,7 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     public Path shmDirectory() {
-        return Path.of("/dev/shm", "scythe-" + cluster);
+        return ShmFabric.clusterDirectory(FabricOptions.DEFAULT_SHM_DIRECTORY, cluster);
     }
 
     public Map<String, Node> nodes() {
@@ -284,23 +313,10 @@ public final class LocalCluster implements AutoCloseable {
                 }
             }
         }
-        deleteTree(shmDirectory());
-    }
-
-    static void deleteTree(final Path root) {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(root)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (final IOException ignored) {
-                    // best effort: reported by the caller's check
-                }
-            });
-        } catch (final IOException ignored) {
-            // gone meanwhile
+        try {
+            ShmFabric.removeClusterFiles(FabricOptions.DEFAULT_SHM_DIRECTORY, cluster);
+        } catch (final java.io.UncheckedIOException e) {
+            System.err.println("scythe cluster " + cluster + ": could not remove " + shmDirectory() + ": " + e);
         }
     }
 

@@ -30,14 +30,19 @@ import java.util.TreeSet;
  * @param protocol       concurrency control the CNs run
  * @param maxAttempts    attempts per transaction before it reports aborted
  * @param readyTimeoutMs how long a CN waits for the MNs and the TSO at start
+ * @param eventBusKeyStore PKCS12 key store (password: the secret) with the cluster's event-bus key and certificate
+ *                       ({@link ClusterSetup#createEventBusKeyStore}); when set, the event bus runs TLS and accepts
+ *                       only peers presenting that certificate. {@code null}: plaintext event bus
+ * @param leaseCheck     a CN stops by itself once it finds it outlived its lease (default); {@code false} only in
+ *                       tests that show the memory nodes' fence alone keeps a woken CN from writing
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
                          List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
                          List<String> memoryNodes, String tsoNode, JsonObject workload, String protocol,
-                         int maxAttempts, long readyTimeoutMs) {
+                         int maxAttempts, long readyTimeoutMs, String eventBusKeyStore, boolean leaseCheck) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
         "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "workload", "protocol",
-        "maxAttempts", "readyTimeoutMs");
+        "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck");
     public static final int MIN_SECRET_CHARS = 16;
 
     /** Parses and checks {@code json}. */
@@ -83,7 +88,13 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 json.getJsonObject("workload", new JsonObject().put("name", "counters")),
                 json.getString("protocol", "scythe").toLowerCase(Locale.ROOT),
                 positive(json, "maxAttempts", 1000),
-                json.getLong("readyTimeoutMs", 60_000L));
+                json.getLong("readyTimeoutMs", 60_000L),
+                json.getString("eventBusKeyStore"),
+                json.getBoolean("leaseCheck", true));
+            if (c.eventBusKeyStore() != null && !java.nio.file.Files.isRegularFile(
+                java.nio.file.Path.of(c.eventBusKeyStore()))) {
+                throw new IllegalArgumentException("eventBusKeyStore " + c.eventBusKeyStore() + " not found");
+            }
             if (c.node().contains(".e")) {
                 throw new IllegalArgumentException("node name " + c.node() + " must not contain '.e' (a CN's "
                     + "fabric name is node.eEPOCH)");

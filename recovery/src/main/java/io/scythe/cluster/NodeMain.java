@@ -46,11 +46,22 @@ public final class NodeMain {
         }
     }
 
-    /** Reads a YAML or JSON node config. */
+    /**
+     * Reads a YAML or JSON node config; the environment variables {@code SCYTHE_NODE}, {@code SCYTHE_HOST} and
+     * {@code SCYTHE_SECRET}, when set, give {@code node}, {@code host} and {@code secret} (one file for every node of
+     * a compose file, and the secret kept out of it).
+     */
     public static NodeConfig readConfig(final Path file) throws Exception {
         final Vertx reader = Vertx.vertx();
         try {
             final JsonObject json = ConfigFiles.read(reader, file).await(30, TimeUnit.SECONDS);
+            for (final String[] env : new String[][] {{"SCYTHE_NODE", "node"}, {"SCYTHE_HOST", "host"},
+                {"SCYTHE_SECRET", "secret"}}) {
+                final String value = System.getenv(env[0]);
+                if (value != null && !value.isBlank()) {
+                    json.put(env[1], value);
+                }
+            }
             return NodeConfig.of(json);
         } finally {
             reader.close().await(10, TimeUnit.SECONDS);

@@ -213,7 +213,9 @@ public final class ScytheNode implements AutoCloseable {
                 coordinators::add)
             .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS));
         lastRenewalNs = System.nanoTime();
-        leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
+        if (config.leaseCheck()) {
+            leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
+        }
     }
 
     /** Asks until answered or the ready timeout passes (the other node may still be starting). */
