@@ -41,6 +41,10 @@ public final class LocalCluster implements AutoCloseable {
             }
             cmd.add("--add-exports");
             cmd.add("java.base/jdk.internal.misc=ALL-UNNAMED");
+            cmd.add("--add-exports");
+            cmd.add("java.base/jdk.internal.ref=ALL-UNNAMED"); // Hazelcast asks for it at start
+            cmd.add("--add-modules");
+            cmd.add("java.se");
             cmd.add("-cp");
             cmd.add(System.getProperty("java.class.path"));
             cmd.add(NodeMain.class.getName());
