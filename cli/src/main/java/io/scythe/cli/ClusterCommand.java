@@ -63,6 +63,10 @@ public final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--duration", description = "Stop after this long (e.g. 30s); default: until Ctrl-C.")
     Duration duration;
 
+    @Option(names = "--probe", description = "Once ready: measure a client's throughput over the event bus, kill one "
+        + "CN and pause another (time until fenced, until back under a new epoch), measure again, then stop.")
+    boolean probe;
+
     @Option(names = "--node-java-opts", defaultValue = "-Xmx512m -XX:+UseParallelGC",
         description = "JVM options of each node process (default: ${DEFAULT-VALUE}).")
     String nodeJavaOpts;
@@ -109,6 +113,16 @@ public final class ClusterCommand implements Callable<Integer> {
         for (final LocalCluster.Node n : local.nodes().values()) {
             System.out.printf("  %-5s %-3s pid %-7d http://127.0.0.1:%d/metrics /health%n", n.name(),
                 n.role().label(), n.process().pid(), n.httpPort());
+        }
+        if (probe) {
+            try {
+                ClusterProbe.run(local, workload, accounts, cns);
+            } finally {
+                Runtime.getRuntime().removeShutdownHook(hook);
+                local.close();
+                System.out.println("cluster " + cluster + " stopped");
+            }
+            return 0;
         }
         System.out.println("Ctrl-C stops it.");
         final long deadline = duration == null ? Long.MAX_VALUE : System.nanoTime() + duration.toNanos();
