@@ -148,13 +148,14 @@ public final class ScytheNode implements AutoCloseable {
         }
         nic = fabric.attach(fabricNode).await(timeout, TimeUnit.MILLISECONDS);
         watchMembers();
+        // Registered before it serves: whoever sees this member leave can then fence it.
+        register();
         switch (role) {
             case MN -> startMemoryNode();
             case TSO -> startTso();
             case CN -> startComputeNode();
             default -> throw new IllegalStateException(role.toString());
         }
-        register();
         shards = new ShardOwnership(vertx, hazelcast);
         shards.start();
         metrics.startHttp(config.host(), config.httpPort()).await(timeout, TimeUnit.MILLISECONDS);
@@ -290,10 +291,24 @@ public final class ScytheNode implements AutoCloseable {
 
             @Override
             public void memberRemoved(final MembershipEvent event) {
-                final String cn = cnByMember.remove(event.getMember().getUuid());
+                final UUID gone = event.getMember().getUuid();
+                final String cn = cnByMember.remove(gone);
                 if (cn != null) {
                     fence(cn, "its member left the cluster");
+                    return;
                 }
+                // Its registration may not have reached this node's listener yet: look it up in the map (blocking,
+                // so on a worker).
+                vertx.executeBlocking(() -> {
+                    for (final String value : hazelcast.<String, String>getMap(NODES).values()) {
+                        final JsonObject entry = new JsonObject(value);
+                        if (NodeRole.CN.label().equals(entry.getString("role"))
+                            && gone.toString().equals(entry.getString("member"))) {
+                            fence(entry.getString("fabricNode"), "its member left the cluster");
+                        }
+                    }
+                    return null;
+                }, false);
             }
         });
     }
