@@ -133,17 +133,25 @@ public final class ClusterCommand implements Callable<Integer> {
                     if (code == ScytheNode.EXIT_LEASE_LOST) {
                         System.out.println(n.name() + " lost its lease; restarting it under a new epoch");
                         local.restart(n.name(), 180_000);
-                    } else if (stop.getCount() > 0) {
-                        System.out.println(n.name() + " exited with " + code + "; see " + n.log());
+                    } else if (stop.getCount() > 0 && n.role() == io.scythe.cluster.NodeRole.CN) {
+                        System.out.println(n.name() + " exited with " + code + "; restarting it (see " + n.log()
+                            + ")");
                         local.restart(n.name(), 180_000);
+                    } else if (stop.getCount() > 0) {
+                        // Its data or counter is gone; it cannot come back into this cluster (README).
+                        System.out.println(n.name() + " exited with " + code + " (see " + n.log() + "); a memory "
+                            + "node or the TSO cannot rejoin a running cluster: stopping the cluster");
+                        stop.countDown();
                     }
                 }
             }
         }
-        if (stop.getCount() > 0) {
+        try {
             Runtime.getRuntime().removeShutdownHook(hook);
             local.close();
             System.out.println("cluster " + cluster + " stopped");
+        } catch (final IllegalStateException shuttingDown) {
+            // Ctrl-C: the hook stops the cluster
         }
         return 0;
     }

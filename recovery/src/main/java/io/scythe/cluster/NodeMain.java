@@ -43,6 +43,9 @@ public final class NodeMain {
         } catch (final IllegalArgumentException e) {
             System.err.println("scythe node: " + e.getMessage());
             System.exit(2);
+        } catch (final IllegalStateException e) {
+            System.err.println("scythe node: " + e.getMessage());
+            System.exit(1);
         }
     }
 

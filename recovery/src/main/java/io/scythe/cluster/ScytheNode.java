@@ -260,7 +260,20 @@ public final class ScytheNode implements AutoCloseable {
         final JsonObject entry = new JsonObject().put("role", role.label()).put("fabricNode", fabricNode)
             .put("epoch", epoch).put("member", hazelcast.getCluster().getLocalMember().getUuid().toString())
             .put("pid", ProcessHandle.current().pid());
-        hazelcast.<String, String>getMap(NODES).put(config.node(), entry.encode());
+        final IMap<String, String> nodes = hazelcast.getMap(NODES);
+        if (role == NodeRole.CN) {
+            nodes.put(config.node(), entry.encode());
+            return;
+        }
+        final String earlier = nodes.putIfAbsent(config.node(), entry.encode());
+        if (earlier != null) {
+            // An MN's data and the TSO's counter died with their process: coming back empty (or with the initial
+            // tables, or a counter below timestamps already handed out) under running transactions would corrupt
+            // them. Recovery of those is not built (issue 6, second half).
+            throw new IllegalStateException(role.label() + " node " + config.node() + " ran in this cluster before ("
+                + new JsonObject(earlier).getValue("pid") + "); a memory node or TSO cannot be restarted into a "
+                + "running cluster yet (its data or counter is gone): restart the whole cluster");
+        }
     }
 
     /** Fences CNs that leave or are superseded, on nodes whose memory they reach. */

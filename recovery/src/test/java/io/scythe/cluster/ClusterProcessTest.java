@@ -232,4 +232,13 @@ class ClusterProcessTest {
         }
         assertThat(committed(call("get", 3))).isEqualTo(before);
     }
+
+    @Test
+    @Order(7)
+    void shouldRefuseToRestartTheTsoIntoTheRunningCluster() throws Exception {
+        cluster.signal("tso", "KILL");
+        assertThat(cluster.node("tso").process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> cluster.restart("tso", 120_000))
+            .hasMessageContaining("cannot be restarted into a running cluster");
+    }
 }
