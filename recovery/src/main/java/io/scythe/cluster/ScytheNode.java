@@ -78,6 +78,9 @@ public final class ScytheNode implements AutoCloseable {
     /** A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml); after that others may have fenced it. */
     public static final long LEASE_MS = 3_000;
     static final long LOOKUP_RETRY_MS = 200;
+    /** Key of the CN slot counter in {@value #EPOCHS} (node names cannot contain ':'). */
+    private static final String SLOTS = "slots";
+    private static final long MAX_CN_SLOTS = 255;
 
     private final NodeConfig config;
     private final NodeRole role;
@@ -94,6 +97,7 @@ public final class ScytheNode implements AutoCloseable {
     private Fabric fabric;
     private Nic nic;
     private long epoch;
+    private long slot;
     private String fabricNode;
     private RpcServer rpcServer;
     private TakeoutLockService lockService;
@@ -141,6 +145,7 @@ public final class ScytheNode implements AutoCloseable {
         metrics = new NodeMetrics(this);
         if (role == NodeRole.CN) {
             epoch = nextEpoch();
+            slot = slotOf();
             fabricNode = config.node() + ".e" + epoch;
         } else {
             epoch = 0;
@@ -204,8 +209,8 @@ public final class ScytheNode implements AutoCloseable {
             "TSO node " + config.tsoNode() + " to say where its counter is");
         final RrpcClient rrpc = new RrpcClient(vertx, nic, new RrpcOptions());
         final Protocol protocol = Protocol.named(config.protocol());
-        // Transaction ids: epoch in bits 48-63, this CN's slot in bits 32-39 (its hash: ids only need to differ).
-        final long idBase = ((epoch & 0xffff) << 48) | ((long) (config.node().hashCode() & 0xff) << 32);
+        // Transaction ids: epoch in bits 48-63, this CN's cluster-unique slot in bits 32-39, the loop in 40-47.
+        final long idBase = ((epoch & 0xffff) << 48) | (slot << 32);
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, config.tsoNode(), protocol,
                 config.maxAttempts(), new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), false,
                 workload.procedures(), idBase, metrics::observe)
@@ -253,6 +258,28 @@ public final class ScytheNode implements AutoCloseable {
             return next;
         } finally {
             epochs.unlock(config.node());
+        }
+    }
+
+    /** This CN's slot, unique in the cluster and kept across its epochs: part of its transaction ids. */
+    private long slotOf() {
+        final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
+        epochs.lock(SLOTS);
+        try {
+            final Long mine = epochs.get(SLOTS + ":" + config.node());
+            if (mine != null) {
+                return mine;
+            }
+            final Long used = epochs.get(SLOTS);
+            final long next = (used == null ? 0 : used) + 1;
+            if (next > MAX_CN_SLOTS) {
+                throw new IllegalStateException("a cluster has at most " + MAX_CN_SLOTS + " compute nodes");
+            }
+            epochs.put(SLOTS, next);
+            epochs.put(SLOTS + ":" + config.node(), next);
+            return next;
+        } finally {
+            epochs.unlock(SLOTS);
         }
     }
 
@@ -474,7 +501,7 @@ public final class ScytheNode implements AutoCloseable {
             .put("role", role.label()).put("fabricNode", fabricNode).put("epoch", epoch)
             .put("fenced", new io.vertx.core.json.JsonArray(new ArrayList<>(fenced())));
         if (role == NodeRole.CN) {
-            h.put("lease", leaseLost ? "lost" : "held");
+            h.put("lease", leaseLost ? "lost" : "held").put("slot", slot);
         }
         if (hazelcast != null && hazelcast.getLifecycleService().isRunning()) {
             h.put("members", hazelcast.getCluster().getMembers().size());

@@ -126,6 +126,9 @@ class ClusterProcessTest {
         assertThat(h.getString("role")).isEqualTo("cn");
         assertThat(h.getString("lease")).isEqualTo("held");
         assertThat(h.getInteger("members")).isEqualTo(5);
+        // Transaction ids carry a slot unique to each CN.
+        assertThat(h.getLong("slot")).isPositive()
+            .isNotEqualTo(new JsonObject(get("cn1", "/health").body()).getLong("slot"));
         long committedOnCns = 0;
         for (final String cn : List.of("cn0", "cn1")) {
             final String metrics = get(cn, "/metrics").body();
