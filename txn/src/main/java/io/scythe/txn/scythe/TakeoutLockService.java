@@ -201,6 +201,11 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         return deferred;
     }
 
+    /** Lock requests held back right now, waiting for their turn (a gauge; read racily from other threads). */
+    public int waiting() {
+        return heldBack.size();
+    }
+
     public long badRequests() {
         return bad;
     }
