@@ -12,6 +12,8 @@ public enum AbortReason {
     TIMESTAMP_ORDER("timestamp-order"),
     /** The Takeout Lock refused it: more queued than the hot watermark. */
     QUEUE_FULL("queue-full"),
+    /** An insert found its key present: retrying would find it again, so it is not retried. */
+    DUPLICATE_KEY("duplicate-key"),
     /** The procedure itself decided to abort (e.g. insufficient funds in a workload that aborts then). */
     USER("user");
 

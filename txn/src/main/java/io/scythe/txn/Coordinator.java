@@ -100,7 +100,8 @@ public final class Coordinator {
                         return;
                     }
                     aborts.get(abort.reason())[0]++;
-                    if (attempt >= maxAttempts || abort.reason() == AbortReason.USER) {
+                    if (attempt >= maxAttempts || abort.reason() == AbortReason.USER
+                        || abort.reason() == AbortReason.DUPLICATE_KEY) {
                         done.fail(cause);
                         return;
                     }

@@ -20,6 +20,12 @@ public interface Txn {
     /** Buffers a new value for {@code key}, which this attempt has read. */
     void write(String table, long key, DirectBuffer value, int offset, int length);
 
+    /** Buffers the insert of {@code key} with a value; the commit fails with AbortException when the key exists. */
+    void insert(String table, long key, DirectBuffer value, int offset, int length);
+
+    /** Buffers the delete of {@code key}, which this attempt has read; it is gone once the attempt commits. */
+    void delete(String table, long key);
+
     /** Commits: fails with {@link AbortException} when it could not; the commit timestamp or version otherwise. */
     Future<Long> commit();
 
