@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
             + "design, 16 B to 4 KiB); tso (TSO group and proxies against one FAA per request and physical "
             + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
             + "one-sided index READs over the hash index and the skip list); lock (Takeout Lock against the CAS lock: "
-            + "clients lock one of --locks objects by Zipf(theta) and hold it 25 us, Fig. 27)."})
+            + "clients lock one of --locks objects by Zipf(theta) and hold it 25 us, Fig. 27); tpcc (TPC-C's five "
+            + "transactions on --warehouses, items by Zipf(theta); consistency conditions 1-4 checked)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_WORKLOAD = "smallbank";
 
@@ -90,6 +91,18 @@ public final class BenchCommand implements Callable<Integer> {
             + "Amalgamate) or deposits (DepositChecking only; default: ${DEFAULT-VALUE}).")
     String mix;
 
+    @Option(names = "--warehouses", defaultValue = "10",
+        description = "TPC-C warehouses (default: ${DEFAULT-VALUE}).")
+    int warehouses;
+
+    @Option(names = "--customers", defaultValue = "3000",
+        description = "TPC-C customers per district (scale knob; default: the standard's ${DEFAULT-VALUE}).")
+    int customers;
+
+    @Option(names = "--items", defaultValue = "100000",
+        description = "TPC-C items (scale knob; default: the standard's ${DEFAULT-VALUE}).")
+    int items;
+
     @Option(names = "--memory-nodes", defaultValue = "2",
         description = "Memory nodes the tables are partitioned over (default: ${DEFAULT-VALUE}).")
     int memoryNodes;
@@ -149,7 +162,7 @@ public final class BenchCommand implements Callable<Integer> {
         io.scythe.bench.micro.BenchNodes.loops(loops);
         if (clients == null) {
             clients = "smallbank".equalsIgnoreCase(workload) || "ycsb".equalsIgnoreCase(workload)
-                ? List.of(8, 32, 64) : List.of(64);
+                || "tpcc".equalsIgnoreCase(workload) ? List.of(8, 32, 64) : List.of(64);
         }
         switch (workload.toLowerCase(Locale.ROOT)) {
             case "verbs":
@@ -168,6 +181,13 @@ public final class BenchCommand implements Callable<Integer> {
                     clients.get(0), locks, thetas, hold.toNanos(), costModel("cx5"), duration.toMillis(), warmup.toMillis(),
                     seed), System.out).run();
                 break;
+            case "tpcc":
+                report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
+                    protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
+                    warmup.toMillis(), seed), new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload
+                    .Tpcc.Scale(warehouses, customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(
+                    (duration.toMillis() + warmup.toMillis()) / 1000.0)), theta, seed), System.out).run();
+                break;
             case "smallbank":
             case "ycsb":
                 report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
@@ -182,7 +202,7 @@ public final class BenchCommand implements Callable<Integer> {
                 break;
             default:
                 System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock, "
-                    + "smallbank, ycsb");
+                    + "smallbank, ycsb, tpcc");
                 return 2;
         }
         if (out != null) {

@@ -144,6 +144,19 @@ public final class OltpWorkload {
             final long finalSum = total(dbs);
             final boolean conservedOk = finalSum == initial + delta.sum();
             final long held = locksHeld(dbs);
+            final Map<String, List<String>> conditions = spec.consistency(dbs);
+            final JsonObject consistency = new JsonObject();
+            boolean consistent = true;
+            for (final Map.Entry<String, List<String>> c : conditions.entrySet()) {
+                consistent &= c.getValue().isEmpty();
+                consistency.put(c.getKey(), new JsonObject().put("ok", c.getValue().isEmpty())
+                    .put("violations", c.getValue().size())
+                    .put("first", new JsonArray(c.getValue().subList(0, Math.min(5, c.getValue().size())))));
+                if (!c.getValue().isEmpty()) {
+                    out.printf("%-10s   consistency condition %s VIOLATED (%d): %s%n", label, c.getKey(),
+                        c.getValue().size(), c.getValue().get(0));
+                }
+            }
             final JsonObject aborts = new JsonObject();
             long abortedAttempts = 0;
             for (final AbortReason reason : AbortReason.values()) {
@@ -158,13 +171,16 @@ public final class OltpWorkload {
             committedByType.forEach((t, n) -> byType.put(t, n.sum()));
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
-                .invariantsOk(conservedOk && held == 0) // giving up after --max-attempts is an outcome, not a bug
+                .invariantsOk(conservedOk && held == 0 && consistent) // giving up after --max-attempts is an outcome, not a bug
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("attempts_per_commit", RunResult.round((double) attempts.sum() / Math.max(1, committed), 3))
                 .put("gave_up", r.failed()).put("user_rollbacks", userAborts.sum())
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
                 .put("locks_left_held", held);
+            if (!conditions.isEmpty()) {
+                run.put("consistency", consistency);
+            }
             // Per-stage breakdown of the committed attempt; "retries" is the rest of the latency: earlier aborted
             // attempts and the back-off between them.
             final long staged = Math.max(1, stagesAfter[Stage.values().length] - stagesBefore[Stage.values().length]);

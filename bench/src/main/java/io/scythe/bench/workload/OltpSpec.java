@@ -6,6 +6,7 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.Function;
 
@@ -33,4 +34,12 @@ public interface OltpSpec {
 
     /** The conserved quantity, counted directly on the memory nodes (after a run). */
     long total(List<LogDb> dbs);
+
+    /**
+     * The workload's own consistency conditions, checked on the memory nodes after a run: condition name -&gt; the
+     * violations found (an empty list when it holds). None by default: the conserved quantity is the check.
+     */
+    default Map<String, List<String>> consistency(final List<LogDb> dbs) {
+        return Map.of();
+    }
 }
