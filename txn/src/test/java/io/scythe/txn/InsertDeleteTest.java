@@ -1,31 +1,8 @@
 package io.scythe.txn;
 
-import io.scythe.bridge.BridgeVerticle;
-import io.scythe.fabric.CostModel;
-import io.scythe.fabric.FabricOptions;
-import io.scythe.fabric.Nic;
-import io.scythe.fabric.RemoteRegion;
-import io.scythe.fabric.local.LocalFabric;
-import io.scythe.hotspot.Watermarks;
-import io.scythe.rrpc.RpcServer;
-import io.scythe.rrpc.RrpcClient;
-import io.scythe.rrpc.RrpcOptions;
-import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
-import io.scythe.storage.TableSchema;
-import io.scythe.storage.remote.LogDbService;
-import io.scythe.tso.DirectTsoSource;
-import io.scythe.tso.TsoGroup;
-import io.scythe.tso.TsoService;
-import io.scythe.txn.runtime.LoopTimers;
-import io.scythe.txn.scythe.TakeoutLockService;
-import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
-import io.vertx.core.json.JsonObject;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,7 +11,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,41 +18,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Inserts and deletes in every protocol: visible only once committed, atomic with the rest, duplicates abort. */
 class InsertDeleteTest {
     private static final String T = "rows";
-    private Vertx vertx;
-    private LocalFabric fabric;
+    private OneMemoryNode node;
     private Table table;
-    private Catalog catalog;
-    private RrpcClient rrpc;
-    private RemoteRegion counter;
-    private Context loop;
 
     @BeforeEach
     void setUp() throws Exception {
-        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
-        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
-        loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
-        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
-        final Nic mn = fabric.attachNow("mn");
-        final LogDb db = new LogDb(mn);
-        table = db.create(TableSchema.fixed(1, T, 8, 64));
-        for (long k = 0; k < 16; k++) {
-            table.insert(k, value(100), 0, 8, ObjectLayout.LOADED_VERSION);
-        }
-        final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
-        new LogDbService(db).register(server);
-        new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
-        final Promise<Void> started = Promise.promise();
-        loop.runOnContext(ignored -> server.start().onComplete(started));
-        started.future().await(10, TimeUnit.SECONDS);
-        counter = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000).start().await(10, TimeUnit.SECONDS);
-        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
-        catalog = new Catalog().add(T, List.of(new Catalog.Partition("mn", table.describe())));
+        node = new OneMemoryNode(T, 64);
+        table = node.table;
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        vertx.close().await(10, TimeUnit.SECONDS);
-        fabric.close();
+        node.close();
     }
 
     /** An attempt of the protocol named by the test: a {@link Protocol} name, or scythe/occ and scythe/tocc. */
@@ -92,13 +45,7 @@ class InsertDeleteTest {
     }
 
     private <R> R on(final Function<TxnRuntime, Future<R>> body) throws Exception {
-        final Promise<R> done = Promise.promise();
-        loop.runOnContext(v -> {
-            final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(64,
-                new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))), Watermarks.DEFAULT, 1L << 40);
-            body.apply(runtime).onComplete(done);
-        });
-        return done.future().await(30, TimeUnit.SECONDS);
+        return node.on(body);
     }
 
     private static UnsafeBuffer value(final long v) {
@@ -200,8 +147,7 @@ class InsertDeleteTest {
         });
         assertThat(seen).containsExactly(AbortReason.DUPLICATE_KEY.label(), AbortReason.DUPLICATE_KEY.label());
         for (final long k : new long[] {4, 5, 6}) {
-            assertThat(table.objectMemory().getLong(table.offsetOf(table.lookup(k)) + ObjectLayout.VALUE_OFFSET))
-                .as("key " + k).isEqualTo(100);
+            assertThat(node.valueOf(k)).as("key " + k).isEqualTo(100);
         }
         assertThat(locksHeld()).isZero();
     }
@@ -272,8 +218,7 @@ class InsertDeleteTest {
             });
         });
         assertThat(seen).isEqualTo(AbortReason.VALIDATION.label());
-        assertThat(table.objectMemory().getLong(table.offsetOf(table.lookup(8)) + ObjectLayout.VALUE_OFFSET))
-            .isEqualTo(100);
+        assertThat(node.valueOf(8)).isEqualTo(100);
         assertThat(locksHeld()).isZero();
     }
 

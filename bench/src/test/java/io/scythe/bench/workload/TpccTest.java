@@ -153,7 +153,7 @@ class TpccTest {
         // Last name 3 of district (2, 5): customer 4 for sure (c <= 30 gets name c - 1); ask the name row who.
         final Row names = row(Tpcc.CUSTOMER_NAME, Tpcc.nameKey(2, 5, 3));
         final int n = names.getInt(Tpcc.CN.COUNT);
-        final int median = names.getInt(Tpcc.CN.IDS + 4 * ((n + 1) / 2 - 1));
+        final int median = names.m().getShort(names.at() + Tpcc.CN.IDS + 2 * ((n + 1) / 2 - 1)) & 0xffff;
         final long ck = Tpcc.customerKey(2, 5, median);
         final long balance = row(Tpcc.CUSTOMER, ck).getLong(Tpcc.C.BALANCE);
         final long historyKey = Tpcc.FIRST_NEW_HISTORY_KEY + 9;
