@@ -250,4 +250,27 @@ class InsertDeleteTest {
         });
         assertThat(seen).containsExactly("length", "table", "unread", "k400=-1");
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"scythe/occ", "ford-occ"})
+    void shouldFailAnInsertIntoAFullTableWithAClearErrorAndLeaveNothing(final String protocol) throws Exception {
+        // 64 slots, 16 loaded: 48 inserts fit; a transaction of two more finds the table full after its first.
+        for (long k = 1000; k < 1048; k++) {
+            final long key = k;
+            final String inserted = on(rt -> {
+                final Txn t = begin(protocol, rt);
+                t.insert(T, key, value(key), 0, 8);
+                return outcome(t.commit());
+            });
+            assertThat(inserted).isEqualTo("ok");
+        }
+        final String full = on(rt -> {
+            final Txn t = begin(protocol, rt);
+            t.insert(T, 2000, value(1), 0, 8);
+            return outcome(t.commit());
+        });
+        assertThat(full).contains("IllegalStateException").contains("table " + T).contains("is full");
+        assertThat(table.lookup(2000)).isZero();
+        assertThat(locksHeld()).isZero();
+    }
 }
