@@ -93,7 +93,10 @@ public final class Coordinator {
                     done.complete(ar.result());
                     return;
                 }
-                final Throwable cause = ar.cause();
+                // A request refused for now (send queue or RRPC ring full) did nothing: an abort, retried after the
+                // back-off, rather than a failure of the transaction.
+                final Throwable cause = OneSidedTxn.refusedForNow(ar.cause())
+                    ? new AbortException(AbortReason.BACK_PRESSURE, ar.cause().getMessage()) : ar.cause();
                 txn.abort().onComplete(v -> {
                     if (!(cause instanceof AbortException abort)) {
                         done.fail(cause);

@@ -154,6 +154,8 @@ public abstract class OneSidedTxn implements Txn {
             copy.putBytes(0, own.value, 0, copy.capacity());
             return Future.succeededFuture(copy);
         }
+        // A read refused for now (send queue or RRPC ring full) fails the attempt, which the coordinator retries
+        // after its back-off (AbortReason.BACK_PRESSURE): waiting here instead let thousands of re-posts spin.
         return locate(table, key).compose(fetch).compose(a -> a.deleted && !a.reviving || a.deleting
             ? Future.failedFuture(new UnknownKeyException("key " + key + " of " + table + " is deleted"))
             : Future.succeededFuture(valueCopy(a)));
@@ -392,7 +394,7 @@ public abstract class OneSidedTxn implements Txn {
         }
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
-            posted.add(runtime.channel(e.getKey()).compose(ch -> {
+            posted.add(untilAccepted(() -> runtime.channel(e.getKey()).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
                 for (final Access a : e.getValue()) {
                     if (a.dirty && !a.deleting) {
@@ -417,10 +419,41 @@ public abstract class OneSidedTxn implements Txn {
                         release.add(batch, a);
                     }
                 }
-                return batch.post();
-            }));
+                return batch.post(); // refused whole when the send queue lacks room: built and posted again
+            })));
         }
         return Future.all(posted).mapEmpty();
+    }
+
+    /**
+     * Whether {@code e} is a refusal for now: a verb not posted because the send queue was full, or an RPC refused
+     * for back-pressure. Nothing of the request happened, so it may be made again.
+     */
+    public static boolean refusedForNow(final Throwable e) {
+        return e instanceof io.scythe.bridge.VerbException v && v.status() == null
+            && String.valueOf(v.getMessage()).contains("send queue full")
+            || e instanceof io.scythe.rrpc.RpcException r && r.code() == io.scythe.rrpc.RpcException.BACK_PRESSURE;
+    }
+
+    /** Pauses before posting again what was refused for now: 20 us, doubling up to 640 us. */
+    private static final long REPOST_PAUSE_NS = 20_000;
+    /** How often a refused write-back or release is posted again (about 6 s of pauses) before it fails. */
+    private static final int MAX_REPOSTS = 10_000;
+
+    /**
+     * {@code request} (which builds and posts its verbs or RPC afresh each time), made again after a growing pause
+     * while it is refused for now: for what must not be dropped once decided, the write-back and the releases (a
+     * dropped release would leave a lock held forever, a dropped write-back batch half a commit).
+     */
+    protected final <T> Future<T> untilAccepted(final java.util.function.Supplier<Future<T>> request) {
+        return untilAccepted(request, 0);
+    }
+
+    private <T> Future<T> untilAccepted(final java.util.function.Supplier<Future<T>> request, final int tries) {
+        return request.get().recover(e -> refusedForNow(e) && tries < MAX_REPOSTS
+            ? runtime.timers().after(REPOST_PAUSE_NS << Math.min(tries, 5)).compose(v -> untilAccepted(request,
+                tries + 1))
+            : Future.failedFuture(e));
     }
 
     /** Adds the verb that releases {@code a}'s lock to a write-back batch. */
@@ -489,8 +522,9 @@ public abstract class OneSidedTxn implements Txn {
             if (a.locked) {
                 a.locked = false;
                 // An object this attempt inserted is undone on its memory node, which releases its lock there.
-                releases.add(a.inserted ? runtime.remote(a.partition).abandon(a.key, a.pointer, insertLock())
-                    : release.apply(a));
+                releases.add(untilAccepted(() -> a.inserted
+                    ? runtime.remote(a.partition).abandon(a.key, a.pointer, insertLock())
+                    : release.apply(a).<Void>mapEmpty()));
             }
         }
         return settle(releases);

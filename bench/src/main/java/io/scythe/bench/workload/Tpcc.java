@@ -697,11 +697,14 @@ public final class Tpcc {
      * delivery. A district with no undelivered order is skipped.
      */
     public static Future<Long> delivery(final Txn txn, final int w, final int carrier, final long now) {
-        final List<Future<Void>> districts = new ArrayList<>(DISTRICTS);
-        for (int d = 1; d <= DISTRICTS; d++) {
-            districts.add(deliverOne(txn, w, d, carrier, now));
-        }
-        return Future.all(districts).map(v -> 0L);
+        return deliverFrom(txn, w, 1, carrier, now).map(v -> 0L);
+    }
+
+    /** Districts one after another (the standard's loop), which also bounds the verbs one Delivery has in flight. */
+    private static Future<Void> deliverFrom(final Txn txn, final int w, final int d, final int carrier,
+                                            final long now) {
+        return d > DISTRICTS ? Future.succeededFuture()
+            : deliverOne(txn, w, d, carrier, now).compose(v -> deliverFrom(txn, w, d + 1, carrier, now));
     }
 
     private static Future<Void> deliverOne(final Txn txn, final int w, final int d, final int carrier,
@@ -755,24 +758,44 @@ public final class Tpcc {
                 orders.add(txn.read(ORDER, orderKey(w, d, o)));
             }
             return Future.all(orders).compose(v -> {
-                final List<Future<UnsafeBuffer>> lines = new ArrayList<>();
-                for (int k = 0; k < orders.size(); k++) {
-                    final int cnt = orders.get(k).result().getInt(O.OL_CNT);
-                    for (int ol = 1; ol <= cnt; ol++) {
-                        lines.add(txn.read(ORDER_LINE, orderLineKey(w, d, first + k, ol)));
+                int count = 0;
+                for (final Future<UnsafeBuffer> order : orders) {
+                    count += order.result().getInt(O.OL_CNT);
+                }
+                final long[] lineKeys = new long[count];
+                for (int k = 0, o = 0; o < orders.size(); o++) {
+                    for (int ol = 1; ol <= orders.get(o).result().getInt(O.OL_CNT); ol++) {
+                        lineKeys[k++] = orderLineKey(w, d, first + o, ol);
                     }
                 }
-                return Future.all(lines).compose(x -> {
-                    final int[] itemIds = lines.stream().mapToInt(f -> f.result().getInt(OL.I_ID)).distinct()
-                        .toArray();
-                    final List<Future<UnsafeBuffer>> stocks = new ArrayList<>(itemIds.length);
-                    for (final int i : itemIds) {
-                        stocks.add(txn.read(STOCK, stockKey(w, i)));
-                    }
-                    return Future.all(stocks).map(y -> stocks.stream()
-                        .filter(f -> f.result().getInt(S.QUANTITY) < threshold).count());
+                return readChunked(txn, ORDER_LINE, lineKeys, 0, new ArrayList<>(lineKeys.length)).compose(rows -> {
+                    final long[] stockKeys = rows.stream().mapToInt(r -> r.getInt(OL.I_ID)).distinct()
+                        .mapToLong(i -> stockKey(w, i)).toArray();
+                    return readChunked(txn, STOCK, stockKeys, 0, new ArrayList<>(stockKeys.length)).map(stocks ->
+                        stocks.stream().filter(r -> r.getInt(S.QUANTITY) < threshold).count());
                 });
             });
+        });
+    }
+
+    /** Reads per chunk of a long scan (StockLevel): bounds the verbs one transaction has in flight. */
+    static final int READ_CHUNK = 32;
+
+    /** Reads {@code keys} of {@code table} from {@code from} on, {@link #READ_CHUNK} at a time, into {@code into}. */
+    private static Future<List<UnsafeBuffer>> readChunked(final Txn txn, final String table, final long[] keys,
+                                                          final int from, final List<UnsafeBuffer> into) {
+        if (from >= keys.length) {
+            return Future.succeededFuture(into);
+        }
+        final List<Future<UnsafeBuffer>> chunk = new ArrayList<>(READ_CHUNK);
+        for (int k = from; k < Math.min(keys.length, from + READ_CHUNK); k++) {
+            chunk.add(txn.read(table, keys[k]));
+        }
+        return Future.all(chunk).compose(v -> {
+            for (final Future<UnsafeBuffer> f : chunk) {
+                into.add(f.result());
+            }
+            return readChunked(txn, table, keys, from + READ_CHUNK, into);
         });
     }
 

@@ -77,7 +77,8 @@ public final class FordOccTxn extends CasLockTxn {
                 a.locked = true;
                 if (finished) { // the attempt was given up while this CAS was in flight: let go at once
                     a.locked = false;
-                    return channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))
+                    return untilAccepted(() -> channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer),
+                        a.rkey(), FREE, 0, 8)))
                         .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
                 }
                 final long seenBefore = a.fetched ? a.readVersion : -1;
