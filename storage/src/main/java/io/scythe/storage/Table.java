@@ -111,8 +111,8 @@ public final class Table {
         try {
             final long existing = index.lookup(key);
             if (existing != 0) {
-                final int at = offsetOf(existing);
-                if (at < 0 || (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) == 0) {
+                final int at = revivable(existing);
+                if (at < 0) {
                     return DUPLICATE;
                 }
                 final int status = replace(at, value, offset, length, version, 0);
@@ -151,8 +151,8 @@ public final class Table {
         try {
             final long existing = index.lookup(key);
             if (existing != 0) {
-                final int at = offsetOf(existing);
-                if (at < 0 || (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) == 0) {
+                final int at = revivable(existing);
+                if (at < 0) {
                     return DUPLICATE;
                 }
                 if (objectMemory.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0
@@ -202,6 +202,12 @@ public final class Table {
         } finally {
             writer.unlock();
         }
+    }
+
+    /** The offset of the object at {@code pointer} if its newest version is a delete (to revive), else -1. */
+    private int revivable(final long pointer) {
+        final int at = offsetOf(pointer);
+        return at < 0 || (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) == 0 ? -1 : at;
     }
 
     /** A new slot for {@code key} (locked when {@code lock} is set), published by the index insert last. */
