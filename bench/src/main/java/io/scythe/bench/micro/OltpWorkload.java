@@ -171,7 +171,8 @@ public final class OltpWorkload {
             committedByType.forEach((t, n) -> byType.put(t, n.sum()));
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
-                .invariantsOk(conservedOk && held == 0 && consistent) // giving up after --max-attempts is an outcome, not a bug
+                // giving up after --max-attempts is an outcome, not a bug
+                .invariantsOk(conservedOk && held == 0 && consistent)
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("attempts_per_commit", RunResult.round((double) attempts.sum() / Math.max(1, committed), 3))
                 .put("gave_up", r.failed()).put("user_rollbacks", userAborts.sum())

@@ -29,7 +29,8 @@ import java.util.SplittableRandom;
  * <pre>
  *  WAREHOUSE w | DISTRICT, DELIVERY_CURSOR (w&lt;&lt;4)|d | CUSTOMER, LAST_ORDER ((w&lt;&lt;4)|d)&lt;&lt;12|c
  *  ORDER, NEW_ORDER ((w&lt;&lt;4)|d)&lt;&lt;32|o | ORDER_LINE (order key)&lt;&lt;4|ol | ITEM i | STOCK (w&lt;&lt;17)|i
- *  CUSTOMER_NAME ((w&lt;&lt;4)|d)&lt;&lt;10|last-name number | HISTORY: the customer key for loaded rows, 2^40 + n for new
+ *  CUSTOMER_NAME ((w&lt;&lt;4)|d)&lt;&lt;10|last-name number
+ *  HISTORY: the customer key for loaded rows, 2^40 + n for those Payments insert
  * </pre>
  *
  * <p><b>What a key-value store lacks, and what stands in</b> (each a table of its own, so it conflicts only with

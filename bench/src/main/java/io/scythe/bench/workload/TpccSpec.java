@@ -120,7 +120,8 @@ public final class TpccSpec implements OltpSpec {
 
     private Tpcc.CustomerRef customerRef(final int w, final int d, final SplittableRandom r) {
         return r.nextInt(100) < 60
-            ? Tpcc.CustomerRef.byName(w, d, Tpcc.nurand(r, 255, 0, Math.min(1000, scale.customers()) - 1, Tpcc.C_LAST_RUN))
+            ? Tpcc.CustomerRef.byName(w, d, Tpcc.nurand(r, 255, 0, Math.min(1000, scale.customers()) - 1,
+                Tpcc.C_LAST_RUN))
             : Tpcc.CustomerRef.byId(w, d, customer(r));
     }
 
