@@ -24,8 +24,15 @@
  *       address cache (it must still be absent, or deleted and unlocked), so an insert that committed in between
  *       fails the reader's validation (no phantom of that key).</li>
  * </ul>
- * Known limits: tombstones written one-sided are not reclaimed (the memory node's CPU never sees them; a table that
- * deletes as it inserts needs room for both), and range scans are not supported, so a workload reaches rows by key
- * only (TPC-C keeps per-district cursors for that).
+ * <p><b>Back-pressure.</b> A verb refused at post because the loop's send queue to a memory node is full, or an RPC
+ * refused because its RRPC ring and backlog are, did nothing: during execution, locking, validation or inserts it
+ * aborts the attempt as {@code BACK_PRESSURE} (the coordinator retries after its back-off); the write-back batches and
+ * the releases, which must not be dropped, are built and posted again after a pause until accepted.
+ *
+ * <p>Known limits: tombstones written one-sided are not reclaimed (the memory node's CPU never sees them; a table
+ * that deletes as it inserts needs room for both); an abandoned insert is reclaimed by the memory node, and a TOCC
+ * reader still queued on it then would wait on a reused slot (not seen in tests, needs a grace period like the
+ * horizon); range scans are not supported, so a workload reaches rows by key only (TPC-C keeps per-district cursors
+ * for that).
  */
 package io.scythe.txn;
