@@ -66,6 +66,17 @@ public final class RecordingProtocol implements Protocol {
         }
 
         @Override
+        public void insert(final String table, final long key, final DirectBuffer value, final int offset,
+                           final int length) {
+            txn.insert(table, key, value, offset, length);
+        }
+
+        @Override
+        public void delete(final String table, final long key) {
+            txn.delete(table, key);
+        }
+
+        @Override
         public Future<Long> commit() {
             if (!(txn instanceof OneSidedTxn oneSided)) {
                 return Future.failedFuture(new IllegalStateException("protocol " + inner.name() + " ("
