@@ -7,6 +7,7 @@ import io.scythe.bench.workload.YcsbSpec;
 import io.scythe.fabric.CostModel;
 import io.scythe.sim.Explorer;
 import io.scythe.sim.Faults;
+import io.scythe.sim.CasSim;
 import io.scythe.sim.LockSim;
 import io.scythe.sim.SimOptions;
 import io.scythe.sim.SimResult;
@@ -34,8 +35,9 @@ import java.util.concurrent.Callable;
         "With --explore N: runs N seeds of a small contended SmallBank under each of --protocols with every "
             + "invariant and the history check on, and prints each failing seed with the command that replays it."})
 public final class SimCommand implements Callable<Integer> {
-    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, or lock (Fig. 27: "
-        + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold; default: "
+    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, lock (Fig. 27: "
+        + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
+        + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform; default: "
         + "${DEFAULT-VALUE}).")
     String workload;
 
@@ -71,7 +73,8 @@ public final class SimCommand implements Callable<Integer> {
         description = "Virtual time before measuring (default: ${DEFAULT-VALUE}).")
     Duration warmup;
 
-    @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: cx5 or zero (default: "
+    @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: cx5, cx5-table1 or "
+        + "zero (default: "
         + "${DEFAULT-VALUE}).")
     String profile;
 
@@ -98,7 +101,8 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--thetas", split = ",", description = "Zipf factors to sweep (default: --theta alone).")
     List<Double> thetas;
 
-    @Option(names = "--locks", defaultValue = "1000", description = "[lock] Lock objects (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--locks", defaultValue = "1000", description = "[lock, cas] Lock objects / CAS words "
+        + "(default: ${DEFAULT-VALUE}).")
     int locks;
 
     @Option(names = "--hold", defaultValue = "25us", description = "[lock] How long a lock is held (default: "
@@ -175,7 +179,7 @@ public final class SimCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!"lock".equalsIgnoreCase(workload)) {
+        if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)) {
             for (final String name : protocols) {
                 try {
                     io.scythe.txn.Protocol.named(name);
@@ -206,12 +210,16 @@ public final class SimCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--watermarks takes COLD,HOT, not " + watermarks);
         }
         final boolean lockWorkload = "lock".equalsIgnoreCase(workload);
+        final boolean casWorkload = "cas".equalsIgnoreCase(workload);
+        if (casWorkload) {
+            protocols = List.of("cas"); // single verbs: no protocol
+        }
         if (lockWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("takeout", "cas-lock"); // the default protocols mean nothing to the lock workload
         }
         final List<Double> sweep = thetas == null ? List.of(theta) : thetas;
         final OltpSpec spec = lockWorkload ? new LockSim.Spec(protocols.get(0), locks, sweep.get(0), hold.toNanos())
-            : spec(sweep.get(0));
+            : casWorkload ? new CasSim.Spec(locks, sweep.get(0)) : spec(sweep.get(0));
         final CostModel model = fabricConfig != null ? BenchCommand.readCostModel(fabricConfig)
             : CostModel.profile(profile);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
@@ -231,7 +239,7 @@ public final class SimCommand implements Callable<Integer> {
           for (final int perCn : clients) {
             for (final String protocol : protocols) {
                 final OltpSpec runSpec = lockWorkload ? new LockSim.Spec(protocol, locks, zipfTheta, hold.toNanos())
-                    : spec(zipfTheta);
+                    : casWorkload ? new CasSim.Spec(locks, zipfTheta) : spec(zipfTheta);
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
@@ -242,13 +250,14 @@ public final class SimCommand implements Callable<Integer> {
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs);
                 final Simulation simulation = lockWorkload
                     ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
+                    : casWorkload ? CasSim.simulation(options.protocol("scythe"), (CasSim.Spec) runSpec)
                     : new Simulation(options, runSpec);
                 final VersionChecker versions = new VersionChecker();
                 if (checkHistory) {
                     simulation.recordCommits(versions);
                 }
                 final SimResult r = simulation.run(vertx);
-                if (lockWorkload) {
+                if (lockWorkload || casWorkload) {
                     r.run().put("protocol", protocol);
                 }
                 final JsonObject run = r.run().toJson();
@@ -269,6 +278,13 @@ public final class SimCommand implements Callable<Integer> {
                     run.getJsonObject("conserved").getBoolean("ok") ? spec.quantity() + " conserved"
                         : spec.quantity() + " NOT CONSERVED", run.getLong("locks_left_held"), sim.getLong("events"),
                     sim.getDouble("wall_ms"));
+                if (casWorkload) {
+                    final double[] paper = CasSim.PAPER_TABLE_1[zipfTheta == 0 ? 0 : 1];
+                    System.out.printf("  CAS %s: ours p50 %.2f us  p90 %.2f us  %.2f Mops | Scythe Table 1 (%s): "
+                            + "p50 %.1f us  p90 %.1f us  %.2f Mops%n", zipfTheta == 0 ? "uniform" : "zipf " + zipfTheta,
+                        lat.getDouble("p50"), lat.getDouble("p90"), run.getDouble("committed_per_s") / 1e6,
+                        zipfTheta == 0 ? "uniform" : "Zipfian", paper[0], paper[1], paper[2]);
+                }
                 if (run.containsKey("queues")) {
                     System.out.println("  queues: " + run.getJsonObject("queues").encode());
                 }
@@ -299,7 +315,7 @@ public final class SimCommand implements Callable<Integer> {
                 return new YcsbSpec(records, zipfTheta, ops, writeRatio);
             default:
                 throw new IllegalArgumentException("unknown workload '" + workload + "'; the simulator runs smallbank, "
-                    + "ycsb or lock");
+                    + "ycsb, lock or cas");
         }
     }
 }

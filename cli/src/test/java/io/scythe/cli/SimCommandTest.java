@@ -41,6 +41,37 @@ class SimCommandTest {
     }
 
     @Test
+    void shouldLoadTheCalibratedProfileFromConfFabric() throws Exception {
+        // The documented YAML and the named profile are the same model (the file's comments carry the derivation).
+        final Path yaml = Path.of(System.getProperty("user.dir")).getParent().resolve("conf/fabric/cx5-table1.yaml");
+        assertThat(BenchCommand.readCostModel(yaml).toJson())
+            .isEqualTo(io.scythe.fabric.CostModel.profile("cx5-table1").toJson());
+    }
+
+    @Test
+    void shouldPrintTable1NextToOurCasNumbers(@TempDir final Path dir) throws Exception {
+        final StringWriter out = new StringWriter();
+        final java.io.PrintStream stdout = System.out;
+        final java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        System.setOut(new java.io.PrintStream(printed, true));
+        final int code;
+        try {
+            code = run(out, new StringWriter(), "sim", "--workload", "cas", "--profile", "cx5-table1", "--locks",
+                "1000", "--thetas", "0,0.99", "--loops", "8", "--clients", "16", "--mns", "1", "--duration", "300us",
+                "--out", dir.toString());
+        } finally {
+            System.setOut(stdout);
+        }
+        assertThat(code).isZero();
+        assertThat(printed.toString()).contains("Scythe Table 1 (uniform): p50 8.4 us  p90 16.3 us  1.76 Mops")
+            .contains("Scythe Table 1 (Zipfian): p50 11.7 us  p90 72.9 us  0.42 Mops");
+        final JsonObject results = new JsonObject(Files.readString(dir.resolve("results.json")));
+        assertThat(results.getString("workload")).isEqualTo("cas");
+        assertThat(results.getJsonArray("runs").getJsonObject(0).getJsonObject("latency_us").fieldNames())
+            .contains("p50", "p90");
+    }
+
+    @Test
     void shouldRefuseBadInputWithOneClearLine() {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "sim", "--workload", "tpcc")).isEqualTo(2);

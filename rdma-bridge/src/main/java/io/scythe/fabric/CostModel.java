@@ -41,6 +41,14 @@ public final class CostModel {
     public static final String PROFILE_CX5 = "cx5";
     /** Every cost zero: the fabric's pure software cost (what {@code latency 0} means in benchmarks). */
     public static final String PROFILE_ZERO = "zero";
+    /**
+     * {@value #PROFILE_CX5} with the host-memory atomic rate measured on the Scythe testbed's own ConnectX-5 (Table 1,
+     * uniform keys: 1.76 Mops) instead of Lotus' ConnectX-3 perftest figure. Opt-in, not the default: see
+     * {@code conf/fabric/cx5-table1.yaml} for the derivation and why.
+     */
+    public static final String PROFILE_CX5_TABLE1 = "cx5-table1";
+    /** Scythe Table 1: 8 B CAS on one MN's host memory, uniform keys, ConnectX-5: 1.76 Mops. */
+    public static final double TABLE1_ATOMIC_RATE_HOST_MOPS = 1.76;
 
     /** One-way wire and switch latency, so a small READ's round trip is ~2 us (Scythe §2.2: "~2 us"). */
     public static final long DEFAULT_ONE_WAY_LATENCY_NS = 800;
@@ -58,13 +66,16 @@ public final class CostModel {
     public static final double DEFAULT_REQUESTER_RATE_MOPS = 35.0;
     /** READ/WRITE/SEND a NIC can serve per second as responder, Mops (Lotus §2: 35 Mops). 0 = unlimited. */
     public static final double DEFAULT_RESPONDER_RATE_MOPS = 35.0;
-    /** CAS/FAA a NIC can serve per second on host memory, Mops (Lotus §2: 2.5 Mops of 8 B CAS). 0 = unlimited. */
+    /**
+     * CAS/FAA a NIC can serve per second on host memory, Mops (Lotus §2: 2.5 Mops of 8 B CAS with perftest, measured
+     * on Lotus' ConnectX-3 testbed; {@value #PROFILE_CX5_TABLE1} uses Scythe Table 1's ConnectX-5 figure). 0 = unlimited.
+     */
     public static final double DEFAULT_ATOMIC_RATE_HOST_MOPS = 2.5;
     /** CAS/FAA a NIC can serve per second on its device memory, Mops (Scythe §4.5 (1): ~110 Mops). 0 = unlimited. */
     public static final double DEFAULT_ATOMIC_RATE_DEVICE_MOPS = 110.0;
     /**
      * How long an atomic holds its address (bucket) on host memory: two PCIe transactions, read then write back
-     * (Scythe §3.3; Table 1: CAS P50 8.4 -> 11.7 us and 1.76 -> 0.42 Mops from uniform to Zipf).
+     * (Scythe §3.3). This does not explain Table 1's Zipf row (0.42 Mops); see {@code conf/fabric/cx5-table1.yaml}.
      */
     public static final long DEFAULT_ATOMIC_SAME_ADDRESS_HOST_NS = 2 * DEFAULT_PCIE_ROUND_TRIP_NS;
     /** The same on device memory: no PCIe transaction, one atomic-unit slot (~1/110 Mops). */
@@ -160,7 +171,7 @@ public final class CostModel {
         return toJson().equals(profileJson(profile)) ? profile : profile + "*";
     }
 
-    /** The named profile: {@value #PROFILE_CX5} or {@value #PROFILE_ZERO}. */
+    /** The named profile: {@value #PROFILE_CX5}, {@value #PROFILE_CX5_TABLE1} or {@value #PROFILE_ZERO}. */
     public static CostModel profile(final String name) {
         return new CostModel(profileJson(name));
     }
@@ -202,6 +213,10 @@ public final class CostModel {
                     .put("atomicBuckets", DEFAULT_ATOMIC_BUCKETS)
                     .put("deviceMemoryBytes", DEFAULT_DEVICE_MEMORY_BYTES)
                     .put("qpCacheEntries", DEFAULT_QP_CACHE_ENTRIES);
+            case PROFILE_CX5_TABLE1:
+                return profileJson(PROFILE_CX5)
+                    .put("profile", PROFILE_CX5_TABLE1)
+                    .put("atomicRateHostMops", TABLE1_ATOMIC_RATE_HOST_MOPS);
             case PROFILE_ZERO:
                 return profileJson(PROFILE_CX5)
                     .put("profile", PROFILE_ZERO)
@@ -217,7 +232,7 @@ public final class CostModel {
                     .put("atomicSameAddressDeviceNs", 0);
             default:
                 throw new IllegalArgumentException("unknown cost-model profile '" + name + "'; known profiles are "
-                    + PROFILE_CX5 + ", " + PROFILE_ZERO);
+                    + PROFILE_CX5 + ", " + PROFILE_CX5_TABLE1 + ", " + PROFILE_ZERO);
         }
     }
 

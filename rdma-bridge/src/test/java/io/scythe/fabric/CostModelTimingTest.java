@@ -276,4 +276,21 @@ class CostModelTimingTest {
             .hasMessageContaining("power of two");
         assertThatThrownBy(() -> CostModel.profile("cx9")).hasMessageContaining("unknown cost-model profile");
     }
+
+    @Test
+    void shouldDifferFromCx5OnlyInTheTable1AtomicRate() {
+        final CostModel table1 = CostModel.profile(CostModel.PROFILE_CX5_TABLE1);
+        assertThat(table1.label()).isEqualTo("cx5-table1");
+        assertThat(table1.atomicOpNs(io.scythe.fabric.MemoryKind.HOST)).isCloseTo(1000 / 1.76,
+            org.assertj.core.api.Assertions.within(0.01));
+        final JsonObject rest = table1.toJson();
+        rest.remove("atomicRateHostMops");
+        rest.remove("profile");
+        final JsonObject cx5 = CostModel.cx5().toJson();
+        cx5.remove("atomicRateHostMops");
+        cx5.remove("profile");
+        assertThat(rest).isEqualTo(cx5); // READ RTT, WRITE rate, PCIe and address hold unchanged
+        assertThat(CostModel.fromJson(new JsonObject().put("profile", "cx5-table1").put("doorbellNs", 0)).label())
+            .isEqualTo("cx5-table1*");
+    }
 }

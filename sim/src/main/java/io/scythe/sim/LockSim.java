@@ -68,13 +68,9 @@ public final class LockSim {
 
         @Override
         public void load(final LogDb db, final int part, final int parts) {
-            final Table table = db.create(TableSchema.fixed(TABLE_ID, TABLE, 8, part == 0 ? locks : 1));
-            if (part == 0) {
-                final UnsafeBuffer zero = new UnsafeBuffer(new byte[8]);
-                pointers = new long[locks];
-                for (int k = 0; k < locks; k++) {
-                    pointers[k] = table.insert(k, zero, 0, 8, 1);
-                }
+            final long[] loaded = loadZeroedWords(db, part, TABLE_ID, TABLE, locks);
+            if (loaded != null) {
+                pointers = loaded;
             }
         }
 
@@ -113,6 +109,26 @@ public final class LockSim {
                 });
             };
         }
+    }
+
+    /**
+     * Creates table {@code name} of {@code count} 8-byte objects, all zero, on partition 0 (the memory node the clients
+     * hit; other partitions get an empty table of capacity 1).
+     *
+     * @return the objects' pointers on partition 0, else null
+     */
+    static long[] loadZeroedWords(final LogDb db, final int part, final int tableId, final String name,
+                                  final int count) {
+        final Table table = db.create(TableSchema.fixed(tableId, name, 8, part == 0 ? count : 1));
+        if (part != 0) {
+            return null;
+        }
+        final UnsafeBuffer zero = new UnsafeBuffer(new byte[8]);
+        final long[] pointers = new long[count];
+        for (int k = 0; k < count; k++) {
+            pointers[k] = table.insert(k, zero, 0, 8, 1);
+        }
+        return pointers;
     }
 
     /** Builds the run of one lock kind and theta; {@code options}' clients are the lock clients. */

@@ -16,6 +16,9 @@
  *   <li>{@link io.scythe.sim.Explorer}: the seed explorer; {@link io.scythe.sim.RecordingProtocol} and
  *       {@link io.scythe.sim.CommittedTxn}: the hook a history checker plugs into ({@link io.scythe.sim.VersionChecker}
  *       is the first).</li>
+ *   <li>Micro workloads instead of transactions ({@link io.scythe.sim.Simulation#operation}):
+ *       {@link io.scythe.sim.LockSim} (Fig. 27, Takeout Lock vs CAS lock) and {@link io.scythe.sim.CasSim} (Table 1,
+ *       single CASes on one MN's host memory, the cost model's calibration check).</li>
  * </ul>
  *
  * <p>Seams the runtime gives the simulator (and nothing else): {@code Bridge.switchCurrent}, its deferred executor

@@ -118,6 +118,7 @@ public final class RunResult {
     public static JsonObject latency(final Histogram ns) {
         return new JsonObject()
             .put("p50", round(ns.getValueAtPercentile(50) / 1000.0, 3))
+            .put("p90", round(ns.getValueAtPercentile(90) / 1000.0, 3))
             .put("p99", round(ns.getValueAtPercentile(99) / 1000.0, 3))
             .put("p999", round(ns.getValueAtPercentile(99.9) / 1000.0, 3))
             .put("mean", round(ns.getMean() / 1000.0, 3))
