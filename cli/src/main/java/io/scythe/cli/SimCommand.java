@@ -326,9 +326,16 @@ public final class SimCommand implements Callable<Integer> {
         }
         if (!ok) {
             System.err.println("scythe sim: an invariant was violated (see invariants_ok in the results); replay: "
-                + "scythe sim " + String.join(" ", commandSpec.commandLine().getParseResult().originalArgs()));
+                + replayCommand());
         }
         return ok ? 0 : 1;
+    }
+
+    /** This command line again (picocli keeps the parent's arguments: the words up to "sim" are dropped). */
+    private String replayCommand() {
+        final List<String> args = commandSpec.commandLine().getParseResult().originalArgs();
+        final int sim = args.indexOf("sim");
+        return "scythe sim " + String.join(" ", sim >= 0 ? args.subList(sim + 1, args.size()) : args);
     }
 
     /** The checker's verdict for results.json: counts, and the cycles and impossibilities it detailed. */
