@@ -7,21 +7,13 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.util.List;
 
+import static io.scythe.bench.history.HistoryFileTest.access;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The in-memory recorder builds exactly the history the file recorder's file reads back as. */
 class HistoryCollectorTest {
     @TempDir
     Path dir;
-
-    private static Access access(final String table, final long key, final boolean fetched, final long read,
-                                 final boolean written) {
-        final Access a = new Access(table, key, null);
-        a.fetched = fetched;
-        a.readVersion = read;
-        a.dirty = written;
-        return a;
-    }
 
     @Test
     void shouldRecordWhatTheFileHoldsAndLetTheCheckerFindTheLostUpdate() throws Exception {
@@ -30,11 +22,10 @@ class HistoryCollectorTest {
         try (HistoryWriter writer = new HistoryWriter(file, 0, "lost update")) {
             for (final io.scythe.txn.HistoryRecorder r : List.of(collector, writer)) {
                 // T1 and T2 both read checking:1 at the initial version and both overwrote it; T3 read T1's.
-                r.committed(1, 10, 10, List.of(access("checking", 1, true, 0, true),
-                    access("savings", 9, false, 0, false))); // looked up, never read: not recorded
-                r.committed(2, 11, 11, List.of(access("checking", 1, true, 0, true)));
-                r.committed(3, 0, 0, List.of(access("savings", 2, true, 0, false), access("checking", 1, true, 10,
-                    false)));
+                r.committed(1, 10, 10, List.of(access("checking", 1, 0, true),
+                    new Access("savings", 9, null))); // looked up, never read: not recorded
+                r.committed(2, 11, 11, List.of(access("checking", 1, 0, true)));
+                r.committed(3, 0, 0, List.of(access("savings", 2, 0, false), access("checking", 1, 10, false)));
             }
         }
         final History inMemory = collector.history();
