@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
             + "design, 16 B to 4 KiB); tso (TSO group and proxies against one FAA per request and physical "
             + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
             + "one-sided index READs over the hash index and the skip list); lock (Takeout Lock against the CAS lock: "
-            + "clients lock one of --locks objects by Zipf(theta) and hold it 25 us, Fig. 27)."})
+            + "clients lock one of --locks objects by Zipf(theta) and hold it 25 us, Fig. 27); tpcc (TPC-C's five "
+            + "transactions on --warehouses, items by Zipf(theta); consistency conditions 1-4 checked)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_WORKLOAD = "smallbank";
 
@@ -122,6 +123,18 @@ public final class BenchCommand implements Callable<Integer> {
             + "Probability; default: ${DEFAULT-VALUE}).")
     double hotProbability;
 
+    @Option(names = "--warehouses", defaultValue = "10",
+        description = "TPC-C warehouses (default: ${DEFAULT-VALUE}).")
+    int warehouses;
+
+    @Option(names = "--customers", defaultValue = "3000",
+        description = "TPC-C customers per district (scale knob; default: the standard's ${DEFAULT-VALUE}).")
+    int customers;
+
+    @Option(names = "--items", defaultValue = "100000",
+        description = "TPC-C items (scale knob; default: the standard's ${DEFAULT-VALUE}).")
+    int items;
+
     @Option(names = "--memory-nodes", defaultValue = "2",
         description = "Memory nodes the tables are partitioned over (default: ${DEFAULT-VALUE}).")
     int memoryNodes;
@@ -180,7 +193,7 @@ public final class BenchCommand implements Callable<Integer> {
         final BenchReport report;
         io.scythe.bench.micro.BenchNodes.loops(loops);
         if (clients == null) {
-            clients = List.of("smallbank", "ycsb", "tatp").contains(workload.toLowerCase(Locale.ROOT))
+            clients = List.of("smallbank", "ycsb", "tatp", "tpcc").contains(workload.toLowerCase(Locale.ROOT))
                 ? List.of(8, 32, 64) : List.of(64);
         }
         if (history != null && !"smallbank".equalsIgnoreCase(workload) && !"ycsb".equalsIgnoreCase(workload)) {
@@ -226,6 +239,7 @@ public final class BenchCommand implements Callable<Integer> {
             case "smallbank":
             case "ycsb":
             case "tatp":
+            case "tpcc":
                 report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
                     warmup.toMillis(), seed, history), oltpSpec(), System.out)
@@ -237,7 +251,7 @@ public final class BenchCommand implements Callable<Integer> {
                 break;
             default:
                 System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock, "
-                    + "smallbank, ycsb, tatp");
+                    + "smallbank, ycsb, tatp, tpcc");
                 return 2;
         }
         return finish(report);
@@ -250,6 +264,10 @@ public final class BenchCommand implements Callable<Integer> {
                     hotProbability);
             case "tatp":
                 return new io.scythe.bench.workload.TatpSpec(subscribers, mix, seed);
+            case "tpcc":
+                return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
+                    customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(
+                    (duration.toMillis() + warmup.toMillis()) / 1000.0)), theta, seed);
             default:
                 return new io.scythe.bench.workload.SmallBankSpec(accounts, theta, mix);
         }

@@ -57,6 +57,20 @@ class ScytheCommandTest {
     }
 
     @Test
+    void shouldRefuseABadClusterOrNodeBeforeStartingAnything() {
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "cluster", "--tso", "2")).isEqualTo(2);
+        assertThat(err.toString()).contains("exactly one TSO").doesNotContain("\tat ");
+        final StringWriter err2 = new StringWriter();
+        assertThat(run(new StringWriter(), err2, "node", "--role", "gpu", "--config", "x.yaml")).isEqualTo(2);
+        assertThat(err2.toString()).contains("role 'gpu' must be mn, cn or tso");
+        final StringWriter err3 = new StringWriter();
+        assertThat(run(new StringWriter(), err3, "node", "--role", "mn", "--config", "/definitely/not/here.yaml"))
+            .isEqualTo(2);
+        assertThat(err3.toString()).contains("not found");
+    }
+
+    @Test
     void shouldParseHumanDurations() {
         assertThat(Durations.parse("500ms")).isEqualTo(Duration.ofMillis(500));
         assertThat(Durations.parse("2s")).isEqualTo(Duration.ofSeconds(2));

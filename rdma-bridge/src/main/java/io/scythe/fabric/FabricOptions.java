@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
  *   "shmDirectory": where the shm provider keeps region files, default /dev/shm
  *   "addresses": { "node": "host:port", ... }  where tcp/disni nodes listen (loopback by default)
  *   "qp": { "sendQueueDepth", "receiveQueueDepth", "maxInlineBytes", "maxMessageBytes" }
+ *   "secret": the cluster secret; tcp verbs servers then accept only peers that prove it (never in toJson)
  * }
  * </pre>
  */
@@ -29,7 +30,7 @@ public final class FabricOptions {
     public static final String DEFAULT_SHM_DIRECTORY = "/dev/shm";
 
     private static final Set<String> KEYS = Set.of("provider", "cluster", "costModel", "shmDirectory", "addresses",
-        "qp");
+        "qp", "secret");
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
     private String provider = DEFAULT_PROVIDER;
@@ -40,6 +41,7 @@ public final class FabricOptions {
     private QpOptions qpOptions = new QpOptions();
     private NanoClock clock = new SystemNanoClock();
     private DelayInjector delayInjector;
+    private ClusterSecret secret;
 
     public FabricOptions() {
     }
@@ -63,6 +65,9 @@ public final class FabricOptions {
         }
         if (json.containsKey("qp")) {
             qpOptions = new QpOptions(json.getJsonObject("qp"));
+        }
+        if (json.containsKey("secret")) {
+            secret = new ClusterSecret(json.getString("secret"));
         }
         validate();
     }
@@ -189,6 +194,16 @@ public final class FabricOptions {
 
     public FabricOptions qpOptions(final QpOptions qpOptions) {
         this.qpOptions = qpOptions;
+        return this;
+    }
+
+    /** The cluster secret peers must prove, or {@code null} (then the tcp verbs server accepts any peer). */
+    public ClusterSecret secret() {
+        return secret;
+    }
+
+    public FabricOptions secret(final ClusterSecret secret) {
+        this.secret = secret;
         return this;
     }
 

@@ -29,6 +29,11 @@ public final class RpcResponder {
      * gave one; otherwise the call fails with {@link RpcException#TOO_LARGE} (the handler should have answered with
      * a {@link #replyDescriptor descriptor} of registered memory).
      */
+    /** The longest reply {@link #reply(DirectBuffer, int, int)} sends inline (one bucket). */
+    public int maxReplyBytes() {
+        return server.options().maxPayload();
+    }
+
     public void reply(final DirectBuffer data, final int offset, final int length) {
         claim();
         if (length <= server.options().hybridCutoffBytes() && length <= server.options().maxPayload()) {

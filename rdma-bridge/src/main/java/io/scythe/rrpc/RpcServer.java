@@ -180,6 +180,8 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             }
             opened.qp = ar.result();
             opened.open = true;
+            // A spinning server polls only once woken: a peer in another process (shm) wakes nothing by writing.
+            bridge.wake();
             message.reply(new JsonObject()
                 .put("ringAddress", inbox.address() + opened.inboxOffset)
                 .put("ringRkey", inbox.rkey()));

@@ -43,6 +43,11 @@ public final class Table {
     public static final int NOT_FOUND = -6;
     /** No version of the object is visible at the timestamp asked (or it was deleted by then). */
     public static final int NOT_VISIBLE = -7;
+    /** Insert over a deleted object whose lock is held or queued on by another transaction. */
+    public static final int LOCKED = -8;
+
+    /** How {@link #insertLocked} locks the new object: FORD/FaRM's CAS lock word, or a held Takeout Lock ticket. */
+    public enum InsertLock { CAS_WORD, TICKET }
 
     private final TableSchema schema;
     private final MemoryRegion objects;
@@ -106,8 +111,8 @@ public final class Table {
         try {
             final long existing = index.lookup(key);
             if (existing != 0) {
-                final int at = offsetOf(existing);
-                if (at < 0 || (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) == 0) {
+                final int at = revivable(existing);
+                if (at < 0) {
                     return DUPLICATE;
                 }
                 final int status = replace(at, value, offset, length, version, 0);
@@ -116,28 +121,138 @@ public final class Table {
                 }
                 return status == OK ? existing : status;
             }
-            final long slot = objectSlab.allocate();
-            if (slot < 0) {
-                return FULL;
-            }
-            final int at = (int) slot;
-            final int incarnation = (objectMemory.getShort(at + INCARNATION_OFFSET) + 1) & 0xffff;
-            objectMemory.setMemory(at, ObjectLayout.HEADER_BYTES, (byte) 0);
-            objectMemory.putShort(at + INCARNATION_OFFSET, (short) incarnation);
-            objectMemory.putInt(at + VALUE_LENGTH_OFFSET, length);
-            if (length > 0) {
-                objectMemory.putBytes(at + VALUE_OFFSET, value, offset, length);
-            }
-            objectMemory.putLongRelease(at + VERSION_OFFSET, version);
-            final long pointer = ObjectLayout.pointer(objects.address() + at, incarnation);
-            final int indexed = index.insert(key, pointer);
-            if (indexed != Index.OK) {
-                objectSlab.free(slot);
-                return indexed == Index.DUPLICATE ? DUPLICATE : FULL;
-            }
-            return pointer;
+            return createObject(key, value, offset, length, version, null, 0);
         } finally {
             writer.unlock();
+        }
+    }
+
+    /**
+     * A transaction's insert at commit: creates {@code key} with its value <em>already locked by the inserter</em>
+     * (the CAS lock word set to {@code lockWord}, its transaction id, or ticket 0 of the Takeout Lock held, with
+     * {@code queued_ts = lockWord}, its timestamp), so that until the inserter's write-back releases it, readers
+     * that find it abort or queue as on any locked object. A key whose newest version is a delete is revived in place
+     * (its version bumped, so readers that saw it deleted fail validation), unless another transaction holds or
+     * queues on its lock. The version is the old one plus 1 (0 for a new slot); the inserter installs its own at
+     * write-back. Undone by {@link #abandonInsert}.
+     *
+     * @return the object pointer, or {@link #DUPLICATE}, {@link #FULL}, {@link #BAD_LENGTH}, {@link #LOCKED},
+     *     {@link #VERSION_SPACE_FULL}
+     */
+    public long insertLocked(final long key, final DirectBuffer value, final int offset, final int length,
+                             final InsertLock lock, final long lockWord) {
+        if (!lengthOk(length)) {
+            return BAD_LENGTH;
+        }
+        if (lock == InsertLock.CAS_WORD && lockWord == 0) {
+            throw new IllegalArgumentException("CAS lock owner 0 means free");
+        }
+        writer.lock();
+        try {
+            final long existing = index.lookup(key);
+            if (existing != 0) {
+                final int at = revivable(existing);
+                if (at < 0) {
+                    return DUPLICATE;
+                }
+                if (objectMemory.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0
+                    || objectMemory.getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
+                    != objectMemory.getLongVolatile(at + ObjectLayout.UPPER_OFFSET)) {
+                    return LOCKED;
+                }
+                takeLock(at, lock, lockWord); // before the value changes: readers see the lock first
+                final int status = replace(at, value, offset, length, objectMemory.getLong(at + VERSION_OFFSET) + 1,
+                    0);
+                if (status != OK) {
+                    releaseLock(at, lock);
+                    return status;
+                }
+                deletedKeys.remove(at);
+                return existing;
+            }
+            return createObject(key, value, offset, length, ObjectLayout.LOADED_VERSION, lock, lockWord);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Undoes an {@link #insertLocked} whose transaction did not commit: the object becomes a delete (version bumped,
+     * so a reader that saw the uncommitted value fails validation), its lock is released, and reclamation frees it.
+     *
+     * @return {@link #OK} or {@link #STALE}
+     */
+    public int abandonInsert(final long key, final long pointer, final InsertLock lock) {
+        writer.lock();
+        try {
+            final int at = offsetOf(pointer);
+            if (at < 0 || index.lookup(key) != pointer) {
+                return STALE;
+            }
+            objectMemory.putLongVolatile(at + VERSION_OFFSET,
+                objectMemory.getLong(at + VERSION_OFFSET) | ObjectLayout.VERSION_BUSY);
+            objectMemory.putInt(at + VALUE_LENGTH_OFFSET, 0);
+            objectMemory.putShort(at + FLAGS_OFFSET, (short) FLAG_DELETED);
+            objectMemory.putLongRelease(at + VERSION_OFFSET,
+                (objectMemory.getLong(at + VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY) + 1);
+            deletedKeys.put(at, key);
+            withHistory.add(at);
+            releaseLock(at, lock);
+            return OK;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** The offset of the object at {@code pointer} if its newest version is a delete (to revive), else -1. */
+    private int revivable(final long pointer) {
+        final int at = offsetOf(pointer);
+        return at < 0 || (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) == 0 ? -1 : at;
+    }
+
+    /** A new slot for {@code key} (locked when {@code lock} is set), published by the index insert last. */
+    private long createObject(final long key, final DirectBuffer value, final int offset, final int length,
+                              final long version, final InsertLock lock, final long lockWord) {
+        final long slot = objectSlab.allocate();
+        if (slot < 0) {
+            return FULL;
+        }
+        final int at = (int) slot;
+        final int incarnation = (objectMemory.getShort(at + INCARNATION_OFFSET) + 1) & 0xffff;
+        objectMemory.setMemory(at, ObjectLayout.HEADER_BYTES, (byte) 0);
+        objectMemory.putShort(at + INCARNATION_OFFSET, (short) incarnation);
+        if (lock != null) {
+            takeLock(at, lock, lockWord);
+        }
+        objectMemory.putInt(at + VALUE_LENGTH_OFFSET, length);
+        if (length > 0) {
+            objectMemory.putBytes(at + VALUE_OFFSET, value, offset, length);
+        }
+        objectMemory.putLongRelease(at + VERSION_OFFSET, version);
+        final long pointer = ObjectLayout.pointer(objects.address() + at, incarnation);
+        final int indexed = index.insert(key, pointer);
+        if (indexed != Index.OK) {
+            objectSlab.free(slot);
+            return indexed == Index.DUPLICATE ? DUPLICATE : FULL;
+        }
+        return pointer;
+    }
+
+    private void takeLock(final int at, final InsertLock lock, final long lockWord) {
+        if (lock == InsertLock.CAS_WORD) {
+            objectMemory.putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, lockWord);
+        } else {
+            // Ticket lower is the inserter's and already served (upper == lower before): it holds the lock.
+            objectMemory.putLongVolatile(at + ObjectLayout.QUEUED_TS_OFFSET, lockWord);
+            objectMemory.getAndAddLong(at + ObjectLayout.LOWER_OFFSET, 1);
+        }
+    }
+
+    private void releaseLock(final int at, final InsertLock lock) {
+        if (lock == InsertLock.CAS_WORD) {
+            objectMemory.putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, 0);
+        } else {
+            objectMemory.getAndAddLong(at + ObjectLayout.UPPER_OFFSET, 1); // only the holder ever adds to upper
         }
     }
 

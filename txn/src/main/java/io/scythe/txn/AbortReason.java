@@ -12,6 +12,13 @@ public enum AbortReason {
     TIMESTAMP_ORDER("timestamp-order"),
     /** The Takeout Lock refused it: more queued than the hot watermark. */
     QUEUE_FULL("queue-full"),
+    /** An insert found its key present: retrying would find it again, so it is not retried. */
+    DUPLICATE_KEY("duplicate-key"),
+    /**
+     * A verb or RPC of the attempt was refused for now (the loop's send queue to a memory node or its RRPC ring was
+     * full): nothing of it happened, so the attempt is given up and retried after the back-off, as flow control.
+     */
+    BACK_PRESSURE("back-pressure"),
     /** The procedure itself decided to abort (e.g. insufficient funds in a workload that aborts then). */
     USER("user");
 

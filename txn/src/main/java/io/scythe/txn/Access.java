@@ -24,6 +24,16 @@ public final class Access {
     /** Its image holds a READ of this attempt. */
     public boolean fetched;
     public TakeoutLockClient.Grant grant;
+    /** Its image shows a delete: reads of it are "not found", and validation checks it stays deleted. */
+    public boolean deleted;
+    /** This attempt deletes it (dirty: locked at commit; the write-back marks it deleted). */
+    public boolean deleting;
+    /** This attempt inserts it over a delete it read: the write-back writes the value and clears the flag. */
+    public boolean reviving;
+    /** Created by this attempt's INSERT RPC, locked by it: the write-back installs the version and releases it. */
+    public boolean inserted;
+    /** The version the write-back installs is at least this (an inserted object's version plus 1). */
+    public long minVersion;
     /**
      * The attempt's one fetch of this object in flight or done (a READ, or a lock then a READ): concurrent operations
      * of one attempt on one key share it, so they neither queue twice on its lock nor CAS against themselves.

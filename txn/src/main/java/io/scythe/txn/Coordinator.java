@@ -93,14 +93,18 @@ public final class Coordinator {
                     done.complete(ar.result());
                     return;
                 }
-                final Throwable cause = ar.cause();
+                // A request refused for now (send queue or RRPC ring full) did nothing: an abort, retried after the
+                // back-off, rather than a failure of the transaction.
+                final Throwable cause = OneSidedTxn.refusedForNow(ar.cause())
+                    ? new AbortException(AbortReason.BACK_PRESSURE, ar.cause().getMessage()) : ar.cause();
                 txn.abort().onComplete(v -> {
                     if (!(cause instanceof AbortException abort)) {
                         done.fail(cause);
                         return;
                     }
                     aborts.get(abort.reason())[0]++;
-                    if (attempt >= maxAttempts || abort.reason() == AbortReason.USER) {
+                    if (attempt >= maxAttempts || abort.reason() == AbortReason.USER
+                        || abort.reason() == AbortReason.DUPLICATE_KEY) {
                         done.fail(cause);
                         return;
                     }

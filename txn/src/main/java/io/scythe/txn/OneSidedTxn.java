@@ -34,6 +34,12 @@ public abstract class OneSidedTxn implements Txn {
     protected final TxnRuntime runtime;
     protected final long id;
     protected final List<Access> accesses = new ArrayList<>(4);
+    /** Inserts of keys this attempt has not touched otherwise: created by INSERT RPCs at commit. */
+    private final List<PendingInsert> inserts = new ArrayList<>(2);
+    /** Keys this attempt found absent from the index: re-checked at commit (validateAbsent). */
+    private final List<Access> absent = new ArrayList<>(0);
+    /** An insert of a key this attempt saw present: the commit aborts with DUPLICATE_KEY. */
+    private String duplicate;
     protected boolean finished;
     private final long[] stageNanos = new long[Stage.values().length];
     private long stageMark;
@@ -95,6 +101,9 @@ public abstract class OneSidedTxn implements Txn {
         final RemoteTable remote = runtime.remote(partition);
         return remote.lookup(key, RemoteTable.LookupMode.RPC).compose(pointer -> {
             if (pointer == 0) {
+                if (findAbsent(table, key) == null) {
+                    absent.add(new Access(table, key, partition));
+                }
                 return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
             }
             final Access existing = find(table, key); // a concurrent operation of this attempt may have added it
@@ -123,8 +132,13 @@ public abstract class OneSidedTxn implements Txn {
             return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
                 + " moved (stale cached address)"));
         }
-        if ((a.image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0) {
-            return Future.failedFuture(new UnknownKeyException("key " + a.key + " of " + a.table + " is deleted"));
+        a.deleted = (a.image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0;
+        if (a.deleted) {
+            // Kept in the read set: validation checks it is still deleted at commit, as any read is checked.
+            a.valueLength = 0;
+            a.readVersion = a.version();
+            a.fetched = true;
+            return Future.succeededFuture(a);
         }
         a.valueLength = a.image.getInt(ObjectLayout.VALUE_LENGTH_OFFSET);
         if (a.valueLength < 0 || a.valueLength > a.slotBytes() - ObjectLayout.HEADER_BYTES) {
@@ -135,6 +149,25 @@ public abstract class OneSidedTxn implements Txn {
         return Future.succeededFuture(a);
     }
 
+    /**
+     * The value of {@code key} as this attempt sees it: its own insert, else the object {@code fetch} brings (a
+     * deleted one is "not found", {@link UnknownKeyException}, as an absent key is).
+     */
+    protected final Future<UnsafeBuffer> readVia(final String table, final long key,
+                                                 final Function<Access, Future<Access>> fetch) {
+        final PendingInsert own = findInsert(table, key);
+        if (own != null) {
+            final UnsafeBuffer copy = new UnsafeBuffer(new byte[own.value.capacity()]);
+            copy.putBytes(0, own.value, 0, copy.capacity());
+            return Future.succeededFuture(copy);
+        }
+        // A read refused for now (send queue or RRPC ring full) fails the attempt, which the coordinator retries
+        // after its back-off (AbortReason.BACK_PRESSURE): waiting here instead let thousands of re-posts spin.
+        return locate(table, key).compose(fetch).compose(a -> a.deleted && !a.reviving || a.deleting
+            ? Future.failedFuture(new UnknownKeyException("key " + key + " of " + table + " is deleted"))
+            : Future.succeededFuture(valueCopy(a)));
+    }
+
     @Override
     public void write(final String table, final long key, final DirectBuffer value, final int offset,
                       final int length) {
@@ -142,11 +175,26 @@ public abstract class OneSidedTxn implements Txn {
         if (a == null || !a.fetched) {
             throw new IllegalStateException("write of key " + key + " of " + table + " before reading it");
         }
-        final int max = a.slotBytes() - ObjectLayout.HEADER_BYTES;
-        if (length < 0 || length > max || (a.partition.descriptor().schema().fixedSize() && length != max)) {
-            throw new IllegalArgumentException("value of " + length + " bytes for table " + table + " (values are "
-                + (a.partition.descriptor().schema().fixedSize() ? "exactly " : "at most ") + max + " bytes)");
+        if (a.deleted && !a.reviving || a.deleting) {
+            throw new IllegalStateException("write of deleted key " + key + " of " + table + " (insert it)");
         }
+        setNewValue(a, value, offset, length);
+    }
+
+    /** Checks {@code length} against the table's values: a clear error, nothing buffered, when it does not fit. */
+    private static void checkLength(final String table, final Catalog.Partition partition, final int length) {
+        final int max = partition.descriptor().objectSlotBytes() - ObjectLayout.HEADER_BYTES;
+        final boolean fixed = partition.descriptor().schema().fixedSize();
+        if (length < 0 || length > max || (fixed && length != partition.descriptor().schema().maxValueBytes())) {
+            throw new IllegalArgumentException("value of " + length + " bytes for table " + table + " (values are "
+                + (fixed ? "exactly " + partition.descriptor().schema().maxValueBytes()
+                : "at most " + partition.descriptor().schema().maxValueBytes()) + " bytes)");
+        }
+    }
+
+    private void setNewValue(final Access a, final DirectBuffer value, final int offset, final int length) {
+        checkLength(a.table, a.partition, length);
+        final int max = a.slotBytes() - ObjectLayout.HEADER_BYTES;
         if (a.newValue == null || a.newValue.capacity() < length) {
             a.newValue = new UnsafeBuffer(new byte[max]);
         }
@@ -154,6 +202,176 @@ public abstract class OneSidedTxn implements Txn {
         a.newLength = length;
         a.dirty = true;
     }
+
+    /** An insert buffered until commit. */
+    private record PendingInsert(String table, long key, Catalog.Partition partition, UnsafeBuffer value) {
+    }
+
+    private PendingInsert findInsert(final String table, final long key) {
+        for (final PendingInsert p : inserts) {
+            if (p.key == key && p.table.equals(table)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private Access findAbsent(final String table, final long key) {
+        for (final Access a : absent) {
+            if (a.key == key && a.table.equals(table)) {
+                return a;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void insert(final String table, final long key, final DirectBuffer value, final int offset,
+                       final int length) {
+        if (finished) {
+            throw new IllegalStateException("transaction " + id + " is over");
+        }
+        final Catalog.Partition partition = runtime.catalog().table(table).partitionOf(key);
+        checkLength(table, partition, length);
+        final Access a = find(table, key);
+        if (a != null) {
+            if (!a.fetched) {
+                throw new IllegalStateException("insert of key " + key + " of " + table + " while its read is in "
+                    + "flight");
+            }
+            if (a.deleting) { // deleted and inserted again by this attempt: an update
+                a.deleting = false;
+                setNewValue(a, value, offset, length);
+            } else if (a.deleted) { // over a delete it read: revived in place by the write-back, locked as a write
+                a.reviving = true;
+                setNewValue(a, value, offset, length);
+            } else {
+                duplicate = "key " + key + " of " + table + " exists";
+            }
+            return;
+        }
+        if (findInsert(table, key) != null) {
+            duplicate = "key " + key + " of " + table + " inserted twice";
+            return;
+        }
+        final UnsafeBuffer copy = new UnsafeBuffer(new byte[length]);
+        copy.putBytes(0, value, offset, length);
+        inserts.add(new PendingInsert(table, key, partition, copy));
+    }
+
+    @Override
+    public void delete(final String table, final long key) {
+        final PendingInsert own = findInsert(table, key);
+        if (own != null) {
+            inserts.remove(own); // inserted and deleted by this attempt: nothing (its absence stays validated)
+            return;
+        }
+        final Access a = find(table, key);
+        if (a == null || !a.fetched || a.deleted && !a.reviving) {
+            throw new IllegalStateException("delete of key " + key + " of " + table + " before reading it (or "
+                + "after reading it deleted)");
+        }
+        a.reviving = false;
+        a.deleting = true;
+        a.dirty = true; // locked at commit as any write
+    }
+
+    /** Whether the commit has anything to install: writes, deletes or inserts. */
+    protected final boolean writesNothing() {
+        return inserts.isEmpty() && duplicate == null && accesses.stream().noneMatch(a -> a.dirty);
+    }
+
+    /** Fails the commit at once when an insert was of a key this attempt saw present. */
+    protected final Future<Void> checkDuplicates() {
+        return duplicate == null ? Future.succeededFuture()
+            : Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY, duplicate));
+    }
+
+    /**
+     * Validates the keys this attempt read as absent from the index: each must still be absent (a lookup RPC past
+     * the cache), or present but deleted and not locked or queued on. An insert of one of them by this attempt is
+     * checked by its INSERT instead.
+     */
+    protected final Future<Void> validateAbsent() {
+        if (absent.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        final List<Future<Void>> checks = new ArrayList<>(absent.size());
+        for (final Access a : absent) {
+            if (findInsert(a.table, a.key) != null || find(a.table, a.key) != null) {
+                continue;
+            }
+            final RemoteTable remote = runtime.remote(a.partition);
+            checks.add(remote.lookupRpc(a.key).compose(pointer -> {
+                if (pointer == 0) {
+                    return Future.succeededFuture();
+                }
+                a.pointer = pointer;
+                return readHeader(a).compose(h -> (h.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED)
+                    != 0 && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0
+                    && h.getLong(ObjectLayout.LOWER_OFFSET) == h.getLong(ObjectLayout.UPPER_OFFSET)
+                    && (h.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) == ObjectLayout.incarnationOf(pointer)
+                    ? Future.<Void>succeededFuture()
+                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                        + a.table + " read as absent was inserted")));
+            }));
+        }
+        return settle(checks);
+    }
+
+    /**
+     * Creates every pending insert on its memory node, locked by this attempt ({@code lock}, {@code lockWord}): the
+     * step between validation and write-back (see the package documentation). Each created object joins the
+     * accesses as locked and inserted ({@code onInserted} fills in what the protocol's release needs), so the
+     * write-back installs its version and releases it, and an abort abandons it. A key found present aborts with
+     * {@link AbortReason#DUPLICATE_KEY}; over a deleted key someone holds, {@link AbortReason#LOCKED}; a full table
+     * fails with {@link IllegalStateException} (not retried).
+     */
+    protected final Future<Void> installInserts(final io.scythe.storage.Table.InsertLock lock, final long lockWord,
+                                                final java.util.function.Consumer<Access> onInserted) {
+        if (inserts.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        final List<Future<Access>> created = new ArrayList<>(inserts.size());
+        for (final PendingInsert p : inserts) {
+            created.add(runtime.remote(p.partition).insert(p.key, p.value, 0, p.value.capacity(), lock, lockWord)
+                .transform(ar -> {
+                    if (ar.succeeded()) {
+                        final Access a = new Access(p.table, p.key, p.partition);
+                        a.pointer = ar.result().pointer();
+                        a.minVersion = ar.result().version() + 1;
+                        a.inserted = true;
+                        a.locked = true;
+                        a.fetched = true;
+                        onInserted.accept(a);
+                        accesses.add(a);
+                        return Future.succeededFuture(a);
+                    }
+                    return Future.failedFuture(insertFailure(p, ar.cause()));
+                }));
+        }
+        return settle(created);
+    }
+
+    private static Throwable insertFailure(final PendingInsert p, final Throwable cause) {
+        if (cause instanceof io.scythe.rrpc.RpcException e) {
+            final String what = "insert of key " + p.key + " of " + p.table + ": " + e.getMessage();
+            switch (e.code()) {
+                case io.scythe.storage.remote.LogDbRpc.DUPLICATE:
+                    return new AbortException(AbortReason.DUPLICATE_KEY, what);
+                case io.scythe.storage.remote.LogDbRpc.LOCKED:
+                    return new AbortException(AbortReason.LOCKED, what);
+                case io.scythe.storage.remote.LogDbRpc.FULL:
+                    return new IllegalStateException(what);
+                default:
+                    return cause;
+            }
+        }
+        return cause;
+    }
+
+    /** The lock an inserted object was created with, for its ABANDON. */
+    protected abstract io.scythe.storage.Table.InsertLock insertLock();
 
     /**
      * Writes every dirty access back with the new {@code version}, then {@code release} for each access it applies
@@ -165,7 +383,7 @@ public abstract class OneSidedTxn implements Txn {
         versionMade = version;
         final Map<String, List<Access>> byNode = new HashMap<>();
         for (final Access a : accesses) {
-            if (a.dirty || needsRelease.apply(a)) {
+            if (a.dirty || a.inserted || needsRelease.apply(a)) {
                 byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
             }
         }
@@ -184,28 +402,66 @@ public abstract class OneSidedTxn implements Txn {
         }
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
-            posted.add(runtime.channel(e.getKey()).compose(ch -> {
+            posted.add(untilAccepted(() -> runtime.channel(e.getKey()).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
                 for (final Access a : e.getValue()) {
-                    if (a.dirty) {
+                    if (a.dirty && !a.deleting) {
                         batch.write(a.address() + ObjectLayout.VALUE_OFFSET, a.rkey(), a.newValue, 0, a.newLength);
                         if (a.newLength != a.valueLength) {
                             final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
                             length.putInt(0, a.newLength);
                             batch.write(a.address() + ObjectLayout.VALUE_LENGTH_OFFSET, a.rkey(), length, 0, 4);
                         }
+                    }
+                    if (a.deleting || a.reviving) { // the flags word: a delete's tombstone, or cleared again
+                        final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
+                        flags.putShort(0, (short) (a.deleting ? ObjectLayout.FLAG_DELETED : 0));
+                        batch.write(a.address() + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
+                    }
+                    if (a.dirty || a.inserted) {
                         final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
-                        v.putLong(0, version);
+                        v.putLong(0, Math.max(version, a.minVersion));
                         batch.write(a.address() + ObjectLayout.VERSION_OFFSET, a.rkey(), v, 0, 8);
                     }
                     if (a.releasing) {
                         release.add(batch, a);
                     }
                 }
-                return batch.post();
-            }));
+                return batch.post(); // refused whole when the send queue lacks room: built and posted again
+            })));
         }
         return Future.all(posted).mapEmpty();
+    }
+
+    /**
+     * Whether {@code e} is a refusal for now: a verb not posted because the send queue was full, or an RPC refused
+     * for back-pressure. Nothing of the request happened, so it may be made again.
+     */
+    public static boolean refusedForNow(final Throwable e) {
+        return e instanceof io.scythe.bridge.VerbException v && v.status() == null
+            && String.valueOf(v.getMessage()).contains("send queue full")
+            || e instanceof io.scythe.rrpc.RpcException r && r.code() == io.scythe.rrpc.RpcException.BACK_PRESSURE;
+    }
+
+    /** Pauses before posting again what was refused for now: 20 us, doubling up to 640 us. */
+    private static final long REPOST_PAUSE_NS = 20_000;
+    /** How often a refused write-back or release is posted again (about 6 s of pauses) before it fails. */
+    private static final int MAX_REPOSTS = 10_000;
+
+    /**
+     * {@code request} (which builds and posts its verbs or RPC afresh each time), made again after a growing pause
+     * while it is refused for now: for what must not be dropped once decided, the write-back and the releases (a
+     * dropped release would leave a lock held forever, a dropped write-back batch half a commit).
+     */
+    protected final <T> Future<T> untilAccepted(final java.util.function.Supplier<Future<T>> request) {
+        return untilAccepted(request, 0);
+    }
+
+    private <T> Future<T> untilAccepted(final java.util.function.Supplier<Future<T>> request, final int tries) {
+        return request.get().recover(e -> refusedForNow(e) && tries < MAX_REPOSTS
+            ? runtime.timers().after(REPOST_PAUSE_NS << Math.min(tries, 5)).compose(v -> untilAccepted(request,
+                tries + 1))
+            : Future.failedFuture(e));
     }
 
     /** Adds the verb that releases {@code a}'s lock to a write-back batch. */
@@ -273,7 +529,10 @@ public abstract class OneSidedTxn implements Txn {
         for (final Access a : accesses) {
             if (a.locked) {
                 a.locked = false;
-                releases.add(release.apply(a));
+                // An object this attempt inserted is undone on its memory node, which releases its lock there.
+                releases.add(untilAccepted(() -> a.inserted
+                    ? runtime.remote(a.partition).abandon(a.key, a.pointer, insertLock())
+                    : release.apply(a).<Void>mapEmpty()));
             }
         }
         return settle(releases);

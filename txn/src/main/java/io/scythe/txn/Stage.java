@@ -10,6 +10,8 @@ public enum Stage {
     LOCK("lock"),
     /** Re-reading what was read to validate it. */
     VALIDATE("validate"),
+    /** Creating the inserted keys on their memory nodes, locked (the INSERT RPCs). */
+    INSERT("insert"),
     /** Writing values, versions and releases back. */
     WRITE_BACK("write-back");
 

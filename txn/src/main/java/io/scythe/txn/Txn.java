@@ -20,22 +20,11 @@ public interface Txn {
     /** Buffers a new value for {@code key}, which this attempt has read. */
     void write(String table, long key, DirectBuffer value, int offset, int length);
 
-    /**
-     * Buffers the insert of a new {@code key} with {@code value}; the commit aborts if the key exists by then.
-     * Not available yet in this branch: the transaction-API change that implements it replaces this default.
-     */
-    default void insert(final String table, final long key, final DirectBuffer value, final int offset,
-                        final int length) {
-        throw new UnsupportedOperationException("insert is not available yet");
-    }
+    /** Buffers the insert of {@code key} with a value; the commit fails with AbortException when the key exists. */
+    void insert(String table, long key, DirectBuffer value, int offset, int length);
 
-    /**
-     * Buffers the delete of {@code key}, which this attempt must have read. Not available yet in this branch: the
-     * transaction-API change that implements it replaces this default.
-     */
-    default void delete(final String table, final long key) {
-        throw new UnsupportedOperationException("delete is not available yet");
-    }
+    /** Buffers the delete of {@code key}, which this attempt has read; it is gone once the attempt commits. */
+    void delete(String table, long key);
 
     /** Commits: fails with {@link AbortException} when it could not; the commit timestamp or version otherwise. */
     Future<Long> commit();

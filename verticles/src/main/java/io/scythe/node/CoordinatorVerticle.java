@@ -13,6 +13,9 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -27,36 +30,63 @@ public final class CoordinatorVerticle extends VerticleBase {
 
     private final Supplier<Coordinator> coordinators;
     private final Procedures procedures;
-    private final String address;
+    private final List<String> addresses;
+    private final Consumer<TxnReply> observer;
+    private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
     private Coordinator coordinator;
-    private MessageConsumer<Object> consumer;
 
     /**
      * @param coordinators makes this instance's coordinator; called on its event loop at start
      */
     public CoordinatorVerticle(final Supplier<Coordinator> coordinators, final Procedures procedures,
                                final String address) {
+        this(coordinators, procedures, List.of(address), null);
+    }
+
+    /**
+     * @param addresses every address this instance consumes (e.g. the shared one and its node's own)
+     * @param observer  sees every reply before it is sent (metrics); may be {@code null}
+     */
+    public CoordinatorVerticle(final Supplier<Coordinator> coordinators, final Procedures procedures,
+                               final List<String> addresses, final Consumer<TxnReply> observer) {
         this.coordinators = coordinators;
         this.procedures = procedures;
-        this.address = address;
+        this.addresses = List.copyOf(addresses);
+        this.observer = observer;
     }
 
     @Override
     public Future<?> start() {
         KryoCodec.register(vertx.eventBus(), TxnRequest.class, TxnReply.class);
         coordinator = coordinators.get();
-        consumer = vertx.eventBus().consumer(address, this::onRequest);
-        return consumer.completion();
+        final List<Future<Void>> registered = new ArrayList<>();
+        for (final String address : addresses) {
+            final MessageConsumer<Object> consumer = vertx.eventBus().consumer(address, this::onRequest);
+            consumers.add(consumer);
+            registered.add(consumer.completion());
+        }
+        return Future.all(registered);
     }
 
     @Override
     public Future<?> stop() {
-        return consumer == null ? Future.succeededFuture() : consumer.unregister();
+        final List<Future<Void>> unregistered = new ArrayList<>();
+        for (final MessageConsumer<Object> consumer : consumers) {
+            unregistered.add(consumer.unregister());
+        }
+        return Future.all(unregistered);
+    }
+
+    private void reply(final Message<Object> message, final TxnReply reply) {
+        if (observer != null) {
+            observer.accept(reply);
+        }
+        message.reply(reply);
     }
 
     private void onRequest(final Message<Object> message) {
         if (!(message.body() instanceof TxnRequest request)) {
-            message.reply(TxnReply.error("malformed request: expected a TxnRequest, got "
+            reply(message, TxnReply.error("malformed request: expected a TxnRequest, got "
                 + (message.body() == null ? "nothing" : message.body().getClass().getSimpleName())));
             return;
         }
@@ -64,21 +94,21 @@ public final class CoordinatorVerticle extends VerticleBase {
         try {
             body = procedures.bind(request.procedure(), request.args());
         } catch (final UnknownKeyException | IllegalArgumentException e) {
-            message.reply(TxnReply.error(e.getMessage()));
+            reply(message, TxnReply.error(e.getMessage()));
             return;
         }
         coordinator.run(body).onComplete(ar -> {
             if (ar.succeeded()) {
                 final Coordinator.Outcome<Long> o = ar.result();
-                message.reply(new TxnReply(TxnReply.COMMITTED, o.result() == null ? 0 : o.result(), o.commitTs(),
+                reply(message, new TxnReply(TxnReply.COMMITTED, o.result() == null ? 0 : o.result(), o.commitTs(),
                     o.attempts(), o.latencyNs(), o.mode()));
             } else if (ar.cause() instanceof AbortException abort) {
-                message.reply(new TxnReply(TxnReply.ABORTED, 0, 0, 0, 0, abort.getMessage()));
+                reply(message, new TxnReply(TxnReply.ABORTED, 0, 0, 0, 0, abort.getMessage()));
             } else if (ar.cause() instanceof UnknownKeyException) {
-                message.reply(TxnReply.error(ar.cause().getMessage()));
+                reply(message, TxnReply.error(ar.cause().getMessage()));
             } else {
                 // A verb failed during the commit: the outcome is not known here (the redo log will settle it).
-                message.reply(TxnReply.error("outcome unknown: " + ar.cause()));
+                reply(message, TxnReply.error("outcome unknown: " + ar.cause()));
             }
         });
     }

@@ -7,7 +7,6 @@ import io.scythe.fabric.FabricOptions;
 import io.scythe.fabric.Nic;
 import io.scythe.fabric.RemoteRegion;
 import io.scythe.fabric.local.LocalFabric;
-import io.scythe.hotspot.AdaptiveWatermarks;
 import io.scythe.hotspot.Watermarks;
 import io.scythe.rrpc.RpcServer;
 import io.scythe.rrpc.RrpcClient;
@@ -15,18 +14,13 @@ import io.scythe.rrpc.RrpcOptions;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.Table;
 import io.scythe.storage.remote.LogDbService;
-import io.scythe.tso.DirectTsoSource;
-import io.scythe.tso.TsoGroup;
 import io.scythe.tso.TsoService;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.Protocol;
-import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.api.Procedures;
-import io.scythe.txn.runtime.LoopTimers;
 import io.scythe.txn.scythe.TakeoutLockService;
 import io.vertx.core.Context;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -38,7 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Scythe inside a Vert.x application: a whole cluster in this JVM on the local fabric (memory nodes holding the
@@ -134,23 +127,13 @@ public final class EmbeddedScythe implements AutoCloseable {
         final RemoteRegion counter = tso.start().await(30, TimeUnit.SECONDS);
         final Nic cn = fabric.attachNow("cn");
         final RrpcClient rrpc = new RrpcClient(vertx, cn, new RrpcOptions());
-        final AtomicInteger loopIds = new AtomicInteger();
-        for (final Context loop : loops) {
-            final Promise<String> deployed = Promise.promise();
-            loop.runOnContext(v -> {
-                final int id = loopIds.incrementAndGet();
-                // The loop's one-sided channel to the TSO node is the RRPC client's (one per loop, connected once).
-                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(1024,
-                    new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))), watermarks, (long) id << 40);
-                final Coordinator c = new Coordinator(runtime, protocol, maxAttempts,
-                    adaptive ? new AdaptiveWatermarks(watermarks, 1 << 16) : null);
+        deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, "tso", protocol, maxAttempts,
+                watermarks, adaptive, procedures, 0L, null)
+            .deploy(vertx, loops, List.of(CoordinatorVerticle.ADDRESS), c -> {
                 coordinator.set(c);
                 coordinators.add(c);
-                vertx.deployVerticle(new CoordinatorVerticle(() -> c, procedures, CoordinatorVerticle.ADDRESS),
-                    new DeploymentOptions()).onComplete(deployed);
-            });
-            deployments.add(deployed.future().await(30, TimeUnit.SECONDS));
-        }
+            })
+            .await(30, TimeUnit.SECONDS));
     }
 
     private static <T> T onLoop(final Context loop, final java.util.function.Supplier<Future<T>> body)

@@ -249,7 +249,8 @@ public final class OltpWorkload {
             final double seconds = r.elapsedNs() / 1e9;
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
-                .invariantsOk(conservedOk && held == 0 && consistent) // giving up after --max-attempts is an outcome, not a bug
+                // giving up after --max-attempts is an outcome, not a bug
+                .invariantsOk(conservedOk && held == 0 && consistent)
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("by_type", TxnTypeStats.toJson(types, seconds))
                 .put("attempts_per_commit", RunResult.round((double) attempts / Math.max(1, committed), 3))

@@ -33,7 +33,7 @@ public final class ShmFabric implements Fabric {
 
     public ShmFabric(final FabricOptions options) {
         this.options = options.validate();
-        this.root = Paths.get(options.shmDirectory(), "scythe-" + options.cluster());
+        this.root = clusterDirectory(options.shmDirectory(), options.cluster());
         try {
             Files.createDirectories(root);
         } catch (final IOException e) {
@@ -41,6 +41,19 @@ public final class ShmFabric implements Fabric {
         }
         this.cleanup = new Thread(this::removeFiles, "scythe-shm-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
+    }
+
+    /** Where the files of cluster {@code cluster} are under {@code shmDirectory}. */
+    public static Path clusterDirectory(final String shmDirectory, final String cluster) {
+        return Paths.get(shmDirectory, "scythe-" + cluster);
+    }
+
+    /**
+     * Removes every file of cluster {@code cluster}, also those of processes that were killed and could not remove
+     * their own (a supervisor's last step, once every node process has exited).
+     */
+    public static void removeClusterFiles(final String shmDirectory, final String cluster) {
+        MappedFiles.deleteTree(clusterDirectory(shmDirectory, cluster));
     }
 
     /** Directory of this fabric's files. */

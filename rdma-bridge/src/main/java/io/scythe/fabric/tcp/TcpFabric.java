@@ -64,7 +64,7 @@ public final class TcpFabric implements Fabric {
         } catch (final IllegalArgumentException e) {
             return Future.failedFuture(e);
         }
-        final String address = options.addresses().get(node);
+        final String address = configuredAddress(node);
         if (address == null) {
             return Future.failedFuture(new FabricException("node " + node + " has no address in the tcp fabric's "
                 + "addresses"));
@@ -87,7 +87,23 @@ public final class TcpFabric implements Fabric {
     /** Where {@code node} listens: the port it bound if it is attached here, else the configured address. */
     String addressOf(final String node) {
         final String actual = bound.get(node);
-        return actual != null ? actual : options.addresses().get(node);
+        return actual != null ? actual : configuredAddress(node);
+    }
+
+    /**
+     * The configured address of {@code node}; an incarnation {@code name.eEPOCH} of a node (a compute node that
+     * rejoined under a new epoch) has the address of {@code name} unless it is configured itself.
+     */
+    String configuredAddress(final String node) {
+        final String exact = options.addresses().get(node);
+        if (exact != null) {
+            return exact;
+        }
+        final int at = node.lastIndexOf(".e");
+        if (at > 0 && at + 2 < node.length() && node.substring(at + 2).chars().allMatch(Character::isDigit)) {
+            return options.addresses().get(node.substring(0, at));
+        }
+        return null;
     }
 
     @Override

@@ -7,10 +7,12 @@ package io.scythe.fabric.tcp;
  *  frame:     u32 length of what follows | u8 type | body
  *
  *  HELLO (1), initiator to responder, first frame of a connection:
- *             u32 magic "SCYT" | u16 version | u16 auth length | auth bytes (reserved for the cluster secret: a
- *             later issue authenticates here; empty now) | str cluster | str initiator node | str target node |
- *             u32 initiator QP number                                      (str = u16 length | UTF-8 bytes)
- *  HELLO_OK (2):      u32 responder QP number
+ *             u32 magic "SCYT" | u16 version | u16 auth length | auth bytes | str cluster | str initiator node |
+ *             str target node | u32 initiator QP number                   (str = u16 length | UTF-8 bytes)
+ *      auth: empty without a cluster secret; with one: u64 sender's time (ms) | 16 B random nonce |
+ *            32 B HMAC-SHA256(secret; "scythe-tcp-hello", cluster, initiator, target, time, nonce)
+ *  HELLO_OK (2):      u32 responder QP number [| 32 B HMAC-SHA256(secret; "scythe-tcp-ok", cluster, responder,
+ *                     initiator, nonce) with a secret]
  *  HELLO_REFUSED (3): u16 reason code | str message   (then the responder closes the connection)
  *  REQUEST (4): u32 count | count x request, in posting order (one doorbell batch = one frame):
  *      0 u8 opcode | 1 u8 flags (1 signaled) | 2 u16 reserved | 4 u32 length | 8 u64 sequence |
@@ -47,6 +49,12 @@ public final class TcpFrames {
     public static final int REFUSED_CLUSTER = 2;
     public static final int REFUSED_NODE = 3;
     public static final int REFUSED_FENCED = 4;
+    public static final int REFUSED_AUTH = 5;
+
+    public static final int NONCE_BYTES = 16;
+    public static final int AUTH_BYTES = 8 + NONCE_BYTES + 32;
+    /** How far apart a HELLO's time may be from the responder's clock. */
+    public static final long AUTH_WINDOW_MS = 60_000;
 
     private TcpFrames() {
     }

@@ -1,5 +1,6 @@
 package io.scythe.fabric.tcp;
 
+import io.scythe.fabric.ClusterSecret;
 import io.scythe.fabric.CompletionQueue;
 import io.scythe.fabric.Fabric;
 import io.scythe.fabric.FabricException;
@@ -30,7 +31,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A node on the tcp fabric: its regions in this JVM's off-heap memory, a verbs server on its address that executes
  * peers' requests, and client connections to peers. Every connection starts with a HELLO naming the cluster and both
- * nodes; a mismatch, a fenced peer or a malformed first frame is refused and closed.
+ * nodes; a mismatch, a fenced peer or a malformed first frame is refused and closed. With a cluster secret, the HELLO
+ * carries an HMAC of its fields, a fresh nonce and the time, and HELLO_OK an HMAC over that nonce: both ends prove
+ * the secret without sending it; a HELLO without a valid proof, older than a minute, or replayed is refused.
  */
 public final class TcpNic implements Nic {
     static final long HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -41,6 +44,7 @@ public final class TcpNic implements Nic {
     private final RegionTable regions;
     private final Set<TcpConnection> connections = ConcurrentHashMap.newKeySet();
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
+    private final java.util.Map<String, Long> seenNonces = new ConcurrentHashMap<>();
     private final AtomicInteger qpNumbers = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong requestFrames = new java.util.concurrent.atomic.AtomicLong();
     private final NetClient client;
@@ -129,10 +133,9 @@ public final class TcpNic implements Nic {
         }
         final QpOptions qpOptions;
         try {
+            // A shared QP (RRPC's straws) is safe here: posts are serialised by the QP's lock, completions reach
+            // the owner's queue through a lock-free inbox and wake its loop, and socket writes may come from any thread.
             qpOptions = new QpOptions(options).validate();
-            if (qpOptions.shared()) {
-                throw new FabricException("the tcp provider does not share queue pairs across threads");
-            }
         } catch (final RuntimeException e) {
             return Future.failedFuture(e);
         }
@@ -152,6 +155,7 @@ public final class TcpNic implements Nic {
 
     private void handshake(final NetSocket socket, final String remoteNode, final int number,
                            final QpOptions options, final TcpCompletionQueue cq, final Promise<QueuePair> connected) {
+        final byte[] nonce = ClusterSecret.nonce(TcpFrames.NONCE_BYTES);
         final long timer = vertx.setTimer(HANDSHAKE_TIMEOUT_MS, t -> {
             if (connected.tryFail(new FabricException("node " + remoteNode + " did not answer the handshake"))) {
                 socket.close();
@@ -161,7 +165,12 @@ public final class TcpNic implements Nic {
         final TcpConnection.FrameReader[] reader = new TcpConnection.FrameReader[1];
         reader[0] = new TcpConnection.FrameReader(socket, TcpFrames.MAX_HELLO_BYTES, frame -> {
             vertx.cancelTimer(timer);
-            if (frame.getByte(0) == TcpFrames.HELLO_OK && frame.length() >= 5) {
+            if (frame.getByte(0) == TcpFrames.HELLO_OK && frame.length() >= 5
+                && !responderProved(frame, remoteNode, nonce)) {
+                connected.tryFail(new FabricException("node " + remoteNode + " did not prove it knows the cluster "
+                    + "secret"));
+                socket.close();
+            } else if (frame.getByte(0) == TcpFrames.HELLO_OK && frame.length() >= 5) {
                 final TcpQueuePair end = new TcpQueuePair(connection, number, node, remoteNode, options, cq);
                 connection.start(end, reader[0]);
                 connections.add(connection);
@@ -183,13 +192,20 @@ public final class TcpNic implements Nic {
         });
         socket.closeHandler(v -> connected.tryFail(new FabricException("node " + remoteNode
             + " closed the connection during the handshake")));
-        socket.write(hello(remoteNode, number));
+        socket.write(hello(remoteNode, number, nonce));
     }
 
-    private Buffer hello(final String target, final int number) {
+    private Buffer hello(final String target, final int number, final byte[] nonce) {
         final Buffer body = Buffer.buffer().appendByte(TcpFrames.HELLO)
-            .appendIntLE(TcpFrames.MAGIC).appendShortLE((short) TcpFrames.VERSION)
-            .appendShortLE((short) 0); // authentication: empty until the cluster secret is added
+            .appendIntLE(TcpFrames.MAGIC).appendShortLE((short) TcpFrames.VERSION);
+        final ClusterSecret secret = fabric.options().secret();
+        if (secret == null) {
+            body.appendShortLE((short) 0);
+        } else {
+            final long now = System.currentTimeMillis();
+            body.appendShortLE((short) TcpFrames.AUTH_BYTES).appendLongLE(now).appendBytes(nonce)
+                .appendBytes(helloMac(secret, fabric.options().cluster(), node, target, now, nonce));
+        }
         appendString(body, fabric.options().cluster());
         appendString(body, node);
         appendString(body, target);
@@ -212,6 +228,7 @@ public final class TcpNic implements Nic {
         final String cluster;
         final String initiator;
         final String target;
+        final byte[] auth;
         try {
             if (frame.getByte(0) != TcpFrames.HELLO || frame.getIntLE(1) != TcpFrames.MAGIC) {
                 refuse(socket, TcpFrames.REFUSED_PROTOCOL, "not a Scythe tcp fabric handshake");
@@ -223,6 +240,7 @@ public final class TcpNic implements Nic {
                 return;
             }
             final int authLength = frame.getShortLE(7) & 0xffff;
+            auth = frame.getBytes(9, 9 + authLength);
             int at = 9 + authLength;
             cluster = readString(frame, at);
             at += 2 + cluster.getBytes(StandardCharsets.UTF_8).length;
@@ -237,6 +255,11 @@ public final class TcpNic implements Nic {
         if (!fabric.options().cluster().equals(cluster)) {
             refuse(socket, TcpFrames.REFUSED_CLUSTER, "cluster '" + cluster + "' is not '"
                 + fabric.options().cluster() + "'");
+            return;
+        }
+        final String unproved = unproved(auth, cluster, initiator, target);
+        if (unproved != null) {
+            refuse(socket, TcpFrames.REFUSED_AUTH, unproved);
             return;
         }
         if (!node.equals(target)) {
@@ -256,10 +279,69 @@ public final class TcpNic implements Nic {
             cq instanceof TcpCompletionQueue ? (TcpCompletionQueue) cq : null);
         connection.start(end, reader);
         connections.add(connection);
-        socket.write(Buffer.buffer().appendIntLE(5).appendByte(TcpFrames.HELLO_OK).appendIntLE(number));
+        final Buffer ok = Buffer.buffer().appendByte(TcpFrames.HELLO_OK).appendIntLE(number);
+        final ClusterSecret secret = fabric.options().secret();
+        if (secret != null) {
+            ok.appendBytes(okMac(secret, cluster, target, initiator, java.util.Arrays.copyOfRange(auth, 8,
+                8 + TcpFrames.NONCE_BYTES)));
+        }
+        socket.write(Buffer.buffer().appendIntLE(ok.length()).appendBuffer(ok));
         if (a != null && cq != null) {
             a.accepted(end);
         }
+    }
+
+    // ------------------------------------------------------------------------------------------ authentication
+
+    /** Why the initiator did not prove the cluster secret, or {@code null} when it did (or no secret is set). */
+    private String unproved(final byte[] auth, final String cluster, final String initiator, final String target) {
+        final ClusterSecret secret = fabric.options().secret();
+        if (secret == null) {
+            return null;
+        }
+        if (auth.length != TcpFrames.AUTH_BYTES) {
+            return "node " + initiator + " did not prove it knows the cluster secret";
+        }
+        final Buffer a = Buffer.buffer(auth);
+        final long sentAt = a.getLongLE(0);
+        final byte[] nonce = a.getBytes(8, 8 + TcpFrames.NONCE_BYTES);
+        final byte[] mac = a.getBytes(8 + TcpFrames.NONCE_BYTES, auth.length);
+        if (!ClusterSecret.same(mac, helloMac(secret, cluster, initiator, target, sentAt, nonce))) {
+            return "node " + initiator + " did not prove it knows the cluster secret";
+        }
+        final long now = System.currentTimeMillis();
+        if (Math.abs(now - sentAt) > TcpFrames.AUTH_WINDOW_MS) {
+            return "handshake of node " + initiator + " is stale (clocks more than "
+                + TcpFrames.AUTH_WINDOW_MS / 1000 + " s apart, or replayed)";
+        }
+        // A replayed HELLO carries a nonce already seen within the window.
+        seenNonces.values().removeIf(t -> now - t > 2 * TcpFrames.AUTH_WINDOW_MS);
+        if (seenNonces.putIfAbsent(java.util.HexFormat.of().formatHex(nonce), now) != null) {
+            return "handshake of node " + initiator + " was replayed";
+        }
+        return null;
+    }
+
+    private boolean responderProved(final Buffer ok, final String remoteNode, final byte[] nonce) {
+        final ClusterSecret secret = fabric.options().secret();
+        if (secret == null) {
+            return true;
+        }
+        return ok.length() == 5 + ClusterSecret.MAC_BYTES && ClusterSecret.same(ok.getBytes(5, ok.length()),
+            okMac(secret, fabric.options().cluster(), remoteNode, node, nonce));
+    }
+
+    private static byte[] helloMac(final ClusterSecret secret, final String cluster, final String initiator,
+                                   final String target, final long sentAt, final byte[] nonce) {
+        return secret.mac(ClusterSecret.utf8("scythe-tcp-hello"), ClusterSecret.utf8(cluster),
+            ClusterSecret.utf8(initiator), ClusterSecret.utf8(target), ClusterSecret.utf8(Long.toString(sentAt)),
+            nonce);
+    }
+
+    private static byte[] okMac(final ClusterSecret secret, final String cluster, final String responder,
+                                final String initiator, final byte[] nonce) {
+        return secret.mac(ClusterSecret.utf8("scythe-tcp-ok"), ClusterSecret.utf8(cluster),
+            ClusterSecret.utf8(responder), ClusterSecret.utf8(initiator), nonce);
     }
 
     private static void refuse(final NetSocket socket, final int code, final String message) {

@@ -7,13 +7,22 @@ package io.scythe.storage.remote;
  *  LOOKUP  request: u32 table id | u32 pad | u64 key                   reply: u64 object pointer (0: absent)
  *  READ    request: u32 table id | u32 pad | u64 pointer | u64 ts      reply: the value visible at ts, or error
  *  LOOKUP_READ request: u32 table id | u32 pad | u64 key | u64 ts      reply: u64 pointer | value (one round trip)
+ *  INSERT  request: u32 table id | u32 lock (0 CAS word, 1 ticket) | u64 key | u64 lock word (owner id or ts)
+ *                   | u32 value length | u32 pad | value                  reply: u64 pointer | u64 version
+ *  ABANDON request: u32 table id | u32 lock | u64 key | u64 pointer     reply: u64 0
  * </pre>
+ * INSERT creates the key already locked by the inserting transaction ({@code Table#insertLocked}); ABANDON undoes
+ * it when that transaction does not commit ({@code Table#abandonInsert}).
  * Errors use the RRPC error reply with the codes below.
  */
 public final class LogDbRpc {
     public static final int LOOKUP = 0x4c01;
     public static final int READ = 0x4c02;
     public static final int LOOKUP_READ = 0x4c03;
+    public static final int INSERT = 0x4c04;
+    public static final int ABANDON = 0x4c05;
+    /** Bytes of an INSERT request before the value. */
+    public static final int INSERT_HEADER_BYTES = 32;
 
     /** No table with that id on the node. */
     public static final int UNKNOWN_TABLE = 104;
@@ -23,6 +32,12 @@ public final class LogDbRpc {
     public static final int STALE = 106;
     /** The request's bytes are not of this RPC's form. */
     public static final int BAD_REQUEST = 107;
+    /** INSERT of a key that exists. */
+    public static final int DUPLICATE = 108;
+    /** INSERT into a table with no room left (objects or index). */
+    public static final int FULL = 109;
+    /** INSERT over a deleted key another transaction holds or queues on. */
+    public static final int LOCKED = 110;
 
     private LogDbRpc() {
     }

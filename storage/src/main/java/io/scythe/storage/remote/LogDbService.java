@@ -22,12 +22,19 @@ public final class LogDbService {
         server.handle(LogDbRpc.LOOKUP, this::lookup);
         server.handle(LogDbRpc.READ, this::read);
         server.handle(LogDbRpc.LOOKUP_READ, this::lookupRead);
+        server.handle(LogDbRpc.INSERT, this::insert);
+        server.handle(LogDbRpc.ABANDON, this::abandon);
         return this;
     }
 
     private Table table(final RpcRequest request, final RpcResponder responder, final int length) {
-        if (request.payloadLength() != length) {
-            responder.fail(LogDbRpc.BAD_REQUEST, "LogDB RPC " + request.rpcId() + " takes " + length + " bytes, got "
+        return table(request, responder, length, length);
+    }
+
+    private Table table(final RpcRequest request, final RpcResponder responder, final int min, final int max) {
+        if (request.payloadLength() < min || request.payloadLength() > max) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "LogDB RPC " + request.rpcId() + " takes "
+                + (min == max ? "" : "at least ") + min + " bytes, got "
                 + request.payloadLength());
             return null;
         }
@@ -72,6 +79,66 @@ public final class LogDbService {
         }
         scratch.putLong(0, pointer);
         answer(responder, table.readAt(pointer, p.getLong(at + 16), scratch, 8), 8);
+    }
+
+    private static Table.InsertLock lockOf(final int mode) {
+        return mode == 0 ? Table.InsertLock.CAS_WORD : mode == 1 ? Table.InsertLock.TICKET : null;
+    }
+
+    private void insert(final RpcRequest request, final RpcResponder responder) {
+        final Table table = table(request, responder, LogDbRpc.INSERT_HEADER_BYTES, Integer.MAX_VALUE);
+        if (table == null) {
+            return;
+        }
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final Table.InsertLock lock = lockOf(p.getInt(at + 4));
+        final long key = p.getLong(at + 8);
+        final long lockWord = p.getLong(at + 16);
+        final int length = p.getInt(at + 24);
+        if (lock == null || length < 0 || length != request.payloadLength() - LogDbRpc.INSERT_HEADER_BYTES
+            || (lock == Table.InsertLock.CAS_WORD && lockWord == 0)) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "malformed INSERT into table " + table.schema().name());
+            return;
+        }
+        final long pointer = table.insertLocked(key, p, at + LogDbRpc.INSERT_HEADER_BYTES, length, lock, lockWord);
+        if (pointer == Table.DUPLICATE) {
+            responder.fail(LogDbRpc.DUPLICATE, "key " + key + " exists in table " + table.schema().name());
+        } else if (pointer == Table.LOCKED) {
+            responder.fail(LogDbRpc.LOCKED, "deleted key " + key + " of table " + table.schema().name()
+                + " is locked by another transaction");
+        } else if (pointer == Table.BAD_LENGTH) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "value of " + length + " bytes for table " + table.schema().name()
+                + " (max " + table.schema().maxValueBytes() + (table.schema().fixedSize() ? ", fixed)" : ")"));
+        } else if (pointer < 0) {
+            responder.fail(LogDbRpc.FULL, "table " + table.schema().name() + " on memory node " + db.nic().node()
+                + " is full (" + table.size() + " keys, capacity " + table.schema().capacity() + ")");
+        } else {
+            scratch.putLong(0, pointer);
+            scratch.putLong(8, table.objectMemory().getLongVolatile(table.offsetOf(pointer)
+                + io.scythe.storage.ObjectLayout.VERSION_OFFSET));
+            responder.reply(scratch, 0, 16);
+        }
+    }
+
+    private void abandon(final RpcRequest request, final RpcResponder responder) {
+        final Table table = table(request, responder, 24);
+        if (table == null) {
+            return;
+        }
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final Table.InsertLock lock = lockOf(p.getInt(at + 4));
+        if (lock == null) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "malformed ABANDON");
+            return;
+        }
+        if (table.abandonInsert(p.getLong(at + 8), p.getLong(at + 16), lock) != Table.OK) {
+            responder.fail(LogDbRpc.STALE, "no insert of key " + p.getLong(at + 8) + " at that pointer");
+            return;
+        }
+        scratch.putLong(0, 0);
+        responder.reply(scratch, 0, 8);
     }
 
     private void answer(final RpcResponder responder, final int length, final int prefix) {

@@ -80,6 +80,44 @@ public final class RemoteTable {
             .map(reply -> reply.payload().getLong(0));
     }
 
+    /** An object created by {@link #insert}: where it is and the version it has until the inserter's write-back. */
+    public record Inserted(long pointer, long version) {
+    }
+
+    /**
+     * INSERT RPC ({@link LogDbRpc}): creates {@code key} locked by the caller ({@code lockWord} is its CAS-lock owner
+     * id, or its timestamp for a Takeout Lock ticket) and caches its pointer. Fails with the RPC's
+     * {@code RpcException}: {@link LogDbRpc#DUPLICATE}, {@link LogDbRpc#FULL}, {@link LogDbRpc#LOCKED}, ...
+     */
+    public Future<Inserted> insert(final long key, final org.agrona.DirectBuffer value, final int offset,
+                                   final int length, final io.scythe.storage.Table.InsertLock lock,
+                                   final long lockWord) {
+        rpcs++;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[LogDbRpc.INSERT_HEADER_BYTES + length]);
+        request.putInt(0, table.schema().id());
+        request.putInt(4, lock.ordinal());
+        request.putLong(8, key);
+        request.putLong(16, lockWord);
+        request.putInt(24, length);
+        request.putBytes(LogDbRpc.INSERT_HEADER_BYTES, value, offset, length);
+        return rocket.get().compose(r -> r.call(LogDbRpc.INSERT, request, 0, request.capacity())).map(reply -> {
+            final Inserted inserted = new Inserted(reply.payload().getLong(0), reply.payload().getLong(8));
+            cache.put(key, inserted.pointer());
+            return inserted;
+        });
+    }
+
+    /** ABANDON RPC: undoes this loop's {@link #insert} of {@code key} at {@code pointer} (its commit failed). */
+    public Future<Void> abandon(final long key, final long pointer, final io.scythe.storage.Table.InsertLock lock) {
+        rpcs++;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[24]);
+        request.putInt(0, table.schema().id());
+        request.putInt(4, lock.ordinal());
+        request.putLong(8, key);
+        request.putLong(16, pointer);
+        return rocket.get().compose(r -> r.call(LogDbRpc.ABANDON, request, 0, 24)).mapEmpty();
+    }
+
     /** READs of the index, no CPU on the memory node. */
     public Future<Long> lookupOneSided(final long key) {
         return channel.get().compose(ch -> table.schema().index() == IndexKind.HASH

@@ -35,9 +35,9 @@ public final class FarmOccTxn extends CasLockTxn {
 
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
-        return locate(table, key).compose(a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read ->
+        return readVia(table, key, a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read ->
             read.casLockFree() ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
-                AbortReason.LOCKED, "key " + key + " of " + table + " is locked")))).map(OneSidedTxn::valueCopy);
+                AbortReason.LOCKED, "key " + key + " of " + table + " is locked"))));
     }
 
     @Override
@@ -54,9 +54,10 @@ public final class FarmOccTxn extends CasLockTxn {
             }
         }
         mark(Stage.EXECUTE);
-        return finishCommit(staged(Stage.LOCK, settle(locking))
+        return finishCommit(checkDuplicates().compose(d -> staged(Stage.LOCK, settle(locking)))
             .compose(v -> staged(Stage.TIMESTAMP, runtime.physicalClock().next()))
-            .compose(ts -> staged(Stage.VALIDATE, validateUnlocked()).map(ts))
+            .compose(ts -> staged(Stage.VALIDATE, settle(List.of(validateUnlocked(), validateAbsent()))).map(ts))
+            .compose(ts -> staged(Stage.INSERT, installInserts(id)).map(ts))
             .compose(ts -> staged(Stage.WRITE_BACK, writeBackAndUnlock(ts)).map(ts)));
     }
 }

@@ -67,6 +67,16 @@ public abstract class CasLockTxn extends OneSidedTxn {
             (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8));
     }
 
+    /** Inserted objects are created with this attempt's id in their CAS lock word. */
+    protected final Future<Void> installInserts(final long owner) {
+        return installInserts(io.scythe.storage.Table.InsertLock.CAS_WORD, owner, a -> { });
+    }
+
+    @Override
+    protected final io.scythe.storage.Table.InsertLock insertLock() {
+        return io.scythe.storage.Table.InsertLock.CAS_WORD;
+    }
+
     @Override
     public Future<Void> abort() {
         return releaseHeld(a -> channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE,

@@ -40,14 +40,12 @@ public final class FordOccTxn extends CasLockTxn {
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
         // FORD reads a locked object too (LOCK_REFUSE_READ_RO 0); validation catches a writer.
-        return locate(table, key).compose(a -> a.locked ? Future.succeededFuture(a) : once(a, this::readImage))
-            .map(OneSidedTxn::valueCopy);
+        return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::readImage));
     }
 
     @Override
     public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
-        return locate(table, key).compose(a -> a.locked ? Future.succeededFuture(a) : lockAndRead(a))
-            .map(OneSidedTxn::valueCopy);
+        return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : lockAndRead(a));
     }
 
     /** CAS lock + READ in one doorbell (FORD's execution-phase lock of a key it will write). */
@@ -79,7 +77,8 @@ public final class FordOccTxn extends CasLockTxn {
                 a.locked = true;
                 if (finished) { // the attempt was given up while this CAS was in flight: let go at once
                     a.locked = false;
-                    return channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))
+                    return untilAccepted(() -> channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer),
+                        a.rkey(), FREE, 0, 8)))
                         .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
                 }
                 final long seenBefore = a.fetched ? a.readVersion : -1;
@@ -104,8 +103,9 @@ public final class FordOccTxn extends CasLockTxn {
         }
         final long installed = version;
         mark(Stage.EXECUTE);
-        return finishCommit(staged(Stage.LOCK, settle(locking))
-            .compose(v -> staged(Stage.VALIDATE, validateUnlocked()))
+        return finishCommit(checkDuplicates().compose(d -> staged(Stage.LOCK, settle(locking)))
+            .compose(v -> staged(Stage.VALIDATE, settle(List.of(validateUnlocked(), validateAbsent()))))
+            .compose(v -> staged(Stage.INSERT, installInserts(id)))
             .compose(v -> staged(Stage.WRITE_BACK, writeBackAndUnlock(installed)))
             .map(installed));
     }

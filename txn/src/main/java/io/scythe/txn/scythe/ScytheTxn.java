@@ -74,7 +74,7 @@ public final class ScytheTxn extends OneSidedTxn {
         // phase): its latency hides behind the reads, and OCC's timestamp is no longer younger than every TOCC
         // transaction that started meanwhile, which §4.4 (3)'s TOCC priority needs (the reviewer's point 11).
         timestamp();
-        return locate(table, key).compose(a -> once(a, x -> readImage(x).compose(read -> {
+        return readVia(table, key, a -> once(a, x -> readImage(x).compose(read -> {
             final long queued = read.queued();
             if (queued != 0) {
                 return Future.failedFuture(new AbortException(AbortReason.LOCKED, queued,
@@ -82,11 +82,11 @@ public final class ScytheTxn extends OneSidedTxn {
                     + table + " has " + queued + " queued on its lock"));
             }
             return Future.succeededFuture(read);
-        }))).map(OneSidedTxn::valueCopy);
+        })));
     }
 
     private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
-        return locate(table, key).compose(a -> once(a, x -> timestamp().compose(ts -> lock(x, ts, true))
+        return readVia(table, key, a -> once(a, x -> timestamp().compose(ts -> lock(x, ts, true))
             .compose(held -> {
                 final org.agrona.DirectBuffer object = held.grant.object();
                 if (object != null && object.capacity() == held.slotBytes()) {
@@ -94,7 +94,7 @@ public final class ScytheTxn extends OneSidedTxn {
                     return checkedImage(held);
                 }
                 return readImage(held);
-            }))).map(OneSidedTxn::valueCopy);
+            })));
     }
 
     /** Queues on {@code a}'s Takeout Lock in this attempt's mode and waits until held. */
@@ -142,11 +142,13 @@ public final class ScytheTxn extends OneSidedTxn {
     @Override
     public Future<Long> commit() {
         mark(io.scythe.txn.Stage.EXECUTE);
-        if (!hot && accesses.stream().noneMatch(a -> a.dirty)) {
+        if (!hot && writesNothing()) {
             // Read-only OCC: nothing to lock or order, so no timestamp; validation alone decides.
-            return finishCommit(staged(io.scythe.txn.Stage.VALIDATE, validate()).map(v -> 0L));
+            return finishCommit(staged(io.scythe.txn.Stage.VALIDATE, settle(List.of(validate(), validateAbsent())))
+                .map(v -> 0L));
         }
-        return finishCommit(staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()).compose(ts -> {
+        return finishCommit(checkDuplicates().compose(d -> staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()))
+            .compose(ts -> {
             final List<Future<Access>> locking = new ArrayList<>();
             for (final Access a : accesses) {
                 if (a.dirty && !a.locked) {
@@ -154,7 +156,12 @@ public final class ScytheTxn extends OneSidedTxn {
                 }
             }
             return staged(io.scythe.txn.Stage.LOCK, settle(locking))
-                .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, hot ? Future.succeededFuture() : validate()))
+                .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, hot ? validateAbsent()
+                    : settle(List.of(validate(), validateAbsent()))))
+                // Inserted objects are created holding ticket 0 of their Takeout Lock, queued_ts = ts.
+                .compose(v -> staged(io.scythe.txn.Stage.INSERT, installInserts(
+                    io.scythe.storage.Table.InsertLock.TICKET, ts, a -> a.grant = new TakeoutLockClient.Grant(
+                        a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET, a.rkey(), 0, 0, 0, -1, null))))
                 .compose(v -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
                     (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(), a.grant.rkey(), 1))))
                 .map(ts);
@@ -189,6 +196,11 @@ public final class ScytheTxn extends OneSidedTxn {
             }));
         }
         return settle(checks);
+    }
+
+    @Override
+    protected io.scythe.storage.Table.InsertLock insertLock() {
+        return io.scythe.storage.Table.InsertLock.TICKET;
     }
 
     @Override

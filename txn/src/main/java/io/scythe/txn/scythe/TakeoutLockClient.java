@@ -109,8 +109,14 @@ public final class TakeoutLockClient {
      */
     private Future<Void> unlock(final Grant grant, final int retries) {
         return channels.apply(grant.node()).compose(ch -> ch.fetchAndAdd(grant.upperAddress(), grant.rkey(), 1))
-            .<Void>mapEmpty().recover(e -> retries >= MAX_RETRIES ? Future.failedFuture(e)
-                : timers.after(RETRY_PAUSE_NS << Math.min(retries, 10)).compose(v -> unlock(grant, retries + 1)));
+            .<Void>mapEmpty().recover(e -> {
+                // A FAA refused at post (the loop's send queue full) did nothing and is not a fault of the node:
+                // it is posted again without counting, or a busy loop would drop unlocks and leave tickets held.
+                final boolean refused = io.scythe.txn.OneSidedTxn.refusedForNow(e);
+                return !refused && retries >= MAX_RETRIES ? Future.failedFuture(e)
+                    : timers.after(RETRY_PAUSE_NS << Math.min(retries, refused ? 6 : 10))
+                        .compose(v -> unlock(grant, refused ? retries : retries + 1));
+            });
     }
 
     /** Retries of a failed unlock FAA or poll READ before giving up on the memory node. */
@@ -156,7 +162,7 @@ public final class TakeoutLockClient {
             if (ar.failed()) {
                 // The ticket is still ours: a failed poll READ is retried (the channel resets itself), else the
                 // ticket would never be served and released, and every later one on the object would wait forever.
-                if (pollFailures[0]++ < MAX_RETRIES) {
+                if (io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause()) || pollFailures[0]++ < MAX_RETRIES) {
                     awaitTurn(node, upperAddress, rkey, ticket, 1, queued, start, upperBuf, held, pollFailures);
                 } else {
                     held.fail(ar.cause());

@@ -131,8 +131,12 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             reply.putLong(LockRpc.VERSION_OFFSET, pending.table.objectMemory().getLongVolatile(pending.header
                 + io.scythe.storage.ObjectLayout.VERSION_OFFSET));
             int objectBytes = 0;
-            if (pending.withObject && outcome.status == TakeoutLock.GRANTED && outcome.upper == outcome.ticket) {
-                objectBytes = io.scythe.storage.ObjectLayout.slotBytes(pending.table.schema().maxValueBytes());
+            final int slotBytes = io.scythe.storage.ObjectLayout.slotBytes(pending.table.schema().maxValueBytes());
+            // The object rides along only when it fits the reply bucket: a reply that does not fit would fail the
+            // RPC after the ticket was taken, and that lock would never be released (the client READs it instead).
+            if (pending.withObject && outcome.status == TakeoutLock.GRANTED && outcome.upper == outcome.ticket
+                && LockRpc.REPLY_BYTES + slotBytes <= pending.responder.maxReplyBytes()) {
+                objectBytes = slotBytes;
                 if (reply.capacity() < LockRpc.REPLY_BYTES + objectBytes) {
                     reply = new UnsafeBuffer(new byte[LockRpc.REPLY_BYTES + objectBytes]);
                 }
@@ -199,6 +203,11 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
 
     public long deferred() {
         return deferred;
+    }
+
+    /** Lock requests held back right now, waiting for their turn (a gauge; read racily from other threads). */
+    public int waiting() {
+        return heldBack.size();
     }
 
     public long badRequests() {

@@ -34,6 +34,25 @@ public final class UnsafeTxn extends OneSidedTxn {
         return read(table, key);
     }
 
+    /** Its commit installs no inserts: refused, so a workload that inserts cannot run under it unnoticed. */
+    @Override
+    public void insert(final String table, final long key, final org.agrona.DirectBuffer value, final int offset,
+                       final int length) {
+        throw new UnsupportedOperationException("the unsafe protocol (a proof for the history checker) does not "
+            + "insert");
+    }
+
+    @Override
+    public void delete(final String table, final long key) {
+        throw new UnsupportedOperationException("the unsafe protocol (a proof for the history checker) does not "
+            + "delete");
+    }
+
+    @Override
+    protected io.scythe.storage.Table.InsertLock insertLock() {
+        return io.scythe.storage.Table.InsertLock.CAS_WORD; // never used: it inserts nothing
+    }
+
     @Override
     public Future<Long> commit() {
         mark(Stage.EXECUTE);

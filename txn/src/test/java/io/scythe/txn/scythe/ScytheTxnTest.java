@@ -1,34 +1,12 @@
 package io.scythe.txn.scythe;
 
-import io.scythe.bridge.BridgeVerticle;
-import io.scythe.fabric.CostModel;
-import io.scythe.fabric.FabricOptions;
-import io.scythe.fabric.Nic;
-import io.scythe.fabric.RemoteRegion;
-import io.scythe.fabric.local.LocalFabric;
-import io.scythe.hotspot.Watermarks;
-import io.scythe.rrpc.RpcServer;
-import io.scythe.rrpc.RrpcClient;
-import io.scythe.rrpc.RrpcOptions;
-import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
-import io.scythe.storage.TableSchema;
-import io.scythe.storage.remote.LogDbService;
-import io.scythe.tso.DirectTsoSource;
-import io.scythe.tso.TsoGroup;
-import io.scythe.tso.TsoService;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
-import io.scythe.txn.Catalog;
+import io.scythe.txn.OneMemoryNode;
 import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.runtime.LoopTimers;
-import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
-import io.vertx.core.json.JsonObject;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,7 +14,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,55 +21,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Scythe's rules between transactions, one scenario at a time on one loop: TOCC order, Fig. 17, the heat switch. */
 class ScytheTxnTest {
     private static final String T = "accounts";
-    private Vertx vertx;
-    private LocalFabric fabric;
+    private OneMemoryNode node;
     private Table table;
-    private Catalog catalog;
-    private RrpcClient rrpc;
-    private RemoteRegion counter;
-    private Context loop;
 
     @BeforeEach
     void setUp() throws Exception {
-        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
-        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
-        loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
-        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
-        final Nic mn = fabric.attachNow("mn");
-        final LogDb db = new LogDb(mn);
-        table = db.create(TableSchema.fixed(1, T, 8, 16));
-        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
-        for (long k = 0; k < 16; k++) {
-            v.putLong(0, 100);
-            table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
-        }
-        final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
-        new LogDbService(db).register(server);
-        new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
-        final Promise<Void> started = Promise.promise();
-        loop.runOnContext(ignored -> server.start().onComplete(started));
-        started.future().await(10, TimeUnit.SECONDS);
-        final TsoService tso = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000);
-        counter = tso.start().await(10, TimeUnit.SECONDS);
-        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
-        catalog = new Catalog().add(T, List.of(new Catalog.Partition("mn", table.describe())));
+        node = new OneMemoryNode(T, 16);
+        table = node.table;
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        vertx.close().await(10, TimeUnit.SECONDS);
-        fabric.close();
+        node.close();
     }
 
     private <R> R on(final Function<TxnRuntime, Future<R>> body) throws Exception {
-        final Promise<R> done = Promise.promise();
-        loop.runOnContext(v -> {
-            final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(64,
-                new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))),
-                Watermarks.DEFAULT, 1L << 40);
-            body.apply(runtime).onComplete(done);
-        });
-        return done.future().await(30, TimeUnit.SECONDS);
+        return node.on(body);
     }
 
     private static UnsafeBuffer money(final long v) {

@@ -1,0 +1,151 @@
+package io.scythe.bench.workload;
+
+import io.scythe.storage.LogDb;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * TPC-C as the OLTP driver runs it ({@link Tpcc}): the standard mix (NewOrder 45, Payment 43, OrderStatus 4,
+ * Delivery 4, StockLevel 4), a uniformly chosen home warehouse and district per transaction, order items by
+ * Zipf(theta), customers by NURand, 60 % of Payment and OrderStatus by last name, 15 % of Payments and 1 % of order
+ * lines remote (with more than one warehouse), 1 % of NewOrders rolled back. The conserved quantity is the sum of
+ * W_YTD, which grows by exactly the committed payments; consistency conditions 1-4 are checked after each run.
+ */
+public final class TpccSpec implements OltpSpec {
+    /** NewOrders per second a run is assumed not to exceed when sizing the growing tables (headroom). */
+    public static final long HEADROOM_ORDERS_PER_SECOND = 40_000;
+    /** Cap of the headroom, in orders. */
+    public static final long MAX_HEADROOM_ORDERS = 2_000_000;
+
+    private final Tpcc.Scale scale;
+    private final double theta;
+    private final long seed;
+    private final Zipf items;
+    private final AtomicLong historyKeys = new AtomicLong(Tpcc.FIRST_NEW_HISTORY_KEY);
+    private final AtomicLong clock = new AtomicLong(1_800_000_000_000L);
+
+    public TpccSpec(final Tpcc.Scale scale, final double theta, final long seed) {
+        this.scale = scale;
+        this.theta = theta;
+        this.seed = seed;
+        this.items = new Zipf(scale.items(), theta);
+    }
+
+    /** Headroom for runs of {@code seconds} (warm-up included): {@link #HEADROOM_ORDERS_PER_SECOND}, capped. */
+    public static long headroomFor(final double seconds) {
+        return Math.min(MAX_HEADROOM_ORDERS, Math.max(10_000, (long) Math.ceil(seconds * HEADROOM_ORDERS_PER_SECOND)));
+    }
+
+    public Tpcc.Scale scale() {
+        return scale;
+    }
+
+    @Override
+    public String name() {
+        return "tpcc";
+    }
+
+    @Override
+    public String quantity() {
+        return "w_ytd";
+    }
+
+    @Override
+    public JsonObject params() {
+        return new JsonObject().put("warehouses", scale.warehouses()).put("customers_per_district",
+            scale.customers()).put("items", scale.items()).put("headroom_orders", scale.headroomOrders())
+            .put("theta", theta).put("mix", "45/43/4/4/4");
+    }
+
+    @Override
+    public void load(final LogDb db, final int part, final int parts) {
+        Tpcc.load(db, scale, part, parts, seed);
+    }
+
+    @Override
+    public Drawn draw(final SplittableRandom r) {
+        final int w = 1 + r.nextInt(scale.warehouses());
+        final int d = 1 + r.nextInt(Tpcc.DISTRICTS);
+        final int pick = r.nextInt(100);
+        final long now = clock.incrementAndGet();
+        if (pick < 45) {
+            final int c = customer(r);
+            final int count = 5 + r.nextInt(11);
+            final boolean rollback = r.nextInt(100) == 0;
+            final List<Tpcc.Line> lines = new ArrayList<>(count);
+            final int[] chosen = new int[count];
+            for (int k = 0; k < count; k++) {
+                int item;
+                do { // distinct items: a line per item
+                    item = 1 + items.next(r);
+                } while (contains(chosen, k, item));
+                chosen[k] = item;
+                if (rollback && k == count - 1) {
+                    item = scale.items() + 1; // unused: the ITEM read finds nothing and the order rolls back
+                }
+                final int supply = scale.warehouses() > 1 && r.nextInt(100) == 0 ? otherWarehouse(w, r) : w;
+                lines.add(new Tpcc.Line(item, supply, 1 + r.nextInt(10)));
+            }
+            return new Drawn("NewOrder", txn -> Tpcc.newOrder(txn, w, d, c, lines, now));
+        }
+        if (pick < 88) {
+            final long amount = 100 + r.nextInt(500_000 - 100 + 1);
+            final boolean remote = scale.warehouses() > 1 && r.nextInt(100) < 15;
+            final int cw = remote ? otherWarehouse(w, r) : w;
+            final int cd = remote ? 1 + r.nextInt(Tpcc.DISTRICTS) : d;
+            final Tpcc.CustomerRef who = customerRef(cw, cd, r);
+            final long historyKey = historyKeys.getAndIncrement();
+            return new Drawn("Payment", txn -> Tpcc.payment(txn, w, d, who, amount, historyKey, now));
+        }
+        if (pick < 92) {
+            final Tpcc.CustomerRef who = customerRef(w, d, r);
+            return new Drawn("OrderStatus", txn -> Tpcc.orderStatus(txn, who));
+        }
+        if (pick < 96) {
+            final int carrier = 1 + r.nextInt(10);
+            return new Drawn("Delivery", txn -> Tpcc.delivery(txn, w, carrier, now));
+        }
+        final int threshold = 10 + r.nextInt(11);
+        return new Drawn("StockLevel", txn -> Tpcc.stockLevel(txn, w, d, threshold).map(low -> 0L));
+    }
+
+    private int customer(final SplittableRandom r) {
+        return Tpcc.nurand(r, 1023, 1, scale.customers(), Tpcc.C_ID_RUN);
+    }
+
+    private Tpcc.CustomerRef customerRef(final int w, final int d, final SplittableRandom r) {
+        return r.nextInt(100) < 60
+            ? Tpcc.CustomerRef.byName(w, d, Tpcc.nurand(r, 255, 0, Math.min(1000, scale.customers()) - 1,
+                Tpcc.C_LAST_RUN))
+            : Tpcc.CustomerRef.byId(w, d, customer(r));
+    }
+
+    private int otherWarehouse(final int w, final SplittableRandom r) {
+        final int other = 1 + r.nextInt(scale.warehouses() - 1);
+        return other >= w ? other + 1 : other;
+    }
+
+    private static boolean contains(final int[] a, final int n, final int v) {
+        for (int i = 0; i < n; i++) {
+            if (a[i] == v) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public long total(final List<LogDb> dbs) {
+        return Tpcc.warehouseYtd(dbs, scale);
+    }
+
+    @Override
+    public Map<String, List<String>> consistency(final List<LogDb> dbs) {
+        return Tpcc.check(dbs, scale);
+    }
+}

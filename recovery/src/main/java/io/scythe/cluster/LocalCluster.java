@@ -1,0 +1,333 @@
+package io.scythe.cluster;
+
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.shm.ShmFabric;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A cluster of node processes on this host (what {@code scythe cluster} runs and tests start): one TSO, {@code mns}
+ * memory nodes and {@code cns} compute nodes, each a JVM running {@link NodeMain}, on loopback ports chosen free at
+ * start, over the shm fabric (or tcp), with a TLS event bus whose key store it creates ({@code eventbus.p12}). Writes each node's config and log under its directory. {@link #close()} stops
+ * every process it started (SIGTERM, then SIGKILL after a grace period; a paused one is resumed first) and removes the
+ * cluster's shm files, even those of a process that was killed.
+ */
+public final class LocalCluster implements AutoCloseable {
+    /** How to start a node process: the java command and its options up to the main class. */
+    public record Launcher(List<String> command) {
+        /** This JVM's java and class path, {@code jvmOptions} and the add-opens Hazelcast wants. */
+        public static Launcher sameClasspath(final List<String> jvmOptions) {
+            final List<String> cmd = new ArrayList<>();
+            cmd.add(ProcessHandle.current().info().command().orElse("java"));
+            cmd.addAll(jvmOptions);
+            cmd.add("-D" + NodeMain.EXIT_WITH_PARENT + "=true");
+            for (final String module : List.of("java.base/java.lang", "java.base/java.nio", "java.base/sun.nio.ch",
+                "java.base/java.util", "java.management/sun.management",
+                "jdk.management/com.sun.management.internal")) {
+                cmd.add("--add-opens");
+                cmd.add(module + "=ALL-UNNAMED");
+            }
+            cmd.add("--add-exports");
+            cmd.add("java.base/jdk.internal.misc=ALL-UNNAMED");
+            cmd.add("--add-exports");
+            cmd.add("java.base/jdk.internal.ref=ALL-UNNAMED"); // Hazelcast asks for it at start
+            cmd.add("--add-modules");
+            cmd.add("java.se");
+            cmd.add("-cp");
+            cmd.add(System.getProperty("java.class.path"));
+            cmd.add(NodeMain.class.getName());
+            return new Launcher(List.copyOf(cmd));
+        }
+    }
+
+    /** One node process. */
+    public static final class Node {
+        private final String name;
+        private final NodeRole role;
+        private final Path configFile;
+        private final Path log;
+        private final JsonObject config;
+        private Process process;
+
+        Node(final String name, final NodeRole role, final Path configFile, final Path log, final JsonObject config) {
+            this.name = name;
+            this.role = role;
+            this.configFile = configFile;
+            this.log = log;
+            this.config = config;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        public NodeRole role() {
+            return role;
+        }
+
+        public Process process() {
+            return process;
+        }
+
+        public int httpPort() {
+            return config.getInteger("httpPort");
+        }
+
+        public int eventBusPort() {
+            return config.getInteger("eventBusPort");
+        }
+
+        public Path log() {
+            return log;
+        }
+
+        public String logText() {
+            try {
+                return Files.readString(log, StandardCharsets.UTF_8);
+            } catch (final IOException e) {
+                return "";
+            }
+        }
+    }
+
+    private final String cluster;
+    private final String secret;
+    private final Path dir;
+    private final Launcher launcher;
+    private final Map<String, Node> nodes = new LinkedHashMap<>();
+    private final JsonObject base;
+
+    /**
+     * Writes the configs of a cluster named {@code cluster} (also its shm directory name) into {@code dir}; starts
+     * nothing yet.
+     *
+     * @param fabric the fabric's JSON ({@code {"provider": "shm"}} or tcp; tcp addresses are filled in)
+     */
+    public LocalCluster(final String cluster, final String secret, final int mns, final int cns,
+                        final JsonObject workload, final JsonObject fabric, final String protocol, final Path dir,
+                        final Launcher launcher) throws IOException {
+        if (mns < 1 || cns < 0) {
+            throw new IllegalArgumentException("a cluster needs at least one memory node (and cns >= 0)");
+        }
+        this.cluster = cluster;
+        this.secret = secret;
+        this.dir = dir;
+        this.launcher = launcher;
+        Files.createDirectories(dir);
+        try {
+            // The configs hold the cluster secret: this user only.
+            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        } catch (final UnsupportedOperationException notPosix) {
+            // keep the platform's default
+        }
+        final List<String> names = new ArrayList<>();
+        names.add("tso");
+        final List<String> mnNames = new ArrayList<>();
+        for (int i = 0; i < mns; i++) {
+            mnNames.add("mn" + i);
+        }
+        names.addAll(mnNames);
+        for (int i = 0; i < cns; i++) {
+            names.add("cn" + i);
+        }
+        final Map<String, Integer> hazelcastPorts = new LinkedHashMap<>();
+        final JsonObject fabricJson = fabric.copy();
+        final boolean tcp = "tcp".equals(fabricJson.getString("provider"));
+        final JsonObject addresses = new JsonObject();
+        for (final String n : names) {
+            hazelcastPorts.put(n, freePort());
+            if (tcp) {
+                addresses.put(n, "127.0.0.1:" + freePort());
+            }
+        }
+        if (tcp) {
+            fabricJson.put("addresses", addresses);
+        }
+        // Every node joins through the TSO and the memory nodes (CNs come and go).
+        final JsonArray members = new JsonArray();
+        for (final String n : names) {
+            if (!n.startsWith("cn")) {
+                members.add("127.0.0.1:" + hazelcastPorts.get(n));
+            }
+        }
+        final Path keyStore = dir.resolve("eventbus.p12");
+        Files.deleteIfExists(keyStore);
+        try {
+            ClusterSetup.createEventBusKeyStore(keyStore, cluster, secret);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while creating " + keyStore, e);
+        }
+        base = new JsonObject().put("eventBusKeyStore", keyStore.toAbsolutePath().toString()).put("cluster", cluster).put("secret", secret).put("host", "127.0.0.1")
+            .put("members", members).put("fabric", fabricJson).put("memoryNodes", new JsonArray(mnNames))
+            .put("tsoNode", "tso").put("workload", workload).put("protocol", protocol).put("readyTimeoutMs", 120_000);
+        for (final String n : names) {
+            final NodeRole role = n.equals("tso") ? NodeRole.TSO : n.startsWith("mn") ? NodeRole.MN : NodeRole.CN;
+            final JsonObject config = base.copy().put("node", n).put("hazelcastPort", hazelcastPorts.get(n))
+                .put("eventBusPort", freePort()).put("httpPort", freePort());
+            final Path file = dir.resolve("node-" + n + ".json");
+            Files.writeString(file, config.encodePrettily(), StandardCharsets.UTF_8);
+            nodes.put(n, new Node(n, role, file, dir.resolve("node-" + n + ".log"), config));
+        }
+    }
+
+    /** Sets {@code key} in node {@code name}'s config (before it starts). */
+    public void configure(final String name, final String key, final Object value) throws IOException {
+        final Node n = node(name);
+        n.config.put(key, value);
+        Files.writeString(n.configFile, n.config.encodePrettily(), StandardCharsets.UTF_8);
+    }
+
+    /** The config a client joining this cluster uses (its own free Hazelcast port). */
+    public NodeConfig clientConfig() throws IOException {
+        return NodeConfig.of(clientConfigJson());
+    }
+
+    public JsonObject clientConfigJson() throws IOException {
+        return base.copy().put("node", "client").put("hazelcastPort", freePort()).put("httpPort", -1);
+    }
+
+    public String cluster() {
+        return cluster;
+    }
+
+    public Path shmDirectory() {
+        return ShmFabric.clusterDirectory(FabricOptions.DEFAULT_SHM_DIRECTORY, cluster);
+    }
+
+    public Map<String, Node> nodes() {
+        return nodes;
+    }
+
+    public Node node(final String name) {
+        final Node n = nodes.get(name);
+        if (n == null) {
+            throw new IllegalArgumentException("no node " + name + " in cluster " + cluster + "; it has "
+                + nodes.keySet());
+        }
+        return n;
+    }
+
+    /**
+     * Starts every node and waits until all are ready: the TSO first (it founds the Hazelcast cluster), then the
+     * memory nodes, then the compute nodes, each tier in parallel, so no node founds a cluster of its own.
+     */
+    public void start(final long timeoutMs) throws Exception {
+        for (final NodeRole tier : List.of(NodeRole.TSO, NodeRole.MN, NodeRole.CN)) {
+            for (final Node n : nodes.values()) {
+                if (n.role == tier) {
+                    launch(n);
+                }
+            }
+            for (final Node n : nodes.values()) {
+                if (n.role == tier) {
+                    awaitReady(n, timeoutMs);
+                }
+            }
+        }
+    }
+
+    /** Starts {@code node} again (after it exited or was killed); waits until it is ready. */
+    public void restart(final String name, final long timeoutMs) throws Exception {
+        final Node n = node(name);
+        if (n.process != null && n.process.isAlive()) {
+            throw new IllegalStateException("node " + name + " is still running (pid " + n.process.pid() + ")");
+        }
+        launch(n);
+        awaitReady(n, timeoutMs);
+    }
+
+    private void launch(final Node n) throws IOException {
+        final List<String> cmd = new ArrayList<>(launcher.command());
+        cmd.addAll(List.of("--role", n.role.label(), "--config", n.configFile.toString()));
+        Files.writeString(n.log, "", StandardCharsets.UTF_8,
+            java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        n.process = new ProcessBuilder(cmd).redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(n.log.toFile())).start();
+    }
+
+    private static void awaitReady(final Node n, final long timeoutMs) throws Exception {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        final long pid = n.process.pid();
+        while (System.nanoTime() < deadline) {
+            final String log = n.logText();
+            if (log.contains("pid " + pid)) {
+                return;
+            }
+            if (!n.process.isAlive()) {
+                throw new IllegalStateException("node " + n.name + " exited with " + n.process.exitValue()
+                    + " before it was ready; its log " + n.log + ":\n" + tail(log));
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("node " + n.name + " was not ready within " + timeoutMs + " ms; its log "
+            + n.log + ":\n" + tail(n.logText()));
+    }
+
+    private static String tail(final String log) {
+        return log.length() <= 4000 ? log : log.substring(log.length() - 4000);
+    }
+
+    /** Sends {@code signal} (STOP, CONT, KILL, TERM) to node {@code name}'s process. */
+    public void signal(final String name, final String signal) throws Exception {
+        final Process p = node(name).process;
+        if (p == null) {
+            throw new IllegalStateException("node " + name + " was never started");
+        }
+        final Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IllegalStateException("kill -" + signal + " " + p.pid() + " failed");
+        }
+    }
+
+    /** Stops every node process this cluster started and removes the cluster's shm files. */
+    @Override
+    public void close() {
+        for (final Node n : nodes.values()) {
+            if (n.process != null && n.process.isAlive()) {
+                try {
+                    signal(n.name, "CONT");
+                } catch (final Exception ignored) {
+                    // it is exiting anyway
+                }
+                n.process.destroy();
+            }
+        }
+        for (final Node n : nodes.values()) {
+            if (n.process != null) {
+                try {
+                    if (!n.process.waitFor(15, TimeUnit.SECONDS)) {
+                        n.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                    }
+                } catch (final InterruptedException e) {
+                    n.process.destroyForcibly();
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        try {
+            ShmFabric.removeClusterFiles(FabricOptions.DEFAULT_SHM_DIRECTORY, cluster);
+        } catch (final java.io.UncheckedIOException e) {
+            System.err.println("scythe cluster " + cluster + ": could not remove " + shmDirectory() + ": " + e);
+        }
+    }
+
+    /** A port free on loopback right now. */
+    public static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}

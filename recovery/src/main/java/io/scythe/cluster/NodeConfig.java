@@ -1,0 +1,155 @@
+package io.scythe.cluster;
+
+import io.scythe.fabric.FabricOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * One node's configuration (YAML or JSON file, see conf/node-*.yaml and README "Cluster mode"). Unknown keys and
+ * bad values are refused with a message naming them; nothing starts.
+ *
+ * @param cluster        cluster name; with the secret it makes the Hazelcast cluster name
+ * @param secret         the cluster secret (at least 16 characters): who proves it may join and connect
+ * @param node           this node's name (also its fabric name; a CN's fabric name adds its epoch)
+ * @param host           the one address this node binds (Hazelcast, event bus, verbs server, HTTP); loopback default
+ * @param hazelcastPort  Hazelcast member port
+ * @param members        {@code host:port} of the Hazelcast members to join by TCP
+ * @param eventBusPort   clustered event bus port (0: any free port)
+ * @param httpPort       metrics and health port (0: any free port; -1: none)
+ * @param loops          event loops (a coordinator per loop on a CN)
+ * @param fabric         fabric options ({@link FabricOptions} JSON; {@code provider} shm on one host, tcp across)
+ * @param memoryNodes    the memory nodes holding the tables, in partition order
+ * @param tsoNode        the node holding the timestamp counter
+ * @param workload       what the memory nodes load and the compute nodes can run ({@code {"name": ...}})
+ * @param protocol       concurrency control the CNs run
+ * @param maxAttempts    attempts per transaction before it reports aborted
+ * @param readyTimeoutMs how long a CN waits for the MNs and the TSO at start
+ * @param eventBusKeyStore PKCS12 key store (password: the secret) with the cluster's event-bus key and certificate
+ *                       ({@link ClusterSetup#createEventBusKeyStore}); when set, the event bus runs TLS and accepts
+ *                       only peers presenting that certificate. {@code null}: plaintext event bus
+ * @param leaseCheck     a CN stops by itself once it finds it outlived its lease (default); {@code false} only in
+ *                       tests that show the memory nodes' fence alone keeps a woken CN from writing
+ */
+public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
+                         List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
+                         List<String> memoryNodes, String tsoNode, JsonObject workload, String protocol,
+                         int maxAttempts, long readyTimeoutMs, String eventBusKeyStore, boolean leaseCheck) {
+    private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
+        "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "workload", "protocol",
+        "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck");
+    public static final int MIN_SECRET_CHARS = 16;
+
+    /** Parses and checks {@code json}. */
+    public static NodeConfig of(final JsonObject json) {
+        final Set<String> unknown = new TreeSet<>(json.fieldNames());
+        unknown.removeAll(KEYS);
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("unknown node config keys " + unknown + "; known: "
+                + new TreeSet<>(KEYS));
+        }
+        try {
+            final String secret = json.getString("secret");
+            if (secret == null || secret.length() < MIN_SECRET_CHARS) {
+                throw new IllegalArgumentException("secret must be set, at least " + MIN_SECRET_CHARS
+                    + " characters (every node of the cluster has the same)");
+            }
+            final List<String> members = strings(json, "members", List.of("127.0.0.1:5701"));
+            for (final String m : members) {
+                FabricOptions.parseAddress("member", m);
+            }
+            final List<String> mns = strings(json, "memoryNodes", List.of("mn0", "mn1"));
+            if (mns.isEmpty()) {
+                throw new IllegalArgumentException("memoryNodes must name at least one memory node");
+            }
+            for (final String mn : mns) {
+                FabricOptions.checkName("memory node", mn);
+            }
+            final JsonObject fabric = json.getJsonObject("fabric", new JsonObject().put("provider", "shm"));
+            new FabricOptions(fabric.copy()); // validates
+            final NodeConfig c = new NodeConfig(
+                FabricOptions.checkName("cluster", json.getString("cluster", "scythe")),
+                secret,
+                FabricOptions.checkName("node", json.getString("node")),
+                json.getString("host", "127.0.0.1"),
+                port(json, "hazelcastPort", 5701, false),
+                members,
+                port(json, "eventBusPort", 0, false),
+                port(json, "httpPort", 0, true),
+                positive(json, "loops", 1),
+                fabric,
+                List.copyOf(mns),
+                FabricOptions.checkName("tso node", json.getString("tsoNode", "tso")),
+                json.getJsonObject("workload", new JsonObject().put("name", "counters")),
+                json.getString("protocol", "scythe").toLowerCase(Locale.ROOT),
+                positive(json, "maxAttempts", 1000),
+                json.getLong("readyTimeoutMs", 60_000L),
+                json.getString("eventBusKeyStore"),
+                json.getBoolean("leaseCheck", true));
+            if (c.eventBusKeyStore() != null && !java.nio.file.Files.isRegularFile(
+                java.nio.file.Path.of(c.eventBusKeyStore()))) {
+                throw new IllegalArgumentException("eventBusKeyStore " + c.eventBusKeyStore() + " not found");
+            }
+            if (c.node().contains(".e")) {
+                throw new IllegalArgumentException("node name " + c.node() + " must not contain '.e' (a CN's "
+                    + "fabric name is node.eEPOCH)");
+            }
+            return c;
+        } catch (final ClassCastException e) {
+            throw new IllegalArgumentException("node config: a value has the wrong type (" + e.getMessage() + ")");
+        }
+    }
+
+    /** The fabric options this node opens, with its cluster and secret. */
+    public FabricOptions fabricOptions() {
+        final JsonObject json = fabric.copy();
+        json.put("cluster", cluster);
+        json.put("secret", secret);
+        return new FabricOptions(json);
+    }
+
+    /** The memory node's partition number: its place in {@link #memoryNodes}. */
+    public int partitionOf(final String memoryNode) {
+        final int at = memoryNodes.indexOf(memoryNode);
+        if (at < 0) {
+            throw new IllegalArgumentException("node " + memoryNode + " is not in memoryNodes " + memoryNodes);
+        }
+        return at;
+    }
+
+    private static List<String> strings(final JsonObject json, final String key, final List<String> fallback) {
+        final JsonArray array = json.getJsonArray(key);
+        if (array == null) {
+            return fallback;
+        }
+        final List<String> out = new ArrayList<>();
+        for (final Object o : array) {
+            if (!(o instanceof String)) {
+                throw new IllegalArgumentException(key + " must be a list of strings, not " + array);
+            }
+            out.add((String) o);
+        }
+        return out;
+    }
+
+    private static int port(final JsonObject json, final String key, final int fallback, final boolean allowNone) {
+        final int port = json.getInteger(key, fallback);
+        if (port < (allowNone ? -1 : 0) || port > 65535) {
+            throw new IllegalArgumentException(key + "=" + port + " is not a port");
+        }
+        return port;
+    }
+
+    private static int positive(final JsonObject json, final String key, final int fallback) {
+        final int value = json.getInteger(key, fallback);
+        if (value <= 0) {
+            throw new IllegalArgumentException(key + "=" + value + " must be positive");
+        }
+        return value;
+    }
+}

@@ -1,0 +1,97 @@
+package io.scythe.cluster;
+
+import io.scythe.config.ConfigFiles;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one node in this process until it is stopped (SIGTERM, Ctrl-C: it leaves the cluster and removes its shm
+ * files) or, for a CN, loses its lease (exit code {@link ScytheNode#EXIT_LEASE_LOST}: restart it to rejoin under a
+ * new epoch). Prints {@code scythe node NAME ready ...} once it serves. Used by {@code scythe node} and by tests
+ * ({@code java -cp ... io.scythe.cluster.NodeMain --role cn --config FILE}).
+ */
+public final class NodeMain {
+    /** System property: exit (cleanly) when the parent process exits. */
+    public static final String EXIT_WITH_PARENT = "scythe.exitWithParent";
+
+    private NodeMain() {
+    }
+
+    public static void main(final String[] args) throws Exception {
+        String role = null;
+        String file = null;
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            switch (args[i]) {
+                case "--role" -> role = args[i + 1];
+                case "--config" -> file = args[i + 1];
+                default -> {
+                    System.err.println("usage: NodeMain --role mn|cn|tso --config FILE");
+                    System.exit(2);
+                }
+            }
+        }
+        if (role == null || file == null) {
+            System.err.println("usage: NodeMain --role mn|cn|tso --config FILE");
+            System.exit(2);
+        }
+        try {
+            System.exit(run(NodeRole.of(role), readConfig(Path.of(file))));
+        } catch (final IllegalArgumentException e) {
+            System.err.println("scythe node: " + e.getMessage());
+            System.exit(2);
+        } catch (final IllegalStateException e) {
+            System.err.println("scythe node: " + e.getMessage());
+            System.exit(1);
+        }
+    }
+
+    /**
+     * Reads a YAML or JSON node config; the environment variables {@code SCYTHE_NODE}, {@code SCYTHE_HOST} and
+     * {@code SCYTHE_SECRET}, when set, give {@code node}, {@code host} and {@code secret} (one file for every node of
+     * a compose file, and the secret kept out of it).
+     */
+    public static NodeConfig readConfig(final Path file) throws Exception {
+        final Vertx reader = Vertx.vertx();
+        try {
+            final JsonObject json = ConfigFiles.read(reader, file).await(30, TimeUnit.SECONDS);
+            for (final String[] env : new String[][] {{"SCYTHE_NODE", "node"}, {"SCYTHE_HOST", "host"},
+                {"SCYTHE_SECRET", "secret"}}) {
+                final String value = System.getenv(env[0]);
+                if (value != null && !value.isBlank()) {
+                    json.put(env[1], value);
+                }
+            }
+            return NodeConfig.of(json);
+        } finally {
+            reader.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Runs the node until stopped; returns the process's exit code. */
+    public static int run(final NodeRole role, final NodeConfig config) throws Exception {
+        if (Boolean.getBoolean(EXIT_WITH_PARENT)) {
+            // Started by a LocalCluster: never outlive it as an orphan, even if it was killed hard.
+            ProcessHandle.current().parent().ifPresent(parent -> parent.onExit().thenRun(() -> System.exit(0)));
+        }
+        final CountDownLatch lost = new CountDownLatch(1);
+        final ScytheNode node = ScytheNode.start(config, role, lost::countDown);
+        final Thread stop = new Thread(() -> {
+            try {
+                node.close();
+            } catch (final Exception e) {
+                System.err.println("scythe node " + config.node() + ": stopping failed: " + e);
+            }
+        }, "scythe-node-stop");
+        Runtime.getRuntime().addShutdownHook(stop);
+        System.out.println("scythe node " + config.node() + " ready: role " + role.label() + ", epoch "
+            + node.epoch() + ", fabric " + node.fabricNode() + ", http " + config.host() + ":" + node.httpPort()
+            + ", pid " + ProcessHandle.current().pid());
+        System.out.flush();
+        lost.await();
+        return ScytheNode.EXIT_LEASE_LOST;
+    }
+}

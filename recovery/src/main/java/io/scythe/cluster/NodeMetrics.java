@@ -1,0 +1,151 @@
+package io.scythe.cluster;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.scythe.bridge.Bridge;
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.fabric.Opcode;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Coordinator;
+import io.scythe.txn.api.TxnReply;
+import io.scythe.txn.scythe.TakeoutLockService;
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * A node's Micrometer metrics, scraped in Prometheus format at {@code GET /metrics}, and its health at
+ * {@code GET /health} (200 with JSON while it serves, 503 otherwise), on the node's address only.
+ *
+ * <p>Metrics: {@code scythe_transactions_total{outcome}} (committed, aborted, error), {@code scythe_commits_total
+ * {mode}} (the mode each commit ran in: OCC, or TOCC once the object was hot: the heat a CN sees),
+ * {@code scythe_transaction_latency_seconds} (committed, first attempt to commit), {@code scythe_aborts_total{reason}}
+ * (every aborted attempt, by reason), {@code scythe_verbs_total{opcode}} and {@code scythe_verb_failures_total} (this
+ * process's verbs), on MNs {@code scythe_lock_requests_total{result}} and {@code scythe_lock_waiting} (Takeout Lock
+ * requests held back now: the lock queue), and everywhere {@code scythe_fenced_total}.
+ */
+public final class NodeMetrics {
+    private final ScytheNode node;
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
+    private final Map<String, Counter> modes = new ConcurrentHashMap<>();
+    private final Timer latency;
+    private final Counter fenced;
+    private HttpServer http;
+
+    NodeMetrics(final ScytheNode node) {
+        this.node = node;
+        registry.config().commonTags("node", node.config().node(), "role", node.role().label());
+        latency = Timer.builder("scythe.transaction.latency").description("committed transactions, first attempt "
+                + "to commit").publishPercentiles(0.5, 0.99, 0.999).distributionStatisticExpiry(Duration.ofMinutes(1))
+            .register(registry);
+        fenced = Counter.builder("scythe.fenced").description("peers this node fenced").register(registry);
+        for (final AbortReason reason : AbortReason.values()) {
+            coordinators("scythe.aborts", "reason", reason.label(), c -> c.aborts(reason));
+        }
+        for (final Opcode op : Opcode.values()) {
+            FunctionCounter.builder("scythe.verbs", this, m -> verbs(op)).tag("opcode", op.name().toLowerCase())
+                .register(registry);
+        }
+        FunctionCounter.builder("scythe.verb.failures", this, m -> {
+            long n = 0;
+            for (final Bridge b : BridgeVerticle.running()) {
+                n += b.stats().failures();
+            }
+            return n;
+        }).register(registry);
+        FunctionCounter.builder("scythe.lock.requests", this, m -> lock(TakeoutLockService::granted))
+            .tag("result", "granted").register(registry);
+        FunctionCounter.builder("scythe.lock.requests", this, m -> lock(TakeoutLockService::refused))
+            .tag("result", "refused").register(registry);
+        FunctionCounter.builder("scythe.lock.requests", this, m -> lock(TakeoutLockService::deferred))
+            .tag("result", "deferred").register(registry);
+        Gauge.builder("scythe.lock.waiting", this, m -> lock(TakeoutLockService::waiting)).register(registry);
+    }
+
+    private void coordinators(final String name, final String tag, final String value,
+                              final ToDoubleFunction<Coordinator> f) {
+        FunctionCounter.builder(name, this, m -> {
+            double n = 0;
+            for (final Coordinator c : node.coordinators()) {
+                n += f.applyAsDouble(c);
+            }
+            return n;
+        }).tag(tag, value).register(registry);
+    }
+
+    private static double verbs(final Opcode op) {
+        long n = 0;
+        for (final Bridge b : BridgeVerticle.running()) {
+            n += b.stats().verbs(op);
+        }
+        return n;
+    }
+
+    private double lock(final ToDoubleFunction<TakeoutLockService> f) {
+        final TakeoutLockService s = node.lockService();
+        return s == null ? 0 : f.applyAsDouble(s);
+    }
+
+    /** Counts a coordinator's reply (called on its event loop). */
+    void observe(final TxnReply reply) {
+        outcomes.computeIfAbsent(reply.status(), s -> Counter.builder("scythe.transactions").tag("outcome", s)
+            .register(registry)).increment();
+        if (reply.committed()) {
+            final String mode = reply.reason() == null ? "unknown" : reply.reason();
+            modes.computeIfAbsent(mode, m -> Counter.builder("scythe.commits").tag("mode", m).register(registry))
+                .increment();
+            latency.record(reply.latencyNs(), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    void fenced() {
+        fenced.increment();
+    }
+
+    /** The Prometheus text of every metric. */
+    public String scrape() {
+        return registry.scrape();
+    }
+
+    Future<Integer> startHttp(final String host, final int port) {
+        if (port < 0) {
+            return Future.succeededFuture(-1);
+        }
+        http = node.vertx().createHttpServer(new HttpServerOptions().setHost(host).setPort(port))
+            .requestHandler(this::handle);
+        return http.listen().map(HttpServer::actualPort);
+    }
+
+    private void handle(final HttpServerRequest request) {
+        switch (request.path()) {
+            case "/metrics" -> request.response().putHeader("content-type", "text/plain; version=0.0.4")
+                .end(scrape());
+            case "/health" -> request.response().setStatusCode(node.ready() ? 200 : 503)
+                .putHeader("content-type", "application/json").end(node.health().encode());
+            default -> request.response().setStatusCode(404).end("not found: try /metrics or /health\n");
+        }
+    }
+
+    int httpPort() {
+        return http == null ? -1 : http.actualPort();
+    }
+
+    void close() {
+        if (http != null) {
+            http.close();
+        }
+        registry.close();
+    }
+}

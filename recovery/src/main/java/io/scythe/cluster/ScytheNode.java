@@ -1,0 +1,553 @@
+package io.scythe.cluster;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.cluster.MembershipEvent;
+import com.hazelcast.cluster.MembershipListener;
+import com.hazelcast.core.EntryEvent;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import com.hazelcast.map.listener.EntryAddedListener;
+import com.hazelcast.map.listener.EntryUpdatedListener;
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.fabric.Fabric;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.hotspot.Watermarks;
+import io.scythe.node.CoordinatorDeployment;
+import io.scythe.node.CoordinatorVerticle;
+import io.scythe.node.TableDirectory;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.rrpc.RrpcOptions;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.TableDescriptor;
+import io.scythe.storage.remote.LogDbService;
+import io.scythe.tso.TsoService;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.Coordinator;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.scythe.TakeoutLockService;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * One Scythe node as its own process: joins the cluster (Vert.x over Hazelcast, {@link ClusterSetup}), attaches to
+ * the fabric, and plays its role.
+ *
+ * <ul>
+ *   <li>MN: loads its partition of the workload's tables, serves RRPC (LogDB lookups, Takeout Lock) and says where its
+ *       tables are over the event bus ({@link TableDirectory}).</li>
+ *   <li>TSO: holds the timestamp counter in NIC device memory ({@link TsoService}).</li>
+ *   <li>CN: takes a new epoch, attaches as {@code node.eEPOCH}, learns the tables and the TSO counter from the other
+ *       nodes by event-bus requests, and runs a coordinator per event loop on {@link CoordinatorVerticle#ADDRESS}
+ *       (shared, load-balanced) and {@code scythe.txn.NODE} (this node only).</li>
+ * </ul>
+ *
+ * <p>Leases and fencing: a CN's lease is its Hazelcast membership under its epoch, registered in the
+ * {@value #NODES} map. When Hazelcast removes a CN's member (killed, or hung longer than max-no-heartbeat), every
+ * MN and the TSO fence the CN's fabric identity first (its queue pairs revoked, new connections refused), so a CN that
+ * was only paused cannot write when it wakes; a newer epoch of the same CN supersedes (and fences) the older one. A CN
+ * keeps its lease by renewing it every {@value #LEASE_RENEW_MS} ms; when it finds it was not running for longer than
+ * the lease (it was paused) or that the cluster dropped it, it stops serving and exits with {@link #EXIT_LEASE_LOST}:
+ * it must rejoin as a new process, under a new epoch. The oldest member keeps the {@value #SHARDS} map (which live CN
+ * has recovery duty for each CN's logs) balanced as members come and go ({@link ShardOwnership}).
+ */
+public final class ScytheNode implements AutoCloseable {
+    public static final String NODES = "scythe.nodes";
+    public static final String EPOCHS = "scythe.epochs";
+    public static final String SHARDS = "scythe.shards";
+    /** Exit code of a CN that lost its lease (and must rejoin under a new epoch). */
+    public static final int EXIT_LEASE_LOST = 3;
+    public static final long LEASE_RENEW_MS = 250;
+    /** A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml); after that others may have fenced it. */
+    public static final long LEASE_MS = 3_000;
+    static final long LOOKUP_RETRY_MS = 200;
+    /** Key of the CN slot counter in {@value #EPOCHS} (node names cannot contain ':'). */
+    private static final String SLOTS = "slots";
+    private static final long MAX_CN_SLOTS = 255;
+
+    private final NodeConfig config;
+    private final NodeRole role;
+    private final NodeWorkload workload;
+    private final Runnable onLeaseLost;
+    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
+    /** Fabric identity of each CN member this node has seen register (what to fence when it goes). */
+    private final Map<UUID, String> cnByMember = new ConcurrentHashMap<>();
+    private final List<Coordinator> coordinators = new CopyOnWriteArrayList<>();
+    private final List<String> deployments = new ArrayList<>();
+    private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
+    private Vertx vertx;
+    private HazelcastInstance hazelcast;
+    private Fabric fabric;
+    private Nic nic;
+    private long epoch;
+    private long slot;
+    private String fabricNode;
+    private RpcServer rpcServer;
+    private TakeoutLockService lockService;
+    private TsoService tso;
+    private NodeMetrics metrics;
+    private ShardOwnership shards;
+    private volatile boolean ready;
+    private volatile boolean leaseLost;
+    private long leaseTimer = -1;
+    private long lastRenewalNs;
+
+    private ScytheNode(final NodeConfig config, final NodeRole role, final NodeWorkload workload,
+                       final Runnable onLeaseLost) {
+        this.config = config;
+        this.role = role;
+        this.workload = workload;
+        this.onLeaseLost = onLeaseLost;
+    }
+
+    /**
+     * Starts the node. Blocks the calling thread (not an event loop) until it serves, or fails and releases what it
+     * took.
+     *
+     * @param onLeaseLost what a CN does once it lost its lease (a process exits with {@link #EXIT_LEASE_LOST})
+     */
+    public static ScytheNode start(final NodeConfig config, final NodeRole role, final Runnable onLeaseLost)
+        throws Exception {
+        final NodeWorkload workload = NodeWorkload.of(config.workload());
+        final ScytheNode node = new ScytheNode(config, role, workload, onLeaseLost);
+        try {
+            node.startNow();
+            return node;
+        } catch (final Exception e) {
+            node.close();
+            throw e;
+        }
+    }
+
+    private void startNow() throws Exception {
+        final long timeout = config.readyTimeoutMs();
+        vertx = ClusterSetup.join(config).await(timeout, TimeUnit.MILLISECONDS);
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(timeout, TimeUnit.MILLISECONDS);
+        hazelcast = ClusterSetup.hazelcast(vertx);
+        fabric = Fabric.open(vertx, config.fabricOptions());
+        metrics = new NodeMetrics(this);
+        if (role == NodeRole.CN) {
+            epoch = nextEpoch();
+            slot = slotOf();
+            fabricNode = config.node() + ".e" + epoch;
+        } else {
+            epoch = 0;
+            fabricNode = config.node();
+        }
+        nic = fabric.attach(fabricNode).await(timeout, TimeUnit.MILLISECONDS);
+        watchMembers();
+        // Registered before it serves: whoever sees this member leave can then fence it.
+        register();
+        switch (role) {
+            case MN -> startMemoryNode();
+            case TSO -> startTso();
+            case CN -> startComputeNode();
+            default -> throw new IllegalStateException(role.toString());
+        }
+        shards = new ShardOwnership(vertx, hazelcast);
+        shards.start();
+        metrics.startHttp(config.host(), config.httpPort()).await(timeout, TimeUnit.MILLISECONDS);
+        ready = true;
+    }
+
+    // ---------------------------------------------------------------------------------------------------- roles
+
+    private void startMemoryNode() throws Exception {
+        final int part = config.partitionOf(config.node());
+        final LogDb db = new LogDb(nic);
+        // Loading writes registered memory only: done here, before the node serves, on this (non-loop) thread.
+        workload.load(db, part, config.memoryNodes().size());
+        rpcServer = new RpcServer(vertx, nic, new RrpcOptions());
+        new LogDbService(db).register(rpcServer);
+        lockService = new TakeoutLockService(db, new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT),
+            true).register(rpcServer);
+        onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), rpcServer::start);
+        consumers.add(TableDirectory.serve(vertx, config.node(), db).await(10, TimeUnit.SECONDS));
+    }
+
+    private void startTso() throws Exception {
+        tso = new TsoService(vertx, nic, List.of(), 5_000);
+        tso.start().await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS);
+    }
+
+    private void startComputeNode() throws Exception {
+        final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
+        for (final String mn : config.memoryNodes()) {
+            final TableDirectory.Tables tables = retry(() -> TableDirectory.lookup(vertx, mn, 2_000),
+                "memory node " + mn + " to say where its tables are");
+            for (final TableDescriptor d : tables.tables()) {
+                partitions.computeIfAbsent(d.schema().name(), n -> new ArrayList<>())
+                    .add(new Catalog.Partition(mn, d));
+            }
+        }
+        final Catalog catalog = new Catalog();
+        partitions.forEach((name, list) -> {
+            if (list.size() != config.memoryNodes().size()) {
+                throw new IllegalStateException("table " + name + " is on " + list.size() + " of "
+                    + config.memoryNodes().size() + " memory nodes");
+            }
+            catalog.add(name, list);
+        });
+        final RemoteRegion counter = retry(() -> TsoService.locate(vertx, config.tsoNode(), 2_000),
+            "TSO node " + config.tsoNode() + " to say where its counter is");
+        final RrpcClient rrpc = new RrpcClient(vertx, nic, new RrpcOptions());
+        final Protocol protocol = Protocol.named(config.protocol());
+        // Transaction ids: epoch in bits 48-63, this CN's cluster-unique slot in bits 32-39, the loop in 40-47.
+        final long idBase = ((epoch & 0xffff) << 48) | (slot << 32);
+        deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, config.tsoNode(), protocol,
+                config.maxAttempts(), new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), false,
+                workload.procedures(), idBase, metrics::observe)
+            .deploy(vertx, BridgeVerticle.eventLoopContexts(vertx),
+                List.of(CoordinatorVerticle.ADDRESS, CoordinatorVerticle.ADDRESS + "." + config.node()),
+                coordinators::add)
+            .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS));
+        lastRenewalNs = System.nanoTime();
+        if (config.leaseCheck()) {
+            leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
+        }
+    }
+
+    /** Asks until answered or the ready timeout passes (the other node may still be starting). */
+    private <T> T retry(final Supplier<Future<T>> ask, final String what) throws Exception {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.readyTimeoutMs());
+        Exception last = null;
+        while (System.nanoTime() < deadline) {
+            try {
+                return ask.get().await(5, TimeUnit.SECONDS);
+            } catch (final Exception e) {
+                last = e;
+                Thread.sleep(LOOKUP_RETRY_MS);
+            }
+        }
+        throw new IllegalStateException("timed out after " + config.readyTimeoutMs() + " ms waiting for " + what
+            + (last == null ? "" : ": " + last.getMessage()), last);
+    }
+
+    private static <T> T onLoop(final Context loop, final Supplier<Future<T>> body) throws Exception {
+        final Promise<T> done = Promise.promise();
+        loop.runOnContext(v -> body.get().onComplete(done));
+        return done.future().await(30, TimeUnit.SECONDS);
+    }
+
+    // ------------------------------------------------------------------------------------ registry and leases
+
+    private long nextEpoch() {
+        final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
+        epochs.lock(config.node());
+        try {
+            final Long last = epochs.get(config.node());
+            final long next = (last == null ? 0 : last) + 1;
+            epochs.put(config.node(), next);
+            return next;
+        } finally {
+            epochs.unlock(config.node());
+        }
+    }
+
+    /** This CN's slot, unique in the cluster and kept across its epochs: part of its transaction ids. */
+    private long slotOf() {
+        final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
+        epochs.lock(SLOTS);
+        try {
+            final Long mine = epochs.get(SLOTS + ":" + config.node());
+            if (mine != null) {
+                return mine;
+            }
+            final Long used = epochs.get(SLOTS);
+            final long next = (used == null ? 0 : used) + 1;
+            if (next > MAX_CN_SLOTS) {
+                throw new IllegalStateException("a cluster has at most " + MAX_CN_SLOTS + " compute nodes");
+            }
+            epochs.put(SLOTS, next);
+            epochs.put(SLOTS + ":" + config.node(), next);
+            return next;
+        } finally {
+            epochs.unlock(SLOTS);
+        }
+    }
+
+    private void register() {
+        final JsonObject entry = new JsonObject().put("role", role.label()).put("fabricNode", fabricNode)
+            .put("epoch", epoch).put("member", hazelcast.getCluster().getLocalMember().getUuid().toString())
+            .put("pid", ProcessHandle.current().pid());
+        final IMap<String, String> nodes = hazelcast.getMap(NODES);
+        if (role == NodeRole.CN) {
+            nodes.put(config.node(), entry.encode());
+            return;
+        }
+        final String earlier = nodes.putIfAbsent(config.node(), entry.encode());
+        if (earlier != null) {
+            // An MN's data and the TSO's counter died with their process: coming back empty (or with the initial
+            // tables, or a counter below timestamps already handed out) under running transactions would corrupt
+            // them. Recovery of those is not built (issue 6, second half).
+            throw new IllegalStateException(role.label() + " node " + config.node() + " ran in this cluster before ("
+                + new JsonObject(earlier).getValue("pid") + "); a memory node or TSO cannot be restarted into a "
+                + "running cluster yet (its data or counter is gone): restart the whole cluster");
+        }
+    }
+
+    /** Fences CNs that leave or are superseded, on nodes whose memory they reach. */
+    private void watchMembers() {
+        if (role == NodeRole.CN) {
+            // Merging back after a split means this member was cut off (and fenced) meanwhile.
+            hazelcast.getLifecycleService().addLifecycleListener(event -> {
+                if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGING && ready) {
+                    vertx.runOnContext(v -> {
+                        if (!leaseLost) {
+                            loseLease("it was split from the cluster and is merging back");
+                        }
+                    });
+                }
+            });
+            return;
+        }
+        final IMap<String, String> nodes = hazelcast.getMap(NODES);
+        final Object listener = new CnListener();
+        nodes.addEntryListener((com.hazelcast.map.listener.MapListener) listener, true);
+        for (final String value : nodes.values()) {
+            noteCn(new JsonObject(value), null);
+        }
+        hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+            @Override
+            public void memberAdded(final MembershipEvent event) {
+            }
+
+            @Override
+            public void memberRemoved(final MembershipEvent event) {
+                final UUID gone = event.getMember().getUuid();
+                final String cn = cnByMember.remove(gone);
+                if (cn != null) {
+                    fence(cn, "its member left the cluster");
+                    return;
+                }
+                // Its registration may not have reached this node's listener yet: look it up in the map (blocking,
+                // so on a worker).
+                vertx.executeBlocking(() -> {
+                    for (final String value : hazelcast.<String, String>getMap(NODES).values()) {
+                        final JsonObject entry = new JsonObject(value);
+                        if (NodeRole.CN.label().equals(entry.getString("role"))
+                            && gone.toString().equals(entry.getString("member"))) {
+                            fence(entry.getString("fabricNode"), "its member left the cluster");
+                        }
+                    }
+                    return null;
+                }, false);
+            }
+        });
+    }
+
+    private final class CnListener implements EntryAddedListener<String, String>,
+        EntryUpdatedListener<String, String> {
+        @Override
+        public void entryAdded(final EntryEvent<String, String> event) {
+            noteCn(new JsonObject(event.getValue()), null);
+        }
+
+        @Override
+        public void entryUpdated(final EntryEvent<String, String> event) {
+            noteCn(new JsonObject(event.getValue()),
+                event.getOldValue() == null ? null : new JsonObject(event.getOldValue()));
+        }
+    }
+
+    private void noteCn(final JsonObject entry, final JsonObject previous) {
+        if (!NodeRole.CN.label().equals(entry.getString("role"))) {
+            return;
+        }
+        final UUID member = UUID.fromString(entry.getString("member"));
+        final boolean live = hazelcast.getCluster().getMembers().stream().anyMatch(m -> m.getUuid().equals(member));
+        if (live) {
+            cnByMember.put(member, entry.getString("fabricNode"));
+        } else {
+            fence(entry.getString("fabricNode"), "its member is not in the cluster");
+        }
+        if (previous != null && !previous.getString("fabricNode").equals(entry.getString("fabricNode"))) {
+            cnByMember.remove(UUID.fromString(previous.getString("member")));
+            fence(previous.getString("fabricNode"), "epoch " + entry.getLong("epoch") + " superseded it");
+        }
+    }
+
+    private void fence(final String cnFabricNode, final String why) {
+        if (!fenced.add(cnFabricNode)) {
+            return;
+        }
+        vertx.runOnContext(v -> {
+            final int revoked = nic.fence(cnFabricNode);
+            metrics.fenced();
+            System.err.println("scythe node " + config.node() + ": fenced " + cnFabricNode + " (" + why + "), "
+                + revoked + " queue pairs revoked");
+        });
+    }
+
+    /**
+     * A CN renews its lease while it runs and is a member under its epoch; a renewal that comes later than the lease
+     * (the process was paused) or finds this member gone means others may have fenced it: stop and rejoin anew.
+     */
+    private void renewLease() {
+        final long now = System.nanoTime();
+        final long sinceMs = TimeUnit.NANOSECONDS.toMillis(now - lastRenewalNs);
+        lastRenewalNs = now;
+        if (leaseLost) {
+            return;
+        }
+        String why = null;
+        if (sinceMs > LEASE_MS) {
+            why = "this process did not run for " + sinceMs + " ms (longer than the " + LEASE_MS + " ms lease)";
+        } else if (!hazelcast.getLifecycleService().isRunning()) {
+            why = "its Hazelcast member stopped";
+        } else {
+            final UUID self = hazelcast.getCluster().getLocalMember().getUuid();
+            final Set<Member> members = hazelcast.getCluster().getMembers();
+            if (members.stream().noneMatch(m -> m.getUuid().equals(self)) || members.size() == 1
+                && config.memoryNodes().size() > 0) {
+                why = "the cluster no longer lists it with the memory nodes";
+            }
+        }
+        if (why != null) {
+            loseLease(why);
+        }
+    }
+
+    private void loseLease(final String why) {
+        leaseLost = true;
+        System.err.println("scythe node " + config.node() + ": lease of epoch " + epoch + " lost: " + why
+            + "; stops serving and must rejoin with a new epoch");
+        for (final MessageConsumer<Object> c : consumers) {
+            c.unregister();
+        }
+        final List<Future<Void>> undeployed = new ArrayList<>();
+        for (final String id : deployments) {
+            undeployed.add(vertx.undeploy(id));
+        }
+        Future.join(undeployed).onComplete(done -> onLeaseLost.run());
+    }
+
+    // ------------------------------------------------------------------------------------------------ queries
+
+    public NodeConfig config() {
+        return config;
+    }
+
+    public NodeRole role() {
+        return role;
+    }
+
+    public long epoch() {
+        return epoch;
+    }
+
+    public String fabricNode() {
+        return fabricNode;
+    }
+
+    public Vertx vertx() {
+        return vertx;
+    }
+
+    public HazelcastInstance hazelcast() {
+        return hazelcast;
+    }
+
+    public boolean ready() {
+        return ready && !leaseLost;
+    }
+
+    public boolean leaseLost() {
+        return leaseLost;
+    }
+
+    /** CN fabric identities this node fenced. */
+    public Set<String> fenced() {
+        return new TreeSet<>(fenced);
+    }
+
+    public List<Coordinator> coordinators() {
+        return List.copyOf(coordinators);
+    }
+
+    public TakeoutLockService lockService() {
+        return lockService;
+    }
+
+    public NodeMetrics metrics() {
+        return metrics;
+    }
+
+    /** The port the metrics and health server bound, or -1. */
+    public int httpPort() {
+        return metrics == null ? -1 : metrics.httpPort();
+    }
+
+    /** Health: ready, its epoch and lease, the cluster's size, what it fenced. */
+    public JsonObject health() {
+        final JsonObject h = new JsonObject().put("status", ready() ? "UP" : "DOWN").put("node", config.node())
+            .put("role", role.label()).put("fabricNode", fabricNode).put("epoch", epoch)
+            .put("fenced", new io.vertx.core.json.JsonArray(new ArrayList<>(fenced())));
+        if (role == NodeRole.CN) {
+            h.put("lease", leaseLost ? "lost" : "held").put("slot", slot);
+        }
+        if (hazelcast != null && hazelcast.getLifecycleService().isRunning()) {
+            h.put("members", hazelcast.getCluster().getMembers().size());
+        }
+        return h;
+    }
+
+    /** Leaves the cluster and releases the fabric (its shm files) and ports. Blocks; idempotent. */
+    @Override
+    public void close() throws Exception {
+        ready = false;
+        if (vertx != null && leaseTimer >= 0) {
+            vertx.cancelTimer(leaseTimer);
+        }
+        if (shards != null) {
+            shards.stop();
+        }
+        if (metrics != null) {
+            metrics.close();
+        }
+        if (vertx != null) {
+            for (final String id : deployments) {
+                try {
+                    vertx.undeploy(id).await(10, TimeUnit.SECONDS);
+                } catch (final Exception alreadyGone) {
+                    // undeployed when the lease was lost
+                }
+            }
+            deployments.clear();
+            if (rpcServer != null) {
+                final RpcServer server = rpcServer;
+                onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), server::stop);
+                rpcServer = null;
+            }
+            if (tso != null) {
+                tso.stop().await(10, TimeUnit.SECONDS);
+                tso = null;
+            }
+        }
+        if (fabric != null) {
+            fabric.close();
+            fabric = null;
+        }
+        if (vertx != null) {
+            vertx.close().await(30, TimeUnit.SECONDS);
+            vertx = null;
+        }
+    }
+}

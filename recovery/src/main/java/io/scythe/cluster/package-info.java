@@ -1,0 +1,20 @@
+/**
+ * Cluster mode: Scythe nodes as processes.
+ *
+ * <ul>
+ *   <li>{@link io.scythe.cluster.ClusterSetup}: Hazelcast from conf/cluster.xml (TCP join, one bound address, fast
+ *       failure detection), the secret-derived cluster name, the clustered Vert.x.</li>
+ *   <li>{@link io.scythe.cluster.ScytheNode}: one node (MN, CN or TSO); the registry {@code scythe.nodes} (role,
+ *       epoch, fabric identity, member), epochs {@code scythe.epochs}, leases and fencing.</li>
+ *   <li>{@link io.scythe.cluster.ShardOwnership}: {@code scythe.shards}, recovery duty per CN, kept by the oldest
+ *       member.</li>
+ *   <li>{@link io.scythe.cluster.NodeMetrics}: Prometheus metrics and health over HTTP.</li>
+ *   <li>{@link io.scythe.cluster.ScytheClient}: a client's view of outcomes (unknown is never aborted).</li>
+ *   <li>{@link io.scythe.cluster.NodeMain}, {@link io.scythe.cluster.LocalCluster}: running one node, or a cluster
+ *       of local processes.</li>
+ * </ul>
+ *
+ * <p>Control traffic only crosses the event bus (table and TSO lookups, RRPC ring opening, client requests) and
+ * Hazelcast (membership, registry, shards); data moves over the fabric.
+ */
+package io.scythe.cluster;

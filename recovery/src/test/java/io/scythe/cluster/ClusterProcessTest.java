@@ -1,0 +1,247 @@
+package io.scythe.cluster;
+
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A cluster of real processes over the shm fabric (TSO, one MN, two CNs) and a client that joins it: transactions
+ * over the event bus, metrics and health over HTTP, shard ownership, and a CN paused past its lease that is fenced,
+ * cannot write, exits, and rejoins under a new epoch. Everything it starts is killed and its shm files removed in
+ * {@link #stopCluster()}, even when a test fails.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterProcessTest {
+    @TempDir
+    static Path dir;
+    static LocalCluster cluster;
+    static ScytheClient client;
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = new LocalCluster("t" + UUID.randomUUID().toString().substring(0, 8),
+            "a test secret of the cluster", 1, 2, new JsonObject().put("name", "counters").put("keys", 64),
+            new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
+            "scythe", dir, LocalCluster.Launcher.sameClasspath(List.of("-Xmx256m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1")));
+        // cn1 does not stop by itself when it outlived its lease: only the memory nodes' fence keeps it from writing.
+        cluster.configure("cn1", "leaseCheck", false);
+        cluster.start(120_000);
+        client = ScytheClient.join(cluster.clientConfig(), 10_000);
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        try {
+            if (client != null) {
+                client.close();
+            }
+        } finally {
+            if (cluster != null) {
+                cluster.close();
+                for (final LocalCluster.Node n : cluster.nodes().values()) {
+                    System.out.println("---- log of " + n.name() + "\n" + n.logText());
+                }
+                assertThat(cluster.shmDirectory()).doesNotExist();
+                for (final LocalCluster.Node n : cluster.nodes().values()) {
+                    assertThat(n.process() == null || !n.process().isAlive()).as(n.name()).isTrue();
+                }
+            }
+        }
+    }
+
+    private static ScytheClient.Outcome call(final String procedure, final long... args) throws Exception {
+        return client.call(procedure, args).await(20, TimeUnit.SECONDS);
+    }
+
+    private static long committed(final ScytheClient.Outcome outcome) {
+        assertThat(outcome).isInstanceOf(ScytheClient.Outcome.Committed.class);
+        return ((ScytheClient.Outcome.Committed) outcome).reply().result();
+    }
+
+    private static HttpResponse<String> get(final String node, final String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cluster.node(node).httpPort()
+            + path)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static void eventually(final String what, final long timeoutMs, final BooleanSupplier condition)
+        throws Exception {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + timeoutMs + " ms: " + what);
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    @Test
+    @Order(1)
+    void shouldRunTransactionsFromAClientAcrossComputeNodesAndCountThem() throws Exception {
+        long sum = 0;
+        for (int i = 0; i < 20; i++) {
+            sum += committed(call("add", i % 8, 1));
+        }
+        // Keys 0..7 got 20 adds of 1: values 1,2,3 per key in order; the last value of each key sums to 20.
+        long total = 0;
+        for (long k = 0; k < 8; k++) {
+            total += committed(call("get", k));
+        }
+        assertThat(total).isEqualTo(20);
+        assertThat(sum).isEqualTo(8 * 1 + 8 * 2 + 4 * 3);
+        // Both CNs serve their own address too.
+        assertThat(committed(client.callOn("cn0", "get", 0).await(20, TimeUnit.SECONDS))).isEqualTo(3);
+        assertThat(committed(client.callOn("cn1", "get", 0).await(20, TimeUnit.SECONDS))).isEqualTo(3);
+        // A bad request is rejected and changes nothing.
+        assertThat(call("no-such-procedure", 1)).isInstanceOf(ScytheClient.Outcome.Rejected.class);
+        assertThat(call("add", 1)).isInstanceOf(ScytheClient.Outcome.Rejected.class);
+    }
+
+    @Test
+    @Order(2)
+    void shouldExposeMetricsAndHealthOverHttp() throws Exception {
+        final HttpResponse<String> health = get("cn0", "/health");
+        assertThat(health.statusCode()).isEqualTo(200);
+        final JsonObject h = new JsonObject(health.body());
+        assertThat(h.getString("status")).isEqualTo("UP");
+        assertThat(h.getString("role")).isEqualTo("cn");
+        assertThat(h.getString("lease")).isEqualTo("held");
+        assertThat(h.getInteger("members")).isEqualTo(5);
+        // Transaction ids carry a slot unique to each CN.
+        assertThat(h.getLong("slot")).isPositive()
+            .isNotEqualTo(new JsonObject(get("cn1", "/health").body()).getLong("slot"));
+        long committedOnCns = 0;
+        for (final String cn : List.of("cn0", "cn1")) {
+            final String metrics = get(cn, "/metrics").body();
+            assertThat(metrics).contains("scythe_verbs_total{").contains("scythe_aborts_total{")
+                .contains("scythe_transaction_latency_seconds");
+            committedOnCns += counter(metrics, "scythe_transactions_total", "outcome=\"committed\"");
+        }
+        assertThat(committedOnCns).isGreaterThanOrEqualTo(30);
+        final String mn = get("mn0", "/metrics").body();
+        assertThat(counter(mn, "scythe_lock_requests_total", "result=\"granted\"")).isPositive();
+        assertThat(mn).contains("scythe_lock_waiting");
+        assertThat(get("mn0", "/nothing").statusCode()).isEqualTo(404);
+    }
+
+    private static long counter(final String prometheus, final String name, final String tag) {
+        long sum = 0;
+        for (final String line : prometheus.split("\n")) {
+            if (line.startsWith(name + "{") && line.contains(tag)) {
+                sum += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    @Test
+    @Order(3)
+    void shouldGiveEveryComputeNodesLogsAnOwner() throws Exception {
+        final var shards = client.vertx() == null ? null
+            : ClusterSetup.hazelcast(client.vertx()).<String, String>getMap(ScytheNode.SHARDS);
+        eventually("both CNs have a recovery owner", 10_000, () -> shards.size() == 2);
+        assertThat(new JsonObject(shards.get("cn0")).getString("owner")).isEqualTo("cn1");
+        assertThat(new JsonObject(shards.get("cn1")).getString("owner")).isEqualTo("cn0");
+    }
+
+    @Test
+    @Order(4)
+    void shouldFenceAPausedComputeNodeSoItCannotWriteAndLetItRejoinUnderANewEpoch() throws Exception {
+        final long before = committed(call("get", 5));
+        cluster.signal("cn1", "STOP");
+        try {
+            // Sent to the paused CN only: it sits in its socket until the CN wakes, fenced.
+            final var queued = client.callOn("cn1", "add", 5, 100);
+            eventually("mn0 and the TSO fence cn1.e1", 20_000, () -> {
+                try {
+                    return new JsonObject(get("mn0", "/health").body()).getJsonArray("fenced").contains("cn1.e1")
+                        && new JsonObject(get("tso", "/health").body()).getJsonArray("fenced").contains("cn1.e1");
+                } catch (final Exception e) {
+                    return false;
+                }
+            });
+            final var shards = ClusterSetup.hazelcast(client.vertx()).<String, String>getMap(ScytheNode.SHARDS);
+            eventually("cn1's logs go to cn0", 10_000, () -> shards.get("cn1") != null
+                && !new JsonObject(shards.get("cn1")).getBoolean("live")
+                && "cn0".equals(new JsonObject(shards.get("cn1")).getString("owner")));
+            cluster.signal("cn1", "CONT");
+            // Awake, cn1 runs the queued transaction on its old queue pairs: every verb fails, nothing commits.
+            final ScytheClient.Outcome late = queued.await(30, TimeUnit.SECONDS);
+            assertThat(late).isNotInstanceOf(ScytheClient.Outcome.Committed.class);
+            // Merging back into the cluster tells it that it lost its lease: it exits, to rejoin anew.
+            assertThat(cluster.node("cn1").process().waitFor(40, TimeUnit.SECONDS)).isTrue();
+            assertThat(cluster.node("cn1").process().exitValue()).isEqualTo(ScytheNode.EXIT_LEASE_LOST);
+            assertThat(cluster.node("cn1").logText()).contains("lease of epoch 1 lost");
+            System.out.println("queued transaction on the paused CN: " + late);
+        } finally {
+            if (cluster.node("cn1").process().isAlive()) {
+                cluster.signal("cn1", "CONT");
+            }
+        }
+        // Nothing the fenced CN did reached the data.
+        assertThat(committed(call("get", 5))).isEqualTo(before);
+        cluster.restart("cn1", 120_000);
+        assertThat(cluster.node("cn1").logText()).contains("epoch 2, fabric cn1.e2");
+        assertThat(committed(client.callOn("cn1", "add", 5, 1).await(20, TimeUnit.SECONDS))).isEqualTo(before + 1);
+        assertThat(new JsonObject(get("cn1", "/health").body()).getLong("epoch")).isEqualTo(2);
+    }
+
+    @Test
+    @Order(5)
+    void shouldKeepAProcessWithoutTheSecretOutOfTheCluster() throws Exception {
+        final NodeConfig mine = cluster.clientConfig();
+        final JsonObject other = new JsonObject().put("cluster", mine.cluster()).put("secret", "not the secret at all")
+            .put("node", "intruder").put("hazelcastPort", LocalCluster.freePort()).put("members",
+                new io.vertx.core.json.JsonArray(mine.members())).put("httpPort", -1).put("readyTimeoutMs", 60_000);
+        try (ScytheClient intruder = ScytheClient.join(NodeConfig.of(other), 3_000)) {
+            assertThat(ClusterSetup.hazelcast(intruder.vertx()).getCluster().getMembers()).hasSize(1);
+            assertThat(intruder.call("add", 1, 1).await(20, TimeUnit.SECONDS))
+                .isInstanceOf(ScytheClient.Outcome.Rejected.class);
+        }
+        assertThat(committed(call("get", 1))).isEqualTo(committed(call("get", 1)));
+        assertThat(Files.exists(cluster.shmDirectory())).isTrue();
+    }
+
+    @Test
+    @Order(6)
+    void shouldRefuseEventBusPeersWithoutTheClusterCertificate() throws Exception {
+        final long before = committed(call("get", 3));
+        // It knows the secret (so it joins Hazelcast and sees the coordinators) but not the event-bus key store.
+        final JsonObject config = cluster.clientConfigJson().put("node", "nocert");
+        config.remove("eventBusKeyStore");
+        try (ScytheClient nocert = ScytheClient.join(NodeConfig.of(config), 3_000)) {
+            assertThat(ClusterSetup.hazelcast(nocert.vertx()).getCluster().getMembers()).hasSize(6);
+            final ScytheClient.Outcome outcome = nocert.call("add", 3, 1000).await(20, TimeUnit.SECONDS);
+            assertThat(outcome).isNotInstanceOf(ScytheClient.Outcome.Committed.class);
+        }
+        assertThat(committed(call("get", 3))).isEqualTo(before);
+    }
+
+    @Test
+    @Order(7)
+    void shouldRefuseToRestartTheTsoIntoTheRunningCluster() throws Exception {
+        cluster.signal("tso", "KILL");
+        assertThat(cluster.node("tso").process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> cluster.restart("tso", 120_000))
+            .hasMessageContaining("cannot be restarted into a running cluster");
+    }
+}

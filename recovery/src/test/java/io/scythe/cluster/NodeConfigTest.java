@@ -1,0 +1,78 @@
+package io.scythe.cluster;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Node configs are checked before anything starts; the shard assignment follows the live CNs. */
+class NodeConfigTest {
+    private static JsonObject valid() {
+        return new JsonObject().put("node", "cn0").put("secret", "sixteen chars at least");
+    }
+
+    @Test
+    void shouldReadAValidConfigWithItsDefaults() {
+        final NodeConfig c = NodeConfig.of(valid());
+        assertThat(c.host()).isEqualTo("127.0.0.1");
+        assertThat(c.members()).containsExactly("127.0.0.1:5701");
+        assertThat(c.memoryNodes()).containsExactly("mn0", "mn1");
+        assertThat(c.partitionOf("mn1")).isEqualTo(1);
+        assertThat(c.fabricOptions().provider()).isEqualTo("shm");
+        assertThat(c.fabricOptions().secret()).isNotNull();
+        assertThat(c.leaseCheck()).isTrue();
+    }
+
+    @Test
+    void shouldRefuseBadConfigsNamingWhatIsWrong() {
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("colour", "red"))).hasMessageContaining("colour");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("secret", "short"))).hasMessageContaining("secret");
+        final JsonObject noSecret = valid();
+        noSecret.remove("secret");
+        assertThatThrownBy(() -> NodeConfig.of(noSecret)).hasMessageContaining("secret");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("members", new JsonArray().add("nohost"))))
+            .hasMessageContaining("host:port");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("httpPort", 70000))).hasMessageContaining("httpPort");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("node", "cn0.e2"))).hasMessageContaining(".e");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("node", "bad name"))).hasMessageContaining("node name");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("fabric", new JsonObject().put("provder", "tcp"))))
+            .hasMessageContaining("provder");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("loops", 0))).hasMessageContaining("loops");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("eventBusKeyStore", "/no/such.p12")))
+            .hasMessageContaining("not found");
+        assertThatThrownBy(() -> NodeConfig.of(valid()).partitionOf("mn7")).hasMessageContaining("mn7");
+        assertThatThrownBy(() -> NodeWorkload.of(new JsonObject().put("name", "tpcc")))
+            .hasMessageContaining("unknown workload 'tpcc'");
+        assertThatThrownBy(() -> NodeRole.of("gpu")).hasMessageContaining("mn, cn or tso");
+    }
+
+    @Test
+    void shouldGiveEachCnsLogsToALiveCnAndNoneWhenAllAreGone() {
+        final UUID a = UUID.randomUUID();
+        final UUID b = UUID.randomUUID();
+        final UUID c = UUID.randomUUID();
+        final Map<String, JsonObject> cns = Map.of(
+            "cn0", new JsonObject().put("member", a.toString()).put("epoch", 1),
+            "cn1", new JsonObject().put("member", b.toString()).put("epoch", 4),
+            "cn2", new JsonObject().put("member", c.toString()).put("epoch", 2));
+        final Map<String, JsonObject> all = ShardOwnership.assign(cns, Set.of(a, b, c));
+        assertThat(all.get("cn0").getString("owner")).isEqualTo("cn1");
+        assertThat(all.get("cn1").getString("owner")).isEqualTo("cn2");
+        assertThat(all.get("cn2").getString("owner")).isEqualTo("cn0");
+        final Map<String, JsonObject> oneDead = ShardOwnership.assign(cns, Set.of(a, c));
+        assertThat(oneDead.get("cn1").getBoolean("live")).isFalse();
+        assertThat(oneDead.get("cn1").getString("owner")).isIn("cn0", "cn2");
+        assertThat(oneDead.get("cn0").getString("owner")).isEqualTo("cn2");
+        assertThat(oneDead.get("cn2").getString("owner")).isEqualTo("cn0");
+        assertThat(oneDead.get("cn0").getLong("ownerEpoch")).isEqualTo(2);
+        final Map<String, JsonObject> alone = ShardOwnership.assign(cns, Set.of(b));
+        assertThat(alone.values()).allSatisfy(o -> assertThat(o.getString("owner")).isEqualTo("cn1"));
+        assertThat(ShardOwnership.assign(cns, Set.of()).get("cn0").getString("owner")).isNull();
+    }
+}

@@ -1,0 +1,50 @@
+package io.scythe.txn;
+
+import io.scythe.bridge.VerbException;
+import io.scythe.fabric.Opcode;
+import io.scythe.rrpc.RpcException;
+import io.vertx.core.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A request refused for now (send queue or RRPC ring full) is an abort that the coordinator retries, not a failure. */
+class BackPressureTest {
+    private OneMemoryNode node;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        node = new OneMemoryNode("rows", 32);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        node.close();
+    }
+
+    @Test
+    void shouldTellARefusalForNowFromARealFailure() {
+        assertThat(OneSidedTxn.refusedForNow(new VerbException(Opcode.READ,
+            "send queue full (1024 requests outstanding)"))).isTrue();
+        assertThat(OneSidedTxn.refusedForNow(new RpcException(RpcException.BACK_PRESSURE, "ring full"))).isTrue();
+        assertThat(OneSidedTxn.refusedForNow(new VerbException(Opcode.READ, "queue pair to mn is closed"))).isFalse();
+        assertThat(OneSidedTxn.refusedForNow(new RpcException(RpcException.DISCONNECTED, "gone"))).isFalse();
+    }
+
+    @Test
+    void shouldRetryAnAttemptWhoseReadWasRefusedForNow() throws Exception {
+        final int[] calls = new int[1];
+        final List<Long> seen = node.on(rt -> {
+            final Coordinator coordinator = new Coordinator(rt, Protocol.FORD_OCC, 10);
+            return coordinator.run(txn -> ++calls[0] == 1
+                ? Future.<Long>failedFuture(new VerbException(Opcode.READ, "send queue full (8 requests outstanding)"))
+                : txn.read("rows", 3).map(v -> v.getLong(0))).map(outcome -> List.of(outcome.result(),
+                (long) outcome.attempts(), coordinator.aborts(AbortReason.BACK_PRESSURE)));
+        });
+        assertThat(seen).containsExactly(100L, 2L, 1L);
+    }
+}

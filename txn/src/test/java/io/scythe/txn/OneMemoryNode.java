@@ -1,0 +1,93 @@
+package io.scythe.txn;
+
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.fabric.CostModel;
+import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.Nic;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.fabric.local.LocalFabric;
+import io.scythe.hotspot.Watermarks;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.rrpc.RrpcOptions;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.TableSchema;
+import io.scythe.storage.remote.LogDbService;
+import io.scythe.tso.DirectTsoSource;
+import io.scythe.tso.TsoGroup;
+import io.scythe.tso.TsoService;
+import io.scythe.txn.runtime.LoopTimers;
+import io.scythe.txn.scythe.TakeoutLockService;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * A test cluster on one event loop: memory node "mn" with one table of 8-byte values (keys 0..15 loaded with 100,
+ * room for {@code capacity}) serving LogDB and Takeout Lock RPCs, a TSO, and a compute node's RRPC client.
+ */
+public final class OneMemoryNode implements AutoCloseable {
+    public final Vertx vertx;
+    public final LocalFabric fabric;
+    public final Table table;
+    public final Catalog catalog;
+    public final RrpcClient rrpc;
+    public final RemoteRegion counter;
+    public final Context loop;
+
+    public OneMemoryNode(final String tableName, final long capacity) throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+        loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
+        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
+        final Nic mn = fabric.attachNow("mn");
+        final LogDb db = new LogDb(mn);
+        table = db.create(TableSchema.fixed(1, tableName, 8, capacity));
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+        v.putLong(0, 100);
+        for (long k = 0; k < 16; k++) {
+            table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
+        }
+        final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
+        new LogDbService(db).register(server);
+        new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
+        final Promise<Void> started = Promise.promise();
+        loop.runOnContext(ignored -> server.start().onComplete(started));
+        started.future().await(10, TimeUnit.SECONDS);
+        counter = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000).start().await(10, TimeUnit.SECONDS);
+        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
+        catalog = new Catalog().add(tableName, List.of(new Catalog.Partition("mn", table.describe())));
+    }
+
+    /** Runs {@code body} on the loop with a fresh runtime and waits for its result. */
+    public <R> R on(final Function<TxnRuntime, Future<R>> body) throws Exception {
+        final Promise<R> done = Promise.promise();
+        loop.runOnContext(v -> {
+            final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(64,
+                new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))), Watermarks.DEFAULT, 1L << 40);
+            body.apply(runtime).onComplete(done);
+        });
+        return done.future().await(30, TimeUnit.SECONDS);
+    }
+
+    /** The committed value of {@code key} read directly in the table's memory. */
+    public long valueOf(final long key) {
+        return table.objectMemory().getLongVolatile(table.offsetOf(table.lookup(key)) + ObjectLayout.VALUE_OFFSET);
+    }
+
+    @Override
+    public void close() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+        fabric.close();
+    }
+}

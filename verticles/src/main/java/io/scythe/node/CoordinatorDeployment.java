@@ -1,0 +1,78 @@
+package io.scythe.node;
+
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.hotspot.AdaptiveWatermarks;
+import io.scythe.hotspot.Watermarks;
+import io.scythe.rrpc.RrpcClient;
+import io.scythe.tso.DirectTsoSource;
+import io.scythe.tso.TsoGroup;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.Coordinator;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.api.Procedures;
+import io.scythe.txn.api.TxnReply;
+import io.scythe.txn.runtime.LoopTimers;
+import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Deploys a compute node's coordinators: one {@link CoordinatorVerticle} per event loop, each with its own
+ * {@link TxnRuntime} (RRPC client shared by the node, a TSO group fetching from the TSO counter directly over the
+ * loop's one-sided channel). Used by the embedded cluster and by a CN process alike.
+ *
+ * @param idBase the high bits of every transaction id of this CN (bits 40-47 are added per loop, see
+ *               {@link TxnRuntime}); distinct per CN and incarnation
+ */
+public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegion tsoCounter, String tsoNode,
+                                    Protocol protocol, int maxAttempts, Watermarks watermarks, boolean adaptive,
+                                    Procedures procedures, long idBase, Consumer<TxnReply> observer) {
+
+    /** Called once per loop, on that loop, with the coordinator it made. */
+    @FunctionalInterface
+    public interface Created {
+        void accept(Coordinator coordinator);
+    }
+
+    /**
+     * Deploys on each of {@code loops}, at {@code addresses} (each instance consumes every address).
+     *
+     * @return the deployment ids, in loop order
+     */
+    public Future<List<String>> deploy(final Vertx vertx, final List<Context> loops, final List<String> addresses,
+                                       final Created created) {
+        if (loops.size() > 0xff) {
+            return Future.failedFuture(new IllegalArgumentException("at most 255 event loops per compute node"));
+        }
+        final List<Future<String>> deployed = new ArrayList<>();
+        final java.util.concurrent.atomic.AtomicInteger loopIds = new java.util.concurrent.atomic.AtomicInteger();
+        for (final Context loop : loops) {
+            final Promise<String> one = Promise.promise();
+            // Each instance makes its coordinator at start, on the event loop it was given.
+            loop.runOnContext(v -> vertx.deployVerticle(new CoordinatorVerticle(() -> {
+                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(1024,
+                    new DirectTsoSource(tsoCounter, () -> rrpc.oneSided(tsoNode))), watermarks,
+                    idBase | ((long) loopIds.incrementAndGet() << 40));
+                final Coordinator c = new Coordinator(runtime, protocol, maxAttempts,
+                    adaptive ? new AdaptiveWatermarks(watermarks, 1 << 16) : null);
+                created.accept(c);
+                return c;
+            }, procedures, addresses, observer), new DeploymentOptions()).onComplete(one));
+            deployed.add(one.future());
+        }
+        return Future.all(deployed).map(all -> {
+            final List<String> ids = new ArrayList<>();
+            for (final Future<String> f : deployed) {
+                ids.add(f.result());
+            }
+            return ids;
+        });
+    }
+}
