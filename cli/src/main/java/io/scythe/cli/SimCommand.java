@@ -1,5 +1,8 @@
 package io.scythe.cli;
 
+import io.scythe.bench.history.HistoryCollector;
+import io.scythe.bench.history.HistoryWriter;
+import io.scythe.bench.history.SerializabilityChecker;
 import io.scythe.bench.report.BenchReport;
 import io.scythe.bench.workload.OltpSpec;
 import io.scythe.bench.workload.SmallBankSpec;
@@ -13,7 +16,7 @@ import io.scythe.sim.SimOptions;
 import io.scythe.sim.SimResult;
 import io.scythe.sim.SimVertx;
 import io.scythe.sim.Simulation;
-import io.scythe.sim.VersionChecker;
+import io.scythe.storage.ObjectLayout;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -33,7 +36,8 @@ import java.util.concurrent.Callable;
         + "scheduler. Same options and seed, same run, bit for bit. Prints a table, writes DIR/results.json "
         + "(the bench schema plus a 'sim' object) with --out DIR.",
         "With --explore N: runs N seeds of a small contended SmallBank under each of --protocols with every "
-            + "invariant and the history check on, and prints each failing seed with the command that replays it."})
+            + "invariant on and each run's history checked for serializability, and prints each failing seed with the "
+            + "command that replays it."})
 public final class SimCommand implements Callable<Integer> {
     @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, lock (Fig. 27: "
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
@@ -167,8 +171,17 @@ public final class SimCommand implements Callable<Integer> {
             + "3,10).")
     List<Integer> watermarks;
 
-    @Option(names = "--check-history", description = "Record every commit's reads and writes and check them.")
+    @Option(names = "--check-history", description = "Record every committed transaction's reads (with versions) "
+        + "and writes and check the history for serializability, in memory (as `scythe check` does a file): a "
+        + "dependency cycle (G0, G1c, G2) or an impossible history fails the run.")
     boolean checkHistory;
+
+    @Option(names = "--history", paramLabel = "FILE|DIR", description = "[smallbank, ycsb] Write each run's history "
+        + "for `scythe check`: into FILE when there is one run, else DIR/<protocol>-<clients>[-theta<T>].history.")
+    Path history;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec commandSpec;
 
     @Option(names = "--explore", paramLabel = "N", description = "Seed explorer: N seeds from --seed of the small "
         + "contended workload under each of --protocols.")
@@ -211,6 +224,10 @@ public final class SimCommand implements Callable<Integer> {
         }
         final boolean lockWorkload = "lock".equalsIgnoreCase(workload);
         final boolean casWorkload = "cas".equalsIgnoreCase(workload);
+        if ((lockWorkload || casWorkload) && (checkHistory || history != null)) {
+            throw new IllegalArgumentException("--check-history and --history record transactions: the lock and cas "
+                + "workloads have none");
+        }
         if (casWorkload) {
             protocols = List.of("cas"); // single verbs: no protocol
         }
@@ -252,21 +269,42 @@ public final class SimCommand implements Callable<Integer> {
                     ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
                     : casWorkload ? CasSim.simulation(options.protocol("scythe"), (CasSim.Spec) runSpec)
                     : new Simulation(options, runSpec);
-                final VersionChecker versions = new VersionChecker();
-                if (checkHistory) {
-                    simulation.recordCommits(versions);
+                final String runName = protocol + "-" + perCn + (sweep.size() > 1 ? "-theta" + zipfTheta : "");
+                final HistoryCollector recorded = checkHistory ? new HistoryCollector(ObjectLayout.LOADED_VERSION,
+                    spec.name() + " " + runName + " seed " + seed) : null;
+                if (recorded != null) {
+                    simulation.recorder(recorded);
                 }
-                final SimResult r = simulation.run(vertx);
+                final HistoryWriter file = history == null ? null : new HistoryWriter(HistoryWriter.fileFor(history,
+                    sweep.size() * clients.size() * protocols.size() == 1, runName), ObjectLayout.LOADED_VERSION,
+                    spec.name() + " " + runName + " seed " + seed + " (simulated)");
+                if (file != null) {
+                    simulation.recorder(file);
+                }
+                final SimResult r;
+                try {
+                    r = simulation.run(vertx);
+                } finally {
+                    if (file != null) {
+                        file.close();
+                    }
+                }
                 if (lockWorkload || casWorkload) {
                     r.run().put("protocol", protocol);
                 }
-                final JsonObject run = r.run().toJson();
-                if (checkHistory) {
-                    r.run().put("history_violations", new JsonArray(versions.violations()));
-                    if (!versions.violations().isEmpty()) {
+                if (file != null) {
+                    r.run().put("history", new JsonObject().put("file", file.file().toString())
+                        .put("transactions", file.transactions()));
+                }
+                final SerializabilityChecker.Result verdict = recorded == null ? null
+                    : SerializabilityChecker.check(recorded.history(), 10);
+                if (verdict != null) {
+                    r.run().put("serializability", toJson(verdict));
+                    if (!verdict.serializable()) {
                         r.run().invariantsOk(false);
                     }
                 }
+                final JsonObject run = r.run().toJson();
                 ok &= run.getBoolean("invariants_ok");
                 report.add(r.run());
                 final JsonObject lat = run.getJsonObject("latency_us");
@@ -291,8 +329,10 @@ public final class SimCommand implements Callable<Integer> {
                 if (sim.containsKey("crash")) {
                     System.out.println("  crash: " + sim.getJsonObject("crash").encode());
                 }
-                if (checkHistory && !versions.violations().isEmpty()) {
-                    System.out.println("  history: " + versions.violations());
+                if (verdict != null) {
+                    final List<String> lines = verdict.lines();
+                    (verdict.serializable() ? lines.subList(0, 1) : lines)
+                        .forEach(line -> System.out.println("  history " + line));
                 }
             }
           }
@@ -301,10 +341,32 @@ public final class SimCommand implements Callable<Integer> {
             System.out.println("wrote " + report.write(out));
         }
         if (!ok) {
-            System.err.println("scythe sim: an invariant was violated (see invariants_ok in the results); replay "
-                + "with the same options and --seed " + seed);
+            System.err.println("scythe sim: an invariant was violated (see invariants_ok in the results); replay: "
+                + replayCommand());
         }
         return ok ? 0 : 1;
+    }
+
+    /** This command line again (picocli keeps the parent's arguments: the words up to "sim" are dropped). */
+    private String replayCommand() {
+        final List<String> args = commandSpec.commandLine().getParseResult().originalArgs();
+        final int sim = args.indexOf("sim");
+        return "scythe sim " + String.join(" ", sim >= 0 ? args.subList(sim + 1, args.size()) : args);
+    }
+
+    /** The checker's verdict for results.json: counts, and the cycles and impossibilities it detailed. */
+    static JsonObject toJson(final SerializabilityChecker.Result r) {
+        final JsonArray cycles = new JsonArray();
+        for (final SerializabilityChecker.Cycle c : r.cycles()) {
+            cycles.add(new JsonObject().put("anomaly", c.anomaly()).put("component_size", c.componentSize())
+                .put("transactions", new JsonArray(c.transactions()))
+                .put("edges", new JsonArray(c.steps().stream().map(Object::toString).toList())));
+        }
+        return new JsonObject().put("serializable", r.serializable()).put("transactions", r.transactions())
+            .put("edges", new JsonObject().put("ww", r.edgesByKind()[0]).put("wr", r.edgesByKind()[1])
+                .put("rw", r.edgesByKind()[2]))
+            .put("cycles_found", r.components()).put("cycles", cycles)
+            .put("impossible_found", r.impossibleCount()).put("impossible", new JsonArray(r.impossible()));
     }
 
     private OltpSpec spec(final double zipfTheta) {

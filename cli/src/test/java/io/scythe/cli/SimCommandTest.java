@@ -35,7 +35,11 @@ class SimCommandTest {
                 "abort_rate", "latency_us", "invariants_ok", "stages_us", "conserved", "locks_left_held", "sim");
             assertThat(run.getInteger("clients")).isEqualTo(8); // 2 CNs x 4
             assertThat(run.getBoolean("invariants_ok")).isTrue();
-            assertThat(run.getJsonArray("history_violations")).isEmpty();
+            final JsonObject verdict = run.getJsonObject("serializability");
+            assertThat(verdict.getBoolean("serializable")).isTrue();
+            assertThat(verdict.getLong("transactions")).isPositive();
+            assertThat(verdict.getLong("cycles_found")).isZero();
+            assertThat(verdict.getJsonObject("edges").getLong("rw")).isPositive();
             assertThat(run.getJsonObject("sim").getInteger("seed")).isEqualTo(5);
         }
     }
@@ -72,6 +76,44 @@ class SimCommandTest {
     }
 
     @Test
+    void shouldReportTheUnsafeProtocolsCycleWithTheReplayAndWriteAHistoryScytheCheckReads(@TempDir final Path dir)
+        throws Exception {
+        final Path file = dir.resolve("unsafe.history");
+        final String[] args = {"sim", "--accounts", "50", "--mix", "scythe", "--protocols", "unsafe", "--loops", "2",
+            "--clients", "6", "--duration", "150us", "--jitter", "2us", "--seed", "3", "--check-history", "--history",
+            file.toString(), "--out", dir.toString()};
+        final java.io.PrintStream saved = System.out;
+        final java.io.PrintStream savedErr = System.err;
+        final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        final java.io.ByteArrayOutputStream errBytes = new java.io.ByteArrayOutputStream();
+        System.setOut(new java.io.PrintStream(bytes, true));
+        System.setErr(new java.io.PrintStream(errBytes, true));
+        final int code;
+        try {
+            code = run(new StringWriter(), new StringWriter(), args);
+        } finally {
+            System.setOut(saved);
+            System.setErr(savedErr);
+        }
+        assertThat(code).isEqualTo(1);
+        assertThat(bytes.toString()).contains("history NOT SERIALIZABLE").contains("G2 cycle of");
+        assertThat(errBytes.toString()).contains("replay: scythe sim " + String.join(" ", args).substring(4));
+        final JsonObject run = new JsonObject(Files.readString(dir.resolve("results.json")))
+            .getJsonArray("runs").getJsonObject(0);
+        assertThat(run.getBoolean("invariants_ok")).isFalse();
+        final JsonObject verdict = run.getJsonObject("serializability");
+        assertThat(verdict.getBoolean("serializable")).isFalse();
+        assertThat(verdict.getLong("cycles_found")).isPositive();
+        assertThat(verdict.getJsonArray("cycles").getJsonObject(0).getString("anomaly")).isEqualTo("G2");
+        assertThat(run.getJsonObject("history").getLong("transactions")).isEqualTo(verdict.getLong("transactions"));
+        // The file holds the same history: scythe check finds the same cycles.
+        final StringWriter checked = new StringWriter();
+        assertThat(run(checked, new StringWriter(), "check", file.toString())).isEqualTo(1);
+        assertThat(checked.toString()).contains(verdict.getLong("transactions") + " transactions")
+            .contains("NOT SERIALIZABLE: " + verdict.getLong("cycles_found") + " cycle(s)");
+    }
+
+    @Test
     void shouldRefuseBadInputWithOneClearLine() {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "sim", "--workload", "tpcc")).isEqualTo(2);
@@ -85,6 +127,9 @@ class SimCommandTest {
         final StringWriter err4 = new StringWriter();
         assertThat(run(new StringWriter(), err4, "sim", "--protocols", "nope")).isEqualTo(2);
         assertThat(err4.toString()).contains("unknown protocol 'nope'");
+        final StringWriter err5 = new StringWriter();
+        assertThat(run(new StringWriter(), err5, "sim", "--workload", "lock", "--check-history")).isEqualTo(2);
+        assertThat(err5.toString()).contains("the lock and cas workloads have none");
     }
 
     @Test

@@ -1,26 +1,48 @@
 package io.scythe.sim;
 
+import io.scythe.bench.history.HistoryCollector;
+import io.scythe.bench.history.SerializabilityChecker;
 import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.storage.ObjectLayout;
 import io.vertx.core.Vertx;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.LongFunction;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BiFunction;
 
 /**
  * The seed explorer: runs many seeds of a small contended SmallBank (few accounts, Zipf 0.99, several loops and
- * clients, completion jitter that reorders verbs across queue pairs) under each protocol with every invariant and the
- * history check on, and reports each failing seed with the exact command that replays it.
+ * clients, completion jitter that reorders verbs across queue pairs) under each protocol with every invariant on and
+ * each run's committed history checked for serializability ({@link SerializabilityChecker}, in memory), and reports
+ * each failing seed with the exact command that replays it.
  */
 public final class Explorer {
     /** The small contended workload: 50 accounts, Zipf 0.99, the Scythe mix. */
     public static final long ACCOUNTS = 50;
     public static final double THETA = 0.99;
     public static final String MIX = "scythe";
+    /** Cycles and impossibilities the checker details per run; all are counted. */
+    private static final int DETAILED = 3;
 
-    /** A seed that broke an invariant, and how to replay it. */
-    public record Failure(String protocol, long seed, String reason, String replay) {
+    /**
+     * A seed that broke an invariant, and how to replay it.
+     *
+     * @param history the serializability checker's verdict on the run's committed history ({@code null} when the run
+     *                itself failed)
+     */
+    public record Failure(String protocol, long seed, String reason, String replay,
+                          SerializabilityChecker.Result history) {
+        /** The checker found a dependency cycle (G0, G1c or G2) in the run's history. */
+        public boolean cyclic() {
+            return history != null && history.components() > 0;
+        }
+    }
+
+    /** One seed's outcome: what broke ({@code null}: nothing), the commits, the checker's verdict. */
+    public record Outcome(Failure failure, long committed, SerializabilityChecker.Result history) {
     }
 
     private Explorer() {
@@ -42,47 +64,66 @@ public final class Explorer {
     }
 
     /**
-     * Runs seeds {@code firstSeed .. firstSeed + seeds - 1} of each protocol.
+     * Runs seeds {@code firstSeed .. firstSeed + seeds - 1} of each protocol. Prints each failing seed (the first
+     * one per protocol with the checker's verdict in full) and a summary line per protocol.
      *
      * @param optionsOf the options of a seed, for one protocol (normally {@link #options})
      */
     public static List<Failure> explore(final Vertx vertx, final List<String> protocols, final long firstSeed,
-                                        final int seeds, final java.util.function.BiFunction<String, Long,
-                                            SimOptions> optionsOf, final PrintStream out) throws Exception {
+                                        final int seeds, final BiFunction<String, Long, SimOptions> optionsOf,
+                                        final PrintStream out) throws Exception {
         final List<Failure> failures = new ArrayList<>();
         for (final String protocol : protocols) {
             int failed = 0;
             long committed = 0;
+            long checked = 0;
+            final Map<String, Integer> seedsByAnomaly = new TreeMap<>();
             for (long seed = firstSeed; seed < firstSeed + seeds; seed++) {
-                final SimOptions o = optionsOf.apply(protocol, seed);
-                final Failure f = check(vertx, o);
-                committed += f == null ? lastCommitted : 0;
+                final Outcome o = check(vertx, optionsOf.apply(protocol, seed));
+                committed += o.committed();
+                if (o.history() != null) {
+                    checked += o.history().transactions();
+                    o.history().cycles().stream().map(SerializabilityChecker.Cycle::anomaly).distinct()
+                        .forEach(a -> seedsByAnomaly.merge(a, 1, Integer::sum));
+                    if (o.history().impossibleCount() > 0) {
+                        seedsByAnomaly.merge("impossible", 1, Integer::sum);
+                    }
+                }
+                final Failure f = o.failure();
                 if (f != null) {
+                    out.println("FAILED " + protocol + " seed " + seed + ": " + f.reason());
+                    if (failed == 0 && f.history() != null && !f.history().serializable()) {
+                        f.history().lines().forEach(line -> out.println("    " + line));
+                    }
+                    out.println("  replay: " + f.replay());
                     failures.add(f);
                     failed++;
-                    out.println("FAILED " + protocol + " seed " + seed + ": " + f.reason());
-                    out.println("  replay: " + f.replay());
                 }
             }
-            out.printf("%-10s %d seeds, %d failed, %d transactions committed%n", protocol, seeds, failed, committed);
+            out.printf("%-10s %d seeds, %d failed, %d transactions committed, %d checked for serializability%s%n",
+                protocol, seeds, failed, committed, checked, seedsByAnomaly.isEmpty() ? ""
+                    : "; seeds with " + seedsByAnomaly.toString().replace("=", ": "));
         }
         return failures;
     }
 
-    private static long lastCommitted;
-
-    /** One seed: {@code null} when every invariant held, else what broke. */
-    public static Failure check(final Vertx vertx, final SimOptions o) throws Exception {
-        final VersionChecker versions = new VersionChecker();
+    /** One seed, with every invariant and the serializability checker on. */
+    public static Outcome check(final Vertx vertx, final SimOptions o) throws Exception {
+        final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION,
+            "smallbank " + o.protocol() + " seed " + o.seed());
         final SimResult r;
         try {
-            r = new Simulation(o, new SmallBankSpec(ACCOUNTS, THETA, MIX)).recordCommits(versions).run(vertx);
+            r = new Simulation(o, new SmallBankSpec(ACCOUNTS, THETA, MIX)).recorder(recorded).run(vertx);
         } catch (final Exception e) {
-            return new Failure(o.protocol(), o.seed(), "the run failed: " + e, replayCommand(o));
+            return new Outcome(new Failure(o.protocol(), o.seed(), "the run failed: " + e, replayCommand(o), null), 0,
+                null);
         }
-        lastCommitted = r.run().toJson().getLong("committed");
-        final List<String> reasons = new ArrayList<>();
+        final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), DETAILED);
         final var json = r.run().toJson();
+        final List<String> reasons = new ArrayList<>();
+        if (!history.serializable()) {
+            reasons.add(verdict(history));
+        }
         if (!json.getJsonObject("conserved").getBoolean("ok")) {
             reasons.add("money not conserved " + json.getJsonObject("conserved").encode());
         }
@@ -99,10 +140,28 @@ public final class Explorer {
         if (sim.containsKey("failure")) {
             reasons.add("a task failed: " + sim.getString("failure"));
         }
-        if (!versions.violations().isEmpty()) {
-            reasons.add("history: " + versions.violations().get(0));
+        if (!sim.getJsonObject("history").getBoolean("complete")) {
+            reasons.add("history incomplete " + sim.getJsonObject("history").encode());
         }
-        return reasons.isEmpty() ? null : new Failure(o.protocol(), o.seed(), String.join("; ", reasons),
-            replayCommand(o));
+        final Failure failure = reasons.isEmpty() ? null
+            : new Failure(o.protocol(), o.seed(), String.join("; ", reasons), replayCommand(o), history);
+        return new Outcome(failure, json.getLong("committed"), history);
+    }
+
+    /** The checker's verdict in one line: the cycles by class, the impossibilities, the first of each. */
+    public static String verdict(final SerializabilityChecker.Result r) {
+        final List<String> parts = new ArrayList<>();
+        if (r.components() > 0) {
+            final Map<String, Integer> byClass = new TreeMap<>();
+            r.cycles().forEach(c -> byClass.merge(c.anomaly(), 1, Integer::sum));
+            final SerializabilityChecker.Cycle first = r.cycles().get(0);
+            parts.add("NOT SERIALIZABLE: " + r.components() + " cycle(s), of the first " + r.cycles().size() + ": "
+                + byClass.toString().replace("=", " x") + "; first: " + first.anomaly() + " "
+                + first.transactions().stream().map(t -> "T" + t).toList());
+        }
+        if (r.impossibleCount() > 0) {
+            parts.add("IMPOSSIBLE HISTORY: " + r.impossibleCount() + " problem(s); first: " + r.impossible().get(0));
+        }
+        return "history " + String.join("; ", parts);
     }
 }

@@ -13,9 +13,11 @@
  *       whose clock is virtual, runs closed-loop clients, checks the invariants and reports the bench schema.</li>
  *   <li>{@link io.scythe.sim.Faults}: jitter per doorbell batch (through {@link io.scythe.fabric.DelayInjector}),
  *       a CN crash, MN-side RPC slowness; all drawn from the seed.</li>
- *   <li>{@link io.scythe.sim.Explorer}: the seed explorer; {@link io.scythe.sim.RecordingProtocol} and
- *       {@link io.scythe.sim.CommittedTxn}: the hook a history checker plugs into ({@link io.scythe.sim.VersionChecker}
- *       is the first).</li>
+ *   <li>{@link io.scythe.sim.Explorer}: the seed explorer. Histories are recorded through the one hook
+ *       {@code scythe bench --history} uses, a {@link io.scythe.txn.HistoryRecorder} on every loop's
+ *       {@code TxnRuntime} ({@link io.scythe.sim.Simulation#recorder}): a {@code HistoryCollector} builds the history
+ *       in memory for {@code SerializabilityChecker} (cycles G0/G1c/G2, and impossibilities such as a version made
+ *       twice or overwritten twice), a {@code HistoryWriter} writes the file {@code scythe check} reads.</li>
  *   <li>Micro workloads instead of transactions ({@link io.scythe.sim.Simulation#operation}):
  *       {@link io.scythe.sim.LockSim} (Fig. 27, Takeout Lock vs CAS lock) and {@link io.scythe.sim.CasSim} (Table 1,
  *       single CASes on one MN's host memory, the cost model's calibration check).</li>

@@ -46,6 +46,33 @@ class DeterminismTest extends SimVertxTest {
     }
 
     @org.junit.jupiter.api.Test
+    void shouldRecordTheSameCommittedHistoryForTheSameSeedWithoutChangingTheRun() throws Exception {
+        final io.scythe.bench.history.HistoryCollector first = new io.scythe.bench.history.HistoryCollector(0, "a");
+        final io.scythe.bench.history.HistoryCollector second = new io.scythe.bench.history.HistoryCollector(0, "a");
+        final SimResult a = new Simulation(contended("scythe", 42), new SmallBankSpec(50, 0.99, "scythe"))
+            .recorder(first).run(vertx);
+        final SimResult b = new Simulation(contended("scythe", 42), new SmallBankSpec(50, 0.99, "scythe"))
+            .recorder(second).run(vertx);
+        final SimResult unrecorded = new Simulation(contended("scythe", 42), new SmallBankSpec(50, 0.99, "scythe"))
+            .run(vertx);
+
+        assertThat(unrecorded.historyHash()).as("recording does not steer the run").isEqualTo(a.historyHash());
+        assertThat(b.historyHash()).isEqualTo(a.historyHash());
+        final io.scythe.bench.history.History h = first.history();
+        assertThat(h.transactions()).isGreaterThan(50).isEqualTo(second.history().transactions());
+        for (int t = 0; t < h.transactions(); t++) {
+            assertThat(second.history().txnId(t)).isEqualTo(h.txnId(t));
+        }
+        final var verdict = io.scythe.bench.history.SerializabilityChecker.check(h, 3);
+        assertThat(verdict.serializable()).isTrue();
+        assertThat(io.scythe.bench.history.SerializabilityChecker.check(second.history(), 3).lines())
+            .isEqualTo(verdict.lines());
+        final JsonObject recorded = a.run().toJson().getJsonObject("sim").getJsonObject("history");
+        assertThat(recorded.getLong("recorded")).isEqualTo(h.transactions()).isEqualTo(recorded.getLong("committed"));
+        assertThat(recorded.getBoolean("complete")).isTrue();
+    }
+
+    @org.junit.jupiter.api.Test
     void shouldRepeatARunWithTsoProxiesJitterAndQueueSamplingBitForBit() throws Exception {
         final java.util.function.Supplier<SimOptions> options = () -> new SimOptions().protocol("scythe")
             .computeNodes(2).loopsPerComputeNode(2).clientsPerComputeNode(6).memoryNodes(3).tsoProxies(2)

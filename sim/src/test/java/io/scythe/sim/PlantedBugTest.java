@@ -1,33 +1,40 @@
 package io.scythe.sim;
 
-import io.scythe.txn.Protocol;
-import io.scythe.txn.UnknownKeyException;
-import org.junit.jupiter.api.Assumptions;
+import io.scythe.bench.history.SerializabilityChecker;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Acceptance: the explorer finds the planted bug. The {@code unsafe} protocol (no locking, no validation) comes from
- * another branch; until it is merged this test is skipped, not faked.
+ * Acceptance: the explorer finds the planted bug through the serializability checker. The {@code unsafe} protocol
+ * (no locking, no validation) loses updates under contention; within the sweep's seeds the explorer must report its
+ * histories as cyclic (a dependency cycle, not only money that was not conserved), each with the command that replays
+ * the seed.
  */
 class PlantedBugTest extends SimVertxTest {
     @Test
-    void shouldFindTheUnsafeProtocolsAnomaliesWithinTheSweepsSeeds() throws Exception {
-        boolean exists;
-        try {
-            Protocol.named("unsafe");
-            exists = true;
-        } catch (final UnknownKeyException e) {
-            exists = false;
-        }
-        Assumptions.assumeTrue(exists, "protocol 'unsafe' is not on this branch yet");
+    void shouldFindTheUnsafeProtocolsCyclesWithinTheSweepsSeeds() throws Exception {
+        final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<Explorer.Failure> failures = Explorer.explore(vertx, List.of("unsafe"), 1, SeedSweepTest.SEEDS,
-            Explorer::options, new PrintStream(System.out));
-        assertThat(failures).isNotEmpty();
-        assertThat(failures.get(0).replay()).contains("--protocols unsafe").contains("--seed " + failures.get(0).seed());
+            Explorer::options, new PrintStream(printed, true));
+
+        final List<Explorer.Failure> cyclic = failures.stream().filter(Explorer.Failure::cyclic).toList();
+        assertThat(cyclic).as("seeds whose history the checker found cyclic").hasSizeGreaterThan(SeedSweepTest.SEEDS / 2);
+        final Explorer.Failure first = cyclic.get(0);
+        // A lost update: two transactions each read the version the other overwrote (rw both ways), a G2 cycle.
+        final SerializabilityChecker.Cycle cycle = first.history().cycles().get(0);
+        assertThat(cycle.anomaly()).isEqualTo("G2");
+        assertThat(cycle.steps()).extracting(SerializabilityChecker.Step::kind)
+            .contains(SerializabilityChecker.EdgeKind.RW);
+        assertThat(cycle.steps().get(cycle.steps().size() - 1).toTxn()).isEqualTo(cycle.steps().get(0).fromTxn());
+        assertThat(first.reason()).contains("NOT SERIALIZABLE").contains("G2");
+        assertThat(first.replay()).contains("--protocols unsafe").contains("--check-history")
+            .endsWith("--seed " + first.seed());
+        assertThat(printed.toString()).contains("FAILED unsafe seed " + first.seed())
+            .contains("replay: " + first.replay()).contains("G2 cycle of");
     }
 }

@@ -28,4 +28,23 @@ class SimulationTest extends SimVertxTest {
         assertThat(run.getLong("committed")).isBetween(16L, 16L * 12);
         assertThat(run.getJsonObject("latency_us").getDouble("p50")).isGreaterThan(1.0);
     }
+
+    @org.junit.jupiter.api.Test
+    void shouldFailARunWhoseCommitsBypassTheHistoryRecorder() throws Exception {
+        // A protocol that silences the recorder before each attempt: the checker would see an empty history.
+        final io.scythe.txn.Protocol silent = io.scythe.txn.Protocol.of("silent", (runtime, hot) -> {
+            runtime.recorder(null);
+            return io.scythe.txn.Protocol.FORD_OCC.begin(runtime, hot);
+        });
+        final io.scythe.bench.history.HistoryCollector recorded = new io.scythe.bench.history.HistoryCollector(0, "x");
+        final SimResult r = new Simulation(new SimOptions().protocol("ford-occ").clientsPerComputeNode(4)
+            .durationNs(100_000).seed(1), new SmallBankSpec(1000, 0.99, "scythe")).protocol(silent)
+            .recorder(recorded).run(vertx);
+        final io.vertx.core.json.JsonObject history = r.run().toJson().getJsonObject("sim").getJsonObject("history");
+        assertThat(history.getLong("committed")).isPositive();
+        assertThat(history.getLong("recorded")).isEqualTo(recorded.transactions()).isLessThan(
+            history.getLong("committed"));
+        assertThat(history.getBoolean("complete")).isFalse();
+        assertThat(r.invariantsOk()).isFalse();
+    }
 }

@@ -69,11 +69,6 @@ public abstract class OneSidedTxn implements Txn {
         return stageNanos;
     }
 
-    /** What this attempt read and wrote, read-only: for history recorders (the simulator's checker hook). */
-    public final List<Access> accesses() {
-        return java.util.Collections.unmodifiableList(accesses);
-    }
-
     protected final Access find(final String table, final long key) {
         for (final Access a : accesses) {
             if (a.key == key && a.table.equals(table)) {

@@ -102,7 +102,7 @@ public final class History {
             return this;
         }
 
-        private int tableId(final String name) {
+        int tableId(final String name) {
             final Integer id = tableIds.get(name);
             if (id != null) {
                 return id;

@@ -42,6 +42,15 @@ public final class HistoryFormat {
     private HistoryFormat() {
     }
 
+    /**
+     * How a committed transaction's access is recorded (the one rule every recorder follows): {@link #READ} when it
+     * was fetched, plus {@link #WRITE} when it was also written (versionMade over the version read, see
+     * {@link io.scythe.txn.HistoryRecorder}); 0 when it was only looked up (nothing seen, nothing installed).
+     */
+    public static int flags(final io.scythe.txn.Access access) {
+        return !access.fetched ? 0 : READ | (access.dirty ? WRITE : 0);
+    }
+
     /** Writes {@code value} as an unsigned varint at {@code at}; returns the position after it. */
     public static int putVarint(final byte[] buffer, int at, long value) {
         while ((value & ~0x7FL) != 0) {

@@ -61,6 +61,28 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
         writer.start();
     }
 
+    /**
+     * Where the history of one run goes ({@code --history FILE|DIR}): {@code path} itself when the run is the only one
+     * and {@code path} is not a directory, else {@code path/<run>.history}; the directories are created.
+     *
+     * @throws IllegalArgumentException when they cannot be created
+     */
+    public static Path fileFor(final Path path, final boolean onlyRun, final String run) {
+        try {
+            if (onlyRun && !Files.isDirectory(path) && !path.toString().endsWith("/")) {
+                if (path.getParent() != null) {
+                    Files.createDirectories(path.getParent());
+                }
+                return path;
+            }
+            Files.createDirectories(path);
+            return path.resolve(run + ".history");
+        } catch (final IOException e) {
+            throw new IllegalArgumentException("--history " + path + ": cannot create " + e.getMessage()
+                + (onlyRun ? "" : " (several runs need a directory)"), e);
+        }
+    }
+
     public Path file() {
         return file;
     }
@@ -186,7 +208,7 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
             int at = length;
             int count = 0;
             for (final Access a : accesses) {
-                count += a.fetched ? 1 : 0;
+                count += HistoryFormat.flags(a) != 0 ? 1 : 0;
             }
             b[at++] = HistoryFormat.TXN;
             at = HistoryFormat.putVarint(b, at, sequence.incrementAndGet());
@@ -194,14 +216,14 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
             at = HistoryFormat.putVarint(b, at, commitTs);
             at = HistoryFormat.putVarint(b, at, count);
             for (final Access a : accesses) {
-                if (!a.fetched) {
-                    continue; // looked up, never read: nothing was seen or installed
+                final int flags = HistoryFormat.flags(a);
+                if (flags == 0) {
+                    continue;
                 }
-                final int flags = HistoryFormat.READ | (a.dirty ? HistoryFormat.WRITE : 0);
                 at = HistoryFormat.putVarint(b, at, ((long) tableId(a.table) << HistoryFormat.FLAG_BITS) | flags);
                 at = HistoryFormat.putVarint(b, at, a.key);
                 at = HistoryFormat.putVarint(b, at, a.readVersion);
-                if (a.dirty) {
+                if ((flags & HistoryFormat.WRITE) != 0) {
                     at = HistoryFormat.putVarint(b, at, versionMade);
                     at = HistoryFormat.putVarint(b, at, a.readVersion);
                 }

@@ -4,7 +4,8 @@
  *
  * <p>Layout: {@link io.scythe.bench.history.HistoryWriter} is the {@link io.scythe.txn.HistoryRecorder} a run
  * installs on every loop's {@code TxnRuntime}; it writes the file format of
- * {@link io.scythe.bench.history.HistoryFormat}. {@link io.scythe.bench.history.HistoryReader} reads a file into a
+ * {@link io.scythe.bench.history.HistoryFormat}; {@link io.scythe.bench.history.HistoryCollector} is the in-memory
+ * recorder (the simulator's: same records, no file). {@link io.scythe.bench.history.HistoryReader} reads a file into a
  * columnar {@link io.scythe.bench.history.History} (also built by hand in tests), and
  * {@link io.scythe.bench.history.SerializabilityChecker} builds its direct serialization graph and finds the cycles.
  *

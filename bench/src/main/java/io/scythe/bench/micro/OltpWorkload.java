@@ -116,21 +116,8 @@ public final class OltpWorkload {
      * FILE is not a directory, else {@code DIR/<protocol>-<clients>.history}.
      */
     private java.nio.file.Path historyFile(final String label, final int clients) {
-        final java.nio.file.Path path = options.history();
-        final boolean oneRun = options.protocols().size() * options.clients().size() == 1;
-        try {
-            if (oneRun && !java.nio.file.Files.isDirectory(path) && !path.toString().endsWith("/")) {
-                if (path.getParent() != null) {
-                    java.nio.file.Files.createDirectories(path.getParent());
-                }
-                return path;
-            }
-            java.nio.file.Files.createDirectories(path);
-            return path.resolve(label + "-" + clients + ".history");
-        } catch (final java.io.IOException e) {
-            throw new IllegalArgumentException("--history " + path + ": cannot create " + e.getMessage()
-                + (oneRun ? "" : " (several runs need a directory)"), e);
-        }
+        return HistoryWriter.fileFor(options.history(), options.protocols().size() * options.clients().size() == 1,
+            label + "-" + clients);
     }
 
     private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients)

@@ -20,7 +20,7 @@ class HistoryFileTest {
     @TempDir
     Path dir;
 
-    private static Access access(final String table, final long key, final long read, final boolean written) {
+    static Access access(final String table, final long key, final long read, final boolean written) {
         final Access a = new Access(table, key, null);
         a.fetched = true;
         a.readVersion = read;

@@ -1,0 +1,55 @@
+package io.scythe.bench.history;
+
+import io.scythe.txn.Access;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static io.scythe.bench.history.HistoryFileTest.access;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The in-memory recorder builds exactly the history the file recorder's file reads back as. */
+class HistoryCollectorTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldRecordWhatTheFileHoldsAndLetTheCheckerFindTheLostUpdate() throws Exception {
+        final HistoryCollector collector = new HistoryCollector(0, "lost update");
+        final Path file = dir.resolve("lost.history");
+        try (HistoryWriter writer = new HistoryWriter(file, 0, "lost update")) {
+            for (final io.scythe.txn.HistoryRecorder r : List.of(collector, writer)) {
+                // T1 and T2 both read checking:1 at the initial version and both overwrote it; T3 read T1's.
+                r.committed(1, 10, 10, List.of(access("checking", 1, 0, true),
+                    new Access("savings", 9, null))); // looked up, never read: not recorded
+                r.committed(2, 11, 11, List.of(access("checking", 1, 0, true)));
+                r.committed(3, 0, 0, List.of(access("savings", 2, 0, false), access("checking", 1, 10, false)));
+            }
+        }
+        final History inMemory = collector.history();
+        final History fromFile = HistoryReader.read(file);
+        assertThat(collector.transactions()).isEqualTo(3);
+        assertThat(inMemory.transactions()).isEqualTo(fromFile.transactions());
+        assertThat(inMemory.tables).isEqualTo(fromFile.tables);
+        assertThat(inMemory.seqs).isEqualTo(fromFile.seqs);
+        assertThat(inMemory.txnIds).isEqualTo(fromFile.txnIds);
+        assertThat(inMemory.commitTs).isEqualTo(fromFile.commitTs);
+        assertThat(inMemory.firstAccess).isEqualTo(fromFile.firstAccess);
+        assertThat(inMemory.accessTable).isEqualTo(fromFile.accessTable);
+        assertThat(inMemory.accessFlags).isEqualTo(fromFile.accessFlags);
+        assertThat(inMemory.accessKey).isEqualTo(fromFile.accessKey);
+        assertThat(inMemory.versionRead).isEqualTo(fromFile.versionRead);
+        assertThat(inMemory.versionMade).isEqualTo(fromFile.versionMade);
+        assertThat(inMemory.versionOverwritten).isEqualTo(fromFile.versionOverwritten);
+        assertThat(inMemory.accesses).isEqualTo(4);
+
+        final SerializabilityChecker.Result r = SerializabilityChecker.check(inMemory, 5);
+        assertThat(r.serializable()).isFalse();
+        assertThat(r.components()).isEqualTo(1);
+        assertThat(r.cycles().get(0).anomaly()).isEqualTo("G2");
+        assertThat(r.cycles().get(0).transactions()).containsExactlyInAnyOrder(1L, 2L);
+        assertThat(r.lines()).isEqualTo(SerializabilityChecker.check(fromFile, 5).lines());
+    }
+}
