@@ -101,7 +101,8 @@ public abstract class OneSidedTxn implements Txn {
         final RemoteTable remote = runtime.remote(partition);
         return remote.lookup(key, RemoteTable.LookupMode.RPC).compose(pointer -> {
             if (pointer == 0) {
-                if (findAbsent(table, key) == null) {
+                // An absent key of a read-only table stays absent: nothing to re-check at commit.
+                if (!partition.descriptor().schema().readOnly() && findAbsent(table, key) == null) {
                     absent.add(new Access(table, key, partition));
                 }
                 return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
@@ -168,9 +169,33 @@ public abstract class OneSidedTxn implements Txn {
             : Future.succeededFuture(valueCopy(a)));
     }
 
+    /** Whether transactions only read {@code table} (TableSchema#readOnly); false for a table not in the catalog. */
+    protected final boolean readOnlyTable(final String table) {
+        try {
+            return runtime.catalog().table(table).partitions().get(0).descriptor().schema().readOnly();
+        } catch (final UnknownKeyException e) {
+            return false; // the read itself reports the unknown table
+        }
+    }
+
+    /**
+     * A read of a read-only table, the same in every protocol: one READ, no lock, ticket or check of the lock word,
+     * and no validation at commit (nobody writes it).
+     */
+    protected final Future<UnsafeBuffer> readOnlyRead(final String table, final long key) {
+        return readVia(table, key, a -> once(a, this::readImage));
+    }
+
+    private static void refuseReadOnly(final String what, final String table, final Catalog.Table t) {
+        if (t.partitions().get(0).descriptor().schema().readOnly()) {
+            throw new IllegalStateException(what + " of table " + table + ", which is read-only to transactions");
+        }
+    }
+
     @Override
     public void write(final String table, final long key, final DirectBuffer value, final int offset,
                       final int length) {
+        refuseReadOnly("write", table, runtime.catalog().table(table));
         final Access a = find(table, key);
         if (a == null || !a.fetched) {
             throw new IllegalStateException("write of key " + key + " of " + table + " before reading it");
@@ -231,7 +256,9 @@ public abstract class OneSidedTxn implements Txn {
         if (finished) {
             throw new IllegalStateException("transaction " + id + " is over");
         }
-        final Catalog.Partition partition = runtime.catalog().table(table).partitionOf(key);
+        final Catalog.Table t = runtime.catalog().table(table);
+        refuseReadOnly("insert", table, t);
+        final Catalog.Partition partition = t.partitionOf(key);
         checkLength(table, partition, length);
         final Access a = find(table, key);
         if (a != null) {
@@ -261,6 +288,7 @@ public abstract class OneSidedTxn implements Txn {
 
     @Override
     public void delete(final String table, final long key) {
+        refuseReadOnly("delete", table, runtime.catalog().table(table));
         final PendingInsert own = findInsert(table, key);
         if (own != null) {
             inserts.remove(own); // inserted and deleted by this attempt: nothing (its absence stays validated)
