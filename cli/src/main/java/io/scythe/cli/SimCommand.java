@@ -34,7 +34,7 @@ import java.util.concurrent.Callable;
         "With --explore N: runs N seeds of a small contended SmallBank under each of --protocols with every "
             + "invariant and the history check on, and prints each failing seed with the command that replays it."})
 public final class SimCommand implements Callable<Integer> {
-    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, or lock (Fig. 27: "
+    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tpcc, or lock (Fig. 27: "
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold; default: "
         + "${DEFAULT-VALUE}).")
     String workload;
@@ -107,6 +107,18 @@ public final class SimCommand implements Callable<Integer> {
 
     @Option(names = "--records", defaultValue = "100000", description = "YCSB records (default: ${DEFAULT-VALUE}).")
     long records;
+
+    @Option(names = "--warehouses", defaultValue = "10", description = "[tpcc] Warehouses (default: "
+        + "${DEFAULT-VALUE}).")
+    int warehouses;
+
+    @Option(names = "--customers", defaultValue = "3000", description = "[tpcc] Customers per district (default: "
+        + "the standard's ${DEFAULT-VALUE}).")
+    int customers;
+
+    @Option(names = "--items", defaultValue = "100000", description = "[tpcc] Items (default: the standard's "
+        + "${DEFAULT-VALUE}).")
+    int items;
 
     @Option(names = "--ops", defaultValue = "4", description = "Keys per YCSB transaction (default: "
         + "${DEFAULT-VALUE}).")
@@ -297,9 +309,12 @@ public final class SimCommand implements Callable<Integer> {
                 return new SmallBankSpec(accounts, zipfTheta, mix);
             case "ycsb":
                 return new YcsbSpec(records, zipfTheta, ops, writeRatio);
+            case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
+                return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
+                    customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed);
             default:
                 throw new IllegalArgumentException("unknown workload '" + workload + "'; the simulator runs smallbank, "
-                    + "ycsb or lock");
+                    + "ycsb, tpcc or lock");
         }
     }
 }
