@@ -58,7 +58,7 @@ public final class RdmaChannel implements CompletionHandler {
     private long completedSeq;
     private boolean qpFailed;
     /** How many verbs may wait for room per slot of the send queue before new ones are refused. */
-    public static final int MAX_WAITING_PER_SLOT = 8;
+    public static final int MAX_WAITING_PER_SLOT = 16;
     /** Verbs refused for room, in posting order; each re-builds its request when posted (see class comment). */
     private final java.util.ArrayDeque<Waiting> waiting = new java.util.ArrayDeque<>();
     private final int maxWaiting;

@@ -164,9 +164,39 @@ public abstract class OneSidedTxn implements Txn {
         }
         // A read refused for now (send queue or RRPC ring full) fails the attempt, which the coordinator retries
         // after its back-off (AbortReason.BACK_PRESSURE): waiting here instead let thousands of re-posts spin.
-        return locate(table, key).compose(fetch).compose(a -> a.deleted && !a.reviving || a.deleting
+        return inFlight(locate(table, key).compose(fetch)).compose(a -> a.deleted && !a.reviving || a.deleting
             ? Future.failedFuture(new UnknownKeyException("key " + key + " of " + table + " is deleted"))
             : Future.succeededFuture(valueCopy(a)));
+    }
+
+    /** Reads of this attempt not finished yet (they may outlive an abort: the first failure ends the attempt). */
+    private int readsInFlight;
+    private io.vertx.core.Promise<Void> readsDone;
+
+    private <T> Future<T> inFlight(final Future<T> read) {
+        readsInFlight++;
+        return read.andThen(ar -> {
+            if (--readsInFlight == 0 && readsDone != null) {
+                final io.vertx.core.Promise<Void> done = readsDone;
+                readsDone = null;
+                done.complete();
+            }
+        });
+    }
+
+    /**
+     * Completes when no read of this attempt is in flight. The coordinator waits for it before retrying an aborted
+     * attempt: otherwise, under contention, each retry adds verbs while the abandoned ones still queue, and the
+     * send queues grow without bound (the closed loop of clients is no longer closed).
+     */
+    public final Future<Void> quiesced() {
+        if (readsInFlight == 0) {
+            return Future.succeededFuture();
+        }
+        if (readsDone == null) {
+            readsDone = io.vertx.core.Promise.promise();
+        }
+        return readsDone.future();
     }
 
     /** Whether transactions only read {@code table} (TableSchema#readOnly); false for a table not in the catalog. */
