@@ -65,13 +65,13 @@ public final class RdmaChannel implements CompletionHandler {
     private final int sendQueueDepth;
     private boolean drainScheduled;
 
-    /** A post that found the send queue full: tried again, in order, when there may be room. */
-    private interface Waiting {
-        /** Posts it; false when the send queue is still full (nothing posted). */
-        boolean tryPost();
-
-        /** Refuses it for good with the send-queue-full error. */
-        void refuse();
+    /**
+     * A post that found the send queue full: tried again, in order, when there may be room.
+     *
+     * @param tryPost posts it; false when the send queue is still full (nothing posted)
+     * @param refuse  refuses it for good with the send-queue-full error
+     */
+    private record Waiting(java.util.function.BooleanSupplier tryPost, Runnable refuse) {
     }
 
     private RdmaChannel(final Bridge bridge, final QueuePair qp) {
@@ -182,17 +182,8 @@ public final class RdmaChannel implements CompletionHandler {
         if (waiting.isEmpty() && post(build, promise, kind)) {
             return;
         }
-        await(new Waiting() {
-            @Override
-            public boolean tryPost() {
-                return post(build, promise, kind);
-            }
-
-            @Override
-            public void refuse() {
-                refused(build.get().opcode(), QueuePair.SEND_QUEUE_FULL, promise);
-            }
-        });
+        await(new Waiting(() -> post(build, promise, kind),
+            () -> refused(build.get().opcode(), QueuePair.SEND_QUEUE_FULL, promise)));
     }
 
     /** Posts one request; false (nothing posted) when the send queue is full. */
@@ -220,7 +211,7 @@ public final class RdmaChannel implements CompletionHandler {
     /** Queues a post that found no room, or refuses it when the waiting list is full (the last resort). */
     private void await(final Waiting post) {
         if (waiting.size() >= maxWaiting) {
-            post.refuse();
+            post.refuse().run();
             return;
         }
         waiting.add(post);
@@ -233,7 +224,7 @@ public final class RdmaChannel implements CompletionHandler {
     private void drainWaiting() {
         while (!waiting.isEmpty()) {
             final Waiting next = waiting.poll();
-            if (!next.tryPost()) {
+            if (!next.tryPost().getAsBoolean()) {
                 waiting.addFirst(next);
                 if (outstanding() == 0) {
                     scheduleDrain();
@@ -260,7 +251,7 @@ public final class RdmaChannel implements CompletionHandler {
         } else {
             drainScheduled = false; // no loop to come back on: the last resort, refuse what waits
             while (!waiting.isEmpty()) {
-                waiting.poll().refuse();
+                waiting.poll().refuse().run();
             }
         }
     }
@@ -269,29 +260,22 @@ public final class RdmaChannel implements CompletionHandler {
     void submitBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count) {
         bridge.checkThread();
         if (count > sendQueueDepth) {
-            releaseBatchPool(doorbell);
-            stats.failed();
-            doorbell.refused(new VerbException(requests[0].opcode(), refusal(QueuePair.SEND_QUEUE_FULL)
-                + " (doorbell batch of " + count + " is longer than the queue)"));
+            refuseBatch(doorbell, requests, count, " is longer than the queue");
             return;
         }
         if (waiting.isEmpty() && postBatch(doorbell, requests, count)) {
             return;
         }
-        await(new Waiting() {
-            @Override
-            public boolean tryPost() {
-                return postBatch(doorbell, requests, count);
-            }
+        await(new Waiting(() -> postBatch(doorbell, requests, count), () -> refuseBatch(doorbell, requests, count,
+            "")));
+    }
 
-            @Override
-            public void refuse() {
-                releaseBatchPool(doorbell);
-                stats.failed();
-                doorbell.refused(new VerbException(requests[0].opcode(), refusal(QueuePair.SEND_QUEUE_FULL)
-                    + " (doorbell batch of " + count + ")"));
-            }
-        });
+    private void refuseBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count,
+                             final String why) {
+        releaseBatchPool(doorbell);
+        stats.failed();
+        doorbell.refused(new VerbException(requests[0].opcode(), refusal(QueuePair.SEND_QUEUE_FULL)
+            + " (doorbell batch of " + count + why + ")"));
     }
 
     private void releaseBatchPool(final Doorbell doorbell) {
@@ -511,7 +495,7 @@ public final class RdmaChannel implements CompletionHandler {
     public void close() {
         qp.close();
         while (!waiting.isEmpty()) {
-            waiting.poll().refuse(); // will never be posted now
+            waiting.poll().refuse().run(); // will never be posted now
         }
     }
 
