@@ -39,7 +39,7 @@ import java.util.concurrent.Callable;
             + "invariant on and each run's history checked for serializability, and prints each failing seed with the "
             + "command that replays it."})
 public final class SimCommand implements Callable<Integer> {
-    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, lock (Fig. 27: "
+    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tpcc, lock (Fig. 27: "
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
         + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform; default: "
         + "${DEFAULT-VALUE}).")
@@ -115,6 +115,18 @@ public final class SimCommand implements Callable<Integer> {
 
     @Option(names = "--records", defaultValue = "100000", description = "YCSB records (default: ${DEFAULT-VALUE}).")
     long records;
+
+    @Option(names = "--warehouses", defaultValue = "10", description = "[tpcc] Warehouses (default: "
+        + "${DEFAULT-VALUE}).")
+    int warehouses;
+
+    @Option(names = "--customers", defaultValue = "3000", description = "[tpcc] Customers per district (default: "
+        + "the standard's ${DEFAULT-VALUE}).")
+    int customers;
+
+    @Option(names = "--items", defaultValue = "100000", description = "[tpcc] Items (default: the standard's "
+        + "${DEFAULT-VALUE}).")
+    int items;
 
     @Option(names = "--ops", defaultValue = "4", description = "Keys per YCSB transaction (default: "
         + "${DEFAULT-VALUE}).")
@@ -375,9 +387,12 @@ public final class SimCommand implements Callable<Integer> {
                 return new SmallBankSpec(accounts, zipfTheta, mix);
             case "ycsb":
                 return new YcsbSpec(records, zipfTheta, ops, writeRatio);
+            case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
+                return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
+                    customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed);
             default:
                 throw new IllegalArgumentException("unknown workload '" + workload + "'; the simulator runs smallbank, "
-                    + "ycsb, lock or cas");
+                    + "ycsb, tpcc, lock or cas");
         }
     }
 }

@@ -26,6 +26,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <p>Buffers: a READ lands in {@code dst} before its Future completes; a WRITE or SEND reads {@code src} until its
  * Future completes (payloads of at most the QP's inline limit are copied at once). Atomics return the old value.
  *
+ * <p>Back-pressure: a verb (or doorbell batch) that finds the send queue full waits, in posting order, in a bounded
+ * list of this channel ({@link #MAX_WAITING_PER_SLOT} times the queue's depth) and is posted as completions free
+ * room, without blocking the loop; only when that list is full too is it refused ({@code send queue full}), which
+ * callers treat as back-pressure (nothing happened). A batch longer than the whole queue is refused at once.
+ *
  * <p>A failed verb fails its Future with a {@link VerbException} carrying the completion status; the verbs posted after
  * it on this channel fail with {@link WcStatus#WR_FLUSH_ERROR}, and once they are all done the channel resets its QP
  * (unless it was {@link WcStatus#REVOKED revoked}, which is final).
@@ -52,6 +57,22 @@ public final class RdmaChannel implements CompletionHandler {
     private long nextSeq;
     private long completedSeq;
     private boolean qpFailed;
+    /** How many verbs may wait for room per slot of the send queue before new ones are refused. */
+    public static final int MAX_WAITING_PER_SLOT = 16;
+    /** Verbs refused for room, in posting order; each re-builds its request when posted (see class comment). */
+    private final java.util.ArrayDeque<Waiting> waiting = new java.util.ArrayDeque<>();
+    private final int maxWaiting;
+    private final int sendQueueDepth;
+    private boolean drainScheduled;
+
+    /**
+     * A post that found the send queue full: tried again, in order, when there may be room.
+     *
+     * @param tryPost posts it; false when the send queue is still full (nothing posted)
+     * @param refuse  refuses it for good with the send-queue-full error
+     */
+    private record Waiting(java.util.function.BooleanSupplier tryPost, Runnable refuse) {
+    }
 
     private RdmaChannel(final Bridge bridge, final QueuePair qp) {
         this.bridge = bridge;
@@ -70,6 +91,8 @@ public final class RdmaChannel implements CompletionHandler {
         this.batchIndex = new int[depth];
         this.atomicResults = new UnsafeBuffer(BufferUtil.allocateDirectAligned(depth * Long.BYTES, 64));
         this.maxInline = qp.options().maxInlineBytes();
+        this.sendQueueDepth = qp.options().sendQueueDepth();
+        this.maxWaiting = MAX_WAITING_PER_SLOT * sendQueueDepth;
         qp.attachment(this);
     }
 
@@ -91,7 +114,7 @@ public final class RdmaChannel implements CompletionHandler {
     public Future<Void> read(final long remoteAddress, final int rkey, final MutableDirectBuffer dst,
                              final int dstOffset, final int length) {
         final Promise<Void> promise = promise();
-        submit(single.read(remoteAddress, rkey, dst, dstOffset, length), promise, KIND_VOID);
+        submit(() -> single.read(remoteAddress, rkey, dst, dstOffset, length), promise, KIND_VOID);
         return promise.future();
     }
 
@@ -104,7 +127,7 @@ public final class RdmaChannel implements CompletionHandler {
     public Future<Void> write(final long remoteAddress, final int rkey, final DirectBuffer src, final int srcOffset,
                               final int length) {
         final Promise<Void> promise = promise();
-        submit(single.write(remoteAddress, rkey, src, srcOffset, length).inline(length <= maxInline), promise,
+        submit(() -> single.write(remoteAddress, rkey, src, srcOffset, length).inline(length <= maxInline), promise,
             KIND_VOID);
         return promise.future();
     }
@@ -118,24 +141,23 @@ public final class RdmaChannel implements CompletionHandler {
     public Future<Long> compareAndSwap(final long remoteAddress, final int rkey, final long expected,
                                        final long desired) {
         final Promise<Long> promise = promise();
-        final int slot = (int) (nextSeq & mask) * Long.BYTES;
-        submit(single.compareAndSwap(remoteAddress, rkey, expected, desired, atomicResults, slot), promise,
-            KIND_ATOMIC);
+        submit(() -> single.compareAndSwap(remoteAddress, rkey, expected, desired, atomicResults,
+            atomicResultOffset(nextSeq)), promise, KIND_ATOMIC);
         return promise.future();
     }
 
     /** 8-byte fetch-and-add; the Future holds the value before the addition. */
     public Future<Long> fetchAndAdd(final long remoteAddress, final int rkey, final long delta) {
         final Promise<Long> promise = promise();
-        final int slot = (int) (nextSeq & mask) * Long.BYTES;
-        submit(single.fetchAndAdd(remoteAddress, rkey, delta, atomicResults, slot), promise, KIND_ATOMIC);
+        submit(() -> single.fetchAndAdd(remoteAddress, rkey, delta, atomicResults, atomicResultOffset(nextSeq)),
+            promise, KIND_ATOMIC);
         return promise.future();
     }
 
     /** Two-sided SEND into the peer's next posted receive buffer. */
     public Future<Void> send(final DirectBuffer src, final int srcOffset, final int length) {
         final Promise<Void> promise = promise();
-        submit(single.send(src, srcOffset, length).inline(length <= maxInline), promise, KIND_VOID);
+        submit(() -> single.send(src, srcOffset, length).inline(length <= maxInline), promise, KIND_VOID);
         return promise.future();
     }
 
@@ -153,25 +175,117 @@ public final class RdmaChannel implements CompletionHandler {
         return context != null ? context.promise() : Promise.promise();
     }
 
-    private void submit(final WorkRequest wr, final Promise<?> promise, final byte kind) {
+    /** Posts the request {@code build} makes (built when posted: it may wait for room first, see class comment). */
+    private void submit(final java.util.function.Supplier<WorkRequest> build, final Promise<?> promise,
+                        final byte kind) {
         bridge.checkThread();
+        if (waiting.isEmpty() && post(build, promise, kind)) {
+            return;
+        }
+        await(new Waiting(() -> post(build, promise, kind),
+            () -> refused(build.get().opcode(), QueuePair.SEND_QUEUE_FULL, promise)));
+    }
+
+    /** Posts one request; false (nothing posted) when the send queue is full. */
+    private boolean post(final java.util.function.Supplier<WorkRequest> build, final Promise<?> promise,
+                         final byte kind) {
         prepare();
         final long seq = nextSeq;
+        final WorkRequest wr = build.get();
         wr.wrId(seq).signaled(true);
         final int code = qp.post(wr);
+        if (code == QueuePair.SEND_QUEUE_FULL) {
+            return false;
+        }
         if (code != QueuePair.POST_OK) {
             refused(wr.opcode(), code, promise);
-            return;
+            return true;
         }
         track(seq, wr.opcode(), promise, kind);
         nextSeq = seq + 1;
         stats.posted(wr.opcode(), wr.length());
         stats.doorbell();
+        return true;
+    }
+
+    /** Queues a post that found no room, or refuses it when the waiting list is full (the last resort). */
+    private void await(final Waiting post) {
+        if (waiting.size() >= maxWaiting) {
+            post.refuse().run();
+            return;
+        }
+        waiting.add(post);
+        if (outstanding() == 0) {
+            scheduleDrain(); // no completion of ours will come to free room: look again on the next turn
+        }
+    }
+
+    /** Posts waiting requests, in order, while they fit. */
+    private void drainWaiting() {
+        while (!waiting.isEmpty()) {
+            final Waiting next = waiting.poll();
+            if (!next.tryPost().getAsBoolean()) {
+                waiting.addFirst(next);
+                if (outstanding() == 0) {
+                    scheduleDrain();
+                }
+                return;
+            }
+        }
+    }
+
+    private void scheduleDrain() {
+        if (drainScheduled) {
+            return;
+        }
+        drainScheduled = true;
+        final Runnable drain = () -> {
+            drainScheduled = false;
+            drainWaiting();
+        };
+        final java.util.concurrent.Executor deferred = bridge.deferredExecutor();
+        if (deferred != null) {
+            deferred.execute(drain);
+        } else if (context != null) {
+            context.runOnContext(v -> drain.run());
+        } else {
+            drainScheduled = false; // no loop to come back on: the last resort, refuse what waits
+            while (!waiting.isEmpty()) {
+                waiting.poll().refuse().run();
+            }
+        }
     }
 
     /** Posts the {@code count} requests of {@code doorbell} as one doorbell, only the last signaled. */
     void submitBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count) {
         bridge.checkThread();
+        if (count > sendQueueDepth) {
+            refuseBatch(doorbell, requests, count, " is longer than the queue");
+            return;
+        }
+        if (waiting.isEmpty() && postBatch(doorbell, requests, count)) {
+            return;
+        }
+        await(new Waiting(() -> postBatch(doorbell, requests, count), () -> refuseBatch(doorbell, requests, count,
+            "")));
+    }
+
+    private void refuseBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count,
+                             final String why) {
+        releaseBatchPool(doorbell);
+        stats.failed();
+        doorbell.refused(new VerbException(requests[0].opcode(), refusal(QueuePair.SEND_QUEUE_FULL)
+            + " (doorbell batch of " + count + why + ")"));
+    }
+
+    private void releaseBatchPool(final Doorbell doorbell) {
+        if (batchPoolHolder == doorbell) {
+            batchPoolHolder = null;
+        }
+    }
+
+    /** Posts a doorbell batch; false (nothing posted, the requests kept) when the send queue lacks room for it. */
+    private boolean postBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count) {
         prepare();
         final long first = nextSeq;
         for (int i = 0; i < count; i++) {
@@ -188,13 +302,14 @@ public final class RdmaChannel implements CompletionHandler {
         }
         final int code = qp.post(requests[0]);
         final Opcode firstOpcode = requests[0].opcode();
-        if (batchPoolHolder == doorbell) {
-            batchPoolHolder = null; // the requests are posted (copied into the send queue) or refused
+        if (code == QueuePair.SEND_QUEUE_FULL) {
+            return false; // waits holding its requests: another batch built meanwhile gets fresh ones
         }
+        releaseBatchPool(doorbell); // the requests are posted (copied into the send queue) or refused
         if (code != QueuePair.POST_OK) {
             stats.failed();
             doorbell.refused(new VerbException(firstOpcode, refusal(code) + " (doorbell batch of " + count + ")"));
-            return;
+            return true;
         }
         for (int i = 0; i < count; i++) {
             final int slot = (int) ((first + i) & mask);
@@ -208,6 +323,7 @@ public final class RdmaChannel implements CompletionHandler {
         }
         nextSeq = first + count;
         stats.doorbell();
+        return true;
     }
 
     /**
@@ -335,6 +451,9 @@ public final class RdmaChannel implements CompletionHandler {
         if (qpFailed && completedSeq == nextSeq) {
             resetQueuePair();
         }
+        if (!waiting.isEmpty()) {
+            drainWaiting(); // completions freed room in the send queue
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -368,8 +487,16 @@ public final class RdmaChannel implements CompletionHandler {
         return (int) (nextSeq - completedSeq);
     }
 
+    /** Verbs (or doorbell batches) waiting for room in the send queue. */
+    public int waiting() {
+        return waiting.size();
+    }
+
     public void close() {
         qp.close();
+        while (!waiting.isEmpty()) {
+            waiting.poll().refuse().run(); // will never be posted now
+        }
     }
 
     @Override

@@ -208,6 +208,57 @@ class BridgeVerticleTest {
     }
 
     @Test
+    void shouldMakeVerbsWaitInOrderForRoomInAFullSendQueueAndRefuseOnlyPastTheBound() throws Exception {
+        final int depth = 4;
+        final int bound = RdmaChannel.MAX_WAITING_PER_SLOT * depth;
+        final List<Object> outcome = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions().sendQueueDepth(depth))
+            .compose(channel -> {
+                region.buffer().putLongVolatile(4096, 0);
+                final List<Future<Long>> adds = new ArrayList<>();
+                for (int i = 0; i < depth + 2; i++) {
+                    adds.add(channel.fetchAndAdd(remote.addressOf(4096), remote.rkey(), 1));
+                }
+                // A batch that finds no room waits too, in its place in the order.
+                final Doorbell batch = channel.doorbell();
+                final int inBatch = batch.fetchAndAdd(remote.addressOf(4096), remote.rkey(), 1);
+                batch.fetchAndAdd(remote.addressOf(4096), remote.rkey(), 1);
+                final Future<Doorbell> posted = batch.post();
+                final int waitingNow = channel.waiting();
+                for (int i = 0; i < bound - 3; i++) { // fills the waiting list
+                    adds.add(channel.fetchAndAdd(remote.addressOf(4096), remote.rkey(), 1));
+                }
+                final Future<Long> refused = channel.fetchAndAdd(remote.addressOf(4096), remote.rkey(), 1);
+                final Doorbell tooLong = channel.doorbell();
+                for (int i = 0; i < depth + 1; i++) {
+                    tooLong.read(remote, 4104, new UnsafeBuffer(new byte[8]), 0, 8);
+                }
+                final Future<Doorbell> tooLongPosted = tooLong.post();
+                return Future.all(adds).transform(ar -> Future.join(refused, tooLongPosted, posted)).transform(ar -> {
+                    final List<Long> values = new ArrayList<>();
+                    adds.forEach(f -> values.add(f.result()));
+                    return Future.succeededFuture(List.<Object>of(waitingNow, values, batch.result(inBatch),
+                        String.valueOf(refused.cause().getMessage()),
+                        String.valueOf(tooLongPosted.cause().getMessage()), channel.waiting()));
+                });
+            }));
+        final List<Long> expected = new ArrayList<>();
+        for (long v = 0; v < depth + 2; v++) {
+            expected.add(v);
+        }
+        for (long v = depth + 4; v < depth + 4 + bound - 3; v++) {
+            expected.add(v);
+        }
+        assertThat(outcome.get(0)).isEqualTo(3); // two verbs and the batch
+        @SuppressWarnings("unchecked") final List<Long> values = (List<Long>) outcome.get(1);
+        // Each value is the counter before its add: every waiting verb ran, in posting order, the batch in its place.
+        assertThat(values).containsExactlyElementsOf(expected);
+        assertThat(outcome.get(2)).isEqualTo((long) depth + 2);
+        assertThat((String) outcome.get(3)).contains("send queue full");
+        assertThat((String) outcome.get(4)).contains("longer than the queue");
+        assertThat(outcome.get(5)).isEqualTo(0);
+    }
+
+    @Test
     void shouldKeepPollingAfterAPollerThrows() throws Exception {
         final Long value = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
             final Bridge bridge = Bridge.current();

@@ -5,9 +5,13 @@ import io.scythe.fabric.FabricOptions;
 /**
  * What a table is: its id and name, its values (exactly {@code maxValueBytes} each when {@code fixedSize}, else up
  * to that), how many records it can hold, its index, and how many older versions its version log can keep.
+ *
+ * <p>{@code readOnly}: no transaction writes, inserts or deletes it after loading (TPC-C's ITEM). Transactions then read
+ * it without concurrency control (no lock, ticket or validation) in every protocol, and refuse to write it. Beyond
+ * the papers, which lock or validate every object; a careful implementation of any of them would do the same.
  */
 public record TableSchema(int id, String name, int maxValueBytes, boolean fixedSize, long capacity, IndexKind index,
-                          long versionCapacity) {
+                          long versionCapacity, boolean readOnly) {
     /** Largest value a table may declare. */
     public static final int MAX_VALUE_BYTES = 1 << 20;
 
@@ -31,20 +35,31 @@ public record TableSchema(int id, String name, int maxValueBytes, boolean fixedS
         }
     }
 
+    /** A table that transactions may write. */
+    public TableSchema(final int id, final String name, final int maxValueBytes, final boolean fixedSize,
+                       final long capacity, final IndexKind index, final long versionCapacity) {
+        this(id, name, maxValueBytes, fixedSize, capacity, index, versionCapacity, false);
+    }
+
     /** A fixed-size table with a hash index and room for older versions of a quarter of its records. */
     public static TableSchema fixed(final int id, final String name, final int valueBytes, final long capacity) {
         return new TableSchema(id, name, valueBytes, true, capacity, IndexKind.HASH, Math.max(1024, capacity / 4));
     }
 
     public TableSchema withIndex(final IndexKind kind) {
-        return new TableSchema(id, name, maxValueBytes, fixedSize, capacity, kind, versionCapacity);
+        return new TableSchema(id, name, maxValueBytes, fixedSize, capacity, kind, versionCapacity, readOnly);
     }
 
     public TableSchema withVersionCapacity(final long versions) {
-        return new TableSchema(id, name, maxValueBytes, fixedSize, capacity, index, versions);
+        return new TableSchema(id, name, maxValueBytes, fixedSize, capacity, index, versions, readOnly);
     }
 
     public TableSchema variable() {
-        return new TableSchema(id, name, maxValueBytes, false, capacity, index, versionCapacity);
+        return new TableSchema(id, name, maxValueBytes, false, capacity, index, versionCapacity, readOnly);
+    }
+
+    /** This table, read-only to transactions (see the class comment). */
+    public TableSchema asReadOnly() {
+        return new TableSchema(id, name, maxValueBytes, fixedSize, capacity, index, versionCapacity, true);
     }
 }

@@ -46,6 +46,11 @@ public final class Access {
         this.partition = partition;
     }
 
+    /** Whether no transaction writes its table: read without concurrency control, never validated. */
+    public boolean readOnlyTable() {
+        return partition.descriptor().schema().readOnly();
+    }
+
     public long address() {
         return ObjectLayout.addressOf(pointer);
     }

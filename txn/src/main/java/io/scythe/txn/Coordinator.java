@@ -121,7 +121,10 @@ public final class Coordinator {
                         lastHotObject = abort.object();
                     }
                     final long bound = Math.min(MAX_BACKOFF_NS, BASE_BACKOFF_NS << Math.min(attempt - 1, 20));
-                    runtime.timers().after(random.nextLong(bound)).onComplete(w ->
+                    // The next attempt starts once the reads the aborted one left in flight are done (OneSidedTxn).
+                    final Future<Void> quiet = txn instanceof OneSidedTxn oneSided ? oneSided.quiesced()
+                        : Future.succeededFuture();
+                    quiet.compose(q -> runtime.timers().after(random.nextLong(bound))).onComplete(w ->
                         attempt(procedure, attempt + 1, nextHot, start, done));
                 });
             });

@@ -96,7 +96,8 @@ public abstract class OneSidedTxn implements Txn {
         final RemoteTable remote = runtime.remote(partition);
         return remote.lookup(key, RemoteTable.LookupMode.RPC).compose(pointer -> {
             if (pointer == 0) {
-                if (findAbsent(table, key) == null) {
+                // An absent key of a read-only table stays absent: nothing to re-check at commit.
+                if (!partition.descriptor().schema().readOnly() && findAbsent(table, key) == null) {
                     absent.add(new Access(table, key, partition));
                 }
                 return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
@@ -158,14 +159,68 @@ public abstract class OneSidedTxn implements Txn {
         }
         // A read refused for now (send queue or RRPC ring full) fails the attempt, which the coordinator retries
         // after its back-off (AbortReason.BACK_PRESSURE): waiting here instead let thousands of re-posts spin.
-        return locate(table, key).compose(fetch).compose(a -> a.deleted && !a.reviving || a.deleting
+        return inFlight(locate(table, key).compose(fetch)).compose(a -> a.deleted && !a.reviving || a.deleting
             ? Future.failedFuture(new UnknownKeyException("key " + key + " of " + table + " is deleted"))
             : Future.succeededFuture(valueCopy(a)));
+    }
+
+    /** Reads of this attempt not finished yet (they may outlive an abort: the first failure ends the attempt). */
+    private int readsInFlight;
+    private io.vertx.core.Promise<Void> readsDone;
+
+    private <T> Future<T> inFlight(final Future<T> read) {
+        readsInFlight++;
+        return read.andThen(ar -> {
+            if (--readsInFlight == 0 && readsDone != null) {
+                final io.vertx.core.Promise<Void> done = readsDone;
+                readsDone = null;
+                done.complete();
+            }
+        });
+    }
+
+    /**
+     * Completes when no read of this attempt is in flight. The coordinator waits for it before retrying an aborted
+     * attempt: otherwise, under contention, each retry adds verbs while the abandoned ones still queue, and the
+     * send queues grow without bound (the closed loop of clients is no longer closed).
+     */
+    public final Future<Void> quiesced() {
+        if (readsInFlight == 0) {
+            return Future.succeededFuture();
+        }
+        if (readsDone == null) {
+            readsDone = io.vertx.core.Promise.promise();
+        }
+        return readsDone.future();
+    }
+
+    /** Whether transactions only read {@code table} (TableSchema#readOnly); false for a table not in the catalog. */
+    protected final boolean readOnlyTable(final String table) {
+        try {
+            return runtime.catalog().table(table).partitions().get(0).descriptor().schema().readOnly();
+        } catch (final UnknownKeyException e) {
+            return false; // the read itself reports the unknown table
+        }
+    }
+
+    /**
+     * A read of a read-only table, the same in every protocol: one READ, no lock, ticket or check of the lock word,
+     * and no validation at commit (nobody writes it).
+     */
+    protected final Future<UnsafeBuffer> readOnlyRead(final String table, final long key) {
+        return readVia(table, key, a -> once(a, this::readImage));
+    }
+
+    private static void refuseReadOnly(final String what, final String table, final Catalog.Table t) {
+        if (t.partitions().get(0).descriptor().schema().readOnly()) {
+            throw new IllegalStateException(what + " of table " + table + ", which is read-only to transactions");
+        }
     }
 
     @Override
     public void write(final String table, final long key, final DirectBuffer value, final int offset,
                       final int length) {
+        refuseReadOnly("write", table, runtime.catalog().table(table));
         final Access a = find(table, key);
         if (a == null || !a.fetched) {
             throw new IllegalStateException("write of key " + key + " of " + table + " before reading it");
@@ -226,7 +281,9 @@ public abstract class OneSidedTxn implements Txn {
         if (finished) {
             throw new IllegalStateException("transaction " + id + " is over");
         }
-        final Catalog.Partition partition = runtime.catalog().table(table).partitionOf(key);
+        final Catalog.Table t = runtime.catalog().table(table);
+        refuseReadOnly("insert", table, t);
+        final Catalog.Partition partition = t.partitionOf(key);
         checkLength(table, partition, length);
         final Access a = find(table, key);
         if (a != null) {
@@ -256,6 +313,7 @@ public abstract class OneSidedTxn implements Txn {
 
     @Override
     public void delete(final String table, final long key) {
+        refuseReadOnly("delete", table, runtime.catalog().table(table));
         final PendingInsert own = findInsert(table, key);
         if (own != null) {
             inserts.remove(own); // inserted and deleted by this attempt: nothing (its absence stays validated)

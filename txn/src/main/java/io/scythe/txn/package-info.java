@@ -24,8 +24,9 @@
  *       address cache (it must still be absent, or deleted and unlocked), so an insert that committed in between
  *       fails the reader's validation (no phantom of that key).</li>
  * </ul>
- * <p><b>Back-pressure.</b> A verb refused at post because the loop's send queue to a memory node is full, or an RPC
- * refused because its RRPC ring and backlog are, did nothing: during execution, locking, validation or inserts it
+ * <p><b>Back-pressure.</b> A verb that finds the loop's send queue to a memory node full waits for room (FIFO, in a
+ * bounded list per channel, {@code RdmaChannel}), as an RPC waits in its Rocket's backlog. Only past those bounds is
+ * it refused, and a refused request did nothing: during execution, locking, validation or inserts it
  * aborts the attempt as {@code BACK_PRESSURE} (the coordinator retries after its back-off); the write-back batches and
  * the releases, which must not be dropped, are built and posted again after a pause until accepted.
  *

@@ -47,4 +47,22 @@ class BackPressureTest {
         });
         assertThat(seen).containsExactly(100L, 2L, 1L);
     }
+
+    @Test
+    void shouldStartARetryOnlyOnceTheReadsTheAbortedAttemptLeftInFlightAreDone() throws Exception {
+        final int[] calls = new int[1];
+        final List<Future<?>> firstReads = new java.util.ArrayList<>();
+        final Boolean settledBeforeRetry = node.on(rt -> new Coordinator(rt, Protocol.FORD_OCC, 10).run(txn -> {
+            if (++calls[0] == 1) {
+                // The attempt ends (aborted) while its reads are still on their way.
+                for (long key = 0; key < 8; key++) {
+                    firstReads.add(txn.read("rows", key));
+                }
+                return Future.<Boolean>failedFuture(new AbortException(AbortReason.LOCKED, "given up early"));
+            }
+            return Future.succeededFuture(firstReads.stream().allMatch(Future::isComplete));
+        }).map(Coordinator.Outcome::result));
+        assertThat(calls[0]).isEqualTo(2);
+        assertThat(settledBeforeRetry).isTrue();
+    }
 }

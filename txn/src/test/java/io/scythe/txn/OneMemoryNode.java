@@ -46,13 +46,19 @@ public final class OneMemoryNode implements AutoCloseable {
     public final Context loop;
 
     public OneMemoryNode(final String tableName, final long capacity) throws Exception {
+        this(tableName, capacity, false);
+    }
+
+    /** One table of {@code capacity} 8-byte values, keys 0..15 loaded with 100; read-only to transactions or not. */
+    public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
         loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
         fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
         final Nic mn = fabric.attachNow("mn");
         final LogDb db = new LogDb(mn);
-        table = db.create(TableSchema.fixed(1, tableName, 8, capacity));
+        final TableSchema schema = TableSchema.fixed(1, tableName, 8, capacity);
+        table = db.create(readOnly ? schema.asReadOnly() : schema);
         final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
         v.putLong(0, 100);
         for (long k = 0; k < 16; k++) {
@@ -78,6 +84,11 @@ public final class OneMemoryNode implements AutoCloseable {
             body.apply(runtime).onComplete(done);
         });
         return done.future().await(30, TimeUnit.SECONDS);
+    }
+
+    /** Puts {@code value} into the 8-byte header word at {@code offset} of {@code key}'s object (ObjectLayout). */
+    public void setHeaderWord(final long key, final int offset, final long value) {
+        table.objectMemory().putLongVolatile(table.offsetOf(table.lookup(key)) + offset, value);
     }
 
     /** The committed value of {@code key} read directly in the table's memory. */

@@ -283,7 +283,7 @@ public final class Tpcc {
             share((long) s.districts() * s.undelivered() + s.headroomOrders, parts)));
         final Table order = db.create(schema(36, ORDER, O.BYTES, share(orders, parts)));
         final Table orderLine = db.create(schema(37, ORDER_LINE, OL.BYTES, share(orders * 11, parts)));
-        final Table item = db.create(schema(38, ITEM, I.BYTES, share(s.items, parts)));
+        final Table item = db.create(schema(38, ITEM, I.BYTES, share(s.items, parts)).asReadOnly());
         final Table stock = db.create(schema(39, STOCK, S.BYTES, share((long) s.warehouses * s.items, parts)));
         final Table names = db.create(schema(40, CUSTOMER_NAME, CN.BYTES,
             share((long) s.districts() * s.nameCount(), parts)));

@@ -35,6 +35,9 @@ public final class FarmOccTxn extends CasLockTxn {
 
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key);
+        }
         return readVia(table, key, a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read ->
             read.casLockFree() ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
                 AbortReason.LOCKED, "key " + key + " of " + table + " is locked"))));

@@ -51,7 +51,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
     protected final Future<Void> validateUnlocked() {
         final List<Future<Void>> checks = new ArrayList<>();
         for (final Access a : accesses) {
-            if (!a.locked) {
+            if (!a.locked && !a.readOnlyTable()) {
                 checks.add(readHeader(a).compose(h -> h.getLong(ObjectLayout.VERSION_OFFSET) == a.readVersion
                     && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0 ? Future.<Void>succeededFuture()
                     : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "

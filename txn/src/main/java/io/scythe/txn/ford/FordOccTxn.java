@@ -39,12 +39,18 @@ public final class FordOccTxn extends CasLockTxn {
 
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key);
+        }
         // FORD reads a locked object too (LOCK_REFUSE_READ_RO 0); validation catches a writer.
         return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::readImage));
     }
 
     @Override
     public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key); // nothing to lock: a write of it is refused
+        }
         return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : lockAndRead(a));
     }
 

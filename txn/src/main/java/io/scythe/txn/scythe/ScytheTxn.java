@@ -61,6 +61,9 @@ public final class ScytheTxn extends OneSidedTxn {
 
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key); // no Takeout Lock queue, no validation: nobody writes it
+        }
         return hot ? queuedRead(table, key) : optimisticRead(table, key);
     }
 
@@ -172,6 +175,9 @@ public final class ScytheTxn extends OneSidedTxn {
     private Future<Void> validate() {
         final List<Future<Access>> checks = new ArrayList<>();
         for (final Access a : accesses) {
+            if (a.readOnlyTable()) {
+                continue;
+            }
             if (a.locked && a.grant.versionAtGrant() != -1) {
                 // Granted at once: the version the memory node saw then is the object's (no re-read needed).
                 if (a.grant.versionAtGrant() != a.readVersion) {
