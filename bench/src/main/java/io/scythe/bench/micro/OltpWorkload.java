@@ -61,6 +61,13 @@ public final class OltpWorkload {
     private final OltpSpec spec;
     private PrintStream out;
     private ProgressLine progress;
+    private boolean redoLog = true;
+
+    /** Whether commits write a redo record first (the default; off measures its cost). */
+    public OltpWorkload redoLog(final boolean on) {
+        this.redoLog = on;
+        return this;
+    }
 
     public OltpWorkload(final Options options, final OltpSpec spec, final PrintStream out) {
         this.options = options;
@@ -146,7 +153,8 @@ public final class OltpWorkload {
             .await(30, java.util.concurrent.TimeUnit.SECONDS);
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
             .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
-            .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive);
+            .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive)
+            .put("redoLog", redoLog);
         HistoryWriter recording = null;
         try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, config,
             spec::load, new Procedures())) {
