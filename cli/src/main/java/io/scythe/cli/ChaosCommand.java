@@ -227,7 +227,7 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     private JsonObject kill(final String victim) throws Exception {
-        final long epoch = health(victim).getLong("epoch");
+        final long epoch = epochOf(victim);
         final String fabricNode = victim + ".e" + epoch;
         final double baseline = rateBefore(System.nanoTime(), 10);
         final long t0 = System.nanoTime();
@@ -242,7 +242,7 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     private JsonObject pause(final String victim) throws Exception {
-        final long epoch = health(victim).getLong("epoch");
+        final long epoch = epochOf(victim);
         final String fabricNode = victim + ".e" + epoch;
         final double baseline = rateBefore(System.nanoTime(), 10);
         final long t0 = System.nanoTime();
@@ -311,10 +311,25 @@ public final class ChaosCommand implements Callable<Integer> {
         }
     }
 
+    /** The current epoch of CN {@code node}, asked until it answers (it may be busy or still starting). */
+    private long epochOf(final String node) throws InterruptedException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        String last = null;
+        while (System.nanoTime() < deadline) {
+            final JsonObject h = health(node);
+            if (h != null && h.getLong("epoch") != null) {
+                return h.getLong("epoch");
+            }
+            last = String.valueOf(h);
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException(node + " did not report its epoch within 30 s: " + last);
+    }
+
     private JsonObject health(final String node) {
         try {
             final HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                + cluster.node(node).httpPort() + "/health")).timeout(Duration.ofSeconds(1)).build(),
+                + cluster.node(node).httpPort() + "/health")).timeout(Duration.ofSeconds(2)).build(),
                 HttpResponse.BodyHandlers.ofString());
             return new JsonObject(r.body());
         } catch (final Exception unreachable) {

@@ -456,7 +456,7 @@ public final class ScytheNode implements AutoCloseable {
                         .put("ms", (System.nanoTime() - start) / 1e6);
                     if (ar.succeeded()) {
                         final io.scythe.txn.recovery.CnRecovery.Report r = ar.result();
-                        done.put("ok", true).put("rolledForward", r.committedRecords())
+                        done.put("ok", true).put("completeRecords", r.committedRecords())
                             .put("incomplete", r.incompleteRecords()).put("applied", r.entriesApplied())
                             .put("tickets", r.ticketsCancelled()).put("casWords", r.casWordsFreed())
                             .put("inserts", r.insertsAbandoned());
