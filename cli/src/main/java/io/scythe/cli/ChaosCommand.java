@@ -119,7 +119,11 @@ public final class ChaosCommand implements Callable<Integer> {
         } finally {
             driving.set(false);
             if (client != null) {
-                client.close();
+                try {
+                    client.close();
+                } catch (final Exception e) {
+                    System.out.println("chaos: client did not leave the cluster cleanly: " + e);
+                }
             }
             Runtime.getRuntime().removeShutdownHook(hook);
             cluster.close();
@@ -136,15 +140,19 @@ public final class ChaosCommand implements Callable<Integer> {
         final List<JsonObject> faults = new ArrayList<>();
         Thread.sleep(4_000); // a baseline to compare throughput with
         final long end = System.nanoTime() + duration.toNanos();
+        boolean kill = true;
         while (System.nanoTime() < end) {
             final String victim = "cn" + random.nextInt(cns);
-            faults.add(kill(victim));
-            Thread.sleep(2_000);
-            if (System.nanoTime() >= end) {
+            try {
+                faults.add(kill ? kill(victim) : pause(victim));
+            } catch (final Exception e) {
+                // The cluster did not come back as expected: stop injecting, still check what the data says.
+                faults.add(new JsonObject().put("fault", kill ? "SIGKILL" : "SIGSTOP").put("cn", victim)
+                    .put("error", String.valueOf(e)));
+                System.out.println("chaos: " + victim + ": " + e);
                 break;
             }
-            final String paused = "cn" + random.nextInt(cns);
-            faults.add(pause(paused));
+            kill = !kill;
             Thread.sleep(2_000);
         }
         driving.set(false);
@@ -247,14 +255,20 @@ public final class ChaosCommand implements Callable<Integer> {
         final double baseline = rateBefore(System.nanoTime(), 10);
         final long t0 = System.nanoTime();
         cluster.signal(victim, "STOP");
-        final JsonObject fault;
         try {
-            fault = observe("SIGSTOP", victim, fabricNode, t0, baseline);
+            // Paused past its lease (and Hazelcast's max-no-heartbeat), not longer: a long pause stalls every
+            // Hazelcast operation that waits on its partitions, which is not what this measures.
+            Thread.sleep(ScytheNode.LEASE_MS + 2_000);
         } finally {
             cluster.signal(victim, "CONT");
         }
+        final JsonObject fault = observe("SIGSTOP", victim, fabricNode, t0, baseline);
         // Awake past its lease it finds itself fenced and exits; it comes back under a new epoch.
-        cluster.node(victim).process().waitFor(60, TimeUnit.SECONDS);
+        if (!cluster.node(victim).process().waitFor(60, TimeUnit.SECONDS)) {
+            fault.put("note", "did not exit after losing its lease; killed");
+            cluster.signal(victim, "KILL");
+            cluster.node(victim).process().waitFor(10, TimeUnit.SECONDS);
+        }
         cluster.restart(victim, 180_000);
         fault.put("restartedMs", ms(t0));
         awaitThroughput(fault, t0, baseline);
@@ -389,7 +403,9 @@ public final class ChaosCommand implements Callable<Integer> {
             failures.add(locks + " objects still locked or queued on after the run");
         }
         for (final JsonObject f : faults) {
-            if (!f.containsKey("recoveredMs")) {
+            if (f.containsKey("error")) {
+                failures.add(f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error"));
+            } else if (!f.containsKey("recoveredMs")) {
                 failures.add(f.getString("cn") + " (" + f.getString("fault") + ") was not recovered within 60 s");
             }
         }

@@ -278,7 +278,7 @@ public final class OltpWorkload {
                 .put("gave_up", r.failed()).put("user_rollbacks", userAborts)
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
-                .put("locks_left_held", held)
+                .put("locks_left_held", held).put("redo_log", redoLog)
                 .verbs(counters.verbs(), committed)
                 .put("cpu_us_per_txn", cpuNs < 0 ? null : RunResult.round(cpuNs / 1000.0 / Math.max(1, committed), 3))
                 .put("loop_cpu_us_per_txn", RunResult.round(counters.loopCpuNs() / 1000.0 / Math.max(1, committed), 3))
