@@ -75,6 +75,8 @@ public final class ScytheNode implements AutoCloseable {
     /** Exit code of a CN that lost its lease (and must rejoin under a new epoch). */
     public static final int EXIT_LEASE_LOST = 3;
     public static final long LEASE_RENEW_MS = 250;
+    /** Pause before a failed recovery is run again. */
+    static final long RECOVERY_RETRY_MS = 1_000;
     /** A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml); after that others may have fenced it. */
     public static final long LEASE_MS = 3_000;
     static final long LOOKUP_RETRY_MS = 200;
@@ -461,8 +463,10 @@ public final class ScytheNode implements AutoCloseable {
                             .put("tickets", r.ticketsCancelled()).put("casWords", r.casWordsFreed())
                             .put("inserts", r.insertsAbandoned());
                     } else {
-                        recovered.remove(dead); // the next shard change tries again
+                        // Tried again in a second (it is idempotent), and on the next shard change.
+                        recovered.remove(dead);
                         done.put("ok", false).put("error", String.valueOf(ar.cause()));
+                        vertx.setTimer(RECOVERY_RETRY_MS, t -> recover(cn, deadEpoch));
                     }
                     recoveries.add(done);
                     System.err.println("scythe node " + config.node() + ": recovery of " + done.encode());

@@ -71,11 +71,13 @@ public final class CnRecovery {
             for (final Future<List<Region>> f : listed) {
                 regions.addAll(f.result());
             }
-            final List<Future<Void>> scans = new ArrayList<>();
+            // One region, and one record, after the other: a dead node leaves hundreds of (mostly finished)
+            // records, and their header READs all at once would overflow the send queue.
+            Future<Void> chain = Future.succeededFuture();
             for (final Region r : regions) {
-                scans.add(scan(r).compose(image -> rollForward(image, tally)));
+                chain = chain.compose(v -> scan(r)).compose(image -> rollForward(image, tally));
             }
-            return Future.all(scans).map(regions);
+            return chain.map(regions);
         }).compose(regions -> {
             final Set<Long> owners = new LinkedHashSet<>();
             for (final long p : idPrefixes) {
@@ -143,7 +145,7 @@ public final class CnRecovery {
     }
 
     private Future<Void> rollForward(final UnsafeBuffer image, final Tally tally) {
-        final List<Future<Void>> applied = new ArrayList<>();
+        Future<Void> applied = Future.succeededFuture();
         int at = 0;
         while (at < image.capacity()) {
             final int length = RedoRecordDescriptor.completeLength(image, at, image.capacity() - at);
@@ -155,11 +157,12 @@ public final class CnRecovery {
                 continue;
             }
             tally.committed++;
-            applied.add(applyRecord(image, at, tally));
+            final int record = at;
+            applied = applied.compose(v -> applyRecord(image, record, tally));
             at += (length + RedoRecordDescriptor.SLOT_BYTES - 1) / RedoRecordDescriptor.SLOT_BYTES
                 * RedoRecordDescriptor.SLOT_BYTES;
         }
-        return Future.all(applied).mapEmpty();
+        return applied;
     }
 
     private Future<Void> applyRecord(final UnsafeBuffer image, final int record, final Tally tally) {
