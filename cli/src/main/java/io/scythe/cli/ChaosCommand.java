@@ -64,6 +64,10 @@ public final class ChaosCommand implements Callable<Integer> {
         + "(default: ${DEFAULT-VALUE}).")
     int outstanding;
 
+    @Option(names = "--pauses", defaultValue = "true", negatable = true, description = "Alternate SIGKILLs with "
+        + "SIGSTOP/SIGCONT pauses (default: ${DEFAULT-VALUE}); --no-pauses only kills.")
+    boolean pauses;
+
     @Option(names = "--seed", defaultValue = "1", description = "Picks accounts and victims (default: "
         + "${DEFAULT-VALUE}).")
     long seed;
@@ -152,7 +156,7 @@ public final class ChaosCommand implements Callable<Integer> {
                 System.out.println("chaos: " + victim + ": " + e);
                 break;
             }
-            kill = !kill;
+            kill = !kill || !pauses;
             Thread.sleep(2_000);
         }
         driving.set(false);

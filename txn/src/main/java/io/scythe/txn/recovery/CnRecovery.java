@@ -144,8 +144,11 @@ public final class CnRecovery {
         }).map(image);
     }
 
+    /** Records rolled forward at once: their header READs must fit the send queue beside the loop's own traffic. */
+    private static final int RECORDS_IN_FLIGHT = 16;
+
     private Future<Void> rollForward(final UnsafeBuffer image, final Tally tally) {
-        Future<Void> applied = Future.succeededFuture();
+        final List<Integer> records = new ArrayList<>();
         int at = 0;
         while (at < image.capacity()) {
             final int length = RedoRecordDescriptor.completeLength(image, at, image.capacity() - at);
@@ -157,10 +160,20 @@ public final class CnRecovery {
                 continue;
             }
             tally.committed++;
-            final int record = at;
-            applied = applied.compose(v -> applyRecord(image, record, tally));
+            records.add(at);
             at += (length + RedoRecordDescriptor.SLOT_BYTES - 1) / RedoRecordDescriptor.SLOT_BYTES
                 * RedoRecordDescriptor.SLOT_BYTES;
+        }
+        Future<Void> applied = Future.succeededFuture();
+        for (int from = 0; from < records.size(); from += RECORDS_IN_FLIGHT) {
+            final List<Integer> batch = records.subList(from, Math.min(records.size(), from + RECORDS_IN_FLIGHT));
+            applied = applied.compose(v -> {
+                final List<Future<Void>> inFlight = new ArrayList<>(batch.size());
+                for (final int record : batch) {
+                    inFlight.add(applyRecord(image, record, tally));
+                }
+                return Future.all(inFlight).mapEmpty();
+            });
         }
         return applied;
     }
