@@ -64,9 +64,9 @@ public final class ChaosCommand implements Callable<Integer> {
         + "(default: ${DEFAULT-VALUE}).")
     int outstanding;
 
-    @Option(names = "--pauses", defaultValue = "true", negatable = true, description = "Alternate SIGKILLs with "
-        + "SIGSTOP/SIGCONT pauses (default: ${DEFAULT-VALUE}); --no-pauses only kills.")
-    boolean pauses;
+    @Option(names = "--no-pauses", description = "Only SIGKILLs (default: SIGKILLs alternate with SIGSTOP/SIGCONT "
+        + "pauses).")
+    boolean noPauses;
 
     @Option(names = "--seed", defaultValue = "1", description = "Picks accounts and victims (default: "
         + "${DEFAULT-VALUE}).")
@@ -156,7 +156,7 @@ public final class ChaosCommand implements Callable<Integer> {
                 System.out.println("chaos: " + victim + ": " + e);
                 break;
             }
-            kill = !kill || !pauses;
+            kill = !kill || noPauses;
             Thread.sleep(2_000);
         }
         driving.set(false);
