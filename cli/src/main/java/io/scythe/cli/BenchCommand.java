@@ -184,6 +184,11 @@ public final class BenchCommand implements Callable<Integer> {
         description = "[verbs] Verbs per doorbell batch; 1 measures unbatched only (default: ${DEFAULT-VALUE}).")
     int batch;
 
+    @Option(names = "--redo-log", defaultValue = "on", paramLabel = "on|off",
+        description = "[smallbank, ycsb, tatp, tpcc] Write a redo record before each commit's write-back (default: "
+            + "${DEFAULT-VALUE}).")
+    String redoLog;
+
     @Option(names = "--idle", defaultValue = "busy-spin",
         description = "[verbs] Bridge idle policy: busy-spin or backoff (default: ${DEFAULT-VALUE}).")
     String idle;
@@ -243,6 +248,7 @@ public final class BenchCommand implements Callable<Integer> {
                 report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
                     warmup.toMillis(), seed, history), oltpSpec(), System.out)
+                    .redoLog(onOff("--redo-log", redoLog))
                     .progress(quiet ? null : io.scythe.bench.report.ProgressLine.toStderr()).run();
                 break;
             case "tso":
@@ -255,6 +261,14 @@ public final class BenchCommand implements Callable<Integer> {
                 return 2;
         }
         return finish(report);
+    }
+
+    private static boolean onOff(final String option, final String value) {
+        if ("on".equalsIgnoreCase(value) || "off".equalsIgnoreCase(value)) {
+            return "on".equalsIgnoreCase(value);
+        }
+        throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(new BenchCommand()), option + "="
+            + value + ": expected on or off");
     }
 
     private io.scythe.bench.workload.OltpSpec oltpSpec() {

@@ -13,7 +13,8 @@ final class ClusterWorkloads {
     /**
      * Adds {@code smallbank} ({@code accounts}, default 10,000): the SmallBank tables, and one procedure per
      * transaction type of the standard mix ({@code Amalgamate}, {@code Balance}, {@code DepositChecking},
-     * {@code SendPayment}, {@code TransactSavings}, {@code WriteCheck}), each taking (account a, account b, amount).
+     * {@code SendPayment}, {@code TransactSavings}, {@code WriteCheck}), each taking (account a, account b, amount);
+     * and {@code Audit(a)}, what account a holds (savings plus checking).
      */
     static void register() {
         NodeWorkload.register("smallbank", spec -> {
@@ -34,6 +35,11 @@ final class ClusterWorkloads {
                         procedures.register(type.name(), 3,
                             args -> txn -> type.procedure().run(txn, args[0], args[1], args[2]));
                     }
+                    // What an account holds (savings plus checking): the chaos check reads every account with it.
+                    procedures.register("Audit", 1, args -> txn -> io.vertx.core.Future.all(
+                        txn.read(SmallBank.SAVINGS, args[0]), txn.read(SmallBank.CHECKING, args[0]))
+                        .map(both -> both.<org.agrona.concurrent.UnsafeBuffer>resultAt(0).getLong(0)
+                            + both.<org.agrona.concurrent.UnsafeBuffer>resultAt(1).getLong(0)));
                     return procedures;
                 }
             };

@@ -75,6 +75,8 @@ public final class ScytheNode implements AutoCloseable {
     /** Exit code of a CN that lost its lease (and must rejoin under a new epoch). */
     public static final int EXIT_LEASE_LOST = 3;
     public static final long LEASE_RENEW_MS = 250;
+    /** Pause before a failed recovery is run again. */
+    static final long RECOVERY_RETRY_MS = 1_000;
     /** A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml); after that others may have fenced it. */
     public static final long LEASE_MS = 3_000;
     static final long LOOKUP_RETRY_MS = 200;
@@ -107,6 +109,11 @@ public final class ScytheNode implements AutoCloseable {
     private volatile boolean ready;
     private volatile boolean leaseLost;
     private long leaseTimer = -1;
+    private Context recoveryContext;
+    private LogDb memoryDb;
+    /** Dead CN incarnations ("name.eN") this CN recovered or is recovering. */
+    private final Set<String> recovered = ConcurrentHashMap.newKeySet();
+    private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
     private long lastRenewalNs;
 
     private ScytheNode(final NodeConfig config, final NodeRole role, final NodeWorkload workload,
@@ -172,12 +179,14 @@ public final class ScytheNode implements AutoCloseable {
     private void startMemoryNode() throws Exception {
         final int part = config.partitionOf(config.node());
         final LogDb db = new LogDb(nic);
+        memoryDb = db;
         // Loading writes registered memory only: done here, before the node serves, on this (non-loop) thread.
         workload.load(db, part, config.memoryNodes().size());
         rpcServer = new RpcServer(vertx, nic, new RrpcOptions());
-        new LogDbService(db).register(rpcServer);
+        final LogDbService logDb = new LogDbService(db).register(rpcServer);
         lockService = new TakeoutLockService(db, new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT),
             true).register(rpcServer);
+        new io.scythe.txn.recovery.RecoveryService(db).register(rpcServer, logDb, lockService);
         onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), rpcServer::start);
         consumers.add(TableDirectory.serve(vertx, config.node(), db).await(10, TimeUnit.SECONDS));
     }
@@ -216,8 +225,15 @@ public final class ScytheNode implements AutoCloseable {
                 workload.procedures(), idBase, metrics::observe)
             .deploy(vertx, BridgeVerticle.eventLoopContexts(vertx),
                 List.of(CoordinatorVerticle.ADDRESS, CoordinatorVerticle.ADDRESS + "." + config.node()),
-                coordinators::add)
+                c -> {
+                    c.runtime().enableRedoLog(io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
+                    if (coordinators.isEmpty()) {
+                        recoveryContext = Vertx.currentContext(); // recovery runs on this coordinator's loop
+                    }
+                    coordinators.add(c);
+                })
             .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS));
+        watchRecoveryDuty();
         lastRenewalNs = System.nanoTime();
         if (config.leaseCheck()) {
             leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
@@ -289,6 +305,7 @@ public final class ScytheNode implements AutoCloseable {
             .put("pid", ProcessHandle.current().pid());
         final IMap<String, String> nodes = hazelcast.getMap(NODES);
         if (role == NodeRole.CN) {
+            entry.put("slot", slot); // with the epoch, the prefix of its transaction ids (recovery frees its CAS words)
             nodes.put(config.node(), entry.encode());
             return;
         }
@@ -382,6 +399,84 @@ public final class ScytheNode implements AutoCloseable {
             cnByMember.remove(UUID.fromString(previous.getString("member")));
             fence(previous.getString("fabricNode"), "epoch " + entry.getLong("epoch") + " superseded it");
         }
+    }
+
+    /**
+     * Runs recovery for every dead CN incarnation whose logs the shard map gives this CN: an entry that says its CN is
+     * not live, or whose epoch moved on (the CN restarted before its old incarnation was recovered).
+     */
+    private void watchRecoveryDuty() {
+        final IMap<String, String> shardMap = hazelcast.getMap(SHARDS);
+        final class Duty implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String> {
+            @Override
+            public void entryAdded(final EntryEvent<String, String> event) {
+                onShard(event.getKey(), new JsonObject(event.getValue()), null);
+            }
+
+            @Override
+            public void entryUpdated(final EntryEvent<String, String> event) {
+                onShard(event.getKey(), new JsonObject(event.getValue()),
+                    event.getOldValue() == null ? null : new JsonObject(event.getOldValue()));
+            }
+        }
+        shardMap.addEntryListener((com.hazelcast.map.listener.MapListener) new Duty(), true);
+        for (final Map.Entry<String, String> e : shardMap.entrySet()) {
+            onShard(e.getKey(), new JsonObject(e.getValue()), null);
+        }
+    }
+
+    private void onShard(final String cn, final JsonObject now, final JsonObject before) {
+        if (cn.equals(config.node()) || !config.node().equals(now.getString("owner"))
+            || now.getLong("ownerEpoch", -1L) != epoch) {
+            return;
+        }
+        if (!now.getBoolean("live", true)) {
+            recover(cn, now.getLong("epoch"));
+        }
+        if (before != null && before.getLong("epoch") != null && !before.getLong("epoch").equals(now.getLong("epoch"))) {
+            recover(cn, before.getLong("epoch"));
+        }
+    }
+
+    private void recover(final String cn, final long deadEpoch) {
+        final String dead = cn + ".e" + deadEpoch;
+        if (recoveryContext == null || !recovered.add(dead)) {
+            return;
+        }
+        // The id prefix of its transactions: its slot is in the registry only while its entry is this epoch's.
+        vertx.executeBlocking(() -> {
+            final String value = hazelcast.<String, String>getMap(NODES).get(cn);
+            final JsonObject entry = value == null ? null : new JsonObject(value);
+            return entry != null && entry.getLong("epoch", -1L) == deadEpoch
+                ? new long[] {((deadEpoch & 0xffff) << 48) | (entry.getLong("slot", 0L) << 32)} : new long[0];
+        }, false).onComplete(prefixes -> recoveryContext.runOnContext(v -> {
+            final long start = System.nanoTime();
+            final long[] owners = prefixes.succeeded() ? prefixes.result() : new long[0];
+            new io.scythe.txn.recovery.CnRecovery(coordinators.get(0).runtime()).recover(dead, owners)
+                .onComplete(ar -> {
+                    final JsonObject done = new JsonObject().put("cn", dead)
+                        .put("ms", (System.nanoTime() - start) / 1e6);
+                    if (ar.succeeded()) {
+                        final io.scythe.txn.recovery.CnRecovery.Report r = ar.result();
+                        done.put("ok", true).put("completeRecords", r.committedRecords())
+                            .put("incomplete", r.incompleteRecords()).put("applied", r.entriesApplied())
+                            .put("tickets", r.ticketsCancelled()).put("casWords", r.casWordsFreed())
+                            .put("inserts", r.insertsAbandoned());
+                    } else {
+                        // Tried again in a second (it is idempotent), and on the next shard change.
+                        recovered.remove(dead);
+                        done.put("ok", false).put("error", String.valueOf(ar.cause()));
+                        vertx.setTimer(RECOVERY_RETRY_MS, t -> recover(cn, deadEpoch));
+                    }
+                    recoveries.add(done);
+                    System.err.println("scythe node " + config.node() + ": recovery of " + done.encode());
+                });
+        }));
+    }
+
+    /** Recoveries this CN ran: {@code {"cn", "ms", "ok", ...}} each. */
+    public List<JsonObject> recoveries() {
+        return List.copyOf(recoveries);
     }
 
     private void fence(final String cnFabricNode, final String why) {
@@ -496,15 +591,39 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     /** Health: ready, its epoch and lease, the cluster's size, what it fenced. */
+    /**
+     * Objects of {@code db} whose Takeout Lock is held or queued on ({@code lower != upper}) or whose CAS lock word
+     * is set: a racy scan, exact only when no transaction runs (the chaos check at the end).
+     */
+    static long locksHeld(final LogDb db) {
+        long held = 0;
+        for (final io.scythe.storage.Table t : db.tables()) {
+            final org.agrona.concurrent.AtomicBuffer m = t.objectMemory();
+            final int slot = io.scythe.storage.ObjectLayout.slotBytes(t.schema().maxValueBytes());
+            for (int at = 0; at + slot <= m.capacity(); at += slot) {
+                if (m.getLongVolatile(at + io.scythe.storage.ObjectLayout.LOWER_OFFSET)
+                    != m.getLongVolatile(at + io.scythe.storage.ObjectLayout.UPPER_OFFSET)
+                    || m.getLongVolatile(at + io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+                    held++;
+                }
+            }
+        }
+        return held;
+    }
+
     public JsonObject health() {
         final JsonObject h = new JsonObject().put("status", ready() ? "UP" : "DOWN").put("node", config.node())
             .put("role", role.label()).put("fabricNode", fabricNode).put("epoch", epoch)
-            .put("fenced", new io.vertx.core.json.JsonArray(new ArrayList<>(fenced())));
+            .put("fenced", new io.vertx.core.json.JsonArray(new ArrayList<>(fenced())))
+            .put("recoveries", new io.vertx.core.json.JsonArray(recoveries()));
         if (role == NodeRole.CN) {
             h.put("lease", leaseLost ? "lost" : "held").put("slot", slot);
         }
         if (hazelcast != null && hazelcast.getLifecycleService().isRunning()) {
             h.put("members", hazelcast.getCluster().getMembers().size());
+        }
+        if (memoryDb != null) {
+            h.put("locksHeld", locksHeld(memoryDb));
         }
         return h;
     }

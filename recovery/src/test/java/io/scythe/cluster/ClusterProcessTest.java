@@ -183,6 +183,17 @@ class ClusterProcessTest {
             eventually("cn1's logs go to cn0", 10_000, () -> shards.get("cn1") != null
                 && !new JsonObject(shards.get("cn1")).getBoolean("live")
                 && "cn0".equals(new JsonObject(shards.get("cn1")).getString("owner")));
+            // cn0 owns cn1's logs: it recovers cn1.e1 (fences it on the memory node, rolls its log forward,
+            // releases its tickets) while cn1 is still paused.
+            eventually("cn0 recovered cn1.e1", 20_000, () -> {
+                try {
+                    return new JsonObject(get("cn0", "/health").body()).getJsonArray("recoveries").stream()
+                        .map(JsonObject.class::cast).anyMatch(r -> "cn1.e1".equals(r.getString("cn"))
+                            && r.getBoolean("ok"));
+                } catch (final Exception e) {
+                    return false;
+                }
+            });
             cluster.signal("cn1", "CONT");
             // Awake, cn1 runs the queued transaction on its old queue pairs: every verb fails, nothing commits.
             final ScytheClient.Outcome late = queued.await(30, TimeUnit.SECONDS);

@@ -38,6 +38,11 @@ public final class Catalog {
         return this;
     }
 
+    /** Every table (recovery walks their partitions). */
+    public java.util.Collection<Table> tables() {
+        return java.util.List.copyOf(tables.values());
+    }
+
     /** @throws UnknownKeyException for a table not in the catalog */
     public Table table(final String name) {
         final Table t = tables.get(name);

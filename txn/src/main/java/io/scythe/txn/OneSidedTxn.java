@@ -27,7 +27,6 @@ import java.util.function.Function;
  *       on hardware it needs FaRM's per-cache-line versions or the value re-read under the header check.</li>
  *   <li>Write-back overwrites the object in place and bypasses the memory node's version chain, so MN-side snapshot
  *       reads ({@code Table.readAt}) do not see the history of tables written one-sided.</li>
- *   <li>No redo log yet (the recovery issue): a write-back batch that fails leaves its commit in doubt.</li>
  * </ul>
  */
 public abstract class OneSidedTxn implements Txn {
@@ -433,6 +432,37 @@ public abstract class OneSidedTxn implements Txn {
      */
     protected final Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
                                            final ReleaseVerb release) {
+        final io.scythe.txn.recovery.RedoLog log = runtime.redoLog();
+        if (log == null || redoLockKind() == 0) {
+            return writeBackLogged(version, needsRelease, release);
+        }
+        // The redo record first: once it is durable the commit is decided, and recovery can finish it.
+        final List<Access> writes = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.dirty || a.inserted) {
+                writes.add(a);
+            }
+        }
+        if (writes.isEmpty()) {
+            return writeBackLogged(version, needsRelease, release);
+        }
+        return staged(Stage.LOG, log.append(id, version, redoLockKind(), writes, this::lockToken))
+            .compose(appended -> writeBackLogged(version, needsRelease, release)
+                .onSuccess(v -> log.release(appended)));
+    }
+
+    /** The redo record's lock kind of this protocol ({@code RedoRecordDescriptor.LOCK_*}), or 0: nothing logged. */
+    protected int redoLockKind() {
+        return 0;
+    }
+
+    /** What identifies the lock {@code a} holds, for recovery (a ticket, a CAS owner word). */
+    protected long lockToken(final Access a) {
+        return 0;
+    }
+
+    private Future<Void> writeBackLogged(final long version, final Function<Access, Boolean> needsRelease,
+                                         final ReleaseVerb release) {
         versionMade = version;
         final Map<String, List<Access>> byNode = new HashMap<>();
         for (final Access a : accesses) {
@@ -442,7 +472,7 @@ public abstract class OneSidedTxn implements Txn {
         }
         // The point of no return: the releases are in these batches, so nothing may release these locks again
         // (a second FAA on upper would hand one lock to two holders). A batch that fails leaves the commit in doubt,
-        // which the redo log of the recovery issue settles; it is reported as a failure, not an abort.
+        // which recovery settles from the redo record; it is reported as a failure, not an abort.
         for (final List<Access> node : byNode.values()) {
             for (final Access a : node) {
                 a.releasing = needsRelease.apply(a);

@@ -12,6 +12,8 @@ public enum Stage {
     VALIDATE("validate"),
     /** Creating the inserted keys on their memory nodes, locked (the INSERT RPCs). */
     INSERT("insert"),
+    /** Writing the redo record that decides the commit (one WRITE to a log region). */
+    LOG("log"),
     /** Writing values, versions and releases back. */
     WRITE_BACK("write-back");
 

@@ -31,6 +31,8 @@ public final class TxnRuntime {
     private io.scythe.tso.PhysicalClockOracle physicalClock;
     /** Set from another thread between runs, read at every commit: volatile (a plain load on x86). */
     private volatile HistoryRecorder recorder;
+    /** This loop's redo log, or null: commits write none (recovery cannot finish them). */
+    private io.scythe.txn.recovery.RedoLog redoLog;
 
     /**
      * @param idBase distinguishes this loop's transaction ids from every other loop's in the cluster (a CN and loop
@@ -53,6 +55,11 @@ public final class TxnRuntime {
 
     public Future<RdmaChannel> channel(final String node) {
         return rrpc.oneSided(node);
+    }
+
+    /** This loop's RRPC Rocket to {@code node}. */
+    public Future<io.scythe.rrpc.Rocket> rocket(final String node) {
+        return rrpc.rocket(node);
     }
 
     /** This loop's address cache and lookups for one table partition. */
@@ -94,6 +101,19 @@ public final class TxnRuntime {
     /** Starts ({@code recorder}) or stops ({@code null}) reporting this loop's committed transactions. */
     public void recorder(final HistoryRecorder recorder) {
         this.recorder = recorder;
+    }
+
+    /** Commits of this loop write redo records from now on, to log regions of {@code regionBytes} per memory node. */
+    public io.scythe.txn.recovery.RedoLog enableRedoLog(final int regionBytes) {
+        if (redoLog == null) {
+            redoLog = new io.scythe.txn.recovery.RedoLog(rrpc::rocket, rrpc::oneSided, idBase, regionBytes);
+        }
+        return redoLog;
+    }
+
+    /** This loop's redo log, or {@code null} when commits write none. */
+    public io.scythe.txn.recovery.RedoLog redoLog() {
+        return redoLog;
     }
 
     /** A transaction id unique in the cluster, never 0 (0 means "free" in a CAS lock word). */

@@ -19,6 +19,7 @@ import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.Protocol;
 import io.scythe.txn.api.Procedures;
+import io.scythe.txn.recovery.RecoveryService;
 import io.scythe.txn.scythe.TakeoutLockService;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -42,6 +43,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Config: {@code {"memoryNodes": 2, "protocol": "scythe", "maxAttempts": 1000, "costModel": {...},
  * "watermarks": {"cold": 3, "hot": 10}, "adaptiveWatermarks": false}}; every key optional. With
+ * {@code "redoLog": true} (the default) every commit writes a redo record first ({@code "redoLogBytes"} per loop and
+ * memory node, default 1 MiB), which {@code CnRecovery} finishes if the compute node dies. With
  * {@code adaptiveWatermarks} each coordinator lowers an object's cold watermark as transactions abort on it, so they
  * switch to TOCC sooner there (beyond the paper: its §6 future work). The tables are created and loaded by the caller's
  * {@link Loader} on each memory node. This is the same cluster {@code scythe bench} measures.
@@ -61,6 +64,16 @@ public final class EmbeddedScythe implements AutoCloseable {
     private final FastThreadLocal<Coordinator> coordinator = new FastThreadLocal<>();
     private final List<String> deployments = new ArrayList<>();
     private TsoService tso;
+    private final List<RecoveryService> recoveryServices = new ArrayList<>();
+    private final List<ComputeNode> extraNodes = new ArrayList<>();
+    private Catalog catalog;
+    private RemoteRegion tsoCounter;
+    private Protocol protocol;
+    private int maxAttempts;
+    private Watermarks watermarks;
+    private boolean adaptive;
+    private Procedures procedures;
+    private int redoLogBytes;
 
     private EmbeddedScythe(final Vertx vertx, final LocalFabric fabric) {
         this.vertx = vertx;
@@ -87,6 +100,8 @@ public final class EmbeddedScythe implements AutoCloseable {
             marks.getInteger("hot", Watermarks.DEFAULT_HOT));
         final boolean adaptive = config.getBoolean("adaptiveWatermarks", false);
         final EmbeddedScythe s = new EmbeddedScythe(vertx, new LocalFabric(new FabricOptions().costModel(model)));
+        s.redoLogBytes = config.getBoolean("redoLog", true)
+            ? config.getInteger("redoLogBytes", io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES) : 0;
         try {
             s.start(parts, loader, protocol, maxAttempts, watermarks, adaptive, procedures);
             return s;
@@ -107,15 +122,21 @@ public final class EmbeddedScythe implements AutoCloseable {
             loader.load(db, p, parts);
             memoryNodes.add(db);
             final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
-            new LogDbService(db).register(server);
-            new TakeoutLockService(db, watermarks, true).register(server);
+            final LogDbService logDb = new LogDbService(db).register(server);
+            final TakeoutLockService lockService = new TakeoutLockService(db, watermarks, true).register(server);
+            recoveryServices.add(new RecoveryService(db).register(server, logDb, lockService));
             onLoop(loops.get(p % loops.size()), server::start);
             for (final Table t : db.tables()) {
                 partitions.computeIfAbsent(t.schema().name(), n -> new ArrayList<>())
                     .add(new Catalog.Partition(node, t.describe()));
             }
         }
-        final Catalog catalog = new Catalog();
+        catalog = new Catalog();
+        this.protocol = protocol;
+        this.maxAttempts = maxAttempts;
+        this.watermarks = watermarks;
+        this.adaptive = adaptive;
+        this.procedures = procedures;
         partitions.forEach((name, list) -> {
             if (list.size() != parts) {
                 throw new IllegalStateException("table " + name + " is on " + list.size() + " of " + parts
@@ -125,15 +146,72 @@ public final class EmbeddedScythe implements AutoCloseable {
         });
         tso = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000);
         final RemoteRegion counter = tso.start().await(30, TimeUnit.SECONDS);
+        tsoCounter = counter;
         final Nic cn = fabric.attachNow("cn");
         final RrpcClient rrpc = new RrpcClient(vertx, cn, new RrpcOptions());
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, "tso", protocol, maxAttempts,
                 watermarks, adaptive, procedures, 0L, null)
             .deploy(vertx, loops, List.of(CoordinatorVerticle.ADDRESS), c -> {
+                enableRedoLog(c);
                 coordinator.set(c);
                 coordinators.add(c);
             })
             .await(30, TimeUnit.SECONDS));
+    }
+
+    private void enableRedoLog(final Coordinator c) {
+        if (redoLogBytes > 0) {
+            c.runtime().enableRedoLog(redoLogBytes);
+        }
+    }
+
+    /**
+     * Another compute node in this JVM, with its own fabric identity {@code name} and transaction-id base
+     * {@code idBase} (distinct per node: bits 32-39 or 48-63, see {@code RecoveryRpc.NODE_ID_MASK}), one coordinator
+     * per loop and no event-bus address: for tests of CN failure ({@link #fence}) and recovery. Blocks.
+     */
+    public ComputeNode addComputeNode(final String name, final long idBase) throws Exception {
+        if ((idBase & ~io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK) != 0 || idBase == 0) {
+            throw new IllegalArgumentException("idBase=" + Long.toHexString(idBase) + " must be non-zero and within "
+                + "the node bits " + Long.toHexString(io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK));
+        }
+        final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), new RrpcOptions());
+        final Map<Thread, Coordinator> byLoop = new java.util.concurrent.ConcurrentHashMap<>();
+        final List<String> ids = new CoordinatorDeployment(catalog, rrpc, tsoCounter, "tso", protocol, maxAttempts,
+                watermarks, adaptive, procedures, idBase, null)
+            .deploy(vertx, loops, List.of(), c -> {
+                enableRedoLog(c);
+                byLoop.put(Thread.currentThread(), c); // the verticle's context is not the loop's: key by thread
+            })
+            .await(30, TimeUnit.SECONDS);
+        final Map<Context, Coordinator> coordinators = new java.util.HashMap<>();
+        for (final Context loop : loops) {
+            coordinators.put(loop, byLoop.get(onLoop(loop, () -> Future.succeededFuture(Thread.currentThread()))));
+        }
+        final ComputeNode node = new ComputeNode(name, idBase, coordinators, ids);
+        extraNodes.add(node);
+        return node;
+    }
+
+    /** A compute node added by {@link #addComputeNode}. */
+    public record ComputeNode(String name, long idBase, Map<Context, Coordinator> coordinators,
+                              List<String> deployments) {
+        /** Its coordinator on {@code loop}, one of {@link EmbeddedScythe#loops()}. */
+        public Coordinator on(final Context loop) {
+            return coordinators.get(loop);
+        }
+    }
+
+    /** "Compute node {@code name} is dead": fences it on every memory node (its queue pairs revoked). */
+    public void fence(final String name) {
+        for (final LogDb db : memoryNodes) {
+            db.nic().fence(name);
+        }
+    }
+
+    /** The memory nodes' recovery services, in node order (checks after a recovery). */
+    public List<RecoveryService> recoveryServices() {
+        return List.copyOf(recoveryServices);
     }
 
     private static <T> T onLoop(final Context loop, final java.util.function.Supplier<Future<T>> body)
@@ -171,6 +249,12 @@ public final class EmbeddedScythe implements AutoCloseable {
     /** Undeploys the coordinators, stops the TSO, frees the fabric. Blocks; idempotent. */
     @Override
     public void close() throws Exception {
+        for (final ComputeNode node : extraNodes) {
+            for (final String id : node.deployments()) {
+                vertx.undeploy(id).await(30, TimeUnit.SECONDS);
+            }
+        }
+        extraNodes.clear();
         for (final String id : deployments) {
             vertx.undeploy(id).await(30, TimeUnit.SECONDS);
         }

@@ -61,6 +61,13 @@ public final class OltpWorkload {
     private final OltpSpec spec;
     private PrintStream out;
     private ProgressLine progress;
+    private boolean redoLog = true;
+
+    /** Whether commits write a redo record first (the default; off measures its cost). */
+    public OltpWorkload redoLog(final boolean on) {
+        this.redoLog = on;
+        return this;
+    }
 
     public OltpWorkload(final Options options, final OltpSpec spec, final PrintStream out) {
         this.options = options;
@@ -133,7 +140,8 @@ public final class OltpWorkload {
             .await(30, java.util.concurrent.TimeUnit.SECONDS);
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
             .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
-            .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive);
+            .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive)
+            .put("redoLog", redoLog);
         HistoryWriter recording = null;
         try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, config,
             spec::load, new Procedures())) {
@@ -257,7 +265,7 @@ public final class OltpWorkload {
                 .put("gave_up", r.failed()).put("user_rollbacks", userAborts)
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
-                .put("locks_left_held", held)
+                .put("locks_left_held", held).put("redo_log", redoLog)
                 .verbs(counters.verbs(), committed)
                 .put("cpu_us_per_txn", cpuNs < 0 ? null : RunResult.round(cpuNs / 1000.0 / Math.max(1, committed), 3))
                 .put("loop_cpu_us_per_txn", RunResult.round(counters.loopCpuNs() / 1000.0 / Math.max(1, committed), 3))

@@ -17,6 +17,20 @@ public final class LogDbService {
         this.db = db;
     }
 
+    /** Told of every insert created locked, with the compute node that asked (recovery abandons a dead one's). */
+    @FunctionalInterface
+    public interface InsertObserver {
+        void lockedInsert(String client, Table table, long key, long pointer, Table.InsertLock lock, long lockWord);
+    }
+
+    private InsertObserver insertObserver;
+
+    /** Reports every locked insert to {@code observer} (on the server's loop). */
+    public LogDbService observeInserts(final InsertObserver observer) {
+        this.insertObserver = observer;
+        return this;
+    }
+
     /** Serves LogDB's RPCs on {@code server} (which runs on one event loop, so the scratch buffer is safe). */
     public LogDbService register(final RpcServer server) {
         server.handle(LogDbRpc.LOOKUP, this::lookup);
@@ -114,6 +128,9 @@ public final class LogDbService {
             responder.fail(LogDbRpc.FULL, "table " + table.schema().name() + " on memory node " + db.nic().node()
                 + " is full (" + table.size() + " keys, capacity " + table.schema().capacity() + ")");
         } else {
+            if (insertObserver != null) {
+                insertObserver.lockedInsert(request.client(), table, key, pointer, lock, lockWord);
+            }
             scratch.putLong(0, pointer);
             scratch.putLong(8, table.objectMemory().getLongVolatile(table.offsetOf(pointer)
                 + io.scythe.storage.ObjectLayout.VERSION_OFFSET));

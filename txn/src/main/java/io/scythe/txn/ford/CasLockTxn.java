@@ -73,6 +73,16 @@ public abstract class CasLockTxn extends OneSidedTxn {
     }
 
     @Override
+    protected final int redoLockKind() {
+        return io.scythe.txn.recovery.RedoRecordDescriptor.LOCK_CAS;
+    }
+
+    @Override
+    protected final long lockToken(final Access a) {
+        return id; // the CAS lock word of every object this attempt holds
+    }
+
+    @Override
     protected final io.scythe.storage.Table.InsertLock insertLock() {
         return io.scythe.storage.Table.InsertLock.CAS_WORD;
     }

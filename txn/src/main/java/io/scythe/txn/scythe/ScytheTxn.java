@@ -205,6 +205,16 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     @Override
+    protected int redoLockKind() {
+        return io.scythe.txn.recovery.RedoRecordDescriptor.LOCK_TICKET;
+    }
+
+    @Override
+    protected long lockToken(final Access a) {
+        return a.grant.ticket();
+    }
+
+    @Override
     protected io.scythe.storage.Table.InsertLock insertLock() {
         return io.scythe.storage.Table.InsertLock.TICKET;
     }

@@ -36,6 +36,8 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
     private final long[] refusedBy = new long[8];
     private long deferred;
     private long bad;
+    /** Who holds or queues for each ticket, for recovery; null when not tracked. */
+    private io.scythe.txn.recovery.TicketLedger ledger;
 
     private static final Comparator<Pending> BY_OBJECT_THEN_TS = (a, b) -> {
         final int byObject = Long.compare(a.pointer, b.pointer);
@@ -47,6 +49,12 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         this.db = db;
         this.watermarks = watermarks;
         this.sortRounds = sortRounds;
+    }
+
+    /** Records every granted ticket's compute node in {@code ledger} (recovery cancels a dead node's). */
+    public TakeoutLockService ledger(final io.scythe.txn.recovery.TicketLedger ledger) {
+        this.ledger = ledger;
+        return this;
     }
 
     public TakeoutLockService register(final RpcServer server) {
@@ -80,6 +88,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         pending.withObject = (flags & LockRpc.WITH_OBJECT) != 0;
         pending.ts = p.getLong(at + LockRpc.TS_OFFSET);
         pending.responder = responder;
+        pending.client = request.client();
         pending.heldBack = false;
         if (bridge == null) {
             bridge = io.scythe.bridge.Bridge.current();
@@ -118,6 +127,9 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
                 outcome);
             if (outcome.status == TakeoutLock.GRANTED) {
                 granted++;
+                if (ledger != null) {
+                    ledger.granted(pending.client, pending.table, pending.header, outcome.ticket);
+                }
             } else {
                 refused++;
                 refusedBy[outcome.status]++;
@@ -221,6 +233,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         boolean hot;
         long ts;
         RpcResponder responder;
+        String client;
         boolean heldBack;
         boolean withObject;
         long until;

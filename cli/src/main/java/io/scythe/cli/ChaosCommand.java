@@ -1,0 +1,458 @@
+package io.scythe.cli;
+
+import io.scythe.cluster.LocalCluster;
+import io.scythe.cluster.ScytheClient;
+import io.scythe.cluster.ScytheNode;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * {@code scythe chaos}: a local cluster of node processes under SmallBank from this (client) process over the event
+ * bus, while compute nodes are SIGKILLed and SIGSTOPped/SIGCONTed and restarted; then the checks. The accounts are
+ * split in two: the first half only pays each other ({@code SendPayment}: their total must not move, so no payment
+ * was applied in part), the second half only gets deposits of 1 ({@code DepositChecking}), whose ledger bounds each
+ * account: at least its acknowledged deposits (none lost), at most those plus the ones whose outcome is unknown
+ * (none applied twice).
+ */
+@Command(name = "chaos", mixinStandardHelpOptions = true,
+    description = {"Starts a local cluster (like `scythe cluster`), drives SmallBank from this process over the event "
+        + "bus, repeatedly SIGKILLs a random compute node and pauses another (SIGSTOP past its lease, SIGCONT), "
+        + "restarting each; at the end checks money conservation, every acknowledged transaction present, none "
+        + "applied twice or in part, no lock left held, and prints the time from each fault to detection (fenced), "
+        + "to recovery done, and to throughput back. Exit code 1 when a check fails."})
+public final class ChaosCommand implements Callable<Integer> {
+    @Option(names = "--duration", defaultValue = "60s", description = "How long to inject faults (default: "
+        + "${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--mns", defaultValue = "2", description = "Memory nodes (default: ${DEFAULT-VALUE}).")
+    int mns;
+
+    @Option(names = "--cns", defaultValue = "3", description = "Compute nodes, at least 2 (default: "
+        + "${DEFAULT-VALUE}).")
+    int cns;
+
+    @Option(names = "--accounts", defaultValue = "1000", description = "SmallBank accounts (default: "
+        + "${DEFAULT-VALUE}).")
+    long accounts;
+
+    @Option(names = "--protocol", defaultValue = "scythe", description = "scythe, ford-occ or farm-occ "
+        + "(protocols with a redo log; default: ${DEFAULT-VALUE}).")
+    String protocol;
+
+    @Option(names = "--outstanding", defaultValue = "16", description = "Transactions the client keeps in flight "
+        + "(default: ${DEFAULT-VALUE}).")
+    int outstanding;
+
+    @Option(names = "--no-pauses", description = "Only SIGKILLs (default: SIGKILLs alternate with SIGSTOP/SIGCONT "
+        + "pauses).")
+    boolean noPauses;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Picks accounts and victims (default: "
+        + "${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--dir", description = "Where node configs and logs go (default: ./chaos-NAME).")
+    Path dir;
+
+    @Option(names = "--node-java-opts", defaultValue = "-Xmx384m -XX:+UseParallelGC",
+        description = "JVM options of each node process (default: ${DEFAULT-VALUE}).")
+    String nodeJavaOpts;
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private static final long CLIENT_TIMEOUT_MS = 3_000;
+    private static final long WINDOW_MS = 200;
+
+    private LocalCluster cluster;
+    private ScytheClient client;
+    private final AtomicBoolean driving = new AtomicBoolean(true);
+    private final long startNs = System.nanoTime();
+    /** Commits per {@link #WINDOW_MS} window since the start. */
+    private final AtomicLongArray commitsByWindow = new AtomicLongArray(1 << 16);
+    private AtomicLongArray depositsAcked;
+    private AtomicLongArray depositsUnknown;
+    private final AtomicLong committed = new AtomicLong();
+    private final AtomicLong aborted = new AtomicLong();
+    private final AtomicLong unknown = new AtomicLong();
+
+    @Override
+    public Integer call() throws Exception {
+        if (cns < 2 || mns < 1 || accounts < 4 || outstanding < 1) {
+            throw new IllegalArgumentException("chaos needs --cns >= 2, --mns >= 1, --accounts >= 4, --outstanding >= 1");
+        }
+        final String name = "chaos-" + ProcessHandle.current().pid();
+        final Path where = dir != null ? dir : Path.of(name);
+        final byte[] secret = new byte[24];
+        new SecureRandom().nextBytes(secret);
+        final List<String> cmd = new ArrayList<>(LocalCluster.Launcher.sameClasspath(
+            List.of(nodeJavaOpts.trim().split("\\s+"))).command());
+        cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
+        cmd.add("node");
+        cluster = new LocalCluster(name, HexFormat.of().formatHex(secret), mns, cns,
+            new JsonObject().put("name", "smallbank").put("accounts", accounts),
+            new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
+            protocol, where, new LocalCluster.Launcher(cmd));
+        final Thread hook = new Thread(cluster::close, "scythe-chaos-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            cluster.start(180_000);
+            client = ScytheClient.join(cluster.clientConfig(), CLIENT_TIMEOUT_MS);
+            System.out.printf("chaos: cluster %s ready: %d MN, %d CN, 1 TSO (shm fabric, %s); logs in %s%n", name,
+                mns, cns, protocol, where.toAbsolutePath());
+            return run();
+        } finally {
+            driving.set(false);
+            if (client != null) {
+                try {
+                    client.close();
+                } catch (final Exception e) {
+                    System.out.println("chaos: client did not leave the cluster cleanly: " + e);
+                }
+            }
+            Runtime.getRuntime().removeShutdownHook(hook);
+            cluster.close();
+            System.out.println("chaos: cluster stopped");
+        }
+    }
+
+    private int run() throws Exception {
+        final long[] initial = audit();
+        depositsAcked = new AtomicLongArray((int) accounts);
+        depositsUnknown = new AtomicLongArray((int) accounts);
+        final CountDownLatch stopped = drive();
+        final SplittableRandom random = new SplittableRandom(seed);
+        final List<JsonObject> faults = new ArrayList<>();
+        Thread.sleep(4_000); // a baseline to compare throughput with
+        final long end = System.nanoTime() + duration.toNanos();
+        boolean kill = true;
+        while (System.nanoTime() < end) {
+            final String victim = "cn" + random.nextInt(cns);
+            try {
+                faults.add(kill ? kill(victim) : pause(victim));
+            } catch (final Exception e) {
+                // The cluster did not come back as expected: stop injecting, still check what the data says.
+                faults.add(new JsonObject().put("fault", kill ? "SIGKILL" : "SIGSTOP").put("cn", victim)
+                    .put("error", String.valueOf(e)));
+                System.out.println("chaos: " + victim + ": " + e);
+                break;
+            }
+            kill = !kill || noPauses;
+            Thread.sleep(2_000);
+        }
+        driving.set(false);
+        stopped.await(CLIENT_TIMEOUT_MS * 3, TimeUnit.MILLISECONDS);
+        Thread.sleep(1_000);
+        return check(initial, faults);
+    }
+
+    /** Every account's money (savings plus checking), read by committed Audit transactions. */
+    private long[] audit() throws Exception {
+        final long[] money = new long[(int) accounts];
+        for (int a = 0; a < accounts; a++) {
+            ScytheClient.Outcome o = null;
+            for (int tries = 0; tries < 50 && !(o instanceof ScytheClient.Outcome.Committed); tries++) {
+                // Each CN in turn by its own address: one that is fenced but not yet gone answers "unknown".
+                o = client.callOn("cn" + (tries % cns), "Audit", a).await(CLIENT_TIMEOUT_MS * 2,
+                    TimeUnit.MILLISECONDS);
+                if (!(o instanceof ScytheClient.Outcome.Committed) && tries >= cns) {
+                    Thread.sleep(100);
+                }
+            }
+            if (!(o instanceof ScytheClient.Outcome.Committed c)) {
+                throw new IllegalStateException("account " + a + " cannot be read: " + o + " (a lock left held?)");
+            }
+            money[a] = c.reply().result();
+        }
+        return money;
+    }
+
+    /** The client: {@link #outstanding} closed loops, half payments in the first half, half deposits in the second. */
+    private CountDownLatch drive() {
+        final CountDownLatch stopped = new CountDownLatch(outstanding);
+        final long half = accounts / 2;
+        for (int i = 0; i < outstanding; i++) {
+            final SplittableRandom random = new SplittableRandom(seed * 1_000 + i);
+            final Runnable[] next = new Runnable[1];
+            next[0] = () -> {
+                if (!driving.get()) {
+                    stopped.countDown();
+                    return;
+                }
+                final boolean deposit = random.nextBoolean();
+                final long a = deposit ? half + random.nextLong(accounts - half) : random.nextLong(half);
+                final long b = (a + 1 + random.nextLong(half - 1)) % half;
+                final var call = deposit ? client.call("DepositChecking", a, 0, 1)
+                    : client.call("SendPayment", a, b, 1);
+                call.onComplete(ar -> {
+                    final ScytheClient.Outcome o = ar.succeeded() ? ar.result()
+                        : new ScytheClient.Outcome.Unknown(String.valueOf(ar.cause()));
+                    if (o instanceof ScytheClient.Outcome.Committed) {
+                        committed.incrementAndGet();
+                        commitsByWindow.incrementAndGet(window(System.nanoTime()));
+                        if (deposit) {
+                            depositsAcked.incrementAndGet((int) a);
+                        }
+                    } else if (o instanceof ScytheClient.Outcome.Unknown) {
+                        unknown.incrementAndGet();
+                        if (deposit) {
+                            depositsUnknown.incrementAndGet((int) a);
+                        }
+                    } else {
+                        aborted.incrementAndGet(); // aborted or rejected: it did not and will not commit
+                    }
+                    next[0].run();
+                });
+            };
+            client.vertx().runOnContext(v -> next[0].run());
+        }
+        return stopped;
+    }
+
+    private int window(final long nowNs) {
+        return (int) Math.min(commitsByWindow.length() - 1, TimeUnit.NANOSECONDS.toMillis(nowNs - startNs)
+            / WINDOW_MS);
+    }
+
+    /** Commits per second over the {@code windows} windows before {@code nowNs}. */
+    private double rateBefore(final long nowNs, final int windows) {
+        final int last = window(nowNs);
+        long sum = 0;
+        for (int w = Math.max(0, last - windows); w < last; w++) {
+            sum += commitsByWindow.get(w);
+        }
+        return sum * 1000.0 / (windows * WINDOW_MS);
+    }
+
+    private JsonObject kill(final String victim) throws Exception {
+        final long epoch = epochOf(victim);
+        final String fabricNode = victim + ".e" + epoch;
+        final double baseline = rateBefore(System.nanoTime(), 10);
+        final long t0 = System.nanoTime();
+        cluster.signal(victim, "KILL");
+        final JsonObject fault = observe("SIGKILL", victim, fabricNode, t0, baseline);
+        cluster.node(victim).process().waitFor(10, TimeUnit.SECONDS);
+        cluster.restart(victim, 180_000);
+        fault.put("restartedMs", ms(t0));
+        awaitThroughput(fault, t0, baseline);
+        print(fault);
+        return fault;
+    }
+
+    private JsonObject pause(final String victim) throws Exception {
+        final long epoch = epochOf(victim);
+        final String fabricNode = victim + ".e" + epoch;
+        final double baseline = rateBefore(System.nanoTime(), 10);
+        final long t0 = System.nanoTime();
+        cluster.signal(victim, "STOP");
+        try {
+            // Paused past its lease (and Hazelcast's max-no-heartbeat), not longer: a long pause stalls every
+            // Hazelcast operation that waits on its partitions, which is not what this measures.
+            Thread.sleep(ScytheNode.LEASE_MS + 2_000);
+        } finally {
+            cluster.signal(victim, "CONT");
+        }
+        final JsonObject fault = observe("SIGSTOP", victim, fabricNode, t0, baseline);
+        // Awake past its lease it finds itself fenced and exits; it comes back under a new epoch.
+        if (!cluster.node(victim).process().waitFor(60, TimeUnit.SECONDS)) {
+            fault.put("note", "did not exit after losing its lease; killed");
+            cluster.signal(victim, "KILL");
+            cluster.node(victim).process().waitFor(10, TimeUnit.SECONDS);
+        }
+        cluster.restart(victim, 180_000);
+        fault.put("restartedMs", ms(t0));
+        awaitThroughput(fault, t0, baseline);
+        print(fault);
+        return fault;
+    }
+
+    /** Waits until {@code fabricNode} is fenced on mn0 and some CN recovered it. */
+    private JsonObject observe(final String what, final String victim, final String fabricNode, final long t0,
+                               final double baseline) throws Exception {
+        final JsonObject fault = new JsonObject().put("fault", what).put("cn", fabricNode)
+            .put("baselinePerS", Math.round(baseline));
+        final long deadline = t0 + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline && !fault.containsKey("detectedMs")) {
+            final JsonObject mn = health("mn0");
+            if (mn != null && mn.getJsonArray("fenced", new JsonArray()).contains(fabricNode)) {
+                fault.put("detectedMs", ms(t0));
+            }
+            Thread.sleep(10);
+        }
+        while (System.nanoTime() < deadline && !fault.containsKey("recoveredMs")) {
+            for (int c = 0; c < cns; c++) {
+                final String cn = "cn" + c;
+                final JsonObject h = cn.equals(victim) ? null : health(cn);
+                if (h == null) {
+                    continue;
+                }
+                for (final Object r : h.getJsonArray("recoveries", new JsonArray())) {
+                    final JsonObject rec = (JsonObject) r;
+                    if (fabricNode.equals(rec.getString("cn")) && rec.getBoolean("ok", false)) {
+                        fault.put("recoveredMs", ms(t0)).put("recoveredBy", cn).put("recovery", rec);
+                    }
+                }
+            }
+            Thread.sleep(10);
+        }
+        return fault;
+    }
+
+    /** Throughput back: the first window after the fault at 80 % of the baseline or more. */
+    private void awaitThroughput(final JsonObject fault, final long t0, final double baseline)
+        throws InterruptedException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        final int from = window(t0);
+        while (System.nanoTime() < deadline) {
+            final int now = window(System.nanoTime());
+            for (int w = from + 1; w < now; w++) {
+                if (commitsByWindow.get(w) * 1000.0 / WINDOW_MS >= 0.8 * baseline) {
+                    fault.put("throughputBackMs", (w + 1 - from) * WINDOW_MS);
+                    return;
+                }
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** The current epoch of CN {@code node}, asked until it answers (it may be busy or still starting). */
+    private long epochOf(final String node) throws InterruptedException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        String last = null;
+        while (System.nanoTime() < deadline) {
+            final JsonObject h = health(node);
+            if (h != null && h.getLong("epoch") != null) {
+                return h.getLong("epoch");
+            }
+            last = String.valueOf(h);
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException(node + " did not report its epoch within 30 s: " + last);
+    }
+
+    private JsonObject health(final String node) {
+        try {
+            final HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                + cluster.node(node).httpPort() + "/health")).timeout(Duration.ofSeconds(2)).build(),
+                HttpResponse.BodyHandlers.ofString());
+            return new JsonObject(r.body());
+        } catch (final Exception unreachable) {
+            return null;
+        }
+    }
+
+    private static void print(final JsonObject f) {
+        System.out.printf("chaos: %-7s %-8s detected %s ms, recovered %s ms (by %s: %s), restarted %s ms, "
+            + "throughput back %s ms%n", f.getString("fault"), f.getString("cn"), f.getValue("detectedMs", "-"),
+            f.getValue("recoveredMs", "-"), f.getValue("recoveredBy", "-"), f.getValue("recovery", "-"),
+            f.getValue("restartedMs", "-"), f.getValue("throughputBackMs", "-"));
+    }
+
+    private int check(final long[] initial, final List<JsonObject> faults) throws Exception {
+        final long[] finalMoney = audit();
+        final long half = accounts / 2;
+        final List<String> failures = new ArrayList<>();
+        long paymentsBefore = 0;
+        long paymentsAfter = 0;
+        for (int a = 0; a < half; a++) {
+            paymentsBefore += initial[a];
+            paymentsAfter += finalMoney[a];
+        }
+        if (paymentsBefore != paymentsAfter) {
+            failures.add("money not conserved among the paying accounts: " + paymentsBefore + " -> " + paymentsAfter);
+        }
+        long lost = 0;
+        long twice = 0;
+        long acked = 0;
+        long inDoubt = 0;
+        long inDoubtApplied = 0;
+        for (int a = (int) half; a < accounts; a++) {
+            final long delta = finalMoney[a] - initial[a];
+            acked += depositsAcked.get(a);
+            inDoubt += depositsUnknown.get(a);
+            if (delta < depositsAcked.get(a)) {
+                lost += depositsAcked.get(a) - delta;
+            } else if (delta > depositsAcked.get(a) + depositsUnknown.get(a)) {
+                twice += delta - depositsAcked.get(a) - depositsUnknown.get(a);
+            } else {
+                inDoubtApplied += delta - depositsAcked.get(a);
+            }
+        }
+        if (lost > 0) {
+            failures.add(lost + " acknowledged deposits missing from the data");
+        }
+        if (twice > 0) {
+            failures.add(twice + " deposits applied more than once");
+        }
+        long locks = 0;
+        for (int m = 0; m < mns; m++) {
+            final JsonObject h = health("mn" + m);
+            locks += h == null ? 0 : h.getLong("locksHeld", 0L);
+        }
+        if (locks > 0) {
+            failures.add(locks + " objects still locked or queued on after the run");
+        }
+        for (final JsonObject f : faults) {
+            if (f.containsKey("error")) {
+                failures.add(f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error"));
+            } else if (!f.containsKey("recoveredMs")) {
+                failures.add(f.getString("cn") + " (" + f.getString("fault") + ") was not recovered within 60 s");
+            }
+        }
+        System.out.printf("chaos: %d faults in %s; client: %d committed, %d aborted, %d outcome unknown%n",
+            faults.size(), duration, committed.get(), aborted.get(), unknown.get());
+        System.out.printf("chaos: money among the paying accounts %d -> %d (%s)%n", paymentsBefore, paymentsAfter,
+            paymentsBefore == paymentsAfter ? "conserved" : "NOT conserved");
+        System.out.printf("chaos: deposits: %d acknowledged, all present: %s; %d of %d in doubt applied; applied "
+            + "twice: %d%n", acked, lost == 0 ? "yes" : "NO (" + lost + " missing)", inDoubtApplied, inDoubt, twice);
+        System.out.printf("chaos: locks or tickets held at the end: %d%n", locks);
+        summarize(faults, "detectedMs", "detection");
+        summarize(faults, "recoveredMs", "recovery done");
+        summarize(faults, "throughputBackMs", "throughput back");
+        if (failures.isEmpty()) {
+            System.out.println("chaos: PASS");
+            return 0;
+        }
+        failures.forEach(f -> System.out.println("chaos: FAIL " + f));
+        return 1;
+    }
+
+    private static void summarize(final List<JsonObject> faults, final String key, final String label) {
+        final List<Long> values = new ArrayList<>();
+        for (final JsonObject f : faults) {
+            if (f.getValue(key) instanceof Number n) {
+                values.add(n.longValue());
+            }
+        }
+        if (values.isEmpty()) {
+            System.out.printf("chaos: time to %s: none measured%n", label);
+            return;
+        }
+        values.sort(Long::compare);
+        System.out.printf("chaos: time to %s (ms after the fault): min %d, median %d, max %d over %d faults%n",
+            label, values.get(0), values.get(values.size() / 2), values.get(values.size() - 1), values.size());
+    }
+
+    private static long ms(final long sinceNs) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sinceNs);
+    }
+}

@@ -1,0 +1,281 @@
+package io.scythe.txn.recovery;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.rrpc.RpcReply;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.TableDescriptor;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.TxnRuntime;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Recovers a dead compute node from a live one (Lotus §6's shape: no lock table to rebuild, the locks live in the
+ * objects and the memory nodes' ticket ledgers): on every memory node it fences the dead node and lists its log
+ * regions ({@link RecoveryRpc#LOG_LIST}); READs them; rolls every complete redo record forward (each entry only while
+ * the object's lock is still held by that record's token, so a record whose write-back landed, or landed in part, is
+ * finished and never applied twice); drops incomplete ones (nothing of theirs was written, by construction: the
+ * write-back starts after the record is durable); then on every memory node cancels the dead node's tickets, frees
+ * its CAS words and abandons its locked inserts ({@link RecoveryRpc#RELEASE_NODE}). Runs on a loop of the recovering
+ * node, through its {@link TxnRuntime}; loop-confined.
+ */
+public final class CnRecovery {
+    /** READ size when scanning a log region. */
+    private static final int SCAN_CHUNK_BYTES = 64 << 10;
+
+    private final TxnRuntime runtime;
+
+    public CnRecovery(final TxnRuntime runtime) {
+        this.runtime = runtime;
+    }
+
+    /** What one recovery did. */
+    public record Report(String deadNode, int logRegions, int committedRecords, int incompleteRecords,
+                         int entriesApplied, int entriesAlreadyDone, int ticketsCancelled, int casWordsFreed,
+                         int insertsAbandoned, long nanos) {
+    }
+
+    private record Region(String node, long address, int rkey, int bytes, long idBase) {
+    }
+
+    private static final class Tally {
+        int committed;
+        int incomplete;
+        int applied;
+        int done;
+        int tickets;
+        int cas;
+        int inserts;
+    }
+
+    /**
+     * Recovers {@code deadNode} (its fabric identity). {@code idPrefixes} are its transaction-id prefixes known to
+     * the caller (e.g. from its lease), used to free its CAS words; those of its log regions are added.
+     */
+    public Future<Report> recover(final String deadNode, final long... idPrefixes) {
+        final long start = runtime.timers().nowNs();
+        final List<String> nodes = memoryNodes();
+        final Tally tally = new Tally();
+        final List<Future<List<Region>>> listed = new ArrayList<>();
+        for (final String node : nodes) {
+            listed.add(list(node, deadNode));
+        }
+        return Future.all(listed).compose(all -> {
+            final List<Region> regions = new ArrayList<>();
+            for (final Future<List<Region>> f : listed) {
+                regions.addAll(f.result());
+            }
+            // One region, and one record, after the other: a dead node leaves hundreds of (mostly finished)
+            // records, and their header READs all at once would overflow the send queue.
+            Future<Void> chain = Future.succeededFuture();
+            for (final Region r : regions) {
+                chain = chain.compose(v -> scan(r)).compose(image -> rollForward(image, tally));
+            }
+            return chain.map(regions);
+        }).compose(regions -> {
+            final Set<Long> owners = new LinkedHashSet<>();
+            for (final long p : idPrefixes) {
+                owners.add(p & RecoveryRpc.NODE_ID_MASK);
+            }
+            for (final Region r : regions) {
+                owners.add(r.idBase & RecoveryRpc.NODE_ID_MASK);
+            }
+            final List<Future<Void>> releases = new ArrayList<>();
+            for (final String node : nodes) {
+                releases.add(release(node, deadNode, owners, tally));
+            }
+            return Future.all(releases).map(v -> new Report(deadNode, regions.size(), tally.committed,
+                tally.incomplete, tally.applied, tally.done, tally.tickets, tally.cas, tally.inserts,
+                runtime.timers().nowNs() - start));
+        });
+    }
+
+    private List<String> memoryNodes() {
+        final Set<String> nodes = new LinkedHashSet<>();
+        for (final Catalog.Table t : runtime.catalog().tables()) {
+            for (final Catalog.Partition p : t.partitions()) {
+                nodes.add(p.node());
+            }
+        }
+        return new ArrayList<>(nodes);
+    }
+
+    private TableDescriptor table(final String node, final int tableId) {
+        for (final Catalog.Table t : runtime.catalog().tables()) {
+            for (final Catalog.Partition p : t.partitions()) {
+                if (p.node().equals(node) && p.descriptor().schema().id() == tableId) {
+                    return p.descriptor();
+                }
+            }
+        }
+        return null;
+    }
+
+    private Future<List<Region>> list(final String node, final String deadNode) {
+        final UnsafeBuffer request = new UnsafeBuffer(deadNode.getBytes(StandardCharsets.UTF_8));
+        return runtime.rocket(node).compose(r -> r.call(RecoveryRpc.LOG_LIST, request)).map((RpcReply reply) -> {
+            final UnsafeBuffer p = reply.payload();
+            final int count = p.getInt(0);
+            final List<Region> regions = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                final int at = RecoveryRpc.LIST_HEADER_BYTES + i * RecoveryRpc.LIST_ENTRY_BYTES;
+                regions.add(new Region(node, p.getLong(at), p.getInt(at + 8), p.getInt(at + 12),
+                    p.getLong(at + 16)));
+            }
+            return regions;
+        });
+    }
+
+    /** READs a whole log region, in chunks. */
+    private Future<UnsafeBuffer> scan(final Region r) {
+        final UnsafeBuffer image = new UnsafeBuffer(new byte[r.bytes]);
+        return runtime.channel(r.node).compose(ch -> {
+            final List<Future<Void>> reads = new ArrayList<>();
+            for (int at = 0; at < r.bytes; at += SCAN_CHUNK_BYTES) {
+                reads.add(ch.read(r.address + at, r.rkey, image, at, Math.min(SCAN_CHUNK_BYTES, r.bytes - at)));
+            }
+            return Future.all(reads);
+        }).map(image);
+    }
+
+    /** Records rolled forward at once: their header READs must fit the send queue beside the loop's own traffic. */
+    private static final int RECORDS_IN_FLIGHT = 16;
+
+    private Future<Void> rollForward(final UnsafeBuffer image, final Tally tally) {
+        final List<Integer> records = new ArrayList<>();
+        int at = 0;
+        while (at < image.capacity()) {
+            final int length = RedoRecordDescriptor.completeLength(image, at, image.capacity() - at);
+            if (length < 0) {
+                if (image.getInt(at) == RedoRecordDescriptor.MAGIC) {
+                    tally.incomplete++;
+                }
+                at += RedoRecordDescriptor.SLOT_BYTES;
+                continue;
+            }
+            tally.committed++;
+            records.add(at);
+            at += (length + RedoRecordDescriptor.SLOT_BYTES - 1) / RedoRecordDescriptor.SLOT_BYTES
+                * RedoRecordDescriptor.SLOT_BYTES;
+        }
+        Future<Void> applied = Future.succeededFuture();
+        for (int from = 0; from < records.size(); from += RECORDS_IN_FLIGHT) {
+            final List<Integer> batch = records.subList(from, Math.min(records.size(), from + RECORDS_IN_FLIGHT));
+            applied = applied.compose(v -> {
+                final List<Future<Void>> inFlight = new ArrayList<>(batch.size());
+                for (final int record : batch) {
+                    inFlight.add(applyRecord(image, record, tally));
+                }
+                return Future.all(inFlight).mapEmpty();
+            });
+        }
+        return applied;
+    }
+
+    private Future<Void> applyRecord(final UnsafeBuffer image, final int record, final Tally tally) {
+        final long version = image.getLong(record + RedoRecordDescriptor.VERSION_OFFSET);
+        final int count = image.getInt(record + RedoRecordDescriptor.COUNT_OFFSET);
+        final int lockKind = image.getInt(record + RedoRecordDescriptor.LOCK_KIND_OFFSET);
+        final List<Future<Void>> entries = new ArrayList<>(count);
+        int at = record + RedoRecordDescriptor.HEADER_BYTES;
+        for (int i = 0; i < count; i++) {
+            final int nodeBytes = image.getShort(at + RedoRecordDescriptor.ENTRY_NODE_LENGTH_OFFSET) & 0xffff;
+            final int valueBytes = image.getInt(at + RedoRecordDescriptor.ENTRY_VALUE_LENGTH_OFFSET);
+            final byte[] name = new byte[nodeBytes];
+            image.getBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES, name);
+            final UnsafeBuffer value = new UnsafeBuffer(new byte[valueBytes]);
+            image.getBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES + nodeBytes, value, 0, valueBytes);
+            entries.add(applyEntry(new String(name, StandardCharsets.UTF_8),
+                image.getInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET),
+                image.getShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET) & 0xffff,
+                image.getLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET),
+                image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), lockKind, version, value, tally));
+            at += RedoRecordDescriptor.entryBytes(nodeBytes, valueBytes);
+        }
+        return Future.all(entries).mapEmpty();
+    }
+
+    /**
+     * Applies one entry as the write-back would have (value, length, flags, version, then the release, in one
+     * doorbell on one QP), but only while the object's lock is still held by {@code token}: otherwise the write-back
+     * and release of this entry landed before the crash, and others may have written since.
+     */
+    private Future<Void> applyEntry(final String node, final int tableId, final int op, final long pointer,
+                                    final long token, final int lockKind, final long version,
+                                    final UnsafeBuffer value, final Tally tally) {
+        final TableDescriptor table = table(node, tableId);
+        if (table == null) {
+            return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
+                + node + ", which the catalog does not know"));
+        }
+        final long address = ObjectLayout.addressOf(pointer);
+        final int rkey = table.objects().rkey();
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+        return runtime.channel(node).compose(ch -> ch.read(address, rkey, header, 0, ObjectLayout.HEADER_BYTES)
+            .compose(v -> {
+                final boolean sameObject = (header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff)
+                    == ObjectLayout.incarnationOf(pointer);
+                final boolean held = lockKind == RedoRecordDescriptor.LOCK_TICKET
+                    ? header.getLong(ObjectLayout.UPPER_OFFSET) == token
+                    : header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == token;
+                if (!sameObject || !held) {
+                    tally.done++;
+                    return Future.<Void>succeededFuture();
+                }
+                final Doorbell batch = ch.doorbell();
+                if ((op & RedoRecordDescriptor.OP_VALUE) != 0) {
+                    batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, value, 0, value.capacity());
+                    final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
+                    length.putInt(0, value.capacity());
+                    batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, 0, 4);
+                }
+                if ((op & (RedoRecordDescriptor.OP_DELETE | RedoRecordDescriptor.OP_REVIVE)) != 0) {
+                    final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
+                    flags.putShort(0, (short) ((op & RedoRecordDescriptor.OP_DELETE) != 0
+                        ? ObjectLayout.FLAG_DELETED : 0));
+                    batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
+                }
+                final long current = header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+                final UnsafeBuffer installed = new UnsafeBuffer(new byte[8]);
+                // An insert's version must exceed the one it was created with, as its write-back's minVersion does.
+                installed.putLong(0, (op & RedoRecordDescriptor.OP_INSERTED) != 0 && current >= version
+                    ? current + 1 : version);
+                batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, installed, 0, 8);
+                if (lockKind == RedoRecordDescriptor.LOCK_TICKET) {
+                    batch.fetchAndAdd(address + ObjectLayout.UPPER_OFFSET, rkey, 1);
+                } else {
+                    batch.compareAndSwap(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, token, 0);
+                }
+                tally.applied++;
+                return batch.post().<Void>mapEmpty();
+            }));
+    }
+
+    private Future<Void> release(final String node, final String deadNode, final Set<Long> owners,
+                                 final Tally tally) {
+        final byte[] name = deadNode.getBytes(StandardCharsets.UTF_8);
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[8 + owners.size() * 8 + name.length]);
+        request.putInt(0, owners.size());
+        int at = 8;
+        for (final long owner : owners) {
+            request.putLong(at, owner);
+            at += 8;
+        }
+        request.putBytes(at, name);
+        return runtime.rocket(node).compose(r -> r.call(RecoveryRpc.RELEASE_NODE, request)).map((RpcReply reply) -> {
+            final UnsafeBuffer p = reply.payload();
+            synchronized (tally) {
+                tally.tickets += p.getInt(0);
+                tally.cas += p.getInt(4);
+                tally.inserts += p.getInt(8);
+            }
+            return null;
+        });
+    }
+}

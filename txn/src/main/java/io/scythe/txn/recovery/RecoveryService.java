@@ -1,0 +1,234 @@
+package io.scythe.txn.recovery;
+
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.rrpc.RpcRequest;
+import io.scythe.rrpc.RpcResponder;
+import io.scythe.rrpc.RpcServer;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.remote.LogDbService;
+import io.scythe.txn.scythe.TakeoutLockService;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A memory node's side of redo logging and CN-failure recovery ({@link RecoveryRpc}): registers the compute nodes'
+ * log regions, knows who holds which Takeout ticket ({@link TicketLedger}) and which inserts are still locked by
+ * whom, and on {@link RecoveryRpc#RELEASE_NODE} releases everything a dead compute node held. Both listing and
+ * releasing fence the dead node on this memory node first, so nothing it sent can land afterwards. Runs on the RPC
+ * server's loop, with the LogDB and Takeout Lock services of the same server.
+ */
+public final class RecoveryService {
+    /** Largest log region a loop may ask for. */
+    public static final int MAX_REGION_BYTES = 64 << 20;
+
+    private final LogDb db;
+    private final TicketLedger tickets = new TicketLedger();
+    private final Map<String, List<LogRegion>> regions = new HashMap<>();
+    private final Map<String, List<LockedInsert>> inserts = new HashMap<>();
+    private final UnsafeBuffer reply = new UnsafeBuffer(new byte[4096]);
+    private long released;
+
+    private record LogRegion(MemoryRegion region, long idBase) {
+    }
+
+    private record LockedInsert(Table table, long key, long pointer, Table.InsertLock lock, long lockWord,
+                                long ticket) {
+    }
+
+    public RecoveryService(final LogDb db) {
+        this.db = db;
+    }
+
+    /** Serves the recovery RPCs on {@code server} and hooks into the node's LogDB and Takeout Lock services. */
+    public RecoveryService register(final RpcServer server, final LogDbService logDb, final TakeoutLockService locks) {
+        server.handle(RecoveryRpc.LOG_OPEN, this::open);
+        server.handle(RecoveryRpc.LOG_LIST, this::list);
+        server.handle(RecoveryRpc.RELEASE_NODE, this::release);
+        logDb.observeInserts(this::lockedInsert);
+        locks.ledger(tickets);
+        return this;
+    }
+
+    public TicketLedger tickets() {
+        return tickets;
+    }
+
+    private void lockedInsert(final String client, final Table table, final long key, final long pointer,
+                              final Table.InsertLock lock, final long lockWord) {
+        final int at = table.offsetOf(pointer);
+        final long ticket = table.objectMemory().getLongVolatile(at + ObjectLayout.LOWER_OFFSET) - 1;
+        final List<LockedInsert> mine = inserts.computeIfAbsent(client, c -> new ArrayList<>());
+        if (mine.size() >= 64) {
+            mine.removeIf(i -> !stillLocked(i)); // committed or abandoned since: forget them
+        }
+        mine.add(new LockedInsert(table, key, pointer, lock, lockWord, ticket));
+    }
+
+    private static boolean stillLocked(final LockedInsert i) {
+        final int at = i.table.offsetOf(i.pointer);
+        if (at < 0) {
+            return false;
+        }
+        final AtomicBuffer m = i.table.objectMemory();
+        return i.lock == Table.InsertLock.CAS_WORD
+            ? m.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) == i.lockWord
+            : m.getLongVolatile(at + ObjectLayout.UPPER_OFFSET) == i.ticket;
+    }
+
+    private void open(final RpcRequest request, final RpcResponder responder) {
+        if (request.payloadLength() != RecoveryRpc.LOG_OPEN_REQUEST_BYTES) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "LOG_OPEN takes " + RecoveryRpc.LOG_OPEN_REQUEST_BYTES
+                + " bytes, got " + request.payloadLength());
+            return;
+        }
+        final long idBase = request.payload().getLong(request.payloadOffset());
+        final int bytes = request.payload().getInt(request.payloadOffset() + 8);
+        if (bytes < RedoRecordDescriptor.SLOT_BYTES || bytes > MAX_REGION_BYTES
+            || bytes % RedoRecordDescriptor.SLOT_BYTES != 0) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "log region of " + bytes + " bytes (a multiple of "
+                + RedoRecordDescriptor.SLOT_BYTES + " up to " + MAX_REGION_BYTES + ")");
+            return;
+        }
+        final MemoryRegion region;
+        try {
+            region = db.nic().register("redo." + request.client() + "." + Long.toHexString(idBase), bytes,
+                MemoryKind.HOST);
+        } catch (final RuntimeException e) {
+            responder.fail(RecoveryRpc.NO_SPACE, "log region of " + bytes + " bytes for " + request.client()
+                + ": " + e.getMessage());
+            return;
+        }
+        regions.computeIfAbsent(request.client(), c -> new ArrayList<>()).add(new LogRegion(region, idBase));
+        reply.putLong(0, region.address());
+        reply.putInt(8, region.rkey());
+        reply.putInt(12, bytes);
+        responder.reply(reply, 0, RecoveryRpc.LOG_OPEN_REPLY_BYTES);
+    }
+
+    private String nodeOf(final RpcRequest request, final RpcResponder responder, final int skip) {
+        final int length = request.payloadLength() - skip;
+        if (length < 1 || length > RecoveryRpc.MAX_NODE_NAME_BYTES) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "node name of " + length + " bytes");
+            return null;
+        }
+        final byte[] name = new byte[length];
+        request.payload().getBytes(request.payloadOffset() + skip, name);
+        final String node = new String(name, StandardCharsets.UTF_8);
+        if (node.equals(request.client())) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "node " + node + " cannot recover itself");
+            return null;
+        }
+        return node;
+    }
+
+    private void list(final RpcRequest request, final RpcResponder responder) {
+        final String node = nodeOf(request, responder, 0);
+        if (node == null) {
+            return;
+        }
+        db.nic().fence(node);
+        final List<LogRegion> logs = regions.getOrDefault(node, List.of());
+        final int bytes = RecoveryRpc.LIST_HEADER_BYTES + logs.size() * RecoveryRpc.LIST_ENTRY_BYTES;
+        if (bytes > responder.maxReplyBytes()) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, node + " has " + logs.size() + " log regions, more than a reply "
+                + "holds");
+            return;
+        }
+        reply.putInt(0, logs.size());
+        reply.putInt(4, 0);
+        int at = RecoveryRpc.LIST_HEADER_BYTES;
+        for (final LogRegion log : logs) {
+            reply.putLong(at, log.region.address());
+            reply.putInt(at + 8, log.region.rkey());
+            reply.putInt(at + 12, (int) log.region.length());
+            reply.putLong(at + 16, log.idBase);
+            at += RecoveryRpc.LIST_ENTRY_BYTES;
+        }
+        responder.reply(reply, 0, bytes);
+    }
+
+    private void release(final RpcRequest request, final RpcResponder responder) {
+        final int owners = request.payloadLength() < 8 ? -1 : request.payload().getInt(request.payloadOffset());
+        if (owners < 0 || owners > 1024 || request.payloadLength() < 8 + owners * 8) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "malformed RELEASE_NODE");
+            return;
+        }
+        final String node = nodeOf(request, responder, 8 + owners * 8);
+        if (node == null) {
+            return;
+        }
+        final long[] idPrefixes = new long[owners];
+        for (int i = 0; i < owners; i++) {
+            idPrefixes[i] = request.payload().getLong(request.payloadOffset() + 8 + i * 8) & RecoveryRpc.NODE_ID_MASK;
+        }
+        db.nic().fence(node);
+        final int cancelled = tickets.cancel(node);
+        int abandoned = 0;
+        for (final LockedInsert i : inserts.getOrDefault(node, List.of())) {
+            if (stillLocked(i) && i.table.abandonInsert(i.key, i.pointer, i.lock) == Table.OK) {
+                abandoned++;
+            }
+        }
+        inserts.remove(node);
+        final int casFreed = idPrefixes.length == 0 ? 0 : freeCasWords(idPrefixes);
+        final List<LogRegion> logs = regions.getOrDefault(node, new ArrayList<>());
+        final int freedRegions = logs.size();
+        for (final Iterator<LogRegion> it = logs.iterator(); it.hasNext(); ) {
+            db.nic().deregister(it.next().region);
+            it.remove();
+        }
+        regions.remove(node);
+        released++;
+        reply.putInt(0, cancelled);
+        reply.putInt(4, casFreed);
+        reply.putInt(8, abandoned);
+        reply.putInt(12, freedRegions);
+        responder.reply(reply, 0, RecoveryRpc.RELEASE_REPLY_BYTES);
+    }
+
+    /**
+     * Frees every CAS lock word that carries a transaction id of the dead node ({@code owners}: its id prefixes,
+     * {@link RecoveryRpc#NODE_ID_MASK}): a scan of every object slot, as CAS locks are taken one-sided and recorded
+     * nowhere. Inserts it left locked were abandoned before (their words are gone by then).
+     */
+    private int freeCasWords(final long[] owners) {
+        int freed = 0;
+        for (final Table table : db.tables()) {
+            final AtomicBuffer m = table.objectMemory();
+            final int slot = ObjectLayout.slotBytes(table.schema().maxValueBytes());
+            for (int at = 0; at + slot <= m.capacity(); at += slot) {
+                final long word = m.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET);
+                if (word != 0 && owns(owners, word) && m.compareAndSetLong(at + ObjectLayout.CAS_LOCK_OFFSET, word,
+                    0)) {
+                    freed++;
+                }
+            }
+        }
+        return freed;
+    }
+
+    private static boolean owns(final long[] owners, final long word) {
+        final long node = word & RecoveryRpc.NODE_ID_MASK;
+        for (final long owner : owners) {
+            if (owner == node) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Compute nodes released so far. */
+    public long released() {
+        return released;
+    }
+}

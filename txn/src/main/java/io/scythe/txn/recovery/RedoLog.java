@@ -1,0 +1,232 @@
+package io.scythe.txn.recovery;
+
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.rrpc.Rocket;
+import io.scythe.rrpc.RpcReply;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
+
+/**
+ * One event loop's redo log: a log region on each memory node it writes to (opened by {@link RecoveryRpc#LOG_OPEN}
+ * on first use), cut into {@link RedoRecordDescriptor#SLOT_BYTES} slots. A commit appends its record to the region on
+ * the memory node of its first written object, with one one-sided WRITE, before any of its writes reach a memory
+ * node; when the WRITE completes the commit is decided. After write-back and unlock the slots are free again
+ * (locally: nothing is cleared remotely, see {@link RedoRecordDescriptor}). Loop-confined.
+ */
+public final class RedoLog {
+    /** Log region per loop and memory node: 2048 slots of 512 B. */
+    public static final int DEFAULT_REGION_BYTES = 1 << 20;
+
+    private final Function<String, Future<Rocket>> rockets;
+    private final Function<String, Future<RdmaChannel>> channels;
+    private final long idBase;
+    private final int regionBytes;
+    private final Map<String, Future<Region>> regions = new HashMap<>();
+    /** Test hook: runs after a record is durable, before the write-back (a crash there is "mid-commit"). */
+    private Runnable afterAppend;
+    private long records;
+    private long bytes;
+
+    public RedoLog(final Function<String, Future<Rocket>> rockets,
+                   final Function<String, Future<RdmaChannel>> channels, final long idBase, final int regionBytes) {
+        if (regionBytes < RedoRecordDescriptor.SLOT_BYTES || regionBytes % RedoRecordDescriptor.SLOT_BYTES != 0) {
+            throw new IllegalArgumentException("regionBytes=" + regionBytes + " must be a positive multiple of "
+                + RedoRecordDescriptor.SLOT_BYTES);
+        }
+        this.rockets = rockets;
+        this.channels = channels;
+        this.idBase = idBase;
+        this.regionBytes = regionBytes;
+    }
+
+    /** Where a record went: freed by {@link #release}. */
+    public record Appended(Region region, int firstSlot, int slots) {
+    }
+
+    /** A log region on one memory node. */
+    public static final class Region {
+        final String node;
+        final long address;
+        final int rkey;
+        final BitSet used;
+        final int slotCount;
+        int cursor;
+
+        Region(final String node, final long address, final int rkey, final int bytes) {
+            this.node = node;
+            this.address = address;
+            this.rkey = rkey;
+            this.slotCount = bytes / RedoRecordDescriptor.SLOT_BYTES;
+            this.used = new BitSet(slotCount);
+        }
+
+        /** First of {@code n} contiguous free slots, taken, or -1. */
+        int take(final int n) {
+            for (int pass = 0; pass < 2; pass++) {
+                int from = pass == 0 ? cursor : 0;
+                while (from + n <= slotCount) {
+                    final int start = used.nextClearBit(from);
+                    if (start + n > slotCount) {
+                        break;
+                    }
+                    final int busy = used.nextSetBit(start);
+                    if (busy < 0 || busy >= start + n) {
+                        used.set(start, start + n);
+                        cursor = start + n;
+                        return start;
+                    }
+                    from = busy + 1;
+                }
+            }
+            return -1;
+        }
+    }
+
+    /**
+     * Writes the redo record of a commit installing {@code version} over {@code writes} (every access the
+     * write-back will touch), each lock identified by {@code token} of kind {@code lockKind}.
+     *
+     * @return where it went, once durable; fails with a {@link AbortReason#BACK_PRESSURE} abort when the region is
+     *     full for now, or with the WRITE's failure (then the commit is in doubt until recovery or the abort)
+     */
+    public Future<Appended> append(final long txnId, final long version, final int lockKind,
+                                   final List<Access> writes, final ToLongFunction<Access> token) {
+        if (writes.isEmpty()) {
+            return Future.failedFuture(new IllegalArgumentException("redo record of transaction " + txnId
+                + " without writes"));
+        }
+        final UnsafeBuffer record = encode(txnId, version, lockKind, writes, token);
+        final String node = writes.get(0).partition.node();
+        return region(node).compose(region -> {
+            final int slots = (record.capacity() + RedoRecordDescriptor.SLOT_BYTES - 1)
+                / RedoRecordDescriptor.SLOT_BYTES;
+            final int first = slots > region.slotCount ? -1 : region.take(slots);
+            if (first < 0) {
+                return Future.failedFuture(new AbortException(AbortReason.BACK_PRESSURE, "redo log region on "
+                    + node + " has no room for " + record.capacity() + " bytes"));
+            }
+            final Appended appended = new Appended(region, first, slots);
+            return channels.apply(node).compose(ch -> ch.write(region.address
+                    + (long) first * RedoRecordDescriptor.SLOT_BYTES, region.rkey, record, 0, record.capacity()))
+                .transform(ar -> {
+                    if (ar.failed()) {
+                        // Whether it landed is unknown: the slots stay taken (a reused slot would be harmless, but a
+                        // fenced CN never writes again anyway).
+                        return Future.failedFuture(ar.cause());
+                    }
+                    records++;
+                    bytes += record.capacity();
+                    if (afterAppend != null) {
+                        afterAppend.run();
+                    }
+                    return Future.succeededFuture(appended);
+                });
+        });
+    }
+
+    /** Frees a record's slots after its write-back and unlock. */
+    public void release(final Appended appended) {
+        appended.region.used.clear(appended.firstSlot, appended.firstSlot + appended.slots);
+    }
+
+    private Future<Region> region(final String node) {
+        final Future<Region> known = regions.get(node);
+        if (known != null && !known.failed()) {
+            return known;
+        }
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.LOG_OPEN_REQUEST_BYTES]);
+        request.putLong(0, idBase);
+        request.putInt(8, regionBytes);
+        final Future<Region> opened = rockets.apply(node).compose(r -> r.call(RecoveryRpc.LOG_OPEN, request))
+            .map((RpcReply reply) -> {
+                final UnsafeBuffer p = reply.payload();
+                if (reply.length() < RecoveryRpc.LOG_OPEN_REPLY_BYTES) {
+                    throw new IllegalStateException("LOG_OPEN reply of " + reply.length() + " bytes from " + node);
+                }
+                return new Region(node, p.getLong(0), p.getInt(8), p.getInt(12));
+            });
+        regions.put(node, opened);
+        return opened;
+    }
+
+    static UnsafeBuffer encode(final long txnId, final long version, final int lockKind, final List<Access> writes,
+                               final ToLongFunction<Access> token) {
+        int length = RedoRecordDescriptor.HEADER_BYTES + RedoRecordDescriptor.TRAILER_BYTES;
+        final byte[][] names = new byte[writes.size()][];
+        for (int i = 0; i < writes.size(); i++) {
+            final Access a = writes.get(i);
+            names[i] = a.partition.node().getBytes(StandardCharsets.UTF_8);
+            length += RedoRecordDescriptor.entryBytes(names[i].length, valueBytes(a));
+        }
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[length]);
+        b.putInt(RedoRecordDescriptor.MAGIC_OFFSET, RedoRecordDescriptor.MAGIC);
+        b.putInt(RedoRecordDescriptor.LENGTH_OFFSET, length);
+        b.putLong(RedoRecordDescriptor.TXN_ID_OFFSET, txnId);
+        b.putLong(RedoRecordDescriptor.VERSION_OFFSET, version);
+        b.putInt(RedoRecordDescriptor.COUNT_OFFSET, writes.size());
+        b.putInt(RedoRecordDescriptor.LOCK_KIND_OFFSET, lockKind);
+        int at = RedoRecordDescriptor.HEADER_BYTES;
+        for (int i = 0; i < writes.size(); i++) {
+            final Access a = writes.get(i);
+            final int value = valueBytes(a);
+            b.putShort(at + RedoRecordDescriptor.ENTRY_NODE_LENGTH_OFFSET, (short) names[i].length);
+            b.putShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET, (short) opOf(a));
+            b.putInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET, a.partition.descriptor().schema().id());
+            b.putLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET, a.pointer);
+            b.putLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET, token.applyAsLong(a));
+            b.putInt(at + RedoRecordDescriptor.ENTRY_VALUE_LENGTH_OFFSET, value);
+            b.putBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES, names[i]);
+            if (value > 0) {
+                b.putBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES + names[i].length, a.newValue, 0, value);
+            }
+            at += RedoRecordDescriptor.entryBytes(names[i].length, value);
+        }
+        RedoRecordDescriptor.seal(b, 0, length);
+        return b;
+    }
+
+    private static int valueBytes(final Access a) {
+        return a.dirty && !a.deleting ? a.newLength : 0;
+    }
+
+    private static int opOf(final Access a) {
+        int op = 0;
+        if (a.dirty && !a.deleting) {
+            op |= RedoRecordDescriptor.OP_VALUE;
+        }
+        if (a.deleting) {
+            op |= RedoRecordDescriptor.OP_DELETE;
+        }
+        if (a.reviving) {
+            op |= RedoRecordDescriptor.OP_REVIVE;
+        }
+        if (a.inserted) {
+            op |= RedoRecordDescriptor.OP_INSERTED;
+        }
+        return op;
+    }
+
+    /** Sets (or clears, with null) the test hook run after each durable record. */
+    public void afterAppend(final Runnable hook) {
+        this.afterAppend = hook;
+    }
+
+    public long records() {
+        return records;
+    }
+
+    public long bytes() {
+        return bytes;
+    }
+}

@@ -1,0 +1,110 @@
+package io.scythe.txn.recovery;
+
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.util.zip.CRC32C;
+
+/**
+ * The layout of one redo record in a compute node's log region on a memory node. A record starts at a slot
+ * boundary ({@link #SLOT_BYTES}) and takes as many contiguous slots as it needs.
+ *
+ * <pre>
+ *   0                   1                   2                   3
+ *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *  +-------------------------------+-------------------------------+
+ *  |  magic 'SRDO' (u32)           |  total length, trailer incl.  |  0
+ *  +-------------------------------+-------------------------------+
+ *  |                  transaction id (u64)                          |  8
+ *  +---------------------------------------------------------------+
+ *  |                  version to install (u64): commit timestamp    | 16
+ *  +-------------------------------+-------------------------------+
+ *  |  entry count (u32)            |  lock kind (u32)              | 24
+ *  +-------------------------------+-------------------------------+
+ *  |  entries, each: node name length (u16), op (u16), table id    | 32
+ *  |  (u32), pointer (u64), lock token (u64), value length (u32),  |
+ *  |  node name bytes, value bytes, padded to 8                    |
+ *  +---------------------------------------------------------------+
+ *  |  commit word (u64): CRC32C of everything above | magic << 32  | total - 8
+ *  +---------------------------------------------------------------+
+ * </pre>
+ *
+ * The record is written with one WRITE; the commit is decided when it is complete, which the trailing commit word
+ * proves (a WRITE cut short by a crash or a fence leaves a word that does not match). A slot is reused without being
+ * cleared: an old complete record is harmless, since recovery applies an entry only while the object's lock is still
+ * held by that record's lock token (a served ticket, a CAS word of another owner skip it).
+ */
+public final class RedoRecordDescriptor {
+    public static final int MAGIC = 0x5352444f; // "SRDO"
+    public static final int MAGIC_OFFSET = 0;
+    public static final int LENGTH_OFFSET = 4;
+    public static final int TXN_ID_OFFSET = 8;
+    public static final int VERSION_OFFSET = 16;
+    public static final int COUNT_OFFSET = 24;
+    public static final int LOCK_KIND_OFFSET = 28;
+    public static final int HEADER_BYTES = 32;
+
+    public static final int ENTRY_NODE_LENGTH_OFFSET = 0;
+    public static final int ENTRY_OP_OFFSET = 2;
+    public static final int ENTRY_TABLE_OFFSET = 4;
+    public static final int ENTRY_POINTER_OFFSET = 8;
+    public static final int ENTRY_TOKEN_OFFSET = 16;
+    public static final int ENTRY_VALUE_LENGTH_OFFSET = 24;
+    public static final int ENTRY_FIXED_BYTES = 28;
+    public static final int TRAILER_BYTES = 8;
+
+    /** Log regions are cut into slots of this size; a record starts on a slot boundary. */
+    public static final int SLOT_BYTES = 512;
+
+    /** The object's lock is a Takeout ticket: the token is the ticket (held while {@code upper == ticket}). */
+    public static final int LOCK_TICKET = 1;
+    /** The object's lock is a CAS word: the token is the owner (held while {@code cas_lock == token}). */
+    public static final int LOCK_CAS = 2;
+
+    /** Entry ops: bit set of what the write-back installs. */
+    public static final int OP_VALUE = 1;
+    public static final int OP_DELETE = 2;
+    public static final int OP_REVIVE = 4;
+    public static final int OP_INSERTED = 8;
+
+    private RedoRecordDescriptor() {
+    }
+
+    public static int align8(final int bytes) {
+        return (bytes + 7) & ~7;
+    }
+
+    /** Bytes of one entry with a node name of {@code nodeBytes} and a value of {@code valueBytes}. */
+    public static int entryBytes(final int nodeBytes, final int valueBytes) {
+        return align8(ENTRY_FIXED_BYTES + nodeBytes + valueBytes);
+    }
+
+    /** The commit word of the record of {@code totalLength} bytes at {@code offset} of {@code buffer}. */
+    public static long commitWord(final DirectBuffer buffer, final int offset, final int totalLength) {
+        final CRC32C crc = new CRC32C();
+        final byte[] bytes = new byte[totalLength - TRAILER_BYTES];
+        buffer.getBytes(offset, bytes);
+        crc.update(bytes, 0, bytes.length);
+        return ((long) MAGIC << 32) | (crc.getValue() & 0xffffffffL);
+    }
+
+    /** Seals the record at {@code offset}: writes its commit word. */
+    public static void seal(final MutableDirectBuffer buffer, final int offset, final int totalLength) {
+        buffer.putLong(offset + totalLength - TRAILER_BYTES, commitWord(buffer, offset, totalLength));
+    }
+
+    /**
+     * The length of the complete record at {@code offset} of {@code buffer} ({@code limit} bytes readable from
+     * there), or -1 when there is none or it is incomplete (torn, unsealed).
+     */
+    public static int completeLength(final DirectBuffer buffer, final int offset, final int limit) {
+        if (limit < HEADER_BYTES + TRAILER_BYTES || buffer.getInt(offset + MAGIC_OFFSET) != MAGIC) {
+            return -1;
+        }
+        final int length = buffer.getInt(offset + LENGTH_OFFSET);
+        if (length < HEADER_BYTES + TRAILER_BYTES || length > limit || (length & 7) != 0) {
+            return -1;
+        }
+        return buffer.getLong(offset + length - TRAILER_BYTES) == commitWord(buffer, offset, length) ? length : -1;
+    }
+}

@@ -1,0 +1,170 @@
+package io.scythe.txn.recovery;
+
+import io.scythe.bridge.Bridge;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import org.agrona.concurrent.AtomicBuffer;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A memory node's record of who holds or queues for each Takeout Lock ticket it granted ({@code TakeoutLockService}
+ * tells it), so that a dead compute node's tickets can be cancelled: a cancelled ticket is skipped when {@code upper}
+ * reaches it (this node adds 1 to {@code upper} itself, as the holder's unlock would), so the tickets behind it are
+ * served. Tickets already served ({@code ticket < upper}) are pruned as the object is locked again. Runs on the RPC
+ * server's loop (the same as the lock service), polled there (busily: the unlocks ahead are one-sided and wake
+ * nothing here) while cancelled tickets wait for their turn.
+ */
+public final class TicketLedger implements Bridge.Poller {
+    private final Map<Long, ArrayDeque<Holder>> byObject = new HashMap<>();
+    private final Map<Long, Table> tables = new HashMap<>();
+    private final List<Holder> cancelled = new ArrayList<>();
+    /** Compute nodes released by recovery: a ticket they still get (a request already on its way) is cancelled. */
+    private final Set<String> released = new HashSet<>();
+    private Bridge bridge;
+    private long skipped;
+
+    private static final class Holder {
+        final String client;
+        final long object;
+        final long ticket;
+
+        Holder(final String client, final long object, final long ticket) {
+            this.client = client;
+            this.object = object;
+            this.ticket = ticket;
+        }
+    }
+
+    private static long objectKey(final Table table, final int header) {
+        return ((long) table.schema().id() << 32) | (header & 0xffffffffL);
+    }
+
+    /** {@code client} got {@code ticket} of the lock of the object at {@code header} of {@code table}. */
+    public void granted(final String client, final Table table, final int header, final long ticket) {
+        final long object = objectKey(table, header);
+        tables.putIfAbsent((long) table.schema().id(), table);
+        final Holder holder = new Holder(client, object, ticket);
+        if (released.contains(client)) {
+            cancelled.add(holder);
+            skip();
+            return;
+        }
+        final ArrayDeque<Holder> queue = byObject.computeIfAbsent(object, k -> new ArrayDeque<>(2));
+        final long upper = memory(object).getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+        while (!queue.isEmpty() && queue.peekFirst().ticket < upper) {
+            queue.pollFirst();
+        }
+        queue.addLast(holder);
+    }
+
+    /**
+     * Cancels every ticket {@code client} holds or queues for (it must be fenced first: its unlocks can no longer
+     * land), and every ticket it is granted from now on.
+     *
+     * @return the number of tickets cancelled
+     */
+    public int cancel(final String client) {
+        released.add(client);
+        int count = 0;
+        for (final Iterator<ArrayDeque<Holder>> it = byObject.values().iterator(); it.hasNext(); ) {
+            final ArrayDeque<Holder> queue = it.next();
+            for (final Iterator<Holder> h = queue.iterator(); h.hasNext(); ) {
+                final Holder holder = h.next();
+                if (holder.client.equals(client)) {
+                    h.remove();
+                    if (holder.ticket >= upper(holder)) {
+                        cancelled.add(holder);
+                        count++;
+                    }
+                }
+            }
+            if (queue.isEmpty()) {
+                it.remove();
+            }
+        }
+        skip();
+        if (!cancelled.isEmpty() && bridge == null) {
+            bridge = Bridge.current();
+            bridge.addPoller(this);
+        }
+        return count;
+    }
+
+    /** Lets {@code client} hold tickets again (it rejoined under this name). */
+    public void readmit(final String client) {
+        released.remove(client);
+    }
+
+    private AtomicBuffer memory(final long object) {
+        return tables.get(object >>> 32).objectMemory();
+    }
+
+    private long upper(final Holder holder) {
+        return memory(holder.object).getLongVolatile((int) holder.object + ObjectLayout.UPPER_OFFSET);
+    }
+
+    /** Serves every cancelled ticket {@code upper} has reached: adds 1 to {@code upper} for it. */
+    private int skip() {
+        int work = 0;
+        boolean progress = true;
+        while (progress && !cancelled.isEmpty()) {
+            progress = false;
+            for (final Iterator<Holder> it = cancelled.iterator(); it.hasNext(); ) {
+                final Holder holder = it.next();
+                final long upper = upper(holder);
+                if (upper > holder.ticket) {
+                    it.remove(); // cannot happen for a cancelled ticket unless skipped already; dropped
+                } else if (upper == holder.ticket) {
+                    memory(holder.object).getAndAddLong((int) holder.object + ObjectLayout.UPPER_OFFSET, 1);
+                    it.remove();
+                    skipped++;
+                    work++;
+                    progress = true;
+                }
+            }
+        }
+        return work;
+    }
+
+    @Override
+    public int poll(final long nowNs) {
+        return cancelled.isEmpty() ? 0 : skip();
+    }
+
+    @Override
+    public boolean busy() {
+        // A one-sided unlock ahead of a cancelled ticket wakes nothing on this node: poll until it is skipped.
+        return !cancelled.isEmpty();
+    }
+
+    /** Cancelled tickets not yet reached by {@code upper}. */
+    public int waiting() {
+        return cancelled.size();
+    }
+
+    /** Cancelled tickets skipped so far. */
+    public long skipped() {
+        return skipped;
+    }
+
+    /** Tickets recorded as held or queued by {@code client} (tests, health). */
+    public int heldBy(final String client) {
+        int n = 0;
+        for (final ArrayDeque<Holder> queue : byObject.values()) {
+            for (final Holder h : queue) {
+                if (h.client.equals(client) && h.ticket >= upper(h)) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+}

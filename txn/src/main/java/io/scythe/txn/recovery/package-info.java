@@ -1,0 +1,35 @@
+/**
+ * Redo logging and compute-node failure recovery for the one-sided protocols (Scythe's Takeout Lock, the CAS-lock
+ * baselines FORD and FaRM).
+ *
+ * <p><b>Log.</b> Each event loop of a compute node has a log region on every memory node it writes to, registered
+ * on that node by {@link io.scythe.txn.recovery.RecoveryRpc#LOG_OPEN} ({@link io.scythe.txn.recovery.RedoLog}).
+ * After a commit holds its locks, validated and created its inserts (locked), and before any of its writes reach a
+ * memory node, it WRITEs one redo record ({@link io.scythe.txn.recovery.RedoRecordDescriptor}: transaction id,
+ * version, and per written object its memory node, table, pointer, lock token and new value) to its loop's region on
+ * the memory node of its first write. The commit is decided when that WRITE completes; the record's trailing commit
+ * word (CRC32C) tells a complete record from a torn one. The slots are free again after write-back and unlock.
+ * The one hook is {@code OneSidedTxn.writeBack}.
+ *
+ * <p><b>Recovery</b> of a dead compute node X, run by a live one ({@link io.scythe.txn.recovery.CnRecovery}):
+ * <ol>
+ *   <li>On every memory node: fence X (its queue pairs revoked; nothing it posted can land later) and list its log
+ *       regions ({@link io.scythe.txn.recovery.RecoveryRpc#LOG_LIST}).</li>
+ *   <li>READ the regions; every complete record is rolled forward entry by entry, each only while the object's lock
+ *       is still held by the record's token (ticket == {@code upper}, or CAS word == owner id): a write-back that
+ *       landed whole or in part before the crash is finished and never applied twice, and re-running recovery
+ *       changes nothing. Incomplete records are dropped: their write-back never started.</li>
+ *   <li>On every memory node ({@link io.scythe.txn.recovery.RecoveryRpc#RELEASE_NODE}): X's Takeout tickets,
+ *       held or queued, are cancelled ({@link io.scythe.txn.recovery.TicketLedger}: the node records every ticket's
+ *       holder and adds 1 to {@code upper} itself when it reaches a cancelled one); inserts X left locked are
+ *       abandoned; CAS words whose owner id carries X's id prefix are freed (a scan of the objects: CAS locks are
+ *       one-sided and recorded nowhere); X's log regions are deregistered.</li>
+ * </ol>
+ * Locks are never rebuilt (Lotus §6's point): they live in the objects, and the ledgers on the memory nodes name
+ * their holders. Other compute nodes keep running throughout; what X held blocks others for the lease plus this.
+ *
+ * <p>Not covered: a compute node that stays alive but whose write-back batch failed leaves that commit in doubt
+ * until it is recovered as dead; Lotus, Aurogon, SELCC and RCC protocols write no redo record yet (their commits are
+ * not recoverable).
+ */
+package io.scythe.txn.recovery;

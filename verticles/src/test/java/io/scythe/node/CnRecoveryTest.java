@@ -1,0 +1,317 @@
+package io.scythe.node;
+
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.TableSchema;
+import io.scythe.txn.Coordinator;
+import io.scythe.txn.Txn;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.api.Procedures;
+import io.scythe.txn.recovery.CnRecovery;
+import io.scythe.txn.recovery.RecoveryService;
+import io.scythe.txn.scythe.ScytheTxn;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Compute nodes die in one JVM (fenced on every memory node, their coordinators never heard from again) while
+ * holding Takeout tickets, while queued, and mid-commit (after the redo record, before the write-back); another node
+ * recovers them. Then: money conserved, every acknowledged transfer in the data (its ledger row), none applied twice
+ * or in part (every balance equals the initial one plus the ledger rows present), no lock or ticket left, and the
+ * live nodes go on committing.
+ */
+class CnRecoveryTest {
+    private static final int ACCOUNTS = 16;
+    private static final long INITIAL = 1_000;
+    private static final int ACCOUNTS_TABLE = 1;
+    private static final int LEDGER_TABLE = 2;
+
+    private Vertx vertx;
+    private EmbeddedScythe scythe;
+    private final Set<Long> acknowledged = new HashSet<>();
+    private long nextLedgerKey = 1;
+
+    private void start(final String protocol) throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+        scythe = EmbeddedScythe.deploy(vertx, new JsonObject().put("memoryNodes", 2).put("protocol", protocol)
+            .put("redoLogBytes", 64 << 10), (db, part, parts) -> {
+                final Table accounts = db.create(TableSchema.fixed(ACCOUNTS_TABLE, "accounts", 8, 64));
+                db.create(TableSchema.fixed(LEDGER_TABLE, "ledger", 24, 1024));
+                final UnsafeBuffer balance = new UnsafeBuffer(new byte[8]);
+                balance.putLong(0, INITIAL);
+                for (long k = part; k < ACCOUNTS; k += parts) {
+                    accounts.insert(k, balance, 0, 8, ObjectLayout.LOADED_VERSION);
+                }
+            }, new Procedures());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (scythe != null) {
+            scythe.close();
+        }
+        if (vertx != null) {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private Context loop() {
+        return scythe.loops().get(0);
+    }
+
+    private <T> T on(final Supplier<Future<T>> body) throws Exception {
+        final Promise<T> done = Promise.promise();
+        loop().runOnContext(v -> body.get().onComplete(done));
+        return done.future().await(20, TimeUnit.SECONDS);
+    }
+
+    /** A transfer that also inserts its ledger row: one transaction, so the row proves the transfer happened. */
+    private static Future<Long> transfer(final Txn txn, final long from, final long to, final long amount,
+                                         final long ledgerKey) {
+        return Future.all(txn.read("accounts", from), txn.read("accounts", to)).map(both -> {
+            final UnsafeBuffer a = both.resultAt(0);
+            final UnsafeBuffer b = both.resultAt(1);
+            final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+            v.putLong(0, a.getLong(0) - amount);
+            txn.write("accounts", from, v, 0, 8);
+            v.putLong(0, b.getLong(0) + amount);
+            txn.write("accounts", to, v, 0, 8);
+            final UnsafeBuffer row = new UnsafeBuffer(new byte[24]);
+            row.putLong(0, from);
+            row.putLong(8, to);
+            row.putLong(16, amount);
+            txn.insert("ledger", ledgerKey, row, 0, 24);
+            return ledgerKey;
+        });
+    }
+
+    /** Runs a transfer on {@code coordinator}; an acknowledged commit is noted in the client's ledger. */
+    private boolean transferOn(final Coordinator coordinator, final long from, final long to, final long amount)
+        throws Exception {
+        final long key = nextLedgerKey++;
+        try {
+            on(() -> coordinator.run(txn -> transfer(txn, from, to, amount, key)));
+            acknowledged.add(key);
+            return true;
+        } catch (final Exception e) {
+            return false;
+        }
+    }
+
+    private Coordinator recoverer() throws Exception {
+        return on(() -> Future.succeededFuture(scythe.coordinator()));
+    }
+
+    private CnRecovery.Report recover(final String dead) throws Exception {
+        final TxnRuntime runtime = recoverer().runtime();
+        return on(() -> new CnRecovery(runtime).recover(dead));
+    }
+
+    /** Money conserved, acknowledged transfers present, none twice or in part, no lock or ticket held. */
+    private void checkInvariants() {
+        final long[] expected = new long[ACCOUNTS];
+        java.util.Arrays.fill(expected, INITIAL);
+        final Set<Long> present = new HashSet<>();
+        long total = 0;
+        for (final LogDb db : scythe.memoryNodes()) {
+            final Table ledger = db.table("ledger");
+            for (long k = 1; k < nextLedgerKey; k++) {
+                final long p = ledger.lookup(k);
+                if (p == 0) {
+                    continue;
+                }
+                final int at = ledger.offsetOf(p);
+                final org.agrona.concurrent.AtomicBuffer m = ledger.objectMemory();
+                assertNoLock(m, at, "ledger " + k);
+                if ((m.getShort(at + ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0) {
+                    continue; // an abandoned insert
+                }
+                assertThat(present.add(k)).as("ledger row %d once", k).isTrue();
+                final long from = m.getLong(at + ObjectLayout.VALUE_OFFSET);
+                final long to = m.getLong(at + ObjectLayout.VALUE_OFFSET + 8);
+                final long amount = m.getLong(at + ObjectLayout.VALUE_OFFSET + 16);
+                expected[(int) from] -= amount;
+                expected[(int) to] += amount;
+            }
+        }
+        for (final LogDb db : scythe.memoryNodes()) {
+            final Table accounts = db.table("accounts");
+            for (long k = 0; k < ACCOUNTS; k++) {
+                final long p = accounts.lookup(k);
+                if (p == 0) {
+                    continue;
+                }
+                final int at = accounts.offsetOf(p);
+                final long balance = accounts.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET);
+                assertThat(balance).as("account %d: initial plus its ledger rows", k).isEqualTo(expected[(int) k]);
+                assertNoLock(accounts.objectMemory(), at, "account " + k);
+                total += balance;
+            }
+        }
+        assertThat(total).as("money conserved").isEqualTo(ACCOUNTS * INITIAL);
+        assertThat(present).as("every acknowledged transfer is in the data").containsAll(acknowledged);
+    }
+
+    private static void assertNoLock(final org.agrona.concurrent.AtomicBuffer m, final int at, final String what) {
+        assertThat(m.getLongVolatile(at + ObjectLayout.LOWER_OFFSET)).as(what + ": ticket left held or queued")
+            .isEqualTo(m.getLongVolatile(at + ObjectLayout.UPPER_OFFSET));
+        assertThat(m.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET)).as(what + ": CAS lock left held")
+            .isZero();
+    }
+
+    private void liveNodesProgress(final Coordinator... coordinators) throws Exception {
+        for (final Coordinator c : coordinators) {
+            for (int i = 0; i < 4; i++) {
+                assertThat(transferOn(c, i, (i + 5) % ACCOUNTS, 3)).as("a live node commits after recovery").isTrue();
+            }
+        }
+    }
+
+    @Test
+    void shouldReleaseTicketsOfANodeKilledWhileHoldingThem() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
+        assertThat(transferOn(dead.on(loop()), 1, 2, 10)).isTrue();
+        // TOCC reads hold the Takeout Lock of accounts 3 and 4 until the transaction ends, which it never does.
+        final ScytheTxn holder = new ScytheTxn(dead.on(loop()).runtime(), true);
+        on(() -> Future.all(holder.read("accounts", 3), holder.read("accounts", 4)));
+        scythe.fence("cnA");
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.ticketsCancelled()).isEqualTo(2);
+        for (final RecoveryService s : scythe.recoveryServices()) {
+            assertThat(on(() -> Future.succeededFuture(s.tickets().heldBy("cnA")))).isZero();
+        }
+        liveNodesProgress(live.on(loop()), recoverer());
+        assertThat(transferOn(live.on(loop()), 3, 4, 7)).isTrue();
+        checkInvariants();
+    }
+
+    @Test
+    void shouldSkipTheTicketOfANodeKilledWhileQueued() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
+        final ScytheTxn holder = new ScytheTxn(live.on(loop()).runtime(), true);
+        on(() -> holder.read("accounts", 5));
+        // The dead node queues behind the live holder: its read never completes.
+        final ScytheTxn queued = new ScytheTxn(dead.on(loop()).runtime(), true);
+        loop().runOnContext(v -> queued.read("accounts", 5));
+        waitUntil(() -> lowerMinusUpper(5) == 2);
+        scythe.fence("cnA");
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.ticketsCancelled()).isEqualTo(1);
+        // The holder commits; its unlock reaches the cancelled ticket, which the memory node skips.
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+        v.putLong(0, INITIAL);
+        on(() -> {
+            holder.write("accounts", 5, v, 0, 8);
+            return holder.commit();
+        });
+        waitUntil(() -> lowerMinusUpper(5) == 0);
+        liveNodesProgress(live.on(loop()), recoverer());
+        assertThat(transferOn(live.on(loop()), 5, 6, 9)).isTrue();
+        checkInvariants();
+    }
+
+    @Test
+    void shouldRollForwardATransactionKilledAfterItsRedoRecord() throws Exception {
+        killMidCommit("scythe");
+    }
+
+    @Test
+    void shouldRollForwardACasLockedTransactionKilledAfterItsRedoRecord() throws Exception {
+        killMidCommit("ford-occ");
+    }
+
+    private void killMidCommit(final String protocol) throws Exception {
+        start(protocol);
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
+        assertThat(transferOn(dead.on(loop()), 1, 2, 10)).isTrue();
+        final TxnRuntime runtime = dead.on(loop()).runtime();
+        on(() -> {
+            runtime.redoLog().afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
+            return Future.succeededFuture();
+        });
+        final long inDoubt = nextLedgerKey;
+        assertThat(transferOn(dead.on(loop()), 7, 8, 25)).as("the client never hears of it").isFalse();
+        assertThat(balanceOf(7)).as("nothing written back before the crash").isEqualTo(INITIAL);
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.committedRecords()).isGreaterThanOrEqualTo(1);
+        assertThat(report.entriesApplied()).as("two accounts and the ledger row").isEqualTo(3);
+        assertThat(balanceOf(7)).as("rolled forward").isEqualTo(INITIAL - 25);
+        assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
+        acknowledged.add(inDoubt); // decided by its record: it must be in the data
+        // Recovering again changes nothing: each entry applies only while its lock is still held.
+        final CnRecovery.Report again = recover("cnA");
+        assertThat(again.entriesApplied()).isZero();
+        liveNodesProgress(live.on(loop()), recoverer());
+        checkInvariants();
+    }
+
+    @Test
+    void shouldFreeCasWordsAndAbandonInsertsOfADeadNode() throws Exception {
+        start("ford-occ");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        assertThat(transferOn(dead.on(loop()), 1, 2, 10)).isTrue();
+        // As if it crashed after its commit-time CASes and INSERT, before its record: locks held, nothing logged.
+        final long owner = (1L << 32) | (1L << 40) | 99;
+        final Table accounts = scythe.memoryNodes().get(1).table("accounts");
+        final int at = accounts.offsetOf(accounts.lookup(9));
+        accounts.objectMemory().putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, owner);
+        final TxnRuntime runtime = dead.on(loop()).runtime();
+        final long orphan = nextLedgerKey++;
+        final UnsafeBuffer row = new UnsafeBuffer(new byte[24]);
+        row.putLong(16, 1_000_000); // would break every balance if it survived
+        on(() -> runtime.remote(runtime.catalog().table("ledger").partitionOf(orphan)).insert(orphan, row, 0, 24,
+            Table.InsertLock.CAS_WORD, owner));
+        scythe.fence("cnA");
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.casWordsFreed()).isEqualTo(1);
+        assertThat(report.insertsAbandoned()).isEqualTo(1);
+        assertThat(report.committedRecords()).as("records of finished transactions are harmless").isGreaterThanOrEqualTo(0);
+        assertThat(report.entriesApplied()).isZero();
+        liveNodesProgress(recoverer());
+        checkInvariants();
+    }
+
+    private long balanceOf(final long account) {
+        final Table t = scythe.memoryNodes().get((int) (account % 2)).table("accounts");
+        return t.objectMemory().getLongVolatile(t.offsetOf(t.lookup(account)) + ObjectLayout.VALUE_OFFSET);
+    }
+
+    private long lowerMinusUpper(final long account) {
+        final Table t = scythe.memoryNodes().get((int) (account % 2)).table("accounts");
+        final int at = t.offsetOf(t.lookup(account));
+        return t.objectMemory().getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
+            - t.objectMemory().getLongVolatile(at + ObjectLayout.UPPER_OFFSET);
+    }
+
+    private static void waitUntil(final java.util.function.BooleanSupplier condition) throws InterruptedException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as("condition within 10 s").isNegative();
+            Thread.sleep(5);
+        }
+    }
+}
