@@ -324,10 +324,33 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
-    /** A port free on loopback right now. */
+    /** Ports this JVM has handed out already: a node of this cluster has not bound them yet. */
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Below Linux's ephemeral range (32768-60999): outgoing connections never take these ports. */
+    private static final int FIRST_PORT = 20_000;
+    private static final int PORTS = 12_000;
+
+    /**
+     * A port free on loopback right now, outside the kernel's ephemeral range. A port the kernel picked (bind to 0)
+     * could be taken, before the node binds it, by the local end of any outgoing connection, such as another
+     * member's Hazelcast connections: that made nodes fail with "Address already in use" under load.
+     */
     public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(System.nanoTime() ^ ProcessHandle
+            .current().pid());
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            final int port = FIRST_PORT + random.nextInt(PORTS);
+            if (HANDED_OUT.contains(port)) {
+                continue;
+            }
+            try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                if (HANDED_OUT.add(port)) {
+                    return s.getLocalPort();
+                }
+            } catch (final IOException inUse) {
+                // taken: try another
+            }
         }
+        throw new IOException("no free loopback port in [" + FIRST_PORT + ", " + (FIRST_PORT + PORTS) + ")");
     }
 }
