@@ -88,7 +88,8 @@ class ResultsAndReportTest {
             if ("ford-occ".equals(run.getString("protocol"))) {
                 assertThat(verbs.getDouble("cas")).isPositive(); // FORD's CAS locks
                 assertThat(verbs.getDouble("faa")).isZero();
-                assertThat(services.fieldNames()).containsOnly("logdb"); // address lookups, no lock RPCs
+                // address lookups only (none once the warm-up cached every address), never lock RPCs
+                assertThat(services.fieldNames()).isSubsetOf("logdb");
             } else {
                 assertThat(verbs.getDouble("faa")).isPositive(); // Takeout Lock releases, timestamps
                 assertThat(services.getDouble("takeout-lock")).isPositive(); // Lock RPCs
