@@ -88,6 +88,9 @@ public final class ScytheNode implements AutoCloseable {
     private final NodeRole role;
     private final NodeWorkload workload;
     private final Runnable onLeaseLost;
+    /** CNs whose fence was asked for (each fenced once). */
+    private final Set<String> fencing = ConcurrentHashMap.newKeySet();
+    /** CNs whose queue pairs the NIC has revoked: what health reports, so "fenced" there means done, not asked. */
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     /** Fabric identity of each CN member this node has seen register (what to fence when it goes). */
     private final Map<UUID, String> cnByMember = new ConcurrentHashMap<>();
@@ -480,11 +483,12 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     private void fence(final String cnFabricNode, final String why) {
-        if (!fenced.add(cnFabricNode)) {
+        if (!fencing.add(cnFabricNode)) {
             return;
         }
         vertx.runOnContext(v -> {
             final int revoked = nic.fence(cnFabricNode);
+            fenced.add(cnFabricNode);
             metrics.fenced();
             System.err.println("scythe node " + config.node() + ": fenced " + cnFabricNode + " (" + why + "), "
                 + revoked + " queue pairs revoked");
