@@ -178,7 +178,7 @@ public final class OltpWorkload {
                     }
                     return outcome;
                 }).recover(e -> {
-                    if (e instanceof AbortException a && a.reason() == AbortReason.USER) {
+                    if (e instanceof AbortException a && isOutcome(a.reason())) {
                         if (measuring.get()) {
                             typeStats.get().userRollback(drawn.type()); // rolled back: a completed transaction
                         }
@@ -239,7 +239,7 @@ public final class OltpWorkload {
             long abortedAttempts = 0;
             for (final AbortReason reason : AbortReason.values()) {
                 final long n = abortsAfter[reason.ordinal()] - abortsBefore[reason.ordinal()];
-                abortedAttempts += reason == AbortReason.USER ? 0 : n;
+                abortedAttempts += isOutcome(reason) ? 0 : n;
                 if (n > 0) {
                     aborts.put(reason.label(), n);
                 }
@@ -327,7 +327,7 @@ public final class OltpWorkload {
             final long[] now = abortCounts(coordinators);
             long aborted = 0;
             for (final AbortReason reason : AbortReason.values()) {
-                aborted += reason == AbortReason.USER ? 0 : now[reason.ordinal()] - abortsBefore[reason.ordinal()];
+                aborted += isOutcome(reason) ? 0 : now[reason.ordinal()] - abortsBefore[reason.ordinal()];
             }
             line.update(label, elapsedNs / 1e9, completed * 1e9 / elapsedNs,
                 (double) aborted / Math.max(1, aborted + completed), latencyNs.getValueAtPercentile(99) / 1000.0);
@@ -345,6 +345,11 @@ public final class OltpWorkload {
             }
         }
         return mix.toString();
+    }
+
+    /** An abort that is the transaction's outcome (a rollback it asked for), not a failed attempt. */
+    private boolean isOutcome(final AbortReason reason) {
+        return reason == AbortReason.USER || reason == AbortReason.DUPLICATE_KEY && spec.duplicateKeyIsAnOutcome();
     }
 
     /** Stage sums of every coordinator, then the count of staged commits at the end. */

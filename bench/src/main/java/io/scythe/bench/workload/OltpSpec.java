@@ -42,4 +42,13 @@ public interface OltpSpec {
     default Map<String, List<String>> consistency(final List<LogDb> dbs) {
         return Map.of();
     }
+
+    /**
+     * Whether a commit refused on a duplicate key is one of this workload's expected outcomes (TATP's
+     * InsertCallForwarding of a row that exists: the spec's "failed insert") rather than a transaction that gave up.
+     * Such aborts are then counted like user rollbacks: completed, not aborted attempts.
+     */
+    default boolean duplicateKeyIsAnOutcome() {
+        return false;
+    }
 }
