@@ -1,27 +1,15 @@
 package io.scythe.bench.micro;
 
 import io.scythe.bench.workload.TatpSpec;
-import io.scythe.bridge.BridgeVerticle;
 import io.scythe.fabric.CostModel;
-import io.scythe.node.EmbeddedScythe;
-import io.scythe.storage.TableSchema;
-import io.scythe.txn.api.Procedures;
-import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * TATP on the embedded cluster: concurrent runs keep its invariants with Scythe and FORD; the spec's "not found"
@@ -29,7 +17,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * its test runs once they exist (a probe decides), and until then the run says clearly that they are missing.
  */
 class TatpWorkloadTest {
-    private static Boolean insertWorks;
 
     @Test
     void shouldKeepTatpInvariantsUnderConcurrencyWithReadsAndUpdates() throws Exception {
@@ -77,7 +64,6 @@ class TatpWorkloadTest {
 
     @Test
     void shouldKeepTatpInvariantsWithTheFullMix() throws Exception {
-        assumeTrue(insertWorks(), "Txn.insert is not available yet");
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final JsonObject json = new OltpWorkload(new OltpWorkload.Options(List.of("scythe", "ford-occ"), List.of(16),
             2, 100_000, CostModel.cx5(), 800, 150, 3), new TatpSpec(200, "standard", 3), new PrintStream(printed))
@@ -95,40 +81,16 @@ class TatpWorkloadTest {
 
     @Test
     void shouldSayClearlyThatTheFullMixNeedsInsert() throws Exception {
-        assumeFalse(insertWorks(), "Txn.insert works: the full-mix test covers it");
+        // Every real protocol inserts; the unsafe one (a proof for the history checker) refuses to.
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        final JsonObject run = new OltpWorkload(new OltpWorkload.Options(List.of("scythe"), List.of(4), 2, 3,
+        final JsonObject run = new OltpWorkload(new OltpWorkload.Options(List.of("unsafe"), List.of(4), 2, 3,
             CostModel.zero(), 300, 0, 3), new TatpSpec(200, "standard", 3), new PrintStream(printed)).run().toJson()
             .getJsonArray("runs").getJsonObject(0);
         assertThat(run.getBoolean("invariants_ok")).isFalse();
         final JsonObject api = run.getJsonObject("consistency").getJsonObject("transaction_api");
         assertThat(api.getBoolean("ok")).isFalse();
         assertThat(api.getJsonArray("first").getString(0)).contains("needs Txn.insert/delete")
-            .contains("is not available yet");
+            .contains("the unsafe protocol (a proof for the history checker) does not");
         assertThat(printed.toString()).contains("consistency condition transaction_api VIOLATED");
-    }
-
-    /** Whether the transaction API can insert: one insert on a one-table cluster. */
-    private static synchronized boolean insertWorks() throws Exception {
-        if (insertWorks != null) {
-            return insertWorks;
-        }
-        final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
-        try {
-            BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(30, TimeUnit.SECONDS);
-            try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, new JsonObject().put("memoryNodes", 1)
-                    .put("maxAttempts", 3).put("costModel", CostModel.zero().toJson()),
-                (db, part, parts) -> db.create(TableSchema.fixed(99, "probe", 8, 16)), new Procedures())) {
-                final Promise<Boolean> done = Promise.promise();
-                cluster.loops().get(0).runOnContext(v -> cluster.coordinator().run(txn -> {
-                    txn.insert("probe", 1, new UnsafeBuffer(new byte[8]), 0, 8);
-                    return Future.succeededFuture(0L);
-                }).onComplete(ar -> done.complete(ar.succeeded())));
-                insertWorks = done.future().await(30, TimeUnit.SECONDS);
-            }
-        } finally {
-            vertx.close().await(30, TimeUnit.SECONDS);
-        }
-        return insertWorks;
     }
 }
