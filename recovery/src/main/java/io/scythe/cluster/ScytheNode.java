@@ -464,7 +464,7 @@ public final class ScytheNode implements AutoCloseable {
                         done.put("ok", true).put("completeRecords", r.committedRecords())
                             .put("incomplete", r.incompleteRecords()).put("applied", r.entriesApplied())
                             .put("tickets", r.ticketsCancelled()).put("casWords", r.casWordsFreed())
-                            .put("inserts", r.insertsAbandoned());
+                            .put("inserts", r.insertsAbandoned()).put("truncated", r.truncatedRecords());
                     } else {
                         // Tried again in a second (it is idempotent), and on the next shard change.
                         recovered.remove(dead);

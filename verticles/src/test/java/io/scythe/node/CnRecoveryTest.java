@@ -247,7 +247,9 @@ class CnRecoveryTest {
         start(protocol);
         final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
         final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
-        assertThat(transferOn(dead.on(loop()), 1, 2, 10)).isTrue();
+        for (int i = 0; i < 20; i++) {
+            assertThat(transferOn(dead.on(loop()), 1 + i % 4, 2 + i % 4, 10)).isTrue();
+        }
         final TxnRuntime runtime = dead.on(loop()).runtime();
         on(() -> {
             runtime.redoLog().afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
@@ -257,7 +259,9 @@ class CnRecoveryTest {
         assertThat(transferOn(dead.on(loop()), 7, 8, 25)).as("the client never hears of it").isFalse();
         assertThat(balanceOf(7)).as("nothing written back before the crash").isEqualTo(INITIAL);
         final CnRecovery.Report report = recover("cnA");
-        assertThat(report.committedRecords()).isGreaterThanOrEqualTo(1);
+        assertThat(report.committedRecords()).as("20 finished transfers and the one in doubt").isEqualTo(21);
+        assertThat(report.truncatedRecords()).as("the finished ones are below the in-doubt record's low water")
+            .isEqualTo(20);
         assertThat(report.entriesApplied()).as("two accounts and the ledger row").isEqualTo(3);
         assertThat(balanceOf(7)).as("rolled forward").isEqualTo(INITIAL - 25);
         assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);

@@ -11,8 +11,10 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -38,7 +40,7 @@ public final class CnRecovery {
     /** What one recovery did. */
     public record Report(String deadNode, int logRegions, int committedRecords, int incompleteRecords,
                          int entriesApplied, int entriesAlreadyDone, int ticketsCancelled, int casWordsFreed,
-                         int insertsAbandoned, long nanos) {
+                         int insertsAbandoned, int truncatedRecords, long nanos) {
     }
 
     private record Region(String node, long address, int rkey, int bytes, long idBase) {
@@ -52,6 +54,7 @@ public final class CnRecovery {
         int tickets;
         int cas;
         int inserts;
+        int truncated;
     }
 
     /**
@@ -71,13 +74,18 @@ public final class CnRecovery {
             for (final Future<List<Region>> f : listed) {
                 regions.addAll(f.result());
             }
-            // One region, and one record, after the other: a dead node leaves hundreds of (mostly finished)
-            // records, and their header READs all at once would overflow the send queue.
+            // Every region is read first: the low water of a loop's log may sit in a record of another of its
+            // regions. Then the records not below it, a few at a time (their header READs must fit the send queue).
+            final List<Record> records = new ArrayList<>();
+            final Map<Long, Long> lowWater = new HashMap<>();
             Future<Void> chain = Future.succeededFuture();
             for (final Region r : regions) {
-                chain = chain.compose(v -> scan(r)).compose(image -> rollForward(image, tally));
+                chain = chain.compose(v -> scan(r)).map(image -> {
+                    parse(r, image, records, lowWater, tally);
+                    return null;
+                });
             }
-            return chain.map(regions);
+            return chain.compose(v -> rollForward(records, lowWater, tally)).map(regions);
         }).compose(regions -> {
             final Set<Long> owners = new LinkedHashSet<>();
             for (final long p : idPrefixes) {
@@ -92,7 +100,7 @@ public final class CnRecovery {
             }
             return Future.all(releases).map(v -> new Report(deadNode, regions.size(), tally.committed,
                 tally.incomplete, tally.applied, tally.done, tally.tickets, tally.cas, tally.inserts,
-                runtime.timers().nowNs() - start));
+                tally.truncated, runtime.timers().nowNs() - start));
         });
     }
 
@@ -147,8 +155,13 @@ public final class CnRecovery {
     /** Records rolled forward at once: their header READs must fit the send queue beside the loop's own traffic. */
     private static final int RECORDS_IN_FLIGHT = 16;
 
-    private Future<Void> rollForward(final UnsafeBuffer image, final Tally tally) {
-        final List<Integer> records = new ArrayList<>();
+    /** A complete record at {@code offset} of a region's {@code image}. */
+    private record Record(UnsafeBuffer image, int offset, long idBase, long lsn) {
+    }
+
+    /** Finds the complete records of one region and raises its loop's low water to the largest they carry. */
+    private static void parse(final Region r, final UnsafeBuffer image, final List<Record> records,
+                              final Map<Long, Long> lowWater, final Tally tally) {
         int at = 0;
         while (at < image.capacity()) {
             final int length = RedoRecordDescriptor.completeLength(image, at, image.capacity() - at);
@@ -160,17 +173,29 @@ public final class CnRecovery {
                 continue;
             }
             tally.committed++;
-            records.add(at);
+            records.add(new Record(image, at, r.idBase, image.getLong(at + RedoRecordDescriptor.LSN_OFFSET)));
+            lowWater.merge(r.idBase, image.getLong(at + RedoRecordDescriptor.LOW_WATER_OFFSET), Math::max);
             at += (length + RedoRecordDescriptor.SLOT_BYTES - 1) / RedoRecordDescriptor.SLOT_BYTES
                 * RedoRecordDescriptor.SLOT_BYTES;
         }
+    }
+
+    private Future<Void> rollForward(final List<Record> all, final Map<Long, Long> lowWater, final Tally tally) {
+        final List<Record> records = new ArrayList<>();
+        for (final Record r : all) {
+            if (r.lsn >= lowWater.getOrDefault(r.idBase, 0L)) {
+                records.add(r);
+            } else {
+                tally.truncated++; // finished before a later record was written: nothing to check
+            }
+        }
         Future<Void> applied = Future.succeededFuture();
         for (int from = 0; from < records.size(); from += RECORDS_IN_FLIGHT) {
-            final List<Integer> batch = records.subList(from, Math.min(records.size(), from + RECORDS_IN_FLIGHT));
+            final List<Record> batch = records.subList(from, Math.min(records.size(), from + RECORDS_IN_FLIGHT));
             applied = applied.compose(v -> {
                 final List<Future<Void>> inFlight = new ArrayList<>(batch.size());
-                for (final int record : batch) {
-                    inFlight.add(applyRecord(image, record, tally));
+                for (final Record record : batch) {
+                    inFlight.add(applyRecord(record.image, record.offset, tally));
                 }
                 return Future.all(inFlight).mapEmpty();
             });

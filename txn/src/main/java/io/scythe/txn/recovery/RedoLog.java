@@ -22,7 +22,8 @@ import java.util.function.ToLongFunction;
  * on first use), cut into {@link RedoRecordDescriptor#SLOT_BYTES} slots. A commit appends its record to the region on
  * the memory node of its first written object, with one one-sided WRITE, before any of its writes reach a memory
  * node; when the WRITE completes the commit is decided. After write-back and unlock the slots are free again
- * (locally: nothing is cleared remotely, see {@link RedoRecordDescriptor}). Loop-confined.
+ * (locally: nothing is cleared remotely) and the record drops below the low water that the next records carry, which
+ * truncates it for recovery ({@link RedoRecordDescriptor}). Loop-confined.
  */
 public final class RedoLog {
     /** Log region per loop and memory node: 2048 slots of 512 B. */
@@ -33,6 +34,10 @@ public final class RedoLog {
     private final long idBase;
     private final int regionBytes;
     private final Map<String, Future<Region>> regions = new HashMap<>();
+    /** Sequence numbers of appended records not released yet (written, or whose WRITE failed: in doubt). */
+    private final java.util.TreeSet<Long> unfinished = new java.util.TreeSet<>();
+    /** The next record's sequence number: one counter for every region of this loop, so it never repeats. */
+    private long nextLsn = 1;
     /** Test hook: runs after a record is durable, before the write-back (a crash there is "mid-commit"). */
     private Runnable afterAppend;
     private long records;
@@ -51,7 +56,7 @@ public final class RedoLog {
     }
 
     /** Where a record went: freed by {@link #release}. */
-    public record Appended(Region region, int firstSlot, int slots) {
+    public record Appended(Region region, int firstSlot, int slots, long lsn) {
     }
 
     /** A log region on one memory node. */
@@ -116,13 +121,18 @@ public final class RedoLog {
                 return Future.failedFuture(new AbortException(AbortReason.BACK_PRESSURE, "redo log region on "
                     + node + " has no room for " + record.capacity() + " bytes"));
             }
-            final Appended appended = new Appended(region, first, slots);
+            final long lsn = nextLsn++;
+            record.putLong(RedoRecordDescriptor.LSN_OFFSET, lsn);
+            record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
+            RedoRecordDescriptor.seal(record, 0, record.capacity());
+            unfinished.add(lsn);
+            final Appended appended = new Appended(region, first, slots, lsn);
             return channels.apply(node).compose(ch -> ch.write(region.address
                     + (long) first * RedoRecordDescriptor.SLOT_BYTES, region.rkey, record, 0, record.capacity()))
                 .transform(ar -> {
                     if (ar.failed()) {
-                        // Whether it landed is unknown: the slots stay taken (a reused slot would be harmless, but a
-                        // fenced CN never writes again anyway).
+                        // Whether it landed is unknown: the slots stay taken and the record unfinished (a reused slot
+                        // would be harmless, but a fenced CN never writes again anyway).
                         return Future.failedFuture(ar.cause());
                     }
                     records++;
@@ -138,6 +148,12 @@ public final class RedoLog {
     /** Frees a record's slots after its write-back and unlock. */
     public void release(final Appended appended) {
         appended.region.used.clear(appended.firstSlot, appended.firstSlot + appended.slots);
+        unfinished.remove(appended.lsn);
+    }
+
+    /** The low water the next record would carry. */
+    public long lowWater() {
+        return unfinished.isEmpty() ? nextLsn : unfinished.first();
     }
 
     private Future<Region> region(final String node) {
@@ -192,8 +208,7 @@ public final class RedoLog {
             }
             at += RedoRecordDescriptor.entryBytes(names[i].length, value);
         }
-        RedoRecordDescriptor.seal(b, 0, length);
-        return b;
+        return b; // sealed once its sequence number is known
     }
 
     private static int valueBytes(final Access a) {

@@ -21,7 +21,12 @@ import java.util.zip.CRC32C;
  *  +-------------------------------+-------------------------------+
  *  |  entry count (u32)            |  lock kind (u32)              | 24
  *  +-------------------------------+-------------------------------+
- *  |  entries, each: node name length (u16), op (u16), table id    | 32
+ *  |                  log sequence number (u64)                     | 32
+ *  +---------------------------------------------------------------+
+ *  |                  low water (u64): every record of this log     | 40
+ *  |                  with a smaller sequence number was finished   |
+ *  +---------------------------------------------------------------+
+ *  |  entries, each: node name length (u16), op (u16), table id    | 48
  *  |  (u32), pointer (u64), lock token (u64), value length (u32),  |
  *  |  node name bytes, value bytes, padded to 8                    |
  *  +---------------------------------------------------------------+
@@ -30,9 +35,15 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * The record is written with one WRITE; the commit is decided when it is complete, which the trailing commit word
- * proves (a WRITE cut short by a crash or a fence leaves a word that does not match). A slot is reused without being
- * cleared: an old complete record is harmless, since recovery applies an entry only while the object's lock is still
- * held by that record's lock token (a served ticket, a CAS word of another owner skip it).
+ * proves (a WRITE cut short by a crash or a fence leaves a word that does not match).
+ *
+ * <p>Truncation: the log of one event loop numbers its records (the sequence number, increasing across every region
+ * the loop opens) and each record carries the loop's low water when it was written: the smallest sequence number whose
+ * write-back and unlock had not finished then. Everything below the largest low water found in a dead node's log was
+ * finished, so recovery skips it without a verb: the log is truncated by the records that follow, with no extra WRITE
+ * on the commit path. A slot is reused without being cleared; an old complete record that is not below the low water
+ * (the last few a loop wrote) is still harmless, since recovery applies an entry only while the object's lock is still
+ * held by that record's lock token (a served ticket, a CAS word of another transaction skip it).
  */
 public final class RedoRecordDescriptor {
     public static final int MAGIC = 0x5352444f; // "SRDO"
@@ -42,7 +53,9 @@ public final class RedoRecordDescriptor {
     public static final int VERSION_OFFSET = 16;
     public static final int COUNT_OFFSET = 24;
     public static final int LOCK_KIND_OFFSET = 28;
-    public static final int HEADER_BYTES = 32;
+    public static final int LSN_OFFSET = 32;
+    public static final int LOW_WATER_OFFSET = 40;
+    public static final int HEADER_BYTES = 48;
 
     public static final int ENTRY_NODE_LENGTH_OFFSET = 0;
     public static final int ENTRY_OP_OFFSET = 2;
