@@ -116,6 +116,7 @@ public final class ChaosCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             cluster.start(180_000);
+            logToFile(where.resolve("client.log"));
             client = ScytheClient.join(cluster.clientConfig(), CLIENT_TIMEOUT_MS);
             System.out.printf("chaos: cluster %s ready: %d MN, %d CN, 1 TSO (shm fabric, %s); logs in %s%n", name,
                 mns, cns, protocol, where.toAbsolutePath());
@@ -135,6 +136,25 @@ public final class ChaosCommand implements Callable<Integer> {
         }
     }
 
+    /** Loggers whose records go to the client's log file (held here: the logging framework keeps them weakly). */
+    private final List<java.util.logging.Logger> fileLoggers = new ArrayList<>();
+
+    /**
+     * The client's Hazelcast and Vert.x warnings (members suspected, connections refused: what chaos causes) go to
+     * {@code file}, so the summary stays readable.
+     */
+    private void logToFile(final Path file) throws java.io.IOException {
+        java.nio.file.Files.createDirectories(file.getParent());
+        final java.util.logging.FileHandler handler = new java.util.logging.FileHandler(file.toString(), true);
+        handler.setFormatter(new java.util.logging.SimpleFormatter());
+        for (final String name : List.of("com.hazelcast", "io.vertx", "io.netty")) {
+            final java.util.logging.Logger logger = java.util.logging.Logger.getLogger(name);
+            logger.setUseParentHandlers(false);
+            logger.addHandler(handler);
+            fileLoggers.add(logger);
+        }
+    }
+
     private int run() throws Exception {
         final long[] initial = audit();
         depositsAcked = new AtomicLongArray((int) accounts);
@@ -146,6 +166,7 @@ public final class ChaosCommand implements Callable<Integer> {
         final long end = System.nanoTime() + duration.toNanos();
         boolean kill = true;
         while (System.nanoTime() < end) {
+            reviveUnplanned(faults);
             final String victim = "cn" + random.nextInt(cns);
             try {
                 faults.add(kill ? kill(victim) : pause(victim));
@@ -159,10 +180,43 @@ public final class ChaosCommand implements Callable<Integer> {
             kill = !kill || noPauses;
             Thread.sleep(2_000);
         }
+        reviveUnplanned(faults);
         driving.set(false);
         stopped.await(CLIENT_TIMEOUT_MS * 3, TimeUnit.MILLISECONDS);
         Thread.sleep(1_000);
         return check(initial, faults);
+    }
+
+    /** Each CN's epoch when last asked (what a CN that exits on its own was). */
+    private final java.util.Map<String, Long> knownEpochs = new java.util.HashMap<>();
+
+    /**
+     * A CN that exited although no fault was aimed at it lost its lease on its own (the cluster declared it dead:
+     * on a loaded machine a starved member misses its heartbeats). That is a fault too: it must be fenced and
+     * recovered like the others, and it is restarted under a new epoch, as `scythe cluster` does.
+     */
+    private void reviveUnplanned(final List<JsonObject> faults) throws Exception {
+        for (int c = 0; c < cns; c++) {
+            final String cn = "cn" + c;
+            final Process p = cluster.node(cn).process();
+            if (p != null && p.isAlive()) {
+                final JsonObject h = health(cn);
+                if (h != null && h.getLong("epoch") != null) {
+                    knownEpochs.put(cn, h.getLong("epoch"));
+                }
+                continue;
+            }
+            final long t0 = System.nanoTime();
+            final String fabricNode = cn + ".e" + knownEpochs.getOrDefault(cn, 1L);
+            final JsonObject fault = new JsonObject().put("fault", "lease lost (unplanned, exit "
+                + (p == null ? "-" : p.exitValue()) + ")").put("cn", fabricNode).put("unplanned", true);
+            System.out.println("chaos: " + cn + " exited on its own (" + fault.getString("fault") + "); restarting");
+            observe(fault, cn, fabricNode, t0);
+            cluster.restart(cn, 180_000);
+            fault.put("restartedMs", ms(t0));
+            print(fault);
+            faults.add(fault);
+        }
     }
 
     /** Every account's money (savings plus checking), read by committed Audit transactions. */
@@ -249,7 +303,9 @@ public final class ChaosCommand implements Callable<Integer> {
         final double baseline = rateBefore(System.nanoTime(), 10);
         final long t0 = System.nanoTime();
         cluster.signal(victim, "KILL");
-        final JsonObject fault = observe("SIGKILL", victim, fabricNode, t0, baseline);
+        final JsonObject fault = new JsonObject().put("fault", "SIGKILL").put("cn", fabricNode)
+            .put("baselinePerS", Math.round(baseline));
+        observe(fault, victim, fabricNode, t0);
         cluster.node(victim).process().waitFor(10, TimeUnit.SECONDS);
         cluster.restart(victim, 180_000);
         fault.put("restartedMs", ms(t0));
@@ -263,15 +319,22 @@ public final class ChaosCommand implements Callable<Integer> {
         final String fabricNode = victim + ".e" + epoch;
         final double baseline = rateBefore(System.nanoTime(), 10);
         final long t0 = System.nanoTime();
+        final JsonObject fault = new JsonObject().put("fault", "SIGSTOP").put("cn", fabricNode)
+            .put("baselinePerS", Math.round(baseline));
         cluster.signal(victim, "STOP");
         try {
             // Paused past its lease (and Hazelcast's max-no-heartbeat), not longer: a long pause stalls every
-            // Hazelcast operation that waits on its partitions, which is not what this measures.
-            Thread.sleep(ScytheNode.LEASE_MS + 2_000);
+            // Hazelcast operation that waits on its partitions, which is not what this measures. Detection and
+            // recovery are watched meanwhile: both must come while it sleeps.
+            final long wake = t0 + TimeUnit.MILLISECONDS.toNanos(ScytheNode.LEASE_MS + 2_000);
+            while (System.nanoTime() < wake) {
+                observed(fault, victim, fabricNode, t0);
+                Thread.sleep(10);
+            }
         } finally {
             cluster.signal(victim, "CONT");
         }
-        final JsonObject fault = observe("SIGSTOP", victim, fabricNode, t0, baseline);
+        observe(fault, victim, fabricNode, t0);
         // Awake past its lease it finds itself fenced and exits; it comes back under a new epoch.
         if (!cluster.node(victim).process().waitFor(60, TimeUnit.SECONDS)) {
             fault.put("note", "did not exit after losing its lease; killed");
@@ -285,36 +348,42 @@ public final class ChaosCommand implements Callable<Integer> {
         return fault;
     }
 
-    /** Waits until {@code fabricNode} is fenced on mn0 and some CN recovered it. */
-    private JsonObject observe(final String what, final String victim, final String fabricNode, final long t0,
-                               final double baseline) throws Exception {
-        final JsonObject fault = new JsonObject().put("fault", what).put("cn", fabricNode)
-            .put("baselinePerS", Math.round(baseline));
+    private boolean fencedOnMn0(final String fabricNode) {
+        final JsonObject mn = health("mn0");
+        return mn != null && mn.getJsonArray("fenced", new JsonArray()).contains(fabricNode);
+    }
+
+    /** Waits until {@code fabricNode} is fenced on mn0 and some CN recovered it; notes when, in {@code fault}. */
+    private void observe(final JsonObject fault, final String victim, final String fabricNode, final long t0)
+        throws Exception {
         final long deadline = t0 + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline && !fault.containsKey("detectedMs")) {
-            final JsonObject mn = health("mn0");
-            if (mn != null && mn.getJsonArray("fenced", new JsonArray()).contains(fabricNode)) {
-                fault.put("detectedMs", ms(t0));
-            }
+        while (System.nanoTime() < deadline && !observed(fault, victim, fabricNode, t0)) {
             Thread.sleep(10);
         }
-        while (System.nanoTime() < deadline && !fault.containsKey("recoveredMs")) {
-            for (int c = 0; c < cns; c++) {
-                final String cn = "cn" + c;
-                final JsonObject h = cn.equals(victim) ? null : health(cn);
-                if (h == null) {
-                    continue;
-                }
-                for (final Object r : h.getJsonArray("recoveries", new JsonArray())) {
-                    final JsonObject rec = (JsonObject) r;
-                    if (fabricNode.equals(rec.getString("cn")) && rec.getBoolean("ok", false)) {
-                        fault.put("recoveredMs", ms(t0)).put("recoveredBy", cn).put("recovery", rec);
-                    }
+    }
+
+    /** One look: notes detection (fenced on mn0), then recovery (a CN's report); true once both are noted. */
+    private boolean observed(final JsonObject fault, final String victim, final String fabricNode, final long t0) {
+        if (!fault.containsKey("detectedMs")) {
+            if (!fencedOnMn0(fabricNode)) {
+                return false;
+            }
+            fault.put("detectedMs", ms(t0));
+        }
+        for (int c = 0; c < cns && !fault.containsKey("recoveredMs"); c++) {
+            final String cn = "cn" + c;
+            final JsonObject h = cn.equals(victim) ? null : health(cn);
+            if (h == null) {
+                continue;
+            }
+            for (final Object r : h.getJsonArray("recoveries", new JsonArray())) {
+                final JsonObject rec = (JsonObject) r;
+                if (fabricNode.equals(rec.getString("cn")) && rec.getBoolean("ok", false)) {
+                    fault.put("recoveredMs", ms(t0)).put("recoveredBy", cn).put("recovery", rec);
                 }
             }
-            Thread.sleep(10);
         }
-        return fault;
+        return fault.containsKey("recoveredMs");
     }
 
     /** Throughput back: the first window after the fault at 80 % of the baseline or more. */
@@ -439,7 +508,7 @@ public final class ChaosCommand implements Callable<Integer> {
     private static void summarize(final List<JsonObject> faults, final String key, final String label) {
         final List<Long> values = new ArrayList<>();
         for (final JsonObject f : faults) {
-            if (f.getValue(key) instanceof Number n) {
+            if (!f.getBoolean("unplanned", false) && f.getValue(key) instanceof Number n) {
                 values.add(n.longValue());
             }
         }

@@ -55,6 +55,17 @@ public interface Nic extends AutoCloseable {
      */
     int fence(String peerNode);
 
+    /**
+     * Completes once no verb {@code peerNode} started against this node's memory before the {@link #fence} can still
+     * land: what recovery waits for before it reads or repairs what the fenced node left. Providers whose responder
+     * executes every verb itself after the fence (a real NIC's queue pair in the error state) have nothing to wait
+     * for; where the fenced node's own process writes into this node's memory (shm), a verb already past its
+     * revocation check is waited out.
+     */
+    default Future<Void> fenceBarrier(final String peerNode) {
+        return Future.succeededFuture();
+    }
+
     /** Lets a fenced node connect again (its old queue pairs stay revoked). */
     void readmit(String peerNode);
 

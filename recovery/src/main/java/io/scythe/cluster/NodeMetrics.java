@@ -72,6 +72,14 @@ public final class NodeMetrics {
         FunctionCounter.builder("scythe.lock.requests", this, m -> lock(TakeoutLockService::deferred))
             .tag("result", "deferred").register(registry);
         Gauge.builder("scythe.lock.waiting", this, m -> lock(TakeoutLockService::waiting)).register(registry);
+        // Heat (Scythe §4.3): the queue length a lock request finds on its object.
+        FunctionCounter.builder("scythe.lock.heat", this, m -> lock(TakeoutLockService::heatSum))
+            .description("sum of the heat every lock request found (divide by scythe.lock.requests: mean heat)")
+            .register(registry);
+        FunctionCounter.builder("scythe.lock.hot.requests", this, m -> lock(TakeoutLockService::hotRequests))
+            .description("lock requests that found their object above the cold watermark").register(registry);
+        Gauge.builder("scythe.lock.heat.max", this, m -> lock(TakeoutLockService::takeHeatMax))
+            .description("largest heat a lock request found since the last scrape").register(registry);
     }
 
     private void coordinators(final String name, final String tag, final String value,

@@ -4,19 +4,34 @@ import io.scythe.codec.KryoCodec;
 import io.scythe.node.CoordinatorVerticle;
 import io.scythe.txn.api.TxnReply;
 import io.scythe.txn.api.TxnRequest;
+import com.hazelcast.cluster.MembershipEvent;
+import com.hazelcast.cluster.MembershipListener;
+import com.hazelcast.core.HazelcastInstance;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A client of a Scythe cluster from any Vert.x application that joined it: sends {@link TxnRequest}s to the
- * coordinators ({@link CoordinatorVerticle#ADDRESS}, load-balanced across CNs) and says plainly what a reply means.
- * A request that gets no reply in time, or an error the coordinator could not settle, is {@link Outcome.Unknown}:
- * it may have committed. It is never reported as aborted.
+ * coordinators and says plainly what a reply means. A request that gets no reply in time, or an error the coordinator
+ * could not settle, is {@link Outcome.Unknown}: it may have committed. It is never reported as aborted.
+ *
+ * <p>Where the cluster runs on Hazelcast (a Scythe cluster), the client balances the requests itself, round-robin over
+ * the CNs whose members are in the cluster, each to that CN's own address ({@code scythe.txn.NODE}), and remembers which
+ * CN runs what: when a CN's member leaves (killed, or hung past its lease, and then fenced) its requests end at once as
+ * {@link Outcome.Unknown} instead of waiting out the timeout, and new ones go to the others. Otherwise (or while it
+ * knows no CN) it sends to {@link CoordinatorVerticle#ADDRESS}, which the event bus balances.
  */
 public final class ScytheClient implements AutoCloseable {
     public static final long DEFAULT_TIMEOUT_MS = 10_000;
@@ -43,6 +58,19 @@ public final class ScytheClient implements AutoCloseable {
     private final Vertx vertx;
     private final boolean owned;
     private final DeliveryOptions delivery;
+    /** Live CNs (name and Hazelcast member), or empty when the cluster does not say. */
+    private volatile List<Cn> cns = List.of();
+    private final AtomicInteger nextCn = new AtomicInteger();
+    /** Requests in flight on each CN's member, ended as unknown when it leaves. */
+    private final Map<UUID, Set<Promise<Outcome>>> inFlight = new ConcurrentHashMap<>();
+    private HazelcastInstance hazelcast;
+    private UUID membershipListener;
+    private UUID registryListener;
+    /** The node registry ({@value ScytheNode#NODES}) as its events told it: node name to entry. */
+    private final Map<String, String> registry = new ConcurrentHashMap<>();
+
+    private record Cn(String name, UUID member) {
+    }
 
     /** A client on {@code vertx}, which must be a member of the cluster. */
     public ScytheClient(final Vertx vertx, final long timeoutMs) {
@@ -54,6 +82,70 @@ public final class ScytheClient implements AutoCloseable {
         this.owned = owned;
         this.delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
         KryoCodec.register(vertx.eventBus(), TxnRequest.class, TxnReply.class);
+        try {
+            hazelcast = ClusterSetup.hazelcast(vertx);
+        } catch (final RuntimeException notHazelcast) {
+            return; // the event bus balances
+        }
+        // Kept from events, never by scanning the map again: a scan waits on the partitions of a member that hangs,
+        // which is exactly when the client needs its list.
+        final com.hazelcast.map.IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
+        registryListener = nodes.addEntryListener(new RegistryChanges(), true);
+        nodes.forEach((name, value) -> registry.put(name, value));
+        membershipListener = hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+            @Override
+            public void memberAdded(final MembershipEvent event) {
+                recomputeCns();
+            }
+
+            @Override
+            public void memberRemoved(final MembershipEvent event) {
+                final UUID gone = event.getMember().getUuid();
+                recomputeCns();
+                final Set<Promise<Outcome>> lost = inFlight.remove(gone);
+                if (lost != null) {
+                    for (final Promise<Outcome> p : lost) {
+                        p.tryComplete(new Outcome.Unknown("its coordinator's member left the cluster"));
+                    }
+                }
+            }
+        });
+        recomputeCns();
+    }
+
+    private final class RegistryChanges implements com.hazelcast.map.listener.EntryAddedListener<String, String>,
+        com.hazelcast.map.listener.EntryUpdatedListener<String, String> {
+        @Override
+        public void entryAdded(final com.hazelcast.core.EntryEvent<String, String> event) {
+            registry.put(event.getKey(), event.getValue());
+            recomputeCns();
+        }
+
+        @Override
+        public void entryUpdated(final com.hazelcast.core.EntryEvent<String, String> event) {
+            registry.put(event.getKey(), event.getValue());
+            recomputeCns();
+        }
+    }
+
+    /** The CNs of the registry whose members are in the cluster now (both known locally: no remote call). */
+    private synchronized void recomputeCns() {
+        if (!hazelcast.getLifecycleService().isRunning()) {
+            return;
+        }
+        final Set<UUID> members = new java.util.HashSet<>();
+        hazelcast.getCluster().getMembers().forEach(m -> members.add(m.getUuid()));
+        final List<Cn> live = new java.util.ArrayList<>();
+        for (final Map.Entry<String, String> e : registry.entrySet()) {
+            final io.vertx.core.json.JsonObject entry = new io.vertx.core.json.JsonObject(e.getValue());
+            final String member = entry.getString("member");
+            if (NodeRole.CN.label().equals(entry.getString("role")) && member != null
+                && members.contains(UUID.fromString(member))) {
+                live.add(new Cn(e.getKey(), UUID.fromString(member)));
+            }
+        }
+        live.sort(java.util.Comparator.comparing(Cn::name));
+        cns = List.copyOf(live);
     }
 
     /** Joins the cluster of {@code config} (its secret, members and address; its role is ignored) as a client. */
@@ -68,7 +160,31 @@ public final class ScytheClient implements AutoCloseable {
 
     /** Runs {@code procedure} on any CN. */
     public Future<Outcome> call(final String procedure, final long... args) {
-        return callAt(CoordinatorVerticle.ADDRESS, procedure, args);
+        final List<Cn> live = cns;
+        if (live.isEmpty()) {
+            return callAt(CoordinatorVerticle.ADDRESS, procedure, args);
+        }
+        final Cn cn = live.get(Math.floorMod(nextCn.getAndIncrement(), live.size()));
+        final Promise<Outcome> outcome = Promise.promise();
+        final Set<Promise<Outcome>> mine = inFlight.computeIfAbsent(cn.member, m -> ConcurrentHashMap.newKeySet());
+        mine.add(outcome);
+        if (!cns.contains(cn)) { // it left meanwhile: nothing sent yet
+            mine.remove(outcome);
+            inFlight.remove(cn.member, Set.of());
+            return callAt(CoordinatorVerticle.ADDRESS, procedure, args);
+        }
+        vertx.eventBus().<TxnReply>request(CoordinatorVerticle.ADDRESS + "." + cn.name,
+                new TxnRequest(procedure, args), delivery)
+            .map(message -> classify(message.body()))
+            .recover(e -> e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS
+                // Not delivered (that CN is starting or gone): nothing ran, so the event bus may place it anew.
+                ? callAt(CoordinatorVerticle.ADDRESS, procedure, args)
+                : Future.succeededFuture(classify(e)))
+            .onComplete(ar -> {
+                mine.remove(outcome);
+                outcome.tryComplete(ar.succeeded() ? ar.result() : classify(ar.cause()));
+            });
+        return outcome.future();
     }
 
     /** Runs {@code procedure} on compute node {@code node}. */
@@ -105,6 +221,10 @@ public final class ScytheClient implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        if (membershipListener != null && hazelcast.getLifecycleService().isRunning()) {
+            hazelcast.getCluster().removeMembershipListener(membershipListener);
+            hazelcast.getMap(ScytheNode.NODES).removeEntryListener(registryListener);
+        }
         if (owned) {
             vertx.close().await(30, TimeUnit.SECONDS);
         }

@@ -429,7 +429,7 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     private void onShard(final String cn, final JsonObject now, final JsonObject before) {
-        if (cn.equals(config.node()) || !config.node().equals(now.getString("owner"))
+        if (leaseLost || cn.equals(config.node()) || !config.node().equals(now.getString("owner"))
             || now.getLong("ownerEpoch", -1L) != epoch) {
             return;
         }
@@ -443,9 +443,11 @@ public final class ScytheNode implements AutoCloseable {
 
     private void recover(final String cn, final long deadEpoch) {
         final String dead = cn + ".e" + deadEpoch;
-        if (recoveryContext == null || !recovered.add(dead)) {
+        // A CN that lost its lease is fenced itself: its recoveries could only fail (and a newer one is owed anyway).
+        if (leaseLost || recoveryContext == null || !recovered.add(dead)) {
             return;
         }
+        log("has the recovery duty for " + dead);
         // The id prefix of its transactions: its slot is in the registry only while its entry is this epoch's.
         vertx.executeBlocking(() -> {
             final String value = hazelcast.<String, String>getMap(NODES).get(cn);
@@ -454,6 +456,7 @@ public final class ScytheNode implements AutoCloseable {
                 ? new long[] {((deadEpoch & 0xffff) << 48) | (entry.getLong("slot", 0L) << 32)} : new long[0];
         }, false).onComplete(prefixes -> recoveryContext.runOnContext(v -> {
             final long start = System.nanoTime();
+            log("recovering " + dead);
             final long[] owners = prefixes.succeeded() ? prefixes.result() : new long[0];
             new io.scythe.txn.recovery.CnRecovery(coordinators.get(0).runtime()).recover(dead, owners)
                 .onComplete(ar -> {
@@ -472,9 +475,14 @@ public final class ScytheNode implements AutoCloseable {
                         vertx.setTimer(RECOVERY_RETRY_MS, t -> recover(cn, deadEpoch));
                     }
                     recoveries.add(done);
-                    System.err.println("scythe node " + config.node() + ": recovery of " + done.encode());
+                    log("recovery of " + done.encode());
                 });
         }));
+    }
+
+    /** A line on the node's log (standard error), with the wall-clock time: faults are read off these. */
+    private void log(final String line) {
+        System.err.println(java.time.Instant.now() + " scythe node " + config.node() + ": " + line);
     }
 
     /** Recoveries this CN ran: {@code {"cn", "ms", "ok", ...}} each. */
@@ -488,10 +496,13 @@ public final class ScytheNode implements AutoCloseable {
         }
         vertx.runOnContext(v -> {
             final int revoked = nic.fence(cnFabricNode);
-            fenced.add(cnFabricNode);
-            metrics.fenced();
-            System.err.println("scythe node " + config.node() + ": fenced " + cnFabricNode + " (" + why + "), "
-                + revoked + " queue pairs revoked");
+            // Reported fenced only once nothing it started can land any more.
+            nic.fenceBarrier(cnFabricNode).onComplete(barrier -> {
+                fenced.add(cnFabricNode);
+                metrics.fenced();
+                log("fenced " + cnFabricNode + " (" + why + "), "
+                    + revoked + " queue pairs revoked" + (barrier.failed() ? "; barrier: " + barrier.cause() : ""));
+            });
         });
     }
 
@@ -526,7 +537,7 @@ public final class ScytheNode implements AutoCloseable {
 
     private void loseLease(final String why) {
         leaseLost = true;
-        System.err.println("scythe node " + config.node() + ": lease of epoch " + epoch + " lost: " + why
+        log("lease of epoch " + epoch + " lost: " + why
             + "; stops serving and must rejoin with a new epoch");
         for (final MessageConsumer<Object> c : consumers) {
             c.unregister();

@@ -140,6 +140,8 @@ class ClusterProcessTest {
         final String mn = get("mn0", "/metrics").body();
         assertThat(counter(mn, "scythe_lock_requests_total", "result=\"granted\"")).isPositive();
         assertThat(mn).contains("scythe_lock_waiting");
+        assertThat(mn).contains("scythe_lock_heat_total").contains("scythe_lock_hot_requests_total")
+            .contains("scythe_lock_heat_max");
         assertThat(get("mn0", "/nothing").statusCode()).isEqualTo(404);
     }
 
@@ -171,6 +173,8 @@ class ClusterProcessTest {
         try {
             // Sent to the paused CN only: it sits in its socket until the CN wakes, fenced.
             final var queued = client.callOn("cn1", "add", 5, 100);
+            // Balanced by the client, round-robin over cn0 and cn1: one of the two sits in the paused CN.
+            final var balanced = List.of(client.call("add", 6, 1), client.call("add", 6, 1));
             eventually("mn0 and the TSO fence cn1.e1", 20_000, () -> {
                 try {
                     return new JsonObject(get("mn0", "/health").body()).getJsonArray("fenced").contains("cn1.e1")
@@ -194,6 +198,11 @@ class ClusterProcessTest {
                     return false;
                 }
             });
+            // The client learnt that cn1's member left: what it had sent there ended as unknown, without waiting
+            // for its timeout (nor for cn1 to wake).
+            eventually("the balanced request on cn1 ends", 10_000, () -> balanced.stream().allMatch(f -> f.isComplete()));
+            assertThat(balanced.stream().map(f -> f.result().toString()))
+                .anyMatch(o -> o.contains("Unknown") && o.contains("left the cluster"));
             cluster.signal("cn1", "CONT");
             // Awake, cn1 runs the queued transaction on its old queue pairs: every verb fails, nothing commits.
             final ScytheClient.Outcome late = queued.await(30, TimeUnit.SECONDS);

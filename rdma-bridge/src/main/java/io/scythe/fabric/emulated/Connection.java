@@ -9,5 +9,15 @@ public interface Connection {
 
     void revoke();
 
+    /**
+     * Brackets one verb's execution against the responder's memory, before its revocation check until its last byte
+     * is written: a fence that found the connection unrevoked here waits for it ({@code Nic.fenceBarrier}).
+     */
+    default void beginExecution() {
+    }
+
+    default void endExecution() {
+    }
+
     void close();
 }

@@ -365,6 +365,15 @@ public final class EmulatedQueuePair implements QueuePair {
     }
 
     private void execute(final Slot slot) {
+        connection.beginExecution();
+        try {
+            executeChecked(slot);
+        } finally {
+            connection.endExecution();
+        }
+    }
+
+    private void executeChecked(final Slot slot) {
         WcStatus result;
         if (revokedLocally || connection.isRevoked()) {
             state = QpState.REVOKED;

@@ -56,6 +56,20 @@ final class ShmConnection implements Connection {
         return otherDead;
     }
 
+    /**
+     * The count sits in the responder's file, which both processes map: the increment (a full fence) comes before the
+     * revocation check, and the fencer revokes before it reads the count, so one of them sees the other.
+     */
+    @Override
+    public void beginExecution() {
+        responder.executing(slot, 1);
+    }
+
+    @Override
+    public void endExecution() {
+        responder.executing(slot, -1);
+    }
+
     @Override
     public void revoke() {
         responder.transition(slot, CONN_READY, CONN_REVOKED);

@@ -18,10 +18,12 @@ import io.scythe.fabric.emulated.NicTimeline;
  *  region table: REGION_SLOTS x 128 B
  *   0  state u32 (0 free, 1 registered, 2 deregistered)   4  kind u32 (0 host, 1 device)
  *   8  rkey u32   12 lkey u32   16 address u64   24 length u64   32 name (64 B, UTF-8, zero padded)
- *  fenced table: FENCED_SLOTS x 64 B: names of nodes refused until readmitted (empty = free)
+ *  fenced table: FENCED_SLOTS x 72 B: name of a node refused until readmitted (64 B, empty = free), then the pid u64
+ *      of its process when the fence was made (0: unknown); a full table reuses entries whose process is gone
  *  connection table: CONNECTION_SLOTS x CONNECTION_BYTES, one per queue pair whose responder is this node
  *   0  state u32 (0 free, 1 ready, 2 revoked, 3 closed, 4 claimed)   4 generation u32
  *   8  initiator node (64 B)   72 initiator pid u64   80 initiator QP number u32   84 responder QP number u32
+ *  88  executing u32: the initiator's verbs past their revocation check and not finished (the fence barrier)
  *  96  receives of the responder end (the initiator SENDs into them): posted ring, then done ring
  *      receives of the initiator end (the responder SENDs into them): posted ring, then done ring
  *  posted ring: head u64, tail u64 (on their own cache lines), RING_ENTRIES x 32 B
@@ -32,7 +34,7 @@ import io.scythe.fabric.emulated.NicTimeline;
  */
 public final class ShmLayout {
     public static final long MAGIC = 0x4d48_5348_5459_4353L; // "SCYTHSHM" little-endian
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
     public static final int STATE_LIVE = 1;
     public static final int STATE_CLOSED = 2;
 
@@ -61,6 +63,8 @@ public final class ShmLayout {
     public static final int REGION_DEREGISTERED = 2;
 
     public static final int FENCED_SLOTS = 64;
+    public static final int FENCED_PID = NAME_BYTES;
+    public static final int FENCED_ENTRY_BYTES = NAME_BYTES + 8;
 
     public static final int CONNECTION_SLOTS = 256;
     public static final int CONN_STATE = 0;
@@ -69,6 +73,7 @@ public final class ShmLayout {
     public static final int CONN_INITIATOR_PID = 72;
     public static final int CONN_INITIATOR_QP = 80;
     public static final int CONN_RESPONDER_QP = 84;
+    public static final int CONN_EXECUTING = 88;
     public static final int CONN_RINGS = 128;
     public static final int CONN_FREE = 0;
     public static final int CONN_READY = 1;
@@ -108,7 +113,7 @@ public final class ShmLayout {
     }
 
     public static int connectionTableOffset(final CostModel model) {
-        return fencedTableOffset(model) + FENCED_SLOTS * NAME_BYTES;
+        return fencedTableOffset(model) + FENCED_SLOTS * FENCED_ENTRY_BYTES;
     }
 
     public static int fileBytes(final CostModel model) {

@@ -15,14 +15,19 @@ import io.scythe.fabric.emulated.EmulatedCompletionQueue;
 import io.scythe.fabric.emulated.EmulatedQueuePair;
 import io.scythe.fabric.emulated.KeyAndAddressAllocator;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.internal.ContextInternal;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -31,10 +36,20 @@ import static io.scythe.fabric.shm.ShmLayout.*;
 /**
  * A node this process attached to the shm fabric: it owns the node's control file and region files. Its connection
  * manager (a daemon thread, as RDMA CM's event thread) takes incoming connections to the acceptor, closes those whose
- * initiator died, and frees closed slots.
+ * initiator died, frees closed slots, and watches fence barriers.
+ *
+ * <p>Fencing on shm: a one-sided verb is executed by the initiator's own process, which writes into this node's mapped
+ * files after checking that its connection is not revoked. A fence revokes first; a verb already past its check is
+ * counted in the slot ({@link ShmLayout#CONN_EXECUTING}), and {@link #fenceBarrier} waits for the count to drop. An
+ * initiator that stays inside a verb longer than {@link #STUCK_NS} is stopped or starved (SIGSTOP, a long GC pause):
+ * it could write whenever it wakes, which a real NIC's queue pair in the error state would never let through. So it
+ * is killed (SIGKILL, the classic STONITH fence, possible because shm peers share one host) and the barrier completes
+ * once the process is gone. A process never kills itself: nodes of this process finish their verbs on their own.
  */
 final class ShmNic implements Nic {
     private static final long CM_PERIOD_MS = 1;
+    /** How long a fenced initiator may stay inside a verb before it is taken for stopped and killed. */
+    static final long STUCK_NS = 50_000_000L;
     private static final long CLOSED_SLOT_GRACE_NS = 1_000_000_000L;
 
     private final ShmFabric fabric;
@@ -51,6 +66,7 @@ final class ShmNic implements Nic {
     private final Thread connectionManager;
     private long deviceBytes;
     private volatile QpAcceptor acceptor;
+    private final Queue<Barrier> barriers = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
     ShmNic(final ShmFabric fabric, final String node, final ShmNodeFile file) {
@@ -260,6 +276,7 @@ final class ShmNic implements Nic {
                     }
                 }
             }
+            barriers.removeIf(b -> b.passed(now));
             try {
                 Thread.sleep(CM_PERIOD_MS);
             } catch (final InterruptedException e) {
@@ -272,7 +289,19 @@ final class ShmNic implements Nic {
 
     @Override
     public int fence(final String peerNode) {
-        file.fence(peerNode);
+        long pid = 0;
+        for (int slot = 0; slot < CONNECTION_SLOTS && pid == 0; slot++) {
+            if (file.connectionState(slot) != CONN_FREE && peerNode.equals(file.initiator(slot))) {
+                pid = file.initiatorPid(slot);
+            }
+        }
+        // Recorded first, so a connection it asks for meanwhile is refused or, if claimed already, revoked below.
+        FabricException full = null;
+        try {
+            file.fence(peerNode, pid == ProcessHandle.current().pid() ? 0 : pid);
+        } catch (final FabricException e) {
+            full = e; // what it has is revoked all the same
+        }
         int revoked = 0;
         for (int slot = 0; slot < CONNECTION_SLOTS; slot++) {
             final int state = file.connectionState(slot);
@@ -288,7 +317,82 @@ final class ShmNic implements Nic {
                 revoked++;
             }
         }
+        if (full != null) {
+            throw full;
+        }
         return revoked;
+    }
+
+    @Override
+    public Future<Void> fenceBarrier(final String peerNode) {
+        final List<int[]> busy = new ArrayList<>();
+        for (int slot = 0; slot < CONNECTION_SLOTS; slot++) {
+            final int state = file.connectionState(slot);
+            if (state != CONN_FREE && state != CONN_READY && file.executing(slot) > 0
+                && peerNode.equals(file.initiator(slot))) {
+                busy.add(new int[] {slot, file.generation(slot)});
+            }
+        }
+        if (busy.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        final ContextInternal context = ContextInternal.current();
+        final Barrier barrier = new Barrier(peerNode, busy, context != null ? context.promise() : Promise.promise());
+        barriers.add(barrier);
+        return barrier.promise.future();
+    }
+
+    /** Slots of a fenced initiator whose verbs were still executing when the fence came. */
+    private final class Barrier {
+        private final String peer;
+        private final List<int[]> slots;
+        private final Promise<Void> promise;
+        private final long since = System.nanoTime();
+        private long killed;
+
+        Barrier(final String peer, final List<int[]> slots, final Promise<Void> promise) {
+            this.peer = peer;
+            this.slots = slots;
+            this.promise = promise;
+        }
+
+        /** True (and completed) once no verb of the slots can land any more. */
+        boolean passed(final long now) {
+            long stuckPid = 0;
+            for (final int[] s : slots) {
+                if (file.generation(s[0]) == s[1] && file.executing(s[0]) > 0) {
+                    final long pid = file.initiatorPid(s[0]);
+                    if (gone(pid)) {
+                        continue; // died inside the verb: it writes nothing more
+                    }
+                    stuckPid = pid;
+                }
+            }
+            if (stuckPid == 0) {
+                promise.tryComplete();
+                return true;
+            }
+            if (killed == 0 && now - since > STUCK_NS && stuckPid != ProcessHandle.current().pid()) {
+                killed = stuckPid;
+                System.err.println("shm fabric: " + peer + " (pid " + stuckPid + ") was fenced by " + node
+                    + " but stayed inside a verb for " + (now - since) / 1_000_000 + " ms (stopped or starved); "
+                    + "killed so that nothing it started can land");
+                ProcessHandle.of(stuckPid).ifPresent(ProcessHandle::destroyForcibly);
+            }
+            return false;
+        }
+    }
+
+    /** Whether process {@code pid} no longer runs code: absent, or a zombie (killed, not yet reaped). */
+    static boolean gone(final long pid) {
+        try {
+            final String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            final int end = stat.lastIndexOf(')');
+            final char state = end >= 0 && end + 2 < stat.length() ? stat.charAt(end + 2) : '?';
+            return state == 'Z' || state == 'X';
+        } catch (final java.io.IOException | RuntimeException absent) {
+            return true;
+        }
     }
 
     @Override
@@ -309,6 +413,11 @@ final class ShmNic implements Nic {
         }
         closed = true;
         connectionManager.interrupt();
+        for (final Barrier b : barriers) {
+            b.promise.tryFail(new FabricException("NIC of node " + node + " closed before the fence of " + b.peer
+                + " was through"));
+        }
+        barriers.clear();
         for (final EmulatedQueuePair end : ends.values()) {
             end.close();
         }

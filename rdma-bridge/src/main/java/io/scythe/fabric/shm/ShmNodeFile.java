@@ -122,32 +122,47 @@ final class ShmNodeFile {
 
     synchronized boolean isFenced(final String node) {
         for (int slot = 0; slot < FENCED_SLOTS; slot++) {
-            if (node.equals(name(fencedTable + slot * NAME_BYTES))) {
+            if (node.equals(name(fencedTable + slot * FENCED_ENTRY_BYTES))) {
                 return true;
             }
         }
         return false;
     }
 
-    synchronized void fence(final String node) {
+    /**
+     * Refuses {@code node} from now on. {@code pid} is its process (0 if unknown): once that process is gone nothing can
+     * connect under the name any more (a later incarnation has a name of its own), so a full table reuses its entry.
+     */
+    synchronized void fence(final String node, final long pid) {
         if (isFenced(node)) {
             return;
         }
+        int reusable = -1;
         for (int slot = 0; slot < FENCED_SLOTS; slot++) {
-            final int at = fencedTable + slot * NAME_BYTES;
+            final int at = fencedTable + slot * FENCED_ENTRY_BYTES;
             if (memory.getByte(at) == 0) {
-                name(at, node);
-                return;
+                reusable = slot;
+                break;
+            }
+            final long fencedPid = memory.getLong(at + FENCED_PID);
+            if (reusable < 0 && fencedPid != 0 && ShmNic.gone(fencedPid)) {
+                reusable = slot;
             }
         }
-        throw new FabricException("node fence table is full (" + FENCED_SLOTS + " nodes)");
+        if (reusable < 0) {
+            throw new FabricException("node fence table is full (" + FENCED_SLOTS + " nodes whose processes still "
+                + "run or are unknown)");
+        }
+        final int at = fencedTable + reusable * FENCED_ENTRY_BYTES;
+        name(at, node);
+        memory.putLong(at + FENCED_PID, pid);
     }
 
     synchronized void readmit(final String node) {
         for (int slot = 0; slot < FENCED_SLOTS; slot++) {
-            final int at = fencedTable + slot * NAME_BYTES;
+            final int at = fencedTable + slot * FENCED_ENTRY_BYTES;
             if (node.equals(name(at))) {
-                memory.setMemory(at, NAME_BYTES, (byte) 0);
+                memory.setMemory(at, FENCED_ENTRY_BYTES, (byte) 0);
             }
         }
     }
@@ -194,6 +209,15 @@ final class ShmNodeFile {
 
     String initiator(final int slot) {
         return name(connection(slot) + CONN_INITIATOR);
+    }
+
+    /** Adds {@code delta} to the count of the initiator's verbs executing on this slot (a full fence). */
+    void executing(final int slot, final int delta) {
+        memory.getAndAddInt(connection(slot) + CONN_EXECUTING, delta);
+    }
+
+    int executing(final int slot) {
+        return memory.getIntVolatile(connection(slot) + CONN_EXECUTING);
     }
 
     long initiatorPid(final int slot) {

@@ -124,7 +124,23 @@ final class TcpConnection {
     }
 
     /** Executes a REQUEST frame's requests in order and answers them with one RESPONSE frame. */
+    /** REQUEST frames being executed (on the socket's loop) while a fence may come from another thread. */
+    private final java.util.concurrent.atomic.AtomicInteger executing = new java.util.concurrent.atomic.AtomicInteger();
+
+    boolean executing() {
+        return executing.get() > 0;
+    }
+
     private void execute(final Buffer body) {
+        executing.incrementAndGet();
+        try {
+            executeFrame(body);
+        } finally {
+            executing.decrementAndGet();
+        }
+    }
+
+    private void executeFrame(final Buffer body) {
         if (body.length() < 5) {
             protocolError("truncated REQUEST frame");
             return;

@@ -396,6 +396,24 @@ public final class TcpNic implements Nic {
         return revoked;
     }
 
+    /** The peer's frames run on this node's loops: a frame executing when the fence came finishes within moments. */
+    @Override
+    public Future<Void> fenceBarrier(final String peerNode) {
+        final Promise<Void> done = Promise.promise();
+        awaitIdle(peerNode, done);
+        return done.future();
+    }
+
+    private void awaitIdle(final String peerNode, final Promise<Void> done) {
+        for (final TcpConnection connection : connections) {
+            if (connection.peer().equals(peerNode) && connection.executing()) {
+                vertx.setTimer(1, t -> awaitIdle(peerNode, done));
+                return;
+            }
+        }
+        done.complete();
+    }
+
     @Override
     public void readmit(final String peerNode) {
         fenced.remove(peerNode);

@@ -149,4 +149,52 @@ class ShmMultiProcessTest {
         }
         return last[0];
     }
+
+    @Test
+    void shouldWaitOutAVerbInFlightAndKillAnInitiatorStuckInsideOne() throws Exception {
+        final ShmNic mn = (ShmNic) fabric.attachNow("mn");
+        // A verb past its revocation check when the fence comes: the barrier waits until it is done.
+        final int running = mn.file.claimConnection("cn1", ProcessHandle.current().pid(), 1);
+        mn.file.executing(running, 1);
+        mn.fence("cn1");
+        final var waiting = mn.fenceBarrier("cn1");
+        Thread.sleep(ShmNic.STUCK_NS / 1_000_000 * 2);
+        assertThat(waiting.isComplete()).as("a verb of this very process is never taken for stuck").isFalse();
+        mn.file.executing(running, -1);
+        waiting.await(5, TimeUnit.SECONDS);
+        // An initiator process stopped inside a verb (SIGSTOP) could write whenever it wakes: it is killed.
+        final Process stopped = new ProcessBuilder("sleep", "60").start();
+        children.add(stopped);
+        new ProcessBuilder("kill", "-STOP", Long.toString(stopped.pid())).start().waitFor(10, TimeUnit.SECONDS);
+        final int stuck = mn.file.claimConnection("cn2", stopped.pid(), 2);
+        mn.file.executing(stuck, 1);
+        assertThat(mn.fenceBarrier("cn2").isComplete()).as("not fenced yet: nothing to wait for").isTrue();
+        mn.fence("cn2");
+        final long t0 = System.nanoTime();
+        mn.fenceBarrier("cn2").await(10, TimeUnit.SECONDS);
+        assertThat(System.nanoTime() - t0).as("waited for it first").isGreaterThanOrEqualTo(ShmNic.STUCK_NS);
+        assertThat(ShmNic.gone(stopped.pid())).as("killed").isTrue();
+        assertThat(stopped.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(stopped.exitValue()).as("SIGKILL").isEqualTo(128 + 9);
+    }
+
+    @Test
+    void shouldReuseFenceEntriesOnlyOfProcessesThatAreGone() throws Exception {
+        final ShmNic mn = (ShmNic) fabric.attachNow("mn");
+        final Process finished = new ProcessBuilder("true").start();
+        assertThat(finished.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        final long me = ProcessHandle.current().pid();
+        for (int i = 0; i < ShmLayout.FENCED_SLOTS; i++) {
+            mn.file.fence("cn" + i + ".e1", i == 7 ? finished.pid() : i == 9 ? 0 : me);
+        }
+        // Full: the entry of the process that is gone is reused, the others (alive, or unknown) are kept.
+        mn.file.fence("cn100.e1", me);
+        assertThat(mn.file.isFenced("cn100.e1")).isTrue();
+        assertThat(mn.file.isFenced("cn7.e1")).as("its process is gone: it cannot connect anyway").isFalse();
+        assertThat(mn.file.isFenced("cn9.e1")).as("process unknown: kept").isTrue();
+        assertThat(mn.file.isFenced("cn8.e1")).isTrue();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> mn.file.fence("cn101.e1", me))
+            .isInstanceOf(io.scythe.fabric.FabricException.class).hasMessageContaining("fence table is full");
+        assertThat(mn.file.isFenced("cn101.e1")).isFalse();
+    }
 }

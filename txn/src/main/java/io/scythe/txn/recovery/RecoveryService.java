@@ -137,6 +137,17 @@ public final class RecoveryService {
             return;
         }
         db.nic().fence(node);
+        db.nic().fenceBarrier(node).onComplete(barrier -> {
+            if (barrier.failed()) {
+                responder.fail(RecoveryRpc.BAD_REQUEST, "fence of " + node + " did not complete: " + barrier.cause());
+            } else {
+                listFenced(node, responder);
+            }
+        });
+    }
+
+    /** Lists the log regions of {@code node}, fenced and with nothing of its still landing. */
+    private void listFenced(final String node, final RpcResponder responder) {
         final List<LogRegion> logs = regions.getOrDefault(node, List.of());
         final int bytes = RecoveryRpc.LIST_HEADER_BYTES + logs.size() * RecoveryRpc.LIST_ENTRY_BYTES;
         if (bytes > responder.maxReplyBytes()) {
@@ -172,6 +183,17 @@ public final class RecoveryService {
             idPrefixes[i] = request.payload().getLong(request.payloadOffset() + 8 + i * 8) & RecoveryRpc.NODE_ID_MASK;
         }
         db.nic().fence(node);
+        db.nic().fenceBarrier(node).onComplete(barrier -> {
+            if (barrier.failed()) {
+                responder.fail(RecoveryRpc.BAD_REQUEST, "fence of " + node + " did not complete: " + barrier.cause());
+            } else {
+                releaseFenced(node, idPrefixes, responder);
+            }
+        });
+    }
+
+    /** Releases everything {@code node} held, once fenced and with nothing of its still landing. */
+    private void releaseFenced(final String node, final long[] idPrefixes, final RpcResponder responder) {
         final int cancelled = tickets.cancel(node);
         int abandoned = 0;
         for (final LockedInsert i : inserts.getOrDefault(node, List.of())) {

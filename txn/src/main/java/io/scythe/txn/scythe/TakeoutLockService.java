@@ -36,6 +36,9 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
     private final long[] refusedBy = new long[8];
     private long deferred;
     private long bad;
+    private long heatSum;
+    private long heatMax;
+    private long hotRequests;
     /** Who holds or queues for each ticket, for recovery; null when not tracked. */
     private io.scythe.txn.recovery.TicketLedger ledger;
 
@@ -125,6 +128,11 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             }
             TakeoutLock.lock(pending.table.objectMemory(), pending.header, pending.ts, pending.hot, watermarks,
                 outcome);
+            heatSum += outcome.queued;
+            heatMax = Math.max(heatMax, outcome.queued);
+            if (outcome.queued > watermarks.cold()) {
+                hotRequests++;
+            }
             if (outcome.status == TakeoutLock.GRANTED) {
                 granted++;
                 if (ledger != null) {
@@ -224,6 +232,23 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
 
     public long badRequests() {
         return bad;
+    }
+
+    /** Sum over every request of its object's heat (the transactions queued ahead of it). */
+    public long heatSum() {
+        return heatSum;
+    }
+
+    /** Requests that found their object above the cold watermark (hot). */
+    public long hotRequests() {
+        return hotRequests;
+    }
+
+    /** The largest heat a request found since the last call (read by the metrics scrape). */
+    public long takeHeatMax() {
+        final long max = heatMax;
+        heatMax = 0;
+        return max;
     }
 
     private static final class Pending {
