@@ -68,6 +68,10 @@ public final class ChaosCommand implements Callable<Integer> {
         + "pauses).")
     boolean noPauses;
 
+    @Option(names = "--together", defaultValue = "1", description = "Compute nodes SIGKILLed at once in each "
+        + "kill (fewer than --cns; Lotus Fig. 15 crashes 3 at once; default: ${DEFAULT-VALUE}).")
+    int together;
+
     @Option(names = "--seed", defaultValue = "1", description = "Picks accounts and victims (default: "
         + "${DEFAULT-VALUE}).")
     long seed;
@@ -97,8 +101,9 @@ public final class ChaosCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (cns < 2 || mns < 1 || accounts < 4 || outstanding < 1) {
-            throw new IllegalArgumentException("chaos needs --cns >= 2, --mns >= 1, --accounts >= 4, --outstanding >= 1");
+        if (cns < 2 || mns < 1 || accounts < 4 || outstanding < 1 || together < 1 || together >= cns) {
+            throw new IllegalArgumentException("chaos needs --cns >= 2, --mns >= 1, --accounts >= 4, --outstanding >= 1 "
+                + "and 1 <= --together < --cns");
         }
         final String name = "chaos-" + ProcessHandle.current().pid();
         final Path where = dir != null ? dir : Path.of(name);
@@ -169,7 +174,18 @@ public final class ChaosCommand implements Callable<Integer> {
             reviveUnplanned(faults);
             final String victim = "cn" + random.nextInt(cns);
             try {
-                faults.add(kill ? kill(victim) : pause(victim));
+                if (kill) {
+                    final List<String> victims = new ArrayList<>(List.of(victim));
+                    while (victims.size() < together) {
+                        final String other = "cn" + random.nextInt(cns);
+                        if (!victims.contains(other)) {
+                            victims.add(other);
+                        }
+                    }
+                    faults.addAll(kill(victims));
+                } else {
+                    faults.add(pause(victim));
+                }
             } catch (final Exception e) {
                 // The cluster did not come back as expected: stop injecting, still check what the data says.
                 faults.add(new JsonObject().put("fault", kill ? "SIGKILL" : "SIGSTOP").put("cn", victim)
@@ -297,21 +313,61 @@ public final class ChaosCommand implements Callable<Integer> {
         return sum * 1000.0 / (windows * WINDOW_MS);
     }
 
-    private JsonObject kill(final String victim) throws Exception {
-        final long epoch = epochOf(victim);
-        final String fabricNode = victim + ".e" + epoch;
+    /** SIGKILLs {@code victims} at once; one fault each, all timed from the same signal. */
+    private List<JsonObject> kill(final List<String> victims) throws Exception {
+        final List<String> fabricNodes = new ArrayList<>();
+        for (final String victim : victims) {
+            fabricNodes.add(victim + ".e" + epochOf(victim));
+        }
         final double baseline = rateBefore(System.nanoTime(), 10);
         final long t0 = System.nanoTime();
-        cluster.signal(victim, "KILL");
-        final JsonObject fault = new JsonObject().put("fault", "SIGKILL").put("cn", fabricNode)
-            .put("baselinePerS", Math.round(baseline));
-        observe(fault, victim, fabricNode, t0);
-        cluster.node(victim).process().waitFor(10, TimeUnit.SECONDS);
-        cluster.restart(victim, 180_000);
-        fault.put("restartedMs", ms(t0));
-        awaitThroughput(fault, t0, baseline);
-        print(fault);
-        return fault;
+        for (final String victim : victims) {
+            cluster.signal(victim, "KILL");
+        }
+        final List<JsonObject> group = new ArrayList<>();
+        for (final String fabricNode : fabricNodes) {
+            group.add(new JsonObject().put("fault", victims.size() == 1 ? "SIGKILL" : "SIGKILL x" + victims.size())
+                .put("cn", fabricNode).put("baselinePerS", Math.round(baseline)));
+        }
+        final long deadline = t0 + TimeUnit.SECONDS.toNanos(60);
+        boolean all = false;
+        while (!all && System.nanoTime() < deadline) {
+            all = true;
+            for (int i = 0; i < victims.size(); i++) {
+                all &= observed(group.get(i), victims.get(i), fabricNodes.get(i), t0);
+            }
+            Thread.sleep(10);
+        }
+        // Restarted side by side: each JVM takes seconds to start.
+        final List<Thread> restarts = new ArrayList<>();
+        final List<Exception> failed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int i = 0; i < victims.size(); i++) {
+            final String victim = victims.get(i);
+            final JsonObject fault = group.get(i);
+            final Thread t = new Thread(() -> {
+                try {
+                    cluster.node(victim).process().waitFor(10, TimeUnit.SECONDS);
+                    cluster.restart(victim, 180_000);
+                    fault.put("restartedMs", ms(t0));
+                } catch (final Exception e) {
+                    failed.add(e);
+                }
+            }, "scythe-chaos-restart-" + victim);
+            t.start();
+            restarts.add(t);
+        }
+        for (final Thread t : restarts) {
+            t.join();
+        }
+        if (!failed.isEmpty()) {
+            throw failed.get(0);
+        }
+        awaitThroughput(group.get(0), t0, baseline);
+        for (final JsonObject fault : group) {
+            fault.put("throughputBackMs", group.get(0).getValue("throughputBackMs"));
+            print(fault);
+        }
+        return group;
     }
 
     private JsonObject pause(final String victim) throws Exception {
