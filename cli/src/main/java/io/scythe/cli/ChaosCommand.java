@@ -72,6 +72,14 @@ public final class ChaosCommand implements Callable<Integer> {
         + "kill (fewer than --cns; Lotus Fig. 15 crashes 3 at once; default: ${DEFAULT-VALUE}).")
     int together;
 
+    @Option(names = "--tso", defaultValue = "1", description = "TSO nodes: the service and a TSO proxy per further "
+        + "node (default: ${DEFAULT-VALUE}).")
+    int tso;
+
+    @Option(names = "--tso-faults", description = "Also kill (and restart) TSO proxies and the TSO service; checks "
+        + "that every commit after the service's restart has a larger timestamp than every commit before.")
+    boolean tsoFaults;
+
     @Option(names = "--seed", defaultValue = "1", description = "Picks accounts and victims (default: "
         + "${DEFAULT-VALUE}).")
     long seed;
@@ -98,6 +106,20 @@ public final class ChaosCommand implements Callable<Integer> {
     private final AtomicLong committed = new AtomicLong();
     private final AtomicLong aborted = new AtomicLong();
     private final AtomicLong unknown = new AtomicLong();
+    /** The largest commit timestamp acknowledged so far. */
+    private final AtomicLong lastCommitTs = new AtomicLong();
+    /** The TSO restart being watched: commits sent after it must carry larger timestamps than any before. */
+    private volatile TsoWatch tsoWatch;
+
+    private static final class TsoWatch {
+        final long lastBefore;
+        volatile long restartedNs = Long.MAX_VALUE;
+        final AtomicLong firstAfter = new AtomicLong(Long.MAX_VALUE);
+
+        TsoWatch(final long lastBefore) {
+            this.lastBefore = lastBefore;
+        }
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -113,7 +135,10 @@ public final class ChaosCommand implements Callable<Integer> {
             List.of(nodeJavaOpts.trim().split("\\s+"))).command());
         cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
         cmd.add("node");
-        cluster = new LocalCluster(name, HexFormat.of().formatHex(secret), mns, cns,
+        if (tso < 1) {
+            throw new IllegalArgumentException("--tso " + tso + ": the service is one node, proxies the rest");
+        }
+        cluster = new LocalCluster(name, HexFormat.of().formatHex(secret), mns, cns, tso - 1,
             new JsonObject().put("name", "smallbank").put("accounts", accounts),
             new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
             protocol, where, new LocalCluster.Launcher(cmd));
@@ -170,8 +195,21 @@ public final class ChaosCommand implements Callable<Integer> {
         Thread.sleep(4_000); // a baseline to compare throughput with
         final long end = System.nanoTime() + duration.toNanos();
         boolean kill = true;
+        int round = 0;
         while (System.nanoTime() < end) {
             reviveUnplanned(faults);
+            if (tsoFaults && round++ % 2 == 1) {
+                // Every other round a TSO fault first: a proxy killed (if there is one), then the service.
+                try {
+                    faults.add(tso > 1 && round % 4 == 2 ? killProxy("proxy" + (1 + random.nextInt(tso - 1)))
+                        : killTsoService());
+                } catch (final Exception e) {
+                    faults.add(new JsonObject().put("fault", "TSO").put("cn", "tso").put("error", String.valueOf(e)));
+                    System.out.println("chaos: TSO fault: " + e);
+                    break;
+                }
+                Thread.sleep(2_000);
+            }
             final String victim = "cn" + random.nextInt(cns);
             try {
                 if (kill) {
@@ -201,6 +239,55 @@ public final class ChaosCommand implements Callable<Integer> {
         stopped.await(CLIENT_TIMEOUT_MS * 3, TimeUnit.MILLISECONDS);
         Thread.sleep(1_000);
         return check(initial, faults);
+    }
+
+    /** SIGKILLs a TSO proxy and restarts it; transactions must go on through the other sources meanwhile. */
+    private JsonObject killProxy(final String proxy) throws Exception {
+        final double baseline = rateBefore(System.nanoTime(), 10);
+        final long t0 = System.nanoTime();
+        cluster.signal(proxy, "KILL");
+        cluster.node(proxy).process().waitFor(10, TimeUnit.SECONDS);
+        final JsonObject fault = new JsonObject().put("fault", "SIGKILL").put("cn", proxy).put("tso", true)
+            .put("baselinePerS", Math.round(baseline));
+        cluster.restart(proxy, 180_000);
+        fault.put("restartedMs", ms(t0));
+        awaitThroughput(fault, t0, baseline);
+        print(fault);
+        return fault;
+    }
+
+    /**
+     * SIGKILLs the TSO service and restarts it into the running cluster; every commit sent after the restart must carry
+     * a larger timestamp than every commit acknowledged before the kill (the restarted counter starts above them).
+     */
+    private JsonObject killTsoService() throws Exception {
+        final double baseline = rateBefore(System.nanoTime(), 10);
+        final long t0 = System.nanoTime();
+        final TsoWatch watch = new TsoWatch(lastCommitTs.get());
+        cluster.signal("tso", "KILL");
+        cluster.node("tso").process().waitFor(10, TimeUnit.SECONDS);
+        final JsonObject fault = new JsonObject().put("fault", "SIGKILL").put("cn", "tso").put("tso", true)
+            .put("baselinePerS", Math.round(baseline)).put("lastTsBefore", watch.lastBefore);
+        cluster.restart("tso", 180_000);
+        watch.restartedNs = System.nanoTime();
+        tsoWatch = watch;
+        fault.put("restartedMs", ms(t0));
+        awaitThroughput(fault, t0, baseline);
+        Thread.sleep(1_000);
+        tsoWatch = null;
+        final long firstAfter = watch.firstAfter.get();
+        fault.put("firstTsAfter", firstAfter == Long.MAX_VALUE ? null : firstAfter);
+        if (firstAfter == Long.MAX_VALUE) {
+            fault.put("error", "no commit after the TSO service restarted");
+        } else if (protocol.equals("scythe") && firstAfter <= watch.lastBefore) {
+            // (Scythe's commit timestamps come from the TSO; FORD's and FaRM's do not.)
+            fault.put("error", "a commit after the TSO restart has timestamp " + firstAfter + ", not above "
+                + watch.lastBefore + " acknowledged before it");
+        }
+        print(fault);
+        System.out.printf("chaos: TSO restart: last timestamp acknowledged before %d, first sent after %s%n",
+            watch.lastBefore, fault.getValue("firstTsAfter"));
+        return fault;
     }
 
     /** Each CN's epoch when last asked (what a CN that exits on its own was). */
@@ -271,12 +358,19 @@ public final class ChaosCommand implements Callable<Integer> {
                 final boolean deposit = random.nextBoolean();
                 final long a = deposit ? half + random.nextLong(accounts - half) : random.nextLong(half);
                 final long b = (a + 1 + random.nextLong(half - 1)) % half;
+                final long sentNs = System.nanoTime();
                 final var call = deposit ? client.call("DepositChecking", a, 0, 1)
                     : client.call("SendPayment", a, b, 1);
                 call.onComplete(ar -> {
                     final ScytheClient.Outcome o = ar.succeeded() ? ar.result()
                         : new ScytheClient.Outcome.Unknown(String.valueOf(ar.cause()));
-                    if (o instanceof ScytheClient.Outcome.Committed) {
+                    if (o instanceof ScytheClient.Outcome.Committed c) {
+                        final long ts = c.reply().commitTs();
+                        lastCommitTs.accumulateAndGet(ts, Math::max);
+                        final TsoWatch watch = tsoWatch;
+                        if (watch != null && sentNs > watch.restartedNs) {
+                            watch.firstAfter.accumulateAndGet(ts, Math::min);
+                        }
                         committed.incrementAndGet();
                         commitsByWindow.incrementAndGet(window(System.nanoTime()));
                         if (deposit) {
@@ -539,7 +633,7 @@ public final class ChaosCommand implements Callable<Integer> {
         for (final JsonObject f : faults) {
             if (f.containsKey("error")) {
                 failures.add(f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error"));
-            } else if (!f.containsKey("recoveredMs")) {
+            } else if (!f.getBoolean("tso", false) && !f.containsKey("recoveredMs")) {
                 failures.add(f.getString("cn") + " (" + f.getString("fault") + ") was not recovered within 60 s");
             }
         }
@@ -564,7 +658,7 @@ public final class ChaosCommand implements Callable<Integer> {
     private static void summarize(final List<JsonObject> faults, final String key, final String label) {
         final List<Long> values = new ArrayList<>();
         for (final JsonObject f : faults) {
-            if (!f.getBoolean("unplanned", false) && f.getValue(key) instanceof Number n) {
+            if (!f.getBoolean("unplanned", false) && !f.getBoolean("tso", false) && f.getValue(key) instanceof Number n) {
                 values.add(n.longValue());
             }
         }

@@ -32,7 +32,8 @@ public final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--cns", defaultValue = "3", description = "Compute nodes (default: ${DEFAULT-VALUE}).")
     int cns;
 
-    @Option(names = "--tso", defaultValue = "1", description = "TSO nodes: 1 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--tso", defaultValue = "1", description = "TSO nodes: the service, and a TSO proxy per further "
+        + "node (default: ${DEFAULT-VALUE}).")
     int tso;
 
     @Option(names = "--fabric", defaultValue = "shm", description = "shm or tcp (default: ${DEFAULT-VALUE}).")
@@ -73,9 +74,9 @@ public final class ClusterCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (tso != 1) {
-            throw new IllegalArgumentException("--tso " + tso + ": a cluster runs exactly one TSO service node "
-                + "(proxies and TSO failover are not wired into cluster mode yet)");
+        if (tso < 1) {
+            throw new IllegalArgumentException("--tso " + tso + ": a cluster needs the TSO service node (1), plus "
+                + "one TSO proxy per further node");
         }
         if (!fabric.equals("shm") && !fabric.equals("tcp")) {
             throw new IllegalArgumentException("--fabric must be shm or tcp, not " + fabric);
@@ -97,8 +98,8 @@ public final class ClusterCommand implements Callable<Integer> {
         // Run the scythe command's own node subcommand (it knows the benchmark workloads).
         cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
         cmd.add("node");
-        final LocalCluster local = new LocalCluster(cluster, secret, mns, cns, workloadJson, fabricJson, protocol,
-            where, new LocalCluster.Launcher(cmd));
+        final LocalCluster local = new LocalCluster(cluster, secret, mns, cns, tso - 1, workloadJson, fabricJson,
+            protocol, where, new LocalCluster.Launcher(cmd));
         final CountDownLatch stop = new CountDownLatch(1);
         final Thread hook = new Thread(() -> {
             stop.countDown();
@@ -108,8 +109,9 @@ public final class ClusterCommand implements Callable<Integer> {
         final long started = System.nanoTime();
         local.start(180_000);
         Files.writeString(where.resolve("client.json"), local.clientConfigJson().encodePrettily(), StandardCharsets.UTF_8);
-        System.out.printf("cluster %s ready in %.1f s: %d MN, %d CN, 1 TSO over %s; configs and logs in %s%n",
-            cluster, (System.nanoTime() - started) / 1e9, mns, cns, fabric, where.toAbsolutePath());
+        System.out.printf("cluster %s ready in %.1f s: %d MN, %d CN, 1 TSO, %d TSO proxies over %s; configs and logs "
+            + "in %s%n", cluster, (System.nanoTime() - started) / 1e9, mns, cns, tso - 1, fabric,
+            where.toAbsolutePath());
         for (final LocalCluster.Node n : local.nodes().values()) {
             System.out.printf("  %-5s %-3s pid %-7d http://127.0.0.1:%d/metrics /health%n", n.name(),
                 n.role().label(), n.process().pid(), n.httpPort());
@@ -133,14 +135,16 @@ public final class ClusterCommand implements Callable<Integer> {
                     if (code == ScytheNode.EXIT_LEASE_LOST) {
                         System.out.println(n.name() + " lost its lease; restarting it under a new epoch");
                         local.restart(n.name(), 180_000);
-                    } else if (stop.getCount() > 0 && n.role() == io.scythe.cluster.NodeRole.CN) {
+                    } else if (stop.getCount() > 0 && n.role() != io.scythe.cluster.NodeRole.MN) {
+                        // A CN rejoins under a new epoch, the TSO service above every timestamp handed out, a
+                        // proxy as it was.
                         System.out.println(n.name() + " exited with " + code + "; restarting it (see " + n.log()
                             + ")");
                         local.restart(n.name(), 180_000);
                     } else if (stop.getCount() > 0) {
-                        // Its data or counter is gone; it cannot come back into this cluster (README).
+                        // Its data is gone; it cannot come back into this cluster (README).
                         System.out.println(n.name() + " exited with " + code + " (see " + n.log() + "); a memory "
-                            + "node or the TSO cannot rejoin a running cluster: stopping the cluster");
+                            + "node cannot rejoin a running cluster: stopping the cluster");
                         stop.countDown();
                     }
                 }

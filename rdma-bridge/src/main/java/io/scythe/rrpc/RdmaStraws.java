@@ -48,23 +48,29 @@ public final class RdmaStraws implements CompletionHandler {
         final int wanted = Math.min(options.maxQpsPerStraw(),
             (rockets.size() + options.rocketsPerQp() - 1) / options.rocketsPerQp());
         if (qps.size() < wanted && connecting == null) {
-            connecting = nic.connect(remote, bridge.completionQueue(nic),
-                    new QpOptions().shared(true).sendQueueDepth(8192))
-                .onComplete(ar -> {
-                    synchronized (RdmaStraws.this) {
+            final Future<QueuePair> attempt = nic.connect(remote, bridge.completionQueue(nic),
+                new QpOptions().shared(true).sendQueueDepth(8192));
+            // Set before the handler is added: a provider may have completed it already, and then the handler runs
+            // at once (were the field set after, it would keep a finished attempt and no one would connect again).
+            connecting = attempt;
+            attempt.onComplete(ar -> {
+                synchronized (RdmaStraws.this) {
+                    if (connecting == attempt) {
                         connecting = null;
-                        if (ar.succeeded()) {
-                            ar.result().attachment(RdmaStraws.this);
-                            qps.add(ar.result());
-                        }
                     }
-                });
+                    if (ar.succeeded()) {
+                        ar.result().attachment(RdmaStraws.this);
+                        qps.add(ar.result());
+                    }
+                }
+            });
             final int index = rockets.size() - 1;
-            return connecting.map(qp -> pick(index));
+            return attempt.map(qp -> pick(index));
         }
         if (connecting != null) {
             final int index = rockets.size() - 1;
-            return connecting.transform(ar -> qps.isEmpty() ? Future.failedFuture(ar.cause())
+            return connecting.transform(ar -> qps.isEmpty() ? Future.failedFuture(ar.failed() ? ar.cause()
+                : new IllegalStateException("RRPC queue pair to " + remote + " failed right after it connected"))
                 : Future.succeededFuture(pick(index)));
         }
         return Future.succeededFuture(pick(rockets.size() - 1));

@@ -82,6 +82,32 @@ public final class RrpcClient {
         return connecting;
     }
 
+    /**
+     * Drops this loop's one-sided channel to {@code server} if it is {@code broken} (its peer restarted, its queue pair
+     * died): the next {@link #oneSided} connects anew. Call on the loop.
+     */
+    public void forgetOneSided(final String server, final RdmaChannel broken) {
+        final Loop loop = loop();
+        final Future<RdmaChannel> cached = loop.channels.get(server);
+        if (cached != null && cached.succeeded() && cached.result() == broken) {
+            loop.channels.remove(server);
+            broken.close();
+        }
+    }
+
+    /**
+     * Drops this loop's Rocket to {@code server} if it is {@code broken} (its queue pair failed: the server died or
+     * restarted): the next {@link #rocket} opens a new one, on a new queue pair. Call on the loop.
+     */
+    public void forgetRocket(final String server, final Rocket broken) {
+        final Loop loop = loop();
+        final Future<Rocket> cached = loop.rockets.get(server);
+        if (cached != null && cached.succeeded() && cached.result() == broken) {
+            loop.rockets.remove(server);
+            straws(server).detach(broken);
+        }
+    }
+
     /** The straws to {@code server}. */
     public RdmaStraws straws(final String server) {
         return straws.computeIfAbsent(server, s -> new RdmaStraws(nic, s, options));

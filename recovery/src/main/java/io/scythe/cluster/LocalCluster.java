@@ -118,8 +118,15 @@ public final class LocalCluster implements AutoCloseable {
     public LocalCluster(final String cluster, final String secret, final int mns, final int cns,
                         final JsonObject workload, final JsonObject fabric, final String protocol, final Path dir,
                         final Launcher launcher) throws IOException {
-        if (mns < 1 || cns < 0) {
-            throw new IllegalArgumentException("a cluster needs at least one memory node (and cns >= 0)");
+        this(cluster, secret, mns, cns, 0, workload, fabric, protocol, dir, launcher);
+    }
+
+    /** @param proxies TSO proxy nodes ({@code proxy1}, ...) beside the TSO service node {@code tso} */
+    public LocalCluster(final String cluster, final String secret, final int mns, final int cns, final int proxies,
+                        final JsonObject workload, final JsonObject fabric, final String protocol, final Path dir,
+                        final Launcher launcher) throws IOException {
+        if (mns < 1 || cns < 0 || proxies < 0) {
+            throw new IllegalArgumentException("a cluster needs at least one memory node (and cns, proxies >= 0)");
         }
         this.cluster = cluster;
         this.secret = secret;
@@ -134,6 +141,11 @@ public final class LocalCluster implements AutoCloseable {
         }
         final List<String> names = new ArrayList<>();
         names.add("tso");
+        final List<String> proxyNames = new ArrayList<>();
+        for (int i = 1; i <= proxies; i++) {
+            proxyNames.add("proxy" + i);
+        }
+        names.addAll(proxyNames);
         final List<String> mnNames = new ArrayList<>();
         for (int i = 0; i < mns; i++) {
             mnNames.add("mn" + i);
@@ -158,7 +170,7 @@ public final class LocalCluster implements AutoCloseable {
         // Every node joins through the TSO and the memory nodes (CNs come and go).
         final JsonArray members = new JsonArray();
         for (final String n : names) {
-            if (!n.startsWith("cn")) {
+            if (!n.startsWith("cn") && !n.startsWith("proxy")) {
                 members.add("127.0.0.1:" + hazelcastPorts.get(n));
             }
         }
@@ -172,9 +184,11 @@ public final class LocalCluster implements AutoCloseable {
         }
         base = new JsonObject().put("eventBusKeyStore", keyStore.toAbsolutePath().toString()).put("cluster", cluster).put("secret", secret).put("host", "127.0.0.1")
             .put("members", members).put("fabric", fabricJson).put("memoryNodes", new JsonArray(mnNames))
-            .put("tsoNode", "tso").put("workload", workload).put("protocol", protocol).put("readyTimeoutMs", 120_000);
+            .put("tsoNode", "tso").put("tsoProxies", new JsonArray(proxyNames))
+            .put("stateDir", dir.toAbsolutePath().toString()).put("workload", workload).put("protocol", protocol).put("readyTimeoutMs", 120_000);
         for (final String n : names) {
-            final NodeRole role = n.equals("tso") ? NodeRole.TSO : n.startsWith("mn") ? NodeRole.MN : NodeRole.CN;
+            final NodeRole role = n.equals("tso") ? NodeRole.TSO : n.startsWith("mn") ? NodeRole.MN
+                : n.startsWith("proxy") ? NodeRole.PROXY : NodeRole.CN;
             final JsonObject config = base.copy().put("node", n).put("hazelcastPort", hazelcastPorts.get(n))
                 .put("eventBusPort", freePort()).put("httpPort", freePort());
             final Path file = dir.resolve("node-" + n + ".json");
@@ -225,7 +239,7 @@ public final class LocalCluster implements AutoCloseable {
      * memory nodes, then the compute nodes, each tier in parallel, so no node founds a cluster of its own.
      */
     public void start(final long timeoutMs) throws Exception {
-        for (final NodeRole tier : List.of(NodeRole.TSO, NodeRole.MN, NodeRole.CN)) {
+        for (final NodeRole tier : List.of(NodeRole.TSO, NodeRole.PROXY, NodeRole.MN, NodeRole.CN)) {
             for (final Node n : nodes.values()) {
                 if (n.role == tier) {
                     launch(n);

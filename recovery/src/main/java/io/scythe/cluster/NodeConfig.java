@@ -26,6 +26,8 @@ import java.util.TreeSet;
  * @param fabric         fabric options ({@link FabricOptions} JSON; {@code provider} shm on one host, tcp across)
  * @param memoryNodes    the memory nodes holding the tables, in partition order
  * @param tsoNode        the node holding the timestamp counter
+ * @param tsoProxies     the TSO proxy nodes; a CN's TSO groups fetch from them and from the counter directly
+ * @param stateDir       where a node keeps what must outlive its process (the TSO's counter checkpoint)
  * @param workload       what the memory nodes load and the compute nodes can run ({@code {"name": ...}})
  * @param protocol       concurrency control the CNs run
  * @param maxAttempts    attempts per transaction before it reports aborted
@@ -38,10 +40,12 @@ import java.util.TreeSet;
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
                          List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
-                         List<String> memoryNodes, String tsoNode, JsonObject workload, String protocol,
-                         int maxAttempts, long readyTimeoutMs, String eventBusKeyStore, boolean leaseCheck) {
+                         List<String> memoryNodes, String tsoNode, List<String> tsoProxies, String stateDir,
+                         JsonObject workload, String protocol, int maxAttempts, long readyTimeoutMs,
+                         String eventBusKeyStore, boolean leaseCheck) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
-        "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "workload", "protocol",
+        "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "tsoProxies", "stateDir", "workload",
+        "protocol",
         "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck");
     public static final int MIN_SECRET_CHARS = 16;
 
@@ -70,6 +74,10 @@ public record NodeConfig(String cluster, String secret, String node, String host
             for (final String mn : mns) {
                 FabricOptions.checkName("memory node", mn);
             }
+            final List<String> proxies = strings(json, "tsoProxies", List.of());
+            for (final String proxy : proxies) {
+                FabricOptions.checkName("TSO proxy", proxy);
+            }
             final JsonObject fabric = json.getJsonObject("fabric", new JsonObject().put("provider", "shm"));
             new FabricOptions(fabric.copy()); // validates
             final NodeConfig c = new NodeConfig(
@@ -85,6 +93,9 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 fabric,
                 List.copyOf(mns),
                 FabricOptions.checkName("tso node", json.getString("tsoNode", "tso")),
+                List.copyOf(proxies),
+                json.getString("stateDir", java.nio.file.Path.of(System.getProperty("java.io.tmpdir"),
+                    "scythe-state").toString()),
                 json.getJsonObject("workload", new JsonObject().put("name", "counters")),
                 json.getString("protocol", "scythe").toLowerCase(Locale.ROOT),
                 positive(json, "maxAttempts", 1000),

@@ -80,6 +80,8 @@ public final class ScytheNode implements AutoCloseable {
     /** A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml); after that others may have fenced it. */
     public static final long LEASE_MS = 3_000;
     static final long LOOKUP_RETRY_MS = 200;
+    /** How long a CN's group waits for a TSO proxy's answer before it fetches elsewhere. */
+    static final long PROXY_TIMEOUT_MS = 1_000;
     /** Key of the CN slot counter in {@value #EPOCHS} (node names cannot contain ':'). */
     private static final String SLOTS = "slots";
     private static final long MAX_CN_SLOTS = 255;
@@ -107,6 +109,9 @@ public final class ScytheNode implements AutoCloseable {
     private RpcServer rpcServer;
     private TakeoutLockService lockService;
     private TsoService tso;
+    private io.scythe.tso.TsoProxy tsoProxy;
+    /** A CN's TSO groups, one per loop: the largest timestamp they handed out is its high water. */
+    private final List<io.scythe.tso.TsoGroup> tsoGroups = new CopyOnWriteArrayList<>();
     private NodeMetrics metrics;
     private ShardOwnership shards;
     private volatile boolean ready;
@@ -168,6 +173,7 @@ public final class ScytheNode implements AutoCloseable {
         switch (role) {
             case MN -> startMemoryNode();
             case TSO -> startTso();
+            case PROXY -> startProxy();
             case CN -> startComputeNode();
             default -> throw new IllegalStateException(role.toString());
         }
@@ -194,9 +200,47 @@ public final class ScytheNode implements AutoCloseable {
         consumers.add(TableDirectory.serve(vertx, config.node(), db).await(10, TimeUnit.SECONDS));
     }
 
+    /**
+     * Starts the TSO service above every timestamp handed out before: it asks each live issuer (every CN, whose groups
+     * fetch from the counter directly, and every proxy) for its high water, and adds its own checkpoint (for issuers
+     * that died meanwhile); it refuses to start while a live issuer does not answer.
+     */
     private void startTso() throws Exception {
-        tso = new TsoService(vertx, nic, List.of(), 5_000);
+        final Set<UUID> live = new java.util.HashSet<>();
+        hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
+        final List<String> issuers = new ArrayList<>();
+        for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(NODES).entrySet()) {
+            final JsonObject entry = new JsonObject(e.getValue());
+            final String member = entry.getString("member");
+            final String role = entry.getString("role");
+            if ((NodeRole.CN.label().equals(role) || NodeRole.PROXY.label().equals(role)) && member != null
+                && live.contains(UUID.fromString(member))) {
+                issuers.add(e.getKey());
+            }
+        }
+        final java.nio.file.Path state = java.nio.file.Path.of(config.stateDir());
+        java.nio.file.Files.createDirectories(state);
+        tso = new TsoService(vertx, nic, issuers, 5_000)
+            .checkpoint(state.resolve("tso-" + config.node() + ".checkpoint"));
         tso.start().await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS);
+        log("TSO service started at timestamp " + tso.startedAt() + " (high water asked of " + issuers + ")");
+    }
+
+    /**
+     * A TSO proxy (Scythe §4.5 (3)): serves the CNs' groups over RRPC, one FAA on the service's counter per batch,
+     * and answers the high-water query a restarting service asks. It finds the counter again when the service
+     * restarts.
+     */
+    private void startProxy() throws Exception {
+        rpcServer = new RpcServer(vertx, nic, new RrpcOptions());
+        final RrpcClient toService = new RrpcClient(vertx, nic, new RrpcOptions().maxReplyRings(1));
+        final String service = config.tsoNode();
+        onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), () -> {
+            tsoProxy = new io.scythe.tso.TsoProxy(config.node(), io.scythe.tso.DirectTsoSource.relocating(service,
+                () -> TsoService.locate(vertx, service, 2_000), () -> toService.oneSided(service),
+                ch -> toService.forgetOneSided(service, ch)));
+            return tsoProxy.register(vertx, rpcServer).compose(v -> rpcServer.start());
+        });
     }
 
     private void startComputeNode() throws Exception {
@@ -221,11 +265,31 @@ public final class ScytheNode implements AutoCloseable {
             "TSO node " + config.tsoNode() + " to say where its counter is");
         final RrpcClient rrpc = new RrpcClient(vertx, nic, new RrpcOptions());
         final Protocol protocol = Protocol.named(config.protocol());
+        // What a restarting TSO service asks: the largest timestamp this CN's groups handed out.
+        consumers.add(vertx.eventBus().consumer(io.scythe.tso.TsoLayout.highWaterAddress(config.node()),
+            m -> m.reply(tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))));
+        final String service = config.tsoNode();
+        // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and
+        // fails over to another when one fails (TsoGroup).
+        final Supplier<io.scythe.tso.TimestampOracle> oracles = () -> {
+            final List<io.scythe.tso.TsoSource> sources = new ArrayList<>();
+            sources.add(io.scythe.tso.DirectTsoSource.relocating(service,
+                () -> TsoService.locate(vertx, service, 2_000), () -> rrpc.oneSided(service),
+                ch -> rrpc.forgetOneSided(service, ch)));
+            for (final String proxy : config.tsoProxies()) {
+                sources.add(new io.scythe.tso.ProxyTsoSource(proxy, () -> rrpc.rocket(proxy),
+                    r -> rrpc.forgetRocket(proxy, r), PROXY_TIMEOUT_MS));
+            }
+            final io.scythe.tso.TsoGroup group = new io.scythe.tso.TsoGroup(1024,
+                sources.toArray(new io.scythe.tso.TsoSource[0]));
+            tsoGroups.add(group);
+            return group;
+        };
         // Transaction ids: epoch in bits 48-63, this CN's cluster-unique slot in bits 32-39, the loop in 40-47.
         final long idBase = ((epoch & 0xffff) << 48) | (slot << 32);
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, config.tsoNode(), protocol,
                 config.maxAttempts(), new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), false,
-                workload.procedures(), idBase, metrics::observe)
+                workload.procedures(), idBase, metrics::observe, oracles)
             .deploy(vertx, BridgeVerticle.eventLoopContexts(vertx),
                 List.of(CoordinatorVerticle.ADDRESS, CoordinatorVerticle.ADDRESS + "." + config.node()),
                 c -> {
@@ -312,14 +376,18 @@ public final class ScytheNode implements AutoCloseable {
             nodes.put(config.node(), entry.encode());
             return;
         }
+        if (role == NodeRole.TSO || role == NodeRole.PROXY) {
+            // The service restarts above every timestamp handed out (startTso); a proxy keeps no state of its own.
+            nodes.put(config.node(), entry.encode());
+            return;
+        }
         final String earlier = nodes.putIfAbsent(config.node(), entry.encode());
         if (earlier != null) {
-            // An MN's data and the TSO's counter died with their process: coming back empty (or with the initial
-            // tables, or a counter below timestamps already handed out) under running transactions would corrupt
-            // them. Recovery of those is not built (issue 6, second half).
+            // An MN's data died with its process: coming back empty (or with the initial tables) under running
+            // transactions would corrupt them. MN replication and recovery are not built.
             throw new IllegalStateException(role.label() + " node " + config.node() + " ran in this cluster before ("
-                + new JsonObject(earlier).getValue("pid") + "); a memory node or TSO cannot be restarted into a "
-                + "running cluster yet (its data or counter is gone): restart the whole cluster");
+                + new JsonObject(earlier).getValue("pid") + "); a memory node cannot be restarted into a running "
+                + "cluster (its data is gone): restart the whole cluster");
         }
     }
 
@@ -632,7 +700,15 @@ public final class ScytheNode implements AutoCloseable {
             .put("fenced", new io.vertx.core.json.JsonArray(new ArrayList<>(fenced())))
             .put("recoveries", new io.vertx.core.json.JsonArray(recoveries()));
         if (role == NodeRole.CN) {
-            h.put("lease", leaseLost ? "lost" : "held").put("slot", slot);
+            h.put("lease", leaseLost ? "lost" : "held").put("slot", slot)
+                .put("tsoHighWater", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))
+                .put("tsoFailovers", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::failovers).sum());
+        }
+        if (tso != null) {
+            h.put("tsoStartedAt", tso.startedAt()).put("tsoCounter", tso.peek());
+        }
+        if (tsoProxy != null) {
+            h.put("tsoHighWater", tsoProxy.highWater()).put("tsoServed", tsoProxy.served());
         }
         if (hazelcast != null && hazelcast.getLifecycleService().isRunning()) {
             h.put("members", hazelcast.getCluster().getMembers().size());

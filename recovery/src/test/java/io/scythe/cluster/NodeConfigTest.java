@@ -49,7 +49,7 @@ class NodeConfigTest {
         assertThatThrownBy(() -> NodeConfig.of(valid()).partitionOf("mn7")).hasMessageContaining("mn7");
         assertThatThrownBy(() -> NodeWorkload.of(new JsonObject().put("name", "tpcc")))
             .hasMessageContaining("unknown workload 'tpcc'");
-        assertThatThrownBy(() -> NodeRole.of("gpu")).hasMessageContaining("mn, cn or tso");
+        assertThatThrownBy(() -> NodeRole.of("gpu")).hasMessageContaining("mn, cn, tso or proxy");
     }
 
     @Test

@@ -66,6 +66,7 @@ class TcpClusterProcessTest {
             assertThat(config.fabricOptions().provider()).isEqualTo("tcp");
             assertThat(config.fabricOptions().addresses()).containsKeys("tso", "mn0", "mn1", "cn0", "cn1", "cn2");
             assertThat(config.memoryNodes()).containsExactly("mn0", "mn1");
+            assertThat(config.stateDir()).as("the TSO's checkpoint, on a volume").isEqualTo("/var/lib/scythe");
             assertThat(config.members()).hasSize(3);
             // smallbank: registered by the scythe command the image runs (cli's ClusterWorkloads).
             assertThat(config.workload().getString("name")).isEqualTo("smallbank");

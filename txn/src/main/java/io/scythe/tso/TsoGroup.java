@@ -17,6 +17,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>A group never keeps timestamps for later: every timestamp is reserved after its request arrived, so one handed
  * out after another finished anywhere in the cluster is larger (a leftover reused later could break that).
  *
+ * <p>Failover: when the chosen source fails (a proxy died, the service restarted), the same group is fetched again
+ * from another source, and the failed one is left out of the choice for the next {@link #SKIP_AFTER_FAILURE} groups
+ * (counted, not timed: the simulator's runs stay deterministic), then tried again. Only when every source failed for
+ * this group do its members fail, with a {@code tso-unavailable} abort: the coordinator retries them after its
+ * back-off. A failed fetch handed nothing out, so retrying it elsewhere keeps every timestamp unique.
+ *
  * <p>Loop-confined: one group per event loop.
  */
 public final class TsoGroup implements TimestampOracle {
@@ -24,6 +30,9 @@ public final class TsoGroup implements TimestampOracle {
     private final java.util.random.RandomGenerator random;
     private final ArrayDeque<Promise<Long>> waiting = new ArrayDeque<>();
     private final int maxGroup;
+    /** Per source: the group count until which it is left out after a failure. */
+    private final long[] skipUntil;
+    private long failovers;
     private boolean fetching;
     private long groups;
     private long handedOut;
@@ -51,6 +60,7 @@ public final class TsoGroup implements TimestampOracle {
             throw new IllegalArgumentException("maxGroup=" + maxGroup + " must be positive");
         }
         this.sources = sources.clone();
+        this.skipUntil = new long[sources.length];
         this.maxGroup = maxGroup;
     }
 
@@ -65,6 +75,9 @@ public final class TsoGroup implements TimestampOracle {
         return promise.future();
     }
 
+    /** Groups a failed source sits out before it is tried again. */
+    public static final int SKIP_AFTER_FAILURE = 64;
+
     private void fetch() {
         // The members are taken off the queue now: requests arriving from here on form the next group.
         final int count = Math.min(waiting.size(), maxGroup);
@@ -74,28 +87,82 @@ public final class TsoGroup implements TimestampOracle {
         }
         fetching = true;
         groups++;
-        final TsoSource source = sources.length == 1 ? sources[0]
-            : sources[(random != null ? random : ThreadLocalRandom.current()).nextInt(sources.length)];
-        source.fetch(count).onComplete(ar -> {
-            // Completing a member runs its flow, which may ask again at once: that request waits for the next group
-            // (fetching stays true until every member has its timestamp).
-            if (ar.succeeded()) {
-                final long first = ar.result();
-                highWater = first + count - 1;
-                handedOut += count;
-                for (int i = 0; i < count; i++) {
-                    members[i].complete(first + i);
-                }
-            } else {
-                for (final Promise<Long> member : members) {
-                    member.fail(ar.cause());
-                }
+        fetchFrom(members, new boolean[sources.length], null);
+    }
+
+    /** Fetches the group from a source not {@code tried} yet; fails the members once all were. */
+    private void fetchFrom(final Promise<Long>[] members, final boolean[] tried, final Throwable lastFailure) {
+        final int source = pick(tried);
+        if (source < 0) {
+            final io.scythe.txn.AbortException unavailable = new io.scythe.txn.AbortException(
+                io.scythe.txn.AbortReason.TSO_UNAVAILABLE, "no timestamp source answered (last: "
+                + (lastFailure == null ? "none" : lastFailure.getMessage()) + ")");
+            done(members, null, unavailable);
+            return;
+        }
+        tried[source] = true;
+        final int count = members.length;
+        sources[source].fetch(count).onComplete(ar -> {
+            if (ar.failed()) {
+                skipUntil[source] = groups + SKIP_AFTER_FAILURE;
+                failovers++;
+                fetchFrom(members, tried, ar.cause());
+                return;
             }
-            fetching = false;
-            if (!waiting.isEmpty()) {
-                fetch();
-            }
+            skipUntil[source] = 0;
+            done(members, ar.result(), null);
         });
+    }
+
+    /** A source not tried for this group: at random among those not sitting out, else among the rest. */
+    private int pick(final boolean[] tried) {
+        int fresh = 0;
+        int untried = 0;
+        for (int i = 0; i < sources.length; i++) {
+            if (!tried[i]) {
+                untried++;
+                if (skipUntil[i] <= groups) {
+                    fresh++;
+                }
+            }
+        }
+        if (untried == 0) {
+            return -1;
+        }
+        final boolean onlyFresh = fresh > 0;
+        int n = (onlyFresh ? fresh : untried) == 1 ? 0
+            : (random != null ? random : ThreadLocalRandom.current()).nextInt(onlyFresh ? fresh : untried);
+        for (int i = 0; i < sources.length; i++) {
+            if (!tried[i] && (!onlyFresh || skipUntil[i] <= groups) && n-- == 0) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("unreachable");
+    }
+
+    private void done(final Promise<Long>[] members, final Long first, final Throwable failure) {
+        // Completing a member runs its flow, which may ask again at once: that request waits for the next group
+        // (fetching stays true until every member has its timestamp).
+        if (failure == null) {
+            highWater = first + members.length - 1;
+            handedOut += members.length;
+            for (int i = 0; i < members.length; i++) {
+                members[i].complete(first + i);
+            }
+        } else {
+            for (final Promise<Long> member : members) {
+                member.fail(failure);
+            }
+        }
+        fetching = false;
+        if (!waiting.isEmpty()) {
+            fetch();
+        }
+    }
+
+    /** Fetches that failed and went to another source. */
+    public long failovers() {
+        return failovers;
     }
 
     @Override

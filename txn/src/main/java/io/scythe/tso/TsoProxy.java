@@ -25,8 +25,7 @@ public final class TsoProxy {
     public static final int MAX_FETCH = 1 << 20;
 
     private final String name;
-    private final RemoteRegion counter;
-    private final Supplier<Future<RdmaChannel>> channel;
+    private final TsoSource upstream;
     private final List<Waiting> waiting = new ArrayList<>();
     private long waitingTotal;
     private boolean fetching;
@@ -36,9 +35,13 @@ public final class TsoProxy {
     private MessageConsumer<Object> highWaterConsumer;
 
     public TsoProxy(final String name, final RemoteRegion counter, final Supplier<Future<RdmaChannel>> channel) {
+        this(name, new DirectTsoSource(counter, channel));
+    }
+
+    /** @param upstream the service's counter (a {@link DirectTsoSource}; relocating where the service may restart) */
+    public TsoProxy(final String name, final TsoSource upstream) {
         this.name = name;
-        this.counter = counter;
-        this.channel = channel;
+        this.upstream = upstream;
     }
 
     /** Serves {@link TsoLayout#RPC_FETCH} on {@code server} and answers high-water queries on the event bus. */
@@ -66,36 +69,39 @@ public final class TsoProxy {
     }
 
     private void fetch() {
-        final List<Waiting> group = new ArrayList<>(waiting);
-        final long total = waitingTotal;
-        waiting.clear();
-        waitingTotal = 0;
+        // One FAA for what waits, up to what one FAA can add; the rest forms the next fetch.
+        final List<Waiting> group = new ArrayList<>();
+        long total = 0;
+        while (!waiting.isEmpty() && total + waiting.get(0).count <= Integer.MAX_VALUE) {
+            final Waiting w = waiting.remove(0);
+            group.add(w);
+            total += w.count;
+        }
+        waitingTotal -= total;
         fetching = true;
         faas++;
-        channel.get()
-            .compose(ch -> ch.fetchAndAdd(counter.addressOf(TsoLayout.COUNTER_OFFSET, 8), counter.rkey(), total))
-            .onComplete(ar -> {
-                if (ar.succeeded()) {
-                    long next = ar.result();
-                    for (final Waiting w : group) {
-                        final UnsafeBuffer reply = new UnsafeBuffer(new byte[8]);
-                        reply.putLong(0, next);
-                        next += w.count;
-                        highWater = next - 1;
-                        served += w.count;
-                        w.responder.reply(reply);
-                    }
-                } else {
-                    for (final Waiting w : group) {
-                        w.responder.fail(RpcException.FIRST_APPLICATION_CODE, "TSO service unreachable from proxy "
-                            + name + ": " + ar.cause().getMessage());
-                    }
+        upstream.fetch((int) total).onComplete(ar -> {
+            if (ar.succeeded()) {
+                long next = ar.result();
+                for (final Waiting w : group) {
+                    final UnsafeBuffer reply = new UnsafeBuffer(new byte[8]);
+                    reply.putLong(0, next);
+                    next += w.count;
+                    highWater = next - 1;
+                    served += w.count;
+                    w.responder.reply(reply);
                 }
-                fetching = false; // only now: requests that arrived meanwhile form the next fetch
-                if (!waiting.isEmpty()) {
-                    fetch();
+            } else {
+                for (final Waiting w : group) {
+                    w.responder.fail(RpcException.FIRST_APPLICATION_CODE, "TSO service unreachable from proxy "
+                        + name + ": " + ar.cause().getMessage());
                 }
-            });
+            }
+            fetching = false; // only now: requests that arrived meanwhile form the next fetch
+            if (!waiting.isEmpty()) {
+                fetch();
+            }
+        });
     }
 
     public Future<Void> close() {

@@ -19,6 +19,11 @@ public enum AbortReason {
      * full): nothing of it happened, so the attempt is given up and retried after the back-off, as flow control.
      */
     BACK_PRESSURE("back-pressure"),
+    /**
+     * No timestamp source answered (the TSO service restarting, every proxy lost): nothing was written yet, so it is
+     * retried after the back-off.
+     */
+    TSO_UNAVAILABLE("tso-unavailable"),
     /** The procedure itself decided to abort (e.g. insufficient funds in a workload that aborts then). */
     USER("user");
 

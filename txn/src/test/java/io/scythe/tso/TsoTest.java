@@ -212,4 +212,96 @@ class TsoTest {
         final Long ts = onContext(loop, oracle::next);
         assertThat(ts & 0xff).isEqualTo(2);
     }
+
+    /** A source that hands out ranges of its own counter until told to fail; counts its fetches. */
+    private static final class FakeSource implements TsoSource {
+        private final String name;
+        private final long[] counter;
+        boolean failing;
+        int fetches;
+
+        FakeSource(final String name, final long[] counter) {
+            this.name = name;
+            this.counter = counter;
+        }
+
+        @Override
+        public Future<Long> fetch(final int count) {
+            fetches++;
+            if (failing) {
+                return Future.failedFuture(new IllegalStateException(name + " is down"));
+            }
+            final long first = counter[0];
+            counter[0] += count;
+            return Future.succeededFuture(first);
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+    }
+
+    @Test
+    void shouldFetchTheGroupFromAnotherSourceWhenOneFailsAndKeepTimestampsUnique() throws Exception {
+        final Context loop = vertx.getOrCreateContext();
+        final long[] shared = {1};
+        final FakeSource proxy = new FakeSource("proxy", shared);
+        final FakeSource direct = new FakeSource("direct", shared);
+        proxy.failing = true;
+        final TsoGroup g = new TsoGroup(16, new java.util.SplittableRandom(7), proxy, direct);
+        final List<long[]> got = onContext(loop, () -> run(g, 8, 40));
+        final Set<Long> seen = new HashSet<>();
+        for (final long[] flow : got) {
+            for (int i = 0; i < flow.length; i++) {
+                assertThat(seen.add(flow[i])).as("timestamp %d handed out once", flow[i]).isTrue();
+                if (i > 0) {
+                    assertThat(flow[i]).isGreaterThan(flow[i - 1]);
+                }
+            }
+        }
+        assertThat(seen).hasSize(8 * 40);
+        assertThat(g.failovers()).as("each pick of the failing proxy went on to the direct source").isPositive();
+        // A failed source sits out SKIP_AFTER_FAILURE groups: it was asked far less often than there were groups.
+        assertThat(proxy.fetches).isLessThan((int) g.groups() / 4);
+        // Back up: it is tried again after sitting out, and serves.
+        proxy.failing = false;
+        final int before = proxy.fetches;
+        onContext(loop, () -> run(g, 8, 40 * TsoGroup.SKIP_AFTER_FAILURE / 8));
+        assertThat(proxy.fetches).isGreaterThan(before + 1);
+        // Every source down: the members fail with a tso-unavailable abort, nothing is handed out.
+        proxy.failing = true;
+        direct.failing = true;
+        final long counterBefore = shared[0];
+        assertThatThrownBy(() -> onContext(loop, g::next))
+            .isInstanceOf(io.scythe.txn.AbortException.class).hasMessageContaining("no timestamp source answered");
+        assertThat(shared[0]).isEqualTo(counterBefore);
+    }
+
+    @Test
+    void shouldStartAboveTheCheckpointPlusTheGapWhenTheIssuersAreGone() throws Exception {
+        final java.nio.file.Path file = java.nio.file.Files.createTempDirectory("tso").resolve("checkpoint");
+        service.stop().await(10, TimeUnit.SECONDS);
+        final TsoService first = new TsoService(vertx, tsoNic, List.of(), 1000).checkpoint(file);
+        first.start().await(10, TimeUnit.SECONDS);
+        assertThat(first.startedAt()).as("no checkpoint yet: the first start").isEqualTo(1);
+        tsoNic.region(TsoLayout.REGION).buffer().getAndAddLong(TsoLayout.COUNTER_OFFSET, 5_000); // handed out
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline && !(java.nio.file.Files.exists(file)
+            && java.nio.file.Files.readString(file).trim().equals("5001"))) {
+            Thread.sleep(5);
+        }
+        assertThat(java.nio.file.Files.readString(file).trim()).isEqualTo("5001");
+        first.stop().await(10, TimeUnit.SECONDS);
+        // Restarted with no issuer left to ask: above the checkpoint, by the gap.
+        final TsoService second = new TsoService(vertx, tsoNic, List.of(), 1000).checkpoint(file);
+        second.start().await(10, TimeUnit.SECONDS);
+        assertThat(second.startedAt()).isEqualTo(5001 + TsoService.CHECKPOINT_GAP + 1);
+        second.stop().await(10, TimeUnit.SECONDS);
+        // A checkpoint that is not a number stops the start rather than risk handing a timestamp out twice.
+        java.nio.file.Files.writeString(file, "garbage");
+        assertThatThrownBy(() -> new TsoService(vertx, tsoNic, List.of(), 1000).checkpoint(file).start()
+            .await(10, TimeUnit.SECONDS)).hasMessageContaining("not a timestamp");
+        assertThat(tsoNic.region(TsoLayout.REGION)).isNull();
+    }
 }

@@ -33,7 +33,17 @@ import java.util.function.Consumer;
  */
 public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegion tsoCounter, String tsoNode,
                                     Protocol protocol, int maxAttempts, Watermarks watermarks, boolean adaptive,
-                                    Procedures procedures, long idBase, Consumer<TxnReply> observer) {
+                                    Procedures procedures, long idBase, Consumer<TxnReply> observer,
+                                    java.util.function.Supplier<io.scythe.tso.TimestampOracle> oracles) {
+
+    /** Each loop's timestamps from a TSO group over one source: the counter {@code tsoCounter}, by FAA. */
+    public CoordinatorDeployment(final Catalog catalog, final RrpcClient rrpc, final RemoteRegion tsoCounter,
+                                 final String tsoNode, final Protocol protocol, final int maxAttempts,
+                                 final Watermarks watermarks, final boolean adaptive, final Procedures procedures,
+                                 final long idBase, final Consumer<TxnReply> observer) {
+        this(catalog, rrpc, tsoCounter, tsoNode, protocol, maxAttempts, watermarks, adaptive, procedures, idBase,
+            observer, null);
+    }
 
     /** Called once per loop, on that loop, with the coordinator it made. */
     @FunctionalInterface
@@ -57,8 +67,9 @@ public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegi
             final Promise<String> one = Promise.promise();
             // Each instance makes its coordinator at start, on the event loop it was given.
             loop.runOnContext(v -> vertx.deployVerticle(new CoordinatorVerticle(() -> {
-                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(1024,
-                    new DirectTsoSource(tsoCounter, () -> rrpc.oneSided(tsoNode))), watermarks,
+                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), oracles != null
+                    ? oracles.get() : new TsoGroup(1024, new DirectTsoSource(tsoCounter, () -> rrpc.oneSided(tsoNode))),
+                    watermarks,
                     idBase | ((long) loopIds.incrementAndGet() << 40));
                 final Coordinator c = new Coordinator(runtime, protocol, maxAttempts,
                     adaptive ? new AdaptiveWatermarks(watermarks, 1 << 16) : null);

@@ -136,10 +136,14 @@ public final class ShmFabric implements Fabric {
         return nics.get(node);
     }
 
-    /** The view of {@code node}, mapped on first use and remapped if the node was attached again since. */
+    /**
+     * The view of {@code node}, mapped on first use and remapped if the node was attached again since. A node whose
+     * process was killed never marked its file closed: its owner's liveness is checked too, or connections would claim
+     * slots in the dead file (which no one frees) and never see the node's next incarnation.
+     */
     ShmPeer peer(final String node) {
         final ShmPeer cached = peers.get(node);
-        if (cached != null && cached.file.live()) {
+        if (cached != null && cached.file.live() && cached.file.ownerAlive()) {
             return cached;
         }
         final Path dir = root.resolve(node);

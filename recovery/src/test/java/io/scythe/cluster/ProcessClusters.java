@@ -1,0 +1,47 @@
+package io.scythe.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What every test that runs a {@link LocalCluster} of processes does at the end, even when it failed. */
+final class ProcessClusters {
+    private ProcessClusters() {
+    }
+
+    /**
+     * A cluster of the counters workload (64 keys) over shm with the zero cost model, protocol scythe, its node JVMs
+     * small and quick to start; nothing started yet.
+     */
+    static LocalCluster counters(final String prefix, final int mns, final int cns, final int proxies,
+                                 final java.nio.file.Path dir) throws java.io.IOException {
+        return new LocalCluster(prefix + java.util.UUID.randomUUID().toString().substring(0, 8),
+            "a test secret of the cluster", mns, cns, proxies,
+            new io.vertx.core.json.JsonObject().put("name", "counters").put("keys", 64),
+            new io.vertx.core.json.JsonObject().put("provider", "shm").put("costModel",
+                new io.vertx.core.json.JsonObject().put("profile", "zero")),
+            "scythe", dir, LocalCluster.Launcher.sameClasspath(java.util.List.of("-Xmx256m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1")));
+    }
+
+    /**
+     * Closes {@code client} and stops {@code cluster}, prints every node's log (what a failure is read from), and
+     * checks that no node process is left and the cluster's shm files are gone.
+     */
+    static void stop(final ScytheClient client, final LocalCluster cluster) throws Exception {
+        try {
+            if (client != null) {
+                client.close();
+            }
+        } finally {
+            if (cluster != null) {
+                cluster.close();
+                for (final LocalCluster.Node n : cluster.nodes().values()) {
+                    System.out.println("---- log of " + n.name() + "\n" + n.logText());
+                }
+                assertThat(cluster.shmDirectory()).doesNotExist();
+                for (final LocalCluster.Node n : cluster.nodes().values()) {
+                    assertThat(n.process() == null || !n.process().isAlive()).as(n.name()).isTrue();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package io.scythe.cluster;
+
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The TSO in cluster mode, as processes: a CN's groups fetch from the service's counter and through a TSO proxy; the
+ * proxy is killed and transactions go on; the service is killed and restarted, and every timestamp handed out after
+ * is larger than every one handed out before. Every process is stopped and the shm files removed, even on failure.
+ */
+class TsoFailoverProcessTest {
+    @TempDir
+    static Path dir;
+    static LocalCluster cluster;
+    static ScytheClient client;
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = ProcessClusters.counters("f", 1, 1, 1, dir);
+        cluster.start(120_000);
+        client = ScytheClient.join(cluster.clientConfig(), 10_000);
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        ProcessClusters.stop(client, cluster);
+    }
+
+    private static JsonObject health(final String node) throws Exception {
+        return new JsonObject(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+            + cluster.node(node).httpPort() + "/health")).build(), HttpResponse.BodyHandlers.ofString()).body());
+    }
+
+    /** Commits {@code n} increments of key {@code key}; returns the largest commit timestamp. */
+    private static long commit(final int n, final long key) throws Exception {
+        long largest = 0;
+        for (int i = 0; i < n; i++) {
+            final ScytheClient.Outcome o = client.call("add", key, 1).await(30, TimeUnit.SECONDS);
+            assertThat(o).as("increment %d", i).isInstanceOf(ScytheClient.Outcome.Committed.class);
+            largest = Math.max(largest, ((ScytheClient.Outcome.Committed) o).reply().commitTs());
+        }
+        return largest;
+    }
+
+    @Test
+    void shouldSurviveTheLossOfAProxyAndRestartTheServiceAboveEveryTimestampHandedOut() throws Exception {
+        final long firstTs = commit(40, 1);
+        assertThat(health("proxy1").getLong("tsoServed")).as("groups fetch through the proxy too").isPositive();
+        assertThat(health("cn0").getLong("tsoHighWater")).isGreaterThanOrEqualTo(firstTs);
+
+        cluster.signal("proxy1", "KILL");
+        assertThat(cluster.node("proxy1").process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+        final long afterProxyTs = commit(40, 2);
+        assertThat(afterProxyTs).isGreaterThan(firstTs);
+        assertThat(health("cn0").getLong("tsoFailovers")).as("a group that chose the dead proxy went elsewhere")
+            .isPositive();
+
+        // Back: the groups try it again after sitting out, on a new connection, and it serves again.
+        cluster.restart("proxy1", 120_000);
+        final long afterProxyBackTs = commit(3 * io.scythe.tso.TsoGroup.SKIP_AFTER_FAILURE, 4);
+        assertThat(afterProxyBackTs).isGreaterThan(afterProxyTs);
+        assertThat(health("proxy1").getLong("tsoServed")).as("the restarted proxy serves the CN again").isPositive();
+
+        final long counterBefore = health("tso").getLong("tsoCounter");
+        cluster.signal("tso", "KILL");
+        assertThat(cluster.node("tso").process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+        final long handedOut = health("cn0").getLong("tsoHighWater");
+        assertThat(handedOut).isGreaterThanOrEqualTo(afterProxyTs);
+        cluster.restart("tso", 120_000);
+        final JsonObject tso = health("tso");
+        assertThat(tso.getLong("tsoStartedAt")).as("above what the live CN reported and the checkpoint")
+            .isGreaterThan(handedOut).isGreaterThan(counterBefore);
+        final long afterRestartTs = commit(40, 3);
+        assertThat(afterRestartTs).isGreaterThanOrEqualTo(tso.getLong("tsoStartedAt"));
+        assertThat(cluster.node("tso").logText()).contains("TSO service started at timestamp");
+        // Every increment is in the data, once.
+        for (final long key : new long[] {1, 2, 3, 4}) {
+            final ScytheClient.Outcome o = client.call("get", key).await(30, TimeUnit.SECONDS);
+            assertThat(((ScytheClient.Outcome.Committed) o).reply().result()).as("key %d", key)
+                .isEqualTo(key == 4 ? 3 * io.scythe.tso.TsoGroup.SKIP_AFTER_FAILURE : 40);
+        }
+    }
+}
