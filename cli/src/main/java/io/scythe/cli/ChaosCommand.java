@@ -580,6 +580,12 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     private static void print(final JsonObject f) {
+        if (f.getBoolean("tso", false)) {
+            System.out.printf("chaos: %-7s %-8s restarted %s ms, throughput back %s ms%s%n", f.getString("fault"),
+                f.getString("cn"), f.getValue("restartedMs", "-"), f.getValue("throughputBackMs", "-"),
+                f.containsKey("error") ? " FAILED: " + f.getString("error") : "");
+            return;
+        }
         System.out.printf("chaos: %-7s %-8s detected %s ms, recovered %s ms (by %s: %s), restarted %s ms, "
             + "throughput back %s ms%n", f.getString("fault"), f.getString("cn"), f.getValue("detectedMs", "-"),
             f.getValue("recoveredMs", "-"), f.getValue("recoveredBy", "-"), f.getValue("recovery", "-"),
