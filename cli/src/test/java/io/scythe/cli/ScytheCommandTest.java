@@ -59,11 +59,11 @@ class ScytheCommandTest {
     @Test
     void shouldRefuseABadClusterOrNodeBeforeStartingAnything() {
         final StringWriter err = new StringWriter();
-        assertThat(run(new StringWriter(), err, "cluster", "--tso", "2")).isEqualTo(2);
-        assertThat(err.toString()).contains("exactly one TSO").doesNotContain("\tat ");
+        assertThat(run(new StringWriter(), err, "cluster", "--tso", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("needs the TSO service node").doesNotContain("\tat ");
         final StringWriter err2 = new StringWriter();
         assertThat(run(new StringWriter(), err2, "node", "--role", "gpu", "--config", "x.yaml")).isEqualTo(2);
-        assertThat(err2.toString()).contains("role 'gpu' must be mn, cn or tso");
+        assertThat(err2.toString()).contains("role 'gpu' must be mn, cn, tso or proxy");
         final StringWriter err3 = new StringWriter();
         assertThat(run(new StringWriter(), err3, "node", "--role", "mn", "--config", "/definitely/not/here.yaml"))
             .isEqualTo(2);
