@@ -106,6 +106,9 @@ public final class ChaosCommand implements Callable<Integer> {
     private final AtomicLong committed = new AtomicLong();
     private final AtomicLong aborted = new AtomicLong();
     private final AtomicLong unknown = new AtomicLong();
+    /** Aborted and rejected outcomes by the start of their reason. */
+    private final java.util.Map<String, java.util.concurrent.atomic.LongAdder> abortReasons =
+        new java.util.concurrent.ConcurrentHashMap<>();
     /** The largest commit timestamp acknowledged so far. */
     private final AtomicLong lastCommitTs = new AtomicLong();
     /** The TSO restart being watched: commits sent after it must carry larger timestamps than any before. */
@@ -383,6 +386,14 @@ public final class ChaosCommand implements Callable<Integer> {
                         }
                     } else {
                         aborted.incrementAndGet(); // aborted or rejected: it did not and will not commit
+                        final String why = o.toString();
+                        abortReasons.computeIfAbsent(why.substring(0, Math.min(90, why.length())),
+                            k -> new java.util.concurrent.atomic.LongAdder()).increment();
+                    }
+                    if (o instanceof ScytheClient.Outcome.Rejected) {
+                        // No coordinator took it (one starting or leaving): a short pause, not a spin.
+                        client.vertx().setTimer(10, t -> next[0].run());
+                        return;
                     }
                     next[0].run();
                 });
@@ -645,6 +656,9 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         System.out.printf("chaos: %d faults in %s; client: %d committed, %d aborted, %d outcome unknown%n",
             faults.size(), duration, committed.get(), aborted.get(), unknown.get());
+        abortReasons.entrySet().stream()
+            .sorted((x, y) -> Long.compare(y.getValue().sum(), x.getValue().sum())).limit(3)
+            .forEach(e -> System.out.printf("chaos:   %d x %s%n", e.getValue().sum(), e.getKey()));
         System.out.printf("chaos: money among the paying accounts %d -> %d (%s)%n", paymentsBefore, paymentsAfter,
             paymentsBefore == paymentsAfter ? "conserved" : "NOT conserved");
         System.out.printf("chaos: deposits: %d acknowledged, all present: %s; %d of %d in doubt applied; applied "
