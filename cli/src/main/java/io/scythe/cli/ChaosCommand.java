@@ -275,7 +275,9 @@ public final class ChaosCommand implements Callable<Integer> {
         watch.restartedNs = System.nanoTime();
         tsoWatch = watch;
         fault.put("restartedMs", ms(t0));
-        awaitThroughput(fault, t0, baseline);
+        // No timestamps while it was down: throughput is back no sooner than the restart (transactions that had
+        // theirs finish meanwhile, which must not count).
+        awaitThroughput(fault, t0, watch.restartedNs, baseline);
         Thread.sleep(1_000);
         tsoWatch = null;
         final long firstAfter = watch.firstAfter.get();
@@ -550,11 +552,18 @@ public final class ChaosCommand implements Callable<Integer> {
     /** Throughput back: the first window after the fault at 80 % of the baseline or more. */
     private void awaitThroughput(final JsonObject fault, final long t0, final double baseline)
         throws InterruptedException {
+        awaitThroughput(fault, t0, t0, baseline);
+    }
+
+    /** The same, looking only at windows from {@code lookFromNs} on (after an outage the fault itself caused). */
+    private void awaitThroughput(final JsonObject fault, final long t0, final long lookFromNs, final double baseline)
+        throws InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         final int from = window(t0);
+        final int first = Math.max(from + 1, window(lookFromNs));
         while (System.nanoTime() < deadline) {
             final int now = window(System.nanoTime());
-            for (int w = from + 1; w < now; w++) {
+            for (int w = first; w < now; w++) {
                 if (commitsByWindow.get(w) * 1000.0 / WINDOW_MS >= 0.8 * baseline) {
                     fault.put("throughputBackMs", (w + 1 - from) * WINDOW_MS);
                     return;
