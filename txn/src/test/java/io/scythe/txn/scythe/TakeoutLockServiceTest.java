@@ -206,7 +206,9 @@ class TakeoutLockServiceTest {
                 // Queued behind one and two holders, in one round.
                 final Future<TakeoutLockClient.Grant> second = locks.lock("mn", d, pointer, 2, true);
                 final Future<TakeoutLockClient.Grant> third = locks.lock("mn", d, pointer, 3, true);
-                return loop.after(100_000).compose(v -> locks.unlock(first))
+                // The holder unlocks only well after both requests reached the memory node (an unlock that landed
+                // first would make the second the head, granted without a wait: one delay, not two).
+                return loop.after(20_000_000).compose(v -> locks.unlock(first))
                     .compose(v -> second).compose(locks::unlock)
                     .compose(v -> third).compose(locks::unlock);
             });
