@@ -134,13 +134,13 @@ public final class ClusterCommand implements Callable<Integer> {
                     final int code = n.process().exitValue();
                     if (code == ScytheNode.EXIT_LEASE_LOST) {
                         System.out.println(n.name() + " lost its lease; restarting it under a new epoch");
-                        local.restart(n.name(), 180_000);
+                        restart(local, n);
                     } else if (stop.getCount() > 0 && n.role() != io.scythe.cluster.NodeRole.MN) {
                         // A CN rejoins under a new epoch, the TSO service above every timestamp handed out, a
                         // proxy as it was.
                         System.out.println(n.name() + " exited with " + code + "; restarting it (see " + n.log()
                             + ")");
-                        local.restart(n.name(), 180_000);
+                        restart(local, n);
                     } else if (stop.getCount() > 0) {
                         // Its data is gone; it cannot come back into this cluster (README).
                         System.out.println(n.name() + " exited with " + code + " (see " + n.log() + "); a memory "
@@ -158,5 +158,18 @@ public final class ClusterCommand implements Callable<Integer> {
             // Ctrl-C: the hook stops the cluster
         }
         return 0;
+    }
+
+    /**
+     * Restarts {@code n}; a start that fails is tried again on the next round rather than stopping the cluster: a TSO
+     * service refuses to start while an issuer that just died is still listed as live, and a second try passes.
+     */
+    private static void restart(final LocalCluster local, final LocalCluster.Node n) throws Exception {
+        try {
+            local.restart(n.name(), 180_000);
+        } catch (final IllegalStateException failed) {
+            System.out.println(n.name() + " did not start again (" + failed.getMessage().lines().findFirst()
+                .orElse("") + "); trying again");
+        }
     }
 }

@@ -31,6 +31,12 @@ public final class RrpcClient {
     private final RrpcOptions options;
     private final MemoryRegion replies;
     private final AtomicInteger nextReplyRing = new AtomicInteger();
+    /**
+     * Reply rings of opens that failed: the server never got a request on them, so nothing can write there any more.
+     * Reused first; without this a client probing a dead server (a TSO group retrying a killed proxy) would use up
+     * every ring in seconds and never reach the server's next incarnation.
+     */
+    private final java.util.Queue<Integer> freeReplyRings = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final AtomicInteger nextLoopId = new AtomicInteger();
     private final Map<String, RdmaStraws> straws = new ConcurrentHashMap<>();
     private final Map<Bridge, Loop> loops = new ConcurrentHashMap<>();
@@ -125,7 +131,8 @@ public final class RrpcClient {
     }
 
     private Future<Rocket> open(final Loop loop, final String server) {
-        final int ring = nextReplyRing.getAndIncrement();
+        final Integer free = freeReplyRings.poll();
+        final int ring = free != null ? free : nextReplyRing.getAndIncrement();
         if (ring >= options.maxReplyRings()) {
             return Future.failedFuture(new FabricException("RRPC client " + nic.node() + " has no free reply ring "
                 + "(maxReplyRings=" + options.maxReplyRings() + ")"));
@@ -150,6 +157,7 @@ public final class RrpcClient {
             .onFailure(e -> {
                 loop.rockets.remove(server);
                 straws(server).detach(rocket);
+                freeReplyRings.add(ring);
             });
     }
 

@@ -277,4 +277,25 @@ class RrpcTest {
         }));
         assertThat(elapsed).isGreaterThanOrEqualTo(2 * CostModel.DEFAULT_ONE_WAY_LATENCY_NS);
     }
+
+    @Test
+    void shouldReachAServerThatCameUpAfterMoreFailedOpensThanThereAreReplyRings() throws Exception {
+        start(CostModel.zero(), new RrpcOptions());
+        final Context loop = vertx.getOrCreateContext();
+        // A dead server probed again and again (a TSO group retrying a killed proxy): every open fails.
+        for (int i = 0; i < 2 * RrpcOptions.DEFAULT_MAX_REPLY_RINGS; i++) {
+            final String outcome = onContext(loop, () -> client.rocket("later").transform(ar -> Future.succeededFuture(
+                ar.succeeded() ? "opened" : ar.cause().getMessage())));
+            assertThat(outcome).doesNotContain("no free reply ring").isNotEqualTo("opened");
+        }
+        // The server comes up: the next open gets a ring (those of failed opens were given back) and calls work.
+        final RpcServer later = new RpcServer(vertx, fabric.attachNow("later"), new RrpcOptions())
+            .handle(ECHO, (req, res) -> res.reply(req.payload(), req.payloadOffset(), req.payloadLength()));
+        onContext(serverContext, later::start);
+        final UnsafeBuffer hello = new UnsafeBuffer(new byte[8]);
+        hello.putLong(0, 42);
+        final long echoed = onContext(loop, () -> client.rocket("later").compose(r -> r.call(ECHO, hello))
+            .map(reply -> reply.payload().getLong(0)));
+        assertThat(echoed).isEqualTo(42);
+    }
 }

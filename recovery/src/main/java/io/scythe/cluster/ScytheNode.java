@@ -82,6 +82,8 @@ public final class ScytheNode implements AutoCloseable {
     static final long LOOKUP_RETRY_MS = 200;
     /** How long a CN's group waits for a TSO proxy's answer before it fetches elsewhere. */
     static final long PROXY_TIMEOUT_MS = 1_000;
+    /** How long a FAA on the TSO counter (with locating and connecting) may take before the fetch goes elsewhere. */
+    static final long COUNTER_TIMEOUT_MS = 2_000;
     /** Key of the CN slot counter in {@value #EPOCHS} (node names cannot contain ':'). */
     private static final String SLOTS = "slots";
     private static final long MAX_CN_SLOTS = 255;
@@ -208,22 +210,28 @@ public final class ScytheNode implements AutoCloseable {
     private void startTso() throws Exception {
         final Set<UUID> live = new java.util.HashSet<>();
         hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
-        final List<String> issuers = new ArrayList<>();
+        final Map<String, UUID> issuers = new LinkedHashMap<>();
         for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(NODES).entrySet()) {
             final JsonObject entry = new JsonObject(e.getValue());
             final String member = entry.getString("member");
             final String role = entry.getString("role");
             if ((NodeRole.CN.label().equals(role) || NodeRole.PROXY.label().equals(role)) && member != null
                 && live.contains(UUID.fromString(member))) {
-                issuers.add(e.getKey());
+                issuers.put(e.getKey(), UUID.fromString(member));
             }
         }
         final java.nio.file.Path state = java.nio.file.Path.of(config.stateDir());
         java.nio.file.Files.createDirectories(state);
-        tso = new TsoService(vertx, nic, issuers, 5_000)
-            .checkpoint(state.resolve("tso-" + config.node() + ".checkpoint"));
+        // Named after the cluster too: clusters sharing the default stateDir must not share a checkpoint.
+        tso = new TsoService(vertx, nic, List.copyOf(issuers.keySet()), 5_000)
+            .checkpoint(state.resolve("tso-" + config.cluster() + "-" + config.node() + ".checkpoint"))
+            // An issuer whose member left while it was asked died: the checkpoint covers it (the local view of the
+            // membership, no remote call: this runs on an event loop).
+            .issuerGone(issuer -> hazelcast.getCluster().getMembers().stream()
+                .noneMatch(m -> m.getUuid().equals(issuers.get(issuer))));
         tso.start().await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS);
-        log("TSO service started at timestamp " + tso.startedAt() + " (high water asked of " + issuers + ")");
+        log("TSO service started at timestamp " + tso.startedAt() + " (high water asked of " + issuers.keySet()
+            + ")");
     }
 
     /**
@@ -238,7 +246,7 @@ public final class ScytheNode implements AutoCloseable {
         onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), () -> {
             tsoProxy = new io.scythe.tso.TsoProxy(config.node(), io.scythe.tso.DirectTsoSource.relocating(service,
                 () -> TsoService.locate(vertx, service, 2_000), () -> toService.oneSided(service),
-                ch -> toService.forgetOneSided(service, ch)));
+                ch -> toService.forgetOneSided(service, ch), COUNTER_TIMEOUT_MS));
             return tsoProxy.register(vertx, rpcServer).compose(v -> rpcServer.start());
         });
     }
@@ -261,13 +269,16 @@ public final class ScytheNode implements AutoCloseable {
             }
             catalog.add(name, list);
         });
+        // What a restarting TSO service asks: the largest timestamp this CN's groups handed out (0 before they run).
+        // Answered before this CN waits for the service below: a service restarting meanwhile asks every registered
+        // CN and would not start without this one's answer.
+        consumers.add(vertx.eventBus().consumer(io.scythe.tso.TsoLayout.highWaterAddress(config.node()),
+            m -> m.reply(tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))));
+        log("asking TSO node " + config.tsoNode() + " where its counter is (answering its high-water query)");
         final RemoteRegion counter = retry(() -> TsoService.locate(vertx, config.tsoNode(), 2_000),
             "TSO node " + config.tsoNode() + " to say where its counter is");
         final RrpcClient rrpc = new RrpcClient(vertx, nic, new RrpcOptions());
         final Protocol protocol = Protocol.named(config.protocol());
-        // What a restarting TSO service asks: the largest timestamp this CN's groups handed out.
-        consumers.add(vertx.eventBus().consumer(io.scythe.tso.TsoLayout.highWaterAddress(config.node()),
-            m -> m.reply(tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))));
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and
         // fails over to another when one fails (TsoGroup).
@@ -275,7 +286,7 @@ public final class ScytheNode implements AutoCloseable {
             final List<io.scythe.tso.TsoSource> sources = new ArrayList<>();
             sources.add(io.scythe.tso.DirectTsoSource.relocating(service,
                 () -> TsoService.locate(vertx, service, 2_000), () -> rrpc.oneSided(service),
-                ch -> rrpc.forgetOneSided(service, ch)));
+                ch -> rrpc.forgetOneSided(service, ch), COUNTER_TIMEOUT_MS));
             for (final String proxy : config.tsoProxies()) {
                 sources.add(new io.scythe.tso.ProxyTsoSource(proxy, () -> rrpc.rocket(proxy),
                     r -> rrpc.forgetRocket(proxy, r), PROXY_TIMEOUT_MS));
@@ -705,7 +716,8 @@ public final class ScytheNode implements AutoCloseable {
                 .put("tsoFailovers", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::failovers).sum());
         }
         if (tso != null) {
-            h.put("tsoStartedAt", tso.startedAt()).put("tsoCounter", tso.peek());
+            h.put("tsoStartedAt", tso.startedAt()).put("tsoCounter", tso.peek())
+                .put("tsoCheckpointFailures", tso.checkpointFailures());
         }
         if (tsoProxy != null) {
             h.put("tsoHighWater", tsoProxy.highWater()).put("tsoServed", tsoProxy.served());

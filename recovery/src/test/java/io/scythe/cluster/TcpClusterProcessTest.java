@@ -64,7 +64,9 @@ class TcpClusterProcessTest {
             json.remove("eventBusKeyStore");
             final NodeConfig config = NodeConfig.of(json);
             assertThat(config.fabricOptions().provider()).isEqualTo("tcp");
-            assertThat(config.fabricOptions().addresses()).containsKeys("tso", "mn0", "mn1", "cn0", "cn1", "cn2");
+            assertThat(config.fabricOptions().addresses()).containsKeys("tso", "proxy1", "mn0", "mn1", "cn0", "cn1",
+                "cn2");
+            assertThat(config.tsoProxies()).containsExactly("proxy1");
             assertThat(config.memoryNodes()).containsExactly("mn0", "mn1");
             assertThat(config.stateDir()).as("the TSO's checkpoint, on a volume").isEqualTo("/var/lib/scythe");
             assertThat(config.members()).hasSize(3);

@@ -44,6 +44,19 @@ class TsoFailoverProcessTest {
             + cluster.node(node).httpPort() + "/health")).build(), HttpResponse.BodyHandlers.ofString()).body());
     }
 
+    private static long occurrences(final String text, final String line) {
+        return text.lines().filter(l -> l.contains(line)).count();
+    }
+
+    /** Waits until the memory node holds no lock (every committed transaction written back and unlocked). */
+    private static void awaitNoLockHeld() throws Exception {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (health("mn0").getLong("locksHeld") != 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(health("mn0").getLong("locksHeld")).isZero();
+    }
+
     /** Commits {@code n} increments of key {@code key}; returns the largest commit timestamp. */
     private static long commit(final int n, final long key) throws Exception {
         long largest = 0;
@@ -79,7 +92,32 @@ class TsoFailoverProcessTest {
         assertThat(cluster.node("tso").process().waitFor(10, TimeUnit.SECONDS)).isTrue();
         final long handedOut = health("cn0").getLong("tsoHighWater");
         assertThat(handedOut).isGreaterThanOrEqualTo(afterProxyTs);
+        // A CN that starts while the service is down registers, then waits for the service; the restarting service
+        // asks it too and must get an answer (0: it handed nothing out yet), or neither would ever start. cn0 is idle
+        // (no lock held), so its restart loses nothing that only a recovery could bring back.
+        awaitNoLockHeld();
+        final String asking = "asking TSO node tso where its counter is";
+        final long askedBefore = occurrences(cluster.node("cn0").logText(), asking);
+        cluster.signal("cn0", "KILL");
+        assertThat(cluster.node("cn0").process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+        final java.util.concurrent.CompletableFuture<Void> cnBack = java.util.concurrent.CompletableFuture.runAsync(
+            () -> {
+                try {
+                    cluster.restart("cn0", 120_000);
+                } catch (final Exception e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (occurrences(cluster.node("cn0").logText(), asking) == askedBefore && System.nanoTime() < deadline) {
+            assertThat(cnBack).as("cn0 restarting").isNotDone();
+            Thread.sleep(100);
+        }
         cluster.restart("tso", 120_000);
+        cnBack.get(120, TimeUnit.SECONDS);
+        final String started = cluster.node("tso").logText().lines().filter(l -> l.contains("high water asked of"))
+            .reduce((first, last) -> last).orElseThrow();
+        assertThat(started).as("the restarted service asked the waiting CN too").contains("cn0").contains("proxy1");
         final JsonObject tso = health("tso");
         assertThat(tso.getLong("tsoStartedAt")).as("above what the live CN reported and the checkpoint")
             .isGreaterThan(handedOut).isGreaterThan(counterBefore);

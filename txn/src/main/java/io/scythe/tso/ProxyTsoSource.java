@@ -1,9 +1,11 @@
 package io.scythe.tso;
 
 import io.scythe.rrpc.Rocket;
+import io.scythe.rrpc.RpcException;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -15,7 +17,7 @@ import java.util.function.Supplier;
 public final class ProxyTsoSource implements TsoSource {
     private final String proxy;
     private final Supplier<Future<Rocket>> rocket;
-    private final java.util.function.Consumer<Rocket> broken;
+    private final Consumer<Rocket> broken;
     private final long timeoutMs;
 
     public ProxyTsoSource(final String proxy, final Supplier<Future<Rocket>> rocket) {
@@ -23,12 +25,12 @@ public final class ProxyTsoSource implements TsoSource {
     }
 
     /**
-     * @param timeoutMs how long a fetch may wait for the proxy's answer (0: for ever): a proxy that dies between taking
-     *                  a request and answering it leaves no verb outstanding to fail, so without this the group would
-     *                  wait for ever; a late answer is a range nobody uses, a gap
+     * @param timeoutMs how long a fetch may wait for the connection and the proxy's answer (0: for ever): a proxy that
+     *                  dies between taking a request and answering it leaves no verb outstanding to fail, so without
+     *                  this the group would wait for ever; a late answer is a range nobody uses, a gap
      */
     public ProxyTsoSource(final String proxy, final Supplier<Future<Rocket>> rocket,
-                          final java.util.function.Consumer<Rocket> broken, final long timeoutMs) {
+                          final Consumer<Rocket> broken, final long timeoutMs) {
         this.proxy = proxy;
         this.rocket = rocket;
         this.broken = broken;
@@ -39,32 +41,17 @@ public final class ProxyTsoSource implements TsoSource {
     public Future<Long> fetch(final int count) {
         final UnsafeBuffer request = new UnsafeBuffer(new byte[4]);
         request.putInt(0, count);
-        return rocket.get().compose(r -> within(r.call(TsoLayout.RPC_FETCH, request))
+        // The limit covers connecting too: a connect to a vanished host can take seconds.
+        final Future<Rocket> connecting = rocket.get();
+        return Deadline.within(connecting.compose(r -> r.call(TsoLayout.RPC_FETCH, request)), timeoutMs,
+                () -> "TSO proxy " + proxy)
             .onFailure(e -> {
-                if (!(e instanceof io.scythe.rrpc.RpcException x) || x.code() == io.scythe.rrpc.RpcException.DISCONNECTED) {
-                    broken.accept(r); // the connection broke, or the proxy went silent
+                if (connecting.succeeded()
+                    && (!(e instanceof RpcException x) || x.code() == RpcException.DISCONNECTED)) {
+                    broken.accept(connecting.result()); // the connection broke, or the proxy went silent
                 }
-            }))
+            })
             .map(reply -> reply.payload().getLong(0));
-    }
-
-    private <T> Future<T> within(final Future<T> call) {
-        final io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
-        if (timeoutMs <= 0 || context == null || call.isComplete()) {
-            return call;
-        }
-        final io.vertx.core.Promise<T> outcome = ((io.vertx.core.internal.ContextInternal) context).promise();
-        final long timer = context.owner().setTimer(timeoutMs, t -> outcome.tryFail(new java.util.concurrent
-            .TimeoutException("TSO proxy " + proxy + " did not answer within " + timeoutMs + " ms")));
-        call.onComplete(ar -> {
-            context.owner().cancelTimer(timer);
-            if (ar.succeeded()) {
-                outcome.tryComplete(ar.result());
-            } else {
-                outcome.tryFail(ar.cause());
-            }
-        });
-        return outcome.future();
     }
 
     @Override

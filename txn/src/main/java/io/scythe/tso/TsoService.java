@@ -10,8 +10,17 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * The TSO service of Scythe §4.5 (1): a counter in the NIC device memory of its node, advanced by the FAAs of TSO
@@ -21,11 +30,24 @@ import java.util.List;
  * risk it. It says where the counter is at {@link TsoLayout#whereAddress}.
  *
  * <p>Issuers that died before the service restarted cannot answer. For them the service keeps a checkpoint
- * ({@link #checkpoint}): every {@value #CHECKPOINT_PERIOD_MS} ms it reads its counter and, when it moved, writes it to a
- * file (on a worker, atomically renamed). A restarted service starts above {@code checkpoint + }{@link #CHECKPOINT_GAP}
- * as well. The gap is what the counter can move between the last checkpoint written and the crash: a period and a
- * write, which even a stalled disk keeps far below 2^40 timestamps (the paper's TSO serves about 110 M timestamps per
- * second: 2^40 lasts it 10^4 s); and 2^62 / 2^40 leaves room for four million restarts.
+ * ({@link #checkpoint}): before it opens the counter it writes its start value there, and then every
+ * {@value #CHECKPOINT_PERIOD_MS} ms it reads the counter and, when it moved, writes it (on a worker: written, forced
+ * to disk, atomically renamed). A restarted service starts above {@code checkpoint + }{@link #CHECKPOINT_GAP} as well.
+ *
+ * <p>The gap argument. Every timestamp the dead incarnation handed out is below its counter's final value {@code F}.
+ * The checkpoint file holds {@code C}, the counter as read at some moment {@code t} of that incarnation (never before
+ * its start: the start value is written before any FAA can reach the counter), so {@code F - C} is what the counter
+ * moved between {@code t} and the crash: at most one period, one write and its fsync after the last write that
+ * succeeded. The counter moves by the timestamps transactions ask for (groups and proxies fetch exactly their
+ * members' count and keep nothing; a range fetched again after a proxy timed out at most doubles it), so its speed is
+ * the cluster's timestamp demand: the paper's service serves close to 70 M timestamps per second (Fig. 28), and 2^40
+ * of them last it over four hours, five orders of magnitude more than a period plus a slow fsync. So
+ * {@code F < C + 2^40} unless checkpoints stop for hours (a failing write is logged). And 2^62 / 2^40 leaves room for
+ * four million restarts. Issuers still alive report their own high water as well.
+ *
+ * <p>An issuer that was live when the service started asking but leaves the cluster before it answers (it died) is
+ * not waited for when a checkpoint is kept ({@link #issuerGone}): what it handed out came from the counter, which the
+ * checkpoint covers.
  */
 public final class TsoService {
     private final Vertx vertx;
@@ -40,10 +62,12 @@ public final class TsoService {
     private MemoryRegion counter;
     private MessageConsumer<Object> where;
     private long startedAt;
-    private java.nio.file.Path checkpoint;
+    private Path checkpoint;
     private long checkpointTimer = -1;
     private long checkpointed = -1;
     private boolean writing;
+    private Predicate<String> issuerGone = issuer -> false;
+    private volatile long checkpointFailures;
 
     public TsoService(final Vertx vertx, final Nic nic, final List<String> issuers, final long timeoutMs) {
         this.vertx = vertx;
@@ -56,8 +80,18 @@ public final class TsoService {
      * Keeps the counter's checkpoint in {@code file} (read at start, written while it runs); call before
      * {@link #start}.
      */
-    public TsoService checkpoint(final java.nio.file.Path file) {
+    public TsoService checkpoint(final Path file) {
         this.checkpoint = file;
+        return this;
+    }
+
+    /**
+     * Says whether an issuer has left the cluster (its process died): such an issuer is not waited for, because the
+     * checkpoint covers what it handed out. Without a checkpoint every issuer must answer. Called on an event loop: it
+     * must not block (a look at the local membership view, not a remote call).
+     */
+    public TsoService issuerGone(final Predicate<String> gone) {
+        this.issuerGone = gone;
         return this;
     }
 
@@ -81,18 +115,31 @@ public final class TsoService {
                 return Future.failedFuture(new IllegalStateException("TSO service on " + nic.node() + " would start at "
                     + high + ", past the largest timestamp " + TsoLayout.MAX_TIMESTAMP));
             }
-            startedAt = high + 1;
-            counter = nic.register(TsoLayout.REGION, TsoLayout.REGION_BYTES, MemoryKind.DEVICE);
-            counter.buffer().putLongVolatile(TsoLayout.COUNTER_OFFSET, startedAt);
-            final RemoteRegion described = counter.describe();
-            where = vertx.eventBus().consumer(TsoLayout.whereAddress(nic.node()), message -> message.reply(
-                new JsonObject().put("node", described.node()).put("address", described.address())
-                    .put("length", described.length()).put("rkey", described.rkey())));
-            if (checkpoint != null) {
-                checkpointTimer = vertx.setPeriodic(CHECKPOINT_PERIOD_MS, t -> writeCheckpoint());
-            }
-            return where.completion().map(described);
+            final long start = high + 1;
+            // The start value is on disk before any FAA can reach the counter: even a crash before the first periodic
+            // write leaves a checkpoint of this incarnation (not the previous one's, which a restart would reuse).
+            final Future<Void> onDisk = checkpoint == null ? Future.succeededFuture()
+                : vertx.executeBlocking(() -> {
+                    writeCheckpointFile(checkpoint, start);
+                    return null;
+                });
+            return onDisk.compose(v -> open(start));
         });
+    }
+
+    private Future<RemoteRegion> open(final long start) {
+        startedAt = start;
+        checkpointed = start;
+        counter = nic.register(TsoLayout.REGION, TsoLayout.REGION_BYTES, MemoryKind.DEVICE);
+        counter.buffer().putLongVolatile(TsoLayout.COUNTER_OFFSET, startedAt);
+        final RemoteRegion described = counter.describe();
+        where = vertx.eventBus().consumer(TsoLayout.whereAddress(nic.node()), message -> message.reply(
+            new JsonObject().put("node", described.node()).put("address", described.address())
+                .put("length", described.length()).put("rkey", described.rkey())));
+        if (checkpoint != null) {
+            checkpointTimer = vertx.setPeriodic(CHECKPOINT_PERIOD_MS, t -> writeCheckpoint());
+        }
+        return where.completion().map(described);
     }
 
     /**
@@ -103,17 +150,22 @@ public final class TsoService {
         return vertx.eventBus().<Long>request(TsoLayout.highWaterAddress(issuer), "",
                 new DeliveryOptions().setSendTimeout(timeoutMs))
             .map(reply -> reply.body())
-            .recover(e -> attempts > 1 ? ask(issuer, attempts - 1) : Future.failedFuture(e));
+            .recover(e -> {
+                if (checkpoint != null && issuerGone.test(issuer)) {
+                    return Future.succeededFuture(0L); // died: the checkpoint covers what it handed out
+                }
+                return attempts > 1 ? ask(issuer, attempts - 1) : Future.failedFuture(e);
+            });
     }
 
     private static final int ASK_ATTEMPTS = 3;
 
     /** The checkpoint's value plus the gap, or 0 when there is none yet (the service's first start). */
-    static long readCheckpoint(final java.nio.file.Path file) throws java.io.IOException {
-        if (!java.nio.file.Files.exists(file)) {
+    static long readCheckpoint(final Path file) throws IOException {
+        if (!Files.exists(file)) {
             return 0;
         }
-        final String text = java.nio.file.Files.readString(file).trim();
+        final String text = Files.readString(file).trim();
         try {
             return Math.addExact(Long.parseLong(text), CHECKPOINT_GAP);
         } catch (final NumberFormatException | ArithmeticException e) {
@@ -129,17 +181,35 @@ public final class TsoService {
         }
         writing = true;
         vertx.executeBlocking(() -> {
-            final java.nio.file.Path temp = checkpoint.resolveSibling(checkpoint.getFileName() + ".tmp");
-            java.nio.file.Files.writeString(temp, Long.toString(value));
-            java.nio.file.Files.move(temp, checkpoint, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            writeCheckpointFile(checkpoint, value);
             return null;
         }).onComplete(ar -> {
             writing = false;
             if (ar.succeeded()) {
                 checkpointed = value;
+            } else if (checkpointFailures++ % 1000 == 0) {
+                // The gap argument assumes checkpoints keep coming: say so loudly (each 1000th failure, ~10 s apart).
+                System.err.println("TSO service on " + nic.node() + ": cannot write its checkpoint " + checkpoint
+                    + " (" + ar.cause() + "); it still holds " + checkpointed + ", and a restart after the counter "
+                    + "moved 2^40 past it could hand a timestamp out twice");
             }
         });
+    }
+
+    /** Writes {@code value} to a sibling file, forces it to disk, and renames it over {@code file}. */
+    private static void writeCheckpointFile(final Path file, final long value) throws IOException {
+        final Path temp = file.resolveSibling(file.getFileName() + ".tmp");
+        try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
+            out.write(ByteBuffer.wrap(Long.toString(value).getBytes(StandardCharsets.US_ASCII)));
+            out.force(true);
+        }
+        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** Checkpoint writes that failed (each is also a reason to look at the disk). */
+    public long checkpointFailures() {
+        return checkpointFailures;
     }
 
     /** The first timestamp this incarnation hands out. */

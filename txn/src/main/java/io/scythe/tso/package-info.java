@@ -6,10 +6,11 @@
  * are {@link io.scythe.tso.TsoGroup#perRequest one FAA per request} and {@link io.scythe.tso.PhysicalClockOracle
  * physical clocks with an uncertainty wait}.
  *
- * <p>Failover: a group fetches its range again from another source when one fails ({@link io.scythe.tso.TsoGroup});
- * a relocating {@link io.scythe.tso.DirectTsoSource} finds a restarted service's new counter; a restarted
+ * <p>Failover: a group fetches its range again from another source when one fails or stays silent past its limit
+ * ({@link io.scythe.tso.TsoGroup}; the limits are in the sources, connecting included); a relocating
+ * {@link io.scythe.tso.DirectTsoSource} finds a restarted service's new counter; a restarted
  * {@link io.scythe.tso.TsoService} starts above every live issuer's high water and above its checkpoint plus a gap
- * for issuers that died. What a failed fetch would have handed out is never handed out: timestamps stay unique, and
- * one handed out after another finished is larger.
+ * for issuers that died (the gap argument is in {@code TsoService}). What a failed fetch would have handed out is
+ * never handed out: timestamps stay unique, and one handed out after another finished is larger.
  */
 package io.scythe.tso;

@@ -114,6 +114,20 @@ class TsoTest {
         });
     }
 
+    /** Every timestamp of {@code flows} once, each flow's in increasing order; returns them all. */
+    private static Set<Long> uniqueAndIncreasing(final List<long[]> flows) {
+        final Set<Long> seen = new HashSet<>();
+        for (final long[] flow : flows) {
+            for (int i = 0; i < flow.length; i++) {
+                assertThat(seen.add(flow[i])).as("timestamp %d handed out once", flow[i]).isTrue();
+                if (i > 0) {
+                    assertThat(flow[i]).isGreaterThan(flow[i - 1]);
+                }
+            }
+        }
+        return seen;
+    }
+
     @Test
     void shouldHandOutUniqueIncreasingTimestampsToManyConcurrentFlowsWithFewFetches() throws Exception {
         final List<Context> loops = List.of(vertx.getOrCreateContext(), vertx.getOrCreateContext());
@@ -251,15 +265,7 @@ class TsoTest {
         proxy.failing = true;
         final TsoGroup g = new TsoGroup(16, new java.util.SplittableRandom(7), proxy, direct);
         final List<long[]> got = onContext(loop, () -> run(g, 8, 40));
-        final Set<Long> seen = new HashSet<>();
-        for (final long[] flow : got) {
-            for (int i = 0; i < flow.length; i++) {
-                assertThat(seen.add(flow[i])).as("timestamp %d handed out once", flow[i]).isTrue();
-                if (i > 0) {
-                    assertThat(flow[i]).isGreaterThan(flow[i - 1]);
-                }
-            }
-        }
+        final Set<Long> seen = uniqueAndIncreasing(got);
         assertThat(seen).hasSize(8 * 40);
         assertThat(g.failovers()).as("each pick of the failing proxy went on to the direct source").isPositive();
         // A failed source sits out SKIP_AFTER_FAILURE groups: it was asked far less often than there were groups.
@@ -303,5 +309,58 @@ class TsoTest {
         assertThatThrownBy(() -> new TsoService(vertx, tsoNic, List.of(), 1000).checkpoint(file).start()
             .await(10, TimeUnit.SECONDS)).hasMessageContaining("not a timestamp");
         assertThat(tsoNic.region(TsoLayout.REGION)).isNull();
+    }
+
+    @Test
+    void shouldGiveUpOnASilentSourceWithinItsLimitAndFetchTheGroupElsewhere() throws Exception {
+        final Context loop = vertx.getOrCreateContext();
+        // A proxy whose connection never completes (a vanished host), a counter whose channel never does.
+        final ProxyTsoSource silentProxy = new ProxyTsoSource("silent", () -> Promise.<io.scythe.rrpc.Rocket>promise()
+            .future(), r -> { }, 200);
+        final int[] locates = {0};
+        final DirectTsoSource silentCounter = DirectTsoSource.relocating("tso", () -> {
+            locates[0]++;
+            return Future.succeededFuture(counter);
+        }, () -> Promise.<RdmaChannel>promise().future(), ch -> { }, 200);
+        for (final TsoSource silent : List.of(silentProxy, silentCounter)) {
+            final long start = System.nanoTime();
+            assertThatThrownBy(() -> onContext(loop, () -> silent.fetch(1)))
+                .isInstanceOf(java.util.concurrent.TimeoutException.class).hasMessageContaining("within 200 ms");
+            assertThat(System.nanoTime() - start).as(silent.name()).isGreaterThanOrEqualTo(200_000_000L);
+        }
+        assertThatThrownBy(() -> onContext(loop, () -> silentCounter.fetch(1)))
+            .isInstanceOf(java.util.concurrent.TimeoutException.class);
+        assertThat(locates[0]).as("a counter that went silent is located again").isEqualTo(2);
+        // In a group: the silent ones are skipped after their limit; every member gets a timestamp, in order.
+        final TsoGroup g = onContext(loop, () -> Future.succeededFuture(new TsoGroup(16,
+            new java.util.SplittableRandom(3), silentProxy, silentCounter,
+            new DirectTsoSource(counter, channelTo(cn, "tso")))));
+        final List<long[]> got = onContext(loop, () -> run(g, 4, 30));
+        final Set<Long> seen = uniqueAndIncreasing(got);
+        assertThat(seen).hasSize(4 * 30);
+        assertThat(g.failovers()).isPositive();
+    }
+
+    @Test
+    void shouldNotWaitForAnIssuerThatLeftTheClusterWhenTheCheckpointCoversIt() throws Exception {
+        final java.nio.file.Path file = java.nio.file.Files.createTempDirectory("tso").resolve("checkpoint");
+        java.nio.file.Files.writeString(file, "1000");
+        service.stop().await(10, TimeUnit.SECONDS);
+        // Gone but no checkpoint: nothing covers what it handed out, so the service does not start.
+        assertThatThrownBy(() -> new TsoService(vertx, tsoNic, List.of("ghost"), 200).issuerGone(i -> true).start()
+            .await(10, TimeUnit.SECONDS)).hasMessageContaining("issuer ghost did not report");
+        // A checkpoint but the issuer still a member: it must answer.
+        assertThatThrownBy(() -> new TsoService(vertx, tsoNic, List.of("ghost"), 200).checkpoint(file)
+            .issuerGone(i -> false).start().await(10, TimeUnit.SECONDS))
+            .hasMessageContaining("issuer ghost did not report");
+        assertThat(tsoNic.region(TsoLayout.REGION)).isNull();
+        // Left the cluster, and a checkpoint: started above checkpoint + gap, and the start value is on disk at once
+        // (a crash before the first periodic write must not restart at the same value).
+        final TsoService restarted = new TsoService(vertx, tsoNic, List.of("ghost"), 200).checkpoint(file)
+            .issuerGone("ghost"::equals);
+        restarted.start().await(10, TimeUnit.SECONDS);
+        assertThat(restarted.startedAt()).isEqualTo(1000 + TsoService.CHECKPOINT_GAP + 1);
+        assertThat(java.nio.file.Files.readString(file).trim()).isEqualTo(Long.toString(restarted.startedAt()));
+        restarted.stop().await(10, TimeUnit.SECONDS);
     }
 }
