@@ -402,6 +402,28 @@ public final class ScytheNode implements AutoCloseable {
         }
     }
 
+    /** Points this node's registry entry at its member UUID again (after a merge); only while the entry is its own. */
+    private void reRegister() {
+        final IMap<String, String> nodes = hazelcast.getMap(NODES);
+        final String member = hazelcast.getCluster().getLocalMember().getUuid().toString();
+        for (int attempt = 0; attempt < 16; attempt++) {
+            final String value = nodes.get(config.node());
+            final JsonObject entry = value == null ? null : new JsonObject(value);
+            if (entry != null && (entry.getLong("pid", -1L) != ProcessHandle.current().pid()
+                || member.equals(entry.getString("member")))) {
+                return; // another incarnation's, or already this member's
+            }
+            final JsonObject mine = (entry == null ? new JsonObject().put("role", role.label())
+                .put("fabricNode", fabricNode).put("epoch", epoch).put("pid", ProcessHandle.current().pid()) : entry)
+                .copy().put("member", member);
+            if (entry == null ? nodes.putIfAbsent(config.node(), mine.encode()) == null
+                : nodes.replace(config.node(), value, mine.encode())) {
+                log("registered again as member " + member + " after merging back into the cluster");
+                return;
+            }
+        }
+    }
+
     /** Fences CNs that leave or are superseded, on nodes whose memory they reach. */
     private void watchMembers() {
         if (role == NodeRole.CN) {
@@ -417,6 +439,16 @@ public final class ScytheNode implements AutoCloseable {
             });
             return;
         }
+        // A split (an overloaded host misses heartbeats) gives this member a new UUID when it merges back: its entry
+        // must name the new one, or a restarting TSO service takes this live proxy for dead and skips asking it.
+        hazelcast.getLifecycleService().addLifecycleListener(event -> {
+            if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGED) {
+                vertx.executeBlocking(() -> {
+                    reRegister();
+                    return null;
+                }, false);
+            }
+        });
         final IMap<String, String> nodes = hazelcast.getMap(NODES);
         final Object listener = new CnListener();
         nodes.addEntryListener((com.hazelcast.map.listener.MapListener) listener, true);
