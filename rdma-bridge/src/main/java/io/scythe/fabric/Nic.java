@@ -66,6 +66,9 @@ public interface Nic extends AutoCloseable {
         return Future.succeededFuture();
     }
 
+    /** Whether {@code peerNode} is fenced by this node (and not readmitted since). */
+    boolean isFenced(String peerNode);
+
     /** Lets a fenced node connect again (its old queue pairs stay revoked). */
     void readmit(String peerNode);
 

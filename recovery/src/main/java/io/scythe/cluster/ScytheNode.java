@@ -66,7 +66,8 @@ import java.util.function.Supplier;
  * keeps its lease by renewing it every {@value #LEASE_RENEW_MS} ms; when it finds it was not running for longer than
  * the lease (it was paused) or that the cluster dropped it, it stops serving and exits with {@link #EXIT_LEASE_LOST}:
  * it must rejoin as a new process, under a new epoch. The oldest member keeps the {@value #SHARDS} map (which live CN
- * has recovery duty for each CN's logs) balanced as members come and go ({@link ShardOwnership}).
+ * has recovery duty for each CN's logs) balanced as members come and go ({@link ShardOwnership}); a dead or
+ * superseded incarnation is owed recovery in {@value RecoveryDuty#OWED} until a CN recovered it ({@link RecoveryDuty}).
  */
 public final class ScytheNode implements AutoCloseable {
     public static final String NODES = "scythe.nodes";
@@ -75,8 +76,6 @@ public final class ScytheNode implements AutoCloseable {
     /** Exit code of a CN that lost its lease (and must rejoin under a new epoch). */
     public static final int EXIT_LEASE_LOST = 3;
     public static final long LEASE_RENEW_MS = 250;
-    /** Pause before a failed recovery is run again. */
-    static final long RECOVERY_RETRY_MS = 1_000;
     /** A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml); after that others may have fenced it. */
     public static final long LEASE_MS = 3_000;
     static final long LOOKUP_RETRY_MS = 200;
@@ -120,10 +119,8 @@ public final class ScytheNode implements AutoCloseable {
     private volatile boolean leaseLost;
     private long leaseTimer = -1;
     private Context recoveryContext;
+    private RecoveryDuty recoveryDuty;
     private LogDb memoryDb;
-    /** Dead CN incarnations ("name.eN") this CN recovered or is recovering. */
-    private final Set<String> recovered = ConcurrentHashMap.newKeySet();
-    private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
     private long lastRenewalNs;
 
     private ScytheNode(final NodeConfig config, final NodeRole role, final NodeWorkload workload,
@@ -297,7 +294,7 @@ public final class ScytheNode implements AutoCloseable {
             return group;
         };
         // Transaction ids: epoch in bits 48-63, this CN's cluster-unique slot in bits 32-39, the loop in 40-47.
-        final long idBase = ((epoch & 0xffff) << 48) | (slot << 32);
+        final long idBase = RecoveryDuty.idPrefix(epoch, slot);
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, config.tsoNode(), protocol,
                 config.maxAttempts(), new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), false,
                 workload.procedures(), idBase, metrics::observe, oracles)
@@ -311,7 +308,9 @@ public final class ScytheNode implements AutoCloseable {
                     coordinators.add(c);
                 })
             .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS));
-        watchRecoveryDuty();
+        recoveryDuty = new RecoveryDuty(vertx, hazelcast, config.node(), epoch, config.memoryNodes(), this::recover,
+            this::log);
+        recoveryDuty.start();
         lastRenewalNs = System.nanoTime();
         if (config.leaseCheck()) {
             leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
@@ -384,7 +383,10 @@ public final class ScytheNode implements AutoCloseable {
         final IMap<String, String> nodes = hazelcast.getMap(NODES);
         if (role == NodeRole.CN) {
             entry.put("slot", slot); // with the epoch, the prefix of its transaction ids (recovery frees its CAS words)
-            nodes.put(config.node(), entry.encode());
+            final String superseded = RecoveryDuty.register(hazelcast, config.node(), entry);
+            if (superseded != null) {
+                log("supersedes " + superseded + ", now owed recovery");
+            }
             return;
         }
         if (role == NodeRole.TSO || role == NodeRole.PROXY) {
@@ -466,16 +468,16 @@ public final class ScytheNode implements AutoCloseable {
                 final String cn = cnByMember.remove(gone);
                 if (cn != null) {
                     fence(cn, "its member left the cluster");
-                    return;
                 }
-                // Its registration may not have reached this node's listener yet: look it up in the map (blocking,
-                // so on a worker).
+                // Owed recovery (and fenced, if its registration has not reached this node's listener yet): looked up
+                // in the map, blocking, so on a worker.
                 vertx.executeBlocking(() -> {
-                    for (final String value : hazelcast.<String, String>getMap(NODES).values()) {
-                        final JsonObject entry = new JsonObject(value);
+                    for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(NODES).entrySet()) {
+                        final JsonObject entry = new JsonObject(e.getValue());
                         if (NodeRole.CN.label().equals(entry.getString("role"))
                             && gone.toString().equals(entry.getString("member"))) {
                             fence(entry.getString("fabricNode"), "its member left the cluster");
+                            RecoveryDuty.owe(hazelcast, e.getKey(), entry, "its member left the cluster");
                         }
                     }
                     return null;
@@ -515,80 +517,12 @@ public final class ScytheNode implements AutoCloseable {
         }
     }
 
-    /**
-     * Runs recovery for every dead CN incarnation whose logs the shard map gives this CN: an entry that says its CN is
-     * not live, or whose epoch moved on (the CN restarted before its old incarnation was recovered).
-     */
-    private void watchRecoveryDuty() {
-        final IMap<String, String> shardMap = hazelcast.getMap(SHARDS);
-        final class Duty implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String> {
-            @Override
-            public void entryAdded(final EntryEvent<String, String> event) {
-                onShard(event.getKey(), new JsonObject(event.getValue()), null);
-            }
-
-            @Override
-            public void entryUpdated(final EntryEvent<String, String> event) {
-                onShard(event.getKey(), new JsonObject(event.getValue()),
-                    event.getOldValue() == null ? null : new JsonObject(event.getOldValue()));
-            }
-        }
-        shardMap.addEntryListener((com.hazelcast.map.listener.MapListener) new Duty(), true);
-        for (final Map.Entry<String, String> e : shardMap.entrySet()) {
-            onShard(e.getKey(), new JsonObject(e.getValue()), null);
-        }
-    }
-
-    private void onShard(final String cn, final JsonObject now, final JsonObject before) {
-        if (leaseLost || cn.equals(config.node()) || !config.node().equals(now.getString("owner"))
-            || now.getLong("ownerEpoch", -1L) != epoch) {
-            return;
-        }
-        if (!now.getBoolean("live", true)) {
-            recover(cn, now.getLong("epoch"));
-        }
-        if (before != null && before.getLong("epoch") != null && !before.getLong("epoch").equals(now.getLong("epoch"))) {
-            recover(cn, before.getLong("epoch"));
-        }
-    }
-
-    private void recover(final String cn, final long deadEpoch) {
-        final String dead = cn + ".e" + deadEpoch;
-        // A CN that lost its lease is fenced itself: its recoveries could only fail (and a newer one is owed anyway).
-        if (leaseLost || recoveryContext == null || !recovered.add(dead)) {
-            return;
-        }
-        log("has the recovery duty for " + dead);
-        // The id prefix of its transactions: its slot is in the registry only while its entry is this epoch's.
-        vertx.executeBlocking(() -> {
-            final String value = hazelcast.<String, String>getMap(NODES).get(cn);
-            final JsonObject entry = value == null ? null : new JsonObject(value);
-            return entry != null && entry.getLong("epoch", -1L) == deadEpoch
-                ? new long[] {((deadEpoch & 0xffff) << 48) | (entry.getLong("slot", 0L) << 32)} : new long[0];
-        }, false).onComplete(prefixes -> recoveryContext.runOnContext(v -> {
-            final long start = System.nanoTime();
-            log("recovering " + dead);
-            final long[] owners = prefixes.succeeded() ? prefixes.result() : new long[0];
-            new io.scythe.txn.recovery.CnRecovery(coordinators.get(0).runtime()).recover(dead, owners)
-                .onComplete(ar -> {
-                    final JsonObject done = new JsonObject().put("cn", dead)
-                        .put("ms", (System.nanoTime() - start) / 1e6);
-                    if (ar.succeeded()) {
-                        final io.scythe.txn.recovery.CnRecovery.Report r = ar.result();
-                        done.put("ok", true).put("completeRecords", r.committedRecords())
-                            .put("incomplete", r.incompleteRecords()).put("applied", r.entriesApplied())
-                            .put("tickets", r.ticketsCancelled()).put("casWords", r.casWordsFreed())
-                            .put("inserts", r.insertsAbandoned()).put("truncated", r.truncatedRecords());
-                    } else {
-                        // Tried again in a second (it is idempotent), and on the next shard change.
-                        recovered.remove(dead);
-                        done.put("ok", false).put("error", String.valueOf(ar.cause()));
-                        vertx.setTimer(RECOVERY_RETRY_MS, t -> recover(cn, deadEpoch));
-                    }
-                    recoveries.add(done);
-                    log("recovery of " + done.encode());
-                });
-        }));
+    /** Recovers dead incarnation {@code dead} on this CN's recovery loop: {@link RecoveryDuty}'s recoverer. */
+    private Future<JsonObject> recover(final String dead, final long claim, final long[] idPrefixes) {
+        final Promise<JsonObject> done = Promise.promise();
+        recoveryContext.runOnContext(v -> new io.scythe.txn.recovery.CnRecovery(coordinators.get(0).runtime())
+            .recover(dead, claim, idPrefixes).map(RecoveryDuty::describe).onComplete(done));
+        return done.future();
     }
 
     /** A line on the node's log (standard error), with the wall-clock time: faults are read off these. */
@@ -598,7 +532,7 @@ public final class ScytheNode implements AutoCloseable {
 
     /** Recoveries this CN ran: {@code {"cn", "ms", "ok", ...}} each. */
     public List<JsonObject> recoveries() {
-        return List.copyOf(recoveries);
+        return recoveryDuty == null ? List.of() : recoveryDuty.recoveries();
     }
 
     private void fence(final String cnFabricNode, final String why) {
@@ -648,6 +582,9 @@ public final class ScytheNode implements AutoCloseable {
 
     private void loseLease(final String why) {
         leaseLost = true;
+        if (recoveryDuty != null) {
+            recoveryDuty.stop(); // fenced itself: its recoveries could only fail, and its claims pass on when it exits
+        }
         log("lease of epoch " + epoch + " lost: " + why
             + "; stops serving and must rejoin with a new epoch");
         for (final MessageConsumer<Object> c : consumers) {
@@ -772,6 +709,9 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (shards != null) {
             shards.stop();
+        }
+        if (recoveryDuty != null) {
+            recoveryDuty.close();
         }
         if (metrics != null) {
             metrics.close();

@@ -24,7 +24,9 @@ import java.util.stream.Collectors;
  * recovery duty for its logs. Kept by the oldest member, recomputed whenever members come or go or a CN registers:
  * a live CN's logs go to the next live CN in name order (itself when alone); a dead CN's to a live CN chosen by its
  * place among all CNs, so the duty spreads. Entries are JSON: {@code {"owner": "cn1", "ownerEpoch": 3, "live": false}};
- * with no live CN the entry says {@code "owner": null}.
+ * with no live CN the entry says {@code "owner": null}. Only entries that change are written (each write wakes every
+ * CN's {@link RecoveryDuty}). A dead CN not yet recovered is owed recovery ({@link RecoveryDuty#owe}) here too, in
+ * case nobody else saw its member leave.
  */
 public final class ShardOwnership {
     private final Vertx vertx;
@@ -94,7 +96,15 @@ public final class ShardOwnership {
         }
         final Map<String, JsonObject> assignment = assign(cns, live);
         final IMap<String, String> shards = hazelcast.getMap(ScytheNode.SHARDS);
-        assignment.forEach((cn, owner) -> shards.put(cn, owner.encode()));
+        final Map<String, String> before = shards.getAll(assignment.keySet());
+        assignment.forEach((cn, owner) -> {
+            if (!owner.encode().equals(before.get(cn))) {
+                shards.put(cn, owner.encode());
+            }
+            if (!owner.getBoolean("live")) {
+                RecoveryDuty.owe(hazelcast, cn, cns.get(cn), "its member is not in the cluster");
+            }
+        });
         return assignment;
     }
 

@@ -10,6 +10,7 @@ import io.scythe.txn.Txn;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.api.Procedures;
 import io.scythe.txn.recovery.CnRecovery;
+import io.scythe.txn.recovery.RecoveryRpc;
 import io.scythe.txn.recovery.RecoveryService;
 import io.scythe.txn.scythe.ScytheTxn;
 import io.vertx.core.Context;
@@ -30,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Compute nodes die in one JVM (fenced on every memory node, their coordinators never heard from again) while
@@ -50,10 +52,14 @@ class CnRecoveryTest {
     private long nextLedgerKey = 1;
 
     private void start(final String protocol) throws Exception {
+        start(protocol, new JsonObject());
+    }
+
+    private void start(final String protocol, final JsonObject costModel) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
         scythe = EmbeddedScythe.deploy(vertx, new JsonObject().put("memoryNodes", 2).put("protocol", protocol)
-            .put("redoLogBytes", 64 << 10), (db, part, parts) -> {
+            .put("redoLogBytes", 64 << 10).put("costModel", costModel), (db, part, parts) -> {
                 final Table accounts = db.create(TableSchema.fixed(ACCOUNTS_TABLE, "accounts", 8, 64));
                 db.create(TableSchema.fixed(LEDGER_TABLE, "ledger", 24, 1024));
                 final UnsafeBuffer balance = new UnsafeBuffer(new byte[8]);
@@ -296,6 +302,91 @@ class CnRecoveryTest {
         assertThat(report.committedRecords()).as("records of finished transactions are harmless").isGreaterThanOrEqualTo(0);
         assertThat(report.entriesApplied()).isZero();
         liveNodesProgress(recoverer());
+        checkInvariants();
+    }
+
+    /**
+     * Two live nodes recover the same dead one at once (ownership moved mid-recovery): the memory nodes admit one
+     * recoverer, so the in-doubt record is rolled forward once and {@code upper} passes the dead node's ticket once,
+     * reaching the live ticket queued behind it and no further.
+     */
+    @Test
+    void shouldAdmitOneRecovererAtATimeSoTicketsEndExact() throws Exception {
+        // A slow fabric: without the memory nodes' admission both would read a header before either's write lands.
+        start("scythe", new JsonObject().put("oneWayLatencyNs", 2_000_000));
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode first = scythe.addComputeNode("cnB", 2L << 32);
+        final EmbeddedScythe.ComputeNode second = scythe.addComputeNode("cnC", 3L << 32);
+        final TxnRuntime runtime = dead.on(loop()).runtime();
+        on(() -> {
+            runtime.redoLog().afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
+            return Future.succeededFuture();
+        });
+        final long inDoubt = nextLedgerKey;
+        assertThat(transferOn(dead.on(loop()), 7, 8, 25)).isFalse();
+        acknowledged.add(inDoubt); // decided by its record
+        // A live TOCC read queues behind the dead node's ticket on account 7.
+        final ScytheTxn queued = new ScytheTxn(first.on(loop()).runtime(), true);
+        final Promise<UnsafeBuffer> queuedRead = Promise.promise();
+        loop().runOnContext(v -> queued.read("accounts", 7).onComplete(queuedRead));
+        waitUntil(() -> lowerMinusUpper(7) == 2);
+        final TxnRuntime one = first.on(loop()).runtime();
+        final TxnRuntime other = second.on(loop()).runtime();
+        final List<Future<CnRecovery.Report>> both = new ArrayList<>();
+        on(() -> {
+            both.add(new CnRecovery(one).recover("cnA", 1, new long[0]));
+            both.add(new CnRecovery(other).recover("cnA", 2, new long[0]));
+            return Future.join(both).otherwiseEmpty();
+        });
+        assertThat(both).as("one recoverer admitted").filteredOn(Future::succeeded).hasSize(1);
+        final Future<CnRecovery.Report> refused = both.stream().filter(Future::failed).findFirst().orElseThrow();
+        assertThat(refused.cause()).hasMessageContaining("is being recovered by");
+        assertThat(both.stream().filter(Future::succeeded).findFirst().orElseThrow().result().entriesApplied())
+            .as("two accounts and the ledger row, once").isEqualTo(3);
+        // upper moved past the dead node's ticket once: the live read holds the lock, nobody is skipped.
+        assertThat(queuedRead.future().await(10, TimeUnit.SECONDS).getLong(0)).isEqualTo(INITIAL - 25);
+        assertThat(lowerMinusUpper(7)).as("only the live reader's ticket is outstanding").isEqualTo(1);
+        final UnsafeBuffer same = new UnsafeBuffer(new byte[8]);
+        same.putLong(0, INITIAL - 25);
+        on(() -> {
+            queued.write("accounts", 7, same, 0, 8);
+            return queued.commit();
+        });
+        waitUntil(() -> lowerMinusUpper(7) == 0);
+        // The refused one, run again once the first is done, finds nothing left and changes nothing.
+        assertThat(on(() -> new CnRecovery(other).recover("cnA", 2, new long[0])).entriesApplied()).isZero();
+        liveNodesProgress(first.on(loop()), second.on(loop()));
+        checkInvariants();
+    }
+
+    /** A recoverer that dies mid-way is replaced only by a larger claim, and only once it is fenced. */
+    @Test
+    void shouldLetALargerClaimTakeOverFromAFencedRecovererOnly() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode first = scythe.addComputeNode("cnB", 2L << 32);
+        final EmbeddedScythe.ComputeNode second = scythe.addComputeNode("cnC", 3L << 32);
+        final ScytheTxn holder = new ScytheTxn(dead.on(loop()).runtime(), true);
+        on(() -> Future.all(holder.read("accounts", 3), holder.read("accounts", 4)));
+        scythe.fence("cnA");
+        // cnB starts recovering cnA (it lists the logs on every memory node) and is never heard of again.
+        final TxnRuntime one = first.on(loop()).runtime();
+        final byte[] name = "cnA".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        final UnsafeBuffer list = new UnsafeBuffer(new byte[RecoveryRpc.LIST_REQUEST_HEADER_BYTES + name.length]);
+        list.putLong(0, 1);
+        list.putBytes(RecoveryRpc.LIST_REQUEST_HEADER_BYTES, name);
+        for (final String mn : List.of("mn0", "mn1")) {
+            on(() -> one.rocket(mn).compose(r -> r.call(RecoveryRpc.LOG_LIST, list)));
+        }
+        final TxnRuntime other = second.on(loop()).runtime();
+        assertThatThrownBy(() -> on(() -> new CnRecovery(other).recover("cnA", 2, new long[0])))
+            .as("cnB is alive (not fenced)").hasMessageContaining("is being recovered by cnB");
+        scythe.fence("cnB"); // its member left: every memory node fenced it
+        assertThatThrownBy(() -> on(() -> new CnRecovery(other).recover("cnA", 1, new long[0])))
+            .as("not a newer claim").hasMessageContaining("is being recovered by cnB");
+        final CnRecovery.Report report = on(() -> new CnRecovery(other).recover("cnA", 2, new long[0]));
+        assertThat(report.ticketsCancelled()).isEqualTo(2);
+        liveNodesProgress(second.on(loop()));
         checkInvariants();
     }
 

@@ -270,6 +270,11 @@ final class DisniNic implements Nic {
     }
 
     @Override
+    public boolean isFenced(final String peerNode) {
+        return fenced.contains(peerNode);
+    }
+
+    @Override
     public void readmit(final String peerNode) {
         fenced.remove(peerNode);
     }

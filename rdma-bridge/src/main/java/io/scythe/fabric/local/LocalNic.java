@@ -176,6 +176,11 @@ final class LocalNic implements Nic, EmulatedPeer {
     }
 
     @Override
+    public boolean isFenced(final String peerNode) {
+        return fenced.contains(peerNode);
+    }
+
+    @Override
     public void readmit(final String peerNode) {
         fenced.remove(peerNode);
     }

@@ -396,6 +396,11 @@ final class ShmNic implements Nic {
     }
 
     @Override
+    public boolean isFenced(final String peerNode) {
+        return file.isFenced(peerNode);
+    }
+
+    @Override
     public void readmit(final String peerNode) {
         file.readmit(peerNode);
     }

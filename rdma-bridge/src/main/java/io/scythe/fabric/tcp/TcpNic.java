@@ -415,6 +415,11 @@ public final class TcpNic implements Nic {
     }
 
     @Override
+    public boolean isFenced(final String peerNode) {
+        return fenced.contains(peerNode);
+    }
+
+    @Override
     public void readmit(final String peerNode) {
         fenced.remove(peerNode);
     }

@@ -57,17 +57,28 @@ public final class CnRecovery {
         int truncated;
     }
 
-    /**
-     * Recovers {@code deadNode} (its fabric identity). {@code idPrefixes} are its transaction-id prefixes known to
-     * the caller (e.g. from its lease), used to free its CAS words; those of its log regions are added.
-     */
+    /** Recovers {@code deadNode} under claim 0 (one recoverer only: tests, tools). */
     public Future<Report> recover(final String deadNode, final long... idPrefixes) {
+        return recover(deadNode, 0, idPrefixes);
+    }
+
+    /**
+     * Recovers {@code deadNode} (its fabric identity) under {@code claim} (the cluster's claim counter of this
+     * recovery: a memory node refuses a second recoverer unless its claim is larger and the first is fenced, see
+     * {@link RecoveryRpc}). {@code idPrefixes} are its transaction-id prefixes known to the caller (from the owed
+     * entry), used to free its CAS words; those of its log regions are added.
+     */
+    public Future<Report> recover(final String deadNode, final long claim, final long[] idPrefixes) {
         final long start = runtime.timers().nowNs();
         final List<String> nodes = memoryNodes();
         final Tally tally = new Tally();
         final List<Future<List<Region>>> listed = new ArrayList<>();
-        for (final String node : nodes) {
-            listed.add(list(node, deadNode));
+        // The first memory node first: two recoverers racing meet there, and the refused one stops before it made
+        // itself the recoverer on any other node (where each would refuse the other).
+        final Future<List<Region>> first = list(nodes.get(0), deadNode, claim);
+        listed.add(first);
+        for (final String node : nodes.subList(1, nodes.size())) {
+            listed.add(first.compose(v -> list(node, deadNode, claim)));
         }
         return Future.all(listed).compose(all -> {
             final List<Region> regions = new ArrayList<>();
@@ -96,7 +107,7 @@ public final class CnRecovery {
             }
             final List<Future<Void>> releases = new ArrayList<>();
             for (final String node : nodes) {
-                releases.add(release(node, deadNode, owners, tally));
+                releases.add(release(node, deadNode, claim, owners, tally));
             }
             return Future.all(releases).map(v -> new Report(deadNode, regions.size(), tally.committed,
                 tally.incomplete, tally.applied, tally.done, tally.tickets, tally.cas, tally.inserts,
@@ -125,8 +136,11 @@ public final class CnRecovery {
         return null;
     }
 
-    private Future<List<Region>> list(final String node, final String deadNode) {
-        final UnsafeBuffer request = new UnsafeBuffer(deadNode.getBytes(StandardCharsets.UTF_8));
+    private Future<List<Region>> list(final String node, final String deadNode, final long claim) {
+        final byte[] name = deadNode.getBytes(StandardCharsets.UTF_8);
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.LIST_REQUEST_HEADER_BYTES + name.length]);
+        request.putLong(0, claim);
+        request.putBytes(RecoveryRpc.LIST_REQUEST_HEADER_BYTES, name);
         return runtime.rocket(node).compose(r -> r.call(RecoveryRpc.LOG_LIST, request)).map((RpcReply reply) -> {
             final UnsafeBuffer p = reply.payload();
             final int count = p.getInt(0);
@@ -282,12 +296,14 @@ public final class CnRecovery {
             }));
     }
 
-    private Future<Void> release(final String node, final String deadNode, final Set<Long> owners,
+    private Future<Void> release(final String node, final String deadNode, final long claim, final Set<Long> owners,
                                  final Tally tally) {
         final byte[] name = deadNode.getBytes(StandardCharsets.UTF_8);
-        final UnsafeBuffer request = new UnsafeBuffer(new byte[8 + owners.size() * 8 + name.length]);
-        request.putInt(0, owners.size());
-        int at = 8;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.RELEASE_REQUEST_HEADER_BYTES
+            + owners.size() * 8 + name.length]);
+        request.putLong(0, claim);
+        request.putInt(8, owners.size());
+        int at = RecoveryRpc.RELEASE_REQUEST_HEADER_BYTES;
         for (final long owner : owners) {
             request.putLong(at, owner);
             at += 8;

@@ -6,14 +6,22 @@ package io.scythe.txn.recovery;
  * <ul>
  *   <li>{@link #LOG_OPEN}: {@code idBase u64, bytes u32} - registers a log region for the calling compute node's
  *       loop whose transaction ids start at {@code idBase}; reply {@code address u64, rkey u32, bytes u32}.</li>
- *   <li>{@link #LOG_LIST}: {@code node name (UTF-8)} - fences that compute node on this memory node (nothing it
- *       sent may land after) and lists its log regions; reply {@code count u32, pad u32}, then per region
- *       {@code address u64, rkey u32, bytes u32, idBase u64}.</li>
- *   <li>{@link #RELEASE_NODE}: {@code count u32, pad u32, count x id prefix u64, node name (UTF-8)} - fences it,
- *       then cancels every Takeout ticket it holds or queues for, abandons inserts it left locked, frees CAS lock
- *       words whose owner id has one of the prefixes ({@link #NODE_ID_MASK}), and frees its log regions; reply
- *       {@code tickets u32, casWords u32, inserts u32, regions u32}.</li>
+ *   <li>{@link #LOG_LIST}: {@code claim u64, node name (UTF-8)} - fences that compute node on this memory node
+ *       (nothing it sent may land after), makes the caller its one recoverer here (see below) and lists its log
+ *       regions; reply {@code count u32, pad u32}, then per region {@code address u64, rkey u32, bytes u32,
+ *       idBase u64}.</li>
+ *   <li>{@link #RELEASE_NODE}: {@code claim u64, count u32, pad u32, count x id prefix u64, node name (UTF-8)} -
+ *       fences it, then (from its recoverer only) cancels every Takeout ticket it holds or queues for, abandons
+ *       inserts it left locked, frees CAS lock words whose owner id has one of the prefixes ({@link #NODE_ID_MASK}),
+ *       and frees its log regions; the recovery is over on this node. Reply {@code tickets u32, casWords u32,
+ *       inserts u32, regions u32}.</li>
  * </ul>
+ *
+ * <p>One recoverer per dead node at a time: two rolling the same log forward at once would both see a lock still
+ * held by a record's ticket and both add 1 to {@code upper}, skipping a live ticket. The first caller of a dead node
+ * is its recoverer until its release; another caller is refused with {@link #RECOVERY_BUSY} unless it brings a
+ * larger {@code claim} (the claim counter of the cluster's owed-recovery entry) and this memory node has fenced the
+ * recoverer before it (its member left: it is dead, and nothing it started can land any more).
  */
 public final class RecoveryRpc {
     public static final int LOG_OPEN = 0x5201;
@@ -21,6 +29,10 @@ public final class RecoveryRpc {
     public static final int RELEASE_NODE = 0x5203;
 
     public static final int LOG_OPEN_REQUEST_BYTES = 12;
+    /** Bytes before the node name of a {@link #LOG_LIST} request (the claim). */
+    public static final int LIST_REQUEST_HEADER_BYTES = 8;
+    /** Bytes before the id prefixes of a {@link #RELEASE_NODE} request (claim, count, pad). */
+    public static final int RELEASE_REQUEST_HEADER_BYTES = 16;
     public static final int LOG_OPEN_REPLY_BYTES = 16;
     public static final int LIST_HEADER_BYTES = 8;
     public static final int LIST_ENTRY_BYTES = 24;
@@ -31,6 +43,8 @@ public final class RecoveryRpc {
     public static final int BAD_REQUEST = 120;
     /** Failure code: the log region could not be registered. */
     public static final int NO_SPACE = 121;
+    /** Failure code: another live compute node is recovering that node on this memory node. */
+    public static final int RECOVERY_BUSY = 122;
 
     /**
      * The part of a transaction id that names its compute node (and epoch): bits 48-63 (epoch) and 32-39 (node

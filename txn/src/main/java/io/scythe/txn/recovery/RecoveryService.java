@@ -10,6 +10,7 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
 import io.scythe.storage.remote.LogDbService;
 import io.scythe.txn.scythe.TakeoutLockService;
+import io.vertx.core.Future;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -24,8 +25,9 @@ import java.util.Map;
  * A memory node's side of redo logging and CN-failure recovery ({@link RecoveryRpc}): registers the compute nodes'
  * log regions, knows who holds which Takeout ticket ({@link TicketLedger}) and which inserts are still locked by
  * whom, and on {@link RecoveryRpc#RELEASE_NODE} releases everything a dead compute node held. Both listing and
- * releasing fence the dead node on this memory node first, so nothing it sent can land afterwards. Runs on the RPC
- * server's loop, with the LogDB and Takeout Lock services of the same server.
+ * releasing fence the dead node on this memory node first, so nothing it sent can land afterwards, and admit one
+ * recoverer per dead node at a time ({@link RecoveryRpc}). Runs on the RPC server's loop, with the LogDB and Takeout
+ * Lock services of the same server.
  */
 public final class RecoveryService {
     /** Largest log region a loop may ask for. */
@@ -35,10 +37,15 @@ public final class RecoveryService {
     private final TicketLedger tickets = new TicketLedger();
     private final Map<String, List<LogRegion>> regions = new HashMap<>();
     private final Map<String, List<LockedInsert>> inserts = new HashMap<>();
+    /** The compute node recovering each dead node here, from its first LOG_LIST or RELEASE_NODE to its release. */
+    private final Map<String, Recovery> recovering = new HashMap<>();
     private final UnsafeBuffer reply = new UnsafeBuffer(new byte[4096]);
     private long released;
 
     private record LogRegion(MemoryRegion region, long idBase) {
+    }
+
+    private record Recovery(String recoverer, long claim) {
     }
 
     private record LockedInsert(Table table, long key, long pointer, Table.InsertLock lock, long lockWord,
@@ -132,16 +139,43 @@ public final class RecoveryService {
     }
 
     private void list(final RpcRequest request, final RpcResponder responder) {
-        final String node = nodeOf(request, responder, 0);
+        if (request.payloadLength() < RecoveryRpc.LIST_REQUEST_HEADER_BYTES) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "malformed LOG_LIST");
+            return;
+        }
+        final String node = nodeOf(request, responder, RecoveryRpc.LIST_REQUEST_HEADER_BYTES);
         if (node == null) {
             return;
         }
+        final long claim = request.payload().getLong(request.payloadOffset());
+        fenceAndAdmit(node, request.client(), claim, responder, () -> listFenced(node, responder));
+    }
+
+    /**
+     * Fences dead {@code node} and runs {@code then} once nothing of it can land any more, if {@code client} is (or
+     * may become) its one recoverer here: the first to ask, the same again, or one with a larger claim once the
+     * previous recoverer is fenced too (then also once nothing of that one can land). Otherwise refuses.
+     */
+    private void fenceAndAdmit(final String node, final String client, final long claim,
+                               final RpcResponder responder, final Runnable then) {
+        final Recovery current = recovering.get(node);
+        Future<Void> previousGone = Future.succeededFuture();
+        if (current == null || current.recoverer.equals(client)) {
+            recovering.put(node, new Recovery(client, current == null ? claim : Math.max(claim, current.claim)));
+        } else if (claim > current.claim && db.nic().isFenced(current.recoverer)) {
+            recovering.put(node, new Recovery(client, claim));
+            previousGone = db.nic().fenceBarrier(current.recoverer);
+        } else {
+            responder.fail(RecoveryRpc.RECOVERY_BUSY, node + " is being recovered by " + current.recoverer + " (claim "
+                + current.claim + "), which is not fenced here; refused " + client + " (claim " + claim + ")");
+            return;
+        }
         db.nic().fence(node);
-        db.nic().fenceBarrier(node).onComplete(barrier -> {
+        Future.all(previousGone, db.nic().fenceBarrier(node)).onComplete(barrier -> {
             if (barrier.failed()) {
                 responder.fail(RecoveryRpc.BAD_REQUEST, "fence of " + node + " did not complete: " + barrier.cause());
             } else {
-                listFenced(node, responder);
+                then.run();
             }
         });
     }
@@ -169,31 +203,30 @@ public final class RecoveryService {
     }
 
     private void release(final RpcRequest request, final RpcResponder responder) {
-        final int owners = request.payloadLength() < 8 ? -1 : request.payload().getInt(request.payloadOffset());
-        if (owners < 0 || owners > 1024 || request.payloadLength() < 8 + owners * 8) {
+        final int header = RecoveryRpc.RELEASE_REQUEST_HEADER_BYTES;
+        final int owners = request.payloadLength() < header ? -1
+            : request.payload().getInt(request.payloadOffset() + 8);
+        if (owners < 0 || owners > 1024 || request.payloadLength() < header + owners * 8) {
             responder.fail(RecoveryRpc.BAD_REQUEST, "malformed RELEASE_NODE");
             return;
         }
-        final String node = nodeOf(request, responder, 8 + owners * 8);
+        final String node = nodeOf(request, responder, header + owners * 8);
         if (node == null) {
             return;
         }
+        final long claim = request.payload().getLong(request.payloadOffset());
         final long[] idPrefixes = new long[owners];
         for (int i = 0; i < owners; i++) {
-            idPrefixes[i] = request.payload().getLong(request.payloadOffset() + 8 + i * 8) & RecoveryRpc.NODE_ID_MASK;
+            idPrefixes[i] = request.payload().getLong(request.payloadOffset() + header + i * 8)
+                & RecoveryRpc.NODE_ID_MASK;
         }
-        db.nic().fence(node);
-        db.nic().fenceBarrier(node).onComplete(barrier -> {
-            if (barrier.failed()) {
-                responder.fail(RecoveryRpc.BAD_REQUEST, "fence of " + node + " did not complete: " + barrier.cause());
-            } else {
-                releaseFenced(node, idPrefixes, responder);
-            }
-        });
+        final String client = request.client();
+        fenceAndAdmit(node, client, claim, responder, () -> releaseFenced(node, client, idPrefixes, responder));
     }
 
     /** Releases everything {@code node} held, once fenced and with nothing of its still landing. */
-    private void releaseFenced(final String node, final long[] idPrefixes, final RpcResponder responder) {
+    private void releaseFenced(final String node, final String recoverer, final long[] idPrefixes,
+                               final RpcResponder responder) {
         final int cancelled = tickets.cancel(node);
         int abandoned = 0;
         for (final LockedInsert i : inserts.getOrDefault(node, List.of())) {
@@ -210,6 +243,11 @@ public final class RecoveryService {
             it.remove();
         }
         regions.remove(node);
+        // Over here: a later recovery of the node (owed again, or re-run) finds nothing left and changes nothing.
+        final Recovery current = recovering.get(node);
+        if (current != null && current.recoverer.equals(recoverer)) {
+            recovering.remove(node);
+        }
         released++;
         reply.putInt(0, cancelled);
         reply.putInt(4, casFreed);

@@ -13,8 +13,11 @@
  *
  * <p><b>Recovery</b> of a dead compute node X, run by a live one ({@link io.scythe.txn.recovery.CnRecovery}):
  * <ol>
- *   <li>On every memory node: fence X (its queue pairs revoked; nothing it posted can land later) and list its log
- *       regions ({@link io.scythe.txn.recovery.RecoveryRpc#LOG_LIST}).</li>
+ *   <li>On every memory node, the first one first: fence X (its queue pairs revoked; nothing it posted can land
+ *       later), become X's one recoverer there, and list its log regions
+ *       ({@link io.scythe.txn.recovery.RecoveryRpc#LOG_LIST}). A memory node admits one recoverer of X at a time
+ *       (two rolling forward at once would both add 1 to {@code upper} for the same ticket); a larger claim takes
+ *       over only from a recoverer it has fenced (dead), which makes re-running an interrupted recovery safe.</li>
  *   <li>READ the regions; every complete record is rolled forward entry by entry, each only while the object's lock
  *       is still held by the record's token (ticket == {@code upper}, or CAS word == owner id): a write-back that
  *       landed whole or in part before the crash is finished and never applied twice, and re-running recovery

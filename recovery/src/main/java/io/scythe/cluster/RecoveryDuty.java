@@ -1,0 +1,426 @@
+package io.scythe.cluster;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.cluster.MembershipEvent;
+import com.hazelcast.cluster.MembershipListener;
+import com.hazelcast.core.EntryEvent;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import com.hazelcast.map.listener.EntryAddedListener;
+import com.hazelcast.map.listener.EntryUpdatedListener;
+import com.hazelcast.map.listener.MapListener;
+import io.scythe.txn.recovery.CnRecovery;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * A CN's recovery duty: the dead CN incarnations it recovers, taken from the map of incarnations owed recovery
+ * ({@value #OWED}, key {@code NODE.eEPOCH}).
+ *
+ * <p><b>Owed.</b> An incarnation is owed as soon as it is known dead: by its successor before the successor registers
+ * (so a CN restarting twice before anyone recovered it leaves both incarnations owed, not only the last one seen), by
+ * every non-CN node that sees its member leave, and by the oldest member's shard rebalance (all idempotent
+ * {@code putIfAbsent}s, skipped once its registry entry says it was recovered). The entry keeps the incarnation's id
+ * prefix ({@code epoch << 48 | slot << 32}), so its CAS lock words are freed even when it never wrote a log region
+ * and the registry has moved on to a newer epoch. It is removed only when a recovery of it reports success.
+ *
+ * <p><b>Who.</b> The owner of the dead CN's shard ({@value ScytheNode#SHARDS}); if that owner is not a live member
+ * under the epoch the shard map names, the first live CN by name. It claims the entry by a compare-and-set
+ * ({@code claimedBy} its member, {@code claim} + 1) and keeps the claim until it succeeds (retrying every
+ * {@value #RETRY_MS} ms); an entry claimed by a member that left is claimed anew by the then designated CN, whose
+ * larger claim lets the memory nodes admit it as the new recoverer ({@link io.scythe.txn.recovery.RecoveryRpc}).
+ * A recovery is idempotent, so one interrupted half-way is simply run again. Nothing is recovered while this member
+ * does not see every registered memory node (it is cut off: its view of who died is not the one that counts), nor an
+ * incarnation that is a live member in its view (an entry written by the other side of a split and merged back): a
+ * recovery fences the incarnation it recovers.
+ *
+ * <p><b>When.</b> On a change of an owed entry (listener), and a scan of the (small) owed map at start, whenever the
+ * shard map changes and whenever a member leaves; never periodically (a map scan stalls while a member hangs).
+ * Map operations run on worker threads, never on an event loop or a Hazelcast event thread.
+ */
+public final class RecoveryDuty {
+    /** Incarnations owed recovery: {@code NODE.eEPOCH} to JSON (see {@link #owe}). */
+    public static final String OWED = "scythe.owed";
+    /** Pause before a failed recovery is run again. */
+    public static final long RETRY_MS = 1_000;
+    /** Recoveries (and failed attempts) kept for {@link #recoveries()}, the latest. */
+    static final int MAX_RECOVERIES_KEPT = 1_000;
+
+    /** Runs one recovery; completes with what it did (JSON fields for the node's health) once every MN released. */
+    @FunctionalInterface
+    public interface Recoverer {
+        Future<JsonObject> recover(String incarnation, long claim, long[] idPrefixes);
+    }
+
+    private final Vertx vertx;
+    private final HazelcastInstance hazelcast;
+    private final String node;
+    private final long epoch;
+    private final List<String> memoryNodes;
+    private final Recoverer recoverer;
+    private final Consumer<String> log;
+    /** Owed incarnations this CN is recovering now (one recovery of each at a time). */
+    private final Set<String> running = ConcurrentHashMap.newKeySet();
+    private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
+    private final AtomicBoolean scanQueued = new AtomicBoolean();
+    private volatile boolean stopped;
+    private UUID self;
+    private UUID owedListener;
+    private UUID shardListener;
+    private UUID membershipListener;
+
+    /**
+     * @param node      this CN's name
+     * @param epoch       its epoch (it recovers as {@code node.eEPOCH})
+     * @param memoryNodes the memory nodes: it recovers only while it sees every one of them that registered
+     * @param recoverer   what runs a recovery (on a loop of this CN)
+     * @param log         where a line about each recovery goes
+     */
+    public RecoveryDuty(final Vertx vertx, final HazelcastInstance hazelcast, final String node, final long epoch,
+                        final List<String> memoryNodes, final Recoverer recoverer, final Consumer<String> log) {
+        this.vertx = vertx;
+        this.hazelcast = hazelcast;
+        this.node = node;
+        this.epoch = epoch;
+        this.memoryNodes = List.copyOf(memoryNodes);
+        this.recoverer = recoverer;
+        this.log = log;
+    }
+
+    /** The fabric identity of {@code node}'s incarnation {@code epoch}: the key of its owed entry. */
+    public static String incarnation(final String node, final long epoch) {
+        return node + ".e" + epoch;
+    }
+
+    /** The node bits of the transaction ids of incarnation {@code epoch} of the CN with {@code slot}. */
+    public static long idPrefix(final long epoch, final long slot) {
+        return ((epoch & 0xffff) << 48) | (slot << 32);
+    }
+
+    /**
+     * Records that the incarnation of CN {@code cn} that {@code registryEntry} (its {@value ScytheNode#NODES} entry)
+     * describes is owed recovery, unless it is already owed or was recovered. Blocks (a map operation).
+     *
+     * @return whether it was newly owed
+     */
+    public static boolean owe(final HazelcastInstance hazelcast, final String cn, final JsonObject registryEntry,
+                              final String why) {
+        if (!NodeRole.CN.label().equals(registryEntry.getString("role"))
+            || registryEntry.getBoolean("recovered", false) || registryEntry.getLong("epoch") == null) {
+            return false;
+        }
+        final long epoch = registryEntry.getLong("epoch");
+        final long slot = registryEntry.getLong("slot", 0L);
+        final JsonObject owed = new JsonObject().put("cn", cn).put("epoch", epoch).put("slot", slot)
+            .put("prefix", idPrefix(epoch, slot)).put("owedAtMs", System.currentTimeMillis()).put("why", why)
+            .put("claim", 0L);
+        return hazelcast.<String, String>getMap(OWED).putIfAbsent(incarnation(cn, epoch), owed.encode()) == null;
+    }
+
+    /**
+     * Registers CN {@code cn}'s new incarnation ({@code entry}, its {@value ScytheNode#NODES} entry) after owing
+     * recovery of the incarnation it supersedes: nobody may have seen that one die (it restarted quickly, or twice),
+     * and once overwritten the registry no longer names it. Blocks.
+     *
+     * @return the superseded incarnation if it was newly owed, else {@code null}
+     */
+    public static String register(final HazelcastInstance hazelcast, final String cn, final JsonObject entry) {
+        final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
+        final String previous = nodes.get(cn);
+        String owed = null;
+        if (previous != null) {
+            final JsonObject before = new JsonObject(previous);
+            if (before.getLong("epoch", -1L) != entry.getLong("epoch").longValue()
+                && owe(hazelcast, cn, before, "superseded by epoch " + entry.getLong("epoch"))) {
+                owed = incarnation(cn, before.getLong("epoch"));
+            }
+        }
+        nodes.put(cn, entry.encode());
+        return owed;
+    }
+
+    /** The fields of a recovery report that a node's health lists. */
+    public static JsonObject describe(final CnRecovery.Report r) {
+        return new JsonObject().put("completeRecords", r.committedRecords()).put("incomplete", r.incompleteRecords())
+            .put("applied", r.entriesApplied()).put("tickets", r.ticketsCancelled()).put("casWords", r.casWordsFreed())
+            .put("inserts", r.insertsAbandoned()).put("truncated", r.truncatedRecords());
+    }
+
+    /** Listens and scans once. Blocks (registers listeners); call off the event loops. */
+    public void start() {
+        self = hazelcast.getCluster().getLocalMember().getUuid();
+        final class OwedChanges implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String> {
+            @Override
+            public void entryAdded(final EntryEvent<String, String> event) {
+                considerLater(event.getKey(), event.getValue());
+            }
+
+            @Override
+            public void entryUpdated(final EntryEvent<String, String> event) {
+                considerLater(event.getKey(), event.getValue());
+            }
+        }
+        final class ShardChanges implements EntryAddedListener<String, String>,
+            EntryUpdatedListener<String, String> {
+            @Override
+            public void entryAdded(final EntryEvent<String, String> event) {
+                scanLater();
+            }
+
+            @Override
+            public void entryUpdated(final EntryEvent<String, String> event) {
+                scanLater();
+            }
+        }
+        owedListener = owed().addEntryListener((MapListener) new OwedChanges(), true);
+        shardListener = hazelcast.<String, String>getMap(ScytheNode.SHARDS)
+            .addEntryListener((MapListener) new ShardChanges(), false);
+        membershipListener = hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+            @Override
+            public void memberAdded(final MembershipEvent event) {
+            }
+
+            @Override
+            public void memberRemoved(final MembershipEvent event) {
+                scanLater(); // a claimant may have left
+            }
+        });
+        scanLater();
+    }
+
+    /** Takes no more work (a recovery under way finishes). Does not block; idempotent. */
+    public void stop() {
+        stopped = true;
+    }
+
+    /** Stops and removes its listeners. Blocks; idempotent. */
+    public void close() {
+        stop();
+        try {
+            if (hazelcast.getLifecycleService().isRunning()) {
+                if (owedListener != null) {
+                    owed().removeEntryListener(owedListener);
+                }
+                if (shardListener != null) {
+                    hazelcast.getMap(ScytheNode.SHARDS).removeEntryListener(shardListener);
+                }
+                if (membershipListener != null) {
+                    hazelcast.getCluster().removeMembershipListener(membershipListener);
+                }
+            }
+        } catch (final RuntimeException shuttingDown) {
+            // the member is leaving anyway
+        }
+    }
+
+    /** Recoveries this CN ran: {@code {"cn", "claim", "ms", "ok", ...}} each. */
+    public List<JsonObject> recoveries() {
+        return List.copyOf(recoveries);
+    }
+
+    private IMap<String, String> owed() {
+        return hazelcast.getMap(OWED);
+    }
+
+    private void scanLater() {
+        if (stopped || !scanQueued.compareAndSet(false, true)) {
+            return; // one scan queued covers every change before it runs
+        }
+        blocking(() -> {
+            scanQueued.set(false);
+            for (final Map.Entry<String, String> e : owed().entrySet()) {
+                considerSafely(e.getKey(), e.getValue());
+            }
+        });
+    }
+
+    private void considerLater(final String incarnation, final String value) {
+        blocking(() -> considerSafely(incarnation, value));
+    }
+
+    /** An entry that cannot be read is reported and left as it is; the others are still looked at. */
+    private void considerSafely(final String incarnation, final String value) {
+        try {
+            consider(incarnation, value);
+        } catch (final RuntimeException e) {
+            log.accept("owed entry " + incarnation + "=" + value + " not handled: " + e);
+        }
+    }
+
+    /** Map operations block: off Hazelcast's event threads and off the event loops. */
+    private void blocking(final Runnable body) {
+        if (stopped) {
+            return;
+        }
+        vertx.executeBlocking(() -> {
+            if (!stopped && hazelcast.getLifecycleService().isRunning()) {
+                body.run();
+            }
+            return null;
+        }, false).onFailure(e -> log.accept("recovery duty: " + e));
+    }
+
+    /** Claims and runs the recovery of {@code incarnation} if it falls to this CN. On a worker thread. */
+    private void consider(final String incarnation, final String value) {
+        if (stopped || running.contains(incarnation)) {
+            return;
+        }
+        final JsonObject entry = new JsonObject(value);
+        final Set<UUID> live = hazelcast.getCluster().getMembers().stream().map(Member::getUuid)
+            .collect(Collectors.toSet());
+        final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
+        if (!seesEveryMemoryNode(nodes, live)
+            || liveCn(nodes.get(entry.getString("cn")), entry.getLong("epoch", -1L), live)) {
+            return; // cut off, or the incarnation is alive here: left owed until it really dies (then recovered)
+        }
+        final String claimedBy = entry.getString("claimedBy");
+        String claimed = value;
+        if (!self.toString().equals(claimedBy)) {
+            if (claimedBy != null && live.contains(UUID.fromString(claimedBy))) {
+                return; // a live CN is on it
+            }
+            if (!incarnation(node, epoch).equals(designated(entry.getString("cn"), live))) {
+                return;
+            }
+            claimed = entry.copy().put("claimedBy", self.toString()).put("claimant", incarnation(node, epoch))
+                .put("claim", entry.getLong("claim", 0L) + 1).encode();
+            if (!owed().replace(incarnation, value, claimed)) {
+                return; // changed meanwhile: its update event brings it here again
+            }
+        }
+        if (!running.add(incarnation)) {
+            return;
+        }
+        // Still owed under this claim (a recovery that just finished removed it; a scan may have read it before).
+        if (!claimed.equals(owed().get(incarnation))) {
+            running.remove(incarnation);
+            return;
+        }
+        run(incarnation, new JsonObject(claimed), claimed);
+    }
+
+    /**
+     * The CN whose duty it is to recover incarnations of {@code cn} ({@code NODE.eEPOCH}): its shard's owner while that
+     * is a live member under the epoch the shard map names, else the first live CN by name; {@code null} if none.
+     */
+    private String designated(final String cn, final Set<UUID> live) {
+        final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
+        final String shardValue = hazelcast.<String, String>getMap(ScytheNode.SHARDS).get(cn);
+        if (shardValue != null) {
+            final JsonObject shard = new JsonObject(shardValue);
+            final String owner = shard.getString("owner");
+            final Long ownerEpoch = shard.getLong("ownerEpoch");
+            if (owner != null && ownerEpoch != null && liveCn(nodes.get(owner), ownerEpoch, live)) {
+                return incarnation(owner, ownerEpoch);
+            }
+        }
+        final Map<String, JsonObject> liveCns = new TreeMap<>();
+        for (final Map.Entry<String, String> e : nodes.entrySet()) {
+            final JsonObject registered = new JsonObject(e.getValue());
+            if (liveCn(e.getValue(), registered.getLong("epoch", -1L), live)) {
+                liveCns.put(e.getKey(), registered);
+            }
+        }
+        return liveCns.isEmpty() ? null : liveCns.entrySet().stream().findFirst()
+            .map(e -> incarnation(e.getKey(), e.getValue().getLong("epoch"))).orElse(null);
+    }
+
+    private boolean seesEveryMemoryNode(final IMap<String, String> nodes, final Set<UUID> live) {
+        for (final String mn : nodes.getAll(Set.copyOf(memoryNodes)).values()) {
+            final String member = new JsonObject(mn).getString("member");
+            if (member == null || !live.contains(UUID.fromString(member))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean liveCn(final String registryValue, final long epoch, final Set<UUID> live) {
+        if (registryValue == null) {
+            return false;
+        }
+        final JsonObject entry = new JsonObject(registryValue);
+        final String member = entry.getString("member");
+        return NodeRole.CN.label().equals(entry.getString("role")) && entry.getLong("epoch", -1L) == epoch
+            && member != null && live.contains(UUID.fromString(member));
+    }
+
+    private void run(final String incarnation, final JsonObject owed, final String claimedValue) {
+        final long claim = owed.getLong("claim");
+        final long startNs = System.nanoTime();
+        log.accept("has the recovery duty for " + incarnation + " (claim " + claim + "; owed as "
+            + owed.getString("why") + ")");
+        Future<JsonObject> recovery;
+        try {
+            recovery = recoverer.recover(incarnation, claim, new long[] {owed.getLong("prefix", 0L)});
+        } catch (final RuntimeException e) {
+            recovery = Future.failedFuture(e);
+        }
+        recovery.onComplete(ar -> vertx.executeBlocking(() -> {
+            try {
+                finish(incarnation, owed, claimedValue, ar, startNs);
+            } finally {
+                running.remove(incarnation);
+            }
+            return null;
+        }, false).onFailure(e -> {
+            running.remove(incarnation);
+            log.accept("recovery of " + incarnation + " not recorded: " + e);
+        }));
+    }
+
+    private void finish(final String incarnation, final JsonObject owed, final String claimedValue,
+                        final AsyncResult<JsonObject> ar, final long startNs) {
+        final JsonObject done = new JsonObject().put("cn", incarnation).put("claim", owed.getLong("claim"))
+            .put("ms", (System.nanoTime() - startNs) / 1e6);
+        if (ar.succeeded()) {
+            done.mergeIn(ar.result() == null ? new JsonObject() : ar.result()).put("ok", true)
+                .put("owedMs", System.currentTimeMillis() - owed.getLong("owedAtMs", System.currentTimeMillis()));
+            markRecovered(owed);
+            if (!owed().remove(incarnation, claimedValue)) {
+                log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
+            }
+        } else {
+            done.put("ok", false).put("error", String.valueOf(ar.cause()));
+            // Still claimed by this CN: it tries again (idempotent), and nobody else takes it while it is live.
+            vertx.setTimer(RETRY_MS, t -> blocking(() -> {
+                final String now = owed().get(incarnation);
+                if (now != null) {
+                    considerSafely(incarnation, now);
+                }
+            }));
+        }
+        recoveries.add(done);
+        while (recoveries.size() > MAX_RECOVERIES_KEPT) {
+            recoveries.remove(0); // a recovery failing for long adds one a second
+        }
+        log.accept("recovery of " + done.encode());
+    }
+
+    /** Marks the CN's registry entry recovered while it is still this incarnation's: nobody owes it again. */
+    private void markRecovered(final JsonObject owed) {
+        final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
+        final String cn = owed.getString("cn");
+        final String value = nodes.get(cn);
+        if (value == null) {
+            return;
+        }
+        final JsonObject entry = new JsonObject(value);
+        if (entry.getLong("epoch", -1L) == owed.getLong("epoch").longValue() && !entry.getBoolean("recovered", false)) {
+            nodes.replace(cn, value, entry.copy().put("recovered", true).encode());
+        }
+    }
+}

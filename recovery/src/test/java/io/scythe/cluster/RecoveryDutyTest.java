@@ -1,0 +1,325 @@
+package io.scythe.cluster;
+
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastInstance;
+import io.scythe.bridge.BridgeVerticle;
+import io.scythe.node.EmbeddedScythe;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.TableSchema;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.api.Procedures;
+import io.scythe.txn.recovery.CnRecovery;
+import io.scythe.txn.scythe.ScytheTxn;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Recovery duty over a real Hazelcast cluster in this JVM (TCP join on loopback, conf/cluster.xml) and an embedded
+ * data plane (memory nodes and compute nodes on the local fabric): the duty is never lost when its owner dies
+ * mid-recovery, when a CN restarts twice before anyone recovered it, or when the incarnation never wrote a log.
+ * A dead CN is a registry entry whose member is not in the cluster (as after its process died) and a fenced compute
+ * node of the embedded cluster.
+ */
+class RecoveryDutyTest {
+    private static final int ACCOUNTS = 16;
+    private static final long INITIAL = 1_000;
+    private static final String SECRET = "a test secret of the cluster";
+
+    private final String cluster = "duty" + UUID.randomUUID().toString().substring(0, 8);
+    private final List<HazelcastInstance> members = new ArrayList<>();
+    private final List<RecoveryDuty> duties = new ArrayList<>();
+    private final List<String> memberAddresses = new ArrayList<>();
+    /** What the duties logged: a recovery starts with "has the recovery duty for NODE.eN". */
+    private final List<String> dutyLog = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private Vertx vertx;
+    private EmbeddedScythe scythe;
+
+    private void startData(final String protocol) throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
+        scythe = EmbeddedScythe.deploy(vertx, new JsonObject().put("memoryNodes", 2).put("protocol", protocol)
+            .put("redoLogBytes", 64 << 10), (db, part, parts) -> {
+                final Table accounts = db.create(TableSchema.fixed(1, "accounts", 8, 64));
+                final UnsafeBuffer balance = new UnsafeBuffer(new byte[8]);
+                balance.putLong(0, INITIAL);
+                for (long k = part; k < ACCOUNTS; k += parts) {
+                    accounts.insert(k, balance, 0, 8, ObjectLayout.LOADED_VERSION);
+                }
+            }, new Procedures());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        duties.forEach(RecoveryDuty::close);
+        members.forEach(m -> m.getLifecycleService().terminate());
+        if (scythe != null) {
+            scythe.close();
+        }
+        if (vertx != null) {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A Hazelcast member of this test's cluster, joining the first one by TCP on loopback; runs the shard map. */
+    private HazelcastInstance member(final String name) throws Exception {
+        final int port = LocalCluster.freePort();
+        memberAddresses.add("127.0.0.1:" + port);
+        final NodeConfig config = NodeConfig.of(new JsonObject().put("cluster", cluster).put("secret", SECRET)
+            .put("node", name).put("hazelcastPort", port).put("members", new JsonArray(List.of(memberAddresses.get(0))))
+            .put("httpPort", -1));
+        final HazelcastInstance hz = Hazelcast.newHazelcastInstance(ClusterSetup.hazelcastConfig(config));
+        members.add(hz);
+        new ShardOwnership(vertx, hz).start();
+        return hz;
+    }
+
+    /** Registers incarnation {@code epoch} of CN {@code cn} as a CN process does, with {@code member} its lease. */
+    private String register(final HazelcastInstance hz, final String cn, final long epoch, final long slot,
+                            final UUID member) {
+        return RecoveryDuty.register(hz, cn, new JsonObject().put("role", "cn")
+            .put("fabricNode", RecoveryDuty.incarnation(cn, epoch)).put("epoch", epoch).put("member", member.toString())
+            .put("slot", slot));
+    }
+
+    /** A member of no cluster: the lease of a CN whose process died. */
+    private static UUID deadMember() {
+        return UUID.randomUUID();
+    }
+
+    /** The recovery duty of CN {@code cn} (epoch 1) on {@code hz}, recovering through compute node {@code through}. */
+    private RecoveryDuty duty(final HazelcastInstance hz, final String cn, final EmbeddedScythe.ComputeNode through) {
+        final TxnRuntime runtime = through.on(loop()).runtime();
+        final RecoveryDuty duty = new RecoveryDuty(vertx, hz, cn, 1, List.of("mn0", "mn1"), (dead, claim, prefixes) -> {
+            final Promise<JsonObject> done = Promise.promise();
+            loop().runOnContext(v -> new CnRecovery(runtime).recover(dead, claim, prefixes)
+                .map(RecoveryDuty::describe).onComplete(done));
+            return done.future();
+        }, line -> {
+            dutyLog.add(line);
+            System.out.println(cn + ": " + line);
+        });
+        duties.add(duty);
+        duty.start();
+        return duty;
+    }
+
+    private Context loop() {
+        return scythe.loops().get(0);
+    }
+
+    private <T> T on(final Supplier<Future<T>> body) throws Exception {
+        final Promise<T> done = Promise.promise();
+        loop().runOnContext(v -> body.get().onComplete(done));
+        return done.future().await(20, TimeUnit.SECONDS);
+    }
+
+    private static long idPrefix(final long epoch, final long slot) {
+        return RecoveryDuty.idPrefix(epoch, slot);
+    }
+
+    /** Whether {@code duty} recovered {@code incarnation} with success (under {@code claim}, if not negative). */
+    private static boolean recovered(final RecoveryDuty duty, final String incarnation, final long claim) {
+        return duty.recoveries().stream().anyMatch(r -> incarnation.equals(r.getString("cn")) && r.getBoolean("ok")
+            && (claim < 0 || r.getLong("claim") == claim));
+    }
+
+    private static void eventually(final String what, final BooleanSupplier condition) throws Exception {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as("within 20 s: " + what).isNegative();
+            Thread.sleep(20);
+        }
+    }
+
+    private AtomicBuffer objects(final long account) {
+        return scythe.memoryNodes().get((int) (account % 2)).table("accounts").objectMemory();
+    }
+
+    private int offsetOf(final long account) {
+        final Table t = scythe.memoryNodes().get((int) (account % 2)).table("accounts");
+        return t.offsetOf(t.lookup(account));
+    }
+
+    private long balanceOf(final long account) {
+        return objects(account).getLongVolatile(offsetOf(account) + ObjectLayout.VALUE_OFFSET);
+    }
+
+    /** Tickets handed out but not yet served on {@code account}'s Takeout Lock. */
+    private long outstandingTickets(final long account) {
+        final int at = offsetOf(account);
+        return objects(account).getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
+            - objects(account).getLongVolatile(at + ObjectLayout.UPPER_OFFSET);
+    }
+
+    private long casWord(final long account) {
+        return objects(account).getLongVolatile(offsetOf(account) + ObjectLayout.CAS_LOCK_OFFSET);
+    }
+
+    /** TOCC reads of {@code accounts} by {@code node}, holding their Takeout tickets until it ends (never). */
+    private void holdTickets(final EmbeddedScythe.ComputeNode node, final long... accounts) throws Exception {
+        final ScytheTxn holder = new ScytheTxn(node.on(loop()).runtime(), true);
+        final List<Future<UnsafeBuffer>> reads = new ArrayList<>();
+        on(() -> {
+            for (final long a : accounts) {
+                reads.add(holder.read("accounts", a));
+            }
+            return Future.all(reads);
+        });
+    }
+
+    private Map<String, String> owed(final HazelcastInstance hz) {
+        return hz.<String, String>getMap(RecoveryDuty.OWED);
+    }
+
+    @Test
+    void shouldPassTheDutyOnWhenTheRecoveringOwnerDiesBeforeReportingOk() throws Exception {
+        startData("scythe");
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA.e1", idPrefix(1, 1));
+        final EmbeddedScythe.ComputeNode cnB = scythe.addComputeNode("cnB.e1", idPrefix(1, 2));
+        final EmbeddedScythe.ComputeNode cnC = scythe.addComputeNode("cnC.e1", idPrefix(1, 3));
+        // cnA dies holding tickets on account 3 and mid-commit on 7 -> 8 (its redo record durable, nothing written).
+        holdTickets(cnA, 3);
+        final TxnRuntime dying = cnA.on(loop()).runtime();
+        on(() -> {
+            dying.redoLog().afterAppend(() -> scythe.fence("cnA.e1"));
+            return Future.succeededFuture();
+        });
+        try {
+            on(() -> cnA.on(loop()).run(txn -> Future.all(txn.read("accounts", 7), txn.read("accounts", 8))
+                .map(both -> {
+                    final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+                    v.putLong(0, both.<UnsafeBuffer>resultAt(0).getLong(0) - 25);
+                    txn.write("accounts", 7, v, 0, 8);
+                    v.putLong(0, both.<UnsafeBuffer>resultAt(1).getLong(0) + 25);
+                    txn.write("accounts", 8, v, 0, 8);
+                    return 0L;
+                })));
+        } catch (final Exception fencedMidCommit) {
+            // the client never hears of it; its record decides
+        }
+        assertThat(balanceOf(7)).isEqualTo(INITIAL);
+        final HazelcastInstance hzC = member("cnC");
+        final HazelcastInstance hzB = member("cnB");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        register(hzB, "cnB", 1, 2, hzB.getCluster().getLocalMember().getUuid());
+        final RecoveryDuty dutyC = duty(hzC, "cnC", cnC);
+        // cnB owns cnA's shard; it gets as far as making itself the recoverer on mn0, then fails on mn1 (over and
+        // over, holding its claim) until its member dies.
+        scythe.memoryNodes().get(1).nic().fence("cnB.e1");
+        final RecoveryDuty dutyB = duty(hzB, "cnB", cnB);
+        register(hzC, "cnA", 1, 1, deadMember());
+        eventually("cnB tried to recover cnA.e1", () -> dutyB.recoveries().stream()
+            .anyMatch(r -> "cnA.e1".equals(r.getString("cn")) && !r.getBoolean("ok")));
+        final JsonObject claimed = new JsonObject(owed(hzC).get("cnA.e1"));
+        assertThat(claimed.getString("claimedBy")).isEqualTo(hzB.getCluster().getLocalMember().getUuid().toString());
+        assertThat(claimed.getLong("claim")).isEqualTo(1);
+        assertThat(dutyC.recoveries()).as("cnC leaves it to the live claimant").isEmpty();
+        assertThat(balanceOf(7)).as("not rolled forward yet").isEqualTo(INITIAL);
+
+        dutyB.stop();
+        hzB.getLifecycleService().terminate();
+        scythe.fence("cnB.e1"); // what the memory nodes do when its member leaves
+        eventually("cnC recovered cnA.e1 under a newer claim", () -> recovered(dutyC, "cnA.e1", 2));
+        eventually("the owed entry is gone", () -> !owed(hzC).containsKey("cnA.e1"));
+        assertThat(new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")).getBoolean("recovered"))
+            .isTrue();
+        assertThat(balanceOf(7)).as("rolled forward once").isEqualTo(INITIAL - 25);
+        assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
+        for (final long account : new long[] {3, 7, 8}) {
+            assertThat(outstandingTickets(account)).as("account %d unlocked", account).isZero();
+        }
+    }
+
+    @Test
+    void shouldRecoverBothIncarnationsOfACnThatRestartedTwiceBeforeAnyRecovery() throws Exception {
+        startData("scythe");
+        final EmbeddedScythe.ComputeNode e1 = scythe.addComputeNode("cnA.e1", idPrefix(1, 1));
+        final EmbeddedScythe.ComputeNode e2 = scythe.addComputeNode("cnA.e2", idPrefix(2, 1));
+        final EmbeddedScythe.ComputeNode cnC = scythe.addComputeNode("cnC.e1", idPrefix(1, 3));
+        holdTickets(e1, 3);
+        holdTickets(e2, 4);
+        // e2 also queues behind e1 on account 3: both tickets must be skipped, in order.
+        final ScytheTxn queued = new ScytheTxn(e2.on(loop()).runtime(), true);
+        loop().runOnContext(v -> queued.read("accounts", 3));
+        eventually("e2 queued on account 3", () -> outstandingTickets(3) == 2);
+        scythe.fence("cnA.e1");
+        scythe.fence("cnA.e2");
+        final HazelcastInstance hzC = member("cnC");
+        final UUID live = hzC.getCluster().getLocalMember().getUuid();
+        register(hzC, "cnC", 1, 3, live);
+        assertThat(register(hzC, "cnA", 1, 1, deadMember())).isNull();
+        assertThat(register(hzC, "cnA", 2, 1, deadMember())).isEqualTo("cnA.e1");
+        assertThat(register(hzC, "cnA", 3, 1, live)).as("e3 runs").isEqualTo("cnA.e2");
+        // The recovering CN starts (or its listener registers) only after all of it.
+        final RecoveryDuty dutyC = duty(hzC, "cnC", cnC);
+        eventually("both dead incarnations recovered", () -> recovered(dutyC, "cnA.e1", 1)
+            && recovered(dutyC, "cnA.e2", 1));
+        eventually("nothing owed", () -> owed(hzC).isEmpty());
+        assertThat(outstandingTickets(3)).isZero();
+        assertThat(outstandingTickets(4)).isZero();
+        assertThat(dutyC.recoveries()).as("the live e3 is not recovered")
+            .noneMatch(r -> "cnA.e3".equals(r.getString("cn")));
+    }
+
+    @Test
+    void shouldRecoverNothingWhileCutOffFromAMemoryNode() throws Exception {
+        startData("scythe");
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA.e1", idPrefix(1, 1));
+        final EmbeddedScythe.ComputeNode cnC = scythe.addComputeNode("cnC.e1", idPrefix(1, 3));
+        holdTickets(cnA, 3);
+        final HazelcastInstance hzC = member("cnC");
+        hzC.<String, String>getMap(ScytheNode.NODES).put("mn1", new JsonObject().put("role", "mn")
+            .put("fabricNode", "mn1").put("epoch", 0).put("member", deadMember().toString()).encode());
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        register(hzC, "cnA", 1, 1, deadMember());
+        eventually("cnA.e1 owed", () -> owed(hzC).containsKey("cnA.e1"));
+        duty(hzC, "cnC", cnC);
+        Thread.sleep(1_000);
+        assertThat(dutyLog).as("this side does not see mn1: its view of who died does not count").isEmpty();
+        assertThat(outstandingTickets(3)).isEqualTo(1);
+    }
+
+    @Test
+    void shouldFreeTheCasWordsOfASupersededIncarnationThatNeverWroteALog() throws Exception {
+        startData("ford-occ");
+        final EmbeddedScythe.ComputeNode cnC = scythe.addComputeNode("cnC.e1", idPrefix(1, 3));
+        // cnA.e1 CAS-locked account 9 and died before any redo record (so it has no log region anywhere).
+        final long owner = idPrefix(1, 1) | (1L << 40) | 99;
+        objects(9).putLongVolatile(offsetOf(9) + ObjectLayout.CAS_LOCK_OFFSET, owner);
+        final HazelcastInstance hzC = member("cnC");
+        final UUID live = hzC.getCluster().getLocalMember().getUuid();
+        register(hzC, "cnC", 1, 3, live);
+        register(hzC, "cnA", 1, 1, deadMember());
+        register(hzC, "cnA", 2, 1, live); // restarted: the registry now names epoch 2 only
+        // The live e2 owed too, as by the other side of a split and merged back: recovering it would fence it.
+        assertThat(RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES)
+            .get("cnA")), "a split")).isTrue();
+        final RecoveryDuty dutyC = duty(hzC, "cnC", cnC);
+        eventually("cnA.e1 recovered", () -> recovered(dutyC, "cnA.e1", -1));
+        assertThat(dutyLog).as("the live incarnation is left alone").noneMatch(line -> line.contains("cnA.e2"));
+        assertThat(owed(hzC)).containsOnlyKeys("cnA.e2");
+        assertThat(dutyC.recoveries().stream().filter(r -> "cnA.e1".equals(r.getString("cn"))).findFirst()
+            .orElseThrow().getInteger("casWords")).isEqualTo(1);
+        assertThat(casWord(9)).as("its CAS word freed").isZero();
+    }
+}
