@@ -51,6 +51,11 @@ public abstract class OneSidedTxn implements Txn {
         this.stageMark = runtime.timers().nowNs();
     }
 
+    /** This attempt's transaction id, unique in the cluster (memory nodes record it with its Takeout tickets). */
+    public final long id() {
+        return id;
+    }
+
     /** Ends {@code stage} now: the time since the previous mark is its. */
     protected final void mark(final Stage stage) {
         final long now = runtime.timers().nowNs();

@@ -201,6 +201,13 @@ class CnRecoveryTest {
         // TOCC reads hold the Takeout Lock of accounts 3 and 4 until the transaction ends, which it never does.
         final ScytheTxn holder = new ScytheTxn(dead.on(loop()).runtime(), true);
         on(() -> Future.all(holder.read("accounts", 3), holder.read("accounts", 4)));
+        // The memory nodes know which transaction of cnA holds each ticket.
+        final java.util.Map<Long, Integer> heldByTxn = new java.util.HashMap<>();
+        for (final RecoveryService s : scythe.recoveryServices()) {
+            on(() -> Future.succeededFuture(s.tickets().transactionsOf("cnA")))
+                .forEach((txn, tickets) -> heldByTxn.merge(txn, tickets.size(), Integer::sum));
+        }
+        assertThat(heldByTxn).containsExactly(java.util.Map.entry(holder.id(), 2));
         scythe.fence("cnA");
         final CnRecovery.Report report = recover("cnA");
         assertThat(report.ticketsCancelled()).isEqualTo(2);

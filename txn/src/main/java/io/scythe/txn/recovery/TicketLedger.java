@@ -15,8 +15,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A memory node's record of who holds or queues for each Takeout Lock ticket it granted ({@code TakeoutLockService}
- * tells it), so that a dead compute node's tickets can be cancelled: a cancelled ticket is skipped when {@code upper}
+ * A memory node's record of who holds or queues for each Takeout Lock ticket it granted: the compute node and its
+ * transaction ({@code TakeoutLockService} tells it), so that a dead compute node's tickets can be cancelled: a cancelled ticket is skipped when {@code upper}
  * reaches it (this node adds 1 to {@code upper} itself, as the holder's unlock would), so the tickets behind it are
  * served. Tickets already served ({@code ticket < upper}) are pruned as the object is locked again. Runs on the RPC
  * server's loop (the same as the lock service), polled there (busily: the unlocks ahead are one-sided and wake
@@ -33,11 +33,13 @@ public final class TicketLedger implements Bridge.Poller {
 
     private static final class Holder {
         final String client;
+        final long txn;
         final long object;
         final long ticket;
 
-        Holder(final String client, final long object, final long ticket) {
+        Holder(final String client, final long txn, final long object, final long ticket) {
             this.client = client;
+            this.txn = txn;
             this.object = object;
             this.ticket = ticket;
         }
@@ -47,11 +49,14 @@ public final class TicketLedger implements Bridge.Poller {
         return ((long) table.schema().id() << 32) | (header & 0xffffffffL);
     }
 
-    /** {@code client} got {@code ticket} of the lock of the object at {@code header} of {@code table}. */
-    public void granted(final String client, final Table table, final int header, final long ticket) {
+    /**
+     * Transaction {@code txn} of {@code client} got {@code ticket} of the lock of the object at {@code header} of
+     * {@code table}.
+     */
+    public void granted(final String client, final long txn, final Table table, final int header, final long ticket) {
         final long object = objectKey(table, header);
         tables.putIfAbsent((long) table.schema().id(), table);
-        final Holder holder = new Holder(client, object, ticket);
+        final Holder holder = new Holder(client, txn, object, ticket);
         if (released.contains(client)) {
             cancelled.add(holder);
             skip();
@@ -157,14 +162,19 @@ public final class TicketLedger implements Bridge.Poller {
 
     /** Tickets recorded as held or queued by {@code client} (tests, health). */
     public int heldBy(final String client) {
-        int n = 0;
+        return transactionsOf(client).values().stream().mapToInt(List::size).sum();
+    }
+
+    /** The tickets {@code client} holds or queues for, by transaction id (ticket order per object). */
+    public Map<Long, List<Long>> transactionsOf(final String client) {
+        final Map<Long, List<Long>> byTxn = new java.util.TreeMap<>();
         for (final ArrayDeque<Holder> queue : byObject.values()) {
             for (final Holder h : queue) {
                 if (h.client.equals(client) && h.ticket >= upper(h)) {
-                    n++;
+                    byTxn.computeIfAbsent(h.txn, t -> new ArrayList<>()).add(h.ticket);
                 }
             }
         }
-        return n;
+        return byTxn;
     }
 }

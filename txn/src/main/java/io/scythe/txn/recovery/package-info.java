@@ -24,9 +24,9 @@
  *       changes nothing. Incomplete records are dropped: their write-back never started.</li>
  *   <li>On every memory node ({@link io.scythe.txn.recovery.RecoveryRpc#RELEASE_NODE}): X's Takeout tickets,
  *       held or queued, are cancelled ({@link io.scythe.txn.recovery.TicketLedger}: the node records every ticket's
- *       holder and adds 1 to {@code upper} itself when it reaches a cancelled one); inserts X left locked are
- *       abandoned; CAS words whose owner id carries X's id prefix are freed (a scan of the objects: CAS locks are
- *       one-sided and recorded nowhere); X's log regions are deregistered.</li>
+ *       holder, compute node and transaction, and adds 1 to {@code upper} itself when it reaches a cancelled one);
+ *       inserts X left locked are abandoned; CAS words whose owner id carries X's id prefix are freed (a scan of
+ *       the objects: CAS locks are one-sided and recorded nowhere); X's log regions are deregistered.</li>
  * </ol>
  * Locks are never rebuilt (Lotus §6's point): they live in the objects, and the ledgers on the memory nodes name
  * their holders. Other compute nodes keep running throughout; what X held blocks others for the lease plus this.

@@ -4,13 +4,14 @@ package io.scythe.txn.scythe;
  * The Takeout Lock's RPC (Scythe Fig. 14 {@code RPC_CALL("Lock", ts, mode)}), carried by RRPC. Little-endian.
  *
  * <pre>
- *  request (24 B)                                  reply (48 B)
+ *  request (32 B)                                  reply (48 B)
  *  0  table id (i32)                               0  status (i32): TakeoutLock.GRANTED ... REFUSED_HOT, or BAD_REQUEST
  *  4  mode (i32): 0 COLD (OCC), 1 HOT (TOCC),     4  object bytes that follow the reply (i32)
  *     + WITH_OBJECT: return the object if free
  *  8  object pointer (u64, incarnation|address)    8  queued ahead (i64): the object's heat
  *  16 timestamp (u64)                              16 ticket (i64), -1 unless granted
- *                                                  24 upper (i64) when the request was served
+ *  24 transaction id (u64): recorded with the      24 upper (i64) when the request was served
+ *     ticket for recovery (0: none, tests)
  *                                                  32 queued_ts (i64) after the request
  *                                                  40 version (i64) of the object when the request was served
  *                                                  48 the object (header and value), when asked for WITH_OBJECT
@@ -27,11 +28,12 @@ package io.scythe.txn.scythe;
 public final class LockRpc {
     public static final int LOCK = 0x5401;
 
-    public static final int REQUEST_BYTES = 24;
+    public static final int REQUEST_BYTES = 32;
     public static final int TABLE_OFFSET = 0;
     public static final int MODE_OFFSET = 4;
     public static final int POINTER_OFFSET = 8;
     public static final int TS_OFFSET = 16;
+    public static final int TXN_OFFSET = 24;
 
     public static final int REPLY_BYTES = 48;
     public static final int STATUS_OFFSET = 0;

@@ -106,7 +106,7 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     private Future<Access> lock(final Access a, final long ts, final boolean withObject) {
-        return runtime.locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot, withObject)
+        return runtime.locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot, withObject, id)
             .transform(ar -> {
                 if (ar.succeeded()) {
                     a.grant = ar.result();

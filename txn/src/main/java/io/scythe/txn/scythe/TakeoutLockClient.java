@@ -60,21 +60,24 @@ public final class TakeoutLockClient {
      */
     public Future<Grant> lock(final String node, final TableDescriptor table, final long pointer, final long ts,
                               final boolean hot) {
-        return lock(node, table, pointer, ts, hot, false);
+        return lock(node, table, pointer, ts, hot, false, 0);
     }
 
     /**
      * As {@link #lock(String, TableDescriptor, long, long, boolean)}; with {@code withObject} a lock granted at once
-     * brings the object (header and value) in {@link Grant#object()}, saving the READ of a TOCC read.
+     * brings the object (header and value) in {@link Grant#object()}, saving the READ of a TOCC read. The memory
+     * node records the ticket as held by this compute node and transaction {@code txnId} (recovery cancels a dead
+     * node's tickets).
      */
     public Future<Grant> lock(final String node, final TableDescriptor table, final long pointer, final long ts,
-                              final boolean hot, final boolean withObject) {
+                              final boolean hot, final boolean withObject, final long txnId) {
         final UnsafeBuffer request = new UnsafeBuffer(new byte[LockRpc.REQUEST_BYTES]);
         request.putInt(LockRpc.TABLE_OFFSET, table.schema().id());
         request.putInt(LockRpc.MODE_OFFSET, (hot ? LockRpc.MODE_HOT : LockRpc.MODE_COLD)
             | (withObject ? LockRpc.WITH_OBJECT : 0));
         request.putLong(LockRpc.POINTER_OFFSET, pointer);
         request.putLong(LockRpc.TS_OFFSET, ts);
+        request.putLong(LockRpc.TXN_OFFSET, txnId);
         final long start = timers.nowNs();
         return request(node, request).compose(reply -> {
             final long upperAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.UPPER_OFFSET;

@@ -90,6 +90,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         pending.hot = mode == LockRpc.MODE_HOT;
         pending.withObject = (flags & LockRpc.WITH_OBJECT) != 0;
         pending.ts = p.getLong(at + LockRpc.TS_OFFSET);
+        pending.txn = p.getLong(at + LockRpc.TXN_OFFSET);
         pending.responder = responder;
         pending.client = request.client();
         pending.heldBack = false;
@@ -136,7 +137,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             if (outcome.status == TakeoutLock.GRANTED) {
                 granted++;
                 if (ledger != null) {
-                    ledger.granted(pending.client, pending.table, pending.header, outcome.ticket);
+                    ledger.granted(pending.client, pending.txn, pending.table, pending.header, outcome.ticket);
                 }
             } else {
                 refused++;
@@ -257,6 +258,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         long pointer;
         boolean hot;
         long ts;
+        long txn;
         RpcResponder responder;
         String client;
         boolean heldBack;

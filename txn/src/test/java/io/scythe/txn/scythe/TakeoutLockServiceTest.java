@@ -291,8 +291,8 @@ class TakeoutLockServiceTest {
         table.objectMemory().putLong(table.offsetOf(pointer) + ObjectLayout.VALUE_OFFSET, 4242);
         final List<Object> seen = onContext(vertx.getOrCreateContext(), () -> {
             final TakeoutLockClient locks = client(LoopTimers.current());
-            return locks.lock("mn", d, pointer, 1, true, true).compose(first -> {
-                final Future<TakeoutLockClient.Grant> second = locks.lock("mn", d, pointer, 2, true, true);
+            return locks.lock("mn", d, pointer, 1, true, true, 1).compose(first -> {
+                final Future<TakeoutLockClient.Grant> second = locks.lock("mn", d, pointer, 2, true, true, 2);
                 return LoopTimers.current().after(20_000).compose(v -> locks.unlock(first)).compose(v -> second)
                     .compose(g -> locks.unlock(g).map(v -> {
                         final List<Object> out = new ArrayList<>();
