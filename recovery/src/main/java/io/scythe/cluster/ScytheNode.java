@@ -220,7 +220,7 @@ public final class ScytheNode implements AutoCloseable {
         final java.nio.file.Path state = java.nio.file.Path.of(config.stateDir());
         java.nio.file.Files.createDirectories(state);
         // Named after the cluster too: clusters sharing the default stateDir must not share a checkpoint.
-        tso = new TsoService(vertx, nic, List.copyOf(issuers.keySet()), 5_000)
+        tso = new TsoService(vertx, nic, List.copyOf(issuers.keySet()), 1_000)
             .checkpoint(state.resolve("tso-" + config.cluster() + "-" + config.node() + ".checkpoint"))
             // An issuer whose member left while it was asked died: the checkpoint covers it (the local view of the
             // membership, no remote call: this runs on an event loop).

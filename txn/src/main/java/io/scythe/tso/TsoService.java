@@ -158,7 +158,12 @@ public final class TsoService {
             });
     }
 
-    private static final int ASK_ATTEMPTS = 3;
+    /**
+     * Attempts per issuer, each waiting {@code timeoutMs}: short attempts, many of them, so that an issuer that was
+     * paused (SIGSTOP, GC) and then declared dead is let go one attempt after its member left, not after one long
+     * wait; a live issuer slow to answer still has every attempt.
+     */
+    private static final int ASK_ATTEMPTS = 15;
 
     /** The checkpoint's value plus the gap, or 0 when there is none yet (the service's first start). */
     static long readCheckpoint(final Path file) throws IOException {

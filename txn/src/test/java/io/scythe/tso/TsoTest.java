@@ -363,4 +363,23 @@ class TsoTest {
         assertThat(java.nio.file.Files.readString(file).trim()).isEqualTo(Long.toString(restarted.startedAt()));
         restarted.stop().await(10, TimeUnit.SECONDS);
     }
+
+    @Test
+    void shouldLetAPausedIssuerGoOneShortAttemptAfterItsMemberLeft() throws Exception {
+        final java.nio.file.Path file = java.nio.file.Files.createTempDirectory("tso").resolve("checkpoint");
+        java.nio.file.Files.writeString(file, "1000");
+        service.stop().await(10, TimeUnit.SECONDS);
+        // A paused issuer: its handler is registered but never answers, and its member leaves 1.5 s later (the
+        // membership's verdict on a SIGSTOPped process). Short attempts let it go then, not after one long wait.
+        final io.vertx.core.eventbus.MessageConsumer<Object> paused = vertx.eventBus()
+            .consumer(TsoLayout.highWaterAddress("paused"), m -> { });
+        paused.completion().await(10, TimeUnit.SECONDS);
+        final long leftAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+        final TsoService restarted = new TsoService(vertx, tsoNic, List.of("paused"), 200).checkpoint(file)
+            .issuerGone(issuer -> System.nanoTime() - leftAt >= 0);
+        restarted.start().await(10, TimeUnit.SECONDS);
+        assertThat(restarted.startedAt()).isEqualTo(1000 + TsoService.CHECKPOINT_GAP + 1);
+        restarted.stop().await(10, TimeUnit.SECONDS);
+        paused.unregister().await(10, TimeUnit.SECONDS);
+    }
 }
