@@ -97,6 +97,8 @@ public final class ScytheNode implements AutoCloseable {
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     /** Fabric identity of each CN member this node has seen register (what to fence when it goes). */
     private final Map<UUID, String> cnByMember = new ConcurrentHashMap<>();
+    /** Every registered node's member, as this node last saw its registry entry (the quorum {@link #fence} needs). */
+    private final Map<String, UUID> registeredMembers = new ConcurrentHashMap<>();
     private final List<Coordinator> coordinators = new CopyOnWriteArrayList<>();
     private final List<String> deployments = new ArrayList<>();
     private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
@@ -454,8 +456,8 @@ public final class ScytheNode implements AutoCloseable {
         final IMap<String, String> nodes = hazelcast.getMap(NODES);
         final Object listener = new CnListener();
         nodes.addEntryListener((com.hazelcast.map.listener.MapListener) listener, true);
-        for (final String value : nodes.values()) {
-            noteCn(new JsonObject(value), null);
+        for (final Map.Entry<String, String> e : nodes.entrySet()) {
+            noteCn(e.getKey(), new JsonObject(e.getValue()), null);
         }
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
             @Override
@@ -465,6 +467,9 @@ public final class ScytheNode implements AutoCloseable {
             @Override
             public void memberRemoved(final MembershipEvent event) {
                 final UUID gone = event.getMember().getUuid();
+                if (!seesMajority(gone)) {
+                    return;
+                }
                 final String cn = cnByMember.remove(gone);
                 if (cn != null) {
                     fence(cn, "its member left the cluster");
@@ -490,17 +495,20 @@ public final class ScytheNode implements AutoCloseable {
         EntryUpdatedListener<String, String> {
         @Override
         public void entryAdded(final EntryEvent<String, String> event) {
-            noteCn(new JsonObject(event.getValue()), null);
+            noteCn(event.getKey(), new JsonObject(event.getValue()), null);
         }
 
         @Override
         public void entryUpdated(final EntryEvent<String, String> event) {
-            noteCn(new JsonObject(event.getValue()),
+            noteCn(event.getKey(), new JsonObject(event.getValue()),
                 event.getOldValue() == null ? null : new JsonObject(event.getOldValue()));
         }
     }
 
-    private void noteCn(final JsonObject entry, final JsonObject previous) {
+    private void noteCn(final String name, final JsonObject entry, final JsonObject previous) {
+        if (entry.getString("member") != null) {
+            registeredMembers.put(name, UUID.fromString(entry.getString("member")));
+        }
         if (!NodeRole.CN.label().equals(entry.getString("role"))) {
             return;
         }
@@ -508,13 +516,35 @@ public final class ScytheNode implements AutoCloseable {
         final boolean live = hazelcast.getCluster().getMembers().stream().anyMatch(m -> m.getUuid().equals(member));
         if (live) {
             cnByMember.put(member, entry.getString("fabricNode"));
-        } else {
+        } else if (seesMajority(member)) {
             fence(entry.getString("fabricNode"), "its member is not in the cluster");
         }
         if (previous != null && !previous.getString("fabricNode").equals(entry.getString("fabricNode"))) {
             cnByMember.remove(UUID.fromString(previous.getString("member")));
             fence(previous.getString("fabricNode"), "epoch " + entry.getLong("epoch") + " superseded it");
         }
+    }
+
+    /**
+     * Whether this member's view holds more than half of the registered nodes. A member cut off in a minority
+     * partition (an overloaded host misses heartbeats) sees the others leave although they run on: fencing them from
+     * there would revoke live CNs, whose half-done commits could then never unlock on this node. Such a member leaves
+     * the verdict to the majority; recovery fences the dead node itself anyway, on every memory node, before it reads
+     * a log. {@code gone} is a member just removed (not counted even if the view still lists it).
+     */
+    private boolean seesMajority(final UUID gone) {
+        final Set<UUID> live = new java.util.HashSet<>();
+        for (final Member m : hazelcast.getCluster().getMembers()) {
+            live.add(m.getUuid());
+        }
+        live.remove(gone);
+        if (ShardOwnership.isMajority(registeredMembers.values(), live)) {
+            return true;
+        }
+        final long seen = registeredMembers.values().stream().filter(live::contains).count();
+        log("sees " + seen + " of " + registeredMembers.size() + " registered nodes (cut off in a minority?): fences "
+            + "no CN on a member leaving until it sees a majority again; recovery fences the dead itself");
+        return false;
     }
 
     /** Recovers dead incarnation {@code dead} on this CN's recovery loop: {@link RecoveryDuty}'s recoverer. */
@@ -573,11 +603,29 @@ public final class ScytheNode implements AutoCloseable {
             if (members.stream().noneMatch(m -> m.getUuid().equals(self)) || members.size() == 1
                 && config.memoryNodes().size() > 0) {
                 why = "the cluster no longer lists it with the memory nodes";
+            } else {
+                final String fencer = fencedBy(nic);
+                if (fencer != null) {
+                    why = "node " + fencer + " fenced it (revoked its queue pairs): its commits cannot finish there";
+                }
             }
         }
         if (why != null) {
             loseLease(why);
         }
+    }
+
+    /**
+     * A node that revoked one of {@code nic}'s queue pairs ({@code null} if none): it judged this incarnation dead.
+     * Its locks there can no longer be released by it, only by recovery, which runs once this member leaves.
+     */
+    static String fencedBy(final Nic nic) {
+        for (final io.scythe.fabric.QueuePair qp : nic.queuePairs()) {
+            if (qp.state() == io.scythe.fabric.QpState.REVOKED) {
+                return qp.remoteNode();
+            }
+        }
+        return null;
     }
 
     private void loseLease(final String why) {

@@ -76,6 +76,14 @@ public final class ShardOwnership {
         }, false);
     }
 
+    /**
+     * Whether {@code live} holds more than half of the {@code registered} nodes' members: only such a view may judge a
+     * node dead. A member cut off in a minority partition sees the others leave although they run on.
+     */
+    static boolean isMajority(final java.util.Collection<UUID> registered, final Set<UUID> live) {
+        return 2 * registered.stream().filter(live::contains).count() > registered.size();
+    }
+
     /** Recomputes and writes the map if this member is the oldest; returns what it wrote (empty otherwise). */
     public synchronized Map<String, JsonObject> rebalance() {
         if (!hazelcast.getLifecycleService().isRunning()) {
@@ -88,12 +96,18 @@ public final class ShardOwnership {
         final Set<UUID> live = members.stream().map(Member::getUuid).collect(Collectors.toSet());
         final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
         final Map<String, JsonObject> cns = new TreeMap<>();
+        final List<UUID> registered = new ArrayList<>();
         for (final Map.Entry<String, String> e : nodes.entrySet()) {
             final JsonObject entry = new JsonObject(e.getValue());
+            if (entry.getString("member") != null) {
+                registered.add(UUID.fromString(entry.getString("member")));
+            }
             if (NodeRole.CN.label().equals(entry.getString("role"))) {
                 cns.put(e.getKey(), entry);
             }
         }
+        // A master cut off in a minority sees live CNs as gone: it owes nobody (ScytheNode#seesMajority).
+        final boolean majority = isMajority(registered, live);
         final Map<String, JsonObject> assignment = assign(cns, live);
         final IMap<String, String> shards = hazelcast.getMap(ScytheNode.SHARDS);
         final Map<String, String> before = shards.getAll(assignment.keySet());
@@ -101,7 +115,7 @@ public final class ShardOwnership {
             if (!owner.encode().equals(before.get(cn))) {
                 shards.put(cn, owner.encode());
             }
-            if (!owner.getBoolean("live")) {
+            if (!owner.getBoolean("live") && majority) {
                 RecoveryDuty.owe(hazelcast, cn, cns.get(cn), "its member is not in the cluster");
             }
         });
