@@ -141,7 +141,7 @@ class ShmMultiProcessTest {
         assertThat(new File(fabric.root().toFile(), "mnx").list()).containsExactly("nic");
     }
 
-    private static WcStatus run(final QueuePair qp, final CompletionQueue cq, final WorkRequest wr) {
+    static WcStatus run(final QueuePair qp, final CompletionQueue cq, final WorkRequest wr) {
         final WcStatus[] last = new WcStatus[1];
         qp.post(wr);
         while (last[0] == null) {
