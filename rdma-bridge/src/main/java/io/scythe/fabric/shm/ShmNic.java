@@ -333,7 +333,7 @@ final class ShmNic implements Nic {
                 } else if (state == CONN_CLOSED) {
                     if (closedSince[slot] == 0) {
                         closedSince[slot] = now;
-                    } else if (now - closedSince[slot] > CLOSED_SLOT_GRACE_NS
+                    } else if (now - closedSince[slot] > CLOSED_SLOT_GRACE_NS && noVerbInside(slot)
                         && file.transition(slot, CONN_CLOSED, CONN_FREE)) {
                         synchronized (this) {
                             accepted[slot] = false;
@@ -349,6 +349,22 @@ final class ShmNic implements Nic {
                 return;
             }
         }
+    }
+
+    /**
+     * Whether no verb of a closed slot's initiator is still inside its execution. A live initiator stuck there (stopped
+     * after the other end closed) keeps the slot, so that a reuse never meets its late decrement and the count a later
+     * fence barrier relies on stays exact; a gone one never ends its verb, so its count is dropped.
+     */
+    private boolean noVerbInside(final int slot) {
+        if (file.executing(slot) == 0) {
+            return true;
+        }
+        if (gone(file.initiatorPid(slot))) {
+            file.clearExecuting(slot);
+            return true;
+        }
+        return false;
     }
 
     // ---------------------------------------------------------------------------------------------- fencing

@@ -241,10 +241,15 @@ final class ShmNodeFile {
         return -1;
     }
 
-    /** Writes the claimer's identity into its claimed slot and starts a new generation of it. */
+    /**
+     * Writes the claimer's identity into its claimed slot and starts a new generation of it. The executing count is
+     * kept: a slot is freed only with none inside, and a late verb's increment and decrement then stay balanced.
+     */
     void fillClaim(final int slot, final String initiator, final long pid, final int initiatorQp) {
         final int at = connection(slot);
-        memory.setMemory(at + CONN_INITIATOR, CONNECTION_BYTES - CONN_INITIATOR, (byte) 0);
+        memory.setMemory(at + CONN_INITIATOR, CONN_EXECUTING - CONN_INITIATOR, (byte) 0);
+        memory.setMemory(at + CONN_EXECUTING + Integer.BYTES, CONNECTION_BYTES - CONN_EXECUTING - Integer.BYTES,
+            (byte) 0);
         name(at + CONN_INITIATOR, initiator);
         memory.putLong(at + CONN_INITIATOR_PID, pid);
         memory.putInt(at + CONN_INITIATOR_QP, initiatorQp);
@@ -283,6 +288,11 @@ final class ShmNodeFile {
 
     int executing(final int slot) {
         return memory.getIntVolatile(connection(slot) + CONN_EXECUTING);
+    }
+
+    /** Drops the count of a gone initiator, whose verbs never end. */
+    void clearExecuting(final int slot) {
+        memory.putIntVolatile(connection(slot) + CONN_EXECUTING, 0);
     }
 
     long initiatorPid(final int slot) {

@@ -33,6 +33,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 
 import static io.scythe.fabric.shm.ShmLayout.CONNECTION_SLOTS;
+import static io.scythe.fabric.shm.ShmLayout.CONN_CLOSED;
+import static io.scythe.fabric.shm.ShmLayout.CONN_FREE;
 import static io.scythe.fabric.shm.ShmLayout.CONN_READY;
 import static io.scythe.fabric.shm.ShmLayout.CONN_REVOKED;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -139,6 +141,36 @@ class ShmFenceRaceTest {
         assertThat(connectAndAdd(cn, () -> false)).isEqualTo(Outcome.REFUSED);
         assertThat(revokedByManager[0]).as("revoked by the connection manager").isTrue();
         assertThat(accepted).as("never accepted").isEmpty();
+    }
+
+    /**
+     * A closed slot comes free only when no verb is inside it: a stopped initiator's late decrement must not land in
+     * the next connection's count, which a fence barrier would then under-read. A gone initiator's count is dropped.
+     */
+    @Test
+    void shouldFreeAClosedSlotOnlyOnceNoVerbIsInsideIt() throws Exception {
+        final Process finished = new ProcessBuilder("true").start();
+        assertThat(finished.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        final int stopped = mn.file.claimConnection("cn1", ProcessHandle.current().pid(), 1);
+        final int dead = mn.file.claimConnection("cn2", finished.pid(), 2);
+        mn.file.executing(stopped, 1);
+        mn.file.executing(dead, 1);
+        mn.file.transition(stopped, CONN_READY, CONN_CLOSED); // the other end closed them, verbs inside
+        mn.file.transition(dead, CONN_READY, CONN_CLOSED);
+        awaitState(dead, CONN_FREE);
+        assertThat(mn.file.executing(dead)).as("the gone initiator's count dropped").isZero();
+        assertThat(mn.file.connectionState(stopped)).as("kept while a verb is inside").isEqualTo(CONN_CLOSED);
+        mn.file.executing(stopped, -1);
+        awaitState(stopped, CONN_FREE);
+        assertThat(mn.file.executing(mn.file.claimConnection("cn3", ProcessHandle.current().pid(), 3))).isZero();
+    }
+
+    private void awaitState(final int slot, final int state) throws InterruptedException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (mn.file.connectionState(slot) != state && System.nanoTime() - deadline < 0) {
+            Thread.sleep(1); // polls the connection manager's work, over a second of grace
+        }
+        assertThat(mn.file.connectionState(slot)).as("state of slot %d", slot).isEqualTo(state);
     }
 
     /**
