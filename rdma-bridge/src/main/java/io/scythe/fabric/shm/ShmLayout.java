@@ -21,9 +21,11 @@ import io.scythe.fabric.emulated.NicTimeline;
  *  fenced table: FENCED_SLOTS x 72 B: name of a node refused until readmitted (64 B, empty = free), then the pid u64
  *      of its process when the fence was made (0: unknown); a full table reuses entries whose process is gone
  *  connection table: CONNECTION_SLOTS x CONNECTION_BYTES, one per queue pair whose responder is this node
- *   0  state u32 (0 free, 1 ready, 2 revoked, 3 closed, 4 claimed)   4 generation u32
+ *   0  state u32 (0 free, 1 ready, 2 revoked, 3 closed, 4 claimed: only its claimer writes the slot, until it
+ *      publishes it ready by CAS)   4 generation u32
  *   8  initiator node (64 B)   72 initiator pid u64   80 initiator QP number u32   84 responder QP number u32
- *  88  executing u32: the initiator's verbs past their revocation check and not finished (the fence barrier)
+ *  88  executing u32: the initiator's verbs past their revocation check and not finished (the fence barrier); kept
+ *      when the slot is claimed again, which it is only once none is inside or its initiator is gone
  *  96  receives of the responder end (the initiator SENDs into them): posted ring, then done ring
  *      receives of the initiator end (the responder SENDs into them): posted ring, then done ring
  *  posted ring: head u64, tail u64 (on their own cache lines), RING_ENTRIES x 32 B

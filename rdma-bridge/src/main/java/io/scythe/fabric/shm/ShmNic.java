@@ -19,6 +19,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.lang.invoke.VarHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -45,6 +46,15 @@ import static io.scythe.fabric.shm.ShmLayout.*;
  * it could write whenever it wakes, which a real NIC's queue pair in the error state would never let through. So it
  * is killed (SIGKILL, the classic STONITH fence, possible because shm peers share one host) and the barrier completes
  * once the process is gone. A process never kills itself: nodes of this process finish their verbs on their own.
+ *
+ * <p>Fencing against a concurrent connect: a connector claims a slot (CAS free to claimed), writes its name, publishes
+ * the slot ready (CAS claimed to ready), then re-checks both fence tables before it returns the queue pair and
+ * refuses (revokes and closes the slot) if it was fenced meanwhile. {@link #fence} records the fence, then revokes the
+ * ready slots named after the peer. Each side writes, full fence, then reads what the other writes, so a slot the
+ * fence's scan missed was published after the record, and its connector sees the record. Claimed slots are left to
+ * their claimer: their name may be unwritten or the last occupant's, and revoking by it would refuse or, once the
+ * connection manager freed the slot, corrupt another node's connect. The connection manager revokes ready slots of
+ * fenced initiators it finds (a connector stopped between publishing and re-checking) and never accepts them.
  */
 final class ShmNic implements Nic {
     private static final long CM_PERIOD_MS = 1;
@@ -68,6 +78,27 @@ final class ShmNic implements Nic {
     private volatile QpAcceptor acceptor;
     private final Queue<Barrier> barriers = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
+    /** Called at each {@link ConnectStep} of a connect this node makes; tests stop there to interleave a fence. */
+    volatile ConnectHook connectHook = step -> { };
+
+    /** Points of {@link #connect} between which a fence may come. */
+    enum ConnectStep {
+        /** Checked that neither end fenced the other; no slot yet. */
+        CHECKED,
+        /** Slot claimed, initiator not written yet. */
+        CLAIMED,
+        /** Initiator written, slot not ready yet. */
+        NAMED,
+        /** Slot ready, fencing not re-checked yet. */
+        PUBLISHED,
+        /** Re-checked: the queue pair is about to be returned. */
+        RECHECKED
+    }
+
+    @FunctionalInterface
+    interface ConnectHook {
+        void reached(ConnectStep step);
+    }
 
     ShmNic(final ShmFabric fabric, final String node, final ShmNodeFile file) {
         this.fabric = fabric;
@@ -193,11 +224,20 @@ final class ShmNic implements Nic {
         }
         final QpOptions qpOptions = new QpOptions(options).validate();
         final int number = qpNumbers.incrementAndGet();
-        final int slot = peer.file.claimConnection(node, ProcessHandle.current().pid(), number);
+        connectHook.reached(ConnectStep.CHECKED);
+        final int slot = peer.file.claimSlot();
         if (slot < 0) {
             throw new FabricException("node " + remoteNode + " has no free connection slot (" + CONNECTION_SLOTS
                 + ")");
         }
+        connectHook.reached(ConnectStep.CLAIMED);
+        peer.file.fillClaim(slot, node, ProcessHandle.current().pid(), number);
+        connectHook.reached(ConnectStep.NAMED);
+        if (!peer.file.publish(slot)) {
+            throw new FabricException("node " + remoteNode + " took connection slot " + slot + " from node " + node
+                + " before it was ready");
+        }
+        connectHook.reached(ConnectStep.PUBLISHED);
         final int connection = peer.file.connection(slot);
         final EmulatedQueuePair end = new EmulatedQueuePair(number, slot, node, remoteNode, qpOptions, model,
             fabric.clock(), file.timeline, peer, new ShmConnection(peer.file, slot, peer.file.pid(), peer.file),
@@ -206,6 +246,21 @@ final class ShmNic implements Nic {
                 peer::region),
             (EmulatedCompletionQueue) cq);
         ends.put(number, end);
+        // A fence that came after the checks above may have scanned before the slot was ready or the end listed:
+        // fence() records first and scans after, this publishes first and re-checks after (full fences between),
+        // so a fence the scan-side missed is seen here.
+        VarHandle.fullFence();
+        final boolean fencedThere = peer.file.isFenced(node);
+        if (fencedThere || file.isFenced(remoteNode)) {
+            ends.remove(number);
+            end.revoke();
+            end.close();
+            peer.file.transition(slot, CONN_REVOKED, CONN_CLOSED); // no verb ran on it: the slot may be reused
+            throw new FabricException(fencedThere
+                ? "node " + node + " is fenced by node " + remoteNode + " and must rejoin"
+                : "node " + remoteNode + " is fenced by node " + node);
+        }
+        connectHook.reached(ConnectStep.RECHECKED);
         final ShmNic local = fabric.localNic(remoteNode);
         if (local != null) {
             local.accept(slot); // the responder lives in this process: take the connection now
@@ -219,6 +274,12 @@ final class ShmNic implements Nic {
             return;
         }
         accepted[slot] = true;
+        if (file.initiatorFenced(slot)) {
+            // Published after the fence's scan; its connector refuses it once it re-checks. Defensive: both callers
+            // come after a revocation check of their own (the connector's re-check, the manager's cycle).
+            file.transition(slot, CONN_READY, CONN_REVOKED);
+            return;
+        }
         final QpAcceptor a = acceptor;
         final String initiator = file.initiator(slot);
         final CompletionQueue cq = a == null ? null : a.completionQueueFor(initiator);
@@ -254,8 +315,13 @@ final class ShmNic implements Nic {
     private void manageConnections() {
         while (!closed) {
             final long now = System.nanoTime();
+            final boolean anyFenced = file.anyFenced();
             for (int slot = 0; slot < CONNECTION_SLOTS; slot++) {
-                final int state = file.connectionState(slot);
+                int state = file.connectionState(slot);
+                if (state == CONN_READY && anyFenced && file.initiatorFenced(slot)
+                    && file.transition(slot, CONN_READY, CONN_REVOKED)) {
+                    state = CONN_REVOKED; // published after the fence's scan by a connector not yet re-checked
+                }
                 if (state == CONN_READY || state == CONN_REVOKED) {
                     closedSince[slot] = 0;
                     if (state == CONN_READY && !accepted[slot] && acceptor != null) {
@@ -267,7 +333,7 @@ final class ShmNic implements Nic {
                 } else if (state == CONN_CLOSED) {
                     if (closedSince[slot] == 0) {
                         closedSince[slot] = now;
-                    } else if (now - closedSince[slot] > CLOSED_SLOT_GRACE_NS
+                    } else if (now - closedSince[slot] > CLOSED_SLOT_GRACE_NS && noVerbInside(slot)
                         && file.transition(slot, CONN_CLOSED, CONN_FREE)) {
                         synchronized (this) {
                             accepted[slot] = false;
@@ -285,17 +351,35 @@ final class ShmNic implements Nic {
         }
     }
 
+    /**
+     * Whether no verb of a closed slot's initiator is still inside its execution. A live initiator stuck there (stopped
+     * after the other end closed) keeps the slot, so that a reuse never meets its late decrement and the count a later
+     * fence barrier relies on stays exact; a gone one never ends its verb, so its count is dropped.
+     */
+    private boolean noVerbInside(final int slot) {
+        if (file.executing(slot) == 0) {
+            return true;
+        }
+        if (gone(file.initiatorPid(slot))) {
+            file.clearExecuting(slot);
+            return true;
+        }
+        return false;
+    }
+
     // ---------------------------------------------------------------------------------------------- fencing
 
     @Override
     public int fence(final String peerNode) {
         long pid = 0;
         for (int slot = 0; slot < CONNECTION_SLOTS && pid == 0; slot++) {
-            if (file.connectionState(slot) != CONN_FREE && peerNode.equals(file.initiator(slot))) {
+            final int state = file.connectionState(slot);
+            if (state != CONN_FREE && state != CONN_CLAIMED && peerNode.equals(file.initiator(slot))) {
                 pid = file.initiatorPid(slot);
             }
         }
-        // Recorded first, so a connection it asks for meanwhile is refused or, if claimed already, revoked below.
+        // Recorded first: a connection it asks for meanwhile is refused by its own re-check (connectNow), and one
+        // published before the record is revoked below.
         FabricException full = null;
         try {
             file.fence(peerNode, pid == ProcessHandle.current().pid() ? 0 : pid);
@@ -305,8 +389,8 @@ final class ShmNic implements Nic {
         int revoked = 0;
         for (int slot = 0; slot < CONNECTION_SLOTS; slot++) {
             final int state = file.connectionState(slot);
-            if ((state == CONN_READY || state == CONN_CLAIMED) && peerNode.equals(file.initiator(slot))
-                && file.transition(slot, state, CONN_REVOKED)) {
+            if (state == CONN_READY && peerNode.equals(file.initiator(slot))
+                && file.transition(slot, CONN_READY, CONN_REVOKED)) {
                 revoked++;
             }
         }

@@ -6,6 +6,7 @@ import io.scythe.fabric.emulated.NicTimeline;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
+import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
@@ -156,6 +157,40 @@ final class ShmNodeFile {
         final int at = fencedTable + reusable * FENCED_ENTRY_BYTES;
         name(at, node);
         memory.putLong(at + FENCED_PID, pid);
+        // The fencer scans the connection table next: the record must be visible before that scan reads a slot
+        // (a connector publishes its slot, then reads this table; one of the two sees the other).
+        VarHandle.fullFence();
+    }
+
+    /** Whether any node is fenced; cheap, for the connection manager's cycle. */
+    boolean anyFenced() {
+        for (int slot = 0; slot < FENCED_SLOTS; slot++) {
+            if (memory.getByteVolatile(fencedTable + slot * FENCED_ENTRY_BYTES) != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the initiator named in connection slot {@code slot} is fenced, compared byte by byte (no garbage). */
+    boolean initiatorFenced(final int slot) {
+        final int name = connection(slot) + CONN_INITIATOR;
+        for (int entry = 0; entry < FENCED_SLOTS; entry++) {
+            final int at = fencedTable + entry * FENCED_ENTRY_BYTES;
+            if (memory.getByteVolatile(at) != 0 && sameName(at, name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean sameName(final int at, final int other) {
+        for (int i = 0; i < NAME_BYTES; i += Long.BYTES) {
+            if (memory.getLong(at + i) != memory.getLong(other + i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     synchronized void readmit(final String node) {
@@ -174,25 +209,60 @@ final class ShmNodeFile {
     }
 
     /**
-     * Claims a free connection slot for {@code initiator}; any process may call it (the claim is a CAS).
+     * Claims a free connection slot for {@code initiator} and publishes it ready; any process may call it. The steps
+     * are {@link #claimSlot}, {@link #fillClaim}, {@link #publish}: a connector that must re-check fencing in between
+     * calls them itself.
      *
      * @return the slot, or -1 when all are in use
      */
     int claimConnection(final String initiator, final long pid, final int initiatorQp) {
+        final int slot = claimSlot();
+        if (slot >= 0) {
+            fillClaim(slot, initiator, pid, initiatorQp);
+            publish(slot);
+        }
+        return slot;
+    }
+
+    /**
+     * Takes a free slot (CAS free to claimed). A claimed slot belongs to its claimer alone until {@link #publish}: its
+     * name and pid may still be unwritten or the last occupant's, so nobody else acts on them.
+     *
+     * @return the slot, or -1 when all are in use
+     */
+    int claimSlot() {
         for (int slot = 0; slot < CONNECTION_SLOTS; slot++) {
             final int at = connection(slot);
             if (memory.getIntVolatile(at + CONN_STATE) == CONN_FREE
                 && memory.compareAndSetInt(at + CONN_STATE, CONN_FREE, CONN_CLAIMED)) {
-                memory.setMemory(at + CONN_INITIATOR, CONNECTION_BYTES - CONN_INITIATOR, (byte) 0);
-                name(at + CONN_INITIATOR, initiator);
-                memory.putLong(at + CONN_INITIATOR_PID, pid);
-                memory.putInt(at + CONN_INITIATOR_QP, initiatorQp);
-                memory.getAndAddInt(at + CONN_GENERATION, 1);
-                memory.putIntVolatile(at + CONN_STATE, CONN_READY);
                 return slot;
             }
         }
         return -1;
+    }
+
+    /**
+     * Writes the claimer's identity into its claimed slot and starts a new generation of it. The executing count is
+     * kept: a slot is freed only with none inside, and a late verb's increment and decrement then stay balanced.
+     */
+    void fillClaim(final int slot, final String initiator, final long pid, final int initiatorQp) {
+        final int at = connection(slot);
+        memory.setMemory(at + CONN_INITIATOR, CONN_EXECUTING - CONN_INITIATOR, (byte) 0);
+        memory.setMemory(at + CONN_EXECUTING + Integer.BYTES, CONNECTION_BYTES - CONN_EXECUTING - Integer.BYTES,
+            (byte) 0);
+        name(at + CONN_INITIATOR, initiator);
+        memory.putLong(at + CONN_INITIATOR_PID, pid);
+        memory.putInt(at + CONN_INITIATOR_QP, initiatorQp);
+        memory.getAndAddInt(at + CONN_GENERATION, 1);
+    }
+
+    /**
+     * Makes a filled claim ready (CAS claimed to ready, a full fence: what was filled is visible with it).
+     *
+     * @return false if the slot was not claimed any more (taken from the claimer): the connection must not be used
+     */
+    boolean publish(final int slot) {
+        return memory.compareAndSetInt(connection(slot) + CONN_STATE, CONN_CLAIMED, CONN_READY);
     }
 
     int connectionState(final int slot) {
@@ -218,6 +288,11 @@ final class ShmNodeFile {
 
     int executing(final int slot) {
         return memory.getIntVolatile(connection(slot) + CONN_EXECUTING);
+    }
+
+    /** Drops the count of a gone initiator, whose verbs never end. */
+    void clearExecuting(final int slot) {
+        memory.putIntVolatile(connection(slot) + CONN_EXECUTING, 0);
     }
 
     long initiatorPid(final int slot) {

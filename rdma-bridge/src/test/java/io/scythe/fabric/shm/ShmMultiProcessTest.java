@@ -18,10 +18,14 @@ import org.junit.jupiter.api.Test;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -141,7 +145,7 @@ class ShmMultiProcessTest {
         assertThat(new File(fabric.root().toFile(), "mnx").list()).containsExactly("nic");
     }
 
-    private static WcStatus run(final QueuePair qp, final CompletionQueue cq, final WorkRequest wr) {
+    static WcStatus run(final QueuePair qp, final CompletionQueue cq, final WorkRequest wr) {
         final WcStatus[] last = new WcStatus[1];
         qp.post(wr);
         while (last[0] == null) {
@@ -176,6 +180,45 @@ class ShmMultiProcessTest {
         assertThat(ShmNic.gone(stopped.pid())).as("killed").isTrue();
         assertThat(stopped.waitFor(10, TimeUnit.SECONDS)).isTrue();
         assertThat(stopped.exitValue()).as("SIGKILL").isEqualTo(128 + 9);
+    }
+
+    /**
+     * Another process connects, adds and closes again and again under a fresh node name each round, while this one
+     * fences that name a random time after the round began (review finding A6): once fence() and its barrier
+     * returned, no add of that node may land, whether its connect was under way or not. The child starts a round
+     * only when told, so the counter is checked while nothing else adds.
+     */
+    @Test
+    void shouldLetNoVerbLandAfterAFenceWhileAnotherProcessKeepsConnecting() throws Exception {
+        final long seed = System.nanoTime();
+        final Random random = new Random(seed);
+        final ShmNic mn = (ShmNic) fabric.attachNow("mn");
+        final MemoryRegion region = mn.register("counter", 64, MemoryKind.HOST);
+        final int rounds = 60;
+        final Process connector = child("race", cluster, "rc", "mn", "" + region.address(), "" + region.rkey(),
+            "" + rounds);
+        final BufferedReader out = new BufferedReader(new InputStreamReader(connector.getInputStream()));
+        final PrintStream next = new PrintStream(connector.getOutputStream(), true);
+        final Map<String, Integer> stops = new TreeMap<>();
+        for (int round = 0; round < rounds; round++) {
+            assertThat(out.readLine()).as("seed %d", seed).isEqualTo("go " + round);
+            final long fenceAt = System.nanoTime() + random.nextInt(2_000_000);
+            while (System.nanoTime() - fenceAt < 0) {
+                Thread.onSpinWait();
+            }
+            mn.fence("rc" + round);
+            mn.fenceBarrier("rc" + round).await(10, TimeUnit.SECONDS);
+            final long afterFence = region.buffer().getLongVolatile(0);
+            final String stop = out.readLine();
+            assertThat(stop).as("seed %d round %d", seed, round).isIn("stop REFUSED", "stop " + WcStatus.REVOKED);
+            assertThat(region.buffer().getLongVolatile(0)).as("seed %d round %d: an add landed after the fence",
+                seed, round).isEqualTo(afterFence);
+            stops.merge(stop, 1, Integer::sum);
+            next.println("next"); // the next round's adds come only now
+        }
+        assertThat(out.readLine()).isEqualTo("done");
+        assertThat(connector.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(region.buffer().getLongVolatile(0)).as("the connector did add: %s", stops).isPositive();
     }
 
     @Test
