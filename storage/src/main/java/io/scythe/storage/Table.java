@@ -129,7 +129,8 @@ public final class Table {
 
     /**
      * A transaction's insert at commit: creates {@code key} with its value <em>already locked by the inserter</em>
-     * (the CAS lock word set to {@code lockWord}, its transaction id, or ticket 0 of the Takeout Lock held, with
+     * (the CAS lock word set to {@code lockWord}, its transaction id, or the next ticket of the Takeout Lock held
+     * ({@link #insertTicket}: 0 for a new object, the old {@code upper} for a revived one), with
      * {@code queued_ts = lockWord}, its timestamp), so that until the inserter's write-back releases it, readers
      * that find it abort or queue as on any locked object. A key whose newest version is a delete is revived in place
      * (its version bumped, so readers that saw it deleted fail validation), unless another transaction holds or
@@ -202,6 +203,16 @@ public final class Table {
         } finally {
             writer.unlock();
         }
+    }
+
+    /**
+     * The Takeout Lock ticket an {@link #insertLocked} with {@link InsertLock#TICKET} holds on the object at
+     * {@code pointer}, read before the inserter heard of it: {@code upper}, which only the holder moves. Not always 0:
+     * a revived object's counters moved on with its earlier holders. -1 for a stale pointer.
+     */
+    public long insertTicket(final long pointer) {
+        final int at = offsetOf(pointer);
+        return at < 0 ? -1 : objectMemory.getLongVolatile(at + ObjectLayout.UPPER_OFFSET);
     }
 
     /** The offset of the object at {@code pointer} if its newest version is a delete (to revive), else -1. */

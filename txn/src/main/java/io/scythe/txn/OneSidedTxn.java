@@ -379,13 +379,15 @@ public abstract class OneSidedTxn implements Txn {
     /**
      * Creates every pending insert on its memory node, locked by this attempt ({@code lock}, {@code lockWord}): the
      * step between validation and write-back (see the package documentation). Each created object joins the
-     * accesses as locked and inserted ({@code onInserted} fills in what the protocol's release needs), so the
+     * accesses as locked and inserted ({@code onInserted} fills in what the protocol's release needs, e.g. the ticket
+     * held, which is not 0 on a revived object), so the
      * write-back installs its version and releases it, and an abort abandons it. A key found present aborts with
      * {@link AbortReason#DUPLICATE_KEY}; over a deleted key someone holds, {@link AbortReason#LOCKED}; a full table
      * fails with {@link IllegalStateException} (not retried).
      */
     protected final Future<Void> installInserts(final io.scythe.storage.Table.InsertLock lock, final long lockWord,
-                                                final java.util.function.Consumer<Access> onInserted) {
+                                                final java.util.function.BiConsumer<Access, RemoteTable.Inserted>
+                                                    onInserted) {
         if (inserts.isEmpty()) {
             return Future.succeededFuture();
         }
@@ -400,7 +402,7 @@ public abstract class OneSidedTxn implements Txn {
                         a.inserted = true;
                         a.locked = true;
                         a.fetched = true;
-                        onInserted.accept(a);
+                        onInserted.accept(a, ar.result());
                         accesses.add(a);
                         return Future.succeededFuture(a);
                     }

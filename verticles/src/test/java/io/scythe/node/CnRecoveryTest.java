@@ -286,6 +286,59 @@ class CnRecoveryTest {
         checkInvariants();
     }
 
+    /**
+     * A re-insert of a deleted key revives its object, whose Takeout Lock counters moved on: the inserter holds
+     * ticket K > 0, not 0. Its redo record must name K, or recovery takes the entry for finished and then abandons
+     * the insert of a committed transaction.
+     */
+    @Test
+    void shouldRollForwardARevivedInsertKilledAfterItsRedoRecord() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final Coordinator coordinator = dead.on(loop());
+        final long key = nextLedgerKey++;
+        on(() -> coordinator.run(txn -> transfer(txn, 1, 2, 10, key)));
+        // Undone: the money back and the ledger row deleted (its object stays, a delete, with its counters moved).
+        on(() -> coordinator.run(txn -> Future.all(txn.read("accounts", 1), txn.read("accounts", 2),
+            txn.read("ledger", key)).map(all -> {
+                final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+                v.putLong(0, ((UnsafeBuffer) all.resultAt(0)).getLong(0) + 10);
+                txn.write("accounts", 1, v, 0, 8);
+                v.putLong(0, ((UnsafeBuffer) all.resultAt(1)).getLong(0) - 10);
+                txn.write("accounts", 2, v, 0, 8);
+                txn.delete("ledger", key);
+                return null;
+            })));
+        assertThat(ticketOf("ledger", key)).as("the deleted object's counters moved on").isPositive();
+        final TxnRuntime runtime = coordinator.runtime();
+        on(() -> {
+            runtime.redoLog().afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
+            return Future.succeededFuture();
+        });
+        // The same transfer again re-inserts the deleted row: its object is revived and its ticket is not 0.
+        assertThatThrownBy(() -> on(() -> coordinator.run(txn -> transfer(txn, 1, 2, 10, key))))
+            .as("the client never hears of it");
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.entriesApplied()).as("two accounts and the revived ledger row").isEqualTo(3);
+        assertThat(report.insertsAbandoned()).as("a committed insert is never abandoned").isZero();
+        assertThat(balanceOf(1)).as("rolled forward").isEqualTo(INITIAL - 10);
+        assertThat(balanceOf(2)).isEqualTo(INITIAL + 10);
+        acknowledged.add(key); // decided by its record: the row is there once, and no ticket is left held
+        checkInvariants();
+    }
+
+    /** The ticket the next holder of {@code key}'s Takeout Lock gets ({@code lower}). */
+    private long ticketOf(final String table, final long key) {
+        for (final LogDb db : scythe.memoryNodes()) {
+            final Table t = db.table(table);
+            final long p = t.lookup(key);
+            if (p != 0) {
+                return t.objectMemory().getLongVolatile(t.offsetOf(p) + ObjectLayout.LOWER_OFFSET);
+            }
+        }
+        throw new AssertionError("no key " + key + " in " + table);
+    }
+
     @Test
     void shouldFreeCasWordsAndAbandonInsertsOfADeadNode() throws Exception {
         start("ford-occ");

@@ -8,11 +8,13 @@ package io.scythe.storage.remote;
  *  READ    request: u32 table id | u32 pad | u64 pointer | u64 ts      reply: the value visible at ts, or error
  *  LOOKUP_READ request: u32 table id | u32 pad | u64 key | u64 ts      reply: u64 pointer | value (one round trip)
  *  INSERT  request: u32 table id | u32 lock (0 CAS word, 1 ticket) | u64 key | u64 lock word (owner id or ts)
- *                   | u32 value length | u32 pad | value                  reply: u64 pointer | u64 version
+ *                   | u32 value length | u32 pad | value       reply: u64 pointer | u64 version | u64 ticket
  *  ABANDON request: u32 table id | u32 lock | u64 key | u64 pointer     reply: u64 0
  * </pre>
  * INSERT creates the key already locked by the inserting transaction ({@code Table#insertLocked}); ABANDON undoes
- * it when that transaction does not commit ({@code Table#abandonInsert}).
+ * it when that transaction does not commit ({@code Table#abandonInsert}). The ticket is the Takeout Lock ticket the
+ * inserter holds ({@code Table#insertTicket}; 0 with a CAS word): a revived object's is not 0, and the inserter's
+ * redo record must name it for recovery to tell its lock still held.
  * Errors use the RRPC error reply with the codes below.
  */
 public final class LogDbRpc {
@@ -23,6 +25,8 @@ public final class LogDbRpc {
     public static final int ABANDON = 0x4c05;
     /** Bytes of an INSERT request before the value. */
     public static final int INSERT_HEADER_BYTES = 32;
+    /** Bytes of an INSERT reply. */
+    public static final int INSERT_REPLY_BYTES = 24;
 
     /** No table with that id on the node. */
     public static final int UNKNOWN_TABLE = 104;

@@ -20,7 +20,8 @@ public final class LogDbService {
     /** Told of every insert created locked, with the compute node that asked (recovery abandons a dead one's). */
     @FunctionalInterface
     public interface InsertObserver {
-        void lockedInsert(String client, Table table, long key, long pointer, Table.InsertLock lock, long lockWord);
+        void lockedInsert(String client, Table table, long key, long pointer, Table.InsertLock lock, long lockWord,
+                          long ticket);
     }
 
     private InsertObserver insertObserver;
@@ -128,13 +129,15 @@ public final class LogDbService {
             responder.fail(LogDbRpc.FULL, "table " + table.schema().name() + " on memory node " + db.nic().node()
                 + " is full (" + table.size() + " keys, capacity " + table.schema().capacity() + ")");
         } else {
+            final long ticket = lock == Table.InsertLock.TICKET ? table.insertTicket(pointer) : 0;
             if (insertObserver != null) {
-                insertObserver.lockedInsert(request.client(), table, key, pointer, lock, lockWord);
+                insertObserver.lockedInsert(request.client(), table, key, pointer, lock, lockWord, ticket);
             }
             scratch.putLong(0, pointer);
             scratch.putLong(8, table.objectMemory().getLongVolatile(table.offsetOf(pointer)
                 + io.scythe.storage.ObjectLayout.VERSION_OFFSET));
-            responder.reply(scratch, 0, 16);
+            scratch.putLong(16, ticket);
+            responder.reply(scratch, 0, LogDbRpc.INSERT_REPLY_BYTES);
         }
     }
 

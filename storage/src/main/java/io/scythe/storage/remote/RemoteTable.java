@@ -81,7 +81,7 @@ public final class RemoteTable {
     }
 
     /** An object created by {@link #insert}: where it is and the version it has until the inserter's write-back. */
-    public record Inserted(long pointer, long version) {
+    public record Inserted(long pointer, long version, long ticket) {
     }
 
     /**
@@ -101,7 +101,11 @@ public final class RemoteTable {
         request.putInt(24, length);
         request.putBytes(LogDbRpc.INSERT_HEADER_BYTES, value, offset, length);
         return rocket.get().compose(r -> r.call(LogDbRpc.INSERT, request, 0, request.capacity())).map(reply -> {
-            final Inserted inserted = new Inserted(reply.payload().getLong(0), reply.payload().getLong(8));
+            if (reply.length() < LogDbRpc.INSERT_REPLY_BYTES) {
+                throw new IllegalStateException("INSERT reply of " + reply.length() + " bytes");
+            }
+            final Inserted inserted = new Inserted(reply.payload().getLong(0), reply.payload().getLong(8),
+                reply.payload().getLong(16));
             cache.put(key, inserted.pointer());
             return inserted;
         });

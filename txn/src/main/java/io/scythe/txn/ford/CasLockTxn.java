@@ -69,7 +69,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     /** Inserted objects are created with this attempt's id in their CAS lock word. */
     protected final Future<Void> installInserts(final long owner) {
-        return installInserts(io.scythe.storage.Table.InsertLock.CAS_WORD, owner, a -> { });
+        return installInserts(io.scythe.storage.Table.InsertLock.CAS_WORD, owner, (a, inserted) -> { });
     }
 
     @Override

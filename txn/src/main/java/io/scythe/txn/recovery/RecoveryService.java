@@ -71,9 +71,7 @@ public final class RecoveryService {
     }
 
     private void lockedInsert(final String client, final Table table, final long key, final long pointer,
-                              final Table.InsertLock lock, final long lockWord) {
-        final int at = table.offsetOf(pointer);
-        final long ticket = table.objectMemory().getLongVolatile(at + ObjectLayout.LOWER_OFFSET) - 1;
+                              final Table.InsertLock lock, final long lockWord, final long ticket) {
         final List<LockedInsert> mine = inserts.computeIfAbsent(client, c -> new ArrayList<>());
         if (mine.size() >= 64) {
             mine.removeIf(i -> !stillLocked(i)); // committed or abandoned since: forget them

@@ -161,10 +161,12 @@ public final class ScytheTxn extends OneSidedTxn {
             return staged(io.scythe.txn.Stage.LOCK, settle(locking))
                 .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, hot ? validateAbsent()
                     : settle(List.of(validate(), validateAbsent()))))
-                // Inserted objects are created holding ticket 0 of their Takeout Lock, queued_ts = ts.
+                // Inserted objects are created holding a ticket of their Takeout Lock, queued_ts = ts: 0 for a new
+                // object, the next one of a revived object (its redo record and recovery need the real one).
                 .compose(v -> staged(io.scythe.txn.Stage.INSERT, installInserts(
-                    io.scythe.storage.Table.InsertLock.TICKET, ts, a -> a.grant = new TakeoutLockClient.Grant(
-                        a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET, a.rkey(), 0, 0, 0, -1, null))))
+                    io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.grant =
+                        new TakeoutLockClient.Grant(a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET,
+                            a.rkey(), inserted.ticket(), 0, 0, -1, null))))
                 .compose(v -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
                     (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(), a.grant.rkey(), 1))))
                 .map(ts);
