@@ -34,7 +34,8 @@ import java.util.function.Function;
 
 /**
  * A test cluster on one event loop: memory node "mn" with one table of 8-byte values (keys 0..15 loaded with 100,
- * room for {@code capacity}) serving LogDB and Takeout Lock RPCs, a TSO, and a compute node's RRPC client.
+ * room for {@code capacity}) serving LogDB, Takeout Lock and recovery RPCs, a TSO, and a compute node's RRPC
+ * client.
  */
 public final class OneMemoryNode implements AutoCloseable {
     public final Vertx vertx;
@@ -65,8 +66,9 @@ public final class OneMemoryNode implements AutoCloseable {
             table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
         }
         final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
-        new LogDbService(db).register(server);
-        new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
+        final LogDbService logDb = new LogDbService(db).register(server);
+        final TakeoutLockService locks = new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
+        new io.scythe.txn.recovery.RecoveryService(db).register(server, logDb, locks);
         final Promise<Void> started = Promise.promise();
         loop.runOnContext(ignored -> server.start().onComplete(started));
         started.future().await(10, TimeUnit.SECONDS);

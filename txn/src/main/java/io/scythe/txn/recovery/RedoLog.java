@@ -55,8 +55,26 @@ public final class RedoLog {
         this.regionBytes = regionBytes;
     }
 
-    /** Where a record went: freed by {@link #release}. */
-    public record Appended(Region region, int firstSlot, int slots, long lsn) {
+    /** Where a record went, and its bytes (to write again while in doubt): freed by {@link #release}. */
+    public record Appended(Region region, int firstSlot, int slots, long lsn, UnsafeBuffer record) {
+    }
+
+    /**
+     * A record's WRITE failed after it was posted: whether it landed is unknown, so the commit is in doubt. Its slots
+     * stay taken and its sequence number unfinished (a landed record must not be truncated or overwritten) until the
+     * committer settles it: {@link #rewrite} until durable, then finish it; or give it up to recovery.
+     */
+    public static final class RecordInDoubtException extends io.vertx.core.VertxException {
+        private final transient Appended appended;
+
+        RecordInDoubtException(final Appended appended, final Throwable cause) {
+            super("redo record " + appended.lsn + " in doubt: " + cause.getMessage(), cause, true);
+            this.appended = appended;
+        }
+
+        public Appended appended() {
+            return appended;
+        }
     }
 
     /** A log region on one memory node. */
@@ -103,7 +121,8 @@ public final class RedoLog {
      * write-back will touch), each lock identified by {@code token} of kind {@code lockKind}.
      *
      * @return where it went, once durable; fails with a {@link AbortReason#BACK_PRESSURE} abort when the region is
-     *     full for now, or with the WRITE's failure (then the commit is in doubt until recovery or the abort)
+     *     full for now, with the refusal when the WRITE was not posted (nothing written: its slots are free again, so
+     *     the low water moves on), or with {@link RecordInDoubtException} when it was posted and failed
      */
     public Future<Appended> append(final long txnId, final long version, final int lockKind,
                                    final List<Access> writes, final ToLongFunction<Access> token) {
@@ -126,23 +145,37 @@ public final class RedoLog {
             record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
             RedoRecordDescriptor.seal(record, 0, record.capacity());
             unfinished.add(lsn);
-            final Appended appended = new Appended(region, first, slots, lsn);
-            return channels.apply(node).compose(ch -> ch.write(region.address
-                    + (long) first * RedoRecordDescriptor.SLOT_BYTES, region.rkey, record, 0, record.capacity()))
-                .transform(ar -> {
-                    if (ar.failed()) {
-                        // Whether it landed is unknown: the slots stay taken and the record unfinished (a reused slot
-                        // would be harmless, but a fenced CN never writes again anyway).
+            final Appended appended = new Appended(region, first, slots, lsn, record);
+            return write(appended).transform(ar -> {
+                if (ar.failed()) {
+                    if (io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause())) {
+                        release(appended); // not posted: nothing of it is on the memory node
                         return Future.failedFuture(ar.cause());
                     }
-                    records++;
-                    bytes += record.capacity();
-                    if (afterAppend != null) {
-                        afterAppend.run();
-                    }
-                    return Future.succeededFuture(appended);
-                });
+                    return Future.failedFuture(new RecordInDoubtException(appended, ar.cause()));
+                }
+                records++;
+                bytes += record.capacity();
+                if (afterAppend != null) {
+                    afterAppend.run();
+                }
+                return Future.succeededFuture(appended);
+            });
         });
+    }
+
+    /**
+     * Writes a record in doubt ({@link RecordInDoubtException}) again, the same bytes to the same slots: once this
+     * succeeds it is durable and its commit decided.
+     */
+    public Future<Appended> rewrite(final Appended appended) {
+        return write(appended).map(appended);
+    }
+
+    private Future<Void> write(final Appended a) {
+        final Region region = a.region;
+        return channels.apply(region.node).compose(ch -> ch.write(region.address
+            + (long) a.firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, a.record, 0, a.record.capacity()));
     }
 
     /** Frees a record's slots after its write-back and unlock. */
