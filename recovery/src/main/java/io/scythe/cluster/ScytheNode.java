@@ -304,6 +304,9 @@ public final class ScytheNode implements AutoCloseable {
                 List.of(CoordinatorVerticle.ADDRESS, CoordinatorVerticle.ADDRESS + "." + config.node()),
                 c -> {
                     c.runtime().enableRedoLog(io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
+                    // A commit it cannot finish (or ids used up): it stops serving, its incarnation is recovered
+                    // by another node, which finishes the redo record; it rejoins with a new epoch.
+                    c.runtime().onGiveUp(why -> loseLease("a loop cannot go on: " + why));
                     if (coordinators.isEmpty()) {
                         recoveryContext = Vertx.currentContext(); // recovery runs on this coordinator's loop
                     }
@@ -629,7 +632,12 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     private void loseLease(final String why) {
-        leaseLost = true;
+        synchronized (this) { // the lease check and any coordinator loop may lose it at once: once only
+            if (leaseLost) {
+                return;
+            }
+            leaseLost = true;
+        }
         if (recoveryDuty != null) {
             recoveryDuty.stop(); // fenced itself: its recoveries could only fail, and its claims pass on when it exits
         }

@@ -69,7 +69,13 @@ public final class Coordinator {
 
     private <R> void attempt(final Function<Txn, Future<R>> procedure, final int attempt, final boolean hot,
                              final long start, final Promise<Outcome<R>> done) {
-        final Txn txn = protocol.begin(runtime, hot);
+        final Txn txn;
+        try {
+            txn = protocol.begin(runtime, hot);
+        } catch (final RuntimeException e) { // ids used up (TxnRuntime#nextTxnId): nothing was done
+            done.fail(e);
+            return;
+        }
         final Future<R> body;
         try {
             body = procedure.apply(txn);
@@ -91,6 +97,10 @@ public final class Coordinator {
                         stagedCommits++;
                     }
                     done.complete(ar.result());
+                    return;
+                }
+                if (ar.cause() instanceof OutcomeUnknownException) {
+                    done.fail(ar.cause()); // past its point of no return: never aborted, never retried
                     return;
                 }
                 // A request refused for now (send queue or RRPC ring full) did nothing: an abort, retried after the

@@ -44,6 +44,11 @@ public abstract class OneSidedTxn implements Txn {
     private long stageMark;
     /** The version the write-back installed (for the history recorder). */
     private long versionMade;
+    /**
+     * Past the point of no return: the redo record is durable (or may be) or the write-back began. From here the
+     * attempt is finished, or given up to recovery; never aborted, never retried.
+     */
+    private boolean decided;
 
     protected OneSidedTxn(final TxnRuntime runtime) {
         this.runtime = runtime;
@@ -441,7 +446,7 @@ public abstract class OneSidedTxn implements Txn {
                                            final ReleaseVerb release) {
         final io.scythe.txn.recovery.RedoLog log = runtime.redoLog();
         if (log == null || redoLockKind() == 0) {
-            return writeBackLogged(version, needsRelease, release);
+            return finished(version, writeBackLogged(version, needsRelease, release));
         }
         // The redo record first: once it is durable the commit is decided, and recovery can finish it.
         final List<Access> writes = new ArrayList<>();
@@ -451,11 +456,73 @@ public abstract class OneSidedTxn implements Txn {
             }
         }
         if (writes.isEmpty()) {
-            return writeBackLogged(version, needsRelease, release);
+            return finished(version, writeBackLogged(version, needsRelease, release));
         }
-        return staged(Stage.LOG, log.append(id, version, redoLockKind(), writes, this::lockToken))
-            .compose(appended -> writeBackLogged(version, needsRelease, release)
+        // A record refused before its WRITE was posted is nothing: the attempt aborts. One posted whose WRITE failed
+        // may have landed, so it is written again until durable; never aborted (recovery might roll it forward).
+        return staged(Stage.LOG, log.append(id, version, redoLockKind(), writes, this::lockToken)
+            .recover(e -> e instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException doubt
+                ? durable(log, doubt.appended(), doubt, 1) : Future.failedFuture(e)))
+            .compose(appended -> finished(version, writeBackLogged(version, needsRelease, release))
                 .onSuccess(v -> log.release(appended)));
+    }
+
+    /** {@code writeBack}, finished from what this attempt holds if it fails (nothing to finish without locks). */
+    private Future<Void> finished(final long version, final Future<Void> writeBack) {
+        return redoLockKind() == 0 ? writeBack : writeBack.recover(e -> finishFromRecord(version, e, 1));
+    }
+
+    /** Tries to finish a decided commit (or make its record durable) this many times before giving it up. */
+    private static final int FINISH_ATTEMPTS = 6;
+    /** Pause before the first of them, doubling: 1, 2, ... 32 ms. */
+    private static final long FINISH_PAUSE_NS = 1_000_000;
+
+    /** Writes a record in doubt again until durable: then the commit is decided, and goes on to its write-back. */
+    private Future<io.scythe.txn.recovery.RedoLog.Appended> durable(final io.scythe.txn.recovery.RedoLog log,
+                                                                    final io.scythe.txn.recovery.RedoLog.Appended a,
+                                                                    final Throwable failure, final int attempt) {
+        decided = true; // it may have landed: from here on nothing of this attempt is undone
+        if (attempt > FINISH_ATTEMPTS) {
+            return giveUp("its redo record could not be written (it may have landed)", failure);
+        }
+        return runtime.timers().after(FINISH_PAUSE_NS << (attempt - 1)).compose(v -> log.rewrite(a))
+            .recover(e -> durable(log, a, e, attempt + 1));
+    }
+
+    /**
+     * Finishes a decided commit whose write-back failed in part (some batches may have landed, each with its
+     * releases last): every entry whose lock this attempt still holds is written and released again, on a fresh
+     * queue pair when the last one failed; entries found released are done ({@link io.scythe.txn.recovery.CnRecovery#finishEntry}). The
+     * locks it holds make the rewrite safe. After {@link #FINISH_ATTEMPTS} it gives the commit up to recovery.
+     */
+    private Future<Void> finishFromRecord(final long version, final Throwable failure, final int attempt) {
+        if (attempt > FINISH_ATTEMPTS) {
+            return giveUp("its write-back could not be finished", failure);
+        }
+        return runtime.timers().after(FINISH_PAUSE_NS << (attempt - 1)).compose(v -> {
+            final List<Future<Boolean>> entries = new ArrayList<>();
+            for (final Access a : accesses) {
+                final boolean written = a.dirty || a.inserted;
+                if (written || a.releasing) {
+                    entries.add(untilAccepted(() -> io.scythe.txn.recovery.CnRecovery.finishEntry(runtime,
+                        a.partition.node(), a.partition.descriptor(), written
+                            ? io.scythe.txn.recovery.RedoLog.opOf(a) : 0, a.pointer, lockToken(a), redoLockKind(),
+                        Math.max(version, a.minVersion), a.newValue, a.dirty && !a.deleting ? a.newLength : 0)));
+                }
+            }
+            return settle(entries);
+        }).recover(e -> finishFromRecord(version, e, attempt + 1));
+    }
+
+    /**
+     * A decided commit this loop cannot finish: it keeps its locks and its redo record (not released, so never
+     * truncated), the loop gives up ({@link TxnRuntime#giveUp}: the node stops serving, and recovery of its
+     * incarnation settles the record), and the client hears "outcome unknown", never "aborted".
+     */
+    private <T> Future<T> giveUp(final String what, final Throwable cause) {
+        runtime.giveUp("transaction " + Long.toHexString(id) + ": " + what + ": " + cause);
+        return Future.failedFuture(new OutcomeUnknownException("transaction " + Long.toHexString(id)
+            + " is committed or in doubt: " + what, cause));
     }
 
     /** The redo record's lock kind of this protocol ({@code RedoRecordDescriptor.LOCK_*}), or 0: nothing logged. */
@@ -471,6 +538,7 @@ public abstract class OneSidedTxn implements Txn {
     private Future<Void> writeBackLogged(final long version, final Function<Access, Boolean> needsRelease,
                                          final ReleaseVerb release) {
         versionMade = version;
+        decided = true;
         final Map<String, List<Access>> byNode = new HashMap<>();
         for (final Access a : accesses) {
             if (a.dirty || a.inserted || needsRelease.apply(a)) {
@@ -478,8 +546,8 @@ public abstract class OneSidedTxn implements Txn {
             }
         }
         // The point of no return: the releases are in these batches, so nothing may release these locks again
-        // (a second FAA on upper would hand one lock to two holders). A batch that fails leaves the commit in doubt,
-        // which recovery settles from the redo record; it is reported as a failure, not an abort.
+        // (a second FAA on upper would hand one lock to two holders). A batch that fails is finished from the redo
+        // record (finishFromRecord), which releases only what is still held; never aborted or retried.
         for (final List<Access> node : byNode.values()) {
             for (final Access a : node) {
                 a.releasing = needsRelease.apply(a);
@@ -492,7 +560,8 @@ public abstract class OneSidedTxn implements Txn {
         }
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
-            posted.add(untilAccepted(() -> runtime.channel(e.getKey()).compose(ch -> {
+            posted.add(runtime.writeBackGate(e.getKey()).compose(gate -> untilAccepted(() -> runtime.channel(
+                e.getKey()).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
                 for (final Access a : e.getValue()) {
                     if (a.dirty && !a.deleting) {
@@ -518,9 +587,10 @@ public abstract class OneSidedTxn implements Txn {
                     }
                 }
                 return batch.post(); // refused whole when the send queue lacks room: built and posted again
-            })));
+            }))));
         }
-        return Future.all(posted).mapEmpty();
+        // Every batch settled before a failure is handled: finishing from the record reads what they left.
+        return settle(posted);
     }
 
     /**
@@ -642,6 +712,17 @@ public abstract class OneSidedTxn implements Txn {
             if (recorder != null) {
                 recorder.committed(id, v instanceof Long ts ? ts : 0, versionMade, accesses);
             }
-        }).recover(e -> abort().transform(ignored -> Future.failedFuture(e)));
+        }).recover(e -> {
+            if (decided) {
+                finished = true; // committed or in doubt: what it holds is the record's, released by finishing it
+                if (e instanceof OutcomeUnknownException) {
+                    return Future.failedFuture(e); // given up already
+                }
+                // No record to finish from (a protocol that logs none): its locks stay held until the node is
+                // recovered, so the loop gives up as well.
+                return giveUp("it failed after its point of no return", e);
+            }
+            return abort().transform(ignored -> Future.failedFuture(e));
+        });
     }
 }

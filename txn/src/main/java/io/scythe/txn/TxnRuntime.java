@@ -33,6 +33,10 @@ public final class TxnRuntime {
     private volatile HistoryRecorder recorder;
     /** This loop's redo log, or null: commits write none (recovery cannot finish them). */
     private io.scythe.txn.recovery.RedoLog redoLog;
+    /** Told when this loop cannot go on safely (see {@link #onGiveUp}); null: nothing beyond the failed reply. */
+    private java.util.function.Consumer<String> giveUp;
+    /** Test fault point: runs before each write-back batch to a memory node, which fails if it fails. */
+    private java.util.function.Function<String, Future<Void>> beforeWriteBack;
 
     /**
      * @param idBase distinguishes this loop's transaction ids from every other loop's in the cluster (a CN and loop
@@ -55,6 +59,43 @@ public final class TxnRuntime {
 
     public Future<RdmaChannel> channel(final String node) {
         return rrpc.oneSided(node);
+    }
+
+    /** Drops this loop's channel to {@code node} if it is {@code broken}: the next {@link #channel} connects anew. */
+    public void forgetChannel(final String node, final RdmaChannel broken) {
+        rrpc.forgetOneSided(node, broken);
+    }
+
+    /**
+     * Sets what happens when this loop cannot go on safely: a committed transaction (its redo record durable) whose
+     * write-back it could not finish, or transaction ids used up. The node must give up its lease and stop serving
+     * (a cluster node: {@code ScytheNode} loses its lease; another node's recovery of its incarnation finishes the
+     * record) and rejoin with a new epoch. Called on the loop, possibly more than once.
+     */
+    public void onGiveUp(final java.util.function.Consumer<String> hook) {
+        this.giveUp = hook;
+    }
+
+    /** Reports that this loop cannot go on safely, for {@code why} (see {@link #onGiveUp}). */
+    public void giveUp(final String why) {
+        final java.util.function.Consumer<String> hook = giveUp;
+        if (hook != null) {
+            hook.accept(why);
+        }
+    }
+
+    /**
+     * Test fault point: {@code hook} runs before each write-back batch with the memory node's name, and a failure it
+     * returns fails that batch as a failed post would ({@code null}: none, the default).
+     */
+    public void beforeWriteBack(final java.util.function.Function<String, Future<Void>> hook) {
+        this.beforeWriteBack = hook;
+    }
+
+    /** The fault point before a write-back batch to {@code node}: succeeded unless a test hook says otherwise. */
+    public Future<Void> writeBackGate(final String node) {
+        final java.util.function.Function<String, Future<Void>> hook = beforeWriteBack;
+        return hook == null ? Future.succeededFuture() : hook.apply(node);
     }
 
     /** This loop's RRPC Rocket to {@code node}. */
@@ -106,7 +147,8 @@ public final class TxnRuntime {
     /** Commits of this loop write redo records from now on, to log regions of {@code regionBytes} per memory node. */
     public io.scythe.txn.recovery.RedoLog enableRedoLog(final int regionBytes) {
         if (redoLog == null) {
-            redoLog = new io.scythe.txn.recovery.RedoLog(rrpc::rocket, rrpc::oneSided, idBase, regionBytes);
+            redoLog = new io.scythe.txn.recovery.RedoLog(rrpc::rocket, rrpc::oneSided, idBase, regionBytes)
+                .forgetBroken(rrpc::forgetOneSided);
         }
         return redoLog;
     }
@@ -116,8 +158,35 @@ public final class TxnRuntime {
         return redoLog;
     }
 
-    /** A transaction id unique in the cluster, never 0 (0 means "free" in a CAS lock word). */
+    /**
+     * The last sequence number a loop may give out: ids are {@code idBase} (epoch, CN slot and loop in bits 32-63,
+     * {@code RecoveryRpc.NODE_ID_MASK}) plus a sequence in the low 32 bits, so one more would carry into the slot.
+     */
+    static final long LAST_SEQUENCE = 0xffff_ffffL;
+
+    /**
+     * A transaction id unique in the cluster, never 0 (0 means "free" in a CAS lock word).
+     *
+     * <p>After {@link #LAST_SEQUENCE} ids the loop gives up ({@link #giveUp}) and this throws, rather than wrap: a
+     * wrapped id could equal one still in a CAS lock word or redo record of this incarnation, and recovery tells
+     * owners apart only by these ids. A cluster CN then loses its lease and rejoins under a new epoch (new ids);
+     * at a million commits a second on one loop that is once in about 70 minutes, which a restart costs far less
+     * than a proof that no id of the last round is still held.
+     *
+     * @throws IllegalStateException when this loop's ids are used up
+     */
     public long nextTxnId() {
+        if (sequence >= LAST_SEQUENCE) {
+            final String why = "transaction ids of this loop are used up (" + LAST_SEQUENCE + " under prefix "
+                + Long.toHexString(idBase) + "): the node must rejoin under a new epoch";
+            giveUp(why);
+            throw new IllegalStateException(why);
+        }
         return idBase + ++sequence;
+    }
+
+    /** Test hook: the next id's sequence number will be {@code next}. */
+    void skipSequenceTo(final long next) {
+        sequence = next - 1;
     }
 }

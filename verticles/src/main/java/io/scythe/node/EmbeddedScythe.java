@@ -66,6 +66,8 @@ public final class EmbeddedScythe implements AutoCloseable {
     private TsoService tso;
     private final List<RecoveryService> recoveryServices = new ArrayList<>();
     private final List<ComputeNode> extraNodes = new ArrayList<>();
+    /** Compute nodes that gave up (a commit they could not finish): fenced, as a cluster node losing its lease. */
+    private final List<String> gaveUp = new CopyOnWriteArrayList<>();
     private Catalog catalog;
     private RemoteRegion tsoCounter;
     private Protocol protocol;
@@ -153,10 +155,29 @@ public final class EmbeddedScythe implements AutoCloseable {
                 watermarks, adaptive, procedures, 0L, null)
             .deploy(vertx, loops, List.of(CoordinatorVerticle.ADDRESS), c -> {
                 enableRedoLog(c);
+                giveUpBy("cn", c);
                 coordinator.set(c);
                 coordinators.add(c);
             })
             .await(30, TimeUnit.SECONDS));
+    }
+
+    /**
+     * A loop of compute node {@code name} that cannot go on safely ({@code TxnRuntime#onGiveUp}) stops the node as
+     * losing its lease would: it is fenced on every memory node, and left for a recovery ({@link #gaveUp}).
+     */
+    private void giveUpBy(final String name, final Coordinator c) {
+        c.runtime().onGiveUp(why -> {
+            if (!gaveUp.contains(name)) {
+                gaveUp.add(name);
+                fence(name);
+            }
+        });
+    }
+
+    /** The compute nodes that gave up, fenced and waiting for a recovery. */
+    public List<String> gaveUp() {
+        return List.copyOf(gaveUp);
     }
 
     private void enableRedoLog(final Coordinator c) {
@@ -181,6 +202,7 @@ public final class EmbeddedScythe implements AutoCloseable {
                 watermarks, adaptive, procedures, idBase, null)
             .deploy(vertx, loops, List.of(), c -> {
                 enableRedoLog(c);
+                giveUpBy(name, c);
                 byLoop.put(Thread.currentThread(), c); // the verticle's context is not the loop's: key by thread
             })
             .await(30, TimeUnit.SECONDS);

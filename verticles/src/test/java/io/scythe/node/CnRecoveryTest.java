@@ -327,6 +327,79 @@ class CnRecoveryTest {
         checkInvariants();
     }
 
+    /**
+     * A write-back batch refused after the redo record on a live node (the refusal outlasting its re-posts): the
+     * commit is past its point of no return, so it is finished from what it holds, not aborted and retried.
+     */
+    @Test
+    void shouldFinishALiveCommitWhoseWriteBackFailedOnce() throws Exception {
+        finishAfterWriteBackFailure("scythe");
+    }
+
+    @Test
+    void shouldFinishALiveCasLockedCommitWhoseWriteBackFailedOnce() throws Exception {
+        finishAfterWriteBackFailure("ford-occ");
+    }
+
+    private void finishAfterWriteBackFailure(final String protocol) throws Exception {
+        start(protocol);
+        final EmbeddedScythe.ComputeNode node = scythe.addComputeNode("cnA", 1L << 32);
+        final Coordinator coordinator = node.on(loop());
+        final TxnRuntime runtime = coordinator.runtime();
+        final int[] faults = {1};
+        on(() -> {
+            runtime.beforeWriteBack(mn -> mn.equals("mn1") && faults[0]-- > 0 // account 7 is on mn1, 8 on mn0
+                ? Future.failedFuture(new io.scythe.bridge.VerbException(io.scythe.fabric.Opcode.WRITE,
+                "send queue full")) : Future.succeededFuture());
+            return Future.succeededFuture();
+        });
+        assertThat(transferOn(coordinator, 7, 8, 25)).as("the client sees it committed").isTrue();
+        assertThat(faults[0]).as("the fault fired").isZero();
+        assertThat(balanceOf(7)).as("applied once").isEqualTo(INITIAL - 25);
+        assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
+        assertThat(scythe.gaveUp()).as("finished: nothing given up").isEmpty();
+        assertThat(on(() -> Future.succeededFuture(runtime.redoLog().unfinishedRecords()))).as("its record released")
+            .isZero();
+        checkInvariants(); // the ledger row once, no ticket or CAS word held
+        liveNodesProgress(coordinator);
+        checkInvariants();
+    }
+
+    /**
+     * The node dies between its write-back batches: the one to mn0 landed, the one to mn1 never did. Its own
+     * attempts to finish fail (fenced), so it gives up with "outcome unknown", and recovery finishes the rest.
+     */
+    @Test
+    void shouldRollForwardTheRestOfAPartialWriteBack() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final Coordinator coordinator = dead.on(loop());
+        final TxnRuntime runtime = coordinator.runtime();
+        on(() -> {
+            // mn1's batch waits until mn0's has landed, then the node is fenced before it posts.
+            runtime.beforeWriteBack(mn -> mn.equals("mn0") ? Future.succeededFuture()
+                : runtime.timers().after(TimeUnit.MILLISECONDS.toNanos(50)).compose(v -> {
+                    scythe.fence("cnA");
+                    return Future.succeededFuture();
+                }));
+            return Future.succeededFuture();
+        });
+        final long inDoubt = nextLedgerKey++;
+        assertThatThrownBy(() -> on(() -> coordinator.run(txn -> transfer(txn, 7, 8, 25, inDoubt))))
+            .as("neither committed nor aborted to the client").hasMessageContaining("outcome unknown");
+        assertThat(scythe.gaveUp()).containsExactly("cnA");
+        assertThat(balanceOf(8)).as("mn0's batch landed").isEqualTo(INITIAL + 25);
+        assertThat(balanceOf(7)).as("mn1's did not").isEqualTo(INITIAL);
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.entriesApplied()).as("what mn1 missed").isPositive();
+        assertThat(report.entriesAlreadyDone()).as("what mn0 had").isPositive();
+        assertThat(report.entriesApplied() + report.entriesAlreadyDone()).isEqualTo(3);
+        assertThat(balanceOf(7)).as("rolled forward").isEqualTo(INITIAL - 25);
+        acknowledged.add(inDoubt); // decided by its record
+        liveNodesProgress(recoverer());
+        checkInvariants();
+    }
+
     /** The ticket the next holder of {@code key}'s Takeout Lock gets ({@code lower}). */
     private long ticketOf(final String table, final long key) {
         for (final LogDb db : scythe.memoryNodes()) {

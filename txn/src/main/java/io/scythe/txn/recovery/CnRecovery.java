@@ -241,9 +241,8 @@ public final class CnRecovery {
     }
 
     /**
-     * Applies one entry as the write-back would have (value, length, flags, version, then the release, in one
-     * doorbell on one QP), but only while the object's lock is still held by {@code token}: otherwise the write-back
-     * and release of this entry landed before the crash, and others may have written since.
+     * Applies one entry as the write-back would have, if its lock is still held by {@code token} (see
+     * {@link #finishEntry}).
      */
     private Future<Void> applyEntry(final String node, final int tableId, final int op, final long pointer,
                                     final long token, final int lockKind, final long version,
@@ -253,6 +252,30 @@ public final class CnRecovery {
             return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
                 + node + ", which the catalog does not know"));
         }
+        return finishEntry(runtime, node, table, op, pointer, token, lockKind, version, value, value.capacity())
+            .map(applied -> {
+                if (applied) {
+                    tally.applied++;
+                } else {
+                    tally.done++;
+                }
+                return null;
+            });
+    }
+
+    /**
+     * Finishes one entry of a decided commit as its write-back would have (value, length, flags, version, then the
+     * release, in one doorbell on one QP), but only while the object's lock is still held by {@code token}:
+     * otherwise the write-back and release of this entry landed already, and others may have written since. So it is
+     * idempotent, for recovery and for a live committer whose write-back failed. {@code op} 0 is a lock held and not
+     * written (a TOCC read): only released. A failed verb drops the channel (its queue pair may be broken).
+     *
+     * @return whether it applied the entry (false: found finished)
+     */
+    public static Future<Boolean> finishEntry(final TxnRuntime runtime, final String node,
+                                              final TableDescriptor table, final int op, final long pointer,
+                                              final long token, final int lockKind, final long version,
+                                              final org.agrona.DirectBuffer value, final int valueLength) {
         final long address = ObjectLayout.addressOf(pointer);
         final int rkey = table.objects().rkey();
         final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
@@ -264,14 +287,13 @@ public final class CnRecovery {
                     ? header.getLong(ObjectLayout.UPPER_OFFSET) == token
                     : header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == token;
                 if (!sameObject || !held) {
-                    tally.done++;
-                    return Future.<Void>succeededFuture();
+                    return Future.succeededFuture(false);
                 }
                 final Doorbell batch = ch.doorbell();
                 if ((op & RedoRecordDescriptor.OP_VALUE) != 0) {
-                    batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, value, 0, value.capacity());
+                    batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, value, 0, valueLength);
                     final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
-                    length.putInt(0, value.capacity());
+                    length.putInt(0, valueLength);
                     batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, 0, 4);
                 }
                 if ((op & (RedoRecordDescriptor.OP_DELETE | RedoRecordDescriptor.OP_REVIVE)) != 0) {
@@ -280,19 +302,25 @@ public final class CnRecovery {
                         ? ObjectLayout.FLAG_DELETED : 0));
                     batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
                 }
-                final long current = header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
-                final UnsafeBuffer installed = new UnsafeBuffer(new byte[8]);
-                // An insert's version must exceed the one it was created with, as its write-back's minVersion does.
-                installed.putLong(0, (op & RedoRecordDescriptor.OP_INSERTED) != 0 && current >= version
-                    ? current + 1 : version);
-                batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, installed, 0, 8);
+                if (op != 0) {
+                    final long current = header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+                    final UnsafeBuffer installed = new UnsafeBuffer(new byte[8]);
+                    // An insert's version must exceed the one it was created with, as its write-back's minVersion
+                    // does.
+                    installed.putLong(0, (op & RedoRecordDescriptor.OP_INSERTED) != 0 && current >= version
+                        ? current + 1 : version);
+                    batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, installed, 0, 8);
+                }
                 if (lockKind == RedoRecordDescriptor.LOCK_TICKET) {
                     batch.fetchAndAdd(address + ObjectLayout.UPPER_OFFSET, rkey, 1);
                 } else {
                     batch.compareAndSwap(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, token, 0);
                 }
-                tally.applied++;
-                return batch.post().<Void>mapEmpty();
+                return batch.post().map(true);
+            }).onFailure(e -> {
+                if (!io.scythe.txn.OneSidedTxn.refusedForNow(e)) {
+                    runtime.forgetChannel(node, ch);
+                }
             }));
     }
 

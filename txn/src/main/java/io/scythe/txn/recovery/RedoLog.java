@@ -38,6 +38,7 @@ public final class RedoLog {
     private final java.util.TreeSet<Long> unfinished = new java.util.TreeSet<>();
     /** The next record's sequence number: one counter for every region of this loop, so it never repeats. */
     private long nextLsn = 1;
+    private java.util.function.BiConsumer<String, RdmaChannel> forgetBroken = (node, ch) -> { };
     /** Test hook: runs after a record is durable, before the write-back (a crash there is "mid-commit"). */
     private Runnable afterAppend;
     private long records;
@@ -175,13 +176,29 @@ public final class RedoLog {
     private Future<Void> write(final Appended a) {
         final Region region = a.region;
         return channels.apply(region.node).compose(ch -> ch.write(region.address
-            + (long) a.firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, a.record, 0, a.record.capacity()));
+                + (long) a.firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, a.record, 0, a.record.capacity())
+            .onFailure(e -> {
+                if (!io.scythe.txn.OneSidedTxn.refusedForNow(e)) {
+                    forgetBroken.accept(region.node, ch); // a failed verb may have broken the queue pair
+                }
+            }));
+    }
+
+    /** Tells {@code forget} of a channel a WRITE failed on, so that a {@link #rewrite} connects anew. */
+    public RedoLog forgetBroken(final java.util.function.BiConsumer<String, RdmaChannel> forget) {
+        this.forgetBroken = forget;
+        return this;
     }
 
     /** Frees a record's slots after its write-back and unlock. */
     public void release(final Appended appended) {
         appended.region.used.clear(appended.firstSlot, appended.firstSlot + appended.slots);
         unfinished.remove(appended.lsn);
+    }
+
+    /** Records appended and not released: their commits are not finished (or in doubt). */
+    public int unfinishedRecords() {
+        return unfinished.size();
     }
 
     /** The low water the next record would carry. */
@@ -248,7 +265,8 @@ public final class RedoLog {
         return a.dirty && !a.deleting ? a.newLength : 0;
     }
 
-    private static int opOf(final Access a) {
+    /** The {@code RedoRecordDescriptor.OP_*} bits of {@code a}'s entry (0: a lock released, nothing written). */
+    public static int opOf(final Access a) {
         int op = 0;
         if (a.dirty && !a.deleting) {
             op |= RedoRecordDescriptor.OP_VALUE;
