@@ -25,7 +25,8 @@ import java.util.function.Function;
  * <ul>
  *   <li>{@code procedure}: the stored procedure whose next attempt it hits; {@code key} (optional): only when its
  *       first argument is this.</li>
- *   <li>{@code at}: {@code afterExecute} (the procedure's body ran, nothing locked at commit yet),
+ *   <li>{@code at}: {@code afterExecute} (the procedure's body ran, its commit not begun: an OCC attempt holds no
+ *       lock yet, a TOCC one holds what it read),
  *       {@code beforeRedo} (commit locks held and validated, no redo record yet: recovery rolls it back) or
  *       {@code afterRedo} (the redo record is durable, nothing written back: recovery rolls it forward). The redo
  *       points exist for protocols that keep a redo log.</li>
