@@ -1,6 +1,7 @@
 package io.scythe.cluster;
 
 import io.scythe.fabric.FabricOptions;
+import io.scythe.txn.FaultPoints;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -37,16 +38,18 @@ import java.util.TreeSet;
  *                       only peers presenting that certificate. {@code null}: plaintext event bus
  * @param leaseCheck     a CN stops by itself once it finds it outlived its lease (default); {@code false} only in
  *                       tests that show the memory nodes' fence alone keeps a woken CN from writing
+ * @param faults         test-only fault points a CN arms ({@link FaultPoints}); refused unless the JVM runs with
+ *                       {@code -Dscythe.faultPoints=true}. Default none
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
                          List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
                          List<String> memoryNodes, String tsoNode, List<String> tsoProxies, String stateDir,
                          JsonObject workload, String protocol, int maxAttempts, long readyTimeoutMs,
-                         String eventBusKeyStore, boolean leaseCheck) {
+                         String eventBusKeyStore, boolean leaseCheck, List<FaultPoints.Fault> faults) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
         "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "tsoProxies", "stateDir", "workload",
         "protocol",
-        "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck");
+        "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults");
     public static final int MIN_SECRET_CHARS = 16;
 
     /** Parses and checks {@code json}. */
@@ -101,7 +104,12 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 positive(json, "maxAttempts", 1000),
                 json.getLong("readyTimeoutMs", 60_000L),
                 json.getString("eventBusKeyStore"),
-                json.getBoolean("leaseCheck", true));
+                json.getBoolean("leaseCheck", true),
+                FaultPoints.Fault.list(json.getJsonArray("faults")));
+            if (!c.faults().isEmpty() && !Boolean.getBoolean(FaultPoints.ENABLE_PROPERTY)) {
+                throw new IllegalArgumentException("faults are test-only fault points (they halt or stall the node); "
+                    + "this JVM was not started with -D" + FaultPoints.ENABLE_PROPERTY + "=true");
+            }
             if (c.eventBusKeyStore() != null && !java.nio.file.Files.isRegularFile(
                 java.nio.file.Path.of(c.eventBusKeyStore()))) {
                 throw new IllegalArgumentException("eventBusKeyStore " + c.eventBusKeyStore() + " not found");

@@ -46,7 +46,9 @@ public interface NodeWorkload {
 
     /**
      * {@code keys} 8-byte counters in table {@code counters}, all 0; procedures {@code add(key, delta)} (returns the
-     * new value) and {@code get(key)}. Small and exact: tests count every committed add.
+     * new value), {@code get(key)} and {@code move(from, to, amount)} (one transaction over two keys, on two memory
+     * nodes when their partitions differ; their sum is conserved; returns {@code from}'s new value). Small and exact:
+     * tests count every committed add.
      */
     final class Counters implements NodeWorkload {
         public static final String TABLE = "counters";
@@ -78,7 +80,23 @@ public interface NodeWorkload {
                     txn.write(TABLE, args[0], value, 0, 8);
                     return next;
                 }))
-                .register("get", 1, args -> txn -> txn.read(TABLE, args[0]).map(b -> b.getLong(0)));
+                .register("get", 1, args -> txn -> txn.read(TABLE, args[0]).map(b -> b.getLong(0)))
+                .register("move", 3, args -> {
+                    if (args[0] == args[1]) {
+                        throw new IllegalArgumentException("move needs two different keys, not " + args[0] + " twice");
+                    }
+                    return txn -> io.vertx.core.Future.all(txn.readForUpdate(TABLE, args[0]),
+                        txn.readForUpdate(TABLE, args[1])).map(both -> {
+                            final long from = both.<UnsafeBuffer>resultAt(0).getLong(0) - args[2];
+                            final UnsafeBuffer fromValue = new UnsafeBuffer(new byte[8]);
+                            fromValue.putLong(0, from);
+                            txn.write(TABLE, args[0], fromValue, 0, 8);
+                            final UnsafeBuffer toValue = new UnsafeBuffer(new byte[8]);
+                            toValue.putLong(0, both.<UnsafeBuffer>resultAt(1).getLong(0) + args[2]);
+                            txn.write(TABLE, args[1], toValue, 0, 8);
+                            return from;
+                        });
+                });
         }
     }
 }

@@ -251,6 +251,10 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     private void startComputeNode() throws Exception {
+        io.scythe.txn.FaultPoints.arm(config.faults()); // test-only; empty unless the config asks (NodeConfig)
+        if (!config.faults().isEmpty()) {
+            log("fault points armed: " + config.faults());
+        }
         final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
         for (final String mn : config.memoryNodes()) {
             final TableDirectory.Tables tables = retry(() -> TableDirectory.lookup(vertx, mn, 2_000),
@@ -709,27 +713,37 @@ public final class ScytheNode implements AutoCloseable {
         return metrics == null ? -1 : metrics.httpPort();
     }
 
-    /** Health: ready, its epoch and lease, the cluster's size, what it fenced. */
     /**
      * Objects of {@code db} whose Takeout Lock is held or queued on ({@code lower != upper}) or whose CAS lock word
      * is set: a racy scan, exact only when no transaction runs (the chaos check at the end).
      */
     static long locksHeld(final LogDb db) {
+        return lockScan(db)[0];
+    }
+
+    /**
+     * {@code [objects locked or queued on, Takeout tickets outstanding (lower - upper summed)]} of {@code db}, racy
+     * like {@link #locksHeld}.
+     */
+    static long[] lockScan(final LogDb db) {
         long held = 0;
+        long tickets = 0;
         for (final io.scythe.storage.Table t : db.tables()) {
             final org.agrona.concurrent.AtomicBuffer m = t.objectMemory();
             final int slot = io.scythe.storage.ObjectLayout.slotBytes(t.schema().maxValueBytes());
             for (int at = 0; at + slot <= m.capacity(); at += slot) {
-                if (m.getLongVolatile(at + io.scythe.storage.ObjectLayout.LOWER_OFFSET)
-                    != m.getLongVolatile(at + io.scythe.storage.ObjectLayout.UPPER_OFFSET)
-                    || m.getLongVolatile(at + io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+                final long outstanding = m.getLongVolatile(at + io.scythe.storage.ObjectLayout.LOWER_OFFSET)
+                    - m.getLongVolatile(at + io.scythe.storage.ObjectLayout.UPPER_OFFSET);
+                if (outstanding != 0 || m.getLongVolatile(at + io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) != 0) {
                     held++;
                 }
+                tickets += outstanding;
             }
         }
-        return held;
+        return new long[] {held, tickets};
     }
 
+    /** Health: ready, its epoch and lease, the cluster's size, what it fenced; on an MN its locks and tickets. */
     public JsonObject health() {
         final JsonObject h = new JsonObject().put("status", ready() ? "UP" : "DOWN").put("node", config.node())
             .put("role", role.label()).put("fabricNode", fabricNode).put("epoch", epoch)
@@ -751,7 +765,8 @@ public final class ScytheNode implements AutoCloseable {
             h.put("members", hazelcast.getCluster().getMembers().size());
         }
         if (memoryDb != null) {
-            h.put("locksHeld", locksHeld(memoryDb));
+            final long[] locks = lockScan(memoryDb);
+            h.put("locksHeld", locks[0]).put("ticketsOutstanding", locks[1]);
         }
         return h;
     }

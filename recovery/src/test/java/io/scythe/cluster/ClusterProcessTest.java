@@ -17,8 +17,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
+import static io.scythe.cluster.ProcessClusters.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -61,17 +61,6 @@ class ClusterProcessTest {
     private static HttpResponse<String> get(final String node, final String path) throws Exception {
         return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cluster.node(node).httpPort()
             + path)).build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static void eventually(final String what, final long timeoutMs, final BooleanSupplier condition)
-        throws Exception {
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within " + timeoutMs + " ms: " + what);
-            }
-            Thread.sleep(100);
-        }
     }
 
     @Test

@@ -53,6 +53,30 @@ class NodeConfigTest {
     }
 
     @Test
+    void shouldRefuseFaultPointsUnlessTheJvmAllowsThemAndCheckEachFault() {
+        final JsonArray faults = new JsonArray().add(new JsonObject().put("procedure", "move").put("key", 3)
+            .put("at", "afterRedo").put("action", "halt"));
+        assertThat(NodeConfig.of(valid()).faults()).isEmpty();
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("faults", faults)))
+            .hasMessageContaining("test-only").hasMessageContaining("-D" + io.scythe.txn.FaultPoints.ENABLE_PROPERTY);
+        System.setProperty(io.scythe.txn.FaultPoints.ENABLE_PROPERTY, "true");
+        try {
+            assertThat(NodeConfig.of(valid().put("faults", faults)).faults()).hasSize(1);
+            assertThatThrownBy(() -> NodeConfig.of(valid().put("faults", new JsonArray().add(new JsonObject()
+                .put("procedure", "move").put("at", "sometime").put("action", "halt")))))
+                .hasMessageContaining("at must be");
+        } finally {
+            System.clearProperty(io.scythe.txn.FaultPoints.ENABLE_PROPERTY);
+        }
+    }
+
+    @Test
+    void shouldRefuseAMoveOfAKeyOntoItself() {
+        assertThatThrownBy(() -> NodeWorkload.of(new JsonObject().put("name", "counters")).procedures()
+            .bind("move", new long[] {4, 4, 1})).hasMessageContaining("two different keys");
+    }
+
+    @Test
     void shouldGiveEachCnsLogsToALiveCnAndNoneWhenAllAreGone() {
         final UUID a = UUID.randomUUID();
         final UUID b = UUID.randomUUID();

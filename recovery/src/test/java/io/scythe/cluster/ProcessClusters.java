@@ -13,13 +13,22 @@ final class ProcessClusters {
      */
     static LocalCluster counters(final String prefix, final int mns, final int cns, final int proxies,
                                  final java.nio.file.Path dir) throws java.io.IOException {
+        return counters(prefix, mns, cns, proxies, dir, java.util.List.of());
+    }
+
+    /** The same, each node JVM also started with {@code jvmOptions} (e.g. enabling fault points). */
+    static LocalCluster counters(final String prefix, final int mns, final int cns, final int proxies,
+                                 final java.nio.file.Path dir, final java.util.List<String> jvmOptions)
+        throws java.io.IOException {
+        final java.util.List<String> options = new java.util.ArrayList<>(java.util.List.of("-Xmx256m",
+            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        options.addAll(jvmOptions);
         return new LocalCluster(prefix + java.util.UUID.randomUUID().toString().substring(0, 8),
             "a test secret of the cluster", mns, cns, proxies,
             new io.vertx.core.json.JsonObject().put("name", "counters").put("keys", 64),
             new io.vertx.core.json.JsonObject().put("provider", "shm").put("costModel",
                 new io.vertx.core.json.JsonObject().put("profile", "zero")),
-            "scythe", dir, LocalCluster.Launcher.sameClasspath(java.util.List.of("-Xmx256m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1")));
+            "scythe", dir, LocalCluster.Launcher.sameClasspath(options));
     }
 
     /**
@@ -42,6 +51,18 @@ final class ProcessClusters {
                     assertThat(n.process() == null || !n.process().isAlive()).as(n.name()).isTrue();
                 }
             }
+        }
+    }
+
+    /** Waits (polling every 50 ms) until {@code condition} holds; fails naming {@code what} after {@code timeoutMs}. */
+    static void eventually(final String what, final long timeoutMs, final java.util.function.BooleanSupplier condition)
+        throws InterruptedException {
+        final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + timeoutMs + " ms: " + what);
+            }
+            Thread.sleep(50);
         }
     }
 }

@@ -48,6 +48,7 @@ public final class Procedures {
             throw new IllegalArgumentException("procedure " + name + " takes " + e.arity() + " arguments, not "
                 + given);
         }
-        return e.binder().bind(args == null ? new long[0] : args);
+        final long[] bound = args == null ? new long[0] : args;
+        return io.scythe.txn.FaultPoints.wrap(name, bound, e.binder().bind(bound)); // armed only in fault tests
     }
 }

@@ -6,6 +6,7 @@ import io.scythe.rrpc.RpcReply;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
+import io.scythe.txn.FaultPoints;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -133,7 +134,7 @@ public final class RedoLog {
         }
         final UnsafeBuffer record = encode(txnId, version, lockKind, writes, token);
         final String node = writes.get(0).partition.node();
-        return region(node).compose(region -> {
+        return FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId).compose(v -> region(node)).compose(region -> {
             final int slots = (record.capacity() + RedoRecordDescriptor.SLOT_BYTES - 1)
                 / RedoRecordDescriptor.SLOT_BYTES;
             final int first = slots > region.slotCount ? -1 : region.take(slots);
@@ -160,7 +161,7 @@ public final class RedoLog {
                 if (afterAppend != null) {
                     afterAppend.run();
                 }
-                return Future.succeededFuture(appended);
+                return FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId).map(appended);
             });
         });
     }

@@ -1,0 +1,301 @@
+package io.scythe.cluster;
+
+import io.scythe.txn.FaultPoints;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static io.scythe.cluster.ProcessClusters.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Compute nodes of a cluster of processes (TSO, 2 MNs, 3 CNs over shm) die at exact points of a {@code move} that
+ * spans both memory nodes, through the real path: SIGKILL (or a halt fault point), Hazelcast declaring the member
+ * dead, the memory nodes fencing it, its log's owner recovering it, and the CN restarted under a new epoch. Killed
+ * while holding its tickets (before its redo record: rolled back), while queued behind another CN's tickets (its
+ * tickets skipped), and mid-commit (after its redo record, before write-back: rolled forward). After each: every key
+ * holds exactly what the acknowledged moves (and the decided in-doubt one) made, the sum is conserved, no lock or
+ * ticket is left on either memory node, and the client never heard "aborted" for a transaction that may commit. The
+ * points are {@link FaultPoints} armed from the CNs' configs; the cluster is stopped and its shm files removed even
+ * when a test fails.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CnKillProcessTest {
+    private static final int KEYS = 64;
+    /** How long the holder of scenario 2 keeps its tickets: past the queued CN's kill, detection and recovery. */
+    private static final long HOLDER_HOLDS_MS = 10_000;
+    /** When the holder locks (after executing) and when the queued CN does, from their execution. */
+    private static final long HOLDER_LOCKS_AFTER_MS = 3_000;
+    private static final long QUEUED_LOCKS_AFTER_MS = 4_000;
+
+    @TempDir
+    static Path dir;
+    static LocalCluster cluster;
+    static ScytheClient client;
+    /** For requests to a CN about to die: its reply never comes, and "unknown" should not take long. */
+    static ScytheClient impatient;
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    /** What every key must hold: the acknowledged moves, and the in-doubt one its redo record decided. */
+    static final long[] EXPECTED = new long[KEYS];
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = ProcessClusters.counters("k", 2, 3, 0, dir, List.of("-D" + FaultPoints.ENABLE_PROPERTY + "=true"));
+        // Keys 10/20/30 live on mn0, 11/21/31 on mn1: every move below spans both memory nodes.
+        cluster.configure("cn0", "faults", new JsonArray().add(fault(10, "beforeRedo", "hold", 0)));
+        cluster.configure("cn1", "faults", new JsonArray()
+            .add(fault(20, "afterExecute", "delay", HOLDER_LOCKS_AFTER_MS))
+            .add(fault(20, "beforeRedo", "delay", HOLDER_HOLDS_MS))
+            .add(fault(30, "afterRedo", "halt", 0)));
+        cluster.configure("cn2", "faults", new JsonArray()
+            .add(fault(20, "afterExecute", "delay", QUEUED_LOCKS_AFTER_MS)));
+        cluster.start(180_000);
+        client = ScytheClient.join(cluster.clientConfig(), 30_000);
+        impatient = new ScytheClient(client.vertx(), 10_000);
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        try {
+            if (impatient != null) {
+                impatient.close();
+            }
+        } finally {
+            ProcessClusters.stop(client, cluster);
+        }
+    }
+
+    private static JsonObject fault(final long key, final String at, final String action, final long ms) {
+        final JsonObject f = new JsonObject().put("procedure", "move").put("key", key).put("at", at)
+            .put("action", action);
+        return ms > 0 ? f.put("ms", ms) : f;
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    private static JsonObject health(final String node) {
+        try {
+            return new JsonObject(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                + cluster.node(node).httpPort() + "/health")).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+        } catch (final Exception unreachable) {
+            return new JsonObject();
+        }
+    }
+
+    private static long tickets(final String mn) {
+        return health(mn).getLong("ticketsOutstanding", -1L);
+    }
+
+    /**
+     * Runs {@code procedure} on {@code preferred}, or, when a CN refuses it before running it because it no longer
+     * serves (a loaded machine can starve a member past its lease), on the next CN: nothing ran, so nothing is
+     * ambiguous.
+     */
+    private static ScytheClient.Outcome call(final String preferred, final String procedure, final long... args)
+        throws Exception {
+        final List<String> order = new java.util.ArrayList<>(List.of(preferred));
+        List.of("cn0", "cn1", "cn2").stream().filter(cn -> !cn.equals(preferred)).forEach(order::add);
+        ScytheClient.Outcome o = null;
+        for (final String cn : order) {
+            o = client.callOn(cn, procedure, args).await(40, TimeUnit.SECONDS);
+            if (!(o instanceof ScytheClient.Outcome.Rejected r && r.reason().startsWith("no coordinator"))) {
+                return o;
+            }
+        }
+        return o;
+    }
+
+    /** A committed move (on {@code cn} if it serves), noted in the ledger; returns {@code from}'s new value. */
+    private static long move(final String cn, final long from, final long to, final long amount) throws Exception {
+        return noted(call(cn, "move", from, to, amount), from, to, amount);
+    }
+
+    private static long noted(final ScytheClient.Outcome o, final long from, final long to, final long amount) {
+        assertThat(o).as("move %d -> %d", from, to).isInstanceOf(ScytheClient.Outcome.Committed.class);
+        EXPECTED[(int) from] -= amount;
+        EXPECTED[(int) to] += amount;
+        return ((ScytheClient.Outcome.Committed) o).reply().result();
+    }
+
+    private static long epochOf(final String cn) {
+        return health(cn).getLong("epoch", -1L);
+    }
+
+    /**
+     * A CN that exited although no test killed it lost its lease on its own (starved on a loaded machine): it is
+     * restarted with its config, so the scenarios find three CNs (its faults not fired yet armed again).
+     */
+    @BeforeEach
+    void reviveComputeNodesThatExitedOnTheirOwn() throws Exception {
+        for (final String cn : List.of("cn0", "cn1", "cn2")) {
+            if (!cluster.node(cn).process().isAlive()) {
+                System.out.println(cn + " exited on its own (" + cluster.node(cn).process().exitValue()
+                    + "); restarting it");
+                cluster.restart(cn, 180_000);
+            }
+        }
+    }
+
+    /**
+     * Every key holds what the ledger says (acknowledged moves present, none applied twice or in part), their sum is
+     * 0 (conserved), and neither memory node has a lock held or a ticket outstanding.
+     */
+    private static void checkData(final String readVia) throws Exception {
+        eventually("no lock held nor ticket outstanding on mn0 and mn1", 10_000, () -> List.of("mn0", "mn1").stream()
+            .allMatch(mn -> health(mn).getLong("locksHeld", -1L) == 0 && tickets(mn) == 0));
+        long sum = 0;
+        for (int k = 0; k < KEYS; k++) {
+            final ScytheClient.Outcome o = call(readVia, "get", k);
+            assertThat(o).as("get %d", k).isInstanceOf(ScytheClient.Outcome.Committed.class);
+            final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
+            assertThat(value).as("key %d", k).isEqualTo(EXPECTED[k]);
+            sum += value;
+        }
+        assertThat(sum).as("moves conserve the sum").isZero();
+    }
+
+    /** Waits until both memory nodes fenced {@code incarnation} and a live CN recovered it; returns its report. */
+    private static JsonObject awaitFencedAndRecovered(final String incarnation) throws Exception {
+        eventually("mn0 and mn1 fence " + incarnation, 30_000, () -> List.of("mn0", "mn1").stream()
+            .allMatch(mn -> health(mn).getJsonArray("fenced", new JsonArray()).contains(incarnation)));
+        final JsonObject[] report = new JsonObject[1];
+        eventually("a live CN recovered " + incarnation, 30_000, () -> {
+            for (final String cn : List.of("cn0", "cn1", "cn2")) {
+                for (final Object r : health(cn).getJsonArray("recoveries", new JsonArray())) {
+                    final JsonObject rec = (JsonObject) r;
+                    if (incarnation.equals(rec.getString("cn")) && rec.getBoolean("ok", false)) {
+                        report[0] = rec.put("by", cn);
+                        return true;
+                    }
+                }
+            }
+            return false;
+        });
+        System.out.println("recovery of " + incarnation + ": " + report[0].encode());
+        return report[0];
+    }
+
+    /** Restarts dead CN {@code cn} without fault points; it comes back under {@code epoch} and commits itself. */
+    private static void restart(final String cn, final long epoch) throws Exception {
+        assertThat(cluster.node(cn).process().waitFor(10, TimeUnit.SECONDS)).as(cn + " is gone").isTrue();
+        cluster.configure(cn, "faults", new JsonArray());
+        cluster.restart(cn, 180_000);
+        assertThat(epochOf(cn)).isEqualTo(epoch);
+        assertThat(cluster.node(cn).logText()).contains("epoch " + epoch + ", fabric " + cn + ".e" + epoch);
+        noted(client.callOn(cn, "move", 40, 41, 1).await(40, TimeUnit.SECONDS), 40, 41, 1);
+    }
+
+    private static void assertUnknown(final Future<ScytheClient.Outcome> outcome, final String what)
+        throws Exception {
+        final ScytheClient.Outcome o = outcome.await(40, TimeUnit.SECONDS);
+        System.out.println(what + ": " + o);
+        assertThat(o).as(what + ": neither committed nor aborted, as far as the client can tell")
+            .isInstanceOf(ScytheClient.Outcome.Unknown.class);
+    }
+
+    // ------------------------------------------------------------------------------------------------ scenarios
+
+    @Test
+    @Order(1)
+    void shouldReleaseTheTicketsOfAComputeNodeKilledWhileHoldingThem() throws Exception {
+        move("cn1", 10, 11, 5);
+        // cn0 locks keys 10 and 11 for its move, validates, and stops before its redo record.
+        final Future<ScytheClient.Outcome> held = impatient.callOn("cn0", "move", 10, 11, 1000);
+        eventually("cn0 holds the tickets of keys 10 (mn0) and 11 (mn1)", 20_000,
+            () -> tickets("mn0") == 1 && tickets("mn1") == 1);
+        // While it holds them another CN cannot commit on those keys: every attempt finds them locked.
+        assertThat(client.callOn("cn1", "move", 10, 11, 1).await(40, TimeUnit.SECONDS))
+            .isInstanceOf(ScytheClient.Outcome.Aborted.class);
+        assertThat(held.isComplete()).isFalse();
+
+        final long epoch = epochOf("cn0");
+        cluster.signal("cn0", "KILL");
+        final JsonObject report = awaitFencedAndRecovered("cn0.e" + epoch);
+        assertThat(report.getLong("tickets")).as("its two held tickets released").isEqualTo(2);
+        assertThat(report.getLong("applied")).as("nothing of it rolled forward").isZero();
+        assertUnknown(held, "the killed holder's move");
+        // Released: another CN's move on the same keys commits, on the values without the dead move's 1000.
+        assertThat(move("cn1", 10, 11, 1)).isEqualTo(-6);
+        checkData("cn2");
+        restart("cn0", epoch + 1);
+        checkData("cn0");
+    }
+
+    @Test
+    @Order(2)
+    void shouldSkipTheTicketsOfAComputeNodeKilledWhileQueued() throws Exception {
+        move("cn0", 20, 21, 7);
+        // cn1 executes at once, locks keys 20 and 21 HOLDER_LOCKS_AFTER_MS later and holds them HOLDER_HOLDS_MS
+        // before its redo record. cn2 executes its move (reads 20 and 21 while free, with a later timestamp) in
+        // between, and asks for the locks after cn1 took them: it queues behind cn1's tickets.
+        final Future<ScytheClient.Outcome> holder = client.callOn("cn1", "move", 20, 21, 1);
+        Thread.sleep(1_000);
+        final Future<ScytheClient.Outcome> queued = impatient.callOn("cn2", "move", 20, 21, 1000);
+        eventually("cn2 queued behind cn1 on keys 20 (mn0) and 21 (mn1)", 20_000,
+            () -> tickets("mn0") == 2 && tickets("mn1") == 2);
+        assertThat(queued.isComplete()).isFalse();
+
+        final long epoch = epochOf("cn2");
+        cluster.signal("cn2", "KILL");
+        final JsonObject report = awaitFencedAndRecovered("cn2.e" + epoch);
+        assertThat(report.getLong("tickets")).as("its two queued tickets cancelled").isEqualTo(2);
+        assertThat(report.getLong("applied")).isZero();
+        assertThat(holder.isComplete()).as("cn1 still holds its tickets: its unlock will reach cancelled ones")
+            .isFalse();
+        // The holder commits; upper passes the cancelled tickets, so nothing is left held or queued.
+        final ScytheClient.Outcome o = holder.await(40, TimeUnit.SECONDS);
+        assertThat(o).isInstanceOf(ScytheClient.Outcome.Committed.class);
+        assertThat(((ScytheClient.Outcome.Committed) o).reply().result()).isEqualTo(-8);
+        EXPECTED[20] -= 1;
+        EXPECTED[21] += 1;
+        assertUnknown(queued, "the killed queued move");
+        eventually("no ticket outstanding after the holder's unlock", 10_000,
+            () -> tickets("mn0") == 0 && tickets("mn1") == 0);
+        // Later transactions on those keys commit.
+        assertThat(move("cn0", 20, 21, 1)).isEqualTo(-9);
+        assertThat(move("cn1", 21, 20, 2)).isEqualTo(7);
+        checkData("cn0");
+        restart("cn2", epoch + 1);
+        checkData("cn2");
+    }
+
+    @Test
+    @Order(3)
+    void shouldRollForwardAComputeNodeKilledAfterItsRedoRecord() throws Exception {
+        move("cn1", 31, 30, 3); // key 31 first: the fault point waits for a move from key 30
+        // cn1 halts once the redo record of this move is durable: decided, nothing written back.
+        final long epoch = epochOf("cn1");
+        final Future<ScytheClient.Outcome> inDoubt = impatient.callOn("cn1", "move", 30, 31, 1000);
+        assertThat(cluster.node("cn1").process().waitFor(30, TimeUnit.SECONDS)).as("cn1 halted").isTrue();
+        assertThat(cluster.node("cn1").process().exitValue()).isEqualTo(FaultPoints.HALT_EXIT_CODE);
+        assertThat(cluster.node("cn1").logText()).contains("fault point afterRedo: halt");
+        final JsonObject report = awaitFencedAndRecovered("cn1.e" + epoch);
+        assertThat(report.getLong("applied")).as("both keys of the in-doubt move, once").isEqualTo(2);
+        assertThat(report.getLong("incomplete")).isZero();
+        assertUnknown(inDoubt, "the move whose CN died mid-commit");
+        EXPECTED[30] -= 1000; // decided by its redo record: it must be in the data
+        EXPECTED[31] += 1000;
+        checkData("cn0");
+        assertThat(move("cn2", 30, 31, 1)).isEqualTo(-998);
+        restart("cn1", epoch + 1);
+        checkData("cn1");
+    }
+}
