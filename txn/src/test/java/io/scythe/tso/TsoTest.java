@@ -311,6 +311,35 @@ class TsoTest {
         assertThat(tsoNic.region(TsoLayout.REGION)).isNull();
     }
 
+    /**
+     * A restart where the proxies' high water, not the checkpoint, is the bound (C8): a counter that ran more than the
+     * gap past its last checkpoint (its checkpoint writes failing, say) must not be restarted below what a proxy
+     * handed out, nor below what a compute node's group handed out.
+     */
+    @Test
+    void shouldStartAboveAProxysHighWaterWhenItExceedsTheCheckpointPlusTheGap() throws Exception {
+        final java.nio.file.Path file = java.nio.file.Files.createTempDirectory("tso").resolve("checkpoint");
+        java.nio.file.Files.writeString(file, "7");
+        final long proxyHigh = 7 + TsoService.CHECKPOINT_GAP + 12_345;
+        final long cnHigh = proxyHigh - 1;
+        final var proxy = vertx.eventBus().consumer(TsoLayout.highWaterAddress("proxy9"), m -> m.reply(proxyHigh));
+        final var cn = vertx.eventBus().consumer(TsoLayout.highWaterAddress("cn9"), m -> m.reply(cnHigh));
+        proxy.completion().await(10, TimeUnit.SECONDS);
+        cn.completion().await(10, TimeUnit.SECONDS);
+        service.stop().await(10, TimeUnit.SECONDS);
+        final TsoService restarted = new TsoService(vertx, tsoNic, List.of("cn9", "proxy9"), 1000).checkpoint(file);
+        restarted.start().await(10, TimeUnit.SECONDS);
+        assertThat(restarted.startedAt()).as("above the proxy, not at the checkpoint plus the gap")
+            .isEqualTo(proxyHigh + 1);
+        assertThat(tsoNic.region(TsoLayout.REGION).buffer().getLongVolatile(TsoLayout.COUNTER_OFFSET))
+            .as("the counter opens there").isEqualTo(proxyHigh + 1);
+        assertThat(TsoService.readCheckpoint(file)).as("and that start is on disk before it opens")
+            .isEqualTo(proxyHigh + 1 + TsoService.CHECKPOINT_GAP);
+        restarted.stop().await(10, TimeUnit.SECONDS);
+        proxy.unregister().await(10, TimeUnit.SECONDS);
+        cn.unregister().await(10, TimeUnit.SECONDS);
+    }
+
     @Test
     void shouldGiveUpOnASilentSourceWithinItsLimitAndFetchTheGroupElsewhere() throws Exception {
         final Context loop = vertx.getOrCreateContext();

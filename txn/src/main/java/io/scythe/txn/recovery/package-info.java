@@ -31,8 +31,19 @@
  * Locks are never rebuilt (Lotus §6's point): they live in the objects, and the ledgers on the memory nodes name
  * their holders. Other compute nodes keep running throughout; what X held blocks others for the lease plus this.
  *
- * <p>Not covered: a compute node that stays alive but whose write-back batch failed leaves that commit in doubt
- * until it is recovered as dead; Lotus, Aurogon, SELCC and RCC protocols write no redo record yet (their commits are
- * not recoverable).
+ * <p><b>Inserts come before the record</b> (a deviation from "nothing reaches a memory node before the record", kept
+ * on purpose): an INSERT RPC creates the object locked, and the record names it by the pointer that RPC returned. A
+ * crash before the record leaves only locked inserts, which step 3 abandons (the ledger knows them); a crash after
+ * it rolls them forward like any entry, under the ticket the insert really holds (a revived deleted key keeps its
+ * queue). So recovery is exact for both orders, and the commit path saves the round trip a pre-record would cost.
+ *
+ * <p><b>A live compute node whose write-back failed</b> (past the point of no return: the record durable or maybe
+ * durable) never aborts or retries that commit: it writes a record in doubt again until durable, then finishes
+ * each entry it still holds exactly as recovery would ({@link io.scythe.txn.recovery.CnRecovery#finishEntry}), on
+ * fresh queue pairs, a few times; if it cannot, its loop gives up ({@code TxnRuntime.onGiveUp}): the node loses its
+ * lease, keeps the record, and is recovered as dead. Its client hears "outcome unknown".
+ *
+ * <p>Not covered: Lotus, Aurogon, SELCC and RCC protocols write no redo record yet (their commits are not
+ * recoverable).
  */
 package io.scythe.txn.recovery;
