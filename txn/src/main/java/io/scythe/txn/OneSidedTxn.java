@@ -459,41 +459,44 @@ public abstract class OneSidedTxn implements Txn {
             return finished(version, writeBackLogged(version, needsRelease, release));
         }
         // A record refused before its WRITE was posted is nothing: the attempt aborts. One posted whose WRITE failed
-        // may have landed, so it is written again until durable; never aborted (recovery might roll it forward).
+        // may have landed, or may still land: never aborted (recovery might roll it forward), never written again
+        // here (see finished); recovery, after fencing this node, finds it whole or not and settles it.
         return staged(Stage.LOG, log.append(id, version, redoLockKind(), writes, this::lockToken)
-            .recover(e -> e instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException doubt
-                ? durable(log, doubt.appended(), doubt, 1) : Future.failedFuture(e)))
+            .recover(e -> {
+                if (e instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException) {
+                    decided = true;
+                    return giveUp("its redo record's WRITE failed and may have landed", e);
+                }
+                return Future.failedFuture(e);
+            }))
             .compose(appended -> finished(version, writeBackLogged(version, needsRelease, release))
                 .onSuccess(v -> log.release(appended)));
     }
 
-    /** {@code writeBack}, finished from what this attempt holds if it fails (nothing to finish without locks). */
+    /**
+     * {@code writeBack}, finished from what this attempt holds if a batch of it was refused before it was posted
+     * (nothing to finish without locks). A batch that was posted and failed is not finished here but given up to
+     * recovery: its verbs may still land (a tcp frame read after the connection broke; an RDMA request executed
+     * after its requester timed out), and a release that lands after this node re-released the lock on a fresh
+     * queue pair would add 1 to {@code upper} twice, giving the lock to two holders. Recovery runs only after this
+     * node is fenced on every memory node, which waits out verbs in flight and refuses the rest.
+     */
     private Future<Void> finished(final long version, final Future<Void> writeBack) {
-        return redoLockKind() == 0 ? writeBack : writeBack.recover(e -> finishFromRecord(version, e, 1));
+        return redoLockKind() == 0 ? writeBack : writeBack.recover(e -> refusedForNow(e)
+            ? finishFromRecord(version, e, 1) : giveUp("a write-back verb failed and may still land", e));
     }
 
-    /** Tries to finish a decided commit (or make its record durable) this many times before giving it up. */
+    /** Tries to finish a decided commit this many times before giving it up. */
     private static final int FINISH_ATTEMPTS = 6;
     /** Pause before the first of them, doubling: 1, 2, ... 32 ms. */
     private static final long FINISH_PAUSE_NS = 1_000_000;
 
-    /** Writes a record in doubt again until durable: then the commit is decided, and goes on to its write-back. */
-    private Future<io.scythe.txn.recovery.RedoLog.Appended> durable(final io.scythe.txn.recovery.RedoLog log,
-                                                                    final io.scythe.txn.recovery.RedoLog.Appended a,
-                                                                    final Throwable failure, final int attempt) {
-        decided = true; // it may have landed: from here on nothing of this attempt is undone
-        if (attempt > FINISH_ATTEMPTS) {
-            return giveUp("its redo record could not be written (it may have landed)", failure);
-        }
-        return runtime.timers().after(FINISH_PAUSE_NS << (attempt - 1)).compose(v -> log.rewrite(a))
-            .recover(e -> durable(log, a, e, attempt + 1));
-    }
-
     /**
-     * Finishes a decided commit whose write-back failed in part (some batches may have landed, each with its
-     * releases last): every entry whose lock this attempt still holds is written and released again, on a fresh
-     * queue pair when the last one failed; entries found released are done ({@link io.scythe.txn.recovery.CnRecovery#finishEntry}). The
-     * locks it holds make the rewrite safe. After {@link #FINISH_ATTEMPTS} it gives the commit up to recovery.
+     * Finishes a decided commit whose write-back was refused in part (other batches may have landed, each with its
+     * releases last): every entry whose lock this attempt still holds is written and released again; entries found
+     * released are done ({@link io.scythe.txn.recovery.CnRecovery#finishEntry}). The locks it holds make the rewrite
+     * safe. Only refusals are tried again, at most {@link #FINISH_ATTEMPTS} times; a verb that failed after it was
+     * posted, or running out of attempts, gives the commit up to recovery ({@link #finished} says why).
      */
     private Future<Void> finishFromRecord(final long version, final Throwable failure, final int attempt) {
         if (attempt > FINISH_ATTEMPTS) {
@@ -511,7 +514,8 @@ public abstract class OneSidedTxn implements Txn {
                 }
             }
             return settle(entries);
-        }).recover(e -> finishFromRecord(version, e, attempt + 1));
+        }).recover(e -> refusedForNow(e) ? finishFromRecord(version, e, attempt + 1)
+            : giveUp("finishing its write-back failed with a verb that may still land", e));
     }
 
     /**
@@ -661,18 +665,25 @@ public abstract class OneSidedTxn implements Txn {
         return a.fetch;
     }
 
-    /** Waits for every future (so nothing of the attempt is left in flight), then fails with the first failure. */
+    /**
+     * Waits for every future (so nothing of the attempt is left in flight), then fails with the first failure that is
+     * not a refusal for now, else the first refusal.
+     */
     protected static Future<Void> settle(final List<? extends Future<?>> futures) {
         if (futures.isEmpty()) {
             return Future.succeededFuture();
         }
         return Future.join(futures).transform(ar -> {
+            Throwable refusal = null;
             for (final Future<?> f : futures) {
                 if (f.failed()) {
-                    return Future.failedFuture(f.cause());
+                    if (!refusedForNow(f.cause())) {
+                        return Future.failedFuture(f.cause()); // a real failure outweighs a refusal (nothing done)
+                    }
+                    refusal = refusal == null ? f.cause() : refusal;
                 }
             }
-            return Future.succeededFuture();
+            return refusal == null ? Future.succeededFuture() : Future.failedFuture(refusal);
         });
     }
 

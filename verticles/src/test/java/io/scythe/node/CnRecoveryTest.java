@@ -400,6 +400,56 @@ class CnRecoveryTest {
         checkInvariants();
     }
 
+    /**
+     * A write-back batch that failed after it was posted (a verb error, not a refusal) on a live, unfenced node: its
+     * verbs might still land, so the node does not re-release on its own (a late release would count twice); it
+     * gives up at once, keeps the locks it holds, and recovery finishes the commit after fencing it.
+     */
+    @Test
+    void shouldGiveUpRatherThanReleaseAgainAfterAPostedBatchFailed() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode node = scythe.addComputeNode("cnA", 1L << 32);
+        final Coordinator coordinator = node.on(loop());
+        final TxnRuntime runtime = coordinator.runtime();
+        final int[] faults = {1};
+        on(() -> {
+            runtime.beforeWriteBack(mn -> mn.equals("mn1") && faults[0]-- > 0 // account 7 is on mn1, 8 on mn0
+                ? Future.failedFuture(new io.scythe.bridge.VerbException(io.scythe.fabric.Opcode.WRITE,
+                "completed with TRANSPORT_RETRY_EXCEEDED")) : Future.succeededFuture());
+            return Future.succeededFuture();
+        });
+        final long ticket7 = ticketOf("accounts", 7);
+        final long inDoubt = nextLedgerKey++;
+        assertThatThrownBy(() -> on(() -> coordinator.run(txn -> transfer(txn, 7, 8, 25, inDoubt))))
+            .as("neither committed nor aborted to the client").hasMessageContaining("outcome unknown");
+        assertThat(faults[0]).as("the fault fired").isZero();
+        assertThat(scythe.gaveUp()).as("given up, not finished by itself").containsExactly("cnA");
+        assertThat(balanceOf(7)).as("mn1's batch never ran").isEqualTo(INITIAL);
+        assertThat(ticketOf("accounts", 7)).as("it took the ticket").isEqualTo(ticket7 + 1);
+        assertThat(upperOf("accounts", 7)).as("and still holds it: not released").isEqualTo(ticket7);
+        assertThat(on(() -> Future.succeededFuture(runtime.redoLog().unfinishedRecords()))).as("its record kept")
+            .isEqualTo(1);
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.entriesApplied()).as("what mn1 missed").isPositive();
+        assertThat(balanceOf(7)).as("rolled forward").isEqualTo(INITIAL - 25);
+        assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
+        acknowledged.add(inDoubt); // decided by its record
+        liveNodesProgress(recoverer());
+        checkInvariants();
+    }
+
+    /** The ticket now holding {@code key}'s Takeout Lock ({@code upper}). */
+    private long upperOf(final String table, final long key) {
+        for (final LogDb db : scythe.memoryNodes()) {
+            final Table t = db.table(table);
+            final long p = t.lookup(key);
+            if (p != 0) {
+                return t.objectMemory().getLongVolatile(t.offsetOf(p) + ObjectLayout.UPPER_OFFSET);
+            }
+        }
+        throw new AssertionError("no key " + key + " in " + table);
+    }
+
     /** The ticket the next holder of {@code key}'s Takeout Lock gets ({@code lower}). */
     private long ticketOf(final String table, final long key) {
         for (final LogDb db : scythe.memoryNodes()) {

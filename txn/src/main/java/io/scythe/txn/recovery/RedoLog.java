@@ -57,14 +57,14 @@ public final class RedoLog {
         this.regionBytes = regionBytes;
     }
 
-    /** Where a record went, and its bytes (to write again while in doubt): freed by {@link #release}. */
+    /** Where a record went, and its bytes: freed by {@link #release}. */
     public record Appended(Region region, int firstSlot, int slots, long lsn, UnsafeBuffer record) {
     }
 
     /**
      * A record's WRITE failed after it was posted: whether it landed is unknown, so the commit is in doubt. Its slots
      * stay taken and its sequence number unfinished (a landed record must not be truncated or overwritten) until the
-     * committer settles it: {@link #rewrite} until durable, then finish it; or give it up to recovery.
+     * committer gives it up to recovery (it is not written again: the failed WRITE might still land).
      */
     public static final class RecordInDoubtException extends io.vertx.core.VertxException {
         private final transient Appended appended;
@@ -166,14 +166,6 @@ public final class RedoLog {
         });
     }
 
-    /**
-     * Writes a record in doubt ({@link RecordInDoubtException}) again, the same bytes to the same slots: once this
-     * succeeds it is durable and its commit decided.
-     */
-    public Future<Appended> rewrite(final Appended appended) {
-        return write(appended).map(appended);
-    }
-
     private Future<Void> write(final Appended a) {
         final Region region = a.region;
         return channels.apply(region.node).compose(ch -> ch.write(region.address
@@ -185,7 +177,7 @@ public final class RedoLog {
             }));
     }
 
-    /** Tells {@code forget} of a channel a WRITE failed on, so that a {@link #rewrite} connects anew. */
+    /** Tells {@code forget} of a channel a WRITE failed on, so that the next record connects anew. */
     public RedoLog forgetBroken(final java.util.function.BiConsumer<String, RdmaChannel> forget) {
         this.forgetBroken = forget;
         return this;

@@ -38,10 +38,14 @@
  * queue). So recovery is exact for both orders, and the commit path saves the round trip a pre-record would cost.
  *
  * <p><b>A live compute node whose write-back failed</b> (past the point of no return: the record durable or maybe
- * durable) never aborts or retries that commit: it writes a record in doubt again until durable, then finishes
- * each entry it still holds exactly as recovery would ({@link io.scythe.txn.recovery.CnRecovery#finishEntry}), on
- * fresh queue pairs, a few times; if it cannot, its loop gives up ({@code TxnRuntime.onGiveUp}): the node loses its
- * lease, keeps the record, and is recovered as dead. Its client hears "outcome unknown".
+ * durable) never aborts or retries that commit. A batch refused before it was posted (send queue or ring full) is
+ * finished by the node itself: each entry it still holds is written and released exactly as recovery would
+ * ({@link io.scythe.txn.recovery.CnRecovery#finishEntry}). A record WRITE or a batch that failed after it was posted
+ * might still land (a tcp frame read after its connection broke, an RDMA request executed after its requester timed
+ * out), and a late release after a re-release would hand one Takeout lock to two holders; so then, or after a few
+ * refusals, the loop gives up ({@code TxnRuntime.onGiveUp}): the node loses its lease, keeps the record, and is
+ * recovered after it is fenced (which waits out verbs in flight and refuses the rest). Its client hears "outcome
+ * unknown".
  *
  * <p>Not covered: Lotus, Aurogon, SELCC and RCC protocols write no redo record yet (their commits are not
  * recoverable).
