@@ -156,7 +156,14 @@ public final class RecoveryDuty {
     public static JsonObject describe(final CnRecovery.Report r) {
         return new JsonObject().put("completeRecords", r.committedRecords()).put("incomplete", r.incompleteRecords())
             .put("applied", r.entriesApplied()).put("tickets", r.ticketsCancelled()).put("casWords", r.casWordsFreed())
-            .put("inserts", r.insertsAbandoned()).put("truncated", r.truncatedRecords());
+            .put("inserts", r.insertsAbandoned()).put("truncated", r.truncatedRecords())
+            // Its own time, split: fence and list on every memory node, read the logs, roll forward, release.
+            .put("recoverMs", millis(r.nanos())).put("listedMs", millis(r.listedNanos()))
+            .put("scannedMs", millis(r.scannedNanos())).put("rolledMs", millis(r.rolledNanos()));
+    }
+
+    private static double millis(final long nanos) {
+        return Math.round(nanos / 1e4) / 100.0;
     }
 
     /** Listens and scans once. Blocks (registers listeners); call off the event loops. */

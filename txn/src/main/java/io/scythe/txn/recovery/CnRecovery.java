@@ -40,7 +40,8 @@ public final class CnRecovery {
     /** What one recovery did. */
     public record Report(String deadNode, int logRegions, int committedRecords, int incompleteRecords,
                          int entriesApplied, int entriesAlreadyDone, int ticketsCancelled, int casWordsFreed,
-                         int insertsAbandoned, int truncatedRecords, long nanos) {
+                         int insertsAbandoned, int truncatedRecords, long nanos, long listedNanos,
+                         long scannedNanos, long rolledNanos) {
     }
 
     private record Region(String node, long address, int rkey, int bytes, long idBase) {
@@ -55,6 +56,10 @@ public final class CnRecovery {
         int cas;
         int inserts;
         int truncated;
+        /** Since the start: every memory node fenced the dead node and listed its logs; logs read; rolled forward. */
+        long listedNs;
+        long scannedNs;
+        long rolledNs;
     }
 
     /** Recovers {@code deadNode} under claim 0 (one recoverer only: tests, tools). */
@@ -81,6 +86,7 @@ public final class CnRecovery {
             listed.add(first.compose(v -> list(node, deadNode, claim)));
         }
         return Future.all(listed).compose(all -> {
+            tally.listedNs = runtime.timers().nowNs() - start;
             final List<Region> regions = new ArrayList<>();
             for (final Future<List<Region>> f : listed) {
                 regions.addAll(f.result());
@@ -96,8 +102,12 @@ public final class CnRecovery {
                     return null;
                 });
             }
-            return chain.compose(v -> rollForward(records, lowWater, tally)).map(regions);
+            return chain.compose(v -> {
+                tally.scannedNs = runtime.timers().nowNs() - start;
+                return rollForward(records, lowWater, tally);
+            }).map(regions);
         }).compose(regions -> {
+            tally.rolledNs = runtime.timers().nowNs() - start;
             final Set<Long> owners = new LinkedHashSet<>();
             for (final long p : idPrefixes) {
                 owners.add(p & RecoveryRpc.NODE_ID_MASK);
@@ -111,7 +121,7 @@ public final class CnRecovery {
             }
             return Future.all(releases).map(v -> new Report(deadNode, regions.size(), tally.committed,
                 tally.incomplete, tally.applied, tally.done, tally.tickets, tally.cas, tally.inserts,
-                tally.truncated, runtime.timers().nowNs() - start));
+                tally.truncated, runtime.timers().nowNs() - start, tally.listedNs, tally.scannedNs, tally.rolledNs));
         });
     }
 
