@@ -72,7 +72,7 @@ public final class Coordinator {
         final Txn txn;
         try {
             txn = protocol.begin(runtime, hot);
-        } catch (final RuntimeException e) { // ids used up (TxnRuntime#nextTxnId): nothing was done
+        } catch (final RuntimeException e) { // NotServingException (TxnRuntime#nextTxnId): nothing was done
             done.fail(e);
             return;
         }

@@ -550,8 +550,9 @@ public abstract class OneSidedTxn implements Txn {
             }
         }
         // The point of no return: the releases are in these batches, so nothing may release these locks again
-        // (a second FAA on upper would hand one lock to two holders). A batch that fails is finished from the redo
-        // record (finishFromRecord), which releases only what is still held; never aborted or retried.
+        // (a second FAA on upper would hand one lock to two holders). A batch refused before it was posted is
+        // finished from the redo record (finishFromRecord), which releases only what is still held; one that failed
+        // after posting may still land, so the loop gives up to recovery. Never aborted or retried.
         for (final List<Access> node : byNode.values()) {
             for (final Access a : node) {
                 a.releasing = needsRelease.apply(a);

@@ -35,6 +35,8 @@ public final class TxnRuntime {
     private io.scythe.txn.recovery.RedoLog redoLog;
     /** Told when this loop cannot go on safely (see {@link #onGiveUp}); null: nothing beyond the failed reply. */
     private java.util.function.Consumer<String> giveUp;
+    /** Why this loop gave up ({@link #giveUp}); null while it serves. */
+    private String gaveUpFor;
     /** Test fault point: runs before each write-back batch to a memory node, which fails if it fails. */
     private java.util.function.Function<String, Future<Void>> beforeWriteBack;
 
@@ -76,8 +78,15 @@ public final class TxnRuntime {
         this.giveUp = hook;
     }
 
-    /** Reports that this loop cannot go on safely, for {@code why} (see {@link #onGiveUp}). */
+    /**
+     * Reports that this loop cannot go on safely, for {@code why} (see {@link #onGiveUp}). From then on it begins no
+     * transaction ({@link #nextTxnId} refuses), hook or not: a loop without a hook (a bare runtime, a tool) must not
+     * go on serving beside a commit it gave up.
+     */
     public void giveUp(final String why) {
+        if (gaveUpFor == null) {
+            gaveUpFor = why;
+        }
         final java.util.function.Consumer<String> hook = giveUp;
         if (hook != null) {
             hook.accept(why);
@@ -173,14 +182,17 @@ public final class TxnRuntime {
      * at a million commits a second on one loop that is once in about 70 minutes, which a restart costs far less
      * than a proof that no id of the last round is still held.
      *
-     * @throws IllegalStateException when this loop's ids are used up
+     * @throws NotServingException when this loop's ids are used up or it gave up before
      */
     public long nextTxnId() {
+        if (gaveUpFor != null) {
+            throw new NotServingException("this loop gave up (" + gaveUpFor + ")");
+        }
         if (sequence >= LAST_SEQUENCE) {
             final String why = "transaction ids of this loop are used up (" + LAST_SEQUENCE + " under prefix "
                 + Long.toHexString(idBase) + "): the node must rejoin under a new epoch";
             giveUp(why);
-            throw new IllegalStateException(why);
+            throw new NotServingException(why);
         }
         return idBase + ++sequence;
     }

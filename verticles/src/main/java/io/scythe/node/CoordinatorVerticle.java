@@ -3,6 +3,7 @@ package io.scythe.node;
 import io.scythe.codec.KryoCodec;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.Coordinator;
+import io.scythe.txn.NotServingException;
 import io.scythe.txn.Txn;
 import io.scythe.txn.UnknownKeyException;
 import io.scythe.txn.api.Procedures;
@@ -104,7 +105,8 @@ public final class CoordinatorVerticle extends VerticleBase {
                     o.attempts(), o.latencyNs(), o.mode()));
             } else if (ar.cause() instanceof AbortException abort) {
                 reply(message, new TxnReply(TxnReply.ABORTED, 0, 0, 0, 0, abort.getMessage()));
-            } else if (ar.cause() instanceof UnknownKeyException) {
+            } else if (ar.cause() instanceof UnknownKeyException || ar.cause() instanceof NotServingException) {
+                // Nothing of it ran: a plain error (a client may send it elsewhere), never "outcome unknown".
                 reply(message, TxnReply.error(ar.cause().getMessage()));
             } else {
                 // A verb failed during the commit: the outcome is not known here (the redo log will settle it).

@@ -67,7 +67,7 @@ public final class EmbeddedScythe implements AutoCloseable {
     private final List<RecoveryService> recoveryServices = new ArrayList<>();
     private final List<ComputeNode> extraNodes = new ArrayList<>();
     /** Compute nodes that gave up (a commit they could not finish): fenced, as a cluster node losing its lease. */
-    private final List<String> gaveUp = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<String> gaveUp = new CopyOnWriteArrayList<>();
     private Catalog catalog;
     private RemoteRegion tsoCounter;
     private Protocol protocol;
@@ -168,8 +168,7 @@ public final class EmbeddedScythe implements AutoCloseable {
      */
     private void giveUpBy(final String name, final Coordinator c) {
         c.runtime().onGiveUp(why -> {
-            if (!gaveUp.contains(name)) {
-                gaveUp.add(name);
+            if (gaveUp.addIfAbsent(name)) { // two loops of one node may give up at once
                 fence(name);
             }
         });

@@ -366,8 +366,8 @@ class CnRecoveryTest {
     }
 
     /**
-     * The node dies between its write-back batches: the one to mn0 landed, the one to mn1 never did. Its own
-     * attempts to finish fail (fenced), so it gives up with "outcome unknown", and recovery finishes the rest.
+     * The node dies between its write-back batches: the one to mn0 landed, the one to mn1 never did. Its batch to
+     * mn1 fails (fenced), so it gives up with "outcome unknown", and recovery finishes the rest.
      */
     @Test
     void shouldRollForwardTheRestOfAPartialWriteBack() throws Exception {
@@ -431,6 +431,45 @@ class CnRecoveryTest {
             .isEqualTo(1);
         final CnRecovery.Report report = recover("cnA");
         assertThat(report.entriesApplied()).as("what mn1 missed").isPositive();
+        assertThat(balanceOf(7)).as("rolled forward").isEqualTo(INITIAL - 25);
+        assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
+        acknowledged.add(inDoubt); // decided by its record
+        liveNodesProgress(recoverer());
+        checkInvariants();
+    }
+
+    /**
+     * The record's WRITE landed but reported a failure (a lost acknowledgement): the node cannot tell whether its
+     * commit is decided, so it must neither abort (recovery would roll the record forward: an "aborted" transfer in
+     * the data) nor write the record again; it gives up, and recovery rolls the record forward.
+     */
+    @Test
+    void shouldGiveUpRatherThanAbortWhenItsRecordWriteFailedAfterLanding() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode node = scythe.addComputeNode("cnA", 1L << 32);
+        final Coordinator coordinator = node.on(loop());
+        final TxnRuntime runtime = coordinator.runtime();
+        assertThat(transferOn(coordinator, 1, 2, 10)).isTrue();
+        final int[] faults = {1};
+        on(() -> {
+            runtime.redoLog().afterWrite(() -> faults[0]-- > 0
+                ? Future.failedFuture(new io.scythe.bridge.VerbException(io.scythe.fabric.Opcode.WRITE,
+                "completed with TRANSPORT_RETRY_EXCEEDED")) : Future.succeededFuture());
+            return Future.succeededFuture();
+        });
+        final long records = on(() -> Future.succeededFuture(runtime.redoLog().records()));
+        final long inDoubt = nextLedgerKey++;
+        assertThatThrownBy(() -> on(() -> coordinator.run(txn -> transfer(txn, 7, 8, 25, inDoubt))))
+            .as("neither committed nor aborted to the client").hasMessageContaining("outcome unknown");
+        assertThat(faults[0]).as("the fault fired").isZero();
+        assertThat(scythe.gaveUp()).as("given up").containsExactly("cnA");
+        assertThat(on(() -> Future.succeededFuture(runtime.redoLog().records()))).as("not written again")
+            .isEqualTo(records);
+        assertThat(balanceOf(7)).as("no write-back").isEqualTo(INITIAL);
+        assertThat(on(() -> Future.succeededFuture(runtime.redoLog().unfinishedRecords()))).as("its record kept")
+            .isEqualTo(1);
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.entriesApplied()).as("two accounts and the ledger row").isEqualTo(3);
         assertThat(balanceOf(7)).as("rolled forward").isEqualTo(INITIAL - 25);
         assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
         acknowledged.add(inDoubt); // decided by its record

@@ -108,8 +108,14 @@ final class DisniQueuePair implements QueuePair {
         try {
             qp.postSend(list, null).execute().free();
         } catch (final IOException e) {
-            bounceHead = bounceStart;
-            return SEND_QUEUE_FULL; // ibv_post_send refused (queue full); nothing was posted
+            // Not "queue full": room was checked above. ibv_post_send stops at the first request it cannot take, and
+            // the ones before it are posted (mlx5 rings the doorbell for them); DiSNI does not say which (bad_wr).
+            // So this is no refusal (a caller would take it for "nothing happened" and, say, release a lock again
+            // while the posted release still lands): the queue pair is broken off, whatever was posted is flushed
+            // or has run, and the caller sees a failure that may have landed. Unverified without a NIC.
+            state = QpState.ERROR;
+            disconnect();
+            return INVALID_REQUEST;
         }
         nextSeq += count;
         for (final Pending p : staged) {

@@ -42,6 +42,7 @@ public final class RedoLog {
     private java.util.function.BiConsumer<String, RdmaChannel> forgetBroken = (node, ch) -> { };
     /** Test hook: runs after a record is durable, before the write-back (a crash there is "mid-commit"). */
     private Runnable afterAppend;
+    private java.util.function.Supplier<Future<Void>> afterWrite;
     private long records;
     private long bytes;
 
@@ -148,7 +149,8 @@ public final class RedoLog {
             RedoRecordDescriptor.seal(record, 0, record.capacity());
             unfinished.add(lsn);
             final Appended appended = new Appended(region, first, slots, lsn, record);
-            return write(appended).transform(ar -> {
+            final java.util.function.Supplier<Future<Void>> gate = afterWrite;
+            return write(appended).compose(v -> gate == null ? Future.succeededFuture() : gate.get()).transform(ar -> {
                 if (ar.failed()) {
                     if (io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause())) {
                         release(appended); // not posted: nothing of it is on the memory node
@@ -159,7 +161,11 @@ public final class RedoLog {
                 records++;
                 bytes += record.capacity();
                 if (afterAppend != null) {
-                    afterAppend.run();
+                    try {
+                        afterAppend.run();
+                    } catch (final RuntimeException e) { // the record is durable: in doubt, never an abort
+                        return Future.failedFuture(new RecordInDoubtException(appended, e));
+                    }
                 }
                 return FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId).map(appended);
             });
@@ -274,6 +280,14 @@ public final class RedoLog {
             op |= RedoRecordDescriptor.OP_INSERTED;
         }
         return op;
+    }
+
+    /**
+     * Test fault point: {@code hook} runs after each record's WRITE completed, and a failure it returns fails that
+     * WRITE as a lost acknowledgement would (the record landed, the node cannot know it); null clears it.
+     */
+    public void afterWrite(final java.util.function.Supplier<Future<Void>> hook) {
+        this.afterWrite = hook;
     }
 
     /** Sets (or clears, with null) the test hook run after each durable record. */
