@@ -110,6 +110,23 @@ class CnRecoveryTest {
         });
     }
 
+    /** Starts the cluster running {@code protocol} with compute node cnA; its coordinator on one loop. */
+    private Coordinator startWithCnA(final String protocol) throws Exception {
+        start(protocol);
+        return scythe.addComputeNode("cnA", 1L << 32).on(loop());
+    }
+
+    /**
+     * A fault hook failing its first {@code faults[0]} calls as a WRITE that failed {@code how}: "send queue full"
+     * (refused, not posted) or "completed with TRANSPORT_RETRY_EXCEEDED" (posted; it may have landed).
+     */
+    private static Future<Void> failWrite(final int[] faults, final String how) {
+        return faults[0]-- > 0 ? Future.failedFuture(new io.scythe.bridge.VerbException(io.scythe.fabric.Opcode.WRITE,
+            how)) : Future.succeededFuture();
+    }
+
+    private static final String POSTED_AND_FAILED = "completed with TRANSPORT_RETRY_EXCEEDED";
+
     /** Runs a transfer on {@code coordinator}; an acknowledged commit is noted in the client's ledger. */
     private boolean transferOn(final Coordinator coordinator, final long from, final long to, final long amount)
         throws Exception {
@@ -293,9 +310,7 @@ class CnRecoveryTest {
      */
     @Test
     void shouldRollForwardARevivedInsertKilledAfterItsRedoRecord() throws Exception {
-        start("scythe");
-        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
-        final Coordinator coordinator = dead.on(loop());
+        final Coordinator coordinator = startWithCnA("scythe");
         final long key = nextLedgerKey++;
         on(() -> coordinator.run(txn -> transfer(txn, 1, 2, 10, key)));
         // Undone: the money back and the ledger row deleted (its object stays, a delete, with its counters moved).
@@ -342,15 +357,13 @@ class CnRecoveryTest {
     }
 
     private void finishAfterWriteBackFailure(final String protocol) throws Exception {
-        start(protocol);
-        final EmbeddedScythe.ComputeNode node = scythe.addComputeNode("cnA", 1L << 32);
-        final Coordinator coordinator = node.on(loop());
+        final Coordinator coordinator = startWithCnA(protocol);
         final TxnRuntime runtime = coordinator.runtime();
         final int[] faults = {1};
         on(() -> {
-            runtime.beforeWriteBack(mn -> mn.equals("mn1") && faults[0]-- > 0 // account 7 is on mn1, 8 on mn0
-                ? Future.failedFuture(new io.scythe.bridge.VerbException(io.scythe.fabric.Opcode.WRITE,
-                "send queue full")) : Future.succeededFuture());
+            // account 7 is on mn1, 8 on mn0
+            runtime.beforeWriteBack(mn -> mn.equals("mn1") ? failWrite(faults, "send queue full")
+                : Future.succeededFuture());
             return Future.succeededFuture();
         });
         assertThat(transferOn(coordinator, 7, 8, 25)).as("the client sees it committed").isTrue();
@@ -371,9 +384,7 @@ class CnRecoveryTest {
      */
     @Test
     void shouldRollForwardTheRestOfAPartialWriteBack() throws Exception {
-        start("scythe");
-        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
-        final Coordinator coordinator = dead.on(loop());
+        final Coordinator coordinator = startWithCnA("scythe");
         final TxnRuntime runtime = coordinator.runtime();
         on(() -> {
             // mn1's batch waits until mn0's has landed, then the node is fenced before it posts.
@@ -407,15 +418,12 @@ class CnRecoveryTest {
      */
     @Test
     void shouldGiveUpRatherThanReleaseAgainAfterAPostedBatchFailed() throws Exception {
-        start("scythe");
-        final EmbeddedScythe.ComputeNode node = scythe.addComputeNode("cnA", 1L << 32);
-        final Coordinator coordinator = node.on(loop());
+        final Coordinator coordinator = startWithCnA("scythe");
         final TxnRuntime runtime = coordinator.runtime();
         final int[] faults = {1};
         on(() -> {
-            runtime.beforeWriteBack(mn -> mn.equals("mn1") && faults[0]-- > 0 // account 7 is on mn1, 8 on mn0
-                ? Future.failedFuture(new io.scythe.bridge.VerbException(io.scythe.fabric.Opcode.WRITE,
-                "completed with TRANSPORT_RETRY_EXCEEDED")) : Future.succeededFuture());
+            // account 7 is on mn1, 8 on mn0
+            runtime.beforeWriteBack(mn -> mn.equals("mn1") ? failWrite(faults, POSTED_AND_FAILED) : Future.succeededFuture());
             return Future.succeededFuture();
         });
         final long ticket7 = ticketOf("accounts", 7);
@@ -445,16 +453,12 @@ class CnRecoveryTest {
      */
     @Test
     void shouldGiveUpRatherThanAbortWhenItsRecordWriteFailedAfterLanding() throws Exception {
-        start("scythe");
-        final EmbeddedScythe.ComputeNode node = scythe.addComputeNode("cnA", 1L << 32);
-        final Coordinator coordinator = node.on(loop());
+        final Coordinator coordinator = startWithCnA("scythe");
         final TxnRuntime runtime = coordinator.runtime();
         assertThat(transferOn(coordinator, 1, 2, 10)).isTrue();
         final int[] faults = {1};
         on(() -> {
-            runtime.redoLog().afterWrite(() -> faults[0]-- > 0
-                ? Future.failedFuture(new io.scythe.bridge.VerbException(io.scythe.fabric.Opcode.WRITE,
-                "completed with TRANSPORT_RETRY_EXCEEDED")) : Future.succeededFuture());
+            runtime.redoLog().afterWrite(() -> failWrite(faults, POSTED_AND_FAILED));
             return Future.succeededFuture();
         });
         final long records = on(() -> Future.succeededFuture(runtime.redoLog().records()));
