@@ -12,6 +12,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -93,16 +94,20 @@ public final class CnRecovery {
             }
             // Every region is read first: the low water of a loop's log may sit in a record of another of its
             // regions. Then the records not below it, a few at a time (their header READs must fit the send queue).
+            // Memory nodes are read at once, one channel each; a node's regions one after another (the chunk READs
+            // of one region fill much of a send queue). Record order does not matter: each entry applies only while
+            // its lock still carries that record's token.
             final List<Record> records = new ArrayList<>();
             final Map<Long, Long> lowWater = new HashMap<>();
-            Future<Void> chain = Future.succeededFuture();
+            final Map<String, Future<Void>> byNode = new LinkedHashMap<>();
             for (final Region r : regions) {
-                chain = chain.compose(v -> scan(r)).map(image -> {
-                    parse(r, image, records, lowWater, tally);
-                    return null;
-                });
+                byNode.put(r.node, byNode.getOrDefault(r.node, Future.succeededFuture()).compose(v -> scan(r))
+                    .map(image -> {
+                        parse(r, image, records, lowWater, tally);
+                        return null;
+                    }));
             }
-            return chain.compose(v -> {
+            return Future.all(new ArrayList<>(byNode.values())).compose(v -> {
                 tally.scannedNs = runtime.timers().nowNs() - start;
                 return rollForward(records, lowWater, tally);
             }).map(regions);
