@@ -150,7 +150,8 @@ public final class RedoLog {
             unfinished.add(lsn);
             final Appended appended = new Appended(region, first, slots, lsn, record);
             final java.util.function.Supplier<Future<Void>> gate = afterWrite;
-            return write(appended).compose(v -> gate == null ? Future.succeededFuture() : gate.get()).transform(ar -> {
+            final Future<Void> written = write(appended);
+            return (gate == null ? written : written.compose(v -> gate.get())).transform(ar -> {
                 if (ar.failed()) {
                     if (io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause())) {
                         release(appended); // not posted: nothing of it is on the memory node
