@@ -45,7 +45,11 @@
  * out), and a late release after a re-release would hand one Takeout lock to two holders; so then, or after a few
  * refusals, the loop gives up ({@code TxnRuntime.onGiveUp}): the node loses its lease, keeps the record, and is
  * recovered after it is fenced (which waits out verbs in flight and refuses the rest). Its client hears "outcome
- * unknown".
+ * unknown". A loop that gave up begins no transaction after (its clients hear "not serving", a plain error: nothing
+ * ran), whatever its node does with the give-up. Also a failure that certainly posted nothing (a connect that failed,
+ * a queue pair already revoked) counts as "may have landed": it costs the node its lease, which only an MN outage
+ * (not supported) or a fence (lease lost anyway) causes. A read-only commit (no record) whose lock release failed
+ * after posting gives up the same way and is reported "outcome unknown", although its outcome is decided.
  *
  * <p>Not covered: Lotus, Aurogon, SELCC and RCC protocols write no redo record yet (their commits are not
  * recoverable).
