@@ -696,9 +696,7 @@ public final class ChaosCommand implements Callable<Integer> {
             System.out.printf("chaos: time to %s: none measured%n", label);
             return;
         }
-        values.sort(Long::compare);
-        System.out.printf("chaos: time to %s (ms after the fault): min %d, median %d, max %d over %d faults%n",
-            label, values.get(0), values.get(values.size() / 2), values.get(values.size() - 1), values.size());
+        System.out.printf("chaos: time to %s (ms after the fault): %s faults%n", label, spread(values));
     }
 
     /**
@@ -706,18 +704,22 @@ public final class ChaosCommand implements Callable<Integer> {
      * detection and the wait for its claim: what Lotus Fig. 15 reports (233 ms for 3 CNs at once).
      */
     private static void summarizeRecoveries(final List<JsonObject> faults) {
-        final List<Double> values = new ArrayList<>();
+        final List<Long> values = new ArrayList<>();
         for (final JsonObject f : faults) {
             if (f.getValue("recovery") instanceof JsonObject r && r.getValue("recoverMs") instanceof Number n) {
-                values.add(n.doubleValue());
+                values.add(Math.round(n.doubleValue()));
             }
         }
         if (!values.isEmpty()) {
-            values.sort(Double::compare);
-            System.out.printf("chaos: recovery itself (claim to done, ms): min %.0f, median %.0f, max %.0f over %d "
-                + "recoveries%n", values.get(0), values.get(values.size() / 2), values.get(values.size() - 1),
-                values.size());
+            System.out.printf("chaos: recovery itself (claim to done, ms): %s recoveries%n", spread(values));
         }
+    }
+
+    /** "min A, median B, max C over N" of {@code values} (sorts them). */
+    private static String spread(final List<Long> values) {
+        values.sort(Long::compare);
+        return String.format("min %d, median %d, max %d over %d", values.get(0), values.get(values.size() / 2),
+            values.get(values.size() - 1), values.size());
     }
 
     private static long ms(final long sinceNs) {

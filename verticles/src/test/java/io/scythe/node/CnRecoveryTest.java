@@ -423,27 +423,18 @@ class CnRecoveryTest {
         final int[] faults = {1};
         on(() -> {
             // account 7 is on mn1, 8 on mn0
-            runtime.beforeWriteBack(mn -> mn.equals("mn1") ? failWrite(faults, POSTED_AND_FAILED) : Future.succeededFuture());
+            runtime.beforeWriteBack(mn -> mn.equals("mn1") ? failWrite(faults, POSTED_AND_FAILED)
+                : Future.succeededFuture());
             return Future.succeededFuture();
         });
         final long ticket7 = ticketOf("accounts", 7);
-        final long inDoubt = nextLedgerKey++;
-        assertThatThrownBy(() -> on(() -> coordinator.run(txn -> transfer(txn, 7, 8, 25, inDoubt))))
-            .as("neither committed nor aborted to the client").hasMessageContaining("outcome unknown");
-        assertThat(faults[0]).as("the fault fired").isZero();
-        assertThat(scythe.gaveUp()).as("given up, not finished by itself").containsExactly("cnA");
+        final long inDoubt = transferGivenUp(coordinator, faults);
         assertThat(balanceOf(7)).as("mn1's batch never ran").isEqualTo(INITIAL);
         assertThat(ticketOf("accounts", 7)).as("it took the ticket").isEqualTo(ticket7 + 1);
         assertThat(upperOf("accounts", 7)).as("and still holds it: not released").isEqualTo(ticket7);
         assertThat(on(() -> Future.succeededFuture(runtime.redoLog().unfinishedRecords()))).as("its record kept")
             .isEqualTo(1);
-        final CnRecovery.Report report = recover("cnA");
-        assertThat(report.entriesApplied()).as("what mn1 missed").isPositive();
-        assertThat(balanceOf(7)).as("rolled forward").isEqualTo(INITIAL - 25);
-        assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
-        acknowledged.add(inDoubt); // decided by its record
-        liveNodesProgress(recoverer());
-        checkInvariants();
+        assertThat(rollForwardGivenUp(inDoubt).entriesApplied()).as("what mn1 missed").isPositive();
     }
 
     /**
@@ -462,23 +453,34 @@ class CnRecoveryTest {
             return Future.succeededFuture();
         });
         final long records = on(() -> Future.succeededFuture(runtime.redoLog().records()));
-        final long inDoubt = nextLedgerKey++;
-        assertThatThrownBy(() -> on(() -> coordinator.run(txn -> transfer(txn, 7, 8, 25, inDoubt))))
-            .as("neither committed nor aborted to the client").hasMessageContaining("outcome unknown");
-        assertThat(faults[0]).as("the fault fired").isZero();
-        assertThat(scythe.gaveUp()).as("given up").containsExactly("cnA");
+        final long inDoubt = transferGivenUp(coordinator, faults);
         assertThat(on(() -> Future.succeededFuture(runtime.redoLog().records()))).as("not written again")
             .isEqualTo(records);
         assertThat(balanceOf(7)).as("no write-back").isEqualTo(INITIAL);
         assertThat(on(() -> Future.succeededFuture(runtime.redoLog().unfinishedRecords()))).as("its record kept")
             .isEqualTo(1);
+        assertThat(rollForwardGivenUp(inDoubt).entriesApplied()).as("two accounts and the ledger row").isEqualTo(3);
+    }
+
+    /** Runs on cnA the transfer 7 -> 8 of 25 that a fault (armed in {@code faults}) makes it give up; its key. */
+    private long transferGivenUp(final Coordinator coordinator, final int[] faults) {
+        final long inDoubt = nextLedgerKey++;
+        assertThatThrownBy(() -> on(() -> coordinator.run(txn -> transfer(txn, 7, 8, 25, inDoubt))))
+            .as("neither committed nor aborted to the client").hasMessageContaining("outcome unknown");
+        assertThat(faults[0]).as("the fault fired").isZero();
+        assertThat(scythe.gaveUp()).as("given up, not finished by itself").containsExactly("cnA");
+        return inDoubt;
+    }
+
+    /** Recovers cnA: its given-up transfer 7 -> 8 of 25 is rolled forward, and the live nodes go on. */
+    private CnRecovery.Report rollForwardGivenUp(final long inDoubt) throws Exception {
         final CnRecovery.Report report = recover("cnA");
-        assertThat(report.entriesApplied()).as("two accounts and the ledger row").isEqualTo(3);
         assertThat(balanceOf(7)).as("rolled forward").isEqualTo(INITIAL - 25);
         assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
         acknowledged.add(inDoubt); // decided by its record
         liveNodesProgress(recoverer());
         checkInvariants();
+        return report;
     }
 
     /** The ticket now holding {@code key}'s Takeout Lock ({@code upper}). */

@@ -42,6 +42,7 @@ public final class RedoLog {
     private java.util.function.BiConsumer<String, RdmaChannel> forgetBroken = (node, ch) -> { };
     /** Test hook: runs after a record is durable, before the write-back (a crash there is "mid-commit"). */
     private Runnable afterAppend;
+    /** Test fault point: runs after each record's WRITE completed, which fails if it fails ({@link #afterWrite}). */
     private java.util.function.Supplier<Future<Void>> afterWrite;
     private long records;
     private long bytes;
