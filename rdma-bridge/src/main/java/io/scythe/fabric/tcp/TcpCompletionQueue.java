@@ -31,6 +31,7 @@ final class TcpCompletionQueue implements CompletionQueue {
             delivered++;
             if (e.opcode != Opcode.RECV) {
                 outstanding.decrementAndGet(); // a posted request counts until its completion is delivered
+                ((TcpQueuePair) e.qp).delivered(e.retires);
             }
             handler.onCompletion(e.qp, e.wrId, e.opcode, e.status, e.bytes);
         }
@@ -65,11 +66,14 @@ final class TcpCompletionQueue implements CompletionQueue {
         outstanding.addAndGet(count);
     }
 
-    /** A request finished; {@code report} when its completion must be delivered (signaled, or failed). */
-    void finished(final QueuePair qp, final long wrId, final Opcode opcode, final WcStatus status, final int bytes,
-                  final boolean report) {
+    /**
+     * A request finished; {@code report} when its completion must be delivered (signaled, or failed), which retires
+     * {@code retires} requests of its queue pair (it and the unsignaled ones before it).
+     */
+    void finished(final TcpQueuePair qp, final long wrId, final Opcode opcode, final WcStatus status, final int bytes,
+                  final boolean report, final int retires) {
         if (report) {
-            inbox.offer(new Entry(qp, wrId, opcode, status, bytes));
+            inbox.offer(new Entry(qp, wrId, opcode, status, bytes, retires));
         } else {
             outstanding.decrementAndGet();
         }
@@ -81,13 +85,13 @@ final class TcpCompletionQueue implements CompletionQueue {
 
     /** A RECV landed (not counted as outstanding: receives are not posted requests). */
     void received(final QueuePair qp, final long wrId, final int bytes, final WcStatus status) {
-        inbox.offer(new Entry(qp, wrId, Opcode.RECV, status, bytes));
+        inbox.offer(new Entry(qp, wrId, Opcode.RECV, status, bytes, 0));
         final Runnable w = wake;
         if (w != null) {
             w.run();
         }
     }
 
-    private record Entry(QueuePair qp, long wrId, Opcode opcode, WcStatus status, int bytes) {
+    private record Entry(QueuePair qp, long wrId, Opcode opcode, WcStatus status, int bytes, int retires) {
     }
 }

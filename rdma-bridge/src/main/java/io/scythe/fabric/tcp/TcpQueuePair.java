@@ -11,6 +11,7 @@ import io.vertx.core.buffer.Buffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One end of a tcp queue pair: it posts doorbell batches as REQUEST frames on its connection and matches the
@@ -30,6 +31,13 @@ final class TcpQueuePair implements QueuePair {
     private QpState state = QpState.READY;
     private boolean lost;
     private volatile Object attachment;
+    /**
+     * Posted requests whose completion is not yet delivered by a poll ({@link #outstanding}), as on an RC queue pair:
+     * an unsignaled request that succeeded counts until the next completion of this queue pair is delivered.
+     */
+    private final AtomicInteger undelivered = new AtomicInteger();
+    /** Unsignaled requests that succeeded since the last reported completion: retired with the next one. */
+    private int silentlyDone;
 
     TcpQueuePair(final TcpConnection connection, final int qpNumber, final String localNode, final String remoteNode,
                  final QpOptions options, final TcpCompletionQueue cq) {
@@ -66,11 +74,12 @@ final class TcpQueuePair implements QueuePair {
                 return SEND_QUEUE_FULL;
             }
             cq.posted(count);
+            undelivered.addAndGet(count);
             if (state != QpState.READY || lost) {
                 final WcStatus status = lost ? WcStatus.TRANSPORT_RETRY_EXCEEDED
                     : state == QpState.REVOKED ? WcStatus.REVOKED : WcStatus.WR_FLUSH_ERROR;
                 for (WorkRequest wr = first; wr != null; wr = wr.next()) {
-                    cq.finished(this, wr.wrId(), wr.opcode(), status, 0, true);
+                    cq.finished(this, wr.wrId(), wr.opcode(), status, 0, true, 1);
                 }
                 return POST_OK;
             }
@@ -125,6 +134,8 @@ final class TcpQueuePair implements QueuePair {
             }
             at = data + dataLength;
             final Pending p;
+            final boolean report;
+            final int retires;
             synchronized (this) {
                 p = pending.peek();
                 if (p == null || p.seq != seq) {
@@ -138,6 +149,9 @@ final class TcpQueuePair implements QueuePair {
                 } else if (status != WcStatus.SUCCESS && state == QpState.READY) {
                     state = QpState.ERROR;
                 }
+                report = p.signaled || status != WcStatus.SUCCESS;
+                retires = report ? silentlyDone + 1 : 0;
+                silentlyDone = report ? 0 : silentlyDone + 1;
             }
             int bytes = 0;
             if (status == WcStatus.SUCCESS && p.local != null) {
@@ -148,7 +162,7 @@ final class TcpQueuePair implements QueuePair {
                 }
                 bytes = p.opcode.isAtomic() ? Opcode.ATOMIC_WIDTH : dataLength;
             }
-            cq.finished(this, p.wrId, p.opcode, status, bytes, p.signaled || status != WcStatus.SUCCESS);
+            cq.finished(this, p.wrId, p.opcode, status, bytes, report, retires);
         }
     }
 
@@ -159,10 +173,12 @@ final class TcpQueuePair implements QueuePair {
             lost = true;
             failed = pending.toArray(new Pending[0]);
             pending.clear();
+            undelivered.addAndGet(-silentlyDone); // nothing reported after them will retire them now
+            silentlyDone = 0;
         }
         if (cq != null) {
             for (final Pending p : failed) {
-                cq.finished(this, p.wrId, p.opcode, WcStatus.TRANSPORT_RETRY_EXCEEDED, 0, true);
+                cq.finished(this, p.wrId, p.opcode, WcStatus.TRANSPORT_RETRY_EXCEEDED, 0, true, 1);
             }
         }
     }
@@ -232,8 +248,13 @@ final class TcpQueuePair implements QueuePair {
     }
 
     @Override
-    public synchronized int outstanding() {
-        return pending.size();
+    public int outstanding() {
+        return undelivered.get();
+    }
+
+    /** A poll delivered a completion of this queue pair, retiring {@code requests} (it and the unsignaled before). */
+    void delivered(final int requests) {
+        undelivered.addAndGet(-requests);
     }
 
     @Override
