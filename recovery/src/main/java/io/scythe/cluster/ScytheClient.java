@@ -226,7 +226,19 @@ public final class ScytheClient implements AutoCloseable {
             hazelcast.getMap(ScytheNode.NODES).removeEntryListener(registryListener);
         }
         if (owned) {
-            vertx.close().await(30, TimeUnit.SECONDS);
+            final Future<Void> closing = vertx.close();
+            try {
+                closing.await(30, TimeUnit.SECONDS);
+            } catch (final java.util.concurrent.TimeoutException e) {
+                // Leaving gracefully can hang on Hazelcast operations retried against members that died in the
+                // meantime (a cluster in the middle of faults): leave without the handover. A client owns no data
+                // the backups do not hold.
+                if (hazelcast == null) {
+                    throw e;
+                }
+                hazelcast.getLifecycleService().terminate();
+                closing.await(30, TimeUnit.SECONDS);
+            }
         }
     }
 }
