@@ -35,11 +35,11 @@ import java.util.concurrent.Callable;
         + "code as 'scythe bench', on the local fabric's cost model, scheduled by one seeded single-threaded "
         + "scheduler. Same options and seed, same run, bit for bit. Prints a table, writes DIR/results.json "
         + "(the bench schema plus a 'sim' object) with --out DIR.",
-        "With --explore N: runs N seeds of a small contended SmallBank under each of --protocols with every "
-            + "invariant on and each run's history checked for serializability, and prints each failing seed with the "
-            + "command that replays it."})
+        "With --explore N: runs N seeds of a small contended --workload (smallbank, phantom, churn, tpcc, or all "
+            + "of them) under each of --protocols with every invariant on and each run's history checked for "
+            + "serializability, and prints each failing seed with the command that replays it."})
 public final class SimCommand implements Callable<Integer> {
-    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tpcc, lock (Fig. 27: "
+    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tpcc, phantom, churn (KeyChurnSpec: inserts, deletes, absent keys), lock (Fig. 27: "
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
         + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform; default: "
         + "${DEFAULT-VALUE}).")
@@ -127,6 +127,10 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--items", defaultValue = "100000", description = "[tpcc] Items (default: the standard's "
         + "${DEFAULT-VALUE}).")
     int items;
+
+    @Option(names = "--keys", defaultValue = "4", description = "[phantom, churn] Groups (phantom) or counters (churn) "
+        + "that transactions meet on (default: ${DEFAULT-VALUE}).")
+    int keys;
 
     @Option(names = "--ops", defaultValue = "4", description = "Keys per YCSB transaction (default: "
         + "${DEFAULT-VALUE}).")
@@ -219,8 +223,22 @@ public final class SimCommand implements Callable<Integer> {
                 if (explore < 1) {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
                 }
-                final List<Explorer.Failure> failures = Explorer.explore(vertx, protocols, seed, explore,
-                    Explorer::options, System.out);
+                final List<Explorer.Workload> workloads = new java.util.ArrayList<>();
+                if ("all".equalsIgnoreCase(workload)) {
+                    workloads.addAll(List.of(Explorer.Workload.values()));
+                } else {
+                    final Explorer.Workload w = Explorer.Workload.named(workload);
+                    if (w == null) {
+                        throw new IllegalArgumentException("--workload " + workload + " cannot be explored; the "
+                            + "explorer runs smallbank, phantom, churn, tpcc or all");
+                    }
+                    workloads.add(w);
+                }
+                final List<Explorer.Failure> failures = new java.util.ArrayList<>();
+                for (final Explorer.Workload w : workloads) {
+                    failures.addAll(Explorer.explore(vertx, w, protocols, seed, explore, this::exploreOptions,
+                        System.out));
+                }
                 System.out.println(failures.isEmpty() ? "no failing seed" : failures.size() + " failing seeds");
                 return failures.isEmpty() ? 0 : 1;
             }
@@ -228,6 +246,34 @@ public final class SimCommand implements Callable<Integer> {
         } finally {
             vertx.close().await();
         }
+    }
+
+    /**
+     * The explorer's options for a seed ({@link Explorer#options}), with the topology, duration and jitter options
+     * given on the command line instead of its defaults.
+     */
+    private io.scythe.sim.SimOptions exploreOptions(final String protocol, final long seedOfRun) {
+        final io.scythe.sim.SimOptions o = Explorer.options(protocol, seedOfRun);
+        final picocli.CommandLine.ParseResult given = commandSpec.commandLine().getParseResult();
+        if (given.hasMatchedOption("--cns")) {
+            o.computeNodes(cns);
+        }
+        if (given.hasMatchedOption("--loops")) {
+            o.loopsPerComputeNode(loops);
+        }
+        if (given.hasMatchedOption("--clients")) {
+            o.clientsPerComputeNode(clients.get(0));
+        }
+        if (given.hasMatchedOption("--mns")) {
+            o.memoryNodes(memoryNodes);
+        }
+        if (given.hasMatchedOption("--duration")) {
+            o.durationNs(duration.toNanos());
+        }
+        if (given.hasMatchedOption("--jitter")) {
+            o.faults().jitterNs(jitter.toNanos());
+        }
+        return o.validate();
     }
 
     private int simulate(final Vertx vertx) throws Exception {
@@ -390,9 +436,13 @@ public final class SimCommand implements Callable<Integer> {
             case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
                 return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
                     customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed);
+            case "phantom":
+            case "churn":
+                return new io.scythe.bench.workload.KeyChurnSpec(io.scythe.bench.workload.KeyChurnSpec.shapeNamed(
+                    workload), keys);
             default:
                 throw new IllegalArgumentException("unknown workload '" + workload + "'; the simulator runs smallbank, "
-                    + "ycsb, tpcc, lock or cas");
+                    + "ycsb, tpcc, phantom, churn, lock or cas");
         }
     }
 }

@@ -2,7 +2,11 @@ package io.scythe.sim;
 
 import io.scythe.bench.history.HistoryCollector;
 import io.scythe.bench.history.SerializabilityChecker;
+import io.scythe.bench.workload.KeyChurnSpec;
+import io.scythe.bench.workload.OltpSpec;
 import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.bench.workload.Tpcc;
+import io.scythe.bench.workload.TpccSpec;
 import io.scythe.storage.ObjectLayout;
 import io.vertx.core.Vertx;
 
@@ -14,16 +18,64 @@ import java.util.TreeMap;
 import java.util.function.BiFunction;
 
 /**
- * The seed explorer: runs many seeds of a small contended SmallBank (few accounts, Zipf 0.99, several loops and
- * clients, completion jitter that reorders verbs across queue pairs) under each protocol with every invariant on and
- * each run's committed history checked for serializability ({@link SerializabilityChecker}, in memory), and reports
- * each failing seed with the exact command that replays it.
+ * The seed explorer: runs many seeds of a small contended workload (several loops and clients, completion jitter
+ * that reorders verbs across queue pairs) under each protocol with every invariant on and each run's committed history
+ * checked for serializability ({@link SerializabilityChecker}, in memory), and reports each failing seed with the
+ * exact command that replays it. The workloads ({@link Workload}) cover updates (SmallBank), keys that appear and
+ * disappear (phantom, churn) and a schema with inserts, deletes and read-only tables (TPC-C).
  */
 public final class Explorer {
-    /** The small contended workload: 50 accounts, Zipf 0.99, the Scythe mix. */
+    /** The small contended SmallBank: 50 accounts, Zipf 0.99, the Scythe mix. */
     public static final long ACCOUNTS = 50;
     public static final double THETA = 0.99;
     public static final String MIX = "scythe";
+
+    /** What the explorer runs: a small contended instance of a workload, and how the CLI names it. */
+    public enum Workload {
+        /** 50 accounts, Zipf 0.99, the Scythe mix. */
+        SMALLBANK("--workload smallbank --accounts " + ACCOUNTS + " --theta " + THETA + " --mix " + MIX),
+        /** 2 groups of a flag and a mark that Claim inserts, Raise must not race, Reset deletes (KeyChurnSpec). */
+        PHANTOM("--workload phantom --keys 2"),
+        /** 2 counters updated, deleted and inserted blind. */
+        CHURN("--workload churn --keys 1"),
+        /** 1 warehouse, 30 customers per district, 100 items: NewOrder inserts, Delivery deletes, on few rows. */
+        TPCC("--workload tpcc --warehouses 1 --customers 30 --items 100 --theta " + THETA);
+
+        private final String cliArgs;
+
+        Workload(final String cliArgs) {
+            this.cliArgs = cliArgs;
+        }
+
+        /** A fresh spec of this workload (specs keep per-run state, e.g. TPC-C's history keys). */
+        public OltpSpec spec(final long seed) {
+            switch (this) {
+                case SMALLBANK:
+                    return new SmallBankSpec(ACCOUNTS, THETA, MIX);
+                case PHANTOM:
+                    return new KeyChurnSpec(KeyChurnSpec.Shape.PHANTOM, 2);
+                case CHURN:
+                    return new KeyChurnSpec(KeyChurnSpec.Shape.CHURN, 1);
+                default:
+                    return new TpccSpec(new Tpcc.Scale(1, 30, 100, TpccSpec.headroomFor(0)), THETA, seed);
+            }
+        }
+
+        /** The {@code scythe sim} options that select this workload. */
+        public String cliArgs() {
+            return cliArgs;
+        }
+
+        /** The workload called {@code name} on the command line, or null. */
+        public static Workload named(final String name) {
+            for (final Workload w : values()) {
+                if (w.name().equalsIgnoreCase(name)) {
+                    return w;
+                }
+            }
+            return null;
+        }
+    }
     /** Cycles and impossibilities the checker details per run; all are counted. */
     private static final int DETAILED = 3;
 
@@ -54,10 +106,9 @@ public final class Explorer {
             .memoryNodes(2).durationNs(150_000).seed(seed).faults(new Faults().jitterNs(2_000));
     }
 
-    /** The command that replays {@code options} (the explorer's workload). */
-    public static String replayCommand(final SimOptions o) {
-        return "scythe sim --workload smallbank --accounts " + ACCOUNTS + " --theta " + THETA + " --mix " + MIX
-            + " --protocols " + o.protocol() + " --cns " + o.computeNodes() + " --loops " + o.loopsPerComputeNode()
+    /** The command that replays {@code options} of {@code workload}. */
+    public static String replayCommand(final Workload workload, final SimOptions o) {
+        return "scythe sim " + workload.cliArgs() + " --protocols " + o.protocol() + " --cns " + o.computeNodes() + " --loops " + o.loopsPerComputeNode()
             + " --clients " + o.clientsPerComputeNode() + " --mns " + o.memoryNodes() + " --duration "
             + o.durationNs() / 1000 + "us --jitter " + o.faults().jitterNs() / 1000 + "us --check-history --seed "
             + o.seed();
@@ -72,6 +123,14 @@ public final class Explorer {
     public static List<Failure> explore(final Vertx vertx, final List<String> protocols, final long firstSeed,
                                         final int seeds, final BiFunction<String, Long, SimOptions> optionsOf,
                                         final PrintStream out) throws Exception {
+        return explore(vertx, Workload.SMALLBANK, protocols, firstSeed, seeds, optionsOf, out);
+    }
+
+    /** As {@link #explore(Vertx, List, long, int, BiFunction, PrintStream)}, on {@code workload}. */
+    public static List<Failure> explore(final Vertx vertx, final Workload workload, final List<String> protocols,
+                                        final long firstSeed, final int seeds,
+                                        final BiFunction<String, Long, SimOptions> optionsOf, final PrintStream out)
+        throws Exception {
         final List<Failure> failures = new ArrayList<>();
         for (final String protocol : protocols) {
             int failed = 0;
@@ -79,7 +138,7 @@ public final class Explorer {
             long checked = 0;
             final Map<String, Integer> seedsByAnomaly = new TreeMap<>();
             for (long seed = firstSeed; seed < firstSeed + seeds; seed++) {
-                final Outcome o = check(vertx, optionsOf.apply(protocol, seed));
+                final Outcome o = check(vertx, workload, optionsOf.apply(protocol, seed));
                 committed += o.committed();
                 if (o.history() != null) {
                     checked += o.history().transactions();
@@ -100,23 +159,39 @@ public final class Explorer {
                     failed++;
                 }
             }
-            out.printf("%-10s %d seeds, %d failed, %d transactions committed, %d checked for serializability%s%n",
-                protocol, seeds, failed, committed, checked, seedsByAnomaly.isEmpty() ? ""
+            out.printf("%-10s %-9s %d seeds, %d failed, %d transactions committed, %d checked for serializability%s%n",
+                protocol, workload.name().toLowerCase(java.util.Locale.ROOT), seeds, failed, committed, checked, seedsByAnomaly.isEmpty() ? ""
                     : "; seeds with " + seedsByAnomaly.toString().replace("=", ": "));
         }
         return failures;
     }
 
-    /** One seed, with every invariant and the serializability checker on. */
+    /** One seed of SmallBank, with every invariant and the serializability checker on. */
     public static Outcome check(final Vertx vertx, final SimOptions o) throws Exception {
+        return check(vertx, Workload.SMALLBANK, o);
+    }
+
+    /** One seed of {@code workload}, with every invariant and the serializability checker on. */
+    public static Outcome check(final Vertx vertx, final Workload workload, final SimOptions o) throws Exception {
+        return check(vertx, workload, o, null);
+    }
+
+    /** As {@link #check(Vertx, Workload, SimOptions)}, running {@code protocol} instead of the one {@code o} names. */
+    public static Outcome check(final Vertx vertx, final Workload workload, final SimOptions o,
+                                final io.scythe.txn.Protocol protocol) throws Exception {
         final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION,
-            "smallbank " + o.protocol() + " seed " + o.seed());
+            workload.name().toLowerCase(java.util.Locale.ROOT) + " " + o.protocol() + " seed " + o.seed());
+        final OltpSpec spec = workload.spec(o.seed());
         final SimResult r;
         try {
-            r = new Simulation(o, new SmallBankSpec(ACCOUNTS, THETA, MIX)).recorder(recorded).run(vertx);
+            final Simulation simulation = new Simulation(o, spec).recorder(recorded);
+            if (protocol != null) {
+                simulation.protocol(protocol);
+            }
+            r = simulation.run(vertx);
         } catch (final Exception e) {
-            return new Outcome(new Failure(o.protocol(), o.seed(), "the run failed: " + e, replayCommand(o), null), 0,
-                null);
+            return new Outcome(new Failure(o.protocol(), o.seed(), "the run failed: " + e, replayCommand(workload, o),
+                null), 0, null);
         }
         final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), DETAILED);
         final var json = r.run().toJson();
@@ -125,7 +200,14 @@ public final class Explorer {
             reasons.add(verdict(history));
         }
         if (!json.getJsonObject("conserved").getBoolean("ok")) {
-            reasons.add("money not conserved " + json.getJsonObject("conserved").encode());
+            reasons.add(spec.quantity() + " not conserved " + json.getJsonObject("conserved").encode());
+        }
+        if (json.containsKey("consistency")) {
+            json.getJsonObject("consistency").forEach(c -> {
+                if (!((io.vertx.core.json.JsonObject) c.getValue()).getBoolean("ok")) {
+                    reasons.add("consistency condition '" + c.getKey() + "' broken " + c.getValue());
+                }
+            });
         }
         if (json.getLong("locks_left_held") != 0) {
             reasons.add(json.getLong("locks_left_held") + " locks left held");
@@ -144,7 +226,7 @@ public final class Explorer {
             reasons.add("history incomplete " + sim.getJsonObject("history").encode());
         }
         final Failure failure = reasons.isEmpty() ? null
-            : new Failure(o.protocol(), o.seed(), String.join("; ", reasons), replayCommand(o), history);
+            : new Failure(o.protocol(), o.seed(), String.join("; ", reasons), replayCommand(workload, o), history);
         return new Outcome(failure, json.getLong("committed"), history);
     }
 

@@ -326,11 +326,10 @@ public final class Simulation {
 
     // ------------------------------------------------------------------------------------------------- running
 
-    private void recordCommit(final long txnId, final long commitTs, final long versionMade,
-                              final List<io.scythe.txn.Access> accesses) {
+    private void recordCommit(final long txnId, final long commitTs, final List<io.scythe.txn.Access> accesses) {
         recordedCommits++;
         for (final io.scythe.txn.HistoryRecorder r : recorders) {
-            r.committed(txnId, commitTs, versionMade, accesses);
+            r.committed(txnId, commitTs, accesses);
         }
     }
 
@@ -409,7 +408,8 @@ public final class Simulation {
                     latencyNs.recordValue(Math.max(1, o.latencyNs()));
                     committedByType.computeIfAbsent(drawn.type(), t -> new long[1])[0]++;
                 }
-            } else if (ar.cause() instanceof AbortException a && a.reason() == AbortReason.USER) {
+            } else if (ar.cause() instanceof AbortException a && (a.reason() == AbortReason.USER
+                || a.reason() == AbortReason.DUPLICATE_KEY && spec.duplicateKeyIsAnOutcome())) {
                 userRollbacks++;
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.ROLLED_BACK, 0, 0, 0,
                     now - began, began, now);
@@ -473,6 +473,8 @@ public final class Simulation {
         final long finalSum = spec.total(memoryNodes);
         final boolean conservedOk = finalSum == initial + delta;
         final long held = OltpWorkload.locksHeld(memoryNodes);
+        final Map<String, List<String>> conditions = operation == null ? spec.consistency(memoryNodes) : Map.of();
+        final boolean consistent = OltpWorkload.consistent(conditions);
         long busyClients = 0;
         for (final Client c : clients) {
             if (c.busy && !c.loop.crashed()) {
@@ -507,7 +509,7 @@ public final class Simulation {
         // crashed CN's last commits may be reported with nobody left to see them: not compared then.)
         final boolean historyComplete = recorders.isEmpty() || inFlightAtCrash >= 0
             || recordedCommits == committedTransactions;
-        final boolean ok = conservedOk && held == 0 && quiescent && errors == 0 && scheduler.failure() == null
+        final boolean ok = conservedOk && consistent && held == 0 && quiescent && errors == 0 && scheduler.failure() == null
             && historyComplete;
         run.invariantsOk(ok);
         final JsonObject byType = new JsonObject();
@@ -518,6 +520,9 @@ public final class Simulation {
             .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                 .put("final", finalSum).put("committed_delta", delta).put("ok", conservedOk))
             .put("locks_left_held", held);
+        if (!conditions.isEmpty()) {
+            run.put("consistency", OltpWorkload.consistencyJson(conditions));
+        }
         final long[] stageSums = new long[Stage.values().length];
         long staged = 0;
         for (final Coordinator c : coordinators) {

@@ -65,6 +65,19 @@ public final class ObjectLayout {
      */
     public static final long LOADED_VERSION = 0;
 
+    /**
+     * The version a write installs with commit version {@code commitVersion} over an object whose version, under the
+     * writer's lock, is {@code current}: above both. Every path that installs a version (write-back, recovery's roll
+     * forward, the memory node's revive and abandon, which add 1) follows it, so the versions of an object strictly
+     * increase in the order they are installed and no two writes of it install the same one: version equality is
+     * then proof that nothing was written in between (OCC validation), and the version order is the install order
+     * (the history checker). A commit version alone does not do: a TOCC write carries its start timestamp, and the
+     * memory node's {@code +1} versions fall among timestamps handed out to live transactions.
+     */
+    public static long versionAfter(final long commitVersion, final long current) {
+        return Math.max(commitVersion, current + 1);
+    }
+
     /** Flag: the newest version is a delete (a tombstone, kept until no transaction can read the older ones). */
     public static final int FLAG_DELETED = 1;
 

@@ -64,6 +64,13 @@ public final class Table {
     private final LongHashSet withHistory = new LongHashSet();
     /** Keys of objects whose newest version is a delete, by offset (the header has no room for the key). */
     private final Long2LongHashMap deletedKeys = new Long2LongHashMap(-1);
+    /**
+     * The largest version of any object reclaimed so far (0: none). Every version a reclaimed object ever had is at
+     * most this, so a key created again starts above it ({@link #insertLocked}: its versions keep growing across
+     * incarnations), and a key missing from the index was last at a version at most this ({@link #absentBound}).
+     * Raised before the index entry goes, read after a lookup misses: whoever misses sees the raise.
+     */
+    private volatile long reclaimedVersions;
 
     Table(final TableSchema schema, final MemoryRegion objects, final MemoryRegion indexRegion,
           final MemoryRegion versions, final int hashBuckets, final long seed) {
@@ -93,6 +100,16 @@ public final class Table {
     /** The object pointer of {@code key} (even when its newest version is a delete), or 0. */
     public long lookup(final long key) {
         return index.lookup(key);
+    }
+
+    /**
+     * For a key {@link #lookup} just found missing: a version at or above every version the key ever had, and below
+     * every version it will have (0 while no object was reclaimed: a missing key never existed, it has the initial
+     * version). A reader of the missing key read the newest committed version at or below it: a delete or the initial
+     * state.
+     */
+    public long absentBound() {
+        return reclaimedVersions;
     }
 
     /**
@@ -134,8 +151,9 @@ public final class Table {
      * {@code queued_ts = lockWord}, its timestamp), so that until the inserter's write-back releases it, readers
      * that find it abort or queue as on any locked object. A key whose newest version is a delete is revived in place
      * (its version bumped, so readers that saw it deleted fail validation), unless another transaction holds or
-     * queues on its lock. The version is the old one plus 1 (0 for a new slot); the inserter installs its own at
-     * write-back. Undone by {@link #abandonInsert}.
+     * queues on its lock. The version is the old one plus 1 (for a new slot, {@link #absentBound}: above every
+     * version of an earlier, reclaimed incarnation); the inserter installs a larger one at write-back. Undone by
+     * {@link #abandonInsert}.
      *
      * @return the object pointer, or {@link #DUPLICATE}, {@link #FULL}, {@link #BAD_LENGTH}, {@link #LOCKED},
      *     {@link #VERSION_SPACE_FULL}
@@ -171,7 +189,8 @@ public final class Table {
                 deletedKeys.remove(at);
                 return existing;
             }
-            return createObject(key, value, offset, length, ObjectLayout.LOADED_VERSION, lock, lockWord);
+            // Above every version an earlier incarnation of the key had (it may have been reclaimed).
+            return createObject(key, value, offset, length, reclaimedVersions, lock, lockWord);
         } finally {
             writer.unlock();
         }
@@ -471,6 +490,10 @@ public final class Table {
 
     private void removeObject(final int at) {
         final long offset = at;
+        final long version = objectMemory.getLong(at + VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+        if (version > reclaimedVersions) {
+            reclaimedVersions = version; // before the key leaves the index (see the field)
+        }
         if (deletedKeys.containsKey(offset)) {
             index.remove(deletedKeys.remove(offset));
         }

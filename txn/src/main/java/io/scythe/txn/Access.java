@@ -32,8 +32,19 @@ public final class Access {
     public boolean reviving;
     /** Created by this attempt's INSERT RPC, locked by it: the write-back installs the version and releases it. */
     public boolean inserted;
-    /** The version the write-back installs is at least this (an inserted object's version plus 1). */
-    public long minVersion;
+    /**
+     * What this attempt read of it was no live value: the key absent from the index, its object deleted, or (for an
+     * object this attempt inserted) the state its INSERT replaced. {@link #readVersion} then bounds the version seen
+     * from above: the version read is the newest committed one at or below it (versions of a key only grow, and the
+     * uncommitted ones an aborted insert left are not read).
+     */
+    public boolean readAbsent;
+    /**
+     * The version the write-back installed on it (0 until then): above the commit's version and above the version
+     * under the lock ({@link #readVersion}, which the lock kept current), so a key's versions strictly increase in the
+     * order they are installed, whatever path installs them.
+     */
+    public long installedVersion;
     /**
      * The attempt's one fetch of this object in flight or done (a READ, or a lock then a READ): concurrent operations
      * of one attempt on one key share it, so they neither queue twice on its lock nor CAS against themselves.

@@ -13,13 +13,19 @@ public interface HistoryRecorder {
     /**
      * One committed transaction.
      *
-     * @param txnId       the attempt's id (unique in the cluster)
-     * @param commitTs    what {@link Txn#commit()} returned (the commit timestamp or version; 0 for a read-only
-     *                    Scythe OCC commit)
-     * @param versionMade the version its write-back installed on every key it wrote (meaningless when it wrote none)
-     * @param accesses    what it touched: each fetched access was read at {@link Access#readVersion}; each dirty one
-     *                    was also written with {@code versionMade}, over {@link Access#readVersion} (every real
-     *                    protocol writes back under a lock taken while the version was still the one read)
+     * @param txnId    the attempt's id (unique in the cluster)
+     * @param commitTs what {@link Txn#commit()} returned (the commit timestamp or version; 0 for a read-only Scythe
+     *                 OCC commit)
+     * @param accesses what it touched, each with what it saw and what it installed:
+     *                 <ul>
+     *                   <li>read: {@link Access#fetched} (a value at {@link Access#readVersion}), or
+     *                       {@link Access#readAbsent} (no live value: absent, deleted, or replaced by its own insert;
+     *                       the version read is the newest committed one at or below {@code readVersion});</li>
+     *                   <li>written: {@link Access#dirty} or {@link Access#inserted}, installing
+     *                       {@link Access#installedVersion} (a delete when {@link Access#deleting}). An object's
+     *                       versions strictly increase in install order (ObjectLayout#versionAfter), so they order
+     *                       its writes.</li>
+     *                 </ul>
      */
-    void committed(long txnId, long commitTs, long versionMade, List<Access> accesses);
+    void committed(long txnId, long commitTs, List<Access> accesses);
 }

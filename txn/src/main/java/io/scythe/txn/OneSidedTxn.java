@@ -42,8 +42,6 @@ public abstract class OneSidedTxn implements Txn {
     protected boolean finished;
     private final long[] stageNanos = new long[Stage.values().length];
     private long stageMark;
-    /** The version the write-back installed (for the history recorder). */
-    private long versionMade;
     /**
      * Past the point of no return: the redo record is durable (or may be) or the write-back began. From here the
      * attempt is finished, or given up to recovery; never aborted, never retried.
@@ -103,11 +101,15 @@ public abstract class OneSidedTxn implements Txn {
             return Future.failedFuture(e);
         }
         final RemoteTable remote = runtime.remote(partition);
-        return remote.lookup(key, RemoteTable.LookupMode.RPC).compose(pointer -> {
+        return remote.find(key).compose(found -> {
+            final long pointer = found.pointer();
             if (pointer == 0) {
                 // An absent key of a read-only table stays absent: nothing to re-check at commit.
                 if (!partition.descriptor().schema().readOnly() && findAbsent(table, key) == null) {
-                    absent.add(new Access(table, key, partition));
+                    final Access missing = new Access(table, key, partition);
+                    missing.readVersion = found.absentBound(); // validateAbsent replaces it by what it sees
+                    missing.readAbsent = true;
+                    absent.add(missing);
                 }
                 return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
             }
@@ -138,6 +140,7 @@ public abstract class OneSidedTxn implements Txn {
                 + " moved (stale cached address)"));
         }
         a.deleted = (a.image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0;
+        a.readAbsent = a.deleted;
         if (a.deleted) {
             // Kept in the read set: validation checks it is still deleted at commit, as any read is checked.
             a.valueLength = 0;
@@ -364,18 +367,29 @@ public abstract class OneSidedTxn implements Txn {
                 continue;
             }
             final RemoteTable remote = runtime.remote(a.partition);
-            checks.add(remote.lookupRpc(a.key).compose(pointer -> {
-                if (pointer == 0) {
+            // The version it is absent at, as validation sees it, is the one recorded: a key inserted and deleted
+            // again since the read is absent all the same, and this attempt serializes at its validation.
+            checks.add(remote.lookupWithBound(a.key).compose(found -> {
+                if (found.pointer() == 0) {
+                    a.readVersion = found.absentBound();
+                    a.readAbsent = true;
                     return Future.succeededFuture();
                 }
+                final long pointer = found.pointer();
                 a.pointer = pointer;
-                return readHeader(a).compose(h -> (h.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED)
-                    != 0 && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0
-                    && h.getLong(ObjectLayout.LOWER_OFFSET) == h.getLong(ObjectLayout.UPPER_OFFSET)
-                    && (h.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) == ObjectLayout.incarnationOf(pointer)
-                    ? Future.<Void>succeededFuture()
-                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
-                        + a.table + " read as absent was inserted")));
+                return readHeader(a).compose(h -> {
+                    if ((h.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0
+                        && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0
+                        && h.getLong(ObjectLayout.LOWER_OFFSET) == h.getLong(ObjectLayout.UPPER_OFFSET)
+                        && (h.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff)
+                        == ObjectLayout.incarnationOf(pointer)) {
+                        a.readVersion = h.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+                        a.readAbsent = true;
+                        return Future.<Void>succeededFuture();
+                    }
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                        + a.table + " read as absent was inserted"));
+                });
             }));
         }
         return settle(checks);
@@ -403,7 +417,9 @@ public abstract class OneSidedTxn implements Txn {
                     if (ar.succeeded()) {
                         final Access a = new Access(p.table, p.key, p.partition);
                         a.pointer = ar.result().pointer();
-                        a.minVersion = ar.result().version() + 1;
+                        // What the INSERT replaced: no live value, at a version at most this one (the new object's).
+                        a.readVersion = ar.result().version();
+                        a.readAbsent = true;
                         a.inserted = true;
                         a.locked = true;
                         a.fetched = true;
@@ -510,7 +526,7 @@ public abstract class OneSidedTxn implements Txn {
                     entries.add(untilAccepted(() -> io.scythe.txn.recovery.CnRecovery.finishEntry(runtime,
                         a.partition.node(), a.partition.descriptor(), written
                             ? io.scythe.txn.recovery.RedoLog.opOf(a) : 0, a.pointer, lockToken(a), redoLockKind(),
-                        Math.max(version, a.minVersion), a.newValue, a.dirty && !a.deleting ? a.newLength : 0)));
+                        version, a.newValue, a.dirty && !a.deleting ? a.newLength : 0)));
                 }
             }
             return settle(entries);
@@ -541,7 +557,6 @@ public abstract class OneSidedTxn implements Txn {
 
     private Future<Void> writeBackLogged(final long version, final Function<Access, Boolean> needsRelease,
                                          final ReleaseVerb release) {
-        versionMade = version;
         decided = true;
         final Map<String, List<Access>> byNode = new HashMap<>();
         for (final Access a : accesses) {
@@ -583,8 +598,10 @@ public abstract class OneSidedTxn implements Txn {
                         batch.write(a.address() + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
                     }
                     if (a.dirty || a.inserted) {
+                        // Above the commit's version and the one the lock kept current (ObjectLayout#versionAfter).
+                        a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
                         final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
-                        v.putLong(0, Math.max(version, a.minVersion));
+                        v.putLong(0, a.installedVersion);
                         batch.write(a.address() + ObjectLayout.VERSION_OFFSET, a.rkey(), v, 0, 8);
                     }
                     if (a.releasing) {
@@ -722,7 +739,7 @@ public abstract class OneSidedTxn implements Txn {
             }
             final HistoryRecorder recorder = runtime.recorder();
             if (recorder != null) {
-                recorder.committed(id, v instanceof Long ts ? ts : 0, versionMade, accesses);
+                recorder.committed(id, v instanceof Long ts ? ts : 0, recorded());
             }
         }).recover(e -> {
             if (decided) {
@@ -736,5 +753,23 @@ public abstract class OneSidedTxn implements Txn {
             }
             return abort().transform(ignored -> Future.failedFuture(e));
         });
+    }
+
+    /**
+     * What the history recorder is told of a committed attempt: every access, and every key it read as absent from
+     * the index that it did not then insert ({@link Access#readAbsent}, at the bound its validation saw).
+     */
+    private List<Access> recorded() {
+        if (absent.isEmpty()) {
+            return accesses;
+        }
+        final List<Access> all = new ArrayList<>(accesses.size() + absent.size());
+        all.addAll(accesses);
+        for (final Access a : absent) {
+            if (find(a.table, a.key) == null) {
+                all.add(a);
+            }
+        }
+        return all;
     }
 }

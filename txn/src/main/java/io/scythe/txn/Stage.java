@@ -6,12 +6,13 @@ public enum Stage {
     EXECUTE("execute"),
     /** Waiting for the commit timestamp: TSO group or the physical clock's uncertainty. */
     TIMESTAMP("timestamp"),
-    /** Locking the write set at commit (Takeout Lock RPCs and their queueing, or CASes). */
+    /**
+     * Locking the write set at commit (Takeout Lock RPCs and their queueing, or CASes), and creating the inserted keys
+     * on their memory nodes, locked (the INSERT RPCs: an insert is the lock of a key that does not exist yet).
+     */
     LOCK("lock"),
     /** Re-reading what was read to validate it. */
     VALIDATE("validate"),
-    /** Creating the inserted keys on their memory nodes, locked (the INSERT RPCs). */
-    INSERT("insert"),
     /** Writing the redo record that decides the commit (one WRITE to a log region). */
     LOG("log"),
     /** Writing values, versions and releases back. */

@@ -4,8 +4,8 @@
  *
  * <p><b>Inserts and deletes</b>, the same in every protocol (code in {@code OneSidedTxn}):
  * <ul>
- *   <li>An insert of a key the attempt has not touched is buffered. At commit, after the locks are taken and
- *       validation passed and before the write-back, one INSERT RPC per key ({@code LogDbRpc.INSERT},
+ *   <li>An insert of a key the attempt has not touched is buffered. At commit, together with the locks of the write
+ *       set and before validation, one INSERT RPC per key ({@code LogDbRpc.INSERT},
  *       {@code Table#insertLocked}) creates the object on its memory node <em>already locked by the inserter</em>:
  *       FORD/FaRM's CAS lock word holds its transaction id, or for Scythe ticket 0 of the Takeout Lock is held with
  *       {@code queued_ts} its timestamp. A reader that finds it aborts (OCC reads, FaRM) or queues (TOCC) as on any
@@ -23,6 +23,19 @@
  *   <li>A key absent from the index is recorded when read, and re-checked at commit by a lookup RPC past the
  *       address cache (it must still be absent, or deleted and unlocked), so an insert that committed in between
  *       fails the reader's validation (no phantom of that key).</li>
+ *   <li><b>Why inserts come before validation</b>: an insert is a write, and an OCC commit must hold every write
+ *       lock before it validates its reads (lock, then validate: the validation point is then a moment at which
+ *       everything read is still current and everything written is locked). The lock of a key that does not exist
+ *       yet is its creation, locked. Created after validation instead, a transaction P that read key K absent and
+ *       flag X, and inserts K, and a transaction Q that read K absent and writes X, can both commit: P's validation
+ *       of X passes before Q locks X, and Q's re-check of K passes before P's INSERT arrives, a write skew through
+ *       the phantom (a G2 cycle). With inserts taken as locks, one of the two validations must see the other's
+ *       lock. The same holds for any protocol that validates (RCC's OCC, Lotus, SELCC's lock-based commits take
+ *       the lock of an insert where they take the others).</li>
+ *   <li><b>Versions</b> of an object strictly increase in the order they are installed, whatever path installs
+ *       them ({@code ObjectLayout#versionAfter}: the commit's version, but above the version under the lock), so
+ *       version equality proves nothing was written in between, and the history checker orders a key's versions by
+ *       their value. A reader of an absent key records the bound its validation saw ({@code Access#readAbsent}).</li>
  * </ul>
  * <p><b>Back-pressure.</b> A verb that finds the loop's send queue to a memory node full waits for room (FIFO, in a
  * bounded list per channel, {@code RdmaChannel}), as an RPC waits in its Rocket's backlog. Only past those bounds is

@@ -9,9 +9,13 @@ import java.util.Map;
 /**
  * A history in memory, column by column (a million transactions take tens of megabytes, not a million objects):
  * transaction {@code t} has accesses {@code firstAccess(t)} to {@code firstAccess(t + 1) - 1}. Built by
- * {@link HistoryReader} from a file, or by hand with {@link #builder}.
+ * {@link HistoryReader} from a file, or by hand with {@link #builder} (format version 2: versions are order keys,
+ * reads may be of absent keys, writes may be deletes) or {@link #chainBuilder} (version 1: each write names the
+ * version it overwrote). See {@link HistoryFormat}.
  */
 public final class History {
+    /** Version 2: a key's versions are ordered by value (else by the chain of overwrites, version 1). */
+    final boolean ordered;
     final long initialVersion;
     final String label;
     final List<String> tables;
@@ -29,6 +33,7 @@ public final class History {
     final long[] versionOverwritten;
 
     private History(final Builder b) {
+        ordered = b.ordered;
         initialVersion = b.initialVersion;
         label = b.label;
         tables = List.copyOf(b.tables);
@@ -47,8 +52,19 @@ public final class History {
         versionOverwritten = Arrays.copyOf(b.versionOverwritten, accesses);
     }
 
+    /** A version 2 history: versions are order keys; absent reads and deletes are recorded. */
     public static Builder builder(final long initialVersion, final String label) {
-        return new Builder(initialVersion, label);
+        return new Builder(true, initialVersion, label);
+    }
+
+    /** A version 1 history: each write names the version it overwrote, and the chains order a key's versions. */
+    public static Builder chainBuilder(final long initialVersion, final String label) {
+        return new Builder(false, initialVersion, label);
+    }
+
+    /** Whether versions are order keys (format version 2). */
+    public boolean ordered() {
+        return ordered;
     }
 
     public int transactions() {
@@ -69,6 +85,7 @@ public final class History {
 
     /** Builds a history one transaction at a time: {@link #txn}, then its reads and writes. */
     public static final class Builder {
+        private final boolean ordered;
         private final long initialVersion;
         private final String label;
         private final List<String> tables = new ArrayList<>();
@@ -86,7 +103,8 @@ public final class History {
         private long[] versionMade = new long[4096];
         private long[] versionOverwritten = new long[4096];
 
-        private Builder(final long initialVersion, final String label) {
+        private Builder(final boolean ordered, final long initialVersion, final String label) {
+            this.ordered = ordered;
             this.initialVersion = initialVersion;
             this.label = label;
         }
@@ -138,9 +156,31 @@ public final class History {
             return access(tableId(table), HistoryFormat.READ | HistoryFormat.WRITE, key, read, made, read);
         }
 
-        /** The current transaction wrote {@code made} over {@code overwritten} without reading the key. */
+        /** The current transaction wrote {@code made} over {@code overwritten} without reading the key (version 1). */
         public Builder write(final String table, final long key, final long made, final long overwritten) {
             return access(tableId(table), HistoryFormat.WRITE, key, 0, made, overwritten);
+        }
+
+        /** The current transaction wrote {@code made} without reading the key (version 2: placed by its value). */
+        public Builder write(final String table, final long key, final long made) {
+            return access(tableId(table), HistoryFormat.WRITE, key, 0, made, 0);
+        }
+
+        /** The current transaction found {@code key} absent, at a version at most {@code bound} (version 2). */
+        public Builder readAbsent(final String table, final long key, final long bound) {
+            return access(tableId(table), HistoryFormat.READ | HistoryFormat.ABSENT, key, bound, 0, 0);
+        }
+
+        /** The current transaction inserted {@code key} (absent at most at {@code bound}) at {@code made}. */
+        public Builder insert(final String table, final long key, final long bound, final long made) {
+            return access(tableId(table), HistoryFormat.READ | HistoryFormat.ABSENT | HistoryFormat.WRITE, key, bound,
+                made, 0);
+        }
+
+        /** The current transaction read {@code key} at {@code read} and deleted it, at {@code made} (version 2). */
+        public Builder delete(final String table, final long key, final long read, final long made) {
+            return access(tableId(table), HistoryFormat.READ | HistoryFormat.WRITE | HistoryFormat.TOMBSTONE, key,
+                read, made, 0);
         }
 
         /** One access of the current transaction, as in the file (flags {@link HistoryFormat#READ} / WRITE). */
@@ -152,8 +192,15 @@ public final class History {
             if (table < 0 || table >= tables.size()) {
                 throw new IllegalArgumentException("undefined table id " + table);
             }
-            if ((flags & (HistoryFormat.READ | HistoryFormat.WRITE)) == 0 || (flags & ~3) != 0) {
-                throw new IllegalArgumentException("access flags " + flags + " (must read, write or both)");
+            final int known = ordered ? 15 : 3;
+            if ((flags & (HistoryFormat.READ | HistoryFormat.WRITE)) == 0 || (flags & ~known) != 0) {
+                throw new IllegalArgumentException("access flags " + flags + " (must read, write or both"
+                    + (ordered ? "; absent only with read, tombstone only with write)" : ")"));
+            }
+            if ((flags & HistoryFormat.ABSENT) != 0 && (flags & HistoryFormat.READ) == 0
+                || (flags & HistoryFormat.TOMBSTONE) != 0 && (flags & HistoryFormat.WRITE) == 0) {
+                throw new IllegalArgumentException("access flags " + flags + " (absent only with read, tombstone "
+                    + "only with write)");
             }
             if (accesses == accessKey.length) {
                 final int n = accesses * 2;

@@ -21,15 +21,14 @@ public final class HistoryCollector implements HistoryRecorder {
     }
 
     @Override
-    public synchronized void committed(final long txnId, final long commitTs, final long versionMade,
-                                       final List<Access> accesses) {
+    public synchronized void committed(final long txnId, final long commitTs, final List<Access> accesses) {
         builder.txn(txnId, ++sequence, commitTs);
         for (final Access a : accesses) {
             final int flags = HistoryFormat.flags(a);
-            if (flags != 0) {
-                final boolean wrote = (flags & HistoryFormat.WRITE) != 0;
-                builder.access(builder.tableId(a.table), flags, a.key, a.readVersion, wrote ? versionMade : 0,
-                    wrote ? a.readVersion : 0); // as HistoryReader builds it from the file
+            if (flags != 0) { // as HistoryReader builds it from the file
+                builder.access(builder.tableId(a.table), flags, a.key,
+                    (flags & HistoryFormat.READ) != 0 ? a.readVersion : 0,
+                    (flags & HistoryFormat.WRITE) != 0 ? a.installedVersion : 0, 0);
             }
         }
     }

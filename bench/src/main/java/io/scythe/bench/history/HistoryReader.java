@@ -44,13 +44,18 @@ public final class HistoryReader {
             magic[i] = buffer[position++];
             consumed++;
         }
-        if (!Arrays.equals(magic, HistoryFormat.MAGIC)) {
-            throw bad("not a history file (no SCYHIST magic, or another format version)");
+        final boolean v2 = Arrays.equals(magic, HistoryFormat.MAGIC);
+        if (!v2 && !Arrays.equals(magic, HistoryFormat.MAGIC_V1)) {
+            throw bad("not a history file (no SCYHIST magic, or a format version other than 1 and 2)");
         }
+        final int flagBits = v2 ? HistoryFormat.FLAG_BITS : HistoryFormat.FLAG_BITS_V1;
         if (readByte() != HistoryFormat.HEADER) {
             throw bad("the first record is not the header");
         }
-        final History.Builder builder = History.builder(varint(), string());
+        final long initialVersion = varint();
+        final String label = string();
+        final History.Builder builder = v2 ? History.builder(initialVersion, label)
+            : History.chainBuilder(initialVersion, label);
         long declaredEnd = -1;
         while (fill()) {
             final long at = consumed;
@@ -65,15 +70,15 @@ public final class HistoryReader {
                     final long count = varint();
                     for (long i = 0; i < count; i++) {
                         final long head = varint();
-                        final int flags = (int) (head & ((1 << HistoryFormat.FLAG_BITS) - 1));
-                        final int table = checkedInt(head >>> HistoryFormat.FLAG_BITS, "table id");
+                        final int flags = (int) (head & ((1 << flagBits) - 1));
+                        final int table = checkedInt(head >>> flagBits, "table id");
                         final long key = varint();
                         final long read = (flags & HistoryFormat.READ) != 0 ? varint() : 0;
                         long made = 0;
                         long overwritten = 0;
                         if ((flags & HistoryFormat.WRITE) != 0) {
                             made = varint();
-                            overwritten = varint();
+                            overwritten = v2 ? 0 : varint();
                         }
                         try {
                             builder.access(table, flags, key, read, made, overwritten);

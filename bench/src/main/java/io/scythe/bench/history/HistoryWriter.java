@@ -93,11 +93,10 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
     }
 
     @Override
-    public void committed(final long txnId, final long commitTs, final long versionMade,
-                          final List<Access> accesses) {
+    public void committed(final long txnId, final long commitTs, final List<Access> accesses) {
         final Encoder e = encoder.get();
         synchronized (e) { // uncontended except against close(), which flushes every thread's chunk
-            e.transaction(txnId, commitTs, versionMade, accesses);
+            e.transaction(txnId, commitTs, accesses);
         }
     }
 
@@ -192,11 +191,11 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
         private byte[] chunk = new byte[CHUNK_BYTES];
         private int length;
 
-        void transaction(final long txnId, final long commitTs, final long versionMade, final List<Access> accesses) {
+        void transaction(final long txnId, final long commitTs, final List<Access> accesses) {
             if (closed) {
                 throw new IllegalStateException("history " + file + " is closed; a transaction committed after it");
             }
-            final int worst = 1 + 4 * HistoryFormat.MAX_VARINT_BYTES + accesses.size() * 5
+            final int worst = 1 + 4 * HistoryFormat.MAX_VARINT_BYTES + accesses.size() * 4
                 * HistoryFormat.MAX_VARINT_BYTES;
             if (length + worst > chunk.length) {
                 handOff();
@@ -222,10 +221,11 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
                 }
                 at = HistoryFormat.putVarint(b, at, ((long) tableId(a.table) << HistoryFormat.FLAG_BITS) | flags);
                 at = HistoryFormat.putVarint(b, at, a.key);
-                at = HistoryFormat.putVarint(b, at, a.readVersion);
-                if ((flags & HistoryFormat.WRITE) != 0) {
-                    at = HistoryFormat.putVarint(b, at, versionMade);
+                if ((flags & HistoryFormat.READ) != 0) {
                     at = HistoryFormat.putVarint(b, at, a.readVersion);
+                }
+                if ((flags & HistoryFormat.WRITE) != 0) {
+                    at = HistoryFormat.putVarint(b, at, a.installedVersion);
                 }
             }
             length = at;

@@ -9,7 +9,11 @@ import java.util.List;
  * transactions and looks for cycles in it.
  *
  * <ol>
- *   <li><b>Version order</b> per key, from the writes: each write names the version it made and the version it
+ *   <li><b>Version order</b> per key, from the writes. In a version 2 history ({@link History#ordered}) a key's
+ *       versions are ordered by value: each write is placed after the write of the next smaller version (the first
+ *       after the initial version), and a read of an absent key ({@link HistoryFormat#ABSENT}) read the newest
+ *       version at or below its bound, which must be a delete or the initial version (a read of a live value must not
+ *       be of a delete). In a version 1 history each write names the version it made and the version it
  *       overwrote, so the versions of a key form a chain from the initial version. A version overwritten by two
  *       transactions (a fork: only possible without locks) and a version nobody made are impossible and reported.
  *       The checker then keeps only what the history states (each version follows the one it overwrote: a tree, not
@@ -97,6 +101,9 @@ public final class SerializabilityChecker {
     private final long[] objectTable;
     private final long[] objectKey;
     private final List<String> impossible = new ArrayList<>();
+    /** The version each write overwrote, and each read read (a version 2 history's are derived: placeVersions). */
+    private long[] overwritten;
+    private long[] readAt;
     private long impossibleCount;
     // Version nodes: writes 0..writes-1 (by write index), then one root (the initial version) per object.
     private int writes;
@@ -140,6 +147,7 @@ public final class SerializabilityChecker {
     /** Checks {@code history}, reporting at most {@code maxReported} cycles and impossibilities in detail. */
     public static Result check(final History history, final int maxReported) {
         final SerializabilityChecker c = new SerializabilityChecker(history, maxReported);
+        c.placeVersions();
         c.orderVersions();
         c.buildEdges();
         return c.findCycles();
@@ -157,6 +165,84 @@ public final class SerializabilityChecker {
 
     private long txnIdOfWrite(final int w) {
         return h.txnIds[txnOf[writeAccess[w]]];
+    }
+
+    private boolean absent(final int access) {
+        return (h.accessFlags[access] & HistoryFormat.ABSENT) != 0;
+    }
+
+    /**
+     * Version 2: derives the version each write overwrote (the next smaller one of its key, or the initial one) and
+     * resolves each absent read to the version it read (the newest at or below its bound), checking that an absent
+     * read read a delete or the initial version and a read of a value did not read a delete.
+     */
+    private void placeVersions() {
+        overwritten = Arrays.copyOf(h.versionOverwritten, h.accesses);
+        readAt = Arrays.copyOf(h.versionRead, h.accesses);
+        if (!h.ordered) {
+            return;
+        }
+        final int objects = objectTable.length;
+        final int[] first = new int[objects + 1];
+        for (int a = 0; a < h.accesses; a++) {
+            if ((h.accessFlags[a] & HistoryFormat.WRITE) != 0) {
+                first[objectOf[a] + 1]++;
+            }
+        }
+        for (int o = 0; o < objects; o++) {
+            first[o + 1] += first[o];
+        }
+        final Integer[] byObject = new Integer[first[objects]];
+        final int[] fill = Arrays.copyOf(first, objects);
+        for (int a = 0; a < h.accesses; a++) {
+            if ((h.accessFlags[a] & HistoryFormat.WRITE) != 0) {
+                byObject[fill[objectOf[a]]++] = a;
+            }
+        }
+        final java.util.Comparator<Integer> order = java.util.Comparator
+            .<Integer>comparingLong(a -> h.versionMade[a]).thenComparingLong(a -> h.seqs[txnOf[a]]);
+        final long[] made = new long[byObject.length];
+        for (int o = 0; o < objects; o++) {
+            Arrays.sort(byObject, first[o], first[o + 1], order);
+            long previous = h.initialVersion;
+            for (int i = first[o]; i < first[o + 1]; i++) {
+                overwritten[byObject[i]] = previous;
+                previous = made[i] = h.versionMade[byObject[i]];
+            }
+        }
+        for (int a = 0; a < h.accesses; a++) {
+            if ((h.accessFlags[a] & HistoryFormat.READ) == 0) {
+                continue;
+            }
+            final int o = objectOf[a];
+            if (absent(a)) {
+                // The newest write at or below the bound, if any: what the absent read read.
+                int i = Arrays.binarySearch(made, first[o], first[o + 1], h.versionRead[a]);
+                if (i < 0) {
+                    i = -i - 2;
+                } else {
+                    while (i + 1 < first[o + 1] && made[i + 1] == made[i]) {
+                        i++;
+                    }
+                }
+                if (i < first[o]) {
+                    readAt[a] = h.initialVersion; // absent from the start (a key not loaded) or loaded and unknown
+                    continue;
+                }
+                final int writer = byObject[i];
+                readAt[a] = made[i];
+                if ((h.accessFlags[writer] & HistoryFormat.TOMBSTONE) == 0 && txnOf[writer] != txnOf[a]) {
+                    impossible("T" + h.txnIds[txnOf[a]] + " found " + key(o) + " absent at version " + made[i]
+                        + " or below, but T" + h.txnIds[txnOf[writer]] + " made version " + made[i] + " a live value");
+                }
+            } else if (readAt[a] != h.initialVersion) {
+                final int i = Arrays.binarySearch(made, first[o], first[o + 1], readAt[a]);
+                if (i >= 0 && (h.accessFlags[byObject[i]] & HistoryFormat.TOMBSTONE) != 0) {
+                    impossible("T" + h.txnIds[txnOf[a]] + " read a value of " + key(o) + " at version " + readAt[a]
+                        + ", which T" + h.txnIds[txnOf[byObject[i]]] + " made a delete");
+                }
+            }
+        }
     }
 
     private void orderVersions() {
@@ -191,7 +277,7 @@ public final class SerializabilityChecker {
         final int[] childCount = new int[nodes + 1];
         for (w = 0; w < writes; w++) {
             final int a = writeAccess[w];
-            final long over = h.versionOverwritten[a];
+            final long over = overwritten[a];
             parent[w] = over == h.initialVersion ? writes + objectOf[a] : writerOf.get(objectOf[a], over);
             if (parent[w] < 0) {
                 impossible("T" + h.txnIds[txnOf[a]] + " overwrote version " + over + " of " + key(objectOf[a])
@@ -279,7 +365,7 @@ public final class SerializabilityChecker {
             if ((h.accessFlags[a] & HistoryFormat.READ) == 0) {
                 continue;
             }
-            final long version = h.versionRead[a];
+            final long version = readAt[a];
             final int node;
             if (version == h.initialVersion) {
                 node = writes + objectOf[a];
@@ -466,10 +552,12 @@ public final class SerializabilityChecker {
                 detail = k + ": T" + to + " made version " + h.versionMade[a] + " after T" + from + "'s version";
                 break;
             case WR:
-                detail = k + ": T" + to + " read version " + h.versionRead[a] + " made by T" + from;
+                detail = k + ": T" + to + " read " + (absent(a) ? "the absence at " : "") + "version " + readAt[a]
+                    + " made by T" + from;
                 break;
             default:
-                detail = k + ": T" + from + " read version " + h.versionRead[a] + ", T" + to + " overwrote it";
+                detail = k + ": T" + from + " read " + (absent(a) ? "the absence at " : "") + "version " + readAt[a]
+                    + ", T" + to + " overwrote it";
                 break;
         }
         return new Step(from, to, kind, detail);

@@ -223,13 +223,9 @@ public final class OltpWorkload {
             final boolean conservedOk = finalSum == initial + delta.sum();
             final long held = locksHeld(dbs);
             final Map<String, List<String>> conditions = spec.consistency(dbs);
-            final JsonObject consistency = new JsonObject();
-            boolean consistent = true;
+            final JsonObject consistency = consistencyJson(conditions);
+            final boolean consistent = consistent(conditions);
             for (final Map.Entry<String, List<String>> c : conditions.entrySet()) {
-                consistent &= c.getValue().isEmpty();
-                consistency.put(c.getKey(), new JsonObject().put("ok", c.getValue().isEmpty())
-                    .put("violations", c.getValue().size())
-                    .put("first", new JsonArray(c.getValue().subList(0, Math.min(5, c.getValue().size())))));
                 if (!c.getValue().isEmpty()) {
                     out.printf("%-10s   consistency condition %s VIOLATED (%d): %s%n", label, c.getKey(),
                         c.getValue().size(), c.getValue().get(0));
@@ -377,6 +373,22 @@ public final class OltpWorkload {
 
     private long total(final List<LogDb> dbs) {
         return spec.total(dbs);
+    }
+
+    /** The workload's consistency conditions as results.json has them: name -&gt; ok, violations, the first five. */
+    public static JsonObject consistencyJson(final Map<String, List<String>> conditions) {
+        final JsonObject consistency = new JsonObject();
+        for (final Map.Entry<String, List<String>> c : conditions.entrySet()) {
+            consistency.put(c.getKey(), new JsonObject().put("ok", c.getValue().isEmpty())
+                .put("violations", c.getValue().size())
+                .put("first", new JsonArray(c.getValue().subList(0, Math.min(5, c.getValue().size())))));
+        }
+        return consistency;
+    }
+
+    /** Whether every condition holds. */
+    public static boolean consistent(final Map<String, List<String>> conditions) {
+        return conditions.values().stream().allMatch(List::isEmpty);
     }
 
     /** Objects whose Takeout Lock has someone queued or whose CAS lock is taken (also the simulator's check). */

@@ -7,7 +7,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.util.List;
 
-import static io.scythe.bench.history.HistoryFileTest.access;
+import static io.scythe.bench.history.HistoryFileTest.read;
+import static io.scythe.bench.history.HistoryFileTest.written;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The in-memory recorder builds exactly the history the file recorder's file reads back as. */
@@ -22,10 +23,10 @@ class HistoryCollectorTest {
         try (HistoryWriter writer = new HistoryWriter(file, 0, "lost update")) {
             for (final io.scythe.txn.HistoryRecorder r : List.of(collector, writer)) {
                 // T1 and T2 both read checking:1 at the initial version and both overwrote it; T3 read T1's.
-                r.committed(1, 10, 10, List.of(access("checking", 1, 0, true),
+                r.committed(1, 10, List.of(written("checking", 1, 0, 10),
                     new Access("savings", 9, null))); // looked up, never read: not recorded
-                r.committed(2, 11, 11, List.of(access("checking", 1, 0, true)));
-                r.committed(3, 0, 0, List.of(access("savings", 2, 0, false), access("checking", 1, 10, false)));
+                r.committed(2, 11, List.of(written("checking", 1, 0, 11)));
+                r.committed(3, 0, List.of(read("savings", 2, 0), read("checking", 1, 10)));
             }
         }
         final History inMemory = collector.history();

@@ -20,11 +20,19 @@ class HistoryFileTest {
     @TempDir
     Path dir;
 
-    static Access access(final String table, final long key, final long read, final boolean written) {
+    /** An access that read {@code key} at {@code read}. */
+    static Access read(final String table, final long key, final long read) {
         final Access a = new Access(table, key, null);
         a.fetched = true;
         a.readVersion = read;
-        a.dirty = written;
+        return a;
+    }
+
+    /** An access that read {@code key} at {@code read} and installed {@code made} on it. */
+    static Access written(final String table, final long key, final long read, final long made) {
+        final Access a = read(table, key, read);
+        a.dirty = true;
+        a.installedVersion = made;
         return a;
     }
 
@@ -40,8 +48,8 @@ class HistoryFileTest {
                 threads.add(new Thread(() -> {
                     for (int i = 1; i <= perThread; i++) {
                         final Access unread = new Access("ignored", 1, null); // looked up, never read: not recorded
-                        writer.committed(base + i, i * 10L, base + i, List.of(access(table, i % 7, i - 1, true),
-                            access("account", -i, Long.MAX_VALUE, false), unread));
+                        writer.committed(base + i, i * 10L, List.of(written(table, i % 7, i - 1, base + i),
+                            read("account", -i, Long.MAX_VALUE), unread));
                     }
                 }));
             }
@@ -70,7 +78,6 @@ class HistoryFileTest {
                 assertThat(h.accessFlags[a]).isEqualTo((byte) (HistoryFormat.READ | HistoryFormat.WRITE));
                 assertThat(h.versionRead[a]).isEqualTo(i - 1);
                 assertThat(h.versionMade[a]).isEqualTo(((thread + 1L) << 40) + i);
-                assertThat(h.versionOverwritten[a]).isEqualTo(i - 1);
                 assertThat(h.tables.get(h.accessTable[a + 1])).isEqualTo("account");
                 assertThat(h.accessKey[a + 1]).isEqualTo(-i);
                 assertThat(h.accessFlags[a + 1]).isEqualTo((byte) HistoryFormat.READ);
@@ -84,7 +91,7 @@ class HistoryFileTest {
         final Path file = dir.resolve("whole.history");
         try (HistoryWriter writer = new HistoryWriter(file, 0, "whole")) {
             for (int i = 1; i <= 100; i++) {
-                writer.committed(i, i, i, List.of(access("t", 1, i - 1, true)));
+                writer.committed(i, i, List.of(written("t", 1, i - 1, i)));
             }
         }
         final byte[] bytes = Files.readAllBytes(file);

@@ -20,7 +20,7 @@ class SerializabilityCheckerTest {
     @Test
     void shouldFindALostUpdateAsAnAntiDependencyCycle() {
         // T1 and T2 both read x at 0; T1 installs 1, T2 installs 2 over 1 without having read it.
-        final Result r = check(History.builder(0, "lost update")
+        final Result r = check(History.chainBuilder(0, "lost update")
             .txn(1, 1, 1).readWrite("x", 7, 0, 1)
             .txn(2, 2, 2).read("x", 7, 0).write("x", 7, 2, 1));
         assertThat(r.serializable()).isFalse();
@@ -35,7 +35,7 @@ class SerializabilityCheckerTest {
     @Test
     void shouldReportTwoOverwritesOfOneVersionAsImpossibleAndAsACycle() {
         // What the unsafe protocol records: both believe they overwrote version 0.
-        final Result r = check(History.builder(0, "fork")
+        final Result r = check(History.chainBuilder(0, "fork")
             .txn(1, 1, 1).readWrite("x", 7, 0, 1)
             .txn(2, 2, 2).readWrite("x", 7, 0, 2));
         assertThat(r.serializable()).isFalse();
@@ -46,7 +46,7 @@ class SerializabilityCheckerTest {
 
     @Test
     void shouldFindWriteSkew() {
-        final Result r = check(History.builder(0, "write skew")
+        final Result r = check(History.chainBuilder(0, "write skew")
             .txn(1, 1, 1).read("y", 1, 0).readWrite("x", 1, 0, 1)
             .txn(2, 2, 2).read("x", 1, 0).readWrite("y", 1, 0, 2));
         assertThat(r.serializable()).isFalse();
@@ -61,7 +61,7 @@ class SerializabilityCheckerTest {
     @Test
     void shouldFindCircularInformationFlowAsG1c() {
         // T2 reads T1's x, T1 reads T2's y: each saw the other's write.
-        final Result r = check(History.builder(0, "G1c")
+        final Result r = check(History.chainBuilder(0, "G1c")
             .txn(1, 1, 1).readWrite("t", 1, 0, 1).read("t", 2, 2)
             .txn(2, 2, 2).read("t", 1, 1).readWrite("t", 2, 0, 2));
         assertThat(r.serializable()).isFalse();
@@ -74,7 +74,7 @@ class SerializabilityCheckerTest {
 
     @Test
     void shouldFindAWriteCycleAsG0() {
-        final Result r = check(History.builder(0, "G0")
+        final Result r = check(History.chainBuilder(0, "G0")
             .txn(1, 1, 1).write("t", 1, 1, 0).write("t", 2, 4, 3)
             .txn(2, 2, 2).write("t", 1, 2, 1).write("t", 2, 3, 0));
         assertThat(r.cycles()).singleElement().satisfies(c -> assertThat(c.anomaly()).isEqualTo("G0"));
@@ -104,7 +104,7 @@ class SerializabilityCheckerTest {
 
     @Test
     void shouldCallAReadOfAVersionNobodyMadeImpossible() {
-        final Result r = check(History.builder(0, "phantom read")
+        final Result r = check(History.chainBuilder(0, "phantom read")
             .txn(1, 1, 1).readWrite("x", 1, 0, 5)
             .txn(2, 2, 2).read("x", 1, 42));
         assertThat(r.serializable()).isFalse();
@@ -115,7 +115,7 @@ class SerializabilityCheckerTest {
 
     @Test
     void shouldCallTwoWritersOfOneVersionImpossible() {
-        final Result r = check(History.builder(0, "duplicate version")
+        final Result r = check(History.chainBuilder(0, "duplicate version")
             .txn(1, 1, 1).readWrite("x", 1, 0, 5)
             .txn(2, 2, 2).write("x", 1, 5, 5));
         assertThat(r.impossible()).anySatisfy(p -> assertThat(p).contains("T1 and T2 both made version 5 of x:1"));
@@ -125,7 +125,7 @@ class SerializabilityCheckerTest {
     void shouldFindACycleThroughALongChainWithoutRecursion() {
         // A ww chain of 100 000 transactions closed into one cycle by a read: deep for a recursive Tarjan.
         final int n = 100_000;
-        final History.Builder b = History.builder(0, "long cycle");
+        final History.Builder b = History.chainBuilder(0, "long cycle");
         for (int t = 1; t <= n; t++) {
             b.txn(t, t, t).write("x", 1, t, t - 1);
             if (t == 1) {
@@ -172,7 +172,7 @@ class SerializabilityCheckerTest {
             txns.add(ops.toArray(new long[0][]));
         }
         Collections.shuffle(txns, new java.util.Random(seed));
-        final History.Builder b = History.builder(0, "serial");
+        final History.Builder b = History.chainBuilder(0, "serial");
         for (final long[][] ops : txns) {
             b.txn(ops[0][0], ops[0][0], ops[0][0]);
             for (final long[] op : ops) {

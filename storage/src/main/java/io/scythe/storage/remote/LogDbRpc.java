@@ -5,6 +5,7 @@ package io.scythe.storage.remote;
  * Little-endian (native) words:
  * <pre>
  *  LOOKUP  request: u32 table id | u32 pad | u64 key                   reply: u64 object pointer (0: absent)
+ *                                                                            | u64 absent bound (Table#absentBound)
  *  READ    request: u32 table id | u32 pad | u64 pointer | u64 ts      reply: the value visible at ts, or error
  *  LOOKUP_READ request: u32 table id | u32 pad | u64 key | u64 ts      reply: u64 pointer | value (one round trip)
  *  INSERT  request: u32 table id | u32 lock (0 CAS word, 1 ticket) | u64 key | u64 lock word (owner id or ts)
@@ -23,6 +24,8 @@ public final class LogDbRpc {
     public static final int LOOKUP_READ = 0x4c03;
     public static final int INSERT = 0x4c04;
     public static final int ABANDON = 0x4c05;
+    /** Bytes of a LOOKUP reply: the pointer, and for a missing key the version bound of its absence. */
+    public static final int LOOKUP_REPLY_BYTES = 16;
     /** Bytes of an INSERT request before the value. */
     public static final int INSERT_HEADER_BYTES = 32;
     /** Bytes of an INSERT reply. */

@@ -64,8 +64,10 @@ public final class LogDbService {
     private void lookup(final RpcRequest request, final RpcResponder responder) {
         final Table table = table(request, responder, 16);
         if (table != null) {
-            scratch.putLong(0, table.lookup(request.payload().getLong(request.payloadOffset() + 8)));
-            responder.reply(scratch, 0, 8);
+            final long pointer = table.lookup(request.payload().getLong(request.payloadOffset() + 8));
+            scratch.putLong(0, pointer);
+            scratch.putLong(8, pointer == 0 ? table.absentBound() : 0); // read after the miss (Table#absentBound)
+            responder.reply(scratch, 0, LogDbRpc.LOOKUP_REPLY_BYTES);
         }
     }
 

@@ -60,6 +60,23 @@ public final class RemoteTable {
         });
     }
 
+    /**
+     * The object pointer of {@code key} from the cache, else by a LOOKUP RPC (then cached); for a missing key, with
+     * the bound of the version it is absent at ({@link Lookup}).
+     */
+    public Future<Lookup> find(final long key) {
+        final long cached = cache.get(key);
+        if (cached != 0) {
+            return Future.succeededFuture(new Lookup(cached, 0));
+        }
+        return lookupWithBound(key).map(found -> {
+            if (found.pointer() != 0) {
+                cache.put(key, found.pointer());
+            }
+            return found;
+        });
+    }
+
     /** Forgets a cached pointer (after a stale-pointer failure). */
     public void invalidate(final long key) {
         cache.remove(key);
@@ -71,13 +88,29 @@ public final class RemoteTable {
 
     /** One RPC: the memory node's CPU looks the key up. */
     public Future<Long> lookupRpc(final long key) {
+        return lookupWithBound(key).map(Lookup::pointer);
+    }
+
+    /**
+     * What a LOOKUP RPC found: the object pointer, or 0 and then {@code absentBound}, the version the missing key was
+     * last at, at most ({@code Table#absentBound}).
+     */
+    public record Lookup(long pointer, long absentBound) {
+    }
+
+    /** One LOOKUP RPC, with the bound of a missing key's version (for validation and the history). */
+    public Future<Lookup> lookupWithBound(final long key) {
         rpcs++;
         final UnsafeBuffer request = new UnsafeBuffer(new byte[16]); // the call may wait for the Rocket to open
         request.putInt(0, table.schema().id());
         request.putInt(4, 0);
         request.putLong(8, key);
-        return rocket.get().compose(r -> r.call(LogDbRpc.LOOKUP, request, 0, 16))
-            .map(reply -> reply.payload().getLong(0));
+        return rocket.get().compose(r -> r.call(LogDbRpc.LOOKUP, request, 0, 16)).map(reply -> {
+            if (reply.length() < LogDbRpc.LOOKUP_REPLY_BYTES) {
+                throw new IllegalStateException("LOOKUP reply of " + reply.length() + " bytes");
+            }
+            return new Lookup(reply.payload().getLong(0), reply.payload().getLong(8));
+        });
     }
 
     /** An object created by {@link #insert}: where it is and the version it has until the inserter's write-back. */

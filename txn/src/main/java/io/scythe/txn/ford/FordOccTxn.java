@@ -100,6 +100,7 @@ public final class FordOccTxn extends CasLockTxn {
     public Future<Long> commit() {
         // Keys written without readForUpdate are locked now (CAS + header READ, version unchanged).
         final List<Future<Void>> locking = new ArrayList<>();
+        locking.add(installInserts(id)); // inserts are locks: taken with the others, before validation
         long version = 0;
         for (final var a : accesses) {
             version = Math.max(version, a.readVersion + 1); // above every version read: new for every key written
@@ -111,7 +112,6 @@ public final class FordOccTxn extends CasLockTxn {
         mark(Stage.EXECUTE);
         return finishCommit(checkDuplicates().compose(d -> staged(Stage.LOCK, settle(locking)))
             .compose(v -> staged(Stage.VALIDATE, settle(List.of(validateUnlocked(), validateAbsent()))))
-            .compose(v -> staged(Stage.INSERT, installInserts(id)))
             .compose(v -> staged(Stage.WRITE_BACK, writeBackAndUnlock(installed)))
             .map(installed));
     }

@@ -320,10 +320,9 @@ public final class CnRecovery {
                 if (op != 0) {
                     final long current = header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
                     final UnsafeBuffer installed = new UnsafeBuffer(new byte[8]);
-                    // An insert's version must exceed the one it was created with, as its write-back's minVersion
-                    // does.
-                    installed.putLong(0, (op & RedoRecordDescriptor.OP_INSERTED) != 0 && current >= version
-                        ? current + 1 : version);
+                    // What the write-back installs: the lock held since the attempt read the object kept current its
+                    // version then (ObjectLayout#versionAfter).
+                    installed.putLong(0, ObjectLayout.versionAfter(version, current));
                     batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, installed, 0, 8);
                 }
                 if (lockKind == RedoRecordDescriptor.LOCK_TICKET) {

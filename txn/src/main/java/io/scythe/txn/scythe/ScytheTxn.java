@@ -34,9 +34,12 @@ import java.util.List;
  * the fetch overlaps the reads and an OCC commit does not carry a timestamp younger than the TOCC transactions that
  * started while it executed (which would raise {@code queued_ts} and get them refused, against §4.4 (3)). A
  * read-only OCC attempt fetches one it does not use; the TSO group makes that cheap.
- * Versions are commit timestamps, but a TOCC transaction (start timestamp) may write after an OCC commit with a
- * larger one: versions are unique per object and change on every commit, which validation needs, but neither they
- * nor {@code Outcome.commitTs} are the serialization order; nothing may order transactions by them.
+ * Versions are commit timestamps raised above the version under the lock ({@code ObjectLayout#versionAfter}): a
+ * TOCC transaction (start timestamp) may write after an OCC commit with a larger one, and the memory node's revive
+ * and abandon add 1 to a deleter's timestamp, which is often a live transaction's. Without the raise such a write
+ * installed the version it overwrote, and a reader of it validated against an unchanged version: a lost update.
+ * So an object's versions strictly increase in install order, but {@code Outcome.commitTs} is not the
+ * serialization order; nothing may order transactions by it.
  */
 public final class ScytheTxn extends OneSidedTxn {
     private final boolean hot;
@@ -152,21 +155,21 @@ public final class ScytheTxn extends OneSidedTxn {
         }
         return finishCommit(checkDuplicates().compose(d -> staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()))
             .compose(ts -> {
-            final List<Future<Access>> locking = new ArrayList<>();
+            final List<Future<?>> locking = new ArrayList<>();
             for (final Access a : accesses) {
                 if (a.dirty && !a.locked) {
                     locking.add(lock(a, ts));
                 }
             }
+            // Inserts are locks too (package doc): created holding a ticket of their Takeout Lock, queued_ts = ts
+            // (0 for a new object, the next one of a revived object, which its redo record and recovery need), with
+            // the other locks and before validation, so that a reader of the absent key that validates later sees it.
+            locking.add(installInserts(io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.grant =
+                new TakeoutLockClient.Grant(a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET, a.rkey(),
+                    inserted.ticket(), 0, 0, -1, null)));
             return staged(io.scythe.txn.Stage.LOCK, settle(locking))
                 .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, hot ? validateAbsent()
                     : settle(List.of(validate(), validateAbsent()))))
-                // Inserted objects are created holding a ticket of their Takeout Lock, queued_ts = ts: 0 for a new
-                // object, the next one of a revived object (its redo record and recovery need the real one).
-                .compose(v -> staged(io.scythe.txn.Stage.INSERT, installInserts(
-                    io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.grant =
-                        new TakeoutLockClient.Grant(a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET,
-                            a.rkey(), inserted.ticket(), 0, 0, -1, null))))
                 .compose(v -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
                     (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(), a.grant.rkey(), 1))))
                 .map(ts);
@@ -177,8 +180,8 @@ public final class ScytheTxn extends OneSidedTxn {
     private Future<Void> validate() {
         final List<Future<Access>> checks = new ArrayList<>();
         for (final Access a : accesses) {
-            if (a.readOnlyTable()) {
-                continue;
+            if (a.readOnlyTable() || a.inserted) {
+                continue; // an insert checked the key absent on the memory node, atomically with taking its lock
             }
             if (a.locked && a.grant.versionAtGrant() != -1) {
                 // Granted at once: the version the memory node saw then is the object's (no re-read needed).
