@@ -140,11 +140,13 @@ class SimCommandTest {
         System.setOut(new java.io.PrintStream(bytes, true));
         final int code;
         try {
-            code = run(out, new StringWriter(), "sim", "--explore", "5", "--protocols", "scythe");
+            code = run(out, new StringWriter(), "sim", "--explore", "5", "--protocols", "scythe", "--workload", "all");
         } finally {
             System.setOut(saved);
         }
         assertThat(code).isZero();
-        assertThat(bytes.toString()).contains("scythe     5 seeds, 0 failed").contains("no failing seed");
+        assertThat(bytes.toString()).contains("scythe     smallbank 5 seeds, 0 failed")
+            .contains("scythe     phantom   5 seeds, 0 failed").contains("scythe     churn     5 seeds, 0 failed")
+            .contains("scythe     tpcc      5 seeds, 0 failed").contains("no failing seed");
     }
 }

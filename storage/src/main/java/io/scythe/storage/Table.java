@@ -150,8 +150,8 @@ public final class Table {
      * ({@link #insertTicket}: 0 for a new object, the old {@code upper} for a revived one), with
      * {@code queued_ts = lockWord}, its timestamp), so that until the inserter's write-back releases it, readers
      * that find it abort or queue as on any locked object. A key whose newest version is a delete is revived in place
-     * (its version bumped, so readers that saw it deleted fail validation), unless another transaction holds or
-     * queues on its lock. The version is the old one plus 1 (for a new slot, {@link #absentBound}: above every
+     * (its version bumped, so readers that saw it deleted fail validation). A key whose object another transaction
+     * holds or queues on is {@link #LOCKED}, deleted or not: its existence is not settled until that one is done. The version is the old one plus 1 (for a new slot, {@link #absentBound}: above every
      * version of an earlier, reclaimed incarnation); the inserter installs a larger one at write-back. Undone by
      * {@link #abandonInsert}.
      *
@@ -170,14 +170,16 @@ public final class Table {
         try {
             final long existing = index.lookup(key);
             if (existing != 0) {
-                final int at = revivable(existing);
-                if (at < 0) {
-                    return DUPLICATE;
-                }
-                if (objectMemory.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0
+                final int at = offsetOf(existing);
+                // Held or queued on: the key's existence is not settled (an insert not yet committed may be
+                // abandoned, a delete may be under way), so "present" would be no verdict: the inserter retries.
+                if (at >= 0 && (objectMemory.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0
                     || objectMemory.getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
-                    != objectMemory.getLongVolatile(at + ObjectLayout.UPPER_OFFSET)) {
+                    != objectMemory.getLongVolatile(at + ObjectLayout.UPPER_OFFSET))) {
                     return LOCKED;
+                }
+                if (revivable(existing) < 0) {
+                    return DUPLICATE;
                 }
                 takeLock(at, lock, lockWord); // before the value changes: readers see the lock first
                 final int status = replace(at, value, offset, length, objectMemory.getLong(at + VERSION_OFFSET) + 1,

@@ -129,6 +129,35 @@ class TableTest {
     }
 
     @Test
+    void shouldCallAKeyHeldByAnotherInserterLockedNotPresent() {
+        final Table t = db.create(TableSchema.fixed(1, "t", 16, 4));
+        final long p = t.insertLocked(5, valueOf(1), 0, 16, Table.InsertLock.CAS_WORD, 77);
+        assertThat(p).isPositive();
+        // Not committed yet: the key may vanish again (its inserter may abandon it), so no verdict of "present".
+        assertThat(t.insertLocked(5, valueOf(2), 0, 16, Table.InsertLock.CAS_WORD, 88)).isEqualTo(Table.LOCKED);
+        assertThat(t.abandonInsert(5, p, Table.InsertLock.CAS_WORD)).isEqualTo(Table.OK);
+        final long revived = t.insertLocked(5, valueOf(2), 0, 16, Table.InsertLock.CAS_WORD, 88);
+        assertThat(revived).isEqualTo(p);
+        t.objectMemory().putLongVolatile(t.offsetOf(revived) + ObjectLayout.CAS_LOCK_OFFSET, 0); // committed
+        assertThat(t.insertLocked(5, valueOf(3), 0, 16, Table.InsertLock.CAS_WORD, 99)).isEqualTo(Table.DUPLICATE);
+    }
+
+    @Test
+    void shouldCreateAKeyAgainAboveEveryVersionItsReclaimedIncarnationHad() {
+        final Table t = db.create(TableSchema.fixed(1, "t", 16, 2));
+        assertThat(t.absentBound()).isZero();
+        final long p = t.insert(1, valueOf(10), 0, 16, 10);
+        assertThat(t.delete(1, 500)).isZero();
+        t.reclaim(500);
+        assertThat(t.lookup(1)).isZero();
+        assertThat(t.absentBound()).as("the missing key was last at 500 or below").isEqualTo(500);
+        final long again = t.insertLocked(1, valueOf(3), 0, 16, Table.InsertLock.CAS_WORD, 7);
+        assertThat(ObjectLayout.addressOf(again)).isEqualTo(ObjectLayout.addressOf(p));
+        assertThat(t.objectMemory().getLongVolatile(t.offsetOf(again) + ObjectLayout.VERSION_OFFSET))
+            .as("created at the bound: the inserter installs above it").isEqualTo(500);
+    }
+
+    @Test
     void shouldStoreVariableSizeValuesUpToTheMaximum() {
         final Table t = db.create(TableSchema.fixed(1, "kv", 200, 10).variable());
         final long p = t.insert(1, valueOf(5), 0, 16, 1);

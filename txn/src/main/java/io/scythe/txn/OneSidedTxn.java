@@ -353,6 +353,20 @@ public abstract class OneSidedTxn implements Txn {
     }
 
     /**
+     * The lock phase {@code locked} (duplicates checked, locks taken, inserts created), except that a
+     * {@link AbortReason#DUPLICATE_KEY} decides the commit (not retried) only when what the attempt read is still
+     * current ({@code validation}): otherwise the duplicate comes from stale reads (two TPC-C NewOrders that read one
+     * district's next order id, the later one's insert finding the earlier one's order), and the attempt aborts for
+     * {@link AbortReason#VALIDATION}, to be retried. Inserts come before validation (package doc), so an INSERT can
+     * meet the duplicate before validation would have caught the stale read.
+     */
+    protected final Future<Void> duplicateOnlyIfCurrent(final Future<Void> locked,
+                                                        final java.util.function.Supplier<Future<Void>> validation) {
+        return locked.recover(e -> e instanceof AbortException a && a.reason() == AbortReason.DUPLICATE_KEY
+            ? validation.get().compose(current -> Future.failedFuture(e)) : Future.failedFuture(e));
+    }
+
+    /**
      * Validates the keys this attempt read as absent from the index: each must still be absent (a lookup RPC past
      * the cache), or present but deleted and not locked or queued on. An insert of one of them by this attempt is
      * checked by its INSERT instead.

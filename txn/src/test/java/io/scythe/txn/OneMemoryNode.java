@@ -79,13 +79,25 @@ public final class OneMemoryNode implements AutoCloseable {
 
     /** Runs {@code body} on the loop with a fresh runtime and waits for its result. */
     public <R> R on(final Function<TxnRuntime, Future<R>> body) throws Exception {
+        return on(null, body);
+    }
+
+    /** As {@link #on(Function)}, the runtime's timestamps from {@code tso} ({@code null}: the TSO's counter). */
+    public <R> R on(final io.scythe.tso.TimestampOracle tso, final Function<TxnRuntime, Future<R>> body)
+        throws Exception {
         final Promise<R> done = Promise.promise();
         loop.runOnContext(v -> {
-            final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), new TsoGroup(64,
-                new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))), Watermarks.DEFAULT, 1L << 40);
+            final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), tso != null ? tso
+                : new TsoGroup(64, new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))), Watermarks.DEFAULT,
+                1L << 40);
             body.apply(runtime).onComplete(done);
         });
         return done.future().await(30, TimeUnit.SECONDS);
+    }
+
+    /** The version in {@code key}'s object header. */
+    public long versionOf(final long key) {
+        return table.objectMemory().getLongVolatile(table.offsetOf(table.lookup(key)) + ObjectLayout.VERSION_OFFSET);
     }
 
     /** Puts {@code value} into the 8-byte header word at {@code offset} of {@code key}'s object (ObjectLayout). */

@@ -27,11 +27,25 @@ class HistoryCollectorTest {
                     new Access("savings", 9, null))); // looked up, never read: not recorded
                 r.committed(2, 11, List.of(written("checking", 1, 0, 11)));
                 r.committed(3, 0, List.of(read("savings", 2, 0), read("checking", 1, 10)));
+                // T4 found savings:7 absent and inserted it; T5 deleted it; T6 found it absent again.
+                final Access inserted = new Access("savings", 7, null);
+                inserted.fetched = true;
+                inserted.inserted = true;
+                inserted.readAbsent = true;
+                inserted.installedVersion = 12;
+                final Access deleted = written("savings", 7, 12, 13);
+                deleted.deleting = true;
+                final Access absent = new Access("savings", 7, null);
+                absent.readAbsent = true;
+                absent.readVersion = 13;
+                r.committed(4, 12, List.of(inserted));
+                r.committed(5, 13, List.of(deleted));
+                r.committed(6, 0, List.of(absent));
             }
         }
         final History inMemory = collector.history();
         final History fromFile = HistoryReader.read(file);
-        assertThat(collector.transactions()).isEqualTo(3);
+        assertThat(collector.transactions()).isEqualTo(6);
         assertThat(inMemory.transactions()).isEqualTo(fromFile.transactions());
         assertThat(inMemory.tables).isEqualTo(fromFile.tables);
         assertThat(inMemory.seqs).isEqualTo(fromFile.seqs);
@@ -44,7 +58,13 @@ class HistoryCollectorTest {
         assertThat(inMemory.versionRead).isEqualTo(fromFile.versionRead);
         assertThat(inMemory.versionMade).isEqualTo(fromFile.versionMade);
         assertThat(inMemory.versionOverwritten).isEqualTo(fromFile.versionOverwritten);
-        assertThat(inMemory.accesses).isEqualTo(4);
+        assertThat(inMemory.accesses).isEqualTo(7);
+        assertThat(fromFile.ordered()).isTrue();
+        assertThat(inMemory.accessFlags[4]).isEqualTo((byte) (HistoryFormat.READ | HistoryFormat.ABSENT
+            | HistoryFormat.WRITE));
+        assertThat(inMemory.accessFlags[5]).isEqualTo((byte) (HistoryFormat.READ | HistoryFormat.WRITE
+            | HistoryFormat.TOMBSTONE));
+        assertThat(inMemory.accessFlags[6]).isEqualTo((byte) (HistoryFormat.READ | HistoryFormat.ABSENT));
 
         final SerializabilityChecker.Result r = SerializabilityChecker.check(inMemory, 5);
         assertThat(r.serializable()).isFalse();

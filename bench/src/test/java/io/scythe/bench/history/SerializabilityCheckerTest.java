@@ -142,6 +142,81 @@ class SerializabilityCheckerTest {
         assertThat(r.cycles().get(0).steps()).hasSize(n);
     }
 
+    // ------------------------------------------------------------------ version 2: order keys, absent reads, deletes
+
+    @Test
+    void shouldFindWriteSkewThroughAPhantom() {
+        // P read mark:1 absent and flag:1 = 0, and inserted mark:1; Q read mark:1 absent and flag:1, and raised it.
+        final Result r = check(History.builder(0, "phantom")
+            .txn(1, 1, 1).insert("mark", 1, 0, 10).read("flag", 1, 0)
+            .txn(2, 2, 2).readAbsent("mark", 1, 0).readWrite("flag", 1, 0, 11));
+        assertThat(r.impossibleCount()).isZero();
+        assertThat(r.cycles()).singleElement().satisfies(c -> {
+            assertThat(c.anomaly()).isEqualTo("G2");
+            assertThat(c.steps()).extracting(SerializabilityChecker.Step::kind)
+                .containsExactly(EdgeKind.RW, EdgeKind.RW);
+            assertThat(c.steps()).anySatisfy(step -> assertThat(step.detail())
+                .contains("mark:1: T2 read the absence at version 0, T1 overwrote it"));
+        });
+    }
+
+    @Test
+    void shouldPlaceAnAbsentReadAtTheNewestDeleteBelowItsBound() {
+        // T1 inserts k at 10, T2 deletes it at 20; T3 finds it absent with the bound 21 (an abandoned insert's
+        // version left on the object, which nobody committed): it read T2's delete, and T4 inserts again after it.
+        final Result r = check(History.builder(0, "absent after a delete")
+            .txn(1, 1, 1).insert("t", 1, 0, 10)
+            .txn(2, 2, 2).delete("t", 1, 10, 20)
+            .txn(3, 3, 3).readAbsent("t", 1, 21).readWrite("t", 2, 0, 30)
+            .txn(4, 4, 4).insert("t", 1, 22, 40));
+        assertThat(r.lines()).last().isEqualTo("serializable");
+        assertThat(r.edgesByKind()[1]).as("wr: T1 -> T2 (the delete read the insert), T2's delete -> T3 and -> T4")
+            .isEqualTo(3);
+        assertThat(r.edgesByKind()[2]).as("rw: T3 -> T4's insert").isEqualTo(1);
+    }
+
+    @Test
+    void shouldCallAnAbsentReadOfALiveValueAndAReadOfADeleteImpossible() {
+        final Result r = check(History.builder(0, "existence")
+            .txn(1, 1, 1).insert("t", 1, 0, 10)
+            .txn(2, 2, 2).readAbsent("t", 1, 15)
+            .txn(3, 3, 3).delete("t", 1, 10, 20)
+            .txn(4, 4, 4).read("t", 1, 20));
+        assertThat(r.impossible()).hasSize(2);
+        assertThat(r.impossible().get(0)).contains("T2 found t:1 absent at version 10 or below, but T1 made version "
+            + "10 a live value");
+        assertThat(r.impossible().get(1)).contains("T4 read a value of t:1 at version 20, which T3 made a delete");
+    }
+
+    @Test
+    void shouldPlaceABlindWriteBetweenTwoVersionsWhichVersionOneCouldNotExpress() {
+        // Multi-version timestamp ordering: T2's blind write of x lands at 20, between T1's 10 and T3's 30 that
+        // were installed before it. T4 read x at 10 and wrote y; T2 read y before T4's write. In version order
+        // T4 -rw-> T2 (x: 10 is followed by 20, not 30) and T2 -rw-> T4 (y): a G2 cycle. Version 1 could only say
+        // which version a write overwrote: T2 "overwrote" 10, a fork with T3, and no cycle through T2 and T4.
+        final Result r = check(History.builder(0, "blind write between versions")
+            .txn(1, 1, 1).write("x", 1, 10)
+            .txn(3, 2, 3).write("x", 1, 30)
+            .txn(4, 3, 4).read("x", 1, 10).readWrite("y", 1, 0, 5)
+            .txn(2, 4, 2).read("y", 1, 0).write("x", 1, 20));
+        assertThat(r.impossibleCount()).isZero();
+        assertThat(r.cycles()).anySatisfy(c -> {
+            assertThat(c.anomaly()).isEqualTo("G2");
+            assertThat(c.transactions()).contains(2L, 4L);
+        });
+    }
+
+    @Test
+    void shouldOrderAVersionTwoHistoryByValueAndPassASerialOne() {
+        // Written out of order (files are not in commit order): 5, 3, 9 are x's versions in the order 3, 5, 9.
+        final Result r = check(History.builder(0, "ordered")
+            .txn(2, 2, 2).readWrite("x", 1, 3, 5)
+            .txn(1, 1, 1).readWrite("x", 1, 0, 3)
+            .txn(3, 3, 3).readWrite("x", 1, 5, 9).readAbsent("z", 1, 0));
+        assertThat(r.lines()).last().isEqualTo("serializable");
+        assertThat(r.edgesByKind()[0]).isEqualTo(2);
+    }
+
     /**
      * A serial execution over {@code keys} keys: each transaction reads three keys at their current version and
      * writes one or two of them; the records are shuffled (files are not in commit order). {@code stale}, if given,

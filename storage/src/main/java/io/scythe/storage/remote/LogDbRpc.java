@@ -43,7 +43,7 @@ public final class LogDbRpc {
     public static final int DUPLICATE = 108;
     /** INSERT into a table with no room left (objects or index). */
     public static final int FULL = 109;
-    /** INSERT over a deleted key another transaction holds or queues on. */
+    /** INSERT of a key whose object another transaction holds or queues on (its existence is not settled). */
     public static final int LOCKED = 110;
 
     private LogDbRpc() {

@@ -122,7 +122,7 @@ public final class LogDbService {
         if (pointer == Table.DUPLICATE) {
             responder.fail(LogDbRpc.DUPLICATE, "key " + key + " exists in table " + table.schema().name());
         } else if (pointer == Table.LOCKED) {
-            responder.fail(LogDbRpc.LOCKED, "deleted key " + key + " of table " + table.schema().name()
+            responder.fail(LogDbRpc.LOCKED, "key " + key + " of table " + table.schema().name()
                 + " is locked by another transaction");
         } else if (pointer == Table.BAD_LENGTH) {
             responder.fail(LogDbRpc.BAD_REQUEST, "value of " + length + " bytes for table " + table.schema().name()

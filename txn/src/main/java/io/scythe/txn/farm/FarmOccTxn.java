@@ -58,9 +58,10 @@ public final class FarmOccTxn extends CasLockTxn {
         }
         locking.add(installInserts(id)); // inserts are locks: taken with the others, before validation
         mark(Stage.EXECUTE);
-        return finishCommit(checkDuplicates().compose(d -> staged(Stage.LOCK, settle(locking)))
+        return finishCommit(duplicateOnlyIfCurrent(checkDuplicates().compose(d -> staged(Stage.LOCK,
+            settle(locking))), this::validateCasLocked)
             .compose(v -> staged(Stage.TIMESTAMP, runtime.physicalClock().next()))
-            .compose(ts -> staged(Stage.VALIDATE, settle(List.of(validateUnlocked(), validateAbsent()))).map(ts))
+            .compose(ts -> staged(Stage.VALIDATE, validateCasLocked()).map(ts))
             .compose(ts -> staged(Stage.WRITE_BACK, writeBackAndUnlock(ts)).map(ts)));
     }
 }

@@ -61,6 +61,11 @@ public abstract class CasLockTxn extends OneSidedTxn {
         return settle(checks);
     }
 
+    /** Validation of an OCC commit over CAS locks: the keys not locked, and the keys read as absent. */
+    protected final Future<Void> validateCasLocked() {
+        return settle(List.of(validateUnlocked(), validateAbsent()));
+    }
+
     /** Writes back with {@code version} and frees every held lock with a WRITE of 0 in the same batch. */
     protected final Future<Void> writeBackAndUnlock(final long version) {
         return writeBack(version, a -> a.locked,

@@ -110,8 +110,9 @@ public final class FordOccTxn extends CasLockTxn {
         }
         final long installed = version;
         mark(Stage.EXECUTE);
-        return finishCommit(checkDuplicates().compose(d -> staged(Stage.LOCK, settle(locking)))
-            .compose(v -> staged(Stage.VALIDATE, settle(List.of(validateUnlocked(), validateAbsent()))))
+        return finishCommit(duplicateOnlyIfCurrent(checkDuplicates().compose(d -> staged(Stage.LOCK,
+            settle(locking))), this::validateCasLocked)
+            .compose(v -> staged(Stage.VALIDATE, validateCasLocked()))
             .compose(v -> staged(Stage.WRITE_BACK, writeBackAndUnlock(installed)))
             .map(installed));
     }

@@ -153,8 +153,7 @@ public final class ScytheTxn extends OneSidedTxn {
             return finishCommit(staged(io.scythe.txn.Stage.VALIDATE, settle(List.of(validate(), validateAbsent())))
                 .map(v -> 0L));
         }
-        return finishCommit(checkDuplicates().compose(d -> staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()))
-            .compose(ts -> {
+        return finishCommit(staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()).compose(ts -> {
             final List<Future<?>> locking = new ArrayList<>();
             for (final Access a : accesses) {
                 if (a.dirty && !a.locked) {
@@ -167,9 +166,11 @@ public final class ScytheTxn extends OneSidedTxn {
             locking.add(installInserts(io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.grant =
                 new TakeoutLockClient.Grant(a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET, a.rkey(),
                     inserted.ticket(), 0, 0, -1, null)));
-            return staged(io.scythe.txn.Stage.LOCK, settle(locking))
-                .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, hot ? validateAbsent()
-                    : settle(List.of(validate(), validateAbsent()))))
+            final java.util.function.Supplier<Future<Void>> validation = () -> hot ? validateAbsent()
+                : settle(List.of(validate(), validateAbsent()));
+            return duplicateOnlyIfCurrent(checkDuplicates().compose(d -> staged(io.scythe.txn.Stage.LOCK,
+                settle(locking))), validation)
+                .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validation.get()))
                 .compose(v -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
                     (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(), a.grant.rkey(), 1))))
                 .map(ts);
