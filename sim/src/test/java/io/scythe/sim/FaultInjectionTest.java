@@ -6,8 +6,10 @@ import io.scythe.fabric.FabricOptions;
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.MemoryRegion;
 import io.scythe.fabric.Nic;
+import io.scythe.fabric.Opcode;
 import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.WcStatus;
 import io.scythe.fabric.WorkRequest;
 import io.scythe.fabric.local.LocalFabric;
 import io.vertx.core.json.JsonObject;
@@ -53,6 +55,37 @@ class FaultInjectionTest extends SimVertxTest {
             }
             // B's verb (posted last, 5 us earlier than A's first) overtakes both of A's; A's stay in order.
             assertThat(completed).containsExactly("B:1", "A:10", "A:11");
+        } finally {
+            fabric.close();
+        }
+    }
+
+    /** A verb that lands but reports failure: its effect is there, its completion failed, what follows is flushed. */
+    @Test
+    void shouldLandAVerbThatReportsFailureAndFlushWhatFollowsOnItsQueuePair() {
+        final VirtualClock clock = new VirtualClock();
+        final LocalFabric fabric = new LocalFabric(new FabricOptions().clock(clock).verbFaultInjector((qp, opcode) ->
+            opcode == Opcode.FETCH_AND_ADD ? WcStatus.TRANSPORT_RETRY_EXCEEDED : null));
+        try {
+            final Nic cn = fabric.attachNow("cn");
+            final MemoryRegion region = fabric.attachNow("mn").register("data", 4096, MemoryKind.HOST);
+            final CompletionQueue cq = cn.createCompletionQueue(64);
+            final QueuePair qp = cn.connect("mn", cq, new QpOptions()).result();
+            final UnsafeBuffer old = new UnsafeBuffer(new byte[8]);
+            final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+            value.putLong(0, 42);
+            qp.post(new WorkRequest().fetchAndAdd(region.address(), region.rkey(), 5, old, 0).wrId(1).signaled(true));
+            qp.post(new WorkRequest().write(region.address() + 8, region.rkey(), value, 0, 8).wrId(2)
+                .signaled(true));
+            final List<String> completed = new ArrayList<>();
+            for (int step = 0; step < 100 && completed.size() < 2; step++) {
+                clock.advanceTo(clock.nanoTime() + 500);
+                cq.poll(clock.nanoTime(), (q, wrId, op, status, len) -> completed.add(wrId + ":" + status), 16);
+            }
+            assertThat(completed).containsExactly("1:" + WcStatus.TRANSPORT_RETRY_EXCEEDED,
+                "2:" + WcStatus.WR_FLUSH_ERROR);
+            assertThat(region.buffer().getLong(0)).as("the FAA landed").isEqualTo(5);
+            assertThat(region.buffer().getLong(8)).as("the WRITE after it was flushed, not executed").isZero();
         } finally {
             fabric.close();
         }
