@@ -130,6 +130,29 @@ class SimCommandTest {
         final StringWriter err5 = new StringWriter();
         assertThat(run(new StringWriter(), err5, "sim", "--workload", "lock", "--check-history")).isEqualTo(2);
         assertThat(err5.toString()).contains("the lock and cas workloads have none");
+        final StringWriter err6 = new StringWriter();
+        assertThat(run(new StringWriter(), err6, "sim", "--verb-fail-rate", "1.5")).isEqualTo(2);
+        assertThat(err6.toString()).contains("--verb-fail-rate 1.5 must be within [0, 1]");
+        final StringWriter err7 = new StringWriter();
+        assertThat(run(new StringWriter(), err7, "sim", "--verb-fail-kinds", "faa,send")).isEqualTo(2);
+        assertThat(err7.toString()).contains("--verb-fail-kinds: unknown verb kind 'send'");
+    }
+
+    @Test
+    void shouldExploreSeedsWithVerbFailuresAndCountTheLoopsThatGaveUp() {
+        final java.io.PrintStream saved = System.out;
+        final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        System.setOut(new java.io.PrintStream(bytes, true));
+        final int code;
+        try {
+            code = run(new StringWriter(), new StringWriter(), "sim", "--explore", "10", "--protocols", "ford-occ",
+                "--verb-fail-rate", "0.05", "--verb-fail-kinds", "write,cas");
+        } finally {
+            System.setOut(saved);
+        }
+        assertThat(code).as(bytes.toString()).isZero();
+        assertThat(bytes.toString()).containsPattern("ford-occ   10 seeds, 0 failed, .* [1-9]\\d* seeds gave a loop up")
+            .contains("no failing seed");
     }
 
     @Test

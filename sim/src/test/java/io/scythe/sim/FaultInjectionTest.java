@@ -108,6 +108,50 @@ class FaultInjectionTest extends SimVertxTest {
         assertThat(run.getLong("committed")).isPositive(); // the other CN went on
     }
 
+    /**
+     * A compute node whose loop gave up on a verb that failed after it was posted stops serving; without recovery what
+     * it holds stays held, and the run reports it (sim.gave_up) instead of counting it as a bug, while the other
+     * node goes on. Same seed, same run, verb failures included.
+     */
+    @Test
+    void shouldReportWhatANodeThatGaveUpLeftHeldAndLetTheOtherNodeGoOn() throws Exception {
+        JsonObject found = null;
+        final List<TxnRecord> finished = new ArrayList<>();
+        for (long seed = 1; seed <= 20 && found == null; seed++) {
+            finished.clear();
+            final JsonObject run = new Simulation(oneNodeGivesUp(seed), new SmallBankSpec(50, 0.99, "scythe"))
+                .listener(finished::add).run(vertx).run().toJson();
+            final JsonObject gaveUp = run.getJsonObject("sim").getJsonObject("gave_up");
+            if (gaveUp != null && gaveUp.getJsonArray("cns").size() == 1 && gaveUp.getLong("locks_left_held") > 0) {
+                found = run;
+            }
+        }
+        assertThat(found).as("a seed of 1-20 in which one of the two nodes gave up holding locks").isNotNull();
+        final JsonObject sim = found.getJsonObject("sim");
+        final JsonObject gaveUp = sim.getJsonObject("gave_up");
+        assertThat(found.getLong("locks_left_held")).as("every lock left held is the given-up node's")
+            .isEqualTo(gaveUp.getLong("locks_left_held"));
+        assertThat(found.getBoolean("invariants_ok")).as(sim.getJsonArray("violations").encode()).isTrue();
+        assertThat(sim.getJsonObject("verb_faults").getLong("injected")).isPositive();
+        final JsonObject stopped = gaveUp.getJsonArray("cns").getJsonObject(0);
+        final int other = 1 - stopped.getInteger("cn");
+        final long clientsPerCn = 6;
+        assertThat(finished.stream().filter(r -> r.kind() == TxnRecord.Kind.COMMITTED
+            && r.client() / clientsPerCn == other
+            && r.finishedNs() - VirtualClock.EPOCH_NS > stopped.getLong("at_ns"))).as(
+            "commits of the other node after the give-up").isNotEmpty();
+        final long seed = found.getJsonObject("sim").getLong("seed");
+        final JsonObject again = new Simulation(oneNodeGivesUp(seed), new SmallBankSpec(50, 0.99, "scythe"))
+            .run(vertx).run().toJson();
+        assertThat(again.getJsonObject("sim").getString("history_hash")).isEqualTo(sim.getString("history_hash"));
+        assertThat(again.getJsonObject("sim").getJsonObject("verb_faults")).isEqualTo(sim.getJsonObject("verb_faults"));
+    }
+
+    private static SimOptions oneNodeGivesUp(final long seed) {
+        return new SimOptions().protocol("ford-occ").computeNodes(2).loopsPerComputeNode(2).clientsPerComputeNode(6)
+            .durationNs(300_000).seed(seed).faults(new Faults().verbFail(0.003, Faults.ONE_SIDED));
+    }
+
     @Test
     void shouldSlowTransactionsThatWaitOnSlowMemoryNodeRpcs() throws Exception {
         final SimOptions base = new SimOptions().protocol("scythe").loopsPerComputeNode(2).clientsPerComputeNode(8)
