@@ -139,6 +139,31 @@ class SimCommandTest {
     }
 
     @Test
+    void shouldRefuseMoreYcsbKeysPerTransactionThanRecordsAndRunBarelyEnough() {
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "sim", "--workload", "ycsb", "--records", "3", "--ops", "4"))
+            .isEqualTo(2);
+        assertThat(err.toString().strip()).isEqualTo("scythe sim: --ops 4 is more than --records 3: a transaction's "
+            + "keys are distinct");
+        // 4 distinct keys of 5: this never returned (the scrambled Zipf ranks reach only some keys).
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () ->
+            assertThat(quietly(() -> run(new StringWriter(), new StringWriter(), "sim", "--workload", "ycsb",
+                "--records", "5", "--ops", "4", "--protocols", "scythe", "--loops", "1", "--clients", "2",
+                "--duration", "50us"))).isZero());
+    }
+
+    /** Runs {@code command} with standard output (the sim's table) discarded. */
+    private static int quietly(final java.util.function.IntSupplier command) {
+        final java.io.PrintStream saved = System.out;
+        System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+        try {
+            return command.getAsInt();
+        } finally {
+            System.setOut(saved);
+        }
+    }
+
+    @Test
     void shouldExploreSeedsWithVerbFailuresAndCountTheLoopsThatGaveUp() {
         final java.io.PrintStream saved = System.out;
         final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
