@@ -172,6 +172,18 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--mn-slow-to", description = "End of the MN slowness (default: the end of the run).")
     Duration mnSlowTo;
 
+    @Option(names = "--verb-fail-rate", defaultValue = "0", paramLabel = "P",
+        description = "Fault: each one-sided verb (of --verb-fail-kinds) a compute node's transaction channel posts "
+            + "to a memory node lands, but with probability P reports failure (TRANSPORT_RETRY_EXCEEDED; what was "
+            + "posted after it on that queue pair is flushed, not executed). RRPC messages and TSO FAAs are left "
+            + "alone. A loop that cannot go on safely then gives up: its node stops serving, and what it holds stays "
+            + "held (no recovery yet), reported under sim.gave_up. Also with --explore (default: ${DEFAULT-VALUE}).")
+    double verbFailRate;
+
+    @Option(names = "--verb-fail-kinds", split = ",", defaultValue = "read,write,cas,faa", paramLabel = "KIND",
+        description = "The verbs --verb-fail-rate may fail: read, write, cas, faa (default: ${DEFAULT-VALUE}).")
+    List<String> verbFailKinds;
+
     @Option(names = "--tso-proxies", defaultValue = "0",
         description = "TSO proxies between the CNs' TSO groups and the counter (the papers' topology: 2; default: "
             + "${DEFAULT-VALUE}, groups FAA the counter directly).")
@@ -200,7 +212,7 @@ public final class SimCommand implements Callable<Integer> {
     picocli.CommandLine.Model.CommandSpec commandSpec;
 
     @Option(names = "--explore", paramLabel = "N", description = "Seed explorer: N seeds from --seed of the small "
-        + "contended workload under each of --protocols.")
+        + "contended workload under each of --protocols (with --verb-fail-rate, --verb-fail-kinds if given).")
     Integer explore;
 
     @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json.")
@@ -273,7 +285,7 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--jitter")) {
             o.faults().jitterNs(jitter.toNanos());
         }
-        return o.validate();
+        return verbFaults(o).validate();
     }
 
     private int simulate(final Vertx vertx) throws Exception {
@@ -304,6 +316,7 @@ public final class SimCommand implements Callable<Integer> {
         if (mnSlow != 1) {
             faults.mnSlow(mnSlow, mnSlowFrom.toNanos(), mnSlowTo == null ? Long.MAX_VALUE : mnSlowTo.toNanos());
         }
+        verbFaults(faults);
         final JsonObject params = new JsonObject().put("simulated", true).put("protocols", new JsonArray(protocols))
             .put("clients_per_cn", new JsonArray(clients)).put("cns", cns).put("loops_per_cn", loops)
             .put("memory_nodes", memoryNodes).put("tso_proxies", tsoProxies).put("seed", seed).put("duration_virtual_ms", duration.toNanos() / 1e6)
@@ -358,7 +371,7 @@ public final class SimCommand implements Callable<Integer> {
                     : SerializabilityChecker.check(recorded.history(), 10);
                 if (verdict != null) {
                     r.run().put("serializability", toJson(verdict));
-                    if (!verdict.serializable()) {
+                    if (Explorer.historyFails(verdict, r.run().toJson())) {
                         r.run().invariantsOk(false);
                     }
                 }
@@ -387,6 +400,11 @@ public final class SimCommand implements Callable<Integer> {
                 if (sim.containsKey("crash")) {
                     System.out.println("  crash: " + sim.getJsonObject("crash").encode());
                 }
+                for (final String fault : List.of("verb_faults", "gave_up", "locks_unexplained")) {
+                    if (sim.containsKey(fault)) {
+                        System.out.println("  " + fault.replace('_', ' ') + ": " + sim.getJsonObject(fault).encode());
+                    }
+                }
                 if (verdict != null) {
                     final List<String> lines = verdict.lines();
                     (verdict.serializable() ? lines.subList(0, 1) : lines)
@@ -403,6 +421,27 @@ public final class SimCommand implements Callable<Integer> {
                 + replayCommand());
         }
         return ok ? 0 : 1;
+    }
+
+    /** {@code options} with this command's verb faults ({@code --verb-fail-rate}, {@code --verb-fail-kinds}). */
+    private SimOptions verbFaults(final SimOptions options) {
+        verbFaults(options.faults());
+        return options;
+    }
+
+    private void verbFaults(final Faults faults) {
+        final java.util.Set<io.scythe.fabric.Opcode> kinds = java.util.EnumSet.noneOf(io.scythe.fabric.Opcode.class);
+        for (final String kind : verbFailKinds) {
+            try {
+                kinds.add(Faults.kindNamed(kind));
+            } catch (final IllegalArgumentException e) {
+                throw new IllegalArgumentException("--verb-fail-kinds: " + e.getMessage(), e);
+            }
+        }
+        if (!(verbFailRate >= 0 && verbFailRate <= 1)) {
+            throw new IllegalArgumentException("--verb-fail-rate " + verbFailRate + " must be within [0, 1]");
+        }
+        faults.verbFail(verbFailRate, kinds);
     }
 
     /** This command line again (picocli keeps the parent's arguments: the words up to "sim" are dropped). */

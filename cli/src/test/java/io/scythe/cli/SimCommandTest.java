@@ -130,6 +130,54 @@ class SimCommandTest {
         final StringWriter err5 = new StringWriter();
         assertThat(run(new StringWriter(), err5, "sim", "--workload", "lock", "--check-history")).isEqualTo(2);
         assertThat(err5.toString()).contains("the lock and cas workloads have none");
+        final StringWriter err6 = new StringWriter();
+        assertThat(run(new StringWriter(), err6, "sim", "--verb-fail-rate", "1.5")).isEqualTo(2);
+        assertThat(err6.toString()).contains("--verb-fail-rate 1.5 must be within [0, 1]");
+        final StringWriter err7 = new StringWriter();
+        assertThat(run(new StringWriter(), err7, "sim", "--verb-fail-kinds", "faa,send")).isEqualTo(2);
+        assertThat(err7.toString()).contains("--verb-fail-kinds: unknown verb kind 'send'");
+    }
+
+    @Test
+    void shouldRefuseMoreYcsbKeysPerTransactionThanRecordsAndRunBarelyEnough() {
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "sim", "--workload", "ycsb", "--records", "3", "--ops", "4"))
+            .isEqualTo(2);
+        assertThat(err.toString().strip()).isEqualTo("scythe sim: --ops 4 is more than --records 3: a transaction's "
+            + "keys are distinct");
+        // 4 distinct keys of 5: this never returned (the scrambled Zipf ranks reach only some keys).
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () ->
+            assertThat(quietly(() -> run(new StringWriter(), new StringWriter(), "sim", "--workload", "ycsb",
+                "--records", "5", "--ops", "4", "--protocols", "scythe", "--loops", "1", "--clients", "2",
+                "--duration", "50us"))).isZero());
+    }
+
+    /** Runs {@code command} with standard output (the sim's table) discarded. */
+    private static int quietly(final java.util.function.IntSupplier command) {
+        final java.io.PrintStream saved = System.out;
+        System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+        try {
+            return command.getAsInt();
+        } finally {
+            System.setOut(saved);
+        }
+    }
+
+    @Test
+    void shouldExploreSeedsWithVerbFailuresAndCountTheLoopsThatGaveUp() {
+        final java.io.PrintStream saved = System.out;
+        final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        System.setOut(new java.io.PrintStream(bytes, true));
+        final int code;
+        try {
+            code = run(new StringWriter(), new StringWriter(), "sim", "--explore", "10", "--protocols", "ford-occ",
+                "--verb-fail-rate", "0.05", "--verb-fail-kinds", "write,cas");
+        } finally {
+            System.setOut(saved);
+        }
+        assertThat(code).as(bytes.toString()).isZero();
+        assertThat(bytes.toString()).containsPattern("ford-occ   smallbank 10 seeds, 0 failed, .* [1-9]\\d* seeds gave a loop up")
+            .contains("no failing seed");
     }
 
     @Test

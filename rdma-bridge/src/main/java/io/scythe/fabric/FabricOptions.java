@@ -41,6 +41,7 @@ public final class FabricOptions {
     private QpOptions qpOptions = new QpOptions();
     private NanoClock clock = new SystemNanoClock();
     private DelayInjector delayInjector;
+    private VerbFaultInjector verbFaultInjector;
     private ClusterSecret secret;
 
     public FabricOptions() {
@@ -224,6 +225,16 @@ public final class FabricOptions {
 
     public FabricOptions delayInjector(final DelayInjector delayInjector) {
         this.delayInjector = delayInjector;
+        return this;
+    }
+
+    /** Verbs that land but report failure (the simulator's fault injection), or {@code null}. Not in the JSON form. */
+    public VerbFaultInjector verbFaultInjector() {
+        return verbFaultInjector;
+    }
+
+    public FabricOptions verbFaultInjector(final VerbFaultInjector verbFaultInjector) {
+        this.verbFaultInjector = verbFaultInjector;
         return this;
     }
 }

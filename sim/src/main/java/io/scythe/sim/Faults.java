@@ -12,6 +12,10 @@ import io.vertx.core.json.JsonObject;
  *       (locks held, the conserved quantity).</li>
  *   <li>{@code mnSlowFactor} from {@code mnSlowFromNs} to {@code mnSlowToNs}: memory nodes' CPU time per RPC is
  *       multiplied (MN-side RPC slowness: Takeout Lock, lookups).</li>
+ *   <li>{@code verbFailRate} over {@code verbFailKinds}: each one-sided verb of those kinds that a CN's transaction
+ *       channel posts to a memory node lands, but with that probability reports failure
+ *       ({@link io.scythe.fabric.VerbFaultInjector}: status {@code TRANSPORT_RETRY_EXCEEDED}, and the verbs posted
+ *       after it on that queue pair are flushed, not executed). RRPC messages and the TSO's FAAs are left alone.</li>
  * </ul>
  */
 public final class Faults {
@@ -23,6 +27,13 @@ public final class Faults {
     private double mnSlowFactor = 1;
     private long mnSlowFromNs;
     private long mnSlowToNs = Long.MAX_VALUE;
+    private double verbFailRate;
+    private java.util.Set<io.scythe.fabric.Opcode> verbFailKinds = ONE_SIDED;
+
+    /** The verbs {@link #verbFail} may fail: every one-sided kind. */
+    public static final java.util.Set<io.scythe.fabric.Opcode> ONE_SIDED = java.util.Collections.unmodifiableSet(
+        java.util.EnumSet.of(io.scythe.fabric.Opcode.READ, io.scythe.fabric.Opcode.WRITE,
+            io.scythe.fabric.Opcode.COMPARE_AND_SWAP, io.scythe.fabric.Opcode.FETCH_AND_ADD));
 
     void validate(final int computeNodes) {
         if (jitterNs < 0) {
@@ -38,6 +49,39 @@ public final class Faults {
         if (!(mnSlowFactor >= 1) || Double.isInfinite(mnSlowFactor)) {
             throw new IllegalArgumentException("mn-slow factor=" + mnSlowFactor + " must be a number >= 1");
         }
+        if (!(verbFailRate >= 0 && verbFailRate <= 1)) {
+            throw new IllegalArgumentException("verb-fail-rate=" + verbFailRate + " must be within [0, 1]");
+        }
+        if (verbFailKinds.isEmpty() || !ONE_SIDED.containsAll(verbFailKinds)) {
+            throw new IllegalArgumentException("verb-fail-kinds=" + kindNames(verbFailKinds) + " must name some of "
+                + kindNames(ONE_SIDED));
+        }
+    }
+
+    /** The kinds' names as the command line spells them: read, write, cas, faa. */
+    static java.util.List<String> kindNames(final java.util.Set<io.scythe.fabric.Opcode> kinds) {
+        return kinds.stream().map(Faults::kindName).toList();
+    }
+
+    static String kindName(final io.scythe.fabric.Opcode kind) {
+        switch (kind) {
+            case COMPARE_AND_SWAP:
+                return "cas";
+            case FETCH_AND_ADD:
+                return "faa";
+            default:
+                return kind.name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** The one-sided verb kind named {@code name} (read, write, cas, faa). */
+    public static io.scythe.fabric.Opcode kindNamed(final String name) {
+        for (final io.scythe.fabric.Opcode kind : ONE_SIDED) {
+            if (kindName(kind).equalsIgnoreCase(name.trim())) {
+                return kind;
+            }
+        }
+        throw new IllegalArgumentException("unknown verb kind '" + name + "'; known: " + kindNames(ONE_SIDED));
     }
 
     public JsonObject toJson() {
@@ -48,6 +92,10 @@ public final class Faults {
         if (mnSlowFactor != 1) {
             json.put("mn_slow_factor", mnSlowFactor).put("mn_slow_from_ns", mnSlowFromNs)
                 .put("mn_slow_to_ns", mnSlowToNs);
+        }
+        if (verbFailRate > 0) {
+            json.put("verb_fail_rate", verbFailRate).put("verb_fail_kinds",
+                new io.vertx.core.json.JsonArray(kindNames(verbFailKinds)));
         }
         return json;
     }
@@ -88,5 +136,22 @@ public final class Faults {
 
     boolean mnSlowAt(final long sinceStartNs) {
         return mnSlowFactor != 1 && sinceStartNs >= mnSlowFromNs && sinceStartNs < mnSlowToNs;
+    }
+
+    /** Probability that a one-sided verb of {@link #verbFailKinds} lands but reports failure (0: never). */
+    public double verbFailRate() {
+        return verbFailRate;
+    }
+
+    public java.util.Set<io.scythe.fabric.Opcode> verbFailKinds() {
+        return verbFailKinds;
+    }
+
+    /** Each one-sided verb of {@code kinds} lands but reports failure with probability {@code rate}. */
+    public Faults verbFail(final double rate, final java.util.Set<io.scythe.fabric.Opcode> kinds) {
+        this.verbFailRate = rate;
+        this.verbFailKinds = kinds.isEmpty() ? java.util.Set.of()
+            : java.util.Collections.unmodifiableSet(java.util.EnumSet.copyOf(kinds));
+        return this;
     }
 }

@@ -1,6 +1,5 @@
 package io.scythe.sim;
 
-import io.scythe.bench.micro.OltpWorkload;
 import io.scythe.bench.report.RunResult;
 import io.scythe.bench.workload.OltpSpec;
 import io.scythe.bridge.Bridge;
@@ -59,7 +58,13 @@ public final class Simulation {
     private final SimScheduler scheduler;
     private final VirtualClock clock;
     private final SplittableRandom faultRandom;
+    /** Draws of verb failures only: runs without them keep every other draw (jitter) as it was. */
+    private final SplittableRandom verbFaultRandom;
     private final List<LogDb> memoryNodes = new ArrayList<>();
+    /** Each memory node's record of who holds which Takeout ticket (with verb faults only), by memory node. */
+    private final List<io.scythe.txn.recovery.TicketLedger> ticketLedgers = new ArrayList<>();
+    /** Objects inserted locked with a ticket (the ledger knows granted tickets only), by LocksLeftHeld#objectKey. */
+    private final Map<Long, LocksLeftHeld.Insert> ticketInserts = new java.util.HashMap<>();
     private final List<RpcServer> servers = new ArrayList<>();
     private final List<RrpcClient> rrpcClients = new ArrayList<>();
     private final List<io.scythe.tso.TsoProxy> proxies = new ArrayList<>();
@@ -91,6 +96,20 @@ public final class Simulation {
     private String firstError;
     private long historyHash = 0xcbf29ce484222325L;
     private long inFlightAtCrash = -1;
+    /** Compute nodes that gave up (a loop could not go on safely), with the first give-up of each. */
+    private final Map<Integer, JsonObject> givenUp = new TreeMap<>();
+    /** Each compute node's loops' runtimes: a node stops serving on all of them at once. */
+    private final List<List<TxnRuntime>> runtimesOfCn = new ArrayList<>();
+    private long giveUps;
+    /** Virtual time the last transaction finished. */
+    private long lastFinishedNs;
+    /** Transactions whose commit was given up past its point of no return (the client hears "outcome unknown"). */
+    private long outcomeUnknown;
+    /** Transactions a given-up loop did not commit: refused, or aborted when a lock verb failed ("not serving"). */
+    private long notServed;
+    /** Transactions failed by a verb that failed (aborted before their point of no return, nothing committed). */
+    private long failedByVerb;
+    private final Map<String, long[]> verbFailuresInjected = new TreeMap<>();
     private long initialTotal;
     private long setupWallNs;
 
@@ -100,6 +119,7 @@ public final class Simulation {
         this.scheduler = new SimScheduler(options.seed());
         this.clock = scheduler.clock();
         this.faultRandom = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);
+        this.verbFaultRandom = new SplittableRandom(options.seed() ^ 0x2545F4914F6CDD1DL);
     }
 
     /** Receives every finished transaction (committed, rolled back or given up), in virtual-time order. */
@@ -201,6 +221,9 @@ public final class Simulation {
                 final long jitter = options.faults().jitterNs();
                 fabricOptions.delayInjector((from, to, qp) -> faultRandom.nextLong(jitter));
             }
+            if (options.faults().verbFailRate() > 0) {
+                fabricOptions.verbFaultInjector(this::injectedVerbFailure);
+            }
             fabric = new LocalFabric(fabricOptions);
             // Rings for exactly the loops that exist (the defaults size for any cluster, and zeroing 8 MiB of inbox
             // per memory node would dominate a short simulated run); the ring geometry itself is the default.
@@ -220,8 +243,20 @@ public final class Simulation {
                 spec.load(db, p, options.memoryNodes());
                 memoryNodes.add(db);
                 final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);
-                new LogDbService(db).register(server);
-                new TakeoutLockService(db, watermarks, true).register(server);
+                final LogDbService logDb = new LogDbService(db).register(server);
+                final TakeoutLockService locks = new TakeoutLockService(db, watermarks, true).register(server);
+                if (options.faults().verbFailRate() > 0) {
+                    // Loops may give up: know whose tickets are granted, to tell whose locks are left held.
+                    logDb.observeInserts((client, table, key, pointer, lock, word, ticket) -> {
+                        if (lock == Table.InsertLock.TICKET) {
+                            ticketInserts.put(LocksLeftHeld.objectKey(table, table.offsetOf(pointer)),
+                                new LocksLeftHeld.Insert(client, ticket));
+                        }
+                    });
+                    final io.scythe.txn.recovery.TicketLedger tickets = new io.scythe.txn.recovery.TicketLedger();
+                    locks.ledger(tickets);
+                    ticketLedgers.add(tickets);
+                }
                 started.add(server.start());
                 servers.add(server);
                 loop.requestCounter(server::requests);
@@ -292,6 +327,8 @@ public final class Simulation {
             final RrpcClient rrpc = new RrpcClient(vertx, cn, rrpcOptions);
             rrpcClients.add(rrpc);
             final List<SimLoop> loops = new ArrayList<>();
+            final List<TxnRuntime> runtimes = new ArrayList<>();
+            runtimesOfCn.add(runtimes);
             for (int l = 0; l < options.loopsPerComputeNode(); l++) {
                 final SimLoop loop = scheduler.newLoop(cn.node() + "/" + l, cnCpu());
                 final Bridge bridge = bridgeOn(loop);
@@ -302,6 +339,9 @@ public final class Simulation {
                 if (!recorders.isEmpty()) {
                     runtime.recorder(this::recordCommit);
                 }
+                final int computeNode = c;
+                runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
+                runtimes.add(runtime);
                 final Coordinator coordinator = new Coordinator(runtime, protocol, options.maxAttempts());
                 coordinators.add(coordinator);
                 // Open every ring and channel now: the event bus carries the control plane before time starts.
@@ -336,6 +376,7 @@ public final class Simulation {
     private void simulate() {
         initialTotal = spec.total(memoryNodes);
         startNs = clock.nanoTime();
+        lastFinishedNs = startNs;
         measureFromNs = startNs + options.warmupNs();
         endNs = measureFromNs + options.durationNs();
         for (final Client client : clients) {
@@ -358,8 +399,30 @@ public final class Simulation {
                 loop.crash();
             }
         }
-        scheduler.runUntil(endNs + options.drainNs(), this::failed);
+        scheduler.runUntil(endNs + options.drainNs(), () -> failed() || drainedBesideGivenUp());
         Bridge.switchCurrent(null);
+    }
+
+    /** How long after the end a run whose nodes gave up waits for their transactions in flight before it stops. */
+    static final long GIVEN_UP_DRAIN_NS = 5_000_000;
+
+    /**
+     * Whether the drain is over although transactions of nodes that gave up are still in flight: every client of a
+     * serving node is done, and none finished for {@link #GIVEN_UP_DRAIN_NS}. What those transactions still do is
+     * wait, without end, for locks their own node holds (only recovery frees them); a commit past its point of no
+     * return finishes or gives up in microseconds.
+     */
+    private boolean drainedBesideGivenUp() {
+        if (givenUp.isEmpty() || clock.nanoTime() - endNs < 0 || clock.nanoTime() - lastFinishedNs
+            < GIVEN_UP_DRAIN_NS) {
+            return false;
+        }
+        for (final Client c : clients) {
+            if (c.busy && serving(c)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Reads every object's lock words, like an MN-side observer with no cost (Table 2), until the end. */
@@ -378,8 +441,62 @@ public final class Simulation {
         return scheduler.failure() != null;
     }
 
+    /**
+     * The verb fault ({@link Faults#verbFailRate}): a verb of the chosen kinds that a compute node's transaction
+     * channel ({@code RdmaChannel}: not an RRPC ring) posted to a memory node, which just landed, reports failure.
+     */
+    private io.scythe.fabric.WcStatus injectedVerbFailure(final io.scythe.fabric.QueuePair requester,
+                                                         final io.scythe.fabric.Opcode opcode) {
+        final Faults faults = options.faults();
+        if (!faults.verbFailKinds().contains(opcode)
+            || !(requester.attachment() instanceof io.scythe.bridge.RdmaChannel)
+            || !requester.localNode().startsWith("cn") || !requester.remoteNode().startsWith("mn")
+            || verbFaultRandom.nextDouble() >= faults.verbFailRate()) {
+            return null;
+        }
+        verbFailuresInjected.computeIfAbsent(Faults.kindName(opcode), k -> new long[1])[0]++;
+        return io.scythe.fabric.WcStatus.TRANSPORT_RETRY_EXCEEDED;
+    }
+
+    /**
+     * A loop of compute node {@code cn} cannot go on safely ({@code TxnRuntime#onGiveUp}): the node stops serving, as
+     * a cluster node does by losing its lease. Its clients begin nothing more; what is in flight finishes, or waits.
+     * There is no recovery yet, so what it holds stays held: the run reports it ({@code sim.gave_up}), not as a bug.
+     */
+    private void computeNodeGaveUp(final int cn, final SimLoop loop, final String why) {
+        if (givenUp.containsKey(cn)) {
+            giveUps += why.startsWith(NODE_STOPPED) ? 0 : 1;
+            return;
+        }
+        giveUps++;
+        givenUp.put(cn, new JsonObject().put("cn", cn).put("loop", loop.name())
+            .put("at_ns", clock.nanoTime() - startNs).put("why", why));
+        for (final TxnRuntime other : runtimesOfCn.get(cn)) {
+            other.giveUp(NODE_STOPPED + " (" + loop.name() + " gave up)"); // its loops retry nothing more either
+        }
+    }
+
+    private static final String NODE_STOPPED = "the compute node stopped serving";
+
+    /** The compute node whose loop ran transaction {@code txnId} (its loop number is the id's bits 40 and up). */
+    private String computeNodeOf(final long txnId) {
+        final long loop = txnId >>> 40;
+        return loop < 1 ? null : "cn" + (loop - 1) / options.loopsPerComputeNode();
+    }
+
+    private boolean nodeGaveUp(final String computeNode) {
+        return computeNode.startsWith("cn") && givenUp.containsKey(Integer.parseInt(computeNode.substring(2)));
+    }
+
+    /** A failure of a verb the run injected, or of one flushed after it: the attempt aborted, nothing committed. */
+    private boolean injectedVerbFailed(final Throwable cause) {
+        return options.faults().verbFailRate() > 0 && cause instanceof io.scythe.bridge.VerbException v
+            && (v.status() == io.scythe.fabric.WcStatus.TRANSPORT_RETRY_EXCEEDED
+            || v.status() == io.scythe.fabric.WcStatus.WR_FLUSH_ERROR);
+    }
+
     private void next(final Client client) {
-        if (clock.nanoTime() - endNs >= 0 || client.loop.crashed()) {
+        if (clock.nanoTime() - endNs >= 0 || client.loop.crashed() || givenUp.containsKey(client.computeNode)) {
             client.busy = false;
             return;
         }
@@ -417,6 +534,20 @@ public final class Simulation {
                 gaveUp++;
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.GAVE_UP, 0, 0,
                     options.maxAttempts(), now - began, began, now);
+            } else if (ar.cause() instanceof io.scythe.txn.OutcomeUnknownException
+                && givenUp.containsKey(client.computeNode)) {
+                outcomeUnknown++;
+                record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.OUTCOME_UNKNOWN, 0, 0, 0,
+                    now - began, began, now);
+            } else if (ar.cause() instanceof io.scythe.txn.NotServingException
+                && givenUp.containsKey(client.computeNode)) {
+                notServed++;
+                record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.NOT_SERVED, 0, 0, 0,
+                    now - began, began, now);
+            } else if (injectedVerbFailed(ar.cause())) {
+                failedByVerb++;
+                record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.VERB_FAILED, 0, 0, 0,
+                    now - began, began, now);
             } else {
                 record = failed(client, seq, drawn.type(), ar.cause(), began, now);
             }
@@ -459,6 +590,7 @@ public final class Simulation {
 
     /** Hashes and publishes {@code record}, then starts the client's next transaction. */
     private void finished(final Client client, final TxnRecord record) {
+        lastFinishedNs = record.finishedNs();
         historyHash = record.mixInto(historyHash);
         for (final HistoryListener l : listeners) {
             l.finished(record);
@@ -472,19 +604,20 @@ public final class Simulation {
         final long initial = initialTotal;
         final long finalSum = spec.total(memoryNodes);
         final boolean conservedOk = finalSum == initial + delta;
-        final long held = OltpWorkload.locksHeld(memoryNodes);
+        final LocksLeftHeld left = LocksLeftHeld.census(memoryNodes, ticketLedgers, ticketInserts,
+            this::computeNodeOf, this::nodeGaveUp);
+        final long held = left.total;
         final Map<String, List<String>> conditions = operation == null ? spec.consistency(memoryNodes) : Map.of();
-        final boolean consistent = OltpWorkload.consistent(conditions);
         long busyClients = 0;
         for (final Client c : clients) {
-            if (c.busy && !c.loop.crashed()) {
+            if (c.busy && serving(c)) {
                 busyClients++;
             }
         }
         final boolean quiescent = busyClients == 0;
         final io.vertx.core.json.JsonArray stuck = new io.vertx.core.json.JsonArray();
         for (final Client c : clients) {
-            if (c.busy && !c.loop.crashed() && stuck.size() < 8) {
+            if (c.busy && serving(c) && stuck.size() < 8) {
                 stuck.add(new JsonObject().put("client", c.id).put("loop", c.loop.name()).put("type", c.type)
                     .put("since_ns", c.since - startNs));
             }
@@ -509,19 +642,49 @@ public final class Simulation {
         // crashed CN's last commits may be reported with nobody left to see them: not compared then.)
         final boolean historyComplete = recorders.isEmpty() || inFlightAtCrash >= 0
             || recordedCommits == committedTransactions;
-        final boolean ok = conservedOk && consistent && held == 0 && quiescent && errors == 0 && scheduler.failure() == null
-            && historyComplete;
+        final JsonObject conserved = new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
+            .put("final", finalSum).put("committed_delta", delta).put("ok", conservedOk);
+        final List<String> violations = new ArrayList<>();
+        // A commit given up past its point of no return may be half written back: only its recovery settles it.
+        if (!conservedOk && outcomeUnknown == 0) {
+            violations.add(spec.quantity() + " not conserved " + conserved.encode());
+        }
+        conditions.forEach((condition, broken) -> {
+            if (!broken.isEmpty()) {
+                violations.add("consistency condition '" + condition + "' broken " + broken.size() + " times (first: "
+                    + broken.get(0) + ")");
+            }
+        });
+        if (left.unexplained()) {
+            violations.add((left.releasedPast + left.onLiveNodes) + " locks left held" + (left.byGivenUp == 0 ? ""
+                : " beyond the " + left.byGivenUp + " of compute nodes that gave up") + " (first: " + left.first()
+                + ")");
+        }
+        // Clients of nodes that serve may wait forever behind a lock a node that gave up holds (no recovery yet).
+        if (!quiescent && left.byGivenUp == 0) {
+            violations.add(busyClients + " transactions never finished " + stuck.encode());
+        }
+        if (errors != 0) {
+            violations.add(errors + " transactions failed with errors: " + firstError);
+        }
+        if (scheduler.failure() != null) {
+            violations.add("a task failed: " + failureText());
+        }
+        if (!historyComplete) {
+            violations.add("history incomplete: " + recordedCommits + " recorded, " + committedTransactions
+                + " committed");
+        }
+        final boolean ok = violations.isEmpty();
         run.invariantsOk(ok);
         final JsonObject byType = new JsonObject();
         committedByType.forEach((t, n) -> byType.put(t, n[0]));
         run.put("aborts_by_reason", aborts).put("committed_by_type", byType)
             .put("attempts_per_commit", RunResult.round((double) attemptsOfCommitted / Math.max(1, committed), 3))
             .put("gave_up", gaveUp).put("user_rollbacks", userRollbacks)
-            .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
-                .put("final", finalSum).put("committed_delta", delta).put("ok", conservedOk))
+            .put("conserved", conserved)
             .put("locks_left_held", held);
         if (!conditions.isEmpty()) {
-            run.put("consistency", OltpWorkload.consistencyJson(conditions));
+            run.put("consistency", io.scythe.bench.micro.OltpWorkload.consistencyJson(conditions));
         }
         final long[] stageSums = new long[Stage.values().length];
         long staged = 0;
@@ -562,8 +725,28 @@ public final class Simulation {
                 .put("committed", committedTransactions).put("complete", historyComplete));
         }
         if (scheduler.failure() != null) {
-            sim.put("failure", String.valueOf(scheduler.failure().getCause() != null
-                ? scheduler.failure().getCause() : scheduler.failure()));
+            sim.put("failure", failureText());
+        }
+        sim.put("violations", new io.vertx.core.json.JsonArray(violations));
+        if (left.unexplained()) {
+            sim.put("locks_unexplained", left.unexplainedJson());
+        }
+        if (options.faults().verbFailRate() > 0) {
+            final JsonObject byKind = new JsonObject();
+            long injected = 0;
+            for (final Map.Entry<String, long[]> e : verbFailuresInjected.entrySet()) {
+                byKind.put(e.getKey(), e.getValue()[0]);
+                injected += e.getValue()[0];
+            }
+            sim.put("verb_faults", new JsonObject().put("injected", injected).put("by_kind", byKind)
+                .put("transactions_failed", failedByVerb));
+        }
+        if (!givenUp.isEmpty()) {
+            sim.put("gave_up", new JsonObject().put("cns", new io.vertx.core.json.JsonArray(new ArrayList<>(
+                    givenUp.values()))).put("give_ups", giveUps).put("outcome_unknown", outcomeUnknown)
+                .put("not_served", notServed).put("locks_left_held", left.byGivenUp)
+                .put("recovery", "none yet: what a node that gave up holds stays held (its recovery would free it), "
+                    + "and a commit given up mid-write-back stays as it is"));
         }
         if (inFlightAtCrash >= 0) {
             sim.put("crash", new JsonObject().put("cn", options.faults().crashCn())
@@ -596,6 +779,16 @@ public final class Simulation {
         return new SimResult(run, historyHash, ok);
     }
 
+
+    private String failureText() {
+        return String.valueOf(scheduler.failure().getCause() != null ? scheduler.failure().getCause()
+            : scheduler.failure());
+    }
+
+    /** Whether {@code c}'s node still serves: it neither crashed nor gave up. */
+    private boolean serving(final Client c) {
+        return !c.loop.crashed() && !givenUp.containsKey(c.computeNode);
+    }
 
     private void close() {
         Bridge.switchCurrent(null);

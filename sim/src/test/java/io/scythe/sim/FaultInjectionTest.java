@@ -6,8 +6,10 @@ import io.scythe.fabric.FabricOptions;
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.MemoryRegion;
 import io.scythe.fabric.Nic;
+import io.scythe.fabric.Opcode;
 import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.QueuePair;
+import io.scythe.fabric.WcStatus;
 import io.scythe.fabric.WorkRequest;
 import io.scythe.fabric.local.LocalFabric;
 import io.vertx.core.json.JsonObject;
@@ -58,6 +60,37 @@ class FaultInjectionTest extends SimVertxTest {
         }
     }
 
+    /** A verb that lands but reports failure: its effect is there, its completion failed, what follows is flushed. */
+    @Test
+    void shouldLandAVerbThatReportsFailureAndFlushWhatFollowsOnItsQueuePair() {
+        final VirtualClock clock = new VirtualClock();
+        final LocalFabric fabric = new LocalFabric(new FabricOptions().clock(clock).verbFaultInjector((qp, opcode) ->
+            opcode == Opcode.FETCH_AND_ADD ? WcStatus.TRANSPORT_RETRY_EXCEEDED : null));
+        try {
+            final Nic cn = fabric.attachNow("cn");
+            final MemoryRegion region = fabric.attachNow("mn").register("data", 4096, MemoryKind.HOST);
+            final CompletionQueue cq = cn.createCompletionQueue(64);
+            final QueuePair qp = cn.connect("mn", cq, new QpOptions()).result();
+            final UnsafeBuffer old = new UnsafeBuffer(new byte[8]);
+            final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+            value.putLong(0, 42);
+            qp.post(new WorkRequest().fetchAndAdd(region.address(), region.rkey(), 5, old, 0).wrId(1).signaled(true));
+            qp.post(new WorkRequest().write(region.address() + 8, region.rkey(), value, 0, 8).wrId(2)
+                .signaled(true));
+            final List<String> completed = new ArrayList<>();
+            for (int step = 0; step < 100 && completed.size() < 2; step++) {
+                clock.advanceTo(clock.nanoTime() + 500);
+                cq.poll(clock.nanoTime(), (q, wrId, op, status, len) -> completed.add(wrId + ":" + status), 16);
+            }
+            assertThat(completed).containsExactly("1:" + WcStatus.TRANSPORT_RETRY_EXCEEDED,
+                "2:" + WcStatus.WR_FLUSH_ERROR);
+            assertThat(region.buffer().getLong(0)).as("the FAA landed").isEqualTo(5);
+            assertThat(region.buffer().getLong(8)).as("the WRITE after it was flushed, not executed").isZero();
+        } finally {
+            fabric.close();
+        }
+    }
+
     @Test
     void shouldReportWhatACrashedComputeNodeLeaves() throws Exception {
         final SimOptions options = new SimOptions().protocol("ford-occ").computeNodes(2).loopsPerComputeNode(2)
@@ -73,6 +106,50 @@ class FaultInjectionTest extends SimVertxTest {
         assertThat(run.getBoolean("invariants_ok")).isEqualTo(run.getLong("locks_left_held") == 0
             && run.getJsonObject("conserved").getBoolean("ok") && run.getJsonObject("sim").getBoolean("quiescent"));
         assertThat(run.getLong("committed")).isPositive(); // the other CN went on
+    }
+
+    /**
+     * A compute node whose loop gave up on a verb that failed after it was posted stops serving; without recovery what
+     * it holds stays held, and the run reports it (sim.gave_up) instead of counting it as a bug, while the other
+     * node goes on. Same seed, same run, verb failures included.
+     */
+    @Test
+    void shouldReportWhatANodeThatGaveUpLeftHeldAndLetTheOtherNodeGoOn() throws Exception {
+        JsonObject found = null;
+        final List<TxnRecord> finished = new ArrayList<>();
+        for (long seed = 1; seed <= 20 && found == null; seed++) {
+            finished.clear();
+            final JsonObject run = new Simulation(oneNodeGivesUp(seed), new SmallBankSpec(50, 0.99, "scythe"))
+                .listener(finished::add).run(vertx).run().toJson();
+            final JsonObject gaveUp = run.getJsonObject("sim").getJsonObject("gave_up");
+            if (gaveUp != null && gaveUp.getJsonArray("cns").size() == 1 && gaveUp.getLong("locks_left_held") > 0) {
+                found = run;
+            }
+        }
+        assertThat(found).as("a seed of 1-20 in which one of the two nodes gave up holding locks").isNotNull();
+        final JsonObject sim = found.getJsonObject("sim");
+        final JsonObject gaveUp = sim.getJsonObject("gave_up");
+        assertThat(found.getLong("locks_left_held")).as("every lock left held is the given-up node's")
+            .isEqualTo(gaveUp.getLong("locks_left_held"));
+        assertThat(found.getBoolean("invariants_ok")).as(sim.getJsonArray("violations").encode()).isTrue();
+        assertThat(sim.getJsonObject("verb_faults").getLong("injected")).isPositive();
+        final JsonObject stopped = gaveUp.getJsonArray("cns").getJsonObject(0);
+        final int other = 1 - stopped.getInteger("cn");
+        final long clientsPerCn = 6;
+        assertThat(finished.stream().filter(r -> r.kind() == TxnRecord.Kind.COMMITTED
+            && r.client() / clientsPerCn == other
+            && r.finishedNs() - VirtualClock.EPOCH_NS > stopped.getLong("at_ns"))).as(
+            "commits of the other node after the give-up").isNotEmpty();
+        final long seed = found.getJsonObject("sim").getLong("seed");
+        final JsonObject again = new Simulation(oneNodeGivesUp(seed), new SmallBankSpec(50, 0.99, "scythe"))
+            .run(vertx).run().toJson();
+        assertThat(again.getJsonObject("sim").getString("history_hash")).isEqualTo(sim.getString("history_hash"));
+        assertThat(again.getJsonObject("sim").getJsonObject("verb_faults")).isEqualTo(sim.getJsonObject("verb_faults"));
+    }
+
+    private static SimOptions oneNodeGivesUp(final long seed) {
+        return new SimOptions().protocol("ford-occ").computeNodes(2).loopsPerComputeNode(2).clientsPerComputeNode(6)
+            .durationNs(300_000).seed(seed).faults(new Faults().verbFail(0.003, Faults.ONE_SIDED));
     }
 
     @Test

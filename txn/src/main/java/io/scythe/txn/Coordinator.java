@@ -80,7 +80,7 @@ public final class Coordinator {
         try {
             body = procedure.apply(txn);
         } catch (final RuntimeException e) {
-            txn.abort().onComplete(v -> done.fail(e));
+            txn.abort().onComplete(aborted -> done.fail(aborted.failed() ? aborted.cause() : e));
             return;
         }
         body.compose(result -> txn.commit().map(ts -> new Outcome<>(result, ts, attempt,
@@ -107,7 +107,13 @@ public final class Coordinator {
                 // back-off, rather than a failure of the transaction.
                 final Throwable cause = OneSidedTxn.refusedForNow(ar.cause())
                     ? new AbortException(AbortReason.BACK_PRESSURE, ar.cause().getMessage()) : ar.cause();
-                txn.abort().onComplete(v -> {
+                txn.abort().onComplete(aborted -> {
+                    if (aborted.failed()) {
+                        // Its locks could not be released: the loop gave up (OneSidedTxn#lockVerbInDoubt). Nothing
+                        // committed, and nothing is retried on a loop that stopped serving.
+                        done.fail(aborted.cause());
+                        return;
+                    }
                     if (!(cause instanceof AbortException abort)) {
                         done.fail(cause);
                         return;

@@ -719,11 +719,19 @@ public abstract class OneSidedTxn implements Txn {
         });
     }
 
+    /** The outcome of this attempt's abort, once it began one ({@link #releaseHeld}). */
+    private Future<Void> released;
+
     /**
      * Gives the attempt up: releases, with {@code release}, every lock it holds (each exactly once), and waits for
-     * the releases. Idempotent: the protocols' {@code abort()}.
+     * the releases. A release is posted again only while refused for now; one that failed otherwise gives the loop up
+     * ({@link #lockVerbInDoubt}), and the abort fails with its {@link NotServingException}. Idempotent (the
+     * protocols' {@code abort()}): asked again, it answers with the first outcome, a failure included.
      */
     protected final Future<Void> releaseHeld(final Function<Access, Future<?>> release) {
+        if (released != null) {
+            return released;
+        }
         if (finished) {
             return Future.succeededFuture();
         }
@@ -738,7 +746,32 @@ public abstract class OneSidedTxn implements Txn {
                     : release.apply(a).<Void>mapEmpty()));
             }
         }
-        return settle(releases);
+        released = settle(releases).recover(e -> lockVerbInDoubt("releasing its locks failed", e));
+        return released;
+    }
+
+    /**
+     * Releases, with {@code release}, a lock granted to this attempt after it was over (nothing else will): posted
+     * again only while refused for now; failing otherwise, the loop gives up ({@link #lockVerbInDoubt}).
+     */
+    protected final Future<Void> releaseLate(final java.util.function.Supplier<Future<?>> release) {
+        return untilAccepted(() -> release.get().<Void>mapEmpty())
+            .recover(e -> lockVerbInDoubt("releasing a lock granted after the attempt was over failed", e));
+    }
+
+    /**
+     * A verb that takes or releases a lock failed after it was posted (or a release could not be posted at all): it
+     * may have landed, or may still land, so it is neither posted again nor taken as undone. A second FAA on
+     * {@code upper} would hand one Takeout lock to two holders; a WRITE of 0 repeated after the lock passed on would
+     * free another's CAS lock; a CAS or ticket left in doubt holds a lock nobody releases. So the loop gives up
+     * ({@link TxnRuntime#giveUp}): its node stops serving and the recovery of its incarnation frees what it holds
+     * (cancels its tickets, frees CAS words with its id prefix). Nothing of this attempt was committed, so its client
+     * hears "not serving" ({@link NotServingException}: never committed), not "outcome unknown".
+     */
+    protected final <T> Future<T> lockVerbInDoubt(final String what, final Throwable cause) {
+        runtime.giveUp("transaction " + Long.toHexString(id) + " (aborting): " + what + ": " + cause);
+        return Future.failedFuture(new NotServingException("transaction " + Long.toHexString(id) + " aborted, nothing "
+            + "committed, and this loop gave up: " + what, cause));
     }
 
     /**
@@ -765,7 +798,8 @@ public abstract class OneSidedTxn implements Txn {
                 // recovered, so the loop gives up as well.
                 return giveUp("it failed after its point of no return", e);
             }
-            return abort().transform(ignored -> Future.failedFuture(e));
+            // A release that failed gave the loop up: the client hears that (still "never committed"), not e.
+            return abort().transform(aborted -> Future.failedFuture(aborted.failed() ? aborted.cause() : e));
         });
     }
 

@@ -45,6 +45,9 @@ public final class OneMemoryNode implements AutoCloseable {
     public final RrpcClient rrpc;
     public final RemoteRegion counter;
     public final Context loop;
+    /** Asked for every one-sided verb that lands ({@code null}: none fails): tests' "lands, but reports failure". */
+    public final java.util.concurrent.atomic.AtomicReference<io.scythe.fabric.VerbFaultInjector> verbFaults =
+        new java.util.concurrent.atomic.AtomicReference<>();
 
     public OneMemoryNode(final String tableName, final long capacity) throws Exception {
         this(tableName, capacity, false);
@@ -55,7 +58,10 @@ public final class OneMemoryNode implements AutoCloseable {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
         loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
-        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()));
+        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.cx5()).verbFaultInjector((qp, opcode) -> {
+            final io.scythe.fabric.VerbFaultInjector faults = verbFaults.get();
+            return faults == null ? null : faults.afterLanding(qp, opcode);
+        }));
         final Nic mn = fabric.attachNow("mn");
         final LogDb db = new LogDb(mn);
         final TableSchema schema = TableSchema.fixed(1, tableName, 8, capacity);

@@ -106,7 +106,8 @@ public final class CoordinatorVerticle extends VerticleBase {
             } else if (ar.cause() instanceof AbortException abort) {
                 reply(message, new TxnReply(TxnReply.ABORTED, 0, 0, 0, 0, abort.getMessage()));
             } else if (ar.cause() instanceof UnknownKeyException || ar.cause() instanceof NotServingException) {
-                // Nothing of it ran: a plain error (a client may send it elsewhere), never "outcome unknown".
+                // Nothing of it committed (refused, or aborted by a loop that gave up): a plain error (a client may
+                // send it elsewhere), never "outcome unknown".
                 reply(message, TxnReply.error(ar.cause().getMessage()));
             } else {
                 // A verb failed during the commit: the outcome is not known here (the redo log will settle it).

@@ -393,20 +393,31 @@ public final class OltpWorkload {
 
     /** Objects whose Takeout Lock has someone queued or whose CAS lock is taken (also the simulator's check). */
     public static long locksHeld(final List<LogDb> dbs) {
-        long held = 0;
-        for (final LogDb db : dbs) {
-            for (final Table t : db.tables()) {
+        final long[] held = {0};
+        forEachLocked(dbs, (node, table, header) -> held[0]++);
+        return held[0];
+    }
+
+    /** An object {@link #forEachLocked} found locked: of {@code table} of {@code dbs[node]}, at {@code header}. */
+    @FunctionalInterface
+    public interface LockedObject {
+        void at(int node, Table table, int header);
+    }
+
+    /** Visits every object whose Takeout Lock is queued on or held, or whose CAS lock word is taken. */
+    public static void forEachLocked(final List<LogDb> dbs, final LockedObject visitor) {
+        for (int node = 0; node < dbs.size(); node++) {
+            for (final Table t : dbs.get(node).tables()) {
                 final int slot = t.describe().objectSlotBytes();
                 for (long at = 0; at + slot <= t.objectMemory().capacity(); at += slot) {
                     final int o = (int) at;
                     if (t.objectMemory().getLongVolatile(o + ObjectLayout.LOWER_OFFSET)
                         != t.objectMemory().getLongVolatile(o + ObjectLayout.UPPER_OFFSET)
                         || t.objectMemory().getLongVolatile(o + ObjectLayout.CAS_LOCK_OFFSET) != 0) {
-                        held++;
+                        visitor.at(node, t, o);
                     }
                 }
             }
         }
-        return held;
     }
 }

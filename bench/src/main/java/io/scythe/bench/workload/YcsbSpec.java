@@ -51,11 +51,15 @@ public final class YcsbSpec implements OltpSpec {
 
     private YcsbSpec(final long records, final double theta, final int ops, final double writeRatio,
                      final long hotKeys, final double hotProbability) {
-        if (records < ops || records > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("records=" + records + " must be within [ops, 2^31)");
-        }
         if (ops < 1 || ops > 64) {
-            throw new IllegalArgumentException("ops=" + ops + " must be within [1, 64]");
+            throw new IllegalArgumentException("--ops " + ops + " must be within [1, 64]");
+        }
+        if (records < ops) {
+            throw new IllegalArgumentException("--ops " + ops + " is more than --records " + records + ": a "
+                + "transaction's keys are distinct");
+        }
+        if (records > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("--records " + records + " must be below 2^31");
         }
         if (!(writeRatio >= 0 && writeRatio <= 1)) {
             throw new IllegalArgumentException("writeRatio=" + writeRatio + " must be within [0, 1]");
@@ -169,11 +173,14 @@ public final class YcsbSpec implements OltpSpec {
         int writesCount = 0;
         for (int i = 0; i < ops; i++) {
             // The area is chosen once per operation; a key the transaction has already is redrawn in the same area.
+            // A few redraws only: where the transaction's keys are most of what the draw can reach (few records, a
+            // steep Zipf, whose scrambling also maps some ranks onto one key), redraws may never find a new key. Then
+            // the next key after the last one drawn that the transaction lacks stands in: as hot as its neighbour.
             final boolean hot = hotKeys > 0 && random.nextDouble() < hotProbability;
-            long k;
-            do {
-                k = nextKey(random, hot);
-            } while (contains(keys, i, k));
+            long k = nextKey(random, hot);
+            for (int redraws = 0; contains(keys, i, k); redraws++) {
+                k = redraws < MAX_REDRAWS ? nextKey(random, hot) : nextAfter(k, hot);
+            }
             keys[i] = k;
             if (hotKeys == 0) {
                 writes[i] = random.nextDouble() < writeRatio;
@@ -192,6 +199,16 @@ public final class YcsbSpec implements OltpSpec {
             writesCount = writesPerTxn();
         }
         return new Plan(keys, writes, writesCount);
+    }
+
+    /** Redraws of a key the transaction already has before {@link #nextAfter} stands in for the draw. */
+    static final int MAX_REDRAWS = 16;
+
+    /** The key after {@code k} in its area (the hot area, the others, or all), wrapping around. */
+    private long nextAfter(final long k, final boolean hot) {
+        final long from = hotKeys > 0 && !hot ? hotKeys : 0;
+        final long to = hotKeys > 0 && hot ? hotKeys : records;
+        return k + 1 < to ? k + 1 : from;
     }
 
     private long nextKey(final SplittableRandom random, final boolean hot) {

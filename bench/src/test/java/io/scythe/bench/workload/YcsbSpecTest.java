@@ -6,6 +6,7 @@ import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /** The YCSB profiles draw what their papers say; RCC's hot-area profile in particular (RCC §6.1). */
 class YcsbSpecTest {
@@ -76,5 +77,55 @@ class YcsbSpecTest {
             .hasMessageContaining("cannot each hold the 10 distinct keys");
         assertThatThrownBy(() -> YcsbSpec.profile("hot-area", 1_000_000, 0.5, null, null, 1.5))
             .hasMessageContaining("hot probability=1.5");
+    }
+
+    @Test
+    void shouldDrawDistinctKeysInBoundedTimeFromBarelyEnoughRecords() {
+        // 4 keys of 5 records: the scrambled Zipf ranks reach only some keys, so redrawing alone looped forever.
+        assertTimeoutPreemptively(java.time.Duration.ofSeconds(20), () -> {
+            for (final double theta : new double[] {0, 0.99, 5}) {
+                for (final int[] shape : new int[][] {{5, 4}, {4, 4}, {64, 64}, {100, 10}}) {
+                    final YcsbSpec spec = new YcsbSpec(shape[0], theta, shape[1], 0.7);
+                    final SplittableRandom random = new SplittableRandom(7);
+                    final java.util.Set<Long> seen = new java.util.HashSet<>();
+                    for (int t = 0; t < 5_000; t++) {
+                        final long[] keys = spec.plan(random).keys();
+                        assertThat(keys).hasSize(shape[1]).doesNotHaveDuplicates();
+                        for (final long k : keys) {
+                            assertThat(k).isBetween(0L, shape[0] - 1L);
+                            seen.add(k);
+                        }
+                    }
+                    if (shape[0] == 5) {
+                        assertThat(seen).as("every key of 5 is drawn at theta " + theta).hasSize(5);
+                    }
+                }
+            }
+        });
+    }
+
+    @Test
+    void shouldKeepTheZipfSkewWhereRedrawsSuffice() {
+        // 1000 records: the stand-in key is almost never needed, and the hottest key leads as Zipf(0.99) says.
+        final YcsbSpec spec = new YcsbSpec(1000, 0.99, 4, 0.7);
+        final Zipf zipf = new Zipf(1000, 0.99);
+        final SplittableRandom random = new SplittableRandom(5);
+        final java.util.Map<Long, Integer> counts = new java.util.HashMap<>();
+        for (int t = 0; t < 20_000; t++) {
+            for (final long k : spec.plan(random).keys()) {
+                counts.merge(k, 1, Integer::sum);
+            }
+        }
+        final int max = counts.values().stream().max(Integer::compare).orElseThrow();
+        final double expected = 1 - Math.pow(1 - zipf.probability(0), 4); // rank 0 among 4 draws
+        assertThat(max / 20_000.0).as("share of transactions with the hottest key")
+            .isCloseTo(expected, org.assertj.core.data.Offset.offset(0.05));
+    }
+
+    @Test
+    void shouldRefuseMoreKeysPerTransactionThanRecordsNamingTheOptions() {
+        assertThatThrownBy(() -> new YcsbSpec(3, 0.99, 4, 0.7)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessage("--ops 4 is more than --records 3: a transaction's keys are distinct");
+        assertThatThrownBy(() -> new YcsbSpec(100, 0.99, 0, 0.7)).hasMessageContaining("--ops 0 must be within");
     }
 }

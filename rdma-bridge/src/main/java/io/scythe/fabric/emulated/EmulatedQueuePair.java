@@ -77,6 +77,7 @@ public final class EmulatedQueuePair implements QueuePair {
     private int lastDelivered;
 
     private io.scythe.fabric.DelayInjector delayInjector;
+    private io.scythe.fabric.VerbFaultInjector verbFaultInjector;
     private QpState state = QpState.READY;
     private volatile boolean revokedLocally;
     private Object attachment;
@@ -192,6 +193,11 @@ public final class EmulatedQueuePair implements QueuePair {
     /** Adds {@code injector}'s delay to every batch posted from now on (the simulator's fault injection). */
     public void delayInjector(final io.scythe.fabric.DelayInjector injector) {
         this.delayInjector = injector;
+    }
+
+    /** Asks {@code injector} whether each one-sided request that takes effect from now on reports failure. */
+    public void verbFaultInjector(final io.scythe.fabric.VerbFaultInjector injector) {
+        this.verbFaultInjector = injector;
     }
 
     /** Times the requests from {@code firstSeq} to the tail: the timeline documented on {@link CostModel}. */
@@ -393,6 +399,10 @@ public final class EmulatedQueuePair implements QueuePair {
             }
             result = OneSidedOps.execute(slot.opcode, target, slot.rkey, slot.remoteAddress, slot.local,
                 slot.localOffset, slot.length, slot.compareOrAdd, slot.swap);
+            if (result == WcStatus.SUCCESS && verbFaultInjector != null) {
+                final WcStatus injected = verbFaultInjector.afterLanding(this, slot.opcode); // landed all the same
+                result = injected == null ? result : injected;
+            }
         }
         if (result != WcStatus.SUCCESS && state == QpState.READY) {
             state = QpState.ERROR;

@@ -145,6 +145,8 @@ final class LocalNic implements Nic, EmulatedPeer {
             (EmulatedCompletionQueue) cq);
         localEnd.delayInjector(fabric.options().delayInjector());
         remoteEnd.delayInjector(fabric.options().delayInjector());
+        localEnd.verbFaultInjector(fabric.options().verbFaultInjector());
+        remoteEnd.verbFaultInjector(fabric.options().verbFaultInjector());
         localReceive.owner(localEnd);
         if (remoteReceive != null) {
             remoteReceive.owner(remoteEnd);

@@ -32,7 +32,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
             final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
             final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
             batch.read(a.address(), a.rkey(), header, 0, ObjectLayout.HEADER_BYTES);
-            return batch.post().compose(b -> {
+            return postLocking(a, batch, cas).compose(b -> {
                 if (b.result(cas) != 0) {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key
                         + " is locked at commit"));
@@ -45,6 +45,45 @@ public abstract class CasLockTxn extends OneSidedTxn {
                 return Future.succeededFuture();
             });
         });
+    }
+
+    /**
+     * Posts {@code batch}, whose request {@code cas} CASes {@code a}'s lock word from 0 to this attempt's id. Refused
+     * for now, nothing happened (the attempt aborts for back-pressure). Failed after a later request of it, the CAS
+     * completed and its old value tells whether this attempt holds the lock ({@link #tookLock}; the abort releases
+     * it). Failed at the CAS itself, the CAS may have landed, and only recovery can tell and free it (a WRITE of 0
+     * here would free another holder's lock if it did not): the loop gives up.
+     */
+    protected final Future<Doorbell> postLocking(final Access a, final Doorbell batch, final int cas) {
+        return batch.post().recover(e -> {
+            if (refusedForNow(e)) {
+                return Future.failedFuture(e);
+            }
+            if (batch.failedIndex() <= cas) {
+                return lockVerbInDoubt("its lock CAS on key " + a.key + " of " + a.table + " failed after it was "
+                    + "posted", e);
+            }
+            return (batch.result(cas) == 0 ? tookLock(a) : Future.<Void>succeededFuture())
+                .compose(v -> Future.failedFuture(e));
+        });
+    }
+
+    /**
+     * {@code a}'s lock CAS succeeded: this attempt holds the lock, unless it was given up while the CAS was in
+     * flight; then the lock is released at once and this fails.
+     */
+    protected final Future<Void> tookLock(final Access a) {
+        if (finished) {
+            return releaseLate(() -> unlock(a))
+                .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
+        }
+        a.locked = true;
+        return Future.succeededFuture();
+    }
+
+    /** Frees {@code a}'s lock, which this attempt holds, with a WRITE of 0 (posted once: see lockVerbInDoubt). */
+    protected final Future<Void> unlock(final Access a) {
+        return channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8));
     }
 
     /** Re-READs the header of every key not locked: its version unchanged and its lock free. */
@@ -94,7 +133,6 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     @Override
     public Future<Void> abort() {
-        return releaseHeld(a -> channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE,
-            0, 8)));
+        return releaseHeld(this::unlock);
     }
 }

@@ -74,19 +74,14 @@ public final class FordOccTxn extends CasLockTxn {
                 final Doorbell batch = ch.doorbell();
                 final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
                 batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
-                return batch.post().map(b -> b.result(cas));
+                return postLocking(a, batch, cas).map(b -> b.result(cas));
             }).compose(previous -> {
                 if (previous != 0) {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
                         + " is locked by txn " + previous));
                 }
-                a.locked = true;
-                if (finished) { // the attempt was given up while this CAS was in flight: let go at once
-                    a.locked = false;
-                    return untilAccepted(() -> channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer),
-                        a.rkey(), FREE, 0, 8)))
-                        .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
-                }
+                return tookLock(a);
+            }).compose(held -> {
                 final long seenBefore = a.fetched ? a.readVersion : -1;
                 return checkedImage(a).compose(checked -> seenBefore != -1 && checked.readVersion != seenBefore
                     ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + key + " changed "

@@ -160,6 +160,24 @@ public final class TicketLedger implements Bridge.Poller {
         return skipped;
     }
 
+    /**
+     * The compute node whose ticket {@code upper} of the lock at {@code header} of {@code table} now serves (the
+     * holder, or the next to hold it), or {@code null} when this ledger recorded no such ticket (e.g. an insert's).
+     */
+    public String holderOf(final Table table, final int header) {
+        final ArrayDeque<Holder> queue = byObject.get(objectKey(table, header));
+        if (queue == null) {
+            return null;
+        }
+        final long upper = table.objectMemory().getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+        for (final Holder h : queue) {
+            if (h.ticket == upper) {
+                return h.client;
+            }
+        }
+        return null;
+    }
+
     /** Tickets recorded as held or queued by {@code client} (tests, health). */
     public int heldBy(final String client) {
         return transactionsOf(client).values().stream().mapToInt(List::size).sum();

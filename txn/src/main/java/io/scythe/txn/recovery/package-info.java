@@ -51,6 +51,11 @@
  * (not supported) or a fence (lease lost anyway) causes. A read-only commit (no record) whose lock release failed
  * after posting gives up the same way and is reported "outcome unknown", although its outcome is decided.
  *
+ * <p><b>An abort whose lock verb failed after it was posted</b> (a release, a lock CAS, or a Takeout ticket whose
+ * turn could not be polled for about 50 ms) is not posted again either: a second FAA on {@code upper} hands one lock
+ * to two holders, a repeated WRITE of 0 frees another's CAS lock. The loop gives up the same way, and recovery cancels
+ * the ticket or frees the CAS word; the client hears "not serving" (nothing committed), not "outcome unknown".
+ *
  * <p>Not covered: Lotus, Aurogon, SELCC and RCC protocols write no redo record yet (their commits are not
  * recoverable).
  */

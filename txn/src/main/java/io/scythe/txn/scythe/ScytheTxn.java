@@ -114,11 +114,15 @@ public final class ScytheTxn extends OneSidedTxn {
                 if (ar.succeeded()) {
                     a.grant = ar.result();
                     a.locked = true;
-                    if (finished) {
-                        release(a); // the attempt was given up while this request waited
-                        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
+                    if (finished) { // the attempt was given up while this request waited: let go at once
+                        a.locked = false;
+                        return releaseLate(() -> runtime.locks().unlock(a.grant)).compose(v ->
+                            Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
                     }
                     return Future.succeededFuture(a);
+                }
+                if (ar.cause() instanceof TicketInDoubtException) {
+                    return lockVerbInDoubt("its Takeout ticket's turn could not be polled", ar.cause());
                 }
                 if (ar.cause() instanceof LockRefusedException refused) {
                     return Future.failedFuture(new AbortException(reasonOf(refused.status()), refused.queued(),
@@ -227,11 +231,6 @@ public final class ScytheTxn extends OneSidedTxn {
 
     @Override
     public Future<Void> abort() {
-        return releaseHeld(this::release);
-    }
-
-    private Future<Access> release(final Access a) {
-        a.locked = false;
-        return runtime.locks().unlock(a.grant).map(a);
+        return releaseHeld(a -> runtime.locks().unlock(a.grant));
     }
 }

@@ -94,37 +94,27 @@ public final class TakeoutLockClient {
                     reply.getLong(LockRpc.VERSION_OFFSET), object));
             }
             final Promise<Grant> held = Promise.promise();
-            awaitTurn(node, upperAddress, rkey, ticket, ticket - upper, queued, start, new UnsafeBuffer(new byte[8]),
-                held, new int[1]);
+            awaitTurn(node, upperAddress, rkey, ticket, srtt(node).hangoutNs(ticket - upper, INITIAL_RTT_NS), queued,
+                start, new UnsafeBuffer(new byte[8]), held, 0);
             return held.future();
         });
     }
 
-    /** Unlocks: FAA +1 on {@code upper}, which hands the lock to the next ticket. */
-    public Future<Void> unlock(final Grant grant) {
-        return unlock(grant, 0);
-    }
-
     /**
-     * An unlock must not be lost: until it lands every later ticket on the object waits. A failed FAA (a verb error
-     * flushed it; the channel resets itself) is retried after a growing pause; only a memory node that stays
-     * unreachable (fenced, dead) ends the retries, and its locks are recovery's to settle.
+     * Unlocks: one FAA of 1 on {@code upper}, which hands the lock to the next ticket. Posted once, never retried
+     * here: an FAA that failed after it was posted may have landed (or may still land), and a second one would move
+     * {@code upper} twice, handing one lock to two holders. The caller gives its loop up then
+     * ({@code OneSidedTxn#lockVerbInDoubt}); only a refusal for now (nothing posted) may be posted again.
      */
-    private Future<Void> unlock(final Grant grant, final int retries) {
+    public Future<Void> unlock(final Grant grant) {
         return channels.apply(grant.node()).compose(ch -> ch.fetchAndAdd(grant.upperAddress(), grant.rkey(), 1))
-            .<Void>mapEmpty().recover(e -> {
-                // A FAA refused at post (the loop's send queue full) did nothing and is not a fault of the node:
-                // it is posted again without counting, or a busy loop would drop unlocks and leave tickets held.
-                final boolean refused = io.scythe.txn.OneSidedTxn.refusedForNow(e);
-                return !refused && retries >= MAX_RETRIES ? Future.failedFuture(e)
-                    : timers.after(RETRY_PAUSE_NS << Math.min(retries, refused ? 6 : 10))
-                        .compose(v -> unlock(grant, refused ? retries : retries + 1));
-            });
+            .mapEmpty();
     }
 
-    /** Retries of a failed unlock FAA or poll READ before giving up on the memory node. */
-    static final int MAX_RETRIES = 20;
-    private static final long RETRY_PAUSE_NS = 5_000;
+    /** Poll READs that may fail in a row before the ticket is given up as in doubt (about 50 ms of pauses). */
+    static final int MAX_POLL_FAILURES = 20;
+    /** Pause after the first failed poll, doubling up to 1024 times as long. */
+    private static final long POLL_RETRY_PAUSE_NS = 5_000;
 
     /** The Lock RPC: its reply when granted, else the refusal. */
     private Future<UnsafeBuffer> request(final String node, final UnsafeBuffer request) {
@@ -149,12 +139,12 @@ public final class TakeoutLockClient {
         return r.payload();
     }
 
-    /** Waits the hangout for {@code ahead} holders, READs {@code upper}, and again until the ticket is served. */
+    /** Waits {@code pauseNs}, READs {@code upper}, and again (the hangout for those still ahead) until it is served. */
     private void awaitTurn(final String node, final long upperAddress, final int rkey, final long ticket,
-                           final long ahead, final long queued, final long start, final UnsafeBuffer upperBuf,
-                           final Promise<Grant> held, final int[] pollFailures) {
+                           final long pauseNs, final long queued, final long start, final UnsafeBuffer upperBuf,
+                           final Promise<Grant> held, final int failuresInARow) {
         final Srtt s = srtt(node);
-        timers.after(s.hangoutNs(ahead, INITIAL_RTT_NS)).compose(v -> channels.apply(node)).compose(ch -> {
+        timers.after(pauseNs).compose(v -> channels.apply(node)).compose(ch -> {
             final long sent = timers.nowNs();
             polls++;
             return ch.read(upperAddress, rkey, upperBuf, 0, Long.BYTES).map(r -> {
@@ -163,12 +153,21 @@ public final class TakeoutLockClient {
             });
         }).onComplete(ar -> {
             if (ar.failed()) {
-                // The ticket is still ours: a failed poll READ is retried (the channel resets itself), else the
-                // ticket would never be served and released, and every later one on the object would wait forever.
-                if (io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause()) || pollFailures[0]++ < MAX_RETRIES) {
-                    awaitTurn(node, upperAddress, rkey, ticket, 1, queued, start, upperBuf, held, pollFailures);
+                // A failed poll says nothing about the ticket: it is still ours, queued or (once upper reaches it)
+                // held, and only our unlock or recovery moves upper past it. Failing the request here would leave it
+                // queued on a live node, every later ticket of the object waiting forever. So the ticket is polled
+                // for again (a refusal at once, a failure after a growing pause); a memory node unreachable that long
+                // (fenced, dead) fails the request as in doubt, on which the caller gives its loop up to recovery.
+                if (io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause())) {
+                    awaitTurn(node, upperAddress, rkey, ticket, s.hangoutNs(1, INITIAL_RTT_NS), queued, start,
+                        upperBuf, held, failuresInARow);
+                } else if (failuresInARow + 1 < MAX_POLL_FAILURES) {
+                    awaitTurn(node, upperAddress, rkey, ticket, POLL_RETRY_PAUSE_NS << Math.min(failuresInARow, 10),
+                        queued, start, upperBuf, held, failuresInARow + 1);
                 } else {
-                    held.fail(ar.cause());
+                    held.fail(new TicketInDoubtException("Takeout ticket " + ticket + " of the lock at "
+                        + Long.toHexString(upperAddress) + " on " + node + ": " + MAX_POLL_FAILURES + " polls in a row "
+                        + "failed, the last with " + ar.cause(), ar.cause()));
                 }
                 return;
             }
@@ -180,8 +179,8 @@ public final class TakeoutLockClient {
                 held.fail(new IllegalStateException("Takeout Lock at " + Long.toHexString(upperAddress) + " on " + node
                     + " served ticket " + upper + " past ours (" + ticket + ") without us: unlocked by someone else"));
             } else {
-                awaitTurn(node, upperAddress, rkey, ticket, ticket - upper, queued, start, upperBuf, held,
-                    pollFailures);
+                awaitTurn(node, upperAddress, rkey, ticket, s.hangoutNs(ticket - upper, INITIAL_RTT_NS), queued,
+                    start, upperBuf, held, 0);
             }
         });
     }
