@@ -55,7 +55,7 @@ final class LocksLeftHeld {
                 return;
             }
             final String holder = casWord != 0 ? nodeOfTxn.apply(casWord)
-                : holderOfTicket(ledgers.isEmpty() ? null : ledgers.get(node), insertedBy, table, header);
+                : holderOfTicket(ledgers.isEmpty() ? null : ledgers.get(node), insertedBy, node, table, header);
             if (holder != null && gaveUp.test(holder)) {
                 held.byGivenUp++;
             } else {
@@ -69,12 +69,12 @@ final class LocksLeftHeld {
     }
 
     private static String holderOfTicket(final TicketLedger ledger, final Map<Long, Insert> insertedBy,
-                                         final Table table, final int header) {
+                                         final int node, final Table table, final int header) {
         final String granted = ledger == null ? null : ledger.holderOf(table, header);
         if (granted != null) {
             return granted;
         }
-        final Insert insert = insertedBy.get(objectKey(table, header));
+        final Insert insert = insertedBy.get(objectKey(node, table, header));
         final long upper = table.objectMemory().getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
         return insert != null && insert.ticket() == upper ? insert.node() : null;
     }
@@ -83,9 +83,9 @@ final class LocksLeftHeld {
     record Insert(String node, long ticket) {
     }
 
-    /** Identifies the object at {@code header} of {@code table} within one memory node. */
-    static long objectKey(final Table table, final int header) {
-        return ((long) table.schema().id() << 32) | (header & 0xffffffffL);
+    /** Identifies the object at {@code header} of {@code table} on memory node number {@code node}. */
+    static long objectKey(final int node, final Table table, final int header) {
+        return ((long) node << 48) | ((long) table.schema().id() << 32) | (header & 0xffffffffL);
     }
 
     private void noteFirst(final String what) {
