@@ -43,9 +43,16 @@ public final class BenchCommand implements Callable<Integer> {
     Path out;
 
     @Option(names = "--history", paramLabel = "FILE|DIR",
-        description = "[smallbank, ycsb] Record the history of every measured run (its warm-up included) for "
+        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] Record the history of every measured run (its warm-up included) for "
             + "`scythe check`: into FILE when there is one run, else DIR/<protocol>-<clients>.history.")
     Path history;
+
+    /** The transactional workloads (driven by OltpWorkload; their histories can be recorded). */
+    private static final List<String> OLTP = List.of("smallbank", "ycsb", "tatp", "tpcc", "phantom", "churn");
+
+    @Option(names = "--keys", defaultValue = "4", description = "[phantom, churn] Groups (phantom) or counters (churn) "
+        + "that transactions meet on (default: ${DEFAULT-VALUE}).")
+    int keys;
 
     @Option(names = "--quiet", description = "No live progress line on stderr during runs of 3 s or more.")
     boolean quiet;
@@ -201,9 +208,9 @@ public final class BenchCommand implements Callable<Integer> {
             clients = List.of("smallbank", "ycsb", "tatp", "tpcc").contains(workload.toLowerCase(Locale.ROOT))
                 ? List.of(8, 32, 64) : List.of(64);
         }
-        if (history != null && !"smallbank".equalsIgnoreCase(workload) && !"ycsb".equalsIgnoreCase(workload)) {
-            throw new IllegalArgumentException("--history records transactions: only the smallbank and ycsb workloads "
-                + "run any");
+        if (history != null && !OLTP.contains(workload.toLowerCase(Locale.ROOT))) {
+            throw new IllegalArgumentException("--history records transactions: only the " + String.join(", ", OLTP)
+                + " workloads run any");
         }
         final boolean hazelcast = system.stream().anyMatch("hazelcast"::equalsIgnoreCase);
         if (!system.stream().allMatch(s -> "scythe".equalsIgnoreCase(s) || "hazelcast".equalsIgnoreCase(s))
@@ -245,6 +252,8 @@ public final class BenchCommand implements Callable<Integer> {
             case "ycsb":
             case "tatp":
             case "tpcc":
+            case "phantom":
+            case "churn":
                 report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
                     warmup.toMillis(), seed, history), oltpSpec(), System.out)
@@ -257,7 +266,7 @@ public final class BenchCommand implements Callable<Integer> {
                 break;
             default:
                 System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock, "
-                    + "smallbank, ycsb, tatp, tpcc");
+                    + String.join(", ", OLTP));
                 return 2;
         }
         return finish(report);
@@ -282,6 +291,10 @@ public final class BenchCommand implements Callable<Integer> {
                 return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
                     customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(
                     (duration.toMillis() + warmup.toMillis()) / 1000.0)), theta, seed);
+            case "phantom":
+            case "churn":
+                return new io.scythe.bench.workload.KeyChurnSpec(io.scythe.bench.workload.KeyChurnSpec.shapeNamed(
+                    workload), keys);
             default:
                 return new io.scythe.bench.workload.SmallBankSpec(accounts, theta, mix);
         }

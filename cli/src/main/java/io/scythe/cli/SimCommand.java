@@ -204,7 +204,7 @@ public final class SimCommand implements Callable<Integer> {
         + "dependency cycle (G0, G1c, G2) or an impossible history fails the run.")
     boolean checkHistory;
 
-    @Option(names = "--history", paramLabel = "FILE|DIR", description = "[smallbank, ycsb] Write each run's history "
+    @Option(names = "--history", paramLabel = "FILE|DIR", description = "[smallbank, ycsb, tpcc, phantom, churn] Write each run's history "
         + "for `scythe check`: into FILE when there is one run, else DIR/<protocol>-<clients>[-theta<T>].history.")
     Path history;
 
