@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Prints one line per simulated run: workload, protocol, seed, then the run's history_hash, committed, aborted and
+# latency percentiles. Deterministic: the same code gives the same lines, so a refactor that must not change what
+# the protocols do is checked by diffing this script's output before and after (`tools/sim-fingerprint.sh > a`).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+run() { # workload-args...
+  "$root/scythe" sim "$@" --out "$out/r" >/dev/null 2>&1 || true
+  python3 - "$out/r/results.json" "$*" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for run in r["runs"]:
+    s = run["sim"]; l = run["latency_us"]
+    print(sys.argv[2].split("--out")[0].strip(), "|", run["protocol"], "hash", s["history_hash"], "committed",
+          run["committed"], "aborted", run["aborted"], "p50", l["p50"], "p99", l["p99"], "events", s["events"])
+PY
+}
+for seed in 1 2; do
+  for p in scythe scythe-occ ford-occ farm-occ; do
+    run --workload smallbank --accounts 1000 --protocols "$p" --cns 2 --loops 2 --clients 8 --duration 300us --jitter 1us --seed "$seed"
+    run --workload ycsb --records 10000 --protocols "$p" --cns 2 --loops 2 --clients 8 --duration 300us --seed "$seed"
+    run --workload tpcc --warehouses 1 --customers 30 --items 100 --protocols "$p" --cns 1 --loops 2 --clients 8 --duration 500us --seed "$seed"
+  done
+done
