@@ -278,6 +278,11 @@ public final class Rocket implements Bridge.Poller {
         postedSeq = sendSeq;
         doorbells++;
         bridge.stats().rpcBuckets(n, bytes);
+        if (!pending.isEmpty()) {
+            // Their replies come to this Rocket's ring, which only this loop's bridge polls; the post woke the bridge
+            // owning the queue pair, which may be another loop's (a quiet loop would never see the replies).
+            bridge.wake();
+        }
     }
 
     private WorkRequest wr(final int index) {

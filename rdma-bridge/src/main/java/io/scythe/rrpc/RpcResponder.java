@@ -120,7 +120,8 @@ public final class RpcResponder {
         answered = true;
     }
 
-    boolean answered() {
+    /** Whether this call has its answer (a handler that answers later checks before it fails the call). */
+    public boolean answered() {
         return answered;
     }
 }

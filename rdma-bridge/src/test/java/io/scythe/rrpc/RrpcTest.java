@@ -268,6 +268,35 @@ class RrpcTest {
         assertThat(server.malformed()).isEqualTo(1);
     }
 
+    /**
+     * Two loops' Rockets to one server share a queue pair, owned (its completions polled) by the loop that opened it
+     * first. A call from the other loop, made while that loop's bridge is quiet, must still make its bridge poll the
+     * reply ring: a recovery's first RPC on a coordinator loop with no transaction running waited forever for a
+     * reply that had arrived.
+     */
+    @Test
+    void shouldAnswerACallFromAQuietLoopWhoseQueuePairAnotherLoopOwns() throws Exception {
+        start(CostModel.zero(), new RrpcOptions());
+        // The quiet loop is the one without the server, whose polling never stops while it has clients.
+        final List<Context> loops = new ArrayList<>(io.scythe.bridge.BridgeVerticle.eventLoopContexts(vertx));
+        final Thread serverThread = onContext(serverContext, () -> Future.succeededFuture(Thread.currentThread()));
+        final Context owner = onContext(loops.get(0), () -> Future.succeededFuture(Thread.currentThread()))
+            == serverThread ? loops.get(0) : loops.get(1);
+        loops.remove(owner);
+        final Context quiet = loops.get(0);
+        final UnsafeBuffer hello = new UnsafeBuffer(new byte[8]);
+        hello.putLong(0, 7);
+        // The owner opens the shared queue pair; the quiet loop opens its Rocket on it.
+        onContext(owner, () -> client.rocket("mn").compose(r -> r.call(ECHO, hello)));
+        onContext(quiet, () -> client.rocket("mn").compose(r -> r.call(ECHO, hello)));
+        assertThat(client.straws("mn").size()).as("one queue pair serves both loops").isEqualTo(1);
+        Thread.sleep(200); // nothing outstanding: the quiet loop's bridge stops polling
+        final Promise<Long> echoed = Promise.promise();
+        quiet.runOnContext(v -> client.rocket("mn").compose(r -> r.call(ECHO, hello))
+            .map(reply -> reply.payload().getLong(0)).onComplete(echoed));
+        assertThat(echoed.future().await(10, TimeUnit.SECONDS)).isEqualTo(7);
+    }
+
     @Test
     void shouldTakeAtLeastTwoOneWayLatenciesPerCallOnTheModelledFabric() throws Exception {
         start(CostModel.cx5(), new RrpcOptions());

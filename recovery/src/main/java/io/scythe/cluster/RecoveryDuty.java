@@ -9,9 +9,12 @@ import com.hazelcast.map.IMap;
 import com.hazelcast.map.listener.EntryAddedListener;
 import com.hazelcast.map.listener.EntryUpdatedListener;
 import com.hazelcast.map.listener.MapListener;
+import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.recovery.CnRecovery;
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 
@@ -24,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -42,7 +46,10 @@ import java.util.stream.Collectors;
  * ({@code claimedBy} its member, {@code claim} + 1) and keeps the claim until it succeeds (retrying every
  * {@value #RETRY_MS} ms); an entry claimed by a member that left is claimed anew by the then designated CN, whose
  * larger claim lets the memory nodes admit it as the new recoverer ({@link io.scythe.txn.recovery.RecoveryRpc}).
- * A recovery is idempotent, so one interrupted half-way is simply run again. Nothing is recovered while this member
+ * A recovery is idempotent, so one interrupted half-way is simply run again. One that has not finished within
+ * {@link #STALLED_MS} (a call or verb that never completes) is handed over: this CN gives up its lease, so that the
+ * memory nodes fence it (nothing of its attempt can land any more) and another CN claims the entry anew; the reason,
+ * with what the attempt was waiting for, is logged. Nothing is recovered while this member
  * does not see every registered memory node (it is cut off: its view of who died is not the one that counts), nor an
  * incarnation that is a live member in its view (an entry written by the other side of a split and merged back): a
  * recovery fences the incarnation it recovers.
@@ -56,13 +63,37 @@ public final class RecoveryDuty {
     public static final String OWED = "scythe.owed";
     /** Pause before a failed recovery is run again. */
     public static final long RETRY_MS = 1_000;
+    /**
+     * How long a recovery attempt may take before it is handed over. One takes well under a second even on a loaded
+     * machine; what is still unfinished after this waits on something that never completes, and running it again
+     * here could race its own late verbs (only fencing this CN stops those).
+     */
+    public static final long STALLED_MS = 20_000;
     /** Recoveries (and failed attempts) kept for {@link #recoveries()}, the latest. */
     static final int MAX_RECOVERIES_KEPT = 1_000;
 
-    /** Runs one recovery; completes with what it did (JSON fields for the node's health) once every MN released. */
+    /** Starts one recovery. */
     @FunctionalInterface
     public interface Recoverer {
-        Future<JsonObject> recover(String incarnation, long claim, long[] idPrefixes);
+        Attempt recover(String incarnation, long claim, long[] idPrefixes);
+    }
+
+    /**
+     * A recovery under way: {@code outcome} completes with what it did (JSON fields for the node's health) once every
+     * MN released; {@code waitingFor} says, at any time and from any thread, which step it is waiting on.
+     */
+    public record Attempt(Future<JsonObject> outcome, Supplier<String> waitingFor) {
+    }
+
+    /** The recoverer that runs {@link CnRecovery} on {@code loop} through {@code runtime}, that loop's runtime. */
+    public static Recoverer onLoop(final Context loop, final TxnRuntime runtime) {
+        return (incarnation, claim, idPrefixes) -> {
+            final Promise<JsonObject> done = Promise.promise();
+            final CnRecovery recovery = new CnRecovery(runtime);
+            loop.runOnContext(v -> recovery.recover(incarnation, claim, idPrefixes).map(RecoveryDuty::describe)
+                .onComplete(done));
+            return new Attempt(done.future(), recovery::waitingFor);
+        };
     }
 
     private final Vertx vertx;
@@ -72,6 +103,8 @@ public final class RecoveryDuty {
     private final List<String> memoryNodes;
     private final Recoverer recoverer;
     private final Consumer<String> log;
+    private final Consumer<String> handOver;
+    private long stalledMs = STALLED_MS;
     /** Owed incarnations this CN is recovering now (one recovery of each at a time). */
     private final Set<String> running = ConcurrentHashMap.newKeySet();
     private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
@@ -88,9 +121,11 @@ public final class RecoveryDuty {
      * @param memoryNodes the memory nodes: it recovers only while it sees every one of them that registered
      * @param recoverer   what runs a recovery (on a loop of this CN)
      * @param log         where a line about each recovery goes
+     * @param handOver    gives up this CN's lease, for the reason it is given: a recovery it started is stuck
      */
     public RecoveryDuty(final Vertx vertx, final HazelcastInstance hazelcast, final String node, final long epoch,
-                        final List<String> memoryNodes, final Recoverer recoverer, final Consumer<String> log) {
+                        final List<String> memoryNodes, final Recoverer recoverer, final Consumer<String> log,
+                        final Consumer<String> handOver) {
         this.vertx = vertx;
         this.hazelcast = hazelcast;
         this.node = node;
@@ -98,6 +133,13 @@ public final class RecoveryDuty {
         this.memoryNodes = List.copyOf(memoryNodes);
         this.recoverer = recoverer;
         this.log = log;
+        this.handOver = handOver;
+    }
+
+    /** Hands a recovery over after {@code ms} instead of {@link #STALLED_MS} (tests). */
+    RecoveryDuty stalledAfterMs(final long ms) {
+        this.stalledMs = ms;
+        return this;
     }
 
     /** The fabric identity of {@code node}'s incarnation {@code epoch}: the key of its owed entry. */
@@ -370,12 +412,14 @@ public final class RecoveryDuty {
         final long startNs = System.nanoTime();
         log.accept("has the recovery duty for " + incarnation + " (claim " + claim + "; owed as "
             + owed.getString("why") + ")");
-        Future<JsonObject> recovery;
+        Attempt attempt;
         try {
-            recovery = recoverer.recover(incarnation, claim, new long[] {owed.getLong("prefix", 0L)});
+            attempt = recoverer.recover(incarnation, claim, new long[] {owed.getLong("prefix", 0L)});
         } catch (final RuntimeException e) {
-            recovery = Future.failedFuture(e);
+            attempt = new Attempt(Future.failedFuture(e), () -> "nothing (it did not start)");
         }
+        final Future<JsonObject> recovery = attempt.outcome();
+        handOverIfStalled(incarnation, claim, attempt, startNs);
         recovery.onComplete(ar -> vertx.executeBlocking(() -> {
             try {
                 finish(incarnation, owed, claimedValue, ar, startNs);
@@ -387,6 +431,27 @@ public final class RecoveryDuty {
             running.remove(incarnation);
             log.accept("recovery of " + incarnation + " not recorded: " + e);
         }));
+    }
+
+    /**
+     * Gives up this CN's lease if {@code attempt} has not finished within {@link #stalledMs}: retried here, it could
+     * race its own verbs still in flight; once this CN is fenced, the next designated CN claims it and the memory
+     * nodes admit that larger claim.
+     */
+    private void handOverIfStalled(final String incarnation, final long claim, final Attempt attempt,
+                                   final long startNs) {
+        final long timer = vertx.setTimer(stalledMs, t -> {
+            if (attempt.outcome().isComplete()) {
+                return;
+            }
+            final String why = "its recovery of " + incarnation + " (claim " + claim + ") did not finish within "
+                + stalledMs + " ms, waiting for " + attempt.waitingFor().get();
+            recoveries.add(new JsonObject().put("cn", incarnation).put("claim", claim)
+                .put("ms", (System.nanoTime() - startNs) / 1e6).put("ok", false).put("error", why));
+            log.accept("hands the recovery duty for " + incarnation + " over: " + why);
+            handOver.accept(why);
+        });
+        attempt.outcome().onComplete(ar -> vertx.cancelTimer(timer));
     }
 
     private void finish(final String incarnation, final JsonObject owed, final String claimedValue,

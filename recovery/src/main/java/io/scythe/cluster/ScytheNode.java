@@ -120,7 +120,12 @@ public final class ScytheNode implements AutoCloseable {
     private volatile boolean ready;
     private volatile boolean leaseLost;
     private long leaseTimer = -1;
-    private Context recoveryContext;
+    /**
+     * The loop recovery runs on, with that loop's runtime: taken together by the first coordinator made (the loops
+     * make theirs at once, so "the first" must be one atomic choice, or the loop and the runtime could be two loops').
+     */
+    private final java.util.concurrent.atomic.AtomicReference<RecoveryLoop> recoveryLoop =
+        new java.util.concurrent.atomic.AtomicReference<>();
     private RecoveryDuty recoveryDuty;
     private LogDb memoryDb;
     private long lastRenewalNs;
@@ -311,14 +316,13 @@ public final class ScytheNode implements AutoCloseable {
                     // A commit it cannot finish (or ids used up): it stops serving, its incarnation is recovered
                     // by another node, which finishes the redo record; it rejoins with a new epoch.
                     c.runtime().onGiveUp(why -> loseLease("a loop cannot go on: " + why));
-                    if (coordinators.isEmpty()) {
-                        recoveryContext = Vertx.currentContext(); // recovery runs on this coordinator's loop
-                    }
+                    recoveryLoop.compareAndSet(null, new RecoveryLoop(Vertx.currentContext(), c.runtime()));
                     coordinators.add(c);
                 })
             .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS));
-        recoveryDuty = new RecoveryDuty(vertx, hazelcast, config.node(), epoch, config.memoryNodes(), this::recover,
-            this::log);
+        final RecoveryLoop loop = recoveryLoop.get();
+        recoveryDuty = new RecoveryDuty(vertx, hazelcast, config.node(), epoch, config.memoryNodes(),
+            RecoveryDuty.onLoop(loop.context(), loop.runtime()), this::log, this::loseLease);
         recoveryDuty.start();
         lastRenewalNs = System.nanoTime();
         if (config.leaseCheck()) {
@@ -554,12 +558,8 @@ public final class ScytheNode implements AutoCloseable {
         return false;
     }
 
-    /** Recovers dead incarnation {@code dead} on this CN's recovery loop: {@link RecoveryDuty}'s recoverer. */
-    private Future<JsonObject> recover(final String dead, final long claim, final long[] idPrefixes) {
-        final Promise<JsonObject> done = Promise.promise();
-        recoveryContext.runOnContext(v -> new io.scythe.txn.recovery.CnRecovery(coordinators.get(0).runtime())
-            .recover(dead, claim, idPrefixes).map(RecoveryDuty::describe).onComplete(done));
-        return done.future();
+    /** A coordinator's loop and its runtime (which is confined to that loop). */
+    private record RecoveryLoop(Context context, io.scythe.txn.TxnRuntime runtime) {
     }
 
     /** A line on the node's log (standard error), with the wall-clock time: faults are read off these. */

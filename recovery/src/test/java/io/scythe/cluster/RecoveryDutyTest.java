@@ -9,7 +9,6 @@ import io.scythe.storage.Table;
 import io.scythe.storage.TableSchema;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.api.Procedures;
-import io.scythe.txn.recovery.CnRecovery;
 import io.scythe.txn.scythe.ScytheTxn;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -109,15 +108,18 @@ class RecoveryDutyTest {
     /** The recovery duty of CN {@code cn} (epoch 1) on {@code hz}, recovering through compute node {@code through}. */
     private RecoveryDuty duty(final HazelcastInstance hz, final String cn, final EmbeddedScythe.ComputeNode through) {
         final TxnRuntime runtime = through.on(loop()).runtime();
-        final RecoveryDuty duty = new RecoveryDuty(vertx, hz, cn, 1, List.of("mn0", "mn1"), (dead, claim, prefixes) -> {
-            final Promise<JsonObject> done = Promise.promise();
-            loop().runOnContext(v -> new CnRecovery(runtime).recover(dead, claim, prefixes)
-                .map(RecoveryDuty::describe).onComplete(done));
-            return done.future();
-        }, line -> {
-            dutyLog.add(line);
-            System.out.println(cn + ": " + line);
-        });
+        return started(new RecoveryDuty(vertx, hz, cn, 1, List.of("mn0", "mn1"), RecoveryDuty.onLoop(loop(), runtime),
+            line -> log(cn, line), why -> {
+                throw new AssertionError(cn + " handed a recovery over: " + why);
+            }));
+    }
+
+    private void log(final String cn, final String line) {
+        dutyLog.add(line);
+        System.out.println(cn + ": " + line);
+    }
+
+    private RecoveryDuty started(final RecoveryDuty duty) {
         duties.add(duty);
         duty.start();
         return duty;
@@ -248,6 +250,34 @@ class RecoveryDutyTest {
         for (final long account : new long[] {3, 7, 8}) {
             assertThat(outstandingTickets(account)).as("account %d unlocked", account).isZero();
         }
+    }
+
+    @Test
+    void shouldHandARecoveryThatDoesNotFinishOverSayingWhatItWaitsFor() throws Exception {
+        startData("scythe");
+        final HazelcastInstance hzC = member("cnC");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        final List<String> handedOver = new java.util.concurrent.CopyOnWriteArrayList<>();
+        // A recovery whose first call is never answered (as one whose reply nobody polls).
+        final RecoveryDuty dutyC = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+            (dead, claim, prefixes) -> new RecoveryDuty.Attempt(Promise.<JsonObject>promise().future(),
+                () -> "LOG_LIST of " + dead + " on mn0"), line -> log("cnC", line), handedOver::add)
+            .stalledAfterMs(500));
+        register(hzC, "cnA", 1, 1, deadMember());
+        RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")), "died");
+        eventually("the stuck recovery handed over", () -> !handedOver.isEmpty());
+        assertThat(handedOver.get(0)).contains("recovery of cnA.e1 (claim 1) did not finish within 500 ms")
+            .contains("waiting for LOG_LIST of cnA.e1 on mn0");
+        assertThat(dutyC.recoveries()).singleElement().satisfies(r -> {
+            assertThat(r.getBoolean("ok")).isFalse();
+            assertThat(r.getString("error")).isEqualTo(handedOver.get(0));
+        });
+        Thread.sleep(1_500);
+        assertThat(handedOver).as("handed over once").hasSize(1);
+        assertThat(dutyLog).as("never run again beside its own stuck attempt, whose verbs could still land")
+            .filteredOn(line -> line.startsWith("has the recovery duty")).hasSize(1);
+        assertThat(new JsonObject(owed(hzC).get("cnA.e1")).getLong("claim")).as("still claimed: for the next CN")
+            .isEqualTo(1);
     }
 
     @Test

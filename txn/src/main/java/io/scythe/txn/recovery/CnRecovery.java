@@ -33,9 +33,16 @@ public final class CnRecovery {
     private static final int SCAN_CHUNK_BYTES = 64 << 10;
 
     private final TxnRuntime runtime;
+    /** The step under way, for whoever finds a recovery stuck; written on the loop, read from anywhere. */
+    private volatile String waitingFor = "its start on the recovery loop";
 
     public CnRecovery(final TxnRuntime runtime) {
         this.runtime = runtime;
+    }
+
+    /** What this recovery is waiting for now (a step and the memory nodes it waits on). Any thread. */
+    public String waitingFor() {
+        return waitingFor;
     }
 
     /** What one recovery did. */
@@ -81,9 +88,14 @@ public final class CnRecovery {
         final List<Future<List<Region>>> listed = new ArrayList<>();
         // The first memory node first: two recoverers racing meet there, and the refused one stops before it made
         // itself the recoverer on any other node (where each would refuse the other).
+        waitingFor = "LOG_LIST of " + deadNode + " on " + nodes.get(0);
         final Future<List<Region>> first = list(nodes.get(0), deadNode, claim);
         listed.add(first);
-        for (final String node : nodes.subList(1, nodes.size())) {
+        final List<String> others = nodes.subList(1, nodes.size());
+        if (!others.isEmpty()) {
+            first.onSuccess(v -> waitingFor = "LOG_LIST of " + deadNode + " on " + others);
+        }
+        for (final String node : others) {
             listed.add(first.compose(v -> list(node, deadNode, claim)));
         }
         return Future.all(listed).compose(all -> {
@@ -100,6 +112,7 @@ public final class CnRecovery {
             final List<Record> records = new ArrayList<>();
             final Map<Long, Long> lowWater = new HashMap<>();
             final Map<String, Future<Void>> byNode = new LinkedHashMap<>();
+            waitingFor = "READs of " + regions.size() + " log regions of " + deadNode;
             for (final Region r : regions) {
                 byNode.put(r.node, byNode.getOrDefault(r.node, Future.succeededFuture()).compose(v -> scan(r))
                     .map(image -> {
@@ -109,6 +122,7 @@ public final class CnRecovery {
             }
             return Future.all(new ArrayList<>(byNode.values())).compose(v -> {
                 tally.scannedNs = runtime.timers().nowNs() - start;
+                waitingFor = "the roll-forward of " + records.size() + " records of " + deadNode;
                 return rollForward(records, lowWater, tally);
             }).map(regions);
         }).compose(regions -> {
@@ -121,6 +135,7 @@ public final class CnRecovery {
                 owners.add(r.idBase & RecoveryRpc.NODE_ID_MASK);
             }
             final List<Future<Void>> releases = new ArrayList<>();
+            waitingFor = "RELEASE_NODE of " + deadNode + " on " + nodes;
             for (final String node : nodes) {
                 releases.add(release(node, deadNode, claim, owners, tally));
             }

@@ -2,6 +2,7 @@ package io.scythe.txn.recovery;
 
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.MemoryRegion;
+import io.scythe.rrpc.RpcException;
 import io.scythe.rrpc.RpcRequest;
 import io.scythe.rrpc.RpcResponder;
 import io.scythe.rrpc.RpcServer;
@@ -172,8 +173,16 @@ public final class RecoveryService {
         Future.all(previousGone, db.nic().fenceBarrier(node)).onComplete(barrier -> {
             if (barrier.failed()) {
                 responder.fail(RecoveryRpc.BAD_REQUEST, "fence of " + node + " did not complete: " + barrier.cause());
-            } else {
+                return;
+            }
+            try {
                 then.run();
+            } catch (final RuntimeException e) {
+                // Past the handler's return the RPC server's guard is gone: unanswered, the call would wait for ever.
+                if (!responder.answered()) {
+                    responder.fail(RpcException.HANDLER_FAILED, "recovery RPC for " + node + " failed on this memory "
+                        + "node: " + e);
+                }
             }
         });
     }
