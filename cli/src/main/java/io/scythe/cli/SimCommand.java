@@ -148,6 +148,11 @@ public final class SimCommand implements Callable<Integer> {
         description = "Modelled MN CPU time per RPC request (default: ${DEFAULT-VALUE}).")
     long mnRpcNs;
 
+    @Option(names = "--reclaim-every", defaultValue = "0us",
+        description = "Each memory node reclaims deleted objects nobody holds (abandoned inserts) this often, as the "
+            + "eviction verticle does; 0 never (default: ${DEFAULT-VALUE}; the explorer: 10us).")
+    Duration reclaimEvery;
+
     @Option(names = "--jitter", defaultValue = "0us",
         description = "Fault: extra one-way delay per doorbell batch, uniform below this; reorders verbs across "
             + "queue pairs, never within one (default: ${DEFAULT-VALUE}).")
@@ -285,6 +290,9 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--jitter")) {
             o.faults().jitterNs(jitter.toNanos());
         }
+        if (given.hasMatchedOption("--reclaim-every")) {
+            o.reclaimEveryNs(reclaimEvery.toNanos());
+        }
         return verbFaults(o).validate();
     }
 
@@ -332,7 +340,7 @@ public final class SimCommand implements Callable<Integer> {
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
                     .costModel(model).faults(faults).tsoProxies(tsoProxies)
-                    .queueSampleNs(queueSample.toNanos())
+                    .queueSampleNs(queueSample.toNanos()).reclaimEveryNs(reclaimEvery.toNanos())
                     .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs);

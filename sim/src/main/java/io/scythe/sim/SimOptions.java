@@ -36,6 +36,7 @@ public final class SimOptions {
     private int tsoProxies;
     private io.scythe.hotspot.Watermarks watermarks = io.scythe.hotspot.Watermarks.DEFAULT;
     private long queueSampleNs;
+    private long reclaimEveryNs;
 
     /** @throws IllegalArgumentException naming the first bad value */
     public SimOptions validate() {
@@ -54,6 +55,9 @@ public final class SimOptions {
         }
         if (tsoProxies < 0 || tsoProxies > 16) {
             throw new IllegalArgumentException("tso-proxies=" + tsoProxies + " must be within [0, 16]");
+        }
+        if (reclaimEveryNs < 0) {
+            throw new IllegalArgumentException("reclaimEveryNs=" + reclaimEveryNs + " must not be negative");
         }
         if (queueSampleNs < 0) {
             throw new IllegalArgumentException("queue sampling interval must not be negative");
@@ -227,6 +231,20 @@ public final class SimOptions {
     /** Every this many virtual ns, the Takeout Lock queue of every object is sampled (0: never; Table 2). */
     public long queueSampleNs() {
         return queueSampleNs;
+    }
+
+    /**
+     * How often each memory node reclaims what it may (0: never, the default): deleted objects nobody holds or waits
+     * on (abandoned inserts), as the eviction verticle does, so that stale cached pointers and keys created again
+     * after their object was freed are explored.
+     */
+    public long reclaimEveryNs() {
+        return reclaimEveryNs;
+    }
+
+    public SimOptions reclaimEveryNs(final long reclaimEveryNs) {
+        this.reclaimEveryNs = reclaimEveryNs;
+        return this;
     }
 
     public SimOptions queueSampleNs(final long queueSampleNs) {

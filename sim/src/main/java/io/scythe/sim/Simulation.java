@@ -61,6 +61,9 @@ public final class Simulation {
     /** Draws of verb failures only: runs without them keep every other draw (jitter) as it was. */
     private final SplittableRandom verbFaultRandom;
     private final List<LogDb> memoryNodes = new ArrayList<>();
+    private final List<SimLoop> mnLoops = new ArrayList<>();
+    /** Objects the memory nodes reclaimed ({@link SimOptions#reclaimEveryNs}). */
+    private long reclaimed;
     /** Each memory node's record of who holds which Takeout ticket (with verb faults only), by memory node. */
     private final List<io.scythe.txn.recovery.TicketLedger> ticketLedgers = new ArrayList<>();
     /** Objects inserted locked with a ticket (the ledger knows granted tickets only), by LocksLeftHeld#objectKey. */
@@ -237,6 +240,7 @@ public final class Simulation {
             for (int p = 0; p < options.memoryNodes(); p++) {
                 final String node = prefix + "mn" + p;
                 final SimLoop loop = scheduler.newLoop(node, mnCpu());
+                mnLoops.add(loop);
                 bridgeOn(loop);
                 final Nic mn = fabric.attachNow(node);
                 final LogDb db = new LogDb(mn);
@@ -338,7 +342,20 @@ public final class Simulation {
                 final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
                     tsoGroupFor(rrpc, counter, tsoNode), watermarks, (long) loopNumber << 40);
                 if (!recorders.isEmpty()) {
-                    runtime.recorder(this::recordCommit);
+                    runtime.recorder(new io.scythe.txn.HistoryRecorder() {
+                        @Override
+                        public void committed(final long txnId, final long commitTs,
+                                              final List<io.scythe.txn.Access> accesses) {
+                            recordCommit(txnId, commitTs, accesses);
+                        }
+
+                        @Override
+                        public void inDoubt(final long txnId, final List<io.scythe.txn.Access> accesses) {
+                            for (final io.scythe.txn.HistoryRecorder r : recorders) {
+                                r.inDoubt(txnId, accesses);
+                            }
+                        }
+                    });
                 }
                 final int computeNode = c;
                 runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
@@ -383,6 +400,14 @@ public final class Simulation {
         for (final Client client : clients) {
             client.loop.execute(() -> next(client));
         }
+        if (options.reclaimEveryNs() > 0) {
+            for (int i = 0; i < mnLoops.size(); i++) {
+                final LogDb db = memoryNodes.get(i);
+                final SimLoop loop = mnLoops.get(i);
+                loop.schedule(() -> reclaimRound(loop, db), options.reclaimEveryNs(),
+                    java.util.concurrent.TimeUnit.NANOSECONDS);
+            }
+        }
         if (options.queueSampleNs() > 0) {
             final SimLoop observer = scheduler.newLoop("observer", (loop, poll, work, requests) -> 0);
             sampleQueues(observer);
@@ -424,6 +449,18 @@ public final class Simulation {
             }
         }
         return true;
+    }
+
+    /**
+     * One reclamation round on a memory node's loop, as the eviction verticle does: no horizon holds deleted objects
+     * back (the one-sided protocols read no older versions), only their locks and queues do.
+     */
+    private void reclaimRound(final SimLoop loop, final LogDb db) {
+        if (clock.nanoTime() - (endNs + options.drainNs()) >= 0) {
+            return;
+        }
+        reclaimed += db.reclaim(Long.MAX_VALUE);
+        loop.schedule(() -> reclaimRound(loop, db), options.reclaimEveryNs(), java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /** Reads every object's lock words, like an MN-side observer with no cost (Table 2), until the end. */
@@ -767,6 +804,9 @@ public final class Simulation {
             3));
         if (options.queueSampleNs() > 0) {
             run.put("queues", queues.toJson());
+        }
+        if (options.reclaimEveryNs() > 0) {
+            sim.put("reclaimed", reclaimed);
         }
         if (!proxies.isEmpty()) {
             long faas = 0;

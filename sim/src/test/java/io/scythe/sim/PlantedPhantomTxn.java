@@ -44,6 +44,9 @@ final class PlantedPhantomTxn extends CasLockTxn {
 
     @Override
     public Future<Long> commit() {
+        if (sawDuplicate()) {
+            return duplicateCommit(this::validateUnlocked);
+        }
         final List<Future<Void>> locking = new ArrayList<>();
         long version = 1;
         for (final Access a : accesses) {
@@ -55,7 +58,7 @@ final class PlantedPhantomTxn extends CasLockTxn {
         locking.add(installInserts(id));
         final long installed = version;
         mark(Stage.EXECUTE);
-        return finishCommit(checkDuplicates().compose(d -> staged(Stage.LOCK, settle(locking)))
+        return finishCommit(staged(Stage.LOCK, settle(locking))
             .compose(v -> staged(Stage.VALIDATE, validateUnlocked())) // the planted bug: no validateAbsent()
             .compose(v -> staged(Stage.WRITE_BACK, writeBackAndUnlock(installed)))
             .map(installed));

@@ -151,9 +151,10 @@ public final class Table {
      * {@code queued_ts = lockWord}, its timestamp), so that until the inserter's write-back releases it, readers
      * that find it abort or queue as on any locked object. A key whose newest version is a delete is revived in place
      * (its version bumped, so readers that saw it deleted fail validation). A key whose object another transaction
-     * holds or queues on is {@link #LOCKED}, deleted or not: its existence is not settled until that one is done. The version is the old one plus 1 (for a new slot, {@link #absentBound}: above every
-     * version of an earlier, reclaimed incarnation); the inserter installs a larger one at write-back. Undone by
-     * {@link #abandonInsert}.
+     * holds or queues on is {@link #LOCKED}, deleted or not: its existence is not settled until that one is done. The
+     * version is the old one plus 1 (for a new slot, {@link #absentBound} plus 1: above every version of an earlier,
+     * reclaimed incarnation, and never the loaded version); the inserter installs a larger one at write-back. Undone
+     * by {@link #abandonInsert}.
      *
      * @return the object pointer, or {@link #DUPLICATE}, {@link #FULL}, {@link #BAD_LENGTH}, {@link #LOCKED},
      *     {@link #VERSION_SPACE_FULL}
@@ -191,8 +192,9 @@ public final class Table {
                 deletedKeys.remove(at);
                 return existing;
             }
-            // Above every version an earlier incarnation of the key had (it may have been reclaimed).
-            return createObject(key, value, offset, length, reclaimedVersions, lock, lockWord);
+            // Above every version an earlier, reclaimed incarnation of the key had, and never the loaded version: a
+            // version nobody committed, which a history can tell from every committed one.
+            return createObject(key, value, offset, length, reclaimedVersions + 1, lock, lockWord);
         } finally {
             writer.unlock();
         }
@@ -460,6 +462,9 @@ public final class Table {
             long freed = freeChain(objectMemory.getLong(at + OLDER_OFFSET) & ObjectLayout.ADDRESS_MASK);
             objectMemory.putLongRelease(at + OLDER_OFFSET, 0);
             if (headDeleted) {
+                if (heldOrQueued(at)) {
+                    return freed; // someone holds or waits on it (a reviver, a TOCC reader): not yet
+                }
                 removeObject(at);
                 freed++;
             }
@@ -490,6 +495,12 @@ public final class Table {
         return freed;
     }
 
+    private boolean heldOrQueued(final int at) {
+        return objectMemory.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0
+            || objectMemory.getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
+            != objectMemory.getLongVolatile(at + ObjectLayout.UPPER_OFFSET);
+    }
+
     private void removeObject(final int at) {
         final long offset = at;
         final long version = objectMemory.getLong(at + VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
@@ -499,6 +510,11 @@ public final class Table {
         if (deletedKeys.containsKey(offset)) {
             index.remove(deletedKeys.remove(offset));
         }
+        // A new incarnation at once, not only when the slot is reused: a pointer cached before is stale from now on,
+        // so a READ, lock or validation through it is refused (offsetOf) or fails its incarnation check, instead of
+        // acting on a freed slot (or on the key that reuses it, which can carry the same version number).
+        objectMemory.putShortVolatile(at + INCARNATION_OFFSET,
+            (short) ((objectMemory.getShort(at + INCARNATION_OFFSET) + 1) & 0xffff));
         objectSlab.free(offset);
     }
 

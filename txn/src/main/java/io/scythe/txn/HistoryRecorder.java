@@ -28,4 +28,14 @@ public interface HistoryRecorder {
      *                 </ul>
      */
     void committed(long txnId, long commitTs, List<Access> accesses);
+
+    /**
+     * A transaction given up past its point of no return ("outcome unknown"): its redo record may be durable, its
+     * write-back may have landed in part, and only the recovery of its node decides it. A checker must know the
+     * versions it may have installed (a reader of one read a version somebody made) without counting it as committed.
+     * Its accesses are as in {@link #committed}; a write whose version was never computed (the write-back did not
+     * begin) has {@link Access#installedVersion} 0. Nothing by default.
+     */
+    default void inDoubt(final long txnId, final List<Access> accesses) {
+    }
 }

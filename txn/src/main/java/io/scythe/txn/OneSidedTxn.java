@@ -47,6 +47,8 @@ public abstract class OneSidedTxn implements Txn {
      * attempt is finished, or given up to recovery; never aborted, never retried.
      */
     private boolean decided;
+    /** The history recorder was told this attempt is in doubt ({@link #giveUp}). */
+    private boolean toldInDoubt;
 
     protected OneSidedTxn(final TxnRuntime runtime) {
         this.runtime = runtime;
@@ -93,6 +95,11 @@ public abstract class OneSidedTxn implements Txn {
         final Access known = find(table, key);
         if (known != null) {
             return Future.succeededFuture(known);
+        }
+        if (findAbsent(table, key) != null) {
+            // Read as absent before: absent again (a repeatable read), and no second lookup that could find it
+            // inserted since, which validation would then no longer see as this attempt's absent read.
+            return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
         }
         final Catalog.Partition partition;
         try {
@@ -346,10 +353,21 @@ public abstract class OneSidedTxn implements Txn {
         return inserts.isEmpty() && duplicate == null && accesses.stream().noneMatch(a -> a.dirty);
     }
 
-    /** Fails the commit at once when an insert was of a key this attempt saw present. */
-    protected final Future<Void> checkDuplicates() {
-        return duplicate == null ? Future.succeededFuture()
-            : Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY, duplicate));
+    /**
+     * Whether this attempt inserted a key it saw present: its commit then locks and creates nothing (a lock or INSERT
+     * in flight when the commit fails would be left held), and {@link #duplicateCommit} decides it.
+     */
+    protected final boolean sawDuplicate() {
+        return duplicate != null;
+    }
+
+    /**
+     * The commit of an attempt that {@link #sawDuplicate}: {@link AbortReason#DUPLICATE_KEY} if what it read is still
+     * current ({@code validation}), else {@link AbortReason#VALIDATION} (its read of the key was stale).
+     */
+    protected final Future<Long> duplicateCommit(final java.util.function.Supplier<Future<Void>> validation) {
+        return finishCommit(duplicateOnlyIfCurrent(Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY,
+            duplicate)), validation).map(0L));
     }
 
     /**
@@ -367,9 +385,8 @@ public abstract class OneSidedTxn implements Txn {
     }
 
     /**
-     * Validates the keys this attempt read as absent from the index: each must still be absent (a lookup RPC past
-     * the cache), or present but deleted and not locked or queued on. An insert of one of them by this attempt is
-     * checked by its INSERT instead.
+     * Validates the keys this attempt read as absent from the index: each must still be missing from it (a lookup RPC
+     * past the cache). An insert of one of them by this attempt is checked by its INSERT instead.
      */
     protected final Future<Void> validateAbsent() {
         if (absent.isEmpty()) {
@@ -380,43 +397,30 @@ public abstract class OneSidedTxn implements Txn {
             if (findInsert(a.table, a.key) != null || find(a.table, a.key) != null) {
                 continue;
             }
-            final RemoteTable remote = runtime.remote(a.partition);
-            // The version it is absent at, as validation sees it, is the one recorded: a key inserted and deleted
-            // again since the read is absent all the same, and this attempt serializes at its validation.
-            checks.add(remote.lookupWithBound(a.key).compose(found -> {
-                if (found.pointer() == 0) {
-                    a.readVersion = found.absentBound();
-                    a.readAbsent = true;
-                    return Future.succeededFuture();
-                }
-                final long pointer = found.pointer();
-                a.pointer = pointer;
-                return readHeader(a).compose(h -> {
-                    if ((h.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0
-                        && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0
-                        && h.getLong(ObjectLayout.LOWER_OFFSET) == h.getLong(ObjectLayout.UPPER_OFFSET)
-                        && (h.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff)
-                        == ObjectLayout.incarnationOf(pointer)) {
-                        a.readVersion = h.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
-                        a.readAbsent = true;
-                        return Future.<Void>succeededFuture();
-                    }
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
-                        + a.table + " read as absent was inserted"));
-                });
-            }));
+            // Still missing from the index, or the read is stale. A key found there at all fails, even deleted and
+            // unlocked: its delete may have committed after this attempt's other reads were checked, and
+            // accepting it let a read-only attempt see "inserted, then not yet deleted" across two keys (a fractured
+            // read). Missing at both moments, nothing committed on it in between: committed deletes are tombstones
+            // that stay in the index (one-sided, the memory node's CPU never reclaims them), and an abandoned insert,
+            // which is reclaimed, never committed. So the bound recorded at the read stays the version read.
+            checks.add(runtime.remote(a.partition).lookupRpc(a.key).compose(pointer -> pointer == 0
+                ? Future.<Void>succeededFuture()
+                : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+                    + " read as absent is in the index now"))));
         }
         return settle(checks);
     }
 
     /**
-     * Creates every pending insert on its memory node, locked by this attempt ({@code lock}, {@code lockWord}): the
-     * step between validation and write-back (see the package documentation). Each created object joins the
+     * Creates every pending insert on its memory node, locked by this attempt ({@code lock}, {@code lockWord}): part of
+     * the commit's lock phase, before validation (see the package documentation). Each created object joins the
      * accesses as locked and inserted ({@code onInserted} fills in what the protocol's release needs, e.g. the ticket
      * held, which is not 0 on a revived object), so the
      * write-back installs its version and releases it, and an abort abandons it. A key found present aborts with
-     * {@link AbortReason#DUPLICATE_KEY}; over a deleted key someone holds, {@link AbortReason#LOCKED}; a full table
-     * fails with {@link IllegalStateException} (not retried).
+     * {@link AbortReason#DUPLICATE_KEY}; a key someone holds, {@link AbortReason#LOCKED}; a full table fails with
+     * {@link IllegalStateException} (not retried). An INSERT that failed after it was sent (the connection broke, the
+     * handler failed) may have created the object, locked by this attempt: the loop gives up
+     * ({@link #lockVerbInDoubt}; recovery abandons a dead node's inserts).
      */
     protected final Future<Void> installInserts(final io.scythe.storage.Table.InsertLock lock, final long lockWord,
                                                 final java.util.function.BiConsumer<Access, RemoteTable.Inserted>
@@ -438,8 +442,17 @@ public abstract class OneSidedTxn implements Txn {
                         a.locked = true;
                         a.fetched = true;
                         onInserted.accept(a, ar.result());
+                        if (finished) { // the attempt was given up while the INSERT was in flight: undo it at once
+                            return releaseLate(() -> runtime.remote(p.partition).abandon(p.key, a.pointer, lock))
+                                .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED,
+                                    "attempt over")));
+                        }
                         accesses.add(a);
                         return Future.succeededFuture(a);
+                    }
+                    if (rpcMayHaveLanded(ar.cause())) {
+                        return lockVerbInDoubt("the INSERT of key " + p.key + " of " + p.table + " failed after it "
+                            + "was sent", ar.cause());
                     }
                     return Future.failedFuture(insertFailure(p, ar.cause()));
                 }));
@@ -554,6 +567,11 @@ public abstract class OneSidedTxn implements Txn {
      * incarnation settles the record), and the client hears "outcome unknown", never "aborted".
      */
     private <T> Future<T> giveUp(final String what, final Throwable cause) {
+        final HistoryRecorder recorder = runtime.recorder();
+        if (recorder != null && !toldInDoubt) {
+            toldInDoubt = true;
+            recorder.inDoubt(id, recorded()); // what of its writes landed may be read: the history must know them
+        }
         runtime.giveUp("transaction " + Long.toHexString(id) + ": " + what + ": " + cause);
         return Future.failedFuture(new OutcomeUnknownException("transaction " + Long.toHexString(id)
             + " is committed or in doubt: " + what, cause));
@@ -639,6 +657,23 @@ public abstract class OneSidedTxn implements Txn {
             || e instanceof io.scythe.rrpc.RpcException r && r.code() == io.scythe.rrpc.RpcException.BACK_PRESSURE;
     }
 
+    /**
+     * Whether an RPC that failed with {@code e} may still have run on its server: not when it was refused before it
+     * was sent (back-pressure) or the server answered that it did not run it (an unknown RPC, a malformed or
+     * oversized request, or a handler's own answer); otherwise (the connection broke, the handler threw half-way, any
+     * other failure) it may have.
+     */
+    public static boolean rpcMayHaveLanded(final Throwable e) {
+        if (refusedForNow(e)) {
+            return false;
+        }
+        if (e instanceof io.scythe.rrpc.RpcException r) {
+            final int code = r.code();
+            return code == io.scythe.rrpc.RpcException.DISCONNECTED || code == io.scythe.rrpc.RpcException.HANDLER_FAILED;
+        }
+        return true;
+    }
+
     /** Pauses before posting again what was refused for now: 20 us, doubling up to 640 us. */
     private static final long REPOST_PAUSE_NS = 20_000;
     /** How often a refused write-back or release is posted again (about 6 s of pauses) before it fails. */
@@ -664,6 +699,16 @@ public abstract class OneSidedTxn implements Txn {
     @FunctionalInterface
     protected interface ReleaseVerb {
         void add(Doorbell batch, Access a);
+    }
+
+    /**
+     * Whether a header READ of {@code a} shows the object it read (its slot not freed and reused since: the
+     * incarnation in the header is the pointer's) with the version it read. Validation and locking check both: a
+     * slot reclaimed and reused for another key can carry the same version number.
+     */
+    protected static boolean unchangedSinceRead(final Access a, final org.agrona.DirectBuffer header) {
+        return (header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) == ObjectLayout.incarnationOf(a.pointer)
+            && header.getLong(ObjectLayout.VERSION_OFFSET) == a.readVersion;
     }
 
     /** One-sided READ of the 64-byte header of {@code a} into a fresh buffer (validation). */

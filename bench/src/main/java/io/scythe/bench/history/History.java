@@ -23,6 +23,8 @@ public final class History {
     final long[] txnIds;
     final long[] seqs;
     final long[] commitTs;
+    /** Given up past its point of no return: its versions are placed, but it is not a committed transaction. */
+    final boolean[] inDoubt;
     final int[] firstAccess;
     final int accesses;
     final int[] accessTable;
@@ -41,6 +43,7 @@ public final class History {
         txnIds = Arrays.copyOf(b.txnIds, transactions);
         seqs = Arrays.copyOf(b.seqs, transactions);
         commitTs = Arrays.copyOf(b.commitTs, transactions);
+        inDoubt = Arrays.copyOf(b.inDoubt, transactions);
         firstAccess = Arrays.copyOf(b.firstAccess, transactions + 1);
         firstAccess[transactions] = b.accesses;
         accesses = b.accesses;
@@ -94,6 +97,7 @@ public final class History {
         private long[] txnIds = new long[1024];
         private long[] seqs = new long[1024];
         private long[] commitTs = new long[1024];
+        private boolean[] inDoubt = new boolean[1024];
         private int[] firstAccess = new int[1025];
         private int accesses;
         private int[] accessTable = new int[4096];
@@ -136,6 +140,7 @@ public final class History {
                 txnIds = Arrays.copyOf(txnIds, n);
                 seqs = Arrays.copyOf(seqs, n);
                 commitTs = Arrays.copyOf(commitTs, n);
+                inDoubt = Arrays.copyOf(inDoubt, n);
                 firstAccess = Arrays.copyOf(firstAccess, n + 1);
             }
             txnIds[transactions] = txnId;
@@ -143,6 +148,15 @@ public final class History {
             commitTs[transactions] = ts;
             firstAccess[transactions] = accesses;
             transactions++;
+            return this;
+        }
+
+        /** Marks the current transaction as in doubt ({@link HistoryFormat#DOUBT}). */
+        public Builder inDoubt() {
+            if (transactions == 0) {
+                throw new IllegalStateException("in doubt before any transaction");
+            }
+            inDoubt[transactions - 1] = true;
             return this;
         }
 

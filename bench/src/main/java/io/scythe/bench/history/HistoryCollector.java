@@ -23,6 +23,16 @@ public final class HistoryCollector implements HistoryRecorder {
     @Override
     public synchronized void committed(final long txnId, final long commitTs, final List<Access> accesses) {
         builder.txn(txnId, ++sequence, commitTs);
+        add(accesses);
+    }
+
+    @Override
+    public synchronized void inDoubt(final long txnId, final List<Access> accesses) {
+        builder.txn(txnId, ++sequence, 0).inDoubt();
+        add(accesses);
+    }
+
+    private void add(final List<Access> accesses) {
         for (final Access a : accesses) {
             final int flags = HistoryFormat.flags(a);
             if (flags != 0) { // as HistoryReader builds it from the file

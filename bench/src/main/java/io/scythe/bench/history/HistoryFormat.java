@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
  *                      [versionMade]                          if WRITE
  *   END     4  transactionCount                                                       last record; a file without it
  *                                                                                     was cut short
+ *   DOUBT   5  as TXN                                                                 a transaction in doubt
  * </pre>
  *
  * {@code initialVersion} is the version every key had when the history began (the bulk load's; a key not loaded was
@@ -33,7 +34,10 @@ import java.nio.charset.StandardCharsets;
  * {@code ABSENT}: the read found no live value (the key missing from the index, or deleted), and {@code versionRead}
  * is then a bound: the version read is the newest one at or below it (a missing key's exact version is not known to
  * the reader, and an uncommitted insert may have left a version nobody committed). {@code TOMBSTONE}: the write was a
- * delete. An insert is a read of the key's absence and a write; a delete a read and a tombstone.
+ * delete. An insert is a read of the key's absence and a write; a delete a read and a tombstone. {@code DOUBT}: a
+ * transaction given up past its point of no return (its outcome unknown to its client; recovery decides it): the
+ * versions it may have installed are placed in their keys' orders, but it is not counted as committed and takes no
+ * part in the dependency graph. Its transactionCount counts it, its seq is from the same sequence.
  *
  * <p>Version 1 (still read): {@code access = (tableId << 2 | READ 1 | WRITE 2) key [versionRead if READ]
  * [versionMade versionOverwritten if WRITE]}; the version order of a key is the chain of overwrites, and inserts,
@@ -48,6 +52,8 @@ public final class HistoryFormat {
     public static final int TABLE = 2;
     public static final int TXN = 3;
     public static final int END = 4;
+    /** A transaction in doubt, laid out as {@link #TXN}. */
+    public static final int DOUBT = 5;
     /** Access flag: the transaction read the key (at versionRead). */
     public static final int READ = 1;
     /** Access flag: the transaction wrote the key (versionMade; in version 1 over versionOverwritten). */
@@ -77,7 +83,7 @@ public final class HistoryFormat {
         if (access.fetched || access.readAbsent) {
             flags |= READ | (access.readAbsent ? ABSENT : 0);
         }
-        if (access.dirty || access.inserted) {
+        if ((access.dirty || access.inserted) && access.installedVersion != 0) { // 0: never computed (in doubt)
             flags |= WRITE | (access.deleting ? TOMBSTONE : 0);
         }
         return flags;

@@ -64,9 +64,13 @@ public final class HistoryReader {
                 case HistoryFormat.TABLE:
                     builder.table(checkedInt(varint(), "table id"), string());
                     break;
-                case HistoryFormat.TXN: {
+                case HistoryFormat.TXN:
+                case HistoryFormat.DOUBT: {
                     final long seq = varint();
                     builder.txn(varint(), seq, varint());
+                    if (type == HistoryFormat.DOUBT) {
+                        builder.inDoubt();
+                    }
                     final long count = varint();
                     for (long i = 0; i < count; i++) {
                         final long head = varint();

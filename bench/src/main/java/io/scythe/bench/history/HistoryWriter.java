@@ -94,9 +94,18 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
 
     @Override
     public void committed(final long txnId, final long commitTs, final List<Access> accesses) {
+        record(HistoryFormat.TXN, txnId, commitTs, accesses);
+    }
+
+    @Override
+    public void inDoubt(final long txnId, final List<Access> accesses) {
+        record(HistoryFormat.DOUBT, txnId, 0, accesses);
+    }
+
+    private void record(final int type, final long txnId, final long commitTs, final List<Access> accesses) {
         final Encoder e = encoder.get();
         synchronized (e) { // uncontended except against close(), which flushes every thread's chunk
-            e.transaction(txnId, commitTs, accesses);
+            e.transaction(type, txnId, commitTs, accesses);
         }
     }
 
@@ -191,7 +200,7 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
         private byte[] chunk = new byte[CHUNK_BYTES];
         private int length;
 
-        void transaction(final long txnId, final long commitTs, final List<Access> accesses) {
+        void transaction(final int type, final long txnId, final long commitTs, final List<Access> accesses) {
             if (closed) {
                 throw new IllegalStateException("history " + file + " is closed; a transaction committed after it");
             }
@@ -209,7 +218,7 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
             for (final Access a : accesses) {
                 count += HistoryFormat.flags(a) != 0 ? 1 : 0;
             }
-            b[at++] = HistoryFormat.TXN;
+            b[at++] = (byte) type;
             at = HistoryFormat.putVarint(b, at, sequence.incrementAndGet());
             at = HistoryFormat.putVarint(b, at, txnId);
             at = HistoryFormat.putVarint(b, at, commitTs);

@@ -59,7 +59,7 @@ public final class SerializabilityChecker {
      * The verdict. {@code cycles} and {@code impossible} hold at most the reported number; the counts are complete.
      */
     public record Result(String label, int transactions, long[] edgesByKind, long components, List<Cycle> cycles,
-                         long impossibleCount, List<String> impossible) {
+                         long impossibleCount, List<String> impossible, int inDoubt) {
         public boolean serializable() {
             return components == 0 && impossibleCount == 0;
         }
@@ -67,8 +67,9 @@ public final class SerializabilityChecker {
         /** The verdict as lines for a terminal. */
         public List<String> lines() {
             final List<String> out = new ArrayList<>();
-            out.add(String.format("%s: %d transactions, %d edges (ww %d, wr %d, rw %d)", label, transactions,
-                edgesByKind[0] + edgesByKind[1] + edgesByKind[2], edgesByKind[0], edgesByKind[1], edgesByKind[2]));
+            out.add(String.format("%s: %d transactions%s, %d edges (ww %d, wr %d, rw %d)", label, transactions,
+                inDoubt == 0 ? "" : " (" + inDoubt + " in doubt)", edgesByKind[0] + edgesByKind[1] + edgesByKind[2],
+                edgesByKind[0], edgesByKind[1], edgesByKind[2]));
             if (impossibleCount > 0) {
                 out.add("IMPOSSIBLE HISTORY: " + impossibleCount + " problem(s)" + (impossibleCount > impossible.size()
                     ? ", the first " + impossible.size() : "") + ":");
@@ -202,8 +203,14 @@ public final class SerializabilityChecker {
         final java.util.Comparator<Integer> order = java.util.Comparator
             .<Integer>comparingLong(a -> h.versionMade[a]).thenComparingLong(a -> h.seqs[txnOf[a]]);
         final long[] made = new long[byObject.length];
+        // Whether a key existed at the initial version, when its first write tells (it read it: a live value or its
+        // absence); 0 unknown, 1 present, -1 absent.
+        final byte[] initially = new byte[objects];
         for (int o = 0; o < objects; o++) {
             Arrays.sort(byObject, first[o], first[o + 1], order);
+            if (first[o] < first[o + 1] && (h.accessFlags[byObject[first[o]]] & HistoryFormat.READ) != 0) {
+                initially[o] = (byte) (absent(byObject[first[o]]) ? -1 : 1);
+            }
             long previous = h.initialVersion;
             for (int i = first[o]; i < first[o + 1]; i++) {
                 overwritten[byObject[i]] = previous;
@@ -226,7 +233,11 @@ public final class SerializabilityChecker {
                     }
                 }
                 if (i < first[o]) {
-                    readAt[a] = h.initialVersion; // absent from the start (a key not loaded) or loaded and unknown
+                    readAt[a] = h.initialVersion; // absent from the start (a key not loaded), if its writes agree
+                    if (initially[o] > 0) {
+                        impossible("T" + h.txnIds[txnOf[a]] + " found " + key(o) + " absent at the initial version, "
+                            + "but T" + h.txnIds[txnOf[byObject[first[o]]]] + " read it there as a live value");
+                    }
                     continue;
                 }
                 final int writer = byObject[i];
@@ -235,7 +246,12 @@ public final class SerializabilityChecker {
                     impossible("T" + h.txnIds[txnOf[a]] + " found " + key(o) + " absent at version " + made[i]
                         + " or below, but T" + h.txnIds[txnOf[writer]] + " made version " + made[i] + " a live value");
                 }
-            } else if (readAt[a] != h.initialVersion) {
+            } else if (readAt[a] == h.initialVersion) {
+                if (initially[o] < 0) {
+                    impossible("T" + h.txnIds[txnOf[a]] + " read a value of " + key(o) + " at the initial version, "
+                        + "but T" + h.txnIds[txnOf[byObject[first[o]]]] + " found it absent there");
+                }
+            } else {
                 final int i = Arrays.binarySearch(made, first[o], first[o + 1], readAt[a]);
                 if (i >= 0 && (h.accessFlags[byObject[i]] & HistoryFormat.TOMBSTONE) != 0) {
                     impossible("T" + h.txnIds[txnOf[a]] + " read a value of " + key(o) + " at version " + readAt[a]
@@ -415,6 +431,9 @@ public final class SerializabilityChecker {
     }
 
     private void edge(final int from, final int to, final EdgeKind kind, final int via) {
+        if (h.inDoubt[from] || h.inDoubt[to]) {
+            return; // a transaction in doubt places its versions but is not known to have committed
+        }
         if (edgeCount == edgeSrc.length) {
             final int n = edgeCount * 2;
             edgeSrc = Arrays.copyOf(edgeSrc, n);
@@ -435,7 +454,8 @@ public final class SerializabilityChecker {
         final int[] all = components(ALL);
         final int[] allSizes = sizes(all);
         if (Arrays.stream(allSizes).allMatch(size -> size < 2)) { // acyclic: nothing to classify
-            return new Result(h.label, n, edgesByKind.clone(), 0, List.of(), impossibleCount, List.copyOf(impossible));
+            return new Result(h.label, n, edgesByKind.clone(), 0, List.of(), impossibleCount, List.copyOf(impossible),
+                inDoubtCount());
         }
         final int[] wwWr = components(WW_WR);
         final int[] ww = components(WW);
@@ -486,7 +506,15 @@ public final class SerializabilityChecker {
             cycles.add(new Cycle(anomaly, allSizes[c], steps));
         }
         return new Result(h.label, n, edgesByKind.clone(), components, List.copyOf(cycles), impossibleCount,
-            List.copyOf(impossible));
+            List.copyOf(impossible), inDoubtCount());
+    }
+
+    private int inDoubtCount() {
+        int count = 0;
+        for (final boolean d : h.inDoubt) {
+            count += d ? 1 : 0;
+        }
+        return count;
     }
 
     private static int[] sizes(final int[] component) {

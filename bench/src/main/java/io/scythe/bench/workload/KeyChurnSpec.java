@@ -21,14 +21,17 @@ import java.util.function.Function;
  * path of inserts, deletes and reads of absent keys meets contention on a handful of keys. Two shapes:
  *
  * <ul>
- *   <li><b>phantom</b>: per group {@code g}, a flag {@code X_g} (table {@code flag}, loaded 0) and a mark {@code K_g}
- *       (table {@code mark}, absent at first). <i>Claim</i> reads {@code K_g} and {@code X_g} and inserts {@code K_g}
- *       if it is absent and {@code X_g = 0}; <i>Raise</i> reads {@code K_g} and, if it is absent, writes
- *       {@code X_g + 1}; <i>Reset</i> reads both, deletes {@code K_g} if present and writes {@code X_g = 0} if it is
- *       not (unless it finds both, which it leaves as they are so that the end of the run shows it). In every serial
- *       order "{@code X_g >= 1} and {@code K_g} present" is impossible; a protocol that lets a Claim and a Raise both
- *       see {@code K_g} absent (a phantom: write skew through the absent key) reaches it. The conserved quantity is
- *       the number of groups in that state: 0 before, 0 after.</li>
+ *   <li><b>phantom</b>: per group {@code g}, a flag {@code X_g} (table {@code flag}, loaded 0), a mark {@code K_g}
+ *       (table {@code mark}, absent at first) and a tally {@code Y_g} of claims (table {@code tally}, loaded 0).
+ *       <i>Claim</i> reads {@code K_g} and {@code X_g} and, if {@code K_g} is absent and {@code X_g = 0}, inserts
+ *       {@code K_g} and adds 1 to {@code Y_g}; <i>Raise</i> reads {@code K_g} and, if it is absent, writes
+ *       {@code X_g + 1}; <i>Reset</i> reads both and, unless it finds both set (which it leaves as they are, so that
+ *       the end of the run shows it), deletes {@code K_g} if present and writes {@code X_g = 0}; <i>Audit</i> only
+ *       reads {@code K_g}, {@code Y_g} and {@code X_g}. In every serial order "{@code X_g >= 1} and {@code K_g}
+ *       present" is impossible; a protocol that lets a Claim and a Raise both see {@code K_g} absent (a phantom: write
+ *       skew through the absent key) reaches it. The conserved quantity is the number of groups in that state: 0
+ *       before, 0 after. An Audit that saw {@code K_g} absent, a Claim's tally and a flag from before a Reset that
+ *       deleted the Claim's mark read a state no serial order has (a fractured read): the history checker sees it.</li>
  *   <li><b>churn</b>: {@code keys} counters (table {@code counter}, loaded 0), each updated ({@code +1}), deleted
  *       (returns minus its value) and inserted blind (value 0, without reading it; a key present makes the commit
  *       fail as a duplicate, an expected outcome here). The conserved quantity is the sum of the counters present:
@@ -39,6 +42,8 @@ public final class KeyChurnSpec implements OltpSpec {
     public static final String FLAG = "flag";
     public static final String MARK = "mark";
     public static final String COUNTER = "counter";
+    public static final String TALLY = "tally";
+    private static final int TALLY_ID = 44;
     private static final int FLAG_ID = 41;
     private static final int MARK_ID = 42;
     private static final int COUNTER_ID = 43;
@@ -89,10 +94,12 @@ public final class KeyChurnSpec implements OltpSpec {
         final UnsafeBuffer zero = new UnsafeBuffer(new byte[8]);
         if (shape == Shape.PHANTOM) {
             final Table flag = db.create(TableSchema.fixed(FLAG_ID, FLAG, 8, Math.max(1, mine)));
+            final Table tally = db.create(TableSchema.fixed(TALLY_ID, TALLY, 8, Math.max(1, mine)));
             db.create(TableSchema.fixed(MARK_ID, MARK, 8, Math.max(1, mine)));
             for (long g = part; g < keys; g += parts) {
-                if (flag.insert(g, zero, 0, 8, ObjectLayout.LOADED_VERSION) <= 0) {
-                    throw new IllegalStateException("loading flag " + g + " failed");
+                if (flag.insert(g, zero, 0, 8, ObjectLayout.LOADED_VERSION) <= 0
+                    || tally.insert(g, zero, 0, 8, ObjectLayout.LOADED_VERSION) <= 0) {
+                    throw new IllegalStateException("loading group " + g + " failed");
                 }
             }
         } else {
@@ -110,8 +117,9 @@ public final class KeyChurnSpec implements OltpSpec {
         final long key = random.nextInt(keys);
         final int pick = random.nextInt(10);
         if (shape == Shape.PHANTOM) {
-            return pick < 4 ? new Drawn("Claim", txn -> claim(txn, key))
-                : pick < 8 ? new Drawn("Raise", txn -> raise(txn, key)) : new Drawn("Reset", txn -> reset(txn, key));
+            return pick < 3 ? new Drawn("Claim", txn -> claim(txn, key))
+                : pick < 6 ? new Drawn("Raise", txn -> raise(txn, key))
+                : pick < 8 ? new Drawn("Reset", txn -> reset(txn, key)) : new Drawn("Audit", txn -> audit(txn, key));
         }
         return pick < 5 ? new Drawn("Update", txn -> update(txn, key))
             : pick < 7 ? new Drawn("Delete", txn -> delete(txn, key)) : new Drawn("Insert", txn -> insert(txn, key));
@@ -130,12 +138,21 @@ public final class KeyChurnSpec implements OltpSpec {
     }
 
     private static Future<Long> claim(final Txn txn, final long g) {
-        return readIfPresent(txn, MARK, g).compose(mark -> txn.read(FLAG, g).map(flag -> {
-            if (mark == null && flag.getLong(0) == 0) {
-                txn.insert(MARK, g, longValue(1), 0, 8);
+        return readIfPresent(txn, MARK, g).compose(mark -> txn.read(FLAG, g).compose(flag -> {
+            if (mark != null || flag.getLong(0) != 0) {
+                return Future.succeededFuture(0L);
             }
-            return 0L;
+            txn.insert(MARK, g, longValue(1), 0, 8);
+            return txn.read(TALLY, g).map(tally -> {
+                txn.write(TALLY, g, longValue(tally.getLong(0) + 1), 0, 8);
+                return 0L;
+            });
         }));
+    }
+
+    private static Future<Long> audit(final Txn txn, final long g) {
+        return readIfPresent(txn, MARK, g).compose(mark -> txn.read(TALLY, g))
+            .compose(tally -> txn.read(FLAG, g)).map(flag -> 0L);
     }
 
     private static Future<Long> raise(final Txn txn, final long g) {
@@ -154,7 +171,7 @@ public final class KeyChurnSpec implements OltpSpec {
             if (mark != null) {
                 txn.delete(MARK, g);
             }
-            if (flag.getLong(0) != 0) {
+            if (mark != null || flag.getLong(0) != 0) {
                 txn.write(FLAG, g, longValue(0), 0, 8);
             }
             return 0L;
@@ -240,6 +257,7 @@ public final class KeyChurnSpec implements OltpSpec {
             case "Claim": return txn -> claim(txn, key);
             case "Raise": return txn -> raise(txn, key);
             case "Reset": return txn -> reset(txn, key);
+            case "Audit": return txn -> audit(txn, key);
             case "Update": return txn -> update(txn, key);
             case "Delete": return txn -> delete(txn, key);
             case "Insert": return txn -> insert(txn, key);

@@ -147,6 +147,7 @@ public final class RemoteTable {
     /** ABANDON RPC: undoes this loop's {@link #insert} of {@code key} at {@code pointer} (its commit failed). */
     public Future<Void> abandon(final long key, final long pointer, final io.scythe.storage.Table.InsertLock lock) {
         rpcs++;
+        cache.remove(key); // the abandoned object is reclaimed: its slot may soon be another key's
         final UnsafeBuffer request = new UnsafeBuffer(new byte[24]);
         request.putInt(0, table.schema().id());
         request.putInt(4, lock.ordinal());

@@ -50,6 +50,10 @@ public final class FarmOccTxn extends CasLockTxn {
 
     @Override
     public Future<Long> commit() {
+        if (sawDuplicate()) {
+            mark(Stage.EXECUTE);
+            return duplicateCommit(this::validateCasLocked);
+        }
         final List<Future<Void>> locking = new ArrayList<>();
         for (final Access a : accesses) {
             if (a.dirty) {
@@ -58,8 +62,8 @@ public final class FarmOccTxn extends CasLockTxn {
         }
         locking.add(installInserts(id)); // inserts are locks: taken with the others, before validation
         mark(Stage.EXECUTE);
-        return finishCommit(duplicateOnlyIfCurrent(checkDuplicates().compose(d -> staged(Stage.LOCK,
-            settle(locking))), this::validateCasLocked)
+        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)),
+            this::validateCasLocked)
             .compose(v -> staged(Stage.TIMESTAMP, runtime.physicalClock().next()))
             .compose(ts -> staged(Stage.VALIDATE, validateCasLocked()).map(ts))
             .compose(ts -> staged(Stage.WRITE_BACK, writeBackAndUnlock(ts)).map(ts)));

@@ -37,8 +37,8 @@ public abstract class CasLockTxn extends OneSidedTxn {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key
                         + " is locked at commit"));
                 }
-                a.locked = true;
-                if (header.getLong(ObjectLayout.VERSION_OFFSET) != a.readVersion) {
+                a.locked = true; // a freed and reused slot's word included: the abort releases what it took
+                if (!unchangedSinceRead(a, header)) {
                     return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key
                         + " changed since it was read"));
                 }
@@ -91,7 +91,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
         final List<Future<Void>> checks = new ArrayList<>();
         for (final Access a : accesses) {
             if (!a.locked && !a.readOnlyTable()) {
-                checks.add(readHeader(a).compose(h -> h.getLong(ObjectLayout.VERSION_OFFSET) == a.readVersion
+                checks.add(readHeader(a).compose(h -> unchangedSinceRead(a, h)
                     && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0 ? Future.<Void>succeededFuture()
                     : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
                         + a.table + " changed or is locked"))));

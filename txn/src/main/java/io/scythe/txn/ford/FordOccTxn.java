@@ -93,6 +93,10 @@ public final class FordOccTxn extends CasLockTxn {
 
     @Override
     public Future<Long> commit() {
+        if (sawDuplicate()) {
+            mark(Stage.EXECUTE);
+            return duplicateCommit(this::validateCasLocked);
+        }
         // Keys written without readForUpdate are locked now (CAS + header READ, version unchanged).
         final List<Future<Void>> locking = new ArrayList<>();
         locking.add(installInserts(id)); // inserts are locks: taken with the others, before validation
@@ -105,8 +109,8 @@ public final class FordOccTxn extends CasLockTxn {
         }
         final long installed = version;
         mark(Stage.EXECUTE);
-        return finishCommit(duplicateOnlyIfCurrent(checkDuplicates().compose(d -> staged(Stage.LOCK,
-            settle(locking))), this::validateCasLocked)
+        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)),
+            this::validateCasLocked)
             .compose(v -> staged(Stage.VALIDATE, validateCasLocked()))
             .compose(v -> staged(Stage.WRITE_BACK, writeBackAndUnlock(installed)))
             .map(installed));

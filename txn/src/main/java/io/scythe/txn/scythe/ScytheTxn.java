@@ -134,6 +134,9 @@ public final class ScytheTxn extends OneSidedTxn {
                     return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
                         + a.table + " moved: " + ar.cause().getMessage()));
                 }
+                if (rpcMayHaveLanded(ar.cause())) { // its ticket may be queued: nobody would ever pass it
+                    return lockVerbInDoubt("a Lock RPC failed after it was sent", ar.cause());
+                }
                 return Future.failedFuture(ar.cause());
             });
     }
@@ -152,6 +155,9 @@ public final class ScytheTxn extends OneSidedTxn {
     @Override
     public Future<Long> commit() {
         mark(io.scythe.txn.Stage.EXECUTE);
+        if (sawDuplicate()) {
+            return duplicateCommit(this::validation);
+        }
         if (!hot && writesNothing()) {
             // Read-only OCC: nothing to lock or order, so no timestamp; validation alone decides.
             return finishCommit(staged(io.scythe.txn.Stage.VALIDATE, settle(List.of(validate(), validateAbsent())))
@@ -170,15 +176,17 @@ public final class ScytheTxn extends OneSidedTxn {
             locking.add(installInserts(io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.grant =
                 new TakeoutLockClient.Grant(a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET, a.rkey(),
                     inserted.ticket(), 0, 0, -1, null)));
-            final java.util.function.Supplier<Future<Void>> validation = () -> hot ? validateAbsent()
-                : settle(List.of(validate(), validateAbsent()));
-            return duplicateOnlyIfCurrent(checkDuplicates().compose(d -> staged(io.scythe.txn.Stage.LOCK,
-                settle(locking))), validation)
-                .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validation.get()))
+            return duplicateOnlyIfCurrent(staged(io.scythe.txn.Stage.LOCK, settle(locking)), this::validation)
+                .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validation()))
                 .compose(v -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
                     (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(), a.grant.rkey(), 1))))
                 .map(ts);
         }));
+    }
+
+    /** The commit's validation: TOCC holds what it read, so only its absent keys; OCC also everything it read. */
+    private Future<Void> validation() {
+        return hot ? validateAbsent() : settle(List.of(validate(), validateAbsent()));
     }
 
     /** OCC validation: nothing it read changed; what it only read is not locked or queued on either. */
@@ -197,9 +205,8 @@ public final class ScytheTxn extends OneSidedTxn {
                 continue;
             }
             checks.add(readHeader(a).compose(h -> {
-                final long version = h.getLong(ObjectLayout.VERSION_OFFSET);
                 final long queued = h.getLong(ObjectLayout.LOWER_OFFSET) - h.getLong(ObjectLayout.UPPER_OFFSET);
-                if (version != a.readVersion) {
+                if (!unchangedSinceRead(a, h)) {
                     return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued,
                         AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed"));
                 }
