@@ -7,6 +7,7 @@ import io.scythe.bench.report.BenchReport;
 import io.scythe.bench.workload.OltpSpec;
 import io.scythe.bench.workload.SmallBankSpec;
 import io.scythe.bench.workload.YcsbSpec;
+import io.scythe.fabric.ClockOptions;
 import io.scythe.fabric.CostModel;
 import io.scythe.sim.Explorer;
 import io.scythe.sim.Faults;
@@ -204,6 +205,22 @@ public final class SimCommand implements Callable<Integer> {
             + "3,10).")
     List<Integer> watermarks;
 
+    @Option(names = "--clock", paramLabel = "[NODE.]nic|host=OFFSET_NS[,DRIFT_PPM]",
+        description = "A clock of every node (nic, host) or of one (mn0.nic, cn1.host): OFFSET_NS ahead of virtual "
+            + "time at the start, running DRIFT_PPM fast (negative: behind, slow). Repeatable. Nodes: mn0.., tso, "
+            + "tsoproxy0.., cn0... Default: every clock reads virtual time. Protocols do not read node clocks yet.")
+    List<String> clock = List.of();
+
+    @Option(names = "--clock-spread", paramLabel = "nic|host=OFFSET_NS[,DRIFT_PPM]",
+        description = "Each node's nic or host clock adds an offset drawn uniformly from [-OFFSET_NS, OFFSET_NS] "
+            + "and a drift from [-DRIFT_PPM, DRIFT_PPM], drawn from --seed and the node's name. Repeatable.")
+    List<String> clockSpread = List.of();
+
+    @Option(names = "--clock-config", paramLabel = "FILE",
+        description = "Node clocks from a YAML/JSON file (conf/fabric/clocks.yaml documents every key with its "
+            + "source); --clock and --clock-spread apply on top.")
+    Path clockConfig;
+
     @Option(names = "--check-history", description = "Record every committed transaction's reads (with versions) "
         + "and writes and check the history for serializability, in memory (as `scythe check` does a file): a "
         + "dependency cycle (G0, G1c, G2) or an impossible history fails the run.")
@@ -237,6 +254,10 @@ public final class SimCommand implements Callable<Integer> {
         final Vertx vertx = SimVertx.create();
         try {
             if (explore != null) {
+                if (clockConfig != null || !clock.isEmpty() || !clockSpread.isEmpty()) {
+                    throw new IllegalArgumentException("--explore runs perfect clocks: its replay commands do not "
+                        + "carry --clock, --clock-spread or --clock-config");
+                }
                 if (explore < 1) {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
                 }
@@ -317,6 +338,7 @@ public final class SimCommand implements Callable<Integer> {
             : casWorkload ? new CasSim.Spec(locks, sweep.get(0)) : spec(sweep.get(0));
         final CostModel model = fabricConfig != null ? BenchCommand.readCostModel(fabricConfig)
             : CostModel.profile(profile);
+        final ClockOptions clocks = ClockArguments.parse(clockConfig, clock, clockSpread, seed);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
         if (crashCn >= 0) {
             faults.crash(crashCn, crashAt.toNanos());
@@ -329,6 +351,9 @@ public final class SimCommand implements Callable<Integer> {
             .put("clients_per_cn", new JsonArray(clients)).put("cns", cns).put("loops_per_cn", loops)
             .put("memory_nodes", memoryNodes).put("tso_proxies", tsoProxies).put("seed", seed).put("duration_virtual_ms", duration.toNanos() / 1e6)
             .put("cost_model", model.toJson()).put("faults", faults.toJson()).mergeIn(spec.params());
+        if (!clocks.isPerfect()) {
+            params.put("clocks", clocks.toJson());
+        }
         final BenchReport report = new BenchReport(spec.name(), params);
         boolean ok = true;
         for (final double zipfTheta : sweep) {
@@ -339,7 +364,7 @@ public final class SimCommand implements Callable<Integer> {
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
-                    .costModel(model).faults(faults).tsoProxies(tsoProxies)
+                    .costModel(model).faults(faults).tsoProxies(tsoProxies).clocks(clocks)
                     .queueSampleNs(queueSample.toNanos()).reclaimEveryNs(reclaimEvery.toNanos())
                     .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))

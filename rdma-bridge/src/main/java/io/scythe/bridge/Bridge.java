@@ -66,6 +66,8 @@ public final class Bridge {
     private long polls;
     private long idlePolls;
     private int lastWork;
+    /** The queue whose completions are being delivered (their timestamps are read from it), else null. */
+    private CompletionQueue delivering;
     /** Runs a task after the current one on this loop; null on event loops (callers use their Vert.x context). */
     private Executor deferred;
 
@@ -217,8 +219,13 @@ public final class Bridge {
     public int doWork() {
         final long now = clock.nanoTime();
         int work = 0;
-        for (final CompletionQueue cq : queues) {
-            work += cq.poll(now, dispatcher, DEFAULT_MAX_COMPLETIONS_PER_POLL);
+        try {
+            for (final CompletionQueue cq : queues) {
+                delivering = cq;
+                work += cq.poll(now, dispatcher, DEFAULT_MAX_COMPLETIONS_PER_POLL);
+            }
+        } finally {
+            delivering = null;
         }
         for (final Poller poller : pollers) {
             work += poller.poll(now);
@@ -330,6 +337,21 @@ public final class Bridge {
             LOG.error("completion of " + opcode + " wrId=" + wrId + " (" + status + ") on " + qp
                 + " has no handler attached; dropped");
         }
+    }
+
+    /**
+     * The NIC-clock timestamp of the completion being delivered ({@link CompletionQueue#completionTimestampNs()}):
+     * for a completion handler of this loop, during its call.
+     *
+     * @throws IllegalStateException outside a completion's delivery
+     */
+    public long completionTimestampNs() {
+        final CompletionQueue cq = delivering;
+        if (cq == null) {
+            throw new IllegalStateException("no completion is being delivered on the bridge of thread '"
+                + thread.getName() + "': completion timestamps are read inside a completion handler");
+        }
+        return cq.completionTimestampNs();
     }
 
     /** Verbs posted through this bridge. */

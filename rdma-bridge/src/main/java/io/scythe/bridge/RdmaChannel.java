@@ -3,6 +3,7 @@ package io.scythe.bridge;
 import io.scythe.fabric.CompletionHandler;
 import io.scythe.fabric.CompletionQueue;
 import io.scythe.fabric.Nic;
+import io.scythe.fabric.NicClockWord;
 import io.scythe.fabric.Opcode;
 import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.QpState;
@@ -17,6 +18,7 @@ import io.vertx.core.internal.ContextInternal;
 import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -38,6 +40,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 public final class RdmaChannel implements CompletionHandler {
     private static final byte KIND_VOID = 0;
     private static final byte KIND_ATOMIC = 1;
+    private static final byte KIND_NIC_CLOCK = 2;
 
     private final Bridge bridge;
     private final QueuePair qp;
@@ -64,6 +67,10 @@ public final class RdmaChannel implements CompletionHandler {
     private final int maxWaiting;
     private final int sendQueueDepth;
     private boolean drainScheduled;
+    /** This end's NIC, for the local side of clock reads; null for a channel wrapped without it. */
+    private final Nic nic;
+    /** Per slot of a clock read: this NIC's clock when it was posted. Made on the first clock read. */
+    private long[] clockSentNs;
 
     /**
      * A post that found the send queue full: tried again, in order, when there may be room.
@@ -74,8 +81,9 @@ public final class RdmaChannel implements CompletionHandler {
     private record Waiting(java.util.function.BooleanSupplier tryPost, Runnable refuse) {
     }
 
-    private RdmaChannel(final Bridge bridge, final QueuePair qp) {
+    private RdmaChannel(final Bridge bridge, final Nic nic, final QueuePair qp) {
         this.bridge = bridge;
+        this.nic = nic;
         // Futures complete on the context that created the channel; the bridge polls inside its dispatch, so
         // completing them costs no context switch.
         this.context = (ContextInternal) Vertx.currentContext();
@@ -100,13 +108,22 @@ public final class RdmaChannel implements CompletionHandler {
     public static Future<RdmaChannel> connect(final Nic nic, final String remoteNode, final QpOptions options) {
         final Bridge bridge = Bridge.current();
         final CompletionQueue cq = bridge.completionQueue(nic);
-        return nic.connect(remoteNode, cq, options).map(qp -> new RdmaChannel(bridge, qp));
+        return nic.connect(remoteNode, cq, options).map(qp -> new RdmaChannel(bridge, nic, qp));
     }
 
-    /** Wraps an existing queue-pair end that reports to {@code bridge} (e.g. an accepted one). */
+    /**
+     * Wraps an existing queue-pair end that reports to {@code bridge} (e.g. an accepted one). It cannot
+     * {@link #readNicClock()}: it does not know its NIC.
+     */
     public static RdmaChannel wrap(final Bridge bridge, final QueuePair qp) {
         bridge.checkThread();
-        return new RdmaChannel(bridge, qp);
+        return new RdmaChannel(bridge, null, qp);
+    }
+
+    /** Wraps an existing queue-pair end of {@code nic} that reports to {@code bridge}. */
+    public static RdmaChannel wrap(final Bridge bridge, final Nic nic, final QueuePair qp) {
+        bridge.checkThread();
+        return new RdmaChannel(bridge, nic, qp);
     }
 
     // -------------------------------------------------------------------------------------------------- verbs
@@ -158,6 +175,36 @@ public final class RdmaChannel implements CompletionHandler {
     public Future<Void> send(final DirectBuffer src, final int srcOffset, final int length) {
         final Promise<Void> promise = promise();
         submit(() -> single.send(src, srcOffset, length).inline(length <= maxInline), promise, KIND_VOID);
+        return promise.future();
+    }
+
+    /**
+     * Reads the peer's NIC clock one-sided (a READ of its {@link NicClockWord}, timed as any READ): the Future holds
+     * the peer's clock as the READ executed there, between this NIC's clock when it was posted and the READ's
+     * completion timestamp. Fails as a READ does, or at once when this provider has no NIC clock (disni).
+     */
+    public Future<NicClockReading> readNicClock() {
+        final NanoClock localClock;
+        try {
+            if (nic == null) {
+                throw new IllegalStateException("channel to " + remoteNode() + " was wrapped without its NIC: "
+                    + "use RdmaChannel.wrap(bridge, nic, qp) to read clocks over it");
+            }
+            localClock = nic.nicClock();
+        } catch (final RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        if (clockSentNs == null) {
+            clockSentNs = new long[mask + 1];
+        }
+        final RemoteRegion word = NicClockWord.of(remoteNode());
+        final Promise<NicClockReading> promise = promise();
+        submit(() -> {
+            final long seq = nextSeq;
+            clockSentNs[(int) (seq & mask)] = localClock.nanoTime(); // read as it is posted, after any wait for room
+            return single.read(word.address(), word.rkey(), atomicResults, atomicResultOffset(seq),
+                NicClockWord.LENGTH);
+        }, promise, KIND_NIC_CLOCK);
         return promise.future();
     }
 
@@ -469,6 +516,10 @@ public final class RdmaChannel implements CompletionHandler {
         promises[i] = null;
         if (kinds[i] == KIND_ATOMIC) {
             ((Promise<Long>) promise).complete(atomicResults.getLong(i * Long.BYTES));
+        } else if (kinds[i] == KIND_NIC_CLOCK) {
+            // Signaled, so this is its own completion, whose timestamp the bridge is delivering now.
+            ((Promise<NicClockReading>) promise).complete(new NicClockReading(remoteNode(), clockSentNs[i],
+                atomicResults.getLong(i * Long.BYTES), bridge.completionTimestampNs()));
         } else {
             ((Promise<Void>) promise).complete(null);
         }

@@ -24,6 +24,18 @@ public interface CompletionQueue extends AutoCloseable {
      */
     long nextEventNs();
 
+    /**
+     * The time on its NIC's clock ({@link Nic#nicClock()}) at which the completion being delivered completed. Valid
+     * only inside the {@link CompletionHandler#onCompletion} call this queue's {@link #poll} makes, for that
+     * completion: ibverbs' {@code ibv_wc_read_completion_ts} on a queue created with
+     * {@code IBV_WC_EX_WITH_COMPLETION_TIMESTAMP}. A RECV is stamped when it is delivered.
+     *
+     * @throws FabricException when this provider has no NIC clock to stamp completions with
+     */
+    default long completionTimestampNs() {
+        throw new FabricException(getClass().getSimpleName() + " does not timestamp completions");
+    }
+
     /** Work requests posted on this queue's QPs whose completion has not been delivered yet. */
     int outstanding();
 

@@ -38,7 +38,10 @@ public interface Fabric extends AutoCloseable {
 
     CostModel costModel();
 
-    /** The clock the cost model is measured against (virtual in the simulator). */
+    /**
+     * True time: the clock the cost model is measured against (virtual in the simulator), from which every node's
+     * host and NIC clock deviate ({@link Nic#hostClock()}, {@link Nic#nicClock()}).
+     */
     NanoClock clock();
 
     /**

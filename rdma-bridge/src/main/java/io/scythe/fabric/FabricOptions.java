@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  *   "addresses": { "node": "host:port", ... }  where tcp/disni nodes listen (loopback by default)
  *   "qp": { "sendQueueDepth", "receiveQueueDepth", "maxInlineBytes", "maxMessageBytes" }
  *   "secret": the cluster secret; tcp verbs servers then accept only peers that prove it (never in toJson)
+ *   "clocks": { "nic", "host", "spread", "nodes" }  every node's host and NIC clock, see ClockOptions and
+ *              conf/fabric/clocks.yaml; default: every clock reads true time
  * }
  * </pre>
  */
@@ -30,7 +32,7 @@ public final class FabricOptions {
     public static final String DEFAULT_SHM_DIRECTORY = "/dev/shm";
 
     private static final Set<String> KEYS = Set.of("provider", "cluster", "costModel", "shmDirectory", "addresses",
-        "qp", "secret");
+        "qp", "secret", "clocks");
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
     private String provider = DEFAULT_PROVIDER;
@@ -43,6 +45,7 @@ public final class FabricOptions {
     private DelayInjector delayInjector;
     private VerbFaultInjector verbFaultInjector;
     private ClusterSecret secret;
+    private ClockOptions clocks = new ClockOptions();
 
     public FabricOptions() {
     }
@@ -70,6 +73,9 @@ public final class FabricOptions {
         if (json.containsKey("secret")) {
             secret = new ClusterSecret(json.getString("secret"));
         }
+        if (json.containsKey("clocks")) {
+            clocks = new ClockOptions(json.getJsonObject("clocks"));
+        }
         validate();
     }
 
@@ -82,7 +88,8 @@ public final class FabricOptions {
             .put("costModel", costModel.toJson())
             .put("shmDirectory", shmDirectory)
             .put("addresses", addr)
-            .put("qp", qpOptions.toJson());
+            .put("qp", qpOptions.toJson())
+            .put("clocks", clocks.toJson());
     }
 
     /** @throws IllegalArgumentException naming the first bad value */
@@ -102,6 +109,10 @@ public final class FabricOptions {
             parseAddress(e.getKey(), e.getValue());
         }
         qpOptions.validate();
+        if (clocks == null) {
+            throw new IllegalArgumentException("clocks must be set");
+        }
+        clocks.validate();
         return this;
     }
 
@@ -208,7 +219,23 @@ public final class FabricOptions {
         return this;
     }
 
-    /** The clock verbs are timed against; the simulator passes a virtual one. Not part of the JSON form. */
+    /**
+     * How each node's host and NIC clock deviate from true time ({@link #clock()}); by default not at all. Every
+     * process of a cluster must be given the same (the spread's draws depend only on the seed and a node's name).
+     */
+    public ClockOptions clocks() {
+        return clocks;
+    }
+
+    public FabricOptions clocks(final ClockOptions clocks) {
+        this.clocks = clocks;
+        return this;
+    }
+
+    /**
+     * True time: the clock verbs are timed against and nodes' clocks deviate from; the simulator passes a virtual
+     * one. Not part of the JSON form.
+     */
     public NanoClock clock() {
         return clock;
     }

@@ -1,6 +1,7 @@
 package io.scythe.fabric;
 
 import io.vertx.core.Future;
+import org.agrona.concurrent.NanoClock;
 
 import java.util.Collection;
 
@@ -13,6 +14,35 @@ public interface Nic extends AutoCloseable {
     String node();
 
     Fabric fabric();
+
+    /**
+     * This node's NIC clock: the hardware clock of its RDMA NIC, in which its completions are timestamped
+     * ({@link CompletionQueue#completionTimestampNs()}) and which peers read one-sided ({@link NicClockWord}). It
+     * deviates from true time as {@link FabricOptions#clocks()} says for this node.
+     *
+     * @throws FabricException when this provider cannot read a NIC clock (the message says what it would need)
+     */
+    default NanoClock nicClock() {
+        throw new FabricException(getClass().getSimpleName() + " of node " + node() + " has no NIC clock");
+    }
+
+    /**
+     * This node's host clock: what its CPUs read (the fabric's clock, virtual in the simulator), deviating from true
+     * time as {@link FabricOptions#clocks()} says for this node.
+     */
+    default NanoClock hostClock() {
+        throw new FabricException(getClass().getSimpleName() + " of node " + node() + " has no host clock");
+    }
+
+    /** {@link #nicClock()} read now. */
+    default long nicClockNs() {
+        return nicClock().nanoTime();
+    }
+
+    /** {@link #hostClock()} read now. */
+    default long hostClockNs() {
+        return hostClock().nanoTime();
+    }
 
     /**
      * Registers {@code length} bytes of this node's memory (zeroed) for remote access.

@@ -14,7 +14,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
-import io.vertx.junit5.VertxTestContext;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -54,23 +53,7 @@ class BridgeVerticleTest {
 
     /** Runs {@code body} on a fresh event-loop context and waits for its Future. */
     private static <T> T onLoop(final Function<Context, Future<T>> body) throws Exception {
-        final Context context = vertx.getOrCreateContext();
-        final VertxTestContext test = new VertxTestContext();
-        final Object[] result = new Object[1];
-        context.runOnContext(v -> body.apply(context).onComplete(ar -> {
-            if (ar.succeeded()) {
-                result[0] = ar.result();
-                test.completeNow();
-            } else {
-                test.failNow(ar.cause());
-            }
-        }));
-        assertThat(test.awaitCompletion(10, TimeUnit.SECONDS)).isTrue();
-        if (test.failed()) {
-            throw new AssertionError(test.causeOfFailure());
-        }
-        @SuppressWarnings("unchecked") final T t = (T) result[0];
-        return t;
+        return OnLoop.run(vertx, body);
     }
 
     @Test

@@ -33,6 +33,11 @@ public abstract class FabricContractTest {
     /** Opens the provider under test with {@link CostModel#zero()}, cluster {@code cluster}, and nodes cn0, mn0. */
     protected abstract Fabric openFabric(String cluster) throws Exception;
 
+    /** Whether the provider reads NIC clocks (a peer's one-sided, completion timestamps); disni does not. */
+    protected boolean readsNicClocks() {
+        return true;
+    }
+
     /** Releases what {@link #openFabric} took beyond the fabric itself (files, Vert.x). */
     protected void closeProvider() throws Exception {
     }
@@ -341,5 +346,50 @@ public abstract class FabricContractTest {
         final Throwable unknown = cn.connect("nowhere", cq, new QpOptions()).transform(ar -> io.vertx.core.Future
             .succeededFuture(ar.cause())).await(10, TimeUnit.SECONDS);
         assertThat(unknown).isInstanceOf(FabricException.class).hasMessageContaining("nowhere");
+    }
+
+    @Test
+    void shouldReadThePeersNicClockBetweenPostAndCompletionAndStampTheCompletion() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(readsNicClocks(), "the provider reads no NIC clocks");
+        // Perfect clocks (the default): both NICs read true time, so the peer's reading and the completion's stamp
+        // must fall in order between the requester's clock before the post and after the delivery.
+        final long[] stamp = new long[1];
+        final Recorder reads = new Recorder();
+        final CompletionHandler stamping = (from, wrId, opcode, status, byteLength) -> {
+            stamp[0] = cq.completionTimestampNs();
+            reads.onCompletion(from, wrId, opcode, status, byteLength);
+        };
+        final RemoteRegion word = NicClockWord.of("mn0");
+        final long before = cn.nicClockNs();
+        assertThat(qp.post(new WorkRequest().read(word.address(), word.rkey(), local, 0, NicClockWord.LENGTH)
+            .wrId(7))).isEqualTo(QueuePair.POST_OK);
+        final long deadline = System.nanoTime() + TIMEOUT_NS;
+        while (reads.entries.isEmpty()) {
+            cq.poll(fabric.clock().nanoTime(), stamping, 16); // the time it passes is the fabric's
+            assertThat(System.nanoTime() - deadline).as("completion overdue").isNegative();
+        }
+        final long after = cn.nicClockNs();
+        assertThat(reads.last().status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(reads.last().byteLength()).isEqualTo(NicClockWord.LENGTH);
+        final long peerClock = local.getLong(0);
+        assertThat(peerClock).isBetween(before, after);
+        assertThat(stamp[0]).isBetween(peerClock, after);
+    }
+
+    @Test
+    void shouldRefuseEveryVerbOnTheNicClockButAnEightByteRead() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(readsNicClocks(), "the provider reads no NIC clocks");
+        final RemoteRegion word = NicClockWord.of("mn0");
+        qp.post(new WorkRequest().write(word.address(), word.rkey(), local, 0, 8).inline(true).wrId(1));
+        poll();
+        assertThat(recorder.last().status()).isEqualTo(WcStatus.REMOTE_ACCESS_ERROR);
+        assertThat(qp.reset()).isTrue();
+        qp.post(new WorkRequest().fetchAndAdd(word.address(), word.rkey(), 1, local, 0).wrId(2));
+        poll();
+        assertThat(recorder.last().status()).isEqualTo(WcStatus.REMOTE_ACCESS_ERROR);
+        assertThat(qp.reset()).isTrue();
+        qp.post(new WorkRequest().read(word.address(), word.rkey(), local, 0, 16).wrId(3));
+        poll();
+        assertThat(recorder.last().status()).isEqualTo(WcStatus.REMOTE_ACCESS_ERROR);
     }
 }

@@ -1,5 +1,6 @@
 package io.scythe.sim;
 
+import io.scythe.fabric.ClockOptions;
 import io.scythe.fabric.CostModel;
 import io.vertx.core.json.JsonObject;
 
@@ -37,6 +38,7 @@ public final class SimOptions {
     private io.scythe.hotspot.Watermarks watermarks = io.scythe.hotspot.Watermarks.DEFAULT;
     private long queueSampleNs;
     private long reclaimEveryNs;
+    private ClockOptions clocks = new ClockOptions();
 
     /** @throws IllegalArgumentException naming the first bad value */
     public SimOptions validate() {
@@ -63,6 +65,7 @@ public final class SimOptions {
             throw new IllegalArgumentException("queue sampling interval must not be negative");
         }
         faults.validate(computeNodes);
+        clocks.validate();
         return this;
     }
 
@@ -81,7 +84,8 @@ public final class SimOptions {
             .put("cpu_ns", new JsonObject().put("cn_poll", cnPollNs).put("cn_work", cnWorkNs)
                 .put("mn_poll", mnPollNs).put("mn_request", mnRequestNs))
             .put("faults", faults.toJson()).put("tso_proxies", tsoProxies)
-            .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()));
+            .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()))
+            .put("clocks", clocks.toJson());
     }
 
     public String protocol() {
@@ -249,6 +253,19 @@ public final class SimOptions {
 
     public SimOptions queueSampleNs(final long queueSampleNs) {
         this.queueSampleNs = queueSampleNs;
+        return this;
+    }
+
+    /**
+     * Every simulated node's host and NIC clock: offsets and drift from virtual time (default: none). Nodes are
+     * {@code mn0..}, {@code tso}, {@code tsoproxy0..} and {@code cn0..}.
+     */
+    public ClockOptions clocks() {
+        return clocks;
+    }
+
+    public SimOptions clocks(final ClockOptions clocks) {
+        this.clocks = clocks;
         return this;
     }
 

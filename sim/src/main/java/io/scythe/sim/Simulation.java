@@ -219,7 +219,7 @@ public final class Simulation {
             // Fixed node names: they key hash maps whose order steers the run (so a per-run name would break
             // determinism), and they are event-bus addresses, so simulations on one Vert.x run one at a time.
             final FabricOptions fabricOptions = new FabricOptions().costModel(options.costModel()).clock(clock)
-                .cluster("sim");
+                .clocks(options.clocks()).cluster("sim");
             if (options.faults().jitterNs() > 0) {
                 final long jitter = options.faults().jitterNs();
                 fabricOptions.delayInjector((from, to, qp) -> faultRandom.nextLong(jitter));

@@ -21,6 +21,10 @@
  *   <li>Micro workloads instead of transactions ({@link io.scythe.sim.Simulation#operation}):
  *       {@link io.scythe.sim.LockSim} (Fig. 27, Takeout Lock vs CAS lock) and {@link io.scythe.sim.CasSim} (Table 1,
  *       single CASes on one MN's host memory, the cost model's calibration check).</li>
+ *   <li>Per-node clocks ({@link io.scythe.sim.SimOptions#clocks}): every simulated node's host and NIC clock is
+ *       virtual time plus its own offset and drift ({@code FabricOptions.clocks}), read through the fabric SPI and
+ *       {@code NodeClocks}; a peer's NIC clock is a READ that executes at its modelled time. None by default, and
+ *       protocols read none yet, so they change no run.</li>
  * </ul>
  *
  * <p>Seams the runtime gives the simulator (and nothing else): {@code Bridge.switchCurrent}, its deferred executor

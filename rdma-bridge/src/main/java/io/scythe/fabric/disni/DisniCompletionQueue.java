@@ -70,6 +70,12 @@ final class DisniCompletionQueue implements CompletionQueue {
         return polled;
     }
 
+    /** @throws FabricException always: {@link DisniSupport#NO_NIC_CLOCK} */
+    @Override
+    public long completionTimestampNs() {
+        throw new FabricException(DisniSupport.NO_NIC_CLOCK);
+    }
+
     @Override
     public long nextEventNs() {
         return NO_EVENT; // the device says when: keep polling while anything is outstanding

@@ -12,6 +12,7 @@ import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaConnParam;
 import com.ibm.disni.verbs.SVCRegMr;
 import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.DriftingClock;
 import io.scythe.fabric.Fabric;
 import io.scythe.fabric.FabricException;
 import io.scythe.fabric.FabricOptions;
@@ -23,6 +24,7 @@ import io.scythe.fabric.QpState;
 import io.scythe.fabric.QueuePair;
 import io.vertx.core.Future;
 import org.agrona.BufferUtil;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
@@ -59,11 +61,13 @@ final class DisniNic implements Nic {
     private final DisniCompletionQueue passive;
     private volatile QpAcceptor acceptor;
     private volatile boolean closed;
+    private final DriftingClock hostClock;
 
     /** Binds {@code node} to {@code address} and opens its device; blocking, call off the event loop. */
     DisniNic(final DisniFabric fabric, final String node, final InetSocketAddress address) throws IOException {
         this.fabric = fabric;
         this.node = node;
+        this.hostClock = new DriftingClock(fabric.clock(), fabric.options().clocks().hostOf(node));
         this.listener = fabric.eventChannel().createId(RdmaCm.RDMA_PS_TCP);
         listener.bindAddr(address);
         listener.listen(128);
@@ -85,6 +89,18 @@ final class DisniNic implements Nic {
     @Override
     public Fabric fabric() {
         return fabric;
+    }
+
+    /** @throws FabricException always: {@link DisniSupport#NO_NIC_CLOCK} */
+    @Override
+    public NanoClock nicClock() {
+        throw new FabricException("node " + node + ": " + DisniSupport.NO_NIC_CLOCK);
+    }
+
+    /** The host's own clock, with the deviation configured for this node (none by default). */
+    @Override
+    public NanoClock hostClock() {
+        return hostClock;
     }
 
     @Override

@@ -5,6 +5,7 @@ import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCmId;
 import io.scythe.fabric.CompletionHandler;
+import io.scythe.fabric.NicClockWord;
 import io.scythe.fabric.Opcode;
 import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.QpState;
@@ -70,8 +71,8 @@ final class DisniQueuePair implements QueuePair {
         }
         int count = 0;
         for (WorkRequest wr = first; wr != null; wr = wr.next()) {
-            if (!WorkRequests.valid(wr, options)) {
-                return INVALID_REQUEST;
+            if (!WorkRequests.valid(wr, options) || NicClockWord.isClockWord(wr.remoteAddress(), wr.rkey())) {
+                return INVALID_REQUEST; // a real NIC has no clock word to READ (DisniSupport.NO_NIC_CLOCK)
             }
             count++;
         }

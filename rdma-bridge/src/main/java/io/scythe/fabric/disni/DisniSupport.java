@@ -14,6 +14,18 @@ public final class DisniSupport {
     /** Where Linux lists RDMA devices. */
     static final Path DEVICES = Path.of("/sys/class/infiniband");
 
+    /**
+     * Why the disni provider reads no NIC clock: what it would use, and what DiSNI lacks. A real ConnectX NIC gives
+     * its free-running hardware clock through {@code ibv_query_rt_values_ex} ({@code IBV_VALUES_MASK_RAW_CLOCK}) and
+     * stamps completions with it on a queue made by {@code ibv_create_cq_ex} with
+     * {@code IBV_WC_EX_WITH_COMPLETION_TIMESTAMP} (read by {@code ibv_wc_read_completion_ts}, converted to ns with
+     * {@code hca_core_clock} or {@code mlx5dv_ts_to_ns}); a peer's clock is learnt from such timestamps of probes
+     * (Aurogon §5.2.2), since no verb READs another NIC's clock register.
+     */
+    public static final String NO_NIC_CLOCK = "the disni provider cannot read NIC clocks: it would need "
+        + "ibv_query_rt_values_ex (the NIC's raw clock) and completion queues made by ibv_create_cq_ex with "
+        + "IBV_WC_EX_WITH_COMPLETION_TIMESTAMP, and DiSNI 2.x wraps neither (use the local, shm or tcp provider)";
+
     private DisniSupport() {
     }
 

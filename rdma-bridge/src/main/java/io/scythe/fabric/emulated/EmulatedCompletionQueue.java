@@ -2,6 +2,7 @@ package io.scythe.fabric.emulated;
 
 import io.scythe.fabric.CompletionHandler;
 import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.DriftingClock;
 import io.scythe.fabric.Opcode;
 import io.scythe.fabric.WcStatus;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
@@ -30,12 +31,17 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
     private long nextEventNs = NO_EVENT;
     private volatile Runnable wake;
     private boolean closed;
+    private final DriftingClock nicClock;
+    /** True time the completion being delivered completed at; stamped on the NIC clock only when asked for. */
+    private long completingAtNs;
 
-    public EmulatedCompletionQueue(final int capacity) {
+    /** @param nicClock the clock of the NIC this queue belongs to, in which its completions are timestamped */
+    public EmulatedCompletionQueue(final int capacity, final DriftingClock nicClock) {
         if (capacity <= 0) {
             throw new IllegalArgumentException("completion queue capacity=" + capacity + " must be positive");
         }
         this.capacity = capacity;
+        this.nicClock = nicClock;
         this.owner = Thread.currentThread();
     }
 
@@ -50,6 +56,7 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
         int work = 0;
         int budget = Math.min(maxCompletions, capacity);
         RecvCompletion recv;
+        completingAtNs = nowNs; // receives are stamped when delivered
         while (budget > 0 && (recv = inbox.poll()) != null) {
             handler.onCompletion(recv.qp, recv.wrId, Opcode.RECV, recv.status, recv.length);
             budget--;
@@ -85,6 +92,16 @@ public final class EmulatedCompletionQueue implements CompletionQueue {
         }
         nextEventNs = inbox.isEmpty() && activations.isEmpty() ? next : nowNs;
         return work;
+    }
+
+    @Override
+    public long completionTimestampNs() {
+        return nicClock.at(completingAtNs);
+    }
+
+    /** The completion about to be delivered completed at true time {@code trueNs}. Owner thread only. */
+    void completing(final long trueNs) {
+        completingAtNs = trueNs;
     }
 
     @Override

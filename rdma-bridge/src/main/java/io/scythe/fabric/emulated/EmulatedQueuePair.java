@@ -3,6 +3,7 @@ package io.scythe.fabric.emulated;
 import io.scythe.fabric.CompletionHandler;
 import io.scythe.fabric.CostModel;
 import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.NicClockWord;
 import io.scythe.fabric.Opcode;
 import io.scythe.fabric.QpOptions;
 import io.scythe.fabric.QpState;
@@ -172,7 +173,8 @@ public final class EmulatedQueuePair implements QueuePair {
         slot.compareOrAdd = wr.compareOrAdd();
         slot.swap = wr.swap();
         slot.status = null;
-        slot.region = op == Opcode.SEND ? null : peer.region(wr.rkey());
+        slot.region = op == Opcode.SEND ? null
+            : NicClockWord.addressedBy(wr.rkey()) ? NicClockView.INSTANCE : peer.region(wr.rkey());
         if (wr.inline() && wr.length() > 0) {
             UnsafeBuffer copy = slot.inlineCopy;
             if (copy == null) {
@@ -337,6 +339,7 @@ public final class EmulatedQueuePair implements QueuePair {
                 break;
             }
             head++;
+            cq.completing(free ? nowNs : slot.completeAt);
             final WcStatus st = slot.status;
             final boolean report = slot.signaled || st != WcStatus.SUCCESS;
             final Opcode op = slot.opcode;
@@ -393,12 +396,16 @@ public final class EmulatedQueuePair implements QueuePair {
                 ? WcStatus.RNR_RETRY_EXCEEDED
                 : peerReceiveQueue.deliver(slot.local, slot.localOffset, slot.length);
         } else {
-            RegionView target = slot.region;
-            if (target == null || !target.isRegistered()) {
-                target = peer.region(slot.rkey);
+            if (slot.region == NicClockView.INSTANCE) {
+                result = readPeerClock(slot);
+            } else {
+                RegionView target = slot.region;
+                if (target == null || !target.isRegistered()) {
+                    target = peer.region(slot.rkey);
+                }
+                result = OneSidedOps.execute(slot.opcode, target, slot.rkey, slot.remoteAddress, slot.local,
+                    slot.localOffset, slot.length, slot.compareOrAdd, slot.swap);
             }
-            result = OneSidedOps.execute(slot.opcode, target, slot.rkey, slot.remoteAddress, slot.local,
-                slot.localOffset, slot.length, slot.compareOrAdd, slot.swap);
             if (result == WcStatus.SUCCESS && verbFaultInjector != null) {
                 final WcStatus injected = verbFaultInjector.afterLanding(this, slot.opcode); // landed all the same
                 result = injected == null ? result : injected;
@@ -408,6 +415,19 @@ public final class EmulatedQueuePair implements QueuePair {
             state = QpState.ERROR;
         }
         slot.status = result;
+    }
+
+    /**
+     * A READ of the responder's {@link NicClockWord}: its NIC clock at the READ's modelled execution time (at once
+     * with a free model, which executes at post).
+     */
+    private WcStatus readPeerClock(final Slot slot) {
+        final WcStatus check = NicClockWord.check(slot.opcode, slot.remoteAddress, slot.length);
+        if (check == WcStatus.SUCCESS) {
+            ((MutableDirectBuffer) slot.local).putLong(slot.localOffset,
+                peer.nicClock().at(free ? clock.nanoTime() : slot.executeAt));
+        }
+        return check;
     }
 
     // ------------------------------------------------------------------------------------------------ the rest

@@ -2,9 +2,11 @@ package io.scythe.fabric.local;
 
 import io.scythe.fabric.CompletionQueue;
 import io.scythe.fabric.CostModel;
+import io.scythe.fabric.DriftingClock;
 import io.scythe.fabric.Fabric;
 import io.scythe.fabric.FabricException;
 import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.HostAndNicClocks;
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.MemoryRegion;
 import io.scythe.fabric.Nic;
@@ -37,6 +39,7 @@ final class LocalNic implements Nic, EmulatedPeer {
     private final CostModel model;
     private final NicTimeline timeline;
     private final RegionTable regions;
+    private final HostAndNicClocks clocks;
     private final Map<Integer, EmulatedQueuePair> queuePairs = new ConcurrentHashMap<>();
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     private final AtomicInteger qpNumbers = new AtomicInteger();
@@ -50,6 +53,17 @@ final class LocalNic implements Nic, EmulatedPeer {
         this.regions = new RegionTable(node, model);
         this.timeline = new NicTimeline(
             new UnsafeBuffer(BufferUtil.allocateDirectAligned(NicTimeline.length(model), 64)), model);
+        this.clocks = HostAndNicClocks.start(fabric, node);
+    }
+
+    @Override
+    public DriftingClock nicClock() {
+        return clocks.nic();
+    }
+
+    @Override
+    public DriftingClock hostClock() {
+        return clocks.host();
     }
 
     @Override
@@ -96,7 +110,7 @@ final class LocalNic implements Nic, EmulatedPeer {
     @Override
     public CompletionQueue createCompletionQueue(final int capacity) {
         checkOpen();
-        return new EmulatedCompletionQueue(capacity);
+        return new EmulatedCompletionQueue(capacity, clocks.nic());
     }
 
     @Override

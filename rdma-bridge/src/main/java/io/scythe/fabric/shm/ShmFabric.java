@@ -4,6 +4,7 @@ import io.scythe.fabric.CostModel;
 import io.scythe.fabric.Fabric;
 import io.scythe.fabric.FabricException;
 import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.HostAndNicClocks;
 import io.scythe.fabric.Nic;
 import io.vertx.core.Future;
 import org.agrona.concurrent.NanoClock;
@@ -121,8 +122,9 @@ public final class ShmFabric implements Fabric {
             throw new FabricException("shm fabric cannot create " + dir + ": " + e.getMessage(), e);
         }
         peers.remove(node);
+        final HostAndNicClocks clocks = HostAndNicClocks.start(this, node);
         final ShmNic nic = new ShmNic(this, node, ShmNodeFile.create(dir, costModel(),
-            ProcessHandle.current().pid()));
+            ProcessHandle.current().pid(), clocks.nic()), clocks);
         nics.put(node, nic);
         return nic;
     }
@@ -158,7 +160,7 @@ public final class ShmFabric implements Fabric {
             throw new FabricException("node " + node + " of the shm fabric '" + options.cluster()
                 + "' is gone (process " + file.pid() + " exited or closed it)");
         }
-        final ShmPeer peer = new ShmPeer(node, file);
+        final ShmPeer peer = new ShmPeer(node, file, clock());
         peers.put(node, peer);
         return peer;
     }

@@ -13,6 +13,9 @@ import io.scythe.fabric.emulated.NicTimeline;
  *   0  magic u64 "SCYTHSHM"        8  layout version u32     12  state u32 (1 live, 2 closed)
  *  16  owner pid u64              24  region slots u32      28  connection slots u32
  *  32  fenced slots u32           36  reserved
+ *  40  NIC clock start u64: true time (the host's clock) its drift runs from
+ *  48  NIC clock offset i64 (ns)   56  NIC clock drift f64 (ppm)   peers READ the NIC's clock word from these (all
+ *      zero, as in a file of an older process: a perfect clock)
  *  timeline (offset 64): NicTimeline of this node's NIC: its TX port, responder unit, atomic units, address
  *      buckets and QP-context cache, reserved by every process that uses the NIC
  *  region table: REGION_SLOTS x 128 B
@@ -47,6 +50,9 @@ public final class ShmLayout {
     public static final int REGION_SLOTS_OFFSET = 24;
     public static final int CONNECTION_SLOTS_OFFSET = 28;
     public static final int FENCED_SLOTS_OFFSET = 32;
+    public static final int NIC_CLOCK_START_OFFSET = 40;
+    public static final int NIC_CLOCK_OFFSET_NS_OFFSET = 48;
+    public static final int NIC_CLOCK_DRIFT_PPM_OFFSET = 56;
     public static final int HEADER_BYTES = 64;
     public static final int TIMELINE_OFFSET = HEADER_BYTES;
 

@@ -2,9 +2,11 @@ package io.scythe.fabric.shm;
 
 import io.scythe.fabric.CompletionQueue;
 import io.scythe.fabric.CostModel;
+import io.scythe.fabric.DriftingClock;
 import io.scythe.fabric.Fabric;
 import io.scythe.fabric.FabricException;
 import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.HostAndNicClocks;
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.MemoryRegion;
 import io.scythe.fabric.Nic;
@@ -75,6 +77,7 @@ final class ShmNic implements Nic {
     private final AtomicInteger qpNumbers = new AtomicInteger();
     private final Thread connectionManager;
     private long deviceBytes;
+    private final HostAndNicClocks clocks;
     private volatile QpAcceptor acceptor;
     private final Queue<Barrier> barriers = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
@@ -100,9 +103,10 @@ final class ShmNic implements Nic {
         void reached(ConnectStep step);
     }
 
-    ShmNic(final ShmFabric fabric, final String node, final ShmNodeFile file) {
+    ShmNic(final ShmFabric fabric, final String node, final ShmNodeFile file, final HostAndNicClocks clocks) {
         this.fabric = fabric;
         this.node = node;
+        this.clocks = clocks;
         this.model = fabric.costModel();
         this.file = file;
         this.connectionManager = new Thread(this::manageConnections, "scythe-shm-cm-" + node);
@@ -122,6 +126,18 @@ final class ShmNic implements Nic {
     @Override
     public Fabric fabric() {
         return fabric;
+    }
+
+    /** This node's NIC clock; peers in other processes read the same one from its published parameters. */
+    @Override
+    public DriftingClock nicClock() {
+        return clocks.nic();
+    }
+
+    /** The host's clock (shared by every process of the host) with this node's deviation. */
+    @Override
+    public DriftingClock hostClock() {
+        return clocks.host();
     }
 
     // ------------------------------------------------------------------------------------------------- regions
@@ -198,7 +214,7 @@ final class ShmNic implements Nic {
     @Override
     public CompletionQueue createCompletionQueue(final int capacity) {
         checkOpen();
-        return new EmulatedCompletionQueue(capacity);
+        return new EmulatedCompletionQueue(capacity, clocks.nic());
     }
 
     @Override

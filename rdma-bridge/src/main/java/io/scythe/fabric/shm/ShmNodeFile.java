@@ -1,8 +1,11 @@
 package io.scythe.fabric.shm;
 
+import io.scythe.fabric.ClockDeviation;
 import io.scythe.fabric.CostModel;
+import io.scythe.fabric.DriftingClock;
 import io.scythe.fabric.FabricException;
 import io.scythe.fabric.emulated.NicTimeline;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
@@ -32,11 +35,14 @@ final class ShmNodeFile {
         this.connectionTable = connectionTableOffset(model);
     }
 
-    /** Creates the control file of a node owned by {@code pid}. */
-    static ShmNodeFile create(final Path dir, final CostModel model, final long pid) {
+    /** Creates the control file of a node owned by {@code pid}, whose NIC clock is {@code nicClock}. */
+    static ShmNodeFile create(final Path dir, final CostModel model, final long pid, final DriftingClock nicClock) {
         final UnsafeBuffer memory = MappedFiles.create(dir.resolve(FILE), fileBytes(model));
         memory.putInt(VERSION_OFFSET, VERSION);
         memory.putLong(PID_OFFSET, pid);
+        memory.putLong(NIC_CLOCK_START_OFFSET, nicClock.startNs());
+        memory.putLong(NIC_CLOCK_OFFSET_NS_OFFSET, nicClock.deviation().offsetNs());
+        memory.putDouble(NIC_CLOCK_DRIFT_PPM_OFFSET, nicClock.deviation().driftPpm());
         memory.putInt(REGION_SLOTS_OFFSET, REGION_SLOTS);
         memory.putInt(CONNECTION_SLOTS_OFFSET, CONNECTION_SLOTS);
         memory.putInt(FENCED_SLOTS_OFFSET, FENCED_SLOTS);
@@ -56,6 +62,12 @@ final class ShmNodeFile {
                 + "(version or cost model differs from this process)");
         }
         return new ShmNodeFile(dir, memory, model);
+    }
+
+    /** The owner's NIC clock as it published it (published with the magic, before any peer maps the file). */
+    DriftingClock nicClock(final NanoClock trueClock) {
+        return new DriftingClock(trueClock, new ClockDeviation(memory.getLong(NIC_CLOCK_OFFSET_NS_OFFSET),
+            memory.getDouble(NIC_CLOCK_DRIFT_PPM_OFFSET)), memory.getLong(NIC_CLOCK_START_OFFSET));
     }
 
     long pid() {

@@ -1,9 +1,11 @@
 package io.scythe.fabric.shm;
 
+import io.scythe.fabric.DriftingClock;
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.emulated.EmulatedPeer;
 import io.scythe.fabric.emulated.NicTimeline;
 import io.scythe.fabric.emulated.RegionView;
+import org.agrona.concurrent.NanoClock;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -22,9 +24,17 @@ final class ShmPeer implements EmulatedPeer {
     final ShmNodeFile file;
     private final Map<Integer, ShmRegion> regions = new ConcurrentHashMap<>();
 
-    ShmPeer(final String node, final ShmNodeFile file) {
+    private final DriftingClock nicClock;
+
+    ShmPeer(final String node, final ShmNodeFile file, final NanoClock trueClock) {
         this.node = node;
         this.file = file;
+        this.nicClock = file.nicClock(trueClock);
+    }
+
+    @Override
+    public DriftingClock nicClock() {
+        return nicClock;
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.scythe.fabric.Opcode;
 import io.scythe.fabric.QueuePair;
 import io.scythe.fabric.WcStatus;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
+import org.agrona.concurrent.NanoClock;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -15,6 +16,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class TcpCompletionQueue implements CompletionQueue {
     private final Thread owner = Thread.currentThread();
+    private final NanoClock nicClock;
+    /** NIC-clock time the completion being delivered arrived at. */
+    private long deliveringStampNs;
+
+    /** @param nicClock the clock of this queue's NIC: a completion is stamped when its response arrives */
+    TcpCompletionQueue(final NanoClock nicClock) {
+        this.nicClock = nicClock;
+    }
+
     private final ManyToOneConcurrentLinkedQueue<Entry> inbox = new ManyToOneConcurrentLinkedQueue<>();
     private final AtomicInteger outstanding = new AtomicInteger();
     private volatile Runnable wake;
@@ -33,9 +43,15 @@ final class TcpCompletionQueue implements CompletionQueue {
                 outstanding.decrementAndGet(); // a posted request counts until its completion is delivered
                 ((TcpQueuePair) e.qp).delivered(e.retires);
             }
+            deliveringStampNs = e.stampNs;
             handler.onCompletion(e.qp, e.wrId, e.opcode, e.status, e.bytes);
         }
         return delivered;
+    }
+
+    @Override
+    public long completionTimestampNs() {
+        return deliveringStampNs;
     }
 
     @Override
@@ -73,7 +89,7 @@ final class TcpCompletionQueue implements CompletionQueue {
     void finished(final TcpQueuePair qp, final long wrId, final Opcode opcode, final WcStatus status, final int bytes,
                   final boolean report, final int retires) {
         if (report) {
-            inbox.offer(new Entry(qp, wrId, opcode, status, bytes, retires));
+            inbox.offer(new Entry(qp, wrId, opcode, status, bytes, retires, nicClock.nanoTime()));
         } else {
             outstanding.decrementAndGet();
         }
@@ -85,13 +101,14 @@ final class TcpCompletionQueue implements CompletionQueue {
 
     /** A RECV landed (not counted as outstanding: receives are not posted requests). */
     void received(final QueuePair qp, final long wrId, final int bytes, final WcStatus status) {
-        inbox.offer(new Entry(qp, wrId, Opcode.RECV, status, bytes, 0));
+        inbox.offer(new Entry(qp, wrId, Opcode.RECV, status, bytes, 0, nicClock.nanoTime()));
         final Runnable w = wake;
         if (w != null) {
             w.run();
         }
     }
 
-    private record Entry(QueuePair qp, long wrId, Opcode opcode, WcStatus status, int bytes, int retires) {
+    private record Entry(QueuePair qp, long wrId, Opcode opcode, WcStatus status, int bytes, int retires,
+                         long stampNs) {
     }
 }

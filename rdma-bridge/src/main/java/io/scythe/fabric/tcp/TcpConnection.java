@@ -1,5 +1,6 @@
 package io.scythe.fabric.tcp;
 
+import io.scythe.fabric.NicClockWord;
 import io.scythe.fabric.Opcode;
 import io.scythe.fabric.WcStatus;
 import io.scythe.fabric.emulated.DirectRegion;
@@ -185,6 +186,12 @@ final class TcpConnection {
                 status = end == null ? WcStatus.RNR_RETRY_EXCEEDED : end.deliver(body, payload, length);
             } else if (opcode == Opcode.RECV) {
                 status = WcStatus.REMOTE_INVALID_REQUEST;
+            } else if (NicClockWord.addressedBy(rkey)) {
+                status = NicClockWord.check(opcode, address, length);
+                if (status == WcStatus.SUCCESS) {
+                    scratch.putLong(0, nic.nicClock().nanoTime()); // the responder's clock as it executes the READ
+                    data = scratch.byteArray().clone();
+                }
             } else {
                 final DirectRegion region = nic.regionTable().byKey(rkey);
                 if (opcode == Opcode.READ) {

@@ -2,9 +2,11 @@ package io.scythe.fabric.tcp;
 
 import io.scythe.fabric.ClusterSecret;
 import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.DriftingClock;
 import io.scythe.fabric.Fabric;
 import io.scythe.fabric.FabricException;
 import io.scythe.fabric.FabricOptions;
+import io.scythe.fabric.HostAndNicClocks;
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.MemoryRegion;
 import io.scythe.fabric.Nic;
@@ -48,6 +50,7 @@ public final class TcpNic implements Nic {
     private final AtomicInteger qpNumbers = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong requestFrames = new java.util.concurrent.atomic.AtomicLong();
     private final NetClient client;
+    private final HostAndNicClocks clocks;
     private NetServer server;
     private volatile QpAcceptor acceptor;
     private volatile boolean closed;
@@ -57,6 +60,7 @@ public final class TcpNic implements Nic {
         this.vertx = vertx;
         this.node = node;
         this.regions = new RegionTable(node, fabric.costModel());
+        this.clocks = HostAndNicClocks.start(fabric, node);
         this.client = vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setConnectTimeout(5000));
     }
 
@@ -80,6 +84,17 @@ public final class TcpNic implements Nic {
     @Override
     public Fabric fabric() {
         return fabric;
+    }
+
+    /** The NIC clock the verbs server reads for a peer's READ of the clock word (soft verbs: the host's clock). */
+    @Override
+    public DriftingClock nicClock() {
+        return clocks.nic();
+    }
+
+    @Override
+    public DriftingClock hostClock() {
+        return clocks.host();
     }
 
     @Override
@@ -109,7 +124,7 @@ public final class TcpNic implements Nic {
         if (capacity <= 0) {
             throw new IllegalArgumentException("completion queue capacity=" + capacity + " must be positive");
         }
-        return new TcpCompletionQueue();
+        return new TcpCompletionQueue(clocks.nic());
     }
 
     // ------------------------------------------------------------------------------------------ connecting out

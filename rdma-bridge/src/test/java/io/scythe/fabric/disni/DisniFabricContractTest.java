@@ -33,6 +33,21 @@ class DisniFabricContractTest extends FabricContractTest {
     }
 
     @Override
+    protected boolean readsNicClocks() {
+        return false;
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldRefuseNicClocksSayingWhatTheyWouldNeed() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(cn::nicClock)
+            .isInstanceOf(io.scythe.fabric.FabricException.class).hasMessageContaining("ibv_query_rt_values_ex");
+        org.assertj.core.api.Assertions.assertThat(qp.post(new io.scythe.fabric.WorkRequest().read(
+            io.scythe.fabric.NicClockWord.ADDRESS, io.scythe.fabric.NicClockWord.RKEY, local, 0, 8)))
+            .isEqualTo(io.scythe.fabric.QueuePair.INVALID_REQUEST);
+        org.assertj.core.api.Assertions.assertThat(cn.hostClockNs()).isPositive();
+    }
+
+    @Override
     protected void closeProvider() throws Exception {
         vertx.close().await(10, TimeUnit.SECONDS);
     }

@@ -203,4 +203,39 @@ class TcpFabricTest {
         await(mnCq, new Recorder(), 1);
         assertThat(cnMemory.buffer().getLongVolatile(0)).isEqualTo(1234);
     }
+
+    @Test
+    void shouldServeTheRespondersNicClockAndStampACompletionWhenItsResponseArrives() throws Exception {
+        // True time stands still, so the verbs server's reading and the completion's stamp are exact.
+        final org.agrona.concurrent.CachedNanoClock trueTime = new org.agrona.concurrent.CachedNanoClock();
+        trueTime.update(2_000_000_000L);
+        final TcpFabric clocked = new TcpFabric(vertx, new FabricOptions().provider(TcpFabric.NAME)
+            .cluster("tcp-clocks").costModel(CostModel.zero()).clock(trueTime)
+            .address("c", "127.0.0.1:0").address("m", "127.0.0.1:0")
+            .clocks(new io.scythe.fabric.ClockOptions().nodeNic("m", new io.scythe.fabric.ClockDeviation(9_000, 0))
+                .nodeNic("c", new io.scythe.fabric.ClockDeviation(-250, 0))));
+        try {
+            final Nic c = clocked.attach("c").await(10, TimeUnit.SECONDS);
+            clocked.attach("m").await(10, TimeUnit.SECONDS);
+            final CompletionQueue cq = c.createCompletionQueue(16);
+            final QueuePair qp = c.connect("m", cq, new QpOptions()).await(10, TimeUnit.SECONDS);
+            final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+            final RemoteRegion word = io.scythe.fabric.NicClockWord.of("m");
+            qp.post(new WorkRequest().read(word.address(), word.rkey(), dst, 0, 8));
+            final long[] stamp = new long[1];
+            final Recorder recorder = new Recorder();
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (recorder.entries.isEmpty() && System.nanoTime() < deadline) {
+                cq.poll(trueTime.nanoTime(), (from, id, op, status, len) -> {
+                    stamp[0] = cq.completionTimestampNs();
+                    recorder.onCompletion(from, id, op, status, len);
+                }, 16);
+            }
+            assertThat(recorder.statuses()).containsExactly(WcStatus.SUCCESS);
+            assertThat(dst.getLong(0)).as("m's NIC clock, read by its verbs server").isEqualTo(2_000_009_000L);
+            assertThat(stamp[0]).as("c's NIC clock when the response arrived").isEqualTo(1_999_999_750L);
+        } finally {
+            clocked.close();
+        }
+    }
 }
