@@ -223,7 +223,7 @@ public final class SimCommand implements Callable<Integer> {
         if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)) {
             for (final String name : protocols) {
                 try {
-                    io.scythe.txn.Protocol.named(name);
+                    io.scythe.txn.spi.ProtocolRegistry.protocol(name);
                 } catch (final io.scythe.txn.UnknownKeyException e) {
                     throw new IllegalArgumentException(e.getMessage(), e);
                 }

@@ -33,7 +33,7 @@ final class PlantedPhantomTxn extends CasLockTxn {
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
         return readVia(table, key, a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read ->
-            read.casLockFree() ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
+            io.scythe.txn.ford.CasLock.free(read.image) ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
                 AbortReason.LOCKED, "key " + key + " of " + table + " is locked"))));
     }
 

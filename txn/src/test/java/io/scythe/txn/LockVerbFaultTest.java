@@ -1,5 +1,7 @@
 package io.scythe.txn;
 
+import io.scythe.txn.onesided.OneSidedTxn;
+
 import io.scythe.fabric.Opcode;
 import io.scythe.fabric.QueuePair;
 import io.scythe.fabric.VerbFaultInjector;
@@ -83,7 +85,7 @@ class LockVerbFaultTest {
     void shouldGiveTheLoopUpWhenAnAbortsCasUnlockWriteFailsAndTellTheClientNothingCommitted() throws Exception {
         final AtomicInteger writes = new AtomicInteger();
         final List<Object> seen = on(rt -> {
-            final Coordinator coordinator = new Coordinator(rt, Protocol.FORD_OCC, 3);
+            final Coordinator coordinator = new Coordinator(rt, io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), 3);
             final int[] bodies = new int[1];
             return outcome(coordinator.run(txn -> {
                 bodies[0]++;

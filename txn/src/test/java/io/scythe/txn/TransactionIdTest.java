@@ -1,5 +1,7 @@
 package io.scythe.txn;
 
+import io.scythe.txn.onesided.OneSidedTxn;
+
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -31,7 +33,7 @@ class TransactionIdTest {
         final List<String> gaveUp = new ArrayList<>();
         final List<Object> seen = node.on(rt -> {
             rt.onGiveUp(gaveUp::add);
-            final Coordinator coordinator = new Coordinator(rt, Protocol.FORD_OCC, 3);
+            final Coordinator coordinator = new Coordinator(rt, io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), 3);
             rt.skipSequenceTo(TxnRuntime.LAST_SEQUENCE);
             final long[] lastId = new long[1];
             final List<Object> out = new ArrayList<>();
@@ -80,7 +82,7 @@ class TransactionIdTest {
     @Test
     void shouldRefuseEveryTransactionAfterGivingUpEvenWithoutAHook() throws Exception {
         final List<Object> seen = node.on(rt -> {
-            final Coordinator coordinator = new Coordinator(rt, Protocol.FORD_OCC, 3);
+            final Coordinator coordinator = new Coordinator(rt, io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), 3);
             final int[] bodies = new int[1];
             final java.util.function.Supplier<Future<Long>> bump = () -> coordinator.run(txn -> {
                 bodies[0]++;

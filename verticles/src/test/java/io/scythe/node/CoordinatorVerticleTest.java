@@ -86,7 +86,7 @@ class CoordinatorVerticleTest {
         vertx.deployVerticle(() -> new CoordinatorVerticle(() -> new Coordinator(new TxnRuntime(catalog, rrpc,
                 LoopTimers.current(), new TsoGroup(64, new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))),
                 Watermarks.DEFAULT, 1L << 40),
-                Protocol.SCYTHE, 100), procedures, CoordinatorVerticle.ADDRESS),
+                io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"), 100), procedures, CoordinatorVerticle.ADDRESS),
             new DeploymentOptions().setInstances(1)).await(10, TimeUnit.SECONDS);
     }
 
