@@ -46,7 +46,9 @@ public final class SimCommand implements Callable<Integer> {
     String workload;
 
     @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ,farm-occ",
-        description = "Protocols, one run each on identical data (default: ${DEFAULT-VALUE}).")
+        completionCandidates = RegisteredProtocols.class,
+        description = "Protocols, one run each on identical data (default: ${DEFAULT-VALUE}; registered: "
+            + "${COMPLETION-CANDIDATES}).")
     List<String> protocols;
 
     @Option(names = "--cns", defaultValue = "1", description = "Compute nodes (default: ${DEFAULT-VALUE}).")

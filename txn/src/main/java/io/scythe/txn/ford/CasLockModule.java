@@ -14,7 +14,7 @@ import java.util.List;
  */
 public abstract class CasLockModule implements ProtocolModule {
     @Override
-    public final void startMemoryNode(final MemoryNodeContext node) {
+    public void startMemoryNode(final MemoryNodeContext node) {
         node.onDeadNode(MemoryNodeContext.Phase.AFTER_INSERTS, CasWords.COUNTED, (dead, idPrefixes) ->
             idPrefixes.length == 0 ? 0 : CasWords.free(node.db(), idPrefixes));
     }
