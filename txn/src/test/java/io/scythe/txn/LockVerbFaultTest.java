@@ -1,13 +1,12 @@
 package io.scythe.txn;
 
-import io.scythe.txn.onesided.OneSidedTxn;
-
 import io.scythe.fabric.Opcode;
 import io.scythe.fabric.QueuePair;
 import io.scythe.fabric.VerbFaultInjector;
 import io.scythe.fabric.WcStatus;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.scythe.ScytheTxn;
+import io.scythe.txn.onesided.OneSidedTxn;
 import io.vertx.core.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

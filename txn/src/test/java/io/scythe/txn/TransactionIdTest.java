@@ -1,7 +1,5 @@
 package io.scythe.txn;
 
-import io.scythe.txn.onesided.OneSidedTxn;
-
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -38,7 +36,7 @@ class TransactionIdTest {
             final long[] lastId = new long[1];
             final List<Object> out = new ArrayList<>();
             return coordinator.run(txn -> {
-                lastId[0] = ((OneSidedTxn) txn).id();
+                lastId[0] = txn.id();
                 return txn.readForUpdate("rows", 3).map(v -> {
                     final UnsafeBuffer next = new UnsafeBuffer(new byte[8]);
                     next.putLong(0, v.getLong(0) + 1);

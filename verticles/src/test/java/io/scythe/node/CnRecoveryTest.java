@@ -11,7 +11,6 @@ import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.api.Procedures;
 import io.scythe.txn.recovery.CnRecovery;
 import io.scythe.txn.recovery.RecoveryRpc;
-import io.scythe.txn.recovery.RecoveryService;
 import io.scythe.txn.scythe.ScytheTxn;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

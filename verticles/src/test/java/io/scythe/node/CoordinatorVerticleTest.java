@@ -21,7 +21,6 @@ import io.scythe.tso.TsoGroup;
 import io.scythe.tso.TsoService;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
-import io.scythe.txn.Protocol;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.api.Procedures;
 import io.scythe.txn.api.TxnReply;
