@@ -129,9 +129,9 @@ public final class Coordinator {
             });
     }
 
-    /** Nanoseconds the committed attempts spent in each stage, summed (by {@link Stage#index()}). */
+    /** Nanoseconds the committed attempts spent in each stage, summed (by {@link Stage#index()}; every stage). */
     public long[] stageNanos() {
-        return stageNanos.clone();
+        return java.util.Arrays.copyOf(stageNanos, Math.max(stageNanos.length, Stage.count()));
     }
 
     /** Committed attempts whose stages were measured. */

@@ -1,5 +1,7 @@
 package io.scythe.txn.ford;
 
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.spi.HeaderWord;
 import io.scythe.txn.spi.LockKind;
 import io.scythe.txn.spi.MemoryNodeContext;
 import io.scythe.txn.spi.ObjectProbe;
@@ -22,6 +24,12 @@ public abstract class CasLockModule implements ProtocolModule {
     @Override
     public final List<LockKind> lockKinds() {
         return List.of(CasLockKind.INSTANCE);
+    }
+
+    /** The CAS lock word (package doc). */
+    @Override
+    public final List<HeaderWord> headerWords() {
+        return List.of(HeaderWord.of("cas_lock", ObjectLayout.CAS_LOCK_OFFSET));
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.scythe.txn.Protocol;
 import io.scythe.txn.RetryPolicy;
 import io.scythe.txn.Txn;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.spi.HeaderWord;
 import io.scythe.txn.spi.LockKind;
 import io.scythe.txn.spi.MemoryNodeContext;
 import io.scythe.txn.spi.ObjectProbe;
@@ -78,6 +79,13 @@ public final class ScytheModule implements ProtocolModule {
     @Override
     public List<LockKind> lockKinds() {
         return List.of(TakeoutLockKind.INSTANCE);
+    }
+
+    /** The Takeout Lock's words: {@code lower}, {@code upper}, {@code queued_ts} (package doc). */
+    @Override
+    public List<HeaderWord> headerWords() {
+        return List.of(HeaderWord.of("lower", ObjectLayout.LOWER_OFFSET), HeaderWord.of("upper",
+            ObjectLayout.UPPER_OFFSET), HeaderWord.of("queued_ts", ObjectLayout.QUEUED_TS_OFFSET));
     }
 
     @Override

@@ -12,9 +12,10 @@ import java.util.List;
  * and configuration keys. Registered with one line in {@code META-INF/services/io.scythe.txn.spi.ProtocolModule} and
  * found in the {@link ProtocolRegistry}; nothing shared names a module.
  *
- * <p>Storage format: every module here keeps its words in the full object header of {@code ObjectLayout} (Takeout
- * words, CAS word, version, protocol word). A module that needs other words declares them in its package's
- * {@code ObjectLayout}-style descriptor; storage lays out one header for every table today.
+ * <p>Storage format: objects have one header ({@code ObjectLayout}, 64 bytes) on every table; its shared words are
+ * the version, the chain, the value length, flags and incarnation, and each module declares the protocol words it
+ * keeps there ({@link #headerWords()}; the registry refuses overlaps). Sizing the header per table, so that a module
+ * declaring fewer words gets a smaller one, is the storage's to do.
  */
 public interface ProtocolModule {
     /** The module's name, e.g. {@code scythe} (its package's name). */
@@ -37,6 +38,11 @@ public interface ProtocolModule {
 
     /** The lock kinds its redo records name (recovery finds them here by id); none: its commits log nothing. */
     default List<LockKind> lockKinds() {
+        return List.of();
+    }
+
+    /** The words it keeps in every object's header (the same word, declared alike, when modules share a lock). */
+    default List<HeaderWord> headerWords() {
         return List.of();
     }
 

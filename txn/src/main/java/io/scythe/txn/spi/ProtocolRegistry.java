@@ -24,6 +24,10 @@ public final class ProtocolRegistry {
     private static final Map<String, Protocol> PROTOCOLS = new LinkedHashMap<>();
     private static final Map<String, ProtocolModule> OWNERS = new LinkedHashMap<>();
     private static final Map<Integer, LockKind> LOCK_KINDS = new TreeMap<>();
+    /** Every module's probe, asked per object at the end of a run: kept, not asked of the modules each time. */
+    private static final List<ObjectProbe> PROBES = new ArrayList<>();
+    /** Each declared header word, with the module that declared it first. */
+    private static final Map<HeaderWord, ProtocolModule> WORDS = new LinkedHashMap<>();
 
     static {
         for (final ProtocolModule module : ServiceLoader.load(ProtocolModule.class,
@@ -38,7 +42,8 @@ public final class ProtocolRegistry {
     /**
      * Adds {@code module} (a test's, or one not on the class path's service list).
      *
-     * @throws IllegalArgumentException when one of its protocol names or lock kind ids is taken by another module
+     * @throws IllegalArgumentException when one of its protocol names or lock kind ids is taken by another module,
+     *                                  or one of its header words overlaps another module's
      */
     public static synchronized void register(final ProtocolModule module) {
         add(module);
@@ -58,6 +63,14 @@ public final class ProtocolRegistry {
                     + module.name() + " is taken by " + known.name());
             }
         }
+        for (final HeaderWord w : module.headerWords()) {
+            for (final Map.Entry<HeaderWord, ProtocolModule> e : WORDS.entrySet()) {
+                if (!w.equals(e.getKey()) && w.overlaps(e.getKey())) {
+                    throw new IllegalArgumentException("header word " + w + " of module " + module.name()
+                        + " overlaps " + e.getKey() + " of module " + e.getValue().name());
+                }
+            }
+        }
         module.stages(); // defines them (static fields of its package), so reports list them
         module.abortReasons();
         MODULES.add(module);
@@ -68,6 +81,15 @@ public final class ProtocolRegistry {
         for (final LockKind k : module.lockKinds()) {
             LOCK_KINDS.put(k.id(), k);
         }
+        for (final HeaderWord w : module.headerWords()) {
+            WORDS.putIfAbsent(w, module);
+        }
+        PROBES.add(module.probe());
+    }
+
+    /** Every header word a module declared, in registration order. */
+    public static synchronized List<HeaderWord> headerWords() {
+        return List.copyOf(WORDS.keySet());
     }
 
     /** Every module, in registration order. */
@@ -135,8 +157,8 @@ public final class ProtocolRegistry {
 
     /** Whether any module's locks leave the object at {@code header} of {@code table} held (end-of-run check). */
     public static synchronized boolean anyLockHeld(final io.scythe.storage.Table table, final int header) {
-        for (final ProtocolModule m : MODULES) {
-            if (m.probe().locked(table, header)) {
+        for (final ObjectProbe probe : PROBES) {
+            if (probe.locked(table, header)) {
                 return true;
             }
         }

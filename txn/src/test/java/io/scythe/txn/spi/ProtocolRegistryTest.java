@@ -67,6 +67,33 @@ class ProtocolRegistryTest {
     }
 
     @Test
+    void shouldKeepEachModulesHeaderWordsApartAndInTheProtocolPartOfTheHeader() {
+        assertThat(ProtocolRegistry.headerWords()).extracting(HeaderWord::name).containsExactly("lower", "upper",
+            "queued_ts", "cas_lock");
+        final ProtocolModule latch = new ProtocolModule() {
+            @Override
+            public String name() {
+                return "latch";
+            }
+
+            @Override
+            public List<Protocol> protocols() {
+                return List.of();
+            }
+
+            @Override
+            public List<HeaderWord> headerWords() {
+                return List.of(new HeaderWord("latch", 20, 8)); // across queued_ts and cas_lock
+            }
+        };
+        assertThatThrownBy(() -> ProtocolRegistry.register(latch)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("queued_ts").hasMessageContaining("module scythe");
+        assertThatThrownBy(() -> HeaderWord.of("version", 32)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("outside the protocol part");
+        assertThat(HeaderWord.of("latch", 48).overlaps(HeaderWord.of("cas_lock", 24))).isFalse();
+    }
+
+    @Test
     void shouldRefuseAModuleWhoseProtocolNameOrLockKindIsTaken() {
         assertThatThrownBy(() -> ProtocolRegistry.register(module("copy", List.of(Protocol.of("scythe",
             (runtime, hint) -> null)), List.of()))).isInstanceOf(IllegalArgumentException.class)
