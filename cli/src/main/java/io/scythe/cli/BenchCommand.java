@@ -92,7 +92,9 @@ public final class BenchCommand implements Callable<Integer> {
     int loops;
 
     @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ",
-        description = "Protocols to run one after another on identical data (default: ${DEFAULT-VALUE}).")
+        completionCandidates = RegisteredProtocols.class,
+        description = "Protocols to run one after another on identical data (default: ${DEFAULT-VALUE}; "
+            + "registered: ${COMPLETION-CANDIDATES}).")
     List<String> protocols;
 
     @Option(names = "--accounts", defaultValue = "100000",

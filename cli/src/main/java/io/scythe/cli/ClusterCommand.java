@@ -51,8 +51,9 @@ public final class ClusterCommand implements Callable<Integer> {
         + "(default: ${DEFAULT-VALUE}).")
     long accounts;
 
-    @Option(names = "--protocol", defaultValue = "scythe", description = "Concurrency control the CNs run "
-        + "(default: ${DEFAULT-VALUE}).")
+    @Option(names = "--protocol", defaultValue = "scythe", completionCandidates = RegisteredProtocols.class,
+        description = "Concurrency control the CNs run (default: ${DEFAULT-VALUE}; registered: "
+            + "${COMPLETION-CANDIDATES}).")
     String protocol;
 
     @Option(names = "--name", description = "Cluster name (default: scythe-PID).")

@@ -47,7 +47,9 @@ public final class SimCommand implements Callable<Integer> {
     String workload;
 
     @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ,farm-occ",
-        description = "Protocols, one run each on identical data (default: ${DEFAULT-VALUE}).")
+        completionCandidates = RegisteredProtocols.class,
+        description = "Protocols, one run each on identical data (default: ${DEFAULT-VALUE}; registered: "
+            + "${COMPLETION-CANDIDATES}).")
     List<String> protocols;
 
     @Option(names = "--cns", defaultValue = "1", description = "Compute nodes (default: ${DEFAULT-VALUE}).")
@@ -245,7 +247,7 @@ public final class SimCommand implements Callable<Integer> {
         if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)) {
             for (final String name : protocols) {
                 try {
-                    io.scythe.txn.Protocol.named(name);
+                    io.scythe.txn.spi.ProtocolRegistry.protocol(name);
                 } catch (final io.scythe.txn.UnknownKeyException e) {
                     throw new IllegalArgumentException(e.getMessage(), e);
                 }

@@ -51,7 +51,7 @@ public final class NodeMetrics {
                 + "to commit").publishPercentiles(0.5, 0.99, 0.999).distributionStatisticExpiry(Duration.ofMinutes(1))
             .register(registry);
         fenced = Counter.builder("scythe.fenced").description("peers this node fenced").register(registry);
-        for (final AbortReason reason : AbortReason.values()) {
+        for (final AbortReason reason : io.scythe.txn.spi.ProtocolRegistry.abortReasons()) {
             coordinators("scythe.aborts", "reason", reason.label(), c -> c.aborts(reason));
         }
         for (final Opcode op : Opcode.values()) {

@@ -196,9 +196,10 @@ public final class RecoveryDuty {
 
     /** The fields of a recovery report that a node's health lists. */
     public static JsonObject describe(final CnRecovery.Report r) {
-        return new JsonObject().put("completeRecords", r.committedRecords()).put("incomplete", r.incompleteRecords())
-            .put("applied", r.entriesApplied()).put("tickets", r.ticketsCancelled()).put("casWords", r.casWordsFreed())
-            .put("inserts", r.insertsAbandoned()).put("truncated", r.truncatedRecords())
+        final JsonObject described = new JsonObject().put("completeRecords", r.committedRecords())
+            .put("incomplete", r.incompleteRecords()).put("applied", r.entriesApplied());
+        r.released().forEach(described::put); // each protocol module's release step: tickets, casWords
+        return described.put("inserts", r.insertsAbandoned()).put("truncated", r.truncatedRecords())
             // Its own time, split: fence and list on every memory node, read the logs, roll forward, release.
             .put("recoverMs", millis(r.nanos())).put("listedMs", millis(r.listedNanos()))
             .put("scannedMs", millis(r.scannedNanos())).put("rolledMs", millis(r.rolledNanos()));

@@ -21,7 +21,6 @@ import io.scythe.rrpc.RrpcClient;
 import io.scythe.rrpc.RrpcOptions;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.TableDescriptor;
-import io.scythe.storage.remote.LogDbService;
 import io.scythe.tso.TsoService;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
@@ -110,7 +109,7 @@ public final class ScytheNode implements AutoCloseable {
     private long slot;
     private String fabricNode;
     private RpcServer rpcServer;
-    private TakeoutLockService lockService;
+    private io.scythe.txn.mn.MemoryNodeServices memoryNodeServices;
     private TsoService tso;
     private io.scythe.tso.TsoProxy tsoProxy;
     /** A CN's TSO groups, one per loop: the largest timestamp they handed out is its high water. */
@@ -198,10 +197,8 @@ public final class ScytheNode implements AutoCloseable {
         // Loading writes registered memory only: done here, before the node serves, on this (non-loop) thread.
         workload.load(db, part, config.memoryNodes().size());
         rpcServer = new RpcServer(vertx, nic, new RrpcOptions());
-        final LogDbService logDb = new LogDbService(db).register(rpcServer);
-        lockService = new TakeoutLockService(db, new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT),
-            true).register(rpcServer);
-        new io.scythe.txn.recovery.RecoveryService(db).register(rpcServer, logDb, lockService);
+        memoryNodeServices = io.scythe.txn.mn.MemoryNodeServices.start(db, rpcServer,
+            new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
         onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), rpcServer::start);
         consumers.add(TableDirectory.serve(vertx, config.node(), db).await(10, TimeUnit.SECONDS));
     }
@@ -286,11 +283,11 @@ public final class ScytheNode implements AutoCloseable {
         final RemoteRegion counter = retry(() -> TsoService.locate(vertx, config.tsoNode(), 2_000),
             "TSO node " + config.tsoNode() + " to say where its counter is");
         final RrpcClient rrpc = new RrpcClient(vertx, nic, new RrpcOptions());
-        final Protocol protocol = Protocol.named(config.protocol());
+        final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and
         // fails over to another when one fails (TsoGroup).
-        final Supplier<io.scythe.tso.TimestampOracle> oracles = () -> {
+        final Supplier<io.scythe.txn.runtime.TimestampOracle> oracles = () -> {
             final List<io.scythe.tso.TsoSource> sources = new ArrayList<>();
             sources.add(io.scythe.tso.DirectTsoSource.relocating(service,
                 () -> TsoService.locate(vertx, service, 2_000), () -> rrpc.oneSided(service),
@@ -307,12 +304,13 @@ public final class ScytheNode implements AutoCloseable {
         // Transaction ids: epoch in bits 48-63, this CN's cluster-unique slot in bits 32-39, the loop in 40-47.
         final long idBase = RecoveryDuty.idPrefix(epoch, slot);
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, config.tsoNode(), protocol,
-                config.maxAttempts(), new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), false,
+                config.maxAttempts(), new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT),
+                new io.vertx.core.json.JsonObject(),
                 workload.procedures(), idBase, metrics::observe, oracles)
             .deploy(vertx, BridgeVerticle.eventLoopContexts(vertx),
                 List.of(CoordinatorVerticle.ADDRESS, CoordinatorVerticle.ADDRESS + "." + config.node()),
                 c -> {
-                    c.runtime().enableRedoLog(io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
+                    io.scythe.txn.recovery.RedoLog.enable(c.runtime(), io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
                     // A commit it cannot finish (or ids used up): it stops serving, its incarnation is recovered
                     // by another node, which finishes the redo record; it rejoins with a new epoch.
                     c.runtime().onGiveUp(why -> loseLease("a loop cannot go on: " + why));
@@ -700,8 +698,14 @@ public final class ScytheNode implements AutoCloseable {
         return List.copyOf(coordinators);
     }
 
+    /** What this memory node serves (its protocol modules' services by type), or {@code null} on another role. */
+    public io.scythe.txn.mn.MemoryNodeServices memoryNodeServices() {
+        return memoryNodeServices;
+    }
+
+    /** This memory node's Takeout Lock service (Scythe's module), for its metrics; {@code null} on another role. */
     public TakeoutLockService lockService() {
-        return lockService;
+        return memoryNodeServices == null ? null : memoryNodeServices.service(TakeoutLockService.class);
     }
 
     public NodeMetrics metrics() {
@@ -714,8 +718,8 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     /**
-     * Objects of {@code db} whose Takeout Lock is held or queued on ({@code lower != upper}) or whose CAS lock word
-     * is set: a racy scan, exact only when no transaction runs (the chaos check at the end).
+     * Objects of {@code db} some protocol module's lock holds or queues on (its end-of-run probe): a racy scan, exact
+     * only when no transaction runs (the chaos check at the end).
      */
     static long locksHeld(final LogDb db) {
         return lockScan(db)[0];
@@ -732,12 +736,10 @@ public final class ScytheNode implements AutoCloseable {
             final org.agrona.concurrent.AtomicBuffer m = t.objectMemory();
             final int slot = io.scythe.storage.ObjectLayout.slotBytes(t.schema().maxValueBytes());
             for (int at = 0; at + slot <= m.capacity(); at += slot) {
-                final long outstanding = m.getLongVolatile(at + io.scythe.storage.ObjectLayout.LOWER_OFFSET)
-                    - m.getLongVolatile(at + io.scythe.storage.ObjectLayout.UPPER_OFFSET);
-                if (outstanding != 0 || m.getLongVolatile(at + io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+                if (io.scythe.txn.spi.ProtocolRegistry.anyLockHeld(t, at)) {
                     held++;
                 }
-                tickets += outstanding;
+                tickets += io.scythe.txn.scythe.TakeoutLockKind.queued(m, at);
             }
         }
         return new long[] {held, tickets};

@@ -203,7 +203,7 @@ class RecoveryDutyTest {
         holdTickets(cnA, 3);
         final TxnRuntime dying = cnA.on(loop()).runtime();
         on(() -> {
-            dying.redoLog().afterAppend(() -> scythe.fence("cnA.e1"));
+            io.scythe.txn.recovery.RedoLog.of(dying).afterAppend(() -> scythe.fence("cnA.e1"));
             return Future.succeededFuture();
         });
         try {

@@ -96,7 +96,7 @@ public final class LockSim {
                 final long pointer = pointers[zipf.next(random)];
                 final long start = runtime.timers().nowNs();
                 final Future<Runnable> held = lock.equals("takeout")
-                    ? LockWorkload.takeoutLock(runtime.locks(), runtime.timers(), partition.node(), d, pointer,
+                    ? LockWorkload.takeoutLock(io.scythe.txn.scythe.TakeoutLockClient.of(runtime), runtime.timers(), partition.node(), d, pointer,
                         timestamps::getAndIncrement, retries)
                     : LockWorkload.casLock(() -> runtime.channel(partition.node()), d, pointer,
                         holders.getAndIncrement(), retries);

@@ -4,7 +4,7 @@ import io.scythe.bench.micro.OltpWorkload;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
-import io.scythe.txn.recovery.TicketLedger;
+import io.scythe.txn.scythe.TicketLedger;
 import io.vertx.core.json.JsonObject;
 import org.agrona.concurrent.AtomicBuffer;
 

@@ -1,8 +1,8 @@
 package io.scythe.sim;
 
 import io.scythe.storage.LogDb;
-import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
+import io.scythe.txn.scythe.TakeoutLockKind;
 import io.vertx.core.json.JsonObject;
 import org.agrona.collections.Long2LongHashMap;
 
@@ -26,8 +26,7 @@ final class QueueSampler {
                 final long tableId = ((long) n << 56) | ((long) t.describe().schema().id() << 40);
                 for (long at = 0; at + slot <= t.objectMemory().capacity(); at += slot) {
                     final int o = (int) at;
-                    final long queued = t.objectMemory().getLongVolatile(o + ObjectLayout.LOWER_OFFSET)
-                        - t.objectMemory().getLongVolatile(o + ObjectLayout.UPPER_OFFSET);
+                    final long queued = TakeoutLockKind.queued(t.objectMemory(), o);
                     objectSamples++;
                     if (queued > 0) {
                         queuedSum += queued;

@@ -14,7 +14,7 @@ import io.scythe.rrpc.RrpcClient;
 import io.scythe.rrpc.RrpcOptions;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.Table;
-import io.scythe.storage.remote.LogDbService;
+import io.scythe.txn.mn.MemoryNodeServices;
 import io.scythe.tso.DirectTsoSource;
 import io.scythe.tso.TsoGroup;
 import io.scythe.tso.TsoService;
@@ -26,7 +26,7 @@ import io.scythe.txn.Protocol;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.runtime.LoopTimers;
-import io.scythe.txn.scythe.TakeoutLockService;
+import io.scythe.txn.scythe.TicketLedger;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -65,7 +65,7 @@ public final class Simulation {
     /** Objects the memory nodes reclaimed ({@link SimOptions#reclaimEveryNs}). */
     private long reclaimed;
     /** Each memory node's record of who holds which Takeout ticket (with verb faults only), by memory node. */
-    private final List<io.scythe.txn.recovery.TicketLedger> ticketLedgers = new ArrayList<>();
+    private final List<TicketLedger> ticketLedgers = new ArrayList<>();
     /** Objects inserted locked with a ticket (the ledger knows granted tickets only), by LocksLeftHeld#objectKey. */
     private final Map<Long, LocksLeftHeld.Insert> ticketInserts = new java.util.HashMap<>();
     private final List<RpcServer> servers = new ArrayList<>();
@@ -214,7 +214,7 @@ public final class Simulation {
     private Future<Void> build(final Vertx vertx) {
         try {
             if (protocol == null) {
-                protocol = Protocol.named(options.protocol());
+                protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(options.protocol());
             }
             // Fixed node names: they key hash maps whose order steers the run (so a per-run name would break
             // determinism), and they are event-bus addresses, so simulations on one Vert.x run one at a time.
@@ -247,20 +247,18 @@ public final class Simulation {
                 spec.load(db, p, options.memoryNodes());
                 memoryNodes.add(db);
                 final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);
-                final LogDbService logDb = new LogDbService(db).register(server);
-                final TakeoutLockService locks = new TakeoutLockService(db, watermarks, true).register(server);
+                // No recovery service: the simulator recovers no compute node (yet).
+                final MemoryNodeServices services = MemoryNodeServices.start(db, server, watermarks, false);
                 if (options.faults().verbFailRate() > 0) {
                     final int memoryNode = p;
                     // Loops may give up: know whose tickets are granted, to tell whose locks are left held.
-                    logDb.observeInserts((client, table, key, pointer, lock, word, ticket) -> {
+                    services.logDb().observeInserts((client, table, key, pointer, lock, word, ticket) -> {
                         if (lock == Table.InsertLock.TICKET) {
                             ticketInserts.put(LocksLeftHeld.objectKey(memoryNode, table, table.offsetOf(pointer)),
                                 new LocksLeftHeld.Insert(client, ticket));
                         }
                     });
-                    final io.scythe.txn.recovery.TicketLedger tickets = new io.scythe.txn.recovery.TicketLedger();
-                    locks.ledger(tickets);
-                    ticketLedgers.add(tickets);
+                    ticketLedgers.add(services.service(TicketLedger.class));
                 }
                 started.add(server.start());
                 servers.add(server);
@@ -309,7 +307,7 @@ public final class Simulation {
         return Future.all(started).mapEmpty();
     }
 
-    private io.scythe.tso.TimestampOracle tsoGroupFor(final RrpcClient rrpc, final RemoteRegion counter,
+    private io.scythe.txn.runtime.TimestampOracle tsoGroupFor(final RrpcClient rrpc, final RemoteRegion counter,
                                                       final String tsoNode) {
         if (proxyNodes.isEmpty()) {
             return new TsoGroup(1024, new DirectTsoSource(counter, () -> rrpc.oneSided(tsoNode)));
@@ -662,7 +660,7 @@ public final class Simulation {
         }
         long aborted = 0;
         final JsonObject aborts = new JsonObject();
-        for (final AbortReason reason : AbortReason.values()) {
+        for (final AbortReason reason : io.scythe.txn.spi.ProtocolRegistry.abortReasons()) {
             long n = 0;
             for (final Coordinator c : coordinators) {
                 n += c.aborts(reason);
@@ -726,7 +724,7 @@ public final class Simulation {
         if (!conditions.isEmpty()) {
             run.put("consistency", io.scythe.bench.micro.OltpWorkload.consistencyJson(conditions));
         }
-        final long[] stageSums = new long[Stage.values().length];
+        final long[] stageSums = new long[Stage.count()];
         long staged = 0;
         for (final Coordinator c : coordinators) {
             final long[] s = c.stageNanos();
@@ -737,8 +735,8 @@ public final class Simulation {
         }
         final JsonObject stages = new JsonObject();
         double stagedMeanUs = 0;
-        for (final Stage stage : Stage.values()) {
-            final double us = stageSums[stage.ordinal()] / 1000.0 / Math.max(1, staged);
+        for (final Stage stage : io.scythe.txn.spi.ProtocolRegistry.stages()) {
+            final double us = stageSums[stage.index()] / 1000.0 / Math.max(1, staged);
             stagedMeanUs += us;
             stages.put(stage.label(), RunResult.round(us, 2));
         }

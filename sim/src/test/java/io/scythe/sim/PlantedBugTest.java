@@ -45,7 +45,7 @@ class PlantedBugTest extends SimVertxTest {
         final List<Explorer.Outcome> outcomes = new ArrayList<>();
         for (long seed = 1; seed <= SeedSweepTest.SEEDS; seed++) {
             outcomes.add(Explorer.check(vertx, Explorer.Workload.PHANTOM,
-                Explorer.options("planted-phantom", seed), PlantedPhantomTxn.PROTOCOL));
+                Explorer.options("planted-phantom", seed))); // found in the registry (PlantedPhantomModule)
         }
         final List<Explorer.Outcome> cyclic = outcomes.stream().filter(o -> o.failure() != null
             && o.failure().cyclic()).toList();

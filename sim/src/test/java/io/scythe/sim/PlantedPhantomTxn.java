@@ -3,7 +3,6 @@ package io.scythe.sim;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.Protocol;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.ford.CasLockTxn;
@@ -19,8 +18,6 @@ import java.util.List;
  * can then both commit although one inserts it, a phantom the checker must see through the recorded absent reads.
  */
 final class PlantedPhantomTxn extends CasLockTxn {
-    static final Protocol PROTOCOL = Protocol.of("planted-phantom", (runtime, hot) -> new PlantedPhantomTxn(runtime));
-
     PlantedPhantomTxn(final TxnRuntime runtime) {
         super(runtime);
     }
@@ -33,7 +30,7 @@ final class PlantedPhantomTxn extends CasLockTxn {
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
         return readVia(table, key, a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read ->
-            read.casLockFree() ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
+            io.scythe.txn.ford.CasLock.free(read.image) ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
                 AbortReason.LOCKED, "key " + key + " of " + table + " is locked"))));
     }
 

@@ -34,7 +34,7 @@ class SimulationTest extends SimVertxTest {
         // A protocol that silences the recorder before each attempt: the checker would see an empty history.
         final io.scythe.txn.Protocol silent = io.scythe.txn.Protocol.of("silent", (runtime, hot) -> {
             runtime.recorder(null);
-            return io.scythe.txn.Protocol.FORD_OCC.begin(runtime, hot);
+            return io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ").begin(runtime, hot);
         });
         final io.scythe.bench.history.HistoryCollector recorded = new io.scythe.bench.history.HistoryCollector(0, "x");
         final SimResult r = new Simulation(new SimOptions().protocol("ford-occ").clientsPerComputeNode(4)

@@ -72,7 +72,7 @@ public final class DirectTsoSource implements TsoSource {
         return Deadline.within(faa, timeoutMs, () -> "TSO counter on " + tsoNode)
             .onFailure(e -> {
                 // Refused for now (send queue full) is flow control: the counter and the channel are fine.
-                if (io.scythe.txn.OneSidedTxn.refusedForNow(e)) {
+                if (io.scythe.txn.Refusal.forNow(e)) {
                     return;
                 }
                 if (counter == where) {

@@ -1,5 +1,6 @@
 package io.scythe.tso;
 
+import io.scythe.txn.runtime.TimestampOracle;
 import io.scythe.txn.runtime.Timers;
 import io.vertx.core.Future;
 

@@ -1,5 +1,6 @@
 package io.scythe.tso;
 
+import io.scythe.txn.runtime.TimestampOracle;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

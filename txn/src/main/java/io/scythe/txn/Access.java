@@ -1,7 +1,6 @@
 package io.scythe.txn;
 
 import io.scythe.storage.ObjectLayout;
-import io.scythe.txn.scythe.TakeoutLockClient;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /** One object a transaction attempt touched: where it is, what it read, what it will write, what it holds. */
@@ -17,13 +16,14 @@ public final class Access {
     public UnsafeBuffer newValue;
     public int newLength;
     public boolean dirty;
-    /** A lock on it is held: FORD's CAS lock, or a Takeout Lock grant. */
+    /** A lock on it is held (the protocol's: FORD's CAS lock, a Takeout Lock grant). */
     public boolean locked;
     /** Its release is part of the write-back being posted. */
     public boolean releasing;
     /** Its image holds a READ of this attempt. */
     public boolean fetched;
-    public TakeoutLockClient.Grant grant;
+    /** What the protocol needs to release the lock it holds on it (Scythe: its Takeout grant), or null. */
+    public Object held;
     /** Its image shows a delete: reads of it are "not found", and validation checks it stays deleted. */
     public boolean deleted;
     /** This attempt deletes it (dirty: locked at commit; the write-back marks it deleted). */
@@ -72,27 +72,6 @@ public final class Access {
 
     public int slotBytes() {
         return partition.descriptor().objectSlotBytes();
-    }
-
-    public long lower() {
-        return image.getLong(ObjectLayout.LOWER_OFFSET);
-    }
-
-    public long upper() {
-        return image.getLong(ObjectLayout.UPPER_OFFSET);
-    }
-
-    public long casLock() {
-        return image.getLong(ObjectLayout.CAS_LOCK_OFFSET);
-    }
-
-    public boolean casLockFree() {
-        return casLock() == 0;
-    }
-
-    /** Transactions queued on or holding its Takeout Lock when it was read. */
-    public long queued() {
-        return lower() - upper();
     }
 
     public long version() {

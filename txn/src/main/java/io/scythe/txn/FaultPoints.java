@@ -167,8 +167,8 @@ public final class FaultPoints {
         }
         return txn -> {
             final Fault redo = take(name, args, Point.BEFORE_REDO, Point.AFTER_REDO, false);
-            if (redo != null && txn instanceof OneSidedTxn oneSided) {
-                MARKED.put(oneSided.id, redo);
+            if (redo != null && txn.id() != 0) {
+                MARKED.put(txn.id(), redo);
             }
             final Fault executed = take(name, args, Point.AFTER_EXECUTE, Point.AFTER_EXECUTE, true);
             if (executed == null) {

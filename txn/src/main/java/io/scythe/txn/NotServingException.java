@@ -6,7 +6,7 @@ import io.vertx.core.VertxException;
  * A transaction this loop did not commit and will not retry because the loop stopped serving
  * ({@link TxnRuntime#giveUp}): refused before doing anything (the loop gave up before, or its transaction ids are
  * used up), or aborted when a release or lock verb of its attempt failed and the loop gave up for it
- * ({@link OneSidedTxn#lockVerbInDoubt}). Either way it can never have committed, so a client may send it again
+ * ({@code onesided.OneSidedTxn#lockVerbInDoubt}). Either way it can never have committed, so a client may send it again
  * elsewhere; unlike {@link OutcomeUnknownException}.
  */
 public final class NotServingException extends VertxException {

@@ -32,11 +32,24 @@ public interface Txn {
     /** Gives up the attempt, releasing every lock it holds. Idempotent. */
     Future<Void> abort();
 
+    /** This attempt's transaction id, unique in the cluster, or 0 when its protocol gives it none. */
+    default long id() {
+        return 0;
+    }
+
     /** The protocol and mode this attempt ran in, e.g. {@code scythe/occ}. */
     String mode();
 
-    /** Nanoseconds this attempt spent in each {@link Stage} (by ordinal), or {@code null} when not measured. */
+    /** Nanoseconds this attempt spent in each {@link Stage} (by {@link Stage#index()}), or {@code null}. */
     default long[] stageNanos() {
         return null;
+    }
+
+    /**
+     * Completes when nothing this attempt started is in flight any more (reads may outlive an abort). The coordinator
+     * waits for it before a retry, so that the closed loop of clients stays closed.
+     */
+    default Future<Void> quiesced() {
+        return Future.succeededFuture();
     }
 }

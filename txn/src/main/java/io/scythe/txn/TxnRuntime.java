@@ -5,34 +5,32 @@ import io.scythe.hotspot.Watermarks;
 import io.scythe.rrpc.RrpcClient;
 import io.scythe.storage.TableDescriptor;
 import io.scythe.storage.remote.RemoteTable;
-import io.scythe.tso.TimestampOracle;
 import io.scythe.txn.runtime.Timers;
-import io.scythe.txn.scythe.TakeoutLockClient;
+import io.scythe.txn.runtime.TimestampOracle;
 import io.vertx.core.Future;
 
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * What transactions of one event loop run on: the catalog, RRPC and one-sided channels to memory nodes, the loop's
- * TSO group, its Takeout Lock client, time. Every dependency on I/O and time comes through here (the sans-IO rule),
- * so a simulator can supply its own. Loop-confined.
+ * TSO group, time, and the loop's {@linkplain #extension extensions} (what one protocol module or shared part keeps
+ * per loop: Scythe's Takeout Lock client, FaRM's physical clock, the redo log). Every dependency on I/O and time comes
+ * through here (the sans-IO rule), so a simulator can supply its own. Loop-confined.
  */
 public final class TxnRuntime {
     private final Catalog catalog;
     private final RrpcClient rrpc;
     private final Timers timers;
     private final TimestampOracle tso;
-    private final TakeoutLockClient locks;
     private final Watermarks watermarks;
     private final long idBase;
     private final Map<TableDescriptor, RemoteTable> remotes = new IdentityHashMap<>();
     private long sequence;
-    private io.scythe.tso.PhysicalClockOracle physicalClock;
+    private final Map<Key<?>, Object> extensions = new IdentityHashMap<>();
     /** Set from another thread between runs, read at every commit: volatile (a plain load on x86). */
     private volatile HistoryRecorder recorder;
-    /** This loop's redo log, or null: commits write none (recovery cannot finish them). */
-    private io.scythe.txn.recovery.RedoLog redoLog;
     /** Told when this loop cannot go on safely (see {@link #onGiveUp}); null: nothing beyond the failed reply. */
     private java.util.function.Consumer<String> giveUp;
     /** Why this loop gave up ({@link #giveUp}); null while it serves. */
@@ -52,7 +50,42 @@ public final class TxnRuntime {
         this.tso = tso;
         this.watermarks = watermarks;
         this.idBase = idBase;
-        this.locks = new TakeoutLockClient(timers, rrpc::rocket, rrpc::oneSided);
+    }
+
+    /** Names one kind of per-loop extension; compared by identity, so keep one in a static field. */
+    public static final class Key<T> {
+        private final String name;
+
+        public Key(final String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    /** This loop's extension of kind {@code key}, made by {@code factory} on first use. */
+    @SuppressWarnings("unchecked")
+    public <T> T extension(final Key<T> key, final Function<TxnRuntime, T> factory) {
+        Object value = extensions.get(key);
+        if (value == null) {
+            value = factory.apply(this);
+            extensions.put(key, value);
+        }
+        return (T) value;
+    }
+
+    /** This loop's extension of kind {@code key}, or {@code null} when none was made. */
+    @SuppressWarnings("unchecked")
+    public <T> T extensionOrNull(final Key<T> key) {
+        return (T) extensions.get(key);
+    }
+
+    /** The high bits of this loop's transaction ids (epoch, CN slot, loop); see {@link #nextTxnId}. */
+    public long idBase() {
+        return idBase;
     }
 
     public Catalog catalog() {
@@ -126,19 +159,6 @@ public final class TxnRuntime {
         return tso;
     }
 
-    /** FaRMv2-style timestamps: this loop's physical clock with the uncertainty wait (created on first use). */
-    public TimestampOracle physicalClock() {
-        if (physicalClock == null) {
-            physicalClock = new io.scythe.tso.PhysicalClockOracle(timers,
-                io.scythe.tso.PhysicalClockOracle.DEFAULT_UNCERTAINTY_NS, (int) ((idBase >>> 40) & 0xff));
-        }
-        return physicalClock;
-    }
-
-    public TakeoutLockClient locks() {
-        return locks;
-    }
-
     public Watermarks watermarks() {
         return watermarks;
     }
@@ -151,20 +171,6 @@ public final class TxnRuntime {
     /** Starts ({@code recorder}) or stops ({@code null}) reporting this loop's committed transactions. */
     public void recorder(final HistoryRecorder recorder) {
         this.recorder = recorder;
-    }
-
-    /** Commits of this loop write redo records from now on, to log regions of {@code regionBytes} per memory node. */
-    public io.scythe.txn.recovery.RedoLog enableRedoLog(final int regionBytes) {
-        if (redoLog == null) {
-            redoLog = new io.scythe.txn.recovery.RedoLog(rrpc::rocket, rrpc::oneSided, idBase, regionBytes)
-                .forgetBroken(rrpc::forgetOneSided);
-        }
-        return redoLog;
-    }
-
-    /** This loop's redo log, or {@code null} when commits write none. */
-    public io.scythe.txn.recovery.RedoLog redoLog() {
-        return redoLog;
     }
 
     /**

@@ -1,8 +1,10 @@
 /**
- * The transaction API ({@link io.scythe.txn.Txn}, {@link io.scythe.txn.Coordinator}) and what the one-sided protocols
- * share ({@link io.scythe.txn.OneSidedTxn}); one sub-package per protocol ({@code scythe}, {@code ford}, {@code farm}).
+ * The transaction API ({@link io.scythe.txn.Txn}, {@link io.scythe.txn.Coordinator}, {@link io.scythe.txn.TxnRuntime},
+ * {@link io.scythe.txn.Protocol}, the open {@link io.scythe.txn.Stage} and {@link io.scythe.txn.AbortReason}). It
+ * names no protocol: protocols are modules ({@code spi}), one package each ({@code scythe}, {@code ford}, {@code farm},
+ * {@code unsafe}), built from the shared one-sided parts ({@code onesided}).
  *
- * <p><b>Inserts and deletes</b>, the same in every protocol (code in {@code OneSidedTxn}):
+ * <p><b>Inserts and deletes</b>, the same in every one-sided protocol (code in {@code onesided.Inserts}):
  * <ul>
  *   <li>An insert of a key the attempt has not touched is buffered. At commit, together with the locks of the write
  *       set and before validation, one INSERT RPC per key ({@code LogDbRpc.INSERT},

@@ -1,5 +1,6 @@
 package io.scythe.tso;
 
+import io.scythe.txn.runtime.TimestampOracle;
 import io.scythe.bridge.Bridge;
 import io.scythe.txn.runtime.LoopTimers;
 import io.scythe.bridge.BridgeVerticle;

@@ -28,18 +28,18 @@ class BackPressureTest {
 
     @Test
     void shouldTellARefusalForNowFromARealFailure() {
-        assertThat(OneSidedTxn.refusedForNow(new VerbException(Opcode.READ,
+        assertThat(Refusal.forNow(new VerbException(Opcode.READ,
             "send queue full (1024 requests outstanding)"))).isTrue();
-        assertThat(OneSidedTxn.refusedForNow(new RpcException(RpcException.BACK_PRESSURE, "ring full"))).isTrue();
-        assertThat(OneSidedTxn.refusedForNow(new VerbException(Opcode.READ, "queue pair to mn is closed"))).isFalse();
-        assertThat(OneSidedTxn.refusedForNow(new RpcException(RpcException.DISCONNECTED, "gone"))).isFalse();
+        assertThat(Refusal.forNow(new RpcException(RpcException.BACK_PRESSURE, "ring full"))).isTrue();
+        assertThat(Refusal.forNow(new VerbException(Opcode.READ, "queue pair to mn is closed"))).isFalse();
+        assertThat(Refusal.forNow(new RpcException(RpcException.DISCONNECTED, "gone"))).isFalse();
     }
 
     @Test
     void shouldRetryAnAttemptWhoseReadWasRefusedForNow() throws Exception {
         final int[] calls = new int[1];
         final List<Long> seen = node.on(rt -> {
-            final Coordinator coordinator = new Coordinator(rt, Protocol.FORD_OCC, 10);
+            final Coordinator coordinator = new Coordinator(rt, io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), 10);
             return coordinator.run(txn -> ++calls[0] == 1
                 ? Future.<Long>failedFuture(new VerbException(Opcode.READ, "send queue full (8 requests outstanding)"))
                 : txn.read("rows", 3).map(v -> v.getLong(0))).map(outcome -> List.of(outcome.result(),
@@ -52,7 +52,7 @@ class BackPressureTest {
     void shouldStartARetryOnlyOnceTheReadsTheAbortedAttemptLeftInFlightAreDone() throws Exception {
         final int[] calls = new int[1];
         final List<Future<?>> firstReads = new java.util.ArrayList<>();
-        final Boolean settledBeforeRetry = node.on(rt -> new Coordinator(rt, Protocol.FORD_OCC, 10).run(txn -> {
+        final Boolean settledBeforeRetry = node.on(rt -> new Coordinator(rt, io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), 10).run(txn -> {
             if (++calls[0] == 1) {
                 // The attempt ends (aborted) while its reads are still on their way.
                 for (long key = 0; key < 8; key++) {

@@ -106,7 +106,7 @@ class FaultPointsTest {
             FaultPoints.wrap("q", new long[] {5}, BODY).apply(other);
             FaultPoints.wrap("p", new long[] {5}, BODY).apply(marked);
             FaultPoints.wrap("p", new long[] {5}, BODY).apply(later); // a retry: marked too, until one fires
-            return Future.succeededFuture(new long[] {other.id, marked.id, later.id});
+            return Future.succeededFuture(new long[] {other.id(), marked.id(), later.id()});
         });
         assertThat(FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, ids[0]).succeeded()).isTrue();
         assertThat(FaultPoints.reached(FaultPoints.Point.AFTER_REDO, ids[1]).succeeded()).as("another point")

@@ -38,11 +38,11 @@ class InsertRaceTest {
     private static Txn begin(final String protocol, final TxnRuntime rt) {
         switch (protocol) {
             case "scythe/occ":
-                return Protocol.SCYTHE.begin(rt, false);
+                return io.scythe.txn.spi.ProtocolRegistry.protocol("scythe").begin(rt, false);
             case "scythe/tocc":
-                return Protocol.SCYTHE.begin(rt, true);
+                return io.scythe.txn.spi.ProtocolRegistry.protocol("scythe").begin(rt, true);
             default:
-                return Protocol.named(protocol).begin(rt, false);
+                return io.scythe.txn.spi.ProtocolRegistry.protocol(protocol).begin(rt, false);
         }
     }
 

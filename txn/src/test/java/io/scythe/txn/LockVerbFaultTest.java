@@ -6,6 +6,7 @@ import io.scythe.fabric.VerbFaultInjector;
 import io.scythe.fabric.WcStatus;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.scythe.ScytheTxn;
+import io.scythe.txn.onesided.OneSidedTxn;
 import io.vertx.core.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -83,7 +84,7 @@ class LockVerbFaultTest {
     void shouldGiveTheLoopUpWhenAnAbortsCasUnlockWriteFailsAndTellTheClientNothingCommitted() throws Exception {
         final AtomicInteger writes = new AtomicInteger();
         final List<Object> seen = on(rt -> {
-            final Coordinator coordinator = new Coordinator(rt, Protocol.FORD_OCC, 3);
+            final Coordinator coordinator = new Coordinator(rt, io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), 3);
             final int[] bodies = new int[1];
             return outcome(coordinator.run(txn -> {
                 bodies[0]++;

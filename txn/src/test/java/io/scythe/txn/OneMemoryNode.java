@@ -14,12 +14,10 @@ import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
 import io.scythe.storage.TableSchema;
-import io.scythe.storage.remote.LogDbService;
 import io.scythe.tso.DirectTsoSource;
 import io.scythe.tso.TsoGroup;
 import io.scythe.tso.TsoService;
 import io.scythe.txn.runtime.LoopTimers;
-import io.scythe.txn.scythe.TakeoutLockService;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -72,9 +70,7 @@ public final class OneMemoryNode implements AutoCloseable {
             table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
         }
         final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
-        final LogDbService logDb = new LogDbService(db).register(server);
-        final TakeoutLockService locks = new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
-        new io.scythe.txn.recovery.RecoveryService(db).register(server, logDb, locks);
+        io.scythe.txn.mn.MemoryNodeServices.start(db, server, Watermarks.DEFAULT, true);
         final Promise<Void> started = Promise.promise();
         loop.runOnContext(ignored -> server.start().onComplete(started));
         started.future().await(10, TimeUnit.SECONDS);
@@ -89,7 +85,7 @@ public final class OneMemoryNode implements AutoCloseable {
     }
 
     /** As {@link #on(Function)}, the runtime's timestamps from {@code tso} ({@code null}: the TSO's counter). */
-    public <R> R on(final io.scythe.tso.TimestampOracle tso, final Function<TxnRuntime, Future<R>> body)
+    public <R> R on(final io.scythe.txn.runtime.TimestampOracle tso, final Function<TxnRuntime, Future<R>> body)
         throws Exception {
         final Promise<R> done = Promise.promise();
         loop.runOnContext(v -> {

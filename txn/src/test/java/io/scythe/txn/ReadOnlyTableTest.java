@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * validation; and writing it is a clear error that changes nothing.
  */
 class ReadOnlyTableTest {
-    private static final List<Protocol> PROTOCOLS = List.of(Protocol.SCYTHE, Protocol.FORD_OCC, Protocol.FARM_OCC);
+    private static final List<Protocol> PROTOCOLS = List.of(io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"), io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), io.scythe.txn.spi.ProtocolRegistry.protocol("farm-occ"));
 
     /** For each protocol (Scythe in OCC and TOCC): reads key 3 with its CAS lock and Takeout Lock shown held. */
     private static List<String> readLockedKey(final boolean readOnly) throws Exception {
@@ -25,7 +25,7 @@ class ReadOnlyTableTest {
             node.setHeaderWord(3, ObjectLayout.LOWER_OFFSET, 1); // one ticket out, none returned: held
             final List<String> outcomes = new ArrayList<>();
             for (final Protocol protocol : PROTOCOLS) {
-                for (final boolean hot : protocol == Protocol.SCYTHE ? List.of(false, true) : List.of(false)) {
+                for (final boolean hot : protocol == io.scythe.txn.spi.ProtocolRegistry.protocol("scythe") ? List.of(false, true) : List.of(false)) {
                     if (hot && !readOnly) {
                         continue; // TOCC would queue behind the fake holder forever
                     }
@@ -56,7 +56,7 @@ class ReadOnlyTableTest {
     void shouldRefuseToWriteInsertOrDeleteAReadOnlyTable() throws Exception {
         try (OneMemoryNode node = new OneMemoryNode("items", 32, true)) {
             final List<String> errors = node.on(rt -> {
-                final Txn txn = Protocol.FORD_OCC.begin(rt, false);
+                final Txn txn = io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ").begin(rt, false);
                 final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
                 v.putLong(0, 5);
                 return txn.read("items", 3).map(x -> {

@@ -31,12 +31,12 @@ class TransactionIdTest {
         final List<String> gaveUp = new ArrayList<>();
         final List<Object> seen = node.on(rt -> {
             rt.onGiveUp(gaveUp::add);
-            final Coordinator coordinator = new Coordinator(rt, Protocol.FORD_OCC, 3);
+            final Coordinator coordinator = new Coordinator(rt, io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), 3);
             rt.skipSequenceTo(TxnRuntime.LAST_SEQUENCE);
             final long[] lastId = new long[1];
             final List<Object> out = new ArrayList<>();
             return coordinator.run(txn -> {
-                lastId[0] = ((OneSidedTxn) txn).id();
+                lastId[0] = txn.id();
                 return txn.readForUpdate("rows", 3).map(v -> {
                     final UnsafeBuffer next = new UnsafeBuffer(new byte[8]);
                     next.putLong(0, v.getLong(0) + 1);
@@ -80,7 +80,7 @@ class TransactionIdTest {
     @Test
     void shouldRefuseEveryTransactionAfterGivingUpEvenWithoutAHook() throws Exception {
         final List<Object> seen = node.on(rt -> {
-            final Coordinator coordinator = new Coordinator(rt, Protocol.FORD_OCC, 3);
+            final Coordinator coordinator = new Coordinator(rt, io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ"), 3);
             final int[] bodies = new int[1];
             final java.util.function.Supplier<Future<Long>> bump = () -> coordinator.run(txn -> {
                 bodies[0]++;

@@ -32,12 +32,12 @@ class VersionOrderTest {
     }
 
     /** Hands out the timestamps it was given, in order: the interleaving of a trace, replayed. */
-    private static io.scythe.tso.TimestampOracle scripted(final long... timestamps) {
+    private static io.scythe.txn.runtime.TimestampOracle scripted(final long... timestamps) {
         final Queue<Long> next = new ArrayDeque<>();
         for (final long ts : timestamps) {
             next.add(ts);
         }
-        return new io.scythe.tso.TimestampOracle() {
+        return new io.scythe.txn.runtime.TimestampOracle() {
             @Override
             public Future<Long> next() {
                 final Long ts = next.poll();
@@ -67,19 +67,19 @@ class VersionOrderTest {
     @Test
     void shouldNeverInstallTheVersionItOverwroteSoAStaleReaderFailsValidation() throws Exception {
         final List<Object> seen = node.on(scripted(50, 10, 60, 52), rt -> {
-            final Txn d = Protocol.SCYTHE.begin(rt, false);
+            final Txn d = io.scythe.txn.spi.ProtocolRegistry.protocol("scythe").begin(rt, false);
             return d.read(T, 3).compose(v -> {
                 d.delete(T, 3);
                 return d.commit();
             }).compose(x -> {
-                final Txn i = Protocol.SCYTHE.begin(rt, false);
+                final Txn i = io.scythe.txn.spi.ProtocolRegistry.protocol("scythe").begin(rt, false);
                 i.insert(T, 3, value(100), 0, 8);
                 return i.commit();
             }).compose(x -> {
-                final Txn u = Protocol.SCYTHE.begin(rt, false);
+                final Txn u = io.scythe.txn.spi.ProtocolRegistry.protocol("scythe").begin(rt, false);
                 return u.read(T, 3).compose(uRead -> {
                     final long afterInsert = node.versionOf(3);
-                    final Txn t = Protocol.SCYTHE.begin(rt, false);
+                    final Txn t = io.scythe.txn.spi.ProtocolRegistry.protocol("scythe").begin(rt, false);
                     return t.read(T, 3).compose(tRead -> {
                         t.write(T, 3, value(tRead.getLong(0) + 1), 0, 8);
                         return t.commit();

@@ -1,7 +1,6 @@
 package io.scythe.node;
 
 import io.scythe.fabric.RemoteRegion;
-import io.scythe.hotspot.AdaptiveWatermarks;
 import io.scythe.hotspot.Watermarks;
 import io.scythe.rrpc.RrpcClient;
 import io.scythe.tso.DirectTsoSource;
@@ -32,16 +31,18 @@ import java.util.function.Consumer;
  *               {@link TxnRuntime}); distinct per CN and incarnation
  */
 public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegion tsoCounter, String tsoNode,
-                                    Protocol protocol, int maxAttempts, Watermarks watermarks, boolean adaptive,
+                                    Protocol protocol, int maxAttempts, Watermarks watermarks,
+                                    io.vertx.core.json.JsonObject protocolOptions,
                                     Procedures procedures, long idBase, Consumer<TxnReply> observer,
-                                    java.util.function.Supplier<io.scythe.tso.TimestampOracle> oracles) {
+                                    java.util.function.Supplier<io.scythe.txn.runtime.TimestampOracle> oracles) {
 
     /** Each loop's timestamps from a TSO group over one source: the counter {@code tsoCounter}, by FAA. */
     public CoordinatorDeployment(final Catalog catalog, final RrpcClient rrpc, final RemoteRegion tsoCounter,
                                  final String tsoNode, final Protocol protocol, final int maxAttempts,
-                                 final Watermarks watermarks, final boolean adaptive, final Procedures procedures,
+                                 final Watermarks watermarks, final io.vertx.core.json.JsonObject protocolOptions,
+                                 final Procedures procedures,
                                  final long idBase, final Consumer<TxnReply> observer) {
-        this(catalog, rrpc, tsoCounter, tsoNode, protocol, maxAttempts, watermarks, adaptive, procedures, idBase,
+        this(catalog, rrpc, tsoCounter, tsoNode, protocol, maxAttempts, watermarks, protocolOptions, procedures, idBase,
             observer, null);
     }
 
@@ -71,8 +72,7 @@ public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegi
                     ? oracles.get() : new TsoGroup(1024, new DirectTsoSource(tsoCounter, () -> rrpc.oneSided(tsoNode))),
                     watermarks,
                     idBase | ((long) loopIds.incrementAndGet() << 40));
-                final Coordinator c = new Coordinator(runtime, protocol, maxAttempts,
-                    adaptive ? new AdaptiveWatermarks(watermarks, 1 << 16) : null);
+                final Coordinator c = new Coordinator(runtime, protocol, maxAttempts, protocolOptions);
                 created.accept(c);
                 return c;
             }, procedures, addresses, observer), new DeploymentOptions()).onComplete(one));

@@ -13,14 +13,13 @@ import io.scythe.rrpc.RrpcClient;
 import io.scythe.rrpc.RrpcOptions;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.Table;
-import io.scythe.storage.remote.LogDbService;
 import io.scythe.tso.TsoService;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.Protocol;
 import io.scythe.txn.api.Procedures;
+import io.scythe.txn.mn.MemoryNodeServices;
 import io.scythe.txn.recovery.RecoveryService;
-import io.scythe.txn.scythe.TakeoutLockService;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -45,7 +44,8 @@ import java.util.concurrent.TimeUnit;
  * "watermarks": {"cold": 3, "hot": 10}, "adaptiveWatermarks": false}}; every key optional. With
  * {@code "redoLog": true} (the default) every commit writes a redo record first ({@code "redoLogBytes"} per loop and
  * memory node, default 1 MiB), which {@code CnRecovery} finishes if the compute node dies. With
- * {@code adaptiveWatermarks} each coordinator lowers an object's cold watermark as transactions abort on it, so they
+ * {@code adaptiveWatermarks} (a key of the scythe module: the whole config is the protocol's options) each coordinator
+ * lowers an object's cold watermark as transactions abort on it, so they
  * switch to TOCC sooner there (beyond the paper: its §6 future work). The tables are created and loaded by the caller's
  * {@link Loader} on each memory node. This is the same cluster {@code scythe bench} measures.
  */
@@ -64,7 +64,7 @@ public final class EmbeddedScythe implements AutoCloseable {
     private final FastThreadLocal<Coordinator> coordinator = new FastThreadLocal<>();
     private final List<String> deployments = new ArrayList<>();
     private TsoService tso;
-    private final List<RecoveryService> recoveryServices = new ArrayList<>();
+    private final List<MemoryNodeServices> memoryNodeServices = new ArrayList<>();
     private final List<ComputeNode> extraNodes = new ArrayList<>();
     /** Compute nodes that gave up (a commit they could not finish): fenced, as a cluster node losing its lease. */
     private final CopyOnWriteArrayList<String> gaveUp = new CopyOnWriteArrayList<>();
@@ -73,7 +73,7 @@ public final class EmbeddedScythe implements AutoCloseable {
     private Protocol protocol;
     private int maxAttempts;
     private Watermarks watermarks;
-    private boolean adaptive;
+    private JsonObject protocolOptions;
     private Procedures procedures;
     private int redoLogBytes;
 
@@ -95,17 +95,16 @@ public final class EmbeddedScythe implements AutoCloseable {
         if (parts < 1) {
             throw new IllegalArgumentException("memoryNodes=" + parts + " must be at least 1");
         }
-        final Protocol protocol = Protocol.named(config.getString("protocol", Protocol.SCYTHE.name()));
+        final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.getString("protocol", "scythe"));
         final int maxAttempts = config.getInteger("maxAttempts", 1000);
         final JsonObject marks = config.getJsonObject("watermarks", new JsonObject());
         final Watermarks watermarks = new Watermarks(marks.getInteger("cold", Watermarks.DEFAULT_COLD),
             marks.getInteger("hot", Watermarks.DEFAULT_HOT));
-        final boolean adaptive = config.getBoolean("adaptiveWatermarks", false);
         final EmbeddedScythe s = new EmbeddedScythe(vertx, new LocalFabric(new FabricOptions().costModel(model)));
         s.redoLogBytes = config.getBoolean("redoLog", true)
             ? config.getInteger("redoLogBytes", io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES) : 0;
         try {
-            s.start(parts, loader, protocol, maxAttempts, watermarks, adaptive, procedures);
+            s.start(parts, loader, protocol, maxAttempts, watermarks, config, procedures);
             return s;
         } catch (final Exception e) {
             s.close();
@@ -114,7 +113,7 @@ public final class EmbeddedScythe implements AutoCloseable {
     }
 
     private void start(final int parts, final Loader loader, final Protocol protocol, final int maxAttempts,
-                       final Watermarks watermarks, final boolean adaptive, final Procedures procedures)
+                       final Watermarks watermarks, final JsonObject protocolOptions, final Procedures procedures)
         throws Exception {
         final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
         for (int p = 0; p < parts; p++) {
@@ -124,9 +123,7 @@ public final class EmbeddedScythe implements AutoCloseable {
             loader.load(db, p, parts);
             memoryNodes.add(db);
             final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
-            final LogDbService logDb = new LogDbService(db).register(server);
-            final TakeoutLockService lockService = new TakeoutLockService(db, watermarks, true).register(server);
-            recoveryServices.add(new RecoveryService(db).register(server, logDb, lockService));
+            memoryNodeServices.add(MemoryNodeServices.start(db, server, watermarks, true));
             onLoop(loops.get(p % loops.size()), server::start);
             for (final Table t : db.tables()) {
                 partitions.computeIfAbsent(t.schema().name(), n -> new ArrayList<>())
@@ -137,7 +134,7 @@ public final class EmbeddedScythe implements AutoCloseable {
         this.protocol = protocol;
         this.maxAttempts = maxAttempts;
         this.watermarks = watermarks;
-        this.adaptive = adaptive;
+        this.protocolOptions = protocolOptions;
         this.procedures = procedures;
         partitions.forEach((name, list) -> {
             if (list.size() != parts) {
@@ -152,7 +149,7 @@ public final class EmbeddedScythe implements AutoCloseable {
         final Nic cn = fabric.attachNow("cn");
         final RrpcClient rrpc = new RrpcClient(vertx, cn, new RrpcOptions());
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, "tso", protocol, maxAttempts,
-                watermarks, adaptive, procedures, 0L, null)
+                watermarks, protocolOptions, procedures, 0L, null)
             .deploy(vertx, loops, List.of(CoordinatorVerticle.ADDRESS), c -> {
                 enableRedoLog(c);
                 giveUpBy("cn", c);
@@ -181,7 +178,7 @@ public final class EmbeddedScythe implements AutoCloseable {
 
     private void enableRedoLog(final Coordinator c) {
         if (redoLogBytes > 0) {
-            c.runtime().enableRedoLog(redoLogBytes);
+            io.scythe.txn.recovery.RedoLog.enable(c.runtime(), redoLogBytes);
         }
     }
 
@@ -198,7 +195,7 @@ public final class EmbeddedScythe implements AutoCloseable {
         final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), new RrpcOptions());
         final Map<Thread, Coordinator> byLoop = new java.util.concurrent.ConcurrentHashMap<>();
         final List<String> ids = new CoordinatorDeployment(catalog, rrpc, tsoCounter, "tso", protocol, maxAttempts,
-                watermarks, adaptive, procedures, idBase, null)
+                watermarks, protocolOptions, procedures, idBase, null)
             .deploy(vertx, loops, List.of(), c -> {
                 enableRedoLog(c);
                 giveUpBy(name, c);
@@ -232,7 +229,12 @@ public final class EmbeddedScythe implements AutoCloseable {
 
     /** The memory nodes' recovery services, in node order (checks after a recovery). */
     public List<RecoveryService> recoveryServices() {
-        return List.copyOf(recoveryServices);
+        return memoryNodeServices.stream().map(MemoryNodeServices::recovery).toList();
+    }
+
+    /** What each memory node serves (its modules' services by type), in node order. */
+    public List<MemoryNodeServices> memoryNodeServices() {
+        return List.copyOf(memoryNodeServices);
     }
 
     private static <T> T onLoop(final Context loop, final java.util.function.Supplier<Future<T>> body)

@@ -6,7 +6,7 @@ import io.scythe.fabric.RemoteRegion;
 import io.scythe.rrpc.Rocket;
 import io.scythe.tso.DirectTsoSource;
 import io.scythe.tso.ProxyTsoSource;
-import io.scythe.tso.TimestampOracle;
+import io.scythe.txn.runtime.TimestampOracle;
 import io.scythe.tso.TsoGroup;
 import io.scythe.tso.TsoLayout;
 import io.scythe.tso.TsoService;

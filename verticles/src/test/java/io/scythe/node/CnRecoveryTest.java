@@ -11,7 +11,6 @@ import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.api.Procedures;
 import io.scythe.txn.recovery.CnRecovery;
 import io.scythe.txn.recovery.RecoveryRpc;
-import io.scythe.txn.recovery.RecoveryService;
 import io.scythe.txn.scythe.ScytheTxn;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -144,6 +143,12 @@ class CnRecoveryTest {
         return on(() -> Future.succeededFuture(scythe.coordinator()));
     }
 
+    /** Each memory node's Takeout ticket ledger (the scythe module's). */
+    private java.util.List<io.scythe.txn.scythe.TicketLedger> tickets() {
+        return scythe.memoryNodeServices().stream()
+            .map(n -> n.service(io.scythe.txn.scythe.TicketLedger.class)).toList();
+    }
+
     private CnRecovery.Report recover(final String dead) throws Exception {
         final TxnRuntime runtime = recoverer().runtime();
         return on(() -> new CnRecovery(runtime).recover(dead));
@@ -220,16 +225,16 @@ class CnRecoveryTest {
         on(() -> Future.all(holder.read("accounts", 3), holder.read("accounts", 4)));
         // The memory nodes know which transaction of cnA holds each ticket.
         final java.util.Map<Long, Integer> heldByTxn = new java.util.HashMap<>();
-        for (final RecoveryService s : scythe.recoveryServices()) {
-            on(() -> Future.succeededFuture(s.tickets().transactionsOf("cnA")))
+        for (final io.scythe.txn.scythe.TicketLedger s : tickets()) {
+            on(() -> Future.succeededFuture(s.transactionsOf("cnA")))
                 .forEach((txn, tickets) -> heldByTxn.merge(txn, tickets.size(), Integer::sum));
         }
         assertThat(heldByTxn).containsExactly(java.util.Map.entry(holder.id(), 2));
         scythe.fence("cnA");
         final CnRecovery.Report report = recover("cnA");
-        assertThat(report.ticketsCancelled()).isEqualTo(2);
-        for (final RecoveryService s : scythe.recoveryServices()) {
-            assertThat(on(() -> Future.succeededFuture(s.tickets().heldBy("cnA")))).isZero();
+        assertThat(report.released("tickets")).isEqualTo(2);
+        for (final io.scythe.txn.scythe.TicketLedger s : tickets()) {
+            assertThat(on(() -> Future.succeededFuture(s.heldBy("cnA")))).isZero();
         }
         liveNodesProgress(live.on(loop()), recoverer());
         assertThat(transferOn(live.on(loop()), 3, 4, 7)).isTrue();
@@ -249,7 +254,7 @@ class CnRecoveryTest {
         waitUntil(() -> lowerMinusUpper(5) == 2);
         scythe.fence("cnA");
         final CnRecovery.Report report = recover("cnA");
-        assertThat(report.ticketsCancelled()).isEqualTo(1);
+        assertThat(report.released("tickets")).isEqualTo(1);
         // The holder commits; its unlock reaches the cancelled ticket, which the memory node skips.
         final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
         v.putLong(0, INITIAL);
@@ -282,7 +287,7 @@ class CnRecoveryTest {
         }
         final TxnRuntime runtime = dead.on(loop()).runtime();
         on(() -> {
-            runtime.redoLog().afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
+            io.scythe.txn.recovery.RedoLog.of(runtime).afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
             return Future.succeededFuture();
         });
         final long inDoubt = nextLedgerKey;
@@ -327,7 +332,7 @@ class CnRecoveryTest {
         assertThat(ticketOf("ledger", key)).as("the deleted object's counters moved on").isPositive();
         final TxnRuntime runtime = coordinator.runtime();
         on(() -> {
-            runtime.redoLog().afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
+            io.scythe.txn.recovery.RedoLog.of(runtime).afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
             return Future.succeededFuture();
         });
         // The same transfer again re-inserts the deleted row: its object is revived and its ticket is not 0.
@@ -371,7 +376,7 @@ class CnRecoveryTest {
         assertThat(balanceOf(7)).as("applied once").isEqualTo(INITIAL - 25);
         assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
         assertThat(scythe.gaveUp()).as("finished: nothing given up").isEmpty();
-        assertThat(on(() -> Future.succeededFuture(runtime.redoLog().unfinishedRecords()))).as("its record released")
+        assertThat(on(() -> Future.succeededFuture(io.scythe.txn.recovery.RedoLog.of(runtime).unfinishedRecords()))).as("its record released")
             .isZero();
         checkInvariants(); // the ledger row once, no ticket or CAS word held
         liveNodesProgress(coordinator);
@@ -432,7 +437,7 @@ class CnRecoveryTest {
         assertThat(balanceOf(7)).as("mn1's batch never ran").isEqualTo(INITIAL);
         assertThat(ticketOf("accounts", 7)).as("it took the ticket").isEqualTo(ticket7 + 1);
         assertThat(upperOf("accounts", 7)).as("and still holds it: not released").isEqualTo(ticket7);
-        assertThat(on(() -> Future.succeededFuture(runtime.redoLog().unfinishedRecords()))).as("its record kept")
+        assertThat(on(() -> Future.succeededFuture(io.scythe.txn.recovery.RedoLog.of(runtime).unfinishedRecords()))).as("its record kept")
             .isEqualTo(1);
         assertThat(rollForwardGivenUp(inDoubt).entriesApplied()).as("what mn1 missed").isPositive();
     }
@@ -449,15 +454,15 @@ class CnRecoveryTest {
         assertThat(transferOn(coordinator, 1, 2, 10)).isTrue();
         final int[] faults = {1};
         on(() -> {
-            runtime.redoLog().afterWrite(() -> failWrite(faults, POSTED_AND_FAILED));
+            io.scythe.txn.recovery.RedoLog.of(runtime).afterWrite(() -> failWrite(faults, POSTED_AND_FAILED));
             return Future.succeededFuture();
         });
-        final long records = on(() -> Future.succeededFuture(runtime.redoLog().records()));
+        final long records = on(() -> Future.succeededFuture(io.scythe.txn.recovery.RedoLog.of(runtime).records()));
         final long inDoubt = transferGivenUp(coordinator, faults);
-        assertThat(on(() -> Future.succeededFuture(runtime.redoLog().records()))).as("not written again")
+        assertThat(on(() -> Future.succeededFuture(io.scythe.txn.recovery.RedoLog.of(runtime).records()))).as("not written again")
             .isEqualTo(records);
         assertThat(balanceOf(7)).as("no write-back").isEqualTo(INITIAL);
-        assertThat(on(() -> Future.succeededFuture(runtime.redoLog().unfinishedRecords()))).as("its record kept")
+        assertThat(on(() -> Future.succeededFuture(io.scythe.txn.recovery.RedoLog.of(runtime).unfinishedRecords()))).as("its record kept")
             .isEqualTo(1);
         assertThat(rollForwardGivenUp(inDoubt).entriesApplied()).as("two accounts and the ledger row").isEqualTo(3);
     }
@@ -525,7 +530,7 @@ class CnRecoveryTest {
             Table.InsertLock.CAS_WORD, owner));
         scythe.fence("cnA");
         final CnRecovery.Report report = recover("cnA");
-        assertThat(report.casWordsFreed()).isEqualTo(1);
+        assertThat(report.released("casWords")).isEqualTo(1);
         assertThat(report.insertsAbandoned()).isEqualTo(1);
         assertThat(report.committedRecords()).as("records of finished transactions are harmless").isGreaterThanOrEqualTo(0);
         assertThat(report.entriesApplied()).isZero();
@@ -547,7 +552,7 @@ class CnRecoveryTest {
         final EmbeddedScythe.ComputeNode second = scythe.addComputeNode("cnC", 3L << 32);
         final TxnRuntime runtime = dead.on(loop()).runtime();
         on(() -> {
-            runtime.redoLog().afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
+            io.scythe.txn.recovery.RedoLog.of(runtime).afterAppend(() -> scythe.fence("cnA")); // dies once its record is durable
             return Future.succeededFuture();
         });
         final long inDoubt = nextLedgerKey;
@@ -613,7 +618,7 @@ class CnRecoveryTest {
         assertThatThrownBy(() -> on(() -> new CnRecovery(other).recover("cnA", 1, new long[0])))
             .as("not a newer claim").hasMessageContaining("is being recovered by cnB");
         final CnRecovery.Report report = on(() -> new CnRecovery(other).recover("cnA", 2, new long[0]));
-        assertThat(report.ticketsCancelled()).isEqualTo(2);
+        assertThat(report.released("tickets")).isEqualTo(2);
         liveNodesProgress(second.on(loop()));
         checkInvariants();
     }

@@ -21,7 +21,6 @@ import io.scythe.tso.TsoGroup;
 import io.scythe.tso.TsoService;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
-import io.scythe.txn.Protocol;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.api.Procedures;
 import io.scythe.txn.api.TxnReply;
@@ -86,7 +85,7 @@ class CoordinatorVerticleTest {
         vertx.deployVerticle(() -> new CoordinatorVerticle(() -> new Coordinator(new TxnRuntime(catalog, rrpc,
                 LoopTimers.current(), new TsoGroup(64, new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))),
                 Watermarks.DEFAULT, 1L << 40),
-                Protocol.SCYTHE, 100), procedures, CoordinatorVerticle.ADDRESS),
+                io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"), 100), procedures, CoordinatorVerticle.ADDRESS),
             new DeploymentOptions().setInstances(1)).await(10, TimeUnit.SECONDS);
     }
 

@@ -17,10 +17,12 @@ import io.scythe.storage.TableDescriptor;
 import io.scythe.storage.TableSchema;
 import io.scythe.txn.ford.CasLock;
 import io.scythe.txn.runtime.LoopTimers;
-import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.scythe.LockRefusedException;
+import io.scythe.txn.ford.CasWords;
+import io.scythe.txn.mn.MemoryNodeServices;
 import io.scythe.txn.scythe.TakeoutLock;
 import io.scythe.txn.scythe.TakeoutLockClient;
+import io.scythe.txn.scythe.TakeoutLockKind;
 import io.scythe.txn.scythe.TakeoutLockService;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -78,7 +80,9 @@ public final class LockWorkload {
             }
             final TableDescriptor d = table.describe();
             final RpcServer server = new RpcServer(nodes.vertx, mn, new RrpcOptions());
-            final TakeoutLockService service = new TakeoutLockService(db, Watermarks.DEFAULT, true).register(server);
+            // The memory node's services as every node runs them; this workload drives the Takeout Lock service.
+            final TakeoutLockService service = MemoryNodeServices.start(db, server, Watermarks.DEFAULT, false)
+                .service(TakeoutLockService.class);
             BenchNodes.on(nodes.loops.get(0), server::start);
             final RrpcClient rrpc = new RrpcClient(nodes.vertx, nodes.fabric.attachNow("cn"), new RrpcOptions());
             final FastThreadLocal<TakeoutLockClient> takeout = new FastThreadLocal<>() {
@@ -125,11 +129,9 @@ public final class LockWorkload {
                     long leftQueued = 0;
                     for (final long p : pointers) {
                         final int at = table.offsetOf(p);
-                        final long queued = lock.equals("takeout")
-                            ? table.objectMemory().getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
-                            - table.objectMemory().getLongVolatile(at + ObjectLayout.UPPER_OFFSET)
-                            : table.objectMemory().getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0 ? 1 : 0;
-                        leftQueued += queued != 0 ? 1 : 0;
+                        final boolean held = lock.equals("takeout")
+                            ? TakeoutLockKind.queued(table.objectMemory(), at) != 0 : CasWords.locked(table, at);
+                        leftQueued += held ? 1 : 0;
                     }
                     final double retriesPerLock = (double) retries.get() / Math.max(1, h.getTotalCount());
                     final RunResult run = new RunResult(lock, options.clients())

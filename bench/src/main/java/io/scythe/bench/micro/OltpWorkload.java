@@ -17,6 +17,7 @@ import io.scythe.txn.Coordinator;
 import io.scythe.txn.Protocol;
 import io.scythe.txn.api.Procedures;
 import io.scythe.txn.Stage;
+import io.scythe.txn.spi.ProtocolRegistry;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -99,8 +100,8 @@ public final class OltpWorkload {
             try {
                 for (final String name : options.protocols()) {
                     final boolean adaptive = name.endsWith("-adaptive");
-                    runOne(Protocol.named(adaptive ? name.substring(0, name.length() - 9) : name), name, adaptive,
-                        options.clients().get(0));
+                    runOne(ProtocolRegistry.protocol(adaptive ? name.substring(0, name.length() - 9) : name), name,
+                        adaptive, options.clients().get(0));
                 }
             } finally {
                 out = real;
@@ -111,8 +112,8 @@ public final class OltpWorkload {
             for (final String name : options.protocols()) {
                 // "scythe-adaptive": Scythe with per-object cold watermarks that follow aborts.
                 final boolean adaptive = name.endsWith("-adaptive");
-                report.add(runOne(Protocol.named(adaptive ? name.substring(0, name.length() - 9) : name), name,
-                    adaptive, clients, options.history() != null));
+                report.add(runOne(ProtocolRegistry.protocol(adaptive ? name.substring(0, name.length() - 9) : name),
+                    name, adaptive, clients, options.history() != null));
             }
         }
         return report;
@@ -233,8 +234,8 @@ public final class OltpWorkload {
             }
             final JsonObject aborts = new JsonObject();
             long abortedAttempts = 0;
-            for (final AbortReason reason : AbortReason.values()) {
-                final long n = abortsAfter[reason.ordinal()] - abortsBefore[reason.ordinal()];
+            for (final AbortReason reason : ProtocolRegistry.abortReasons()) {
+                final long n = abortsAfter[reason.index()] - abortsBefore[reason.index()];
                 abortedAttempts += isOutcome(reason) ? 0 : n;
                 if (n > 0) {
                     aborts.put(reason.label(), n);
@@ -275,12 +276,12 @@ public final class OltpWorkload {
             }
             // Per-stage breakdown of the committed attempt; "retries" is the rest of the latency: earlier aborted
             // attempts and the back-off between them.
-            final long staged = Math.max(1, stagesAfter[Stage.values().length] - stagesBefore[Stage.values().length]);
+            final long staged = Math.max(1, stagesAfter[Stage.count()] - stagesBefore[Stage.count()]);
             final JsonObject stages = new JsonObject();
             double stagedMeanUs = 0;
             final StringBuilder breakdown = new StringBuilder();
-            for (final Stage stage : Stage.values()) {
-                final double us = (stagesAfter[stage.ordinal()] - stagesBefore[stage.ordinal()]) / 1000.0 / staged;
+            for (final Stage stage : ProtocolRegistry.stages()) {
+                final double us = (stagesAfter[stage.index()] - stagesBefore[stage.index()]) / 1000.0 / staged;
                 stagedMeanUs += us;
                 stages.put(stage.label(), RunResult.round(us, 2));
                 breakdown.append(String.format(" %s %.1f", stage.label(), us));
@@ -322,8 +323,8 @@ public final class OltpWorkload {
             // The coordinators' counters are read from this thread: a recent value is enough for a progress line.
             final long[] now = abortCounts(coordinators);
             long aborted = 0;
-            for (final AbortReason reason : AbortReason.values()) {
-                aborted += isOutcome(reason) ? 0 : now[reason.ordinal()] - abortsBefore[reason.ordinal()];
+            for (final AbortReason reason : ProtocolRegistry.abortReasons()) {
+                aborted += isOutcome(reason) ? 0 : now[reason.index()] - abortsBefore[reason.index()];
             }
             line.update(label, elapsedNs / 1e9, completed * 1e9 / elapsedNs,
                 (double) aborted / Math.max(1, aborted + completed), latencyNs.getValueAtPercentile(99) / 1000.0);
@@ -350,7 +351,7 @@ public final class OltpWorkload {
 
     /** Stage sums of every coordinator, then the count of staged commits at the end. */
     private static long[] stageSums(final List<Coordinator> coordinators) {
-        final long[] sums = new long[Stage.values().length + 1];
+        final long[] sums = new long[Stage.count() + 1];
         for (final Coordinator c : coordinators) {
             final long[] s = c.stageNanos();
             for (int i = 0; i < s.length; i++) {
@@ -362,10 +363,10 @@ public final class OltpWorkload {
     }
 
     private static long[] abortCounts(final List<Coordinator> coordinators) {
-        final long[] counts = new long[AbortReason.values().length];
+        final long[] counts = new long[ProtocolRegistry.abortReasons().size()];
         for (final Coordinator c : coordinators) {
-            for (final AbortReason reason : AbortReason.values()) {
-                counts[reason.ordinal()] += c.aborts(reason);
+            for (final AbortReason reason : ProtocolRegistry.abortReasons()) {
+                counts[reason.index()] += c.aborts(reason);
             }
         }
         return counts;
@@ -404,16 +405,14 @@ public final class OltpWorkload {
         void at(int node, Table table, int header);
     }
 
-    /** Visits every object whose Takeout Lock is queued on or held, or whose CAS lock word is taken. */
+    /** Visits every object that some protocol module's lock holds or queues on (its end-of-run probe). */
     public static void forEachLocked(final List<LogDb> dbs, final LockedObject visitor) {
         for (int node = 0; node < dbs.size(); node++) {
             for (final Table t : dbs.get(node).tables()) {
                 final int slot = t.describe().objectSlotBytes();
                 for (long at = 0; at + slot <= t.objectMemory().capacity(); at += slot) {
                     final int o = (int) at;
-                    if (t.objectMemory().getLongVolatile(o + ObjectLayout.LOWER_OFFSET)
-                        != t.objectMemory().getLongVolatile(o + ObjectLayout.UPPER_OFFSET)
-                        || t.objectMemory().getLongVolatile(o + ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+                    if (ProtocolRegistry.anyLockHeld(t, o)) {
                         visitor.at(node, t, o);
                     }
                 }

@@ -16,7 +16,7 @@ import io.scythe.rrpc.RrpcOptions;
 import io.scythe.tso.DirectTsoSource;
 import io.scythe.tso.PhysicalClockOracle;
 import io.scythe.tso.ProxyTsoSource;
-import io.scythe.tso.TimestampOracle;
+import io.scythe.txn.runtime.TimestampOracle;
 import io.scythe.tso.TsoGroup;
 import io.scythe.tso.TsoProxy;
 import io.scythe.tso.TsoService;

@@ -3,6 +3,7 @@ package io.scythe.bench.workload;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
+import io.scythe.txn.spi.ObjectProbe;
 import io.scythe.storage.TableSchema;
 import io.scythe.txn.Txn;
 import io.scythe.txn.UnknownKeyException;
@@ -205,16 +206,7 @@ public final class KeyChurnSpec implements OltpSpec {
 
     /** The value of {@code key} on the memory nodes after a run, or null when it is absent or deleted. */
     private static Long valueOn(final List<LogDb> dbs, final String table, final long key) {
-        final Table t = dbs.get((int) Long.remainderUnsigned(key, dbs.size())).table(table);
-        final long pointer = t.lookup(key);
-        if (pointer == 0) {
-            return null;
-        }
-        final int at = t.offsetOf(pointer);
-        if ((t.objectMemory().getShort(at + ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0) {
-            return null;
-        }
-        return t.objectMemory().getLongVolatile(at + ObjectLayout.VALUE_OFFSET);
+        return ObjectProbe.committedLong(dbs.get((int) Long.remainderUnsigned(key, dbs.size())).table(table), key);
     }
 
     private List<String> violations(final List<LogDb> dbs) {

@@ -3,6 +3,7 @@ package io.scythe.bench.workload;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
+import io.scythe.txn.spi.ObjectProbe;
 import io.scythe.storage.TableSchema;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
@@ -95,7 +96,7 @@ public final class SmallBank {
         for (final String name : new String[] {SAVINGS, CHECKING}) {
             final Table t = db.table(name);
             for (long a = part; a < accounts; a += parts) {
-                sum += t.objectMemory().getLongVolatile(t.offsetOf(t.lookup(a)) + ObjectLayout.VALUE_OFFSET);
+                sum += ObjectProbe.committedLong(t, a);
             }
         }
         return sum;

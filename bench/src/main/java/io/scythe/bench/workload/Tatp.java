@@ -316,16 +316,7 @@ public final class Tatp {
 
     /** The memory-node offset of {@code key}'s live row in {@code table}, or -1 (absent or deleted). */
     static int liveRow(final Table table, final long key) {
-        final long pointer = table.lookup(key);
-        if (pointer == 0) {
-            return -1;
-        }
-        final int at = table.offsetOf(pointer);
-        if (at < 0 || (table.objectMemory().getShortVolatile(at + ObjectLayout.FLAGS_OFFSET)
-            & ObjectLayout.FLAG_DELETED) != 0) {
-            return -1;
-        }
-        return at + ObjectLayout.VALUE_OFFSET;
+        return io.scythe.txn.spi.ObjectProbe.committedValueOffset(table, key);
     }
 
     private static Table tableOf(final List<LogDb> dbs, final String name, final long key) {

@@ -809,12 +809,7 @@ public final class Tpcc {
 
     /** Row {@code key} of {@code name} (its offset in the partition's object memory), or -1 if absent/deleted. */
     static int rowAt(final Table t, final long key) {
-        final long pointer = t.lookup(key);
-        final int at = pointer == 0 ? -1 : t.offsetOf(pointer);
-        if (at < 0 || (t.objectMemory().getShort(at + ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0) {
-            return -1;
-        }
-        return at + ObjectLayout.VALUE_OFFSET;
+        return io.scythe.txn.spi.ObjectProbe.committedValueOffset(t, key);
     }
 
     /** Visits every live row of {@code name} on every memory node: the partition's memory and the value's offset. */

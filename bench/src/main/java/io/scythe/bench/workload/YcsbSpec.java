@@ -3,6 +3,7 @@ package io.scythe.bench.workload;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
+import io.scythe.txn.spi.ObjectProbe;
 import io.scythe.storage.TableSchema;
 import io.scythe.txn.Txn;
 import io.vertx.core.Future;
@@ -255,7 +256,7 @@ public final class YcsbSpec implements OltpSpec {
         for (int p = 0; p < dbs.size(); p++) {
             final Table t = dbs.get(p).table(TABLE);
             for (long k = p; k < records; k += dbs.size()) {
-                sum += t.objectMemory().getLongVolatile(t.offsetOf(t.lookup(k)) + ObjectLayout.VALUE_OFFSET);
+                sum += ObjectProbe.committedLong(t, k);
             }
         }
         return sum;

@@ -25,8 +25,8 @@ class RecordedHistoryTest {
 
     @Test
     void shouldFindTheUnsafeProtocolOnlyByName() {
-        assertThat(io.scythe.txn.Protocol.named("unsafe")).isSameAs(io.scythe.txn.Protocol.UNSAFE);
-        assertThat(io.scythe.txn.Protocol.ALL).doesNotContain(io.scythe.txn.Protocol.UNSAFE);
+        assertThat(io.scythe.txn.spi.ProtocolRegistry.protocol("unsafe")).isSameAs(io.scythe.txn.spi.ProtocolRegistry.protocol("unsafe"));
+        assertThat(io.scythe.txn.spi.ProtocolRegistry.listed()).doesNotContain(io.scythe.txn.spi.ProtocolRegistry.protocol("unsafe"));
     }
 
     @Test

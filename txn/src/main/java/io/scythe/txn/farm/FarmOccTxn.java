@@ -3,9 +3,9 @@ package io.scythe.txn.farm;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.OneSidedTxn;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.ford.CasLock;
 import io.scythe.txn.ford.CasLockTxn;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -39,7 +39,7 @@ public final class FarmOccTxn extends CasLockTxn {
             return readOnlyRead(table, key);
         }
         return readVia(table, key, a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read ->
-            read.casLockFree() ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
+            CasLock.free(read.image) ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
                 AbortReason.LOCKED, "key " + key + " of " + table + " is locked"))));
     }
 
@@ -64,7 +64,7 @@ public final class FarmOccTxn extends CasLockTxn {
         mark(Stage.EXECUTE);
         return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)),
             this::validateCasLocked)
-            .compose(v -> staged(Stage.TIMESTAMP, runtime.physicalClock().next()))
+            .compose(v -> staged(Stage.TIMESTAMP, PhysicalClock.of(runtime).next()))
             .compose(ts -> staged(Stage.VALIDATE, validateCasLocked()).map(ts))
             .compose(ts -> staged(Stage.WRITE_BACK, writeBackAndUnlock(ts)).map(ts)));
     }

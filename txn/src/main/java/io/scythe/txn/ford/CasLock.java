@@ -21,6 +21,11 @@ public final class CasLock {
         return ObjectLayout.addressOf(pointer) + ObjectLayout.CAS_LOCK_OFFSET;
     }
 
+    /** Whether the object whose {@code header} (or whole image) was READ has its CAS lock free. */
+    public static boolean free(final org.agrona.DirectBuffer header) {
+        return header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0;
+    }
+
     /** One CAS: {@code true} when {@code holder} (non-zero) now holds the lock. */
     public static Future<Boolean> tryLock(final RdmaChannel channel, final long lockAddress, final int rkey,
                                           final long holder) {

@@ -5,8 +5,9 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.OneSidedTxn;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.OneSidedTxn;
+import io.scythe.txn.spi.LockKind;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -56,7 +57,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
      */
     protected final Future<Doorbell> postLocking(final Access a, final Doorbell batch, final int cas) {
         return batch.post().recover(e -> {
-            if (refusedForNow(e)) {
+            if (io.scythe.txn.Refusal.forNow(e)) {
                 return Future.failedFuture(e);
             }
             if (batch.failedIndex() <= cas) {
@@ -117,8 +118,8 @@ public abstract class CasLockTxn extends OneSidedTxn {
     }
 
     @Override
-    protected final int redoLockKind() {
-        return io.scythe.txn.recovery.RedoRecordDescriptor.LOCK_CAS;
+    protected final LockKind lockKind() {
+        return CasLockKind.INSTANCE;
     }
 
     @Override

@@ -3,7 +3,6 @@ package io.scythe.txn.ford;
 import io.scythe.bridge.Doorbell;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
-import io.scythe.txn.OneSidedTxn;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.vertx.core.Future;

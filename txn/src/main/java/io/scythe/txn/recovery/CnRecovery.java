@@ -6,6 +6,8 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.TableDescriptor;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.spi.LockKind;
+import io.scythe.txn.spi.ProtocolRegistry;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -24,8 +26,9 @@ import java.util.Set;
  * regions ({@link RecoveryRpc#LOG_LIST}); READs them; rolls every complete redo record forward (each entry only while
  * the object's lock is still held by that record's token, so a record whose write-back landed, or landed in part, is
  * finished and never applied twice); drops incomplete ones (nothing of theirs was written, by construction: the
- * write-back starts after the record is durable); then on every memory node cancels the dead node's tickets, frees
- * its CAS words and abandons its locked inserts ({@link RecoveryRpc#RELEASE_NODE}). Runs on a loop of the recovering
+ * write-back starts after the record is durable); then on every memory node releases what the dead node held: the
+ * protocol modules' steps (Scythe cancels its tickets, FORD frees its CAS words) and its locked inserts
+ * ({@link RecoveryRpc#RELEASE_NODE}). Runs on a loop of the recovering
  * node, through its {@link TxnRuntime}; loop-confined.
  */
 public final class CnRecovery {
@@ -47,9 +50,13 @@ public final class CnRecovery {
 
     /** What one recovery did. */
     public record Report(String deadNode, int logRegions, int committedRecords, int incompleteRecords,
-                         int entriesApplied, int entriesAlreadyDone, int ticketsCancelled, int casWordsFreed,
+                         int entriesApplied, int entriesAlreadyDone, Map<String, Integer> released,
                          int insertsAbandoned, int truncatedRecords, long nanos, long listedNanos,
                          long scannedNanos, long rolledNanos) {
+        /** Locks the protocol modules' release step {@code counted} released on every memory node (0: none). */
+        public int released(final String counted) {
+            return released.getOrDefault(counted, 0);
+        }
     }
 
     private record Region(String node, long address, int rkey, int bytes, long idBase) {
@@ -60,8 +67,7 @@ public final class CnRecovery {
         int incomplete;
         int applied;
         int done;
-        int tickets;
-        int cas;
+        final Map<String, Integer> released = new LinkedHashMap<>();
         int inserts;
         int truncated;
         /** Since the start: every memory node fenced the dead node and listed its logs; logs read; rolled forward. */
@@ -140,7 +146,7 @@ public final class CnRecovery {
                 releases.add(release(node, deadNode, claim, owners, tally));
             }
             return Future.all(releases).map(v -> new Report(deadNode, regions.size(), tally.committed,
-                tally.incomplete, tally.applied, tally.done, tally.tickets, tally.cas, tally.inserts,
+                tally.incomplete, tally.applied, tally.done, tally.released, tally.inserts,
                 tally.truncated, runtime.timers().nowNs() - start, tally.listedNs, tally.scannedNs, tally.rolledNs));
         });
     }
@@ -282,7 +288,12 @@ public final class CnRecovery {
             return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
                 + node + ", which the catalog does not know"));
         }
-        return finishEntry(runtime, node, table, op, pointer, token, lockKind, version, value, value.capacity())
+        final LockKind kind = ProtocolRegistry.lockKind(lockKind);
+        if (kind == null) {
+            return Future.failedFuture(new IllegalStateException("redo record names lock kind " + lockKind
+                + ", which no registered protocol module has"));
+        }
+        return finishEntry(runtime, node, table, op, pointer, token, kind, version, value, value.capacity())
             .map(applied -> {
                 if (applied) {
                     tally.applied++;
@@ -304,7 +315,7 @@ public final class CnRecovery {
      */
     public static Future<Boolean> finishEntry(final TxnRuntime runtime, final String node,
                                               final TableDescriptor table, final int op, final long pointer,
-                                              final long token, final int lockKind, final long version,
+                                              final long token, final LockKind lockKind, final long version,
                                               final org.agrona.DirectBuffer value, final int valueLength) {
         final long address = ObjectLayout.addressOf(pointer);
         final int rkey = table.objects().rkey();
@@ -313,9 +324,7 @@ public final class CnRecovery {
             .compose(v -> {
                 final boolean sameObject = (header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff)
                     == ObjectLayout.incarnationOf(pointer);
-                final boolean held = lockKind == RedoRecordDescriptor.LOCK_TICKET
-                    ? header.getLong(ObjectLayout.UPPER_OFFSET) == token
-                    : header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == token;
+                final boolean held = lockKind.heldBy(header, token);
                 if (!sameObject || !held) {
                     return Future.succeededFuture(false);
                 }
@@ -340,14 +349,10 @@ public final class CnRecovery {
                     installed.putLong(0, ObjectLayout.versionAfter(version, current));
                     batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, installed, 0, 8);
                 }
-                if (lockKind == RedoRecordDescriptor.LOCK_TICKET) {
-                    batch.fetchAndAdd(address + ObjectLayout.UPPER_OFFSET, rkey, 1);
-                } else {
-                    batch.compareAndSwap(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, token, 0);
-                }
+                lockKind.release(batch, address, rkey, token);
                 return batch.post().map(true);
             }).onFailure(e -> {
-                if (!io.scythe.txn.OneSidedTxn.refusedForNow(e)) {
+                if (!io.scythe.txn.Refusal.forNow(e)) {
                     runtime.forgetChannel(node, ch);
                 }
             }));
@@ -369,9 +374,16 @@ public final class CnRecovery {
         return runtime.rocket(node).compose(r -> r.call(RecoveryRpc.RELEASE_NODE, request)).map((RpcReply reply) -> {
             final UnsafeBuffer p = reply.payload();
             synchronized (tally) {
-                tally.tickets += p.getInt(0);
-                tally.cas += p.getInt(4);
-                tally.inserts += p.getInt(8);
+                tally.inserts += p.getInt(0);
+                final int steps = p.getInt(8);
+                int step = RecoveryRpc.RELEASE_REPLY_BYTES;
+                for (int i = 0; i < steps; i++) {
+                    final int count = p.getInt(step);
+                    final byte[] counted = new byte[p.getShort(step + 4) & 0xffff];
+                    p.getBytes(step + 6, counted);
+                    tally.released.merge(new String(counted, StandardCharsets.UTF_8), count, Integer::sum);
+                    step += 6 + counted.length;
+                }
             }
             return null;
         });

@@ -11,10 +11,11 @@ package io.scythe.txn.recovery;
  *       regions; reply {@code count u32, pad u32}, then per region {@code address u64, rkey u32, bytes u32,
  *       idBase u64}.</li>
  *   <li>{@link #RELEASE_NODE}: {@code claim u64, count u32, pad u32, count x id prefix u64, node name (UTF-8)} -
- *       fences it, then (from its recoverer only) cancels every Takeout ticket it holds or queues for, abandons
- *       inserts it left locked, frees CAS lock words whose owner id has one of the prefixes ({@link #NODE_ID_MASK}),
- *       and frees its log regions; the recovery is over on this node. Reply {@code tickets u32, casWords u32,
- *       inserts u32, regions u32}.</li>
+ *       fences it, then (from its recoverer only) runs the protocol modules' release steps that come before inserts
+ *       (Scythe: cancel every Takeout ticket it holds or queues for), abandons inserts it left locked, runs the steps
+ *       that come after (FORD: free CAS lock words whose owner id has one of the prefixes, {@link #NODE_ID_MASK}),
+ *       and frees its log regions; the recovery is over on this node. Reply {@code inserts u32, regions u32,
+ *       steps u32, pad u32}, then per step {@code released u32, name length u16, name (UTF-8)}.</li>
  * </ul>
  *
  * <p>One recoverer per dead node at a time: two rolling the same log forward at once would both see a lock still

@@ -10,7 +10,7 @@ import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
 import io.scythe.storage.remote.LogDbService;
-import io.scythe.txn.scythe.TakeoutLockService;
+import io.scythe.txn.spi.MemoryNodeContext;
 import io.vertx.core.Future;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -24,18 +24,18 @@ import java.util.Map;
 
 /**
  * A memory node's side of redo logging and CN-failure recovery ({@link RecoveryRpc}): registers the compute nodes'
- * log regions, knows who holds which Takeout ticket ({@link TicketLedger}) and which inserts are still locked by
- * whom, and on {@link RecoveryRpc#RELEASE_NODE} releases everything a dead compute node held. Both listing and
- * releasing fence the dead node on this memory node first, so nothing it sent can land afterwards, and admit one
- * recoverer per dead node at a time ({@link RecoveryRpc}). Runs on the RPC server's loop, with the LogDB and Takeout
- * Lock services of the same server.
+ * log regions, knows which inserts are still locked by whom, and on {@link RecoveryRpc#RELEASE_NODE} releases
+ * everything a dead compute node held: the protocol modules' release steps ({@link #onDeadNode}: Scythe's tickets,
+ * FORD's CAS words) around its locked inserts. Both listing and releasing fence the dead node on this memory node
+ * first, so nothing it sent can land afterwards, and admit one recoverer per dead node at a time
+ * ({@link RecoveryRpc}). Runs on the RPC server's loop, with the LogDB service of the same server.
  */
 public final class RecoveryService {
     /** Largest log region a loop may ask for. */
     public static final int MAX_REGION_BYTES = 64 << 20;
 
     private final LogDb db;
-    private final TicketLedger tickets = new TicketLedger();
+    private final List<Step> steps = new ArrayList<>();
     private final Map<String, List<LogRegion>> regions = new HashMap<>();
     private final Map<String, List<LockedInsert>> inserts = new HashMap<>();
     /** The compute node recovering each dead node here, from its first LOG_LIST or RELEASE_NODE to its release. */
@@ -44,6 +44,9 @@ public final class RecoveryService {
     private long released;
 
     private record LogRegion(MemoryRegion region, long idBase) {
+    }
+
+    private record Step(MemoryNodeContext.Phase phase, String counted, MemoryNodeContext.DeadNodeStep release) {
     }
 
     private record Recovery(String recoverer, long claim) {
@@ -57,18 +60,29 @@ public final class RecoveryService {
         this.db = db;
     }
 
-    /** Serves the recovery RPCs on {@code server} and hooks into the node's LogDB and Takeout Lock services. */
-    public RecoveryService register(final RpcServer server, final LogDbService logDb, final TakeoutLockService locks) {
+    /** Serves the recovery RPCs on {@code server} and hooks into the node's LogDB service. */
+    public RecoveryService register(final RpcServer server, final LogDbService logDb) {
         server.handle(RecoveryRpc.LOG_OPEN, this::open);
         server.handle(RecoveryRpc.LOG_LIST, this::list);
         server.handle(RecoveryRpc.RELEASE_NODE, this::release);
         logDb.observeInserts(this::lockedInsert);
-        locks.ledger(tickets);
         return this;
     }
 
-    public TicketLedger tickets() {
-        return tickets;
+    /** Adds a protocol module's step to every release of a dead compute node ({@link MemoryNodeContext#onDeadNode}). */
+    public void onDeadNode(final MemoryNodeContext.Phase phase, final String counted,
+                           final MemoryNodeContext.DeadNodeStep release) {
+        steps.add(new Step(phase, counted, release));
+    }
+
+    private int[] runSteps(final MemoryNodeContext.Phase phase, final String node, final long[] idPrefixes,
+                           final int[] counts) {
+        for (int i = 0; i < steps.size(); i++) {
+            if (steps.get(i).phase == phase) {
+                counts[i] = steps.get(i).release.release(node, idPrefixes);
+            }
+        }
+        return counts;
     }
 
     private void lockedInsert(final String client, final Table table, final long key, final long pointer,
@@ -234,7 +248,8 @@ public final class RecoveryService {
     /** Releases everything {@code node} held, once fenced and with nothing of its still landing. */
     private void releaseFenced(final String node, final String recoverer, final long[] idPrefixes,
                                final RpcResponder responder) {
-        final int cancelled = tickets.cancel(node);
+        final int[] counts = runSteps(MemoryNodeContext.Phase.BEFORE_INSERTS, node, idPrefixes,
+            new int[steps.size()]);
         int abandoned = 0;
         for (final LockedInsert i : inserts.getOrDefault(node, List.of())) {
             if (stillLocked(i) && i.table.abandonInsert(i.key, i.pointer, i.lock) == Table.OK) {
@@ -242,7 +257,7 @@ public final class RecoveryService {
             }
         }
         inserts.remove(node);
-        final int casFreed = idPrefixes.length == 0 ? 0 : freeCasWords(idPrefixes);
+        runSteps(MemoryNodeContext.Phase.AFTER_INSERTS, node, idPrefixes, counts);
         final List<LogRegion> logs = regions.getOrDefault(node, new ArrayList<>());
         final int freedRegions = logs.size();
         for (final Iterator<LogRegion> it = logs.iterator(); it.hasNext(); ) {
@@ -256,42 +271,19 @@ public final class RecoveryService {
             recovering.remove(node);
         }
         released++;
-        reply.putInt(0, cancelled);
-        reply.putInt(4, casFreed);
-        reply.putInt(8, abandoned);
-        reply.putInt(12, freedRegions);
-        responder.reply(reply, 0, RecoveryRpc.RELEASE_REPLY_BYTES);
-    }
-
-    /**
-     * Frees every CAS lock word that carries a transaction id of the dead node ({@code owners}: its id prefixes,
-     * {@link RecoveryRpc#NODE_ID_MASK}): a scan of every object slot, as CAS locks are taken one-sided and recorded
-     * nowhere. Inserts it left locked were abandoned before (their words are gone by then).
-     */
-    private int freeCasWords(final long[] owners) {
-        int freed = 0;
-        for (final Table table : db.tables()) {
-            final AtomicBuffer m = table.objectMemory();
-            final int slot = ObjectLayout.slotBytes(table.schema().maxValueBytes());
-            for (int at = 0; at + slot <= m.capacity(); at += slot) {
-                final long word = m.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET);
-                if (word != 0 && owns(owners, word) && m.compareAndSetLong(at + ObjectLayout.CAS_LOCK_OFFSET, word,
-                    0)) {
-                    freed++;
-                }
-            }
+        reply.putInt(0, abandoned);
+        reply.putInt(4, freedRegions);
+        reply.putInt(8, steps.size());
+        reply.putInt(12, 0);
+        int at = RecoveryRpc.RELEASE_REPLY_BYTES;
+        for (int i = 0; i < steps.size(); i++) {
+            final byte[] name = steps.get(i).counted.getBytes(StandardCharsets.UTF_8);
+            reply.putInt(at, counts[i]);
+            reply.putShort(at + 4, (short) name.length);
+            reply.putBytes(at + 6, name);
+            at += 6 + name.length;
         }
-        return freed;
-    }
-
-    private static boolean owns(final long[] owners, final long word) {
-        final long node = word & RecoveryRpc.NODE_ID_MASK;
-        for (final long owner : owners) {
-            if (owner == node) {
-                return true;
-            }
-        }
-        return false;
+        responder.reply(reply, 0, at);
     }
 
     /** Compute nodes released so far. */

@@ -47,6 +47,23 @@ public final class RedoLog {
     private long records;
     private long bytes;
 
+    /** The runtime extension that holds a loop's redo log. */
+    private static final io.scythe.txn.TxnRuntime.Key<RedoLog> KEY = new io.scythe.txn.TxnRuntime.Key<>("redo-log");
+
+    /**
+     * Commits on {@code runtime}'s loop write redo records from now on, to log regions of {@code regionBytes} per
+     * memory node; the loop's log (the existing one if enabled before).
+     */
+    public static RedoLog enable(final io.scythe.txn.TxnRuntime runtime, final int regionBytes) {
+        return runtime.extension(KEY, rt -> new RedoLog(rt::rocket, rt::channel, rt.idBase(), regionBytes)
+            .forgetBroken(rt::forgetChannel));
+    }
+
+    /** The redo log of {@code runtime}'s loop, or {@code null} when its commits write none. */
+    public static RedoLog of(final io.scythe.txn.TxnRuntime runtime) {
+        return runtime.extensionOrNull(KEY);
+    }
+
     public RedoLog(final Function<String, Future<Rocket>> rockets,
                    final Function<String, Future<RdmaChannel>> channels, final long idBase, final int regionBytes) {
         if (regionBytes < RedoRecordDescriptor.SLOT_BYTES || regionBytes % RedoRecordDescriptor.SLOT_BYTES != 0) {
@@ -154,7 +171,7 @@ public final class RedoLog {
             final Future<Void> written = write(appended);
             return (gate == null ? written : written.compose(v -> gate.get())).transform(ar -> {
                 if (ar.failed()) {
-                    if (io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause())) {
+                    if (io.scythe.txn.Refusal.forNow(ar.cause())) {
                         release(appended); // not posted: nothing of it is on the memory node
                         return Future.failedFuture(ar.cause());
                     }
@@ -179,7 +196,7 @@ public final class RedoLog {
         return channels.apply(region.node).compose(ch -> ch.write(region.address
                 + (long) a.firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, a.record, 0, a.record.capacity())
             .onFailure(e -> {
-                if (!io.scythe.txn.OneSidedTxn.refusedForNow(e)) {
+                if (!io.scythe.txn.Refusal.forNow(e)) {
                     forgetBroken.accept(region.node, ch); // a failed verb may have broken the queue pair
                 }
             }));

@@ -69,10 +69,10 @@ public final class RedoRecordDescriptor {
     /** Log regions are cut into slots of this size; a record starts on a slot boundary. */
     public static final int SLOT_BYTES = 512;
 
-    /** The object's lock is a Takeout ticket: the token is the ticket (held while {@code upper == ticket}). */
-    public static final int LOCK_TICKET = 1;
-    /** The object's lock is a CAS word: the token is the owner (held while {@code cas_lock == token}). */
-    public static final int LOCK_CAS = 2;
+    /*
+     * The lock kind word names a protocol module's LockKind (io.scythe.txn.spi): Scythe's Takeout ticket is 1 (the
+     * token is the ticket), FORD/FaRM's CAS word 2 (the token is the owner); recovery asks the registry for it.
+     */
 
     /** Entry ops: bit set of what the write-back installs. */
     public static final int OP_VALUE = 1;

@@ -9,7 +9,8 @@
  * version, and per written object its memory node, table, pointer, lock token and new value) to its loop's region on
  * the memory node of its first write. The commit is decided when that WRITE completes; the record's trailing commit
  * word (CRC32C) tells a complete record from a torn one. The slots are free again after write-back and unlock.
- * The one hook is {@code OneSidedTxn.writeBack}.
+ * The one hook is {@code onesided.RedoStep}; the record's lock kind is the protocol module's
+ * {@link io.scythe.txn.spi.LockKind} (Scythe's ticket 1, the CAS word 2), which recovery finds in the registry.
  *
  * <p><b>Recovery</b> of a dead compute node X, run by a live one ({@link io.scythe.txn.recovery.CnRecovery}):
  * <ol>
@@ -22,11 +23,12 @@
  *       is still held by the record's token (ticket == {@code upper}, or CAS word == owner id): a write-back that
  *       landed whole or in part before the crash is finished and never applied twice, and re-running recovery
  *       changes nothing. Incomplete records are dropped: their write-back never started.</li>
- *   <li>On every memory node ({@link io.scythe.txn.recovery.RecoveryRpc#RELEASE_NODE}): X's Takeout tickets,
- *       held or queued, are cancelled ({@link io.scythe.txn.recovery.TicketLedger}: the node records every ticket's
- *       holder, compute node and transaction, and adds 1 to {@code upper} itself when it reaches a cancelled one);
- *       inserts X left locked are abandoned; CAS words whose owner id carries X's id prefix are freed (a scan of
- *       the objects: CAS locks are one-sided and recorded nowhere); X's log regions are deregistered.</li>
+ *   <li>On every memory node ({@link io.scythe.txn.recovery.RecoveryRpc#RELEASE_NODE}) the protocol modules'
+ *       release steps run around the abandon of X's locked inserts: before it, X's Takeout tickets, held or queued,
+ *       are cancelled (Scythe's {@code TicketLedger}: the node records every ticket's holder, compute node and
+ *       transaction, and adds 1 to {@code upper} itself when it reaches a cancelled one); after it, CAS words whose
+ *       owner id carries X's id prefix are freed (FORD's {@code CasWords}: a scan of the objects, as CAS locks are
+ *       one-sided and recorded nowhere); X's log regions are deregistered.</li>
  * </ol>
  * Locks are never rebuilt (Lotus §6's point): they live in the objects, and the ledgers on the memory nodes name
  * their holders. Other compute nodes keep running throughout; what X held blocks others for the lease plus this.

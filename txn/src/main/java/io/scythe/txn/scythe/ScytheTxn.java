@@ -4,8 +4,10 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.OneSidedTxn;
+import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.OneSidedTxn;
+import io.scythe.txn.spi.LockKind;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -81,7 +83,7 @@ public final class ScytheTxn extends OneSidedTxn {
         // transaction that started meanwhile, which §4.4 (3)'s TOCC priority needs (the reviewer's point 11).
         timestamp();
         return readVia(table, key, a -> once(a, x -> readImage(x).compose(read -> {
-            final long queued = read.queued();
+            final long queued = TakeoutLockKind.queued(read.image);
             if (queued != 0) {
                 return Future.failedFuture(new AbortException(AbortReason.LOCKED, queued,
                     AbortException.objectOf(table, key), "key " + key + " of "
@@ -94,7 +96,7 @@ public final class ScytheTxn extends OneSidedTxn {
     private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
         return readVia(table, key, a -> once(a, x -> timestamp().compose(ts -> lock(x, ts, true))
             .compose(held -> {
-                final org.agrona.DirectBuffer object = held.grant.object();
+                final org.agrona.DirectBuffer object = grant(held).object();
                 if (object != null && object.capacity() == held.slotBytes()) {
                     held.image.putBytes(0, object, 0, object.capacity()); // came with the grant: no READ
                     return checkedImage(held);
@@ -109,14 +111,14 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     private Future<Access> lock(final Access a, final long ts, final boolean withObject) {
-        return runtime.locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot, withObject, id)
+        return locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot, withObject, id)
             .transform(ar -> {
                 if (ar.succeeded()) {
-                    a.grant = ar.result();
+                    a.held = ar.result();
                     a.locked = true;
                     if (finished) { // the attempt was given up while this request waited: let go at once
                         a.locked = false;
-                        return releaseLate(() -> runtime.locks().unlock(a.grant)).compose(v ->
+                        return releaseLate(() -> locks().unlock(grant(a))).compose(v ->
                             Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
                     }
                     return Future.succeededFuture(a);
@@ -125,7 +127,8 @@ public final class ScytheTxn extends OneSidedTxn {
                     return lockVerbInDoubt("its Takeout ticket's turn could not be polled", ar.cause());
                 }
                 if (ar.cause() instanceof LockRefusedException refused) {
-                    return Future.failedFuture(new AbortException(reasonOf(refused.status()), refused.queued(),
+                    return Future.failedFuture(new AbortException(ScytheAborts.ofRefusal(refused.status()),
+                        refused.queued(),
                         AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + ": " + refused.getMessage()));
                 }
                 if (ar.cause() instanceof IllegalArgumentException) {
@@ -141,29 +144,27 @@ public final class ScytheTxn extends OneSidedTxn {
             });
     }
 
-    private static AbortReason reasonOf(final int status) {
-        switch (status) {
-            case TakeoutLock.REFUSED_COLD:
-                return AbortReason.HOT_OBJECT;
-            case TakeoutLock.REFUSED_HOT:
-                return AbortReason.QUEUE_FULL;
-            default:
-                return AbortReason.TIMESTAMP_ORDER;
-        }
+    private TakeoutLockClient locks() {
+        return TakeoutLockClient.of(runtime);
+    }
+
+    /** The Takeout grant this attempt holds on {@code a}. */
+    private static TakeoutLockClient.Grant grant(final Access a) {
+        return (TakeoutLockClient.Grant) a.held;
     }
 
     @Override
     public Future<Long> commit() {
-        mark(io.scythe.txn.Stage.EXECUTE);
+        mark(Stage.EXECUTE);
         if (sawDuplicate()) {
             return duplicateCommit(this::validation);
         }
         if (!hot && writesNothing()) {
             // Read-only OCC: nothing to lock or order, so no timestamp; validation alone decides.
-            return finishCommit(staged(io.scythe.txn.Stage.VALIDATE, settle(List.of(validate(), validateAbsent())))
+            return finishCommit(staged(Stage.VALIDATE, settle(List.of(validate(), validateAbsent())))
                 .map(v -> 0L));
         }
-        return finishCommit(staged(io.scythe.txn.Stage.TIMESTAMP, timestamp()).compose(ts -> {
+        return finishCommit(staged(Stage.TIMESTAMP, timestamp()).compose(ts -> {
             final List<Future<?>> locking = new ArrayList<>();
             for (final Access a : accesses) {
                 if (a.dirty && !a.locked) {
@@ -173,13 +174,13 @@ public final class ScytheTxn extends OneSidedTxn {
             // Inserts are locks too (package doc): created holding a ticket of their Takeout Lock, queued_ts = ts
             // (0 for a new object, the next one of a revived object, which its redo record and recovery need), with
             // the other locks and before validation, so that a reader of the absent key that validates later sees it.
-            locking.add(installInserts(io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.grant =
+            locking.add(installInserts(io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.held =
                 new TakeoutLockClient.Grant(a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET, a.rkey(),
                     inserted.ticket(), 0, 0, -1, null)));
-            return duplicateOnlyIfCurrent(staged(io.scythe.txn.Stage.LOCK, settle(locking)), this::validation)
-                .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validation()))
-                .compose(v -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
-                    (batch, a) -> batch.fetchAndAdd(a.grant.upperAddress(), a.grant.rkey(), 1))))
+            return duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validation)
+                .compose(v -> staged(Stage.VALIDATE, validation()))
+                .compose(v -> staged(Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
+                    (batch, a) -> batch.fetchAndAdd(grant(a).upperAddress(), grant(a).rkey(), 1))))
                 .map(ts);
         }));
     }
@@ -196,16 +197,16 @@ public final class ScytheTxn extends OneSidedTxn {
             if (a.readOnlyTable() || a.inserted) {
                 continue; // an insert checked the key absent on the memory node, atomically with taking its lock
             }
-            if (a.locked && a.grant.versionAtGrant() != -1) {
+            if (a.locked && grant(a).versionAtGrant() != -1) {
                 // Granted at once: the version the memory node saw then is the object's (no re-read needed).
-                if (a.grant.versionAtGrant() != a.readVersion) {
+                if (grant(a).versionAtGrant() != a.readVersion) {
                     checks.add(Future.failedFuture(new AbortException(AbortReason.VALIDATION, 0,
                         AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed")));
                 }
                 continue;
             }
             checks.add(readHeader(a).compose(h -> {
-                final long queued = h.getLong(ObjectLayout.LOWER_OFFSET) - h.getLong(ObjectLayout.UPPER_OFFSET);
+                final long queued = TakeoutLockKind.queued(h);
                 if (!unchangedSinceRead(a, h)) {
                     return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued,
                         AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed"));
@@ -222,13 +223,13 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     @Override
-    protected int redoLockKind() {
-        return io.scythe.txn.recovery.RedoRecordDescriptor.LOCK_TICKET;
+    protected LockKind lockKind() {
+        return TakeoutLockKind.INSTANCE;
     }
 
     @Override
     protected long lockToken(final Access a) {
-        return a.grant.ticket();
+        return grant(a).ticket();
     }
 
     @Override
@@ -238,6 +239,6 @@ public final class ScytheTxn extends OneSidedTxn {
 
     @Override
     public Future<Void> abort() {
-        return releaseHeld(a -> runtime.locks().unlock(a.grant));
+        return releaseHeld(a -> locks().unlock(grant(a)));
     }
 }

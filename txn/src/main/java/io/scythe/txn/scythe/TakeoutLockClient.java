@@ -37,6 +37,15 @@ public final class TakeoutLockClient {
      * @param rockets  this loop's RRPC Rocket to a memory node
      * @param channels this loop's one-sided channel to a memory node
      */
+    /** The runtime extension that holds a loop's client. */
+    private static final io.scythe.txn.TxnRuntime.Key<TakeoutLockClient> KEY =
+        new io.scythe.txn.TxnRuntime.Key<>("takeout-lock-client");
+
+    /** {@code runtime}'s loop's client (made on first use). */
+    public static TakeoutLockClient of(final io.scythe.txn.TxnRuntime runtime) {
+        return runtime.extension(KEY, rt -> new TakeoutLockClient(rt.timers(), rt::rocket, rt::channel));
+    }
+
     public TakeoutLockClient(final Timers timers, final Function<String, Future<Rocket>> rockets,
                              final Function<String, Future<RdmaChannel>> channels) {
         this.timers = timers;
@@ -158,7 +167,7 @@ public final class TakeoutLockClient {
                 // queued on a live node, every later ticket of the object waiting forever. So the ticket is polled
                 // for again (a refusal at once, a failure after a growing pause); a memory node unreachable that long
                 // (fenced, dead) fails the request as in doubt, on which the caller gives its loop up to recovery.
-                if (io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause())) {
+                if (io.scythe.txn.Refusal.forNow(ar.cause())) {
                     awaitTurn(node, upperAddress, rkey, ticket, s.hangoutNs(1, INITIAL_RTT_NS), queued, start,
                         upperBuf, held, failuresInARow);
                 } else if (failuresInARow + 1 < MAX_POLL_FAILURES) {

@@ -40,7 +40,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
     private long heatMax;
     private long hotRequests;
     /** Who holds or queues for each ticket, for recovery; null when not tracked. */
-    private io.scythe.txn.recovery.TicketLedger ledger;
+    private TicketLedger ledger;
 
     private static final Comparator<Pending> BY_OBJECT_THEN_TS = (a, b) -> {
         final int byObject = Long.compare(a.pointer, b.pointer);
@@ -55,7 +55,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
     }
 
     /** Records every granted ticket's compute node in {@code ledger} (recovery cancels a dead node's). */
-    public TakeoutLockService ledger(final io.scythe.txn.recovery.TicketLedger ledger) {
+    public TakeoutLockService ledger(final TicketLedger ledger) {
         this.ledger = ledger;
         return this;
     }

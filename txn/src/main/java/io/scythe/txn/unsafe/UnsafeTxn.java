@@ -1,6 +1,6 @@
 package io.scythe.txn.unsafe;
 
-import io.scythe.txn.OneSidedTxn;
+import io.scythe.txn.onesided.OneSidedTxn;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.vertx.core.Future;

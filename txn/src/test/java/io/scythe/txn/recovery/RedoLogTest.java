@@ -54,12 +54,12 @@ class RedoLogTest {
             Future<Void> refused = Future.succeededFuture();
             for (int i = 0; i < 3; i++) {
                 final long txn = i + 1;
-                refused = refused.compose(v -> log.append(txn, 10, RedoRecordDescriptor.LOCK_TICKET,
+                refused = refused.compose(v -> log.append(txn, 10, io.scythe.txn.scythe.TakeoutLockKind.ID,
                     List.of(write(txn, 7)), a -> 1).transform(ar -> ar.failed()
-                    && io.scythe.txn.OneSidedTxn.refusedForNow(ar.cause()) ? Future.<Void>succeededFuture()
+                    && io.scythe.txn.Refusal.forNow(ar.cause()) ? Future.<Void>succeededFuture()
                     : Future.failedFuture(new AssertionError("append " + txn + " was not refused: " + ar))));
             }
-            return refused.compose(v -> log.append(4, 10, RedoRecordDescriptor.LOCK_TICKET, List.of(write(4, 7)),
+            return refused.compose(v -> log.append(4, 10, io.scythe.txn.scythe.TakeoutLockKind.ID, List.of(write(4, 7)),
                 a -> 1)).map(appended -> {
                     final long carried = appended.record().getLong(RedoRecordDescriptor.LOW_WATER_OFFSET);
                     log.release(appended);

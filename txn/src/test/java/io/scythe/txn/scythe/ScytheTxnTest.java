@@ -66,7 +66,7 @@ class ScytheTxnTest {
             return older.read(T, 1).compose(a -> younger.read(T, 2)).compose(b -> outcome(older.read(T, 2)))
                 .compose(o -> older.abort().compose(v -> younger.commit()).map(ts -> List.of(o)));
         });
-        assertThat(result).containsExactly(AbortReason.TIMESTAMP_ORDER.label());
+        assertThat(result).containsExactly(ScytheAborts.TIMESTAMP_ORDER.label());
         assertThat(queued(1)).isZero();
         assertThat(queued(2)).isZero();
     }
@@ -130,7 +130,7 @@ class ScytheTxnTest {
                 });
             });
         });
-        assertThat(result).containsExactly(AbortReason.HOT_OBJECT.label() + " heat 4");
+        assertThat(result).containsExactly(ScytheAborts.HOT_OBJECT.label() + " heat 4");
         assertThat(queued(6)).isZero();
         final int at = table.offsetOf(table.lookup(6));
         assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).as("nobody wrote it").isEqualTo(100);

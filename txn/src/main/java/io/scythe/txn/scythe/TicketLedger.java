@@ -1,4 +1,4 @@
-package io.scythe.txn.recovery;
+package io.scythe.txn.scythe;
 
 import io.scythe.bridge.Bridge;
 import io.scythe.storage.ObjectLayout;

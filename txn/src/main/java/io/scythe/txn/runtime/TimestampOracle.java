@@ -1,4 +1,4 @@
-package io.scythe.tso;
+package io.scythe.txn.runtime;
 
 import io.vertx.core.Future;
 

@@ -1,0 +1,52 @@
+package io.scythe.txn.ford;
+
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.txn.recovery.RecoveryRpc;
+import org.agrona.concurrent.AtomicBuffer;
+
+/** The memory-node side of the CAS lock word: freeing a dead compute node's words, and the end-of-run probe. */
+public final class CasWords {
+    /** What recovery reports the freed words as. */
+    public static final String COUNTED = "casWords";
+
+    private CasWords() {
+    }
+
+    /** Whether the object at {@code header} of {@code table}'s memory has its CAS word taken. */
+    public static boolean locked(final Table table, final int header) {
+        return table.objectMemory().getLongVolatile(header + ObjectLayout.CAS_LOCK_OFFSET) != 0;
+    }
+
+    /**
+     * Frees every CAS lock word that carries a transaction id of the dead node ({@code owners}: its id prefixes,
+     * {@link RecoveryRpc#NODE_ID_MASK}): a scan of every object slot, as CAS locks are taken one-sided and recorded
+     * nowhere. Inserts it left locked were abandoned before (their words are gone by then).
+     */
+    static int free(final LogDb db, final long[] owners) {
+        int freed = 0;
+        for (final Table table : db.tables()) {
+            final AtomicBuffer m = table.objectMemory();
+            final int slot = ObjectLayout.slotBytes(table.schema().maxValueBytes());
+            for (int at = 0; at + slot <= m.capacity(); at += slot) {
+                final long word = m.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET);
+                if (word != 0 && owns(owners, word) && m.compareAndSetLong(at + ObjectLayout.CAS_LOCK_OFFSET, word,
+                    0)) {
+                    freed++;
+                }
+            }
+        }
+        return freed;
+    }
+
+    private static boolean owns(final long[] owners, final long word) {
+        final long node = word & RecoveryRpc.NODE_ID_MASK;
+        for (final long owner : owners) {
+            if (owner == node) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

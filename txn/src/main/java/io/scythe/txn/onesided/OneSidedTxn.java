@@ -1,0 +1,377 @@
+package io.scythe.txn.onesided;
+
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.storage.Table;
+import io.scythe.storage.remote.RemoteTable;
+import io.scythe.txn.Access;
+import io.scythe.txn.NotServingException;
+import io.scythe.txn.OutcomeUnknownException;
+import io.scythe.txn.Stage;
+import io.scythe.txn.Txn;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.UnknownKeyException;
+import io.scythe.txn.spi.LockKind;
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * One attempt of a one-sided protocol, composed of the shared parts: {@link ReadSet} (address lookup, READs,
+ * absent keys), {@link WriteSet} (buffered values, write-back doorbells), {@link Inserts} (inserts, deletes,
+ * absence validation), {@link RedoStep} (the redo record and finishing a decided commit), {@link HistoryStep} and
+ * {@link StageClock}. A protocol decides when to lock, what to check and how to release; its lock is a
+ * {@link LockKind}.
+ *
+ * <p>Known limits, for the reviewer's list:
+ * <ul>
+ *   <li>Torn reads: on a real NIC one READ of header and value is atomic per cache line only; a READ that took the
+ *       header after a commit and the value before it would pass validation with a stale value. The emulated
+ *       fabric executes a READ in one copy on one thread and benchmarks run one loop, so it does not happen here;
+ *       on hardware it needs FaRM's per-cache-line versions or the value re-read under the header check.</li>
+ *   <li>Write-back overwrites the object in place and bypasses the memory node's version chain, so MN-side snapshot
+ *       reads ({@code Table.readAt}) do not see the history of tables written one-sided.</li>
+ * </ul>
+ */
+public abstract class OneSidedTxn implements Txn {
+    protected final TxnRuntime runtime;
+    protected final long id;
+    protected final ReadSet reads;
+    protected final WriteSet writes;
+    protected final Inserts inserts;
+    protected final StageClock clock;
+    /** Every object this attempt touched ({@link ReadSet#accesses()}). */
+    protected final List<Access> accesses;
+    protected boolean finished;
+    private RedoStep redo;
+    /** The outcome of this attempt's abort, once it began one ({@link #releaseHeld}). */
+    private Future<Void> released;
+
+    protected OneSidedTxn(final TxnRuntime runtime) {
+        this.runtime = runtime;
+        this.id = runtime.nextTxnId();
+        this.clock = new StageClock(runtime.timers());
+        this.reads = new ReadSet(runtime);
+        this.accesses = reads.accesses();
+        this.writes = new WriteSet(runtime, accesses);
+        this.inserts = new Inserts(runtime, reads, new Inserts.Attempt() {
+            @Override
+            public boolean over() {
+                return finished;
+            }
+
+            @Override
+            public Future<Void> releaseLate(final Supplier<Future<?>> release) {
+                return OneSidedTxn.this.releaseLate(release);
+            }
+
+            @Override
+            public <T> Future<T> lockVerbInDoubt(final String what, final Throwable cause) {
+                return OneSidedTxn.this.lockVerbInDoubt(what, cause);
+            }
+        });
+    }
+
+    /** This attempt's transaction id, unique in the cluster (memory nodes record it with its Takeout tickets). */
+    @Override
+    public final long id() {
+        return id;
+    }
+
+    /**
+     * The protocol's lock on the objects it writes, as recovery and the shared parts see it; {@code null}: it holds
+     * none, and its commits write no redo record.
+     */
+    protected LockKind lockKind() {
+        return null;
+    }
+
+    /** What identifies the lock {@code a} holds, for recovery (a ticket, a CAS owner word). */
+    protected long lockToken(final Access a) {
+        return 0;
+    }
+
+    /** The lock an inserted object was created with, for its ABANDON. */
+    protected abstract Table.InsertLock insertLock();
+
+    private RedoStep redo() {
+        if (redo == null) {
+            redo = new RedoStep(runtime, id, writes, accesses, lockKind(), this::lockToken, clock,
+                () -> HistoryStep.inDoubt(runtime, id, reads));
+        }
+        return redo;
+    }
+
+    /** Ends {@code stage} now: the time since the previous mark is its. */
+    protected final void mark(final Stage stage) {
+        clock.mark(stage);
+    }
+
+    /** {@code future}, marking the end of {@code stage} when it completes. */
+    protected final <T> Future<T> staged(final Stage stage, final Future<T> future) {
+        return clock.staged(stage, future);
+    }
+
+    @Override
+    public long[] stageNanos() {
+        return clock.nanos();
+    }
+
+    @Override
+    public final Future<Void> quiesced() {
+        return reads.quiesced();
+    }
+
+    /** The access of {@code key}, new (pointer looked up, nothing read yet) when this attempt has not touched it. */
+    protected final Future<Access> locate(final String table, final long key) {
+        if (finished) {
+            return Future.failedFuture(new IllegalStateException("transaction " + id + " is over"));
+        }
+        return reads.locate(table, key);
+    }
+
+    /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */
+    protected final Future<Access> readImage(final Access a) {
+        return reads.readImage(a);
+    }
+
+    /** Checks the image just READ is still the key's (not reused, not deleted) and records its version. */
+    protected final Future<Access> checkedImage(final Access a) {
+        return reads.checkedImage(a);
+    }
+
+    /** One-sided READ of the 64-byte header of {@code a} into a fresh buffer (validation). */
+    protected final Future<UnsafeBuffer> readHeader(final Access a) {
+        return reads.readHeader(a);
+    }
+
+    protected final Future<RdmaChannel> channel(final Access a) {
+        return runtime.channel(a.partition.node());
+    }
+
+    /**
+     * The value of {@code key} as this attempt sees it: its own insert, else the object {@code fetch} brings (a
+     * deleted one is "not found", {@link UnknownKeyException}, as an absent key is).
+     */
+    protected final Future<UnsafeBuffer> readVia(final String table, final long key,
+                                                 final Function<Access, Future<Access>> fetch) {
+        final UnsafeBuffer own = inserts.ownValue(table, key);
+        if (own != null) {
+            return Future.succeededFuture(own);
+        }
+        // A read refused for now (send queue or RRPC ring full) fails the attempt, which the coordinator retries
+        // after its back-off (AbortReason.BACK_PRESSURE): waiting here instead let thousands of re-posts spin.
+        return reads.inFlight(locate(table, key).compose(fetch)).compose(a -> a.deleted && !a.reviving || a.deleting
+            ? Future.failedFuture(new UnknownKeyException("key " + key + " of " + table + " is deleted"))
+            : Future.succeededFuture(ReadSet.valueCopy(a)));
+    }
+
+    /** Whether transactions only read {@code table} (TableSchema#readOnly); false for a table not in the catalog. */
+    protected final boolean readOnlyTable(final String table) {
+        return reads.readOnlyTable(table);
+    }
+
+    /**
+     * A read of a read-only table, the same in every protocol: one READ, no lock, ticket or check of the lock word,
+     * and no validation at commit (nobody writes it).
+     */
+    protected final Future<UnsafeBuffer> readOnlyRead(final String table, final long key) {
+        return readVia(table, key, a -> once(a, this::readImage));
+    }
+
+    /** The value of {@code a} as this attempt sees it (its own write, else what it read), as a copy. */
+    protected static UnsafeBuffer valueCopy(final Access a) {
+        return ReadSet.valueCopy(a);
+    }
+
+    /** {@code a}'s fetch, started by {@code start} unless one is in flight or done already. */
+    protected static Future<Access> once(final Access a, final Function<Access, Future<Access>> start) {
+        return ReadSet.once(a, start);
+    }
+
+    @Override
+    public void write(final String table, final long key, final DirectBuffer value, final int offset,
+                      final int length) {
+        WriteSet.refuseReadOnly("write", table, runtime.catalog().table(table));
+        final Access a = reads.find(table, key);
+        if (a == null || !a.fetched) {
+            throw new IllegalStateException("write of key " + key + " of " + table + " before reading it");
+        }
+        if (a.deleted && !a.reviving || a.deleting) {
+            throw new IllegalStateException("write of deleted key " + key + " of " + table + " (insert it)");
+        }
+        WriteSet.setNewValue(a, value, offset, length);
+    }
+
+    @Override
+    public void insert(final String table, final long key, final DirectBuffer value, final int offset,
+                       final int length) {
+        if (finished) {
+            throw new IllegalStateException("transaction " + id + " is over");
+        }
+        inserts.insert(table, key, value, offset, length);
+    }
+
+    @Override
+    public void delete(final String table, final long key) {
+        inserts.delete(table, key);
+    }
+
+    /** Whether the commit has anything to install: writes, deletes or inserts. */
+    protected final boolean writesNothing() {
+        return inserts.nothingToInstall();
+    }
+
+    /**
+     * Whether this attempt inserted a key it saw present: its commit then locks and creates nothing (a lock or INSERT
+     * in flight when the commit fails would be left held), and {@link #duplicateCommit} decides it.
+     */
+    protected final boolean sawDuplicate() {
+        return inserts.duplicate() != null;
+    }
+
+    /**
+     * The commit of an attempt that {@link #sawDuplicate}: {@code DUPLICATE_KEY} if what it read is still current
+     * ({@code validation}), else {@code VALIDATION} (its read of the key was stale).
+     */
+    protected final Future<Long> duplicateCommit(final Supplier<Future<Void>> validation) {
+        return finishCommit(duplicateOnlyIfCurrent(Future.failedFuture(new io.scythe.txn.AbortException(
+            io.scythe.txn.AbortReason.DUPLICATE_KEY, inserts.duplicate())), validation).map(0L));
+    }
+
+    /**
+     * Whether a header READ of {@code a} shows the object it read (its slot not freed and reused since: the
+     * incarnation in the header is the pointer's) with the version it read. Validation and locking check both: a
+     * slot reclaimed and reused for another key can carry the same version number.
+     */
+    protected static boolean unchangedSinceRead(final Access a, final DirectBuffer header) {
+        return (header.getShort(io.scythe.storage.ObjectLayout.INCARNATION_OFFSET) & 0xffff)
+            == io.scythe.storage.ObjectLayout.incarnationOf(a.pointer)
+            && header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET) == a.readVersion;
+    }
+
+    /** {@link io.scythe.txn.Refusal#rpcMayHaveLanded}. */
+    protected static boolean rpcMayHaveLanded(final Throwable e) {
+        return io.scythe.txn.Refusal.rpcMayHaveLanded(e);
+    }
+
+    /** {@link Inserts#duplicateOnlyIfCurrent}. */
+    protected final Future<Void> duplicateOnlyIfCurrent(final Future<Void> locked,
+                                                        final Supplier<Future<Void>> validation) {
+        return Inserts.duplicateOnlyIfCurrent(locked, validation);
+    }
+
+    /** {@link Inserts#validateAbsent}. */
+    protected final Future<Void> validateAbsent() {
+        return inserts.validateAbsent();
+    }
+
+    /** {@link Inserts#install}. */
+    protected final Future<Void> installInserts(final Table.InsertLock lock, final long lockWord,
+                                                final BiConsumer<Access, RemoteTable.Inserted> onInserted) {
+        return inserts.install(lock, lockWord, onInserted);
+    }
+
+    /**
+     * Writes every dirty access back with the new {@code version}, then {@code release} for each access it applies
+     * to (e.g. the unlock), one doorbell per memory node; value first, then version, then release, on one QP, so the
+     * release is seen last. The redo record goes first ({@link RedoStep}).
+     */
+    protected final Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
+                                           final WriteSet.ReleaseVerb release) {
+        return redo().writeBack(version, needsRelease, release);
+    }
+
+    /** {@link Reposts#untilAccepted}, on this loop's timers. */
+    protected final <T> Future<T> untilAccepted(final Supplier<Future<T>> request) {
+        return Reposts.untilAccepted(runtime.timers(), request);
+    }
+
+    /** {@link Reposts#settle}. */
+    protected static Future<Void> settle(final List<? extends Future<?>> futures) {
+        return Reposts.settle(futures);
+    }
+
+    /**
+     * Gives the attempt up: releases, with {@code release}, every lock it holds (each exactly once), and waits for
+     * the releases. A release is posted again only while refused for now; one that failed otherwise gives the loop up
+     * ({@link #lockVerbInDoubt}), and the abort fails with its {@link NotServingException}. Idempotent (the
+     * protocols' {@code abort()}): asked again, it answers with the first outcome, a failure included.
+     */
+    protected final Future<Void> releaseHeld(final Function<Access, Future<?>> release) {
+        if (released != null) {
+            return released;
+        }
+        if (finished) {
+            return Future.succeededFuture();
+        }
+        finished = true;
+        final List<Future<?>> releases = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.locked) {
+                a.locked = false;
+                // An object this attempt inserted is undone on its memory node, which releases its lock there.
+                releases.add(untilAccepted(() -> a.inserted
+                    ? runtime.remote(a.partition).abandon(a.key, a.pointer, insertLock())
+                    : release.apply(a).<Void>mapEmpty()));
+            }
+        }
+        released = settle(releases).recover(e -> lockVerbInDoubt("releasing its locks failed", e));
+        return released;
+    }
+
+    /**
+     * Releases, with {@code release}, a lock granted to this attempt after it was over (nothing else will): posted
+     * again only while refused for now; failing otherwise, the loop gives up ({@link #lockVerbInDoubt}).
+     */
+    protected final Future<Void> releaseLate(final Supplier<Future<?>> release) {
+        return untilAccepted(() -> release.get().<Void>mapEmpty())
+            .recover(e -> lockVerbInDoubt("releasing a lock granted after the attempt was over failed", e));
+    }
+
+    /**
+     * A verb that takes or releases a lock failed after it was posted (or a release could not be posted at all): it
+     * may have landed, or may still land, so it is neither posted again nor taken as undone. A second FAA on
+     * {@code upper} would hand one Takeout lock to two holders; a WRITE of 0 repeated after the lock passed on would
+     * free another's CAS lock; a CAS or ticket left in doubt holds a lock nobody releases. So the loop gives up
+     * ({@link TxnRuntime#giveUp}): its node stops serving and the recovery of its incarnation frees what it holds
+     * (cancels its tickets, frees CAS words with its id prefix). Nothing of this attempt was committed, so its client
+     * hears "not serving" ({@link NotServingException}: never committed), not "outcome unknown".
+     */
+    protected final <T> Future<T> lockVerbInDoubt(final String what, final Throwable cause) {
+        runtime.giveUp("transaction " + Long.toHexString(id) + " (aborting): " + what + ": " + cause);
+        return Future.failedFuture(new NotServingException("transaction " + Long.toHexString(id) + " aborted, nothing "
+            + "committed, and this loop gave up: " + what, cause));
+    }
+
+    /**
+     * A commit's outcome: on success the attempt is over and its write-back released its locks; on failure it is
+     * aborted (what it still holds released) and the failure passed on.
+     */
+    protected final <T> Future<T> finishCommit(final Future<T> commit) {
+        return commit.onSuccess(v -> {
+            finished = true;
+            for (final Access a : accesses) {
+                a.locked = false;
+            }
+            HistoryStep.committed(runtime, id, v instanceof Long ts ? ts : 0, reads);
+        }).recover(e -> {
+            if (redo != null && redo.decided()) {
+                finished = true; // committed or in doubt: what it holds is the record's, released by finishing it
+                if (e instanceof OutcomeUnknownException) {
+                    return Future.failedFuture(e); // given up already
+                }
+                // No record to finish from (a protocol that logs none): its locks stay held until the node is
+                // recovered, so the loop gives up as well.
+                return redo.giveUp("it failed after its point of no return", e);
+            }
+            // A release that failed gave the loop up: the client hears that (still "never committed"), not e.
+            return abort().transform(aborted -> Future.failedFuture(aborted.failed() ? aborted.cause() : e));
+        });
+    }
+}

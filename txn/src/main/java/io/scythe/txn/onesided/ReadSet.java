@@ -1,0 +1,201 @@
+package io.scythe.txn.onesided;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.remote.RemoteTable;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.UnknownKeyException;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * What one attempt touched: finding an object (the loop's address cache, then a lookup RPC), READing it whole
+ * (header and value in one READ, as {@link ObjectLayout} intends), the keys it found absent, and the reads still in
+ * flight. Loop-confined, one per attempt.
+ */
+public final class ReadSet {
+    private final TxnRuntime runtime;
+    private final List<Access> accesses = new ArrayList<>(4);
+    /** Keys this attempt found absent from the index: re-checked at commit ({@code Inserts#validateAbsent}). */
+    private final List<Access> absent = new ArrayList<>(0);
+    /** Reads of this attempt not finished yet (they may outlive an abort: the first failure ends the attempt). */
+    private int readsInFlight;
+    private Promise<Void> readsDone;
+
+    public ReadSet(final TxnRuntime runtime) {
+        this.runtime = runtime;
+    }
+
+    /** Every object the attempt touched (read, locked, inserted), in the order it first did. */
+    public List<Access> accesses() {
+        return accesses;
+    }
+
+    /** The keys it found absent from the index. */
+    public List<Access> absent() {
+        return absent;
+    }
+
+    public Access find(final String table, final long key) {
+        for (final Access a : accesses) {
+            if (a.key == key && a.table.equals(table)) {
+                return a;
+            }
+        }
+        return null;
+    }
+
+    public Access findAbsent(final String table, final long key) {
+        for (final Access a : absent) {
+            if (a.key == key && a.table.equals(table)) {
+                return a;
+            }
+        }
+        return null;
+    }
+
+    /** The access of {@code key}, new (pointer looked up, nothing read yet) when this attempt has not touched it. */
+    public Future<Access> locate(final String table, final long key) {
+        final Access known = find(table, key);
+        if (known != null) {
+            return Future.succeededFuture(known);
+        }
+        if (findAbsent(table, key) != null) {
+            // Read as absent before: absent again (a repeatable read), and no second lookup that could find it
+            // inserted since, which validation would then no longer see as this attempt's absent read.
+            return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
+        }
+        final Catalog.Partition partition;
+        try {
+            partition = runtime.catalog().table(table).partitionOf(key);
+        } catch (final UnknownKeyException e) {
+            return Future.failedFuture(e);
+        }
+        final RemoteTable remote = runtime.remote(partition);
+        return remote.find(key).compose(found -> {
+            final long pointer = found.pointer();
+            if (pointer == 0) {
+                // An absent key of a read-only table stays absent: nothing to re-check at commit.
+                if (!partition.descriptor().schema().readOnly() && findAbsent(table, key) == null) {
+                    final Access missing = new Access(table, key, partition);
+                    missing.readVersion = found.absentBound(); // the version read, if validation finds it missing
+                    missing.readAbsent = true;
+                    absent.add(missing);
+                }
+                return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
+            }
+            final Access existing = find(table, key); // a concurrent operation of this attempt may have added it
+            if (existing != null) {
+                return Future.succeededFuture(existing);
+            }
+            final Access a = new Access(table, key, partition);
+            a.pointer = pointer;
+            a.image = new UnsafeBuffer(new byte[a.slotBytes()]);
+            accesses.add(a);
+            return Future.succeededFuture(a);
+        });
+    }
+
+    /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */
+    public Future<Access> readImage(final Access a) {
+        return runtime.channel(a.partition.node()).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0,
+            a.slotBytes())).compose(v -> checkedImage(a));
+    }
+
+    /** Checks the image just READ is still the key's (not reused, not deleted) and records its version. */
+    public Future<Access> checkedImage(final Access a) {
+        final int incarnation = a.image.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff;
+        if (incarnation != ObjectLayout.incarnationOf(a.pointer)) {
+            runtime.remote(a.partition).invalidate(a.key);
+            return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+                + " moved (stale cached address)"));
+        }
+        a.deleted = (a.image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0;
+        a.readAbsent = a.deleted;
+        if (a.deleted) {
+            // Kept in the read set: validation checks it is still deleted at commit, as any read is checked.
+            a.valueLength = 0;
+            a.readVersion = a.version();
+            a.fetched = true;
+            return Future.succeededFuture(a);
+        }
+        a.valueLength = a.image.getInt(ObjectLayout.VALUE_LENGTH_OFFSET);
+        if (a.valueLength < 0 || a.valueLength > a.slotBytes() - ObjectLayout.HEADER_BYTES) {
+            return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "torn read of key " + a.key));
+        }
+        a.readVersion = a.version();
+        a.fetched = true;
+        return Future.succeededFuture(a);
+    }
+
+    /** One-sided READ of the 64-byte header of {@code a} into a fresh buffer (validation). */
+    public Future<UnsafeBuffer> readHeader(final Access a) {
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+        return runtime.channel(a.partition.node()).compose(ch -> ch.read(a.address(), a.rkey(), header, 0,
+            ObjectLayout.HEADER_BYTES)).map(header);
+    }
+
+    /** {@code read}, counted as in flight until it completes ({@link #quiesced}). */
+    public <T> Future<T> inFlight(final Future<T> read) {
+        readsInFlight++;
+        return read.andThen(ar -> {
+            if (--readsInFlight == 0 && readsDone != null) {
+                final Promise<Void> done = readsDone;
+                readsDone = null;
+                done.complete();
+            }
+        });
+    }
+
+    /**
+     * Completes when no read of this attempt is in flight. The coordinator waits for it before retrying an aborted
+     * attempt: otherwise, under contention, each retry adds verbs while the abandoned ones still queue, and the
+     * send queues grow without bound (the closed loop of clients is no longer closed).
+     */
+    public Future<Void> quiesced() {
+        if (readsInFlight == 0) {
+            return Future.succeededFuture();
+        }
+        if (readsDone == null) {
+            readsDone = Promise.promise();
+        }
+        return readsDone.future();
+    }
+
+    /** Whether transactions only read {@code table} (TableSchema#readOnly); false for a table not in the catalog. */
+    public boolean readOnlyTable(final String table) {
+        try {
+            return runtime.catalog().table(table).partitions().get(0).descriptor().schema().readOnly();
+        } catch (final UnknownKeyException e) {
+            return false; // the read itself reports the unknown table
+        }
+    }
+
+    /** The value of {@code a} as this attempt sees it (its own write, else what it read), as a copy. */
+    public static UnsafeBuffer valueCopy(final Access a) {
+        if (a.dirty) {
+            final UnsafeBuffer mine = new UnsafeBuffer(new byte[a.newLength]);
+            mine.putBytes(0, a.newValue, 0, a.newLength);
+            return mine;
+        }
+        final UnsafeBuffer copy = new UnsafeBuffer(new byte[a.valueLength]);
+        copy.putBytes(0, a.image, ObjectLayout.VALUE_OFFSET, a.valueLength);
+        return copy;
+    }
+
+    /** {@code a}'s fetch, started by {@code start} unless one is in flight or done already. */
+    public static Future<Access> once(final Access a, final Function<Access, Future<Access>> start) {
+        if (a.fetch == null || a.fetch.failed()) {
+            a.fetch = start.apply(a);
+        }
+        return a.fetch;
+    }
+}

@@ -1,0 +1,58 @@
+package io.scythe.txn.onesided;
+
+import io.scythe.txn.Refusal;
+import io.scythe.txn.runtime.Timers;
+import io.vertx.core.Future;
+
+import java.util.List;
+import java.util.function.Supplier;
+
+/** Waiting for what an attempt has in flight, and posting again what was refused for now. */
+public final class Reposts {
+    /** Pauses before posting again what was refused for now: 20 us, doubling up to 640 us. */
+    private static final long REPOST_PAUSE_NS = 20_000;
+    /** How often a refused write-back or release is posted again (about 6 s of pauses) before it fails. */
+    private static final int MAX_REPOSTS = 10_000;
+
+    private Reposts() {
+    }
+
+    /**
+     * {@code request} (which builds and posts its verbs or RPC afresh each time), made again after a growing pause
+     * while it is refused for now: for what must not be dropped once decided, the write-back and the releases (a
+     * dropped release would leave a lock held forever, a dropped write-back batch half a commit).
+     */
+    public static <T> Future<T> untilAccepted(final Timers timers, final Supplier<Future<T>> request) {
+        return untilAccepted(timers, request, 0);
+    }
+
+    private static <T> Future<T> untilAccepted(final Timers timers, final Supplier<Future<T>> request,
+                                               final int tries) {
+        return request.get().recover(e -> Refusal.forNow(e) && tries < MAX_REPOSTS
+            ? timers.after(REPOST_PAUSE_NS << Math.min(tries, 5)).compose(v -> untilAccepted(timers, request,
+                tries + 1))
+            : Future.failedFuture(e));
+    }
+
+    /**
+     * Waits for every future (so nothing of the attempt is left in flight), then fails with the first failure that is
+     * not a refusal for now, else the first refusal.
+     */
+    public static Future<Void> settle(final List<? extends Future<?>> futures) {
+        if (futures.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        return Future.join(futures).transform(ar -> {
+            Throwable refusal = null;
+            for (final Future<?> f : futures) {
+                if (f.failed()) {
+                    if (!Refusal.forNow(f.cause())) {
+                        return Future.failedFuture(f.cause()); // a real failure outweighs a refusal (nothing done)
+                    }
+                    refusal = refusal == null ? f.cause() : refusal;
+                }
+            }
+            return refusal == null ? Future.succeededFuture() : Future.failedFuture(refusal);
+        });
+    }
+}

@@ -1,0 +1,145 @@
+package io.scythe.txn.onesided;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.Access;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.TxnRuntime;
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * What one attempt will write: new values buffered in its accesses until commit, then written back per memory node
+ * with one doorbell each (value, length, flags, version, then the protocol's release, so the release is seen last).
+ */
+public final class WriteSet {
+    private final TxnRuntime runtime;
+    private final List<Access> accesses;
+
+    /** Adds the verb that releases {@code a}'s lock to a write-back batch. */
+    @FunctionalInterface
+    public interface ReleaseVerb {
+        void add(Doorbell batch, Access a);
+    }
+
+    public WriteSet(final TxnRuntime runtime, final List<Access> accesses) {
+        this.runtime = runtime;
+        this.accesses = accesses;
+    }
+
+    /** Refuses {@code what} (a write, insert, delete) of a table transactions only read. */
+    public static void refuseReadOnly(final String what, final String table, final Catalog.Table t) {
+        if (t.partitions().get(0).descriptor().schema().readOnly()) {
+            throw new IllegalStateException(what + " of table " + table + ", which is read-only to transactions");
+        }
+    }
+
+    /** Checks {@code length} against the table's values: a clear error, nothing buffered, when it does not fit. */
+    public static void checkLength(final String table, final Catalog.Partition partition, final int length) {
+        final int max = partition.descriptor().objectSlotBytes() - ObjectLayout.HEADER_BYTES;
+        final boolean fixed = partition.descriptor().schema().fixedSize();
+        if (length < 0 || length > max || (fixed && length != partition.descriptor().schema().maxValueBytes())) {
+            throw new IllegalArgumentException("value of " + length + " bytes for table " + table + " (values are "
+                + (fixed ? "exactly " + partition.descriptor().schema().maxValueBytes()
+                : "at most " + partition.descriptor().schema().maxValueBytes()) + " bytes)");
+        }
+    }
+
+    /** Buffers {@code value} as {@code a}'s new value (checked against its table). */
+    public static void setNewValue(final Access a, final DirectBuffer value, final int offset, final int length) {
+        checkLength(a.table, a.partition, length);
+        final int max = a.slotBytes() - ObjectLayout.HEADER_BYTES;
+        if (a.newValue == null || a.newValue.capacity() < length) {
+            a.newValue = new UnsafeBuffer(new byte[max]);
+        }
+        a.newValue.putBytes(0, value, offset, length);
+        a.newLength = length;
+        a.dirty = true;
+    }
+
+    /** The accesses a commit writes (new values, deletes, revivals, inserts): what its redo record names. */
+    public List<Access> written() {
+        final List<Access> writes = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.dirty || a.inserted) {
+                writes.add(a);
+            }
+        }
+        return writes;
+    }
+
+    /**
+     * Writes every dirty access back with {@code version}, with {@code release} for each access {@code needsRelease}
+     * picks; one doorbell per memory node, posted again while refused for now. From here nothing may release these
+     * locks again: they are marked releasing and not locked before any batch is posted.
+     */
+    public Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
+                                  final ReleaseVerb release) {
+        final Map<String, List<Access>> byNode = new HashMap<>();
+        for (final Access a : accesses) {
+            if (a.dirty || a.inserted || needsRelease.apply(a)) {
+                byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
+            }
+        }
+        // The point of no return: the releases are in these batches, so nothing may release these locks again
+        // (a second FAA on upper would hand one lock to two holders). A batch refused before it was posted is
+        // finished from the redo record (RedoStep), which releases only what is still held; one that failed
+        // after posting may still land, so the loop gives up to recovery. Never aborted or retried.
+        for (final List<Access> node : byNode.values()) {
+            for (final Access a : node) {
+                a.releasing = needsRelease.apply(a);
+            }
+        }
+        for (final Access a : accesses) {
+            if (a.releasing) {
+                a.locked = false;
+            }
+        }
+        final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
+        for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
+            posted.add(runtime.writeBackGate(e.getKey()).compose(gate -> Reposts.untilAccepted(runtime.timers(),
+                () -> runtime.channel(e.getKey()).compose(ch -> {
+                    final Doorbell batch = ch.doorbell();
+                    for (final Access a : e.getValue()) {
+                        addWrites(batch, a, version);
+                        if (a.releasing) {
+                            release.add(batch, a);
+                        }
+                    }
+                    return batch.post(); // refused whole when the send queue lacks room: built and posted again
+                }))));
+        }
+        // Every batch settled before a failure is handled: finishing from the record reads what they left.
+        return Reposts.settle(posted);
+    }
+
+    private static void addWrites(final Doorbell batch, final Access a, final long version) {
+        if (a.dirty && !a.deleting) {
+            batch.write(a.address() + ObjectLayout.VALUE_OFFSET, a.rkey(), a.newValue, 0, a.newLength);
+            if (a.newLength != a.valueLength) {
+                final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
+                length.putInt(0, a.newLength);
+                batch.write(a.address() + ObjectLayout.VALUE_LENGTH_OFFSET, a.rkey(), length, 0, 4);
+            }
+        }
+        if (a.deleting || a.reviving) { // the flags word: a delete's tombstone, or cleared again
+            final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
+            flags.putShort(0, (short) (a.deleting ? ObjectLayout.FLAG_DELETED : 0));
+            batch.write(a.address() + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
+        }
+        if (a.dirty || a.inserted) {
+            // Above the commit's version and the one the lock kept current (ObjectLayout#versionAfter).
+            a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
+            final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+            v.putLong(0, a.installedVersion);
+            batch.write(a.address() + ObjectLayout.VERSION_OFFSET, a.rkey(), v, 0, 8);
+        }
+    }
+}

@@ -1,0 +1,11 @@
+/**
+ * What the one-sided protocols share, as parts a protocol composes: {@link io.scythe.txn.onesided.ReadSet} (address
+ * cache and lookup, whole-object READs, keys found absent, reads in flight), {@link io.scythe.txn.onesided.WriteSet}
+ * (buffered values, one write-back doorbell per memory node), {@link io.scythe.txn.onesided.Inserts} (inserts created
+ * locked at commit, deletes, absence validation), {@link io.scythe.txn.onesided.RedoStep} (the redo record before the
+ * write-back, finishing a decided commit, giving it up to recovery), {@link io.scythe.txn.onesided.HistoryStep},
+ * {@link io.scythe.txn.onesided.StageClock} and {@link io.scythe.txn.onesided.Reposts}.
+ * {@link io.scythe.txn.onesided.OneSidedTxn} is the attempt built from them that Scythe, FORD, FaRM and UNSAFE extend;
+ * nothing here knows a lock word: a protocol's lock comes in as its {@link io.scythe.txn.spi.LockKind}.
+ */
+package io.scythe.txn.onesided;

@@ -1,0 +1,106 @@
+package io.scythe.txn.scythe;
+
+import io.scythe.hotspot.AdaptiveWatermarks;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.RetryPolicy;
+import io.scythe.txn.Txn;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.spi.HeaderWord;
+import io.scythe.txn.spi.LockKind;
+import io.scythe.txn.spi.MemoryNodeContext;
+import io.scythe.txn.spi.ObjectProbe;
+import io.scythe.txn.spi.ProtocolModule;
+import io.vertx.core.json.JsonObject;
+
+import java.util.List;
+
+/**
+ * Scythe as a protocol module: {@code scythe} (OCC until an attempt meets a hot object, then TOCC, §4.2) and
+ * {@code scythe-occ} (OCC only, never switches: to measure what TOCC adds); on memory nodes the Takeout Lock service
+ * with its ticket ledger, whose tickets recovery cancels for a dead compute node.
+ */
+public final class ScytheModule implements ProtocolModule {
+    /** Protocol option: per-object cold watermarks that follow aborts ({@link AdaptiveWatermarks}). */
+    public static final String ADAPTIVE_WATERMARKS = "adaptiveWatermarks";
+    /** Objects whose adaptive watermark a coordinator keeps. */
+    private static final int ADAPTIVE_OBJECTS = 1 << 16;
+
+    /** Scythe: OCC until an attempt meets a hot object, then TOCC (§4.2). */
+    public static final Protocol SCYTHE = new Protocol() {
+        @Override
+        public String name() {
+            return "scythe";
+        }
+
+        @Override
+        public Txn begin(final TxnRuntime runtime, final boolean hot) {
+            return new ScytheTxn(runtime, hot);
+        }
+
+        @Override
+        public RetryPolicy retryPolicy(final TxnRuntime runtime, final JsonObject options) {
+            return new HotColdRetry(runtime, options.getBoolean(ADAPTIVE_WATERMARKS, false)
+                ? new AdaptiveWatermarks(runtime.watermarks(), ADAPTIVE_OBJECTS) : null);
+        }
+
+        @Override
+        public String toString() {
+            return name();
+        }
+    };
+
+    /** Scythe with OCC only (never switches): to measure what TOCC adds. */
+    public static final Protocol SCYTHE_OCC = Protocol.of("scythe-occ", (runtime, hot) -> new ScytheTxn(runtime,
+        false));
+
+    @Override
+    public String name() {
+        return "scythe";
+    }
+
+    @Override
+    public List<Protocol> protocols() {
+        return List.of(SCYTHE, SCYTHE_OCC);
+    }
+
+    @Override
+    public void startMemoryNode(final MemoryNodeContext node) {
+        final TicketLedger tickets = new TicketLedger();
+        final TakeoutLockService locks = new TakeoutLockService(node.db(), node.watermarks(), true)
+            .register(node.server()).ledger(tickets);
+        node.onDeadNode(MemoryNodeContext.Phase.BEFORE_INSERTS, "tickets", (dead, idPrefixes) ->
+            tickets.cancel(dead));
+        node.publish(TakeoutLockService.class, locks);
+        node.publish(TicketLedger.class, tickets);
+    }
+
+    @Override
+    public List<LockKind> lockKinds() {
+        return List.of(TakeoutLockKind.INSTANCE);
+    }
+
+    /** The Takeout Lock's words: {@code lower}, {@code upper}, {@code queued_ts} (package doc). */
+    @Override
+    public List<HeaderWord> headerWords() {
+        return List.of(HeaderWord.of("lower", ObjectLayout.LOWER_OFFSET), HeaderWord.of("upper",
+            ObjectLayout.UPPER_OFFSET), HeaderWord.of("queued_ts", ObjectLayout.QUEUED_TS_OFFSET));
+    }
+
+    @Override
+    public ObjectProbe probe() {
+        return (table, header) -> table.objectMemory().getLongVolatile(header + ObjectLayout.LOWER_OFFSET)
+            != table.objectMemory().getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+    }
+
+    @Override
+    public List<AbortReason> abortReasons() {
+        return ScytheAborts.ALL;
+    }
+
+    @Override
+    public List<String> configKeys() {
+        return List.of(ADAPTIVE_WATERMARKS + ": per-object cold watermarks that follow aborts (default false)");
+    }
+}

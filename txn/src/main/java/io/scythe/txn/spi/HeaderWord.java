@@ -1,0 +1,33 @@
+package io.scythe.txn.spi;
+
+import io.scythe.storage.ObjectLayout;
+
+/**
+ * A word a protocol module keeps in every object's header ({@link ObjectLayout}), declared so that the registry can
+ * refuse two modules whose words overlap: every memory node runs every module's services on the same objects. A
+ * module may claim only the protocol part of the header, bytes {@code [0, VERSION_OFFSET)} and the protocol word at
+ * {@link ObjectLayout#PROTOCOL_WORD_OFFSET}; the version, chain, length, flags and incarnation are shared. Two
+ * modules that share a lock declare the same word (same name, offset and size).
+ */
+public record HeaderWord(String name, int offset, int bytes) {
+    public HeaderWord {
+        final boolean lockArea = offset >= 0 && offset + bytes <= ObjectLayout.VERSION_OFFSET;
+        final boolean protocolWord = offset >= ObjectLayout.PROTOCOL_WORD_OFFSET
+            && offset + bytes <= ObjectLayout.PROTOCOL_WORD_OFFSET + 8;
+        if (bytes <= 0 || !(lockArea || protocolWord)) {
+            throw new IllegalArgumentException("header word " + name + " at " + offset + " of " + bytes
+                + " bytes is outside the protocol part of the header ([0, " + ObjectLayout.VERSION_OFFSET + ") and "
+                + ObjectLayout.PROTOCOL_WORD_OFFSET + "..+8)");
+        }
+    }
+
+    /** An 8-byte word. */
+    public static HeaderWord of(final String name, final int offset) {
+        return new HeaderWord(name, offset, 8);
+    }
+
+    /** Whether it shares a byte with {@code other}. */
+    public boolean overlaps(final HeaderWord other) {
+        return offset < other.offset + other.bytes && other.offset < offset + bytes;
+    }
+}

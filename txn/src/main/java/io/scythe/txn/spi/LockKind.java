@@ -1,0 +1,27 @@
+package io.scythe.txn.spi;
+
+import io.scythe.bridge.Doorbell;
+import org.agrona.DirectBuffer;
+
+/**
+ * A kind of lock a protocol keeps in an object's header, as the shared one-sided parts and recovery need to know it:
+ * whether an object is free of it, whether a redo record's token still holds it, and how recovery releases it. Its
+ * {@link #id()} is the lock kind word of the redo records written under it ({@code RedoRecordDescriptor}); ids are
+ * unique in the {@link ProtocolRegistry}.
+ */
+public interface LockKind {
+    /** The redo record's lock kind word (1 and up; 0 means nothing logged). */
+    int id();
+
+    /** A short name for errors and reports, e.g. {@code takeout-ticket}. */
+    String name();
+
+    /** Whether the object whose {@code header} was just READ is neither locked nor queued on by this kind of lock. */
+    boolean free(DirectBuffer header);
+
+    /** Whether the object whose {@code header} was just READ is still locked under {@code token} (a redo entry's). */
+    boolean heldBy(DirectBuffer header, long token);
+
+    /** Adds to {@code batch} the verb that releases the lock {@code token} holds on the object at {@code address}. */
+    void release(Doorbell batch, long address, int rkey, long token);
+}

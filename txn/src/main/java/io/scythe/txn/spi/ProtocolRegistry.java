@@ -1,0 +1,167 @@
+package io.scythe.txn.spi;
+
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.Stage;
+import io.scythe.txn.UnknownKeyException;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
+
+/**
+ * The one registry of protocol modules: every {@link ProtocolModule} on the class path, found with
+ * {@link ServiceLoader} ({@code META-INF/services/io.scythe.txn.spi.ProtocolModule}, one line per module) in the
+ * order the class path lists them, plus those a test {@linkplain #register registers}. Nodes, the embedded cluster,
+ * the simulator, the benchmarks and the CLI find protocols, memory-node services, lock kinds and probes here.
+ */
+public final class ProtocolRegistry {
+    private static final List<ProtocolModule> MODULES = new ArrayList<>();
+    private static final Map<String, Protocol> PROTOCOLS = new LinkedHashMap<>();
+    private static final Map<String, ProtocolModule> OWNERS = new LinkedHashMap<>();
+    private static final Map<Integer, LockKind> LOCK_KINDS = new TreeMap<>();
+    /** Every module's probe, asked per object at the end of a run: kept, not asked of the modules each time. */
+    private static final List<ObjectProbe> PROBES = new ArrayList<>();
+    /** Each declared header word, with the module that declared it first. */
+    private static final Map<HeaderWord, ProtocolModule> WORDS = new LinkedHashMap<>();
+
+    static {
+        for (final ProtocolModule module : ServiceLoader.load(ProtocolModule.class,
+            ProtocolRegistry.class.getClassLoader())) {
+            add(module);
+        }
+    }
+
+    private ProtocolRegistry() {
+    }
+
+    /**
+     * Adds {@code module} (a test's, or one not on the class path's service list).
+     *
+     * @throws IllegalArgumentException when one of its protocol names or lock kind ids is taken by another module,
+     *                                  or one of its header words overlaps another module's
+     */
+    public static synchronized void register(final ProtocolModule module) {
+        add(module);
+    }
+
+    private static void add(final ProtocolModule module) {
+        for (final Protocol p : module.protocols()) {
+            if (PROTOCOLS.containsKey(p.name())) {
+                throw new IllegalArgumentException("protocol '" + p.name() + "' of module " + module.name()
+                    + " is registered already by module " + OWNERS.get(p.name()).name());
+            }
+        }
+        for (final LockKind k : module.lockKinds()) {
+            final LockKind known = LOCK_KINDS.get(k.id());
+            if (known != null && known != k) {
+                throw new IllegalArgumentException("lock kind " + k.id() + " (" + k.name() + ") of module "
+                    + module.name() + " is taken by " + known.name());
+            }
+        }
+        for (final HeaderWord w : module.headerWords()) {
+            for (final Map.Entry<HeaderWord, ProtocolModule> e : WORDS.entrySet()) {
+                if (!w.equals(e.getKey()) && w.overlaps(e.getKey())) {
+                    throw new IllegalArgumentException("header word " + w + " of module " + module.name()
+                        + " overlaps " + e.getKey() + " of module " + e.getValue().name());
+                }
+            }
+        }
+        module.stages(); // defines them (static fields of its package), so reports list them
+        module.abortReasons();
+        MODULES.add(module);
+        for (final Protocol p : module.protocols()) {
+            PROTOCOLS.put(p.name(), p);
+            OWNERS.put(p.name(), module);
+        }
+        for (final LockKind k : module.lockKinds()) {
+            LOCK_KINDS.put(k.id(), k);
+        }
+        for (final HeaderWord w : module.headerWords()) {
+            WORDS.putIfAbsent(w, module);
+        }
+        PROBES.add(module.probe());
+    }
+
+    /** Every header word a module declared, in registration order. */
+    public static synchronized List<HeaderWord> headerWords() {
+        return List.copyOf(WORDS.keySet());
+    }
+
+    /** Every module, in registration order. */
+    public static synchronized List<ProtocolModule> modules() {
+        return Collections.unmodifiableList(new ArrayList<>(MODULES));
+    }
+
+    /** The protocols of the default lists (modules that are {@link ProtocolModule#listed()}), in order. */
+    public static synchronized List<Protocol> listed() {
+        final List<Protocol> listed = new ArrayList<>();
+        for (final Map.Entry<String, Protocol> e : PROTOCOLS.entrySet()) {
+            if (OWNERS.get(e.getKey()).listed()) {
+                listed.add(e.getValue());
+            }
+        }
+        return listed;
+    }
+
+    /** The names of {@link #listed()}. */
+    public static List<String> listedNames() {
+        return listed().stream().map(Protocol::name).toList();
+    }
+
+    /** The names of the protocols only asked for by name (not {@link #listed()}). */
+    public static synchronized List<String> unlistedNames() {
+        final List<String> names = new ArrayList<>();
+        for (final String name : PROTOCOLS.keySet()) {
+            if (!OWNERS.get(name).listed()) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
+
+    /** @throws UnknownKeyException for a name no registered module has, naming those it has */
+    public static synchronized Protocol protocol(final String name) {
+        final Protocol p = PROTOCOLS.get(name);
+        if (p == null) {
+            throw new UnknownKeyException("unknown protocol '" + name + "'; available: " + listedNames()
+                + (unlistedNames().isEmpty() ? "" : " (and " + unlistedNames() + ", only by name)"));
+        }
+        return p;
+    }
+
+    /** The module that registered protocol {@code name}. */
+    public static synchronized ProtocolModule moduleOf(final String name) {
+        protocol(name); // the clear error for an unknown name
+        return OWNERS.get(name);
+    }
+
+    /** The lock kind of redo records with lock kind word {@code id}, or {@code null} when no module has it. */
+    public static synchronized LockKind lockKind(final int id) {
+        return LOCK_KINDS.get(id);
+    }
+
+    /** Every abort reason, the modules' included, in report order. */
+    public static synchronized List<AbortReason> abortReasons() {
+        return AbortReason.values();
+    }
+
+    /** Every stage, the modules' included, in report order. */
+    public static synchronized List<Stage> stages() {
+        return Stage.values();
+    }
+
+    /** Whether any module's locks leave the object at {@code header} of {@code table} held (end-of-run check). */
+    public static synchronized boolean anyLockHeld(final io.scythe.storage.Table table, final int header) {
+        for (final ObjectProbe probe : PROBES) {
+            if (probe.locked(table, header)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
