@@ -17,7 +17,9 @@ import java.util.List;
 /**
  * What FORD's and FaRM's OCC share on the object's CAS lock word ({@link CasLock}): locking a key at commit (CAS and
  * a header READ in one doorbell, the version still the one read), validating the keys only read (version unchanged,
- * lock free), writing back with WRITE 0 as the release, and releasing everything held on abort.
+ * lock free), writing back with WRITE 0 as the release, and releasing everything held on abort. A lock taken on a
+ * slot that turns out to be another object (freed and reused since the attempt cached its pointer) is released by a
+ * conditional CAS ({@link #unlockIfOurs}), never a WRITE of 0, which could free the lock of the slot's new owner.
  */
 public abstract class CasLockTxn extends OneSidedTxn {
     protected static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
@@ -38,7 +40,10 @@ public abstract class CasLockTxn extends OneSidedTxn {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key
                         + " is locked at commit"));
                 }
-                a.locked = true; // a freed and reused slot's word included: the abort releases what it took
+                if (!sameObject(a, header)) {
+                    return releaseStale(a);
+                }
+                a.locked = true;
                 if (!unchangedSinceRead(a, header)) {
                     return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key
                         + " changed since it was read"));
@@ -64,22 +69,52 @@ public abstract class CasLockTxn extends OneSidedTxn {
                 return lockVerbInDoubt("its lock CAS on key " + a.key + " of " + a.table + " failed after it was "
                     + "posted", e);
             }
-            return (batch.result(cas) == 0 ? tookLock(a) : Future.<Void>succeededFuture())
+            // The CAS took the word, but nothing tells which object's (the READ after it failed): let go of it
+            // only while it is still this attempt's.
+            return (batch.result(cas) == 0 ? unlockIfOurs(a) : Future.<Void>succeededFuture())
                 .compose(v -> Future.failedFuture(e));
         });
     }
 
+    /** Whether a header (or image) READ of {@code a}'s slot shows the object the attempt read (same incarnation). */
+    protected static boolean sameObject(final Access a, final org.agrona.DirectBuffer header) {
+        return (header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) == ObjectLayout.incarnationOf(a.pointer);
+    }
+
+    /**
+     * This attempt's lock CAS took the word of a slot that is no longer the object it read (freed and reused since):
+     * it lets go of it conditionally ({@link #unlockIfOurs}), forgets the cached pointer, and fails for validation.
+     */
+    protected final Future<Void> releaseStale(final Access a) {
+        runtime.remote(a.partition).invalidate(a.key);
+        return unlockIfOurs(a).compose(v -> Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key "
+            + a.key + " of " + a.table + " moved (its slot was freed and reused)")));
+    }
+
     /**
      * {@code a}'s lock CAS succeeded: this attempt holds the lock, unless it was given up while the CAS was in
-     * flight; then the lock is released at once and this fails.
+     * flight; then the lock is released at once (conditionally: the slot was not checked yet) and this fails.
      */
     protected final Future<Void> tookLock(final Access a) {
         if (finished) {
-            return releaseLate(() -> unlock(a))
+            return unlockIfOurs(a)
                 .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
         }
         a.locked = true;
         return Future.succeededFuture();
+    }
+
+    /**
+     * Frees the word this attempt's CAS set, by a CAS from its id back to 0, so only while it still holds it: for a
+     * word taken on a slot that was not checked to be the object read. A slot freed by reclamation can be reused at
+     * once: the memory node zeroes the new object's header and may lock it for an inserter, so a WRITE of 0 here
+     * would free another transaction's lock. Posted again while refused for now (a CAS that landed twice changes
+     * nothing the second time); failing otherwise, the loop gives up ({@link #lockVerbInDoubt}).
+     */
+    protected final Future<Void> unlockIfOurs(final Access a) {
+        a.locked = false;
+        return releaseLate(() -> channel(a).compose(ch -> ch.compareAndSwap(CasLock.lockAddress(a.pointer),
+            a.rkey(), id, 0)));
     }
 
     /** Frees {@code a}'s lock, which this attempt holds, with a WRITE of 0 (posted once: see lockVerbInDoubt). */

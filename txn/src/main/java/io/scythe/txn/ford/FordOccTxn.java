@@ -79,7 +79,7 @@ public final class FordOccTxn extends CasLockTxn {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
                         + " is locked by txn " + previous));
                 }
-                return tookLock(a);
+                return sameObject(a, a.image) ? tookLock(a) : releaseStale(a);
             }).compose(held -> {
                 final long seenBefore = a.fetched ? a.readVersion : -1;
                 return checkedImage(a).compose(checked -> seenBefore != -1 && checked.readVersion != seenBefore
