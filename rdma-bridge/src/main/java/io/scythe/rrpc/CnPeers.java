@@ -438,17 +438,23 @@ public final class CnPeers {
             + " is closed");
         for (final Loop loop : loops.values()) {
             final Promise<Void> one = Promise.promise();
-            loop.executor.execute(() -> {
+            final Runnable stop = () -> {
                 loop.bridge.removePoller(loop);
                 loop.failWaiting(null, cause);
                 client.abandonAll(loop.bridge, cause);
                 loop.server.stop().onComplete(ar -> one.complete());
-            });
+            };
+            if (loop.here()) {
+                stop.run(); // e.g. the simulator closing its loops, which run nothing more
+            } else {
+                loop.executor.execute(stop);
+            }
             done.add(one.future());
         }
         if (directoryConsumer != null) {
             done.add(directoryConsumer.unregister());
         }
+        client.forgetThreadCache();
         return Future.join(done).<Void>mapEmpty().eventually(() -> {
             for (final MemoryRegion region : owned) {
                 if (region.isRegistered()) {
@@ -582,9 +588,12 @@ public final class CnPeers {
             }
         }
 
-        /** Whether the calling code runs on this loop (a simulated one shares its thread with others). */
+        /**
+         * Whether the calling code runs on this loop's thread. Simulated loops share one thread, and what runs here
+         * names this loop's bridge itself rather than finding it current, so there it may run at once.
+         */
         boolean here() {
-            return Thread.currentThread() == bridge.thread() && Bridge.currentOrNull() == bridge;
+            return Thread.currentThread() == bridge.thread();
         }
 
         /** {@code future}, completed on this loop (a cached lookup may complete on the loop that started it). */
