@@ -209,8 +209,7 @@ public final class CnPeers {
 
     /** The index of the calling loop among this node's serving loops, or -1. */
     public int loopIndex() {
-        final Bridge bridge = Bridge.currentOrNull();
-        final Loop loop = bridge == null ? null : loops.get(bridge);
+        final Loop loop = loopHere();
         return loop == null ? -1 : loop.index;
     }
 
@@ -258,14 +257,22 @@ public final class CnPeers {
     /** Calls {@code rpcId} on loop {@code loop} of {@code peer} ({@link #PAIRED}: the calling loop's pair). */
     public Future<RpcReply> call(final String peer, final int loop, final int rpcId, final DirectBuffer payload,
                                  final int offset, final int length) {
-        return withPeer(peer, (here, node) -> callFrom(here, node, loop, rpcId, payload, offset, length));
+        // withPeer's steps without its lambdas: this is the hot path.
+        final Loop here = loopHere();
+        if (here == null) {
+            return notOnALoop();
+        }
+        final String node = directory.fabricNodeOf(peer);
+        return node == null ? Future.failedFuture(unknown(peer))
+            : callFrom(here, node, loop, rpcId, payload, offset, length);
     }
 
     private Future<RpcReply> callFrom(final Loop here, final String node, final int loop, final int rpcId,
                                       final DirectBuffer payload, final int offset, final int length) {
         Future<Rocket> rocket = here.rocketTo(node, loop);
         if (rocket.succeeded() && rocket.result().broken() != null) {
-            client.forget(rocket.result()); // its connection failed: this call opens a new ring
+            here.forget(node); // its connection failed: this call opens a new ring
+            client.forget(rocket.result());
             rocket = here.rocketTo(node, loop);
         }
         if (rocket.succeeded()) {
@@ -314,6 +321,7 @@ public final class CnPeers {
         for (final Loop loop : loops.values()) {
             final Promise<Void> one = Promise.promise();
             loop.executor.execute(() -> {
+                loop.forget(fabricNode);
                 client.abandon(loop.bridge, fabricNode, cause);
                 loop.failWaiting(fabricNode, cause);
                 one.complete();
@@ -440,6 +448,8 @@ public final class CnPeers {
             final Promise<Void> one = Promise.promise();
             final Runnable stop = () -> {
                 loop.bridge.removePoller(loop);
+                loop.paired.clear();
+                loop.named.clear();
                 loop.failWaiting(null, cause);
                 client.abandonAll(loop.bridge, cause);
                 loop.server.stop().onComplete(ar -> one.complete());
@@ -501,13 +511,18 @@ public final class CnPeers {
 
     /** Runs {@code body} with the calling serving loop, or fails clearly when the caller is on none. */
     private <T> Future<T> withLoop(final Function<Loop, Future<T>> body) {
+        final Loop here = loopHere();
+        return here == null ? notOnALoop() : body.apply(here);
+    }
+
+    private Loop loopHere() {
         final Bridge bridge = Bridge.currentOrNull();
-        final Loop here = bridge == null ? null : loops.get(bridge);
-        if (here == null) {
-            return Future.failedFuture(new IllegalStateException("call peers of " + nic.node() + " from one of its "
-                + "serving loops (thread '" + Thread.currentThread().getName() + "' is not one)"));
-        }
-        return body.apply(here);
+        return bridge == null ? null : loops.get(bridge);
+    }
+
+    private <T> Future<T> notOnALoop() {
+        return Future.failedFuture(new IllegalStateException("call peers of " + nic.node() + " from one of its "
+            + "serving loops (thread '" + Thread.currentThread().getName() + "' is not one)"));
     }
 
     /** As {@link #withLoop}, with {@code peer}'s fabric node too, or fails clearly when the peer is unknown. */
@@ -572,6 +587,9 @@ public final class CnPeers {
         final ContextInternal context;
         /** Calls waiting for a ring to open, in call order (so in deadline order: one bound for all). */
         final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+        /** This loop's Rockets by peer fabric node: to the paired loop, and to loops named by index. */
+        final Map<String, Future<Rocket>> paired = new java.util.HashMap<>();
+        final Map<String, Future<Rocket>[]> named = new java.util.HashMap<>();
 
         Loop(final int index, final Bridge bridge, final RpcServer server) {
             this.index = index;
@@ -616,10 +634,43 @@ public final class CnPeers {
             return context != null && bridge.deferredExecutor() == null ? context.promise() : Promise.promise();
         }
 
+        /**
+         * This loop's Rocket to {@code node}'s loop {@code loop} (or the paired one), from this loop's own cache: a call
+         * builds no key and takes no lock.
+         */
         Future<Rocket> rocketTo(final String node, final int loop) {
-            if (loop != PAIRED) {
-                return client.rocket(bridge, node, endpoint(loop));
+            if (loop == PAIRED) {
+                final Future<Rocket> known = paired.get(node);
+                if (known != null && !known.failed()) {
+                    return known;
+                }
+                final Future<Rocket> opening = openPaired(node);
+                paired.put(node, opening);
+                return opening;
             }
+            Future<Rocket>[] byLoop = named.get(node);
+            if (byLoop == null || byLoop.length <= loop) {
+                byLoop = java.util.Arrays.copyOf(byLoop == null ? newRockets(0) : byLoop, loop + 1);
+                named.put(node, byLoop);
+            }
+            if (byLoop[loop] == null || byLoop[loop].failed()) {
+                byLoop[loop] = client.rocket(bridge, node, endpoint(loop));
+            }
+            return byLoop[loop];
+        }
+
+        @SuppressWarnings("unchecked")
+        private Future<Rocket>[] newRockets(final int length) {
+            return (Future<Rocket>[]) new Future<?>[length];
+        }
+
+        /** Drops what this loop cached of {@code node} (it left, or its ring broke). */
+        void forget(final String node) {
+            paired.remove(node);
+            named.remove(node);
+        }
+
+        private Future<Rocket> openPaired(final String node) {
             final Future<Integer> count = loopsOf(node);
             if (count.succeeded()) {
                 return client.rocket(bridge, node, endpoint(index % count.result()));

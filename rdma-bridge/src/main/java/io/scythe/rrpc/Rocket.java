@@ -422,7 +422,7 @@ public final class Rocket implements Bridge.Poller {
         int expired = 0;
         Deadline head;
         while ((head = deadlines.peek()) != null) {
-            if (pending.get(head.callId) != head.promise) {
+            if (head.promise.future().isComplete()) {
                 deadlines.poll(); // answered (or failed) already
                 continue;
             }
