@@ -195,11 +195,12 @@ public final class RrpcWorkload {
                     .onComplete(ar -> slots.add(s));
             });
         final double rate = r.perSecond();
-        final double ratio = rate / mnRate;
+        final double ratio = mnRate > 0 ? rate / mnRate : Double.NaN; // none when the MN run completed nothing
         final RunResult run = new RunResult("rrpc-cn", clients).measured(r.completed(), r.failed(),
             r.elapsedNs() / 1e9, r.latencyNs()).invariantsOk(wrong[0] == 0 && r.failed() == 0)
             .put("size_bytes", size).put("mode", zeroCopy ? "rpc-zero-copy" : "pure-rpc").put("peer", "cn")
-            .put("calls_per_s", RunResult.round(rate, 1)).put("cn_over_mn", RunResult.round(ratio, 2));
+            .put("calls_per_s", RunResult.round(rate, 1))
+            .put("cn_over_mn", Double.isNaN(ratio) ? null : RunResult.round(ratio, 2));
         out.printf("%-10s clients %4d size %5d B %-14s %10.0f calls/s  p50 %8.2f us  p99 %8.2f us   cn/mn %.2fx%n",
             "rrpc-cn", clients, size, zeroCopy ? "(zero-copy)" : "", rate,
             r.latencyNs().getValueAtPercentile(50) / 1000.0, r.latencyNs().getValueAtPercentile(99) / 1000.0, ratio);
