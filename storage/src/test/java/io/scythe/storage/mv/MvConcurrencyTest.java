@@ -96,18 +96,12 @@ class MvConcurrencyTest {
         reclaimer.join();
 
         assertThat(failure.get()).isNull();
-        assertThat(history.check()).isEmpty();
-        assertThat(table.latchesHeld()).isZero();
-        assertThat(table.pendingVersions()).isZero();
-        assertThat(history.commits()).isGreaterThan(WRITERS * WRITES_PER_WRITER / 4);
-        assertThat(history.rollbacks()).isPositive();
-        assertThat(history.reads()).isGreaterThan(1000);
-        assertThat(table.evictions()).as("versions moved to the chain").isPositive();
+        history.assertKeptBy(table, WRITERS * WRITES_PER_WRITER / 4, 1000);
         assertThat(freed.get()).as("versions reclaimed").isPositive();
 
         final long horizon = horizon(announced, clock);
         table.reclaim(horizon);
-        assertEveryVersionAbove(horizon, clock.get(), history);
+        history.assertEveryVersionFrom(table, pointers, horizon, clock.get() + 1);
     }
 
     /** The smallest announcement, or the clock when no reader announced one (HorizonBoard#horizon). */
@@ -194,19 +188,5 @@ class MvConcurrencyTest {
             history.read(object, ts, read, value, 0);
         }
         floor.set(Long.MAX_VALUE); // no more reads: withdrawn from the horizon
-    }
-
-    /** No committed version lost, none rolled back resurrected: every timestamp from the horizon on reads right. */
-    private void assertEveryVersionAbove(final long horizon, final long last, final VersionHistory history) {
-        final UnsafeBuffer value = new UnsafeBuffer(new byte[VALUE_BYTES]);
-        final MvRead read = new MvRead();
-        for (int object = 0; object < OBJECTS; object++) {
-            for (long ts = horizon; ts <= last + 1; ts++) {
-                table.read(pointers[object], ts, false, value, 0, read);
-                assertThat(read.found()).as("object %d at %d: %s", object, ts, read).isTrue();
-                assertThat(read.wts()).as("object %d at %d", object, ts).isEqualTo(history.visible(object, ts));
-                assertThat(value.getLong(0)).isEqualTo(read.wts());
-            }
-        }
     }
 }

@@ -11,6 +11,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * What concurrent tests did to a few objects, recorded from any thread, and the invariants checked afterwards: every
  * read returned the newest version committed at or below its timestamp (in the final history: timestamp ordering
@@ -20,21 +22,18 @@ import java.util.concurrent.atomic.AtomicLong;
 final class VersionHistory {
     static final int VALUE_BYTES = 32;
 
-    private final NavigableSet<Long>[] committed;
-    private final NavigableSet<Long>[] rolledBack;
+    private final List<NavigableSet<Long>> committed = new ArrayList<>();
+    private final List<NavigableSet<Long>> rolledBack = new ArrayList<>();
     private final Queue<long[]> reads = new ConcurrentLinkedQueue<>();
     private final Queue<String> violations = new ConcurrentLinkedQueue<>();
     final AtomicLong pendingReads = new AtomicLong();
     final AtomicLong refusals = new AtomicLong();
     final AtomicLong latched = new AtomicLong();
 
-    @SuppressWarnings("unchecked")
     VersionHistory(final int objects) {
-        committed = new NavigableSet[objects];
-        rolledBack = new NavigableSet[objects];
         for (int i = 0; i < objects; i++) {
-            committed[i] = new ConcurrentSkipListSet<>(List.of(0L));
-            rolledBack[i] = new ConcurrentSkipListSet<>();
+            committed.add(new ConcurrentSkipListSet<>(List.of(0L)));
+            rolledBack.add(new ConcurrentSkipListSet<>());
         }
     }
 
@@ -49,11 +48,11 @@ final class VersionHistory {
     }
 
     void committed(final int object, final long wts) {
-        committed[object].add(wts);
+        committed.get(object).add(wts);
     }
 
     void rolledBack(final int object, final long wts) {
-        rolledBack[object].add(wts);
+        rolledBack.get(object).add(wts);
     }
 
     /** Records what a read at {@code ts} returned; a pending version in the way or a torn value is judged now. */
@@ -100,15 +99,15 @@ final class VersionHistory {
 
     /** The newest committed version of {@code object} at or below {@code ts}. */
     long visible(final int object, final long ts) {
-        return committed[object].floor(ts);
+        return committed.get(object).floor(ts);
     }
 
     /** Every violation found, empty when the history keeps the invariants. */
     List<String> check() {
         final List<String> found = new ArrayList<>(violations);
-        for (int object = 0; object < committed.length; object++) {
-            for (final long wts : rolledBack[object]) {
-                if (committed[object].contains(wts)) {
+        for (int object = 0; object < committed.size(); object++) {
+            for (final long wts : rolledBack.get(object)) {
+                if (committed.get(object).contains(wts)) {
                     found.add("object " + object + ": version " + wts + " both committed and rolled back");
                 }
             }
@@ -118,10 +117,41 @@ final class VersionHistory {
             final long expected = visible(object, read[1]);
             if (read[2] != expected) {
                 found.add("object " + object + " read at " + read[1] + " returned " + read[2]
-                    + (rolledBack[object].contains(read[2]) ? " (rolled back)" : "") + ", newest committed at or below "
+                    + (rolledBack.get(object).contains(read[2]) ? " (rolled back)" : "") + ", newest committed at or below "
                     + "it is " + expected);
             }
         }
         return found;
+    }
+
+    /**
+     * After a run: the history keeps the invariants, the table is quiescent (no latch held, nothing pending), the run
+     * committed and rolled back at least the amounts given, and versions went through the overflow chain.
+     */
+    void assertKeptBy(final MvTable table, final long minCommits, final long minReads) {
+        assertThat(check()).isEmpty();
+        assertThat(table.latchesHeld()).isZero();
+        assertThat(table.pendingVersions()).isZero();
+        assertThat(commits()).isGreaterThan(minCommits);
+        assertThat(rollbacks()).isPositive();
+        assertThat(reads()).isGreaterThan((int) minReads);
+        assertThat(table.evictions()).as("versions moved to the chain").isPositive();
+    }
+
+    /**
+     * No committed version lost, none rolled back resurrected: every timestamp from {@code horizon} to {@code last}
+     * reads, on the memory node, the newest version committed at or below it.
+     */
+    void assertEveryVersionFrom(final MvTable table, final long[] pointers, final long horizon, final long last) {
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[VALUE_BYTES]);
+        final MvRead read = new MvRead();
+        for (int object = 0; object < pointers.length; object++) {
+            for (long ts = horizon; ts <= last; ts++) {
+                table.read(pointers[object], ts, false, value, 0, read);
+                assertThat(read.found()).as("object %d at %d: %s", object, ts, read).isTrue();
+                assertThat(read.wts()).as("object %d at %d", object, ts).isEqualTo(visible(object, ts));
+                assertThat(value.getLong(0)).isEqualTo(read.wts());
+            }
+        }
     }
 }
