@@ -140,8 +140,9 @@ public final class MvRemoteTable {
         final long head = view.foundHead();
         final long chain = table.versions() == null ? 0 : view.chainToSearch();
         if (chain != 0) {
-            // No chain version is above overflowWts (it is written before the chain's head).
-            return walk(ch, chain, ts, slot, head, image, view.overflowWts() + 1);
+            // Not bounded by the image's overflowWts: the READ may have copied it before a move and the chain's
+            // head after. The chain itself only ever descends.
+            return walk(ch, chain, ts, slot, head, image, Long.MAX_VALUE);
         }
         return Future.succeededFuture(fromSlot(image, slot, head));
     }
@@ -169,7 +170,7 @@ public final class MvRemoteTable {
             if (version >= above || length < 0 || length > table.schema().maxValueBytes()) {
                 // Records are immutable while a reader at or above the horizon can reach them: this one was freed.
                 return Future.failedFuture(new IllegalStateException("overflow chain of " + table.schema().name()
-                    + " broken at record " + address + " (version " + version + " below one of " + above
+                    + " broken at record " + address + " (version " + version + " after one of " + above
                     + "): a read below the reclamation horizon?"));
             }
             if (version <= ts) {
