@@ -151,7 +151,7 @@ public final class MvTable {
             return out.set(MvStatus.STALE, 0, MvRead.OVERFLOW);
         }
         if (raiseRts) {
-            raiseRts(at, ts); // before the slots are looked at: an install that misses it is seen below
+            raiseRtsAt(at, ts); // before the slots are looked at: an install that misses it is seen below
         }
         final MvObject view = view(at);
         while (true) {
@@ -182,10 +182,10 @@ public final class MvTable {
     /** Raises the read timestamp of the object at {@code pointer} to at least {@code ts}; returns it, or STALE. */
     public long raiseRts(final long pointer, final long ts) {
         final int at = offsetOf(pointer);
-        return at < 0 ? MvStatus.STALE : raiseRts(at, ts);
+        return at < 0 ? MvStatus.STALE : raiseRtsAt(at, ts);
     }
 
-    private long raiseRts(final int at, final long ts) {
+    private long raiseRtsAt(final int at, final long ts) {
         while (true) {
             final long current = memory.getLongVolatile(at + MvObjectDescriptor.RTS_OFFSET);
             if (current >= ts || memory.compareAndSetLong(at + MvObjectDescriptor.RTS_OFFSET, current, ts)) {
