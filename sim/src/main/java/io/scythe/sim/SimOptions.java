@@ -39,6 +39,8 @@ public final class SimOptions {
     private long queueSampleNs;
     private long reclaimEveryNs;
     private ClockOptions clocks = new ClockOptions();
+    private io.scythe.routing.RoutingMode routing = io.scythe.routing.RoutingMode.LOCAL;
+    private int shards = io.scythe.routing.ShardMap.DEFAULT_SHARDS;
 
     /** @throws IllegalArgumentException naming the first bad value */
     public SimOptions validate() {
@@ -64,6 +66,7 @@ public final class SimOptions {
         if (queueSampleNs < 0) {
             throw new IllegalArgumentException("queue sampling interval must not be negative");
         }
+        positive("shards", shards);
         faults.validate(computeNodes);
         clocks.validate();
         return this;
@@ -85,7 +88,7 @@ public final class SimOptions {
                 .put("mn_poll", mnPollNs).put("mn_request", mnRequestNs))
             .put("faults", faults.toJson()).put("tso_proxies", tsoProxies)
             .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()))
-            .put("clocks", clocks.toJson());
+            .put("clocks", clocks.toJson()).put("routing", routing.label()).put("shards", shards);
     }
 
     public String protocol() {
@@ -266,6 +269,29 @@ public final class SimOptions {
 
     public SimOptions clocks(final ClockOptions clocks) {
         this.clocks = clocks;
+        return this;
+    }
+
+    /**
+     * Where clients send their transactions: {@code local} (the default, as every run before routing did: to their
+     * own compute node's loop), or routed (by shard, at random, hybrid) to any node's loop of the same index.
+     */
+    public io.scythe.routing.RoutingMode routing() {
+        return routing;
+    }
+
+    public SimOptions routing(final io.scythe.routing.RoutingMode routing) {
+        this.routing = routing;
+        return this;
+    }
+
+    /** Shards of the shard map routed runs use (routing key mod shards, round-robin over cn0..). */
+    public int shards() {
+        return shards;
+    }
+
+    public SimOptions shards(final int shards) {
+        this.shards = shards;
         return this;
     }
 
