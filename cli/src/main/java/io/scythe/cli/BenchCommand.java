@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
             + "1M-record usertable; every committed write counted; --ycsb-profile hot-area is RCC's); tatp (the four "
             + "TATP tables and the standard mix; CALL_FORWARDING rows counted); verbs (READ/WRITE/CAS/FAA through the bridge on each fabric provider, single and "
             + "doorbell-batched, beside the raw memory operation); rrpc (RRPC against a plain one-message-per-RPC "
-            + "design, 16 B to 4 KiB); tso (TSO group and proxies against one FAA per request and physical "
+            + "design, 16 B to 4 KiB; --peer cn: CN-to-CN calls beside CN-to-MN); tso (TSO group and proxies against one FAA per request and physical "
             + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
             + "one-sided index READs over the hash index and the skip list); lock (Takeout Lock against the CAS lock: "
             + "clients lock one of --locks objects by Zipf(theta) and hold it 25 us, Fig. 27); tpcc (TPC-C's five "
@@ -198,6 +198,12 @@ public final class BenchCommand implements Callable<Integer> {
         description = "[rrpc] Reply sizes in bytes (default: ${DEFAULT-VALUE}).")
     List<Integer> sizes;
 
+    @Option(names = "--peer", defaultValue = "mn", paramLabel = "mn|cn",
+        description = "[rrpc] Who serves the calls: mn (RRPC against plain RPC to a memory node) or cn (calls to "
+            + "another compute node's paired loop beside the same calls to a memory node, with their ratio) "
+            + "(default: ${DEFAULT-VALUE}).")
+    String peer;
+
     @Option(names = "--fabric-config", paramLabel = "FILE",
         description = "[verbs] Cost model from a YAML/JSON file (see conf/fabric/); overrides --profile.")
     Path fabricConfig;
@@ -218,6 +224,14 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--idle", defaultValue = "busy-spin",
         description = "[verbs] Bridge idle policy: busy-spin or backoff (default: ${DEFAULT-VALUE}).")
     String idle;
+
+    private io.scythe.bench.micro.RrpcWorkload.Peer rrpcPeer() {
+        try {
+            return io.scythe.bench.micro.RrpcWorkload.Peer.valueOf(peer.toUpperCase(Locale.ROOT));
+        } catch (final IllegalArgumentException e) {
+            throw new IllegalArgumentException("--peer " + peer + ": mn or cn");
+        }
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -260,7 +274,8 @@ public final class BenchCommand implements Callable<Integer> {
                 break;
             case "rrpc":
                 report = new io.scythe.bench.micro.RrpcWorkload(new io.scythe.bench.micro.RrpcWorkload.Options(
-                    sizes, clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
+                    sizes, clients, costModel("cx5"), duration.toMillis(), warmup.toMillis(), rrpcPeer()),
+                    System.out).run();
                 break;
             case "logdb":
                 report = new io.scythe.bench.micro.LogDbWorkload(new io.scythe.bench.micro.LogDbWorkload.Options(

@@ -196,6 +196,14 @@ public final class Bridge {
 
         /** Whether it expects work soon (e.g. replies are outstanding) and wants polling to go on. */
         boolean busy();
+
+        /**
+         * When a poller that is not {@link #busy()} wants to be polled again although nothing wakes it (a server that
+         * polls slowly while idle, where no peer write can wake it); {@link CompletionQueue#NO_EVENT}: only when woken.
+         */
+        default long wakeAtNs() {
+            return CompletionQueue.NO_EVENT;
+        }
     }
 
     /** Polls {@code poller} in every duty cycle of this loop from now on. */
@@ -286,6 +294,8 @@ public final class Bridge {
             if (poller.busy()) {
                 outstanding++;
                 next = Math.min(next, clock.nanoTime()); // a busy poller is polled at once
+            } else {
+                next = Math.min(next, poller.wakeAtNs());
             }
         }
         if (outstanding == 0 && next == CompletionQueue.NO_EVENT) {

@@ -106,7 +106,12 @@ public final class RdmaChannel implements CompletionHandler {
 
     /** Connects a channel from {@code nic} to {@code remoteNode}, on the calling event loop's bridge. */
     public static Future<RdmaChannel> connect(final Nic nic, final String remoteNode, final QpOptions options) {
-        final Bridge bridge = Bridge.current();
+        return connect(Bridge.current(), nic, remoteNode, options);
+    }
+
+    /** Connects a channel polled by {@code bridge} (call on its loop; a continuation need not find it current). */
+    public static Future<RdmaChannel> connect(final Bridge bridge, final Nic nic, final String remoteNode,
+                                              final QpOptions options) {
         final CompletionQueue cq = bridge.completionQueue(nic);
         return nic.connect(remoteNode, cq, options).map(qp -> new RdmaChannel(bridge, nic, qp));
     }

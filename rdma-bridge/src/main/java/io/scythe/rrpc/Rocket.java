@@ -24,12 +24,18 @@ import java.util.List;
  * node's inbox, filled bucket by bucket. The calls of one round of the loop are packed into buckets (message
  * batching) and the round's buckets leave as one doorbell batch of WRITEs (doorbell batching) when the round ends.
  * Replies come back into this Rocket's reply ring, polled in the loop's bridge duty cycle. Loop-confined.
+ *
+ * <p>Timeouts ({@link RrpcOptions#callTimeoutNs()}): each call gets a deadline when it is made; the duty cycle fails
+ * the calls whose deadline passed with {@link RpcException#TIMED_OUT} (in call order: one bound per client, so the
+ * deadlines are in that order too) and forgets them, so a reply that comes later finds no call and is dropped.
  */
 public final class Rocket implements Bridge.Poller {
     private static final int REPLIES_PER_POLL = 32;
 
     private final RrpcClient client;
     private final String server;
+    private final String endpoint;
+    private final RrpcClient.ReplyRing replyRing;
     private final Bridge bridge;
     private final ContextInternal context;
     private final RrpcOptions options;
@@ -41,6 +47,9 @@ public final class Rocket implements Bridge.Poller {
     private final int replyOffset;
     private final MemoryRegion replies;
     private final Int2ObjectHashMap<Promise<RpcReply>> pending = new Int2ObjectHashMap<>();
+    /** Calls with a deadline, in call order; answered ones leave when they reach the head. */
+    private final ArrayDeque<Deadline> deadlines = new ArrayDeque<>();
+    private final long callTimeoutNs;
     private final ArrayDeque<Outgoing> backlog = new ArrayDeque<>();
     private final List<WorkRequest> wrPool = new ArrayList<>();
     private final Runnable flushTask = this::flush;
@@ -62,11 +71,14 @@ public final class Rocket implements Bridge.Poller {
     private boolean flushScheduled;
     private long calls;
     private long doorbells;
+    private long timeouts;
 
-    Rocket(final RrpcClient client, final String server, final Bridge bridge, final ContextInternal context,
-           final MemoryRegion replies, final int replyOffset) {
+    Rocket(final RrpcClient client, final String server, final String endpoint, final Bridge bridge,
+           final ContextInternal context, final RrpcClient.ReplyRing replyRing) {
         this.client = client;
         this.server = server;
+        this.endpoint = endpoint;
+        this.replyRing = replyRing;
         this.bridge = bridge;
         this.context = context;
         this.options = client.options();
@@ -75,9 +87,10 @@ public final class Rocket implements Bridge.Poller {
         this.staging = new UnsafeBuffer(BufferUtil.allocateDirectAligned(options.ringBytes(), 64));
         this.sealedBytes = new int[ringBuckets];
         this.composed = new UnsafeBuffer(new byte[options.maxPayload() + MessageLayout.TARGET_BYTES]);
-        this.replies = replies;
+        this.replies = replyRing.region();
         this.replyMemory = replies.buffer();
-        this.replyOffset = replyOffset;
+        this.replyOffset = replyRing.offset();
+        this.callTimeoutNs = options.callTimeoutNs();
     }
 
     /** Attaches to the ring the server gave; calls made before are sent now. */
@@ -95,15 +108,40 @@ public final class Rocket implements Bridge.Poller {
         return qp;
     }
 
+    /** The node called. */
     public String server() {
         return server;
+    }
+
+    /** Which of the node's servers is called ({@code null}: its only one). */
+    public String endpoint() {
+        return endpoint;
+    }
+
+    /** Why this Rocket can call no more (its connection failed, or it was given up), or {@code null}. */
+    RpcException broken() {
+        return broken;
+    }
+
+    RrpcClient.ReplyRing replyRing() {
+        return replyRing;
+    }
+
+    Bridge bridge() {
+        return bridge;
     }
 
     // ---------------------------------------------------------------------------------------------------- calls
 
     /** Calls {@code rpcId} with {@code payload[offset..offset+length)} (copied at once). */
     public Future<RpcReply> call(final int rpcId, final DirectBuffer payload, final int offset, final int length) {
-        return send(rpcId, MessageLayout.KIND_REQUEST, payload, offset, length, null, 0, 0);
+        return send(rpcId, MessageLayout.KIND_REQUEST, payload, offset, length, null, 0, 0, NO_DEADLINE);
+    }
+
+    /** As {@link #call(int, DirectBuffer, int, int)}, failing at {@code deadlineNs} (bridge clock) at the latest. */
+    Future<RpcReply> call(final int rpcId, final DirectBuffer payload, final int offset, final int length,
+                          final long deadlineNs) {
+        return send(rpcId, MessageLayout.KIND_REQUEST, payload, offset, length, null, 0, 0, deadlineNs);
     }
 
     public Future<RpcReply> call(final int rpcId, final DirectBuffer payload) {
@@ -122,7 +160,7 @@ public final class Rocket implements Bridge.Poller {
                 + capacity + ") is outside region " + target.name()));
         }
         return send(rpcId, MessageLayout.KIND_REQUEST_ZERO_COPY, payload, payloadOffset, length, target, offset,
-            capacity);
+            capacity, NO_DEADLINE);
     }
 
     /** Reads the data a descriptor reply points to (RPC and one-sided mode, Fig. 20 (b)) into {@code dst}. */
@@ -134,9 +172,12 @@ public final class Rocket implements Bridge.Poller {
             .compose(channel -> channel.read(reply.address(), reply.rkey(), dst, dstOffset, reply.length()));
     }
 
+    /** A call's deadline when the caller gave none: {@link RrpcOptions#callTimeoutNs()} from now, if set. */
+    private static final long NO_DEADLINE = Long.MIN_VALUE;
+
     private Future<RpcReply> send(final int rpcId, final short kind, final DirectBuffer payload, final int offset,
                                   final int length, final MemoryRegion target, final int targetOffset,
-                                  final int capacity) {
+                                  final int capacity, final long deadlineNs) {
         bridge.checkThread();
         if (broken != null) {
             return Future.failedFuture(broken);
@@ -160,6 +201,11 @@ public final class Rocket implements Bridge.Poller {
         }
         final Promise<RpcReply> promise = context != null ? context.promise() : Promise.promise();
         pending.put(callId, promise);
+        if (deadlineNs != NO_DEADLINE) {
+            deadlines.add(new Deadline(callId, rpcId, deadlineNs, promise));
+        } else if (callTimeoutNs > 0) {
+            deadlines.add(new Deadline(callId, rpcId, bridge.clock().nanoTime() + callTimeoutNs, promise));
+        }
         DirectBuffer body = payload;
         int bodyOffset = offset;
         if (extra > 0) {
@@ -296,7 +342,7 @@ public final class Rocket implements Bridge.Poller {
 
     @Override
     public int poll(final long nowNs) {
-        int work = 0;
+        int work = deadlines.isEmpty() ? 0 : expire(nowNs);
         while (work < REPLIES_PER_POLL) {
             final int position = (int) (replySeq % ringBuckets);
             final int bucket = replyOffset + position * bucketBytes;
@@ -376,6 +422,41 @@ public final class Rocket implements Bridge.Poller {
         }
     }
 
+    /** Fails the calls whose deadline passed; drops answered calls from the head of the list. */
+    private int expire(final long nowNs) {
+        int expired = 0;
+        Deadline head;
+        while ((head = deadlines.peek()) != null) {
+            if (head.promise.future().isComplete()) {
+                deadlines.poll(); // answered (or failed) already
+                continue;
+            }
+            if (head.atNs - nowNs > 0) {
+                break;
+            }
+            deadlines.poll();
+            pending.remove(head.callId);
+            timeouts++;
+            expired++;
+            head.promise.tryFail(new RpcException(RpcException.TIMED_OUT, "RRPC call 0x"
+                + Integer.toHexString(head.rpcId) + " to " + destination() + " got no reply within "
+                + timeoutText() + " (the peer is dead, paused or overloaded); a late reply is dropped"));
+        }
+        return expired;
+    }
+
+    private String timeoutText() {
+        if (callTimeoutNs == 0) {
+            return "its deadline";
+        }
+        return callTimeoutNs % 1_000_000 == 0 ? callTimeoutNs / 1_000_000 + " ms" : callTimeoutNs / 1_000.0 + " us";
+    }
+
+    /** The node and server called, as {@code node} or {@code node/endpoint}. */
+    public String destination() {
+        return endpoint == null ? server : server + "/" + endpoint;
+    }
+
     @Override
     public boolean busy() {
         return !pending.isEmpty();
@@ -391,10 +472,21 @@ public final class Rocket implements Bridge.Poller {
             + (status == null ? "" : ": " + status)));
     }
 
+    /**
+     * Fails every call in flight and every later one with {@code cause} and stops polling: the server left (its node
+     * left the cluster) or the client is closing. Call on the loop.
+     */
+    void abandon(final RpcException cause) {
+        bridge.checkThread();
+        failAll(cause);
+        bridge.removePoller(this);
+    }
+
     private void failAll(final RpcException cause) {
         broken = cause;
         open = false;
         backlog.clear();
+        deadlines.clear();
         final List<Promise<RpcReply>> failed = new ArrayList<>(pending.values());
         pending.clear();
         for (final Promise<RpcReply> p : failed) {
@@ -421,10 +513,18 @@ public final class Rocket implements Bridge.Poller {
         return pending.size();
     }
 
+    /** Calls that failed because no reply came in time. */
+    public long timeouts() {
+        return timeouts;
+    }
+
     static String text(final byte[] bytes) {
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
     private record Outgoing(int rpcId, short kind, int callId, UnsafeBuffer body) {
+    }
+
+    private record Deadline(int callId, int rpcId, long atNs, Promise<RpcReply> promise) {
     }
 }

@@ -16,6 +16,8 @@ public final class RpcException extends VertxException {
     public static final int BACK_PRESSURE = 5;
     /** The connection to the server failed or was closed. */
     public static final int DISCONNECTED = 6;
+    /** No reply came within the client's {@link RrpcOptions#callTimeoutNs() bound}; a late one is dropped. */
+    public static final int TIMED_OUT = 7;
     /** Codes from this one up belong to handlers. */
     public static final int FIRST_APPLICATION_CODE = 100;
 

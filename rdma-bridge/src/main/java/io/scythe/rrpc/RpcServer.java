@@ -50,6 +50,8 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private final Vertx vertx;
     private final Nic nic;
     private final RrpcOptions options;
+    /** Which of the node's servers this is ({@code null}: its only one, a memory node's). */
+    private final String endpoint;
     private final Int2ObjectHashMap<RpcHandler> handlers = new Int2ObjectHashMap<>();
     private final List<Runnable> roundEndHooks = new ArrayList<>();
     private final Map<String, ServerRing> ringsByClient = new HashMap<>();
@@ -65,19 +67,40 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private CompletionQueue cq;
     private MessageConsumer<JsonObject> opens;
     private boolean spin;
+    private long lastPollNs;
+    private long lastRequestNs;
     private long requests;
     private long buckets;
     private long malformed;
 
     public RpcServer(final Vertx vertx, final Nic nic, final RrpcOptions options) {
+        this(vertx, nic, options, null);
+    }
+
+    /**
+     * One of several servers of a node, named {@code endpoint} (a compute node serves peers on each event loop,
+     * {@link CnPeers}): its inbox and the address where clients open rings carry the name.
+     */
+    public RpcServer(final Vertx vertx, final Nic nic, final RrpcOptions options, final String endpoint) {
         this.vertx = vertx;
         this.nic = nic;
         this.options = new RrpcOptions(options.toJson());
+        this.endpoint = endpoint == null ? null : io.scythe.fabric.FabricOptions.checkName("endpoint", endpoint);
     }
 
     /** Event-bus address where clients open a ring on {@code node}. */
     public static String openAddress(final String node) {
         return "scythe.rrpc." + node + ".open";
+    }
+
+    /** Event-bus address where clients open a ring on server {@code endpoint} of {@code node} ({@code null}: its only one). */
+    public static String openAddress(final String node, final String endpoint) {
+        return endpoint == null ? openAddress(node) : "scythe.rrpc." + node + "/" + endpoint + ".open";
+    }
+
+    /** The name of this server among its node's ({@code null}: the node's only one). */
+    public String endpoint() {
+        return endpoint;
     }
 
     /** Serves {@code rpcId} with {@code handler}; register before clients call. */
@@ -103,12 +126,13 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     public Future<Void> start() {
         bridge = Bridge.current();
         cq = bridge.completionQueue(nic);
-        inbox = nic.register("rrpc.inbox", (long) options.maxRings() * options.ringBytes(), MemoryKind.HOST);
+        inbox = nic.register(endpoint == null ? "rrpc.inbox" : "rrpc.inbox." + endpoint,
+            (long) options.maxRings() * options.ringBytes(), MemoryKind.HOST);
         inboxMemory = inbox.buffer();
         spin = options.spinServer() || !inbox.observesRemoteWrites();
         inbox.remoteWriteListener(bridge::wake);
         bridge.addPoller(this);
-        opens = vertx.eventBus().consumer(openAddress(nic.node()), this::onOpen);
+        opens = vertx.eventBus().consumer(openAddress(nic.node(), endpoint), this::onOpen);
         return opens.completion();
     }
 
@@ -180,6 +204,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             }
             opened.qp = ar.result();
             opened.open = true;
+            lastRequestNs = bridge.clock().nanoTime(); // a new client calls soon: spin for it first
             // A spinning server polls only once woken: a peer in another process (shm) wakes nothing by writing.
             bridge.wake();
             message.reply(new JsonObject()
@@ -205,6 +230,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
 
     @Override
     public int poll(final long nowNs) {
+        lastPollNs = nowNs;
         int work = 0;
         for (int r = 0; r < rings.size(); r++) {
             final ServerRing ring = rings.get(r);
@@ -213,6 +239,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             }
         }
         if (work > 0) {
+            lastRequestNs = nowNs;
             for (final Runnable hook : roundEndHooks) {
                 hook.run(); // e.g. the Takeout Lock grants the round's requests sorted by (key, timestamp)
             }
@@ -230,7 +257,18 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
 
     @Override
     public boolean busy() {
-        return !dirty.isEmpty() || (spin && !rings.isEmpty());
+        return !dirty.isEmpty() || (spin && !rings.isEmpty() && !idle());
+    }
+
+    /** A spinning server polls only every {@link RrpcOptions#idlePollNs()} once that long passed without a request. */
+    @Override
+    public long wakeAtNs() {
+        return spin && !rings.isEmpty() && idle() ? lastPollNs + options.idlePollNs()
+            : io.scythe.fabric.CompletionQueue.NO_EVENT;
+    }
+
+    private boolean idle() {
+        return options.idlePollNs() > 0 && lastPollNs - lastRequestNs >= options.idlePollNs();
     }
 
     /** Takes the complete buckets of {@code ring}, in order. */

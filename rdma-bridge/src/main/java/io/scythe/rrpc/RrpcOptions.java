@@ -33,6 +33,8 @@ public final class RrpcOptions {
      * that the scheduler preempts stalls for a whole tick (4 ms here).
      */
     private boolean spinServer;
+    private long callTimeoutNs;
+    private long idlePollNs;
 
     public RrpcOptions() {
     }
@@ -48,6 +50,8 @@ public final class RrpcOptions {
         maxQpsPerStraw = json.getInteger("maxQpsPerStraw", maxQpsPerStraw);
         batching = json.getBoolean("batching", batching);
         spinServer = json.getBoolean("spinServer", spinServer);
+        callTimeoutNs = json.getLong("callTimeoutNs", callTimeoutNs);
+        idlePollNs = json.getLong("idlePollNs", idlePollNs);
         validate();
     }
 
@@ -56,7 +60,7 @@ public final class RrpcOptions {
             .put("maxRings", maxRings).put("maxReplyRings", maxReplyRings)
             .put("hybridCutoffBytes", hybridCutoffBytes).put("maxBacklog", maxBacklog)
             .put("rocketsPerQp", rocketsPerQp).put("maxQpsPerStraw", maxQpsPerStraw).put("batching", batching)
-            .put("spinServer", spinServer);
+            .put("spinServer", spinServer).put("callTimeoutNs", callTimeoutNs).put("idlePollNs", idlePollNs);
     }
 
     public boolean spinServer() {
@@ -80,6 +84,10 @@ public final class RrpcOptions {
         positive("maxQpsPerStraw", maxQpsPerStraw);
         if (hybridCutoffBytes < 0) {
             throw new IllegalArgumentException("hybridCutoffBytes must not be negative");
+        }
+        if (callTimeoutNs < 0 || idlePollNs < 0) {
+            throw new IllegalArgumentException("callTimeoutNs=" + callTimeoutNs + " and idlePollNs=" + idlePollNs
+                + " must not be negative");
         }
         return this;
     }
@@ -173,6 +181,35 @@ public final class RrpcOptions {
 
     public RrpcOptions batching(final boolean batching) {
         this.batching = batching;
+        return this;
+    }
+
+    /**
+     * How long a call may wait for its reply before it fails with {@link RpcException#TIMED_OUT}, from the moment it
+     * is made (opening the ring included); a reply that comes later is dropped. 0 (the default, what memory-node
+     * clients use): no bound, a call waits until its reply or its connection fails.
+     */
+    public long callTimeoutNs() {
+        return callTimeoutNs;
+    }
+
+    public RrpcOptions callTimeoutNs(final long callTimeoutNs) {
+        this.callTimeoutNs = callTimeoutNs;
+        return this;
+    }
+
+    /**
+     * A server that polls continuously (its fabric shows no peer writes, or {@link #spinServer()}) and has taken no
+     * request for this long polls only this often until the next one comes: a compute node's loops then do not spin
+     * for peers that rarely call. 0 (the default, a memory node's polling core): it polls continuously while it has
+     * clients.
+     */
+    public long idlePollNs() {
+        return idlePollNs;
+    }
+
+    public RrpcOptions idlePollNs(final long idlePollNs) {
+        this.idlePollNs = idlePollNs;
         return this;
     }
 

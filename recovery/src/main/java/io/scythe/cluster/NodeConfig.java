@@ -40,16 +40,19 @@ import java.util.TreeSet;
  *                       tests that show the memory nodes' fence alone keeps a woken CN from writing
  * @param faults         test-only fault points a CN arms ({@link FaultPoints}); refused unless the JVM runs with
  *                       {@code -Dscythe.faultPoints=true}. Default none
+ * @param peerCallTimeoutMs how long a CN's call to another CN ({@code CnPeers}) waits for its reply before it fails;
+ *                       a peer whose member leaves fails its calls at once. Default 1000
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
                          List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
                          List<String> memoryNodes, String tsoNode, List<String> tsoProxies, String stateDir,
                          JsonObject workload, String protocol, int maxAttempts, long readyTimeoutMs,
-                         String eventBusKeyStore, boolean leaseCheck, List<FaultPoints.Fault> faults) {
+                         String eventBusKeyStore, boolean leaseCheck, List<FaultPoints.Fault> faults,
+                         long peerCallTimeoutMs) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
         "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "tsoProxies", "stateDir", "workload",
         "protocol",
-        "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults");
+        "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults", "peerCallTimeoutMs");
     public static final int MIN_SECRET_CHARS = 16;
 
     /** Parses and checks {@code json}. */
@@ -105,7 +108,11 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 json.getLong("readyTimeoutMs", 60_000L),
                 json.getString("eventBusKeyStore"),
                 json.getBoolean("leaseCheck", true),
-                FaultPoints.Fault.list(json.getJsonArray("faults")));
+                FaultPoints.Fault.list(json.getJsonArray("faults")),
+                json.getLong("peerCallTimeoutMs", 1_000L));
+            if (c.peerCallTimeoutMs() <= 0) {
+                throw new IllegalArgumentException("peerCallTimeoutMs=" + c.peerCallTimeoutMs() + " must be positive");
+            }
             if (!c.faults().isEmpty() && !Boolean.getBoolean(FaultPoints.ENABLE_PROPERTY)) {
                 throw new IllegalArgumentException("faults are test-only fault points (they halt or stall the node); "
                     + "this JVM was not started with -D" + FaultPoints.ENABLE_PROPERTY + "=true");

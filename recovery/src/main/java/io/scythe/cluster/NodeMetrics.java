@@ -17,6 +17,7 @@ import io.vertx.core.Future;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
 import java.util.Map;
@@ -142,8 +143,23 @@ public final class NodeMetrics {
                 .end(scrape());
             case "/health" -> request.response().setStatusCode(node.ready() ? 200 : 503)
                 .putHeader("content-type", "application/json").end(node.health().encode());
-            default -> request.response().setStatusCode(404).end("not found: try /metrics or /health\n");
+            case "/peers/probe" -> probe(request);
+            default -> request.response().setStatusCode(404).end("not found: try /metrics, /health or "
+                + "/peers/probe?peer=CN\n");
         }
+    }
+
+    /** A CN's check of its messaging with another ({@code ?peer=cn1}): 200 with what it found, 503 with why not. */
+    private void probe(final HttpServerRequest request) {
+        final String peer = request.getParam("peer");
+        if (peer == null) {
+            request.response().setStatusCode(400).end("ask /peers/probe?peer=CN\n");
+            return;
+        }
+        node.probePeer(peer).onComplete(ar -> request.response().setStatusCode(ar.succeeded() ? 200 : 503)
+            .putHeader("content-type", "application/json")
+            .end((ar.succeeded() ? ar.result() : new JsonObject().put("peer", peer)
+                .put("error", String.valueOf(ar.cause().getMessage()))).encode()));
     }
 
     int httpPort() {

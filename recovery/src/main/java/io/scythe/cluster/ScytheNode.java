@@ -16,6 +16,7 @@ import io.scythe.hotspot.Watermarks;
 import io.scythe.node.CoordinatorDeployment;
 import io.scythe.node.CoordinatorVerticle;
 import io.scythe.node.TableDirectory;
+import io.scythe.rrpc.CnPeers;
 import io.scythe.rrpc.RpcServer;
 import io.scythe.rrpc.RrpcClient;
 import io.scythe.rrpc.RrpcOptions;
@@ -55,7 +56,9 @@ import java.util.function.Supplier;
  *   <li>TSO: holds the timestamp counter in NIC device memory ({@link TsoService}).</li>
  *   <li>CN: takes a new epoch, attaches as {@code node.eEPOCH}, learns the tables and the TSO counter from the other
  *       nodes by event-bus requests, and runs a coordinator per event loop on {@link CoordinatorVerticle#ADDRESS}
- *       (shared, load-balanced) and {@code scythe.txn.NODE} (this node only).</li>
+ *       (shared, load-balanced) and {@code scythe.txn.NODE} (this node only). Each of its loops also serves the other
+ *       CNs ({@link CnPeers}): peers are found by name in the {@value #NODES} registry (their current incarnation),
+ *       connect lazily, and a peer whose member leaves (or whose newer epoch registers) fails its calls at once.</li>
  * </ul>
  *
  * <p>Leases and fencing: a CN's lease is its Hazelcast membership under its epoch, registered in the
@@ -115,6 +118,9 @@ public final class ScytheNode implements AutoCloseable {
     /** A CN's TSO groups, one per loop: the largest timestamp they handed out is its high water. */
     private final List<io.scythe.tso.TsoGroup> tsoGroups = new CopyOnWriteArrayList<>();
     private NodeMetrics metrics;
+    /** A CN's messaging with the other CNs, and where each of them is now (name to incarnation). */
+    private CnPeers peers;
+    private final Map<String, Peer> peerNodes = new ConcurrentHashMap<>();
     private ShardOwnership shards;
     private volatile boolean ready;
     private volatile boolean leaseLost;
@@ -282,6 +288,7 @@ public final class ScytheNode implements AutoCloseable {
         log("asking TSO node " + config.tsoNode() + " where its counter is (answering its high-water query)");
         final RemoteRegion counter = retry(() -> TsoService.locate(vertx, config.tsoNode(), 2_000),
             "TSO node " + config.tsoNode() + " to say where its counter is");
+        startPeers();
         final RrpcClient rrpc = new RrpcClient(vertx, nic, new RrpcOptions());
         final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
         final String service = config.tsoNode();
@@ -326,6 +333,93 @@ public final class ScytheNode implements AutoCloseable {
         if (config.leaseCheck()) {
             leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
         }
+    }
+
+    /**
+     * Serves the other CNs on every loop and learns where they are: the registry's CN entries as they come, change
+     * and go, and members that leave (whose calls then fail at once rather than at their bound).
+     */
+    private void startPeers() throws Exception {
+        final List<Context> loops = BridgeVerticle.eventLoopContexts(vertx);
+        peers = new CnPeers(vertx, nic, CnPeers.defaultOptions().callTimeoutNs(
+            TimeUnit.MILLISECONDS.toNanos(config.peerCallTimeoutMs())), loops.size(), this::peerFabricNode);
+        final IMap<String, String> nodes = hazelcast.getMap(NODES);
+        nodes.addEntryListener(new PeerListener(), true);
+        hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+            @Override
+            public void memberAdded(final MembershipEvent event) {
+            }
+
+            @Override
+            public void memberRemoved(final MembershipEvent event) {
+                for (final Map.Entry<String, Peer> e : peerNodes.entrySet()) {
+                    if (e.getValue().member().equals(event.getMember().getUuid())
+                        && peerNodes.remove(e.getKey(), e.getValue())) {
+                        peers.peerLeft(e.getValue().fabricNode(), "its member left the cluster");
+                    }
+                }
+            }
+        });
+        for (final Map.Entry<String, String> e : nodes.entrySet()) {
+            notePeer(e.getKey(), new JsonObject(e.getValue()));
+        }
+        peers.start(loops).await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Where CN {@code name} is: its incarnation while its member is in the cluster. */
+    private record Peer(String fabricNode, long epoch, UUID member) {
+    }
+
+    private String peerFabricNode(final String name) {
+        final Peer peer = peerNodes.get(name);
+        return peer == null ? null : peer.fabricNode();
+    }
+
+    private void notePeer(final String name, final JsonObject entry) {
+        if (!NodeRole.CN.label().equals(entry.getString("role")) || entry.getString("member") == null) {
+            return;
+        }
+        final UUID member = UUID.fromString(entry.getString("member"));
+        final Peer next = new Peer(entry.getString("fabricNode"), entry.getLong("epoch", 0L), member);
+        final boolean live = hazelcast.getCluster().getMembers().stream().anyMatch(m -> m.getUuid().equals(member));
+        final Peer[] superseded = new Peer[1];
+        peerNodes.compute(name, (k, known) -> {
+            if (known != null && known.epoch() > next.epoch()) {
+                return known; // a late event of an older incarnation
+            }
+            if (known != null && !known.fabricNode().equals(next.fabricNode())) {
+                superseded[0] = known;
+            }
+            return live ? next : null;
+        });
+        if (superseded[0] != null) {
+            peers.peerLeft(superseded[0].fabricNode(), "epoch " + next.epoch() + " superseded it");
+        }
+    }
+
+    private final class PeerListener implements EntryAddedListener<String, String>,
+        EntryUpdatedListener<String, String> {
+        @Override
+        public void entryAdded(final EntryEvent<String, String> event) {
+            notePeer(event.getKey(), new JsonObject(event.getValue()));
+        }
+
+        @Override
+        public void entryUpdated(final EntryEvent<String, String> event) {
+            notePeer(event.getKey(), new JsonObject(event.getValue()));
+        }
+    }
+
+    /**
+     * Checks CN-to-CN messaging to {@code peer} from this CN's first loop: a WRITE into its probe region and an RPC
+     * that reads it back ({@link CnPeers#probe}).
+     */
+    public Future<JsonObject> probePeer(final String peer) {
+        if (peers == null) {
+            return Future.failedFuture(new IllegalStateException("node " + config.node() + " is a "
+                + role.label() + ": only compute nodes message their peers"));
+        }
+        return peers.onLoop(0, () -> peers.probe(peer));
     }
 
     /** Asks until answered or the ready timeout passes (the other node may still be starting). */
@@ -645,6 +739,9 @@ public final class ScytheNode implements AutoCloseable {
         }
         log("lease of epoch " + epoch + " lost: " + why
             + "; stops serving and must rejoin with a new epoch");
+        if (peers != null) {
+            peers.close();
+        }
         for (final MessageConsumer<Object> c : consumers) {
             c.unregister();
         }
@@ -696,6 +793,11 @@ public final class ScytheNode implements AutoCloseable {
 
     public List<Coordinator> coordinators() {
         return List.copyOf(coordinators);
+    }
+
+    /** A CN's messaging with the other CNs (register handlers, call peers, publish regions); {@code null} elsewhere. */
+    public CnPeers peers() {
+        return peers;
     }
 
     /** What this memory node serves (its protocol modules' services by type), or {@code null} on another role. */
@@ -751,6 +853,10 @@ public final class ScytheNode implements AutoCloseable {
             .put("role", role.label()).put("fabricNode", fabricNode).put("epoch", epoch)
             .put("fenced", new io.vertx.core.json.JsonArray(new ArrayList<>(fenced())))
             .put("recoveries", new io.vertx.core.json.JsonArray(recoveries()));
+        if (peers != null) {
+            h.put("peers", new JsonObject().put("known", new io.vertx.core.json.JsonArray(new ArrayList<>(
+                new TreeSet<>(peerNodes.keySet())))).put("served", peers.served()));
+        }
         if (role == NodeRole.CN) {
             h.put("lease", leaseLost ? "lost" : "held").put("slot", slot)
                 .put("tsoHighWater", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))
@@ -788,6 +894,13 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (metrics != null) {
             metrics.close();
+        }
+        if (peers != null) {
+            try {
+                peers.close().await(10, TimeUnit.SECONDS);
+            } catch (final Exception closing) {
+                log("closing peer messaging: " + closing);
+            }
         }
         if (vertx != null) {
             for (final String id : deployments) {

@@ -23,8 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A cluster of real processes over the shm fabric (TSO, one MN, two CNs) and a client that joins it: transactions
- * over the event bus, metrics and health over HTTP, shard ownership, and a CN paused past its lease that is fenced,
- * cannot write, exits, and rejoins under a new epoch. Everything it starts is killed and its shm files removed in
+ * over the event bus, metrics and health over HTTP, CN-to-CN messaging (probes), shard ownership, and a CN paused past
+ * its lease that is fenced, cannot write, exits (its peer's calls to it failing as its member leaves), and rejoins
+ * under a new epoch. Everything it starts is killed and its shm files removed in
  * {@link #stopCluster()}, even when a test fails.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -40,6 +41,10 @@ class ClusterProcessTest {
         cluster = ProcessClusters.counters("t", 1, 2, 0, dir);
         // cn1 does not stop by itself when it outlived its lease: only the memory nodes' fence keeps it from writing.
         cluster.configure("cn1", "leaseCheck", false);
+        // Calls between the CNs wait long (opening a ring on a loaded machine may take seconds): only a member
+        // leaving can end them early.
+        cluster.configure("cn0", "peerCallTimeoutMs", 60_000);
+        cluster.configure("cn1", "peerCallTimeoutMs", 60_000);
         cluster.start(120_000);
         client = ScytheClient.join(cluster.clientConfig(), 10_000);
     }
@@ -126,6 +131,25 @@ class ClusterProcessTest {
 
     @Test
     @Order(3)
+    void shouldLetEachComputeNodeCallTheOtherAndWriteIntoIt() throws Exception {
+        for (final String[] pair : new String[][] {{"cn0", "cn1"}, {"cn1", "cn0"}}) {
+            final HttpResponse<String> probe = get(pair[0], "/peers/probe?peer=" + pair[1]);
+            assertThat(probe.statusCode()).as(probe.body()).isEqualTo(200);
+            final JsonObject found = new JsonObject(probe.body());
+            assertThat(found.getBoolean("readBack")).as("a WRITE into the peer, read back by its RPC").isTrue();
+            assertThat(found.getString("fabricNode")).isEqualTo(pair[1] + ".e1");
+            assertThat(found.getInteger("loop")).as("paired with the caller's loop 0").isZero();
+        }
+        final JsonObject peers = new JsonObject(get("cn1", "/health").body()).getJsonObject("peers");
+        assertThat(peers.getJsonArray("known")).contains("cn0", "cn1");
+        assertThat(peers.getLong("served")).isGreaterThanOrEqualTo(2);
+        final HttpResponse<String> nobody = get("cn0", "/peers/probe?peer=cn9");
+        assertThat(nobody.statusCode()).isEqualTo(503);
+        assertThat(nobody.body()).contains("no compute node 'cn9'");
+    }
+
+    @Test
+    @Order(4)
     void shouldGiveEveryComputeNodesLogsAnOwner() throws Exception {
         final var shards = client.vertx() == null ? null
             : ClusterSetup.hazelcast(client.vertx()).<String, String>getMap(ScytheNode.SHARDS);
@@ -135,10 +159,13 @@ class ClusterProcessTest {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void shouldFenceAPausedComputeNodeSoItCannotWriteAndLetItRejoinUnderANewEpoch() throws Exception {
         final long before = committed(call("get", 5));
         cluster.signal("cn1", "STOP");
+        // In flight to the paused CN (its WRITE lands in the mapped file, its RPCs wait): ends as its member leaves.
+        final var probe = HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+            + cluster.node("cn0").httpPort() + "/peers/probe?peer=cn1")).build(), HttpResponse.BodyHandlers.ofString());
         try {
             // Sent to the paused CN only: it sits in its socket until the CN wakes, fenced.
             final var queued = client.callOn("cn1", "add", 5, 100);
@@ -170,6 +197,10 @@ class ClusterProcessTest {
             // The client learnt that cn1's member left: what it had sent there ended as unknown, without waiting
             // for its timeout (nor for cn1 to wake).
             eventually("the balanced request on cn1 ends", 10_000, () -> balanced.stream().allMatch(f -> f.isComplete()));
+            // So did cn0's call to it, long before its 60 s bound.
+            eventually("cn0's probe of cn1 ends", 10_000, probe::isDone);
+            assertThat(probe.get().statusCode()).isEqualTo(503);
+            assertThat(probe.get().body()).contains("cn1.e1 left: its member left the cluster");
             assertThat(balanced.stream().map(f -> f.result().toString()))
                 .anyMatch(o -> o.contains("Unknown") && o.contains("left the cluster"));
             cluster.signal("cn1", "CONT");
@@ -192,10 +223,14 @@ class ClusterProcessTest {
         assertThat(cluster.node("cn1").logText()).contains("epoch 2, fabric cn1.e2");
         assertThat(committed(client.callOn("cn1", "add", 5, 1).await(20, TimeUnit.SECONDS))).isEqualTo(before + 1);
         assertThat(new JsonObject(get("cn1", "/health").body()).getLong("epoch")).isEqualTo(2);
+        // cn0 finds cn1's new incarnation by name.
+        final JsonObject again = new JsonObject(get("cn0", "/peers/probe?peer=cn1").body());
+        assertThat(again.getString("fabricNode")).as(again.encode()).isEqualTo("cn1.e2");
+        assertThat(again.getBoolean("readBack")).isTrue();
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void shouldKeepAProcessWithoutTheSecretOutOfTheCluster() throws Exception {
         final NodeConfig mine = cluster.clientConfig();
         final JsonObject other = new JsonObject().put("cluster", mine.cluster()).put("secret", "not the secret at all")
@@ -211,7 +246,7 @@ class ClusterProcessTest {
     }
 
     @Test
-    @Order(6)
+    @Order(7)
     void shouldRefuseEventBusPeersWithoutTheClusterCertificate() throws Exception {
         final long before = committed(call("get", 3));
         // It knows the secret (so it joins Hazelcast and sees the coordinators) but not the event-bus key store.
@@ -226,7 +261,7 @@ class ClusterProcessTest {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void shouldRefuseToRestartAMemoryNodeIntoTheRunningCluster() throws Exception {
         // Its data died with it (TsoFailoverProcessTest restarts the TSO service, which may come back).
         cluster.signal("mn0", "KILL");

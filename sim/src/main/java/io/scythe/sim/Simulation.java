@@ -9,6 +9,7 @@ import io.scythe.fabric.Nic;
 import io.scythe.fabric.RemoteRegion;
 import io.scythe.fabric.local.LocalFabric;
 import io.scythe.hotspot.Watermarks;
+import io.scythe.rrpc.CnPeers;
 import io.scythe.rrpc.RpcServer;
 import io.scythe.rrpc.RrpcClient;
 import io.scythe.rrpc.RrpcOptions;
@@ -69,6 +70,10 @@ public final class Simulation {
     /** Objects inserted locked with a ticket (the ledger knows granted tickets only), by LocksLeftHeld#objectKey. */
     private final Map<Long, LocksLeftHeld.Insert> ticketInserts = new java.util.HashMap<>();
     private final List<RpcServer> servers = new ArrayList<>();
+    /** Each compute node's peer messaging ({@link #peers}), in node order; empty unless asked for. */
+    private final List<CnPeers> peers = new ArrayList<>();
+    private RrpcOptions peerOptions;
+    private java.util.function.Consumer<CnPeers> peerSetUp;
     private final List<RrpcClient> rrpcClients = new ArrayList<>();
     private final List<io.scythe.tso.TsoProxy> proxies = new ArrayList<>();
     private final List<String> proxyNodes = new ArrayList<>();
@@ -158,6 +163,34 @@ public final class Simulation {
         Future<Long> run(TxnRuntime runtime, SplittableRandom random);
     }
 
+    /**
+     * Gives every compute node CN-to-CN messaging ({@link CnPeers}: an RRPC server on each of its loops, polled as a
+     * memory node's core polls, and a client to its peers, named {@code cn0}, {@code cn1}, ...), set up by
+     * {@code setUp} (its handlers) before time starts, with every paired ring and channel opened then. Calls
+     * {@code options}' bound in virtual time. Without this nothing of it exists, so runs are as they were. Before
+     * {@link #run}.
+     */
+    public Simulation peers(final RrpcOptions options, final java.util.function.Consumer<CnPeers> setUp) {
+        this.peerOptions = options;
+        this.peerSetUp = setUp;
+        return this;
+    }
+
+    /** The peer messaging of the compute node whose loop runs now (in an {@link #operation}), or {@code null}. */
+    public CnPeers peersHere() {
+        for (final CnPeers p : peers) {
+            if (p.loopIndex() >= 0) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** Compute node {@code cn}'s peer messaging (after {@link #run} began), or {@code null} without {@link #peers}. */
+    public CnPeers peersOf(final int cn) {
+        return cn < peers.size() ? peers.get(cn) : null;
+    }
+
     /** Stands in for the protocol {@code options} names (e.g. one that exists only in a test). Before {@link #run}. */
     public Simulation protocol(final Protocol protocol) {
         this.protocol = protocol;
@@ -188,8 +221,9 @@ public final class Simulation {
     // ------------------------------------------------------------------------------------------------ building
 
     private SimLoop.Cpu cnCpu() {
-        return (loop, poll, work, requests) -> poll ? options.cnPollNs() + work * options.cnWorkNs()
-            : options.cnWorkNs();
+        // requests: RPCs a loop served for its peers (none without peer messaging), each a completion's work.
+        return (loop, poll, work, requests) -> (poll ? options.cnPollNs() + work * options.cnWorkNs()
+            : options.cnWorkNs()) + requests * options.cnWorkNs();
     }
 
     private SimLoop.Cpu mnCpu() {
@@ -329,6 +363,7 @@ public final class Simulation {
             final Nic cn = fabric.attachNow(prefix + "cn" + c);
             final RrpcClient rrpc = new RrpcClient(vertx, cn, rrpcOptions);
             rrpcClients.add(rrpc);
+            final CnPeers cnPeers = peerSetUp == null ? null : newPeers(vertx, cn);
             final List<SimLoop> loops = new ArrayList<>();
             final List<TxnRuntime> runtimes = new ArrayList<>();
             runtimesOfCn.add(runtimes);
@@ -336,6 +371,11 @@ public final class Simulation {
                 final SimLoop loop = scheduler.newLoop(cn.node() + "/" + l, cnCpu());
                 final Bridge bridge = bridgeOn(loop);
                 loops.add(loop);
+                if (cnPeers != null) {
+                    final int index = l;
+                    connected.add(cnPeers.serveHere(index));
+                    loop.requestCounter(() -> cnPeers.servedOn(index));
+                }
                 loopNumber++;
                 final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
                     tsoGroupFor(rrpc, counter, tsoNode), watermarks, (long) loopNumber << 40);
@@ -375,6 +415,34 @@ public final class Simulation {
                 }
             }
             cnLoops.add(loops);
+        }
+        Bridge.switchCurrent(null);
+        return Future.all(connected).compose(v -> connectPeers());
+    }
+
+    private CnPeers newPeers(final Vertx vertx, final Nic cn) {
+        final int cns = options.computeNodes();
+        final int loops = options.loopsPerComputeNode();
+        // Rings for exactly the loops that may call (any loop may name any other), as for the memory nodes' rings.
+        final CnPeers p = new CnPeers(vertx, cn, new RrpcOptions(peerOptions.toJson()).maxRings(cns * loops)
+            .maxReplyRings(Math.max(1, loops * cns * loops)), loops, CnPeers.Directory.IDENTITY);
+        peerSetUp.accept(p);
+        peers.add(p);
+        return p;
+    }
+
+    /** Opens each CN loop's ring to the paired loop of every other CN, and its channel there, before time starts. */
+    private Future<Void> connectPeers() {
+        final List<Future<?>> connected = new ArrayList<>();
+        for (int c = 0; c < peers.size(); c++) {
+            for (final SimLoop loop : cnLoops.get(c)) {
+                Bridge.switchCurrent(loop.bridge());
+                for (int d = 0; d < peers.size(); d++) {
+                    if (d != c) {
+                        connected.add(peers.get(c).connect(peers.get(d).node()));
+                    }
+                }
+            }
         }
         Bridge.switchCurrent(null);
         return Future.all(connected).mapEmpty();
@@ -842,6 +910,9 @@ public final class Simulation {
         }
         for (final RrpcClient client : rrpcClients) {
             client.forgetThreadCache();
+        }
+        for (final CnPeers p : peers) {
+            p.close(); // on this thread, the loops': at once, so the next run on this Vert.x finds its addresses free
         }
         Bridge.switchCurrent(null);
         for (final io.scythe.tso.TsoProxy proxy : proxies) {

@@ -92,12 +92,12 @@ public abstract class CasLockTxn extends OneSidedTxn {
     }
 
     /**
-     * {@code a}'s lock CAS succeeded: this attempt holds the lock, unless it was given up while the CAS was in
-     * flight; then the lock is released at once (conditionally: the slot was not checked yet) and this fails.
+     * {@code a}'s lock CAS succeeded on the object the attempt read ({@link #sameObject}): this attempt holds the lock,
+     * unless it was given up while the CAS was in flight; then the lock is released at once and this fails.
      */
     protected final Future<Void> tookLock(final Access a) {
         if (finished) {
-            return unlockIfOurs(a)
+            return releaseLate(() -> unlock(a))
                 .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
         }
         a.locked = true;
