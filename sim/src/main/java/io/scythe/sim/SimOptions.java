@@ -68,6 +68,18 @@ public final class SimOptions {
         }
         positive("shards", shards);
         faults.validate(computeNodes);
+        if (routing != io.scythe.routing.RoutingMode.LOCAL) {
+            if (computeNodes >= io.scythe.routing.ShardMap.MAX_COMPUTE_NODES) {
+                throw new IllegalArgumentException("routing " + routing.label() + " maps shards to at most "
+                    + (io.scythe.routing.ShardMap.MAX_COMPUTE_NODES - 1) + " compute nodes, not " + computeNodes);
+            }
+            // A routed client's transaction runs on another node's loop: who was in flight at a crash, and whose
+            // node gave up, are not modelled for it yet.
+            if (faults.crashCn() != Faults.NO_CRASH || faults.verbFailRate() > 0) {
+                throw new IllegalArgumentException("routing " + routing.label() + " is not modelled with crash or verb "
+                    + "faults yet: use routing local with --crash-cn or --verb-fail-rate");
+            }
+        }
         clocks.validate();
         return this;
     }
