@@ -78,8 +78,7 @@ public final class EmbeddedScythe implements AutoCloseable {
     private int computeNodes = 1;
     private final List<String> computeNodeNames = new ArrayList<>();
     /** Which compute node owns which shard: the cluster's own routing state, read by every node's check. */
-    private final java.util.concurrent.atomic.AtomicReference<ShardMap> shardMap =
-        new java.util.concurrent.atomic.AtomicReference<>();
+    private io.scythe.routing.LocalShardDirectory shardMap;
     private final List<String> deployments = new ArrayList<>();
     private TsoService tso;
     private final List<MemoryNodeServices> memoryNodeServices = new ArrayList<>();
@@ -129,7 +128,7 @@ public final class EmbeddedScythe implements AutoCloseable {
         for (int cn = 0; cn < computeNodes; cn++) {
             s.computeNodeNames.add(computeNodeName(cn));
         }
-        s.shardMap.set(ShardMap.roundRobin(shards, s.computeNodeNames));
+        s.shardMap = new io.scythe.routing.LocalShardDirectory(ShardMap.roundRobin(shards, s.computeNodeNames));
         s.redoLogBytes = config.getBoolean("redoLog", true)
             ? config.getInteger("redoLogBytes", io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES) : 0;
         try {
@@ -203,7 +202,7 @@ public final class EmbeddedScythe implements AutoCloseable {
                 }
                 mine[cn] = c;
                 coordinators.add(c);
-            }, computeNodes == 1 ? null : key -> shardMap.get().refusal(cn, key))
+            }, computeNodes == 1 ? null : key -> shardMap.refusal(cn, key))
             .await(30, TimeUnit.SECONDS));
     }
 
@@ -318,7 +317,7 @@ public final class EmbeddedScythe implements AutoCloseable {
      */
     public <R> Future<Coordinator.Outcome<R>> run(final int cn, final long routingKey,
                                                   final Function<Txn, Future<R>> body) {
-        final WrongOwnerException refused = shardMap.get().refusal(cn, routingKey);
+        final WrongOwnerException refused = shardMap.refusal(cn, routingKey);
         return refused != null ? Future.failedFuture(refused) : coordinator(cn).run(body);
     }
 
@@ -329,12 +328,17 @@ public final class EmbeddedScythe implements AutoCloseable {
 
     /** Which compute node owns which shard now. */
     public ShardMap shardMap() {
-        return shardMap.get();
+        return shardMap.current();
+    }
+
+    /** Where the current map lives (this JVM's: the deterministic directory). */
+    public io.scythe.routing.ShardDirectory shardDirectory() {
+        return shardMap;
     }
 
     /** Makes compute node {@code toCn} the owner of {@code shard} (the next epoch's map, returned); thread-safe. */
     public ShardMap moveShard(final int shard, final int toCn) {
-        return shardMap.updateAndGet(map -> map.moved(shard, toCn));
+        return shardMap.moveNow(shard, toCn);
     }
 
     /** Every loop's coordinator of every compute node (statistics). */

@@ -9,6 +9,9 @@
  *   <li>{@link io.scythe.routing.OwnershipCheck} and {@link io.scythe.routing.WrongOwnerException}: a node refuses a
  *       transaction routed to it by a shard it does not own, naming the owner and its map's epoch; the router learns
  *       the newer map and sends it again.</li>
+ *   <li>{@link io.scythe.routing.ShardDirectory}: where the current map lives and how a shard moves (compare-and-set,
+ *       one epoch per move): {@link io.scythe.routing.LocalShardDirectory} in this JVM (the embedded cluster),
+ *       {@code io.scythe.cluster.HazelcastShardMap} in a Hazelcast map for cluster mode.</li>
  * </ul>
  *
  * Where the current map lives is the caller's: the embedded cluster and the simulator hold it in memory, cluster mode

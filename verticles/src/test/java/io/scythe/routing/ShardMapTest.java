@@ -103,4 +103,34 @@ class ShardMapTest {
         assertThat(RoutingMode.named("Hybrid")).isEqualTo(RoutingMode.HYBRID);
         assertThatThrownBy(() -> RoutingMode.named("owner")).hasMessageContaining("local, shard, random or hybrid");
     }
+
+    @Test
+    void shouldGiveEveryConcurrentMoveItsOwnEpochInTheLocalDirectory() throws Exception {
+        final LocalShardDirectory directory = new LocalShardDirectory(ShardMap.roundRobin(64, FOUR));
+        final java.util.Set<Long> epochs = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        final List<Thread> threads = new java.util.ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            final int first = t * 16;
+            final Thread thread = new Thread(() -> {
+                for (int s = first; s < first + 16; s++) {
+                    epochs.add(directory.moveNow(s, (s + 1) % 4).epoch());
+                }
+            });
+            thread.start();
+            threads.add(thread);
+        }
+        for (final Thread t : threads) {
+            t.join();
+        }
+        assertThat(epochs).hasSize(64);
+        assertThat(directory.current().epoch()).isEqualTo(65);
+        assertThat(directory.current().shardsPerNode()).containsExactly(16, 16, 16, 16);
+        for (int s = 0; s < 64; s++) {
+            assertThat(directory.current().ownerOf(s)).isEqualTo((s + 1) % 4);
+        }
+        assertThat(directory.refusal(0, 3)).as("shard 3 moved to cn0").isNull();
+        assertThat(directory.refusal(3, 3).owner()).isEqualTo("cn0");
+        assertThat(directory.move(64, 0).cause()).hasMessageContaining("shard=64");
+        assertThat(directory.move(0, 1).result().epoch()).as("to its owner: no new epoch").isEqualTo(65);
+    }
 }
