@@ -71,6 +71,12 @@ public final class BenchCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE}, Lotus's 12 bits).")
     int shards;
 
+    @Option(names = "--move-shard-every", defaultValue = "0s",
+        description = "With --cns above 1, moves a random shard to another compute node this often while measuring "
+            + "(0: never), so routers meet wrong-owner refusals and send again on the newer map (default: "
+            + "${DEFAULT-VALUE}).")
+    Duration moveShardEvery;
+
     @Option(names = "--quiet", description = "No live progress line on stderr during runs of 3 s or more.")
     boolean quiet;
 
@@ -297,6 +303,7 @@ public final class BenchCommand implements Callable<Integer> {
                     warmup.toMillis(), seed, history), oltpSpec(), System.out)
                     .redoLog(onOff("--redo-log", redoLog))
                     .computeNodes(cns).routing(io.scythe.routing.RoutingMode.named(routing)).shards(shards)
+                    .moveShardEvery(moveShardEvery.toMillis())
                     .progress(quiet ? null : io.scythe.bench.report.ProgressLine.toStderr()).run();
                 break;
             case "tso":

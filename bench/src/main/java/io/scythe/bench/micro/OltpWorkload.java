@@ -77,6 +77,9 @@ public final class OltpWorkload {
     private List<Integer> computeNodes = List.of(1);
     private RoutingMode routing = RoutingMode.SHARD;
     private int shards = ShardMap.DEFAULT_SHARDS;
+    private long moveShardEveryMs;
+    /** Salt of the shard mover's stream. */
+    private static final long MOVE_SEED_SALT = 0xBB67AE8584CAA73BL;
     /** Salt of the routers' random streams: random routes never draw from a workload's stream. */
     private static final long ROUTE_SEED_SALT = 0x6A09E667F3BCC909L;
     /** Refusals one transaction may meet (each after learning the current map) before it fails. */
@@ -102,6 +105,19 @@ public final class OltpWorkload {
                 + "random or hybrid");
         }
         this.routing = mode;
+        return this;
+    }
+
+    /**
+     * With several compute nodes, moves one shard (drawn from its own seeded stream) to another node every
+     * {@code ms} milliseconds while measuring (0, the default: never), so routers meet wrong-owner refusals and send
+     * again on the newer map ({@code rerouted}).
+     */
+    public OltpWorkload moveShardEvery(final long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("move-shard-every=" + ms + " ms must not be negative");
+        }
+        this.moveShardEveryMs = ms;
         return this;
     }
 
@@ -137,7 +153,8 @@ public final class OltpWorkload {
 
     public BenchReport run() throws Exception {
         final BenchReport report = new BenchReport(spec.name(), options.toJson().put("cns", new JsonArray(computeNodes))
-            .put("routing", routing.label()).put("shards", shards).mergeIn(spec.params()));
+            .put("routing", routing.label()).put("shards", shards).put("move_shard_every_ms", moveShardEveryMs)
+            .mergeIn(spec.params()));
         final int mostComputeNodes = computeNodes.stream().mapToInt(Integer::intValue).max().orElse(1);
         if (options.history() != null) {
             historyFile(options.protocols().get(0), options.clients().get(0)); // a bad path fails now, not after warm-up
@@ -292,10 +309,15 @@ public final class OltpWorkload {
             final long[] stagesBefore = stageSums(coordinators);
             final LoopCounters countersBefore = LoopCounters.read(loops);
             final long cpuBefore = LoopCounters.processCpuNs();
+            final long epochBefore = cluster.shardMap().epoch();
+            final long mover = cns > 1 && moveShardEveryMs > 0 ? moveShards(vertx, cluster) : -1;
             measuring.set(true);
             final ClosedLoop.Result r = ClosedLoop.run(loops, clients, 0, options.durationMs(), op,
                 progressOf(label + " clients " + clients, coordinators, abortsBefore));
             measuring.set(false);
+            if (mover >= 0) {
+                vertx.cancelTimer(mover);
+            }
             final long cpuNs = LoopCounters.processCpuNs() - cpuBefore;
             final LoopCounters counters = LoopCounters.read(loops).since(countersBefore);
             if (progress != null) {
@@ -361,6 +383,7 @@ public final class OltpWorkload {
                 .put("locks_left_held", held).put("redo_log", redoLog)
                 .put("cns", cns).put("committed_by_cn", byCn).put("rerouted", rerouted)
                 .put("shard_map_epoch", cluster.shardMap().epoch())
+                .put("shards_moved", cluster.shardMap().epoch() - epochBefore)
                 .verbs(counters.verbs(), committed)
                 .put("cpu_us_per_txn", cpuNs < 0 ? null : RunResult.round(cpuNs / 1000.0 / Math.max(1, committed), 3))
                 .put("loop_cpu_us_per_txn", RunResult.round(counters.loopCpuNs() / 1000.0 / Math.max(1, committed), 3))
@@ -397,8 +420,8 @@ public final class OltpWorkload {
                     : "NOT CONSERVED (" + finalSum + " != " + initial + " + " + delta.sum() + ")", held);
             out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
             if (cns > 1) {
-                out.printf("%-10s   %d compute nodes, routing %s: committed by node %s, rerouted %d%n", "", cns,
-                    routing.label(), byCn.encode(), rerouted);
+                out.printf("%-10s   %d compute nodes, routing %s: committed by node %s, rerouted %d, shard map epoch "
+                    + "%d%n", "", cns, routing.label(), byCn.encode(), rerouted, cluster.shardMap().epoch());
             }
             out.printf("%-10s   per commit: %.2f verbs (%s), %.0f bytes, %.2f rpc; cpu %.2f us (loops %.2f us)%n", "",
                 counters.verbs().totalVerbs() / (double) Math.max(1, committed), verbMix(counters, committed),
@@ -412,6 +435,17 @@ public final class OltpWorkload {
             }
             vertx.close().await(60, java.util.concurrent.TimeUnit.SECONDS);
         }
+    }
+
+    /** Starts the timer that moves a shard to another node every {@link #moveShardEvery} ms; returns its id. */
+    private long moveShards(final io.vertx.core.Vertx vertx, final EmbeddedScythe cluster) {
+        final SplittableRandom random = new SplittableRandom(options.seed() ^ MOVE_SEED_SALT);
+        final int cns = cluster.computeNodes();
+        return vertx.setPeriodic(moveShardEveryMs, id -> {
+            final int shard = random.nextInt(shards);
+            final int owner = cluster.shardMap().ownerOf(shard);
+            cluster.moveShard(shard, (owner + 1 + random.nextInt(cns - 1)) % cns);
+        });
     }
 
     /** {@code ran}, counted in {@code completed} while measuring when it completes (commits and rollbacks). */

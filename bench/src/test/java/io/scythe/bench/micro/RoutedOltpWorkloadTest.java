@@ -168,4 +168,54 @@ class RoutedOltpWorkloadTest {
             + random.getJsonObject("committed_by_type").getLong("Peek"), bumpsOfOwners(randomSpec)[1],
             bumpsOfOwners(randomSpec)[2], bumpsOfOwners(randomSpec)[3]});
     }
+
+    @Test
+    void shouldSendAgainWhatANodeRefusedAfterItsShardMovedAndLoseNothing() throws Exception {
+        final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        final JsonObject json = new OltpWorkload(new OltpWorkload.Options(List.of("scythe"), List.of(8), 2, 100_000,
+            CostModel.cx5(), 500, 0, 7), new Counters(), new PrintStream(printed)).computeNodes(List.of(4))
+            .routing(RoutingMode.SHARD).shards(SHARDS).moveShardEvery(5).run().toJson();
+        final JsonObject run = json.getJsonArray("runs").getJsonObject(0);
+        assertThat(run.getBoolean("invariants_ok")).as(printed.toString()).isTrue();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
+        assertThat(run.getLong("shards_moved")).as(run.encode()).isPositive();
+        assertThat(run.getLong("shard_map_epoch")).isEqualTo(ShardMap.FIRST_EPOCH + run.getLong("shards_moved"));
+        // Transactions routed on a map that a move made stale were refused and sent again, none failed for it.
+        assertThat(run.getLong("rerouted")).as(run.encode()).isPositive();
+        assertThat(run.getLong("gave_up", 0L)).isZero();
+        final long[] byCn = longs(run.getJsonArray("committed_by_cn"));
+        assertThat(byCn[0] + byCn[1] + byCn[2] + byCn[3]).isEqualTo(run.getLong("committed"));
+        assertThat(printed.toString()).contains("rerouted");
+    }
+
+    /** SmallBank on four routed compute nodes, briefly, under every listed protocol: money conserved, no lock left. */
+    @Test
+    void shouldConserveMoneyOnFourComputeNodesUnderEveryProtocol() throws Exception {
+        final List<String> protocols = io.scythe.txn.spi.ProtocolRegistry.listedNames();
+        assertThat(protocols).contains("scythe", "scythe-occ", "ford-occ", "farm-occ");
+        for (final RoutingMode routing : List.of(RoutingMode.SHARD, RoutingMode.HYBRID)) {
+            final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+            final JsonObject json = new OltpWorkload(new OltpWorkload.Options(protocols, List.of(8), 2, 100_000,
+                CostModel.cx5(), 250, 0, 11), new io.scythe.bench.workload.SmallBankSpec(1_000, 0.99, "standard"),
+                new PrintStream(printed)).computeNodes(List.of(4)).routing(routing).run().toJson();
+            assertThat(json.getJsonArray("runs")).hasSize(protocols.size());
+            for (int i = 0; i < protocols.size(); i++) {
+                final JsonObject run = json.getJsonArray("runs").getJsonObject(i);
+                final String what = routing.label() + " " + run.getString("protocol") + ": " + run.encode();
+                assertThat(run.getString("protocol")).isEqualTo(protocols.get(i));
+                assertThat(run.getBoolean("invariants_ok")).as(what + printed).isTrue();
+                final JsonObject conserved = run.getJsonObject("conserved");
+                assertThat(conserved.getBoolean("ok")).as(what).isTrue();
+                assertThat(conserved.getLong("final")).as(what)
+                    .isEqualTo(conserved.getLong("initial") + conserved.getLong("committed_delta"));
+                assertThat(run.getLong("locks_left_held")).as(what).isZero();
+                assertThat(run.getInteger("cns")).isEqualTo(4);
+                final long[] byCn = longs(run.getJsonArray("committed_by_cn"));
+                for (int cn = 0; cn < 4; cn++) {
+                    assertThat(byCn[cn]).as("node " + cn + " of " + what).isPositive();
+                }
+                assertThat(byCn[0] + byCn[1] + byCn[2] + byCn[3]).as(what).isEqualTo(run.getLong("committed"));
+            }
+        }
+    }
 }
