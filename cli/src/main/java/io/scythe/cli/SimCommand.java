@@ -68,6 +68,12 @@ public final class SimCommand implements Callable<Integer> {
             + "compute nodes (default: ${DEFAULT-VALUE}).")
     int shards;
 
+    @Option(names = "--move-shard-every", defaultValue = "0s",
+        description = "With --routing other than local, moves a random shard to another compute node this often "
+            + "(virtual time; 0: never), so routers meet wrong-owner refusals and send again (default: "
+            + "${DEFAULT-VALUE}).")
+    Duration moveShardEvery;
+
     @Option(names = "--clients", split = ",", defaultValue = "8",
         description = "Closed-loop clients per compute node; a list sweeps (default: ${DEFAULT-VALUE}).")
     List<Integer> clients;
@@ -320,6 +326,9 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--shards")) {
             o.shards(shards);
         }
+        if (given.hasMatchedOption("--move-shard-every")) {
+            o.moveShardEveryNs(moveShardEvery.toNanos());
+        }
         if (given.hasMatchedOption("--clients")) {
             o.clientsPerComputeNode(clients.get(0));
         }
@@ -374,7 +383,8 @@ public final class SimCommand implements Callable<Integer> {
             .put("memory_nodes", memoryNodes).put("tso_proxies", tsoProxies).put("seed", seed).put("duration_virtual_ms", duration.toNanos() / 1e6)
             .put("cost_model", model.toJson()).put("faults", faults.toJson()).mergeIn(spec.params());
         if (routingMode != io.scythe.routing.RoutingMode.LOCAL) {
-            params.put("routing", routingMode.label()).put("shards", shards);
+            params.put("routing", routingMode.label()).put("shards", shards)
+                .put("move_shard_every_ns", moveShardEvery.toNanos());
         }
         if (!clocks.isPerfect()) {
             params.put("clocks", clocks.toJson());
@@ -390,7 +400,7 @@ public final class SimCommand implements Callable<Integer> {
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
                     .costModel(model).faults(faults).tsoProxies(tsoProxies).clocks(clocks)
-                    .routing(routingMode).shards(shards)
+                    .routing(routingMode).shards(shards).moveShardEveryNs(moveShardEvery.toNanos())
                     .queueSampleNs(queueSample.toNanos()).reclaimEveryNs(reclaimEvery.toNanos())
                     .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))

@@ -41,6 +41,7 @@ public final class SimOptions {
     private ClockOptions clocks = new ClockOptions();
     private io.scythe.routing.RoutingMode routing = io.scythe.routing.RoutingMode.LOCAL;
     private int shards = io.scythe.routing.ShardMap.DEFAULT_SHARDS;
+    private long moveShardEveryNs;
 
     /** @throws IllegalArgumentException naming the first bad value */
     public SimOptions validate() {
@@ -68,6 +69,13 @@ public final class SimOptions {
         }
         positive("shards", shards);
         faults.validate(computeNodes);
+        if (moveShardEveryNs < 0) {
+            throw new IllegalArgumentException("move-shard-every must not be negative");
+        }
+        if (moveShardEveryNs > 0 && (routing == io.scythe.routing.RoutingMode.LOCAL || computeNodes < 2)) {
+            throw new IllegalArgumentException("move-shard-every moves shards between compute nodes: it needs routing "
+                + "shard, random or hybrid and at least 2 compute nodes");
+        }
         if (routing != io.scythe.routing.RoutingMode.LOCAL) {
             if (computeNodes >= io.scythe.routing.ShardMap.MAX_COMPUTE_NODES) {
                 throw new IllegalArgumentException("routing " + routing.label() + " maps shards to at most "
@@ -100,7 +108,8 @@ public final class SimOptions {
                 .put("mn_poll", mnPollNs).put("mn_request", mnRequestNs))
             .put("faults", faults.toJson()).put("tso_proxies", tsoProxies)
             .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()))
-            .put("clocks", clocks.toJson()).put("routing", routing.label()).put("shards", shards);
+            .put("clocks", clocks.toJson()).put("routing", routing.label()).put("shards", shards)
+            .put("move_shard_every_ns", moveShardEveryNs);
     }
 
     public String protocol() {
@@ -304,6 +313,19 @@ public final class SimOptions {
 
     public SimOptions shards(final int shards) {
         this.shards = shards;
+        return this;
+    }
+
+    /**
+     * In routed runs, moves one shard (drawn from the seed) to another compute node every this many virtual ns (0, the
+     * default: never), so routers meet wrong-owner refusals and send again on the newer map.
+     */
+    public long moveShardEveryNs() {
+        return moveShardEveryNs;
+    }
+
+    public SimOptions moveShardEveryNs(final long ns) {
+        this.moveShardEveryNs = ns;
         return this;
     }
 

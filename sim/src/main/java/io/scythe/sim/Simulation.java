@@ -89,6 +89,8 @@ public final class Simulation {
     private long[] committedByCn;
     /** Salt of the routers' random streams: a route never draws from a client's workload stream. */
     private static final long ROUTE_SEED_SALT = 0x6A09E667F3BCC909L;
+    /** Salt of the shard mover's stream. */
+    private static final long MOVE_SEED_SALT = 0xBB67AE8584CAA73BL;
     private final Histogram latencyNs = new Histogram(3_600_000_000_000L, 3);
     private final Map<String, long[]> committedByType = new TreeMap<>();
     private final List<HistoryListener> listeners = new ArrayList<>();
@@ -506,6 +508,12 @@ public final class Simulation {
             final SimLoop observer = scheduler.newLoop("observer", (loop, poll, work, requests) -> 0);
             sampleQueues(observer);
         }
+        if (shardMap != null && options.moveShardEveryNs() > 0) {
+            final SimLoop mover = scheduler.newLoop("shard-mover", (loop, poll, work, requests) -> 0);
+            final SplittableRandom random = new SplittableRandom(options.seed() ^ MOVE_SEED_SALT);
+            mover.schedule(() -> moveShard(mover, random), options.moveShardEveryNs(),
+                java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
         final Faults faults = options.faults();
         if (faults.crashCn() != Faults.NO_CRASH) {
             scheduler.runUntil(startNs + faults.crashAtNs(), this::failed);
@@ -555,6 +563,21 @@ public final class Simulation {
         }
         reclaimed += db.reclaim(Long.MAX_VALUE);
         loop.schedule(() -> reclaimRound(loop, db), options.reclaimEveryNs(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Moves a shard drawn from {@code random} to another compute node (the next epoch's map: routers that cached the
+     * older one are refused by its old owner), every {@code moveShardEveryNs} until the end.
+     */
+    private void moveShard(final SimLoop mover, final SplittableRandom random) {
+        if (clock.nanoTime() - endNs >= 0) {
+            return;
+        }
+        final int shard = random.nextInt(shardMap.shards());
+        final int cns = shardMap.computeNodes();
+        shardMap = shardMap.moved(shard, (shardMap.ownerOf(shard) + 1 + random.nextInt(cns - 1)) % cns);
+        mover.schedule(() -> moveShard(mover, random), options.moveShardEveryNs(),
+            java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /** Reads every object's lock words, like an MN-side observer with no cost (Table 2), until the end. */
