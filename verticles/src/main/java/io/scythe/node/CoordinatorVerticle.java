@@ -6,6 +6,7 @@ import io.scythe.routing.WrongOwnerException;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.NotServingException;
+import io.scythe.txn.OutcomeUnknownException;
 import io.scythe.txn.Txn;
 import io.scythe.txn.UnknownKeyException;
 import io.scythe.txn.api.Procedures;
@@ -98,10 +99,22 @@ public final class CoordinatorVerticle extends VerticleBase {
         message.reply(reply);
     }
 
+    /** Hands {@code message} to this instance on its event loop, as its consumer would (for wire-level tests). */
+    void deliver(final Message<Object> message) {
+        context.runOnContext(ignored -> onRequest(message));
+    }
+
     private void onRequest(final Message<Object> message) {
-        if (!(message.body() instanceof TxnRequest request)) {
+        final Object received;
+        try {
+            received = message.body(); // a clustered message is decoded here: its bytes may be anything
+        } catch (final RuntimeException malformed) {
+            reply(message, TxnReply.error("malformed request: " + malformed.getMessage()));
+            return;
+        }
+        if (!(received instanceof TxnRequest request)) {
             reply(message, TxnReply.error("malformed request: expected a TxnRequest, got "
-                + (message.body() == null ? "nothing" : message.body().getClass().getSimpleName())));
+                + (received == null ? "nothing" : received.getClass().getSimpleName())));
             return;
         }
         if (request.routed() && ownership != null) {
@@ -111,11 +124,16 @@ public final class CoordinatorVerticle extends VerticleBase {
                 return;
             }
         }
+
         final Function<Txn, Future<Long>> body;
         try {
             body = procedures.bind(request.procedure(), request.args());
         } catch (final UnknownKeyException | IllegalArgumentException e) {
             reply(message, TxnReply.error(e.getMessage()));
+            return;
+        } catch (final RuntimeException e) { // a binder's own bug: nothing ran
+            reply(message, TxnReply.error("failed, nothing committed: procedure " + request.procedure()
+                + " could not be bound: " + e));
             return;
         }
         coordinator.run(body).onComplete(ar -> {
@@ -129,9 +147,13 @@ public final class CoordinatorVerticle extends VerticleBase {
                 // Nothing of it committed (refused, or aborted by a loop that gave up): a plain error (a client may
                 // send it elsewhere), never "outcome unknown".
                 reply(message, TxnReply.error(ar.cause().getMessage()));
+            } else if (ar.cause() instanceof OutcomeUnknownException) {
+                // Given up past its point of no return: the redo record may be durable, recovery settles it.
+                reply(message, TxnReply.error(ar.cause().getMessage()));
             } else {
-                // A verb failed during the commit: the outcome is not known here (the redo log will settle it).
-                reply(message, TxnReply.error("outcome unknown: " + ar.cause()));
+                // Anything else failed before the point of no return (the procedure threw, a verb failed while
+                // reading or locking) and the attempt was aborted: nothing of it committed.
+                reply(message, TxnReply.error("failed, nothing committed: " + ar.cause()));
             }
         });
     }
