@@ -156,6 +156,10 @@ public final class OltpWorkload {
             .put("routing", routing.label()).put("shards", shards).put("move_shard_every_ms", moveShardEveryMs)
             .mergeIn(spec.params()));
         final int mostComputeNodes = computeNodes.stream().mapToInt(Integer::intValue).max().orElse(1);
+        if (moveShardEveryMs > 0 && mostComputeNodes < 2) {
+            throw new IllegalArgumentException("move-shard-every moves shards between compute nodes: give --cns 2 or "
+                + "more");
+        }
         if (options.history() != null) {
             historyFile(options.protocols().get(0), options.clients().get(0)); // a bad path fails now, not after warm-up
         }
