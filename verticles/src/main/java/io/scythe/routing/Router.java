@@ -1,8 +1,10 @@
 package io.scythe.routing;
 
 import io.scythe.txn.api.TxnRequest;
+import io.vertx.core.Future;
 
 import java.util.SplittableRandom;
+import java.util.function.Supplier;
 
 /**
  * The routing layer's view (Lotus §1.1: "external; caches the shard-to-CN mapping"): picks each transaction's compute
@@ -51,6 +53,29 @@ public final class Router {
     public void learn(final ShardMap current) {
         refusals++;
         map = map.newer(current);
+    }
+
+    /** Where a router sends a transaction: to compute node {@code cn}, checked there by shard when {@code byShard}. */
+    @FunctionalInterface
+    public interface Sender<T> {
+        Future<T> send(int cn, boolean byShard);
+    }
+
+    /**
+     * Sends a transaction where this router routes it, through {@code sender}; when the node refuses it
+     * ({@link WrongOwnerException}: nothing of it ran), learns {@code current}'s map and sends it again, at most
+     * {@code reroutes} more times (then the refusal is the outcome).
+     */
+    public <T> Future<T> send(final long routingKey, final boolean readOnly, final SplittableRandom random,
+                              final Supplier<ShardMap> current, final int reroutes, final Sender<T> sender) {
+        final int cn = route(routingKey, readOnly, random);
+        return sender.send(cn, byShard(routingKey, readOnly)).recover(e -> {
+            if (e instanceof WrongOwnerException && reroutes > 0) {
+                learn(current.get());
+                return send(routingKey, readOnly, random, current, reroutes - 1, sender);
+            }
+            return Future.failedFuture(e);
+        });
     }
 
     /** Routes refused so far (each sent again). */

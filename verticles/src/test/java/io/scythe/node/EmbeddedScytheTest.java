@@ -159,14 +159,7 @@ class EmbeddedScytheTest {
 
     private static Future<Coordinator.Outcome<Long>> send(final EmbeddedScythe scythe, final Router router,
                                                           final Procedures procedures, final long key) {
-        return scythe.run(router.route(key, false, new SplittableRandom(0)), key,
-                procedures.bind("add", new long[] {key, 1}))
-            .recover(e -> {
-                if (e instanceof WrongOwnerException) {
-                    router.learn(scythe.shardMap());
-                    return send(scythe, router, procedures, key);
-                }
-                return Future.failedFuture(e);
-            });
+        return router.send(key, false, new SplittableRandom(0), scythe::shardMap, 1,
+            (cn, byShard) -> scythe.run(cn, key, procedures.bind("add", new long[] {key, 1})));
     }
 }

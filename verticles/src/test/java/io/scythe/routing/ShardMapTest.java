@@ -133,4 +133,39 @@ class ShardMapTest {
         assertThat(directory.move(64, 0).cause()).hasMessageContaining("shard=64");
         assertThat(directory.move(0, 1).result().epoch()).as("to its owner: no new epoch").isEqualTo(65);
     }
+
+    @Test
+    void shouldSendAgainOnTheLearntMapAfterARefusalAndGiveUpAfterTheLastReroute() {
+        final LocalShardDirectory directory = new LocalShardDirectory(ShardMap.roundRobin(8, FOUR));
+        final Router router = new Router(RoutingMode.SHARD, directory.current());
+        directory.moveNow(5, 2).epoch(); // key 5: cn1's in the router's map, cn2's now
+        final List<Integer> sentTo = new java.util.ArrayList<>();
+        final Router.Sender<String> node = (cn, byShard) -> {
+            sentTo.add(cn);
+            final WrongOwnerException refused = byShard ? directory.refusal(cn, 5) : null;
+            return refused != null ? io.vertx.core.Future.failedFuture(refused)
+                : io.vertx.core.Future.succeededFuture("ran on cn" + cn);
+        };
+        assertThat(router.send(5, false, new SplittableRandom(1), directory::current, 3, node).result())
+            .isEqualTo("ran on cn2");
+        assertThat(sentTo).containsExactly(1, 2);
+        assertThat(router.refusals()).isEqualTo(1);
+        // A node that refuses whatever it is sent: the last refusal is the outcome after the reroutes allowed.
+        sentTo.clear();
+        final io.vertx.core.Future<String> never = router.send(5, false, new SplittableRandom(1), directory::current,
+            2, (cn, byShard) -> {
+                sentTo.add(cn);
+                return io.vertx.core.Future.failedFuture(new WrongOwnerException(5, "cn2", "cn" + cn, 2));
+            });
+        assertThat(never.cause()).isInstanceOf(WrongOwnerException.class);
+        assertThat(sentTo).hasSize(3);
+        assertThat(router.refusals()).isEqualTo(3);
+        // Anything else fails as it is, sent once.
+        sentTo.clear();
+        assertThat(router.send(5, false, new SplittableRandom(1), directory::current, 2, (cn, byShard) -> {
+            sentTo.add(cn);
+            return io.vertx.core.Future.<String>failedFuture(new IllegalStateException("down"));
+        }).cause()).hasMessage("down");
+        assertThat(sentTo).hasSize(1);
+    }
 }

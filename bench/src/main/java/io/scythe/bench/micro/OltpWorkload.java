@@ -10,7 +10,6 @@ import io.scythe.node.EmbeddedScythe;
 import io.scythe.routing.Router;
 import io.scythe.routing.RoutingMode;
 import io.scythe.routing.ShardMap;
-import io.scythe.routing.WrongOwnerException;
 import io.scythe.fabric.CostModel;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
@@ -239,12 +238,14 @@ public final class OltpWorkload {
                     return new SplittableRandom(options.seed() * 31 + loopIds.incrementAndGet());
                 }
             };
-            // The routing layer: a router per loop (its own cached map) and a random stream of its own.
+            // The routing layer: a router per loop (its own cached map, the cluster's at its start) and a random stream
+            // of its own.
+            final ShardMap startMap = cluster.shardMap();
             final Queue<Router> routers = new ConcurrentLinkedQueue<>();
             final FastThreadLocal<Router> loopRouters = new FastThreadLocal<>() {
                 @Override
                 protected Router initialValue() {
-                    final Router router = new Router(routing, cluster.shardMap());
+                    final Router router = new Router(routing, startMap);
                     routers.add(router);
                     return router;
                 }
@@ -441,14 +442,25 @@ public final class OltpWorkload {
         }
     }
 
-    /** Starts the timer that moves a shard to another node every {@link #moveShardEvery} ms; returns its id. */
+    /**
+     * Moves a shard to another node now and then every {@link #moveShardEvery} ms (so the routers' maps are stale from
+     * the first measured transaction on); returns the timer's id.
+     */
     private long moveShards(final io.vertx.core.Vertx vertx, final EmbeddedScythe cluster) {
         final SplittableRandom random = new SplittableRandom(options.seed() ^ MOVE_SEED_SALT);
         final int cns = cluster.computeNodes();
-        return vertx.setPeriodic(moveShardEveryMs, id -> {
+        final Runnable move = () -> {
             final int shard = random.nextInt(shards);
             final int owner = cluster.shardMap().ownerOf(shard);
             cluster.moveShard(shard, (owner + 1 + random.nextInt(cns - 1)) % cns);
+        };
+        synchronized (random) {
+            move.run();
+        }
+        return vertx.setPeriodic(moveShardEveryMs, id -> {
+            synchronized (random) {
+                move.run();
+            }
         });
     }
 
@@ -471,16 +483,9 @@ public final class OltpWorkload {
                                                      final SplittableRandom random, final OltpSpec.Drawn drawn,
                                                      final LongAdder[] completedByCn, final AtomicBoolean measuring,
                                                      final int reroutes) {
-        final int cn = router.route(drawn.routingKey(), drawn.readOnly(), random);
-        final Future<Coordinator.Outcome<Long>> ran = router.byShard(drawn.routingKey(), drawn.readOnly())
-            ? cluster.run(cn, drawn.routingKey(), drawn.body()) : cluster.coordinator(cn).run(drawn.body());
-        return counted(ran, completedByCn[cn], measuring).recover(e -> {
-            if (e instanceof WrongOwnerException && reroutes > 0) {
-                router.learn(cluster.shardMap());
-                return routed(cluster, router, random, drawn, completedByCn, measuring, reroutes - 1);
-            }
-            return Future.failedFuture(e);
-        });
+        return router.send(drawn.routingKey(), drawn.readOnly(), random, cluster::shardMap, reroutes,
+            (cn, byShard) -> counted(byShard ? cluster.run(cn, drawn.routingKey(), drawn.body())
+                : cluster.coordinator(cn).run(drawn.body()), completedByCn[cn], measuring));
     }
 
     /** The live progress of the run named {@code label}, or null when there is no line or the run is short. */

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * Several compute nodes in the embedded benchmark, routed: every committed Bump of a key is counted in the key's own
@@ -104,6 +105,14 @@ class RoutedOltpWorkloadTest {
         return expected;
     }
 
+    /**
+     * How far from n/4 one node's share of {@code n} uniform choices among 4 may fall: five standard deviations, plus
+     * one for the rounding (a short run on a loaded machine may commit a few dozen only).
+     */
+    private static long uniformSlack(final long n) {
+        return (long) Math.ceil(5 * Math.sqrt(n * 3.0 / 16)) + 1;
+    }
+
     private static long[] longs(final JsonArray array) {
         final long[] out = new long[array.size()];
         for (int i = 0; i < out.length; i++) {
@@ -149,11 +158,14 @@ class RoutedOltpWorkloadTest {
         final long peeks = hybrid.getJsonObject("committed_by_type").getLong("Peek");
         long peeksCounted = 0;
         for (int cn = 0; cn < 4; cn++) {
-            // Read-write ones by shard: what a node ran beyond its shards' Bumps are Peeks, on every node.
-            assertThat(byCn[cn] - bumps[cn]).as("Peeks on node " + cn + " " + hybrid.encode()).isPositive();
+            // Read-write ones by shard: what a node ran beyond its shards' Bumps are Peeks, spread over every node
+            // (all of them are cn's keys).
+            assertThat(byCn[cn] - bumps[cn]).as("Peeks on node " + cn + " " + hybrid.encode())
+                .isNotNegative().isCloseTo(peeks / 4, within(uniformSlack(peeks)));
             peeksCounted += byCn[cn] - bumps[cn];
         }
         assertThat(peeksCounted).isEqualTo(peeks);
+        assertThat(peeks).isPositive();
 
         final Counters randomSpec = new Counters();
         final JsonObject random = run(randomSpec, RoutingMode.RANDOM, List.of(4), printed).getJsonArray("runs")
@@ -162,7 +174,8 @@ class RoutedOltpWorkloadTest {
         final long committed = random.getLong("committed");
         assertThat(spread[0] + spread[1] + spread[2] + spread[3]).isEqualTo(committed);
         for (int cn = 0; cn < 4; cn++) {
-            assertThat(spread[cn]).as("node " + cn + " of " + committed).isBetween(committed / 8, committed * 3 / 8);
+            assertThat(spread[cn]).as("node " + cn + " of " + committed).isCloseTo(committed / 4,
+                within(uniformSlack(committed)));
         }
         assertThat(spread).as("not by owner").isNotEqualTo(new long[] {bumpsOfOwners(randomSpec)[0]
             + random.getJsonObject("committed_by_type").getLong("Peek"), bumpsOfOwners(randomSpec)[1],
@@ -174,13 +187,14 @@ class RoutedOltpWorkloadTest {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final JsonObject json = new OltpWorkload(new OltpWorkload.Options(List.of("scythe"), List.of(8), 2, 100_000,
             CostModel.cx5(), 500, 0, 7), new Counters(), new PrintStream(printed)).computeNodes(List.of(4))
-            .routing(RoutingMode.SHARD).shards(SHARDS).moveShardEvery(5).run().toJson();
+            .routing(RoutingMode.SHARD).shards(1).moveShardEvery(5).run().toJson();
         final JsonObject run = json.getJsonArray("runs").getJsonObject(0);
         assertThat(run.getBoolean("invariants_ok")).as(printed.toString()).isTrue();
         assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
         assertThat(run.getLong("shards_moved")).as(run.encode()).isPositive();
         assertThat(run.getLong("shard_map_epoch")).isEqualTo(ShardMap.FIRST_EPOCH + run.getLong("shards_moved"));
-        // Transactions routed on a map that a move made stale were refused and sent again, none failed for it.
+        // One shard, moved before the first measured transaction and then every 5 ms: each loop's router first routes
+        // on a stale map, is refused, and sends again; none failed for it.
         assertThat(run.getLong("rerouted")).as(run.encode()).isPositive();
         assertThat(run.getLong("gave_up", 0L)).isZero();
         final long[] byCn = longs(run.getJsonArray("committed_by_cn"));
@@ -193,6 +207,8 @@ class RoutedOltpWorkloadTest {
     void shouldConserveMoneyOnFourComputeNodesUnderEveryProtocol() throws Exception {
         final List<String> protocols = io.scythe.txn.spi.ProtocolRegistry.listedNames();
         assertThat(protocols).contains("scythe", "scythe-occ", "ford-occ", "farm-occ");
+        // Summed over the runs: a loaded machine may leave a short run with a handful of commits.
+        final long[] everyRun = new long[4];
         for (final RoutingMode routing : List.of(RoutingMode.SHARD, RoutingMode.HYBRID)) {
             final ByteArrayOutputStream printed = new ByteArrayOutputStream();
             final JsonObject json = new OltpWorkload(new OltpWorkload.Options(protocols, List.of(8), 2, 100_000,
@@ -211,11 +227,15 @@ class RoutedOltpWorkloadTest {
                 assertThat(run.getLong("locks_left_held")).as(what).isZero();
                 assertThat(run.getInteger("cns")).isEqualTo(4);
                 final long[] byCn = longs(run.getJsonArray("committed_by_cn"));
-                for (int cn = 0; cn < 4; cn++) {
-                    assertThat(byCn[cn]).as("node " + cn + " of " + what).isPositive();
-                }
+                assertThat(run.getLong("committed")).as(what).isPositive();
                 assertThat(byCn[0] + byCn[1] + byCn[2] + byCn[3]).as(what).isEqualTo(run.getLong("committed"));
+                for (int cn = 0; cn < 4; cn++) {
+                    everyRun[cn] += byCn[cn];
+                }
             }
+        }
+        for (int cn = 0; cn < 4; cn++) {
+            assertThat(everyRun[cn]).as("commits on node " + cn).isPositive();
         }
     }
 }
