@@ -1,6 +1,8 @@
 package io.scythe.node;
 
 import io.scythe.codec.KryoCodec;
+import io.scythe.routing.OwnershipCheck;
+import io.scythe.routing.WrongOwnerException;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.NotServingException;
@@ -25,7 +27,9 @@ import java.util.function.Supplier;
  * A compute node's transaction coordinator on one event loop (DESIGN.md): takes {@link TxnRequest}s from the event
  * bus at {@link #ADDRESS} (point-to-point sends are spread over the instances, one per loop), runs the named stored
  * procedure through its loop's {@link Coordinator}, and replies with a {@link TxnReply}. A bad request gets an
- * {@code error} reply and changes nothing; the verticle keeps serving.
+ * {@code error} reply and changes nothing; the verticle keeps serving. A request routed by shard
+ * ({@link TxnRequest#routed()}) to a node that does not own the shard (by its {@link OwnershipCheck}) gets a
+ * {@code wrong-owner} reply and runs nowhere, so that its client routes it again.
  */
 public final class CoordinatorVerticle extends VerticleBase {
     public static final String ADDRESS = "scythe.txn";
@@ -34,6 +38,7 @@ public final class CoordinatorVerticle extends VerticleBase {
     private final Procedures procedures;
     private final List<String> addresses;
     private final Consumer<TxnReply> observer;
+    private final OwnershipCheck ownership;
     private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
     private Coordinator coordinator;
 
@@ -51,10 +56,18 @@ public final class CoordinatorVerticle extends VerticleBase {
      */
     public CoordinatorVerticle(final Supplier<Coordinator> coordinators, final Procedures procedures,
                                final List<String> addresses, final Consumer<TxnReply> observer) {
+        this(coordinators, procedures, addresses, observer, null);
+    }
+
+    /** @param ownership checks requests routed by shard; {@code null}: this node runs every request */
+    public CoordinatorVerticle(final Supplier<Coordinator> coordinators, final Procedures procedures,
+                               final List<String> addresses, final Consumer<TxnReply> observer,
+                               final OwnershipCheck ownership) {
         this.coordinators = coordinators;
         this.procedures = procedures;
         this.addresses = List.copyOf(addresses);
         this.observer = observer;
+        this.ownership = ownership;
     }
 
     @Override
@@ -103,6 +116,13 @@ public final class CoordinatorVerticle extends VerticleBase {
             reply(message, TxnReply.error("malformed request: expected a TxnRequest, got "
                 + (received == null ? "nothing" : received.getClass().getSimpleName())));
             return;
+        }
+        if (request.routed() && ownership != null) {
+            final WrongOwnerException refused = ownership.refusal(request.routingKey());
+            if (refused != null) {
+                reply(message, TxnReply.wrongOwner(refused.epoch(), refused.getMessage()));
+                return;
+            }
         }
 
         final Function<Txn, Future<Long>> body;
