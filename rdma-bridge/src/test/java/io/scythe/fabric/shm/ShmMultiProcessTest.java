@@ -92,11 +92,22 @@ class ShmMultiProcessTest {
     void shouldLoseUpdatesWithANonAtomicReadThenWriteSoTheTestCanCatchARace() throws Exception {
         final Nic mn = fabric.attachNow("mn");
         final MemoryRegion region = mn.register("counter", 64, MemoryKind.HOST);
-        final Process a = child("rmw", cluster, "cn1", "mn", "" + region.address(), "" + region.rkey(), "300000");
-        final Process b = child("rmw", cluster, "cn2", "mn", "" + region.address(), "" + region.rkey(), "300000");
-        assertThat(a.waitFor(120, TimeUnit.SECONDS)).isTrue();
-        assertThat(b.waitFor(120, TimeUnit.SECONDS)).isTrue();
-        assertThat(region.buffer().getLongVolatile(0)).isLessThan(600_000).isGreaterThan(0);
+        // Two children only race while both run: on a saturated machine one can finish before the other starts
+        // (seen once in CI at load 23: exactly 600,000), so the experiment is repeated until they overlapped.
+        long lastCount = 0;
+        for (int attempt = 0; attempt < 5; attempt++) {
+            region.buffer().putLongVolatile(0, 0);
+            final Process a = child("rmw", cluster, "cn1", "mn", "" + region.address(), "" + region.rkey(), "300000");
+            final Process b = child("rmw", cluster, "cn2", "mn", "" + region.address(), "" + region.rkey(), "300000");
+            assertThat(a.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(b.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            lastCount = region.buffer().getLongVolatile(0);
+            assertThat(lastCount).isGreaterThan(0).isLessThanOrEqualTo(600_000);
+            if (lastCount < 600_000) {
+                break;
+            }
+        }
+        assertThat(lastCount).as("a read-then-write race lost updates in one of 5 runs").isLessThan(600_000);
     }
 
     @Test
