@@ -267,6 +267,33 @@ public final class Table {
         }
     }
 
+    /**
+     * Creates {@code key} here as a copy of the object at {@code pointer} of {@code from}: the same value, length,
+     * flags and version, unlocked and without history. For the initial copy of a primary onto its backup
+     * ({@link BackupTables#replicate}), before any transaction runs.
+     *
+     * @return the object pointer here, or {@link #DUPLICATE}, {@link #FULL}, {@link #BAD_LENGTH}, {@link #STALE}
+     */
+    public long copyObject(final long key, final Table from, final long pointer) {
+        final int source = from.offsetOf(pointer);
+        if (source < 0) {
+            return STALE;
+        }
+        final AtomicBuffer m = from.objectMemory;
+        final int length = m.getInt(source + VALUE_LENGTH_OFFSET);
+        if (!lengthOk(length)) {
+            return BAD_LENGTH;
+        }
+        writer.lock();
+        try {
+            return createObject(key, m, source + VALUE_OFFSET, length,
+                m.getLongVolatile(source + VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY, null, 0,
+                m.getShort(source + FLAGS_OFFSET));
+        } finally {
+            writer.unlock();
+        }
+    }
+
     /** Visits every key in the index with its object pointer (deleted objects too), under the writer lock. */
     public void forEachKey(final Index.EntryVisitor visitor) {
         writer.lock();

@@ -79,7 +79,7 @@ public final class Catalog {
 
     /** The memory node of backup {@code backup} (1..) of partition {@code partition} of {@code nodes} memory nodes. */
     public static int backupNode(final int partition, final int backup, final int nodes) {
-        return (partition + backup) % nodes;
+        return BackupTables.backupNode(partition, backup, nodes);
     }
 
     /**
