@@ -305,7 +305,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** {@code --replicas} checked against the memory nodes: one line naming the option when it is out of range. */
-    private static int replicas(final int k, final int memoryNodes) {
+    static int replicas(final int k, final int memoryNodes) {
         try {
             io.scythe.storage.BackupTables.check(k, memoryNodes);
         } catch (final IllegalArgumentException e) {

@@ -333,7 +333,13 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--reclaim-every")) {
             o.reclaimEveryNs(reclaimEvery.toNanos());
         }
-        return verbFaults(o).validate();
+        if (given.hasMatchedOption("--replicas")) {
+            if (replicas.size() != 1) {
+                throw new IllegalArgumentException("--explore takes one --replicas K, not " + replicas);
+            }
+            o.replicas(replicas.get(0));
+        }
+        return verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog).validate();
     }
 
     private int simulate(final Vertx vertx) throws Exception {
@@ -351,7 +357,7 @@ public final class SimCommand implements Callable<Integer> {
         }
         final RemoteTable.LookupMode lookupMode = lookupMode(lookup);
         for (final int k : replicas) {
-            io.scythe.storage.BackupTables.check(k, memoryNodes);
+            BenchCommand.replicas(k, memoryNodes);
         }
         if ((lockWorkload || casWorkload) && (replicas.size() > 1 || replicas.get(0) != 0 || redoLog
             || lookupMode != RemoteTable.LookupMode.RPC)) {

@@ -129,6 +129,9 @@ public final class Explorer {
             + (o.faults().verbFailRate() > 0 ? " --verb-fail-rate " + o.faults().verbFailRate() + " --verb-fail-kinds "
             + String.join(",", Faults.kindNames(o.faults().verbFailKinds())) : "")
             + (o.reclaimEveryNs() > 0 ? " --reclaim-every " + o.reclaimEveryNs() / 1000 + "us" : "")
+            + (o.replicas() > 0 ? " --replicas " + o.replicas() : "")
+            + (o.lookup() == io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED ? " --lookup onesided" : "")
+            + (o.redoLog() ? " --redo-log" : "")
             + " --check-history --seed " + o.seed();
     }
 
