@@ -288,8 +288,7 @@ public final class BenchCommand implements Callable<Integer> {
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
                     warmup.toMillis(), seed, history), oltpSpec(), System.out)
                     .redoLog(onOff("--redo-log", redoLog)).replicas(replicas(replicas, memoryNodes))
-                    .lookup(SimCommand.lookupMode(lookup) == io.scythe.storage.remote.RemoteTable.LookupMode.RPC
-                        ? "rpc" : "onesided")
+                    .lookup(SimCommand.lookupMode(lookup).label())
                     .progress(quiet ? null : io.scythe.bench.report.ProgressLine.toStderr()).run();
                 break;
             case "tso":

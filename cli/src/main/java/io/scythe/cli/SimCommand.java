@@ -434,7 +434,7 @@ public final class SimCommand implements Callable<Integer> {
                     r.run().put("protocol", protocol);
                 }
                 if (replicas.size() > 1 || k > 0 || lookupMode != RemoteTable.LookupMode.RPC || redoLog) {
-                    r.run().put("replicas", k).put("lookup", lookup.toLowerCase(java.util.Locale.ROOT))
+                    r.run().put("replicas", k).put("lookup", lookupMode.label())
                         .put("redo_log", redoLog);
                 }
                 if (file != null) {
@@ -462,7 +462,7 @@ public final class SimCommand implements Callable<Integer> {
                         : spec.quantity() + " NOT CONSERVED", run.getLong("locks_left_held"), sim.getLong("events"),
                     sim.getDouble("wall_ms"));
                 if (k > 0 || replicas.size() > 1) {
-                    System.out.printf("  replicas %d (lookup %s%s): %s%n", k, lookup,
+                    System.out.printf("  replicas %d (lookup %s%s): %s%n", k, lookupMode.label(),
                         redoLog ? ", redo log" : "", k == 0 ? "no backups"
                             : run.getInteger("replica_differences", 0) == 0 ? "every backup identical to its primary"
                             : run.getInteger("replica_differences") + " objects differ from their primary");
@@ -510,11 +510,11 @@ public final class SimCommand implements Callable<Integer> {
      * @throws IllegalArgumentException naming the option and what it accepts
      */
     static RemoteTable.LookupMode lookupMode(final String name) {
-        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
-            case "rpc" -> RemoteTable.LookupMode.RPC;
-            case "onesided", "one-sided" -> RemoteTable.LookupMode.ONE_SIDED;
-            default -> throw new IllegalArgumentException("--lookup " + name + ": must be rpc or onesided");
-        };
+        try {
+            return RemoteTable.LookupMode.named(name);
+        } catch (final IllegalArgumentException e) {
+            throw new IllegalArgumentException("--lookup " + e.getMessage(), e);
+        }
     }
 
     /** {@code options} with this command's verb faults ({@code --verb-fail-rate}, {@code --verb-fail-kinds}). */

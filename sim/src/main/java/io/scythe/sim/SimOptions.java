@@ -90,7 +90,7 @@ public final class SimOptions {
             .put("faults", faults.toJson()).put("tso_proxies", tsoProxies)
             .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()))
             .put("clocks", clocks.toJson()).put("replicas", replicas)
-            .put("lookup", lookup.name().toLowerCase(java.util.Locale.ROOT)).put("redo_log", redoLog);
+            .put("lookup", lookup.label()).put("redo_log", redoLog);
     }
 
     public String protocol() {

@@ -123,7 +123,12 @@ public final class EmbeddedScythe implements AutoCloseable {
         throws Exception {
         final int replicas = protocolOptions.getInteger("replicas", 0);
         io.scythe.storage.BackupTables.check(replicas, parts);
-        lookupMode = lookupMode(protocolOptions.getString("lookup", "rpc"));
+        try {
+            lookupMode = io.scythe.storage.remote.RemoteTable.LookupMode.named(protocolOptions.getString("lookup",
+                "rpc"));
+        } catch (final IllegalArgumentException e) {
+            throw new IllegalArgumentException("lookup=" + e.getMessage(), e);
+        }
         for (int p = 0; p < parts; p++) {
             final Nic mn = fabric.attachNow("mn" + p);
             final LogDb db = new LogDb(mn);
@@ -179,19 +184,6 @@ public final class EmbeddedScythe implements AutoCloseable {
     /** The compute nodes that gave up, fenced and waiting for a recovery. */
     public List<String> gaveUp() {
         return List.copyOf(gaveUp);
-    }
-
-    /**
-     * The lookup mode a {@code lookup} configuration value names.
-     *
-     * @throws IllegalArgumentException naming the key and what it accepts
-     */
-    static io.scythe.storage.remote.RemoteTable.LookupMode lookupMode(final String name) {
-        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
-            case "rpc" -> io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
-            case "onesided", "one-sided" -> io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED;
-            default -> throw new IllegalArgumentException("lookup=" + name + " must be rpc or onesided");
-        };
     }
 
     private void enableRedoLog(final Coordinator c) {

@@ -20,7 +20,27 @@ import java.util.function.Supplier;
  */
 public final class RemoteTable {
     /** How a lookup that misses the cache reaches the index. */
-    public enum LookupMode { RPC, ONE_SIDED }
+    public enum LookupMode {
+        RPC, ONE_SIDED;
+
+        /**
+         * The mode a configuration or command line names: {@code rpc} or {@code onesided} (or {@code one-sided}).
+         *
+         * @throws IllegalArgumentException saying what is accepted
+         */
+        public static LookupMode named(final String name) {
+            return switch (name.toLowerCase(java.util.Locale.ROOT)) {
+                case "rpc" -> RPC;
+                case "onesided", "one-sided" -> ONE_SIDED;
+                default -> throw new IllegalArgumentException(name + ": must be rpc or onesided");
+            };
+        }
+
+        /** How {@link #named} names it. */
+        public String label() {
+            return this == RPC ? "rpc" : "onesided";
+        }
+    }
 
     private final TableDescriptor table;
     private final Supplier<Future<RdmaChannel>> channel;
