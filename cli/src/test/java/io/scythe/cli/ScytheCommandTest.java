@@ -54,6 +54,14 @@ class ScytheCommandTest {
         assertThat(run(new StringWriter(), new StringWriter(), "bench", "--system", "hazelcast", "--workload",
             "ycsb")).isEqualTo(2);
         assertThat(run(new StringWriter(), new StringWriter(), "bench", "--system", "scythe,redis")).isEqualTo(2);
+        final StringWriter err5 = new StringWriter();
+        assertThat(run(new StringWriter(), err5, "bench", "--workload", "smallbank", "--memory-nodes", "3",
+            "--replicas", "3")).isEqualTo(2);
+        assertThat(err5.toString()).contains("--replicas 3: must be within [0, 2] with --memory-nodes 3")
+            .doesNotContain("\tat ");
+        final StringWriter err6 = new StringWriter();
+        assertThat(run(new StringWriter(), err6, "bench", "--workload", "smallbank", "--lookup", "x")).isEqualTo(2);
+        assertThat(err6.toString()).contains("--lookup x: must be rpc or onesided");
     }
 
     @Test
