@@ -1,6 +1,5 @@
 package io.scythe.txn.onesided;
 
-import io.scythe.bridge.Doorbell;
 import io.scythe.txn.Access;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.TxnRuntime;
@@ -109,19 +108,8 @@ public final class Replicas {
                     .add(new Copy(a, a.backupPointers[b], backups.get(b).descriptor().objects().rkey()));
             }
         }
-        final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
-        for (final Map.Entry<String, List<Copy>> e : byNode.entrySet()) {
-            posted.add(runtime.writeBackGate(e.getKey()).compose(gate -> Reposts.untilAccepted(runtime.timers(),
-                () -> runtime.channel(e.getKey()).compose(ch -> {
-                    final Doorbell batch = ch.doorbell();
-                    for (final Copy c : e.getValue()) {
-                        WriteSet.addWrites(batch, c.access, io.scythe.storage.ObjectLayout.addressOf(c.pointer),
-                            c.rkey);
-                    }
-                    return batch.post();
-                }))));
-        }
-        return Reposts.settle(posted);
+        return WriteSet.postPerNode(runtime, byNode, (batch, c) -> WriteSet.addWrites(batch, c.access,
+            io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey));
     }
 
     /** One written object's copy on one backup. */

@@ -118,16 +118,28 @@ public final class WriteSet {
     }
 
     private Future<Void> writeBackPrimaries(final Map<String, List<Access>> byNode, final ReleaseVerb release) {
+        return postPerNode(runtime, byNode, (batch, a) -> {
+            addWrites(batch, a, a.address(), a.rkey());
+            if (a.releasing) {
+                release.add(batch, a);
+            }
+        });
+    }
+
+    /**
+     * Posts one doorbell per memory node of {@code byNode} (after its write-back gate), with what {@code add} puts
+     * in for each of its items, again while refused for now; completes when every batch settled, failed if any
+     * failed.
+     */
+    static <T> Future<Void> postPerNode(final TxnRuntime runtime, final Map<String, List<T>> byNode,
+                                        final java.util.function.BiConsumer<Doorbell, T> add) {
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
-        for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
+        for (final Map.Entry<String, List<T>> e : byNode.entrySet()) {
             posted.add(runtime.writeBackGate(e.getKey()).compose(gate -> Reposts.untilAccepted(runtime.timers(),
                 () -> runtime.channel(e.getKey()).compose(ch -> {
                     final Doorbell batch = ch.doorbell();
-                    for (final Access a : e.getValue()) {
-                        addWrites(batch, a, a.address(), a.rkey());
-                        if (a.releasing) {
-                            release.add(batch, a);
-                        }
+                    for (final T item : e.getValue()) {
+                        add.accept(batch, item);
                     }
                     return batch.post(); // refused whole when the send queue lacks room: built and posted again
                 }))));
