@@ -54,6 +54,29 @@ public final class BenchCommand implements Callable<Integer> {
         + "that transactions meet on (default: ${DEFAULT-VALUE}).")
     int keys;
 
+    @Option(names = "--cns", split = ",", defaultValue = "1",
+        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] Compute nodes of the embedded cluster; a list "
+            + "runs each protocol at each count in a row, with the throughput ratio over the first (default: "
+            + "${DEFAULT-VALUE}). They share this JVM's event loops: each loop runs one coordinator of every node.")
+    List<Integer> cns;
+
+    @Option(names = "--routing", defaultValue = "shard",
+        description = "With --cns above 1, where each transaction goes: shard (the owner of its routing key's shard: "
+            + "SmallBank's account, TPC-C's home warehouse, TATP's subscriber, YCSB's first key), random, or hybrid "
+            + "(Lotus: read-only ones at random, read-write ones by shard) (default: ${DEFAULT-VALUE}).")
+    String routing;
+
+    @Option(names = "--shards", defaultValue = "" + io.scythe.routing.ShardMap.DEFAULT_SHARDS,
+        description = "Shards of the shard map: routing key mod shards, round-robin over the compute nodes (default: "
+            + "${DEFAULT-VALUE}, Lotus's 12 bits).")
+    int shards;
+
+    @Option(names = "--move-shard-every", defaultValue = "0s",
+        description = "With --cns above 1, moves a random shard to another compute node this often while measuring "
+            + "(0: never), so routers meet wrong-owner refusals and send again on the newer map (default: "
+            + "${DEFAULT-VALUE}).")
+    Duration moveShardEvery;
+
     @Option(names = "--quiet", description = "No live progress line on stderr during runs of 3 s or more.")
     boolean quiet;
 
@@ -237,6 +260,10 @@ public final class BenchCommand implements Callable<Integer> {
             clients = List.of("smallbank", "ycsb", "tatp", "tpcc").contains(workload.toLowerCase(Locale.ROOT))
                 ? List.of(8, 32, 64) : List.of(64);
         }
+        if (!cns.equals(List.of(1)) && !OLTP.contains(workload.toLowerCase(Locale.ROOT))) {
+            throw new IllegalArgumentException("--cns runs transactions on several compute nodes: only the "
+                + String.join(", ", OLTP) + " workloads run any");
+        }
         if (history != null && !OLTP.contains(workload.toLowerCase(Locale.ROOT))) {
             throw new IllegalArgumentException("--history records transactions: only the " + String.join(", ", OLTP)
                 + " workloads run any");
@@ -289,6 +316,8 @@ public final class BenchCommand implements Callable<Integer> {
                     warmup.toMillis(), seed, history), oltpSpec(), System.out)
                     .redoLog(onOff("--redo-log", redoLog)).replicas(replicas(replicas, memoryNodes))
                     .lookup(SimCommand.lookupMode(lookup).label())
+                    .computeNodes(cns).routing(io.scythe.routing.RoutingMode.named(routing)).shards(shards)
+                    .moveShardEvery(moveShardEvery.toMillis())
                     .progress(quiet ? null : io.scythe.bench.report.ProgressLine.toStderr()).run();
                 break;
             case "tso":

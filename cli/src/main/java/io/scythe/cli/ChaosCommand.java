@@ -495,7 +495,7 @@ public final class ChaosCommand implements Callable<Integer> {
                 Thread.sleep(10);
             }
         } finally {
-            cluster.signal(victim, "CONT");
+            wake(victim, fault);
         }
         observe(fault, victim, fabricNode, t0);
         // Awake past its lease it finds itself fenced and exits; it comes back under a new epoch.
@@ -509,6 +509,25 @@ public final class ChaosCommand implements Callable<Integer> {
         awaitThroughput(fault, t0, baseline);
         print(fault);
         return fault;
+    }
+
+    /**
+     * SIGCONT to a paused node. It may be gone already: an MN's fence barrier SIGKILLs (STONITH) a CN it fences while
+     * that CN is paused, so a pause can become a kill. That is a fault like any other, noted and gone on with; a
+     * SIGCONT that fails on a node still alive is a harness failure.
+     */
+    private void wake(final String victim, final JsonObject fault) throws Exception {
+        final Process process = cluster.node(victim).process();
+        try {
+            cluster.signal(victim, "CONT");
+        } catch (final IllegalStateException e) {
+            if (process.waitFor(1, TimeUnit.SECONDS)) {
+                fault.put("note", "killed while paused (exit " + process.exitValue() + "): fenced by a memory node's "
+                    + "barrier before the pause ended");
+                return;
+            }
+            throw e;
+        }
     }
 
     private boolean fencedOnMn0(final String fabricNode) {

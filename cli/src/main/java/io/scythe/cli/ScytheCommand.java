@@ -19,9 +19,31 @@ public final class ScytheCommand implements Runnable {
     /** The configured command line (also used by tests). */
     public static CommandLine commandLine() {
         return new CommandLine(new ScytheCommand())
-            .registerConverter(java.time.Duration.class, Durations::parse)
+            .registerConverter(java.time.Duration.class, text -> {
+                try {
+                    return Durations.parse(text);
+                } catch (final IllegalArgumentException e) {
+                    throw new CommandLine.TypeConversionException(e.getMessage()); // no Java class name in the line
+                }
+            })
             .setCaseInsensitiveEnumValuesAllowed(true)
+            .setParameterExceptionHandler(ScytheCommand::refuse)
             .setExecutionExceptionHandler(ScytheCommand::handle);
+    }
+
+    /**
+     * A malformed command line (an unknown option, a value that does not convert, a missing value): one line naming
+     * the option and what it accepts, and exit code 2; no usage dump (there is --help for that).
+     */
+    private static int refuse(final CommandLine.ParameterException error, final String[] args) {
+        final CommandLine command = error.getCommandLine();
+        String line = error.getMessage();
+        if (error instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty()) {
+            line += " (did you mean " + String.join(" or ", unmatched.getSuggestions()) + "?)";
+        }
+        command.getErr().println("scythe " + command.getCommandName() + ": " + line.replace('\n', ' ').strip()
+            + "; see 'scythe " + command.getCommandName() + " --help'");
+        return 2;
     }
 
     /** Bad input gets one clear line and exit code 2; anything else is a bug and keeps its stack trace. */

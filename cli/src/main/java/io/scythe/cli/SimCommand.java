@@ -56,6 +56,25 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--cns", defaultValue = "1", description = "Compute nodes (default: ${DEFAULT-VALUE}).")
     int cns;
 
+    @Option(names = "--routing", defaultValue = "local",
+        description = "Where clients send their transactions: local (each client's own compute node, as before "
+            + "routing existed), shard (the owner of the routing key's shard: SmallBank's account, TPC-C's home "
+            + "warehouse, TATP's subscriber, YCSB's first key), random, or hybrid (Lotus: read-only ones at random, "
+            + "read-write ones by shard); routed ones go to the same loop index of the chosen node (default: "
+            + "${DEFAULT-VALUE}).")
+    String routing;
+
+    @Option(names = "--shards", defaultValue = "" + io.scythe.routing.ShardMap.DEFAULT_SHARDS,
+        description = "Shards of the shard map routed runs use: routing key mod shards, round-robin over the "
+            + "compute nodes (default: ${DEFAULT-VALUE}).")
+    int shards;
+
+    @Option(names = "--move-shard-every", defaultValue = "0s",
+        description = "With --routing other than local, moves a random shard to another compute node this often "
+            + "(virtual time; 0: never), so routers meet wrong-owner refusals and send again (default: "
+            + "${DEFAULT-VALUE}).")
+    Duration moveShardEvery;
+
     @Option(names = "--clients", split = ",", defaultValue = "8",
         description = "Closed-loop clients per compute node; a list sweeps (default: ${DEFAULT-VALUE}).")
     List<Integer> clients;
@@ -318,6 +337,15 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--loops")) {
             o.loopsPerComputeNode(loops);
         }
+        if (given.hasMatchedOption("--routing")) {
+            o.routing(io.scythe.routing.RoutingMode.named(routing));
+        }
+        if (given.hasMatchedOption("--shards")) {
+            o.shards(shards);
+        }
+        if (given.hasMatchedOption("--move-shard-every")) {
+            o.moveShardEveryNs(moveShardEvery.toNanos());
+        }
         if (given.hasMatchedOption("--clients")) {
             o.clientsPerComputeNode(clients.get(0));
         }
@@ -373,6 +401,7 @@ public final class SimCommand implements Callable<Integer> {
         final CostModel model = fabricConfig != null ? BenchCommand.readCostModel(fabricConfig)
             : CostModel.profile(profile);
         final ClockOptions clocks = ClockArguments.parse(clockConfig, clock, clockSpread, seed);
+        final io.scythe.routing.RoutingMode routingMode = io.scythe.routing.RoutingMode.named(routing);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
         if (crashCn >= 0) {
             faults.crash(crashCn, crashAt.toNanos());
@@ -385,6 +414,10 @@ public final class SimCommand implements Callable<Integer> {
             .put("clients_per_cn", new JsonArray(clients)).put("cns", cns).put("loops_per_cn", loops)
             .put("memory_nodes", memoryNodes).put("tso_proxies", tsoProxies).put("seed", seed).put("duration_virtual_ms", duration.toNanos() / 1e6)
             .put("cost_model", model.toJson()).put("faults", faults.toJson()).mergeIn(spec.params());
+        if (routingMode != io.scythe.routing.RoutingMode.LOCAL) {
+            params.put("routing", routingMode.label()).put("shards", shards)
+                .put("move_shard_every_ns", moveShardEvery.toNanos());
+        }
         if (!clocks.isPerfect()) {
             params.put("clocks", clocks.toJson());
         }
@@ -400,6 +433,7 @@ public final class SimCommand implements Callable<Integer> {
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
                     .costModel(model).faults(faults).tsoProxies(tsoProxies).clocks(clocks)
+                    .routing(routingMode).shards(shards).moveShardEveryNs(moveShardEvery.toNanos())
                     .queueSampleNs(queueSample.toNanos()).reclaimEveryNs(reclaimEvery.toNanos())
                     .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
@@ -476,6 +510,9 @@ public final class SimCommand implements Callable<Integer> {
                 }
                 if (run.containsKey("queues")) {
                     System.out.println("  queues: " + run.getJsonObject("queues").encode());
+                }
+                if (sim.containsKey("routing")) {
+                    System.out.println("  routing: " + sim.getJsonObject("routing").encode());
                 }
                 if (sim.containsKey("crash")) {
                     System.out.println("  crash: " + sim.getJsonObject("crash").encode());

@@ -62,6 +62,57 @@ class ScytheCommandTest {
         final StringWriter err6 = new StringWriter();
         assertThat(run(new StringWriter(), err6, "bench", "--workload", "smallbank", "--lookup", "x")).isEqualTo(2);
         assertThat(err6.toString()).contains("--lookup x: must be rpc or onesided");
+        final StringWriter err7 = new StringWriter();
+        assertThat(run(new StringWriter(), err7, "bench", "--workload", "lock", "--cns", "2")).isEqualTo(2);
+        assertThat(err7.toString()).contains("--cns runs transactions on several compute nodes");
+        final StringWriter err8 = new StringWriter();
+        assertThat(run(new StringWriter(), err8, "bench", "--cns", "4", "--routing", "local")).isEqualTo(2);
+        assertThat(err8.toString()).contains("bench clients belong to no compute node");
+        final StringWriter err9 = new StringWriter();
+        assertThat(run(new StringWriter(), err9, "bench", "--cns", "0")).isEqualTo(2);
+        assertThat(err9.toString()).contains("cns=[0]");
+        final StringWriter err10 = new StringWriter();
+        assertThat(run(new StringWriter(), err10, "bench", "--move-shard-every", "5ms")).isEqualTo(2);
+        assertThat(err10.toString()).contains("give --cns 2 or more");
+    }
+
+    /**
+     * Every option of every command that takes a typed value (numbers, durations, enumerations), given one that does
+     * not convert, is refused before anything runs: one line naming the option, exit code 2, no usage dump, no Java
+     * class name, no stack trace. So is an unknown option.
+     */
+    @Test
+    void shouldRefuseEveryMalformedOptionValueWithOneLineAndExitCode2() {
+        int checked = 0;
+        for (final java.util.Map.Entry<String, CommandLine> sub : ScytheCommand.commandLine().getSubcommands()
+            .entrySet()) {
+            for (final CommandLine.Model.OptionSpec option : sub.getValue().getCommandSpec().options()) {
+                final Class<?> type = option.type();
+                if (option.arity().max() == 0 || type == String.class || type == java.nio.file.Path.class
+                    || type == java.io.File.class || type == java.util.List.class && option.auxiliaryTypes()[0]
+                    == String.class) {
+                    continue;
+                }
+                final StringWriter out = new StringWriter();
+                final StringWriter err = new StringWriter();
+                final int code = run(out, err, sub.getKey(), option.longestName(), "x!");
+                final String line = err.toString().strip();
+                assertThat(code).as("%s %s x!", sub.getKey(), option.longestName()).isEqualTo(2);
+                assertThat(line).as("%s %s", sub.getKey(), option.longestName()).contains(option.longestName())
+                    .doesNotContain("\n").doesNotContain("Usage").doesNotContain("java.").doesNotContain("\tat ")
+                    .doesNotContain("Exception");
+                assertThat(out.toString()).isEmpty();
+                checked++;
+            }
+            if ("help".equals(sub.getKey())) {
+                continue;
+            }
+            final StringWriter err = new StringWriter();
+            assertThat(run(new StringWriter(), err, sub.getKey(), "--no-such-option")).as(sub.getKey()).isEqualTo(2);
+            assertThat(err.toString().strip()).as(sub.getKey()).startsWith("scythe " + sub.getKey() + ": ")
+                .doesNotContain("\n").doesNotContain("Usage");
+        }
+        assertThat(checked).as("typed options checked").isGreaterThan(50);
     }
 
     @Test

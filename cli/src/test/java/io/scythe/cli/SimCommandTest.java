@@ -172,6 +172,35 @@ class SimCommandTest {
     }
 
     @Test
+    void shouldRouteTransactionsOverComputeNodesAndRefuseWhatRoutingDoesNotModel(@TempDir final Path dir)
+        throws Exception {
+        final int code = run(new StringWriter(), new StringWriter(), "sim", "--workload", "smallbank", "--accounts",
+            "1000", "--protocols", "scythe-occ", "--cns", "4", "--loops", "2", "--clients", "4", "--duration", "200us",
+            "--routing", "shard", "--shards", "16", "--move-shard-every", "10us", "--check-history", "--out",
+            dir.toString());
+        assertThat(code).isZero();
+        final JsonObject results = new JsonObject(Files.readString(dir.resolve("results.json")));
+        assertThat(results.getJsonObject("params").getString("routing")).isEqualTo("shard");
+        final JsonObject run = results.getJsonArray("runs").getJsonObject(0);
+        assertThat(run.getBoolean("invariants_ok")).isTrue();
+        assertThat(run.getJsonObject("serializability").getBoolean("serializable")).isTrue();
+        final JsonObject routing = run.getJsonObject("sim").getJsonObject("routing");
+        assertThat(routing.getInteger("shards")).isEqualTo(16);
+        assertThat(routing.getJsonArray("committed_by_cn")).hasSize(4);
+        assertThat(routing.getLong("shard_map_epoch")).isGreaterThan(10);
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "sim", "--routing", "owner")).isEqualTo(2);
+        assertThat(err.toString()).contains("unknown routing 'owner'; choose local, shard, random or hybrid");
+        final StringWriter err2 = new StringWriter();
+        assertThat(run(new StringWriter(), err2, "sim", "--cns", "2", "--routing", "shard", "--crash-cn", "1"))
+            .isEqualTo(2);
+        assertThat(err2.toString()).contains("not modelled with crash or verb faults");
+        final StringWriter err3 = new StringWriter();
+        assertThat(run(new StringWriter(), err3, "sim", "--cns", "2", "--move-shard-every", "5us")).isEqualTo(2);
+        assertThat(err3.toString()).contains("needs routing shard, random or hybrid");
+    }
+
+    @Test
     void shouldRefuseMoreYcsbKeysPerTransactionThanRecordsAndRunBarelyEnough() {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "sim", "--workload", "ycsb", "--records", "3", "--ops", "4"))

@@ -118,8 +118,10 @@ public final class KryoCodec<T> implements MessageCodec<T, T> {
                         final Kryo kryo = new Kryo();
                         kryo.setRegistrationRequired(true);
                         kryo.setReferences(false);
+                        BoundedSerializers.install(kryo);
                         synchronized (KryoCodec.class) {
                             REGISTERED.forEach(kryo::register);
+                            BoundedSerializers.replaceUnbounded(kryo, REGISTERED.keySet());
                         }
                         return kryo;
                     }
@@ -158,8 +160,12 @@ public final class KryoCodec<T> implements MessageCodec<T, T> {
                     + (value == null ? "null" : value.getClass().getName()));
             }
             return type.cast(value);
-        } catch (final KryoException | IndexOutOfBoundsException | IllegalArgumentException e) {
-            throw new MalformedMessageException(name + ": malformed message (" + e.getMessage() + ")", e);
+        } catch (final MalformedMessageException e) {
+            throw e;
+        } catch (final RuntimeException e) { // untrusted bytes: whatever a serializer threw (a bad class id, a bad
+            // count, a record constructor refusing its fields) means the message is malformed, never a crash
+            final String what = e instanceof KryoException ? e.getMessage() : e.toString();
+            throw new MalformedMessageException(name + ": malformed message (" + what + ")", e);
         } finally {
             p.free(kryo);
         }

@@ -103,6 +103,11 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         return endpoint;
     }
 
+    /** The RPC ids with a handler, ascending. */
+    public int[] rpcIds() {
+        return handlers.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+    }
+
     /** Serves {@code rpcId} with {@code handler}; register before clients call. */
     public RpcServer handle(final int rpcId, final RpcHandler handler) {
         if (rpcId < 0 || rpcId > 0xffff) {

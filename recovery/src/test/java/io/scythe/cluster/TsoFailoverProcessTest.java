@@ -125,7 +125,14 @@ class TsoFailoverProcessTest {
         cnBack.get(120, TimeUnit.SECONDS);
         final String started = cluster.node("tso").logText().lines().filter(l -> l.contains("high water asked of"))
             .reduce((first, last) -> last).orElseThrow();
-        assertThat(started).as("the restarted service asked the waiting CN too").contains("cn0").contains("proxy1");
+        assertThat(started).as("the restarted service asked the waiting CN too").contains("cn0");
+        // The proxy is asked while the registry shows it as a live member. On a saturated machine it can miss its
+        // heartbeats, split off and merge back (a new member id, registered again) just as the service reads the
+        // registry; it is then skipped as gone, and the service's checkpoint (above all the old counter handed out)
+        // covers it. Seen once in CI at load 20.
+        if (!cluster.node("proxy1").logText().contains("after merging back into the cluster")) {
+            assertThat(started).as("the restarted service asked the live proxy").contains("proxy1");
+        }
         final JsonObject tso = health("tso");
         assertThat(tso.getLong("tsoStartedAt")).as("above what the live CN reported and the checkpoint")
             .isGreaterThan(handedOut).isGreaterThan(counterBefore);

@@ -132,6 +132,9 @@ public final class Explorer {
             + (o.replicas() > 0 ? " --replicas " + o.replicas() : "")
             + (o.lookup() == io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED ? " --lookup onesided" : "")
             + (o.redoLog() ? " --redo-log" : "")
+            + (o.routing() == io.scythe.routing.RoutingMode.LOCAL ? "" : " --routing " + o.routing().label()
+            + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
+            + o.moveShardEveryNs() / 1000.0 + "us" : ""))
             + " --check-history --seed " + o.seed();
     }
 

@@ -81,6 +81,16 @@ public final class Simulation {
     private final List<Coordinator> coordinators = new ArrayList<>();
     private final List<Client> clients = new ArrayList<>();
     private final List<List<SimLoop>> cnLoops = new ArrayList<>();
+    /** Every compute node's coordinators, by loop index: where routed clients send transactions. */
+    private final List<List<Coordinator>> coordinatorsOfCn = new ArrayList<>();
+    /** Which compute node owns which shard (routed runs only). */
+    private io.scythe.routing.ShardMap shardMap;
+    /** Transactions committed while measuring, by the compute node that ran them (routed runs only). */
+    private long[] committedByCn;
+    /** Salt of the routers' random streams: a route never draws from a client's workload stream. */
+    private static final long ROUTE_SEED_SALT = 0x6A09E667F3BCC909L;
+    /** Salt of the shard mover's stream. */
+    private static final long MOVE_SEED_SALT = 0xBB67AE8584CAA73BL;
     private final Histogram latencyNs = new Histogram(3_600_000_000_000L, 3);
     private final Map<String, long[]> committedByType = new TreeMap<>();
     private final List<HistoryListener> listeners = new ArrayList<>();
@@ -363,6 +373,18 @@ public final class Simulation {
                                              final RrpcOptions rrpcOptions, final Watermarks watermarks,
                                              final String prefix, final String tsoNode) {
         final List<Future<?>> connected = new ArrayList<>();
+        if (options.routing() != io.scythe.routing.RoutingMode.LOCAL) {
+            if (operation != null) {
+                throw new IllegalArgumentException("routing " + options.routing().label() + " routes transactions: "
+                    + "this workload runs operations, not transactions; use routing local");
+            }
+            final List<String> names = new ArrayList<>();
+            for (int c = 0; c < options.computeNodes(); c++) {
+                names.add(prefix + "cn" + c);
+            }
+            shardMap = io.scythe.routing.ShardMap.roundRobin(options.shards(), names);
+            committedByCn = new long[options.computeNodes()];
+        }
         int loopNumber = 0;
         for (int c = 0; c < options.computeNodes(); c++) {
             final Nic cn = fabric.attachNow(prefix + "cn" + c);
@@ -372,6 +394,8 @@ public final class Simulation {
             final List<SimLoop> loops = new ArrayList<>();
             final List<TxnRuntime> runtimes = new ArrayList<>();
             runtimesOfCn.add(runtimes);
+            final List<Coordinator> cnCoordinators = new ArrayList<>();
+            coordinatorsOfCn.add(cnCoordinators);
             for (int l = 0; l < options.loopsPerComputeNode(); l++) {
                 final SimLoop loop = scheduler.newLoop(cn.node() + "/" + l, cnCpu());
                 final Bridge bridge = bridgeOn(loop);
@@ -410,6 +434,7 @@ public final class Simulation {
                 runtimes.add(runtime);
                 final Coordinator coordinator = new Coordinator(runtime, protocol, options.maxAttempts());
                 coordinators.add(coordinator);
+                cnCoordinators.add(coordinator);
                 // Open every ring and channel now: the event bus carries the control plane before time starts.
                 for (final LogDb db : memoryNodes) {
                     connected.add(rrpc.rocket(db.nic().node()));
@@ -420,8 +445,13 @@ public final class Simulation {
                     connected.add(rrpc.rocket(proxy));
                 }
                 for (int k = l; k < options.clientsPerComputeNode(); k += options.loopsPerComputeNode()) {
-                    clients.add(new Client(clients.size(), c, loop, coordinator, runtime,
-                        new SplittableRandom(options.seed() * 1_000_003L + clients.size())));
+                    final Client client = new Client(clients.size(), c, l, loop, coordinator, runtime,
+                        new SplittableRandom(options.seed() * 1_000_003L + clients.size()));
+                    if (shardMap != null) {
+                        client.routeBy(new io.scythe.routing.Router(options.routing(), shardMap),
+                            new SplittableRandom((options.seed() * 1_000_003L + client.id) ^ ROUTE_SEED_SALT));
+                    }
+                    clients.add(client);
                 }
             }
             cnLoops.add(loops);
@@ -488,6 +518,12 @@ public final class Simulation {
             final SimLoop observer = scheduler.newLoop("observer", (loop, poll, work, requests) -> 0);
             sampleQueues(observer);
         }
+        if (shardMap != null && options.moveShardEveryNs() > 0) {
+            final SimLoop mover = scheduler.newLoop("shard-mover", (loop, poll, work, requests) -> 0);
+            final SplittableRandom random = new SplittableRandom(options.seed() ^ MOVE_SEED_SALT);
+            mover.schedule(() -> moveShard(mover, random), options.moveShardEveryNs(),
+                java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
         final Faults faults = options.faults();
         if (faults.crashCn() != Faults.NO_CRASH) {
             scheduler.runUntil(startNs + faults.crashAtNs(), this::failed);
@@ -537,6 +573,21 @@ public final class Simulation {
         }
         reclaimed += db.reclaim(Long.MAX_VALUE);
         loop.schedule(() -> reclaimRound(loop, db), options.reclaimEveryNs(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Moves a shard drawn from {@code random} to another compute node (the next epoch's map: routers that cached the
+     * older one are refused by its old owner), every {@code moveShardEveryNs} until the end.
+     */
+    private void moveShard(final SimLoop mover, final SplittableRandom random) {
+        if (clock.nanoTime() - endNs >= 0) {
+            return;
+        }
+        final int shard = random.nextInt(shardMap.shards());
+        final int cns = shardMap.computeNodes();
+        shardMap = shardMap.moved(shard, (shardMap.ownerOf(shard) + 1 + random.nextInt(cns - 1)) % cns);
+        mover.schedule(() -> moveShard(mover, random), options.moveShardEveryNs(),
+            java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /** Reads every object's lock words, like an MN-side observer with no cost (Table 2), until the end. */
@@ -624,7 +675,46 @@ public final class Simulation {
         final long began = clock.nanoTime();
         client.type = drawn.type();
         client.since = began;
-        client.coordinator.run(drawn.body()).onComplete(ar -> {
+        if (client.router == null) {
+            run(client, client.coordinator, drawn, seq, began);
+        } else {
+            routed(client, drawn, seq, began, MAX_REROUTES);
+        }
+    }
+
+    /** Refusals one routed transaction may meet (each after learning the current map) before it fails. */
+    static final int MAX_REROUTES = 8;
+
+    /**
+     * Sends {@code drawn} where the client's router routes it: to that compute node's loop of the client's loop index
+     * (one event later, at the same virtual time), which refuses it when routed by a shard it does not own; the router
+     * then learns the current map and sends it again.
+     */
+    private void routed(final Client client, final OltpSpec.Drawn drawn, final long seq, final long began,
+                        final int reroutes) {
+        final io.scythe.routing.Router router = client.router;
+        final int cn = router.route(drawn.routingKey(), drawn.readOnly(), client.routeRandom);
+        final boolean checked = router.byShard(drawn.routingKey(), drawn.readOnly());
+        cnLoops.get(cn).get(client.loopIndex).execute(() -> {
+            final io.scythe.routing.WrongOwnerException refused = checked
+                ? shardMap.refusal(cn, drawn.routingKey()) : null;
+            if (refused == null) {
+                client.ranOn = cn;
+                run(client, coordinatorsOfCn.get(cn).get(client.loopIndex), drawn, seq, began);
+            } else if (reroutes > 0) {
+                router.learn(shardMap);
+                routed(client, drawn, seq, began, reroutes - 1);
+            } else {
+                client.ranOn = cn;
+                finished(client, failed(client, seq, drawn.type(), refused, began, clock.nanoTime()));
+            }
+        });
+    }
+
+    /** Runs {@code drawn} on {@code coordinator} (of the calling loop) and records how it ended. */
+    private void run(final Client client, final Coordinator coordinator, final OltpSpec.Drawn drawn, final long seq,
+                     final long began) {
+        coordinator.run(drawn.body()).onComplete(ar -> {
             final long now = clock.nanoTime();
             final TxnRecord record;
             if (ar.succeeded()) {
@@ -635,6 +725,9 @@ public final class Simulation {
                     o.commitTs(), o.attempts(), o.latencyNs(), began, now);
                 if (now - measureFromNs >= 0 && now - endNs < 0) {
                     committed++;
+                    if (committedByCn != null) {
+                        committedByCn[client.ranOn]++;
+                    }
                     attemptsOfCommitted += o.attempts();
                     latencyNs.recordValue(Math.max(1, o.latencyNs()));
                     committedByType.computeIfAbsent(drawn.type(), t -> new long[1])[0]++;
@@ -649,12 +742,12 @@ public final class Simulation {
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.GAVE_UP, 0, 0,
                     options.maxAttempts(), now - began, began, now);
             } else if (ar.cause() instanceof io.scythe.txn.OutcomeUnknownException
-                && givenUp.containsKey(client.computeNode)) {
+                && givenUp.containsKey(client.ranOn)) {
                 outcomeUnknown++;
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.OUTCOME_UNKNOWN, 0, 0, 0,
                     now - began, began, now);
             } else if (ar.cause() instanceof io.scythe.txn.NotServingException
-                && givenUp.containsKey(client.computeNode)) {
+                && givenUp.containsKey(client.ranOn)) {
                 notServed++;
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.NOT_SERVED, 0, 0, 0,
                     now - began, began, now);
@@ -842,6 +935,15 @@ public final class Simulation {
         if (!stuck.isEmpty()) {
             sim.put("unfinished", stuck);
         }
+        if (shardMap != null) {
+            long rerouted = 0;
+            for (final Client c : clients) {
+                rerouted += c.router.refusals();
+            }
+            sim.put("routing", new JsonObject().put("mode", options.routing().label()).put("shards", shardMap.shards())
+                .put("committed_by_cn", new io.vertx.core.json.JsonArray(java.util.Arrays.stream(committedByCn).boxed()
+                    .toList())).put("rerouted", rerouted).put("shard_map_epoch", shardMap.epoch()));
+        }
         if (firstError != null) {
             sim.put("first_error", firstError);
         }
@@ -948,24 +1050,38 @@ public final class Simulation {
     /** One closed-loop client: one transaction at a time on its CN loop. */
     private static final class Client {
         final int id;
+        /** The compute node and loop the client is attached to (where it runs its transactions unless routed). */
         final int computeNode;
+        final int loopIndex;
         final SimLoop loop;
         final Coordinator coordinator;
         final TxnRuntime runtime;
         final SplittableRandom random;
+        /** The client's routing layer, or {@code null} when it runs every transaction on its own node. */
+        io.scythe.routing.Router router;
+        SplittableRandom routeRandom;
+        /** The compute node running its current transaction. */
+        int ranOn;
         long sequence;
         boolean busy;
         String type;
         long since;
 
-        Client(final int id, final int computeNode, final SimLoop loop, final Coordinator coordinator,
-               final TxnRuntime runtime, final SplittableRandom random) {
+        Client(final int id, final int computeNode, final int loopIndex, final SimLoop loop,
+               final Coordinator coordinator, final TxnRuntime runtime, final SplittableRandom random) {
             this.runtime = runtime;
             this.id = id;
             this.computeNode = computeNode;
+            this.loopIndex = loopIndex;
             this.loop = loop;
             this.coordinator = coordinator;
             this.random = random;
+            this.ranOn = computeNode;
+        }
+
+        void routeBy(final io.scythe.routing.Router router, final SplittableRandom random) {
+            this.router = router;
+            this.routeRandom = random;
         }
     }
 }

@@ -41,6 +41,7 @@ public final class OneMemoryNode implements AutoCloseable {
     public final Table table;
     public final Catalog catalog;
     public final RrpcClient rrpc;
+    public final RpcServer server;
     public final RemoteRegion counter;
     public final Context loop;
     /** How the runtimes of {@link #on} look up keys that miss their address cache. */
@@ -72,7 +73,7 @@ public final class OneMemoryNode implements AutoCloseable {
         for (long k = 0; k < 16; k++) {
             table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
         }
-        final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
+        server = new RpcServer(vertx, mn, new RrpcOptions());
         io.scythe.txn.mn.MemoryNodeServices.start(db, server, Watermarks.DEFAULT, true);
         final Promise<Void> started = Promise.promise();
         loop.runOnContext(ignored -> server.start().onComplete(started));

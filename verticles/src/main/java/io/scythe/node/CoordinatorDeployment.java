@@ -59,6 +59,15 @@ public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegi
      */
     public Future<List<String>> deploy(final Vertx vertx, final List<Context> loops, final List<String> addresses,
                                        final Created created) {
+        return deploy(vertx, loops, addresses, created, null);
+    }
+
+    /**
+     * As {@link #deploy(Vertx, List, List, Created)}, each instance refusing requests routed by a shard this node does
+     * not own ({@code ownership}; {@code null}: none refused).
+     */
+    public Future<List<String>> deploy(final Vertx vertx, final List<Context> loops, final List<String> addresses,
+                                       final Created created, final io.scythe.routing.OwnershipCheck ownership) {
         if (loops.size() > 0xff) {
             return Future.failedFuture(new IllegalArgumentException("at most 255 event loops per compute node"));
         }
@@ -75,7 +84,7 @@ public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegi
                 final Coordinator c = new Coordinator(runtime, protocol, maxAttempts, protocolOptions);
                 created.accept(c);
                 return c;
-            }, procedures, addresses, observer), new DeploymentOptions()).onComplete(one));
+            }, procedures, addresses, observer, ownership), new DeploymentOptions()).onComplete(one));
             deployed.add(one.future());
         }
         return Future.all(deployed).map(all -> {

@@ -1,9 +1,12 @@
 package io.scythe.node;
 
 import io.scythe.codec.KryoCodec;
+import io.scythe.routing.OwnershipCheck;
+import io.scythe.routing.WrongOwnerException;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.NotServingException;
+import io.scythe.txn.OutcomeUnknownException;
 import io.scythe.txn.Txn;
 import io.scythe.txn.UnknownKeyException;
 import io.scythe.txn.api.Procedures;
@@ -24,7 +27,9 @@ import java.util.function.Supplier;
  * A compute node's transaction coordinator on one event loop (DESIGN.md): takes {@link TxnRequest}s from the event
  * bus at {@link #ADDRESS} (point-to-point sends are spread over the instances, one per loop), runs the named stored
  * procedure through its loop's {@link Coordinator}, and replies with a {@link TxnReply}. A bad request gets an
- * {@code error} reply and changes nothing; the verticle keeps serving.
+ * {@code error} reply and changes nothing; the verticle keeps serving. A request routed by shard
+ * ({@link TxnRequest#routed()}) to a node that does not own the shard (by its {@link OwnershipCheck}) gets a
+ * {@code wrong-owner} reply and runs nowhere, so that its client routes it again.
  */
 public final class CoordinatorVerticle extends VerticleBase {
     public static final String ADDRESS = "scythe.txn";
@@ -33,6 +38,7 @@ public final class CoordinatorVerticle extends VerticleBase {
     private final Procedures procedures;
     private final List<String> addresses;
     private final Consumer<TxnReply> observer;
+    private final OwnershipCheck ownership;
     private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
     private Coordinator coordinator;
 
@@ -50,10 +56,18 @@ public final class CoordinatorVerticle extends VerticleBase {
      */
     public CoordinatorVerticle(final Supplier<Coordinator> coordinators, final Procedures procedures,
                                final List<String> addresses, final Consumer<TxnReply> observer) {
+        this(coordinators, procedures, addresses, observer, null);
+    }
+
+    /** @param ownership checks requests routed by shard; {@code null}: this node runs every request */
+    public CoordinatorVerticle(final Supplier<Coordinator> coordinators, final Procedures procedures,
+                               final List<String> addresses, final Consumer<TxnReply> observer,
+                               final OwnershipCheck ownership) {
         this.coordinators = coordinators;
         this.procedures = procedures;
         this.addresses = List.copyOf(addresses);
         this.observer = observer;
+        this.ownership = ownership;
     }
 
     @Override
@@ -85,17 +99,41 @@ public final class CoordinatorVerticle extends VerticleBase {
         message.reply(reply);
     }
 
+    /** Hands {@code message} to this instance on its event loop, as its consumer would (for wire-level tests). */
+    void deliver(final Message<Object> message) {
+        context.runOnContext(ignored -> onRequest(message));
+    }
+
     private void onRequest(final Message<Object> message) {
-        if (!(message.body() instanceof TxnRequest request)) {
-            reply(message, TxnReply.error("malformed request: expected a TxnRequest, got "
-                + (message.body() == null ? "nothing" : message.body().getClass().getSimpleName())));
+        final Object received;
+        try {
+            received = message.body(); // a clustered message is decoded here: its bytes may be anything
+        } catch (final RuntimeException malformed) {
+            reply(message, TxnReply.error("malformed request: " + malformed.getMessage()));
             return;
         }
+        if (!(received instanceof TxnRequest request)) {
+            reply(message, TxnReply.error("malformed request: expected a TxnRequest, got "
+                + (received == null ? "nothing" : received.getClass().getSimpleName())));
+            return;
+        }
+        if (request.routed() && ownership != null) {
+            final WrongOwnerException refused = ownership.refusal(request.routingKey());
+            if (refused != null) {
+                reply(message, TxnReply.wrongOwner(refused.epoch(), refused.getMessage()));
+                return;
+            }
+        }
+
         final Function<Txn, Future<Long>> body;
         try {
             body = procedures.bind(request.procedure(), request.args());
         } catch (final UnknownKeyException | IllegalArgumentException e) {
             reply(message, TxnReply.error(e.getMessage()));
+            return;
+        } catch (final RuntimeException e) { // a binder's own bug: nothing ran
+            reply(message, TxnReply.error("failed, nothing committed: procedure " + request.procedure()
+                + " could not be bound: " + e));
             return;
         }
         coordinator.run(body).onComplete(ar -> {
@@ -109,9 +147,13 @@ public final class CoordinatorVerticle extends VerticleBase {
                 // Nothing of it committed (refused, or aborted by a loop that gave up): a plain error (a client may
                 // send it elsewhere), never "outcome unknown".
                 reply(message, TxnReply.error(ar.cause().getMessage()));
+            } else if (ar.cause() instanceof OutcomeUnknownException) {
+                // Given up past its point of no return: the redo record may be durable, recovery settles it.
+                reply(message, TxnReply.error(ar.cause().getMessage()));
             } else {
-                // A verb failed during the commit: the outcome is not known here (the redo log will settle it).
-                reply(message, TxnReply.error("outcome unknown: " + ar.cause()));
+                // Anything else failed before the point of no return (the procedure threw, a verb failed while
+                // reading or locking) and the attempt was aborted: nothing of it committed.
+                reply(message, TxnReply.error("failed, nothing committed: " + ar.cause()));
             }
         });
     }

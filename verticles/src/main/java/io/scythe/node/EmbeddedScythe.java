@@ -11,12 +11,15 @@ import io.scythe.hotspot.Watermarks;
 import io.scythe.rrpc.RpcServer;
 import io.scythe.rrpc.RrpcClient;
 import io.scythe.rrpc.RrpcOptions;
+import io.scythe.routing.ShardMap;
+import io.scythe.routing.WrongOwnerException;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.Table;
 import io.scythe.tso.TsoService;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.Protocol;
+import io.scythe.txn.Txn;
 import io.scythe.txn.api.Procedures;
 import io.scythe.txn.mn.MemoryNodeServices;
 import io.scythe.txn.recovery.RecoveryService;
@@ -32,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * Scythe inside a Vert.x application: a whole cluster in this JVM on the local fabric (memory nodes holding the
@@ -52,6 +56,14 @@ import java.util.concurrent.TimeUnit;
  * lowers an object's cold watermark as transactions abort on it, so they
  * switch to TOCC sooner there (beyond the paper: its §6 future work). The tables are created and loaded by the caller's
  * {@link Loader} on each memory node. This is the same cluster {@code scythe bench} measures.
+ *
+ * <p>With {@code "computeNodes": N} (default 1) it runs N compute nodes, each with its own fabric identity (NIC),
+ * RRPC client, transaction-id base and a coordinator on every event loop: the loops are the JVM's, so every loop
+ * hosts one coordinator of each node, and a client on a loop reaches any node's coordinator there without a thread
+ * hop ({@link #coordinator(int)}). Node 0 is named {@code cn} (as the one node always was), the others {@code cn1},
+ * {@code cn2}, ... A {@link ShardMap} of {@code "shards"} shards (default {@value ShardMap#DEFAULT_SHARDS}), round-robin
+ * over the nodes at first, says which node owns which shard: {@link #run(int, long, Function)} and requests routed by
+ * shard on the event bus are refused by a node that does not own the shard, and {@link #moveShard} moves one.
  */
 public final class EmbeddedScythe implements AutoCloseable {
     /** Creates and fills the tables of memory node {@code part} of {@code parts}. */
@@ -65,7 +77,12 @@ public final class EmbeddedScythe implements AutoCloseable {
     private final List<Context> loops;
     private final List<LogDb> memoryNodes = new ArrayList<>();
     private final List<Coordinator> coordinators = new CopyOnWriteArrayList<>();
-    private final FastThreadLocal<Coordinator> coordinator = new FastThreadLocal<>();
+    /** The coordinators of the calling loop, one per compute node, by node index. */
+    private final FastThreadLocal<Coordinator[]> loopCoordinators = new FastThreadLocal<>();
+    private int computeNodes = 1;
+    private final List<String> computeNodeNames = new ArrayList<>();
+    /** Which compute node owns which shard: the cluster's own routing state, read by every node's check. */
+    private io.scythe.routing.LocalShardDirectory shardMap;
     private final List<String> deployments = new ArrayList<>();
     private TsoService tso;
     private final List<MemoryNodeServices> memoryNodeServices = new ArrayList<>();
@@ -103,10 +120,21 @@ public final class EmbeddedScythe implements AutoCloseable {
         }
         final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.getString("protocol", "scythe"));
         final int maxAttempts = config.getInteger("maxAttempts", 1000);
+        final int computeNodes = config.getInteger("computeNodes", 1);
+        if (computeNodes < 1 || computeNodes > ShardMap.MAX_COMPUTE_NODES - 1) {
+            throw new IllegalArgumentException("computeNodes=" + computeNodes + " must be within [1, "
+                + (ShardMap.MAX_COMPUTE_NODES - 1) + "]");
+        }
+        final int shards = config.getInteger("shards", ShardMap.DEFAULT_SHARDS);
         final JsonObject marks = config.getJsonObject("watermarks", new JsonObject());
         final Watermarks watermarks = new Watermarks(marks.getInteger("cold", Watermarks.DEFAULT_COLD),
             marks.getInteger("hot", Watermarks.DEFAULT_HOT));
         final EmbeddedScythe s = new EmbeddedScythe(vertx, new LocalFabric(new FabricOptions().costModel(model)));
+        s.computeNodes = computeNodes;
+        for (int cn = 0; cn < computeNodes; cn++) {
+            s.computeNodeNames.add(computeNodeName(cn));
+        }
+        s.shardMap = new io.scythe.routing.LocalShardDirectory(ShardMap.roundRobin(shards, s.computeNodeNames));
         s.redoLogBytes = config.getBoolean("redoLog", true)
             ? config.getInteger("redoLogBytes", io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES) : 0;
         try {
@@ -156,16 +184,35 @@ public final class EmbeddedScythe implements AutoCloseable {
         tso = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000);
         final RemoteRegion counter = tso.start().await(30, TimeUnit.SECONDS);
         tsoCounter = counter;
-        final Nic cn = fabric.attachNow("cn");
-        final RrpcClient rrpc = new RrpcClient(vertx, cn, new RrpcOptions());
+        for (int cn = 0; cn < computeNodes; cn++) {
+            startComputeNode(cn, counter);
+        }
+    }
+
+    /** Compute node {@code cn}'s name: {@code cn} for node 0, as when there was one; {@code cnN} for the others. */
+    public static String computeNodeName(final int cn) {
+        return cn == 0 ? "cn" : "cn" + cn;
+    }
+
+    /** Its own NIC, RRPC client and transaction-id base (node bits 32-39), a coordinator on every loop. */
+    private void startComputeNode(final int cn, final RemoteRegion counter) throws Exception {
+        final String name = computeNodeNames.get(cn);
+        final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), new RrpcOptions());
+        final List<String> addresses = computeNodes == 1 ? List.of(CoordinatorVerticle.ADDRESS)
+            : List.of(CoordinatorVerticle.ADDRESS, CoordinatorVerticle.ADDRESS + "." + name);
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, "tso", protocol, maxAttempts,
-                watermarks, protocolOptions, procedures, 0L, null)
-            .deploy(vertx, loops, List.of(CoordinatorVerticle.ADDRESS), c -> {
+                watermarks, protocolOptions, procedures, (long) cn << 32, null)
+            .deploy(vertx, loops, addresses, c -> {
                 enableRedoLog(c);
-                giveUpBy("cn", c);
-                coordinator.set(c);
+                giveUpBy(name, c);
+                Coordinator[] mine = loopCoordinators.getIfExists();
+                if (mine == null) {
+                    mine = new Coordinator[computeNodes];
+                    loopCoordinators.set(mine);
+                }
+                mine[cn] = c;
                 coordinators.add(c);
-            })
+            }, computeNodes == 1 ? null : key -> shardMap.refusal(cn, key))
             .await(30, TimeUnit.SECONDS));
     }
 
@@ -202,6 +249,10 @@ public final class EmbeddedScythe implements AutoCloseable {
         if ((idBase & ~io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK) != 0 || idBase == 0) {
             throw new IllegalArgumentException("idBase=" + Long.toHexString(idBase) + " must be non-zero and within "
                 + "the node bits " + Long.toHexString(io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK));
+        }
+        if (idBase >>> 32 < computeNodes) {
+            throw new IllegalArgumentException("idBase=" + Long.toHexString(idBase) + " is one of the " + computeNodes
+                + " compute nodes' (node bits 1 to " + (computeNodes - 1) + " are taken)");
         }
         final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), new RrpcOptions());
         final Map<Thread, Coordinator> byLoop = new java.util.concurrent.ConcurrentHashMap<>();
@@ -255,17 +306,53 @@ public final class EmbeddedScythe implements AutoCloseable {
         return done.future().await(30, TimeUnit.SECONDS);
     }
 
-    /** The coordinator of the calling event loop (one of {@link #loops()}). */
+    /** The coordinator of the calling event loop (one of {@link #loops()}) of compute node 0. */
     public Coordinator coordinator() {
-        final Coordinator c = coordinator.getIfExists();
-        if (c == null) {
+        return coordinator(0);
+    }
+
+    /** Compute node {@code cn}'s coordinator on the calling event loop (one of {@link #loops()}). */
+    public Coordinator coordinator(final int cn) {
+        final Coordinator[] mine = loopCoordinators.getIfExists();
+        if (mine == null) {
             throw new IllegalStateException("no Scythe coordinator on thread '" + Thread.currentThread().getName()
                 + "': call from one of EmbeddedScythe.loops()");
         }
-        return c;
+        return mine[cn];
     }
 
-    /** Every loop's coordinator (statistics). */
+    /**
+     * Runs {@code body}, routed by {@code routingKey}'s shard, on compute node {@code cn}'s coordinator of the calling
+     * loop, as a request routed to it by shard: fails with {@link WrongOwnerException} (nothing ran) when {@code cn}
+     * does not own the shard now.
+     */
+    public <R> Future<Coordinator.Outcome<R>> run(final int cn, final long routingKey,
+                                                  final Function<Txn, Future<R>> body) {
+        final WrongOwnerException refused = shardMap.refusal(cn, routingKey);
+        return refused != null ? Future.failedFuture(refused) : coordinator(cn).run(body);
+    }
+
+    /** How many compute nodes run transactions (not counting {@link #addComputeNode}'s). */
+    public int computeNodes() {
+        return computeNodes;
+    }
+
+    /** Which compute node owns which shard now. */
+    public ShardMap shardMap() {
+        return shardMap.current();
+    }
+
+    /** Where the current map lives (this JVM's: the deterministic directory). */
+    public io.scythe.routing.ShardDirectory shardDirectory() {
+        return shardMap;
+    }
+
+    /** Makes compute node {@code toCn} the owner of {@code shard} (the next epoch's map, returned); thread-safe. */
+    public ShardMap moveShard(final int shard, final int toCn) {
+        return shardMap.moveNow(shard, toCn);
+    }
+
+    /** Every loop's coordinator of every compute node (statistics). */
     public List<Coordinator> coordinators() {
         return List.copyOf(coordinators);
     }

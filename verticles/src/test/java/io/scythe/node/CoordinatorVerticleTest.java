@@ -48,6 +48,7 @@ class CoordinatorVerticleTest {
     private Vertx vertx;
     private LocalFabric fabric;
     private Table table;
+    private volatile CoordinatorVerticle coordinatorVerticle;
 
     @BeforeEach
     void setUp() throws Exception {
@@ -75,14 +76,24 @@ class CoordinatorVerticleTest {
         final RrpcClient rrpc = new RrpcClient(vertx, cn, new RrpcOptions());
         final Catalog catalog = new Catalog().add("checking",
             List.of(new Catalog.Partition("mn", table.describe())));
-        final Procedures procedures = new Procedures().register("deposit", 2, args -> txn ->
+        final Procedures procedures = new Procedures()
+            .register("divide", 2, args -> txn -> txn.readForUpdate("checking", args[0]).map(b -> {
+                final UnsafeBuffer next = new UnsafeBuffer(new byte[8]);
+                next.putLong(0, b.getLong(0) / args[1]); // a bug in user code: divides by zero when told to
+                txn.write("checking", args[0], next, 0, 8);
+                return 0L;
+            }))
+            .register("throwAtOnce", 1, args -> txn -> {
+                throw new IllegalStateException("user code failed before its first read");
+            })
+            .register("deposit", 2, args -> txn ->
             txn.readForUpdate("checking", args[0]).map(b -> {
                 final UnsafeBuffer next = new UnsafeBuffer(new byte[8]);
                 next.putLong(0, b.getLong(0) + args[1]);
                 txn.write("checking", args[0], next, 0, 8);
                 return args[1];
             }));
-        vertx.deployVerticle(() -> new CoordinatorVerticle(() -> new Coordinator(new TxnRuntime(catalog, rrpc,
+        vertx.deployVerticle(() -> coordinatorVerticle = new CoordinatorVerticle(() -> new Coordinator(new TxnRuntime(catalog, rrpc,
                 LoopTimers.current(), new TsoGroup(64, new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))),
                 Watermarks.DEFAULT, 1L << 40),
                 io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"), 100), procedures, CoordinatorVerticle.ADDRESS),
@@ -122,6 +133,118 @@ class CoordinatorVerticleTest {
 
         assertThat(send(new TxnRequest("deposit", new long[] {3, 7})).committed()).as("still serving").isTrue();
         assertThat(balance(3)).isEqualTo(157);
+    }
+
+    @Test
+    void shouldReportAProcedureThatThrowsAsAnErrorWithNothingCommittedNeverAsOutcomeUnknown() throws Exception {
+        final TxnReply divided = send(new TxnRequest("divide", new long[] {4, 0}));
+        assertThat(divided.status()).isEqualTo(TxnReply.ERROR);
+        assertThat(divided.reason()).contains("nothing committed").contains("ArithmeticException")
+            .doesNotContain("outcome unknown");
+        final TxnReply thrown = send(new TxnRequest("throwAtOnce", new long[] {4}));
+        assertThat(thrown.status()).isEqualTo(TxnReply.ERROR);
+        assertThat(thrown.reason()).contains("nothing committed").doesNotContain("outcome unknown");
+        assertThat(balance(4)).as("nothing committed").isEqualTo(100);
+        assertThat(send(new TxnRequest("divide", new long[] {4, 2})).committed()).isTrue();
+        assertThat(balance(4)).as("the lock the failed attempts took was released").isEqualTo(50);
+    }
+
+    /**
+     * A message as a clustered event bus delivers it: its body is decoded by the Kryo codec only when the consumer
+     * reads it ({@code ClusteredMessage.body()} decodes lazily), so a malformed one fails inside the handler.
+     */
+    private static final class WireMessage implements io.vertx.core.eventbus.Message<Object> {
+        private final byte[] wire;
+        private final Promise<TxnReply> reply = Promise.promise();
+
+        WireMessage(final byte[] wire) {
+            this.wire = wire;
+        }
+
+        @Override
+        public String address() {
+            return CoordinatorVerticle.ADDRESS;
+        }
+
+        @Override
+        public io.vertx.core.MultiMap headers() {
+            return io.vertx.core.MultiMap.caseInsensitiveMultiMap();
+        }
+
+        @Override
+        public Object body() {
+            return KryoCodec.of(TxnRequest.class).decodeFromWire(0, io.vertx.core.buffer.Buffer.buffer(wire));
+        }
+
+        @Override
+        public String replyAddress() {
+            return "reply";
+        }
+
+        @Override
+        public boolean isSend() {
+            return true;
+        }
+
+        @Override
+        public void reply(final Object message, final io.vertx.core.eventbus.DeliveryOptions options) {
+            reply.complete((TxnReply) message);
+        }
+
+        @Override
+        public <R> io.vertx.core.Future<io.vertx.core.eventbus.Message<R>> replyAndRequest(final Object message,
+            final io.vertx.core.eventbus.DeliveryOptions options) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    /**
+     * Malformed, truncated and mutated event-bus messages each get an error reply at once (not silence, which a
+     * client must take as "outcome unknown"), and nothing changes but what the valid ones among them did.
+     */
+    @Test
+    void shouldAnswerEveryMalformedWireMessageAtOnceAndChangeNothing() throws Exception {
+        final io.vertx.core.buffer.Buffer valid = io.vertx.core.buffer.Buffer.buffer();
+        KryoCodec.of(TxnRequest.class).encodeToWire(valid, new TxnRequest("deposit", new long[] {5, 1}));
+        final byte[] good = valid.getBytes();
+        final java.util.Random random = new java.util.Random(42);
+        long deposited = 0;
+        int errors = 0;
+        for (int i = 0; i < 1500; i++) {
+            final byte[] bytes;
+            switch (i % 3) {
+                case 0 -> { // mutated: a few bytes of a valid message changed
+                    bytes = good.clone();
+                    for (int m = 1 + random.nextInt(3); m > 0; m--) {
+                        bytes[random.nextInt(bytes.length)] = (byte) random.nextInt(256);
+                    }
+                }
+                case 1 -> bytes = java.util.Arrays.copyOf(good, random.nextInt(good.length)); // truncated
+                default -> { // random, with a plausible length prefix
+                    bytes = new byte[4 + random.nextInt(40)];
+                    random.nextBytes(bytes);
+                    System.arraycopy(io.vertx.core.buffer.Buffer.buffer().appendInt(bytes.length - 4).getBytes(), 0,
+                        bytes, 0, 4);
+                }
+            }
+            final WireMessage message = new WireMessage(bytes);
+            coordinatorVerticle.deliver(message);
+            final TxnReply reply = message.reply.future().await(10, TimeUnit.SECONDS);
+            if (reply.committed()) {
+                deposited += reply.result(); // a mutation that is still a valid deposit to key 5
+            } else {
+                errors++;
+                assertThat(reply.status()).isEqualTo(TxnReply.ERROR);
+                assertThat(reply.reason()).doesNotContain("outcome unknown");
+            }
+        }
+        assertThat(errors).as("most mutations are malformed").isGreaterThan(1000);
+        long total = 0;
+        for (long k = 0; k < 16; k++) {
+            total += balance(k);
+        }
+        assertThat(total).as("only the valid deposits among them changed anything").isEqualTo(16 * 100 + deposited);
+        assertThat(send(new TxnRequest("deposit", new long[] {3, 7})).committed()).as("still serving").isTrue();
     }
 
     @Test

@@ -7,6 +7,9 @@ import io.scythe.bench.report.ProgressLine;
 import io.scythe.bench.report.RunResult;
 import io.scythe.bench.workload.OltpSpec;
 import io.scythe.node.EmbeddedScythe;
+import io.scythe.routing.Router;
+import io.scythe.routing.RoutingMode;
+import io.scythe.routing.ShardMap;
 import io.scythe.fabric.CostModel;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
@@ -18,6 +21,7 @@ import io.scythe.txn.Protocol;
 import io.scythe.txn.api.Procedures;
 import io.scythe.txn.Stage;
 import io.scythe.txn.spi.ProtocolRegistry;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -38,6 +42,12 @@ import java.util.concurrent.atomic.LongAdder;
  * identical data with the same seed. After each run the workload's conserved quantity (SmallBank's money, YCSB's
  * committed writes) is counted on the memory nodes: it must equal its initial value plus what the committed
  * transactions returned; and no lock may be left held.
+ *
+ * <p>With {@link #computeNodes} above 1 the embedded cluster runs that many compute nodes, and the clients are the
+ * routing layer: each event loop's clients send each transaction to a node by {@link #routing} (by its routing key's
+ * shard, at random, or Lotus's hybrid) through the loop's {@link Router}, to that node's coordinator on the same loop
+ * (every loop hosts one coordinator per node: no thread hop). A node refuses a transaction routed to it by a shard it
+ * does not own; the router learns the current map and sends it again ({@code rerouted} in the results).
  */
 public final class OltpWorkload {
     /** What to run. */
@@ -63,6 +73,61 @@ public final class OltpWorkload {
     private PrintStream out;
     private ProgressLine progress;
     private boolean redoLog = true;
+    private List<Integer> computeNodes = List.of(1);
+    private RoutingMode routing = RoutingMode.SHARD;
+    private int shards = ShardMap.DEFAULT_SHARDS;
+    private long moveShardEveryMs;
+    /** Salt of the shard mover's stream. */
+    private static final long MOVE_SEED_SALT = 0xBB67AE8584CAA73BL;
+    /** Salt of the routers' random streams: random routes never draw from a workload's stream. */
+    private static final long ROUTE_SEED_SALT = 0x6A09E667F3BCC909L;
+    /** Refusals one transaction may meet (each after learning the current map) before it fails. */
+    static final int MAX_REROUTES = 8;
+
+    /**
+     * Compute nodes of the embedded cluster, one run each per protocol and client count, side by side (default 1);
+     * above one, each transaction is routed by {@link #routing}.
+     */
+    public OltpWorkload computeNodes(final List<Integer> counts) {
+        if (counts.isEmpty() || counts.stream().anyMatch(n -> n < 1 || n >= ShardMap.MAX_COMPUTE_NODES)) {
+            throw new IllegalArgumentException("cns=" + counts + ": each must be within [1, "
+                + (ShardMap.MAX_COMPUTE_NODES - 1) + "]");
+        }
+        this.computeNodes = List.copyOf(counts);
+        return this;
+    }
+
+    /** How transactions find their compute node ({@code local} is the simulator's only: bench clients have none). */
+    public OltpWorkload routing(final RoutingMode mode) {
+        if (mode == RoutingMode.LOCAL) {
+            throw new IllegalArgumentException("routing local: bench clients belong to no compute node; choose shard, "
+                + "random or hybrid");
+        }
+        this.routing = mode;
+        return this;
+    }
+
+    /**
+     * With several compute nodes, moves one shard (drawn from its own seeded stream) to another node every
+     * {@code ms} milliseconds while measuring (0, the default: never), so routers meet wrong-owner refusals and send
+     * again on the newer map ({@code rerouted}).
+     */
+    public OltpWorkload moveShardEvery(final long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("move-shard-every=" + ms + " ms must not be negative");
+        }
+        this.moveShardEveryMs = ms;
+        return this;
+    }
+
+    /** Shards of the shard map (routing key mod shards; default {@value ShardMap#DEFAULT_SHARDS}). */
+    public OltpWorkload shards(final int count) {
+        if (count < 1) {
+            throw new IllegalArgumentException("shards=" + count + " must be at least 1");
+        }
+        this.shards = count;
+        return this;
+    }
 
     private int replicas;
     private String lookup = "rpc";
@@ -105,7 +170,14 @@ public final class OltpWorkload {
     public static final long PROGRESS_MIN_MS = 3_000;
 
     public BenchReport run() throws Exception {
-        final BenchReport report = new BenchReport(spec.name(), options.toJson().mergeIn(spec.params()));
+        final BenchReport report = new BenchReport(spec.name(), options.toJson().put("cns", new JsonArray(computeNodes))
+            .put("routing", routing.label()).put("shards", shards).put("move_shard_every_ms", moveShardEveryMs)
+            .mergeIn(spec.params()));
+        final int mostComputeNodes = computeNodes.stream().mapToInt(Integer::intValue).max().orElse(1);
+        if (moveShardEveryMs > 0 && mostComputeNodes < 2) {
+            throw new IllegalArgumentException("move-shard-every moves shards between compute nodes: give --cns 2 or "
+                + "more");
+        }
         if (options.history() != null) {
             historyFile(options.protocols().get(0), options.clients().get(0)); // a bad path fails now, not after warm-up
         }
@@ -119,8 +191,9 @@ public final class OltpWorkload {
             try {
                 for (final String name : options.protocols()) {
                     final boolean adaptive = name.endsWith("-adaptive");
+                    // With the most compute nodes: routing's code is warmed too.
                     runOne(ProtocolRegistry.protocol(adaptive ? name.substring(0, name.length() - 9) : name), name,
-                        adaptive, options.clients().get(0));
+                        adaptive, options.clients().get(0), false, mostComputeNodes);
                 }
             } finally {
                 out = real;
@@ -131,8 +204,21 @@ public final class OltpWorkload {
             for (final String name : options.protocols()) {
                 // "scythe-adaptive": Scythe with per-object cold watermarks that follow aborts.
                 final boolean adaptive = name.endsWith("-adaptive");
-                report.add(runOne(ProtocolRegistry.protocol(adaptive ? name.substring(0, name.length() - 9) : name),
-                    name, adaptive, clients, options.history() != null));
+                // Each protocol at every node count in a row: the ratios compare runs seconds apart.
+                RunResult first = null;
+                for (final int cns : computeNodes) {
+                    final RunResult run = runOne(ProtocolRegistry.protocol(adaptive
+                            ? name.substring(0, name.length() - 9) : name), computeNodes.size() == 1 ? name
+                        : name + "/cns" + cns, adaptive, clients, options.history() != null, cns);
+                    if (first == null) {
+                        first = run;
+                    } else {
+                        run.put("ratio_over_cns_" + computeNodes.get(0), RunResult.round(
+                            run.toJson().getDouble("committed_per_s")
+                                / Math.max(1e-9, first.toJson().getDouble("committed_per_s")), 3));
+                    }
+                    report.add(run);
+                }
             }
         }
         return report;
@@ -147,13 +233,8 @@ public final class OltpWorkload {
             label + "-" + clients);
     }
 
-    private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients)
-        throws Exception {
-        return runOne(protocol, label, adaptive, clients, false);
-    }
-
     private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients,
-                             final boolean record) throws Exception {
+                             final boolean record, final int cns) throws Exception {
         final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx(new io.vertx.core.VertxOptions()
             .setEventLoopPoolSize(BenchNodes.loops()));
         io.scythe.bridge.BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
@@ -161,7 +242,8 @@ public final class OltpWorkload {
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
             .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
             .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive)
-            .put("redoLog", redoLog).put("replicas", replicas).put("lookup", lookup);
+            .put("redoLog", redoLog).put("computeNodes", cns).put("shards", shards).put("replicas", replicas)
+            .put("lookup", lookup);
         HistoryWriter recording = null;
         try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, config,
             spec::load, new Procedures())) {
@@ -176,6 +258,31 @@ public final class OltpWorkload {
                     return new SplittableRandom(options.seed() * 31 + loopIds.incrementAndGet());
                 }
             };
+            // The routing layer: a router per loop (its own cached map, the cluster's at its start) and a random stream
+            // of its own.
+            final ShardMap startMap = cluster.shardMap();
+            final Queue<Router> routers = new ConcurrentLinkedQueue<>();
+            final FastThreadLocal<Router> loopRouters = new FastThreadLocal<>() {
+                @Override
+                protected Router initialValue() {
+                    final Router router = new Router(routing, startMap);
+                    routers.add(router);
+                    return router;
+                }
+            };
+            final AtomicInteger routeLoopIds = new AtomicInteger();
+            final FastThreadLocal<SplittableRandom> routeRandoms = new FastThreadLocal<>() {
+                @Override
+                protected SplittableRandom initialValue() {
+                    return new SplittableRandom((options.seed() * 31 + routeLoopIds.incrementAndGet())
+                        ^ ROUTE_SEED_SALT);
+                }
+            };
+            // Completed transactions (commits and rolled-back outcomes, as ClosedLoop counts them) by node.
+            final LongAdder[] completedByCn = new LongAdder[cns];
+            for (int cn = 0; cn < cns; cn++) {
+                completedByCn[cn] = new LongAdder();
+            }
             final LongAdder delta = new LongAdder();
             final AtomicBoolean measuring = new AtomicBoolean();
             // Per-type counts and latencies: one TxnTypeStats per event loop, summed after the run.
@@ -191,7 +298,11 @@ public final class OltpWorkload {
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final OltpSpec.Drawn drawn = spec.draw(random);
-                return cluster.coordinator().run(drawn.body()).map(outcome -> {
+                final io.vertx.core.Future<Coordinator.Outcome<Long>> ran = cns == 1
+                    ? counted(cluster.coordinator().run(drawn.body()), completedByCn[0], measuring)
+                    : routed(cluster, loopRouters.get(), routeRandoms.get(), drawn, completedByCn, measuring,
+                        MAX_REROUTES);
+                return ran.map(outcome -> {
                     delta.add(outcome.result());
                     if (measuring.get()) {
                         typeStats.get().committed(drawn.type(), outcome.attempts(), outcome.latencyNs());
@@ -223,10 +334,15 @@ public final class OltpWorkload {
             final long[] stagesBefore = stageSums(coordinators);
             final LoopCounters countersBefore = LoopCounters.read(loops);
             final long cpuBefore = LoopCounters.processCpuNs();
+            final long epochBefore = cluster.shardMap().epoch();
+            final long mover = cns > 1 && moveShardEveryMs > 0 ? moveShards(vertx, cluster) : -1;
             measuring.set(true);
             final ClosedLoop.Result r = ClosedLoop.run(loops, clients, 0, options.durationMs(), op,
                 progressOf(label + " clients " + clients, coordinators, abortsBefore));
             measuring.set(false);
+            if (mover >= 0) {
+                vertx.cancelTimer(mover);
+            }
             final long cpuNs = LoopCounters.processCpuNs() - cpuBefore;
             final LoopCounters counters = LoopCounters.read(loops).since(countersBefore);
             if (progress != null) {
@@ -266,6 +382,14 @@ public final class OltpWorkload {
                 }
             }
             final long committed = r.completed();
+            final JsonArray byCn = new JsonArray();
+            for (final LongAdder n : completedByCn) {
+                byCn.add(n.sum());
+            }
+            long rerouted = 0;
+            for (final Router router : routers) {
+                rerouted += router.refusals();
+            }
             final Map<String, TxnTypeStats.Type> types = TxnTypeStats.merge(loopStats);
             final JsonObject byType = new JsonObject();
             long attempts = 0;
@@ -288,6 +412,9 @@ public final class OltpWorkload {
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
                 .put("locks_left_held", held).put("redo_log", redoLog)
                 .put("replicas", replicas).put("lookup", lookup).put("replica_differences", replicaDifferences.size())
+                .put("cns", cns).put("committed_by_cn", byCn).put("rerouted", rerouted)
+                .put("shard_map_epoch", cluster.shardMap().epoch())
+                .put("shards_moved", cluster.shardMap().epoch() - epochBefore)
                 .verbs(counters.verbs(), committed)
                 .put("cpu_us_per_txn", cpuNs < 0 ? null : RunResult.round(cpuNs / 1000.0 / Math.max(1, committed), 3))
                 .put("loop_cpu_us_per_txn", RunResult.round(counters.loopCpuNs() / 1000.0 / Math.max(1, committed), 3))
@@ -323,6 +450,10 @@ public final class OltpWorkload {
                 conservedOk ? "conserved"
                     : "NOT CONSERVED (" + finalSum + " != " + initial + " + " + delta.sum() + ")", held);
             out.printf("%-10s   mean us per commit:%s retries %.1f%n", "", breakdown, retriesUs);
+            if (cns > 1) {
+                out.printf("%-10s   %d compute nodes, routing %s: committed by node %s, rerouted %d, shard map epoch "
+                    + "%d%n", "", cns, routing.label(), byCn.encode(), rerouted, cluster.shardMap().epoch());
+            }
             out.printf("%-10s   per commit: %.2f verbs (%s), %.0f bytes, %.2f rpc; cpu %.2f us (loops %.2f us)%n", "",
                 counters.verbs().totalVerbs() / (double) Math.max(1, committed), verbMix(counters, committed),
                 counters.verbs().totalBytes() / (double) Math.max(1, committed),
@@ -335,6 +466,52 @@ public final class OltpWorkload {
             }
             vertx.close().await(60, java.util.concurrent.TimeUnit.SECONDS);
         }
+    }
+
+    /**
+     * Moves a shard to another node now and then every {@link #moveShardEvery} ms (so the routers' maps are stale from
+     * the first measured transaction on); returns the timer's id.
+     */
+    private long moveShards(final io.vertx.core.Vertx vertx, final EmbeddedScythe cluster) {
+        final SplittableRandom random = new SplittableRandom(options.seed() ^ MOVE_SEED_SALT);
+        final int cns = cluster.computeNodes();
+        final Runnable move = () -> {
+            final int shard = random.nextInt(shards);
+            final int owner = cluster.shardMap().ownerOf(shard);
+            cluster.moveShard(shard, (owner + 1 + random.nextInt(cns - 1)) % cns);
+        };
+        synchronized (random) {
+            move.run();
+        }
+        return vertx.setPeriodic(moveShardEveryMs, id -> {
+            synchronized (random) {
+                move.run();
+            }
+        });
+    }
+
+    /** {@code ran}, counted in {@code completed} while measuring when it completes (commits and rollbacks). */
+    private Future<Coordinator.Outcome<Long>> counted(final Future<Coordinator.Outcome<Long>> ran,
+                                                      final LongAdder completed, final AtomicBoolean measuring) {
+        return ran.onComplete(ar -> {
+            if (measuring.get() && (ar.succeeded() || ar.cause() instanceof AbortException a && isOutcome(a.reason()))) {
+                completed.increment();
+            }
+        });
+    }
+
+    /**
+     * Sends {@code drawn} where {@code router} routes it, on the calling loop's coordinator of that node; a node that
+     * refuses it (wrong owner) makes the router learn the current map, and it is sent again, up to {@code reroutes}
+     * more times.
+     */
+    private Future<Coordinator.Outcome<Long>> routed(final EmbeddedScythe cluster, final Router router,
+                                                     final SplittableRandom random, final OltpSpec.Drawn drawn,
+                                                     final LongAdder[] completedByCn, final AtomicBoolean measuring,
+                                                     final int reroutes) {
+        return router.send(drawn.routingKey(), drawn.readOnly(), random, cluster::shardMap, reroutes,
+            (cn, byShard) -> counted(byShard ? cluster.run(cn, drawn.routingKey(), drawn.body())
+                : cluster.coordinator(cn).run(drawn.body()), completedByCn[cn], measuring));
     }
 
     /** The live progress of the run named {@code label}, or null when there is no line or the run is short. */

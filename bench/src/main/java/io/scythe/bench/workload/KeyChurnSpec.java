@@ -118,12 +118,14 @@ public final class KeyChurnSpec implements OltpSpec {
         final long key = random.nextInt(keys);
         final int pick = random.nextInt(10);
         if (shape == Shape.PHANTOM) {
-            return pick < 3 ? new Drawn("Claim", txn -> claim(txn, key))
-                : pick < 6 ? new Drawn("Raise", txn -> raise(txn, key))
-                : pick < 8 ? new Drawn("Reset", txn -> reset(txn, key)) : new Drawn("Audit", txn -> audit(txn, key));
+            return pick < 3 ? new Drawn("Claim", txn -> claim(txn, key), key, false)
+                : pick < 6 ? new Drawn("Raise", txn -> raise(txn, key), key, false)
+                : pick < 8 ? new Drawn("Reset", txn -> reset(txn, key), key, false)
+                : new Drawn("Audit", txn -> audit(txn, key), key, true);
         }
-        return pick < 5 ? new Drawn("Update", txn -> update(txn, key))
-            : pick < 7 ? new Drawn("Delete", txn -> delete(txn, key)) : new Drawn("Insert", txn -> insert(txn, key));
+        return pick < 5 ? new Drawn("Update", txn -> update(txn, key), key, false)
+            : pick < 7 ? new Drawn("Delete", txn -> delete(txn, key), key, false)
+            : new Drawn("Insert", txn -> insert(txn, key), key, false);
     }
 
     /** The value of {@code key}, or null when it is absent (or deleted): an absent key is an answer, not a failure. */

@@ -16,8 +16,17 @@ import java.util.function.Function;
  * equals its value before plus what the committed transactions returned.
  */
 public interface OltpSpec {
-    /** A drawn transaction: its type (for per-type counts) and its body, which returns its change of the quantity. */
-    record Drawn(String type, Function<Txn, Future<Long>> body) {
+    /**
+     * A drawn transaction: its type (for per-type counts), its body, which returns its change of the quantity, its
+     * routing key (the record that places it, whose shard's owner a router sends it to: SmallBank's first account,
+     * TPC-C's home warehouse, TATP's subscriber, YCSB's first key, phantom's group, churn's counter) and whether it is
+     * read-only (Lotus's hybrid routing sends those to any node).
+     */
+    record Drawn(String type, Function<Txn, Future<Long>> body, long routingKey, boolean readOnly) {
+        /** A transaction without a routing key (a router sends it to a random node), not read-only. */
+        public Drawn(final String type, final Function<Txn, Future<Long>> body) {
+            this(type, body, io.scythe.routing.Router.NO_ROUTING_KEY, false);
+        }
     }
 
     String name();
@@ -30,6 +39,7 @@ public interface OltpSpec {
     /** Creates and fills this workload's tables on memory node {@code part} of {@code parts}. */
     void load(LogDb db, int part, int parts);
 
+    /** The next transaction; routing keys and read-only flags come from the draws it makes anyway, never new ones. */
     Drawn draw(SplittableRandom random);
 
     /** The conserved quantity, counted directly on the memory nodes (after a run). */

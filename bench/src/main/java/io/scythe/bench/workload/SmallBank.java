@@ -171,10 +171,14 @@ public final class SmallBank {
         });
     }
 
-    /** A transaction of {@code type} on accounts drawn from {@code zipf}; {@code b != a}. */
-    public static Function<Txn, Future<Long>> draw(final Type type, final Zipf zipf, final SplittableRandom random) {
-        final long[] args = drawArgs(zipf, random);
+    /** A transaction of {@code type} on the accounts and amount {@link #drawArgs} drew. */
+    public static Function<Txn, Future<Long>> body(final Type type, final long[] args) {
         return txn -> type.procedure().run(txn, args[0], args[1], args[2]);
+    }
+
+    /** Whether {@code type} only reads (Balance). */
+    public static boolean readOnly(final Type type) {
+        return "Balance".equals(type.name());
     }
 
     /** A transaction's arguments: accounts {@code a} and {@code b != a} drawn from {@code zipf}, and an amount. */

@@ -48,7 +48,8 @@ public final class SmallBankSpec implements OltpSpec {
     @Override
     public Drawn draw(final SplittableRandom random) {
         final SmallBank.Type type = SmallBank.pick(mix, random);
-        return new Drawn(type.name(), SmallBank.draw(type, zipf, random));
+        final long[] args = SmallBank.drawArgs(zipf, random);
+        return new Drawn(type.name(), SmallBank.body(type, args), args[0], SmallBank.readOnly(type));
     }
 
     @Override

@@ -41,6 +41,9 @@ public final class TatpSpec implements OltpSpec {
     public static final String GET_SUBSCRIBER_DATA = "GetSubscriberData";
     public static final String GET_NEW_DESTINATION = "GetNewDestination";
     public static final String GET_ACCESS_DATA = "GetAccessData";
+    /** The spec's read-only transactions (80 % of the standard mix). */
+    static final java.util.Set<String> READ_ONLY = java.util.Set.of(GET_SUBSCRIBER_DATA, GET_NEW_DESTINATION,
+        GET_ACCESS_DATA);
     public static final String UPDATE_SUBSCRIBER_DATA = "UpdateSubscriberData";
     public static final String UPDATE_LOCATION = "UpdateLocation";
     public static final String INSERT_CALL_FORWARDING = "InsertCallForwarding";
@@ -185,7 +188,7 @@ public final class TatpSpec implements OltpSpec {
             default:
                 throw new IllegalStateException("no body for TATP type " + type);
         }
-        return new Drawn(type, body);
+        return new Drawn(type, body, s, READ_ONLY.contains(type));
     }
 
     /** Counts a not-found outcome of {@code type}; 0 (no rows changed) either way. */

@@ -91,7 +91,7 @@ public final class TpccSpec implements OltpSpec {
                 final int supply = scale.warehouses() > 1 && r.nextInt(100) == 0 ? otherWarehouse(w, r) : w;
                 lines.add(new Tpcc.Line(item, supply, 1 + r.nextInt(10)));
             }
-            return new Drawn("NewOrder", txn -> Tpcc.newOrder(txn, w, d, c, lines, now));
+            return new Drawn("NewOrder", txn -> Tpcc.newOrder(txn, w, d, c, lines, now), w, false);
         }
         if (pick < 88) {
             final long amount = 100 + r.nextInt(500_000 - 100 + 1);
@@ -100,18 +100,18 @@ public final class TpccSpec implements OltpSpec {
             final int cd = remote ? 1 + r.nextInt(Tpcc.DISTRICTS) : d;
             final Tpcc.CustomerRef who = customerRef(cw, cd, r);
             final long historyKey = historyKeys.getAndIncrement();
-            return new Drawn("Payment", txn -> Tpcc.payment(txn, w, d, who, amount, historyKey, now));
+            return new Drawn("Payment", txn -> Tpcc.payment(txn, w, d, who, amount, historyKey, now), w, false);
         }
         if (pick < 92) {
             final Tpcc.CustomerRef who = customerRef(w, d, r);
-            return new Drawn("OrderStatus", txn -> Tpcc.orderStatus(txn, who));
+            return new Drawn("OrderStatus", txn -> Tpcc.orderStatus(txn, who), w, true);
         }
         if (pick < 96) {
             final int carrier = 1 + r.nextInt(10);
-            return new Drawn("Delivery", txn -> Tpcc.delivery(txn, w, carrier, now));
+            return new Drawn("Delivery", txn -> Tpcc.delivery(txn, w, carrier, now), w, false);
         }
         final int threshold = 10 + r.nextInt(11);
-        return new Drawn("StockLevel", txn -> Tpcc.stockLevel(txn, w, d, threshold).map(low -> 0L));
+        return new Drawn("StockLevel", txn -> Tpcc.stockLevel(txn, w, d, threshold).map(low -> 0L), w, true);
     }
 
     private int customer(final SplittableRandom r) {

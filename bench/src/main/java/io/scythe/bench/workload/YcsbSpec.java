@@ -165,7 +165,7 @@ public final class YcsbSpec implements OltpSpec {
         final Plan plan = plan(random);
         final long written = plan.writesCount();
         return new Drawn(written == 0 ? "read-only" : "read-write",
-            txn -> body(txn, plan.keys(), plan.writes(), written));
+            txn -> body(txn, plan.keys(), plan.writes(), written), plan.keys()[0], written == 0);
     }
 
     Plan plan(final SplittableRandom random) {
