@@ -227,6 +227,19 @@ public final class BenchCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE}).")
     String redoLog;
 
+    @Option(names = "--replicas", defaultValue = "0", paramLabel = "K",
+        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] Backup copies of every partition: each "
+            + "write-back and redo record goes to the primary and K backups, on the K memory nodes after it; K below "
+            + "--memory-nodes (3-way: 2). Every backup is compared with its primary after each run (default: "
+            + "${DEFAULT-VALUE}).")
+    int replicas;
+
+    @Option(names = "--lookup", defaultValue = "rpc", paramLabel = "rpc|onesided",
+        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] How a lookup that misses a loop's address cache "
+            + "reaches the index: rpc (the memory node's CPU walks it) or onesided (READs of the index) (default: "
+            + "${DEFAULT-VALUE}).")
+    String lookup;
+
     @Option(names = "--idle", defaultValue = "busy-spin",
         description = "[verbs] Bridge idle policy: busy-spin or backoff (default: ${DEFAULT-VALUE}).")
     String idle;
@@ -301,7 +314,8 @@ public final class BenchCommand implements Callable<Integer> {
                 report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
                     warmup.toMillis(), seed, history), oltpSpec(), System.out)
-                    .redoLog(onOff("--redo-log", redoLog))
+                    .redoLog(onOff("--redo-log", redoLog)).replicas(replicas(replicas, memoryNodes))
+                    .lookup(SimCommand.lookupMode(lookup).label())
                     .computeNodes(cns).routing(io.scythe.routing.RoutingMode.named(routing)).shards(shards)
                     .moveShardEvery(moveShardEvery.toMillis())
                     .progress(quiet ? null : io.scythe.bench.report.ProgressLine.toStderr()).run();
@@ -316,6 +330,18 @@ public final class BenchCommand implements Callable<Integer> {
                 return 2;
         }
         return finish(report);
+    }
+
+    /** {@code --replicas} checked against the memory nodes: one line naming the option when it is out of range. */
+    static int replicas(final int k, final int memoryNodes) {
+        try {
+            io.scythe.storage.BackupTables.check(k, memoryNodes);
+        } catch (final IllegalArgumentException e) {
+            throw new IllegalArgumentException("--replicas " + k + ": must be within [0, "
+                + Math.min(io.scythe.storage.BackupTables.MAX_BACKUPS, memoryNodes - 1) + "] with --memory-nodes "
+                + memoryNodes + " (each copy of a partition needs a memory node of its own)", e);
+        }
+        return k;
     }
 
     private static boolean onOff(final String option, final String value) {

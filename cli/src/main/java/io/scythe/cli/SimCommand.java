@@ -18,6 +18,7 @@ import io.scythe.sim.SimResult;
 import io.scythe.sim.SimVertx;
 import io.scythe.sim.Simulation;
 import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.remote.RemoteTable;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -261,6 +262,22 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json.")
     Path out;
 
+    @Option(names = "--replicas", split = ",", defaultValue = "0", paramLabel = "K[,K...]",
+        description = "Backup copies of every partition: each write-back (and redo record, with --redo-log) goes to "
+            + "the primary and K backups, on the K memory nodes after it; K below --mns (FORD, Lotus and RCC "
+            + "evaluate 3-way: 2). A list runs each, side by side. Default: ${DEFAULT-VALUE}, no replication.")
+    List<Integer> replicas;
+
+    @Option(names = "--lookup", defaultValue = "rpc", paramLabel = "rpc|onesided",
+        description = "How a lookup that misses a loop's address cache reaches the index: rpc (the memory node's CPU "
+            + "walks it) or onesided (READs of the hash bucket or skip-list nodes, as FORD and Lotus). Default: "
+            + "${DEFAULT-VALUE}.")
+    String lookup;
+
+    @Option(names = "--redo-log", description = "Commits write redo records before their write-back, to log regions "
+        + "the memory nodes serve (default: none; the simulator recovers no compute node).")
+    boolean redoLog;
+
     @Override
     public Integer call() throws Exception {
         if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)) {
@@ -344,7 +361,13 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--reclaim-every")) {
             o.reclaimEveryNs(reclaimEvery.toNanos());
         }
-        return verbFaults(o).validate();
+        if (given.hasMatchedOption("--replicas")) {
+            if (replicas.size() != 1) {
+                throw new IllegalArgumentException("--explore takes one --replicas K, not " + replicas);
+            }
+            o.replicas(replicas.get(0));
+        }
+        return verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog).validate();
     }
 
     private int simulate(final Vertx vertx) throws Exception {
@@ -359,6 +382,15 @@ public final class SimCommand implements Callable<Integer> {
         }
         if (casWorkload) {
             protocols = List.of("cas"); // single verbs: no protocol
+        }
+        final RemoteTable.LookupMode lookupMode = lookupMode(lookup);
+        for (final int k : replicas) {
+            BenchCommand.replicas(k, memoryNodes);
+        }
+        if ((lockWorkload || casWorkload) && (replicas.size() > 1 || replicas.get(0) != 0 || redoLog
+            || lookupMode != RemoteTable.LookupMode.RPC)) {
+            throw new IllegalArgumentException("--replicas, --lookup and --redo-log apply to transactions: the lock and "
+                + "cas workloads have none");
         }
         if (lockWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("takeout", "cas-lock"); // the default protocols mean nothing to the lock workload
@@ -394,6 +426,7 @@ public final class SimCommand implements Callable<Integer> {
         for (final double zipfTheta : sweep) {
           for (final int perCn : clients) {
             for (final String protocol : protocols) {
+              for (final int k : replicas) {
                 final OltpSpec runSpec = lockWorkload ? new LockSim.Spec(protocol, locks, zipfTheta, hold.toNanos())
                     : casWorkload ? new CasSim.Spec(locks, zipfTheta) : spec(zipfTheta);
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
@@ -404,19 +437,21 @@ public final class SimCommand implements Callable<Integer> {
                     .queueSampleNs(queueSample.toNanos()).reclaimEveryNs(reclaimEvery.toNanos())
                     .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
-                    .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs);
+                    .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs)
+                    .replicas(k).lookup(lookupMode).redoLog(redoLog);
                 final Simulation simulation = lockWorkload
                     ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
                     : casWorkload ? CasSim.simulation(options.protocol("scythe"), (CasSim.Spec) runSpec)
                     : new Simulation(options, runSpec);
-                final String runName = protocol + "-" + perCn + (sweep.size() > 1 ? "-theta" + zipfTheta : "");
+                final String runName = protocol + "-" + perCn + (sweep.size() > 1 ? "-theta" + zipfTheta : "")
+                    + (replicas.size() > 1 ? "-replicas" + k : "");
                 final HistoryCollector recorded = checkHistory ? new HistoryCollector(ObjectLayout.LOADED_VERSION,
                     spec.name() + " " + runName + " seed " + seed) : null;
                 if (recorded != null) {
                     simulation.recorder(recorded);
                 }
                 final HistoryWriter file = history == null ? null : new HistoryWriter(HistoryWriter.fileFor(history,
-                    sweep.size() * clients.size() * protocols.size() == 1, runName), ObjectLayout.LOADED_VERSION,
+                    sweep.size() * clients.size() * protocols.size() * replicas.size() == 1, runName), ObjectLayout.LOADED_VERSION,
                     spec.name() + " " + runName + " seed " + seed + " (simulated)");
                 if (file != null) {
                     simulation.recorder(file);
@@ -431,6 +466,10 @@ public final class SimCommand implements Callable<Integer> {
                 }
                 if (lockWorkload || casWorkload) {
                     r.run().put("protocol", protocol);
+                }
+                if (replicas.size() > 1 || k > 0 || lookupMode != RemoteTable.LookupMode.RPC || redoLog) {
+                    r.run().put("replicas", k).put("lookup", lookupMode.label())
+                        .put("redo_log", redoLog);
                 }
                 if (file != null) {
                     r.run().put("history", new JsonObject().put("file", file.file().toString())
@@ -456,6 +495,12 @@ public final class SimCommand implements Callable<Integer> {
                     run.getJsonObject("conserved").getBoolean("ok") ? spec.quantity() + " conserved"
                         : spec.quantity() + " NOT CONSERVED", run.getLong("locks_left_held"), sim.getLong("events"),
                     sim.getDouble("wall_ms"));
+                if (k > 0 || replicas.size() > 1) {
+                    System.out.printf("  replicas %d (lookup %s%s): %s%n", k, lookupMode.label(),
+                        redoLog ? ", redo log" : "", k == 0 ? "no backups"
+                            : run.getInteger("replica_differences", 0) == 0 ? "every backup identical to its primary"
+                            : run.getInteger("replica_differences") + " objects differ from their primary");
+                }
                 if (casWorkload) {
                     final double[] paper = CasSim.PAPER_TABLE_1[zipfTheta == 0 ? 0 : 1];
                     System.out.printf("  CAS %s: ours p50 %.2f us  p90 %.2f us  %.2f Mops | Scythe Table 1 (%s): "
@@ -482,6 +527,7 @@ public final class SimCommand implements Callable<Integer> {
                     (verdict.serializable() ? lines.subList(0, 1) : lines)
                         .forEach(line -> System.out.println("  history " + line));
                 }
+              }
             }
           }
         }
@@ -493,6 +539,19 @@ public final class SimCommand implements Callable<Integer> {
                 + replayCommand());
         }
         return ok ? 0 : 1;
+    }
+
+    /**
+     * The lookup mode named {@code name} on the command line ({@code --lookup}).
+     *
+     * @throws IllegalArgumentException naming the option and what it accepts
+     */
+    static RemoteTable.LookupMode lookupMode(final String name) {
+        try {
+            return RemoteTable.LookupMode.named(name);
+        } catch (final IllegalArgumentException e) {
+            throw new IllegalArgumentException("--lookup " + e.getMessage(), e);
+        }
     }
 
     /** {@code options} with this command's verb faults ({@code --verb-fail-rate}, {@code --verb-fail-kinds}). */

@@ -55,17 +55,25 @@ class ScytheCommandTest {
             "ycsb")).isEqualTo(2);
         assertThat(run(new StringWriter(), new StringWriter(), "bench", "--system", "scythe,redis")).isEqualTo(2);
         final StringWriter err5 = new StringWriter();
-        assertThat(run(new StringWriter(), err5, "bench", "--workload", "lock", "--cns", "2")).isEqualTo(2);
-        assertThat(err5.toString()).contains("--cns runs transactions on several compute nodes");
+        assertThat(run(new StringWriter(), err5, "bench", "--workload", "smallbank", "--memory-nodes", "3",
+            "--replicas", "3")).isEqualTo(2);
+        assertThat(err5.toString()).contains("--replicas 3: must be within [0, 2] with --memory-nodes 3")
+            .doesNotContain("\tat ");
         final StringWriter err6 = new StringWriter();
-        assertThat(run(new StringWriter(), err6, "bench", "--cns", "4", "--routing", "local")).isEqualTo(2);
-        assertThat(err6.toString()).contains("bench clients belong to no compute node");
+        assertThat(run(new StringWriter(), err6, "bench", "--workload", "smallbank", "--lookup", "x")).isEqualTo(2);
+        assertThat(err6.toString()).contains("--lookup x: must be rpc or onesided");
         final StringWriter err7 = new StringWriter();
-        assertThat(run(new StringWriter(), err7, "bench", "--cns", "0")).isEqualTo(2);
-        assertThat(err7.toString()).contains("cns=[0]");
+        assertThat(run(new StringWriter(), err7, "bench", "--workload", "lock", "--cns", "2")).isEqualTo(2);
+        assertThat(err7.toString()).contains("--cns runs transactions on several compute nodes");
         final StringWriter err8 = new StringWriter();
-        assertThat(run(new StringWriter(), err8, "bench", "--move-shard-every", "5ms")).isEqualTo(2);
-        assertThat(err8.toString()).contains("give --cns 2 or more");
+        assertThat(run(new StringWriter(), err8, "bench", "--cns", "4", "--routing", "local")).isEqualTo(2);
+        assertThat(err8.toString()).contains("bench clients belong to no compute node");
+        final StringWriter err9 = new StringWriter();
+        assertThat(run(new StringWriter(), err9, "bench", "--cns", "0")).isEqualTo(2);
+        assertThat(err9.toString()).contains("cns=[0]");
+        final StringWriter err10 = new StringWriter();
+        assertThat(run(new StringWriter(), err10, "bench", "--move-shard-every", "5ms")).isEqualTo(2);
+        assertThat(err10.toString()).contains("give --cns 2 or more");
     }
 
     /**

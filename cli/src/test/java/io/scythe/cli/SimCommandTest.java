@@ -45,6 +45,29 @@ class SimCommandTest {
     }
 
     @Test
+    void shouldRunReplicasSideBySideWithOneSidedLookupsAndCompareEveryBackup(@TempDir final Path dir)
+        throws Exception {
+        final StringWriter out = new StringWriter();
+        final int code = run(out, new StringWriter(), "sim", "--workload", "smallbank", "--accounts", "1000",
+            "--protocols", "ford-occ", "--cns", "1", "--loops", "2", "--clients", "4", "--mns", "3", "--duration",
+            "200us", "--replicas", "0,2", "--lookup", "onesided", "--redo-log", "--seed", "2", "--out",
+            dir.toString());
+        assertThat(code).as(out.toString()).isZero();
+        final JsonObject results = new JsonObject(Files.readString(dir.resolve("results.json")));
+        assertThat(results.getJsonArray("runs")).hasSize(2);
+        final JsonObject none = results.getJsonArray("runs").getJsonObject(0);
+        final JsonObject threeWay = results.getJsonArray("runs").getJsonObject(1);
+        assertThat(none.getInteger("replicas")).isZero();
+        assertThat(none.containsKey("replica_differences")).isFalse();
+        assertThat(threeWay.getInteger("replicas")).isEqualTo(2);
+        assertThat(threeWay.getString("lookup")).isEqualTo("onesided");
+        assertThat(threeWay.getBoolean("redo_log")).isTrue();
+        assertThat(threeWay.getInteger("replica_differences")).isZero();
+        assertThat(threeWay.getBoolean("invariants_ok")).isTrue();
+        assertThat(threeWay.getLong("committed")).isPositive();
+    }
+
+    @Test
     void shouldLoadTheCalibratedProfileFromConfFabric() throws Exception {
         // The documented YAML and the named profile are the same model (the file's comments carry the derivation).
         final Path yaml = Path.of(System.getProperty("user.dir")).getParent().resolve("conf/fabric/cx5-table1.yaml");
@@ -136,6 +159,16 @@ class SimCommandTest {
         final StringWriter err7 = new StringWriter();
         assertThat(run(new StringWriter(), err7, "sim", "--verb-fail-kinds", "faa,send")).isEqualTo(2);
         assertThat(err7.toString()).contains("--verb-fail-kinds: unknown verb kind 'send'");
+        final StringWriter err8 = new StringWriter();
+        assertThat(run(new StringWriter(), err8, "sim", "--replicas", "2")).isEqualTo(2);
+        assertThat(err8.toString()).contains("--replicas 2: must be within [0, 1] with --memory-nodes 2")
+            .doesNotContain("\tat ");
+        final StringWriter err9 = new StringWriter();
+        assertThat(run(new StringWriter(), err9, "sim", "--lookup", "rdma")).isEqualTo(2);
+        assertThat(err9.toString()).contains("--lookup rdma: must be rpc or onesided").doesNotContain("\tat ");
+        final StringWriter err10 = new StringWriter();
+        assertThat(run(new StringWriter(), err10, "sim", "--workload", "lock", "--replicas", "1")).isEqualTo(2);
+        assertThat(err10.toString()).contains("--replicas, --lookup and --redo-log apply to transactions");
     }
 
     @Test

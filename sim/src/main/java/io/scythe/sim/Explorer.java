@@ -129,6 +129,9 @@ public final class Explorer {
             + (o.faults().verbFailRate() > 0 ? " --verb-fail-rate " + o.faults().verbFailRate() + " --verb-fail-kinds "
             + String.join(",", Faults.kindNames(o.faults().verbFailKinds())) : "")
             + (o.reclaimEveryNs() > 0 ? " --reclaim-every " + o.reclaimEveryNs() / 1000 + "us" : "")
+            + (o.replicas() > 0 ? " --replicas " + o.replicas() : "")
+            + (o.lookup() == io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED ? " --lookup onesided" : "")
+            + (o.redoLog() ? " --redo-log" : "")
             + (o.routing() == io.scythe.routing.RoutingMode.LOCAL ? "" : " --routing " + o.routing().label()
             + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
             + o.moveShardEveryNs() / 1000.0 + "us" : ""))

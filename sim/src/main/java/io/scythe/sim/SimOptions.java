@@ -39,6 +39,9 @@ public final class SimOptions {
     private long queueSampleNs;
     private long reclaimEveryNs;
     private ClockOptions clocks = new ClockOptions();
+    private int replicas;
+    private io.scythe.storage.remote.RemoteTable.LookupMode lookup = io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
+    private boolean redoLog;
     private io.scythe.routing.RoutingMode routing = io.scythe.routing.RoutingMode.LOCAL;
     private int shards = io.scythe.routing.ShardMap.DEFAULT_SHARDS;
     private long moveShardEveryNs;
@@ -89,6 +92,7 @@ public final class SimOptions {
             }
         }
         clocks.validate();
+        io.scythe.storage.BackupTables.check(replicas, memoryNodes);
         return this;
     }
 
@@ -109,7 +113,8 @@ public final class SimOptions {
             .put("faults", faults.toJson()).put("tso_proxies", tsoProxies)
             .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()))
             .put("clocks", clocks.toJson()).put("routing", routing.label()).put("shards", shards)
-            .put("move_shard_every_ns", moveShardEveryNs);
+            .put("move_shard_every_ns", moveShardEveryNs).put("replicas", replicas)
+            .put("lookup", lookup.label()).put("redo_log", redoLog);
     }
 
     public String protocol() {
@@ -335,6 +340,43 @@ public final class SimOptions {
 
     public SimOptions faults(final Faults faults) {
         this.faults = faults;
+        return this;
+    }
+
+    /**
+     * Backup copies of every partition (0: none, the default, as in the papers' configurations without
+     * replication): each write-back, and each redo record with {@link #redoLog}, goes to the primary and k backups.
+     * Must be below the number of memory nodes.
+     */
+    public int replicas() {
+        return replicas;
+    }
+
+    public SimOptions replicas(final int replicas) {
+        this.replicas = replicas;
+        return this;
+    }
+
+    /** How a lookup that misses a loop's address cache reaches the index: LOOKUP RPC (default) or one-sided READs. */
+    public io.scythe.storage.remote.RemoteTable.LookupMode lookup() {
+        return lookup;
+    }
+
+    public SimOptions lookup(final io.scythe.storage.remote.RemoteTable.LookupMode lookup) {
+        this.lookup = java.util.Objects.requireNonNull(lookup, "lookup");
+        return this;
+    }
+
+    /**
+     * Whether commits write redo records (off by default: the simulator recovers no compute node). On, memory nodes
+     * serve log regions and every commit with writes appends its record before its write-back, as on a cluster.
+     */
+    public boolean redoLog() {
+        return redoLog;
+    }
+
+    public SimOptions redoLog(final boolean redoLog) {
+        this.redoLog = redoLog;
         return this;
     }
 }

@@ -278,7 +278,6 @@ public final class Simulation {
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
                 .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
             final Watermarks watermarks = options.watermarks();
-            final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
             final List<Future<?>> started = new ArrayList<>();
             final String prefix = "";
             for (int p = 0; p < options.memoryNodes(); p++) {
@@ -291,8 +290,10 @@ public final class Simulation {
                 spec.load(db, p, options.memoryNodes());
                 memoryNodes.add(db);
                 final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);
-                // No recovery service: the simulator recovers no compute node (yet).
-                final MemoryNodeServices services = MemoryNodeServices.start(db, server, watermarks, false);
+                // No recovery service unless commits write redo records (its log regions): the simulator recovers no
+                // compute node (yet).
+                final MemoryNodeServices services = MemoryNodeServices.start(db, server, watermarks,
+                    options.redoLog());
                 if (options.faults().verbFailRate() > 0) {
                     final int memoryNode = p;
                     // Loops may give up: know whose tickets are granted, to tell whose locks are left held.
@@ -307,13 +308,17 @@ public final class Simulation {
                 started.add(server.start());
                 servers.add(server);
                 loop.requestCounter(server::requests);
-                for (final Table t : db.tables()) {
-                    partitions.computeIfAbsent(t.schema().name(), n -> new ArrayList<>())
-                        .add(new Catalog.Partition(node, t.describe()));
-                }
             }
-            final Catalog catalog = new Catalog();
-            partitions.forEach(catalog::add);
+            // Backup copies of every partition (replication): tables of their own on the memory nodes the placement
+            // names, served by the same LogDB services.
+            if (options.replicas() > 0) {
+                io.scythe.storage.BackupTables.replicate(memoryNodes, options.replicas());
+            }
+            final Map<String, List<io.scythe.storage.TableDescriptor>> tablesOf = new LinkedHashMap<>();
+            for (final LogDb db : memoryNodes) {
+                tablesOf.put(db.nic().node(), db.tables().stream().map(Table::describe).toList());
+            }
+            final Catalog catalog = Catalog.fromMemoryNodes(new ArrayList<>(tablesOf.keySet()), tablesOf);
             final String tsoNode = prefix + "tso";
             tso = new TsoService(vertx, fabric.attachNow(tsoNode), List.of(), 1000);
             return Future.all(started).compose(v -> tso.start())
@@ -403,6 +408,11 @@ public final class Simulation {
                 loopNumber++;
                 final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
                     tsoGroupFor(rrpc, counter, tsoNode), watermarks, (long) loopNumber << 40);
+                runtime.lookupMode(options.lookup());
+                if (options.redoLog()) {
+                    io.scythe.txn.recovery.RedoLog.enable(runtime,
+                        io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
+                }
                 if (!recorders.isEmpty()) {
                     runtime.recorder(new io.scythe.txn.HistoryRecorder() {
                         @Override
@@ -868,6 +878,15 @@ public final class Simulation {
         }
         if (scheduler.failure() != null) {
             violations.add("a task failed: " + failureText());
+        }
+        if (options.replicas() > 0) {
+            // Every copy of a partition holds what its primary holds (lock words aside) once commits are done.
+            final List<String> differences = io.scythe.storage.BackupTables.compare(memoryNodes, options.replicas());
+            if (!differences.isEmpty() && givenUp.isEmpty()) {
+                violations.add(differences.size() + " objects differ between a primary and its backups (first: "
+                    + differences.get(0) + ")");
+            }
+            run.put("replica_differences", differences.size());
         }
         if (!historyComplete) {
             violations.add("history incomplete: " + recordedCommits + " recorded, " + committedTransactions

@@ -156,6 +156,19 @@ public final class HashIndex implements Index {
     }
 
     @Override
+    public void forEach(final EntryVisitor visitor) {
+        for (int bucket = 0; bucket < buckets; bucket++) {
+            for (int slot = 0; slot < SLOTS_PER_BUCKET; slot++) {
+                final int at = bucket * BUCKET_BYTES + slot * SLOT_BYTES;
+                final long address = memory.getLongAcquire(at + ADDRESS_OFFSET);
+                if (HashIndexLayout.live(address)) {
+                    visitor.entry(memory.getLong(at + KEY_OFFSET), address);
+                }
+            }
+        }
+    }
+
+    @Override
     public long bytes() {
         return (long) buckets * BUCKET_BYTES;
     }

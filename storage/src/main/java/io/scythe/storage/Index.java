@@ -19,6 +19,15 @@ public interface Index {
 
     long size();
 
+    /** Told of one live entry of an index: its key and object pointer. */
+    @FunctionalInterface
+    interface EntryVisitor {
+        void entry(long key, long pointer);
+    }
+
+    /** Visits every live entry (any order); callers serialise it with writers, as they do inserts and removals. */
+    void forEach(EntryVisitor visitor);
+
     /** Registered memory the index occupies. */
     long bytes();
 }

@@ -14,14 +14,47 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * LogDB (Scythe §4.7): a memory node's tables, each in registered memory of the node's NIC. Creating a table
  * registers its regions (objects, index, version log) and zeroes them: call it off the event loop.
+ *
+ * <p>With replication the node also keeps backup copies of other nodes' partitions, as tables of their own
+ * ({@link BackupTables}); a loader fills one through {@link #backupView}, which names them for it.
  */
 public final class LogDb {
     private final Nic nic;
-    private final Map<String, Table> byName = new ConcurrentHashMap<>();
-    private final Map<Integer, Table> byId = new ConcurrentHashMap<>();
+    private final Map<String, Table> byName;
+    private final Map<Integer, Table> byId;
+    /** 0: the store itself; b: the view a loader of backup b sees ({@link #backupView}). */
+    private final int backup;
+    /** Shared by the store and its views: creation checks and adds under it. */
+    private final Object creation;
 
     public LogDb(final Nic nic) {
         this.nic = nic;
+        this.byName = new ConcurrentHashMap<>();
+        this.byId = new ConcurrentHashMap<>();
+        this.backup = 0;
+        this.creation = new Object();
+    }
+
+    private LogDb(final LogDb store, final int backup) {
+        this.nic = store.nic;
+        this.byName = store.byName;
+        this.byId = store.byId;
+        this.backup = backup;
+        this.creation = store.creation;
+    }
+
+    /**
+     * This store as the loader of backup {@code backup} (1..{@link BackupTables#MAX_BACKUPS}) of another node's
+     * partition sees it: {@link #create} makes the backup of the schema given ({@link BackupTables#schemaOf}),
+     * {@link #table(String)} and {@link #table(int)} find it by the primary's name and id, {@link #tables()} lists
+     * that backup's tables. The tables are this store's: served, listed and probed with the others.
+     */
+    public LogDb backupView(final int backup) {
+        if (this.backup != 0) {
+            throw new IllegalStateException("a backup view has no backup views");
+        }
+        BackupTables.schemaOf(TableSchema.fixed(1, "t", 8, 1), backup); // checks the number
+        return new LogDb(this, backup);
     }
 
     public Nic nic() {
@@ -33,7 +66,14 @@ public final class LogDb {
      *
      * @throws IllegalArgumentException when a table of that name or id exists, or it does not fit one region
      */
-    public synchronized Table create(final TableSchema schema) {
+    public Table create(final TableSchema asked) {
+        final TableSchema schema = backup == 0 ? asked : BackupTables.schemaOf(asked, backup);
+        synchronized (creation) {
+            return createTable(schema);
+        }
+    }
+
+    private Table createTable(final TableSchema schema) {
         if (byName.containsKey(schema.name()) || byId.containsKey(schema.id())) {
             throw new IllegalArgumentException("table " + schema.name() + " (id " + schema.id()
                 + ") already exists on memory node " + nic.node());
@@ -47,7 +87,8 @@ public final class LogDb {
         final List<MemoryRegion> registered = new ArrayList<>();
         try {
             final MemoryRegion objects = register(schema.name() + ".objects", objectBytes, registered);
-            final MemoryRegion index = register(schema.name() + ".index", indexBytes, registered);
+            final MemoryRegion index = register(schema.name() + ".index", IndexRegionLayout.regionBytes(indexBytes),
+                registered);
             final MemoryRegion versions = versionBytes == 0 ? null
                 : register(schema.name() + ".versions", versionBytes, registered);
             final Table table = new Table(schema, objects, index, versions, buckets, schema.id());
@@ -68,16 +109,22 @@ public final class LogDb {
         return region;
     }
 
+    /** The table called {@code name} (in a backup view: the backup of the table called so). */
     public Table table(final String name) {
-        return byName.get(name);
+        return byName.get(backup == 0 ? name : BackupTables.nameOf(name, backup));
     }
 
+    /** The table of id {@code id} (in a backup view: the backup of the table of that id). */
     public Table table(final int id) {
-        return byId.get(id);
+        return byId.get(backup == 0 ? id : id + backup * BackupTables.ID_STRIDE);
     }
 
+    /** Every table of the store, backups included (in a backup view: that backup's tables). */
     public Collection<Table> tables() {
-        return List.copyOf(byName.values());
+        if (backup == 0) {
+            return List.copyOf(byName.values());
+        }
+        return byName.values().stream().filter(t -> BackupTables.backupOf(t.schema()) == backup).toList();
     }
 
     /** Reclaims what no transaction at {@code horizon} or later can read, in every table. */

@@ -127,6 +127,18 @@ public final class SkipListIndex implements Index {
     }
 
     @Override
+    public void forEach(final EntryVisitor visitor) {
+        int node = (int) memory.getLongAcquire(HEAD_OFFSET + SkipListLayout.nextOffset(0));
+        while (node != 0) {
+            final long address = memory.getLongAcquire(node + ADDRESS_OFFSET);
+            if (HashIndexLayout.live(address)) {
+                visitor.entry(memory.getLong(node + KEY_OFFSET), address);
+            }
+            node = (int) memory.getLongAcquire(node + SkipListLayout.nextOffset(0));
+        }
+    }
+
+    @Override
     public long bytes() {
         return allocated;
     }

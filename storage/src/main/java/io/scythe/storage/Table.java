@@ -64,13 +64,23 @@ public final class Table {
     private final LongHashSet withHistory = new LongHashSet();
     /** Keys of objects whose newest version is a delete, by offset (the header has no room for the key). */
     private final Long2LongHashMap deletedKeys = new Long2LongHashMap(-1);
+    /** The index region's memory: the index, then its trailer ({@link IndexRegionLayout}). */
+    private final AtomicBuffer indexMemory;
     /**
-     * The largest version of any object reclaimed so far (0: none). Every version a reclaimed object ever had is at
-     * most this, so a key created again starts above it ({@link #insertLocked}: its versions keep growing across
-     * incarnations), and a key missing from the index was last at a version at most this ({@link #absentBound}).
-     * Raised before the index entry goes, read after a lookup misses: whoever misses sees the raise.
+     * Where, in the index region, the largest version of any object reclaimed so far is (0: none): the absent bound
+     * ({@link IndexRegionLayout}). Every version a reclaimed object ever had is at most this, so a key created again
+     * starts above it ({@link #insertLocked}: its versions keep growing across incarnations), and a key missing from
+     * the index was last at a version at most this ({@link #absentBound}). It lives in registered memory, not in a
+     * field, so that a compute node's one-sided lookup can READ it beside the index.
+     *
+     * <p>Ordering: {@link #removeObject} raises it (a release store) before it removes the key from the index (a
+     * release store of the index entry), so the raise is visible before the removal. A reader that misses the key
+     * reads the bound afterwards: the memory node's LOOKUP handler right after its lookup, a one-sided reader with a
+     * READ posted after the READ of the index (in the same doorbell for the hash index: requests of one queue pair
+     * execute in order; on hardware whose PCIe reads may pass one another the bound's READ needs the fence flag).
+     * Whoever misses the key therefore sees a bound at or above every version it had.
      */
-    private volatile long reclaimedVersions;
+    private final int absentBoundOffset;
 
     Table(final TableSchema schema, final MemoryRegion objects, final MemoryRegion indexRegion,
           final MemoryRegion versions, final int hashBuckets, final long seed) {
@@ -83,9 +93,14 @@ public final class Table {
         this.objectSlab = new Slab(objects, ObjectLayout.slotBytes(schema.maxValueBytes()));
         this.versionSlab = versions == null ? null : new Slab(versions, VersionLayout.slotBytes(schema.maxValueBytes()));
         this.hashBuckets = hashBuckets;
+        this.indexMemory = indexRegion.buffer();
+        this.absentBoundOffset = (int) IndexRegionLayout.absentBoundOffset(indexRegion.length());
+        // The index gets the region without its trailer: the skip list allocates nodes up to its buffer's end.
+        final AtomicBuffer indexOnly = new org.agrona.concurrent.UnsafeBuffer(indexMemory, 0,
+            (int) IndexRegionLayout.trailerOffset(indexRegion.length()));
         this.index = schema.index() == IndexKind.HASH
-            ? new HashIndex(indexRegion.buffer(), hashBuckets)
-            : new SkipListIndex(indexRegion.buffer(), seed);
+            ? new HashIndex(indexOnly, hashBuckets)
+            : new SkipListIndex(indexOnly, seed);
     }
 
     public TableSchema schema() {
@@ -106,10 +121,11 @@ public final class Table {
      * For a key {@link #lookup} just found missing: a version at or above every version the key ever had, and below
      * every version it will have (0 while no object was reclaimed: a missing key never existed, it has the initial
      * version). A reader of the missing key read the newest committed version at or below it: a delete or the initial
-     * state.
+     * state. The word is in the index region's trailer, where one-sided readers READ it
+     * ({@link TableDescriptor#absentBoundAddress}); the ordering that makes a miss see it is the field's.
      */
     public long absentBound() {
-        return reclaimedVersions;
+        return indexMemory.getLongVolatile(absentBoundOffset);
     }
 
     /**
@@ -138,7 +154,7 @@ public final class Table {
                 }
                 return status == OK ? existing : status;
             }
-            return createObject(key, value, offset, length, version, null, 0);
+            return createObject(key, value, offset, length, version, null, 0, 0);
         } finally {
             writer.unlock();
         }
@@ -194,7 +210,7 @@ public final class Table {
             }
             // Above every version an earlier, reclaimed incarnation of the key had, and never the loaded version: a
             // version nobody committed, which a history can tell from every committed one.
-            return createObject(key, value, offset, length, reclaimedVersions + 1, lock, lockWord);
+            return createObject(key, value, offset, length, absentBound() + 1, lock, lockWord, 0);
         } finally {
             writer.unlock();
         }
@@ -229,6 +245,81 @@ public final class Table {
     }
 
     /**
+     * On a backup copy ({@link BackupTables}): the object of {@code key}, for the write-backs of the primary's
+     * transactions to address one-sided. An existing object is never changed (a write-back may be writing it). A key
+     * without one gets a placeholder: deleted, empty, at {@link ObjectLayout#LOADED_VERSION}, unlocked, which reads
+     * as absent (so a backup is never ahead of its primary) until the write-back of the insert that asked for it
+     * fills it. Backups keep no reclamation bookkeeping (placeholders and tombstones stay), so a pointer handed out
+     * stays the key's for good and compute nodes cache it without checks.
+     *
+     * @return the object pointer, or {@link #FULL}
+     */
+    public long locateBackupObject(final long key) {
+        writer.lock();
+        try {
+            final long existing = index.lookup(key);
+            if (existing != 0) {
+                return existing;
+            }
+            return createObject(key, null, 0, 0, ObjectLayout.LOADED_VERSION, null, 0, FLAG_DELETED);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Creates {@code key} here as a copy of the object at {@code pointer} of {@code from}: the same value, length,
+     * flags and version, unlocked and without history. For the initial copy of a primary onto its backup
+     * ({@link BackupTables#replicate}), before any transaction runs.
+     *
+     * @return the object pointer here, or {@link #DUPLICATE}, {@link #FULL}, {@link #BAD_LENGTH}, {@link #STALE}
+     */
+    public long copyObject(final long key, final Table from, final long pointer) {
+        final int source = from.offsetOf(pointer);
+        if (source < 0) {
+            return STALE;
+        }
+        final AtomicBuffer m = from.objectMemory;
+        final int length = m.getInt(source + VALUE_LENGTH_OFFSET);
+        if (!lengthOk(length)) {
+            return BAD_LENGTH;
+        }
+        writer.lock();
+        try {
+            return createObject(key, m, source + VALUE_OFFSET, length,
+                m.getLongVolatile(source + VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY, null, 0,
+                m.getShort(source + FLAGS_OFFSET));
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Visits every key in the index with its object pointer (deleted objects too), under the writer lock. */
+    public void forEachKey(final Index.EntryVisitor visitor) {
+        writer.lock();
+        try {
+            index.forEach(visitor);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Whether the deleted object at {@code pointer} waits for reclamation: the memory node's CPU deleted it (an
+     * abandoned insert, {@link #delete}), so it is no committed tombstone and may be freed. False for a live object and
+     * a tombstone written one-sided (which stays).
+     */
+    public boolean awaitsReclamation(final long pointer) {
+        writer.lock();
+        try {
+            final int at = offsetOf(pointer);
+            return at >= 0 && deletedKeys.containsKey(at);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
      * The Takeout Lock ticket an {@link #insertLocked} with {@link InsertLock#TICKET} holds on the object at
      * {@code pointer}, read before the inserter heard of it: {@code upper}, which only the holder moves. Not always 0:
      * a revived object's counters moved on with its earlier holders. -1 for a stale pointer.
@@ -244,9 +335,12 @@ public final class Table {
         return at < 0 || (objectMemory.getShort(at + FLAGS_OFFSET) & FLAG_DELETED) == 0 ? -1 : at;
     }
 
-    /** A new slot for {@code key} (locked when {@code lock} is set), published by the index insert last. */
+    /**
+     * A new slot for {@code key} (locked when {@code lock} is set, with {@code flags}), published by the index insert
+     * last.
+     */
     private long createObject(final long key, final DirectBuffer value, final int offset, final int length,
-                              final long version, final InsertLock lock, final long lockWord) {
+                              final long version, final InsertLock lock, final long lockWord, final int flags) {
         final long slot = objectSlab.allocate();
         if (slot < 0) {
             return FULL;
@@ -259,6 +353,7 @@ public final class Table {
             takeLock(at, lock, lockWord);
         }
         objectMemory.putInt(at + VALUE_LENGTH_OFFSET, length);
+        objectMemory.putShort(at + FLAGS_OFFSET, (short) flags);
         if (length > 0) {
             objectMemory.putBytes(at + VALUE_OFFSET, value, offset, length);
         }
@@ -504,8 +599,8 @@ public final class Table {
     private void removeObject(final int at) {
         final long offset = at;
         final long version = objectMemory.getLong(at + VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
-        if (version > reclaimedVersions) {
-            reclaimedVersions = version; // before the key leaves the index (see the field)
+        if (version > absentBound()) {
+            indexMemory.putLongVolatile(absentBoundOffset, version); // before the key leaves the index (see the field)
         }
         if (deletedKeys.containsKey(offset)) {
             index.remove(deletedKeys.remove(offset));

@@ -14,6 +14,11 @@ public record TableDescriptor(TableSchema schema, RemoteRegion objects, RemoteRe
         return ObjectLayout.slotBytes(schema.maxValueBytes());
     }
 
+    /** Remote address of the absent bound in the index region's trailer ({@link IndexRegionLayout}). */
+    public long absentBoundAddress() {
+        return index.address() + IndexRegionLayout.absentBoundOffset(index.length());
+    }
+
     /** Remote address of the home bucket of {@code key} plus {@code probe} (hash index only). */
     public long bucketAddress(final long key, final int probe) {
         final int home = HashIndexLayout.homeBucket(key, hashBuckets);

@@ -50,6 +50,13 @@ public final class Access {
      * of one attempt on one key share it, so they neither queue twice on its lock nor CAS against themselves.
      */
     public io.vertx.core.Future<Access> fetch;
+    /**
+     * Where it is on each backup copy of its partition (replication: {@link Catalog.Partition#backups}, in backup
+     * order), once located; {@code null} before, and without backups.
+     */
+    public long[] backupPointers;
+    /** Locating it on its backups ({@code onesided.Replicas}), in flight or done; {@code null} until asked. */
+    public io.vertx.core.Future<Void> backupsLocated;
 
     public Access(final String table, final long key, final Catalog.Partition partition) {
         this.table = table;

@@ -35,6 +35,8 @@ public final class TxnRuntime {
     private java.util.function.Consumer<String> giveUp;
     /** Why this loop gave up ({@link #giveUp}); null while it serves. */
     private String gaveUpFor;
+    /** How a lookup that misses the address cache reaches the index: by RPC (the default) or one-sided READs. */
+    private RemoteTable.LookupMode lookupMode = RemoteTable.LookupMode.RPC;
     /** Test fault point: runs before each write-back batch to a memory node, which fails if it fails. */
     private java.util.function.Function<String, Future<Void>> beforeWriteBack;
 
@@ -149,6 +151,27 @@ public final class TxnRuntime {
     public RemoteTable remote(final Catalog.Partition partition) {
         return remotes.computeIfAbsent(partition.descriptor(), d -> new RemoteTable(d,
             () -> rrpc.oneSided(partition.node()), () -> rrpc.rocket(partition.node())));
+    }
+
+    /** This loop's address cache and lookups for one backup copy of a table partition. */
+    public RemoteTable remote(final Catalog.Replica backup) {
+        return remotes.computeIfAbsent(backup.descriptor(), d -> new RemoteTable(d,
+            () -> rrpc.oneSided(backup.node()), () -> rrpc.rocket(backup.node())));
+    }
+
+    /** How lookups that miss the address cache reach the index ({@link RemoteTable.LookupMode}). */
+    public RemoteTable.LookupMode lookupMode() {
+        return lookupMode;
+    }
+
+    /**
+     * Sets how lookups that miss the address cache reach the index: by RPC (one round trip, the memory node's CPU
+     * walks the index) or one-sided (READs of the index and its absent bound; the memory node's CPU is not involved).
+     * Either gives the same pointer, and for a missing key the same bound ({@code Table#absentBound}).
+     */
+    public TxnRuntime lookupMode(final RemoteTable.LookupMode mode) {
+        this.lookupMode = java.util.Objects.requireNonNull(mode, "mode");
+        return this;
     }
 
     public Timers timers() {

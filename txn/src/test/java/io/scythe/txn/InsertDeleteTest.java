@@ -44,6 +44,11 @@ class InsertDeleteTest {
         }
     }
 
+    /** The memory node of the test (subclasses set its lookup mode). */
+    OneMemoryNode node() {
+        return node;
+    }
+
     private <R> R on(final Function<TxnRuntime, Future<R>> body) throws Exception {
         return node.on(body);
     }

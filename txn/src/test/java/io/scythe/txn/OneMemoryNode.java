@@ -44,6 +44,9 @@ public final class OneMemoryNode implements AutoCloseable {
     public final RpcServer server;
     public final RemoteRegion counter;
     public final Context loop;
+    /** How the runtimes of {@link #on} look up keys that miss their address cache. */
+    public volatile io.scythe.storage.remote.RemoteTable.LookupMode lookupMode =
+        io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
     /** Asked for every one-sided verb that lands ({@code null}: none fails): tests' "lands, but reports failure". */
     public final java.util.concurrent.atomic.AtomicReference<io.scythe.fabric.VerbFaultInjector> verbFaults =
         new java.util.concurrent.atomic.AtomicReference<>();
@@ -92,7 +95,7 @@ public final class OneMemoryNode implements AutoCloseable {
         loop.runOnContext(v -> {
             final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), tso != null ? tso
                 : new TsoGroup(64, new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))), Watermarks.DEFAULT,
-                1L << 40);
+                1L << 40).lookupMode(lookupMode);
             body.apply(runtime).onComplete(done);
         });
         return done.future().await(30, TimeUnit.SECONDS);

@@ -47,7 +47,11 @@ import java.util.function.Function;
  * <p>Config: {@code {"memoryNodes": 2, "protocol": "scythe", "maxAttempts": 1000, "costModel": {...},
  * "watermarks": {"cold": 3, "hot": 10}, "adaptiveWatermarks": false}}; every key optional. With
  * {@code "redoLog": true} (the default) every commit writes a redo record first ({@code "redoLogBytes"} per loop and
- * memory node, default 1 MiB), which {@code CnRecovery} finishes if the compute node dies. With
+ * memory node, default 1 MiB), which {@code CnRecovery} finishes if the compute node dies. {@code "replicas": k}
+ * (default 0) gives every partition k backup copies on the k memory nodes after its own, to which every write-back
+ * and redo record goes too ({@code Catalog}'s placement; k below {@code memoryNodes}); {@code "lookup": "onesided"}
+ * has lookups that miss the address cache READ the index instead of asking the memory node's CPU ({@code "rpc"},
+ * the default). With
  * {@code adaptiveWatermarks} (a key of the scythe module: the whole config is the protocol's options) each coordinator
  * lowers an object's cold watermark as transactions abort on it, so they
  * switch to TOCC sooner there (beyond the paper: its §6 future work). The tables are created and loaded by the caller's
@@ -93,6 +97,8 @@ public final class EmbeddedScythe implements AutoCloseable {
     private JsonObject protocolOptions;
     private Procedures procedures;
     private int redoLogBytes;
+    /** How the coordinators' lookups that miss the address cache reach the index (config {@code lookup}). */
+    private io.scythe.storage.remote.RemoteTable.LookupMode lookupMode = io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
 
     private EmbeddedScythe(final Vertx vertx, final LocalFabric fabric) {
         this.vertx = vertx;
@@ -143,34 +149,38 @@ public final class EmbeddedScythe implements AutoCloseable {
     private void start(final int parts, final Loader loader, final Protocol protocol, final int maxAttempts,
                        final Watermarks watermarks, final JsonObject protocolOptions, final Procedures procedures)
         throws Exception {
-        final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
+        final int replicas = protocolOptions.getInteger("replicas", 0);
+        io.scythe.storage.BackupTables.check(replicas, parts);
+        try {
+            lookupMode = io.scythe.storage.remote.RemoteTable.LookupMode.named(protocolOptions.getString("lookup",
+                "rpc"));
+        } catch (final IllegalArgumentException e) {
+            throw new IllegalArgumentException("lookup=" + e.getMessage(), e);
+        }
         for (int p = 0; p < parts; p++) {
-            final String node = "mn" + p;
-            final Nic mn = fabric.attachNow(node);
+            final Nic mn = fabric.attachNow("mn" + p);
             final LogDb db = new LogDb(mn);
             loader.load(db, p, parts);
             memoryNodes.add(db);
-            final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
+        }
+        // Backup copies of every partition (replication), before any service serves them.
+        if (replicas > 0) {
+            io.scythe.storage.BackupTables.replicate(memoryNodes, replicas);
+        }
+        final Map<String, List<io.scythe.storage.TableDescriptor>> tablesOf = new LinkedHashMap<>();
+        for (int p = 0; p < parts; p++) {
+            final LogDb db = memoryNodes.get(p);
+            final RpcServer server = new RpcServer(vertx, db.nic(), new RrpcOptions());
             memoryNodeServices.add(MemoryNodeServices.start(db, server, watermarks, true));
             onLoop(loops.get(p % loops.size()), server::start);
-            for (final Table t : db.tables()) {
-                partitions.computeIfAbsent(t.schema().name(), n -> new ArrayList<>())
-                    .add(new Catalog.Partition(node, t.describe()));
-            }
+            tablesOf.put(db.nic().node(), db.tables().stream().map(Table::describe).toList());
         }
-        catalog = new Catalog();
+        catalog = Catalog.fromMemoryNodes(new ArrayList<>(tablesOf.keySet()), tablesOf);
         this.protocol = protocol;
         this.maxAttempts = maxAttempts;
         this.watermarks = watermarks;
         this.protocolOptions = protocolOptions;
         this.procedures = procedures;
-        partitions.forEach((name, list) -> {
-            if (list.size() != parts) {
-                throw new IllegalStateException("table " + name + " is on " + list.size() + " of " + parts
-                    + " memory nodes; the loader must create every table on every node");
-            }
-            catalog.add(name, list);
-        });
         tso = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000);
         final RemoteRegion counter = tso.start().await(30, TimeUnit.SECONDS);
         tsoCounter = counter;
@@ -224,6 +234,7 @@ public final class EmbeddedScythe implements AutoCloseable {
     }
 
     private void enableRedoLog(final Coordinator c) {
+        c.runtime().lookupMode(lookupMode);
         if (redoLogBytes > 0) {
             io.scythe.txn.recovery.RedoLog.enable(c.runtime(), redoLogBytes);
         }

@@ -49,6 +49,9 @@ class CnRecoveryTest {
     private EmbeddedScythe scythe;
     private final Set<Long> acknowledged = new HashSet<>();
     private long nextLedgerKey = 1;
+    /** Memory nodes and backups per partition of the next {@link #start}. */
+    private int memoryNodes = 2;
+    private int replicas;
 
     private void start(final String protocol) throws Exception {
         start(protocol, new JsonObject());
@@ -57,7 +60,8 @@ class CnRecoveryTest {
     private void start(final String protocol, final JsonObject costModel) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
-        scythe = EmbeddedScythe.deploy(vertx, new JsonObject().put("memoryNodes", 2).put("protocol", protocol)
+        scythe = EmbeddedScythe.deploy(vertx, new JsonObject().put("memoryNodes", memoryNodes)
+            .put("replicas", replicas).put("protocol", protocol)
             .put("redoLogBytes", 64 << 10).put("costModel", costModel), (db, part, parts) -> {
                 final Table accounts = db.create(TableSchema.fixed(ACCOUNTS_TABLE, "accounts", 8, 64));
                 db.create(TableSchema.fixed(LEDGER_TABLE, "ledger", 24, 1024));
@@ -278,6 +282,24 @@ class CnRecoveryTest {
         killMidCommit("ford-occ");
     }
 
+    /**
+     * With 2 backups per partition (3 memory nodes) the record is on three log regions: recovery rolls one copy
+     * forward (the 21 records counted once), onto the primaries and every backup, which end identical to them.
+     */
+    @Test
+    void shouldRollForwardAReplicatedTransactionKilledAfterItsRedoRecordOntoEveryCopy() throws Exception {
+        memoryNodes = 3;
+        replicas = 2;
+        killMidCommit("scythe");
+    }
+
+    @Test
+    void shouldRollForwardAReplicatedCasLockedTransactionKilledAfterItsRedoRecordOntoEveryCopy() throws Exception {
+        memoryNodes = 3;
+        replicas = 2;
+        killMidCommit("ford-occ");
+    }
+
     private void killMidCommit(final String protocol) throws Exception {
         start(protocol);
         final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
@@ -306,6 +328,8 @@ class CnRecoveryTest {
         assertThat(again.entriesApplied()).isZero();
         liveNodesProgress(live.on(loop()), recoverer());
         checkInvariants();
+        assertThat(io.scythe.storage.BackupTables.compare(scythe.memoryNodes(), replicas)).as("every backup")
+            .isEmpty();
     }
 
     /**
@@ -624,12 +648,12 @@ class CnRecoveryTest {
     }
 
     private long balanceOf(final long account) {
-        final Table t = scythe.memoryNodes().get((int) (account % 2)).table("accounts");
+        final Table t = scythe.memoryNodes().get((int) (account % scythe.memoryNodes().size())).table("accounts");
         return t.objectMemory().getLongVolatile(t.offsetOf(t.lookup(account)) + ObjectLayout.VALUE_OFFSET);
     }
 
     private long lowerMinusUpper(final long account) {
-        final Table t = scythe.memoryNodes().get((int) (account % 2)).table("accounts");
+        final Table t = scythe.memoryNodes().get((int) (account % scythe.memoryNodes().size())).table("accounts");
         final int at = t.offsetOf(t.lookup(account));
         return t.objectMemory().getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
             - t.objectMemory().getLongVolatile(at + ObjectLayout.UPPER_OFFSET);

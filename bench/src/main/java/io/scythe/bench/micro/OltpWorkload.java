@@ -129,9 +129,28 @@ public final class OltpWorkload {
         return this;
     }
 
+    private int replicas;
+    private String lookup = "rpc";
+
     /** Whether commits write a redo record first (the default; off measures its cost). */
     public OltpWorkload redoLog(final boolean on) {
         this.redoLog = on;
+        return this;
+    }
+
+    /**
+     * Backup copies of every partition (default 0): each write-back and redo record goes to the primary and
+     * {@code k} backups ({@code EmbeddedScythe}'s {@code replicas}); every backup is compared with its primary after
+     * each run.
+     */
+    public OltpWorkload replicas(final int k) {
+        this.replicas = k;
+        return this;
+    }
+
+    /** How lookups that miss the address cache reach the index: {@code rpc} (default) or {@code onesided}. */
+    public OltpWorkload lookup(final String mode) {
+        this.lookup = mode;
         return this;
     }
 
@@ -223,7 +242,8 @@ public final class OltpWorkload {
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
             .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
             .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive)
-            .put("redoLog", redoLog).put("computeNodes", cns).put("shards", shards);
+            .put("redoLog", redoLog).put("computeNodes", cns).put("shards", shards).put("replicas", replicas)
+            .put("lookup", lookup);
         HistoryWriter recording = null;
         try (EmbeddedScythe cluster = EmbeddedScythe.deploy(vertx, config,
             spec::load, new Procedures())) {
@@ -338,6 +358,11 @@ public final class OltpWorkload {
             final long finalSum = total(dbs);
             final boolean conservedOk = finalSum == initial + delta.sum();
             final long held = locksHeld(dbs);
+            final List<String> replicaDifferences = io.scythe.storage.BackupTables.compare(dbs, replicas);
+            if (!replicaDifferences.isEmpty()) {
+                out.printf("%-10s   %d objects differ between a primary and its backups (first: %s)%n", label,
+                    replicaDifferences.size(), replicaDifferences.get(0));
+            }
             final Map<String, List<String>> conditions = spec.consistency(dbs);
             final JsonObject consistency = consistencyJson(conditions);
             final boolean consistent = consistent(conditions);
@@ -378,7 +403,7 @@ public final class OltpWorkload {
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
                 // giving up after --max-attempts is an outcome, not a bug
-                .invariantsOk(conservedOk && held == 0 && consistent)
+                .invariantsOk(conservedOk && held == 0 && consistent && replicaDifferences.isEmpty())
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("by_type", TxnTypeStats.toJson(types, seconds))
                 .put("attempts_per_commit", RunResult.round((double) attempts / Math.max(1, committed), 3))
@@ -386,6 +411,7 @@ public final class OltpWorkload {
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
                 .put("locks_left_held", held).put("redo_log", redoLog)
+                .put("replicas", replicas).put("lookup", lookup).put("replica_differences", replicaDifferences.size())
                 .put("cns", cns).put("committed_by_cn", byCn).put("rerouted", rerouted)
                 .put("shard_map_epoch", cluster.shardMap().epoch())
                 .put("shards_moved", cluster.shardMap().epoch() - epochBefore)

@@ -11,7 +11,10 @@ package io.scythe.storage.remote;
  *  INSERT  request: u32 table id | u32 lock (0 CAS word, 1 ticket) | u64 key | u64 lock word (owner id or ts)
  *                   | u32 value length | u32 pad | value       reply: u64 pointer | u64 version | u64 ticket
  *  ABANDON request: u32 table id | u32 lock | u64 key | u64 pointer     reply: u64 0
+ *  LOCATE  request: u32 table id | u32 pad | u64 key                   reply: u64 object pointer
  * </pre>
+ * LOCATE is for backup copies ({@code BackupTables}): the object of the key there, a deleted placeholder created when
+ * there is none ({@code Table#locateBackupObject}), which a primary's write-back then addresses one-sided.
  * INSERT creates the key already locked by the inserting transaction ({@code Table#insertLocked}); ABANDON undoes
  * it when that transaction does not commit ({@code Table#abandonInsert}). The ticket is the Takeout Lock ticket the
  * inserter holds ({@code Table#insertTicket}; 0 with a CAS word): a revived object's is not 0, and the inserter's
@@ -24,6 +27,7 @@ public final class LogDbRpc {
     public static final int LOOKUP_READ = 0x4c03;
     public static final int INSERT = 0x4c04;
     public static final int ABANDON = 0x4c05;
+    public static final int LOCATE = 0x4c06;
     /** Bytes of a LOOKUP reply: the pointer, and for a missing key the version bound of its absence. */
     public static final int LOOKUP_REPLY_BYTES = 16;
     /** Bytes of an INSERT request before the value. */

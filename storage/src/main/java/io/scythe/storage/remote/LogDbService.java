@@ -39,6 +39,7 @@ public final class LogDbService {
         server.handle(LogDbRpc.LOOKUP_READ, this::lookupRead);
         server.handle(LogDbRpc.INSERT, this::insert);
         server.handle(LogDbRpc.ABANDON, this::abandon);
+        server.handle(LogDbRpc.LOCATE, this::locate);
         return this;
     }
 
@@ -141,6 +142,26 @@ public final class LogDbService {
             scratch.putLong(16, ticket);
             responder.reply(scratch, 0, LogDbRpc.INSERT_REPLY_BYTES);
         }
+    }
+
+    private void locate(final RpcRequest request, final RpcResponder responder) {
+        final Table table = table(request, responder, 16);
+        if (table == null) {
+            return;
+        }
+        if (io.scythe.storage.BackupTables.backupOf(table.schema()) == 0) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "LOCATE of table " + table.schema().name() + ", which is no backup");
+            return;
+        }
+        final long key = request.payload().getLong(request.payloadOffset() + 8);
+        final long pointer = table.locateBackupObject(key);
+        if (pointer < 0) {
+            responder.fail(LogDbRpc.FULL, "backup table " + table.schema().name() + " on memory node "
+                + db.nic().node() + " is full (capacity " + table.schema().capacity() + ")");
+            return;
+        }
+        scratch.putLong(0, pointer);
+        responder.reply(scratch, 0, 8);
     }
 
     private void abandon(final RpcRequest request, final RpcResponder responder) {

@@ -20,7 +20,27 @@ import java.util.function.Supplier;
  */
 public final class RemoteTable {
     /** How a lookup that misses the cache reaches the index. */
-    public enum LookupMode { RPC, ONE_SIDED }
+    public enum LookupMode {
+        RPC, ONE_SIDED;
+
+        /**
+         * The mode a configuration or command line names: {@code rpc} or {@code onesided} (or {@code one-sided}).
+         *
+         * @throws IllegalArgumentException saying what is accepted
+         */
+        public static LookupMode named(final String name) {
+            return switch (name.toLowerCase(java.util.Locale.ROOT)) {
+                case "rpc" -> RPC;
+                case "onesided", "one-sided" -> ONE_SIDED;
+                default -> throw new IllegalArgumentException(name + ": must be rpc or onesided");
+            };
+        }
+
+        /** How {@link #named} names it. */
+        public String label() {
+            return this == RPC ? "rpc" : "onesided";
+        }
+    }
 
     private final TableDescriptor table;
     private final Supplier<Future<RdmaChannel>> channel;
@@ -65,16 +85,29 @@ public final class RemoteTable {
      * the bound of the version it is absent at ({@link Lookup}).
      */
     public Future<Lookup> find(final long key) {
+        return find(key, LookupMode.RPC);
+    }
+
+    /**
+     * The object pointer of {@code key} from the cache, else by {@code mode} (then cached); for a missing key, with
+     * the bound of the version it is absent at ({@link Lookup}), whichever way it was looked up.
+     */
+    public Future<Lookup> find(final long key, final LookupMode mode) {
         final long cached = cache.get(key);
         if (cached != 0) {
             return Future.succeededFuture(new Lookup(cached, 0));
         }
-        return lookupWithBound(key).map(found -> {
+        return lookupWithBound(key, mode).map(found -> {
             if (found.pointer() != 0) {
                 cache.put(key, found.pointer());
             }
             return found;
         });
+    }
+
+    /** One lookup past the cache by {@code mode}, with the bound of a missing key's version. */
+    public Future<Lookup> lookupWithBound(final long key, final LookupMode mode) {
+        return mode == LookupMode.RPC ? lookupWithBound(key) : lookupOneSidedWithBound(key);
     }
 
     /** Forgets a cached pointer (after a stale-pointer failure). */
@@ -144,6 +177,38 @@ public final class RemoteTable {
         });
     }
 
+    /**
+     * The pointer of {@code key}'s object on this table, a backup copy ({@code BackupTables}): from the cache, else
+     * by a one-sided lookup when {@code mode} says so and the key is there, else by a LOCATE RPC, which creates a
+     * deleted placeholder for a key the backup does not have yet. Cached for good: a backup's objects are never freed.
+     */
+    public Future<Long> locateBackup(final long key, final LookupMode mode) {
+        final long cached = cache.get(key);
+        if (cached != 0) {
+            return Future.succeededFuture(cached);
+        }
+        final Future<Long> found = mode == LookupMode.ONE_SIDED ? lookupOneSided(key) : Future.succeededFuture(0L);
+        return found.compose(pointer -> pointer != 0 ? Future.succeededFuture(pointer) : locateRpc(key))
+            .map(pointer -> {
+                cache.put(key, (long) pointer);
+                return pointer;
+            });
+    }
+
+    private Future<Long> locateRpc(final long key) {
+        rpcs++;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[16]);
+        request.putInt(0, table.schema().id());
+        request.putInt(4, 0);
+        request.putLong(8, key);
+        return rocket.get().compose(r -> r.call(LogDbRpc.LOCATE, request, 0, 16)).map(reply -> {
+            if (reply.length() < 8) {
+                throw new IllegalStateException("LOCATE reply of " + reply.length() + " bytes");
+            }
+            return reply.payload().getLong(0);
+        });
+    }
+
     /** ABANDON RPC: undoes this loop's {@link #insert} of {@code key} at {@code pointer} (its commit failed). */
     public Future<Void> abandon(final long key, final long pointer, final io.scythe.storage.Table.InsertLock lock) {
         rpcs++;
@@ -156,25 +221,65 @@ public final class RemoteTable {
         return rocket.get().compose(r -> r.call(LogDbRpc.ABANDON, request, 0, 24)).mapEmpty();
     }
 
-    /** READs of the index, no CPU on the memory node. */
+    /** READs of the index, no CPU on the memory node; a miss comes without its bound (see the next method). */
     public Future<Long> lookupOneSided(final long key) {
         return channel.get().compose(ch -> table.schema().index() == IndexKind.HASH
-            ? probeBucket(ch, key, 0, new UnsafeBuffer(new byte[HashIndexLayout.BUCKET_BYTES]))
+            ? probeBucket(ch, key, 0, new UnsafeBuffer(new byte[HashIndexLayout.BUCKET_BYTES]), null)
             : walkSkipList(ch, key));
     }
 
-    /** Each lookup READs into its own bucket buffer: lookups of one loop run concurrently. */
-    private Future<Long> probeBucket(final RdmaChannel ch, final long key, final int probe, final UnsafeBuffer bucket) {
+    /**
+     * READs of the index and of its absent bound ({@code IndexRegionLayout}), no CPU on the memory node: the same
+     * answer as {@link #lookupWithBound(long)}. The bound is READ after the READ that showed the key missing, on the
+     * same queue pair (the order {@code Table}'s absent-bound comment needs): for the hash index in the doorbell of
+     * every bucket READ (one round trip, one more 8-byte READ), for the skip list once the walk ended in a miss (one
+     * more round trip on misses only: a walk does not know its last node before it READ it).
+     */
+    public Future<Lookup> lookupOneSidedWithBound(final long key) {
+        return channel.get().compose(ch -> {
+            if (table.schema().index() == IndexKind.HASH) {
+                final UnsafeBuffer bound = new UnsafeBuffer(new byte[8]);
+                return probeBucket(ch, key, 0, new UnsafeBuffer(new byte[HashIndexLayout.BUCKET_BYTES]), bound)
+                    .map(pointer -> new Lookup(pointer, pointer == 0 ? bound.getLong(0) : 0));
+            }
+            return walkSkipList(ch, key).compose(pointer -> {
+                if (pointer != 0) {
+                    return Future.succeededFuture(new Lookup(pointer, 0));
+                }
+                final UnsafeBuffer bound = new UnsafeBuffer(new byte[8]);
+                reads++;
+                return ch.read(table.absentBoundAddress(), table.index().rkey(), bound, 0, 8)
+                    .map(v -> new Lookup(0, bound.getLong(0)));
+            });
+        });
+    }
+
+    /**
+     * Each lookup READs into its own bucket buffer: lookups of one loop run concurrently. With {@code bound}, the
+     * absent bound is READ into it in the same doorbell, after the bucket.
+     */
+    private Future<Long> probeBucket(final RdmaChannel ch, final long key, final int probe, final UnsafeBuffer bucket,
+                                     final UnsafeBuffer bound) {
         if (probe == HashIndexLayout.MAX_PROBE_BUCKETS) {
             return Future.succeededFuture(0L);
         }
         reads++;
-        return ch.read(table.bucketAddress(key, probe), table.index().rkey(), bucket, 0, HashIndexLayout.BUCKET_BYTES)
-            .compose(v -> {
-                final long found = HashIndex.search(bucket, 0, key);
-                return found == HashIndex.NOT_FOUND ? probeBucket(ch, key, probe + 1, bucket)
-                    : Future.succeededFuture(found);
-            });
+        final Future<?> read;
+        if (bound == null) {
+            read = ch.read(table.bucketAddress(key, probe), table.index().rkey(), bucket, 0,
+                HashIndexLayout.BUCKET_BYTES);
+        } else {
+            reads++;
+            final io.scythe.bridge.Doorbell batch = ch.doorbell();
+            batch.read(table.bucketAddress(key, probe), table.index().rkey(), bucket, 0, HashIndexLayout.BUCKET_BYTES);
+            batch.read(table.absentBoundAddress(), table.index().rkey(), bound, 0, 8);
+            read = batch.post();
+        }
+        return read.compose(v -> {
+            final long found = HashIndex.search(bucket, 0, key);
+            return found == HashIndex.NOT_FOUND ? probeBucket(ch, key, probe + 1, bucket, bound)
+                : Future.succeededFuture(found);
+        });
     }
 
     private Future<Long> walkSkipList(final RdmaChannel ch, final long key) {

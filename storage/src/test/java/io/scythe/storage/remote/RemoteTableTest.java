@@ -129,4 +129,68 @@ class RemoteTableTest {
         assertThat(counts[2]).isEqualTo(2);
         assertThat(counts[3]).isEqualTo(table.lookup(62));
     }
+
+    @Test
+    void shouldAgreeOnAbsentKeysTheirBoundAndNewInsertsByRpcAndOneSidedOverBothIndexes() throws Exception {
+        for (final IndexKind kind : IndexKind.values()) {
+            final Table table = db.table(kind.ordinal() + 1);
+            // Ten keys deleted and reclaimed: missing from the index, last at versions up to 109 (the absent bound).
+            for (long k = 0; k < 10; k++) {
+                assertThat(table.delete(k * 31, 100 + k)).isEqualTo(Table.OK);
+            }
+            table.reclaim(1_000);
+            assertThat(table.absentBound()).isEqualTo(109);
+            final List<Long> keys = new ArrayList<>();
+            for (long k = 0; k < KEYS; k += 41) {
+                keys.add(k * 31); // present, or reclaimed for k < 10
+                keys.add(k * 31 + 1); // never existed
+            }
+            for (long k = 0; k < 10; k++) {
+                keys.add(k * 31);
+            }
+            final List<String> disagreements = onContext(vertx.getOrCreateContext(), () -> {
+                final RemoteTable remote = new RemoteTable(table.describe(), () -> rrpc.oneSided("mn"),
+                    () -> rrpc.rocket("mn"));
+                final List<String> wrong = new ArrayList<>();
+                Future<Void> chain = Future.succeededFuture();
+                for (final long key : keys) {
+                    chain = chain.compose(v -> remote.lookupWithBound(key, RemoteTable.LookupMode.RPC)
+                        .compose(byRpc -> remote.lookupWithBound(key, RemoteTable.LookupMode.ONE_SIDED)
+                            .map(oneSided -> {
+                                final long expected = table.lookup(key);
+                                final RemoteTable.Lookup want = new RemoteTable.Lookup(expected,
+                                    expected == 0 ? 109 : 0);
+                                if (!byRpc.equals(want) || !oneSided.equals(want)) {
+                                    wrong.add("key " + key + ": rpc " + byRpc + ", one-sided " + oneSided
+                                        + ", memory node " + want);
+                                }
+                                return null;
+                            })));
+                }
+                return chain.map(wrong);
+            });
+            assertThat(disagreements).as(kind.name()).isEmpty();
+            // A key inserted on the memory node after a one-sided miss: the next one-sided lookup finds it (a miss is
+            // never cached), at the pointer the RPC finds.
+            final long fresh = 31L * KEYS + 5;
+            final long[] before = onContext(vertx.getOrCreateContext(), () -> {
+                final RemoteTable remote = new RemoteTable(table.describe(), () -> rrpc.oneSided("mn"),
+                    () -> rrpc.rocket("mn"));
+                return remote.find(fresh, RemoteTable.LookupMode.ONE_SIDED).map(miss -> {
+                    final UnsafeBuffer value = new UnsafeBuffer(new byte[40]);
+                    final long inserted = table.insert(fresh, value, 0, 40, 200);
+                    return new long[] {miss.pointer(), miss.absentBound(), inserted};
+                }).compose(r -> remote.find(fresh, RemoteTable.LookupMode.ONE_SIDED)
+                    .compose(hit -> remote.lookupWithBound(fresh, RemoteTable.LookupMode.RPC)
+                        .map(byRpc -> new long[] {r[0], r[1], r[2], hit.pointer(), byRpc.pointer(),
+                            remote.cached()})));
+            });
+            assertThat(before[0]).as(kind + ": missing before its insert").isZero();
+            assertThat(before[1]).as(kind + ": with the table's bound").isEqualTo(109);
+            assertThat(before[2]).as(kind + ": inserted").isPositive();
+            assertThat(before[3]).as(kind + ": found one-sided after its insert").isEqualTo(before[2]);
+            assertThat(before[4]).as(kind + ": the RPC agrees").isEqualTo(before[2]);
+            assertThat(before[5]).as(kind + ": only the hit is cached").isEqualTo(1);
+        }
+    }
 }

@@ -155,8 +155,9 @@ public final class Inserts {
     }
 
     /**
-     * Validates the keys this attempt read as absent from the index: each must still be missing from it (a lookup RPC
-     * past the cache). An insert of one of them by this attempt is checked by its INSERT instead.
+     * Validates the keys this attempt read as absent from the index: each must still be missing from it (a lookup past
+     * the cache, by the loop's lookup mode: RPC or one-sided READs, which agree). An insert of one of them by this
+     * attempt is checked by its INSERT instead.
      */
     public Future<Void> validateAbsent() {
         final List<Access> absent = reads.absent();
@@ -174,7 +175,8 @@ public final class Inserts {
             // read). Missing at both moments, nothing committed on it in between: committed deletes are tombstones
             // that stay in the index (one-sided, the memory node's CPU never reclaims them), and an abandoned insert,
             // which is reclaimed, never committed. So the bound recorded at the read stays the version read.
-            checks.add(runtime.remote(a.partition).lookupRpc(a.key).compose(pointer -> pointer == 0
+            checks.add(runtime.remote(a.partition).lookupWithBound(a.key, runtime.lookupMode())
+                .map(RemoteTable.Lookup::pointer).compose(pointer -> pointer == 0
                 ? Future.<Void>succeededFuture()
                 : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
                     + " read as absent is in the index now"))));
@@ -199,6 +201,10 @@ public final class Inserts {
         }
         final List<Future<Access>> created = new ArrayList<>(pending.size());
         for (final PendingInsert p : pending) {
+            // With replication, the key is located on its backups (a placeholder made where it is missing) while its
+            // INSERT runs: its redo record must name where the write-back will put it there.
+            final Future<long[]> onBackups = p.partition.backups().isEmpty() ? null
+                : Replicas.locate(runtime, p.partition, p.key);
             created.add(runtime.remote(p.partition).insert(p.key, p.value, 0, p.value.capacity(), lock, lockWord)
                 .transform(ar -> {
                     if (ar.succeeded()) {
@@ -217,6 +223,16 @@ public final class Inserts {
                                 "attempt over")));
                         }
                         reads.accesses().add(a);
+                        if (onBackups != null) {
+                            // What the backups' placeholders get at write-back: the primary has it from its INSERT.
+                            a.newValue = p.value;
+                            a.newLength = p.value.capacity();
+                            a.backupsLocated = onBackups.map(pointers -> {
+                                a.backupPointers = pointers;
+                                return null;
+                            });
+                            return a.backupsLocated.map(a);
+                        }
                         return Future.succeededFuture(a);
                     }
                     if (io.scythe.txn.Refusal.rpcMayHaveLanded(ar.cause())) {

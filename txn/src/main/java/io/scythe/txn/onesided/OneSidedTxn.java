@@ -206,6 +206,7 @@ public abstract class OneSidedTxn implements Txn {
             throw new IllegalStateException("write of deleted key " + key + " of " + table + " (insert it)");
         }
         WriteSet.setNewValue(a, value, offset, length);
+        Replicas.prefetch(runtime, a);
     }
 
     @Override
@@ -215,11 +216,21 @@ public abstract class OneSidedTxn implements Txn {
             throw new IllegalStateException("transaction " + id + " is over");
         }
         inserts.insert(table, key, value, offset, length);
+        prefetchBackups(table, key);
     }
 
     @Override
     public void delete(final String table, final long key) {
         inserts.delete(table, key);
+        prefetchBackups(table, key);
+    }
+
+    /** Starts locating {@code key}'s object on its backups if this attempt now writes it ({@link Replicas}). */
+    private void prefetchBackups(final String table, final long key) {
+        final Access a = reads.find(table, key);
+        if (a != null && a.dirty) {
+            Replicas.prefetch(runtime, a);
+        }
     }
 
     /** Whether the commit has anything to install: writes, deletes or inserts. */

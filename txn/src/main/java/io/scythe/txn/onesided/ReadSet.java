@@ -17,7 +17,8 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * What one attempt touched: finding an object (the loop's address cache, then a lookup RPC), READing it whole
+ * What one attempt touched: finding an object (the loop's address cache, then a lookup by RPC or one-sided READs,
+ * {@link TxnRuntime#lookupMode}), READing it whole
  * (header and value in one READ, as {@link ObjectLayout} intends), the keys it found absent, and the reads still in
  * flight. Loop-confined, one per attempt.
  */
@@ -80,7 +81,7 @@ public final class ReadSet {
             return Future.failedFuture(e);
         }
         final RemoteTable remote = runtime.remote(partition);
-        return remote.find(key).compose(found -> {
+        return remote.find(key, runtime.lookupMode()).compose(found -> {
             final long pointer = found.pointer();
             if (pointer == 0) {
                 // An absent key of a read-only table stays absent: nothing to re-check at commit.

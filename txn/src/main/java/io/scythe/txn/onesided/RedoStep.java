@@ -70,6 +70,19 @@ public final class RedoStep {
      */
     public Future<Void> writeBack(final long version, final java.util.function.Function<Access, Boolean> needsRelease,
                                   final WriteSet.ReleaseVerb release) {
+        final List<Access> replicated = writes.written();
+        if (Replicas.any(replicated)) {
+            // The record names every written object's backup copies: located first (prefetched when the writes
+            // were buffered, cached for good after a key's first commit; the wait, if any, counts in the log stage).
+            return Replicas.locateAll(runtime, replicated).compose(v -> logAndWriteBack(version, needsRelease,
+                release));
+        }
+        return logAndWriteBack(version, needsRelease, release);
+    }
+
+    private Future<Void> logAndWriteBack(final long version,
+                                         final java.util.function.Function<Access, Boolean> needsRelease,
+                                         final WriteSet.ReleaseVerb release) {
         final Supplier<Future<Void>> writeBack = () -> {
             decided = true;
             return writes.writeBack(version, needsRelease, release);
@@ -127,9 +140,9 @@ public final class RedoStep {
                 final boolean written = a.dirty || a.inserted;
                 if (written || a.releasing) {
                     entries.add(Reposts.untilAccepted(runtime.timers(), () -> CnRecovery.finishEntry(runtime,
-                        a.partition.node(), a.partition.descriptor(), written ? RedoLog.opOf(a) : 0, a.pointer,
-                        lockToken.applyAsLong(a), lockKind, version, a.newValue,
-                        a.dirty && !a.deleting ? a.newLength : 0)));
+                        a.partition, written ? RedoLog.opOf(a) : 0, a.pointer, lockToken.applyAsLong(a), lockKind,
+                        version, a.newValue, written ? RedoLog.valueBytes(a) : 0,
+                        written ? a.backupPointers : null)));
                 }
             }
             return Reposts.settle(entries);

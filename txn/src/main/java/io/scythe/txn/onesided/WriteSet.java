@@ -18,6 +18,8 @@ import java.util.function.Function;
 /**
  * What one attempt will write: new values buffered in its accesses until commit, then written back per memory node
  * with one doorbell each (value, length, flags, version, then the protocol's release, so the release is seen last).
+ * With replication every backup copy is written first, the primaries with their releases after ({@link Replicas}
+ * says why).
  */
 public final class WriteSet {
     private final TxnRuntime runtime;
@@ -101,17 +103,43 @@ public final class WriteSet {
             if (a.releasing) {
                 a.locked = false;
             }
+            if (a.dirty || a.inserted) {
+                // Above the commit's version and the one the lock kept current (ObjectLayout#versionAfter): the same
+                // on every copy.
+                a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
+            }
         }
+        final List<Access> written = written();
+        if (Replicas.any(written)) {
+            // Every backup complete before any primary is released (Replicas).
+            return Replicas.writeBack(runtime, written).compose(v -> writeBackPrimaries(byNode, release));
+        }
+        return writeBackPrimaries(byNode, release);
+    }
+
+    private Future<Void> writeBackPrimaries(final Map<String, List<Access>> byNode, final ReleaseVerb release) {
+        return postPerNode(runtime, byNode, (batch, a) -> {
+            addWrites(batch, a, a.address(), a.rkey());
+            if (a.releasing) {
+                release.add(batch, a);
+            }
+        });
+    }
+
+    /**
+     * Posts one doorbell per memory node of {@code byNode} (after its write-back gate), with what {@code add} puts
+     * in for each of its items, again while refused for now; completes when every batch settled, failed if any
+     * failed.
+     */
+    static <T> Future<Void> postPerNode(final TxnRuntime runtime, final Map<String, List<T>> byNode,
+                                        final java.util.function.BiConsumer<Doorbell, T> add) {
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
-        for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
+        for (final Map.Entry<String, List<T>> e : byNode.entrySet()) {
             posted.add(runtime.writeBackGate(e.getKey()).compose(gate -> Reposts.untilAccepted(runtime.timers(),
                 () -> runtime.channel(e.getKey()).compose(ch -> {
                     final Doorbell batch = ch.doorbell();
-                    for (final Access a : e.getValue()) {
-                        addWrites(batch, a, version);
-                        if (a.releasing) {
-                            release.add(batch, a);
-                        }
+                    for (final T item : e.getValue()) {
+                        add.accept(batch, item);
                     }
                     return batch.post(); // refused whole when the send queue lacks room: built and posted again
                 }))));
@@ -120,26 +148,32 @@ public final class WriteSet {
         return Reposts.settle(posted);
     }
 
-    private static void addWrites(final Doorbell batch, final Access a, final long version) {
-        if (a.dirty && !a.deleting) {
-            batch.write(a.address() + ObjectLayout.VALUE_OFFSET, a.rkey(), a.newValue, 0, a.newLength);
-            if (a.newLength != a.valueLength) {
+    /**
+     * Adds what the write-back installs on {@code a}'s copy at {@code address} ({@code rkey}): value and length, the
+     * flags of a delete or revival, then {@code a.installedVersion}. A backup copy was last written by the same
+     * write-backs as its primary, so it differs from the primary's image where the primary's does. An inserted
+     * object is the exception: its INSERT filled the primary, while its backups hold a placeholder (deleted, empty),
+     * so they get the value ({@code newValue}, set for them by {@code Inserts#install}), its length and cleared flags.
+     */
+    static void addWrites(final Doorbell batch, final Access a, final long address, final int rkey) {
+        final boolean insertedOnBackup = a.inserted && address != a.address();
+        if (a.dirty && !a.deleting || insertedOnBackup) {
+            batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, a.newValue, 0, a.newLength);
+            if (a.newLength != a.valueLength || insertedOnBackup) {
                 final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
                 length.putInt(0, a.newLength);
-                batch.write(a.address() + ObjectLayout.VALUE_LENGTH_OFFSET, a.rkey(), length, 0, 4);
+                batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, 0, 4);
             }
         }
-        if (a.deleting || a.reviving) { // the flags word: a delete's tombstone, or cleared again
+        if (a.deleting || a.reviving || insertedOnBackup) { // the flags word: a tombstone, or cleared again
             final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
             flags.putShort(0, (short) (a.deleting ? ObjectLayout.FLAG_DELETED : 0));
-            batch.write(a.address() + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
+            batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
         }
         if (a.dirty || a.inserted) {
-            // Above the commit's version and the one the lock kept current (ObjectLayout#versionAfter).
-            a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
             final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
             v.putLong(0, a.installedVersion);
-            batch.write(a.address() + ObjectLayout.VERSION_OFFSET, a.rkey(), v, 0, 8);
+            batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, v, 0, 8);
         }
     }
 }

@@ -116,13 +116,14 @@ public final class CnRecovery {
             // of one region fill much of a send queue). Record order does not matter: each entry applies only while
             // its lock still carries that record's token.
             final List<Record> records = new ArrayList<>();
+            final Set<RecordId> seen = new java.util.HashSet<>();
             final Map<Long, Long> lowWater = new HashMap<>();
             final Map<String, Future<Void>> byNode = new LinkedHashMap<>();
             waitingFor = "READs of " + regions.size() + " log regions of " + deadNode;
             for (final Region r : regions) {
                 byNode.put(r.node, byNode.getOrDefault(r.node, Future.succeededFuture()).compose(v -> scan(r))
                     .map(image -> {
-                        parse(r, image, records, lowWater, tally);
+                        parse(r, image, records, seen, lowWater, tally);
                         return null;
                     }));
             }
@@ -156,16 +157,20 @@ public final class CnRecovery {
         for (final Catalog.Table t : runtime.catalog().tables()) {
             for (final Catalog.Partition p : t.partitions()) {
                 nodes.add(p.node());
+                for (final Catalog.Replica b : p.backups()) {
+                    nodes.add(b.node());
+                }
             }
         }
         return new ArrayList<>(nodes);
     }
 
-    private TableDescriptor table(final String node, final int tableId) {
+    /** The partition whose primary is table {@code tableId} on {@code node} (what a redo entry names), or null. */
+    private Catalog.Partition partition(final String node, final int tableId) {
         for (final Catalog.Table t : runtime.catalog().tables()) {
             for (final Catalog.Partition p : t.partitions()) {
                 if (p.node().equals(node) && p.descriptor().schema().id() == tableId) {
-                    return p.descriptor();
+                    return p;
                 }
             }
         }
@@ -209,9 +214,19 @@ public final class CnRecovery {
     private record Record(UnsafeBuffer image, int offset, long idBase, long lsn) {
     }
 
-    /** Finds the complete records of one region and raises its loop's low water to the largest they carry. */
+    /** A record of one loop: copies of it (replication writes one per replica of its log) share it. */
+    private record RecordId(long idBase, long lsn) {
+    }
+
+    /**
+     * Finds the complete records of one region and raises its loop's low water to the largest they carry. A record
+     * whose copy on another memory node was found already is skipped: with replication every record is written to
+     * each replica of its log, and rolling two copies forward at once would release one lock twice. One complete
+     * copy is enough to roll it forward: its write-back had not begun unless every copy was durable, so its locks are
+     * still held by its token, and finishing it is as good as aborting it for a commit nobody was told of.
+     */
     private static void parse(final Region r, final UnsafeBuffer image, final List<Record> records,
-                              final Map<Long, Long> lowWater, final Tally tally) {
+                              final Set<RecordId> seen, final Map<Long, Long> lowWater, final Tally tally) {
         int at = 0;
         while (at < image.capacity()) {
             final int length = RedoRecordDescriptor.completeLength(image, at, image.capacity() - at);
@@ -222,8 +237,11 @@ public final class CnRecovery {
                 at += RedoRecordDescriptor.SLOT_BYTES;
                 continue;
             }
-            tally.committed++;
-            records.add(new Record(image, at, r.idBase, image.getLong(at + RedoRecordDescriptor.LSN_OFFSET)));
+            final long lsn = image.getLong(at + RedoRecordDescriptor.LSN_OFFSET);
+            if (seen.add(new RecordId(r.idBase, lsn))) {
+                tally.committed++;
+                records.add(new Record(image, at, r.idBase, lsn));
+            }
             lowWater.merge(r.idBase, image.getLong(at + RedoRecordDescriptor.LOW_WATER_OFFSET), Math::max);
             at += (length + RedoRecordDescriptor.SLOT_BYTES - 1) / RedoRecordDescriptor.SLOT_BYTES
                 * RedoRecordDescriptor.SLOT_BYTES;
@@ -262,16 +280,23 @@ public final class CnRecovery {
         for (int i = 0; i < count; i++) {
             final int nodeBytes = image.getShort(at + RedoRecordDescriptor.ENTRY_NODE_LENGTH_OFFSET) & 0xffff;
             final int valueBytes = image.getInt(at + RedoRecordDescriptor.ENTRY_VALUE_LENGTH_OFFSET);
+            final int opAndBackups = image.getShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET) & 0xffff;
+            final int backups = RedoRecordDescriptor.backupsOf(opAndBackups);
             final byte[] name = new byte[nodeBytes];
             image.getBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES, name);
             final UnsafeBuffer value = new UnsafeBuffer(new byte[valueBytes]);
             image.getBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES + nodeBytes, value, 0, valueBytes);
+            final long[] backupPointers = new long[backups];
+            final int pointersAt = at + RedoRecordDescriptor.backupPointersOffset(nodeBytes, valueBytes);
+            for (int b = 0; b < backups; b++) {
+                backupPointers[b] = image.getLong(pointersAt + b * Long.BYTES);
+            }
             entries.add(applyEntry(new String(name, StandardCharsets.UTF_8),
-                image.getInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET),
-                image.getShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET) & 0xffff,
+                image.getInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET), RedoRecordDescriptor.opOf(opAndBackups),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET),
-                image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), lockKind, version, value, tally));
-            at += RedoRecordDescriptor.entryBytes(nodeBytes, valueBytes);
+                image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), lockKind, version, value, backupPointers,
+                tally));
+            at += RedoRecordDescriptor.entryBytes(nodeBytes, valueBytes, backups);
         }
         return Future.all(entries).mapEmpty();
     }
@@ -282,19 +307,23 @@ public final class CnRecovery {
      */
     private Future<Void> applyEntry(final String node, final int tableId, final int op, final long pointer,
                                     final long token, final int lockKind, final long version,
-                                    final UnsafeBuffer value, final Tally tally) {
-        final TableDescriptor table = table(node, tableId);
-        if (table == null) {
+                                    final UnsafeBuffer value, final long[] backupPointers, final Tally tally) {
+        final Catalog.Partition partition = partition(node, tableId);
+        if (partition == null) {
             return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
                 + node + ", which the catalog does not know"));
+        }
+        if (backupPointers.length != partition.backups().size()) {
+            return Future.failedFuture(new IllegalStateException("redo record names " + backupPointers.length
+                + " backups of table " + tableId + " on " + node + ", the catalog " + partition.backups().size()));
         }
         final LockKind kind = ProtocolRegistry.lockKind(lockKind);
         if (kind == null) {
             return Future.failedFuture(new IllegalStateException("redo record names lock kind " + lockKind
                 + ", which no registered protocol module has"));
         }
-        return finishEntry(runtime, node, table, op, pointer, token, kind, version, value, value.capacity())
-            .map(applied -> {
+        return finishEntry(runtime, partition, op, pointer, token, kind, version, value, value.capacity(),
+                backupPointers).map(applied -> {
                 if (applied) {
                     tally.applied++;
                 } else {
@@ -311,12 +340,22 @@ public final class CnRecovery {
      * idempotent, for recovery and for a live committer whose write-back failed. {@code op} 0 is a lock held and not
      * written (a TOCC read): only released. A failed verb drops the channel (its queue pair may be broken).
      *
+     * <p>With backups ({@code backupPointers}, in the order of {@code partition}'s backups), the copies are written
+     * first, each with one doorbell, and the primary's batch with the release only once they all completed: the order
+     * of the write-back itself ({@code onesided.Replicas}). While the primary's lock is held nobody else writes the
+     * copies, so writing them again is harmless; once it is released, they were written.
+     *
+     * @param valueLength bytes of {@code value}: the new value of an {@link RedoRecordDescriptor#OP_VALUE} entry, or
+     *                    of an inserted object's, which only its backups get (the INSERT filled the primary)
      * @return whether it applied the entry (false: found finished)
      */
-    public static Future<Boolean> finishEntry(final TxnRuntime runtime, final String node,
-                                              final TableDescriptor table, final int op, final long pointer,
-                                              final long token, final LockKind lockKind, final long version,
-                                              final org.agrona.DirectBuffer value, final int valueLength) {
+    public static Future<Boolean> finishEntry(final TxnRuntime runtime, final Catalog.Partition partition,
+                                              final int op, final long pointer, final long token,
+                                              final LockKind lockKind, final long version,
+                                              final org.agrona.DirectBuffer value, final int valueLength,
+                                              final long[] backupPointers) {
+        final String node = partition.node();
+        final TableDescriptor table = partition.descriptor();
         final long address = ObjectLayout.addressOf(pointer);
         final int rkey = table.objects().rkey();
         final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
@@ -328,34 +367,92 @@ public final class CnRecovery {
                 if (!sameObject || !held) {
                     return Future.succeededFuture(false);
                 }
-                final Doorbell batch = ch.doorbell();
-                if ((op & RedoRecordDescriptor.OP_VALUE) != 0) {
-                    batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, value, 0, valueLength);
-                    final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
-                    length.putInt(0, valueLength);
-                    batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, 0, 4);
+                // What the write-back installs: the lock held since the attempt read the object kept current its
+                // version then (ObjectLayout#versionAfter).
+                final long installedVersion = ObjectLayout.versionAfter(version,
+                    header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY);
+                if (op != 0 && backupPointers != null && backupPointers.length > 0) {
+                    return finishBackups(runtime, partition.backups(), backupPointers, op, installedVersion, value,
+                        valueLength).compose(done -> finishPrimary(ch, address, rkey, op, token, lockKind,
+                        installedVersion, value, valueLength));
                 }
-                if ((op & (RedoRecordDescriptor.OP_DELETE | RedoRecordDescriptor.OP_REVIVE)) != 0) {
-                    final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
-                    flags.putShort(0, (short) ((op & RedoRecordDescriptor.OP_DELETE) != 0
-                        ? ObjectLayout.FLAG_DELETED : 0));
-                    batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
-                }
-                if (op != 0) {
-                    final long current = header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
-                    final UnsafeBuffer installed = new UnsafeBuffer(new byte[8]);
-                    // What the write-back installs: the lock held since the attempt read the object kept current its
-                    // version then (ObjectLayout#versionAfter).
-                    installed.putLong(0, ObjectLayout.versionAfter(version, current));
-                    batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, installed, 0, 8);
-                }
-                lockKind.release(batch, address, rkey, token);
-                return batch.post().map(true);
+                return finishPrimary(ch, address, rkey, op, token, lockKind, installedVersion, value, valueLength);
             }).onFailure(e -> {
                 if (!io.scythe.txn.Refusal.forNow(e)) {
                     runtime.forgetChannel(node, ch);
                 }
             }));
+    }
+
+    /**
+     * What the write-back writes for one entry on one copy: value and length ({@link RedoRecordDescriptor#OP_VALUE};
+     * on a backup also an inserted object's value, which its placeholder lacks), the flags of a delete or revival
+     * (on a backup also of an insert: its placeholder reads as deleted), then the version; no lock word.
+     */
+    private static void addEntryWrites(final Doorbell batch, final long address, final int rkey, final int op,
+                                       final boolean backup, final long installedVersion,
+                                       final org.agrona.DirectBuffer value, final int valueLength) {
+        if ((op & RedoRecordDescriptor.OP_VALUE) != 0 || backup && valueLength > 0) {
+            batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, value, 0, valueLength);
+            final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
+            length.putInt(0, valueLength);
+            batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, 0, 4);
+        }
+        final int flagged = RedoRecordDescriptor.OP_DELETE | RedoRecordDescriptor.OP_REVIVE
+            | (backup ? RedoRecordDescriptor.OP_INSERTED : 0);
+        if ((op & flagged) != 0) {
+            final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
+            flags.putShort(0, (short) ((op & RedoRecordDescriptor.OP_DELETE) != 0 ? ObjectLayout.FLAG_DELETED : 0));
+            batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
+        }
+        if (op != 0) {
+            final UnsafeBuffer installed = new UnsafeBuffer(new byte[8]);
+            installed.putLong(0, installedVersion);
+            batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, installed, 0, 8);
+        }
+    }
+
+    /** The primary's part of {@link #finishEntry}: one doorbell, the release last. */
+    private static Future<Boolean> finishPrimary(final io.scythe.bridge.RdmaChannel ch, final long address,
+                                                 final int rkey, final int op, final long token,
+                                                 final LockKind lockKind, final long installedVersion,
+                                                 final org.agrona.DirectBuffer value, final int valueLength) {
+        final Doorbell batch = ch.doorbell();
+        addEntryWrites(batch, address, rkey, op, false, installedVersion, value, valueLength);
+        lockKind.release(batch, address, rkey, token);
+        return batch.post().map(true);
+    }
+
+    /**
+     * The backups' part of {@link #finishEntry}: one doorbell per copy, all completed. A verb that failed drops its
+     * channel, as on the primary.
+     */
+    private static Future<Void> finishBackups(final TxnRuntime runtime, final List<Catalog.Replica> backups,
+                                              final long[] pointers, final int op, final long installedVersion,
+                                              final org.agrona.DirectBuffer value, final int valueLength) {
+        final List<Future<Doorbell>> posted = new ArrayList<>(backups.size());
+        for (int b = 0; b < backups.size(); b++) {
+            final Catalog.Replica backup = backups.get(b);
+            final long address = ObjectLayout.addressOf(pointers[b]);
+            final int rkey = backup.descriptor().objects().rkey();
+            posted.add(runtime.channel(backup.node()).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                addEntryWrites(batch, address, rkey, op, true, installedVersion, value, valueLength);
+                return batch.post().onFailure(e -> {
+                    if (!io.scythe.txn.Refusal.forNow(e)) {
+                        runtime.forgetChannel(backup.node(), ch);
+                    }
+                });
+            }));
+        }
+        return Future.join(posted).transform(ar -> {
+            for (final Future<Doorbell> f : posted) {
+                if (f.failed()) {
+                    return Future.failedFuture(f.cause());
+                }
+            }
+            return Future.succeededFuture();
+        });
     }
 
     private Future<Void> release(final String node, final String deadNode, final long claim, final Set<Long> owners,

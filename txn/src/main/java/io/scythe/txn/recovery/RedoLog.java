@@ -25,6 +25,13 @@ import java.util.function.ToLongFunction;
  * node; when the WRITE completes the commit is decided. After write-back and unlock the slots are free again
  * (locally: nothing is cleared remotely) and the record drops below the low water that the next records carry, which
  * truncates it for recovery ({@link RedoRecordDescriptor}). Loop-confined.
+ *
+ * <p>With replication (the first written object's partition has backups) the record is written, in parallel, to
+ * the loop's region on that partition's primary node and on each of its backup nodes, and the commit is decided only
+ * when every copy is durable: the log survives the loss of any k of those memory nodes, and no write-back (which
+ * reaches backups first, {@code onesided.Replicas}) begins before. A copy refused for now while others were posted is
+ * posted again until accepted; a record refused on every copy is nothing (the attempt aborts); a copy that failed
+ * after it was posted leaves the record in doubt. Recovery rolls one complete copy forward ({@link CnRecovery}).
  */
 public final class RedoLog {
     /** Log region per loop and memory node: 2048 slots of 512 B. */
@@ -40,6 +47,8 @@ public final class RedoLog {
     /** The next record's sequence number: one counter for every region of this loop, so it never repeats. */
     private long nextLsn = 1;
     private java.util.function.BiConsumer<String, RdmaChannel> forgetBroken = (node, ch) -> { };
+    /** The loop's timers, for posting a refused copy of a replicated record again; null: such a record is in doubt. */
+    private io.scythe.txn.runtime.Timers timers;
     /** Test hook: runs after a record is durable, before the write-back (a crash there is "mid-commit"). */
     private Runnable afterAppend;
     /** Test fault point: runs after each record's WRITE completed, which fails if it fails ({@link #afterWrite}). */
@@ -56,7 +65,7 @@ public final class RedoLog {
      */
     public static RedoLog enable(final io.scythe.txn.TxnRuntime runtime, final int regionBytes) {
         return runtime.extension(KEY, rt -> new RedoLog(rt::rocket, rt::channel, rt.idBase(), regionBytes)
-            .forgetBroken(rt::forgetChannel));
+            .forgetBroken(rt::forgetChannel).timers(rt.timers()));
     }
 
     /** The redo log of {@code runtime}'s loop, or {@code null} when its commits write none. */
@@ -76,8 +85,16 @@ public final class RedoLog {
         this.regionBytes = regionBytes;
     }
 
-    /** Where a record went, and its bytes: freed by {@link #release}. */
-    public record Appended(Region region, int firstSlot, int slots, long lsn, UnsafeBuffer record) {
+    /**
+     * Where a record went (its copy on the first written object's node; with replication also {@code backups}, the
+     * copies on that partition's backup nodes), and its bytes: freed by {@link #release}.
+     */
+    public record Appended(Region region, int firstSlot, int slots, long lsn, UnsafeBuffer record,
+                           List<Copy> backups) {
+    }
+
+    /** A copy of a record in another region (replication). */
+    public record Copy(Region region, int firstSlot) {
     }
 
     /**
@@ -152,6 +169,9 @@ public final class RedoLog {
                 + " without writes"));
         }
         final UnsafeBuffer record = encode(txnId, version, lockKind, writes, token);
+        if (!writes.get(0).partition.backups().isEmpty()) {
+            return appendReplicated(txnId, record, writes.get(0).partition);
+        }
         final String node = writes.get(0).partition.node();
         return FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId).compose(v -> region(node)).compose(region -> {
             final int slots = (record.capacity() + RedoRecordDescriptor.SLOT_BYTES - 1)
@@ -166,9 +186,9 @@ public final class RedoLog {
             record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
             RedoRecordDescriptor.seal(record, 0, record.capacity());
             unfinished.add(lsn);
-            final Appended appended = new Appended(region, first, slots, lsn, record);
+            final Appended appended = new Appended(region, first, slots, lsn, record, List.of());
             final java.util.function.Supplier<Future<Void>> gate = afterWrite;
-            final Future<Void> written = write(appended);
+            final Future<Void> written = write(region, first, record);
             return (gate == null ? written : written.compose(v -> gate.get())).transform(ar -> {
                 if (ar.failed()) {
                     if (io.scythe.txn.Refusal.forNow(ar.cause())) {
@@ -177,29 +197,123 @@ public final class RedoLog {
                     }
                     return Future.failedFuture(new RecordInDoubtException(appended, ar.cause()));
                 }
-                records++;
-                bytes += record.capacity();
-                if (afterAppend != null) {
-                    try {
-                        afterAppend.run();
-                    } catch (final RuntimeException e) { // the record is durable: in doubt, never an abort
-                        return Future.failedFuture(new RecordInDoubtException(appended, e));
-                    }
-                }
-                return FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId).map(appended);
+                return durable(appended, txnId);
             });
         });
     }
 
-    private Future<Void> write(final Appended a) {
-        final Region region = a.region;
+    /** A record durable on every copy: counted, then the test hooks that follow a durable record. */
+    private Future<Appended> durable(final Appended appended, final long txnId) {
+        records++;
+        bytes += (long) appended.record.capacity() * (1 + appended.backups.size());
+        if (afterAppend != null) {
+            try {
+                afterAppend.run();
+            } catch (final RuntimeException e) { // the record is durable: in doubt, never an abort
+                return Future.failedFuture(new RecordInDoubtException(appended, e));
+            }
+        }
+        return FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId).map(appended);
+    }
+
+    /**
+     * {@link #append} of a record whose first written object's partition has backups: a copy in this loop's region
+     * on the primary's node and on each backup's node, written in parallel; durable when every copy is (see the
+     * class comment for what a refusal or failure of a copy means).
+     */
+    private Future<Appended> appendReplicated(final long txnId, final UnsafeBuffer record,
+                                              final io.scythe.txn.Catalog.Partition partition) {
+        final List<String> nodes = new java.util.ArrayList<>();
+        nodes.add(partition.node());
+        partition.backups().forEach(b -> nodes.add(b.node()));
+        return FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId).compose(v -> {
+            final List<Future<Region>> opened = nodes.stream().map(this::region).toList();
+            return Future.all(opened).map(all -> opened.stream().map(Future::result).toList());
+        }).compose(regions -> {
+            final int slots = (record.capacity() + RedoRecordDescriptor.SLOT_BYTES - 1)
+                / RedoRecordDescriptor.SLOT_BYTES;
+            final int[] firsts = new int[regions.size()];
+            for (int i = 0; i < regions.size(); i++) {
+                firsts[i] = slots > regions.get(i).slotCount ? -1 : regions.get(i).take(slots);
+                if (firsts[i] < 0) {
+                    for (int taken = 0; taken < i; taken++) {
+                        regions.get(taken).used.clear(firsts[taken], firsts[taken] + slots);
+                    }
+                    return Future.failedFuture(new AbortException(AbortReason.BACK_PRESSURE, "redo log region on "
+                        + nodes.get(i) + " has no room for " + record.capacity() + " bytes"));
+                }
+            }
+            final long lsn = nextLsn++;
+            record.putLong(RedoRecordDescriptor.LSN_OFFSET, lsn);
+            record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
+            RedoRecordDescriptor.seal(record, 0, record.capacity());
+            unfinished.add(lsn);
+            final List<Copy> backups = new java.util.ArrayList<>(regions.size() - 1);
+            for (int i = 1; i < regions.size(); i++) {
+                backups.add(new Copy(regions.get(i), firsts[i]));
+            }
+            final Appended appended = new Appended(regions.get(0), firsts[0], slots, lsn, record, List.copyOf(backups));
+            final List<Future<Void>> written = new java.util.ArrayList<>(regions.size());
+            for (int i = 0; i < regions.size(); i++) {
+                written.add(write(regions.get(i), firsts[i], record));
+            }
+            return Future.join(written).transform(ar -> settleCopies(appended, txnId, regions, firsts, written));
+        });
+    }
+
+    /** The outcome of a replicated record once each copy's first WRITE settled. */
+    private Future<Appended> settleCopies(final Appended appended, final long txnId, final List<Region> regions,
+                                          final int[] firsts, final List<Future<Void>> written) {
+        int refused = 0;
+        for (final Future<Void> copy : written) {
+            if (copy.failed() && !io.scythe.txn.Refusal.forNow(copy.cause())) {
+                return Future.failedFuture(new RecordInDoubtException(appended, copy.cause()));
+            }
+            refused += copy.failed() ? 1 : 0;
+        }
+        if (refused == written.size()) {
+            release(appended); // no copy posted: nothing of it is on any memory node
+            return Future.failedFuture(written.get(0).cause());
+        }
+        // Posted somewhere: the record may be there, so it is never given up for a refusal; the refused copies are
+        // posted again until accepted (a copy is the same bytes in a slot this loop keeps).
+        final List<Future<Void>> again = new java.util.ArrayList<>();
+        for (int i = 0; i < written.size(); i++) {
+            if (written.get(i).failed()) {
+                again.add(writeUntilPosted(regions.get(i), firsts[i], appended.record, written.get(i).cause(), 0));
+            }
+        }
+        final java.util.function.Supplier<Future<Void>> gate = afterWrite;
+        final Future<Void> all = Future.all(again).mapEmpty();
+        return (gate == null ? all : all.compose(v -> gate.get())).transform(ar -> ar.failed()
+            ? Future.failedFuture(new RecordInDoubtException(appended, ar.cause())) : durable(appended, txnId));
+    }
+
+    /** Posts a refused copy again after a growing pause (20 us, doubling to 640 us), up to about 6 s. */
+    private Future<Void> writeUntilPosted(final Region region, final int firstSlot, final UnsafeBuffer record,
+                                          final Throwable refusal, final int tries) {
+        if (timers == null || tries >= 10_000) {
+            return Future.failedFuture(refusal);
+        }
+        return timers.after(20_000L << Math.min(tries, 5)).compose(v -> write(region, firstSlot, record))
+            .recover(e -> io.scythe.txn.Refusal.forNow(e) ? writeUntilPosted(region, firstSlot, record, e, tries + 1)
+                : Future.failedFuture(e));
+    }
+
+    private Future<Void> write(final Region region, final int firstSlot, final UnsafeBuffer record) {
         return channels.apply(region.node).compose(ch -> ch.write(region.address
-                + (long) a.firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, a.record, 0, a.record.capacity())
+                + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, record, 0, record.capacity())
             .onFailure(e -> {
                 if (!io.scythe.txn.Refusal.forNow(e)) {
                     forgetBroken.accept(region.node, ch); // a failed verb may have broken the queue pair
                 }
             }));
+    }
+
+    /** Gives this log the loop's timers, with which a refused copy of a replicated record is posted again. */
+    public RedoLog timers(final io.scythe.txn.runtime.Timers loopTimers) {
+        this.timers = loopTimers;
+        return this;
     }
 
     /** Tells {@code forget} of a channel a WRITE failed on, so that the next record connects anew. */
@@ -211,6 +325,9 @@ public final class RedoLog {
     /** Frees a record's slots after its write-back and unlock. */
     public void release(final Appended appended) {
         appended.region.used.clear(appended.firstSlot, appended.firstSlot + appended.slots);
+        for (final Copy copy : appended.backups) {
+            copy.region.used.clear(copy.firstSlot, copy.firstSlot + appended.slots);
+        }
         unfinished.remove(appended.lsn);
     }
 
@@ -251,7 +368,7 @@ public final class RedoLog {
         for (int i = 0; i < writes.size(); i++) {
             final Access a = writes.get(i);
             names[i] = a.partition.node().getBytes(StandardCharsets.UTF_8);
-            length += RedoRecordDescriptor.entryBytes(names[i].length, valueBytes(a));
+            length += RedoRecordDescriptor.entryBytes(names[i].length, valueBytes(a), backupsOf(a));
         }
         final UnsafeBuffer b = new UnsafeBuffer(new byte[length]);
         b.putInt(RedoRecordDescriptor.MAGIC_OFFSET, RedoRecordDescriptor.MAGIC);
@@ -265,7 +382,8 @@ public final class RedoLog {
             final Access a = writes.get(i);
             final int value = valueBytes(a);
             b.putShort(at + RedoRecordDescriptor.ENTRY_NODE_LENGTH_OFFSET, (short) names[i].length);
-            b.putShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET, (short) opOf(a));
+            b.putShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET,
+                (short) RedoRecordDescriptor.opWord(opOf(a), backupsOf(a)));
             b.putInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET, a.partition.descriptor().schema().id());
             b.putLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET, a.pointer);
             b.putLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET, token.applyAsLong(a));
@@ -274,13 +392,26 @@ public final class RedoLog {
             if (value > 0) {
                 b.putBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES + names[i].length, a.newValue, 0, value);
             }
-            at += RedoRecordDescriptor.entryBytes(names[i].length, value);
+            final int pointers = at + RedoRecordDescriptor.backupPointersOffset(names[i].length, value);
+            for (int backup = 0; backup < backupsOf(a); backup++) {
+                b.putLong(pointers + backup * Long.BYTES, a.backupPointers[backup]);
+            }
+            at += RedoRecordDescriptor.entryBytes(names[i].length, value, backupsOf(a));
         }
         return b; // sealed once its sequence number is known
     }
 
-    private static int valueBytes(final Access a) {
-        return a.dirty && !a.deleting ? a.newLength : 0;
+    /**
+     * Bytes of {@code a}'s value in its redo entry: a written value, or with backups also an inserted object's
+     * (its INSERT filled the primary; the backups' placeholders need it, from the write-back or from recovery).
+     */
+    public static int valueBytes(final Access a) {
+        return a.dirty && !a.deleting || a.inserted && backupsOf(a) > 0 ? a.newLength : 0;
+    }
+
+    /** How many backup copies {@code a}'s entry names (0 without replication). */
+    private static int backupsOf(final Access a) {
+        return a.partition.backups().size();
     }
 
     /** The {@code RedoRecordDescriptor.OP_*} bits of {@code a}'s entry (0: a lock released, nothing written). */

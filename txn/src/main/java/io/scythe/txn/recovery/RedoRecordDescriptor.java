@@ -26,9 +26,10 @@ import java.util.zip.CRC32C;
  *  |                  low water (u64): every record of this log     | 40
  *  |                  with a smaller sequence number was finished   |
  *  +---------------------------------------------------------------+
- *  |  entries, each: node name length (u16), op (u16), table id    | 48
- *  |  (u32), pointer (u64), lock token (u64), value length (u32),  |
- *  |  node name bytes, value bytes, padded to 8                    |
+ *  |  entries, each: node name length (u16), op (u8) and backups   | 48
+ *  |  (u8), table id (u32), pointer (u64), lock token (u64), value  |
+ *  |  length (u32), node name bytes, value bytes, padded to 8, then |
+ *  |  one pointer (u64) per backup copy of the object               |
  *  +---------------------------------------------------------------+
  *  |  commit word (u64): CRC32C of everything above | magic << 32  | total - 8
  *  +---------------------------------------------------------------+
@@ -74,6 +75,13 @@ public final class RedoRecordDescriptor {
      * token is the ticket), FORD/FaRM's CAS word 2 (the token is the owner); recovery asks the registry for it.
      */
 
+    /*
+     * With replication an entry also names where its object is on each backup copy of its partition (the catalog's
+     * placement order: backup 1 first), so that recovery writes the copies as the write-back would. The node of each
+     * copy follows from the primary's node and table by the placement; the count sits in the op word's high byte,
+     * which is 0 without backups, so an unreplicated record is what it was.
+     */
+
     /** Entry ops: bit set of what the write-back installs. */
     public static final int OP_VALUE = 1;
     public static final int OP_DELETE = 2;
@@ -90,6 +98,37 @@ public final class RedoRecordDescriptor {
     /** Bytes of one entry with a node name of {@code nodeBytes} and a value of {@code valueBytes}. */
     public static int entryBytes(final int nodeBytes, final int valueBytes) {
         return align8(ENTRY_FIXED_BYTES + nodeBytes + valueBytes);
+    }
+
+    /** Bytes of one entry with a node name of {@code nodeBytes}, a value of {@code valueBytes} and backups. */
+    public static int entryBytes(final int nodeBytes, final int valueBytes, final int backups) {
+        return backupPointersOffset(nodeBytes, valueBytes) + backups * Long.BYTES;
+    }
+
+    /** Offset, within an entry, of its backup pointers. */
+    public static int backupPointersOffset(final int nodeBytes, final int valueBytes) {
+        return entryBytes(nodeBytes, valueBytes);
+    }
+
+    /** Most backups an entry can name (the op word's high byte). */
+    public static final int MAX_BACKUPS = 0xff;
+
+    /** The op word of an entry: {@code op} bits in the low byte, the count of backup pointers in the high byte. */
+    public static int opWord(final int op, final int backups) {
+        if (op < 0 || op > 0xff || backups < 0 || backups > MAX_BACKUPS) {
+            throw new IllegalArgumentException("op=" + op + " backups=" + backups);
+        }
+        return backups << 8 | op;
+    }
+
+    /** The op bits of an entry's op word. */
+    public static int opOf(final int opWord) {
+        return opWord & 0xff;
+    }
+
+    /** The number of backup pointers of an entry's op word. */
+    public static int backupsOf(final int opWord) {
+        return (opWord >>> 8) & 0xff;
     }
 
     /** The commit word of the record of {@code totalLength} bytes at {@code offset} of {@code buffer}. */

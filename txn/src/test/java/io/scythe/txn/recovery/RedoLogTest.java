@@ -71,4 +71,87 @@ class RedoLogTest {
         assertThat(lowWaters[2]).as("released: the low water moves past it, truncating it")
             .isEqualTo(lowWaters[0] + 1);
     }
+
+    /**
+     * A partition of the one memory node with one backup copy on the same node (the copy's WRITE is the second the
+     * log posts): enough to drive the replicated append's outcomes.
+     */
+    private Access replicatedWrite(final long key, final long value) {
+        final Catalog.Partition primary = cluster.catalog.table("t").partitionOf(key);
+        final Catalog.Partition partition = new Catalog.Partition(primary.node(), primary.descriptor(),
+            List.of(new Catalog.Replica(primary.node(), primary.descriptor())));
+        final Access a = new Access("t", key, partition);
+        a.pointer = cluster.table.lookup(key);
+        a.backupPointers = new long[] {a.pointer};
+        a.newValue = new UnsafeBuffer(new byte[8]);
+        a.newValue.putLong(0, value);
+        a.newLength = 8;
+        a.dirty = true;
+        return a;
+    }
+
+    /** What each WRITE of the log does, in order: null lets it through, else it fails with that message. */
+    private final java.util.ArrayDeque<String> writeOutcomes = new java.util.ArrayDeque<>();
+    private int writes;
+
+    private Future<RdmaChannel> scriptedChannel(final String node) {
+        writes++;
+        final String failure = writeOutcomes.poll();
+        return failure == null || failure.isEmpty() ? cluster.rrpc.oneSided(node)
+            : Future.failedFuture(new VerbException(Opcode.WRITE, failure));
+    }
+
+    private static final String REFUSED = "send queue full";
+
+    @Test
+    void shouldPostARefusedCopyOfAReplicatedRecordAgainUntilEveryCopyIsDurable() throws Exception {
+        writeOutcomes.addAll(List.of("", REFUSED, REFUSED)); // the primary's copy lands; the backup's twice refused
+        final long[] r = cluster.on(runtime -> {
+            final RedoLog log = new RedoLog(cluster.rrpc::rocket, this::scriptedChannel, 1L << 40,
+                4 * RedoRecordDescriptor.SLOT_BYTES).timers(runtime.timers());
+            return log.append(1, 10, io.scythe.txn.scythe.TakeoutLockKind.ID, List.of(replicatedWrite(1, 7)), a -> 1)
+                .map(appended -> {
+                    final long[] out = {appended.backups().size(), appended.firstSlot(),
+                        appended.backups().get(0).firstSlot(), log.records(), writes};
+                    log.release(appended);
+                    return out;
+                });
+        });
+        assertThat(r[0]).as("one backup copy").isEqualTo(1);
+        assertThat(r[2]).as("in slots of its own").isNotEqualTo(r[1]);
+        assertThat(r[3]).as("durable: counted once").isEqualTo(1);
+        assertThat(r[4]).as("the primary's copy posted once, the backup's three times").isEqualTo(4);
+    }
+
+    @Test
+    void shouldAbortAReplicatedRecordRefusedOnEveryCopyAndFreeItsSlots() throws Exception {
+        writeOutcomes.addAll(List.of(REFUSED, REFUSED));
+        final List<Object> r = cluster.on(runtime -> {
+            // Room for one two-copy record at a time: a refusal that kept its slots would leave none for the next.
+            final RedoLog log = new RedoLog(cluster.rrpc::rocket, this::scriptedChannel, 1L << 40,
+                2 * RedoRecordDescriptor.SLOT_BYTES).timers(runtime.timers());
+            return log.append(1, 10, io.scythe.txn.scythe.TakeoutLockKind.ID, List.of(replicatedWrite(1, 7)), a -> 1)
+                .transform(refused -> log.append(2, 10, io.scythe.txn.scythe.TakeoutLockKind.ID,
+                    List.of(replicatedWrite(2, 7)), a -> 1).map(next -> {
+                        log.release(next);
+                        return List.<Object>of(refused.failed() && io.scythe.txn.Refusal.forNow(refused.cause()),
+                            next.lsn(), next.record().getLong(RedoRecordDescriptor.LOW_WATER_OFFSET));
+                    }));
+        });
+        assertThat(r.get(0)).as("refused on every copy: nothing anywhere, the attempt may abort").isEqualTo(true);
+        assertThat(r.get(2)).as("the next record's low water is its own").isEqualTo(r.get(1));
+    }
+
+    @Test
+    void shouldLeaveAReplicatedRecordInDoubtWhenACopyFailedAfterItWasPosted() throws Exception {
+        writeOutcomes.addAll(List.of("", "completed with TRANSPORT_RETRY_EXCEEDED"));
+        final Throwable failure = cluster.on(runtime -> {
+            final RedoLog log = new RedoLog(cluster.rrpc::rocket, this::scriptedChannel, 1L << 40,
+                4 * RedoRecordDescriptor.SLOT_BYTES).timers(runtime.timers());
+            return log.append(1, 10, io.scythe.txn.scythe.TakeoutLockKind.ID, List.of(replicatedWrite(1, 7)), a -> 1)
+                .transform(ar -> Future.succeededFuture(ar.failed() ? ar.cause() : null));
+        });
+        assertThat(failure).as("it may have landed: never an abort").isInstanceOf(RedoLog.RecordInDoubtException.class);
+        assertThat(((RedoLog.RecordInDoubtException) failure).appended().backups()).hasSize(1);
+    }
 }
