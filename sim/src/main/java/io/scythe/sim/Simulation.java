@@ -379,6 +379,7 @@ public final class Simulation {
                 loopNumber++;
                 final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
                     tsoGroupFor(rrpc, counter, tsoNode), watermarks, (long) loopNumber << 40);
+                runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(cn)); // this loop's bridge is current (bridgeOn)
                 if (!recorders.isEmpty()) {
                     runtime.recorder(new io.scythe.txn.HistoryRecorder() {
                         @Override

@@ -1,0 +1,60 @@
+package io.scythe.txn.aurogon;
+
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.spi.MemoryNodeContext;
+import io.scythe.txn.spi.ProtocolModule;
+
+import java.util.List;
+
+/**
+ * Aurogon (FAST'22) as a protocol module: multi-version timestamp ordering whose participants run on the memory nodes'
+ * CPUs ({@link ParticipantService}), with pre-attached writes and adaptive read deferral. Three variants, for the
+ * paper's ablation (Fig. 11) in the order it adds techniques:
+ * <ul>
+ *   <li>{@code aurogon-base}: plain clock-driven MV T/O, no technique (DST-TO without DST: the clock is the node's
+ *       host clock, DST and 2LClock are not built yet);</li>
+ *   <li>{@code aurogon-pre}: with pre-attaching;</li>
+ *   <li>{@code aurogon}: with pre-attaching and adaptive read deferral.</li>
+ * </ul>
+ * Not in the default lists ({@link #listed()}): it cannot insert or delete yet (TPC-C and TATP would fail), keeps no
+ * backups and recovers no coordinator (issue 20).
+ */
+public final class AurogonModule implements ProtocolModule {
+    public static final Protocol AUROGON = variant("aurogon", true, true);
+    public static final Protocol AUROGON_PRE = variant("aurogon-pre", true, false);
+    public static final Protocol AUROGON_BASE = variant("aurogon-base", false, false);
+
+    private static Protocol variant(final String name, final boolean preattach, final boolean deferral) {
+        final AurogonTxn.Techniques techniques = new AurogonTxn.Techniques(name, preattach, deferral);
+        return Protocol.of(name, (runtime, hint) -> new AurogonTxn(runtime, techniques));
+    }
+
+    @Override
+    public String name() {
+        return "aurogon";
+    }
+
+    @Override
+    public List<Protocol> protocols() {
+        return List.of(AUROGON, AUROGON_PRE, AUROGON_BASE);
+    }
+
+    @Override
+    public boolean listed() {
+        return false;
+    }
+
+    /** Registers the participant's RPCs; it holds nothing until an Aurogon request arrives. */
+    @Override
+    public void startMemoryNode(final MemoryNodeContext node) {
+        final ParticipantService service = new ParticipantService(node.db(), Participant.Deferral.DEFAULT)
+            .register(node.server());
+        node.publish(ParticipantService.class, service);
+    }
+
+    @Override
+    public List<AbortReason> abortReasons() {
+        return AurogonAborts.ALL;
+    }
+}
