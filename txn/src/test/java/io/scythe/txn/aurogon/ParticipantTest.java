@@ -247,6 +247,39 @@ class ParticipantTest {
         assertThat(hot.hot(T, 1)).isFalse();
     }
 
+    /**
+     * Fig. 2(b) and Fig. 4: a write with a smaller timestamp arrives after a read with a larger one. Without deferral
+     * the read runs first, raises the rts, and the straggler fails; with deferral on a hot record the straggler
+     * installs while the read waits, and the read then returns the straggler's value.
+     */
+    @Test
+    void aDeferredReadLetsAStragglingWriteInAndThenReturnsItsValue() {
+        for (final boolean deferral : new boolean[] {false, true}) {
+            final Later timers = new Later();
+            final Participant q = new Participant(new Store(), timers, new Participant.Deferral(deferral,
+                10_000_000L, 2, 20_000L, 1_000L, 200_000L, 16));
+            final long base = AurogonTimestamp.pack(1_000_000, 0, 1);
+            q.read(T, 1, base, FLAG_NO_DEFER, new Answer()); // warm-up: two requests make it hot
+            q.read(T, 1, base + 1, FLAG_NO_DEFER, new Answer());
+            final Answer r = new Answer();
+            q.read(T, 1, base + 300, 0, r); // R at ts+300 reaches the record first
+            final int w = q.install(T, 1, base + 200); // the straggler W at ts+200 arrives next
+            if (!deferral) {
+                assertThat(r.wts).isEqualTo(0);
+                assertThat(w).as("without deferral the straggler is refused").isEqualTo(REFUSED);
+                continue;
+            }
+            assertThat(r.answered()).isFalse();
+            assertThat(w).as("with deferral the straggler gets in").isEqualTo(OK);
+            timers.runAll(); // R runs now and meets W's pending version
+            assertThat(r.answered()).isFalse();
+            assertThat(q.commit(T, 1, base + 200, new byte[] {42})).isEqualTo(OK);
+            assertThat(r.status).isEqualTo(OK);
+            assertThat(r.wts).isEqualTo(base + 200);
+            assertThat(r.value).containsExactly(42);
+        }
+    }
+
     @Test
     void versionGcKeepsTheNewestAndRefusesWhatNeedsAReclaimedVersion() {
         final Participant small = new Participant(store, later, new Participant.Deferral(false, 10_000_000L, 32,
