@@ -9,11 +9,13 @@ import java.util.List;
 
 /**
  * Aurogon (FAST'22) as a protocol module: multi-version timestamp ordering whose participants run on the memory nodes'
- * CPUs ({@link ParticipantService}), with pre-attached writes and adaptive read deferral. Three variants, for the
- * paper's ablation (Fig. 11) in the order it adds techniques:
+ * CPUs ({@link ParticipantService}), with pre-attached writes and adaptive read deferral. Four variants, for the
+ * paper's baseline and ablation (Fig. 11) in the order it adds techniques:
  * <ul>
- *   <li>{@code aurogon-base}: plain clock-driven MV T/O, no technique (DST-TO without DST: the clock is the node's
- *       host clock, DST and 2LClock are not built yet);</li>
+ *   <li>{@code dst-to}: the paper's DST-TO, clock-driven MV T/O with every technique off and DST's chasing clock
+ *       ({@link AurogonClock.Mode#DST});</li>
+ *   <li>{@code aurogon-base}: the same on the node's host clock (2LClock is not built yet: the host clock stands in
+ *       for it);</li>
  *   <li>{@code aurogon-pre}: with pre-attaching;</li>
  *   <li>{@code aurogon}: with pre-attaching and adaptive read deferral.</li>
  * </ul>
@@ -21,12 +23,14 @@ import java.util.List;
  * backups and recovers no coordinator (issue 20).
  */
 public final class AurogonModule implements ProtocolModule {
-    public static final Protocol AUROGON = variant("aurogon", true, true);
-    public static final Protocol AUROGON_PRE = variant("aurogon-pre", true, false);
-    public static final Protocol AUROGON_BASE = variant("aurogon-base", false, false);
+    public static final Protocol AUROGON = variant("aurogon", true, true, AurogonClock.Mode.HOST);
+    public static final Protocol AUROGON_PRE = variant("aurogon-pre", true, false, AurogonClock.Mode.HOST);
+    public static final Protocol AUROGON_BASE = variant("aurogon-base", false, false, AurogonClock.Mode.HOST);
+    public static final Protocol DST_TO = variant("dst-to", false, false, AurogonClock.Mode.DST);
 
-    private static Protocol variant(final String name, final boolean preattach, final boolean deferral) {
-        final AurogonTxn.Techniques techniques = new AurogonTxn.Techniques(name, preattach, deferral);
+    private static Protocol variant(final String name, final boolean preattach, final boolean deferral,
+                                    final AurogonClock.Mode clock) {
+        final AurogonTxn.Techniques techniques = new AurogonTxn.Techniques(name, preattach, deferral, clock);
         return Protocol.of(name, (runtime, hint) -> new AurogonTxn(runtime, techniques));
     }
 
@@ -37,7 +41,7 @@ public final class AurogonModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(AUROGON, AUROGON_PRE, AUROGON_BASE);
+        return List.of(AUROGON, AUROGON_PRE, AUROGON_BASE, DST_TO);
     }
 
     @Override

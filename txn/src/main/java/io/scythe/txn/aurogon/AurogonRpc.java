@@ -10,11 +10,12 @@ package io.scythe.txn.aurogon;
  *  4  READ: flags (i32) PREATTACH, NO_DEFER;          TOO_OLD
  *     COMMIT: value length (i32); else 0          4  READ: value length (i32)
  *  8  key (i64)                                   8  READ: wts of the version read (i64)
- *  16 timestamp (i64)                             16 READ: the value
- *  24 COMMIT: the value
+ *  16 timestamp (i64)                             16 READ: the participant's largest timestamp seen (i64)
+ *  24 COMMIT: the value                           24 READ: the value
  * </pre>
  * READ answers late when the version it read is pending (when that version is decided). INSTALL, COMMIT and ROLLBACK
- * answer with the status alone (8 bytes).
+ * answer with the status and the largest timestamp seen (at 8): 16 bytes. That timestamp is what DST's chasing
+ * clocks advance to ({@link AurogonClock}).
  */
 public final class AurogonRpc {
     public static final int READ = 0x5a01;
@@ -29,8 +30,10 @@ public final class AurogonRpc {
     public static final int KEY_OFFSET = 8;
     public static final int TS_OFFSET = 16;
 
-    public static final int READ_REPLY_HEADER_BYTES = 16;
-    public static final int STATUS_REPLY_BYTES = 8;
+    public static final int READ_REPLY_HEADER_BYTES = 24;
+    public static final int READ_SEEN_OFFSET = 16;
+    public static final int STATUS_REPLY_BYTES = 16;
+    public static final int STATUS_SEEN_OFFSET = 8;
 
     /** RPC failure code of a malformed request. */
     public static final int BAD_REQUEST = 0x5a00;

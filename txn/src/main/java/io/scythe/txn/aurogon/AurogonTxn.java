@@ -42,7 +42,7 @@ import java.util.Map;
  */
 final class AurogonTxn implements Txn {
     /** What one attempt runs with: the variant's techniques. */
-    record Techniques(String mode, boolean preattach, boolean deferral) {
+    record Techniques(String mode, boolean preattach, boolean deferral, AurogonClock.Mode clock) {
     }
 
     private record Key(String table, long key) {
@@ -53,6 +53,7 @@ final class AurogonTxn implements Txn {
     private final long id;
     private final long ts;
     private final StageClock clock;
+    private final AurogonClock timestamps;
     private final List<Access> accesses = new ArrayList<>();
     private final Map<Key, Access> byKey = new HashMap<>();
     private final List<Future<?>> inFlight = new ArrayList<>();
@@ -63,7 +64,8 @@ final class AurogonTxn implements Txn {
         this.runtime = runtime;
         this.techniques = techniques;
         this.id = runtime.nextTxnId();
-        this.ts = AurogonClock.of(runtime).next();
+        this.timestamps = AurogonClock.of(runtime, techniques.clock());
+        this.ts = timestamps.next();
         this.clock = new StageClock(runtime.timers());
     }
 
@@ -301,7 +303,9 @@ final class AurogonTxn implements Txn {
     }
 
     private Future<RpcReply> call(final Access a, final int rpc, final UnsafeBuffer request) {
-        return runtime.rocket(a.partition.node()).compose(rocket -> rocket.call(rpc, request));
+        return runtime.rocket(a.partition.node()).compose(rocket -> rocket.call(rpc, request)).onSuccess(reply ->
+            timestamps.observe(reply.payload().getLong(rpc == AurogonRpc.READ ? AurogonRpc.READ_SEEN_OFFSET
+                : AurogonRpc.STATUS_SEEN_OFFSET)));
     }
 
     private UnsafeBuffer header(final Access a, final int flags) {

@@ -137,6 +137,8 @@ public final class Participant {
     private long refusedInstalls;
     private long installs;
     private long reclaimed;
+    /** The largest timestamp any request carried: what DST's chasing clocks are pulled forward by. */
+    private long maxTs;
 
     public Participant(final Backing backing, final Deferrer deferrer, final Deferral settings) {
         this.backing = backing;
@@ -294,6 +296,7 @@ public final class Participant {
     // -------------------------------------------------------------------------------- hot records, deferral
 
     private void count(final Record r, final long ts) {
+        maxTs = Math.max(maxTs, ts);
         final long window = Math.max(0, AurogonTimestamp.clockNs(ts)) / settings.windowNs() & 0xffff_ffffL;
         final long c = r.counter;
         final long at = c >>> 32;
@@ -425,6 +428,11 @@ public final class Participant {
 
     public long installs() {
         return installs;
+    }
+
+    /** The largest timestamp any request to this participant carried (returned with every answer, for DST). */
+    public long maxTs() {
+        return maxTs;
     }
 
     public long reclaimed() {

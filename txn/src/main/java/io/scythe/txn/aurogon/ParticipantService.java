@@ -74,6 +74,7 @@ public final class ParticipantService {
                 reply.putInt(0, status);
                 reply.putInt(4, length);
                 reply.putLong(8, wts);
+                reply.putLong(AurogonRpc.READ_SEEN_OFFSET, participant.maxTs());
                 if (length > 0) {
                     reply.putBytes(AurogonRpc.READ_REPLY_HEADER_BYTES, value);
                 }
@@ -116,9 +117,10 @@ public final class ParticipantService {
         }
     }
 
-    private static void status(final RpcResponder responder, final int status) {
+    private void status(final RpcResponder responder, final int status) {
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.STATUS_REPLY_BYTES]);
         reply.putInt(0, status);
+        reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, participant.maxTs());
         responder.reply(reply, 0, reply.capacity());
     }
 
