@@ -24,11 +24,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Aurogon (issue 20) in the simulator: serializable and money-conserving over many seeds, and its techniques' shape. */
 class AurogonSimTest extends SimVertxTest {
     @ParameterizedTest
-    @ValueSource(strings = {"aurogon", "aurogon-pre", "aurogon-base"})
+    @ValueSource(strings = {"aurogon", "aurogon-2l", "aurogon-pre", "aurogon-base", "dst-to"})
     void shouldKeepSmallBanksMoneyAndSerializabilityOverManySeeds(final String protocol) throws Exception {
+        sweep(protocol, Explorer::options);
+    }
+
+    /**
+     * Skewed and drifting clocks change throughput, never correctness: two CNs, every host clock off by up to 100 us
+     * and 100 ppm, every NIC's by up to 10 us and 20 ppm (drawn per seed).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"aurogon", "dst-to"})
+    void shouldStaySerializableUnderSkewedAndDriftingClocks(final String protocol) throws Exception {
+        sweep(protocol, (p, seed) -> Explorer.options(p, seed).computeNodes(2).clientsPerComputeNode(4).clocks(new io.scythe.fabric.ClockOptions()
+            .spread(new io.scythe.fabric.ClockDeviation(10_000, 20), new io.scythe.fabric.ClockDeviation(100_000, 100))
+            .seed(seed)));
+    }
+
+    private static void sweep(final String protocol,
+                              final java.util.function.BiFunction<String, Long, SimOptions> options)
+        throws Exception {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<Explorer.Failure> failures = Explorer.explore(vertx, Explorer.Workload.SMALLBANK,
-            List.of(protocol), 1, SeedSweepTest.SEEDS, Explorer::options, new PrintStream(printed, true));
+            List.of(protocol), 1, SeedSweepTest.SEEDS, options, new PrintStream(printed, true));
         System.out.print(printed);
         assertThat(failures).isEmpty();
         final java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) checked for serializability")
