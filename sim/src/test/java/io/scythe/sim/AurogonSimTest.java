@@ -29,6 +29,19 @@ class AurogonSimTest extends SimVertxTest {
         sweep(protocol, Explorer::options);
     }
 
+    /** Keys that appear and disappear (inserts, deletes, reads of absent keys) under contention. */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"PHANTOM,aurogon", "PHANTOM,aurogon-base", "CHURN,aurogon",
+        "CHURN,aurogon-base"})
+    void shouldStaySerializableWhenKeysAppearAndDisappear(final Explorer.Workload workload, final String protocol)
+        throws Exception {
+        final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        final List<Explorer.Failure> failures = Explorer.explore(vertx, workload, List.of(protocol), 1,
+            SeedSweepTest.SEEDS, Explorer::options, new PrintStream(printed, true));
+        System.out.print(printed);
+        assertThat(failures).isEmpty();
+    }
+
     /**
      * Skewed and drifting clocks change throughput, never correctness: two CNs, every host clock off by up to 100 us
      * and 100 ppm, every NIC's by up to 10 us and 20 ppm (drawn per seed).

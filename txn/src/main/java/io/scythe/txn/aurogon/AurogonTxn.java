@@ -34,7 +34,11 @@ import java.util.Map;
  * pre-attached version the attempt did not write; abort: a ROLLBACK of every version it installed, once nothing of it
  * is in flight.
  *
- * <p>Not built yet (issue 20), each a clear failure or documented gap: inserts and deletes (refused), replication to
+ * <p>Inserts install a pending version over the key's absence (INSERT at commit, or the version a pre-attached read
+ * of the absent key put there); deletes commit an absence. Reads of an absent key record it ({@code readAbsent} at
+ * the absence's wts) and fail with {@code UnknownKeyException}.
+ *
+ * <p>Not built yet (issue 20), each a documented gap: replication to
  * backups before the commit (none: commit goes to the primaries only), the recovery of a dead coordinator's pending
  * versions (a read parked on one waits until the run ends), SPS mode, key-dependent deferral bypass as a request
  * flag of the {@code Txn} API (the wire flag exists: {@link Participant#FLAG_NO_DEFER}). The commit answers after the
@@ -99,7 +103,15 @@ final class AurogonTxn implements Txn {
         return access(table, key, techniques.preattach());
     }
 
+    /** The pre-attach choice of the access being created ({@link #newAccess}). */
+    private boolean attaching;
+
+    private boolean preattachOf(final Access a) {
+        return attaching && !a.readOnlyTable();
+    }
+
     private Future<UnsafeBuffer> access(final String table, final long key, final boolean preattach) {
+        attaching = preattach;
         if (finished) {
             return Future.failedFuture(new IllegalStateException("transaction " + Long.toHexString(id)
                 + " is over"));
@@ -112,13 +124,24 @@ final class AurogonTxn implements Txn {
         }
         Access a = byKey.get(new Key(table, key));
         if (a == null) {
-            a = new Access(table, key, t.partitionOf(key));
-            accesses.add(a);
-            byKey.put(new Key(table, key), a);
-            a.fetch = fetch(a, preattach && !a.readOnlyTable());
-            inFlight.add(a.fetch);
+            a = newAccess(table, key, t);
+        }
+        if (a.deleting) {
+            return Future.failedFuture(new UnknownKeyException("key " + key + " of " + table + " is deleted"));
+        }
+        if (a.fetch == null) { // inserted by this attempt, never read
+            return Future.succeededFuture(valueCopy(a));
         }
         return a.fetch.map(AurogonTxn::valueCopy);
+    }
+
+    private Access newAccess(final String table, final long key, final Catalog.Table t) {
+        final Access a = new Access(table, key, t.partitionOf(key));
+        accesses.add(a);
+        byKey.put(new Key(table, key), a);
+        a.fetch = fetch(a, preattachOf(a));
+        inFlight.add(a.fetch);
+        return a;
     }
 
     /** The READ of {@code a} (with its pre-attached write when {@code preattach}); sets what it saw before it ends. */
@@ -138,6 +161,12 @@ final class AurogonTxn implements Txn {
                 a.locked = preattach; // its pending version is installed: commit or roll it back
                 return Future.succeededFuture(a);
             }
+            if (status == Participant.ABSENT) {
+                a.readAbsent = true; // what it read: no live value at readVersion
+                a.readVersion = p.getLong(8);
+                a.locked = preattach; // a pre-attached version over the absence: an insert commits it
+                return Future.failedFuture(new UnknownKeyException("no key " + a.key + " in table " + a.table));
+            }
             return Future.failedFuture(refusal(a, status, preattach ? AurogonAborts.EARLY_ABORT
                 : AurogonAborts.INSTALL_REFUSED));
         });
@@ -149,7 +178,10 @@ final class AurogonTxn implements Txn {
                 return new AbortException(refused, "key " + a.key + " of " + a.table + ": a read above "
                     + AurogonTimestamp.toString(ts) + " already returned the version below");
             case Participant.NOT_FOUND:
-                return new UnknownKeyException("no key " + a.key + " in table " + a.table);
+                return new UnknownKeyException("no table " + a.table + " on " + a.partition.node());
+            case Participant.DUPLICATE:
+                return new AbortException(io.scythe.txn.AbortReason.DUPLICATE_KEY, "key " + a.key + " of " + a.table
+                    + " exists");
             case Participant.TOO_OLD:
                 return new AbortException(AurogonAborts.VERSION_GONE, "key " + a.key + " of " + a.table
                     + ": the version below " + AurogonTimestamp.toString(ts) + " was reclaimed");
@@ -161,7 +193,7 @@ final class AurogonTxn implements Txn {
 
     private static UnsafeBuffer valueCopy(final Access a) {
         final UnsafeBuffer copy;
-        if (a.dirty) {
+        if (a.dirty && !a.deleting) {
             copy = new UnsafeBuffer(new byte[a.newLength]);
             copy.putBytes(0, a.newValue, 0, a.newLength);
         } else {
@@ -175,22 +207,63 @@ final class AurogonTxn implements Txn {
                       final int length) {
         WriteSet.refuseReadOnly("write", table, runtime.catalog().table(table));
         final Access a = byKey.get(new Key(table, key));
-        if (a == null || !a.fetched) {
+        if (a == null || !(a.fetched || a.inserted)) {
             throw new IllegalStateException("write of key " + key + " of " + table + " before reading it");
+        }
+        if (a.deleting) {
+            throw new IllegalStateException("write of deleted key " + key + " of " + table + " (insert it)");
         }
         WriteSet.setNewValue(a, value, offset, length);
     }
 
+    /**
+     * Buffers an insert: at commit an INSERT installs a pending version over the key's absence (or the version this
+     * attempt pre-attached over the absence it read), and fails the commit with {@code DUPLICATE_KEY} when the key
+     * exists at the attempt's timestamp.
+     */
     @Override
     public void insert(final String table, final long key, final DirectBuffer value, final int offset,
                        final int length) {
-        throw new UnsupportedOperationException("aurogon does not insert yet (issue 20): the participant's records "
-            + "start from keys loaded into LogDB");
+        if (finished) {
+            throw new IllegalStateException("transaction " + Long.toHexString(id) + " is over");
+        }
+        final Catalog.Table t = runtime.catalog().table(table);
+        WriteSet.refuseReadOnly("insert", table, t);
+        Access a = byKey.get(new Key(table, key));
+        if (a == null) {
+            a = new Access(table, key, t.partitionOf(key)); // a blind insert: nothing read
+            accesses.add(a);
+            byKey.put(new Key(table, key), a);
+        }
+        WriteSet.setNewValue(a, value, offset, length);
+        if (a.deleting) {
+            a.deleting = false; // deleted, then inserted again: the commit writes the value
+        } else {
+            a.inserted = true;
+        }
     }
 
+    /** Buffers the delete of a key this attempt read: committed as an absence at the attempt's timestamp. */
     @Override
     public void delete(final String table, final long key) {
-        throw new UnsupportedOperationException("aurogon does not delete yet (issue 20)");
+        if (finished) {
+            throw new IllegalStateException("transaction " + Long.toHexString(id) + " is over");
+        }
+        WriteSet.refuseReadOnly("delete", table, runtime.catalog().table(table));
+        final Access a = byKey.get(new Key(table, key));
+        if (a == null || !(a.fetched || a.inserted)) {
+            throw new IllegalStateException("delete of key " + key + " of " + table + " before reading it");
+        }
+        if (a.inserted && !a.fetched) {
+            // Inserted by this attempt and deleted again: nothing to install, unless a pre-attached version exists.
+            a.inserted = false;
+            a.dirty = a.locked;
+            a.deleting = a.locked;
+            return;
+        }
+        a.dirty = true;
+        a.deleting = true;
+        a.inserted = false;
     }
 
     @Override
@@ -203,15 +276,29 @@ final class AurogonTxn implements Txn {
         // Writes not pre-attached are installed now (Algorithm 1's Tx_write for an independent write).
         final List<Future<?>> installs = new ArrayList<>();
         for (final Access a : accesses) {
+            if (a.inserted && a.fetched) { // it read a live value: the key exists
+                return abort().transform(done -> Future.failedFuture(done.failed() ? done.cause()
+                    : new AbortException(io.scythe.txn.AbortReason.DUPLICATE_KEY, "key " + a.key + " of " + a.table
+                    + " exists")));
+            }
+        }
+        for (final Access a : accesses) {
             if (a.dirty && !a.locked) {
-                final Future<Void> installed = call(a, AurogonRpc.INSTALL, header(a, 0)).compose(reply -> {
-                    final int status = reply.payload().getInt(0);
-                    if (status == Participant.OK) {
-                        a.locked = true;
-                        return Future.succeededFuture();
-                    }
-                    return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));
-                });
+                final boolean inserting = a.inserted;
+                final Future<Void> installed = call(a, inserting ? AurogonRpc.INSERT : AurogonRpc.INSTALL,
+                    header(a, 0)).compose(reply -> {
+                        final UnsafeBuffer p = reply.payload();
+                        final int status = p.getInt(0);
+                        if (status == Participant.OK) {
+                            a.locked = true;
+                            if (inserting) {
+                                a.readAbsent = true; // it read the absence below its timestamp
+                                a.readVersion = p.getLong(AurogonRpc.INSERT_BELOW_OFFSET);
+                            }
+                            return Future.succeededFuture();
+                        }
+                        return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));
+                    });
                 installs.add(installed);
                 inFlight.add(installed);
             }
@@ -232,9 +319,12 @@ final class AurogonTxn implements Txn {
             a.locked = false;
             if (a.dirty) {
                 a.installedVersion = ts;
-                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + a.newLength]);
-                fill(request, a, a.newLength);
-                request.putBytes(AurogonRpc.HEADER_BYTES, a.newValue, 0, a.newLength);
+                final int length = a.deleting ? 0 : a.newLength;
+                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + length]);
+                fill(request, a, a.deleting ? AurogonRpc.DELETE : length);
+                if (length > 0) {
+                    request.putBytes(AurogonRpc.HEADER_BYTES, a.newValue, 0, length);
+                }
                 decided.add(Reposts.untilAccepted(runtime.timers(), () -> call(a, AurogonRpc.COMMIT, request))
                     .compose(reply -> expectOk(a, "COMMIT", reply)));
             } else {

@@ -47,6 +47,10 @@ public final class Participant {
     public static final int NOT_PENDING = -3;
     /** The version the read needs was reclaimed (version GC). */
     public static final int TOO_OLD = -4;
+    /** The version read is an absence (the key did not exist, or was deleted, at the read's timestamp). */
+    public static final int ABSENT = -5;
+    /** An insert found a live committed version below its timestamp: the key exists. */
+    public static final int DUPLICATE = -6;
 
     /** Read flag: install a pending version at the read's ts first (§4.3 pre-attaching). */
     public static final int FLAG_PREATTACH = 1;
@@ -55,10 +59,16 @@ public final class Participant {
 
     /** Where a record's first version comes from and where its newest committed value goes. */
     public interface Backing {
-        /** The value of {@code key} in {@code table} with its version in slot 0 of {@code version}; null if absent. */
+        /**
+         * The value of {@code key} in {@code table}, its version in slot 0 of {@code version}; null when the key is
+         * absent (deleted or never there: its version is then a bound of the absence).
+         */
         byte[] load(int table, long key, long[] version);
 
-        /** {@code value} at {@code wts} is now the newest committed version of {@code key}. */
+        /** Whether this node holds a partition of {@code table}. */
+        boolean hasTable(int table);
+
+        /** {@code value} at {@code wts} is now the newest committed version of {@code key} ({@code null}: deleted). */
         void committed(int table, long key, long wts, byte[] value);
     }
 
@@ -97,6 +107,8 @@ public final class Participant {
         final long wts;
         long rts;
         boolean pending;
+        /** No value at this version: the key is absent (never inserted, or deleted here). */
+        boolean absent;
         byte[] value;
         List<Waiter> waiters;
 
@@ -181,7 +193,46 @@ public final class Participant {
         return installRule(r, ts);
     }
 
-    /** Commits the pending version at {@code ts} with {@code value}, answering the reads parked on it. */
+    /**
+     * Installs a pending insert at {@code ts}: {@link #OK} when the version below is an absence (its wts in slot 0 of
+     * {@code below}, what the insert read) and the install rule admits it; {@link #DUPLICATE} when it is a live
+     * value; {@link #REFUSED} by the install rule or when the version below is another's pending write (decided
+     * later: the insert tries again with a new timestamp).
+     */
+    public int insert(final int table, final long key, final long ts, final long[] below) {
+        final Record r = record(table, key);
+        if (r == null) {
+            return NOT_FOUND;
+        }
+        count(r, ts);
+        for (final Version v : r.versions) {
+            if (v.wts <= ts) {
+                below[0] = v.wts;
+                if (v.wts == ts) {
+                    return v.pending ? OK : REFUSED;
+                }
+                if (v.pending) {
+                    adapt(r, true);
+                    refusedInstalls++;
+                    return REFUSED;
+                }
+                if (!v.absent) {
+                    return DUPLICATE;
+                }
+                final int installed = installRule(r, ts);
+                if (installed == OK) {
+                    v.rts = Math.max(v.rts, ts); // the insert read the absence: nothing may slip in below it now
+                }
+                return installed;
+            }
+        }
+        return installRule(r, ts); // below every kept version: refused
+    }
+
+    /**
+     * Commits the pending version at {@code ts} with {@code value} ({@code null}: a delete, the key absent from
+     * {@code ts} on), answering the reads parked on it.
+     */
     public int commit(final int table, final long key, final long ts, final byte[] value) {
         final Record r = known(table, key);
         final int i = r == null ? -1 : indexOf(r, ts);
@@ -190,6 +241,7 @@ public final class Participant {
         }
         final Version v = r.versions.get(i);
         v.value = value;
+        v.absent = value == null;
         v.pending = false;
         boolean newest = true;
         for (int j = 0; j < i; j++) {
@@ -202,7 +254,7 @@ public final class Participant {
         v.waiters = null;
         if (waiters != null) {
             for (final Waiter w : waiters) {
-                w.reply.answer(OK, v.wts, value);
+                w.reply.answer(v.absent ? ABSENT : OK, v.wts, value);
             }
         }
         reclaim(r);
@@ -243,6 +295,8 @@ public final class Participant {
                         v.waiters = new ArrayList<>(2);
                     }
                     v.waiters.add(new Waiter(ts, reply));
+                } else if (v.absent) {
+                    reply.answer(ABSENT, v.wts, null);
                 } else {
                     reply.answer(OK, v.wts, v.value);
                 }
@@ -337,12 +391,14 @@ public final class Participant {
         if (r == null) {
             final long[] version = new long[1];
             final byte[] value = backing.load(table, key, version);
-            if (value == null) {
+            if (value == null && !backing.hasTable(table)) {
                 return null;
             }
             r = new Record(table, key);
             r.deferNs = settings.initialNs();
-            r.versions.add(new Version(version[0], version[0], false, value));
+            final Version first = new Version(version[0], version[0], false, value);
+            first.absent = value == null;
+            r.versions.add(first);
             t.put(key, r);
         }
         return r;
@@ -379,8 +435,9 @@ public final class Participant {
                     if (v.rts < v.wts) {
                         return "rts " + v.rts + " below wts " + v.wts + " on " + r.table + "/" + r.key;
                     }
-                    if (!v.pending && v.value == null) {
-                        return "committed version " + v.wts + " of " + r.table + "/" + r.key + " has no value";
+                    if (!v.pending && (v.value == null) != v.absent) {
+                        return "committed version " + v.wts + " of " + r.table + "/" + r.key + " is "
+                            + (v.absent ? "absent with" : "present without") + " a value";
                     }
                     previous = v.wts;
                 }

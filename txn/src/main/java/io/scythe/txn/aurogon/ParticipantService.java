@@ -36,6 +36,7 @@ public final class ParticipantService {
         server.handle(AurogonRpc.INSTALL, this::install);
         server.handle(AurogonRpc.COMMIT, this::commit);
         server.handle(AurogonRpc.ROLLBACK, this::rollback);
+        server.handle(AurogonRpc.INSERT, this::insert);
         return this;
     }
 
@@ -64,7 +65,7 @@ public final class ParticipantService {
         final int at = request.payloadOffset();
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
             p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) -> {
-                final int length = status == Participant.OK ? value.length : 0;
+                final int length = status == Participant.OK ? value.length : 0; // ABSENT: no value
                 if (AurogonRpc.READ_REPLY_HEADER_BYTES + length > responder.maxReplyBytes()) {
                     responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon READ: a value of " + length + " bytes does not "
                         + "fit one reply (" + responder.maxReplyBytes() + " bytes)");
@@ -91,19 +92,37 @@ public final class ParticipantService {
         }
     }
 
+    private void insert(final RpcRequest request, final RpcResponder responder) {
+        if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "INSERT")) {
+            final DirectBuffer p = request.payload();
+            final int at = request.payloadOffset();
+            final long[] below = new long[1];
+            final int status = participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
+                p.getLong(at + AurogonRpc.TS_OFFSET), below);
+            final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.INSERT_REPLY_BYTES]);
+            reply.putInt(0, status);
+            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, participant.maxTs());
+            reply.putLong(AurogonRpc.INSERT_BELOW_OFFSET, below[0]);
+            responder.reply(reply, 0, reply.capacity());
+        }
+    }
+
     private void commit(final RpcRequest request, final RpcResponder responder) {
         final DirectBuffer p = request.payload();
         final int at = request.payloadOffset();
-        final int length = request.payloadLength() < AurogonRpc.HEADER_BYTES ? -1
+        final int length = request.payloadLength() < AurogonRpc.HEADER_BYTES ? Integer.MIN_VALUE
             : p.getInt(at + AurogonRpc.LENGTH_OFFSET);
-        if (length < 0 || !wellFormed(request, responder, AurogonRpc.HEADER_BYTES + length, "COMMIT")) {
-            if (length < 0) {
-                responder.fail(AurogonRpc.BAD_REQUEST, "malformed Aurogon COMMIT");
-            }
+        if (length < AurogonRpc.DELETE) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "malformed Aurogon COMMIT");
             return;
         }
-        final byte[] value = new byte[length];
-        p.getBytes(at + AurogonRpc.HEADER_BYTES, value);
+        if (!wellFormed(request, responder, AurogonRpc.HEADER_BYTES + Math.max(length, 0), "COMMIT")) {
+            return;
+        }
+        final byte[] value = length == AurogonRpc.DELETE ? null : new byte[length];
+        if (value != null) {
+            p.getBytes(at + AurogonRpc.HEADER_BYTES, value);
+        }
         status(responder, participant.commit(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
             p.getLong(at + AurogonRpc.TS_OFFSET), value));
     }
@@ -127,39 +146,59 @@ public final class ParticipantService {
     /** Records start from the LogDB object; the newest committed value is written back into it. */
     private final class LogDbBacking implements Participant.Backing {
         @Override
+        public boolean hasTable(final int tableId) {
+            return db.table(tableId) != null;
+        }
+
+        @Override
         public byte[] load(final int tableId, final long key, final long[] version) {
             final Table table = db.table(tableId);
             final long pointer = table == null ? 0 : table.lookup(key);
             final int at = pointer == 0 ? -1 : table.offsetOf(pointer);
             if (at < 0) {
+                version[0] = table == null ? 0 : table.absentBound();
                 return null;
             }
             final var memory = table.objectMemory();
+            version[0] = memory.getLong(at + ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
             if ((memory.getShort(at + ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0) {
-                return null;
+                return null; // deleted at its version
             }
             final byte[] value = new byte[memory.getInt(at + ObjectLayout.VALUE_LENGTH_OFFSET)];
             memory.getBytes(at + ObjectLayout.VALUE_OFFSET, value);
-            version[0] = memory.getLong(at + ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
             return value;
         }
 
         @Override
         public void committed(final int tableId, final long key, final long wts, final byte[] value) {
             final Table table = db.table(tableId);
-            final long pointer = table.lookup(key);
-            final UnsafeBuffer buffer = new UnsafeBuffer(value);
-            int status = table.update(pointer, buffer, 0, value.length, wts);
+            int status = writeThrough(table, key, wts, value);
             if (status == Table.VERSION_SPACE_FULL) {
                 // LogDB's chain of old values serves no Aurogon read (the participant keeps its own versions): free
                 // what is below this commit and write again.
                 table.reclaim(wts);
-                status = table.update(pointer, buffer, 0, value.length, wts);
+                status = writeThrough(table, key, wts, value);
             }
             if (status != Table.OK) {
                 throw new IllegalStateException("Aurogon could not write committed " + table.schema().name() + "/"
                     + key + " through to LogDB: status " + status);
             }
+        }
+
+        /** A delete ({@code value} null), an insert or revival (no live object), or an update. */
+        private int writeThrough(final Table table, final long key, final long wts, final byte[] value) {
+            if (value == null) {
+                return table.delete(key, wts);
+            }
+            final long pointer = table.lookup(key);
+            final int at = pointer == 0 ? -1 : table.offsetOf(pointer);
+            final boolean live = at >= 0 && (table.objectMemory().getShort(at + ObjectLayout.FLAGS_OFFSET)
+                & ObjectLayout.FLAG_DELETED) == 0;
+            if (live) {
+                return table.update(pointer, new UnsafeBuffer(value), 0, value.length, wts);
+            }
+            final long inserted = table.insert(key, new UnsafeBuffer(value), 0, value.length, wts);
+            return inserted > 0 ? Table.OK : (int) inserted;
         }
     }
 }

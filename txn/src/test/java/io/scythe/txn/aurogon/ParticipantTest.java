@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ParticipantTest {
     private static final int T = 7;
 
-    /** Keys 0..9 loaded with value {key} at version 0; commits of a newest version recorded. */
+    /** Keys 0..9 of table T loaded with value {key} at version 0, others absent; newest commits recorded. */
     private static final class Store implements Participant.Backing {
         final Map<Long, byte[]> newest = new HashMap<>();
         final Map<Long, Long> newestWts = new HashMap<>();
@@ -26,10 +26,16 @@ class ParticipantTest {
         @Override
         public byte[] load(final int table, final long key, final long[] version) {
             if (table != T || key < 0 || key >= 10) {
+                version[0] = 0;
                 return null;
             }
             version[0] = 0;
             return new byte[] {(byte) key};
+        }
+
+        @Override
+        public boolean hasTable(final int table) {
+            return table == T;
         }
 
         @Override
@@ -136,10 +142,43 @@ class ParticipantTest {
     }
 
     @Test
-    void unknownKeysAreNotFound() {
-        assertThat(read(42, 100).status).isEqualTo(NOT_FOUND);
+    void unknownTablesAreNotFoundAndAbsentKeysReadAsAbsences() {
         assertThat(p.install(T + 1, 1, 100)).isEqualTo(NOT_FOUND);
         assertThat(p.commit(T, 1, 100, new byte[1])).isEqualTo(Participant.NOT_PENDING);
+        final Answer absent = read(42, 100);
+        assertThat(absent.status).isEqualTo(Participant.ABSENT);
+        assertThat(absent.wts).isZero();
+        // The absence read at 100 is protected like any version: no insert may slip in below the read.
+        assertThat(p.insert(T, 42, 50, new long[1])).isEqualTo(REFUSED);
+    }
+
+    @Test
+    void insertsGoOverAnAbsenceAndDeletesCommitOne() {
+        final long[] below = new long[1];
+        assertThat(p.insert(T, 42, 100, below)).isEqualTo(OK);
+        assertThat(below[0]).isZero();
+        // The insert read the absence at 100: a write between the absence and the insert would be lost to it.
+        assertThat(p.install(T, 42, 60)).isEqualTo(REFUSED);
+        final Answer waiting = read(42, 150);
+        assertThat(waiting.answered()).isFalse(); // the pending insert blocks it
+        assertThat(p.commit(T, 42, 100, new byte[] {7})).isEqualTo(OK);
+        assertThat(waiting.value).containsExactly(7);
+        assertThat(store.newest.get(42L)).containsExactly(7);
+        assertThat(p.insert(T, 42, 200, below)).isEqualTo(Participant.DUPLICATE);
+        assertThat(read(42, 60).status).as("before the insert it is absent").isEqualTo(Participant.ABSENT);
+        // A delete: a pending version committed as an absence.
+        assertThat(p.install(T, 42, 300)).isEqualTo(OK);
+        final Answer blocked = read(42, 350);
+        assertThat(p.commit(T, 42, 300, null)).isEqualTo(OK);
+        assertThat(blocked.status).isEqualTo(Participant.ABSENT);
+        assertThat(blocked.wts).isEqualTo(300);
+        assertThat(store.newestWts.get(42L)).isEqualTo(300);
+        assertThat(store.newest.get(42L)).isNull();
+        assertThat(p.insert(T, 42, 400, below)).isEqualTo(OK); // revived over the delete
+        assertThat(below[0]).isEqualTo(300);
+        // An insert over another's pending write is refused (tried again later with a new timestamp).
+        assertThat(p.insert(T, 42, 450, below)).isEqualTo(REFUSED);
+        assertThat(p.violation()).isNull();
     }
 
     @Test
