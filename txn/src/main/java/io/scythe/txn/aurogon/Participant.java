@@ -31,6 +31,12 @@ import java.util.Map;
  *   <li><b>Commit</b> fills the value in, marks the version COMMITTED, answers the reads parked on it, and, when it
  *       is the newest committed version, writes it through to the backing store. <b>Rollback</b> removes the pending
  *       version (a rollback of nothing installed is a no-op) and re-runs its parked reads.</li>
+ *   <li><b>Absence</b> is a version too: a key missing from the backing store starts as an absent version (at the
+ *       store's bound), a delete commits one, and a read that selects one answers {@link #ABSENT} with its wts (its
+ *       rts raised like any read's). An <b>insert</b> is an install over an absence that reads it: refused by the
+ *       install rule, {@link #DUPLICATE} over a live value, refused over another's pending version (which may yet
+ *       commit: the insert retries with a new timestamp), and on success it raises the absence's rts to its
+ *       timestamp.</li>
  *   <li><b>Version GC</b> (the paper's policy is unspecified): a record keeps at most {@code maxVersions}; beyond,
  *       the oldest committed versions below the newest committed one go. A read that would need a version gone
  *       gets {@link #TOO_OLD} and an install below the oldest kept version is refused (its version's rts is gone):
