@@ -21,7 +21,7 @@ import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Aurogon (issue 20) in the simulator: serializable and money-conserving over many seeds, and its techniques' shape. */
+/** Aurogon (issue 20) in the simulator: serializable and conserving over many seeds, and its techniques' shape. */
 class AurogonSimTest extends SimVertxTest {
     @ParameterizedTest
     @ValueSource(strings = {"aurogon", "aurogon-2l", "aurogon-pre", "aurogon-base", "dst-to"})
@@ -49,9 +49,9 @@ class AurogonSimTest extends SimVertxTest {
     @ParameterizedTest
     @ValueSource(strings = {"aurogon", "dst-to"})
     void shouldStaySerializableUnderSkewedAndDriftingClocks(final String protocol) throws Exception {
-        sweep(protocol, (p, seed) -> Explorer.options(p, seed).computeNodes(2).clientsPerComputeNode(4).clocks(new io.scythe.fabric.ClockOptions()
-            .spread(new io.scythe.fabric.ClockDeviation(10_000, 20), new io.scythe.fabric.ClockDeviation(100_000, 100))
-            .seed(seed)));
+        sweep(protocol, (p, seed) -> Explorer.options(p, seed).computeNodes(2).clientsPerComputeNode(4)
+            .clocks(new io.scythe.fabric.ClockOptions().spread(new io.scythe.fabric.ClockDeviation(10_000, 20),
+                new io.scythe.fabric.ClockDeviation(100_000, 100)).seed(seed)));
     }
 
     private static void sweep(final String protocol,

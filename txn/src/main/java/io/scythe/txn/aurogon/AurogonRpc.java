@@ -16,8 +16,8 @@ package io.scythe.txn.aurogon;
  * </pre>
  * READ answers late when the version it read is pending (when that version is decided); ABSENT carries the wts of
  * the absence read. INSTALL, COMMIT and ROLLBACK answer with the status and the largest timestamp seen (at 8): 16
- * bytes; INSERT adds the wts of the version below it (the absence it read) at 16: 24 bytes. That timestamp is what DST's chasing
- * clocks advance to ({@link AurogonClock}).
+ * bytes; INSERT adds the wts of the version below it (the absence it read) at 16: 24 bytes. The largest timestamp
+ * seen is what DST's chasing clocks advance to ({@link AurogonClock}).
  */
 public final class AurogonRpc {
     public static final int READ = 0x5a01;

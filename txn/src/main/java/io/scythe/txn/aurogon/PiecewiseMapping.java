@@ -1,7 +1,8 @@
 package io.scythe.txn.aurogon;
 
 /**
- * 2LClock's piecewise mapping (§5.1, Fig. 6(a)) from one clock (x) to another (y), fed with pairs as they are measured.
+ * 2LClock's piecewise mapping (§5.1, Fig. 6(a)) from one clock (x) to another (y), fed with pairs as they are
+ * measured.
  * Time is cut into slices of {@code sliceNs} of x; when a slice is over (the first pair of a later slice arrives), its
  * pairs are filtered (those whose quality figure, the probe's duration or round trip, is more than twice the slice's
  * best plus {@code slackNs} are dropped: the paper's duration filter for CPU-NIC pairs and our stand-in for its SVM

@@ -13,8 +13,8 @@ class TwoLevelClockTest {
     /**
      * One node's clocks against true time t: host = t (1 + 80 ppm) + 3 ms, local NIC = t (1 - 20 ppm) - 1 ms,
      * reference NIC = t (1 + 30 ppm) + 7 ms; a READ of the reference takes 1 us each way plus up to {@code jitter} ns
-     * on either leg (asymmetric), and now and then (1 in {@code stallEvery}) a reading of the local NIC is preempted for
-     * 50 us between the host readings around it (CPU interference).
+     * on either leg (asymmetric), and now and then (1 in {@code stallEvery}) a reading of the local NIC is preempted
+     * for 50 us between the host readings around it (CPU interference).
      */
     private static final class Clocks implements NodeClocks {
         final SplittableRandom random = new SplittableRandom(11);
