@@ -230,7 +230,7 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--clock", paramLabel = "[NODE.]nic|host=OFFSET_NS[,DRIFT_PPM]",
         description = "A clock of every node (nic, host) or of one (mn0.nic, cn1.host): OFFSET_NS ahead of virtual "
             + "time at the start, running DRIFT_PPM fast (negative: behind, slow). Repeatable. Nodes: mn0.., tso, "
-            + "tsoproxy0.., cn0... Default: every clock reads virtual time. Protocols do not read node clocks yet.")
+            + "tsoproxy0.., cn0... Default: every clock reads virtual time. Only the Aurogon protocols (aurogon*, dst-to) read them (CN host clocks).")
     List<String> clock = List.of();
 
     @Option(names = "--clock-spread", paramLabel = "nic|host=OFFSET_NS[,DRIFT_PPM]",

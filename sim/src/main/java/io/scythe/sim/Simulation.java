@@ -413,6 +413,7 @@ public final class Simulation {
                     io.scythe.txn.recovery.RedoLog.enable(runtime,
                         io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
                 }
+                runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(cn)); // this loop's bridge is current (bridgeOn)
                 if (!recorders.isEmpty()) {
                     runtime.recorder(new io.scythe.txn.HistoryRecorder() {
                         @Override

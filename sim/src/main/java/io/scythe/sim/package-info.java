@@ -23,8 +23,9 @@
  *       single CASes on one MN's host memory, the cost model's calibration check).</li>
  *   <li>Per-node clocks ({@link io.scythe.sim.SimOptions#clocks}): every simulated node's host and NIC clock is
  *       virtual time plus its own offset and drift ({@code FabricOptions.clocks}), read through the fabric SPI and
- *       {@code NodeClocks}; a peer's NIC clock is a READ that executes at its modelled time. None by default, and
- *       protocols read none yet, so they change no run.</li>
+ *       {@code NodeClocks} (each CN loop's runtime gets its node's, {@code TxnRuntime#clocks}); a peer's NIC clock is
+ *       a READ that executes at its modelled time. None by default; only the Aurogon protocols read them (their
+ *       timestamps are CN host-clock readings), so they change no other protocol's run.</li>
  * </ul>
  *
  * <p>Seams the runtime gives the simulator (and nothing else): {@code Bridge.switchCurrent}, its deferred executor

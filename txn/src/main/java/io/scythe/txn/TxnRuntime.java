@@ -39,6 +39,8 @@ public final class TxnRuntime {
     private RemoteTable.LookupMode lookupMode = RemoteTable.LookupMode.RPC;
     /** Test fault point: runs before each write-back batch to a memory node, which fails if it fails. */
     private java.util.function.Function<String, Future<Void>> beforeWriteBack;
+    /** The node's clocks for this loop, or null when its builder gave none. */
+    private io.scythe.bridge.NodeClocks clocks;
 
     /**
      * @param idBase distinguishes this loop's transaction ids from every other loop's in the cluster (a CN and loop
@@ -176,6 +178,19 @@ public final class TxnRuntime {
 
     public Timers timers() {
         return timers;
+    }
+
+    /**
+     * The node's host and NIC clocks for this loop ({@code NodeClocks.onLoop}), or {@code null} when whoever built
+     * the runtime gave none (protocols that read a per-node clock then fall back to {@link #timers()}).
+     */
+    public io.scythe.bridge.NodeClocks clocks() {
+        return clocks;
+    }
+
+    /** Gives this loop its node's clocks (see {@link #clocks()}); call on the loop before transactions run. */
+    public void clocks(final io.scythe.bridge.NodeClocks clocks) {
+        this.clocks = clocks;
     }
 
     public TimestampOracle tso() {

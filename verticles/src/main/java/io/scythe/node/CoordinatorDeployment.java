@@ -81,6 +81,7 @@ public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegi
                     ? oracles.get() : new TsoGroup(1024, new DirectTsoSource(tsoCounter, () -> rrpc.oneSided(tsoNode))),
                     watermarks,
                     idBase | ((long) loopIds.incrementAndGet() << 40));
+                runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(rrpc.nic())); // on this loop: its bridge is current
                 final Coordinator c = new Coordinator(runtime, protocol, maxAttempts, protocolOptions);
                 created.accept(c);
                 return c;

@@ -1,0 +1,23 @@
+package io.scythe.txn.aurogon;
+
+import io.scythe.txn.AbortReason;
+
+import java.util.List;
+
+/**
+ * Aurogon's abort reasons: only writes fail in T/O (§4.2), early (pre-attached) or late. Reported after the shared
+ * ones.
+ */
+public final class AurogonAborts {
+    /** A read's pre-attached write was refused by the install rule: aborted before the read ran (§4.3). */
+    public static final AbortReason EARLY_ABORT = AbortReason.define("preattach-refused", 910);
+    /** A write installed at commit (not pre-attached) was refused by the install rule. */
+    public static final AbortReason INSTALL_REFUSED = AbortReason.define("install-refused", 920);
+    /** A read needed a version the participant's version GC had reclaimed. */
+    public static final AbortReason VERSION_GONE = AbortReason.define("version-gone", 930);
+
+    static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE);
+
+    private AurogonAborts() {
+    }
+}

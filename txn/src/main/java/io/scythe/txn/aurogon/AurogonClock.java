@@ -1,0 +1,105 @@
+package io.scythe.txn.aurogon;
+
+import io.scythe.bridge.NodeClocks;
+import io.scythe.txn.TxnRuntime;
+
+/**
+ * One loop's Aurogon timestamps ({@link AurogonTimestamp}): a clock reading packed with the server and loop ids of
+ * the runtime's id base, strictly increasing per loop. The reading is the node's host clock
+ * ({@link NodeClocks#hostNs()}, with the offset and drift the simulator's {@code --clock} gives the node; the loop's
+ * timers when the runtime has no clocks), in one of two modes:
+ * <ul>
+ *   <li>{@link Mode#HOST}: the host clock as the node has it.</li>
+ *   <li>{@link Mode#TWO_LEVEL}: {@link TwoLevelClock}, the host clock mapped onto the local NIC's and that onto the
+ *       reference NIC's (the NIC of the first memory node by name), what Aurogon runs on.</li>
+ *   <li>{@link Mode#DST}: DST-TO's clock as the Aurogon paper describes DST (§6.1-6.2; DST's own paper is not in
+ *       our library): a chasing clock that every participant's answer pulls forward to the largest timestamp that
+ *       participant has seen, without allowing for the one-way delay of that timestamp and without correcting
+ *       frequency drift (only forward jumps).</li>
+ * </ul>
+ * A runtime extension, one per mode.
+ */
+final class AurogonClock {
+    /** Where the clock reading comes from. */
+    enum Mode { HOST, DST, TWO_LEVEL }
+
+    /** 2LClock's settings: probe at most every 20 us of host time, slices of 200 us, alpha 0.5 (symmetric). */
+    static final long PROBE_INTERVAL_NS = 20_000;
+    static final long SLICE_NS = 200_000;
+    static final double ALPHA = 0.5;
+
+    private static final TxnRuntime.Key<AurogonClock> HOST_KEY = new TxnRuntime.Key<>("aurogon-clock");
+    private static final TxnRuntime.Key<AurogonClock> DST_KEY = new TxnRuntime.Key<>("aurogon-dst-clock");
+    private static final TxnRuntime.Key<AurogonClock> TWO_LEVEL_KEY = new TxnRuntime.Key<>("aurogon-2lclock");
+
+    private final TxnRuntime runtime;
+    private final Mode mode;
+    private final int server;
+    private final int loop;
+    private long last;
+    /** DST: how far ahead of the host clock the chase has pulled this clock (never negative). */
+    private long aheadNs;
+    private final TwoLevelClock twoLevel;
+
+    private AurogonClock(final TxnRuntime runtime, final Mode mode) {
+        this.runtime = runtime;
+        this.mode = mode;
+        this.server = (int) (runtime.idBase() >>> 32) & 0xff; // RecoveryRpc.NODE_ID_MASK: node slot in bits 32-39
+        this.loop = (int) (runtime.idBase() >>> 40) & 0xff; // loop number in bits 40-47
+        if (mode == Mode.TWO_LEVEL) {
+            if (runtime.clocks() == null) {
+                throw new IllegalStateException("Aurogon's 2LClock needs the node's clocks on this loop "
+                    + "(TxnRuntime#clocks): the runtime was built without them");
+            }
+            this.twoLevel = new TwoLevelClock(runtime.clocks(), reference(runtime), ALPHA, PROBE_INTERVAL_NS,
+                SLICE_NS);
+        } else {
+            this.twoLevel = null;
+        }
+    }
+
+    /** The reference NIC's node: the first, by name, of the nodes holding a partition of any table. */
+    private static String reference(final TxnRuntime runtime) {
+        String first = null;
+        for (final io.scythe.txn.Catalog.Table t : runtime.catalog().tables()) {
+            for (final io.scythe.txn.Catalog.Partition p : t.partitions()) {
+                if (first == null || p.node().compareTo(first) < 0) {
+                    first = p.node();
+                }
+            }
+        }
+        if (first == null) {
+            throw new IllegalStateException("Aurogon's 2LClock found no memory node in the catalog to take as its "
+                + "reference clock");
+        }
+        return first;
+    }
+
+    static AurogonClock of(final TxnRuntime runtime, final Mode mode) {
+        return runtime.extension(mode == Mode.DST ? DST_KEY : mode == Mode.TWO_LEVEL ? TWO_LEVEL_KEY : HOST_KEY,
+            rt -> new AurogonClock(rt, mode));
+    }
+
+    private long hostNs() {
+        final NodeClocks clocks = runtime.clocks();
+        return clocks != null ? clocks.hostNs() : runtime.timers().nowNs();
+    }
+
+    long next() {
+        final long reading = twoLevel != null ? twoLevel.now() : hostNs() + aheadNs;
+        last = AurogonTimestamp.next(last, reading, server, loop);
+        return last;
+    }
+
+    /** A participant answered having seen {@code seenTs}: DST chases it; the host clock ignores it. */
+    void observe(final long seenTs) {
+        if (mode == Mode.DST && seenTs > 0) {
+            aheadNs = Math.max(aheadNs, AurogonTimestamp.clockNs(seenTs) - hostNs());
+        }
+    }
+
+    /** How far ahead of its host clock the chase has pulled this clock (0 for {@link Mode#HOST}). */
+    long aheadNs() {
+        return aheadNs;
+    }
+}

@@ -1,0 +1,504 @@
+package io.scythe.txn.aurogon;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An Aurogon primary participant (§3, §4.1, Algorithm 1 lines 23-36): the multi-version timestamp-ordering rules run
+ * by a memory node's CPU on the records of its shard. Sans-IO: requests come in as calls, answers go out through
+ * callbacks (a read blocked on a pending version is answered later, when that version is decided), delays through a
+ * {@link Deferrer}, and a record's first version and its newest committed value through a {@link Backing} (the node's
+ * LogDB). Loop-confined: one memory-node loop calls it.
+ *
+ * <h2>Per record</h2>
+ * A list of versions sorted by {@code wts} descending, each with its own {@code rts}, PENDING or COMMITTED, and a value
+ * (none while a pre-attached write is pending); an 8-byte access counter ([10 ms window : 32][previous window's
+ * requests : 16][this window's : 16]), the record's deferral time and its write-failure rate (§4.2).
+ *
+ * <h2>Rules</h2>
+ * <ul>
+ *   <li><b>Read R at ts</b>: when R carries a pre-attached write, install it first and answer {@link #REFUSED} at once
+ *       if that fails (early abort, §4.3); when the record is hot and R may be deferred, wait the record's deferral
+ *       time; then take the first version with {@code wts < ts} (strictly: T's own pre-attached version at ts is not
+ *       in its way), raise its {@code rts} to {@code max(rts, ts)}, and answer with its value, or, when it is
+ *       PENDING, park R on it: R is answered when it commits, or, when it is rolled back, R runs the rule again on
+ *       the list without it (it may then park on an older pending version). Reads never fail (but see GC below).</li>
+ *   <li><b>Install W at ts</b>: take the first version {@code v} with {@code v.wts <= ts}; fail ({@link #REFUSED}) when
+ *       {@code v.wts <= ts < v.rts}: a read above ts already returned v; else insert a PENDING version
+ *       {@code wts = rts = ts} before v. Installing at a ts already pending (the same write again) is a no-op.</li>
+ *   <li><b>Commit</b> fills the value in, marks the version COMMITTED, answers the reads parked on it, and, when it
+ *       is the newest committed version, writes it through to the backing store. <b>Rollback</b> removes the pending
+ *       version (a rollback of nothing installed is a no-op) and re-runs its parked reads.</li>
+ *   <li><b>Absence</b> is a version too: a key missing from the backing store starts as an absent version (at the
+ *       store's bound), a delete commits one, and a read that selects one answers {@link #ABSENT} with its wts (its
+ *       rts raised like any read's). An <b>insert</b> is an install over an absence that reads it: refused by the
+ *       install rule, {@link #DUPLICATE} over a live value, refused over another's pending version (which may yet
+ *       commit: the insert retries with a new timestamp), and on success it raises the absence's rts to its
+ *       timestamp.</li>
+ *   <li><b>Version GC</b> (the paper's policy is unspecified): a record keeps at most {@code maxVersions}; beyond,
+ *       the oldest committed versions below the newest committed one go. A read that would need a version gone
+ *       gets {@link #TOO_OLD} and an install below the oldest kept version is refused (its version's rts is gone):
+ *       both abort the transaction. Never met in the runs measured (the bound is far above what a read lags).</li>
+ * </ul>
+ */
+public final class Participant {
+    public static final int OK = 0;
+    /** The install rule refused the write (or the pre-attached write of a read). */
+    public static final int REFUSED = -1;
+    /** No such key (or table) on this node. */
+    public static final int NOT_FOUND = -2;
+    /** Commit or rollback of a version that is not pending (already decided: a coordinator bug). */
+    public static final int NOT_PENDING = -3;
+    /** The version the read needs was reclaimed (version GC). */
+    public static final int TOO_OLD = -4;
+    /** The version read is an absence (the key did not exist, or was deleted, at the read's timestamp). */
+    public static final int ABSENT = -5;
+    /** An insert found a live committed version below its timestamp: the key exists. */
+    public static final int DUPLICATE = -6;
+
+    /** Read flag: install a pending version at the read's ts first (§4.3 pre-attaching). */
+    public static final int FLAG_PREATTACH = 1;
+    /** Read flag: never defer (a read that key-dependent requests wait for, §4.3). */
+    public static final int FLAG_NO_DEFER = 2;
+
+    /** Where a record's first version comes from and where its newest committed value goes. */
+    public interface Backing {
+        /**
+         * The value of {@code key} in {@code table}, its version in slot 0 of {@code version}; null when the key is
+         * absent (deleted or never there: its version is then a bound of the absence).
+         */
+        byte[] load(int table, long key, long[] version);
+
+        /** Whether this node holds a partition of {@code table}. */
+        boolean hasTable(int table);
+
+        /** {@code value} at {@code wts} is now the newest committed version of {@code key} ({@code null}: deleted). */
+        void committed(int table, long key, long wts, byte[] value);
+    }
+
+    /** Runs a task later on the participant's loop. */
+    @FunctionalInterface
+    public interface Deferrer {
+        void after(long delayNs, Runnable task);
+    }
+
+    /** The answer to one read: {@code status} {@link #OK} (then {@code wts} and {@code value}) or an error code. */
+    @FunctionalInterface
+    public interface ReadReply {
+        void answer(int status, long wts, byte[] value);
+    }
+
+    /** Settings of the hot-record detector and the adaptive deferral (§4.2). */
+    public record Deferral(boolean enabled, long windowNs, int hotThreshold, long initialNs, long minNs, long maxNs,
+                           int maxVersions) {
+        /** The defaults: 10 ms windows (§4.2), hot at 32 requests a window, deferral from 20 us (§4.2's figure). */
+        public static final Deferral DEFAULT = new Deferral(true, 10_000_000L, 32, 20_000L, 1_000L, 200_000L, 16);
+        public static final Deferral OFF = new Deferral(false, 10_000_000L, 32, 20_000L, 1_000L, 200_000L, 16);
+
+        public Deferral {
+            if (windowNs <= 0 || hotThreshold <= 0 || hotThreshold > 0xffff || minNs < 0 || initialNs < minNs
+                || maxNs < initialNs || maxVersions < 2) {
+                throw new IllegalArgumentException("bad Aurogon deferral settings: " + this);
+            }
+        }
+
+        public Deferral withEnabled(final boolean on) {
+            return new Deferral(on, windowNs, hotThreshold, initialNs, minNs, maxNs, maxVersions);
+        }
+    }
+
+    static final class Version {
+        final long wts;
+        long rts;
+        boolean pending;
+        /** No value at this version: the key is absent (never inserted, or deleted here). */
+        boolean absent;
+        byte[] value;
+        List<Waiter> waiters;
+
+        Version(final long wts, final long rts, final boolean pending, final byte[] value) {
+            this.wts = wts;
+            this.rts = rts;
+            this.pending = pending;
+            this.value = value;
+        }
+    }
+
+    private record Waiter(long ts, ReadReply reply) {
+    }
+
+    static final class Record {
+        final int table;
+        final long key;
+        /** Sorted by wts, descending. */
+        final ArrayList<Version> versions = new ArrayList<>(4);
+        /** [window : 32][previous window's requests : 16][this window's : 16]. */
+        long counter;
+        long deferNs;
+        /** Write-failure rate, an EWMA in 1/1024ths. */
+        int failRate;
+
+        Record(final int table, final long key) {
+            this.table = table;
+            this.key = key;
+        }
+    }
+
+    private final Backing backing;
+    private final Deferrer deferrer;
+    private final Deferral settings;
+    private final Map<Integer, Map<Long, Record>> tables = new HashMap<>();
+    private long blockedReads;
+    private long deferredReads;
+    private long refusedInstalls;
+    private long installs;
+    private long reclaimed;
+    /** The largest timestamp any request carried: what DST's chasing clocks are pulled forward by. */
+    private long maxTs;
+
+    public Participant(final Backing backing, final Deferrer deferrer, final Deferral settings) {
+        this.backing = backing;
+        this.deferrer = deferrer;
+        this.settings = settings;
+    }
+
+    // ------------------------------------------------------------------------------------------------ requests
+
+    /** Read at {@code ts} ({@link #FLAG_PREATTACH}, {@link #FLAG_NO_DEFER}); answered now or later. */
+    public void read(final int table, final long key, final long ts, final int flags, final ReadReply reply) {
+        final Record r = record(table, key);
+        if (r == null) {
+            reply.answer(NOT_FOUND, 0, null);
+            return;
+        }
+        count(r, ts);
+        if ((flags & FLAG_PREATTACH) != 0) {
+            final int installed = installRule(r, ts);
+            if (installed != OK) {
+                reply.answer(installed, 0, null); // early abort: the read does not run
+                return;
+            }
+        }
+        if (settings.enabled() && (flags & FLAG_NO_DEFER) == 0 && hot(r) && r.deferNs > 0) {
+            deferredReads++;
+            deferrer.after(r.deferNs, () -> execute(r, ts, reply));
+        } else {
+            execute(r, ts, reply);
+        }
+    }
+
+    /** Installs a pending version at {@code ts} (an independent or late write): {@link #OK} or {@link #REFUSED}. */
+    public int install(final int table, final long key, final long ts) {
+        final Record r = record(table, key);
+        if (r == null) {
+            return NOT_FOUND;
+        }
+        count(r, ts);
+        return installRule(r, ts);
+    }
+
+    /**
+     * Installs a pending insert at {@code ts}: {@link #OK} when the version below is an absence (its wts in slot 0 of
+     * {@code below}, what the insert read) and the install rule admits it; {@link #DUPLICATE} when it is a live
+     * value; {@link #REFUSED} by the install rule or when the version below is another's pending write (decided
+     * later: the insert tries again with a new timestamp).
+     */
+    public int insert(final int table, final long key, final long ts, final long[] below) {
+        final Record r = record(table, key);
+        if (r == null) {
+            return NOT_FOUND;
+        }
+        count(r, ts);
+        for (final Version v : r.versions) {
+            if (v.wts <= ts) {
+                below[0] = v.wts;
+                if (v.wts == ts) {
+                    return v.pending ? OK : REFUSED;
+                }
+                if (v.pending) {
+                    adapt(r, true);
+                    refusedInstalls++;
+                    return REFUSED;
+                }
+                if (!v.absent) {
+                    return DUPLICATE;
+                }
+                final int installed = installRule(r, ts);
+                if (installed == OK) {
+                    v.rts = Math.max(v.rts, ts); // the insert read the absence: nothing may slip in below it now
+                }
+                return installed;
+            }
+        }
+        return installRule(r, ts); // below every kept version: refused
+    }
+
+    /**
+     * Commits the pending version at {@code ts} with {@code value} ({@code null}: a delete, the key absent from
+     * {@code ts} on), answering the reads parked on it.
+     */
+    public int commit(final int table, final long key, final long ts, final byte[] value) {
+        final Record r = known(table, key);
+        final int i = r == null ? -1 : indexOf(r, ts);
+        if (i < 0 || !r.versions.get(i).pending) {
+            return NOT_PENDING;
+        }
+        final Version v = r.versions.get(i);
+        v.value = value;
+        v.absent = value == null;
+        v.pending = false;
+        boolean newest = true;
+        for (int j = 0; j < i; j++) {
+            newest &= r.versions.get(j).pending;
+        }
+        if (newest) {
+            backing.committed(table, key, ts, value);
+        }
+        final List<Waiter> waiters = v.waiters;
+        v.waiters = null;
+        if (waiters != null) {
+            for (final Waiter w : waiters) {
+                w.reply.answer(v.absent ? ABSENT : OK, v.wts, value);
+            }
+        }
+        reclaim(r);
+        return OK;
+    }
+
+    /** Removes the pending version at {@code ts}, if any, and re-runs the reads parked on it. */
+    public int rollback(final int table, final long key, final long ts) {
+        final Record r = known(table, key);
+        final int i = r == null ? -1 : indexOf(r, ts);
+        if (i < 0) {
+            return OK; // never installed (refused, or its request never arrived)
+        }
+        final Version v = r.versions.get(i);
+        if (!v.pending) {
+            return NOT_PENDING;
+        }
+        r.versions.remove(i);
+        if (v.waiters != null) {
+            for (final Waiter w : v.waiters) {
+                execute(r, w.ts, w.reply);
+            }
+        }
+        return OK;
+    }
+
+    // ------------------------------------------------------------------------------------------------- rules
+
+    private void execute(final Record r, final long ts, final ReadReply reply) {
+        final List<Version> vs = r.versions;
+        for (int i = 0; i < vs.size(); i++) {
+            final Version v = vs.get(i);
+            if (v.wts < ts) {
+                v.rts = Math.max(v.rts, ts);
+                if (v.pending) {
+                    blockedReads++;
+                    if (v.waiters == null) {
+                        v.waiters = new ArrayList<>(2);
+                    }
+                    v.waiters.add(new Waiter(ts, reply));
+                } else if (v.absent) {
+                    reply.answer(ABSENT, v.wts, null);
+                } else {
+                    reply.answer(OK, v.wts, v.value);
+                }
+                return;
+            }
+        }
+        reply.answer(TOO_OLD, 0, null);
+    }
+
+    private int installRule(final Record r, final long ts) {
+        final List<Version> vs = r.versions;
+        for (int i = 0; i < vs.size(); i++) {
+            final Version v = vs.get(i);
+            if (v.wts <= ts) {
+                if (v.wts == ts) {
+                    return v.pending ? OK : REFUSED; // the same write again; a committed one cannot recur
+                }
+                final boolean refused = ts < v.rts;
+                adapt(r, refused);
+                if (refused) {
+                    refusedInstalls++;
+                    return REFUSED;
+                }
+                installs++;
+                vs.add(i, new Version(ts, ts, true, null));
+                return OK;
+            }
+        }
+        adapt(r, true);
+        refusedInstalls++;
+        return REFUSED; // below every kept version: the rts that would decide is reclaimed
+    }
+
+    /** Reclaims committed versions beyond {@code maxVersions}, oldest first, never the newest committed one. */
+    private void reclaim(final Record r) {
+        final List<Version> vs = r.versions;
+        int newestCommitted = -1;
+        for (int i = 0; i < vs.size() && newestCommitted < 0; i++) {
+            if (!vs.get(i).pending) {
+                newestCommitted = i;
+            }
+        }
+        for (int i = vs.size() - 1; vs.size() > settings.maxVersions() && i > newestCommitted; i--) {
+            if (!vs.get(i).pending) {
+                vs.remove(i);
+                reclaimed++;
+            }
+        }
+    }
+
+    // -------------------------------------------------------------------------------- hot records, deferral
+
+    private void count(final Record r, final long ts) {
+        maxTs = Math.max(maxTs, ts);
+        final long window = Math.max(0, AurogonTimestamp.clockNs(ts)) / settings.windowNs() & 0xffff_ffffL;
+        final long c = r.counter;
+        final long at = c >>> 32;
+        if (at == window) {
+            final long current = Math.min(0xffff, (c & 0xffff) + 1);
+            r.counter = c & ~0xffffL | current;
+        } else if (window > at) {
+            final long previous = window == at + 1 ? c & 0xffff : 0;
+            r.counter = window << 32 | previous << 16 | 1;
+        } // a request of an older window (a straggler): not counted
+    }
+
+    private boolean hot(final Record r) {
+        final long c = r.counter;
+        return Math.max(c & 0xffff, (c >>> 16) & 0xffff) >= settings.hotThreshold();
+    }
+
+    /** Per-record adaptation (§4.2): raise the deferral while writes fail often, cut it slowly while they do not. */
+    private void adapt(final Record r, final boolean failed) {
+        r.failRate += ((failed ? 1024 : 0) - r.failRate) >> 3;
+        if (r.failRate > 102) { // above 10 %
+            r.deferNs = Math.min(settings.maxNs(), r.deferNs + r.deferNs / 4 + settings.minNs());
+        } else if (r.failRate < 20) { // below 2 %
+            r.deferNs = Math.max(settings.minNs(), r.deferNs - r.deferNs / 16);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ records
+
+    private Record known(final int table, final long key) {
+        final Map<Long, Record> t = tables.get(table);
+        return t == null ? null : t.get(key);
+    }
+
+    private Record record(final int table, final long key) {
+        final Map<Long, Record> t = tables.computeIfAbsent(table, id -> new HashMap<>());
+        Record r = t.get(key);
+        if (r == null) {
+            final long[] version = new long[1];
+            final byte[] value = backing.load(table, key, version);
+            if (value == null && !backing.hasTable(table)) {
+                return null;
+            }
+            r = new Record(table, key);
+            r.deferNs = settings.initialNs();
+            final Version first = new Version(version[0], version[0], false, value);
+            first.absent = value == null;
+            r.versions.add(first);
+            t.put(key, r);
+        }
+        return r;
+    }
+
+    private static int indexOf(final Record r, final long ts) {
+        final List<Version> vs = r.versions;
+        for (int i = 0; i < vs.size(); i++) {
+            final long wts = vs.get(i).wts;
+            if (wts == ts) {
+                return i;
+            }
+            if (wts < ts) {
+                return -1;
+            }
+        }
+        return -1;
+    }
+
+    // ----------------------------------------------------------------------------------------- inspection
+
+    /**
+     * Checks the invariants of every record: versions strictly descending by wts, {@code rts >= wts}; returns the
+     * first violation, or null.
+     */
+    public String violation() {
+        for (final Map<Long, Record> t : tables.values()) {
+            for (final Record r : t.values()) {
+                long previous = Long.MAX_VALUE;
+                for (final Version v : r.versions) {
+                    if (v.wts >= previous) {
+                        return "versions of " + r.table + "/" + r.key + " not strictly descending at wts " + v.wts;
+                    }
+                    if (v.rts < v.wts) {
+                        return "rts " + v.rts + " below wts " + v.wts + " on " + r.table + "/" + r.key;
+                    }
+                    if (!v.pending && (v.value == null) != v.absent) {
+                        return "committed version " + v.wts + " of " + r.table + "/" + r.key + " is "
+                            + (v.absent ? "absent with" : "present without") + " a value";
+                    }
+                    previous = v.wts;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The versions of a record as {@code [wts, rts, pending ? 1 : 0]} rows, newest first (tests); null if unknown. */
+    public long[][] versions(final int table, final long key) {
+        final Record r = known(table, key);
+        if (r == null) {
+            return null;
+        }
+        final long[][] rows = new long[r.versions.size()][];
+        for (int i = 0; i < rows.length; i++) {
+            final Version v = r.versions.get(i);
+            rows[i] = new long[] {v.wts, v.rts, v.pending ? 1 : 0};
+        }
+        return rows;
+    }
+
+    /** The record's current deferral time (ns), or -1 when unknown. */
+    public long deferNs(final int table, final long key) {
+        final Record r = known(table, key);
+        return r == null ? -1 : r.deferNs;
+    }
+
+    public boolean hot(final int table, final long key) {
+        final Record r = known(table, key);
+        return r != null && hot(r);
+    }
+
+    public long blockedReads() {
+        return blockedReads;
+    }
+
+    public long deferredReads() {
+        return deferredReads;
+    }
+
+    public long refusedInstalls() {
+        return refusedInstalls;
+    }
+
+    public long installs() {
+        return installs;
+    }
+
+    /** The largest timestamp any request to this participant carried (returned with every answer, for DST). */
+    public long maxTs() {
+        return maxTs;
+    }
+
+    public long reclaimed() {
+        return reclaimed;
+    }
+}

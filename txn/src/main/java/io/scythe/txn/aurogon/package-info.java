@@ -1,0 +1,37 @@
+/**
+ * Aurogon (Jiang et al., FAST'22; papers/aurogon.txt, digest aurogon.md): multi-version timestamp ordering that
+ * attacks request reordering in each phase. A protocol module ({@link io.scythe.txn.aurogon.AurogonModule},
+ * {@code aurogon}, {@code aurogon-pre}, {@code aurogon-base}).
+ *
+ * <ul>
+ *   <li><b>Timestamps</b> ({@link io.scythe.txn.aurogon.AurogonTimestamp}, {@link io.scythe.txn.aurogon.AurogonClock}):
+ *       a clock reading packed with server and loop ids in 64 bits; the reading is the host clock, DST's chasing
+ *       clock (the {@code dst-to} baseline) or 2LClock ({@link io.scythe.txn.aurogon.TwoLevelClock},
+ *       {@link io.scythe.txn.aurogon.PiecewiseMapping}: F1, F2 and the slice polyline; no tree, failover or
+ *       FaRMv2-clock variant yet).</li>
+ *   <li><b>Participants</b> ({@link io.scythe.txn.aurogon.Participant}, served by
+ *       {@link io.scythe.txn.aurogon.ParticipantService} over RRPC, {@link io.scythe.txn.aurogon.AurogonRpc}): per
+ *       record a version list by wts with a per-version rts, PENDING/COMMITTED; the exact read rule (largest wts below
+ *       ts, rts raised by max, a read meeting a PENDING version parked and answered when it is decided, re-run when
+ *       it is rolled back), the install rule (fail if {@code v.wts <= W.ts < v.rts}), commit and rollback; hot
+ *       records (an 8-byte counter over 10 ms windows) defer reads by a per-record time driven by the write failure
+ *       rate; absences as versions (inserts, deletes); a version GC bound.</li>
+ *   <li><b>Coordinator</b> ({@link io.scythe.txn.aurogon.AurogonTxn}): reads need no commit round; the read of a
+ *       read-modify-write carries the pre-attach flag (early abort, value at commit).</li>
+ * </ul>
+ *
+ * <p><b>Why not {@code io.scythe.storage.mv}'s MvTable</b>: it keeps one rts per object (so a read parked on a
+ * pending version refuses a straggler below it that Aurogon lets in, Fig. 4) and refuses an install below a committed
+ * version (SUPERSEDED, Aurogon's SPS rule 2, not its default serializable mode); the paper's participant is a CPU
+ * walking a list, which this is. Records start from the node's LogDB objects and their newest committed value is
+ * written through, so loaders and end-of-run checks are shared with every protocol.
+ *
+ * <p><b>History</b>: a read records the wts of the version it returned (an absent read, of the absence), a write its
+ * timestamp as the version: wts order is the version order (format v2 places a write between two versions by it).
+ *
+ * <p><b>Not built yet (issue 20)</b>: backups updated before the primary and the recovery of a dead coordinator's
+ * pending versions (a read parked on one waits; {@code scythe chaos} is not supported), SPS mode, values longer than
+ * one RRPC reply (TPC-C's 504-byte rows fail with a clear error), a {@code Txn} API flag for key-dependent reads (the
+ * wire flag exists), the K=10 clock tree, root failover and the FaRMv2-clock variant.
+ */
+package io.scythe.txn.aurogon;

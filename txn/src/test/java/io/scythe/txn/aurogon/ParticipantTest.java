@@ -1,0 +1,402 @@
+package io.scythe.txn.aurogon;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import static io.scythe.txn.aurogon.Participant.FLAG_NO_DEFER;
+import static io.scythe.txn.aurogon.Participant.FLAG_PREATTACH;
+import static io.scythe.txn.aurogon.Participant.NOT_FOUND;
+import static io.scythe.txn.aurogon.Participant.OK;
+import static io.scythe.txn.aurogon.Participant.REFUSED;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ParticipantTest {
+    private static final int T = 7;
+
+    /** Keys 0..9 of table T loaded with value {key} at version 0, others absent; newest commits recorded. */
+    private static final class Store implements Participant.Backing {
+        final Map<Long, byte[]> newest = new HashMap<>();
+        final Map<Long, Long> newestWts = new HashMap<>();
+
+        @Override
+        public byte[] load(final int table, final long key, final long[] version) {
+            if (table != T || key < 0 || key >= 10) {
+                version[0] = 0;
+                return null;
+            }
+            version[0] = 0;
+            return new byte[] {(byte) key};
+        }
+
+        @Override
+        public boolean hasTable(final int table) {
+            return table == T;
+        }
+
+        @Override
+        public void committed(final int table, final long key, final long wts, final byte[] value) {
+            assertThat(wts).isGreaterThan(newestWts.getOrDefault(key, 0L)); // write-through only ever moves forward
+            newest.put(key, value);
+            newestWts.put(key, wts);
+        }
+    }
+
+    /** Deferred tasks, run by hand. */
+    private static final class Later implements Participant.Deferrer {
+        final List<Runnable> tasks = new ArrayList<>();
+        final List<Long> delays = new ArrayList<>();
+
+        @Override
+        public void after(final long delayNs, final Runnable task) {
+            delays.add(delayNs);
+            tasks.add(task);
+        }
+
+        void runAll() {
+            final List<Runnable> now = new ArrayList<>(tasks);
+            tasks.clear();
+            now.forEach(Runnable::run);
+        }
+    }
+
+    /** One read's answer, once it comes. */
+    private static final class Answer implements Participant.ReadReply {
+        int status = Integer.MIN_VALUE;
+        long wts;
+        byte[] value;
+        int answers;
+
+        @Override
+        public void answer(final int status, final long wts, final byte[] value) {
+            this.status = status;
+            this.wts = wts;
+            this.value = value;
+            answers++;
+        }
+
+        boolean answered() {
+            return answers > 0;
+        }
+    }
+
+    private final Store store = new Store();
+    private final Later later = new Later();
+    private final Participant p = new Participant(store, later, Participant.Deferral.OFF);
+
+    private static List<Long> wtsOf(final long[][] rows) {
+        final List<Long> wts = new ArrayList<>();
+        for (final long[] row : rows) {
+            wts.add(row[0]);
+        }
+        return wts;
+    }
+
+    private Answer read(final long key, final long ts) {
+        return read(key, ts, 0);
+    }
+
+    private Answer read(final long key, final long ts, final int flags) {
+        final Answer a = new Answer();
+        p.read(T, key, ts, flags, a);
+        return a;
+    }
+
+    private void write(final long key, final long ts, final int value) {
+        assertThat(p.install(T, 1, ts)).isEqualTo(OK);
+        assertThat(p.commit(T, 1, ts, new byte[] {(byte) value})).isEqualTo(OK);
+    }
+
+    @Test
+    void readReturnsTheLargestWtsStrictlyBelowItsTimestampAndRaisesThatVersionsRts() {
+        write(1, 100, 11);
+        write(1, 200, 12);
+        final Answer at150 = read(1, 150);
+        assertThat(at150.status).isEqualTo(OK);
+        assertThat(at150.wts).isEqualTo(100);
+        assertThat(at150.value).containsExactly(11);
+        final Answer at200 = read(1, 200); // strictly below: not the version at 200
+        assertThat(at200.wts).isEqualTo(100);
+        final Answer at120 = read(1, 120); // rts is raised by max: stays 200
+        assertThat(at120.wts).isEqualTo(100);
+        assertThat(p.versions(T, 1)).isDeepEqualTo(new long[][] {{200, 200, 0}, {100, 200, 0}, {0, 0, 0}});
+        assertThat(read(1, 50).wts).isEqualTo(0); // the loaded version
+        assertThat(p.violation()).isNull();
+    }
+
+    @Test
+    void installFailsExactlyWhenAReadAboveItReturnedTheVersionBelow() {
+        write(1, 100, 11);
+        read(1, 300); // v100.rts = 300
+        assertThat(p.install(T, 1, 200)).isEqualTo(REFUSED); // 100 <= 200 < 300
+        assertThat(p.install(T, 1, 299)).isEqualTo(REFUSED);
+        assertThat(p.install(T, 1, 300)).isEqualTo(OK); // W.ts == rts: the read at 300 need not see it
+        assertThat(p.install(T, 1, 50)).isEqualTo(OK); // below v100, whose predecessor was read by nobody
+        assertThat(wtsOf(p.versions(T, 1))).containsExactly(300L, 100L, 50L, 0L);
+        assertThat(p.refusedInstalls()).isEqualTo(2);
+        assertThat(p.violation()).isNull();
+    }
+
+    @Test
+    void unknownTablesAreNotFoundAndAbsentKeysReadAsAbsences() {
+        assertThat(p.install(T + 1, 1, 100)).isEqualTo(NOT_FOUND);
+        assertThat(p.commit(T, 1, 100, new byte[1])).isEqualTo(Participant.NOT_PENDING);
+        final Answer absent = read(42, 100);
+        assertThat(absent.status).isEqualTo(Participant.ABSENT);
+        assertThat(absent.wts).isZero();
+        // The absence read at 100 is protected like any version: no insert may slip in below the read.
+        assertThat(p.insert(T, 42, 50, new long[1])).isEqualTo(REFUSED);
+    }
+
+    @Test
+    void insertsGoOverAnAbsenceAndDeletesCommitOne() {
+        final long[] below = new long[1];
+        assertThat(p.insert(T, 42, 100, below)).isEqualTo(OK);
+        assertThat(below[0]).isZero();
+        // The insert read the absence at 100: a write between the absence and the insert would be lost to it.
+        assertThat(p.install(T, 42, 60)).isEqualTo(REFUSED);
+        final Answer waiting = read(42, 150);
+        assertThat(waiting.answered()).isFalse(); // the pending insert blocks it
+        assertThat(p.commit(T, 42, 100, new byte[] {7})).isEqualTo(OK);
+        assertThat(waiting.value).containsExactly(7);
+        assertThat(store.newest.get(42L)).containsExactly(7);
+        assertThat(p.insert(T, 42, 200, below)).isEqualTo(Participant.DUPLICATE);
+        assertThat(read(42, 60).status).as("before the insert it is absent").isEqualTo(Participant.ABSENT);
+        // A delete: a pending version committed as an absence.
+        assertThat(p.install(T, 42, 300)).isEqualTo(OK);
+        final Answer blocked = read(42, 350);
+        assertThat(p.commit(T, 42, 300, null)).isEqualTo(OK);
+        assertThat(blocked.status).isEqualTo(Participant.ABSENT);
+        assertThat(blocked.wts).isEqualTo(300);
+        assertThat(store.newestWts.get(42L)).isEqualTo(300);
+        assertThat(store.newest.get(42L)).isNull();
+        assertThat(p.insert(T, 42, 400, below)).isEqualTo(OK); // revived over the delete
+        assertThat(below[0]).isEqualTo(300);
+        // An insert over another's pending write is refused (tried again later with a new timestamp).
+        assertThat(p.insert(T, 42, 450, below)).isEqualTo(REFUSED);
+        assertThat(p.violation()).isNull();
+    }
+
+    @Test
+    void aReadMeetingAPendingVersionIsAnsweredWhenItCommits() {
+        assertThat(p.install(T, 1, 100)).isEqualTo(OK);
+        final Answer blocked = read(1, 150);
+        assertThat(blocked.answered()).isFalse();
+        assertThat(p.blockedReads()).isEqualTo(1);
+        // Its rts was raised before it blocked: a write at 120 can no longer slip under the read.
+        assertThat(p.install(T, 1, 120)).isEqualTo(REFUSED);
+        assertThat(p.commit(T, 1, 100, new byte[] {9})).isEqualTo(OK);
+        assertThat(blocked.answers).isEqualTo(1);
+        assertThat(blocked.status).isEqualTo(OK);
+        assertThat(blocked.wts).isEqualTo(100);
+        assertThat(blocked.value).containsExactly(9);
+        assertThat(store.newest.get(1L)).containsExactly(9);
+    }
+
+    @Test
+    void aReadBlockedOnARolledBackVersionReadsAgainBelowIt() {
+        write(1, 50, 5);
+        assertThat(p.install(T, 1, 100)).isEqualTo(OK);
+        final Answer blocked = read(1, 150);
+        assertThat(blocked.answered()).isFalse();
+        // A straggler below the pending version still gets in (Fig. 4): v50's rts is untouched.
+        assertThat(p.install(T, 1, 80)).isEqualTo(OK);
+        assertThat(p.rollback(T, 1, 100)).isEqualTo(OK);
+        // Re-run on the list without v100: it now meets the pending v80 and waits for it.
+        assertThat(blocked.answered()).isFalse();
+        assertThat(p.commit(T, 1, 80, new byte[] {8})).isEqualTo(OK);
+        assertThat(blocked.wts).isEqualTo(80);
+        assertThat(blocked.value).containsExactly(8);
+        // And one rolled back onto a committed version is answered at once.
+        assertThat(p.install(T, 1, 200)).isEqualTo(OK);
+        final Answer second = read(1, 250);
+        assertThat(p.rollback(T, 1, 200)).isEqualTo(OK);
+        assertThat(second.status).isEqualTo(OK);
+        assertThat(second.wts).isEqualTo(80);
+        assertThat(wtsOf(p.versions(T, 1))).containsExactly(80L, 50L, 0L);
+        assertThat(p.versions(T, 1)[0][1]).isEqualTo(250); // the re-run raised v80's rts
+        assertThat(p.rollback(T, 1, 999)).isEqualTo(OK); // nothing installed there: nothing to do
+        assertThat(p.violation()).isNull();
+    }
+
+    @Test
+    void aPreattachedReadInstallsBeforeReadingAndSkipsItsOwnVersion() {
+        write(1, 100, 11);
+        final Answer rmw = read(1, 200, FLAG_PREATTACH);
+        assertThat(rmw.status).isEqualTo(OK);
+        assertThat(rmw.wts).isEqualTo(100); // not its own pending version at 200
+        assertThat(p.versions(T, 1)).isDeepEqualTo(new long[][] {{200, 200, 1}, {100, 200, 0}, {0, 0, 0}});
+        // The vulnerable interval is closed: a write at 150 cannot get between the read and its write.
+        assertThat(p.install(T, 1, 150)).isEqualTo(REFUSED);
+        // The value comes at commit.
+        assertThat(p.commit(T, 1, 200, new byte[] {12})).isEqualTo(OK);
+        assertThat(read(1, 201).value).containsExactly(12);
+    }
+
+    @Test
+    void aRefusedPreattachedWriteAbortsBeforeTheReadRuns() {
+        write(1, 100, 11);
+        read(1, 300);
+        final long[][] before = p.versions(T, 1);
+        final Answer early = read(1, 200, FLAG_PREATTACH);
+        assertThat(early.status).isEqualTo(REFUSED);
+        assertThat(p.versions(T, 1)).isDeepEqualTo(before); // no version, no rts raised: the read never ran
+    }
+
+    @Test
+    void hotRecordsDeferTheirReadsAndTheDeferralGrowsWithFailures() {
+        final Participant.Deferral settings = new Participant.Deferral(true, 10_000_000L, 4, 20_000L, 1_000L,
+            200_000L, 16);
+        final Participant hot = new Participant(store, later, settings);
+        final long base = AurogonTimestamp.pack(1_000_000, 0, 1);
+        final Answer first = new Answer();
+        hot.read(T, 1, base, 0, first);
+        assertThat(first.answered()).isTrue(); // cold: not deferred
+        for (int i = 1; i < 4; i++) {
+            hot.read(T, 1, base + i, FLAG_NO_DEFER, new Answer());
+        }
+        assertThat(hot.hot(T, 1)).isTrue();
+        final Answer deferred = new Answer();
+        hot.read(T, 1, base + 10, 0, deferred);
+        assertThat(deferred.answered()).isFalse();
+        assertThat(later.delays).containsExactly(20_000L);
+        final Answer bypass = new Answer();
+        hot.read(T, 1, base + 11, FLAG_NO_DEFER, bypass); // a key-dependent read is never deferred
+        assertThat(bypass.answered()).isTrue();
+        later.runAll();
+        assertThat(deferred.status).isEqualTo(OK);
+        // Writes refused on it push its deferral up; a run of successes brings it down slowly.
+        for (int i = 0; i < 5; i++) {
+            assertThat(hot.install(T, 1, base + 5)).isEqualTo(REFUSED);
+        }
+        final long raised = hot.deferNs(T, 1);
+        assertThat(raised).isGreaterThan(20_000L);
+        for (int i = 0; i < 40; i++) {
+            final long ts = base + 1000 + i;
+            assertThat(hot.install(T, 1, ts)).isEqualTo(OK);
+            assertThat(hot.commit(T, 1, ts, new byte[] {1})).isEqualTo(OK);
+        }
+        assertThat(hot.deferNs(T, 1)).isLessThan(raised);
+        // A new 10 ms window with few requests: cold again.
+        hot.read(T, 1, AurogonTimestamp.pack(50_000_000, 0, 1), 0, new Answer());
+        assertThat(hot.hot(T, 1)).isFalse();
+    }
+
+    /**
+     * Fig. 2(b) and Fig. 4: a write with a smaller timestamp arrives after a read with a larger one. Without deferral
+     * the read runs first, raises the rts, and the straggler fails; with deferral on a hot record the straggler
+     * installs while the read waits, and the read then returns the straggler's value.
+     */
+    @Test
+    void aDeferredReadLetsAStragglingWriteInAndThenReturnsItsValue() {
+        for (final boolean deferral : new boolean[] {false, true}) {
+            final Later timers = new Later();
+            final Participant q = new Participant(new Store(), timers, new Participant.Deferral(deferral,
+                10_000_000L, 2, 20_000L, 1_000L, 200_000L, 16));
+            final long base = AurogonTimestamp.pack(1_000_000, 0, 1);
+            q.read(T, 1, base, FLAG_NO_DEFER, new Answer()); // warm-up: two requests make it hot
+            q.read(T, 1, base + 1, FLAG_NO_DEFER, new Answer());
+            final Answer r = new Answer();
+            q.read(T, 1, base + 300, 0, r); // R at ts+300 reaches the record first
+            final int w = q.install(T, 1, base + 200); // the straggler W at ts+200 arrives next
+            if (!deferral) {
+                assertThat(r.wts).isEqualTo(0);
+                assertThat(w).as("without deferral the straggler is refused").isEqualTo(REFUSED);
+                continue;
+            }
+            assertThat(r.answered()).isFalse();
+            assertThat(w).as("with deferral the straggler gets in").isEqualTo(OK);
+            timers.runAll(); // R runs now and meets W's pending version
+            assertThat(r.answered()).isFalse();
+            assertThat(q.commit(T, 1, base + 200, new byte[] {42})).isEqualTo(OK);
+            assertThat(r.status).isEqualTo(OK);
+            assertThat(r.wts).isEqualTo(base + 200);
+            assertThat(r.value).containsExactly(42);
+        }
+    }
+
+    @Test
+    void versionGcKeepsTheNewestAndRefusesWhatNeedsAReclaimedVersion() {
+        final Participant small = new Participant(store, later, new Participant.Deferral(false, 10_000_000L, 32,
+            20_000L, 1_000L, 200_000L, 3));
+        for (long ts = 10; ts <= 60; ts += 10) {
+            assertThat(small.install(T, 2, ts)).isEqualTo(OK);
+            assertThat(small.commit(T, 2, ts, new byte[] {(byte) ts})).isEqualTo(OK);
+        }
+        assertThat(wtsOf(small.versions(T, 2))).containsExactly(60L, 50L, 40L);
+        final Answer old = new Answer();
+        small.read(T, 2, 15, 0, old);
+        assertThat(old.status).isEqualTo(Participant.TOO_OLD);
+        assertThat(small.install(T, 2, 15)).isEqualTo(REFUSED);
+        assertThat(small.reclaimed()).isEqualTo(4);
+    }
+
+    /**
+     * Random reads, installs, commits and rollbacks at random timestamps (unique, as Aurogon's are): the list stays
+     * strictly ordered with rts >= wts, rts never falls, every install the rule admits is outside every read
+     * interval, and every read is answered with the committed version with the largest wts below its timestamp in
+     * the final history (versions never committed are gone; committed versions only ever enter below reads' rts).
+     */
+    @Test
+    void randomOperationsKeepTheInvariants() {
+        for (int seed = 0; seed < 200; seed++) {
+            final SplittableRandom random = new SplittableRandom(seed);
+            final Participant q = new Participant(new Store(), later, Participant.Deferral.OFF);
+            final List<long[]> reads = new ArrayList<>(); // ts, wts answered
+            final List<Long> pending = new ArrayList<>();
+            final Map<Long, Long> committed = new HashMap<>(); // wts -> 1
+            final Map<Long, Long> rtsSeen = new HashMap<>();
+            final List<Long> used = new ArrayList<>();
+            for (int step = 0; step < 200; step++) {
+                long ts;
+                do {
+                    ts = 1 + random.nextInt(10_000);
+                } while (used.contains(ts));
+                used.add(ts);
+                final int op = random.nextInt(4);
+                if (op == 0) {
+                    final long at = ts;
+                    q.read(T, 3, at, 0, (status, wts, value) -> {
+                        assertThat(status).isEqualTo(OK);
+                        reads.add(new long[] {at, wts});
+                    });
+                } else if (op == 1) {
+                    if (q.install(T, 3, ts) == OK) {
+                        pending.add(ts);
+                    }
+                } else if (!pending.isEmpty()) {
+                    final long decided = pending.remove(random.nextInt(pending.size()));
+                    if (op == 2) {
+                        assertThat(q.commit(T, 3, decided, new byte[] {1})).isEqualTo(OK);
+                        committed.put(decided, 1L);
+                    } else {
+                        assertThat(q.rollback(T, 3, decided)).isEqualTo(OK);
+                    }
+                }
+                assertThat(q.violation()).isNull();
+                for (final long[] row : q.versions(T, 3) == null ? new long[0][] : q.versions(T, 3)) {
+                    final Long seen = rtsSeen.put(row[0], row[1]);
+                    assertThat(seen == null || seen <= row[1]).as("rts never falls").isTrue();
+                }
+            }
+            for (final long decided : pending) {
+                q.commit(T, 3, decided, new byte[] {1});
+                committed.put(decided, 1L);
+            }
+            committed.put(0L, 1L);
+            for (final long[] r : reads) {
+                long expected = -1;
+                for (final long wts : committed.keySet()) {
+                    if (wts < r[0] && wts > expected) {
+                        expected = wts;
+                    }
+                }
+                assertThat(r[1]).as("seed %d: read at %d", seed, r[0]).isEqualTo(expected);
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.scythe.txn.aurogon;
+
+import io.scythe.bridge.NicClockReading;
+import io.scythe.bridge.NodeClocks;
+import io.vertx.core.Future;
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class TwoLevelClockTest {
+    /**
+     * One node's clocks against true time t: host = t (1 + 80 ppm) + 3 ms, local NIC = t (1 - 20 ppm) - 1 ms,
+     * reference NIC = t (1 + 30 ppm) + 7 ms; a READ of the reference takes 1 us each way plus up to {@code jitter} ns
+     * on either leg (asymmetric), and now and then (1 in {@code stallEvery}) a reading of the local NIC is preempted
+     * for 50 us between the host readings around it (CPU interference).
+     */
+    private static final class Clocks implements NodeClocks {
+        final SplittableRandom random = new SplittableRandom(11);
+        final long jitter;
+        final int stallEvery;
+        long t;
+        int reads;
+
+        Clocks(final long jitter, final int stallEvery) {
+            this.jitter = jitter;
+            this.stallEvery = stallEvery;
+        }
+
+        static long host(final long t) {
+            return t + t / 12_500 + 3_000_000;
+        }
+
+        static long nic(final long t) {
+            return t - t / 50_000 - 1_000_000;
+        }
+
+        static long reference(final long t) {
+            return t + t * 3 / 100_000 + 7_000_000;
+        }
+
+        @Override
+        public long hostNs() {
+            return host(t);
+        }
+
+        @Override
+        public long nicNs() {
+            if (stallEvery > 0 && ++reads % stallEvery == 0) {
+                t += 50_000; // preempted while reading the NIC: the pair's duration shows it
+            }
+            return nic(t);
+        }
+
+        @Override
+        public Future<NicClockReading> readRemoteNic(final String node) {
+            final long up = 1_000 + (jitter == 0 ? 0 : random.nextLong(jitter));
+            final long down = 1_000 + (jitter == 0 ? 0 : random.nextLong(jitter));
+            return Future.succeededFuture(new NicClockReading(node, nic(t), reference(t + up), nic(t + up + down)));
+        }
+    }
+
+    private static long worstError(final Clocks clocks, final TwoLevelClock clock, final long fromNs,
+                                   final long toNs) {
+        long worst = 0;
+        long previousError = 0;
+        for (clocks.t = 0; clocks.t < toNs; clocks.t += 1_000) {
+            final long at = clocks.t;
+            final long now = clock.now(); // reads the host clock at t, then may advance t (a preempted NIC read)
+            final long error = now - Clocks.reference(at);
+            if (clocks.t >= fromNs) {
+                worst = Math.max(worst, Math.abs(error));
+                // Continuous across slice boundaries: no jump between two readings 1 us apart.
+                assertThat(Math.abs(error - previousError)).as("at t=%d", clocks.t).isLessThan(300L);
+            }
+            previousError = error;
+        }
+        System.out.println("2LClock worst error " + worst + " ns (jitter " + clocks.jitter + " ns, preempted NIC read "
+            + "every " + clocks.stallEvery + ")");
+        return worst;
+    }
+
+    @Test
+    void tracksTheReferenceNicThroughOffsetsAndDriftOnBothLayers() {
+        final Clocks clocks = new Clocks(0, 0);
+        final TwoLevelClock clock = new TwoLevelClock(clocks, "mn0", 0.5, 20_000, 200_000);
+        // Raw, the host clock is 4 ms off the reference and drifts 50 ppm from it.
+        assertThat(Math.abs(Clocks.host(10_000_000) - Clocks.reference(10_000_000))).isGreaterThan(3_000_000);
+        final long worst = worstError(clocks, clock, 1_000_000, 10_000_000);
+        assertThat(worst).as("worst error once warmed up, ns").isLessThan(50);
+        assertThat(clock.f2().slicesFitted()).isGreaterThan(40);
+    }
+
+    @Test
+    void staysWithinAFewHundredNanosecondsUnderAsymmetricJitterAndPreemptedNicReads() {
+        final Clocks clocks = new Clocks(400, 7);
+        final TwoLevelClock clock = new TwoLevelClock(clocks, "mn0", 0.5, 20_000, 200_000);
+        final long worst = worstError(clocks, clock, 1_000_000, 10_000_000);
+        assertThat(worst).as("worst error once warmed up, ns").isLessThan(400);
+        assertThat(clock.f1().dropped()).as("preempted F1 pairs dropped by their duration").isPositive();
+    }
+}
