@@ -1,0 +1,74 @@
+package io.scythe.txn.rcc;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.rcc.nowait.NoWaitTxn;
+import io.scythe.txn.rcc.waitdie.WaitDieTxn;
+import io.scythe.txn.spi.HeaderWord;
+import io.scythe.txn.spi.MemoryNodeContext;
+import io.scythe.txn.spi.ObjectProbe;
+import io.scythe.txn.spi.ProtocolModule;
+
+import java.util.List;
+
+/**
+ * RCC's six protocols as one module ({@code io.scythe.txn.rcc}, a sub-package per protocol): {@code rcc-nowait},
+ * {@code rcc-waitdie}, {@code rcc-occ}, {@code rcc-mvcc}, {@code rcc-sundial}, {@code rcc-calvin}, each one-sided by
+ * default and in any form by option ({@link RccForm}). Not in the default lists (asked for by name). On memory nodes
+ * it runs {@link RccLockService}. Built so far: NOWAIT and WAITDIE; the other four are registered and refuse to run
+ * (issue 18).
+ */
+public final class RccModule implements ProtocolModule {
+    public static final RccProtocol NOWAIT = new RccProtocol("rcc-nowait", TupleFormat.NOWAIT,
+        (runtime, form, mode) -> new NoWaitTxn(runtime, form, mode));
+    public static final RccProtocol WAITDIE = new RccProtocol("rcc-waitdie", TupleFormat.WAITDIE,
+        (runtime, form, mode) -> new WaitDieTxn(runtime, form, mode));
+    public static final RccProtocol OCC = new RccProtocol("rcc-occ", TupleFormat.OCC,
+        RccProtocol.notImplemented("rcc-occ"));
+    public static final RccProtocol MVCC = new RccProtocol("rcc-mvcc", TupleFormat.MVCC,
+        RccProtocol.notImplemented("rcc-mvcc"));
+    public static final RccProtocol SUNDIAL = new RccProtocol("rcc-sundial", TupleFormat.SUNDIAL,
+        RccProtocol.notImplemented("rcc-sundial"));
+    public static final RccProtocol CALVIN = new RccProtocol("rcc-calvin", TupleFormat.CALVIN,
+        RccProtocol.notImplemented("rcc-calvin"));
+
+    @Override
+    public String name() {
+        return "rcc";
+    }
+
+    @Override
+    public List<Protocol> protocols() {
+        return List.of(NOWAIT, WAITDIE, OCC, MVCC, SUNDIAL, CALVIN);
+    }
+
+    /** Asked for by name only: the default lists (and the runs they drive) stay as they were. */
+    @Override
+    public boolean listed() {
+        return false;
+    }
+
+    @Override
+    public void startMemoryNode(final MemoryNodeContext node) {
+        node.publish(RccLockService.class, new RccLockService(node.db()).register(node.server()));
+    }
+
+    /** NOWAIT's lock is the shared CAS word (declared alike, as FORD's module does); WAITDIE's tts the protocol word. */
+    @Override
+    public List<HeaderWord> headerWords() {
+        return List.of(HeaderWord.of("cas_lock", ObjectLayout.CAS_LOCK_OFFSET),
+            HeaderWord.of("tts", TupleFormat.TTS_OFFSET));
+    }
+
+    /** An object is held while its {@code tts} word is not 0 (the CAS word is FORD's module's probe's to report). */
+    @Override
+    public ObjectProbe probe() {
+        return (table, header) -> table.objectMemory().getLongVolatile(header + TupleFormat.TTS_OFFSET) != 0;
+    }
+
+    @Override
+    public List<String> configKeys() {
+        return List.of("primitive=onesided|rpc, or hybrid=<6 digits> (Read Lock Validate Log Commit Release; "
+            + "1 one-sided, 0 RPC), after the protocol's name and ':'");
+    }
+}

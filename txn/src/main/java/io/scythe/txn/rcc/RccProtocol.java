@@ -1,0 +1,84 @@
+package io.scythe.txn.rcc;
+
+import io.scythe.txn.Protocol;
+import io.scythe.txn.Txn;
+import io.scythe.txn.TxnRuntime;
+
+/**
+ * One of RCC's protocols in one form ({@link RccForm}): {@code rcc-<protocol>} is its one-sided form, and
+ * {@code rcc-<protocol>:primitive=rpc}, {@code :primitive=onesided} or {@code :hybrid=<code>} name the others
+ * ({@link #configured}). A protocol not built yet is registered by its name and refuses to begin an attempt, saying
+ * so ({@link #notImplemented}).
+ */
+public final class RccProtocol implements Protocol {
+    /** Makes an attempt of a protocol in a form; {@code mode} is the protocol's full name. */
+    @FunctionalInterface
+    public interface Attempts {
+        Txn begin(TxnRuntime runtime, RccForm form, String mode);
+    }
+
+    private final String base;
+    private final RccForm form;
+    private final TupleFormat tuple;
+    private final Attempts attempts;
+    private final String name;
+
+    /** {@code base} in its one-sided form, named {@code base}. */
+    public RccProtocol(final String base, final TupleFormat tuple, final Attempts attempts) {
+        this(base, tuple, RccForm.ONE_SIDED, attempts, base);
+    }
+
+    private RccProtocol(final String base, final TupleFormat tuple, final RccForm form, final Attempts attempts,
+                        final String name) {
+        this.base = base;
+        this.tuple = tuple;
+        this.form = form;
+        this.attempts = attempts;
+        this.name = name;
+    }
+
+    /** A protocol that is registered but not built yet: every attempt is refused, naming the issue. */
+    public static Attempts notImplemented(final String base) {
+        return (runtime, form, mode) -> {
+            throw new UnsupportedOperationException("protocol '" + mode + "' (RCC's " + base.substring(4)
+                .toUpperCase(java.util.Locale.ROOT) + ") is registered but not implemented yet (issue 18: RCC); "
+                + "built so far: rcc-nowait and rcc-waitdie, each one-sided, by RPC and as hybrids");
+        };
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** The protocol's name without options, e.g. {@code rcc-nowait}. */
+    public String base() {
+        return base;
+    }
+
+    public RccForm form() {
+        return form;
+    }
+
+    /** Its per-tuple metadata (Fig. 3). */
+    public TupleFormat tuple() {
+        return tuple;
+    }
+
+    @Override
+    public Txn begin(final TxnRuntime runtime, final boolean hint) {
+        return attempts.begin(runtime, form, name());
+    }
+
+    /** The same protocol in the form {@code options} name ({@link RccForm#parse}). */
+    @Override
+    public Protocol configured(final String options) {
+        final RccForm parsed = RccForm.parse(options);
+        return new RccProtocol(base, tuple, parsed, attempts, base + ":" + parsed.option());
+    }
+
+    @Override
+    public String toString() {
+        return name();
+    }
+}
