@@ -299,50 +299,78 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         if (readLocked.isEmpty()) {
             return Future.succeededFuture();
         }
-        final Map<String, List<Access>> byNode = new HashMap<>();
-        for (final Access a : readLocked) {
-            a.locked = false;
-            a.releasing = true;
-            byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
-        }
         final List<Future<?>> released = new ArrayList<>();
-        for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
-            released.add(untilAccepted(() -> releaseByRpc(e.getKey(), e.getValue())));
+        for (final Map.Entry<String, List<Access>> e : byNode(readLocked).entrySet()) {
+            for (final Access a : e.getValue()) {
+                a.locked = false;
+                a.releasing = true;
+            }
+            released.add(runtime.rocket(e.getKey()).compose(rocket -> {
+                final List<Future<?>> calls = new ArrayList<>();
+                for (final List<Access> chunk : chunks(e.getValue(), a -> RccRpc.RELEASE_ENTRY_BYTES,
+                    rocket.maxPayload() - RccRpc.HEAD_BYTES)) {
+                    calls.add(untilAccepted(() -> releaseByRpc(e.getKey(), chunk)));
+                }
+                return settle(calls);
+            }));
         }
         return settle(released).recover(e -> inDoubt("releasing its read locks by RPC failed", e));
     }
 
+    private static Map<String, List<Access>> byNode(final List<Access> objects) {
+        final Map<String, List<Access>> byNode = new HashMap<>();
+        for (final Access a : objects) {
+            byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
+        }
+        return byNode;
+    }
+
+    /** {@code objects} in runs whose {@code size}s add up to at most {@code room} bytes (one RPC request each). */
+    private static List<List<Access>> chunks(final List<Access> objects, final java.util.function.ToIntFunction<Access>
+        size, final int room) {
+        final List<List<Access>> chunks = new ArrayList<>();
+        List<Access> chunk = new ArrayList<>();
+        int used = 0;
+        for (final Access a : objects) {
+            final int bytes = size.applyAsInt(a);
+            if (!chunk.isEmpty() && used + bytes > room) {
+                chunks.add(chunk);
+                chunk = new ArrayList<>();
+                used = 0;
+            }
+            chunk.add(a);
+            used += bytes;
+        }
+        if (!chunk.isEmpty()) {
+            chunks.add(chunk);
+        }
+        return chunks;
+    }
+
     /**
-     * One WRITE_BACK request per memory node with its written objects (records, versions, releases) and, when Release
-     * is RPC, its read locks; when Release is one-sided, those go as WRITEs of 0. Past the point of no return: a
-     * request that failed after it was sent is given up to recovery (which RCC's protocols do not have yet).
+     * WRITE_BACK requests per memory node with its written objects (records, versions, releases) and, when Release
+     * is RPC, its read locks; when Release is one-sided, those go as WRITEs of 0. A node's objects go in as few
+     * requests as fit an RRPC bucket; a record too large for one goes first by a one-sided WRITE (value and length),
+     * and its request then carries only its version and release. Past the point of no return: a request that failed
+     * after it was sent is given up to recovery (which RCC's protocols do not have yet).
      */
     private Future<Void> commitByRpc(final long version) {
         final boolean releaseOneSided = form.oneSided(RccForm.Step.RELEASE);
-        final Map<String, List<Access>> byNode = new HashMap<>();
-        final Map<String, List<Access>> unlockOneSided = new HashMap<>();
+        final List<Access> byRpc = new ArrayList<>();
+        final List<Access> unlockOneSided = new ArrayList<>();
         for (final Access a : accesses) {
             if (!a.locked) {
                 continue;
             }
-            if (written(a) || !releaseOneSided) {
-                byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
-            } else {
-                unlockOneSided.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
-            }
+            (written(a) || !releaseOneSided ? byRpc : unlockOneSided).add(a);
             a.locked = false; // from here nothing may release these words again
             a.releasing = true;
         }
         final List<Future<?>> sent = new ArrayList<>();
-        for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
-            final UnsafeBuffer request = writeBackRequest(e.getValue(), version);
-            sent.add(untilAccepted(() -> runtime.rocket(e.getKey()).compose(r -> r.call(RccRpc.WRITE_BACK, request)))
-                .compose(reply -> payload(reply, 8).getInt(0) == RccRpc.GRANTED ? Future.succeededFuture()
-                    : Future.failedFuture(new IllegalStateException("memory node " + e.getKey() + " refused the "
-                    + "write-back of transaction " + Long.toHexString(id) + ": an object moved or a lock word "
-                    + "was not its own"))));
+        for (final Map.Entry<String, List<Access>> e : byNode(byRpc).entrySet()) {
+            sent.add(writeBackByRpc(e.getKey(), e.getValue(), version));
         }
-        for (final Map.Entry<String, List<Access>> e : unlockOneSided.entrySet()) {
+        for (final Map.Entry<String, List<Access>> e : byNode(unlockOneSided).entrySet()) {
             sent.add(untilAccepted(() -> runtime.channel(e.getKey()).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
                 for (final Access a : e.getValue()) {
@@ -354,16 +382,57 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         return settle(sent).recover(e -> inDoubt("its RPC write-back failed and may have landed in part", e));
     }
 
-    private UnsafeBuffer writeBackRequest(final List<Access> objects, final long version) {
+    private Future<Void> writeBackByRpc(final String node, final List<Access> objects, final long version) {
+        return runtime.rocket(node).compose(rocket -> {
+            final int room = rocket.maxPayload() - RccRpc.HEAD_BYTES;
+            final List<Access> large = new ArrayList<>();
+            for (final Access a : objects) {
+                if (RccRpc.entryBytes(valueBytes(a)) > room) {
+                    large.add(a);
+                }
+            }
+            final Future<?> first = large.isEmpty() ? Future.succeededFuture() : untilAccepted(() ->
+                runtime.channel(node).compose(ch -> {
+                    final Doorbell batch = ch.doorbell();
+                    for (final Access a : large) {
+                        batch.write(a.address() + ObjectLayout.VALUE_OFFSET, a.rkey(), a.newValue, 0, a.newLength);
+                        final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
+                        length.putInt(0, a.newLength);
+                        batch.write(a.address() + ObjectLayout.VALUE_LENGTH_OFFSET, a.rkey(), length, 0, 4);
+                    }
+                    return batch.post();
+                }));
+            return first.compose(v -> {
+                final List<Future<?>> calls = new ArrayList<>();
+                for (final List<Access> chunk : chunks(objects, a -> RccRpc.entryBytes(large.contains(a) ? 0
+                    : valueBytes(a)), room)) {
+                    final UnsafeBuffer request = writeBackRequest(chunk, version, large);
+                    calls.add(untilAccepted(() -> runtime.rocket(node).compose(r -> r.call(RccRpc.WRITE_BACK,
+                        request))).compose(reply -> payload(reply, 8).getInt(0) == RccRpc.GRANTED
+                        ? Future.succeededFuture() : Future.failedFuture(new IllegalStateException("memory node "
+                        + node + " refused the write-back of transaction " + Long.toHexString(id) + ": an object "
+                        + "moved or a lock word was not its own"))));
+                }
+                return settle(calls);
+            });
+        });
+    }
+
+    /** The bytes of {@code a}'s new record a write-back carries (0: none, e.g. a delete). */
+    private static int valueBytes(final Access a) {
+        return a.dirty && !a.deleting ? a.newLength : 0;
+    }
+
+    private UnsafeBuffer writeBackRequest(final List<Access> objects, final long version, final List<Access> large) {
         int bytes = RccRpc.HEAD_BYTES;
         for (final Access a : objects) {
-            bytes += RccRpc.entryBytes(a.dirty && !a.deleting ? a.newLength : 0);
+            bytes += RccRpc.entryBytes(large.contains(a) ? 0 : valueBytes(a));
         }
         final UnsafeBuffer request = new UnsafeBuffer(new byte[bytes]);
         request.putInt(0, objects.size());
         int at = RccRpc.HEAD_BYTES;
         for (final Access a : objects) {
-            final boolean value = a.dirty && !a.deleting;
+            final boolean value = valueBytes(a) > 0 && !large.contains(a);
             final int length = value ? a.newLength : 0;
             int flags = value ? RccRpc.FLAG_VALUE : 0;
             if (a.deleting) {
