@@ -54,6 +54,8 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         server.handle(RccRpc.LOCK, this::onLock);
         server.handle(RccRpc.WRITE_BACK, this::onWriteBack);
         server.handle(RccRpc.RELEASE, this::onRelease);
+        server.handle(RccRpc.READ, this::onRead);
+        server.handle(RccRpc.VALIDATE, this::onValidate);
         server.onRoundEnd(this::checkWaiting);
         return this;
     }
@@ -245,6 +247,45 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         small.putInt(4, count);
         responder.reply(small, 0, 8);
         checkWaiting();
+    }
+
+    /** Copies the object into the reply (OCC's Read stage by RPC). */
+    private void onRead(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final Table table = db.table(p.getInt(at));
+        final int header = table == null ? -1 : table.offsetOf(p.getLong(at + 8));
+        if (header < 0) {
+            answer(responder, RccRpc.STALE, 0, null, 0);
+        } else {
+            answer(responder, RccRpc.GRANTED, 0, table, header);
+        }
+    }
+
+    /** Checks each object still has the version read and a free lock word (OCC's Validate stage by RPC). */
+    private void onValidate(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int start = request.payloadOffset();
+        final int count = p.getInt(start);
+        if (request.payloadLength() != RccRpc.HEAD_BYTES + count * RccRpc.VALIDATE_ENTRY_BYTES) {
+            throw new IllegalArgumentException("RCC VALIDATE request of " + request.payloadLength() + " bytes for "
+                + count + " objects");
+        }
+        int status = RccRpc.GRANTED;
+        int failed = 0;
+        for (int i = 0, at = start + RccRpc.HEAD_BYTES; i < count; i++, at += RccRpc.VALIDATE_ENTRY_BYTES) {
+            final Table table = db.table(p.getInt(at));
+            final int header = table == null ? -1 : table.offsetOf(p.getLong(at + 8));
+            if (header < 0 || table.objectMemory().getLongVolatile(header + ObjectLayout.VERSION_OFFSET)
+                != p.getLong(at + 16) || table.objectMemory().getLongVolatile(header + p.getInt(at + 4)) != 0) {
+                status = RccRpc.BUSY;
+                failed = i;
+                break;
+            }
+        }
+        small.putInt(0, status);
+        small.putInt(4, failed);
+        responder.reply(small, 0, 8);
     }
 
     /** CASes each word from its owner to 0: a word that is no longer the owner's is left as it is. */

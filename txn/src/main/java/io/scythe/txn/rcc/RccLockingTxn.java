@@ -104,12 +104,104 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         return ObjectLayout.addressOf(a.pointer) + lockOffsetOf(a);
     }
 
+    /**
+     * Whether a record is locked as it is first read (2PL: NOWAIT, WAITDIE), or read unlocked and validated at
+     * commit, where only the records written are locked (OCC).
+     */
+    protected boolean locksOnRead() {
+        return true;
+    }
+
     @Override
     public final Future<UnsafeBuffer> read(final String table, final long key) {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
         }
+        if (!locksOnRead()) {
+            return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::fetch));
+        }
         return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::lockAndFetch));
+    }
+
+    /** The Read stage of an unlocked read: one READ of the object, or a READ RPC whose handler copies it. */
+    private Future<Access> fetch(final Access a) {
+        if (form.oneSided(RccForm.Step.READ)) {
+            return readImage(a);
+        }
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.LOCK_REQUEST_BYTES]);
+        request.putInt(0, a.partition.descriptor().schema().id());
+        request.putLong(8, a.pointer);
+        return runtime.rocket(a.partition.node()).compose(r -> r.call(RccRpc.READ, request)).compose(reply -> {
+            final DirectBuffer p = payload(reply, RccRpc.LOCK_REPLY_BYTES);
+            if (p.getInt(0) == RccRpc.STALE) {
+                runtime.remote(a.partition).invalidate(a.key);
+                return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                    + a.table + " moved (stale cached address)"));
+            }
+            final int objectBytes = p.getInt(4);
+            if (objectBytes == 0) {
+                return readImage(a); // too large for a reply
+            }
+            a.image.putBytes(0, p, RccRpc.LOCK_REPLY_BYTES, Math.min(objectBytes, a.slotBytes()));
+            return checkedImage(a);
+        });
+    }
+
+    /**
+     * Validation at commit: every record read and not locked is unchanged (its version the one read) and not locked
+     * by another (one-sided: a header READ each; by RPC: one VALIDATE request per memory node), and every key read
+     * as absent still is.
+     */
+    private Future<Void> validation() {
+        final List<Access> unlocked = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (!a.locked && !a.readOnlyTable() && !a.inserted) {
+                unlocked.add(a);
+            }
+        }
+        final List<Future<?>> checks = new ArrayList<>();
+        checks.add(validateAbsent());
+        if (form.oneSided(RccForm.Step.VALIDATE)) {
+            for (final Access a : unlocked) {
+                checks.add(readHeader(a).compose(h -> unchangedSinceRead(a, h)
+                    && h.getLong(lockOffsetOf(a)) == 0 ? Future.<Void>succeededFuture()
+                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                        + a.table + " changed or is locked"))));
+            }
+        } else {
+            for (final Map.Entry<String, List<Access>> e : byNode(unlocked).entrySet()) {
+                checks.add(runtime.rocket(e.getKey()).compose(rocket -> {
+                    final List<Future<?>> calls = new ArrayList<>();
+                    for (final List<Access> chunk : chunks(e.getValue(), a -> RccRpc.VALIDATE_ENTRY_BYTES,
+                        rocket.maxPayload() - RccRpc.HEAD_BYTES)) {
+                        calls.add(validateByRpc(e.getKey(), chunk));
+                    }
+                    return settle(calls);
+                }));
+            }
+        }
+        return settle(checks);
+    }
+
+    private Future<Void> validateByRpc(final String node, final List<Access> chunk) {
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.HEAD_BYTES
+            + chunk.size() * RccRpc.VALIDATE_ENTRY_BYTES]);
+        request.putInt(0, chunk.size());
+        int at = RccRpc.HEAD_BYTES;
+        for (final Access a : chunk) {
+            request.putInt(at, a.partition.descriptor().schema().id());
+            request.putInt(at + 4, lockOffsetOf(a));
+            request.putLong(at + 8, a.pointer);
+            request.putLong(at + 16, a.readVersion);
+            at += RccRpc.VALIDATE_ENTRY_BYTES;
+        }
+        return untilAccepted(() -> runtime.rocket(node).compose(r -> r.call(RccRpc.VALIDATE, request)))
+            .compose(reply -> {
+                final DirectBuffer p = payload(reply, 8);
+                return p.getInt(0) == RccRpc.GRANTED ? Future.succeededFuture()
+                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + chunk.get(p.getInt(4))
+                        .key + " of " + chunk.get(p.getInt(4)).table + " changed or is locked"));
+            });
     }
 
     @Override
@@ -125,7 +217,21 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         return form.oneSided(RccForm.Step.LOCK) ? lockOneSided(a) : lockByRpc(a);
     }
 
+    /**
+     * Locks a record read before (OCC's commit): as {@link #lockAndFetch}, and its version must still be the one
+     * read (DrTM+H's {@code seq} check).
+     */
+    private Future<Access> lockUnchanged(final Access a) {
+        final long seen = a.readVersion;
+        return lockAndFetch(a).compose(x -> x.readVersion == seen ? Future.succeededFuture(x)
+            : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+                + " changed between its read and its lock")));
+    }
+
     private Future<Access> lockOneSided(final Access a) {
+        if (!form.doorbell()) {
+            return lockThenRead(a);
+        }
         return channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             final int cas = batch.compareAndSwap(lockAddress(a), a.rkey(), 0, owner);
@@ -133,6 +239,22 @@ public abstract class RccLockingTxn extends OneSidedTxn {
             return postLocking(a, batch, cas).map(b -> b.result(cas));
         }).compose(previous -> previous != 0 ? onTaken(a, previous, false, () -> lockAndFetch(a))
             : sameObject(a, a.image) ? took(a) : releaseStale(a));
+    }
+
+    /** {@code doorbell=off}: the CAS, a wait, then the READ and a second wait (what RCC's overlap saves). */
+    private Future<Access> lockThenRead(final Access a) {
+        return channel(a).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int cas = batch.compareAndSwap(lockAddress(a), a.rkey(), 0, owner);
+            return postLocking(a, batch, cas).map(b -> b.result(cas));
+        }).compose(previous -> {
+            if (previous != 0) {
+                return onTaken(a, previous, false, () -> lockAndFetch(a));
+            }
+            return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes()))
+                .recover(e -> releaseIfOurs(a).compose(v -> Future.failedFuture(e)))
+                .compose(v -> sameObject(a, a.image) ? took(a) : releaseStale(a));
+        });
     }
 
     /**
@@ -252,7 +374,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
     public final Future<Long> commit() {
         if (sawDuplicate()) {
             mark(Stage.EXECUTE);
-            return duplicateCommit(this::validateAbsent);
+            return duplicateCommit(this::validation);
         }
         final List<Future<?>> locking = new ArrayList<>();
         locking.add(installInserts(Table.InsertLock.CAS_WORD, id, (a, inserted) -> { }));
@@ -260,13 +382,16 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         for (final Access a : accesses) {
             version = Math.max(version, a.readVersion + 1); // above every version read: new for every key written
             if (a.dirty && !a.locked) {
-                throw new IllegalStateException("key " + a.key + " of " + a.table + " written without its lock");
+                if (locksOnRead()) {
+                    throw new IllegalStateException("key " + a.key + " of " + a.table + " written without its lock");
+                }
+                locking.add(lockUnchanged(a));
             }
         }
         final long installed = version;
         mark(Stage.EXECUTE);
-        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validateAbsent)
-            .compose(v -> staged(Stage.VALIDATE, validateAbsent()))
+        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validation)
+            .compose(v -> staged(Stage.VALIDATE, validation()))
             .compose(v -> staged(Stage.WRITE_BACK, form.oneSided(RccForm.Step.COMMIT) ? commitOneSided(installed)
                 : commitByRpc(installed)))
             .map(installed));

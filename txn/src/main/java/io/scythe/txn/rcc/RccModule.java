@@ -3,6 +3,7 @@ package io.scythe.txn.rcc;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.Protocol;
 import io.scythe.txn.rcc.nowait.NoWaitTxn;
+import io.scythe.txn.rcc.occ.OccTxn;
 import io.scythe.txn.rcc.waitdie.WaitDieTxn;
 import io.scythe.txn.spi.HeaderWord;
 import io.scythe.txn.spi.MemoryNodeContext;
@@ -15,7 +16,7 @@ import java.util.List;
  * RCC's six protocols as one module ({@code io.scythe.txn.rcc}, a sub-package per protocol): {@code rcc-nowait},
  * {@code rcc-waitdie}, {@code rcc-occ}, {@code rcc-mvcc}, {@code rcc-sundial}, {@code rcc-calvin}, each one-sided by
  * default and in any form by option ({@link RccForm}). Not in the default lists (asked for by name). On memory nodes
- * it runs {@link RccLockService}. Built so far: NOWAIT and WAITDIE; the other four are registered and refuse to run
+ * it runs {@link RccLockService}. Built so far: NOWAIT, WAITDIE and OCC; the other three are registered and refuse to run
  * (issue 18).
  */
 public final class RccModule implements ProtocolModule {
@@ -24,7 +25,7 @@ public final class RccModule implements ProtocolModule {
     public static final RccProtocol WAITDIE = new RccProtocol("rcc-waitdie", TupleFormat.WAITDIE,
         (runtime, form, mode) -> new WaitDieTxn(runtime, form, mode));
     public static final RccProtocol OCC = new RccProtocol("rcc-occ", TupleFormat.OCC,
-        RccProtocol.notImplemented("rcc-occ"));
+        (runtime, form, mode) -> new OccTxn(runtime, form, mode));
     public static final RccProtocol MVCC = new RccProtocol("rcc-mvcc", TupleFormat.MVCC,
         RccProtocol.notImplemented("rcc-mvcc"));
     public static final RccProtocol SUNDIAL = new RccProtocol("rcc-sundial", TupleFormat.SUNDIAL,

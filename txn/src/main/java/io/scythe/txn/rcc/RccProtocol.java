@@ -42,7 +42,7 @@ public final class RccProtocol implements Protocol {
         return (runtime, form, mode) -> {
             throw new UnsupportedOperationException("protocol '" + mode + "' (RCC's " + base.substring(4)
                 .toUpperCase(java.util.Locale.ROOT) + ") is registered but not implemented yet (issue 18: RCC); "
-                + "built so far: rcc-nowait and rcc-waitdie, each one-sided, by RPC and as hybrids");
+                + "built so far: rcc-nowait, rcc-waitdie and rcc-occ, each one-sided, by RPC and as hybrids");
         };
     }
 

@@ -23,6 +23,11 @@ package io.scythe.txn.rcc;
  *  RELEASE request: count (i32), pad (i32), then per object (24 B): table id (i32), lock word offset (i32),
  *  pointer (u64), owner (u64); each word is CASed from owner to 0 (a word no longer the owner's is left alone).
  *  RELEASE reply (8 B): released (i32), pad.
+ *
+ *  READ request: as LOCK's (kind and owner unused); reply as LOCK's: GRANTED with the object, or STALE.
+ *  VALIDATE request: count (i32), pad (i32), then per object (24 B): table id (i32), lock word offset (i32),
+ *  pointer (u64), version read (u64). Reply (8 B): status (i32) GRANTED when every object still has that version
+ *  and a free lock word, else BUSY with the index (i32) of the first that does not.
  * </pre>
  * A LOCK of kind NOWAIT CASes {@code cas_lock} from 0 to the owner and answers at once (BUSY when taken). A LOCK of
  * kind WAITDIE CASes {@code tts}; when it is taken by a younger transaction (larger timestamp) the request waits on
@@ -33,6 +38,10 @@ public final class RccRpc {
     public static final int LOCK = 0x5301;
     public static final int WRITE_BACK = 0x5302;
     public static final int RELEASE = 0x5303;
+    /** OCC's Read stage: the object, copied by the handler (request as LOCK's, reply as LOCK's when granted). */
+    public static final int READ = 0x5304;
+    /** OCC's Validate stage: per object table (i32), lock word offset (i32), pointer (u64), version read (u64). */
+    public static final int VALIDATE = 0x5305;
 
     public static final int KIND_NOWAIT = 1;
     public static final int KIND_WAITDIE = 2;
@@ -47,6 +56,7 @@ public final class RccRpc {
     public static final int HEAD_BYTES = 8;
     public static final int ENTRY_BYTES = 40;
     public static final int RELEASE_ENTRY_BYTES = 24;
+    public static final int VALIDATE_ENTRY_BYTES = 24;
 
     public static final int FLAG_VALUE = 1;
     public static final int FLAG_DELETE = 2;

@@ -24,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * one-sided waiter by re-posting, the RPC one on the memory node's waiting list); an abort releases everything.
  */
 class RccLockingTest {
-    private static final String[] FORMS = {"primitive=onesided", "primitive=rpc", "hybrid=010111", "hybrid=101000"};
+    private static final String[] FORMS = {"primitive=onesided", "primitive=rpc", "hybrid=010111", "hybrid=101000",
+        "primitive=onesided,doorbell=off"};
 
     private static UnsafeBuffer longValue(final long v) {
         final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
@@ -58,7 +59,7 @@ class RccLockingTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"rcc-nowait", "rcc-waitdie"})
+    @ValueSource(strings = {"rcc-nowait", "rcc-waitdie", "rcc-occ"})
     void shouldCommitWritesAndReleaseEveryWordInEveryForm(final String name) throws Exception {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
             long expected = 100;
@@ -138,7 +139,7 @@ class RccLockingTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"rcc-nowait:primitive=onesided", "rcc-nowait:primitive=rpc",
-        "rcc-waitdie:primitive=onesided", "rcc-waitdie:primitive=rpc"})
+        "rcc-waitdie:primitive=onesided", "rcc-waitdie:primitive=rpc", "rcc-occ:primitive=rpc"})
     void shouldReleaseEveryWordOnAbort(final String name) throws Exception {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
             final Protocol p = ProtocolRegistry.protocol(name);
@@ -154,6 +155,52 @@ class RccLockingTest {
             // and the words are usable again
             node.on(rt -> increment(p.begin(rt, false), 5, 1));
             assertThat(node.valueOf(5)).isEqualTo(101);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"primitive=onesided", "primitive=rpc", "hybrid=010111"})
+    void shouldReadOccUnlockedAndAbortAtValidationWhenAReadRecordChanged(final String form) throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Protocol p = ProtocolRegistry.protocol("rcc-occ:" + form);
+            final List<String> seen = node.on(rt -> {
+                final Txn reader = p.begin(rt, false);
+                final Txn writer = p.begin(rt, false);
+                return reader.read("items", 7).compose(v -> {
+                    // the read took no lock: another transaction writes the record and commits meanwhile
+                    assertThat(node.table.objectMemory().getLongVolatile(node.table.offsetOf(node.table.lookup(7))
+                        + ObjectLayout.CAS_LOCK_OFFSET)).isZero();
+                    return increment(writer, 7, 1);
+                }).compose(ts -> reader.read("items", 8)).compose(v -> {
+                    reader.write("items", 8, longValue(v.getLong(0) + 1), 0, 8);
+                    final Future<Long> commit = reader.commit();
+                    return commit.transform(x -> Future.succeededFuture(List.of(outcome(commit))));
+                });
+            });
+            assertThat(seen).containsExactly("aborted validation");
+            assertThat(node.valueOf(7)).isEqualTo(101);
+            assertThat(node.valueOf(8)).isEqualTo(100);
+            assertNothingHeld(node);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"primitive=onesided", "primitive=rpc"})
+    void shouldAbortOccAtItsLockWhenTheWrittenRecordChangedSinceItsRead(final String form) throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Protocol p = ProtocolRegistry.protocol("rcc-occ:" + form);
+            final List<String> seen = node.on(rt -> {
+                final Txn slow = p.begin(rt, false);
+                final Txn fast = p.begin(rt, false);
+                return slow.read("items", 9).compose(v -> increment(fast, 9, 1).compose(ts -> {
+                    slow.write("items", 9, longValue(v.getLong(0) + 10), 0, 8);
+                    final Future<Long> commit = slow.commit();
+                    return commit.transform(x -> Future.succeededFuture(List.of(outcome(commit))));
+                }));
+            });
+            assertThat(seen).containsExactly("aborted validation");
+            assertThat(node.valueOf(9)).isEqualTo(101); // not a lost update
+            assertNothingHeld(node);
         }
     }
 }

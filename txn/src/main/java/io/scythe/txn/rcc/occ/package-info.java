@@ -1,6 +1,2 @@
-/**
- * RCC's OCC (issue 18): not implemented yet. The protocol is registered ({@code rcc-occ}, {@link
- * io.scythe.txn.rcc.RccModule#OCC}) with its Fig. 3 metadata ({@link io.scythe.txn.rcc.TupleFormat#OCC}), and every
- * attempt of it is refused with an error naming the issue; this package is where it goes.
- */
+/** RCC's OCC, DrTM+H's (RCC §4.1, §6): {@link io.scythe.txn.rcc.occ.OccTxn}. */
 package io.scythe.txn.rcc.occ;
