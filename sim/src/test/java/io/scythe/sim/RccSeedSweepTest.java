@@ -13,7 +13,7 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SeedSweepTest's sweep for RCC's protocols (issue 18) that are built, in their one-sided, RPC and one hybrid form:
+ * SeedSweepTest's sweep for RCC's protocols (issue 18) that are built (NOWAIT, WAITDIE, OCC), in their one-sided, RPC and one hybrid form:
  * each small contended workload over many seeds, with jitter, every invariant (SmallBank's money conserved, no lock
  * or tts word left held) and each run's history checked for serializability.
  */
@@ -24,7 +24,8 @@ class RccSeedSweepTest extends SimVertxTest {
         final List<Arguments> all = new ArrayList<>();
         for (final Explorer.Workload w : Explorer.Workload.values()) {
             for (final String protocol : List.of("rcc-nowait", "rcc-nowait:primitive=rpc", "rcc-nowait:hybrid=010111",
-                "rcc-waitdie", "rcc-waitdie:primitive=rpc", "rcc-waitdie:hybrid=101000")) {
+                "rcc-waitdie", "rcc-waitdie:primitive=rpc", "rcc-waitdie:hybrid=101000", "rcc-occ", "rcc-occ:primitive=rpc",
+                "rcc-occ:hybrid=010111")) {
                 all.add(Arguments.of(w, protocol));
             }
         }
