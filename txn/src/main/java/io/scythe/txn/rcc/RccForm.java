@@ -8,7 +8,7 @@ package io.scythe.txn.rcc;
  *
  * <p>Options ({@code rcc-<protocol>:<options>}): {@code primitive=onesided} (the default), {@code primitive=rpc}, or
  * {@code hybrid=<6 digits>}. The enumerator ({@code hybrid=auto}: run every code and rank them) is not built yet
- * (issue 18) and is refused with that message. {@code ,doorbell=off} after either posts a one-sided lock's CAS and
+ * (issue 18) and is refused with that message. {@code +doorbell=off} after either posts a one-sided lock's CAS and
  * its READ one after the other (two waits) instead of in one doorbell (one wait), to measure what RCC's overlap of
  * them gives (§4.2: +25.1 % on low-contention SmallBank).
  */
@@ -52,7 +52,7 @@ public record RccForm(int code, boolean doorbell) {
     /** What {@code --protocols} says after the protocol's name and {@code :}. */
     public String option() {
         return (code == ONE_SIDED.code ? "primitive=onesided" : code == 0 ? "primitive=rpc" : "hybrid=" + digits())
-            + (doorbell ? "" : ",doorbell=off");
+            + (doorbell ? "" : "+doorbell=off");
     }
 
     /**
@@ -61,7 +61,7 @@ public record RccForm(int code, boolean doorbell) {
      * @throws IllegalArgumentException for anything else, saying what is accepted
      */
     public static RccForm parse(final String options) {
-        final String[] parts = options.split(",");
+        final String[] parts = options.split("\\+");
         final RccForm form = parseOne(parts[0]);
         if (parts.length == 1) {
             return form;
@@ -70,7 +70,7 @@ public record RccForm(int code, boolean doorbell) {
             return new RccForm(form.code, false);
         }
         throw new IllegalArgumentException("RCC options '" + options + "': expected a form, optionally followed by "
-            + "',doorbell=off'");
+            + "'+doorbell=off' (not a comma: --protocols splits on commas)");
     }
 
     private static RccForm parseOne(final String option) {

@@ -267,13 +267,13 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         final DirectBuffer p = request.payload();
         final int start = request.payloadOffset();
         final int count = p.getInt(start);
-        if (request.payloadLength() != RccRpc.HEAD_BYTES + count * RccRpc.VALIDATE_ENTRY_BYTES) {
+        if (request.payloadLength() != RccRpc.HEAD_BYTES + count * RccRpc.WORD_ENTRY_BYTES) {
             throw new IllegalArgumentException("RCC VALIDATE request of " + request.payloadLength() + " bytes for "
                 + count + " objects");
         }
         int status = RccRpc.GRANTED;
         int failed = 0;
-        for (int i = 0, at = start + RccRpc.HEAD_BYTES; i < count; i++, at += RccRpc.VALIDATE_ENTRY_BYTES) {
+        for (int i = 0, at = start + RccRpc.HEAD_BYTES; i < count; i++, at += RccRpc.WORD_ENTRY_BYTES) {
             final Table table = db.table(p.getInt(at));
             final int header = table == null ? -1 : table.offsetOf(p.getLong(at + 8));
             if (header < 0 || table.objectMemory().getLongVolatile(header + ObjectLayout.VERSION_OFFSET)
@@ -293,12 +293,12 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         final DirectBuffer p = request.payload();
         final int start = request.payloadOffset();
         final int count = p.getInt(start);
-        if (request.payloadLength() != RccRpc.HEAD_BYTES + count * RccRpc.RELEASE_ENTRY_BYTES) {
+        if (request.payloadLength() != RccRpc.HEAD_BYTES + count * RccRpc.WORD_ENTRY_BYTES) {
             throw new IllegalArgumentException("RCC RELEASE request of " + request.payloadLength() + " bytes for "
                 + count + " objects");
         }
         int released = 0;
-        for (int i = 0, at = start + RccRpc.HEAD_BYTES; i < count; i++, at += RccRpc.RELEASE_ENTRY_BYTES) {
+        for (int i = 0, at = start + RccRpc.HEAD_BYTES; i < count; i++, at += RccRpc.WORD_ENTRY_BYTES) {
             final Table table = db.table(p.getInt(at));
             final int header = table == null ? -1 : table.offsetOf(p.getLong(at + 8));
             if (header >= 0 && table.objectMemory().compareAndSetLong(header + p.getInt(at + 4), p.getLong(at + 16),

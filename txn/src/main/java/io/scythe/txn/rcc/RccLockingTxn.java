@@ -23,16 +23,20 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * RCC's 2PL protocols (NOWAIT, WAITDIE) on one lock word per object, each stage by the primitive its
+ * RCC's protocols on one lock word per object (NOWAIT and WAITDIE, which lock every record as they first touch it;
+ * OCC, which locks only the records it writes, at commit, {@link #locksOnRead}), each stage by the primitive its
  * {@link RccForm} picks:
  * <ul>
- *   <li><b>Lock</b> (with the fetch: RCC locks every record it reads or writes, as it first touches it): one-sided,
- *       CAS of the lock word from 0 to the owner and READ of the whole object in one doorbell, one wait (the READ's
- *       data is used only when the CAS took the word); by RPC, one request whose handler CASes the word and answers
- *       with the object ({@link RccLockService}). A word found taken is the protocol's to decide
- *       ({@link #onTaken}).</li>
+ *   <li><b>Read</b> (OCC's unlocked reads): one READ of the object, or a READ RPC whose handler copies it. Tables
+ *       transactions never write are read with one READ, no lock, in every protocol and form.</li>
+ *   <li><b>Lock</b> (with the fetch): one-sided, CAS of the lock word from 0 to the owner and READ of the whole object
+ *       in one doorbell, one wait (the READ's data is used only when the CAS took the word); by RPC, one request
+ *       whose handler CASes the word and answers with the object ({@link RccLockService}). A word found taken is the
+ *       protocol's to decide ({@link #onTaken}).</li>
+ *   <li><b>Validate</b>: keys read as absent still are (header READs), and, for OCC, each record read and not locked
+ *       is unchanged and not locked (a header READ each, or one VALIDATE request per memory node).</li>
  *   <li><b>Commit</b>: one-sided, per memory node one doorbell of the record WRITEs and then the unlock WRITE of
- *       each written object (only the last verb of a doorbell is signaled); by RPC, one WRITE_BACK request per memory
+ *       each written object (only the last verb of a doorbell is signaled); by RPC, WRITE_BACK requests per memory
  *       node whose handler writes the records and releases their words.</li>
  *   <li><b>Release</b> (the words of objects only read, and every word on abort): one-sided WRITE of 0; by RPC, a
  *       request whose handler CASes each word from the owner to 0. With an RPC commit and RPC release, a memory
@@ -40,11 +44,9 @@ import java.util.Map;
  * </ul>
  * RPC and one-sided stages take and free the same word with the same owner value, so any mix of them agrees on who
  * holds it (RCC §5.2 (3)), and the object's address, which the one-sided stages need, is known from the lookup
- * whichever primitive locked it (§5.2 (1)). The Read digit matters only for tables transactions never write (one
- * READ, no lock, in every form); Validate checks only keys read as absent (one-sided header READs), all else being
- * locked. <b>Log</b>: RCC's coordinator log replicated to backups is not built (issue 18), so no form writes one;
- * the Log digit changes nothing yet, and neither do redo and recovery: a compute node that dies holding RCC locks
- * leaves them held.
+ * whichever primitive locked it (§5.2 (1)). <b>Log</b>: RCC's coordinator log replicated to backups is not built
+ * (issue 18), so no form writes one; the Log digit changes nothing yet, and neither do redo and recovery: a compute
+ * node that dies holding RCC locks leaves them held.
  */
 public abstract class RccLockingTxn extends OneSidedTxn {
     private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
@@ -172,7 +174,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
             for (final Map.Entry<String, List<Access>> e : byNode(unlocked).entrySet()) {
                 checks.add(runtime.rocket(e.getKey()).compose(rocket -> {
                     final List<Future<?>> calls = new ArrayList<>();
-                    for (final List<Access> chunk : chunks(e.getValue(), a -> RccRpc.VALIDATE_ENTRY_BYTES,
+                    for (final List<Access> chunk : chunks(e.getValue(), a -> RccRpc.WORD_ENTRY_BYTES,
                         rocket.maxPayload() - RccRpc.HEAD_BYTES)) {
                         calls.add(validateByRpc(e.getKey(), chunk));
                     }
@@ -183,18 +185,27 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         return settle(checks);
     }
 
-    private Future<Void> validateByRpc(final String node, final List<Access> chunk) {
+    /**
+     * A VALIDATE or RELEASE request: per object its table, lock word offset, pointer and {@code word} (the version
+     * read, or the owner the lock word must still hold).
+     */
+    private UnsafeBuffer wordRequest(final List<Access> objects, final java.util.function.ToLongFunction<Access> word) {
         final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.HEAD_BYTES
-            + chunk.size() * RccRpc.VALIDATE_ENTRY_BYTES]);
-        request.putInt(0, chunk.size());
+            + objects.size() * RccRpc.WORD_ENTRY_BYTES]);
+        request.putInt(0, objects.size());
         int at = RccRpc.HEAD_BYTES;
-        for (final Access a : chunk) {
+        for (final Access a : objects) {
             request.putInt(at, a.partition.descriptor().schema().id());
             request.putInt(at + 4, lockOffsetOf(a));
             request.putLong(at + 8, a.pointer);
-            request.putLong(at + 16, a.readVersion);
-            at += RccRpc.VALIDATE_ENTRY_BYTES;
+            request.putLong(at + 16, word.applyAsLong(a));
+            at += RccRpc.WORD_ENTRY_BYTES;
         }
+        return request;
+    }
+
+    private Future<Void> validateByRpc(final String node, final List<Access> chunk) {
+        final UnsafeBuffer request = wordRequest(chunk, a -> a.readVersion);
         return untilAccepted(() -> runtime.rocket(node).compose(r -> r.call(RccRpc.VALIDATE, request)))
             .compose(reply -> {
                 final DirectBuffer p = payload(reply, 8);
@@ -355,17 +366,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
     }
 
     private Future<Integer> releaseByRpc(final String node, final List<Access> held) {
-        final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.HEAD_BYTES
-            + held.size() * RccRpc.RELEASE_ENTRY_BYTES]);
-        request.putInt(0, held.size());
-        int at = RccRpc.HEAD_BYTES;
-        for (final Access a : held) {
-            request.putInt(at, a.partition.descriptor().schema().id());
-            request.putInt(at + 4, lockOffsetOf(a));
-            request.putLong(at + 8, a.pointer);
-            request.putLong(at + 16, ownerOf(a));
-            at += RccRpc.RELEASE_ENTRY_BYTES;
-        }
+        final UnsafeBuffer request = wordRequest(held, this::ownerOf);
         return runtime.rocket(node).compose(r -> r.call(RccRpc.RELEASE, request))
             .map(reply -> payload(reply, 8).getInt(0));
     }
@@ -432,7 +433,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
             }
             released.add(runtime.rocket(e.getKey()).compose(rocket -> {
                 final List<Future<?>> calls = new ArrayList<>();
-                for (final List<Access> chunk : chunks(e.getValue(), a -> RccRpc.RELEASE_ENTRY_BYTES,
+                for (final List<Access> chunk : chunks(e.getValue(), a -> RccRpc.WORD_ENTRY_BYTES,
                     rocket.maxPayload() - RccRpc.HEAD_BYTES)) {
                     calls.add(untilAccepted(() -> releaseByRpc(e.getKey(), chunk)));
                 }

@@ -16,8 +16,8 @@ import java.util.List;
  * RCC's six protocols as one module ({@code io.scythe.txn.rcc}, a sub-package per protocol): {@code rcc-nowait},
  * {@code rcc-waitdie}, {@code rcc-occ}, {@code rcc-mvcc}, {@code rcc-sundial}, {@code rcc-calvin}, each one-sided by
  * default and in any form by option ({@link RccForm}). Not in the default lists (asked for by name). On memory nodes
- * it runs {@link RccLockService}. Built so far: NOWAIT, WAITDIE and OCC; the other three are registered and refuse to run
- * (issue 18).
+ * it runs {@link RccLockService}. Built so far: NOWAIT, WAITDIE and OCC; the other three are registered and refuse
+ * to run (issue 18).
  */
 public final class RccModule implements ProtocolModule {
     public static final RccProtocol NOWAIT = new RccProtocol("rcc-nowait", TupleFormat.NOWAIT,
@@ -54,7 +54,7 @@ public final class RccModule implements ProtocolModule {
         node.publish(RccLockService.class, new RccLockService(node.db()).register(node.server()));
     }
 
-    /** NOWAIT's lock is the shared CAS word (declared alike, as FORD's module does); WAITDIE's tts the protocol word. */
+    /** NOWAIT's and OCC's lock: the shared CAS word (declared as FORD's module does); WAITDIE's tts: word 48. */
     @Override
     public List<HeaderWord> headerWords() {
         return List.of(HeaderWord.of("cas_lock", ObjectLayout.CAS_LOCK_OFFSET),

@@ -39,11 +39,29 @@ public final class RccProtocol implements Protocol {
 
     /** A protocol that is registered but not built yet: every attempt is refused, naming the issue. */
     public static Attempts notImplemented(final String base) {
-        return (runtime, form, mode) -> {
-            throw new UnsupportedOperationException("protocol '" + mode + "' (RCC's " + base.substring(4)
+        return new NotImplemented(base);
+    }
+
+    private record NotImplemented(String base) implements Attempts {
+        @Override
+        public Txn begin(final TxnRuntime runtime, final RccForm form, final String mode) {
+            throw refusal(mode);
+        }
+
+        UnsupportedOperationException refusal(final String mode) {
+            return new UnsupportedOperationException("protocol '" + mode + "' (RCC's " + base.substring(4)
                 .toUpperCase(java.util.Locale.ROOT) + ") is registered but not implemented yet (issue 18: RCC); "
                 + "built so far: rcc-nowait, rcc-waitdie and rcc-occ, each one-sided, by RPC and as hybrids");
-        };
+        }
+    }
+
+    /** A protocol not built yet refuses here already, when a coordinator is set up, before any attempt. */
+    @Override
+    public io.scythe.txn.RetryPolicy retryPolicy(final TxnRuntime runtime, final io.vertx.core.json.JsonObject options) {
+        if (attempts instanceof NotImplemented n) {
+            throw n.refusal(name);
+        }
+        return io.scythe.txn.RetryPolicy.NO_HINT;
     }
 
     @Override

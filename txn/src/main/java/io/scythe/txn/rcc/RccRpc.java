@@ -55,8 +55,8 @@ public final class RccRpc {
 
     public static final int HEAD_BYTES = 8;
     public static final int ENTRY_BYTES = 40;
-    public static final int RELEASE_ENTRY_BYTES = 24;
-    public static final int VALIDATE_ENTRY_BYTES = 24;
+    /** A RELEASE or VALIDATE entry: table, lock word offset, pointer, and the owner or the version read. */
+    public static final int WORD_ENTRY_BYTES = 24;
 
     public static final int FLAG_VALUE = 1;
     public static final int FLAG_DELETE = 2;

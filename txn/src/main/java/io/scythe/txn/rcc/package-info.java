@@ -12,12 +12,13 @@
  *   <li>{@link io.scythe.txn.rcc.TupleFormat}: Fig. 3's per-tuple metadata of each protocol, placed in the object
  *       header.</li>
  *   <li>{@link io.scythe.txn.rcc.RccLockingTxn}, {@link io.scythe.txn.rcc.RccLockService},
- *       {@link io.scythe.txn.rcc.RccRpc}: the 2PL protocols' stages, one-sided and by RPC, and their memory-node
- *       handlers.</li>
+ *       {@link io.scythe.txn.rcc.RccRpc}: the stages of the protocols on one lock word (NOWAIT, WAITDIE, OCC),
+ *       one-sided and by RPC, and their memory-node handlers.</li>
  * </ul>
  *
- * <p><b>Status</b>: NOWAIT and WAITDIE are built in every form. OCC (DrTM+H), MVCC, SUNDIAL and CALVIN are registered
- * and refuse to run, naming the issue. Not built for any protocol yet: RCC's coordinator log replicated to backups
+ * <p><b>Status</b>: NOWAIT, WAITDIE and OCC (DrTM+H's) are built in every form. MVCC, SUNDIAL and CALVIN are
+ * registered and refuse to run, naming the issue (MVCC and SUNDIAL need the multi-version objects of
+ * {@code io.scythe.storage.mv} wired into memory nodes, catalogs and workloads, which no protocol has done yet). Not built for any protocol yet: RCC's coordinator log replicated to backups
  * (so the Log digit of a code changes nothing), redo and recovery (a compute node that dies holding RCC locks leaves
  * them held), the hybrid enumerator ({@code hybrid=auto}), and the per-stage breakdown beyond the shared stages.
  */

@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RccLockingTest {
     private static final String[] FORMS = {"primitive=onesided", "primitive=rpc", "hybrid=010111", "hybrid=101000",
-        "primitive=onesided,doorbell=off"};
+        "primitive=onesided+doorbell=off"};
 
     private static UnsafeBuffer longValue(final long v) {
         final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);

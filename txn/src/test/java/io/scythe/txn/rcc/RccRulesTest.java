@@ -79,11 +79,11 @@ class RccRulesTest {
         assertThat(hybrid.oneSided(RccForm.Step.RELEASE)).isTrue();
         assertThat(hybrid.digits()).isEqualTo("010111");
         assertThat(RccForm.parse("hybrid=111111")).isEqualTo(RccForm.ONE_SIDED);
-        final RccForm apart = RccForm.parse("primitive=onesided,doorbell=off");
+        final RccForm apart = RccForm.parse("primitive=onesided+doorbell=off");
         assertThat(apart.doorbell()).isFalse();
-        assertThat(apart.option()).isEqualTo("primitive=onesided,doorbell=off");
+        assertThat(apart.option()).isEqualTo("primitive=onesided+doorbell=off");
         assertThat(RccForm.ONE_SIDED.doorbell()).isTrue();
-        assertThatThrownBy(() -> RccForm.parse("primitive=rpc,doorbell=maybe")).hasMessageContaining("doorbell=off");
+        assertThatThrownBy(() -> RccForm.parse("primitive=rpc+doorbell=maybe")).hasMessageContaining("doorbell=off");
         assertThatThrownBy(() -> RccForm.parse("hybrid=auto")).hasMessageContaining("issue 18");
         assertThatThrownBy(() -> RccForm.parse("hybrid=0101")).hasMessageContaining("6 digits");
         assertThatThrownBy(() -> RccForm.parse("primitive=tcp")).hasMessageContaining("primitive=rpc");
@@ -109,6 +109,8 @@ class RccRulesTest {
             assertThatThrownBy(() -> ProtocolRegistry.protocol(name).begin(null, false))
                 .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("not implemented yet (issue 18")
                 .hasMessageContaining(name);
+            assertThatThrownBy(() -> ProtocolRegistry.protocol(name).retryPolicy(null, new io.vertx.core.json
+                .JsonObject())).isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("issue 18");
         }
     }
 
