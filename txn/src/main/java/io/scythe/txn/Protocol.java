@@ -32,6 +32,14 @@ public interface Protocol {
         throw new IllegalArgumentException("protocol '" + name() + "' takes no options (got '" + options + "')");
     }
 
+    /**
+     * The protocols this name stands for, to run one after the other: itself, or, for an enumerator (e.g.
+     * {@code rcc-occ:hybrid=auto}, every hybrid code of RCC's OCC), each variant's name, so that a run can rank them.
+     */
+    default java.util.List<String> variants() {
+        return java.util.List.of(name());
+    }
+
     /** A protocol named {@code name} whose attempts {@code begin} makes, with no hint. */
     static Protocol of(final String name, final BiFunction<TxnRuntime, Boolean, Txn> begin) {
         return new Protocol() {

@@ -7,10 +7,11 @@ package io.scythe.txn.rcc;
  * RCC's one-sided form, {@code 000000} its RPC form.
  *
  * <p>Options ({@code rcc-<protocol>:<options>}): {@code primitive=onesided} (the default), {@code primitive=rpc}, or
- * {@code hybrid=<6 digits>}. The enumerator ({@code hybrid=auto}: run every code and rank them) is not built yet
- * (issue 18) and is refused with that message. {@code +doorbell=off} after either posts a one-sided lock's CAS and
- * its READ one after the other (two waits) instead of in one doorbell (one wait), to measure what RCC's overlap of
- * them gives (§4.2: +25.1 % on low-contention SmallBank).
+ * {@code hybrid=<6 digits>}. {@code hybrid=auto} is not a form but the enumerator: every code of the stages the
+ * protocol has ({@link RccProtocol#variants}), which {@code scythe sim} runs one after the other and ranks.
+ * {@code +doorbell=off} after a form posts a one-sided lock's CAS and its READ one after the other (two waits) instead
+ * of in one doorbell (one wait), to measure what RCC's overlap of them gives (§4.2: +25.1 % on low-contention
+ * SmallBank).
  */
 public record RccForm(int code, boolean doorbell) {
     /** The stages, by their digit's position in the code (first digit = Read). */
@@ -29,6 +30,25 @@ public record RccForm(int code, boolean doorbell) {
         if (code < 0 || code >= 1 << STAGES) {
             throw new IllegalArgumentException("hybrid code " + code + " has more than " + STAGES + " bits");
         }
+    }
+
+    /**
+     * Every form that differs in {@code steps} only (each of them RPC or one-sided, every other step one-sided, as its
+     * digit changes nothing), the RPC and the one-sided form included: what the enumerator runs.
+     */
+    public static java.util.List<RccForm> codesOver(final java.util.Set<Step> steps) {
+        final java.util.List<Step> varied = new java.util.ArrayList<>(steps);
+        final java.util.List<RccForm> codes = new java.util.ArrayList<>();
+        for (int mask = 0; mask < 1 << varied.size(); mask++) {
+            int code = ONE_SIDED.code;
+            for (int i = 0; i < varied.size(); i++) {
+                if ((mask & 1 << i) == 0) {
+                    code &= ~bit(varied.get(i));
+                }
+            }
+            codes.add(mask == 0 ? RPC : new RccForm(code)); // none of its steps one-sided: the RPC form
+        }
+        return codes;
     }
 
     /** Whether {@code step} is one-sided in this form. */
@@ -82,10 +102,10 @@ public record RccForm(int code, boolean doorbell) {
             case "primitive=rpc" -> {
                 return RPC;
             }
-            case "hybrid=auto", "primitive=hybrid" -> throw new IllegalArgumentException("'" + o + "': the hybrid "
-                + "enumerator (run every code of a protocol and rank them) is not implemented yet (issue 18); give a "
-                + "code instead, hybrid=<" + STAGES + " digits, 1 one-sided, 0 RPC, for Read Lock Validate Log Commit "
-                + "Release>");
+            case "hybrid=auto", "primitive=hybrid" -> throw new IllegalArgumentException("'" + o + "' is not one "
+                + "form: hybrid=auto names every code of a protocol, which 'scythe sim --protocols' runs and ranks "
+                + "(RccProtocol#variants); give a code for one form, hybrid=<" + STAGES + " digits, 1 one-sided, "
+                + "0 RPC, for Read Lock Validate Log Commit Release>");
             default -> {
             }
         }

@@ -10,7 +10,11 @@ import io.scythe.txn.spi.MemoryNodeContext;
 import io.scythe.txn.spi.ObjectProbe;
 import io.scythe.txn.spi.ProtocolModule;
 
+import io.scythe.txn.rcc.RccForm.Step;
+
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * RCC's six protocols as one module ({@code io.scythe.txn.rcc}, a sub-package per protocol): {@code rcc-nowait},
@@ -20,18 +24,22 @@ import java.util.List;
  * to run (issue 18).
  */
 public final class RccModule implements ProtocolModule {
-    public static final RccProtocol NOWAIT = new RccProtocol("rcc-nowait", TupleFormat.NOWAIT,
+    /** The stages of the 2PL protocols with a primitive to choose (they read by locking, validate nothing read). */
+    private static final Set<Step> LOCKING = EnumSet.of(Step.LOCK, Step.COMMIT, Step.RELEASE);
+
+    public static final RccProtocol NOWAIT = new RccProtocol("rcc-nowait", TupleFormat.NOWAIT, LOCKING,
         (runtime, form, mode) -> new NoWaitTxn(runtime, form, mode));
-    public static final RccProtocol WAITDIE = new RccProtocol("rcc-waitdie", TupleFormat.WAITDIE,
+    public static final RccProtocol WAITDIE = new RccProtocol("rcc-waitdie", TupleFormat.WAITDIE, LOCKING,
         (runtime, form, mode) -> new WaitDieTxn(runtime, form, mode));
     public static final RccProtocol OCC = new RccProtocol("rcc-occ", TupleFormat.OCC,
+        EnumSet.of(Step.READ, Step.LOCK, Step.VALIDATE, Step.COMMIT, Step.RELEASE),
         (runtime, form, mode) -> new OccTxn(runtime, form, mode));
-    public static final RccProtocol MVCC = new RccProtocol("rcc-mvcc", TupleFormat.MVCC,
+    public static final RccProtocol MVCC = new RccProtocol("rcc-mvcc", TupleFormat.MVCC, EnumSet.allOf(Step.class),
         RccProtocol.notImplemented("rcc-mvcc"));
     public static final RccProtocol SUNDIAL = new RccProtocol("rcc-sundial", TupleFormat.SUNDIAL,
-        RccProtocol.notImplemented("rcc-sundial"));
+        EnumSet.allOf(Step.class), RccProtocol.notImplemented("rcc-sundial"));
     public static final RccProtocol CALVIN = new RccProtocol("rcc-calvin", TupleFormat.CALVIN,
-        RccProtocol.notImplemented("rcc-calvin"));
+        EnumSet.allOf(Step.class), RccProtocol.notImplemented("rcc-calvin"));
 
     @Override
     public String name() {

@@ -22,19 +22,38 @@ public final class RccProtocol implements Protocol {
     private final TupleFormat tuple;
     private final Attempts attempts;
     private final String name;
+    /** The stages whose primitive changes what the protocol does (what the enumerator varies). */
+    private final java.util.Set<RccForm.Step> steps;
+    /** The enumerator ({@code hybrid=auto}): it names every code and runs none. */
+    private final boolean auto;
 
-    /** {@code base} in its one-sided form, named {@code base}. */
-    public RccProtocol(final String base, final TupleFormat tuple, final Attempts attempts) {
-        this(base, tuple, RccForm.ONE_SIDED, attempts, base);
+    /** {@code base} in its one-sided form, named {@code base}; {@code steps} are the stages it has a primitive for. */
+    public RccProtocol(final String base, final TupleFormat tuple, final java.util.Set<RccForm.Step> steps,
+                       final Attempts attempts) {
+        this(base, tuple, RccForm.ONE_SIDED, attempts, base, steps, false);
     }
 
     private RccProtocol(final String base, final TupleFormat tuple, final RccForm form, final Attempts attempts,
-                        final String name) {
+                        final String name, final java.util.Set<RccForm.Step> steps, final boolean auto) {
         this.base = base;
         this.tuple = tuple;
         this.form = form;
         this.attempts = attempts;
         this.name = name;
+        this.steps = steps;
+        this.auto = auto;
+    }
+
+    /**
+     * With {@code hybrid=auto}, the name of every code over the stages this protocol has (the others one-sided, as
+     * their digit changes nothing): {@code 2^stages} forms, pure RPC and pure one-sided among them. Else itself.
+     */
+    @Override
+    public java.util.List<String> variants() {
+        if (!auto) {
+            return java.util.List.of(name);
+        }
+        return RccForm.codesOver(steps).stream().map(f -> base + ":" + f.option()).toList();
     }
 
     /** A protocol that is registered but not built yet: every attempt is refused, naming the issue. */
@@ -57,9 +76,13 @@ public final class RccProtocol implements Protocol {
 
     /** A protocol not built yet refuses here already, when a coordinator is set up, before any attempt. */
     @Override
-    public io.scythe.txn.RetryPolicy retryPolicy(final TxnRuntime runtime, final io.vertx.core.json.JsonObject options) {
+    public io.scythe.txn.RetryPolicy retryPolicy(final TxnRuntime runtime,
+                                                 final io.vertx.core.json.JsonObject options) {
         if (attempts instanceof NotImplemented n) {
             throw n.refusal(name);
+        }
+        if (auto) {
+            begin(runtime, false); // the refusal: not one form
         }
         return io.scythe.txn.RetryPolicy.NO_HINT;
     }
@@ -85,14 +108,24 @@ public final class RccProtocol implements Protocol {
 
     @Override
     public Txn begin(final TxnRuntime runtime, final boolean hint) {
+        if (auto) {
+            throw new IllegalStateException("'" + name + "' names every hybrid code of " + base + " (" + variants()
+                .size() + "), not one form: run its variants() ('scythe sim --protocols' does)");
+        }
         return attempts.begin(runtime, form, name());
     }
 
     /** The same protocol in the form {@code options} name ({@link RccForm#parse}). */
     @Override
     public Protocol configured(final String options) {
+        if (options.trim().equals("hybrid=auto")) {
+            if (attempts instanceof NotImplemented n) {
+                throw n.refusal(base + ":hybrid=auto");
+            }
+            return new RccProtocol(base, tuple, RccForm.ONE_SIDED, attempts, base + ":hybrid=auto", steps, true);
+        }
         final RccForm parsed = RccForm.parse(options);
-        return new RccProtocol(base, tuple, parsed, attempts, base + ":" + parsed.option());
+        return new RccProtocol(base, tuple, parsed, attempts, base + ":" + parsed.option(), steps, false);
     }
 
     @Override

@@ -84,7 +84,7 @@ class RccRulesTest {
         assertThat(apart.option()).isEqualTo("primitive=onesided+doorbell=off");
         assertThat(RccForm.ONE_SIDED.doorbell()).isTrue();
         assertThatThrownBy(() -> RccForm.parse("primitive=rpc+doorbell=maybe")).hasMessageContaining("doorbell=off");
-        assertThatThrownBy(() -> RccForm.parse("hybrid=auto")).hasMessageContaining("issue 18");
+        assertThatThrownBy(() -> RccForm.parse("hybrid=auto")).hasMessageContaining("names every code");
         assertThatThrownBy(() -> RccForm.parse("hybrid=0101")).hasMessageContaining("6 digits");
         assertThatThrownBy(() -> RccForm.parse("primitive=tcp")).hasMessageContaining("primitive=rpc");
     }
@@ -101,6 +101,21 @@ class RccRulesTest {
             "rcc-sundial", "rcc-calvin");
         assertThatThrownBy(() -> ProtocolRegistry.protocol("ford-occ:primitive=rpc"))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("takes no options");
+    }
+
+    @Test
+    void shouldEnumerateEveryCodeOfTheStagesAProtocolHas() {
+        final Protocol auto = ProtocolRegistry.protocol("rcc-nowait:hybrid=auto");
+        assertThat(auto.variants()).hasSize(8).contains("rcc-nowait:primitive=rpc", "rcc-nowait:primitive=onesided",
+            "rcc-nowait:hybrid=111100", "rcc-nowait:hybrid=101111").doesNotHaveDuplicates();
+        assertThat(ProtocolRegistry.protocol("rcc-occ:hybrid=auto").variants()).hasSize(32)
+            .contains("rcc-occ:hybrid=101100");
+        for (final String variant : auto.variants()) {
+            assertThat(ProtocolRegistry.protocol(variant).variants()).containsExactly(variant);
+        }
+        assertThatThrownBy(() -> auto.begin(null, false)).hasMessageContaining("not one form");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-mvcc:hybrid=auto")).hasMessageContaining("issue 18");
+        assertThat(ProtocolRegistry.protocol("ford-occ").variants()).containsExactly("ford-occ");
     }
 
     @Test
