@@ -278,17 +278,30 @@ public final class SimCommand implements Callable<Integer> {
         + "the memory nodes serve (default: none; the simulator recovers no compute node).")
     boolean redoLog;
 
+    /** The enumerators among --protocols (e.g. rcc-occ:hybrid=auto), with the variants each stands for. */
+    private final java.util.Map<String, List<String>> enumerated = new java.util.LinkedHashMap<>();
+    /** Committed txn/s of each run, by protocol and theta ({@code name@theta}), to rank an enumerator's variants. */
+    private final java.util.Map<String, Double> committedPerS = new java.util.HashMap<>();
+
     @Override
     public Integer call() throws Exception {
+        // An enumerator (rcc-occ:hybrid=auto) stands for its variants: each is run, and they are ranked at the end.
         if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)) {
+            final List<String> expanded = new java.util.ArrayList<>();
             for (final String name : protocols) {
                 try {
-                    io.scythe.txn.spi.ProtocolRegistry.protocol(name);
+                    final List<String> variants = io.scythe.txn.spi.ProtocolRegistry.protocol(name).variants();
+                    if (variants.size() != 1 || !variants.get(0).equals(name)) {
+                        enumerated.put(name, variants);
+                    }
+                    expanded.addAll(variants);
                 } catch (final io.scythe.txn.UnknownKeyException e) {
                     throw new IllegalArgumentException(e.getMessage(), e);
                 }
             }
+            protocols = expanded;
         }
+
         final Vertx vertx = SimVertx.create();
         try {
             if (explore != null) {
@@ -484,6 +497,7 @@ public final class SimCommand implements Callable<Integer> {
                     }
                 }
                 final JsonObject run = r.run().toJson();
+                committedPerS.put(protocol + "@" + zipfTheta, run.getDouble("committed_per_s"));
                 ok &= run.getBoolean("invariants_ok");
                 report.add(r.run());
                 final JsonObject lat = run.getJsonObject("latency_us");
@@ -530,6 +544,18 @@ public final class SimCommand implements Callable<Integer> {
               }
             }
           }
+        }
+        for (final java.util.Map.Entry<String, List<String>> e : enumerated.entrySet()) {
+            for (final double zipfTheta : sweep) {
+                final List<String> ranked = new java.util.ArrayList<>(e.getValue());
+                ranked.sort(java.util.Comparator.comparingDouble(n -> -committedPerS.getOrDefault(n + "@" + zipfTheta,
+                    0.0)));
+                System.out.printf("ranking of %s (theta %.2f), by committed txn/s:%n", e.getKey(), zipfTheta);
+                for (int i = 0; i < ranked.size(); i++) {
+                    System.out.printf("  %2d. %-40s %11.0f%n", i + 1, ranked.get(i),
+                        committedPerS.getOrDefault(ranked.get(i) + "@" + zipfTheta, 0.0));
+                }
+            }
         }
         if (out != null) {
             System.out.println("wrote " + report.write(out));

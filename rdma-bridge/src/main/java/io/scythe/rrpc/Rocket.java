@@ -108,6 +108,11 @@ public final class Rocket implements Bridge.Poller {
         return qp;
     }
 
+    /** The largest request payload {@link #call} sends (one RRPC bucket). */
+    public int maxPayload() {
+        return options.maxPayload();
+    }
+
     /** The node called. */
     public String server() {
         return server;

@@ -33,6 +33,12 @@ class SeedSweepTest extends SimVertxTest {
     @MethodSource("workloadsAndProtocols")
     void shouldKeepEveryInvariantAndSerializabilityOverManySeeds(final Explorer.Workload workload,
                                                                  final String protocol) throws Exception {
+        sweep(vertx, workload, protocol);
+    }
+
+    /** {@link #SEEDS} seeds of {@code workload} under {@code protocol}: no failure, and histories were checked. */
+    static void sweep(final io.vertx.core.Vertx vertx, final Explorer.Workload workload, final String protocol)
+        throws Exception {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<Explorer.Failure> failures = Explorer.explore(vertx, workload, List.of(protocol), 1, SEEDS,
             Explorer::options, new PrintStream(printed, true));

@@ -560,6 +560,13 @@ public final class Table {
                 if (heldOrQueued(at)) {
                     return freed; // someone holds or waits on it (a reviver, a TOCC reader): not yet
                 }
+                if (!deletedKeys.containsKey(at)) {
+                    // Deleted by a one-sided (or protocol RPC) write-back after this table last deleted or revived
+                    // it itself: its key is not known here, so freeing the slot would leave the index pointing at a
+                    // freed slot (every lookup of the key stale, for good). It stays a tombstone, which an insert
+                    // revives.
+                    return -freed;
+                }
                 removeObject(at);
                 freed++;
             }
@@ -592,6 +599,7 @@ public final class Table {
 
     private boolean heldOrQueued(final int at) {
         return objectMemory.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0
+            || objectMemory.getLongVolatile(at + ObjectLayout.PROTOCOL_WORD_OFFSET) != 0 // e.g. RCC WAITDIE's tts
             || objectMemory.getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
             != objectMemory.getLongVolatile(at + ObjectLayout.UPPER_OFFSET);
     }

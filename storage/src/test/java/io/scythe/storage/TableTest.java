@@ -144,6 +144,37 @@ class TableTest {
     }
 
     @Test
+    void shouldKeepATombstoneWhoseKeyItDoesNotKnowRatherThanLeaveTheIndexPointingAtAFreedSlot() {
+        final Table t = db.create(TableSchema.fixed(1, "t", 16, 4));
+        final long p = t.insertLocked(5, valueOf(1), 0, 16, Table.InsertLock.CAS_WORD, 77);
+        // A reader holds the abandoned object's lock word (RCC NOWAIT locks what it reads), so reclaim keeps it.
+        assertThat(t.abandonInsert(5, p, Table.InsertLock.CAS_WORD)).isEqualTo(Table.OK);
+        final int at = t.offsetOf(p);
+        t.objectMemory().putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, 99);
+        t.reclaim(Long.MAX_VALUE);
+        t.objectMemory().putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, 0);
+        assertThat(t.insertLocked(5, valueOf(2), 0, 16, Table.InsertLock.CAS_WORD, 88)).isEqualTo(p); // revived
+        t.objectMemory().putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, 0); // its insert committed
+        // A one-sided write-back deletes it: the table is not told.
+        t.objectMemory().putShortVolatile(at + ObjectLayout.FLAGS_OFFSET, (short) ObjectLayout.FLAG_DELETED);
+        t.reclaim(Long.MAX_VALUE);
+        assertThat(t.lookup(5)).isEqualTo(p);
+        assertThat(t.offsetOf(t.lookup(5))).as("the index still points at a live slot: a tombstone, revivable")
+            .isEqualTo(at);
+        assertThat(t.insertLocked(5, valueOf(3), 0, 16, Table.InsertLock.CAS_WORD, 66)).isEqualTo(p);
+        // A tombstone whose protocol word (RCC WAITDIE's tts) is held is not freed either.
+        t.objectMemory().putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, 0);
+        assertThat(t.delete(5, 1000)).isZero();
+        t.objectMemory().putLongVolatile(at + ObjectLayout.PROTOCOL_WORD_OFFSET, 1234);
+        t.reclaim(Long.MAX_VALUE);
+        assertThat(t.offsetOf(p)).isEqualTo(at);
+        t.objectMemory().putLongVolatile(at + ObjectLayout.PROTOCOL_WORD_OFFSET, 0);
+        t.reclaim(Long.MAX_VALUE);
+        assertThat(t.lookup(5)).isZero();
+        assertThat(t.offsetOf(p)).isEqualTo(-1);
+    }
+
+    @Test
     void shouldCreateAKeyAgainAboveEveryVersionItsReclaimedIncarnationHad() {
         final Table t = db.create(TableSchema.fixed(1, "t", 16, 2));
         assertThat(t.absentBound()).isZero();

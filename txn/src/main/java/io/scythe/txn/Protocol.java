@@ -22,6 +22,24 @@ public interface Protocol {
         return RetryPolicy.NO_HINT;
     }
 
+    /**
+     * This protocol configured by {@code options}, the part of a {@code --protocols} name after its first {@code :}
+     * (e.g. {@code rcc-nowait:primitive=rpc}); its name is then the whole name. Default: it takes none.
+     *
+     * @throws IllegalArgumentException when it takes no options or {@code options} are not ones it knows
+     */
+    default Protocol configured(final String options) {
+        throw new IllegalArgumentException("protocol '" + name() + "' takes no options (got '" + options + "')");
+    }
+
+    /**
+     * The protocols this name stands for, to run one after the other: itself, or, for an enumerator (e.g.
+     * {@code rcc-occ:hybrid=auto}, every hybrid code of RCC's OCC), each variant's name, so that a run can rank them.
+     */
+    default java.util.List<String> variants() {
+        return java.util.List.of(name());
+    }
+
     /** A protocol named {@code name} whose attempts {@code begin} makes, with no hint. */
     static Protocol of(final String name, final BiFunction<TxnRuntime, Boolean, Txn> begin) {
         return new Protocol() {

@@ -124,9 +124,19 @@ public final class ProtocolRegistry {
         return names;
     }
 
-    /** @throws UnknownKeyException for a name no registered module has, naming those it has */
+    /**
+     * The protocol {@code name}: a registered name, or one followed by {@code :} and options the protocol takes
+     * ({@link Protocol#configured}, e.g. {@code rcc-nowait:primitive=rpc}).
+     *
+     * @throws UnknownKeyException      for a name no registered module has, naming those it has
+     * @throws IllegalArgumentException for options the protocol does not take
+     */
     public static synchronized Protocol protocol(final String name) {
-        final Protocol p = PROTOCOLS.get(name);
+        Protocol p = PROTOCOLS.get(name);
+        final int colon = name.indexOf(':');
+        if (p == null && colon > 0 && PROTOCOLS.containsKey(name.substring(0, colon))) {
+            p = PROTOCOLS.get(name.substring(0, colon)).configured(name.substring(colon + 1));
+        }
         if (p == null) {
             throw new UnknownKeyException("unknown protocol '" + name + "'; available: " + listedNames()
                 + (unlistedNames().isEmpty() ? "" : " (and " + unlistedNames() + ", only by name)"));
@@ -137,7 +147,8 @@ public final class ProtocolRegistry {
     /** The module that registered protocol {@code name}. */
     public static synchronized ProtocolModule moduleOf(final String name) {
         protocol(name); // the clear error for an unknown name
-        return OWNERS.get(name);
+        final int colon = name.indexOf(':');
+        return OWNERS.containsKey(name) || colon < 0 ? OWNERS.get(name) : OWNERS.get(name.substring(0, colon));
     }
 
     /** The lock kind of redo records with lock kind word {@code id}, or {@code null} when no module has it. */

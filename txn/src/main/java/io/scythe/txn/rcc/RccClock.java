@@ -1,0 +1,93 @@
+package io.scythe.txn.rcc;
+
+import io.scythe.txn.TxnRuntime;
+
+/**
+ * RCC's timestamps (§4.3, §4.4): the local clock with the machine, thread and co-routine ids appended in the low
+ * bits, no TSO, no clock synchronisation. One per event loop (a runtime extension), on the loop's own clock
+ * ({@code runtime.timers()}, the node's clock in the simulator's {@code --clock} modes).
+ *
+ * <pre>
+ *  63 | 62 ........................ 24 | 23 ..... 16 | 15 ..... 8 | 7 ...... 0
+ *   0 | clock ticks (39 bits, 64 ns)   | node slot   | loop       | client
+ * </pre>
+ * Bit 63 stays 0 (timestamps are below 2^63, as {@code ObjectLayout.VERSION_BUSY} requires). A tick is 64 ns, so the
+ * clock field wraps after about 9.8 hours of a node's clock; a long-running cluster would need a wider field or an
+ * epoch. The node slot and loop come from the loop's transaction-id base (bits 32-39 and 40-47 of it). The client
+ * (co-routine) field is there but 0: the protocol SPI does not tell an attempt which client of its loop runs it, and
+ * the loop's clock is strictly increasing ({@link #next}: never the same tick twice), which gives the uniqueness
+ * among a thread's co-routines that RCC's co-routine id gives.
+ *
+ * <p>Clock-skew control (RCC §4.4): {@link #observe} moves this loop's clock up to a larger timestamp seen in a
+ * remote tuple, so that later timestamps of this loop are above it. Correctness never depends on it.
+ */
+public final class RccClock {
+    public static final int CLIENT_BITS = 8;
+    public static final int LOOP_BITS = 8;
+    public static final int NODE_BITS = 8;
+    public static final int ID_BITS = CLIENT_BITS + LOOP_BITS + NODE_BITS;
+    public static final int TICK_SHIFT = 6;
+    public static final long MAX_TICKS = (1L << (63 - ID_BITS)) - 1;
+
+    private static final TxnRuntime.Key<RccClock> KEY = new TxnRuntime.Key<>("rcc-clock");
+
+    private final io.scythe.txn.runtime.Timers timers;
+    private final long ids;
+    private long lastTicks;
+
+    /** A clock reading {@code timers}, stamping {@code node}, {@code loop} and {@code client} into its timestamps. */
+    public RccClock(final io.scythe.txn.runtime.Timers timers, final int node, final int loop, final int client) {
+        this.timers = timers;
+        this.ids = ids(node, loop, client);
+    }
+
+    /** {@code runtime}'s loop's clock, made on first use. */
+    public static RccClock of(final TxnRuntime runtime) {
+        return runtime.extension(KEY, rt -> new RccClock(rt.timers(), (int) ((rt.idBase() >>> 32) & 0xff),
+            (int) ((rt.idBase() >>> 40) & 0xff), 0));
+    }
+
+    /** The id bits of a timestamp of {@code node}, {@code loop} and {@code client} (each 0..255). */
+    public static long ids(final int node, final int loop, final int client) {
+        check("node", node, NODE_BITS);
+        check("loop", loop, LOOP_BITS);
+        check("client", client, CLIENT_BITS);
+        return ((long) node << (LOOP_BITS + CLIENT_BITS)) | ((long) loop << CLIENT_BITS) | client;
+    }
+
+    private static void check(final String what, final int value, final int bits) {
+        if (value < 0 || value >= 1 << bits) {
+            throw new IllegalArgumentException(what + " id " + value + " does not fit the " + bits + " bits RCC's "
+                + "timestamps give it");
+        }
+    }
+
+    /** The clock ticks of timestamp {@code ts}. */
+    public static long ticksOf(final long ts) {
+        return ts >>> ID_BITS;
+    }
+
+    /** The node slot of timestamp {@code ts}. */
+    public static int nodeOf(final long ts) {
+        return (int) ((ts >>> (LOOP_BITS + CLIENT_BITS)) & 0xff);
+    }
+
+    /** A new timestamp, above every one this clock gave or {@linkplain #observe observed}. */
+    public long next() {
+        final long now = (timers.nowNs() >>> TICK_SHIFT) & MAX_TICKS;
+        lastTicks = Math.max(now, lastTicks + 1);
+        if (lastTicks > MAX_TICKS) {
+            throw new IllegalStateException("RCC clock field overflowed (" + MAX_TICKS + " ticks of "
+                + (1 << TICK_SHIFT) + " ns)");
+        }
+        return (lastTicks << ID_BITS) | ids;
+    }
+
+    /**
+     * Clock-skew control: a timestamp {@code remote} read from a tuple (a {@code wts} or {@code rts}) moves this
+     * clock up to it, so the next timestamps are larger. A smaller one changes nothing.
+     */
+    public void observe(final long remote) {
+        lastTicks = Math.max(lastTicks, ticksOf(remote));
+    }
+}

@@ -1,0 +1,73 @@
+package io.scythe.txn.rcc;
+
+/**
+ * The RPCs of RCC's RPC stages (§4.2, §4.3), served on memory nodes by {@link RccLockService}. Little-endian.
+ *
+ * <pre>
+ *  LOCK request (24 B)                           LOCK reply (16 B, then the object when granted)
+ *  0  table id (i32)                             0  status (i32): GRANTED, BUSY, STALE
+ *  4  kind (i32): NOWAIT or WAITDIE              4  object bytes that follow (i32; 0: too large, READ it)
+ *  8  object pointer (u64, incarnation|address)  8  holder (u64): the lock word the request found
+ *  16 owner (u64): what the lock word takes      16 the object (header and value), when granted
+ *     (NOWAIT: transaction id; WAITDIE: its
+ *     timestamp)
+ *
+ *  WRITE_BACK request: count (i32), pad (i32), then per object (40 B + value, 8-byte padded):
+ *  0  table id (i32)        4  flags (i32): VALUE, DELETE, REVIVE, VERSION
+ *  8  object pointer (u64)  16 version to install (u64)
+ *  24 owner (u64)           32 lock word offset (i32; 0: nothing to release)   36 value length (i32)
+ *  40 value
+ *  WRITE_BACK reply (8 B): status (i32) GRANTED when every object was written and released, STALE when one
+ *  was not this owner's (nothing of the request was applied then), pad (i32).
+ *
+ *  RELEASE request: count (i32), pad (i32), then per object (24 B): table id (i32), lock word offset (i32),
+ *  pointer (u64), owner (u64); each word is CASed from owner to 0 (a word no longer the owner's is left alone).
+ *  RELEASE reply (8 B): released (i32), pad.
+ *
+ *  READ request: as LOCK's (kind and owner unused); reply as LOCK's: GRANTED with the object, or STALE.
+ *  VALIDATE request: count (i32), pad (i32), then per object (24 B): table id (i32), lock word offset (i32),
+ *  pointer (u64), version read (u64). Reply (8 B): status (i32) GRANTED when every object still has that version
+ *  and a free lock word, else BUSY with the index (i32) of the first that does not.
+ * </pre>
+ * A LOCK of kind NOWAIT CASes {@code cas_lock} from 0 to the owner and answers at once (BUSY when taken). A LOCK of
+ * kind WAITDIE CASes {@code tts}; when it is taken by a younger transaction (larger timestamp) the request waits on
+ * the object's waiting list (RCC: older waits, younger dies) and is answered when it gets the word, or BUSY when
+ * the word passes to an older one; the handler never blocks other requests.
+ */
+public final class RccRpc {
+    public static final int LOCK = 0x5301;
+    public static final int WRITE_BACK = 0x5302;
+    public static final int RELEASE = 0x5303;
+    /** OCC's Read stage: the object, copied by the handler (request as LOCK's, reply as LOCK's when granted). */
+    public static final int READ = 0x5304;
+    /** OCC's Validate stage: per object table (i32), lock word offset (i32), pointer (u64), version read (u64). */
+    public static final int VALIDATE = 0x5305;
+
+    public static final int KIND_NOWAIT = 1;
+    public static final int KIND_WAITDIE = 2;
+
+    public static final int LOCK_REQUEST_BYTES = 24;
+    public static final int LOCK_REPLY_BYTES = 16;
+    public static final int GRANTED = 0;
+    public static final int BUSY = 1;
+    /** Unknown table, or the pointer is no longer a live object of it (slot freed or reused). */
+    public static final int STALE = 2;
+
+    public static final int HEAD_BYTES = 8;
+    public static final int ENTRY_BYTES = 40;
+    /** A RELEASE or VALIDATE entry: table, lock word offset, pointer, and the owner or the version read. */
+    public static final int WORD_ENTRY_BYTES = 24;
+
+    public static final int FLAG_VALUE = 1;
+    public static final int FLAG_DELETE = 2;
+    public static final int FLAG_REVIVE = 4;
+    public static final int FLAG_VERSION = 8;
+
+    private RccRpc() {
+    }
+
+    /** Bytes of a WRITE_BACK entry with a value of {@code length} bytes. */
+    public static int entryBytes(final int length) {
+        return ENTRY_BYTES + ((length + 7) & ~7);
+    }
+}

@@ -1,0 +1,140 @@
+package io.scythe.txn.rcc;
+
+import io.scythe.txn.Protocol;
+import io.scythe.txn.spi.ProtocolRegistry;
+import io.scythe.txn.runtime.Timers;
+import io.vertx.core.Future;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** RCC's rules that need no cluster: timestamps, forms and their names, WAIT-DIE's direction, refusals. */
+class RccRulesTest {
+    /** A clock whose time the test sets. */
+    private static final class FixedTimers implements Timers {
+        long now;
+
+        @Override
+        public long nowNs() {
+            return now;
+        }
+
+        @Override
+        public Future<Void> after(final long delayNs) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    @Test
+    void shouldPutTheIdsInTheLowBitsAndNeverRepeatATimestamp() {
+        final FixedTimers timers = new FixedTimers();
+        timers.now = 64L * 1000;
+        final RccClock clock = new RccClock(timers, 3, 5, 7);
+        final long a = clock.next();
+        assertThat(a & 0xffffff).isEqualTo((3L << 16) | (5L << 8) | 7);
+        assertThat(RccClock.ticksOf(a)).isEqualTo(1000);
+        assertThat(RccClock.nodeOf(a)).isEqualTo(3);
+        final long b = clock.next(); // same time: the next tick
+        assertThat(b).isGreaterThan(a);
+        assertThat(RccClock.ticksOf(b)).isEqualTo(1001);
+        assertThat(a).isPositive();
+        // Another node's timestamps at the same time differ in their ids only.
+        final RccClock other = new RccClock(timers, 4, 5, 7);
+        assertThat(RccClock.ticksOf(other.next())).isEqualTo(1000);
+        assertThatThrownBy(() -> new RccClock(timers, 256, 0, 0)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("node id 256");
+    }
+
+    @Test
+    void shouldAdvanceTheClockToALargerRemoteTimestampOnly() {
+        final FixedTimers timers = new FixedTimers();
+        timers.now = 64L * 10;
+        final RccClock clock = new RccClock(timers, 1, 0, 0);
+        final RccClock fast = new RccClock(timers, 2, 0, 0);
+        timers.now = 64L * 5000;
+        final long remote = fast.next();
+        timers.now = 64L * 10;
+        clock.observe(remote);
+        assertThat(RccClock.ticksOf(clock.next())).isEqualTo(5001);
+        clock.observe(1L << RccClock.ID_BITS); // smaller: nothing changes
+        assertThat(RccClock.ticksOf(clock.next())).isEqualTo(5002);
+    }
+
+    @Test
+    void shouldLetTheOlderWaitAndTheYoungerDie() {
+        assertThat(WaitDie.mayWait(10, 20)).isTrue();
+        assertThat(WaitDie.mayWait(20, 10)).isFalse();
+        assertThatThrownBy(() -> WaitDie.mayWait(0, 10)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void shouldParseFormsAsOneBitPerStage() {
+        assertThat(RccForm.parse("primitive=rpc")).isEqualTo(RccForm.RPC);
+        assertThat(RccForm.parse("primitive=onesided")).isEqualTo(RccForm.ONE_SIDED);
+        final RccForm hybrid = RccForm.parse("hybrid=010111");
+        assertThat(hybrid.oneSided(RccForm.Step.READ)).isFalse();
+        assertThat(hybrid.oneSided(RccForm.Step.LOCK)).isTrue();
+        assertThat(hybrid.oneSided(RccForm.Step.VALIDATE)).isFalse();
+        assertThat(hybrid.oneSided(RccForm.Step.RELEASE)).isTrue();
+        assertThat(hybrid.digits()).isEqualTo("010111");
+        assertThat(RccForm.parse("hybrid=111111")).isEqualTo(RccForm.ONE_SIDED);
+        final RccForm apart = RccForm.parse("primitive=onesided+doorbell=off");
+        assertThat(apart.doorbell()).isFalse();
+        assertThat(apart.option()).isEqualTo("primitive=onesided+doorbell=off");
+        assertThat(RccForm.ONE_SIDED.doorbell()).isTrue();
+        assertThatThrownBy(() -> RccForm.parse("primitive=rpc+doorbell=maybe")).hasMessageContaining("doorbell=off");
+        assertThatThrownBy(() -> RccForm.parse("hybrid=auto")).hasMessageContaining("names every code");
+        assertThatThrownBy(() -> RccForm.parse("hybrid=0101")).hasMessageContaining("6 digits");
+        assertThatThrownBy(() -> RccForm.parse("primitive=tcp")).hasMessageContaining("primitive=rpc");
+    }
+
+    @Test
+    void shouldFindEveryFormByNameAndRefuseOptionsOtherProtocolsDoNotTake() {
+        assertThat(ProtocolRegistry.protocol("rcc-nowait").name()).isEqualTo("rcc-nowait");
+        final Protocol rpc = ProtocolRegistry.protocol("rcc-waitdie:primitive=rpc");
+        assertThat(rpc.name()).isEqualTo("rcc-waitdie:primitive=rpc");
+        assertThat(((RccProtocol) rpc).form()).isEqualTo(RccForm.RPC);
+        assertThat(ProtocolRegistry.protocol("rcc-nowait:hybrid=000000").name()).isEqualTo("rcc-nowait:primitive=rpc");
+        assertThat(ProtocolRegistry.moduleOf("rcc-nowait:primitive=rpc")).isInstanceOf(RccModule.class);
+        assertThat(ProtocolRegistry.unlistedNames()).contains("rcc-nowait", "rcc-waitdie", "rcc-occ", "rcc-mvcc",
+            "rcc-sundial", "rcc-calvin");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("ford-occ:primitive=rpc"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("takes no options");
+    }
+
+    @Test
+    void shouldEnumerateEveryCodeOfTheStagesAProtocolHas() {
+        final Protocol auto = ProtocolRegistry.protocol("rcc-nowait:hybrid=auto");
+        assertThat(auto.variants()).hasSize(8).contains("rcc-nowait:primitive=rpc", "rcc-nowait:primitive=onesided",
+            "rcc-nowait:hybrid=111100", "rcc-nowait:hybrid=101111").doesNotHaveDuplicates();
+        assertThat(ProtocolRegistry.protocol("rcc-occ:hybrid=auto").variants()).hasSize(32)
+            .contains("rcc-occ:hybrid=101100");
+        for (final String variant : auto.variants()) {
+            assertThat(ProtocolRegistry.protocol(variant).variants()).containsExactly(variant);
+        }
+        assertThatThrownBy(() -> auto.begin(null, false)).hasMessageContaining("not one form");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-mvcc:hybrid=auto")).hasMessageContaining("issue 18");
+        assertThat(ProtocolRegistry.protocol("ford-occ").variants()).containsExactly("ford-occ");
+    }
+
+    @Test
+    void shouldRefuseToRunAProtocolNotBuiltYetNamingTheIssue() {
+        for (final String name : new String[] {"rcc-mvcc", "rcc-mvcc:primitive=rpc", "rcc-sundial", "rcc-calvin"}) {
+            assertThatThrownBy(() -> ProtocolRegistry.protocol(name).begin(null, false))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("not implemented yet (issue 18")
+                .hasMessageContaining(name);
+            assertThatThrownBy(() -> ProtocolRegistry.protocol(name).retryPolicy(null, new io.vertx.core.json
+                .JsonObject())).isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("issue 18");
+        }
+    }
+
+    @Test
+    void shouldPlaceEachProtocolsMetadataOrSayItIsNotPlacedYet() {
+        assertThat(TupleFormat.NOWAIT.offsetOf("lock")).isEqualTo(24);
+        assertThat(TupleFormat.WAITDIE.offsetOf("tts")).isEqualTo(48);
+        assertThat(TupleFormat.OCC.offsetOf("seq")).isEqualTo(32);
+        assertThatThrownBy(() -> TupleFormat.MVCC.offsetOf("rts")).hasMessageContaining("issue 18");
+        assertThatThrownBy(() -> TupleFormat.NOWAIT.offsetOf("seq")).isInstanceOf(IllegalArgumentException.class);
+    }
+}
