@@ -34,8 +34,9 @@ import java.util.concurrent.TimeUnit;
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_WORKLOAD = "smallbank";
 
-    @Option(names = "--workload", defaultValue = DEFAULT_WORKLOAD, description = "Workload to run (default: "
-        + "${DEFAULT-VALUE}).")
+    @Option(names = "--workload", defaultValue = DEFAULT_WORKLOAD, completionCandidates = Workloads.class,
+        description = "Workload to run: ${COMPLETION-CANDIDATES} (verbs, rrpc, tso, logdb and lock measure the "
+            + "substrate; the others are transactions) (default: ${DEFAULT-VALUE}).")
     String workload;
 
     @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json and DIR/report.html "
@@ -49,6 +50,17 @@ public final class BenchCommand implements Callable<Integer> {
 
     /** The transactional workloads (driven by OltpWorkload; their histories can be recorded). */
     private static final List<String> OLTP = List.of("smallbank", "ycsb", "tatp", "tpcc", "phantom", "churn");
+    /** Every workload it runs, as its help lists them. */
+    static final List<String> WORKLOADS = java.util.stream.Stream.concat(
+        java.util.stream.Stream.of("verbs", "rrpc", "tso", "logdb", "lock"), OLTP.stream()).toList();
+
+    /** {@link #WORKLOADS}, for the help. */
+    static final class Workloads implements Iterable<String> {
+        @Override
+        public java.util.Iterator<String> iterator() {
+            return WORKLOADS.iterator();
+        }
+    }
 
     @Option(names = "--keys", defaultValue = "4", description = "[phantom, churn] Groups (phantom) or counters (churn) "
         + "that transactions meet on (default: ${DEFAULT-VALUE}).")
@@ -92,7 +104,8 @@ public final class BenchCommand implements Callable<Integer> {
     long seed;
 
     @Option(names = "--providers", split = ",", defaultValue = "local,shm,tcp",
-        description = "[verbs] Fabric providers to measure (default: ${DEFAULT-VALUE}).")
+        description = "[verbs] Fabric providers to measure: local, shm, tcp, disni (needs an RDMA NIC and "
+            + "libdisni) (default: ${DEFAULT-VALUE}).")
     List<String> providers;
 
     @Option(names = "--verbs", split = ",", defaultValue = "read,write,cas,faa",
@@ -325,8 +338,8 @@ public final class BenchCommand implements Callable<Integer> {
                     clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
                 break;
             default:
-                System.err.println("scythe bench: unknown workload '" + workload + "'; available: verbs, rrpc, tso, logdb, lock, "
-                    + String.join(", ", OLTP));
+                System.err.println("scythe bench: unknown workload '" + workload + "'; available: "
+                    + String.join(", ", WORKLOADS));
                 return 2;
         }
         return finish(report);

@@ -99,11 +99,17 @@ public final class BridgeVerticle extends VerticleBase {
 
     /**
      * Deploys one BridgeVerticle on each event loop of {@code vertx}. Fails (and undeploys) when two instances landed
-     * on one loop, which happens only if other contexts were created concurrently.
+     * on one loop, which happens only if other contexts were created concurrently, and at once when the JVM lacks
+     * {@link JvmAccess#AGRONA_FLAG}.
      *
      * @return the deployment id
      */
     public static Future<String> deployOnEveryEventLoop(final Vertx vertx, final JsonObject config) {
+        try {
+            JvmAccess.requireAgronaAccess(); // before any buffer: named, not an IllegalAccessError inside Agrona
+        } catch (final IllegalStateException e) {
+            return Future.failedFuture(e);
+        }
         final VertxInternal internal = (VertxInternal) vertx;
         int loops = 0;
         for (final var ignored : internal.nettyEventLoopGroup()) {

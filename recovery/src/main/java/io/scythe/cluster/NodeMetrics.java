@@ -29,7 +29,7 @@ import java.util.function.ToDoubleFunction;
  * A node's Micrometer metrics, scraped in Prometheus format at {@code GET /metrics}, and its health at
  * {@code GET /health} (200 with JSON while it serves, 503 otherwise), on the node's address only.
  *
- * <p>Metrics: {@code scythe_transactions_total{outcome}} (committed, aborted, error), {@code scythe_commits_total
+ * <p>Metrics: {@code scythe_transactions_total{outcome}} (committed, aborted, rejected, failed, unknown: {@code TxnReply.Status}), {@code scythe_commits_total
  * {mode}} (the mode each commit ran in: OCC, or TOCC once the object was hot: the heat a CN sees),
  * {@code scythe_transaction_latency_seconds} (committed, first attempt to commit), {@code scythe_aborts_total{reason}}
  * (every aborted attempt, by reason), {@code scythe_verbs_total{opcode}} and {@code scythe_verb_failures_total} (this
@@ -109,10 +109,10 @@ public final class NodeMetrics {
 
     /** Counts a coordinator's reply (called on its event loop). */
     void observe(final TxnReply reply) {
-        outcomes.computeIfAbsent(reply.status(), s -> Counter.builder("scythe.transactions").tag("outcome", s)
-            .register(registry)).increment();
+        outcomes.computeIfAbsent(reply.status().label(), s -> Counter.builder("scythe.transactions")
+            .tag("outcome", s).register(registry)).increment();
         if (reply.committed()) {
-            final String mode = reply.reason() == null ? "unknown" : reply.reason();
+            final String mode = reply.mode() == null ? "unknown" : reply.mode();
             modes.computeIfAbsent(mode, m -> Counter.builder("scythe.commits").tag("mode", m).register(registry))
                 .increment();
             latency.record(reply.latencyNs(), TimeUnit.NANOSECONDS);

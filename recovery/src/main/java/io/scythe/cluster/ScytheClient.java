@@ -1,6 +1,5 @@
 package io.scythe.cluster;
 
-import io.scythe.codec.KryoCodec;
 import io.scythe.node.CoordinatorVerticle;
 import io.scythe.txn.api.TxnReply;
 import io.scythe.txn.api.TxnRequest;
@@ -46,7 +45,10 @@ public final class ScytheClient implements AutoCloseable {
         record Aborted(String reason) implements Outcome {
         }
 
-        /** Refused before it ran: bad request (unknown procedure, wrong arguments), or no coordinator to take it. */
+        /**
+         * Did not commit: refused before it ran (bad request: unknown procedure, wrong arguments; no coordinator to
+         * take it), or failed before its point of no return (the procedure threw).
+         */
         record Rejected(String reason) implements Outcome {
         }
 
@@ -81,7 +83,7 @@ public final class ScytheClient implements AutoCloseable {
         this.vertx = vertx;
         this.owned = owned;
         this.delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
-        KryoCodec.register(vertx.eventBus(), TxnRequest.class, TxnReply.class);
+        CoordinatorVerticle.registerCodecs(vertx.eventBus());
         try {
             hazelcast = ClusterSetup.hazelcast(vertx);
         } catch (final RuntimeException notHazelcast) {
@@ -198,17 +200,14 @@ public final class ScytheClient implements AutoCloseable {
             .recover(e -> Future.succeededFuture(classify(e)));
     }
 
+    /** What {@code reply} means to a caller, by its status: a failure (nothing committed) is a rejection here. */
     static Outcome classify(final TxnReply reply) {
-        if (reply.committed()) {
-            return new Outcome.Committed(reply);
-        }
-        if (TxnReply.ABORTED.equals(reply.status())) {
-            return new Outcome.Aborted(reply.reason());
-        }
-        if (reply.reason() != null && reply.reason().startsWith("outcome unknown")) {
-            return new Outcome.Unknown(reply.reason());
-        }
-        return new Outcome.Rejected(reply.reason());
+        return switch (reply.status()) {
+            case COMMITTED -> new Outcome.Committed(reply);
+            case ABORTED -> new Outcome.Aborted(reply.reason());
+            case UNKNOWN -> new Outcome.Unknown(reply.reason());
+            case REJECTED, FAILED -> new Outcome.Rejected(reply.reason());
+        };
     }
 
     static Outcome classify(final Throwable failure) {

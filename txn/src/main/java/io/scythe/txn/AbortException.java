@@ -8,6 +8,7 @@ public final class AbortException extends RuntimeException {
     private final AbortReason reason;
     private final long heat;
     private final long object;
+    private final int attempts;
 
     public AbortException(final AbortReason reason, final String detail) {
         this(reason, 0, detail);
@@ -19,10 +20,29 @@ public final class AbortException extends RuntimeException {
 
     /** @param object the object the conflict was on ({@link #objectOf}), 0 when none */
     public AbortException(final AbortReason reason, final long heat, final long object, final String detail) {
-        super("aborted (" + reason.label() + "): " + detail, null, false, false);
+        this("aborted (" + reason.label() + "): " + detail, reason, heat, object, 1);
+    }
+
+    private AbortException(final String message, final AbortReason reason, final long heat, final long object,
+                           final int attempts) {
+        super(message, null, false, false);
         this.reason = reason;
         this.heat = heat;
         this.object = object;
+        this.attempts = attempts;
+    }
+
+    /**
+     * This abort as the end of a transaction that aborted {@code attempts} times ({@link Coordinator#run} fails with
+     * it when it gives up).
+     */
+    public AbortException afterAttempts(final int attempts) {
+        return new AbortException(getMessage(), reason, heat, object, attempts);
+    }
+
+    /** How many attempts aborted, this one the last: 1 for one attempt's abort. */
+    public int attempts() {
+        return attempts;
     }
 
     /** An identifier of {@code key} of {@code table} for per-object statistics (collisions are harmless). */

@@ -53,8 +53,9 @@ public final class Coordinator {
     }
 
     /**
-     * Runs {@code procedure} until it commits; fails with the last {@link AbortException} after {@code maxAttempts}
-     * aborted attempts, or with the procedure's own error (not retried).
+     * Runs {@code procedure} until it commits; fails with the last {@link AbortException} (its
+     * {@link AbortException#attempts()} the number of attempts) after {@code maxAttempts} aborted attempts or one that
+     * is not retried (user, duplicate key), or with the procedure's own error (not retried).
      */
     public <R> Future<Outcome<R>> run(final Function<Txn, Future<R>> procedure) {
         final Promise<Outcome<R>> done = Promise.promise();
@@ -117,7 +118,7 @@ public final class Coordinator {
                     aborts.computeIfAbsent(abort.reason(), r -> new long[1])[0]++;
                     if (attempt >= maxAttempts || abort.reason() == AbortReason.USER
                         || abort.reason() == AbortReason.DUPLICATE_KEY) {
-                        done.fail(cause);
+                        done.fail(abort.afterAttempts(attempt));
                         return;
                     }
                     final boolean nextHint = retryPolicy.nextHint(hint, abort);

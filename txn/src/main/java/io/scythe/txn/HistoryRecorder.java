@@ -14,8 +14,8 @@ public interface HistoryRecorder {
      * One committed transaction.
      *
      * @param txnId    the attempt's id (unique in the cluster)
-     * @param commitTs what {@link Txn#commit()} returned (the commit timestamp or version; 0 for a read-only Scythe
-     *                 OCC commit)
+     * @param commitTs what {@link Txn#commit()} returned (the commit timestamp or version; of a read-only Scythe OCC
+     *                 commit, the timestamp its attempt fetched)
      * @param accesses what it touched, each with what it saw and what it installed:
      *                 <ul>
      *                   <li>read: {@link Access#fetched} (a value at {@link Access#readVersion}), or

@@ -26,10 +26,10 @@ import java.util.function.Supplier;
 /**
  * A compute node's transaction coordinator on one event loop (DESIGN.md): takes {@link TxnRequest}s from the event
  * bus at {@link #ADDRESS} (point-to-point sends are spread over the instances, one per loop), runs the named stored
- * procedure through its loop's {@link Coordinator}, and replies with a {@link TxnReply}. A bad request gets an
- * {@code error} reply and changes nothing; the verticle keeps serving. A request routed by shard
- * ({@link TxnRequest#routed()}) to a node that does not own the shard (by its {@link OwnershipCheck}) gets a
- * {@code wrong-owner} reply and runs nowhere, so that its client routes it again.
+ * procedure through its loop's {@link Coordinator}, and replies with a {@link TxnReply}. A bad request is
+ * {@code REJECTED} and changes nothing; the verticle keeps serving. A request routed by shard
+ * ({@link TxnRequest#routed()}) to a node that does not own the shard (by its {@link OwnershipCheck}) is rejected as
+ * {@code WRONG_OWNER} and runs nowhere, so that its client routes it again.
  */
 public final class CoordinatorVerticle extends VerticleBase {
     public static final String ADDRESS = "scythe.txn";
@@ -70,9 +70,18 @@ public final class CoordinatorVerticle extends VerticleBase {
         this.ownership = ownership;
     }
 
+    /**
+     * Registers the Kryo codecs of {@link TxnRequest} and {@link TxnReply} (and the enums a reply carries) on
+     * {@code eventBus}: what a plain event-bus client of the coordinators must call once before its first request.
+     */
+    public static void registerCodecs(final io.vertx.core.eventbus.EventBus eventBus) {
+        KryoCodec.registerNested(TxnReply.wireTypes().toArray(Class<?>[]::new));
+        KryoCodec.register(eventBus, TxnRequest.class, TxnReply.class);
+    }
+
     @Override
     public Future<?> start() {
-        KryoCodec.register(vertx.eventBus(), TxnRequest.class, TxnReply.class);
+        registerCodecs(vertx.eventBus());
         coordinator = coordinators.get();
         final List<Future<Void>> registered = new ArrayList<>();
         for (final String address : addresses) {
@@ -109,11 +118,11 @@ public final class CoordinatorVerticle extends VerticleBase {
         try {
             received = message.body(); // a clustered message is decoded here: its bytes may be anything
         } catch (final RuntimeException malformed) {
-            reply(message, TxnReply.error("malformed request: " + malformed.getMessage()));
+            reply(message, TxnReply.rejected(TxnReply.Rejection.MALFORMED, "malformed request: " + malformed.getMessage()));
             return;
         }
         if (!(received instanceof TxnRequest request)) {
-            reply(message, TxnReply.error("malformed request: expected a TxnRequest, got "
+            reply(message, TxnReply.rejected(TxnReply.Rejection.MALFORMED, "malformed request: expected a TxnRequest, got "
                 + (received == null ? "nothing" : received.getClass().getSimpleName())));
             return;
         }
@@ -128,32 +137,38 @@ public final class CoordinatorVerticle extends VerticleBase {
         final Function<Txn, Future<Long>> body;
         try {
             body = procedures.bind(request.procedure(), request.args());
-        } catch (final UnknownKeyException | IllegalArgumentException e) {
-            reply(message, TxnReply.error(e.getMessage()));
+        } catch (final UnknownKeyException e) {
+            reply(message, TxnReply.rejected(TxnReply.Rejection.UNKNOWN_PROCEDURE, e.getMessage()));
+            return;
+        } catch (final IllegalArgumentException e) {
+            reply(message, TxnReply.rejected(TxnReply.Rejection.BAD_ARGUMENTS, e.getMessage()));
             return;
         } catch (final RuntimeException e) { // a binder's own bug: nothing ran
-            reply(message, TxnReply.error("failed, nothing committed: procedure " + request.procedure()
+            reply(message, TxnReply.failed("failed, nothing committed: procedure " + request.procedure()
                 + " could not be bound: " + e));
             return;
         }
         coordinator.run(body).onComplete(ar -> {
             if (ar.succeeded()) {
                 final Coordinator.Outcome<Long> o = ar.result();
-                reply(message, new TxnReply(TxnReply.COMMITTED, o.result() == null ? 0 : o.result(), o.commitTs(),
-                    o.attempts(), o.latencyNs(), o.mode()));
+                reply(message, TxnReply.committed(o.result() == null ? 0 : o.result(), o.commitTs(), o.attempts(),
+                    o.latencyNs(), o.mode()));
             } else if (ar.cause() instanceof AbortException abort) {
-                reply(message, new TxnReply(TxnReply.ABORTED, 0, 0, 0, 0, abort.getMessage()));
-            } else if (ar.cause() instanceof UnknownKeyException || ar.cause() instanceof NotServingException) {
-                // Nothing of it committed (refused, or aborted by a loop that gave up): a plain error (a client may
-                // send it elsewhere), never "outcome unknown".
-                reply(message, TxnReply.error(ar.cause().getMessage()));
+                reply(message, TxnReply.aborted(abort.reason().label(), abort.attempts(), abort.getMessage()));
+            } else if (ar.cause() instanceof UnknownKeyException) {
+                // A key or table its arguments named does not exist: nothing of it committed.
+                reply(message, TxnReply.rejected(TxnReply.Rejection.BAD_ARGUMENTS, ar.cause().getMessage()));
+            } else if (ar.cause() instanceof NotServingException) {
+                // Nothing of it committed (refused, or aborted by a loop that gave up): a client may send it
+                // elsewhere; never "outcome unknown".
+                reply(message, TxnReply.rejected(TxnReply.Rejection.NOT_SERVING, ar.cause().getMessage()));
             } else if (ar.cause() instanceof OutcomeUnknownException) {
                 // Given up past its point of no return: the redo record may be durable, recovery settles it.
-                reply(message, TxnReply.error(ar.cause().getMessage()));
+                reply(message, TxnReply.unknown(ar.cause().getMessage()));
             } else {
                 // Anything else failed before the point of no return (the procedure threw, a verb failed while
                 // reading or locking) and the attempt was aborted: nothing of it committed.
-                reply(message, TxnReply.error("failed, nothing committed: " + ar.cause()));
+                reply(message, TxnReply.failed("failed, nothing committed: " + ar.cause()));
             }
         });
     }

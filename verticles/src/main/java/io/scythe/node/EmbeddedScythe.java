@@ -100,6 +100,9 @@ public final class EmbeddedScythe implements AutoCloseable {
     /** How the coordinators' lookups that miss the address cache reach the index (config {@code lookup}). */
     private io.scythe.storage.remote.RemoteTable.LookupMode lookupMode = io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
 
+    /** The Vert.x instance {@link #start} made for it, closed with it; {@code null} when the caller's. */
+    private Vertx owned;
+
     private EmbeddedScythe(final Vertx vertx, final LocalFabric fabric) {
         this.vertx = vertx;
         this.fabric = fabric;
@@ -112,6 +115,7 @@ public final class EmbeddedScythe implements AutoCloseable {
      */
     public static EmbeddedScythe deploy(final Vertx vertx, final JsonObject config, final Loader loader,
                                         final Procedures procedures) throws Exception {
+        io.scythe.bridge.JvmAccess.requireAgronaAccess();
         final CostModel model = config.containsKey("costModel")
             ? CostModel.fromJson(config.getJsonObject("costModel")) : CostModel.cx5();
         final int parts = config.getInteger("memoryNodes", 2);
@@ -144,6 +148,41 @@ public final class EmbeddedScythe implements AutoCloseable {
             s.close();
             throw e;
         }
+    }
+
+    /**
+     * Starts the cluster in a Vert.x instance of its own ({@code eventLoops} event loops, a bridge on each), which
+     * {@link #close()} closes. When it fails to start, that instance is closed before the exception is thrown, so no
+     * event-loop thread keeps the JVM alive. Blocks the calling thread, which must not be an event loop. Use it in
+     * try-with-resources; {@link #vertx()} is the instance, for the application's own verticles and event-bus clients.
+     *
+     * @throws IllegalStateException naming the JVM option when the JVM lacks {@link io.scythe.bridge.JvmAccess#AGRONA_FLAG}
+     */
+    public static EmbeddedScythe start(final int eventLoops, final JsonObject config, final Loader loader,
+                                       final Procedures procedures) throws Exception {
+        io.scythe.bridge.JvmAccess.requireAgronaAccess(); // before any thread exists
+        if (eventLoops < 1) {
+            throw new IllegalArgumentException("eventLoops=" + eventLoops + " must be at least 1");
+        }
+        final Vertx vertx = Vertx.vertx(new io.vertx.core.VertxOptions().setEventLoopPoolSize(eventLoops));
+        try {
+            BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(30, TimeUnit.SECONDS);
+            final EmbeddedScythe s = deploy(vertx, config, loader, procedures);
+            s.owned = vertx;
+            return s;
+        } catch (final Exception | Error e) {
+            try {
+                vertx.close().await(30, TimeUnit.SECONDS);
+            } catch (final Exception closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
+    }
+
+    /** The Vert.x instance it runs in. */
+    public Vertx vertx() {
+        return vertx;
     }
 
     private void start(final int parts, final Loader loader, final Protocol protocol, final int maxAttempts,
@@ -367,7 +406,10 @@ public final class EmbeddedScythe implements AutoCloseable {
         return List.copyOf(memoryNodes);
     }
 
-    /** Undeploys the coordinators, stops the TSO, frees the fabric. Blocks; idempotent. */
+    /**
+     * Undeploys the coordinators, stops the TSO, frees the fabric, and closes the Vert.x instance when
+     * {@link #start} made it. Blocks; idempotent.
+     */
     @Override
     public void close() throws Exception {
         for (final ComputeNode node : extraNodes) {
@@ -385,5 +427,10 @@ public final class EmbeddedScythe implements AutoCloseable {
             tso = null;
         }
         fabric.close();
+        if (owned != null) {
+            final Vertx closing = owned;
+            owned = null;
+            closing.close().await(30, TimeUnit.SECONDS);
+        }
     }
 }

@@ -83,6 +83,13 @@ class CoordinatorVerticleTest {
                 txn.write("checking", args[0], next, 0, 8);
                 return 0L;
             }))
+            .register("balance", 1, args -> txn -> txn.read("checking", args[0]).map(b -> b.getLong(0)))
+            .register("rollBack", 1, args -> txn -> txn.readForUpdate("checking", args[0]).compose(b ->
+                io.vertx.core.Future.failedFuture(new io.scythe.txn.AbortException(io.scythe.txn.AbortReason.USER,
+                    "the procedure rolled back"))))
+            .register("conflict", 1, args -> txn -> txn.read("checking", args[0]).compose(b ->
+                io.vertx.core.Future.failedFuture(new io.scythe.txn.AbortException(io.scythe.txn.AbortReason.LOCKED,
+                    "always in conflict")))) // retried up to the limit (5 attempts here)
             .register("throwAtOnce", 1, args -> txn -> {
                 throw new IllegalStateException("user code failed before its first read");
             })
@@ -96,7 +103,7 @@ class CoordinatorVerticleTest {
         vertx.deployVerticle(() -> coordinatorVerticle = new CoordinatorVerticle(() -> new Coordinator(new TxnRuntime(catalog, rrpc,
                 LoopTimers.current(), new TsoGroup(64, new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))),
                 Watermarks.DEFAULT, 1L << 40),
-                io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"), 100), procedures, CoordinatorVerticle.ADDRESS),
+                io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"), 5), procedures, CoordinatorVerticle.ADDRESS),
             new DeploymentOptions().setInstances(1)).await(10, TimeUnit.SECONDS);
     }
 
@@ -118,31 +125,64 @@ class CoordinatorVerticleTest {
     @Test
     void shouldCommitAStoredProcedureAndAnswerBadRequestsWithAnErrorThatChangesNothing() throws Exception {
         final TxnReply ok = send(new TxnRequest("deposit", new long[] {3, 50}));
-        assertThat(ok.status()).isEqualTo(TxnReply.COMMITTED);
+        assertThat(ok.status()).isEqualTo(TxnReply.Status.COMMITTED);
         assertThat(ok.result()).isEqualTo(50);
         assertThat(ok.attempts()).isEqualTo(1);
+        assertThat(ok.mode()).as("the protocol mode in its own field").isEqualTo("scythe/occ");
+        assertThat(ok.commitTs()).isPositive();
+        assertThat(ok.reason()).isNull();
         assertThat(balance(3)).isEqualTo(150);
 
-        assertThat(send(new TxnRequest("withdraw", new long[] {3, 50})).reason()).contains("unknown procedure");
-        assertThat(send(new TxnRequest("deposit", new long[] {3})).reason()).contains("takes 2 arguments");
-        assertThat(send("deposit 3 50").reason()).contains("malformed request");
-        final TxnReply missing = send(new TxnRequest("deposit", new long[] {999, 5}));
-        assertThat(missing.status()).isEqualTo(TxnReply.ERROR);
-        assertThat(missing.reason()).contains("no key 999");
+        assertRejected(send(new TxnRequest("withdraw", new long[] {3, 50})), TxnReply.Rejection.UNKNOWN_PROCEDURE,
+            "unknown procedure");
+        assertRejected(send(new TxnRequest("deposit", new long[] {3})), TxnReply.Rejection.BAD_ARGUMENTS,
+            "takes 2 arguments");
+        assertRejected(send("deposit 3 50"), TxnReply.Rejection.MALFORMED, "malformed request");
+        assertRejected(send(new TxnRequest("deposit", new long[] {999, 5})), TxnReply.Rejection.BAD_ARGUMENTS,
+            "no key 999");
         assertThat(balance(3)).as("bad requests changed nothing").isEqualTo(150);
 
         assertThat(send(new TxnRequest("deposit", new long[] {3, 7})).committed()).as("still serving").isTrue();
         assertThat(balance(3)).isEqualTo(157);
     }
 
+    private static void assertRejected(final TxnReply reply, final TxnReply.Rejection why, final String reason) {
+        assertThat(reply.status()).as(reply.reason()).isEqualTo(TxnReply.Status.REJECTED);
+        assertThat(reply.rejection()).isEqualTo(why);
+        assertThat(reply.reason()).contains(reason);
+        assertThat(reply.attempts()).isZero();
+    }
+
+    @Test
+    void shouldReplyWithTheAbortReasonAndTheRealAttemptsAndAReadOnlyCommitTimestamp() throws Exception {
+        final TxnReply rolledBack = send(new TxnRequest("rollBack", new long[] {2}));
+        assertThat(rolledBack.status()).isEqualTo(TxnReply.Status.ABORTED);
+        assertThat(rolledBack.abortReason()).isEqualTo("user");
+        assertThat(rolledBack.attempts()).as("a user rollback is not retried").isEqualTo(1);
+        assertThat(rolledBack.reason()).contains("the procedure rolled back");
+
+        final TxnReply gaveUp = send(new TxnRequest("conflict", new long[] {2}));
+        assertThat(gaveUp.status()).isEqualTo(TxnReply.Status.ABORTED);
+        assertThat(gaveUp.abortReason()).isEqualTo("locked");
+        assertThat(gaveUp.attempts()).as("every attempt up to the limit").isEqualTo(5);
+
+        final TxnReply wrote = send(new TxnRequest("deposit", new long[] {2, 1}));
+        final TxnReply read = send(new TxnRequest("balance", new long[] {2}));
+        assertThat(read.committed()).isTrue();
+        assertThat(read.result()).isEqualTo(101);
+        assertThat(read.mode()).isEqualTo("scythe/occ");
+        assertThat(read.commitTs()).as("a read-only commit has a real timestamp, after the write it read")
+            .isGreaterThan(wrote.commitTs());
+    }
+
     @Test
     void shouldReportAProcedureThatThrowsAsAnErrorWithNothingCommittedNeverAsOutcomeUnknown() throws Exception {
         final TxnReply divided = send(new TxnRequest("divide", new long[] {4, 0}));
-        assertThat(divided.status()).isEqualTo(TxnReply.ERROR);
+        assertThat(divided.status()).isEqualTo(TxnReply.Status.FAILED);
         assertThat(divided.reason()).contains("nothing committed").contains("ArithmeticException")
             .doesNotContain("outcome unknown");
         final TxnReply thrown = send(new TxnRequest("throwAtOnce", new long[] {4}));
-        assertThat(thrown.status()).isEqualTo(TxnReply.ERROR);
+        assertThat(thrown.status()).isEqualTo(TxnReply.Status.FAILED);
         assertThat(thrown.reason()).contains("nothing committed").doesNotContain("outcome unknown");
         assertThat(balance(4)).as("nothing committed").isEqualTo(100);
         assertThat(send(new TxnRequest("divide", new long[] {4, 2})).committed()).isTrue();
@@ -234,7 +274,7 @@ class CoordinatorVerticleTest {
                 deposited += reply.result(); // a mutation that is still a valid deposit to key 5
             } else {
                 errors++;
-                assertThat(reply.status()).isEqualTo(TxnReply.ERROR);
+                assertThat(reply.status()).isIn(TxnReply.Status.REJECTED, TxnReply.Status.FAILED);
                 assertThat(reply.reason()).doesNotContain("outcome unknown");
             }
         }
@@ -249,12 +289,16 @@ class CoordinatorVerticleTest {
 
     @Test
     void shouldCarryRequestsAndRepliesThroughTheKryoCodec() {
-        KryoCodec.register(vertx.eventBus(), TxnRequest.class, TxnReply.class);
+        CoordinatorVerticle.registerCodecs(vertx.eventBus());
         final KryoCodec<TxnRequest> codec = KryoCodec.of(TxnRequest.class);
         final TxnRequest back = codec.decode(codec.encode(new TxnRequest("deposit", new long[] {1, 2})));
         assertThat(back.procedure()).isEqualTo("deposit");
         assertThat(back.args()).containsExactly(1, 2);
         final KryoCodec<TxnReply> replies = KryoCodec.of(TxnReply.class);
-        assertThat(replies.decode(replies.encode(TxnReply.error("x"))).status()).isEqualTo(TxnReply.ERROR);
+        for (final TxnReply reply : List.of(TxnReply.committed(7, 9, 2, 11, "scythe/tocc"),
+            TxnReply.aborted("user", 1, "x"), TxnReply.rejected(TxnReply.Rejection.NOT_SERVING, "y"),
+            TxnReply.wrongOwner(3, "z"), TxnReply.failed("f"), TxnReply.unknown("u"))) {
+            assertThat(replies.decode(replies.encode(reply))).isEqualTo(reply);
+        }
     }
 }

@@ -5,7 +5,7 @@ package io.scythe.txn.api;
  * amounts). Immutable; sent with the Kryo codec ({@code KryoCodec.register(eventBus, TxnRequest.class, ...)}).
  *
  * @param routingKey what a router sent it by (the shard of its first record, see {@code io.scythe.routing.ShardMap}):
- *                   a compute node that does not own that shard refuses it with {@link TxnReply#WRONG_OWNER};
+ *                   a compute node that does not own that shard refuses it with a {@link TxnReply.Rejection#WRONG_OWNER} rejection;
  *                   {@link #NO_ROUTING_KEY} when it was not routed by shard (any node runs it)
  */
 public record TxnRequest(String procedure, long[] args, long routingKey) {

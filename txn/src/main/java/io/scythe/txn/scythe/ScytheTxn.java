@@ -160,9 +160,12 @@ public final class ScytheTxn extends OneSidedTxn {
             return duplicateCommit(this::validation);
         }
         if (!hot && writesNothing()) {
-            // Read-only OCC: nothing to lock or order, so no timestamp; validation alone decides.
-            return finishCommit(staged(Stage.VALIDATE, settle(List.of(validate(), validateAbsent())))
-                .map(v -> 0L));
+            // Read-only OCC: nothing to lock or order; validation alone decides. Its commit timestamp is the one the
+            // attempt fetched at its first read (fetched now when it read only read-only tables), awaited with the
+            // validation: a client acting on the reply (e.g. reading at least as new next time) gets a real one.
+            final Future<Long> ts = timestamp();
+            return finishCommit(staged(Stage.VALIDATE, settle(List.of(validate(), validateAbsent(), ts)))
+                .map(v -> ts.result()));
         }
         return finishCommit(staged(Stage.TIMESTAMP, timestamp()).compose(ts -> {
             final List<Future<?>> locking = new ArrayList<>();
