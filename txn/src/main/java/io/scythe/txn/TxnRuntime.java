@@ -35,6 +35,8 @@ public final class TxnRuntime {
     private java.util.function.Consumer<String> giveUp;
     /** Why this loop gave up ({@link #giveUp}); null while it serves. */
     private String gaveUpFor;
+    /** This loop's CN-to-CN messaging, when its protocol uses peers ({@link #peerLoops}); null otherwise. */
+    private PeerLoops peerLoops;
     /** Test fault point: runs before each write-back batch to a memory node, which fails if it fails. */
     private java.util.function.Function<String, Future<Void>> beforeWriteBack;
 
@@ -138,6 +140,16 @@ public final class TxnRuntime {
     public Future<Void> writeBackGate(final String node) {
         final java.util.function.Function<String, Future<Void>> hook = beforeWriteBack;
         return hook == null ? Future.succeededFuture() : hook.apply(node);
+    }
+
+    /** This loop's CN-to-CN messaging and the cluster's loops, or {@code null} when none was set up. */
+    public PeerLoops peerLoops() {
+        return peerLoops;
+    }
+
+    /** Gives this loop CN-to-CN messaging (before its first transaction), for protocols that use peers. */
+    public void peerLoops(final PeerLoops peerLoops) {
+        this.peerLoops = peerLoops;
     }
 
     /** This loop's RRPC Rocket to {@code node}. */

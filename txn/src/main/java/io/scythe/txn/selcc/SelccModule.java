@@ -13,6 +13,15 @@ import java.util.List;
  * eagerly. The latch word is the objects' protocol word ({@code selcc_latch}); an object is held while it is not 0.
  */
 public final class SelccModule implements ProtocolModule {
+    /** Frames per participant's cache (lines held lazily); beyond it the least recently used idle ones are evicted. */
+    public static final int CACHE_FRAMES = Integer.getInteger("scythe.selcc.cacheFrames", 1 << 16);
+    /** Frames evicted at once (one doorbell per memory node) when the cache is over its capacity. */
+    public static final int EVICT_BATCH = Integer.getInteger("scythe.selcc.evictBatch", 16);
+    /** A frame idle this long is released (flushed if dirty); also what flushes every copy once a run stops. */
+    public static final long LEASE_NS = Long.getLong("scythe.selcc.leaseNs", 1_000_000L);
+
+    /** 2PL, no wait, on SELCC's coherent cache (lazy release, invalidations, handover with the copy forwarded). */
+    public static final Protocol SELCC_2PL = Protocol.of("selcc-2pl", (runtime, hint) -> new SelccTxn(runtime));
     /** 2PL, no wait, on the SEL baseline's latches (eager release, no cache). */
     public static final Protocol SEL_2PL = Protocol.of("sel-2pl", (runtime, hint) -> new Sel2plTxn(runtime));
 
@@ -23,7 +32,7 @@ public final class SelccModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(SEL_2PL);
+        return List.of(SELCC_2PL, SEL_2PL);
     }
 
     /**
@@ -33,6 +42,16 @@ public final class SelccModule implements ProtocolModule {
     @Override
     public boolean listed() {
         return false;
+    }
+
+    @Override
+    public boolean usesPeers() {
+        return true;
+    }
+
+    @Override
+    public void servePeers(final io.scythe.rrpc.CnPeers peers) {
+        LineCache.serve(peers);
     }
 
     @Override

@@ -1,0 +1,516 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.rrpc.CnPeers;
+import io.scythe.rrpc.RpcRequest;
+import io.scythe.rrpc.RpcResponder;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.NotServingException;
+import io.scythe.txn.PeerLoops;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Reposts;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.function.Supplier;
+
+/**
+ * One participant's (event loop's) cache of lines (SELCC §3.1, §4): frames in LRU order, each with the ownership memo
+ * (M/S/I, mirrored by the latch word: memo M iff the word's X field is this participant, memo S iff its bit is set)
+ * and a local shared-exclusive latch (counts: loop-confined, no atomics). Global latches are released lazily: only
+ * when another participant's invalidation asks ({@link #handle}), when the frame is evicted (LRU beyond
+ * {@link SelccModule#CACHE_FRAMES}, batched per memory node, not waited for), or when it stayed idle for the lease
+ * ({@link SelccModule#LEASE_NS}; this also flushes every copy back once a run stops).
+ *
+ * <p>Lines are table objects (package doc): a frame's copy is the object slot; its latch word bytes in the copy mean
+ * nothing and are never written back. A flush WRITEs the version word, the value length and the dirty range of the
+ * value, never the latch word, then the FAA that releases or hands over, on the same QP.
+ *
+ * <p>Not implemented (issue 21): fairness (γ lease, priority aging, reader spin flag, priority matching), resend
+ * after C·RTT/N_r (a dropped invalidation aborts the requester: 2PL no-wait), forwarding by one-sided WRITE into the
+ * requester's buffer (the copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
+ */
+public final class LineCache {
+    static final TxnRuntime.Key<LineCache> KEY = new TxnRuntime.Key<>("selcc-line-cache");
+    /** Rounds of latch retries after invalidations answered "not held" or "released", before the attempt aborts. */
+    static final int MAX_ROUNDS = 4;
+    /** Upgrade CASes (each after invalidating the other readers) before the fallback (release S, acquire X). */
+    static final int UPGRADE_TRIES = 2;
+
+    /** The caches of each node's loops, for the invalidation handler on that loop. */
+    private static final Map<CnPeers, LineCache[]> REGISTRY = Collections.synchronizedMap(new WeakHashMap<>());
+
+    enum Memo { I, S, M }
+
+    /** A line: memory node and object address. */
+    record Line(String node, long address) {
+    }
+
+    /** One cached line. */
+    static final class Frame {
+        final Line line;
+        final int rkey;
+        final int lineBytes;
+        final UnsafeBuffer image;
+        Memo memo = Memo.I;
+        /** Local Shared holders. */
+        int readers;
+        /** A local flow holds it Exclusive. */
+        boolean writer;
+        /** A global verb or invalidation of it is in flight: local flows and handlers keep off. */
+        boolean busy;
+        /** Dirty range of the value ({@link DirtyBounds}, data offsets), and whether header words changed. */
+        long dirty = DirtyBounds.CLEAN;
+        boolean headerDirty;
+        long lastUsedNs;
+
+        Frame(final Line line, final int rkey, final int lineBytes) {
+            this.line = line;
+            this.rkey = rkey;
+            this.lineBytes = lineBytes;
+            this.image = new UnsafeBuffer(new byte[lineBytes]);
+        }
+
+        long latchAddress() {
+            return line.address + ObjectLayout.PROTOCOL_WORD_OFFSET;
+        }
+
+        boolean idle() {
+            return !busy && readers == 0 && !writer;
+        }
+
+        @Override
+        public String toString() {
+            return line.node + "@" + line.address + " " + memo + " r" + readers + (writer ? " w" : "")
+                + (busy ? " busy" : "");
+        }
+    }
+
+    private final TxnRuntime runtime;
+    private final PeerLoops peers;
+    private final int me;
+    private final int capacity;
+    private final long leaseNs;
+    private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
+    /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
+    private final Set<Line> evicting = new HashSet<>();
+    private boolean sweeping;
+
+    private LineCache(final TxnRuntime runtime, final int capacity, final long leaseNs) {
+        this.runtime = runtime;
+        this.peers = runtime.peerLoops();
+        if (peers == null) {
+            throw new UnsupportedOperationException("selcc-2pl needs CN-to-CN messaging for its invalidations: the "
+                + "simulator sets it up; the cluster and bench modes do not yet (issue 21)");
+        }
+        this.me = Participants.of(runtime);
+        if (peers.number() != me) {
+            throw new IllegalStateException("loop number " + peers.number() + " of the peers is not participant "
+                + me + " of the transaction ids");
+        }
+        this.capacity = capacity;
+        this.leaseNs = leaseNs;
+        REGISTRY.computeIfAbsent(peers.peers(), p -> new LineCache[p.loops()])[peers.loopIndex()] = this;
+    }
+
+    /** This loop's cache, made on first use. */
+    public static LineCache of(final TxnRuntime runtime) {
+        return runtime.extension(KEY, r -> new LineCache(r, SelccModule.CACHE_FRAMES, SelccModule.LEASE_NS));
+    }
+
+    /** Registers the invalidation handler on one compute node's peers. */
+    static void serve(final CnPeers peers) {
+        peers.handle(Invalidation.RPC, (request, responder) -> {
+            final LineCache[] caches = REGISTRY.get(peers);
+            final int loop = peers.loopIndex();
+            final LineCache cache = caches == null || loop < 0 || loop >= caches.length ? null : caches[loop];
+            if (cache == null) {
+                responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // this loop never cached a line
+                return;
+            }
+            cache.handle(request, responder);
+        });
+    }
+
+    int participant() {
+        return me;
+    }
+
+    /** Frames cached (tests, end-of-run checks). */
+    public int size() {
+        return frames.size();
+    }
+
+    // ------------------------------------------------------------------------------------------------ frames
+
+    /** The frame of a line, made (memo I) if absent; null while the line's eviction is in flight. */
+    Frame frame(final String node, final long address, final int rkey, final int lineBytes) {
+        final Line line = new Line(node, address);
+        Frame f = frames.get(line);
+        if (f == null) {
+            if (evicting.contains(line)) {
+                return null;
+            }
+            f = new Frame(line, rkey, lineBytes);
+            f.lastUsedNs = runtime.timers().nowNs();
+            frames.put(line, f);
+            if (frames.size() > capacity) {
+                evictLru();
+            }
+            startSweeping();
+        }
+        return f;
+    }
+
+    /** Forgets a frame that holds nothing (memo I) and nobody uses. */
+    void forgetIfInvalid(final Frame f) {
+        if (f.memo == Memo.I && f.idle() && frames.get(f.line) == f) {
+            frames.remove(f.line);
+        }
+    }
+
+    void used(final Frame f) {
+        f.lastUsedNs = runtime.timers().nowNs();
+    }
+
+    // ------------------------------------------------------------------------------------------ acquisition
+
+    private static AbortException locked(final Frame f, final String why) {
+        return new AbortException(AbortReason.LOCKED, "line " + f.line.node + "@" + f.line.address + ": " + why);
+    }
+
+    private Future<RdmaChannel> channel(final Frame f) {
+        return runtime.channel(f.line.node);
+    }
+
+    /** Runs a global step of {@code f} with it busy, and frees it after, whatever the outcome. */
+    private <T> Future<T> busy(final Frame f, final Supplier<Future<T>> step) {
+        f.busy = true;
+        return step.get().andThen(done -> f.busy = false);
+    }
+
+    /** A verb that must land (an undo, a release): posted again while refused for now, else the loop gives up. */
+    private <T> Future<T> mustLand(final String what, final Supplier<Future<T>> verb) {
+        return Reposts.untilAccepted(runtime.timers(), verb).recover(e -> {
+            runtime.giveUp("selcc: " + what + " failed: " + e);
+            return Future.failedFuture(new NotServingException("selcc: " + what + " failed and this loop gave up",
+                e));
+        });
+    }
+
+    /** Posts a doorbell whose atomic must not be left in doubt: refused for now fails plainly, else the loop gives up. */
+    private Future<Doorbell> postAcquire(final Doorbell batch, final String what) {
+        return batch.post().recover(e -> {
+            if (io.scythe.txn.Refusal.forNow(e)) {
+                return Future.failedFuture(e);
+            }
+            runtime.giveUp("selcc: " + what + " failed after it was posted: " + e);
+            return Future.failedFuture(new NotServingException("selcc: " + what + " in doubt; this loop gave up", e));
+        });
+    }
+
+    /** I -> S: FAA +bit with the READ in one doorbell; an X holder shows: undo, PeerRd to it, retry or take the copy. */
+    Future<Void> acquireShared(final Frame f) {
+        return busy(f, () -> acquireShared(f, 0));
+    }
+
+    private Future<Void> acquireShared(final Frame f, final int round) {
+        return channel(f).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int faa = batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.share(me));
+            batch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes);
+            return postAcquire(batch, "a Shared FAA").map(b -> b.result(faa));
+        }).compose(previous -> {
+            final int holder = LatchWord.holder(previous);
+            if (holder == 0) {
+                f.memo = Memo.S;
+                return Future.succeededFuture();
+            }
+            return mustLand("undoing a Shared FAA", () -> channel(f).compose(ch -> ch.fetchAndAdd(f.latchAddress(),
+                f.rkey, LatchWord.unshare(me)))).compose(v -> invalidate(f, Invalidation.PEER_RD, holder))
+                .compose(status -> {
+                    if (status == Invalidation.GRANTED) {
+                        f.memo = Memo.S; // case 2: the holder flushed, set both bits and forwarded its copy
+                        return Future.succeededFuture();
+                    }
+                    if (status == Invalidation.DROPPED) {
+                        return Future.failedFuture(locked(f, "participant " + holder + " uses it (dropped)"));
+                    }
+                    return round + 1 < MAX_ROUNDS ? acquireShared(f, round + 1)
+                        : Future.failedFuture(locked(f, "Shared not taken in " + MAX_ROUNDS + " rounds"));
+                });
+        });
+    }
+
+    /** I -> M: CAS 0 -> (me, 0) with the READ; a holder: PeerWr to it (case 1) or to every reader (case 3). */
+    Future<Void> acquireExclusive(final Frame f) {
+        return busy(f, () -> acquireExclusive(f, 0));
+    }
+
+    private Future<Void> acquireExclusive(final Frame f, final int round) {
+        return channel(f).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int cas = batch.compareAndSwap(f.latchAddress(), f.rkey, LatchWord.FREE, LatchWord.exclusive(me));
+            batch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes);
+            return postAcquire(batch, "an Exclusive CAS").map(b -> b.result(cas));
+        }).compose(previous -> {
+            if (previous == LatchWord.FREE) {
+                f.memo = Memo.M;
+                return Future.succeededFuture();
+            }
+            final int holder = LatchWord.holder(previous);
+            if (holder == me) {
+                runtime.giveUp("selcc: latch word " + LatchWord.toString(previous) + " names this participant "
+                    + "as holder while its memo is I");
+                return Future.failedFuture(new NotServingException("selcc: latch and memo disagree"));
+            }
+            final Future<Integer> asked = holder != 0 ? invalidate(f, Invalidation.PEER_WR, holder)
+                : invalidateReaders(f, LatchWord.readers(previous) & ~LatchWord.bit(me));
+            return asked.compose(status -> {
+                if (status == Invalidation.GRANTED) {
+                    f.memo = Memo.M; // case 1: handed over, the copy forwarded
+                    return Future.succeededFuture();
+                }
+                if (status == Invalidation.DROPPED) {
+                    return Future.failedFuture(locked(f, "word " + LatchWord.toString(previous) + ": in use"));
+                }
+                return round + 1 < MAX_ROUNDS ? acquireExclusive(f, round + 1)
+                    : Future.failedFuture(locked(f, "Exclusive not taken in " + MAX_ROUNDS + " rounds"));
+            });
+        });
+    }
+
+    /**
+     * S -> M: CAS (0, bit) -> (me, 0), after invalidating the other readers when it fails; after
+     * {@link #UPGRADE_TRIES} the fallback: FAA -bit (memo I), then I -> M (the copy is READ again: callers check its
+     * version).
+     */
+    Future<Void> upgrade(final Frame f) {
+        return busy(f, () -> upgrade(f, 0));
+    }
+
+    private Future<Void> upgrade(final Frame f, final int tries) {
+        final long mine = LatchWord.share(me);
+        return channel(f).compose(ch -> ch.compareAndSwap(f.latchAddress(), f.rkey, mine, LatchWord.exclusive(me)))
+            .recover(e -> io.scythe.txn.Refusal.forNow(e) ? Future.failedFuture(e)
+                : mustLand("an upgrade CAS", () -> Future.failedFuture(e)))
+            .compose(previous -> {
+                if (previous == mine) {
+                    f.memo = Memo.M;
+                    return Future.succeededFuture();
+                }
+                if (tries + 1 >= UPGRADE_TRIES) {
+                    return mustLand("releasing Shared for the upgrade's fallback", () -> channel(f).compose(ch ->
+                        ch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me)))).compose(v -> {
+                            f.memo = Memo.I;
+                            return acquireExclusive(f, 0);
+                        });
+                }
+                final long others = LatchWord.readers(previous) & ~LatchWord.bit(me);
+                return invalidateReaders(f, others).compose(status -> status == Invalidation.DROPPED
+                    ? Future.failedFuture(locked(f, "upgrade: a reader uses it"))
+                    : upgrade(f, tries + 1));
+            });
+    }
+
+    // ------------------------------------------------------------------------------------------ invalidation
+
+    /** Sends PeerWr to every participant in {@code readers}: DROPPED if one dropped it, else RELEASED. */
+    private Future<Integer> invalidateReaders(final Frame f, final long readers) {
+        final List<Future<Integer>> asked = new ArrayList<>();
+        long r = readers;
+        while (r != 0) {
+            final int p = Long.numberOfTrailingZeros(r) + 1;
+            r &= r - 1;
+            asked.add(invalidate(f, Invalidation.PEER_WR_SHARED, p));
+        }
+        return Future.all(asked).map(all -> {
+            for (final Future<Integer> a : asked) {
+                if (a.result() == Invalidation.GRANTED) { // the receiver discards a PeerWr meant for a reader
+                    throw new IllegalStateException("a reader's invalidation was answered with a handover");
+                }
+                if (a.result() == Invalidation.DROPPED) {
+                    return Invalidation.DROPPED;
+                }
+            }
+            return Invalidation.RELEASED;
+        });
+    }
+
+    /** One invalidation to participant {@code target}; a forwarded copy lands in {@code f}'s image. */
+    private Future<Integer> invalidate(final Frame f, final int kind, final int target) {
+        final PeerLoops.Address where = peers.where().apply(target);
+        final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
+            f.lineBytes);
+        return peers.peers().call(where.peer(), where.loop(), Invalidation.RPC, request, 0, request.capacity())
+            .map(reply -> {
+                final int status = reply.payload().getByte(0);
+                if (status == Invalidation.GRANTED) {
+                    f.image.putBytes(0, reply.payload(), Invalidation.REPLY_LINE_OFFSET, f.lineBytes);
+                    f.headerDirty = reply.payload().getByte(Invalidation.REPLY_HEADER_DIRTY_OFFSET) != 0;
+                    f.dirty = reply.payload().getLong(Invalidation.REPLY_DIRTY_OFFSET);
+                }
+                return status;
+            });
+    }
+
+    /** The handler of an invalidation on this loop (try-lock: a frame in use drops it). */
+    private void handle(final RpcRequest request, final RpcResponder responder) {
+        final int at = request.payloadOffset();
+        final int kind = request.payload().getByte(at + Invalidation.KIND_OFFSET);
+        final int requester = request.payload().getByte(at + Invalidation.REQUESTER_OFFSET) & 0xff;
+        final Line line = new Line(Invalidation.node(request.payload(), at),
+            request.payload().getLong(at + Invalidation.ADDRESS_OFFSET));
+        final Frame f = frames.get(line);
+        if (f == null || f.memo == Memo.I) {
+            responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
+            return;
+        }
+        if (!f.idle()) {
+            responder.reply(Invalidation.status(Invalidation.DROPPED)); // a local thread uses it
+            return;
+        }
+        if ((kind == Invalidation.PEER_WR_SHARED) != (f.memo == Memo.S)) {
+            responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
+            return;
+        }
+        if (kind == Invalidation.PEER_RD) { // case 2: flush, both Shared, forward
+            busy(f, () -> mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                addFlush(batch, f);
+                batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
+                return batch.post();
+            }))).onComplete(done -> {
+                if (done.failed()) {
+                    responder.fail(1, String.valueOf(done.cause()));
+                    return;
+                }
+                f.memo = Memo.S;
+                f.dirty = DirtyBounds.CLEAN;
+                f.headerDirty = false;
+                responder.reply(Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
+            });
+            return;
+        }
+        final boolean modified = f.memo == Memo.M;
+        final long delta = modified ? LatchWord.handover(me, requester) : LatchWord.unshare(me);
+        busy(f, () -> mustLand(modified ? "a case-1 handover" : "a case-3 release", () -> channel(f).compose(ch ->
+            ch.fetchAndAdd(f.latchAddress(), f.rkey, delta)))).onComplete(done -> {
+                if (done.failed()) {
+                    responder.fail(1, String.valueOf(done.cause()));
+                    return;
+                }
+                f.memo = Memo.I;
+                forgetIfInvalid(f);
+                responder.reply(modified ? Invalidation.granted(f.image, f.lineBytes, f.headerDirty, f.dirty)
+                    : Invalidation.status(Invalidation.RELEASED));
+            });
+    }
+
+    // ------------------------------------------------------------------------------------------ eviction
+
+    /** The WRITEs of a dirty copy: the version word, the value length and the dirty range; never the latch word. */
+    private static void addFlush(final Doorbell batch, final Frame f) {
+        if (f.headerDirty) {
+            batch.write(f.line.address + ObjectLayout.VERSION_OFFSET, f.rkey, f.image, ObjectLayout.VERSION_OFFSET,
+                8);
+            batch.write(f.line.address + ObjectLayout.VALUE_LENGTH_OFFSET, f.rkey, f.image,
+                ObjectLayout.VALUE_LENGTH_OFFSET, 4);
+        }
+        if (f.dirty != DirtyBounds.CLEAN) {
+            final int from = ObjectLayout.VALUE_OFFSET + DirtyBounds.lower(f.dirty);
+            batch.write(f.line.address + from, f.rkey, f.image, from, DirtyBounds.length(f.dirty));
+        }
+    }
+
+    /** Evicts least recently used idle frames down to the capacity less a batch, grouped per memory node. */
+    private void evictLru() {
+        final int target = Math.max(0, capacity - SelccModule.EVICT_BATCH);
+        final List<Frame> victims = new ArrayList<>();
+        final Iterator<Frame> lru = frames.values().iterator();
+        while (lru.hasNext() && frames.size() - victims.size() > target) {
+            final Frame f = lru.next();
+            if (f.idle() && f.memo == Memo.I) {
+                lru.remove(); // holds nothing: dropped
+            } else if (f.idle()) {
+                victims.add(f);
+            }
+        }
+        evict(victims);
+    }
+
+    /**
+     * Releases {@code victims} (flush if dirty, then the FAA), one doorbell per memory node, without waiting: the
+     * frames leave the cache at once (their images are no longer written), their lines stay out of it until the
+     * doorbell landed.
+     */
+    private void evict(final List<Frame> victims) {
+        final Map<String, List<Frame>> byNode = new HashMap<>();
+        for (final Frame f : victims) {
+            frames.remove(f.line);
+            evicting.add(f.line);
+            byNode.computeIfAbsent(f.line.node, n -> new ArrayList<>()).add(f);
+        }
+        for (final Map.Entry<String, List<Frame>> e : byNode.entrySet()) {
+            final List<Frame> group = e.getValue();
+            mustLand("an eviction", () -> runtime.channel(e.getKey()).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                for (final Frame f : group) {
+                    if (f.memo == Memo.M) {
+                        addFlush(batch, f);
+                        batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unexclusive(me));
+                    } else {
+                        batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me));
+                    }
+                }
+                return batch.post();
+            })).onComplete(done -> {
+                for (final Frame f : group) {
+                    f.memo = Memo.I;
+                    evicting.remove(f.line);
+                }
+            });
+        }
+    }
+
+    /** The lease: frames idle for {@code leaseNs} are released, checked every half lease while any is cached. */
+    private void startSweeping() {
+        if (sweeping || leaseNs <= 0) {
+            return;
+        }
+        sweeping = true;
+        runtime.timers().after(leaseNs / 2).onComplete(v -> sweep());
+    }
+
+    private void sweep() {
+        final long now = runtime.timers().nowNs();
+        final List<Frame> expired = new ArrayList<>();
+        final List<Frame> invalid = new ArrayList<>();
+        for (final Frame f : frames.values()) {
+            if (f.idle() && now - f.lastUsedNs >= leaseNs) {
+                (f.memo == Memo.I ? invalid : expired).add(f);
+            }
+        }
+        for (final Frame f : invalid) {
+            frames.remove(f.line);
+        }
+        evict(expired);
+        sweeping = false;
+        if (!frames.isEmpty()) {
+            startSweeping();
+        }
+    }
+}
