@@ -168,7 +168,7 @@ public final class LineCache {
             f.lastUsedNs = runtime.timers().nowNs();
             frames.put(line, f);
             if (frames.size() > capacity) {
-                evictLru();
+                evictLru(f);
             }
             startSweeping();
         }
@@ -436,13 +436,19 @@ public final class LineCache {
         }
     }
 
-    /** Evicts least recently used idle frames down to the capacity less a batch, grouped per memory node. */
-    private void evictLru() {
+    /**
+     * Evicts least recently used idle frames down to the capacity less a batch, grouped per memory node; never
+     * {@code made}, the frame just made for the caller (idle until the caller starts its acquire).
+     */
+    private void evictLru(final Frame made) {
         final int target = Math.max(0, capacity - SelccModule.EVICT_BATCH);
         final List<Frame> victims = new ArrayList<>();
         final Iterator<Frame> lru = frames.values().iterator();
         while (lru.hasNext() && frames.size() - victims.size() > target) {
             final Frame f = lru.next();
+            if (f == made) {
+                continue;
+            }
             if (f.idle() && f.memo == Memo.I) {
                 lru.remove(); // holds nothing: dropped
             } else if (f.idle()) {
