@@ -32,8 +32,8 @@ import java.util.function.Supplier;
  * (M/S/I, mirrored by the latch word: memo M iff the word's X field is this participant, memo S iff its bit is set)
  * and a local shared-exclusive latch (counts: loop-confined, no atomics). Global latches are released lazily: only
  * when another participant's invalidation asks ({@link #handle}), when the frame is evicted (LRU beyond
- * {@link SelccModule#CACHE_FRAMES}, batched per memory node, not waited for), or when it stayed idle for the lease
- * ({@link SelccModule#LEASE_NS}; this also flushes every copy back once a run stops).
+ * {@link SelccModule#DEFAULT_CACHE_FRAMES}, batched per memory node, not waited for), or when it stayed idle for the lease
+ * ({@link SelccModule#DEFAULT_LEASE_NS}; this also flushes every copy back once a run stops).
  *
  * <p>Lines are table objects (package doc): a frame's copy is the object slot; its latch word bytes in the copy mean
  * nothing and are never written back. A flush WRITEs the version word, the value length and the dirty range of the
@@ -103,13 +103,14 @@ public final class LineCache {
     private final PeerLoops peers;
     private final int me;
     private final int capacity;
+    private final int evictBatch;
     private final long leaseNs;
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
     private final Set<Line> evicting = new HashSet<>();
     private boolean sweeping;
 
-    private LineCache(final TxnRuntime runtime, final int capacity, final long leaseNs) {
+    private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
         this.runtime = runtime;
         this.peers = runtime.peerLoops();
         if (peers == null) {
@@ -122,13 +123,15 @@ public final class LineCache {
                 + me + " of the transaction ids");
         }
         this.capacity = capacity;
+        this.evictBatch = evictBatch;
         this.leaseNs = leaseNs;
         REGISTRY.computeIfAbsent(peers.peers(), p -> new LineCache[p.loops()])[peers.loopIndex()] = this;
     }
 
     /** This loop's cache, made on first use. */
     public static LineCache of(final TxnRuntime runtime) {
-        return runtime.extension(KEY, r -> new LineCache(r, SelccModule.CACHE_FRAMES, SelccModule.LEASE_NS));
+        return runtime.extension(KEY, r -> new LineCache(r, SelccModule.cacheFrames(), SelccModule.evictBatch(),
+            SelccModule.leaseNs()));
     }
 
     /** Registers the invalidation handler on one compute node's peers. */
@@ -441,7 +444,7 @@ public final class LineCache {
      * {@code made}, the frame just made for the caller (idle until the caller starts its acquire).
      */
     private void evictLru(final Frame made) {
-        final int target = Math.max(0, capacity - SelccModule.EVICT_BATCH);
+        final int target = Math.max(0, capacity - evictBatch);
         final List<Frame> victims = new ArrayList<>();
         final Iterator<Frame> lru = frames.values().iterator();
         while (lru.hasNext() && frames.size() - victims.size() > target) {

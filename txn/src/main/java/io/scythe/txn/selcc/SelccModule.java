@@ -13,12 +13,39 @@ import java.util.List;
  * eagerly. The latch word is the objects' protocol word ({@code selcc_latch}); an object is held while it is not 0.
  */
 public final class SelccModule implements ProtocolModule {
-    /** Frames per participant's cache (lines held lazily); beyond it the least recently used idle ones are evicted. */
-    public static final int CACHE_FRAMES = Integer.getInteger("scythe.selcc.cacheFrames", 1 << 16);
-    /** Frames evicted at once (one doorbell per memory node) when the cache is over its capacity. */
-    public static final int EVICT_BATCH = Integer.getInteger("scythe.selcc.evictBatch", 16);
-    /** A frame idle this long is released (flushed if dirty); also what flushes every copy once a run stops. */
-    public static final long LEASE_NS = Long.getLong("scythe.selcc.leaseNs", 1_000_000L);
+    /**
+     * Frames per participant's cache (lines held lazily); beyond it the least recently used idle ones are evicted.
+     * Configured by the system property {@code scythe.selcc.cacheFrames}, read when a loop's cache is made.
+     */
+    public static final int DEFAULT_CACHE_FRAMES = 1 << 16;
+    /** Frames evicted at once (one doorbell per memory node) over capacity; {@code scythe.selcc.evictBatch}. */
+    public static final int DEFAULT_EVICT_BATCH = 16;
+    /**
+     * A frame idle this long is released (flushed if dirty); also what flushes every copy once a run stops;
+     * {@code scythe.selcc.leaseNs}.
+     */
+    public static final long DEFAULT_LEASE_NS = 1_000_000L;
+
+    static int cacheFrames() {
+        return positive("scythe.selcc.cacheFrames", Integer.getInteger("scythe.selcc.cacheFrames",
+            DEFAULT_CACHE_FRAMES));
+    }
+
+    static int evictBatch() {
+        return positive("scythe.selcc.evictBatch", Integer.getInteger("scythe.selcc.evictBatch",
+            DEFAULT_EVICT_BATCH));
+    }
+
+    static long leaseNs() {
+        return positive("scythe.selcc.leaseNs", Long.getLong("scythe.selcc.leaseNs", DEFAULT_LEASE_NS));
+    }
+
+    private static <N extends Number> N positive(final String name, final N value) {
+        if (value.longValue() <= 0) {
+            throw new IllegalArgumentException(name + "=" + value + " must be positive");
+        }
+        return value;
+    }
 
     /** 2PL, no wait, on SELCC's coherent cache (lazy release, invalidations, handover with the copy forwarded). */
     public static final Protocol SELCC_2PL = Protocol.of("selcc-2pl", (runtime, hint) -> new SelccTxn(runtime));
