@@ -18,12 +18,10 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.function.Supplier;
 
@@ -45,8 +43,6 @@ import java.util.function.Supplier;
  */
 public final class LineCache {
     static final TxnRuntime.Key<LineCache> KEY = new TxnRuntime.Key<>("selcc-line-cache");
-    /** Rounds of latch retries after invalidations answered "not held" or "released", before the attempt aborts. */
-    static final int MAX_ROUNDS = 4;
     /** Upgrade CASes (each after invalidating the other readers) before the fallback (release S, acquire X). */
     static final int UPGRADE_TRIES = 2;
 
@@ -54,6 +50,38 @@ public final class LineCache {
     private static final Map<CnPeers, LineCache[]> REGISTRY = Collections.synchronizedMap(new WeakHashMap<>());
 
     enum Memo { I, S, M }
+
+    /**
+     * Counts over every cache of the JVM (hits, global acquisitions, invalidations and their answers, evictions), for
+     * reports: printed at exit with {@code -Dscythe.selcc.stats=true}. Plain sums of loop-confined increments.
+     */
+    static final class Stats {
+        static final java.util.concurrent.atomic.LongAdder HITS = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder ACQUIRES = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder UPGRADES = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder SENT = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder DROPPED = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder GRANTED = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder EVICTED = new java.util.concurrent.atomic.LongAdder();
+
+        static {
+            if (Boolean.getBoolean("scythe.selcc.stats")) {
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> System.err.println(summary())));
+            }
+        }
+
+        static String summary() {
+            final long hits = HITS.sum();
+            final long acquires = ACQUIRES.sum();
+            return "selcc cache: hits " + hits + " global acquires " + acquires + " (hit ratio "
+                + String.format("%.3f", hits / (double) Math.max(1, hits + acquires)) + ") upgrades "
+                + UPGRADES.sum() + " invalidations sent " + SENT.sum() + " dropped " + DROPPED.sum() + " granted "
+                + GRANTED.sum() + " evicted " + EVICTED.sum();
+        }
+
+        private Stats() {
+        }
+    }
 
     /** A line: memory node and object address. */
     record Line(String node, long address) {
@@ -70,8 +98,10 @@ public final class LineCache {
         int readers;
         /** A local flow holds it Exclusive. */
         boolean writer;
-        /** A global verb or invalidation of it is in flight: local flows and handlers keep off. */
+        /** A global verb or invalidation of it is in flight: handlers drop, local flows wait for {@link #pending}. */
         boolean busy;
+        /** What it is busy with (completes when it is not busy any more), or null. */
+        Future<?> pending;
         /** Dirty range of the value ({@link DirtyBounds}, data offsets), and whether header words changed. */
         long dirty = DirtyBounds.CLEAN;
         boolean headerDirty;
@@ -105,9 +135,11 @@ public final class LineCache {
     private final int capacity;
     private final int evictBatch;
     private final long leaseNs;
+    private final int rounds = SelccModule.rounds();
+    private final long resendNs = SelccModule.resendNs();
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
-    private final Set<Line> evicting = new HashSet<>();
+    private final Map<Line, Future<Void>> evicting = new HashMap<>();
     private boolean sweeping;
 
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
@@ -164,7 +196,7 @@ public final class LineCache {
         final Line line = new Line(node, address);
         Frame f = frames.get(line);
         if (f == null) {
-            if (evicting.contains(line)) {
+            if (evicting.containsKey(line)) {
                 return null;
             }
             f = new Frame(line, rkey, lineBytes);
@@ -185,6 +217,11 @@ public final class LineCache {
         }
     }
 
+    /** A local latch taken on a frame whose memo allowed it with no verb. */
+    static void hit() {
+        Stats.HITS.increment();
+    }
+
     void used(final Frame f) {
         f.lastUsedNs = runtime.timers().nowNs();
     }
@@ -202,7 +239,30 @@ public final class LineCache {
     /** Runs a global step of {@code f} with it busy, and frees it after, whatever the outcome. */
     private <T> Future<T> busy(final Frame f, final Supplier<Future<T>> step) {
         f.busy = true;
-        return step.get().andThen(done -> f.busy = false);
+        final Future<T> done = step.get().andThen(ignored -> {
+            f.busy = false;
+            f.pending = null;
+        });
+        if (f.busy) {
+            f.pending = done;
+        }
+        return done;
+    }
+
+    /**
+     * Completes once {@code f} is not busy or its line's eviction landed: a local flow waits for the local latch's
+     * holder (a global step of this loop), never for a transaction's lock.
+     */
+    Future<Void> settled(final Frame f) {
+        final Future<?> pending = f == null ? null : f.pending;
+        return pending == null ? Future.succeededFuture() : pending.<Void>transform(ignored ->
+            Future.succeededFuture());
+    }
+
+    /** Completes once the eviction of the line at {@code address} of {@code node} landed (at once if none is). */
+    Future<Void> evicted(final String node, final long address) {
+        final Future<Void> landing = evicting.get(new Line(node, address));
+        return landing == null ? Future.succeededFuture() : landing;
     }
 
     /** A verb that must land (an undo, a release): posted again while refused for now, else the loop gives up. */
@@ -227,6 +287,7 @@ public final class LineCache {
 
     /** I -> S: FAA +bit with the READ in one doorbell; an X holder shows: undo, PeerRd to it, retry or take the copy. */
     Future<Void> acquireShared(final Frame f) {
+        Stats.ACQUIRES.increment();
         return busy(f, () -> acquireShared(f, 0));
     }
 
@@ -249,17 +310,14 @@ public final class LineCache {
                         f.memo = Memo.S; // case 2: the holder flushed, set both bits and forwarded its copy
                         return Future.succeededFuture();
                     }
-                    if (status == Invalidation.DROPPED) {
-                        return Future.failedFuture(locked(f, "participant " + holder + " uses it (dropped)"));
-                    }
-                    return round + 1 < MAX_ROUNDS ? acquireShared(f, round + 1)
-                        : Future.failedFuture(locked(f, "Shared not taken in " + MAX_ROUNDS + " rounds"));
+                    return again(f, round, status, "Shared", next -> acquireShared(f, next));
                 });
         });
     }
 
     /** I -> M: CAS 0 -> (me, 0) with the READ; a holder: PeerWr to it (case 1) or to every reader (case 3). */
     Future<Void> acquireExclusive(final Frame f) {
+        Stats.ACQUIRES.increment();
         return busy(f, () -> acquireExclusive(f, 0));
     }
 
@@ -287,11 +345,7 @@ public final class LineCache {
                     f.memo = Memo.M; // case 1: handed over, the copy forwarded
                     return Future.succeededFuture();
                 }
-                if (status == Invalidation.DROPPED) {
-                    return Future.failedFuture(locked(f, "word " + LatchWord.toString(previous) + ": in use"));
-                }
-                return round + 1 < MAX_ROUNDS ? acquireExclusive(f, round + 1)
-                    : Future.failedFuture(locked(f, "Exclusive not taken in " + MAX_ROUNDS + " rounds"));
+                return again(f, round, status, "Exclusive", next -> acquireExclusive(f, next));
             });
         });
     }
@@ -302,6 +356,7 @@ public final class LineCache {
      * version).
      */
     Future<Void> upgrade(final Frame f) {
+        Stats.UPGRADES.increment();
         return busy(f, () -> upgrade(f, 0));
     }
 
@@ -324,9 +379,27 @@ public final class LineCache {
                 }
                 final long others = LatchWord.readers(previous) & ~LatchWord.bit(me);
                 return invalidateReaders(f, others).compose(status -> status == Invalidation.DROPPED
-                    ? Future.failedFuture(locked(f, "upgrade: a reader uses it"))
+                    ? runtime.timers().after(resendNs).compose(v -> upgrade(f, tries + 1))
                     : upgrade(f, tries + 1));
             });
+    }
+
+    /**
+     * The next round of an acquisition after its invalidation was answered {@code status}: at once after "not held"
+     * or "released" (the latch word must be read again), after the resend interval {@code C·RTT / N_r} (§5.1.2:
+     * shorter as the retries grow) after "dropped"; past {@link SelccModule#rounds} rounds the attempt aborts
+     * (2PL without waiting beyond that bound: no deadlock).
+     */
+    private Future<Void> again(final Frame f, final int round, final int status, final String what,
+                               final java.util.function.IntFunction<Future<Void>> next) {
+        if (round + 1 >= rounds) {
+            return Future.failedFuture(locked(f, what + " not taken in " + rounds + " rounds (last answer "
+                + (status == Invalidation.DROPPED ? "dropped: in use there" : "not held") + ")"));
+        }
+        if (status == Invalidation.DROPPED) {
+            return runtime.timers().after(resendNs / (round + 1)).compose(v -> next.apply(round + 1));
+        }
+        return next.apply(round + 1);
     }
 
     // ------------------------------------------------------------------------------------------ invalidation
@@ -355,12 +428,18 @@ public final class LineCache {
 
     /** One invalidation to participant {@code target}; a forwarded copy lands in {@code f}'s image. */
     private Future<Integer> invalidate(final Frame f, final int kind, final int target) {
+        Stats.SENT.increment();
         final PeerLoops.Address where = peers.where().apply(target);
         final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
             f.lineBytes);
         return peers.peers().call(where.peer(), where.loop(), Invalidation.RPC, request, 0, request.capacity())
             .map(reply -> {
                 final int status = reply.payload().getByte(0);
+                if (status == Invalidation.DROPPED) {
+                    Stats.DROPPED.increment();
+                } else if (status == Invalidation.GRANTED) {
+                    Stats.GRANTED.increment();
+                }
                 if (status == Invalidation.GRANTED) {
                     f.image.putBytes(0, reply.payload(), Invalidation.REPLY_LINE_OFFSET, f.lineBytes);
                     f.headerDirty = reply.payload().getByte(Invalidation.REPLY_HEADER_DIRTY_OFFSET) != 0;
@@ -469,12 +548,16 @@ public final class LineCache {
     private void evict(final List<Frame> victims) {
         final Map<String, List<Frame>> byNode = new HashMap<>();
         for (final Frame f : victims) {
+            Stats.EVICTED.increment();
             frames.remove(f.line);
-            evicting.add(f.line);
             byNode.computeIfAbsent(f.line.node, n -> new ArrayList<>()).add(f);
         }
         for (final Map.Entry<String, List<Frame>> e : byNode.entrySet()) {
             final List<Frame> group = e.getValue();
+            final io.vertx.core.Promise<Void> landed = io.vertx.core.Promise.promise();
+            for (final Frame f : group) {
+                evicting.put(f.line, landed.future());
+            }
             mustLand("an eviction", () -> runtime.channel(e.getKey()).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
                 for (final Frame f : group) {
@@ -491,6 +574,7 @@ public final class LineCache {
                     f.memo = Memo.I;
                     evicting.remove(f.line);
                 }
+                landed.complete();
             });
         }
     }

@@ -26,6 +26,22 @@ public final class SelccModule implements ProtocolModule {
      */
     public static final long DEFAULT_LEASE_NS = 1_000_000L;
 
+    /** Latch rounds (each after invalidations) before an acquisition gives up; {@code scythe.selcc.rounds}. */
+    public static final int DEFAULT_ROUNDS = 6;
+    /**
+     * {@code C·RTT} of the resend interval after a dropped invalidation (divided by the round number):
+     * {@code scythe.selcc.resendNs}; C = 4 times a 2 us round trip.
+     */
+    public static final long DEFAULT_RESEND_NS = 8_000L;
+
+    static int rounds() {
+        return positive("scythe.selcc.rounds", Integer.getInteger("scythe.selcc.rounds", DEFAULT_ROUNDS));
+    }
+
+    static long resendNs() {
+        return positive("scythe.selcc.resendNs", Long.getLong("scythe.selcc.resendNs", DEFAULT_RESEND_NS));
+    }
+
     static int cacheFrames() {
         return positive("scythe.selcc.cacheFrames", Integer.getInteger("scythe.selcc.cacheFrames",
             DEFAULT_CACHE_FRAMES));

@@ -102,15 +102,23 @@ public final class SelccTxn extends OneSidedTxn {
         return a.fetch;
     }
 
+    /** Waits for this loop's global step on {@code a}'s line (an acquire, a handover, an eviction), then retries. */
+    private Future<Access> afterLocalStep(final Access a, final Frame f,
+                                          final java.util.function.Function<Access, Future<Access>> retry) {
+        final Future<Void> step = f == null ? cache.evicted(a.partition.node(), a.address()) : cache.settled(f);
+        return step.compose(v -> finished ? locked(a, "attempt over") : retry.apply(a));
+    }
+
     private Future<Access> lockShared(final Access a) {
         final Frame f = frameOf(a);
-        if (f == null) {
-            return locked(a, "its line is being evicted");
+        if (f == null || f.busy) {
+            return afterLocalStep(a, f, this::lockShared);
         }
-        if (f.busy || f.writer) {
-            return locked(a, "latched locally (" + f + ")");
+        if (f.writer) {
+            return locked(a, "written by another transaction of this loop");
         }
         if (f.memo != Memo.I) {
+            LineCache.hit();
             return take(a, f, false);
         }
         return cache.acquireShared(f).transform(done -> {
@@ -124,13 +132,14 @@ public final class SelccTxn extends OneSidedTxn {
 
     private Future<Access> lockExclusive(final Access a) {
         final Frame f = frameOf(a);
-        if (f == null) {
-            return locked(a, "its line is being evicted");
+        if (f == null || f.busy) {
+            return afterLocalStep(a, f, this::lockExclusive);
         }
         if (!f.idle()) {
-            return locked(a, "latched locally (" + f + ")");
+            return locked(a, "latched by another transaction of this loop (" + f + ")");
         }
         if (f.memo == Memo.M) {
+            LineCache.hit();
             return take(a, f, true);
         }
         return (f.memo == Memo.S ? cache.upgrade(f) : cache.acquireExclusive(f)).transform(done -> {
@@ -161,8 +170,11 @@ public final class SelccTxn extends OneSidedTxn {
     private Future<Void> upgrade(final Access a) {
         final Hold h = hold(a);
         final Frame f = h.frame;
-        if (f.busy || f.writer || f.readers != 1) {
-            return locked(a, "shared locally by another flow (" + f + ")");
+        if (f.busy) {
+            return cache.settled(f).compose(v -> finished ? locked(a, "attempt over") : upgrade(a));
+        }
+        if (f.writer || f.readers != 1) {
+            return locked(a, "shared by another transaction of this loop (" + f + ")");
         }
         final Future<Void> global = f.memo == Memo.M ? Future.succeededFuture() : cache.upgrade(f);
         return global.compose(v -> {
