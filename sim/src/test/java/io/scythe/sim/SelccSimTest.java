@@ -23,6 +23,7 @@ class SelccSimTest extends SimVertxTest {
         System.clearProperty("scythe.selcc.cacheFrames");
         System.clearProperty("scythe.selcc.evictBatch");
         System.clearProperty("scythe.selcc.leaseNs");
+        System.clearProperty("scythe.selcc.gamma");
     }
 
     @ParameterizedTest(name = "{0} frames {1} seed {2}")
@@ -46,6 +47,7 @@ class SelccSimTest extends SimVertxTest {
 
     @Test
     void shouldKeepInvariantsWithATinyCacheAndShortLeases() throws Exception {
+        System.setProperty("scythe.selcc.gamma", "0"); // a dropped invalidation makes the holder yield at once
         System.setProperty("scythe.selcc.cacheFrames", "2");
         System.setProperty("scythe.selcc.evictBatch", "1");
         System.setProperty("scythe.selcc.leaseNs", "10000");

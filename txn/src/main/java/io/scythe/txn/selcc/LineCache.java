@@ -63,6 +63,7 @@ public final class LineCache {
         static final java.util.concurrent.atomic.LongAdder DROPPED = new java.util.concurrent.atomic.LongAdder();
         static final java.util.concurrent.atomic.LongAdder GRANTED = new java.util.concurrent.atomic.LongAdder();
         static final java.util.concurrent.atomic.LongAdder EVICTED = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder YIELDED = new java.util.concurrent.atomic.LongAdder();
 
         static {
             if (Boolean.getBoolean("scythe.selcc.stats")) {
@@ -76,7 +77,7 @@ public final class LineCache {
             return "selcc cache: hits " + hits + " global acquires " + acquires + " (hit ratio "
                 + String.format("%.3f", hits / (double) Math.max(1, hits + acquires)) + ") upgrades "
                 + UPGRADES.sum() + " invalidations sent " + SENT.sum() + " dropped " + DROPPED.sum() + " granted "
-                + GRANTED.sum() + " evicted " + EVICTED.sum();
+                + GRANTED.sum() + " evicted " + EVICTED.sum() + " yielded (lease) " + YIELDED.sum();
         }
 
         private Stats() {
@@ -100,12 +101,18 @@ public final class LineCache {
         boolean writer;
         /** A global verb or invalidation of it is in flight: handlers drop, local flows wait for {@link #pending}. */
         boolean busy;
+        /** Whether the step it is busy with may wait for a dropped invalidation (its transaction holds nothing else). */
+        boolean mayWait;
         /** What it is busy with (completes when it is not busy any more), or null. */
         Future<?> pending;
         /** Dirty range of the value ({@link DirtyBounds}, data offsets), and whether header words changed. */
         long dirty = DirtyBounds.CLEAN;
         boolean headerDirty;
         long lastUsedNs;
+        /** Fairness (§5.3.1): an invalidation was dropped because a local transaction held it. */
+        boolean wanted;
+        /** Local acquisitions since it was {@link #wanted}; at γ the loop stops taking it and lets it go. */
+        int sinceWanted;
 
         Frame(final Line line, final int rkey, final int lineBytes) {
             this.line = line;
@@ -136,6 +143,7 @@ public final class LineCache {
     private final int evictBatch;
     private final long leaseNs;
     private final int rounds = SelccModule.rounds();
+    private final int gamma = SelccModule.gamma();
     private final long resendNs = SelccModule.resendNs();
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
@@ -217,6 +225,22 @@ public final class LineCache {
         }
     }
 
+    /** γ of the lease (§5.3.1): local acquisitions of a wanted frame before the loop yields it. */
+    int gamma() {
+        return gamma;
+    }
+
+    /**
+     * The lease ran out on {@code f} (wanted by another participant, taken γ times locally since, idle now): its
+     * global latch is released at once (flushed if dirty), so the requester's next try takes it.
+     */
+    void yieldIfDue(final Frame f) {
+        if (f.wanted && f.sinceWanted >= gamma && f.idle() && f.memo != Memo.I && frames.get(f.line) == f) {
+            Stats.YIELDED.increment();
+            evict(List.of(f));
+        }
+    }
+
     /** A local latch taken on a frame whose memo allowed it with no verb. */
     static void hit() {
         Stats.HITS.increment();
@@ -286,7 +310,8 @@ public final class LineCache {
     }
 
     /** I -> S: FAA +bit with the READ in one doorbell; an X holder shows: undo, PeerRd to it, retry or take the copy. */
-    Future<Void> acquireShared(final Frame f) {
+    Future<Void> acquireShared(final Frame f, final boolean mayWait) {
+        f.mayWait = mayWait;
         Stats.ACQUIRES.increment();
         return busy(f, () -> acquireShared(f, 0));
     }
@@ -316,7 +341,8 @@ public final class LineCache {
     }
 
     /** I -> M: CAS 0 -> (me, 0) with the READ; a holder: PeerWr to it (case 1) or to every reader (case 3). */
-    Future<Void> acquireExclusive(final Frame f) {
+    Future<Void> acquireExclusive(final Frame f, final boolean mayWait) {
+        f.mayWait = mayWait;
         Stats.ACQUIRES.increment();
         return busy(f, () -> acquireExclusive(f, 0));
     }
@@ -355,7 +381,8 @@ public final class LineCache {
      * {@link #UPGRADE_TRIES} the fallback: FAA -bit (memo I), then I -> M (the copy is READ again: callers check its
      * version).
      */
-    Future<Void> upgrade(final Frame f) {
+    Future<Void> upgrade(final Frame f, final boolean mayWait) {
+        f.mayWait = mayWait;
         Stats.UPGRADES.increment();
         return busy(f, () -> upgrade(f, 0));
     }
@@ -378,20 +405,25 @@ public final class LineCache {
                         });
                 }
                 final long others = LatchWord.readers(previous) & ~LatchWord.bit(me);
-                return invalidateReaders(f, others).compose(status -> status == Invalidation.DROPPED
-                    ? runtime.timers().after(resendNs).compose(v -> upgrade(f, tries + 1))
-                    : upgrade(f, tries + 1));
+                return invalidateReaders(f, others).compose(status -> status != Invalidation.DROPPED
+                    ? upgrade(f, tries + 1) : f.mayWait ? runtime.timers().after(resendNs).compose(v -> upgrade(f,
+                    tries + 1)) : Future.failedFuture(locked(f, "upgrade: a reader's transaction holds it")));
             });
     }
 
     /**
      * The next round of an acquisition after its invalidation was answered {@code status}: at once after "not held"
      * or "released" (the latch word must be read again), after the resend interval {@code C·RTT / N_r} (§5.1.2:
-     * shorter as the retries grow) after "dropped"; past {@link SelccModule#rounds} rounds the attempt aborts
-     * (2PL without waiting beyond that bound: no deadlock).
+     * shorter as the retries grow) after "dropped", but only for a transaction that holds no other line (one that
+     * holds some aborts at once: waiting while holding could deadlock across compute nodes); past
+     * {@link SelccModule#rounds} rounds the attempt aborts.
      */
     private Future<Void> again(final Frame f, final int round, final int status, final String what,
                                final java.util.function.IntFunction<Future<Void>> next) {
+        if (status == Invalidation.DROPPED && !f.mayWait) {
+            return Future.failedFuture(locked(f, what + ": a transaction there holds it, and this one holds other "
+                + "lines (no wait while holding: no deadlock)"));
+        }
         if (round + 1 >= rounds) {
             return Future.failedFuture(locked(f, what + " not taken in " + rounds + " rounds (last answer "
                 + (status == Invalidation.DROPPED ? "dropped: in use there" : "not held") + ")"));
@@ -462,6 +494,9 @@ public final class LineCache {
             return;
         }
         if (!f.idle()) {
+            if (!f.busy) {
+                f.wanted = true; // local transactions hold it: the lease starts counting
+            }
             responder.reply(Invalidation.status(Invalidation.DROPPED)); // a local thread uses it
             return;
         }

@@ -34,6 +34,21 @@ public final class SelccModule implements ProtocolModule {
      */
     public static final long DEFAULT_RESEND_NS = 8_000L;
 
+    /**
+     * γ of the lease (§5.3.1): once another participant's invalidation was dropped because local transactions held a
+     * line, they take it at most this many more times before the loop lets it go; {@code scythe.selcc.gamma}
+     * (0: at once; {@link Integer#MAX_VALUE}: never, the paper's γ = ∞).
+     */
+    public static final int DEFAULT_GAMMA = 256;
+
+    static int gamma() {
+        final int gamma = Integer.getInteger("scythe.selcc.gamma", DEFAULT_GAMMA);
+        if (gamma < 0) {
+            throw new IllegalArgumentException("scythe.selcc.gamma=" + gamma + " must be at least 0");
+        }
+        return gamma;
+    }
+
     static int rounds() {
         return positive("scythe.selcc.rounds", Integer.getInteger("scythe.selcc.rounds", DEFAULT_ROUNDS));
     }

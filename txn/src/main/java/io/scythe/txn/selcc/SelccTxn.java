@@ -121,7 +121,7 @@ public final class SelccTxn extends OneSidedTxn {
             LineCache.hit();
             return take(a, f, false);
         }
-        return cache.acquireShared(f).transform(done -> {
+        return cache.acquireShared(f, holdsNothing()).transform(done -> {
             if (done.failed()) {
                 cache.forgetIfInvalid(f);
                 return Future.failedFuture(done.cause());
@@ -142,7 +142,8 @@ public final class SelccTxn extends OneSidedTxn {
             LineCache.hit();
             return take(a, f, true);
         }
-        return (f.memo == Memo.S ? cache.upgrade(f) : cache.acquireExclusive(f)).transform(done -> {
+        return (f.memo == Memo.S ? cache.upgrade(f, holdsNothing())
+            : cache.acquireExclusive(f, holdsNothing())).transform(done -> {
             if (done.failed()) {
                 cache.forgetIfInvalid(f);
                 return Future.failedFuture(done.cause());
@@ -155,6 +156,13 @@ public final class SelccTxn extends OneSidedTxn {
     private Future<Access> take(final Access a, final Frame f, final boolean exclusive) {
         if (finished) {
             return locked(a, "attempt over"); // the global latch stays cached: nothing to release
+        }
+        if (f.wanted) {
+            if (f.sinceWanted >= cache.gamma()) {
+                cache.yieldIfDue(f);
+                return locked(a, "its lease ran out: yielding it to another compute node");
+            }
+            f.sinceWanted++;
         }
         if (exclusive) {
             f.writer = true;
@@ -176,7 +184,8 @@ public final class SelccTxn extends OneSidedTxn {
         if (f.writer || f.readers != 1) {
             return locked(a, "shared by another transaction of this loop (" + f + ")");
         }
-        final Future<Void> global = f.memo == Memo.M ? Future.succeededFuture() : cache.upgrade(f);
+        final Future<Void> global = f.memo == Memo.M ? Future.succeededFuture()
+            : cache.upgrade(f, holdsNothingBut(a));
         return global.compose(v -> {
             f.readers = 0;
             f.writer = true;
@@ -190,6 +199,20 @@ public final class SelccTxn extends OneSidedTxn {
         });
     }
 
+    /** Whether this attempt holds no local latch: it may then wait for a dropped invalidation without deadlock. */
+    private boolean holdsNothing() {
+        return holdsNothingBut(null);
+    }
+
+    private boolean holdsNothingBut(final Access except) {
+        for (final Access a : accesses) {
+            if (a.locked && a != except) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void releaseLocal(final Access a) {
         final Hold h = hold(a);
         a.held = null;
@@ -199,6 +222,7 @@ public final class SelccTxn extends OneSidedTxn {
             h.frame.readers--;
         }
         cache.used(h.frame);
+        cache.yieldIfDue(h.frame);
         cache.forgetIfInvalid(h.frame);
     }
 
