@@ -24,14 +24,33 @@
  * shared-exclusive latch needs no atomics), so at most 58 loops in the whole cluster take part. A loop's number is
  * read from its transaction ids ({@link io.scythe.txn.selcc.Participants}).
  *
- * <p><b>Verbs.</b> Acquire X: CAS {@code 0 -> (p, 0)} with the READ of the line in one doorbell; acquire S: FAA
- * {@code +bit(p)} with the READ, undone by FAA {@code -bit(p)} when an exclusive holder shows; upgrade S to X: CAS
- * {@code (0, bit(p)) -> (p, 0)}, with the fallback (FAA {@code -bit(p)}, then the X acquire, the data re-read and
- * checked). Release X: the dirty WRITEs first, then FAA {@code -(p, 0)} on the same QP; release S: FAA
- * {@code -bit(p)}.
+ * <p><b>Protocols</b> ({@link io.scythe.txn.selcc.SelccModule}, unlisted: asked for by name).
+ * <ul>
+ *   <li>{@code sel-2pl} ({@link io.scythe.txn.selcc.Sel2plTxn}): the SEL baseline, 2PL no-wait on latches released
+ *       eagerly. Acquire X: CAS {@code 0 -> (p, 0)} with the READ of the line in one doorbell; acquire S: FAA
+ *       {@code +bit(p)} with the READ, undone by FAA {@code -bit(p)} when an exclusive holder shows; upgrade S to X:
+ *       CAS {@code (0, bit(p)) -> (p, 0)}, with the fallback (FAA {@code -bit(p)}, CAS, header READ in one doorbell,
+ *       the version still the one read). Release at commit: the WRITEs first, then FAA {@code -(p, 0)} or
+ *       {@code -bit(p)} on the same QP. A loop's flows share its reader bit ({@link io.scythe.txn.selcc.LocalLatches}).</li>
+ *   <li>{@code selcc-2pl} ({@link io.scythe.txn.selcc.SelccTxn} on {@link io.scythe.txn.selcc.LineCache}): the
+ *       same verbs, but the global latch is kept after the commit (memo M/S in the loop's cache) and released lazily:
+ *       on an invalidation from another participant (PeerRd / PeerWr over {@code CnPeers},
+ *       {@link io.scythe.txn.selcc.Invalidation}: try-lock handlers, drop conditions, outdated messages discarded,
+ *       handover cases 1-3 with the copy and its dirty bounds forwarded in the reply, the case-2 flush), on LRU
+ *       eviction (batched per memory node, not waited for, dirty range only), at the end of an idle lease, or when
+ *       the fairness lease γ runs out. Transactions hold the frames' local latches; commits write into the frames.</li>
+ * </ul>
  *
- * <p><b>Not implemented yet (issue 21)</b>, each failing with a clear error naming the issue: the compute-node cache
- * with lazy release, invalidation messages, handover and forwarding, batched eviction, fairness, the GCL region
- * allocator and B-link tree, TO and OCC, recovery of a dead participant's bits.
+ * <p><b>Configuration</b> (system properties read when a loop's cache is made): {@code scythe.selcc.cacheFrames},
+ * {@code evictBatch}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code stats}; defaults in
+ * {@link io.scythe.txn.selcc.SelccModule}.
+ *
+ * <p><b>Not implemented yet (issue 21)</b>, each failing with a clear error naming the issue or simply absent:
+ * inserts and deletes (the line allocator), the GCL region on memory nodes with Allocate/Free and the B-link tree, TO
+ * and OCC, priority aging / reader spin flag / priority matching, forwarding by one-sided WRITE into the
+ * requester's registered buffer (the copy rides in the RRPC reply, so a line must fit a reply), the per-QP eviction
+ * rings (a Java doorbell keeps its frames' images alive instead), participants in cluster mode (refused: the
+ * simulator numbers loops), redo logging and the recovery of a dead participant's bits and dirty lines (a dead
+ * compute node's latches stay set), GAM's micro-benchmark ({@code bench --workload gcl}).
  */
 package io.scythe.txn.selcc;
