@@ -2,18 +2,15 @@ package io.scythe.txn.selcc;
 
 import io.scythe.bridge.Doorbell;
 import io.scythe.storage.ObjectLayout;
-import io.scythe.storage.Table;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
 import io.scythe.txn.Refusal;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.onesided.OneSidedTxn;
 import io.scythe.txn.selcc.LocalLatches.Entry;
 import io.scythe.txn.selcc.LocalLatches.Mode;
 import io.vertx.core.Future;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
@@ -38,7 +35,7 @@ import java.util.List;
  * 21). No redo record is written: a compute node that dies holding latches leaves its bits set (recovery is issue
  * 21's, not done).
  */
-public final class Sel2plTxn extends OneSidedTxn {
+public final class Sel2plTxn extends LatchTxn {
     private final LocalLatches latches;
     private final int p;
 
@@ -75,33 +72,8 @@ public final class Sel2plTxn extends OneSidedTxn {
     }
 
     @Override
-    public Future<UnsafeBuffer> read(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
-        }
-        return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::acquireShared));
-    }
-
-    @Override
-    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
-        }
-        return readVia(table, key, this::forUpdate);
-    }
-
-    private Future<Access> forUpdate(final Access a) {
-        if (a.fetch != null && !a.fetch.isComplete()) {
-            return a.fetch.compose(this::forUpdate);
-        }
-        if (a.locked && hold(a).mode == Mode.EXCLUSIVE) {
-            return Future.succeededFuture(a);
-        }
-        if (a.locked) {
-            return upgrade(a).map(a);
-        }
-        a.fetch = acquireExclusive(a);
-        return a.fetch;
+    protected boolean exclusive(final Access a) {
+        return hold(a).mode == Mode.EXCLUSIVE;
     }
 
     private <T> Future<T> locked(final Access a, final String why) {
@@ -110,7 +82,8 @@ public final class Sel2plTxn extends OneSidedTxn {
     }
 
     /** S: FAA +bit and READ in one doorbell, undone when an X holder shows; shared with the loop's other flows. */
-    private Future<Access> acquireShared(final Access a) {
+    @Override
+    protected Future<Access> lockShared(final Access a) {
         final Entry e = latches.entry(a.partition.node(), latchAddress(a));
         if (e.busy || e.mode == Mode.EXCLUSIVE) {
             latches.forgetIfIdle(e);
@@ -172,7 +145,8 @@ public final class Sel2plTxn extends OneSidedTxn {
     }
 
     /** X: CAS 0 -> (p, 0) and READ in one doorbell. */
-    private Future<Access> acquireExclusive(final Access a) {
+    @Override
+    protected Future<Access> lockExclusive(final Access a) {
         final Entry e = latches.entry(a.partition.node(), latchAddress(a));
         if (e.busy || e.mode != Mode.NONE) {
             latches.forgetIfIdle(e);
@@ -227,7 +201,8 @@ public final class Sel2plTxn extends OneSidedTxn {
      * S to X: CAS (0, bit) -> (p, 0); when it fails, the fallback in one doorbell (FAA -bit, CAS 0 -> (p, 0), header
      * READ), the version still the one read. Refused while another flow of this loop shares the line.
      */
-    private Future<Void> upgrade(final Access a) {
+    @Override
+    protected Future<Void> upgrade(final Access a) {
         final Hold h = hold(a);
         final Entry e = h.entry;
         if (e.busy || e.holders != 1) {
@@ -318,34 +293,8 @@ public final class Sel2plTxn extends OneSidedTxn {
     }
 
     @Override
-    public void insert(final String table, final long key, final DirectBuffer value, final int offset,
-                       final int length) {
-        throw new UnsupportedOperationException("sel-2pl does not insert yet (issue 21): inserts need the line "
-            + "allocator");
-    }
-
-    @Override
-    public void delete(final String table, final long key) {
-        throw new UnsupportedOperationException("sel-2pl does not delete yet (issue 21)");
-    }
-
-    @Override
-    protected Table.InsertLock insertLock() {
-        return Table.InsertLock.CAS_WORD; // never used: inserts are refused
-    }
-
-    @Override
     public Future<Long> commit() {
-        mark(Stage.EXECUTE);
-        final List<Future<Void>> upgrades = new ArrayList<>();
-        for (final Access a : accesses) {
-            if (a.dirty && a.locked && hold(a).mode == Mode.SHARED) {
-                upgrades.add(a.fetch != null && !a.fetch.isComplete() ? a.fetch.compose(x -> upgrade(x))
-                    : upgrade(a));
-            }
-        }
-        return finishCommit(staged(Stage.LOCK, settle(upgrades))
-            .compose(v -> staged(Stage.WRITE_BACK, writeBackAndRelease()))
+        return finishCommit(upgradeWrites().compose(v -> staged(Stage.WRITE_BACK, writeBackAndRelease()))
             .map(0L));
     }
 

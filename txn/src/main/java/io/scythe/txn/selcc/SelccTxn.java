@@ -1,21 +1,14 @@
 package io.scythe.txn.selcc;
 
 import io.scythe.storage.ObjectLayout;
-import io.scythe.storage.Table;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.onesided.OneSidedTxn;
 import io.scythe.txn.selcc.LineCache.Frame;
 import io.scythe.txn.selcc.LineCache.Memo;
 import io.vertx.core.Future;
-import org.agrona.DirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Two-phase locking (no wait) on SELCC's coherent cache ({@link LineCache}): the transaction's locks are the frames'
@@ -28,7 +21,7 @@ import java.util.List;
  * to a reader (case 2 flush) or its lease ends. Inserts and deletes are refused (issue 21); no redo log (SELCC's
  * evaluation runs with WAL off; a compute node's death loses its dirty lines: recovery is issue 21's, not done).
  */
-public final class SelccTxn extends OneSidedTxn {
+public final class SelccTxn extends LatchTxn {
     private final LineCache cache;
 
     /** What one access holds of its frame's local latch. */
@@ -73,43 +66,18 @@ public final class SelccTxn extends OneSidedTxn {
     }
 
     @Override
-    public Future<UnsafeBuffer> read(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
-        }
-        return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::lockShared));
+    protected boolean exclusive(final Access a) {
+        return hold(a).exclusive;
     }
 
-    @Override
-    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
-        }
-        return readVia(table, key, this::forUpdate);
-    }
-
-    private Future<Access> forUpdate(final Access a) {
-        if (a.fetch != null && !a.fetch.isComplete()) {
-            return a.fetch.compose(this::forUpdate);
-        }
-        if (a.locked && hold(a).exclusive) {
-            return Future.succeededFuture(a);
-        }
-        if (a.locked) {
-            return upgrade(a).map(a);
-        }
-        a.fetch = lockExclusive(a);
-        return a.fetch;
-    }
-
-    /** Waits for this loop's global step on {@code a}'s line (an acquire, a handover, an eviction), then retries. */
     private Future<Access> afterLocalStep(final Access a, final Frame f,
                                           final java.util.function.Function<Access, Future<Access>> retry) {
         final Future<Void> step = f == null ? cache.evicted(a.partition.node(), a.address()) : cache.settled(f);
         return step.compose(v -> finished ? locked(a, "attempt over") : retry.apply(a));
     }
 
-    private Future<Access> lockShared(final Access a) {
+    @Override
+    protected Future<Access> lockShared(final Access a) {
         final Frame f = frameOf(a);
         if (f == null || f.busy) {
             return afterLocalStep(a, f, this::lockShared);
@@ -130,7 +98,8 @@ public final class SelccTxn extends OneSidedTxn {
         });
     }
 
-    private Future<Access> lockExclusive(final Access a) {
+    @Override
+    protected Future<Access> lockExclusive(final Access a) {
         final Frame f = frameOf(a);
         if (f == null || f.busy) {
             return afterLocalStep(a, f, this::lockExclusive);
@@ -175,7 +144,8 @@ public final class SelccTxn extends OneSidedTxn {
     }
 
     /** Local S -> X of an access this attempt read: the global upgrade when memo is S; the version must hold. */
-    private Future<Void> upgrade(final Access a) {
+    @Override
+    protected Future<Void> upgrade(final Access a) {
         final Hold h = hold(a);
         final Frame f = h.frame;
         if (f.busy) {
@@ -227,33 +197,8 @@ public final class SelccTxn extends OneSidedTxn {
     }
 
     @Override
-    public void insert(final String table, final long key, final DirectBuffer value, final int offset,
-                       final int length) {
-        throw new UnsupportedOperationException("selcc-2pl does not insert yet (issue 21): inserts need the line "
-            + "allocator");
-    }
-
-    @Override
-    public void delete(final String table, final long key) {
-        throw new UnsupportedOperationException("selcc-2pl does not delete yet (issue 21)");
-    }
-
-    @Override
-    protected Table.InsertLock insertLock() {
-        return Table.InsertLock.CAS_WORD; // never used: inserts are refused
-    }
-
-    @Override
     public Future<Long> commit() {
-        mark(Stage.EXECUTE);
-        final List<Future<Void>> upgrades = new ArrayList<>();
-        for (final Access a : accesses) {
-            if (a.dirty && a.locked && !hold(a).exclusive) {
-                upgrades.add(a.fetch != null && !a.fetch.isComplete() ? a.fetch.compose(x -> upgrade(x))
-                    : upgrade(a));
-            }
-        }
-        return finishCommit(staged(Stage.LOCK, settle(upgrades)).map(v -> {
+        return finishCommit(upgradeWrites().map(v -> {
             for (final Access a : accesses) {
                 if (a.dirty) {
                     install(a);
