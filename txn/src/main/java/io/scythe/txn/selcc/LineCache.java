@@ -184,7 +184,14 @@ public final class LineCache {
                 responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // this loop never cached a line
                 return;
             }
-            cache.handle(request, responder);
+            try {
+                cache.handle(request, responder);
+            } catch (final RuntimeException e) {
+                if (!responder.answered()) {
+                    responder.fail(1, "selcc invalidation handler failed: " + e);
+                }
+                throw e;
+            }
         });
     }
 
