@@ -95,14 +95,32 @@ public final class Sel2plTxn extends LatchTxn {
             a.locked = true;
             return readImage(a);
         }
+        return latchAndRead(a, e, "Shared FAA", batch -> batch.fetchAndAdd(latchAddress(a), a.rkey(),
+            LatchWord.share(p)), this::sharedOutcome);
+    }
+
+    /** What turns the word an acquire's atomic returned into the latch held, or the attempt's failure. */
+    @FunctionalInterface
+    private interface Outcome {
+        Future<Void> of(Access a, Entry e, long previous);
+    }
+
+    /**
+     * Posts {@code atomic} (which adds the acquire's CAS or FAA to the batch and answers its index) with the READ of
+     * {@code a} in one doorbell, {@code e} busy meanwhile; {@code outcome} reads the word it returned. Refused for
+     * now, nothing happened; failed at the atomic, it may have landed: the loop gives up.
+     */
+    private Future<Access> latchAndRead(final Access a, final Entry e, final String what,
+                                        final java.util.function.ToIntFunction<Doorbell> atomic,
+                                        final Outcome outcome) {
         e.busy = true;
         return channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
-            final int faa = batch.fetchAndAdd(latchAddress(a), a.rkey(), LatchWord.share(p));
+            final int at = atomic.applyAsInt(batch);
             batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
             return batch.post().transform(posted -> {
                 if (posted.succeeded()) {
-                    return sharedOutcome(a, e, batch.result(faa)).compose(v -> checkedImage(a));
+                    return outcome.of(a, e, batch.result(at)).compose(v -> checkedImage(a));
                 }
                 final Throwable err = posted.cause();
                 if (Refusal.forNow(err)) {
@@ -110,11 +128,11 @@ public final class Sel2plTxn extends LatchTxn {
                     latches.forgetIfIdle(e);
                     return Future.failedFuture(err);
                 }
-                if (batch.failedIndex() <= faa) {
-                    return lockVerbInDoubt("its Shared FAA on key " + a.key + " of " + a.table + " failed after it "
-                        + "was posted", err);
+                if (batch.failedIndex() <= at) {
+                    return lockVerbInDoubt("its " + what + " on key " + a.key + " of " + a.table + " failed after "
+                        + "it was posted", err);
                 }
-                return sharedOutcome(a, e, batch.result(faa)).compose(v -> Future.failedFuture(err));
+                return outcome.of(a, e, batch.result(at)).compose(v -> Future.failedFuture(err));
             });
         }, err -> {
             e.busy = false;
@@ -152,32 +170,8 @@ public final class Sel2plTxn extends LatchTxn {
             latches.forgetIfIdle(e);
             return locked(a, "latched locally (" + e + ")");
         }
-        e.busy = true;
-        return channel(a).compose(ch -> {
-            final Doorbell batch = ch.doorbell();
-            final int cas = batch.compareAndSwap(latchAddress(a), a.rkey(), LatchWord.FREE, LatchWord.exclusive(p));
-            batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
-            return batch.post().transform(posted -> {
-                if (posted.succeeded()) {
-                    return exclusiveOutcome(a, e, batch.result(cas)).compose(v -> checkedImage(a));
-                }
-                final Throwable err = posted.cause();
-                if (Refusal.forNow(err)) {
-                    e.busy = false;
-                    latches.forgetIfIdle(e);
-                    return Future.failedFuture(err);
-                }
-                if (batch.failedIndex() <= cas) {
-                    return lockVerbInDoubt("its Exclusive CAS on key " + a.key + " of " + a.table + " failed after "
-                        + "it was posted", err);
-                }
-                return exclusiveOutcome(a, e, batch.result(cas)).compose(v -> Future.failedFuture(err));
-            });
-        }, err -> {
-            e.busy = false;
-            latches.forgetIfIdle(e);
-            return Future.failedFuture(err);
-        });
+        return latchAndRead(a, e, "Exclusive CAS", batch -> batch.compareAndSwap(latchAddress(a), a.rkey(),
+            LatchWord.FREE, LatchWord.exclusive(p)), this::exclusiveOutcome);
     }
 
     private Future<Void> exclusiveOutcome(final Access a, final Entry e, final long previous) {
