@@ -74,6 +74,8 @@ public final class Simulation {
     private final List<CnPeers> peers = new ArrayList<>();
     private RrpcOptions peerOptions;
     private java.util.function.Consumer<CnPeers> peerSetUp;
+    /** Whether every loop may call every loop, its own node's included (a module's peers), not only paired loops. */
+    private boolean everyLoopPair;
     private final List<RrpcClient> rrpcClients = new ArrayList<>();
     private final List<io.scythe.tso.TsoProxy> proxies = new ArrayList<>();
     private final List<String> proxyNodes = new ArrayList<>();
@@ -255,11 +257,32 @@ public final class Simulation {
         return bridge;
     }
 
+    /**
+     * A protocol whose module uses CN-to-CN messaging ({@code ProtocolModule#usesPeers}) gets peers with the default
+     * options and the module's handlers, unless a test set peers up itself ({@link #peers}).
+     */
+    private void usePeersOfModule() {
+        if (peerSetUp != null) {
+            return;
+        }
+        final io.scythe.txn.spi.ProtocolModule module;
+        try {
+            module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol.name());
+        } catch (final io.scythe.txn.UnknownKeyException notRegistered) {
+            return; // a protocol only a test has
+        }
+        if (module.usesPeers() && io.scythe.txn.spi.ProtocolRegistry.protocol(protocol.name()) == protocol) {
+            peers(CnPeers.defaultOptions(), module::servePeers);
+            everyLoopPair = true;
+        }
+    }
+
     private Future<Void> build(final Vertx vertx) {
         try {
             if (protocol == null) {
                 protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(options.protocol());
             }
+            usePeersOfModule();
             // Fixed node names: they key hash maps whose order steers the run (so a per-run name would break
             // determinism), and they are event-bus addresses, so simulations on one Vert.x run one at a time.
             final FabricOptions fabricOptions = new FabricOptions().costModel(options.costModel()).clock(clock)
@@ -430,6 +453,11 @@ public final class Simulation {
                         }
                     });
                 }
+                if (cnPeers != null) {
+                    final int loopsPerCn = options.loopsPerComputeNode();
+                    runtime.peerLoops(new io.scythe.txn.PeerLoops(cnPeers, loopNumber, l, n -> new io.scythe.txn
+                        .PeerLoops.Address(peers.get((n - 1) / loopsPerCn).node(), (n - 1) % loopsPerCn)));
+                }
                 final int computeNode = c;
                 runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
                 runtimes.add(runtime);
@@ -481,6 +509,9 @@ public final class Simulation {
                 for (int d = 0; d < peers.size(); d++) {
                     if (d != c) {
                         connected.add(peers.get(c).connect(peers.get(d).node()));
+                    }
+                    for (int m = 0; everyLoopPair && m < options.loopsPerComputeNode(); m++) {
+                        connected.add(peers.get(c).rocket(peers.get(d).node(), m));
                     }
                 }
             }

@@ -37,6 +37,8 @@ public final class TxnRuntime {
     private String gaveUpFor;
     /** How a lookup that misses the address cache reaches the index: by RPC (the default) or one-sided READs. */
     private RemoteTable.LookupMode lookupMode = RemoteTable.LookupMode.RPC;
+    /** This loop's CN-to-CN messaging, when its protocol uses peers ({@link #peerLoops}); null otherwise. */
+    private PeerLoops peerLoops;
     /** Test fault point: runs before each write-back batch to a memory node, which fails if it fails. */
     private java.util.function.Function<String, Future<Void>> beforeWriteBack;
     /** The node's clocks for this loop, or null when its builder gave none. */
@@ -142,6 +144,16 @@ public final class TxnRuntime {
     public Future<Void> writeBackGate(final String node) {
         final java.util.function.Function<String, Future<Void>> hook = beforeWriteBack;
         return hook == null ? Future.succeededFuture() : hook.apply(node);
+    }
+
+    /** This loop's CN-to-CN messaging and the cluster's loops, or {@code null} when none was set up. */
+    public PeerLoops peerLoops() {
+        return peerLoops;
+    }
+
+    /** Gives this loop CN-to-CN messaging (before its first transaction), for protocols that use peers. */
+    public void peerLoops(final PeerLoops peerLoops) {
+        this.peerLoops = peerLoops;
     }
 
     /** This loop's RRPC Rocket to {@code node}. */

@@ -66,7 +66,7 @@ public final class RccModule implements ProtocolModule {
     @Override
     public List<HeaderWord> headerWords() {
         return List.of(HeaderWord.of("cas_lock", ObjectLayout.CAS_LOCK_OFFSET),
-            HeaderWord.of("tts", TupleFormat.TTS_OFFSET));
+            HeaderWord.PROTOCOL_WORD); // WAIT-DIE's tts (TupleFormat.TTS_OFFSET)
     }
 
     /** An object is held while its {@code tts} word is not 0 (the CAS word is FORD's module's probe's to report). */

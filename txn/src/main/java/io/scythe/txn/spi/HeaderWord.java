@@ -8,8 +8,17 @@ import io.scythe.storage.ObjectLayout;
  * module may claim only the protocol part of the header, bytes {@code [0, VERSION_OFFSET)} and the protocol word at
  * {@link ObjectLayout#PROTOCOL_WORD_OFFSET}; the version, chain, length, flags and incarnation are shared. Two
  * modules that share a lock declare the same word (same name, offset and size).
+ * <p>
+ * The protocol word ({@link #PROTOCOL_WORD}) is the exception: one 8-byte word that any module may use for its own
+ * per-object state (RCC WAIT-DIE's {@code tts}, SELCC's latch word), declared by all of them under that one name.
+ * A cluster, a bench run or a simulated run runs one protocol at a time on its objects, and every module's probe and
+ * service touches the word only for its own protocol's requests, so its meanings never meet; the lock area's words
+ * stay apart because FORD's and Scythe's services are exercised by recovery and reclamation whatever runs.
  */
 public record HeaderWord(String name, int offset, int bytes) {
+    /** The per-protocol word at {@link ObjectLayout#PROTOCOL_WORD_OFFSET}, shared by name by the modules using it. */
+    public static final HeaderWord PROTOCOL_WORD = new HeaderWord("protocol_word", ObjectLayout.PROTOCOL_WORD_OFFSET, 8);
+
     public HeaderWord {
         final boolean lockArea = offset >= 0 && offset + bytes <= ObjectLayout.VERSION_OFFSET;
         final boolean protocolWord = offset >= ObjectLayout.PROTOCOL_WORD_OFFSET

@@ -36,6 +36,19 @@ public interface ProtocolModule {
     default void startMemoryNode(final MemoryNodeContext node) {
     }
 
+    /**
+     * Whether its compute nodes talk to each other ({@code io.scythe.rrpc.CnPeers}): the runtime then gives every
+     * compute-node loop its peers ({@code TxnRuntime#peerLoops}) and calls {@link #servePeers} on each node's. False
+     * by default: nothing of it is set up.
+     */
+    default boolean usesPeers() {
+        return false;
+    }
+
+    /** Registers its CN-to-CN handlers on one compute node's peers (before any loop serves); only if usesPeers. */
+    default void servePeers(final io.scythe.rrpc.CnPeers peers) {
+    }
+
     /** The lock kinds its redo records name (recovery finds them here by id); none: its commits log nothing. */
     default List<LockKind> lockKinds() {
         return List.of();

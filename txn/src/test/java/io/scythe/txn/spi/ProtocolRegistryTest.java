@@ -69,7 +69,7 @@ class ProtocolRegistryTest {
     @Test
     void shouldKeepEachModulesHeaderWordsApartAndInTheProtocolPartOfTheHeader() {
         assertThat(ProtocolRegistry.headerWords()).extracting(HeaderWord::name).containsExactly("lower", "upper",
-            "queued_ts", "cas_lock", "tts");
+            "queued_ts", "cas_lock", "protocol_word");
         final ProtocolModule latch = new ProtocolModule() {
             @Override
             public String name() {

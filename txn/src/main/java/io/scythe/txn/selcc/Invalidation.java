@@ -1,0 +1,93 @@
+package io.scythe.txn.selcc;
+
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The invalidation message between participants (SELCC §5.1, PeerRd / PeerWr) and its reply, sent over
+ * {@code CnPeers} (RRPC between compute nodes) to the loop that holds the line.
+ *
+ * <pre>
+ *  request:  0 kind (u8: 1 PeerRd, 2 PeerWr to the X holder, 3 PeerWr to a reader) | 1 requester (u8) | 2 node name length (u16) | 4 rkey (i32)
+ *            8 line address (u64) | 16 line bytes (i32) | 20 pad | 24 memory node name (UTF-8)
+ *  reply:    0 status (u8) | 1 header dirty (u8) | 8 dirty bounds (u64, DirtyBounds) | 16 the line (line bytes);
+ *            all but the status only when GRANTED (the forwarded copy, still dirty against the memory node after
+ *            case 1: ownership moved as Modified, nothing was flushed, so the new owner inherits what to flush)
+ * </pre>
+ *
+ * The kind names the ownership the requester saw in the latch word (X holder or reader); a receiver whose memo
+ * differs (it lost that ownership and took another since) discards the message as outdated: a PeerWr meant for a
+ * reader must never hand over an Exclusive the receiver took later, or the requester would get X it does not expect.
+ * Statuses: {@link #NOT_HELD} the receiver holds no copy matching the message (it was invalidated, evicted, or the
+ * message is outdated), so the requester retries the latch;
+ * {@link #DROPPED} a local thread holds the line (the handler's try-lock failed); {@link #GRANTED} the receiver
+ * handed the latch over (case 1: X to the requester; case 2: both Shared, the line flushed to the memory node first)
+ * and forwards its copy; {@link #RELEASED} the receiver dropped its Shared bit (case 3).
+ */
+final class Invalidation {
+    static final int RPC = 0x5C01;
+    /** PeerRd to the X holder (case 2). */
+    static final int PEER_RD = 1;
+    /** PeerWr to the X holder (case 1). */
+    static final int PEER_WR = 2;
+    /** PeerWr to a reader (case 3). */
+    static final int PEER_WR_SHARED = 3;
+
+    static final int NOT_HELD = 0;
+    static final int DROPPED = 1;
+    static final int GRANTED = 2;
+    static final int RELEASED = 3;
+
+    static final int KIND_OFFSET = 0;
+    static final int REQUESTER_OFFSET = 1;
+    static final int NODE_LENGTH_OFFSET = 2;
+    static final int RKEY_OFFSET = 4;
+    static final int ADDRESS_OFFSET = 8;
+    static final int LINE_BYTES_OFFSET = 16;
+    static final int NODE_OFFSET = 24;
+    static final int REPLY_HEADER_DIRTY_OFFSET = 1;
+    static final int REPLY_DIRTY_OFFSET = 8;
+    static final int REPLY_LINE_OFFSET = 16;
+
+    private Invalidation() {
+    }
+
+    static UnsafeBuffer request(final int kind, final int requester, final String node, final int rkey,
+                                final long address, final int lineBytes) {
+        final byte[] name = node.getBytes(StandardCharsets.UTF_8);
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[NODE_OFFSET + name.length]);
+        b.putByte(KIND_OFFSET, (byte) kind);
+        b.putByte(REQUESTER_OFFSET, (byte) requester);
+        b.putShort(NODE_LENGTH_OFFSET, (short) name.length);
+        b.putInt(RKEY_OFFSET, rkey);
+        b.putLong(ADDRESS_OFFSET, address);
+        b.putInt(LINE_BYTES_OFFSET, lineBytes);
+        b.putBytes(NODE_OFFSET, name);
+        return b;
+    }
+
+    static String node(final DirectBuffer b, final int offset) {
+        final int length = b.getShort(offset + NODE_LENGTH_OFFSET) & 0xffff;
+        final byte[] name = new byte[length];
+        b.getBytes(offset + NODE_OFFSET, name);
+        return new String(name, StandardCharsets.UTF_8);
+    }
+
+    static UnsafeBuffer status(final int status) {
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[1]);
+        b.putByte(0, (byte) status);
+        return b;
+    }
+
+    static UnsafeBuffer granted(final DirectBuffer line, final int lineBytes, final boolean headerDirty,
+                                final long dirty) {
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[REPLY_LINE_OFFSET + lineBytes]);
+        b.putByte(0, (byte) GRANTED);
+        b.putByte(REPLY_HEADER_DIRTY_OFFSET, (byte) (headerDirty ? 1 : 0));
+        b.putLong(REPLY_DIRTY_OFFSET, dirty);
+        b.putBytes(REPLY_LINE_OFFSET, line, 0, lineBytes);
+        return b;
+    }
+}

@@ -1,0 +1,651 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.bridge.RdmaChannel;
+import io.scythe.rrpc.CnPeers;
+import io.scythe.rrpc.RpcRequest;
+import io.scythe.rrpc.RpcResponder;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.NotServingException;
+import io.scythe.txn.PeerLoops;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Reposts;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.function.Supplier;
+
+/**
+ * One participant's (event loop's) cache of lines (SELCC §3.1, §4): frames in LRU order, each with the ownership memo
+ * (M/S/I, mirrored by the latch word: memo M iff the word's X field is this participant, memo S iff its bit is set)
+ * and a local shared-exclusive latch (counts: loop-confined, no atomics). Global latches are released lazily: only
+ * when another participant's invalidation asks ({@link #handle}), when the frame is evicted (LRU beyond
+ * {@link SelccModule#DEFAULT_CACHE_FRAMES}, batched per memory node, not waited for), or when it stayed idle for the lease
+ * ({@link SelccModule#DEFAULT_LEASE_NS}; this also flushes every copy back once a run stops).
+ *
+ * <p>Lines are table objects (package doc): a frame's copy is the object slot; its latch word bytes in the copy mean
+ * nothing and are never written back. A flush WRITEs the version word, the value length and the dirty range of the
+ * value, never the latch word, then the FAA that releases or hands over, on the same QP.
+ *
+ * <p>Not implemented (issue 21): fairness (γ lease, priority aging, reader spin flag, priority matching), resend
+ * after C·RTT/N_r (a dropped invalidation aborts the requester: 2PL no-wait), forwarding by one-sided WRITE into the
+ * requester's buffer (the copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
+ */
+public final class LineCache {
+    static final TxnRuntime.Key<LineCache> KEY = new TxnRuntime.Key<>("selcc-line-cache");
+    /** Upgrade CASes (each after invalidating the other readers) before the fallback (release S, acquire X). */
+    static final int UPGRADE_TRIES = 2;
+
+    /** The caches of each node's loops, for the invalidation handler on that loop. */
+    private static final Map<CnPeers, LineCache[]> REGISTRY = Collections.synchronizedMap(new WeakHashMap<>());
+
+    enum Memo { I, S, M }
+
+    /**
+     * Counts over every cache of the JVM (hits, global acquisitions, invalidations and their answers, evictions), for
+     * reports: printed at exit with {@code -Dscythe.selcc.stats=true}. Plain sums of loop-confined increments.
+     */
+    static final class Stats {
+        static final java.util.concurrent.atomic.LongAdder HITS = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder ACQUIRES = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder UPGRADES = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder SENT = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder DROPPED = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder GRANTED = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder EVICTED = new java.util.concurrent.atomic.LongAdder();
+        static final java.util.concurrent.atomic.LongAdder YIELDED = new java.util.concurrent.atomic.LongAdder();
+
+        static {
+            if (Boolean.getBoolean("scythe.selcc.stats")) {
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> System.err.println(summary())));
+            }
+        }
+
+        static String summary() {
+            final long hits = HITS.sum();
+            final long acquires = ACQUIRES.sum();
+            return "selcc cache: hits " + hits + " global acquires " + acquires + " (hit ratio "
+                + String.format("%.3f", hits / (double) Math.max(1, hits + acquires)) + ") upgrades "
+                + UPGRADES.sum() + " invalidations sent " + SENT.sum() + " dropped " + DROPPED.sum() + " granted "
+                + GRANTED.sum() + " evicted " + EVICTED.sum() + " yielded (lease) " + YIELDED.sum();
+        }
+
+        private Stats() {
+        }
+    }
+
+    /** A line: memory node and object address. */
+    record Line(String node, long address) {
+    }
+
+    /** One cached line. */
+    static final class Frame {
+        final Line line;
+        final int rkey;
+        final int lineBytes;
+        final UnsafeBuffer image;
+        Memo memo = Memo.I;
+        /** Local Shared holders. */
+        int readers;
+        /** A local flow holds it Exclusive. */
+        boolean writer;
+        /** A global verb or invalidation of it is in flight: handlers drop, local flows wait for {@link #pending}. */
+        boolean busy;
+        /** Whether the step it is busy with may wait for a dropped invalidation (its transaction holds nothing else). */
+        boolean mayWait;
+        /** What it is busy with (completes when it is not busy any more), or null. */
+        Future<?> pending;
+        /** Dirty range of the value ({@link DirtyBounds}, data offsets), and whether header words changed. */
+        long dirty = DirtyBounds.CLEAN;
+        boolean headerDirty;
+        long lastUsedNs;
+        /** Fairness (§5.3.1): an invalidation was dropped because a local transaction held it. */
+        boolean wanted;
+        /** Local acquisitions since it was {@link #wanted}; at γ the loop stops taking it and lets it go. */
+        int sinceWanted;
+
+        Frame(final Line line, final int rkey, final int lineBytes) {
+            this.line = line;
+            this.rkey = rkey;
+            this.lineBytes = lineBytes;
+            this.image = new UnsafeBuffer(new byte[lineBytes]);
+        }
+
+        long latchAddress() {
+            return line.address + ObjectLayout.PROTOCOL_WORD_OFFSET;
+        }
+
+        boolean idle() {
+            return !busy && readers == 0 && !writer;
+        }
+
+        @Override
+        public String toString() {
+            return line.node + "@" + line.address + " " + memo + " r" + readers + (writer ? " w" : "")
+                + (busy ? " busy" : "");
+        }
+    }
+
+    private final TxnRuntime runtime;
+    private final PeerLoops peers;
+    private final int me;
+    private final int capacity;
+    private final int evictBatch;
+    private final long leaseNs;
+    private final int rounds = SelccModule.rounds();
+    private final int gamma = SelccModule.gamma();
+    private final long resendNs = SelccModule.resendNs();
+    private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
+    /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
+    private final Map<Line, Future<Void>> evicting = new HashMap<>();
+    private boolean sweeping;
+
+    private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
+        this.runtime = runtime;
+        this.peers = runtime.peerLoops();
+        if (peers == null) {
+            throw new UnsupportedOperationException("selcc-2pl needs CN-to-CN messaging for its invalidations: the "
+                + "simulator sets it up; the cluster and bench modes do not yet (issue 21)");
+        }
+        this.me = Participants.of(runtime);
+        if (peers.number() != me) {
+            throw new IllegalStateException("loop number " + peers.number() + " of the peers is not participant "
+                + me + " of the transaction ids");
+        }
+        this.capacity = capacity;
+        this.evictBatch = evictBatch;
+        this.leaseNs = leaseNs;
+        REGISTRY.computeIfAbsent(peers.peers(), p -> new LineCache[p.loops()])[peers.loopIndex()] = this;
+    }
+
+    /** This loop's cache, made on first use. */
+    public static LineCache of(final TxnRuntime runtime) {
+        return runtime.extension(KEY, r -> new LineCache(r, SelccModule.cacheFrames(), SelccModule.evictBatch(),
+            SelccModule.leaseNs()));
+    }
+
+    /** Registers the invalidation handler on one compute node's peers. */
+    static void serve(final CnPeers peers) {
+        peers.handle(Invalidation.RPC, (request, responder) -> {
+            final LineCache[] caches = REGISTRY.get(peers);
+            final int loop = peers.loopIndex();
+            final LineCache cache = caches == null || loop < 0 || loop >= caches.length ? null : caches[loop];
+            if (cache == null) {
+                responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // this loop never cached a line
+                return;
+            }
+            try {
+                cache.handle(request, responder);
+            } catch (final RuntimeException e) {
+                if (!responder.answered()) {
+                    responder.fail(1, "selcc invalidation handler failed: " + e);
+                }
+                throw e;
+            }
+        });
+    }
+
+    int participant() {
+        return me;
+    }
+
+    /** Frames cached (tests, end-of-run checks). */
+    public int size() {
+        return frames.size();
+    }
+
+    // ------------------------------------------------------------------------------------------------ frames
+
+    /** The frame of a line, made (memo I) if absent; null while the line's eviction is in flight. */
+    Frame frame(final String node, final long address, final int rkey, final int lineBytes) {
+        final Line line = new Line(node, address);
+        Frame f = frames.get(line);
+        if (f == null) {
+            if (evicting.containsKey(line)) {
+                return null;
+            }
+            f = new Frame(line, rkey, lineBytes);
+            f.lastUsedNs = runtime.timers().nowNs();
+            frames.put(line, f);
+            if (frames.size() > capacity) {
+                evictLru(f);
+            }
+            startSweeping();
+        }
+        return f;
+    }
+
+    /** Forgets a frame that holds nothing (memo I) and nobody uses. */
+    void forgetIfInvalid(final Frame f) {
+        if (f.memo == Memo.I && f.idle() && frames.get(f.line) == f) {
+            frames.remove(f.line);
+        }
+    }
+
+    /** γ of the lease (§5.3.1): local acquisitions of a wanted frame before the loop yields it. */
+    int gamma() {
+        return gamma;
+    }
+
+    /**
+     * The lease ran out on {@code f} (wanted by another participant, taken γ times locally since, idle now): its
+     * global latch is released at once (flushed if dirty), so the requester's next try takes it.
+     */
+    void yieldIfDue(final Frame f) {
+        if (f.wanted && f.sinceWanted >= gamma && f.idle() && f.memo != Memo.I && frames.get(f.line) == f) {
+            Stats.YIELDED.increment();
+            evict(List.of(f));
+        }
+    }
+
+    /** A local latch taken on a frame whose memo allowed it with no verb. */
+    static void hit() {
+        Stats.HITS.increment();
+    }
+
+    void used(final Frame f) {
+        f.lastUsedNs = runtime.timers().nowNs();
+    }
+
+    // ------------------------------------------------------------------------------------------ acquisition
+
+    private static AbortException locked(final Frame f, final String why) {
+        return new AbortException(AbortReason.LOCKED, "line " + f.line.node + "@" + f.line.address + ": " + why);
+    }
+
+    private Future<RdmaChannel> channel(final Frame f) {
+        return runtime.channel(f.line.node);
+    }
+
+    /** Runs a global step of {@code f} with it busy, and frees it after, whatever the outcome. */
+    private <T> Future<T> busy(final Frame f, final Supplier<Future<T>> step) {
+        f.busy = true;
+        final Future<T> done = step.get().andThen(ignored -> {
+            f.busy = false;
+            f.pending = null;
+        });
+        if (f.busy) {
+            f.pending = done;
+        }
+        return done;
+    }
+
+    /**
+     * Completes once {@code f} is not busy or its line's eviction landed: a local flow waits for the local latch's
+     * holder (a global step of this loop), never for a transaction's lock.
+     */
+    Future<Void> settled(final Frame f) {
+        final Future<?> pending = f == null ? null : f.pending;
+        return pending == null ? Future.succeededFuture() : pending.<Void>transform(ignored ->
+            Future.succeededFuture());
+    }
+
+    /** Completes once the eviction of the line at {@code address} of {@code node} landed (at once if none is). */
+    Future<Void> evicted(final String node, final long address) {
+        final Future<Void> landing = evicting.get(new Line(node, address));
+        return landing == null ? Future.succeededFuture() : landing;
+    }
+
+    /** A verb that must land (an undo, a release): posted again while refused for now, else the loop gives up. */
+    private <T> Future<T> mustLand(final String what, final Supplier<Future<T>> verb) {
+        return Reposts.untilAccepted(runtime.timers(), verb).recover(e -> {
+            runtime.giveUp("selcc: " + what + " failed: " + e);
+            return Future.failedFuture(new NotServingException("selcc: " + what + " failed and this loop gave up",
+                e));
+        });
+    }
+
+    /** Posts a doorbell whose atomic must not be left in doubt: refused for now fails plainly, else the loop gives up. */
+    private Future<Doorbell> postAcquire(final Doorbell batch, final String what) {
+        return batch.post().recover(e -> {
+            if (io.scythe.txn.Refusal.forNow(e)) {
+                return Future.failedFuture(e);
+            }
+            runtime.giveUp("selcc: " + what + " failed after it was posted: " + e);
+            return Future.failedFuture(new NotServingException("selcc: " + what + " in doubt; this loop gave up", e));
+        });
+    }
+
+    /** I -> S: FAA +bit with the READ in one doorbell; an X holder shows: undo, PeerRd to it, retry or take the copy. */
+    Future<Void> acquireShared(final Frame f, final boolean mayWait) {
+        f.mayWait = mayWait;
+        Stats.ACQUIRES.increment();
+        return busy(f, () -> acquireShared(f, 0));
+    }
+
+    private Future<Void> acquireShared(final Frame f, final int round) {
+        return channel(f).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int faa = batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.share(me));
+            batch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes);
+            return postAcquire(batch, "a Shared FAA").map(b -> b.result(faa));
+        }).compose(previous -> {
+            final int holder = LatchWord.holder(previous);
+            if (holder == 0) {
+                f.memo = Memo.S;
+                return Future.succeededFuture();
+            }
+            return mustLand("undoing a Shared FAA", () -> channel(f).compose(ch -> ch.fetchAndAdd(f.latchAddress(),
+                f.rkey, LatchWord.unshare(me)))).compose(v -> invalidate(f, Invalidation.PEER_RD, holder))
+                .compose(status -> {
+                    if (status == Invalidation.GRANTED) {
+                        f.memo = Memo.S; // case 2: the holder flushed, set both bits and forwarded its copy
+                        return Future.succeededFuture();
+                    }
+                    return again(f, round, status, "Shared", next -> acquireShared(f, next));
+                });
+        });
+    }
+
+    /** I -> M: CAS 0 -> (me, 0) with the READ; a holder: PeerWr to it (case 1) or to every reader (case 3). */
+    Future<Void> acquireExclusive(final Frame f, final boolean mayWait) {
+        f.mayWait = mayWait;
+        Stats.ACQUIRES.increment();
+        return busy(f, () -> acquireExclusive(f, 0));
+    }
+
+    private Future<Void> acquireExclusive(final Frame f, final int round) {
+        return channel(f).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int cas = batch.compareAndSwap(f.latchAddress(), f.rkey, LatchWord.FREE, LatchWord.exclusive(me));
+            batch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes);
+            return postAcquire(batch, "an Exclusive CAS").map(b -> b.result(cas));
+        }).compose(previous -> {
+            if (previous == LatchWord.FREE) {
+                f.memo = Memo.M;
+                return Future.succeededFuture();
+            }
+            final int holder = LatchWord.holder(previous);
+            if (holder == me) {
+                runtime.giveUp("selcc: latch word " + LatchWord.toString(previous) + " names this participant "
+                    + "as holder while its memo is I");
+                return Future.failedFuture(new NotServingException("selcc: latch and memo disagree"));
+            }
+            final Future<Integer> asked = holder != 0 ? invalidate(f, Invalidation.PEER_WR, holder)
+                : invalidateReaders(f, LatchWord.readers(previous) & ~LatchWord.bit(me));
+            return asked.compose(status -> {
+                if (status == Invalidation.GRANTED) {
+                    f.memo = Memo.M; // case 1: handed over, the copy forwarded
+                    return Future.succeededFuture();
+                }
+                return again(f, round, status, "Exclusive", next -> acquireExclusive(f, next));
+            });
+        });
+    }
+
+    /**
+     * S -> M: CAS (0, bit) -> (me, 0), after invalidating the other readers when it fails; after
+     * {@link #UPGRADE_TRIES} the fallback: FAA -bit (memo I), then I -> M (the copy is READ again: callers check its
+     * version).
+     */
+    Future<Void> upgrade(final Frame f, final boolean mayWait) {
+        f.mayWait = mayWait;
+        Stats.UPGRADES.increment();
+        return busy(f, () -> upgrade(f, 0));
+    }
+
+    private Future<Void> upgrade(final Frame f, final int tries) {
+        final long mine = LatchWord.share(me);
+        return channel(f).compose(ch -> ch.compareAndSwap(f.latchAddress(), f.rkey, mine, LatchWord.exclusive(me)))
+            .recover(e -> io.scythe.txn.Refusal.forNow(e) ? Future.failedFuture(e)
+                : mustLand("an upgrade CAS", () -> Future.failedFuture(e)))
+            .compose(previous -> {
+                if (previous == mine) {
+                    f.memo = Memo.M;
+                    return Future.succeededFuture();
+                }
+                if (tries + 1 >= UPGRADE_TRIES) {
+                    return mustLand("releasing Shared for the upgrade's fallback", () -> channel(f).compose(ch ->
+                        ch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me)))).compose(v -> {
+                            f.memo = Memo.I;
+                            return acquireExclusive(f, 0);
+                        });
+                }
+                final long others = LatchWord.readers(previous) & ~LatchWord.bit(me);
+                return invalidateReaders(f, others).compose(status -> status != Invalidation.DROPPED
+                    ? upgrade(f, tries + 1) : f.mayWait ? runtime.timers().after(resendNs).compose(v -> upgrade(f,
+                    tries + 1)) : Future.failedFuture(locked(f, "upgrade: a reader's transaction holds it")));
+            });
+    }
+
+    /**
+     * The next round of an acquisition after its invalidation was answered {@code status}: at once after "not held"
+     * or "released" (the latch word must be read again), after the resend interval {@code C·RTT / N_r} (§5.1.2:
+     * shorter as the retries grow) after "dropped", but only for a transaction that holds no other line (one that
+     * holds some aborts at once: waiting while holding could deadlock across compute nodes); past
+     * {@link SelccModule#rounds} rounds the attempt aborts.
+     */
+    private Future<Void> again(final Frame f, final int round, final int status, final String what,
+                               final java.util.function.IntFunction<Future<Void>> next) {
+        if (status == Invalidation.DROPPED && !f.mayWait) {
+            return Future.failedFuture(locked(f, what + ": a transaction there holds it, and this one holds other "
+                + "lines (no wait while holding: no deadlock)"));
+        }
+        if (round + 1 >= rounds) {
+            return Future.failedFuture(locked(f, what + " not taken in " + rounds + " rounds (last answer "
+                + (status == Invalidation.DROPPED ? "dropped: in use there" : "not held") + ")"));
+        }
+        if (status == Invalidation.DROPPED) {
+            return runtime.timers().after(resendNs / (round + 1)).compose(v -> next.apply(round + 1));
+        }
+        return next.apply(round + 1);
+    }
+
+    // ------------------------------------------------------------------------------------------ invalidation
+
+    /** Sends PeerWr to every participant in {@code readers}: DROPPED if one dropped it, else RELEASED. */
+    private Future<Integer> invalidateReaders(final Frame f, final long readers) {
+        final List<Future<Integer>> asked = new ArrayList<>();
+        long r = readers;
+        while (r != 0) {
+            final int p = Long.numberOfTrailingZeros(r) + 1;
+            r &= r - 1;
+            asked.add(invalidate(f, Invalidation.PEER_WR_SHARED, p));
+        }
+        return Future.all(asked).map(all -> {
+            for (final Future<Integer> a : asked) {
+                if (a.result() == Invalidation.GRANTED) { // the receiver discards a PeerWr meant for a reader
+                    throw new IllegalStateException("a reader's invalidation was answered with a handover");
+                }
+                if (a.result() == Invalidation.DROPPED) {
+                    return Invalidation.DROPPED;
+                }
+            }
+            return Invalidation.RELEASED;
+        });
+    }
+
+    /** One invalidation to participant {@code target}; a forwarded copy lands in {@code f}'s image. */
+    private Future<Integer> invalidate(final Frame f, final int kind, final int target) {
+        Stats.SENT.increment();
+        final PeerLoops.Address where = peers.where().apply(target);
+        final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
+            f.lineBytes);
+        return peers.peers().call(where.peer(), where.loop(), Invalidation.RPC, request, 0, request.capacity())
+            .map(reply -> {
+                final int status = reply.payload().getByte(0);
+                if (status == Invalidation.DROPPED) {
+                    Stats.DROPPED.increment();
+                } else if (status == Invalidation.GRANTED) {
+                    Stats.GRANTED.increment();
+                }
+                if (status == Invalidation.GRANTED) {
+                    f.image.putBytes(0, reply.payload(), Invalidation.REPLY_LINE_OFFSET, f.lineBytes);
+                    f.headerDirty = reply.payload().getByte(Invalidation.REPLY_HEADER_DIRTY_OFFSET) != 0;
+                    f.dirty = reply.payload().getLong(Invalidation.REPLY_DIRTY_OFFSET);
+                }
+                return status;
+            });
+    }
+
+    /** The handler of an invalidation on this loop (try-lock: a frame in use drops it). */
+    private void handle(final RpcRequest request, final RpcResponder responder) {
+        final int at = request.payloadOffset();
+        final int kind = request.payload().getByte(at + Invalidation.KIND_OFFSET);
+        final int requester = request.payload().getByte(at + Invalidation.REQUESTER_OFFSET) & 0xff;
+        final Line line = new Line(Invalidation.node(request.payload(), at),
+            request.payload().getLong(at + Invalidation.ADDRESS_OFFSET));
+        final Frame f = frames.get(line);
+        if (f == null || f.memo == Memo.I) {
+            responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
+            return;
+        }
+        if (!f.idle()) {
+            if (!f.busy) {
+                f.wanted = true; // local transactions hold it: the lease starts counting
+            }
+            responder.reply(Invalidation.status(Invalidation.DROPPED)); // a local thread uses it
+            return;
+        }
+        if ((kind == Invalidation.PEER_WR_SHARED) != (f.memo == Memo.S)) {
+            responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
+            return;
+        }
+        if (kind == Invalidation.PEER_RD) { // case 2: flush, both Shared, forward
+            busy(f, () -> mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                addFlush(batch, f);
+                batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
+                return batch.post();
+            }))).onComplete(done -> {
+                if (done.failed()) {
+                    responder.fail(1, String.valueOf(done.cause()));
+                    return;
+                }
+                f.memo = Memo.S;
+                f.dirty = DirtyBounds.CLEAN;
+                f.headerDirty = false;
+                responder.reply(Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
+            });
+            return;
+        }
+        final boolean modified = f.memo == Memo.M;
+        final long delta = modified ? LatchWord.handover(me, requester) : LatchWord.unshare(me);
+        busy(f, () -> mustLand(modified ? "a case-1 handover" : "a case-3 release", () -> channel(f).compose(ch ->
+            ch.fetchAndAdd(f.latchAddress(), f.rkey, delta)))).onComplete(done -> {
+                if (done.failed()) {
+                    responder.fail(1, String.valueOf(done.cause()));
+                    return;
+                }
+                f.memo = Memo.I;
+                forgetIfInvalid(f);
+                responder.reply(modified ? Invalidation.granted(f.image, f.lineBytes, f.headerDirty, f.dirty)
+                    : Invalidation.status(Invalidation.RELEASED));
+            });
+    }
+
+    // ------------------------------------------------------------------------------------------ eviction
+
+    /** The WRITEs of a dirty copy: the version word, the value length and the dirty range; never the latch word. */
+    private static void addFlush(final Doorbell batch, final Frame f) {
+        if (f.headerDirty) {
+            batch.write(f.line.address + ObjectLayout.VERSION_OFFSET, f.rkey, f.image, ObjectLayout.VERSION_OFFSET,
+                8);
+            batch.write(f.line.address + ObjectLayout.VALUE_LENGTH_OFFSET, f.rkey, f.image,
+                ObjectLayout.VALUE_LENGTH_OFFSET, 4);
+        }
+        if (f.dirty != DirtyBounds.CLEAN) {
+            final int from = ObjectLayout.VALUE_OFFSET + DirtyBounds.lower(f.dirty);
+            batch.write(f.line.address + from, f.rkey, f.image, from, DirtyBounds.length(f.dirty));
+        }
+    }
+
+    /**
+     * Evicts least recently used idle frames down to the capacity less a batch, grouped per memory node; never
+     * {@code made}, the frame just made for the caller (idle until the caller starts its acquire).
+     */
+    private void evictLru(final Frame made) {
+        final int target = Math.max(0, capacity - evictBatch);
+        final List<Frame> victims = new ArrayList<>();
+        final Iterator<Frame> lru = frames.values().iterator();
+        while (lru.hasNext() && frames.size() - victims.size() > target) {
+            final Frame f = lru.next();
+            if (f == made) {
+                continue;
+            }
+            if (f.idle() && f.memo == Memo.I) {
+                lru.remove(); // holds nothing: dropped
+            } else if (f.idle()) {
+                victims.add(f);
+            }
+        }
+        evict(victims);
+    }
+
+    /**
+     * Releases {@code victims} (flush if dirty, then the FAA), one doorbell per memory node, without waiting: the
+     * frames leave the cache at once (their images are no longer written), their lines stay out of it until the
+     * doorbell landed.
+     */
+    private void evict(final List<Frame> victims) {
+        final Map<String, List<Frame>> byNode = new HashMap<>();
+        for (final Frame f : victims) {
+            Stats.EVICTED.increment();
+            frames.remove(f.line);
+            byNode.computeIfAbsent(f.line.node, n -> new ArrayList<>()).add(f);
+        }
+        for (final Map.Entry<String, List<Frame>> e : byNode.entrySet()) {
+            final List<Frame> group = e.getValue();
+            final io.vertx.core.Promise<Void> landed = io.vertx.core.Promise.promise();
+            for (final Frame f : group) {
+                evicting.put(f.line, landed.future());
+            }
+            mustLand("an eviction", () -> runtime.channel(e.getKey()).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                for (final Frame f : group) {
+                    if (f.memo == Memo.M) {
+                        addFlush(batch, f);
+                        batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unexclusive(me));
+                    } else {
+                        batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me));
+                    }
+                }
+                return batch.post();
+            })).onComplete(done -> {
+                for (final Frame f : group) {
+                    f.memo = Memo.I;
+                    evicting.remove(f.line);
+                }
+                landed.complete();
+            });
+        }
+    }
+
+    /** The lease: frames idle for {@code leaseNs} are released, checked every half lease while any is cached. */
+    private void startSweeping() {
+        if (sweeping || leaseNs <= 0) {
+            return;
+        }
+        sweeping = true;
+        runtime.timers().after(leaseNs / 2).onComplete(v -> sweep());
+    }
+
+    private void sweep() {
+        final long now = runtime.timers().nowNs();
+        final List<Frame> expired = new ArrayList<>();
+        final List<Frame> invalid = new ArrayList<>();
+        for (final Frame f : frames.values()) {
+            if (f.idle() && now - f.lastUsedNs >= leaseNs) {
+                (f.memo == Memo.I ? invalid : expired).add(f);
+            }
+        }
+        for (final Frame f : invalid) {
+            frames.remove(f.line);
+        }
+        evict(expired);
+        sweeping = false;
+        if (!frames.isEmpty()) {
+            startSweeping();
+        }
+    }
+}

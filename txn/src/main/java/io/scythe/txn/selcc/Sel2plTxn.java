@@ -1,0 +1,331 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.scythe.txn.Refusal;
+import io.scythe.txn.Stage;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.selcc.LocalLatches.Entry;
+import io.scythe.txn.selcc.LocalLatches.Mode;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Two-phase locking, no wait, on SEL latches released eagerly (the SEL baseline of SELCC §7): every object is a line
+ * whose latch word is the header's protocol word (package doc).
+ * <ol>
+ *   <li>A read takes Shared: FAA {@code +bit(p)} and the READ of the object in one doorbell; an exclusive holder
+ *       in the word the FAA returned means the attempt aborts (no wait) after undoing its bit with FAA
+ *       {@code -bit(p)}. A loop whose other flow holds the line Shared already shares it (a READ, no FAA).</li>
+ *   <li>{@code readForUpdate} takes Exclusive: CAS {@code 0 -> (p, 0)} and the READ in one doorbell; a key already
+ *       held Shared is upgraded. A write of a key read Shared is upgraded at commit: CAS {@code (0, bit(p)) ->
+ *       (p, 0)}; when it fails, the fallback in one doorbell: FAA {@code -bit(p)}, CAS {@code 0 -> (p, 0)} and a
+ *       header READ, which must show the version read (nobody wrote in between), else the attempt aborts.</li>
+ *   <li>Commit: one doorbell per memory node: the new values, the version word (old + 1: the per-object write
+ *       counter the history checker orders writes by), then the FAA releases, X by {@code -(p, 0)} and S by
+ *       {@code -bit(p)}, on the same QP after the WRITEs.</li>
+ * </ol>
+ * Every conflict, local or global, aborts at once (no wait). Inserts and deletes are refused (not implemented, issue
+ * 21). No redo record is written: a compute node that dies holding latches leaves its bits set (recovery is issue
+ * 21's, not done).
+ */
+public final class Sel2plTxn extends LatchTxn {
+    private final LocalLatches latches;
+    private final int p;
+
+    /** What one access holds. */
+    private static final class Hold {
+        final Entry entry;
+        Mode mode;
+        /** At commit: whether its release is a global FAA (the last local holder) or only the local count. */
+        boolean global;
+
+        Hold(final Entry entry, final Mode mode) {
+            this.entry = entry;
+            this.mode = mode;
+        }
+    }
+
+    public Sel2plTxn(final TxnRuntime runtime) {
+        super(runtime);
+        this.latches = LocalLatches.of(runtime);
+        this.p = latches.participant();
+    }
+
+    @Override
+    public String mode() {
+        return "sel-2pl";
+    }
+
+    static long latchAddress(final Access a) {
+        return a.address() + ObjectLayout.PROTOCOL_WORD_OFFSET;
+    }
+
+    private static Hold hold(final Access a) {
+        return (Hold) a.held;
+    }
+
+    @Override
+    protected boolean exclusive(final Access a) {
+        return hold(a).mode == Mode.EXCLUSIVE;
+    }
+
+    private <T> Future<T> locked(final Access a, final String why) {
+        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key + " of " + a.table + ": "
+            + why));
+    }
+
+    /** S: FAA +bit and READ in one doorbell, undone when an X holder shows; shared with the loop's other flows. */
+    @Override
+    protected Future<Access> lockShared(final Access a) {
+        final Entry e = latches.entry(a.partition.node(), latchAddress(a));
+        if (e.busy || e.mode == Mode.EXCLUSIVE) {
+            latches.forgetIfIdle(e);
+            return locked(a, "latched locally (" + e + ")");
+        }
+        if (e.mode == Mode.SHARED) {
+            e.holders++;
+            a.held = new Hold(e, Mode.SHARED);
+            a.locked = true;
+            return readImage(a);
+        }
+        return latchAndRead(a, e, "Shared FAA", batch -> batch.fetchAndAdd(latchAddress(a), a.rkey(),
+            LatchWord.share(p)), this::sharedOutcome);
+    }
+
+    /** What turns the word an acquire's atomic returned into the latch held, or the attempt's failure. */
+    @FunctionalInterface
+    private interface Outcome {
+        Future<Void> of(Access a, Entry e, long previous);
+    }
+
+    /**
+     * Posts {@code atomic} (which adds the acquire's CAS or FAA to the batch and answers its index) with the READ of
+     * {@code a} in one doorbell, {@code e} busy meanwhile; {@code outcome} reads the word it returned. Refused for
+     * now, nothing happened; failed at the atomic, it may have landed: the loop gives up.
+     */
+    private Future<Access> latchAndRead(final Access a, final Entry e, final String what,
+                                        final java.util.function.ToIntFunction<Doorbell> atomic,
+                                        final Outcome outcome) {
+        e.busy = true;
+        return channel(a).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int at = atomic.applyAsInt(batch);
+            batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
+            return batch.post().transform(posted -> {
+                if (posted.succeeded()) {
+                    return outcome.of(a, e, batch.result(at)).compose(v -> checkedImage(a));
+                }
+                final Throwable err = posted.cause();
+                if (Refusal.forNow(err)) {
+                    e.busy = false;
+                    latches.forgetIfIdle(e);
+                    return Future.failedFuture(err);
+                }
+                if (batch.failedIndex() <= at) {
+                    return lockVerbInDoubt("its " + what + " on key " + a.key + " of " + a.table + " failed after "
+                        + "it was posted", err);
+                }
+                return outcome.of(a, e, batch.result(at)).compose(v -> Future.failedFuture(err));
+            });
+        }, err -> {
+            e.busy = false;
+            latches.forgetIfIdle(e);
+            return Future.failedFuture(err);
+        });
+    }
+
+    /** What a Shared FAA that returned {@code previous} left: held, or undone (an X holder showed). */
+    private Future<Void> sharedOutcome(final Access a, final Entry e, final long previous) {
+        if (LatchWord.shareFailed(previous)) {
+            return releaseLate(() -> channel(a).compose(ch -> ch.fetchAndAdd(e.latchAddress, a.rkey(),
+                LatchWord.unshare(p)))).andThen(v -> {
+                    e.busy = false;
+                    latches.forgetIfIdle(e);
+                }).compose(v -> locked(a, "held Exclusive by participant " + LatchWord.holder(previous)));
+        }
+        e.busy = false;
+        e.mode = Mode.SHARED;
+        e.holders = 1;
+        final Hold h = new Hold(e, Mode.SHARED);
+        if (finished) {
+            return releaseLate(() -> release(a, h)).compose(v -> locked(a, "attempt over"));
+        }
+        a.held = h;
+        a.locked = true;
+        return Future.succeededFuture();
+    }
+
+    /** X: CAS 0 -> (p, 0) and READ in one doorbell. */
+    @Override
+    protected Future<Access> lockExclusive(final Access a) {
+        final Entry e = latches.entry(a.partition.node(), latchAddress(a));
+        if (e.busy || e.mode != Mode.NONE) {
+            latches.forgetIfIdle(e);
+            return locked(a, "latched locally (" + e + ")");
+        }
+        return latchAndRead(a, e, "Exclusive CAS", batch -> batch.compareAndSwap(latchAddress(a), a.rkey(),
+            LatchWord.FREE, LatchWord.exclusive(p)), this::exclusiveOutcome);
+    }
+
+    private Future<Void> exclusiveOutcome(final Access a, final Entry e, final long previous) {
+        e.busy = false;
+        if (previous != LatchWord.FREE) {
+            latches.forgetIfIdle(e);
+            return locked(a, "latch word " + LatchWord.toString(previous));
+        }
+        e.mode = Mode.EXCLUSIVE;
+        e.holders = 1;
+        final Hold h = new Hold(e, Mode.EXCLUSIVE);
+        if (finished) {
+            return releaseLate(() -> release(a, h)).compose(v -> locked(a, "attempt over"));
+        }
+        a.held = h;
+        a.locked = true;
+        return Future.succeededFuture();
+    }
+
+    /**
+     * S to X: CAS (0, bit) -> (p, 0); when it fails, the fallback in one doorbell (FAA -bit, CAS 0 -> (p, 0), header
+     * READ), the version still the one read. Refused while another flow of this loop shares the line.
+     */
+    @Override
+    protected Future<Void> upgrade(final Access a) {
+        final Hold h = hold(a);
+        final Entry e = h.entry;
+        if (e.busy || e.holders != 1) {
+            return locked(a, "shared locally by another flow (" + e + ")");
+        }
+        e.busy = true;
+        final long mine = LatchWord.share(p);
+        return channel(a).compose(ch -> ch.compareAndSwap(e.latchAddress, a.rkey(), mine, LatchWord.exclusive(p)))
+            .transform(done -> {
+                if (done.failed()) {
+                    return Refusal.forNow(done.cause()) ? unbusy(e, done.cause())
+                        : lockVerbInDoubt("its upgrade CAS on key " + a.key + " failed after it was posted",
+                        done.cause());
+                }
+                if (done.result() == mine) {
+                    return becameExclusive(h);
+                }
+                return fallback(a, h);
+            });
+    }
+
+    private <T> Future<T> unbusy(final Entry e, final Throwable err) {
+        e.busy = false;
+        return Future.failedFuture(err);
+    }
+
+    private Future<Void> becameExclusive(final Hold h) {
+        h.entry.busy = false;
+        h.entry.mode = Mode.EXCLUSIVE;
+        h.mode = Mode.EXCLUSIVE;
+        return Future.succeededFuture();
+    }
+
+    /** The upgrade's fallback: Shared released, Exclusive taken, in one doorbell; the version must be unchanged. */
+    private Future<Void> fallback(final Access a, final Hold h) {
+        final Entry e = h.entry;
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+        return channel(a).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            batch.fetchAndAdd(e.latchAddress, a.rkey(), LatchWord.unshare(p));
+            final int cas = batch.compareAndSwap(e.latchAddress, a.rkey(), LatchWord.FREE, LatchWord.exclusive(p));
+            batch.read(a.address(), a.rkey(), header, 0, ObjectLayout.HEADER_BYTES);
+            return batch.post().transform(posted -> {
+                if (posted.failed() && Refusal.forNow(posted.cause())) {
+                    return unbusy(e, posted.cause()); // nothing happened: still Shared
+                }
+                if (posted.failed() && batch.failedIndex() <= cas) {
+                    return lockVerbInDoubt("its upgrade fallback on key " + a.key + " failed after it was posted",
+                        posted.cause());
+                }
+                if (batch.result(cas) != LatchWord.FREE) { // Shared given up, Exclusive not taken: holds nothing
+                    e.busy = false;
+                    e.mode = Mode.NONE;
+                    e.holders = 0;
+                    a.locked = false;
+                    a.held = null;
+                    latches.forgetIfIdle(e);
+                    return locked(a, "upgrade failed, latch word " + LatchWord.toString(batch.result(cas)));
+                }
+                becameExclusive(h);
+                if (posted.failed()) {
+                    return Future.failedFuture(posted.cause());
+                }
+                if (!unchangedSinceRead(a, header)) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                        + a.table + " was written between its Shared release and its Exclusive acquire"));
+                }
+                return Future.succeededFuture();
+            });
+        });
+    }
+
+    /** Releases what {@code h} holds on {@code a}'s line: the local count, and the global bit or X when last. */
+    private Future<Void> release(final Access a, final Hold h) {
+        final Entry e = h.entry;
+        e.holders--;
+        if (e.holders > 0) {
+            return Future.succeededFuture();
+        }
+        e.busy = true;
+        final long delta = h.mode == Mode.EXCLUSIVE ? LatchWord.unexclusive(p) : LatchWord.unshare(p);
+        return channel(a).compose(ch -> ch.fetchAndAdd(e.latchAddress, a.rkey(), delta)).map(old -> {
+            e.busy = false;
+            e.mode = Mode.NONE;
+            latches.forgetIfIdle(e);
+            return null;
+        });
+    }
+
+    @Override
+    public Future<Long> commit() {
+        return finishCommit(upgradeWrites().compose(v -> staged(Stage.WRITE_BACK, writeBackAndRelease()))
+            .map(0L));
+    }
+
+    /**
+     * The write-back, with the releases after the WRITEs: every line whose last local holder this attempt is
+     * released globally by FAA in the same doorbell (marked busy until it lands), the others only locally.
+     */
+    private Future<Void> writeBackAndRelease() {
+        final List<Hold> global = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.locked) {
+                final Hold h = hold(a);
+                if (h.mode == Mode.SHARED && h.entry.holders > 1) {
+                    h.entry.holders--;
+                    a.locked = false;
+                } else {
+                    h.global = true;
+                    h.entry.holders = 0;
+                    h.entry.busy = true;
+                    global.add(h);
+                }
+            }
+        }
+        // Version 0: each written object installs its own old version + 1 (ObjectLayout#versionAfter).
+        return writeBack(0, a -> a.locked && hold(a).global, (batch, a) -> batch.fetchAndAdd(latchAddress(a),
+            a.rkey(), hold(a).mode == Mode.EXCLUSIVE ? LatchWord.unexclusive(p) : LatchWord.unshare(p)))
+            .onSuccess(v -> {
+                for (final Hold h : global) {
+                    h.entry.busy = false;
+                    h.entry.mode = Mode.NONE;
+                    latches.forgetIfIdle(h.entry);
+                }
+            });
+    }
+
+    @Override
+    public Future<Void> abort() {
+        return releaseHeld(a -> release(a, hold(a)));
+    }
+}

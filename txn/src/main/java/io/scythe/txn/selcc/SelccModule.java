@@ -1,0 +1,125 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.spi.HeaderWord;
+import io.scythe.txn.spi.ObjectProbe;
+import io.scythe.txn.spi.ProtocolModule;
+
+import java.util.List;
+
+/**
+ * SELCC as a protocol module (package doc): {@code sel-2pl}, two-phase locking (no wait) on SEL latches released
+ * eagerly. The latch word is the objects' protocol word ({@code selcc_latch}); an object is held while it is not 0.
+ */
+public final class SelccModule implements ProtocolModule {
+    /**
+     * Frames per participant's cache (lines held lazily); beyond it the least recently used idle ones are evicted.
+     * Configured by the system property {@code scythe.selcc.cacheFrames}, read when a loop's cache is made.
+     */
+    public static final int DEFAULT_CACHE_FRAMES = 1 << 16;
+    /** Frames evicted at once (one doorbell per memory node) over capacity; {@code scythe.selcc.evictBatch}. */
+    public static final int DEFAULT_EVICT_BATCH = 16;
+    /**
+     * A frame idle this long is released (flushed if dirty); also what flushes every copy once a run stops;
+     * {@code scythe.selcc.leaseNs}.
+     */
+    public static final long DEFAULT_LEASE_NS = 1_000_000L;
+
+    /** Latch rounds (each after invalidations) before an acquisition gives up; {@code scythe.selcc.rounds}. */
+    public static final int DEFAULT_ROUNDS = 6;
+    /**
+     * {@code C·RTT} of the resend interval after a dropped invalidation (divided by the round number):
+     * {@code scythe.selcc.resendNs}; C = 4 times a 2 us round trip.
+     */
+    public static final long DEFAULT_RESEND_NS = 8_000L;
+
+    /**
+     * γ of the lease (§5.3.1): once another participant's invalidation was dropped because local transactions held a
+     * line, they take it at most this many more times before the loop lets it go; {@code scythe.selcc.gamma}
+     * (0: at once; {@link Integer#MAX_VALUE}: never, the paper's γ = ∞).
+     */
+    public static final int DEFAULT_GAMMA = 256;
+
+    static int gamma() {
+        final int gamma = Integer.getInteger("scythe.selcc.gamma", DEFAULT_GAMMA);
+        if (gamma < 0) {
+            throw new IllegalArgumentException("scythe.selcc.gamma=" + gamma + " must be at least 0");
+        }
+        return gamma;
+    }
+
+    static int rounds() {
+        return positive("scythe.selcc.rounds", Integer.getInteger("scythe.selcc.rounds", DEFAULT_ROUNDS));
+    }
+
+    static long resendNs() {
+        return positive("scythe.selcc.resendNs", Long.getLong("scythe.selcc.resendNs", DEFAULT_RESEND_NS));
+    }
+
+    static int cacheFrames() {
+        return positive("scythe.selcc.cacheFrames", Integer.getInteger("scythe.selcc.cacheFrames",
+            DEFAULT_CACHE_FRAMES));
+    }
+
+    static int evictBatch() {
+        return positive("scythe.selcc.evictBatch", Integer.getInteger("scythe.selcc.evictBatch",
+            DEFAULT_EVICT_BATCH));
+    }
+
+    static long leaseNs() {
+        return positive("scythe.selcc.leaseNs", Long.getLong("scythe.selcc.leaseNs", DEFAULT_LEASE_NS));
+    }
+
+    private static <N extends Number> N positive(final String name, final N value) {
+        if (value.longValue() <= 0) {
+            throw new IllegalArgumentException(name + "=" + value + " must be positive");
+        }
+        return value;
+    }
+
+    /** 2PL, no wait, on SELCC's coherent cache (lazy release, invalidations, handover with the copy forwarded). */
+    public static final Protocol SELCC_2PL = Protocol.of("selcc-2pl", (runtime, hint) -> new SelccTxn(runtime));
+    /** 2PL, no wait, on the SEL baseline's latches (eager release, no cache). */
+    public static final Protocol SEL_2PL = Protocol.of("sel-2pl", (runtime, hint) -> new Sel2plTxn(runtime));
+
+    @Override
+    public String name() {
+        return "selcc";
+    }
+
+    @Override
+    public List<Protocol> protocols() {
+        return List.of(SELCC_2PL, SEL_2PL);
+    }
+
+    /**
+     * Not in the default lists yet: it refuses inserts and deletes (TPC-C, YCSB's inserts) and more than 58 loops;
+     * asked for by name ({@code --protocols sel-2pl}).
+     */
+    @Override
+    public boolean listed() {
+        return false;
+    }
+
+    @Override
+    public boolean usesPeers() {
+        return true;
+    }
+
+    @Override
+    public void servePeers(final io.scythe.rrpc.CnPeers peers) {
+        LineCache.serve(peers);
+    }
+
+    @Override
+    public List<HeaderWord> headerWords() {
+        return List.of(HeaderWord.PROTOCOL_WORD); // the latch word
+    }
+
+    @Override
+    public ObjectProbe probe() {
+        return (table, header) -> table.objectMemory().getLongVolatile(header + ObjectLayout.PROTOCOL_WORD_OFFSET)
+            != LatchWord.FREE;
+    }
+}

@@ -1,0 +1,258 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.selcc.LineCache.Frame;
+import io.scythe.txn.selcc.LineCache.Memo;
+import io.vertx.core.Future;
+
+
+/**
+ * Two-phase locking (no wait) on SELCC's coherent cache ({@link LineCache}): the transaction's locks are the frames'
+ * local shared-exclusive latches; the global latch stays with the loop after the commit (lazy release), so a line
+ * read or written again by this loop costs no verb. A read takes the local latch Shared (a miss or memo I acquires
+ * S globally first); {@code readForUpdate} and a write at commit take it Exclusive (memo S is upgraded, I acquired
+ * X). Any local conflict aborts at once; a global conflict sends invalidations, and one dropped by the holder (a
+ * transaction there holds the line) aborts. The commit writes the new values into the frames (memo M, dirty bounds
+ * widened, the version word + 1 as the write counter); they reach the memory node when the line is evicted, handed
+ * to a reader (case 2 flush) or its lease ends. Inserts and deletes are refused (issue 21); no redo log (SELCC's
+ * evaluation runs with WAL off; a compute node's death loses its dirty lines: recovery is issue 21's, not done).
+ */
+public final class SelccTxn extends LatchTxn {
+    private final LineCache cache;
+
+    /** What one access holds of its frame's local latch. */
+    private static final class Hold {
+        final Frame frame;
+        boolean exclusive;
+
+        Hold(final Frame frame, final boolean exclusive) {
+            this.frame = frame;
+            this.exclusive = exclusive;
+        }
+    }
+
+    public SelccTxn(final TxnRuntime runtime) {
+        super(runtime);
+        this.cache = LineCache.of(runtime);
+    }
+
+    @Override
+    public String mode() {
+        return "selcc-2pl";
+    }
+
+    private static Hold hold(final Access a) {
+        return (Hold) a.held;
+    }
+
+    private static <T> Future<T> locked(final Access a, final String why) {
+        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key + " of " + a.table + ": "
+            + why));
+    }
+
+    private Frame frameOf(final Access a) {
+        return cache.frame(a.partition.node(), a.address(), a.rkey(), a.slotBytes());
+    }
+
+    /** Copies the frame's line into the access and checks it (incarnation, version) as a READ would be. */
+    private Future<Access> fromFrame(final Access a, final Frame f) {
+        a.image.putBytes(0, f.image, 0, a.slotBytes());
+        cache.used(f);
+        return checkedImage(a);
+    }
+
+    @Override
+    protected boolean exclusive(final Access a) {
+        return hold(a).exclusive;
+    }
+
+    private Future<Access> afterLocalStep(final Access a, final Frame f,
+                                          final java.util.function.Function<Access, Future<Access>> retry) {
+        final Future<Void> step = f == null ? cache.evicted(a.partition.node(), a.address()) : cache.settled(f);
+        return step.compose(v -> finished ? locked(a, "attempt over") : retry.apply(a));
+    }
+
+    @Override
+    protected Future<Access> lockShared(final Access a) {
+        return lockShared(a, false);
+    }
+
+    /**
+     * A hit costs no verb but does cost the compute node's CPU (the local latch, the lookup, the copy): it runs as a
+     * task of its own on the loop ({@code charged} after it), which the simulator charges like any completion's
+     * work; otherwise a loop whose lines are all cached would run transactions in no virtual time at all.
+     */
+    private Future<Access> chargeHit(final Access a, final java.util.function.Function<Access, Future<Access>> then) {
+        return runtime.timers().after(1).compose(v -> finished ? locked(a, "attempt over") : then.apply(a));
+    }
+
+    private Future<Access> lockShared(final Access a, final boolean charged) {
+        final Frame f = frameOf(a);
+        if (f == null || f.busy) {
+            return afterLocalStep(a, f, x -> lockShared(x, charged));
+        }
+        if (f.writer) {
+            return locked(a, "written by another transaction of this loop");
+        }
+        if (f.memo != Memo.I) {
+            if (!charged) {
+                return chargeHit(a, x -> lockShared(x, true));
+            }
+            LineCache.hit();
+            return take(a, f, false);
+        }
+        return cache.acquireShared(f, holdsNothing()).transform(done -> {
+            if (done.failed()) {
+                cache.forgetIfInvalid(f);
+                return Future.failedFuture(done.cause());
+            }
+            return take(a, f, false);
+        });
+    }
+
+    @Override
+    protected Future<Access> lockExclusive(final Access a) {
+        return lockExclusive(a, false);
+    }
+
+    private Future<Access> lockExclusive(final Access a, final boolean charged) {
+        final Frame f = frameOf(a);
+        if (f == null || f.busy) {
+            return afterLocalStep(a, f, x -> lockExclusive(x, charged));
+        }
+        if (!f.idle()) {
+            return locked(a, "latched by another transaction of this loop (" + f + ")");
+        }
+        if (f.memo == Memo.M) {
+            if (!charged) {
+                return chargeHit(a, x -> lockExclusive(x, true));
+            }
+            LineCache.hit();
+            return take(a, f, true);
+        }
+        return (f.memo == Memo.S ? cache.upgrade(f, holdsNothing())
+            : cache.acquireExclusive(f, holdsNothing())).transform(done -> {
+            if (done.failed()) {
+                cache.forgetIfInvalid(f);
+                return Future.failedFuture(done.cause());
+            }
+            return take(a, f, true);
+        });
+    }
+
+    /** Takes the local latch (the frame's memo allows it) unless the attempt is over, and reads the copy. */
+    private Future<Access> take(final Access a, final Frame f, final boolean exclusive) {
+        if (finished) {
+            return locked(a, "attempt over"); // the global latch stays cached: nothing to release
+        }
+        if (f.wanted) {
+            if (f.sinceWanted >= cache.gamma()) {
+                cache.yieldIfDue(f);
+                return locked(a, "its lease ran out: yielding it to another compute node");
+            }
+            f.sinceWanted++;
+        }
+        if (exclusive) {
+            f.writer = true;
+        } else {
+            f.readers++;
+        }
+        a.held = new Hold(f, exclusive);
+        a.locked = true;
+        return fromFrame(a, f);
+    }
+
+    /** Local S -> X of an access this attempt read: the global upgrade when memo is S; the version must hold. */
+    @Override
+    protected Future<Void> upgrade(final Access a) {
+        final Hold h = hold(a);
+        final Frame f = h.frame;
+        if (f.busy) {
+            return cache.settled(f).compose(v -> finished ? locked(a, "attempt over") : upgrade(a));
+        }
+        if (f.writer || f.readers != 1) {
+            return locked(a, "shared by another transaction of this loop (" + f + ")");
+        }
+        final Future<Void> global = f.memo == Memo.M ? Future.succeededFuture()
+            : cache.upgrade(f, holdsNothingBut(a));
+        return global.compose(v -> {
+            f.readers = 0;
+            f.writer = true;
+            h.exclusive = true;
+            cache.used(f);
+            if (f.image.getLong(ObjectLayout.VERSION_OFFSET) != a.readVersion) { // the fallback re-read it
+                return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
+                    + a.table + " was written between its Shared release and its Exclusive acquire"));
+            }
+            return Future.succeededFuture();
+        });
+    }
+
+    /** Whether this attempt holds no local latch: it may then wait for a dropped invalidation without deadlock. */
+    private boolean holdsNothing() {
+        return holdsNothingBut(null);
+    }
+
+    private boolean holdsNothingBut(final Access except) {
+        for (final Access a : accesses) {
+            if (a.locked && a != except) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void releaseLocal(final Access a) {
+        final Hold h = hold(a);
+        a.held = null;
+        if (h.exclusive) {
+            h.frame.writer = false;
+        } else {
+            h.frame.readers--;
+        }
+        cache.used(h.frame);
+        cache.yieldIfDue(h.frame);
+        cache.forgetIfInvalid(h.frame);
+    }
+
+    @Override
+    public Future<Long> commit() {
+        return finishCommit(upgradeWrites().map(v -> {
+            for (final Access a : accesses) {
+                if (a.dirty) {
+                    install(a);
+                }
+            }
+            for (final Access a : accesses) {
+                if (a.locked) {
+                    a.locked = false;
+                    releaseLocal(a);
+                }
+            }
+            return 0L;
+        }));
+    }
+
+    /** Writes {@code a}'s new value into its frame (memo M, held Exclusive): value, length, version + 1, bounds. */
+    private static void install(final Access a) {
+        final Frame f = hold(a).frame;
+        f.image.putBytes(ObjectLayout.VALUE_OFFSET, a.newValue, 0, a.newLength);
+        f.image.putInt(ObjectLayout.VALUE_LENGTH_OFFSET, a.newLength);
+        a.installedVersion = ObjectLayout.versionAfter(0, a.readVersion);
+        f.image.putLong(ObjectLayout.VERSION_OFFSET, a.installedVersion);
+        f.dirty = DirtyBounds.widen(f.dirty, 0, a.newLength);
+        f.headerDirty = true;
+    }
+
+    @Override
+    public Future<Void> abort() {
+        return releaseHeld(a -> {
+            releaseLocal(a);
+            return Future.succeededFuture();
+        });
+    }
+}
