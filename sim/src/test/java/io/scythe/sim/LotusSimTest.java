@@ -60,6 +60,47 @@ class LotusSimTest extends SimVertxTest {
     }
 
     /**
+     * The keys a transaction asks for together go in one message to the compute node that owns them: cn0's client
+     * locks three of cn1's keys (odd accounts, two tables) and cn1's three of cn0's, in one message each time.
+     */
+    @Test
+    void shouldSendOneLockMessagePerComputeNodePerLockPhase() throws Exception {
+        final SimOptions o = options("lotus", 5, 2).clientsPerComputeNode(1);
+        final Simulation sim = new Simulation(o, new SmallBankSpec(100, 0.5, "scythe"));
+        final java.util.List<String> wrong = new java.util.ArrayList<>();
+        final long[] transactions = new long[1];
+        sim.operation((runtime, random) -> {
+            final LotusNode node = LotusNode.of(sim.peersHere());
+            final long base = node.index() == 0 ? 1 : 2; // the other node's accounts
+            final long[] before = node.counts();
+            final io.scythe.txn.Txn txn = io.scythe.txn.lotus.LotusModule.LOTUS.begin(runtime, false);
+            final long start = runtime.timers().nowNs();
+            return io.vertx.core.Future.all(txn.readForUpdate("checking", base), txn.readForUpdate("checking",
+                    base + 2), txn.read("savings", base + 4))
+                .compose(v -> {
+                    final long[] after = node.counts();
+                    if (after[0] - before[0] != 1 || after[1] - before[1] != 3 || after[2] != before[2]) {
+                        wrong.add("cn" + node.index() + ": " + (after[0] - before[0]) + " messages, "
+                            + (after[1] - before[1]) + " keys, " + (after[2] - before[2]) + " local");
+                    }
+                    final org.agrona.concurrent.UnsafeBuffer b = v.resultAt(0);
+                    txn.write("checking", base, b, 0, b.capacity());
+                    return txn.commit();
+                }).map(ts -> {
+                    transactions[0]++;
+                    return runtime.timers().nowNs() - start;
+                });
+        });
+        final JsonObject run = sim.run(vertx).run().toJson();
+        assertThat(run.getJsonObject("sim").getJsonArray("violations")).isEmpty();
+        assertThat(wrong).isEmpty();
+        assertThat(transactions[0]).isGreaterThan(10);
+        for (int cn = 0; cn < 2; cn++) {
+            assertThat(LotusNode.of(sim.peersOf(cn)).locks().held()).isEmpty();
+        }
+    }
+
+    /**
      * No RDMA CAS or FAA reaches a memory node: every one-sided atomic from a compute node to a memory node is made to
      * fail, and none is issued (FORD, which locks with CAS, shows the probe sees them).
      */

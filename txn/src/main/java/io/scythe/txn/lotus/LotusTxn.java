@@ -88,8 +88,11 @@ final class LotusTxn extends OneSidedTxn {
         }
     }
 
-    private record Request(Access access, Held held, boolean write, Promise<Void> granted) {
+    private record Request(String table, long key, Held held, boolean write, Promise<Void> granted) {
     }
+
+    /** This attempt's locks by Lotus key (two keys of one Lotus key share its lock, which is safe). */
+    private final Map<Long, Held> held = new java.util.HashMap<>();
 
     private Future<Long> start() {
         if (start == null) {
@@ -103,7 +106,7 @@ final class LotusTxn extends OneSidedTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key); // nobody writes it: no lock
         }
-        return readVia(table, key, a -> lockThenRead(a, false));
+        return lockThenRead(table, key, false);
     }
 
     @Override
@@ -111,35 +114,40 @@ final class LotusTxn extends OneSidedTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
         }
-        return readVia(table, key, a -> lockThenRead(a, true));
+        return lockThenRead(table, key, true);
     }
 
-    private Future<Access> lockThenRead(final Access a, final boolean write) {
-        return Future.all(start(), lock(a, write)).compose(v -> once(a, this::readImage)).compose(x -> {
-            if (x.readVersion > start.result()) {
-                return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
-                    + x.table + " has version " + x.readVersion + ", newer than T_start " + start.result()));
-            }
-            return Future.succeededFuture(x);
-        });
+    /**
+     * One execution phase of a key: its lock first (it depends on the key only, not on where the record is, so the
+     * keys a procedure asks for together go in one message per compute node), then the record.
+     */
+    private Future<UnsafeBuffer> lockThenRead(final String table, final long key, final boolean write) {
+        return Future.all(start(), lock(table, key, write)).compose(v -> readVia(table, key,
+            a -> once(a, this::readImage).compose(x -> {
+                if (x.readVersion > start.result()) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
+                        + x.table + " has version " + x.readVersion + ", newer than T_start " + start.result()));
+                }
+                return Future.succeededFuture(x);
+            })));
     }
 
-    /** Locks {@code a} in read or write mode (an upgrade when it holds the read lock); completes once held. */
-    private Future<Void> lock(final Access a, final boolean write) {
+    /** Locks {@code key} in read or write mode (an upgrade when it holds the read lock); completes once held. */
+    private Future<Void> lock(final String table, final long key, final boolean write) {
         if (finished) { // e.g. a key whose address lookup completed after the attempt aborted: nothing is locked
             return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
         }
-        Held h = (Held) a.held;
+        final long lotusKey = node.fields().lotusKey(table, key);
+        Held h = held.get(lotusKey);
         if (h == null) {
-            final long key = node.fields().lotusKey(a.table, a.key);
-            h = new Held(key, node.owners().ownerOfKey(key));
-            a.held = h;
+            h = new Held(lotusKey, node.owners().ownerOfKey(lotusKey));
+            held.put(lotusKey, h);
         }
         if (h.granting != null && (h.write || !write)) {
             return h.granting; // asked already, in this mode or a stronger one
         }
         if (h.granting != null && !h.granting.isComplete()) {
-            return h.granting.compose(v -> lock(a, write)); // the read lock first, then the upgrade
+            return h.granting.compose(v -> lock(table, key, write)); // the read lock first, then the upgrade
         }
         if (h.granting != null && h.granting.failed()) {
             return h.granting;
@@ -149,17 +157,13 @@ final class LotusTxn extends OneSidedTxn {
             node.localAcquires.increment();
             localKeys.add(h.key);
             final LockTable.Result r = node.locks().acquire(h.key, write, node.index(), id);
-            if (r.granted()) {
-                a.locked = true;
-                h.granting = Future.succeededFuture();
-            } else {
-                h.granting = Future.failedFuture(refused(a, r, node.index()));
-            }
+            h.granting = r.granted() ? Future.succeededFuture()
+                : Future.failedFuture(refused(table, key, r, node.index()));
             return h.granting;
         }
         final Promise<Void> granted = Promise.promise();
         h.granting = granted.future();
-        pending.add(new Request(a, h, write, granted));
+        pending.add(new Request(table, key, h, write, granted));
         remoteKeys.computeIfAbsent(h.owner, o -> new LinkedHashSet<>()).add(h.key);
         if (!flushScheduled) {
             flushScheduled = true;
@@ -168,8 +172,9 @@ final class LotusTxn extends OneSidedTxn {
         return h.granting;
     }
 
-    private static AbortException refused(final Access a, final LockTable.Result r, final int owner) {
-        return new AbortException(AbortReason.LOCKED, "lotus lock of key " + a.key + " of " + a.table + " on cn"
+    private static AbortException refused(final String table, final long key, final LockTable.Result r,
+                                          final int owner) {
+        return new AbortException(AbortReason.LOCKED, "lotus lock of key " + key + " of " + table + " on cn"
             + owner + ": " + (r == null ? "shard not served there (out of range)" : r.name().toLowerCase()));
     }
 
@@ -219,10 +224,9 @@ final class LotusTxn extends OneSidedTxn {
             final Request r = requests.get(i);
             final LockTable.Result result = LockRpc.result(codes.getByte(i));
             if (result != null && result.granted()) {
-                r.access().locked = true;
                 r.granted().tryComplete();
             } else {
-                r.granted().tryFail(refused(r.access(), result, owner));
+                r.granted().tryFail(refused(r.table(), r.key(), result, owner));
             }
         }
     }
@@ -252,7 +256,7 @@ final class LotusTxn extends OneSidedTxn {
         final List<Future<Void>> upgrades = new ArrayList<>();
         for (final Access a : accesses) {
             if (a.dirty) {
-                upgrades.add(lock(a, true));
+                upgrades.add(lock(a.table, a.key, true));
             }
         }
         return finishCommit(staged(Stage.LOCK, settle(upgrades))
