@@ -9,6 +9,7 @@ import io.scythe.txn.spi.ComputeNodeContext;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.lang.ref.WeakReference;
 import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
@@ -24,7 +25,11 @@ import java.util.concurrent.atomic.LongAdder;
 public final class LotusNode {
     /** Each loop's view of its node ({@link Loop}), a runtime extension set by the host. */
     static final TxnRuntime.Key<Loop> LOOP = new TxnRuntime.Key<>("lotus.loop");
-    private static final Map<CnPeers, LotusNode> BY_PEERS = new WeakHashMap<>();
+    /**
+     * The node of each CnPeers, for tests and end-of-run checks. Both weak: a node references its CnPeers, so a strong
+     * value would keep every simulated cluster alive (the explorer runs hundreds).
+     */
+    private static final Map<CnPeers, WeakReference<LotusNode>> BY_PEERS = new WeakHashMap<>();
 
     private final int index;
     private final List<String> computeNodes;
@@ -57,7 +62,7 @@ public final class LotusNode {
         if (peers != null) {
             peers.handle(LockRpc.ACQUIRE, this::onAcquire).handle(LockRpc.RELEASE, this::onRelease);
             synchronized (BY_PEERS) {
-                BY_PEERS.put(peers, this);
+                BY_PEERS.put(peers, new WeakReference<>(this));
             }
         }
     }
@@ -65,7 +70,8 @@ public final class LotusNode {
     /** The Lotus node served by {@code peers} (tests, end-of-run checks), or {@code null}. */
     public static LotusNode of(final CnPeers peers) {
         synchronized (BY_PEERS) {
-            return BY_PEERS.get(peers);
+            final WeakReference<LotusNode> node = BY_PEERS.get(peers);
+            return node == null ? null : node.get();
         }
     }
 
