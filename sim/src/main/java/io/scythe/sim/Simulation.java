@@ -361,7 +361,10 @@ public final class Simulation {
         int loopNumber = 0;
         final io.scythe.txn.spi.ProtocolModule cnModule = computeNodeModule();
         if (cnModule != null && peerSetUp == null) {
-            peerOptions = CnPeers.defaultOptions();
+            // The call bound also bounds opening rings over the event bus before time starts, in wall-clock time:
+            // 10 s, as a loaded machine opening a 9-CN cluster's rings takes more than the default second. In virtual
+            // time it is far beyond a run (these modules' compute nodes are never crashed yet).
+            peerOptions = CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(10));
             peerSetUp = p -> { };
         }
         final List<String> cnNames = new ArrayList<>();
