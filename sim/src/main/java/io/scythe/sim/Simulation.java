@@ -409,11 +409,26 @@ public final class Simulation {
             committedByCn = new long[options.computeNodes()];
         }
         int loopNumber = 0;
+        final io.scythe.txn.spi.ProtocolModule cnModule = computeNodeModule();
+        if (cnModule != null && peerSetUp == null) {
+            // The call bound also bounds opening rings over the event bus before time starts, in wall-clock time:
+            // 10 s, as a loaded machine opening a 9-CN cluster's rings takes more than the default second. In virtual
+            // time it is far beyond a run (these modules' compute nodes are never crashed yet).
+            peerOptions = CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(10));
+            peerSetUp = p -> { };
+        }
+        final List<String> cnNames = new ArrayList<>();
+        for (int c = 0; c < options.computeNodes(); c++) {
+            cnNames.add(prefix + "cn" + c);
+        }
         for (int c = 0; c < options.computeNodes(); c++) {
             final Nic cn = fabric.attachNow(prefix + "cn" + c);
             final RrpcClient rrpc = new RrpcClient(vertx, cn, rrpcOptions);
             rrpcClients.add(rrpc);
             final CnPeers cnPeers = peerSetUp == null ? null : newPeers(vertx, cn);
+            final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp = cnModule == null
+                ? io.scythe.txn.spi.ComputeNodeContext.LoopSetUp.NONE
+                : cnModule.startComputeNode(computeNodeContext(c, cnNames, cnPeers));
             final List<SimLoop> loops = new ArrayList<>();
             final List<TxnRuntime> runtimes = new ArrayList<>();
             runtimesOfCn.add(runtimes);
@@ -461,6 +476,7 @@ public final class Simulation {
                 final int computeNode = c;
                 runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
                 runtimes.add(runtime);
+                loopSetUp.startLoop(l, runtime, loop);
                 final Coordinator coordinator = new Coordinator(runtime, protocol, options.maxAttempts());
                 coordinators.add(coordinator);
                 cnCoordinators.add(coordinator);
@@ -487,6 +503,36 @@ public final class Simulation {
         }
         Bridge.switchCurrent(null);
         return Future.all(connected).compose(v -> connectPeers());
+    }
+
+    /** The module of the protocol run when it calls other compute nodes (it then gets peer messaging), else null. */
+    private io.scythe.txn.spi.ProtocolModule computeNodeModule() {
+        for (final io.scythe.txn.spi.ProtocolModule m : io.scythe.txn.spi.ProtocolRegistry.modules()) {
+            if (m.usesComputeNodePeers() && m.protocols().contains(protocol)) {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    private static io.scythe.txn.spi.ComputeNodeContext computeNodeContext(final int index, final List<String> names,
+                                                                           final CnPeers peers) {
+        return new io.scythe.txn.spi.ComputeNodeContext() {
+            @Override
+            public int index() {
+                return index;
+            }
+
+            @Override
+            public List<String> computeNodes() {
+                return names;
+            }
+
+            @Override
+            public CnPeers peers() {
+                return peers;
+            }
+        };
     }
 
     private CnPeers newPeers(final Vertx vertx, final Nic cn) {

@@ -49,6 +49,23 @@ public interface ProtocolModule {
     default void servePeers(final io.scythe.rrpc.CnPeers peers) {
     }
 
+    /**
+     * Whether its transactions call other compute nodes (Lotus's hook; SELCC's is {@link #usesPeers}: two shapes of
+     * one need, to be folded into one) ({@link io.scythe.rrpc.CnPeers}): hosts then give every compute
+     * node peer messaging and call {@link #startComputeNode}. False by default (no peer messaging is built for it).
+     */
+    default boolean usesComputeNodePeers() {
+        return false;
+    }
+
+    /**
+     * Starts its services on one compute node (CN-to-CN handlers, per-node state such as a lock table) and says how
+     * to equip each of the node's loops; only for a module that {@link #usesComputeNodePeers}. None by default.
+     */
+    default ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
+        return ComputeNodeContext.LoopSetUp.NONE;
+    }
+
     /** The lock kinds its redo records name (recovery finds them here by id); none: its commits log nothing. */
     default List<LockKind> lockKinds() {
         return List.of();

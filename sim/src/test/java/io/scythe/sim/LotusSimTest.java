@@ -1,0 +1,119 @@
+package io.scythe.sim;
+
+import io.scythe.bench.history.HistoryCollector;
+import io.scythe.bench.history.SerializabilityChecker;
+import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.fabric.Opcode;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.lotus.LotusNode;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Lotus's lock-first protocol in the simulator, on several compute nodes whose lock tables hold the locks. */
+class LotusSimTest extends SimVertxTest {
+    private static SimOptions options(final String protocol, final long seed, final int cns) {
+        return new SimOptions().protocol(protocol).computeNodes(cns).loopsPerComputeNode(2).clientsPerComputeNode(4)
+            .memoryNodes(2).durationNs(200_000).seed(seed);
+    }
+
+    @Test
+    void shouldCommitSerializablyOnSeveralComputeNodesAndLeaveNoLockHeld() throws Exception {
+        for (final long seed : new long[] {1, 2, 3}) {
+            final Simulation sim = new Simulation(options("lotus", seed, 3).faults(new Faults().jitterNs(1_000)),
+                new SmallBankSpec(1000, 0.99, "scythe"));
+            final HistoryCollector history = new HistoryCollector(ObjectLayout.LOADED_VERSION, "lotus seed " + seed);
+            sim.recorder(history);
+            final JsonObject run = sim.run(vertx).run().toJson();
+            assertThat(run.getJsonObject("sim").getJsonArray("violations")).as("seed " + seed).isEmpty();
+            assertThat(run.getJsonObject("conserved").getBoolean("ok")).as("money, seed " + seed).isTrue();
+            assertThat(run.getLong("committed")).as("seed " + seed).isGreaterThan(20);
+            final SerializabilityChecker.Result verdict = SerializabilityChecker.check(history.history(), 10);
+            assertThat(verdict.serializable()).as(String.join("\n", verdict.lines())).isTrue();
+            long sent = 0;
+            long served = 0;
+            for (int cn = 0; cn < 3; cn++) {
+                final LotusNode node = LotusNode.of(sim.peersOf(cn));
+                assertThat(node.locks().held()).as("locks left in cn" + cn + ", seed " + seed).isEmpty();
+                assertThat(node.locks().checkInvariant()).isNull();
+                final long[] counts = node.counts();
+                assertThat(counts[0]).as("messages cannot carry fewer than one key").isLessThanOrEqualTo(counts[1]);
+                assertThat(counts[2]).as("local locks on cn" + cn).isPositive();
+                sent += counts[0];
+                served += counts[3];
+            }
+            assertThat(sent).as("lock messages between compute nodes").isPositive();
+            assertThat(served).as("acquires and releases served").isGreaterThanOrEqualTo(sent);
+        }
+    }
+
+    @Test
+    void shouldRunTheSameWayEveryTime() throws Exception {
+        final SimResult a = new Simulation(options("lotus", 9, 2), new SmallBankSpec(500, 0.9, "scythe")).run(vertx);
+        final SimResult b = new Simulation(options("lotus", 9, 2), new SmallBankSpec(500, 0.9, "scythe")).run(vertx);
+        assertThat(a.historyHash()).isEqualTo(b.historyHash());
+        assertThat(a.run().toJson().getJsonObject("latency_us").encode())
+            .isEqualTo(b.run().toJson().getJsonObject("latency_us").encode());
+    }
+
+    /**
+     * The keys a transaction asks for together go in one message to the compute node that owns them: cn0's client
+     * locks three of cn1's keys (odd accounts, two tables) and cn1's three of cn0's, in one message each time.
+     */
+    @Test
+    void shouldSendOneLockMessagePerComputeNodePerLockPhase() throws Exception {
+        final SimOptions o = options("lotus", 5, 2).clientsPerComputeNode(1);
+        final Simulation sim = new Simulation(o, new SmallBankSpec(100, 0.5, "scythe"));
+        final java.util.List<String> wrong = new java.util.ArrayList<>();
+        final long[] transactions = new long[1];
+        sim.operation((runtime, random) -> {
+            final LotusNode node = LotusNode.of(sim.peersHere());
+            final long base = node.index() == 0 ? 1 : 2; // the other node's accounts
+            final long[] before = node.counts();
+            final io.scythe.txn.Txn txn = io.scythe.txn.lotus.LotusModule.LOTUS.begin(runtime, false);
+            final long start = runtime.timers().nowNs();
+            return io.vertx.core.Future.all(txn.readForUpdate("checking", base), txn.readForUpdate("checking",
+                    base + 2), txn.read("savings", base + 4))
+                .compose(v -> {
+                    final long[] after = node.counts();
+                    if (after[0] - before[0] != 1 || after[1] - before[1] != 3 || after[2] != before[2]) {
+                        wrong.add("cn" + node.index() + ": " + (after[0] - before[0]) + " messages, "
+                            + (after[1] - before[1]) + " keys, " + (after[2] - before[2]) + " local");
+                    }
+                    final org.agrona.concurrent.UnsafeBuffer b = v.resultAt(0);
+                    txn.write("checking", base, b, 0, b.capacity());
+                    return txn.commit();
+                }).map(ts -> {
+                    transactions[0]++;
+                    return runtime.timers().nowNs() - start;
+                });
+        });
+        final JsonObject run = sim.run(vertx).run().toJson();
+        assertThat(run.getJsonObject("sim").getJsonArray("violations")).isEmpty();
+        assertThat(wrong).isEmpty();
+        assertThat(transactions[0]).isGreaterThan(10);
+        for (int cn = 0; cn < 2; cn++) {
+            assertThat(LotusNode.of(sim.peersOf(cn)).locks().held()).isEmpty();
+        }
+    }
+
+    /**
+     * No RDMA CAS or FAA reaches a memory node: every one-sided atomic from a compute node to a memory node is made to
+     * fail, and none is issued (FORD, which locks with CAS, shows the probe sees them).
+     */
+    @Test
+    void shouldSendNoAtomicVerbToMemoryNodes() throws Exception {
+        final Set<Opcode> atomics = Set.of(Opcode.COMPARE_AND_SWAP, Opcode.FETCH_AND_ADD);
+        final JsonObject lotus = new Simulation(options("lotus", 4, 2).faults(new Faults().verbFail(1.0, atomics)),
+            new SmallBankSpec(1000, 0.5, "scythe")).run(vertx).run().toJson();
+        assertThat(lotus.getJsonObject("sim").getJsonObject("verb_faults").getLong("injected")).isZero();
+        assertThat(lotus.getJsonObject("sim").getJsonArray("violations")).isEmpty();
+        assertThat(lotus.getLong("committed")).isGreaterThan(50);
+        final JsonObject ford = new Simulation(options("ford-occ", 4, 2).faults(new Faults().verbFail(1.0, atomics)),
+            new SmallBankSpec(1000, 0.5, "scythe")).run(vertx).run().toJson();
+        assertThat(ford.getJsonObject("sim").getJsonObject("verb_faults").getLong("injected")).isPositive();
+    }
+}

@@ -1,0 +1,51 @@
+package io.scythe.txn.lotus;
+
+import io.scythe.txn.Protocol;
+import io.scythe.txn.spi.ComputeNodeContext;
+import io.scythe.txn.spi.ProtocolModule;
+
+import java.util.List;
+
+/**
+ * Lotus (lotus.md) as a protocol module ({@code lotus}): locks in compute nodes' lock tables, taken by their CPUs and
+ * by lock RPCs between compute nodes, and the lock-first protocol ({@link LotusTxn}). Each compute node gets a
+ * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
+ *
+ * <p>Only asked for by name (not {@link #listed}) until it runs every workload: inserts and deletes, the memory
+ * nodes' CVT store, hybrid routing, resharding and recovery are not implemented yet (issue 19).
+ */
+public final class LotusModule implements ProtocolModule {
+    /** Lotus's lock-first protocol under serializability. */
+    public static final Protocol LOTUS = Protocol.of("lotus", (runtime, hint) -> new LotusTxn(runtime));
+    /** Lock table bytes per compute node: 1 MiB (the paper's 32 MiB, {@link LockTable#DEFAULT_BYTES},
+     * would be allocated per node and run; 16K buckets hold far more locks than a simulated run holds at once). */
+    public static final long LOCK_TABLE_BYTES = 1L << 20;
+
+    @Override
+    public String name() {
+        return "lotus";
+    }
+
+    @Override
+    public List<Protocol> protocols() {
+        return List.of(LOTUS);
+    }
+
+    @Override
+    public boolean listed() {
+        return false;
+    }
+
+    @Override
+    public boolean usesComputeNodePeers() {
+        return true;
+    }
+
+    @Override
+    public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
+        final LotusNode lotus = new LotusNode(node, ShardOwners.even(node.computeNodes().size()),
+            LockTable.ofBytes(LOCK_TABLE_BYTES), CriticalFields.defaults());
+        return (loop, runtime, deferred) -> runtime.extension(LotusNode.LOOP,
+            r -> new LotusNode.Loop(lotus, loop, deferred));
+    }
+}

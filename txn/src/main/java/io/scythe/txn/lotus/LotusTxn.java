@@ -1,0 +1,313 @@
+package io.scythe.txn.lotus;
+
+import io.scythe.rrpc.RpcException;
+import io.scythe.rrpc.RpcReply;
+import io.scythe.storage.Table;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.scythe.txn.Stage;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.OneSidedTxn;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One attempt of Lotus's lock-first protocol (lotus.md §2.4), under serializability:
+ * <ol>
+ *   <li>Begin: T_start from the timestamp service (requested with the first lock phase, which it does not depend
+ *       on).</li>
+ *   <li>Each execution phase (the reads a procedure issues together) locks first: a read lock for a read, a write
+ *       lock for a read-for-update. A key of this node's shards is locked in its own table with a CPU CAS; the keys
+ *       of each other compute node go in one message to it ({@link LockRpc}), loop to paired loop. Any refusal (a
+ *       conflict, a full bucket, a counter overflow, a shard this node does not own) aborts: no waiting.</li>
+ *   <li>Then the data, with one-sided READs of the memory nodes; a version newer than T_start aborts.</li>
+ *   <li>Commit: keys written but only read-locked are upgraded (one more lock phase), T_commit is taken, the new
+ *       values are written back with one-sided WRITEs (no validation: every key is locked), and the locks are
+ *       released, returning before the remote releases are answered.</li>
+ * </ol>
+ * No RDMA CAS or FAA on this path: memory nodes see READs and WRITEs only.
+ *
+ * <p>Not yet as the paper (issue 19): the memory nodes keep one version per record in place (no CVT cells, INVISIBLE
+ * write and visible write, version-table cache, log regions), so read-only transactions take read locks like any
+ * other (the paper's lock-free read-only path needs the versions), and SI is not offered; inserts and deletes (which
+ * also lock the index bucket, {@link LotusKey#indexBucket}) fail with a clear error; no hybrid routing, resharding or
+ * recovery.
+ */
+final class LotusTxn extends OneSidedTxn {
+    private static final int RELEASE_TRIES = 4;
+    private static final long RELEASE_RETRY_NS = 1_000_000;
+
+    private final LotusNode node;
+    private final LotusNode.Loop loop;
+    private Future<Long> start;
+    /** Lock requests of the phase being gathered, sent together by {@link #flush}. */
+    private final List<Request> pending = new ArrayList<>();
+    private boolean flushScheduled;
+    /** Keys locked in this node's table (released directly). */
+    private final Set<Long> localKeys = new LinkedHashSet<>();
+    /** Keys asked of each other compute node (released by one message each; a release of one not held is void). */
+    private final Map<Integer, Set<Long>> remoteKeys = new LinkedHashMap<>();
+    private Future<Void> aborted;
+
+    LotusTxn(final TxnRuntime runtime) {
+        super(runtime);
+        this.loop = runtime.extensionOrNull(LotusNode.LOOP);
+        if (loop == null) {
+            throw new IllegalStateException("lotus runs only where its compute nodes have CN-to-CN messaging and "
+                + "lock tables: the simulator (scythe sim) sets them up; scythe bench and cluster nodes do not yet "
+                + "(issue 19)");
+        }
+        this.node = loop.node();
+    }
+
+    @Override
+    public String mode() {
+        return "lotus/sr";
+    }
+
+    /** Per key: its Lotus key, owner, and the lock this attempt asked for. */
+    private static final class Held {
+        final long key;
+        final int owner;
+        boolean write;
+        Future<Void> granting;
+
+        Held(final long key, final int owner) {
+            this.key = key;
+            this.owner = owner;
+        }
+    }
+
+    private record Request(String table, long key, Held held, boolean write, Promise<Void> granted) {
+    }
+
+    /** This attempt's locks by Lotus key (two keys of one Lotus key share its lock, which is safe). */
+    private final Map<Long, Held> held = new java.util.HashMap<>();
+
+    private Future<Long> start() {
+        if (start == null) {
+            start = runtime.tso().next();
+        }
+        return start;
+    }
+
+    @Override
+    public Future<UnsafeBuffer> read(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key); // nobody writes it: no lock
+        }
+        return lockThenRead(table, key, false);
+    }
+
+    @Override
+    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key);
+        }
+        return lockThenRead(table, key, true);
+    }
+
+    /**
+     * One execution phase of a key: its lock first (it depends on the key only, not on where the record is, so the
+     * keys a procedure asks for together go in one message per compute node), then the record.
+     */
+    private Future<UnsafeBuffer> lockThenRead(final String table, final long key, final boolean write) {
+        return Future.all(start(), lock(table, key, write)).compose(v -> readVia(table, key,
+            a -> once(a, this::readImage).compose(x -> {
+                if (x.readVersion > start.result()) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
+                        + x.table + " has version " + x.readVersion + ", newer than T_start " + start.result()));
+                }
+                return Future.succeededFuture(x);
+            })));
+    }
+
+    /** Locks {@code key} in read or write mode (an upgrade when it holds the read lock); completes once held. */
+    private Future<Void> lock(final String table, final long key, final boolean write) {
+        if (finished) { // e.g. a key whose address lookup completed after the attempt aborted: nothing is locked
+            return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
+        }
+        final long lotusKey = node.fields().lotusKey(table, key);
+        Held h = held.get(lotusKey);
+        if (h == null) {
+            h = new Held(lotusKey, node.owners().ownerOfKey(lotusKey));
+            held.put(lotusKey, h);
+        }
+        if (h.granting != null && (h.write || !write)) {
+            return h.granting; // asked already, in this mode or a stronger one
+        }
+        if (h.granting != null && !h.granting.isComplete()) {
+            return h.granting.compose(v -> lock(table, key, write)); // the read lock first, then the upgrade
+        }
+        if (h.granting != null && h.granting.failed()) {
+            return h.granting;
+        }
+        h.write = write;
+        if (h.owner == node.index()) {
+            node.localAcquires.increment();
+            localKeys.add(h.key);
+            final LockTable.Result r = node.locks().acquire(h.key, write, node.index(), id);
+            h.granting = r.granted() ? Future.succeededFuture()
+                : Future.failedFuture(refused(table, key, r, node.index()));
+            return h.granting;
+        }
+        final Promise<Void> granted = Promise.promise();
+        h.granting = granted.future();
+        pending.add(new Request(table, key, h, write, granted));
+        remoteKeys.computeIfAbsent(h.owner, o -> new LinkedHashSet<>()).add(h.key);
+        if (!flushScheduled) {
+            flushScheduled = true;
+            loop.deferred().execute(this::flush);
+        }
+        return h.granting;
+    }
+
+    private static AbortException refused(final String table, final long key, final LockTable.Result r,
+                                          final int owner) {
+        return new AbortException(AbortReason.LOCKED, "lotus lock of key " + key + " of " + table + " on cn"
+            + owner + ": " + (r == null ? "shard not served there (out of range)" : r.name().toLowerCase()));
+    }
+
+    /** Sends the gathered requests: one message per compute node. */
+    private void flush() {
+        flushScheduled = false;
+        final List<Request> batch = new ArrayList<>(pending);
+        pending.clear();
+        if (finished) {
+            for (final Request r : batch) {
+                r.granted().tryFail(new AbortException(AbortReason.LOCKED, "attempt over"));
+            }
+            return;
+        }
+        final Map<Integer, List<Request>> byOwner = new LinkedHashMap<>();
+        for (final Request r : batch) {
+            byOwner.computeIfAbsent(r.held().owner, o -> new ArrayList<>()).add(r);
+        }
+        byOwner.forEach((owner, requests) -> {
+            final int n = requests.size();
+            final long[] keys = new long[n];
+            final boolean[] write = new boolean[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = requests.get(i).held().key;
+                write[i] = requests.get(i).write();
+            }
+            node.acquireMessages.increment();
+            node.acquireKeys.add(n);
+            node.peers().call(node.name(owner), LockRpc.ACQUIRE, LockRpc.request(id, node.index(), keys, write, n))
+                .onComplete(ar -> answered(owner, requests, ar.succeeded() ? ar.result() : null, ar.cause()));
+        });
+    }
+
+    private void answered(final int owner, final List<Request> requests, final RpcReply reply, final Throwable e) {
+        if (reply == null || reply.length() != requests.size()) {
+            final AbortException cause = new AbortException(e instanceof RpcException re
+                && re.code() == RpcException.BACK_PRESSURE ? AbortReason.BACK_PRESSURE : AbortReason.LOCKED,
+                "lotus lock message to cn" + owner + " failed: " + (e == null ? "reply of " + reply.length()
+                    + " bytes for " + requests.size() + " keys" : e.getMessage()));
+            for (final Request r : requests) {
+                r.granted().tryFail(cause);
+            }
+            return;
+        }
+        final DirectBuffer codes = reply.payload();
+        for (int i = 0; i < requests.size(); i++) {
+            final Request r = requests.get(i);
+            final LockTable.Result result = LockRpc.result(codes.getByte(i));
+            if (result != null && result.granted()) {
+                r.granted().tryComplete();
+            } else {
+                r.granted().tryFail(refused(r.table(), r.key(), result, owner));
+            }
+        }
+    }
+
+    @Override
+    public void insert(final String table, final long key, final DirectBuffer value, final int offset,
+                       final int length) {
+        throw new UnsupportedOperationException("lotus: inserts are not implemented yet (issue 19: an insert also "
+            + "locks its index bucket, and needs the CVT store)");
+    }
+
+    @Override
+    public void delete(final String table, final long key) {
+        throw new UnsupportedOperationException("lotus: deletes are not implemented yet (issue 19)");
+    }
+
+    @Override
+    public Future<Long> commit() {
+        mark(Stage.EXECUTE);
+        if (writesNothing()) {
+            // Every key read is read-locked: nothing changed since T_start.
+            return finishCommit(start().map(ts -> {
+                unlockAll(false);
+                return ts;
+            }));
+        }
+        final List<Future<Void>> upgrades = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.dirty) {
+                upgrades.add(lock(a.table, a.key, true));
+            }
+        }
+        return finishCommit(staged(Stage.LOCK, settle(upgrades))
+            .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next()))
+            .compose(commitTs -> staged(Stage.WRITE_BACK, writeBack(commitTs, a -> false, (batch, a) -> { }))
+                .map(commitTs))
+            .map(commitTs -> {
+                unlockAll(false); // returns before the remote releases are answered
+                return commitTs;
+            }));
+    }
+
+    /**
+     * Releases every lock this attempt asked for: this node's directly, each other node's with one message (a release
+     * of a key not held is void there, so keys whose grant is in doubt are released too). Idempotent.
+     */
+    private Future<Void> unlockAll(final boolean wait) {
+        for (final long key : localKeys) {
+            node.locks().release(key, id);
+        }
+        localKeys.clear();
+        final List<Future<Void>> releases = new ArrayList<>();
+        remoteKeys.forEach((owner, keys) -> {
+            final long[] k = new long[keys.size()];
+            int i = 0;
+            for (final long key : keys) {
+                k[i++] = key;
+            }
+            releases.add(release(owner, LockRpc.request(id, node.index(), k, null, k.length), RELEASE_TRIES));
+        });
+        remoteKeys.clear();
+        return wait ? settle(releases) : Future.succeededFuture();
+    }
+
+    /** Sends a release, again after a pause while it fails (it is idempotent); gives up on a node that never answers. */
+    private Future<Void> release(final int owner, final UnsafeBuffer message, final int tries) {
+        return node.peers().call(node.name(owner), LockRpc.RELEASE, message).<Void>mapEmpty()
+            .recover(e -> tries <= 1 ? Future.succeededFuture() // dead: its lock table went with it
+                : runtime.timers().after(RELEASE_RETRY_NS).compose(v -> release(owner, message, tries - 1)));
+    }
+
+    @Override
+    protected Table.InsertLock insertLock() {
+        return Table.InsertLock.CAS_WORD; // never used: lotus inserts nothing yet
+    }
+
+    @Override
+    public Future<Void> abort() {
+        if (aborted == null) {
+            aborted = releaseHeld(a -> Future.succeededFuture()).compose(v -> unlockAll(true));
+        }
+        return aborted;
+    }
+}

@@ -1,0 +1,23 @@
+/**
+ * Lotus (papers' lotus.md, issue 19) as a protocol module ({@link io.scythe.txn.lotus.LotusModule}, {@code lotus}):
+ * locks live in compute nodes' memory and are executed by their CPUs, so memory nodes only serve one-sided READs and
+ * WRITEs.
+ *
+ * <p><b>Keys</b>: {@link io.scythe.txn.lotus.LotusKey}, 64 bits: the shard (low 12 bits of the table's critical field,
+ * {@link io.scythe.txn.lotus.CriticalFields}) and 52 bits of the whole key. Shard owners:
+ * {@link io.scythe.txn.lotus.ShardOwners} (even split; the cluster's routing may back it later).
+ *
+ * <p><b>Locks</b>: {@link io.scythe.txn.lotus.LockTable}, 8-byte slots (56-bit fingerprint, 8-bit counter: 0 free, 1
+ * written, +2 per reader), 8 to a bucket, one CAS per acquire, no waiting; the lock state makes requests idempotent.
+ * Keys of other compute nodes' shards travel in one message per node ({@link io.scythe.txn.lotus.LockRpc}, loop i to
+ * loop i over {@code io.scythe.rrpc.CnPeers}); an out-of-range key is answered with an error.
+ *
+ * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lock first, then one-sided reads, then write-back and
+ * unlock with no validation.
+ *
+ * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the memory nodes' CVT store (cells,
+ * INVISIBLE, visible write, logs, GC), so no lock-free read-only path and no SI; the version-table cache; inserts and
+ * deletes; hybrid routing; resharding; lock-rebuild-free recovery; lotus outside the simulator (scythe bench, cluster
+ * nodes); the Motor baseline.
+ */
+package io.scythe.txn.lotus;

@@ -1,0 +1,34 @@
+package io.scythe.txn.spi;
+
+import io.scythe.rrpc.CnPeers;
+import io.scythe.txn.TxnRuntime;
+
+import java.util.List;
+import java.util.concurrent.Executor;
+
+/**
+ * What a protocol module's compute-node services start on ({@link ProtocolModule#startComputeNode}): the node's
+ * place among the compute nodes and its CN-to-CN messaging. Given once per compute node, before its loops serve.
+ */
+public interface ComputeNodeContext {
+    /** This compute node's index among {@link #computeNodes()}. */
+    int index();
+
+    /** Every compute node's name (what {@link CnPeers#call} takes), by index. */
+    List<String> computeNodes();
+
+    /** This node's CN-to-CN messaging (handlers may be added until its loops serve, and after). */
+    CnPeers peers();
+
+    /** How a module equips each loop of a compute node, once the loop's runtime exists. */
+    @FunctionalInterface
+    interface LoopSetUp {
+        LoopSetUp NONE = (loop, runtime, deferred) -> { };
+
+        /**
+         * Equips loop {@code loop} (its index on the node), e.g. with a runtime extension; {@code deferred} runs a task
+         * later on that loop, after what runs now (a batch's flush).
+         */
+        void startLoop(int loop, TxnRuntime runtime, Executor deferred);
+    }
+}
