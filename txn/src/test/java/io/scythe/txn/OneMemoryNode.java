@@ -44,6 +44,8 @@ public final class OneMemoryNode implements AutoCloseable {
     public final RpcServer server;
     public final RemoteRegion counter;
     public final Context loop;
+    /** The memory node's services (every registered module's, e.g. a participant it published). */
+    public final io.scythe.txn.mn.MemoryNodeServices services;
     /** How the runtimes of {@link #on} look up keys that miss their address cache. */
     public volatile io.scythe.storage.remote.RemoteTable.LookupMode lookupMode =
         io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
@@ -74,7 +76,7 @@ public final class OneMemoryNode implements AutoCloseable {
             table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
         }
         server = new RpcServer(vertx, mn, new RrpcOptions());
-        io.scythe.txn.mn.MemoryNodeServices.start(db, server, Watermarks.DEFAULT, true);
+        services = io.scythe.txn.mn.MemoryNodeServices.start(db, server, Watermarks.DEFAULT, true);
         final Promise<Void> started = Promise.promise();
         loop.runOnContext(ignored -> server.start().onComplete(started));
         started.future().await(10, TimeUnit.SECONDS);

@@ -63,6 +63,8 @@ final class AurogonTxn implements Txn {
     private final List<Future<?>> inFlight = new ArrayList<>();
     private boolean finished;
     private Future<Void> aborted;
+    /** The error a READ failed with (not a refusal the participant answered): the attempt cannot commit. */
+    private Throwable failed;
 
     AurogonTxn(final TxnRuntime runtime, final Techniques techniques) {
         this.runtime = runtime;
@@ -144,13 +146,22 @@ final class AurogonTxn implements Txn {
         return a;
     }
 
-    /** The READ of {@code a} (with its pre-attached write when {@code preattach}); sets what it saw before it ends. */
+    /**
+     * The READ of {@code a} (with its pre-attached write when {@code preattach}); sets what it saw before it ends.
+     * A pre-attaching READ may have installed its pending version whatever came back (an error after the install, a
+     * lost reply): the version counts as installed ({@code locked}, so an abort rolls it back and releases the reads
+     * parked on it; rolling back nothing is a no-op) unless the participant answered that it installed nothing.
+     */
     private Future<Access> fetch(final Access a, final boolean preattach) {
         final UnsafeBuffer request = header(a, preattach ? Participant.FLAG_PREATTACH
             : techniques.deferral() ? 0 : Participant.FLAG_NO_DEFER);
-        return call(a, AurogonRpc.READ, request).compose(reply -> {
+        a.locked = preattach;
+        return call(a, AurogonRpc.READ, request).onFailure(e -> failed = e).compose(reply -> {
             final UnsafeBuffer p = reply.payload();
             final int status = p.getInt(0);
+            if (status == Participant.REFUSED || status == Participant.NOT_FOUND) {
+                a.locked = false; // the install was refused, or there is no such table: nothing installed
+            }
             if (status == Participant.OK) {
                 final byte[] value = new byte[p.getInt(4)];
                 p.getBytes(AurogonRpc.READ_REPLY_HEADER_BYTES, value);
@@ -274,6 +285,11 @@ final class AurogonTxn implements Txn {
                 + " is over"));
         }
         // Writes not pre-attached are installed now (Algorithm 1's Tx_write for an independent write).
+        if (failed != null) {
+            // A READ failed with an error (not an abort): what it saw is unknown, so nothing of this attempt commits.
+            final Throwable e = failed;
+            return abort().transform(done -> Future.failedFuture(done.failed() ? done.cause() : e));
+        }
         final List<Future<?>> installs = new ArrayList<>();
         for (final Access a : accesses) {
             if (a.inserted && a.fetched) { // it read a live value: the key exists
