@@ -59,6 +59,12 @@ public final class OneMemoryNode implements AutoCloseable {
 
     /** One table of {@code capacity} 8-byte values, keys 0..15 loaded with 100; read-only to transactions or not. */
     public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly) throws Exception {
+        this(tableName, capacity, readOnly, 8);
+    }
+
+    /** As {@link #OneMemoryNode(String, long, boolean)}, values of {@code valueBytes} (100 in their first 8, 0 after). */
+    public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly, final int valueBytes)
+        throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
         loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
@@ -68,12 +74,12 @@ public final class OneMemoryNode implements AutoCloseable {
         }));
         final Nic mn = fabric.attachNow("mn");
         final LogDb db = new LogDb(mn);
-        final TableSchema schema = TableSchema.fixed(1, tableName, 8, capacity);
+        final TableSchema schema = TableSchema.fixed(1, tableName, valueBytes, capacity);
         table = db.create(readOnly ? schema.asReadOnly() : schema);
-        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[valueBytes]);
         v.putLong(0, 100);
         for (long k = 0; k < 16; k++) {
-            table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
+            table.insert(k, v, 0, valueBytes, ObjectLayout.LOADED_VERSION);
         }
         server = new RpcServer(vertx, mn, new RrpcOptions());
         services = io.scythe.txn.mn.MemoryNodeServices.start(db, server, Watermarks.DEFAULT, true);

@@ -2,8 +2,10 @@ package io.scythe.txn.aurogon;
 
 import io.scythe.rrpc.RpcException;
 import io.scythe.txn.OneMemoryNode;
+import io.scythe.txn.Protocol;
 import io.scythe.txn.Txn;
 import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -25,6 +27,49 @@ class AurogonTxnTest {
             }
         }
         return false;
+    }
+
+    /**
+     * A value of 1,000 bytes, more than one RRPC bucket (472 bytes of payload), read in parts (READ, then READ_MORE)
+     * with and without pre-attaching, and committed in parts (STAGE, then the COMMIT with the value's tail): the
+     * next reader and the LogDB object get every byte; the bucket is unchanged.
+     */
+    @Test
+    void shouldReadAndCommitValuesLongerThanOneBucketInParts() throws Exception {
+        final int bytes = 1000;
+        try (OneMemoryNode node = new OneMemoryNode("items", 32, false, bytes)) {
+            assertThat(new io.scythe.rrpc.RrpcOptions().maxPayload()).isLessThan(bytes / 2); // what the node runs with
+            final Participant participant = node.services.service(ParticipantService.class).participant();
+            for (final Protocol protocol : List.of(AurogonModule.AUROGON_PRE, AurogonModule.AUROGON_BASE)) {
+                final byte[] pattern = new byte[bytes];
+                new java.util.SplittableRandom(protocol.name().hashCode()).nextBytes(pattern);
+                final byte[] loaded = node.on(rt -> {
+                    final Txn writer = protocol.begin(rt, false);
+                    return writer.readForUpdate("items", 3).compose(v -> {
+                        final byte[] before = new byte[v.capacity()];
+                        v.getBytes(0, before);
+                        writer.write("items", 3, new UnsafeBuffer(pattern), 0, bytes);
+                        return writer.commit().map(ts -> before);
+                    });
+                });
+                assertThat(loaded).hasSize(bytes);
+                assertThat(pending(participant, 3)).isFalse();
+                final byte[] read = node.on(rt -> {
+                    final Txn reader = protocol.begin(rt, false);
+                    return reader.read("items", 3).compose(v -> reader.commit().map(ts -> {
+                        final byte[] got = new byte[v.capacity()];
+                        v.getBytes(0, got);
+                        return got;
+                    }));
+                });
+                assertThat(read).as(protocol.name()).isEqualTo(pattern);
+                final byte[] stored = new byte[bytes];
+                node.table.objectMemory().getBytes(node.table.offsetOf(node.table.lookup(3))
+                    + io.scythe.storage.ObjectLayout.VALUE_OFFSET, stored);
+                assertThat(stored).as("written through to LogDB").isEqualTo(pattern);
+            }
+            assertThat(participant.violation()).isNull();
+        }
     }
 
     /**
