@@ -44,6 +44,8 @@ public final class OneMemoryNode implements AutoCloseable {
     public final RpcServer server;
     public final RemoteRegion counter;
     public final Context loop;
+    /** The memory node's services (every registered module's, e.g. a participant it published). */
+    public final io.scythe.txn.mn.MemoryNodeServices services;
     /** How the runtimes of {@link #on} look up keys that miss their address cache. */
     public volatile io.scythe.storage.remote.RemoteTable.LookupMode lookupMode =
         io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
@@ -57,6 +59,12 @@ public final class OneMemoryNode implements AutoCloseable {
 
     /** One table of {@code capacity} 8-byte values, keys 0..15 loaded with 100; read-only to transactions or not. */
     public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly) throws Exception {
+        this(tableName, capacity, readOnly, 8);
+    }
+
+    /** As {@link #OneMemoryNode(String, long, boolean)}, values of {@code valueBytes} (100 in their first 8, 0 after). */
+    public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly, final int valueBytes)
+        throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
         loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
@@ -66,15 +74,15 @@ public final class OneMemoryNode implements AutoCloseable {
         }));
         final Nic mn = fabric.attachNow("mn");
         final LogDb db = new LogDb(mn);
-        final TableSchema schema = TableSchema.fixed(1, tableName, 8, capacity);
+        final TableSchema schema = TableSchema.fixed(1, tableName, valueBytes, capacity);
         table = db.create(readOnly ? schema.asReadOnly() : schema);
-        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[valueBytes]);
         v.putLong(0, 100);
         for (long k = 0; k < 16; k++) {
-            table.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION);
+            table.insert(k, v, 0, valueBytes, ObjectLayout.LOADED_VERSION);
         }
         server = new RpcServer(vertx, mn, new RrpcOptions());
-        io.scythe.txn.mn.MemoryNodeServices.start(db, server, Watermarks.DEFAULT, true);
+        services = io.scythe.txn.mn.MemoryNodeServices.start(db, server, Watermarks.DEFAULT, true);
         final Promise<Void> started = Promise.promise();
         loop.runOnContext(ignored -> server.start().onComplete(started));
         started.future().await(10, TimeUnit.SECONDS);

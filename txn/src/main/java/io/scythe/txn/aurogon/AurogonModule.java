@@ -20,8 +20,8 @@ import java.util.List;
  * </ul>
  * And {@code aurogon-base}: every technique off on the node's raw host clock (in the simulator, perfect unless
  * {@code --clock} skews it).
- * Not in the default lists ({@link #listed()}): values must fit one RRPC reply (TPC-C's larger rows fail), it keeps
- * no backups and recovers no coordinator (issue 20).
+ * Not in the default lists ({@link #listed()}): it keeps no backups and recovers no coordinator (issue 20). Values
+ * longer than one RRPC bucket (TPC-C's rows) go in parts ({@link AurogonRpc}).
  */
 public final class AurogonModule implements ProtocolModule {
     public static final Protocol DST_TO = variant("dst-to", false, false, AurogonClock.Mode.DST);

@@ -32,7 +32,8 @@ import java.util.Map;
  * {@link #read}) is installed at commit, one INSTALL per record (the "PW" round and its vulnerable interval, Fig. 5).
  * Commit: after every install succeeded, a COMMIT with the value to each written record and a ROLLBACK of each
  * pre-attached version the attempt did not write; abort: a ROLLBACK of every version it installed, once nothing of it
- * is in flight.
+ * is in flight. A value longer than one RRPC bucket is read in parts (READ, then READ_MORE of the same version) and
+ * committed in parts (STAGE requests, then the COMMIT with its tail).
  *
  * <p>Inserts install a pending version over the key's absence (INSERT at commit, or the version a pre-attached read
  * of the absent key put there); deletes commit an absence. Reads of an absent key record it ({@code readAbsent} at
@@ -63,6 +64,8 @@ final class AurogonTxn implements Txn {
     private final List<Future<?>> inFlight = new ArrayList<>();
     private boolean finished;
     private Future<Void> aborted;
+    /** The error a READ failed with (not a refusal the participant answered): the attempt cannot commit. */
+    private Throwable failed;
 
     AurogonTxn(final TxnRuntime runtime, final Techniques techniques) {
         this.runtime = runtime;
@@ -144,22 +147,35 @@ final class AurogonTxn implements Txn {
         return a;
     }
 
-    /** The READ of {@code a} (with its pre-attached write when {@code preattach}); sets what it saw before it ends. */
+    /**
+     * The READ of {@code a} (with its pre-attached write when {@code preattach}); sets what it saw before it ends.
+     * A pre-attaching READ may have installed its pending version whatever came back (an error after the install, a
+     * lost reply): the version counts as installed ({@code locked}, so an abort rolls it back and releases the reads
+     * parked on it; rolling back nothing is a no-op) unless the participant answered that it installed nothing.
+     */
     private Future<Access> fetch(final Access a, final boolean preattach) {
         final UnsafeBuffer request = header(a, preattach ? Participant.FLAG_PREATTACH
             : techniques.deferral() ? 0 : Participant.FLAG_NO_DEFER);
-        return call(a, AurogonRpc.READ, request).compose(reply -> {
+        a.locked = preattach;
+        return call(a, AurogonRpc.READ, request).onFailure(e -> failed = e).compose(reply -> {
             final UnsafeBuffer p = reply.payload();
             final int status = p.getInt(0);
+            if (status == Participant.REFUSED || status == Participant.NOT_FOUND) {
+                a.locked = false; // the install was refused, or there is no such table: nothing installed
+            }
             if (status == Participant.OK) {
                 final byte[] value = new byte[p.getInt(4)];
-                p.getBytes(AurogonRpc.READ_REPLY_HEADER_BYTES, value);
-                a.held = value;
-                a.valueLength = value.length;
-                a.readVersion = p.getLong(8);
-                a.fetched = true;
-                a.locked = preattach; // its pending version is installed: commit or roll it back
-                return Future.succeededFuture(a);
+                final int part = p.capacity() - AurogonRpc.READ_REPLY_HEADER_BYTES;
+                p.getBytes(AurogonRpc.READ_REPLY_HEADER_BYTES, value, 0, part);
+                final long wts = p.getLong(8);
+                return readRest(a, value, part, wts).map(v -> {
+                    a.held = value;
+                    a.valueLength = value.length;
+                    a.readVersion = wts;
+                    a.fetched = true;
+                    a.locked = preattach; // its pending version is installed: commit or roll it back
+                    return a;
+                });
             }
             if (status == Participant.ABSENT) {
                 a.readAbsent = true; // what it read: no live value at readVersion
@@ -169,6 +185,34 @@ final class AurogonTxn implements Txn {
             }
             return Future.failedFuture(refusal(a, status, preattach ? AurogonAborts.EARLY_ABORT
                 : AurogonAborts.INSTALL_REFUSED));
+        });
+    }
+
+    /**
+     * The rest of a value longer than one READ reply, from {@code from} on: READ_MORE of the committed version at
+     * {@code wts}, part after part ({@code VERSION_GONE} when it was reclaimed meanwhile).
+     */
+    private Future<Void> readRest(final Access a, final byte[] value, final int from, final long wts) {
+        if (from >= value.length) {
+            return Future.succeededFuture();
+        }
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+        fill(request, a, from);
+        request.putLong(AurogonRpc.TS_OFFSET, wts);
+        return call(a, AurogonRpc.READ_MORE, request).compose(reply -> {
+            final UnsafeBuffer p = reply.payload();
+            final int status = p.getInt(0);
+            if (status != Participant.OK) {
+                return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));
+            }
+            final int part = p.capacity() - AurogonRpc.READ_REPLY_HEADER_BYTES;
+            if (p.getInt(4) != value.length || part <= 0 || part > value.length - from) {
+                return Future.failedFuture(new IllegalStateException("Aurogon READ_MORE of key " + a.key + " of "
+                    + a.table + " from " + from + " answered " + part + " bytes of " + p.getInt(4) + ", expected up to "
+                    + (value.length - from) + " of " + value.length));
+            }
+            p.getBytes(AurogonRpc.READ_REPLY_HEADER_BYTES, value, from, part);
+            return readRest(a, value, from + part, wts);
         });
     }
 
@@ -274,6 +318,11 @@ final class AurogonTxn implements Txn {
                 + " is over"));
         }
         // Writes not pre-attached are installed now (Algorithm 1's Tx_write for an independent write).
+        if (failed != null) {
+            // A READ failed with an error (not an abort): what it saw is unknown, so nothing of this attempt commits.
+            final Throwable e = failed;
+            return abort().transform(done -> Future.failedFuture(done.failed() ? done.cause() : e));
+        }
         final List<Future<?>> installs = new ArrayList<>();
         for (final Access a : accesses) {
             if (a.inserted && a.fetched) { // it read a live value: the key exists
@@ -319,14 +368,7 @@ final class AurogonTxn implements Txn {
             a.locked = false;
             if (a.dirty) {
                 a.installedVersion = ts;
-                final int length = a.deleting ? 0 : a.newLength;
-                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + length]);
-                fill(request, a, a.deleting ? AurogonRpc.DELETE : length);
-                if (length > 0) {
-                    request.putBytes(AurogonRpc.HEADER_BYTES, a.newValue, 0, length);
-                }
-                decided.add(Reposts.untilAccepted(runtime.timers(), () -> call(a, AurogonRpc.COMMIT, request))
-                    .compose(reply -> expectOk(a, "COMMIT", reply)));
+                decided.add(commitWrite(a));
             } else {
                 decided.add(rollback(a));
             }
@@ -347,6 +389,36 @@ final class AurogonTxn implements Txn {
                 recorder.committed(id, ts, accesses);
             }
             return Future.succeededFuture(ts);
+        });
+    }
+
+    /**
+     * The COMMIT of {@code a}'s version with its value: in one request when it fits one RRPC bucket; else the value's
+     * first bytes are staged by STAGE requests and the COMMIT, sent once they are all acknowledged, carries the rest.
+     */
+    private Future<Void> commitWrite(final Access a) {
+        final int length = a.deleting ? 0 : a.newLength;
+        return runtime.rocket(a.partition.node()).compose(rocket -> {
+            final int carried = Math.min(length, rocket.maxPayload() - AurogonRpc.HEADER_BYTES);
+            final int prefix = length - carried;
+            final int partBytes = rocket.maxPayload() - AurogonRpc.STAGE_HEADER_BYTES;
+            final List<Future<?>> parts = new ArrayList<>();
+            for (int from = 0; from < prefix; from += partBytes) {
+                final int n = Math.min(partBytes, prefix - from);
+                final UnsafeBuffer part = new UnsafeBuffer(new byte[AurogonRpc.STAGE_HEADER_BYTES + n]);
+                fill(part, a, length);
+                part.putInt(AurogonRpc.STAGE_OFFSET, from);
+                part.putBytes(AurogonRpc.STAGE_HEADER_BYTES, a.newValue, from, n);
+                parts.add(Reposts.untilAccepted(runtime.timers(), () -> call(a, AurogonRpc.STAGE, part))
+                    .compose(reply -> expectOk(a, "STAGE", reply)));
+            }
+            final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + carried]);
+            fill(request, a, a.deleting ? AurogonRpc.DELETE : length);
+            if (carried > 0) {
+                request.putBytes(AurogonRpc.HEADER_BYTES, a.newValue, prefix, carried);
+            }
+            return Reposts.settle(parts).compose(staged -> Reposts.untilAccepted(runtime.timers(),
+                () -> call(a, AurogonRpc.COMMIT, request))).compose(reply -> expectOk(a, "COMMIT", reply));
         });
     }
 
@@ -394,8 +466,8 @@ final class AurogonTxn implements Txn {
 
     private Future<RpcReply> call(final Access a, final int rpc, final UnsafeBuffer request) {
         return runtime.rocket(a.partition.node()).compose(rocket -> rocket.call(rpc, request)).onSuccess(reply ->
-            timestamps.observe(reply.payload().getLong(rpc == AurogonRpc.READ ? AurogonRpc.READ_SEEN_OFFSET
-                : AurogonRpc.STATUS_SEEN_OFFSET)));
+            timestamps.observe(reply.payload().getLong(rpc == AurogonRpc.READ || rpc == AurogonRpc.READ_MORE
+                ? AurogonRpc.READ_SEEN_OFFSET : AurogonRpc.STATUS_SEEN_OFFSET)));
     }
 
     private UnsafeBuffer header(final Access a, final int flags) {

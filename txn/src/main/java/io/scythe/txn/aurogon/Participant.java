@@ -117,6 +117,9 @@ public final class Participant {
         boolean absent;
         byte[] value;
         List<Waiter> waiters;
+        /** While pending: the parts of a value too long for one COMMIT request, staged before it ({@link #stage}). */
+        byte[] staging;
+        java.util.BitSet staged;
 
         Version(final long wts, final long rts, final boolean pending, final byte[] value) {
             this.wts = wts;
@@ -249,6 +252,8 @@ public final class Participant {
         v.value = value;
         v.absent = value == null;
         v.pending = false;
+        v.staging = null;
+        v.staged = null;
         boolean newest = true;
         for (int j = 0; j < i; j++) {
             newest &= r.versions.get(j).pending;
@@ -265,6 +270,74 @@ public final class Participant {
         }
         reclaim(r);
         return OK;
+    }
+
+    /**
+     * Stages {@code part} at {@code offset} of the {@code total}-byte value the pending version at {@code ts} will
+     * commit (a value longer than one COMMIT request comes in parts first; staging the same part again is harmless):
+     * {@link #OK}, or {@link #NOT_PENDING} when no such version is pending (rolled back, decided, never installed).
+     *
+     * @throws IllegalArgumentException when the part is outside the value or the total differs from earlier parts'
+     */
+    public int stage(final int table, final long key, final long ts, final int total, final int offset,
+                     final byte[] part) {
+        if (total < 0 || offset < 0 || offset > total - part.length) {
+            throw new IllegalArgumentException("Aurogon STAGE: part [" + offset + ", +" + part.length
+                + ") is outside a value of " + total + " bytes");
+        }
+        final Version v = pendingAt(table, key, ts);
+        if (v == null) {
+            return NOT_PENDING;
+        }
+        if (v.staging == null) {
+            v.staging = new byte[total];
+            v.staged = new java.util.BitSet(total);
+        } else if (v.staging.length != total) {
+            throw new IllegalArgumentException("Aurogon STAGE of " + table + "/" + key + " at ts " + ts + ": a value of "
+                + total + " bytes, earlier parts said " + v.staging.length);
+        }
+        System.arraycopy(part, 0, v.staging, offset, part.length);
+        v.staged.set(offset, offset + part.length);
+        return OK;
+    }
+
+    /**
+     * The {@code total}-byte value staged for the pending version at {@code ts}, its first {@code prefix} bytes all
+     * staged (the COMMIT brings the rest into it), or null when no such version is pending.
+     *
+     * @throws IllegalArgumentException when the staged parts do not cover the prefix or their total differs
+     */
+    public byte[] staged(final int table, final long key, final long ts, final int total, final int prefix) {
+        final Version v = pendingAt(table, key, ts);
+        if (v == null) {
+            return null;
+        }
+        if (v.staging == null || v.staging.length != total || v.staged.nextClearBit(0) < prefix) {
+            throw new IllegalArgumentException("Aurogon COMMIT of " + table + "/" + key + " at ts " + ts + " of "
+                + total + " bytes: its first " + prefix + " bytes were not all staged ("
+                + (v.staging == null ? "none" : v.staged.nextClearBit(0) + " of " + v.staging.length) + ")");
+        }
+        return v.staging;
+    }
+
+    /**
+     * The value of the committed version of {@code key} at exactly {@code wts} (the rest of a value read in parts),
+     * or null when it is gone (reclaimed), is pending or is an absence. Raises no rts: the read that chose it did.
+     */
+    public byte[] committedValue(final int table, final long key, final long wts) {
+        final Record r = known(table, key);
+        final int i = r == null ? -1 : indexOf(r, wts);
+        if (i < 0) {
+            return null;
+        }
+        final Version v = r.versions.get(i);
+        return v.pending || v.absent ? null : v.value;
+    }
+
+    private Version pendingAt(final int table, final long key, final long ts) {
+        final Record r = known(table, key);
+        final int i = r == null ? -1 : indexOf(r, ts);
+        return i < 0 || !r.versions.get(i).pending ? null : r.versions.get(i);
     }
 
     /** Removes the pending version at {@code ts}, if any, and re-runs the reads parked on it. */

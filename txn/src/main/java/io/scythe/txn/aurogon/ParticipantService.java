@@ -37,6 +37,8 @@ public final class ParticipantService {
         server.handle(AurogonRpc.COMMIT, this::commit);
         server.handle(AurogonRpc.ROLLBACK, this::rollback);
         server.handle(AurogonRpc.INSERT, this::insert);
+        server.handle(AurogonRpc.READ_MORE, this::readMore);
+        server.handle(AurogonRpc.STAGE, this::stage);
         return this;
     }
 
@@ -64,23 +66,60 @@ public final class ParticipantService {
         final DirectBuffer p = request.payload();
         final int at = request.payloadOffset();
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
-            p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) -> {
-                final int length = status == Participant.OK ? value.length : 0; // ABSENT: no value
-                if (AurogonRpc.READ_REPLY_HEADER_BYTES + length > responder.maxReplyBytes()) {
-                    responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon READ: a value of " + length + " bytes does not "
-                        + "fit one reply (" + responder.maxReplyBytes() + " bytes)");
-                    return;
-                }
-                final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.READ_REPLY_HEADER_BYTES + length]);
-                reply.putInt(0, status);
-                reply.putInt(4, length);
-                reply.putLong(8, wts);
-                reply.putLong(AurogonRpc.READ_SEEN_OFFSET, participant.maxTs());
-                if (length > 0) {
-                    reply.putBytes(AurogonRpc.READ_REPLY_HEADER_BYTES, value);
-                }
-                responder.reply(reply, 0, reply.capacity());
-            });
+            p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) ->
+                replyValue(responder, status, wts, status == Participant.OK ? value : null, 0));
+    }
+
+    /** The rest of a value a READ answered in part: from an offset of the committed version at a wts. */
+    private void readMore(final RpcRequest request, final RpcResponder responder) {
+        if (!wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "READ_MORE")) {
+            return;
+        }
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final long wts = p.getLong(at + AurogonRpc.TS_OFFSET);
+        final byte[] value = participant.committedValue(p.getInt(at + AurogonRpc.TABLE_OFFSET),
+            p.getLong(at + AurogonRpc.KEY_OFFSET), wts);
+        final int from = p.getInt(at + AurogonRpc.FLAGS_OFFSET);
+        if (value != null && (from <= 0 || from >= value.length)) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon READ_MORE from " + from + " of a value of "
+                + value.length + " bytes");
+            return;
+        }
+        replyValue(responder, value == null ? Participant.TOO_OLD : Participant.OK, wts, value, from);
+    }
+
+    /** A READ-format reply: the value's total length and its bytes from {@code from}, as many as fit one reply. */
+    private void replyValue(final RpcResponder responder, final int status, final long wts, final byte[] value,
+                            final int from) {
+        final int total = value == null ? 0 : value.length; // ABSENT, errors: no value
+        final int part = Math.min(total - from, responder.maxReplyBytes() - AurogonRpc.READ_REPLY_HEADER_BYTES);
+        final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.READ_REPLY_HEADER_BYTES + part]);
+        reply.putInt(0, status);
+        reply.putInt(4, total);
+        reply.putLong(8, wts);
+        reply.putLong(AurogonRpc.READ_SEEN_OFFSET, participant.maxTs());
+        if (part > 0) {
+            reply.putBytes(AurogonRpc.READ_REPLY_HEADER_BYTES, value, from, part);
+        }
+        responder.reply(reply, 0, reply.capacity());
+    }
+
+    /** A part of a value too long for one COMMIT, staged with its pending version. */
+    private void stage(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final int length = request.payloadLength() - AurogonRpc.STAGE_HEADER_BYTES;
+        if (length <= 0) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon STAGE takes more than " + AurogonRpc.STAGE_HEADER_BYTES
+                + " bytes, got " + request.payloadLength());
+            return;
+        }
+        final byte[] part = new byte[length];
+        p.getBytes(at + AurogonRpc.STAGE_HEADER_BYTES, part);
+        status(responder, participant.stage(p.getInt(at + AurogonRpc.TABLE_OFFSET),
+            p.getLong(at + AurogonRpc.KEY_OFFSET), p.getLong(at + AurogonRpc.TS_OFFSET),
+            p.getInt(at + AurogonRpc.LENGTH_OFFSET), p.getInt(at + AurogonRpc.STAGE_OFFSET), part));
     }
 
     private void install(final RpcRequest request, final RpcResponder responder) {
@@ -116,15 +155,31 @@ public final class ParticipantService {
             responder.fail(AurogonRpc.BAD_REQUEST, "malformed Aurogon COMMIT");
             return;
         }
-        if (!wellFormed(request, responder, AurogonRpc.HEADER_BYTES + Math.max(length, 0), "COMMIT")) {
+        final int carried = request.payloadLength() - AurogonRpc.HEADER_BYTES;
+        if (carried < 0 || carried > Math.max(length, 0)) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon COMMIT of a value of " + length + " bytes carries "
+                + carried);
             return;
         }
-        final byte[] value = length == AurogonRpc.DELETE ? null : new byte[length];
-        if (value != null) {
-            p.getBytes(at + AurogonRpc.HEADER_BYTES, value);
+        final int table = p.getInt(at);
+        final long key = p.getLong(at + AurogonRpc.KEY_OFFSET);
+        final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
+        final byte[] value;
+        if (length == AurogonRpc.DELETE) {
+            value = null;
+        } else if (carried == length) {
+            value = new byte[length];
+        } else { // the value's first bytes were staged: the COMMIT carries its last ones
+            value = participant.staged(table, key, ts, length, length - carried);
+            if (value == null) {
+                status(responder, Participant.NOT_PENDING);
+                return;
+            }
         }
-        status(responder, participant.commit(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
-            p.getLong(at + AurogonRpc.TS_OFFSET), value));
+        if (carried > 0) {
+            p.getBytes(at + AurogonRpc.HEADER_BYTES, value, length - carried, carried);
+        }
+        status(responder, participant.commit(table, key, ts, value));
     }
 
     private void rollback(final RpcRequest request, final RpcResponder responder) {

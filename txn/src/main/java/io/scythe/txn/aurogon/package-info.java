@@ -30,8 +30,9 @@
  * timestamp as the version: wts order is the version order (format v2 places a write between two versions by it).
  *
  * <p><b>Not built yet (issue 20)</b>: backups updated before the primary and the recovery of a dead coordinator's
- * pending versions (a read parked on one waits; {@code scythe chaos} is not supported), SPS mode, values longer than
- * one RRPC reply (TPC-C's 504-byte rows fail with a clear error), a {@code Txn} API flag for key-dependent reads (the
- * wire flag exists), the K=10 clock tree, root failover and the FaRMv2-clock variant.
+ * pending versions (a read parked on one waits; {@code scythe chaos} is not supported), SPS mode, a {@code Txn} API
+ * flag for key-dependent reads (the wire flag exists), the K=10 clock tree, root failover and the FaRMv2-clock
+ * variant. Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel in parts (READ_MORE, STAGE:
+ * {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit one message.
  */
 package io.scythe.txn.aurogon;

@@ -11,6 +11,7 @@ import java.util.SplittableRandom;
 import static io.scythe.txn.aurogon.Participant.FLAG_NO_DEFER;
 import static io.scythe.txn.aurogon.Participant.FLAG_PREATTACH;
 import static io.scythe.txn.aurogon.Participant.NOT_FOUND;
+import static io.scythe.txn.aurogon.Participant.NOT_PENDING;
 import static io.scythe.txn.aurogon.Participant.OK;
 import static io.scythe.txn.aurogon.Participant.REFUSED;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -125,6 +126,40 @@ class ParticipantTest {
         assertThat(at120.wts).isEqualTo(100);
         assertThat(p.versions(T, 1)).isDeepEqualTo(new long[][] {{200, 200, 0}, {100, 200, 0}, {0, 0, 0}});
         assertThat(read(1, 50).wts).isEqualTo(0); // the loaded version
+        assertThat(p.violation()).isNull();
+    }
+
+    /**
+     * A value in parts: staged parts (in any order, again harmlessly) complete a prefix, which {@code staged} hands to
+     * the commit; an incomplete prefix, a part outside the value or a different total is refused; a rollback drops
+     * the parts; the committed version's value stays readable by its wts until it is reclaimed.
+     */
+    @Test
+    void stagedPartsCompleteAValueOnlyWhenTheyCoverItsPrefixAndGoWithARollback() {
+        assertThat(p.install(T, 2, 100)).isEqualTo(OK);
+        assertThat(p.stage(T, 2, 100, 6, 3, new byte[] {4, 5})).isEqualTo(OK);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> p.staged(T, 2, 100, 6, 5))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not all staged");
+        assertThat(p.stage(T, 2, 100, 6, 0, new byte[] {1, 2, 3})).isEqualTo(OK);
+        assertThat(p.stage(T, 2, 100, 6, 0, new byte[] {1, 2, 3})).isEqualTo(OK); // the same part again
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> p.stage(T, 2, 100, 6, 5, new byte[] {6, 7}))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("outside");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> p.stage(T, 2, 100, 7, 0, new byte[] {1}))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("earlier parts said 6");
+        final byte[] value = p.staged(T, 2, 100, 6, 5);
+        value[5] = 6; // the COMMIT's tail
+        assertThat(p.commit(T, 2, 100, value)).isEqualTo(OK);
+        assertThat(read(2, 150).value).containsExactly(1, 2, 3, 4, 5, 6);
+        assertThat(p.committedValue(T, 2, 100)).containsExactly(1, 2, 3, 4, 5, 6);
+        assertThat(p.committedValue(T, 2, 99)).isNull(); // no version there
+        assertThat(p.stage(T, 2, 100, 6, 0, new byte[] {9})).isEqualTo(NOT_PENDING); // decided
+
+        assertThat(p.install(T, 2, 200)).isEqualTo(OK);
+        assertThat(p.committedValue(T, 2, 200)).isNull(); // pending
+        assertThat(p.stage(T, 2, 200, 4, 0, new byte[] {9, 9})).isEqualTo(OK);
+        assertThat(p.rollback(T, 2, 200)).isEqualTo(OK);
+        assertThat(p.stage(T, 2, 200, 4, 2, new byte[] {9, 9})).isEqualTo(NOT_PENDING);
+        assertThat(p.staged(T, 2, 200, 4, 2)).isNull();
         assertThat(p.violation()).isNull();
     }
 

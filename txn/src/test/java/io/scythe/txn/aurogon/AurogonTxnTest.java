@@ -1,0 +1,125 @@
+package io.scythe.txn.aurogon;
+
+import io.scythe.rrpc.RpcException;
+import io.scythe.txn.OneMemoryNode;
+import io.scythe.txn.Protocol;
+import io.scythe.txn.Txn;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Aurogon's coordinator against one memory node's participant over RRPC. */
+class AurogonTxnTest {
+    private static final int TABLE = 1;
+
+    private static boolean pending(final Participant participant, final long key) {
+        final long[][] rows = participant.versions(TABLE, key);
+        if (rows != null) {
+            for (final long[] row : rows) {
+                if (row[2] == 1) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A value of 1,000 bytes, more than one RRPC bucket (472 bytes of payload), read in parts (READ, then READ_MORE)
+     * with and without pre-attaching, and committed in parts (STAGE, then the COMMIT with the value's tail): the
+     * next reader and the LogDB object get every byte; the bucket is unchanged.
+     */
+    @Test
+    void shouldReadAndCommitValuesLongerThanOneBucketInParts() throws Exception {
+        final int bytes = 1000;
+        try (OneMemoryNode node = new OneMemoryNode("items", 32, false, bytes)) {
+            assertThat(new io.scythe.rrpc.RrpcOptions().maxPayload()).isLessThan(bytes / 2); // what the node runs with
+            final Participant participant = node.services.service(ParticipantService.class).participant();
+            for (final Protocol protocol : List.of(AurogonModule.AUROGON_PRE, AurogonModule.AUROGON_BASE)) {
+                final byte[] pattern = new byte[bytes];
+                new java.util.SplittableRandom(protocol.name().hashCode()).nextBytes(pattern);
+                final byte[] loaded = node.on(rt -> {
+                    final Txn writer = protocol.begin(rt, false);
+                    return writer.readForUpdate("items", 3).compose(v -> {
+                        final byte[] before = new byte[v.capacity()];
+                        v.getBytes(0, before);
+                        writer.write("items", 3, new UnsafeBuffer(pattern), 0, bytes);
+                        return writer.commit().map(ts -> before);
+                    });
+                });
+                assertThat(loaded).hasSize(bytes);
+                assertThat(pending(participant, 3)).isFalse();
+                final byte[] read = node.on(rt -> {
+                    final Txn reader = protocol.begin(rt, false);
+                    return reader.read("items", 3).compose(v -> reader.commit().map(ts -> {
+                        final byte[] got = new byte[v.capacity()];
+                        v.getBytes(0, got);
+                        return got;
+                    }));
+                });
+                assertThat(read).as(protocol.name()).isEqualTo(pattern);
+                final byte[] stored = new byte[bytes];
+                node.table.objectMemory().getBytes(node.table.offsetOf(node.table.lookup(3))
+                    + io.scythe.storage.ObjectLayout.VALUE_OFFSET, stored);
+                assertThat(stored).as("written through to LogDB").isEqualTo(pattern);
+            }
+            assertThat(participant.violation()).isNull();
+        }
+    }
+
+    /**
+     * A pre-attaching READ whose reply fails after the participant installed its pending version (as a reply too
+     * large for one bucket did), in an attempt that had pre-attached another key before: the abort rolls both back,
+     * so a later reader of either key is answered instead of parking for ever.
+     */
+    @Test
+    void shouldRollBackAPreattachedVersionWhoseReadFailedSoReadersParkedOnItFinish() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final List<String> outcomes = new ArrayList<>();
+            node.on(rt -> {
+                final Txn first = AurogonModule.AUROGON_PRE.begin(rt, false);
+                return first.readForUpdate("items", 1).compose(v -> {
+                    assertThat(v.getLong(0)).isEqualTo(100);
+                    assertThat(pending(participant, 1)).isTrue();
+                    // From now on the participant runs each READ (its pre-attach included), then the reply fails.
+                    node.server.handle(AurogonRpc.READ, (request, responder) -> {
+                        final int at = request.payloadOffset();
+                        participant.read(request.payload().getInt(at + AurogonRpc.TABLE_OFFSET),
+                            request.payload().getLong(at + AurogonRpc.KEY_OFFSET),
+                            request.payload().getLong(at + AurogonRpc.TS_OFFSET),
+                            request.payload().getInt(at + AurogonRpc.FLAGS_OFFSET),
+                            (status, wts, value) -> responder.fail(AurogonRpc.BAD_REQUEST, "injected: reply lost"));
+                    });
+                    return first.readForUpdate("items", 2);
+                }).transform(read -> {
+                    outcomes.add(read.succeeded() ? "read" : read.cause() instanceof RpcException ? "rpc error"
+                        : "failed " + read.cause());
+                    assertThat(pending(participant, 2)).as("installed before the reply failed").isTrue();
+                    service.register(node.server); // the real READ again
+                    // A reader above both pending versions parks on them until the abort decides them.
+                    final Txn reader = AurogonModule.AUROGON_PRE.begin(rt, false);
+                    final Future<Long> sum = reader.read("items", 1).compose(a -> reader.read("items", 2)
+                        .map(b -> a.getLong(0) + b.getLong(0)));
+                    return first.abort().compose(aborted -> {
+                        outcomes.add("aborted");
+                        return sum;
+                    }).compose(s -> {
+                        outcomes.add("sum " + s);
+                        return reader.commit();
+                    });
+                });
+            });
+            assertThat(outcomes).containsExactly("rpc error", "aborted", "sum 200");
+            assertThat(pending(participant, 1)).isFalse();
+            assertThat(pending(participant, 2)).isFalse();
+            assertThat(participant.violation()).isNull();
+        }
+    }
+}
