@@ -26,7 +26,8 @@ import java.util.List;
  * <p><b>TOCC (HOT, high heat)</b>: the attempt takes its timestamp first; every read queues HOT on the object's
  * Takeout Lock with that timestamp and READs it once held (§4.2.2 (1)); writes are buffered, and the written objects
  * not yet held are queued in parallel before the commit (§4.2.2 (2)); no validation (§4.2.2 (3)): it holds every
- * object it touched. A refusal (timestamp order, hot watermark) aborts it.
+ * object it touched. A refusal for timestamp order aborts it; one above the hot watermark is waited out on the
+ * compute node and asked again, up to {@link #FULL_QUEUE_WAITS} times, before it aborts.
  *
  * <p>Write-back is one doorbell per memory node: new values, their version (the commit timestamp), then the FAA on
  * {@code upper} that unlocks. OCC and TOCC attempts run together safely (Fig. 17): an OCC read of an object a TOCC
@@ -110,9 +111,28 @@ public final class ScytheTxn extends OneSidedTxn {
         return lock(a, ts, false);
     }
 
+    /**
+     * Times a TOCC request refused above the hot watermark waits on this compute node and asks again before the
+     * attempt aborts (§4.2.2: TOCC moves waiting to compute nodes). A refusal took no ticket, so asking again is
+     * safe; it is refused for its timestamp once a younger one got in meanwhile, and then aborts as before.
+     */
+    static final int FULL_QUEUE_WAITS = 8;
+
     private Future<Access> lock(final Access a, final long ts, final boolean withObject) {
+        return lock(a, ts, withObject, 0);
+    }
+
+    private Future<Access> lock(final Access a, final long ts, final boolean withObject, final int waits) {
         return locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot, withObject, id)
             .transform(ar -> {
+                if (hot && waits < FULL_QUEUE_WAITS && !finished && ar.cause() instanceof LockRefusedException full
+                    && full.status() == TakeoutLock.REFUSED_HOT) {
+                    // Queue full: wait here the hangout of those above the hot watermark (Eq. 3), then ask again
+                    // with the same timestamp. Without it the whole attempt aborted and retried HOT into the same
+                    // full queue (SmallBank θ 0.99, 128 clients: 13,069 of 15,400 aborts were queue-full).
+                    return runtime.timers().after(locks().backoffNs(a.partition.node(),
+                        full.queued() - runtime.watermarks().hot())).compose(v -> lock(a, ts, withObject, waits + 1));
+                }
                 if (ar.succeeded()) {
                     a.held = ar.result();
                     a.locked = true;

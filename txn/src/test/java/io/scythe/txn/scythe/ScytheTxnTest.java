@@ -136,6 +136,31 @@ class ScytheTxnTest {
         assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).as("nobody wrote it").isEqualTo(100);
     }
 
+    @Test
+    void shouldRetryAsToccAfterTwoLockedAbortsOnOneObject() throws Exception {
+        // A TOCC holder keeps key 7 locked: the OCC attempts abort with `locked` at heat 1 (below the cold watermark,
+        // which alone would retry OCC forever); the second such abort makes the third attempt TOCC.
+        final int[] attempts = new int[1];
+        final List<Boolean> modes = new ArrayList<>();
+        final io.scythe.txn.Coordinator.Outcome<Long> outcome = on(rt -> {
+            final ScytheTxn holder = new ScytheTxn(rt, true);
+            final io.scythe.txn.Coordinator coordinator = new io.scythe.txn.Coordinator(rt, ScytheModule.SCYTHE, 5);
+            return holder.read(T, 7).compose(held -> coordinator.run(txn -> {
+                final int n = ++attempts[0];
+                modes.add("scythe/tocc".equals(txn.mode()));
+                return txn.read(T, 7).onFailure(e -> {
+                    if (n == 2) {
+                        holder.abort();
+                    }
+                }).map(v -> v.getLong(0));
+            }));
+        });
+        assertThat(outcome.attempts()).isEqualTo(3);
+        assertThat(modes).containsExactly(false, false, true);
+        assertThat(outcome.mode()).isEqualTo("scythe/tocc");
+        assertThat(queued(7)).isZero();
+    }
+
     /** Waits (polling every 20 us, at most {@code tries} times) until {@code count} are queued on {@code key}. */
     private Future<Void> untilQueued(final TxnRuntime rt, final long key, final long count, final int tries) {
         if (queued(key) >= count || tries == 0) {
