@@ -33,10 +33,10 @@ import java.util.List;
  * {@code upper} that unlocks. OCC and TOCC attempts run together safely (Fig. 17): an OCC read of an object a TOCC
  * attempt holds aborts; an OCC validation sees TOCC's queue or its new version.
  *
- * <p>Deviation: OCC fetches its timestamp when it starts executing, not at its locking phase (§4.2.1 (2)), so that
+ * <p>Deviation: OCC fetches its timestamp while it executes, not at its locking phase (§4.2.1 (2)), so that
  * the fetch overlaps the reads and an OCC commit does not carry a timestamp younger than the TOCC transactions that
- * started while it executed (which would raise {@code queued_ts} and get them refused, against §4.4 (3)). A
- * read-only OCC attempt fetches one it does not use; the TSO group makes that cheap.
+ * started while it executed (which would raise {@code queued_ts} and get them refused, against §4.4 (3)). It starts
+ * at the attempt's first {@code readForUpdate} (a blind write's at commit), so a read-only OCC attempt fetches none.
  * Versions are commit timestamps raised above the version under the lock ({@code ObjectLayout#versionAfter}): a
  * TOCC transaction (start timestamp) may write after an OCC commit with a larger one, and the memory node's revive
  * and abandon add 1 to a deleter's timestamp, which is often a live transaction's. Without the raise such a write
@@ -67,22 +67,32 @@ public final class ScytheTxn extends OneSidedTxn {
 
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key); // no Takeout Lock queue, no validation: nobody writes it
-        }
-        return hot ? queuedRead(table, key) : optimisticRead(table, key);
+        return read(table, key, false);
     }
 
     @Override
     public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
-        return read(table, key); // Scythe locks what it writes at commit (OCC) or holds what it reads (TOCC)
+        return read(table, key, true); // Scythe locks what it writes at commit (OCC) or holds what it reads (TOCC)
+    }
+
+    private Future<UnsafeBuffer> read(final String table, final long key, final boolean forUpdate) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key); // no Takeout Lock queue, no validation: nobody writes it
+        }
+        if (hot) {
+            return queuedRead(table, key);
+        }
+        if (forUpdate) {
+            // The commit timestamp is fetched while the attempt executes, not after (the paper takes it at the
+            // locking phase): its latency hides behind the reads, and OCC's timestamp is no longer younger than every
+            // TOCC transaction that started meanwhile, which §4.4 (3)'s TOCC priority needs (the reviewer's point
+            // 11). Only once the attempt says it will write: a read-only attempt never fetches one it would not use.
+            timestamp();
+        }
+        return optimisticRead(table, key);
     }
 
     private Future<UnsafeBuffer> optimisticRead(final String table, final long key) {
-        // The commit timestamp is fetched while the attempt executes, not after (the paper takes it at the locking
-        // phase): its latency hides behind the reads, and OCC's timestamp is no longer younger than every TOCC
-        // transaction that started meanwhile, which §4.4 (3)'s TOCC priority needs (the reviewer's point 11).
-        timestamp();
         return readVia(table, key, a -> once(a, x -> readImage(x).compose(read -> {
             final long queued = TakeoutLockKind.queued(read.image);
             if (queued != 0) {

@@ -161,6 +161,44 @@ class ScytheTxnTest {
         assertThat(queued(7)).isZero();
     }
 
+    @Test
+    void shouldNotFetchATimestampForAReadOnlyOccAttempt() throws Exception {
+        final java.util.concurrent.atomic.AtomicLong fetched = new java.util.concurrent.atomic.AtomicLong();
+        final java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000);
+        final io.scythe.txn.runtime.TimestampOracle counting = new io.scythe.txn.runtime.TimestampOracle() {
+            @Override
+            public Future<Long> next() {
+                fetched.incrementAndGet();
+                return Future.succeededFuture(clock.incrementAndGet());
+            }
+
+            @Override
+            public String name() {
+                return "counting";
+            }
+        };
+        final List<Long> fetches = node.on(counting, rt -> {
+            final ScytheTxn readOnly = new ScytheTxn(rt, false);
+            return readOnly.read(T, 8).compose(a -> readOnly.read(T, 9)).compose(b -> readOnly.commit())
+                .map(ts -> fetched.get()).compose(afterReadOnly -> {
+                    final ScytheTxn writer = new ScytheTxn(rt, false);
+                    return writer.read(T, 8).compose(a -> {
+                        final long afterPlainRead = fetched.get();
+                        return writer.readForUpdate(T, 9).compose(b -> {
+                            final long afterReadForUpdate = fetched.get();
+                            writer.write(T, 9, money(b.getLong(0) + 1), 0, 8);
+                            return writer.commit().map(ts -> List.of(afterReadOnly, afterPlainRead,
+                                afterReadForUpdate, fetched.get()));
+                        });
+                    });
+                });
+        });
+        assertThat(fetches).as("read-only commit, plain read, readForUpdate, write commit").containsExactly(0L, 0L,
+            1L, 1L);
+        final int at = table.offsetOf(table.lookup(9));
+        assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(101);
+    }
+
     /** Waits (polling every 20 us, at most {@code tries} times) until {@code count} are queued on {@code key}. */
     private Future<Void> untilQueued(final TxnRuntime rt, final long key, final long count, final int tries) {
         if (queued(key) >= count || tries == 0) {
