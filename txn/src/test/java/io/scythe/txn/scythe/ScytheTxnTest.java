@@ -199,6 +199,46 @@ class ScytheTxnTest {
         assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(101);
     }
 
+    @Test
+    void shouldAskAgainWithANewTimestampWhenRefusedForOrderWhileHoldingNothing() throws Exception {
+        // The TSO hands younger 20, then older 10 (it fetched before younger queued, but asks after), then 30.
+        final java.util.ArrayDeque<Long> stamps = new java.util.ArrayDeque<>(List.of(20L, 10L, 30L));
+        final io.scythe.txn.runtime.TimestampOracle scripted = new io.scythe.txn.runtime.TimestampOracle() {
+            @Override
+            public Future<Long> next() {
+                return stamps.isEmpty() ? Future.failedFuture(new IllegalStateException("no more timestamps"))
+                    : Future.succeededFuture(stamps.poll());
+            }
+
+            @Override
+            public String name() {
+                return "scripted";
+            }
+        };
+        final List<Long> result = node.on(scripted, rt -> {
+            final ScytheTxn younger = new ScytheTxn(rt, true);
+            final ScytheTxn older = new ScytheTxn(rt, true);
+            return younger.read(T, 2).compose(held -> {
+                // older (10) is refused behind younger (20) for timestamp order; it holds nothing, so it asks
+                // again with 30 and queues behind younger instead of aborting.
+                final Future<UnsafeBuffer> read = older.read(T, 2);
+                return untilQueued(rt, 2, 2, 2_000).compose(v -> {
+                    final long queuedBoth = queued(2);
+                    younger.write(T, 2, money(held.getLong(0) + 1), 0, 8);
+                    return younger.commit().compose(ts -> read).compose(b -> {
+                        older.write(T, 2, money(b.getLong(0) + 1), 0, 8);
+                        return older.commit();
+                    }).map(ts -> List.of(queuedBoth, ts, (long) stamps.size()));
+                });
+            });
+        });
+        assertThat(result).as("queued behind younger, committed with the new timestamp, all used")
+            .containsExactly(2L, 30L, 0L);
+        final int at = table.offsetOf(table.lookup(2));
+        assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(102);
+        assertThat(queued(2)).isZero();
+    }
+
     /** Waits (polling every 20 us, at most {@code tries} times) until {@code count} are queued on {@code key}. */
     private Future<Void> untilQueued(final TxnRuntime rt, final long key, final long count, final int tries) {
         if (queued(key) >= count || tries == 0) {
