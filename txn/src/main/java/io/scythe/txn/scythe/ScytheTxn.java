@@ -36,7 +36,8 @@ import java.util.List;
  * <p>Deviation: OCC fetches its timestamp while it executes, not at its locking phase (§4.2.1 (2)), so that
  * the fetch overlaps the reads and an OCC commit does not carry a timestamp younger than the TOCC transactions that
  * started while it executed (which would raise {@code queued_ts} and get them refused, against §4.4 (3)). It starts
- * at the attempt's first {@code readForUpdate} (a blind write's at commit), so a read-only OCC attempt fetches none.
+ * at the attempt's first {@code readForUpdate} (a blind write's at commit), so a read-only OCC attempt fetches none while it
+ * reads; it fetches one at commit, beside its validation, only because its reply reports a commit timestamp.
  * Versions are commit timestamps raised above the version under the lock ({@code ObjectLayout#versionAfter}): a
  * TOCC transaction (start timestamp) may write after an OCC commit with a larger one, and the memory node's revive
  * and abandon add 1 to a deleter's timestamp, which is often a live transaction's. Without the raise such a write
@@ -88,7 +89,7 @@ public final class ScytheTxn extends OneSidedTxn {
             // The commit timestamp is fetched while the attempt executes, not after (the paper takes it at the
             // locking phase): its latency hides behind the reads, and OCC's timestamp is no longer younger than every
             // TOCC transaction that started meanwhile, which §4.4 (3)'s TOCC priority needs (the reviewer's point
-            // 11). Only once the attempt says it will write: a read-only attempt never fetches one it would not use.
+            // 11). Only once the attempt says it will write: a read-only attempt fetches one only at commit (its reply's).
             timestamp();
         }
         return optimisticRead(table, key);
@@ -236,9 +237,9 @@ public final class ScytheTxn extends OneSidedTxn {
             return duplicateCommit(this::validation);
         }
         if (!hot && writesNothing()) {
-            // Read-only OCC: nothing to lock or order; validation alone decides. Its commit timestamp is the one the
-            // attempt fetched at its first read (fetched now when it read only read-only tables), awaited with the
-            // validation: a client acting on the reply (e.g. reading at least as new next time) gets a real one.
+            // Read-only OCC: nothing to lock or order; validation alone decides. Its commit timestamp is fetched now,
+            // beside the validation (none while it read): a client acting on the reply (e.g. reading at least as new
+            // next time) gets a real one.
             final Future<Long> ts = timestamp();
             return finishCommit(staged(Stage.VALIDATE, settle(List.of(validate(), validateAbsent(), ts)))
                 .map(v -> ts.result()));

@@ -162,7 +162,12 @@ class ScytheTxnTest {
     }
 
     @Test
-    void shouldNotFetchATimestampForAReadOnlyOccAttempt() throws Exception {
+    /**
+     * A read-only OCC attempt fetches no timestamp while it reads (issue 22); it fetches one at commit, beside its
+     * validation, because its reply reports a commit timestamp (issue 24). A writer's fetch starts at its first
+     * readForUpdate.
+     */
+    void shouldFetchAReadOnlyOccAttemptsTimestampOnlyAtCommit() throws Exception {
         final java.util.concurrent.atomic.AtomicLong fetched = new java.util.concurrent.atomic.AtomicLong();
         final java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000);
         final io.scythe.txn.runtime.TimestampOracle counting = new io.scythe.txn.runtime.TimestampOracle() {
@@ -179,8 +184,13 @@ class ScytheTxnTest {
         };
         final List<Long> fetches = node.on(counting, rt -> {
             final ScytheTxn readOnly = new ScytheTxn(rt, false);
-            return readOnly.read(T, 8).compose(a -> readOnly.read(T, 9)).compose(b -> readOnly.commit())
-                .map(ts -> fetched.get()).compose(afterReadOnly -> {
+            return readOnly.read(T, 8).compose(a -> readOnly.read(T, 9)).compose(b -> {
+                assertThat(fetched.get()).as("fetched while reading").isZero();
+                return readOnly.commit();
+            }).map(ts -> {
+                assertThat(ts).as("the read-only commit's reported timestamp").isEqualTo(1_001L);
+                return fetched.get();
+            }).compose(afterReadOnly -> {
                     final ScytheTxn writer = new ScytheTxn(rt, false);
                     return writer.read(T, 8).compose(a -> {
                         final long afterPlainRead = fetched.get();
@@ -193,8 +203,8 @@ class ScytheTxnTest {
                     });
                 });
         });
-        assertThat(fetches).as("read-only commit, plain read, readForUpdate, write commit").containsExactly(0L, 0L,
-            1L, 1L);
+        assertThat(fetches).as("read-only commit, plain read, readForUpdate, write commit").containsExactly(1L, 1L,
+            2L, 2L);
         final int at = table.offsetOf(table.lookup(9));
         assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(101);
     }
