@@ -36,8 +36,8 @@ import java.util.List;
  * <p>Deviation: OCC fetches its timestamp while it executes, not at its locking phase (§4.2.1 (2)), so that
  * the fetch overlaps the reads and an OCC commit does not carry a timestamp younger than the TOCC transactions that
  * started while it executed (which would raise {@code queued_ts} and get them refused, against §4.4 (3)). It starts
- * at the attempt's first {@code readForUpdate} (a blind write's at commit), so a read-only OCC attempt fetches none while it
- * reads; it fetches one at commit, beside its validation, only because its reply reports a commit timestamp.
+ * at the attempt's first {@code readForUpdate} (a blind write's at commit), so a read-only OCC attempt fetches none
+ * while it reads; it fetches one at commit, beside its validation, only because its reply reports a commit timestamp.
  * Versions are commit timestamps raised above the version under the lock ({@code ObjectLayout#versionAfter}): a
  * TOCC transaction (start timestamp) may write after an OCC commit with a larger one, and the memory node's revive
  * and abandon add 1 to a deleter's timestamp, which is often a live transaction's. Without the raise such a write
