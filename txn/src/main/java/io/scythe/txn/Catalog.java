@@ -123,7 +123,8 @@ public final class Catalog {
                 found += d == null ? 0 : 1;
             }
             if (found != n) {
-                throw new IllegalStateException("table " + name + " is on " + found + " of " + n + " memory nodes");
+                throw new IllegalStateException("table " + name + " is on " + found + " of " + n + " memory nodes: the "
+                    + "loader must create every table on every node (keys split key mod nodes)");
             }
             final TableDescriptor[][] copiesOf = backups.get(name);
             for (int p = 0; p < n; p++) {
