@@ -68,6 +68,14 @@ public final class ClusterSetup {
 
     /** Starts a clustered Vert.x for {@code node}; completes once it has joined. */
     public static Future<Vertx> join(final NodeConfig node) {
+        return join(node, null);
+    }
+
+    /**
+     * As {@link #join(NodeConfig)}, with Vert.x's and the JVM's metrics on {@code metrics} ({@code null}: no Vert.x
+     * metrics).
+     */
+    public static Future<Vertx> join(final NodeConfig node, final io.micrometer.core.instrument.MeterRegistry metrics) {
         quietHazelcastLogs();
         final HazelcastClusterManager manager = new HazelcastClusterManager(hazelcastConfig(node));
         final EventBusOptions eventBus = new EventBusOptions().setHost(node.host()).setPort(node.eventBusPort())
@@ -79,7 +87,12 @@ public final class ClusterSetup {
         }
         final VertxOptions options = new VertxOptions().setEventLoopPoolSize(node.loops())
             .setEventBusOptions(eventBus);
-        return Vertx.builder().with(options).withClusterManager(manager).buildClustered();
+        if (metrics == null) {
+            return Vertx.builder().with(options).withClusterManager(manager).buildClustered();
+        }
+        options.setMetricsOptions(NodeMetrics.vertxMetrics());
+        return Vertx.builder().with(options).withClusterManager(manager)
+            .withMetrics(new io.vertx.micrometer.MicrometerMetricsFactory(metrics)).buildClustered();
     }
 
     /**

@@ -13,13 +13,20 @@ import io.scythe.txn.AbortReason;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.api.TxnReply;
 import io.scythe.txn.scythe.TakeoutLockService;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 
+import io.vertx.micrometer.Label;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -37,20 +44,48 @@ import java.util.function.ToDoubleFunction;
  * requests held back now: the lock queue), and everywhere {@code scythe_fenced_total}.
  */
 public final class NodeMetrics {
+    /** How often each event loop measures its own lateness ({@code scythe.eventloop.delay}). */
+    static final long LOOP_PROBE_MS = 100;
+
     private final ScytheNode node;
-    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final PrometheusMeterRegistry registry;
     private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
     private final Map<String, Counter> modes = new ConcurrentHashMap<>();
     private final Timer latency;
     private final Counter fenced;
+    private final List<Long> loopProbes = new ArrayList<>();
     private HttpServer http;
 
-    NodeMetrics(final ScytheNode node) {
+    /**
+     * The registry of a node, made before its Vert.x so that Vert.x's own metrics ({@link #vertxMetrics}) and the JVM's
+     * land in it beside Scythe's, every meter tagged with the node's name and role.
+     */
+    static PrometheusMeterRegistry newRegistry(final NodeConfig config, final NodeRole role) {
+        final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        registry.config().commonTags("node", config.node(), "role", role.label());
+        return registry;
+    }
+
+    /**
+     * Vert.x's metrics on {@code registry} (vertx-micrometer-metrics): event bus (messages, pending, processing
+     * time, by side and failure), HTTP server, worker pools, and the JVM's (GC pauses, memory, threads, CPU, class
+     * loading). Labels that name an event-bus address or an HTTP path are left out: reply addresses and probed paths
+     * are unbounded, and a label set must stay small for Prometheus.
+     */
+    static MicrometerMetricsOptions vertxMetrics() {
+        return new MicrometerMetricsOptions().setEnabled(true).setJvmMetricsEnabled(true)
+            .setLabels(EnumSet.of(Label.EB_SIDE, Label.EB_FAILURE, Label.POOL_TYPE, Label.POOL_NAME, Label.HTTP_METHOD,
+                Label.HTTP_CODE));
+    }
+
+    NodeMetrics(final ScytheNode node, final PrometheusMeterRegistry registry) {
         this.node = node;
-        registry.config().commonTags("node", node.config().node(), "role", node.role().label());
+        this.registry = registry;
+        // A histogram, not client-side percentiles: buckets add up across nodes (histogram_quantile over the sum), and
+        // nothing decays or resets between scrapes.
         latency = Timer.builder("scythe.transaction.latency").description("committed transactions, first attempt "
-                + "to commit").publishPercentiles(0.5, 0.99, 0.999).distributionStatisticExpiry(Duration.ofMinutes(1))
-            .register(registry);
+                + "to commit").publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(1_000))
+            .maximumExpectedValue(Duration.ofSeconds(30)).register(registry);
         fenced = Counter.builder("scythe.fenced").description("peers this node fenced").register(registry);
         for (final AbortReason reason : io.scythe.txn.spi.ProtocolRegistry.abortReasons()) {
             coordinators("scythe.aborts", "reason", reason.label(), c -> c.aborts(reason));
@@ -79,8 +114,39 @@ public final class NodeMetrics {
             .register(registry);
         FunctionCounter.builder("scythe.lock.hot.requests", this, m -> lock(TakeoutLockService::hotRequests))
             .description("lock requests that found their object above the cold watermark").register(registry);
-        Gauge.builder("scythe.lock.heat.max", this, m -> lock(TakeoutLockService::takeHeatMax))
-            .description("largest heat a lock request found since the last scrape").register(registry);
+        for (int b = 0; b < TakeoutLockService.HEAT_BUCKETS; b++) {
+            final int bucket = b;
+            final long floor = TakeoutLockService.heatBucketFloor(b);
+            final String range = b == 0 ? "0" : b == TakeoutLockService.HEAT_BUCKETS - 1 ? floor + "+"
+                : floor == 1 ? "1" : floor + "-" + (2 * floor - 1);
+            FunctionCounter.builder("scythe.lock.heat.requests", this, m -> lock(s -> s.heatRequests(bucket)))
+                .tag("heat", range).description("lock requests by the heat they found (power-of-two buckets)")
+                .register(registry);
+        }
+    }
+
+    /**
+     * Measures on each of {@code loops} how late a {@value #LOOP_PROBE_MS} ms timer fires: an event loop that is
+     * stalled (a long handler, a GC pause, an overloaded core) shows here before anything else does.
+     */
+    void probeLoops(final List<Context> loops) {
+        for (int i = 0; i < loops.size(); i++) {
+            final Timer delay = Timer.builder("scythe.eventloop.delay").tag("loop", Integer.toString(i))
+                .description("how late a " + LOOP_PROBE_MS + " ms timer fired on this event loop")
+                .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(10_000))
+                .maximumExpectedValue(Duration.ofSeconds(10)).register(registry);
+            loops.get(i).runOnContext(v -> {
+                final long[] due = {System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LOOP_PROBE_MS)};
+                final long id = node.vertx().setPeriodic(LOOP_PROBE_MS, t -> {
+                    final long now = System.nanoTime();
+                    delay.record(Math.max(0, now - due[0]), TimeUnit.NANOSECONDS);
+                    due[0] = now + TimeUnit.MILLISECONDS.toNanos(LOOP_PROBE_MS);
+                });
+                synchronized (loopProbes) {
+                    loopProbes.add(id);
+                }
+            });
+        }
     }
 
     private void coordinators(final String name, final String tag, final String value,
@@ -169,6 +235,11 @@ public final class NodeMetrics {
     void close() {
         if (http != null) {
             http.close();
+        }
+        synchronized (loopProbes) {
+            for (final long id : loopProbes) {
+                node.vertx().cancelTimer(id);
+            }
         }
         registry.close();
     }

@@ -164,11 +164,18 @@ public final class ScytheNode implements AutoCloseable {
 
     private void startNow() throws Exception {
         final long timeout = config.readyTimeoutMs();
-        vertx = ClusterSetup.join(config).await(timeout, TimeUnit.MILLISECONDS);
+        final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry = NodeMetrics.newRegistry(config, role);
+        try {
+            vertx = ClusterSetup.join(config, registry).await(timeout, TimeUnit.MILLISECONDS);
+        } catch (final Exception e) {
+            registry.close();
+            throw e;
+        }
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(timeout, TimeUnit.MILLISECONDS);
         hazelcast = ClusterSetup.hazelcast(vertx);
         fabric = Fabric.open(vertx, config.fabricOptions());
-        metrics = new NodeMetrics(this);
+        metrics = new NodeMetrics(this, registry);
+        metrics.probeLoops(BridgeVerticle.eventLoopContexts(vertx));
         if (role == NodeRole.CN) {
             epoch = nextEpoch();
             slot = slotOf();

@@ -107,15 +107,32 @@ class ClusterProcessTest {
         for (final String cn : List.of("cn0", "cn1")) {
             final String metrics = get(cn, "/metrics").body();
             assertThat(metrics).contains("scythe_verbs_total{").contains("scythe_aborts_total{")
-                .contains("scythe_transaction_latency_seconds");
+                // A histogram (buckets add up across nodes), Vert.x's own metrics and the JVM's on the same registry,
+                // and each loop's lateness.
+                .contains("scythe_transaction_latency_seconds_bucket{")
+                .contains("vertx_eventbus_").contains("jvm_gc_").contains("jvm_memory_used_bytes")
+                .contains("jvm_threads_live_threads").contains("process_cpu_usage")
+                .contains("scythe_eventloop_delay_seconds_bucket{");
+            // One latency sample per commit (counted just before it: a commit in flight may be in one, not yet both).
+            final long committed = counter(metrics, "scythe_transactions_total", "outcome=\"committed\"");
+            assertThat(counter(metrics, "scythe_transaction_latency_seconds_count", "node=\"" + cn + "\""))
+                .as("latency samples on %s", cn).isPositive().isBetween(committed - 2, committed);
             committedOnCns += counter(metrics, "scythe_transactions_total", "outcome=\"committed\"");
         }
         assertThat(committedOnCns).isGreaterThanOrEqualTo(30);
         final String mn = get("mn0", "/metrics").body();
         assertThat(counter(mn, "scythe_lock_requests_total", "result=\"granted\"")).isPositive();
         assertThat(mn).contains("scythe_lock_waiting");
-        assertThat(mn).contains("scythe_lock_heat_total").contains("scythe_lock_hot_requests_total")
-            .contains("scythe_lock_heat_max");
+        assertThat(mn).contains("scythe_lock_heat_total").contains("scythe_lock_hot_requests_total");
+        long byHeat = 0;
+        for (final String line : mn.split("\n")) {
+            if (line.startsWith("scythe_lock_heat_requests_total{")) {
+                byHeat += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        // Every lock request lands in one heat bucket.
+        assertThat(byHeat).isEqualTo(counter(mn, "scythe_lock_requests_total", "result=\"granted\"")
+            + counter(mn, "scythe_lock_requests_total", "result=\"refused\""));
         assertThat(get("mn0", "/nothing").statusCode()).isEqualTo(404);
     }
 

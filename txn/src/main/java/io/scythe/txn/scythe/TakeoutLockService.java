@@ -37,7 +37,8 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
     private long deferred;
     private long bad;
     private long heatSum;
-    private long heatMax;
+    /** Requests by the heat they found, in power-of-two buckets: [0], [1], [2,3], [4,7], ... (see {@link #heatBucket}). */
+    private final long[] heatBuckets = new long[HEAT_BUCKETS];
     private long hotRequests;
     /** Who holds or queues for each ticket, for recovery; null when not tracked. */
     private TicketLedger ledger;
@@ -130,7 +131,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             TakeoutLock.lock(pending.table.objectMemory(), pending.header, pending.ts, pending.hot, watermarks,
                 outcome);
             heatSum += outcome.queued;
-            heatMax = Math.max(heatMax, outcome.queued);
+            heatBuckets[heatBucket(outcome.queued)]++;
             if (outcome.queued > watermarks.cold()) {
                 hotRequests++;
             }
@@ -245,11 +246,25 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         return hotRequests;
     }
 
-    /** The largest heat a request found since the last call (read by the metrics scrape). */
-    public long takeHeatMax() {
-        final long max = heatMax;
-        heatMax = 0;
-        return max;
+    /** How many heat buckets {@link #heatRequests} has: the last one holds every heat from its lower bound up. */
+    public static final int HEAT_BUCKETS = 8;
+
+    /** The bucket of a heat: 0 for 0, then {@code 1 + floor(log2(heat))}, capped at the last bucket. */
+    public static int heatBucket(final long heat) {
+        return heat <= 0 ? 0 : Math.min(HEAT_BUCKETS - 1, 64 - Long.numberOfLeadingZeros(heat));
+    }
+
+    /** The smallest heat of a bucket (0, 1, 2, 4, ...). */
+    public static long heatBucketFloor(final int bucket) {
+        return bucket == 0 ? 0 : 1L << (bucket - 1);
+    }
+
+    /**
+     * Lock requests so far that found a heat in {@code bucket} (a counter that only grows, so that a scrape changes
+     * nothing and rates over any window add up across memory nodes).
+     */
+    public long heatRequests(final int bucket) {
+        return heatBuckets[bucket];
     }
 
     private static final class Pending {
