@@ -52,18 +52,38 @@ public final class NodeMain {
     /**
      * Reads a YAML or JSON node config; the environment variables {@code SCYTHE_NODE}, {@code SCYTHE_HOST} and
      * {@code SCYTHE_SECRET}, when set, give {@code node}, {@code host} and {@code secret} (one file for every node of
-     * a compose file, and the secret kept out of it).
+     * a compose file, and the secret kept out of it); {@code SCYTHE_SECRET_FILE} names a file holding the secret
+     * instead (a compose or Kubernetes secret mounted at {@code /run/secrets/...}: never in the environment, which
+     * {@code docker inspect} shows).
      */
     public static NodeConfig readConfig(final Path file) throws Exception {
+        return readConfig(file, System.getenv());
+    }
+
+    /** As {@link #readConfig(Path)}, with {@code env} as the environment. */
+    static NodeConfig readConfig(final Path file, final java.util.Map<String, String> env) throws Exception {
         final Vertx reader = Vertx.vertx();
         try {
             final JsonObject json = ConfigFiles.read(reader, file).await(30, TimeUnit.SECONDS);
-            for (final String[] env : new String[][] {{"SCYTHE_NODE", "node"}, {"SCYTHE_HOST", "host"},
+            for (final String[] var : new String[][] {{"SCYTHE_NODE", "node"}, {"SCYTHE_HOST", "host"},
                 {"SCYTHE_SECRET", "secret"}}) {
-                final String value = System.getenv(env[0]);
+                final String value = env.get(var[0]);
                 if (value != null && !value.isBlank()) {
-                    json.put(env[1], value);
+                    json.put(var[1], value);
                 }
+            }
+            final String secretFile = env.get("SCYTHE_SECRET_FILE");
+            if (secretFile != null && !secretFile.isBlank()) {
+                if (env.get("SCYTHE_SECRET") != null && !env.get("SCYTHE_SECRET").isBlank()) {
+                    throw new IllegalArgumentException("both SCYTHE_SECRET and SCYTHE_SECRET_FILE are set: give one");
+                }
+                final String secret;
+                try {
+                    secret = java.nio.file.Files.readString(Path.of(secretFile)).strip();
+                } catch (final java.io.IOException e) {
+                    throw new IllegalArgumentException("SCYTHE_SECRET_FILE=" + secretFile + " cannot be read: " + e);
+                }
+                json.put("secret", secret);
             }
             return NodeConfig.of(json);
         } finally {

@@ -87,6 +87,14 @@ public final class NodeMetrics {
                 + "to commit").publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(1_000))
             .maximumExpectedValue(Duration.ofSeconds(30)).register(registry);
         fenced = Counter.builder("scythe.fenced").description("peers this node fenced").register(registry);
+        if (node.role() == NodeRole.CN) {
+            // Present at 0 before the first recovery: a dashboard shows 0, not "no data".
+            for (final String result : new String[] {"ok", "failed"}) {
+                Counter.builder("scythe.recoveries").description("recoveries of dead compute nodes this node ran")
+                    .tag("result", result).register(registry);
+            }
+            recoveryDuration();
+        }
         for (final AbortReason reason : io.scythe.txn.spi.ProtocolRegistry.abortReasons()) {
             coordinators("scythe.aborts", "reason", reason.label(), c -> c.aborts(reason));
         }
@@ -187,6 +195,23 @@ public final class NodeMetrics {
 
     void fenced() {
         fenced.increment();
+    }
+
+    /** Counts a recovery of a dead CN this node ran ({@code ok} or not) and how long it took. */
+    void recovered(final JsonObject recovery) {
+        final boolean ok = recovery.getBoolean("ok", false);
+        Counter.builder("scythe.recoveries").description("recoveries of dead compute nodes this node ran")
+            .tag("result", ok ? "ok" : "failed").register(registry).increment();
+        final Double ms = recovery.getDouble("ms");
+        if (ok && ms != null) {
+            recoveryDuration().record((long) (ms * 1e6), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private Timer recoveryDuration() {
+        return Timer.builder("scythe.recovery.duration").description("a successful recovery, from claim to done")
+            .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(60)).register(registry);
     }
 
     /** The Prometheus text of every metric. */

@@ -108,6 +108,8 @@ public final class RecoveryDuty {
     /** Owed incarnations this CN is recovering now (one recovery of each at a time). */
     private final Set<String> running = ConcurrentHashMap.newKeySet();
     private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
+    /** Told of every recovery and failed attempt as it is recorded (the node's metrics). */
+    private volatile java.util.function.Consumer<JsonObject> onRecorded = r -> { };
     private final AtomicBoolean scanQueued = new AtomicBoolean();
     private volatile boolean stopped;
     private UUID self;
@@ -447,7 +449,7 @@ public final class RecoveryDuty {
             }
             final String why = "its recovery of " + incarnation + " (claim " + claim + ") did not finish within "
                 + stalledMs + " ms, waiting for " + attempt.waitingFor().get();
-            recoveries.add(new JsonObject().put("cn", incarnation).put("claim", claim)
+            record(new JsonObject().put("cn", incarnation).put("claim", claim)
                 .put("ms", (System.nanoTime() - startNs) / 1e6).put("ok", false).put("error", why));
             log.accept("hands the recovery duty for " + incarnation + " over: " + why);
             handOver.accept(why);
@@ -476,11 +478,21 @@ public final class RecoveryDuty {
                 }
             }));
         }
-        recoveries.add(done);
+        record(done);
+        log.accept("recovery of " + done.encode());
+    }
+
+    private void record(final JsonObject recovery) {
+        recoveries.add(recovery);
         while (recoveries.size() > MAX_RECOVERIES_KEPT) {
             recoveries.remove(0); // a recovery failing for long adds one a second
         }
-        log.accept("recovery of " + done.encode());
+        onRecorded.accept(recovery);
+    }
+
+    /** Calls {@code listener} with every recovery or failed attempt recorded from now on ({@code cn, ms, ok}). */
+    public void onRecorded(final java.util.function.Consumer<JsonObject> listener) {
+        onRecorded = listener;
     }
 
     /** Marks the CN's registry entry recovered while it is still this incarnation's: nobody owes it again. */

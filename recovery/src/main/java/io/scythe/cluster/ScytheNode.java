@@ -335,6 +335,7 @@ public final class ScytheNode implements AutoCloseable {
         final RecoveryLoop loop = recoveryLoop.get();
         recoveryDuty = new RecoveryDuty(vertx, hazelcast, config.node(), epoch, config.memoryNodes(),
             RecoveryDuty.onLoop(loop.context(), loop.runtime()), this::log, this::loseLease);
+        recoveryDuty.onRecorded(metrics::recovered);
         recoveryDuty.start();
         lastRenewalNs = System.nanoTime();
         if (config.leaseCheck()) {
