@@ -15,7 +15,6 @@ import io.scythe.txn.runtime.LoopTimers;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 
 import java.util.ArrayList;
@@ -71,29 +70,51 @@ public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegi
         if (loops.size() > 0xff) {
             return Future.failedFuture(new IllegalArgumentException("at most 255 event loops per compute node"));
         }
-        final List<Future<String>> deployed = new ArrayList<>();
         final java.util.concurrent.atomic.AtomicInteger loopIds = new java.util.concurrent.atomic.AtomicInteger();
-        for (final Context loop : loops) {
-            final Promise<String> one = Promise.promise();
-            // Each instance makes its coordinator at start, on the event loop it was given.
-            loop.runOnContext(v -> vertx.deployVerticle(new CoordinatorVerticle(() -> {
-                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), oracles != null
-                    ? oracles.get() : new TsoGroup(1024, new DirectTsoSource(tsoCounter, () -> rrpc.oneSided(tsoNode))),
-                    watermarks,
-                    idBase | ((long) loopIds.incrementAndGet() << 40));
-                runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(rrpc.nic())); // on this loop: its bridge is current
-                final Coordinator c = new Coordinator(runtime, protocol, maxAttempts, protocolOptions);
-                created.accept(c);
-                return c;
-            }, procedures, addresses, observer, ownership), new DeploymentOptions()).onComplete(one));
-            deployed.add(one.future());
+        // One loop after the other, each deployed until it lands on its loop: Vert.x gives a deployment the next event
+        // loop round-robin, whatever context it is deployed from, so "deployed from loop i" alone proves nothing (two
+        // coordinators could share a loop and leave another without one whenever something else makes a context
+        // meanwhile). The instance checks its loop before it makes its coordinator.
+        Future<List<String>> chain = Future.succeededFuture(new ArrayList<>());
+        for (int i = 0; i < loops.size(); i++) {
+            final int index = i;
+            final Context loop = loops.get(i);
+            chain = chain.compose(ids -> placed(vertx, loop, index, addresses, created, ownership, loopIds,
+                PLACEMENT_ATTEMPTS_PER_LOOP * loops.size()).map(id -> {
+                    ids.add(id);
+                    return ids;
+                }));
         }
-        return Future.all(deployed).map(all -> {
-            final List<String> ids = new ArrayList<>();
-            for (final Future<String> f : deployed) {
-                ids.add(f.result());
+        return chain;
+    }
+
+    /** Deployments one coordinator may take to land on its loop: round-robin needs at most one per loop when nothing
+     * else makes contexts; with others making them, each try still lands right about one time in loops. */
+    static final int PLACEMENT_ATTEMPTS_PER_LOOP = 16;
+
+    private Future<String> placed(final Vertx vertx, final Context loop, final int index, final List<String> addresses,
+                                  final Created created, final io.scythe.routing.OwnershipCheck ownership,
+                                  final java.util.concurrent.atomic.AtomicInteger loopIds, final int attemptsLeft) {
+        final CoordinatorVerticle verticle = new CoordinatorVerticle(() -> {
+            final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), oracles != null
+                ? oracles.get() : new TsoGroup(1024, new DirectTsoSource(tsoCounter, () -> rrpc.oneSided(tsoNode))),
+                watermarks,
+                idBase | ((long) loopIds.incrementAndGet() << 40));
+            runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(rrpc.nic())); // on this loop: its bridge is current
+            final Coordinator c = new Coordinator(runtime, protocol, maxAttempts, protocolOptions);
+            created.accept(c);
+            return c;
+        }, procedures, addresses, observer, ownership).placedOn(loop);
+        return vertx.deployVerticle(verticle, new DeploymentOptions()).recover(failure -> {
+            if (!(failure instanceof CoordinatorVerticle.MisplacedException)) {
+                return Future.failedFuture(failure);
             }
-            return ids;
+            if (attemptsLeft <= 1) {
+                return Future.failedFuture(new IllegalStateException("the coordinator of event loop " + index
+                    + " did not land on it in " + PLACEMENT_ATTEMPTS_PER_LOOP + " deployments per loop (Vert.x "
+                    + "places deployments round-robin; something keeps creating contexts meanwhile)"));
+            }
+            return placed(vertx, loop, index, addresses, created, ownership, loopIds, attemptsLeft - 1);
         });
     }
 }

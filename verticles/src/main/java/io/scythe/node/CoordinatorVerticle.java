@@ -41,6 +41,8 @@ public final class CoordinatorVerticle extends VerticleBase {
     private final OwnershipCheck ownership;
     private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
     private Coordinator coordinator;
+    /** The event loop this instance must run on; {@code null}: wherever Vert.x puts it. */
+    private io.netty.channel.EventLoop placedOn;
 
     /**
      * @param coordinators makes this instance's coordinator; called on its event loop at start
@@ -79,8 +81,29 @@ public final class CoordinatorVerticle extends VerticleBase {
         KryoCodec.register(eventBus, TxnRequest.class, TxnReply.class);
     }
 
+    /**
+     * Makes this instance refuse to start anywhere but on {@code loop}'s event loop (Vert.x picks a deployment's loop
+     * round-robin; {@link CoordinatorDeployment} deploys again until it lands there). Checked before the coordinator
+     * is made, so a misplaced instance leaves nothing behind.
+     */
+    CoordinatorVerticle placedOn(final io.vertx.core.Context loop) {
+        placedOn = ((io.vertx.core.internal.ContextInternal) loop).nettyEventLoop();
+        return this;
+    }
+
+    /** A start on another event loop than {@link #placedOn} asked for. */
+    static final class MisplacedException extends IllegalStateException {
+        MisplacedException(final String message) {
+            super(message);
+        }
+    }
+
     @Override
     public Future<?> start() {
+        if (placedOn != null && !placedOn.inEventLoop()) {
+            return Future.failedFuture(new MisplacedException("started on " + Thread.currentThread().getName()
+                + ", not on its event loop"));
+        }
         registerCodecs(vertx.eventBus());
         coordinator = coordinators.get();
         final List<Future<Void>> registered = new ArrayList<>();
