@@ -156,6 +156,44 @@ public final class ScytheClient implements AutoCloseable {
         return new ScytheClient(vertx, timeoutMs, true);
     }
 
+    /**
+     * Joins the cluster a {@code client.json} describes (written by {@code scythe cluster} into its directory): its
+     * cluster, secret, members and fabric. Each client takes ports of its own, so several processes may join with one
+     * file. Fails, having left the cluster again, when no compute node is visible within {@code timeoutMs}: a stale
+     * client.json (an earlier run's secret, or members that are gone) would otherwise "join" a cluster of one and see
+     * every request rejected.
+     */
+    public static ScytheClient join(final java.nio.file.Path clientJson, final long timeoutMs) throws Exception {
+        final io.vertx.core.json.JsonObject json;
+        try {
+            json = new io.vertx.core.json.JsonObject(java.nio.file.Files.readString(clientJson));
+        } catch (final java.io.IOException | io.vertx.core.json.DecodeException e) {
+            throw new IllegalArgumentException(clientJson + " is not a readable client.json: " + e.getMessage());
+        }
+        json.put("node", "client-" + ProcessHandle.current().pid() + "-" + CLIENTS.incrementAndGet())
+            .put("hazelcastPort", LocalCluster.freePort()).put("eventBusPort", 0).put("httpPort", -1);
+        final NodeConfig config = NodeConfig.of(json);
+        final ScytheClient client = join(config, timeoutMs);
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (client.cns.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        if (client.cns.isEmpty()) {
+            client.close();
+            throw new IllegalStateException("joined cluster '" + config.cluster() + "' through " + config.members()
+                + " but no compute node is visible after " + timeoutMs + " ms: is the cluster running, and is "
+                + clientJson + " its current client.json? (one from an earlier run forms a cluster of its own)");
+        }
+        return client;
+    }
+
+    private static final AtomicInteger CLIENTS = new AtomicInteger();
+
+    /** The compute nodes this client sees now (their names), in name order. */
+    public List<String> computeNodes() {
+        return cns.stream().map(Cn::name).toList();
+    }
+
     public Vertx vertx() {
         return vertx;
     }

@@ -295,6 +295,35 @@ class ClusterProcessTest {
     }
 
     @Test
+    @Order(6)
+    void shouldLetSeveralClientsJoinWithOneClientJsonAndRefuseAStaleOne() throws Exception {
+        final Path json = Files.createTempFile("client", ".json");
+        try {
+            Files.writeString(json, cluster.clientConfigJson().encodePrettily());
+            try (ScytheClient a = ScytheClient.join(json, 30_000); ScytheClient b = ScytheClient.join(json, 30_000)) {
+                assertThat(a.computeNodes()).contains("cn0");
+                assertThat(b.computeNodes()).isEqualTo(a.computeNodes());
+                final long before = committed(call("get", 4));
+                assertThat(a.call("add", 4, 10).await(20, TimeUnit.SECONDS))
+                    .isInstanceOf(ScytheClient.Outcome.Committed.class);
+                assertThat(b.call("add", 4, 20).await(20, TimeUnit.SECONDS))
+                    .isInstanceOf(ScytheClient.Outcome.Committed.class);
+                assertThat(committed(call("get", 4))).isEqualTo(before + 30);
+            }
+            // An earlier run's client.json (another cluster name): it forms a cluster of its own and sees no CN.
+            Files.writeString(json, cluster.clientConfigJson().put("cluster", "an-earlier-run").encode());
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScytheClient.join(json, 2_000).close())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("no compute node is visible")
+                .hasMessageContaining(json.toString());
+            Files.writeString(json, "{ not json");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScytheClient.join(json, 2_000).close())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a readable client.json");
+        } finally {
+            Files.deleteIfExists(json);
+        }
+    }
+
+    @Test
     @Order(7)
     void shouldRefuseEventBusPeersWithoutTheClusterCertificate() throws Exception {
         final long before = committed(call("get", 3));
