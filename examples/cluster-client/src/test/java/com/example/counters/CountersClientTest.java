@@ -1,0 +1,54 @@
+package com.example.counters;
+
+import io.scythe.cluster.LocalCluster;
+import io.scythe.cluster.ScytheClient;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The example as a user runs it: a cluster of processes (one TSO, one memory node, one compute node, as
+ * {@code scythe cluster} starts them), its client.json, and the client joining with it from this JVM.
+ */
+class CountersClientTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldMoveAmountsAndKeepTheSumThroughARealCluster() throws Exception {
+        final LocalCluster cluster = new LocalCluster("example-" + java.util.UUID.randomUUID().toString()
+            .substring(0, 8), "the example cluster's secret", 1, 1,
+            new JsonObject().put("name", "counters").put("keys", 16),
+            new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
+            "scythe", dir.resolve("cluster"), LocalCluster.Launcher.sameClasspath(List.of("-Xmx256m",
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")));
+        try {
+            cluster.start(180_000);
+            final Path clientJson = dir.resolve("client.json");
+            Files.writeString(clientJson, cluster.clientConfigJson().encodePrettily());
+            try (ScytheClient client = ScytheClient.join(clientJson, 60_000)) {
+                final CountersClient.Report r = CountersClient.run(client, 16, 300, 8);
+                assertThat(r.committed()).isPositive();
+                assertThat(r.committed() + r.aborted() + r.rejected() + r.unknown()).isEqualTo(300);
+                assertThat(r.rejected()).isZero();
+                assertThat(r.sumAfter()).isEqualTo(r.sumBefore());
+                if (r.unknown() == 0) {
+                    // Every committed move applied once, and nothing else changed the counters.
+                    assertThat(CountersClient.readAll(client, 16)).containsExactly(r.expected());
+                }
+            }
+        } finally {
+            cluster.close();
+        }
+        assertThat(cluster.shmDirectory()).doesNotExist();
+        for (final LocalCluster.Node n : cluster.nodes().values()) {
+            assertThat(n.process() == null || !n.process().isAlive()).as(n.name()).isTrue();
+        }
+    }
+}
