@@ -188,7 +188,7 @@ class ResultsAndReportTest {
             .doesNotContain("<script", "http://", "https://", "<link", "<img", "@import", "url(");
     }
 
-    private static String section(final String html, final String id) {
+    static String section(final String html, final String id) {
         final int start = html.indexOf("<section id=\"" + id + "\">");
         assertThat(start).as("section " + id).isNotNegative();
         return html.substring(start, html.indexOf("</section>", start));
