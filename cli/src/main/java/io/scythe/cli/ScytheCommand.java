@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code scythe} command: one runnable jar for benchmarks, nodes and tools. */
 @Command(name = "scythe", mixinStandardHelpOptions = true, versionProvider = ScytheCommand.Version.class,
     description = "Scythe: distributed transactions for disaggregated memory, on Eclipse Vert.x.",
-    subcommands = {BenchCommand.class, SimCommand.class, CheckCommand.class, ReportCommand.class,
+    subcommands = {BenchCommand.class, SimCommand.class, CheckCommand.class, ReportCommand.class, ReproduceCommand.class,
         FabricCommand.class, NodeCommand.class, ClusterCommand.class, ChaosCommand.class, CommandLine.HelpCommand.class})
 public final class ScytheCommand implements Runnable {
     @CommandLine.Spec
