@@ -2,12 +2,14 @@
 # Prints one line per simulated run: workload, protocol, seed, then the run's history_hash, committed, aborted and
 # latency percentiles. Deterministic: the same code gives the same lines, so a refactor that must not change what
 # the protocols do is checked by diffing this script's output before and after (`tools/sim-fingerprint.sh > a`).
+# SIM_FINGERPRINT_ARGS is appended to every run (e.g. "--profile cx5-pcie" to fingerprint another NIC model).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 run() { # workload-args...
-  "$root/scythe" sim "$@" --out "$out/r" >/dev/null 2>&1 || true
+  # shellcheck disable=SC2086
+  "$root/scythe" sim "$@" ${SIM_FINGERPRINT_ARGS:-} --out "$out/r" >/dev/null 2>&1 || true
   python3 - "$out/r/results.json" "$*" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -100,7 +100,7 @@ public final class SimCommand implements Callable<Integer> {
         description = "Virtual time before measuring (default: ${DEFAULT-VALUE}).")
     Duration warmup;
 
-    @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: cx5, cx5-table1 or "
+    @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: cx5, cx5-pcie, cx5-table1 or "
         + "zero (default: "
         + "${DEFAULT-VALUE}).")
     String profile;
@@ -131,6 +131,11 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--locks", defaultValue = "1000", description = "[lock, cas] Lock objects / CAS words "
         + "(default: ${DEFAULT-VALUE}).")
     int locks;
+
+    @Option(names = "--verb", defaultValue = "cas", description = "[cas] The verb each client issues: cas (Scythe "
+        + "Table 1) or write (8 B RDMA WRITE; with many clients, Lotus' perftest WRITE rate) (default: "
+        + "${DEFAULT-VALUE}).")
+    String verb;
 
     @Option(names = "--hold", defaultValue = "25us", description = "[lock] How long a lock is held (default: "
         + "${DEFAULT-VALUE}).")
@@ -410,7 +415,7 @@ public final class SimCommand implements Callable<Integer> {
         }
         final List<Double> sweep = thetas == null ? List.of(theta) : thetas;
         final OltpSpec spec = lockWorkload ? new LockSim.Spec(protocols.get(0), locks, sweep.get(0), hold.toNanos())
-            : casWorkload ? new CasSim.Spec(locks, sweep.get(0)) : spec(sweep.get(0));
+            : casWorkload ? new CasSim.Spec(locks, sweep.get(0), CasSim.Verb.named(verb)) : spec(sweep.get(0));
         final CostModel model = fabricConfig != null ? BenchCommand.readCostModel(fabricConfig)
             : CostModel.profile(profile);
         final ClockOptions clocks = ClockArguments.parse(clockConfig, clock, clockSpread, seed);
@@ -441,7 +446,7 @@ public final class SimCommand implements Callable<Integer> {
             for (final String protocol : protocols) {
               for (final int k : replicas) {
                 final OltpSpec runSpec = lockWorkload ? new LockSim.Spec(protocol, locks, zipfTheta, hold.toNanos())
-                    : casWorkload ? new CasSim.Spec(locks, zipfTheta) : spec(zipfTheta);
+                    : casWorkload ? new CasSim.Spec(locks, zipfTheta, CasSim.Verb.named(verb)) : spec(zipfTheta);
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
@@ -515,7 +520,11 @@ public final class SimCommand implements Callable<Integer> {
                             : run.getInteger("replica_differences", 0) == 0 ? "every backup identical to its primary"
                             : run.getInteger("replica_differences") + " objects differ from their primary");
                 }
-                if (casWorkload) {
+                if (casWorkload && "write".equalsIgnoreCase(verb)) {
+                    System.out.printf("  WRITE %s: ours p50 %.2f us  %.2f Mops | Lotus perftest peak: %.0f Mops "
+                            + "(CAS %.1f Mops)%n", zipfTheta == 0 ? "uniform" : "zipf " + zipfTheta, lat.getDouble("p50"),
+                        run.getDouble("committed_per_s") / 1e6, CasSim.LOTUS_WRITE_MOPS, CasSim.LOTUS_CAS_MOPS);
+                } else if (casWorkload) {
                     final double[] paper = CasSim.PAPER_TABLE_1[zipfTheta == 0 ? 0 : 1];
                     System.out.printf("  CAS %s: ours p50 %.2f us  p90 %.2f us  %.2f Mops | Scythe Table 1 (%s): "
                             + "p50 %.1f us  p90 %.1f us  %.2f Mops%n", zipfTheta == 0 ? "uniform" : "zipf " + zipfTheta,

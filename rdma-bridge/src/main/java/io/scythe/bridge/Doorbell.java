@@ -22,7 +22,8 @@ import java.util.Arrays;
  */
 public final class Doorbell {
     private final RdmaChannel channel;
-    private long[] results = new long[8];
+    /** Atomics' old values by request index; allocated by the first atomic (most batches have none). */
+    private long[] results;
     private Opcode[] opcodes = new Opcode[8];
     private int count;
     /** The channel's pooled requests while no other batch holds them, else this batch's own. */
@@ -119,7 +120,9 @@ public final class Doorbell {
     }
 
     void succeeded(final int index, final long atomicResult) {
-        results[index] = atomicResult;
+        if (results != null) {
+            results[index] = atomicResult;
+        }
         if (index == count - 1) {
             complete();
         }
@@ -164,9 +167,14 @@ public final class Doorbell {
     }
 
     private int added(final Opcode opcode) {
-        if (count == results.length) {
-            results = Arrays.copyOf(results, count * 2);
+        if (count == opcodes.length) {
             opcodes = Arrays.copyOf(opcodes, count * 2);
+            if (results != null) {
+                results = Arrays.copyOf(results, count * 2);
+            }
+        }
+        if (results == null && opcode.isAtomic()) {
+            results = new long[opcodes.length];
         }
         opcodes[count] = opcode;
         return count++;

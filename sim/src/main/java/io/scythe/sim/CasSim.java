@@ -16,7 +16,9 @@ import java.util.SplittableRandom;
  * memory node 0, the word drawn from {@code words} by Zipf(theta) (theta 0: uniform), and the latency of each CAS (post
  * to completion) is recorded. Each CAS tries to advance the word by one from the value this client last saw there,
  * so the word is really read and written back on the NIC (success or not, the cost is the same); no retry, no lock:
- * this measures the verb, as the paper's table does.
+ * this measures the verb, as the paper's table does. With the {@code write} verb each client issues 8-byte RDMA
+ * WRITEs of the drawn word instead: with many clients in flight the pair is Lotus §2's perftest (peak 8 B WRITE and
+ * CAS rates of one responder NIC).
  */
 public final class CasSim {
     public static final String TABLE = "cas_words";
@@ -24,6 +26,24 @@ public final class CasSim {
 
     /** Scythe Table 1 (ConnectX-5, 8 threads): P50 us, P90 us, Mops, uniform then Zipfian. */
     public static final double[][] PAPER_TABLE_1 = {{8.4, 16.3, 1.76}, {11.7, 72.9, 0.42}};
+    /** Lotus §2, perftest against one MN's NIC: peak 8 B WRITE and 8 B CAS rates, Mops. */
+    public static final double LOTUS_WRITE_MOPS = 35;
+    public static final double LOTUS_CAS_MOPS = 2.5;
+
+    /** The verb each client issues. */
+    public enum Verb {
+        CAS, WRITE;
+
+        /** The verb named {@code name} (case-insensitive), or a clear error. */
+        public static Verb named(final String name) {
+            for (final Verb v : values()) {
+                if (v.name().equalsIgnoreCase(name)) {
+                    return v;
+                }
+            }
+            throw new IllegalArgumentException("unknown verb '" + name + "'; the cas workload issues cas or write");
+        }
+    }
 
     private CasSim() {
     }
@@ -32,15 +52,21 @@ public final class CasSim {
     public static final class Spec implements OltpSpec {
         private final int words;
         private final double theta;
+        private final Verb verb;
         private long[] pointers;
 
         public Spec(final int words, final double theta) {
+            this(words, theta, Verb.CAS);
+        }
+
+        public Spec(final int words, final double theta, final Verb verb) {
             if (words < 1) {
                 throw new IllegalArgumentException("words=" + words + " must be positive");
             }
             new Zipf(1, theta); // validates theta with a clear message
             this.words = words;
             this.theta = theta;
+            this.verb = java.util.Objects.requireNonNull(verb, "verb");
         }
 
         @Override
@@ -55,7 +81,8 @@ public final class CasSim {
 
         @Override
         public JsonObject params() {
-            return new JsonObject().put("words", words).put("theta", theta);
+            return new JsonObject().put("words", words).put("theta", theta)
+                .put("verb", verb.name().toLowerCase(java.util.Locale.ROOT));
         }
 
         @Override
@@ -76,10 +103,12 @@ public final class CasSim {
             return 0;
         }
 
-        /** One CAS on a drawn word; the latency recorded is the verb's. */
+        /** One CAS (or WRITE) on a drawn word; the latency recorded is the verb's. */
         Simulation.Operation operation() {
             final Zipf zipf = new Zipf(words, theta);
             final long[] seen = new long[words];
+            final org.agrona.concurrent.UnsafeBuffer eight = new org.agrona.concurrent.UnsafeBuffer(
+                org.agrona.BufferUtil.allocateDirectAligned(8, 8));
             return (runtime, random) -> {
                 final Catalog.Partition partition = runtime.catalog().table(TABLE).partitions().get(0);
                 final TableDescriptor d = partition.descriptor();
@@ -88,6 +117,11 @@ public final class CasSim {
                 final long address = ObjectLayout.addressOf(pointers[word]) + ObjectLayout.VALUE_OFFSET;
                 final long start = runtime.timers().nowNs();
                 final long expected = seen[word];
+                if (verb == Verb.WRITE) {
+                    return runtime.channel(partition.node())
+                        .compose(ch -> ch.write(address, d.objects().rkey(), eight, 0, 8))
+                        .map(v -> runtime.timers().nowNs() - start);
+                }
                 return runtime.channel(partition.node())
                     .compose(ch -> ch.compareAndSwap(address, d.objects().rkey(), expected, expected + 1))
                     .map(found -> {

@@ -418,6 +418,8 @@ public final class OltpWorkload {
                 .verbs(counters.verbs(), committed)
                 .put("cpu_us_per_txn", cpuNs < 0 ? null : RunResult.round(cpuNs / 1000.0 / Math.max(1, committed), 3))
                 .put("loop_cpu_us_per_txn", RunResult.round(counters.loopCpuNs() / 1000.0 / Math.max(1, committed), 3))
+                .put("loop_alloc_bytes_per_txn", counters.loopAllocatedBytes() < 0 ? null
+                    : Math.round(counters.loopAllocatedBytes() / (double) Math.max(1, committed)))
                 .put("cpu_cores", cpuNs < 0 ? null : RunResult.round(cpuNs / (double) r.elapsedNs(), 3));
             if (history != null) {
                 run.put("history", new JsonObject().put("file", history.file().toString())
@@ -454,11 +456,14 @@ public final class OltpWorkload {
                 out.printf("%-10s   %d compute nodes, routing %s: committed by node %s, rerouted %d, shard map epoch "
                     + "%d%n", "", cns, routing.label(), byCn.encode(), rerouted, cluster.shardMap().epoch());
             }
-            out.printf("%-10s   per commit: %.2f verbs (%s), %.0f bytes, %.2f rpc; cpu %.2f us (loops %.2f us)%n", "",
+            out.printf("%-10s   per commit: %.2f verbs (%s), %.0f bytes, %.2f rpc; cpu %.2f us (loops %.2f us, "
+                    + "allocated %s)%n", "",
                 counters.verbs().totalVerbs() / (double) Math.max(1, committed), verbMix(counters, committed),
                 counters.verbs().totalBytes() / (double) Math.max(1, committed),
                 counters.verbs().rpcCalls() / (double) Math.max(1, committed),
-                cpuNs / 1000.0 / Math.max(1, committed), counters.loopCpuNs() / 1000.0 / Math.max(1, committed));
+                cpuNs / 1000.0 / Math.max(1, committed), counters.loopCpuNs() / 1000.0 / Math.max(1, committed),
+                counters.loopAllocatedBytes() < 0 ? "unknown"
+                    : Math.round(counters.loopAllocatedBytes() / (double) Math.max(1, committed)) + " B");
             return run;
         } finally {
             if (recording != null) {

@@ -338,14 +338,14 @@ public final class HtmlReport {
         html.append(bars.svg());
         html.append("<table><tr><th class=\"l\">run</th><th>verbs</th><th>doorbells</th><th>bytes</th>")
             .append("<th>RPC calls</th><th>RPC bytes</th><th>CPU us (process)</th><th>CPU us (loops)</th>")
-            .append("<th>cores busy</th></tr>\n");
+            .append("<th>loop bytes allocated</th><th>cores busy</th></tr>\n");
         for (final JsonObject run : counted) {
             final JsonObject v = run.getJsonObject("verbs_per_txn");
             final JsonObject b = run.getJsonObject("bytes_per_txn", new JsonObject());
             html.append("<tr><td class=\"l\">").append(esc(label(run))).append("</td>");
             cells(v.getValue("total"), v.getValue("doorbells"), b.getValue("total"), v.getValue("rpc"),
                 b.getValue("rpc"), run.getValue("cpu_us_per_txn"), run.getValue("loop_cpu_us_per_txn"),
-                run.getValue("cpu_cores"));
+                run.getValue("loop_alloc_bytes_per_txn"), run.getValue("cpu_cores"));
             html.append("</tr>\n");
         }
         html.append("</table></section>\n");

@@ -96,6 +96,7 @@ class ResultsAndReportTest {
             }
             assertThat(run.getDouble("cpu_us_per_txn")).isPositive();
             assertThat(run.getDouble("loop_cpu_us_per_txn")).isPositive();
+            assertThat(run.getLong("loop_alloc_bytes_per_txn")).isPositive(); // a transaction allocates something
             assertThat(run.getDouble("cpu_cores")).isPositive();
 
             // latency_cdf_us: [percentile, us] pairs, both rising, ending at the maximum.

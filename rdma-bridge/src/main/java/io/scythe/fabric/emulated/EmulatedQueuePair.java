@@ -237,10 +237,13 @@ public final class EmulatedQueuePair implements QueuePair {
                 final long unitStart = remote.reserve(NicTimeline.atomicUnit(kind),
                     Math.max(slot.executeAt, pipeline), unitNs);
                 final long hold = model.atomicSameAddressNs(kind);
+                final long conflictHold = model.atomicConflictHoldNs(kind);
                 final long addressStart = remote.reserveInTurn(remote.bucketOffset(slot.remoteAddress), unitStart,
-                    hold);
+                    hold, conflictHold);
+                final long held = addressStart > unitStart ? conflictHold : hold;
                 pipeline = unitStart + unitNs;
-                ordered = Math.max(ordered, Math.max(unitStart + unitNs, addressStart + hold));
+                ordered = Math.max(ordered, Math.max(unitStart + unitNs,
+                    addressStart + held + model.atomicPipelineNs(kind)));
                 slot.executeAt = ordered;
                 s++;
                 continue;

@@ -167,10 +167,21 @@ public final class NicTimeline {
      * @return the booking's start time
      */
     public long reserveInTurn(final int offset, final long readyAtNs, final long durationNs) {
+        return reserveInTurn(offset, readyAtNs, durationNs, durationNs);
+    }
+
+    /**
+     * As {@link #reserveInTurn(int, long, long)}, but a booking that must wait (the resource is booked past
+     * {@code readyAtNs}: a conflict) holds it for {@code conflictNs} instead of {@code durationNs}.
+     *
+     * @return the booking's start time: later than {@code readyAtNs} exactly when it waited
+     */
+    public long reserveInTurn(final int offset, final long readyAtNs, final long durationNs, final long conflictNs) {
         long free = buffer.getLongVolatile(offset);
         while (true) {
             final long start = Math.max(free, readyAtNs);
-            final long witness = buffer.compareAndExchangeLong(offset, free, start + durationNs);
+            final long witness = buffer.compareAndExchangeLong(offset, free,
+                start + (start > readyAtNs ? conflictNs : durationNs));
             if (witness == free) {
                 return start;
             }

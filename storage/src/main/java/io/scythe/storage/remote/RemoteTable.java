@@ -81,6 +81,14 @@ public final class RemoteTable {
     }
 
     /**
+     * The object pointer of {@code key} if the cache holds it, else 0: the hit path of {@link #find(long, LookupMode)}
+     * without a Future (a transaction's hot path looks every key up here first).
+     */
+    public long cachedPointer(final long key) {
+        return cache.get(key);
+    }
+
+    /**
      * The object pointer of {@code key} from the cache, else by a LOOKUP RPC (then cached); for a missing key, with
      * the bound of the version it is absent at ({@link Lookup}).
      */

@@ -81,6 +81,12 @@ public final class ReadSet {
             return Future.failedFuture(e);
         }
         final RemoteTable remote = runtime.remote(partition);
+        final long cached = remote.cachedPointer(key);
+        if (cached != 0) {
+            // The address cache's hit, without the Lookup, Future and composition find() would make: the same access
+            // at the same moment (a completed future's compose ran inline).
+            return Future.succeededFuture(located(table, key, partition, cached));
+        }
         return remote.find(key, runtime.lookupMode()).compose(found -> {
             final long pointer = found.pointer();
             if (pointer == 0) {
@@ -97,12 +103,18 @@ public final class ReadSet {
             if (existing != null) {
                 return Future.succeededFuture(existing);
             }
-            final Access a = new Access(table, key, partition);
-            a.pointer = pointer;
-            a.image = new UnsafeBuffer(new byte[a.slotBytes()]);
-            accesses.add(a);
-            return Future.succeededFuture(a);
+            return Future.succeededFuture(located(table, key, partition, pointer));
         });
+    }
+
+    /** A new access of {@code key} at {@code pointer}, added to the read set. */
+    private Access located(final String table, final long key, final Catalog.Partition partition,
+                           final long pointer) {
+        final Access a = new Access(table, key, partition);
+        a.pointer = pointer;
+        a.image = new UnsafeBuffer(new byte[a.slotBytes()]);
+        accesses.add(a);
+        return a;
     }
 
     /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */

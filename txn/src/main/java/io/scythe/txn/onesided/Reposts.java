@@ -42,6 +42,10 @@ public final class Reposts {
         if (futures.isEmpty()) {
             return Future.succeededFuture();
         }
+        if (futures.size() == 1) { // the common write-back to one memory node: no composite future for one
+            return futures.get(0).transform(ar -> ar.succeeded() ? Future.succeededFuture()
+                : Future.failedFuture(ar.cause()));
+        }
         return Future.join(futures).transform(ar -> {
             Throwable refusal = null;
             for (final Future<?> f : futures) {
