@@ -28,7 +28,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * compute node across its loops ({@link #perComputeNode}), as §4.5 (2) has it ("multiple threads within a CN ... form
  * a TSO group"): a request from any loop joins the CN's group, the loop whose request found no fetch in flight fetches
  * for all of them on its own connection, and each member gets its timestamp back on its own loop (a task posted
- * there). The group's state is then guarded by its monitor; member flows never run under it.
+ * there). The group's state is then guarded by its monitor; member flows never run under it. The simulator forms one
+ * per compute node by default ({@code scythe sim --tso-group}, where the measurement that chose it is); a cluster's
+ * nodes ({@code ScytheNode}, {@code TsoLeaderVerticle}) still form one per loop.
  */
 public final class TsoGroup implements TimestampOracle {
     private final TsoSource[] sources;
