@@ -31,8 +31,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Compute nodes of a cluster of processes (TSO, 2 MNs, 3 CNs over shm) die at exact points of a {@code move} that
  * spans both memory nodes, through the real path: SIGKILL (or a halt fault point), Hazelcast declaring the member
  * dead, the memory nodes fencing it, its log's owner recovering it, and the CN restarted under a new epoch. Killed
- * while holding its tickets (before its redo record: rolled back), while queued behind another CN's tickets (its
- * tickets skipped), and mid-commit (after its redo record, before write-back: rolled forward). After each: every key
+ * while holding its tickets (before its redo record: rolled back; another CN's move on those keys, which aborts or
+ * queues behind them once its retry turns TOCC, never commits before the recovery and is served after it), while
+ * queued behind another CN's tickets (its tickets skipped), and mid-commit (after its redo record, before
+ * write-back: rolled forward). After each: every key
  * holds exactly what the acknowledged moves (and the decided in-doubt one) made, the sum is conserved, no lock or
  * ticket is left on either memory node, and the client never heard "aborted" for a transaction that may commit. The
  * points are {@link FaultPoints} armed from the CNs' configs; the cluster is stopped and its shm files removed even
@@ -57,6 +59,13 @@ class CnKillProcessTest {
     static ScytheClient client;
     /** For requests to a CN about to die: its reply never comes, and "unknown" should not take long. */
     static ScytheClient impatient;
+    /**
+     * For a request that may queue behind a CN about to die: its reply comes once that CN is recovered, which takes
+     * longer than the default timeout (the waits below: queued, fenced, recovered, then {@link #AFTER_RECOVERY_MS}).
+     */
+    static ScytheClient patient;
+    /** How long a request queued behind a dead CN's tickets may take to finish once that CN is recovered. */
+    private static final long AFTER_RECOVERY_MS = 20_000;
     static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     /** Clusters started so far (each in a folder of its own). */
     static int clusters;
@@ -79,6 +88,7 @@ class CnKillProcessTest {
         cluster.start(180_000);
         client = ScytheClient.join(cluster.clientConfig(), 30_000);
         impatient = new ScytheClient(client.vertx(), 10_000);
+        patient = new ScytheClient(client.vertx(), 20_000 + 60_000 + AFTER_RECOVERY_MS + 10_000);
         clean = true;
     }
 
@@ -87,6 +97,9 @@ class CnKillProcessTest {
         try {
             if (impatient != null) {
                 impatient.close();
+            }
+            if (patient != null) {
+                patient.close();
             }
         } finally {
             ProcessClusters.stop(client, cluster);
@@ -288,9 +301,17 @@ class CnKillProcessTest {
         final Future<ScytheClient.Outcome> held = impatient.callOn("cn0", "move", 10, 11, 1000);
         eventually("cn0 holds the tickets of keys 10 (mn0) and 11 (mn1)", 20_000,
             () -> tickets("mn0") == 1 && tickets("mn1") == 1);
-        // While it holds them another CN cannot commit on those keys: every attempt finds them locked.
-        assertThat(client.callOn("cn1", "move", 10, 11, 1).await(40, TimeUnit.SECONDS))
-            .isInstanceOf(ScytheClient.Outcome.Aborted.class);
+        // While it holds them another CN cannot commit on those keys. cn1's move finds them locked; after two aborts
+        // on one object its retry turns TOCC (HotColdRetry) and queues behind cn0's tickets: an ordered wait, which
+        // only cn0's unlock or its recovery ends (a queued ticket cannot leave the queue). Either it gave up (aborted)
+        // or it waits, queued; it never commits while cn0 holds them.
+        final Future<ScytheClient.Outcome> contender = patient.callOn("cn1", "move", 10, 11, 1);
+        eventually("cn1's move aborted or queued behind cn0's tickets", 20_000,
+            () -> contender.isComplete() || tickets("mn0") + tickets("mn1") > 2);
+        if (contender.isComplete()) {
+            assertThat(contender.result()).as("cn1's move while cn0 holds the tickets")
+                .isInstanceOf(ScytheClient.Outcome.Aborted.class);
+        }
         assertThat(held.isComplete()).isFalse();
 
         final long epoch = epochOf("cn0");
@@ -299,6 +320,15 @@ class CnKillProcessTest {
         assertThat(report.getLong("tickets")).as("its two held tickets released").isEqualTo(2);
         assertThat(report.getLong("applied")).as("nothing of it rolled forward").isZero();
         assertUnknown(held, "the killed holder's move");
+        // Nothing waits on the dead CN beyond its recovery: a queued move is served once its tickets are cancelled,
+        // and commits (on the values without the dead move's 1000) or aborts, never unknown (cn1 is alive).
+        final ScytheClient.Outcome contended = contender.await(AFTER_RECOVERY_MS, TimeUnit.MILLISECONDS);
+        System.out.println("cn1's move contending with the killed holder: " + contended);
+        if (contended instanceof ScytheClient.Outcome.Committed) {
+            assertThat(ledger.noted(contended, 10, 11, 1)).isEqualTo(ledger.of(10));
+        } else {
+            assertThat(contended).isInstanceOf(ScytheClient.Outcome.Aborted.class);
+        }
         // Released: another CN's move on the same keys commits, on the values without the dead move's 1000.
         assertThat(ledger.move("cn1", 10, 11, 1)).isEqualTo(ledger.of(10));
         checkData(ledger, "cn2");

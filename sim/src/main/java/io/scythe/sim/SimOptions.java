@@ -35,6 +35,7 @@ public final class SimOptions {
     private long mnRequestNs = DEFAULT_MN_REQUEST_NS;
     private Faults faults = new Faults();
     private int tsoProxies;
+    private boolean tsoGroupPerComputeNode;
     private io.scythe.hotspot.Watermarks watermarks = io.scythe.hotspot.Watermarks.DEFAULT;
     private long queueSampleNs;
     private long reclaimEveryNs;
@@ -111,6 +112,7 @@ public final class SimOptions {
             .put("cpu_ns", new JsonObject().put("cn_poll", cnPollNs).put("cn_work", cnWorkNs)
                 .put("mn_poll", mnPollNs).put("mn_request", mnRequestNs))
             .put("faults", faults.toJson()).put("tso_proxies", tsoProxies)
+            .put("tso_group", tsoGroupPerComputeNode ? "cn" : "loop")
             .put("watermarks", new JsonObject().put("cold", watermarks.cold()).put("hot", watermarks.hot()))
             .put("clocks", clocks.toJson()).put("routing", routing.label()).put("shards", shards)
             .put("move_shard_every_ns", moveShardEveryNs).put("replicas", replicas)
@@ -258,6 +260,16 @@ public final class SimOptions {
 
     public SimOptions tsoProxies(final int tsoProxies) {
         this.tsoProxies = tsoProxies;
+        return this;
+    }
+
+    /** One TSO group per compute node across its loops (§4.5 (2)) rather than one per loop. */
+    public boolean tsoGroupPerComputeNode() {
+        return tsoGroupPerComputeNode;
+    }
+
+    public SimOptions tsoGroupPerComputeNode(final boolean perComputeNode) {
+        this.tsoGroupPerComputeNode = perComputeNode;
         return this;
     }
 

@@ -379,17 +379,23 @@ public final class Simulation {
         return Future.all(started).mapEmpty();
     }
 
+    /**
+     * A TSO group: of one loop, or ({@code perComputeNode}) of every loop of a CN, which fetches on the connection of
+     * whichever loop leads a group ({@link TsoGroup#perComputeNode}).
+     */
     private io.scythe.txn.runtime.TimestampOracle tsoGroupFor(final RrpcClient rrpc, final RemoteRegion counter,
-                                                      final String tsoNode) {
+                                                      final String tsoNode, final boolean perComputeNode) {
         if (proxyNodes.isEmpty()) {
-            return new TsoGroup(1024, new DirectTsoSource(counter, () -> rrpc.oneSided(tsoNode)));
+            final io.scythe.tso.TsoSource direct = new DirectTsoSource(counter, () -> rrpc.oneSided(tsoNode));
+            return perComputeNode ? TsoGroup.perComputeNode(1024, null, direct) : new TsoGroup(1024, direct);
         }
         final io.scythe.tso.TsoSource[] sources = new io.scythe.tso.TsoSource[proxyNodes.size()];
         for (int i = 0; i < sources.length; i++) {
             final String node = proxyNodes.get(i);
             sources[i] = new io.scythe.tso.ProxyTsoSource(node, () -> rrpc.rocket(node));
         }
-        return new TsoGroup(1024, new SplittableRandom(faultRandom.nextLong()), sources);
+        final SplittableRandom random = new SplittableRandom(faultRandom.nextLong());
+        return perComputeNode ? TsoGroup.perComputeNode(1024, random, sources) : new TsoGroup(1024, random, sources);
     }
 
     private Future<Void> connectComputeNodes(final Vertx vertx, final Catalog catalog, final RemoteRegion counter,
@@ -429,6 +435,8 @@ public final class Simulation {
             final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp = cnModule == null
                 ? io.scythe.txn.spi.ComputeNodeContext.LoopSetUp.NONE
                 : cnModule.startComputeNode(computeNodeContext(c, cnNames, cnPeers));
+            final io.scythe.txn.runtime.TimestampOracle cnTso = options.tsoGroupPerComputeNode()
+                ? tsoGroupFor(rrpc, counter, tsoNode, true) : null;
             final List<SimLoop> loops = new ArrayList<>();
             final List<TxnRuntime> runtimes = new ArrayList<>();
             runtimesOfCn.add(runtimes);
@@ -445,7 +453,8 @@ public final class Simulation {
                 }
                 loopNumber++;
                 final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
-                    tsoGroupFor(rrpc, counter, tsoNode), watermarks, (long) loopNumber << 40);
+                    cnTso != null ? cnTso : tsoGroupFor(rrpc, counter, tsoNode, false), watermarks,
+                    (long) loopNumber << 40);
                 runtime.lookupMode(options.lookup());
                 if (options.redoLog()) {
                     io.scythe.txn.recovery.RedoLog.enable(runtime,

@@ -163,6 +163,50 @@ class TsoTest {
         assertThat(proxies.get(0).served() + proxies.get(1).served()).isPositive();
     }
 
+    /**
+     * One group for the loops of a compute node (§4.5 (2)): flows on two event loops share its fetches, every
+     * timestamp is handed out once and increasing per flow, and each flow gets its timestamps back on its own loop.
+     */
+    @Test
+    void shouldServeTheFlowsOfSeveralEventLoopsFromOneComputeNodeGroup() throws Exception {
+        final List<Context> loops = BridgeVerticle.eventLoopContexts(vertx);
+        assertThat(loops).hasSize(2);
+        final TsoGroup shared = TsoGroup.perComputeNode(1024, null,
+            new ProxyTsoSource("proxy1", () -> rrpc.rocket("proxy1")),
+            new ProxyTsoSource("proxy2", () -> rrpc.rocket("proxy2")),
+            new DirectTsoSource(counter, channelTo(cn, "tso")));
+        final java.util.concurrent.atomic.AtomicInteger elsewhere = new java.util.concurrent.atomic.AtomicInteger();
+        final List<Future<List<long[]>>> runs = new ArrayList<>();
+        for (final Context loop : loops) {
+            final Promise<List<long[]>> done = Promise.promise();
+            final TimestampOracle onThisLoop = new TimestampOracle() {
+                @Override
+                public Future<Long> next() {
+                    return shared.next().andThen(ts -> {
+                        if (Vertx.currentContext() != loop) {
+                            elsewhere.incrementAndGet();
+                        }
+                    });
+                }
+
+                @Override
+                public String name() {
+                    return "checked";
+                }
+            };
+            loop.runOnContext(v -> run(onThisLoop, 64, 100).onComplete(done));
+            runs.add(done.future());
+        }
+        final List<long[]> flows = new ArrayList<>();
+        for (final Future<List<long[]>> run : runs) {
+            flows.addAll(run.await(60, TimeUnit.SECONDS));
+        }
+        assertThat(uniqueAndIncreasing(flows)).hasSize(2 * 64 * 100);
+        assertThat(elsewhere.get()).as("timestamps handed back on another loop than the flow's").isZero();
+        assertThat(shared.handedOut()).isEqualTo(2 * 64 * 100);
+        assertThat(shared.groups()).as("one fetch serves many flows of both loops").isLessThan(2 * 64 * 100 / 8);
+    }
+
     @Test
     void shouldRespectRealTimeOrderAcrossEventLoops() throws Exception {
         final Context a = vertx.getOrCreateContext();

@@ -66,7 +66,9 @@ class VersionOrderTest {
      */
     @Test
     void shouldNeverInstallTheVersionItOverwroteSoAStaleReaderFailsValidation() throws Exception {
-        final List<Object> seen = node.on(scripted(50, 10, 60, 52), rt -> {
+        // Timestamps in the order the attempts fetch them: D and I at commit, then T and U at commit too (an OCC
+        // attempt fetches at its first readForUpdate or at commit, not at a plain read), so T gets 52 and U 60.
+        final List<Object> seen = node.on(scripted(50, 10, 52, 60), rt -> {
             final Txn d = io.scythe.txn.spi.ProtocolRegistry.protocol("scythe").begin(rt, false);
             return d.read(T, 3).compose(v -> {
                 d.delete(T, 3);

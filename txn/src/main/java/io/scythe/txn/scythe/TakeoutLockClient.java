@@ -22,6 +22,12 @@ import java.util.function.Function;
  * per memory node (Eq. 2, alpha 0.9) is fed by the poll READs only: it estimates the one-sided round trip (§4.3),
  * which a Lock RPC's round trip (the MN's CPU queue included) would overstate; an overstated SRTT lengthens every
  * hangout, queues grow, and RPCs slow further. Loop-confined; time comes from the injected {@link Timers}.
+ *
+ * <p>A queued request never gives its ticket up: {@code upper} passes a ticket only by its holder's unlock or, for a
+ * dead compute node, by recovery cancelling it ({@link TicketLedger}), and the paper's Takeout Lock has no timeout
+ * either. So a TOCC request queued behind a killed compute node's tickets waits until that node is fenced and
+ * recovered (seconds: {@code CnKillProcessTest} sees its move commit about 4 s after it queued), then is served; a
+ * client's timeout must exceed that. Giving up earlier could only abort the transaction, not free the queue.
  */
 public final class TakeoutLockClient {
     /** Round trip assumed before the first sample: a one-sided READ on the cx5 profile. */

@@ -136,6 +136,119 @@ class ScytheTxnTest {
         assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).as("nobody wrote it").isEqualTo(100);
     }
 
+    @Test
+    void shouldRetryAsToccAfterTwoLockedAbortsOnOneObject() throws Exception {
+        // A TOCC holder keeps key 7 locked: the OCC attempts abort with `locked` at heat 1 (below the cold watermark,
+        // which alone would retry OCC forever); the second such abort makes the third attempt TOCC.
+        final int[] attempts = new int[1];
+        final List<Boolean> modes = new ArrayList<>();
+        final io.scythe.txn.Coordinator.Outcome<Long> outcome = on(rt -> {
+            final ScytheTxn holder = new ScytheTxn(rt, true);
+            final io.scythe.txn.Coordinator coordinator = new io.scythe.txn.Coordinator(rt, ScytheModule.SCYTHE, 5);
+            return holder.read(T, 7).compose(held -> coordinator.run(txn -> {
+                final int n = ++attempts[0];
+                modes.add("scythe/tocc".equals(txn.mode()));
+                return txn.read(T, 7).onFailure(e -> {
+                    if (n == 2) {
+                        holder.abort();
+                    }
+                }).map(v -> v.getLong(0));
+            }));
+        });
+        assertThat(outcome.attempts()).isEqualTo(3);
+        assertThat(modes).containsExactly(false, false, true);
+        assertThat(outcome.mode()).isEqualTo("scythe/tocc");
+        assertThat(queued(7)).isZero();
+    }
+
+    @Test
+    /**
+     * A read-only OCC attempt fetches no timestamp while it reads (issue 22); it fetches one at commit, beside its
+     * validation, because its reply reports a commit timestamp (issue 24). A writer's fetch starts at its first
+     * readForUpdate.
+     */
+    void shouldFetchAReadOnlyOccAttemptsTimestampOnlyAtCommit() throws Exception {
+        final java.util.concurrent.atomic.AtomicLong fetched = new java.util.concurrent.atomic.AtomicLong();
+        final java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000);
+        final io.scythe.txn.runtime.TimestampOracle counting = new io.scythe.txn.runtime.TimestampOracle() {
+            @Override
+            public Future<Long> next() {
+                fetched.incrementAndGet();
+                return Future.succeededFuture(clock.incrementAndGet());
+            }
+
+            @Override
+            public String name() {
+                return "counting";
+            }
+        };
+        final List<Long> fetches = node.on(counting, rt -> {
+            final ScytheTxn readOnly = new ScytheTxn(rt, false);
+            return readOnly.read(T, 8).compose(a -> readOnly.read(T, 9)).compose(b -> {
+                assertThat(fetched.get()).as("fetched while reading").isZero();
+                return readOnly.commit();
+            }).map(ts -> {
+                assertThat(ts).as("the read-only commit's reported timestamp").isEqualTo(1_001L);
+                return fetched.get();
+            }).compose(afterReadOnly -> {
+                    final ScytheTxn writer = new ScytheTxn(rt, false);
+                    return writer.read(T, 8).compose(a -> {
+                        final long afterPlainRead = fetched.get();
+                        return writer.readForUpdate(T, 9).compose(b -> {
+                            final long afterReadForUpdate = fetched.get();
+                            writer.write(T, 9, money(b.getLong(0) + 1), 0, 8);
+                            return writer.commit().map(ts -> List.of(afterReadOnly, afterPlainRead,
+                                afterReadForUpdate, fetched.get()));
+                        });
+                    });
+                });
+        });
+        assertThat(fetches).as("read-only commit, plain read, readForUpdate, write commit").containsExactly(1L, 1L,
+            2L, 2L);
+        final int at = table.offsetOf(table.lookup(9));
+        assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(101);
+    }
+
+    @Test
+    void shouldAskAgainWithANewTimestampWhenRefusedForOrderWhileHoldingNothing() throws Exception {
+        // The TSO hands younger 20, then older 10 (it fetched before younger queued, but asks after), then 30.
+        final java.util.ArrayDeque<Long> stamps = new java.util.ArrayDeque<>(List.of(20L, 10L, 30L));
+        final io.scythe.txn.runtime.TimestampOracle scripted = new io.scythe.txn.runtime.TimestampOracle() {
+            @Override
+            public Future<Long> next() {
+                return stamps.isEmpty() ? Future.failedFuture(new IllegalStateException("no more timestamps"))
+                    : Future.succeededFuture(stamps.poll());
+            }
+
+            @Override
+            public String name() {
+                return "scripted";
+            }
+        };
+        final List<Long> result = node.on(scripted, rt -> {
+            final ScytheTxn younger = new ScytheTxn(rt, true);
+            final ScytheTxn older = new ScytheTxn(rt, true);
+            return younger.read(T, 2).compose(held -> {
+                // older (10) is refused behind younger (20) for timestamp order; it holds nothing, so it asks
+                // again with 30 and queues behind younger instead of aborting.
+                final Future<UnsafeBuffer> read = older.read(T, 2);
+                return untilQueued(rt, 2, 2, 2_000).compose(v -> {
+                    final long queuedBoth = queued(2);
+                    younger.write(T, 2, money(held.getLong(0) + 1), 0, 8);
+                    return younger.commit().compose(ts -> read).compose(b -> {
+                        older.write(T, 2, money(b.getLong(0) + 1), 0, 8);
+                        return older.commit();
+                    }).map(ts -> List.of(queuedBoth, ts, (long) stamps.size()));
+                });
+            });
+        });
+        assertThat(result).as("queued behind younger, committed with the new timestamp, all used")
+            .containsExactly(2L, 30L, 0L);
+        final int at = table.offsetOf(table.lookup(2));
+        assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(102);
+        assertThat(queued(2)).isZero();
+    }
+
     /** Waits (polling every 20 us, at most {@code tries} times) until {@code count} are queued on {@code key}. */
     private Future<Void> untilQueued(final TxnRuntime rt, final long key, final long count, final int tries) {
         if (queued(key) >= count || tries == 0) {
