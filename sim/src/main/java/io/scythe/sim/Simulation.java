@@ -942,6 +942,16 @@ public final class Simulation {
                     + broken.get(0) + ")");
             }
         });
+        // Lotus keeps its locks in compute nodes' lock tables, which the memory nodes' lock words do not show.
+        for (int cn = 0; cn < peers.size(); cn++) {
+            final io.scythe.txn.lotus.LotusNode lotus = io.scythe.txn.lotus.LotusNode.of(peers.get(cn));
+            if (lotus != null && !givenUp.containsKey(cn) && !cnLoops.get(cn).get(0).crashed()) {
+                final String broken = lotus.endOfRunViolation();
+                if (broken != null) {
+                    violations.add("cn" + cn + ": " + broken);
+                }
+            }
+        }
         if (left.unexplained()) {
             violations.add((left.releasedPast + left.onLiveNodes) + " locks left held" + (left.byGivenUp == 0 ? ""
                 : " beyond the " + left.byGivenUp + " of compute nodes that gave up") + " (first: " + left.first()

@@ -11,7 +11,7 @@ import java.util.List;
  * by lock RPCs between compute nodes, and the lock-first protocol ({@link LotusTxn}). Each compute node gets a
  * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
  *
- * <p>Only asked for by name (not {@link #listed}) until it runs every workload: inserts and deletes, the memory
+ * <p>Only asked for by name (not {@link #listed}) until it is complete: the memory
  * nodes' CVT store, hybrid routing, resharding and recovery are not implemented yet (issue 19).
  */
 public final class LotusModule implements ProtocolModule {

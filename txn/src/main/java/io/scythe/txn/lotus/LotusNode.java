@@ -37,6 +37,12 @@ public final class LotusNode {
     private final LockTable locks;
     private final CriticalFields fields;
     private volatile ShardOwners owners;
+    /**
+     * Keys one lock message carries at most: what fits one RRPC bucket ({@code RrpcOptions#maxPayload}). The paper
+     * sends one message per destination; a transaction with more keys for one node than fit sends several (a
+     * release of more keys than fit was refused whole, and its locks were left held).
+     */
+    private final int keysPerMessage;
     /** Locks taken or refused in this node's table for its own transactions (a CPU CAS, no message). */
     final LongAdder localAcquires = new LongAdder();
     /** Lock messages this node's transactions sent (one per destination and lock phase) and the keys in them. */
@@ -59,6 +65,8 @@ public final class LotusNode {
         this.owners = owners;
         this.locks = locks;
         this.fields = fields;
+        this.keysPerMessage = peers == null ? 0xffff
+            : Math.max(1, Math.min(0xffff, (peers.options().maxPayload() - LockRpc.HEADER) / LockRpc.ENTRY));
         if (peers != null) {
             peers.handle(LockRpc.ACQUIRE, this::onAcquire).handle(LockRpc.RELEASE, this::onRelease);
             synchronized (BY_PEERS) {
@@ -88,6 +96,20 @@ public final class LotusNode {
         return new long[] {acquireMessages.sum(), acquireKeys.sum(), localAcquires.sum(), served.sum()};
     }
 
+    /**
+     * What is wrong with this node's lock table once every transaction ended (a lock left held, a slot word that
+     * disagrees with the lock state), or {@code null}: the simulator's end-of-run check.
+     */
+    public String endOfRunViolation() {
+        final Map<Long, List<LockTable.Hold>> left = locks.held();
+        if (!left.isEmpty()) {
+            final Map.Entry<Long, List<LockTable.Hold>> first = left.entrySet().iterator().next();
+            return left.size() + " lotus locks left held (first: key " + Long.toHexString(first.getKey()) + " by "
+                + first.getValue() + ")";
+        }
+        return locks.checkInvariant();
+    }
+
     ShardOwners owners() {
         return owners;
     }
@@ -101,6 +123,10 @@ public final class LotusNode {
         return fields;
     }
 
+    int keysPerMessage() {
+        return keysPerMessage;
+    }
+
     CnPeers peers() {
         return peers;
     }
@@ -111,6 +137,14 @@ public final class LotusNode {
 
     boolean owns(final long lotusKey) {
         return owners.ownerOfKey(lotusKey) == index;
+    }
+
+    /**
+     * Locks {@code key} in this node's table for its own transaction {@code txn}; {@code null} when this node does not
+     * serve the key's shard (the attempt aborts and its retry asks the owner it knows then).
+     */
+    LockTable.Result acquireLocal(final long key, final boolean write, final long txn) {
+        return owns(key) ? locks.acquire(key, write, index, txn) : null;
     }
 
     private void onAcquire(final RpcRequest request, final RpcResponder responder) {

@@ -13,11 +13,10 @@
  * loop i over {@code io.scythe.rrpc.CnPeers}); an out-of-range key is answered with an error.
  *
  * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lock first, then one-sided reads, then write-back and
- * unlock with no validation.
+ * unlock with no validation. An insert locks its key and its memory-pool index bucket; a delete is a write.
  *
  * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the memory nodes' CVT store (cells,
- * INVISIBLE, visible write, logs, GC), so no lock-free read-only path and no SI; the version-table cache; inserts and
- * deletes; hybrid routing; resharding; lock-rebuild-free recovery; lotus outside the simulator (scythe bench, cluster
+ * INVISIBLE, visible write, logs, GC), so no lock-free read-only path and no SI; the version-table cache; hybrid routing; resharding; lock-rebuild-free recovery; lotus outside the simulator (scythe bench, cluster
  * nodes); the Motor baseline.
  */
 package io.scythe.txn.lotus;
