@@ -151,4 +151,79 @@ class LotusSimTest extends SimVertxTest {
             assertThat(node.locks().checkInvariant()).isNull();
         }
     }
+
+    /** One SmallBank run of lotus on 3 compute nodes with {@code routing}, checked; returns it with its simulation. */
+    private static JsonObject checkedRun(final Simulation sim, final String what) throws Exception {
+        final HistoryCollector history = new HistoryCollector(ObjectLayout.LOADED_VERSION, what);
+        sim.recorder(history);
+        final JsonObject run = sim.run(vertx).run().toJson();
+        assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(what).isTrue();
+        final SerializabilityChecker.Result verdict = SerializabilityChecker.check(history.history(), 10);
+        assertThat(verdict.serializable()).as(String.join("\n", verdict.lines())).isTrue();
+        assertNoLockLeft(sim, 3);
+        return run;
+    }
+
+    /**
+     * Hybrid routing (lotus.md §2.2, level 1): read-write transactions run on the owner of their first record's shard,
+     * so most of their locks are taken in that node's own table; routed locally (each client's own node), two thirds
+     * of the locks travel to other nodes.
+     */
+    @Test
+    void shouldTakeMostLocksLocallyWhenReadWriteTransactionsGoToTheirShardsOwner() throws Exception {
+        final long[] localShare = new long[2];
+        int i = 0;
+        for (final io.scythe.routing.RoutingMode routing : new io.scythe.routing.RoutingMode[] {
+            io.scythe.routing.RoutingMode.LOCAL, io.scythe.routing.RoutingMode.HYBRID}) {
+            final Simulation sim = new Simulation(options("lotus", 7, 3).routing(routing), new SmallBankSpec(3000, 0.5,
+                "scythe"));
+            checkedRun(sim, routing.label());
+            long local = 0;
+            long remote = 0;
+            for (int cn = 0; cn < 3; cn++) {
+                final long[] c = LotusNode.of(sim.peersOf(cn)).counts();
+                local += c[2];
+                remote += c[1];
+            }
+            localShare[i++] = 100 * local / Math.max(1, local + remote);
+        }
+        assertThat(localShare[0]).as("percent of locks taken locally, routed locally").isLessThan(50);
+        assertThat(localShare[1]).as("percent of locks taken locally, routed hybrid").isGreaterThan(70);
+    }
+
+    /**
+     * Resharding (lotus.md §2.2, level 2) under a skewed load: the overload rule at a short interval (every 20 us,
+     * any node above the mean for one interval) hands shards between nodes while transactions run. Each handoff is
+     * recorded with its pause; no shard ever has two servers (the run's end checks the record of every change); the
+     * routing layer's map moved once per handoff and the routers followed it; money, history and locks as always.
+     */
+    @Test
+    void shouldHandHotShardsToTheFastestNodeWithOneServerPerShardAtEveryMoment() throws Exception {
+        final Simulation sim = new Simulation(options("lotus", 11, 3).routing(io.scythe.routing.RoutingMode.HYBRID)
+            .durationNs(400_000), new SmallBankSpec(1000, 0.99, "scythe"));
+        sim.computeNodeShared().put(io.scythe.txn.lotus.LotusCluster.OPTIONS, new io.scythe.txn.lotus.LotusOptions(
+            20_000, 1.01, 1, 5_000, 1_000));
+        final JsonObject run = checkedRun(sim, "resharding");
+        final io.vertx.core.json.JsonArray handoffs = run.getJsonObject("lotus").getJsonArray("handoffs");
+        System.out.println("lotus handoffs: " + handoffs.encode());
+        assertThat(handoffs.size()).isPositive();
+        for (int i = 0; i < handoffs.size(); i++) {
+            final JsonObject h = handoffs.getJsonObject(i);
+            assertThat(h.getLong("pause_ns")).isPositive();
+            assertThat(h.getInteger("from")).isNotEqualTo(h.getInteger("to"));
+        }
+        assertThat(run.getJsonObject("lotus").getLong("map_epoch")).isEqualTo(1L + handoffs.size());
+        assertThat(run.getJsonObject("sim").getJsonObject("routing").getLong("shard_map_epoch"))
+            .as("the routers' map").isEqualTo(1L + handoffs.size());
+        final io.scythe.txn.lotus.LotusCluster cluster = io.scythe.txn.lotus.LotusCluster.of(sim.peersOf(0));
+        for (int shard = 0; shard < io.scythe.txn.lotus.LotusKey.SHARDS; shard++) {
+            int servers = 0;
+            for (int cn = 0; cn < 3; cn++) {
+                servers += LotusNode.of(sim.peersOf(cn)).serves(shard) ? 1 : 0;
+            }
+            assertThat(servers).as("servers of shard " + shard).isEqualTo(1);
+        }
+        assertThat(cluster.violations()).isEmpty();
+    }
 }

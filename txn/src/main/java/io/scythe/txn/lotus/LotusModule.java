@@ -12,7 +12,7 @@ import java.util.List;
  * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
  *
  * <p>Only asked for by name (not {@link #listed}) until it is complete: the memory
- * nodes' CVT store, hybrid routing, resharding and recovery are not implemented yet (issue 19).
+ * nodes' CVT store and recovery are not implemented yet (issue 19).
  */
 public final class LotusModule implements ProtocolModule {
     /** Lotus's lock-first protocol under serializability. */
@@ -43,9 +43,12 @@ public final class LotusModule implements ProtocolModule {
 
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
-        final LotusNode lotus = new LotusNode(node, ShardOwners.even(node.computeNodes().size()),
-            LockTable.ofBytes(LOCK_TABLE_BYTES), CriticalFields.defaults());
-        return (loop, runtime, deferred) -> runtime.extension(LotusNode.LOOP,
-            r -> new LotusNode.Loop(lotus, loop, deferred));
+        final LotusNode lotus = new LotusNode(node, LockTable.ofBytes(LOCK_TABLE_BYTES), CriticalFields.defaults());
+        return (loop, runtime, deferred) -> {
+            runtime.extension(LotusNode.LOOP, r -> new LotusNode.Loop(lotus, loop, deferred));
+            if (loop == 0) {
+                lotus.startResharding(runtime.timers());
+            }
+        };
     }
 }

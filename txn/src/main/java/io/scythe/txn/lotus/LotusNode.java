@@ -36,7 +36,20 @@ public final class LotusNode {
     private final CnPeers peers;
     private final LockTable locks;
     private final CriticalFields fields;
-    private volatile ShardOwners owners;
+    private final LotusCluster cluster;
+    /** The shards whose locks this node serves now (1) or not (0): changed only by handoffs. */
+    private final java.util.concurrent.atomic.AtomicIntegerArray serving =
+        new java.util.concurrent.atomic.AtomicIntegerArray(LotusKey.SHARDS);
+    /** Lock requests served per shard since the last interval (the hottest shard is the one to hand off). */
+    private final java.util.concurrent.atomic.AtomicLongArray shardHits =
+        new java.util.concurrent.atomic.AtomicLongArray(LotusKey.SHARDS);
+    /** Attempts of this node's coordinators not finished yet, by transaction id (a handoff may abort them). */
+    private final Map<Long, LotusTxn> live = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Latency of the transactions committed here in the current interval. */
+    private final LongAdder latencySumNs = new LongAdder();
+    private final LongAdder latencyCount = new LongAdder();
+    private int overloadedIntervals;
+    private boolean handingOff;
     /**
      * Keys one lock message carries at most: what fits one RRPC bucket ({@code RrpcOptions#maxPayload}). The paper
      * sends one message per destination; a transaction with more keys for one node than fit sends several (a
@@ -51,24 +64,30 @@ public final class LotusNode {
     /** Lock messages this node served for its peers. */
     final LongAdder served = new LongAdder();
 
-    LotusNode(final ComputeNodeContext node, final ShardOwners owners, final LockTable locks,
-              final CriticalFields fields) {
-        this(node.index(), node.computeNodes(), node.peers(), owners, locks, fields);
+    LotusNode(final ComputeNodeContext node, final LockTable locks, final CriticalFields fields) {
+        this(node.index(), node.computeNodes(), node.peers(), LotusCluster.of(node.shared(), node.computeNodes()
+            .size()), locks, fields);
     }
 
     /** @param peers its CN-to-CN messaging, whose lock handlers it registers; {@code null}: none (unit tests) */
-    LotusNode(final int index, final List<String> computeNodes, final CnPeers peers, final ShardOwners owners,
+    LotusNode(final int index, final List<String> computeNodes, final CnPeers peers, final LotusCluster cluster,
               final LockTable locks, final CriticalFields fields) {
         this.index = index;
         this.computeNodes = List.copyOf(computeNodes);
         this.peers = peers;
-        this.owners = owners;
+        this.cluster = cluster;
+        final ShardOwners start = cluster.owners();
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            serving.set(s, start.ownerOf(s) == index ? 1 : 0);
+        }
+        cluster.join(this);
         this.locks = locks;
         this.fields = fields;
         this.keysPerMessage = peers == null ? 0xffff
             : Math.max(1, Math.min(0xffff, (peers.options().maxPayload() - LockRpc.HEADER) / LockRpc.ENTRY));
         if (peers != null) {
-            peers.handle(LockRpc.ACQUIRE, this::onAcquire).handle(LockRpc.RELEASE, this::onRelease);
+            peers.handle(LockRpc.ACQUIRE, this::onAcquire).handle(LockRpc.RELEASE, this::onRelease)
+                .handle(LockRpc.HANDOFF, this::onHandoff).handle(LockRpc.DOOM, this::onDoom);
             synchronized (BY_PEERS) {
                 BY_PEERS.put(peers, new WeakReference<>(this));
             }
@@ -101,6 +120,9 @@ public final class LotusNode {
      * disagrees with the lock state), or {@code null}: the simulator's end-of-run check.
      */
     public String endOfRunViolation() {
+        if (index == 0 && !cluster.violations().isEmpty()) {
+            return "shard ownership: " + cluster.violations();
+        }
         final Map<Long, List<LockTable.Hold>> left = locks.held();
         if (!left.isEmpty()) {
             final Map.Entry<Long, List<LockTable.Hold>> first = left.entrySet().iterator().next();
@@ -110,13 +132,18 @@ public final class LotusNode {
         return locks.checkInvariant();
     }
 
+    /** The routing layer's current map: where a lock request goes (asked again there when refused). */
     ShardOwners owners() {
-        return owners;
+        return cluster.owners();
     }
 
-    /** Installs a new shard mapping (resharding's last step; tests). */
-    public void owners(final ShardOwners owners) {
-        this.owners = owners;
+    LotusCluster cluster() {
+        return cluster;
+    }
+
+    /** Whether this node serves {@code shard}'s locks now. */
+    public boolean serves(final int shard) {
+        return serving.get(shard) == 1;
     }
 
     CriticalFields fields() {
@@ -136,7 +163,12 @@ public final class LotusNode {
     }
 
     boolean owns(final long lotusKey) {
-        return owners.ownerOfKey(lotusKey) == index;
+        final int shard = LotusKey.shard(lotusKey);
+        if (serving.get(shard) != 1) {
+            return false;
+        }
+        shardHits.incrementAndGet(shard);
+        return true;
     }
 
     /**
@@ -193,6 +225,185 @@ public final class LotusNode {
             locks.release(LockRpc.key(p, at, i), txn); // a key it does not hold (any more): nothing happens
         }
         responder.reply();
+    }
+
+    // ------------------------------------------------------------------------------------- live transactions
+
+    void began(final LotusTxn txn) {
+        live.put(txn.id(), txn);
+    }
+
+    void ended(final LotusTxn txn, final long committedLatencyNs) {
+        live.remove(txn.id());
+        if (committedLatencyNs >= 0) {
+            latencySumNs.add(committedLatencyNs);
+            latencyCount.increment();
+        }
+    }
+
+    /** Aborts this node's transaction {@code txn} unless it is past its point of no return (then it ends soon). */
+    private void doom(final long txn) {
+        final LotusTxn t = live.get(txn);
+        if (t != null) {
+            t.doom("a handoff of a shard it holds locks of aborted it");
+        }
+    }
+
+    private void onDoom(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final int n = LockRpc.count(p, at, request.payloadLength());
+        if (n < 0) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, "malformed lotus doom request");
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            doom(LockRpc.key(p, at, i)); // the entries carry transaction ids
+        }
+        responder.reply();
+    }
+
+    // ------------------------------------------------------------------------------------------- resharding
+
+    /**
+     * Starts this node's latency publication and overload check (lotus.md §2.2) on the loop {@code timers} belong to,
+     * every {@link LotusOptions#reshardEveryNs} (never when 0), until the host says the run is over.
+     */
+    void startResharding(final io.scythe.txn.runtime.Timers timers) {
+        final long every = cluster.options().reshardEveryNs();
+        if (every > 0 && peers != null) {
+            timers.after(every).onSuccess(v -> interval(timers));
+        }
+    }
+
+    private void interval(final io.scythe.txn.runtime.Timers timers) {
+        if (cluster.over()) {
+            return;
+        }
+        final long n = latencyCount.sumThenReset();
+        final long sum = latencySumNs.sumThenReset();
+        final long mine = n == 0 ? 0 : sum / n;
+        cluster.publish(index, mine);
+        final long[] all = cluster.published();
+        long total = 0;
+        int with = 0;
+        int fastest = -1;
+        for (int cn = 0; cn < all.length; cn++) {
+            if (all[cn] > 0) {
+                total += all[cn];
+                with++;
+                if (cn != index && (fastest < 0 || all[cn] < all[fastest])) {
+                    fastest = cn;
+                }
+            }
+        }
+        final double mean = with == 0 ? 0 : (double) total / with;
+        overloadedIntervals = mine > 0 && with > 1 && mine > cluster.options().overload() * mean
+            ? overloadedIntervals + 1 : 0;
+        if (overloadedIntervals >= cluster.options().overloadedIntervals() && fastest >= 0 && !handingOff) {
+            final int hottest = hottestShard();
+            if (hottest >= 0) {
+                overloadedIntervals = 0;
+                handOff(hottest, fastest, timers);
+            }
+        }
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            shardHits.set(s, 0);
+        }
+        timers.after(cluster.options().reshardEveryNs()).onSuccess(v -> interval(timers));
+    }
+
+    /** The shard this node serves that took the most lock requests this interval, or -1. */
+    private int hottestShard() {
+        int best = -1;
+        long most = 0;
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            final long hits = shardHits.get(s);
+            if (serving.get(s) == 1 && hits > most) {
+                most = hits;
+                best = s;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Hands {@code shard} to node {@code to} in the paper's order (lotus.md §2.2): (1) stop serving it; (2) wait
+     * until its locks are released, aborting the holders (their nodes are told, by the transaction and compute node
+     * ids in the lock state) once {@link LotusOptions#forceAbortAfterNs} has passed; (3) drop its version-table cache
+     * entries (there is no cache yet: nothing); (4) message the receiver, which (5) starts serving it; (6) update the
+     * routing layer. Completes with the pause: the time from (1) until the receiver served. Runs on the loop whose
+     * {@code timers} these are.
+     */
+    public io.vertx.core.Future<Long> handOff(final int shard, final int to, final io.scythe.txn.runtime.Timers timers) {
+        if (serving.get(shard) != 1 || to == index || to < 0 || to >= computeNodes.size()) {
+            return io.vertx.core.Future.failedFuture(new IllegalArgumentException("cn" + index + " cannot hand shard "
+                + shard + " to cn" + to + (serving.get(shard) != 1 ? ": it does not serve it" : "")));
+        }
+        handingOff = true;
+        final long start = timers.nowNs();
+        serving.set(shard, 0); // (1)
+        final int[] aborted = new int[1];
+        return drained(shard, start, timers, aborted) // (2); (3): no version-table cache yet
+            .compose(v -> peers.call(name(to), LockRpc.HANDOFF, LockRpc.request(0, index, new long[] {shard}, null,
+                1))) // (4), (5)
+            .map(reply -> {
+                final long pause = timers.nowNs() - start;
+                cluster.moved(shard, to); // (6)
+                cluster.recorded(new LotusCluster.Handoff(shard, index, to, start, pause, aborted[0]));
+                handingOff = false;
+                return pause;
+            }).onFailure(e -> {
+                // The receiver did not take it: serve it again (nobody else does; the map still names this node).
+                serving.set(shard, 1);
+                handingOff = false;
+            });
+    }
+
+    /** Completes once no lock of {@code shard} is held here; after the force-abort time, dooms the holders. */
+    private io.vertx.core.Future<Void> drained(final int shard, final long start, final io.scythe.txn.runtime.Timers timers,
+                                              final int[] aborted) {
+        final Map<Long, List<LockTable.Hold>> holders = locks.heldInShard(shard);
+        if (holders.isEmpty()) {
+            return io.vertx.core.Future.succeededFuture();
+        }
+        if (timers.nowNs() - start >= cluster.options().forceAbortAfterNs()) {
+            final Map<Integer, java.util.Set<Long>> byCn = new java.util.TreeMap<>();
+            holders.values().forEach(hs -> hs.forEach(h -> byCn.computeIfAbsent(h.cn(),
+                c -> new java.util.TreeSet<>()).add(h.txn())));
+            byCn.forEach((cn, txns) -> {
+                aborted[0] += txns.size();
+                if (cn == index) {
+                    txns.forEach(this::doom);
+                } else {
+                    final long[] ids = txns.stream().mapToLong(Long::longValue).toArray();
+                    peers.call(name(cn), LockRpc.DOOM, LockRpc.request(0, index, ids, null, ids.length));
+                }
+            });
+        }
+        return timers.after(cluster.options().drainPollNs()).compose(v -> drained(shard, start, timers, aborted));
+    }
+
+    private void onHandoff(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        if (LockRpc.count(p, at, request.payloadLength()) != 1) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, "malformed lotus handoff");
+            return;
+        }
+        final int shard = (int) LockRpc.key(p, at, 0);
+        if (shard < 0 || shard >= LotusKey.SHARDS) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, "lotus handoff of shard " + shard + ": no such shard");
+            return;
+        }
+        startServing(shard); // (5): its lock table has no lock of it (nobody served it since the sender drained)
+        responder.reply();
+    }
+
+    /** A handoff's step 5: this node serves {@code shard} from now on. */
+    void startServing(final int shard) {
+        serving.set(shard, 1);
+        cluster.checkSingleServer(shard);
     }
 
     /** One loop's view: its node, its index (the peer loop it calls), and how to defer a batch's flush. */

@@ -75,6 +75,29 @@ final class LotusTxn extends OneSidedTxn {
                 + "(issue 19)");
         }
         this.node = loop.node();
+        this.begun = runtime.timers().nowNs();
+        node.began(this);
+    }
+
+    private final long begun;
+    /** Why this attempt must abort (a handoff aborted it), or {@code null}. */
+    private String doomed;
+    /** Past its point of no return (T_commit fetched, write-back next): a handoff waits for it instead. */
+    private boolean committing;
+    /** How many times a refusal for a key out of the asked node's range is asked again by the newer map. */
+    private static final int OUT_OF_RANGE_RETRIES = 2;
+
+    /** Aborts this attempt at its next step unless it is past its point of no return. */
+    void doom(final String why) {
+        if (!committing && !finished) {
+            doomed = why;
+        }
+    }
+
+    /** Fails when a handoff doomed this attempt. */
+    private <T> Future<T> unlessDoomed(final T value) {
+        return doomed == null ? Future.succeededFuture(value)
+            : Future.failedFuture(new AbortException(AbortReason.LOCKED, "lotus: " + doomed));
     }
 
     @Override
@@ -85,7 +108,7 @@ final class LotusTxn extends OneSidedTxn {
     /** Per key: its Lotus key, owner, and the lock this attempt asked for. */
     private static final class Held {
         final long key;
-        final int owner;
+        int owner;
         boolean write;
         Future<Void> granting;
 
@@ -95,7 +118,7 @@ final class LotusTxn extends OneSidedTxn {
         }
     }
 
-    private record Request(String what, Held held, boolean write, Promise<Void> granted) {
+    private record Request(String what, Held held, boolean write, Promise<Void> granted, int retries) {
     }
 
     /** This attempt's locks by Lotus key (two keys of one Lotus key share its lock, which is safe). */
@@ -129,7 +152,7 @@ final class LotusTxn extends OneSidedTxn {
      * keys a procedure asks for together go in one message per compute node), then the record.
      */
     private Future<UnsafeBuffer> lockThenRead(final String table, final long key, final boolean write) {
-        return Future.all(start(), lock(table, key, write)).compose(v -> readVia(table, key,
+        return Future.all(start(), lock(table, key, write)).compose(this::unlessDoomed).compose(v -> readVia(table, key,
             a -> once(a, this::readImage).compose(x -> {
                 if (x.readVersion > start.result()) {
                     return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
@@ -174,7 +197,7 @@ final class LotusTxn extends OneSidedTxn {
         }
         final Promise<Void> granted = Promise.promise();
         h.granting = granted.future();
-        pending.add(new Request(what, h, write, granted));
+        pending.add(new Request(what, h, write, granted, OUT_OF_RANGE_RETRIES));
         remoteKeys.computeIfAbsent(h.owner, o -> new LinkedHashSet<>()).add(h.key);
         if (!flushScheduled) {
             flushScheduled = true;
@@ -221,6 +244,27 @@ final class LotusTxn extends OneSidedTxn {
         });
     }
 
+    /** Asks for one key again, of the owner its request names now (locally when that is this node). */
+    private void resend(final Request r) {
+        if (r.held().owner == node.index()) {
+            node.localAcquires.increment();
+            localKeys.add(r.held().key);
+            final LockTable.Result result = node.acquireLocal(r.held().key, r.write(), id);
+            if (result != null && result.granted()) {
+                r.granted().tryComplete();
+            } else {
+                r.granted().tryFail(refused(r.what(), result, node.index()));
+            }
+            return;
+        }
+        remoteKeys.computeIfAbsent(r.held().owner, o -> new LinkedHashSet<>()).add(r.held().key);
+        pending.add(r);
+        if (!flushScheduled) {
+            flushScheduled = true;
+            loop.deferred().execute(this::flush);
+        }
+    }
+
     private void answered(final int owner, final List<Request> requests, final RpcReply reply, final Throwable e) {
         if (reply == null || reply.length() != requests.size()) {
             final AbortException cause = new AbortException(e instanceof RpcException re
@@ -238,6 +282,11 @@ final class LotusTxn extends OneSidedTxn {
             final LockTable.Result result = LockRpc.result(codes.getByte(i));
             if (result != null && result.granted()) {
                 r.granted().tryComplete();
+            } else if (result == null && r.retries() > 0 && !finished
+                && node.owners().ownerOfKey(r.held().key) != owner) {
+                // Out of range: the shard moved. Asked again of its owner by the newer map (lotus.md §2.1).
+                r.held().owner = node.owners().ownerOfKey(r.held().key);
+                resend(new Request(r.what(), r.held(), r.write(), r.granted(), r.retries() - 1));
             } else {
                 r.granted().tryFail(refused(r.what(), result, owner));
             }
@@ -277,8 +326,9 @@ final class LotusTxn extends OneSidedTxn {
         mark(Stage.EXECUTE);
         if (writesNothing()) {
             // Every key read is read-locked: nothing changed since T_start.
-            return finishCommit(start().map(ts -> {
+            return finishCommit(start().compose(this::unlessDoomed).map(ts -> {
                 unlockAll(false);
+                node.ended(this, runtime.timers().nowNs() - begun);
                 return ts;
             }));
         }
@@ -292,14 +342,22 @@ final class LotusTxn extends OneSidedTxn {
                 upgrades.add(lock(a.table, a.key, true));
             }
         }
-        return finishCommit(staged(Stage.LOCK, settle(upgrades)
+        return finishCommit(staged(Stage.LOCK, settle(upgrades).compose(this::unlessDoomed)
                 .compose(v -> installInserts(Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })))
             .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next()))
+            .compose(commitTs -> {
+                if (doomed != null) {
+                    return unlessDoomed(commitTs);
+                }
+                committing = true; // from here it commits (or gives up past its point of no return)
+                return Future.succeededFuture(commitTs);
+            })
             .compose(commitTs -> staged(Stage.WRITE_BACK, writeBack(commitTs, a -> a.inserted,
                     (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8)))
                 .map(commitTs))
             .map(commitTs -> {
                 unlockAll(false); // returns before the remote releases are answered
+                node.ended(this, runtime.timers().nowNs() - begun);
                 return commitTs;
             }));
     }
@@ -346,6 +404,7 @@ final class LotusTxn extends OneSidedTxn {
     @Override
     public Future<Void> abort() {
         if (aborted == null) {
+            node.ended(this, -1);
             aborted = releaseHeld(a -> Future.succeededFuture()).compose(v -> unlockAll(true));
         }
         return aborted;

@@ -12,6 +12,13 @@
  * Keys of other compute nodes' shards travel in one message per node ({@link io.scythe.txn.lotus.LockRpc}, loop i to
  * loop i over {@code io.scythe.rrpc.CnPeers}); an out-of-range key is answered with an error.
  *
+ * <p><b>Routing and resharding</b>: {@link io.scythe.txn.lotus.LotusCluster} stands for the routing layer (the shard
+ * map requesters ask by; a key refused as out of range is asked again by the newer map) and the published latency
+ * metrics; {@link io.scythe.txn.lotus.LotusNode} serves its shards, publishes its mean latency every
+ * {@link io.scythe.txn.lotus.LotusOptions#reshardEveryNs} and hands its hottest shard to the fastest node when
+ * overloaded, in the paper's order, recording each pause. Hybrid routing of transactions is the host's router
+ * ({@code io.scythe.routing.RoutingMode#HYBRID}), which the handoffs update.
+ *
  * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lock first, then one-sided reads, then write-back and
  * unlock with no validation. An insert locks its key and its memory-pool index bucket; a delete is a write.
  *
