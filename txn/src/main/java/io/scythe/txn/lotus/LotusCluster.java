@@ -37,6 +37,69 @@ public final class LotusCluster {
     private final BooleanSupplier over;
     private final List<Handoff> handoffs = new ArrayList<>();
     private final List<String> violations = new ArrayList<>();
+    /** When each node last renewed its lease (virtual or wall ns of its loop's timers); -1: not yet. */
+    private final long[] renewedNs;
+    /** Nodes declared dead (their lease ran out), by index: the recovery of each. */
+    private final java.util.Map<Integer, Recovery> recoveries = new java.util.TreeMap<>();
+
+    /**
+     * One dead node's recovery (lotus.md §2.7): when it was declared dead, when the survivors had finished its logged
+     * commits ({@code CnRecovery}), when its shards were served again; -1 while not yet.
+     */
+    public static final class Recovery {
+        final int cn;
+        final long detectedNs;
+        long logsDoneNs = -1;
+        long servedAgainNs = -1;
+        int committedRecords;
+        int incompleteRecords;
+        int locksReleased;
+        int survivorsAborted;
+        String failure;
+        final java.util.Set<Integer> released = new java.util.TreeSet<>();
+
+        Recovery(final int cn, final long detectedNs) {
+            this.cn = cn;
+            this.detectedNs = detectedNs;
+        }
+
+        public int cn() {
+            return cn;
+        }
+
+        public long detectedNs() {
+            return detectedNs;
+        }
+
+        public long logsDoneNs() {
+            return logsDoneNs;
+        }
+
+        public long servedAgainNs() {
+            return servedAgainNs;
+        }
+
+        public int committedRecords() {
+            return committedRecords;
+        }
+
+        public int incompleteRecords() {
+            return incompleteRecords;
+        }
+
+        public int locksReleased() {
+            return locksReleased;
+        }
+
+        public int survivorsAborted() {
+            return survivorsAborted;
+        }
+
+        /** Why the recovery failed, or {@code null}. */
+        public String failure() {
+            return failure;
+        }
+    }
 
     /** One handoff: the shard, from and to, when it began and how long the shard was served by nobody. */
     public record Handoff(int shard, int from, int to, long startNs, long pauseNs, int holdersAborted) {
@@ -45,6 +108,8 @@ public final class LotusCluster {
     @SuppressWarnings("unchecked")
     private LotusCluster(final int cns, final Map<String, Object> shared) {
         this.nodes = new LotusNode[cns];
+        this.renewedNs = new long[cns];
+        java.util.Arrays.fill(renewedNs, -1);
         this.publishedLatencyNs = new long[cns];
         final Object o = shared.get(OPTIONS);
         this.options = o instanceof LotusOptions lo ? lo : LotusOptions.PAPER;
@@ -142,8 +207,9 @@ public final class LotusCluster {
      */
     synchronized void checkSingleServer(final int shard) {
         int servers = 0;
-        for (final LotusNode n : nodes) {
-            if (n != null && n.serves(shard)) {
+        for (int cn = 0; cn < nodes.length; cn++) {
+            final LotusNode n = nodes[cn];
+            if (n != null && !recoveries.containsKey(cn) && n.serves(shard)) {
                 servers++;
             }
         }
@@ -155,6 +221,50 @@ public final class LotusCluster {
     /** What went wrong with shard ownership (two servers of one shard at some moment), empty when nothing. */
     public synchronized List<String> violations() {
         return List.copyOf(violations);
+    }
+
+    synchronized void renew(final int cn, final long nowNs) {
+        if (!recoveries.containsKey(cn)) {
+            renewedNs[cn] = nowNs;
+        }
+    }
+
+    /** Whether {@code cn}'s lease ran out at {@code nowNs} ({@code leaseNs} after its last renewal). */
+    synchronized boolean expired(final int cn, final long nowNs, final long leaseNs) {
+        return recoveries.containsKey(cn) || renewedNs[cn] >= 0 && nowNs - renewedNs[cn] > leaseNs;
+    }
+
+    public synchronized boolean dead(final int cn) {
+        return recoveries.containsKey(cn);
+    }
+
+    /** Declares {@code cn} dead; its recovery when the caller is the first to, else {@code null}. */
+    synchronized Recovery declareDead(final int cn, final long nowNs) {
+        if (recoveries.containsKey(cn)) {
+            return null;
+        }
+        final Recovery r = new Recovery(cn, nowNs);
+        recoveries.put(cn, r);
+        return r;
+    }
+
+    synchronized Recovery recovery(final int cn) {
+        return recoveries.get(cn);
+    }
+
+    /** Whether every dead node's shards are served again (or its recovery failed). */
+    synchronized boolean recovered() {
+        for (final Recovery r : recoveries.values()) {
+            if (r.servedAgainNs < 0 && r.failure == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Every dead node's recovery so far. */
+    public synchronized List<Recovery> recoveries() {
+        return List.copyOf(recoveries.values());
     }
 
     /** The cluster of the compute node served by {@code peers}, or {@code null}. */

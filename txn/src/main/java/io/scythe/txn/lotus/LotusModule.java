@@ -12,7 +12,7 @@ import java.util.List;
  * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
  *
  * <p>Only asked for by name (not {@link #listed}) until it is complete: the memory
- * nodes' CVT store and recovery are not implemented yet (issue 19).
+ * nodes' CVT store and the Motor baseline are not implemented yet, and it runs in the simulator only (issue 19).
  */
 public final class LotusModule implements ProtocolModule {
     /** Lotus's lock-first protocol under serializability. */
@@ -37,6 +37,11 @@ public final class LotusModule implements ProtocolModule {
     }
 
     @Override
+    public List<io.scythe.txn.spi.LockKind> lockKinds() {
+        return List.of(LotusLockKind.INSTANCE);
+    }
+
+    @Override
     public boolean usesComputeNodePeers() {
         return true;
     }
@@ -47,7 +52,7 @@ public final class LotusModule implements ProtocolModule {
         return (loop, runtime, deferred) -> {
             runtime.extension(LotusNode.LOOP, r -> new LotusNode.Loop(lotus, loop, deferred));
             if (loop == 0) {
-                lotus.startResharding(runtime.timers());
+                lotus.start(runtime);
             }
         };
     }

@@ -406,6 +406,154 @@ public final class LotusNode {
         cluster.checkSingleServer(shard);
     }
 
+    // ------------------------------------------------------------------------------------ leases and recovery
+
+    /** The runtime of this node's loop 0, where its periodic tasks and the recoveries it leads run. */
+    private io.scythe.txn.TxnRuntime home;
+    /** Dead nodes this node has let go of (calls failed, its own attempts on them aborted) and whose locks it freed. */
+    private final java.util.Set<Integer> noticed = new java.util.TreeSet<>();
+    private final java.util.Set<Integer> freed = new java.util.TreeSet<>();
+
+    /** Starts resharding and the membership lease on loop 0 ({@code runtime} is its). */
+    void start(final io.scythe.txn.TxnRuntime runtime) {
+        this.home = runtime;
+        startResharding(runtime.timers());
+        final long lease = cluster.options().leaseNs();
+        if (lease > 0 && peers != null) {
+            cluster.renew(index, runtime.timers().nowNs());
+            runtime.timers().after(Math.max(1, lease / 4)).onSuccess(v -> membership(runtime.timers(), lease));
+        }
+    }
+
+    /**
+     * Every quarter lease: renews this node's lease, and acts on every other node whose lease ran out (lotus.md
+     * §2.7): lets go of it (calls to it fail at once, this node's attempts that asked it for locks abort unless past
+     * their point of no return); the first survivor to notice leads its recovery ({@link #recover}); once the dead
+     * node's logged commits are finished, frees the locks it held in this node's table (from the lock state).
+     */
+    private void membership(final io.scythe.txn.runtime.Timers timers, final long lease) {
+        if (cluster.over() && cluster.recovered() || cluster.dead(index)) {
+            return; // (a recovery under way is finished after the run's end too)
+        }
+        final long now = timers.nowNs();
+        cluster.renew(index, now);
+        for (int cn = 0; cn < computeNodes.size(); cn++) {
+            if (cn == index || !cluster.expired(cn, now, lease)) {
+                continue;
+            }
+            final LotusCluster.Recovery leading = cluster.declareDead(cn, now);
+            if (noticed.add(cn)) {
+                peers.peerLeft(name(cn), "its Lotus lease ran out");
+                int doomed = 0;
+                for (final LotusTxn t : live.values()) {
+                    doomed += t.askedDead(cn) ? 1 : 0;
+                }
+                synchronized (cluster) {
+                    cluster.recovery(cn).survivorsAborted += doomed;
+                }
+            }
+            if (leading != null) {
+                recover(leading);
+            }
+            final LotusCluster.Recovery r = cluster.recovery(cn);
+            if (r.logsDoneNs >= 0 && freed.add(cn)) {
+                final int released = locks.releaseAllOf(cn);
+                synchronized (cluster) {
+                    r.locksReleased += released;
+                    r.released.add(index);
+                }
+            }
+        }
+        timers.after(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
+    }
+
+    /**
+     * Leads the recovery of dead node {@code r.cn}: its memory (lock table, version cache, serving set) is gone; its
+     * logs are scanned and its complete commits finished, its incomplete ones dropped ({@code CnRecovery}: each redo
+     * record is finished only where the object's version is still below the record's, see {@link LotusLockKind});
+     * then, once every survivor freed the dead node's locks and no attempt that asked it is left, its shards are
+     * served again. The simulator cannot restart a node, so they are handed to the survivors (round-robin, one
+     * handoff message each) instead of to the restarted node with its empty table: a deviation from the paper.
+     */
+    private void recover(final LotusCluster.Recovery r) {
+        final LotusNode dead = cluster.node(r.cn);
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            dead.serving.set(s, 0); // its lock table went with it
+        }
+        if (io.scythe.txn.recovery.RedoLog.of(home) == null) {
+            r.failure = "lotus recovery finishes a dead node's commits from their redo records: run with the redo log "
+                + "(--redo-log)";
+            return;
+        }
+        new io.scythe.txn.recovery.CnRecovery(home).recover(name(r.cn)).onComplete(ar -> {
+            synchronized (cluster) {
+                if (ar.succeeded()) {
+                    r.committedRecords = ar.result().committedRecords();
+                    r.incompleteRecords = ar.result().incompleteRecords();
+                    r.logsDoneNs = home.timers().nowNs();
+                } else {
+                    r.failure = "log recovery failed: " + ar.cause();
+                }
+            }
+            if (ar.succeeded()) {
+                serveAgain(r);
+            }
+        });
+    }
+
+    /** Once every survivor freed the dead node's locks and none still runs an attempt that asked it: its shards. */
+    private void serveAgain(final LotusCluster.Recovery r) {
+        final List<Integer> survivors = new java.util.ArrayList<>();
+        boolean drained = true;
+        for (int cn = 0; cn < computeNodes.size(); cn++) {
+            if (!cluster.dead(cn)) {
+                survivors.add(cn);
+                synchronized (cluster) {
+                    drained &= r.released.contains(cn);
+                }
+                drained &= cluster.node(cn).liveAsking(r.cn) == 0;
+            }
+        }
+        if (!drained) {
+            home.timers().after(cluster.options().drainPollNs()).onSuccess(v -> serveAgain(r));
+            return;
+        }
+        final ShardOwners map = cluster.owners();
+        final List<io.vertx.core.Future<?>> moved = new java.util.ArrayList<>();
+        int next = 0;
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            if (map.ownerOf(s) != r.cn) {
+                continue;
+            }
+            final int shard = s;
+            final int to = survivors.get(next++ % survivors.size());
+            if (to == index) {
+                startServing(shard);
+                cluster.moved(shard, to);
+            } else {
+                moved.add(peers.call(name(to), LockRpc.HANDOFF, LockRpc.request(0, index, new long[] {shard}, null, 1))
+                    .onSuccess(x -> cluster.moved(shard, to)));
+            }
+        }
+        io.vertx.core.Future.all(moved).onComplete(ar -> {
+            synchronized (cluster) {
+                r.servedAgainNs = home.timers().nowNs();
+                if (ar.failed()) {
+                    r.failure = "its shards were not all served again: " + ar.cause();
+                }
+            }
+        });
+    }
+
+    /** This node's attempts not finished that asked {@code cn} for locks. */
+    int liveAsking(final int cn) {
+        int n = 0;
+        for (final LotusTxn t : live.values()) {
+            n += t.asked(cn) ? 1 : 0;
+        }
+        return n;
+    }
+
     /** One loop's view: its node, its index (the peer loop it calls), and how to defer a batch's flush. */
     record Loop(LotusNode node, int index, Executor deferred) {
     }

@@ -80,6 +80,8 @@ final class LotusTxn extends OneSidedTxn {
     }
 
     private final long begun;
+    /** T_commit, once fetched (the redo record's tokens are derived from it). */
+    private long commitTs;
     /** Why this attempt must abort (a handoff aborted it), or {@code null}. */
     private String doomed;
     /** Past its point of no return (T_commit fetched, write-back next): a handoff waits for it instead. */
@@ -92,6 +94,26 @@ final class LotusTxn extends OneSidedTxn {
         if (!committing && !finished) {
             doomed = why;
         }
+    }
+
+    /** Whether this attempt, not finished, asked compute node {@code cn} for locks. */
+    boolean asked(final int cn) {
+        return !finished && remoteKeys.containsKey(cn) || askedOf.contains(cn) && !finished;
+    }
+
+    /** Compute nodes this attempt asked for locks (kept after its releases were sent). */
+    private final Set<Integer> askedOf = new java.util.TreeSet<>();
+
+    /**
+     * Compute node {@code cn} died: this attempt, if it asked it for locks, aborts unless past its point of no return
+     * (its lock there is gone). Returns whether it was doomed.
+     */
+    boolean askedDead(final int cn) {
+        if (asked(cn) && !committing) {
+            doom("compute node cn" + cn + ", which held locks of it, died");
+            return true;
+        }
+        return false;
     }
 
     /** Fails when a handoff doomed this attempt. */
@@ -198,7 +220,13 @@ final class LotusTxn extends OneSidedTxn {
         final Promise<Void> granted = Promise.promise();
         h.granting = granted.future();
         pending.add(new Request(what, h, write, granted, OUT_OF_RANGE_RETRIES));
+        if (node.cluster().dead(h.owner)) { // its shards are served by nobody until its recovery is over
+            granted.fail(new AbortException(AbortReason.LOCKED, "lotus lock of " + what + ": its owner cn" + h.owner
+                + " is down"));
+            return h.granting;
+        }
         remoteKeys.computeIfAbsent(h.owner, o -> new LinkedHashSet<>()).add(h.key);
+        askedOf.add(h.owner);
         if (!flushScheduled) {
             flushScheduled = true;
             loop.deferred().execute(this::flush);
@@ -257,7 +285,13 @@ final class LotusTxn extends OneSidedTxn {
             }
             return;
         }
+        if (node.cluster().dead(r.held().owner)) {
+            r.granted().tryFail(new AbortException(AbortReason.LOCKED, "lotus lock of " + r.what() + ": its owner cn"
+                + r.held().owner + " is down"));
+            return;
+        }
         remoteKeys.computeIfAbsent(r.held().owner, o -> new LinkedHashSet<>()).add(r.held().key);
+        askedOf.add(r.held().owner);
         pending.add(r);
         if (!flushScheduled) {
             flushScheduled = true;
@@ -350,6 +384,7 @@ final class LotusTxn extends OneSidedTxn {
                     return unlessDoomed(commitTs);
                 }
                 committing = true; // from here it commits (or gives up past its point of no return)
+                this.commitTs = commitTs;
                 return Future.succeededFuture(commitTs);
             })
             .compose(commitTs -> staged(Stage.WRITE_BACK, writeBack(commitTs, a -> a.inserted,
@@ -386,6 +421,9 @@ final class LotusTxn extends OneSidedTxn {
 
     /** Sends a release, again after a pause while it fails (it is idempotent); gives up on a node that never answers. */
     private Future<Void> release(final int owner, final UnsafeBuffer message, final int tries) {
+        if (node.cluster().dead(owner)) {
+            return Future.succeededFuture(); // its lock table went with it
+        }
         return node.peers().call(node.name(owner), LockRpc.RELEASE, message).<Void>mapEmpty()
             .recover(e -> tries <= 1 ? Future.succeededFuture() // dead: its lock table went with it
                 : runtime.timers().after(RELEASE_RETRY_NS).compose(v -> release(owner, message, tries - 1)));
@@ -399,6 +437,18 @@ final class LotusTxn extends OneSidedTxn {
     @Override
     protected Table.InsertLock insertLock() {
         return Table.InsertLock.CAS_WORD;
+    }
+
+    /** Lotus's locks as the redo records name them ({@link LotusLockKind}). */
+    @Override
+    protected io.scythe.txn.spi.LockKind lockKind() {
+        return LotusLockKind.INSTANCE;
+    }
+
+    /** The version the write-back installs on {@code a}: recovery finishes an entry only below it. */
+    @Override
+    protected long lockToken(final Access a) {
+        return io.scythe.storage.ObjectLayout.versionAfter(commitTs, a.readVersion);
     }
 
     @Override

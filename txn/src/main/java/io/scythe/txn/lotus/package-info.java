@@ -19,6 +19,14 @@
  * overloaded, in the paper's order, recording each pause. Hybrid routing of transactions is the host's router
  * ({@code io.scythe.routing.RoutingMode#HYBRID}), which the handoffs update.
  *
+ * <p><b>Recovery</b> (lotus.md §2.7) on leases ({@link io.scythe.txn.lotus.LotusOptions#leaseNs}): a node whose
+ * lease ran out is let go of by every survivor (calls to it fail, attempts that asked it for locks abort unless past
+ * T_commit); the first survivor to notice finishes its logged commits from their redo records
+ * ({@code CnRecovery}, {@link io.scythe.txn.lotus.LotusLockKind}: an entry only where the object's version is still
+ * below the record's) and drops the rest; survivors then free its locks from their lock state; no lock table is
+ * rebuilt. Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
+ * survivors, since the simulator cannot restart a node (the paper restarts it with an empty table).
+ *
  * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lock first, then one-sided reads, then write-back and
  * unlock with no validation. An insert locks its key and its memory-pool index bucket; a delete is a write.
  *
