@@ -118,6 +118,10 @@ final class LotusTxn extends OneSidedTxn {
 
     /** Fails when a handoff doomed this attempt. */
     private <T> Future<T> unlessDoomed(final T value) {
+        if (doomed == null && node.cluster().dead(node.index())) {
+            // Its own lease ran out: the survivors free its locks and finish its logs, so it commits nothing more.
+            doomed = "this compute node's lease ran out";
+        }
         return doomed == null ? Future.succeededFuture(value)
             : Future.failedFuture(new AbortException(AbortReason.LOCKED, "lotus: " + doomed));
     }
