@@ -198,6 +198,17 @@ public final class Simulation {
         return null;
     }
 
+    /**
+     * What the compute nodes of this run share ({@code ComputeNodeContext#shared}): a protocol's options may be put
+     * here before {@link #run} (Lotus: {@code LotusCluster.OPTIONS}); the run adds its routing layer's move listener
+     * ({@code routing.moved}, routed runs) and whether the run is over ({@code run.over}).
+     */
+    public java.util.Map<String, Object> computeNodeShared() {
+        return computeNodeShared;
+    }
+
+    private final java.util.Map<String, Object> computeNodeShared = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** Compute node {@code cn}'s peer messaging (after {@link #run} began), or {@code null} without {@link #peers}. */
     public CnPeers peersOf(final int cn) {
         return cn < peers.size() ? peers.get(cn) : null;
@@ -423,6 +434,25 @@ public final class Simulation {
             peerOptions = CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(10));
             peerSetUp = p -> { };
         }
+        if (cnModule != null) {
+            // The routing layer these nodes share: a module that moves shards (Lotus's resharding) tells it, and the
+            // routers learn the newer map when refused; periodic tasks stop when the run is over.
+            computeNodeShared.put("run.over", (java.util.function.BooleanSupplier) () -> endNs != 0
+                && clock.nanoTime() - endNs >= 0);
+            if (shardMap != null) {
+                if (options.moveShardEveryNs() > 0) {
+                    throw new IllegalArgumentException("--move-shard-every moves shards at random; "
+                        + protocol.name() + " moves shards itself (resharding): leave it at 0");
+                }
+                if (options.shards() != io.scythe.txn.lotus.LotusKey.SHARDS) {
+                    throw new IllegalArgumentException("routing with " + protocol.name() + " maps its "
+                        + io.scythe.txn.lotus.LotusKey.SHARDS + " lock shards: --shards must be "
+                        + io.scythe.txn.lotus.LotusKey.SHARDS + ", not " + options.shards());
+                }
+                computeNodeShared.put("routing.moved", (java.util.function.BiConsumer<Integer, Integer>)
+                    (shard, to) -> shardMap = shardMap.moved(shard, to));
+            }
+        }
         final List<String> cnNames = new ArrayList<>();
         for (int c = 0; c < options.computeNodes(); c++) {
             cnNames.add(prefix + "cn" + c);
@@ -434,7 +464,7 @@ public final class Simulation {
             final CnPeers cnPeers = peerSetUp == null ? null : newPeers(vertx, cn);
             final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp = cnModule == null
                 ? io.scythe.txn.spi.ComputeNodeContext.LoopSetUp.NONE
-                : cnModule.startComputeNode(computeNodeContext(c, cnNames, cnPeers));
+                : cnModule.startComputeNode(computeNodeContext(c, cnNames, cnPeers, computeNodeShared));
             final io.scythe.txn.runtime.TimestampOracle cnTso = options.tsoGroupPerComputeNode()
                 ? tsoGroupFor(rrpc, counter, tsoNode, true) : null;
             final List<SimLoop> loops = new ArrayList<>();
@@ -525,8 +555,14 @@ public final class Simulation {
     }
 
     private static io.scythe.txn.spi.ComputeNodeContext computeNodeContext(final int index, final List<String> names,
-                                                                           final CnPeers peers) {
+                                                                           final CnPeers peers,
+                                                                           final java.util.Map<String, Object> shared) {
         return new io.scythe.txn.spi.ComputeNodeContext() {
+            @Override
+            public java.util.Map<String, Object> shared() {
+                return shared;
+            }
+
             @Override
             public int index() {
                 return index;
@@ -951,6 +987,16 @@ public final class Simulation {
                     + broken.get(0) + ")");
             }
         });
+        // Lotus keeps its locks in compute nodes' lock tables, which the memory nodes' lock words do not show.
+        for (int cn = 0; cn < peers.size(); cn++) {
+            final io.scythe.txn.lotus.LotusNode lotus = io.scythe.txn.lotus.LotusNode.of(peers.get(cn));
+            if (lotus != null && !givenUp.containsKey(cn) && !cnLoops.get(cn).get(0).crashed()) {
+                final String broken = lotus.endOfRunViolation();
+                if (broken != null) {
+                    violations.add("cn" + cn + ": " + broken);
+                }
+            }
+        }
         if (left.unexplained()) {
             violations.add((left.releasedPast + left.onLiveNodes) + " locks left held" + (left.byGivenUp == 0 ? ""
                 : " beyond the " + left.byGivenUp + " of compute nodes that gave up") + " (first: " + left.first()
@@ -983,6 +1029,17 @@ public final class Simulation {
         run.invariantsOk(ok);
         final JsonObject byType = new JsonObject();
         committedByType.forEach((t, n) -> byType.put(t, n[0]));
+        final io.scythe.txn.lotus.LotusCluster lotus = peers.isEmpty() ? null
+            : io.scythe.txn.lotus.LotusCluster.of(peers.get(0));
+        if (lotus != null) {
+            final io.vertx.core.json.JsonArray handoffs = new io.vertx.core.json.JsonArray();
+            for (final io.scythe.txn.lotus.LotusCluster.Handoff h : lotus.handoffs()) {
+                handoffs.add(new JsonObject().put("shard", h.shard()).put("from", h.from()).put("to", h.to())
+                    .put("at_ns", h.startNs() - startNs).put("pause_ns", h.pauseNs())
+                    .put("holders_aborted", h.holdersAborted()));
+            }
+            run.put("lotus", new JsonObject().put("map_epoch", lotus.epoch()).put("handoffs", handoffs));
+        }
         run.put("aborts_by_reason", aborts).put("committed_by_type", byType)
             .put("attempts_per_commit", RunResult.round((double) attemptsOfCommitted / Math.max(1, committed), 3))
             .put("gave_up", gaveUp).put("user_rollbacks", userRollbacks)

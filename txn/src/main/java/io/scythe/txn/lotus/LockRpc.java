@@ -12,6 +12,10 @@ import org.agrona.concurrent.UnsafeBuffer;
 final class LockRpc {
     static final int ACQUIRE = 0x4c01;
     static final int RELEASE = 0x4c02;
+    /** A shard handed over (its one entry's key is the shard number). */
+    static final int HANDOFF = 0x4c03;
+    /** Transactions to abort (the entries' keys are their ids): a handoff's holders. */
+    static final int DOOM = 0x4c04;
     static final int HEADER = 12;
     static final int ENTRY = 9;
     /** The result byte of a key whose shard the asked node does not own. */

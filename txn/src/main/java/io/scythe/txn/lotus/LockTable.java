@@ -274,6 +274,21 @@ public final class LockTable {
         return copy;
     }
 
+    /** The held keys of {@code shard} with their holders (a copy; resharding's drain). */
+    public Map<Long, List<Hold>> heldInShard(final int shard) {
+        final Map<Long, List<Hold>> copy = new HashMap<>();
+        state.forEach((key, holders) -> {
+            if (LotusKey.shard(key) == shard) {
+                synchronized (stripes[bucket(key) & (STRIPES - 1)]) {
+                    if (!holders.isEmpty()) {
+                        copy.put(key, List.copyOf(holders));
+                    }
+                }
+            }
+        });
+        return copy;
+    }
+
     /** Keys with at least one holder. */
     public int heldKeys() {
         return state.size();

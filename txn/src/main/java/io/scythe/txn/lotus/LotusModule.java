@@ -11,8 +11,8 @@ import java.util.List;
  * by lock RPCs between compute nodes, and the lock-first protocol ({@link LotusTxn}). Each compute node gets a
  * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
  *
- * <p>Only asked for by name (not {@link #listed}) until it runs every workload: inserts and deletes, the memory
- * nodes' CVT store, hybrid routing, resharding and recovery are not implemented yet (issue 19).
+ * <p>Only asked for by name (not {@link #listed}) until it is complete: the memory
+ * nodes' CVT store and the Motor baseline are not implemented yet, and it runs in the simulator only (issue 19).
  */
 public final class LotusModule implements ProtocolModule {
     /** Lotus's lock-first protocol under serializability. */
@@ -37,15 +37,23 @@ public final class LotusModule implements ProtocolModule {
     }
 
     @Override
+    public List<io.scythe.txn.spi.LockKind> lockKinds() {
+        return List.of(LotusLockKind.INSTANCE);
+    }
+
+    @Override
     public boolean usesComputeNodePeers() {
         return true;
     }
 
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
-        final LotusNode lotus = new LotusNode(node, ShardOwners.even(node.computeNodes().size()),
-            LockTable.ofBytes(LOCK_TABLE_BYTES), CriticalFields.defaults());
-        return (loop, runtime, deferred) -> runtime.extension(LotusNode.LOOP,
-            r -> new LotusNode.Loop(lotus, loop, deferred));
+        final LotusNode lotus = new LotusNode(node, LockTable.ofBytes(LOCK_TABLE_BYTES), CriticalFields.defaults());
+        return (loop, runtime, deferred) -> {
+            runtime.extension(LotusNode.LOOP, r -> new LotusNode.Loop(lotus, loop, deferred));
+            if (loop == 0) {
+                lotus.start(runtime);
+            }
+        };
     }
 }

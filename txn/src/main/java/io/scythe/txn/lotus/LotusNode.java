@@ -36,7 +36,26 @@ public final class LotusNode {
     private final CnPeers peers;
     private final LockTable locks;
     private final CriticalFields fields;
-    private volatile ShardOwners owners;
+    private final LotusCluster cluster;
+    /** The shards whose locks this node serves now (1) or not (0): changed only by handoffs. */
+    private final java.util.concurrent.atomic.AtomicIntegerArray serving =
+        new java.util.concurrent.atomic.AtomicIntegerArray(LotusKey.SHARDS);
+    /** Lock requests served per shard since the last interval (the hottest shard is the one to hand off). */
+    private final java.util.concurrent.atomic.AtomicLongArray shardHits =
+        new java.util.concurrent.atomic.AtomicLongArray(LotusKey.SHARDS);
+    /** Attempts of this node's coordinators not finished yet, by transaction id (a handoff may abort them). */
+    private final Map<Long, LotusTxn> live = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Latency of the transactions committed here in the current interval. */
+    private final LongAdder latencySumNs = new LongAdder();
+    private final LongAdder latencyCount = new LongAdder();
+    private int overloadedIntervals;
+    private boolean handingOff;
+    /**
+     * Keys one lock message carries at most: what fits one RRPC bucket ({@code RrpcOptions#maxPayload}). The paper
+     * sends one message per destination; a transaction with more keys for one node than fit sends several (a
+     * release of more keys than fit was refused whole, and its locks were left held).
+     */
+    private final int keysPerMessage;
     /** Locks taken or refused in this node's table for its own transactions (a CPU CAS, no message). */
     final LongAdder localAcquires = new LongAdder();
     /** Lock messages this node's transactions sent (one per destination and lock phase) and the keys in them. */
@@ -45,22 +64,30 @@ public final class LotusNode {
     /** Lock messages this node served for its peers. */
     final LongAdder served = new LongAdder();
 
-    LotusNode(final ComputeNodeContext node, final ShardOwners owners, final LockTable locks,
-              final CriticalFields fields) {
-        this(node.index(), node.computeNodes(), node.peers(), owners, locks, fields);
+    LotusNode(final ComputeNodeContext node, final LockTable locks, final CriticalFields fields) {
+        this(node.index(), node.computeNodes(), node.peers(), LotusCluster.of(node.shared(), node.computeNodes()
+            .size()), locks, fields);
     }
 
     /** @param peers its CN-to-CN messaging, whose lock handlers it registers; {@code null}: none (unit tests) */
-    LotusNode(final int index, final List<String> computeNodes, final CnPeers peers, final ShardOwners owners,
+    LotusNode(final int index, final List<String> computeNodes, final CnPeers peers, final LotusCluster cluster,
               final LockTable locks, final CriticalFields fields) {
         this.index = index;
         this.computeNodes = List.copyOf(computeNodes);
         this.peers = peers;
-        this.owners = owners;
+        this.cluster = cluster;
+        final ShardOwners start = cluster.owners();
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            serving.set(s, start.ownerOf(s) == index ? 1 : 0);
+        }
+        cluster.join(this);
         this.locks = locks;
         this.fields = fields;
+        this.keysPerMessage = peers == null ? 0xffff
+            : Math.max(1, Math.min(0xffff, (peers.options().maxPayload() - LockRpc.HEADER) / LockRpc.ENTRY));
         if (peers != null) {
-            peers.handle(LockRpc.ACQUIRE, this::onAcquire).handle(LockRpc.RELEASE, this::onRelease);
+            peers.handle(LockRpc.ACQUIRE, this::onAcquire).handle(LockRpc.RELEASE, this::onRelease)
+                .handle(LockRpc.HANDOFF, this::onHandoff).handle(LockRpc.DOOM, this::onDoom);
             synchronized (BY_PEERS) {
                 BY_PEERS.put(peers, new WeakReference<>(this));
             }
@@ -88,17 +115,43 @@ public final class LotusNode {
         return new long[] {acquireMessages.sum(), acquireKeys.sum(), localAcquires.sum(), served.sum()};
     }
 
-    ShardOwners owners() {
-        return owners;
+    /**
+     * What is wrong with this node's lock table once every transaction ended (a lock left held, a slot word that
+     * disagrees with the lock state), or {@code null}: the simulator's end-of-run check.
+     */
+    public String endOfRunViolation() {
+        if (index == 0 && !cluster.violations().isEmpty()) {
+            return "shard ownership: " + cluster.violations();
+        }
+        final Map<Long, List<LockTable.Hold>> left = locks.held();
+        if (!left.isEmpty()) {
+            final Map.Entry<Long, List<LockTable.Hold>> first = left.entrySet().iterator().next();
+            return left.size() + " lotus locks left held (first: key " + Long.toHexString(first.getKey()) + " by "
+                + first.getValue() + ")";
+        }
+        return locks.checkInvariant();
     }
 
-    /** Installs a new shard mapping (resharding's last step; tests). */
-    public void owners(final ShardOwners owners) {
-        this.owners = owners;
+    /** The routing layer's current map: where a lock request goes (asked again there when refused). */
+    ShardOwners owners() {
+        return cluster.owners();
+    }
+
+    LotusCluster cluster() {
+        return cluster;
+    }
+
+    /** Whether this node serves {@code shard}'s locks now. */
+    public boolean serves(final int shard) {
+        return serving.get(shard) == 1;
     }
 
     CriticalFields fields() {
         return fields;
+    }
+
+    int keysPerMessage() {
+        return keysPerMessage;
     }
 
     CnPeers peers() {
@@ -110,7 +163,20 @@ public final class LotusNode {
     }
 
     boolean owns(final long lotusKey) {
-        return owners.ownerOfKey(lotusKey) == index;
+        final int shard = LotusKey.shard(lotusKey);
+        if (serving.get(shard) != 1) {
+            return false;
+        }
+        shardHits.incrementAndGet(shard);
+        return true;
+    }
+
+    /**
+     * Locks {@code key} in this node's table for its own transaction {@code txn}; {@code null} when this node does not
+     * serve the key's shard (the attempt aborts and its retry asks the owner it knows then).
+     */
+    LockTable.Result acquireLocal(final long key, final boolean write, final long txn) {
+        return owns(key) ? locks.acquire(key, write, index, txn) : null;
     }
 
     private void onAcquire(final RpcRequest request, final RpcResponder responder) {
@@ -159,6 +225,333 @@ public final class LotusNode {
             locks.release(LockRpc.key(p, at, i), txn); // a key it does not hold (any more): nothing happens
         }
         responder.reply();
+    }
+
+    // ------------------------------------------------------------------------------------- live transactions
+
+    void began(final LotusTxn txn) {
+        live.put(txn.id(), txn);
+    }
+
+    void ended(final LotusTxn txn, final long committedLatencyNs) {
+        live.remove(txn.id());
+        if (committedLatencyNs >= 0) {
+            latencySumNs.add(committedLatencyNs);
+            latencyCount.increment();
+        }
+    }
+
+    /** Aborts this node's transaction {@code txn} unless it is past its point of no return (then it ends soon). */
+    private void doom(final long txn) {
+        final LotusTxn t = live.get(txn);
+        if (t != null) {
+            t.doom("a handoff of a shard it holds locks of aborted it");
+        }
+    }
+
+    private void onDoom(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final int n = LockRpc.count(p, at, request.payloadLength());
+        if (n < 0) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, "malformed lotus doom request");
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            doom(LockRpc.key(p, at, i)); // the entries carry transaction ids
+        }
+        responder.reply();
+    }
+
+    // ------------------------------------------------------------------------------------------- resharding
+
+    /**
+     * Starts this node's latency publication and overload check (lotus.md §2.2) on the loop {@code timers} belong to,
+     * every {@link LotusOptions#reshardEveryNs} (never when 0), until the host says the run is over.
+     */
+    void startResharding(final io.scythe.txn.runtime.Timers timers) {
+        final long every = cluster.options().reshardEveryNs();
+        if (every > 0 && peers != null) {
+            timers.after(every).onSuccess(v -> interval(timers));
+        }
+    }
+
+    private void interval(final io.scythe.txn.runtime.Timers timers) {
+        if (cluster.over()) {
+            return;
+        }
+        final long n = latencyCount.sumThenReset();
+        final long sum = latencySumNs.sumThenReset();
+        final long mine = n == 0 ? 0 : sum / n;
+        cluster.publish(index, mine);
+        final long[] all = cluster.published();
+        long total = 0;
+        int with = 0;
+        int fastest = -1;
+        for (int cn = 0; cn < all.length; cn++) {
+            if (all[cn] > 0) {
+                total += all[cn];
+                with++;
+                if (cn != index && (fastest < 0 || all[cn] < all[fastest])) {
+                    fastest = cn;
+                }
+            }
+        }
+        final double mean = with == 0 ? 0 : (double) total / with;
+        overloadedIntervals = mine > 0 && with > 1 && mine > cluster.options().overload() * mean
+            ? overloadedIntervals + 1 : 0;
+        if (overloadedIntervals >= cluster.options().overloadedIntervals() && fastest >= 0 && !handingOff) {
+            final int hottest = hottestShard();
+            if (hottest >= 0) {
+                overloadedIntervals = 0;
+                handOff(hottest, fastest, timers);
+            }
+        }
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            shardHits.set(s, 0);
+        }
+        timers.after(cluster.options().reshardEveryNs()).onSuccess(v -> interval(timers));
+    }
+
+    /** The shard this node serves that took the most lock requests this interval, or -1. */
+    private int hottestShard() {
+        int best = -1;
+        long most = 0;
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            final long hits = shardHits.get(s);
+            if (serving.get(s) == 1 && hits > most) {
+                most = hits;
+                best = s;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Hands {@code shard} to node {@code to} in the paper's order (lotus.md §2.2): (1) stop serving it; (2) wait
+     * until its locks are released, aborting the holders (their nodes are told, by the transaction and compute node
+     * ids in the lock state) once {@link LotusOptions#forceAbortAfterNs} has passed; (3) drop its version-table cache
+     * entries (there is no cache yet: nothing); (4) message the receiver, which (5) starts serving it; (6) update the
+     * routing layer. Completes with the pause: the time from (1) until the receiver served. Runs on the loop whose
+     * {@code timers} these are.
+     */
+    public io.vertx.core.Future<Long> handOff(final int shard, final int to, final io.scythe.txn.runtime.Timers timers) {
+        if (serving.get(shard) != 1 || to == index || to < 0 || to >= computeNodes.size()) {
+            return io.vertx.core.Future.failedFuture(new IllegalArgumentException("cn" + index + " cannot hand shard "
+                + shard + " to cn" + to + (serving.get(shard) != 1 ? ": it does not serve it" : "")));
+        }
+        handingOff = true;
+        final long start = timers.nowNs();
+        serving.set(shard, 0); // (1)
+        final int[] aborted = new int[1];
+        return drained(shard, start, timers, aborted) // (2); (3): no version-table cache yet
+            .compose(v -> peers.call(name(to), LockRpc.HANDOFF, LockRpc.request(0, index, new long[] {shard}, null,
+                1))) // (4), (5)
+            .map(reply -> {
+                final long pause = timers.nowNs() - start;
+                cluster.moved(shard, to); // (6)
+                cluster.recorded(new LotusCluster.Handoff(shard, index, to, start, pause, aborted[0]));
+                handingOff = false;
+                return pause;
+            }).onFailure(e -> {
+                // The receiver did not take it: serve it again (nobody else does; the map still names this node).
+                serving.set(shard, 1);
+                handingOff = false;
+            });
+    }
+
+    /** Completes once no lock of {@code shard} is held here; after the force-abort time, dooms the holders. */
+    private io.vertx.core.Future<Void> drained(final int shard, final long start, final io.scythe.txn.runtime.Timers timers,
+                                              final int[] aborted) {
+        final Map<Long, List<LockTable.Hold>> holders = locks.heldInShard(shard);
+        if (holders.isEmpty()) {
+            return io.vertx.core.Future.succeededFuture();
+        }
+        if (timers.nowNs() - start >= cluster.options().forceAbortAfterNs()) {
+            final Map<Integer, java.util.Set<Long>> byCn = new java.util.TreeMap<>();
+            holders.values().forEach(hs -> hs.forEach(h -> byCn.computeIfAbsent(h.cn(),
+                c -> new java.util.TreeSet<>()).add(h.txn())));
+            byCn.forEach((cn, txns) -> {
+                aborted[0] += txns.size();
+                if (cn == index) {
+                    txns.forEach(this::doom);
+                } else {
+                    final long[] ids = txns.stream().mapToLong(Long::longValue).toArray();
+                    peers.call(name(cn), LockRpc.DOOM, LockRpc.request(0, index, ids, null, ids.length));
+                }
+            });
+        }
+        return timers.after(cluster.options().drainPollNs()).compose(v -> drained(shard, start, timers, aborted));
+    }
+
+    private void onHandoff(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        if (LockRpc.count(p, at, request.payloadLength()) != 1) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, "malformed lotus handoff");
+            return;
+        }
+        final int shard = (int) LockRpc.key(p, at, 0);
+        if (shard < 0 || shard >= LotusKey.SHARDS) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, "lotus handoff of shard " + shard + ": no such shard");
+            return;
+        }
+        startServing(shard); // (5): its lock table has no lock of it (nobody served it since the sender drained)
+        responder.reply();
+    }
+
+    /** A handoff's step 5: this node serves {@code shard} from now on. */
+    void startServing(final int shard) {
+        serving.set(shard, 1);
+        cluster.checkSingleServer(shard);
+    }
+
+    // ------------------------------------------------------------------------------------ leases and recovery
+
+    /** The runtime of this node's loop 0, where its periodic tasks and the recoveries it leads run. */
+    private io.scythe.txn.TxnRuntime home;
+    /** Dead nodes this node has let go of (calls failed, its own attempts on them aborted) and whose locks it freed. */
+    private final java.util.Set<Integer> noticed = new java.util.TreeSet<>();
+    private final java.util.Set<Integer> freed = new java.util.TreeSet<>();
+
+    /** Starts resharding and the membership lease on loop 0 ({@code runtime} is its). */
+    void start(final io.scythe.txn.TxnRuntime runtime) {
+        this.home = runtime;
+        startResharding(runtime.timers());
+        final long lease = cluster.options().leaseNs();
+        if (lease > 0 && peers != null) {
+            cluster.renew(index, runtime.timers().nowNs());
+            runtime.timers().after(Math.max(1, lease / 4)).onSuccess(v -> membership(runtime.timers(), lease));
+        }
+    }
+
+    /**
+     * Every quarter lease: renews this node's lease, and acts on every other node whose lease ran out (lotus.md
+     * §2.7): lets go of it (calls to it fail at once, this node's attempts that asked it for locks abort unless past
+     * their point of no return); the first survivor to notice leads its recovery ({@link #recover}); once the dead
+     * node's logged commits are finished, frees the locks it held in this node's table (from the lock state).
+     */
+    private void membership(final io.scythe.txn.runtime.Timers timers, final long lease) {
+        if (cluster.over() && cluster.recovered() || cluster.dead(index)) {
+            return; // (a recovery under way is finished after the run's end too)
+        }
+        final long now = timers.nowNs();
+        cluster.renew(index, now);
+        for (int cn = 0; cn < computeNodes.size(); cn++) {
+            if (cn == index || !cluster.expired(cn, now, lease)) {
+                continue;
+            }
+            final LotusCluster.Recovery leading = cluster.declareDead(cn, now);
+            if (noticed.add(cn)) {
+                peers.peerLeft(name(cn), "its Lotus lease ran out");
+                int doomed = 0;
+                for (final LotusTxn t : live.values()) {
+                    doomed += t.askedDead(cn) ? 1 : 0;
+                }
+                synchronized (cluster) {
+                    cluster.recovery(cn).survivorsAborted += doomed;
+                }
+            }
+            if (leading != null) {
+                recover(leading);
+            }
+            final LotusCluster.Recovery r = cluster.recovery(cn);
+            if (r.logsDoneNs >= 0 && freed.add(cn)) {
+                final int released = locks.releaseAllOf(cn);
+                synchronized (cluster) {
+                    r.locksReleased += released;
+                    r.released.add(index);
+                }
+            }
+        }
+        timers.after(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
+    }
+
+    /**
+     * Leads the recovery of dead node {@code r.cn}: its memory (lock table, version cache, serving set) is gone; its
+     * logs are scanned and its complete commits finished, its incomplete ones dropped ({@code CnRecovery}: each redo
+     * record is finished only where the object's version is still below the record's, see {@link LotusLockKind});
+     * then, once every survivor freed the dead node's locks and no attempt that asked it is left, its shards are
+     * served again. The simulator cannot restart a node, so they are handed to the survivors (round-robin, one
+     * handoff message each) instead of to the restarted node with its empty table: a deviation from the paper.
+     */
+    private void recover(final LotusCluster.Recovery r) {
+        final LotusNode dead = cluster.node(r.cn);
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            dead.serving.set(s, 0); // its lock table went with it
+        }
+        if (io.scythe.txn.recovery.RedoLog.of(home) == null) {
+            r.failure = "lotus recovery finishes a dead node's commits from their redo records: run with the redo log "
+                + "(--redo-log)";
+            return;
+        }
+        new io.scythe.txn.recovery.CnRecovery(home).recover(name(r.cn)).onComplete(ar -> {
+            synchronized (cluster) {
+                if (ar.succeeded()) {
+                    r.committedRecords = ar.result().committedRecords();
+                    r.incompleteRecords = ar.result().incompleteRecords();
+                    r.logsDoneNs = home.timers().nowNs();
+                } else {
+                    r.failure = "log recovery failed: " + ar.cause();
+                }
+            }
+            if (ar.succeeded()) {
+                serveAgain(r);
+            }
+        });
+    }
+
+    /** Once every survivor freed the dead node's locks and none still runs an attempt that asked it: its shards. */
+    private void serveAgain(final LotusCluster.Recovery r) {
+        final List<Integer> survivors = new java.util.ArrayList<>();
+        boolean drained = true;
+        for (int cn = 0; cn < computeNodes.size(); cn++) {
+            if (!cluster.dead(cn)) {
+                survivors.add(cn);
+                synchronized (cluster) {
+                    drained &= r.released.contains(cn);
+                }
+                drained &= cluster.node(cn).liveAsking(r.cn) == 0;
+            }
+        }
+        if (!drained) {
+            home.timers().after(cluster.options().drainPollNs()).onSuccess(v -> serveAgain(r));
+            return;
+        }
+        final ShardOwners map = cluster.owners();
+        final List<io.vertx.core.Future<?>> moved = new java.util.ArrayList<>();
+        int next = 0;
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            if (map.ownerOf(s) != r.cn) {
+                continue;
+            }
+            final int shard = s;
+            final int to = survivors.get(next++ % survivors.size());
+            if (to == index) {
+                startServing(shard);
+                cluster.moved(shard, to);
+            } else {
+                moved.add(peers.call(name(to), LockRpc.HANDOFF, LockRpc.request(0, index, new long[] {shard}, null, 1))
+                    .onSuccess(x -> cluster.moved(shard, to)));
+            }
+        }
+        io.vertx.core.Future.all(moved).onComplete(ar -> {
+            synchronized (cluster) {
+                r.servedAgainNs = home.timers().nowNs();
+                if (ar.failed()) {
+                    r.failure = "its shards were not all served again: " + ar.cause();
+                }
+            }
+        });
+    }
+
+    /** This node's attempts not finished that asked {@code cn} for locks. */
+    int liveAsking(final int cn) {
+        int n = 0;
+        for (final LotusTxn t : live.values()) {
+            n += t.asked(cn) ? 1 : 0;
+        }
+        return n;
     }
 
     /** One loop's view: its node, its index (the peer loop it calls), and how to defer a batch's flush. */

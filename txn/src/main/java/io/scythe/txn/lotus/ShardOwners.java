@@ -2,8 +2,8 @@ package io.scythe.txn.lotus;
 
 /**
  * Which compute node owns the locks of each shard (lotus.md §1.3). Lotus only ever moves lock ownership; a node asked
- * for a key of a shard it does not own answers with an error. Kept behind this interface so that the cluster's
- * routing (ShardMap/Router, being built apart) can back it later; {@link #even} is the paper's start state.
+ * for a key of a shard it does not own answers with an error. {@link LotusCluster} backs it with the routing
+ * layer's current map; {@link #even} is the paper's start state.
  */
 @FunctionalInterface
 public interface ShardOwners {

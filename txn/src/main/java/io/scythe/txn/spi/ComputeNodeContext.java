@@ -20,6 +20,14 @@ public interface ComputeNodeContext {
     /** This node's CN-to-CN messaging (handlers may be added until its loops serve, and after). */
     CnPeers peers();
 
+    /**
+     * State the cluster's compute nodes share (one map per cluster, the same for every node of it): what stands for
+     * services outside the nodes, such as a routing layer. A host that has none fails clearly.
+     */
+    default java.util.Map<String, Object> shared() {
+        throw new UnsupportedOperationException("this host shares no state between its compute nodes");
+    }
+
     /** How a module equips each loop of a compute node, once the loop's runtime exists. */
     @FunctionalInterface
     interface LoopSetUp {

@@ -13,7 +13,8 @@ class LockRpcTest {
 
     /** Compute node 1 of 2 (odd shards), without messaging. */
     private LotusNode node() {
-        return new LotusNode(1, List.of("cn0", "cn1"), null, ShardOwners.even(2), new LockTable(64), fields);
+        return new LotusNode(1, List.of("cn0", "cn1"), null, LotusCluster.standalone(2), new LockTable(64),
+            fields);
     }
 
     @Test
@@ -46,7 +47,7 @@ class LockRpcTest {
         final UnsafeBuffer other = LockRpc.request(43, 0, new long[] {mine}, new boolean[] {false}, 1);
         assertThat(LockRpc.result(node.acquire(other, 0, 1).getByte(0))).isEqualTo(LockTable.Result.CONFLICT);
         // Once the shard moved here, the key is served.
-        node.owners(shard -> 1);
+        node.startServing(4);
         assertThat(LockRpc.result(node.acquire(m, 0, 2).getByte(1))).isEqualTo(LockTable.Result.GRANTED);
     }
 

@@ -1,0 +1,44 @@
+package io.scythe.sim;
+
+import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.fabric.CostModel;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+
+/**
+ * Not a test: a measurement of lotus against ford-occ at Lotus's topology (3 MNs, 9 CNs, 3-way replication) on
+ * SmallBank, under the default cost model and with one of its properties changed, to see what the gap depends on.
+ * Runs only with {@code -Dscythe.lotus.measure=true}; prints one line per run.
+ */
+@EnabledIfSystemProperty(named = "scythe.lotus.measure", matches = "true")
+class LotusGapMeasurement extends SimVertxTest {
+    @Test
+    void measure() throws Exception {
+        final int clients = Integer.getInteger("scythe.lotus.clients", 16);
+        final String[] models = System.getProperty("scythe.lotus.models", "default").split(",");
+        for (final String model : models) {
+            for (final String protocol : new String[] {"ford-occ", "lotus"}) {
+                final CostModel cost = switch (model) {
+                    case "default" -> CostModel.cx5();
+                    case "atomic-0.5" -> CostModel.fromJson(new JsonObject().put("atomicRateHostMops", 0.5));
+                    case "atomic-unlimited" -> CostModel.fromJson(new JsonObject().put("atomicRateHostMops", 0.0));
+                    case "same-address-2us" -> CostModel.fromJson(new JsonObject().put("atomicSameAddressHostNs",
+                        2_000));
+                    default -> throw new IllegalArgumentException(model);
+                };
+                final SimOptions o = new SimOptions().protocol(protocol).computeNodes(9).loopsPerComputeNode(Integer.getInteger("scythe.lotus.loops", 2))
+                    .clientsPerComputeNode(clients).memoryNodes(3).replicas(2).durationNs(200_000).seed(1)
+                    .costModel(cost);
+                final JsonObject run = new Simulation(o, new SmallBankSpec(Long.getLong("scythe.lotus.accounts", 100_000), Double.parseDouble(System.getProperty("scythe.lotus.theta", "0.99")), "standard")).run(vertx)
+                    .run().toJson();
+                System.out.println("MEASURE model=" + model + " protocol=" + protocol + " clients=" + 9 * clients
+                    + " committed_per_s=" + run.getDouble("committed_per_s") + " abort_rate="
+                    + run.getDouble("abort_rate") + " p50_us=" + run.getJsonObject("latency_us").getValue("p50")
+                    + " stages=" + run.getJsonObject("stages_us") + " mn=" + run.getJsonObject("sim")
+                    .getValue("busiest_mn_cpu_utilization") + " violations=" + run.getJsonObject("sim")
+                    .getJsonArray("violations"));
+            }
+        }
+    }
+}

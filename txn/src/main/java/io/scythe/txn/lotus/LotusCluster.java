@@ -1,0 +1,275 @@
+package io.scythe.txn.lotus;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
+
+/**
+ * What the compute nodes of one Lotus cluster share, standing for the paper's external services: the routing layer's
+ * shard-to-node map (lotus.md §1.1: external, fault-tolerant; here the current map, which every requester reads when
+ * it retries an out-of-range key), the latency metrics each node publishes every interval (the paper writes them to a
+ * metrics region in the memory pool; here they are published in memory), and the record of handoffs. One per cluster:
+ * the host puts it in the map every compute node's context shares ({@code ComputeNodeContext#shared}).
+ *
+ * <p>Which node <em>serves</em> a shard is each node's own state ({@link LotusNode#serves}), changed only by a
+ * handoff: the sender stops serving before the receiver starts, so no shard ever has two servers; the map here is
+ * updated last (the handoff's step 6), and a requester that asked a node no longer serving the shard is answered
+ * out of range and asks again by the map.
+ */
+public final class LotusCluster {
+    /** The key of the cluster in the compute nodes' shared map. */
+    public static final String KEY = "lotus.cluster";
+    /** The key of the options in the shared map, if the host sets any (else {@link LotusOptions#PAPER}). */
+    public static final String OPTIONS = "lotus.options";
+    /** The key of the host's routing layer in the shared map: told {@code (shard, to)} at each handoff's end. */
+    public static final String ROUTING = "routing.moved";
+    /** The key of what says the run is over (periodic tasks stop), if the host sets one. */
+    public static final String OVER = "run.over";
+
+    private final int[] owners = new int[LotusKey.SHARDS];
+    private long epoch = 1;
+    private final LotusNode[] nodes;
+    private final long[] publishedLatencyNs;
+    private final LotusOptions options;
+    private final BiConsumer<Integer, Integer> routing;
+    private final BooleanSupplier over;
+    private final List<Handoff> handoffs = new ArrayList<>();
+    private final List<String> violations = new ArrayList<>();
+    /** When each node last renewed its lease (virtual or wall ns of its loop's timers); -1: not yet. */
+    private final long[] renewedNs;
+    /** Nodes declared dead (their lease ran out), by index: the recovery of each. */
+    private final java.util.Map<Integer, Recovery> recoveries = new java.util.TreeMap<>();
+
+    /**
+     * One dead node's recovery (lotus.md §2.7): when it was declared dead, when the survivors had finished its logged
+     * commits ({@code CnRecovery}), when its shards were served again; -1 while not yet.
+     */
+    public static final class Recovery {
+        final int cn;
+        final long detectedNs;
+        long logsDoneNs = -1;
+        long servedAgainNs = -1;
+        int committedRecords;
+        int incompleteRecords;
+        int locksReleased;
+        int survivorsAborted;
+        String failure;
+        final java.util.Set<Integer> released = new java.util.TreeSet<>();
+
+        Recovery(final int cn, final long detectedNs) {
+            this.cn = cn;
+            this.detectedNs = detectedNs;
+        }
+
+        public int cn() {
+            return cn;
+        }
+
+        public long detectedNs() {
+            return detectedNs;
+        }
+
+        public long logsDoneNs() {
+            return logsDoneNs;
+        }
+
+        public long servedAgainNs() {
+            return servedAgainNs;
+        }
+
+        public int committedRecords() {
+            return committedRecords;
+        }
+
+        public int incompleteRecords() {
+            return incompleteRecords;
+        }
+
+        public int locksReleased() {
+            return locksReleased;
+        }
+
+        public int survivorsAborted() {
+            return survivorsAborted;
+        }
+
+        /** Why the recovery failed, or {@code null}. */
+        public String failure() {
+            return failure;
+        }
+    }
+
+    /** One handoff: the shard, from and to, when it began and how long the shard was served by nobody. */
+    public record Handoff(int shard, int from, int to, long startNs, long pauseNs, int holdersAborted) {
+    }
+
+    @SuppressWarnings("unchecked")
+    private LotusCluster(final int cns, final Map<String, Object> shared) {
+        this.nodes = new LotusNode[cns];
+        this.renewedNs = new long[cns];
+        java.util.Arrays.fill(renewedNs, -1);
+        this.publishedLatencyNs = new long[cns];
+        final Object o = shared.get(OPTIONS);
+        this.options = o instanceof LotusOptions lo ? lo : LotusOptions.PAPER;
+        this.routing = (BiConsumer<Integer, Integer>) shared.get(ROUTING);
+        final Object over = shared.get(OVER);
+        this.over = over instanceof BooleanSupplier b ? b : () -> false;
+        final ShardOwners even = ShardOwners.even(cns);
+        for (int s = 0; s < owners.length; s++) {
+            owners[s] = even.ownerOf(s);
+        }
+    }
+
+    /** The cluster of {@code shared} (made by its first compute node). */
+    static LotusCluster of(final Map<String, Object> shared, final int cns) {
+        synchronized (shared) {
+            final Object c = shared.computeIfAbsent(KEY, k -> new LotusCluster(cns, shared));
+            if (!(c instanceof LotusCluster cluster) || cluster.nodes.length != cns) {
+                throw new IllegalStateException("the shared map's " + KEY + " is no Lotus cluster of " + cns
+                    + " compute nodes: " + c);
+            }
+            return cluster;
+        }
+    }
+
+    /** A cluster of {@code cns} nodes outside any host (unit tests). */
+    static LotusCluster standalone(final int cns) {
+        return new LotusCluster(cns, new java.util.HashMap<>());
+    }
+
+    synchronized void join(final LotusNode node) {
+        nodes[node.index()] = node;
+    }
+
+    LotusOptions options() {
+        return options;
+    }
+
+    boolean over() {
+        return over.getAsBoolean();
+    }
+
+    /** The routing layer's current map (read at each use: a retry asks by the newest). */
+    ShardOwners owners() {
+        return shard -> {
+            synchronized (this) {
+                return owners[shard];
+            }
+        };
+    }
+
+    public synchronized long epoch() {
+        return epoch;
+    }
+
+    /** Handoff step 6: the routing layer maps {@code shard} to {@code to}, and the host's router learns it. */
+    void moved(final int shard, final int to) {
+        synchronized (this) {
+            owners[shard] = to;
+            epoch++;
+        }
+        if (routing != null) {
+            routing.accept(shard, to);
+        }
+    }
+
+    synchronized void publish(final int cn, final long latencyNs) {
+        publishedLatencyNs[cn] = latencyNs;
+    }
+
+    /** Every node's last published mean latency (0: it committed nothing in its last interval). */
+    synchronized long[] published() {
+        return publishedLatencyNs.clone();
+    }
+
+    LotusNode node(final int cn) {
+        return nodes[cn];
+    }
+
+    int size() {
+        return nodes.length;
+    }
+
+    synchronized void recorded(final Handoff h) {
+        handoffs.add(h);
+    }
+
+    /** The handoffs so far. */
+    public synchronized List<Handoff> handoffs() {
+        return List.copyOf(handoffs);
+    }
+
+    /**
+     * Checks that no shard is served by two nodes now (lotus.md §6, 3); a violation is kept for
+     * {@link #violations}. Called at every change of who serves.
+     */
+    synchronized void checkSingleServer(final int shard) {
+        int servers = 0;
+        for (int cn = 0; cn < nodes.length; cn++) {
+            final LotusNode n = nodes[cn];
+            if (n != null && !recoveries.containsKey(cn) && n.serves(shard)) {
+                servers++;
+            }
+        }
+        if (servers > 1) {
+            violations.add("shard " + shard + " served by " + servers + " nodes");
+        }
+    }
+
+    /** What went wrong with shard ownership (two servers of one shard at some moment), empty when nothing. */
+    public synchronized List<String> violations() {
+        return List.copyOf(violations);
+    }
+
+    synchronized void renew(final int cn, final long nowNs) {
+        if (!recoveries.containsKey(cn)) {
+            renewedNs[cn] = nowNs;
+        }
+    }
+
+    /** Whether {@code cn}'s lease ran out at {@code nowNs} ({@code leaseNs} after its last renewal). */
+    synchronized boolean expired(final int cn, final long nowNs, final long leaseNs) {
+        return recoveries.containsKey(cn) || renewedNs[cn] >= 0 && nowNs - renewedNs[cn] > leaseNs;
+    }
+
+    public synchronized boolean dead(final int cn) {
+        return recoveries.containsKey(cn);
+    }
+
+    /** Declares {@code cn} dead; its recovery when the caller is the first to, else {@code null}. */
+    synchronized Recovery declareDead(final int cn, final long nowNs) {
+        if (recoveries.containsKey(cn)) {
+            return null;
+        }
+        final Recovery r = new Recovery(cn, nowNs);
+        recoveries.put(cn, r);
+        return r;
+    }
+
+    synchronized Recovery recovery(final int cn) {
+        return recoveries.get(cn);
+    }
+
+    /** Whether every dead node's shards are served again (or its recovery failed). */
+    synchronized boolean recovered() {
+        for (final Recovery r : recoveries.values()) {
+            if (r.servedAgainNs < 0 && r.failure == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Every dead node's recovery so far. */
+    public synchronized List<Recovery> recoveries() {
+        return List.copyOf(recoveries.values());
+    }
+
+    /** The cluster of the compute node served by {@code peers}, or {@code null}. */
+    public static LotusCluster of(final io.scythe.rrpc.CnPeers peers) {
+        final LotusNode node = LotusNode.of(peers);
+        return node == null ? null : node.cluster();
+    }
+}

@@ -1,0 +1,55 @@
+package io.scythe.txn.lotus;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.spi.LockKind;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Lotus's locks as the redo records and recovery see them. The locks are not in the objects but in compute nodes'
+ * lock tables, and a dead node's write locks stay held there until its recovery is over (survivors release them
+ * only afterwards; its own shards are served by nobody meanwhile): so while recovery runs, every object a record of
+ * the dead node names is still locked by that record unless its write-back landed ({@link #heldBy}). An object the dead node inserted
+ * carries its transaction id in the CAS word (the memory node's INSERT); the release clears it with a WRITE of 0 (no
+ * atomic verb), which changes nothing on the others (their word is 0).
+ */
+public final class LotusLockKind implements LockKind {
+    /** The redo record's lock kind word of Lotus commits: the token is the transaction id. */
+    public static final int ID = 7;
+    public static final LotusLockKind INSTANCE = new LotusLockKind();
+    private static final UnsafeBuffer ZERO = new UnsafeBuffer(new byte[8]);
+
+    private LotusLockKind() {
+    }
+
+    @Override
+    public int id() {
+        return ID;
+    }
+
+    @Override
+    public String name() {
+        return "lotus-cn-lock";
+    }
+
+    @Override
+    public boolean free(final DirectBuffer header) {
+        return header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0;
+    }
+
+    /**
+     * Whether the object still waits for the write-back of the record whose token (the version that write-back
+     * installs) is {@code token}: its version is below it. Its locks kept everyone else off it since (see the class
+     * comment), so a version at or above the token is that record's write-back, landed.
+     */
+    @Override
+    public boolean heldBy(final DirectBuffer header, final long token) {
+        return (header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY) < token;
+    }
+
+    @Override
+    public void release(final Doorbell batch, final long address, final int rkey, final long token) {
+        batch.write(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, ZERO, 0, 8);
+    }
+}
