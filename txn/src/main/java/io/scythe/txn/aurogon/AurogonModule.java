@@ -20,7 +20,8 @@ import java.util.List;
  * </ul>
  * And {@code aurogon-base}: every technique off on the node's raw host clock (in the simulator, perfect unless
  * {@code --clock} skews it).
- * Not in the default lists ({@link #listed()}): it keeps no backups and recovers no coordinator (issue 20). Values
+ * Not in the default lists ({@link #listed()}): SPS, the FaRMv2-clock variant and MN failures are not built (issue
+ * 20). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
  * longer than one RRPC bucket (TPC-C's rows) go in parts ({@link AurogonRpc}).
  */
 public final class AurogonModule implements ProtocolModule {
@@ -34,6 +35,14 @@ public final class AurogonModule implements ProtocolModule {
                                     final AurogonClock.Mode clock) {
         final AurogonTxn.Techniques techniques = new AurogonTxn.Techniques(name, preattach, deferral, clock);
         return Protocol.of(name, (runtime, hint) -> new AurogonTxn(runtime, techniques));
+    }
+
+    /**
+     * How many suspect transactions recoveries in this process committed and rolled back through their backups
+     * ({@link CoordinatorRecovery}): {@code [committed, rolled back]}.
+     */
+    public static long[] recoveries() {
+        return CoordinatorRecovery.outcomes();
     }
 
     @Override
