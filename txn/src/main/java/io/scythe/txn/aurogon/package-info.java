@@ -7,8 +7,8 @@
  *   <li><b>Timestamps</b> ({@link io.scythe.txn.aurogon.AurogonTimestamp}, {@link io.scythe.txn.aurogon.AurogonClock}):
  *       a clock reading packed with server and loop ids in 64 bits; the reading is the host clock, DST's chasing
  *       clock (the {@code dst-to} baseline) or 2LClock ({@link io.scythe.txn.aurogon.TwoLevelClock},
- *       {@link io.scythe.txn.aurogon.PiecewiseMapping}: F1, F2 and the slice polyline; no tree, failover or
- *       FaRMv2-clock variant yet).</li>
+ *       {@link io.scythe.txn.aurogon.PiecewiseMapping}: F1, F2 and the slice polyline; the K=10 tree with batched
+ *       parent replies and root failover as an event model, {@link io.scythe.txn.aurogon.ClockTree}).</li>
  *   <li><b>Participants</b> ({@link io.scythe.txn.aurogon.Participant}, served by
  *       {@link io.scythe.txn.aurogon.ParticipantService} over RRPC, {@link io.scythe.txn.aurogon.AurogonRpc}): per
  *       record a version list by wts with a per-version rts, PENDING/COMMITTED; the exact read rule (largest wts below
