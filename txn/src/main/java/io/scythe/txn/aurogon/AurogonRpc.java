@@ -61,6 +61,8 @@ public final class AurogonRpc {
     public static final int APPLY = 0x5a0b;
     public static final int DISCARD = 0x5a0c;
     public static final int SUSPECTS = 0x5a0d;
+    /** FaRMv2-clock's sync request: answered with the node's host clock (i64 at 8) read by its CPU. */
+    public static final int CLOCK = 0x5a0e;
 
     public static final int HEADER_BYTES = 24;
     public static final int TABLE_OFFSET = 0;

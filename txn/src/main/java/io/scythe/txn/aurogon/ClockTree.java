@@ -21,7 +21,8 @@ import java.util.SplittableRandom;
  *   <li><b>Batched asynchronous parent replies</b>: a parent stamps nothing on its CPU's path; every
  *       {@code batchNs} it ships the {@code T_BR, T_BS} stamps its CQ collected, with its current mapping, to each
  *       child in one message; the child pairs them with its own {@code T_AS, T_AR} then.</li>
- *   <li><b>Composition</b>: a node's raw time is {@code raw_parent(F_child→parent(nic))}; the root's is its NIC's.</li>
+ *   <li><b>Composition</b>: a node's raw time is {@code raw_parent(F_child→parent(nic))}; the root's is its
+ *       NIC's.</li>
  *   <li><b>Root failover</b> (§5.3, Fig. 7): the root's children notice its batches stop (heartbeat: none for
  *       {@code heartbeatNs}); the lowest-numbered becomes the root, and every orphaned node takes as parent the
  *       shallowest node with fewer than K children. Every node then serves, through the <i>virtual phase</i>

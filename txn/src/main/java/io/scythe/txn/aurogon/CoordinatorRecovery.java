@@ -43,8 +43,10 @@ final class CoordinatorRecovery {
     private static final TxnRuntime.Key<Set<Long>> RESOLVING = new TxnRuntime.Key<>("aurogon-resolving");
 
     /** Recoveries run by every loop of this process (tests, reports). */
-    private static final java.util.concurrent.atomic.AtomicLong COMMITTED = new java.util.concurrent.atomic.AtomicLong();
-    private static final java.util.concurrent.atomic.AtomicLong ROLLED_BACK = new java.util.concurrent.atomic.AtomicLong();
+    private static final java.util.concurrent.atomic.AtomicLong COMMITTED =
+        new java.util.concurrent.atomic.AtomicLong();
+    private static final java.util.concurrent.atomic.AtomicLong ROLLED_BACK =
+        new java.util.concurrent.atomic.AtomicLong();
 
     private CoordinatorRecovery() {
     }
@@ -250,9 +252,9 @@ final class CoordinatorRecovery {
      * {@code recovering}: a recovery's COMMIT; {@code decidedIsFine}: a version committed already is no error (a
      * recovery's, or a replicated coordinator's whose transaction a recovery committed meanwhile).
      */
-    static Future<Integer> commitValue(final TxnRuntime runtime, final Caller caller, final String node, final int table,
-                                    final long key, final long ts, final DirectBuffer value, final int valueLength,
-                                    final boolean recovering, final boolean decidedIsFine) {
+    static Future<Integer> commitValue(final TxnRuntime runtime, final Caller caller, final String node,
+                                       final int table, final long key, final long ts, final DirectBuffer value,
+                                       final int valueLength, final boolean recovering, final boolean decidedIsFine) {
         final int length = value == null ? 0 : valueLength;
         return runtime.rocket(node).compose(rocket -> {
             final int carried = Math.min(length, rocket.maxPayload() - AurogonRpc.HEADER_BYTES);

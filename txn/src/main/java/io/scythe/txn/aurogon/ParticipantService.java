@@ -108,6 +108,7 @@ public final class ParticipantService {
         server.handle(AurogonRpc.APPLY, (request, responder) -> decide(request, responder, true));
         server.handle(AurogonRpc.DISCARD, (request, responder) -> decide(request, responder, false));
         server.handle(AurogonRpc.SUSPECTS, this::suspects);
+        server.handle(AurogonRpc.CLOCK, this::clock);
         return this;
     }
 
@@ -136,6 +137,19 @@ public final class ParticipantService {
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
             p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) ->
                 replyValue(responder, status, wts, status == Participant.OK ? value : null, 0));
+    }
+
+    private io.scythe.bridge.NodeClocks clocks;
+
+    /** FaRMv2-clock's sync: this node's host clock, read by its CPU when it runs the request. */
+    private void clock(final RpcRequest request, final RpcResponder responder) {
+        if (clocks == null) {
+            clocks = io.scythe.bridge.NodeClocks.onLoop(db.nic()); // this node's loop runs the handler
+        }
+        final UnsafeBuffer reply = new UnsafeBuffer(new byte[16]);
+        reply.putInt(0, Participant.OK);
+        reply.putLong(8, clocks.hostNs());
+        responder.reply(reply, 0, reply.capacity());
     }
 
     /** A part of one write of a transaction, held here as its backup. */
