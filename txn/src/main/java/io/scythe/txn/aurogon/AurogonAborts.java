@@ -16,7 +16,10 @@ public final class AurogonAborts {
     /** A read needed a version the participant's version GC had reclaimed. */
     public static final AbortReason VERSION_GONE = AbortReason.define("version-gone", 930);
 
-    static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE);
+    /** A backup refused the attempt's replication: a recovery suspected its coordinator and rolled it back (§4.5). */
+    public static final AbortReason FENCED = AbortReason.define("fenced", 940);
+
+    static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED);
 
     private AurogonAborts() {
     }

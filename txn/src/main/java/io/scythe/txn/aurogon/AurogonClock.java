@@ -16,12 +16,17 @@ import io.scythe.txn.TxnRuntime;
  *       our library): a chasing clock that every participant's answer pulls forward to the largest timestamp that
  *       participant has seen, without allowing for the one-way delay of that timestamp and without correcting
  *       frequency drift (only forward jumps).</li>
+ *   <li>{@link Mode#FARM}: FaRMv2's clock as the Aurogon paper compares it (§6.5, its uncertainty wait removed): the
+ *       host clock synchronised to the reference node's host clock by RPCs its CPU answers (AurogonRpc.CLOCK):
+ *       {@code offset = T_master + rtt/2 - T_recv} from the sample with the shortest round trip of the last
+ *       {@value #FARM_WINDOW}; no NIC timestamps, no drift correction between syncs. Syncs ride on timestamp
+ *       requests like 2LClock's probes.</li>
  * </ul>
  * A runtime extension, one per mode.
  */
 final class AurogonClock {
     /** Where the clock reading comes from. */
-    enum Mode { HOST, DST, TWO_LEVEL }
+    enum Mode { HOST, DST, TWO_LEVEL, FARM }
 
     /** 2LClock's settings: probe at most every 20 us of host time, slices of 200 us, alpha 0.5 (symmetric). */
     static final long PROBE_INTERVAL_NS = 20_000;
@@ -31,6 +36,15 @@ final class AurogonClock {
     private static final TxnRuntime.Key<AurogonClock> HOST_KEY = new TxnRuntime.Key<>("aurogon-clock");
     private static final TxnRuntime.Key<AurogonClock> DST_KEY = new TxnRuntime.Key<>("aurogon-dst-clock");
     private static final TxnRuntime.Key<AurogonClock> TWO_LEVEL_KEY = new TxnRuntime.Key<>("aurogon-2lclock");
+    private static final TxnRuntime.Key<AurogonClock> FARM_KEY = new TxnRuntime.Key<>("aurogon-farm-clock");
+    /** FaRMv2-clock: syncs kept, the shortest round trip's offset used. */
+    static final int FARM_WINDOW = 16;
+    private final long[] farmRtt = new long[FARM_WINDOW];
+    private final long[] farmOffset = new long[FARM_WINDOW];
+    private int farmSamples;
+    private boolean farmSyncing;
+    private long farmLastSync = Long.MIN_VALUE;
+    private long farmOffsetNs;
 
     private final TxnRuntime runtime;
     private final Mode mode;
@@ -76,8 +90,8 @@ final class AurogonClock {
     }
 
     static AurogonClock of(final TxnRuntime runtime, final Mode mode) {
-        return runtime.extension(mode == Mode.DST ? DST_KEY : mode == Mode.TWO_LEVEL ? TWO_LEVEL_KEY : HOST_KEY,
-            rt -> new AurogonClock(rt, mode));
+        return runtime.extension(mode == Mode.DST ? DST_KEY : mode == Mode.TWO_LEVEL ? TWO_LEVEL_KEY
+            : mode == Mode.FARM ? FARM_KEY : HOST_KEY, rt -> new AurogonClock(rt, mode));
     }
 
     private long hostNs() {
@@ -86,9 +100,42 @@ final class AurogonClock {
     }
 
     long next() {
-        final long reading = twoLevel != null ? twoLevel.now() : hostNs() + aheadNs;
+        final long reading = twoLevel != null ? twoLevel.now() : mode == Mode.FARM ? farmNow() : hostNs() + aheadNs;
         last = AurogonTimestamp.next(last, reading, server, loop);
         return last;
+    }
+
+    private long farmNow() {
+        final long host = hostNs();
+        if (!farmSyncing && host - farmLastSync >= PROBE_INTERVAL_NS) {
+            farmSync(host);
+        }
+        return host + farmOffsetNs;
+    }
+
+    private void farmSync(final long host) {
+        farmSyncing = true;
+        farmLastSync = host;
+        final String master = reference(runtime);
+        final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(
+            new byte[AurogonRpc.HEADER_BYTES]);
+        final long sent = hostNs();
+        runtime.rocket(master).compose(rocket -> rocket.call(AurogonRpc.CLOCK, request)).onComplete(ar -> {
+            farmSyncing = false;
+            if (ar.failed()) {
+                return;
+            }
+            final long received = hostNs();
+            final long rtt = received - sent;
+            final int slot = farmSamples++ % FARM_WINDOW;
+            farmRtt[slot] = rtt;
+            farmOffset[slot] = ar.result().payload().getLong(8) + rtt / 2 - received;
+            int best = 0;
+            for (int i = 1; i < Math.min(farmSamples, FARM_WINDOW); i++) {
+                best = farmRtt[i] < farmRtt[best] ? i : best;
+            }
+            farmOffsetNs = farmOffset[best];
+        });
     }
 
     /** A participant answered having seen {@code seenTs}: DST chases it; the host clock ignores it. */

@@ -18,9 +18,10 @@ import java.util.List;
  *   <li>{@code aurogon-2l}: then 2LClock in place of DST ({@link TwoLevelClock}, the parts built);</li>
  *   <li>{@code aurogon}: then adaptive read deferral: Aurogon.</li>
  * </ul>
- * And {@code aurogon-base}: every technique off on the node's raw host clock (in the simulator, perfect unless
- * {@code --clock} skews it).
- * Not in the default lists ({@link #listed()}): it keeps no backups and recovers no coordinator (issue 20). Values
+ * And {@code aurogon-farmclock}: Aurogon with FaRMv2's clock in place of 2LClock (§6.5's comparison,
+ * {@link AurogonClock.Mode#FARM}); {@code aurogon-base}: every technique off on the node's raw host clock (in the
+ * simulator, perfect unless {@code --clock} skews it).
+ * Not in the default lists ({@link #listed()}): SPS and memory-node failures are not built (issue 20). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
  * longer than one RRPC bucket (TPC-C's rows) go in parts ({@link AurogonRpc}).
  */
 public final class AurogonModule implements ProtocolModule {
@@ -29,11 +30,21 @@ public final class AurogonModule implements ProtocolModule {
     public static final Protocol AUROGON_PRE = variant("aurogon-pre", true, false, AurogonClock.Mode.DST);
     public static final Protocol AUROGON_2L = variant("aurogon-2l", true, false, AurogonClock.Mode.TWO_LEVEL);
     public static final Protocol AUROGON = variant("aurogon", true, true, AurogonClock.Mode.TWO_LEVEL);
+    public static final Protocol AUROGON_FARM_CLOCK = variant("aurogon-farmclock", true, true,
+        AurogonClock.Mode.FARM);
 
     private static Protocol variant(final String name, final boolean preattach, final boolean deferral,
                                     final AurogonClock.Mode clock) {
         final AurogonTxn.Techniques techniques = new AurogonTxn.Techniques(name, preattach, deferral, clock);
         return Protocol.of(name, (runtime, hint) -> new AurogonTxn(runtime, techniques));
+    }
+
+    /**
+     * How many suspect transactions recoveries in this process committed and rolled back through their backups
+     * ({@link CoordinatorRecovery}): {@code [committed, rolled back]}.
+     */
+    public static long[] recoveries() {
+        return CoordinatorRecovery.outcomes();
     }
 
     @Override
@@ -43,7 +54,7 @@ public final class AurogonModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO);
+        return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO, AUROGON_FARM_CLOCK);
     }
 
     @Override

@@ -25,9 +25,27 @@ package io.scythe.txn.aurogon;
  *       staged first by STAGE requests (header with the total length, the part's offset (i32) at 24, the part at
  *       32), kept with the pending version at the timestamp ({@code NOT_PENDING} when none is pending) and dropped
  *       with it at rollback.</li>
- * </ul> INSTALL, COMMIT and ROLLBACK answer with the status and the largest timestamp seen (at 8): 16
- * bytes; INSERT adds the wts of the version below it (the absence it read) at 16: 24 bytes. The largest timestamp
- * seen is what DST's chasing clocks advance to ({@link AurogonClock}).
+ * </ul> INSTALL, COMMIT, ROLLBACK, STAGE and APPLY/DISCARD answer with the status, the largest timestamp seen (at
+ * 8) and an orphan hint (at 16): 24 bytes; INSERT adds the wts of the version below it (the absence it read) at 24:
+ * 32 bytes. A READ reply has its hint at 24, its value at 32. The largest timestamp seen is what DST's chasing clocks
+ * advance to ({@link AurogonClock}); the hint is the timestamp of a transaction this node suspects its coordinator
+ * left behind (a version pending, or a replication held, past the orphan lease; 0 for none), which the coordinator
+ * that reads it resolves ({@link CoordinatorRecovery}).
+ *
+ * <p>Backups and recovery (§4.5):
+ * <pre>
+ *  REPLICATE  0 backup table id, 4 value length (DELETE), 8 key, 16 ts, 24 writes this node gets (i32),
+ *             28 offset of the part (i32), 32 mask of the transaction's backup nodes (i64), 40 the part;
+ *             answers OK or Backups.FENCED
+ *  HOLDS      16 ts; answers 0 Backups.FULL/COMMITTED/ABORTED (fencing it when not held in full), 4 writes held,
+ *             8 mask
+ *  FETCH      0 write index, 4 offset, 16 ts; answers 0 status, 4 value length (DELETE), 8 key, 16 backup table
+ *             id, 24 the value's bytes from offset
+ *  APPLY      16 ts: the held writes go into the backup tables (OK, or Backups.FENCED)
+ *  DISCARD    16 ts: the held writes are dropped, the transaction fenced
+ *  SUSPECTS   16 ts; answers 0 count, 4 held here undecided (1/0), 8 count x (table id i32, key i64) of the
+ *             records whose suspect version is pending at ts
+ * </pre>
  */
 public final class AurogonRpc {
     public static final int READ = 0x5a01;
@@ -37,6 +55,14 @@ public final class AurogonRpc {
     public static final int INSERT = 0x5a05;
     public static final int READ_MORE = 0x5a06;
     public static final int STAGE = 0x5a07;
+    public static final int REPLICATE = 0x5a08;
+    public static final int HOLDS = 0x5a09;
+    public static final int FETCH = 0x5a0a;
+    public static final int APPLY = 0x5a0b;
+    public static final int DISCARD = 0x5a0c;
+    public static final int SUSPECTS = 0x5a0d;
+    /** FaRMv2-clock's sync request: answered with the node's host clock (i64 at 8) read by its CPU. */
+    public static final int CLOCK = 0x5a0e;
 
     public static final int HEADER_BYTES = 24;
     public static final int TABLE_OFFSET = 0;
@@ -45,15 +71,27 @@ public final class AurogonRpc {
     public static final int KEY_OFFSET = 8;
     public static final int TS_OFFSET = 16;
 
-    public static final int READ_REPLY_HEADER_BYTES = 24;
+    public static final int READ_REPLY_HEADER_BYTES = 32;
     public static final int READ_SEEN_OFFSET = 16;
-    public static final int STATUS_REPLY_BYTES = 16;
+    public static final int READ_HINT_OFFSET = 24;
+    public static final int STATUS_REPLY_BYTES = 24;
     public static final int STATUS_SEEN_OFFSET = 8;
-    public static final int INSERT_REPLY_BYTES = 24;
-    public static final int INSERT_BELOW_OFFSET = 16;
+    public static final int STATUS_HINT_OFFSET = 16;
+    public static final int INSERT_REPLY_BYTES = 32;
+    public static final int INSERT_BELOW_OFFSET = 24;
+    /** REPLICATE: writes this node gets (i32), the part's offset (i32), the mask (i64), then the part. */
+    public static final int REPLICATE_EXPECTED_OFFSET = 24;
+    public static final int REPLICATE_OFFSET_OFFSET = 28;
+    public static final int REPLICATE_MASK_OFFSET = 32;
+    public static final int REPLICATE_HEADER_BYTES = 40;
+    public static final int HOLDS_REPLY_BYTES = 16;
+    public static final int FETCH_REPLY_HEADER_BYTES = 24;
+    public static final int SUSPECT_BYTES = 12;
     /** STAGE: the part's offset in the value, then (at {@link #STAGE_HEADER_BYTES}) the part. */
     public static final int STAGE_OFFSET = 24;
     public static final int STAGE_HEADER_BYTES = 32;
+    /** COMMIT: this bit in the table id marks a recovery's COMMIT (answered Participant.FIRST_SEEN once). */
+    public static final int BY_RECOVERY = 0x4000_0000;
     /** COMMIT length of a delete. */
     public static final int DELETE = -1;
 

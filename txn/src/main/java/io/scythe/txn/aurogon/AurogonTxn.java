@@ -39,11 +39,14 @@ import java.util.Map;
  * of the absent key put there); deletes commit an absence. Reads of an absent key record it ({@code readAbsent} at
  * the absence's wts) and fail with {@code UnknownKeyException}.
  *
- * <p>Not built yet (issue 20), each a documented gap: replication to
- * backups before the commit (none: commit goes to the primaries only), the recovery of a dead coordinator's pending
- * versions (a read parked on one waits until the run ends), SPS mode, key-dependent deferral bypass as a request
- * flag of the {@code Txn} API (the wire flag exists: {@link Participant#FLAG_NO_DEFER}). The commit answers after the
- * COMMIT acknowledgements, where the paper answers while sending them.
+ * <p>With backups ({@code --replicas}), the commit replicates every write to its partition's backups first and
+ * waits for all of them (§4.5), then COMMITs; after the commit is reported the backups APPLY what they hold. A read
+ * answered ORPHAN (parked on a version whose coordinator went silent) resolves that transaction through the backups
+ * ({@link CoordinatorRecovery}) and reads again; a reply's orphan hint starts such a resolution in the background.
+ *
+ * <p>Not built yet (issue 20): SPS mode, key-dependent deferral bypass as a request flag of the {@code Txn} API (the
+ * wire flag exists: {@link Participant#FLAG_NO_DEFER}). The commit answers after the COMMIT acknowledgements (and the
+ * backups' APPLY), where the paper answers while sending them.
  */
 final class AurogonTxn implements Txn {
     /** What one attempt runs with: the variant's techniques. */
@@ -162,6 +165,11 @@ final class AurogonTxn implements Txn {
             final int status = p.getInt(0);
             if (status == Participant.REFUSED || status == Participant.NOT_FOUND) {
                 a.locked = false; // the install was refused, or there is no such table: nothing installed
+            }
+            if (status == Participant.ORPHAN) {
+                // Parked on a version whose coordinator may be dead: resolve it through its backups, read again.
+                return CoordinatorRecovery.resolve(runtime, p.getLong(8), a.partition.node())
+                    .compose(resolved -> fetch(a, preattach));
             }
             if (status == Participant.OK) {
                 final byte[] value = new byte[p.getInt(4)];
@@ -352,7 +360,7 @@ final class AurogonTxn implements Txn {
                 inFlight.add(installed);
             }
         }
-        return clock.staged(Stage.LOCK, Reposts.settle(installs)).compose(v -> decide())
+        return clock.staged(Stage.LOCK, Reposts.settle(installs)).compose(v -> replicate()).compose(v -> decide())
             .recover(e -> e instanceof OutcomeUnknownException ? Future.failedFuture(e)
                 : abort().transform(done -> Future.failedFuture(done.failed() ? done.cause() : e)));
     }
@@ -373,6 +381,7 @@ final class AurogonTxn implements Txn {
                 decided.add(rollback(a));
             }
         }
+
         return clock.staged(Stage.WRITE_BACK, Reposts.settle(decided)).transform(ar -> {
             if (ar.failed()) {
                 final String why = "transaction " + Long.toHexString(id) + " at " + AurogonTimestamp.toString(ts)
@@ -388,7 +397,7 @@ final class AurogonTxn implements Txn {
             if (recorder != null) {
                 recorder.committed(id, ts, accesses);
             }
-            return Future.succeededFuture(ts);
+            return applyBackups().map(ts);
         });
     }
 
@@ -397,29 +406,101 @@ final class AurogonTxn implements Txn {
      * first bytes are staged by STAGE requests and the COMMIT, sent once they are all acknowledged, carries the rest.
      */
     private Future<Void> commitWrite(final Access a) {
+        return CoordinatorRecovery.commitValue(runtime, this::callNode, a.partition.node(),
+            a.partition.descriptor().schema().id(), a.key, ts, a.deleting ? null : a.newValue, a.newLength, false,
+            !backupNodes.isEmpty()).mapEmpty();
+    }
+
+    /**
+     * After the primaries' COMMITs (and the commit's report): the backups apply what they hold (asynchronously in the
+     * paper). A backup whose APPLY is lost keeps the transaction held until a recovery finds it durable and applies it.
+     */
+    private Future<Void> applyBackups() {
+        final List<Future<?>> applied = new ArrayList<>();
+        for (final String backup : backupNodes) {
+            applied.add(Reposts.untilAccepted(runtime.timers(), () -> callNode(backup, AurogonRpc.APPLY, ts(0)))
+                .compose(reply -> expectStatus("APPLY on " + backup, reply)));
+        }
+        return Reposts.settle(applied).otherwiseEmpty();
+    }
+
+    /** The backup nodes this attempt's writes were replicated to (before any COMMIT: §4.5). */
+    private final List<String> backupNodes = new ArrayList<>();
+
+    /**
+     * Replication (§4.5): every write goes to each backup of its partition (REPLICATE, in parts when long), all
+     * acknowledged before any COMMIT reaches a primary; each part names the transaction's backup nodes and how many
+     * writes the receiving node gets, so that a recovery can tell whether every backup holds it in full. A backup
+     * that fenced the attempt (a recovery suspected it and rolled it back) refuses: the attempt aborts. Nothing to do
+     * without backups.
+     */
+    private Future<Void> replicate() {
+        final Map<String, Integer> writes = new java.util.LinkedHashMap<>();
+        long mask = 0;
+        for (final Access a : accesses) {
+            if (a.locked && a.dirty) {
+                for (final io.scythe.txn.Catalog.Replica r : a.partition.backups()) {
+                    writes.merge(r.node(), 1, Integer::sum);
+                    mask |= CoordinatorRecovery.bitOf(runtime.catalog(), r.node());
+                }
+            }
+        }
+        if (writes.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        backupNodes.addAll(writes.keySet());
+        final long nodes = mask;
+        final List<Future<?>> sent = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.locked && a.dirty) {
+                for (final io.scythe.txn.Catalog.Replica r : a.partition.backups()) {
+                    sent.add(replicate(a, r, writes.get(r.node()), nodes));
+                }
+            }
+        }
+        return clock.staged(Stage.LOG, Reposts.settle(sent));
+    }
+
+    private Future<Void> replicate(final Access a, final io.scythe.txn.Catalog.Replica r, final int expected,
+                                   final long mask) {
         final int length = a.deleting ? 0 : a.newLength;
-        return runtime.rocket(a.partition.node()).compose(rocket -> {
-            final int carried = Math.min(length, rocket.maxPayload() - AurogonRpc.HEADER_BYTES);
-            final int prefix = length - carried;
-            final int partBytes = rocket.maxPayload() - AurogonRpc.STAGE_HEADER_BYTES;
+        return runtime.rocket(r.node()).compose(rocket -> {
+            final int partBytes = rocket.maxPayload() - AurogonRpc.REPLICATE_HEADER_BYTES;
             final List<Future<?>> parts = new ArrayList<>();
-            for (int from = 0; from < prefix; from += partBytes) {
-                final int n = Math.min(partBytes, prefix - from);
-                final UnsafeBuffer part = new UnsafeBuffer(new byte[AurogonRpc.STAGE_HEADER_BYTES + n]);
-                fill(part, a, length);
-                part.putInt(AurogonRpc.STAGE_OFFSET, from);
-                part.putBytes(AurogonRpc.STAGE_HEADER_BYTES, a.newValue, from, n);
-                parts.add(Reposts.untilAccepted(runtime.timers(), () -> call(a, AurogonRpc.STAGE, part))
-                    .compose(reply -> expectOk(a, "STAGE", reply)));
-            }
-            final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + carried]);
-            fill(request, a, a.deleting ? AurogonRpc.DELETE : length);
-            if (carried > 0) {
-                request.putBytes(AurogonRpc.HEADER_BYTES, a.newValue, prefix, carried);
-            }
-            return Reposts.settle(parts).compose(staged -> Reposts.untilAccepted(runtime.timers(),
-                () -> call(a, AurogonRpc.COMMIT, request))).compose(reply -> expectOk(a, "COMMIT", reply));
+            int from = 0;
+            do {
+                final int n = Math.min(partBytes, length - from);
+                final UnsafeBuffer part = new UnsafeBuffer(new byte[AurogonRpc.REPLICATE_HEADER_BYTES + n]);
+                CoordinatorRecovery.fill(part, r.descriptor().schema().id(), a.deleting ? AurogonRpc.DELETE : length,
+                    a.key, ts);
+                part.putInt(AurogonRpc.REPLICATE_EXPECTED_OFFSET, expected);
+                part.putInt(AurogonRpc.REPLICATE_OFFSET_OFFSET, from);
+                part.putLong(AurogonRpc.REPLICATE_MASK_OFFSET, mask);
+                if (n > 0) {
+                    part.putBytes(AurogonRpc.REPLICATE_HEADER_BYTES, a.newValue, from, n);
+                }
+                parts.add(Reposts.untilAccepted(runtime.timers(), () -> callNode(r.node(), AurogonRpc.REPLICATE,
+                    part)).compose(reply -> reply.payload().getInt(0) == Backups.FENCED
+                    ? Future.failedFuture(new io.scythe.txn.AbortException(AurogonAborts.FENCED, "a recovery rolled "
+                    + "transaction " + AurogonTimestamp.toString(ts) + " back (its backup " + r.node() + " fenced it)"))
+                    : expectStatus("REPLICATE on " + r.node(), reply)));
+                from += n;
+            } while (from < length);
+            return Reposts.settle(parts);
         });
+    }
+
+    private Future<Void> expectStatus(final String what, final RpcReply reply) {
+        final int status = reply.payload().getInt(0);
+        return status == Participant.OK ? Future.succeededFuture() : Future.failedFuture(new IllegalStateException(
+            "Aurogon " + what + " at " + AurogonTimestamp.toString(ts) + " answered " + status));
+    }
+
+    private UnsafeBuffer ts(final int table) {
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+        request.putInt(AurogonRpc.TABLE_OFFSET, table);
+        request.putLong(AurogonRpc.TS_OFFSET, ts);
+        return request;
     }
 
     @Override
@@ -431,6 +512,10 @@ final class AurogonTxn implements Txn {
         // Nothing may be left in flight: a READ still out may yet install its pre-attached version.
         aborted = Future.join(new ArrayList<>(inFlight)).transform(settled -> {
             final List<Future<?>> rollbacks = new ArrayList<>();
+            for (final String backup : backupNodes) { // replicated in part before a backup fenced it: drop it all
+                rollbacks.add(Reposts.untilAccepted(runtime.timers(), () -> callNode(backup, AurogonRpc.DISCARD,
+                    ts(0))).compose(reply -> expectStatus("DISCARD on " + backup, reply)));
+            }
             for (final Access a : accesses) {
                 if (a.locked) {
                     a.locked = false;
@@ -465,9 +550,26 @@ final class AurogonTxn implements Txn {
     }
 
     private Future<RpcReply> call(final Access a, final int rpc, final UnsafeBuffer request) {
-        return runtime.rocket(a.partition.node()).compose(rocket -> rocket.call(rpc, request)).onSuccess(reply ->
-            timestamps.observe(reply.payload().getLong(rpc == AurogonRpc.READ || rpc == AurogonRpc.READ_MORE
-                ? AurogonRpc.READ_SEEN_OFFSET : AurogonRpc.STATUS_SEEN_OFFSET)));
+        return callNode(a.partition.node(), rpc, request);
+    }
+
+    /**
+     * One request; its reply's largest timestamp seen feeds DST's clock, and its orphan hint (a transaction the node
+     * suspects its coordinator left behind) starts a background resolution ({@link CoordinatorRecovery}).
+     */
+    private Future<RpcReply> callNode(final String node, final int rpc, final UnsafeBuffer request) {
+        return runtime.rocket(node).compose(rocket -> rocket.call(rpc, request)).onSuccess(reply -> {
+            final UnsafeBuffer p = reply.payload();
+            final boolean read = rpc == AurogonRpc.READ || rpc == AurogonRpc.READ_MORE;
+            if (p.capacity() < (read ? AurogonRpc.READ_REPLY_HEADER_BYTES : AurogonRpc.STATUS_REPLY_BYTES)) {
+                return;
+            }
+            timestamps.observe(p.getLong(read ? AurogonRpc.READ_SEEN_OFFSET : AurogonRpc.STATUS_SEEN_OFFSET));
+            final long hint = p.getLong(read ? AurogonRpc.READ_HINT_OFFSET : AurogonRpc.STATUS_HINT_OFFSET);
+            if (hint != 0 && hint != ts) {
+                CoordinatorRecovery.hinted(runtime, hint, node);
+            }
+        });
     }
 
     private UnsafeBuffer header(final Access a, final int flags) {

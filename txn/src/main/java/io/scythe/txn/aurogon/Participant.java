@@ -57,6 +57,16 @@ public final class Participant {
     public static final int ABSENT = -5;
     /** An insert found a live committed version below its timestamp: the key exists. */
     public static final int DUPLICATE = -6;
+    /**
+     * A read met a pending version older than the orphan lease ({@link #orphans}): its coordinator may be dead. The
+     * answer's wts is that version's timestamp; the reader resolves it through the backups and reads again.
+     */
+    public static final int ORPHAN = -7;
+    /**
+     * A recovery's COMMIT found the version committed already, by its coordinator, and is the first recovery to see
+     * it (so that recoveries can report every write of a dead coordinator once; later ones get {@link #NOT_PENDING}).
+     */
+    public static final int FIRST_SEEN = 1;
 
     /** Read flag: install a pending version at the read's ts first (§4.3 pre-attaching). */
     public static final int FLAG_PREATTACH = 1;
@@ -120,6 +130,10 @@ public final class Participant {
         /** While pending: the parts of a value too long for one COMMIT request, staged before it ({@link #stage}). */
         byte[] staging;
         java.util.BitSet staged;
+        /** Pending past the orphan lease: reads meeting it are answered {@link #ORPHAN}. */
+        boolean suspect;
+        /** Committed by a recovery, or seen committed by one ({@link #FIRST_SEEN}). */
+        boolean recovered;
 
         Version(final long wts, final long rts, final boolean pending, final byte[] value) {
             this.wts = wts;
@@ -160,12 +174,33 @@ public final class Participant {
     private long reclaimed;
     /** The largest timestamp any request carried: what DST's chasing clocks are pulled forward by. */
     private long maxTs;
+    /** How long a version may stay pending before it is a suspect (0: never, without backups to resolve it). */
+    private long orphanNs;
+    /** Records with a suspect pending version, by that version's timestamp, oldest suspect first. */
+    private final java.util.LinkedHashMap<Long, List<Record>> suspects = new java.util.LinkedHashMap<>();
 
     public Participant(final Backing backing, final Deferrer deferrer, final Deferral settings) {
         this.backing = backing;
         this.deferrer = deferrer;
         this.settings = settings;
     }
+
+    /**
+     * Turns orphan detection on: a version pending for longer than {@code leaseNs} becomes a suspect, its parked reads
+     * and later reads are answered {@link #ORPHAN}, and {@link #suspect()} names it (for a live coordinator to resolve
+     * through the backups; §4.5 has primaries detect a dead coordinator by heartbeats and ask its backups). Only with
+     * backups: without them a suspect cannot be resolved.
+     */
+    public void orphans(final long leaseNs, final java.util.function.LongPredicate silent) {
+        if (leaseNs < 0) {
+            throw new IllegalArgumentException("orphan lease " + leaseNs + " ns must not be negative");
+        }
+        this.orphanNs = leaseNs;
+        this.silent = silent;
+    }
+
+    /** Whether the coordinator of a timestamp was not heard from for the lease (§4.5's heartbeat, by traffic). */
+    private java.util.function.LongPredicate silent = ts -> true;
 
     // ------------------------------------------------------------------------------------------------ requests
 
@@ -243,12 +278,22 @@ public final class Participant {
      * {@code ts} on), answering the reads parked on it.
      */
     public int commit(final int table, final long key, final long ts, final byte[] value) {
+        return commit(table, key, ts, value, false);
+    }
+
+    /**
+     * As {@link #commit(int, long, long, byte[])}; {@code byRecovery}: a recovery's COMMIT, which answers
+     * {@link #FIRST_SEEN} instead of {@link #NOT_PENDING} the first time a recovery finds the version committed.
+     */
+    public int commit(final int table, final long key, final long ts, final byte[] value, final boolean byRecovery) {
         final Record r = known(table, key);
         final int i = r == null ? -1 : indexOf(r, ts);
         if (i < 0 || !r.versions.get(i).pending) {
-            return NOT_PENDING;
+            return byRecovery ? seenByRecovery(table, key, ts) : NOT_PENDING;
         }
         final Version v = r.versions.get(i);
+        v.recovered = byRecovery;
+        unsuspect(r, v);
         v.value = value;
         v.absent = value == null;
         v.pending = false;
@@ -352,6 +397,7 @@ public final class Participant {
             return NOT_PENDING;
         }
         r.versions.remove(i);
+        unsuspect(r, v);
         if (v.waiters != null) {
             for (final Waiter w : v.waiters) {
                 execute(r, w.ts, w.reply);
@@ -368,7 +414,9 @@ public final class Participant {
             final Version v = vs.get(i);
             if (v.wts < ts) {
                 v.rts = Math.max(v.rts, ts);
-                if (v.pending) {
+                if (v.pending && v.suspect) {
+                    reply.answer(ORPHAN, v.wts, null);
+                } else if (v.pending) {
                     blockedReads++;
                     if (v.waiters == null) {
                         v.waiters = new ArrayList<>(2);
@@ -400,13 +448,90 @@ public final class Participant {
                     return REFUSED;
                 }
                 installs++;
-                vs.add(i, new Version(ts, ts, true, null));
+                final Version installed = new Version(ts, ts, true, null);
+                vs.add(i, installed);
+                if (orphanNs > 0) {
+                    deferrer.after(orphanNs, () -> suspect(r, installed));
+                }
                 return OK;
             }
         }
         adapt(r, true);
         refusedInstalls++;
         return REFUSED; // below every kept version: the rts that would decide is reclaimed
+    }
+
+    /** A recovery found the committed version at {@code ts}: {@link #FIRST_SEEN} the first time, else not pending. */
+    public int seenByRecovery(final int table, final long key, final long ts) {
+        final Record r = known(table, key);
+        final int i = r == null ? -1 : indexOf(r, ts);
+        if (i < 0 || r.versions.get(i).pending || r.versions.get(i).recovered) {
+            return NOT_PENDING;
+        }
+        r.versions.get(i).recovered = true;
+        return FIRST_SEEN;
+    }
+
+    /** {@code v} is still pending after the orphan lease: a suspect; the reads parked on it are told so. */
+    private void suspect(final Record r, final Version v) {
+        if (!v.pending || v.suspect || indexOf(r, v.wts) < 0 || r.versions.get(indexOf(r, v.wts)) != v) {
+            return;
+        }
+        if (!silent.test(v.wts)) { // its coordinator still talks to this node: look again a lease later
+            deferrer.after(orphanNs, () -> suspect(r, v));
+            return;
+        }
+        v.suspect = true;
+        suspects.computeIfAbsent(v.wts, t -> new ArrayList<>(2)).add(r);
+        final List<Waiter> waiters = v.waiters;
+        v.waiters = null;
+        if (waiters != null) {
+            for (final Waiter w : waiters) {
+                w.reply.answer(ORPHAN, v.wts, null);
+            }
+        }
+    }
+
+    private void unsuspect(final Record r, final Version v) {
+        if (v.suspect) {
+            v.suspect = false;
+            final List<Record> rs = suspects.get(v.wts);
+            if (rs != null && rs.remove(r) && rs.isEmpty()) {
+                suspects.remove(v.wts);
+            }
+        }
+    }
+
+    /** The timestamp of a suspect pending version (the oldest), or 0. */
+    public long suspect() {
+        return suspects.isEmpty() ? 0 : suspects.keySet().iterator().next();
+    }
+
+    /** The records ({@code [table, key]}) with a suspect version pending at {@code ts}. */
+    public List<long[]> suspectsAt(final long ts) {
+        final List<Record> rs = suspects.get(ts);
+        final List<long[]> out = new ArrayList<>();
+        if (rs != null) {
+            for (final Record r : rs) {
+                out.add(new long[] {r.table, r.key});
+            }
+        }
+        return out;
+    }
+
+    /** Timestamps of every version pending here (tests, end-of-run checks). */
+    public List<Long> pendingTimestamps() {
+        final List<Long> out = new ArrayList<>();
+        for (final Map<Long, Record> t : tables.values()) {
+            for (final Record r : t.values()) {
+                for (final Version v : r.versions) {
+                    if (v.pending) {
+                        out.add(v.wts);
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** Reclaims committed versions beyond {@code maxVersions}, oldest first, never the newest committed one. */

@@ -18,17 +18,80 @@ import org.agrona.concurrent.UnsafeBuffer;
  * Holds nothing until an Aurogon request arrives. Runs on the node's RPC loop.
  */
 public final class ParticipantService {
+    /**
+     * How long a version may stay pending, or a replication held, before this node suspects its coordinator dead
+     * (§4.5's heartbeat timeout); only on nodes that hold backups. Far above a transaction's lifetime in the runs
+     * measured (tens of microseconds); a live coordinator suspected wrongly is fenced, never made inconsistent.
+     */
+    public static final long ORPHAN_LEASE_NS = 1_000_000;
+
     private final LogDb db;
     private final Participant participant;
+    private final Backups backups;
     private LoopTimers timers;
+    /** Whether this node was checked for backup tables (they are created after the services start). */
+    private boolean replicationChecked;
+
+    /** The service of each memory node's LogDB in this process (end-of-run checks, tests). */
+    private static final java.util.Map<LogDb, ParticipantService> BY_DB = java.util.Collections.synchronizedMap(
+        new java.util.WeakHashMap<>());
+
+    /** The Aurogon service of memory node {@code db} in this process, or null. */
+    public static ParticipantService of(final LogDb db) {
+        return BY_DB.get(db);
+    }
 
     ParticipantService(final LogDb db, final Participant.Deferral deferral) {
+        BY_DB.put(db, this);
         this.db = db;
         this.participant = new Participant(new LogDbBacking(), this::defer, deferral);
+        this.backups = new Backups(this::applyToBackup, this::defer, ORPHAN_LEASE_NS, this::silent);
+    }
+
+    /** When each coordinator (a timestamp's server and loop ids) last sent a request of its own here. */
+    private final long[] heard = new long[1 << AurogonTimestamp.ID_BITS];
+
+    /** A coordinator's own request (not a recovery's on its behalf) arrived: it is alive. */
+    private void heard(final long ts) {
+        heard[(int) (ts & 0xffff)] = timers().nowNs();
+    }
+
+    private boolean silent(final long ts) {
+        return timers().nowNs() - heard[(int) (ts & 0xffff)] >= ORPHAN_LEASE_NS;
+    }
+
+    private LoopTimers timers() {
+        if (timers == null) {
+            timers = LoopTimers.on(Bridge.current()); // this node's loop (the simulator runs many on one thread)
+        }
+        return timers;
     }
 
     public Participant participant() {
         return participant;
+    }
+
+    public Backups backups() {
+        return backups;
+    }
+
+    /** With backup tables here (replication on), pending versions past the lease become suspects. */
+    private void checkReplication() {
+        if (!replicationChecked) {
+            replicationChecked = true;
+            for (final Table t : db.tables()) {
+                if (io.scythe.storage.BackupTables.backupOf(t.schema()) != 0) {
+                    participant.orphans(ORPHAN_LEASE_NS, this::silent);
+                    return;
+                }
+            }
+        }
+    }
+
+    /** The orphan hint every reply carries: a suspect transaction's timestamp, or 0. */
+    private long hint() {
+        final long pending = participant.suspect();
+        return pending != 0 ? pending : backups.suspect();
     }
 
     ParticipantService register(final RpcServer server) {
@@ -39,14 +102,18 @@ public final class ParticipantService {
         server.handle(AurogonRpc.INSERT, this::insert);
         server.handle(AurogonRpc.READ_MORE, this::readMore);
         server.handle(AurogonRpc.STAGE, this::stage);
+        server.handle(AurogonRpc.REPLICATE, this::replicate);
+        server.handle(AurogonRpc.HOLDS, this::holds);
+        server.handle(AurogonRpc.FETCH, this::fetch);
+        server.handle(AurogonRpc.APPLY, (request, responder) -> decide(request, responder, true));
+        server.handle(AurogonRpc.DISCARD, (request, responder) -> decide(request, responder, false));
+        server.handle(AurogonRpc.SUSPECTS, this::suspects);
+        server.handle(AurogonRpc.CLOCK, this::clock);
         return this;
     }
 
     private void defer(final long delayNs, final Runnable task) {
-        if (timers == null) {
-            timers = LoopTimers.on(Bridge.current()); // this node's loop (the simulator runs many on one thread)
-        }
-        timers.after(delayNs).onComplete(done -> task.run());
+        timers().after(delayNs).onComplete(done -> task.run());
     }
 
     private static boolean wellFormed(final RpcRequest request, final RpcResponder responder, final int length,
@@ -63,11 +130,132 @@ public final class ParticipantService {
         if (!wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "READ")) {
             return;
         }
+        checkReplication();
         final DirectBuffer p = request.payload();
         final int at = request.payloadOffset();
+        heard(p.getLong(at + AurogonRpc.TS_OFFSET));
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
             p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) ->
                 replyValue(responder, status, wts, status == Participant.OK ? value : null, 0));
+    }
+
+    private io.scythe.bridge.NodeClocks clocks;
+
+    /** FaRMv2-clock's sync: this node's host clock, read by its CPU when it runs the request. */
+    private void clock(final RpcRequest request, final RpcResponder responder) {
+        if (clocks == null) {
+            clocks = io.scythe.bridge.NodeClocks.onLoop(db.nic()); // this node's loop runs the handler
+        }
+        final UnsafeBuffer reply = new UnsafeBuffer(new byte[16]);
+        reply.putInt(0, Participant.OK);
+        reply.putLong(8, clocks.hostNs());
+        responder.reply(reply, 0, reply.capacity());
+    }
+
+    /** A part of one write of a transaction, held here as its backup. */
+    private void replicate(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final int length = request.payloadLength() - AurogonRpc.REPLICATE_HEADER_BYTES;
+        if (length < 0) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon REPLICATE takes at least "
+                + AurogonRpc.REPLICATE_HEADER_BYTES + " bytes, got " + request.payloadLength());
+            return;
+        }
+        final byte[] part = new byte[length];
+        p.getBytes(at + AurogonRpc.REPLICATE_HEADER_BYTES, part);
+        heard(p.getLong(at + AurogonRpc.TS_OFFSET));
+        final int status;
+        try {
+            status = backups.replicate(p.getLong(at + AurogonRpc.TS_OFFSET),
+                p.getLong(at + AurogonRpc.REPLICATE_MASK_OFFSET), p.getInt(at + AurogonRpc.REPLICATE_EXPECTED_OFFSET),
+                p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
+                p.getInt(at + AurogonRpc.LENGTH_OFFSET), p.getInt(at + AurogonRpc.REPLICATE_OFFSET_OFFSET), part);
+        } catch (final IllegalArgumentException e) {
+            responder.fail(AurogonRpc.BAD_REQUEST, e.getMessage());
+            return;
+        }
+        status(responder, status);
+    }
+
+    private void holds(final RpcRequest request, final RpcResponder responder) {
+        if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "HOLDS")) {
+            final Backups.Holding h = backups.holds(request.payload().getLong(request.payloadOffset()
+                + AurogonRpc.TS_OFFSET));
+            final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.HOLDS_REPLY_BYTES]);
+            reply.putInt(0, h.state());
+            reply.putInt(4, h.entries());
+            reply.putLong(8, h.mask());
+            responder.reply(reply, 0, reply.capacity());
+        }
+    }
+
+    /** One write a transaction replicated here, from an offset of its value (what a recovery commits). */
+    private void fetch(final RpcRequest request, final RpcResponder responder) {
+        if (!wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "FETCH")) {
+            return;
+        }
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final Backups.Entry e = backups.entry(p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at));
+        final int from = p.getInt(at + 4);
+        final int total = e == null || e.value() == null ? 0 : e.value().length;
+        if (from < 0 || from > total) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon FETCH from " + from + " of a value of " + total
+                + " bytes");
+            return;
+        }
+        final int part = Math.min(total - from, responder.maxReplyBytes() - AurogonRpc.FETCH_REPLY_HEADER_BYTES);
+        final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.FETCH_REPLY_HEADER_BYTES + part]);
+        reply.putInt(0, e == null ? Participant.NOT_FOUND : Participant.OK);
+        if (e != null) {
+            reply.putInt(4, e.value() == null ? AurogonRpc.DELETE : total);
+            reply.putLong(8, e.key());
+            reply.putInt(16, e.table());
+            if (part > 0) {
+                reply.putBytes(AurogonRpc.FETCH_REPLY_HEADER_BYTES, e.value(), from, part);
+            }
+        }
+        responder.reply(reply, 0, reply.capacity());
+    }
+
+    private void decide(final RpcRequest request, final RpcResponder responder, final boolean apply) {
+        if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, apply ? "APPLY" : "DISCARD")) {
+            final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
+            status(responder, apply ? backups.apply(ts) : backups.discard(ts));
+        }
+    }
+
+    private void suspects(final RpcRequest request, final RpcResponder responder) {
+        if (!wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "SUSPECTS")) {
+            return;
+        }
+        final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
+        final java.util.List<long[]> records = participant.suspectsAt(ts);
+        final int fit = Math.min(records.size(), (responder.maxReplyBytes() - 8) / AurogonRpc.SUSPECT_BYTES);
+        final UnsafeBuffer reply = new UnsafeBuffer(new byte[8 + fit * AurogonRpc.SUSPECT_BYTES]);
+        reply.putInt(0, fit);
+        reply.putInt(4, backups.held(ts) ? 1 : 0);
+        for (int i = 0; i < fit; i++) {
+            reply.putInt(8 + i * AurogonRpc.SUSPECT_BYTES, (int) records.get(i)[0]);
+            reply.putLong(12 + i * AurogonRpc.SUSPECT_BYTES, records.get(i)[1]);
+        }
+        responder.reply(reply, 0, reply.capacity());
+    }
+
+    /** A committed write of a transaction this node backs up, into its backup table unless a newer one is there. */
+    private void applyToBackup(final int tableId, final long key, final long wts, final byte[] value) {
+        final Table table = db.table(tableId);
+        if (table == null || io.scythe.storage.BackupTables.backupOf(table.schema()) == 0) {
+            throw new IllegalStateException("Aurogon APPLY to table " + tableId + ", which is no backup table here");
+        }
+        final long pointer = table.lookup(key);
+        final int at = pointer == 0 ? -1 : table.offsetOf(pointer);
+        final long current = at < 0 ? table.absentBound()
+            : table.objectMemory().getLong(at + ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+        if (wts > current) {
+            writeThrough(table, key, wts, value);
+        }
     }
 
     /** The rest of a value a READ answered in part: from an offset of the committed version at a wts. */
@@ -99,6 +287,7 @@ public final class ParticipantService {
         reply.putInt(4, total);
         reply.putLong(8, wts);
         reply.putLong(AurogonRpc.READ_SEEN_OFFSET, participant.maxTs());
+        reply.putLong(AurogonRpc.READ_HINT_OFFSET, hint());
         if (part > 0) {
             reply.putBytes(AurogonRpc.READ_REPLY_HEADER_BYTES, value, from, part);
         }
@@ -124,8 +313,10 @@ public final class ParticipantService {
 
     private void install(final RpcRequest request, final RpcResponder responder) {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "INSTALL")) {
+            checkReplication();
             final DirectBuffer p = request.payload();
             final int at = request.payloadOffset();
+            heard(p.getLong(at + AurogonRpc.TS_OFFSET));
             status(responder, participant.install(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET)));
         }
@@ -133,14 +324,17 @@ public final class ParticipantService {
 
     private void insert(final RpcRequest request, final RpcResponder responder) {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "INSERT")) {
+            checkReplication();
             final DirectBuffer p = request.payload();
             final int at = request.payloadOffset();
+            heard(p.getLong(at + AurogonRpc.TS_OFFSET));
             final long[] below = new long[1];
             final int status = participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET), below);
             final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.INSERT_REPLY_BYTES]);
             reply.putInt(0, status);
             reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, participant.maxTs());
+            reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
             reply.putLong(AurogonRpc.INSERT_BELOW_OFFSET, below[0]);
             responder.reply(reply, 0, reply.capacity());
         }
@@ -161,9 +355,13 @@ public final class ParticipantService {
                 + carried);
             return;
         }
-        final int table = p.getInt(at);
+        final boolean byRecovery = (p.getInt(at) & AurogonRpc.BY_RECOVERY) != 0;
+        final int table = p.getInt(at) & ~AurogonRpc.BY_RECOVERY;
         final long key = p.getLong(at + AurogonRpc.KEY_OFFSET);
         final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
+        if (!byRecovery) {
+            heard(ts);
+        }
         final byte[] value;
         if (length == AurogonRpc.DELETE) {
             value = null;
@@ -172,14 +370,14 @@ public final class ParticipantService {
         } else { // the value's first bytes were staged: the COMMIT carries its last ones
             value = participant.staged(table, key, ts, length, length - carried);
             if (value == null) {
-                status(responder, Participant.NOT_PENDING);
+                status(responder, byRecovery ? participant.seenByRecovery(table, key, ts) : Participant.NOT_PENDING);
                 return;
             }
         }
         if (carried > 0) {
             p.getBytes(at + AurogonRpc.HEADER_BYTES, value, length - carried, carried);
         }
-        status(responder, participant.commit(table, key, ts, value));
+        status(responder, participant.commit(table, key, ts, value, byRecovery));
     }
 
     private void rollback(final RpcRequest request, final RpcResponder responder) {
@@ -195,6 +393,7 @@ public final class ParticipantService {
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.STATUS_REPLY_BYTES]);
         reply.putInt(0, status);
         reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, participant.maxTs());
+        reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
         responder.reply(reply, 0, reply.capacity());
     }
 
@@ -226,34 +425,38 @@ public final class ParticipantService {
 
         @Override
         public void committed(final int tableId, final long key, final long wts, final byte[] value) {
-            final Table table = db.table(tableId);
-            int status = writeThrough(table, key, wts, value);
-            if (status == Table.VERSION_SPACE_FULL) {
-                // LogDB's chain of old values serves no Aurogon read (the participant keeps its own versions): free
-                // what is below this commit and write again.
-                table.reclaim(wts);
-                status = writeThrough(table, key, wts, value);
-            }
-            if (status != Table.OK) {
-                throw new IllegalStateException("Aurogon could not write committed " + table.schema().name() + "/"
-                    + key + " through to LogDB: status " + status);
-            }
+            writeThrough(db.table(tableId), key, wts, value);
         }
+    }
 
-        /** A delete ({@code value} null), an insert or revival (no live object), or an update. */
-        private int writeThrough(final Table table, final long key, final long wts, final byte[] value) {
-            if (value == null) {
-                return table.delete(key, wts);
-            }
-            final long pointer = table.lookup(key);
-            final int at = pointer == 0 ? -1 : table.offsetOf(pointer);
-            final boolean live = at >= 0 && (table.objectMemory().getShort(at + ObjectLayout.FLAGS_OFFSET)
-                & ObjectLayout.FLAG_DELETED) == 0;
-            if (live) {
-                return table.update(pointer, new UnsafeBuffer(value), 0, value.length, wts);
-            }
-            final long inserted = table.insert(key, new UnsafeBuffer(value), 0, value.length, wts);
-            return inserted > 0 ? Table.OK : (int) inserted;
+    /** Writes a committed value into a LogDB table, freeing LogDB's chain of older values when it is full. */
+    private static void writeThrough(final Table table, final long key, final long wts, final byte[] value) {
+        int status = writeOnce(table, key, wts, value);
+        if (status == Table.VERSION_SPACE_FULL) {
+            // LogDB's chain of old values serves no Aurogon read (the participant keeps its own versions): free
+            // what is below this commit and write again.
+            table.reclaim(wts);
+            status = writeOnce(table, key, wts, value);
         }
+        if (status != Table.OK) {
+            throw new IllegalStateException("Aurogon could not write committed " + table.schema().name() + "/"
+                + key + " through to LogDB: status " + status);
+        }
+    }
+
+    /** A delete ({@code value} null), an insert or revival (no live object), or an update. */
+    private static int writeOnce(final Table table, final long key, final long wts, final byte[] value) {
+        if (value == null) {
+            return table.delete(key, wts);
+        }
+        final long pointer = table.lookup(key);
+        final int at = pointer == 0 ? -1 : table.offsetOf(pointer);
+        final boolean live = at >= 0 && (table.objectMemory().getShort(at + ObjectLayout.FLAGS_OFFSET)
+            & ObjectLayout.FLAG_DELETED) == 0;
+        if (live) {
+            return table.update(pointer, new UnsafeBuffer(value), 0, value.length, wts);
+        }
+        final long inserted = table.insert(key, new UnsafeBuffer(value), 0, value.length, wts);
+        return inserted > 0 ? Table.OK : (int) inserted;
     }
 }

@@ -7,8 +7,8 @@
  *   <li><b>Timestamps</b> ({@link io.scythe.txn.aurogon.AurogonTimestamp}, {@link io.scythe.txn.aurogon.AurogonClock}):
  *       a clock reading packed with server and loop ids in 64 bits; the reading is the host clock, DST's chasing
  *       clock (the {@code dst-to} baseline) or 2LClock ({@link io.scythe.txn.aurogon.TwoLevelClock},
- *       {@link io.scythe.txn.aurogon.PiecewiseMapping}: F1, F2 and the slice polyline; no tree, failover or
- *       FaRMv2-clock variant yet).</li>
+ *       {@link io.scythe.txn.aurogon.PiecewiseMapping}: F1, F2 and the slice polyline; the K=10 tree with batched
+ *       parent replies and root failover as an event model, {@link io.scythe.txn.aurogon.ClockTree}).</li>
  *   <li><b>Participants</b> ({@link io.scythe.txn.aurogon.Participant}, served by
  *       {@link io.scythe.txn.aurogon.ParticipantService} over RRPC, {@link io.scythe.txn.aurogon.AurogonRpc}): per
  *       record a version list by wts with a per-version rts, PENDING/COMMITTED; the exact read rule (largest wts below
@@ -29,10 +29,19 @@
  * <p><b>History</b>: a read records the wts of the version it returned (an absent read, of the absence), a write its
  * timestamp as the version: wts order is the version order (format v2 places a write between two versions by it).
  *
- * <p><b>Not built yet (issue 20)</b>: backups updated before the primary and the recovery of a dead coordinator's
- * pending versions (a read parked on one waits; {@code scythe chaos} is not supported), SPS mode, a {@code Txn} API
- * flag for key-dependent reads (the wire flag exists), the K=10 clock tree, root failover and the FaRMv2-clock
- * variant. Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel in parts (READ_MORE, STAGE:
- * {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit one message.
+ * <p><b>Backups and coordinator recovery</b> (§4.5; with the substrate's {@code --replicas K}, each partition's
+ * backups on the next K memory nodes): a coordinator sends every write to its partition's backups
+ * ({@link io.scythe.txn.aurogon.Backups}, REPLICATE) and waits for all of them before any COMMIT reaches a primary;
+ * the backups apply after the primaries committed (APPLY). A version pending, or a replication held, past a lease
+ * while its coordinator sends the node nothing is a suspect: reads parked on it are answered ORPHAN and every reply
+ * names it, and the live coordinator that reads either resolves it through the backups
+ * ({@link io.scythe.txn.aurogon.CoordinatorRecovery}: commit when every backup holds it in full, else fence and roll
+ * back). The paper has the primaries themselves ask the backups; ours cannot call other memory nodes, so a live
+ * coordinator asks for them.
+ *
+ * <p><b>Not built yet (issue 20)</b>: primary and backup failure (promotion by consensus), SPS mode, a {@code Txn}
+ * API flag for key-dependent reads (the wire flag exists), the FaRMv2-clock variant, {@code scythe chaos} (cluster
+ * mode). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel in parts (READ_MORE, STAGE,
+ * REPLICATE, FETCH: {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit one message.
  */
 package io.scythe.txn.aurogon;

@@ -1,0 +1,189 @@
+package io.scythe.sim;
+
+import io.scythe.bench.history.HistoryCollector;
+import io.scythe.bench.history.SerializabilityChecker;
+import io.scythe.bench.workload.OltpSpec;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.storage.TableSchema;
+import io.scythe.txn.Txn;
+import io.scythe.txn.aurogon.AurogonTimestamp;
+import io.scythe.txn.aurogon.ParticipantService;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Aurogon's backups and the recovery of a crashed coordinator's transactions through them (§4.5), in the simulator:
+ * transfers between hot accounts on 3 memory nodes with one backup each; compute node 0 crashes with transactions in
+ * flight. Its pending versions are resolved by the live node's coordinators (committed when every backup held the
+ * transaction, else rolled back), the reads parked on them are released, money is conserved, primaries and backups
+ * hold the same values, and the history (the dead node's unreported commits aside) is serializable.
+ */
+class AurogonRecoverySimTest extends SimVertxTest {
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    void shouldResolveACrashedCoordinatorsTransactionsThroughTheBackups(final long seed) throws Exception {
+        final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION, "transfers");
+        final List<LogDb> dbs = new ArrayList<>();
+        final Transfers spec = new Transfers(dbs);
+        final SimOptions options = new SimOptions().protocol("aurogon").computeNodes(2).loopsPerComputeNode(2)
+            .clientsPerComputeNode(8).memoryNodes(3).replicas(1).durationNs(4_000_000).drainNs(4_000_000)
+            .maxAttempts(1000).seed(seed).faults(new Faults().crash(0, 300_000 + seed * 7_919));
+        final long[] before = io.scythe.txn.aurogon.AurogonModule.recoveries();
+        final SimResult r = new Simulation(options, spec).recorder(new EachVersionOnce(recorded)).run(vertx);
+        final JsonObject run = r.run().toJson();
+        final JsonObject sim = run.getJsonObject("sim");
+        System.out.println("seed " + seed + ": committed " + run.getLong("committed") + ", crash "
+            + sim.getJsonObject("crash") + ", aborts " + run.getJsonObject("aborts_by_reason"));
+        assertThat(sim.getJsonObject("crash").getLong("transactions_in_flight")).isPositive();
+        final long[] after = io.scythe.txn.aurogon.AurogonModule.recoveries();
+        final long committedByRecovery = after[0] - before[0];
+        final long rolledBackByRecovery = after[1] - before[1];
+        System.out.println("seed " + seed + ": recoveries committed " + committedByRecovery + ", rolled back "
+            + rolledBackByRecovery);
+        assertThat(committedByRecovery + rolledBackByRecovery).as("transactions resolved through the backups")
+            .isPositive();
+        assertThat(r.invariantsOk()).as(sim.getJsonArray("violations").encode()).isTrue();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
+        assertThat(run.getLong("replica_differences")).isZero();
+        assertThat(sim.getBoolean("quiescent")).as("every live client finished: no read parked for ever").isTrue();
+        // Nothing of the dead coordinator is left pending, nothing held undecided.
+        int pendingOfDead = 0;
+        int undecided = 0;
+        for (final LogDb db : dbs) {
+            final ParticipantService s = ParticipantService.of(db);
+            for (final long ts : s.participant().pendingTimestamps()) {
+                pendingOfDead += ofDeadNode(ts) ? 1 : 0;
+            }
+            undecided += s.backups().undecided();
+            assertThat(s.participant().violation()).isNull();
+        }
+        assertThat(pendingOfDead).as("versions of the dead coordinator still pending").isZero();
+        assertThat(undecided).as("replications held undecided").isZero();
+        final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
+        assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
+    }
+
+    /** The dead node's loops: compute node 0 runs loops 1 and 2 (the timestamps' loop ids; server ids are 0). */
+    private static boolean ofDeadNode(final long ts) {
+        return AurogonTimestamp.loop(ts) == 1 || AurogonTimestamp.loop(ts) == 2;
+    }
+
+    /**
+     * Records each version once. A coordinator that crashed between reporting its commit and its backups' APPLY
+     * leaves its transaction held there; the recovery that applies it finds its writes committed and reports them
+     * (in doubt) as it must when the coordinator crashed before reporting: the second report of a version is dropped.
+     */
+    static final class EachVersionOnce implements io.scythe.txn.HistoryRecorder {
+        private final HistoryCollector inner;
+        private final java.util.Set<String> made = new java.util.HashSet<>();
+
+        EachVersionOnce(final HistoryCollector inner) {
+            this.inner = inner;
+        }
+
+        private static String version(final io.scythe.txn.Access a) {
+            return a.table + "/" + a.key + "@" + a.installedVersion;
+        }
+
+        @Override
+        public synchronized void committed(final long txnId, final long commitTs,
+                                           final List<io.scythe.txn.Access> accesses) {
+            for (final io.scythe.txn.Access a : accesses) {
+                if (a.dirty && a.installedVersion != 0) {
+                    made.add(version(a));
+                }
+            }
+            inner.committed(txnId, commitTs, accesses);
+        }
+
+        @Override
+        public synchronized void inDoubt(final long txnId, final List<io.scythe.txn.Access> accesses) {
+            final List<io.scythe.txn.Access> fresh = new ArrayList<>();
+            for (final io.scythe.txn.Access a : accesses) {
+                if (made.add(version(a))) {
+                    fresh.add(a);
+                }
+            }
+            if (!fresh.isEmpty()) {
+                inner.inDoubt(txnId, fresh);
+            }
+        }
+    }
+
+    /** Accounts of 8 bytes, 1,000 each, key 0-3 hot; each transaction moves 1 between two of them. */
+    static final class Transfers implements OltpSpec {
+        static final String TABLE = "acct";
+        static final long KEYS = 24;
+        private final List<LogDb> dbs;
+
+        Transfers(final List<LogDb> dbs) {
+            this.dbs = dbs;
+        }
+
+        @Override
+        public String name() {
+            return "transfers";
+        }
+
+        @Override
+        public String quantity() {
+            return "money";
+        }
+
+        @Override
+        public JsonObject params() {
+            return new JsonObject().put("keys", KEYS);
+        }
+
+        @Override
+        public void load(final LogDb db, final int part, final int parts) {
+            dbs.add(db);
+            final Table t = db.create(TableSchema.fixed(62, TABLE, 8, KEYS));
+            final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+            v.putLong(0, 1000);
+            for (long k = part; k < KEYS; k += parts) {
+                if (t.insert(k, v, 0, 8, ObjectLayout.LOADED_VERSION) <= 0) {
+                    throw new IllegalStateException("loading account " + k + " failed");
+                }
+            }
+        }
+
+        @Override
+        public Drawn draw(final SplittableRandom random) {
+            final long from = random.nextInt(2) == 0 ? random.nextLong(4) : random.nextLong(KEYS);
+            final long to = (from + 1 + random.nextLong(KEYS - 1)) % KEYS;
+            return new Drawn("Transfer", (Txn txn) -> txn.readForUpdate(TABLE, from).compose(a ->
+                txn.readForUpdate(TABLE, to).map(b -> {
+                    final UnsafeBuffer na = new UnsafeBuffer(new byte[8]);
+                    na.putLong(0, a.getLong(0) - 1);
+                    final UnsafeBuffer nb = new UnsafeBuffer(new byte[8]);
+                    nb.putLong(0, b.getLong(0) + 1);
+                    txn.write(TABLE, from, na, 0, 8);
+                    txn.write(TABLE, to, nb, 0, 8);
+                    return 0L;
+                })));
+        }
+
+        @Override
+        public long total(final List<LogDb> all) {
+            long sum = 0;
+            for (int p = 0; p < all.size(); p++) {
+                final Table t = all.get(p).table(TABLE);
+                for (long k = p; k < KEYS; k += all.size()) {
+                    sum += io.scythe.txn.spi.ObjectProbe.committedLong(t, k);
+                }
+            }
+            return sum;
+        }
+    }
+}

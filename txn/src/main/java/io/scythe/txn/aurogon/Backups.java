@@ -1,0 +1,293 @@
+package io.scythe.txn.aurogon;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An Aurogon backup participant (§3, §4.5): what a memory node holds, as a backup, of the transactions whose writes
+ * went to the partitions it backs up. A coordinator sends a transaction's updates here ({@link #replicate}) before any
+ * COMMIT reaches a primary; they stay HELD (not visible) until the transaction is decided: {@link #apply} writes them
+ * into the node's backup tables through an {@link Applier} (the coordinator says so once its primaries committed, or a
+ * recovery that found the transaction durable), {@link #discard} drops them (a recovery that found it not durable).
+ *
+ * <p><b>Durability, and fencing</b>: every REPLICATE part carries the transaction's backup nodes (a bit mask of memory
+ * node indices) and how many writes this node gets, so a node knows when it holds all of its share ({@link #holds}:
+ * FULL). A transaction is durable when every node of its mask holds its share: the coordinator sends no COMMIT before
+ * all of them acknowledged. A recovery asks every node ({@link #holds}); a node that does not hold all of its share
+ * answers ABORTED and from then on refuses the transaction's parts ({@link #FENCED}), so a live coordinator that was
+ * only slow can never complete its replication after a recovery decided to roll it back.
+ *
+ * <p><b>Orphans</b>: a transaction held here longer than the orphan lease becomes a suspect ({@link #suspect()}):
+ * the node's replies name it so that a live coordinator resolves it (a coordinator that died between its primaries'
+ * COMMITs and its APPLYs leaves nothing pending at a primary, only this).
+ *
+ * <p>Decided transactions are remembered (their state and values, for recoveries still asking) for the last
+ * {@link #REMEMBERED} decisions; an older one is forgotten. Sans-IO, loop-confined.
+ */
+public final class Backups {
+    public static final int OK = 0;
+    /** The transaction was fenced (rolled back by a recovery): its parts are refused. */
+    public static final int FENCED = -10;
+    /** A recovery's view of a transaction at this node. */
+    public static final int FULL = 1;
+    public static final int COMMITTED = 2;
+    public static final int ABORTED = 3;
+    /** How many decided transactions a node remembers. */
+    public static final int REMEMBERED = 8192;
+
+    /** Writes a decided update into the node's backup table {@code table} ({@code value} null: a delete). */
+    @FunctionalInterface
+    public interface Applier {
+        void apply(int table, long key, long wts, byte[] value);
+    }
+
+    /** One write of a transaction held here: a backup table's id, the key, the value (null: a delete). */
+    static final class Entry {
+        final int table;
+        final long key;
+        final byte[] value;
+        final BitSet got;
+
+        Entry(final int table, final long key, final int length) {
+            this.table = table;
+            this.key = key;
+            this.value = length < 0 ? null : new byte[length];
+            this.got = new BitSet(Math.max(length, 0));
+        }
+
+        boolean complete() {
+            return value == null || got.nextClearBit(0) >= value.length;
+        }
+
+        int table() {
+            return table;
+        }
+
+        long key() {
+            return key;
+        }
+
+        byte[] value() {
+            return value;
+        }
+    }
+
+    private static final class Held {
+        final long ts;
+        long mask;
+        int expected;
+        int state = FULL; // FULL while held (complete or not), then COMMITTED or ABORTED
+        final Map<Long, Entry> entries = new HashMap<>();
+        final List<Entry> order = new ArrayList<>();
+
+        Held(final long ts) {
+            this.ts = ts;
+        }
+
+        boolean complete() {
+            if (order.size() != expected) {
+                return false;
+            }
+            for (final Entry e : order) {
+                if (!e.complete()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** A recovery's answer: {@link #FULL}, {@link #COMMITTED} or {@link #ABORTED}, the mask and the writes held. */
+    public record Holding(int state, long mask, int entries) {
+    }
+
+    private final Applier applier;
+    private final Participant.Deferrer deferrer;
+    private final long orphanNs;
+    private final Map<Long, Held> byTs = new HashMap<>();
+    private final ArrayDeque<Long> decided = new ArrayDeque<>();
+    private final LinkedHashSet<Long> suspects = new LinkedHashSet<>();
+    private long applied;
+    private long discarded;
+
+    /** {@code orphanNs}: how long a transaction may stay held before it is a suspect (0: never). */
+    public Backups(final Applier applier, final Participant.Deferrer deferrer, final long orphanNs,
+                   final java.util.function.LongPredicate silent) {
+        this.applier = applier;
+        this.deferrer = deferrer;
+        this.orphanNs = orphanNs;
+        this.silent = silent;
+    }
+
+    /** Whether the coordinator of a timestamp was not heard from for the lease. */
+    private final java.util.function.LongPredicate silent;
+
+    private void suspectLater(final Held held) {
+        deferrer.after(orphanNs, () -> {
+            if (held.state == FULL && byTs.get(held.ts) == held) {
+                if (silent.test(held.ts)) {
+                    suspects.add(held.ts);
+                } else {
+                    suspectLater(held);
+                }
+            }
+        });
+    }
+
+    /**
+     * Holds part of one write of the transaction at {@code ts}: its value's bytes from {@code offset} ({@code length}
+     * {@link AurogonRpc#DELETE} for a delete, no bytes), one of the {@code expected} writes this node gets from it.
+     *
+     * @return {@link #OK}, or {@link #FENCED} when a recovery rolled the transaction back (or it was decided)
+     * @throws IllegalArgumentException when the part contradicts earlier parts or lies outside the value
+     */
+    public int replicate(final long ts, final long mask, final int expected, final int table, final long key,
+                         final int length, final int offset, final byte[] part) {
+        if (expected <= 0 || mask == 0 || length < AurogonRpc.DELETE || offset < 0
+            || (length < 0 ? part.length != 0 || offset != 0 : offset > length - part.length)) {
+            throw new IllegalArgumentException("Aurogon REPLICATE of " + table + "/" + key + " at "
+                + AurogonTimestamp.toString(ts) + ": " + part.length + " bytes at " + offset + " of a value of "
+                + length + ", " + expected + " writes, mask " + Long.toHexString(mask));
+        }
+        Held h = byTs.get(ts);
+        if (h == null) {
+            h = new Held(ts);
+            h.mask = mask;
+            h.expected = expected;
+            byTs.put(ts, h);
+            if (orphanNs > 0) {
+                suspectLater(h);
+            }
+        } else if (h.state != FULL) {
+            return FENCED;
+        } else if (h.mask != mask || h.expected != expected) {
+            throw new IllegalArgumentException("Aurogon REPLICATE at " + AurogonTimestamp.toString(ts) + ": mask "
+                + Long.toHexString(mask) + " and " + expected + " writes, earlier parts said "
+                + Long.toHexString(h.mask) + " and " + h.expected);
+        }
+        final long id = (long) table << 48 ^ key;
+        Entry e = h.entries.get(id);
+        if (e == null) {
+            if (h.order.size() == expected) {
+                throw new IllegalArgumentException("Aurogon REPLICATE at " + AurogonTimestamp.toString(ts) + ": a "
+                    + (expected + 1) + "th write where " + expected + " were announced");
+            }
+            e = new Entry(table, key, length);
+            h.entries.put(id, e);
+            h.order.add(e);
+        } else if ((e.value == null ? AurogonRpc.DELETE : e.value.length) != length) {
+            throw new IllegalArgumentException("Aurogon REPLICATE of " + table + "/" + key + ": a value of " + length
+                + " bytes, earlier parts said otherwise");
+        }
+        if (e.value != null && part.length > 0) {
+            System.arraycopy(part, 0, e.value, offset, part.length);
+            e.got.set(offset, offset + part.length);
+        }
+        return OK;
+    }
+
+    /**
+     * A recovery's question: does this node hold all of its share of the transaction at {@code ts}? FULL (held, all
+     * of it), COMMITTED or ABORTED (decided); a node that holds less, or nothing, fences it first: ABORTED.
+     */
+    public Holding holds(final long ts) {
+        Held h = byTs.get(ts);
+        if (h == null) {
+            h = new Held(ts);
+            byTs.put(ts, h);
+            decide(h, ABORTED);
+            return new Holding(ABORTED, 0, 0);
+        }
+        if (h.state == FULL && !h.complete()) {
+            decide(h, ABORTED);
+        }
+        return new Holding(h.state, h.mask, h.order.size());
+    }
+
+    /** Write {@code index} (of {@link Holding#entries}) of a transaction held or decided here, or null. */
+    Entry entry(final long ts, final int index) {
+        final Held h = byTs.get(ts);
+        return h == null || index < 0 || index >= h.order.size() ? null : h.order.get(index);
+    }
+
+    /**
+     * The transaction is committed: its writes go into the backup tables (once; applying a committed one again does
+     * nothing). {@link #OK}, or {@link #FENCED} when it was rolled back or is not held in full (a coordinator bug).
+     */
+    public int apply(final long ts) {
+        final Held h = byTs.get(ts);
+        if (h == null || h.state == ABORTED || h.state == FULL && !h.complete()) {
+            return FENCED;
+        }
+        if (h.state == FULL) {
+            for (final Entry e : h.order) {
+                applier.apply(e.table, e.key, ts, e.value);
+            }
+            applied++;
+            decide(h, COMMITTED);
+        }
+        return OK;
+    }
+
+    /** The transaction is rolled back (or fenced before it arrives): its writes are dropped. */
+    public int discard(final long ts) {
+        Held h = byTs.get(ts);
+        if (h == null) {
+            h = new Held(ts);
+            byTs.put(ts, h);
+        } else if (h.state == COMMITTED) {
+            return FENCED;
+        }
+        if (h.state == FULL) {
+            discarded++;
+            decide(h, ABORTED);
+        }
+        return OK;
+    }
+
+    private void decide(final Held h, final int state) {
+        h.state = state;
+        if (state == ABORTED) {
+            h.entries.clear();
+            h.order.clear();
+        }
+        suspects.remove(h.ts);
+        decided.addLast(h.ts);
+        while (decided.size() > REMEMBERED) {
+            byTs.remove(decided.removeFirst());
+        }
+    }
+
+    /** A transaction held here past the orphan lease, or 0. */
+    public long suspect() {
+        return suspects.isEmpty() ? 0 : suspects.iterator().next();
+    }
+
+    /** Whether the transaction at {@code ts} is held here, undecided. */
+    public boolean held(final long ts) {
+        final Held h = byTs.get(ts);
+        return h != null && h.state == FULL;
+    }
+
+    /** Transactions held here, undecided (tests, end-of-run checks). */
+    public int undecided() {
+        int n = 0;
+        for (final Held h : byTs.values()) {
+            n += h.state == FULL ? 1 : 0;
+        }
+        return n;
+    }
+
+    public long applied() {
+        return applied;
+    }
+
+    public long discarded() {
+        return discarded;
+    }
+}

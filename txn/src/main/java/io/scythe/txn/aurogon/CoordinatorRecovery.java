@@ -1,0 +1,376 @@
+package io.scythe.txn.aurogon;
+
+import io.scythe.rrpc.RpcReply;
+import io.scythe.storage.BackupTables;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Reposts;
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Resolving a transaction whose coordinator may be dead, through its backups (§4.5): "the primaries check whether all
+ * the relevant backups hold its updates; if so they commit the PENDING updates, else they discard them and tell the
+ * backups to roll back". A memory node cannot call another here (participants only answer RRPCs), so a live
+ * coordinator runs the check for the node: a node that suspects a transaction (a version pending, or a replication
+ * held, past {@link ParticipantService#ORPHAN_LEASE_NS}) answers reads parked on it {@link Participant#ORPHAN} and
+ * names it in every reply's hint; the coordinator that reads either runs {@link #resolve}:
+ * <ol>
+ *   <li>SUSPECTS at the node: its records pending at the timestamp, and whether it holds the transaction as a
+ *       backup;</li>
+ *   <li>HOLDS at the node, or at the backups of the first pending record's partition: FULL answers carry the mask
+ *       of the transaction's backup nodes; then HOLDS at every node of the mask. A node that does not hold all of
+ *       its share fences the transaction (ABORTED, and refuses its parts from then on), so the decision cannot change
+ *       under a coordinator that was only slow;</li>
+ *   <li>every node FULL or COMMITTED: durable, so commit: every write is fetched from a backup (FETCH) and committed
+ *       at its primary (STAGE, COMMIT; a version already committed is left as it is), the backups APPLY it, and the
+ *       node's suspect versions the transaction did not write (pre-attached, read only) are rolled back;</li>
+ *   <li>else roll back: DISCARD at the mask's nodes, ROLLBACK of the node's suspect versions.</li>
+ * </ol>
+ * The decision is the same whoever resolves the transaction and however often (fences and applies stick), so another
+ * node's suspects of the same transaction are resolved alike when their hints are read. A transaction's state left
+ * on a node nobody talks to stays until someone does.
+ */
+final class CoordinatorRecovery {
+    private static final TxnRuntime.Key<Set<Long>> RESOLVING = new TxnRuntime.Key<>("aurogon-resolving");
+
+    /** Recoveries run by every loop of this process (tests, reports). */
+    private static final java.util.concurrent.atomic.AtomicLong COMMITTED =
+        new java.util.concurrent.atomic.AtomicLong();
+    private static final java.util.concurrent.atomic.AtomicLong ROLLED_BACK =
+        new java.util.concurrent.atomic.AtomicLong();
+
+    private CoordinatorRecovery() {
+    }
+
+    /** How many suspect transactions recoveries committed and rolled back in this process. */
+    static long[] outcomes() {
+        return new long[] {COMMITTED.get(), ROLLED_BACK.get()};
+    }
+
+    /** A reply's hint named {@code ts} on {@code node}: resolve it in the background unless this loop already is. */
+    static void hinted(final TxnRuntime runtime, final long ts, final String node) {
+        final Set<Long> resolving = runtime.extension(RESOLVING, rt -> new HashSet<>());
+        if (resolving.add(ts)) {
+            resolve(runtime, ts, node).onComplete(done -> resolving.remove(ts));
+        }
+    }
+
+    /** Resolves the transaction at {@code ts} that {@code node} suspects (see the class comment). */
+    static Future<Void> resolve(final TxnRuntime runtime, final long ts, final String node) {
+        return call(runtime, node, AurogonRpc.SUSPECTS, header(0, 0, 0, ts)).compose(reply -> {
+            final DirectBuffer p = reply.payload();
+            final List<long[]> records = new ArrayList<>();
+            for (int i = 0; i < p.getInt(0); i++) {
+                records.add(new long[] {p.getInt(8 + i * AurogonRpc.SUSPECT_BYTES),
+                    p.getLong(12 + i * AurogonRpc.SUSPECT_BYTES)});
+            }
+            final List<String> first = new ArrayList<>();
+            if (p.getInt(4) != 0) {
+                first.add(node);
+            } else if (!records.isEmpty()) {
+                final Catalog.Partition partition = partitionOf(runtime.catalog(), (int) records.get(0)[0],
+                    records.get(0)[1]);
+                if (partition.backups().isEmpty()) {
+                    return Future.failedFuture(new IllegalStateException("Aurogon cannot resolve transaction "
+                        + AurogonTimestamp.toString(ts) + " suspected on " + node + ": its partition has no backups "
+                        + "(run with --replicas 1 or more)"));
+                }
+                for (final Catalog.Replica r : partition.backups()) {
+                    first.add(r.node());
+                }
+            } else {
+                return Future.succeededFuture(); // resolved meanwhile
+            }
+            return decide(runtime, ts, first).compose(decision -> decision.commit
+                ? commit(runtime, ts, decision, node, records) : rollBack(runtime, ts, decision, node, records));
+        });
+    }
+
+    private static final class Decision {
+        boolean commit = true;
+        long mask;
+        final Map<String, Integer> entries = new HashMap<>();
+    }
+
+    /** HOLDS at {@code first}, then at every other node of the mask they name. */
+    private static Future<Decision> decide(final TxnRuntime runtime, final long ts, final List<String> first) {
+        final Decision d = new Decision();
+        return holds(runtime, ts, first, d).compose(v -> {
+            if (!d.commit) {
+                return Future.succeededFuture(d);
+            }
+            final List<String> rest = new ArrayList<>();
+            for (final String n : nodesOf(runtime.catalog(), d.mask)) {
+                if (!d.entries.containsKey(n)) {
+                    rest.add(n);
+                }
+            }
+            return holds(runtime, ts, rest, d).map(d);
+        });
+    }
+
+    private static Future<Void> holds(final TxnRuntime runtime, final long ts, final List<String> nodes,
+                                      final Decision d) {
+        final List<Future<?>> asked = new ArrayList<>();
+        for (final String n : nodes) {
+            asked.add(call(runtime, n, AurogonRpc.HOLDS, header(0, 0, 0, ts)).map(reply -> {
+                final DirectBuffer p = reply.payload();
+                final int state = p.getInt(0);
+                if (state == Backups.ABORTED) {
+                    d.commit = false;
+                } else {
+                    d.mask |= p.getLong(8);
+                    d.entries.put(n, p.getInt(4));
+                }
+                return null;
+            }));
+        }
+        return Reposts.settle(asked);
+    }
+
+    private static Future<Void> commit(final TxnRuntime runtime, final long ts, final Decision d, final String node,
+                                       final List<long[]> suspects) {
+        final Set<Long> written = new HashSet<>();
+        final List<io.scythe.txn.Access> recovered = new ArrayList<>();
+        final List<Future<?>> commits = new ArrayList<>();
+        for (final Map.Entry<String, Integer> e : d.entries.entrySet()) {
+            for (int i = 0; i < e.getValue(); i++) {
+                final int index = i;
+                commits.add(fetch(runtime, e.getKey(), ts, index, null, 0).compose(w -> {
+                    final int primaryTable = w.table % BackupTables.ID_STRIDE;
+                    if (!written.add((long) primaryTable << 48 ^ w.key)) {
+                        return Future.succeededFuture(); // another backup's copy of the same write
+                    }
+                    final Catalog.Partition partition = partitionOf(runtime.catalog(), primaryTable, w.key);
+                    final io.scythe.txn.Access a = new io.scythe.txn.Access(tableName(runtime.catalog(),
+                        primaryTable), w.key, partition);
+                    a.dirty = true;
+                    a.deleting = w.value == null;
+                    a.installedVersion = ts;
+                    return commitValue(runtime, partition.node(), primaryTable, w.key, ts,
+                        w.value == null ? null : new UnsafeBuffer(w.value), w.value == null ? 0 : w.value.length, true)
+                        .map(status -> {
+                            if (status == Participant.OK || status == Participant.FIRST_SEEN) {
+                                recovered.add(a); // committed by this recovery, or by its coordinator unreported
+                            }
+                            return null;
+                        });
+                }));
+            }
+        }
+        return Reposts.settle(commits).compose(v -> {
+            final List<Future<?>> after = new ArrayList<>();
+            for (final String n : d.entries.keySet()) {
+                after.add(expect(call(runtime, n, AurogonRpc.APPLY, header(0, 0, 0, ts)), "APPLY", n, true));
+            }
+            for (final long[] r : suspects) {
+                if (!written.contains(r[0] << 48 ^ r[1])) { // pre-attached, never written: rolled back
+                    after.add(expect(call(runtime, node, AurogonRpc.ROLLBACK, header((int) r[0], 0, r[1], ts)),
+                        "ROLLBACK", node, false));
+                }
+            }
+            return Reposts.settle(after);
+        }).onSuccess(v -> {
+            COMMITTED.incrementAndGet();
+            // Its writes, for the history: in doubt (what it read is unknown here, and it never reported a commit).
+            final io.scythe.txn.HistoryRecorder recorder = runtime.recorder();
+            if (recorder != null && !recovered.isEmpty()) {
+                recorder.inDoubt(runtime.nextTxnId(), recovered);
+            }
+        });
+    }
+
+    private static Future<Void> rollBack(final TxnRuntime runtime, final long ts, final Decision d, final String node,
+                                         final List<long[]> suspects) {
+        final List<Future<?>> done = new ArrayList<>();
+        for (final String n : d.entries.keySet()) {
+            done.add(expect(call(runtime, n, AurogonRpc.DISCARD, header(0, 0, 0, ts)), "DISCARD", n, false));
+        }
+        for (final long[] r : suspects) {
+            done.add(expect(call(runtime, node, AurogonRpc.ROLLBACK, header((int) r[0], 0, r[1], ts)), "ROLLBACK",
+                node, false));
+        }
+        return Reposts.settle(done).onSuccess(v -> ROLLED_BACK.incrementAndGet());
+    }
+
+    private record Write(int table, long key, byte[] value) {
+    }
+
+    /** Write {@code index} of the transaction held on {@code node}, its value fetched from {@code from} on. */
+    private static Future<Write> fetch(final TxnRuntime runtime, final String node, final long ts, final int index,
+                                       final byte[] into, final int from) {
+        return call(runtime, node, AurogonRpc.FETCH, header(index, from, 0, ts)).compose(reply -> {
+            final DirectBuffer p = reply.payload();
+            if (p.getInt(0) != Participant.OK) {
+                return Future.failedFuture(new IllegalStateException("Aurogon FETCH of write " + index + " of "
+                    + AurogonTimestamp.toString(ts) + " on " + node + " answered " + p.getInt(0)));
+            }
+            final int length = p.getInt(4);
+            final byte[] value = length == AurogonRpc.DELETE ? null : into != null ? into : new byte[length];
+            final int part = reply.payload().capacity() - AurogonRpc.FETCH_REPLY_HEADER_BYTES;
+            if (value != null && part > 0) {
+                p.getBytes(AurogonRpc.FETCH_REPLY_HEADER_BYTES, value, from, part);
+            }
+            if (value != null && from + part < value.length) {
+                if (part <= 0) {
+                    return Future.failedFuture(new IllegalStateException("Aurogon FETCH answered no bytes"));
+                }
+                return fetch(runtime, node, ts, index, value, from + part);
+            }
+            return Future.succeededFuture(new Write(p.getInt(16), p.getLong(8), value));
+        });
+    }
+
+    /**
+     * The COMMIT of the version at {@code ts} of {@code key} with {@code value} ({@code null}: a delete): in one
+     * request when it fits one RRPC bucket; else its first bytes staged by STAGE requests, the COMMIT carrying the
+     * rest. A recovery ({@code recovering}) accepts a version no longer pending (committed by someone else).
+     */
+    /** Sends one request to a node (the coordinator's own calls observe what replies say). */
+    @FunctionalInterface
+    interface Caller {
+        Future<RpcReply> call(String node, int rpc, UnsafeBuffer request);
+    }
+
+    static Future<Integer> commitValue(final TxnRuntime runtime, final String node, final int table, final long key,
+                                    final long ts, final DirectBuffer value, final int valueLength,
+                                    final boolean recovering) {
+        return commitValue(runtime, (n, rpc, request) -> call(runtime, n, rpc, request), node, table, key, ts, value,
+            valueLength, recovering, recovering);
+    }
+
+    /**
+     * {@code recovering}: a recovery's COMMIT; {@code decidedIsFine}: a version committed already is no error (a
+     * recovery's, or a replicated coordinator's whose transaction a recovery committed meanwhile).
+     */
+    static Future<Integer> commitValue(final TxnRuntime runtime, final Caller caller, final String node,
+                                       final int table, final long key, final long ts, final DirectBuffer value,
+                                       final int valueLength, final boolean recovering, final boolean decidedIsFine) {
+        final int length = value == null ? 0 : valueLength;
+        return runtime.rocket(node).compose(rocket -> {
+            final int carried = Math.min(length, rocket.maxPayload() - AurogonRpc.HEADER_BYTES);
+            final int prefix = length - carried;
+            final int partBytes = rocket.maxPayload() - AurogonRpc.STAGE_HEADER_BYTES;
+            final List<Future<?>> parts = new ArrayList<>();
+            for (int from = 0; from < prefix; from += partBytes) {
+                final int n = Math.min(partBytes, prefix - from);
+                final UnsafeBuffer part = new UnsafeBuffer(new byte[AurogonRpc.STAGE_HEADER_BYTES + n]);
+                fill(part, table, length, key, ts);
+                part.putInt(AurogonRpc.STAGE_OFFSET, from);
+                part.putBytes(AurogonRpc.STAGE_HEADER_BYTES, value, from, n);
+                parts.add(expect(Reposts.untilAccepted(runtime.timers(), () -> caller.call(node, AurogonRpc.STAGE,
+                    part)), "STAGE", node, decidedIsFine));
+            }
+            final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + carried]);
+            fill(request, recovering ? table | AurogonRpc.BY_RECOVERY : table, value == null ? AurogonRpc.DELETE
+                : length, key, ts);
+            if (carried > 0) {
+                request.putBytes(AurogonRpc.HEADER_BYTES, value, prefix, carried);
+            }
+            return Reposts.settle(parts).compose(staged -> Reposts.untilAccepted(runtime.timers(),
+                () -> caller.call(node, AurogonRpc.COMMIT, request))).compose(reply -> {
+                    final int status = reply.payload().getInt(0);
+                    return status == Participant.OK || decidedIsFine && (status == Participant.NOT_PENDING
+                        || status == Participant.FIRST_SEEN) ? Future.succeededFuture(status)
+                        : Future.failedFuture(new IllegalStateException("Aurogon COMMIT of " + table + "/" + key
+                        + " at " + AurogonTimestamp.toString(ts) + " on " + node + " answered " + status));
+                });
+        });
+    }
+
+    /** Fails unless the answer is OK (or, when {@code decidedIsFine}, that the version was decided already). */
+    private static Future<Void> expect(final Future<RpcReply> call, final String what, final String node,
+                                       final boolean decidedIsFine) {
+        return call.compose(reply -> {
+            final int status = reply.payload().getInt(0);
+            return status == Participant.OK || decidedIsFine && status == Participant.NOT_PENDING
+                ? Future.succeededFuture() : Future.failedFuture(new IllegalStateException("Aurogon " + what
+                + " on " + node + " answered " + status));
+        });
+    }
+
+    private static Future<RpcReply> call(final TxnRuntime runtime, final String node, final int rpc,
+                                         final UnsafeBuffer request) {
+        return Reposts.untilAccepted(runtime.timers(), () -> runtime.rocket(node).compose(r -> r.call(rpc,
+            request)));
+    }
+
+    private static UnsafeBuffer header(final int table, final int flags, final long key, final long ts) {
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+        fill(request, table, flags, key, ts);
+        return request;
+    }
+
+    static void fill(final UnsafeBuffer request, final int table, final int flagsOrLength, final long key,
+                     final long ts) {
+        request.putInt(AurogonRpc.TABLE_OFFSET, table);
+        request.putInt(AurogonRpc.FLAGS_OFFSET, flagsOrLength);
+        request.putLong(AurogonRpc.KEY_OFFSET, key);
+        request.putLong(AurogonRpc.TS_OFFSET, ts);
+    }
+
+    // ---------------------------------------------------------------------------------------- placement
+
+    /** The memory nodes in partition order (partition p of every table is on the p-th): bit p of a mask. */
+    static List<String> memoryNodes(final Catalog catalog) {
+        for (final Catalog.Table t : catalog.tables()) {
+            final List<String> nodes = new ArrayList<>();
+            for (final Catalog.Partition p : t.partitions()) {
+                nodes.add(p.node());
+            }
+            if (nodes.size() > Long.SIZE) {
+                throw new IllegalStateException("Aurogon's backup masks name at most 64 memory nodes, the catalog has "
+                    + nodes.size());
+            }
+            return nodes;
+        }
+        return List.of();
+    }
+
+    static long bitOf(final Catalog catalog, final String node) {
+        final int i = memoryNodes(catalog).indexOf(node);
+        if (i < 0) {
+            throw new IllegalStateException("memory node " + node + " is in no table's partitions");
+        }
+        return 1L << i;
+    }
+
+    private static List<String> nodesOf(final Catalog catalog, final long mask) {
+        final List<String> nodes = memoryNodes(catalog);
+        final List<String> out = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            if ((mask & 1L << i) != 0) {
+                out.add(nodes.get(i));
+            }
+        }
+        return out;
+    }
+
+    private static String tableName(final Catalog catalog, final int tableId) {
+        for (final Catalog.Table t : catalog.tables()) {
+            if (t.partitions().get(0).descriptor().schema().id() == tableId) {
+                return t.name();
+            }
+        }
+        throw new IllegalStateException("Aurogon recovery: no table with id " + tableId + " in the catalog");
+    }
+
+    /** The partition of {@code key} of the table whose primary id is {@code tableId}. */
+    private static Catalog.Partition partitionOf(final Catalog catalog, final int tableId, final long key) {
+        for (final Catalog.Table t : catalog.tables()) {
+            if (t.partitions().get(0).descriptor().schema().id() == tableId) {
+                return t.partitionOf(key);
+            }
+        }
+        throw new IllegalStateException("Aurogon recovery: no table with id " + tableId + " in the catalog");
+    }
+}

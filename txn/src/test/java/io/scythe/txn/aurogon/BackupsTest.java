@@ -1,0 +1,117 @@
+package io.scythe.txn.aurogon;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Aurogon's backup participant (§4.5): held until decided, durable only in full, fenced by a recovery's question. */
+class BackupsTest {
+    private static final long TS = AurogonTimestamp.pack(5_000, 1, 2);
+    private static final long MASK = 0b110;
+
+    private final List<String> applied = new ArrayList<>();
+    private final List<Runnable> later = new ArrayList<>();
+    private boolean silent = true;
+    private final Backups backups = new Backups((table, key, wts, value) -> applied.add(table + "/" + key + "@" + wts
+        + "=" + (value == null ? "deleted" : value.length + "B")), (delay, task) -> later.add(task), 1_000,
+        ts -> silent);
+
+    @Test
+    void shouldHoldAWriteInPartsUntilAppliedAndAnswerFullOnlyWhenEveryWriteIsComplete() {
+        assertThat(backups.replicate(TS, MASK, 2, 7, 1, 10, 0, new byte[6])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, MASK, 2, 7, 2, AurogonRpc.DELETE, 0, new byte[0])).isEqualTo(Backups.OK);
+        assertThat(applied).isEmpty();
+        assertThat(backups.holds(TS)).isEqualTo(new Backups.Holding(Backups.FULL, MASK, 2));
+        assertThat(backups.apply(TS)).isEqualTo(Backups.OK);
+        assertThat(applied).containsExactly("7/1@" + TS + "=10B", "7/2@" + TS + "=deleted");
+        assertThat(backups.apply(TS)).as("applied once").isEqualTo(Backups.OK);
+        assertThat(applied).hasSize(2);
+        assertThat(backups.holds(TS).state()).isEqualTo(Backups.COMMITTED);
+        assertThat(backups.discard(TS)).as("a committed transaction cannot be rolled back").isEqualTo(Backups.FENCED);
+        assertThat(backups.entry(TS, 0).value()).hasSize(10); // kept for recoveries still asking
+    }
+
+    @Test
+    void shouldFenceATransactionHeldInPartSoItsLateReplicationIsRefused() {
+        backups.replicate(TS, MASK, 2, 7, 1, 10, 0, new byte[6]); // one write, half of it
+        assertThat(backups.holds(TS).state()).isEqualTo(Backups.ABORTED);
+        assertThat(backups.replicate(TS, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.FENCED);
+        assertThat(backups.apply(TS)).isEqualTo(Backups.FENCED);
+        assertThat(applied).isEmpty();
+        // Nothing held at all: the question fences it before it arrives.
+        final long other = TS + 1;
+        assertThat(backups.holds(other)).isEqualTo(new Backups.Holding(Backups.ABORTED, 0, 0));
+        assertThat(backups.replicate(other, MASK, 1, 7, 1, 8, 0, new byte[8])).isEqualTo(Backups.FENCED);
+    }
+
+    @Test
+    void shouldRefuseReplicationsThatContradictEachOther() {
+        backups.replicate(TS, MASK, 1, 7, 1, 8, 0, new byte[8]);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, MASK, 2, 7, 1, 8, 0,
+            new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("earlier parts");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, MASK, 1, 7, 2, 8, 0,
+            new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2th write");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, MASK, 1, 7, 1, 8, 4,
+            new byte[8])).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void shouldSuspectATransactionHeldPastTheLeaseOnlyWhileItsCoordinatorIsSilent() {
+        backups.replicate(TS, MASK, 1, 7, 1, 8, 0, new byte[8]);
+        assertThat(backups.suspect()).isZero();
+        silent = false;
+        later.remove(0).run(); // the lease ends while the coordinator still talks: looked at again later
+        assertThat(backups.suspect()).isZero();
+        silent = true;
+        later.remove(0).run();
+        assertThat(backups.suspect()).isEqualTo(TS);
+        backups.discard(TS);
+        assertThat(backups.suspect()).isZero();
+        assertThat(backups.undecided()).isZero();
+    }
+
+    @Test
+    void shouldAnswerParkedReadsOrphanAndReportEachWriteOnceToRecoveries() {
+        final List<Runnable> timers = new ArrayList<>();
+        final Participant p = new Participant(new Participant.Backing() {
+            @Override
+            public byte[] load(final int table, final long key, final long[] version) {
+                version[0] = 1;
+                return new byte[8];
+            }
+
+            @Override
+            public boolean hasTable(final int table) {
+                return true;
+            }
+
+            @Override
+            public void committed(final int table, final long key, final long wts, final byte[] value) {
+            }
+        }, (delay, task) -> timers.add(task), Participant.Deferral.OFF);
+        p.orphans(1_000, ts -> true);
+        final List<String> answers = new ArrayList<>();
+        assertThat(p.install(7, 1, TS)).isEqualTo(Participant.OK);
+        p.read(7, 1, TS + 10, 0, (status, wts, value) -> answers.add(status + "@" + wts));
+        assertThat(answers).as("parked on the pending version").isEmpty();
+        timers.remove(0).run(); // the lease ends: a suspect
+        assertThat(answers).containsExactly(Participant.ORPHAN + "@" + TS);
+        assertThat(p.suspect()).isEqualTo(TS);
+        assertThat(p.suspectsAt(TS)).hasSize(1);
+        p.read(7, 1, TS + 20, 0, (status, wts, value) -> answers.add(status + "@" + wts));
+        assertThat(answers).hasSize(2).last().isEqualTo(Participant.ORPHAN + "@" + TS);
+        assertThat(p.commit(7, 1, TS, new byte[8], true)).isEqualTo(Participant.OK);
+        assertThat(p.suspect()).isZero();
+        assertThat(p.commit(7, 1, TS, new byte[8], true)).isEqualTo(Participant.NOT_PENDING);
+        // Committed by its coordinator: the first recovery to find it reports it, later ones do not.
+        p.install(7, 2, TS);
+        p.commit(7, 2, TS, new byte[8]);
+        assertThat(p.seenByRecovery(7, 2, TS)).isEqualTo(Participant.FIRST_SEEN);
+        assertThat(p.seenByRecovery(7, 2, TS)).isEqualTo(Participant.NOT_PENDING);
+        assertThat(p.violation()).isNull();
+    }
+}
