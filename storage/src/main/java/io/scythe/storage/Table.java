@@ -205,7 +205,11 @@ public final class Table {
                 final int at = offsetOf(existing);
                 // Held or queued on: the key's existence is not settled (an insert not yet committed may be
                 // abandoned, a delete may be under way), so "present" would be no verdict: the inserter retries.
+                // The protocol word held (RCC's tts and SUNDIAL lock: a writer, e.g. a delete, under way) or the version
+                // BUSY (a one-sided commit rewriting the object) count as held too.
                 if (at >= 0 && (objectMemory.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0
+                    || objectMemory.getLongVolatile(at + ObjectLayout.PROTOCOL_WORD_OFFSET) != 0
+                    || (objectMemory.getLongVolatile(at + VERSION_OFFSET) & ObjectLayout.VERSION_BUSY) != 0
                     || objectMemory.getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
                     != objectMemory.getLongVolatile(at + ObjectLayout.UPPER_OFFSET))) {
                     return LOCKED;
