@@ -22,7 +22,8 @@ final class QueueSampler {
         samples++;
         for (int n = 0; n < dbs.size(); n++) {
             for (final Table t : dbs.get(n).tables()) {
-                final int slot = t.describe().objectSlotBytes();
+                // Slots with the room a protocol asked for (LogDb#objectRoom) too.
+                final int slot = t.objectSlotBytes();
                 final long tableId = ((long) n << 56) | ((long) t.describe().schema().id() << 40);
                 for (long at = 0; at + slot <= t.objectMemory().capacity(); at += slot) {
                     final int o = (int) at;

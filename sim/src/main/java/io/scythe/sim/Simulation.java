@@ -321,6 +321,8 @@ public final class Simulation {
                 bridgeOn(loop);
                 final Nic mn = fabric.attachNow(node);
                 final LogDb db = new LogDb(mn);
+                final Protocol run = protocol;
+                db.objectRoom(run::objectRoom); // 0 for every protocol but those keeping state beside the value
                 spec.load(db, p, options.memoryNodes());
                 memoryNodes.add(db);
                 final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);

@@ -26,6 +26,11 @@ public final class LogDb {
     private final int backup;
     /** Shared by the store and its views: creation checks and adds under it. */
     private final Object creation;
+    /**
+     * Bytes each object slot of a table gets beyond header and value ({@link #objectRoom(java.util.function.ToIntFunction)}):
+     * one holder, shared with the views.
+     */
+    private final java.util.function.ToIntFunction<TableSchema>[] room;
 
     public LogDb(final Nic nic) {
         this.nic = nic;
@@ -33,6 +38,9 @@ public final class LogDb {
         this.byId = new ConcurrentHashMap<>();
         this.backup = 0;
         this.creation = new Object();
+        @SuppressWarnings("unchecked")
+        final java.util.function.ToIntFunction<TableSchema>[] none = new java.util.function.ToIntFunction[] {s -> 0};
+        this.room = none;
     }
 
     private LogDb(final LogDb store, final int backup) {
@@ -41,6 +49,21 @@ public final class LogDb {
         this.byId = store.byId;
         this.backup = backup;
         this.creation = store.creation;
+        this.room = store.room;
+    }
+
+    /**
+     * Gives every object slot of the tables created from now on {@code extra} bytes beyond its header and largest
+     * value (8-byte aligned; 0 by default): room a protocol keeps in the object, after the value, that one READ of the
+     * slot fetches with it (RCC's MVCC keeps its older versions there, {@code io.scythe.txn.Protocol#objectRoom}).
+     * The value, its length and the header stay where {@link ObjectLayout} puts them, so loaders, services and
+     * checks see the objects as before.
+     */
+    public LogDb objectRoom(final java.util.function.ToIntFunction<TableSchema> extra) {
+        synchronized (creation) {
+            room[0] = java.util.Objects.requireNonNull(extra, "extra");
+        }
+        return this;
     }
 
     /**
@@ -78,7 +101,12 @@ public final class LogDb {
             throw new IllegalArgumentException("table " + schema.name() + " (id " + schema.id()
                 + ") already exists on memory node " + nic.node());
         }
-        final long objectBytes = schema.capacity() * ObjectLayout.slotBytes(schema.maxValueBytes());
+        final int extra = room[0].applyAsInt(schema);
+        if (extra < 0) {
+            throw new IllegalArgumentException("table " + schema.name() + ": object room of " + extra + " bytes");
+        }
+        final int slotBytes = ObjectLayout.slotBytes(schema.maxValueBytes()) + ObjectLayout.align8(extra);
+        final long objectBytes = schema.capacity() * slotBytes;
         final int buckets = schema.index() == IndexKind.HASH
             ? HashIndexLayout.bucketsFor(schema.capacity(), HashIndexLayout.DEFAULT_SLOTS_PER_RECORD) : 0;
         final long indexBytes = schema.index() == IndexKind.HASH
@@ -91,7 +119,7 @@ public final class LogDb {
                 registered);
             final MemoryRegion versions = versionBytes == 0 ? null
                 : register(schema.name() + ".versions", versionBytes, registered);
-            final Table table = new Table(schema, objects, index, versions, buckets, schema.id());
+            final Table table = new Table(schema, objects, index, versions, buckets, schema.id(), slotBytes);
             byName.put(schema.name(), table);
             byId.put(schema.id(), table);
             return table;

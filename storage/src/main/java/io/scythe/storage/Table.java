@@ -84,13 +84,23 @@ public final class Table {
 
     Table(final TableSchema schema, final MemoryRegion objects, final MemoryRegion indexRegion,
           final MemoryRegion versions, final int hashBuckets, final long seed) {
+        this(schema, objects, indexRegion, versions, hashBuckets, seed, ObjectLayout.slotBytes(schema.maxValueBytes()));
+    }
+
+    /** With object slots of {@code slotBytes} (at least header and largest value: {@link LogDb#objectRoom}). */
+    Table(final TableSchema schema, final MemoryRegion objects, final MemoryRegion indexRegion,
+          final MemoryRegion versions, final int hashBuckets, final long seed, final int slotBytes) {
         this.schema = schema;
         this.objects = objects;
         this.indexRegion = indexRegion;
         this.versions = versions;
         this.objectMemory = objects.buffer();
         this.versionMemory = versions == null ? null : versions.buffer();
-        this.objectSlab = new Slab(objects, ObjectLayout.slotBytes(schema.maxValueBytes()));
+        if (slotBytes < ObjectLayout.slotBytes(schema.maxValueBytes()) || slotBytes % 8 != 0) {
+            throw new IllegalArgumentException("table " + schema.name() + ": object slots of " + slotBytes
+                + " bytes do not hold its header and values");
+        }
+        this.objectSlab = new Slab(objects, slotBytes);
         this.versionSlab = versions == null ? null : new Slab(versions, VersionLayout.slotBytes(schema.maxValueBytes()));
         this.hashBuckets = hashBuckets;
         this.indexMemory = indexRegion.buffer();
@@ -115,6 +125,11 @@ public final class Table {
     /** The object pointer of {@code key} (even when its newest version is a delete), or 0. */
     public long lookup(final long key) {
         return index.lookup(key);
+    }
+
+    /** Bytes of one object slot: header, largest value, and the room a protocol asked for ({@link LogDb#objectRoom}). */
+    public int objectSlotBytes() {
+        return objectSlab.slotBytes();
     }
 
     /**
@@ -190,7 +205,11 @@ public final class Table {
                 final int at = offsetOf(existing);
                 // Held or queued on: the key's existence is not settled (an insert not yet committed may be
                 // abandoned, a delete may be under way), so "present" would be no verdict: the inserter retries.
+                // The protocol word held (RCC's tts and SUNDIAL lock: a writer, e.g. a delete, under way) or the version
+                // BUSY (a one-sided commit rewriting the object) count as held too.
                 if (at >= 0 && (objectMemory.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET) != 0
+                    || objectMemory.getLongVolatile(at + ObjectLayout.PROTOCOL_WORD_OFFSET) != 0
+                    || (objectMemory.getLongVolatile(at + VERSION_OFFSET) & ObjectLayout.VERSION_BUSY) != 0
                     || objectMemory.getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
                     != objectMemory.getLongVolatile(at + ObjectLayout.UPPER_OFFSET))) {
                     return LOCKED;

@@ -40,6 +40,16 @@ public interface Protocol {
         return java.util.List.of(name());
     }
 
+    /**
+     * Bytes every object of a table of {@code schema} needs beyond its header and value, for this protocol's own
+     * per-object state (RCC's MVCC: its older versions), which memory nodes set aside in each slot when they create
+     * the tables of a run of this protocol ({@code LogDb#objectRoom}). 0 by default: the object format of
+     * {@code ObjectLayout} alone.
+     */
+    default int objectRoom(final io.scythe.storage.TableSchema schema) {
+        return 0;
+    }
+
     /** A protocol named {@code name} whose attempts {@code begin} makes, with no hint. */
     static Protocol of(final String name, final BiFunction<TxnRuntime, Boolean, Txn> begin) {
         return new Protocol() {

@@ -199,6 +199,7 @@ public final class EmbeddedScythe implements AutoCloseable {
         for (int p = 0; p < parts; p++) {
             final Nic mn = fabric.attachNow("mn" + p);
             final LogDb db = new LogDb(mn);
+            db.objectRoom(protocol::objectRoom); // 0 for every protocol but those keeping state beside the value
             loader.load(db, p, parts);
             memoryNodes.add(db);
         }

@@ -616,7 +616,8 @@ public final class OltpWorkload {
     public static void forEachLocked(final List<LogDb> dbs, final LockedObject visitor) {
         for (int node = 0; node < dbs.size(); node++) {
             for (final Table t : dbs.get(node).tables()) {
-                final int slot = t.describe().objectSlotBytes();
+                // Slots with the room a protocol asked for (LogDb#objectRoom) too.
+                final int slot = t.objectSlotBytes();
                 for (long at = 0; at + slot <= t.objectMemory().capacity(); at += slot) {
                     final int o = (int) at;
                     if (ProtocolRegistry.anyLockHeld(t, o)) {

@@ -817,7 +817,8 @@ public final class Tpcc {
                                    final RowVisitor visitor) {
         for (final LogDb db : dbs) {
             final Table t = db.table(name);
-            final int slot = t.describe().objectSlotBytes();
+            // Slots with the room a protocol asked for (LogDb#objectRoom) too.
+            final int slot = t.objectSlotBytes();
             final org.agrona.concurrent.AtomicBuffer m = t.objectMemory();
             for (long at = 0; at + slot <= m.capacity(); at += slot) {
                 final int value = (int) at + ObjectLayout.VALUE_OFFSET;

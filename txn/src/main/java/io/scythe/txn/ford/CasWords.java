@@ -28,7 +28,7 @@ public final class CasWords {
         int freed = 0;
         for (final Table table : db.tables()) {
             final AtomicBuffer m = table.objectMemory();
-            final int slot = ObjectLayout.slotBytes(table.schema().maxValueBytes());
+            final int slot = table.objectSlotBytes();
             for (int at = 0; at + slot <= m.capacity(); at += slot) {
                 final long word = m.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET);
                 if (word != 0 && owns(owners, word) && m.compareAndSetLong(at + ObjectLayout.CAS_LOCK_OFFSET, word,

@@ -227,6 +227,16 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
             final int flags = p.getInt(at + 4);
             final int lockOffset = p.getInt(at + 32);
             final int length = p.getInt(at + 36);
+            final int max = table.schema().maxValueBytes();
+            if ((flags & RccRpc.FLAG_FRESH) != 0) {
+                for (int slot = 0; slot < io.scythe.txn.rcc.mvcc.MvccTuple.OLD_SLOTS; slot++) {
+                    m.putLong(header + io.scythe.txn.rcc.mvcc.MvccTuple.oldSlotOffset(max, slot) + 8, 0);
+                }
+            } else if ((flags & RccRpc.FLAG_MVCC) != 0) {
+                io.scythe.txn.rcc.mvcc.MvccTuple.newestAsOld(m, header, max, m, header
+                    + io.scythe.txn.rcc.mvcc.MvccTuple.oldSlotOffset(max, io.scythe.txn.rcc.mvcc.MvccTuple.victim(m,
+                    header, max)));
+            }
             if ((flags & RccRpc.FLAG_VALUE) != 0) {
                 m.putBytes(header + ObjectLayout.VALUE_OFFSET, p, at + RccRpc.ENTRY_BYTES, length);
                 m.putInt(header + ObjectLayout.VALUE_LENGTH_OFFSET, length);
@@ -237,6 +247,9 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
             }
             if ((flags & RccRpc.FLAG_VERSION) != 0) {
                 m.putLongVolatile(header + ObjectLayout.VERSION_OFFSET, p.getLong(at + 16));
+            }
+            if ((flags & RccRpc.FLAG_RTS) != 0) {
+                m.putLongVolatile(header + io.scythe.txn.rcc.mvcc.MvccTuple.rtsOffset(max), p.getLong(at + 16));
             }
             if (lockOffset != 0) {
                 m.putLongVolatile(header + lockOffset, 0);

@@ -316,7 +316,8 @@ public abstract class RccLockingTxn extends OneSidedTxn {
             });
     }
 
-    private static DirectBuffer payload(final RpcReply reply, final int least) {
+    /** The inline payload of an RCC reply of at least {@code least} bytes. */
+    public static DirectBuffer payload(final RpcReply reply, final int least) {
         if (reply.mode() != RpcReply.Mode.INLINE || reply.length() < least) {
             throw new IllegalStateException("RCC reply of " + reply.length() + " bytes in mode " + reply.mode());
         }
@@ -443,7 +444,8 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         return settle(released).recover(e -> inDoubt("releasing its read locks by RPC failed", e));
     }
 
-    private static Map<String, List<Access>> byNode(final List<Access> objects) {
+    /** {@code objects} by memory node. */
+    public static Map<String, List<Access>> byNode(final List<Access> objects) {
         final Map<String, List<Access>> byNode = new HashMap<>();
         for (final Access a : objects) {
             byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
@@ -452,7 +454,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
     }
 
     /** {@code objects} in runs whose {@code size}s add up to at most {@code room} bytes (one RPC request each). */
-    private static List<List<Access>> chunks(final List<Access> objects, final java.util.function.ToIntFunction<Access>
+    public static List<List<Access>> chunks(final List<Access> objects, final java.util.function.ToIntFunction<Access>
         size, final int room) {
         final List<List<Access>> chunks = new ArrayList<>();
         List<Access> chunk = new ArrayList<>();

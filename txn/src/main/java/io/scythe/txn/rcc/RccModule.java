@@ -20,8 +20,9 @@ import java.util.Set;
  * RCC's six protocols as one module ({@code io.scythe.txn.rcc}, a sub-package per protocol): {@code rcc-nowait},
  * {@code rcc-waitdie}, {@code rcc-occ}, {@code rcc-mvcc}, {@code rcc-sundial}, {@code rcc-calvin}, each one-sided by
  * default and in any form by option ({@link RccForm}). Not in the default lists (asked for by name). On memory nodes
- * it runs {@link RccLockService}. Built so far: NOWAIT, WAITDIE and OCC; the other three are registered and refuse
- * to run (issue 18).
+ * it runs {@link RccLockService}, {@link io.scythe.txn.rcc.mvcc.MvccService} and
+ * {@link io.scythe.txn.rcc.sundial.SundialService}. Built so far: NOWAIT, WAITDIE, OCC, MVCC and SUNDIAL; CALVIN is
+ * registered and refuses to run (issue 18).
  */
 public final class RccModule implements ProtocolModule {
     /** The stages of the 2PL protocols with a primitive to choose (they read by locking, validate nothing read). */
@@ -34,10 +35,14 @@ public final class RccModule implements ProtocolModule {
     public static final RccProtocol OCC = new RccProtocol("rcc-occ", TupleFormat.OCC,
         EnumSet.of(Step.READ, Step.LOCK, Step.VALIDATE, Step.COMMIT, Step.RELEASE),
         (runtime, form, mode) -> new OccTxn(runtime, form, mode));
-    public static final RccProtocol MVCC = new RccProtocol("rcc-mvcc", TupleFormat.MVCC, EnumSet.allOf(Step.class),
-        RccProtocol.notImplemented("rcc-mvcc"));
+    /** MVCC validates nothing it read (its reads raise rts): Read, Lock, Commit and Release have a primitive. */
+    public static final RccProtocol MVCC = new RccProtocol("rcc-mvcc", TupleFormat.MVCC,
+        EnumSet.of(Step.READ, Step.LOCK, Step.COMMIT, Step.RELEASE),
+        (runtime, form, mode) -> new io.scythe.txn.rcc.mvcc.MvccTxn(runtime, form, mode));
+    /** SUNDIAL's Validate digit is its Renew stage. */
     public static final RccProtocol SUNDIAL = new RccProtocol("rcc-sundial", TupleFormat.SUNDIAL,
-        EnumSet.allOf(Step.class), RccProtocol.notImplemented("rcc-sundial"));
+        EnumSet.of(Step.READ, Step.LOCK, Step.VALIDATE, Step.COMMIT, Step.RELEASE),
+        (runtime, form, mode) -> new io.scythe.txn.rcc.sundial.SundialTxn(runtime, form, mode));
     public static final RccProtocol CALVIN = new RccProtocol("rcc-calvin", TupleFormat.CALVIN,
         EnumSet.allOf(Step.class), RccProtocol.notImplemented("rcc-calvin"));
 
@@ -60,6 +65,10 @@ public final class RccModule implements ProtocolModule {
     @Override
     public void startMemoryNode(final MemoryNodeContext node) {
         node.publish(RccLockService.class, new RccLockService(node.db()).register(node.server()));
+        node.publish(io.scythe.txn.rcc.mvcc.MvccService.class,
+            new io.scythe.txn.rcc.mvcc.MvccService(node.db()).register(node.server()));
+        node.publish(io.scythe.txn.rcc.sundial.SundialService.class,
+            new io.scythe.txn.rcc.sundial.SundialService(node.db()).register(node.server()));
     }
 
     /** NOWAIT's and OCC's lock: the shared CAS word (declared as FORD's module does); WAITDIE's tts: word 48. */

@@ -70,7 +70,8 @@ public final class RccProtocol implements Protocol {
         UnsupportedOperationException refusal(final String mode) {
             return new UnsupportedOperationException("protocol '" + mode + "' (RCC's " + base.substring(4)
                 .toUpperCase(java.util.Locale.ROOT) + ") is registered but not implemented yet (issue 18: RCC); "
-                + "built so far: rcc-nowait, rcc-waitdie and rcc-occ, each one-sided, by RPC and as hybrids");
+                + "built so far: rcc-nowait, rcc-waitdie, rcc-occ, rcc-mvcc and rcc-sundial, each one-sided, by RPC and as "
+                + "hybrids");
         }
     }
 
@@ -90,6 +91,18 @@ public final class RccProtocol implements Protocol {
     @Override
     public String name() {
         return name;
+    }
+
+    /**
+     * MVCC keeps rts and three older versions after each object's value ({@link io.scythe.txn.rcc.mvcc.MvccTuple}),
+     * SUNDIAL its rts.
+     */
+    @Override
+    public int objectRoom(final io.scythe.storage.TableSchema schema) {
+        if (tuple == TupleFormat.MVCC) {
+            return io.scythe.txn.rcc.mvcc.MvccTuple.room(schema.maxValueBytes());
+        }
+        return tuple == TupleFormat.SUNDIAL ? 8 : 0;
     }
 
     /** The protocol's name without options, e.g. {@code rcc-nowait}. */

@@ -43,6 +43,38 @@ public final class RccRpc {
     /** OCC's Validate stage: per object table (i32), lock word offset (i32), pointer (u64), version read (u64). */
     public static final int VALIDATE = 0x5305;
 
+    /**
+     * MVCC's Read stage (request as LOCK's, owner = the reader's ctts): R2 and R1 checked and rts raised in the
+     * handler; reply {@link #MV_READ_REPLY_BYTES}: status (i32: GRANTED, BUSY when R2 fails or an insert is in
+     * progress, STALE, NO_VERSION), value length (i32; -1: too large for a reply, READ the tuple), wts (u64) of the
+     * version, rts (u64) after the read, flags (i32: MvccTuple PRESENT|DELETED), pad, then the value.
+     */
+    public static final int MV_READ = 0x5310;
+    /**
+     * MVCC's Lock stage (request as LOCK's, owner = ctts): W1, the CAS of tts from 0, W1 again; reply as LOCK's with
+     * the whole tuple (its older versions too), status TOO_LATE when W1 fails.
+     */
+    public static final int MV_LOCK = 0x5311;
+    /**
+     * SUNDIAL's Renew stage: count (i32), pad, then per object (32 B) table (i32), pad, pointer (u64), wts read (u64),
+     * commit ts (u64): each lease is extended (rts raised to the commit ts) when the object still has the wts read
+     * and is not locked. Reply (8 B): status GRANTED, or BUSY with the index (i32) of the first that was not.
+     */
+    public static final int SD_RENEW = 0x5312;
+    /**
+     * SUNDIAL's Read stage (request as LOCK's): the tuple (object and rts) copied by the handler, atomically; BUSY
+     * while an insert of it is in progress or a commit rewrites it. Reply as LOCK's.
+     */
+    public static final int SD_READ = 0x5313;
+    /** SUNDIAL's Lock stage (request as LOCK's, owner = transaction id): CAS of the lock word, reply as LOCK's. */
+    public static final int SD_LOCK = 0x5314;
+    public static final int MV_READ_REPLY_BYTES = 32;
+    public static final int RENEW_ENTRY_BYTES = 32;
+    /** MVCC: no version older than the reader's timestamp among the tuple's four (R1). */
+    public static final int NO_VERSION = 3;
+    /** MVCC: W1 failed (a version or a read at or after the writer's timestamp). */
+    public static final int TOO_LATE = 4;
+
     public static final int KIND_NOWAIT = 1;
     public static final int KIND_WAITDIE = 2;
 
@@ -62,6 +94,12 @@ public final class RccRpc {
     public static final int FLAG_DELETE = 2;
     public static final int FLAG_REVIVE = 4;
     public static final int FLAG_VERSION = 8;
+    /** MVCC: first move the newest version to the older slot it overwrites (MvccTuple#victim). */
+    public static final int FLAG_MVCC = 16;
+    /** MVCC: an inserted tuple, whose older slots are emptied (what they held was another key's or a delete's). */
+    public static final int FLAG_FRESH = 32;
+    /** SUNDIAL: rts (after the value, MvccTuple#rtsOffset) takes the installed version too (the lease [ts, ts]). */
+    public static final int FLAG_RTS = 64;
 
     private RccRpc() {
     }

@@ -14,12 +14,17 @@
  *   <li>{@link io.scythe.txn.rcc.RccLockingTxn}, {@link io.scythe.txn.rcc.RccLockService},
  *       {@link io.scythe.txn.rcc.RccRpc}: the stages of the protocols on one lock word (NOWAIT, WAITDIE, OCC),
  *       one-sided and by RPC, and their memory-node handlers.</li>
+ *   <li>{@link io.scythe.txn.rcc.RccTsTxn}: what the timestamp protocols (MVCC, SUNDIAL) share: lock words taken
+ *       per written object, the write-back (version word BUSY while a value is rewritten), releases, and the absent
+ *       bounds that order reads of missing keys before later inserts.</li>
  * </ul>
  *
- * <p><b>Status</b>: NOWAIT, WAITDIE and OCC (DrTM+H's) are built in every form. MVCC, SUNDIAL and CALVIN are
- * registered and refuse to run, naming the issue (MVCC and SUNDIAL need the multi-version objects of
- * {@code io.scythe.storage.mv} wired into memory nodes, catalogs and workloads, which no protocol has done yet). Not built for any protocol yet: RCC's coordinator log replicated to backups
- * (so the Log digit of a code changes nothing), redo and recovery (a compute node that dies holding RCC locks leaves
- * them held), the hybrid enumerator ({@code hybrid=auto}), and the per-stage breakdown beyond the shared stages.
+ * <p><b>Status</b>: NOWAIT, WAITDIE, OCC (DrTM+H's), MVCC and SUNDIAL are built in every form (one-sided, RPC, any
+ * hybrid code; {@code hybrid=auto} runs them all in the simulator). MVCC and SUNDIAL keep state after the value
+ * ({@code Protocol#objectRoom}: memory nodes give each object slot room for it when they create a run's tables, in
+ * the simulator and the embedded cluster). CALVIN is registered and refuses to run, naming the issue. Not built for
+ * any protocol yet: RCC's coordinator log replicated to backups (so the Log digit of a code changes nothing), writes
+ * to backups for MVCC and SUNDIAL, redo and recovery (a compute node that dies holding RCC locks leaves them held),
+ * and the per-stage breakdown beyond the shared stages.
  */
 package io.scythe.txn.rcc;

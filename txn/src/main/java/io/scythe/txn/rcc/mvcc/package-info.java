@@ -1,7 +1,6 @@
 /**
- * RCC's MVCC (issue 18): not implemented yet. The protocol is registered ({@code rcc-mvcc},
- * {@link io.scythe.txn.rcc.RccModule#MVCC}) with its Fig. 3 metadata
- * ({@link io.scythe.txn.rcc.TupleFormat#MVCC}), and every attempt of it is refused with an error naming the issue;
- * this package is where it goes.
+ * RCC's MVCC (§4.4): {@link io.scythe.txn.rcc.mvcc.MvccTxn} on {@link io.scythe.txn.rcc.mvcc.MvccTuple}'s tuples
+ * (four versions inline: the newest in the object's value, three older ones and rts in the room after it), its RPC
+ * stages served by {@link io.scythe.txn.rcc.mvcc.MvccService}.
  */
 package io.scythe.txn.rcc.mvcc;

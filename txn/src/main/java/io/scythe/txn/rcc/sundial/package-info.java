@@ -1,7 +1,6 @@
 /**
- * RCC's SUNDIAL (issue 18): not implemented yet. The protocol is registered ({@code rcc-sundial},
- * {@link io.scythe.txn.rcc.RccModule#SUNDIAL}) with its Fig. 3 metadata
- * ({@link io.scythe.txn.rcc.TupleFormat#SUNDIAL}), and every attempt of it is refused with an error naming the issue;
- * this package is where it goes.
+ * RCC's SUNDIAL (§4.5): {@link io.scythe.txn.rcc.sundial.SundialTxn} on {@link io.scythe.txn.rcc.sundial.SundialTuple}'s
+ * tuples (lease {@code [wts, rts]}, rts in the room after the value), its RPC stages served by
+ * {@link io.scythe.txn.rcc.sundial.SundialService}.
  */
 package io.scythe.txn.rcc.sundial;

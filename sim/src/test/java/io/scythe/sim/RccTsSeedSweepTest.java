@@ -1,0 +1,35 @@
+package io.scythe.sim;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * SeedSweepTest's sweep for RCC's timestamp protocols (issue 18: MVCC and SUNDIAL) in their one-sided, RPC and one
+ * hybrid form (RCC's SmallBank candidates, §5.1: MVCC with RPC Read and Lock, SUNDIAL with RPC Read and Renew): each
+ * small contended workload over {@link SeedSweepTest#PAPER_SEEDS} seeds, with jitter, every invariant (SmallBank's
+ * money conserved, no lock or tts word left held) and each run's history checked for serializability.
+ */
+class RccTsSeedSweepTest extends SimVertxTest {
+    static Stream<Arguments> workloadsAndProtocols() {
+        final List<Arguments> all = new ArrayList<>();
+        for (final Explorer.Workload w : Explorer.Workload.values()) {
+            for (final String protocol : List.of("rcc-mvcc", "rcc-mvcc:primitive=rpc", "rcc-mvcc:hybrid=001111",
+                "rcc-sundial", "rcc-sundial:primitive=rpc", "rcc-sundial:hybrid=010111")) {
+                all.add(Arguments.of(w, protocol));
+            }
+        }
+        return all.stream();
+    }
+
+    @ParameterizedTest
+    @MethodSource("workloadsAndProtocols")
+    void shouldKeepEveryInvariantAndSerializabilityOverManySeeds(final Explorer.Workload workload,
+                                                                 final String protocol) throws Exception {
+        SeedSweepTest.sweep(vertx, workload, protocol, SeedSweepTest.PAPER_SEEDS);
+    }
+}

@@ -1,0 +1,329 @@
+package io.scythe.txn.rcc;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.scythe.txn.OutcomeUnknownException;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.HistoryStep;
+import io.scythe.txn.onesided.OneSidedTxn;
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What RCC's timestamp protocols (MVCC, SUNDIAL) share: an RCC timestamp per attempt ({@link RccClock}), a lock word
+ * per written object taken at the Lock stage and freed at Commit (with the write-back) or Release (on abort), and the
+ * write-back, each stage by the primitive the {@link RccForm} picks:
+ * <ul>
+ *   <li><b>Commit</b> one-sided: per memory node one doorbell; per object what the protocol writes
+ *       ({@link #addCommitWrites}: the version word first set BUSY, then the value, then the new version, so that a
+ *       reader never takes a half-written value for a committed version), then the WRITE of 0 to its lock word when
+ *       Release is one-sided too (only the last verb signaled). When Release is RPC, a RELEASE request per node
+ *       follows the doorbell. By RPC: WRITE_BACK requests ({@link RccLockService}) whose handler does the same and
+ *       releases the word; an object too large for a request is written one-sided.</li>
+ *   <li><b>Release</b> (abort): a WRITE of 0, or a RELEASE RPC (CAS from this attempt's owner value to 0).</li>
+ * </ul>
+ * RPC and one-sided stages take and free the same lock word with the same owner value (RCC §5.2 (3)), and the
+ * address of every object is known from its lookup whichever primitive fetched it (§5.2 (1)). Like RCC's other
+ * protocols here, no coordinator log is written (the Log digit changes nothing), nothing is written to backups, and
+ * a compute node that dies holding a lock leaves it held (issue 18).
+ */
+public abstract class RccTsTxn extends OneSidedTxn {
+    private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
+
+    protected final RccForm form;
+    protected final RccClock clock;
+    private final String mode;
+
+    protected RccTsTxn(final TxnRuntime runtime, final RccForm form, final String mode) {
+        super(runtime);
+        this.form = form;
+        this.mode = mode;
+        this.clock = RccClock.of(runtime);
+    }
+
+    @Override
+    public final String mode() {
+        return mode;
+    }
+
+    @Override
+    protected final Table.InsertLock insertLock() {
+        return Table.InsertLock.CAS_WORD;
+    }
+
+    /** The offset of the lock word this attempt holds on {@code a} (an object it inserted: the CAS word). */
+    protected abstract int lockOffset(Access a);
+
+    /** What that word holds while this attempt has it. */
+    protected abstract long lockOwner(Access a);
+
+    /**
+     * Adds, to a commit doorbell, what installs {@code a}'s new version (without the release): the version word BUSY
+     * first, the value and what else the protocol keeps, the new version last.
+     */
+    protected abstract void addCommitWrites(Doorbell batch, Access a);
+
+    /** The WRITE_BACK flags beyond VALUE, DELETE, REVIVE and VERSION that {@code a}'s commit by RPC needs. */
+    protected abstract int commitFlags(Access a);
+
+    /** Bytes one READ of {@code a}'s tuple takes. */
+    protected int tupleBytes(final Access a) {
+        return a.slotBytes();
+    }
+
+    protected static AbortException abort(final AbortReason reason, final Access a, final String why) {
+        return new AbortException(reason, "key " + a.key + " of " + a.table + ": " + why);
+    }
+
+    /** Whether a READ of {@code a}'s slot shows the object the attempt looked up (same incarnation). */
+    protected final Future<Void> sameObject(final Access a, final DirectBuffer header) {
+        if ((header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) == ObjectLayout.incarnationOf(a.pointer)) {
+            return Future.succeededFuture();
+        }
+        runtime.remote(a.partition).invalidate(a.key);
+        return Future.failedFuture(abort(AbortReason.VALIDATION, a, "moved (its slot was freed and reused)"));
+    }
+
+    /** {@code a}'s image, at least a whole tuple. */
+    protected final UnsafeBuffer tupleImage(final Access a) {
+        if (a.image == null || a.image.capacity() < tupleBytes(a)) {
+            a.image = new UnsafeBuffer(new byte[tupleBytes(a)]);
+        }
+        return a.image;
+    }
+
+    /**
+     * The lock word of {@code a} was just taken for this attempt: held, unless the attempt is over meanwhile (then it
+     * is freed again, and the attempt fails).
+     */
+    protected final Future<Access> held(final Access a) {
+        if (finished) {
+            return releaseLate(() -> unlock(a)).compose(v -> Future.failedFuture(new AbortException(
+                AbortReason.LOCKED, "attempt over")));
+        }
+        a.locked = true;
+        return Future.succeededFuture(a);
+    }
+
+    /** Takes the word back after a failed check under it, and fails with {@code why}. */
+    protected final <T> Future<T> releaseAndFail(final Access a, final AbortException why) {
+        a.locked = false;
+        return releaseLate(() -> unlock(a)).compose(v -> Future.failedFuture(why));
+    }
+
+    /** Frees a word this attempt holds: a WRITE of 0 one-sided, else a RELEASE RPC (CAS from its owner to 0). */
+    protected final Future<Void> unlock(final Access a) {
+        if (form.oneSided(RccForm.Step.RELEASE)) {
+            return channel(a).compose(ch -> ch.write(ObjectLayout.addressOf(a.pointer) + lockOffset(a), a.rkey(),
+                FREE, 0, 8));
+        }
+        return releaseByRpc(a.partition.node(), List.of(a)).mapEmpty();
+    }
+
+    private Future<Integer> releaseByRpc(final String node, final List<Access> held) {
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.HEAD_BYTES
+            + held.size() * RccRpc.WORD_ENTRY_BYTES]);
+        request.putInt(0, held.size());
+        int at = RccRpc.HEAD_BYTES;
+        for (final Access a : held) {
+            request.putInt(at, a.partition.descriptor().schema().id());
+            request.putInt(at + 4, lockOffset(a));
+            request.putLong(at + 8, a.pointer);
+            request.putLong(at + 16, lockOwner(a));
+            at += RccRpc.WORD_ENTRY_BYTES;
+        }
+        return runtime.rocket(node).compose(r -> r.call(RccRpc.RELEASE, request))
+            .map(reply -> RccLockingTxn.payload(reply, 8).getInt(0));
+    }
+
+    @Override
+    public final Future<Void> abort() {
+        return releaseHeld(this::unlock);
+    }
+
+    /** A new 8-byte buffer holding {@code word}. */
+    protected static UnsafeBuffer word(final long word) {
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
+        b.putLong(0, word);
+        return b;
+    }
+
+    /**
+     * Installs every written object ({@code installedVersion} set) and frees every lock word this attempt holds, by
+     * the Commit and Release digits. Past the point of no return: a failure leaves the outcome unknown.
+     */
+    protected final Future<Void> writeBack() {
+        for (final Access a : accesses) {
+            if ((a.dirty || a.inserted) && !a.partition.backups().isEmpty()) { // before the point of no return
+                return Future.failedFuture(new UnsupportedOperationException(mode + " writes no backup copies yet "
+                    + "(issue 18): run it without replicas"));
+            }
+        }
+        final List<Access> held = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.locked) {
+                held.add(a);
+                a.locked = false; // from here nothing may release these words again
+                a.releasing = true;
+            }
+        }
+        final List<Future<?>> sent = new ArrayList<>();
+        for (final Map.Entry<String, List<Access>> e : RccLockingTxn.byNode(held).entrySet()) {
+            if (form.oneSided(RccForm.Step.COMMIT)) {
+                sent.add(commitOneSided(e.getKey(), e.getValue()));
+                continue;
+            }
+            sent.add(runtime.rocket(e.getKey()).compose(rocket -> {
+                final int room = rocket.maxPayload() - RccRpc.HEAD_BYTES;
+                final List<Access> large = new ArrayList<>();
+                final List<Access> small = new ArrayList<>();
+                for (final Access a : e.getValue()) {
+                    (RccRpc.entryBytes(valueBytes(a)) > room ? large : small).add(a);
+                }
+                final List<Future<?>> calls = new ArrayList<>();
+                if (!large.isEmpty()) { // too large for a request: written one-sided, whatever the code
+                    calls.add(commitOneSided(e.getKey(), large));
+                }
+                for (final List<Access> chunk : RccLockingTxn.chunks(small, a -> RccRpc.entryBytes(valueBytes(a)),
+                    room)) {
+                    final UnsafeBuffer request = writeBackRequest(chunk);
+                    calls.add(untilAccepted(() -> runtime.rocket(e.getKey()).compose(r -> r.call(RccRpc.WRITE_BACK,
+                        request))).compose(reply -> RccLockingTxn.payload(reply, 8).getInt(0) == RccRpc.GRANTED
+                        ? Future.succeededFuture() : Future.failedFuture(new IllegalStateException("memory node "
+                        + e.getKey() + " refused the write-back of transaction " + Long.toHexString(id)))));
+                }
+                return settle(calls);
+            }));
+        }
+        return settle(sent).recover(e -> inDoubt("its write-back failed and may have landed in part", e));
+    }
+
+    /** One doorbell to {@code node}: each object's install, then its release when Release is one-sided; else RPC. */
+    private Future<?> commitOneSided(final String node, final List<Access> objects) {
+        final boolean releaseOneSided = form.oneSided(RccForm.Step.RELEASE);
+        final Future<?> written = untilAccepted(() -> runtime.channel(node).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            for (final Access a : objects) {
+                if (a.dirty || a.inserted) {
+                    addCommitWrites(batch, a);
+                }
+                if (releaseOneSided) {
+                    batch.write(ObjectLayout.addressOf(a.pointer) + lockOffset(a), a.rkey(), FREE, 0, 8);
+                }
+            }
+            return batch.size() == 0 ? Future.succeededFuture() : batch.post();
+        }));
+        return releaseOneSided ? written : written.compose(v -> untilAccepted(() -> releaseByRpc(node, objects)));
+    }
+
+    /**
+     * Orders this attempt's reads of absent keys before any later insert of them: raises each such table's absent
+     * bound (in its index region, {@link io.scythe.storage.TableDescriptor#absentBoundAddress}) to {@code ts}, by a CAS
+     * retried from the value it found, before the absences are validated. A memory node creates every new object at
+     * a version above the bound, and RCC's inserters commit above their object's version, so an insert that lands
+     * after the raise commits above {@code ts}, and one that landed before it is seen by the validation (which then
+     * aborts). A key's absence has no tuple, so no rts of its own: the bound is one per table, an rts for every key
+     * missing from it (conservative: an insert of any key of the table then goes above {@code ts}). RCC's workloads
+     * read no absent keys and the paper says nothing of it; the CAS is one-sided in every form.
+     */
+    protected final Future<Void> raiseAbsentBounds(final long ts) {
+        final Map<String, io.scythe.txn.Catalog.Partition> tables = new java.util.LinkedHashMap<>();
+        for (final Access a : reads.absent()) {
+            if (reads.find(a.table, a.key) == null) {
+                tables.putIfAbsent(a.partition.node() + "/" + a.table, a.partition);
+            }
+        }
+        final List<Future<?>> raised = new ArrayList<>();
+        for (final io.scythe.txn.Catalog.Partition p : tables.values()) {
+            raised.add(raiseBound(p, 0, ts));
+        }
+        return settle(raised);
+    }
+
+    private Future<Void> raiseBound(final io.scythe.txn.Catalog.Partition p, final long seen, final long ts) {
+        if (seen >= ts) {
+            return Future.succeededFuture();
+        }
+        return runtime.channel(p.node()).compose(ch -> ch.compareAndSwap(p.descriptor().absentBoundAddress(),
+            p.descriptor().index().rkey(), seen, ts)).compose(found -> found == seen ? Future.<Void>succeededFuture()
+            : raiseBound(p, found, ts));
+    }
+
+    /** The bytes of {@code a}'s new value a write-back carries (0: none, e.g. a delete, or only a release). */
+    protected static int valueBytes(final Access a) {
+        return a.dirty && !a.deleting ? a.newLength : 0;
+    }
+
+    private UnsafeBuffer writeBackRequest(final List<Access> objects) {
+        int bytes = RccRpc.HEAD_BYTES;
+        for (final Access a : objects) {
+            bytes += RccRpc.entryBytes(valueBytes(a));
+        }
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[bytes]);
+        request.putInt(0, objects.size());
+        int at = RccRpc.HEAD_BYTES;
+        for (final Access a : objects) {
+            final int length = valueBytes(a);
+            int flags = length > 0 ? RccRpc.FLAG_VALUE : 0;
+            if (a.deleting) {
+                flags |= RccRpc.FLAG_DELETE;
+            } else if (a.reviving) {
+                flags |= RccRpc.FLAG_REVIVE;
+            }
+            if (a.dirty || a.inserted) {
+                flags |= RccRpc.FLAG_VERSION | commitFlags(a);
+            }
+            request.putInt(at, a.partition.descriptor().schema().id());
+            request.putInt(at + 4, flags);
+            request.putLong(at + 8, a.pointer);
+            request.putLong(at + 16, a.installedVersion);
+            request.putLong(at + 24, lockOwner(a));
+            request.putInt(at + 32, lockOffset(a));
+            request.putInt(at + 36, length);
+            if (length > 0) {
+                request.putBytes(at + RccRpc.ENTRY_BYTES, a.newValue, 0, length);
+            }
+            at += RccRpc.entryBytes(length);
+        }
+        return request;
+    }
+
+    /**
+     * The shared part of a one-sided commit of {@code a} at {@code version}, after the protocol's own first WRITEs:
+     * the version word BUSY, value and length, flags of a delete or revival, then the new version.
+     */
+    protected static void addInstall(final Doorbell batch, final Access a, final long previous, final long version) {
+        final long address = ObjectLayout.addressOf(a.pointer);
+        batch.write(address + ObjectLayout.VERSION_OFFSET, a.rkey(), word(previous | ObjectLayout.VERSION_BUSY), 0,
+            8);
+        if (a.dirty && !a.deleting) {
+            batch.write(address + ObjectLayout.VALUE_OFFSET, a.rkey(), a.newValue, 0, a.newLength);
+            final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
+            length.putInt(0, a.newLength);
+            batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, a.rkey(), length, 0, 4);
+        }
+        if (a.deleting || a.reviving) {
+            final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
+            flags.putShort(0, (short) (a.deleting ? ObjectLayout.FLAG_DELETED : 0));
+            batch.write(address + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
+        }
+        batch.write(address + ObjectLayout.VERSION_OFFSET, a.rkey(), word(version), 0, 8);
+    }
+
+    /** A commit past its point of no return that could not finish: the loop gives up, the outcome is unknown. */
+    private <T> Future<T> inDoubt(final String what, final Throwable cause) {
+        HistoryStep.inDoubt(runtime, id, reads);
+        runtime.giveUp("transaction " + Long.toHexString(id) + ": " + what + ": " + cause);
+        return Future.failedFuture(new OutcomeUnknownException("transaction " + Long.toHexString(id)
+            + " is committed or in doubt: " + what, cause));
+    }
+}
