@@ -37,12 +37,24 @@ import java.util.function.Supplier;
  * nothing and are never written back. A flush WRITEs the version word, the value length and the dirty range of the
  * value, never the latch word, then the FAA that releases or hands over, on the same QP.
  *
- * <p>Not implemented (issue 21): fairness (γ lease, priority aging, reader spin flag, priority matching), resend
- * after C·RTT/N_r (a dropped invalidation aborts the requester: 2PL no-wait), forwarding by one-sided WRITE into the
- * requester's buffer (the copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
+ * <p>Fairness: the γ lease ({@link SelccTxn}'s local takes of a wanted frame), remembered invalidations served
+ * highest priority first at the local release ({@link #localReleased}), the reader spin flag ({@link ReaderSpin}). A
+ * dropped invalidation aborts a requester that holds other lines (2PL no-wait); one that holds nothing resends after
+ * {@code C·RTT/N_r} for {@link SelccModule#rounds} rounds.
+ *
+ * <p>Not implemented (issue 21): priority matching, forwarding by one-sided WRITE into the requester's buffer (the
+ * copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
  */
 public final class LineCache {
     static final TxnRuntime.Key<LineCache> KEY = new TxnRuntime.Key<>("selcc-line-cache");
+    /**
+     * Rounds an acquisition may take, as a multiple of {@link SelccModule#rounds} ({@code scythe.selcc.chaseRounds},
+     * default {@link SelccModule#DEFAULT_CHASE_ROUNDS}) (which bounds the rounds answered
+     * "dropped"): a round answered "not held" or "released" found its holder gone already (the line moves on among
+     * other participants), which is no conflict to give up on, so it reads the latch word again at once; this bounds
+     * the chase (at θ = 10 write-only with 2 rounds in all, 389 of 484 failed acquisitions gave up chasing).
+     */
+    private final int chaseRounds = SelccModule.chaseRounds();
     /** Upgrade CASes (each after invalidating the other readers) before the fallback (release S, acquire X). */
     static final int UPGRADE_TRIES = 2;
 
@@ -81,6 +93,33 @@ public final class LineCache {
         static final Map<String, java.util.concurrent.atomic.LongAdder> NANOS =
             new java.util.concurrent.ConcurrentHashMap<>();
 
+        /** Commits per participant (fairness: min, max and Jain's index over participants in the report). */
+        static final Map<Integer, java.util.concurrent.atomic.LongAdder> COMMITS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+        static void committed(final int participant) {
+            if (enabled) {
+                COMMITS.computeIfAbsent(participant, p -> new java.util.concurrent.atomic.LongAdder()).increment();
+            }
+        }
+
+        /** "min .. max, Jain j" of the commits per participant that committed anything (or "none"). */
+        static String fairness() {
+            long min = Long.MAX_VALUE;
+            long max = 0;
+            double sum = 0;
+            double squares = 0;
+            for (final java.util.concurrent.atomic.LongAdder n : COMMITS.values()) {
+                final long c = n.sum();
+                min = Math.min(min, c);
+                max = Math.max(max, c);
+                sum += c;
+                squares += (double) c * c;
+            }
+            return COMMITS.isEmpty() ? "none" : COMMITS.size() + " participants, min " + min + " max " + max
+                + String.format(" Jain %.3f", sum * sum / (COMMITS.size() * squares));
+        }
+
         static void time(final String kind, final long ns) {
             count(kind);
             NANOS.computeIfAbsent(kind, c -> new java.util.concurrent.atomic.LongAdder()).add(ns);
@@ -100,7 +139,8 @@ public final class LineCache {
                 + String.format("%.3f", hits / (double) Math.max(1, hits + acquires)) + ") upgrades "
                 + UPGRADES.sum() + " invalidations sent " + SENT.sum() + " dropped " + DROPPED.sum() + " granted "
                 + GRANTED.sum() + " evicted " + EVICTED.sum() + " yielded (lease) " + YIELDED.sum() + "\n  by cause: "
-                + new java.util.TreeMap<>(CAUSES) + "\n  mean us: " + means();
+                + new java.util.TreeMap<>(CAUSES) + "\n  mean us: " + means() + "\n  commits per participant: "
+                + fairness();
         }
 
         private static String means() {
@@ -150,6 +190,8 @@ public final class LineCache {
         int sinceWanted;
         /** The round of the acquisition in flight (N_r): its invalidations' priority is N_r + 1 (§5.3.2). */
         int round;
+        /** Rounds of the acquisition in flight answered "dropped" (bounded by {@link SelccModule#rounds}). */
+        int drops;
         /** Invalidations remembered while local transactions held it (§5.3.2), or null. */
         List<Waiting> waiting;
 
@@ -185,6 +227,7 @@ public final class LineCache {
     private final int gamma = SelccModule.gamma();
     private final long resendNs = SelccModule.resendNs();
     private final long deferNs = SelccModule.deferNs();
+    private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
     private final Map<Line, Future<Void>> evicting = new HashMap<>();
@@ -377,6 +420,13 @@ public final class LineCache {
         f.mayWait = mayWait;
         Stats.ACQUIRES.increment();
         f.acquiring = true;
+        f.drops = 0;
+        final long spin = readerSpin.delayNs(f.line, runtime.timers().nowNs());
+        if (spin > 0) { // a writer starved by this participant's reads asked lately: give it a window first
+            Stats.count("reader spun");
+            return timed("S" + (mayWait ? " wait" : " nowait") + " spun", f, busy(f, () -> runtime.timers()
+                .after(spin).compose(v -> acquireShared(f, 0))));
+        }
         return timed("S" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> acquireShared(f, 0)));
     }
 
@@ -410,6 +460,7 @@ public final class LineCache {
         f.mayWait = mayWait;
         Stats.ACQUIRES.increment();
         f.acquiring = true;
+        f.drops = 0;
         return timed("X" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> acquireExclusive(f, 0)));
     }
 
@@ -452,6 +503,7 @@ public final class LineCache {
         f.mayWait = mayWait;
         Stats.UPGRADES.increment();
         f.acquiring = true;
+        f.drops = 0;
         return timed("U" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> upgrade(f, 0)));
     }
 
@@ -493,9 +545,13 @@ public final class LineCache {
             return Future.failedFuture(locked(f, what + ": a transaction there holds it, and this one holds other "
                 + "lines (no wait while holding: no deadlock)"));
         }
-        if (round + 1 >= rounds) {
-            return Future.failedFuture(locked(f, what + " not taken in " + rounds + " rounds (last answer "
-                + (status == Invalidation.DROPPED ? "dropped: in use there" : "not held") + ")"));
+        if (status == Invalidation.DROPPED && ++f.drops >= rounds) {
+            return Future.failedFuture(locked(f, what + " not taken in " + rounds + " rounds (last answer dropped: in "
+                + "use there)"));
+        }
+        if (round + 1 >= chaseRounds * rounds) {
+            return Future.failedFuture(locked(f, what + " not taken in " + chaseRounds * rounds + " rounds (last "
+                + "answer not held: its holder moved on)"));
         }
         if (status == Invalidation.DROPPED) {
             return runtime.timers().after(resendNs / (round + 1)).compose(v -> next.apply(round + 1));
@@ -571,6 +627,9 @@ public final class LineCache {
             & Invalidation.FLAG_MAY_WAIT) != 0;
         final Line line = new Line(Invalidation.node(request.payload(), at),
             request.payload().getLong(at + Invalidation.ADDRESS_OFFSET));
+        if (kind == Invalidation.PEER_WR_SHARED) {
+            readerSpin.writerWaiting(line, priority, runtime.timers().nowNs());
+        }
         final Frame f = frames.get(line);
         if (f == null || f.memo == Memo.I) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
@@ -692,6 +751,8 @@ public final class LineCache {
                 f.memo = Memo.S;
                 f.dirty = DirtyBounds.CLEAN;
                 f.headerDirty = false;
+                f.wanted = false; // the lease's counters stop: the participant that wanted it got it
+                f.sinceWanted = 0;
                 responder.reply(Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
                 return Future.succeededFuture();
             });

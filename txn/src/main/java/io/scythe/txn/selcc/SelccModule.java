@@ -33,6 +33,14 @@ public final class SelccModule implements ProtocolModule {
      * (136 k txn/s against 211 k with 2; 3 gave 190 k).
      */
     public static final int DEFAULT_ROUNDS = 2;
+    /** Rounds an acquisition may take in all, as a multiple of {@link #rounds} (LineCache: the chase bound). */
+    public static final int DEFAULT_CHASE_ROUNDS = 4;
+
+    static int chaseRounds() {
+        return positive("scythe.selcc.chaseRounds", Integer.getInteger("scythe.selcc.chaseRounds",
+            DEFAULT_CHASE_ROUNDS));
+    }
+
     /**
      * {@code C·RTT} of the resend interval after a dropped invalidation (divided by the round number):
      * {@code scythe.selcc.resendNs}; C = 4 times a 2 us round trip.
@@ -55,6 +63,24 @@ public final class SelccModule implements ProtocolModule {
             throw new IllegalArgumentException("scythe.selcc.deferNs=" + defer + " must be at least 0");
         }
         return defer;
+    }
+
+    /**
+     * The reader spin flag's unit (§5.3.2): a reader participant that received a writer's invalidation of priority
+     * p (at least {@link #SPIN_MIN_PRIORITY}: the writer tried before) makes its own global Shared acquisitions of that
+     * line wait p times this long first; {@code scythe.selcc.spinNs}, 0 turns the flag off. Default: a quarter of
+     * {@code C·RTT} (2 us), so a writer at its third try gets a 6 us window.
+     */
+    public static final long DEFAULT_SPIN_NS = DEFAULT_RESEND_NS / 4;
+    /** The lowest writer priority that sets a reader's spin flag: a writer's second round. */
+    static final int SPIN_MIN_PRIORITY = 2;
+
+    static long spinNs() {
+        final long spin = Long.getLong("scythe.selcc.spinNs", DEFAULT_SPIN_NS);
+        if (spin < 0) {
+            throw new IllegalArgumentException("scythe.selcc.spinNs=" + spin + " must be at least 0");
+        }
+        return spin;
     }
 
     /**

@@ -238,6 +238,7 @@ public final class SelccTxn extends LatchTxn {
                     releaseLocal(a);
                 }
             }
+            LineCache.Stats.committed(cache.participant());
             return 0L;
         }));
     }
