@@ -283,7 +283,12 @@ public final class Simulation {
             return; // a protocol only a test has
         }
         if (module.usesPeers() && io.scythe.txn.spi.ProtocolRegistry.protocol(protocol.name()) == protocol) {
-            peers(CnPeers.defaultOptions(), module::servePeers);
+            // The call bound also bounds opening every loop pair's ring over the event bus before time starts, in
+            // wall-clock time: (CNs x loops)^2 opens (2,304 at 16 CNs x 3 loops) took more than the default second
+            // on a loaded machine, so 16 CNs timed out at setup. In virtual time it is far beyond a run (these
+            // modules' compute nodes are never crashed yet).
+            peers(CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(60)),
+                module::servePeers);
             everyLoopPair = true;
         }
     }

@@ -24,6 +24,41 @@ class SelccSimTest extends SimVertxTest {
         System.clearProperty("scythe.selcc.evictBatch");
         System.clearProperty("scythe.selcc.leaseNs");
         System.clearProperty("scythe.selcc.gamma");
+        System.clearProperty("scythe.selcc.deferNs");
+        System.clearProperty("scythe.selcc.rounds");
+        io.scythe.txn.selcc.LineCache.countCauses(false);
+    }
+
+    /**
+     * Invalidations from senders that hold nothing else are remembered by a frame in use and served (highest priority
+     * first) when its local transactions let go (§5.3.2), or dropped at the deadline; with a deadline long enough that
+     * most are served, and with none (every one dropped at once, the sender resending after C·RTT/N_r), the
+     * invariants hold and every history is serializable.
+     */
+    @ParameterizedTest(name = "deferNs {0}")
+    @CsvSource({"1000000", "0"})
+    void shouldKeepInvariantsWhetherInvalidationsAreRememberedOrDropped(final long deferNs) throws Exception {
+        io.scythe.txn.selcc.LineCache.countCauses(true);
+        System.setProperty("scythe.selcc.deferNs", String.valueOf(deferNs));
+        System.setProperty("scythe.selcc.rounds", "4");
+        final long servedBefore = served();
+        final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        final List<Explorer.Failure> failures = Explorer.explore(vertx, Explorer.Workload.SMALLBANK,
+            List.of("selcc-2pl"), 1, 20, Explorer::options, new PrintStream(printed, true));
+        assertThat(failures).as(printed.toString()).isEmpty();
+        if (deferNs > 0) {
+            assertThat(served() - servedBefore).as("remembered invalidations served at a local release").isPositive();
+        } else {
+            assertThat(served()).isEqualTo(servedBefore);
+        }
+    }
+
+    private static long served() {
+        long n = 0;
+        for (int kind = 1; kind <= 3; kind++) {
+            n += io.scythe.txn.selcc.LineCache.counted("served deferred kind " + kind);
+        }
+        return n;
     }
 
     @ParameterizedTest(name = "{0} frames {1} seed {2}")

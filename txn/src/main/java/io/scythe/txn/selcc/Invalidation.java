@@ -11,7 +11,8 @@ import java.nio.charset.StandardCharsets;
  *
  * <pre>
  *  request:  0 kind (u8: 1 PeerRd, 2 PeerWr to the X holder, 3 PeerWr to a reader) | 1 requester (u8) | 2 node name length (u16) | 4 rkey (i32)
- *            8 line address (u64) | 16 line bytes (i32) | 20 pad | 24 memory node name (UTF-8)
+ *            8 line address (u64) | 16 line bytes (i32) | 20 priority (u8: the sender's round N_r + 1) |
+ *            21 flags (u8: 1 the sender may wait, it holds no other line) | 22 pad | 24 memory node name (UTF-8)
  *  reply:    0 status (u8) | 1 header dirty (u8) | 8 dirty bounds (u64, DirtyBounds) | 16 the line (line bytes);
  *            all but the status only when GRANTED (the forwarded copy, still dirty against the memory node after
  *            case 1: ownership moved as Modified, nothing was flushed, so the new owner inherits what to flush)
@@ -46,6 +47,9 @@ final class Invalidation {
     static final int RKEY_OFFSET = 4;
     static final int ADDRESS_OFFSET = 8;
     static final int LINE_BYTES_OFFSET = 16;
+    static final int PRIORITY_OFFSET = 20;
+    static final int FLAGS_OFFSET = 21;
+    static final int FLAG_MAY_WAIT = 1;
     static final int NODE_OFFSET = 24;
     static final int REPLY_HEADER_DIRTY_OFFSET = 1;
     static final int REPLY_DIRTY_OFFSET = 8;
@@ -55,7 +59,11 @@ final class Invalidation {
     }
 
     static UnsafeBuffer request(final int kind, final int requester, final String node, final int rkey,
-                                final long address, final int lineBytes) {
+                                final long address, final int lineBytes, final int priority,
+                                final boolean mayWait) {
+        if (priority < 0 || priority > 255) {
+            throw new IllegalArgumentException("priority " + priority + " outside 0..255");
+        }
         final byte[] name = node.getBytes(StandardCharsets.UTF_8);
         final UnsafeBuffer b = new UnsafeBuffer(new byte[NODE_OFFSET + name.length]);
         b.putByte(KIND_OFFSET, (byte) kind);
@@ -64,6 +72,8 @@ final class Invalidation {
         b.putInt(RKEY_OFFSET, rkey);
         b.putLong(ADDRESS_OFFSET, address);
         b.putInt(LINE_BYTES_OFFSET, lineBytes);
+        b.putByte(PRIORITY_OFFSET, (byte) priority);
+        b.putByte(FLAGS_OFFSET, (byte) (mayWait ? FLAG_MAY_WAIT : 0));
         b.putBytes(NODE_OFFSET, name);
         return b;
     }

@@ -37,12 +37,24 @@ import java.util.function.Supplier;
  * nothing and are never written back. A flush WRITEs the version word, the value length and the dirty range of the
  * value, never the latch word, then the FAA that releases or hands over, on the same QP.
  *
- * <p>Not implemented (issue 21): fairness (γ lease, priority aging, reader spin flag, priority matching), resend
- * after C·RTT/N_r (a dropped invalidation aborts the requester: 2PL no-wait), forwarding by one-sided WRITE into the
- * requester's buffer (the copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
+ * <p>Fairness: the γ lease ({@link SelccTxn}'s local takes of a wanted frame), remembered invalidations served
+ * highest priority first at the local release ({@link #localReleased}), the reader spin flag ({@link ReaderSpin}). A
+ * dropped invalidation aborts a requester that holds other lines (2PL no-wait); one that holds nothing resends after
+ * {@code C·RTT/N_r} for {@link SelccModule#rounds} rounds.
+ *
+ * <p>Not implemented (issue 21): priority matching, forwarding by one-sided WRITE into the requester's buffer (the
+ * copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
  */
 public final class LineCache {
     static final TxnRuntime.Key<LineCache> KEY = new TxnRuntime.Key<>("selcc-line-cache");
+    /**
+     * Rounds an acquisition may take, as a multiple of {@link SelccModule#rounds} ({@code scythe.selcc.chaseRounds},
+     * default {@link SelccModule#DEFAULT_CHASE_ROUNDS}) (which bounds the rounds answered
+     * "dropped"): a round answered "not held" or "released" found its holder gone already (the line moves on among
+     * other participants), which is no conflict to give up on, so it reads the latch word again at once; this bounds
+     * the chase (at θ = 10 write-only with 2 rounds in all, 389 of 484 failed acquisitions gave up chasing).
+     */
+    private final int chaseRounds = SelccModule.chaseRounds();
     /** Upgrade CASes (each after invalidating the other readers) before the fallback (release S, acquire X). */
     static final int UPGRADE_TRIES = 2;
 
@@ -71,13 +83,71 @@ public final class LineCache {
             }
         }
 
+        /** Counts by cause (abort causes, invalidations by kind and answer, readers per case 3): {@link #count}. */
+        static final Map<String, java.util.concurrent.atomic.LongAdder> CAUSES =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+        /** Whether causes and times are counted: {@code -Dscythe.selcc.stats=true}, or {@link #countCauses}. */
+        static volatile boolean enabled = Boolean.getBoolean("scythe.selcc.stats");
+        /** Virtual ns summed by kind, beside {@link #CAUSES}' count of the same kind. */
+        static final Map<String, java.util.concurrent.atomic.LongAdder> NANOS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+        /** Commits per participant (fairness: min, max and Jain's index over participants in the report). */
+        static final Map<Integer, java.util.concurrent.atomic.LongAdder> COMMITS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+        static void committed(final int participant) {
+            if (enabled) {
+                COMMITS.computeIfAbsent(participant, p -> new java.util.concurrent.atomic.LongAdder()).increment();
+            }
+        }
+
+        /** "min .. max, Jain j" of the commits per participant that committed anything (or "none"). */
+        static String fairness() {
+            long min = Long.MAX_VALUE;
+            long max = 0;
+            double sum = 0;
+            double squares = 0;
+            for (final java.util.concurrent.atomic.LongAdder n : COMMITS.values()) {
+                final long c = n.sum();
+                min = Math.min(min, c);
+                max = Math.max(max, c);
+                sum += c;
+                squares += (double) c * c;
+            }
+            return COMMITS.isEmpty() ? "none" : COMMITS.size() + " participants, min " + min + " max " + max
+                + String.format(" Jain %.3f", sum * sum / (COMMITS.size() * squares));
+        }
+
+        static void time(final String kind, final long ns) {
+            count(kind);
+            NANOS.computeIfAbsent(kind, c -> new java.util.concurrent.atomic.LongAdder()).add(ns);
+        }
+
+        static void count(final String cause) {
+            if (!enabled) {
+                return;
+            }
+            CAUSES.computeIfAbsent(cause, c -> new java.util.concurrent.atomic.LongAdder()).increment();
+        }
+
         static String summary() {
             final long hits = HITS.sum();
             final long acquires = ACQUIRES.sum();
             return "selcc cache: hits " + hits + " global acquires " + acquires + " (hit ratio "
                 + String.format("%.3f", hits / (double) Math.max(1, hits + acquires)) + ") upgrades "
                 + UPGRADES.sum() + " invalidations sent " + SENT.sum() + " dropped " + DROPPED.sum() + " granted "
-                + GRANTED.sum() + " evicted " + EVICTED.sum() + " yielded (lease) " + YIELDED.sum();
+                + GRANTED.sum() + " evicted " + EVICTED.sum() + " yielded (lease) " + YIELDED.sum() + "\n  by cause: "
+                + new java.util.TreeMap<>(CAUSES) + "\n  mean us: " + means() + "\n  commits per participant: "
+                + fairness();
+        }
+
+        private static String means() {
+            final StringBuilder b = new StringBuilder();
+            new java.util.TreeMap<>(NANOS).forEach((k, ns) -> b.append(k).append('=').append(String.format("%.1f",
+                ns.sum() / 1000.0 / Math.max(1, CAUSES.get(k).sum()))).append(' '));
+            return b.toString();
         }
 
         private Stats() {
@@ -101,6 +171,11 @@ public final class LineCache {
         boolean writer;
         /** A global verb or invalidation of it is in flight: handlers drop, local flows wait for {@link #pending}. */
         boolean busy;
+        /**
+         * The global step it is busy with is an acquisition (or upgrade) by a local flow, which may take rounds: a
+         * flow of another transaction that holds other lines does not wait for it (no wait while holding).
+         */
+        boolean acquiring;
         /** Whether the step it is busy with may wait for a dropped invalidation (its transaction holds nothing else). */
         boolean mayWait;
         /** What it is busy with (completes when it is not busy any more), or null. */
@@ -113,6 +188,12 @@ public final class LineCache {
         boolean wanted;
         /** Local acquisitions since it was {@link #wanted}; at γ the loop stops taking it and lets it go. */
         int sinceWanted;
+        /** The round of the acquisition in flight (N_r): its invalidations' priority is N_r + 1 (§5.3.2). */
+        int round;
+        /** Rounds of the acquisition in flight answered "dropped" (bounded by {@link SelccModule#rounds}). */
+        int drops;
+        /** Invalidations remembered while local transactions held it (§5.3.2), or null. */
+        List<Waiting> waiting;
 
         Frame(final Line line, final int rkey, final int lineBytes) {
             this.line = line;
@@ -145,6 +226,8 @@ public final class LineCache {
     private final int rounds = SelccModule.rounds();
     private final int gamma = SelccModule.gamma();
     private final long resendNs = SelccModule.resendNs();
+    private final long deferNs = SelccModule.deferNs();
+    private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
     private final Map<Line, Future<Void>> evicting = new HashMap<>();
@@ -229,6 +312,7 @@ public final class LineCache {
     void forgetIfInvalid(final Frame f) {
         if (f.memo == Memo.I && f.idle() && frames.get(f.line) == f) {
             frames.remove(f.line);
+            answerWaiting(f);
         }
     }
 
@@ -260,6 +344,7 @@ public final class LineCache {
     // ------------------------------------------------------------------------------------------ acquisition
 
     private static AbortException locked(final Frame f, final String why) {
+        Stats.count("abort: " + why);
         return new AbortException(AbortReason.LOCKED, "line " + f.line.node + "@" + f.line.address + ": " + why);
     }
 
@@ -267,11 +352,25 @@ public final class LineCache {
         return runtime.channel(f.line.node);
     }
 
+    /**
+     * Counts an acquisition's outcome and virtual time by kind for the stats report: taken at the first round,
+     * taken later (after invalidations), or failed.
+     */
+    private Future<Void> timed(final String kind, final Frame f, final Future<Void> step) {
+        if (!Stats.enabled) {
+            return step;
+        }
+        final long start = runtime.timers().nowNs();
+        return step.andThen(done -> Stats.time(kind + (done.failed() ? " failed" : f.round == 0 ? " round0"
+            : " later"), runtime.timers().nowNs() - start));
+    }
+
     /** Runs a global step of {@code f} with it busy, and frees it after, whatever the outcome. */
     private <T> Future<T> busy(final Frame f, final Supplier<Future<T>> step) {
         f.busy = true;
         final Future<T> done = step.get().andThen(ignored -> {
             f.busy = false;
+            f.acquiring = false;
             f.pending = null;
         });
         if (f.busy) {
@@ -320,10 +419,19 @@ public final class LineCache {
     Future<Void> acquireShared(final Frame f, final boolean mayWait) {
         f.mayWait = mayWait;
         Stats.ACQUIRES.increment();
-        return busy(f, () -> acquireShared(f, 0));
+        f.acquiring = true;
+        f.drops = 0;
+        final long spin = readerSpin.delayNs(f.line, runtime.timers().nowNs());
+        if (spin > 0) { // a writer starved by this participant's reads asked lately: give it a window first
+            Stats.count("reader spun");
+            return timed("S" + (mayWait ? " wait" : " nowait") + " spun", f, busy(f, () -> runtime.timers()
+                .after(spin).compose(v -> acquireShared(f, 0))));
+        }
+        return timed("S" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> acquireShared(f, 0)));
     }
 
     private Future<Void> acquireShared(final Frame f, final int round) {
+        f.round = round;
         return channel(f).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             final int faa = batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.share(me));
@@ -351,10 +459,13 @@ public final class LineCache {
     Future<Void> acquireExclusive(final Frame f, final boolean mayWait) {
         f.mayWait = mayWait;
         Stats.ACQUIRES.increment();
-        return busy(f, () -> acquireExclusive(f, 0));
+        f.acquiring = true;
+        f.drops = 0;
+        return timed("X" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> acquireExclusive(f, 0)));
     }
 
     private Future<Void> acquireExclusive(final Frame f, final int round) {
+        f.round = round;
         return channel(f).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             final int cas = batch.compareAndSwap(f.latchAddress(), f.rkey, LatchWord.FREE, LatchWord.exclusive(me));
@@ -391,10 +502,13 @@ public final class LineCache {
     Future<Void> upgrade(final Frame f, final boolean mayWait) {
         f.mayWait = mayWait;
         Stats.UPGRADES.increment();
-        return busy(f, () -> upgrade(f, 0));
+        f.acquiring = true;
+        f.drops = 0;
+        return timed("U" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> upgrade(f, 0)));
     }
 
     private Future<Void> upgrade(final Frame f, final int tries) {
+        f.round = tries;
         final long mine = LatchWord.share(me);
         return channel(f).compose(ch -> ch.compareAndSwap(f.latchAddress(), f.rkey, mine, LatchWord.exclusive(me)))
             .recover(e -> io.scythe.txn.Refusal.forNow(e) ? Future.failedFuture(e)
@@ -431,9 +545,13 @@ public final class LineCache {
             return Future.failedFuture(locked(f, what + ": a transaction there holds it, and this one holds other "
                 + "lines (no wait while holding: no deadlock)"));
         }
-        if (round + 1 >= rounds) {
-            return Future.failedFuture(locked(f, what + " not taken in " + rounds + " rounds (last answer "
-                + (status == Invalidation.DROPPED ? "dropped: in use there" : "not held") + ")"));
+        if (status == Invalidation.DROPPED && ++f.drops >= rounds) {
+            return Future.failedFuture(locked(f, what + " not taken in " + rounds + " rounds (last answer dropped: in "
+                + "use there)"));
+        }
+        if (round + 1 >= chaseRounds * rounds) {
+            return Future.failedFuture(locked(f, what + " not taken in " + chaseRounds * rounds + " rounds (last "
+                + "answer not held: its holder moved on)"));
         }
         if (status == Invalidation.DROPPED) {
             return runtime.timers().after(resendNs / (round + 1)).compose(v -> next.apply(round + 1));
@@ -445,6 +563,7 @@ public final class LineCache {
 
     /** Sends PeerWr to every participant in {@code readers}: DROPPED if one dropped it, else RELEASED. */
     private Future<Integer> invalidateReaders(final Frame f, final long readers) {
+        Stats.count("case 3 readers " + Long.bitCount(readers));
         final List<Future<Integer>> asked = new ArrayList<>();
         long r = readers;
         while (r != 0) {
@@ -468,12 +587,16 @@ public final class LineCache {
     /** One invalidation to participant {@code target}; a forwarded copy lands in {@code f}'s image. */
     private Future<Integer> invalidate(final Frame f, final int kind, final int target) {
         Stats.SENT.increment();
+        final long sentNs = runtime.timers().nowNs();
         final PeerLoops.Address where = peers.where().apply(target);
         final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
-            f.lineBytes);
+            f.lineBytes, Math.min(255, f.round + 1), f.mayWait);
         return peers.peers().call(where.peer(), where.loop(), Invalidation.RPC, request, 0, request.capacity())
             .map(reply -> {
                 final int status = reply.payload().getByte(0);
+                if (Stats.enabled) {
+                    Stats.time("rpc kind " + kind + " answer " + status, runtime.timers().nowNs() - sentNs);
+                }
                 if (status == Invalidation.DROPPED) {
                     Stats.DROPPED.increment();
                 } else if (status == Invalidation.GRANTED) {
@@ -488,13 +611,25 @@ public final class LineCache {
             });
     }
 
-    /** The handler of an invalidation on this loop (try-lock: a frame in use drops it). */
+    /**
+     * The handler of an invalidation on this loop (try-lock: a frame in use does not serve it now). A frame in use by
+     * local transactions remembers the message when its sender may wait (it holds nothing else: §5.3.2's remembered
+     * messages) and serves the highest-priority one as soon as the local transactions let go
+     * ({@link #localReleased}), or answers it dropped after {@code deferNs}; otherwise (the sender holds other lines,
+     * or the frame is busy with a global step of its own) it is dropped at once.
+     */
     private void handle(final RpcRequest request, final RpcResponder responder) {
         final int at = request.payloadOffset();
         final int kind = request.payload().getByte(at + Invalidation.KIND_OFFSET);
         final int requester = request.payload().getByte(at + Invalidation.REQUESTER_OFFSET) & 0xff;
+        final int priority = request.payload().getByte(at + Invalidation.PRIORITY_OFFSET) & 0xff;
+        final boolean senderMayWait = (request.payload().getByte(at + Invalidation.FLAGS_OFFSET)
+            & Invalidation.FLAG_MAY_WAIT) != 0;
         final Line line = new Line(Invalidation.node(request.payload(), at),
             request.payload().getLong(at + Invalidation.ADDRESS_OFFSET));
+        if (kind == Invalidation.PEER_WR_SHARED) {
+            readerSpin.writerWaiting(line, priority, runtime.timers().nowNs());
+        }
         final Frame f = frames.get(line);
         if (f == null || f.memo == Memo.I) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
@@ -504,43 +639,137 @@ public final class LineCache {
             if (!f.busy) {
                 f.wanted = true; // local transactions hold it: the lease starts counting
             }
+            if (!f.busy && senderMayWait && deferNs > 0) {
+                Stats.count("deferred kind " + kind);
+                remember(f, new Waiting(kind, requester, priority, responder));
+                return;
+            }
+            Stats.count("drop kind " + kind + (f.busy ? " busy" : " in use"));
             responder.reply(Invalidation.status(Invalidation.DROPPED)); // a local thread uses it
             return;
         }
-        if ((kind == Invalidation.PEER_WR_SHARED) != (f.memo == Memo.S)) {
-            responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
+        serve(f, kind, requester, responder);
+    }
+
+    /** An invalidation a frame in use remembered: answered when the frame is idle again, or dropped at a deadline. */
+    record Waiting(int kind, int requester, int priority, RpcResponder responder) {
+    }
+
+    private void remember(final Frame f, final Waiting w) {
+        if (f.waiting == null) {
+            f.waiting = new ArrayList<>(2);
+        }
+        f.waiting.add(w);
+        runtime.timers().after(deferNs).onComplete(v -> {
+            if (f.waiting != null && f.waiting.remove(w)) {
+                Stats.count("deferred then dropped");
+                w.responder.reply(Invalidation.status(Invalidation.DROPPED));
+            }
+        });
+    }
+
+    /**
+     * The local transactions let go of {@code f} (commit or abort): a remembered invalidation is served now, before
+     * any other local flow takes the frame again (§5.3.2: ownership goes to the highest-priority sender, the earliest
+     * among equals); the others are answered "not held" once that step landed (they read the latch word again and
+     * message its new holders).
+     */
+    void localReleased(final Frame f) {
+        if (f.waiting == null || f.waiting.isEmpty() || !f.idle()) {
             return;
         }
+        final List<Waiting> waiting = f.waiting;
+        f.waiting = null;
+        if (f.memo == Memo.I || frames.get(f.line) != f) {
+            notHeld(waiting);
+            return;
+        }
+        final Waiting best = highest(waiting);
+        waiting.remove(best);
+        Stats.count("served deferred kind " + best.kind);
+        serve(f, best.kind, best.requester, best.responder).onComplete(done -> notHeld(waiting));
+    }
+
+    /** Answers the invalidations a frame that holds nothing any more remembered: "not held". */
+    private static void answerWaiting(final Frame f) {
+        if (f.waiting != null) {
+            final List<Waiting> waiting = f.waiting;
+            f.waiting = null;
+            notHeld(waiting);
+        }
+    }
+
+    /** The remembered invalidation served first: the highest priority, the earliest among equals. */
+    static Waiting highest(final List<Waiting> waiting) {
+        if (waiting.isEmpty()) {
+            throw new IllegalArgumentException("no remembered invalidation to serve");
+        }
+        Waiting best = waiting.get(0);
+        for (final Waiting w : waiting) {
+            if (w.priority > best.priority) {
+                best = w;
+            }
+        }
+        return best;
+    }
+
+    /** Counts causes from now on (tests): as {@code -Dscythe.selcc.stats=true} does, without the report at exit. */
+    public static void countCauses(final boolean on) {
+        Stats.enabled = on;
+    }
+
+    /** How often {@code cause} was counted (with {@code -Dscythe.selcc.stats=true}; tests and reports). */
+    public static long counted(final String cause) {
+        final java.util.concurrent.atomic.LongAdder n = Stats.CAUSES.get(cause);
+        return n == null ? 0 : n.sum();
+    }
+
+    private static void notHeld(final List<Waiting> waiting) {
+        for (final Waiting w : waiting) {
+            w.responder.reply(Invalidation.status(Invalidation.NOT_HELD));
+        }
+        waiting.clear();
+    }
+
+    /** Serves an invalidation on an idle frame: discards an outdated one, else hands over (cases 1, 2) or releases (3). */
+    private Future<Void> serve(final Frame f, final int kind, final int requester, final RpcResponder responder) {
+        if ((kind == Invalidation.PEER_WR_SHARED) != (f.memo == Memo.S)) {
+            responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
+            return Future.succeededFuture();
+        }
         if (kind == Invalidation.PEER_RD) { // case 2: flush, both Shared, forward
-            busy(f, () -> mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
+            return busy(f, () -> mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
                 addFlush(batch, f);
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
                 return batch.post();
-            }))).onComplete(done -> {
+            }))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
-                    return;
+                    return Future.succeededFuture();
                 }
                 f.memo = Memo.S;
                 f.dirty = DirtyBounds.CLEAN;
                 f.headerDirty = false;
+                f.wanted = false; // the lease's counters stop: the participant that wanted it got it
+                f.sinceWanted = 0;
                 responder.reply(Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
+                return Future.succeededFuture();
             });
-            return;
         }
         final boolean modified = f.memo == Memo.M;
         final long delta = modified ? LatchWord.handover(me, requester) : LatchWord.unshare(me);
-        busy(f, () -> mustLand(modified ? "a case-1 handover" : "a case-3 release", () -> channel(f).compose(ch ->
-            ch.fetchAndAdd(f.latchAddress(), f.rkey, delta)))).onComplete(done -> {
+        return busy(f, () -> mustLand(modified ? "a case-1 handover" : "a case-3 release", () -> channel(f).compose(
+            ch -> ch.fetchAndAdd(f.latchAddress(), f.rkey, delta)))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
-                    return;
+                    return Future.succeededFuture();
                 }
                 f.memo = Memo.I;
                 forgetIfInvalid(f);
                 responder.reply(modified ? Invalidation.granted(f.image, f.lineBytes, f.headerDirty, f.dirty)
                     : Invalidation.status(Invalidation.RELEASED));
+                return Future.succeededFuture();
             });
     }
 
@@ -615,6 +844,7 @@ public final class LineCache {
                 for (final Frame f : group) {
                     f.memo = Memo.I;
                     evicting.remove(f.line);
+                    answerWaiting(f);
                 }
                 landed.complete();
             });

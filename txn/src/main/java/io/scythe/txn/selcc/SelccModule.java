@@ -26,13 +26,66 @@ public final class SelccModule implements ProtocolModule {
      */
     public static final long DEFAULT_LEASE_NS = 1_000_000L;
 
-    /** Latch rounds (each after invalidations) before an acquisition gives up; {@code scythe.selcc.rounds}. */
-    public static final int DEFAULT_ROUNDS = 6;
+    /**
+     * Latch rounds (each after invalidations) before an acquisition by a transaction that holds nothing gives up;
+     * {@code scythe.selcc.rounds}. Two (one resend): on skewed SmallBank at 8 CNs, 6 rounds kept first accesses
+     * waiting up to 250 us on lines in use elsewhere, while their loop's other transactions queued behind them
+     * (136 k txn/s against 211 k with 2; 3 gave 190 k).
+     */
+    public static final int DEFAULT_ROUNDS = 2;
+    /**
+     * Rounds an acquisition may take in all, as a multiple of {@link #rounds} (LineCache: the chase bound). 1: on
+     * skewed SmallBank at 8 CNs, 4 gave 180 k txn/s against 211 k (1 loop per CN) and 112 k against 165 k (4 loops),
+     * though 1.94 M against 1.60 M at θ = 10 write-only YCSB.
+     */
+    public static final int DEFAULT_CHASE_ROUNDS = 1;
+
+    static int chaseRounds() {
+        return positive("scythe.selcc.chaseRounds", Integer.getInteger("scythe.selcc.chaseRounds",
+            DEFAULT_CHASE_ROUNDS));
+    }
+
     /**
      * {@code C·RTT} of the resend interval after a dropped invalidation (divided by the round number):
      * {@code scythe.selcc.resendNs}; C = 4 times a 2 us round trip.
      */
     public static final long DEFAULT_RESEND_NS = 8_000L;
+
+    /**
+     * How long a frame in use by local transactions keeps an invalidation from a sender that may wait (one holding no
+     * other line) before answering it dropped; it is served as soon as the local transactions let go (§5.3.2's
+     * remembered messages, highest priority first): {@code scythe.selcc.deferNs}; 0 drops every such message at
+     * once (the sender resends after {@code C·RTT/N_r}). Default: one resend interval ({@code C·RTT}); four kept
+     * senders waiting on lines whose local transactions did not let go in time (107 k txn/s on skewed SmallBank at
+     * 8 CNs against 211 k).
+     */
+    public static final long DEFAULT_DEFER_NS = DEFAULT_RESEND_NS;
+
+    static long deferNs() {
+        final long defer = Long.getLong("scythe.selcc.deferNs", DEFAULT_DEFER_NS);
+        if (defer < 0) {
+            throw new IllegalArgumentException("scythe.selcc.deferNs=" + defer + " must be at least 0");
+        }
+        return defer;
+    }
+
+    /**
+     * The reader spin flag's unit (§5.3.2): a reader participant that received a writer's invalidation of priority
+     * p (at least {@link #SPIN_MIN_PRIORITY}: the writer tried before) makes its own global Shared acquisitions of that
+     * line wait p times this long first; {@code scythe.selcc.spinNs}, 0 turns the flag off. Default: a quarter of
+     * {@code C·RTT} (2 us), so a writer at its third try gets a 6 us window.
+     */
+    public static final long DEFAULT_SPIN_NS = DEFAULT_RESEND_NS / 4;
+    /** The lowest writer priority that sets a reader's spin flag: a writer's second round. */
+    static final int SPIN_MIN_PRIORITY = 2;
+
+    static long spinNs() {
+        final long spin = Long.getLong("scythe.selcc.spinNs", DEFAULT_SPIN_NS);
+        if (spin < 0) {
+            throw new IllegalArgumentException("scythe.selcc.spinNs=" + spin + " must be at least 0");
+        }
+        return spin;
+    }
 
     /**
      * γ of the lease (§5.3.1): once another participant's invalidation was dropped because local transactions held a

@@ -50,6 +50,7 @@ public final class SelccTxn extends LatchTxn {
     }
 
     private static <T> Future<T> locked(final Access a, final String why) {
+        LineCache.Stats.count("abort: " + why.replaceAll(" \\(.*", ""));
         return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key + " of " + a.table + ": "
             + why));
     }
@@ -72,6 +73,9 @@ public final class SelccTxn extends LatchTxn {
 
     private Future<Access> afterLocalStep(final Access a, final Frame f,
                                           final java.util.function.Function<Access, Future<Access>> retry) {
+        if (f != null && f.acquiring && !holdsNothing()) {
+            return locked(a, "another transaction of this loop is acquiring it, and this one holds other lines");
+        }
         final Future<Void> step = f == null ? cache.evicted(a.partition.node(), a.address()) : cache.settled(f);
         return step.compose(v -> finished ? locked(a, "attempt over") : retry.apply(a));
     }
@@ -215,6 +219,7 @@ public final class SelccTxn extends LatchTxn {
             h.frame.readers--;
         }
         cache.used(h.frame);
+        cache.localReleased(h.frame);
         cache.yieldIfDue(h.frame);
         cache.forgetIfInvalid(h.frame);
     }
@@ -233,6 +238,7 @@ public final class SelccTxn extends LatchTxn {
                     releaseLocal(a);
                 }
             }
+            LineCache.Stats.committed(cache.participant());
             return 0L;
         }));
     }

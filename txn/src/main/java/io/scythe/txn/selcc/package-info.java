@@ -36,18 +36,27 @@
  *       same verbs, but the global latch is kept after the commit (memo M/S in the loop's cache) and released lazily:
  *       on an invalidation from another participant (PeerRd / PeerWr over {@code CnPeers},
  *       {@link io.scythe.txn.selcc.Invalidation}: try-lock handlers, drop conditions, outdated messages discarded,
- *       handover cases 1-3 with the copy and its dirty bounds forwarded in the reply, the case-2 flush), on LRU
+ *       handover cases 1-3 with the copy and its dirty bounds forwarded in the reply, the case-2 flush; a frame in
+ *       use remembers the messages of senders that hold nothing else and serves the highest-priority one, priority
+ *       N_r + 1, as soon as its local transactions let go, else answers dropped after {@code deferNs}; a reader
+ *       that saw a writer's retried PeerWr makes its own next global reads of that line wait in proportion to the
+ *       writer's priority, the reader spin flag, {@link io.scythe.txn.selcc.ReaderSpin}), on LRU
  *       eviction (batched per memory node, not waited for, dirty range only), at the end of an idle lease, or when
  *       the fairness lease γ runs out. Transactions hold the frames' local latches; commits write into the frames.</li>
  * </ul>
  *
  * <p><b>Configuration</b> (system properties read when a loop's cache is made): {@code scythe.selcc.cacheFrames},
- * {@code evictBatch}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code stats}; defaults in
+ * {@code evictBatch}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code deferNs},
+ * {@code spinNs}, {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
+ * printed at exit); defaults in
  * {@link io.scythe.txn.selcc.SelccModule}.
  *
  * <p><b>Not implemented yet (issue 21)</b>, each failing with a clear error naming the issue or simply absent:
  * inserts and deletes (the line allocator), the GCL region on memory nodes with Allocate/Free and the B-link tree, TO
- * and OCC, priority aging / reader spin flag / priority matching, forwarding by one-sided WRITE into the
+ * and OCC, priority matching (here a global acquisition takes the local latch in the same step, so a starved
+ * writer's M copy is in use, and not handed to readers, until its transaction is done), the early reply of a case-1
+ * handover before its FAA landed (the reply waits for it: a transient holder field would name a wrong participant),
+ * forwarding by one-sided WRITE into the
  * requester's registered buffer (the copy rides in the RRPC reply, so a line must fit a reply), the per-QP eviction
  * rings (a Java doorbell keeps its frames' images alive instead), participants in cluster mode (refused: the
  * simulator numbers loops), redo logging and the recovery of a dead participant's bits and dirty lines (a dead

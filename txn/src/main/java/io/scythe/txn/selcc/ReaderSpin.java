@@ -1,0 +1,59 @@
+package io.scythe.txn.selcc;
+
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+
+/**
+ * The reader spin flag (SELCC §5.3.2, writers starved by readers): a reader participant that receives a writer's
+ * invalidation of high priority remembers it per line, and its own later global Shared acquisitions of that line wait
+ * first for a time proportional to that priority, so the writer gets a window with no sharers. Loop-confined (one
+ * participant's), like its cache. A priority below {@code minPriority} (a writer's first try) sets nothing.
+ */
+final class ReaderSpin {
+    private final long unitNs;
+    private final int minPriority;
+    /** Per line: the virtual time until which a global reader of this participant waits. */
+    private final Map<LineCache.Line, Long> until = new HashMap<>();
+
+    ReaderSpin(final long unitNs, final int minPriority) {
+        if (unitNs < 0) {
+            throw new IllegalArgumentException("reader spin unit " + unitNs + " ns must be at least 0");
+        }
+        if (minPriority < 1) {
+            throw new IllegalArgumentException("reader spin minimum priority " + minPriority + " must be at least 1");
+        }
+        this.unitNs = unitNs;
+        this.minPriority = minPriority;
+    }
+
+    /** A writer's invalidation of {@code line} with {@code priority} arrived at {@code nowNs}. */
+    void writerWaiting(final LineCache.Line line, final int priority, final long nowNs) {
+        if (unitNs == 0 || priority < minPriority) {
+            return;
+        }
+        final long end = nowNs + unitNs * priority;
+        until.merge(line, end, Math::max);
+        if (until.size() > 4096) { // bounded: expired flags go
+            final Iterator<Long> it = until.values().iterator();
+            while (it.hasNext()) {
+                if (it.next() <= nowNs) {
+                    it.remove();
+                }
+            }
+        }
+    }
+
+    /** How long a global Shared acquisition of {@code line} waits at {@code nowNs} first (0: none); clears expired. */
+    long delayNs(final LineCache.Line line, final long nowNs) {
+        final Long end = until.get(line);
+        if (end == null) {
+            return 0;
+        }
+        if (end <= nowNs) {
+            until.remove(line);
+            return 0;
+        }
+        return end - nowNs;
+    }
+}

@@ -1,0 +1,42 @@
+package io.scythe.txn.selcc;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The reader spin flag (§5.3.2): a writer's high-priority invalidation delays this reader's next global reads. */
+class ReaderSpinTest {
+    private static final LineCache.Line A = new LineCache.Line("mn0", 64);
+    private static final LineCache.Line B = new LineCache.Line("mn1", 64);
+
+    @Test
+    void shouldDelayReadsOfThatLineInProportionToTheWritersPriority() {
+        final ReaderSpin spin = new ReaderSpin(2_000, 2);
+        spin.writerWaiting(A, 3, 10_000);
+        assertThat(spin.delayNs(A, 10_000)).isEqualTo(6_000);
+        assertThat(spin.delayNs(A, 13_000)).isEqualTo(3_000);
+        assertThat(spin.delayNs(B, 10_000)).as("another line").isZero();
+        assertThat(spin.delayNs(A, 16_000)).as("the window is over").isZero();
+        assertThat(spin.delayNs(A, 11_000)).as("an expired flag is cleared").isZero();
+    }
+
+    @Test
+    void shouldIgnoreAWritersFirstTryAndKeepTheLongestWindow() {
+        final ReaderSpin spin = new ReaderSpin(2_000, 2);
+        spin.writerWaiting(A, 1, 0);
+        assertThat(spin.delayNs(A, 0)).isZero();
+        spin.writerWaiting(A, 5, 0);
+        spin.writerWaiting(A, 2, 1_000);
+        assertThat(spin.delayNs(A, 1_000)).isEqualTo(9_000);
+    }
+
+    @Test
+    void shouldDoNothingWhenTurnedOffAndRefuseBadSettings() {
+        final ReaderSpin off = new ReaderSpin(0, 2);
+        off.writerWaiting(A, 200, 0);
+        assertThat(off.delayNs(A, 0)).isZero();
+        assertThatThrownBy(() -> new ReaderSpin(-1, 2)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ReaderSpin(1, 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+}
