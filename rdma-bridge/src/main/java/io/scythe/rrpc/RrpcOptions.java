@@ -17,6 +17,13 @@ public final class RrpcOptions {
     /** Most RPC queue pairs a straw opens to one node. */
     public static final int DEFAULT_MAX_QPS_PER_STRAW = 4;
 
+    /**
+     * The bound on a compute node's call to a memory node in a cluster or an embedded one ({@link #forMemoryNodes}):
+     * 2 s, far above any answer of a live memory node on a loaded host, below a lease; a memory node that stops
+     * answering (paused, hung, its ring not polled) then ends the call with {@link RpcException#TIMED_OUT}.
+     */
+    public static final long DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+
     private int bucketBytes = BucketLayout.DEFAULT_BUCKET_BYTES;
     private int ringBuckets = DEFAULT_RING_BUCKETS;
     private int maxRings = DEFAULT_MAX_RINGS;
@@ -53,6 +60,14 @@ public final class RrpcOptions {
         callTimeoutNs = json.getLong("callTimeoutNs", callTimeoutNs);
         idlePollNs = json.getLong("idlePollNs", idlePollNs);
         validate();
+    }
+
+    /**
+     * Options of a compute node's client of memory nodes: the defaults, with every call bounded by
+     * {@link #DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS}. (The simulator keeps its unbounded calls: it has no dead nodes.)
+     */
+    public static RrpcOptions forMemoryNodes() {
+        return new RrpcOptions().callTimeoutNs(DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS);
     }
 
     public JsonObject toJson() {
@@ -186,8 +201,9 @@ public final class RrpcOptions {
 
     /**
      * How long a call may wait for its reply before it fails with {@link RpcException#TIMED_OUT}, from the moment it
-     * is made (opening the ring included); a reply that comes later is dropped. 0 (the default, what memory-node
-     * clients use): no bound, a call waits until its reply or its connection fails.
+     * is made (opening the ring included); a reply that comes later is dropped. 0 (the default): no bound, a call
+     * waits until its reply or its connection fails; compute nodes' clients of memory nodes use
+     * {@link #forMemoryNodes()}'s bound.
      */
     public long callTimeoutNs() {
         return callTimeoutNs;

@@ -289,7 +289,10 @@ public final class ScytheNode implements AutoCloseable {
         final RemoteRegion counter = retry(() -> TsoService.locate(vertx, config.tsoNode(), 2_000),
             "TSO node " + config.tsoNode() + " to say where its counter is");
         startPeers();
-        final RrpcClient rrpc = new RrpcClient(vertx, nic, new RrpcOptions());
+        // Every call to a memory node is bounded: one that stops answering ends the transaction (abort, or "outcome
+        // unknown" past its point of no return) instead of leaving it pending for ever.
+        final RrpcClient rrpc = new RrpcClient(vertx, nic, RrpcOptions.forMemoryNodes()
+            .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs())));
         final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and

@@ -52,6 +52,8 @@ public final class TcpNic implements Nic {
     private final NetClient client;
     private final HostAndNicClocks clocks;
     private NetServer server;
+    /** Periodic check of the queue pairs' transport timeouts ({@link QpOptions#transportTimeoutMs()}). */
+    private final long timeoutSweep;
     private volatile QpAcceptor acceptor;
     private volatile boolean closed;
 
@@ -62,6 +64,21 @@ public final class TcpNic implements Nic {
         this.regions = new RegionTable(node, fabric.costModel());
         this.clocks = HostAndNicClocks.start(fabric, node);
         this.client = vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setConnectTimeout(5000));
+        this.timeoutSweep = vertx.setPeriodic(TIMEOUT_SWEEP_MS, t -> sweepTimeouts());
+    }
+
+    /** How often the queue pairs' oldest requests are checked against their transport timeout. */
+    static final long TIMEOUT_SWEEP_MS = 50;
+
+    /** Gives up the connections whose oldest request waited past its queue pair's transport timeout. */
+    private void sweepTimeouts() {
+        final long now = System.nanoTime();
+        for (final TcpConnection connection : connections) {
+            final TcpQueuePair end = connection.end();
+            if (end != null && end.overdue(now)) {
+                connection.timedOut();
+            }
+        }
     }
 
     /** Starts the verbs server on {@code host:port}; completes with the port bound. */
@@ -456,6 +473,7 @@ public final class TcpNic implements Nic {
             return;
         }
         closed = true;
+        vertx.cancelTimer(timeoutSweep);
         for (final TcpConnection connection : connections) {
             connection.close();
         }

@@ -83,6 +83,7 @@ final class TcpQueuePair implements QueuePair {
                 }
                 return POST_OK;
             }
+            final long postedNs = System.nanoTime();
             final Buffer frame = Buffer.buffer((int) frameBytes + 4);
             frame.appendIntLE(0).appendByte(TcpFrames.REQUEST).appendIntLE(count); // length set below
             for (WorkRequest wr = first; wr != null; wr = wr.next()) {
@@ -103,7 +104,8 @@ final class TcpQueuePair implements QueuePair {
                     frame.appendBytes(payload);
                 }
                 pending.add(new Pending(seq, wr.wrId(), wr.opcode(), wr.signaled(),
-                    wr.opcode().returnsData() ? (MutableDirectBuffer) wr.localBuffer() : null, wr.localOffset()));
+                    wr.opcode().returnsData() ? (MutableDirectBuffer) wr.localBuffer() : null, wr.localOffset(),
+                    postedNs));
             }
             frame.setIntLE(0, frame.length() - 4);
             connection.write(frame);
@@ -181,6 +183,17 @@ final class TcpQueuePair implements QueuePair {
                 cq.finished(this, p.wrId, p.opcode, WcStatus.TRANSPORT_RETRY_EXCEEDED, 0, true, 1);
             }
         }
+    }
+
+    /**
+     * Whether the oldest request in flight waited longer than {@link QpOptions#transportTimeoutMs()} for its response
+     * at {@code nowNs} ({@link System#nanoTime()}): the peer stopped answering. Any thread.
+     */
+    synchronized boolean overdue(final long nowNs) {
+        final Pending oldest = pending.peek();
+        final long bound = options.transportTimeoutMs();
+        return oldest != null && bound > 0 && nowNs - oldest.postedNs > java.util.concurrent.TimeUnit.MILLISECONDS
+            .toNanos(bound);
     }
 
     synchronized void revokedByPeer() {
@@ -309,7 +322,7 @@ final class TcpQueuePair implements QueuePair {
     }
 
     private record Pending(long seq, long wrId, Opcode opcode, boolean signaled, MutableDirectBuffer local,
-                           int localOffset) {
+                           int localOffset, long postedNs) {
     }
 
     private record Posted(MutableDirectBuffer buffer, int offset, int length, long wrId) {
