@@ -131,8 +131,8 @@ public record NodeConfig(String cluster, String secret, String node, String host
             }
             if (c.replicas() < -1 || c.replicas() >= c.memoryNodes().size()
                 || c.replicas() > io.scythe.storage.BackupTables.MAX_BACKUPS) {
-                throw new IllegalArgumentException("replicas=" + c.replicas() + " must be -1 (the default: "
-                    + c.backups() + " here) or within [0, " + Math.min(io.scythe.storage.BackupTables.MAX_BACKUPS,
+                throw new IllegalArgumentException("replicas=" + c.replicas() + " must be -1 (the default) or "
+                    + "within [0, " + Math.min(io.scythe.storage.BackupTables.MAX_BACKUPS,
                     c.memoryNodes().size() - 1) + "] with " + c.memoryNodes().size() + " memory node(s): each copy of "
                     + "a partition needs a memory node of its own");
             }
@@ -164,10 +164,39 @@ public record NodeConfig(String cluster, String secret, String node, String host
 
     /**
      * Backups per partition this cluster runs with: {@link #replicas()} when given, else {@value #DEFAULT_BACKUPS}
-     * with at least {@value #DEFAULT_BACKUPS} + 1 memory nodes, else one per other memory node (0 with one).
+     * with at least {@value #DEFAULT_BACKUPS} + 1 memory nodes, else one per other memory node (0 with one); 0 by
+     * default for a protocol that does not replicate ({@code ProtocolModule#replicates}).
+     *
+     * @throws IllegalArgumentException when backups are asked of a protocol that does not replicate
      */
     public int backups() {
-        return replicas >= 0 ? replicas : Math.min(DEFAULT_BACKUPS, memoryNodes.size() - 1);
+        final boolean replicates = io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol).replicates();
+        if (replicas > 0 && !replicates) {
+            throw new IllegalArgumentException("replicas=" + replicas + ": protocol " + protocol + " does not write "
+                + "backup copies yet (replication and MN failover not supported for " + protocol + "); run it with "
+                + "replicas 0");
+        }
+        if (replicas >= 0) {
+            return replicas;
+        }
+        return replicates ? Math.min(DEFAULT_BACKUPS, memoryNodes.size() - 1) : 0;
+    }
+
+    /** The line a node logs about its replication: how many copies, and why fewer than the default. */
+    public String replicationLine() {
+        final int k = backups();
+        final String copies = "replication: " + k + " backup(s) per partition (" + (k + 1) + "-way) over "
+            + memoryNodes.size() + " memory node(s), data and redo logs";
+        if (replicas >= 0) {
+            return copies + (k == 0 ? "; replicas 0 in the config: a memory node that dies loses its partition" : "");
+        }
+        if (!io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol).replicates()) {
+            return copies + "; protocol " + protocol + " does not write backups yet: a memory node that dies loses "
+                + "its partition";
+        }
+        return k < DEFAULT_BACKUPS ? copies + "; fewer than the default " + DEFAULT_BACKUPS + " because the cluster "
+            + "has only " + memoryNodes.size() + " memory node(s)" + (k == 0 ? ": a memory node that dies loses its "
+            + "partition" : "") : copies;
     }
 
     /** The memory node's partition number: its place in {@link #memoryNodes}. */
