@@ -290,6 +290,7 @@ public final class ScytheNode implements AutoCloseable {
             }
         }
         log(config.replicationLine());
+        watchMemoryNodes();
         // What a restarting TSO service asks: the largest timestamp this CN's groups handed out (0 before they run).
         // Answered before this CN waits for the service below: a service restarting meanwhile asks every registered
         // CN and would not start without this one's answer.
@@ -346,6 +347,37 @@ public final class ScytheNode implements AutoCloseable {
         if (config.leaseCheck()) {
             leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
         }
+    }
+
+    /**
+     * A memory node's lease is its Hazelcast membership, as a CN's: when its member leaves (killed, or paused longer
+     * than max-no-heartbeat) this CN says so. MN failover is not built yet (issue 23 section 2): no backup is promoted
+     * and nothing is re-replicated, so the node's partitions stay unavailable until it is back; calls to it end after
+     * {@code memoryNodeTimeoutMs}.
+     */
+    private void watchMemoryNodes() {
+        hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+            @Override
+            public void memberAdded(final MembershipEvent event) {
+            }
+
+            @Override
+            public void memberRemoved(final MembershipEvent event) {
+                final String member = event.getMember().getUuid().toString();
+                vertx.executeBlocking(() -> {
+                    for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(NODES).entrySet()) {
+                        final JsonObject entry = new JsonObject(e.getValue());
+                        if (NodeRole.MN.label().equals(entry.getString("role"))
+                            && member.equals(entry.getString("member"))) {
+                            log("memory node " + e.getKey() + " lost its lease (its member left the cluster): MN "
+                                + "failover not supported yet: no backup is promoted, its partitions are unavailable "
+                                + "until it is back, and calls to it end after " + config.memoryNodeTimeoutMs() + " ms");
+                        }
+                    }
+                    return null;
+                }, false);
+            }
+        });
     }
 
     /**
