@@ -127,11 +127,11 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         return this;
     }
 
-    /** Starts serving; call on the event loop that will be the server's core (it needs a running bridge). */
     private long fencedBuckets;
     /** Whether {@link #pause} stopped the polling. */
     private boolean paused;
 
+    /** Starts serving; call on the event loop that will be the server's core (it needs a running bridge). */
     public Future<Void> start() {
         bridge = Bridge.current();
         cq = bridge.completionQueue(nic);

@@ -44,8 +44,8 @@ import java.util.TreeSet;
  *                       a peer whose member leaves fails its calls at once. Default 1000
  * @param memoryNodeTimeoutMs how long a CN's RRPC call to a memory node waits for its reply before it fails (the
  *                       transaction then aborts, or ends "outcome unknown" past its point of no return). Default
- *                       2000 ({@code RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS}); verbs have their queue
- *                       pairs' {@code fabric.qp.transportTimeoutMs} (default 2000)
+ *                       4000 ({@code RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS}); verbs have their queue
+ *                       pairs' {@code fabric.qp.transportTimeoutMs} (default 4000)
  * @param replicas       backups per partition (each on another memory node, primary-backup: data and redo logs),
  *                       or -1 (the default): 2 when there are at least 3 memory nodes, else as many as there are
  *                       other memory nodes ({@link #backups()})
@@ -120,7 +120,8 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 json.getBoolean("leaseCheck", true),
                 FaultPoints.Fault.list(json.getJsonArray("faults")),
                 json.getLong("peerCallTimeoutMs", 1_000L),
-                json.getLong("memoryNodeTimeoutMs", 2_000L),
+                json.getLong("memoryNodeTimeoutMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
+                    io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS)),
                 json.getInteger("replicas", -1));
             if (c.peerCallTimeoutMs() <= 0) {
                 throw new IllegalArgumentException("peerCallTimeoutMs=" + c.peerCallTimeoutMs() + " must be positive");

@@ -284,9 +284,9 @@ public final class ScytheNode implements AutoCloseable {
         for (final Catalog.Table table : catalog.tables()) {
             final int held = table.partitions().get(0).backups().size();
             if (held != backups) {
-                throw new IllegalStateException("table " + table.name() + " has " + held + " backup(s) per partition on the "
-                    + "memory nodes, but this node's config asks for " + backups + ": give every node the same "
-                    + "replicas and memoryNodes");
+                throw new IllegalStateException("table " + table.name() + " has " + held + " backup(s) per "
+                    + "partition on the memory nodes, but this node's config asks for " + backups + ": give every "
+                    + "node the same replicas and memoryNodes");
             }
         }
         log(config.replicationLine());
@@ -371,7 +371,8 @@ public final class ScytheNode implements AutoCloseable {
                             && member.equals(entry.getString("member"))) {
                             log("memory node " + e.getKey() + " lost its lease (its member left the cluster): MN "
                                 + "failover not supported yet: no backup is promoted, its partitions are unavailable "
-                                + "until it is back, and calls to it end after " + config.memoryNodeTimeoutMs() + " ms");
+                                + "until it is back, and calls to it end after " + config.memoryNodeTimeoutMs()
+                                + " ms");
                         }
                     }
                     return null;

@@ -78,7 +78,7 @@ class NodeConfigTest {
         assertThatThrownBy(() -> NodeConfig.of(valid().put("replicas", -2))).hasMessageContaining("replicas=-2");
         assertThatThrownBy(() -> NodeConfig.of(valid().put("memoryNodeTimeoutMs", 0)))
             .hasMessageContaining("memoryNodeTimeoutMs=0 must be positive");
-        assertThat(NodeConfig.of(valid()).memoryNodeTimeoutMs()).isEqualTo(2_000);
+        assertThat(NodeConfig.of(valid()).memoryNodeTimeoutMs()).isEqualTo(4_000);
     }
 
     @Test

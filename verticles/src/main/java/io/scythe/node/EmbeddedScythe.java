@@ -48,7 +48,8 @@ import java.util.function.Function;
  * "watermarks": {"cold": 3, "hot": 10}, "adaptiveWatermarks": false}}; every key optional. With
  * {@code "redoLog": true} (the default) every commit writes a redo record first ({@code "redoLogBytes"} per loop and
  * memory node, default 1 MiB), which {@code CnRecovery} finishes if the compute node dies. Every RRPC call of a
- * compute node to a memory node fails after {@code "memoryNodeTimeoutMs"} (default 2000) without a reply. {@code "replicas": k}
+ * compute node to a memory node fails after {@code "memoryNodeTimeoutMs"} (default 4000) without a reply.
+ * {@code "replicas": k}
  * (default 0) gives every partition k backup copies on the k memory nodes after its own, to which every write-back
  * and redo record goes too ({@code Catalog}'s placement; k below {@code memoryNodes}); {@code "lookup": "onesided"}
  * has lookups that miss the address cache READ the index instead of asking the memory node's CPU ({@code "rpc"},

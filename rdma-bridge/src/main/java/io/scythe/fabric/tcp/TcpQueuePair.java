@@ -38,6 +38,8 @@ final class TcpQueuePair implements QueuePair {
     private final AtomicInteger undelivered = new AtomicInteger();
     /** Unsignaled requests that succeeded since the last reported completion: retired with the next one. */
     private int silentlyDone;
+    /** When the last response came ({@link System#nanoTime()}); guarded by this object. */
+    private long lastResponseNs = System.nanoTime();
 
     TcpQueuePair(final TcpConnection connection, final int qpNumber, final String localNode, final String remoteNode,
                  final QpOptions options, final TcpCompletionQueue cq) {
@@ -139,6 +141,7 @@ final class TcpQueuePair implements QueuePair {
             final boolean report;
             final int retires;
             synchronized (this) {
+                lastResponseNs = System.nanoTime();
                 p = pending.peek();
                 if (p == null || p.seq != seq) {
                     connection.protocolError("RESPONSE out of order: expected " + (p == null ? "none" : p.seq)
@@ -186,14 +189,19 @@ final class TcpQueuePair implements QueuePair {
     }
 
     /**
-     * Whether the oldest request in flight waited longer than {@link QpOptions#transportTimeoutMs()} for its response
-     * at {@code nowNs} ({@link System#nanoTime()}): the peer stopped answering. Any thread.
+     * Whether requests are in flight and the peer answered none of them for longer than
+     * {@link QpOptions#transportTimeoutMs()} at {@code nowNs} ({@link System#nanoTime()}): since the oldest was posted
+     * or the last response came, whichever is later (as an RC queue pair's ACK timeout restarts with every ACK). A
+     * live peer that is only slow to get through a deep pipeline keeps answering; a paused one does not. Any thread.
      */
     synchronized boolean overdue(final long nowNs) {
         final Pending oldest = pending.peek();
         final long bound = options.transportTimeoutMs();
-        return oldest != null && bound > 0 && nowNs - oldest.postedNs > java.util.concurrent.TimeUnit.MILLISECONDS
-            .toNanos(bound);
+        if (oldest == null || bound <= 0) {
+            return false;
+        }
+        final long since = lastResponseNs - oldest.postedNs > 0 ? lastResponseNs : oldest.postedNs;
+        return nowNs - since > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(bound);
     }
 
     synchronized void revokedByPeer() {
