@@ -14,10 +14,11 @@ public final class QpOptions {
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 1 << 30;
     /**
      * How long requests in flight may go without any response before the queue pair gives the peer up (ibverbs' local
-     * ACK timeout times its retry count): 4 s, above the 3 s stalls a whole process shows on this project's loaded
-     * test hosts (a lease is 3 s), so only a peer that is paused, hung or gone trips it.
+     * ACK timeout times its retry count): 2.5 s, below a 3 s lease (a commit whose write-back finds its memory node
+     * stopped ends before that node's lease does) and counted only while this node itself runs (a stalled poster
+     * judges no one).
      */
-    public static final long DEFAULT_TRANSPORT_TIMEOUT_MS = 4_000;
+    public static final long DEFAULT_TRANSPORT_TIMEOUT_MS = 2_500;
 
     private int sendQueueDepth = DEFAULT_SEND_QUEUE_DEPTH;
     private int receiveQueueDepth = DEFAULT_RECEIVE_QUEUE_DEPTH;

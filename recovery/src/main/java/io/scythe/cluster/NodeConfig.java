@@ -45,7 +45,7 @@ import java.util.TreeSet;
  * @param memoryNodeTimeoutMs how long a CN's RRPC call to a memory node waits for its reply before it fails (the
  *                       transaction then aborts, or ends "outcome unknown" past its point of no return). Default
  *                       4000 ({@code RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS}); verbs have their queue
- *                       pairs' {@code fabric.qp.transportTimeoutMs} (default 4000)
+ *                       pairs' {@code QpOptions.transportTimeoutMs} (default 2500)
  * @param replicas       backups per partition (each on another memory node, primary-backup: data and redo logs),
  *                       or -1 (the default): 2 when there are at least 3 memory nodes, else as many as there are
  *                       other memory nodes ({@link #backups()})

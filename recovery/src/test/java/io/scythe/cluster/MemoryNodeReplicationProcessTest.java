@@ -20,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A cluster of processes over the tcp fabric with 3 memory nodes runs replicated by default (2 backups per partition,
  * data and redo logs): after transfers every backup is identical to its primary, on another process. Then a memory
  * node is paused (SIGSTOP, shorter than its Hazelcast lease): a transfer that needs it ends within the bound
- * ({@code memoryNodeTimeoutMs} and the queue pairs' {@code transportTimeoutMs}) as not committed, never a hang; once
+ * ({@code memoryNodeTimeoutMs}; verbs: the queue pairs' default {@code transportTimeoutMs}) as not committed, never a
+ * hang; once
  * it runs again, a compute node that gave up is recovered and restarted, the counters' sum is conserved, no lock is
  * left held, the copies are identical again, and transactions commit. Last, a commit past its point of no return
  * (redo record on every copy) whose write-back finds the node stopped ends "outcome unknown" within the bound, and
@@ -37,8 +38,7 @@ class MemoryNodeReplicationProcessTest {
         throws Exception {
         final LocalCluster cluster = new LocalCluster("repl" + UUID.randomUUID().toString().substring(0, 8),
             "a test secret of the cluster", 3, 2, new JsonObject().put("name", "counters").put("keys", KEYS),
-            new JsonObject().put("provider", "tcp").put("costModel", new JsonObject().put("profile", "zero"))
-                .put("qp", new JsonObject().put("transportTimeoutMs", BOUND_MS)),
+            new JsonObject().put("provider", "tcp").put("costModel", new JsonObject().put("profile", "zero")),
             "scythe", dir, LocalCluster.Launcher.sameClasspath(List.of("-Xmx256m", "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1", "-Dscythe.faultPoints=true")));
         ScytheClient client = null;

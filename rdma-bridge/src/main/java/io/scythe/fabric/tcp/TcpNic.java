@@ -54,6 +54,8 @@ public final class TcpNic implements Nic {
     private NetServer server;
     /** Periodic check of the queue pairs' transport timeouts ({@link QpOptions#transportTimeoutMs()}). */
     private final long timeoutSweep;
+    /** When the last sweep ran ({@link System#nanoTime()}); only the sweep's timer thread touches it. */
+    private long lastSweepNs = System.nanoTime();
     private volatile QpAcceptor acceptor;
     private volatile boolean closed;
 
@@ -73,6 +75,13 @@ public final class TcpNic implements Nic {
     /** Gives up the connections whose oldest request waited past its queue pair's transport timeout. */
     private void sweepTimeouts() {
         final long now = System.nanoTime();
+        final long gap = now - lastSweepNs;
+        lastSweepNs = now;
+        if (gap > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(4 * TIMEOUT_SWEEP_MS)) {
+            // This node itself did not run (paused, or starved on a loaded host): the responses that came meanwhile
+            // are still unread, so silence now says nothing about the peers. Judged again on the next sweep.
+            return;
+        }
         for (final TcpConnection connection : connections) {
             final TcpQueuePair end = connection.end();
             if (end != null && end.overdue(now)) {
