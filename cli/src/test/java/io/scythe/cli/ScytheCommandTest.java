@@ -37,6 +37,13 @@ class ScytheCommandTest {
     }
 
     @Test
+    void shouldRefuseMemoryNodeFaultsInChaosNamingWhatIsNotBuilt() {
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "chaos", "--mn-faults", "--duration", "1s")).isEqualTo(2);
+        assertThat(err.toString()).contains("MN failover not supported yet").doesNotContain("\tat ");
+    }
+
+    @Test
     void shouldRefuseBadInputWithOneClearLine() {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "bench", "--workload", "nope")).isEqualTo(2);

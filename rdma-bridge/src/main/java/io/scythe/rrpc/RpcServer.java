@@ -127,6 +127,10 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         return this;
     }
 
+    private long fencedBuckets;
+    /** Whether {@link #pause} stopped the polling. */
+    private boolean paused;
+
     /** Starts serving; call on the event loop that will be the server's core (it needs a running bridge). */
     public Future<Void> start() {
         bridge = Bridge.current();
@@ -139,6 +143,28 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         bridge.addPoller(this);
         opens = vertx.eventBus().consumer(openAddress(nic.node(), endpoint), this::onOpen);
         return opens.completion();
+    }
+
+    /**
+     * Stops polling the inbox, as a memory node whose CPU is paused or hung: requests land in the rings (one-sided
+     * WRITEs need no CPU) and wait there unanswered, so the clients' calls end only by their bound
+     * ({@link RrpcOptions#callTimeoutNs()}). {@link #resume} polls again. For fault tests; call on the server's loop.
+     */
+    public void pause() {
+        bridge.checkThread();
+        if (!paused) {
+            paused = true;
+            bridge.removePoller(this);
+        }
+    }
+
+    /** Polls the inbox again after {@link #pause}: what waited in the rings is served now. Server's loop. */
+    public void resume() {
+        bridge.checkThread();
+        if (paused) {
+            paused = false;
+            bridge.addPoller(this);
+        }
     }
 
     public Future<Void> stop() {
@@ -294,6 +320,16 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
                     + "bucket holds; dropped");
                 inboxMemory.putIntRelease(bucket + BucketLayout.LABEL_OFFSET, 0);
                 break;
+            }
+            if (taken == 0 && nic.isFenced(ring.client)) {
+                // Requests of a client fenced since it wrote them (it died or gave up, and its recovery may have
+                // released what it held already; a paused server finds them late): never served, so a lock a
+                // request would take cannot outlive that recovery.
+                Bucket.release(inboxMemory, bucket, length);
+                ring.receiveSeq++;
+                ring.consumed++;
+                fencedBuckets++;
+                continue;
             }
             ring.ackFromClient(inboxMemory.getInt(bucket + BucketLayout.ACK_OFFSET));
             dispatch(ring, bucket, length);
@@ -466,6 +502,11 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             }
             qpByClient.remove(qp.remoteNode(), qp);
         }
+    }
+
+    /** Buckets dropped unserved because their client was fenced before they were read ({@link #drain}). */
+    public long fencedBuckets() {
+        return fencedBuckets;
     }
 
     public long requests() {

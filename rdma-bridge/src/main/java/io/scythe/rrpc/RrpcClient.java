@@ -66,8 +66,9 @@ public final class RrpcClient {
         this.repliesName = repliesName;
         this.replies = regionPerRing ? null : nic.register(repliesName,
             (long) this.options.maxReplyRings() * this.options.ringBytes(), MemoryKind.HOST);
-        // A call's bound covers opening its ring: the open may not take longer.
-        this.openTimeoutMs = this.options.callTimeoutNs() > 0
+        // Unless set, a call's bound covers opening its ring: the open may not take longer.
+        this.openTimeoutMs = this.options.openTimeoutMs() > 0 ? this.options.openTimeoutMs()
+            : this.options.callTimeoutNs() > 0
             ? Math.max(1, TimeUnit.NANOSECONDS.toMillis(this.options.callTimeoutNs())) : OPEN_TIMEOUT_MS;
     }
 

@@ -17,6 +17,14 @@ public final class RrpcOptions {
     /** Most RPC queue pairs a straw opens to one node. */
     public static final int DEFAULT_MAX_QPS_PER_STRAW = 4;
 
+    /**
+     * The bound on a compute node's call to a memory node in a cluster or an embedded one ({@link #forMemoryNodes}):
+     * 4 s, above the 3 s stalls a whole process shows on this project's loaded test hosts (a lease is 3 s); a memory
+     * node that stops answering (paused, hung, its ring not polled) then ends the call with
+     * {@link RpcException#TIMED_OUT}.
+     */
+    public static final long DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(4);
+
     private int bucketBytes = BucketLayout.DEFAULT_BUCKET_BYTES;
     private int ringBuckets = DEFAULT_RING_BUCKETS;
     private int maxRings = DEFAULT_MAX_RINGS;
@@ -34,6 +42,7 @@ public final class RrpcOptions {
      */
     private boolean spinServer;
     private long callTimeoutNs;
+    private long openTimeoutMs;
     private long idlePollNs;
 
     public RrpcOptions() {
@@ -51,8 +60,33 @@ public final class RrpcOptions {
         batching = json.getBoolean("batching", batching);
         spinServer = json.getBoolean("spinServer", spinServer);
         callTimeoutNs = json.getLong("callTimeoutNs", callTimeoutNs);
+        openTimeoutMs = json.getLong("openTimeoutMs", openTimeoutMs);
         idlePollNs = json.getLong("idlePollNs", idlePollNs);
         validate();
+    }
+
+    /**
+     * Options of a compute node's client of memory nodes: the defaults, with every call bounded by
+     * {@link #DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS}. (The simulator keeps its unbounded calls: it has no dead nodes.)
+     */
+    public static RrpcOptions forMemoryNodes() {
+        return new RrpcOptions().callTimeoutNs(DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS)
+            .openTimeoutMs(RrpcClient.OPEN_TIMEOUT_MS);
+    }
+
+    /**
+     * How long opening a ring (an event-bus request, the server connecting back) may take before the calls waiting
+     * for it fail. 0 (the default): the call bound when one is set (a call's bound then covers opening its ring),
+     * else {@link RrpcClient#OPEN_TIMEOUT_MS}. A compute node's client of memory nodes opens with the longer bound: an
+     * open is a one-time cost that takes seconds on a loaded host, and a call on an open ring has its own bound.
+     */
+    public long openTimeoutMs() {
+        return openTimeoutMs;
+    }
+
+    public RrpcOptions openTimeoutMs(final long openTimeoutMs) {
+        this.openTimeoutMs = openTimeoutMs;
+        return this;
     }
 
     public JsonObject toJson() {
@@ -60,7 +94,8 @@ public final class RrpcOptions {
             .put("maxRings", maxRings).put("maxReplyRings", maxReplyRings)
             .put("hybridCutoffBytes", hybridCutoffBytes).put("maxBacklog", maxBacklog)
             .put("rocketsPerQp", rocketsPerQp).put("maxQpsPerStraw", maxQpsPerStraw).put("batching", batching)
-            .put("spinServer", spinServer).put("callTimeoutNs", callTimeoutNs).put("idlePollNs", idlePollNs);
+            .put("spinServer", spinServer).put("callTimeoutNs", callTimeoutNs).put("openTimeoutMs", openTimeoutMs)
+            .put("idlePollNs", idlePollNs);
     }
 
     public boolean spinServer() {
@@ -84,6 +119,9 @@ public final class RrpcOptions {
         positive("maxQpsPerStraw", maxQpsPerStraw);
         if (hybridCutoffBytes < 0) {
             throw new IllegalArgumentException("hybridCutoffBytes must not be negative");
+        }
+        if (openTimeoutMs < 0) {
+            throw new IllegalArgumentException("openTimeoutMs=" + openTimeoutMs + " must not be negative");
         }
         if (callTimeoutNs < 0 || idlePollNs < 0) {
             throw new IllegalArgumentException("callTimeoutNs=" + callTimeoutNs + " and idlePollNs=" + idlePollNs
@@ -186,8 +224,9 @@ public final class RrpcOptions {
 
     /**
      * How long a call may wait for its reply before it fails with {@link RpcException#TIMED_OUT}, from the moment it
-     * is made (opening the ring included); a reply that comes later is dropped. 0 (the default, what memory-node
-     * clients use): no bound, a call waits until its reply or its connection fails.
+     * is made (opening the ring included); a reply that comes later is dropped. 0 (the default): no bound, a call
+     * waits until its reply or its connection fails; compute nodes' clients of memory nodes use
+     * {@link #forMemoryNodes()}'s bound.
      */
     public long callTimeoutNs() {
         return callTimeoutNs;

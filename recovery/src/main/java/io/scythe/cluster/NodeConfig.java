@@ -42,17 +42,27 @@ import java.util.TreeSet;
  *                       {@code -Dscythe.faultPoints=true}. Default none
  * @param peerCallTimeoutMs how long a CN's call to another CN ({@code CnPeers}) waits for its reply before it fails;
  *                       a peer whose member leaves fails its calls at once. Default 1000
+ * @param memoryNodeTimeoutMs how long a CN's RRPC call to a memory node waits for its reply before it fails (the
+ *                       transaction then aborts, or ends "outcome unknown" past its point of no return). Default
+ *                       4000 ({@code RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS}); verbs have their queue
+ *                       pairs' {@code QpOptions.transportTimeoutMs} (default 2500)
+ * @param replicas       backups per partition (each on another memory node, primary-backup: data and redo logs),
+ *                       or -1 (the default): 2 when there are at least 3 memory nodes, else as many as there are
+ *                       other memory nodes ({@link #backups()})
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
                          List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
                          List<String> memoryNodes, String tsoNode, List<String> tsoProxies, String stateDir,
                          JsonObject workload, String protocol, int maxAttempts, long readyTimeoutMs,
                          String eventBusKeyStore, boolean leaseCheck, List<FaultPoints.Fault> faults,
-                         long peerCallTimeoutMs) {
+                         long peerCallTimeoutMs, long memoryNodeTimeoutMs, int replicas) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
         "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "tsoProxies", "stateDir", "workload",
         "protocol",
-        "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults", "peerCallTimeoutMs");
+        "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults", "peerCallTimeoutMs",
+        "memoryNodeTimeoutMs", "replicas");
+    /** Backups per partition by default, where there are enough memory nodes (3-way, as FORD, Lotus and RCC run). */
+    public static final int DEFAULT_BACKUPS = 2;
     public static final int MIN_SECRET_CHARS = 16;
 
     /** Parses and checks {@code json}. */
@@ -109,9 +119,23 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 json.getString("eventBusKeyStore"),
                 json.getBoolean("leaseCheck", true),
                 FaultPoints.Fault.list(json.getJsonArray("faults")),
-                json.getLong("peerCallTimeoutMs", 1_000L));
+                json.getLong("peerCallTimeoutMs", 1_000L),
+                json.getLong("memoryNodeTimeoutMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
+                    io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS)),
+                json.getInteger("replicas", -1));
             if (c.peerCallTimeoutMs() <= 0) {
                 throw new IllegalArgumentException("peerCallTimeoutMs=" + c.peerCallTimeoutMs() + " must be positive");
+            }
+            if (c.memoryNodeTimeoutMs() <= 0) {
+                throw new IllegalArgumentException("memoryNodeTimeoutMs=" + c.memoryNodeTimeoutMs()
+                    + " must be positive: a call to a memory node that stops answering must end");
+            }
+            if (c.replicas() < -1 || c.replicas() >= c.memoryNodes().size()
+                || c.replicas() > io.scythe.storage.BackupTables.MAX_BACKUPS) {
+                throw new IllegalArgumentException("replicas=" + c.replicas() + " must be -1 (the default) or "
+                    + "within [0, " + Math.min(io.scythe.storage.BackupTables.MAX_BACKUPS,
+                    c.memoryNodes().size() - 1) + "] with " + c.memoryNodes().size() + " memory node(s): each copy of "
+                    + "a partition needs a memory node of its own");
             }
             if (!c.faults().isEmpty() && !Boolean.getBoolean(FaultPoints.ENABLE_PROPERTY)) {
                 throw new IllegalArgumentException("faults are test-only fault points (they halt or stall the node); "
@@ -137,6 +161,43 @@ public record NodeConfig(String cluster, String secret, String node, String host
         json.put("cluster", cluster);
         json.put("secret", secret);
         return new FabricOptions(json);
+    }
+
+    /**
+     * Backups per partition this cluster runs with: {@link #replicas()} when given, else {@value #DEFAULT_BACKUPS}
+     * with at least {@value #DEFAULT_BACKUPS} + 1 memory nodes, else one per other memory node (0 with one); 0 by
+     * default for a protocol that does not replicate ({@code ProtocolModule#replicates}).
+     *
+     * @throws IllegalArgumentException when backups are asked of a protocol that does not replicate
+     */
+    public int backups() {
+        final boolean replicates = io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol).replicates();
+        if (replicas > 0 && !replicates) {
+            throw new IllegalArgumentException("replicas=" + replicas + ": protocol " + protocol + " does not write "
+                + "backup copies yet (replication and MN failover not supported for " + protocol + "); run it with "
+                + "replicas 0");
+        }
+        if (replicas >= 0) {
+            return replicas;
+        }
+        return replicates ? Math.min(DEFAULT_BACKUPS, memoryNodes.size() - 1) : 0;
+    }
+
+    /** The line a node logs about its replication: how many copies, and why fewer than the default. */
+    public String replicationLine() {
+        final int k = backups();
+        final String copies = "replication: " + k + " backup(s) per partition (" + (k + 1) + "-way) over "
+            + memoryNodes.size() + " memory node(s), data and redo logs";
+        if (replicas >= 0) {
+            return copies + (k == 0 ? "; replicas 0 in the config: a memory node that dies loses its partition" : "");
+        }
+        if (!io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol).replicates()) {
+            return copies + "; protocol " + protocol + " does not write backups yet: a memory node that dies loses "
+                + "its partition";
+        }
+        return k < DEFAULT_BACKUPS ? copies + "; fewer than the default " + DEFAULT_BACKUPS + " because the cluster "
+            + "has only " + memoryNodes.size() + " memory node(s)" + (k == 0 ? ": a memory node that dies loses its "
+            + "partition" : "") : copies;
     }
 
     /** The memory node's partition number: its place in {@link #memoryNodes}. */

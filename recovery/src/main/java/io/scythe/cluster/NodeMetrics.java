@@ -235,7 +235,13 @@ public final class NodeMetrics {
             case "/health" -> request.response().setStatusCode(node.ready() ? 200 : 503)
                 .putHeader("content-type", "application/json").end(node.health().encode());
             case "/peers/probe" -> probe(request);
-            default -> request.response().setStatusCode(404).end("not found: try /metrics, /health or "
+            case "/copies" -> {
+                final JsonObject copies = node.copies();
+                request.response().setStatusCode(copies == null ? 404 : 200)
+                    .putHeader("content-type", "application/json")
+                    .end(copies == null ? "{\"error\": \"only memory nodes hold copies\"}" : copies.encode());
+            }
+            default -> request.response().setStatusCode(404).end("not found: try /metrics, /health, /copies or "
                 + "/peers/probe?peer=CN\n");
         }
     }

@@ -208,7 +208,15 @@ public final class ScytheNode implements AutoCloseable {
         final LogDb db = new LogDb(nic);
         memoryDb = db;
         // Loading writes registered memory only: done here, before the node serves, on this (non-loop) thread.
-        workload.load(db, part, config.memoryNodes().size());
+        final int n = config.memoryNodes().size();
+        workload.load(db, part, n);
+        // Replication (primary-backup): this node also holds backup b of the partition of the b-th node before it
+        // (BackupTables' placement), loaded by the same deterministic loader, so every copy starts identical.
+        final int backups = config.backups();
+        for (int b = 1; b <= backups; b++) {
+            workload.load(db.backupView(b), Math.floorMod(part - b, n), n);
+        }
+        log(config.replicationLine());
         rpcServer = new RpcServer(vertx, nic, new RrpcOptions());
         memoryNodeServices = io.scythe.txn.mn.MemoryNodeServices.start(db, rpcServer,
             new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
@@ -270,23 +278,26 @@ public final class ScytheNode implements AutoCloseable {
         if (!config.faults().isEmpty()) {
             log("fault points armed: " + config.faults());
         }
-        final Map<String, List<Catalog.Partition>> partitions = new LinkedHashMap<>();
+        final Map<String, List<TableDescriptor>> tablesOf = new LinkedHashMap<>();
         for (final String mn : config.memoryNodes()) {
             final TableDirectory.Tables tables = retry(() -> TableDirectory.lookup(vertx, mn, 2_000),
                 "memory node " + mn + " to say where its tables are");
-            for (final TableDescriptor d : tables.tables()) {
-                partitions.computeIfAbsent(d.schema().name(), n -> new ArrayList<>())
-                    .add(new Catalog.Partition(mn, d));
+            tablesOf.put(mn, List.of(tables.tables()));
+        }
+        // Primaries and backups as the memory nodes publish them (Catalog's placement); every partition must have
+        // the backups this config asks for.
+        final Catalog catalog = Catalog.fromMemoryNodes(config.memoryNodes(), tablesOf);
+        final int backups = config.backups();
+        for (final Catalog.Table table : catalog.tables()) {
+            final int held = table.partitions().get(0).backups().size();
+            if (held != backups) {
+                throw new IllegalStateException("table " + table.name() + " has " + held + " backup(s) per "
+                    + "partition on the memory nodes, but this node's config asks for " + backups + ": give every "
+                    + "node the same replicas and memoryNodes");
             }
         }
-        final Catalog catalog = new Catalog();
-        partitions.forEach((name, list) -> {
-            if (list.size() != config.memoryNodes().size()) {
-                throw new IllegalStateException("table " + name + " is on " + list.size() + " of "
-                    + config.memoryNodes().size() + " memory nodes");
-            }
-            catalog.add(name, list);
-        });
+        log(config.replicationLine());
+        watchMemoryNodes();
         // What a restarting TSO service asks: the largest timestamp this CN's groups handed out (0 before they run).
         // Answered before this CN waits for the service below: a service restarting meanwhile asks every registered
         // CN and would not start without this one's answer.
@@ -296,7 +307,10 @@ public final class ScytheNode implements AutoCloseable {
         final RemoteRegion counter = retry(() -> TsoService.locate(vertx, config.tsoNode(), 2_000),
             "TSO node " + config.tsoNode() + " to say where its counter is");
         startPeers();
-        final RrpcClient rrpc = new RrpcClient(vertx, nic, new RrpcOptions());
+        // Every call to a memory node is bounded: one that stops answering ends the transaction (abort, or "outcome
+        // unknown" past its point of no return) instead of leaving it pending for ever.
+        final RrpcClient rrpc = new RrpcClient(vertx, nic, RrpcOptions.forMemoryNodes()
+            .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs())));
         final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and
@@ -341,6 +355,38 @@ public final class ScytheNode implements AutoCloseable {
         if (config.leaseCheck()) {
             leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
         }
+    }
+
+    /**
+     * A memory node's lease is its Hazelcast membership, as a CN's: when its member leaves (killed, or paused longer
+     * than max-no-heartbeat) this CN says so. MN failover is not built yet (issue 23 section 2): no backup is promoted
+     * and nothing is re-replicated, so the node's partitions stay unavailable until it is back; calls to it end after
+     * {@code memoryNodeTimeoutMs}.
+     */
+    private void watchMemoryNodes() {
+        hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+            @Override
+            public void memberAdded(final MembershipEvent event) {
+            }
+
+            @Override
+            public void memberRemoved(final MembershipEvent event) {
+                final String member = event.getMember().getUuid().toString();
+                vertx.executeBlocking(() -> {
+                    for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(NODES).entrySet()) {
+                        final JsonObject entry = new JsonObject(e.getValue());
+                        if (NodeRole.MN.label().equals(entry.getString("role"))
+                            && member.equals(entry.getString("member"))) {
+                            log("memory node " + e.getKey() + " lost its lease (its member left the cluster): MN "
+                                + "failover not supported yet: no backup is promoted, its partitions are unavailable "
+                                + "until it is back, and calls to it end after " + config.memoryNodeTimeoutMs()
+                                + " ms");
+                        }
+                    }
+                    return null;
+                }, false);
+            }
+        });
     }
 
     /**
@@ -856,6 +902,24 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     /** Health: ready, its epoch and lease, the cluster's size, what it fenced; on an MN its locks and tickets. */
+    /**
+     * A memory node's copies ({@code GET /copies}): {@code {"backups": k, "tables": {NAME: {objects, digest}}}} for
+     * every table it holds, primaries under their own names and backups as {@code NAME.backupB}, digested
+     * ({@code BackupTables#digest}) so a check can compare a partition's primary with its backups on other nodes.
+     * Racy while transactions run; null on any other role.
+     */
+    public JsonObject copies() {
+        if (memoryDb == null) {
+            return null;
+        }
+        final JsonObject tables = new JsonObject();
+        for (final io.scythe.storage.Table t : memoryDb.tables()) {
+            final long[] d = io.scythe.storage.BackupTables.digest(t);
+            tables.put(t.schema().name(), new JsonObject().put("objects", d[0]).put("digest", Long.toHexString(d[1])));
+        }
+        return new JsonObject().put("node", config.node()).put("backups", config.backups()).put("tables", tables);
+    }
+
     public JsonObject health() {
         final JsonObject h = new JsonObject().put("status", ready() ? "UP" : "DOWN").put("node", config.node())
             .put("role", role.label()).put("fabricNode", fabricNode).put("epoch", epoch)

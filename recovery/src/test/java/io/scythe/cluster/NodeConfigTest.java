@@ -53,6 +53,35 @@ class NodeConfigTest {
     }
 
     @Test
+    void shouldReplicateByDefaultWithTwoBackupsWhereThreeMemoryNodesHoldThemAndSayWhyFewer() {
+        final JsonArray three = new JsonArray().add("mn0").add("mn1").add("mn2").add("mn3");
+        final NodeConfig four = NodeConfig.of(valid().put("memoryNodes", three));
+        assertThat(four.backups()).as("3-way where the cluster has the nodes").isEqualTo(2);
+        assertThat(four.replicationLine()).contains("2 backup(s) per partition (3-way) over 4 memory node(s)");
+        final NodeConfig two = NodeConfig.of(valid());
+        assertThat(two.backups()).as("as many as the other memory nodes").isEqualTo(1);
+        assertThat(two.replicationLine()).contains("fewer than the default 2").contains("only 2 memory node(s)");
+        final NodeConfig one = NodeConfig.of(valid().put("memoryNodes", new JsonArray().add("mn0")));
+        assertThat(one.backups()).isZero();
+        assertThat(one.replicationLine()).contains("loses its partition");
+        assertThat(NodeConfig.of(valid().put("replicas", 0)).backups()).isZero();
+        assertThat(NodeConfig.of(valid().put("memoryNodes", three).put("replicas", 3)).backups()).isEqualTo(3);
+        assertThat(NodeConfig.of(valid().put("protocol", "ford-occ")).backups()).isEqualTo(1);
+        // A protocol that does not write backups: none by default, and asking for them is refused by name.
+        assertThat(NodeConfig.of(valid().put("protocol", "aurogon")).backups()).isZero();
+        assertThat(NodeConfig.of(valid().put("protocol", "aurogon")).replicationLine())
+            .contains("protocol aurogon does not write backups yet");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "aurogon").put("replicas", 1)).backups())
+            .hasMessageContaining("replication and MN failover not supported for aurogon");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("replicas", 2)))
+            .hasMessageContaining("replicas=2").hasMessageContaining("within [0, 1] with 2 memory node(s)");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("replicas", -2))).hasMessageContaining("replicas=-2");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("memoryNodeTimeoutMs", 0)))
+            .hasMessageContaining("memoryNodeTimeoutMs=0 must be positive");
+        assertThat(NodeConfig.of(valid()).memoryNodeTimeoutMs()).isEqualTo(4_000);
+    }
+
+    @Test
     void shouldRefuseFaultPointsUnlessTheJvmAllowsThemAndCheckEachFault() {
         final JsonArray faults = new JsonArray().add(new JsonObject().put("procedure", "move").put("key", 3)
             .put("at", "afterRedo").put("action", "halt"));

@@ -18,8 +18,8 @@ public final class Refusal {
     /**
      * Whether an RPC that failed with {@code e} may still have run on its server: not when it was refused before it
      * was sent ({@link #forNow}) or the server answered that it did not run it (an unknown RPC, a malformed or
-     * oversized request, or a handler's own answer); otherwise (the connection broke, the handler threw half-way, any
-     * other failure) it may have.
+     * oversized request, or a handler's own answer); otherwise (the connection broke, no reply came within the call's
+     * bound, the handler threw half-way, any other failure) it may have.
      */
     public static boolean rpcMayHaveLanded(final Throwable e) {
         if (forNow(e)) {
@@ -27,6 +27,7 @@ public final class Refusal {
         }
         if (e instanceof io.scythe.rrpc.RpcException r) {
             return r.code() == io.scythe.rrpc.RpcException.DISCONNECTED
+                || r.code() == io.scythe.rrpc.RpcException.TIMED_OUT
                 || r.code() == io.scythe.rrpc.RpcException.HANDLER_FAILED;
         }
         return true;

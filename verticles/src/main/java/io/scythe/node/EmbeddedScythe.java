@@ -47,7 +47,9 @@ import java.util.function.Function;
  * <p>Config: {@code {"memoryNodes": 2, "protocol": "scythe", "maxAttempts": 1000, "costModel": {...},
  * "watermarks": {"cold": 3, "hot": 10}, "adaptiveWatermarks": false}}; every key optional. With
  * {@code "redoLog": true} (the default) every commit writes a redo record first ({@code "redoLogBytes"} per loop and
- * memory node, default 1 MiB), which {@code CnRecovery} finishes if the compute node dies. {@code "replicas": k}
+ * memory node, default 1 MiB), which {@code CnRecovery} finishes if the compute node dies. Every RRPC call of a
+ * compute node to a memory node fails after {@code "memoryNodeTimeoutMs"} (default 4000) without a reply.
+ * {@code "replicas": k}
  * (default 0) gives every partition k backup copies on the k memory nodes after its own, to which every write-back
  * and redo record goes too ({@code Catalog}'s placement; k below {@code memoryNodes}); {@code "lookup": "onesided"}
  * has lookups that miss the address cache READ the index instead of asking the memory node's CPU ({@code "rpc"},
@@ -86,6 +88,8 @@ public final class EmbeddedScythe implements AutoCloseable {
     private final List<String> deployments = new ArrayList<>();
     private TsoService tso;
     private final List<MemoryNodeServices> memoryNodeServices = new ArrayList<>();
+    /** Each memory node's RRPC server, in node order, and the loop it polls on. */
+    private final List<RpcServer> rpcServers = new ArrayList<>();
     private final List<ComputeNode> extraNodes = new ArrayList<>();
     /** Compute nodes that gave up (a commit they could not finish): fenced, as a cluster node losing its lease. */
     private final CopyOnWriteArrayList<String> gaveUp = new CopyOnWriteArrayList<>();
@@ -97,6 +101,8 @@ public final class EmbeddedScythe implements AutoCloseable {
     private JsonObject protocolOptions;
     private Procedures procedures;
     private int redoLogBytes;
+    /** The compute nodes' RRPC options toward memory nodes: every call bounded (config {@code memoryNodeTimeoutMs}). */
+    private RrpcOptions memoryNodeClientOptions = RrpcOptions.forMemoryNodes();
     /** How the coordinators' lookups that miss the address cache reach the index (config {@code lookup}). */
     private io.scythe.storage.remote.RemoteTable.LookupMode lookupMode = io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
 
@@ -139,6 +145,14 @@ public final class EmbeddedScythe implements AutoCloseable {
             s.computeNodeNames.add(computeNodeName(cn));
         }
         s.shardMap = new io.scythe.routing.LocalShardDirectory(ShardMap.roundRobin(shards, s.computeNodeNames));
+        final long mnTimeoutMs = config.getLong("memoryNodeTimeoutMs",
+            TimeUnit.NANOSECONDS.toMillis(RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS));
+        if (mnTimeoutMs <= 0) {
+            throw new IllegalArgumentException("memoryNodeTimeoutMs=" + mnTimeoutMs + " must be positive: a call to a "
+                + "memory node that stops answering must end");
+        }
+        s.memoryNodeClientOptions = RrpcOptions.forMemoryNodes().callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(
+            mnTimeoutMs));
         s.redoLogBytes = config.getBoolean("redoLog", true)
             ? config.getInteger("redoLogBytes", io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES) : 0;
         try {
@@ -212,6 +226,7 @@ public final class EmbeddedScythe implements AutoCloseable {
             final LogDb db = memoryNodes.get(p);
             final RpcServer server = new RpcServer(vertx, db.nic(), new RrpcOptions());
             memoryNodeServices.add(MemoryNodeServices.start(db, server, watermarks, true));
+            rpcServers.add(server);
             onLoop(loops.get(p % loops.size()), server::start);
             tablesOf.put(db.nic().node(), db.tables().stream().map(Table::describe).toList());
         }
@@ -237,7 +252,7 @@ public final class EmbeddedScythe implements AutoCloseable {
     /** Its own NIC, RRPC client and transaction-id base (node bits 32-39), a coordinator on every loop. */
     private void startComputeNode(final int cn, final RemoteRegion counter) throws Exception {
         final String name = computeNodeNames.get(cn);
-        final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), new RrpcOptions());
+        final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), memoryNodeClientOptions);
         final List<String> addresses = computeNodes == 1 ? List.of(CoordinatorVerticle.ADDRESS)
             : List.of(CoordinatorVerticle.ADDRESS, CoordinatorVerticle.ADDRESS + "." + name);
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, "tso", protocol, maxAttempts,
@@ -294,7 +309,7 @@ public final class EmbeddedScythe implements AutoCloseable {
             throw new IllegalArgumentException("idBase=" + Long.toHexString(idBase) + " is one of the " + computeNodes
                 + " compute nodes' (node bits 1 to " + (computeNodes - 1) + " are taken)");
         }
-        final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), new RrpcOptions());
+        final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), memoryNodeClientOptions);
         final Map<Thread, Coordinator> byLoop = new java.util.concurrent.ConcurrentHashMap<>();
         final List<String> ids = new CoordinatorDeployment(catalog, rrpc, tsoCounter, "tso", protocol, maxAttempts,
                 watermarks, protocolOptions, procedures, idBase, null)
@@ -327,6 +342,28 @@ public final class EmbeddedScythe implements AutoCloseable {
         for (final LogDb db : memoryNodes) {
             db.nic().fence(name);
         }
+    }
+
+    /**
+     * Memory node {@code p}'s CPU stops answering (its RRPC server no longer polls; one-sided verbs still land, as on
+     * a NIC whose host is paused): calls to it end by the compute nodes' bound ({@code memoryNodeTimeoutMs}). For
+     * fault tests; {@link #resumeMemoryNode} undoes it. Blocks.
+     */
+    public void pauseMemoryNode(final int p) throws Exception {
+        final RpcServer server = rpcServers.get(p);
+        onLoop(loops.get(p % loops.size()), () -> {
+            server.pause();
+            return Future.succeededFuture();
+        });
+    }
+
+    /** Memory node {@code p} answers again: what waited in its rings is served. Blocks. */
+    public void resumeMemoryNode(final int p) throws Exception {
+        final RpcServer server = rpcServers.get(p);
+        onLoop(loops.get(p % loops.size()), () -> {
+            server.resume();
+            return Future.succeededFuture();
+        });
     }
 
     /** The memory nodes' recovery services, in node order (checks after a recovery). */

@@ -83,6 +83,17 @@ final class TcpConnection {
         nic.forget(this);
     }
 
+    /**
+     * The peer stopped answering (its requests' transport timeout passed): what is in flight fails with
+     * {@link WcStatus#TRANSPORT_RETRY_EXCEEDED} now, and the connection is closed, so nothing posted later waits on it.
+     */
+    void timedOut() {
+        LOG.warn("tcp connection to " + peer + " closed: no response within "
+            + end.options().transportTimeoutMs() + " ms (the peer is paused, hung or gone)");
+        end.connectionLost();
+        close();
+    }
+
     void protocolError(final String what) {
         LOG.warn("tcp connection to " + peer + " closed: " + what);
         close();

@@ -52,6 +52,10 @@ public final class TcpNic implements Nic {
     private final NetClient client;
     private final HostAndNicClocks clocks;
     private NetServer server;
+    /** Periodic check of the queue pairs' transport timeouts ({@link QpOptions#transportTimeoutMs()}). */
+    private final long timeoutSweep;
+    /** When the last sweep ran ({@link System#nanoTime()}); only the sweep's timer thread touches it. */
+    private long lastSweepNs = System.nanoTime();
     private volatile QpAcceptor acceptor;
     private volatile boolean closed;
 
@@ -62,6 +66,28 @@ public final class TcpNic implements Nic {
         this.regions = new RegionTable(node, fabric.costModel());
         this.clocks = HostAndNicClocks.start(fabric, node);
         this.client = vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setConnectTimeout(5000));
+        this.timeoutSweep = vertx.setPeriodic(TIMEOUT_SWEEP_MS, t -> sweepTimeouts());
+    }
+
+    /** How often the queue pairs' oldest requests are checked against their transport timeout. */
+    static final long TIMEOUT_SWEEP_MS = 50;
+
+    /** Gives up the connections whose oldest request waited past its queue pair's transport timeout. */
+    private void sweepTimeouts() {
+        final long now = System.nanoTime();
+        final long gap = now - lastSweepNs;
+        lastSweepNs = now;
+        if (gap > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(4 * TIMEOUT_SWEEP_MS)) {
+            // This node itself did not run (paused, or starved on a loaded host): the responses that came meanwhile
+            // are still unread, so silence now says nothing about the peers. Judged again on the next sweep.
+            return;
+        }
+        for (final TcpConnection connection : connections) {
+            final TcpQueuePair end = connection.end();
+            if (end != null && end.overdue(now)) {
+                connection.timedOut();
+            }
+        }
     }
 
     /** Starts the verbs server on {@code host:port}; completes with the port bound. */
@@ -456,6 +482,7 @@ public final class TcpNic implements Nic {
             return;
         }
         closed = true;
+        vertx.cancelTimer(timeoutSweep);
         for (final TcpConnection connection : connections) {
             connection.close();
         }

@@ -38,6 +38,8 @@ final class TcpQueuePair implements QueuePair {
     private final AtomicInteger undelivered = new AtomicInteger();
     /** Unsignaled requests that succeeded since the last reported completion: retired with the next one. */
     private int silentlyDone;
+    /** When the last response came ({@link System#nanoTime()}); guarded by this object. */
+    private long lastResponseNs = System.nanoTime();
 
     TcpQueuePair(final TcpConnection connection, final int qpNumber, final String localNode, final String remoteNode,
                  final QpOptions options, final TcpCompletionQueue cq) {
@@ -83,6 +85,7 @@ final class TcpQueuePair implements QueuePair {
                 }
                 return POST_OK;
             }
+            final long postedNs = System.nanoTime();
             final Buffer frame = Buffer.buffer((int) frameBytes + 4);
             frame.appendIntLE(0).appendByte(TcpFrames.REQUEST).appendIntLE(count); // length set below
             for (WorkRequest wr = first; wr != null; wr = wr.next()) {
@@ -103,7 +106,8 @@ final class TcpQueuePair implements QueuePair {
                     frame.appendBytes(payload);
                 }
                 pending.add(new Pending(seq, wr.wrId(), wr.opcode(), wr.signaled(),
-                    wr.opcode().returnsData() ? (MutableDirectBuffer) wr.localBuffer() : null, wr.localOffset()));
+                    wr.opcode().returnsData() ? (MutableDirectBuffer) wr.localBuffer() : null, wr.localOffset(),
+                    postedNs));
             }
             frame.setIntLE(0, frame.length() - 4);
             connection.write(frame);
@@ -137,6 +141,7 @@ final class TcpQueuePair implements QueuePair {
             final boolean report;
             final int retires;
             synchronized (this) {
+                lastResponseNs = System.nanoTime();
                 p = pending.peek();
                 if (p == null || p.seq != seq) {
                     connection.protocolError("RESPONSE out of order: expected " + (p == null ? "none" : p.seq)
@@ -181,6 +186,22 @@ final class TcpQueuePair implements QueuePair {
                 cq.finished(this, p.wrId, p.opcode, WcStatus.TRANSPORT_RETRY_EXCEEDED, 0, true, 1);
             }
         }
+    }
+
+    /**
+     * Whether requests are in flight and the peer answered none of them for longer than
+     * {@link QpOptions#transportTimeoutMs()} at {@code nowNs} ({@link System#nanoTime()}): since the oldest was posted
+     * or the last response came, whichever is later (as an RC queue pair's ACK timeout restarts with every ACK). A
+     * live peer that is only slow to get through a deep pipeline keeps answering; a paused one does not. Any thread.
+     */
+    synchronized boolean overdue(final long nowNs) {
+        final Pending oldest = pending.peek();
+        final long bound = options.transportTimeoutMs();
+        if (oldest == null || bound <= 0) {
+            return false;
+        }
+        final long since = lastResponseNs - oldest.postedNs > 0 ? lastResponseNs : oldest.postedNs;
+        return nowNs - since > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(bound);
     }
 
     synchronized void revokedByPeer() {
@@ -309,7 +330,7 @@ final class TcpQueuePair implements QueuePair {
     }
 
     private record Pending(long seq, long wrId, Opcode opcode, boolean signaled, MutableDirectBuffer local,
-                           int localOffset) {
+                           int localOffset, long postedNs) {
     }
 
     private record Posted(MutableDirectBuffer buffer, int offset, int length, long wrId) {

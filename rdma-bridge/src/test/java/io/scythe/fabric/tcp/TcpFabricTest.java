@@ -176,6 +176,61 @@ class TcpFabricTest {
         assertThat(recorder.last().status()).isEqualTo(WcStatus.TRANSPORT_RETRY_EXCEEDED);
     }
 
+    /**
+     * A peer that accepted the connection and then stops answering (a paused or hung memory node: its socket open,
+     * nothing read): the verbs in flight complete with TRANSPORT_RETRY_EXCEEDED once the queue pair's transport
+     * timeout passed, not never; a verb posted after that fails at once.
+     */
+    @Test
+    void shouldFailVerbsToAPeerThatStopsAnsweringWithinTheTransportTimeout() throws Exception {
+        final io.vertx.core.net.NetServer paused = vertx.createNetServer().connectHandler(socket -> {
+            final boolean[] greeted = new boolean[1];
+            socket.handler(bytes -> {
+                if (!greeted[0]) { // the HELLO: answered as a live node would, then nothing more
+                    greeted[0] = true;
+                    final Buffer ok = Buffer.buffer().appendByte(TcpFrames.HELLO_OK).appendIntLE(1);
+                    socket.write(Buffer.buffer().appendIntLE(ok.length()).appendBuffer(ok));
+                }
+            });
+        });
+        final int port = paused.listen(0, "127.0.0.1").await(10, TimeUnit.SECONDS).actualPort();
+        final TcpFabric other = new TcpFabric(vertx, new FabricOptions().provider(TcpFabric.NAME).cluster("tcp-test")
+            .costModel(CostModel.zero()).address("cn2", "127.0.0.1:0").address("paused", "127.0.0.1:" + port));
+        try {
+            final Nic cn2 = other.attach("cn2").await(10, TimeUnit.SECONDS);
+            final CompletionQueue cq = cn2.createCompletionQueue(16);
+            final QueuePair qp = cn2.connect("paused", cq, new QpOptions().transportTimeoutMs(300))
+                .await(10, TimeUnit.SECONDS);
+            final long start = System.nanoTime();
+            qp.post(new WorkRequest().read(remote.address(), remote.rkey(), new UnsafeBuffer(new byte[8]), 0, 8)
+                .wrId(1).signaled(true));
+            qp.post(new WorkRequest().compareAndSwap(remote.address(), remote.rkey(), 0, 1,
+                new UnsafeBuffer(new byte[8]), 0).wrId(2).signaled(true));
+            final Recorder recorder = new Recorder();
+            await(cq, recorder, 2);
+            final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(recorder.statuses()).containsExactly(WcStatus.TRANSPORT_RETRY_EXCEEDED,
+                WcStatus.TRANSPORT_RETRY_EXCEEDED);
+            assertThat(tookMs).as("ended after the 300 ms bound, well before never").isBetween(250L, 5_000L);
+            recorder.clear();
+            qp.post(new WorkRequest().read(remote.address(), remote.rkey(), new UnsafeBuffer(new byte[8]), 0, 8)
+                .wrId(3).signaled(true));
+            await(cq, recorder, 1);
+            assertThat(recorder.last().status()).isEqualTo(WcStatus.TRANSPORT_RETRY_EXCEEDED);
+        } finally {
+            other.close();
+            paused.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void shouldCarryTheTransportTimeoutInQueuePairOptions() {
+        assertThat(new QpOptions().transportTimeoutMs()).isEqualTo(QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS);
+        assertThat(new QpOptions(new QpOptions().transportTimeoutMs(0).toJson()).transportTimeoutMs()).isZero();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new QpOptions().transportTimeoutMs(-1).validate())
+            .hasMessageContaining("transportTimeoutMs=-1 must not be negative");
+    }
+
     @Test
     void shouldLetTheAcceptedEndWriteIntoTheConnectingNodesMemory() throws Exception {
         final MemoryRegion cnMemory = cn.register("replies", 64, MemoryKind.HOST);

@@ -15,6 +15,12 @@ import java.util.List;
  * modules share it; the step runs once per memory node however many of them are registered (one name, one step).
  */
 public abstract class CasLockModule implements ProtocolModule {
+    /** Replication is checked for it: ReplicationSimTest (every backup identical to its primary). */
+    @Override
+    public boolean replicates() {
+        return true;
+    }
+
     @Override
     public void startMemoryNode(final MemoryNodeContext node) {
         node.onDeadNode(MemoryNodeContext.Phase.AFTER_INSERTS, CasWords.COUNTED, (dead, idPrefixes) ->

@@ -357,7 +357,7 @@ public abstract class OneSidedTxn implements Txn {
     protected final <T> Future<T> lockVerbInDoubt(final String what, final Throwable cause) {
         runtime.giveUp("transaction " + Long.toHexString(id) + " (aborting): " + what + ": " + cause);
         return Future.failedFuture(new NotServingException("transaction " + Long.toHexString(id) + " aborted, nothing "
-            + "committed, and this loop gave up: " + what, cause));
+            + "committed, and this loop gave up: " + what + " (" + cause.getMessage() + ")", cause));
     }
 
     /**

@@ -22,6 +22,12 @@ import java.util.List;
  * with its ticket ledger, whose tickets recovery cancels for a dead compute node.
  */
 public final class ScytheModule implements ProtocolModule {
+    /** Replication is checked for it: ReplicationSimTest (every backup identical to its primary). */
+    @Override
+    public boolean replicates() {
+        return true;
+    }
+
     /** Protocol option: per-object cold watermarks that follow aborts ({@link AdaptiveWatermarks}). */
     public static final String ADAPTIVE_WATERMARKS = "adaptiveWatermarks";
     /** Objects whose adaptive watermark a coordinator keeps. */

@@ -91,6 +91,16 @@ public interface ProtocolModule {
         return List.of();
     }
 
+    /**
+     * Whether its protocols write every backup copy of what they commit (replication: {@code onesided.Replicas},
+     * through the shared write set, redo step and inserts) and are checked to leave every backup identical to its
+     * primary. False by default: a cluster refuses to run such a protocol with backups rather than keep copies it
+     * never writes.
+     */
+    default boolean replicates() {
+        return false;
+    }
+
     /** Its configuration keys (given to {@code Protocol.retryPolicy} as protocol options), with what each means. */
     default List<String> configKeys() {
         return List.of();

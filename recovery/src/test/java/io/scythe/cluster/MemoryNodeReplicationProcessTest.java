@@ -1,0 +1,206 @@
+package io.scythe.cluster;
+
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A cluster of processes over the tcp fabric with 3 memory nodes runs replicated by default (2 backups per partition,
+ * data and redo logs): after transfers every backup is identical to its primary, on another process. Then a memory
+ * node is paused (SIGSTOP, shorter than its Hazelcast lease): a transfer that needs it ends within the bound
+ * ({@code memoryNodeTimeoutMs}; verbs: the queue pairs' default {@code transportTimeoutMs}) as not committed, never a
+ * hang; once
+ * it runs again, a compute node that gave up is recovered and restarted, the counters' sum is conserved, no lock is
+ * left held, the copies are identical again, and transactions commit. Last, a commit past its point of no return
+ * (redo record on every copy) whose write-back finds the node stopped ends "outcome unknown" within the bound, and
+ * the record is rolled forward once it runs again: applied exactly once.
+ */
+class MemoryNodeReplicationProcessTest {
+    private static final long BOUND_MS = 800;
+    private static final int KEYS = 48;
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final long FAULT_DELAY_MS = 3_000;
+
+    @Test
+    void shouldReplicateByDefaultAndEndTransactionsOnAPausedMemoryNodeWithinTheBound(@TempDir final Path dir)
+        throws Exception {
+        final LocalCluster cluster = new LocalCluster("repl" + UUID.randomUUID().toString().substring(0, 8),
+            "a test secret of the cluster", 3, 2, new JsonObject().put("name", "counters").put("keys", KEYS),
+            new JsonObject().put("provider", "tcp").put("costModel", new JsonObject().put("profile", "zero")),
+            "scythe", dir, LocalCluster.Launcher.sameClasspath(List.of("-Xmx256m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1", "-Dscythe.faultPoints=true")));
+        ScytheClient client = null;
+        try {
+            for (final String cn : List.of("cn0", "cn1")) {
+                cluster.configure(cn, "memoryNodeTimeoutMs", BOUND_MS);
+            }
+            // cn0's move from key 8 (mn2) waits FAULT_DELAY_MS after its redo record is durable on every copy.
+            cluster.configure("cn0", "faults", new io.vertx.core.json.JsonArray().add(new JsonObject()
+                .put("procedure", "move").put("key", 8).put("at", "afterRedo").put("action", "delay")
+                .put("ms", FAULT_DELAY_MS)));
+            cluster.start(180_000);
+            for (final String mn : List.of("mn0", "mn1", "mn2")) {
+                assertThat(cluster.node(mn).logText()).contains("replication: 2 backup(s) per partition (3-way) "
+                    + "over 3 memory node(s), data and redo logs");
+            }
+            client = ScytheClient.join(cluster.clientConfig(), 20_000);
+            final SplittableRandom random = new SplittableRandom(7);
+            for (int i = 0; i < 60; i++) {
+                long from = random.nextInt(KEYS);
+                from = from == 8 ? 9 : from; // key 8's fault point is for the in-doubt commit below
+                final long to = (from + 1 + random.nextInt(KEYS - 1)) % KEYS;
+                final ScytheClient.Outcome o = client.callOn(i % 2 == 0 ? "cn0" : "cn1", "move", from, to,
+                    1 + random.nextInt(9)).await(30, TimeUnit.SECONDS);
+                assertThat(o).as("move %d", i).isInstanceOf(ScytheClient.Outcome.Committed.class);
+            }
+            assertCopiesIdentical(cluster);
+
+            // mn2 (keys 2, 5, 8, ...) stops; keys 2 and 5 were moved above on cn0 and cn1 (addresses cached or not).
+            cluster.signal("mn2", "STOP");
+            final long start = System.nanoTime();
+            final ScytheClient.Outcome paused;
+            try {
+                paused = client.callOn("cn0", "move", 2, 5, 3).await(30, TimeUnit.SECONDS);
+            } finally {
+                cluster.signal("mn2", "CONT");
+            }
+            final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            System.out.println("move on the paused memory node ended in " + tookMs + " ms: " + paused);
+            assertThat(paused).as("nothing committed on a node that does not answer")
+                .isNotInstanceOf(ScytheClient.Outcome.Committed.class);
+            assertThat(tookMs).as("ended by the %d ms bound (plus the coordinator's own steps), not never", BOUND_MS)
+                .isLessThan(20_000);
+
+            // A CN that gave up (a lock request in doubt) exits; the other recovers its incarnation; it rejoins.
+            final ScytheClient live = client;
+            ProcessClusters.eventually("cn0 serves or has exited", 30_000, () -> !cluster.node("cn0").process()
+                .isAlive() || committedOn(live, "cn0"));
+            if (!cluster.node("cn0").process().isAlive()) {
+                cluster.restart("cn0", 180_000);
+            }
+            ProcessClusters.eventually("no lock left held on any memory node", 60_000, () -> locksHeld(cluster) == 0);
+            long sum = 0;
+            for (long k = 0; k < KEYS; k++) {
+                final ScytheClient.Outcome o = live.call("get", k).await(30, TimeUnit.SECONDS);
+                assertThat(o).as("get %d", k).isInstanceOf(ScytheClient.Outcome.Committed.class);
+                sum += ((ScytheClient.Outcome.Committed) o).reply().result();
+            }
+            assertThat(sum).as("moves conserve the counters' sum").isZero();
+            ProcessClusters.eventually("cn0 commits again", 60_000, () -> committedOn(live, "cn0"));
+            assertCopiesIdentical(cluster);
+
+            // Past the point of no return: cn0's move 8 -> 11 (both on mn2) has its redo record on every copy, and
+            // mn2 stops before the write-back reaches it. The write-back verb ends by the transport bound, the client
+            // hears "outcome unknown" (it may have committed: it did), cn0 gives up, and cn1 rolls the record
+            // forward once mn2 runs again: applied exactly once.
+            final long before8 = valueOn(live, 8);
+            final long before11 = valueOn(live, 11);
+            final io.vertx.core.Future<ScytheClient.Outcome> inDoubt = live.callOn("cn0", "move", 8, 11, 5);
+            ProcessClusters.eventually("cn0's move reached its fault point after the redo record", 30_000,
+                () -> cluster.node("cn0").logText().contains("fault point afterRedo"));
+            Thread.sleep(FAULT_DELAY_MS - 300); // mn2 stops just before the write-back: well within its 3 s lease
+            cluster.signal("mn2", "STOP");
+            final long stoppedAt = System.nanoTime();
+            final ScytheClient.Outcome unknown;
+            try {
+                unknown = inDoubt.await(30, TimeUnit.SECONDS);
+            } finally {
+                cluster.signal("mn2", "CONT");
+            }
+            System.out.println("move in doubt ended " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stoppedAt)
+                + " ms after mn2 stopped: " + unknown);
+            assertThat(unknown).as("decided, then a write-back verb timed out").isInstanceOf(
+                ScytheClient.Outcome.Unknown.class);
+            ProcessClusters.eventually("the in-doubt move rolled forward by recovery", 90_000,
+                () -> valueOrNull(live, "cn1", 8) == before8 - 5);
+            assertThat(valueOn(live, 11)).as("applied once").isEqualTo(before11 + 5);
+            if (!cluster.node("cn0").process().isAlive()) {
+                cluster.restart("cn0", 180_000);
+            }
+            ProcessClusters.eventually("no lock left held after the in-doubt commit", 60_000,
+                () -> locksHeld(cluster) == 0);
+            long total = 0;
+            for (long k = 0; k < KEYS; k++) {
+                total += valueOn(live, k);
+            }
+            assertThat(total).as("sum conserved after the in-doubt commit").isZero();
+            assertCopiesIdentical(cluster);
+        } finally {
+            ProcessClusters.stop(client, cluster);
+        }
+    }
+
+    private static long valueOn(final ScytheClient client, final long key) throws Exception {
+        final ScytheClient.Outcome o = client.call("get", key).await(30, TimeUnit.SECONDS);
+        assertThat(o).as("get %d", key).isInstanceOf(ScytheClient.Outcome.Committed.class);
+        return ((ScytheClient.Outcome.Committed) o).reply().result();
+    }
+
+    /** Key {@code key}'s value read on {@code cn}, or {@link Long#MIN_VALUE} when the read did not commit now. */
+    private static long valueOrNull(final ScytheClient client, final String cn, final long key) {
+        try {
+            final ScytheClient.Outcome o = client.callOn(cn, "get", key).await(10, TimeUnit.SECONDS);
+            return o instanceof ScytheClient.Outcome.Committed c ? c.reply().result() : Long.MIN_VALUE;
+        } catch (final Exception e) {
+            return Long.MIN_VALUE;
+        }
+    }
+
+    /** Whether a move of 0 between keys 0 and 1 commits on {@code cn} now. */
+    private static boolean committedOn(final ScytheClient client, final String cn) {
+        try {
+            return client.callOn(cn, "move", 0, 1, 0).await(10, TimeUnit.SECONDS)
+                instanceof ScytheClient.Outcome.Committed;
+        } catch (final Exception e) {
+            return false;
+        }
+    }
+
+    private static long locksHeld(final LocalCluster cluster) {
+        long held = 0;
+        for (final String mn : List.of("mn0", "mn1", "mn2")) {
+            try {
+                final JsonObject h = new JsonObject(get(cluster, mn, "/health"));
+                held += h.getLong("locksHeld", 0L) + h.getLong("ticketsOutstanding", 0L);
+            } catch (final Exception e) {
+                return -1;
+            }
+        }
+        return held;
+    }
+
+    private static String get(final LocalCluster cluster, final String node, final String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cluster.node(node).httpPort()
+            + path)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** Partition p's primary on mn{p} equals its backup b on mn{(p + b) mod 3}, b = 1, 2 (another process each). */
+    private static void assertCopiesIdentical(final LocalCluster cluster) throws Exception {
+        final JsonObject[] copies = new JsonObject[3];
+        for (int m = 0; m < 3; m++) {
+            copies[m] = new JsonObject(get(cluster, "mn" + m, "/copies"));
+            assertThat(copies[m].getInteger("backups")).isEqualTo(2);
+        }
+        for (int p = 0; p < 3; p++) {
+            final JsonObject primary = copies[p].getJsonObject("tables").getJsonObject("counters");
+            assertThat(primary.getLong("objects")).as("partition %d's keys", p).isEqualTo(KEYS / 3);
+            for (int b = 1; b <= 2; b++) {
+                final JsonObject backup = copies[(p + b) % 3].getJsonObject("tables")
+                    .getJsonObject("counters.backup" + b);
+                assertThat(backup).as("backup %d of partition %d on mn%d", b, p, (p + b) % 3).isEqualTo(primary);
+            }
+        }
+    }
+}
