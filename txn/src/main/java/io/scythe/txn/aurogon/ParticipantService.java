@@ -162,6 +162,14 @@ public final class ParticipantService {
                 + AurogonRpc.REPLICATE_HEADER_BYTES + " bytes, got " + request.payloadLength());
             return;
         }
+        // The value's length is the sender's word: bounded by what a table here can hold before the backup allocates
+        // it (a malformed or hostile REPLICATE named 2 GB and ran the node out of memory; RpcFuzzTest).
+        final int valueLength = p.getInt(at + AurogonRpc.LENGTH_OFFSET);
+        if (valueLength > largestValue()) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon REPLICATE of a value of " + valueLength + " bytes: no table"
+                + " here holds more than " + largestValue());
+            return;
+        }
         final byte[] part = new byte[length];
         p.getBytes(at + AurogonRpc.REPLICATE_HEADER_BYTES, part);
         heard(p.getLong(at + AurogonRpc.TS_OFFSET));
@@ -176,6 +184,15 @@ public final class ParticipantService {
             return;
         }
         status(responder, status);
+    }
+
+    /** The largest value any table of this node holds (tables are created before requests arrive; backups later). */
+    private int largestValue() {
+        int max = 0;
+        for (final io.scythe.storage.Table t : db.tables()) {
+            max = Math.max(max, t.schema().maxValueBytes());
+        }
+        return max;
     }
 
     private void holds(final RpcRequest request, final RpcResponder responder) {
