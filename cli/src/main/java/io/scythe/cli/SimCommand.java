@@ -189,6 +189,15 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--crash-at", defaultValue = "0us", description = "Virtual time of the crash.")
     Duration crashAt;
 
+    @Option(names = "--crash-recover", description = "With --crash-cn: the crash is detected 20us later and the "
+        + "first live CN recovers the crashed one with the cluster's recovery code (fence, log scan, roll-forward, "
+        + "release), then the run checks nothing was lost, applied twice or left held (needs --redo-log, --cns 2+).")
+    boolean crashRecover;
+
+    @Option(names = "--crashes", description = "With --explore: each seed runs 2 CNs (3 clients each) with redo logs, "
+        + "crashes one at a seeded virtual time and recovers it (--crash-recover), every check on.")
+    boolean crashes;
+
     @Option(names = "--mn-slow", defaultValue = "1",
         description = "Fault: memory nodes' CPU time per RPC is multiplied by this from --mn-slow-from to "
             + "--mn-slow-to (default: ${DEFAULT-VALUE}).")
@@ -342,7 +351,8 @@ public final class SimCommand implements Callable<Integer> {
      * given on the command line instead of its defaults.
      */
     private io.scythe.sim.SimOptions exploreOptions(final String protocol, final long seedOfRun) {
-        final io.scythe.sim.SimOptions o = Explorer.options(protocol, seedOfRun);
+        final io.scythe.sim.SimOptions o = crashes ? Explorer.crashOptions(protocol, seedOfRun)
+            : Explorer.options(protocol, seedOfRun);
         final picocli.CommandLine.ParseResult given = commandSpec.commandLine().getParseResult();
         if (given.hasMatchedOption("--cns")) {
             o.computeNodes(cns);
@@ -380,7 +390,8 @@ public final class SimCommand implements Callable<Integer> {
             }
             o.replicas(replicas.get(0));
         }
-        return verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog).validate();
+        verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes);
+        return (crashes ? Explorer.crash(o) : o).validate();
     }
 
     private int simulate(final Vertx vertx) throws Exception {
@@ -417,7 +428,9 @@ public final class SimCommand implements Callable<Integer> {
         final io.scythe.routing.RoutingMode routingMode = io.scythe.routing.RoutingMode.named(routing);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
         if (crashCn >= 0) {
-            faults.crash(crashCn, crashAt.toNanos());
+            faults.crash(crashCn, crashAt.toNanos()).recover(crashRecover, io.scythe.sim.Faults.DEFAULT_DETECT_NS);
+        } else if (crashRecover) {
+            throw new IllegalArgumentException("--crash-recover recovers the CN --crash-cn crashes: give --crash-cn");
         }
         if (mnSlow != 1) {
             faults.mnSlow(mnSlow, mnSlowFrom.toNanos(), mnSlowTo == null ? Long.MAX_VALUE : mnSlowTo.toNanos());
