@@ -182,8 +182,8 @@ public final class SimCommand implements Callable<Integer> {
     Duration jitter;
 
     @Option(names = "--crash-cn", defaultValue = "-1",
-        description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. No recovery "
-            + "yet: the run reports what it left (locks held, the conserved quantity).")
+        description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. Without "
+            + "--crash-recover the run reports what it left (locks held, the conserved quantity).")
     int crashCn;
 
     @Option(names = "--crash-at", defaultValue = "0us", description = "Virtual time of the crash.")
@@ -284,7 +284,7 @@ public final class SimCommand implements Callable<Integer> {
     String lookup;
 
     @Option(names = "--redo-log", description = "Commits write redo records before their write-back, to log regions "
-        + "the memory nodes serve (default: none; the simulator recovers no compute node).")
+        + "the memory nodes serve (default: none; --crash-recover needs them).")
     boolean redoLog;
 
     /** The enumerators among --protocols (e.g. rcc-occ:hybrid=auto), with the variants each stands for. */
@@ -311,6 +311,10 @@ public final class SimCommand implements Callable<Integer> {
             protocols = expanded;
         }
 
+        if (crashes && explore == null) {
+            throw new IllegalArgumentException("--crashes goes with --explore N; one run crashes and recovers a CN "
+                + "with --crash-cn, --crash-at, --crash-recover and --redo-log");
+        }
         final Vertx vertx = SimVertx.create();
         try {
             if (explore != null) {

@@ -19,8 +19,10 @@ import java.util.function.IntPredicate;
  * the dead node held; the memory nodes' {@code RecoveryService} with its one-recoverer admission by claim, and the
  * fabric's fences), driven by deterministic stand-ins for what Hazelcast gives the cluster: failure detection (the crash
  * is seen {@link Faults#detectNs} later), the map of incarnations owed recovery, and the claim of the duty by the
- * designated live compute node (the first by name that did not crash), with the claim counter raised per claim and a
- * failed attempt retried, as {@code io.scythe.cluster.RecoveryDuty} does.
+ * designated live compute node (the first by name that did not crash), under a claim counter, a failed attempt retried
+ * after a pause, as {@code io.scythe.cluster.RecoveryDuty} does (which keeps its claim for its own retries; here each
+ * attempt claims anew, claim + 1, which the memory nodes admit all the same). What is not stood in for: the
+ * Hazelcast glue itself ({@code RecoveryDuty}'s map listeners, member UUIDs, shard owners, the stall hand-over).
  *
  * <p>It also keeps what the checks need to judge the crash: every redo record a loop is about to post
  * ({@code RedoLog#onPosting}) until its transaction's client hears the outcome, so that at the crash it knows which of

@@ -316,8 +316,8 @@ public final class Simulation {
                 spec.load(db, p, options.memoryNodes());
                 memoryNodes.add(db);
                 final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);
-                // No recovery service unless commits write redo records (its log regions): the simulator recovers no
-                // compute node (yet).
+                // No recovery service unless commits write redo records (its log regions): a crashed compute node is
+                // recovered only with them (Faults#recover).
                 final MemoryNodeServices services = MemoryNodeServices.start(db, server, watermarks,
                     options.redoLog());
                 if (options.faults().verbFailRate() > 0 || recovery != null) {
