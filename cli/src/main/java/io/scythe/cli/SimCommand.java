@@ -194,6 +194,11 @@ public final class SimCommand implements Callable<Integer> {
         + "release), then the run checks nothing was lost, applied twice or left held (needs --redo-log, --cns 2+).")
     boolean crashRecover;
 
+    @Option(names = "--crash-detect", defaultValue = "20us", description = "With --crash-recover (or --crashes): "
+        + "virtual time from the crash to its detection, when recovery starts; 0us races the crashed CN's verbs "
+        + "still in flight, which the memory nodes' fences must stop (default: ${DEFAULT-VALUE}).")
+    Duration crashDetect;
+
     @Option(names = "--crashes", description = "With --explore: each seed runs 2 CNs (3 clients each) with redo logs, "
         + "crashes one at a seeded virtual time and recovers it (--crash-recover), every check on.")
     boolean crashes;
@@ -395,7 +400,10 @@ public final class SimCommand implements Callable<Integer> {
             o.replicas(replicas.get(0));
         }
         verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes);
-        return (crashes ? Explorer.crash(o) : o).validate();
+        if (crashes) {
+            Explorer.crash(o).faults().recover(true, crashDetect.toNanos());
+        }
+        return o.validate();
     }
 
     private int simulate(final Vertx vertx) throws Exception {
@@ -432,7 +440,7 @@ public final class SimCommand implements Callable<Integer> {
         final io.scythe.routing.RoutingMode routingMode = io.scythe.routing.RoutingMode.named(routing);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
         if (crashCn >= 0) {
-            faults.crash(crashCn, crashAt.toNanos()).recover(crashRecover, io.scythe.sim.Faults.DEFAULT_DETECT_NS);
+            faults.crash(crashCn, crashAt.toNanos()).recover(crashRecover, crashDetect.toNanos());
         } else if (crashRecover) {
             throw new IllegalArgumentException("--crash-recover recovers the CN --crash-cn crashes: give --crash-cn");
         }

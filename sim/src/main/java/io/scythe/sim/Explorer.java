@@ -157,7 +157,9 @@ public final class Explorer {
             + (o.redoLog() ? " --redo-log" : "")
             + (o.faults().crashCn() == Faults.NO_CRASH ? "" : " --crash-cn " + o.faults().crashCn() + " --crash-at "
             + o.faults().crashAtNs() / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d",
-            o.faults().crashAtNs() % 1000) + "us" + (o.faults().recover() ? " --crash-recover" : ""))
+            o.faults().crashAtNs() % 1000) + "us" + (o.faults().recover() ? " --crash-recover" : "")
+            + (o.faults().recover() && o.faults().detectNs() != Faults.DEFAULT_DETECT_NS ? " --crash-detect "
+            + o.faults().detectNs() / 1000.0 + "us" : ""))
             + (o.routing() == io.scythe.routing.RoutingMode.LOCAL ? "" : " --routing " + o.routing().label()
             + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
             + o.moveShardEveryNs() / 1000.0 + "us" : ""))
