@@ -187,12 +187,26 @@ public final class SimCommand implements Callable<Integer> {
     Duration jitter;
 
     @Option(names = "--crash-cn", defaultValue = "-1",
-        description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. No recovery "
-            + "yet: the run reports what it left (locks held, the conserved quantity).")
+        description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. Without "
+            + "--crash-recover the run reports what it left (locks held, the conserved quantity).")
     int crashCn;
 
     @Option(names = "--crash-at", defaultValue = "0us", description = "Virtual time of the crash.")
     Duration crashAt;
+
+    @Option(names = "--crash-recover", description = "With --crash-cn: the crash is detected 20us later and the "
+        + "first live CN recovers the crashed one with the cluster's recovery code (fence, log scan, roll-forward, "
+        + "release), then the run checks nothing was lost, applied twice or left held (needs --redo-log, --cns 2+).")
+    boolean crashRecover;
+
+    @Option(names = "--crash-detect", defaultValue = "20us", description = "With --crash-recover (or --crashes): "
+        + "virtual time from the crash to its detection, when recovery starts; 0us races the crashed CN's verbs "
+        + "still in flight, which the memory nodes' fences must stop (default: ${DEFAULT-VALUE}).")
+    Duration crashDetect;
+
+    @Option(names = "--crashes", description = "With --explore: each seed runs 2 CNs (3 clients each) with redo logs, "
+        + "crashes one at a seeded virtual time and recovers it (--crash-recover), every check on.")
+    boolean crashes;
 
     @Option(names = "--mn-slow", defaultValue = "1",
         description = "Fault: memory nodes' CPU time per RPC is multiplied by this from --mn-slow-from to "
@@ -291,7 +305,7 @@ public final class SimCommand implements Callable<Integer> {
     String lookup;
 
     @Option(names = "--redo-log", description = "Commits write redo records before their write-back, to log regions "
-        + "the memory nodes serve (default: none; the simulator recovers no compute node).")
+        + "the memory nodes serve (default: none; --crash-recover needs them).")
     boolean redoLog;
 
     /** The enumerators among --protocols (e.g. rcc-occ:hybrid=auto), with the variants each stands for. */
@@ -318,6 +332,10 @@ public final class SimCommand implements Callable<Integer> {
             protocols = expanded;
         }
 
+        if (crashes && explore == null) {
+            throw new IllegalArgumentException("--crashes goes with --explore N; one run crashes and recovers a CN "
+                + "with --crash-cn, --crash-at, --crash-recover and --redo-log");
+        }
         final Vertx vertx = SimVertx.create();
         try {
             if (explore != null) {
@@ -358,7 +376,8 @@ public final class SimCommand implements Callable<Integer> {
      * given on the command line instead of its defaults.
      */
     private io.scythe.sim.SimOptions exploreOptions(final String protocol, final long seedOfRun) {
-        final io.scythe.sim.SimOptions o = Explorer.options(protocol, seedOfRun);
+        final io.scythe.sim.SimOptions o = crashes ? Explorer.crashOptions(protocol, seedOfRun)
+            : Explorer.options(protocol, seedOfRun);
         final picocli.CommandLine.ParseResult given = commandSpec.commandLine().getParseResult();
         if (given.hasMatchedOption("--cns")) {
             o.computeNodes(cns);
@@ -396,7 +415,11 @@ public final class SimCommand implements Callable<Integer> {
             }
             o.replicas(replicas.get(0));
         }
-        return verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog).validate();
+        verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes);
+        if (crashes) {
+            Explorer.crash(o).faults().recover(true, crashDetect.toNanos());
+        }
+        return o.validate();
     }
 
     private int simulate(final Vertx vertx) throws Exception {
@@ -433,7 +456,9 @@ public final class SimCommand implements Callable<Integer> {
         final io.scythe.routing.RoutingMode routingMode = io.scythe.routing.RoutingMode.named(routing);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
         if (crashCn >= 0) {
-            faults.crash(crashCn, crashAt.toNanos());
+            faults.crash(crashCn, crashAt.toNanos()).recover(crashRecover, crashDetect.toNanos());
+        } else if (crashRecover) {
+            throw new IllegalArgumentException("--crash-recover recovers the CN --crash-cn crashes: give --crash-cn");
         }
         if (mnSlow != 1) {
             faults.mnSlow(mnSlow, mnSlowFrom.toNanos(), mnSlowTo == null ? Long.MAX_VALUE : mnSlowTo.toNanos());

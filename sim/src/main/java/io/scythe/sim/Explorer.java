@@ -121,6 +121,29 @@ public final class Explorer {
             .reclaimEveryNs(RECLAIM_EVERY_NS);
     }
 
+    /** Salt of a seed's crash draws: the run's own streams stay as they were. */
+    private static final long CRASH_SEED_SALT = 0x3C6EF372FE94F82BL;
+
+    /**
+     * The options of one explored seed with a crash: those of {@link #options}, the 6 clients split over 2 CNs (3
+     * each), commits logged (redo log), and, after {@link #crash}, one CN crashed and recovered.
+     */
+    public static SimOptions crashOptions(final String protocol, final long seed) {
+        return options(protocol, seed).computeNodes(2).clientsPerComputeNode(3).redoLog(true);
+    }
+
+    /**
+     * Crashes one of {@code o}'s compute nodes, drawn from its seed, at a virtual time drawn uniformly over its run
+     * (so across seeds the crash hits every stage of the transactions in flight), and recovers it.
+     */
+    public static SimOptions crash(final SimOptions o) {
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(o.seed() ^ CRASH_SEED_SALT);
+        final int cn = random.nextInt(o.computeNodes());
+        final long atNs = 1 + random.nextLong(o.durationNs() - 1);
+        o.faults().crash(cn, atNs).recover(true, Faults.DEFAULT_DETECT_NS);
+        return o;
+    }
+
     /** The command that replays {@code options} of {@code workload}. */
     public static String replayCommand(final Workload workload, final SimOptions o) {
         return "scythe sim " + workload.cliArgs() + " --protocols " + o.protocol() + " --cns " + o.computeNodes() + " --loops " + o.loopsPerComputeNode()
@@ -132,6 +155,11 @@ public final class Explorer {
             + (o.replicas() > 0 ? " --replicas " + o.replicas() : "")
             + (o.lookup() == io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED ? " --lookup onesided" : "")
             + (o.redoLog() ? " --redo-log" : "")
+            + (o.faults().crashCn() == Faults.NO_CRASH ? "" : " --crash-cn " + o.faults().crashCn() + " --crash-at "
+            + o.faults().crashAtNs() / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d",
+            o.faults().crashAtNs() % 1000) + "us" + (o.faults().recover() ? " --crash-recover" : "")
+            + (o.faults().recover() && o.faults().detectNs() != Faults.DEFAULT_DETECT_NS ? " --crash-detect "
+            + o.faults().detectNs() / 1000.0 + "us" : ""))
             + (o.routing() == io.scythe.routing.RoutingMode.LOCAL ? "" : " --routing " + o.routing().label()
             + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
             + o.moveShardEveryNs() / 1000.0 + "us" : ""))
@@ -162,10 +190,17 @@ public final class Explorer {
             long committed = 0;
             long checked = 0;
             final Map<String, Integer> seedsByAnomaly = new TreeMap<>();
+            final Map<String, Integer> crashesByStage = new TreeMap<>();
+            long committedByRecovery = 0;
             for (long seed = firstSeed; seed < firstSeed + seeds; seed++) {
                 final Outcome o = check(vertx, workload, optionsOf.apply(protocol, seed));
                 committed += o.committed();
                 gaveUp += o.gaveUp() ? 1 : 0;
+                final JsonObject crash = o.run() == null ? null : o.run().getJsonObject("sim").getJsonObject("crash");
+                if (crash != null && crash.getValue("recovery") instanceof JsonObject r) {
+                    crashesByStage.merge(r.getJsonObject("at_crash").getString("stage"), 1, Integer::sum);
+                    committedByRecovery += r.getLong("committed_by_recovery", 0L);
+                }
                 if (o.history() != null) {
                     checked += o.history().transactions();
                     o.history().cycles().stream().map(SerializabilityChecker.Cycle::anomaly).distinct()
@@ -189,6 +224,12 @@ public final class Explorer {
                 protocol, workload.name().toLowerCase(java.util.Locale.ROOT), seeds, failed, committed, checked,
                 seedsByAnomaly.isEmpty() ? "" : "; seeds with " + seedsByAnomaly.toString().replace("=", ": "),
                 gaveUp == 0 ? "" : "; " + gaveUp + " seeds gave a loop up (its node stopped serving)");
+            if (!crashesByStage.isEmpty()) {
+                out.printf("%-10s %-9s crashes recovered, by what the crashed CN was doing: %s; %d of its commits "
+                        + "decided by recovery (rolled forward or found finished)%n", protocol,
+                    workload.name().toLowerCase(java.util.Locale.ROOT), crashesByStage.toString().replace("=", ": "),
+                    committedByRecovery);
+            }
         }
         return failures;
     }

@@ -8,8 +8,9 @@ import io.vertx.core.json.JsonObject;
  *   <li>{@code jitterNs}: every doorbell batch gets an extra one-way delay, uniform in [0, jitterNs), on its requests
  *       and responses. A queue pair keeps its order (RC), so this reorders verbs across queue pairs only.</li>
  *   <li>{@code crashCn} at {@code crashAtNs} (virtual, from the start): that CN's loops vanish with their state, its
- *       posted but unexecuted verbs die with its NIC. There is no recovery yet: the run reports what the crash left
- *       (locks held, the conserved quantity).</li>
+ *       posted but unexecuted verbs die with its NIC. Without {@code recover} the run reports what the crash left
+ *       (locks held, the conserved quantity); with it ({@link CrashRecovery}) the crash is detected {@code detectNs}
+ *       later and another CN recovers it with the cluster's recovery code, and the run checks the outcome.</li>
  *   <li>{@code mnSlowFactor} from {@code mnSlowFromNs} to {@code mnSlowToNs}: memory nodes' CPU time per RPC is
  *       multiplied (MN-side RPC slowness: Takeout Lock, lookups).</li>
  *   <li>{@code verbFailRate} over {@code verbFailKinds}: each one-sided verb of those kinds that a CN's transaction
@@ -20,10 +21,14 @@ import io.vertx.core.json.JsonObject;
  */
 public final class Faults {
     public static final int NO_CRASH = -1;
+    /** Virtual time from a crash to its detection (the stand-in for the cluster's failure detector). */
+    public static final long DEFAULT_DETECT_NS = 20_000;
 
     private long jitterNs;
     private int crashCn = NO_CRASH;
     private long crashAtNs;
+    private boolean recover;
+    private long detectNs = DEFAULT_DETECT_NS;
     private double mnSlowFactor = 1;
     private long mnSlowFromNs;
     private long mnSlowToNs = Long.MAX_VALUE;
@@ -45,6 +50,16 @@ public final class Faults {
         }
         if (crashAtNs < 0) {
             throw new IllegalArgumentException("crash-at must not be negative");
+        }
+        if (recover && crashCn == NO_CRASH) {
+            throw new IllegalArgumentException("crash-recover recovers the CN --crash-cn names: give it");
+        }
+        if (recover && computeNodes < 2) {
+            throw new IllegalArgumentException("crash-recover needs a live CN to recover the crashed one: --cns 2 or "
+                + "more, not " + computeNodes);
+        }
+        if (detectNs < 0) {
+            throw new IllegalArgumentException("detect=" + detectNs + " ns must not be negative");
         }
         if (!(mnSlowFactor >= 1) || Double.isInfinite(mnSlowFactor)) {
             throw new IllegalArgumentException("mn-slow factor=" + mnSlowFactor + " must be a number >= 1");
@@ -88,6 +103,9 @@ public final class Faults {
         final JsonObject json = new JsonObject().put("jitter_ns", jitterNs);
         if (crashCn != NO_CRASH) {
             json.put("crash_cn", crashCn).put("crash_at_ns", crashAtNs);
+            if (recover) {
+                json.put("crash_recover", true).put("detect_ns", detectNs);
+            }
         }
         if (mnSlowFactor != 1) {
             json.put("mn_slow_factor", mnSlowFactor).put("mn_slow_from_ns", mnSlowFromNs)
@@ -121,6 +139,23 @@ public final class Faults {
         this.crashCn = computeNode;
         this.crashAtNs = atNs;
         return this;
+    }
+
+    /** Whether a crashed CN is recovered (by another CN, in virtual time). */
+    public boolean recover() {
+        return recover;
+    }
+
+    /** Recovers the crashed CN ({@code true}), {@code detectNs} after its crash. */
+    public Faults recover(final boolean recover, final long detectNs) {
+        this.recover = recover;
+        this.detectNs = detectNs;
+        return this;
+    }
+
+    /** Virtual time from the crash to its detection. */
+    public long detectNs() {
+        return detectNs;
     }
 
     public double mnSlowFactor() {

@@ -17,9 +17,9 @@ import java.util.function.Predicate;
  * The locks a run left held, object by object, and whose they are: a CAS word names its holder's transaction (whose
  * id names its loop), a Takeout Lock's holder is the one whose ticket {@code upper} serves (the memory node's
  * ledger, or the locked insert that created the object). Held by a compute node that gave up, a lock is expected to
- * stay held (its recovery would free it; the simulator has none yet); {@code upper} past {@code lower} means a lock
- * was released more often than it was taken (one lock handed to two holders); anything else is a lock leaked on a
- * live node.
+ * stay held (its recovery would free it; the simulator recovers only crashed nodes, {@link Faults#recover});
+ * {@code upper} past {@code lower} means a lock was released more often than it was taken (one lock handed to two
+ * holders); anything else is a lock leaked on a live node (or on a crashed one that recovery should have freed).
  */
 final class LocksLeftHeld {
     /** Objects locked at the end (as {@link OltpWorkload#locksHeld} counts them). */

@@ -73,6 +73,10 @@ public final class SimOptions {
         }
         positive("shards", shards);
         faults.validate(computeNodes);
+        if (faults.recover() && !redoLog) {
+            throw new IllegalArgumentException("crash-recover rolls the crashed CN's commits forward from its redo "
+                + "log: give --redo-log");
+        }
         if (moveShardEveryNs < 0) {
             throw new IllegalArgumentException("move-shard-every must not be negative");
         }

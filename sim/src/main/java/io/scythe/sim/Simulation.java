@@ -116,6 +116,8 @@ public final class Simulation {
     private String firstError;
     private long historyHash = 0xcbf29ce484222325L;
     private long inFlightAtCrash = -1;
+    /** Recovery of the crashed compute node ({@link Faults#recover}), or {@code null}. */
+    private final CrashRecovery recovery;
     /** Compute nodes that gave up (a loop could not go on safely), with the first give-up of each. */
     private final Map<Integer, JsonObject> givenUp = new TreeMap<>();
     /** Each compute node's loops' runtimes: a node stops serving on all of them at once. */
@@ -140,6 +142,7 @@ public final class Simulation {
         this.clock = scheduler.clock();
         this.faultRandom = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);
         this.verbFaultRandom = new SplittableRandom(options.seed() ^ 0x2545F4914F6CDD1DL);
+        this.recovery = options.faults().recover() ? new CrashRecovery(options.loopsPerComputeNode()) : null;
     }
 
     /** Receives every finished transaction (committed, rolled back or given up), in virtual-time order. */
@@ -331,11 +334,11 @@ public final class Simulation {
                 spec.load(db, p, options.memoryNodes());
                 memoryNodes.add(db);
                 final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);
-                // No recovery service unless commits write redo records (its log regions): the simulator recovers no
-                // compute node (yet).
+                // No recovery service unless commits write redo records (its log regions): a crashed compute node is
+                // recovered only with them (Faults#recover).
                 final MemoryNodeServices services = MemoryNodeServices.start(db, server, watermarks,
                     options.redoLog());
-                if (options.faults().verbFailRate() > 0) {
+                if (options.faults().verbFailRate() > 0 || recovery != null) {
                     final int memoryNode = p;
                     // Loops may give up: know whose tickets are granted, to tell whose locks are left held.
                     services.logDb().observeInserts((client, table, key, pointer, lock, word, ticket) -> {
@@ -489,13 +492,17 @@ public final class Simulation {
                     loop.requestCounter(() -> cnPeers.servedOn(index));
                 }
                 loopNumber++;
+                // With recovery, ids carry the CN's slot as a cluster CN's do: recovery frees CAS words by it.
                 final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
                     cnTso != null ? cnTso : tsoGroupFor(rrpc, counter, tsoNode, false), watermarks,
-                    (long) loopNumber << 40);
+                    recovery != null ? CrashRecovery.idBase(c, l) : (long) loopNumber << 40);
                 runtime.lookupMode(options.lookup());
                 if (options.redoLog()) {
-                    io.scythe.txn.recovery.RedoLog.enable(runtime,
+                    final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.enable(runtime,
                         io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
+                    if (recovery != null) {
+                        log.onPosting(recovery::posting);
+                    }
                 }
                 runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(cn)); // this loop's bridge is current (bridgeOn)
                 if (!recorders.isEmpty()) {
@@ -508,6 +515,9 @@ public final class Simulation {
 
                         @Override
                         public void inDoubt(final long txnId, final List<io.scythe.txn.Access> accesses) {
+                            if (recovery != null) {
+                                recovery.recorded(txnId);
+                            }
                             for (final io.scythe.txn.HistoryRecorder r : recorders) {
                                 r.inDoubt(txnId, accesses);
                             }
@@ -622,6 +632,9 @@ public final class Simulation {
 
     private void recordCommit(final long txnId, final long commitTs, final List<io.scythe.txn.Access> accesses) {
         recordedCommits++;
+        if (recovery != null) {
+            recovery.recorded(txnId);
+        }
         for (final io.scythe.txn.HistoryRecorder r : recorders) {
             r.committed(txnId, commitTs, accesses);
         }
@@ -663,12 +676,52 @@ public final class Simulation {
                     inFlightAtCrash++;
                 }
             }
+            if (recovery != null) {
+                crashForRecovery(faults);
+            }
             for (final SimLoop loop : cnLoops.get(faults.crashCn())) {
                 loop.crash();
+            }
+            if (recovery != null) {
+                final SimLoop membership = scheduler.newLoop("membership", (loop, poll, work, requests) -> 0);
+                recovery.detectLater(membership, faults.detectNs(), options.computeNodes(),
+                    cn -> !cnLoops.get(cn).get(0).crashed() && !givenUp.containsKey(cn), runtimesOfCn, cnLoops,
+                    clock::nanoTime, recorders);
             }
         }
         scheduler.runUntil(endNs + options.drainNs(), () -> failed() || drainedBesideGivenUp());
         Bridge.switchCurrent(null);
+    }
+
+    /**
+     * What the crash of {@code faults.crashCn()} hits, before its loops vanish: its transactions in flight (each
+     * client's last attempt and its result), the locks and tickets it holds or queues for, its redo records not
+     * finished; then {@link CrashRecovery#crashed}.
+     */
+    private void crashForRecovery(final Faults faults) {
+        final int cn = faults.crashCn();
+        final String name = "cn" + cn;
+        final Map<Long, Long> inFlight = new TreeMap<>();
+        for (final Client client : clients) {
+            if (client.ranOn == cn && client.busy && client.lastAttempt != 0) {
+                inFlight.put(client.lastAttempt, client.lastResult);
+            }
+        }
+        final LocksLeftHeld held = LocksLeftHeld.census(memoryNodes, ticketLedgers, ticketInserts,
+            this::computeNodeOf, name::equals);
+        int tickets = 0;
+        for (final TicketLedger ledger : ticketLedgers) {
+            tickets += ledger == null ? 0 : ledger.heldBy(name);
+        }
+        int unfinished = 0;
+        for (final TxnRuntime runtime : runtimesOfCn.get(cn)) {
+            final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.of(runtime);
+            unfinished += log == null ? 0 : log.unfinishedRecords();
+        }
+        final JsonObject census = new JsonObject().put("in_flight", inFlightAtCrash).put("locks_held", held.byGivenUp)
+            .put("tickets_queued", Math.max(0, tickets - held.byGivenUp)).put("redo_unfinished", unfinished);
+        recovery.crashed(cn, clock.nanoTime(), inFlight, census);
+        census.put("stage", CrashRecovery.stage(census));
     }
 
     /** How long after the end a run whose nodes gave up waits for their transactions in flight before it stops. */
@@ -775,6 +828,10 @@ public final class Simulation {
 
     /** The compute node whose loop ran transaction {@code txnId} (its loop number is the id's bits 40 and up). */
     private String computeNodeOf(final long txnId) {
+        if (recovery != null) {
+            final int cn = CrashRecovery.computeNodeOf(txnId);
+            return cn < 0 ? null : "cn" + cn;
+        }
         final long loop = txnId >>> 40;
         return loop < 1 ? null : "cn" + (loop - 1) / options.loopsPerComputeNode();
     }
@@ -802,6 +859,8 @@ public final class Simulation {
         }
         final OltpSpec.Drawn drawn = spec.draw(client.random);
         final long seq = client.sequence++;
+        client.lastAttempt = 0;
+        client.lastResult = null;
         final long began = clock.nanoTime();
         client.type = drawn.type();
         client.since = began;
@@ -844,8 +903,12 @@ public final class Simulation {
     /** Runs {@code drawn} on {@code coordinator} (of the calling loop) and records how it ended. */
     private void run(final Client client, final Coordinator coordinator, final OltpSpec.Drawn drawn, final long seq,
                      final long began) {
-        coordinator.run(drawn.body()).onComplete(ar -> {
+        coordinator.run(recovery == null ? drawn.body() : attempts(client, drawn.body())).onComplete(ar -> {
             final long now = clock.nanoTime();
+            if (recovery != null) {
+                recovery.heard(client.attempts);
+                client.attempts.clear();
+            }
             final TxnRecord record;
             if (ar.succeeded()) {
                 final Coordinator.Outcome<Long> o = ar.result();
@@ -890,6 +953,21 @@ public final class Simulation {
             }
             finished(client, record);
         });
+    }
+
+    /** {@code body}, noting each attempt's id and result in {@code client} (what a crash leaves in doubt). */
+    private static java.util.function.Function<io.scythe.txn.Txn, Future<Long>> attempts(final Client client,
+            final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body) {
+        return txn -> {
+            client.lastAttempt = txn.id();
+            client.lastResult = null;
+            client.attempts.add(txn.id());
+            return body.apply(txn).onSuccess(result -> {
+                if (client.lastAttempt == txn.id()) {
+                    client.lastResult = result;
+                }
+            });
+        };
     }
 
     private void runOperation(final Client client) {
@@ -940,7 +1018,8 @@ public final class Simulation {
     private SimResult result(final long wallNs) {
         final long initial = initialTotal;
         final long finalSum = spec.total(memoryNodes);
-        final boolean conservedOk = finalSum == initial + delta;
+        final long rolledDelta = recovery == null ? 0 : recovery.rolledDelta();
+        final boolean conservedOk = finalSum == initial + delta + rolledDelta;
         final LocksLeftHeld left = LocksLeftHeld.census(memoryNodes, ticketLedgers, ticketInserts,
             this::computeNodeOf, this::nodeGaveUp);
         final long held = left.total;
@@ -981,6 +1060,9 @@ public final class Simulation {
             || recordedCommits == committedTransactions;
         final JsonObject conserved = new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
             .put("final", finalSum).put("committed_delta", delta).put("ok", conservedOk);
+        if (recovery != null) {
+            conserved.put("recovered_delta", rolledDelta);
+        }
         final List<String> violations = new ArrayList<>();
         // A commit given up past its point of no return may be half written back: only its recovery settles it.
         if (!conservedOk && outcomeUnknown == 0) {
@@ -1027,6 +1109,9 @@ public final class Simulation {
                     + differences.get(0) + ")");
             }
             run.put("replica_differences", differences.size());
+        }
+        if (recovery != null) {
+            violations.addAll(recovery.violations());
         }
         if (!historyComplete) {
             violations.add("history incomplete: " + recordedCommits + " recorded, " + committedTransactions
@@ -1130,7 +1215,8 @@ public final class Simulation {
             sim.put("crash", new JsonObject().put("cn", options.faults().crashCn())
                 .put("at_ns", options.faults().crashAtNs()).put("transactions_in_flight", inFlightAtCrash)
                 .put("locks_left_held", held).put("conserved_ok", conservedOk)
-                .put("recovery", "none yet: what the crash left is reported, not repaired"));
+                .put("recovery", recovery != null ? recovery.toJson()
+                    : "none yet: what the crash left is reported, not repaired"));
         }
         long mnCpu = 0;
         for (final SimLoop loop : scheduler.loops()) {
@@ -1214,6 +1300,10 @@ public final class Simulation {
         /** The compute node running its current transaction. */
         int ranOn;
         long sequence;
+        /** With recovery: the attempts of the current transaction, the last one's id and its body's result. */
+        final List<Long> attempts = new ArrayList<>(2);
+        long lastAttempt;
+        Long lastResult;
         boolean busy;
         String type;
         long since;

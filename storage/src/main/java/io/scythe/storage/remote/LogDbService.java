@@ -26,9 +26,16 @@ public final class LogDbService {
 
     private InsertObserver insertObserver;
 
-    /** Reports every locked insert to {@code observer} (on the server's loop). */
+    /**
+     * Reports every locked insert to {@code observer} (on the server's loop), and to every observer added before it
+     * (first): recovery's and a test's may both watch.
+     */
     public LogDbService observeInserts(final InsertObserver observer) {
-        this.insertObserver = observer;
+        final InsertObserver before = insertObserver;
+        this.insertObserver = before == null ? observer : (client, table, key, pointer, lock, word, ticket) -> {
+            before.lockedInsert(client, table, key, pointer, lock, word, ticket);
+            observer.lockedInsert(client, table, key, pointer, lock, word, ticket);
+        };
         return this;
     }
 

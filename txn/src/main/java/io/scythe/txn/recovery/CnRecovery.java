@@ -39,8 +39,35 @@ public final class CnRecovery {
     /** The step under way, for whoever finds a recovery stuck; written on the loop, read from anywhere. */
     private volatile String waitingFor = "its start on the recovery loop";
 
+    /** Told what the roll-forward finds (a checker's view), or null. */
+    private Observer observer;
+
     public CnRecovery(final TxnRuntime runtime) {
         this.runtime = runtime;
+    }
+
+    /**
+     * What a recovery found in the dead node's logs, record by record: for a checker that must know which of the dead
+     * node's commits recovery decided, and what versions it installed. Called on the recovery's loop.
+     */
+    public interface Observer {
+        /**
+         * A complete record of transaction {@code txnId}: rolled forward ({@code truncated} false, its entries follow
+         * through {@link #entry}), or below its log's low water (its write-back and release had finished).
+         */
+        void record(long txnId, boolean truncated);
+
+        /**
+         * Entry {@code index} of {@code txnId}'s record: recovery installed {@code installedVersion} and released the
+         * lock, or found it finished ({@code installedVersion} -1: its write-back had landed).
+         */
+        void entry(long txnId, int index, long installedVersion);
+    }
+
+    /** Tells {@code observer} what this recovery finds (null: nobody). Before {@link #recover}. */
+    public CnRecovery observe(final Observer observer) {
+        this.observer = observer;
+        return this;
     }
 
     /** What this recovery is waiting for now (a step and the memory nodes it waits on). Any thread. */
@@ -255,6 +282,9 @@ public final class CnRecovery {
                 records.add(r);
             } else {
                 tally.truncated++; // finished before a later record was written: nothing to check
+                if (observer != null) {
+                    observer.record(r.image.getLong(r.offset + RedoRecordDescriptor.TXN_ID_OFFSET), true);
+                }
             }
         }
         Future<Void> applied = Future.succeededFuture();
@@ -275,6 +305,10 @@ public final class CnRecovery {
         final long version = image.getLong(record + RedoRecordDescriptor.VERSION_OFFSET);
         final int count = image.getInt(record + RedoRecordDescriptor.COUNT_OFFSET);
         final int lockKind = image.getInt(record + RedoRecordDescriptor.LOCK_KIND_OFFSET);
+        final long txnId = image.getLong(record + RedoRecordDescriptor.TXN_ID_OFFSET);
+        if (observer != null) {
+            observer.record(txnId, false);
+        }
         final List<Future<Void>> entries = new ArrayList<>(count);
         int at = record + RedoRecordDescriptor.HEADER_BYTES;
         for (int i = 0; i < count; i++) {
@@ -295,7 +329,7 @@ public final class CnRecovery {
                 image.getInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET), RedoRecordDescriptor.opOf(opAndBackups),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), lockKind, version, value, backupPointers,
-                tally));
+                tally, txnId, i));
             at += RedoRecordDescriptor.entryBytes(nodeBytes, valueBytes, backups);
         }
         return Future.all(entries).mapEmpty();
@@ -307,7 +341,8 @@ public final class CnRecovery {
      */
     private Future<Void> applyEntry(final String node, final int tableId, final int op, final long pointer,
                                     final long token, final int lockKind, final long version,
-                                    final UnsafeBuffer value, final long[] backupPointers, final Tally tally) {
+                                    final UnsafeBuffer value, final long[] backupPointers, final Tally tally,
+                                    final long txnId, final int index) {
         final Catalog.Partition partition = partition(node, tableId);
         if (partition == null) {
             return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
@@ -322,9 +357,12 @@ public final class CnRecovery {
             return Future.failedFuture(new IllegalStateException("redo record names lock kind " + lockKind
                 + ", which no registered protocol module has"));
         }
-        return finishEntry(runtime, partition, op, pointer, token, kind, version, value, value.capacity(),
-                backupPointers).map(applied -> {
-                if (applied) {
+        return finish(runtime, partition, op, pointer, token, kind, version, value, value.capacity(),
+                backupPointers).map(installed -> {
+                if (observer != null) {
+                    observer.entry(txnId, index, installed);
+                }
+                if (installed >= 0) {
                     tally.applied++;
                 } else {
                     tally.done++;
@@ -354,6 +392,15 @@ public final class CnRecovery {
                                               final LockKind lockKind, final long version,
                                               final org.agrona.DirectBuffer value, final int valueLength,
                                               final long[] backupPointers) {
+        return finish(runtime, partition, op, pointer, token, lockKind, version, value, valueLength, backupPointers)
+            .map(installed -> installed >= 0);
+    }
+
+    /** {@link #finishEntry}, telling the version it installed (-1: found finished). */
+    private static Future<Long> finish(final TxnRuntime runtime, final Catalog.Partition partition, final int op,
+                                       final long pointer, final long token, final LockKind lockKind,
+                                       final long version, final org.agrona.DirectBuffer value,
+                                       final int valueLength, final long[] backupPointers) {
         final String node = partition.node();
         final TableDescriptor table = partition.descriptor();
         final long address = ObjectLayout.addressOf(pointer);
@@ -365,7 +412,7 @@ public final class CnRecovery {
                     == ObjectLayout.incarnationOf(pointer);
                 final boolean held = lockKind.heldBy(header, token);
                 if (!sameObject || !held) {
-                    return Future.succeededFuture(false);
+                    return Future.succeededFuture(-1L);
                 }
                 // What the write-back installs: the lock held since the attempt read the object kept current its
                 // version then (ObjectLayout#versionAfter).
@@ -374,9 +421,10 @@ public final class CnRecovery {
                 if (op != 0 && backupPointers != null && backupPointers.length > 0) {
                     return finishBackups(runtime, partition.backups(), backupPointers, op, installedVersion, value,
                         valueLength).compose(done -> finishPrimary(ch, address, rkey, op, token, lockKind,
-                        installedVersion, value, valueLength));
+                        installedVersion, value, valueLength)).map(installedVersion);
                 }
-                return finishPrimary(ch, address, rkey, op, token, lockKind, installedVersion, value, valueLength);
+                return finishPrimary(ch, address, rkey, op, token, lockKind, installedVersion, value, valueLength)
+                    .map(installedVersion);
             }).onFailure(e -> {
                 if (!io.scythe.txn.Refusal.forNow(e)) {
                     runtime.forgetChannel(node, ch);

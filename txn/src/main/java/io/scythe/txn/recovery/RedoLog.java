@@ -49,6 +49,8 @@ public final class RedoLog {
     private java.util.function.BiConsumer<String, RdmaChannel> forgetBroken = (node, ch) -> { };
     /** The loop's timers, for posting a refused copy of a replicated record again; null: such a record is in doubt. */
     private io.scythe.txn.runtime.Timers timers;
+    /** Observer of each record about to be posted (the simulator's crash checks), or null. */
+    private PostingObserver onPosting;
     /** Test hook: runs after a record is durable, before the write-back (a crash there is "mid-commit"). */
     private Runnable afterAppend;
     /** Test fault point: runs after each record's WRITE completed, which fails if it fails ({@link #afterWrite}). */
@@ -170,7 +172,7 @@ public final class RedoLog {
         }
         final UnsafeBuffer record = encode(txnId, version, lockKind, writes, token);
         if (!writes.get(0).partition.backups().isEmpty()) {
-            return appendReplicated(txnId, record, writes.get(0).partition);
+            return appendReplicated(txnId, record, writes);
         }
         final String node = writes.get(0).partition.node();
         return FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId).compose(v -> region(node)).compose(region -> {
@@ -186,6 +188,7 @@ public final class RedoLog {
             record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
             RedoRecordDescriptor.seal(record, 0, record.capacity());
             unfinished.add(lsn);
+            posting(txnId, record, writes);
             final Appended appended = new Appended(region, first, slots, lsn, record, List.of());
             final java.util.function.Supplier<Future<Void>> gate = afterWrite;
             final Future<Void> written = write(region, first, record);
@@ -222,7 +225,8 @@ public final class RedoLog {
      * class comment for what a refusal or failure of a copy means).
      */
     private Future<Appended> appendReplicated(final long txnId, final UnsafeBuffer record,
-                                              final io.scythe.txn.Catalog.Partition partition) {
+                                              final List<Access> writes) {
+        final io.scythe.txn.Catalog.Partition partition = writes.get(0).partition;
         final List<String> nodes = new java.util.ArrayList<>();
         nodes.add(partition.node());
         partition.backups().forEach(b -> nodes.add(b.node()));
@@ -248,6 +252,7 @@ public final class RedoLog {
             record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
             RedoRecordDescriptor.seal(record, 0, record.capacity());
             unfinished.add(lsn);
+            posting(txnId, record, writes);
             final List<Copy> backups = new java.util.ArrayList<>(regions.size() - 1);
             for (int i = 1; i < regions.size(); i++) {
                 backups.add(new Copy(regions.get(i), firsts[i]));
@@ -438,6 +443,27 @@ public final class RedoLog {
      */
     public void afterWrite(final java.util.function.Supplier<Future<Void>> hook) {
         this.afterWrite = hook;
+    }
+
+    /**
+     * Tells {@code observer} of each record just before its first WRITE is posted: the transaction id and the accesses
+     * the version it commits, the accesses its entries name, in entry order (from here the record may land, and recovery may roll it forward). For a
+     * checker that must know what a crashed node may have committed; null clears it. Changes nothing else.
+     */
+    public void onPosting(final PostingObserver observer) {
+        this.onPosting = observer;
+    }
+
+    /** Sees each record just before it is posted ({@link #onPosting}). */
+    @FunctionalInterface
+    public interface PostingObserver {
+        void posting(long txnId, long version, List<Access> writes);
+    }
+
+    private void posting(final long txnId, final UnsafeBuffer record, final List<Access> writes) {
+        if (onPosting != null) {
+            onPosting.posting(txnId, record.getLong(RedoRecordDescriptor.VERSION_OFFSET), writes);
+        }
     }
 
     /** Sets (or clears, with null) the test hook run after each durable record. */

@@ -59,7 +59,7 @@ public final class TicketLedger implements Bridge.Poller {
         final Holder holder = new Holder(client, txn, object, ticket);
         if (released.contains(client)) {
             cancelled.add(holder);
-            skip();
+            skipOrPoll(); // queued behind a live holder: skipped once upper reaches it
             return;
         }
         final ArrayDeque<Holder> queue = byObject.computeIfAbsent(object, k -> new ArrayDeque<>(2));
@@ -95,12 +95,21 @@ public final class TicketLedger implements Bridge.Poller {
                 it.remove();
             }
         }
+        skipOrPoll();
+        return count;
+    }
+
+    /**
+     * Skips the cancelled tickets {@code upper} has reached, and polls for the others from now on: a one-sided unlock
+     * ahead of one wakes nothing here. Whoever cancels them (a recovery's release, or a ticket granted to a node
+     * released already) must register the poller, or a ticket cancelled while queued stays held for good.
+     */
+    private void skipOrPoll() {
         skip();
         if (!cancelled.isEmpty() && bridge == null) {
             bridge = Bridge.current();
             bridge.addPoller(this);
         }
-        return count;
     }
 
     /** Lets {@code client} hold tickets again (it rejoined under this name). */

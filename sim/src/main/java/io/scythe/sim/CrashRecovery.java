@@ -1,0 +1,294 @@
+package io.scythe.sim;
+
+import io.scythe.txn.Access;
+import io.scythe.txn.HistoryRecorder;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.recovery.CnRecovery;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.IntPredicate;
+
+/**
+ * Recovery of a crashed compute node in the simulator ({@link Faults#recover}): the cluster's recovery code, unmodified
+ * ({@link CnRecovery}: fence and list on every memory node, read the logs, roll complete records forward, release what
+ * the dead node held; the memory nodes' {@code RecoveryService} with its one-recoverer admission by claim, and the
+ * fabric's fences), driven by deterministic stand-ins for what Hazelcast gives the cluster: failure detection (the crash
+ * is seen {@link Faults#detectNs} later), the map of incarnations owed recovery, and the claim of the duty by the
+ * designated live compute node (the first by name that did not crash), under a claim counter, a failed attempt retried
+ * after a pause, as {@code io.scythe.cluster.RecoveryDuty} does (which keeps its claim for its own retries; here each
+ * attempt claims anew, claim + 1, which the memory nodes admit all the same). What is not stood in for: the
+ * Hazelcast glue itself ({@code RecoveryDuty}'s map listeners, member UUIDs, shard owners, the stall hand-over).
+ *
+ * <p>It also keeps what the checks need to judge the crash: every redo record a loop is about to post
+ * ({@code RedoLog#onPosting}) until its transaction's client hears the outcome, so that at the crash it knows which of
+ * the dead node's transactions may be committed; recovery's observer ({@link CnRecovery.Observer}) then says which
+ * were (their record was complete: rolled forward, or finished and truncated) and what versions it installed. Those
+ * count as committed: their result joins the conserved quantity's expected total and they join the history as
+ * committed (with the accesses their record names); the others never committed. Nothing then may be left held.
+ */
+final class CrashRecovery {
+    /** Pause before a failed recovery attempt runs again (RecoveryDuty#RETRY_MS, in virtual time). */
+    static final long RETRY_NS = 100_000;
+    /** Attempts before the run reports that recovery failed. */
+    static final int MAX_ATTEMPTS = 20;
+    /** Epoch of every simulated CN incarnation (ids: epoch, loop and slot above bit 32, as in the cluster). */
+    private static final long EPOCH = 1;
+
+    /** One redo record a loop posted, of a transaction whose client has not heard its outcome. */
+    private static final class Pending {
+        final long version;
+        final List<Access> writes;
+        /** The recorders were told of it (committed, or in doubt): not reported again. */
+        boolean recorded;
+        /** Its procedure's result (the conserved quantity's change), known once its client's body ran. */
+        Long result;
+        /** Recovery found its record complete: it committed. */
+        boolean decided;
+
+        Pending(final long version, final List<Access> writes) {
+            this.version = version;
+            this.writes = writes;
+        }
+    }
+
+    private final int loopsPerCn;
+    private final Map<Long, Pending> pending = new TreeMap<>();
+    /** The crashed node's transactions that may be committed, from the crash on. */
+    private final Map<Long, Pending> candidates = new TreeMap<>();
+    private int crashedCn = -1;
+    private JsonObject atCrash;
+    private long crashedAtNs;
+    private long detectedAtNs = -1;
+    private long recoveredAtNs = -1;
+    private int attempts;
+    private long claim;
+    private int recoveringCn = -1;
+    private CnRecovery.Report report;
+    private final List<String> errors = new ArrayList<>();
+    private long rolledDelta;
+    private int committedByRecovery;
+
+    CrashRecovery(final int loopsPerCn) {
+        this.loopsPerCn = loopsPerCn;
+    }
+
+    /** The id base of loop {@code loop} of compute node {@code cn}: as a cluster CN's (epoch, loop, slot cn + 1). */
+    static long idBase(final int cn, final int loop) {
+        return EPOCH << 48 | (loop + 1L) << 40 | (cn + 1L) << 32;
+    }
+
+    /** The id prefix of every transaction of compute node {@code cn} ({@code RecoveryRpc.NODE_ID_MASK}'s bits). */
+    static long idPrefix(final int cn) {
+        return EPOCH << 48 | (cn + 1L) << 32;
+    }
+
+    /** The compute node that ran transaction {@code txnId}, or -1. */
+    static int computeNodeOf(final long txnId) {
+        return (int) ((txnId >>> 32) & 0xff) - 1;
+    }
+
+    /** A loop is about to post the redo record of {@code txnId} ({@code RedoLog#onPosting}). */
+    void posting(final long txnId, final long version, final List<Access> writes) {
+        pending.put(txnId, new Pending(version, List.copyOf(writes)));
+    }
+
+    /** The recorders were told of {@code txnId} (committed or in doubt). */
+    void recorded(final long txnId) {
+        final Pending p = pending.get(txnId);
+        if (p != null) {
+            p.recorded = true;
+        }
+    }
+
+    /** The client of attempts {@code attemptIds} heard the outcome: none of them is pending any more. */
+    void heard(final List<Long> attemptIds) {
+        for (final long id : attemptIds) {
+            pending.remove(id);
+        }
+    }
+
+    /**
+     * Compute node {@code cn} crashed now; {@code inFlight} maps the last attempt of each of its clients that was
+     * running a transaction to that attempt's result (null: its body had not finished).
+     */
+    void crashed(final int cn, final long nowNs, final Map<Long, Long> inFlight, final JsonObject census) {
+        crashedCn = cn;
+        crashedAtNs = nowNs;
+        atCrash = census;
+        pending.forEach((id, p) -> {
+            if (computeNodeOf(id) == cn) {
+                p.result = inFlight.get(id);
+                candidates.put(id, p);
+            }
+        });
+        census.put("records_posted", candidates.size());
+    }
+
+    /**
+     * The failure detector's stand-in: {@code detectNs} after the crash, the dead incarnation is owed recovery and
+     * the designated live compute node claims it; runs {@link CnRecovery} on that node's first loop.
+     *
+     * @param live       whether compute node {@code i} is alive
+     * @param runtimes   each compute node's loops' runtimes
+     * @param loops      each compute node's loops
+     * @param membership the loop the failure detector runs on (a core of its own, no CPU cost)
+     * @param recorders  the history's recorders, told of the dead node's commits recovery decided
+     */
+    void detectLater(final SimLoop membership, final long detectNs, final int computeNodes, final IntPredicate live,
+                     final List<List<TxnRuntime>> runtimes, final List<List<SimLoop>> loops,
+                     final java.util.function.LongSupplier now, final List<HistoryRecorder> recorders) {
+        membership.schedule(() -> {
+            detectedAtNs = now.getAsLong();
+            claimAndRun(membership, computeNodes, live, runtimes, loops, now, recorders);
+        }, detectNs, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    private void claimAndRun(final SimLoop membership, final int computeNodes, final IntPredicate live,
+                             final List<List<TxnRuntime>> runtimes, final List<List<SimLoop>> loops,
+                             final java.util.function.LongSupplier now, final List<HistoryRecorder> recorders) {
+        int designated = -1;
+        for (int c = 0; c < computeNodes && designated < 0; c++) {
+            if (c != crashedCn && live.test(c)) {
+                designated = c;
+            }
+        }
+        if (designated < 0) {
+            errors.add("no live compute node to recover cn" + crashedCn);
+            return;
+        }
+        // The claim: one more than the last (a designated CN that changed, or the same retrying, is admitted).
+        claim++;
+        attempts++;
+        recoveringCn = designated;
+        final TxnRuntime runtime = runtimes.get(designated).get(0);
+        final long thisClaim = claim;
+        loops.get(designated).get(0).execute(() -> new CnRecovery(runtime).observe(observer())
+            .recover("cn" + crashedCn, thisClaim, new long[] {idPrefix(crashedCn)}).onComplete(ar -> {
+                if (ar.succeeded()) {
+                    report = ar.result();
+                    recoveredAtNs = now.getAsLong();
+                    settle(recorders);
+                } else if (attempts >= MAX_ATTEMPTS) {
+                    errors.add("recovery of cn" + crashedCn + " failed " + attempts + " times; last: " + ar.cause());
+                } else {
+                    errors.add("attempt " + attempts + " (claim " + thisClaim + "): " + ar.cause());
+                    membership.schedule(() -> claimAndRun(membership, computeNodes, live, runtimes, loops, now,
+                        recorders), RETRY_NS, java.util.concurrent.TimeUnit.NANOSECONDS);
+                }
+            }));
+    }
+
+    private CnRecovery.Observer observer() {
+        return new CnRecovery.Observer() {
+            @Override
+            public void record(final long txnId, final boolean truncated) {
+                final Pending p = candidates.get(txnId);
+                if (p != null) {
+                    p.decided = true;
+                }
+            }
+
+            @Override
+            public void entry(final long txnId, final int index, final long installedVersion) {
+                final Pending p = candidates.get(txnId);
+                if (p != null && installedVersion >= 0 && index < p.writes.size()) {
+                    final Access a = p.writes.get(index);
+                    if (a.dirty || a.inserted) {
+                        a.installedVersion = installedVersion; // the dead attempt's access: nobody else uses it
+                    }
+                }
+            }
+        };
+    }
+
+    /** Counts what recovery decided: the results of the commits it rolled forward, and their history. */
+    private void settle(final List<HistoryRecorder> recorders) {
+        for (final Map.Entry<Long, Pending> e : candidates.entrySet()) {
+            final Pending p = e.getValue();
+            if (!p.decided) {
+                continue;
+            }
+            committedByRecovery++;
+            if (p.result == null) {
+                errors.add("transaction " + Long.toHexString(e.getKey()) + " committed by recovery without a known "
+                    + "result");
+            } else {
+                rolledDelta += p.result;
+            }
+            if (!p.recorded) {
+                for (final HistoryRecorder r : recorders) {
+                    r.committed(e.getKey(), p.version, p.writes);
+                }
+            }
+        }
+    }
+
+    /** The conserved quantity's change from the crashed node's commits nobody heard of. */
+    long rolledDelta() {
+        return rolledDelta;
+    }
+
+    /** Whether recovery finished. */
+    boolean recovered() {
+        return report != null;
+    }
+
+    /** What is wrong with the recovery itself (not finished, failed, a result unknown). */
+    List<String> violations() {
+        final List<String> out = new ArrayList<>();
+        if (crashedCn >= 0 && report == null) {
+            out.add("recovery of cn" + crashedCn + " did not finish" + (errors.isEmpty() ? "" : ": "
+                + errors.get(errors.size() - 1)));
+        } else if (report != null) {
+            errors.stream().filter(e -> e.contains("without a known result")).forEach(out::add);
+        }
+        return out;
+    }
+
+    /** The crash and its recovery, for {@code sim.crash}. */
+    JsonObject toJson() {
+        final JsonObject json = new JsonObject().put("at_crash", atCrash).put("detected_after_ns",
+            detectedAtNs < 0 ? null : detectedAtNs - crashedAtNs).put("attempts", attempts).put("claim", claim)
+            .put("recovered_by", recoveringCn < 0 ? null : "cn" + recoveringCn)
+            .put("recovered_after_ns", recoveredAtNs < 0 ? null : recoveredAtNs - crashedAtNs)
+            .put("committed_by_recovery", committedByRecovery).put("rolled_delta", rolledDelta);
+        if (report != null) {
+            final JsonObject r = new JsonObject().put("log_regions", report.logRegions())
+                .put("complete_records", report.committedRecords()).put("incomplete", report.incompleteRecords())
+                .put("applied", report.entriesApplied()).put("already_done", report.entriesAlreadyDone())
+                .put("truncated", report.truncatedRecords()).put("inserts_abandoned", report.insertsAbandoned());
+            report.released().forEach(r::put);
+            json.put("report", r);
+        }
+        if (!errors.isEmpty()) {
+            json.put("errors", new JsonArray(errors));
+        }
+        return json;
+    }
+
+    /** Which stage the crash hit, from the census at the crash (the explorer's coverage). */
+    static String stage(final JsonObject census) {
+        if (census.getInteger("redo_unfinished", 0) > 0) {
+            return "after-redo";
+        }
+        if (census.getInteger("records_posted", 0) > 0) {
+            return "redo-posted";
+        }
+        if (census.getLong("locks_held", 0L) > 0) {
+            return "holding-locks";
+        }
+        if (census.getInteger("tickets_queued", 0) > 0) {
+            return "queued";
+        }
+        return census.getLong("in_flight", 0L) > 0 ? "executing" : "idle";
+    }
+
+    int loopsPerCn() {
+        return loopsPerCn;
+    }
+}
