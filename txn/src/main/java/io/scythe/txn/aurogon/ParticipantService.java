@@ -32,17 +32,22 @@ public final class ParticipantService {
     /** Whether this node was checked for backup tables (they are created after the services start). */
     private boolean replicationChecked;
 
-    /** The service of each memory node's LogDB in this process (end-of-run checks, tests). */
-    private static final java.util.Map<LogDb, ParticipantService> BY_DB = java.util.Collections.synchronizedMap(
-        new java.util.WeakHashMap<>());
+    /**
+     * The service of each memory node's LogDB in this process (end-of-run checks, tests). The value is weak too: the
+     * service holds its LogDB, so a strong value would keep its key, and every memory node's regions, alive for the
+     * life of the JVM (10 MB of direct memory per node the txn tests start: their fork ran out at 1.9 GB).
+     */
+    private static final java.util.Map<LogDb, java.lang.ref.WeakReference<ParticipantService>> BY_DB =
+        java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
 
     /** The Aurogon service of memory node {@code db} in this process, or null. */
     public static ParticipantService of(final LogDb db) {
-        return BY_DB.get(db);
+        final java.lang.ref.WeakReference<ParticipantService> service = BY_DB.get(db);
+        return service == null ? null : service.get();
     }
 
     ParticipantService(final LogDb db, final Participant.Deferral deferral) {
-        BY_DB.put(db, this);
+        BY_DB.put(db, new java.lang.ref.WeakReference<>(this));
         this.db = db;
         this.participant = new Participant(new LogDbBacking(), this::defer, deferral);
         this.backups = new Backups(this::applyToBackup, this::defer, ORPHAN_LEASE_NS, this::silent);
