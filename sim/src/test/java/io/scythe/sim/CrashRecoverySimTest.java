@@ -104,17 +104,28 @@ class CrashRecoverySimTest extends SimVertxTest {
         // The simulator's own insert observer replaced the memory nodes' RecoveryService's (LogDbService kept one):
         // recovery never abandoned the crashed node's locked inserts, so a reader saw an insert nobody committed
         // (phantom, G1a), a TPC-C order stayed without its district's counter, a Takeout-locked insert stayed held.
-        // Fixed by chaining insert observers.
+        // Fixed by chaining insert observers. (The third row was CHURN scythe-occ 4; after this stop's merges no seed
+        // of 4..43 on churn crashes a CN holding a locked insert, for scythe, scythe-occ or farm-occ: the phantom
+        // workload covers the Takeout-locked insert instead. Why churn changed is not yet traced.)
         "PHANTOM, farm-occ, 2",
         "TPCC, ford-occ, 4",
-        "CHURN, scythe-occ, 4",
+        "PHANTOM, scythe-occ, 4",
     })
     void shouldAbandonTheCrashedNodesLockedInserts(final Explorer.Workload workload, final String protocol,
                                                    final long seed) throws Exception {
-        final Explorer.Outcome o = Explorer.check(vertx, workload, crashed(protocol, seed));
-        assertThat(o.failure()).as(String.valueOf(o.failure())).isNull();
-        assertThat(o.run().getJsonObject("sim").getJsonObject("crash").getJsonObject("recovery")
-            .getJsonObject("report").getInteger("inserts_abandoned")).isPositive();
+        // Found under the NIC model before Table 1's fit (now the profile cx5-pcie), kept there. The seed is where the
+        // search starts: a change to the protocols (issue 22's retry policy) moves which seed crashes a CN holding a
+        // locked insert, so the test runs seeds from it until one does, each of them clean.
+        for (long s = seed; s < seed + 40; s++) {
+            final Explorer.Outcome o = Explorer.check(vertx, workload, crashed(protocol, s)
+                .costModel(io.scythe.fabric.CostModel.profile("cx5-pcie")));
+            assertThat(o.failure()).as("seed %d: %s", s, o.failure()).isNull();
+            if (o.run().getJsonObject("sim").getJsonObject("crash").getJsonObject("recovery").getJsonObject("report")
+                .getInteger("inserts_abandoned") > 0) {
+                return;
+            }
+        }
+        throw new AssertionError("no seed of " + seed + ".." + (seed + 39) + " crashed a CN holding a locked insert");
     }
 
     @Test
