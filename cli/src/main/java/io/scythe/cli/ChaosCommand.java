@@ -161,7 +161,7 @@ public final class ChaosCommand implements Callable<Integer> {
         try {
             cluster.start(180_000);
             logToFile(where.resolve("client.log"));
-            client = ScytheClient.join(cluster.clientConfig(), CLIENT_TIMEOUT_MS);
+            client = ScytheClient.join(cluster.clientConfig().access(), CLIENT_TIMEOUT_MS);
             System.out.printf("chaos: cluster %s ready: %d MN, %d CN, 1 TSO (shm fabric, %s); logs in %s%n", name,
                 mns, cns, protocol, where.toAbsolutePath());
             return run();

@@ -27,7 +27,7 @@ final class ClusterProbe {
 
     static void run(final LocalCluster cluster, final String workload, final long accounts, final int cns)
         throws Exception {
-        try (ScytheClient client = ScytheClient.join(cluster.clientConfig(), 10_000)) {
+        try (ScytheClient client = ScytheClient.join(cluster.clientConfig().access(), 10_000)) {
             closedLoop(client, workload, accounts);
             if (cns < 2) {
                 System.out.println("probe: fencing needs at least 2 compute nodes; skipped");

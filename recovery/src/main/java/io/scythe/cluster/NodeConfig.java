@@ -12,7 +12,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * One node's configuration (YAML or JSON file, see conf/node-*.yaml and README "Cluster mode"). Unknown keys and
+ * One node's configuration (YAML or JSON file; an example: docker/conf/cluster.yaml; README "Cluster mode"). Unknown keys and
  * bad values are refused with a message naming them; nothing starts.
  *
  * @param cluster        cluster name; with the secret it makes the Hazelcast cluster name
@@ -63,7 +63,7 @@ public record NodeConfig(String cluster, String secret, String node, String host
         "memoryNodeTimeoutMs", "replicas");
     /** Backups per partition by default, where there are enough memory nodes (3-way, as FORD, Lotus and RCC run). */
     public static final int DEFAULT_BACKUPS = 2;
-    public static final int MIN_SECRET_CHARS = 16;
+    public static final int MIN_SECRET_CHARS = ClusterAccess.MIN_SECRET_CHARS;
 
     /** Parses and checks {@code json}. */
     public static NodeConfig of(final JsonObject json) {
@@ -153,6 +153,12 @@ public record NodeConfig(String cluster, String secret, String node, String host
         } catch (final ClassCastException e) {
             throw new IllegalArgumentException("node config: a value has the wrong type (" + e.getMessage() + ")");
         }
+    }
+
+    /** What this node joins the cluster's Vert.x cluster with (its name, address, ports, members, key store). */
+    public ClusterAccess access() {
+        return new ClusterAccess(cluster, secret, node, host, hazelcastPort, members, eventBusPort, loops,
+            eventBusKeyStore, readyTimeoutMs);
     }
 
     /** The fabric options this node opens, with its cluster and secret. */

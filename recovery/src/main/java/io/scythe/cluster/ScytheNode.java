@@ -72,7 +72,7 @@ import java.util.function.Supplier;
  * superseded incarnation is owed recovery in {@value RecoveryDuty#OWED} until a CN recovered it ({@link RecoveryDuty}).
  */
 public final class ScytheNode implements AutoCloseable {
-    public static final String NODES = "scythe.nodes";
+    public static final String NODES = ClusterAccess.NODE_REGISTRY;
     public static final String EPOCHS = "scythe.epochs";
     public static final String SHARDS = "scythe.shards";
     /** Exit code of a CN that lost its lease (and must rejoin under a new epoch). */

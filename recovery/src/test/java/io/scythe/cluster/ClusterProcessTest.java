@@ -46,7 +46,7 @@ class ClusterProcessTest {
         cluster.configure("cn0", "peerCallTimeoutMs", 60_000);
         cluster.configure("cn1", "peerCallTimeoutMs", 60_000);
         cluster.start(120_000);
-        client = ScytheClient.join(cluster.clientConfig(), 10_000);
+        client = ScytheClient.join(cluster.clientConfig().access(), 10_000);
     }
 
     @AfterAll
@@ -285,7 +285,7 @@ class ClusterProcessTest {
         final JsonObject other = new JsonObject().put("cluster", mine.cluster()).put("secret", "not the secret at all")
             .put("node", "intruder").put("hazelcastPort", LocalCluster.freePort()).put("members",
                 new io.vertx.core.json.JsonArray(mine.members())).put("httpPort", -1).put("readyTimeoutMs", 60_000);
-        try (ScytheClient intruder = ScytheClient.join(NodeConfig.of(other), 3_000)) {
+        try (ScytheClient intruder = ScytheClient.join(NodeConfig.of(other).access(), 3_000)) {
             assertThat(ClusterSetup.hazelcast(intruder.vertx()).getCluster().getMembers()).hasSize(1);
             assertThat(intruder.call("add", 1, 1).await(20, TimeUnit.SECONDS))
                 .isInstanceOf(ScytheClient.Outcome.Rejected.class);
@@ -330,7 +330,7 @@ class ClusterProcessTest {
         // It knows the secret (so it joins Hazelcast and sees the coordinators) but not the event-bus key store.
         final JsonObject config = cluster.clientConfigJson().put("node", "nocert");
         config.remove("eventBusKeyStore");
-        try (ScytheClient nocert = ScytheClient.join(NodeConfig.of(config), 3_000)) {
+        try (ScytheClient nocert = ScytheClient.join(NodeConfig.of(config).access(), 3_000)) {
             assertThat(ClusterSetup.hazelcast(nocert.vertx()).getCluster().getMembers()).hasSize(6);
             final ScytheClient.Outcome outcome = nocert.call("add", 3, 1000).await(20, TimeUnit.SECONDS);
             assertThat(outcome).isNotInstanceOf(ScytheClient.Outcome.Committed.class);

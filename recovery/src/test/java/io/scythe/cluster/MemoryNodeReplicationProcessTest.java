@@ -55,7 +55,7 @@ class MemoryNodeReplicationProcessTest {
                 assertThat(cluster.node(mn).logText()).contains("replication: 2 backup(s) per partition (3-way) "
                     + "over 3 memory node(s), data and redo logs");
             }
-            client = ScytheClient.join(cluster.clientConfig(), 20_000);
+            client = ScytheClient.join(cluster.clientConfig().access(), 20_000);
             final SplittableRandom random = new SplittableRandom(7);
             for (int i = 0; i < 60; i++) {
                 long from = random.nextInt(KEYS);

@@ -28,7 +28,7 @@ class TcpClusterProcessTest {
                 "-XX:TieredStopAtLevel=1")));
         try {
             cluster.start(180_000);
-            try (ScytheClient client = ScytheClient.join(cluster.clientConfig(), 20_000)) {
+            try (ScytheClient client = ScytheClient.join(cluster.clientConfig().access(), 20_000)) {
                 // Keys 0..5 live on both memory nodes (partitioned by key); every CN adds to each.
                 final List<String> cns = List.of("cn0", "cn1", "cn2");
                 for (final String cn : cns) {

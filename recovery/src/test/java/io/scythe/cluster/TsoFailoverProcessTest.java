@@ -31,7 +31,7 @@ class TsoFailoverProcessTest {
     static void startCluster() throws Exception {
         cluster = ProcessClusters.counters("f", 1, 1, 1, dir);
         cluster.start(120_000);
-        client = ScytheClient.join(cluster.clientConfig(), 10_000);
+        client = ScytheClient.join(cluster.clientConfig().access(), 10_000);
     }
 
     @AfterAll

@@ -1,6 +1,5 @@
 package io.scythe.node;
 
-import io.scythe.codec.KryoCodec;
 import io.scythe.routing.OwnershipCheck;
 import io.scythe.routing.WrongOwnerException;
 import io.scythe.txn.AbortException;
@@ -32,7 +31,7 @@ import java.util.function.Supplier;
  * {@code WRONG_OWNER} and runs nowhere, so that its client routes it again.
  */
 public final class CoordinatorVerticle extends VerticleBase {
-    public static final String ADDRESS = "scythe.txn";
+    public static final String ADDRESS = TxnRequest.ADDRESS;
 
     private final Supplier<Coordinator> coordinators;
     private final Procedures procedures;
@@ -74,11 +73,11 @@ public final class CoordinatorVerticle extends VerticleBase {
 
     /**
      * Registers the Kryo codecs of {@link TxnRequest} and {@link TxnReply} (and the enums a reply carries) on
-     * {@code eventBus}: what a plain event-bus client of the coordinators must call once before its first request.
+     * {@code eventBus}: what a plain event-bus client of the coordinators must call once before its first request
+     * (the same as {@link io.scythe.txn.api.TxnCodecs#register}, in scythe-client, which needs no server module).
      */
     public static void registerCodecs(final io.vertx.core.eventbus.EventBus eventBus) {
-        KryoCodec.registerNested(TxnReply.wireTypes().toArray(Class<?>[]::new));
-        KryoCodec.register(eventBus, TxnRequest.class, TxnReply.class);
+        io.scythe.txn.api.TxnCodecs.register(eventBus);
     }
 
     /**

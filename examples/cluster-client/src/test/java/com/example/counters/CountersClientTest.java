@@ -43,6 +43,20 @@ class CountersClientTest {
                     assertThat(CountersClient.readAll(client, 16)).containsExactly(r.expected());
                 }
             }
+            // As a user runs it: its own JVM, on scythe-client's runtime classpath alone (no server module), without
+            // any JVM option; the same client.json.
+            final String classpath = Path.of("target/classes") + java.io.File.pathSeparator
+                + Files.readString(Path.of("target/client-classpath.txt")).trim();
+            assertThat(classpath).doesNotContain("scythe-recovery").doesNotContain("scythe-txn")
+                .doesNotContain("scythe-verticles").doesNotContain("agrona");
+            final Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-cp", classpath, CountersClient.class.getName(), clientJson.toString(), "100")
+                .redirectErrorStream(true).start();
+            final String out = new String(p.getInputStream().readAllBytes());
+            assertThat(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).as(out).isZero();
+            assertThat(out).containsPattern("committed [1-9]\\d*, aborted \\d+, rejected 0, unknown \\d+; "
+                + "sum (-?\\d+) before, \\1 after");
         } finally {
             cluster.close();
         }

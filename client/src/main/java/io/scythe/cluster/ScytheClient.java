@@ -1,6 +1,6 @@
 package io.scythe.cluster;
 
-import io.scythe.node.CoordinatorVerticle;
+import io.scythe.txn.api.TxnCodecs;
 import io.scythe.txn.api.TxnReply;
 import io.scythe.txn.api.TxnRequest;
 import com.hazelcast.cluster.MembershipEvent;
@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the CNs whose members are in the cluster, each to that CN's own address ({@code scythe.txn.NODE}), and remembers which
  * CN runs what: when a CN's member leaves (killed, or hung past its lease, and then fenced) its requests end at once as
  * {@link Outcome.Unknown} instead of waiting out the timeout, and new ones go to the others. Otherwise (or while it
- * knows no CN) it sends to {@link CoordinatorVerticle#ADDRESS}, which the event bus balances.
+ * knows no CN) it sends to {@link TxnRequest#ADDRESS}, which the event bus balances.
  */
 public final class ScytheClient implements AutoCloseable {
     public static final long DEFAULT_TIMEOUT_MS = 10_000;
@@ -68,7 +68,7 @@ public final class ScytheClient implements AutoCloseable {
     private HazelcastInstance hazelcast;
     private UUID membershipListener;
     private UUID registryListener;
-    /** The node registry ({@value ScytheNode#NODES}) as its events told it: node name to entry. */
+    /** The node registry ({@value ClusterAccess#NODE_REGISTRY}) as its events told it: node name to entry. */
     private final Map<String, String> registry = new ConcurrentHashMap<>();
 
     private record Cn(String name, UUID member) {
@@ -83,15 +83,15 @@ public final class ScytheClient implements AutoCloseable {
         this.vertx = vertx;
         this.owned = owned;
         this.delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
-        CoordinatorVerticle.registerCodecs(vertx.eventBus());
+        TxnCodecs.register(vertx.eventBus());
         try {
-            hazelcast = ClusterSetup.hazelcast(vertx);
-        } catch (final RuntimeException notHazelcast) {
+            hazelcast = ClusterAccess.hazelcast(vertx);
+        } catch (final RuntimeException | NoClassDefFoundError notHazelcast) { // not clustered, or no Hazelcast here
             return; // the event bus balances
         }
         // Kept from events, never by scanning the map again: a scan waits on the partitions of a member that hangs,
         // which is exactly when the client needs its list.
-        final com.hazelcast.map.IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
+        final com.hazelcast.map.IMap<String, String> nodes = hazelcast.getMap(ClusterAccess.NODE_REGISTRY);
         registryListener = nodes.addEntryListener(new RegistryChanges(), true);
         nodes.forEach((name, value) -> registry.put(name, value));
         membershipListener = hazelcast.getCluster().addMembershipListener(new MembershipListener() {
@@ -141,7 +141,7 @@ public final class ScytheClient implements AutoCloseable {
         for (final Map.Entry<String, String> e : registry.entrySet()) {
             final io.vertx.core.json.JsonObject entry = new io.vertx.core.json.JsonObject(e.getValue());
             final String member = entry.getString("member");
-            if (NodeRole.CN.label().equals(entry.getString("role")) && member != null
+            if ("cn".equals(entry.getString("role")) && member != null
                 && members.contains(UUID.fromString(member))) {
                 live.add(new Cn(e.getKey(), UUID.fromString(member)));
             }
@@ -150,44 +150,38 @@ public final class ScytheClient implements AutoCloseable {
         cns = List.copyOf(live);
     }
 
-    /** Joins the cluster of {@code config} (its secret, members and address; its role is ignored) as a client. */
-    public static ScytheClient join(final NodeConfig config, final long timeoutMs) throws Exception {
-        final Vertx vertx = ClusterSetup.join(config).await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS);
+    /**
+     * Joins the cluster {@code access} describes (its secret, members and address) as a client. Blocks (call it off
+     * the event loops) until Vert.x has joined, then returns at once: {@link #computeNodes()} may still be empty.
+     */
+    public static ScytheClient join(final ClusterAccess access, final long timeoutMs) throws Exception {
+        final Vertx vertx = access.join().await(access.joinTimeoutMs(), TimeUnit.MILLISECONDS);
         return new ScytheClient(vertx, timeoutMs, true);
     }
 
     /**
-     * Joins the cluster a {@code client.json} describes (written by {@code scythe cluster} into its directory): its
-     * cluster, secret, members and fabric. Each client takes ports of its own, so several processes may join with one
-     * file. Fails, having left the cluster again, when no compute node is visible within {@code timeoutMs}: a stale
-     * client.json (an earlier run's secret, or members that are gone) would otherwise "join" a cluster of one and see
-     * every request rejected.
+     * Joins the cluster a {@code client.json} describes (written by {@code scythe cluster} into its directory; see
+     * {@link ClusterAccess#ofClientJson(java.nio.file.Path)}). Each client takes ports of its own, so several processes
+     * may join with one file. Fails, having left the cluster again, when no compute node is visible within
+     * {@code timeoutMs}: a stale client.json (an earlier run's secret, or members that are gone) would otherwise "join"
+     * a cluster of one and see every request rejected. {@code timeoutMs} is also each request's reply timeout.
      */
     public static ScytheClient join(final java.nio.file.Path clientJson, final long timeoutMs) throws Exception {
-        final io.vertx.core.json.JsonObject json;
-        try {
-            json = new io.vertx.core.json.JsonObject(java.nio.file.Files.readString(clientJson));
-        } catch (final java.io.IOException | io.vertx.core.json.DecodeException e) {
-            throw new IllegalArgumentException(clientJson + " is not a readable client.json: " + e.getMessage());
-        }
-        json.put("node", "client-" + ProcessHandle.current().pid() + "-" + CLIENTS.incrementAndGet())
-            .put("hazelcastPort", LocalCluster.freePort()).put("eventBusPort", 0).put("httpPort", -1);
-        final NodeConfig config = NodeConfig.of(json);
-        final ScytheClient client = join(config, timeoutMs);
+        final ClusterAccess access = ClusterAccess.ofClientJson(clientJson);
+        final ScytheClient client = join(access, timeoutMs);
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (client.cns.isEmpty() && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
         if (client.cns.isEmpty()) {
             client.close();
-            throw new IllegalStateException("joined cluster '" + config.cluster() + "' through " + config.members()
+            throw new IllegalStateException("joined cluster '" + access.cluster() + "' through " + access.members()
                 + " but no compute node is visible after " + timeoutMs + " ms: is the cluster running, and is "
                 + clientJson + " its current client.json? (one from an earlier run forms a cluster of its own)");
         }
         return client;
     }
 
-    private static final AtomicInteger CLIENTS = new AtomicInteger();
 
     /** The compute nodes this client sees now (their names), in name order. */
     public List<String> computeNodes() {
@@ -202,7 +196,7 @@ public final class ScytheClient implements AutoCloseable {
     public Future<Outcome> call(final String procedure, final long... args) {
         final List<Cn> live = cns;
         if (live.isEmpty()) {
-            return callAt(CoordinatorVerticle.ADDRESS, procedure, args);
+            return callAt(TxnRequest.ADDRESS, procedure, args);
         }
         final Cn cn = live.get(Math.floorMod(nextCn.getAndIncrement(), live.size()));
         final Promise<Outcome> outcome = Promise.promise();
@@ -211,14 +205,14 @@ public final class ScytheClient implements AutoCloseable {
         if (!cns.contains(cn)) { // it left meanwhile: nothing sent yet
             mine.remove(outcome);
             inFlight.remove(cn.member, Set.of());
-            return callAt(CoordinatorVerticle.ADDRESS, procedure, args);
+            return callAt(TxnRequest.ADDRESS, procedure, args);
         }
-        vertx.eventBus().<TxnReply>request(CoordinatorVerticle.ADDRESS + "." + cn.name,
+        vertx.eventBus().<TxnReply>request(TxnRequest.ADDRESS + "." + cn.name,
                 new TxnRequest(procedure, args), delivery)
             .map(message -> classify(message.body()))
             .recover(e -> e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS
                 // Not delivered (that CN is starting or gone): nothing ran, so the event bus may place it anew.
-                ? callAt(CoordinatorVerticle.ADDRESS, procedure, args)
+                ? callAt(TxnRequest.ADDRESS, procedure, args)
                 : Future.succeededFuture(classify(e)))
             .onComplete(ar -> {
                 mine.remove(outcome);
@@ -229,7 +223,7 @@ public final class ScytheClient implements AutoCloseable {
 
     /** Runs {@code procedure} on compute node {@code node}. */
     public Future<Outcome> callOn(final String node, final String procedure, final long... args) {
-        return callAt(CoordinatorVerticle.ADDRESS + "." + node, procedure, args);
+        return callAt(TxnRequest.ADDRESS + "." + node, procedure, args);
     }
 
     private Future<Outcome> callAt(final String address, final String procedure, final long[] args) {
@@ -260,7 +254,7 @@ public final class ScytheClient implements AutoCloseable {
     public void close() throws Exception {
         if (membershipListener != null && hazelcast.getLifecycleService().isRunning()) {
             hazelcast.getCluster().removeMembershipListener(membershipListener);
-            hazelcast.getMap(ScytheNode.NODES).removeEntryListener(registryListener);
+            hazelcast.getMap(ClusterAccess.NODE_REGISTRY).removeEntryListener(registryListener);
         }
         if (owned) {
             final Future<Void> closing = vertx.close();

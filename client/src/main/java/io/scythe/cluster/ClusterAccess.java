@@ -1,0 +1,238 @@
+package io.scythe.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.config.XmlConfigBuilder;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.core.http.ClientAuth;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.PfxOptions;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * What a process needs to join a Scythe cluster's Vert.x cluster, node or client: the cluster's name and secret, this
+ * process's name, address and ports, the Hazelcast members to join and the event bus's key store. Hazelcast starts
+ * from {@code conf/cluster.xml} (in this jar: TCP join, never multicast; binds only {@link #host}; a hung member is
+ * declared dead after 3 s), and the clustered Vert.x's event bus binds the same address. The Hazelcast cluster name
+ * carries a tag derived from the secret: a process without it computes another name and is refused at join.
+ *
+ * <p>A client builds one from the {@code client.json} that {@code scythe cluster} writes ({@link #ofClientJson});
+ * a node's {@code NodeConfig.access()} gives its own.
+ *
+ * @param cluster          the cluster's name
+ * @param secret           the cluster secret (at least {@value #MIN_SECRET_CHARS} characters)
+ * @param node             this process's name in the cluster (Hazelcast instance name)
+ * @param host             the one address this process binds (Hazelcast and event bus)
+ * @param hazelcastPort    this process's Hazelcast member port
+ * @param members          {@code host:port} of the Hazelcast members to join by TCP
+ * @param eventBusPort     the clustered event bus's port (0: any free one)
+ * @param loops            event loops
+ * @param eventBusKeyStore the cluster's PKCS12 event-bus key store (password: the secret), or {@code null} for a
+ *                         plaintext event bus
+ * @param joinTimeoutMs    how long a join may take
+ */
+public record ClusterAccess(String cluster, String secret, String node, String host, int hazelcastPort,
+                            List<String> members, int eventBusPort, int loops, String eventBusKeyStore,
+                            long joinTimeoutMs) {
+    /** The Hazelcast map of the cluster's nodes (name to a JSON entry: {@code role}, {@code member}, ...). */
+    public static final String NODE_REGISTRY = "scythe.nodes";
+    public static final int MIN_SECRET_CHARS = 16;
+    /** Hazelcast properties the split-brain merge needs to bring a paused member back within seconds. */
+    public static final String MERGE_DELAY_SECONDS = "5";
+
+    /** Held so the level set on it is not lost with a collected logger. */
+    private static final Logger HAZELCAST_LOG = Logger.getLogger("com.hazelcast");
+    private static final AtomicInteger CLIENTS = new AtomicInteger();
+
+    public ClusterAccess {
+        if (cluster == null || cluster.isEmpty()) {
+            throw new IllegalArgumentException("cluster name must be set");
+        }
+        if (secret == null || secret.length() < MIN_SECRET_CHARS) {
+            throw new IllegalArgumentException("secret must be set, at least " + MIN_SECRET_CHARS
+                + " characters (every node of the cluster has the same)");
+        }
+        members = List.copyOf(members);
+        if (members.isEmpty()) {
+            throw new IllegalArgumentException("members must name at least one host:port to join");
+        }
+        for (final String m : members) {
+            checkMember(m);
+        }
+        if (loops <= 0) {
+            throw new IllegalArgumentException("loops=" + loops + " must be positive");
+        }
+    }
+
+    /**
+     * A client's access from a {@code client.json} ({@code scythe cluster} writes it into its directory; any node
+     * config of the cluster will do): its {@code cluster}, {@code secret}, {@code members}, {@code host} (default
+     * 127.0.0.1), {@code eventBusKeyStore} and {@code readyTimeoutMs} (how long the join may take, default 60 s). Its
+     * other keys configure nodes and are not a client's business. The client gets a name and free ports of its own,
+     * so several processes may join with one file.
+     */
+    public static ClusterAccess ofClientJson(final Path clientJson) {
+        final JsonObject json;
+        try {
+            json = new JsonObject(Files.readString(clientJson));
+        } catch (final IOException | DecodeException e) {
+            throw new IllegalArgumentException(clientJson + " is not a readable client.json: " + e.getMessage());
+        }
+        try {
+            return ofClientJson(json);
+        } catch (final IllegalArgumentException e) {
+            throw new IllegalArgumentException(clientJson + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** As {@link #ofClientJson(Path)}, from the file's content. */
+    public static ClusterAccess ofClientJson(final JsonObject json) {
+        try {
+            final JsonArray array = json.getJsonArray("members", new JsonArray().add("127.0.0.1:5701"));
+            final List<String> members = new ArrayList<>();
+            for (final Object o : array) {
+                if (!(o instanceof String s)) {
+                    throw new IllegalArgumentException("members must be a list of host:port strings, not " + array);
+                }
+                members.add(s);
+            }
+            final String keyStore = json.getString("eventBusKeyStore");
+            if (keyStore != null && !Files.isRegularFile(Path.of(keyStore))) {
+                throw new IllegalArgumentException("eventBusKeyStore " + keyStore + " not found");
+            }
+            return new ClusterAccess(json.getString("cluster", "scythe"), json.getString("secret"),
+                "client-" + ProcessHandle.current().pid() + "-" + CLIENTS.incrementAndGet(),
+                json.getString("host", "127.0.0.1"), freePort(), members, 0, 1, keyStore,
+                json.getLong("readyTimeoutMs", 60_000L));
+        } catch (final ClassCastException e) {
+            throw new IllegalArgumentException("client.json: a value has the wrong type (" + e.getMessage() + ")");
+        }
+    }
+
+    /** The Hazelcast cluster name of {@code cluster} under {@code secret}: {@code cluster-TAG}. */
+    public static String hazelcastClusterName(final String cluster, final String secret) {
+        // HMAC-SHA256 of the length-prefixed purpose, as io.scythe.fabric.ClusterSecret#tag computes its tags.
+        final byte[] purpose = ("hazelcast-cluster:" + cluster).getBytes(StandardCharsets.UTF_8);
+        try {
+            final Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+            mac.update(new byte[] {(byte) (purpose.length >>> 24), (byte) (purpose.length >>> 16),
+                (byte) (purpose.length >>> 8), (byte) purpose.length});
+            return cluster + "-" + HexFormat.of().formatHex(mac.doFinal(purpose)).substring(0, 16);
+        } catch (final GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is unavailable in this JVM", e);
+        }
+    }
+
+    /** Hazelcast's configuration: conf/cluster.xml with this process's name, address, port and members. */
+    public Config hazelcastConfig() {
+        final Config hz;
+        try (InputStream xml = ClusterAccess.class.getResourceAsStream("cluster.xml")) {
+            if (xml == null) {
+                throw new IllegalStateException("io/scythe/cluster/cluster.xml (conf/cluster.xml) is not on the "
+                    + "classpath");
+            }
+            hz = new XmlConfigBuilder(xml).build();
+        } catch (final IOException e) {
+            throw new IllegalStateException("cannot read cluster.xml: " + e.getMessage(), e);
+        }
+        hz.setClusterName(hazelcastClusterName(cluster, secret));
+        hz.setInstanceName(cluster + "-" + node + "-" + ProcessHandle.current().pid());
+        hz.setProperty("hazelcast.merge.first.run.delay.seconds", MERGE_DELAY_SECONDS);
+        hz.setProperty("hazelcast.merge.next.run.delay.seconds", MERGE_DELAY_SECONDS);
+        final NetworkConfig network = hz.getNetworkConfig();
+        network.setPort(hazelcastPort).setPortAutoIncrement(false);
+        network.getInterfaces().setEnabled(true).clear().addInterface(host);
+        final JoinConfig join = network.getJoin();
+        join.getMulticastConfig().setEnabled(false);
+        join.getAutoDetectionConfig().setEnabled(false);
+        join.getTcpIpConfig().setEnabled(true).setMembers(members);
+        return hz;
+    }
+
+    /** Vert.x's options: {@link #loops} event loops, the event bus on {@link #host} (mutual TLS with a key store). */
+    public VertxOptions vertxOptions() {
+        final EventBusOptions eventBus = new EventBusOptions().setHost(host).setPort(eventBusPort)
+            .setClusterPublicHost(host);
+        if (eventBusKeyStore != null) {
+            // Mutual TLS with the cluster's one certificate: a peer that does not hold it cannot connect.
+            final PfxOptions store = new PfxOptions().setPath(eventBusKeyStore).setPassword(secret);
+            eventBus.setSsl(true).setKeyCertOptions(store).setTrustOptions(store).setClientAuth(ClientAuth.REQUIRED);
+        }
+        return new VertxOptions().setEventLoopPoolSize(loops).setEventBusOptions(eventBus);
+    }
+
+    /** A Hazelcast cluster manager for {@link #hazelcastConfig()} (Hazelcast's own logs quieted to warnings). */
+    public HazelcastClusterManager clusterManager() {
+        if (System.getProperty("scythe.hazelcast.log") == null) {
+            HAZELCAST_LOG.setLevel(Level.WARNING);
+        }
+        return new HazelcastClusterManager(hazelcastConfig());
+    }
+
+    /** Starts a clustered Vert.x; completes once it has joined. */
+    public Future<Vertx> join() {
+        return Vertx.builder().with(vertxOptions()).withClusterManager(clusterManager()).buildClustered();
+    }
+
+    /** The Hazelcast instance behind a clustered Vert.x made by {@link #join}. */
+    public static com.hazelcast.core.HazelcastInstance hazelcast(final Vertx vertx) {
+        final var manager = ((io.vertx.core.internal.VertxInternal) vertx).clusterManager();
+        if (!(manager instanceof HazelcastClusterManager hz)) {
+            throw new IllegalStateException("this Vert.x is not clustered through Hazelcast");
+        }
+        return hz.getHazelcastInstance();
+    }
+
+    @Override
+    public String toString() {
+        return "ClusterAccess{cluster=" + cluster + ", node=" + node + ", host=" + host + ", members=" + members
+            + ", secret hidden}";
+    }
+
+    private static void checkMember(final String member) {
+        final int colon = member == null ? -1 : member.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalArgumentException("member '" + member + "' must be host:port");
+        }
+        final int port;
+        try {
+            port = Integer.parseInt(member.substring(colon + 1));
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("member '" + member + "' must be host:port");
+        }
+        if (port <= 0 || port > 65535) {
+            throw new IllegalArgumentException("member '" + member + "': " + port + " is not a port");
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (final IOException e) {
+            throw new IllegalStateException("no free port for the client's Hazelcast member: " + e.getMessage(), e);
+        }
+    }
+}

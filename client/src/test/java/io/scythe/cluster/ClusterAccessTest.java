@@ -1,0 +1,89 @@
+package io.scythe.cluster;
+
+import com.hazelcast.config.Config;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A client's access to a cluster from its client.json: what it takes, what it refuses, what Hazelcast gets. */
+class ClusterAccessTest {
+    @TempDir
+    Path dir;
+
+    private static JsonObject clientJson() {
+        // As scythe cluster writes it: a whole node config, most of it the nodes' business.
+        return new JsonObject().put("cluster", "demo").put("secret", "sixteen-chars-or-more").put("node", "client")
+            .put("host", "127.0.0.1").put("hazelcastPort", 5799).put("members",
+                new JsonArray().add("127.0.0.1:5701").add("127.0.0.1:5702")).put("httpPort", -1)
+            .put("fabric", new JsonObject().put("provider", "shm")).put("workload", new JsonObject()
+                .put("name", "counters")).put("readyTimeoutMs", 12_000);
+    }
+
+    @Test
+    void shouldTakeTheClusterFromClientJsonWithANameAndPortsOfItsOwn() throws Exception {
+        final Path file = dir.resolve("client.json");
+        Files.writeString(file, clientJson().encodePrettily());
+        final ClusterAccess a = ClusterAccess.ofClientJson(file);
+        final ClusterAccess b = ClusterAccess.ofClientJson(file);
+        assertThat(a.cluster()).isEqualTo("demo");
+        assertThat(a.members()).containsExactly("127.0.0.1:5701", "127.0.0.1:5702");
+        assertThat(a.joinTimeoutMs()).isEqualTo(12_000);
+        assertThat(a.eventBusPort()).isZero();
+        assertThat(a.node()).startsWith("client-").isNotEqualTo(b.node());
+        assertThat(a.hazelcastPort()).isPositive().isNotEqualTo(5799);
+        assertThat(a.toString()).doesNotContain("sixteen-chars-or-more");
+
+        final Config hz = a.hazelcastConfig();
+        assertThat(hz.getClusterName()).isEqualTo(ClusterAccess.hazelcastClusterName("demo", "sixteen-chars-or-more"))
+            .startsWith("demo-").hasSize("demo-".length() + 16);
+        assertThat(hz.getNetworkConfig().getJoin().getMulticastConfig().isEnabled()).isFalse();
+        assertThat(hz.getNetworkConfig().getJoin().getTcpIpConfig().getMembers())
+            .containsExactly("127.0.0.1:5701", "127.0.0.1:5702");
+        assertThat(hz.getNetworkConfig().getInterfaces().getInterfaces()).containsExactly("127.0.0.1");
+        assertThat(hz.getNetworkConfig().getPort()).isEqualTo(a.hazelcastPort());
+    }
+
+    @Test
+    void shouldKeepProcessesWithAnotherSecretOrClusterApart() {
+        final String name = ClusterAccess.hazelcastClusterName("demo", "sixteen-chars-or-more");
+        assertThat(ClusterAccess.hazelcastClusterName("demo", "sixteen-chars-or-more")).isEqualTo(name);
+        assertThat(ClusterAccess.hazelcastClusterName("demo", "another secret, 16+")).isNotEqualTo(name);
+        assertThat(ClusterAccess.hazelcastClusterName("demo2", "sixteen-chars-or-more")).isNotEqualTo(name);
+    }
+
+    @Test
+    void shouldRefuseABadClientJsonNamingWhatIsWrong() throws Exception {
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(clientJson().put("secret", "short")))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 16 characters");
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(clientJson().put("members",
+            new JsonArray().add("127.0.0.1"))))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'127.0.0.1' must be host:port");
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(clientJson().put("members",
+            new JsonArray().add("h:70000"))))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("70000 is not a port");
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(clientJson().put("members", new JsonArray())))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one");
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(clientJson().put("eventBusKeyStore",
+            dir.resolve("absent.p12").toString())))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("absent.p12 not found");
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(clientJson().put("members", "127.0.0.1:5701")))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("wrong type");
+        final Path broken = dir.resolve("broken.json");
+        Files.writeString(broken, "{ not json");
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(broken))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a readable client.json");
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(dir.resolve("absent.json")))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("absent.json");
+        final Path shortSecret = dir.resolve("short.json");
+        Files.writeString(shortSecret, clientJson().put("secret", "short").encode());
+        assertThatThrownBy(() -> ClusterAccess.ofClientJson(shortSecret))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(shortSecret.toString());
+    }
+}
