@@ -113,7 +113,8 @@ public final class BenchCommand implements Callable<Integer> {
     List<String> verbs;
 
     @Option(names = "--profile",
-        description = "Cost-model profile: zero (pure software cost) or cx5 (ConnectX-5 timings); default zero for "
+        description = "Cost-model profile: " + io.scythe.fabric.CostModel.PROFILE_NAMES + " (zero: pure software "
+            + "cost; cx5: ConnectX-5 timings; conf/fabric/ documents each); default zero for "
             + "verbs, cx5 for the others.")
     String profile;
 

@@ -39,7 +39,8 @@ public final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--fabric", defaultValue = "shm", description = "shm or tcp (default: ${DEFAULT-VALUE}).")
     String fabric;
 
-    @Option(names = "--profile", defaultValue = "cx5", description = "Cost model: cx5 or zero (shm only; "
+    @Option(names = "--profile", defaultValue = "cx5", description = "Cost model: "
+        + io.scythe.fabric.CostModel.PROFILE_NAMES + " (shm only; "
         + "default: ${DEFAULT-VALUE}).")
     String profile;
 

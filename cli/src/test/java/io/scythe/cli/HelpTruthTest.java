@@ -77,4 +77,17 @@ class HelpTruthTest {
         }
         assertThat(help("sim")).contains("smallbank, ycsb, tpcc, phantom, churn");
     }
+
+    @Test
+    void shouldListEveryCostModelProfileItAccepts() {
+        final List<String> profiles = List.of(io.scythe.fabric.CostModel.PROFILE_NAMES.split(", | or "));
+        assertThat(profiles).contains("cx5", "cx5-pcie", "cx5-table1", "zero");
+        for (final String profile : profiles) {
+            assertThat(io.scythe.fabric.CostModel.profile(profile)).as(profile).isNotNull();
+            for (final String command : List.of("bench", "sim", "cluster", "fabric")) {
+                assertThat(help(command)).as(command + " --help lists profile " + profile)
+                    .containsPattern("\\b" + Pattern.quote(profile) + "\\b(?!-)");
+            }
+        }
+    }
 }

@@ -99,6 +99,9 @@ public final class CostModel {
      * result hangs on the NIC model.
      */
     public static final String PROFILE_CX5_PCIE = "cx5-pcie";
+    /** Every profile name {@link #profile} knows, as help texts list them. */
+    public static final String PROFILE_NAMES = PROFILE_CX5 + ", " + PROFILE_CX5_PCIE + ", " + PROFILE_CX5_TABLE1 + " or "
+        + PROFILE_ZERO;
     /** Scythe Table 1: 8 B CAS on one MN's host memory, uniform keys, ConnectX-5: 1.76 Mops. */
     public static final double TABLE1_ATOMIC_RATE_HOST_MOPS = 1.76;
 

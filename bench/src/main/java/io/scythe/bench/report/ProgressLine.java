@@ -21,9 +21,27 @@ public final class ProgressLine {
         this.terminal = terminal;
     }
 
-    /** To {@code System.err}, in place when this JVM has a console. */
+    /** To {@code System.err}, in place only when stderr itself is a terminal. */
     public static ProgressLine toStderr() {
-        return new ProgressLine(System.err, System.console() != null);
+        return new ProgressLine(System.err, stderrIsTerminal());
+    }
+
+    /**
+     * Whether this process's stderr is a terminal: on Linux, what {@code /proc/self/fd/2} points to. Elsewhere, the
+     * JVM's console (stdin and stdout both terminals), the nearest Java 17 can tell.
+     */
+    static boolean stderrIsTerminal() {
+        try {
+            return isTerminalDevice(java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/2"))
+                .toString());
+        } catch (final java.io.IOException | UnsupportedOperationException | SecurityException noProc) {
+            return System.console() != null;
+        }
+    }
+
+    /** Whether {@code device} (where a file descriptor points) is a terminal: a pseudo-terminal, a tty, the console. */
+    static boolean isTerminalDevice(final String device) {
+        return device.startsWith("/dev/pts/") || device.startsWith("/dev/tty") || device.equals("/dev/console");
     }
 
     /** One update: {@code label} names the run (protocol and clients). */

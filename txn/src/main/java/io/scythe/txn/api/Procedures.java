@@ -32,6 +32,13 @@ public final class Procedures {
         return this;
     }
 
+    /** Every registered procedure's name and the number of arguments it takes, in name order. */
+    public java.util.SortedMap<String, Integer> arities() {
+        final java.util.SortedMap<String, Integer> out = new java.util.TreeMap<>();
+        byName.forEach((name, e) -> out.put(name, e.arity()));
+        return out;
+    }
+
     /**
      * The body of {@code name} bound to {@code args}.
      *
