@@ -24,7 +24,8 @@ import java.util.concurrent.Callable;
     description = {"Runs the simulator behind paper figures and writes DIR/reproduce.md: for each figure the paper's "
         + "numbers beside ours, the shape check, and the exact scythe sim command (re-runnable by hand).",
         "Figures: table1 (Scythe Table 1: CAS uniform vs Zipf), fig22 (SmallBank), fig23 (TPC-C), fig24 (YCSB 3:7), "
-            + "fig25 (YCSB write-only), fig27 (Takeout Lock vs CAS lock). Default: all."})
+            + "fig25 (YCSB write-only), fig27 (Takeout Lock vs CAS lock). Default: all. Not yet: Table 2 (queue "
+            + "lengths), Fig. 26 (latency decomposition), Fig. 28 (TSO latency)."})
 public final class ReproduceCommand implements Callable<Integer> {
     @Parameters(paramLabel = "FIGURE", arity = "0..*", description = "Figures to reproduce (default: all).")
     List<String> figures = new ArrayList<>();
