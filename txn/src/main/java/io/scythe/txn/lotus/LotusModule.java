@@ -2,6 +2,7 @@ package io.scythe.txn.lotus;
 
 import io.scythe.txn.Protocol;
 import io.scythe.txn.spi.ComputeNodeContext;
+import io.scythe.txn.spi.PeerMessaging;
 import io.scythe.txn.spi.ProtocolModule;
 
 import java.util.List;
@@ -41,9 +42,10 @@ public final class LotusModule implements ProtocolModule {
         return List.of(LotusLockKind.INSTANCE);
     }
 
+    /** Lock RPCs go from loop i of a compute node to loop i of the key's lock owner (Lotus's pairing). */
     @Override
-    public boolean usesComputeNodePeers() {
-        return true;
+    public PeerMessaging peerMessaging() {
+        return PeerMessaging.LOOP_PAIRS;
     }
 
     @Override

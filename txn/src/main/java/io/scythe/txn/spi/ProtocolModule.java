@@ -37,30 +37,20 @@ public interface ProtocolModule {
     }
 
     /**
-     * Whether its compute nodes talk to each other ({@code io.scythe.rrpc.CnPeers}): the runtime then gives every
-     * compute-node loop its peers ({@code TxnRuntime#peerLoops}) and calls {@link #servePeers} on each node's. False
-     * by default: nothing of it is set up.
+     * Whether its compute nodes talk to each other ({@link io.scythe.rrpc.CnPeers}) and which loops call which (one
+     * hook for SELCC's invalidations, every loop to every loop, and Lotus's lock RPCs, loop i to loop i). For a module
+     * that does, a host gives every compute node peer messaging, calls {@link #startComputeNode} on each before its
+     * loops serve, and gives every loop's runtime its peers ({@code TxnRuntime#peerLoops}). {@link PeerMessaging#NONE}
+     * by default: nothing of it is built.
      */
-    default boolean usesPeers() {
-        return false;
-    }
-
-    /** Registers its CN-to-CN handlers on one compute node's peers (before any loop serves); only if usesPeers. */
-    default void servePeers(final io.scythe.rrpc.CnPeers peers) {
-    }
-
-    /**
-     * Whether its transactions call other compute nodes (Lotus's hook; SELCC's is {@link #usesPeers}: two shapes of
-     * one need, to be folded into one) ({@link io.scythe.rrpc.CnPeers}): hosts then give every compute
-     * node peer messaging and call {@link #startComputeNode}. False by default (no peer messaging is built for it).
-     */
-    default boolean usesComputeNodePeers() {
-        return false;
+    default PeerMessaging peerMessaging() {
+        return PeerMessaging.NONE;
     }
 
     /**
      * Starts its services on one compute node (CN-to-CN handlers, per-node state such as a lock table) and says how
-     * to equip each of the node's loops; only for a module that {@link #usesComputeNodePeers}. None by default.
+     * to equip each of the node's loops; called only for a module whose {@link #peerMessaging} is not NONE. None by
+     * default.
      */
     default ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
         return ComputeNodeContext.LoopSetUp.NONE;

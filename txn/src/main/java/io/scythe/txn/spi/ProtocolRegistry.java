@@ -151,6 +151,19 @@ public final class ProtocolRegistry {
         return OWNERS.containsKey(name) || colon < 0 ? OWNERS.get(name) : OWNERS.get(name.substring(0, colon));
     }
 
+    /**
+     * The module of {@code protocol} (one of its {@link ProtocolModule#protocols}) when its compute nodes talk to each
+     * other ({@link ProtocolModule#peerMessaging} not NONE), else {@code null} (also for a protocol no module has).
+     */
+    public static synchronized ProtocolModule peerModuleOf(final Protocol protocol) {
+        for (final ProtocolModule m : MODULES) {
+            if (m.peerMessaging() != PeerMessaging.NONE && m.protocols().contains(protocol)) {
+                return m;
+            }
+        }
+        return null;
+    }
+
     /** The lock kind of redo records with lock kind word {@code id}, or {@code null} when no module has it. */
     public static synchronized LockKind lockKind(final int id) {
         return LOCK_KINDS.get(id);

@@ -127,4 +127,20 @@ class ProtocolRegistryTest {
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("takeout-ticket");
         assertThat(ProtocolRegistry.modules()).extracting(ProtocolModule::name).doesNotContain("copy", "clash");
     }
+
+    @Test
+    void peerMessagingIsOneHookForSelccAndLotusAndNothingForTheOthers() {
+        final ProtocolModule selcc = ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol("selcc-2pl"));
+        assertThat(selcc.name()).isEqualTo("selcc");
+        assertThat(selcc.peerMessaging()).isEqualTo(PeerMessaging.EVERY_LOOP);
+        assertThat(ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol("sel-2pl"))).isSameAs(selcc);
+        final ProtocolModule lotus = ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol("lotus"));
+        assertThat(lotus.name()).isEqualTo("lotus");
+        assertThat(lotus.peerMessaging()).isEqualTo(PeerMessaging.LOOP_PAIRS);
+        for (final String name : List.of("scythe", "scythe-occ", "ford-occ", "farm-occ", "rcc-nowait", "aurogon")) {
+            assertThat(ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol(name))).as(name).isNull();
+            assertThat(ProtocolRegistry.moduleOf(name).peerMessaging()).as(name).isEqualTo(PeerMessaging.NONE);
+        }
+        assertThat(ProtocolRegistry.peerModuleOf(Protocol.of("only-a-test", (runtime, hint) -> null))).isNull();
+    }
 }
