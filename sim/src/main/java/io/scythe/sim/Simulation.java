@@ -414,7 +414,8 @@ public final class Simulation {
         // they then get peer messaging and its compute-node services (none for a protocol only a test has).
         final io.scythe.txn.spi.ProtocolModule cnModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(protocol);
         if (cnModule != null) {
-            final boolean everyLoop = cnModule.peerMessaging() == io.scythe.txn.spi.PeerMessaging.EVERY_LOOP;
+            final boolean everyLoop = cnModule.peerMessaging(protocol)
+                == io.scythe.txn.spi.PeerMessaging.EVERY_LOOP;
             if (peerSetUp == null) { // unless a test set peers up itself (peers)
                 // The call bound also bounds opening rings over the event bus before time starts, in wall-clock
                 // time: a loaded machine opening a 9-CN cluster's loop pairs took more than the default second, and

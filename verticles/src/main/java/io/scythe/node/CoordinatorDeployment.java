@@ -70,13 +70,6 @@ public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegi
         if (loops.size() > 0xff) {
             return Future.failedFuture(new IllegalArgumentException("at most 255 event loops per compute node"));
         }
-        final io.scythe.txn.spi.ProtocolModule peerModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(protocol);
-        if (peerModule != null) {
-            return Future.failedFuture(new UnsupportedOperationException("protocol " + protocol.name() + "'s compute "
-                + "nodes talk to each other (module " + peerModule.name() + ", peer messaging "
-                + peerModule.peerMessaging() + "), and compute nodes deployed here (scythe bench, cluster nodes) get "
-                + "no CN-to-CN messaging for a module yet (issue 21): run it in the simulator (scythe sim)"));
-        }
         final java.util.concurrent.atomic.AtomicInteger loopIds = new java.util.concurrent.atomic.AtomicInteger();
         // One loop after the other, each deployed until it lands on its loop: Vert.x gives a deployment the next event
         // loop round-robin, whatever context it is deployed from, so "deployed from loop i" alone proves nothing (two

@@ -44,7 +44,7 @@ public final class LotusModule implements ProtocolModule {
 
     /** Lock RPCs go from loop i of a compute node to loop i of the key's lock owner (Lotus's pairing). */
     @Override
-    public PeerMessaging peerMessaging() {
+    public PeerMessaging peerMessaging(final Protocol protocol) {
         return PeerMessaging.LOOP_PAIRS;
     }
 

@@ -37,20 +37,22 @@ public interface ProtocolModule {
     }
 
     /**
-     * Whether its compute nodes talk to each other ({@link io.scythe.rrpc.CnPeers}) and which loops call which (one
-     * hook for SELCC's invalidations, every loop to every loop, and Lotus's lock RPCs, loop i to loop i). For a module
-     * that does, a host gives every compute node peer messaging, calls {@link #startComputeNode} on each before its
-     * loops serve, and gives every loop's runtime its peers ({@code TxnRuntime#peerLoops}). {@link PeerMessaging#NONE}
-     * by default: nothing of it is built.
+     * Whether the compute nodes of a run of {@code protocol} (one of its {@link #protocols}) talk to each other
+     * ({@link io.scythe.rrpc.CnPeers}) and which loops call which (one hook for SELCC's invalidations, every loop to
+     * every loop, and Lotus's lock RPCs, loop i to loop i). For such a run a host gives every compute node peer
+     * messaging, calls {@link #startComputeNode} on each before its loops serve, and gives every loop's runtime its
+     * peers ({@code TxnRuntime#peerLoops}). The simulator is such a host; scythe bench and cluster nodes are not yet
+     * (issue 21), and a protocol that needs peers fails there clearly when its first transaction begins.
+     * {@link PeerMessaging#NONE} by default: nothing of it is built.
      */
-    default PeerMessaging peerMessaging() {
+    default PeerMessaging peerMessaging(final Protocol protocol) {
         return PeerMessaging.NONE;
     }
 
     /**
      * Starts its services on one compute node (CN-to-CN handlers, per-node state such as a lock table) and says how
-     * to equip each of the node's loops; called only for a module whose {@link #peerMessaging} is not NONE. None by
-     * default.
+     * to equip each of the node's loops; called only in a run of a protocol whose {@link #peerMessaging} is not NONE.
+     * None by default.
      */
     default ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
         return ComputeNodeContext.LoopSetUp.NONE;

@@ -152,12 +152,13 @@ public final class ProtocolRegistry {
     }
 
     /**
-     * The module of {@code protocol} (one of its {@link ProtocolModule#protocols}) when its compute nodes talk to each
-     * other ({@link ProtocolModule#peerMessaging} not NONE), else {@code null} (also for a protocol no module has).
+     * The module of {@code protocol} (one of its {@link ProtocolModule#protocols}) when the compute nodes of a run of it
+     * talk to each other ({@link ProtocolModule#peerMessaging} not NONE), else {@code null} (also for a protocol no
+     * module has).
      */
     public static synchronized ProtocolModule peerModuleOf(final Protocol protocol) {
         for (final ProtocolModule m : MODULES) {
-            if (m.peerMessaging() != PeerMessaging.NONE && m.protocols().contains(protocol)) {
+            if (m.protocols().contains(protocol) && m.peerMessaging(protocol) != PeerMessaging.NONE) {
                 return m;
             }
         }

