@@ -305,6 +305,8 @@ public final class Simulation {
                 final LogDb db = new LogDb(mn);
                 final Protocol run = protocol;
                 db.objectRoom(run::objectRoom); // 0 for every protocol but those keeping state beside the value
+                // The header words of the protocol's format (its module's, per table), and only those.
+                db.objectFormat(schema -> io.scythe.txn.spi.ProtocolRegistry.objectFormat(run, schema));
                 spec.load(db, p, options.memoryNodes());
                 memoryNodes.add(db);
                 final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);
@@ -1048,6 +1050,16 @@ public final class Simulation {
                 final String broken = lotus.endOfRunViolation();
                 if (broken != null) {
                     violations.add("cn" + cn + ": " + broken);
+                }
+            }
+        }
+        // Every object carries only the header words of its table's format (its protocol module's, per table).
+        for (final LogDb db : memoryNodes) {
+            for (final Table t : db.tables()) {
+                final String stray = io.scythe.storage.ObjectFormat.strayIn(t);
+                if (stray != null) {
+                    violations.add(db.nic().node() + ": a header word outside its table's format "
+                        + t.format().name() + " was written: " + stray);
                 }
             }
         }

@@ -37,6 +37,15 @@ public final class LotusModule implements ProtocolModule {
         return false;
     }
 
+    /**
+     * Its objects carry the CAS lock word only, which its inserts take ({@code Table.InsertLock.CAS_WORD}, the word
+     * FORD's and RCC's locks use); its record locks live in the compute nodes' lock tables.
+     */
+    @Override
+    public List<io.scythe.txn.spi.HeaderWord> headerWords() {
+        return List.of(io.scythe.txn.spi.HeaderWord.of("cas_lock", io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET));
+    }
+
     @Override
     public List<io.scythe.txn.spi.LockKind> lockKinds() {
         return List.of(LotusLockKind.INSTANCE);

@@ -1,5 +1,7 @@
 package io.scythe.txn.spi;
 
+import io.scythe.storage.ObjectFormat;
+import io.scythe.storage.TableSchema;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Protocol;
 import io.scythe.txn.Stage;
@@ -12,10 +14,11 @@ import java.util.List;
  * and configuration keys. Registered with one line in {@code META-INF/services/io.scythe.txn.spi.ProtocolModule} and
  * found in the {@link ProtocolRegistry}; nothing shared names a module.
  *
- * <p>Storage format: objects have one header ({@code ObjectLayout}, 64 bytes) on every table; its shared words are
- * the version, the chain, the value length, flags and incarnation, and each module declares the protocol words it
- * keeps there ({@link #headerWords()}; the registry refuses overlaps). Sizing the header per table, so that a module
- * declaring fewer words gets a smaller one, is the storage's to do.
+ * <p>Storage format: objects have one header ({@code ObjectLayout}, 64 bytes); its shared words are the version, the
+ * chain, the value length, flags and incarnation, and each module declares the protocol words it keeps there
+ * ({@link #headerWords()}; the registry refuses overlaps) and supplies each table's format ({@link #objectFormat}: the
+ * words its objects carry, and only those). Storage still lays every format out in the 64-byte header (a word a
+ * format leaves out keeps its bytes, zero); sizing the header per format is the storage's next step.
  */
 public interface ProtocolModule {
     /** The module's name, e.g. {@code scythe} (its package's name). */
@@ -66,6 +69,16 @@ public interface ProtocolModule {
     /** The words it keeps in every object's header (the same word, declared alike, when modules share a lock). */
     default List<HeaderWord> headerWords() {
         return List.of();
+    }
+
+    /**
+     * The storage format of a table of {@code schema} in a run of {@code protocol} (one of its {@link #protocols}):
+     * the header words its objects carry, and only those ({@link ObjectFormat}; hosts give it to the memory nodes,
+     * {@code LogDb#objectFormat}). By default the words it declares ({@link #headerWords}); the simulator checks at
+     * the end of a run that nothing wrote a word outside it.
+     */
+    default ObjectFormat objectFormat(final Protocol protocol, final TableSchema schema) {
+        return new ObjectFormat(name(), headerWords().stream().map(HeaderWord::word).toList());
     }
 
     /** What its locks leave held in objects, for end-of-run checks. */

@@ -144,4 +144,24 @@ class ProtocolRegistryTest {
         }
         assertThat(ProtocolRegistry.peerModuleOf(Protocol.of("only-a-test", (runtime, hint) -> null))).isNull();
     }
+
+    @Test
+    void eachModuleSuppliesItsTablesFormatWithOnlyItsWords() {
+        final io.scythe.storage.TableSchema schema = io.scythe.storage.TableSchema.fixed(1, "t", 8, 16);
+        for (final String legacy : List.of("scythe", "scythe-occ", "ford-occ", "farm-occ")) {
+            assertThat(ProtocolRegistry.objectFormat(ProtocolRegistry.protocol(legacy), schema)).as(legacy)
+                .isSameAs(io.scythe.storage.ObjectFormat.FULL);
+        }
+        assertThat(words("rcc-nowait", schema)).containsExactly("cas_lock", "protocol_word");
+        assertThat(words("selcc-2pl", schema)).containsExactly("protocol_word");
+        assertThat(words("lotus", schema)).containsExactly("cas_lock");
+        assertThat(words("aurogon", schema)).isEmpty();
+        assertThat(ProtocolRegistry.objectFormat(Protocol.of("only-a-test", (runtime, hint) -> null), schema))
+            .isSameAs(io.scythe.storage.ObjectFormat.FULL);
+    }
+
+    private static List<String> words(final String protocol, final io.scythe.storage.TableSchema schema) {
+        return ProtocolRegistry.objectFormat(ProtocolRegistry.protocol(protocol), schema).words().stream()
+            .map(io.scythe.storage.ObjectFormat.Word::name).toList();
+    }
 }
