@@ -271,37 +271,11 @@ public final class Simulation {
         return bridge;
     }
 
-    /**
-     * A protocol whose module uses CN-to-CN messaging ({@code ProtocolModule#usesPeers}) gets peers with the default
-     * options and the module's handlers, unless a test set peers up itself ({@link #peers}).
-     */
-    private void usePeersOfModule() {
-        if (peerSetUp != null) {
-            return;
-        }
-        final io.scythe.txn.spi.ProtocolModule module;
-        try {
-            module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol.name());
-        } catch (final io.scythe.txn.UnknownKeyException notRegistered) {
-            return; // a protocol only a test has
-        }
-        if (module.usesPeers() && io.scythe.txn.spi.ProtocolRegistry.protocol(protocol.name()) == protocol) {
-            // The call bound also bounds opening every loop pair's ring over the event bus before time starts, in
-            // wall-clock time: (CNs x loops)^2 opens (2,304 at 16 CNs x 3 loops) took more than the default second
-            // on a loaded machine, so 16 CNs timed out at setup. In virtual time it is far beyond a run (these
-            // modules' compute nodes are never crashed yet).
-            peers(CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(60)),
-                module::servePeers);
-            everyLoopPair = true;
-        }
-    }
-
     private Future<Void> build(final Vertx vertx) {
         try {
             if (protocol == null) {
                 protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(options.protocol());
             }
-            usePeersOfModule();
             // Fixed node names: they key hash maps whose order steers the run (so a per-run name would break
             // determinism), and they are event-bus addresses, so simulations on one Vert.x run one at a time.
             final FabricOptions fabricOptions = new FabricOptions().costModel(options.costModel()).clock(clock)
@@ -331,6 +305,8 @@ public final class Simulation {
                 final LogDb db = new LogDb(mn);
                 final Protocol run = protocol;
                 db.objectRoom(run::objectRoom); // 0 for every protocol but those keeping state beside the value
+                // The header words of the protocol's format (its module's, per table), and only those.
+                db.objectFormat(schema -> io.scythe.txn.spi.ProtocolRegistry.objectFormat(run, schema));
                 spec.load(db, p, options.memoryNodes());
                 memoryNodes.add(db);
                 final RpcServer server = new RpcServer(vertx, mn, rrpcOptions);
@@ -436,29 +412,30 @@ public final class Simulation {
             committedByCn = new long[options.computeNodes()];
         }
         int loopNumber = 0;
-        final io.scythe.txn.spi.ProtocolModule cnModule = computeNodeModule();
-        if (cnModule != null && peerSetUp == null) {
-            // The call bound also bounds opening rings over the event bus before time starts, in wall-clock time:
-            // 10 s, as a loaded machine opening a 9-CN cluster's rings takes more than the default second. In virtual
-            // time it is far beyond a run (these modules' compute nodes are never crashed yet).
-            peerOptions = CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(10));
-            peerSetUp = p -> { };
-        }
+        // The module of the protocol run when its compute nodes talk to each other (ProtocolModule#peerMessaging):
+        // they then get peer messaging and its compute-node services (none for a protocol only a test has).
+        final io.scythe.txn.spi.ProtocolModule cnModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(protocol);
         if (cnModule != null) {
-            // The routing layer these nodes share: a module that moves shards (Lotus's resharding) tells it, and the
-            // routers learn the newer map when refused; periodic tasks stop when the run is over.
+            final boolean everyLoop = cnModule.peerMessaging(protocol)
+                == io.scythe.txn.spi.PeerMessaging.EVERY_LOOP;
+            if (peerSetUp == null) { // unless a test set peers up itself (peers)
+                // The call bound also bounds opening rings over the event bus before time starts, in wall-clock
+                // time: a loaded machine opening a 9-CN cluster's loop pairs took more than the default second, and
+                // every loop pair's (CNs x loops)^2 opens (2,304 at 16 CNs x 3 loops) more than 10 s. In virtual time
+                // it is far beyond a run (these modules' compute nodes are never crashed yet).
+                peerOptions = CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(
+                    everyLoop ? 60 : 10));
+                peerSetUp = p -> { };
+            }
+            everyLoopPair = everyLoop;
+            // What these nodes share: whether the run is over (periodic tasks stop) and, routed, the routing layer
+            // (its shard count, and a listener a module that moves shards itself tells: Lotus's resharding; the
+            // routers learn the newer map when refused).
             computeNodeShared.put("run.over", (java.util.function.BooleanSupplier) () -> endNs != 0
                 && clock.nanoTime() - endNs >= 0);
             if (shardMap != null) {
-                if (options.moveShardEveryNs() > 0) {
-                    throw new IllegalArgumentException("--move-shard-every moves shards at random; "
-                        + protocol.name() + " moves shards itself (resharding): leave it at 0");
-                }
-                if (options.shards() != io.scythe.txn.lotus.LotusKey.SHARDS) {
-                    throw new IllegalArgumentException("routing with " + protocol.name() + " maps its "
-                        + io.scythe.txn.lotus.LotusKey.SHARDS + " lock shards: --shards must be "
-                        + io.scythe.txn.lotus.LotusKey.SHARDS + ", not " + options.shards());
-                }
+                computeNodeShared.put("routing.shards", options.shards());
+                computeNodeShared.put("routing.moveShardEveryNs", options.moveShardEveryNs());
                 computeNodeShared.put("routing.moved", (java.util.function.BiConsumer<Integer, Integer>)
                     (shard, to) -> shardMap = shardMap.moved(shard, to));
             }
@@ -559,16 +536,6 @@ public final class Simulation {
         }
         Bridge.switchCurrent(null);
         return Future.all(connected).compose(v -> connectPeers());
-    }
-
-    /** The module of the protocol run when it calls other compute nodes (it then gets peer messaging), else null. */
-    private io.scythe.txn.spi.ProtocolModule computeNodeModule() {
-        for (final io.scythe.txn.spi.ProtocolModule m : io.scythe.txn.spi.ProtocolRegistry.modules()) {
-            if (m.usesComputeNodePeers() && m.protocols().contains(protocol)) {
-                return m;
-            }
-        }
-        return null;
     }
 
     private static io.scythe.txn.spi.ComputeNodeContext computeNodeContext(final int index, final List<String> names,
@@ -1083,6 +1050,16 @@ public final class Simulation {
                 final String broken = lotus.endOfRunViolation();
                 if (broken != null) {
                     violations.add("cn" + cn + ": " + broken);
+                }
+            }
+        }
+        // Every object carries only the header words of its table's format (its protocol module's, per table).
+        for (final LogDb db : memoryNodes) {
+            for (final Table t : db.tables()) {
+                final String stray = io.scythe.storage.ObjectFormat.strayIn(t);
+                if (stray != null) {
+                    violations.add(db.nic().node() + ": a header word outside its table's format "
+                        + t.format().name() + " was written: " + stray);
                 }
             }
         }

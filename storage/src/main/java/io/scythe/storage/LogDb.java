@@ -31,6 +31,8 @@ public final class LogDb {
      * one holder, shared with the views.
      */
     private final java.util.function.ToIntFunction<TableSchema>[] room;
+    /** The format of each table created from now on ({@link #objectFormat}): one holder, shared with the views. */
+    private final java.util.function.Function<TableSchema, ObjectFormat>[] format;
 
     public LogDb(final Nic nic) {
         this.nic = nic;
@@ -41,6 +43,10 @@ public final class LogDb {
         @SuppressWarnings("unchecked")
         final java.util.function.ToIntFunction<TableSchema>[] none = new java.util.function.ToIntFunction[] {s -> 0};
         this.room = none;
+        @SuppressWarnings("unchecked")
+        final java.util.function.Function<TableSchema, ObjectFormat>[] full = new java.util.function.Function[] {
+            s -> ObjectFormat.FULL};
+        this.format = full;
     }
 
     private LogDb(final LogDb store, final int backup) {
@@ -50,6 +56,7 @@ public final class LogDb {
         this.backup = backup;
         this.creation = store.creation;
         this.room = store.room;
+        this.format = store.format;
     }
 
     /**
@@ -62,6 +69,17 @@ public final class LogDb {
     public LogDb objectRoom(final java.util.function.ToIntFunction<TableSchema> extra) {
         synchronized (creation) {
             room[0] = java.util.Objects.requireNonNull(extra, "extra");
+        }
+        return this;
+    }
+
+    /**
+     * Gives every table created from now on the format {@code format} says for its schema: the protocol words its
+     * objects carry ({@link ObjectFormat}; {@link ObjectFormat#FULL} by default). Backup tables made here get it too.
+     */
+    public LogDb objectFormat(final java.util.function.Function<TableSchema, ObjectFormat> format) {
+        synchronized (creation) {
+            this.format[0] = java.util.Objects.requireNonNull(format, "format");
         }
         return this;
     }
@@ -120,6 +138,7 @@ public final class LogDb {
             final MemoryRegion versions = versionBytes == 0 ? null
                 : register(schema.name() + ".versions", versionBytes, registered);
             final Table table = new Table(schema, objects, index, versions, buckets, schema.id(), slotBytes);
+            table.format(java.util.Objects.requireNonNull(format[0].apply(schema), "format of " + schema.name()));
             byName.put(schema.name(), table);
             byId.put(schema.id(), table);
             return table;

@@ -127,6 +127,17 @@ public final class Table {
         return index.lookup(key);
     }
 
+    private volatile ObjectFormat format = ObjectFormat.FULL;
+
+    /** The protocol words its objects carry ({@link LogDb#objectFormat}; {@link ObjectFormat#FULL} by default). */
+    public ObjectFormat format() {
+        return format;
+    }
+
+    void format(final ObjectFormat format) {
+        this.format = format;
+    }
+
     /** Bytes of one object slot: header, largest value, and the room a protocol asked for ({@link LogDb#objectRoom}). */
     public int objectSlotBytes() {
         return objectSlab.slotBytes();

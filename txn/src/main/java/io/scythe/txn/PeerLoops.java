@@ -9,7 +9,7 @@ import java.util.function.IntFunction;
  * protocols whose compute nodes talk to each other (SELCC's invalidations): loops are numbered 1..n across the
  * cluster ({@link #number()} is this one's), and {@link #where} names the peer and loop index that serve a number.
  * Given to a runtime by whoever builds it ({@link TxnRuntime#peerLoops}) when the protocol's module asks for peers
- * ({@code ProtocolModule#usesPeers}).
+ * ({@code ProtocolModule#peerMessaging}).
  */
 public record PeerLoops(CnPeers peers, int number, int loopIndex, IntFunction<Address> where) {
     /** A loop of the cluster: the peer name {@link CnPeers#call} takes and the loop index there. */

@@ -214,6 +214,7 @@ public final class EmbeddedScythe implements AutoCloseable {
             final Nic mn = fabric.attachNow("mn" + p);
             final LogDb db = new LogDb(mn);
             db.objectRoom(protocol::objectRoom); // 0 for every protocol but those keeping state beside the value
+            db.objectFormat(schema -> io.scythe.txn.spi.ProtocolRegistry.objectFormat(protocol, schema));
             loader.load(db, p, parts);
             memoryNodes.add(db);
         }

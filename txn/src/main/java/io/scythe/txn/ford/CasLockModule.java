@@ -33,6 +33,16 @@ public abstract class CasLockModule implements ProtocolModule {
     }
 
     /** The CAS lock word (package doc). */
+    /**
+     * FORD's and FaRM's tables have the full header ({@link io.scythe.storage.ObjectFormat#FULL}), the one format
+     * they share with Scythe ({@code ScytheModule#objectFormat} says why).
+     */
+    @Override
+    public final io.scythe.storage.ObjectFormat objectFormat(final io.scythe.txn.Protocol protocol,
+                                                           final io.scythe.storage.TableSchema schema) {
+        return io.scythe.storage.ObjectFormat.FULL;
+    }
+
     @Override
     public final List<HeaderWord> headerWords() {
         return List.of(HeaderWord.of("cas_lock", ObjectLayout.CAS_LOCK_OFFSET));

@@ -27,6 +27,10 @@ public final class LotusCluster {
     public static final String ROUTING = "routing.moved";
     /** The key of what says the run is over (periodic tasks stop), if the host sets one. */
     public static final String OVER = "run.over";
+    /** The key of the host's routing layer's shard count in the shared map, if it routes: Lotus's lock shards. */
+    public static final String ROUTING_SHARDS = "routing.shards";
+    /** The key of how often (ns) the host's routing layer moves shards at random, if it routes: never, for Lotus. */
+    public static final String ROUTING_MOVE_EVERY = "routing.moveShardEveryNs";
 
     private final int[] owners = new int[LotusKey.SHARDS];
     private long epoch = 1;
@@ -111,6 +115,16 @@ public final class LotusCluster {
         this.renewedNs = new long[cns];
         java.util.Arrays.fill(renewedNs, -1);
         this.publishedLatencyNs = new long[cns];
+        final Object shards = shared.get(ROUTING_SHARDS);
+        if (shards != null && ((Number) shards).intValue() != LotusKey.SHARDS) {
+            throw new IllegalArgumentException("routing with lotus maps its " + LotusKey.SHARDS + " lock shards: "
+                + "--shards must be " + LotusKey.SHARDS + ", not " + shards);
+        }
+        final Object moveEvery = shared.get(ROUTING_MOVE_EVERY);
+        if (moveEvery != null && ((Number) moveEvery).longValue() > 0) {
+            throw new IllegalArgumentException("--move-shard-every moves shards at random; lotus moves shards itself "
+                + "(resharding): leave it at 0");
+        }
         final Object o = shared.get(OPTIONS);
         this.options = o instanceof LotusOptions lo ? lo : LotusOptions.PAPER;
         this.routing = (BiConsumer<Integer, Integer>) shared.get(ROUTING);

@@ -2,6 +2,7 @@ package io.scythe.txn.lotus;
 
 import io.scythe.txn.Protocol;
 import io.scythe.txn.spi.ComputeNodeContext;
+import io.scythe.txn.spi.PeerMessaging;
 import io.scythe.txn.spi.ProtocolModule;
 
 import java.util.List;
@@ -36,14 +37,24 @@ public final class LotusModule implements ProtocolModule {
         return false;
     }
 
+    /**
+     * Its objects carry the CAS lock word only, which its inserts take ({@code Table.InsertLock.CAS_WORD}, the word
+     * FORD's and RCC's locks use); its record locks live in the compute nodes' lock tables.
+     */
+    @Override
+    public List<io.scythe.txn.spi.HeaderWord> headerWords() {
+        return List.of(io.scythe.txn.spi.HeaderWord.of("cas_lock", io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET));
+    }
+
     @Override
     public List<io.scythe.txn.spi.LockKind> lockKinds() {
         return List.of(LotusLockKind.INSTANCE);
     }
 
+    /** Lock RPCs go from loop i of a compute node to loop i of the key's lock owner (Lotus's pairing). */
     @Override
-    public boolean usesComputeNodePeers() {
-        return true;
+    public PeerMessaging peerMessaging(final Protocol protocol) {
+        return PeerMessaging.LOOP_PAIRS;
     }
 
     @Override

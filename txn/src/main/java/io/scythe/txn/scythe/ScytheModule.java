@@ -88,6 +88,18 @@ public final class ScytheModule implements ProtocolModule {
     }
 
     /** The Takeout Lock's words: {@code lower}, {@code upper}, {@code queued_ts} (package doc). */
+    /**
+     * Scythe's tables have the full header ({@link io.scythe.storage.ObjectFormat#FULL}), the one format Scythe, FORD
+     * and FaRM share: their inserts lock by ticket or by CAS word (Table.InsertLock), and recovery, reclamation and
+     * the memory node's services read both lock areas whatever of the three runs, so each of them declares the other's
+     * words too. Their fingerprints (tools/sim-fingerprint.sh) are those of the one-layout code.
+     */
+    @Override
+    public io.scythe.storage.ObjectFormat objectFormat(final Protocol protocol,
+                                                     final io.scythe.storage.TableSchema schema) {
+        return io.scythe.storage.ObjectFormat.FULL;
+    }
+
     @Override
     public List<HeaderWord> headerWords() {
         return List.of(HeaderWord.of("lower", ObjectLayout.LOWER_OFFSET), HeaderWord.of("upper",

@@ -7,8 +7,10 @@ import java.util.List;
 import java.util.concurrent.Executor;
 
 /**
- * What a protocol module's compute-node services start on ({@link ProtocolModule#startComputeNode}): the node's
- * place among the compute nodes and its CN-to-CN messaging. Given once per compute node, before its loops serve.
+ * What a protocol module's compute-node services start on ({@link ProtocolModule#startComputeNode}, for a module
+ * whose {@link ProtocolModule#peerMessaging} is not NONE): the node's place among the compute nodes and its CN-to-CN
+ * messaging. Given once per compute node, before its loops serve; each loop's runtime has its
+ * {@code TxnRuntime#peerLoops} before the module's {@link LoopSetUp} equips it.
  */
 public interface ComputeNodeContext {
     /** This compute node's index among {@link #computeNodes()}. */
@@ -22,7 +24,11 @@ public interface ComputeNodeContext {
 
     /**
      * State the cluster's compute nodes share (one map per cluster, the same for every node of it): what stands for
-     * services outside the nodes, such as a routing layer. A host that has none fails clearly.
+     * services outside the nodes, such as a routing layer. The simulator puts {@code run.over} (a BooleanSupplier:
+     * periodic tasks stop) and, when it routes, {@code routing.shards} (its shard count), {@code
+     * routing.moveShardEveryNs} (how often it moves shards at random, 0: never) and {@code routing.moved} (a
+     * BiConsumer of shard and compute node a module that moves shards itself tells). A host that has none fails
+     * clearly.
      */
     default java.util.Map<String, Object> shared() {
         throw new UnsupportedOperationException("this host shares no state between its compute nodes");

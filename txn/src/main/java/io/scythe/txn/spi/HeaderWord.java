@@ -1,5 +1,6 @@
 package io.scythe.txn.spi;
 
+import io.scythe.storage.ObjectFormat;
 import io.scythe.storage.ObjectLayout;
 
 /**
@@ -20,14 +21,12 @@ public record HeaderWord(String name, int offset, int bytes) {
     public static final HeaderWord PROTOCOL_WORD = new HeaderWord("protocol_word", ObjectLayout.PROTOCOL_WORD_OFFSET, 8);
 
     public HeaderWord {
-        final boolean lockArea = offset >= 0 && offset + bytes <= ObjectLayout.VERSION_OFFSET;
-        final boolean protocolWord = offset >= ObjectLayout.PROTOCOL_WORD_OFFSET
-            && offset + bytes <= ObjectLayout.PROTOCOL_WORD_OFFSET + 8;
-        if (bytes <= 0 || !(lockArea || protocolWord)) {
-            throw new IllegalArgumentException("header word " + name + " at " + offset + " of " + bytes
-                + " bytes is outside the protocol part of the header ([0, " + ObjectLayout.VERSION_OFFSET + ") and "
-                + ObjectLayout.PROTOCOL_WORD_OFFSET + "..+8)");
-        }
+        new ObjectFormat.Word(name, offset, bytes); // refuses a word outside the protocol part of the header
+    }
+
+    /** The word as a table's storage format lists it ({@link ObjectFormat}). */
+    public ObjectFormat.Word word() {
+        return new ObjectFormat.Word(name, offset, bytes);
     }
 
     /** An 8-byte word. */
@@ -37,6 +36,6 @@ public record HeaderWord(String name, int offset, int bytes) {
 
     /** Whether it shares a byte with {@code other}. */
     public boolean overlaps(final HeaderWord other) {
-        return offset < other.offset + other.bytes && other.offset < offset + bytes;
+        return word().overlaps(other.word());
     }
 }

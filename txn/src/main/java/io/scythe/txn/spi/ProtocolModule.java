@@ -1,5 +1,7 @@
 package io.scythe.txn.spi;
 
+import io.scythe.storage.ObjectFormat;
+import io.scythe.storage.TableSchema;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Protocol;
 import io.scythe.txn.Stage;
@@ -12,10 +14,11 @@ import java.util.List;
  * and configuration keys. Registered with one line in {@code META-INF/services/io.scythe.txn.spi.ProtocolModule} and
  * found in the {@link ProtocolRegistry}; nothing shared names a module.
  *
- * <p>Storage format: objects have one header ({@code ObjectLayout}, 64 bytes) on every table; its shared words are
- * the version, the chain, the value length, flags and incarnation, and each module declares the protocol words it
- * keeps there ({@link #headerWords()}; the registry refuses overlaps). Sizing the header per table, so that a module
- * declaring fewer words gets a smaller one, is the storage's to do.
+ * <p>Storage format: objects have one header ({@code ObjectLayout}, 64 bytes); its shared words are the version, the
+ * chain, the value length, flags and incarnation, and each module declares the protocol words it keeps there
+ * ({@link #headerWords()}; the registry refuses overlaps) and supplies each table's format ({@link #objectFormat}: the
+ * words its objects carry, and only those). Storage still lays every format out in the 64-byte header (a word a
+ * format leaves out keeps its bytes, zero); sizing the header per format is the storage's next step.
  */
 public interface ProtocolModule {
     /** The module's name, e.g. {@code scythe} (its package's name). */
@@ -37,30 +40,22 @@ public interface ProtocolModule {
     }
 
     /**
-     * Whether its compute nodes talk to each other ({@code io.scythe.rrpc.CnPeers}): the runtime then gives every
-     * compute-node loop its peers ({@code TxnRuntime#peerLoops}) and calls {@link #servePeers} on each node's. False
-     * by default: nothing of it is set up.
+     * Whether the compute nodes of a run of {@code protocol} (one of its {@link #protocols}) talk to each other
+     * ({@link io.scythe.rrpc.CnPeers}) and which loops call which (one hook for SELCC's invalidations, every loop to
+     * every loop, and Lotus's lock RPCs, loop i to loop i). For such a run a host gives every compute node peer
+     * messaging, calls {@link #startComputeNode} on each before its loops serve, and gives every loop's runtime its
+     * peers ({@code TxnRuntime#peerLoops}). The simulator is such a host; scythe bench and cluster nodes are not yet
+     * (issue 21), and a protocol that needs peers fails there clearly when its first transaction begins.
+     * {@link PeerMessaging#NONE} by default: nothing of it is built.
      */
-    default boolean usesPeers() {
-        return false;
-    }
-
-    /** Registers its CN-to-CN handlers on one compute node's peers (before any loop serves); only if usesPeers. */
-    default void servePeers(final io.scythe.rrpc.CnPeers peers) {
-    }
-
-    /**
-     * Whether its transactions call other compute nodes (Lotus's hook; SELCC's is {@link #usesPeers}: two shapes of
-     * one need, to be folded into one) ({@link io.scythe.rrpc.CnPeers}): hosts then give every compute
-     * node peer messaging and call {@link #startComputeNode}. False by default (no peer messaging is built for it).
-     */
-    default boolean usesComputeNodePeers() {
-        return false;
+    default PeerMessaging peerMessaging(final Protocol protocol) {
+        return PeerMessaging.NONE;
     }
 
     /**
      * Starts its services on one compute node (CN-to-CN handlers, per-node state such as a lock table) and says how
-     * to equip each of the node's loops; only for a module that {@link #usesComputeNodePeers}. None by default.
+     * to equip each of the node's loops; called only in a run of a protocol whose {@link #peerMessaging} is not NONE.
+     * None by default.
      */
     default ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
         return ComputeNodeContext.LoopSetUp.NONE;
@@ -74,6 +69,16 @@ public interface ProtocolModule {
     /** The words it keeps in every object's header (the same word, declared alike, when modules share a lock). */
     default List<HeaderWord> headerWords() {
         return List.of();
+    }
+
+    /**
+     * The storage format of a table of {@code schema} in a run of {@code protocol} (one of its {@link #protocols}):
+     * the header words its objects carry, and only those ({@link ObjectFormat}; hosts give it to the memory nodes,
+     * {@code LogDb#objectFormat}). By default the words it declares ({@link #headerWords}); the simulator checks at
+     * the end of a run that nothing wrote a word outside it.
+     */
+    default ObjectFormat objectFormat(final Protocol protocol, final TableSchema schema) {
+        return new ObjectFormat(name(), headerWords().stream().map(HeaderWord::word).toList());
     }
 
     /** What its locks leave held in objects, for end-of-run checks. */

@@ -24,8 +24,13 @@ public final class ProtocolRegistry {
     private static final Map<String, Protocol> PROTOCOLS = new LinkedHashMap<>();
     private static final Map<String, ProtocolModule> OWNERS = new LinkedHashMap<>();
     private static final Map<Integer, LockKind> LOCK_KINDS = new TreeMap<>();
-    /** Every module's probe, asked per object at the end of a run: kept, not asked of the modules each time. */
+    /**
+     * Every module's probe, by module ({@link #MODULES}' order), asked per object at the end of a run: kept, not
+     * asked of the modules each time.
+     */
     private static final List<ObjectProbe> PROBES = new ArrayList<>();
+    /** Every module's header words, by module, as formats list them. */
+    private static final List<List<io.scythe.storage.ObjectFormat.Word>> MODULE_WORDS = new ArrayList<>();
     /** Each declared header word, with the module that declared it first. */
     private static final Map<HeaderWord, ProtocolModule> WORDS = new LinkedHashMap<>();
 
@@ -85,6 +90,7 @@ public final class ProtocolRegistry {
             WORDS.putIfAbsent(w, module);
         }
         PROBES.add(module.probe());
+        MODULE_WORDS.add(module.headerWords().stream().map(HeaderWord::word).toList());
     }
 
     /** Every header word a module declared, in registration order. */
@@ -151,6 +157,36 @@ public final class ProtocolRegistry {
         return OWNERS.containsKey(name) || colon < 0 ? OWNERS.get(name) : OWNERS.get(name.substring(0, colon));
     }
 
+    /**
+     * The module of {@code protocol} (one of its {@link ProtocolModule#protocols}) when the compute nodes of a run of it
+     * talk to each other ({@link ProtocolModule#peerMessaging} not NONE), else {@code null} (also for a protocol no
+     * module has).
+     */
+    public static synchronized ProtocolModule peerModuleOf(final Protocol protocol) {
+        for (final ProtocolModule m : MODULES) {
+            if (m.protocols().contains(protocol) && m.peerMessaging(protocol) != PeerMessaging.NONE) {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The storage format of a table of {@code schema} in a run of {@code protocol}: its module's
+     * ({@link ProtocolModule#objectFormat}), or {@link io.scythe.storage.ObjectFormat#FULL} for a protocol no module
+     * registered (one only a test has).
+     */
+    public static io.scythe.storage.ObjectFormat objectFormat(final Protocol protocol,
+                                                              final io.scythe.storage.TableSchema schema) {
+        final ProtocolModule module;
+        try {
+            module = moduleOf(protocol.name());
+        } catch (final UnknownKeyException onlyATest) {
+            return io.scythe.storage.ObjectFormat.FULL;
+        }
+        return module.objectFormat(protocol, schema);
+    }
+
     /** The lock kind of redo records with lock kind word {@code id}, or {@code null} when no module has it. */
     public static synchronized LockKind lockKind(final int id) {
         return LOCK_KINDS.get(id);
@@ -166,10 +202,28 @@ public final class ProtocolRegistry {
         return Stage.values();
     }
 
-    /** Whether any module's locks leave the object at {@code header} of {@code table} held (end-of-run check). */
+    /**
+     * Whether any module's locks leave the object at {@code header} of {@code table} held (end-of-run check): the
+     * probes of the modules whose words the table's format carries ({@code Table#format}; every module's on a
+     * {@code FULL} table), and of those that keep no word in objects.
+     */
     public static synchronized boolean anyLockHeld(final io.scythe.storage.Table table, final int header) {
-        for (final ObjectProbe probe : PROBES) {
-            if (probe.locked(table, header)) {
+        final io.scythe.storage.ObjectFormat format = table.format();
+        for (int m = 0; m < MODULES.size(); m++) {
+            if (probed(format, MODULE_WORDS.get(m)) && PROBES.get(m).locked(table, header)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean probed(final io.scythe.storage.ObjectFormat format,
+                                  final List<io.scythe.storage.ObjectFormat.Word> words) {
+        if (words.isEmpty() || format == io.scythe.storage.ObjectFormat.FULL) {
+            return true;
+        }
+        for (final io.scythe.storage.ObjectFormat.Word w : words) {
+            if (format.carries(w)) {
                 return true;
             }
         }

@@ -127,4 +127,41 @@ class ProtocolRegistryTest {
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("takeout-ticket");
         assertThat(ProtocolRegistry.modules()).extracting(ProtocolModule::name).doesNotContain("copy", "clash");
     }
+
+    @Test
+    void peerMessagingIsOneHookForSelccAndLotusAndNothingForTheOthers() {
+        final Protocol selcc2pl = ProtocolRegistry.protocol("selcc-2pl");
+        final ProtocolModule selcc = ProtocolRegistry.peerModuleOf(selcc2pl);
+        assertThat(selcc.name()).isEqualTo("selcc");
+        assertThat(selcc.peerMessaging(selcc2pl)).isEqualTo(PeerMessaging.EVERY_LOOP);
+        assertThat(ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol("sel-2pl"))).isSameAs(selcc);
+        final Protocol lotusProtocol = ProtocolRegistry.protocol("lotus");
+        final ProtocolModule lotus = ProtocolRegistry.peerModuleOf(lotusProtocol);
+        assertThat(lotus.name()).isEqualTo("lotus");
+        assertThat(lotus.peerMessaging(lotusProtocol)).isEqualTo(PeerMessaging.LOOP_PAIRS);
+        for (final String name : List.of("scythe", "scythe-occ", "ford-occ", "farm-occ", "rcc-nowait", "aurogon")) {
+            assertThat(ProtocolRegistry.peerModuleOf(ProtocolRegistry.protocol(name))).as(name).isNull();
+        }
+        assertThat(ProtocolRegistry.peerModuleOf(Protocol.of("only-a-test", (runtime, hint) -> null))).isNull();
+    }
+
+    @Test
+    void eachModuleSuppliesItsTablesFormatWithOnlyItsWords() {
+        final io.scythe.storage.TableSchema schema = io.scythe.storage.TableSchema.fixed(1, "t", 8, 16);
+        for (final String legacy : List.of("scythe", "scythe-occ", "ford-occ", "farm-occ")) {
+            assertThat(ProtocolRegistry.objectFormat(ProtocolRegistry.protocol(legacy), schema)).as(legacy)
+                .isSameAs(io.scythe.storage.ObjectFormat.FULL);
+        }
+        assertThat(words("rcc-nowait", schema)).containsExactly("cas_lock", "protocol_word");
+        assertThat(words("selcc-2pl", schema)).containsExactly("protocol_word");
+        assertThat(words("lotus", schema)).containsExactly("cas_lock");
+        assertThat(words("aurogon", schema)).isEmpty();
+        assertThat(ProtocolRegistry.objectFormat(Protocol.of("only-a-test", (runtime, hint) -> null), schema))
+            .isSameAs(io.scythe.storage.ObjectFormat.FULL);
+    }
+
+    private static List<String> words(final String protocol, final io.scythe.storage.TableSchema schema) {
+        return ProtocolRegistry.objectFormat(ProtocolRegistry.protocol(protocol), schema).words().stream()
+            .map(io.scythe.storage.ObjectFormat.Word::name).toList();
+    }
 }
