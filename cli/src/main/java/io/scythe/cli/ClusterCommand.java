@@ -26,42 +26,53 @@ import java.util.concurrent.TimeUnit;
         "Clients join with DIR/client.json (ScytheClient) and send TxnRequests to scythe.txn. A compute node that "
             + "loses its lease is restarted under a new epoch."})
 public final class ClusterCommand implements Callable<Integer> {
+    @Accepts(min = "1", max = "64")
     @Option(names = "--mns", defaultValue = "2", description = "Memory nodes (default: ${DEFAULT-VALUE}).")
     int mns;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--cns", defaultValue = "3", description = "Compute nodes (default: ${DEFAULT-VALUE}).")
     int cns;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--tso", defaultValue = "1", description = "TSO nodes: the service, and a TSO proxy per further "
         + "node (default: ${DEFAULT-VALUE}).")
     int tso;
 
+    @Accepts(names = OptionChecks.Fabrics.class)
     @Option(names = "--fabric", defaultValue = "shm", description = "shm or tcp (default: ${DEFAULT-VALUE}).")
     String fabric;
 
+    @Accepts(names = OptionChecks.Profiles.class)
     @Option(names = "--profile", defaultValue = "cx5", description = "Cost model: cx5 or zero (shm only; "
         + "default: ${DEFAULT-VALUE}).")
     String profile;
 
+    @Accepts(names = OptionChecks.ClusterWorkloadNames.class)
     @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank or counters (default: "
         + "${DEFAULT-VALUE}).")
     String workload;
 
+    @Accepts(min = "2")
     @Option(names = "--accounts", defaultValue = "10000", description = "SmallBank accounts, or counters "
         + "(default: ${DEFAULT-VALUE}).")
     long accounts;
 
+    @Accepts(names = RegisteredProtocols.class)
     @Option(names = "--protocol", defaultValue = "scythe", completionCandidates = RegisteredProtocols.class,
         description = "Concurrency control the CNs run (default: ${DEFAULT-VALUE}; registered: "
             + "${COMPLETION-CANDIDATES}).")
     String protocol;
 
+    @Accepts(value = "a cluster name")
     @Option(names = "--name", description = "Cluster name (default: scythe-PID).")
     String name;
 
+    @Accepts(value = "a directory to write")
     @Option(names = "--dir", description = "Where node configs and logs go (default: ./cluster-NAME).")
     Path dir;
 
+    @Accepts(min = "1ms")
     @Option(names = "--duration", description = "Stop after this long (e.g. 30s); default: until Ctrl-C.")
     Duration duration;
 
@@ -69,6 +80,7 @@ public final class ClusterCommand implements Callable<Integer> {
         + "CN and pause another (time until fenced, until back under a new epoch), measure again, then stop.")
     boolean probe;
 
+    @Accepts(value = "JVM options")
     @Option(names = "--node-java-opts", defaultValue = "-Xmx512m -XX:+UseParallelGC",
         description = "JVM options of each node process (default: ${DEFAULT-VALUE}).")
     String nodeJavaOpts;

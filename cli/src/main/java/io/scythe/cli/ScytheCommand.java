@@ -27,6 +27,7 @@ public final class ScytheCommand implements Runnable {
                 }
             })
             .setCaseInsensitiveEnumValuesAllowed(true)
+            .setExecutionStrategy(new OptionChecks()) // every option's @Accepts, before any command runs
             .setParameterExceptionHandler(ScytheCommand::refuse)
             .setExecutionExceptionHandler(ScytheCommand::handle);
     }
@@ -50,7 +51,8 @@ public final class ScytheCommand implements Runnable {
     private static int handle(final Exception error, final CommandLine command,
                               final CommandLine.ParseResult parseResult) {
         for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof IllegalArgumentException || t instanceof io.scythe.fabric.FabricException) {
+            if (t instanceof IllegalArgumentException || t instanceof io.scythe.fabric.FabricException
+                || t instanceof io.scythe.txn.UnknownKeyException) {
                 command.getErr().println("scythe " + command.getCommandName() + ": " + t.getMessage());
                 return 2;
             }
