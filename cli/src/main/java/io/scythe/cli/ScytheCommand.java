@@ -7,7 +7,8 @@ import picocli.CommandLine.Command;
 @Command(name = "scythe", mixinStandardHelpOptions = true, versionProvider = ScytheCommand.Version.class,
     description = "Scythe: distributed transactions for disaggregated memory, on Eclipse Vert.x.",
     subcommands = {BenchCommand.class, SimCommand.class, CheckCommand.class, ReportCommand.class, ReproduceCommand.class,
-        FabricCommand.class, NodeCommand.class, ClusterCommand.class, ChaosCommand.class, CommandLine.HelpCommand.class})
+        FabricCommand.class, NodeCommand.class, ClusterCommand.class, ChaosCommand.class, FuzzCommand.class,
+        CommandLine.HelpCommand.class})
 public final class ScytheCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
