@@ -110,6 +110,8 @@ public final class FuzzCommand implements Callable<Integer> {
     }
 
     private LocalCluster cluster;
+    private final List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final AtomicInteger refusedConnections = new AtomicInteger();
     private JsonObject fabric;
     private ScytheClient client;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -158,7 +160,6 @@ public final class FuzzCommand implements Callable<Integer> {
 
     private int run() throws Exception {
         final long[] before = audit();
-        final List<String> failures = new ArrayList<>();
         final Random random = new Random(seed);
         final List<Socket> slow = new ArrayList<>();
         for (final String server : servers) {
@@ -171,11 +172,20 @@ public final class FuzzCommand implements Callable<Integer> {
             };
             System.out.println(counts);
             if (counts.timeouts() > 0) {
-                failures.add(server + ": " + counts.timeouts() + " messages got no answer within " + TIMEOUT_MS + " ms");
+                failures.add(server + ": " + counts.timeouts() + " messages got no answer within " + TIMEOUT_MS
+                    + " ms");
             }
         }
         // Nothing committed changed: every account as before (the coordinator's valid messages only read).
-        final long[] after = audit();
+        final long[] after;
+        try {
+            after = audit();
+        } catch (final IllegalStateException e) {
+            failures.add("the accounts cannot be read after the fuzz: " + e.getMessage());
+            failures.addAll(stillServing(random, slow));
+            failures.forEach(f -> System.out.println("fuzz: FAIL " + f));
+            return 1;
+        }
         for (int a = 0; a < accounts; a++) {
             if (before[a] != after[a]) {
                 failures.add("account " + a + " changed: " + before[a] + " -> " + after[a]);
@@ -184,6 +194,9 @@ public final class FuzzCommand implements Callable<Integer> {
         System.out.printf("fuzz: %d accounts read before and after: %s%n", accounts,
             java.util.Arrays.equals(before, after) ? "unchanged" : "CHANGED");
         failures.addAll(stillServing(random, slow));
+        if (refusedConnections.get() > 0) {
+            failures.add(refusedConnections.get() + " connections refused");
+        }
         if (failures.isEmpty()) {
             System.out.println("fuzz: OK: every server answered or closed every message, nothing committed changed, "
                 + "every server still serves");
@@ -222,12 +235,20 @@ public final class FuzzCommand implements Callable<Integer> {
         final DeliveryOptions options = new DeliveryOptions().setCodecName(codec).setSendTimeout(TIMEOUT_MS);
         final AtomicLongArray outcomes = new AtomicLongArray(4); // replies, error replies, closes, timeouts
         try {
-            window(i -> bus.<TxnReply>request(CoordinatorVerticle.ADDRESS + ".cn0",
-                    CoordinatorFuzz.message(i, random, good), options)
-                .map(m -> m.body().committed() ? 0 : 1)
-                .recover(e -> Future.succeededFuture(e instanceof ReplyException r
-                    && r.failureType() == ReplyFailure.TIMEOUT ? 3 : 2))
-                .map(k -> outcomes.incrementAndGet(k)), 32);
+            window(i -> {
+                final byte[] message = CoordinatorFuzz.message(i, random(random, i), good);
+                return bus.<TxnReply>request(CoordinatorVerticle.ADDRESS + ".cn0", message, options)
+                    .map(m -> m.body().committed() ? 0 : 1)
+                    .recover(e -> {
+                        final boolean timeout = e instanceof ReplyException r && r.failureType() == ReplyFailure.TIMEOUT;
+                        if (timeout) {
+                            failures.add("coordinator: no reply to message " + i + ": "
+                                + HexFormat.of().formatHex(message));
+                        }
+                        return Future.succeededFuture(timeout ? 3 : 2);
+                    })
+                    .map(k -> outcomes.incrementAndGet(k));
+            }, 32);
         } finally {
             bus.unregisterCodec(codec);
             CoordinatorVerticle.registerCodecs(bus);
@@ -245,7 +266,7 @@ public final class FuzzCommand implements Callable<Integer> {
         window(i -> {
             final Promise<Object> done = Promise.promise();
             loop.runOnContext(v -> {
-                final RpcFuzz.Call c = RpcFuzz.call(random, ids);
+                final RpcFuzz.Call c = RpcFuzz.call(random(random, i), ids);
                 rocket.call(c.rpcId(), c.payload(), 0, c.payload().capacity()).onComplete(ar -> {
                     outcomes.incrementAndGet(RpcFuzz.outcome(ar.cause()).ordinal());
                     done.complete();
@@ -285,7 +306,7 @@ public final class FuzzCommand implements Callable<Integer> {
         final InetSocketAddress server = verbsAddress();
         final AtomicLongArray outcomes = new AtomicLongArray(3); // closed, too long a reply, timeout
         sockets(i -> outcomes.incrementAndGet(TcpJunk.send(server, TcpJunk.connection(i, random(random, i)),
-            TIMEOUT_MS).ordinal()));
+            TIMEOUT_MS).ordinal()), "verbs");
         // An answer longer than a refusal counts as an error reply (the server said more than it should).
         return new Counts("verbs", count, 0, outcomes.get(1), outcomes.get(0), outcomes.get(2), ms(t0));
     }
@@ -310,23 +331,29 @@ public final class FuzzCommand implements Callable<Integer> {
         }
         final AtomicLongArray outcomes = new AtomicLongArray(4);
         sockets(i -> outcomes.incrementAndGet(HttpFuzz.send(nodes.get(i % nodes.size()),
-            HttpFuzz.request(i, random(random, i)), TIMEOUT_MS).ordinal()));
+            HttpFuzz.request(i, random(random, i)), TIMEOUT_MS).ordinal()), "http");
         return new Counts("http", count, outcomes.get(0), outcomes.get(1), outcomes.get(2), outcomes.get(3),
             ms(t0));
     }
 
     /** Every server still serves: HTTP health, a fresh verbs connection refused, an RRPC call answered, slowloris closed. */
     private List<String> stillServing(final Random random, final List<Socket> slow) throws Exception {
-        final List<String> failures = new ArrayList<>();
+        final List<String> found = new ArrayList<>();
         for (final String node : List.of("tso", "mn0", "cn0")) {
+            final Process p = cluster.node(node).process();
+            if (p == null || !p.isAlive()) {
+                found.add(node + " exited (code " + (p == null ? "-" : p.exitValue()) + "); its log: "
+                    + cluster.node(node).log());
+                continue;
+            }
             final JsonObject h = health(node);
             if (!"UP".equals(h.getString("status"))) {
-                failures.add(node + " is not UP after the fuzz: " + h);
+                found.add(node + " is not UP after the fuzz: " + h);
             }
         }
         if (servers.contains("verbs") && TcpJunk.send(verbsAddress(), new byte[] {1, 2, 3}, TIMEOUT_MS)
             != TcpJunk.Outcome.CLOSED) {
-            failures.add("the tcp verbs server no longer closes junk");
+            found.add("the tcp verbs server no longer closes junk");
         }
         if (servers.contains("rrpc")) {
             final Promise<Throwable> answered = Promise.promise();
@@ -338,7 +365,7 @@ public final class FuzzCommand implements Callable<Integer> {
             });
             if (RpcFuzz.outcome(answered.future().await(TIMEOUT_MS * 2, TimeUnit.MILLISECONDS))
                 == RpcFuzz.Outcome.TIMEOUT) {
-                failures.add("the MN's RRPC ring no longer answers");
+                found.add("the MN's RRPC ring no longer answers");
             }
         }
         int closed = 0;
@@ -348,7 +375,7 @@ public final class FuzzCommand implements Callable<Integer> {
                 s.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
                 closed++;
             } catch (final java.net.SocketTimeoutException e) {
-                failures.add("a half-written HTTP request was not closed by the server");
+                found.add("a half-written HTTP request was not closed by the server");
             } catch (final java.io.IOException reset) {
                 closed++;
             }
@@ -359,7 +386,7 @@ public final class FuzzCommand implements Callable<Integer> {
         System.out.println("fuzz: after: tso, mn0, cn0 healthy; a coordinator serves (the audit committed)"
             + (servers.contains("rrpc") ? "; the RRPC ring answers" : "")
             + (servers.contains("verbs") ? "; the verbs server closes junk" : ""));
-        return failures;
+        return found;
     }
 
     private JsonObject health(final String node) throws Exception {
@@ -398,7 +425,7 @@ public final class FuzzCommand implements Callable<Integer> {
      * A blocking socket exchange per message, on {@value #SOCKET_THREADS} threads (mostly waiting: a CN's
      * /peers/probe answers after its peer call, a lying Content-Length after the server's read gives up).
      */
-    private void sockets(final SocketSend send) throws Exception {
+    private void sockets(final SocketSend send, final String server) throws Exception {
         final ExecutorService pool = Executors.newFixedThreadPool(SOCKET_THREADS);
         try {
             final List<java.util.concurrent.Future<?>> all = new ArrayList<>();
@@ -406,7 +433,14 @@ public final class FuzzCommand implements Callable<Integer> {
                 final int thread = t;
                 all.add(pool.submit(() -> {
                     for (int i = thread; i < count; i += SOCKET_THREADS) {
-                        send.send(i);
+                        try {
+                            send.send(i);
+                        } catch (final java.net.ConnectException refused) { // the server is gone: say so, stop
+                            refusedConnections.incrementAndGet();
+                            failures.add(server + ": message " + i + ": " + refused.getMessage() + " (a node stopped?"
+                                + " see its log)");
+                            return null;
+                        }
                     }
                     return null;
                 }));
