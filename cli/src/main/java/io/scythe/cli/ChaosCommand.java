@@ -156,17 +156,13 @@ public final class ChaosCommand implements Callable<Integer> {
         final Path where = dir != null ? dir : Path.of(name);
         final byte[] secret = new byte[24];
         new SecureRandom().nextBytes(secret);
-        final List<String> cmd = new ArrayList<>(LocalCluster.Launcher.sameClasspath(
-            List.of(nodeJavaOpts.trim().split("\\s+"))).command());
-        cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
-        cmd.add("node");
         if (tso < 1) {
             throw new IllegalArgumentException("--tso " + tso + ": the service is one node, proxies the rest");
         }
         cluster = new LocalCluster(name, HexFormat.of().formatHex(secret), mns, cns, tso - 1,
             new JsonObject().put("name", "smallbank").put("accounts", accounts),
             new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
-            protocol, where, new LocalCluster.Launcher(cmd));
+            protocol, where, ClusterCommand.nodeLauncher(nodeJavaOpts));
         final Thread hook = new Thread(cluster::close, "scythe-chaos-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {

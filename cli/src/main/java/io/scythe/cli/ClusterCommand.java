@@ -106,13 +106,8 @@ public final class ClusterCommand implements Callable<Integer> {
             .put(workload.equals("smallbank") ? "accounts" : "keys", accounts);
         final JsonObject fabricJson = new JsonObject().put("provider", fabric)
             .put("costModel", new JsonObject().put("profile", profile));
-        final List<String> cmd = new ArrayList<>(LocalCluster.Launcher.sameClasspath(
-            List.of(nodeJavaOpts.trim().split("\\s+"))).command());
-        // Run the scythe command's own node subcommand (it knows the benchmark workloads).
-        cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
-        cmd.add("node");
         final LocalCluster local = new LocalCluster(cluster, secret, mns, cns, tso - 1, workloadJson, fabricJson,
-            protocol, where, new LocalCluster.Launcher(cmd));
+            protocol, where, nodeLauncher(nodeJavaOpts));
         final CountDownLatch stop = new CountDownLatch(1);
         final Thread hook = new Thread(() -> {
             stop.countDown();
@@ -184,5 +179,14 @@ public final class ClusterCommand implements Callable<Integer> {
             System.out.println(n.name() + " did not start again (" + failed.getMessage().lines().findFirst()
                 .orElse("") + "); trying again");
         }
+    }
+
+    /** Starts nodes as this JVM's classpath running the scythe command's own node subcommand (it knows the workloads). */
+    static LocalCluster.Launcher nodeLauncher(final String nodeJavaOpts) {
+        final List<String> cmd = new ArrayList<>(LocalCluster.Launcher.sameClasspath(
+            List.of(nodeJavaOpts.trim().split("\\s+"))).command());
+        cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
+        cmd.add("node");
+        return new LocalCluster.Launcher(cmd);
     }
 }

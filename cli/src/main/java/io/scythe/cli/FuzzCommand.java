@@ -122,14 +122,10 @@ public final class FuzzCommand implements Callable<Integer> {
         final Path where = dir != null ? dir : Path.of(name);
         final byte[] secret = new byte[24];
         new SecureRandom().nextBytes(secret);
-        final List<String> cmd = new ArrayList<>(LocalCluster.Launcher.sameClasspath(
-            List.of(nodeJavaOpts.trim().split("\\s+"))).command());
-        cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
-        cmd.add("node");
         cluster = new LocalCluster(name, HexFormat.of().formatHex(secret), 1, 1, 0,
             new JsonObject().put("name", "smallbank").put("accounts", accounts),
             new JsonObject().put("provider", "tcp").put("costModel", new JsonObject().put("profile", "zero")),
-            "scythe", where, new LocalCluster.Launcher(cmd));
+            "scythe", where, ClusterCommand.nodeLauncher(nodeJavaOpts));
         // The fuzzer's own NIC (RRPC rings need the MN to reach it) gets an address every node knows.
         fabric = cluster.clientConfigJson().getJsonObject("fabric").copy();
         fabric.getJsonObject("addresses").put("fuzzer", "127.0.0.1:" + LocalCluster.freePort());
