@@ -12,6 +12,7 @@ import java.util.concurrent.Callable;
     description = "Prints a fabric cost-model profile (its parameters and the latency they imply per verb). "
         + "The parameters and their sources are documented in conf/fabric/.")
 public final class FabricCommand implements Callable<Integer> {
+    @Accepts(names = OptionChecks.Profiles.class)
     @Option(names = "--profile", defaultValue = "cx5", description = "Profile: "
         + io.scythe.fabric.CostModel.PROFILE_NAMES + " (default: "
         + "${DEFAULT-VALUE}).")

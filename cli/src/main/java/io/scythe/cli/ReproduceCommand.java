@@ -30,6 +30,7 @@ public final class ReproduceCommand implements Callable<Integer> {
     @Parameters(paramLabel = "FIGURE", arity = "0..*", description = "Figures to reproduce (default: all).")
     List<String> figures = new ArrayList<>();
 
+    @Accepts(value = "a directory to write")
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "results/reproduce",
         description = "Where the report and each figure's results go (default: ${DEFAULT-VALUE}).")
     Path out;

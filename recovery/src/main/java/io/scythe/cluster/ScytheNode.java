@@ -944,6 +944,10 @@ public final class ScytheNode implements AutoCloseable {
         if (hazelcast != null && hazelcast.getLifecycleService().isRunning()) {
             h.put("members", hazelcast.getCluster().getMembers().size());
         }
+        if (rpcServer != null) { // the services a memory node serves (what scythe fuzz calls)
+            h.put("rpcIds", new io.vertx.core.json.JsonArray(java.util.Arrays.stream(rpcServer.rpcIds()).boxed()
+                .toList()));
+        }
         if (memoryDb != null) {
             final long[] locks = lockScan(memoryDb);
             h.put("locksHeld", locks[0]).put("ticketsOutstanding", locks[1]);
