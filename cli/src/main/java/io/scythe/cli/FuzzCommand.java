@@ -136,7 +136,7 @@ public final class FuzzCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             cluster.start(180_000);
-            client = ScytheClient.join(cluster.clientConfig(), TIMEOUT_MS);
+            client = ScytheClient.join(cluster.clientConfig().access(), TIMEOUT_MS);
             System.out.printf("fuzz: cluster %s ready: tso, mn0, cn0 on the tcp fabric; %,d messages to each of %s; "
                 + "logs in %s%n", name, count, servers, where.toAbsolutePath());
             return run();
