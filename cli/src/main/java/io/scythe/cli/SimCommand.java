@@ -100,9 +100,8 @@ public final class SimCommand implements Callable<Integer> {
         description = "Virtual time before measuring (default: ${DEFAULT-VALUE}).")
     Duration warmup;
 
-    @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: cx5, cx5-pcie, cx5-table1 or "
-        + "zero (default: "
-        + "${DEFAULT-VALUE}).")
+    @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: cx5, cx5-pcie, cx5-queue, "
+        + "cx5-table1 or zero (default: ${DEFAULT-VALUE}).")
     String profile;
 
     @Option(names = "--fabric-config", paramLabel = "FILE",
