@@ -111,8 +111,8 @@ import java.util.TreeSet;
  *   <li><b>The Zipf row needs a hot word to serve ~55 K CAS/s</b> (13 % of 0.42 Mops on the hottest of 1000 words),
  *   ~18 us per CAS, whatever the mechanism: a constant conflict hold ({@value #PROFILE_CX5}), or a PCIe-scale cost
  *   per queued atomic that makes the queue feed on itself ({@value #PROFILE_CX5_QUEUE}: 600 ns + 2.4 us per CAS
- *   found on the word, itself included; collapse from ~2 queued, settling at ~5 of the 8 threads on the hot word,
- *   which gives P90 84 us against 72.9 us where the constant gives ~103 us). A PCIe-scale per-address serialisation
+ *   found on the word, itself included: the hold grows while CASes arrive, so once a couple queue the word collapses;
+ *   P90 84 us against 72.9 us, where the constant gives ~103 us). A PCIe-scale per-address serialisation
  *   alone (1-3 us per same-address atomic, no growth) caps the hot word at 0.3-1 M CAS/s and leaves the Zipf row at
  *   ~1.7 Mops (fixed conflict hold 2 us: 1.74 Mops).</li>
  *   <li><b>The same paper's Fig. 27 and §5.2 contradict that collapse.</b> 64 threads spinning CAS on Zipf-hot locks
@@ -122,7 +122,7 @@ import java.util.TreeSet;
  *   FORD sends its hottest lock word more CASes than Table 1's 8 threads send theirs (it retries an aborted
  *   transaction at once on the same keys, up to --max-attempts; the real FORD does not retry, shared/papers/peers.md;
  *   even with --max-attempts 1 ford-occ falls from 1.50 M (cx5-pcie) to 0.47 M txn/s (cx5) and 0.18 M
- *   (cx5-queue)). Fig. 7's P99 (112 us) fits no NIC model: with a 25 us hold the hottest lock alone (13 % of 64
+ *   (cx5-queue with 2.5 us per queued CAS)). Fig. 7's P99 (112 us) fits no NIC model: with a 25 us hold the hottest lock alone (13 % of 64
  *   threads' requests) queues milliseconds.</li>
  *   <li>So the measured points do not admit one NIC model: Table 1's Zipf row wants a hot-word collapse, Fig. 27 and
  *   §5.2 want none. {@value #PROFILE_CX5} stays the default (it fits Table 1's throughputs with one constant);
