@@ -151,7 +151,8 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
 
     static final class Profiles extends Names {
         Profiles() {
-            super(CostModel.PROFILE_CX5, CostModel.PROFILE_CX5_PCIE, CostModel.PROFILE_CX5_TABLE1, CostModel.PROFILE_ZERO);
+            super(CostModel.PROFILE_CX5, CostModel.PROFILE_CX5_PCIE, CostModel.PROFILE_CX5_QUEUE, CostModel.PROFILE_CX5_TABLE1,
+                CostModel.PROFILE_ZERO);
         }
     }
 

@@ -76,6 +76,13 @@ class SimCommandTest {
     }
 
     @Test
+    void shouldLoadTheQueueProfileFromConfFabric() throws Exception {
+        final Path yaml = Path.of(System.getProperty("user.dir")).getParent().resolve("conf/fabric/cx5-queue.yaml");
+        assertThat(BenchCommand.readCostModel(yaml).toJson())
+            .isEqualTo(io.scythe.fabric.CostModel.profile("cx5-queue").toJson());
+    }
+
+    @Test
     void shouldPrintTable1NextToOurCasNumbers(@TempDir final Path dir) throws Exception {
         final StringWriter out = new StringWriter();
         final java.io.PrintStream stdout = System.out;
