@@ -564,7 +564,9 @@ public final class Simulation {
     /** The module of the protocol run when it calls other compute nodes (it then gets peer messaging), else null. */
     private io.scythe.txn.spi.ProtocolModule computeNodeModule() {
         for (final io.scythe.txn.spi.ProtocolModule m : io.scythe.txn.spi.ProtocolRegistry.modules()) {
-            if (m.usesComputeNodePeers() && m.protocols().contains(protocol)) {
+            // The protocol itself, or one of them configured by options (e.g. rcc-calvin:primitive=rpc).
+            if (m.usesComputeNodePeers() && (m.protocols().contains(protocol) || m.protocols().stream()
+                .anyMatch(p -> protocol.name().startsWith(p.name() + ":")))) {
                 return m;
             }
         }
