@@ -66,6 +66,8 @@ final class CalvinNode {
     private final Map<Long, Part> parts = new HashMap<>();
     private final CalvinLocks<Key, Part> locks = new CalvinLocks<>();
     private long dispatched;
+    /** Windows opened or closed so far: a window's timer that finds it changed was closed early. */
+    private long windows;
 
     /** A transaction at one participant: its keys here and how many locks it still waits for. */
     private static final class Part {
@@ -139,11 +141,17 @@ final class CalvinNode {
 
     private void maybeOpenWindow() {
         if (epochs.openWindow(!pending.isEmpty())) {
-            home.timers().after(epochNs).onComplete(v -> closeWindow());
+            final long generation = ++windows;
+            home.timers().after(epochNs).onComplete(v -> {
+                if (generation == windows) { // else closed early already (behind)
+                    closeWindow();
+                }
+            });
         }
     }
 
     private void closeWindow() {
+        windows++;
         final long[] range = epochs.closeWindow();
         final List<CalvinTxn> batch = pending;
         pending = new ArrayList<>();
@@ -181,8 +189,11 @@ final class CalvinNode {
         final List<Decl> txns = CalvinWire.readBatch(in);
         responder.reply();
         epochs.receive(from, epoch, txns);
-        maybeOpenWindow();
-        schedule();
+        if (epochs.behind()) {
+            closeWindow(); // another node ended the epoch: end it here too (schedules)
+        } else {
+            schedule();
+        }
     }
 
     /** Calls {@code rpc} on node {@code d}'s home loop; a failure is fatal to the run (nothing retries it). */

@@ -45,13 +45,18 @@ final class Epochs<B> {
     }
 
     /**
-     * Closes the window: the epochs this node sends batches of now, {@code [first, last]} as two longs (the first
+     * Whether another node already sent an epoch this node has not: then this node closes its window at once (epochs
+     * end when the first node ends them, so the nodes' epochs stay aligned instead of each waiting a window more).
+     */
+    boolean behind() {
+        return newestSeen >= nextToSend;
+    }
+
+    /**
+     * Closes the window (opening it first when none is open): the epochs this node sends batches of now, {@code [first, last]} as two longs (the first
      * carries what was pending; the others are empty, catching up with an epoch another node sent).
      */
     long[] closeWindow() {
-        if (!windowOpen) {
-            throw new IllegalStateException("no CALVIN epoch window is open");
-        }
         windowOpen = false;
         final long first = nextToSend;
         final long last = Math.max(first, newestSeen);
