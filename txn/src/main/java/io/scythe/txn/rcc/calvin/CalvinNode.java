@@ -66,6 +66,15 @@ final class CalvinNode {
     private final Map<Long, Part> parts = new HashMap<>();
     private final CalvinLocks<Key, Part> locks = new CalvinLocks<>();
     private long dispatched;
+    /** Batches that came in several chunks, by epoch * nodes + sender, until every chunk is here. */
+    private final Map<Long, List<List<Decl>>> chunked = new HashMap<>();
+    /** Writes that came in several chunks, by transaction id, until all are here. */
+    private final Map<Long, WriteChunks> writing = new HashMap<>();
+
+    private static final class WriteChunks {
+        final List<Write> writes = new ArrayList<>();
+        final List<RpcResponder> responders = new ArrayList<>(1);
+    }
     /** Windows opened or closed so far: a window's timer that finds it changed was closed early. */
     private long windows;
 
@@ -105,6 +114,11 @@ final class CalvinNode {
             home = runtime;
             homeExecutor = executor;
         }
+    }
+
+    /** The largest message to a peer: an RRPC bucket's payload. */
+    int maxPayload() {
+        return peers.options().maxPayload();
     }
 
     int index() {
@@ -173,7 +187,9 @@ final class CalvinNode {
                 } else {
                     dispatched++;
                     final long epoch = e;
-                    send(d, CalvinWire.BATCH, CalvinWire.batch(epoch, index, forD));
+                    for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, forD, maxPayload())) {
+                        send(d, CalvinWire.BATCH, chunk);
+                    }
                 }
             }
         }
@@ -186,8 +202,27 @@ final class CalvinNode {
             request.payloadLength());
         final long epoch = in.u64();
         final int from = in.u16();
-        final List<Decl> txns = CalvinWire.readBatch(in);
+        final int chunk = in.u16();
+        final int chunks = in.u16();
+        List<Decl> txns = CalvinWire.readBatch(in);
         responder.reply();
+        if (chunks > 1) { // a batch in several messages: whole once every chunk is here, in chunk order
+            final List<List<Decl>> parts = chunked.computeIfAbsent(epoch * nodes + from, k -> {
+                final List<List<Decl>> l = new ArrayList<>();
+                for (int i = 0; i < chunks; i++) {
+                    l.add(null);
+                }
+                return l;
+            });
+            parts.set(chunk, txns);
+            if (parts.contains(null)) {
+                return;
+            }
+            chunked.remove(epoch * nodes + from);
+            final List<Decl> whole = new ArrayList<>();
+            parts.forEach(whole::addAll);
+            txns = whole;
+        }
         epochs.receive(from, epoch, txns);
         if (epochs.behind()) {
             closeWindow(); // another node ended the epoch: end it here too (schedules)
@@ -243,7 +278,9 @@ final class CalvinNode {
             if (executor == index) {
                 forwarded(p.decl.id(), out);
             } else {
-                send(executor, CalvinWire.FORWARD, CalvinWire.forward(p.decl.id(), out));
+                for (final UnsafeBuffer chunk : CalvinWire.forward(p.decl.id(), out, maxPayload())) {
+                    send(executor, CalvinWire.FORWARD, chunk);
+                }
             }
         });
     }
@@ -312,8 +349,9 @@ final class CalvinNode {
             if (d == index) {
                 done.add(applyWrites(txn.id(), commitTs, w));
             } else {
-                final UnsafeBuffer payload = CalvinWire.write(txn.id(), commitTs, w);
-                done.add(peers.call(names.get(d), 0, CalvinWire.WRITE, payload, 0, payload.capacity()));
+                for (final UnsafeBuffer chunk : CalvinWire.write(txn.id(), commitTs, w, maxPayload())) {
+                    done.add(peers.call(names.get(d), 0, CalvinWire.WRITE, chunk, 0, chunk.capacity()));
+                }
             }
         }
         return Future.all(done).<Void>mapEmpty().andThen(v -> executing.remove(txn.id()));
@@ -324,12 +362,22 @@ final class CalvinNode {
             request.payloadLength());
         final long id = in.u64();
         final long commitTs = in.u64();
+        final int total = in.u16();
         final List<Write> writes = CalvinWire.readWrites(in);
-        applyWrites(id, commitTs, writes).onComplete(ar -> {
-            if (ar.succeeded()) {
-                responder.reply();
-            } else {
-                responder.fail(RpcException.FIRST_APPLICATION_CODE, String.valueOf(ar.cause()));
+        final WriteChunks w = writing.computeIfAbsent(id, k -> new WriteChunks());
+        w.writes.addAll(writes);
+        w.responders.add(responder);
+        if (w.writes.size() < total) {
+            return; // more chunks to come: every chunk is answered once all are written
+        }
+        writing.remove(id);
+        applyWrites(id, commitTs, w.writes).onComplete(ar -> {
+            for (final RpcResponder r : w.responders) {
+                if (ar.succeeded()) {
+                    r.reply();
+                } else {
+                    r.fail(RpcException.FIRST_APPLICATION_CODE, String.valueOf(ar.cause()));
+                }
             }
         });
     }

@@ -144,9 +144,39 @@ final class CalvinTxn implements Txn {
         for (final Map.Entry<Integer, List<Key>> k : keys.entrySet()) {
             byNode.put(k.getKey(), new Decl(id, node.index(), k.getValue(), modes.get(k.getKey())));
         }
+        final String tooLarge = tooLarge(byNode);
+        if (tooLarge != null) {
+            finished = Promise.promise();
+            finished.complete(0L);
+            for (final Entry e : entries.values()) {
+                e.waiting.forEach(p -> p.fail(new IllegalArgumentException(tooLarge)));
+            }
+            return;
+        }
         decls = byNode;
-        forwardsLeft = byNode.size();
+        forwardsLeft = entries.size();
         node.onHome(() -> node.submit(this, epochNs));
+    }
+
+    /** Why this transaction cannot go over CALVIN's RPC messages (a part or a record too large), or null. */
+    private String tooLarge(final Map<Integer, Decl> byNode) {
+        final int limit = node.maxPayload();
+        for (final Decl d : byNode.values()) {
+            if (CalvinWire.BATCH_HEADER + CalvinWire.declBytes(d) > limit) {
+                return "CALVIN (" + mode + ") dispatches a transaction's keys at a node in one RRPC bucket (" + limit
+                    + " bytes): " + d.keys().size() + " keys take " + CalvinWire.declBytes(d) + " bytes";
+            }
+        }
+        for (final Entry e : entries.values()) {
+            final int value = e.partition.descriptor().schema().maxValueBytes();
+            if (CalvinWire.FORWARD_HEADER + CalvinWire.recordBytes(e.key, value) > limit
+                || CalvinWire.WRITE_HEADER + CalvinWire.keyBytes(e.key) + 4 + value > limit) {
+                return "CALVIN (" + mode + ") forwards a record in one RRPC bucket (" + limit + " bytes): values of "
+                    + e.key.table() + " (up to " + value + " bytes) do not fit; the one-sided form (WRITEs into "
+                    + "per-peer buffers) would carry them, and it is not built";
+            }
+        }
+        return null;
     }
 
     /** What of it node {@code d} is dispatched: its keys there, or {@code null} when it has none there. Home loop. */
@@ -159,10 +189,11 @@ final class CalvinTxn implements Txn {
         this.orderTs = ts;
     }
 
-    /** A participant's records arrived. Home loop. */
+    /** Records of it arrived from a participant (all of its keys there, or some). Home loop. */
     void forwarded(final List<Record> records) {
         forwarded.addAll(records);
-        if (--forwardsLeft == 0) {
+        forwardsLeft -= records.size();
+        if (forwardsLeft == 0) {
             final List<Record> all = List.copyOf(forwarded);
             lane.executor().execute(() -> deliver(all));
         }

@@ -14,13 +14,16 @@ import java.util.List;
  */
 final class CalvinWire {
     /**
-     * Dispatch: {@code epoch u64, from u16, count u32, count x txn}; a txn is {@code id u64, origin u16, keys u16,
-     * keys x (key, mode u8)}.
+     * Dispatch, in chunks that fit an RRPC bucket: {@code epoch u64, from u16, chunk u16, chunks u16, count u32,
+     * count x txn}; a txn is {@code id u64, origin u16, keys u16, keys x (key, mode u8)}.
      */
     static final int BATCH = 0x5C01;
     /** Forwarding: {@code id u64, n u16, n x (key, status u8, version u64, length u32, value)}. */
     static final int FORWARD = 0x5C02;
-    /** Write-back at an active participant: {@code id u64, commitTs u64, n u16, n x (key, length u32, value)}. */
+    /**
+     * Write-back at an active participant, in chunks: {@code id u64, commitTs u64, total u16, n u16, n x (key,
+     * length u32, value)}.
+     */
     static final int WRITE = 0x5C03;
 
     static final byte FOUND = 0;
@@ -168,17 +171,71 @@ final class CalvinWire {
         }
     }
 
-    static UnsafeBuffer batch(final long epoch, final int from, final List<Decl> txns) {
-        final Out out = new Out().u64(epoch).u16(from).u32(txns.size());
-        for (final Decl d : txns) {
-            out.u64(d.id()).u16(d.origin()).u16(d.keys().size());
-            for (int i = 0; i < d.keys().size(); i++) {
-                out.key(d.keys().get(i)).u8(d.exclusive().get(i) ? 1 : 0);
-            }
-        }
-        return out.done();
+    /** Bytes of a batch chunk's header: epoch, from, chunk, chunks, count. */
+    static final int BATCH_HEADER = 8 + 2 + 2 + 2 + 4;
+    /** Bytes of a forward message's header: id, count. */
+    static final int FORWARD_HEADER = 8 + 2;
+    /** Bytes of a write message's header: id, commitTs, total, count. */
+    static final int WRITE_HEADER = 8 + 8 + 2 + 2;
+
+    /** Bytes a key takes on the wire. */
+    static int keyBytes(final Key k) {
+        return 1 + k.table().getBytes(StandardCharsets.UTF_8).length + 8;
     }
 
+    /** Bytes a declared transaction takes in a batch. */
+    static int declBytes(final Decl d) {
+        int n = 8 + 2 + 2;
+        for (final Key k : d.keys()) {
+            n += keyBytes(k) + 1;
+        }
+        return n;
+    }
+
+    /** Bytes a forwarded record of {@code valueBytes} takes. */
+    static int recordBytes(final Key k, final int valueBytes) {
+        return keyBytes(k) + 1 + 8 + 4 + valueBytes;
+    }
+
+    /**
+     * Node {@code from}'s batch of {@code epoch} as messages of at most {@code limit} bytes (an RRPC bucket), each
+     * {@code epoch u64, from u16, chunk u16, chunks u16, count u32, count x txn}; at least one (an empty batch says
+     * the epoch is over at {@code from}).
+     */
+    static List<UnsafeBuffer> batch(final long epoch, final int from, final List<Decl> txns, final int limit) {
+        final List<List<Decl>> chunks = new ArrayList<>();
+        List<Decl> chunk = new ArrayList<>();
+        int bytes = BATCH_HEADER;
+        for (final Decl d : txns) {
+            final int n = declBytes(d);
+            if (BATCH_HEADER + n > limit) {
+                throw new IllegalArgumentException("a CALVIN transaction of " + d.keys().size() + " keys (" + n
+                    + " bytes) does not fit an RRPC bucket (" + limit + " bytes)");
+            }
+            if (bytes + n > limit) {
+                chunks.add(chunk);
+                chunk = new ArrayList<>();
+                bytes = BATCH_HEADER;
+            }
+            chunk.add(d);
+            bytes += n;
+        }
+        chunks.add(chunk);
+        final List<UnsafeBuffer> out = new ArrayList<>(chunks.size());
+        for (int c = 0; c < chunks.size(); c++) {
+            final Out o = new Out().u64(epoch).u16(from).u16(c).u16(chunks.size()).u32(chunks.get(c).size());
+            for (final Decl d : chunks.get(c)) {
+                o.u64(d.id()).u16(d.origin()).u16(d.keys().size());
+                for (int i = 0; i < d.keys().size(); i++) {
+                    o.key(d.keys().get(i)).u8(d.exclusive().get(i) ? 1 : 0);
+                }
+            }
+            out.add(o.done());
+        }
+        return out;
+    }
+
+    /** The transactions of a batch chunk, after its header ({@code epoch, from, chunk, chunks}) was read. */
     static List<Decl> readBatch(final In in) {
         final int n = in.u32();
         final List<Decl> txns = new ArrayList<>(n);
@@ -197,12 +254,33 @@ final class CalvinWire {
         return txns;
     }
 
-    static UnsafeBuffer forward(final long id, final List<Record> records) {
-        final Out out = new Out().u64(id).u16(records.size());
-        for (final Record r : records) {
-            out.key(r.key()).u8(r.status()).u64(r.version()).bytes(r.value());
+    /** A participant's records of transaction {@code id} as messages of at most {@code limit} bytes. */
+    static List<UnsafeBuffer> forward(final long id, final List<Record> records, final int limit) {
+        final List<UnsafeBuffer> out = new ArrayList<>();
+        int from = 0;
+        while (from < records.size()) {
+            int bytes = FORWARD_HEADER;
+            int to = from;
+            while (to < records.size()) {
+                final int n = recordBytes(records.get(to).key(), records.get(to).value().length);
+                if (FORWARD_HEADER + n > limit) {
+                    throw new IllegalArgumentException("CALVIN record " + records.get(to).key() + " (" + n
+                        + " bytes) does not fit an RRPC bucket (" + limit + " bytes)");
+                }
+                if (bytes + n > limit) {
+                    break;
+                }
+                bytes += n;
+                to++;
+            }
+            final Out o = new Out().u64(id).u16(to - from);
+            for (final Record r : records.subList(from, to)) {
+                o.key(r.key()).u8(r.status()).u64(r.version()).bytes(r.value());
+            }
+            out.add(o.done());
+            from = to;
         }
-        return out.done();
+        return out;
     }
 
     static List<Record> readForward(final In in) {
@@ -214,14 +292,39 @@ final class CalvinWire {
         return records;
     }
 
-    static UnsafeBuffer write(final long id, final long commitTs, final List<Write> writes) {
-        final Out out = new Out().u64(id).u64(commitTs).u16(writes.size());
-        for (final Write w : writes) {
-            out.key(w.key()).bytes(w.value());
-        }
-        return out.done();
+    /**
+     * The writes of transaction {@code id} at one active participant as messages of at most {@code limit} bytes, each
+     * {@code id u64, commitTs u64, total u16, n u16, n x (key, value)}; at least one (none: release only).
+     */
+    static List<UnsafeBuffer> write(final long id, final long commitTs, final List<Write> writes, final int limit) {
+        final List<UnsafeBuffer> out = new ArrayList<>();
+        int from = 0;
+        do {
+            int bytes = WRITE_HEADER;
+            int to = from;
+            while (to < writes.size()) {
+                final int n = keyBytes(writes.get(to).key()) + 4 + writes.get(to).value().length;
+                if (WRITE_HEADER + n > limit) {
+                    throw new IllegalArgumentException("CALVIN write of " + writes.get(to).key() + " (" + n
+                        + " bytes) does not fit an RRPC bucket (" + limit + " bytes)");
+                }
+                if (bytes + n > limit) {
+                    break;
+                }
+                bytes += n;
+                to++;
+            }
+            final Out o = new Out().u64(id).u64(commitTs).u16(writes.size()).u16(to - from);
+            for (final Write w : writes.subList(from, to)) {
+                o.key(w.key()).bytes(w.value());
+            }
+            out.add(o.done());
+            from = to;
+        } while (from < writes.size());
+        return out;
     }
 
+    /** The writes of a write message, after its header ({@code id, commitTs, total}) was read. */
     static List<Write> readWrites(final In in) {
         final int n = in.u16();
         final List<Write> writes = new ArrayList<>(n);

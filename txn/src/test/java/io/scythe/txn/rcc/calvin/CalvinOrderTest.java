@@ -144,19 +144,49 @@ class CalvinOrderTest {
     void shouldCarryBatchesRecordsAndWritesOverTheWire() {
         final Decl decl = new Decl(0x1234_5678_9abcL, 2, List.of(new Key("checking", 7), new Key("savings", -1)),
             List.of(true, false));
-        final var batch = CalvinWire.batch(5, 1, List.of(decl));
-        final CalvinWire.In in = new CalvinWire.In(batch, 0, batch.capacity());
+        final var batch = CalvinWire.batch(5, 1, List.of(decl), 472);
+        assertThat(batch).hasSize(1);
+        final CalvinWire.In in = new CalvinWire.In(batch.get(0), 0, batch.get(0).capacity());
         assertThat(in.u64()).isEqualTo(5);
         assertThat(in.u16()).isEqualTo(1);
+        assertThat(in.u16()).isEqualTo(0); // chunk 0
+        assertThat(in.u16()).isEqualTo(1); // of 1
         assertThat(CalvinWire.readBatch(in)).containsExactly(decl);
-        final var fwd = CalvinWire.forward(9, List.of(new CalvinWire.Record(new Key("t", 3), CalvinWire.FOUND, 42,
-            new byte[] {1, 2, 3})));
-        final CalvinWire.In f = new CalvinWire.In(fwd, 0, fwd.capacity());
-        assertThat(f.u64()).isEqualTo(9);
-        final CalvinWire.Record r = CalvinWire.readForward(f).get(0);
-        assertThat(r.key()).isEqualTo(new Key("t", 3));
-        assertThat(r.version()).isEqualTo(42);
-        assertThat(r.value()).containsExactly(1, 2, 3);
+        // An epoch's batch larger than a bucket goes in chunks, none larger than the bucket; an empty one in one.
+        final List<Decl> many = java.util.Collections.nCopies(40, decl);
+        final var chunks = CalvinWire.batch(6, 0, many, 472);
+        assertThat(chunks.size()).isGreaterThan(1);
+        int decls = 0;
+        for (final var c : chunks) {
+            assertThat(c.capacity()).isLessThanOrEqualTo(472);
+            final CalvinWire.In ci = new CalvinWire.In(c, 0, c.capacity());
+            ci.u64();
+            ci.u16();
+            ci.u16();
+            assertThat(ci.u16()).isEqualTo(chunks.size());
+            decls += CalvinWire.readBatch(ci).size();
+        }
+        assertThat(decls).isEqualTo(40);
+        assertThat(CalvinWire.batch(7, 0, List.of(), 472)).hasSize(1);
+        final var records = new ArrayList<CalvinWire.Record>();
+        for (int i = 0; i < 30; i++) {
+            records.add(new CalvinWire.Record(new Key("t", i), CalvinWire.FOUND, 42 + i, new byte[] {1, 2, (byte) i}));
+        }
+        final var fwds = CalvinWire.forward(9, records, 472);
+        assertThat(fwds.size()).isGreaterThan(1);
+        final var back = new ArrayList<CalvinWire.Record>();
+        for (final var f : fwds) {
+            final CalvinWire.In fi = new CalvinWire.In(f, 0, f.capacity());
+            assertThat(fi.u64()).isEqualTo(9);
+            back.addAll(CalvinWire.readForward(fi));
+        }
+        assertThat(back).hasSize(30);
+        assertThat(back.get(29).key()).isEqualTo(new Key("t", 29));
+        assertThat(back.get(29).version()).isEqualTo(71);
+        assertThat(back.get(29).value()).containsExactly(1, 2, 29);
+        assertThatThrownBy(() -> CalvinWire.forward(1, List.of(new CalvinWire.Record(new Key("t", 1),
+            CalvinWire.FOUND, 1, new byte[600])), 472)).hasMessageContaining("does not fit");
+        final var fwd = fwds.get(0);
         final CalvinWire.In truncated = new CalvinWire.In(fwd, 0, fwd.capacity() - 1);
         truncated.u64();
         assertThatThrownBy(() -> CalvinWire.readForward(truncated)).hasMessageContaining("truncated");
