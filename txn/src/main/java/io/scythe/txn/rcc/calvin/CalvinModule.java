@@ -44,6 +44,6 @@ public final class CalvinModule implements ProtocolModule {
     @Override
     public List<String> configKeys() {
         return List.of("primitive=onesided|rpc and epoch=<n>ns|us|ms (default 10us), after 'rcc-calvin:', "
-            + "comma-separated");
+            + "joined by '+'");
     }
 }

@@ -138,7 +138,8 @@ final class CalvinNode {
     /** Runs {@code task} on the home loop (any thread). */
     void onHome(final Runnable task) {
         if (homeExecutor == null) {
-            throw new IllegalStateException("CALVIN node " + names.get(index) + " has no home loop (loop 0 not set up)");
+            throw new IllegalStateException("CALVIN node " + names.get(index) + " has no home loop (loop 0 not set "
+                + "up)");
         }
         homeExecutor.execute(task);
     }

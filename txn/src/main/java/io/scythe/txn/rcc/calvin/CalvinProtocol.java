@@ -8,9 +8,10 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * RCC's CALVIN (§4.6) in one form: {@code rcc-calvin} (one-sided, RCC's default form), {@code rcc-calvin:primitive=rpc},
- * {@code :primitive=onesided}, with {@code epoch=<n>ns|us|ms} (default {@link #DEFAULT_EPOCH_NS}) after a comma or
- * alone, e.g. {@code rcc-calvin:primitive=rpc,epoch=50us}. Hybrid codes are refused: CALVIN has no per-stage primitive
+ * RCC's CALVIN (§4.6) in one form: {@code rcc-calvin} (one-sided, RCC's default form),
+ * {@code rcc-calvin:primitive=rpc}, {@code :primitive=onesided}, with {@code epoch=<n>ns|us|ms} (default {@link #DEFAULT_EPOCH_NS}) after a {@code +}
+ * or alone, e.g. {@code rcc-calvin:primitive=rpc+epoch=50us} (a {@code +} as RCC's forms take: {@code --protocols}
+ * splits on commas). Hybrid codes are refused: CALVIN has no per-stage primitive
  * choice in RCC (its Figure 7 compares the RPC and one-sided forms only).
  */
 public final class CalvinProtocol implements Protocol {
@@ -84,13 +85,13 @@ public final class CalvinProtocol implements Protocol {
         }
     }
 
-    /** {@code primitive=rpc|onesided} and {@code epoch=<n>ns|us|ms}, comma-separated. */
+    /** {@code primitive=rpc|onesided} and {@code epoch=<n>ns|us|ms}, joined by {@code +}. */
     @Override
     public Protocol configured(final String options) {
         boolean r = false;
         long epoch = DEFAULT_EPOCH_NS;
         final StringBuilder canonical = new StringBuilder();
-        for (final String part : options.split(",")) {
+        for (final String part : options.split("\\+")) {
             final String p = part.trim();
             if (p.equals("primitive=rpc") || p.equals("primitive=onesided")) {
                 r = p.equals("primitive=rpc");
@@ -101,12 +102,13 @@ public final class CalvinProtocol implements Protocol {
                     + "have no per-stage primitive in RCC; use primitive=rpc or primitive=onesided");
             } else {
                 throw new IllegalArgumentException("rcc-calvin option '" + p + "' unknown; it takes "
-                    + "primitive=rpc|onesided and epoch=<n>ns|us|ms, comma-separated");
+                    + "primitive=rpc|onesided and epoch=<n>ns|us|ms, joined by '+' (not a comma: --protocols splits on "
+                    + "commas)");
             }
         }
         canonical.append("primitive=").append(r ? "rpc" : "onesided");
         if (epoch != DEFAULT_EPOCH_NS) {
-            canonical.append(",epoch=").append(epoch).append("ns");
+            canonical.append("+epoch=").append(epoch).append("ns");
         }
         return new CalvinProtocol(r, epoch, BASE + ":" + canonical);
     }

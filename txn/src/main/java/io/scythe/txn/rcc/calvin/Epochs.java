@@ -53,8 +53,9 @@ final class Epochs<B> {
     }
 
     /**
-     * Closes the window (opening it first when none is open): the epochs this node sends batches of now, {@code [first, last]} as two longs (the first
-     * carries what was pending; the others are empty, catching up with an epoch another node sent).
+     * Closes the window (opening it first when none is open): the epochs this node sends batches of now,
+     * {@code [first, last]} as two longs (the first carries what was pending; the others are empty, catching up with
+     * an epoch another node sent).
      */
     long[] closeWindow() {
         windowOpen = false;

@@ -197,11 +197,11 @@ class CalvinOrderTest {
         assertThat(CalvinProtocol.orderTs(0, 3, 9)).isLessThan(CalvinProtocol.orderTs(1, 0, 0));
         assertThat(CalvinProtocol.orderTs(1, 0, 5)).isLessThan(CalvinProtocol.orderTs(1, 1, 0));
         assertThatThrownBy(() -> CalvinProtocol.orderTs(0, 0, 1 << 20)).hasMessageContaining("does not fit");
-        final CalvinProtocol p = (CalvinProtocol) ProtocolRegistry.protocol("rcc-calvin:primitive=rpc,epoch=50us");
+        final CalvinProtocol p = (CalvinProtocol) ProtocolRegistry.protocol("rcc-calvin:primitive=rpc+epoch=50us");
         assertThat(p.rpc()).isTrue();
         assertThat(p.epochNs()).isEqualTo(50_000);
-        assertThat(p.name()).isEqualTo("rcc-calvin:primitive=rpc,epoch=50000ns");
-        assertThat(((CalvinProtocol) ProtocolRegistry.protocol("rcc-calvin:epoch=10ms,primitive=rpc")).epochNs())
+        assertThat(p.name()).isEqualTo("rcc-calvin:primitive=rpc+epoch=50000ns");
+        assertThat(((CalvinProtocol) ProtocolRegistry.protocol("rcc-calvin:epoch=10ms+primitive=rpc")).epochNs())
             .isEqualTo(10_000_000);
         assertThat(ProtocolRegistry.protocol("rcc-calvin:primitive=rpc").name()).isEqualTo("rcc-calvin:primitive=rpc");
         assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:epoch=10")).hasMessageContaining("unit");
