@@ -199,8 +199,7 @@ final class CalvinNode {
     }
 
     private void onBatch(final RpcRequest request, final RpcResponder responder) {
-        final CalvinWire.In in = new CalvinWire.In(request.payload(), request.payloadOffset(),
-            request.payloadLength());
+        final CalvinWire.In in = CalvinWire.In.of(request);
         final long epoch = in.u64();
         final int from = in.u16();
         final int chunk = in.u16();
@@ -321,8 +320,7 @@ final class CalvinNode {
     // ------------------------------------------------------------------------------------------------ executor
 
     private void onForward(final RpcRequest request, final RpcResponder responder) {
-        final CalvinWire.In in = new CalvinWire.In(request.payload(), request.payloadOffset(),
-            request.payloadLength());
+        final CalvinWire.In in = CalvinWire.In.of(request);
         final long id = in.u64();
         final List<Record> records = CalvinWire.readForward(in);
         responder.reply();
@@ -359,8 +357,7 @@ final class CalvinNode {
     }
 
     private void onWrite(final RpcRequest request, final RpcResponder responder) {
-        final CalvinWire.In in = new CalvinWire.In(request.payload(), request.payloadOffset(),
-            request.payloadLength());
+        final CalvinWire.In in = CalvinWire.In.of(request);
         final long id = in.u64();
         final long commitTs = in.u64();
         final int total = in.u16();

@@ -110,6 +110,11 @@ final class CalvinWire {
         int at;
         final int end;
 
+        /** The payload of a peer's call. */
+        static In of(final io.scythe.rrpc.RpcRequest request) {
+            return new In(request.payload(), request.payloadOffset(), request.payloadLength());
+        }
+
         In(final DirectBuffer buffer, final int offset, final int length) {
             this.buffer = buffer;
             this.at = offset;
@@ -198,29 +203,43 @@ final class CalvinWire {
     }
 
     /**
+     * {@code items} in runs that fit messages of {@code limit} bytes with a {@code header} each ({@code bytes}: what an
+     * item takes); at least one run (empty when there are no items).
+     *
+     * @throws IllegalArgumentException when one item alone does not fit
+     */
+    static <T> List<List<T>> chunks(final List<T> items, final java.util.function.ToIntFunction<T> bytes,
+                                    final int header, final int limit,
+                                    final java.util.function.Function<T, Object> what) {
+        final List<List<T>> chunks = new ArrayList<>();
+        List<T> chunk = new ArrayList<>();
+        int used = header;
+        for (final T item : items) {
+            final int n = bytes.applyAsInt(item);
+            if (header + n > limit) {
+                throw new IllegalArgumentException("CALVIN " + what.apply(item) + " (" + n + " bytes) does not fit "
+                    + "an RRPC bucket (" + limit + " bytes)");
+            }
+            if (used + n > limit) {
+                chunks.add(chunk);
+                chunk = new ArrayList<>();
+                used = header;
+            }
+            chunk.add(item);
+            used += n;
+        }
+        chunks.add(chunk);
+        return chunks;
+    }
+
+    /**
      * Node {@code from}'s batch of {@code epoch} as messages of at most {@code limit} bytes (an RRPC bucket), each
      * {@code epoch u64, from u16, chunk u16, chunks u16, count u32, count x txn}; at least one (an empty batch says
      * the epoch is over at {@code from}).
      */
     static List<UnsafeBuffer> batch(final long epoch, final int from, final List<Decl> txns, final int limit) {
-        final List<List<Decl>> chunks = new ArrayList<>();
-        List<Decl> chunk = new ArrayList<>();
-        int bytes = BATCH_HEADER;
-        for (final Decl d : txns) {
-            final int n = declBytes(d);
-            if (BATCH_HEADER + n > limit) {
-                throw new IllegalArgumentException("a CALVIN transaction of " + d.keys().size() + " keys (" + n
-                    + " bytes) does not fit an RRPC bucket (" + limit + " bytes)");
-            }
-            if (bytes + n > limit) {
-                chunks.add(chunk);
-                chunk = new ArrayList<>();
-                bytes = BATCH_HEADER;
-            }
-            chunk.add(d);
-            bytes += n;
-        }
-        chunks.add(chunk);
+        final List<List<Decl>> chunks = chunks(txns, CalvinWire::declBytes, BATCH_HEADER, limit,
+            d -> "transaction of " + d.keys().size() + " keys");
         final List<UnsafeBuffer> out = new ArrayList<>(chunks.size());
         for (int c = 0; c < chunks.size(); c++) {
             final Out o = new Out().u64(epoch).u16(from).u16(c).u16(chunks.size()).u32(chunks.get(c).size());
@@ -257,28 +276,16 @@ final class CalvinWire {
     /** A participant's records of transaction {@code id} as messages of at most {@code limit} bytes. */
     static List<UnsafeBuffer> forward(final long id, final List<Record> records, final int limit) {
         final List<UnsafeBuffer> out = new ArrayList<>();
-        int from = 0;
-        while (from < records.size()) {
-            int bytes = FORWARD_HEADER;
-            int to = from;
-            while (to < records.size()) {
-                final int n = recordBytes(records.get(to).key(), records.get(to).value().length);
-                if (FORWARD_HEADER + n > limit) {
-                    throw new IllegalArgumentException("CALVIN record " + records.get(to).key() + " (" + n
-                        + " bytes) does not fit an RRPC bucket (" + limit + " bytes)");
-                }
-                if (bytes + n > limit) {
-                    break;
-                }
-                bytes += n;
-                to++;
+        for (final List<Record> chunk : chunks(records, r -> recordBytes(r.key(), r.value().length), FORWARD_HEADER,
+            limit, r -> "record " + r.key())) {
+            if (chunk.isEmpty()) {
+                continue; // nothing to forward: no message
             }
-            final Out o = new Out().u64(id).u16(to - from);
-            for (final Record r : records.subList(from, to)) {
+            final Out o = new Out().u64(id).u16(chunk.size());
+            for (final Record r : chunk) {
                 o.key(r.key()).u8(r.status()).u64(r.version()).bytes(r.value());
             }
             out.add(o.done());
-            from = to;
         }
         return out;
     }
@@ -298,29 +305,14 @@ final class CalvinWire {
      */
     static List<UnsafeBuffer> write(final long id, final long commitTs, final List<Write> writes, final int limit) {
         final List<UnsafeBuffer> out = new ArrayList<>();
-        int from = 0;
-        do {
-            int bytes = WRITE_HEADER;
-            int to = from;
-            while (to < writes.size()) {
-                final int n = keyBytes(writes.get(to).key()) + 4 + writes.get(to).value().length;
-                if (WRITE_HEADER + n > limit) {
-                    throw new IllegalArgumentException("CALVIN write of " + writes.get(to).key() + " (" + n
-                        + " bytes) does not fit an RRPC bucket (" + limit + " bytes)");
-                }
-                if (bytes + n > limit) {
-                    break;
-                }
-                bytes += n;
-                to++;
-            }
-            final Out o = new Out().u64(id).u64(commitTs).u16(writes.size()).u16(to - from);
-            for (final Write w : writes.subList(from, to)) {
+        for (final List<Write> chunk : chunks(writes, w -> keyBytes(w.key()) + 4 + w.value().length, WRITE_HEADER,
+            limit, w -> "write of " + w.key())) {
+            final Out o = new Out().u64(id).u64(commitTs).u16(writes.size()).u16(chunk.size());
+            for (final Write w : chunk) {
                 o.key(w.key()).bytes(w.value());
             }
             out.add(o.done());
-            from = to;
-        } while (from < writes.size());
+        }
         return out;
     }
 
