@@ -290,8 +290,8 @@ public final class Simulation {
             // wall-clock time: (CNs x loops)^2 opens (2,304 at 16 CNs x 3 loops) took more than the default second
             // on a loaded machine, so 16 CNs timed out at setup. In virtual time it is far beyond a run (these
             // modules' compute nodes are never crashed yet).
-            peers(CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(60)),
-                module::servePeers);
+            peers(module.peerOptions(CnPeers.defaultOptions().callTimeoutNs(
+                java.util.concurrent.TimeUnit.SECONDS.toNanos(60))), module::servePeers);
             everyLoopPair = true;
         }
     }

@@ -24,8 +24,9 @@ import java.util.function.LongFunction;
  * {@link Long#MIN_VALUE} as its first separator). The <b>meta line</b> (line 1 of memory node 0) holds the root's
  * pointer and level.
  *
- * <p><b>Latching.</b> Descents couple Shared latches (the child taken before the parent is let go) from the meta
- * line down; the target node (a leaf for an insert, update or delete; an internal node for a separator) is latched
+ * <p><b>Latching.</b> Descents couple Shared latches (the child taken before the parent is let go) from the root
+ * down (the root as the loop last read it from the meta line: a former root is the leftmost node of its level, so
+ * right moves still reach every key); the target node (a leaf for an insert, update or delete; an internal node for a separator) is latched
  * Exclusive. A key at or past a node's high key moves right along the right link (coupled the same way), so a
  * descent that raced a split finds the keys that moved. A full node splits: the upper half goes to a freshly
  * allocated line latched Exclusive, the node keeps the lower half, its high key becomes the new node's first key and
@@ -54,6 +55,13 @@ public final class BLinkTree {
     private final int leafEntry;
     private final int leafCapacity;
     private final int innerCapacity;
+    /**
+     * The root as this loop last read it from the meta line, and its level. A root that is no longer the root is the
+     * leftmost node of its level (a split keeps the lower half in place), so a descent from it still reaches every key
+     * by right moves: the meta line is read again only when a level above it is needed.
+     */
+    private long root = GlobalPointer.NONE;
+    private int rootLevel = -1;
 
     public BLinkTree(final Gcl gcl, final int valueBytes) {
         this.gcl = gcl;
@@ -209,17 +217,20 @@ public final class BLinkTree {
      * the root by coupled Shared latches and right moves. The level must exist (the caller saw it in the meta line).
      */
     private Future<Gcl.Handle> descend(final long key, final int level, final boolean exclusive) {
-        return gcl.sLock(meta).compose(m -> {
-            final long root = m.data().getLong(META_ROOT);
-            final int rootLevel = (int) m.data().getLong(META_LEVEL);
-            if (rootLevel < level) {
+        if (root == GlobalPointer.NONE || rootLevel < level) {
+            return gcl.sLock(meta).compose(m -> {
+                root = m.data().getLong(META_ROOT);
+                rootLevel = (int) m.data().getLong(META_LEVEL);
                 gcl.unlock(m);
-                return Future.failedFuture(new IllegalStateException("level " + level + " above the root's "
-                    + rootLevel));
-            }
-            return lockCoupled(m, root, rootLevel == level && exclusive).compose(h -> walk(h, key, level,
-                exclusive));
-        });
+                if (rootLevel < level) {
+                    return Future.failedFuture(new IllegalStateException("level " + level + " above the root's "
+                        + rootLevel));
+                }
+                return descend(key, level, exclusive);
+            });
+        }
+        return (rootLevel == level && exclusive ? gcl.xLock(root) : gcl.sLock(root)).compose(h -> walk(h, key, level,
+            exclusive));
     }
 
     /** Latches {@code next}, then lets {@code held} go. */
@@ -355,7 +366,8 @@ public final class BLinkTree {
      */
     private Future<Void> insertSeparator(final int level, final long separator, final long child, final long left) {
         return gcl.sLock(meta).compose(m -> {
-            final int rootLevel = (int) m.data().getLong(META_LEVEL);
+            root = m.data().getLong(META_ROOT);
+            rootLevel = (int) m.data().getLong(META_LEVEL);
             gcl.unlock(m);
             if (rootLevel >= level) {
                 return descend(separator, level, true).compose(h -> {
@@ -369,7 +381,7 @@ public final class BLinkTree {
                 });
             }
             return gcl.xLock(meta).compose(mx -> {
-                final long root = mx.data().getLong(META_ROOT);
+                final long oldRoot = mx.data().getLong(META_ROOT);
                 if ((int) mx.data().getLong(META_LEVEL) >= level) { // another split made the root meanwhile
                     gcl.unlock(mx);
                     return insertSeparator(level, separator, child, left);
@@ -381,13 +393,15 @@ public final class BLinkTree {
                     rd.putLong(HIGH, Long.MAX_VALUE);
                     rd.putLong(RIGHT, GlobalPointer.NONE);
                     rd.putLong(ENTRIES, Long.MIN_VALUE);
-                    rd.putLong(ENTRIES + 8, root);
+                    rd.putLong(ENTRIES + 8, oldRoot);
                     rd.putLong(ENTRIES + 16, separator);
                     rd.putLong(ENTRIES + 24, child);
                     r.written(0, ENTRIES + 32);
                     mx.data().putLong(META_ROOT, r.gaddr());
                     mx.data().putLong(META_LEVEL, level);
                     mx.written(0, 16);
+                    root = r.gaddr();
+                    rootLevel = level;
                     gcl.unlock(r);
                     gcl.unlock(mx);
                     return null;

@@ -160,6 +160,18 @@ public final class SelccModule implements ProtocolModule {
         return true;
     }
 
+    /**
+     * Bytes of the peers' RRPC buckets: a handover forwards the line in its reply, so a bucket must hold a whole line
+     * and the reply's header ({@code scythe.selcc.peerBucketBytes}; default for the paper's 2 KB lines, object header
+     * included: 2 KB + 256).
+     */
+    public static final int DEFAULT_PEER_BUCKET_BYTES = 2048 + 256;
+
+    @Override
+    public io.scythe.rrpc.RrpcOptions peerOptions(final io.scythe.rrpc.RrpcOptions defaults) {
+        return defaults.bucketBytes(Integer.getInteger("scythe.selcc.peerBucketBytes", DEFAULT_PEER_BUCKET_BYTES));
+    }
+
     @Override
     public void servePeers(final io.scythe.rrpc.CnPeers peers) {
         LineCache.serve(peers);

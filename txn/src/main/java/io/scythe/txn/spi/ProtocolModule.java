@@ -45,6 +45,14 @@ public interface ProtocolModule {
         return false;
     }
 
+    /**
+     * The options of its compute nodes' peers, from the host's {@code defaults} (e.g. buckets large enough for what
+     * its handlers reply); only if usesPeers. The defaults unchanged by default.
+     */
+    default io.scythe.rrpc.RrpcOptions peerOptions(final io.scythe.rrpc.RrpcOptions defaults) {
+        return defaults;
+    }
+
     /** Registers its CN-to-CN handlers on one compute node's peers (before any loop serves); only if usesPeers. */
     default void servePeers(final io.scythe.rrpc.CnPeers peers) {
     }
