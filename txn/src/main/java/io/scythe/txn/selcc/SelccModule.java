@@ -133,6 +133,26 @@ public final class SelccModule implements ProtocolModule {
 
     /** 2PL, no wait, on SELCC's coherent cache (lazy release, invalidations, handover with the copy forwarded). */
     public static final Protocol SELCC_2PL = Protocol.of("selcc-2pl", (runtime, hint) -> new SelccTxn(runtime));
+    /** Timestamp ordering on SELCC's cache (§6.4): {@code rts}/{@code wts} in 16 bytes of room after each value. */
+    public static final Protocol SELCC_TO = new Protocol() {
+        @Override
+        public String name() {
+            return "selcc-to";
+        }
+
+        @Override
+        public io.scythe.txn.Txn begin(final io.scythe.txn.TxnRuntime runtime, final boolean hint) {
+            return new SelccTxn(runtime, SelccTxn.Mode.TO);
+        }
+
+        @Override
+        public int objectRoom(final io.scythe.storage.TableSchema schema) {
+            return SelccTxn.TO_ROOM;
+        }
+    };
+    /** Optimistic concurrency control on SELCC's cache (§6.4): latched at the read and again at validation. */
+    public static final Protocol SELCC_OCC = Protocol.of("selcc-occ", (runtime, hint) -> new SelccTxn(runtime,
+        SelccTxn.Mode.OCC));
     /** 2PL, no wait, on the SEL baseline's latches (eager release, no cache). */
     public static final Protocol SEL_2PL = Protocol.of("sel-2pl", (runtime, hint) -> new Sel2plTxn(runtime));
 
@@ -143,7 +163,7 @@ public final class SelccModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(SELCC_2PL, SEL_2PL);
+        return List.of(SELCC_2PL, SELCC_TO, SELCC_OCC, SEL_2PL);
     }
 
     /**
