@@ -167,8 +167,8 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
-     * Not in the default lists yet: it refuses inserts and deletes (TPC-C, YCSB's inserts) and more than 58 loops;
-     * asked for by name ({@code --protocols sel-2pl}).
+     * Not in the default lists yet: its transactions refuse inserts and deletes (TPC-C, YCSB's inserts) and more than
+     * 58 loops; asked for by name ({@code --protocols selcc-2pl,selcc-to,selcc-occ,sel-2pl}).
      */
     @Override
     public boolean listed() {

@@ -15,6 +15,7 @@ import java.util.List;
 
 
 /**
+ * Transactions on SELCC's coherent cache: two-phase locking (no wait; below), or TO and OCC ({@link Mode}).
  * Two-phase locking (no wait) on SELCC's coherent cache ({@link LineCache}): the transaction's locks are the frames'
  * local shared-exclusive latches; the global latch stays with the loop after the commit (lazy release), so a line
  * read or written again by this loop costs no verb. A read takes the local latch Shared (a miss or memo I acquires
