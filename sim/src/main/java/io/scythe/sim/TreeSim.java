@@ -129,6 +129,21 @@ public final class TreeSim {
         }
     }
 
+    /** A multiplier coprime with {@code records}: {@link #scatter} is then a bijection of {@code [0, records)}. */
+    static long scatterMultiplier(final long records) {
+        long m = 0x9E3779B1L % Math.max(1, records);
+        while (records > 1 && java.math.BigInteger.valueOf(m).gcd(java.math.BigInteger.valueOf(records)).intValue()
+            != 1) {
+            m++;
+        }
+        return Math.max(1, m);
+    }
+
+    /** Rank {@code rank} of {@code records} to a key index, a bijection ({@code multiplier} from scatterMultiplier). */
+    static long scatter(final long rank, final long records, final long multiplier) {
+        return Math.floorMod(rank * multiplier, records); // both below 2^31 (YCSB's bound): no overflow
+    }
+
     /** The tree after a run: height, nodes, keys, invariant violations, latches left set. */
     public static JsonObject describe(final Spec spec) {
         final Walk w = spec.walk();
@@ -143,14 +158,21 @@ public final class TreeSim {
         return v;
     }
 
-    /** YCSB through the tree: lookups with probability {@code readRatio}, else updates; Zipf(theta) keys. */
+    /**
+     * YCSB through the tree: lookups with probability {@code readRatio}, else updates; Zipf(theta) ranks scattered
+     * over the key space ({@link #scatter}: as YCSB's scrambled Zipfian and Sherman's hashed keys, so the hot keys are
+     * not all in the first leaves).
+     */
     public static Simulation.Operation ycsb(final Spec spec, final String kind, final double readRatio,
                                             final double theta) {
         final Zipf zipf = theta > 0 ? new Zipf((int) spec.records(), theta) : null;
+        final long records = spec.records();
+        final long multiplier = scatterMultiplier(records);
         return (runtime, random) -> {
             final BLinkTree tree = tree(runtime, kind);
             final long start = runtime.timers().nowNs();
-            final long key = 2L * (zipf != null ? zipf.next(random) : random.nextLong(spec.records()));
+            final long key = 2L * (zipf != null ? scatter(zipf.next(random), records, multiplier)
+                : random.nextLong(records));
             final Future<Boolean> op;
             if (random.nextDouble() < readRatio) {
                 op = tree.lookup(key, new UnsafeBuffer(new byte[VALUE_BYTES]));

@@ -150,6 +150,22 @@ class BLinkTreeSimTest extends SimVertxTest {
         assertThat(walk.latchesHeld()).as("latch words left set").isZero();
     }
 
+    @org.junit.jupiter.api.Test
+    void shouldScatterZipfRanksOverEveryKeyOnce() {
+        for (final long records : new long[] {1, 2, 10, 1000, 1_000_000}) {
+            final long m = TreeSim.scatterMultiplier(records);
+            final java.util.BitSet seen = new java.util.BitSet();
+            for (long r = 0; r < records; r++) {
+                final long k = TreeSim.scatter(r, records, m);
+                assertThat(k).isBetween(0L, records - 1);
+                assertThat(seen.get((int) k)).as("rank %d of %d", r, records).isFalse();
+                seen.set((int) k);
+            }
+        }
+        assertThat(TreeSim.scatter(1, 1_000_000, TreeSim.scatterMultiplier(1_000_000))).as("rank 1 not next to 0")
+            .isGreaterThan(1000);
+    }
+
     private static void expect(final List<String> wrong, final String what, final Object expected,
                                final Object actual) {
         if (!expected.equals(actual)) {
