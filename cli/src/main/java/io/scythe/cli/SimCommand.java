@@ -44,8 +44,9 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(names = OptionChecks.SimWorkloads.class)
     @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tpcc, phantom, churn (KeyChurnSpec: inserts, deletes, absent keys), lock (Fig. 27: "
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
-        + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform; default: "
-        + "${DEFAULT-VALUE}).")
+        + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform) or blink "
+        + "(SELCC Fig. 17: YCSB lookups and updates, --write-ratio of them updates, through a B-link tree of --records "
+        + "keys on GCLs of --line-bytes; --protocols selcc-2pl,sel-2pl pick SELCC or SEL; default: ${DEFAULT-VALUE}).")
     String workload;
 
     @Accepts(value = "registered protocols, or the lock workload's takeout and cas-lock (checked by the workload)")
@@ -166,6 +167,11 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(min = "1")
     @Option(names = "--records", defaultValue = "100000", description = "YCSB records (default: ${DEFAULT-VALUE}).")
     long records;
+
+    @Accepts(min = "64")
+    @Option(names = "--line-bytes", defaultValue = "2048", description = "[blink] Bytes of a global cache line (a "
+        + "B-link node), header included (default: the paper's ${DEFAULT-VALUE}).")
+    int lineBytes;
 
     @Accepts(min = "1")
     @Option(names = "--warehouses", defaultValue = "10", description = "[tpcc] Warehouses (default: "
@@ -481,6 +487,14 @@ public final class SimCommand implements Callable<Integer> {
         }
         final boolean lockWorkload = "lock".equalsIgnoreCase(workload);
         final boolean casWorkload = "cas".equalsIgnoreCase(workload);
+        final boolean blinkWorkload = "blink".equalsIgnoreCase(workload);
+        if (blinkWorkload && (checkHistory || history != null)) {
+            throw new IllegalArgumentException("--check-history and --history record transactions: the blink workload "
+                + "runs index operations");
+        }
+        if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
+            protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
+        }
         if ((lockWorkload || casWorkload) && (checkHistory || history != null)) {
             throw new IllegalArgumentException("--check-history and --history record transactions: the lock and cas "
                 + "workloads have none");
@@ -547,8 +561,10 @@ public final class SimCommand implements Callable<Integer> {
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs)
                     .replicas(k).lookup(lookupMode).redoLog(redoLog);
-                final Simulation simulation = lockWorkload
-                    ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
+                final Simulation simulation = blinkWorkload ? new Simulation(options, runSpec).operation(
+                    io.scythe.sim.TreeSim.ycsb((io.scythe.sim.TreeSim.Spec) runSpec, io.scythe.sim.TreeSim.kind(
+                        protocol), 1 - writeRatio, zipfTheta))
+                    : lockWorkload ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
                     : casWorkload ? CasSim.simulation(options.protocol("scythe"), (CasSim.Spec) runSpec)
                     : new Simulation(options, runSpec);
                 final String runName = protocol + "-" + perCn + (sweep.size() > 1 ? "-theta" + zipfTheta : "")
@@ -574,6 +590,9 @@ public final class SimCommand implements Callable<Integer> {
                 }
                 if (lockWorkload || casWorkload) {
                     r.run().put("protocol", protocol);
+                }
+                if (blinkWorkload) {
+                    r.run().put("tree", io.scythe.sim.TreeSim.describe((io.scythe.sim.TreeSim.Spec) runSpec));
                 }
                 if (replicas.size() > 1 || k > 0 || lookupMode != RemoteTable.LookupMode.RPC || redoLog) {
                     r.run().put("replicas", k).put("lookup", lookupMode.label())
@@ -738,6 +757,8 @@ public final class SimCommand implements Callable<Integer> {
                 return new SmallBankSpec(accounts, zipfTheta, mix);
             case "ycsb":
                 return new YcsbSpec(records, zipfTheta, ops, writeRatio);
+            case "blink":
+                return io.scythe.sim.TreeSim.Spec.sized(records, lineBytes, memoryNodes);
             case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
                 return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
                     customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed);

@@ -423,8 +423,8 @@ public final class Simulation {
                 // time: a loaded machine opening a 9-CN cluster's loop pairs took more than the default second, and
                 // every loop pair's (CNs x loops)^2 opens (2,304 at 16 CNs x 3 loops) more than 10 s. In virtual time
                 // it is far beyond a run (these modules' compute nodes are never crashed yet).
-                peerOptions = CnPeers.defaultOptions().callTimeoutNs(java.util.concurrent.TimeUnit.SECONDS.toNanos(
-                    everyLoop ? 60 : 10));
+                peerOptions = cnModule.peerOptions(CnPeers.defaultOptions().callTimeoutNs(
+                    java.util.concurrent.TimeUnit.SECONDS.toNanos(everyLoop ? 60 : 10)));
                 peerSetUp = p -> { };
             }
             everyLoopPair = everyLoop;
