@@ -143,15 +143,46 @@ public final class Catalog {
                 final Partition as = t.partitions().get(p);
                 if (as.node().equals(node) && as.descriptor().schema().id() == tableId) {
                     final MemoryNodeConfiguration c = configuration;
-                    return new Serving(table(t.name()).partitions().get(p), c == null ? 0 : c.primaryCopy(p));
+                    final List<Integer> copies = new ArrayList<>();
+                    if (c == null) {
+                        for (int copy = 0; copy <= as.backups().size(); copy++) {
+                            copies.add(copy);
+                        }
+                    } else {
+                        copies.addAll(c.copies().get(p));
+                    }
+                    return new Serving(table(t.name()).partitions().get(p), copies, as.backups().size());
                 }
             }
         }
         return null;
     }
 
-    /** A partition as it serves now, and which of its loaded copies is its primary (0: the one loaded as primary). */
-    public record Serving(Partition partition, int primaryCopy) {
+    /**
+     * A partition as it serves now, and which of its loaded copies serve (primary first; copy 0 is the one loaded as
+     * primary, copy b its backup b) of the {@code loadedBackups} it was loaded with.
+     */
+    public record Serving(Partition partition, List<Integer> copies, int loadedBackups) {
+        public Serving {
+            copies = List.copyOf(copies);
+        }
+
+        /** The copy number of the primary now (0: the one loaded as primary). */
+        public int primaryCopy() {
+            return copies.get(0);
+        }
+
+        /**
+         * Of {@code loadedBackupPointers} (where an object is on each loaded backup, backup 1 first: what a redo
+         * entry names), those on the backups serving now, in {@link Partition#backups()} order.
+         */
+        public long[] servingBackupPointers(final long[] loadedBackupPointers) {
+            final long[] serving = new long[copies.size() - 1];
+            for (int i = 1; i < copies.size(); i++) {
+                serving[i - 1] = loadedBackupPointers[copies.get(i) - 1];
+            }
+            return serving;
+        }
     }
 
     /** Every table (recovery walks their partitions). */
