@@ -244,18 +244,35 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     /**
-     * A memory node's lease is its Hazelcast membership: once it did not run for longer than the lease (it was
-     * paused) the compute nodes may have failed it over, so it stops serving (exit {@link #EXIT_LEASE_LOST}) rather
-     * than serve copies that a promoted backup replaced. (Exiting when it could have gone on only costs a failover.)
+     * A memory node's lease is its Hazelcast membership: once it did not run for a while (it was paused) the compute
+     * nodes may have failed it over meanwhile, so it asks at once whether the current configuration still has it, and
+     * stops serving (exit {@link #EXIT_LEASE_LOST}) rather than serve copies a promoted backup replaced when it does
+     * not, when its member is no longer listed, or when it cannot tell.
      */
     private void renewMemoryNodeLease() {
         final long now = System.nanoTime();
         final long sinceMs = TimeUnit.NANOSECONDS.toMillis(now - lastRenewalNs);
         lastRenewalNs = now;
-        if (!leaseLost && sinceMs > LEASE_MS) {
-            loseLease("this process did not run for " + sinceMs + " ms (longer than the " + LEASE_MS + " ms lease): "
-                + "its copies may have been failed over");
+        if (leaseLost || sinceMs <= LEASE_MS / 2) {
+            return;
         }
+        vertx.executeBlocking(() -> {
+            final UUID self = hazelcast.getCluster().getLocalMember().getUuid();
+            if (!hazelcast.getLifecycleService().isRunning()
+                || hazelcast.getCluster().getMembers().stream().noneMatch(m -> m.getUuid().equals(self))) {
+                return "the cluster no longer lists its member";
+            }
+            final io.scythe.txn.MemoryNodeConfiguration c = failover.current();
+            return failover.removed(c).contains(config.node()) ? "memory-node configuration epoch " + c.epoch()
+                + " removed it" : null;
+        }, false).onComplete(ar -> {
+            if (ar.failed() || ar.result() != null) {
+                loseLease("this process did not run for " + sinceMs + " ms and "
+                    + (ar.failed() ? "cannot tell whether it was failed over (" + ar.cause() + ")" : ar.result()));
+            } else {
+                log("did not run for " + sinceMs + " ms; the configuration still has it: serves on");
+            }
+        });
     }
 
     /**
@@ -695,6 +712,15 @@ public final class ScytheNode implements AutoCloseable {
         hazelcast.getLifecycleService().addLifecycleListener(event -> {
             if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGED) {
                 vertx.executeBlocking(() -> {
+                    if (role == NodeRole.MN && failover != null) {
+                        // Cut off, it may have been failed over meanwhile: the merged map says (the majority's).
+                        final io.scythe.txn.MemoryNodeConfiguration c = failover.current();
+                        if (failover.removed(c).contains(config.node())) {
+                            vertx.runOnContext(v -> loseLease("it was split from the cluster, and memory-node "
+                                + "configuration epoch " + c.epoch() + " removed it meanwhile"));
+                            return null;
+                        }
+                    }
                     reRegister();
                     return null;
                 }, false);
