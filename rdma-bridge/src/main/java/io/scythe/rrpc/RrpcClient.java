@@ -146,7 +146,9 @@ public final class RrpcClient {
             loop.channels.remove(server);
             existing.result().close();
         }
-        final Future<RdmaChannel> connecting = RdmaChannel.connect(loop.bridge, nic, server, new QpOptions())
+        final Future<RdmaChannel> connecting = RdmaChannel.connect(loop.bridge, nic, server,
+                options.verbTransportTimeoutMs() > 0
+                    ? new QpOptions().transportTimeoutMs(options.verbTransportTimeoutMs()) : new QpOptions())
             .onFailure(e -> loop.channels.remove(server));
         if (!connecting.failed()) {
             loop.channels.put(server, connecting);

@@ -375,8 +375,11 @@ public final class ScytheNode implements AutoCloseable {
         startPeers();
         // Every call to a memory node is bounded: one that stops answering ends the transaction (abort, or "outcome
         // unknown" past its point of no return) instead of leaving it pending for ever.
+        // Verbs within the same bound, at most the queue pairs' default transport timeout.
         final RrpcClient rrpc = new RrpcClient(vertx, nic, RrpcOptions.forMemoryNodes()
-            .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs())));
+            .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs()))
+            .verbTransportTimeoutMs(Math.min(config.memoryNodeTimeoutMs(),
+                io.scythe.fabric.QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS)));
         final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and

@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A cluster of processes over the tcp fabric with 3 memory nodes runs replicated by default (2 backups per partition,
  * data and redo logs): after transfers every backup is identical to its primary, on another process. Then a memory
  * node is paused (SIGSTOP, shorter than its Hazelcast lease): a transfer that needs it ends within the bound
- * ({@code memoryNodeTimeoutMs}; verbs: the queue pairs' default {@code transportTimeoutMs}) as not committed, never a
+ * ({@code memoryNodeTimeoutMs}, verbs too: their queue pairs' {@code transportTimeoutMs}) as not committed, never a
  * hang; once
  * it runs again, a compute node that gave up is recovered and restarted, the counters' sum is conserved, no lock is
  * left held, the copies are identical again, and transactions commit. Last, a commit past its point of no return
@@ -109,7 +109,9 @@ class MemoryNodeReplicationProcessTest {
             final io.vertx.core.Future<ScytheClient.Outcome> inDoubt = live.callOn("cn0", "move", 8, 11, 5);
             ProcessClusters.eventually("cn0's move reached its fault point after the redo record", 30_000,
                 () -> cluster.node("cn0").logText().contains("fault point afterRedo"));
-            Thread.sleep(FAULT_DELAY_MS - 300); // mn2 stops just before the write-back: well within its 3 s lease
+            // mn2 stops just before the write-back, which fails after the 800 ms bound: well within its 3 s lease (a
+            // stop Hazelcast takes for a failure fails mn2 over to its backups, see failOver).
+            Thread.sleep(FAULT_DELAY_MS - 300);
             cluster.signal("mn2", "STOP");
             final long stoppedAt = System.nanoTime();
             final ScytheClient.Outcome unknown;
