@@ -88,8 +88,8 @@ public final class ChaosCommand implements Callable<Integer> {
         + "that every commit after the service's restart has a larger timestamp than every commit before.")
     boolean tsoFaults;
 
-    @Option(names = "--mn-faults", description = "Also kill and pause memory nodes. Not supported yet: memory-node "
-        + "failover (lease, backup promotion, re-replication) is not built, so it refuses to run.")
+    @Option(names = "--mn-faults", description = "Also kill and pause memory nodes. Not supported yet: a memory node "
+        + "fails over once (backup promoted) but no replacement rejoins and is re-replicated, so it refuses to run.")
     boolean mnFaults;
 
     @Accepts(value = "any integer")
@@ -146,11 +146,12 @@ public final class ChaosCommand implements Callable<Integer> {
                 + "and 1 <= --together < --cns");
         }
         if (mnFaults) {
-            throw new IllegalArgumentException("--mn-faults: MN failover not supported yet (issue 23 section 2): "
-                + "memory nodes have no lease, no backup is promoted for a dead one and no replacement is "
-                + "re-replicated, so a killed memory node's partitions stay unavailable. What exists: replication on "
-                + "by default (2 backups with 3+ memory nodes) and calls to a memory node that stops answering ending "
-                + "within memoryNodeTimeoutMs");
+            throw new IllegalArgumentException("--mn-faults: MN failover not supported yet for repeated faults "
+                + "(issue 23 section 2): a memory node whose lease expires is failed over once (a backup of each of its "
+                + "partitions promoted, MemoryNodeReplicationProcessTest), but no replacement rejoins and is "
+                + "re-replicated, so each kill loses a copy for good, and a dead compute node's redo record is not "
+                + "rolled forward onto a promoted copy. What exists: replication on by default, failover of a "
+                + "killed memory node, calls to one that stops answering ending within memoryNodeTimeoutMs");
         }
         final String name = "chaos-" + ProcessHandle.current().pid();
         final Path where = dir != null ? dir : Path.of(name);
