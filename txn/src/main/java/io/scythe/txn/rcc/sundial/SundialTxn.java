@@ -15,7 +15,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -47,7 +47,9 @@ import java.util.Map;
 public final class SundialTxn extends RccTsTxn {
     private long commitTs;
     /** rts read of each record read (its lease end). */
-    private final Map<Access, Long> leases = new HashMap<>();
+    // Insertion order: Access hashes by identity, so a HashMap would renew leases in an order that differs between
+    // runs of one seed (the simulator must repeat itself).
+    private final Map<Access, Long> leases = new LinkedHashMap<>();
 
     public SundialTxn(final TxnRuntime runtime, final RccForm form, final String mode) {
         super(runtime, form, mode);
