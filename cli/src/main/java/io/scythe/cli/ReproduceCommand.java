@@ -233,6 +233,8 @@ public final class ReproduceCommand implements Callable<Integer> {
             rows.add(new String[] {point, "longest queue", String.valueOf(q.getLong("longest"))});
             rows.add(new String[] {point, "second longest", String.valueOf(q.getLong("second_longest"))});
             rows.add(new String[] {point, "others at most", String.valueOf(q.getLong("others_at_most"))});
+            rows.add(new String[] {point, "longest mean queue (an object's queue averaged over the samples)",
+                num(q.getDouble("longest_mean_queue"))});
             rows.add(new String[] {point, "highest access rate (share of lock grants)",
                 String.format(Locale.ROOT, "%.1f %%", 100 * q.getDouble("highest_grant_share"))});
             rows.add(new String[] {point, "second highest access rate",

@@ -17,6 +17,8 @@ import java.util.List;
  */
 final class QueueSampler {
     private final Long2LongHashMap longest = new Long2LongHashMap(0);
+    /** Each object's queue summed over the samples (its mean queue is this over {@code samples}). */
+    private final Long2LongHashMap queuedSumById = new Long2LongHashMap(0);
     /** Each object's {@code lower} at the first sample (the start of the measured window). */
     private final Long2LongHashMap lowerAtStart = new Long2LongHashMap(-1);
     private long samples;
@@ -53,6 +55,7 @@ final class QueueSampler {
             objectSamples++;
             if (queued > 0) {
                 queuedSum += queued;
+                queuedSumById.put(id, queuedSumById.get(id) + queued);
                 if (queued > longest.get(id)) {
                     longest.put(id, queued);
                 }
@@ -81,8 +84,14 @@ final class QueueSampler {
             });
         }
         final double all = Math.max(1, grants[0]);
+        long mostQueued = 0;
+        final Long2LongHashMap.ValueIterator sums = queuedSumById.values().iterator();
+        while (sums.hasNext()) {
+            mostQueued = Math.max(mostQueued, sums.nextValue());
+        }
         return toJson().put("lock_grants", grants[0]).put("highest_grant_share", grants[1] / all)
-            .put("second_highest_grant_share", grants[2] / all);
+            .put("second_highest_grant_share", grants[2] / all)
+            .put("longest_mean_queue", samples == 0 ? 0.0 : (double) mostQueued / samples);
     }
 
     private JsonObject toJson() {
