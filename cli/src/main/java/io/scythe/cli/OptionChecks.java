@@ -219,7 +219,7 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
 
     static final class SimWorkloads extends Names {
         SimWorkloads() {
-            super("smallbank", "ycsb", "tpcc", "phantom", "churn", "lock", "cas", "all");
+            super("smallbank", "ycsb", "tpcc", "phantom", "churn", "lock", "cas", "blink", "tso", "all");
         }
     }
 

@@ -12,6 +12,7 @@ import io.scythe.fabric.CostModel;
 import io.scythe.sim.Explorer;
 import io.scythe.sim.Faults;
 import io.scythe.sim.CasSim;
+import io.scythe.sim.TsoSim;
 import io.scythe.sim.LockSim;
 import io.scythe.sim.SimOptions;
 import io.scythe.sim.SimResult;
@@ -44,9 +45,11 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(names = OptionChecks.SimWorkloads.class)
     @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tpcc, phantom, churn (KeyChurnSpec: inserts, deletes, absent keys), lock (Fig. 27: "
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
-        + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform) or blink "
+        + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform), blink "
         + "(SELCC Fig. 17: YCSB lookups and updates, --write-ratio of them updates, through a B-link tree of --records "
-        + "keys on GCLs of --line-bytes; --protocols selcc-2pl,sel-2pl pick SELCC or SEL; default: ${DEFAULT-VALUE}).")
+        + "keys on GCLs of --line-bytes; --protocols selcc-2pl,sel-2pl pick SELCC or SEL) or tso "
+        + "(Fig. 28: each client takes one timestamp after another; --protocols tso,physical-clock) (default: "
+        + "${DEFAULT-VALUE}).")
     String workload;
 
     @Accepts(value = "registered protocols, or the lock workload's takeout and cas-lock (checked by the workload)")
@@ -375,7 +378,8 @@ public final class SimCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         // An enumerator (rcc-occ:hybrid=auto) stands for its variants: each is run, and they are ranked at the end.
-        if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)) {
+        if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)
+            && !"tso".equalsIgnoreCase(workload)) {
             final List<String> expanded = new java.util.ArrayList<>();
             for (final String name : protocols) {
                 try {
@@ -495,9 +499,13 @@ public final class SimCommand implements Callable<Integer> {
         if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
         }
-        if ((lockWorkload || casWorkload) && (checkHistory || history != null)) {
-            throw new IllegalArgumentException("--check-history and --history record transactions: the lock and cas "
-                + "workloads have none");
+        final boolean tsoWorkload = "tso".equalsIgnoreCase(workload);
+        if ((lockWorkload || casWorkload || tsoWorkload) && (checkHistory || history != null)) {
+            throw new IllegalArgumentException("--check-history and --history record transactions: the lock, cas and "
+                + "tso workloads have none");
+        }
+        if (tsoWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
+            protocols = TsoSim.VARIANTS; // the default protocols mean nothing to the tso workload
         }
         if (casWorkload) {
             protocols = List.of("cas"); // single verbs: no protocol
@@ -506,17 +514,18 @@ public final class SimCommand implements Callable<Integer> {
         for (final int k : replicas) {
             BenchCommand.replicas(k, memoryNodes);
         }
-        if ((lockWorkload || casWorkload) && (replicas.size() > 1 || replicas.get(0) != 0 || redoLog
+        if ((lockWorkload || casWorkload || tsoWorkload) && (replicas.size() > 1 || replicas.get(0) != 0 || redoLog
             || lookupMode != RemoteTable.LookupMode.RPC)) {
-            throw new IllegalArgumentException("--replicas, --lookup and --redo-log apply to transactions: the lock and "
-                + "cas workloads have none");
+            throw new IllegalArgumentException("--replicas, --lookup and --redo-log apply to transactions: the lock, "
+                + "cas and tso workloads have none");
         }
         if (lockWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("takeout", "cas-lock"); // the default protocols mean nothing to the lock workload
         }
         final List<Double> sweep = thetas == null ? List.of(theta) : thetas;
         final OltpSpec spec = lockWorkload ? new LockSim.Spec(protocols.get(0), locks, sweep.get(0), hold.toNanos())
-            : casWorkload ? new CasSim.Spec(locks, sweep.get(0), CasSim.Verb.named(verb)) : spec(sweep.get(0));
+            : casWorkload ? new CasSim.Spec(locks, sweep.get(0), CasSim.Verb.named(verb))
+            : tsoWorkload ? new TsoSim.Spec(protocols.get(0)) : spec(sweep.get(0));
         final CostModel model = fabricConfig != null ? BenchCommand.readCostModel(fabricConfig)
             : CostModel.profile(profile);
         final ClockOptions clocks = ClockArguments.parse(clockConfig, clock, clockSpread, seed);
@@ -549,7 +558,8 @@ public final class SimCommand implements Callable<Integer> {
             for (final String protocol : protocols) {
               for (final int k : replicas) {
                 final OltpSpec runSpec = lockWorkload ? new LockSim.Spec(protocol, locks, zipfTheta, hold.toNanos())
-                    : casWorkload ? new CasSim.Spec(locks, zipfTheta, CasSim.Verb.named(verb)) : spec(zipfTheta);
+                    : casWorkload ? new CasSim.Spec(locks, zipfTheta, CasSim.Verb.named(verb))
+                    : tsoWorkload ? new TsoSim.Spec(protocol) : spec(zipfTheta);
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
@@ -566,6 +576,7 @@ public final class SimCommand implements Callable<Integer> {
                         protocol), 1 - writeRatio, zipfTheta))
                     : lockWorkload ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
                     : casWorkload ? CasSim.simulation(options.protocol("scythe"), (CasSim.Spec) runSpec)
+                    : tsoWorkload ? TsoSim.simulation(options.protocol("scythe"), (TsoSim.Spec) runSpec)
                     : new Simulation(options, runSpec);
                 final String runName = protocol + "-" + perCn + (sweep.size() > 1 ? "-theta" + zipfTheta : "")
                     + (replicas.size() > 1 ? "-replicas" + k : "");
@@ -588,7 +599,7 @@ public final class SimCommand implements Callable<Integer> {
                         file.close();
                     }
                 }
-                if (lockWorkload || casWorkload) {
+                if (lockWorkload || casWorkload || tsoWorkload) {
                     r.run().put("protocol", protocol);
                 }
                 if (blinkWorkload) {

@@ -159,7 +159,11 @@ class SimCommandTest {
         assertThat(err4.toString()).contains("unknown protocol 'nope'");
         final StringWriter err5 = new StringWriter();
         assertThat(run(new StringWriter(), err5, "sim", "--workload", "lock", "--check-history")).isEqualTo(2);
-        assertThat(err5.toString()).contains("the lock and cas workloads have none");
+        assertThat(err5.toString()).contains("the lock, cas and tso workloads have none");
+        final StringWriter err5b = new StringWriter();
+        assertThat(run(new StringWriter(), err5b, "sim", "--workload", "tso", "--protocols", "scythe")).isEqualTo(2);
+        assertThat(err5b.toString()).contains("the tso workload takes timestamps from tso or physical-clock, not "
+            + "'scythe'").doesNotContain("\tat ");
         final StringWriter err6 = new StringWriter();
         assertThat(run(new StringWriter(), err6, "sim", "--verb-fail-rate", "1.5")).isEqualTo(2);
         assertThat(err6.toString()).contains("--verb-fail-rate 1.5: accepts a number from 0 to 1");

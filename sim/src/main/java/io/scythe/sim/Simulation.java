@@ -1204,7 +1204,7 @@ public final class Simulation {
         sim.put("busiest_mn_cpu_utilization", RunResult.round((double) mnCpu / Math.max(1, clock.nanoTime() - startNs),
             3));
         if (options.queueSampleNs() > 0) {
-            run.put("queues", queues.toJson());
+            run.put("queues", queues.toJson(memoryNodes));
         }
         if (options.reclaimEveryNs() > 0) {
             sim.put("reclaimed", reclaimed);

@@ -121,6 +121,11 @@ public abstract class OneSidedTxn implements Txn {
         return clock.staged(stage, future);
     }
 
+    /** {@code future}, its time in flight accounted to {@code stage}, not the stage running ({@link StageClock#within}). */
+    protected final <T> Future<T> within(final Stage stage, final Future<T> future) {
+        return clock.within(stage, future);
+    }
+
     @Override
     public long[] stageNanos() {
         return clock.nanos();
