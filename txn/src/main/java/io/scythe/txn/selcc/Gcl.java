@@ -32,11 +32,25 @@ public interface Gcl {
         return region().dataBytes();
     }
 
+    /** This loop's allocator of lines in {@link #region}. */
+    GclAllocator allocator();
+
     /** A line no one else uses (its data zero), from this loop's free list or its memory node's allocator. */
-    Future<Long> allocate();
+    default Future<Long> allocate() {
+        return allocator().allocate();
+    }
 
     /** Frees the line {@code h} holds exclusive: its data is zeroed, the handle unlocked, the line reusable. */
-    void free(Handle h);
+    default void free(final Handle h) {
+        if (!h.exclusive()) {
+            throw new IllegalArgumentException("Free needs the line latched exclusive: "
+                + GlobalPointer.toString(h.gaddr()));
+        }
+        h.data().setMemory(0, h.data().capacity(), (byte) 0);
+        h.written(0, h.data().capacity());
+        unlock(h);
+        allocator().freed(h.gaddr());
+    }
 
     Future<Handle> sLock(long gaddr);
 

@@ -63,20 +63,8 @@ final class SelGcl implements Gcl {
     }
 
     @Override
-    public Future<Long> allocate() {
-        return allocator.allocate();
-    }
-
-    @Override
-    public void free(final Handle h) {
-        if (!h.exclusive()) {
-            throw new IllegalArgumentException("Free needs the line latched exclusive: "
-                + GlobalPointer.toString(h.gaddr()));
-        }
-        h.data().setMemory(0, h.data().capacity(), (byte) 0);
-        h.written(0, h.data().capacity());
-        unlock(h);
-        allocator.freed(h.gaddr());
+    public GclAllocator allocator() {
+        return allocator;
     }
 
     @Override
