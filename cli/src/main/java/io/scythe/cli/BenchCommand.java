@@ -34,15 +34,18 @@ import java.util.concurrent.TimeUnit;
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_WORKLOAD = "smallbank";
 
+    @Accepts(names = BenchCommand.Workloads.class)
     @Option(names = "--workload", defaultValue = DEFAULT_WORKLOAD, completionCandidates = Workloads.class,
         description = "Workload to run: ${COMPLETION-CANDIDATES} (verbs, rrpc, tso, logdb and lock measure the "
             + "substrate; the others are transactions) (default: ${DEFAULT-VALUE}).")
     String workload;
 
+    @Accepts(value = "a directory to write")
     @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json and DIR/report.html "
         + "(default: results/<workload>-<yyyyMMdd-HHmmss>).")
     Path out;
 
+    @Accepts(value = "a file or directory to write")
     @Option(names = "--history", paramLabel = "FILE|DIR",
         description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] Record the history of every measured run (its warm-up included) for "
             + "`scythe check`: into FILE when there is one run, else DIR/<protocol>-<clients>.history.")
@@ -62,27 +65,32 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    @Accepts(min = "1")
     @Option(names = "--keys", defaultValue = "4", description = "[phantom, churn] Groups (phantom) or counters (churn) "
         + "that transactions meet on (default: ${DEFAULT-VALUE}).")
     int keys;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--cns", split = ",", defaultValue = "1",
         description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] Compute nodes of the embedded cluster; a list "
             + "runs each protocol at each count in a row, with the throughput ratio over the first (default: "
             + "${DEFAULT-VALUE}). They share this JVM's event loops: each loop runs one coordinator of every node.")
     List<Integer> cns;
 
+    @Accepts(names = OptionChecks.Routings.class)
     @Option(names = "--routing", defaultValue = "shard",
         description = "With --cns above 1, where each transaction goes: shard (the owner of its routing key's shard: "
             + "SmallBank's account, TPC-C's home warehouse, TATP's subscriber, YCSB's first key), random, or hybrid "
             + "(Lotus: read-only ones at random, read-write ones by shard) (default: ${DEFAULT-VALUE}).")
     String routing;
 
+    @Accepts(min = "1", max = "1048576")
     @Option(names = "--shards", defaultValue = "" + io.scythe.routing.ShardMap.DEFAULT_SHARDS,
         description = "Shards of the shard map: routing key mod shards, round-robin over the compute nodes (default: "
             + "${DEFAULT-VALUE}, Lotus's 12 bits).")
     int shards;
 
+    @Accepts(min = "0s")
     @Option(names = "--move-shard-every", defaultValue = "0s",
         description = "With --cns above 1, moves a random shard to another compute node this often while measuring "
             + "(0: never), so routers meet wrong-owner refusals and send again on the newer map (default: "
@@ -92,155 +100,189 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--quiet", description = "No live progress line on stderr during runs of 3 s or more.")
     boolean quiet;
 
+    @Accepts(min = "1ms")
     @Option(names = "--duration", defaultValue = "2s", description = "Measured time of each run (default: "
         + "${DEFAULT-VALUE}).")
     Duration duration;
 
+    @Accepts(min = "0s")
     @Option(names = "--warmup", defaultValue = "1s", description = "Warm-up before each run (default: "
         + "${DEFAULT-VALUE}).")
     Duration warmup;
 
+    @Accepts(value = "any integer")
     @Option(names = "--seed", defaultValue = "1", description = "Random seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
+    @Accepts(names = OptionChecks.Providers.class)
     @Option(names = "--providers", split = ",", defaultValue = "local,shm,tcp",
         description = "[verbs] Fabric providers to measure: local, shm, tcp, disni (needs an RDMA NIC and "
             + "libdisni) (default: ${DEFAULT-VALUE}).")
     List<String> providers;
 
+    @Accepts(names = OptionChecks.Verbs.class)
     @Option(names = "--verbs", split = ",", defaultValue = "read,write,cas,faa",
         description = "[verbs] Verbs to measure: read, write, cas, faa (default: ${DEFAULT-VALUE}).")
     List<String> verbs;
 
+    @Accepts(names = OptionChecks.Profiles.class)
     @Option(names = "--profile",
         description = "Cost-model profile: " + io.scythe.fabric.CostModel.PROFILE_NAMES + " (zero: pure software "
             + "cost; cx5: ConnectX-5 timings; conf/fabric/ documents each); default zero for "
             + "verbs, cx5 for the others.")
     String profile;
 
+    @Accepts(min = "1", max = "100000")
     @Option(names = "--clients", split = ",",
         description = "Concurrent clients (event loops x flows); a list sweeps (default: 8,32,64 for smallbank, "
             + "64 otherwise).")
     List<Integer> clients;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--loops", defaultValue = "1",
         description = "Event loops the clients and servers of the rrpc, tso, logdb and lock workloads run on "
             + "(default: ${DEFAULT-VALUE}; on 2 cores a second busy loop leaves the JIT and GC no core).")
     int loops;
 
+    @Accepts(value = "registered protocols, or the lock workload's takeout and cas-lock (checked by the workload)")
     @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ",
         completionCandidates = RegisteredProtocols.class,
         description = "Protocols to run one after another on identical data (default: ${DEFAULT-VALUE}; "
             + "registered: ${COMPLETION-CANDIDATES}).")
     List<String> protocols;
 
+    @Accepts(min = "2")
     @Option(names = "--accounts", defaultValue = "100000",
         description = "SmallBank customers (default: ${DEFAULT-VALUE}).")
     long accounts;
 
+    @Accepts(min = "0", max = "10")
     @Option(names = "--theta", defaultValue = "0.99",
         description = "Zipf factor over keys (default: ${DEFAULT-VALUE}).")
     double theta;
 
+    @Accepts(value = "a mix of the workload (checked by the workload)")
     @Option(names = "--mix", defaultValue = "standard",
         description = "SmallBank mix: standard (6 types), scythe (Balance, DepositChecking, TransactSaving, "
             + "Amalgamate) or deposits (DepositChecking only); TATP mix: standard (7 types) or read-update (without "
             + "InsertCallForwarding, DeleteCallForwarding) (default: ${DEFAULT-VALUE}).")
     String mix;
 
+    @Accepts(names = OptionChecks.Systems.class)
     @Option(names = "--system", split = ",", defaultValue = "scythe",
         description = "scythe (the default), hazelcast (SmallBank over Hazelcast's own TWO_PHASE transactions on "
             + "--memory-nodes embedded members, client threads = --clients), or scythe,hazelcast: both, one report, "
             + "with the throughput ratios.")
     List<String> system;
 
+    @Accepts(min = "1")
     @Option(names = "--subscribers", defaultValue = "100000",
         description = "TATP subscribers (default: ${DEFAULT-VALUE}, FORD's).")
     long subscribers;
 
+    @Accepts(names = OptionChecks.YcsbProfiles.class)
     @Option(names = "--ycsb-profile", defaultValue = "standard",
         description = "YCSB profile: standard (4 keys, read:write 3:7, Zipf), write-only (4 keys, all written) or "
             + "hot-area (RCC: 10 keys, 20 %% written, 0.1 %% of the keys hot); --ops and --write-ratio override it "
             + "(default: ${DEFAULT-VALUE}).")
     String ycsbProfile;
 
+    @Accepts(min = "0", max = "1")
     @Option(names = "--hot-probability", defaultValue = "0.1",
         description = "[ycsb hot-area] Probability that an operation visits the hot area (RCC's Hot Access "
             + "Probability; default: ${DEFAULT-VALUE}).")
     double hotProbability;
 
+    @Accepts(min = "1")
     @Option(names = "--warehouses", defaultValue = "10",
         description = "TPC-C warehouses (default: ${DEFAULT-VALUE}).")
     int warehouses;
 
+    @Accepts(min = "1")
     @Option(names = "--customers", defaultValue = "3000",
         description = "TPC-C customers per district (scale knob; default: the standard's ${DEFAULT-VALUE}).")
     int customers;
 
+    @Accepts(min = "1")
     @Option(names = "--items", defaultValue = "100000",
         description = "TPC-C items (scale knob; default: the standard's ${DEFAULT-VALUE}).")
     int items;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--memory-nodes", defaultValue = "2",
         description = "Memory nodes the tables are partitioned over (default: ${DEFAULT-VALUE}).")
     int memoryNodes;
 
+    @Accepts(min = "1")
     @Option(names = "--max-attempts", defaultValue = "1000",
         description = "Attempts per transaction before the coordinator gives up (default: ${DEFAULT-VALUE}).")
     int maxAttempts;
 
+    @Accepts(min = "1")
     @Option(names = "--locks", defaultValue = "1000",
         description = "Lock objects (lock workload; default: ${DEFAULT-VALUE}).")
     int locks;
 
+    @Accepts(min = "0", max = "10")
     @Option(names = "--thetas", split = ",", defaultValue = "0.5,0.7,0.9,0.99,1.2",
         description = "Zipf factors to sweep (lock workload; default: ${DEFAULT-VALUE}).")
     List<Double> thetas;
 
+    @Accepts(min = "0s")
     @Option(names = "--hold", defaultValue = "25us",
         description = "How long a lock is held (lock workload; default: ${DEFAULT-VALUE}).")
     Duration hold;
 
+    @Accepts(min = "1")
     @Option(names = "--records", defaultValue = "1000000",
         description = "Records of the YCSB table (logdb and ycsb workloads; default: ${DEFAULT-VALUE}).")
     long records;
 
+    @Accepts(min = "1", max = "10000")
     @Option(names = "--ops",
         description = "Keys per YCSB transaction (default: the --ycsb-profile's, 4 or 10).")
     Integer ops;
 
+    @Accepts(min = "0", max = "1")
     @Option(names = "--write-ratio",
         description = "Share of a YCSB transaction's keys that it writes: 0.7 is read:write 3:7, 1 write-only "
             + "(default: the --ycsb-profile's).")
     Double writeRatio;
 
+    @Accepts(min = "1", max = "1048576")
     @Option(names = "--sizes", split = ",", defaultValue = "16,64,256,512,1024,4096",
         description = "[rrpc] Reply sizes in bytes (default: ${DEFAULT-VALUE}).")
     List<Integer> sizes;
 
+    @Accepts(names = OptionChecks.Peers.class)
     @Option(names = "--peer", defaultValue = "mn", paramLabel = "mn|cn",
         description = "[rrpc] Who serves the calls: mn (RRPC against plain RPC to a memory node) or cn (calls to "
             + "another compute node's paired loop beside the same calls to a memory node, with their ratio) "
             + "(default: ${DEFAULT-VALUE}).")
     String peer;
 
+    @Accepts(exists = true)
     @Option(names = "--fabric-config", paramLabel = "FILE",
         description = "[verbs] Cost model from a YAML/JSON file (see conf/fabric/); overrides --profile.")
     Path fabricConfig;
 
+    @Accepts(min = "1", max = "65536")
     @Option(names = "--window", defaultValue = "64",
         description = "[verbs] Verbs kept outstanding by the event loop (default: ${DEFAULT-VALUE}).")
     int window;
 
+    @Accepts(min = "1", max = "65536")
     @Option(names = "--batch", defaultValue = "16",
         description = "[verbs] Verbs per doorbell batch; 1 measures unbatched only (default: ${DEFAULT-VALUE}).")
     int batch;
 
+    @Accepts(names = OptionChecks.OnOff.class)
     @Option(names = "--redo-log", defaultValue = "on", paramLabel = "on|off",
         description = "[smallbank, ycsb, tatp, tpcc] Write a redo record before each commit's write-back (default: "
             + "${DEFAULT-VALUE}).")
     String redoLog;
 
+    @Accepts(min = "0", max = "63")
     @Option(names = "--replicas", defaultValue = "0", paramLabel = "K",
         description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] Backup copies of every partition: each "
             + "write-back and redo record goes to the primary and K backups, on the K memory nodes after it; K below "
@@ -248,12 +290,14 @@ public final class BenchCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE}).")
     int replicas;
 
+    @Accepts(names = OptionChecks.Lookups.class)
     @Option(names = "--lookup", defaultValue = "rpc", paramLabel = "rpc|onesided",
         description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] How a lookup that misses a loop's address cache "
             + "reaches the index: rpc (the memory node's CPU walks it) or onesided (READs of the index) (default: "
             + "${DEFAULT-VALUE}).")
     String lookup;
 
+    @Accepts(names = OptionChecks.IdlePolicies.class)
     @Option(names = "--idle", defaultValue = "busy-spin",
         description = "[verbs] Bridge idle policy: busy-spin or backoff (default: ${DEFAULT-VALUE}).")
     String idle;

@@ -41,25 +41,31 @@ import java.util.concurrent.atomic.AtomicLongArray;
         + "applied twice or in part, no lock left held, and prints the time from each fault to detection (fenced), "
         + "to recovery done, and to throughput back. Exit code 1 when a check fails."})
 public final class ChaosCommand implements Callable<Integer> {
+    @Accepts(min = "1s")
     @Option(names = "--duration", defaultValue = "60s", description = "How long to inject faults (default: "
         + "${DEFAULT-VALUE}).")
     Duration duration;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--mns", defaultValue = "2", description = "Memory nodes (default: ${DEFAULT-VALUE}).")
     int mns;
 
+    @Accepts(min = "2", max = "64")
     @Option(names = "--cns", defaultValue = "3", description = "Compute nodes, at least 2 (default: "
         + "${DEFAULT-VALUE}).")
     int cns;
 
+    @Accepts(min = "4")
     @Option(names = "--accounts", defaultValue = "1000", description = "SmallBank accounts (default: "
         + "${DEFAULT-VALUE}).")
     long accounts;
 
+    @Accepts(names = OptionChecks.RedoProtocols.class)
     @Option(names = "--protocol", defaultValue = "scythe", description = "scythe, ford-occ or farm-occ "
         + "(protocols with a redo log; default: ${DEFAULT-VALUE}).")
     String protocol;
 
+    @Accepts(min = "1", max = "10000")
     @Option(names = "--outstanding", defaultValue = "16", description = "Transactions the client keeps in flight "
         + "(default: ${DEFAULT-VALUE}).")
     int outstanding;
@@ -68,10 +74,12 @@ public final class ChaosCommand implements Callable<Integer> {
         + "pauses).")
     boolean noPauses;
 
+    @Accepts(min = "1", max = "63")
     @Option(names = "--together", defaultValue = "1", description = "Compute nodes SIGKILLed at once in each "
         + "kill (fewer than --cns; Lotus Fig. 15 crashes 3 at once; default: ${DEFAULT-VALUE}).")
     int together;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--tso", defaultValue = "1", description = "TSO nodes: the service and a TSO proxy per further "
         + "node (default: ${DEFAULT-VALUE}).")
     int tso;
@@ -80,17 +88,20 @@ public final class ChaosCommand implements Callable<Integer> {
         + "that every commit after the service's restart has a larger timestamp than every commit before.")
     boolean tsoFaults;
 
-    @Option(names = "--mn-faults", description = "Also kill and pause memory nodes. Not supported yet: memory-node "
-        + "failover (lease, backup promotion, re-replication) is not built, so it refuses to run.")
+    @Option(names = "--mn-faults", description = "Also kill and pause memory nodes. Not supported yet: a memory node "
+        + "fails over once (backup promoted) but no replacement rejoins and is re-replicated, so it refuses to run.")
     boolean mnFaults;
 
+    @Accepts(value = "any integer")
     @Option(names = "--seed", defaultValue = "1", description = "Picks accounts and victims (default: "
         + "${DEFAULT-VALUE}).")
     long seed;
 
+    @Accepts(value = "a directory to write")
     @Option(names = "--dir", description = "Where node configs and logs go (default: ./chaos-NAME).")
     Path dir;
 
+    @Accepts(value = "JVM options")
     @Option(names = "--node-java-opts", defaultValue = "-Xmx384m -XX:+UseParallelGC",
         description = "JVM options of each node process (default: ${DEFAULT-VALUE}).")
     String nodeJavaOpts;
@@ -135,27 +146,24 @@ public final class ChaosCommand implements Callable<Integer> {
                 + "and 1 <= --together < --cns");
         }
         if (mnFaults) {
-            throw new IllegalArgumentException("--mn-faults: MN failover not supported yet (issue 23 section 2): "
-                + "memory nodes have no lease, no backup is promoted for a dead one and no replacement is "
-                + "re-replicated, so a killed memory node's partitions stay unavailable. What exists: replication on "
-                + "by default (2 backups with 3+ memory nodes) and calls to a memory node that stops answering ending "
-                + "within memoryNodeTimeoutMs");
+            throw new IllegalArgumentException("--mn-faults: MN failover not supported yet for repeated faults "
+                + "(issue 23 section 2): a memory node whose lease expires is failed over once (a backup of each of its "
+                + "partitions promoted, MemoryNodeReplicationProcessTest), but no replacement rejoins and is "
+                + "re-replicated, so each kill loses a copy for good, and a dead compute node's redo record is not "
+                + "rolled forward onto a promoted copy. What exists: replication on by default, failover of a "
+                + "killed memory node, calls to one that stops answering ending within memoryNodeTimeoutMs");
         }
         final String name = "chaos-" + ProcessHandle.current().pid();
         final Path where = dir != null ? dir : Path.of(name);
         final byte[] secret = new byte[24];
         new SecureRandom().nextBytes(secret);
-        final List<String> cmd = new ArrayList<>(LocalCluster.Launcher.sameClasspath(
-            List.of(nodeJavaOpts.trim().split("\\s+"))).command());
-        cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
-        cmd.add("node");
         if (tso < 1) {
             throw new IllegalArgumentException("--tso " + tso + ": the service is one node, proxies the rest");
         }
         cluster = new LocalCluster(name, HexFormat.of().formatHex(secret), mns, cns, tso - 1,
             new JsonObject().put("name", "smallbank").put("accounts", accounts),
             new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
-            protocol, where, new LocalCluster.Launcher(cmd));
+            protocol, where, ClusterCommand.nodeLauncher(nodeJavaOpts));
         final Thread hook = new Thread(cluster::close, "scythe-chaos-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {

@@ -27,6 +27,7 @@ public final class CheckCommand implements Callable<Integer> {
         description = "History files, or directories whose *.history files are checked.")
     List<Path> files;
 
+    @Accepts(min = "0")
     @Option(names = "--max-cycles", defaultValue = "10",
         description = "Cycles and impossibilities shown in detail per history; all are counted (default: "
             + "${DEFAULT-VALUE}).")

@@ -26,43 +26,54 @@ import java.util.concurrent.TimeUnit;
         "Clients join with DIR/client.json (ScytheClient) and send TxnRequests to scythe.txn. A compute node that "
             + "loses its lease is restarted under a new epoch."})
 public final class ClusterCommand implements Callable<Integer> {
+    @Accepts(min = "1", max = "64")
     @Option(names = "--mns", defaultValue = "2", description = "Memory nodes (default: ${DEFAULT-VALUE}).")
     int mns;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--cns", defaultValue = "3", description = "Compute nodes (default: ${DEFAULT-VALUE}).")
     int cns;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--tso", defaultValue = "1", description = "TSO nodes: the service, and a TSO proxy per further "
         + "node (default: ${DEFAULT-VALUE}).")
     int tso;
 
+    @Accepts(names = OptionChecks.Fabrics.class)
     @Option(names = "--fabric", defaultValue = "shm", description = "shm or tcp (default: ${DEFAULT-VALUE}).")
     String fabric;
 
+    @Accepts(names = OptionChecks.Profiles.class)
     @Option(names = "--profile", defaultValue = "cx5", description = "Cost model: "
         + io.scythe.fabric.CostModel.PROFILE_NAMES + " (shm only; "
         + "default: ${DEFAULT-VALUE}).")
     String profile;
 
+    @Accepts(names = OptionChecks.ClusterWorkloadNames.class)
     @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank or counters (default: "
         + "${DEFAULT-VALUE}).")
     String workload;
 
+    @Accepts(min = "2")
     @Option(names = "--accounts", defaultValue = "10000", description = "SmallBank accounts, or counters "
         + "(default: ${DEFAULT-VALUE}).")
     long accounts;
 
+    @Accepts(names = RegisteredProtocols.class)
     @Option(names = "--protocol", defaultValue = "scythe", completionCandidates = RegisteredProtocols.class,
         description = "Concurrency control the CNs run (default: ${DEFAULT-VALUE}; registered: "
             + "${COMPLETION-CANDIDATES}).")
     String protocol;
 
+    @Accepts(value = "a cluster name")
     @Option(names = "--name", description = "Cluster name (default: scythe-PID).")
     String name;
 
+    @Accepts(value = "a directory to write")
     @Option(names = "--dir", description = "Where node configs and logs go (default: ./cluster-NAME).")
     Path dir;
 
+    @Accepts(min = "1ms")
     @Option(names = "--duration", description = "Stop after this long (e.g. 30s); default: until Ctrl-C.")
     Duration duration;
 
@@ -70,6 +81,7 @@ public final class ClusterCommand implements Callable<Integer> {
         + "CN and pause another (time until fenced, until back under a new epoch), measure again, then stop.")
     boolean probe;
 
+    @Accepts(value = "JVM options")
     @Option(names = "--node-java-opts", defaultValue = "-Xmx512m -XX:+UseParallelGC",
         description = "JVM options of each node process (default: ${DEFAULT-VALUE}).")
     String nodeJavaOpts;
@@ -95,13 +107,8 @@ public final class ClusterCommand implements Callable<Integer> {
             .put(workload.equals("smallbank") ? "accounts" : "keys", accounts);
         final JsonObject fabricJson = new JsonObject().put("provider", fabric)
             .put("costModel", new JsonObject().put("profile", profile));
-        final List<String> cmd = new ArrayList<>(LocalCluster.Launcher.sameClasspath(
-            List.of(nodeJavaOpts.trim().split("\\s+"))).command());
-        // Run the scythe command's own node subcommand (it knows the benchmark workloads).
-        cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
-        cmd.add("node");
         final LocalCluster local = new LocalCluster(cluster, secret, mns, cns, tso - 1, workloadJson, fabricJson,
-            protocol, where, new LocalCluster.Launcher(cmd));
+            protocol, where, nodeLauncher(nodeJavaOpts));
         final CountDownLatch stop = new CountDownLatch(1);
         final Thread hook = new Thread(() -> {
             stop.countDown();
@@ -173,5 +180,14 @@ public final class ClusterCommand implements Callable<Integer> {
             System.out.println(n.name() + " did not start again (" + failed.getMessage().lines().findFirst()
                 .orElse("") + "); trying again");
         }
+    }
+
+    /** Starts nodes as this JVM's classpath running the scythe command's own node subcommand (it knows the workloads). */
+    static LocalCluster.Launcher nodeLauncher(final String nodeJavaOpts) {
+        final List<String> cmd = new ArrayList<>(LocalCluster.Launcher.sameClasspath(
+            List.of(nodeJavaOpts.trim().split("\\s+"))).command());
+        cmd.set(cmd.size() - 1, ScytheCommand.class.getName());
+        cmd.add("node");
+        return new LocalCluster.Launcher(cmd);
     }
 }

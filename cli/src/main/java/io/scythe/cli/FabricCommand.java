@@ -12,6 +12,7 @@ import java.util.concurrent.Callable;
     description = "Prints a fabric cost-model profile (its parameters and the latency they imply per verb). "
         + "The parameters and their sources are documented in conf/fabric/.")
 public final class FabricCommand implements Callable<Integer> {
+    @Accepts(names = OptionChecks.Profiles.class)
     @Option(names = "--profile", defaultValue = "cx5", description = "Profile: "
         + io.scythe.fabric.CostModel.PROFILE_NAMES + " (default: "
         + "${DEFAULT-VALUE}).")
@@ -26,9 +27,11 @@ public final class FabricCommand implements Callable<Integer> {
         System.out.printf("uncontended 8 B READ  (host memory)   ~ %d ns%n",
             model.doorbellNs() + 2 * oneWay + pcie + Math.round(model.requesterOpNs() + model.responderOpNs()));
         System.out.printf("uncontended 8 B CAS   (host memory)   ~ %d ns, then %d ns per queued CAS on the same "
-                + "word%n", model.doorbellNs() + 2 * oneWay + model.atomicSameAddressNs(MemoryKind.HOST)
+                + "word%s%n", model.doorbellNs() + 2 * oneWay + model.atomicSameAddressNs(MemoryKind.HOST)
                 + model.atomicPipelineNs(MemoryKind.HOST),
-            model.atomicConflictHoldNs(MemoryKind.HOST));
+            model.atomicConflictHoldNs(MemoryKind.HOST), model.atomicQueuedHoldNs(MemoryKind.HOST) == 0 ? ""
+                : String.format(" + %d ns per CAS it finds there, itself included",
+                    model.atomicQueuedHoldNs(MemoryKind.HOST)));
         System.out.printf("uncontended 8 B FAA   (device memory) ~ %d ns%n",
             model.doorbellNs() + 2 * oneWay + model.atomicSameAddressNs(MemoryKind.DEVICE));
         return 0;

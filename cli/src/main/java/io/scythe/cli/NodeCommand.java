@@ -25,10 +25,12 @@ public final class NodeCommand implements Callable<Integer> {
         }
     }
 
+    @Accepts(names = NodeCommand.Roles.class)
     @Option(names = "--role", required = true, completionCandidates = Roles.class,
         description = "${COMPLETION-CANDIDATES} (memory node, compute node, timestamp oracle, TSO proxy).")
     String role;
 
+    @Accepts(exists = true)
     @Option(names = "--config", required = true, description = "Node config file (YAML or JSON).")
     Path config;
 

@@ -30,6 +30,7 @@ public final class ReportCommand implements Callable<Integer> {
         + "(A the baseline, B compared against it).")
     List<Path> dirs;
 
+    @Accepts(value = "a file to write")
     @Option(names = "--out", paramLabel = "FILE", description = "With A B: also write the comparison to FILE.")
     Path out;
 

@@ -7,7 +7,8 @@ import picocli.CommandLine.Command;
 @Command(name = "scythe", mixinStandardHelpOptions = true, versionProvider = ScytheCommand.Version.class,
     description = "Scythe: distributed transactions for disaggregated memory, on Eclipse Vert.x.",
     subcommands = {BenchCommand.class, SimCommand.class, CheckCommand.class, ReportCommand.class, ReproduceCommand.class,
-        FabricCommand.class, NodeCommand.class, ClusterCommand.class, ChaosCommand.class, CommandLine.HelpCommand.class})
+        FabricCommand.class, NodeCommand.class, ClusterCommand.class, ChaosCommand.class, FuzzCommand.class,
+        CommandLine.HelpCommand.class})
 public final class ScytheCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -27,6 +28,7 @@ public final class ScytheCommand implements Runnable {
                 }
             })
             .setCaseInsensitiveEnumValuesAllowed(true)
+            .setExecutionStrategy(new OptionChecks()) // every option's @Accepts, before any command runs
             .setParameterExceptionHandler(ScytheCommand::refuse)
             .setExecutionExceptionHandler(ScytheCommand::handle);
     }
@@ -50,7 +52,8 @@ public final class ScytheCommand implements Runnable {
     private static int handle(final Exception error, final CommandLine command,
                               final CommandLine.ParseResult parseResult) {
         for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof IllegalArgumentException || t instanceof io.scythe.fabric.FabricException) {
+            if (t instanceof IllegalArgumentException || t instanceof io.scythe.fabric.FabricException
+                || t instanceof io.scythe.txn.UnknownKeyException) {
                 command.getErr().println("scythe " + command.getCommandName() + ": " + t.getMessage());
                 return 2;
             }

@@ -12,6 +12,7 @@ import io.scythe.fabric.CostModel;
 import io.scythe.sim.Explorer;
 import io.scythe.sim.Faults;
 import io.scythe.sim.CasSim;
+import io.scythe.sim.TsoSim;
 import io.scythe.sim.LockSim;
 import io.scythe.sim.SimOptions;
 import io.scythe.sim.SimResult;
@@ -41,21 +42,28 @@ import java.util.concurrent.Callable;
             + "of them) under each of --protocols with every invariant on and each run's history checked for "
             + "serializability, and prints each failing seed with the command that replays it."})
 public final class SimCommand implements Callable<Integer> {
+    @Accepts(names = OptionChecks.SimWorkloads.class)
     @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tpcc, phantom, churn (KeyChurnSpec: inserts, deletes, absent keys), lock (Fig. 27: "
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
-        + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform; default: "
+        + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform), blink "
+        + "(SELCC Fig. 17: YCSB lookups and updates, --write-ratio of them updates, through a B-link tree of --records "
+        + "keys on GCLs of --line-bytes; --protocols selcc-2pl,sel-2pl pick SELCC or SEL) or tso "
+        + "(Fig. 28: each client takes one timestamp after another; --protocols tso,physical-clock) (default: "
         + "${DEFAULT-VALUE}).")
     String workload;
 
+    @Accepts(value = "registered protocols, or the lock workload's takeout and cas-lock (checked by the workload)")
     @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ,farm-occ",
         completionCandidates = RegisteredProtocols.class,
         description = "Protocols, one run each on identical data (default: ${DEFAULT-VALUE}; registered: "
             + "${COMPLETION-CANDIDATES}).")
     List<String> protocols;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--cns", defaultValue = "1", description = "Compute nodes (default: ${DEFAULT-VALUE}).")
     int cns;
 
+    @Accepts(names = OptionChecks.Routings.class)
     @Option(names = "--routing", defaultValue = "local",
         description = "Where clients send their transactions: local (each client's own compute node, as before "
             + "routing existed), shard (the owner of the routing key's shard: SmallBank's account, TPC-C's home "
@@ -64,133 +72,169 @@ public final class SimCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE}).")
     String routing;
 
+    @Accepts(min = "1", max = "1048576")
     @Option(names = "--shards", defaultValue = "" + io.scythe.routing.ShardMap.DEFAULT_SHARDS,
         description = "Shards of the shard map routed runs use: routing key mod shards, round-robin over the "
             + "compute nodes (default: ${DEFAULT-VALUE}).")
     int shards;
 
+    @Accepts(min = "0s")
     @Option(names = "--move-shard-every", defaultValue = "0s",
         description = "With --routing other than local, moves a random shard to another compute node this often "
             + "(virtual time; 0: never), so routers meet wrong-owner refusals and send again (default: "
             + "${DEFAULT-VALUE}).")
     Duration moveShardEvery;
 
+    @Accepts(min = "1", max = "100000")
     @Option(names = "--clients", split = ",", defaultValue = "8",
         description = "Closed-loop clients per compute node; a list sweeps (default: ${DEFAULT-VALUE}).")
     List<Integer> clients;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = "--loops", defaultValue = "4",
         description = "Event loops (cores) per compute node; clients are spread over them (default: "
             + "${DEFAULT-VALUE}).")
     int loops;
 
+    @Accepts(min = "1", max = "64")
     @Option(names = {"--mns", "--memory-nodes"}, defaultValue = "2",
         description = "Memory nodes (default: ${DEFAULT-VALUE}).")
     int memoryNodes;
 
+    @Accepts(value = "any integer")
     @Option(names = "--seed", defaultValue = "1", description = "Seed of everything random (default: "
         + "${DEFAULT-VALUE}).")
     long seed;
 
+    @Accepts(min = "1us")
     @Option(names = "--duration", defaultValue = "2ms",
         description = "Measured virtual time of each run (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
+    @Accepts(min = "0s")
     @Option(names = "--warmup", defaultValue = "0s",
         description = "Virtual time before measuring (default: ${DEFAULT-VALUE}).")
     Duration warmup;
 
+    @Accepts(names = OptionChecks.Profiles.class)
     @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: "
         + io.scythe.fabric.CostModel.PROFILE_NAMES + " (default: "
         + "${DEFAULT-VALUE}).")
     String profile;
 
+    @Accepts(exists = true)
     @Option(names = "--fabric-config", paramLabel = "FILE",
         description = "Cost model from a YAML/JSON file (see conf/fabric/); overrides --profile.")
     Path fabricConfig;
 
+    @Accepts(min = "1")
     @Option(names = "--max-attempts", defaultValue = "1000",
         description = "Attempts per transaction before the coordinator gives up (default: ${DEFAULT-VALUE}).")
     int maxAttempts;
 
+    @Accepts(min = "2")
     @Option(names = "--accounts", defaultValue = "100000", description = "SmallBank customers (default: "
         + "${DEFAULT-VALUE}).")
     long accounts;
 
+    @Accepts(min = "0", max = "10")
     @Option(names = "--theta", defaultValue = "0.99", description = "Zipf factor over keys (default: "
         + "${DEFAULT-VALUE}).")
     double theta;
 
+    @Accepts(value = "a SmallBank mix (checked by the workload)")
     @Option(names = "--mix", defaultValue = "standard", description = "SmallBank mix: standard, scythe or deposits "
         + "(default: ${DEFAULT-VALUE}).")
     String mix;
 
+    @Accepts(min = "0", max = "10")
     @Option(names = "--thetas", split = ",", description = "Zipf factors to sweep (default: --theta alone).")
     List<Double> thetas;
 
+    @Accepts(min = "1")
     @Option(names = "--locks", defaultValue = "1000", description = "[lock, cas] Lock objects / CAS words "
         + "(default: ${DEFAULT-VALUE}).")
     int locks;
 
+    @Accepts(names = OptionChecks.CasVerbs.class)
     @Option(names = "--verb", defaultValue = "cas", description = "[cas] The verb each client issues: cas (Scythe "
         + "Table 1) or write (8 B RDMA WRITE; with many clients, Lotus' perftest WRITE rate) (default: "
         + "${DEFAULT-VALUE}).")
     String verb;
 
+    @Accepts(min = "0s")
     @Option(names = "--hold", defaultValue = "25us", description = "[lock] How long a lock is held (default: "
         + "${DEFAULT-VALUE}).")
     Duration hold;
 
+    @Accepts(min = "1")
     @Option(names = "--records", defaultValue = "100000", description = "YCSB records (default: ${DEFAULT-VALUE}).")
     long records;
 
+    @Accepts(min = "64")
+    @Option(names = "--line-bytes", defaultValue = "2048", description = "[blink] Bytes of a global cache line (a "
+        + "B-link node), header included (default: the paper's ${DEFAULT-VALUE}).")
+    int lineBytes;
+
+    @Accepts(min = "1")
     @Option(names = "--warehouses", defaultValue = "10", description = "[tpcc] Warehouses (default: "
         + "${DEFAULT-VALUE}).")
     int warehouses;
 
+    @Accepts(min = "1")
     @Option(names = "--customers", defaultValue = "3000", description = "[tpcc] Customers per district (default: "
         + "the standard's ${DEFAULT-VALUE}).")
     int customers;
 
+    @Accepts(min = "1")
     @Option(names = "--items", defaultValue = "100000", description = "[tpcc] Items (default: the standard's "
         + "${DEFAULT-VALUE}).")
     int items;
 
+    @Accepts(min = "1")
     @Option(names = "--keys", defaultValue = "4", description = "[phantom, churn] Groups (phantom) or counters (churn) "
         + "that transactions meet on (default: ${DEFAULT-VALUE}).")
     int keys;
 
+    @Accepts(min = "1", max = "10000")
     @Option(names = "--ops", defaultValue = "4", description = "Keys per YCSB transaction (default: "
         + "${DEFAULT-VALUE}).")
     int ops;
 
+    @Accepts(min = "0", max = "1")
     @Option(names = "--write-ratio", defaultValue = "0.7", description = "Share of YCSB keys written (default: "
         + "${DEFAULT-VALUE}).")
     double writeRatio;
 
+    @Accepts(min = "0")
     @Option(names = "--cn-work-ns", defaultValue = "" + SimOptions.DEFAULT_CN_WORK_NS,
         description = "Modelled CN CPU time per completion or reply handled (default: ${DEFAULT-VALUE}).")
     long cnWorkNs;
 
+    @Accepts(min = "0")
     @Option(names = "--mn-rpc-ns", defaultValue = "" + SimOptions.DEFAULT_MN_REQUEST_NS,
         description = "Modelled MN CPU time per RPC request (default: ${DEFAULT-VALUE}).")
     long mnRpcNs;
 
+    @Accepts(min = "0s")
     @Option(names = "--reclaim-every", defaultValue = "0us",
         description = "Each memory node reclaims deleted objects nobody holds (abandoned inserts) this often, as the "
             + "eviction verticle does; 0 never (default: ${DEFAULT-VALUE}; the explorer: 10us).")
     Duration reclaimEvery;
 
+    @Accepts(min = "0s")
     @Option(names = "--jitter", defaultValue = "0us",
         description = "Fault: extra one-way delay per doorbell batch, uniform below this; reorders verbs across "
             + "queue pairs, never within one (default: ${DEFAULT-VALUE}).")
     Duration jitter;
 
+    @Accepts(min = "-1", max = "63")
     @Option(names = "--crash-cn", defaultValue = "-1",
         description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. Without "
             + "--crash-recover the run reports what it left (locks held, the conserved quantity).")
     int crashCn;
 
+    @Accepts(min = "0s")
     @Option(names = "--crash-at", defaultValue = "0us", description = "Virtual time of the crash.")
     Duration crashAt;
 
@@ -199,6 +243,7 @@ public final class SimCommand implements Callable<Integer> {
         + "release), then the run checks nothing was lost, applied twice or left held (needs --redo-log, --cns 2+).")
     boolean crashRecover;
 
+    @Accepts(min = "0s")
     @Option(names = "--crash-detect", defaultValue = "20us", description = "With --crash-recover (or --crashes): "
         + "virtual time from the crash to its detection, when recovery starts; 0us races the crashed CN's verbs "
         + "still in flight, which the memory nodes' fences must stop (default: ${DEFAULT-VALUE}).")
@@ -208,17 +253,21 @@ public final class SimCommand implements Callable<Integer> {
         + "crashes one at a seeded virtual time and recovers it (--crash-recover), every check on.")
     boolean crashes;
 
+    @Accepts(min = "0.001", max = "1000000")
     @Option(names = "--mn-slow", defaultValue = "1",
         description = "Fault: memory nodes' CPU time per RPC is multiplied by this from --mn-slow-from to "
             + "--mn-slow-to (default: ${DEFAULT-VALUE}).")
     double mnSlow;
 
+    @Accepts(min = "0s")
     @Option(names = "--mn-slow-from", defaultValue = "0us", description = "Start of the MN slowness.")
     Duration mnSlowFrom;
 
+    @Accepts(min = "0s")
     @Option(names = "--mn-slow-to", description = "End of the MN slowness (default: the end of the run).")
     Duration mnSlowTo;
 
+    @Accepts(min = "0", max = "1")
     @Option(names = "--verb-fail-rate", defaultValue = "0", paramLabel = "P",
         description = "Fault: each one-sided verb (of --verb-fail-kinds) a compute node's transaction channel posts "
             + "to a memory node lands, but with probability P reports failure (TRANSPORT_RETRY_EXCEEDED; what was "
@@ -227,10 +276,12 @@ public final class SimCommand implements Callable<Integer> {
             + "held (no recovery yet), reported under sim.gave_up. Also with --explore (default: ${DEFAULT-VALUE}).")
     double verbFailRate;
 
+    @Accepts(names = OptionChecks.Verbs.class)
     @Option(names = "--verb-fail-kinds", split = ",", defaultValue = "read,write,cas,faa", paramLabel = "KIND",
         description = "The verbs --verb-fail-rate may fail: read, write, cas, faa (default: ${DEFAULT-VALUE}).")
     List<String> verbFailKinds;
 
+    @Accepts(min = "0", max = "64")
     @Option(names = "--tso-proxies", defaultValue = "0",
         description = "TSO proxies between the CNs' TSO groups and the counter (the papers' topology: 2; default: "
             + "${DEFAULT-VALUE}, groups FAA the counter directly).")
@@ -241,33 +292,39 @@ public final class SimCommand implements Callable<Integer> {
     // 184 K/s vs 173 K/s, TPC-C 2 warehouses 18.5 K/s vs 16.1 K/s) with a lower P99 (3.35 vs 3.59 ms, 5.66 vs 6.52 ms,
     // 17.7 vs 17.8 ms) and 4-5x fewer counter FAAs: groups 8 loops large, at the price of one task per timestamp
     // posted back to its loop (the mean timestamp stage rises 2.65 -> 3.29 us on SmallBank).
+    @Accepts(names = OptionChecks.TsoGroups.class)
     @Option(names = "--tso-group", defaultValue = "cn",
         description = "Who forms a TSO group (Scythe §4.5 (2)): cn (the loops of a compute node together, as the paper; "
             + "timestamps handed back to each loop by a task posted there) or loop (each event loop its own). "
             + "Default: ${DEFAULT-VALUE}.")
     String tsoGroup;
 
+    @Accepts(min = "0s")
     @Option(names = "--queue-sample", defaultValue = "0us",
         description = "Sample every object's Takeout Lock queue this often (virtual) and report the longest queues "
             + "(Scythe Table 2; default: never).")
     Duration queueSample;
 
+    @Accepts(min = "0")
     @Option(names = "--watermarks", split = ",", paramLabel = "COLD,HOT",
         description = "Scythe's heat watermarks: TOCC above COLD queued, Lock requests refused above HOT (default: "
             + "3,10).")
     List<Integer> watermarks;
 
+    @Accepts(value = "[NODE.]nic|host=OFFSET_NS[,DRIFT_PPM] (checked as parsed)")
     @Option(names = "--clock", paramLabel = "[NODE.]nic|host=OFFSET_NS[,DRIFT_PPM]",
         description = "A clock of every node (nic, host) or of one (mn0.nic, cn1.host): OFFSET_NS ahead of virtual "
             + "time at the start, running DRIFT_PPM fast (negative: behind, slow). Repeatable. Nodes: mn0.., tso, "
             + "tsoproxy0.., cn0... Default: every clock reads virtual time. Only the Aurogon protocols (aurogon*, dst-to) read them (CN host clocks).")
     List<String> clock = List.of();
 
+    @Accepts(value = "nic|host=OFFSET_NS[,DRIFT_PPM] (checked as parsed)")
     @Option(names = "--clock-spread", paramLabel = "nic|host=OFFSET_NS[,DRIFT_PPM]",
         description = "Each node's nic or host clock adds an offset drawn uniformly from [-OFFSET_NS, OFFSET_NS] "
             + "and a drift from [-DRIFT_PPM, DRIFT_PPM], drawn from --seed and the node's name. Repeatable.")
     List<String> clockSpread = List.of();
 
+    @Accepts(exists = true)
     @Option(names = "--clock-config", paramLabel = "FILE",
         description = "Node clocks from a YAML/JSON file (conf/fabric/clocks.yaml documents every key with its "
             + "source); --clock and --clock-spread apply on top.")
@@ -278,6 +335,7 @@ public final class SimCommand implements Callable<Integer> {
         + "dependency cycle (G0, G1c, G2) or an impossible history fails the run.")
     boolean checkHistory;
 
+    @Accepts(value = "a file or directory to write")
     @Option(names = "--history", paramLabel = "FILE|DIR", description = "[smallbank, ycsb, tpcc, phantom, churn] Write each run's history "
         + "for `scythe check`: into FILE when there is one run, else DIR/<protocol>-<clients>[-theta<T>].history.")
     Path history;
@@ -285,19 +343,23 @@ public final class SimCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec commandSpec;
 
+    @Accepts(min = "1")
     @Option(names = "--explore", paramLabel = "N", description = "Seed explorer: N seeds from --seed of the small "
         + "contended workload under each of --protocols (with --verb-fail-rate, --verb-fail-kinds if given).")
     Integer explore;
 
+    @Accepts(value = "a directory to write")
     @Option(names = "--out", paramLabel = "DIR", description = "Write DIR/results.json.")
     Path out;
 
+    @Accepts(min = "0", max = "63")
     @Option(names = "--replicas", split = ",", defaultValue = "0", paramLabel = "K[,K...]",
         description = "Backup copies of every partition: each write-back (and redo record, with --redo-log) goes to "
             + "the primary and K backups, on the K memory nodes after it; K below --mns (FORD, Lotus and RCC "
             + "evaluate 3-way: 2). A list runs each, side by side. Default: ${DEFAULT-VALUE}, no replication.")
     List<Integer> replicas;
 
+    @Accepts(names = OptionChecks.Lookups.class)
     @Option(names = "--lookup", defaultValue = "rpc", paramLabel = "rpc|onesided",
         description = "How a lookup that misses a loop's address cache reaches the index: rpc (the memory node's CPU "
             + "walks it) or onesided (READs of the hash bucket or skip-list nodes, as FORD and Lotus). Default: "
@@ -316,7 +378,8 @@ public final class SimCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         // An enumerator (rcc-occ:hybrid=auto) stands for its variants: each is run, and they are ranked at the end.
-        if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)) {
+        if (!"lock".equalsIgnoreCase(workload) && !"cas".equalsIgnoreCase(workload)
+            && !"tso".equalsIgnoreCase(workload)) {
             final List<String> expanded = new java.util.ArrayList<>();
             for (final String name : protocols) {
                 try {
@@ -428,9 +491,21 @@ public final class SimCommand implements Callable<Integer> {
         }
         final boolean lockWorkload = "lock".equalsIgnoreCase(workload);
         final boolean casWorkload = "cas".equalsIgnoreCase(workload);
-        if ((lockWorkload || casWorkload) && (checkHistory || history != null)) {
-            throw new IllegalArgumentException("--check-history and --history record transactions: the lock and cas "
-                + "workloads have none");
+        final boolean blinkWorkload = "blink".equalsIgnoreCase(workload);
+        if (blinkWorkload && (checkHistory || history != null)) {
+            throw new IllegalArgumentException("--check-history and --history record transactions: the blink workload "
+                + "runs index operations");
+        }
+        if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
+            protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
+        }
+        final boolean tsoWorkload = "tso".equalsIgnoreCase(workload);
+        if ((lockWorkload || casWorkload || tsoWorkload) && (checkHistory || history != null)) {
+            throw new IllegalArgumentException("--check-history and --history record transactions: the lock, cas and "
+                + "tso workloads have none");
+        }
+        if (tsoWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
+            protocols = TsoSim.VARIANTS; // the default protocols mean nothing to the tso workload
         }
         if (casWorkload) {
             protocols = List.of("cas"); // single verbs: no protocol
@@ -439,17 +514,18 @@ public final class SimCommand implements Callable<Integer> {
         for (final int k : replicas) {
             BenchCommand.replicas(k, memoryNodes);
         }
-        if ((lockWorkload || casWorkload) && (replicas.size() > 1 || replicas.get(0) != 0 || redoLog
+        if ((lockWorkload || casWorkload || tsoWorkload) && (replicas.size() > 1 || replicas.get(0) != 0 || redoLog
             || lookupMode != RemoteTable.LookupMode.RPC)) {
-            throw new IllegalArgumentException("--replicas, --lookup and --redo-log apply to transactions: the lock and "
-                + "cas workloads have none");
+            throw new IllegalArgumentException("--replicas, --lookup and --redo-log apply to transactions: the lock, "
+                + "cas and tso workloads have none");
         }
         if (lockWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("takeout", "cas-lock"); // the default protocols mean nothing to the lock workload
         }
         final List<Double> sweep = thetas == null ? List.of(theta) : thetas;
         final OltpSpec spec = lockWorkload ? new LockSim.Spec(protocols.get(0), locks, sweep.get(0), hold.toNanos())
-            : casWorkload ? new CasSim.Spec(locks, sweep.get(0), CasSim.Verb.named(verb)) : spec(sweep.get(0));
+            : casWorkload ? new CasSim.Spec(locks, sweep.get(0), CasSim.Verb.named(verb))
+            : tsoWorkload ? new TsoSim.Spec(protocols.get(0)) : spec(sweep.get(0));
         final CostModel model = fabricConfig != null ? BenchCommand.readCostModel(fabricConfig)
             : CostModel.profile(profile);
         final ClockOptions clocks = ClockArguments.parse(clockConfig, clock, clockSpread, seed);
@@ -482,7 +558,8 @@ public final class SimCommand implements Callable<Integer> {
             for (final String protocol : protocols) {
               for (final int k : replicas) {
                 final OltpSpec runSpec = lockWorkload ? new LockSim.Spec(protocol, locks, zipfTheta, hold.toNanos())
-                    : casWorkload ? new CasSim.Spec(locks, zipfTheta, CasSim.Verb.named(verb)) : spec(zipfTheta);
+                    : casWorkload ? new CasSim.Spec(locks, zipfTheta, CasSim.Verb.named(verb))
+                    : tsoWorkload ? new TsoSim.Spec(protocol) : spec(zipfTheta);
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
@@ -494,9 +571,12 @@ public final class SimCommand implements Callable<Integer> {
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs)
                     .replicas(k).lookup(lookupMode).redoLog(redoLog);
-                final Simulation simulation = lockWorkload
-                    ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
+                final Simulation simulation = blinkWorkload ? new Simulation(options, runSpec).operation(
+                    io.scythe.sim.TreeSim.ycsb((io.scythe.sim.TreeSim.Spec) runSpec, io.scythe.sim.TreeSim.kind(
+                        protocol), 1 - writeRatio, zipfTheta))
+                    : lockWorkload ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)
                     : casWorkload ? CasSim.simulation(options.protocol("scythe"), (CasSim.Spec) runSpec)
+                    : tsoWorkload ? TsoSim.simulation(options.protocol("scythe"), (TsoSim.Spec) runSpec)
                     : new Simulation(options, runSpec);
                 final String runName = protocol + "-" + perCn + (sweep.size() > 1 ? "-theta" + zipfTheta : "")
                     + (replicas.size() > 1 ? "-replicas" + k : "");
@@ -519,8 +599,11 @@ public final class SimCommand implements Callable<Integer> {
                         file.close();
                     }
                 }
-                if (lockWorkload || casWorkload) {
+                if (lockWorkload || casWorkload || tsoWorkload) {
                     r.run().put("protocol", protocol);
+                }
+                if (blinkWorkload) {
+                    r.run().put("tree", io.scythe.sim.TreeSim.describe((io.scythe.sim.TreeSim.Spec) runSpec));
                 }
                 if (replicas.size() > 1 || k > 0 || lookupMode != RemoteTable.LookupMode.RPC || redoLog) {
                     r.run().put("replicas", k).put("lookup", lookupMode.label())
@@ -685,6 +768,8 @@ public final class SimCommand implements Callable<Integer> {
                 return new SmallBankSpec(accounts, zipfTheta, mix);
             case "ycsb":
                 return new YcsbSpec(records, zipfTheta, ops, writeRatio);
+            case "blink":
+                return io.scythe.sim.TreeSim.Spec.sized(records, lineBytes, memoryNodes);
             case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
                 return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
                     customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed);

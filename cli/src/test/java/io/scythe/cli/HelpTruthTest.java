@@ -81,7 +81,7 @@ class HelpTruthTest {
     @Test
     void shouldListEveryCostModelProfileItAccepts() {
         final List<String> profiles = List.of(io.scythe.fabric.CostModel.PROFILE_NAMES.split(", | or "));
-        assertThat(profiles).contains("cx5", "cx5-pcie", "cx5-table1", "zero");
+        assertThat(profiles).contains("cx5", "cx5-pcie", "cx5-queue", "cx5-table1", "zero");
         for (final String profile : profiles) {
             assertThat(io.scythe.fabric.CostModel.profile(profile)).as(profile).isNotNull();
             for (final String command : List.of("bench", "sim", "cluster", "fabric")) {

@@ -50,11 +50,12 @@ class ScytheCommandTest {
         final StringWriter err2 = new StringWriter();
         assertThat(run(new StringWriter(), err2, "bench", "--fabric-config", "/definitely/not/here.yaml"))
             .isEqualTo(2);
-        assertThat(err2.toString()).contains("not found").doesNotContain("\tat ");
+        assertThat(err2.toString()).contains("--fabric-config /definitely/not/here.yaml: accepts an existing file")
+            .doesNotContain("\tat ");
         final StringWriter err3 = new StringWriter();
         assertThat(run(new StringWriter(), err3, "bench", "--workload", "ycsb", "--ycsb-profile", "hot"))
             .isEqualTo(2);
-        assertThat(err3.toString()).contains("unknown YCSB profile 'hot'").doesNotContain("\tat ");
+        assertThat(err3.toString()).contains("--ycsb-profile hot: accepts one of standard, write-only, hot-area").doesNotContain("\tat ");
         final StringWriter err4 = new StringWriter();
         assertThat(run(new StringWriter(), err4, "bench", "--workload", "tatp", "--mix", "scythe")).isEqualTo(2);
         assertThat(err4.toString()).contains("unknown TATP mix 'scythe'");
@@ -68,7 +69,7 @@ class ScytheCommandTest {
             .doesNotContain("\tat ");
         final StringWriter err6 = new StringWriter();
         assertThat(run(new StringWriter(), err6, "bench", "--workload", "smallbank", "--lookup", "x")).isEqualTo(2);
-        assertThat(err6.toString()).contains("--lookup x: must be rpc or onesided");
+        assertThat(err6.toString()).contains("--lookup x: accepts one of rpc, onesided");
         final StringWriter err7 = new StringWriter();
         assertThat(run(new StringWriter(), err7, "bench", "--workload", "lock", "--cns", "2")).isEqualTo(2);
         assertThat(err7.toString()).contains("--cns runs transactions on several compute nodes");
@@ -77,7 +78,7 @@ class ScytheCommandTest {
         assertThat(err8.toString()).contains("bench clients belong to no compute node");
         final StringWriter err9 = new StringWriter();
         assertThat(run(new StringWriter(), err9, "bench", "--cns", "0")).isEqualTo(2);
-        assertThat(err9.toString()).contains("cns=[0]");
+        assertThat(err9.toString()).contains("--cns 0: accepts an integer from 1 to 64");
         final StringWriter err10 = new StringWriter();
         assertThat(run(new StringWriter(), err10, "bench", "--move-shard-every", "5ms")).isEqualTo(2);
         assertThat(err10.toString()).contains("give --cns 2 or more");
@@ -122,18 +123,106 @@ class ScytheCommandTest {
         assertThat(checked).as("typed options checked").isGreaterThan(50);
     }
 
+    /**
+     * Every option of every command that takes a value declares what it accepts ({@link Accepts}), and a value that
+     * converts but is out of range (below the minimum, above the maximum), a name not among the accepted ones, or an
+     * input file that does not exist is refused before anything runs: one line naming the option and what it accepts,
+     * exit code 2. Generated from the picocli model, so a new option is covered (or this fails naming it).
+     */
+    @Test
+    void shouldRefuseEveryOutOfRangeOptionValueWithOneLineAndExitCode2() {
+        final java.util.List<String> undeclared = new java.util.ArrayList<>();
+        int checked = 0;
+        for (final java.util.Map.Entry<String, CommandLine> sub : ScytheCommand.commandLine().getSubcommands()
+            .entrySet()) {
+            for (final CommandLine.Model.OptionSpec option : sub.getValue().getCommandSpec().options()) {
+                if (option.arity().max() == 0 || option.usageHelp() || option.versionHelp()) {
+                    continue;
+                }
+                final Accepts accepts = OptionChecks.accepts(option);
+                if (accepts == null) {
+                    undeclared.add(sub.getKey() + " " + option.longestName());
+                    continue;
+                }
+                final Class<?> type = OptionChecks.valueType(option);
+                final boolean numeric = type != String.class && type != java.nio.file.Path.class;
+                assertThat(!numeric || !accepts.min().isEmpty() || !accepts.value().isEmpty())
+                    .as("%s %s: a number or duration states its range", sub.getKey(), option.longestName()).isTrue();
+                final java.util.List<String> bad = new java.util.ArrayList<>();
+                if (!accepts.min().isEmpty()) {
+                    final String below = beyond(type, accepts.min(), -1);
+                    if (below != null) {
+                        bad.add(below);
+                    }
+                }
+                if (!accepts.max().isEmpty()) {
+                    bad.add(beyond(type, accepts.max(), +1));
+                }
+                if (accepts.names() != Accepts.Any.class) {
+                    bad.add("no-such-name");
+                }
+                if (accepts.exists()) {
+                    bad.add("/definitely/not/here.yaml");
+                }
+                for (final String value : bad) {
+                    final StringWriter out = new StringWriter();
+                    final StringWriter err = new StringWriter();
+                    final java.util.List<String> args = new java.util.ArrayList<>(
+                        java.util.List.of(sub.getKey(), option.longestName(), value));
+                    for (final CommandLine.Model.OptionSpec other : sub.getValue().getCommandSpec().options()) {
+                        if (other.required() && other != option) { // node --role, --config: valid, or checked later
+                            final Accepts a = OptionChecks.accepts(other);
+                            args.addAll(java.util.List.of(other.longestName(),
+                                a.names() != Accepts.Any.class ? OptionChecks.names(a).get(0) : "x.yaml"));
+                        }
+                    }
+                    for (final CommandLine.Model.PositionalParamSpec p
+                        : sub.getValue().getCommandSpec().positionalParameters()) {
+                        if (p.required()) {
+                            args.add("somewhere");
+                        }
+                    }
+                    final int code = run(out, err, args.toArray(String[]::new));
+                    final String line = err.toString().strip();
+                    assertThat(code).as("%s %s %s: %s", sub.getKey(), option.longestName(), value, line).isEqualTo(2);
+                    assertThat(line).as("%s %s %s", sub.getKey(), option.longestName(), value)
+                        .startsWith("scythe " + sub.getKey() + ": " + option.longestName() + " ")
+                        .contains("accepts").doesNotContain("\n").doesNotContain("Usage").doesNotContain("java.")
+                        .doesNotContain("\tat ").doesNotContain("Exception");
+                    assertThat(out.toString()).isEmpty();
+                    checked++;
+                }
+            }
+        }
+        assertThat(undeclared).as("options without @Accepts").isEmpty();
+        assertThat(checked).as("out-of-range values tried").isGreaterThan(100);
+    }
+
+    /** A value just past a bound, written as on the command line; null when none converts (a duration below 0s). */
+    private static String beyond(final Class<?> type, final String bound, final int direction) {
+        if (type == Duration.class) {
+            final long us = Durations.parse(bound).toNanos() / 1000 + direction;
+            return us < 0 ? null : us + "us";
+        }
+        if (OptionChecks.floating(type)) {
+            return String.valueOf(Double.parseDouble(bound) + direction * (Double.parseDouble(bound) == 0 ? 0.5
+                : Math.abs(Double.parseDouble(bound)) / 2));
+        }
+        return String.valueOf(Long.parseLong(bound) + direction);
+    }
+
     @Test
     void shouldRefuseABadClusterOrNodeBeforeStartingAnything() {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "cluster", "--tso", "0")).isEqualTo(2);
-        assertThat(err.toString()).contains("needs the TSO service node").doesNotContain("\tat ");
+        assertThat(err.toString()).contains("--tso 0: accepts an integer from 1 to 64").doesNotContain("\tat ");
         final StringWriter err2 = new StringWriter();
         assertThat(run(new StringWriter(), err2, "node", "--role", "gpu", "--config", "x.yaml")).isEqualTo(2);
-        assertThat(err2.toString()).contains("role 'gpu' must be mn, cn, tso or proxy");
+        assertThat(err2.toString()).contains("--role gpu: accepts one of mn, cn, tso, proxy");
         final StringWriter err3 = new StringWriter();
         assertThat(run(new StringWriter(), err3, "node", "--role", "mn", "--config", "/definitely/not/here.yaml"))
             .isEqualTo(2);
-        assertThat(err3.toString()).contains("not found");
+        assertThat(err3.toString()).contains("--config /definitely/not/here.yaml: accepts an existing file");
     }
 
     @Test

@@ -76,6 +76,13 @@ class SimCommandTest {
     }
 
     @Test
+    void shouldLoadTheQueueProfileFromConfFabric() throws Exception {
+        final Path yaml = Path.of(System.getProperty("user.dir")).getParent().resolve("conf/fabric/cx5-queue.yaml");
+        assertThat(BenchCommand.readCostModel(yaml).toJson())
+            .isEqualTo(io.scythe.fabric.CostModel.profile("cx5-queue").toJson());
+    }
+
+    @Test
     void shouldPrintTable1NextToOurCasNumbers(@TempDir final Path dir) throws Exception {
         final StringWriter out = new StringWriter();
         final java.io.PrintStream stdout = System.out;
@@ -140,7 +147,7 @@ class SimCommandTest {
     void shouldRefuseBadInputWithOneClearLine() {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "sim", "--workload", "nosuch")).isEqualTo(2);
-        assertThat(err.toString()).contains("unknown workload 'nosuch'").doesNotContain("\tat ");
+        assertThat(err.toString()).contains("--workload nosuch: accepts one of smallbank, ycsb, tpcc, phantom, churn, lock, cas, blink, tso, all").doesNotContain("\tat ");
         final StringWriter err2 = new StringWriter();
         assertThat(run(new StringWriter(), err2, "sim", "--watermarks", "3")).isEqualTo(2);
         assertThat(err2.toString()).contains("COLD,HOT");
@@ -152,20 +159,24 @@ class SimCommandTest {
         assertThat(err4.toString()).contains("unknown protocol 'nope'");
         final StringWriter err5 = new StringWriter();
         assertThat(run(new StringWriter(), err5, "sim", "--workload", "lock", "--check-history")).isEqualTo(2);
-        assertThat(err5.toString()).contains("the lock and cas workloads have none");
+        assertThat(err5.toString()).contains("the lock, cas and tso workloads have none");
+        final StringWriter err5b = new StringWriter();
+        assertThat(run(new StringWriter(), err5b, "sim", "--workload", "tso", "--protocols", "scythe")).isEqualTo(2);
+        assertThat(err5b.toString()).contains("the tso workload takes timestamps from tso or physical-clock, not "
+            + "'scythe'").doesNotContain("\tat ");
         final StringWriter err6 = new StringWriter();
         assertThat(run(new StringWriter(), err6, "sim", "--verb-fail-rate", "1.5")).isEqualTo(2);
-        assertThat(err6.toString()).contains("--verb-fail-rate 1.5 must be within [0, 1]");
+        assertThat(err6.toString()).contains("--verb-fail-rate 1.5: accepts a number from 0 to 1");
         final StringWriter err7 = new StringWriter();
         assertThat(run(new StringWriter(), err7, "sim", "--verb-fail-kinds", "faa,send")).isEqualTo(2);
-        assertThat(err7.toString()).contains("--verb-fail-kinds: unknown verb kind 'send'");
+        assertThat(err7.toString()).contains("--verb-fail-kinds send: accepts one of read, write, cas, faa");
         final StringWriter err8 = new StringWriter();
         assertThat(run(new StringWriter(), err8, "sim", "--replicas", "2")).isEqualTo(2);
         assertThat(err8.toString()).contains("--replicas 2: must be within [0, 1] with --memory-nodes 2")
             .doesNotContain("\tat ");
         final StringWriter err9 = new StringWriter();
         assertThat(run(new StringWriter(), err9, "sim", "--lookup", "rdma")).isEqualTo(2);
-        assertThat(err9.toString()).contains("--lookup rdma: must be rpc or onesided").doesNotContain("\tat ");
+        assertThat(err9.toString()).contains("--lookup rdma: accepts one of rpc, onesided").doesNotContain("\tat ");
         final StringWriter err10 = new StringWriter();
         assertThat(run(new StringWriter(), err10, "sim", "--workload", "lock", "--replicas", "1")).isEqualTo(2);
         assertThat(err10.toString()).contains("--replicas, --lookup and --redo-log apply to transactions");
@@ -190,7 +201,7 @@ class SimCommandTest {
         assertThat(routing.getLong("shard_map_epoch")).isGreaterThan(10);
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "sim", "--routing", "owner")).isEqualTo(2);
-        assertThat(err.toString()).contains("unknown routing 'owner'; choose local, shard, random or hybrid");
+        assertThat(err.toString()).contains("--routing owner: accepts one of local, shard, random, hybrid");
         final StringWriter err2 = new StringWriter();
         assertThat(run(new StringWriter(), err2, "sim", "--cns", "2", "--routing", "shard", "--crash-cn", "1"))
             .isEqualTo(2);

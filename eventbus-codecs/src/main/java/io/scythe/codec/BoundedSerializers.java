@@ -29,6 +29,23 @@ final class BoundedSerializers {
     private BoundedSerializers() {
     }
 
+    /**
+     * A Kryo that reads registered classes only, by id. A class written by name (what Kryo writes for an unregistered
+     * class, which a Kryo with registration required never does) is malformed, refused before its name is read: the
+     * name's length comes from the bytes, and DefaultClassResolver allocates it first (a CN ran out of heap on one
+     * message of {@code scythe fuzz}).
+     */
+    static Kryo newKryo() {
+        return new Kryo(new RegisteredOnly(), null);
+    }
+
+    private static final class RegisteredOnly extends com.esotericsoftware.kryo.util.DefaultClassResolver {
+        @Override
+        protected Registration readName(final Input input) {
+            throw new KryoException("a class given by name: only registered classes, by id, are accepted");
+        }
+    }
+
     /** Makes {@code kryo} bounded; call before registering the message types. */
     static void install(final Kryo kryo) {
         kryo.setMaxDepth(MAX_DEPTH);

@@ -115,7 +115,7 @@ public final class KryoCodec<T> implements MessageCodec<T, T> {
                 p = new Pool<>(true, false, 64) {
                     @Override
                     protected Kryo create() {
-                        final Kryo kryo = new Kryo();
+                        final Kryo kryo = BoundedSerializers.newKryo();
                         kryo.setRegistrationRequired(true);
                         kryo.setReferences(false);
                         BoundedSerializers.install(kryo);

@@ -107,6 +107,18 @@ class KryoCodecTest {
         assertThat(codec.decode(codec.encode(new Request(null, new long[0]))).args()).isEmpty();
     }
 
+    /** A class given by name (class id 1) with a name of 2^28 characters: refused before the name is read. */
+    @Test
+    void shouldRefuseAClassGivenByNameBeforeReadingTheName() {
+        final KryoCodec<Request> codec = KryoCodec.of(Request.class);
+        final com.esotericsoftware.kryo.io.Output out = new com.esotericsoftware.kryo.io.Output(16);
+        out.writeVarInt(1, true); // Kryo's NAME + 2: the class follows by name
+        out.writeVarInt(1 << 28, true); // the name's length, as readString reads a non-ASCII string's
+        out.writeBytes(new byte[8]);
+        assertThatThrownBy(() -> codec.decode(out.toBytes())).isInstanceOf(MalformedMessageException.class)
+            .hasMessageContaining("only registered classes");
+    }
+
     @Test
     void shouldSurviveRandomAndMutatedBytesWithOnlyMalformedMessageErrors() {
         KryoCodec.registerNested(Item.class, Color.class);

@@ -538,6 +538,11 @@ public final class RdmaChannel implements CompletionHandler {
         return qp.remoteNode();
     }
 
+    /** Whether this channel's connection is gone for good ({@link QueuePair#connectionGone}): a new one is needed. */
+    public boolean connectionGone() {
+        return qp.connectionGone();
+    }
+
     /** Verbs posted and not yet completed. */
     public int outstanding() {
         return (int) (nextSeq - completedSeq);

@@ -60,6 +60,15 @@ public interface QueuePair extends AutoCloseable {
     /** Requests posted and not yet completed. */
     int outstanding();
 
+    /**
+     * Whether this end's connection is gone for good (its peer stopped answering past the transport timeout, or the
+     * connection closed): every verb posted on it fails, and only a new queue pair reaches the peer again. A closed
+     * end is gone too; by default only that (providers whose queue pairs cannot lose their connection).
+     */
+    default boolean connectionGone() {
+        return state() == QpState.CLOSED;
+    }
+
     QpOptions options();
 
     /** Whoever owns this end: the {@code BridgeVerticle} dispatches completions to it when it is a handler. */

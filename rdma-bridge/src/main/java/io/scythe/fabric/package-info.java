@@ -12,7 +12,8 @@
  *   <li>{@link io.scythe.fabric.CompletionQueue}: polled by its owner thread; for emulated providers polling is
  *       also what moves the virtual NIC forward in time.</li>
  *   <li>{@link io.scythe.fabric.CostModel}: what each verb costs on the emulated providers (profiles
- *       {@code cx5}, {@code cx5-pcie}, {@code cx5-table1}, {@code zero}; every parameter documented with its source in {@code conf/fabric/}).</li>
+ *       {@code cx5}, {@code cx5-pcie}, {@code cx5-queue}, {@code cx5-table1}, {@code zero};
+ *       every parameter documented with its source in {@code conf/fabric/}).</li>
  *   <li>Per-node clocks: every node has a host clock ({@link io.scythe.fabric.Nic#hostClock()}, what its CPUs
  *       read) and a NIC clock ({@link io.scythe.fabric.Nic#nicClock()}, its RDMA NIC's hardware clock), each a
  *       {@link io.scythe.fabric.DriftingClock}: true time ({@link io.scythe.fabric.Fabric#clock()}) plus an offset

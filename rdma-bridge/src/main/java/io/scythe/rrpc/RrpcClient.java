@@ -108,8 +108,15 @@ public final class RrpcClient {
     private Future<Rocket> rocket(final Loop loop, final String server, final String endpoint) {
         final String key = endpoint == null ? server : server + "/" + endpoint;
         final Future<Rocket> existing = loop.rockets.get(key);
-        if (existing != null) {
+        if (existing != null && !(existing.succeeded() && existing.result().broken() != null)) {
             return existing;
+        }
+        if (existing != null) {
+            // Its queue pair failed (the server stopped answering, restarted or went away): given up, and opened
+            // anew, so calls reach the server again once it answers (a tcp connection given up after its transport
+            // timeout is reopened here).
+            loop.rockets.remove(key);
+            retire(existing.result(), existing.result().broken());
         }
         final Future<Rocket> opening = open(loop, server, endpoint);
         if (!opening.failed()) {
@@ -130,10 +137,18 @@ public final class RrpcClient {
 
     private Future<RdmaChannel> oneSided(final Loop loop, final String server) {
         final Future<RdmaChannel> existing = loop.channels.get(server);
-        if (existing != null) {
+        if (existing != null && !(existing.succeeded() && existing.result().connectionGone())) {
             return existing;
         }
-        final Future<RdmaChannel> connecting = RdmaChannel.connect(loop.bridge, nic, server, new QpOptions())
+        if (existing != null) {
+            // Its connection is gone for good (the peer stopped answering past the transport timeout, or closed it):
+            // what was posted on it failed; this connects anew, so verbs reach the peer again once it answers.
+            loop.channels.remove(server);
+            existing.result().close();
+        }
+        final Future<RdmaChannel> connecting = RdmaChannel.connect(loop.bridge, nic, server,
+                options.verbTransportTimeoutMs() > 0
+                    ? new QpOptions().transportTimeoutMs(options.verbTransportTimeoutMs()) : new QpOptions())
             .onFailure(e -> loop.channels.remove(server));
         if (!connecting.failed()) {
             loop.channels.put(server, connecting);

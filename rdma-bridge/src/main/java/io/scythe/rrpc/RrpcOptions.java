@@ -44,6 +44,7 @@ public final class RrpcOptions {
     private long callTimeoutNs;
     private long openTimeoutMs;
     private long idlePollNs;
+    private long verbTransportTimeoutMs;
 
     public RrpcOptions() {
     }
@@ -62,6 +63,7 @@ public final class RrpcOptions {
         callTimeoutNs = json.getLong("callTimeoutNs", callTimeoutNs);
         openTimeoutMs = json.getLong("openTimeoutMs", openTimeoutMs);
         idlePollNs = json.getLong("idlePollNs", idlePollNs);
+        verbTransportTimeoutMs = json.getLong("verbTransportTimeoutMs", verbTransportTimeoutMs);
         validate();
     }
 
@@ -95,7 +97,7 @@ public final class RrpcOptions {
             .put("hybridCutoffBytes", hybridCutoffBytes).put("maxBacklog", maxBacklog)
             .put("rocketsPerQp", rocketsPerQp).put("maxQpsPerStraw", maxQpsPerStraw).put("batching", batching)
             .put("spinServer", spinServer).put("callTimeoutNs", callTimeoutNs).put("openTimeoutMs", openTimeoutMs)
-            .put("idlePollNs", idlePollNs);
+            .put("idlePollNs", idlePollNs).put("verbTransportTimeoutMs", verbTransportTimeoutMs);
     }
 
     public boolean spinServer() {
@@ -122,6 +124,10 @@ public final class RrpcOptions {
         }
         if (openTimeoutMs < 0) {
             throw new IllegalArgumentException("openTimeoutMs=" + openTimeoutMs + " must not be negative");
+        }
+        if (verbTransportTimeoutMs < 0) {
+            throw new IllegalArgumentException("verbTransportTimeoutMs=" + verbTransportTimeoutMs
+                + " must not be negative");
         }
         if (callTimeoutNs < 0 || idlePollNs < 0) {
             throw new IllegalArgumentException("callTimeoutNs=" + callTimeoutNs + " and idlePollNs=" + idlePollNs
@@ -249,6 +255,20 @@ public final class RrpcOptions {
 
     public RrpcOptions idlePollNs(final long idlePollNs) {
         this.idlePollNs = idlePollNs;
+        return this;
+    }
+
+    /**
+     * The transport timeout of the one-sided channels this client opens ({@link io.scythe.fabric.QpOptions#transportTimeoutMs}:
+     * a verb the peer answers nothing for this long fails, and the connection is given up); 0 (the default): the
+     * queue pairs' own default.
+     */
+    public long verbTransportTimeoutMs() {
+        return verbTransportTimeoutMs;
+    }
+
+    public RrpcOptions verbTransportTimeoutMs(final long verbTransportTimeoutMs) {
+        this.verbTransportTimeoutMs = verbTransportTimeoutMs;
         return this;
     }
 

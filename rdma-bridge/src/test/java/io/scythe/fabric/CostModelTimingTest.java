@@ -114,6 +114,25 @@ class CostModelTimingTest {
     }
 
     @Test
+    void shouldGrowAConflictingAtomicsHoldWithTheQueueItJoinsInTheQueueProfile() {
+        final CostModel queue = CostModel.profile(CostModel.PROFILE_CX5_QUEUE);
+        final CostModel pcie = CostModel.profile(CostModel.PROFILE_CX5_PCIE);
+        final long perQueued = queue.atomicQueuedHoldNs(MemoryKind.HOST);
+        assertThat(perQueued).isEqualTo(CostModel.QUEUE_ATOMIC_QUEUED_HOLD_HOST_NS);
+        assertThat(queue.atomicQueuedHoldNs(MemoryKind.DEVICE)).isZero();
+        assertThat(pcie.atomicQueuedHoldNs(MemoryKind.HOST)).isZero();
+        final Nic[] n = nodes(queue, "cn", "mn");
+        final RemoteRegion host = n[1].register("host", 4096, MemoryKind.HOST).describe();
+        final long oneWord = atomicSpan(n[0], host, 0, 8);
+        final long spread = atomicSpan(n[0], host, 8, 8);
+        // 8 on one word at once: the first holds it 600 ns, each of the 7 others finds at least the holder there and
+        // holds it 600 ns + 2 x 2.4 us or more; the last completes after all holds.
+        assertThat(oneWord).isGreaterThanOrEqualTo(6 * (queue.atomicConflictHoldNs(MemoryKind.HOST) + 2 * perQueued));
+        // 8 words: no queue, no growth (only the atomic unit's 400 ns each)
+        assertThat(spread).isLessThan(8 * 400 + 100);
+    }
+
+    @Test
     void shouldPipelineAtomicsOnDifferentWordsOfOneQueuePairAtTheAtomicUnitsRate() {
         final CostModel model = CostModel.cx5();
         final Nic[] n = nodes(model, "cn", "mn");

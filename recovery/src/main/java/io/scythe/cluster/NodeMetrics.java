@@ -15,6 +15,7 @@ import io.scythe.txn.api.TxnReply;
 import io.scythe.txn.scythe.TakeoutLockService;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
@@ -46,6 +47,8 @@ import java.util.function.ToDoubleFunction;
 public final class NodeMetrics {
     /** How often each event loop measures its own lateness ({@code scythe.eventloop.delay}). */
     static final long LOOP_PROBE_MS = 100;
+    /** Seconds a connection to the node's HTTP server may stay idle (a scrape or a health check takes milliseconds). */
+    static final int HTTP_IDLE_TIMEOUT_S = 5;
 
     private final ScytheNode node;
     private final PrometheusMeterRegistry registry;
@@ -223,12 +226,26 @@ public final class NodeMetrics {
         if (port < 0) {
             return Future.succeededFuture(-1);
         }
-        http = node.vertx().createHttpServer(new HttpServerOptions().setHost(host).setPort(port))
-            .requestHandler(this::handle);
+        http = node.vertx().createHttpServer(httpOptions().setHost(host).setPort(port)).requestHandler(this::handle);
         return http.listen().map(HttpServer::actualPort);
     }
 
+    /**
+     * The HTTP server's limits against hostile clients: a request line or headers past these sizes get an error reply
+     * and a close, and a connection idle for {@link #HTTP_IDLE_TIMEOUT_S} (a request left half-written, slowloris) is
+     * closed. The server is non-blocking: such clients hold a connection, never a thread.
+     */
+    static HttpServerOptions httpOptions() {
+        return new HttpServerOptions().setMaxInitialLineLength(4096).setMaxHeaderSize(8192).setMaxChunkSize(8192)
+            .setMaxFormAttributeSize(8192).setIdleTimeout(HTTP_IDLE_TIMEOUT_S)
+            .setIdleTimeoutUnit(TimeUnit.SECONDS);
+    }
+
     private void handle(final HttpServerRequest request) {
+        if (request.method() != HttpMethod.GET && request.method() != HttpMethod.HEAD) {
+            request.response().setStatusCode(405).putHeader("allow", "GET, HEAD").end("only GET and HEAD\n");
+            return;
+        }
         switch (request.path()) {
             case "/metrics" -> request.response().putHeader("content-type", "text/plain; version=0.0.4")
                 .end(scrape());

@@ -110,6 +110,8 @@ public final class RecoveryDuty {
     private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
     /** Told of every recovery and failed attempt as it is recorded (the node's metrics). */
     private volatile java.util.function.Consumer<JsonObject> onRecorded = r -> { };
+    /** Memory nodes failed over (removed by the memory-node configuration): not waited for. */
+    private volatile java.util.function.Predicate<String> memoryNodeRemoved = mn -> false;
     private final AtomicBoolean scanQueued = new AtomicBoolean();
     private volatile boolean stopped;
     private UUID self;
@@ -136,6 +138,15 @@ public final class RecoveryDuty {
         this.recoverer = recoverer;
         this.log = log;
         this.handOver = handOver;
+    }
+
+    /**
+     * Tells which memory nodes were failed over (removed by the memory-node configuration): recovery then runs
+     * without seeing them, as the CN's catalog no longer names them.
+     */
+    public RecoveryDuty memoryNodeRemoved(final java.util.function.Predicate<String> removed) {
+        this.memoryNodeRemoved = removed;
+        return this;
     }
 
     /** Hands a recovery over after {@code ms} instead of {@link #STALLED_MS} (tests). */
@@ -391,7 +402,13 @@ public final class RecoveryDuty {
     }
 
     private boolean seesEveryMemoryNode(final IMap<String, String> nodes, final Set<UUID> live) {
-        for (final String mn : nodes.getAll(Set.copyOf(memoryNodes)).values()) {
+        final Set<String> serving = new java.util.HashSet<>();
+        for (final String mn : memoryNodes) {
+            if (!memoryNodeRemoved.test(mn)) {
+                serving.add(mn);
+            }
+        }
+        for (final String mn : nodes.getAll(serving).values()) {
             final String member = new JsonObject(mn).getString("member");
             if (member == null || !live.contains(UUID.fromString(member))) {
                 return false;

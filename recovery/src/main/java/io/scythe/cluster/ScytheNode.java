@@ -132,6 +132,10 @@ public final class ScytheNode implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicReference<RecoveryLoop> recoveryLoop =
         new java.util.concurrent.atomic.AtomicReference<>();
     private RecoveryDuty recoveryDuty;
+    /** The cluster's memory-node configuration (MN failover); null on the TSO and proxies. */
+    private MemoryNodeFailover failover;
+    /** A CN's catalog, which each new memory-node configuration reconfigures. */
+    private Catalog catalog;
     private LogDb memoryDb;
     private long lastRenewalNs;
 
@@ -222,6 +226,53 @@ public final class ScytheNode implements AutoCloseable {
             new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
         onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), rpcServer::start);
         consumers.add(TableDirectory.serve(vertx, config.node(), db).await(10, TimeUnit.SECONDS));
+        MemoryNodeFailover.publishTables(hazelcast, config.node(),
+            db.tables().stream().map(io.scythe.storage.Table::describe).toList());
+        // A memory node a configuration removed (its lease expired: it was paused or cut off) must not serve again:
+        // its copies were replaced by promoted backups, and what it holds is stale from then on.
+        failover = new MemoryNodeFailover(hazelcast, config.memoryNodes(), backups);
+        failover.watch(c -> {
+            if (failover.removed(c).contains(config.node())) {
+                vertx.runOnContext(v -> loseLease("memory-node configuration epoch " + c.epoch() + " removed it (a "
+                    + "backup of each partition it was primary of serves now)"));
+            }
+        });
+        lastRenewalNs = System.nanoTime();
+        if (config.leaseCheck()) {
+            leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewMemoryNodeLease());
+        }
+    }
+
+    /**
+     * A memory node's lease is its Hazelcast membership: once it did not run for a while (it was paused) the compute
+     * nodes may have failed it over meanwhile, so it asks at once whether the current configuration still has it, and
+     * stops serving (exit {@link #EXIT_LEASE_LOST}) rather than serve copies a promoted backup replaced when it does
+     * not, when its member is no longer listed, or when it cannot tell.
+     */
+    private void renewMemoryNodeLease() {
+        final long now = System.nanoTime();
+        final long sinceMs = TimeUnit.NANOSECONDS.toMillis(now - lastRenewalNs);
+        lastRenewalNs = now;
+        if (leaseLost || sinceMs <= LEASE_MS / 2) {
+            return;
+        }
+        vertx.executeBlocking(() -> {
+            final UUID self = hazelcast.getCluster().getLocalMember().getUuid();
+            if (!hazelcast.getLifecycleService().isRunning()
+                || hazelcast.getCluster().getMembers().stream().noneMatch(m -> m.getUuid().equals(self))) {
+                return "the cluster no longer lists its member";
+            }
+            final io.scythe.txn.MemoryNodeConfiguration c = failover.current();
+            return failover.removed(c).contains(config.node()) ? "memory-node configuration epoch " + c.epoch()
+                + " removed it" : null;
+        }, false).onComplete(ar -> {
+            if (ar.failed() || ar.result() != null) {
+                loseLease("this process did not run for " + sinceMs + " ms and "
+                    + (ar.failed() ? "cannot tell whether it was failed over (" + ar.cause() + ")" : ar.result()));
+            } else {
+                log("did not run for " + sinceMs + " ms; the configuration still has it: serves on");
+            }
+        });
     }
 
     /**
@@ -278,16 +329,29 @@ public final class ScytheNode implements AutoCloseable {
         if (!config.faults().isEmpty()) {
             log("fault points armed: " + config.faults());
         }
+        final int backups = config.backups();
+        failover = new MemoryNodeFailover(hazelcast, config.memoryNodes(), backups);
+        final io.scythe.txn.MemoryNodeConfiguration current = failover.current();
+        final List<String> removed = failover.removed(current);
         final Map<String, List<TableDescriptor>> tablesOf = new LinkedHashMap<>();
         for (final String mn : config.memoryNodes()) {
+            if (removed.contains(mn)) {
+                // Failed over: where its tables were is still the catalog's placement (what redo entries name).
+                final List<TableDescriptor> published = MemoryNodeFailover.publishedTables(hazelcast, mn);
+                if (published == null) {
+                    throw new IllegalStateException("memory node " + mn + " was removed by configuration epoch "
+                        + current.epoch() + " and never published its tables");
+                }
+                tablesOf.put(mn, published);
+                continue;
+            }
             final TableDirectory.Tables tables = retry(() -> TableDirectory.lookup(vertx, mn, 2_000),
                 "memory node " + mn + " to say where its tables are");
             tablesOf.put(mn, List.of(tables.tables()));
         }
         // Primaries and backups as the memory nodes publish them (Catalog's placement); every partition must have
         // the backups this config asks for.
-        final Catalog catalog = Catalog.fromMemoryNodes(config.memoryNodes(), tablesOf);
-        final int backups = config.backups();
+        catalog = Catalog.fromMemoryNodes(config.memoryNodes(), tablesOf);
         for (final Catalog.Table table : catalog.tables()) {
             final int held = table.partitions().get(0).backups().size();
             if (held != backups) {
@@ -297,6 +361,8 @@ public final class ScytheNode implements AutoCloseable {
             }
         }
         log(config.replicationLine());
+        failover.watch(this::applyConfiguration);
+        applyConfiguration(failover.current());
         watchMemoryNodes();
         // What a restarting TSO service asks: the largest timestamp this CN's groups handed out (0 before they run).
         // Answered before this CN waits for the service below: a service restarting meanwhile asks every registered
@@ -309,8 +375,11 @@ public final class ScytheNode implements AutoCloseable {
         startPeers();
         // Every call to a memory node is bounded: one that stops answering ends the transaction (abort, or "outcome
         // unknown" past its point of no return) instead of leaving it pending for ever.
+        // Verbs within the same bound, at most the queue pairs' default transport timeout.
         final RrpcClient rrpc = new RrpcClient(vertx, nic, RrpcOptions.forMemoryNodes()
-            .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs())));
+            .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs()))
+            .verbTransportTimeoutMs(Math.min(config.memoryNodeTimeoutMs(),
+                io.scythe.fabric.QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS)));
         final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and
@@ -350,6 +419,7 @@ public final class ScytheNode implements AutoCloseable {
         recoveryDuty = new RecoveryDuty(vertx, hazelcast, config.node(), epoch, config.memoryNodes(),
             RecoveryDuty.onLoop(loop.context(), loop.runtime()), this::log, this::loseLease);
         recoveryDuty.onRecorded(metrics::recovered);
+        recoveryDuty.memoryNodeRemoved(catalog::removed);
         recoveryDuty.start();
         lastRenewalNs = System.nanoTime();
         if (config.leaseCheck()) {
@@ -357,11 +427,23 @@ public final class ScytheNode implements AutoCloseable {
         }
     }
 
+    /** Applies memory-node configuration {@code c} to this CN's catalog, if it is newer than the one applied. */
+    private void applyConfiguration(final io.scythe.txn.MemoryNodeConfiguration c) {
+        final io.scythe.txn.MemoryNodeConfiguration before = catalog.configuration();
+        if (catalog.reconfigure(c)) {
+            log("memory-node configuration " + c.describe(config.memoryNodes()) + " applied"
+                + (before == null && c.epoch() == 0 ? "" : "; partitions with a promoted primary: "
+                + c.promotedSince(before == null ? io.scythe.txn.MemoryNodeConfiguration.initial(
+                    config.memoryNodes().size(), config.backups()) : before)));
+        }
+    }
+
     /**
      * A memory node's lease is its Hazelcast membership, as a CN's: when its member leaves (killed, or paused longer
-     * than max-no-heartbeat) this CN says so. MN failover is not built yet (issue 23 section 2): no backup is promoted
-     * and nothing is re-replicated, so the node's partitions stay unavailable until it is back; calls to it end after
-     * {@code memoryNodeTimeoutMs}.
+     * than max-no-heartbeat) this CN, if it sees a majority, makes the configuration without it current
+     * ({@link MemoryNodeFailover}): a backup of each partition it was primary of is promoted, and every CN switches
+     * to it for reads, locks and write-back. Not built yet (issue 23 section 2): a replacement memory node that
+     * rejoins and is re-replicated; rolling a dead CN's redo entries forward onto a promoted copy.
      */
     private void watchMemoryNodes() {
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
@@ -371,16 +453,42 @@ public final class ScytheNode implements AutoCloseable {
 
             @Override
             public void memberRemoved(final MembershipEvent event) {
-                final String member = event.getMember().getUuid().toString();
+                final UUID gone = event.getMember().getUuid();
+                final String member = gone.toString();
+                final long seenNs = System.nanoTime();
                 vertx.executeBlocking(() -> {
-                    for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(NODES).entrySet()) {
+                    final Set<Map.Entry<String, String>> registry = hazelcast.<String, String>getMap(NODES).entrySet();
+                    // A member cut off in a minority sees the others leave: it must not fail them over.
+                    final List<UUID> registered = new ArrayList<>();
+                    for (final Map.Entry<String, String> e : registry) {
+                        final String m = new JsonObject(e.getValue()).getString("member");
+                        if (m != null) {
+                            registered.add(UUID.fromString(m));
+                        }
+                    }
+                    final Set<UUID> live = new java.util.HashSet<>();
+                    hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
+                    live.remove(gone);
+                    for (final Map.Entry<String, String> e : registry) {
                         final JsonObject entry = new JsonObject(e.getValue());
-                        if (NodeRole.MN.label().equals(entry.getString("role"))
-                            && member.equals(entry.getString("member"))) {
-                            log("memory node " + e.getKey() + " lost its lease (its member left the cluster): MN "
-                                + "failover not supported yet: no backup is promoted, its partitions are unavailable "
-                                + "until it is back, and calls to it end after " + config.memoryNodeTimeoutMs()
-                                + " ms");
+                        if (!NodeRole.MN.label().equals(entry.getString("role"))
+                            || !member.equals(entry.getString("member"))) {
+                            continue;
+                        }
+                        if (!ShardOwnership.isMajority(registered, live)) {
+                            log("memory node " + e.getKey() + " left this member's view, which holds no majority: "
+                                + "the majority decides its failover");
+                            continue;
+                        }
+                        try {
+                            final io.scythe.txn.MemoryNodeConfiguration next = failover.remove(e.getKey());
+                            log("memory node " + e.getKey() + " lost its lease (its member left the cluster): "
+                                + "configuration epoch " + next.epoch() + " without it is current ("
+                                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - seenNs) + " ms after the "
+                                + "member left)");
+                        } catch (final IllegalStateException lost) {
+                            log("memory node " + e.getKey() + " lost its lease and cannot be failed over: "
+                                + lost.getMessage());
                         }
                     }
                     return null;
@@ -556,10 +664,12 @@ public final class ScytheNode implements AutoCloseable {
         final String earlier = nodes.putIfAbsent(config.node(), entry.encode());
         if (earlier != null) {
             // An MN's data died with its process: coming back empty (or with the initial tables) under running
-            // transactions would corrupt them. MN replication and recovery are not built.
+            // transactions would corrupt them. Its partitions fail over to backups; a replacement that is copied
+            // from the current primaries and rejoins as a backup (re-replication) is not built.
             throw new IllegalStateException(role.label() + " node " + config.node() + " ran in this cluster before ("
                 + new JsonObject(earlier).getValue("pid") + "); a memory node cannot be restarted into a running "
-                + "cluster (its data is gone): restart the whole cluster");
+                + "cluster (its data is gone, its partitions failed over to backups; rejoining as a re-replicated "
+                + "replacement is not supported yet, issue 23 section 2): restart the whole cluster");
         }
     }
 
@@ -605,6 +715,15 @@ public final class ScytheNode implements AutoCloseable {
         hazelcast.getLifecycleService().addLifecycleListener(event -> {
             if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGED) {
                 vertx.executeBlocking(() -> {
+                    if (role == NodeRole.MN && failover != null) {
+                        // Cut off, it may have been failed over meanwhile: the merged map says (the majority's).
+                        final io.scythe.txn.MemoryNodeConfiguration c = failover.current();
+                        if (failover.removed(c).contains(config.node())) {
+                            vertx.runOnContext(v -> loseLease("it was split from the cluster, and memory-node "
+                                + "configuration epoch " + c.epoch() + " removed it meanwhile"));
+                            return null;
+                        }
+                    }
                     reRegister();
                     return null;
                 }, false);
@@ -943,6 +1062,10 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (hazelcast != null && hazelcast.getLifecycleService().isRunning()) {
             h.put("members", hazelcast.getCluster().getMembers().size());
+        }
+        if (rpcServer != null) { // the services a memory node serves (what scythe fuzz calls)
+            h.put("rpcIds", new io.vertx.core.json.JsonArray(java.util.Arrays.stream(rpcServer.rpcIds()).boxed()
+                .toList()));
         }
         if (memoryDb != null) {
             final long[] locks = lockScan(memoryDb);

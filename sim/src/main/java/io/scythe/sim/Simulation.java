@@ -421,7 +421,7 @@ public final class Simulation {
             if (peerSetUp == null) { // unless a test set peers up itself (peers)
                 // Its bound is wall-clock time opening rings before time starts; in virtual time it is far beyond a
                 // run (these modules' compute nodes are never crashed yet).
-                peerOptions = io.scythe.txn.ComputeNodePeers.options(cnModule.peerMessaging(protocol));
+                peerOptions = io.scythe.txn.ComputeNodePeers.options(cnModule, protocol);
                 peerSetUp = p -> { };
             }
             everyLoopPair = everyLoop;
@@ -1167,7 +1167,7 @@ public final class Simulation {
         sim.put("busiest_mn_cpu_utilization", RunResult.round((double) mnCpu / Math.max(1, clock.nanoTime() - startNs),
             3));
         if (options.queueSampleNs() > 0) {
-            run.put("queues", queues.toJson());
+            run.put("queues", queues.toJson(memoryNodes));
         }
         if (options.reclaimEveryNs() > 0) {
             sim.put("reclaimed", reclaimed);

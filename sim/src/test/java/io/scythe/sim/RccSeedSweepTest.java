@@ -4,8 +4,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.stream.Stream;
 
 /**
@@ -16,15 +14,9 @@ import java.util.stream.Stream;
  */
 class RccSeedSweepTest extends SimVertxTest {
     static Stream<Arguments> workloadsAndProtocols() {
-        final List<Arguments> all = new ArrayList<>();
-        for (final Explorer.Workload w : Explorer.Workload.values()) {
-            for (final String protocol : List.of("rcc-nowait", "rcc-nowait:primitive=rpc", "rcc-nowait:hybrid=100111",
-                "rcc-waitdie", "rcc-waitdie:primitive=rpc", "rcc-waitdie:hybrid=111100", "rcc-occ",
-                "rcc-occ:primitive=rpc", "rcc-occ:hybrid=010111")) {
-                all.add(Arguments.of(w, protocol));
-            }
-        }
-        return all.stream();
+        return SeedSweepTest.everyWorkloadUnder("rcc-nowait", "rcc-nowait:primitive=rpc", "rcc-nowait:hybrid=100111",
+            "rcc-waitdie", "rcc-waitdie:primitive=rpc", "rcc-waitdie:hybrid=111100", "rcc-occ", "rcc-occ:primitive=rpc",
+            "rcc-occ:hybrid=010111");
     }
 
     @ParameterizedTest

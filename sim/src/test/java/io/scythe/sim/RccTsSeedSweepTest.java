@@ -4,8 +4,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.stream.Stream;
 
 /**
@@ -16,14 +14,8 @@ import java.util.stream.Stream;
  */
 class RccTsSeedSweepTest extends SimVertxTest {
     static Stream<Arguments> workloadsAndProtocols() {
-        final List<Arguments> all = new ArrayList<>();
-        for (final Explorer.Workload w : Explorer.Workload.values()) {
-            for (final String protocol : List.of("rcc-mvcc", "rcc-mvcc:primitive=rpc", "rcc-mvcc:hybrid=001111",
-                "rcc-sundial", "rcc-sundial:primitive=rpc", "rcc-sundial:hybrid=010111")) {
-                all.add(Arguments.of(w, protocol));
-            }
-        }
-        return all.stream();
+        return SeedSweepTest.everyWorkloadUnder("rcc-mvcc", "rcc-mvcc:primitive=rpc",
+            "rcc-mvcc:hybrid=001111", "rcc-sundial", "rcc-sundial:primitive=rpc", "rcc-sundial:hybrid=010111");
     }
 
     @ParameterizedTest

@@ -25,9 +25,14 @@ class SeedSweepTest extends SimVertxTest {
     static final int PAPER_SEEDS = Integer.getInteger("scythe.sim.paperSeeds", 50);
 
     static Stream<Arguments> workloadsAndProtocols() {
+        return everyWorkloadUnder("scythe", "ford-occ", "farm-occ");
+    }
+
+    /** Every small contended workload under each of {@code protocols}: the sweeps' cases. */
+    static Stream<Arguments> everyWorkloadUnder(final String... protocols) {
         final List<Arguments> all = new ArrayList<>();
         for (final Explorer.Workload w : Explorer.Workload.values()) {
-            for (final String protocol : List.of("scythe", "ford-occ", "farm-occ")) {
+            for (final String protocol : protocols) {
                 all.add(Arguments.of(w, protocol));
             }
         }

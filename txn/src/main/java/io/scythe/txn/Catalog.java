@@ -55,12 +55,134 @@ public final class Catalog {
     }
 
     private final Map<String, Table> tables = new ConcurrentHashMap<>();
+    /** Every table as it was added (the placement it was loaded with: configuration epoch 0). */
+    private final Map<String, Table> loaded = new ConcurrentHashMap<>();
+    /** The memory-node configuration applied last ({@link #reconfigure}); null: none, the tables as loaded. */
+    private volatile MemoryNodeConfiguration configuration;
+    /** The memory nodes the configuration removed: what they held serves no more. */
+    private volatile java.util.Set<String> removed = java.util.Set.of();
 
     public Catalog add(final String name, final List<Partition> partitions) {
-        if (tables.putIfAbsent(name, new Table(name, partitions)) != null) {
+        final Table table = new Table(name, partitions);
+        if (tables.putIfAbsent(name, table) != null) {
             throw new IllegalArgumentException("table " + name + " is already in the catalog");
         }
+        loaded.put(name, table);
         return this;
+    }
+
+    /** The epoch of the memory-node configuration applied last; 0 for the tables as loaded. */
+    public long epoch() {
+        final MemoryNodeConfiguration c = configuration;
+        return c == null ? 0 : c.epoch();
+    }
+
+    /** The configuration applied last, or {@code null} when none was (the tables serve as loaded). */
+    public MemoryNodeConfiguration configuration() {
+        return configuration;
+    }
+
+    /** Whether the configuration removed memory node {@code node}: nothing on it serves (its locks count for nothing). */
+    public boolean removed(final String node) {
+        return removed.contains(node);
+    }
+
+    /**
+     * Applies memory-node configuration {@code next} (MN failover): each table's partition {@code p} gets, as primary
+     * and backups, the copies {@code next} lists for it (a backup promoted where the primary's node was removed).
+     * Every loop sees the new partitions from its next lookup; an attempt holding the old ones aborts before its point
+     * of no return ({@code onesided.RedoStep}). Ignored (false) unless {@code next} is newer than what was applied.
+     *
+     * @throws IllegalArgumentException when {@code next} does not fit the tables (partitions, copies held)
+     */
+    public synchronized boolean reconfigure(final MemoryNodeConfiguration next) {
+        if (next.epoch() <= epoch()) {
+            return false;
+        }
+        final Map<String, Table> moved = new LinkedHashMap<>();
+        final java.util.Set<String> gone = new java.util.TreeSet<>();
+        for (final Table t : loaded.values()) {
+            final int n = t.partitions().size();
+            if (next.copies().size() != n) {
+                throw new IllegalArgumentException("configuration epoch " + next.epoch() + " has "
+                    + next.copies().size() + " partitions, table " + t.name() + " " + n);
+            }
+            final List<Partition> partitions = new ArrayList<>(n);
+            for (int p = 0; p < n; p++) {
+                final Partition as = t.partitions().get(p);
+                final List<Replica> copies = new ArrayList<>(next.copies().get(p).size());
+                for (final int copy : next.copies().get(p)) {
+                    if (copy > as.backups().size()) {
+                        throw new IllegalArgumentException("configuration epoch " + next.epoch() + " names copy "
+                            + copy + " of partition " + p + " of table " + t.name() + ", which has "
+                            + as.backups().size() + " backup(s)");
+                    }
+                    copies.add(copy == 0 ? new Replica(as.node(), as.descriptor()) : as.backups().get(copy - 1));
+                }
+                partitions.add(new Partition(copies.get(0).node(), copies.get(0).descriptor(),
+                    copies.subList(1, copies.size())));
+            }
+            moved.put(t.name(), new Table(t.name(), partitions));
+            for (final int r : next.removed()) {
+                gone.add(t.partitions().get(r).node());
+            }
+        }
+        removed = java.util.Set.copyOf(gone);
+        tables.putAll(moved);
+        configuration = next;
+        return true;
+    }
+
+    /**
+     * The partition serving now what was loaded as table {@code tableId}'s primary on {@code node} (what a redo entry
+     * names: the copy it was written for), with the copy number of its primary now; null when no table was loaded so.
+     */
+    public Serving servingOf(final String node, final int tableId) {
+        for (final Table t : loaded.values()) {
+            for (int p = 0; p < t.partitions().size(); p++) {
+                final Partition as = t.partitions().get(p);
+                if (as.node().equals(node) && as.descriptor().schema().id() == tableId) {
+                    final MemoryNodeConfiguration c = configuration;
+                    final List<Integer> copies = new ArrayList<>();
+                    if (c == null) {
+                        for (int copy = 0; copy <= as.backups().size(); copy++) {
+                            copies.add(copy);
+                        }
+                    } else {
+                        copies.addAll(c.copies().get(p));
+                    }
+                    return new Serving(table(t.name()).partitions().get(p), copies, as.backups().size());
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A partition as it serves now, and which of its loaded copies serve (primary first; copy 0 is the one loaded as
+     * primary, copy b its backup b) of the {@code loadedBackups} it was loaded with.
+     */
+    public record Serving(Partition partition, List<Integer> copies, int loadedBackups) {
+        public Serving {
+            copies = List.copyOf(copies);
+        }
+
+        /** The copy number of the primary now (0: the one loaded as primary). */
+        public int primaryCopy() {
+            return copies.get(0);
+        }
+
+        /**
+         * Of {@code loadedBackupPointers} (where an object is on each loaded backup, backup 1 first: what a redo
+         * entry names), those on the backups serving now, in {@link Partition#backups()} order.
+         */
+        public long[] servingBackupPointers(final long[] loadedBackupPointers) {
+            final long[] serving = new long[copies.size() - 1];
+            for (int i = 1; i < copies.size(); i++) {
+                serving[i - 1] = loadedBackupPointers[copies.get(i) - 1];
+            }
+            return serving;
+        }
     }
 
     /** Every table (recovery walks their partitions). */

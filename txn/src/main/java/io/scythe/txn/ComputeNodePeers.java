@@ -5,6 +5,7 @@ import io.scythe.rrpc.CnPeers;
 import io.scythe.rrpc.RrpcOptions;
 import io.scythe.txn.spi.ComputeNodeContext;
 import io.scythe.txn.spi.PeerMessaging;
+import io.scythe.txn.spi.ProtocolModule;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
@@ -26,13 +27,14 @@ public final class ComputeNodePeers {
     }
 
     /**
-     * Peer messaging's options for a module's peers: the call bound also bounds opening rings over the event bus
-     * before the run, in wall-clock time: a loaded machine opening a 9-CN cluster's loop pairs took more than the
-     * default second, and every loop pair's (CNs x loops)^2 opens (2,304 at 16 CNs x 3 loops) more than 10 s.
+     * The options of {@code module}'s peers in a run of {@code protocol} ({@link ProtocolModule#peerOptions} of these
+     * defaults): the call bound also bounds opening rings over the event bus before the run, in wall-clock time: a
+     * loaded machine opening a 9-CN cluster's loop pairs took more than the default second, and every loop pair's
+     * (CNs x loops)^2 opens (2,304 at 16 CNs x 3 loops) more than 10 s.
      */
-    public static RrpcOptions options(final PeerMessaging messaging) {
-        return CnPeers.defaultOptions().callTimeoutNs(TimeUnit.SECONDS.toNanos(
-            messaging == PeerMessaging.EVERY_LOOP ? 60 : 10));
+    public static RrpcOptions options(final ProtocolModule module, final Protocol protocol) {
+        return module.peerOptions(CnPeers.defaultOptions().callTimeoutNs(TimeUnit.SECONDS.toNanos(
+            module.peerMessaging(protocol) == PeerMessaging.EVERY_LOOP ? 60 : 10)));
     }
 
     /**

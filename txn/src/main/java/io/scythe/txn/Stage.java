@@ -11,7 +11,10 @@ import java.util.List;
 public final class Stage {
     private static final Labels<Stage> DEFINED = new Labels<>("stage");
 
-    /** From the attempt's start to its commit call: the procedure's reads (and FORD's execution-phase locks). */
+    /**
+     * From the attempt's start to its commit call: the procedure's reads. FORD's execution-phase CAS locks are
+     * {@link #LOCK} time ({@code StageClock#within}), so lock stages compare across protocols (Scythe Fig. 26).
+     */
     public static final Stage EXECUTE = define("execute", 100);
     /** Waiting for the commit timestamp: TSO group or the physical clock's uncertainty. */
     public static final Stage TIMESTAMP = define("timestamp", 200);

@@ -78,26 +78,10 @@ class RpcFuzzTest {
             return;
         }
         next[0]++;
-        final int rpcId = random.nextInt(10) == 0 ? random.nextInt(0x10000) : ids[random.nextInt(ids.length)];
-        final UnsafeBuffer payload = new UnsafeBuffer(new byte[random.nextInt(80)]);
-        for (int i = 0; i < payload.capacity(); i++) {
-            payload.putByte(i, (byte) random.nextInt(256));
-        }
-        if (payload.capacity() >= 16 && random.nextBoolean()) {
-            // Half-valid: the table's id and a loaded key where most requests carry them, to get past the first
-            // checks into the handlers' deeper ones.
-            payload.putLong(0, random.nextInt(3));
-            payload.putLong(8, random.nextInt(20));
-        }
-        final Future<?> call = rocket.call(rpcId, payload, 0, payload.capacity());
+        final io.scythe.rrpc.RpcFuzz.Call c = io.scythe.rrpc.RpcFuzz.call(random, ids);
+        final Future<?> call = rocket.call(c.rpcId(), c.payload(), 0, c.payload().capacity());
         call.onComplete(ar -> {
-            if (ar.succeeded()) {
-                outcomes[0]++;
-            } else if (ar.cause() instanceof io.scythe.rrpc.RpcException e && e.code() == io.scythe.rrpc.RpcException.TIMED_OUT) {
-                outcomes[2]++;
-            } else {
-                outcomes[1]++;
-            }
+            outcomes[io.scythe.rrpc.RpcFuzz.outcome(ar.cause()).ordinal()]++; // replies, errors, timeouts
             if (++finished[0] == CALLS) {
                 done.tryComplete();
             } else {

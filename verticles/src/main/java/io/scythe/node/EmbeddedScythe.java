@@ -298,7 +298,7 @@ public final class EmbeddedScythe implements AutoCloseable {
         final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp;
         if (peerModule != null) {
             cnPeers = io.scythe.txn.ComputeNodePeers.open(vertx, nic, io.scythe.txn.ComputeNodePeers.options(
-                peerModule.peerMessaging(protocol)), computeNodes, loops.size());
+                peerModule, protocol), computeNodes, loops.size());
             peers.add(cnPeers);
             loopSetUp = peerModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(cn, computeNodeNames,
                 cnPeers, computeNodeShared));

@@ -244,29 +244,12 @@ class CoordinatorVerticleTest {
      */
     @Test
     void shouldAnswerEveryMalformedWireMessageAtOnceAndChangeNothing() throws Exception {
-        final io.vertx.core.buffer.Buffer valid = io.vertx.core.buffer.Buffer.buffer();
-        KryoCodec.of(TxnRequest.class).encodeToWire(valid, new TxnRequest("deposit", new long[] {5, 1}));
-        final byte[] good = valid.getBytes();
+        final byte[] good = CoordinatorFuzz.wire(new TxnRequest("deposit", new long[] {5, 1}));
         final java.util.Random random = new java.util.Random(42);
         long deposited = 0;
         int errors = 0;
         for (int i = 0; i < 1500; i++) {
-            final byte[] bytes;
-            switch (i % 3) {
-                case 0 -> { // mutated: a few bytes of a valid message changed
-                    bytes = good.clone();
-                    for (int m = 1 + random.nextInt(3); m > 0; m--) {
-                        bytes[random.nextInt(bytes.length)] = (byte) random.nextInt(256);
-                    }
-                }
-                case 1 -> bytes = java.util.Arrays.copyOf(good, random.nextInt(good.length)); // truncated
-                default -> { // random, with a plausible length prefix
-                    bytes = new byte[4 + random.nextInt(40)];
-                    random.nextBytes(bytes);
-                    System.arraycopy(io.vertx.core.buffer.Buffer.buffer().appendInt(bytes.length - 4).getBytes(), 0,
-                        bytes, 0, 4);
-                }
-            }
+            final byte[] bytes = CoordinatorFuzz.message(i, random, good);
             final WireMessage message = new WireMessage(bytes);
             coordinatorVerticle.deliver(message);
             final TxnReply reply = message.reply.future().await(10, TimeUnit.SECONDS);

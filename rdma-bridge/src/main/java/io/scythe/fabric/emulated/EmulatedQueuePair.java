@@ -238,12 +238,18 @@ public final class EmulatedQueuePair implements QueuePair {
                     Math.max(slot.executeAt, pipeline), unitNs);
                 final long hold = model.atomicSameAddressNs(kind);
                 final long conflictHold = model.atomicConflictHoldNs(kind);
-                final long addressStart = remote.reserveInTurn(remote.bucketOffset(slot.remoteAddress), unitStart,
-                    hold, conflictHold);
-                final long held = addressStart > unitStart ? conflictHold : hold;
+                final long perQueued = model.atomicQueuedHoldNs(kind);
+                final long addressEnd;
+                if (perQueued == 0) {
+                    final long addressStart = remote.reserveInTurn(remote.bucketOffset(slot.remoteAddress), unitStart,
+                        hold, conflictHold);
+                    addressEnd = addressStart + (addressStart > unitStart ? conflictHold : hold);
+                } else {
+                    addressEnd = remote.reserveInTurnUntil(remote.bucketOffset(slot.remoteAddress), unitStart,
+                        hold, conflictHold, perQueued);
+                }
                 pipeline = unitStart + unitNs;
-                ordered = Math.max(ordered, Math.max(unitStart + unitNs,
-                    addressStart + held + model.atomicPipelineNs(kind)));
+                ordered = Math.max(ordered, Math.max(unitStart + unitNs, addressEnd + model.atomicPipelineNs(kind)));
                 slot.executeAt = ordered;
                 s++;
                 continue;

@@ -34,6 +34,8 @@ import org.agrona.concurrent.AtomicBuffer;
  *  +-----------------------------------------------------------------+
  *  | QP cache: entry 0 | entry 1 | ... | entry m-1  (QP ids, u64)     |  after the buckets: direct-mapped
  *  +-----------------------------------------------------------------+
+ *  | address bucket 0 last hold | bucket 1 | ... | bucket n-1 (u64)   |  after the QP cache: the hold of the
+ *  +-----------------------------------------------------------------+  booking that ends at the free-at word
  * </pre>
  */
 public final class NicTimeline {
@@ -55,6 +57,7 @@ public final class NicTimeline {
     private final int bucketMask;
     private final int qpCacheOffset;
     private final int qpCacheEntries;
+    private final int lastHoldOffset;
 
     /**
      * @param buffer at least {@link #length(int, int)} bytes, 8-byte aligned, zeroed or left by an earlier timeline
@@ -72,6 +75,7 @@ public final class NicTimeline {
         this.bucketMask = buckets - 1;
         this.qpCacheOffset = BUCKETS_OFFSET + buckets * Long.BYTES;
         this.qpCacheEntries = qpCacheEntries;
+        this.lastHoldOffset = qpCacheOffset + qpCacheEntries * Long.BYTES;
     }
 
     public NicTimeline(final AtomicBuffer buffer, final CostModel model) {
@@ -80,7 +84,7 @@ public final class NicTimeline {
 
     /** Bytes a timeline with {@code buckets} address buckets and a QP cache of {@code qpCacheEntries} needs. */
     public static int length(final int buckets, final int qpCacheEntries) {
-        return Math.toIntExact(BUCKETS_OFFSET + ((long) buckets + qpCacheEntries) * Long.BYTES);
+        return Math.toIntExact(BUCKETS_OFFSET + (2L * buckets + qpCacheEntries) * Long.BYTES);
     }
 
     public static int length(final CostModel model) {
@@ -184,6 +188,41 @@ public final class NicTimeline {
                 start + (start > readyAtNs ? conflictNs : durationNs));
             if (witness == free) {
                 return start;
+            }
+            free = witness;
+        }
+    }
+
+    /**
+     * As {@link #reserveInTurn(int, long, long, long)}, but a booking that must wait holds the resource for {@code
+     * conflictNs} plus {@code perQueuedNs} for every booking it finds on the resource at {@code readyAtNs} (the one
+     * holding it and those queued behind that one) and itself: the per-address hold that grows with the queue it joins
+     * ({@link CostModel}'s {@code atomicQueuedHoldHostNs}). The bookings found are counted as the time left on the
+     * resource over the hold of its last booking (exact when the holds ahead are equal; the holds along one queue
+     * grow, so it counts at most the bookings there are). {@code perQueuedNs} 0 is exactly the four-argument
+     * method.
+     *
+     * @return when the booking ends (its start is later than {@code readyAtNs} exactly when it waited)
+     */
+    public long reserveInTurnUntil(final int offset, final long readyAtNs, final long durationNs, final long conflictNs,
+                                   final long perQueuedNs) {
+        final int holdAt = lastHoldOffset + (offset - BUCKETS_OFFSET);
+        long free = buffer.getLongVolatile(offset);
+        while (true) {
+            final long start = Math.max(free, readyAtNs);
+            final long hold;
+            if (start == readyAtNs) {
+                hold = durationNs;
+            } else {
+                final long last = buffer.getLongVolatile(holdAt);
+                final long left = free - readyAtNs;
+                final long found = last <= 0 ? 1 : Math.max(1, (left + last - 1) / last);
+                hold = conflictNs + perQueuedNs * (found + 1);
+            }
+            final long witness = buffer.compareAndExchangeLong(offset, free, start + hold);
+            if (witness == free) {
+                buffer.putLongVolatile(holdAt, hold);
+                return start + hold;
             }
             free = witness;
         }

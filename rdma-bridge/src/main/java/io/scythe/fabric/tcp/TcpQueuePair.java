@@ -269,6 +269,11 @@ final class TcpQueuePair implements QueuePair {
     }
 
     @Override
+    public synchronized boolean connectionGone() {
+        return lost || state == QpState.CLOSED;
+    }
+
+    @Override
     public int outstanding() {
         return undelivered.get();
     }

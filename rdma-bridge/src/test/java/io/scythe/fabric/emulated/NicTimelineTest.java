@@ -29,6 +29,24 @@ class NicTimelineTest {
     }
 
     @Test
+    void shouldGrowAWaitingBookingsHoldByTheBookingsItFindsOnTheAddress() {
+        final NicTimeline t = timeline();
+        final int word = t.bucketOffset(4096);
+        // free: the plain hold
+        assertThat(t.reserveInTurnUntil(word, T0, 600, 600, 2_400)).isEqualTo(T0 + 600);
+        // 200 ns later: finds the holder (1) and counts itself: 600 + 2 x 2400
+        assertThat(t.reserveInTurnUntil(word, T0 + 200, 600, 600, 2_400)).isEqualTo(T0 + 600 + 5_400);
+        // 400 ns later: 5,600 ns left over a last hold of 5,400: 2 found, so 600 + 3 x 2400
+        assertThat(t.reserveInTurnUntil(word, T0 + 400, 600, 600, 2_400)).isEqualTo(T0 + 6_000 + 7_800);
+        // once it is free again the next one holds the plain 600 ns
+        assertThat(t.reserveInTurnUntil(word, T0 + 20_000, 600, 600, 2_400)).isEqualTo(T0 + 20_600);
+        // perQueued 0 is the constant conflict hold of reserveInTurn
+        final NicTimeline constant = timeline();
+        assertThat(constant.reserveInTurnUntil(word, T0, 600, 18_000, 0)).isEqualTo(T0 + 600);
+        assertThat(constant.reserveInTurnUntil(word, T0 + 100, 600, 18_000, 0)).isEqualTo(T0 + 600 + 18_000);
+    }
+
+    @Test
     void shouldQueueBookingsReadyAtOnceBackToBackWithoutOverlap() {
         final NicTimeline t = timeline();
         long previousEnd = T0;

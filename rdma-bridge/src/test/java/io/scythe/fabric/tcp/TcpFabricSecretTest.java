@@ -137,51 +137,12 @@ class TcpFabricSecretTest {
         final int connections = Integer.getInteger("scythe.fuzz.calls", 1_500);
         final String[] hostPort = mnAddress.split(":");
         final java.util.Random random = new java.util.Random(11);
+        final java.net.InetSocketAddress server = new java.net.InetSocketAddress(
+            java.net.InetAddress.getLoopbackAddress(), Integer.parseInt(hostPort[1]));
         for (int i = 0; i < connections; i++) {
-            final java.io.ByteArrayOutputStream junk = new java.io.ByteArrayOutputStream();
-            final java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocate(1 << 13).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-            switch (i % 4) {
-                case 0 -> { // random bytes
-                    final byte[] bytes = new byte[random.nextInt(200)];
-                    random.nextBytes(bytes);
-                    junk.writeBytes(bytes);
-                }
-                case 1 -> { // a frame of any type, random body, honest length
-                    final byte[] body = new byte[random.nextInt(120)];
-                    random.nextBytes(body);
-                    frame.putInt(body.length + 1).put((byte) random.nextInt(9)).put(body);
-                }
-                case 2 -> { // a HELLO with the right magic and version, random fields and string lengths
-                    frame.putInt(0).put(TcpFrames.HELLO).putInt(TcpFrames.MAGIC).putShort((short) TcpFrames.VERSION);
-                    for (int f = 0; f < 5; f++) {
-                        final int length = random.nextInt(4) == 0 ? random.nextInt(65536) : random.nextInt(40);
-                        frame.putShort((short) length);
-                        final byte[] bytes = new byte[Math.min(length, random.nextInt(60))];
-                        random.nextBytes(bytes);
-                        frame.put(bytes);
-                    }
-                    frame.putInt(random.nextInt());
-                    frame.putInt(0, frame.position() - 4);
-                }
-                default -> { // a length prefix past the limits, or one that lies
-                    frame.putInt(random.nextBoolean() ? TcpFrames.MAX_FRAME_BYTES + 1 + random.nextInt(1000)
-                        : -1 - random.nextInt(1000)).put(TcpFrames.REQUEST).putInt(random.nextInt());
-                }
-            }
-            junk.write(frame.array(), 0, frame.position());
-            final byte[] bytes = junk.toByteArray();
-            final byte[] sent = random.nextInt(3) == 0 && bytes.length > 1
-                ? java.util.Arrays.copyOf(bytes, random.nextInt(bytes.length)) : bytes; // cut anywhere
-            try (java.net.Socket socket = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(),
-                Integer.parseInt(hostPort[1]))) {
-                socket.setSoTimeout(5_000);
-                socket.getOutputStream().write(sent);
-                socket.getOutputStream().flush();
-                socket.shutdownOutput();
-                // The server answers with at most a refusal, then closes: read to the end.
-                final byte[] answer = socket.getInputStream().readAllBytes();
-                assertThat(answer.length).as("connection %d: at most a refusal", i).isLessThan(TcpFrames.MAX_HELLO_BYTES);
-            }
+            // The server answers with at most a refusal, then closes.
+            assertThat(TcpJunk.send(server, TcpJunk.connection(i, random), 5_000)).as("connection %d", i)
+                .isEqualTo(TcpJunk.Outcome.CLOSED);
         }
         assertThat(data.buffer().getLongVolatile(0)).as("junk changed nothing").isZero();
         final Nic cn = fabric(SECRET).attach("cn").await(10, TimeUnit.SECONDS);

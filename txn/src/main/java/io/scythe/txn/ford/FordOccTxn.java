@@ -73,7 +73,8 @@ public final class FordOccTxn extends CasLockTxn {
                 final Doorbell batch = ch.doorbell();
                 final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
                 batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
-                return postLocking(a, batch, cas).map(b -> b.result(cas));
+                // Lock time, though taken while executing (Fig. 26 compares lock stages across protocols).
+                return within(Stage.LOCK, postLocking(a, batch, cas)).map(b -> b.result(cas));
             }).compose(previous -> {
                 if (previous != 0) {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table

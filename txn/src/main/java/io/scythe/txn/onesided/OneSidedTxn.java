@@ -52,8 +52,12 @@ public abstract class OneSidedTxn implements Txn {
     /** The outcome of this attempt's abort, once it began one ({@link #releaseHeld}). */
     private Future<Void> released;
 
+    /** The memory-node configuration this attempt began in ({@link io.scythe.txn.Catalog#epoch}). */
+    private final long configEpoch;
+
     protected OneSidedTxn(final TxnRuntime runtime) {
         this.runtime = runtime;
+        this.configEpoch = runtime.catalog().epoch();
         this.id = runtime.nextTxnId();
         this.clock = new StageClock(runtime.timers());
         this.reads = new ReadSet(runtime);
@@ -115,6 +119,11 @@ public abstract class OneSidedTxn implements Txn {
     /** {@code future}, marking the end of {@code stage} when it completes. */
     protected final <T> Future<T> staged(final Stage stage, final Future<T> future) {
         return clock.staged(stage, future);
+    }
+
+    /** {@code future}, its time in flight accounted to {@code stage}, not the stage running ({@link StageClock#within}). */
+    protected final <T> Future<T> within(final Stage stage, final Future<T> future) {
+        return clock.within(stage, future);
     }
 
     @Override
@@ -295,6 +304,11 @@ public abstract class OneSidedTxn implements Txn {
      */
     protected final Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
                                            final WriteSet.ReleaseVerb release) {
+        if (runtime.catalog().epoch() != configEpoch) {
+            // A memory node failed over since this attempt began: what it read, locked and would write may be copies
+            // that no longer serve. Before its point of no return it is refused and retried in the new configuration.
+            return Future.failedFuture(Reconfigured.abort(configEpoch, runtime.catalog().epoch()));
+        }
         return redo().writeBack(version, needsRelease, release);
     }
 
@@ -326,6 +340,9 @@ public abstract class OneSidedTxn implements Txn {
         for (final Access a : accesses) {
             if (a.locked) {
                 a.locked = false;
+                if (runtime.catalog().removed(a.partition.node())) {
+                    continue; // its memory node failed over: nothing it held counts (the promoted copy has no lock)
+                }
                 // An object this attempt inserted is undone on its memory node, which releases its lock there.
                 releases.add(untilAccepted(() -> a.inserted
                     ? runtime.remote(a.partition).abandon(a.key, a.pointer, insertLock())

@@ -18,11 +18,11 @@ import java.util.Set;
 
 /**
  * RCC's six protocols as one module ({@code io.scythe.txn.rcc}, a sub-package per protocol): {@code rcc-nowait},
- * {@code rcc-waitdie}, {@code rcc-occ}, {@code rcc-mvcc}, {@code rcc-sundial}, {@code rcc-calvin}, each one-sided by
+ * {@code rcc-waitdie}, {@code rcc-occ}, {@code rcc-mvcc}, {@code rcc-sundial}, each one-sided by
  * default and in any form by option ({@link RccForm}). Not in the default lists (asked for by name). On memory nodes
  * it runs {@link RccLockService}, {@link io.scythe.txn.rcc.mvcc.MvccService} and
- * {@link io.scythe.txn.rcc.sundial.SundialService}. Built so far: NOWAIT, WAITDIE, OCC, MVCC and SUNDIAL; CALVIN is
- * registered and refuses to run (issue 18).
+ * {@link io.scythe.txn.rcc.sundial.SundialService}. CALVIN, shared-nothing, is its own module
+ * ({@link io.scythe.txn.rcc.calvin.CalvinModule}, {@code rcc-calvin}).
  */
 public final class RccModule implements ProtocolModule {
     /** The stages of the 2PL protocols with a primitive to choose (they read by locking, validate nothing read). */
@@ -43,8 +43,6 @@ public final class RccModule implements ProtocolModule {
     public static final RccProtocol SUNDIAL = new RccProtocol("rcc-sundial", TupleFormat.SUNDIAL,
         EnumSet.of(Step.READ, Step.LOCK, Step.VALIDATE, Step.COMMIT, Step.RELEASE),
         (runtime, form, mode) -> new io.scythe.txn.rcc.sundial.SundialTxn(runtime, form, mode));
-    public static final RccProtocol CALVIN = new RccProtocol("rcc-calvin", TupleFormat.CALVIN,
-        EnumSet.allOf(Step.class), RccProtocol.notImplemented("rcc-calvin"));
 
     @Override
     public String name() {
@@ -53,7 +51,7 @@ public final class RccModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(NOWAIT, WAITDIE, OCC, MVCC, SUNDIAL, CALVIN);
+        return List.of(NOWAIT, WAITDIE, OCC, MVCC, SUNDIAL);
     }
 
     /** Asked for by name only: the default lists (and the runs they drive) stay as they were. */

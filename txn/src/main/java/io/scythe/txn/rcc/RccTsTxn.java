@@ -80,6 +80,135 @@ public abstract class RccTsTxn extends OneSidedTxn {
         return a.slotBytes();
     }
 
+    /** The largest value of {@code a}'s table. */
+    protected static int max(final Access a) {
+        return a.partition.descriptor().schema().maxValueBytes();
+    }
+
+    /**
+     * {@code bytes}, a tuple of {@code a}'s table with {@code protocol}'s state after the value ({@code state}),
+     * once its objects are known to have room for it (Protocol#objectRoom, set up by the memory nodes).
+     */
+    protected static int withRoom(final Access a, final int bytes, final String protocol, final String state) {
+        final var d = a.partition.descriptor();
+        if (d.objects().length() / d.schema().capacity() < bytes) {
+            throw new IllegalStateException(protocol + ": table " + a.table + " has no room for " + state + " in "
+                + "its objects (its memory nodes were not set up for " + protocol + ": Protocol#objectRoom)");
+        }
+        return bytes;
+    }
+
+    @Override
+    public final Future<UnsafeBuffer> read(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key);
+        }
+        return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::fetch));
+    }
+
+    @Override
+    public final Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key);
+        }
+        return readVia(table, key, this::lockOnce);
+    }
+
+    /** {@code a}'s lock, taken once (concurrent operations of the attempt on one key share it). */
+    @SuppressWarnings("unchecked")
+    protected final Future<Access> lockOnce(final Access a) {
+        if (a.locked) {
+            return Future.succeededFuture(a);
+        }
+        if (a.held instanceof Future<?> f && !f.failed()) {
+            return (Future<Access>) f;
+        }
+        final Future<Access> locking = lock(a);
+        a.held = locking;
+        return locking;
+    }
+
+    /** The Read stage of {@code a}, in its form's primitive. */
+    private Future<Access> fetch(final Access a) {
+        return form.oneSided(RccForm.Step.READ) ? readOneSided(a) : readByRpc(a);
+    }
+
+    /** The Lock stage of {@code a}, in its form's primitive (none once the attempt is over). */
+    private Future<Access> lock(final Access a) {
+        if (finished) {
+            return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
+        }
+        return form.oneSided(RccForm.Step.LOCK) ? lockOneSided(a) : lockByRpc(a);
+    }
+
+    /** Reads {@code a} with one-sided verbs (its rules checked). */
+    protected abstract Future<Access> readOneSided(Access a);
+
+    /** Reads {@code a} by RPC (its rules checked by the memory node). */
+    protected abstract Future<Access> readByRpc(Access a);
+
+    /** Locks {@code a} with one-sided verbs and reads it under the lock. */
+    protected abstract Future<Access> lockOneSided(Access a);
+
+    /** Locks {@code a} by RPC, its reply carrying the tuple. */
+    protected abstract Future<Access> lockByRpc(Access a);
+
+    /**
+     * Two READs of {@code a}'s tuple in one doorbell, the first into its image ({@link #tupleImage}), the second into
+     * a fresh buffer; once the first shows the object looked up ({@link #sameObject}), {@code then} compares them (a
+     * tuple read atomically when they agree) and goes on.
+     */
+    protected final Future<Access> readTwice(final Access a,
+                                             final java.util.function.BiFunction<UnsafeBuffer, UnsafeBuffer,
+                                                 Future<Access>> then) {
+        final int bytes = tupleBytes(a);
+        final UnsafeBuffer first = tupleImage(a);
+        final UnsafeBuffer second = new UnsafeBuffer(new byte[bytes]);
+        return channel(a).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            batch.read(a.address(), a.rkey(), first, 0, bytes);
+            batch.read(a.address(), a.rkey(), second, 0, bytes);
+            return batch.post();
+        }).compose(b -> sameObject(a, first)).compose(v -> then.apply(first, second));
+    }
+
+    /**
+     * The commit's stages: inserts installed (then {@code afterInserts}), the write set locked (records read before
+     * and written now), then in Validate the absent bounds raised to {@code ts} and {@code validate}, then the
+     * write-back installing {@code ts} (read once each stage begins: what the earlier stages made it); completes
+     * with {@code ts}.
+     */
+    protected final Future<Long> commitInStages(final java.util.function.Supplier<Future<Void>> afterInserts,
+                                                final java.util.function.LongSupplier ts,
+                                                final java.util.function.Supplier<Future<Void>> validate) {
+        if (sawDuplicate()) {
+            mark(io.scythe.txn.Stage.EXECUTE);
+            return duplicateCommit(this::validateAbsent);
+        }
+        final List<Future<?>> locking = new ArrayList<>();
+        locking.add(installInserts(Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })
+            .compose(v -> afterInserts.get()));
+        for (final Access a : accesses) {
+            if (a.dirty && !a.locked) {
+                locking.add(lockOnce(a)); // read before, written now (RCC's write set, locked at commit)
+            }
+        }
+        mark(io.scythe.txn.Stage.EXECUTE);
+        return finishCommit(staged(io.scythe.txn.Stage.LOCK, settle(locking))
+            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, raiseAbsentBounds(ts.getAsLong())
+                .compose(x -> validate.get())))
+            .compose(v -> {
+                final long version = ts.getAsLong();
+                for (final Access a : accesses) {
+                    if (a.dirty || a.inserted) {
+                        a.installedVersion = version; // above every version and read of it
+                    }
+                }
+                return staged(io.scythe.txn.Stage.WRITE_BACK, writeBack());
+            })
+            .map(v -> ts.getAsLong()));
+    }
+
     protected static AbortException abort(final AbortReason reason, final Access a, final String why) {
         return new AbortException(reason, "key " + a.key + " of " + a.table + ": " + why);
     }

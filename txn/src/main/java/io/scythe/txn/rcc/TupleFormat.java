@@ -25,7 +25,7 @@ import java.util.List;
  *                                               wts = version (32); rts in the room after the value (8 B,
  *                                               where MVCC keeps its rts: the header's words are 0 unless held,
  *                                               which the end-of-run checks rely on)
- *  CALVIN    none                               not built (issue 18)
+ *  CALVIN    none                               locks in its nodes' lock managers (rcc.calvin)
  * </pre>
  * The lock words are 64 bits and a timestamp fits one, as in RCC. The shared version word (32) is every protocol's
  * record version (our history checker reads it); for OCC it is DrTM+H's {@code seq}.

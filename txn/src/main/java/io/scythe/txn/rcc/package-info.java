@@ -4,8 +4,9 @@
  * Issue 18. One sub-package per protocol; what they share is here:
  * <ul>
  *   <li>{@link io.scythe.txn.rcc.RccModule}: the module, registering {@code rcc-nowait}, {@code rcc-waitdie},
- *       {@code rcc-occ}, {@code rcc-mvcc}, {@code rcc-sundial} and {@code rcc-calvin} (asked for by name; not in the
- *       default lists), in a form chosen by option ({@code rcc-nowait:primitive=rpc}, {@code :hybrid=010111}:
+ *       {@code rcc-occ}, {@code rcc-mvcc} and {@code rcc-sundial} (asked for by name; not in the
+ *       default lists; CALVIN is its own module, {@link io.scythe.txn.rcc.calvin}), in a form chosen by option
+ *       ({@code rcc-nowait:primitive=rpc}, {@code :hybrid=010111}:
  *       {@link io.scythe.txn.rcc.RccForm}).</li>
  *   <li>{@link io.scythe.txn.rcc.RccClock}: RCC's timestamps, the loop's clock with node, loop and client ids in the
  *       low bits, and the clock-skew control.</li>
@@ -22,7 +23,8 @@
  * <p><b>Status</b>: NOWAIT, WAITDIE, OCC (DrTM+H's), MVCC and SUNDIAL are built in every form (one-sided, RPC, any
  * hybrid code; {@code hybrid=auto} runs them all in the simulator). MVCC and SUNDIAL keep state after the value
  * ({@code Protocol#objectRoom}: memory nodes give each object slot room for it when they create a run's tables, in
- * the simulator and the embedded cluster). CALVIN is registered and refuses to run, naming the issue. Not built for
+ * the simulator and the embedded cluster). CALVIN (shared-nothing, deterministic) is built by RPC in the simulator
+ * ({@link io.scythe.txn.rcc.calvin}). Not built for
  * any protocol yet: RCC's coordinator log replicated to backups (so the Log digit of a code changes nothing), writes
  * to backups for MVCC and SUNDIAL, redo and recovery (a compute node that dies holding RCC locks leaves them held),
  * and the per-stage breakdown beyond the shared stages.

@@ -192,18 +192,6 @@ public final class CnRecovery {
         return new ArrayList<>(nodes);
     }
 
-    /** The partition whose primary is table {@code tableId} on {@code node} (what a redo entry names), or null. */
-    private Catalog.Partition partition(final String node, final int tableId) {
-        for (final Catalog.Table t : runtime.catalog().tables()) {
-            for (final Catalog.Partition p : t.partitions()) {
-                if (p.node().equals(node) && p.descriptor().schema().id() == tableId) {
-                    return p;
-                }
-            }
-        }
-        return null;
-    }
-
     private Future<List<Region>> list(final String node, final String deadNode, final long claim) {
         final byte[] name = deadNode.getBytes(StandardCharsets.UTF_8);
         final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.LIST_REQUEST_HEADER_BYTES + name.length]);
@@ -343,22 +331,31 @@ public final class CnRecovery {
                                     final long token, final int lockKind, final long version,
                                     final UnsafeBuffer value, final long[] backupPointers, final Tally tally,
                                     final long txnId, final int index) {
-        final Catalog.Partition partition = partition(node, tableId);
-        if (partition == null) {
+        final Catalog.Serving serving = runtime.catalog().servingOf(node, tableId);
+        if (serving == null) {
             return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
                 + node + ", which the catalog does not know"));
         }
-        if (backupPointers.length != partition.backups().size()) {
+        if (backupPointers.length != serving.loadedBackups()) {
             return Future.failedFuture(new IllegalStateException("redo record names " + backupPointers.length
-                + " backups of table " + tableId + " on " + node + ", the catalog " + partition.backups().size()));
+                + " backups of table " + tableId + " on " + node + ", the catalog " + serving.loadedBackups()));
         }
+        if (serving.primaryCopy() != 0) {
+            // Its primary failed over: the promoted copy has no lock to tell whether the write-back landed, and
+            // writing it blindly could overwrite a later commit there.
+            return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
+                + node + ", which failed over (copy " + serving.primaryCopy() + " was promoted): rolling a record "
+                + "forward onto a promoted copy is not supported yet (issue 23 section 2)"));
+        }
+        final Catalog.Partition partition = serving.partition();
+        final long[] servingPointers = serving.servingBackupPointers(backupPointers);
         final LockKind kind = ProtocolRegistry.lockKind(lockKind);
         if (kind == null) {
             return Future.failedFuture(new IllegalStateException("redo record names lock kind " + lockKind
                 + ", which no registered protocol module has"));
         }
         return finish(runtime, partition, op, pointer, token, kind, version, value, value.capacity(),
-                backupPointers).map(installed -> {
+                servingPointers).map(installed -> {
                 if (observer != null) {
                     observer.entry(txnId, index, installed);
                 }

@@ -58,8 +58,29 @@ public final class LineCache {
     /** Upgrade CASes (each after invalidating the other readers) before the fallback (release S, acquire X). */
     static final int UPGRADE_TRIES = 2;
 
-    /** The caches of each node's loops, for the invalidation handler on that loop. */
-    private static final Map<CnPeers, LineCache[]> REGISTRY = Collections.synchronizedMap(new WeakHashMap<>());
+    /**
+     * The caches of each node's loops, for the invalidation handler on that loop. Values are weak too (as Aurogon's
+     * ParticipantService registry, 45f5050): a cache holds its runtime, whose peer loops hold the {@link CnPeers} key,
+     * so a strong value would keep every simulated node's peers, caches and frames alive for the life of the JVM.
+     */
+    private static final Map<CnPeers, Caches> REGISTRY = Collections.synchronizedMap(new WeakHashMap<>());
+
+    /** One node's loops' caches, held weakly (each is its runtime's extension, alive as long as its loop). */
+    private static final class Caches {
+        private final java.lang.ref.WeakReference<?>[] byLoop;
+
+        Caches(final int loops) {
+            byLoop = new java.lang.ref.WeakReference<?>[loops];
+        }
+
+        LineCache get(final int loop) {
+            return loop < 0 || loop >= byLoop.length || byLoop[loop] == null ? null : (LineCache) byLoop[loop].get();
+        }
+
+        void put(final int loop, final LineCache cache) {
+            byLoop[loop] = new java.lang.ref.WeakReference<>(cache);
+        }
+    }
 
     enum Memo { I, S, M }
 
@@ -248,7 +269,7 @@ public final class LineCache {
         this.capacity = capacity;
         this.evictBatch = evictBatch;
         this.leaseNs = leaseNs;
-        REGISTRY.computeIfAbsent(peers.peers(), p -> new LineCache[p.loops()])[peers.loopIndex()] = this;
+        REGISTRY.computeIfAbsent(peers.peers(), p -> new Caches(p.loops())).put(peers.loopIndex(), this);
     }
 
     /** This loop's cache, made on first use. */
@@ -260,9 +281,8 @@ public final class LineCache {
     /** Registers the invalidation handler on one compute node's peers. */
     static void serve(final CnPeers peers) {
         peers.handle(Invalidation.RPC, (request, responder) -> {
-            final LineCache[] caches = REGISTRY.get(peers);
-            final int loop = peers.loopIndex();
-            final LineCache cache = caches == null || loop < 0 || loop >= caches.length ? null : caches[loop];
+            final Caches caches = REGISTRY.get(peers);
+            final LineCache cache = caches == null ? null : caches.get(peers.loopIndex());
             if (cache == null) {
                 responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // this loop never cached a line
                 return;

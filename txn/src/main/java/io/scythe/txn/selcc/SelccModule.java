@@ -135,6 +135,26 @@ public final class SelccModule implements ProtocolModule {
 
     /** 2PL, no wait, on SELCC's coherent cache (lazy release, invalidations, handover with the copy forwarded). */
     public static final Protocol SELCC_2PL = Protocol.of("selcc-2pl", (runtime, hint) -> new SelccTxn(runtime));
+    /** Timestamp ordering on SELCC's cache (§6.4): {@code rts}/{@code wts} in 16 bytes of room after each value. */
+    public static final Protocol SELCC_TO = new Protocol() {
+        @Override
+        public String name() {
+            return "selcc-to";
+        }
+
+        @Override
+        public io.scythe.txn.Txn begin(final io.scythe.txn.TxnRuntime runtime, final boolean hint) {
+            return new SelccTxn(runtime, SelccTxn.Mode.TO);
+        }
+
+        @Override
+        public int objectRoom(final io.scythe.storage.TableSchema schema) {
+            return SelccTxn.TO_ROOM;
+        }
+    };
+    /** Optimistic concurrency control on SELCC's cache (§6.4): latched at the read and again at validation. */
+    public static final Protocol SELCC_OCC = Protocol.of("selcc-occ", (runtime, hint) -> new SelccTxn(runtime,
+        SelccTxn.Mode.OCC));
     /** 2PL, no wait, on the SEL baseline's latches (eager release, no cache). */
     public static final Protocol SEL_2PL = Protocol.of("sel-2pl", (runtime, hint) -> new Sel2plTxn(runtime));
 
@@ -145,12 +165,12 @@ public final class SelccModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(SELCC_2PL, SEL_2PL);
+        return List.of(SELCC_2PL, SELCC_TO, SELCC_OCC, SEL_2PL);
     }
 
     /**
-     * Not in the default lists yet: it refuses inserts and deletes (TPC-C, YCSB's inserts) and more than 58 loops;
-     * asked for by name ({@code --protocols sel-2pl}).
+     * Not in the default lists yet: its transactions refuse inserts and deletes (TPC-C, YCSB's inserts) and more than
+     * 58 loops; asked for by name ({@code --protocols selcc-2pl,selcc-to,selcc-occ,sel-2pl}).
      */
     @Override
     public boolean listed() {
@@ -167,6 +187,18 @@ public final class SelccModule implements ProtocolModule {
     @Override
     public PeerMessaging peerMessaging(final Protocol protocol) {
         return PeerMessaging.EVERY_LOOP;
+    }
+
+    /**
+     * Bytes of the peers' RRPC buckets: a handover forwards the line in its reply, so a bucket must hold a whole line
+     * and the reply's header ({@code scythe.selcc.peerBucketBytes}; default for the paper's 2 KB lines, object header
+     * included: 2 KB + 256).
+     */
+    public static final int DEFAULT_PEER_BUCKET_BYTES = 2048 + 256;
+
+    @Override
+    public io.scythe.rrpc.RrpcOptions peerOptions(final io.scythe.rrpc.RrpcOptions defaults) {
+        return defaults.bucketBytes(Integer.getInteger("scythe.selcc.peerBucketBytes", DEFAULT_PEER_BUCKET_BYTES));
     }
 
     /** Serves invalidations on the node's peers; each loop's cache is made on first use (from its PeerLoops). */

@@ -8,9 +8,14 @@ import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.selcc.LineCache.Frame;
 import io.scythe.txn.selcc.LineCache.Memo;
 import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
 
 
 /**
+ * Transactions on SELCC's coherent cache: two-phase locking (no wait; below), or TO and OCC ({@link Mode}).
  * Two-phase locking (no wait) on SELCC's coherent cache ({@link LineCache}): the transaction's locks are the frames'
  * local shared-exclusive latches; the global latch stays with the loop after the commit (lazy release), so a line
  * read or written again by this loop costs no verb. A read takes the local latch Shared (a miss or memo I acquires
@@ -22,7 +27,41 @@ import io.vertx.core.Future;
  * evaluation runs with WAL off; a compute node's death loses its dirty lines: recovery is issue 21's, not done).
  */
 public final class SelccTxn extends LatchTxn {
+    /** Concurrency control on the cache's latches (SELCC §6.4). */
+    enum Mode {
+        /** Two-phase locking, no wait: the local latches are the transaction's locks, held to the commit. */
+        TWO_PL("selcc-2pl"),
+        /**
+         * Basic timestamp ordering: a timestamp from the TSO counter at the first access; a read latches the line
+         * Exclusive for the moment it checks {@code wts <= ts} and raises {@code rts} (a write of the line: the
+         * invalidations the paper names as TO's cost); the commit latches its writes Exclusive (no wait), checks
+         * {@code ts >= rts} and {@code ts >= wts} of each, then installs them with {@code wts = ts}.
+         */
+        TO("selcc-to"),
+        /**
+         * Optimistic: a read latches the line Shared for the moment it copies it; the commit latches its writes
+         * Exclusive (no wait), latches each other line read Shared again to check its version (the paper's second
+         * latch per tuple), then installs.
+         */
+        OCC("selcc-occ");
+
+        final String label;
+
+        Mode(final String label) {
+            this.label = label;
+        }
+    }
+
+    /**
+     * TO's per-object room after the value ({@code Protocol#objectRoom}): {@code rts}, then {@code wts}, the
+     * timestamps of the latest reader and writer; part of the line, flushed and forwarded with it.
+     */
+    static final int TO_ROOM = 16;
+
     private final LineCache cache;
+    private final Mode mode;
+    /** TO: this attempt's timestamp, taken at its first access. */
+    private Future<Long> timestamp;
 
     /** What one access holds of its frame's local latch. */
     private static final class Hold {
@@ -36,13 +75,18 @@ public final class SelccTxn extends LatchTxn {
     }
 
     public SelccTxn(final TxnRuntime runtime) {
+        this(runtime, Mode.TWO_PL);
+    }
+
+    SelccTxn(final TxnRuntime runtime, final Mode mode) {
         super(runtime);
         this.cache = LineCache.of(runtime);
+        this.mode = mode;
     }
 
     @Override
     public String mode() {
-        return "selcc-2pl";
+        return mode.label;
     }
 
     private static Hold hold(final Access a) {
@@ -56,7 +100,7 @@ public final class SelccTxn extends LatchTxn {
     }
 
     private Frame frameOf(final Access a) {
-        return cache.frame(a.partition.node(), a.address(), a.rkey(), a.slotBytes());
+        return cache.frame(a.partition.node(), a.address(), a.rkey(), a.slotBytes() + (mode == Mode.TO ? TO_ROOM : 0));
     }
 
     /** Copies the frame's line into the access and checks it (incarnation, version) as a READ would be. */
@@ -82,7 +126,51 @@ public final class SelccTxn extends LatchTxn {
 
     @Override
     protected Future<Access> lockShared(final Access a) {
-        return lockShared(a, false);
+        switch (mode) {
+            case TO:
+                return toRead(a);
+            case OCC:
+                return lockShared(a, false).map(x -> {
+                    unlatch(x);
+                    return x;
+                });
+            default:
+                return lockShared(a, false);
+        }
+    }
+
+    /** OCC and TO: the latch of a read is let go once the line was copied (or its timestamps checked). */
+    private void unlatch(final Access a) {
+        a.locked = false;
+        releaseLocal(a);
+    }
+
+    /** TO: this attempt's timestamp (one FAA on the TSO counter, the paper's Atomic), taken once. */
+    private Future<Long> timestamp() {
+        if (timestamp == null) {
+            timestamp = runtime.tso().next();
+        }
+        return timestamp;
+    }
+
+    /** TO read: the line Exclusive, {@code wts <= ts} checked, {@code rts} raised to ts, the latch let go. */
+    private Future<Access> toRead(final Access a) {
+        return timestamp().compose(ts -> lockExclusive(a, false).compose(x -> {
+            final Frame f = hold(x).frame;
+            final int room = x.slotBytes();
+            final long wts = f.image.getLong(room + 8);
+            if (wts > ts) {
+                unlatch(x);
+                return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
+                    + x.table + " was written at " + wts + ", after this transaction's timestamp " + ts));
+            }
+            if (f.image.getLong(room) < ts) {
+                f.image.putLong(room, ts);
+                f.dirty = DirtyBounds.widen(f.dirty, room - ObjectLayout.VALUE_OFFSET, 8);
+            }
+            unlatch(x);
+            return Future.succeededFuture(x);
+        }));
     }
 
     /**
@@ -120,6 +208,9 @@ public final class SelccTxn extends LatchTxn {
 
     @Override
     protected Future<Access> lockExclusive(final Access a) {
+        if (mode != Mode.TWO_PL) { // a read for update is a read: the commit latches the writes
+            return a.fetched ? Future.succeededFuture(a) : lockShared(a);
+        }
         return lockExclusive(a, false);
     }
 
@@ -173,6 +264,9 @@ public final class SelccTxn extends LatchTxn {
     /** Local S -> X of an access this attempt read: the global upgrade when memo is S; the version must hold. */
     @Override
     protected Future<Void> upgrade(final Access a) {
+        if (mode != Mode.TWO_PL) {
+            return Future.succeededFuture(); // nothing held between accesses
+        }
         final Hold h = hold(a);
         final Frame f = h.frame;
         if (f.busy) {
@@ -226,6 +320,9 @@ public final class SelccTxn extends LatchTxn {
 
     @Override
     public Future<Long> commit() {
+        if (mode != Mode.TWO_PL) {
+            return finishCommit(optimisticCommit());
+        }
         return finishCommit(upgradeWrites().map(v -> {
             for (final Access a : accesses) {
                 if (a.dirty) {
@@ -241,6 +338,99 @@ public final class SelccTxn extends LatchTxn {
             LineCache.Stats.committed(cache.participant());
             return 0L;
         }));
+    }
+
+    /**
+     * TO and OCC: every line written latched Exclusive (no wait while holding: a conflict aborts), its version still
+     * the one read; OCC then latches each other line read Shared again and checks its version, TO checks
+     * {@code ts >= rts, wts} of each line written; then the writes are installed and every latch let go.
+     */
+    private Future<Long> optimisticCommit() {
+        mark(io.scythe.txn.Stage.EXECUTE);
+        final List<Access> written = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.dirty) {
+                written.add(a);
+            }
+        }
+        if (written.isEmpty() && mode == Mode.TO) {
+            LineCache.Stats.committed(cache.participant());
+            return Future.succeededFuture(0L); // its reads were checked as they ran
+        }
+        final Future<Long> ts = mode == Mode.TO ? timestamp() : Future.succeededFuture(0L);
+        return ts.compose(t -> staged(io.scythe.txn.Stage.LOCK, latchWrites(written, 0, t)))
+            .compose(v -> mode == Mode.OCC ? staged(io.scythe.txn.Stage.VALIDATE, validateReads(0))
+                : Future.succeededFuture())
+            .compose(v -> ts).map(t -> {
+                for (final Access a : written) {
+                    install(a);
+                    if (mode == Mode.TO) {
+                        final Frame f = hold(a).frame;
+                        f.image.putLong(a.slotBytes() + 8, t);
+                        f.dirty = DirtyBounds.widen(f.dirty, a.slotBytes() - ObjectLayout.VALUE_OFFSET, TO_ROOM);
+                    }
+                }
+                for (final Access a : accesses) {
+                    if (a.locked) {
+                        a.locked = false;
+                        releaseLocal(a);
+                    }
+                }
+                LineCache.Stats.committed(cache.participant());
+                return 0L;
+            });
+    }
+
+    /** Latches {@code written[i..]} Exclusive in turn, each still at the version read (TO: ts at or past its stamps). */
+    private Future<Void> latchWrites(final List<Access> written, final int i, final long ts) {
+        if (i == written.size()) {
+            return Future.succeededFuture();
+        }
+        final Access a = written.get(i);
+        final long read = a.readVersion;
+        final UnsafeBuffer mine = a.newValue;
+        final int length = a.newLength;
+        return lockExclusive(a, false).compose(x -> {
+            // take() copied the line into the image again: what this attempt read is the version it saw then.
+            x.newValue = mine;
+            x.newLength = length;
+            x.dirty = true;
+            if (x.readVersion != read) {
+                return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
+                    + x.table + " was written since this transaction read it"));
+            }
+            x.readVersion = read;
+            if (mode == Mode.TO) {
+                final Frame f = hold(x).frame;
+                final long rts = f.image.getLong(x.slotBytes());
+                final long wts = f.image.getLong(x.slotBytes() + 8);
+                if (ts < rts || ts < wts) {
+                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
+                        + x.table + " was read at " + rts + " or written at " + wts + ", after this transaction's "
+                        + "timestamp " + ts));
+                }
+            }
+            return latchWrites(written, i + 1, ts);
+        });
+    }
+
+    /** OCC validation: each line read but not written latched Shared for the moment its version is compared. */
+    private Future<Void> validateReads(final int i) {
+        if (i == accesses.size()) {
+            return Future.succeededFuture();
+        }
+        final Access a = accesses.get(i);
+        if (a.dirty || !a.fetched || a.locked) {
+            return validateReads(i + 1);
+        }
+        final long read = a.readVersion;
+        return lockShared(a, false).compose(x -> {
+            final boolean same = x.readVersion == read;
+            x.readVersion = read;
+            unlatch(x);
+            return same ? validateReads(i + 1) : Future.failedFuture(new AbortException(AbortReason.VALIDATION,
+                "key " + x.key + " of " + x.table + " was written since this transaction read it"));
+        });
     }
 
     /** Writes {@code a}'s new value into its frame (memo M, held Exclusive): value, length, version + 1, bounds. */

@@ -43,22 +43,43 @@
  *       writer's priority, the reader spin flag, {@link io.scythe.txn.selcc.ReaderSpin}), on LRU
  *       eviction (batched per memory node, not waited for, dirty range only), at the end of an idle lease, or when
  *       the fairness lease γ runs out. Transactions hold the frames' local latches; commits write into the frames.</li>
+ *   <li>{@code selcc-to} and {@code selcc-occ} ({@link io.scythe.txn.selcc.SelccTxn} in its TO and OCC modes, §6.4):
+ *       TO takes a timestamp from the TSO counter at the first access, keeps {@code rts}/{@code wts} in 16 bytes of
+ *       protocol room after each value (part of the line: flushed and forwarded with it), latches a line Exclusive to
+ *       read it (the check {@code wts <= ts} and the raise of {@code rts} are writes of the line), and at commit latches
+ *       its writes Exclusive (no wait), checks {@code ts >= rts, wts} and installs them with {@code wts = ts}. OCC
+ *       latches a line Shared for the moment it reads it, and at commit latches its writes Exclusive (no wait), each
+ *       still at the version read, and every other line read Shared again to compare its version (the paper's two
+ *       latches per tuple).</li>
  * </ul>
+ *
+ * <p><b>GCL API and the B-link tree.</b> {@link io.scythe.txn.selcc.GclRegion}: every memory node's table
+ * {@code selcc_gcl} is a region of lines addressed by {@link io.scythe.txn.selcc.GlobalPointer}s (node = the
+ * partition's index), line 0 its allocator header. {@link io.scythe.txn.selcc.Gcl} is Table 1's API
+ * (Allocate/Free, SLock/XLock returning a handle on the local copy, SUnlock/XUnlock) on the coherent cache
+ * ({@code SelccGcl}) or on SEL ({@code SelGcl}); Allocate takes chunks of lines from a memory node's header word by
+ * one RDMA FAA and keeps a per-loop free list (Free zeroes the line under its X latch). {@link
+ * io.scythe.txn.selcc.BLinkTree} is a Lehman-Yao B-link tree whose nodes are lines (S-coupled descents, X on the
+ * target, splits through the right link, a meta line for the root); {@code scythe sim --workload blink} runs YCSB
+ * lookups and updates through it (SELCC Fig. 17).
  *
  * <p><b>Configuration</b> (system properties read when a loop's cache is made): {@code scythe.selcc.cacheFrames},
  * {@code evictBatch}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code deferNs},
- * {@code spinNs}, {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
+ * {@code spinNs}, {@code peerBucketBytes} (the peers' RRPC buckets: a forwarded line rides in a reply, so they hold
+ * a 2 KB line by default), {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
  * printed at exit); defaults in
  * {@link io.scythe.txn.selcc.SelccModule}.
  *
  * <p><b>Not implemented yet (issue 21)</b>, each failing with a clear error naming the issue or simply absent:
- * inserts and deletes (the line allocator), the GCL region on memory nodes with Allocate/Free and the B-link tree, TO
- * and OCC, priority matching (here a global acquisition takes the local latch in the same step, so a starved
+ * inserts and deletes in transactions (so no TPC-C; the tree inserts and deletes, but transactions address table
+ * objects, not the tree), B-link node merges (deletes only remove keys from leaves, as most B-link trees), a global
+ * free list (a freed line is reused by the loop that freed it), priority matching (here a global acquisition takes
+ * the local latch in the same step, so a starved
  * writer's M copy is in use, and not handed to readers, until its transaction is done), the early reply of a case-1
  * handover before its FAA landed (the reply waits for it: a transient holder field would name a wrong participant),
  * forwarding by one-sided WRITE into the
- * requester's registered buffer (the copy rides in the RRPC reply, so a line must fit a reply), the per-QP eviction
- * rings (a Java doorbell keeps its frames' images alive instead), participants in cluster mode (refused: the
+ * requester's registered buffer (the copy rides in the RRPC reply, so a line must fit a peer bucket), the per-QP
+ * eviction rings (a Java doorbell keeps its frames' images alive instead), participants in cluster mode (refused: the
  * simulator numbers loops), redo logging and the recovery of a dead participant's bits and dirty lines (a dead
  * compute node's latches stay set), GAM's micro-benchmark ({@code bench --workload gcl}).
  */

@@ -53,6 +53,14 @@ public interface ProtocolModule {
     }
 
     /**
+     * The options of its compute nodes' peers, from the host's {@code defaults} (e.g. buckets large enough for what
+     * its handlers reply); only for a run whose {@link #peerMessaging} is not NONE. The defaults unchanged by default.
+     */
+    default io.scythe.rrpc.RrpcOptions peerOptions(final io.scythe.rrpc.RrpcOptions defaults) {
+        return defaults;
+    }
+
+    /**
      * Starts its services on one compute node (CN-to-CN handlers, per-node state such as a lock table) and says how
      * to equip each of the node's loops; called only in a run of a protocol whose {@link #peerMessaging} is not NONE.
      * None by default.

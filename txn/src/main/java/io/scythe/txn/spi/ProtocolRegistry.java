@@ -164,7 +164,10 @@ public final class ProtocolRegistry {
      */
     public static synchronized ProtocolModule peerModuleOf(final Protocol protocol) {
         for (final ProtocolModule m : MODULES) {
-            if (m.protocols().contains(protocol) && m.peerMessaging(protocol) != PeerMessaging.NONE) {
+            // The protocol itself, or one of them configured by options (e.g. rcc-calvin:primitive=rpc).
+            final boolean its = m.protocols().contains(protocol)
+                || m.protocols().stream().anyMatch(p -> protocol.name().startsWith(p.name() + ":"));
+            if (its && m.peerMessaging(protocol) != PeerMessaging.NONE) {
                 return m;
             }
         }

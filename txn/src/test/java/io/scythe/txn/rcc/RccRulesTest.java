@@ -119,19 +119,22 @@ class RccRulesTest {
             .contains("rcc-mvcc:hybrid=001111", "rcc-mvcc:primitive=rpc");
         assertThat(ProtocolRegistry.protocol("rcc-sundial:hybrid=auto").variants()).hasSize(32)
             .contains("rcc-sundial:hybrid=010111");
-        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:hybrid=auto")).hasMessageContaining("issue 18");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:hybrid=auto"))
+            .hasMessageContaining("no hybrid code");
         assertThat(ProtocolRegistry.protocol("ford-occ").variants()).containsExactly("ford-occ");
     }
 
     @Test
-    void shouldRefuseToRunAProtocolNotBuiltYetNamingTheIssue() {
-        for (final String name : new String[] {"rcc-calvin", "rcc-calvin:primitive=rpc"}) {
+    void shouldRefuseCalvinsOneSidedFormAndRunOnlyWhereNodesAreWired() {
+        for (final String name : new String[] {"rcc-calvin", "rcc-calvin:primitive=onesided"}) {
             assertThatThrownBy(() -> ProtocolRegistry.protocol(name).begin(null, false))
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("not implemented yet (issue 18")
-                .hasMessageContaining(name);
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("not built yet (issue 18")
+                .hasMessageContaining("rcc-calvin:primitive=rpc");
             assertThatThrownBy(() -> ProtocolRegistry.protocol(name).retryPolicy(null, new io.vertx.core.json
                 .JsonObject())).isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("issue 18");
         }
+        assertThat(ProtocolRegistry.moduleOf("rcc-calvin:primitive=rpc"))
+            .isInstanceOf(io.scythe.txn.rcc.calvin.CalvinModule.class);
     }
 
     @Test

@@ -1,7 +1,33 @@
 /**
- * RCC's CALVIN (issue 18): not implemented yet. The protocol is registered ({@code rcc-calvin},
- * {@link io.scythe.txn.rcc.RccModule#CALVIN}) with its Fig. 3 metadata
- * ({@link io.scythe.txn.rcc.TupleFormat#CALVIN}), and every attempt of it is refused with an error naming the issue;
- * this package is where it goes.
+ * RCC's CALVIN (§4.6, issue 18), the deterministic shared-nothing protocol, as its own module
+ * ({@link io.scythe.txn.rcc.calvin.CalvinModule}, {@code rcc-calvin}), on the compute nodes' peer messaging
+ * ({@link io.scythe.rrpc.CnPeers}):
+ * <ul>
+ *   <li>Epochs ({@code epoch=<n>us}, default 10 us: Calvin's 10 ms scaled to simulated runs of a millisecond) and a
+ *       sequencing layer per compute node ({@link io.scythe.txn.rcc.calvin.Epochs}): each node batches the
+ *       transactions its clients began in an epoch and dispatches the batch to every node (one batched RPC per node
+ *       and epoch, in bucket-sized chunks, empty when it has none); an epoch is complete at a node once every node's
+ *       batch of it is there, which gives every node one total order (epoch, node, position).</li>
+ *   <li>Data partitioned among compute nodes (a key belongs to node {@code partition mod nodes}). Each node grants
+ *       the locks on its keys in the total order ({@link io.scythe.txn.rcc.calvin.CalvinLocks}: shared reads,
+ *       exclusive writes, FIFO), so no transaction waits for a later one: no deadlock, no abort but the
+ *       procedure's own (a user abort).</li>
+ *   <li>Participants: once a transaction holds its locks at a node, the node reads its records there (one-sided,
+ *       from its memory nodes) and forwards them to the executor; a passive participant (reads only) then releases,
+ *       an active one (writes there) holds its locks until the executor's writes arrive, writes them and releases.
+ *       No two-phase commit.</li>
+ *   <li>Read and write sets declared up front ({@link io.scythe.txn.rcc.calvin.CalvinTxn}): what the procedure reads
+ *       ({@code read}) or will write ({@code readForUpdate}) in its first round of reads, which SmallBank and YCSB
+ *       issue at once. A read after the set was sequenced, an insert or a delete fails clearly, as does a record
+ *       that cannot fit a message (TPC-C's large rows).</li>
+ * </ul>
+ * Where it departs from RCC's (and Calvin's): the procedure runs only at its executor, the node whose client began it
+ * (procedures are closures on the client's loop, not stored procedures every node could run), so participants
+ * forward their records to it rather than to every active participant, and it sends each active participant the
+ * values to write; each node's sequencer and scheduler run on its loop 0. Built: the RPC form, in the simulator
+ * (only it wires compute nodes to each other for a module yet). Not built: the one-sided form (dispatch and
+ * forwarding by WRITEs into per-peer buffers, value + notify; {@code rcc-calvin} and {@code :primitive=onesided}
+ * refuse, naming {@code rcc-calvin:primitive=rpc}), OLLP reconnaissance for dependent transactions, replication of
+ * the input log, recovery.
  */
 package io.scythe.txn.rcc.calvin;

@@ -61,21 +61,41 @@ public final class MvccService {
         return ctts;
     }
 
-    /** R2, R1, rts raised to ctts, and the version picked (value in the reply when it fits). */
-    private void onRead(final RpcRequest request, final RpcResponder responder) {
+    /** A request's object, its timestamp and its zeroed reply of {@code bytes}. */
+    private record Target(Table table, int header, long ctts, UnsafeBuffer out) {
+    }
+
+    /**
+     * The preamble READ and LOCK share: the request checked, its object and timestamp, a zeroed reply of
+     * {@code replyBytes}; {@code null} once answered STALE (no such object there any more).
+     */
+    private Target target(final RpcRequest request, final RpcResponder responder, final int replyBytes) {
         check(request);
         final DirectBuffer p = request.payload();
         final int at = request.payloadOffset();
         final Table table = db.table(p.getInt(at));
         final int header = table == null ? -1 : table.offsetOf(p.getLong(at + 8));
         final long ctts = timestamp(p, at);
-        final UnsafeBuffer out = reply(RccRpc.MV_READ_REPLY_BYTES);
-        out.setMemory(0, RccRpc.MV_READ_REPLY_BYTES, (byte) 0);
+        final UnsafeBuffer out = reply(replyBytes);
+        out.setMemory(0, replyBytes, (byte) 0);
         if (header < 0) {
             out.putInt(0, RccRpc.STALE);
-            responder.reply(out, 0, RccRpc.MV_READ_REPLY_BYTES);
+            responder.reply(out, 0, replyBytes);
+            return null;
+        }
+        return new Target(table, header, ctts, out);
+    }
+
+    /** R2, R1, rts raised to ctts, and the version picked (value in the reply when it fits). */
+    private void onRead(final RpcRequest request, final RpcResponder responder) {
+        final Target t = target(request, responder, RccRpc.MV_READ_REPLY_BYTES);
+        if (t == null) {
             return;
         }
+        final Table table = t.table();
+        final int header = t.header();
+        final long ctts = t.ctts();
+        final UnsafeBuffer out = t.out();
         final AtomicBuffer m = table.objectMemory();
         final int max = table.schema().maxValueBytes();
         if (!MvccTuple.notInserting(m, header) || !MvccTuple.r2(m, header, ctts)) {
@@ -129,19 +149,14 @@ public final class MvccService {
 
     /** W1, W2 (CAS of tts from 0 to ctts), and the tuple in the reply when it fits. */
     private void onLock(final RpcRequest request, final RpcResponder responder) {
-        check(request);
-        final DirectBuffer p = request.payload();
-        final int at = request.payloadOffset();
-        final Table table = db.table(p.getInt(at));
-        final int header = table == null ? -1 : table.offsetOf(p.getLong(at + 8));
-        final long ctts = timestamp(p, at);
-        final UnsafeBuffer out = reply(RccRpc.LOCK_REPLY_BYTES);
-        out.setMemory(0, RccRpc.LOCK_REPLY_BYTES, (byte) 0);
-        if (header < 0) {
-            out.putInt(0, RccRpc.STALE);
-            responder.reply(out, 0, RccRpc.LOCK_REPLY_BYTES);
+        final Target t = target(request, responder, RccRpc.LOCK_REPLY_BYTES);
+        if (t == null) {
             return;
         }
+        final Table table = t.table();
+        final int header = t.header();
+        final long ctts = t.ctts();
+        final UnsafeBuffer out = t.out();
         final AtomicBuffer m = table.objectMemory();
         final int max = table.schema().maxValueBytes();
         if (!MvccTuple.w1(m, header, max, ctts)) {

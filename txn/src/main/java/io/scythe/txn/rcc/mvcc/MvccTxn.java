@@ -5,7 +5,6 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.rcc.RccForm;
 import io.scythe.txn.rcc.RccLockingTxn;
@@ -57,19 +56,9 @@ public final class MvccTxn extends RccTsTxn {
         return ctts;
     }
 
-    private static int max(final Access a) {
-        return a.partition.descriptor().schema().maxValueBytes();
-    }
-
     @Override
     protected int tupleBytes(final Access a) {
-        final int bytes = MvccTuple.tupleBytes(max(a));
-        final var d = a.partition.descriptor();
-        if (d.objects().length() / d.schema().capacity() < bytes) {
-            throw new IllegalStateException("rcc-mvcc: table " + a.table + " has no room for MVCC's older versions "
-                + "in its objects (its memory nodes were not set up for rcc-mvcc: Protocol#objectRoom)");
-        }
-        return bytes;
+        return withRoom(a, MvccTuple.tupleBytes(max(a)), "rcc-mvcc", "MVCC's older versions");
     }
 
     @Override
@@ -82,52 +71,11 @@ public final class MvccTxn extends RccTsTxn {
         return a.inserted ? id : ctts;
     }
 
-    @Override
-    public Future<UnsafeBuffer> read(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
-        }
-        return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::fetch));
-    }
-
-    @Override
-    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
-        }
-        return readVia(table, key, this::lockOnce);
-    }
-
-    /** {@code a}'s lock, taken once (concurrent operations of the attempt on one key share it). */
-    @SuppressWarnings("unchecked")
-    private Future<Access> lockOnce(final Access a) {
-        if (a.locked) {
-            return Future.succeededFuture(a);
-        }
-        if (a.held instanceof Future<?> f && !f.failed()) {
-            return (Future<Access>) f;
-        }
-        final Future<Access> locking = lock(a);
-        a.held = locking;
-        return locking;
-    }
-
     // ---------------------------------------------------------------------------------------------- Read stage
 
-    private Future<Access> fetch(final Access a) {
-        return form.oneSided(RccForm.Step.READ) ? readOneSided(a) : readByRpc(a);
-    }
-
-    private Future<Access> readOneSided(final Access a) {
-        final int bytes = tupleBytes(a);
-        final UnsafeBuffer first = tupleImage(a);
-        final UnsafeBuffer second = new UnsafeBuffer(new byte[bytes]);
-        return channel(a).compose(ch -> {
-            final Doorbell batch = ch.doorbell();
-            batch.read(a.address(), a.rkey(), first, 0, bytes);
-            batch.read(a.address(), a.rkey(), second, 0, bytes);
-            return batch.post();
-        }).compose(b -> sameObject(a, first)).compose(v -> {
+    @Override
+    protected Future<Access> readOneSided(final Access a) {
+        return readTwice(a, (first, second) -> {
             final int max = max(a);
             if (!MvccTuple.sameVersions(first, second, max)) {
                 return Future.failedFuture(abort(AbortReason.VALIDATION, a, "its two READs saw different versions"));
@@ -205,7 +153,8 @@ public final class MvccTxn extends RccTsTxn {
         return checkedImage(a);
     }
 
-    private Future<Access> readByRpc(final Access a) {
+    @Override
+    protected Future<Access> readByRpc(final Access a) {
         final UnsafeBuffer request = request(a);
         return runtime.rocket(a.partition.node()).compose(r -> r.call(RccRpc.MV_READ, request)).compose(reply -> {
             final DirectBuffer p = RccLockingTxn.payload(reply, RccRpc.MV_READ_REPLY_BYTES);
@@ -248,13 +197,6 @@ public final class MvccTxn extends RccTsTxn {
 
     // ---------------------------------------------------------------------------------------------- Lock stage
 
-    private Future<Access> lock(final Access a) {
-        if (finished) {
-            return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
-        }
-        return form.oneSided(RccForm.Step.LOCK) ? lockOneSided(a) : lockByRpc(a);
-    }
-
     /** W1 and W2 on {@code tuple}, or why not. */
     private AbortException writable(final Access a, final DirectBuffer tuple) {
         final int max = max(a);
@@ -269,7 +211,8 @@ public final class MvccTxn extends RccTsTxn {
         return null;
     }
 
-    private Future<Access> lockOneSided(final Access a) {
+    @Override
+    protected Future<Access> lockOneSided(final Access a) {
         final int bytes = tupleBytes(a);
         final UnsafeBuffer image = tupleImage(a);
         return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), image, 0, bytes))
@@ -309,7 +252,8 @@ public final class MvccTxn extends RccTsTxn {
         return checkedImage(a);
     }
 
-    private Future<Access> lockByRpc(final Access a) {
+    @Override
+    protected Future<Access> lockByRpc(final Access a) {
         final UnsafeBuffer request = request(a);
         return runtime.rocket(a.partition.node()).compose(r -> r.call(RccRpc.MV_LOCK, request))
             .recover(e -> rpcMayHaveLanded(e) ? lockVerbInDoubt("its MV_LOCK RPC on key " + a.key + " of " + a.table
@@ -345,32 +289,10 @@ public final class MvccTxn extends RccTsTxn {
 
     // -------------------------------------------------------------------------------------------- Commit stage
 
+    /** W1 checked on inserts, the write set locked, absent bounds raised to ctts, then ctts installed. */
     @Override
     public Future<Long> commit() {
-        if (sawDuplicate()) {
-            mark(Stage.EXECUTE);
-            return duplicateCommit(this::validateAbsent);
-        }
-        final List<Future<?>> locking = new ArrayList<>();
-        locking.add(installInserts(io.scythe.storage.Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })
-            .compose(v -> checkInserted()));
-        for (final Access a : accesses) {
-            if (a.dirty && !a.locked) {
-                locking.add(lockOnce(a)); // read before, written now (RCC's write set, locked at commit)
-            }
-        }
-        mark(Stage.EXECUTE);
-        return finishCommit(staged(Stage.LOCK, settle(locking))
-            .compose(v -> staged(Stage.VALIDATE, raiseAbsentBounds(ctts).compose(x -> validateAbsent())))
-            .compose(v -> {
-                for (final Access a : accesses) {
-                    if (a.dirty || a.inserted) {
-                        a.installedVersion = ctts; // W1: above every version it had
-                    }
-                }
-                return staged(Stage.WRITE_BACK, writeBack());
-            })
-            .map(ctts));
+        return commitInStages(this::checkInserted, () -> ctts, this::validateAbsent);
     }
 
     /** W1 on each object this attempt inserted: a READ of its tuple (it holds the object's CAS word). */

@@ -5,7 +5,6 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.rcc.RccForm;
 import io.scythe.txn.rcc.RccLockingTxn;
@@ -16,7 +15,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -48,7 +47,9 @@ import java.util.Map;
 public final class SundialTxn extends RccTsTxn {
     private long commitTs;
     /** rts read of each record read (its lease end). */
-    private final Map<Access, Long> leases = new HashMap<>();
+    // Insertion order: Access hashes by identity, so a HashMap would renew leases in an order that differs between
+    // runs of one seed (the simulator must repeat itself).
+    private final Map<Access, Long> leases = new LinkedHashMap<>();
 
     public SundialTxn(final TxnRuntime runtime, final RccForm form, final String mode) {
         super(runtime, form, mode);
@@ -59,19 +60,9 @@ public final class SundialTxn extends RccTsTxn {
         return commitTs;
     }
 
-    private static int max(final Access a) {
-        return a.partition.descriptor().schema().maxValueBytes();
-    }
-
     @Override
     protected int tupleBytes(final Access a) {
-        final int bytes = SundialTuple.tupleBytes(max(a));
-        final var d = a.partition.descriptor();
-        if (d.objects().length() / d.schema().capacity() < bytes) {
-            throw new IllegalStateException("rcc-sundial: table " + a.table + " has no room for SUNDIAL's rts in "
-                + "its objects (its memory nodes were not set up for rcc-sundial: Protocol#objectRoom)");
-        }
-        return bytes;
+        return withRoom(a, SundialTuple.tupleBytes(max(a)), "rcc-sundial", "SUNDIAL's rts");
     }
 
     @Override
@@ -84,51 +75,11 @@ public final class SundialTxn extends RccTsTxn {
         return id;
     }
 
-    @Override
-    public Future<UnsafeBuffer> read(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
-        }
-        return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::fetch));
-    }
-
-    @Override
-    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
-        if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
-        }
-        return readVia(table, key, this::lockOnce);
-    }
-
-    @SuppressWarnings("unchecked")
-    private Future<Access> lockOnce(final Access a) {
-        if (a.locked) {
-            return Future.succeededFuture(a);
-        }
-        if (a.held instanceof Future<?> f && !f.failed()) {
-            return (Future<Access>) f;
-        }
-        final Future<Access> locking = lock(a);
-        a.held = locking;
-        return locking;
-    }
-
     // ---------------------------------------------------------------------------------------------- Read stage
 
-    private Future<Access> fetch(final Access a) {
-        return form.oneSided(RccForm.Step.READ) ? readOneSided(a) : readByRpc(a);
-    }
-
-    private Future<Access> readOneSided(final Access a) {
-        final int bytes = tupleBytes(a);
-        final UnsafeBuffer first = tupleImage(a);
-        final UnsafeBuffer second = new UnsafeBuffer(new byte[bytes]);
-        return channel(a).compose(ch -> {
-            final Doorbell batch = ch.doorbell();
-            batch.read(a.address(), a.rkey(), first, 0, bytes);
-            batch.read(a.address(), a.rkey(), second, 0, bytes);
-            return batch.post();
-        }).compose(b -> sameObject(a, first)).compose(v -> {
+    @Override
+    protected Future<Access> readOneSided(final Access a) {
+        return readTwice(a, (first, second) -> {
             if (SundialTuple.wts(first, 0) != SundialTuple.wts(second, 0)) {
                 return Future.failedFuture(abort(AbortReason.VALIDATION, a, "its two READs saw different versions"));
             }
@@ -156,7 +107,8 @@ public final class SundialTxn extends RccTsTxn {
         });
     }
 
-    private Future<Access> readByRpc(final Access a) {
+    @Override
+    protected Future<Access> readByRpc(final Access a) {
         return call(a, RccRpc.SD_READ, 0).compose(p -> {
             final int status = p.getInt(0);
             if (status != RccRpc.GRANTED) {
@@ -193,14 +145,8 @@ public final class SundialTxn extends RccTsTxn {
 
     // ---------------------------------------------------------------------------------------------- Lock stage
 
-    private Future<Access> lock(final Access a) {
-        if (finished) {
-            return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
-        }
-        return form.oneSided(RccForm.Step.LOCK) ? lockOneSided(a) : lockByRpc(a);
-    }
-
-    private Future<Access> lockOneSided(final Access a) {
+    @Override
+    protected Future<Access> lockOneSided(final Access a) {
         final int bytes = tupleBytes(a);
         final UnsafeBuffer image = tupleImage(a);
         return channel(a).compose(ch -> {
@@ -215,7 +161,8 @@ public final class SundialTxn extends RccTsTxn {
             + Long.toHexString(previous))) : held(a).compose(x -> locked(a)));
     }
 
-    private Future<Access> lockByRpc(final Access a) {
+    @Override
+    protected Future<Access> lockByRpc(final Access a) {
         return call(a, RccRpc.SD_LOCK, id).compose(p -> {
             final int status = p.getInt(0);
             if (status != RccRpc.GRANTED) {
@@ -254,33 +201,10 @@ public final class SundialTxn extends RccTsTxn {
 
     // -------------------------------------------------------------------------------------------- Commit stage
 
+    /** commit.tts above inserts, the write set locked, absent bounds raised and leases renewed, then installed. */
     @Override
     public Future<Long> commit() {
-        if (sawDuplicate()) {
-            mark(Stage.EXECUTE);
-            return duplicateCommit(this::validateAbsent);
-        }
-        final List<Future<?>> locking = new ArrayList<>();
-        locking.add(installInserts(io.scythe.storage.Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })
-            .compose(v -> afterInserted()));
-        for (final Access a : accesses) {
-            if (a.dirty && !a.locked) {
-                locking.add(lockOnce(a)); // read before, written now
-            }
-        }
-        mark(Stage.EXECUTE);
-        return finishCommit(staged(Stage.LOCK, settle(locking))
-            .compose(v -> staged(Stage.VALIDATE, raiseAbsentBounds(commitTs).compose(x -> settle(List.of(
-                validateAbsent(), renew())))))
-            .compose(v -> {
-                for (final Access a : accesses) {
-                    if (a.dirty || a.inserted) {
-                        a.installedVersion = commitTs; // above rts, which is at least wts
-                    }
-                }
-                return staged(Stage.WRITE_BACK, writeBack());
-            })
-            .map(v -> commitTs));
+        return commitInStages(this::afterInserted, () -> commitTs, () -> settle(List.of(validateAbsent(), renew())));
     }
 
     /** commit.tts above the version and rts of each object inserted (a READ of its tuple, held by its CAS word). */

@@ -1,0 +1,175 @@
+package io.scythe.cluster;
+
+import com.hazelcast.core.EntryEvent;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import com.hazelcast.map.listener.EntryAddedListener;
+import com.hazelcast.map.listener.EntryUpdatedListener;
+import io.scythe.txn.MemoryNodeConfiguration;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+
+/**
+ * The cluster's memory-node configuration (MN failover, FaRM's reconfiguration): entry {@value #KEY} of the Hazelcast
+ * map {@value #MAP} holds the current {@link MemoryNodeConfiguration} (epoch, each partition's serving copies, the
+ * memory nodes removed). When a memory node's lease expires (its Hazelcast member leaves: killed, or paused past
+ * max-no-heartbeat) a compute node that sees a majority writes the next configuration, without it, by
+ * compare-and-set: a backup of each partition it was primary of is promoted, and its backup copies stop being
+ * written. Concurrent writers (every CN sees the member leave) take one epoch per removal: a writer that lost the race
+ * finds the node removed already. Every CN applies each configuration it sees to its catalog
+ * ({@link io.scythe.txn.Catalog#reconfigure}); a memory node that finds itself removed stops serving.
+ *
+ * <p>Map operations block: call them on a worker, never an event loop.
+ */
+final class MemoryNodeFailover {
+    static final String MAP = "scythe.mnconfig";
+    static final String KEY = "current";
+    /**
+     * Each memory node's table descriptors, published when it starts: a CN that starts after a memory node was
+     * removed still needs where the removed node's tables were (its catalog's placement, what redo entries name).
+     */
+    static final String TABLES = "scythe.mntables";
+
+    private final IMap<String, String> entries;
+    private final List<String> memoryNodes;
+    private final int backups;
+
+    MemoryNodeFailover(final HazelcastInstance hazelcast, final List<String> memoryNodes, final int backups) {
+        this.entries = hazelcast.getMap(MAP);
+        this.memoryNodes = List.copyOf(memoryNodes);
+        this.backups = backups;
+    }
+
+    /** The current configuration: the one written last, or the one the cluster starts with. */
+    MemoryNodeConfiguration current() {
+        final String value = entries.get(KEY);
+        return value == null ? MemoryNodeConfiguration.initial(memoryNodes.size(), backups) : decode(value);
+    }
+
+    /**
+     * Makes the configuration without memory node {@code mn} current (unless it is removed already) and returns it.
+     *
+     * @throws IllegalStateException when a partition would have no copy left (its data is lost)
+     */
+    MemoryNodeConfiguration remove(final String mn) {
+        final int node = memoryNodes.indexOf(mn);
+        if (node < 0) {
+            throw new IllegalArgumentException("memory node " + mn + " is not one of " + memoryNodes);
+        }
+        while (true) {
+            final String value = entries.get(KEY);
+            final MemoryNodeConfiguration now = value == null
+                ? MemoryNodeConfiguration.initial(memoryNodes.size(), backups) : decode(value);
+            final MemoryNodeConfiguration next = now.without(node);
+            if (next == now) {
+                return now;
+            }
+            final String encoded = encode(next);
+            if (value == null ? entries.putIfAbsent(KEY, encoded) == null : entries.replace(KEY, value, encoded)) {
+                return next;
+            }
+        }
+    }
+
+    /** Calls {@code apply} with every configuration written from now on (on a Hazelcast event thread). */
+    void watch(final Consumer<MemoryNodeConfiguration> apply) {
+        final class Listener implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String> {
+            @Override
+            public void entryAdded(final EntryEvent<String, String> event) {
+                apply.accept(decode(event.getValue()));
+            }
+
+            @Override
+            public void entryUpdated(final EntryEvent<String, String> event) {
+                apply.accept(decode(event.getValue()));
+            }
+        }
+        entries.addEntryListener(new Listener(), true);
+    }
+
+    /** The memory nodes {@code c} removed, by name. */
+    List<String> removed(final MemoryNodeConfiguration c) {
+        final List<String> names = new ArrayList<>();
+        for (final int r : new TreeSet<>(c.removed())) {
+            names.add(memoryNodes.get(r));
+        }
+        return names;
+    }
+
+    static String encode(final MemoryNodeConfiguration c) {
+        final JsonArray copies = new JsonArray();
+        for (final List<Integer> p : c.copies()) {
+            copies.add(new JsonArray(new ArrayList<>(p)));
+        }
+        return new JsonObject().put("epoch", c.epoch()).put("copies", copies)
+            .put("removed", new JsonArray(new ArrayList<>(new TreeSet<>(c.removed())))).encode();
+    }
+
+    static MemoryNodeConfiguration decode(final String value) {
+        final JsonObject json = new JsonObject(value);
+        final List<List<Integer>> copies = new ArrayList<>();
+        for (final Object p : json.getJsonArray("copies")) {
+            final List<Integer> c = new ArrayList<>();
+            for (final Object copy : (JsonArray) p) {
+                c.add(((Number) copy).intValue());
+            }
+            copies.add(c);
+        }
+        final Set<Integer> removed = new TreeSet<>();
+        for (final Object r : json.getJsonArray("removed")) {
+            removed.add(((Number) r).intValue());
+        }
+        return new MemoryNodeConfiguration(json.getLong("epoch"), copies, removed);
+    }
+
+    /** Publishes memory node {@code node}'s tables ({@link #TABLES}). Blocking. */
+    static void publishTables(final HazelcastInstance hazelcast, final String node,
+                              final List<io.scythe.storage.TableDescriptor> tables) {
+        final JsonArray all = new JsonArray();
+        for (final io.scythe.storage.TableDescriptor d : tables) {
+            final io.scythe.storage.TableSchema s = d.schema();
+            all.add(new JsonObject().put("id", s.id()).put("name", s.name()).put("maxValueBytes", s.maxValueBytes())
+                .put("fixedSize", s.fixedSize()).put("capacity", s.capacity()).put("index", s.index().name())
+                .put("versionCapacity", s.versionCapacity()).put("readOnly", s.readOnly())
+                .put("objects", region(d.objects())).put("indexRegion", region(d.index()))
+                .put("versions", region(d.versions())).put("hashBuckets", d.hashBuckets()));
+        }
+        hazelcast.<String, String>getMap(TABLES).put(node, all.encode());
+    }
+
+    /** Memory node {@code node}'s tables as it published them, or null if it did not. Blocking. */
+    static List<io.scythe.storage.TableDescriptor> publishedTables(final HazelcastInstance hazelcast,
+                                                                   final String node) {
+        final String value = hazelcast.<String, String>getMap(TABLES).get(node);
+        if (value == null) {
+            return null;
+        }
+        final List<io.scythe.storage.TableDescriptor> tables = new ArrayList<>();
+        for (final Object o : new JsonArray(value)) {
+            final JsonObject t = (JsonObject) o;
+            tables.add(new io.scythe.storage.TableDescriptor(new io.scythe.storage.TableSchema(t.getInteger("id"),
+                t.getString("name"), t.getInteger("maxValueBytes"), t.getBoolean("fixedSize"), t.getLong("capacity"),
+                io.scythe.storage.IndexKind.valueOf(t.getString("index")), t.getLong("versionCapacity"),
+                t.getBoolean("readOnly")), region(t.getJsonObject("objects")), region(t.getJsonObject("indexRegion")),
+                region(t.getJsonObject("versions")), t.getInteger("hashBuckets")));
+        }
+        return tables;
+    }
+
+    private static JsonObject region(final io.scythe.fabric.RemoteRegion r) {
+        return r == null ? null : new JsonObject().put("node", r.node()).put("name", r.name())
+            .put("address", r.address()).put("length", r.length()).put("rkey", r.rkey()).put("kind", r.kind().name());
+    }
+
+    private static io.scythe.fabric.RemoteRegion region(final JsonObject r) {
+        return r == null ? null : new io.scythe.fabric.RemoteRegion(r.getString("node"), r.getString("name"),
+            r.getLong("address"), r.getLong("length"), r.getInteger("rkey"),
+            io.scythe.fabric.MemoryKind.valueOf(r.getString("kind")));
+    }
+}

@@ -1,0 +1,324 @@
+package io.scythe.sim;
+
+import io.scythe.bench.workload.OltpSpec;
+import io.scythe.bench.workload.Zipf;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.selcc.BLinkTree;
+import io.scythe.txn.selcc.Gcl;
+import io.scythe.txn.selcc.GclRegion;
+import io.scythe.txn.selcc.GlobalPointer;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+
+/**
+ * SELCC's B-link tree in virtual time (SELCC §7.2, Fig. 17): a tree of {@code records} keys (0, 2, 4, ...: odd keys
+ * are free for inserts) bulk-loaded into the memory nodes' GCL regions, and clients running YCSB operations through
+ * it: a lookup with probability {@code readRatio}, else an update of the key's value, keys drawn by Zipf(theta) (0:
+ * uniform). The tree runs on SELCC's cache ({@code selcc-2pl} chosen as the protocol: {@link Gcl#selcc}) or on the
+ * SEL baseline ({@code sel-2pl}: {@link Gcl#sel}). One operation is one index operation (the figure's unit).
+ */
+public final class TreeSim {
+    /** Values of 8 bytes: a counter (YCSB updates) or the key's model value. */
+    public static final int VALUE_BYTES = 8;
+    /** How full the bulk load leaves nodes. */
+    public static final double FILL = 0.7;
+    private static final TxnRuntime.Key<BLinkTree> TREE = new TxnRuntime.Key<>("selcc-tree-sim");
+
+    private TreeSim() {
+    }
+
+    /** Which GCL layer a protocol name stands for: sel-2pl the SEL baseline, any other SELCC. */
+    public static String kind(final String protocol) {
+        return protocol.startsWith("sel-") ? "sel" : "selcc";
+    }
+
+    static BLinkTree tree(final TxnRuntime runtime, final String kind) {
+        return runtime.extension(TREE, r -> new BLinkTree(Gcl.of(kind, r), VALUE_BYTES));
+    }
+
+    /** The tree loaded into the memory nodes' GCL regions; the memory nodes are kept for end-of-run checks. */
+    public static class Spec implements OltpSpec {
+        private final long records;
+        private final int lineBytes;
+        private final long lines;
+        private final double fill;
+        protected final List<LogDb> dbs = new ArrayList<>();
+
+        /**
+         * {@code records} keys in lines of {@code lineBytes} (slot bytes; the paper's 2 KB by default), leaves and
+         * internal nodes filled to {@code fill}, regions of {@code lines} lines per memory node.
+         */
+        public Spec(final long records, final int lineBytes, final long lines, final double fill) {
+            if (records < 1 || !(fill > 0 && fill <= 1)) {
+                throw new IllegalArgumentException("records=" + records + " fill=" + fill);
+            }
+            this.records = records;
+            this.lineBytes = lineBytes;
+            this.lines = lines;
+            this.fill = fill;
+        }
+
+        /**
+         * A tree of {@code records} keys in lines of {@code lineBytes}, nodes filled to 70 % (room to insert), regions
+         * of twice the bulk-loaded nodes per memory node plus 4096 lines.
+         */
+        public static Spec sized(final long records, final int lineBytes, final int memoryNodes) {
+            final int leaf = (lineBytes - ObjectLayout.HEADER_BYTES - 24) / (8 + VALUE_BYTES);
+            final long leaves = records / Math.max(1, (long) (leaf * FILL)) + 1;
+            return new Spec(records, lineBytes, 2 * (leaves + leaves / 4) / memoryNodes + 4096, FILL);
+        }
+
+        public long records() {
+            return records;
+        }
+
+        @Override
+        public String name() {
+            return "blink";
+        }
+
+        @Override
+        public String quantity() {
+            return "none";
+        }
+
+        @Override
+        public JsonObject params() {
+            return new JsonObject().put("records", records).put("line_bytes", lineBytes).put("lines", lines)
+                .put("fill", fill);
+        }
+
+        @Override
+        public void load(final LogDb db, final int part, final int parts) {
+            synchronized (dbs) {
+                while (dbs.size() <= part) {
+                    dbs.add(null);
+                }
+                dbs.set(part, db);
+            }
+            final Table t = GclRegion.load(db, lineBytes - ObjectLayout.HEADER_BYTES, lines, BLinkTree.FIRST_NODE_LINE);
+            final long firstFree = BLinkTree.bulkLoad(t, part, parts, records, i -> 2 * i,
+                i -> initialValue(2 * i), VALUE_BYTES, fill);
+            t.objectMemory().putLong(GclRegion.lineOffset(t, GclRegion.HEADER_LINE) + ObjectLayout.VALUE_OFFSET,
+                firstFree);
+        }
+
+        @Override
+        public Drawn draw(final SplittableRandom random) {
+            throw new UnsupportedOperationException("the B-link workload runs index operations, not transactions");
+        }
+
+        @Override
+        public long total(final List<LogDb> ignored) {
+            return 0;
+        }
+
+        /** The tree as the memory nodes hold it (after the run: every copy flushed), checked ({@link Walk}). */
+        public Walk walk() {
+            return new Walk(dbs);
+        }
+    }
+
+    /** A multiplier coprime with {@code records}: {@link #scatter} is then a bijection of {@code [0, records)}. */
+    static long scatterMultiplier(final long records) {
+        long m = 0x9E3779B1L % Math.max(1, records);
+        while (records > 1 && java.math.BigInteger.valueOf(m).gcd(java.math.BigInteger.valueOf(records)).intValue()
+            != 1) {
+            m++;
+        }
+        return Math.max(1, m);
+    }
+
+    /** Rank {@code rank} of {@code records} to a key index, a bijection ({@code multiplier} from scatterMultiplier). */
+    static long scatter(final long rank, final long records, final long multiplier) {
+        return Math.floorMod(rank * multiplier, records); // both below 2^31 (YCSB's bound): no overflow
+    }
+
+    /** The tree after a run: height, nodes, keys, invariant violations, latches left set. */
+    public static JsonObject describe(final Spec spec) {
+        final Walk w = spec.walk();
+        return new JsonObject().put("height", w.height).put("nodes", w.nodes).put("keys", w.leaves.size())
+            .put("violations", new io.vertx.core.json.JsonArray(w.violations.subList(0, Math.min(5,
+                w.violations.size())))).put("latches_held", w.latchesHeld());
+    }
+
+    static DirectBuffer initialValue(final long key) {
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[VALUE_BYTES]);
+        v.putLong(0, key * 10);
+        return v;
+    }
+
+    /**
+     * YCSB through the tree: lookups with probability {@code readRatio}, else updates; Zipf(theta) ranks scattered
+     * over the key space ({@link #scatter}: as YCSB's scrambled Zipfian and Sherman's hashed keys, so the hot keys are
+     * not all in the first leaves).
+     */
+    public static Simulation.Operation ycsb(final Spec spec, final String kind, final double readRatio,
+                                            final double theta) {
+        final Zipf zipf = theta > 0 ? new Zipf((int) spec.records(), theta) : null;
+        final long records = spec.records();
+        final long multiplier = scatterMultiplier(records);
+        return (runtime, random) -> {
+            final BLinkTree tree = tree(runtime, kind);
+            final long start = runtime.timers().nowNs();
+            final long key = 2L * (zipf != null ? scatter(zipf.next(random), records, multiplier)
+                : random.nextLong(records));
+            final Future<Boolean> op;
+            if (random.nextDouble() < readRatio) {
+                op = tree.lookup(key, new UnsafeBuffer(new byte[VALUE_BYTES]));
+            } else {
+                final UnsafeBuffer v = new UnsafeBuffer(new byte[VALUE_BYTES]);
+                v.putLong(0, random.nextLong());
+                op = tree.update(key, v);
+            }
+            return op.compose(found -> found ? Future.succeededFuture(runtime.timers().nowNs() - start)
+                : Future.failedFuture(new IllegalStateException("YCSB key " + key + " not in the tree")));
+        };
+    }
+
+    /**
+     * The tree read from the memory nodes' regions (no latches: after the run), level by level along the right
+     * links, with B-link's invariants checked: keys sorted and inside [low, high) of their node, each level's chain
+     * ends at +inf, each internal node's separators bound its children's ranges, every leaf key found by a descent
+     * from the root.
+     */
+    public static final class Walk {
+        private final List<LogDb> dbs;
+        public final TreeMap<Long, Long> leaves = new TreeMap<>();
+        public final List<String> violations = new ArrayList<>();
+        public int height;
+        public long nodes;
+
+        Walk(final List<LogDb> dbs) {
+            this.dbs = dbs;
+            final UnsafeBuffer meta = line(GlobalPointer.of(0, 0), BLinkTree.META_LINE);
+            final long root = meta.getLong(0);
+            height = (int) meta.getLong(8);
+            long leftmost = root;
+            for (int level = height; level >= 0; level--) {
+                long node = leftmost;
+                long low = Long.MIN_VALUE;
+                long next = GlobalPointer.NONE;
+                int hops = 0;
+                while (node != GlobalPointer.NONE) {
+                    nodes++;
+                    if (++hops > 10_000_000) {
+                        violations.add("level " + level + ": a right-link cycle");
+                        break;
+                    }
+                    final UnsafeBuffer d = data(node);
+                    if (d.getInt(0) != level) {
+                        violations.add(GlobalPointer.toString(node) + " at level " + level + " says level "
+                            + d.getInt(0));
+                    }
+                    final int count = d.getInt(4);
+                    final long high = d.getLong(8);
+                    final int entry = level == 0 ? 8 + VALUE_BYTES : 16;
+                    long previous = Long.MIN_VALUE;
+                    for (int i = 0; i < count; i++) {
+                        final long k = d.getLong(24 + i * entry);
+                        if ((i > 0 && k <= previous) || k < low || k >= high) {
+                            violations.add(GlobalPointer.toString(node) + " level " + level + ": key " + k
+                                + " out of order or outside [" + low + ", " + high + ")");
+                        }
+                        previous = k;
+                        if (level == 0) {
+                            if (leaves.put(k, d.getLong(24 + i * entry + 8)) != null) {
+                                violations.add("key " + k + " in two leaves");
+                            }
+                        } else {
+                            final long child = d.getLong(24 + i * entry + 8);
+                            final long childHigh = data(child).getLong(8);
+                            final long bound = i + 1 < count ? d.getLong(24 + (i + 1) * entry) : high;
+                            if (childHigh > bound) { // a child may have split further: its high key only shrinks
+                                violations.add(GlobalPointer.toString(child) + " high key " + childHigh + " above "
+                                    + "its separator's bound " + bound);
+                            }
+                            if (i == 0 && next == GlobalPointer.NONE) {
+                                next = child;
+                            }
+                        }
+                    }
+                    if (d.getLong(16) == GlobalPointer.NONE && high != Long.MAX_VALUE) {
+                        violations.add(GlobalPointer.toString(node) + " ends level " + level + " with high key "
+                            + high);
+                    }
+                    low = high;
+                    node = d.getLong(16);
+                }
+                leftmost = next;
+            }
+            for (final long k : leaves.keySet()) {
+                if (!reachable(root, k)) {
+                    violations.add("key " + k + " not reached from the root");
+                    if (violations.size() > 20) {
+                        break;
+                    }
+                }
+            }
+        }
+
+        private boolean reachable(final long root, final long key) {
+            long node = root;
+            for (int steps = 0; steps < 100_000; steps++) {
+                final UnsafeBuffer d = data(node);
+                if (key >= d.getLong(8)) {
+                    node = d.getLong(16);
+                    continue;
+                }
+                final int count = d.getInt(4);
+                if (d.getInt(0) == 0) {
+                    for (int i = 0; i < count; i++) {
+                        if (d.getLong(24 + i * (8 + VALUE_BYTES)) == key) {
+                            return true;
+                        }
+                    }
+                    return false;
+                }
+                int c = 0;
+                while (c + 1 < count && d.getLong(24 + (c + 1) * 16) <= key) {
+                    c++;
+                }
+                node = d.getLong(24 + c * 16 + 8);
+            }
+            return false;
+        }
+
+        /** Latch words left set in the regions (none once every lease ran out). */
+        public long latchesHeld() {
+            long held = 0;
+            for (final LogDb db : dbs) {
+                final Table t = db.table(GclRegion.TABLE);
+                for (long i = 0; i < t.schema().capacity(); i++) {
+                    if (t.objectMemory().getLongVolatile(GclRegion.lineOffset(t, i)
+                        + ObjectLayout.PROTOCOL_WORD_OFFSET) != 0) {
+                        held++;
+                    }
+                }
+            }
+            return held;
+        }
+
+        private UnsafeBuffer line(final long base, final long index) {
+            final Table t = dbs.get(GlobalPointer.node(base)).table(GclRegion.TABLE);
+            return new UnsafeBuffer(t.objectMemory(), GclRegion.lineOffset(t, index) + ObjectLayout.VALUE_OFFSET,
+                t.schema().maxValueBytes());
+        }
+
+        private UnsafeBuffer data(final long gaddr) {
+            final Table t = dbs.get(GlobalPointer.node(gaddr)).table(GclRegion.TABLE);
+            final long stride = t.describe().objects().length() / t.schema().capacity();
+            return line(gaddr, GlobalPointer.offset(gaddr) / stride);
+        }
+    }
+}

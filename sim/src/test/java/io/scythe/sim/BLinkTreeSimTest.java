@@ -1,0 +1,175 @@
+package io.scythe.sim;
+
+import io.scythe.txn.selcc.BLinkTree;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * SELCC's B-link tree (and the same tree on SEL) in the simulator, several compute nodes inserting, updating,
+ * deleting, looking up and scanning at once on small lines (many splits, root splits included): each client owns the
+ * odd keys {@code 2 (k C + c) + 1} and checks every answer against its own TreeMap (its keys change only by its own
+ * operations, so the answer is exact); bulk-loaded even keys are only read and must always be found with their
+ * value; scans must return sorted keys. After the run (every copy flushed by the lease) the tree in the memory nodes
+ * is walked: B-link invariants, and its keys are exactly the bulk keys plus every client's model; no latch is left set.
+ */
+class BLinkTreeSimTest extends SimVertxTest {
+    @AfterEach
+    void defaults() {
+        System.clearProperty("scythe.selcc.cacheFrames");
+        System.clearProperty("scythe.selcc.evictBatch");
+    }
+
+    /** A client's keys and values, found by its random stream (one per client in the simulator). */
+    private static final class Model {
+        final int c;
+        final TreeMap<Long, Long> keys = new TreeMap<>();
+
+        Model(final int c) {
+            this.c = c;
+        }
+    }
+
+    /**
+     * 256-byte lines hold 10 leaf entries and 10 separators (a bulk-loaded tree of 300 keys has height 2); 136-byte
+     * lines hold 3 of each, so a tree grown from one key by the clients' inserts splits its root again and again.
+     */
+    @ParameterizedTest(name = "{0} {1} CNs, {2} frames, seed {3}, {4} keys in {5}-byte lines")
+    @CsvSource({
+        "selcc-2pl, 3, 65536, 1, 300, 256, 2",
+        "selcc-2pl, 3, 65536, 2, 300, 256, 2",
+        "selcc-2pl, 4, 8, 3, 300, 256, 2",
+        "selcc-2pl, 3, 65536, 4, 1, 136, 3",
+        "selcc-2pl, 2, 6, 5, 1, 136, 3",
+        "sel-2pl, 3, 65536, 1, 300, 256, 2",
+        "sel-2pl, 3, 65536, 4, 1, 136, 3",
+    })
+    void shouldMatchEachClientsModelAndKeepTheInvariants(final String protocol, final int cns, final int frames,
+                                                        final long seed, final long records, final int lineBytes,
+                                                        final int minHeight) throws Exception {
+        System.setProperty("scythe.selcc.cacheFrames", String.valueOf(frames));
+        System.setProperty("scythe.selcc.evictBatch", "2");
+        final int clientsPerCn = 4;
+        final int clients = cns * clientsPerCn;
+        final TreeSim.Spec spec = new TreeSim.Spec(records, lineBytes, 4096, 0.7);
+        final Map<SplittableRandom, Model> models = new IdentityHashMap<>();
+        final List<String> wrong = new ArrayList<>();
+        final long[] ops = new long[6];
+        final String kind = TreeSim.kind(protocol);
+        final Simulation.Operation op = (runtime, random) -> {
+            final Model m = models.computeIfAbsent(random, r -> new Model(models.size()));
+            final BLinkTree tree = TreeSim.tree(runtime, kind);
+            final long start = runtime.timers().nowNs();
+            final long mine = 2 * (random.nextLong(60) * clients + m.c) + 1;
+            final int what = random.nextInt(10);
+            final UnsafeBuffer v = new UnsafeBuffer(new byte[TreeSim.VALUE_BYTES]);
+            final Future<?> done;
+            if (what < 3) { // insert (or replace) one of its keys
+                final long value = random.nextLong();
+                v.putLong(0, value);
+                final boolean isNew = !m.keys.containsKey(mine);
+                m.keys.put(mine, value);
+                ops[0]++;
+                done = tree.insert(mine, v).andThen(r -> expect(wrong, "insert " + mine + " new", isNew, r.result()));
+            } else if (what < 4) {
+                final long value = random.nextLong();
+                v.putLong(0, value);
+                final boolean had = m.keys.containsKey(mine);
+                if (had) {
+                    m.keys.put(mine, value);
+                }
+                ops[1]++;
+                done = tree.update(mine, v).andThen(r -> expect(wrong, "update " + mine, had, r.result()));
+            } else if (what < 5) {
+                final boolean had = m.keys.remove(mine) != null;
+                ops[2]++;
+                done = tree.delete(mine).andThen(r -> expect(wrong, "delete " + mine, had, r.result()));
+            } else if (what < 7) {
+                final Long value = m.keys.get(mine);
+                ops[3]++;
+                done = tree.lookup(mine, v).andThen(r -> {
+                    expect(wrong, "lookup " + mine + " found", value != null, r.result());
+                    if (value != null && r.succeeded() && r.result()) {
+                        expect(wrong, "lookup " + mine + " value", value, v.getLong(0));
+                    }
+                });
+            } else if (what < 9) {
+                final long key = 2 * random.nextLong(records);
+                ops[4]++;
+                done = tree.lookup(key, v).andThen(r -> {
+                    expect(wrong, "lookup of bulk key " + key, true, r.result());
+                    expect(wrong, "bulk key " + key + " value", key * 10, v.getLong(0));
+                });
+            } else {
+                final long from = random.nextLong(2 * records + 2L * 60 * clients);
+                final List<Long> seen = new ArrayList<>();
+                ops[5]++;
+                done = tree.scan(from, 20, (k, buf, off) -> seen.add(k)).andThen(r -> {
+                    for (int i = 0; i < seen.size(); i++) {
+                        if (seen.get(i) < from || (i > 0 && seen.get(i) <= seen.get(i - 1))) {
+                            wrong.add("scan from " + from + " returned " + seen);
+                            break;
+                        }
+                    }
+                    expect(wrong, "scan from " + from + " count", Math.min(20, Math.max(0, (int) (records
+                        - (from + 1) / 2))) <= seen.size(), true);
+                });
+            }
+            return done.map(x -> runtime.timers().nowNs() - start);
+        };
+        final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns).loopsPerComputeNode(2)
+            .clientsPerComputeNode(clientsPerCn).memoryNodes(2).durationNs(6_000_000).seed(seed);
+        final SimResult result = new Simulation(options, spec).operation(op).run(vertx);
+        assertThat(wrong).as("answers against the clients' models").isEmpty();
+        final String run = result.run().toJson().encodePrettily();
+        assertThat(result.invariantsOk()).as(run).isTrue();
+        System.out.println(protocol + " ops " + java.util.Arrays.toString(ops) + " " + result.run().toJson().encode());
+        assertThat(ops[0]).as("inserts").isGreaterThan(15);
+        final TreeSim.Walk walk = spec.walk();
+        assertThat(walk.violations).as("B-link invariants").isEmpty();
+        assertThat(walk.height).as("levels").isGreaterThanOrEqualTo(minHeight);
+        final TreeMap<Long, Long> expected = new TreeMap<>();
+        for (long i = 0; i < records; i++) {
+            expected.put(2 * i, 20 * i);
+        }
+        for (final Model m : models.values()) {
+            expected.putAll(m.keys);
+        }
+        assertThat(walk.leaves).as("the tree's keys and values").isEqualTo(expected);
+        assertThat(walk.latchesHeld()).as("latch words left set").isZero();
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldScatterZipfRanksOverEveryKeyOnce() {
+        for (final long records : new long[] {1, 2, 10, 1000, 1_000_000}) {
+            final long m = TreeSim.scatterMultiplier(records);
+            final java.util.BitSet seen = new java.util.BitSet();
+            for (long r = 0; r < records; r++) {
+                final long k = TreeSim.scatter(r, records, m);
+                assertThat(k).isBetween(0L, records - 1);
+                assertThat(seen.get((int) k)).as("rank %d of %d", r, records).isFalse();
+                seen.set((int) k);
+            }
+        }
+        assertThat(TreeSim.scatter(1, 1_000_000, TreeSim.scatterMultiplier(1_000_000))).as("rank 1 not next to 0")
+            .isGreaterThan(1000);
+    }
+
+    private static void expect(final List<String> wrong, final String what, final Object expected,
+                               final Object actual) {
+        if (!expected.equals(actual)) {
+            wrong.add(what + ": expected " + expected + ", got " + actual);
+        }
+    }
+}

@@ -1,0 +1,22 @@
+package io.scythe.txn.onesided;
+
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+
+/**
+ * The abort of an attempt that began in an older memory-node configuration than the one its commit would run in
+ * (MN failover, {@link io.scythe.txn.Catalog#reconfigure}): refused before its point of no return, retried. Its own
+ * class so the reason is defined only when a configuration changes (runs without failover report what they did).
+ */
+final class Reconfigured {
+    /** The attempt's configuration is no longer the current one: retried in the new one. */
+    static final AbortReason REASON = AbortReason.define("reconfigured", 850);
+
+    private Reconfigured() {
+    }
+
+    static AbortException abort(final long began, final long now) {
+        return new AbortException(REASON, "the memory-node configuration changed from epoch " + began + " to " + now
+            + " (a memory node failed over) before its point of no return: retried in the new one");
+    }
+}

@@ -1,0 +1,49 @@
+package io.scythe.txn.rcc.calvin;
+
+import io.scythe.txn.Protocol;
+import io.scythe.txn.spi.ComputeNodeContext;
+import io.scythe.txn.spi.ProtocolModule;
+
+import java.util.List;
+
+/**
+ * RCC's CALVIN as its own module ({@code rcc-calvin}): CALVIN keeps no per-tuple metadata (Fig. 3) and needs its
+ * compute nodes wired to each other, so it is apart from {@link io.scythe.txn.rcc.RccModule}'s five shared-everything
+ * protocols. Each compute node gets a {@link CalvinNode}. Asked for by name only; simulator only (the embedded
+ * cluster wires no compute-node peers yet).
+ */
+public final class CalvinModule implements ProtocolModule {
+    public static final CalvinProtocol CALVIN = CalvinProtocol.base();
+
+    @Override
+    public String name() {
+        return "rcc-calvin";
+    }
+
+    @Override
+    public List<Protocol> protocols() {
+        return List.of(CALVIN);
+    }
+
+    @Override
+    public boolean listed() {
+        return false;
+    }
+
+    @Override
+    public io.scythe.txn.spi.PeerMessaging peerMessaging(final io.scythe.txn.Protocol protocol) {
+        return io.scythe.txn.spi.PeerMessaging.LOOP_PAIRS; // sequencers and schedulers talk loop i to loop i
+    }
+
+    @Override
+    public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext context) {
+        final CalvinNode node = new CalvinNode(context);
+        return node::startLoop;
+    }
+
+    @Override
+    public List<String> configKeys() {
+        return List.of("primitive=onesided|rpc and epoch=<n>ns|us|ms (default 10us), after 'rcc-calvin:', "
+            + "joined by '+'");
+    }
+}

@@ -1,0 +1,432 @@
+package io.scythe.txn.rcc.calvin;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.rrpc.CnPeers;
+import io.scythe.rrpc.RpcException;
+import io.scythe.rrpc.RpcRequest;
+import io.scythe.rrpc.RpcResponder;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.Access;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.UnknownKeyException;
+import io.scythe.txn.onesided.ReadSet;
+import io.scythe.txn.onesided.Reposts;
+import io.scythe.txn.rcc.calvin.CalvinWire.Decl;
+import io.scythe.txn.rcc.calvin.CalvinWire.Key;
+import io.scythe.txn.rcc.calvin.CalvinWire.Record;
+import io.scythe.txn.rcc.calvin.CalvinWire.Write;
+import io.scythe.txn.spi.ComputeNodeContext;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+/**
+ * One compute node of CALVIN (RCC §4.6): its sequencer, its deterministic scheduler and lock manager, and the
+ * dispatch and forwarding between nodes. It all runs on the node's home loop (loop 0), as Calvin's sequencer and
+ * scheduler threads; the node's other loops hand their transactions to it and get their records back through their
+ * loops' executors.
+ *
+ * <p>Data is partitioned among the compute nodes: a key belongs to the node {@code partition mod nodes} (its memory
+ * node's partition index), which locks it and is the only one to read or write it (over its own one-sided verbs to
+ * the memory node, the stand-in for Calvin's local storage). Per epoch the node dispatches to every node the
+ * transactions of its batch that touch that node's keys ({@link CalvinWire#BATCH}, one batched RPC per node and
+ * epoch, empty when none). Each node grants locks in the total order; once a transaction holds its locks at a node,
+ * the node reads its records there and forwards them to the transaction's executor ({@link CalvinWire#FORWARD}); a
+ * passive participant (nothing written there) then releases at once, an active one holds its locks until the
+ * executor sends the values to write ({@link CalvinWire#WRITE}), writes them and releases. Loop-confined to the home
+ * loop unless said otherwise.
+ */
+final class CalvinNode {
+    /** Per-loop state: its runtime and executor, and the node. */
+    record Lane(CalvinNode node, int loop, TxnRuntime runtime, Executor executor) {
+    }
+
+    static final TxnRuntime.Key<Lane> LANE = new TxnRuntime.Key<>("rcc-calvin.lane");
+
+    private final CnPeers peers;
+    private final int index;
+    private final List<String> names;
+    private final int nodes;
+    private TxnRuntime home;
+    private Executor homeExecutor;
+    private long epochNs = CalvinProtocol.DEFAULT_EPOCH_NS;
+    private final Epochs<List<Decl>> epochs;
+    private List<CalvinTxn> pending = new ArrayList<>();
+    /** Transactions this node executes, by id, from submission until finished. */
+    private final Map<Long, CalvinTxn> executing = new HashMap<>();
+    /** Transactions this node participates in and that hold locks here, by id. */
+    private final Map<Long, Part> parts = new HashMap<>();
+    private final CalvinLocks<Key, Part> locks = new CalvinLocks<>();
+    private long dispatched;
+    /** Batches that came in several chunks, by epoch * nodes + sender, until every chunk is here. */
+    private final Map<Long, List<List<Decl>>> chunked = new HashMap<>();
+    /** Writes that came in several chunks, by transaction id, until all are here. */
+    private final Map<Long, WriteChunks> writing = new HashMap<>();
+
+    private static final class WriteChunks {
+        final List<Write> writes = new ArrayList<>();
+        final List<RpcResponder> responders = new ArrayList<>(1);
+    }
+    /** Windows opened or closed so far: a window's timer that finds it changed was closed early. */
+    private long windows;
+
+    /** A transaction at one participant: its keys here and how many locks it still waits for. */
+    private static final class Part {
+        final Decl decl;
+        final boolean active;
+        int waiting;
+        final Map<Key, Access> read = new LinkedHashMap<>();
+
+        Part(final Decl decl) {
+            this.decl = decl;
+            this.active = decl.exclusive().contains(Boolean.TRUE);
+        }
+
+        @Override
+        public String toString() {
+            return Long.toHexString(decl.id());
+        }
+    }
+
+    CalvinNode(final ComputeNodeContext context) {
+        this.peers = context.peers();
+        this.index = context.index();
+        this.names = List.copyOf(context.computeNodes());
+        this.nodes = names.size();
+        this.epochs = new Epochs<>(nodes);
+        peers.handle(CalvinWire.BATCH, this::onBatch);
+        peers.handle(CalvinWire.FORWARD, this::onForward);
+        peers.handle(CalvinWire.WRITE, this::onWrite);
+    }
+
+    /** Equips loop {@code loop}; loop 0 is the home loop. */
+    void startLoop(final int loop, final TxnRuntime runtime, final Executor executor) {
+        runtime.extension(LANE, r -> new Lane(this, loop, runtime, executor));
+        if (loop == 0) {
+            home = runtime;
+            homeExecutor = executor;
+        }
+    }
+
+    /** The largest message to a peer: an RRPC bucket's payload. */
+    int maxPayload() {
+        return peers.options().maxPayload();
+    }
+
+    int index() {
+        return index;
+    }
+
+    int nodes() {
+        return nodes;
+    }
+
+    /** The node owning {@code key} of {@code table}: its partition's index modulo the nodes. */
+    static int owner(final TxnRuntime runtime, final String table, final long key, final int nodes) {
+        final io.scythe.txn.Catalog.Table t = runtime.catalog().table(table);
+        return (int) (Long.remainderUnsigned(key, t.partitions().size()) % nodes);
+    }
+
+    /** Runs {@code task} on the home loop (any thread). */
+    void onHome(final Runnable task) {
+        if (homeExecutor == null) {
+            throw new IllegalStateException("CALVIN node " + names.get(index) + " has no home loop (loop 0 not set "
+                + "up)");
+        }
+        homeExecutor.execute(task);
+    }
+
+    // ------------------------------------------------------------------------------------------------ sequencer
+
+    /** A transaction of this node, its keys declared: batched in the current epoch. Home loop. */
+    void submit(final CalvinTxn txn, final long epochNs) {
+        this.epochNs = epochNs;
+        executing.put(txn.id(), txn);
+        pending.add(txn);
+        maybeOpenWindow();
+    }
+
+    private void maybeOpenWindow() {
+        if (epochs.openWindow(!pending.isEmpty())) {
+            final long generation = ++windows;
+            home.timers().after(epochNs).onComplete(v -> {
+                if (generation == windows) { // else closed early already (behind)
+                    closeWindow();
+                }
+            });
+        }
+    }
+
+    private void closeWindow() {
+        windows++;
+        final long[] range = epochs.closeWindow();
+        final List<CalvinTxn> batch = pending;
+        pending = new ArrayList<>();
+        for (long e = range[0]; e <= range[1]; e++) {
+            final List<CalvinTxn> txns = e == range[0] ? batch : List.of();
+            for (int pos = 0; pos < txns.size(); pos++) {
+                txns.get(pos).ordered(CalvinProtocol.orderTs(e, index, pos));
+            }
+            for (int d = 0; d < nodes; d++) {
+                final List<Decl> forD = new ArrayList<>();
+                for (final CalvinTxn t : txns) {
+                    final Decl decl = t.declFor(d);
+                    if (decl != null) {
+                        forD.add(decl);
+                    }
+                }
+                if (d == index) {
+                    epochs.receive(index, e, forD);
+                } else {
+                    dispatched++;
+                    final long epoch = e;
+                    for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, forD, maxPayload())) {
+                        send(d, CalvinWire.BATCH, chunk);
+                    }
+                }
+            }
+        }
+        maybeOpenWindow();
+        schedule();
+    }
+
+    private void onBatch(final RpcRequest request, final RpcResponder responder) {
+        final CalvinWire.In in = CalvinWire.In.of(request);
+        final long epoch = in.u64();
+        final int from = in.u16();
+        final int chunk = in.u16();
+        final int chunks = in.u16();
+        List<Decl> txns = CalvinWire.readBatch(in);
+        responder.reply();
+        if (chunks > 1) { // a batch in several messages: whole once every chunk is here, in chunk order
+            final List<List<Decl>> parts = chunked.computeIfAbsent(epoch * nodes + from, k -> {
+                final List<List<Decl>> l = new ArrayList<>();
+                for (int i = 0; i < chunks; i++) {
+                    l.add(null);
+                }
+                return l;
+            });
+            parts.set(chunk, txns);
+            if (parts.contains(null)) {
+                return;
+            }
+            chunked.remove(epoch * nodes + from);
+            final List<Decl> whole = new ArrayList<>();
+            parts.forEach(whole::addAll);
+            txns = whole;
+        }
+        epochs.receive(from, epoch, txns);
+        if (epochs.behind()) {
+            closeWindow(); // another node ended the epoch: end it here too (schedules)
+        } else {
+            schedule();
+        }
+    }
+
+    /** Calls {@code rpc} on node {@code d}'s home loop; a failure is fatal to the run (nothing retries it). */
+    private void send(final int d, final int rpc, final UnsafeBuffer payload) {
+        peers.call(names.get(d), 0, rpc, payload, 0, payload.capacity()).onFailure(e -> home.giveUp(
+            "CALVIN message 0x" + Integer.toHexString(rpc) + " to " + names.get(d) + " failed: " + e));
+    }
+
+    // ------------------------------------------------------------------------------------------------ scheduler
+
+    /** Queues the lock requests of every complete epoch, in the total order. */
+    private void schedule() {
+        for (List<List<Decl>> epoch = epochs.nextComplete(); epoch != null; epoch = epochs.nextComplete()) {
+            for (final List<Decl> batch : epoch) {
+                for (final Decl decl : batch) {
+                    final Part p = new Part(decl);
+                    parts.put(decl.id(), p);
+                    for (int i = 0; i < decl.keys().size(); i++) {
+                        if (!locks.acquire(decl.keys().get(i), p, decl.exclusive().get(i))) {
+                            p.waiting++;
+                        }
+                    }
+                    if (p.waiting == 0) {
+                        ready(p);
+                    }
+                }
+            }
+        }
+    }
+
+    /** {@code p} holds its locks here: read its records and forward them to its executor. */
+    private void ready(final Part p) {
+        final ReadSet reads = new ReadSet(home);
+        final List<Future<Record>> records = new ArrayList<>();
+        for (final Key k : p.decl.keys()) {
+            records.add(readRecord(reads, p, k, 0));
+        }
+        Future.all(records).onComplete(all -> {
+            final List<Record> out = new ArrayList<>();
+            for (final Future<Record> r : records) {
+                out.add(r.result());
+            }
+            final int executor = p.decl.origin();
+            if (!p.active) {
+                release(p); // a passive participant is done once its records are read
+            }
+            if (executor == index) {
+                forwarded(p.decl.id(), out);
+            } else {
+                for (final UnsafeBuffer chunk : CalvinWire.forward(p.decl.id(), out, maxPayload())) {
+                    send(executor, CalvinWire.FORWARD, chunk);
+                }
+            }
+        });
+    }
+
+    private Future<Record> readRecord(final ReadSet reads, final Part p, final Key k, final int tries) {
+        return reads.locate(k.table(), k.key()).compose(reads::readImage).map(a -> {
+            p.read.put(k, a);
+            if (a.deleted) {
+                return new Record(k, CalvinWire.ABSENT, a.readVersion, new byte[0]);
+            }
+            final byte[] value = new byte[a.valueLength];
+            a.image.getBytes(ObjectLayout.VALUE_OFFSET, value);
+            return new Record(k, CalvinWire.FOUND, a.readVersion, value);
+        }).recover(e -> {
+            if (e instanceof UnknownKeyException) {
+                return Future.succeededFuture(new Record(k, CalvinWire.ABSENT, 0, new byte[0]));
+            }
+            if (e instanceof AbortException abort && abort.reason() == AbortReason.VALIDATION && tries < 8) {
+                return readRecord(new ReadSet(home), p, k, tries + 1); // a stale cached address, dropped: again
+            }
+            final byte[] why = String.valueOf(e).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            return Future.succeededFuture(new Record(k, CalvinWire.FAILED, 0, why));
+        });
+    }
+
+    private void release(final Part p) {
+        parts.remove(p.decl.id());
+        for (final Key k : p.decl.keys()) {
+            for (final Part q : locks.release(k, p)) {
+                if (--q.waiting == 0) {
+                    ready(q);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ executor
+
+    private void onForward(final RpcRequest request, final RpcResponder responder) {
+        final CalvinWire.In in = CalvinWire.In.of(request);
+        final long id = in.u64();
+        final List<Record> records = CalvinWire.readForward(in);
+        responder.reply();
+        forwarded(id, records);
+    }
+
+    private void forwarded(final long id, final List<Record> records) {
+        final CalvinTxn txn = executing.get(id);
+        if (txn == null) {
+            throw new IllegalStateException("CALVIN records forwarded for transaction " + Long.toHexString(id)
+                + ", which node " + names.get(index) + " does not execute");
+        }
+        txn.forwarded(records);
+    }
+
+    /**
+     * The executor's end of {@code txn}: sends each active participant its writes ({@code writes} by node; none
+     * when it aborted), which write them and release; completes once all did. Home loop.
+     */
+    Future<Void> finish(final CalvinTxn txn, final long commitTs, final Map<Integer, List<Write>> writes,
+                        final List<Integer> active) {
+        final List<Future<?>> done = new ArrayList<>();
+        for (final int d : active) {
+            final List<Write> w = writes.getOrDefault(d, List.of());
+            if (d == index) {
+                done.add(applyWrites(txn.id(), commitTs, w));
+            } else {
+                for (final UnsafeBuffer chunk : CalvinWire.write(txn.id(), commitTs, w, maxPayload())) {
+                    done.add(peers.call(names.get(d), 0, CalvinWire.WRITE, chunk, 0, chunk.capacity()));
+                }
+            }
+        }
+        return Future.all(done).<Void>mapEmpty().andThen(v -> executing.remove(txn.id()));
+    }
+
+    private void onWrite(final RpcRequest request, final RpcResponder responder) {
+        final CalvinWire.In in = CalvinWire.In.of(request);
+        final long id = in.u64();
+        final long commitTs = in.u64();
+        final int total = in.u16();
+        final List<Write> writes = CalvinWire.readWrites(in);
+        final WriteChunks w = writing.computeIfAbsent(id, k -> new WriteChunks());
+        w.writes.addAll(writes);
+        w.responders.add(responder);
+        if (w.writes.size() < total) {
+            return; // more chunks to come: every chunk is answered once all are written
+        }
+        writing.remove(id);
+        applyWrites(id, commitTs, w.writes).onComplete(ar -> {
+            for (final RpcResponder r : w.responders) {
+                if (ar.succeeded()) {
+                    r.reply();
+                } else {
+                    r.fail(RpcException.FIRST_APPLICATION_CODE, String.valueOf(ar.cause()));
+                }
+            }
+        });
+    }
+
+    /** Writes {@code writes} of transaction {@code id} (one doorbell per memory node), then releases its locks. */
+    private Future<Void> applyWrites(final long id, final long commitTs, final List<Write> writes) {
+        final Part p = parts.get(id);
+        if (p == null || !p.active) {
+            return Future.failedFuture(new IllegalStateException("CALVIN writes of transaction "
+                + Long.toHexString(id) + ", which holds no write lock at " + names.get(index)));
+        }
+        final Map<String, List<Access>> byNode = new LinkedHashMap<>();
+        for (final Write w : writes) {
+            final Access a = p.read.get(w.key());
+            final int at = p.decl.keys().indexOf(w.key());
+            if (a == null || at < 0 || !p.decl.exclusive().get(at)) {
+                return Future.failedFuture(new IllegalStateException("CALVIN write of " + w.key() + " by "
+                    + Long.toHexString(id) + ", not a key it declared written at " + names.get(index)));
+            }
+            final UnsafeBuffer value = new UnsafeBuffer(w.value());
+            io.scythe.txn.onesided.WriteSet.setNewValue(a, value, 0, w.value().length);
+            a.installedVersion = ObjectLayout.versionAfter(commitTs, a.readVersion);
+            byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
+        }
+        final List<Future<?>> posted = new ArrayList<>();
+        for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
+            posted.add(Reposts.untilAccepted(home.timers(), () -> home.channel(e.getKey()).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                for (final Access a : e.getValue()) {
+                    batch.write(a.address() + ObjectLayout.VALUE_OFFSET, a.rkey(), a.newValue, 0, a.newLength);
+                    if (a.newLength != a.valueLength) {
+                        final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
+                        length.putInt(0, a.newLength);
+                        batch.write(a.address() + ObjectLayout.VALUE_LENGTH_OFFSET, a.rkey(), length, 0, 4);
+                    }
+                    final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
+                    version.putLong(0, a.installedVersion);
+                    batch.write(a.address() + ObjectLayout.VERSION_OFFSET, a.rkey(), version, 0, 8);
+                }
+                return batch.post();
+            })));
+        }
+        return Future.all(posted).<Void>mapEmpty().andThen(v -> release(p));
+    }
+
+    /** Locks queued here (0 when quiet) and batches dispatched to other nodes, for tests. */
+    int queuedLocks() {
+        return locks.queued();
+    }
+
+    long dispatched() {
+        return dispatched;
+    }
+}

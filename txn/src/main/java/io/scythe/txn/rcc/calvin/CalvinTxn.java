@@ -1,0 +1,354 @@
+package io.scythe.txn.rcc.calvin;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.Access;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.HistoryRecorder;
+import io.scythe.txn.Txn;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.UnknownKeyException;
+import io.scythe.txn.rcc.calvin.CalvinWire.Decl;
+import io.scythe.txn.rcc.calvin.CalvinWire.Key;
+import io.scythe.txn.rcc.calvin.CalvinWire.Record;
+import io.scythe.txn.rcc.calvin.CalvinWire.Write;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One CALVIN transaction, executed on the loop of the client that runs it. Its read and write sets are declared up
+ * front: every key the procedure reads ({@code read}, a shared lock) or will write ({@code readForUpdate}, an
+ * exclusive lock) before its first record comes back, i.e. in its first round of reads (SmallBank and YCSB issue all
+ * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}); a read after that,
+ * an insert or a delete fails clearly (not retried). Once every participant forwarded its records, the reads
+ * complete, the procedure computes its writes, and the commit sends them to the active participants, which write and
+ * release. Nothing aborts it but the procedure itself (a user abort releases the locks without writing). Loop-confined
+ * to the client's loop; the fields the home loop touches are named so.
+ */
+final class CalvinTxn implements Txn {
+    private final TxnRuntime runtime;
+    private final CalvinNode.Lane lane;
+    private final CalvinNode node;
+    private final String mode;
+    private final long epochNs;
+    private final long id;
+    private final Map<Key, Entry> entries = new LinkedHashMap<>();
+    private boolean sealScheduled;
+    private boolean sealed;
+    private boolean delivered;
+    private Promise<Long> finished;
+    private boolean abortPending;
+    /** Per participant node, the keys it owns (set at seal, read by the home loop). */
+    private Map<Integer, Decl> decls;
+    // Home loop only:
+    private int forwardsLeft;
+    private final List<Record> forwarded = new ArrayList<>();
+    /** Its place in the total order (epoch, node, position), set by the home loop before any record comes back. */
+    private volatile long orderTs;
+
+    private static final class Entry {
+        final Key key;
+        final Catalog.Partition partition;
+        final int owner;
+        boolean forUpdate;
+        final List<Promise<UnsafeBuffer>> waiting = new ArrayList<>(1);
+        Record record;
+        byte[] written;
+
+        Entry(final Key key, final Catalog.Partition partition, final int owner) {
+            this.key = key;
+            this.partition = partition;
+            this.owner = owner;
+        }
+    }
+
+    CalvinTxn(final TxnRuntime runtime, final CalvinNode.Lane lane, final String mode, final long epochNs) {
+        this.runtime = runtime;
+        this.lane = lane;
+        this.node = lane.node();
+        this.mode = mode;
+        this.epochNs = epochNs;
+        this.id = runtime.nextTxnId();
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public String mode() {
+        return mode;
+    }
+
+    @Override
+    public Future<UnsafeBuffer> read(final String table, final long key) {
+        return declare(table, key, false);
+    }
+
+    @Override
+    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
+        return declare(table, key, true);
+    }
+
+    private Future<UnsafeBuffer> declare(final String table, final long key, final boolean forUpdate) {
+        if (sealed || finished != null) {
+            return Future.failedFuture(new IllegalStateException("CALVIN (" + mode + ") declares a transaction's "
+                + "read and write sets up front, in its first round of reads: key " + key + " of " + table + " is "
+                + "read after the set was sequenced (a key that depends on a value read; this workload needs "
+                + "reconnaissance (OLLP), which is not built)"));
+        }
+        final Key k = new Key(table, key);
+        Entry e = entries.get(k);
+        if (e == null) {
+            final Catalog.Partition partition;
+            try {
+                partition = runtime.catalog().table(table).partitionOf(key);
+            } catch (final UnknownKeyException unknown) {
+                return Future.failedFuture(unknown);
+            }
+            e = new Entry(k, partition, CalvinNode.owner(runtime, table, key, node.nodes()));
+            entries.put(k, e);
+        }
+        e.forUpdate |= forUpdate;
+        final Promise<UnsafeBuffer> value = Promise.promise();
+        e.waiting.add(value);
+        if (!sealScheduled) {
+            sealScheduled = true;
+            lane.executor().execute(this::seal); // after the procedure issued the rest of this round
+        }
+        return value.future();
+    }
+
+    /** The first round of reads is issued: the sets are declared; sequence the transaction. */
+    private void seal() {
+        if (finished != null) {
+            return; // aborted before it was sequenced
+        }
+        sealed = true;
+        final Map<Integer, List<Key>> keys = new TreeMap<>();
+        final Map<Integer, List<Boolean>> modes = new TreeMap<>();
+        for (final Entry e : entries.values()) {
+            keys.computeIfAbsent(e.owner, o -> new ArrayList<>()).add(e.key);
+            modes.computeIfAbsent(e.owner, o -> new ArrayList<>()).add(e.forUpdate);
+        }
+        final Map<Integer, Decl> byNode = new HashMap<>();
+        for (final Map.Entry<Integer, List<Key>> k : keys.entrySet()) {
+            byNode.put(k.getKey(), new Decl(id, node.index(), k.getValue(), modes.get(k.getKey())));
+        }
+        final String tooLarge = tooLarge(byNode);
+        if (tooLarge != null) {
+            finished = Promise.promise();
+            finished.complete(0L);
+            for (final Entry e : entries.values()) {
+                e.waiting.forEach(p -> p.fail(new IllegalArgumentException(tooLarge)));
+            }
+            return;
+        }
+        decls = byNode;
+        forwardsLeft = entries.size();
+        node.onHome(() -> node.submit(this, epochNs));
+    }
+
+    /** Why this transaction cannot go over CALVIN's RPC messages (a part or a record too large), or null. */
+    private String tooLarge(final Map<Integer, Decl> byNode) {
+        final int limit = node.maxPayload();
+        for (final Decl d : byNode.values()) {
+            if (CalvinWire.BATCH_HEADER + CalvinWire.declBytes(d) > limit) {
+                return "CALVIN (" + mode + ") dispatches a transaction's keys at a node in one RRPC bucket (" + limit
+                    + " bytes): " + d.keys().size() + " keys take " + CalvinWire.declBytes(d) + " bytes";
+            }
+        }
+        for (final Entry e : entries.values()) {
+            final int value = e.partition.descriptor().schema().maxValueBytes();
+            if (CalvinWire.FORWARD_HEADER + CalvinWire.recordBytes(e.key, value) > limit
+                || CalvinWire.WRITE_HEADER + CalvinWire.keyBytes(e.key) + 4 + value > limit) {
+                return "CALVIN (" + mode + ") forwards a record in one RRPC bucket (" + limit + " bytes): values of "
+                    + e.key.table() + " (up to " + value + " bytes) do not fit; the one-sided form (WRITEs into "
+                    + "per-peer buffers) would carry them, and it is not built";
+            }
+        }
+        return null;
+    }
+
+    /** What of it node {@code d} is dispatched: its keys there, or {@code null} when it has none there. Home loop. */
+    Decl declFor(final int d) {
+        return decls.get(d);
+    }
+
+    /** Its place in the total order. Home loop. */
+    void ordered(final long ts) {
+        this.orderTs = ts;
+    }
+
+    /** Records of it arrived from a participant (all of its keys there, or some). Home loop. */
+    void forwarded(final List<Record> records) {
+        forwarded.addAll(records);
+        forwardsLeft -= records.size();
+        if (forwardsLeft == 0) {
+            final List<Record> all = List.copyOf(forwarded);
+            lane.executor().execute(() -> deliver(all));
+        }
+    }
+
+    /** Every record arrived: the reads complete (or, when it was aborted meanwhile, its locks are released). */
+    private void deliver(final List<Record> records) {
+        for (final Record r : records) {
+            entries.get(r.key()).record = r;
+        }
+        delivered = true;
+        if (abortPending) {
+            end(false);
+            return;
+        }
+        for (final Entry e : entries.values()) {
+            for (final Promise<UnsafeBuffer> p : e.waiting) {
+                switch (e.record.status()) {
+                    case CalvinWire.FOUND -> {
+                        final UnsafeBuffer copy = new UnsafeBuffer(new byte[e.record.value().length]);
+                        copy.putBytes(0, e.record.value());
+                        p.complete(copy);
+                    }
+                    case CalvinWire.ABSENT -> p.fail(new UnknownKeyException("no key " + e.key.key() + " in table "
+                        + e.key.table()));
+                    default -> p.fail(new IllegalStateException("CALVIN participant could not read " + e.key + ": "
+                        + new String(e.record.value(), java.nio.charset.StandardCharsets.UTF_8)));
+                }
+            }
+            e.waiting.clear();
+        }
+    }
+
+    @Override
+    public void write(final String table, final long key, final DirectBuffer value, final int offset,
+                      final int length) {
+        final Entry e = entries.get(new Key(table, key));
+        if (e == null || !e.forUpdate) {
+            throw new IllegalStateException("CALVIN (" + mode + ") writes only keys declared up front with "
+                + "readForUpdate: key " + key + " of " + table + " was " + (e == null ? "not declared" : "only read"));
+        }
+        io.scythe.txn.onesided.WriteSet.checkLength(table, e.partition, length);
+        e.written = new byte[length];
+        value.getBytes(offset, e.written);
+    }
+
+    @Override
+    public void insert(final String table, final long key, final DirectBuffer value, final int offset,
+                       final int length) {
+        throw new UnsupportedOperationException("CALVIN (" + mode + ") does not insert yet (key " + key + " of "
+            + table + "): it writes existing keys declared up front; workloads that insert (TPC-C NewOrder, YCSB "
+            + "inserts) are not supported");
+    }
+
+    @Override
+    public void delete(final String table, final long key) {
+        throw new UnsupportedOperationException("CALVIN (" + mode + ") does not delete yet (key " + key + " of "
+            + table + ")");
+    }
+
+    @Override
+    public Future<Long> commit() {
+        if (finished != null) {
+            return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
+                + " is over already"));
+        }
+        if (entries.isEmpty()) {
+            finished = Promise.promise();
+            finished.complete(0L);
+            return finished.future();
+        }
+        if (!delivered) {
+            return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
+                + " commits before its records came back (its procedure did not wait for its reads)"));
+        }
+        return end(true);
+    }
+
+    @Override
+    public Future<Void> abort() {
+        if (finished != null) {
+            return finished.future().<Void>mapEmpty().otherwiseEmpty();
+        }
+        if (!sealScheduled || entries.isEmpty()) {
+            finished = Promise.promise();
+            finished.complete(0L);
+            return Future.succeededFuture();
+        }
+        if (!sealed) { // the seal will see it and sequence nothing
+            finished = Promise.promise();
+            finished.complete(0L);
+            return Future.succeededFuture();
+        }
+        if (!delivered) {
+            abortPending = true;
+            finished = Promise.promise();
+            return finished.future().<Void>mapEmpty().otherwiseEmpty();
+        }
+        return end(false).<Void>mapEmpty().otherwiseEmpty();
+    }
+
+    /** Sends the writes (none when it aborted) to the active participants; completes with its commit timestamp. */
+    private Future<Long> end(final boolean commit) {
+        if (finished == null) {
+            finished = Promise.promise();
+        }
+        final Promise<Long> done = finished;
+        final Map<Integer, List<Write>> writes = new HashMap<>();
+        final List<Integer> active = new ArrayList<>();
+        for (final Entry e : entries.values()) {
+            if (e.forUpdate && !active.contains(e.owner)) {
+                active.add(e.owner);
+            }
+            if (commit && e.written != null) {
+                writes.computeIfAbsent(e.owner, o -> new ArrayList<>()).add(new Write(e.key, e.written));
+            }
+        }
+        java.util.Collections.sort(active);
+        node.onHome(() -> node.finish(this, orderTs, writes, active).onComplete(ar -> lane.executor().execute(() -> {
+            if (ar.failed()) {
+                runtime.giveUp("CALVIN transaction " + Long.toHexString(id) + " could not finish at its active "
+                    + "participants: " + ar.cause());
+                done.fail(new io.scythe.txn.OutcomeUnknownException("CALVIN write-back failed", ar.cause()));
+                return;
+            }
+            if (commit) {
+                record();
+            }
+            done.complete(orderTs);
+        })));
+        return done.future();
+    }
+
+    /** Tells the loop's history recorder what it read and wrote, at the versions the participants saw and made. */
+    private void record() {
+        final HistoryRecorder recorder = runtime.recorder();
+        if (recorder == null) {
+            return;
+        }
+        final List<Access> accesses = new ArrayList<>(entries.size());
+        for (final Entry e : entries.values()) {
+            final Access a = new Access(e.key.table(), e.key.key(), e.partition);
+            if (e.record.status() == CalvinWire.FOUND) {
+                a.fetched = true;
+                a.readVersion = e.record.version();
+                a.valueLength = e.record.value().length;
+            } else {
+                a.readAbsent = true;
+            }
+            if (e.written != null) {
+                a.dirty = true;
+                a.installedVersion = ObjectLayout.versionAfter(orderTs, e.record.version());
+            }
+            accesses.add(a);
+        }
+        recorder.committed(id, orderTs, accesses);
+    }
+}

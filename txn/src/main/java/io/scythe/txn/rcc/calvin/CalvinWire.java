@@ -1,0 +1,328 @@
+package io.scythe.txn.rcc.calvin;
+
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * CALVIN's messages between compute nodes (little-endian, Agrona's order): an epoch's batch of declared transactions
+ * (dispatch), a participant's records forwarded to the executor, and the executor's writes to an active participant.
+ */
+final class CalvinWire {
+    /**
+     * Dispatch, in chunks that fit an RRPC bucket: {@code epoch u64, from u16, chunk u16, chunks u16, count u32,
+     * count x txn}; a txn is {@code id u64, origin u16, keys u16, keys x (key, mode u8)}.
+     */
+    static final int BATCH = 0x5C01;
+    /** Forwarding: {@code id u64, n u16, n x (key, status u8, version u64, length u32, value)}. */
+    static final int FORWARD = 0x5C02;
+    /**
+     * Write-back at an active participant, in chunks: {@code id u64, commitTs u64, total u16, n u16, n x (key,
+     * length u32, value)}.
+     */
+    static final int WRITE = 0x5C03;
+
+    static final byte FOUND = 0;
+    static final byte ABSENT = 1;
+    static final byte FAILED = 2;
+
+    private CalvinWire() {
+    }
+
+    /** A key of a table. */
+    record Key(String table, long key) {
+        @Override
+        public String toString() {
+            return table + "/" + key;
+        }
+    }
+
+    /** A transaction as dispatched to one node: its id and the keys of it that node owns (true: written). */
+    record Decl(long id, int origin, List<Key> keys, List<Boolean> exclusive) {
+    }
+
+    /** A record a participant forwards: its status, version and value. */
+    record Record(Key key, byte status, long version, byte[] value) {
+    }
+
+    /** A writer's new value of a key. */
+    record Write(Key key, byte[] value) {
+    }
+
+    /** Builds a message. */
+    static final class Out {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(256);
+        int at;
+
+        Out u8(final int v) {
+            buffer.putByte(at, (byte) v);
+            at += 1;
+            return this;
+        }
+
+        Out u16(final int v) {
+            buffer.putShort(at, (short) v);
+            at += 2;
+            return this;
+        }
+
+        Out u32(final int v) {
+            buffer.putInt(at, v);
+            at += 4;
+            return this;
+        }
+
+        Out u64(final long v) {
+            buffer.putLong(at, v);
+            at += 8;
+            return this;
+        }
+
+        Out bytes(final byte[] v) {
+            u32(v.length);
+            buffer.putBytes(at, v);
+            at += v.length;
+            return this;
+        }
+
+        Out key(final Key k) {
+            final byte[] name = k.table().getBytes(StandardCharsets.UTF_8);
+            u8(name.length);
+            buffer.putBytes(at, name);
+            at += name.length;
+            return u64(k.key());
+        }
+
+        UnsafeBuffer done() {
+            final UnsafeBuffer b = new UnsafeBuffer(new byte[at]);
+            b.putBytes(0, buffer, 0, at);
+            return b;
+        }
+    }
+
+    /** Reads a message. */
+    static final class In {
+        final DirectBuffer buffer;
+        int at;
+        final int end;
+
+        /** The payload of a peer's call. */
+        static In of(final io.scythe.rrpc.RpcRequest request) {
+            return new In(request.payload(), request.payloadOffset(), request.payloadLength());
+        }
+
+        In(final DirectBuffer buffer, final int offset, final int length) {
+            this.buffer = buffer;
+            this.at = offset;
+            this.end = offset + length;
+        }
+
+        private void need(final int n) {
+            if (at + n > end) {
+                throw new IllegalArgumentException("truncated CALVIN message: " + n + " bytes needed at " + at
+                    + ", " + (end - at) + " left");
+            }
+        }
+
+        int u8() {
+            need(1);
+            return buffer.getByte(at++) & 0xff;
+        }
+
+        int u16() {
+            need(2);
+            final int v = buffer.getShort(at) & 0xffff;
+            at += 2;
+            return v;
+        }
+
+        int u32() {
+            need(4);
+            final int v = buffer.getInt(at);
+            at += 4;
+            return v;
+        }
+
+        long u64() {
+            need(8);
+            final long v = buffer.getLong(at);
+            at += 8;
+            return v;
+        }
+
+        byte[] bytes() {
+            final int n = u32();
+            if (n < 0) {
+                throw new IllegalArgumentException("CALVIN value length " + n);
+            }
+            need(n);
+            final byte[] v = new byte[n];
+            buffer.getBytes(at, v);
+            at += n;
+            return v;
+        }
+
+        Key key() {
+            final int n = u8();
+            need(n);
+            final byte[] name = new byte[n];
+            buffer.getBytes(at, name);
+            at += n;
+            return new Key(new String(name, StandardCharsets.UTF_8), u64());
+        }
+    }
+
+    /** Bytes of a batch chunk's header: epoch, from, chunk, chunks, count. */
+    static final int BATCH_HEADER = 8 + 2 + 2 + 2 + 4;
+    /** Bytes of a forward message's header: id, count. */
+    static final int FORWARD_HEADER = 8 + 2;
+    /** Bytes of a write message's header: id, commitTs, total, count. */
+    static final int WRITE_HEADER = 8 + 8 + 2 + 2;
+
+    /** Bytes a key takes on the wire. */
+    static int keyBytes(final Key k) {
+        return 1 + k.table().getBytes(StandardCharsets.UTF_8).length + 8;
+    }
+
+    /** Bytes a declared transaction takes in a batch. */
+    static int declBytes(final Decl d) {
+        int n = 8 + 2 + 2;
+        for (final Key k : d.keys()) {
+            n += keyBytes(k) + 1;
+        }
+        return n;
+    }
+
+    /** Bytes a forwarded record of {@code valueBytes} takes. */
+    static int recordBytes(final Key k, final int valueBytes) {
+        return keyBytes(k) + 1 + 8 + 4 + valueBytes;
+    }
+
+    /**
+     * {@code items} in runs that fit messages of {@code limit} bytes with a {@code header} each ({@code bytes}: what an
+     * item takes); at least one run (empty when there are no items).
+     *
+     * @throws IllegalArgumentException when one item alone does not fit
+     */
+    static <T> List<List<T>> chunks(final List<T> items, final java.util.function.ToIntFunction<T> bytes,
+                                    final int header, final int limit,
+                                    final java.util.function.Function<T, Object> what) {
+        final List<List<T>> chunks = new ArrayList<>();
+        List<T> chunk = new ArrayList<>();
+        int used = header;
+        for (final T item : items) {
+            final int n = bytes.applyAsInt(item);
+            if (header + n > limit) {
+                throw new IllegalArgumentException("CALVIN " + what.apply(item) + " (" + n + " bytes) does not fit "
+                    + "an RRPC bucket (" + limit + " bytes)");
+            }
+            if (used + n > limit) {
+                chunks.add(chunk);
+                chunk = new ArrayList<>();
+                used = header;
+            }
+            chunk.add(item);
+            used += n;
+        }
+        chunks.add(chunk);
+        return chunks;
+    }
+
+    /**
+     * Node {@code from}'s batch of {@code epoch} as messages of at most {@code limit} bytes (an RRPC bucket), each
+     * {@code epoch u64, from u16, chunk u16, chunks u16, count u32, count x txn}; at least one (an empty batch says
+     * the epoch is over at {@code from}).
+     */
+    static List<UnsafeBuffer> batch(final long epoch, final int from, final List<Decl> txns, final int limit) {
+        final List<List<Decl>> chunks = chunks(txns, CalvinWire::declBytes, BATCH_HEADER, limit,
+            d -> "transaction of " + d.keys().size() + " keys");
+        final List<UnsafeBuffer> out = new ArrayList<>(chunks.size());
+        for (int c = 0; c < chunks.size(); c++) {
+            final Out o = new Out().u64(epoch).u16(from).u16(c).u16(chunks.size()).u32(chunks.get(c).size());
+            for (final Decl d : chunks.get(c)) {
+                o.u64(d.id()).u16(d.origin()).u16(d.keys().size());
+                for (int i = 0; i < d.keys().size(); i++) {
+                    o.key(d.keys().get(i)).u8(d.exclusive().get(i) ? 1 : 0);
+                }
+            }
+            out.add(o.done());
+        }
+        return out;
+    }
+
+    /** The transactions of a batch chunk, after its header ({@code epoch, from, chunk, chunks}) was read. */
+    static List<Decl> readBatch(final In in) {
+        final int n = in.u32();
+        final List<Decl> txns = new ArrayList<>(n);
+        for (int t = 0; t < n; t++) {
+            final long id = in.u64();
+            final int origin = in.u16();
+            final int keys = in.u16();
+            final List<Key> k = new ArrayList<>(keys);
+            final List<Boolean> x = new ArrayList<>(keys);
+            for (int i = 0; i < keys; i++) {
+                k.add(in.key());
+                x.add(in.u8() != 0);
+            }
+            txns.add(new Decl(id, origin, k, x));
+        }
+        return txns;
+    }
+
+    /** A participant's records of transaction {@code id} as messages of at most {@code limit} bytes. */
+    static List<UnsafeBuffer> forward(final long id, final List<Record> records, final int limit) {
+        final List<UnsafeBuffer> out = new ArrayList<>();
+        for (final List<Record> chunk : chunks(records, r -> recordBytes(r.key(), r.value().length), FORWARD_HEADER,
+            limit, r -> "record " + r.key())) {
+            if (chunk.isEmpty()) {
+                continue; // nothing to forward: no message
+            }
+            final Out o = new Out().u64(id).u16(chunk.size());
+            for (final Record r : chunk) {
+                o.key(r.key()).u8(r.status()).u64(r.version()).bytes(r.value());
+            }
+            out.add(o.done());
+        }
+        return out;
+    }
+
+    static List<Record> readForward(final In in) {
+        final int n = in.u16();
+        final List<Record> records = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            records.add(new Record(in.key(), (byte) in.u8(), in.u64(), in.bytes()));
+        }
+        return records;
+    }
+
+    /**
+     * The writes of transaction {@code id} at one active participant as messages of at most {@code limit} bytes, each
+     * {@code id u64, commitTs u64, total u16, n u16, n x (key, value)}; at least one (none: release only).
+     */
+    static List<UnsafeBuffer> write(final long id, final long commitTs, final List<Write> writes, final int limit) {
+        final List<UnsafeBuffer> out = new ArrayList<>();
+        for (final List<Write> chunk : chunks(writes, w -> keyBytes(w.key()) + 4 + w.value().length, WRITE_HEADER,
+            limit, w -> "write of " + w.key())) {
+            final Out o = new Out().u64(id).u64(commitTs).u16(writes.size()).u16(chunk.size());
+            for (final Write w : chunk) {
+                o.key(w.key()).bytes(w.value());
+            }
+            out.add(o.done());
+        }
+        return out;
+    }
+
+    /** The writes of a write message, after its header ({@code id, commitTs, total}) was read. */
+    static List<Write> readWrites(final In in) {
+        final int n = in.u16();
+        final List<Write> writes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            writes.add(new Write(in.key(), in.bytes()));
+        }
+        return writes;
+    }
+}

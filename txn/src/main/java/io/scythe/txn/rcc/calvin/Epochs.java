@@ -1,0 +1,110 @@
+package io.scythe.txn.rcc.calvin;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * CALVIN's sequencing layer on one of {@code nodes} nodes (sans-IO): the node batches the transactions it received
+ * during an epoch, sends every node its batch of each epoch (possibly empty: it says the epoch is over here), and an
+ * epoch is complete at a node once it holds every node's batch of it. Complete epochs come out in epoch order, each
+ * as its batches in node order: the one total order every node agrees on (epoch, sending node, place in its batch).
+ *
+ * <p>Epochs run on demand: a node opens a window (a timer of one epoch) when it has transactions to batch or learns of
+ * an epoch it has not sent yet; closing it sends every epoch up to the newest it knows of, so idle nodes catch up
+ * with busy ones and a quiet cluster sends nothing. Loop-confined.
+ *
+ * @param <B> a batch
+ */
+final class Epochs<B> {
+    private final int nodes;
+    /** The next epoch this node sends a batch of. */
+    private long nextToSend;
+    /** The newest epoch any node sent a batch of (-1: none yet). */
+    private long newestSeen = -1;
+    private boolean windowOpen;
+    /** The newest epoch handed out as complete. */
+    private long completed = -1;
+    private final TreeMap<Long, List<B>> received = new TreeMap<>();
+    private final TreeMap<Long, int[]> counts = new TreeMap<>();
+
+    Epochs(final int nodes) {
+        if (nodes < 1) {
+            throw new IllegalArgumentException("CALVIN needs at least one node, got " + nodes);
+        }
+        this.nodes = nodes;
+    }
+
+    /** Whether a window should open now ({@code pending}: this node holds transactions not sent yet); it opens. */
+    boolean openWindow(final boolean pending) {
+        if (windowOpen || !pending && newestSeen < nextToSend) {
+            return false;
+        }
+        windowOpen = true;
+        return true;
+    }
+
+    /**
+     * Whether another node already sent an epoch this node has not: then this node closes its window at once (epochs
+     * end when the first node ends them, so the nodes' epochs stay aligned instead of each waiting a window more).
+     */
+    boolean behind() {
+        return newestSeen >= nextToSend;
+    }
+
+    /**
+     * Closes the window (opening it first when none is open): the epochs this node sends batches of now,
+     * {@code [first, last]} as two longs (the first carries what was pending; the others are empty, catching up with
+     * an epoch another node sent).
+     */
+    long[] closeWindow() {
+        windowOpen = false;
+        final long first = nextToSend;
+        final long last = Math.max(first, newestSeen);
+        nextToSend = last + 1;
+        newestSeen = Math.max(newestSeen, last);
+        return new long[] {first, last};
+    }
+
+    /** Node {@code from}'s batch of {@code epoch} arrived (this node's own included). */
+    void receive(final int from, final long epoch, final B batch) {
+        if (from < 0 || from >= nodes) {
+            throw new IllegalArgumentException("CALVIN batch from node " + from + " of " + nodes);
+        }
+        if (epoch <= completed) {
+            throw new IllegalStateException("CALVIN batch of epoch " + epoch + " from node " + from + " after the "
+                + "epoch completed here");
+        }
+        @SuppressWarnings("unchecked")
+        final List<B> batches = received.computeIfAbsent(epoch, e -> {
+            final List<B> l = new ArrayList<>(nodes);
+            for (int i = 0; i < nodes; i++) {
+                l.add(null);
+            }
+            return l;
+        });
+        if (batches.get(from) != null) {
+            throw new IllegalStateException("a second CALVIN batch of epoch " + epoch + " from node " + from);
+        }
+        batches.set(from, batch);
+        counts.computeIfAbsent(epoch, e -> new int[1])[0]++;
+        newestSeen = Math.max(newestSeen, epoch);
+    }
+
+    /** The next epoch in order once every node's batch of it arrived (its batches by node), else {@code null}. */
+    List<B> nextComplete() {
+        final long next = completed + 1;
+        final int[] count = counts.get(next);
+        if (count == null || count[0] < nodes) {
+            return null;
+        }
+        counts.remove(next);
+        completed = next;
+        return received.remove(next);
+    }
+
+    /** The newest epoch complete here (-1: none). */
+    long completed() {
+        return completed;
+    }
+}

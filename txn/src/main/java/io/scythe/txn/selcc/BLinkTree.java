@@ -1,0 +1,506 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongFunction;
+
+/**
+ * A concurrent B-link tree (Lehman and Yao) whose nodes are global cache lines (SELCC §6.3: index nodes aligned to
+ * GCLs, mutexes replaced by SELCC latches), on either {@link Gcl} ({@link SelccGcl}: cached internal nodes cost no
+ * verb; {@link SelGcl}: every latch is a round trip). Keys are longs below {@link Long#MAX_VALUE}; values have a fixed
+ * size.
+ *
+ * <p><b>Node layout</b> (a line's data): {@code level} (u32, 0 = leaf), {@code count} (u32), the high key (u64,
+ * {@link Long#MAX_VALUE} = +inf), the right link (a {@link GlobalPointer}, {@link GlobalPointer#NONE} at the right
+ * end), then {@code count} sorted entries: a leaf's (key, value), an internal node's (separator, child) where the
+ * child holds the keys from its separator up to the next one (the leftmost node of a level has
+ * {@link Long#MIN_VALUE} as its first separator). The <b>meta line</b> (line 1 of memory node 0) holds the root's
+ * pointer and level.
+ *
+ * <p><b>Latching.</b> Descents couple Shared latches (the child taken before the parent is let go) from the root
+ * down (the root as the loop last read it from the meta line: a former root is the leftmost node of its level, so
+ * right moves still reach every key); the target node (a leaf for an insert, update or delete; an internal node for a separator) is latched
+ * Exclusive. A key at or past a node's high key moves right along the right link (coupled the same way), so a
+ * descent that raced a split finds the keys that moved. A full node splits: the upper half goes to a freshly
+ * allocated line latched Exclusive, the node keeps the lower half, its high key becomes the new node's first key and
+ * its right link the new node; both are unlatched, then the separator is inserted one level up by a new descent (or
+ * a new root is made under the meta line's Exclusive latch). At most one pre-existing node is held Exclusive at a
+ * time, latches are taken top-down and left to right: no deadlock, so every latch may wait. Deletes remove the
+ * key from its leaf; nodes are not merged (as Sherman and most B-link trees).
+ */
+public final class BLinkTree {
+    static final int LEVEL = 0;
+    static final int COUNT = 4;
+    static final int HIGH = 8;
+    static final int RIGHT = 16;
+    static final int ENTRIES = 24;
+    /** The meta line's words. */
+    static final int META_ROOT = 0;
+    static final int META_LEVEL = 8;
+    /** The meta line: line 1 of memory node 0 (line 0 is the allocator's header). */
+    public static final long META_LINE = 1;
+    /** The first line of every memory node the bulk load places nodes in. */
+    public static final long FIRST_NODE_LINE = 2;
+
+    private final Gcl gcl;
+    private final long meta;
+    private final int valueBytes;
+    private final int leafEntry;
+    private final int leafCapacity;
+    private final int innerCapacity;
+    /**
+     * The root as this loop last read it from the meta line, and its level. A root that is no longer the root is the
+     * leftmost node of its level (a split keeps the lower half in place), so a descent from it still reaches every key
+     * by right moves: the meta line is read again only when a level above it is needed.
+     */
+    private long root = GlobalPointer.NONE;
+    private int rootLevel = -1;
+
+    public BLinkTree(final Gcl gcl, final int valueBytes) {
+        this.gcl = gcl;
+        this.meta = gcl.region().pointer(0, META_LINE);
+        this.valueBytes = valueBytes;
+        this.leafEntry = leafEntryBytes(valueBytes);
+        this.leafCapacity = (gcl.dataBytes() - ENTRIES) / leafEntry;
+        this.innerCapacity = (gcl.dataBytes() - ENTRIES) / 16;
+        if (leafCapacity < 3 || innerCapacity < 3) {
+            throw new IllegalArgumentException("lines of " + gcl.dataBytes() + " data bytes hold " + leafCapacity
+                + " leaf entries of " + valueBytes + "-byte values and " + innerCapacity + " separators: a B-link "
+                + "node needs at least 3 of each");
+        }
+    }
+
+    static int leafEntryBytes(final int valueBytes) {
+        if (valueBytes < 0) {
+            throw new IllegalArgumentException("valueBytes=" + valueBytes);
+        }
+        return 8 + ((valueBytes + 7) & ~7);
+    }
+
+    public int leafCapacity() {
+        return leafCapacity;
+    }
+
+    public int innerCapacity() {
+        return innerCapacity;
+    }
+
+    private static void checkKey(final long key) {
+        if (key == Long.MAX_VALUE) {
+            throw new IllegalArgumentException("key " + key + ": Long.MAX_VALUE is the tree's +inf high key");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ operations
+
+    /** Copies the value of {@code key} into {@code out}: whether it was there. */
+    public Future<Boolean> lookup(final long key, final MutableDirectBuffer out) {
+        checkKey(key);
+        return descend(key, 0, false).map(h -> {
+            final int i = search(h.data(), key, leafEntry);
+            final boolean found = i >= 0;
+            if (found && out != null) {
+                out.putBytes(0, h.data(), ENTRIES + i * leafEntry + 8, valueBytes);
+            }
+            gcl.unlock(h);
+            return found;
+        });
+    }
+
+    /** Inserts or replaces: whether the key is new. */
+    public Future<Boolean> insert(final long key, final DirectBuffer value) {
+        checkKey(key);
+        checkValue(value);
+        return descend(key, 0, true).compose(h -> {
+            final int i = search(h.data(), key, leafEntry);
+            if (i >= 0) {
+                putValue(h, i, value);
+                gcl.unlock(h);
+                return Future.succeededFuture(false);
+            }
+            return insertAt(h, -i - 1, key, value, 0L).map(true);
+        });
+    }
+
+    /** Replaces the value of an existing key: whether it existed. */
+    public Future<Boolean> update(final long key, final DirectBuffer value) {
+        checkKey(key);
+        checkValue(value);
+        return descend(key, 0, true).map(h -> {
+            final int i = search(h.data(), key, leafEntry);
+            if (i >= 0) {
+                putValue(h, i, value);
+            }
+            gcl.unlock(h);
+            return i >= 0;
+        });
+    }
+
+    /** Removes {@code key}: whether it was there. */
+    public Future<Boolean> delete(final long key) {
+        checkKey(key);
+        return descend(key, 0, true).map(h -> {
+            final int i = search(h.data(), key, leafEntry);
+            if (i >= 0) {
+                final UnsafeBuffer d = h.data();
+                final int count = d.getInt(COUNT);
+                final int at = ENTRIES + i * leafEntry;
+                d.putBytes(at, d, at + leafEntry, (count - i - 1) * leafEntry);
+                d.putInt(COUNT, count - 1);
+                h.written(0, ENTRIES + count * leafEntry);
+            }
+            gcl.unlock(h);
+            return i >= 0;
+        });
+    }
+
+    /** A visited entry of a scan. */
+    @FunctionalInterface
+    public interface Visitor {
+        void visit(long key, DirectBuffer value, int offset);
+    }
+
+    /** Visits up to {@code count} entries from {@code from} on, in key order: how many it visited. */
+    public Future<Integer> scan(final long from, final int count, final Visitor visitor) {
+        checkKey(from);
+        return descend(from, 0, false).compose(h -> scanFrom(h, from, count, 0, visitor));
+    }
+
+    private Future<Integer> scanFrom(final Gcl.Handle h, final long from, final int count, final int seen,
+                                     final Visitor visitor) {
+        final UnsafeBuffer d = h.data();
+        int n = seen;
+        final int entries = d.getInt(COUNT);
+        for (int i = 0; i < entries && n < count; i++) {
+            final long k = d.getLong(ENTRIES + i * leafEntry);
+            if (k >= from) {
+                visitor.visit(k, d, ENTRIES + i * leafEntry + 8);
+                n++;
+            }
+        }
+        final long right = d.getLong(RIGHT);
+        if (n >= count || right == GlobalPointer.NONE) {
+            gcl.unlock(h);
+            return Future.succeededFuture(n);
+        }
+        final int visited = n;
+        return gcl.sLock(right).compose(next -> {
+            gcl.unlock(h);
+            return scanFrom(next, from, count, visited, visitor);
+        });
+    }
+
+    private void checkValue(final DirectBuffer value) {
+        if (value.capacity() < valueBytes) {
+            throw new IllegalArgumentException("a value of " + value.capacity() + " bytes; the tree's are "
+                + valueBytes);
+        }
+    }
+
+    private void putValue(final Gcl.Handle h, final int i, final DirectBuffer value) {
+        final int at = ENTRIES + i * leafEntry + 8;
+        h.data().putBytes(at, value, 0, valueBytes);
+        h.written(at, valueBytes);
+    }
+
+    // ------------------------------------------------------------------------------------------ descent
+
+    /**
+     * The node of {@code level} whose range holds {@code key}, latched (Exclusive if {@code exclusive}), reached from
+     * the root by coupled Shared latches and right moves. The level must exist (the caller saw it in the meta line).
+     */
+    private Future<Gcl.Handle> descend(final long key, final int level, final boolean exclusive) {
+        if (root == GlobalPointer.NONE || rootLevel < level) {
+            return gcl.sLock(meta).compose(m -> {
+                root = m.data().getLong(META_ROOT);
+                rootLevel = (int) m.data().getLong(META_LEVEL);
+                gcl.unlock(m);
+                if (rootLevel < level) {
+                    return Future.failedFuture(new IllegalStateException("level " + level + " above the root's "
+                        + rootLevel));
+                }
+                return descend(key, level, exclusive);
+            });
+        }
+        return (rootLevel == level && exclusive ? gcl.xLock(root) : gcl.sLock(root)).compose(h -> walk(h, key, level,
+            exclusive));
+    }
+
+    /** Latches {@code next}, then lets {@code held} go. */
+    private Future<Gcl.Handle> lockCoupled(final Gcl.Handle held, final long next, final boolean exclusive) {
+        return (exclusive ? gcl.xLock(next) : gcl.sLock(next)).map(h -> {
+            gcl.unlock(held);
+            return h;
+        });
+    }
+
+    private Future<Gcl.Handle> walk(final Gcl.Handle h, final long key, final int level, final boolean exclusive) {
+        final UnsafeBuffer d = h.data();
+        final int at = d.getInt(LEVEL);
+        if (key >= d.getLong(HIGH)) { // a split moved it right
+            final long right = d.getLong(RIGHT);
+            if (right == GlobalPointer.NONE) {
+                gcl.unlock(h);
+                return Future.failedFuture(new IllegalStateException("B-link node " + GlobalPointer.toString(
+                    h.gaddr()) + " has high key " + d.getLong(HIGH) + " but no right link"));
+            }
+            return lockCoupled(h, right, at == level && exclusive).compose(n -> walk(n, key, level, exclusive));
+        }
+        if (at == level) {
+            return Future.succeededFuture(h);
+        }
+        if (at < level) {
+            gcl.unlock(h);
+            return Future.failedFuture(new IllegalStateException("B-link descent to level " + level + " reached "
+                + "level " + at + " at " + GlobalPointer.toString(h.gaddr())));
+        }
+        final long child = d.getLong(ENTRIES + childIndex(d, key) * 16 + 8);
+        return lockCoupled(h, child, at - 1 == level && exclusive).compose(n -> walk(n, key, level, exclusive));
+    }
+
+    /** The entry of an internal node whose child holds {@code key}: the last separator at or below it. */
+    static int childIndex(final DirectBuffer d, final long key) {
+        int lo = 0;
+        int hi = d.getInt(COUNT) - 1;
+        while (lo < hi) {
+            final int mid = (lo + hi + 1) >>> 1;
+            if (d.getLong(ENTRIES + mid * 16) <= key) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** Binary search of a node's entries of {@code entry} bytes: the index, or {@code -(insertion point) - 1}. */
+    static int search(final DirectBuffer d, final long key, final int entry) {
+        int lo = 0;
+        int hi = d.getInt(COUNT) - 1;
+        while (lo <= hi) {
+            final int mid = (lo + hi) >>> 1;
+            final long k = d.getLong(ENTRIES + mid * entry);
+            if (k < key) {
+                lo = mid + 1;
+            } else if (k > key) {
+                hi = mid - 1;
+            } else {
+                return mid;
+            }
+        }
+        return -lo - 1;
+    }
+
+    // ------------------------------------------------------------------------------------------ insert and split
+
+    /**
+     * Inserts at index {@code i} of the node {@code h} holds Exclusive (a leaf's value, or an internal node's child
+     * {@code child}), splitting it when full; unlatches it and posts the separator of a split one level up.
+     */
+    private Future<Void> insertAt(final Gcl.Handle h, final int i, final long key, final DirectBuffer value,
+                                  final long child) {
+        final UnsafeBuffer d = h.data();
+        final int level = d.getInt(LEVEL);
+        final int entry = level == 0 ? leafEntry : 16;
+        final int capacity = level == 0 ? leafCapacity : innerCapacity;
+        final int count = d.getInt(COUNT);
+        if (count < capacity) {
+            putEntry(d, i, count, entry, key, value, child, level);
+            d.putInt(COUNT, count + 1);
+            h.written(0, ENTRIES + (count + 1) * entry);
+            gcl.unlock(h);
+            return Future.succeededFuture();
+        }
+        // Full: the entries with the new one, in order, in a scratch copy; the upper half moves to a new line.
+        final UnsafeBuffer all = new UnsafeBuffer(new byte[ENTRIES + (count + 1) * entry]);
+        all.putBytes(0, d, 0, ENTRIES + count * entry);
+        putEntry(all, i, count, entry, key, value, child, level);
+        final int total = count + 1;
+        final int keep = total / 2;
+        return gcl.allocate().compose(gcl::xLock).compose(n -> {
+            final UnsafeBuffer nd = n.data();
+            final long separator = all.getLong(ENTRIES + keep * entry);
+            nd.putInt(LEVEL, level);
+            nd.putInt(COUNT, total - keep);
+            nd.putLong(HIGH, d.getLong(HIGH));
+            nd.putLong(RIGHT, d.getLong(RIGHT));
+            nd.putBytes(ENTRIES, all, ENTRIES + keep * entry, (total - keep) * entry);
+            n.written(0, ENTRIES + (total - keep) * entry);
+            d.putBytes(ENTRIES, all, ENTRIES, keep * entry);
+            d.putInt(COUNT, keep);
+            d.putLong(HIGH, separator);
+            d.putLong(RIGHT, n.gaddr());
+            h.written(0, ENTRIES + capacity * entry);
+            final long left = h.gaddr();
+            final long made = n.gaddr();
+            gcl.unlock(n);
+            gcl.unlock(h);
+            return insertSeparator(level + 1, separator, made, left);
+        });
+    }
+
+    private void putEntry(final UnsafeBuffer d, final int i, final int count, final int entry, final long key,
+                          final DirectBuffer value, final long child, final int level) {
+        final int at = ENTRIES + i * entry;
+        d.putBytes(at + entry, d, at, (count - i) * entry);
+        d.putLong(at, key);
+        if (level == 0) {
+            d.putBytes(at + 8, value, 0, valueBytes);
+        } else {
+            d.putLong(at + 8, child);
+        }
+    }
+
+    /**
+     * Posts ({@code separator}, {@code child}) into {@code level} (the split of {@code left}): into the node there
+     * whose range holds it, or into a new root when {@code level} is above the root (its first child the old root,
+     * the leftmost node of the level below; a separator of that level not posted yet is found by right moves until
+     * it is).
+     */
+    private Future<Void> insertSeparator(final int level, final long separator, final long child, final long left) {
+        return gcl.sLock(meta).compose(m -> {
+            root = m.data().getLong(META_ROOT);
+            rootLevel = (int) m.data().getLong(META_LEVEL);
+            gcl.unlock(m);
+            if (rootLevel >= level) {
+                return descend(separator, level, true).compose(h -> {
+                    final int i = search(h.data(), separator, 16);
+                    if (i >= 0) {
+                        gcl.unlock(h);
+                        return Future.failedFuture(new IllegalStateException("separator " + separator
+                            + " posted twice at level " + level));
+                    }
+                    return insertAt(h, -i - 1, separator, null, child);
+                });
+            }
+            return gcl.xLock(meta).compose(mx -> {
+                final long oldRoot = mx.data().getLong(META_ROOT);
+                if ((int) mx.data().getLong(META_LEVEL) >= level) { // another split made the root meanwhile
+                    gcl.unlock(mx);
+                    return insertSeparator(level, separator, child, left);
+                }
+                return gcl.allocate().compose(gcl::xLock).map(r -> {
+                    final UnsafeBuffer rd = r.data();
+                    rd.putInt(LEVEL, level);
+                    rd.putInt(COUNT, 2);
+                    rd.putLong(HIGH, Long.MAX_VALUE);
+                    rd.putLong(RIGHT, GlobalPointer.NONE);
+                    rd.putLong(ENTRIES, Long.MIN_VALUE);
+                    rd.putLong(ENTRIES + 8, oldRoot);
+                    rd.putLong(ENTRIES + 16, separator);
+                    rd.putLong(ENTRIES + 24, child);
+                    r.written(0, ENTRIES + 32);
+                    mx.data().putLong(META_ROOT, r.gaddr());
+                    mx.data().putLong(META_LEVEL, level);
+                    mx.written(0, 16);
+                    root = r.gaddr();
+                    rootLevel = level;
+                    gcl.unlock(r);
+                    gcl.unlock(mx);
+                    return null;
+                });
+            });
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------ memory-node side
+
+    /**
+     * Bulk-loads {@code keys} sorted keys ({@code keyOf(i)}, increasing) with values {@code valueOf(i)} into memory
+     * node {@code part}'s region {@code t} (of {@code parts}), leaves and internal nodes filled to {@code fill} of
+     * their capacity, node {@code j} of the whole tree (leaves first, level by level, left to right) on memory node
+     * {@code j % parts}, line {@link #FIRST_NODE_LINE} {@code + j / parts}; memory node 0 also gets the meta line.
+     * Every part computes the same layout and writes its own nodes.
+     *
+     * @return the first line of {@code t} the bulk load left free
+     */
+    public static long bulkLoad(final Table t, final int part, final int parts, final long keys,
+                                final LongFunction<Long> keyOf, final LongFunction<DirectBuffer> valueOf,
+                                final int valueBytes, final double fill) {
+        final int dataBytes = t.schema().maxValueBytes();
+        final int leafEntry = leafEntryBytes(valueBytes);
+        final int leafFill = Math.max(2, (int) ((dataBytes - ENTRIES) / leafEntry * fill));
+        final int innerFill = Math.max(2, (int) ((dataBytes - ENTRIES) / 16 * fill));
+        final int lineBytes = t.objectSlotBytes();
+        long nodes = 0;
+        // Level 0: leaves; each level above: one separator per node below.
+        List<long[]> below = new ArrayList<>(); // {node number, first key} of each node of the level below
+        final long leaves = Math.max(1, (keys + leafFill - 1) / leafFill);
+        for (long l = 0; l < leaves; l++) {
+            final long from = l * leafFill;
+            final long to = Math.min(keys, from + leafFill);
+            final long node = nodes++;
+            final long high = l + 1 < leaves ? keyOf.apply(to) : Long.MAX_VALUE;
+            final long first = from < to ? keyOf.apply(from) : Long.MIN_VALUE;
+            below.add(new long[] {node, l == 0 ? Long.MIN_VALUE : first});
+            if (node % parts == part) {
+                final int at = nodeOffset(t, node / parts, lineBytes);
+                final org.agrona.concurrent.AtomicBuffer mem = t.objectMemory();
+                mem.putInt(at + LEVEL, 0);
+                mem.putInt(at + COUNT, (int) (to - from));
+                mem.putLong(at + HIGH, high);
+                mem.putLong(at + RIGHT, l + 1 < leaves ? pointerOf(t, node + 1, parts) : GlobalPointer.NONE);
+                for (long k = from; k < to; k++) {
+                    final int e = at + ENTRIES + (int) (k - from) * leafEntry;
+                    mem.putLong(e, keyOf.apply(k));
+                    mem.putBytes(e + 8, valueOf.apply(k), 0, valueBytes);
+                }
+            }
+        }
+        int level = 0;
+        while (below.size() > 1) {
+            level++;
+            final List<long[]> above = new ArrayList<>();
+            final int n = below.size();
+            final int inner = (n + innerFill - 1) / innerFill;
+            for (int j = 0; j < inner; j++) {
+                final int from = j * innerFill;
+                final int to = Math.min(n, from + innerFill);
+                final long node = nodes++;
+                above.add(new long[] {node, below.get(from)[1]});
+                if (node % parts == part) {
+                    final int at = nodeOffset(t, node / parts, lineBytes);
+                    final org.agrona.concurrent.AtomicBuffer mem = t.objectMemory();
+                    mem.putInt(at + LEVEL, level);
+                    mem.putInt(at + COUNT, to - from);
+                    mem.putLong(at + HIGH, j + 1 < inner ? below.get(to)[1] : Long.MAX_VALUE);
+                    mem.putLong(at + RIGHT, j + 1 < inner ? pointerOf(t, node + 1, parts) : GlobalPointer.NONE);
+                    for (int c = from; c < to; c++) {
+                        final int e = at + ENTRIES + (c - from) * 16;
+                        mem.putLong(e, below.get(c)[1]);
+                        mem.putLong(e + 8, pointerOf(t, below.get(c)[0], parts));
+                    }
+                }
+            }
+            below = above;
+        }
+        if (part == 0) {
+            final int at = nodeOffset(t, META_LINE - FIRST_NODE_LINE, lineBytes);
+            t.objectMemory().putLong(at + META_ROOT, pointerOf(t, below.get(0)[0], parts));
+            t.objectMemory().putLong(at + META_LEVEL, level);
+        }
+        return FIRST_NODE_LINE + nodes / parts + (part < nodes % parts ? 1 : 0);
+    }
+
+    /** Offset of the data of line {@code FIRST_NODE_LINE + index} in {@code t}'s object memory. */
+    private static int nodeOffset(final Table t, final long index, final int lineBytes) {
+        final long line = FIRST_NODE_LINE + index;
+        if (line >= t.schema().capacity()) {
+            throw new IllegalArgumentException("the GCL region of " + t.schema().capacity() + " lines is too small for"
+                + " the bulk-loaded tree");
+        }
+        return GclRegion.lineOffset(t, line) + ObjectLayout.VALUE_OFFSET;
+    }
+
+    private static long pointerOf(final Table t, final long node, final int parts) {
+        final long stride = t.describe().objects().length() / t.schema().capacity();
+        return GlobalPointer.of((int) (node % parts), (FIRST_NODE_LINE + node / parts) * stride);
+    }
+}

@@ -1,0 +1,69 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.txn.TxnRuntime;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * SELCC's API (Table 1) over one loop's view of the GCL region ({@link GclRegion}): Allocate/Free,
+ * SELCC_SLock/XLock returning a handle on the local copy, SELCC_SUnlock/XUnlock. Two implementations:
+ * {@link SelccGcl} (the coherent cache: the global latch kept after the unlock, released lazily) and {@link SelGcl}
+ * (the SEL baseline: latched and read at every lock, written back and released at every unlock). Locks wait (they
+ * are meant for index code whose latch order is deadlock-free, e.g. {@link BLinkTree}): a local conflict waits for the
+ * local holder, a global one retries after the resend interval. Loop-confined, like the loop's cache.
+ */
+public interface Gcl {
+    /** A latched line: its data (the slot's value bytes) as the local copy holds it. */
+    interface Handle {
+        long gaddr();
+
+        /** The data of the local copy (length {@link Gcl#dataBytes}); written only under an exclusive handle. */
+        UnsafeBuffer data();
+
+        boolean exclusive();
+
+        /** Records that {@code [from, from + length)} of the data was written (the dirty bounds; exclusive only). */
+        void written(int from, int length);
+    }
+
+    GclRegion region();
+
+    default int dataBytes() {
+        return region().dataBytes();
+    }
+
+    /** A line no one else uses (its data zero), from this loop's free list or its memory node's allocator. */
+    Future<Long> allocate();
+
+    /** Frees the line {@code h} holds exclusive: its data is zeroed, the handle unlocked, the line reusable. */
+    void free(Handle h);
+
+    Future<Handle> sLock(long gaddr);
+
+    Future<Handle> xLock(long gaddr);
+
+    /** SUnlock / XUnlock: the local latch at once; the global one as the implementation does. */
+    void unlock(Handle h);
+
+    /** The loop's SELCC view (coherent cache): made on first use. */
+    static Gcl selcc(final TxnRuntime runtime) {
+        return runtime.extension(SelccGcl.KEY, SelccGcl::new);
+    }
+
+    /** The loop's SEL view (no cache, eager release): made on first use. */
+    static Gcl sel(final TxnRuntime runtime) {
+        return runtime.extension(SelGcl.KEY, SelGcl::new);
+    }
+
+    /** "selcc" or "sel". */
+    static Gcl of(final String kind, final TxnRuntime runtime) {
+        switch (kind) {
+            case "selcc":
+                return selcc(runtime);
+            case "sel":
+                return sel(runtime);
+            default:
+                throw new IllegalArgumentException("unknown GCL kind '" + kind + "'; available: selcc, sel");
+        }
+    }
+}

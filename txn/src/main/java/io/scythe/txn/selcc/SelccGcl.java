@@ -1,0 +1,210 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.selcc.LineCache.Frame;
+import io.scythe.txn.selcc.LineCache.Memo;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * SELCC's API on the loop's coherent cache ({@link LineCache}): SLock takes the frame's local latch Shared, after a
+ * global Shared acquisition when the memo is I; XLock takes it Exclusive, after a global Exclusive acquisition (or
+ * the S to X upgrade) when the memo is not M; an unlock frees the local latch only (the global latch stays, memo M or
+ * S, until an invalidation, an eviction, the idle lease or the fairness lease γ lets it go). A hit costs no verb but
+ * is charged as a task of the loop (as {@link SelccTxn}'s). A local conflict waits for the local holder's unlock; a
+ * global acquisition that gave up (the holder's frame stayed in use) is tried again after the resend interval.
+ */
+final class SelccGcl implements Gcl {
+    static final io.scythe.txn.TxnRuntime.Key<SelccGcl> KEY = new io.scythe.txn.TxnRuntime.Key<>("selcc-gcl");
+
+    private final TxnRuntime runtime;
+    private final LineCache cache;
+    private final GclRegion region;
+    private final GclAllocator allocator;
+    private final long retryNs = SelccModule.resendNs();
+    /** Flows waiting for a frame's local latch, woken at its unlock. */
+    private final Map<Frame, List<Promise<Void>>> waiters = new HashMap<>();
+    /** Flows waiting to latch a frame Exclusive: new Shared takers wait behind them (no writer starves locally). */
+    private final Map<Frame, Integer> writersWaiting = new HashMap<>();
+
+    SelccGcl(final TxnRuntime runtime) {
+        this.runtime = runtime;
+        this.cache = LineCache.of(runtime);
+        this.region = GclRegion.of(runtime.catalog());
+        this.allocator = new GclAllocator(runtime, region, cache.participant());
+    }
+
+    @Override
+    public GclRegion region() {
+        return region;
+    }
+
+    @Override
+    public Future<Long> allocate() {
+        return allocator.allocate();
+    }
+
+    @Override
+    public void free(final Handle h) {
+        if (!h.exclusive()) {
+            throw new IllegalArgumentException("Free needs the line latched exclusive: "
+                + GlobalPointer.toString(h.gaddr()));
+        }
+        h.data().setMemory(0, h.data().capacity(), (byte) 0);
+        h.written(0, h.data().capacity());
+        unlock(h);
+        allocator.freed(h.gaddr());
+    }
+
+    @Override
+    public Future<Handle> sLock(final long gaddr) {
+        return lock(gaddr, false, false);
+    }
+
+    @Override
+    public Future<Handle> xLock(final long gaddr) {
+        return lock(gaddr, true, false);
+    }
+
+    private Future<Handle> lock(final long gaddr, final boolean x, final boolean charged) {
+        final String node = region.node(gaddr);
+        final long address = region.address(gaddr);
+        final Frame f = cache.frame(node, address, region.rkey(gaddr), region.lineBytes());
+        if (f == null) {
+            return cache.evicted(node, address).compose(v -> lock(gaddr, x, charged));
+        }
+        if (f.busy) {
+            return cache.settled(f).compose(v -> lock(gaddr, x, charged));
+        }
+        if (x && !f.idle()) {
+            writersWaiting.merge(f, 1, Integer::sum);
+            return localRelease(f).compose(v -> {
+                writersWaiting.computeIfPresent(f, (k, n) -> n == 1 ? null : n - 1);
+                return lock(gaddr, x, charged);
+            });
+        }
+        if (!x && (f.writer || writersWaiting.containsKey(f))) {
+            return localRelease(f).compose(v -> lock(gaddr, x, charged));
+        }
+        if (f.wanted && f.sinceWanted >= cache.gamma()) { // the fairness lease ran out: let the line go first
+            if (f.idle()) {
+                cache.yieldIfDue(f);
+                return cache.evicted(node, address).compose(v -> lock(gaddr, x, charged));
+            }
+            return localRelease(f).compose(v -> lock(gaddr, x, charged));
+        }
+        if (x ? f.memo == Memo.M : f.memo != Memo.I) {
+            if (!charged) {
+                return runtime.timers().after(1).compose(v -> lock(gaddr, x, true));
+            }
+            LineCache.hit();
+            return Future.succeededFuture(take(gaddr, f, x));
+        }
+        final Future<Void> global = !x ? cache.acquireShared(f, true)
+            : f.memo == Memo.S ? cache.upgrade(f, true) : cache.acquireExclusive(f, true);
+        return global.transform(done -> {
+            if (done.failed()) {
+                cache.forgetIfInvalid(f);
+                if (done.cause() instanceof AbortException) { // in use there all along: try again
+                    return runtime.timers().after(retryNs).compose(v -> lock(gaddr, x, true));
+                }
+                return Future.failedFuture(done.cause());
+            }
+            // Another flow of this loop may have taken the local latch while the global step landed.
+            return lock(gaddr, x, true);
+        });
+    }
+
+    private Handle take(final long gaddr, final Frame f, final boolean x) {
+        if (x) {
+            f.writer = true;
+        } else {
+            f.readers++;
+        }
+        if (f.wanted) {
+            f.sinceWanted++;
+        }
+        cache.used(f);
+        return new FrameHandle(gaddr, f, x, region.dataBytes());
+    }
+
+    /** Completes at the next unlock of {@code f} by a flow of this loop. */
+    private Future<Void> localRelease(final Frame f) {
+        final Promise<Void> p = Promise.promise();
+        waiters.computeIfAbsent(f, k -> new ArrayList<>(2)).add(p);
+        return p.future();
+    }
+
+    @Override
+    public void unlock(final Handle h) {
+        final FrameHandle fh = (FrameHandle) h;
+        if (fh.released) {
+            throw new IllegalStateException("line " + GlobalPointer.toString(h.gaddr()) + " unlocked twice");
+        }
+        fh.released = true;
+        final Frame f = fh.frame;
+        if (fh.exclusive) {
+            f.writer = false;
+        } else {
+            f.readers--;
+        }
+        cache.used(f);
+        cache.localReleased(f);
+        cache.yieldIfDue(f);
+        final List<Promise<Void>> woken = waiters.remove(f);
+        cache.forgetIfInvalid(f);
+        if (woken != null) {
+            for (final Promise<Void> p : woken) {
+                p.complete();
+            }
+        }
+    }
+
+    /** A handle on a frame's copy: the data is the slot's value bytes of the frame's image. */
+    private static final class FrameHandle implements Handle {
+        final long gaddr;
+        final Frame frame;
+        final boolean exclusive;
+        final UnsafeBuffer data;
+        boolean released;
+
+        FrameHandle(final long gaddr, final Frame frame, final boolean exclusive, final int dataBytes) {
+            this.gaddr = gaddr;
+            this.frame = frame;
+            this.exclusive = exclusive;
+            this.data = new UnsafeBuffer(frame.image, ObjectLayout.VALUE_OFFSET, dataBytes);
+        }
+
+        @Override
+        public long gaddr() {
+            return gaddr;
+        }
+
+        @Override
+        public UnsafeBuffer data() {
+            return data;
+        }
+
+        @Override
+        public boolean exclusive() {
+            return exclusive;
+        }
+
+        @Override
+        public void written(final int from, final int length) {
+            if (!exclusive || released) {
+                throw new IllegalStateException("a write to " + GlobalPointer.toString(gaddr) + " without its "
+                    + "exclusive latch");
+            }
+            frame.dirty = DirtyBounds.widen(frame.dirty, from, length);
+        }
+    }
+}

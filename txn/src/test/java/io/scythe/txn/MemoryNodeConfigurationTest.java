@@ -1,0 +1,102 @@
+package io.scythe.txn;
+
+import io.scythe.fabric.MemoryKind;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.storage.BackupTables;
+import io.scythe.storage.TableDescriptor;
+import io.scythe.storage.TableSchema;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** MN failover's configurations: a backup promoted for each partition a removed node was primary of, applied. */
+class MemoryNodeConfigurationTest {
+    private static final List<String> NODES = List.of("mn0", "mn1", "mn2");
+
+    @Test
+    void shouldPromoteTheFirstServingBackupOfEachPartitionTheRemovedNodeWasPrimaryOf() {
+        final MemoryNodeConfiguration start = MemoryNodeConfiguration.initial(3, 2);
+        assertThat(start.epoch()).isZero();
+        assertThat(start.copies()).containsExactly(List.of(0, 1, 2), List.of(0, 1, 2), List.of(0, 1, 2));
+
+        final MemoryNodeConfiguration without2 = start.without(2);
+        assertThat(without2.epoch()).isEqualTo(1);
+        // p2's primary was on mn2: its backup 1 (mn0) is promoted, backup 2 (mn1) stays a backup; p0 loses its
+        // backup 2 (mn2), p1 its backup 1 (mn2).
+        assertThat(without2.copies()).containsExactly(List.of(0, 1), List.of(0, 2), List.of(1, 2));
+        assertThat(without2.promotedSince(start)).containsExactly(2);
+        assertThat(without2.describe(NODES)).isEqualTo("epoch 1: p0=mn0,mn1 p1=mn1,mn0 p2=mn0,mn1 removed=[mn2]");
+        assertThat(without2.without(2)).as("removing it again changes nothing").isSameAs(without2);
+
+        final MemoryNodeConfiguration without20 = without2.without(0);
+        assertThat(without20.epoch()).isEqualTo(2);
+        assertThat(without20.copies()).containsExactly(List.of(1), List.of(0), List.of(2));
+        assertThat(without20.describe(NODES)).isEqualTo("epoch 2: p0=mn1 p1=mn1 p2=mn1 removed=[mn0, mn2]");
+        assertThatThrownBy(() -> without20.without(1)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("partition 0 has no serving copy left without memory node 1")
+            .hasMessageContaining("its data is lost");
+        assertThatThrownBy(() -> MemoryNodeConfiguration.initial(3, 0).without(1))
+            .hasMessageContaining("partition 1 has no serving copy left");
+        assertThatThrownBy(() -> start.without(3)).hasMessageContaining("memory node 3 is not one of the 3");
+        assertThatThrownBy(() -> MemoryNodeConfiguration.initial(2, 2)).hasMessageContaining("backups < nodes");
+    }
+
+    @Test
+    void shouldServeEachPartitionFromItsPromotedCopyOnceTheCatalogIsReconfigured() {
+        final Catalog catalog = Catalog.fromMemoryNodes(NODES, tables("accounts", 2));
+        final Catalog.Partition p2 = catalog.table("accounts").partitionOf(2);
+        assertThat(p2.node()).isEqualTo("mn2");
+        assertThat(catalog.epoch()).isZero();
+
+        final MemoryNodeConfiguration next = MemoryNodeConfiguration.initial(3, 2).without(2);
+        assertThat(catalog.reconfigure(next)).isTrue();
+        assertThat(catalog.epoch()).isEqualTo(1);
+        assertThat(catalog.removed("mn2")).isTrue();
+        assertThat(catalog.removed("mn0")).isFalse();
+        final Catalog.Partition promoted = catalog.table("accounts").partitionOf(2);
+        assertThat(promoted.node()).as("backup 1 of p2 is on mn0").isEqualTo("mn0");
+        assertThat(promoted.descriptor()).isSameAs(p2.backups().get(0).descriptor());
+        assertThat(promoted.descriptor().schema().name()).isEqualTo("accounts.backup1");
+        assertThat(promoted.backups()).extracting(Catalog.Replica::node).containsExactly("mn1");
+        assertThat(catalog.table("accounts").partitionOf(0).backups()).extracting(Catalog.Replica::node)
+            .containsExactly("mn1");
+        assertThat(catalog.table("accounts").partitionOf(1).node()).isEqualTo("mn1");
+        assertThat(catalog.table("accounts").partitionOf(1).backups()).extracting(Catalog.Replica::node)
+            .containsExactly("mn0");
+        // A redo entry names the copy it was written for: the loaded primary, served now by the promoted copy.
+        final Catalog.Serving serving = catalog.servingOf("mn2", p2.descriptor().schema().id());
+        assertThat(serving.partition()).isSameAs(catalog.table("accounts").partitionOf(2));
+        assertThat(serving.primaryCopy()).isEqualTo(1);
+        assertThat(catalog.reconfigure(next)).as("an epoch applied already is ignored").isFalse();
+        assertThat(catalog.reconfigure(MemoryNodeConfiguration.initial(3, 2))).isFalse();
+    }
+
+    /** What 3 memory nodes publish for one table with {@code backups} backups per partition. */
+    private static Map<String, List<TableDescriptor>> tables(final String name, final int backups) {
+        final TableSchema schema = new TableSchema(7, name, 64, true, 1024, io.scythe.storage.IndexKind.HASH, 0,
+            false);
+        final Map<String, List<TableDescriptor>> of = new LinkedHashMap<>();
+        for (int node = 0; node < NODES.size(); node++) {
+            final List<TableDescriptor> held = new ArrayList<>();
+            held.add(descriptor(NODES.get(node), schema));
+            for (int b = 1; b <= backups; b++) {
+                held.add(descriptor(NODES.get(node), BackupTables.schemaOf(schema, b)));
+            }
+            of.put(NODES.get(node), held);
+        }
+        return of;
+    }
+
+    private static TableDescriptor descriptor(final String node, final TableSchema schema) {
+        final RemoteRegion region = new RemoteRegion(node, schema.name(), 4096L * schema.id(), 4096, schema.id(),
+            MemoryKind.HOST);
+        return new TableDescriptor(schema, region, region, region, 16);
+    }
+}

@@ -1,0 +1,74 @@
+package io.scythe.txn.onesided;
+
+import io.scythe.txn.Stage;
+import io.scythe.txn.runtime.Timers;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** {@link StageClock#within}: time in flight moves to the inner stage, overlaps counted once, the sum unchanged. */
+class StageClockTest {
+    private long now;
+    private final Timers timers = new Timers() {
+        @Override
+        public long nowNs() {
+            return now;
+        }
+
+        @Override
+        public Future<Void> after(final long delayNs) {
+            throw new UnsupportedOperationException();
+        }
+    };
+
+    @Test
+    void shouldMoveOverlappingLocksOutOfExecutionOnce() {
+        final StageClock clock = new StageClock(timers);
+        now = 10;
+        final Promise<Void> first = Promise.promise();
+        final Promise<Void> second = Promise.promise();
+        clock.within(Stage.LOCK, first.future());
+        now = 20;
+        clock.within(Stage.LOCK, second.future());
+        now = 40;
+        first.complete();
+        now = 50;
+        second.complete(); // in flight 10..50: 40 ns, not 30 + 30
+        now = 100;
+        clock.within(Stage.LOCK, Future.succeededFuture()); // done already: no time
+        clock.mark(Stage.EXECUTE);
+        assertThat(clock.nanos()[Stage.LOCK.index()]).isEqualTo(40);
+        assertThat(clock.nanos()[Stage.EXECUTE.index()]).isEqualTo(60);
+        now = 130;
+        clock.mark(Stage.VALIDATE); // nothing in flight since the last mark: all of it validation
+        assertThat(clock.nanos()[Stage.VALIDATE.index()]).isEqualTo(30);
+        assertThat(clock.nanos()[Stage.LOCK.index()]).isEqualTo(40);
+    }
+
+    @Test
+    void shouldCountALockStillInFlightUpToTheMark() {
+        final StageClock clock = new StageClock(timers);
+        final Promise<Void> lock = Promise.promise();
+        now = 5;
+        clock.within(Stage.LOCK, lock.future());
+        now = 25;
+        clock.mark(Stage.EXECUTE);
+        now = 35;
+        lock.complete();
+        clock.mark(Stage.LOG);
+        assertThat(clock.nanos()[Stage.LOCK.index()]).isEqualTo(30);
+        assertThat(clock.nanos()[Stage.EXECUTE.index()]).isEqualTo(5);
+        assertThat(clock.nanos()[Stage.LOG.index()]).isZero();
+    }
+
+    @Test
+    void shouldRefuseASecondInnerStage() {
+        final StageClock clock = new StageClock(timers);
+        clock.within(Stage.LOCK, Promise.<Void>promise().future());
+        assertThatThrownBy(() -> clock.within(Stage.VALIDATE, Promise.<Void>promise().future()))
+            .isInstanceOf(IllegalStateException.class).hasMessageContaining("already moved to lock");
+    }
+}

@@ -1,0 +1,216 @@
+package io.scythe.txn.rcc.calvin;
+
+import io.scythe.txn.rcc.calvin.CalvinWire.Decl;
+import io.scythe.txn.rcc.calvin.CalvinWire.Key;
+import io.scythe.txn.spi.ProtocolRegistry;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** CALVIN's ordering rules: epochs complete in order with every node's batch, and locks are granted in that order. */
+class CalvinOrderTest {
+    @Test
+    void shouldCompleteAnEpochOnlyWithEveryNodesBatchAndInEpochOrder() {
+        final Epochs<String> epochs = new Epochs<>(3);
+        epochs.receive(1, 0, "b0");
+        epochs.receive(0, 1, "a1");
+        epochs.receive(2, 0, "c0");
+        assertThat(epochs.nextComplete()).isNull(); // node 0's batch of epoch 0 is missing
+        epochs.receive(0, 0, "a0");
+        epochs.receive(1, 1, "b1");
+        epochs.receive(2, 1, "c1");
+        // Batches by node, whatever order they arrived in: the total order is (epoch, node, position).
+        assertThat(epochs.nextComplete()).containsExactly("a0", "b0", "c0");
+        assertThat(epochs.nextComplete()).containsExactly("a1", "b1", "c1");
+        assertThat(epochs.nextComplete()).isNull();
+        assertThat(epochs.completed()).isEqualTo(1);
+        assertThatThrownBy(() -> epochs.receive(0, 1, "late")).hasMessageContaining("after the epoch completed");
+        epochs.receive(0, 2, "a2");
+        assertThatThrownBy(() -> epochs.receive(0, 2, "again")).hasMessageContaining("a second CALVIN batch");
+        assertThatThrownBy(() -> epochs.receive(3, 2, "x")).hasMessageContaining("from node 3 of 3");
+        assertThatThrownBy(() -> new Epochs<String>(0)).hasMessageContaining("at least one node");
+    }
+
+    @Test
+    void shouldOpenWindowsOnDemandAndCatchUpWithEpochsOtherNodesSent() {
+        final Epochs<String> epochs = new Epochs<>(2);
+        assertThat(epochs.openWindow(false)).isFalse(); // quiet: nothing to send, nothing heard
+        assertThat(epochs.openWindow(true)).isTrue();
+        assertThat(epochs.openWindow(true)).isFalse(); // one window at a time
+        assertThat(epochs.closeWindow()).containsExactly(0, 0);
+        epochs.receive(1, 3, "b3"); // the other node is at epoch 3
+        assertThat(epochs.behind()).isTrue();
+        assertThat(epochs.openWindow(false)).isTrue();
+        // Epochs 1..3 go out now (the first carries what is pending), so that epoch 3 can complete everywhere.
+        assertThat(epochs.closeWindow()).containsExactly(1, 3);
+        assertThat(epochs.behind()).isFalse();
+        assertThat(epochs.openWindow(false)).isFalse();
+    }
+
+    @Test
+    void shouldGrantLocksInRequestOrderSharingReadsAndQueueingWrites() {
+        final CalvinLocks<String, String> locks = new CalvinLocks<>();
+        assertThat(locks.acquire("x", "T1", false)).isTrue();
+        assertThat(locks.acquire("x", "T2", false)).isTrue(); // reads share
+        assertThat(locks.acquire("x", "T3", true)).isFalse(); // a write waits for both
+        assertThat(locks.acquire("x", "T4", false)).isFalse(); // a read behind a waiting write waits (order kept)
+        assertThat(locks.release("x", "T2")).isEmpty();
+        assertThat(locks.release("x", "T1")).containsExactly("T3");
+        assertThat(locks.release("x", "T3")).containsExactly("T4");
+        assertThat(locks.acquire("x", "T5", false)).isTrue();
+        assertThat(locks.acquire("x", "T6", true)).isFalse();
+        assertThat(locks.acquire("x", "T7", false)).isFalse();
+        assertThat(locks.release("x", "T4")).isEmpty();
+        assertThat(locks.release("x", "T5")).containsExactly("T6");
+        assertThat(locks.release("x", "T6")).containsExactly("T7");
+        assertThat(locks.release("x", "T7")).isEmpty();
+        assertThat(locks.queued()).isZero();
+        assertThatThrownBy(() -> locks.release("x", "T1")).hasMessageContaining("holds no request");
+    }
+
+    /**
+     * The rule that makes CALVIN deterministic: two nodes that receive the same epochs' batches in different orders
+     * (other interleavings of arrival) grant every key's locks to the same transactions in the same order, and that
+     * order is the total order.
+     */
+    @Test
+    void shouldGrantInTheTotalOrderWhateverOrderBatchesArriveIn() {
+        final int nodes = 3;
+        final List<List<List<String[]>>> epochs = new ArrayList<>(); // epoch -> node -> txns (id, key, mode)
+        final SplittableRandom random = new SplittableRandom(7);
+        int id = 0;
+        for (int e = 0; e < 4; e++) {
+            final List<List<String[]>> byNode = new ArrayList<>();
+            for (int n = 0; n < nodes; n++) {
+                final List<String[]> txns = new ArrayList<>();
+                for (int t = random.nextInt(4); t > 0; t--) {
+                    txns.add(new String[] {"T" + id++, "k" + random.nextInt(3), random.nextBoolean() ? "w" : "r"});
+                }
+                byNode.add(txns);
+            }
+            epochs.add(byNode);
+        }
+        final List<String> expected = grantOrder(epochs, nodes, new SplittableRandom(1), false);
+        for (int seed = 2; seed < 12; seed++) {
+            assertThat(grantOrder(epochs, nodes, new SplittableRandom(seed), true)).isEqualTo(expected);
+        }
+        // Every transaction was granted once, and the first-granted ones follow the total order per key.
+        assertThat(expected).hasSize(id).doesNotHaveDuplicates();
+    }
+
+    /** Feeds the batches in a shuffled arrival order, grants, releases granted ones in FIFO; the grant sequence. */
+    private static List<String> grantOrder(final List<List<List<String[]>>> epochs, final int nodes,
+                                           final SplittableRandom random, final boolean shuffle) {
+        final Epochs<List<String[]>> order = new Epochs<>(nodes);
+        final List<long[]> arrivals = new ArrayList<>();
+        for (int e = 0; e < epochs.size(); e++) {
+            for (int n = 0; n < nodes; n++) {
+                arrivals.add(new long[] {e, n});
+            }
+        }
+        if (shuffle) {
+            java.util.Collections.shuffle(arrivals, new java.util.Random(random.nextLong()));
+        }
+        final CalvinLocks<String, String> locks = new CalvinLocks<>();
+        final List<String> granted = new ArrayList<>();
+        final java.util.ArrayDeque<String[]> held = new java.util.ArrayDeque<>();
+        for (final long[] a : arrivals) {
+            order.receive((int) a[1], a[0], epochs.get((int) a[0]).get((int) a[1]));
+            for (List<List<String[]>> epoch = order.nextComplete(); epoch != null; epoch = order.nextComplete()) {
+                for (final List<String[]> batch : epoch) {
+                    for (final String[] t : batch) {
+                        if (locks.acquire(t[1], t[0], t[2].equals("w"))) {
+                            granted.add(t[0]);
+                        }
+                        held.add(t);
+                    }
+                }
+            }
+        }
+        while (!held.isEmpty()) { // release in the total order: what each release grants comes next
+            final String[] t = held.poll();
+            granted.addAll(locks.release(t[1], t[0]));
+        }
+        assertThat(locks.queued()).isZero();
+        return granted;
+    }
+
+    @Test
+    void shouldCarryBatchesRecordsAndWritesOverTheWire() {
+        final Decl decl = new Decl(0x1234_5678_9abcL, 2, List.of(new Key("checking", 7), new Key("savings", -1)),
+            List.of(true, false));
+        final var batch = CalvinWire.batch(5, 1, List.of(decl), 472);
+        assertThat(batch).hasSize(1);
+        final CalvinWire.In in = new CalvinWire.In(batch.get(0), 0, batch.get(0).capacity());
+        assertThat(in.u64()).isEqualTo(5);
+        assertThat(in.u16()).isEqualTo(1);
+        assertThat(in.u16()).isEqualTo(0); // chunk 0
+        assertThat(in.u16()).isEqualTo(1); // of 1
+        assertThat(CalvinWire.readBatch(in)).containsExactly(decl);
+        // An epoch's batch larger than a bucket goes in chunks, none larger than the bucket; an empty one in one.
+        final List<Decl> many = java.util.Collections.nCopies(40, decl);
+        final var chunks = CalvinWire.batch(6, 0, many, 472);
+        assertThat(chunks.size()).isGreaterThan(1);
+        int decls = 0;
+        for (final var c : chunks) {
+            assertThat(c.capacity()).isLessThanOrEqualTo(472);
+            final CalvinWire.In ci = new CalvinWire.In(c, 0, c.capacity());
+            ci.u64();
+            ci.u16();
+            ci.u16();
+            assertThat(ci.u16()).isEqualTo(chunks.size());
+            decls += CalvinWire.readBatch(ci).size();
+        }
+        assertThat(decls).isEqualTo(40);
+        assertThat(CalvinWire.batch(7, 0, List.of(), 472)).hasSize(1);
+        final var records = new ArrayList<CalvinWire.Record>();
+        for (int i = 0; i < 30; i++) {
+            records.add(new CalvinWire.Record(new Key("t", i), CalvinWire.FOUND, 42 + i, new byte[] {1, 2, (byte) i}));
+        }
+        final var fwds = CalvinWire.forward(9, records, 472);
+        assertThat(fwds.size()).isGreaterThan(1);
+        final var back = new ArrayList<CalvinWire.Record>();
+        for (final var f : fwds) {
+            final CalvinWire.In fi = new CalvinWire.In(f, 0, f.capacity());
+            assertThat(fi.u64()).isEqualTo(9);
+            back.addAll(CalvinWire.readForward(fi));
+        }
+        assertThat(back).hasSize(30);
+        assertThat(back.get(29).key()).isEqualTo(new Key("t", 29));
+        assertThat(back.get(29).version()).isEqualTo(71);
+        assertThat(back.get(29).value()).containsExactly(1, 2, 29);
+        assertThatThrownBy(() -> CalvinWire.forward(1, List.of(new CalvinWire.Record(new Key("t", 1),
+            CalvinWire.FOUND, 1, new byte[600])), 472)).hasMessageContaining("does not fit");
+        final var fwd = fwds.get(0);
+        final CalvinWire.In truncated = new CalvinWire.In(fwd, 0, fwd.capacity() - 1);
+        truncated.u64();
+        assertThatThrownBy(() -> CalvinWire.readForward(truncated)).hasMessageContaining("truncated");
+    }
+
+    @Test
+    void shouldOrderByEpochThenNodeThenPositionAndParseItsOptions() {
+        assertThat(CalvinProtocol.orderTs(0, 3, 9)).isLessThan(CalvinProtocol.orderTs(1, 0, 0));
+        assertThat(CalvinProtocol.orderTs(1, 0, 5)).isLessThan(CalvinProtocol.orderTs(1, 1, 0));
+        assertThatThrownBy(() -> CalvinProtocol.orderTs(0, 0, 1 << 20)).hasMessageContaining("does not fit");
+        final CalvinProtocol p = (CalvinProtocol) ProtocolRegistry.protocol("rcc-calvin:primitive=rpc+epoch=50us");
+        assertThat(p.rpc()).isTrue();
+        assertThat(p.epochNs()).isEqualTo(50_000);
+        assertThat(p.name()).isEqualTo("rcc-calvin:primitive=rpc+epoch=50000ns");
+        assertThat(((CalvinProtocol) ProtocolRegistry.protocol("rcc-calvin:epoch=10ms+primitive=rpc")).epochNs())
+            .isEqualTo(10_000_000);
+        assertThat(ProtocolRegistry.protocol("rcc-calvin:primitive=rpc").name()).isEqualTo("rcc-calvin:primitive=rpc");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:epoch=10")).hasMessageContaining("unit");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:epoch=0us")).hasMessageContaining("positive");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:hybrid=010111"))
+            .hasMessageContaining("no hybrid code");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:colour=red")).hasMessageContaining("unknown");
+        assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:primitive=rpc").begin(
+            new io.scythe.txn.TxnRuntime(null, null, null, null, null, 1L << 40), false))
+            .hasMessageContaining("no CALVIN lane");
+    }
+}
