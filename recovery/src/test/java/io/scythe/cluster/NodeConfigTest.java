@@ -56,11 +56,11 @@ class NodeConfigTest {
 
     @Test
     void shouldRefuseAtStartAProtocolWhoseComputeNodesMessageEachOther() {
-        for (final String protocol : new String[] {"selcc-2pl", "sel-2pl", "lotus"}) {
+        for (final String protocol : new String[] {"selcc-2pl", "sel-2pl", "lotus", "rcc-calvin"}) {
             assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", protocol))).as(protocol)
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("protocol " + protocol + " needs CN-to-CN messaging (" + (protocol.equals("lotus")
-                    ? "LOOP_PAIRS" : "EVERY_LOOP") + "), which cluster nodes do not wire yet: run it with "
+                .hasMessage("protocol " + protocol + " needs CN-to-CN messaging (" + (protocol.startsWith("sel")
+                    ? "EVERY_LOOP" : "LOOP_PAIRS") + "), which cluster nodes do not wire yet: run it with "
                     + "`scythe bench --cns N` or `scythe sim --cns N`");
         }
         assertThat(NodeConfig.of(valid().put("protocol", "ford-occ")).protocol()).isEqualTo("ford-occ");
