@@ -145,6 +145,17 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 java.nio.file.Path.of(c.eventBusKeyStore()))) {
                 throw new IllegalArgumentException("eventBusKeyStore " + c.eventBusKeyStore() + " not found");
             }
+            // Unknown names are named here, before any node starts; so is a protocol whose compute nodes message
+            // each other (CN peers: SELCC's invalidations, Lotus's lock RPCs): cluster nodes serve CnPeers but do not
+            // give a module its compute-node services (ProtocolModule#startComputeNode), so every transaction of it
+            // would fail. Refused at start, not per transaction.
+            final io.scythe.txn.Protocol run = io.scythe.txn.spi.ProtocolRegistry.protocol(c.protocol());
+            final io.scythe.txn.spi.ProtocolModule peerModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(run);
+            if (peerModule != null) {
+                throw new IllegalArgumentException("protocol " + c.protocol() + " needs CN-to-CN messaging ("
+                    + peerModule.peerMessaging(run) + "), which cluster nodes do not wire yet: run it with "
+                    + "`scythe bench --cns N` or `scythe sim --cns N`");
+            }
             if (c.node().contains(".e")) {
                 throw new IllegalArgumentException("node name " + c.node() + " must not contain '.e' (a CN's "
                     + "fabric name is node.eEPOCH)");

@@ -50,6 +50,20 @@ class NodeConfigTest {
         assertThatThrownBy(() -> NodeWorkload.of(new JsonObject().put("name", "tpcc")))
             .hasMessageContaining("unknown workload 'tpcc'");
         assertThatThrownBy(() -> NodeRole.of("gpu")).hasMessageContaining("mn, cn, tso or proxy");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "no-such"))).hasMessageContaining(
+            "unknown protocol 'no-such'");
+    }
+
+    @Test
+    void shouldRefuseAtStartAProtocolWhoseComputeNodesMessageEachOther() {
+        for (final String protocol : new String[] {"selcc-2pl", "sel-2pl", "lotus", "rcc-calvin"}) {
+            assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", protocol))).as(protocol)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("protocol " + protocol + " needs CN-to-CN messaging (" + (protocol.startsWith("sel")
+                    ? "EVERY_LOOP" : "LOOP_PAIRS") + "), which cluster nodes do not wire yet: run it with "
+                    + "`scythe bench --cns N` or `scythe sim --cns N`");
+        }
+        assertThat(NodeConfig.of(valid().put("protocol", "ford-occ")).protocol()).isEqualTo("ford-occ");
     }
 
     @Test

@@ -419,12 +419,9 @@ public final class Simulation {
             final boolean everyLoop = cnModule.peerMessaging(protocol)
                 == io.scythe.txn.spi.PeerMessaging.EVERY_LOOP;
             if (peerSetUp == null) { // unless a test set peers up itself (peers)
-                // The call bound also bounds opening rings over the event bus before time starts, in wall-clock
-                // time: a loaded machine opening a 9-CN cluster's loop pairs took more than the default second, and
-                // every loop pair's (CNs x loops)^2 opens (2,304 at 16 CNs x 3 loops) more than 10 s. In virtual time
-                // it is far beyond a run (these modules' compute nodes are never crashed yet).
-                peerOptions = cnModule.peerOptions(CnPeers.defaultOptions().callTimeoutNs(
-                    java.util.concurrent.TimeUnit.SECONDS.toNanos(everyLoop ? 60 : 10)));
+                // Its bound is wall-clock time opening rings before time starts; in virtual time it is far beyond a
+                // run (these modules' compute nodes are never crashed yet).
+                peerOptions = io.scythe.txn.ComputeNodePeers.options(cnModule, protocol);
                 peerSetUp = p -> { };
             }
             everyLoopPair = everyLoop;
@@ -451,7 +448,8 @@ public final class Simulation {
             final CnPeers cnPeers = peerSetUp == null ? null : newPeers(vertx, cn);
             final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp = cnModule == null
                 ? io.scythe.txn.spi.ComputeNodeContext.LoopSetUp.NONE
-                : cnModule.startComputeNode(computeNodeContext(c, cnNames, cnPeers, computeNodeShared));
+                : cnModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(c, cnNames, cnPeers,
+                    computeNodeShared));
             final io.scythe.txn.runtime.TimestampOracle cnTso = options.tsoGroupPerComputeNode()
                 ? tsoGroupFor(rrpc, counter, tsoNode, true) : null;
             final List<SimLoop> loops = new ArrayList<>();
@@ -502,9 +500,8 @@ public final class Simulation {
                     });
                 }
                 if (cnPeers != null) {
-                    final int loopsPerCn = options.loopsPerComputeNode();
-                    runtime.peerLoops(new io.scythe.txn.PeerLoops(cnPeers, loopNumber, l, n -> new io.scythe.txn
-                        .PeerLoops.Address(peers.get((n - 1) / loopsPerCn).node(), (n - 1) % loopsPerCn)));
+                    runtime.peerLoops(io.scythe.txn.ComputeNodePeers.loop(peers, cnPeers, loopNumber, l,
+                        options.loopsPerComputeNode()));
                 }
                 final int computeNode = c;
                 runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
@@ -538,38 +535,10 @@ public final class Simulation {
         return Future.all(connected).compose(v -> connectPeers());
     }
 
-    private static io.scythe.txn.spi.ComputeNodeContext computeNodeContext(final int index, final List<String> names,
-                                                                           final CnPeers peers,
-                                                                           final java.util.Map<String, Object> shared) {
-        return new io.scythe.txn.spi.ComputeNodeContext() {
-            @Override
-            public java.util.Map<String, Object> shared() {
-                return shared;
-            }
-
-            @Override
-            public int index() {
-                return index;
-            }
-
-            @Override
-            public List<String> computeNodes() {
-                return names;
-            }
-
-            @Override
-            public CnPeers peers() {
-                return peers;
-            }
-        };
-    }
-
     private CnPeers newPeers(final Vertx vertx, final Nic cn) {
         final int cns = options.computeNodes();
         final int loops = options.loopsPerComputeNode();
-        // Rings for exactly the loops that may call (any loop may name any other), as for the memory nodes' rings.
-        final CnPeers p = new CnPeers(vertx, cn, new RrpcOptions(peerOptions.toJson()).maxRings(cns * loops)
-            .maxReplyRings(Math.max(1, loops * cns * loops)), loops, CnPeers.Directory.IDENTITY);
+        final CnPeers p = io.scythe.txn.ComputeNodePeers.open(vertx, cn, peerOptions, cns, loops);
         peerSetUp.accept(p);
         peers.add(p);
         return p;
@@ -581,14 +550,8 @@ public final class Simulation {
         for (int c = 0; c < peers.size(); c++) {
             for (final SimLoop loop : cnLoops.get(c)) {
                 Bridge.switchCurrent(loop.bridge());
-                for (int d = 0; d < peers.size(); d++) {
-                    if (d != c) {
-                        connected.add(peers.get(c).connect(peers.get(d).node()));
-                    }
-                    for (int m = 0; everyLoopPair && m < options.loopsPerComputeNode(); m++) {
-                        connected.add(peers.get(c).rocket(peers.get(d).node(), m));
-                    }
-                }
+                connected.addAll(io.scythe.txn.ComputeNodePeers.connectFrom(peers, c, options.loopsPerComputeNode(),
+                    everyLoopPair));
             }
         }
         Bridge.switchCurrent(null);

@@ -98,8 +98,8 @@ public record CoordinatorDeployment(Catalog catalog, RrpcClient rrpc, RemoteRegi
         final CoordinatorVerticle verticle = new CoordinatorVerticle(() -> {
             final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), oracles != null
                 ? oracles.get() : new TsoGroup(1024, new DirectTsoSource(tsoCounter, () -> rrpc.oneSided(tsoNode))),
-                watermarks,
-                idBase | ((long) loopIds.incrementAndGet() << 40));
+                // Added, not or-ed: a peer module's compute node's base numbers its loops on from its own (bits 40-47).
+                watermarks, idBase + ((long) loopIds.incrementAndGet() << 40));
             runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(rrpc.nic())); // on this loop: its bridge is current
             final Coordinator c = new Coordinator(runtime, protocol, maxAttempts, protocolOptions);
             created.accept(c);

@@ -106,6 +106,15 @@ public final class EmbeddedScythe implements AutoCloseable {
     /** How the coordinators' lookups that miss the address cache reach the index (config {@code lookup}). */
     private io.scythe.storage.remote.RemoteTable.LookupMode lookupMode = io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
 
+    /** The module of the protocol run when its compute nodes message each other, else {@code null}. */
+    private io.scythe.txn.spi.ProtocolModule peerModule;
+    /** Each compute node's CN-to-CN messaging, in node order (with {@link #peerModule} only). */
+    private final List<io.scythe.rrpc.CnPeers> peers = new CopyOnWriteArrayList<>();
+    /** What the compute nodes of {@link #peerModule} share ({@code ComputeNodeContext#shared}). */
+    private final Map<String, Object> computeNodeShared = new java.util.HashMap<>();
+    /** Set when it closes: the modules' periodic tasks stop ({@code run.over}). */
+    private volatile boolean closing;
+
     /** The Vert.x instance {@link #start} made for it, closed with it; {@code null} when the caller's. */
     private Vertx owned;
 
@@ -240,8 +249,36 @@ public final class EmbeddedScythe implements AutoCloseable {
         tso = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000);
         final RemoteRegion counter = tso.start().await(30, TimeUnit.SECONDS);
         tsoCounter = counter;
+        // A protocol whose compute nodes message each other (ProtocolModule#peerMessaging) gets peer messaging and
+        // its compute-node services, wired as the simulator wires them (ComputeNodePeers).
+        peerModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(protocol);
+        if (peerModule != null) {
+            if ((long) computeNodes * loops.size() > 0xff) {
+                throw new IllegalArgumentException(protocol.name() + " numbers the compute nodes' loops (1 to 255): "
+                    + computeNodes + " compute nodes x " + loops.size() + " loops are too many");
+            }
+            computeNodeShared.put("run.over", (java.util.function.BooleanSupplier) () -> closing);
+            computeNodeShared.put("clock.wall", true); // its loops' timers: wall-clock time on a shared machine
+            computeNodeShared.put("routing.shards", shardMap.current().shards());
+            computeNodeShared.put("routing.moved", (java.util.function.BiConsumer<Integer, Integer>)
+                (shard, to) -> shardMap.moveNow(shard, to));
+        }
         for (int cn = 0; cn < computeNodes; cn++) {
             startComputeNode(cn, counter);
+        }
+        if (peerModule != null) {
+            connectPeers(peerModule.peerMessaging(protocol) == io.scythe.txn.spi.PeerMessaging.EVERY_LOOP);
+        }
+    }
+
+    /** Opens each loop's rings to the loops of the other compute nodes it may call, before the first transaction. */
+    private void connectPeers(final boolean everyLoop) throws Exception {
+        for (int cn = 0; cn < computeNodes; cn++) {
+            final int from = cn;
+            for (final Context loop : loops) {
+                onLoop(loop, () -> Future.all(io.scythe.txn.ComputeNodePeers.connectFrom(peers, from, loops.size(),
+                    everyLoop)).mapEmpty());
+            }
         }
     }
 
@@ -253,14 +290,34 @@ public final class EmbeddedScythe implements AutoCloseable {
     /** Its own NIC, RRPC client and transaction-id base (node bits 32-39), a coordinator on every loop. */
     private void startComputeNode(final int cn, final RemoteRegion counter) throws Exception {
         final String name = computeNodeNames.get(cn);
-        final RrpcClient rrpc = new RrpcClient(vertx, fabric.attachNow(name), memoryNodeClientOptions);
+        final io.scythe.fabric.Nic nic = fabric.attachNow(name);
+        final RrpcClient rrpc = new RrpcClient(vertx, nic, memoryNodeClientOptions);
         final List<String> addresses = computeNodes == 1 ? List.of(CoordinatorVerticle.ADDRESS)
             : List.of(CoordinatorVerticle.ADDRESS, CoordinatorVerticle.ADDRESS + "." + name);
+        final io.scythe.rrpc.CnPeers cnPeers;
+        final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp;
+        if (peerModule != null) {
+            cnPeers = io.scythe.txn.ComputeNodePeers.open(vertx, nic, io.scythe.txn.ComputeNodePeers.options(
+                peerModule, protocol), computeNodes, loops.size());
+            peers.add(cnPeers);
+            loopSetUp = peerModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(cn, computeNodeNames,
+                cnPeers, computeNodeShared));
+            cnPeers.start(loops).await(30, TimeUnit.SECONDS);
+        } else {
+            cnPeers = null;
+            loopSetUp = io.scythe.txn.spi.ComputeNodeContext.LoopSetUp.NONE;
+        }
+        // With peers, loops are numbered across the cluster (slot 0, bits 40-47), as in the simulator: node cn's
+        // loop l is cn * loops + l + 1 (SELCC's participants); else the node's slot is in bits 32-39.
+        final long idBase = cnPeers != null ? (long) cn * loops.size() << 40 : (long) cn << 32;
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, "tso", protocol, maxAttempts,
-                watermarks, protocolOptions, procedures, (long) cn << 32, null)
+                watermarks, protocolOptions, procedures, idBase, null)
             .deploy(vertx, loops, addresses, c -> {
                 enableRedoLog(c);
                 giveUpBy(name, c);
+                if (cnPeers != null) {
+                    withPeers(c, cn, cnPeers, loopSetUp);
+                }
                 Coordinator[] mine = loopCoordinators.getIfExists();
                 if (mine == null) {
                     mine = new Coordinator[computeNodes];
@@ -270,6 +327,20 @@ public final class EmbeddedScythe implements AutoCloseable {
                 coordinators.add(c);
             }, computeNodes == 1 ? null : key -> shardMap.refusal(cn, key))
             .await(30, TimeUnit.SECONDS));
+    }
+
+    /** Gives coordinator {@code c} (on its loop) its node's peers and the module's loop set-up, as the simulator. */
+    private void withPeers(final Coordinator c, final int cn, final io.scythe.rrpc.CnPeers cnPeers,
+                           final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp) {
+        final int l = cnPeers.loopIndex();
+        final int number = io.scythe.txn.ComputeNodePeers.loopNumber(cn, l, loops.size());
+        if (l < 0 || (c.runtime().idBase() >>> 40 & 0xff) != number) {
+            throw new IllegalStateException("the coordinator of compute node " + cn + " on loop " + l + " has idBase "
+                + Long.toHexString(c.runtime().idBase()) + ", not loop number " + number + " of the cluster");
+        }
+        c.runtime().peerLoops(io.scythe.txn.ComputeNodePeers.loop(peers, cnPeers, number, l, loops.size()));
+        final Context here = vertx.getOrCreateContext();
+        loopSetUp.startLoop(l, c.runtime(), task -> here.runOnContext(v -> task.run()));
     }
 
     /**
@@ -302,6 +373,10 @@ public final class EmbeddedScythe implements AutoCloseable {
      * per loop and no event-bus address: for tests of CN failure ({@link #fence}) and recovery. Blocks.
      */
     public ComputeNode addComputeNode(final String name, final long idBase) throws Exception {
+        if (peerModule != null) {
+            throw new UnsupportedOperationException("addComputeNode: " + protocol.name() + "'s compute nodes message "
+                + "each other, and an added node gets no peers");
+        }
         if ((idBase & ~io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK) != 0 || idBase == 0) {
             throw new IllegalArgumentException("idBase=" + Long.toHexString(idBase) + " must be non-zero and within "
                 + "the node bits " + Long.toHexString(io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK));
@@ -451,6 +526,7 @@ public final class EmbeddedScythe implements AutoCloseable {
      */
     @Override
     public void close() throws Exception {
+        closing = true;
         for (final ComputeNode node : extraNodes) {
             for (final String id : node.deployments()) {
                 vertx.undeploy(id).await(30, TimeUnit.SECONDS);
@@ -461,6 +537,10 @@ public final class EmbeddedScythe implements AutoCloseable {
             vertx.undeploy(id).await(30, TimeUnit.SECONDS);
         }
         deployments.clear();
+        for (final io.scythe.rrpc.CnPeers p : peers) {
+            p.close().await(30, TimeUnit.SECONDS);
+        }
+        peers.clear();
         if (tso != null) {
             tso.stop().await(30, TimeUnit.SECONDS);
             tso = null;

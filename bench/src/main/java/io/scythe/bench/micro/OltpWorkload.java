@@ -295,13 +295,23 @@ public final class OltpWorkload {
                     return stats;
                 }
             };
+            // Transactions that failed with an error rather than an abort (a protocol that cannot run here, a bug):
+            // the run reports them and fails, never a quiet 0 txn/s.
+            final LongAdder errors = new LongAdder();
+            final java.util.concurrent.atomic.AtomicReference<Throwable> firstError =
+                new java.util.concurrent.atomic.AtomicReference<>();
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final OltpSpec.Drawn drawn = spec.draw(random);
-                final io.vertx.core.Future<Coordinator.Outcome<Long>> ran = cns == 1
-                    ? counted(cluster.coordinator().run(drawn.body()), completedByCn[0], measuring)
-                    : routed(cluster, loopRouters.get(), routeRandoms.get(), drawn, completedByCn, measuring,
-                        MAX_REROUTES);
+                io.vertx.core.Future<Coordinator.Outcome<Long>> ran;
+                try {
+                    ran = cns == 1
+                        ? counted(cluster.coordinator().run(drawn.body()), completedByCn[0], measuring)
+                        : routed(cluster, loopRouters.get(), routeRandoms.get(), drawn, completedByCn, measuring,
+                            MAX_REROUTES);
+                } catch (final RuntimeException e) {
+                    ran = io.vertx.core.Future.failedFuture(e);
+                }
                 return ran.map(outcome -> {
                     delta.add(outcome.result());
                     if (measuring.get()) {
@@ -317,6 +327,10 @@ public final class OltpWorkload {
                     }
                     if (measuring.get() && e instanceof AbortException) {
                         typeStats.get().gaveUp(drawn.type(), options.maxAttempts());
+                    }
+                    if (!(e instanceof AbortException)) {
+                        errors.increment();
+                        firstError.compareAndSet(null, e);
                     }
                     return io.vertx.core.Future.failedFuture(e); // gave up: counted by ClosedLoop as failed
                 });
@@ -403,11 +417,14 @@ public final class OltpWorkload {
             final RunResult run = new RunResult(label, clients).measured(committed, abortedAttempts,
                     r.elapsedNs() / 1e9, r.latencyNs())
                 // giving up after --max-attempts is an outcome, not a bug
-                .invariantsOk(conservedOk && held == 0 && consistent && replicaDifferences.isEmpty())
+                .invariantsOk(conservedOk && held == 0 && consistent && replicaDifferences.isEmpty()
+                    && errors.sum() == 0)
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("by_type", TxnTypeStats.toJson(types, seconds))
                 .put("attempts_per_commit", RunResult.round((double) attempts / Math.max(1, committed), 3))
                 .put("gave_up", r.failed()).put("user_rollbacks", userAborts)
+                .put("errors", errors.sum())
+                .put("first_error", firstError.get() == null ? null : errorLine(firstError.get()))
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
                 .put("locks_left_held", held).put("redo_log", redoLog)
@@ -444,6 +461,13 @@ public final class OltpWorkload {
             stages.put("retries", RunResult.round(retriesUs, 2));
             run.put("stages_us", stages);
             spec.params().forEach(e -> run.put(e.getKey(), e.getValue()));
+            if (firstError.get() != null) {
+                out.printf("%-10s clients %4d ERROR: %s failed %d transactions with an error (not an abort): %s%n",
+                    label, clients, protocol.name(), errors.sum(), errorLine(firstError.get()));
+                if (committed == 0) {
+                    return run; // nothing ran: no throughput line to mistake for a measurement
+                }
+            }
             out.printf("%-10s clients %4d %10.0f txn/s  p50 %8.2f us  p99 %8.2f us  p999 %8.2f us  abort rate %5.3f"
                     + "  %s %s  locks held %d%n", label, clients, r.perSecond(),
                 r.latencyNs().getValueAtPercentile(50) / 1000.0, r.latencyNs().getValueAtPercentile(99) / 1000.0,
@@ -471,6 +495,13 @@ public final class OltpWorkload {
             }
             vertx.close().await(60, java.util.concurrent.TimeUnit.SECONDS);
         }
+    }
+
+    /** An error's class and message on one line (its cause's when it only wraps one). */
+    static String errorLine(final Throwable e) {
+        final Throwable root = e.getCause() != null && e.getMessage() != null
+            && e.getMessage().equals(String.valueOf(e.getCause())) ? e.getCause() : e;
+        return (root.getClass().getSimpleName() + ": " + root.getMessage()).replace('\n', ' ');
     }
 
     /**

@@ -25,6 +25,12 @@ public final class LotusCluster {
     public static final String OPTIONS = "lotus.options";
     /** The key of the host's routing layer in the shared map: told {@code (shard, to)} at each handoff's end. */
     public static final String ROUTING = "routing.moved";
+    /**
+     * The key of what says the host's timers run on wall-clock time (Boolean), if it sets it: the embedded cluster,
+     * whose loops a loaded machine stalls for milliseconds (then the paper-less 1 ms lease would declare live nodes
+     * dead), so its leases are {@link LotusOptions#WALL_CLOCK_LEASE_NS} unless {@link #OPTIONS} says otherwise.
+     */
+    public static final String WALL_CLOCK = "clock.wall";
     /** The key of what says the run is over (periodic tasks stop), if the host sets one. */
     public static final String OVER = "run.over";
     /** The key of the host's routing layer's shard count in the shared map, if it routes: Lotus's lock shards. */
@@ -126,7 +132,8 @@ public final class LotusCluster {
                 + "(resharding): leave it at 0");
         }
         final Object o = shared.get(OPTIONS);
-        this.options = o instanceof LotusOptions lo ? lo : LotusOptions.PAPER;
+        this.options = o instanceof LotusOptions lo ? lo : Boolean.TRUE.equals(shared.get(WALL_CLOCK))
+            ? LotusOptions.PAPER.lease(LotusOptions.WALL_CLOCK_LEASE_NS) : LotusOptions.PAPER;
         this.routing = (BiConsumer<Integer, Integer>) shared.get(ROUTING);
         final Object over = shared.get(OVER);
         this.over = over instanceof BooleanSupplier b ? b : () -> false;

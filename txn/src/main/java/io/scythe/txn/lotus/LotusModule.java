@@ -13,7 +13,8 @@ import java.util.List;
  * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
  *
  * <p>Only asked for by name (not {@link #listed}) until it is complete: the memory
- * nodes' CVT store and the Motor baseline are not implemented yet, and it runs in the simulator only (issue 19).
+ * nodes' CVT store and the Motor baseline are not implemented yet, and it runs in the simulator and the embedded
+ * cluster ({@code scythe bench}) only, which wire compute-node peers; cluster nodes refuse it at start (issue 19).
  */
 public final class LotusModule implements ProtocolModule {
     /** Lotus's lock-first protocol under serializability. */

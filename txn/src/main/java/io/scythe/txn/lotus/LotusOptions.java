@@ -13,6 +13,8 @@ public record LotusOptions(long reshardEveryNs, double overload, int overloadedI
                            long drainPollNs, long leaseNs) {
     /** The paper's: 100 ms, 50 % above the mean, 3 intervals, 10 ms; the holders are looked at every 10 us. */
     public static final LotusOptions PAPER = new LotusOptions(100_000_000, 1.5, 3, 10_000_000, 10_000, 1_000_000);
+    /** The lease where timers run on wall-clock time ({@link LotusCluster#WALL_CLOCK}): 1 s, beyond a loop's stalls. */
+    public static final long WALL_CLOCK_LEASE_NS = 1_000_000_000L;
 
     public LotusOptions {
         if (reshardEveryNs < 0 || overload <= 1 || overloadedIntervals < 1 || forceAbortAfterNs < 0

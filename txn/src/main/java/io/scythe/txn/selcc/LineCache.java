@@ -259,7 +259,7 @@ public final class LineCache {
         this.peers = runtime.peerLoops();
         if (peers == null) {
             throw new UnsupportedOperationException("selcc-2pl needs CN-to-CN messaging for its invalidations: the "
-                + "simulator sets it up; the cluster and bench modes do not yet (issue 21)");
+                + "simulator and the embedded cluster (bench) set it up; cluster nodes do not (issue 21)");
         }
         this.me = Participants.of(runtime);
         if (peers.number() != me) {

@@ -4,8 +4,9 @@ import io.scythe.txn.TxnRuntime;
 
 /**
  * A loop's participant number (1..58, {@link LatchWord}) from its transaction ids: bits 32-39 name the compute node
- * slot and bits 40-47 the loop ({@code RecoveryRpc.NODE_ID_MASK}). The simulator numbers every compute-node loop of
- * the cluster once, in bits 40-47 with slot 0, so its participant is that number. A cluster whose ids carry a node
+ * slot and bits 40-47 the loop ({@code RecoveryRpc.NODE_ID_MASK}). The simulator and the embedded cluster number
+ * every compute-node loop of the cluster once ({@code ComputeNodePeers#loopNumber}), in bits 40-47 with slot 0, so its
+ * participant is that number. A cluster whose ids carry a node
  * slot would need a participant directory, which is not implemented (issue 21): refused with a clear error.
  */
 public final class Participants {

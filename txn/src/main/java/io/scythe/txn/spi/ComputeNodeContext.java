@@ -27,7 +27,9 @@ public interface ComputeNodeContext {
      * services outside the nodes, such as a routing layer. The simulator puts {@code run.over} (a BooleanSupplier:
      * periodic tasks stop) and, when it routes, {@code routing.shards} (its shard count), {@code
      * routing.moveShardEveryNs} (how often it moves shards at random, 0: never) and {@code routing.moved} (a
-     * BiConsumer of shard and compute node a module that moves shards itself tells). A host that has none fails
+     * BiConsumer of shard and compute node a module that moves shards itself tells). The embedded cluster puts
+     * {@code run.over}, {@code routing.shards}, {@code routing.moved} and {@code clock.wall} (true: its loops' timers
+     * run on wall-clock time, which a loaded machine stalls). A host that has none fails
      * clearly.
      */
     default java.util.Map<String, Object> shared() {

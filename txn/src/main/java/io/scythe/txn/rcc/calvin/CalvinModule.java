@@ -9,8 +9,8 @@ import java.util.List;
 /**
  * RCC's CALVIN as its own module ({@code rcc-calvin}): CALVIN keeps no per-tuple metadata (Fig. 3) and needs its
  * compute nodes wired to each other, so it is apart from {@link io.scythe.txn.rcc.RccModule}'s five shared-everything
- * protocols. Each compute node gets a {@link CalvinNode}. Asked for by name only; simulator only (the embedded
- * cluster wires no compute-node peers yet).
+ * protocols. Each compute node gets a {@link CalvinNode}. Asked for by name only; in the simulator and the embedded
+ * cluster ({@code scythe bench}), which wire compute-node peers; cluster nodes refuse it at start.
  */
 public final class CalvinModule implements ProtocolModule {
     public static final CalvinProtocol CALVIN = CalvinProtocol.base();
