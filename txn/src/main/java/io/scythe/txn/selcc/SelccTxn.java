@@ -208,10 +208,21 @@ public final class SelccTxn extends LatchTxn {
 
     @Override
     protected Future<Access> lockExclusive(final Access a) {
-        if (mode != Mode.TWO_PL) { // a read for update is a read: the commit latches the writes
-            return a.fetched ? Future.succeededFuture(a) : lockShared(a);
+        switch (mode) {
+            case TO: // a read for update is a read (Exclusive for the moment of its check): the commit latches the writes
+                return a.fetched ? Future.succeededFuture(a) : lockShared(a);
+            case OCC:
+                // The copy of a read for update is taken Exclusive (the global latch then stays here, memo M, as the
+                // commit's latch wants it) and the local latch let go at once. Taken Shared, every loop that read a
+                // hot line for update held it S and upgraded at its commit: each upgrade invalidated the other readers,
+                // each busy upgrading too and so dropping it, and none ever won (a livelock: clients never finished).
+                return a.fetched ? Future.succeededFuture(a) : lockExclusive(a, false).map(x -> {
+                    unlatch(x);
+                    return x;
+                });
+            default:
+                return lockExclusive(a, false);
         }
-        return lockExclusive(a, false);
     }
 
     private Future<Access> lockExclusive(final Access a, final boolean charged) {
