@@ -39,9 +39,10 @@ public final class SelccTxn extends LatchTxn {
          */
         TO("selcc-to"),
         /**
-         * Optimistic: a read latches the line Shared for the moment it copies it; the commit latches its writes
-         * Exclusive (no wait), latches each other line read Shared again to check its version (the paper's second
-         * latch per tuple), then installs.
+         * Optimistic: a read latches the line Shared for the moment it copies it (a read for update Exclusive, so
+         * that the commit finds the global latch here rather than upgrading against every other reader); the commit
+         * latches its writes Exclusive (no wait), latches each other line read Shared again to check its version (the
+         * paper's second latch per tuple), then installs.
          */
         OCC("selcc-occ");
 
