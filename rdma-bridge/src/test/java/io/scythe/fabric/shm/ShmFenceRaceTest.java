@@ -186,7 +186,10 @@ class ShmFenceRaceTest {
         final ExecutorService connector = Executors.newSingleThreadExecutor();
         final int[] outcomes = new int[Outcome.values().length];
         try {
-            for (int round = 0; round < 100; round++) {
+            // At least 100 rounds, and on until both ends of the race came up (a refused connect and a revoked queue
+            // pair): which one a round gives is timing, and 100 rounds once gave no revocation on a loaded machine.
+            for (int round = 0; round < 100 || (round < 2_000 && (outcomes[Outcome.REFUSED.ordinal()] == 0
+                || outcomes[Outcome.REVOKED.ordinal()] == 0)); round++) {
                 final ConnectStep pauseAt = ConnectStep.values()[random.nextInt(ConnectStep.values().length)];
                 final long pauseNs = random.nextInt(30_000);
                 final AtomicBoolean connecting = new AtomicBoolean();
