@@ -25,12 +25,26 @@ import java.util.concurrent.TimeUnit;
  * cluster's shm files, even those of a process that was killed.
  */
 public final class LocalCluster implements AutoCloseable {
+    /**
+     * JVM options every node process {@link Launcher#sameClasspath} starts gets, whatever its heap and collector: metaspace sized above what a node
+     * loads (~60 MB), so class loading at start and at recovery triggers no "Metadata GC Threshold" young + full
+     * collection pair (chaos at load 30-45: up to 1.1 s each), and no periodic cleanup safepoint (one a second by
+     * default, whose time to reach was 100-230 ms at that load). Measured with {@code -Xlog:gc*,safepoint} (issue 23
+     * §3); the remaining multi-second pauses were CPU starvation (GC real time 10-70x its CPU time), not the heap.
+     */
+    public static final String NODE_JVM_OPTIONS = "-XX:MetaspaceSize=128m -XX:+UnlockDiagnosticVMOptions "
+        + "-XX:GuaranteedSafepointInterval=0";
+
     /** How to start a node process: the java command and its options up to the main class. */
     public record Launcher(List<String> command) {
-        /** This JVM's java and class path, {@code jvmOptions} and the add-opens Hazelcast wants. */
+        /**
+         * This JVM's java and class path, {@link #NODE_JVM_OPTIONS}, then {@code jvmOptions} (which win where they
+         * set the same flag) and the add-opens Hazelcast wants.
+         */
         public static Launcher sameClasspath(final List<String> jvmOptions) {
             final List<String> cmd = new ArrayList<>();
             cmd.add(ProcessHandle.current().info().command().orElse("java"));
+            cmd.addAll(List.of(NODE_JVM_OPTIONS.split(" ")));
             cmd.addAll(jvmOptions);
             cmd.add("-D" + NodeMain.EXIT_WITH_PARENT + "=true");
             for (final String module : List.of("java.base/java.lang", "java.base/java.nio", "java.base/sun.nio.ch",
