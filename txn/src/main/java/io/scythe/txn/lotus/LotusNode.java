@@ -66,8 +66,27 @@ public final class LotusNode {
 
     LotusNode(final ComputeNodeContext node, final LockTable locks, final CriticalFields fields) {
         this(node.index(), node.computeNodes(), node.peers(), LotusCluster.of(node.shared(), node.computeNodes()
-            .size()), locks, fields);
+            .size(), node.separateProcesses()), locks, fields);
+        node.onPeerRecovered(this::peerRecovered);
     }
+
+    /**
+     * A dead incarnation of compute node {@code name} was recovered by the host (cluster nodes: its redo records are
+     * finished): frees the locks its transactions (ids with {@code (id & mask) == prefix}) still hold in this node's
+     * table, as a survivor does once a dead node's logs are done (lotus.md §2.7). Until then they stay held: a key
+     * it locked is not read before its commit is in memory. Any thread.
+     */
+    void peerRecovered(final String name, final long prefix, final long mask) {
+        final int cn = computeNodes.indexOf(name);
+        if (cn < 0 || cn == index) {
+            return;
+        }
+        final int released = locks.releaseAll(h -> h.cn() == cn && (h.txn() & mask) == prefix);
+        recoveredReleased.add(released);
+    }
+
+    /** Locks of recovered dead incarnations freed here ({@link #peerRecovered}). */
+    final LongAdder recoveredReleased = new LongAdder();
 
     /** @param peers its CN-to-CN messaging, whose lock handlers it registers; {@code null}: none (unit tests) */
     LotusNode(final int index, final List<String> computeNodes, final CnPeers peers, final LotusCluster cluster,

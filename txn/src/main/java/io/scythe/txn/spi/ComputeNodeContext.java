@@ -36,6 +36,30 @@ public interface ComputeNodeContext {
         throw new UnsupportedOperationException("this host shares no state between its compute nodes");
     }
 
+    /**
+     * Whether each compute node runs in a process of its own (cluster nodes): then {@link #shared()} holds this node's
+     * state only, and a module must not read another node's state from it (Lotus's in-memory leases and latency
+     * metrics); membership and recovery are the host's ({@link #onPeerRecovered}). {@code false}: every node of the
+     * cluster is in this process (the simulator, the embedded cluster).
+     */
+    default boolean separateProcesses() {
+        return false;
+    }
+
+    /**
+     * Registers what runs once a dead incarnation of another compute node has been recovered (the host finished its
+     * redo records, so what it committed is in memory): a module frees what that incarnation held on this node. Only
+     * hosts whose nodes die apart from the others call it (cluster nodes); any thread.
+     */
+    default void onPeerRecovered(final PeerRecovered listener) {
+    }
+
+    /** A dead incarnation of compute node {@code name}, recovered: its transaction ids are those with {@code (id & mask) == prefix}. */
+    @FunctionalInterface
+    interface PeerRecovered {
+        void recovered(String name, long prefix, long mask);
+    }
+
     /** How a module equips each loop of a compute node, once the loop's runtime exists. */
     @FunctionalInterface
     interface LoopSetUp {
