@@ -571,24 +571,58 @@ public final class ScytheNode implements AutoCloseable {
         final Map<String, Object> shared = new java.util.HashMap<>();
         shared.put("run.over", (java.util.function.BooleanSupplier) () -> leaseLost || closing);
         shared.put("clock.wall", true); // its loops' timers run on wall-clock time
-        hazelcast.<String, String>getMap(RecoveryDuty.OWED).addEntryListener(
-            (com.hazelcast.map.listener.EntryRemovedListener<String, String>) event -> {
-                if (event.getOldValue() == null) {
-                    return;
-                }
-                final JsonObject owed = new JsonObject(event.getOldValue());
-                final String cn = owed.getString("cn");
-                final long prefix = owed.getLong("prefix", 0L);
-                log("peer incarnation " + event.getKey() + " recovered: protocol " + protocol.name()
-                    + " frees what it held here");
-                for (final io.scythe.txn.spi.ComputeNodeContext.PeerRecovered l : peerRecovered) {
-                    l.recovered(cn, prefix, io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK);
-                }
-            }, true);
+        final IMap<String, String> owedMap = hazelcast.getMap(RecoveryDuty.OWED);
+        owedMap.addEntryListener((com.hazelcast.map.listener.EntryRemovedListener<String, String>) event -> {
+            if (event.getOldValue() == null) {
+                return;
+            }
+            final JsonObject owed = new JsonObject(event.getOldValue());
+            final String cn = owed.getString("cn");
+            if (cn.equals(config.node())) {
+                ownRecovered(event.getKey());
+            } else {
+                tellPeerRecovered(event.getKey(), cn, owed.getLong("prefix", 0L));
+            }
+        }, true);
+        // A restarted CN: its earlier incarnations (owed since it registered) must be recovered before the module
+        // serves what they held. Listened for first, then looked up (an entry gone meanwhile is no longer waited for).
+        for (final Map.Entry<String, String> e : owedMap.entrySet()) {
+            if (config.node().equals(new JsonObject(e.getValue()).getString("cn"))) {
+                ownOwed.add(e.getKey());
+            }
+        }
+        ownOwed.removeIf(k -> !owedMap.containsKey(k));
+        final boolean awaits = !ownOwed.isEmpty();
         peerLoopSetUp = peerModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(index, names, peers,
-            shared, peerRecovered::add));
+            shared, peerRecovered::add, awaits));
         log("protocol " + protocol.name() + ": compute node " + index + " of " + names + ", peers "
-            + peerModule.peerMessaging(protocol));
+            + peerModule.peerMessaging(protocol) + (awaits ? "; serves what its earlier incarnations held once they "
+            + "are recovered: " + new TreeSet<>(ownOwed) : ""));
+        if (awaits) {
+            ownRecovered(null); // recovered meanwhile
+        }
+    }
+
+    /** This CN's earlier incarnations still owed recovery (a restarted CN of a peer protocol waits for them). */
+    private final Set<String> ownOwed = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicBoolean ownToldRecovered = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private void ownRecovered(final String incarnation) {
+        if (incarnation != null) {
+            ownOwed.remove(incarnation);
+        }
+        if (ownOwed.isEmpty() && peerLoopSetUp != null && ownToldRecovered.compareAndSet(false, true)) {
+            tellPeerRecovered(incarnation == null ? "earlier incarnations" : incarnation, config.node(), 0);
+        }
+    }
+
+    private void tellPeerRecovered(final String incarnation, final String cn, final long prefix) {
+        for (final io.scythe.txn.spi.ComputeNodeContext.PeerRecovered l : peerRecovered) {
+            final String did = l.recovered(cn, prefix, io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK);
+            if (did != null) {
+                log("peer incarnation " + incarnation + " recovered: " + did);
+            }
+        }
     }
 
     /** Gives coordinator {@code c} (on its loop) this node's peers and the module's loop set-up. */

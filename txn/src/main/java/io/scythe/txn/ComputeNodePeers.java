@@ -89,19 +89,25 @@ public final class ComputeNodePeers {
     /** What a module's {@code startComputeNode} is given for node {@code index} of {@code names}. */
     public static ComputeNodeContext context(final int index, final List<String> names, final CnPeers peers,
                                              final Map<String, Object> shared) {
-        return context(index, names, peers, shared, null);
+        return context(index, names, peers, shared, null, false);
     }
 
     /**
      * What a module's {@code startComputeNode} is given on a compute node in a process of its own (cluster nodes):
      * {@code recovered} takes each listener a module registers ({@code ComputeNodeContext#onPeerRecovered}); with
-     * {@code null}, every node is in this process.
+     * {@code null}, every node is in this process. {@code awaitsOwnRecovery}: earlier incarnations of this node are
+     * still owed recovery.
      */
     public static ComputeNodeContext context(final int index, final List<String> names, final CnPeers peers,
                                              final Map<String, Object> shared,
                                              final java.util.function.Consumer<ComputeNodeContext.PeerRecovered>
-                                                 recovered) {
+                                                 recovered, final boolean awaitsOwnRecovery) {
         return new ComputeNodeContext() {
+            @Override
+            public boolean awaitsOwnRecovery() {
+                return awaitsOwnRecovery;
+            }
+
             @Override
             public boolean separateProcesses() {
                 return recovered != null;

@@ -67,22 +67,50 @@ public final class LotusNode {
     LotusNode(final ComputeNodeContext node, final LockTable locks, final CriticalFields fields) {
         this(node.index(), node.computeNodes(), node.peers(), LotusCluster.of(node.shared(), node.computeNodes()
             .size(), node.separateProcesses()), locks, fields);
+        if (node.awaitsOwnRecovery()) {
+            for (int s = 0; s < LotusKey.SHARDS; s++) {
+                serving.set(s, 0); // its earlier incarnation's commits may not be in memory yet
+            }
+            awaitingOwnRecovery = true;
+        }
         node.onPeerRecovered(this::peerRecovered);
     }
+
+    /** A restarted node whose earlier incarnations are not all recovered yet: it serves no shard meanwhile. */
+    private volatile boolean awaitingOwnRecovery;
 
     /**
      * A dead incarnation of compute node {@code name} was recovered by the host (cluster nodes: its redo records are
      * finished): frees the locks its transactions (ids with {@code (id & mask) == prefix}) still hold in this node's
      * table, as a survivor does once a dead node's logs are done (lotus.md §2.7). Until then they stay held: a key
-     * it locked is not read before its commit is in memory. Any thread.
+     * it locked is not read before its commit is in memory. Named this node itself (a restarted node that awaited
+     * its own recovery): starts serving its shards. What it did, for the host's log. Any thread.
      */
-    void peerRecovered(final String name, final long prefix, final long mask) {
+    String peerRecovered(final String name, final long prefix, final long mask) {
         final int cn = computeNodes.indexOf(name);
-        if (cn < 0 || cn == index) {
-            return;
+        if (cn < 0) {
+            return null;
+        }
+        if (cn == index) {
+            if (!awaitingOwnRecovery) {
+                return null;
+            }
+            // Every earlier incarnation of this node is recovered: its commits are in memory, and no lock it held
+            // anywhere is left (the others freed them); this node serves its shards now, from its empty table.
+            final ShardOwners owners = cluster.owners();
+            int shards = 0;
+            for (int s = 0; s < LotusKey.SHARDS; s++) {
+                if (owners.ownerOf(s) == index) {
+                    startServing(s);
+                    shards++;
+                }
+            }
+            awaitingOwnRecovery = false;
+            return "its earlier incarnations are recovered: serves its " + shards + " shards again";
         }
         final int released = locks.releaseAll(h -> h.cn() == cn && (h.txn() & mask) == prefix);
         recoveredReleased.add(released);
+        return "freed " + released + " lock(s) of " + name + " here";
     }
 
     /** Locks of recovered dead incarnations freed here ({@link #peerRecovered}). */
