@@ -66,10 +66,14 @@ class LotusClusterProcessTest {
             }
             Future.join(outcomes).await(60, TimeUnit.SECONDS);
             final int[] committedOn = new int[2];
+            final java.util.Set<String> abortReasons = new java.util.TreeSet<>();
             for (int i = 0; i < moves.size(); i++) {
                 final ScytheClient.Outcome o = outcomes.get(i).result();
                 assertThat(o).as("move " + i + ": committed or aborted, never unknown")
                     .isInstanceOfAny(ScytheClient.Outcome.Committed.class, ScytheClient.Outcome.Aborted.class);
+                if (o instanceof ScytheClient.Outcome.Aborted a) {
+                    abortReasons.add(a.reason());
+                }
                 if (o instanceof ScytheClient.Outcome.Committed) {
                     committedOn[i % 2]++;
                     expected[(int) moves.get(i)[0]] -= moves.get(i)[2];
@@ -78,7 +82,7 @@ class LotusClusterProcessTest {
             }
             System.out.println("lotus on 2 CN processes: committed " + committedOn[0] + " on cn0, " + committedOn[1]
                 + " on cn1 of 100 each; cn0 served " + served(cluster, "cn0") + " peer calls, cn1 " + served(cluster,
-                "cn1"));
+                "cn1") + "; aborted: " + abortReasons);
             assertThat(committedOn[0]).as("cn0 commits").isPositive();
             assertThat(committedOn[1]).as("cn1 commits").isPositive();
             long sum = 0;
