@@ -108,6 +108,7 @@ public final class LotusNode {
             awaitingOwnRecovery = false;
             return "its earlier incarnations are recovered: serves its " + shards + " shards again";
         }
+        recoveredIncarnations.add(new long[] {prefix, mask}); // first: a request checked after this is refused
         final int released = locks.releaseAll(h -> h.cn() == cn && (h.txn() & mask) == prefix);
         recoveredReleased.add(released);
         return "freed " + released + " lock(s) of " + name + " here";
@@ -247,6 +248,12 @@ public final class LotusNode {
         final long txn = LockRpc.txn(p, at);
         final int from = LockRpc.cn(p, at);
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[n]);
+        if (recovered(txn)) {
+            for (int i = 0; i < n; i++) {
+                reply.putByte(i, LockRpc.OUT_OF_RANGE);
+            }
+            return reply;
+        }
         for (int i = 0; i < n; i++) {
             final long key = LockRpc.key(p, at, i);
             // Algorithm 1 line 15 (a remote write lock invalidates the key's version-table cache entry): no VT cache
@@ -254,8 +261,32 @@ public final class LotusNode {
             reply.putByte(i, owns(key) ? LockRpc.code(locks.acquire(key, LockRpc.write(p, at, i), from, txn))
                 : LockRpc.OUT_OF_RANGE);
         }
+        if (recovered(txn)) {
+            // Its incarnation's recovery was told meanwhile: it may have freed its locks before these were taken.
+            for (int i = 0; i < n; i++) {
+                locks.release(LockRpc.key(p, at, i), txn);
+                reply.putByte(i, LockRpc.OUT_OF_RANGE);
+            }
+        }
         return reply;
     }
+
+    /**
+     * Whether {@code txn} is of a dead incarnation whose recovery this node was told of: a late request of it (the
+     * node was paused, fenced and recovered, then woke before it found it lost its lease) is refused, as no recovery
+     * would free what it took.
+     */
+    private boolean recovered(final long txn) {
+        for (final long[] pm : recoveredIncarnations) {
+            if ((txn & pm[1]) == pm[0]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Id prefix and mask of each recovered dead incarnation of another node ({@link #peerRecovered}). */
+    private final List<long[]> recoveredIncarnations = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private void onRelease(final RpcRequest request, final RpcResponder responder) {
         final DirectBuffer p = request.payload();

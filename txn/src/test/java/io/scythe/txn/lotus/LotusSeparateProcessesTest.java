@@ -52,6 +52,11 @@ class LotusSeparateProcessesTest {
         assertThat(node.locks().holders(fields.lotusKey("savings", 7))).hasSize(1);
         assertThat(listeners.get(0).recovered("cn0", prefix(1, 4), MASK)).as("told twice: nothing more")
             .isEqualTo("freed 0 lock(s) of cn0 here");
+        // The dead incarnation woke (it was paused) and asks again: refused, nothing taken; its successor is served.
+        final UnsafeBuffer late = LockRpc.request(deadTxn, 0, new long[] {a}, new boolean[] {true}, 1);
+        assertThat(node.acquire(late, 0, 1).getByte(0)).isEqualTo(LockRpc.OUT_OF_RANGE);
+        assertThat(node.locks().holders(a)).isEmpty();
+        grant(node, prefix(2, 4) | 5, 0, a);
         assertThat(listeners.get(0).recovered("cn1", prefix(1, 5), MASK)).as("its own, not awaited").isNull();
         assertThat(listeners.get(0).recovered("cn7", prefix(1, 9), MASK)).as("not a compute node of it").isNull();
     }
