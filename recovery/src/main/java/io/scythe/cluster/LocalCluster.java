@@ -165,9 +165,11 @@ public final class LocalCluster implements AutoCloseable {
             mnNames.add("mn" + i);
         }
         names.addAll(mnNames);
+        final List<String> cnNames = new ArrayList<>();
         for (int i = 0; i < cns; i++) {
-            names.add("cn" + i);
+            cnNames.add("cn" + i);
         }
+        names.addAll(cnNames);
         final Map<String, Integer> hazelcastPorts = new LinkedHashMap<>();
         final JsonObject fabricJson = fabric.copy();
         final boolean tcp = "tcp".equals(fabricJson.getString("provider"));
@@ -198,6 +200,7 @@ public final class LocalCluster implements AutoCloseable {
         }
         base = new JsonObject().put("eventBusKeyStore", keyStore.toAbsolutePath().toString()).put("cluster", cluster).put("secret", secret).put("host", "127.0.0.1")
             .put("members", members).put("fabric", fabricJson).put("memoryNodes", new JsonArray(mnNames))
+            .put("computeNodes", new JsonArray(cnNames))
             .put("tsoNode", "tso").put("tsoProxies", new JsonArray(proxyNames))
             .put("stateDir", dir.toAbsolutePath().toString()).put("workload", workload).put("protocol", protocol).put("readyTimeoutMs", 120_000);
         for (final String n : names) {

@@ -49,18 +49,22 @@ import java.util.TreeSet;
  * @param replicas       backups per partition (each on another memory node, primary-backup: data and redo logs),
  *                       or -1 (the default): 2 when there are at least 3 memory nodes, else as many as there are
  *                       other memory nodes ({@link #backups()})
+ * @param computeNodes   the compute nodes, in index order, of a protocol whose compute nodes message each other
+ *                       (Lotus spreads its lock shards over them); required for such a protocol, every CN of it listed,
+ *                       and the same on every node. Default none
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
                          List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
                          List<String> memoryNodes, String tsoNode, List<String> tsoProxies, String stateDir,
                          JsonObject workload, String protocol, int maxAttempts, long readyTimeoutMs,
                          String eventBusKeyStore, boolean leaseCheck, List<FaultPoints.Fault> faults,
-                         long peerCallTimeoutMs, long memoryNodeTimeoutMs, int replicas) {
+                         long peerCallTimeoutMs, long memoryNodeTimeoutMs, int replicas,
+                         List<String> computeNodes) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
         "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "tsoProxies", "stateDir", "workload",
         "protocol",
         "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults", "peerCallTimeoutMs",
-        "memoryNodeTimeoutMs", "replicas");
+        "memoryNodeTimeoutMs", "replicas", "computeNodes");
     /** Backups per partition by default, where there are enough memory nodes (3-way, as FORD, Lotus and RCC run). */
     public static final int DEFAULT_BACKUPS = 2;
     public static final int MIN_SECRET_CHARS = ClusterAccess.MIN_SECRET_CHARS;
@@ -89,6 +93,13 @@ public record NodeConfig(String cluster, String secret, String node, String host
             }
             for (final String mn : mns) {
                 FabricOptions.checkName("memory node", mn);
+            }
+            final List<String> cns = strings(json, "computeNodes", List.of());
+            for (final String cn : cns) {
+                FabricOptions.checkName("compute node", cn);
+            }
+            if (new java.util.HashSet<>(cns).size() != cns.size()) {
+                throw new IllegalArgumentException("computeNodes " + cns + " names a compute node twice");
             }
             final List<String> proxies = strings(json, "tsoProxies", List.of());
             for (final String proxy : proxies) {
@@ -122,7 +133,8 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 json.getLong("peerCallTimeoutMs", 1_000L),
                 json.getLong("memoryNodeTimeoutMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
                     io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS)),
-                json.getInteger("replicas", -1));
+                json.getInteger("replicas", -1),
+                List.copyOf(cns));
             if (c.peerCallTimeoutMs() <= 0) {
                 throw new IllegalArgumentException("peerCallTimeoutMs=" + c.peerCallTimeoutMs() + " must be positive");
             }
@@ -146,15 +158,23 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 throw new IllegalArgumentException("eventBusKeyStore " + c.eventBusKeyStore() + " not found");
             }
             // Unknown names are named here, before any node starts; so is a protocol whose compute nodes message
-            // each other (CN peers: SELCC's invalidations, Lotus's lock RPCs): cluster nodes serve CnPeers but do not
-            // give a module its compute-node services (ProtocolModule#startComputeNode), so every transaction of it
-            // would fail. Refused at start, not per transaction.
+            // each other (CN peers: SELCC's invalidations, Lotus's lock RPCs) while its module says what it lacks on
+            // cluster nodes (ProtocolModule#clusterRefusal: what a compute node dying leaves on the others is not
+            // recovered). Refused at start, not per transaction.
             final io.scythe.txn.Protocol run = io.scythe.txn.spi.ProtocolRegistry.protocol(c.protocol());
             final io.scythe.txn.spi.ProtocolModule peerModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(run);
             if (peerModule != null) {
-                throw new IllegalArgumentException("protocol " + c.protocol() + " needs CN-to-CN messaging ("
-                    + peerModule.peerMessaging(run) + "), which cluster nodes do not wire yet: run it with "
-                    + "`scythe bench --cns N` or `scythe sim --cns N`");
+                final String refusal = peerModule.clusterRefusal(run);
+                if (refusal != null) {
+                    throw new IllegalArgumentException("protocol " + c.protocol() + " needs CN-to-CN messaging ("
+                        + peerModule.peerMessaging(run) + "), and cluster nodes cannot run it yet: " + refusal
+                        + "; run it with `scythe bench --cns N` or `scythe sim --cns N`");
+                }
+                if (cns.isEmpty()) {
+                    throw new IllegalArgumentException("protocol " + c.protocol() + " needs CN-to-CN messaging ("
+                        + peerModule.peerMessaging(run) + "): name the compute nodes, in the same order on every "
+                        + "node (computeNodes: [cn0, cn1, ...])");
+                }
             }
             if (c.node().contains(".e")) {
                 throw new IllegalArgumentException("node name " + c.node() + " must not contain '.e' (a CN's "

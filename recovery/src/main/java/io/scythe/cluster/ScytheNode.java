@@ -58,7 +58,9 @@ import java.util.function.Supplier;
  *       nodes by event-bus requests, and runs a coordinator per event loop on {@link CoordinatorVerticle#ADDRESS}
  *       (shared, load-balanced) and {@code scythe.txn.NODE} (this node only). Each of its loops also serves the other
  *       CNs ({@link CnPeers}): peers are found by name in the {@value #NODES} registry (their current incarnation),
- *       connect lazily, and a peer whose member leaves (or whose newer epoch registers) fails its calls at once.</li>
+ *       connect lazily, and a peer whose member leaves (or whose newer epoch registers) fails its calls at once. A
+ *       protocol whose compute nodes message each other (Lotus) gets its compute-node services there, placed by the
+ *       config's {@code computeNodes}, and hears when a dead peer incarnation has been recovered.</li>
  * </ul>
  *
  * <p>Leases and fencing: a CN's lease is its Hazelcast membership under its epoch, registered in the
@@ -120,10 +122,20 @@ public final class ScytheNode implements AutoCloseable {
     private NodeMetrics metrics;
     /** A CN's messaging with the other CNs, and where each of them is now (name to incarnation). */
     private CnPeers peers;
+    /**
+     * The module of a protocol whose compute nodes message each other ({@code ProtocolModule#peerMessaging}), with
+     * what it equips each loop with, and what it asked to hear of recovered peers; {@code null} otherwise.
+     */
+    private io.scythe.txn.spi.ProtocolModule peerModule;
+    private io.scythe.txn.spi.ComputeNodeContext.LoopSetUp peerLoopSetUp;
+    private final List<io.scythe.txn.spi.ComputeNodeContext.PeerRecovered> peerRecovered =
+        new CopyOnWriteArrayList<>();
     private final Map<String, Peer> peerNodes = new ConcurrentHashMap<>();
     private ShardOwnership shards;
     private volatile boolean ready;
     private volatile boolean leaseLost;
+    /** Set when it closes: a module's periodic tasks stop ({@code run.over}). */
+    private volatile boolean closing;
     private long leaseTimer = -1;
     /**
      * The loop recovery runs on, with that loop's runtime: taken together by the first coordinator made (the loops
@@ -372,7 +384,8 @@ public final class ScytheNode implements AutoCloseable {
         log("asking TSO node " + config.tsoNode() + " where its counter is (answering its high-water query)");
         final RemoteRegion counter = retry(() -> TsoService.locate(vertx, config.tsoNode(), 2_000),
             "TSO node " + config.tsoNode() + " to say where its counter is");
-        startPeers();
+        final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
+        startPeers(protocol);
         // Every call to a memory node is bounded: one that stops answering ends the transaction (abort, or "outcome
         // unknown" past its point of no return) instead of leaving it pending for ever.
         // Verbs within the same bound, at most the queue pairs' default transport timeout.
@@ -380,7 +393,6 @@ public final class ScytheNode implements AutoCloseable {
             .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs()))
             .verbTransportTimeoutMs(Math.min(config.memoryNodeTimeoutMs(),
                 io.scythe.fabric.QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS)));
-        final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and
         // fails over to another when one fails (TsoGroup).
@@ -412,6 +424,9 @@ public final class ScytheNode implements AutoCloseable {
                     // by another node, which finishes the redo record; it rejoins with a new epoch.
                     c.runtime().onGiveUp(why -> loseLease("a loop cannot go on: " + why));
                     recoveryLoop.compareAndSet(null, new RecoveryLoop(Vertx.currentContext(), c.runtime()));
+                    if (peerModule != null) {
+                        equipForPeers(c);
+                    }
                     coordinators.add(c);
                 })
             .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS));
@@ -501,10 +516,13 @@ public final class ScytheNode implements AutoCloseable {
      * Serves the other CNs on every loop and learns where they are: the registry's CN entries as they come, change
      * and go, and members that leave (whose calls then fail at once rather than at their bound).
      */
-    private void startPeers() throws Exception {
+    private void startPeers(final Protocol protocol) throws Exception {
         final List<Context> loops = BridgeVerticle.eventLoopContexts(vertx);
-        peers = new CnPeers(vertx, nic, CnPeers.defaultOptions().callTimeoutNs(
-            TimeUnit.MILLISECONDS.toNanos(config.peerCallTimeoutMs())), loops.size(), this::peerFabricNode);
+        peerModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(protocol);
+        final RrpcOptions options = CnPeers.defaultOptions().callTimeoutNs(
+            TimeUnit.MILLISECONDS.toNanos(config.peerCallTimeoutMs()));
+        peers = new CnPeers(vertx, nic, peerModule == null ? options : peerModule.peerOptions(options), loops.size(),
+            this::peerFabricNode);
         final IMap<String, String> nodes = hazelcast.getMap(NODES);
         nodes.addEntryListener(new PeerListener(), true);
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
@@ -525,7 +543,100 @@ public final class ScytheNode implements AutoCloseable {
         for (final Map.Entry<String, String> e : nodes.entrySet()) {
             notePeer(e.getKey(), new JsonObject(e.getValue()));
         }
+        if (peerModule != null) {
+            startPeerModule(protocol, loops.size());
+        }
         peers.start(loops).await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Gives the protocol's module its compute-node services (ProtocolModule#startComputeNode) before the loops serve
+     * peers, as the embedded cluster and the simulator do ({@code ComputeNodePeers}): this node is index
+     * {@code computeNodes.indexOf(node)} of the config's compute nodes, named there (the directory maps a name to its
+     * current incarnation), each in a process of its own. A peer incarnation whose recovery finished (its entry in
+     * {@value RecoveryDuty#OWED} removed on success) is told to the module, which frees what it held here.
+     */
+    private void startPeerModule(final Protocol protocol, final int loops) {
+        final List<String> names = config.computeNodes();
+        final int index = names.indexOf(config.node());
+        if (index < 0) {
+            throw new IllegalStateException("compute node " + config.node() + " is not in computeNodes " + names
+                + ": protocol " + protocol.name() + " places its compute nodes by that list; add it (the same list "
+                + "on every node)");
+        }
+        if ((long) names.size() * loops > 0xff) {
+            throw new IllegalStateException(protocol.name() + " numbers the compute nodes' loops (1 to 255): "
+                + names.size() + " compute nodes x " + loops + " loops are too many");
+        }
+        final Map<String, Object> shared = new java.util.HashMap<>();
+        shared.put("run.over", (java.util.function.BooleanSupplier) () -> leaseLost || closing);
+        shared.put("clock.wall", true); // its loops' timers run on wall-clock time
+        final IMap<String, String> owedMap = hazelcast.getMap(RecoveryDuty.OWED);
+        owedMap.addEntryListener((com.hazelcast.map.listener.EntryRemovedListener<String, String>) event -> {
+            if (event.getOldValue() == null) {
+                return;
+            }
+            final JsonObject owed = new JsonObject(event.getOldValue());
+            final String cn = owed.getString("cn");
+            if (cn.equals(config.node())) {
+                ownRecovered(event.getKey());
+            } else {
+                tellPeerRecovered(event.getKey(), cn, owed.getLong("prefix", 0L));
+            }
+        }, true);
+        // A restarted CN: its earlier incarnations (owed since it registered) must be recovered before the module
+        // serves what they held. Listened for first, then looked up (an entry gone meanwhile is no longer waited for).
+        for (final Map.Entry<String, String> e : owedMap.entrySet()) {
+            if (config.node().equals(new JsonObject(e.getValue()).getString("cn"))) {
+                ownOwed.add(e.getKey());
+            }
+        }
+        ownOwed.removeIf(k -> !owedMap.containsKey(k));
+        final boolean awaits = !ownOwed.isEmpty();
+        peerLoopSetUp = peerModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(index, names, peers,
+            shared, peerRecovered::add, awaits));
+        log("protocol " + protocol.name() + ": compute node " + index + " of " + names + ", peers "
+            + peerModule.peerMessaging(protocol) + (awaits ? "; serves what its earlier incarnations held once they "
+            + "are recovered: " + new TreeSet<>(ownOwed) : ""));
+        if (awaits) {
+            ownRecovered(null); // recovered meanwhile
+        }
+    }
+
+    /** This CN's earlier incarnations still owed recovery (a restarted CN of a peer protocol waits for them). */
+    private final Set<String> ownOwed = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicBoolean ownToldRecovered = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private void ownRecovered(final String incarnation) {
+        if (incarnation != null) {
+            ownOwed.remove(incarnation);
+        }
+        if (ownOwed.isEmpty() && peerLoopSetUp != null && ownToldRecovered.compareAndSet(false, true)) {
+            tellPeerRecovered(incarnation == null ? "earlier incarnations" : incarnation, config.node(), 0);
+        }
+    }
+
+    private void tellPeerRecovered(final String incarnation, final String cn, final long prefix) {
+        for (final io.scythe.txn.spi.ComputeNodeContext.PeerRecovered l : peerRecovered) {
+            final String did = l.recovered(cn, prefix, io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK);
+            if (did != null) {
+                log("peer incarnation " + incarnation + " recovered: " + did);
+            }
+        }
+    }
+
+    /** Gives coordinator {@code c} (on its loop) this node's peers and the module's loop set-up. */
+    private void equipForPeers(final Coordinator c) {
+        final int l = peers.loopIndex();
+        if (l < 0) {
+            throw new IllegalStateException("coordinator made on a loop that serves no peers");
+        }
+        final List<String> names = config.computeNodes();
+        final int loops = peers.loops();
+        final int number = io.scythe.txn.ComputeNodePeers.loopNumber(names.indexOf(config.node()), l, loops);
+        c.runtime().peerLoops(io.scythe.txn.ComputeNodePeers.loop(names::get, peers, number, l, loops));
+        final Context here = vertx.getOrCreateContext();
+        peerLoopSetUp.startLoop(l, c.runtime(), task -> here.runOnContext(v -> task.run()));
     }
 
     /** Where CN {@code name} is: its incarnation while its member is in the cluster. */
@@ -1078,6 +1189,7 @@ public final class ScytheNode implements AutoCloseable {
     @Override
     public void close() throws Exception {
         ready = false;
+        closing = true;
         if (vertx != null && leaseTimer >= 0) {
             vertx.cancelTimer(leaseTimer);
         }

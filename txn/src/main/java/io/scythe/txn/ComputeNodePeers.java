@@ -58,7 +58,13 @@ public final class ComputeNodePeers {
      */
     public static PeerLoops loop(final List<CnPeers> all, final CnPeers mine, final int number, final int loop,
                                  final int loopsPerCn) {
-        return new PeerLoops(mine, number, loop, n -> new PeerLoops.Address(all.get((n - 1) / loopsPerCn).node(),
+        return loop(cn -> all.get(cn).node(), mine, number, loop, loopsPerCn);
+    }
+
+    /** As above, the peer serving node {@code cn}'s loops named by {@code peer} (cluster nodes: its config name). */
+    public static PeerLoops loop(final java.util.function.IntFunction<String> peer, final CnPeers mine,
+                                 final int number, final int loop, final int loopsPerCn) {
+        return new PeerLoops(mine, number, loop, n -> new PeerLoops.Address(peer.apply((n - 1) / loopsPerCn),
             (n - 1) % loopsPerCn));
     }
 
@@ -83,7 +89,37 @@ public final class ComputeNodePeers {
     /** What a module's {@code startComputeNode} is given for node {@code index} of {@code names}. */
     public static ComputeNodeContext context(final int index, final List<String> names, final CnPeers peers,
                                              final Map<String, Object> shared) {
+        return context(index, names, peers, shared, null, false);
+    }
+
+    /**
+     * What a module's {@code startComputeNode} is given on a compute node in a process of its own (cluster nodes):
+     * {@code recovered} takes each listener a module registers ({@code ComputeNodeContext#onPeerRecovered}); with
+     * {@code null}, every node is in this process. {@code awaitsOwnRecovery}: earlier incarnations of this node are
+     * still owed recovery.
+     */
+    public static ComputeNodeContext context(final int index, final List<String> names, final CnPeers peers,
+                                             final Map<String, Object> shared,
+                                             final java.util.function.Consumer<ComputeNodeContext.PeerRecovered>
+                                                 recovered, final boolean awaitsOwnRecovery) {
         return new ComputeNodeContext() {
+            @Override
+            public boolean awaitsOwnRecovery() {
+                return awaitsOwnRecovery;
+            }
+
+            @Override
+            public boolean separateProcesses() {
+                return recovered != null;
+            }
+
+            @Override
+            public void onPeerRecovered(final PeerRecovered listener) {
+                if (recovered != null) {
+                    recovered.accept(listener);
+                }
+            }
+
             @Override
             public Map<String, Object> shared() {
                 return shared;

@@ -215,6 +215,14 @@ public final class LockTable {
      * lotus.md §2.7); returns how many.
      */
     public int releaseAllOf(final int cn) {
+        return releaseAll(h -> h.cn() == cn);
+    }
+
+    /**
+     * Releases every lock whose hold matches {@code which} (a dead incarnation's: cluster nodes tell its compute node
+     * and the id prefix of its transactions); returns how many.
+     */
+    public int releaseAll(final java.util.function.Predicate<Hold> which) {
         final List<long[]> held = new ArrayList<>();
         synchronized (this) {
             for (int s = 0; s < STRIPES; s++) {
@@ -222,7 +230,7 @@ public final class LockTable {
                     for (final Map.Entry<Long, List<Hold>> e : state.entrySet()) {
                         if ((bucket(e.getKey()) & (STRIPES - 1)) == s) {
                             for (final Hold h : e.getValue()) {
-                                if (h.cn() == cn) {
+                                if (which.test(h)) {
                                     held.add(new long[] {e.getKey(), h.txn()});
                                 }
                             }

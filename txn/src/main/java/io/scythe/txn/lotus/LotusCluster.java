@@ -116,7 +116,7 @@ public final class LotusCluster {
     }
 
     @SuppressWarnings("unchecked")
-    private LotusCluster(final int cns, final Map<String, Object> shared) {
+    private LotusCluster(final int cns, final Map<String, Object> shared, final boolean separate) {
         this.nodes = new LotusNode[cns];
         this.renewedNs = new long[cns];
         java.util.Arrays.fill(renewedNs, -1);
@@ -132,8 +132,14 @@ public final class LotusCluster {
                 + "(resharding): leave it at 0");
         }
         final Object o = shared.get(OPTIONS);
-        this.options = o instanceof LotusOptions lo ? lo : Boolean.TRUE.equals(shared.get(WALL_CLOCK))
+        final LotusOptions inProcess = Boolean.TRUE.equals(shared.get(WALL_CLOCK))
             ? LotusOptions.PAPER.lease(LotusOptions.WALL_CLOCK_LEASE_NS) : LotusOptions.PAPER;
+        // Nodes in processes of their own (cluster nodes) see only themselves here: no lease of another node is ever
+        // renewed in this object, and no other node's latency published, so the in-memory leases and resharding are
+        // off. The host's membership (its Hazelcast leases) and recovery duty stand for the leases; a recovered
+        // incarnation's locks are freed on its word (LotusNode#peerRecovered). Resharding across processes (a
+        // routing layer and latency metrics outside the nodes) is not built.
+        this.options = o instanceof LotusOptions lo ? lo : separate ? inProcess.lease(0).reshardEvery(0) : inProcess;
         this.routing = (BiConsumer<Integer, Integer>) shared.get(ROUTING);
         final Object over = shared.get(OVER);
         this.over = over instanceof BooleanSupplier b ? b : () -> false;
@@ -143,10 +149,13 @@ public final class LotusCluster {
         }
     }
 
-    /** The cluster of {@code shared} (made by its first compute node). */
-    static LotusCluster of(final Map<String, Object> shared, final int cns) {
+    /**
+     * The cluster of {@code shared} (made by its first compute node); {@code separate}: every node in a process of its
+     * own, so this object holds one node only ({@code ComputeNodeContext#separateProcesses}).
+     */
+    static LotusCluster of(final Map<String, Object> shared, final int cns, final boolean separate) {
         synchronized (shared) {
-            final Object c = shared.computeIfAbsent(KEY, k -> new LotusCluster(cns, shared));
+            final Object c = shared.computeIfAbsent(KEY, k -> new LotusCluster(cns, shared, separate));
             if (!(c instanceof LotusCluster cluster) || cluster.nodes.length != cns) {
                 throw new IllegalStateException("the shared map's " + KEY + " is no Lotus cluster of " + cns
                     + " compute nodes: " + c);
@@ -157,7 +166,7 @@ public final class LotusCluster {
 
     /** A cluster of {@code cns} nodes outside any host (unit tests). */
     static LotusCluster standalone(final int cns) {
-        return new LotusCluster(cns, new java.util.HashMap<>());
+        return new LotusCluster(cns, new java.util.HashMap<>(), false);
     }
 
     synchronized void join(final LotusNode node) {

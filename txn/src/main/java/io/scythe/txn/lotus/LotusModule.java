@@ -13,8 +13,8 @@ import java.util.List;
  * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
  *
  * <p>Only asked for by name (not {@link #listed}) until it is complete: the memory
- * nodes' CVT store and the Motor baseline are not implemented yet, and it runs in the simulator and the embedded
- * cluster ({@code scythe bench}) only, which wire compute-node peers; cluster nodes refuse it at start (issue 19).
+ * nodes' CVT store and the Motor baseline are not implemented yet. It runs in the simulator, the embedded cluster
+ * ({@code scythe bench}) and on cluster nodes ({@link #clusterRefusal}), which wire compute-node peers.
  */
 public final class LotusModule implements ProtocolModule {
     /** Lotus's lock-first protocol under serializability. */
@@ -56,6 +56,18 @@ public final class LotusModule implements ProtocolModule {
     @Override
     public PeerMessaging peerMessaging(final Protocol protocol) {
         return PeerMessaging.LOOP_PAIRS;
+    }
+
+    /**
+     * Cluster nodes run it: its lock RPCs go over the nodes' peers, its shards spread over the config's
+     * {@code computeNodes} (fixed: no resharding across processes). A compute node that dies: calls to it fail at
+     * once when its member leaves, its redo records are finished by the cluster's recovery duty, and then every
+     * survivor frees the locks it held there ({@link LotusNode#peerRecovered}); a restarted node serves its shards
+     * from an empty lock table.
+     */
+    @Override
+    public String clusterRefusal(final Protocol protocol) {
+        return null;
     }
 
     @Override

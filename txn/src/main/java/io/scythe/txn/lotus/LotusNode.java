@@ -66,8 +66,56 @@ public final class LotusNode {
 
     LotusNode(final ComputeNodeContext node, final LockTable locks, final CriticalFields fields) {
         this(node.index(), node.computeNodes(), node.peers(), LotusCluster.of(node.shared(), node.computeNodes()
-            .size()), locks, fields);
+            .size(), node.separateProcesses()), locks, fields);
+        if (node.awaitsOwnRecovery()) {
+            for (int s = 0; s < LotusKey.SHARDS; s++) {
+                serving.set(s, 0); // its earlier incarnation's commits may not be in memory yet
+            }
+            awaitingOwnRecovery = true;
+        }
+        node.onPeerRecovered(this::peerRecovered);
     }
+
+    /** A restarted node whose earlier incarnations are not all recovered yet: it serves no shard meanwhile. */
+    private volatile boolean awaitingOwnRecovery;
+
+    /**
+     * A dead incarnation of compute node {@code name} was recovered by the host (cluster nodes: its redo records are
+     * finished): frees the locks its transactions (ids with {@code (id & mask) == prefix}) still hold in this node's
+     * table, as a survivor does once a dead node's logs are done (lotus.md §2.7). Until then they stay held: a key
+     * it locked is not read before its commit is in memory. Named this node itself (a restarted node that awaited
+     * its own recovery): starts serving its shards. What it did, for the host's log. Any thread.
+     */
+    String peerRecovered(final String name, final long prefix, final long mask) {
+        final int cn = computeNodes.indexOf(name);
+        if (cn < 0) {
+            return null;
+        }
+        if (cn == index) {
+            if (!awaitingOwnRecovery) {
+                return null;
+            }
+            // Every earlier incarnation of this node is recovered: its commits are in memory, and no lock it held
+            // anywhere is left (the others freed them); this node serves its shards now, from its empty table.
+            final ShardOwners owners = cluster.owners();
+            int shards = 0;
+            for (int s = 0; s < LotusKey.SHARDS; s++) {
+                if (owners.ownerOf(s) == index) {
+                    startServing(s);
+                    shards++;
+                }
+            }
+            awaitingOwnRecovery = false;
+            return "its earlier incarnations are recovered: serves its " + shards + " shards again";
+        }
+        recoveredIncarnations.add(new long[] {prefix, mask}); // first: a request checked after this is refused
+        final int released = locks.releaseAll(h -> h.cn() == cn && (h.txn() & mask) == prefix);
+        recoveredReleased.add(released);
+        return "freed " + released + " lock(s) of " + name + " here";
+    }
+
+    /** Locks of recovered dead incarnations freed here ({@link #peerRecovered}). */
+    final LongAdder recoveredReleased = new LongAdder();
 
     /** @param peers its CN-to-CN messaging, whose lock handlers it registers; {@code null}: none (unit tests) */
     LotusNode(final int index, final List<String> computeNodes, final CnPeers peers, final LotusCluster cluster,
@@ -200,6 +248,12 @@ public final class LotusNode {
         final long txn = LockRpc.txn(p, at);
         final int from = LockRpc.cn(p, at);
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[n]);
+        if (recovered(txn)) {
+            for (int i = 0; i < n; i++) {
+                reply.putByte(i, LockRpc.OUT_OF_RANGE);
+            }
+            return reply;
+        }
         for (int i = 0; i < n; i++) {
             final long key = LockRpc.key(p, at, i);
             // Algorithm 1 line 15 (a remote write lock invalidates the key's version-table cache entry): no VT cache
@@ -207,8 +261,32 @@ public final class LotusNode {
             reply.putByte(i, owns(key) ? LockRpc.code(locks.acquire(key, LockRpc.write(p, at, i), from, txn))
                 : LockRpc.OUT_OF_RANGE);
         }
+        if (recovered(txn)) {
+            // Its incarnation's recovery was told meanwhile: it may have freed its locks before these were taken.
+            for (int i = 0; i < n; i++) {
+                locks.release(LockRpc.key(p, at, i), txn);
+                reply.putByte(i, LockRpc.OUT_OF_RANGE);
+            }
+        }
         return reply;
     }
+
+    /**
+     * Whether {@code txn} is of a dead incarnation whose recovery this node was told of: a late request of it (the
+     * node was paused, fenced and recovered, then woke before it found it lost its lease) is refused, as no recovery
+     * would free what it took.
+     */
+    private boolean recovered(final long txn) {
+        for (final long[] pm : recoveredIncarnations) {
+            if ((txn & pm[1]) == pm[0]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Id prefix and mask of each recovered dead incarnation of another node ({@link #peerRecovered}). */
+    private final List<long[]> recoveredIncarnations = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private void onRelease(final RpcRequest request, final RpcResponder responder) {
         final DirectBuffer p = request.payload();

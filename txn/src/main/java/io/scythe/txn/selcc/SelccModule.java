@@ -201,6 +201,19 @@ public final class SelccModule implements ProtocolModule {
         return defaults.bucketBytes(Integer.getInteger("scythe.selcc.peerBucketBytes", DEFAULT_PEER_BUCKET_BYTES));
     }
 
+    /**
+     * Not on cluster nodes yet (issue 21): a compute node that dies while its loops hold S or X bits in memory-node
+     * latch words leaves them set (nothing clears a dead participant's bits, so its lines stay latched for ever), and
+     * its participants are numbered by loop in transaction ids without a node slot, where cluster ids carry the
+     * node's slot and epoch (a participant directory is not built).
+     */
+    @Override
+    public String clusterRefusal(final Protocol protocol) {
+        return "a compute node dying with S or X latch bits set leaves them set (no recovery clears a dead "
+            + "participant's latch bits), and SELCC's participants need a directory across compute-node processes; "
+            + "neither is built (issue 21)";
+    }
+
     /** Serves invalidations on the node's peers; each loop's cache is made on first use (from its PeerLoops). */
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {

@@ -36,6 +36,43 @@ public interface ComputeNodeContext {
         throw new UnsupportedOperationException("this host shares no state between its compute nodes");
     }
 
+    /**
+     * Whether each compute node runs in a process of its own (cluster nodes): then {@link #shared()} holds this node's
+     * state only, and a module must not read another node's state from it (Lotus's in-memory leases and latency
+     * metrics); membership and recovery are the host's ({@link #onPeerRecovered}). {@code false}: every node of the
+     * cluster is in this process (the simulator, the embedded cluster).
+     */
+    default boolean separateProcesses() {
+        return false;
+    }
+
+    /**
+     * Registers what runs once a dead incarnation of another compute node has been recovered (the host finished its
+     * redo records, so what it committed is in memory): a module frees what that incarnation held on this node. With
+     * {@link #awaitsOwnRecovery}, it runs once more, naming this node, when every earlier incarnation of this node is
+     * recovered. Only hosts whose nodes die apart from the others call it (cluster nodes); any thread.
+     */
+    default void onPeerRecovered(final PeerRecovered listener) {
+    }
+
+    /**
+     * Whether earlier incarnations of this node were still owed recovery when it started (a restarted cluster node):
+     * until {@link #onPeerRecovered} names this node, it must serve nothing they may have held, since their commits
+     * may not be in memory yet (Lotus: its shards' locks, lotus.md §2.7 "serves only after the drain").
+     */
+    default boolean awaitsOwnRecovery() {
+        return false;
+    }
+
+    /**
+     * A dead incarnation of compute node {@code name}, recovered: its transaction ids are those with
+     * {@code (id & mask) == prefix}. Returns what the module did (for the host's log), or {@code null}.
+     */
+    @FunctionalInterface
+    interface PeerRecovered {
+        String recovered(String name, long prefix, long mask);
+    }
+
     /** How a module equips each loop of a compute node, once the loop's runtime exists. */
     @FunctionalInterface
     interface LoopSetUp {

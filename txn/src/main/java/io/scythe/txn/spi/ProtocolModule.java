@@ -44,12 +44,25 @@ public interface ProtocolModule {
      * ({@link io.scythe.rrpc.CnPeers}) and which loops call which (one hook for SELCC's invalidations, every loop to
      * every loop, and Lotus's lock RPCs, loop i to loop i). For such a run a host gives every compute node peer
      * messaging, calls {@link #startComputeNode} on each before its loops serve, and gives every loop's runtime its
-     * peers ({@code TxnRuntime#peerLoops}). The simulator is such a host; scythe bench and cluster nodes are not yet
-     * (issue 21), and a protocol that needs peers fails there clearly when its first transaction begins.
+     * peers ({@code TxnRuntime#peerLoops}). The simulator, the embedded cluster ({@code scythe bench}) and cluster
+     * nodes are such hosts (cluster nodes only where {@link #clusterRefusal} says nothing).
      * {@link PeerMessaging#NONE} by default: nothing of it is built.
      */
     default PeerMessaging peerMessaging(final Protocol protocol) {
         return PeerMessaging.NONE;
+    }
+
+    /**
+     * Why cluster nodes (one process per compute node, which dies and rejoins on its own) cannot run {@code protocol}
+     * yet, naming what is missing; {@code null} when they can. A protocol whose compute nodes talk to each other is
+     * refused by default: its peers work across processes, but what a compute node dying leaves on the others (locks,
+     * latch bits, a sequencer's epoch) must be recovered by the module, through
+     * {@link ComputeNodeContext#onPeerRecovered}, before it may run there.
+     */
+    default String clusterRefusal(final Protocol protocol) {
+        return peerMessaging(protocol) == PeerMessaging.NONE ? null : "its compute nodes message each other ("
+            + peerMessaging(protocol) + ") and module " + name() + " does not say how it recovers from a compute "
+            + "node's death in another process";
     }
 
     /**

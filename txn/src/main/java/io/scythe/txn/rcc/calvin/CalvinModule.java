@@ -35,6 +35,17 @@ public final class CalvinModule implements ProtocolModule {
         return io.scythe.txn.spi.PeerMessaging.LOOP_PAIRS; // sequencers and schedulers talk loop i to loop i
     }
 
+    /**
+     * Not on cluster nodes yet: every node waits for every other node's batch of each epoch, so a compute node that
+     * dies stops the whole cluster, and no recovery of its sequencer's epochs or of the locks its scheduler granted is
+     * built (issue 18).
+     */
+    @Override
+    public String clusterRefusal(final Protocol protocol) {
+        return "a compute node that dies stops every epoch (each node waits for every node's batch), and no recovery "
+            + "of a dead node's sequencer and scheduler is built (issue 18)";
+    }
+
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext context) {
         final CalvinNode node = new CalvinNode(context);

@@ -1,0 +1,109 @@
+package io.scythe.cluster;
+
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Lotus on cluster nodes (1 TSO, 1 MN, 2 CNs, each its own process, over shm): its record locks live in the compute
+ * nodes' lock tables, so a transaction on one CN takes the locks of the keys the other CN owns by a lock RPC over the
+ * CNs' peers. Concurrent moves from both CNs end with every counter exactly what the committed moves make it (money
+ * conserved, nothing lost), and transactions whose locks are on the other CN commit.
+ */
+class LotusClusterProcessTest {
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final int KEYS = 64;
+
+    @Test
+    void shouldRunLotusOnTwoComputeNodeProcessesWithLockRpcsBetweenThem(@TempDir final Path dir) throws Exception {
+        final LocalCluster cluster = new LocalCluster("lotus" + UUID.randomUUID().toString().substring(0, 8),
+            "a test secret of the cluster", 1, 2, new JsonObject().put("name", "counters").put("keys", KEYS),
+            new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
+            "lotus", dir, LocalCluster.Launcher.sameClasspath(List.of("-Xmx256m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1")));
+        ScytheClient client = null;
+        try {
+            cluster.start(120_000);
+            client = ScytheClient.join(cluster.clientConfig().access(), 20_000);
+            // One move at a time from cn0: its keys' locks are on cn1 for about half of them.
+            final long servedBefore = served(cluster, "cn1");
+            final long[] expected = new long[KEYS];
+            for (int i = 0; i < 10; i++) {
+                final long from = 2L * i;
+                final long to = 2L * i + 1;
+                assertThat(client.callOn("cn0", "move", from, to, 5).await(30, TimeUnit.SECONDS)).as("move " + i)
+                    .isInstanceOf(ScytheClient.Outcome.Committed.class);
+                expected[(int) from] -= 5;
+                expected[(int) to] += 5;
+            }
+            assertThat(served(cluster, "cn1")).as("lock RPCs cn1 served for cn0's committed moves")
+                .isGreaterThan(servedBefore);
+
+            // Concurrent moves from both CNs over few keys (conflicts, locks taken on both nodes).
+            final Random random = new Random(7);
+            final List<long[]> moves = new ArrayList<>();
+            final List<Future<ScytheClient.Outcome>> outcomes = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                final long from = random.nextInt(16);
+                final long to = (from + 1 + random.nextInt(15)) % 16;
+                final long amount = 1 + random.nextInt(9);
+                moves.add(new long[] {from, to, amount});
+                outcomes.add(client.callOn(i % 2 == 0 ? "cn0" : "cn1", "move", from, to, amount));
+            }
+            Future.join(outcomes).await(60, TimeUnit.SECONDS);
+            final int[] committedOn = new int[2];
+            final java.util.Set<String> abortReasons = new java.util.TreeSet<>();
+            for (int i = 0; i < moves.size(); i++) {
+                final ScytheClient.Outcome o = outcomes.get(i).result();
+                assertThat(o).as("move " + i + ": committed or aborted, never unknown")
+                    .isInstanceOfAny(ScytheClient.Outcome.Committed.class, ScytheClient.Outcome.Aborted.class);
+                if (o instanceof ScytheClient.Outcome.Aborted a) {
+                    abortReasons.add(a.reason());
+                }
+                if (o instanceof ScytheClient.Outcome.Committed) {
+                    committedOn[i % 2]++;
+                    expected[(int) moves.get(i)[0]] -= moves.get(i)[2];
+                    expected[(int) moves.get(i)[1]] += moves.get(i)[2];
+                }
+            }
+            System.out.println("lotus on 2 CN processes: committed " + committedOn[0] + " on cn0, " + committedOn[1]
+                + " on cn1 of 100 each; cn0 served " + served(cluster, "cn0") + " peer calls, cn1 " + served(cluster,
+                "cn1") + "; aborted: " + abortReasons);
+            assertThat(committedOn[0]).as("cn0 commits").isPositive();
+            assertThat(committedOn[1]).as("cn1 commits").isPositive();
+            long sum = 0;
+            for (long k = 0; k < KEYS; k++) {
+                final ScytheClient.Outcome o = client.call("get", k).await(30, TimeUnit.SECONDS);
+                assertThat(o).as("get " + k).isInstanceOf(ScytheClient.Outcome.Committed.class);
+                final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
+                assertThat(value).as("key " + k).isEqualTo(expected[(int) k]);
+                sum += value;
+            }
+            assertThat(sum).as("money conserved").isZero();
+            assertThat(served(cluster, "cn0")).as("cn0 served cn1's lock RPCs").isPositive();
+        } finally {
+            ProcessClusters.stop(client, cluster);
+        }
+    }
+
+    /** Peer calls (lock RPCs) compute node {@code cn} served, from its health. */
+    private static long served(final LocalCluster cluster, final String cn) throws Exception {
+        final HttpResponse<String> health = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+            + cluster.node(cn).httpPort() + "/health")).build(), HttpResponse.BodyHandlers.ofString());
+        return new JsonObject(health.body()).getJsonObject("peers").getLong("served");
+    }
+}

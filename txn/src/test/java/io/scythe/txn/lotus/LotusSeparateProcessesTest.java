@@ -1,0 +1,82 @@
+package io.scythe.txn.lotus;
+
+import io.scythe.txn.ComputeNodePeers;
+import io.scythe.txn.recovery.RecoveryRpc;
+import io.scythe.txn.spi.ComputeNodeContext;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Lotus on cluster nodes, each compute node in a process of its own: the host's recovery of a dead incarnation frees
+ * exactly that incarnation's locks, and a restarted node serves its shards only once its earlier incarnations are
+ * recovered (requests for them are refused meanwhile).
+ */
+class LotusSeparateProcessesTest {
+    private static final long MASK = RecoveryRpc.NODE_ID_MASK;
+    private final CriticalFields fields = CriticalFields.defaults();
+    private final List<ComputeNodeContext.PeerRecovered> listeners = new ArrayList<>();
+
+    /** Compute node 1 of [cn0, cn1] (odd shards), in a process of its own, without messaging. */
+    private LotusNode node(final boolean awaitsOwnRecovery) {
+        return new LotusNode(ComputeNodePeers.context(1, List.of("cn0", "cn1"), null, new HashMap<>(),
+            listeners::add, awaitsOwnRecovery), new LockTable(64), fields);
+    }
+
+    private static long prefix(final long epoch, final long slot) {
+        return epoch << 48 | slot << 32;
+    }
+
+    @Test
+    void shouldFreeOnlyTheRecoveredIncarnationsLocksAndKeepItsInMemoryLeasesAndReshardingOff() {
+        final LotusNode node = node(false);
+        assertThat(node.cluster().options().leaseNs()).as("no lease of another process is renewed here").isZero();
+        assertThat(node.cluster().options().reshardEveryNs()).isZero();
+        final long a = fields.lotusKey("checking", 3);
+        final long b = fields.lotusKey("checking", 5);
+        final long deadTxn = prefix(1, 4) | 1L << 40 | 17; // cn0's epoch 1 (slot 4), loop 1
+        final long liveTxn = prefix(2, 4) | 1L << 40 | 3; // cn0's epoch 2: its successor
+        final long ownTxn = prefix(1, 5) | 9;
+        grant(node, deadTxn, 0, a);
+        grant(node, liveTxn, 0, b);
+        grant(node, ownTxn, 1, fields.lotusKey("savings", 7));
+        assertThat(listeners).hasSize(1);
+        assertThat(listeners.get(0).recovered("cn0", prefix(1, 4), MASK)).isEqualTo("freed 1 lock(s) of cn0 here");
+        assertThat(node.locks().holders(a)).isEmpty();
+        assertThat(node.locks().holders(b)).containsExactly(new LockTable.Hold(liveTxn, 0, true));
+        assertThat(node.locks().holders(fields.lotusKey("savings", 7))).hasSize(1);
+        assertThat(listeners.get(0).recovered("cn0", prefix(1, 4), MASK)).as("told twice: nothing more")
+            .isEqualTo("freed 0 lock(s) of cn0 here");
+        // The dead incarnation woke (it was paused) and asks again: refused, nothing taken; its successor is served.
+        final UnsafeBuffer late = LockRpc.request(deadTxn, 0, new long[] {a}, new boolean[] {true}, 1);
+        assertThat(node.acquire(late, 0, 1).getByte(0)).isEqualTo(LockRpc.OUT_OF_RANGE);
+        assertThat(node.locks().holders(a)).isEmpty();
+        grant(node, prefix(2, 4) | 5, 0, a);
+        assertThat(listeners.get(0).recovered("cn1", prefix(1, 5), MASK)).as("its own, not awaited").isNull();
+        assertThat(listeners.get(0).recovered("cn7", prefix(1, 9), MASK)).as("not a compute node of it").isNull();
+    }
+
+    @Test
+    void shouldServeNoShardOfARestartedNodeUntilItsEarlierIncarnationsAreRecovered() {
+        final LotusNode node = node(true);
+        final long mine = fields.lotusKey("checking", 3); // shard 3: node 1's
+        final UnsafeBuffer m = LockRpc.request(prefix(2, 5) | 1, 0, new long[] {mine}, new boolean[] {true}, 1);
+        assertThat(node.acquire(m, 0, 1).getByte(0)).as("a peer's request meanwhile").isEqualTo(LockRpc.OUT_OF_RANGE);
+        assertThat(node.acquireLocal(mine, true, prefix(2, 5) | 2)).as("its own transaction meanwhile").isNull();
+        assertThat(listeners.get(0).recovered("cn1", 0, MASK))
+            .isEqualTo("its earlier incarnations are recovered: serves its " + LotusKey.SHARDS / 2 + " shards again");
+        assertThat(LockRpc.result(node.acquire(m, 0, 1).getByte(0))).isEqualTo(LockTable.Result.GRANTED);
+        assertThat(node.serves(4)).as("node 0's shard").isFalse();
+        assertThat(listeners.get(0).recovered("cn1", 0, MASK)).as("once").isNull();
+    }
+
+    private static void grant(final LotusNode node, final long txn, final int cn, final long key) {
+        final UnsafeBuffer m = LockRpc.request(txn, cn, new long[] {key}, new boolean[] {true}, 1);
+        assertThat(LockRpc.result(node.acquire(m, 0, 1).getByte(0))).isEqualTo(LockTable.Result.GRANTED);
+    }
+}
