@@ -309,7 +309,10 @@ public abstract class OneSidedTxn implements Txn {
             // that no longer serve. Before its point of no return it is refused and retried in the new configuration.
             return Future.failedFuture(Reconfigured.abort(configEpoch, runtime.catalog().epoch()));
         }
-        return redo().writeBack(version, needsRelease, release);
+        // Counted while past its point of no return: a failover's settlement waits for the commits of older epochs.
+        final io.scythe.txn.Catalog catalog = runtime.catalog();
+        catalog.decided(configEpoch);
+        return redo().writeBack(version, needsRelease, release).onComplete(done -> catalog.finished(configEpoch));
     }
 
     /** {@link Reposts#untilAccepted}, on this loop's timers. */
