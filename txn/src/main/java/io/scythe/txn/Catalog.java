@@ -69,7 +69,7 @@ public final class Catalog {
     /** The epoch that blocked partitions last; {@link #settled} of it (or later) unblocks them. */
     private volatile long blockedBy;
     /** Commits past their point of no return, by the epoch they began in ({@link #decided}, {@link #finished}). */
-    private final Map<Long, java.util.concurrent.atomic.AtomicLong> decided = new ConcurrentHashMap<>();
+    private final Map<Long, java.util.concurrent.atomic.LongAdder> decided = new ConcurrentHashMap<>();
 
     public Catalog add(final String name, final List<Partition> partitions) {
         final Table table = new Table(name, partitions);
@@ -201,12 +201,12 @@ public final class Catalog {
 
     /** A commit begun in configuration {@code epoch} passed its point of no return (its redo record goes out). */
     public void decided(final long epoch) {
-        decided.computeIfAbsent(epoch, e -> new java.util.concurrent.atomic.AtomicLong()).incrementAndGet();
+        decided.computeIfAbsent(epoch, e -> new java.util.concurrent.atomic.LongAdder()).increment();
     }
 
     /** A commit {@link #decided} in {@code epoch} finished its write-back, or gave up to recovery. */
     public void finished(final long epoch) {
-        decided.get(epoch).decrementAndGet();
+        decided.get(epoch).decrement();
     }
 
     /**
@@ -215,9 +215,9 @@ public final class Catalog {
      */
     public long inFlightBefore(final long epoch) {
         long n = 0;
-        for (final Map.Entry<Long, java.util.concurrent.atomic.AtomicLong> e : decided.entrySet()) {
+        for (final Map.Entry<Long, java.util.concurrent.atomic.LongAdder> e : decided.entrySet()) {
             if (e.getKey() < epoch) {
-                n += e.getValue().get();
+                n += e.getValue().sum();
             }
         }
         return n;
