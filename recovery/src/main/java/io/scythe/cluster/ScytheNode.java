@@ -497,8 +497,9 @@ public final class ScytheNode implements AutoCloseable {
      * A memory node's lease is its Hazelcast membership, as a CN's: when its member leaves (killed, or paused longer
      * than max-no-heartbeat) this CN, if it sees a majority, makes the configuration without it current
      * ({@link MemoryNodeFailover}): a backup of each partition it was primary of is promoted, and every CN switches
-     * to it for reads, locks and write-back. Not built yet (issue 23 section 2): a replacement memory node that
-     * rejoins and is re-replicated; rolling a dead CN's redo entries forward onto a promoted copy.
+     * to it for reads, locks and write-back; the promoted partitions stay blocked until the commits in flight are
+     * settled ({@link #settle}). Not built yet (issue 23 section 2): a replacement memory node that rejoins and is
+     * re-replicated.
      */
     private void watchMemoryNodes() {
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
