@@ -659,9 +659,19 @@ class CnRecoveryTest {
      */
     @Test
     void shouldSettleDecidedCommitsOntoAPromotedCopyBeforeItServes() throws Exception {
+        settleOntoPromotedCopy("scythe");
+    }
+
+    /** The same with CAS locks and FORD's versions (the largest version read + 1). */
+    @Test
+    void shouldSettleDecidedCasLockedCommitsOntoAPromotedCopyBeforeItServes() throws Exception {
+        settleOntoPromotedCopy("ford-occ");
+    }
+
+    private void settleOntoPromotedCopy(final String protocol) throws Exception {
         memoryNodes = 3;
         replicas = 1;
-        start("scythe");
+        start(protocol);
         final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
         final EmbeddedScythe.ComputeNode cnC = scythe.addComputeNode("cnC", 3L << 32);
         final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
