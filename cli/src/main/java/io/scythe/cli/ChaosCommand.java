@@ -149,9 +149,9 @@ public final class ChaosCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--mn-faults: MN failover not supported yet for repeated faults "
                 + "(issue 23 section 2): a memory node whose lease expires is failed over once (a backup of each of its "
                 + "partitions promoted, MemoryNodeReplicationProcessTest), but no replacement rejoins and is "
-                + "re-replicated, so each kill loses a copy for good, and a dead compute node's redo record is not "
-                + "rolled forward onto a promoted copy. What exists: replication on by default, failover of a "
-                + "killed memory node, calls to one that stops answering ending within memoryNodeTimeoutMs");
+                + "re-replicated, so each kill loses a copy for good. What exists: replication on by default, "
+                + "failover of a killed memory node with the commits in flight settled onto the promoted copy before "
+                + "it serves, calls to one that stops answering ending within memoryNodeTimeoutMs");
         }
         final String name = "chaos-" + ProcessHandle.current().pid();
         final Path where = dir != null ? dir : Path.of(name);

@@ -36,11 +36,13 @@ final class MemoryNodeFailover {
      */
     static final String TABLES = "scythe.mntables";
 
+    private final HazelcastInstance hazelcast;
     private final IMap<String, String> entries;
     private final List<String> memoryNodes;
     private final int backups;
 
     MemoryNodeFailover(final HazelcastInstance hazelcast, final List<String> memoryNodes, final int backups) {
+        this.hazelcast = hazelcast;
         this.entries = hazelcast.getMap(MAP);
         this.memoryNodes = List.copyOf(memoryNodes);
         this.backups = backups;
@@ -91,6 +93,47 @@ final class MemoryNodeFailover {
             }
         }
         entries.addEntryListener(new Listener(), true);
+    }
+
+    /**
+     * Compute nodes that have nothing in flight from before an epoch: key {@code "<epoch>:<cn>"} (any value), put
+     * by each CN once its commits of older epochs finished or gave up ({@code Catalog#inFlightBefore}).
+     */
+    static final String DRAINED = "scythe.mndrained";
+
+    /** Tells the cluster that compute node {@code cn} has no commit in flight from before {@code epoch}. Blocking. */
+    void drained(final long epoch, final String cn) {
+        hazelcast.<String, String>getMap(DRAINED).put(epoch + ":" + cn, String.valueOf(System.currentTimeMillis()));
+    }
+
+    /**
+     * What the settlement of configuration {@code epoch} still waits for, or {@code null} when its commits in flight
+     * are settled (FaRM: the promoted regions unblock once every in-flight transaction is resolved): every compute
+     * node of the registry whose member is live drained ({@link #drained}); every one whose member left (it died, or
+     * gave a commit up) recovered; no recovery owed. Blocking.
+     */
+    String settlementWaitsFor(final long epoch) {
+        final Set<java.util.UUID> live = new java.util.HashSet<>();
+        hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
+        final IMap<String, String> drained = hazelcast.getMap(DRAINED);
+        final List<String> waiting = new ArrayList<>();
+        for (final java.util.Map.Entry<String, String> e : hazelcast.<String, String>getMap(ScytheNode.NODES)
+            .entrySet()) {
+            final JsonObject entry = new JsonObject(e.getValue());
+            if (!NodeRole.CN.label().equals(entry.getString("role"))) {
+                continue;
+            }
+            final String member = entry.getString("member");
+            final boolean up = member != null && live.contains(java.util.UUID.fromString(member));
+            if (up ? !drained.containsKey(epoch + ":" + e.getKey()) : !entry.getBoolean("recovered", false)) {
+                waiting.add(e.getKey() + (up ? " to drain" : " to be recovered"));
+            }
+        }
+        final Set<String> owed = hazelcast.<String, String>getMap(RecoveryDuty.OWED).keySet();
+        if (!owed.isEmpty()) {
+            waiting.add("the recovery of " + new TreeSet<>(owed));
+        }
+        return waiting.isEmpty() ? null : String.join(", ", waiting);
     }
 
     /** The memory nodes {@code c} removed, by name. */

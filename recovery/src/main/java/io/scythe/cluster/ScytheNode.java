@@ -146,6 +146,8 @@ public final class ScytheNode implements AutoCloseable {
     private RecoveryDuty recoveryDuty;
     /** The cluster's memory-node configuration (MN failover); null on the TSO and proxies. */
     private MemoryNodeFailover failover;
+    /** How often a CN checks whether a memory-node failover's commits in flight are settled ({@link #settle}). */
+    private static final long SETTLE_POLL_MS = 20;
     /** A CN's catalog, which each new memory-node configuration reconfigures. */
     private Catalog catalog;
     private LogDb memoryDb;
@@ -450,15 +452,69 @@ public final class ScytheNode implements AutoCloseable {
                 + (before == null && c.epoch() == 0 ? "" : "; partitions with a promoted primary: "
                 + c.promotedSince(before == null ? io.scythe.txn.MemoryNodeConfiguration.initial(
                     config.memoryNodes().size(), config.backups()) : before)));
+            if (catalog.settling()) {
+                vertx.runOnContext(v -> settle(c.epoch()));
+            }
         }
+    }
+
+    /**
+     * Settles configuration {@code epoch} (FaRM's recovery of promoted regions): its promoted partitions stay
+     * blocked on this CN ({@code Catalog#blocked}) until this CN's commits of older epochs finished or gave up
+     * (drained, told to the cluster), every other live CN drained too, and every CN that died or gave a commit up
+     * was recovered (its decided commits rolled forward onto the promoted copies, versions deciding). Polls every
+     * {@value #SETTLE_POLL_MS} ms; says every few seconds what it still waits for.
+     */
+    private void settle(final long epoch) {
+        final long startNs = System.nanoTime();
+        final boolean[] drained = {false};
+        final boolean[] asking = {false};
+        final long[] lastSaidNs = {startNs};
+        final long[] timer = {-1};
+        timer[0] = vertx.setPeriodic(SETTLE_POLL_MS, t -> {
+            if (leaseLost || catalog.epoch() > epoch && !catalog.settling()) {
+                vertx.cancelTimer(t); // stopped, or a later configuration's settlement took over
+                return;
+            }
+            if (asking[0]) {
+                return;
+            }
+            final boolean drainNow = !drained[0] && catalog.inFlightBefore(epoch) == 0;
+            if (!drained[0] && !drainNow) {
+                return;
+            }
+            asking[0] = true;
+            vertx.executeBlocking(() -> {
+                if (drainNow) {
+                    failover.drained(epoch, config.node());
+                }
+                return failover.settlementWaitsFor(epoch);
+            }, false).onComplete(ar -> {
+                asking[0] = false;
+                drained[0] |= drainNow && ar.succeeded();
+                final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+                if (ar.succeeded() && ar.result() == null) {
+                    vertx.cancelTimer(t);
+                    if (catalog.settled(epoch)) {
+                        log("memory-node configuration epoch " + epoch + " settled " + ms + " ms after it was applied: "
+                            + "the promoted partitions serve");
+                    }
+                } else if (System.nanoTime() - lastSaidNs[0] > TimeUnit.SECONDS.toNanos(5)) {
+                    lastSaidNs[0] = System.nanoTime();
+                    log("memory-node configuration epoch " + epoch + " not settled after " + ms + " ms: waits for "
+                        + (ar.succeeded() ? ar.result() : "the cluster's maps (" + ar.cause() + ")"));
+                }
+            });
+        });
     }
 
     /**
      * A memory node's lease is its Hazelcast membership, as a CN's: when its member leaves (killed, or paused longer
      * than max-no-heartbeat) this CN, if it sees a majority, makes the configuration without it current
      * ({@link MemoryNodeFailover}): a backup of each partition it was primary of is promoted, and every CN switches
-     * to it for reads, locks and write-back. Not built yet (issue 23 section 2): a replacement memory node that
-     * rejoins and is re-replicated; rolling a dead CN's redo entries forward onto a promoted copy.
+     * to it for reads, locks and write-back; the promoted partitions stay blocked until the commits in flight are
+     * settled ({@link #settle}). Not built yet (issue 23 section 2): a replacement memory node that rejoins and is
+     * re-replicated.
      */
     private void watchMemoryNodes() {
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {

@@ -170,11 +170,18 @@ class MemoryNodeReplicationProcessTest {
         ProcessClusters.eventually("every CN applied the configuration without mn2", 30_000,
             () -> cluster.node("cn0").logText().contains(applied) && cluster.node("cn1").logText().contains(applied));
         final long detectedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+        // The promoted partition serves once the commits in flight at the failover are settled (each CN drained,
+        // nobody owed recovery): until then a transaction there aborts ("settling") and is retried.
+        final String settled = "memory-node configuration epoch 1 settled";
+        ProcessClusters.eventually("every CN settled epoch 1", 30_000,
+            () -> cluster.node("cn0").logText().contains(settled) && cluster.node("cn1").logText().contains(settled));
+        final long settledMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         ProcessClusters.eventually("a move on mn2's partition commits on the promoted copy", 60_000,
             () -> committedOn(live, "cn1", 2, 5) && committedOn(live, "cn0", 2, 5));
         final long failedOverMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         System.out.println("MN failover: mn2 killed; configuration epoch 1 applied on both CNs after " + detectedMs
-            + " ms (polled every 50 ms); a commit on its partition on both CNs after " + failedOverMs + " ms");
+            + " ms, settled on both after " + settledMs + " ms (polled every 50 ms); a commit on its partition on "
+            + "both CNs after " + failedOverMs + " ms");
         for (int k = 0; k < KEYS; k++) {
             assertThat(valueOn(live, k)).as("key %d's committed value, on the serving copy", k).isEqualTo(before[k]);
         }

@@ -61,6 +61,15 @@ public final class Catalog {
     private volatile MemoryNodeConfiguration configuration;
     /** The memory nodes the configuration removed: what they held serves no more. */
     private volatile java.util.Set<String> removed = java.util.Set.of();
+    /**
+     * Partitions (as they serve now) whose primary was promoted and whose in-flight commits are not settled yet
+     * ({@link #settled}): blocked for reads, locks and inserts, as FaRM blocks a promoted region during recovery.
+     */
+    private volatile java.util.Set<Partition> blocked = java.util.Set.of();
+    /** The epoch that blocked partitions last; {@link #settled} of it (or later) unblocks them. */
+    private volatile long blockedBy;
+    /** Commits past their point of no return, by the epoch they began in ({@link #decided}, {@link #finished}). */
+    private final Map<Long, java.util.concurrent.atomic.LongAdder> decided = new ConcurrentHashMap<>();
 
     public Catalog add(final String name, final List<Partition> partitions) {
         final Table table = new Table(name, partitions);
@@ -127,10 +136,91 @@ public final class Catalog {
                 gone.add(t.partitions().get(r).node());
             }
         }
+        final MemoryNodeConfiguration before = configuration;
+        final List<Integer> promoted = before == null ? next.promotedSince(initialOf(next)) : next.promotedSince(before);
+        final java.util.Set<Partition> blocking = new java.util.HashSet<>();
+        if (!promoted.isEmpty()) {
+            // Still-blocked partitions stay blocked (as they serve now: a second failover may have moved them again).
+            final java.util.Set<Partition> still = blocked;
+            for (final Table t : moved.values()) {
+                final Table was = tables.get(t.name());
+                for (int p = 0; p < t.partitions().size(); p++) {
+                    if (promoted.contains(p) || was != null && still.contains(was.partitions().get(p))) {
+                        blocking.add(t.partitions().get(p));
+                    }
+                }
+            }
+            blockedBy = next.epoch();
+        } else {
+            blocking.addAll(blocked);
+        }
         removed = java.util.Set.copyOf(gone);
+        // Blocked before the new partitions serve: no lookup finds a promoted copy unblocked.
+        blocked = java.util.Set.copyOf(blocking);
         tables.putAll(moved);
         configuration = next;
         return true;
+    }
+
+    /** The configuration a cluster of {@code like}'s shape starts with (every partition's copies in load order). */
+    private MemoryNodeConfiguration initialOf(final MemoryNodeConfiguration like) {
+        final int backups = loaded.isEmpty() ? 0 : loaded.values().iterator().next().partitions().get(0).backups()
+            .size();
+        return MemoryNodeConfiguration.initial(like.copies().size(), backups);
+    }
+
+    /**
+     * Whether {@code partition} (as it serves now) is blocked: its primary was promoted by a configuration whose
+     * in-flight commits are not settled yet ({@link #settled}). A transaction must not read, lock or insert there
+     * meanwhile: the promoted copy may still lack a decided commit's write-back, which recovery rolls forward.
+     */
+    public boolean blocked(final Partition partition) {
+        final java.util.Set<Partition> b = blocked;
+        return !b.isEmpty() && b.contains(partition);
+    }
+
+    /** Whether any partition is blocked ({@link #blocked(Partition)}). */
+    public boolean settling() {
+        return !blocked.isEmpty();
+    }
+
+    /**
+     * The commits that were in flight when configuration {@code epoch} was made are settled (finished, or rolled
+     * forward onto the promoted copies by recovery, or aborted): the partitions it blocked serve again. Ignored for
+     * an epoch older than the one that blocked them last (a later failover blocked more).
+     *
+     * @return whether it unblocked anything
+     */
+    public synchronized boolean settled(final long epoch) {
+        if (blocked.isEmpty() || epoch < blockedBy) {
+            return false;
+        }
+        blocked = java.util.Set.of();
+        return true;
+    }
+
+    /** A commit begun in configuration {@code epoch} passed its point of no return (its redo record goes out). */
+    public void decided(final long epoch) {
+        decided.computeIfAbsent(epoch, e -> new java.util.concurrent.atomic.LongAdder()).increment();
+    }
+
+    /** A commit {@link #decided} in {@code epoch} finished its write-back, or gave up to recovery. */
+    public void finished(final long epoch) {
+        decided.get(epoch).decrement();
+    }
+
+    /**
+     * Commits past their point of no return, begun in a configuration older than {@code epoch}, still writing back:
+     * what a compute node waits out (drains) before it tells that it has nothing in flight from before {@code epoch}.
+     */
+    public long inFlightBefore(final long epoch) {
+        long n = 0;
+        for (final Map.Entry<Long, java.util.concurrent.atomic.LongAdder> e : decided.entrySet()) {
+            if (e.getKey() < epoch) {
+                n += e.getValue().sum();
+            }
+        }
+        return n;
     }
 
     /**

@@ -78,6 +78,44 @@ class MemoryNodeConfigurationTest {
         assertThat(catalog.reconfigure(MemoryNodeConfiguration.initial(3, 2))).isFalse();
     }
 
+    /**
+     * FaRM's blocked region: the partitions whose primary a configuration promotes are blocked until its commits in
+     * flight are settled; a second failover before that keeps them blocked (as they serve then) and adds its own,
+     * and only the settlement of the later epoch unblocks. Commits past their point of no return are counted per
+     * epoch: what a compute node drains before it tells the cluster.
+     */
+    @Test
+    void shouldBlockPromotedPartitionsUntilTheFailoversCommitsAreSettled() {
+        final Catalog catalog = Catalog.fromMemoryNodes(NODES, tables("accounts", 2));
+        assertThat(catalog.settling()).isFalse();
+        catalog.decided(0);
+        catalog.decided(0);
+        final MemoryNodeConfiguration without2 = MemoryNodeConfiguration.initial(3, 2).without(2);
+        assertThat(catalog.reconfigure(without2)).isTrue();
+        final Catalog.Table t = catalog.table("accounts");
+        assertThat(catalog.blocked(t.partitionOf(2))).as("promoted").isTrue();
+        assertThat(catalog.blocked(t.partitionOf(0))).as("only lost a backup").isFalse();
+        assertThat(catalog.blocked(t.partitionOf(1))).isFalse();
+        assertThat(catalog.inFlightBefore(1)).as("two commits of epoch 0 past their point of no return").isEqualTo(2);
+        catalog.finished(0);
+        catalog.decided(1);
+        assertThat(catalog.inFlightBefore(1)).as("epoch 1's own commit is not waited for").isEqualTo(1);
+        catalog.finished(0);
+        assertThat(catalog.inFlightBefore(1)).isZero();
+
+        final MemoryNodeConfiguration without20 = without2.without(0);
+        assertThat(catalog.reconfigure(without20)).isTrue();
+        final Catalog.Table t2 = catalog.table("accounts");
+        assertThat(catalog.blocked(t2.partitionOf(0))).as("promoted by epoch 2").isTrue();
+        assertThat(catalog.blocked(t2.partitionOf(2))).as("still blocked from epoch 1").isTrue();
+        assertThat(catalog.settled(1)).as("epoch 2 blocked more: its own settlement unblocks").isFalse();
+        assertThat(catalog.blocked(t2.partitionOf(2))).isTrue();
+        assertThat(catalog.settled(2)).isTrue();
+        assertThat(catalog.settling()).isFalse();
+        assertThat(catalog.blocked(t2.partitionOf(0))).isFalse();
+        assertThat(catalog.settled(2)).as("nothing left to unblock").isFalse();
+    }
+
     /** What 3 memory nodes publish for one table with {@code backups} backups per partition. */
     private static Map<String, List<TableDescriptor>> tables(final String name, final int backups) {
         final TableSchema schema = new TableSchema(7, name, 64, true, 1024, io.scythe.storage.IndexKind.HASH, 0,

@@ -5,6 +5,7 @@ import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
 import io.scythe.storage.TableSchema;
+import io.scythe.txn.Catalog;
 import io.scythe.txn.Coordinator;
 import io.scythe.txn.Txn;
 import io.scythe.txn.TxnRuntime;
@@ -645,6 +646,163 @@ class CnRecoveryTest {
         assertThat(report.released("tickets")).isEqualTo(2);
         liveNodesProgress(second.on(loop()));
         checkInvariants();
+    }
+
+    /**
+     * MN failover with commits in flight (FaRM's recovery of a promoted region): 3 memory nodes, 1 backup each. cnA
+     * dies once its record of 4 -> 5 is durable (nothing written back); cnC dies after the backups of 7 -> 8 landed,
+     * before any primary. Then mn1 (the primary of 4 and 7) fails: configuration epoch 1 promotes its backup on mn2
+     * and blocks that partition, so a new transaction there is refused ("settling") while the commits are settled.
+     * Recovery rolls cnA's entries forward onto the promoted copy (its version below the record's) and finds cnC's
+     * there already (versions decide: nothing written twice, the version unchanged); settling again applies nothing.
+     * Then the partition serves: money conserved on the serving copies, both decided transfers in, no lock held.
+     */
+    @Test
+    void shouldSettleDecidedCommitsOntoAPromotedCopyBeforeItServes() throws Exception {
+        settleOntoPromotedCopy("scythe");
+    }
+
+    /** The same with CAS locks and FORD's versions (the largest version read + 1). */
+    @Test
+    void shouldSettleDecidedCasLockedCommitsOntoAPromotedCopyBeforeItServes() throws Exception {
+        settleOntoPromotedCopy("ford-occ");
+    }
+
+    private void settleOntoPromotedCopy(final String protocol) throws Exception {
+        memoryNodes = 3;
+        replicas = 1;
+        start(protocol);
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode cnC = scythe.addComputeNode("cnC", 3L << 32);
+        final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
+        for (final long[] t : new long[][] {{0, 9}, {1, 10}, {2, 11}, {3, 12}, {6, 13}, {14, 15}}) {
+            assertThat(transferOn(live.on(loop()), t[0], t[1], 5)).isTrue(); // not 4, 5, 7, 8 (checked below)
+        }
+        final TxnRuntime a = cnA.on(loop()).runtime();
+        final TxnRuntime c = cnC.on(loop()).runtime();
+        // cnC's backup batches (one per backup node: of 7 on mn2, of 8 on mn0, of its ledger row) pass the gate,
+        // then it dies at its first primary batch.
+        final long ledgerC = nextLedgerKey + 1;
+        final int backupNodes = new java.util.TreeSet<>(List.of("mn2", "mn0", "mn" + (ledgerC % 3 + 1) % 3)).size();
+        final int[] gated = {0};
+        on(() -> {
+            io.scythe.txn.recovery.RedoLog.of(a).afterAppend(() -> scythe.fence("cnA"));
+            c.beforeWriteBack(mn -> {
+                if (++gated[0] > backupNodes) {
+                    scythe.fence("cnC"); // the backups' write-back completed; no primary batch lands
+                }
+                return Future.succeededFuture();
+            });
+            return Future.succeededFuture();
+        });
+        final long decidedA = nextLedgerKey;
+        assertThat(transferOn(cnA.on(loop()), 4, 5, 25)).as("cnA's client never hears of it").isFalse();
+        final long decidedC = nextLedgerKey;
+        assertThat(decidedC).isEqualTo(ledgerC);
+        assertThat(transferOn(cnC.on(loop()), 7, 8, 30)).as("cnC's client never hears of it").isFalse();
+        final io.scythe.txn.Catalog catalog = a.catalog();
+        final long epoch0 = catalog.epoch();
+        // mn1 fails: its primary copies stop serving, its backup on mn2 is promoted.
+        final io.scythe.txn.MemoryNodeConfiguration next = io.scythe.txn.MemoryNodeConfiguration.initial(3, 1)
+            .without(1);
+        assertThat(catalog.reconfigure(next)).isTrue();
+        assertThat(catalog.epoch()).isEqualTo(epoch0 + 1);
+        assertThat(catalog.inFlightBefore(next.epoch())).as("both dead commits gave up: nothing left to drain")
+            .isZero();
+        final Catalog.Partition promoted = catalog.table("accounts").partitionOf(7);
+        assertThat(promoted.node()).isEqualTo("mn2");
+        assertThat(catalog.blocked(promoted)).isTrue();
+        assertThat(catalog.blocked(catalog.table("accounts").partitionOf(6))).as("mn0's partition serves").isFalse();
+        assertThat(servingBalance(4)).as("cnA's write-back never began").isEqualTo(INITIAL);
+        assertThat(servingBalance(7)).as("cnC's backup write-back landed").isEqualTo(INITIAL - 30);
+        final long version7 = servingVersion(7);
+        assertThatThrownBy(() -> on(() -> live.on(loop()).run(txn -> txn.read("accounts", 1))))
+            .as("the promoted partition is blocked until the commits in flight are settled")
+            .hasMessageContaining("blocked until the commits in flight");
+        final CnRecovery.Report ra = recover("cnA");
+        assertThat(ra.entriesApplied()).as("4 onto the promoted copy, 5, the ledger row").isEqualTo(3);
+        final CnRecovery.Report rc = recover("cnC");
+        assertThat(rc.entriesApplied() + rc.entriesAlreadyDone()).isEqualTo(3);
+        assertThat(rc.entriesAlreadyDone()).as("7 had landed on the promoted copy").isPositive();
+        assertThat(servingVersion(7)).as("versions decide: 7 not written again").isEqualTo(version7);
+        assertThat(servingBalance(4)).as("rolled forward onto the promoted copy").isEqualTo(INITIAL - 25);
+        assertThat(servingBalance(5)).isEqualTo(INITIAL + 25);
+        assertThat(servingBalance(7)).isEqualTo(INITIAL - 30);
+        assertThat(servingBalance(8)).isEqualTo(INITIAL + 30);
+        assertThat(recover("cnA").entriesApplied() + recover("cnC").entriesApplied()).as("settled exactly once")
+            .isZero();
+        acknowledged.add(decidedA); // decided by their records: they must be in the data
+        acknowledged.add(decidedC);
+        assertThat(catalog.settled(next.epoch())).isTrue();
+        assertThat(catalog.blocked(promoted)).isFalse();
+        for (int i = 0; i < 6; i++) {
+            assertThat(transferOn(live.on(loop()), 1 + i, 13 - i, 3)).as("the promoted copy serves").isTrue();
+        }
+        checkServingCopies(catalog);
+    }
+
+    private LogDb memoryNode(final String name) {
+        return scythe.memoryNodes().get(Integer.parseInt(name.substring(2)));
+    }
+
+    private Table servingTable(final String table, final long key) throws Exception {
+        final Catalog.Partition p = recoverer().runtime().catalog().table(table).partitionOf(key);
+        return memoryNode(p.node()).table(p.descriptor().schema().id());
+    }
+
+    private long servingBalance(final long account) throws Exception {
+        final Table t = servingTable("accounts", account);
+        return t.objectMemory().getLongVolatile(t.offsetOf(t.lookup(account)) + ObjectLayout.VALUE_OFFSET);
+    }
+
+    private long servingVersion(final long account) throws Exception {
+        final Table t = servingTable("accounts", account);
+        return t.objectMemory().getLongVolatile(t.offsetOf(t.lookup(account)) + ObjectLayout.VERSION_OFFSET);
+    }
+
+    /**
+     * {@link #checkInvariants} on the copies that serve now (primary first): money conserved, every acknowledged
+     * transfer present once, balances equal to the ledger's, no lock held; each serving backup equal to its primary.
+     */
+    private void checkServingCopies(final io.scythe.txn.Catalog catalog) {
+        final long[] expected = new long[ACCOUNTS];
+        java.util.Arrays.fill(expected, INITIAL);
+        final Set<Long> present = new HashSet<>();
+        for (long k = 1; k < nextLedgerKey; k++) {
+            final Catalog.Partition p = catalog.table("ledger").partitionOf(k);
+            final Table ledger = memoryNode(p.node()).table(p.descriptor().schema().id());
+            final long pointer = ledger.lookup(k);
+            if (pointer == 0) {
+                continue;
+            }
+            final int at = ledger.offsetOf(pointer);
+            final org.agrona.concurrent.AtomicBuffer m = ledger.objectMemory();
+            assertNoLock(m, at, "ledger " + k);
+            if ((m.getShort(at + ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0) {
+                continue;
+            }
+            present.add(k);
+            expected[(int) m.getLong(at + ObjectLayout.VALUE_OFFSET)] -= m.getLong(at + ObjectLayout.VALUE_OFFSET + 16);
+            expected[(int) m.getLong(at + ObjectLayout.VALUE_OFFSET + 8)] += m.getLong(at + ObjectLayout.VALUE_OFFSET
+                + 16);
+        }
+        long total = 0;
+        for (long k = 0; k < ACCOUNTS; k++) {
+            final Catalog.Partition p = catalog.table("accounts").partitionOf(k);
+            final Table t = memoryNode(p.node()).table(p.descriptor().schema().id());
+            final int at = t.offsetOf(t.lookup(k));
+            final long balance = t.objectMemory().getLongVolatile(at + ObjectLayout.VALUE_OFFSET);
+            assertThat(balance).as("account %d: initial plus its ledger rows", k).isEqualTo(expected[(int) k]);
+            assertNoLock(t.objectMemory(), at, "account " + k);
+            for (final Catalog.Replica b : p.backups()) {
+                final Table bt = memoryNode(b.node()).table(b.descriptor().schema().id());
+                assertThat(bt.objectMemory().getLongVolatile(bt.offsetOf(bt.lookup(k)) + ObjectLayout.VALUE_OFFSET))
+                    .as("account %d's serving backup on %s", k, b.node()).isEqualTo(balance);
+            }
+            total += balance;
+        }
+        assertThat(total).as("money conserved").isEqualTo(ACCOUNTS * INITIAL);
+        assertThat(present).as("every acknowledged transfer is in the data").containsAll(acknowledged);
     }
 
     private long balanceOf(final long account) {

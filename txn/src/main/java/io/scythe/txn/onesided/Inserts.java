@@ -81,6 +81,9 @@ public final class Inserts {
         final Catalog.Table t = runtime.catalog().table(table);
         WriteSet.refuseReadOnly("insert", table, t);
         final Catalog.Partition partition = t.partitionOf(key);
+        if (runtime.catalog().blocked(partition)) {
+            throw Reconfigured.settling(partition, table, key);
+        }
         WriteSet.checkLength(table, partition, length);
         final Access a = reads.find(table, key);
         if (a != null) {

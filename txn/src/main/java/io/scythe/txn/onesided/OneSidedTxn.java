@@ -304,12 +304,18 @@ public abstract class OneSidedTxn implements Txn {
      */
     protected final Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
                                            final WriteSet.ReleaseVerb release) {
-        if (runtime.catalog().epoch() != configEpoch) {
+        // Counted while past its point of no return: a failover's settlement waits for the commits of older epochs.
+        // Counted before the epoch is checked, so a configuration applied meanwhile either fails this attempt or
+        // sees it counted (both are volatile: one of the two sees the other).
+        final io.scythe.txn.Catalog catalog = runtime.catalog();
+        catalog.decided(configEpoch);
+        if (catalog.epoch() != configEpoch) {
+            catalog.finished(configEpoch);
             // A memory node failed over since this attempt began: what it read, locked and would write may be copies
             // that no longer serve. Before its point of no return it is refused and retried in the new configuration.
-            return Future.failedFuture(Reconfigured.abort(configEpoch, runtime.catalog().epoch()));
+            return Future.failedFuture(Reconfigured.abort(configEpoch, catalog.epoch()));
         }
-        return redo().writeBack(version, needsRelease, release);
+        return redo().writeBack(version, needsRelease, release).onComplete(done -> catalog.finished(configEpoch));
     }
 
     /** {@link Reposts#untilAccepted}, on this loop's timers. */

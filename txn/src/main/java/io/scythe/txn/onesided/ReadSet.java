@@ -80,6 +80,9 @@ public final class ReadSet {
         } catch (final UnknownKeyException e) {
             return Future.failedFuture(e);
         }
+        if (runtime.catalog().blocked(partition)) {
+            return Future.failedFuture(Reconfigured.settling(partition, table, key));
+        }
         final RemoteTable remote = runtime.remote(partition);
         final long cached = remote.cachedPointer(key);
         if (cached != 0) {

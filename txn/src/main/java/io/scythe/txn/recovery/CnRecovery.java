@@ -341,11 +341,18 @@ public final class CnRecovery {
                 + " backups of table " + tableId + " on " + node + ", the catalog " + serving.loadedBackups()));
         }
         if (serving.primaryCopy() != 0) {
-            // Its primary failed over: the promoted copy has no lock to tell whether the write-back landed, and
-            // writing it blindly could overwrite a later commit there.
-            return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
-                + node + ", which failed over (copy " + serving.primaryCopy() + " was promoted): rolling a record "
-                + "forward onto a promoted copy is not supported yet (issue 23 section 2)"));
+            // Its primary failed over: the promoted copy has no lock to say whether the write-back landed there.
+            return settlePromoted(serving, op, version, value, backupPointers).map(installed -> {
+                if (observer != null) {
+                    observer.entry(txnId, index, installed);
+                }
+                if (installed >= 0) {
+                    tally.applied++;
+                } else {
+                    tally.done++;
+                }
+                return null;
+            });
         }
         final Catalog.Partition partition = serving.partition();
         final long[] servingPointers = serving.servingBackupPointers(backupPointers);
@@ -425,6 +432,77 @@ public final class CnRecovery {
             }).onFailure(e -> {
                 if (!io.scythe.txn.Refusal.forNow(e)) {
                     runtime.forgetChannel(node, ch);
+                }
+            }));
+    }
+
+    /**
+     * Settles one entry of a decided commit whose primary failed over (FaRM's recovery of a promoted region): on the
+     * promoted copy and each serving backup, versions decide whether its write-back landed. While the primary's lock
+     * was held (a write-back in flight) nobody else wrote the copies, and once released every copy had the commit;
+     * so a copy's version is either the one before this commit or at least its commit version ({@code versionAfter}
+     * installs at least {@code version}), and a copy below {@code version} is written as the backup write-back would
+     * (value, flags, then the version {@code versionAfter(version, its version)}: the same on every copy that missed
+     * it). The copies are blocked meanwhile ({@code Catalog#blocked}) and the committer fenced, so nothing else
+     * writes them; settling again finds every copy at or above {@code version} and applies nothing (exactly once).
+     * This needs a commit version above the version under the lock (a timestamp taken after the locks, or FORD's
+     * read version + 1); a protocol whose records carry version 0 cannot be settled so, and is refused.
+     *
+     * @return the version installed, or -1 when every copy had it (or the entry wrote nothing: a lock only)
+     */
+    private Future<Long> settlePromoted(final Catalog.Serving serving, final int op, final long version,
+                                        final UnsafeBuffer value, final long[] loadedBackupPointers) {
+        if (op == 0) {
+            return Future.succeededFuture(-1L); // a lock held, nothing written: the promoted copy has no lock
+        }
+        if (version <= 0) {
+            return Future.failedFuture(new IllegalStateException("redo record of commit version " + version
+                + " names a partition whose primary failed over: without a commit version above the one under the "
+                + "lock, versions cannot tell whether its write-back landed on the promoted copy"));
+        }
+        final Catalog.Partition partition = serving.partition();
+        final List<Catalog.Replica> copies = new ArrayList<>();
+        copies.add(new Catalog.Replica(partition.node(), partition.descriptor()));
+        copies.addAll(partition.backups());
+        final List<Future<Long>> settled = new ArrayList<>(copies.size());
+        for (int i = 0; i < copies.size(); i++) {
+            final Catalog.Replica copy = copies.get(i);
+            final long pointer = loadedBackupPointers[serving.copies().get(i) - 1];
+            settled.add(settleCopy(runtime, copy, pointer, op, version, value));
+        }
+        return Future.all(settled).map(all -> {
+            long installed = -1;
+            for (final Future<Long> f : settled) {
+                installed = Math.max(installed, f.result());
+            }
+            return installed;
+        });
+    }
+
+    /** {@link #settlePromoted} on one copy: its header READ, then the entry's writes if its version is below. */
+    private static Future<Long> settleCopy(final TxnRuntime runtime, final Catalog.Replica copy, final long pointer,
+                                           final int op, final long version, final UnsafeBuffer value) {
+        final long address = ObjectLayout.addressOf(pointer);
+        final int rkey = copy.descriptor().objects().rkey();
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+        return runtime.channel(copy.node()).compose(ch -> ch.read(address, rkey, header, 0, ObjectLayout.HEADER_BYTES)
+            .compose(v -> {
+                if ((header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) != ObjectLayout.incarnationOf(pointer)) {
+                    return Future.failedFuture(new IllegalStateException("redo record names an object of "
+                        + copy.descriptor().schema().name() + " on " + copy.node() + " whose slot was reused: a "
+                        + "backup copy's slot is freed only after its commit settled"));
+                }
+                final long current = header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+                if (current >= version) {
+                    return Future.succeededFuture(-1L); // landed (or a later commit did, after this one's release)
+                }
+                final long installed = ObjectLayout.versionAfter(version, current);
+                final Doorbell batch = ch.doorbell();
+                addEntryWrites(batch, address, rkey, op, true, installed, value, value.capacity());
+                return batch.post().map(installed);
+            }).onFailure(e -> {
+                if (!io.scythe.txn.Refusal.forNow(e)) {
+                    runtime.forgetChannel(copy.node(), ch);
                 }
             }));
     }
