@@ -39,6 +39,8 @@ final class CalvinTxn implements Txn {
     private final CalvinNode node;
     private final String mode;
     private final long epochNs;
+    /** Its form: messages by RPC, or one-sided WRITEs into the peers' inboxes. */
+    private final boolean rpc;
     private final long id;
     private final Map<Key, Entry> entries = new LinkedHashMap<>();
     private boolean sealScheduled;
@@ -70,7 +72,9 @@ final class CalvinTxn implements Txn {
         }
     }
 
-    CalvinTxn(final TxnRuntime runtime, final CalvinNode.Lane lane, final String mode, final long epochNs) {
+    CalvinTxn(final TxnRuntime runtime, final CalvinNode.Lane lane, final String mode, final long epochNs,
+              final boolean rpc) {
+        this.rpc = rpc;
         this.runtime = runtime;
         this.lane = lane;
         this.node = lane.node();
@@ -155,15 +159,15 @@ final class CalvinTxn implements Txn {
         }
         decls = byNode;
         forwardsLeft = entries.size();
-        node.onHome(() -> node.submit(this, epochNs));
+        node.onHome(() -> node.submit(this, epochNs, rpc));
     }
 
     /** Why this transaction cannot go over CALVIN's RPC messages (a part or a record too large), or null. */
     private String tooLarge(final Map<Integer, Decl> byNode) {
-        final int limit = node.maxPayload();
+        final int limit = node.maxPayload(rpc);
         for (final Decl d : byNode.values()) {
             if (CalvinWire.BATCH_HEADER + CalvinWire.declBytes(d) > limit) {
-                return "CALVIN (" + mode + ") dispatches a transaction's keys at a node in one RRPC bucket (" + limit
+                return "CALVIN (" + mode + ") dispatches a transaction's keys at a node in one message (" + limit
                     + " bytes): " + d.keys().size() + " keys take " + CalvinWire.declBytes(d) + " bytes";
             }
         }
@@ -171,9 +175,10 @@ final class CalvinTxn implements Txn {
             final int value = e.partition.descriptor().schema().maxValueBytes();
             if (CalvinWire.FORWARD_HEADER + CalvinWire.recordBytes(e.key, value) > limit
                 || CalvinWire.WRITE_HEADER + CalvinWire.keyBytes(e.key) + 4 + value > limit) {
-                return "CALVIN (" + mode + ") forwards a record in one RRPC bucket (" + limit + " bytes): values of "
-                    + e.key.table() + " (up to " + value + " bytes) do not fit; the one-sided form (WRITEs into "
-                    + "per-peer buffers) would carry them, and it is not built";
+                return "CALVIN (" + mode + ") forwards a record in one message (" + limit + " bytes" + (rpc
+                    ? ", an RRPC bucket" : ", a one-sided slot") + "): values of " + e.key.table() + " (up to " + value
+                    + " bytes) do not fit" + (rpc ? "; the one-sided form (rcc-calvin:primitive=onesided, 2 KB slots) "
+                    + "carries them" : "");
             }
         }
         return null;

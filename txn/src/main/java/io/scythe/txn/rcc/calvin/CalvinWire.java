@@ -25,6 +25,11 @@ final class CalvinWire {
      * length u32, value)}.
      */
     static final int WRITE = 0x5C03;
+    /**
+     * The one-sided form's answer to a write chunk, from the active participant to the executor once the chunk is
+     * written and the locks released: {@code id u64, ok u8, (when not ok) length u32, why}.
+     */
+    static final int DONE = 0x5C04;
 
     static final byte FOUND = 0;
     static final byte ABSENT = 1;
@@ -314,6 +319,20 @@ final class CalvinWire {
             out.add(o.done());
         }
         return out;
+    }
+
+    /** A done of transaction {@code id}: written ({@code failure} null) or not, and why. */
+    static UnsafeBuffer done(final long id, final Throwable failure) {
+        final Out o = new Out().u64(id).u8(failure == null ? 1 : 0);
+        if (failure != null) {
+            o.bytes(String.valueOf(failure).getBytes(StandardCharsets.UTF_8));
+        }
+        return o.done();
+    }
+
+    /** Why a done's chunk was not written (null: it was), after its id was read. */
+    static String readDone(final In in) {
+        return in.u8() == 1 ? null : new String(in.bytes(), StandardCharsets.UTF_8);
     }
 
     /** The writes of a write message, after its header ({@code id, commitTs, total}) was read. */

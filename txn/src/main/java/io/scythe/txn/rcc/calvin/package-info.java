@@ -24,10 +24,19 @@
  * Where it departs from RCC's (and Calvin's): the procedure runs only at its executor, the node whose client began it
  * (procedures are closures on the client's loop, not stored procedures every node could run), so participants
  * forward their records to it rather than to every active participant, and it sends each active participant the
- * values to write; each node's sequencer and scheduler run on its loop 0. Built: the RPC form, in the simulator
- * (only it wires compute nodes to each other for a module yet). Not built: the one-sided form (dispatch and
- * forwarding by WRITEs into per-peer buffers, value + notify; {@code rcc-calvin} and {@code :primitive=onesided}
- * refuse, naming {@code rcc-calvin:primitive=rpc}), OLLP reconnaissance for dependent transactions, replication of
- * the input log, recovery.
+ * values to write; each node's sequencer and scheduler run on its loop 0. Built, in the simulator (only it wires
+ * compute nodes to each other for a module yet), in two forms:
+ * <ul>
+ *   <li>{@code rcc-calvin:primitive=rpc}: dispatch, forwarding and write-back are RRPC calls to the peer's home loop,
+ *       in bucket-sized chunks (472 bytes: TPC-C's 680-byte customer rows do not fit).</li>
+ *   <li>{@code rcc-calvin:primitive=onesided} (and {@code rcc-calvin}), the paper's RDMA CALVIN: every message is one
+ *       one-sided WRITE of value + notify word into the sender's ring of 2 KB slots in the receiver's registered
+ *       inbox ({@link io.scythe.txn.rcc.calvin.CalvinInbox}), which the receiver's home loop polls (no RPC handler,
+ *       no reply); an active participant answers the executor's writes by such a WRITE too. Where the inboxes are is
+ *       asked once by RPC at set-up.</li>
+ * </ul>
+ * At the end of a simulated run every node's lock queues (and every table of transactions in flight) must be empty
+ * ({@code run.endChecks}: a violation of the run otherwise). Not built: OLLP reconnaissance for dependent
+ * transactions (so TPC-C), inserts and deletes, replication of the input log, recovery.
  */
 package io.scythe.txn.rcc.calvin;
