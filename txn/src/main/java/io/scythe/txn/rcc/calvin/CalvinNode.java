@@ -356,8 +356,17 @@ final class CalvinNode {
     }
 
     private Future<Record> readRecord(final ReadSet reads, final Part p, final Key k, final int tries) {
+        return readRecord(home, reads, k, a -> p.read.put(k, a), tries);
+    }
+
+    /**
+     * Reads {@code k}'s record from its memory node (one-sided, {@code reads} on {@code runtime}'s loop): found with
+     * its version and value, absent, or failed (why, as its value); {@code seen} gets the access read.
+     */
+    static Future<Record> readRecord(final TxnRuntime runtime, final ReadSet reads, final Key k,
+                                     final java.util.function.Consumer<Access> seen, final int tries) {
         return reads.locate(k.table(), k.key()).compose(reads::readImage).map(a -> {
-            p.read.put(k, a);
+            seen.accept(a);
             if (a.deleted) {
                 return new Record(k, CalvinWire.ABSENT, a.readVersion, new byte[0]);
             }
@@ -369,7 +378,8 @@ final class CalvinNode {
                 return Future.succeededFuture(new Record(k, CalvinWire.ABSENT, 0, new byte[0]));
             }
             if (e instanceof AbortException abort && abort.reason() == AbortReason.VALIDATION && tries < 8) {
-                return readRecord(new ReadSet(home), p, k, tries + 1); // a stale cached address, dropped: again
+                // a stale cached address, dropped: again
+                return readRecord(runtime, new ReadSet(runtime), k, seen, tries + 1);
             }
             final byte[] why = String.valueOf(e).getBytes(java.nio.charset.StandardCharsets.UTF_8);
             return Future.succeededFuture(new Record(k, CalvinWire.FAILED, 0, why));
