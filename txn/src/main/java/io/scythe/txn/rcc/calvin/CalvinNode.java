@@ -147,7 +147,7 @@ final class CalvinNode {
         if (loop == 0) {
             home = runtime;
             homeExecutor = executor;
-            executor.execute(() -> inbox.start(runtime, this::onMessage, runtime::giveUp));
+            inbox.start(runtime, this::onMessage, runtime::giveUp);
         }
     }
 
@@ -240,16 +240,14 @@ final class CalvinNode {
 
     private void onBatch(final RpcRequest request, final RpcResponder responder) {
         rpc = true;
-        final CalvinWire.In in = CalvinWire.In.of(request);
-        responder.reply();
-        batch(in);
+        batch(CalvinWire.In.of(request), responder::reply);
     }
 
     /** A message of the one-sided form, noticed in this node's inbox. Home loop. */
     private void onMessage(final int from, final int type, final CalvinWire.In in) {
         rpc = false;
         switch (type) {
-            case CalvinWire.BATCH -> batch(in);
+            case CalvinWire.BATCH -> batch(in, () -> { });
             case CalvinWire.FORWARD -> forwarded(in.u64(), CalvinWire.readForward(in));
             case CalvinWire.WRITE -> write(in, e -> inbox.send(from, CalvinWire.DONE, CalvinWire.done(
                 writeId(in), e)));
@@ -263,12 +261,14 @@ final class CalvinNode {
         return in.buffer.getLong(0);
     }
 
-    private void batch(final CalvinWire.In in) {
+    /** A chunk of a node's batch of an epoch; {@code answer} runs once it is parsed (the RPC form's reply). */
+    private void batch(final CalvinWire.In in, final Runnable answer) {
         final long epoch = in.u64();
         final int from = in.u16();
         final int chunk = in.u16();
         final int chunks = in.u16();
         List<Decl> txns = CalvinWire.readBatch(in);
+        answer.run();
         if (chunks > 1) { // a batch in several messages: whole once every chunk is here, in chunk order
             final List<List<Decl>> parts = chunked.computeIfAbsent(epoch * nodes + from, k -> {
                 final List<List<Decl>> l = new ArrayList<>();
