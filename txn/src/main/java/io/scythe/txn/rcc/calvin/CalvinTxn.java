@@ -27,10 +27,12 @@ import java.util.TreeMap;
  * One CALVIN transaction, executed on the loop of the client that runs it. Its read and write sets are declared up
  * front: every key the procedure reads ({@code read}, a shared lock) or will write ({@code readForUpdate}, an
  * exclusive lock) before its first record comes back, i.e. in its first round of reads (SmallBank and YCSB issue all
- * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}); a read after that,
- * an insert or a delete fails clearly (not retried). Once every participant forwarded its records, the reads
- * complete, the procedure computes its writes, and the commit sends them to the active participants, which write and
- * release. Nothing aborts it but the procedure itself (a user abort releases the locks without writing). Loop-confined
+ * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}). Once every participant
+ * forwarded its records, the reads complete, the procedure computes its writes, and the commit sends them to the
+ * active participants, which write and release. A read after the seal turns the rest into OLLP's reconnaissance
+ * ({@link #reconnoitre}): sequenced again at commit with the whole set, restarted when a record changed meanwhile. An
+ * insert or a delete fails clearly (not retried). Nothing else aborts it but the procedure itself (a user abort
+ * releases the locks without writing). Loop-confined
  * to the client's loop; the fields the home loop touches are named so.
  */
 final class CalvinTxn implements Txn {

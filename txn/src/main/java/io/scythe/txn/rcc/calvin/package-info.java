@@ -5,8 +5,8 @@
  * <ul>
  *   <li>Epochs ({@code epoch=<n>us}, default 10 us: Calvin's 10 ms scaled to simulated runs of a millisecond) and a
  *       sequencing layer per compute node ({@link io.scythe.txn.rcc.calvin.Epochs}): each node batches the
- *       transactions its clients began in an epoch and dispatches the batch to every node (one batched RPC per node
- *       and epoch, in bucket-sized chunks, empty when it has none); an epoch is complete at a node once every node's
+ *       transactions its clients began in an epoch and dispatches the batch to every node (one batched message per
+ *       node and epoch, in chunks that fit a message, empty when it has none); an epoch is complete at a node once every node's
  *       batch of it is there, which gives every node one total order (epoch, node, position).</li>
  *   <li>Data partitioned among compute nodes (a key belongs to node {@code partition mod nodes}). Each node grants
  *       the locks on its keys in the total order ({@link io.scythe.txn.rcc.calvin.CalvinLocks}: shared reads,
@@ -18,8 +18,11 @@
  *       No two-phase commit.</li>
  *   <li>Read and write sets declared up front ({@link io.scythe.txn.rcc.calvin.CalvinTxn}): what the procedure reads
  *       ({@code read}) or will write ({@code readForUpdate}) in its first round of reads, which SmallBank and YCSB
- *       issue at once. A read after the set was sequenced, an insert or a delete fails clearly, as does a record
- *       that cannot fit a message (TPC-C's large rows).</li>
+ *       issue at once. A key read after that (one that depends on a value read) goes by OLLP, Calvin's
+ *       reconnaissance: the first run's locks are released, the rest of the procedure reads unlocked, and the commit
+ *       sequences the transaction again with every key it named; at execution each record must be at the version
+ *       the reconnaissance saw, else nothing is written and it restarts (abort reason {@code ollp-restart}). An
+ *       insert or a delete fails clearly, as does a record that cannot fit a message.</li>
  * </ul>
  * Where it departs from RCC's (and Calvin's): the procedure runs only at its executor, the node whose client began it
  * (procedures are closures on the client's loop, not stored procedures every node could run), so participants
@@ -36,7 +39,10 @@
  *       asked once by RPC at set-up.</li>
  * </ul>
  * At the end of a simulated run every node's lock queues (and every table of transactions in flight) must be empty
- * ({@code run.endChecks}: a violation of the run otherwise). Not built: OLLP reconnaissance for dependent
- * transactions (so TPC-C), inserts and deletes, replication of the input log, recovery.
+ * ({@code run.endChecks}: a violation of the run otherwise). OLLP departs from Calvin's in what it re-checks: the
+ * procedure runs once, on the reconnaissance's values (a closure cannot be re-run on the locked ones), so every record
+ * it read must be unchanged, not only those its keys depended on. Not built: inserts and deletes (so TPC-C, whose
+ * NewOrder, Payment and Delivery insert or delete, is refused), splitting a record larger than an RRPC bucket in the
+ * RPC form, replication of the input log, recovery, a per-stage breakdown.
  */
 package io.scythe.txn.rcc.calvin;
