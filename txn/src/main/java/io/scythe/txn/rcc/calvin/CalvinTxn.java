@@ -71,6 +71,7 @@ final class CalvinTxn implements Txn {
     // Home loop only:
     private int forwardsLeft;
     private final List<Record> forwarded = new ArrayList<>();
+    private final CalvinWire.Pieces pieces = new CalvinWire.Pieces();
     /** Its place in the total order (epoch, node, position), set by the home loop before any record comes back. */
     private volatile long orderTs;
 
@@ -288,12 +289,11 @@ final class CalvinTxn implements Txn {
         }
         for (final Entry e : entries.values()) {
             final int value = e.partition.descriptor().schema().maxValueBytes();
-            if (CalvinWire.FORWARD_HEADER + CalvinWire.recordBytes(e.key, value) > limit
-                || CalvinWire.WRITE_HEADER + CalvinWire.keyBytes(e.key) + 4 + value > limit) {
-                return "CALVIN (" + mode + ") forwards a record in one message (" + limit + " bytes" + (rpc
+            if (e.forUpdate && CalvinWire.WRITE_HEADER + CalvinWire.keyBytes(e.key) + 4 + value > limit) {
+                return "CALVIN (" + mode + ") sends a write in one message (" + limit + " bytes" + (rpc
                     ? ", an RRPC bucket" : ", a one-sided slot") + "): values of " + e.key.table() + " (up to " + value
-                    + " bytes) do not fit" + (rpc ? "; the one-sided form (rcc-calvin:primitive=onesided, 2 KB slots) "
-                    + "carries them" : "");
+                    + " bytes) do not fit (records read are forwarded in pieces; writes are not split)" + (rpc
+                    ? "; the one-sided form (rcc-calvin:primitive=onesided, 2 KB slots) carries them" : "");
             }
         }
         return null;
@@ -311,8 +311,13 @@ final class CalvinTxn implements Txn {
 
     /** Records of it arrived from a participant (all of its keys there, or some). Home loop. */
     void forwarded(final List<Record> records) {
-        forwarded.addAll(records);
-        forwardsLeft -= records.size();
+        for (final Record r : records) {
+            final Record whole = pieces.add(r);
+            if (whole != null) {
+                forwarded.add(whole);
+                forwardsLeft--;
+            }
+        }
         if (forwardsLeft == 0) {
             final List<Record> all = List.copyOf(forwarded);
             lane.executor().execute(() -> deliver(all));
