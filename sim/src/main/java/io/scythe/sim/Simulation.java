@@ -211,6 +211,12 @@ public final class Simulation {
     }
 
     private final java.util.Map<String, Object> computeNodeShared = new java.util.concurrent.ConcurrentHashMap<>();
+    /**
+     * What compute nodes' modules check once the run is over ({@code run.endChecks} in {@link #computeNodeShared}):
+     * by node, what a node still holds that it should not (null: nothing), e.g. CALVIN's lock queues.
+     */
+    private final List<java.util.Map.Entry<Integer, java.util.function.Supplier<String>>> endChecks =
+        java.util.Collections.synchronizedList(new ArrayList<>());
 
     /** Compute node {@code cn}'s peer messaging (after {@link #run} began), or {@code null} without {@link #peers}. */
     public CnPeers peersOf(final int cn) {
@@ -430,6 +436,7 @@ public final class Simulation {
             // routers learn the newer map when refused).
             computeNodeShared.put("run.over", (java.util.function.BooleanSupplier) () -> endNs != 0
                 && clock.nanoTime() - endNs >= 0);
+            computeNodeShared.put("run.endChecks", endChecks);
             if (shardMap != null) {
                 computeNodeShared.put("routing.shards", options.shards());
                 computeNodeShared.put("routing.moveShardEveryNs", options.moveShardEveryNs());
@@ -1011,6 +1018,16 @@ public final class Simulation {
             final io.scythe.txn.lotus.LotusNode lotus = io.scythe.txn.lotus.LotusNode.of(peers.get(cn));
             if (lotus != null && !givenUp.containsKey(cn) && !cnLoops.get(cn).get(0).crashed()) {
                 final String broken = lotus.endOfRunViolation();
+                if (broken != null) {
+                    violations.add("cn" + cn + ": " + broken);
+                }
+            }
+        }
+        // What modules keep in compute nodes (CALVIN's lock queues) is released once every transaction finished.
+        for (final java.util.Map.Entry<Integer, java.util.function.Supplier<String>> check : endChecks) {
+            final int cn = check.getKey();
+            if (!givenUp.containsKey(cn) && !cnLoops.get(cn).get(0).crashed()) {
+                final String broken = check.getValue().get();
                 if (broken != null) {
                     violations.add("cn" + cn + ": " + broken);
                 }

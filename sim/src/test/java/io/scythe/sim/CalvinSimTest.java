@@ -4,6 +4,7 @@ import io.scythe.bench.history.HistoryCollector;
 import io.scythe.bench.history.SerializabilityChecker;
 import io.scythe.bench.workload.SmallBankSpec;
 import io.scythe.bench.workload.YcsbSpec;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
@@ -13,12 +14,16 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * RCC's CALVIN (rcc-calvin:primitive=rpc) in the simulator, concurrent on 4 compute nodes of 2 loops: SmallBank's
- * money conserved and every history serializable over many seeds (with jitter), the same seed giving the same run,
- * no abort but the procedures' own, YCSB's writes conserved, and workloads it cannot run refused clearly.
+ * RCC's CALVIN in the simulator, in both forms (rcc-calvin:primitive=rpc and the one-sided
+ * rcc-calvin:primitive=onesided), concurrent on 4 compute nodes of 2 loops: SmallBank's money conserved and every
+ * history serializable over many seeds (the explorer's runs, with jitter, on 4 compute nodes), the same seed giving
+ * the same run, no abort but the procedures' own, YCSB's writes conserved, every node's lock queues empty at the end
+ * of every run (an invariant of the run: {@code run.endChecks}), the one-sided form sending no RPC on a message's
+ * path, value-dependent transactions run by OLLP, and workloads it cannot run refused clearly.
  */
 class CalvinSimTest extends SimVertxTest {
     private static final String CALVIN = "rcc-calvin:primitive=rpc";
+    private static final String ONE_SIDED = "rcc-calvin:primitive=onesided";
 
     private static SimOptions cluster(final String protocol, final long seed) {
         return new SimOptions().protocol(protocol).computeNodes(4).memoryNodes(4).loopsPerComputeNode(2)
@@ -32,21 +37,71 @@ class CalvinSimTest extends SimVertxTest {
         return json;
     }
 
+    /**
+     * The explorer's seed options on 4 compute nodes of 2 loops, 3 clients each: its default single compute node
+     * would send no CALVIN message at all.
+     */
+    private static SimOptions explored(final String protocol, final long seed) {
+        return Explorer.options(protocol, seed).computeNodes(4).clientsPerComputeNode(3);
+    }
+
     @Test
     void shouldConserveMoneyAndStaySerializableOverManySeeds() throws Exception {
-        SeedSweepTest.sweep(vertx, Explorer.Workload.SMALLBANK, CALVIN, 100);
+        SeedSweepTest.sweep(vertx, Explorer.Workload.SMALLBANK, CALVIN, 100, CalvinSimTest::explored);
+    }
+
+    @Test
+    void shouldConserveMoneyAndStaySerializableOverManySeedsOneSided() throws Exception {
+        SeedSweepTest.sweep(vertx, Explorer.Workload.SMALLBANK, ONE_SIDED, 100, CalvinSimTest::explored);
     }
 
     @Test
     void shouldRepeatARunBitForBitWithNoAbortButTheProceduresOwn() throws Exception {
+        repeatsBitForBit(CALVIN);
+    }
+
+    @Test
+    void shouldRepeatARunBitForBitWithNoAbortButTheProceduresOwnOneSided() throws Exception {
+        repeatsBitForBit(ONE_SIDED);
+    }
+
+    @Test
+    void shouldSendTheOneSidedFormsMessagesByWritesNotRpcs() throws Exception {
+        final long[] served = new long[2];
+        int i = 0;
+        for (final String form : List.of(ONE_SIDED, CALVIN)) {
+            final Simulation sim = new Simulation(cluster(form, 7), new SmallBankSpec(50, 0.99, "standard"));
+            final SimResult r = sim.run(vertx);
+            assertThat(r.invariantsOk()).as(r.run().toJson().encode()).isTrue();
+            assertThat(r.run().toJson().getLong("committed")).isGreaterThan(50);
+            for (int cn = 0; cn < 4; cn++) {
+                served[i] += sim.peersOf(cn).served();
+            }
+            // Every node's end-of-run check ran and found its lock queues empty.
+            @SuppressWarnings("unchecked")
+            final List<java.util.Map.Entry<Integer, java.util.function.Supplier<String>>> checks =
+                (List<java.util.Map.Entry<Integer, java.util.function.Supplier<String>>>) sim.computeNodeShared()
+                    .get("run.endChecks");
+            assertThat(checks).hasSize(4);
+            for (final java.util.Map.Entry<Integer, java.util.function.Supplier<String>> c : checks) {
+                assertThat(c.getValue().get()).isNull();
+            }
+            i++;
+        }
+        // One-sided: the only RPCs are the set-up's (each node asks each other where its inbox is: 4 x 3).
+        assertThat(served[0]).isLessThanOrEqualTo(12);
+        assertThat(served[1]).isGreaterThan(100);
+    }
+
+    private void repeatsBitForBit(final String form) throws Exception {
         final List<TxnRecord> first = new ArrayList<>();
         final List<TxnRecord> second = new ArrayList<>();
         final HistoryCollector history = new HistoryCollector(0, "calvin");
-        final SimResult a = new Simulation(cluster(CALVIN, 42), new SmallBankSpec(50, 0.99, "standard"))
+        final SimResult a = new Simulation(cluster(form, 42), new SmallBankSpec(50, 0.99, "standard"))
             .listener(first::add).recorder(history).run(vertx);
-        final SimResult b = new Simulation(cluster(CALVIN, 42), new SmallBankSpec(50, 0.99, "standard"))
+        final SimResult b = new Simulation(cluster(form, 42), new SmallBankSpec(50, 0.99, "standard"))
             .listener(second::add).run(vertx);
-        final SimResult c = new Simulation(cluster(CALVIN, 43), new SmallBankSpec(50, 0.99, "standard"))
+        final SimResult c = new Simulation(cluster(form, 43), new SmallBankSpec(50, 0.99, "standard"))
             .run(vertx);
 
         final JsonObject run = a.run().toJson();
@@ -76,8 +131,13 @@ class CalvinSimTest extends SimVertxTest {
 
     @Test
     void shouldRunYcsbWithItsWritesConservedAndSerializable() throws Exception {
+        runsYcsb(CALVIN);
+        runsYcsb(ONE_SIDED);
+    }
+
+    private void runsYcsb(final String form) throws Exception {
         final HistoryCollector history = new HistoryCollector(0, "calvin-ycsb");
-        final SimResult r = new Simulation(cluster(CALVIN, 5), new YcsbSpec(1_000, 0.99, 4, 0.5)).recorder(history)
+        final SimResult r = new Simulation(cluster(form, 5), new YcsbSpec(1_000, 0.99, 4, 0.5)).recorder(history)
             .run(vertx);
         final JsonObject run = r.run().toJson();
         assertThat(r.invariantsOk()).as(run.encode()).isTrue();
@@ -86,13 +146,181 @@ class CalvinSimTest extends SimVertxTest {
         assertThat(SerializabilityChecker.check(history.history(), 3).serializable()).isTrue();
     }
 
+    /**
+     * Uniform SmallBank with half its transactions dependent: read A's savings, then move 1 from A's checking to the
+     * checking of the account its balance names (a key that depends on a value read: CALVIN's OLLP).
+     */
+    private static final class DependentTransfers implements io.scythe.bench.workload.OltpSpec {
+        private static final long ACCOUNTS = 50;
+        private final SmallBankSpec bank = new SmallBankSpec(ACCOUNTS, 0.0, "standard");
+
+        @Override
+        public String name() {
+            return "smallbank-dependent";
+        }
+
+        @Override
+        public String quantity() {
+            return bank.quantity();
+        }
+
+        @Override
+        public JsonObject params() {
+            return bank.params();
+        }
+
+        @Override
+        public void load(final io.scythe.storage.LogDb db, final int part, final int parts) {
+            bank.load(db, part, parts);
+        }
+
+        @Override
+        public long total(final List<io.scythe.storage.LogDb> dbs) {
+            return bank.total(dbs);
+        }
+
+        @Override
+        public Drawn draw(final java.util.SplittableRandom random) {
+            if (random.nextBoolean()) {
+                return bank.draw(random);
+            }
+            final long a = random.nextLong(ACCOUNTS);
+            return new Drawn("DependentTransfer", txn -> txn.read(io.scythe.bench.workload.SmallBank.SAVINGS, a)
+                .compose(savings -> {
+                    final long named = Math.floorMod(savings.getLong(0) + a * 7, ACCOUNTS);
+                    final long b = named == a ? (a + 1) % ACCOUNTS : named;
+                    final String checking = io.scythe.bench.workload.SmallBank.CHECKING;
+                    return Future.all(txn.readForUpdate(checking, a), txn.readForUpdate(checking, b)).map(cf -> {
+                        final org.agrona.concurrent.UnsafeBuffer v = new org.agrona.concurrent.UnsafeBuffer(
+                            new byte[8]);
+                        v.putLong(0, cf.<org.agrona.concurrent.UnsafeBuffer>resultAt(0).getLong(0) - 1);
+                        txn.write(checking, a, v, 0, 8);
+                        final org.agrona.concurrent.UnsafeBuffer w = new org.agrona.concurrent.UnsafeBuffer(
+                            new byte[8]);
+                        w.putLong(0, cf.<org.agrona.concurrent.UnsafeBuffer>resultAt(1).getLong(0) + 1);
+                        txn.write(checking, b, w, 0, 8);
+                        return 0L;
+                    });
+                }));
+        }
+    }
+
+    @Test
+    void shouldRunDependentTransactionsByReconnaissanceAndRestartWhenTheGuessChanged() throws Exception {
+        for (final String form : List.of(ONE_SIDED, CALVIN)) {
+            final HistoryCollector history = new HistoryCollector(0, "calvin-ollp");
+            final List<TxnRecord> first = new ArrayList<>();
+            final List<TxnRecord> second = new ArrayList<>();
+            final SimResult r = new Simulation(cluster(form, 11), new DependentTransfers()).recorder(history)
+                .listener(first::add).run(vertx);
+            final JsonObject run = r.run().toJson();
+            assertThat(r.invariantsOk()).as(run.encode()).isTrue();
+            assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
+            assertThat(run.getJsonObject("committed_by_type").getLong("DependentTransfer")).as(run.encode())
+                .isGreaterThan(10);
+            // Rows written between a reconnaissance and its sequenced run: some restart.
+            assertThat(run.getJsonObject("aborts_by_reason").getLong("ollp-restart", 0L)).as(run.encode())
+                .isPositive();
+            assertThat(SerializabilityChecker.check(history.history(), 3).serializable()).isTrue();
+            new Simulation(cluster(form, 11), new DependentTransfers()).listener(second::add).run(vertx);
+            assertThat(second).isEqualTo(first);
+        }
+    }
+
+    /**
+     * SmallBank beside a table of 680-byte rows (TPC-C's customer size, over an RRPC bucket), each holding a pattern
+     * of its key; half the transactions read two such rows and fail if a byte is not the pattern's.
+     */
+    private static final class BigRows implements io.scythe.bench.workload.OltpSpec {
+        private static final int ROWS = 40;
+        private static final int BYTES = 680;
+        private static final String TABLE = "big";
+        private final SmallBankSpec bank = new SmallBankSpec(50, 0.0, "standard");
+
+        @Override
+        public String name() {
+            return "smallbank-bigrows";
+        }
+
+        @Override
+        public String quantity() {
+            return bank.quantity();
+        }
+
+        @Override
+        public JsonObject params() {
+            return bank.params();
+        }
+
+        @Override
+        public void load(final io.scythe.storage.LogDb db, final int part, final int parts) {
+            bank.load(db, part, parts);
+            final io.scythe.storage.Table t = db.create(io.scythe.storage.TableSchema.fixed(77, TABLE, BYTES,
+                ROWS / parts + 1));
+            for (long k = part; k < ROWS; k += parts) {
+                if (t.insert(k, pattern(k), 0, BYTES, io.scythe.storage.ObjectLayout.LOADED_VERSION) <= 0) {
+                    throw new IllegalStateException("loading row " + k + " failed");
+                }
+            }
+        }
+
+        private static org.agrona.concurrent.UnsafeBuffer pattern(final long key) {
+            final org.agrona.concurrent.UnsafeBuffer v = new org.agrona.concurrent.UnsafeBuffer(new byte[BYTES]);
+            for (int i = 0; i < BYTES; i++) {
+                v.putByte(i, (byte) (key * 31 + i));
+            }
+            return v;
+        }
+
+        @Override
+        public long total(final List<io.scythe.storage.LogDb> dbs) {
+            return bank.total(dbs);
+        }
+
+        @Override
+        public Drawn draw(final java.util.SplittableRandom random) {
+            if (random.nextBoolean()) {
+                return bank.draw(random);
+            }
+            final long a = random.nextLong(ROWS);
+            final long b = (a + 1 + random.nextLong(ROWS - 1)) % ROWS;
+            return new Drawn("BigRead", txn -> Future.all(txn.read(TABLE, a), txn.read(TABLE, b)).map(cf -> {
+                for (int r = 0; r < 2; r++) {
+                    final org.agrona.concurrent.UnsafeBuffer v = cf.resultAt(r);
+                    final org.agrona.concurrent.UnsafeBuffer want = pattern(r == 0 ? a : b);
+                    if (v.capacity() != BYTES || v.compareTo(want) != 0) {
+                        throw new IllegalStateException("row " + (r == 0 ? a : b) + " came back altered");
+                    }
+                }
+                return 0L;
+            }));
+        }
+    }
+
+    @Test
+    void shouldForwardRowsLargerThanABucketInPieces() throws Exception {
+        for (final String form : List.of(CALVIN, ONE_SIDED)) {
+            final SimResult r = new Simulation(cluster(form, 3), new BigRows()).run(vertx);
+            final JsonObject run = r.run().toJson();
+            assertThat(r.invariantsOk()).as(run.encode()).isTrue();
+            assertThat(run.getJsonObject("sim").getLong("errors")).isZero();
+            assertThat(run.getJsonObject("committed_by_type").getLong("BigRead")).as(run.encode())
+                .isGreaterThan(20);
+        }
+    }
+
     @Test
     void shouldRefuseWhatItCannotRunClearly() throws Exception {
         final SimResult tpcc = new Simulation(cluster(CALVIN, 1).computeNodes(2).memoryNodes(2).durationNs(50_000),
             Explorer.Workload.TPCC.spec(1)).run(vertx);
         final JsonObject sim = tpcc.run().toJson().getJsonObject("sim");
         assertThat(sim.getLong("errors")).isPositive();
-        assertThat(sim.getString("first_error")).contains("CALVIN").contains("do not fit")
-            .contains("not built");
+        assertThat(sim.getString("first_error")).contains("CALVIN").containsAnyOf("do not fit", "insert");
+        // One-sided, a customer row fits a slot; NewOrder and Payment's value-dependent keys and inserts do not run.
+        final SimResult oneSided = new Simulation(cluster(ONE_SIDED, 1).computeNodes(2).memoryNodes(2)
+            .durationNs(50_000), Explorer.Workload.TPCC.spec(1)).run(vertx);
+        final JsonObject sim1 = oneSided.run().toJson().getJsonObject("sim");
+        assertThat(sim1.getLong("errors")).isPositive();
+        assertThat(sim1.getString("first_error")).contains("CALVIN").containsAnyOf("OLLP", "insert");
     }
 }

@@ -59,9 +59,16 @@ class SeedSweepTest extends SimVertxTest {
     /** {@code seeds} seeds of {@code workload} under {@code protocol}: no failure, and histories were checked. */
     static void sweep(final io.vertx.core.Vertx vertx, final Explorer.Workload workload, final String protocol,
                       final int seeds) throws Exception {
+        sweep(vertx, workload, protocol, seeds, Explorer::options);
+    }
+
+    /** {@code seeds} seeds as {@link #sweep} does, each run with the options {@code optionsOf} gives. */
+    static void sweep(final io.vertx.core.Vertx vertx, final Explorer.Workload workload, final String protocol,
+                      final int seeds, final java.util.function.BiFunction<String, Long, SimOptions> optionsOf)
+        throws Exception {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<Explorer.Failure> failures = Explorer.explore(vertx, workload, List.of(protocol), 1, seeds,
-            Explorer::options, new PrintStream(printed, true));
+            optionsOf, new PrintStream(printed, true));
         System.out.print(printed);
         assertThat(failures).isEmpty();
         // The checker saw the histories: a contended run commits several transactions per seed.

@@ -23,8 +23,8 @@
  * <p><b>Status</b>: NOWAIT, WAITDIE, OCC (DrTM+H's), MVCC and SUNDIAL are built in every form (one-sided, RPC, any
  * hybrid code; {@code hybrid=auto} runs them all in the simulator). MVCC and SUNDIAL keep state after the value
  * ({@code Protocol#objectRoom}: memory nodes give each object slot room for it when they create a run's tables, in
- * the simulator and the embedded cluster). CALVIN (shared-nothing, deterministic) is built by RPC in the simulator
- * ({@link io.scythe.txn.rcc.calvin}). Not built for
+ * the simulator and the embedded cluster). CALVIN (shared-nothing, deterministic) is built by RPC and one-sided
+ * (WRITEs into per-peer inboxes) in the simulator ({@link io.scythe.txn.rcc.calvin}). Not built for
  * any protocol yet: RCC's coordinator log replicated to backups (so the Log digit of a code changes nothing), writes
  * to backups for MVCC and SUNDIAL, redo and recovery (a compute node that dies holding RCC locks leaves them held),
  * and the per-stage breakdown beyond the shared stages.

@@ -25,7 +25,9 @@ public interface ComputeNodeContext {
     /**
      * State the cluster's compute nodes share (one map per cluster, the same for every node of it): what stands for
      * services outside the nodes, such as a routing layer. The simulator puts {@code run.over} (a BooleanSupplier:
-     * periodic tasks stop) and, when it routes, {@code routing.shards} (its shard count), {@code
+     * periodic tasks stop), {@code run.endChecks} (a {@code List<Map.Entry<Integer, Supplier<String>>>}: a module adds
+     * a node's check of what it still holds once every transaction finished, by node index; a non-null answer is a
+     * violation of the run) and, when it routes, {@code routing.shards} (its shard count), {@code
      * routing.moveShardEveryNs} (how often it moves shards at random, 0: never) and {@code routing.moved} (a
      * BiConsumer of shard and compute node a module that moves shards itself tells). The embedded cluster puts
      * {@code run.over}, {@code routing.shards}, {@code routing.moved} and {@code clock.wall} (true: its loops' timers

@@ -125,14 +125,18 @@ class RccRulesTest {
     }
 
     @Test
-    void shouldRefuseCalvinsOneSidedFormAndRunOnlyWhereNodesAreWired() {
+    void shouldNameCalvinsTwoFormsAndRunOnlyWhereNodesAreWired() {
         for (final String name : new String[] {"rcc-calvin", "rcc-calvin:primitive=onesided"}) {
-            assertThatThrownBy(() -> ProtocolRegistry.protocol(name).begin(null, false))
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("not built yet (issue 18")
-                .hasMessageContaining("rcc-calvin:primitive=rpc");
-            assertThatThrownBy(() -> ProtocolRegistry.protocol(name).retryPolicy(null, new io.vertx.core.json
-                .JsonObject())).isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("issue 18");
+            final io.scythe.txn.rcc.calvin.CalvinProtocol p = (io.scythe.txn.rcc.calvin.CalvinProtocol)
+                ProtocolRegistry.protocol(name);
+            assertThat(p.rpc()).as(name).isFalse();
+            assertThat(p.retryPolicy(null, new io.vertx.core.json.JsonObject()))
+                .isSameAs(io.scythe.txn.RetryPolicy.NO_HINT);
         }
+        assertThat(ProtocolRegistry.protocol("rcc-calvin:primitive=onesided").name())
+            .isEqualTo("rcc-calvin:primitive=onesided");
+        assertThat(((io.scythe.txn.rcc.calvin.CalvinProtocol) ProtocolRegistry.protocol("rcc-calvin:primitive=rpc"))
+            .rpc()).isTrue();
         assertThat(ProtocolRegistry.moduleOf("rcc-calvin:primitive=rpc"))
             .isInstanceOf(io.scythe.txn.rcc.calvin.CalvinModule.class);
     }

@@ -14,6 +14,12 @@ import java.util.List;
  */
 public final class CalvinModule implements ProtocolModule {
     public static final CalvinProtocol CALVIN = CalvinProtocol.base();
+    /**
+     * OLLP's restart: a record a transaction's reconnaissance read had changed when its sequenced run got its locks
+     * (nothing written; retried, reconnoitred again).
+     */
+    public static final io.scythe.txn.AbortReason OLLP_RESTART = io.scythe.txn.AbortReason.define("ollp-restart",
+        950);
 
     @Override
     public String name() {
@@ -50,6 +56,11 @@ public final class CalvinModule implements ProtocolModule {
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext context) {
         final CalvinNode node = new CalvinNode(context);
         return node::startLoop;
+    }
+
+    @Override
+    public List<io.scythe.txn.AbortReason> abortReasons() {
+        return List.of(OLLP_RESTART);
     }
 
     @Override

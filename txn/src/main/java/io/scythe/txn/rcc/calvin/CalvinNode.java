@@ -73,7 +73,24 @@ final class CalvinNode {
 
     private static final class WriteChunks {
         final List<Write> writes = new ArrayList<>();
-        final List<RpcResponder> responders = new ArrayList<>(1);
+        /** One per chunk: answers it (null: written) once every chunk is written. */
+        final List<java.util.function.Consumer<Throwable>> acks = new ArrayList<>(1);
+    }
+
+    /** The one-sided form's messaging: WRITEs into per-peer slots, noticed by polling. */
+    private final CalvinInbox inbox;
+    /**
+     * The form this node sends in: the form of the transactions it sequences, or of the messages it receives (a node
+     * with no clients catches up in the form its peers use); the RPC form until it knows.
+     */
+    private boolean rpc = true;
+    /** The one-sided form: write chunks sent to active participants whose done did not come back, by transaction. */
+    private final Map<Long, Awaited> awaiting = new HashMap<>();
+
+    private static final class Awaited {
+        int left;
+        final io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
+        Throwable failure;
     }
     /** Windows opened or closed so far: a window's timer that finds it changed was closed early. */
     private long windows;
@@ -105,6 +122,23 @@ final class CalvinNode {
         peers.handle(CalvinWire.BATCH, this::onBatch);
         peers.handle(CalvinWire.FORWARD, this::onForward);
         peers.handle(CalvinWire.WRITE, this::onWrite);
+        this.inbox = new CalvinInbox(peers, names, index);
+        endOfRunCheck(context);
+    }
+
+    /** Lets the host check at the end of a run that this node holds nothing ({@code run.endChecks}), if it does. */
+    @SuppressWarnings("unchecked")
+    private void endOfRunCheck(final ComputeNodeContext context) {
+        final Object checks;
+        try {
+            checks = context.shared().get("run.endChecks");
+        } catch (final UnsupportedOperationException none) {
+            return; // a host that shares nothing checks nothing
+        }
+        if (checks instanceof List<?> list) {
+            ((List<Map.Entry<Integer, java.util.function.Supplier<String>>>) list).add(Map.entry(index,
+                this::endOfRunViolation));
+        }
     }
 
     /** Equips loop {@code loop}; loop 0 is the home loop. */
@@ -113,12 +147,17 @@ final class CalvinNode {
         if (loop == 0) {
             home = runtime;
             homeExecutor = executor;
+            inbox.start(runtime, this::onMessage, runtime::giveUp);
         }
     }
 
-    /** The largest message to a peer: an RRPC bucket's payload. */
-    int maxPayload() {
-        return peers.options().maxPayload();
+    /** The largest message to a peer in a form: an RRPC bucket's payload, or a one-sided slot's. */
+    int maxPayload(final boolean overRpc) {
+        return overRpc ? peers.options().maxPayload() : CalvinInbox.maxPayload();
+    }
+
+    private int maxPayload() {
+        return maxPayload(rpc);
     }
 
     int index() {
@@ -147,8 +186,9 @@ final class CalvinNode {
     // ------------------------------------------------------------------------------------------------ sequencer
 
     /** A transaction of this node, its keys declared: batched in the current epoch. Home loop. */
-    void submit(final CalvinTxn txn, final long epochNs) {
+    void submit(final CalvinTxn txn, final long epochNs, final boolean overRpc) {
         this.epochNs = epochNs;
+        this.rpc = overRpc;
         executing.put(txn.id(), txn);
         pending.add(txn);
         maybeOpenWindow();
@@ -199,13 +239,36 @@ final class CalvinNode {
     }
 
     private void onBatch(final RpcRequest request, final RpcResponder responder) {
-        final CalvinWire.In in = CalvinWire.In.of(request);
+        rpc = true;
+        batch(CalvinWire.In.of(request), responder::reply);
+    }
+
+    /** A message of the one-sided form, noticed in this node's inbox. Home loop. */
+    private void onMessage(final int from, final int type, final CalvinWire.In in) {
+        rpc = false;
+        switch (type) {
+            case CalvinWire.BATCH -> batch(in, () -> { });
+            case CalvinWire.FORWARD -> forwarded(in.u64(), CalvinWire.readForward(in));
+            case CalvinWire.WRITE -> write(in, e -> inbox.send(from, CalvinWire.DONE, CalvinWire.done(
+                writeId(in), e)));
+            case CalvinWire.DONE -> done(in);
+            default -> home.giveUp("CALVIN message of unknown type 0x" + Integer.toHexString(type) + " from "
+                + names.get(from));
+        }
+    }
+
+    private static long writeId(final CalvinWire.In in) {
+        return in.buffer.getLong(0);
+    }
+
+    /** A chunk of a node's batch of an epoch; {@code answer} runs once it is parsed (the RPC form's reply). */
+    private void batch(final CalvinWire.In in, final Runnable answer) {
         final long epoch = in.u64();
         final int from = in.u16();
         final int chunk = in.u16();
         final int chunks = in.u16();
         List<Decl> txns = CalvinWire.readBatch(in);
-        responder.reply();
+        answer.run();
         if (chunks > 1) { // a batch in several messages: whole once every chunk is here, in chunk order
             final List<List<Decl>> parts = chunked.computeIfAbsent(epoch * nodes + from, k -> {
                 final List<List<Decl>> l = new ArrayList<>();
@@ -231,10 +294,17 @@ final class CalvinNode {
         }
     }
 
-    /** Calls {@code rpc} on node {@code d}'s home loop; a failure is fatal to the run (nothing retries it). */
-    private void send(final int d, final int rpc, final UnsafeBuffer payload) {
-        peers.call(names.get(d), 0, rpc, payload, 0, payload.capacity()).onFailure(e -> home.giveUp(
-            "CALVIN message 0x" + Integer.toHexString(rpc) + " to " + names.get(d) + " failed: " + e));
+    /**
+     * Sends node {@code d} a message of {@code type}: an RPC to its home loop, or a one-sided WRITE into its inbox; a
+     * failure is fatal to the run (nothing retries it).
+     */
+    private void send(final int d, final int type, final UnsafeBuffer payload) {
+        if (!rpc) {
+            inbox.send(d, type, payload);
+            return;
+        }
+        peers.call(names.get(d), 0, type, payload, 0, payload.capacity()).onFailure(e -> home.giveUp(
+            "CALVIN message 0x" + Integer.toHexString(type) + " to " + names.get(d) + " failed: " + e));
     }
 
     // ------------------------------------------------------------------------------------------------ scheduler
@@ -286,8 +356,17 @@ final class CalvinNode {
     }
 
     private Future<Record> readRecord(final ReadSet reads, final Part p, final Key k, final int tries) {
+        return readRecord(home, reads, k, a -> p.read.put(k, a), tries);
+    }
+
+    /**
+     * Reads {@code k}'s record from its memory node (one-sided, {@code reads} on {@code runtime}'s loop): found with
+     * its version and value, absent, or failed (why, as its value); {@code seen} gets the access read.
+     */
+    static Future<Record> readRecord(final TxnRuntime runtime, final ReadSet reads, final Key k,
+                                     final java.util.function.Consumer<Access> seen, final int tries) {
         return reads.locate(k.table(), k.key()).compose(reads::readImage).map(a -> {
-            p.read.put(k, a);
+            seen.accept(a);
             if (a.deleted) {
                 return new Record(k, CalvinWire.ABSENT, a.readVersion, new byte[0]);
             }
@@ -299,7 +378,8 @@ final class CalvinNode {
                 return Future.succeededFuture(new Record(k, CalvinWire.ABSENT, 0, new byte[0]));
             }
             if (e instanceof AbortException abort && abort.reason() == AbortReason.VALIDATION && tries < 8) {
-                return readRecord(new ReadSet(home), p, k, tries + 1); // a stale cached address, dropped: again
+                // a stale cached address, dropped: again
+                return readRecord(runtime, new ReadSet(runtime), k, seen, tries + 1);
             }
             final byte[] why = String.valueOf(e).getBytes(java.nio.charset.StandardCharsets.UTF_8);
             return Future.succeededFuture(new Record(k, CalvinWire.FAILED, 0, why));
@@ -320,6 +400,7 @@ final class CalvinNode {
     // ------------------------------------------------------------------------------------------------ executor
 
     private void onForward(final RpcRequest request, final RpcResponder responder) {
+        rpc = true;
         final CalvinWire.In in = CalvinWire.In.of(request);
         final long id = in.u64();
         final List<Record> records = CalvinWire.readForward(in);
@@ -349,35 +430,71 @@ final class CalvinNode {
                 done.add(applyWrites(txn.id(), commitTs, w));
             } else {
                 for (final UnsafeBuffer chunk : CalvinWire.write(txn.id(), commitTs, w, maxPayload())) {
-                    done.add(peers.call(names.get(d), 0, CalvinWire.WRITE, chunk, 0, chunk.capacity()));
+                    if (rpc) {
+                        done.add(peers.call(names.get(d), 0, CalvinWire.WRITE, chunk, 0, chunk.capacity()));
+                    } else {
+                        final Awaited a = awaiting.computeIfAbsent(txn.id(), id -> new Awaited());
+                        a.left++;
+                        inbox.send(d, CalvinWire.WRITE, chunk);
+                    }
                 }
             }
+        }
+        final Awaited a = awaiting.get(txn.id());
+        if (a != null) {
+            done.add(a.done.future());
         }
         return Future.all(done).<Void>mapEmpty().andThen(v -> executing.remove(txn.id()));
     }
 
+    /** An active participant wrote one chunk of a transaction's writes (one-sided form). */
+    private void done(final CalvinWire.In in) {
+        final long id = in.u64();
+        final String failure = CalvinWire.readDone(in);
+        final Awaited a = awaiting.get(id);
+        if (a == null) {
+            home.giveUp("CALVIN done of transaction " + Long.toHexString(id) + ", which node " + names.get(index)
+                + " does not wait for");
+            return;
+        }
+        if (failure != null && a.failure == null) {
+            a.failure = new IllegalStateException(failure);
+        }
+        if (--a.left == 0) {
+            awaiting.remove(id);
+            if (a.failure == null) {
+                a.done.complete();
+            } else {
+                a.done.fail(a.failure);
+            }
+        }
+    }
+
     private void onWrite(final RpcRequest request, final RpcResponder responder) {
-        final CalvinWire.In in = CalvinWire.In.of(request);
+        rpc = true;
+        write(CalvinWire.In.of(request), e -> {
+            if (e == null) {
+                responder.reply();
+            } else {
+                responder.fail(RpcException.FIRST_APPLICATION_CODE, String.valueOf(e));
+            }
+        });
+    }
+
+    /** A chunk of an executor's writes: once every chunk is here, writes them, releases, answers each ({@code ack}). */
+    private void write(final CalvinWire.In in, final java.util.function.Consumer<Throwable> ack) {
         final long id = in.u64();
         final long commitTs = in.u64();
         final int total = in.u16();
         final List<Write> writes = CalvinWire.readWrites(in);
         final WriteChunks w = writing.computeIfAbsent(id, k -> new WriteChunks());
         w.writes.addAll(writes);
-        w.responders.add(responder);
+        w.acks.add(ack);
         if (w.writes.size() < total) {
             return; // more chunks to come: every chunk is answered once all are written
         }
         writing.remove(id);
-        applyWrites(id, commitTs, w.writes).onComplete(ar -> {
-            for (final RpcResponder r : w.responders) {
-                if (ar.succeeded()) {
-                    r.reply();
-                } else {
-                    r.fail(RpcException.FIRST_APPLICATION_CODE, String.valueOf(ar.cause()));
-                }
-            }
-        });
+        applyWrites(id, commitTs, w.writes).onComplete(ar -> w.acks.forEach(a -> a.accept(ar.cause())));
     }
 
     /** Writes {@code writes} of transaction {@code id} (one doorbell per memory node), then releases its locks. */
@@ -419,6 +536,42 @@ final class CalvinNode {
             })));
         }
         return Future.all(posted).<Void>mapEmpty().andThen(v -> release(p));
+    }
+
+    /**
+     * What this node still holds at the end of a run once every transaction finished (null: nothing): lock requests
+     * queued, transactions holding locks, executing or waiting for their writes, partial batches or writes, messages
+     * waiting for a slot. Home loop, or after the run.
+     */
+    String endOfRunViolation() {
+        final List<String> left = new ArrayList<>();
+        if (locks.queued() > 0) {
+            left.add(locks.queued() + " keys with lock requests queued");
+        }
+        if (!parts.isEmpty()) {
+            left.add(parts.size() + " transactions holding locks (first " + parts.values().iterator().next() + ")");
+        }
+        if (!executing.isEmpty()) {
+            left.add(executing.size() + " transactions executing");
+        }
+        if (!pending.isEmpty()) {
+            left.add(pending.size() + " transactions not sequenced");
+        }
+        if (!writing.isEmpty() || !chunked.isEmpty()) {
+            left.add((writing.size() + chunked.size()) + " messages partly received");
+        }
+        if (!awaiting.isEmpty()) {
+            left.add(awaiting.size() + " transactions waiting for their writes to be done");
+        }
+        if (inbox.backlog() > 0) {
+            left.add(inbox.backlog() + " one-sided messages waiting for a slot");
+        }
+        return left.isEmpty() ? null : "CALVIN node " + names.get(index) + " left " + String.join(", ", left);
+    }
+
+    /** One-sided messages this node received, for tests. */
+    long inboxReceived() {
+        return inbox.received();
     }
 
     /** Locks queued here (0 when quiet) and batches dispatched to other nodes, for tests. */

@@ -61,28 +61,18 @@ public final class CalvinProtocol implements Protocol {
 
     @Override
     public Txn begin(final TxnRuntime runtime, final boolean hint) {
-        refuseUnbuilt();
         final CalvinNode.Lane lane = runtime.extensionOrNull(CalvinNode.LANE);
         if (lane == null) {
             throw new IllegalStateException("'" + name + "' needs its compute nodes wired to each other (CALVIN's "
                 + "sequencers and schedulers): the simulator does it ('scythe sim'); this runtime has no CALVIN lane");
         }
-        return new CalvinTxn(runtime, lane, name, epochNs);
+        return new CalvinTxn(runtime, lane, name, epochNs, rpc);
     }
 
     @Override
     public io.scythe.txn.RetryPolicy retryPolicy(final TxnRuntime runtime,
                                                  final io.vertx.core.json.JsonObject options) {
-        refuseUnbuilt();
         return io.scythe.txn.RetryPolicy.NO_HINT;
-    }
-
-    private void refuseUnbuilt() {
-        if (!rpc) {
-            throw new UnsupportedOperationException("'" + name + "': CALVIN's one-sided form (dispatch and forwarding "
-                + "by WRITEs into per-peer buffers, value + notify) is not built yet (issue 18); run "
-                + "rcc-calvin:primitive=rpc");
-        }
     }
 
     /** {@code primitive=rpc|onesided} and {@code epoch=<n>ns|us|ms}, joined by {@code +}. */

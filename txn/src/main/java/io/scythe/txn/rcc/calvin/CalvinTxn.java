@@ -27,10 +27,12 @@ import java.util.TreeMap;
  * One CALVIN transaction, executed on the loop of the client that runs it. Its read and write sets are declared up
  * front: every key the procedure reads ({@code read}, a shared lock) or will write ({@code readForUpdate}, an
  * exclusive lock) before its first record comes back, i.e. in its first round of reads (SmallBank and YCSB issue all
- * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}); a read after that,
- * an insert or a delete fails clearly (not retried). Once every participant forwarded its records, the reads
- * complete, the procedure computes its writes, and the commit sends them to the active participants, which write and
- * release. Nothing aborts it but the procedure itself (a user abort releases the locks without writing). Loop-confined
+ * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}). Once every participant
+ * forwarded its records, the reads complete, the procedure computes its writes, and the commit sends them to the
+ * active participants, which write and release. A read after the seal turns the rest into OLLP's reconnaissance
+ * ({@link #reconnoitre}): sequenced again at commit with the whole set, restarted when a record changed meanwhile. An
+ * insert or a delete fails clearly (not retried). Nothing else aborts it but the procedure itself (a user abort
+ * releases the locks without writing). Loop-confined
  * to the client's loop; the fields the home loop touches are named so.
  */
 final class CalvinTxn implements Txn {
@@ -39,7 +41,25 @@ final class CalvinTxn implements Txn {
     private final CalvinNode node;
     private final String mode;
     private final long epochNs;
-    private final long id;
+    /** Its form: messages by RPC, or one-sided WRITEs into the peers' inboxes. */
+    private final boolean rpc;
+    /** Its id: the first run's, then (OLLP) the sequenced run's. */
+    private long id;
+    /**
+     * OLLP (Calvin's reconnaissance): the procedure read a key after its first round was sequenced (a key that
+     * depends on a value read). The first run's locks are released, the rest of the procedure runs as reconnaissance
+     * (unlocked one-sided reads of the keys it names, its writes buffered), and its commit sequences it again with
+     * the whole set it named; at execution every record must be as the reconnaissance saw it, else it restarts.
+     */
+    private boolean recon;
+    /** The first run's locks released (set when the reconnaissance starts). */
+    private Future<Void> firstReleased;
+    /** Reconnaissance reads in flight or done. */
+    private final List<Future<Record>> reconReads = new ArrayList<>();
+    /** The sequenced run of a reconnaissance: its records are checked against the guessed ones. */
+    private boolean validating;
+    private Promise<Long> validated;
+    private final Promise<Void> firstDelivered = Promise.promise();
     private final Map<Key, Entry> entries = new LinkedHashMap<>();
     private boolean sealScheduled;
     private boolean sealed;
@@ -51,6 +71,7 @@ final class CalvinTxn implements Txn {
     // Home loop only:
     private int forwardsLeft;
     private final List<Record> forwarded = new ArrayList<>();
+    private final CalvinWire.Pieces pieces = new CalvinWire.Pieces();
     /** Its place in the total order (epoch, node, position), set by the home loop before any record comes back. */
     private volatile long orderTs;
 
@@ -59,6 +80,8 @@ final class CalvinTxn implements Txn {
         final Catalog.Partition partition;
         final int owner;
         boolean forUpdate;
+        /** OLLP: read unlocked by the reconnaissance (its record the guess). */
+        boolean reconnoitred;
         final List<Promise<UnsafeBuffer>> waiting = new ArrayList<>(1);
         Record record;
         byte[] written;
@@ -70,7 +93,9 @@ final class CalvinTxn implements Txn {
         }
     }
 
-    CalvinTxn(final TxnRuntime runtime, final CalvinNode.Lane lane, final String mode, final long epochNs) {
+    CalvinTxn(final TxnRuntime runtime, final CalvinNode.Lane lane, final String mode, final long epochNs,
+              final boolean rpc) {
+        this.rpc = rpc;
         this.runtime = runtime;
         this.lane = lane;
         this.node = lane.node();
@@ -100,14 +125,17 @@ final class CalvinTxn implements Txn {
     }
 
     private Future<UnsafeBuffer> declare(final String table, final long key, final boolean forUpdate) {
-        if (sealed || finished != null) {
-            return Future.failedFuture(new IllegalStateException("CALVIN (" + mode + ") declares a transaction's "
-                + "read and write sets up front, in its first round of reads: key " + key + " of " + table + " is "
-                + "read after the set was sequenced (a key that depends on a value read; this workload needs "
-                + "reconnaissance (OLLP), which is not built)"));
+        if (finished != null || validating) {
+            return Future.failedFuture(new IllegalStateException("CALVIN (" + mode + ") transaction "
+                + Long.toHexString(id) + " reads key " + key + " of " + table + " after its commit began"));
         }
         final Key k = new Key(table, key);
         Entry e = entries.get(k);
+        if (sealed && e != null && e.record != null && (e.forUpdate || !forUpdate)) {
+            final Promise<UnsafeBuffer> again = Promise.promise(); // read again, as locked (or guessed) before
+            complete(e, again);
+            return again.future();
+        }
         if (e == null) {
             final Catalog.Partition partition;
             try {
@@ -117,6 +145,9 @@ final class CalvinTxn implements Txn {
             }
             e = new Entry(k, partition, CalvinNode.owner(runtime, table, key, node.nodes()));
             entries.put(k, e);
+        }
+        if (sealed) {
+            return reconnoitre(e, forUpdate);
         }
         e.forUpdate |= forUpdate;
         final Promise<UnsafeBuffer> value = Promise.promise();
@@ -128,12 +159,91 @@ final class CalvinTxn implements Txn {
         return value.future();
     }
 
-    /** The first round of reads is issued: the sets are declared; sequence the transaction. */
-    private void seal() {
-        if (finished != null) {
-            return; // aborted before it was sequenced
+    /**
+     * OLLP: a read of {@code e} after the first round was sequenced. Starts the reconnaissance (releasing the first
+     * run's locks once its records are here) and reads the record unlocked, one-sided from its memory node; the
+     * sequenced run checks it later.
+     */
+    private Future<UnsafeBuffer> reconnoitre(final Entry e, final boolean forUpdate) {
+        if (!recon) {
+            recon = true;
+            firstReleased = firstDelivered.future().compose(v -> release());
         }
-        sealed = true;
+        e.forUpdate |= forUpdate;
+        final Promise<UnsafeBuffer> value = Promise.promise();
+        if (e.record != null) {
+            complete(e, value);
+            return value.future();
+        }
+        e.waiting.add(value);
+        if (!e.reconnoitred) {
+            e.reconnoitred = true;
+            final Future<Record> read = CalvinNode.readRecord(runtime, new io.scythe.txn.onesided.ReadSet(runtime),
+                e.key, a -> { }, 0);
+            reconReads.add(read);
+            read.onSuccess(r -> {
+                e.record = r;
+                for (final Promise<UnsafeBuffer> p : e.waiting) {
+                    complete(e, p);
+                }
+                e.waiting.clear();
+            });
+        }
+        return value.future();
+    }
+
+    /** Releases the first run's locks without writing (OLLP: the reconnaissance goes on unlocked). */
+    private Future<Void> release() {
+        final Promise<Void> released = Promise.promise();
+        final List<Integer> active = activeParticipants();
+        node.onHome(() -> node.finish(this, orderTs, Map.of(), active).onComplete(ar -> lane.executor().execute(
+            () -> released.handle(ar))));
+        return released.future();
+    }
+
+    private List<Integer> activeParticipants() {
+        final List<Integer> active = new ArrayList<>();
+        for (final Entry e : entries.values()) {
+            if (e.forUpdate && !active.contains(e.owner)) {
+                active.add(e.owner);
+            }
+        }
+        java.util.Collections.sort(active);
+        return active;
+    }
+
+    /**
+     * OLLP's sequenced run, once the reconnaissance is over: sequences the transaction again (a new id) with every key
+     * the procedure named; completes with its commit timestamp once every record was as guessed and the writes are
+     * done, or fails with {@link CalvinModule#OLLP_RESTART} (nothing written) when one changed.
+     */
+    private Future<Long> sequenceGuessed() {
+        for (final Entry e : entries.values()) {
+            if (e.record == null) {
+                return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
+                    + " commits before its read of " + e.key + " came back"));
+            }
+        }
+        id = runtime.nextTxnId();
+        validating = true;
+        validated = Promise.promise();
+        final Map<Integer, Decl> byNode = declsOf();
+        final String tooLarge = tooLarge(byNode);
+        if (tooLarge != null) {
+            return Future.failedFuture(new IllegalArgumentException(tooLarge));
+        }
+        decls = byNode;
+        final int keys = entries.size();
+        node.onHome(() -> {
+            forwarded.clear();
+            forwardsLeft = keys;
+            node.submit(this, epochNs, rpc);
+        });
+        return validated.future();
+    }
+
+    /** Per participant node, the keys of it there (true: written, an exclusive lock). */
+    private Map<Integer, Decl> declsOf() {
         final Map<Integer, List<Key>> keys = new TreeMap<>();
         final Map<Integer, List<Boolean>> modes = new TreeMap<>();
         for (final Entry e : entries.values()) {
@@ -144,6 +254,16 @@ final class CalvinTxn implements Txn {
         for (final Map.Entry<Integer, List<Key>> k : keys.entrySet()) {
             byNode.put(k.getKey(), new Decl(id, node.index(), k.getValue(), modes.get(k.getKey())));
         }
+        return byNode;
+    }
+
+    /** The first round of reads is issued: the sets are declared; sequence the transaction. */
+    private void seal() {
+        if (finished != null) {
+            return; // aborted before it was sequenced
+        }
+        sealed = true;
+        final Map<Integer, Decl> byNode = declsOf();
         final String tooLarge = tooLarge(byNode);
         if (tooLarge != null) {
             finished = Promise.promise();
@@ -155,25 +275,25 @@ final class CalvinTxn implements Txn {
         }
         decls = byNode;
         forwardsLeft = entries.size();
-        node.onHome(() -> node.submit(this, epochNs));
+        node.onHome(() -> node.submit(this, epochNs, rpc));
     }
 
     /** Why this transaction cannot go over CALVIN's RPC messages (a part or a record too large), or null. */
     private String tooLarge(final Map<Integer, Decl> byNode) {
-        final int limit = node.maxPayload();
+        final int limit = node.maxPayload(rpc);
         for (final Decl d : byNode.values()) {
             if (CalvinWire.BATCH_HEADER + CalvinWire.declBytes(d) > limit) {
-                return "CALVIN (" + mode + ") dispatches a transaction's keys at a node in one RRPC bucket (" + limit
+                return "CALVIN (" + mode + ") dispatches a transaction's keys at a node in one message (" + limit
                     + " bytes): " + d.keys().size() + " keys take " + CalvinWire.declBytes(d) + " bytes";
             }
         }
         for (final Entry e : entries.values()) {
             final int value = e.partition.descriptor().schema().maxValueBytes();
-            if (CalvinWire.FORWARD_HEADER + CalvinWire.recordBytes(e.key, value) > limit
-                || CalvinWire.WRITE_HEADER + CalvinWire.keyBytes(e.key) + 4 + value > limit) {
-                return "CALVIN (" + mode + ") forwards a record in one RRPC bucket (" + limit + " bytes): values of "
-                    + e.key.table() + " (up to " + value + " bytes) do not fit; the one-sided form (WRITEs into "
-                    + "per-peer buffers) would carry them, and it is not built";
+            if (e.forUpdate && CalvinWire.WRITE_HEADER + CalvinWire.keyBytes(e.key) + 4 + value > limit) {
+                return "CALVIN (" + mode + ") sends a write in one message (" + limit + " bytes" + (rpc
+                    ? ", an RRPC bucket" : ", a one-sided slot") + "): values of " + e.key.table() + " (up to " + value
+                    + " bytes) do not fit (records read are forwarded in pieces; writes are not split)" + (rpc
+                    ? "; the one-sided form (rcc-calvin:primitive=onesided, 2 KB slots) carries them" : "");
             }
         }
         return null;
@@ -191,8 +311,13 @@ final class CalvinTxn implements Txn {
 
     /** Records of it arrived from a participant (all of its keys there, or some). Home loop. */
     void forwarded(final List<Record> records) {
-        forwarded.addAll(records);
-        forwardsLeft -= records.size();
+        for (final Record r : records) {
+            final Record whole = pieces.add(r);
+            if (whole != null) {
+                forwarded.add(whole);
+                forwardsLeft--;
+            }
+        }
         if (forwardsLeft == 0) {
             final List<Record> all = List.copyOf(forwarded);
             lane.executor().execute(() -> deliver(all));
@@ -201,29 +326,59 @@ final class CalvinTxn implements Txn {
 
     /** Every record arrived: the reads complete (or, when it was aborted meanwhile, its locks are released). */
     private void deliver(final List<Record> records) {
+        if (validating) {
+            checkGuess(records);
+            return;
+        }
         for (final Record r : records) {
             entries.get(r.key()).record = r;
         }
         delivered = true;
+        firstDelivered.complete();
         if (abortPending) {
             end(false);
             return;
         }
         for (final Entry e : entries.values()) {
             for (final Promise<UnsafeBuffer> p : e.waiting) {
-                switch (e.record.status()) {
-                    case CalvinWire.FOUND -> {
-                        final UnsafeBuffer copy = new UnsafeBuffer(new byte[e.record.value().length]);
-                        copy.putBytes(0, e.record.value());
-                        p.complete(copy);
-                    }
-                    case CalvinWire.ABSENT -> p.fail(new UnknownKeyException("no key " + e.key.key() + " in table "
-                        + e.key.table()));
-                    default -> p.fail(new IllegalStateException("CALVIN participant could not read " + e.key + ": "
-                        + new String(e.record.value(), java.nio.charset.StandardCharsets.UTF_8)));
-                }
+                complete(e, p);
             }
             e.waiting.clear();
+        }
+    }
+
+    /** OLLP's re-check at execution: every record as the reconnaissance saw it, else restart (nothing written). */
+    private void checkGuess(final List<Record> records) {
+        String changed = null;
+        for (final Record r : records) {
+            final Record guess = entries.get(r.key()).record;
+            if (changed == null && (r.status() != guess.status() || r.version() != guess.version()
+                || r.status() == CalvinWire.FAILED)) {
+                changed = r.key() + " (version " + Long.toHexString(guess.version()) + " guessed, "
+                    + Long.toHexString(r.version()) + " at execution)";
+            }
+        }
+        if (changed == null) {
+            end(true).onComplete(validated);
+            return;
+        }
+        final String why = changed;
+        end(false).onComplete(ar -> validated.fail(ar.failed() ? ar.cause() : new io.scythe.txn.AbortException(
+            CalvinModule.OLLP_RESTART, "CALVIN's reconnaissance guessed " + why + ": restarted")));
+    }
+
+    /** Completes a read of {@code e} with its record: its value, absent, or the participant's failure. */
+    private void complete(final Entry e, final Promise<UnsafeBuffer> p) {
+        switch (e.record.status()) {
+            case CalvinWire.FOUND -> {
+                final UnsafeBuffer copy = new UnsafeBuffer(new byte[e.record.value().length]);
+                copy.putBytes(0, e.record.value());
+                p.complete(copy);
+            }
+            case CalvinWire.ABSENT -> p.fail(new UnknownKeyException("no key " + e.key.key() + " in table "
+                + e.key.table()));
+            default -> p.fail(new IllegalStateException("CALVIN participant could not read " + e.key + ": "
+                + new String(e.record.value(), java.nio.charset.StandardCharsets.UTF_8)));
         }
     }
 
@@ -265,6 +420,13 @@ final class CalvinTxn implements Txn {
             finished.complete(0L);
             return finished.future();
         }
+        if (recon) {
+            if (validating) {
+                return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
+                    + " commits twice"));
+            }
+            return firstReleased.compose(v -> Future.all(reconReads)).compose(v -> sequenceGuessed());
+        }
         if (!delivered) {
             return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
                 + " commits before its records came back (its procedure did not wait for its reads)"));
@@ -287,6 +449,15 @@ final class CalvinTxn implements Txn {
             finished.complete(0L);
             return Future.succeededFuture();
         }
+        if (recon && !validating) { // the reconnaissance: nothing held once the first run's locks are released
+            finished = Promise.promise();
+            final Promise<Long> done = finished;
+            firstReleased.onComplete(ar -> done.complete(0L));
+            return firstReleased.otherwiseEmpty();
+        }
+        if (validating) { // the sequenced run's commit is under way: it ends it
+            return validated.future().<Void>mapEmpty().otherwiseEmpty();
+        }
         if (!delivered) {
             abortPending = true;
             finished = Promise.promise();
@@ -302,16 +473,12 @@ final class CalvinTxn implements Txn {
         }
         final Promise<Long> done = finished;
         final Map<Integer, List<Write>> writes = new HashMap<>();
-        final List<Integer> active = new ArrayList<>();
+        final List<Integer> active = activeParticipants();
         for (final Entry e : entries.values()) {
-            if (e.forUpdate && !active.contains(e.owner)) {
-                active.add(e.owner);
-            }
             if (commit && e.written != null) {
                 writes.computeIfAbsent(e.owner, o -> new ArrayList<>()).add(new Write(e.key, e.written));
             }
         }
-        java.util.Collections.sort(active);
         node.onHome(() -> node.finish(this, orderTs, writes, active).onComplete(ar -> lane.executor().execute(() -> {
             if (ar.failed()) {
                 runtime.giveUp("CALVIN transaction " + Long.toHexString(id) + " could not finish at its active "

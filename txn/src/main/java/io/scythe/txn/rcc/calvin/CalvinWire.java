@@ -25,10 +25,20 @@ final class CalvinWire {
      * length u32, value)}.
      */
     static final int WRITE = 0x5C03;
+    /**
+     * The one-sided form's answer to a write chunk, from the active participant to the executor once the chunk is
+     * written and the locks released: {@code id u64, ok u8, (when not ok) length u32, why}.
+     */
+    static final int DONE = 0x5C04;
 
     static final byte FOUND = 0;
     static final byte ABSENT = 1;
     static final byte FAILED = 2;
+    /**
+     * A piece of a found record too large for one message (TPC-C's 680-byte customer rows in a 472-byte RRPC bucket):
+     * its value is {@code total u32, offset u32, bytes}; the executor reassembles the record ({@link Pieces}).
+     */
+    static final byte PIECE = 3;
 
     private CalvinWire() {
     }
@@ -273,10 +283,33 @@ final class CalvinWire {
         return txns;
     }
 
-    /** A participant's records of transaction {@code id} as messages of at most {@code limit} bytes. */
+    /**
+     * A participant's records of transaction {@code id} as messages of at most {@code limit} bytes; a record too large
+     * for one goes in {@link #PIECE}s.
+     */
     static List<UnsafeBuffer> forward(final long id, final List<Record> records, final int limit) {
+        final List<Record> items = new ArrayList<>(records.size());
+        for (final Record r : records) {
+            if (FORWARD_HEADER + recordBytes(r.key(), r.value().length) <= limit) {
+                items.add(r);
+                continue;
+            }
+            final int room = limit - FORWARD_HEADER - recordBytes(r.key(), 8);
+            if (room <= 0) {
+                throw new IllegalArgumentException("CALVIN record " + r.key() + " cannot be split into messages of "
+                    + limit + " bytes");
+            }
+            for (int at = 0; at < r.value().length; at += room) {
+                final int n = Math.min(room, r.value().length - at);
+                final UnsafeBuffer piece = new UnsafeBuffer(new byte[8 + n]);
+                piece.putInt(0, r.value().length);
+                piece.putInt(4, at);
+                piece.putBytes(8, r.value(), at, n);
+                items.add(new Record(r.key(), PIECE, r.version(), piece.byteArray()));
+            }
+        }
         final List<UnsafeBuffer> out = new ArrayList<>();
-        for (final List<Record> chunk : chunks(records, r -> recordBytes(r.key(), r.value().length), FORWARD_HEADER,
+        for (final List<Record> chunk : chunks(items, r -> recordBytes(r.key(), r.value().length), FORWARD_HEADER,
             limit, r -> "record " + r.key())) {
             if (chunk.isEmpty()) {
                 continue; // nothing to forward: no message
@@ -288,6 +321,41 @@ final class CalvinWire {
             out.add(o.done());
         }
         return out;
+    }
+
+    /** Reassembles records forwarded in {@link #PIECE}s. Loop-confined. */
+    static final class Pieces {
+        private final java.util.Map<Key, byte[]> values = new java.util.HashMap<>();
+        private final java.util.Map<Key, Integer> got = new java.util.HashMap<>();
+
+        /** {@code r} itself, or once its last piece arrived the whole record, else {@code null}. */
+        Record add(final Record r) {
+            if (r.status() != PIECE) {
+                return r;
+            }
+            final UnsafeBuffer piece = new UnsafeBuffer(r.value());
+            final int total = piece.getInt(0);
+            final int at = piece.getInt(4);
+            final int n = r.value().length - 8;
+            final byte[] value = values.computeIfAbsent(r.key(), k -> new byte[total]);
+            if (value.length != total || at < 0 || at + n > total) {
+                throw new IllegalArgumentException("CALVIN piece of " + r.key() + " at " + at + " (" + n + " bytes) "
+                    + "does not fit its record of " + total + " bytes");
+            }
+            piece.getBytes(8, value, at, n);
+            final int sum = got.merge(r.key(), n, Integer::sum);
+            if (sum < total) {
+                return null;
+            }
+            values.remove(r.key());
+            got.remove(r.key());
+            return new Record(r.key(), FOUND, r.version(), value);
+        }
+
+        /** Records with pieces missing (0 when quiet). */
+        int partial() {
+            return values.size();
+        }
     }
 
     static List<Record> readForward(final In in) {
@@ -314,6 +382,20 @@ final class CalvinWire {
             out.add(o.done());
         }
         return out;
+    }
+
+    /** A done of transaction {@code id}: written ({@code failure} null) or not, and why. */
+    static UnsafeBuffer done(final long id, final Throwable failure) {
+        final Out o = new Out().u64(id).u8(failure == null ? 1 : 0);
+        if (failure != null) {
+            o.bytes(String.valueOf(failure).getBytes(StandardCharsets.UTF_8));
+        }
+        return o.done();
+    }
+
+    /** Why a done's chunk was not written (null: it was), after its id was read. */
+    static String readDone(final In in) {
+        return in.u8() == 1 ? null : new String(in.bytes(), StandardCharsets.UTF_8);
     }
 
     /** The writes of a write message, after its header ({@code id, commitTs, total}) was read. */

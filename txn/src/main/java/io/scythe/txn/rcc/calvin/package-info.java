@@ -5,8 +5,8 @@
  * <ul>
  *   <li>Epochs ({@code epoch=<n>us}, default 10 us: Calvin's 10 ms scaled to simulated runs of a millisecond) and a
  *       sequencing layer per compute node ({@link io.scythe.txn.rcc.calvin.Epochs}): each node batches the
- *       transactions its clients began in an epoch and dispatches the batch to every node (one batched RPC per node
- *       and epoch, in bucket-sized chunks, empty when it has none); an epoch is complete at a node once every node's
+ *       transactions its clients began in an epoch and dispatches the batch to every node (one batched message per
+ *       node and epoch, in chunks that fit a message, empty when it has none); an epoch is complete at a node once every node's
  *       batch of it is there, which gives every node one total order (epoch, node, position).</li>
  *   <li>Data partitioned among compute nodes (a key belongs to node {@code partition mod nodes}). Each node grants
  *       the locks on its keys in the total order ({@link io.scythe.txn.rcc.calvin.CalvinLocks}: shared reads,
@@ -18,16 +18,31 @@
  *       No two-phase commit.</li>
  *   <li>Read and write sets declared up front ({@link io.scythe.txn.rcc.calvin.CalvinTxn}): what the procedure reads
  *       ({@code read}) or will write ({@code readForUpdate}) in its first round of reads, which SmallBank and YCSB
- *       issue at once. A read after the set was sequenced, an insert or a delete fails clearly, as does a record
- *       that cannot fit a message (TPC-C's large rows).</li>
+ *       issue at once. A key read after that (one that depends on a value read) goes by OLLP, Calvin's
+ *       reconnaissance: the first run's locks are released, the rest of the procedure reads unlocked, and the commit
+ *       sequences the transaction again with every key it named; at execution each record must be at the version
+ *       the reconnaissance saw, else nothing is written and it restarts (abort reason {@code ollp-restart}). An
+ *       insert or a delete fails clearly, as does a record that cannot fit a message.</li>
  * </ul>
  * Where it departs from RCC's (and Calvin's): the procedure runs only at its executor, the node whose client began it
  * (procedures are closures on the client's loop, not stored procedures every node could run), so participants
  * forward their records to it rather than to every active participant, and it sends each active participant the
- * values to write; each node's sequencer and scheduler run on its loop 0. Built: the RPC form, in the simulator
- * (only it wires compute nodes to each other for a module yet). Not built: the one-sided form (dispatch and
- * forwarding by WRITEs into per-peer buffers, value + notify; {@code rcc-calvin} and {@code :primitive=onesided}
- * refuse, naming {@code rcc-calvin:primitive=rpc}), OLLP reconnaissance for dependent transactions, replication of
- * the input log, recovery.
+ * values to write; each node's sequencer and scheduler run on its loop 0. Built, in the simulator (only it wires
+ * compute nodes to each other for a module yet), in two forms:
+ * <ul>
+ *   <li>{@code rcc-calvin:primitive=rpc}: dispatch, forwarding and write-back are RRPC calls to the peer's home loop,
+ *       in bucket-sized chunks (472 bytes: TPC-C's 680-byte customer rows do not fit).</li>
+ *   <li>{@code rcc-calvin:primitive=onesided} (and {@code rcc-calvin}), the paper's RDMA CALVIN: every message is one
+ *       one-sided WRITE of value + notify word into the sender's ring of 2 KB slots in the receiver's registered
+ *       inbox ({@link io.scythe.txn.rcc.calvin.CalvinInbox}), which the receiver's home loop polls (no RPC handler,
+ *       no reply); an active participant answers the executor's writes by such a WRITE too. Where the inboxes are is
+ *       asked once by RPC at set-up.</li>
+ * </ul>
+ * At the end of a simulated run every node's lock queues (and every table of transactions in flight) must be empty
+ * ({@code run.endChecks}: a violation of the run otherwise). OLLP departs from Calvin's in what it re-checks: the
+ * procedure runs once, on the reconnaissance's values (a closure cannot be re-run on the locked ones), so every record
+ * it read must be unchanged, not only those its keys depended on. Not built: inserts and deletes (so TPC-C, whose
+ * NewOrder, Payment and Delivery insert or delete, is refused), splitting a record larger than an RRPC bucket in the
+ * RPC form, replication of the input log, recovery, a per-stage breakdown.
  */
 package io.scythe.txn.rcc.calvin;

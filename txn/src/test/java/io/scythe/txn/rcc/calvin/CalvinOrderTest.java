@@ -184,8 +184,38 @@ class CalvinOrderTest {
         assertThat(back.get(29).key()).isEqualTo(new Key("t", 29));
         assertThat(back.get(29).version()).isEqualTo(71);
         assertThat(back.get(29).value()).containsExactly(1, 2, 29);
-        assertThatThrownBy(() -> CalvinWire.forward(1, List.of(new CalvinWire.Record(new Key("t", 1),
-            CalvinWire.FOUND, 1, new byte[600])), 472)).hasMessageContaining("does not fit");
+        // A 680-byte row (TPC-C's customer) goes in pieces, reassembled whole, in any order, beside small records.
+        final byte[] row = new byte[680];
+        for (int i = 0; i < row.length; i++) {
+            row[i] = (byte) (i * 7);
+        }
+        final var big = CalvinWire.forward(1, List.of(new CalvinWire.Record(new Key("t", 1), CalvinWire.FOUND, 5, row),
+            new CalvinWire.Record(new Key("t", 2), CalvinWire.FOUND, 6, new byte[] {9})), 472);
+        assertThat(big.size()).isGreaterThan(1);
+        final var pieces = new ArrayList<CalvinWire.Record>();
+        for (final var f : big) {
+            assertThat(f.capacity()).isLessThanOrEqualTo(472);
+            final CalvinWire.In fi = new CalvinWire.In(f, 0, f.capacity());
+            fi.u64();
+            pieces.addAll(CalvinWire.readForward(fi));
+        }
+        java.util.Collections.reverse(pieces);
+        final CalvinWire.Pieces assembly = new CalvinWire.Pieces();
+        final var whole = new ArrayList<CalvinWire.Record>();
+        for (final var r : pieces) {
+            final var done = assembly.add(r);
+            if (done != null) {
+                whole.add(done);
+            }
+        }
+        assertThat(whole).hasSize(2);
+        assertThat(assembly.partial()).isZero();
+        final var customer = whole.stream().filter(r -> r.key().key() == 1).findFirst().orElseThrow();
+        assertThat(customer.status()).isEqualTo(CalvinWire.FOUND);
+        assertThat(customer.version()).isEqualTo(5);
+        assertThat(customer.value()).isEqualTo(row);
+        assertThatThrownBy(() -> CalvinWire.forward(1, List.of(new CalvinWire.Record(new Key("t".repeat(200), 1),
+            CalvinWire.FOUND, 1, new byte[600])), 230)).hasMessageContaining("cannot be split");
         final var fwd = fwds.get(0);
         final CalvinWire.In truncated = new CalvinWire.In(fwd, 0, fwd.capacity() - 1);
         truncated.u64();

@@ -1,0 +1,278 @@
+package io.scythe.txn.rcc.calvin;
+
+import io.scythe.bridge.Bridge;
+import io.scythe.fabric.CompletionQueue;
+import io.scythe.fabric.MemoryRegion;
+import io.scythe.fabric.RemoteRegion;
+import io.scythe.rrpc.CnPeers;
+import io.scythe.txn.TxnRuntime;
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayDeque;
+import java.util.function.Consumer;
+
+/**
+ * CALVIN's one-sided messaging between compute nodes (RCC §4.6, the RDMA form): every node registers one region,
+ * {@link #REGION}, with a ring of {@link #SLOTS} fixed slots of {@link #SLOT_BYTES} per sending node; a sender
+ * one-sided WRITEs a message (a batch, forwarded records, writes, a done) into its next slot at the receiver, the
+ * value followed by its notify word, in one WRITE, and the receiver's home loop notices it by polling the notify words
+ * (a {@link Bridge.Poller}: no RPC handler, no reply). Loop-confined to the node's home loop.
+ *
+ * <p>A slot is {@code length u32 (of what follows up to the notify), type u32, payload, padding to 8, notify u64}: the
+ * notify word is the message's sequence number from that sender (1, 2, ...), last in the WRITE, so a slot is complete
+ * once its length is set and the word after it holds the sequence number expected next (a stale word from the slot's
+ * earlier use holds an older number). The receiver consumes each sender's slots in order, clears the length and
+ * notify words and publishes how many it consumed in the region's first words (a u64 per sender); a sender with
+ * {@link #SLOTS} messages unconsumed READs that word (one-sided again) before it reuses a slot, retrying after
+ * {@link #CREDIT_RETRY_NS} while the receiver is behind.
+ */
+final class CalvinInbox implements Bridge.Poller {
+    static final String REGION = "rcc-calvin.inbox";
+    /** Bytes of a slot: a 680-byte TPC-C customer row fits with its key and header. */
+    static final int SLOT_BYTES = 2048;
+    /** Slots per sending node. */
+    static final int SLOTS = 64;
+    /** How long a sender with no free slot at a receiver waits before it READs the receiver's count again. */
+    static final long CREDIT_RETRY_NS = 1_000;
+    /** Bytes of a slot's framing: length, type, notify, and up to 7 of padding. */
+    private static final int FRAMING = 4 + 4 + 8 + 7;
+
+    /** What a message received is given to: its sender, its type and payload. */
+    interface Handler {
+        void onMessage(int from, int type, CalvinWire.In payload);
+    }
+
+    private final CnPeers peers;
+    private final java.util.List<String> names;
+    private final int self;
+    private final int nodes;
+    /** This node's inbox, registered when a peer first asks where it is (the RPC form never registers it). */
+    private MemoryRegion region;
+    private AtomicBuffer memory;
+    private final long slotsBase;
+    /** Receiver side: messages consumed per sender. */
+    private final long[] consumed;
+    /** Sender side, per receiver: messages sent, the receiver's count last read, messages waiting for a slot. */
+    private final long[] sent;
+    private final long[] knownConsumed;
+    private final boolean[] reading;
+    private final ArrayDeque<Outgoing>[] queued;
+    private final java.util.Map<Integer, Future<RemoteRegion>> remotes = new java.util.HashMap<>();
+    private Handler handler;
+    private TxnRuntime home;
+    private Consumer<String> giveUp;
+    private boolean spin;
+    private long received;
+    private long writes;
+
+    private record Outgoing(int type, DirectBuffer payload) {
+    }
+
+    @SuppressWarnings("unchecked")
+    CalvinInbox(final CnPeers peers, final java.util.List<String> names, final int self) {
+        this.peers = peers;
+        this.names = names;
+        this.self = self;
+        this.nodes = names.size();
+        this.slotsBase = align(8L * nodes, 64);
+        peers.handle(DESCRIBE, this::onDescribe);
+        this.consumed = new long[nodes];
+        this.sent = new long[nodes];
+        this.knownConsumed = new long[nodes];
+        this.reading = new boolean[nodes];
+        this.queued = new ArrayDeque[nodes];
+        for (int i = 0; i < nodes; i++) {
+            queued[i] = new ArrayDeque<>();
+        }
+    }
+
+    /** The largest payload a message carries. */
+    static int maxPayload() {
+        return SLOT_BYTES - FRAMING;
+    }
+
+    /** Sets the inbox up on the home loop: messages go to {@code handler}. */
+    void start(final TxnRuntime runtime, final Handler messages, final Consumer<String> fatal) {
+        this.home = runtime;
+        this.handler = messages;
+        this.giveUp = fatal;
+    }
+
+    /**
+     * Registers the inbox and starts polling it, on the home loop, when a peer first asks where it is: a run of the
+     * RPC form registers nothing more than before (512 KB for 4 nodes, zeroed once on the loop).
+     */
+    private void open() {
+        if (region != null) {
+            return;
+        }
+        region = peers.register(REGION, slotsBase + (long) nodes * SLOTS * SLOT_BYTES);
+        memory = region.buffer();
+        final Bridge bridge = Bridge.current();
+        spin = !region.observesRemoteWrites(); // nothing wakes the loop on a peer's WRITE: keep polling
+        region.remoteWriteListener(bridge::wake);
+        bridge.addPoller(this);
+    }
+
+    // ------------------------------------------------------------------------------------------------ sending
+
+    /** Sends {@code payload} as a message of {@code type} to node {@code to}, after what was sent to it before. */
+    void send(final int to, final int type, final DirectBuffer payload) {
+        if (to == self) {
+            throw new IllegalArgumentException("CALVIN node " + self + " sends itself a message");
+        }
+        if (payload.capacity() > maxPayload()) {
+            throw new IllegalArgumentException("CALVIN message of " + payload.capacity() + " bytes does not fit a "
+                + "slot (" + maxPayload() + " bytes of payload)");
+        }
+        queued[to].add(new Outgoing(type, payload));
+        pump(to);
+    }
+
+    private void pump(final int to) {
+        while (!queued[to].isEmpty()) {
+            if (sent[to] - knownConsumed[to] >= SLOTS) {
+                readCredit(to);
+                return;
+            }
+            final Outgoing m = queued[to].poll();
+            final long seq = ++sent[to];
+            final int body = 4 + m.payload().capacity();
+            final int notifyAt = align(4 + body, 8);
+            final UnsafeBuffer slot = new UnsafeBuffer(new byte[notifyAt + 8]);
+            slot.putInt(0, body);
+            slot.putInt(4, m.type());
+            slot.putBytes(8, m.payload(), 0, m.payload().capacity());
+            slot.putLong(notifyAt, seq);
+            final long offset = slotsBase + ((long) self * SLOTS + (seq - 1) % SLOTS) * SLOT_BYTES;
+            writes++;
+            remote(to).compose(r -> peers.write(r, offset, slot, 0, slot.capacity()))
+                .onFailure(e -> giveUp.accept("CALVIN one-sided message 0x" + Integer.toHexString(m.type())
+                    + " to " + names.get(to) + " failed: " + e));
+        }
+    }
+
+    /** READs how many of this node's messages {@code to} consumed, then sends what waits for a slot. */
+    private void readCredit(final int to) {
+        if (reading[to]) {
+            return;
+        }
+        reading[to] = true;
+        final UnsafeBuffer word = new UnsafeBuffer(new byte[8]);
+        remote(to).compose(r -> peers.read(r, 8L * self, word, 0, 8)).onComplete(ar -> {
+            reading[to] = false;
+            if (ar.failed()) {
+                giveUp.accept("CALVIN credit READ at " + names.get(to) + " failed: " + ar.cause());
+                return;
+            }
+            final long seen = word.getLong(0);
+            if (seen > knownConsumed[to]) {
+                knownConsumed[to] = seen;
+                pump(to);
+            } else {
+                home.timers().after(CREDIT_RETRY_NS).onComplete(v -> pump(to));
+            }
+        });
+    }
+
+    /**
+     * Where {@code to}'s inbox is: asked once, by {@link #DESCRIBE} (set-up, not on a message's path: the simulator's
+     * peers have no event-bus directory to look regions up in), then cached.
+     */
+    private Future<RemoteRegion> remote(final int to) {
+        return remotes.computeIfAbsent(to, d -> {
+            final UnsafeBuffer none = new UnsafeBuffer(new byte[0]);
+            final Future<RemoteRegion> asked = peers.call(names.get(d), 0, DESCRIBE, none, 0, 0).map(reply -> {
+                final CalvinWire.In in = new CalvinWire.In(reply.payload(), 0, reply.length());
+                final long address = in.u64();
+                final long length = in.u64();
+                final int rkey = in.u32();
+                final io.scythe.fabric.MemoryKind kind = io.scythe.fabric.MemoryKind.values()[in.u8()];
+                final String node = new String(in.bytes(), java.nio.charset.StandardCharsets.UTF_8);
+                return new RemoteRegion(node, REGION, address, length, rkey, kind);
+            });
+            asked.onFailure(e -> remotes.remove(d));
+            return asked;
+        });
+    }
+
+    /** Set-up RPC: answers where this node's inbox is ({@code address u64, length u64, rkey u32, kind u8, node}). */
+    static final int DESCRIBE = 0x5C0F;
+
+    private void onDescribe(final io.scythe.rrpc.RpcRequest request, final io.scythe.rrpc.RpcResponder responder) {
+        open();
+        final RemoteRegion r = region.describe();
+        responder.reply(new CalvinWire.Out().u64(r.address()).u64(r.length()).u32(r.rkey()).u8(r.kind().ordinal())
+            .bytes(r.node().getBytes(java.nio.charset.StandardCharsets.UTF_8)).done());
+    }
+
+    // ------------------------------------------------------------------------------------------------ receiving
+
+    @Override
+    public int poll(final long nowNs) {
+        int work = 0;
+        for (int from = 0; from < nodes; from++) {
+            if (from == self) {
+                continue;
+            }
+            for (;;) {
+                final long seq = consumed[from] + 1;
+                final int at = (int) (slotsBase + ((long) from * SLOTS + (seq - 1) % SLOTS) * SLOT_BYTES);
+                final int body = memory.getIntVolatile(at);
+                if (body < 4 || body > SLOT_BYTES - FRAMING + 4) {
+                    break; // nothing there yet (or the length not landed)
+                }
+                final int notifyAt = at + align(4 + body, 8);
+                if (memory.getLongVolatile(notifyAt) != seq) {
+                    break; // the notify word has not landed
+                }
+                final int type = memory.getInt(at + 4);
+                final UnsafeBuffer payload = new UnsafeBuffer(new byte[body - 4]);
+                memory.getBytes(at + 8, payload, 0, body - 4);
+                memory.putLong(notifyAt, 0);
+                memory.putIntVolatile(at, 0);
+                consumed[from] = seq;
+                memory.putLongVolatile(8 * from, seq); // the sender READs it before it reuses a slot
+                received++;
+                work++;
+                handler.onMessage(from, type, new CalvinWire.In(payload, 0, payload.capacity()));
+            }
+        }
+        return work;
+    }
+
+    @Override
+    public boolean busy() {
+        return spin;
+    }
+
+    @Override
+    public long wakeAtNs() {
+        return CompletionQueue.NO_EVENT;
+    }
+
+    /** Messages received and WRITEs posted so far, for tests. */
+    long received() {
+        return received;
+    }
+
+    long writes() {
+        return writes;
+    }
+
+    /** Messages waiting for a slot at some receiver (0 when quiet). */
+    int backlog() {
+        int n = 0;
+        for (final ArrayDeque<Outgoing> q : queued) {
+            n += q.size();
+        }
+        return n;
+    }
+
+    private static int align(final long n, final int to) {
+        return (int) ((n + to - 1) / to * to);
+    }
+}
