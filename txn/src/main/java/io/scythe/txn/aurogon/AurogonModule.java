@@ -47,6 +47,40 @@ public final class AurogonModule implements ProtocolModule {
         return CoordinatorRecovery.outcomes();
     }
 
+    /**
+     * The reading of {@code protocol}'s clock on {@code runtime}'s loop now (ns; what its next timestamp would pack,
+     * before the per-loop increase), without probing or syncing: for comparing two loops' clocks against the same
+     * reference as the paper measures 2LClock's error (§6.5: two clocks on one server, each synchronised to a third).
+     * A clear error when that loop has taken no timestamp of that protocol's clock yet, or the protocol is not
+     * Aurogon's.
+     */
+    public static long clockReadingNs(final io.scythe.txn.TxnRuntime runtime, final String protocol) {
+        final AurogonClock.Mode mode = modeOf(protocol);
+        final AurogonClock clock = AurogonClock.existing(runtime, mode);
+        if (clock == null) {
+            throw new IllegalStateException("this loop has no " + mode + " clock yet: it took no timestamp of "
+                + protocol);
+        }
+        return clock.estimateNs();
+    }
+
+    private static AurogonClock.Mode modeOf(final String protocol) {
+        switch (protocol) {
+            case "dst-to":
+            case "aurogon-pre":
+                return AurogonClock.Mode.DST;
+            case "aurogon-base":
+                return AurogonClock.Mode.HOST;
+            case "aurogon-2l":
+            case "aurogon":
+                return AurogonClock.Mode.TWO_LEVEL;
+            case "aurogon-farmclock":
+                return AurogonClock.Mode.FARM;
+            default:
+                throw new IllegalArgumentException("'" + protocol + "' is not one of Aurogon's protocols");
+        }
+    }
+
     @Override
     public String name() {
         return "aurogon";
