@@ -168,6 +168,18 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
         }
     }
 
+    static final class TpccMixes extends Names {
+        TpccMixes() {
+            super("standard", "n", "np");
+        }
+    }
+
+    static final class TpccHomes extends Names {
+        TpccHomes() {
+            super("random", "server", "loop");
+        }
+    }
+
     static final class Lookups extends Names {
         Lookups() {
             super("rpc", "onesided");

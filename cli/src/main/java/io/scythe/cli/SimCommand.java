@@ -191,6 +191,24 @@ public final class SimCommand implements Callable<Integer> {
         + "${DEFAULT-VALUE}).")
     int items;
 
+    @Accepts(names = OptionChecks.TpccMixes.class)
+    @Option(names = "--tpcc-mix", defaultValue = "standard", description = "[tpcc] standard (45/43/4/4/4), n "
+        + "(Aurogon's TPC-C/N: NewOrder alone) or np (TPC-C/NP: NewOrder and Payment, 45:43) (default: "
+        + "${DEFAULT-VALUE}).")
+    String tpccMix;
+
+    @Accepts(min = "0", max = "1")
+    @Option(names = "--local-item-ratio", defaultValue = "0.99", description = "[tpcc] Share of order lines supplied "
+        + "by the home warehouse (default: the standard's ${DEFAULT-VALUE}).")
+    double localItemRatio;
+
+    @Accepts(names = OptionChecks.TpccHomes.class)
+    @Option(names = "--tpcc-home", defaultValue = "random", description = "[tpcc] A transaction's home warehouse: "
+        + "random, server (1 + CN mod --warehouses: Aurogon's high contention with --warehouses = --cns) or loop "
+        + "(1 + global loop mod --warehouses: its medium contention with --warehouses = --cns x --loops) (default: "
+        + "${DEFAULT-VALUE}).")
+    String tpccHome;
+
     @Accepts(min = "1")
     @Option(names = "--keys", defaultValue = "4", description = "[phantom, churn] Groups (phantom) or counters (churn) "
         + "that transactions meet on (default: ${DEFAULT-VALUE}).")
@@ -202,8 +220,8 @@ public final class SimCommand implements Callable<Integer> {
     int ops;
 
     @Accepts(min = "0", max = "1")
-    @Option(names = "--write-ratio", defaultValue = "0.7", description = "Share of YCSB keys written (default: "
-        + "${DEFAULT-VALUE}).")
+    @Option(names = {"--write-ratio", "--rmw-ratio"}, defaultValue = "0.7", description = "Share of YCSB keys "
+        + "written, each a read-modify-write (Aurogon's RMW_ratio) (default: ${DEFAULT-VALUE}).")
     double writeRatio;
 
     @Accepts(min = "0")
@@ -772,7 +790,9 @@ public final class SimCommand implements Callable<Integer> {
                 return io.scythe.sim.TreeSim.Spec.sized(records, lineBytes, memoryNodes);
             case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
                 return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
-                    customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed);
+                    customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed,
+                    io.scythe.bench.workload.TpccSpec.Mix.of(tpccMix), localItemRatio,
+                    io.scythe.bench.workload.TpccSpec.Home.of(tpccHome));
             case "phantom":
             case "churn":
                 return new io.scythe.bench.workload.KeyChurnSpec(io.scythe.bench.workload.KeyChurnSpec.shapeNamed(

@@ -223,6 +223,14 @@ public final class Simulation {
         return cn < peers.size() ? peers.get(cn) : null;
     }
 
+    /**
+     * Compute node {@code cn}'s loops' runtimes, by loop index (after {@link #run} began; read them only from the
+     * simulation's callbacks, e.g. a {@link #listener}, which run in virtual time).
+     */
+    public List<TxnRuntime> runtimesOf(final int cn) {
+        return java.util.Collections.unmodifiableList(runtimesOfCn.get(cn));
+    }
+
     /** Stands in for the protocol {@code options} names (e.g. one that exists only in a test). Before {@link #run}. */
     public Simulation protocol(final Protocol protocol) {
         this.protocol = protocol;
@@ -794,7 +802,8 @@ public final class Simulation {
             runOperation(client);
             return;
         }
-        final OltpSpec.Drawn drawn = spec.draw(client.random);
+        final OltpSpec.Drawn drawn = spec.draw(client.random, client.computeNode,
+            client.computeNode * options.loopsPerComputeNode() + client.loopIndex);
         final long seq = client.sequence++;
         client.lastAttempt = 0;
         client.lastResult = null;

@@ -67,6 +67,35 @@ class AurogonSimTest extends SimVertxTest {
     private static final int TPCC_SEEDS = 25;
 
     /**
+     * Aurogon's TPC-C/N and TPC-C/NP (§6.1) at high contention (one warehouse per server: 2 CNs, 2 warehouses, each
+     * CN's clients on its own) with every order line remote ({@code local_item_ratio} 0) and medium contention (one
+     * per loop): TPC-C's consistency conditions, W_YTD grown by exactly the committed payments, a serializable
+     * history.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"aurogon,N,SERVER,0", "aurogon,NP,SERVER,0", "dst-to,NP,SERVER,0",
+        "aurogon,NP,LOOP,0.99"})
+    void shouldRunAurogonsTpccMixes(final String protocol, final io.scythe.bench.workload.TpccSpec.Mix mix,
+                                    final io.scythe.bench.workload.TpccSpec.Home home, final double localItemRatio)
+        throws Exception {
+        final int warehouses = home == io.scythe.bench.workload.TpccSpec.Home.SERVER ? 2 : 4;
+        final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION, "tpcc " + protocol);
+        final SimResult r = new Simulation(new SimOptions().protocol(protocol).computeNodes(2).loopsPerComputeNode(2)
+            .clientsPerComputeNode(4).memoryNodes(2).durationNs(600_000).seed(3),
+            new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses, 30, 100,
+                io.scythe.bench.workload.TpccSpec.headroomFor(0)), 0.99, 3, mix, localItemRatio, home))
+            .recorder(recorded).run(vertx);
+        final JsonObject run = r.run().toJson();
+        assertThat(r.invariantsOk()).as(String.valueOf(run)).isTrue();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
+        final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
+        assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
+        assertThat(run.getLong("committed")).isGreaterThan(10);
+        System.out.println("TPC-C/" + mix + " home " + home + " local items " + localItemRatio + ", " + protocol
+            + ": committed " + run.getLong("committed") + ", abort rate " + run.getDouble("abort_rate"));
+    }
+
+    /**
      * Skewed and drifting clocks change throughput, never correctness: two CNs, every host clock off by up to 100 us
      * and 100 ppm, every NIC's by up to 10 us and 20 ppm (drawn per seed).
      */

@@ -42,6 +42,15 @@ public interface OltpSpec {
     /** The next transaction; routing keys and read-only flags come from the draws it makes anyway, never new ones. */
     Drawn draw(SplittableRandom random);
 
+    /**
+     * The next transaction of the client on compute node {@code computeNode} and global loop {@code loop} (the loop's
+     * index over every compute node's loops): a workload that binds clients to data (TPC-C's home warehouse per server
+     * or per loop) reads them; the others ignore them ({@link #draw(SplittableRandom)} by default).
+     */
+    default Drawn draw(final SplittableRandom random, final int computeNode, final int loop) {
+        return draw(random);
+    }
+
     /** The conserved quantity, counted directly on the memory nodes (after a run). */
     long total(List<LogDb> dbs);
 

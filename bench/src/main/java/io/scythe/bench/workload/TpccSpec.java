@@ -15,6 +15,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * Zipf(theta), customers by NURand, 60 % of Payment and OrderStatus by last name, 15 % of Payments and 1 % of order
  * lines remote (with more than one warehouse), 1 % of NewOrders rolled back. The conserved quantity is the sum of
  * W_YTD, which grows by exactly the committed payments; consistency conditions 1-4 are checked after each run.
+ *
+ * <p>Aurogon's variants (ATC'23 §6.1) are {@link Mix#N TPC-C/N} (NewOrder alone) and {@link Mix#NP TPC-C/NP}
+ * (NewOrder and Payment in the standard's 45:43), with a {@code local_item_ratio} (the share of order lines supplied
+ * by the home warehouse; the standard's is 99 %) and the home warehouse bound to the client's {@link Home#SERVER
+ * server} (high contention: one warehouse per server) or {@link Home#LOOP loop} (medium: one per thread).
  */
 public final class TpccSpec implements OltpSpec {
     /** NewOrders per second a run is assumed not to exceed when sizing the growing tables (headroom). */
@@ -22,7 +27,75 @@ public final class TpccSpec implements OltpSpec {
     /** Cap of the headroom, in orders. */
     public static final long MAX_HEADROOM_ORDERS = 2_000_000;
 
+    /** The standard's local_item_ratio: 1 % of order lines supplied by another warehouse. */
+    public static final double STANDARD_LOCAL_ITEM_RATIO = 0.99;
+
+    /** Which transactions are drawn. */
+    public enum Mix {
+        /** NewOrder 45, Payment 43, OrderStatus 4, Delivery 4, StockLevel 4. */
+        STANDARD("standard", "45/43/4/4/4"),
+        /** Aurogon's TPC-C/N: NewOrder alone. */
+        N("n", "100"),
+        /** Aurogon's TPC-C/NP: NewOrder and Payment, 45:43 (88 % of the standard mix). */
+        NP("np", "45/43");
+
+        private final String label;
+        private final String shares;
+
+        Mix(final String label, final String shares) {
+            this.label = label;
+            this.shares = shares;
+        }
+
+        public String label() {
+            return label;
+        }
+
+        /** The mix named {@code label} ({@code standard}, {@code n}, {@code np}); a clear error otherwise. */
+        public static Mix of(final String label) {
+            for (final Mix m : values()) {
+                if (m.label.equals(label)) {
+                    return m;
+                }
+            }
+            throw new IllegalArgumentException("unknown TPC-C mix '" + label + "'; available: standard, n, np");
+        }
+    }
+
+    /** How a transaction's home warehouse is chosen. */
+    public enum Home {
+        /** Uniformly per transaction. */
+        RANDOM("random"),
+        /** The client's compute node's: warehouse {@code 1 + cn % W} (Aurogon's high contention with W = servers). */
+        SERVER("server"),
+        /** The client's loop's: warehouse {@code 1 + loop % W} (Aurogon's medium contention with W = loops). */
+        LOOP("loop");
+
+        private final String label;
+
+        Home(final String label) {
+            this.label = label;
+        }
+
+        public String label() {
+            return label;
+        }
+
+        /** The home named {@code label} ({@code random}, {@code server}, {@code loop}); a clear error otherwise. */
+        public static Home of(final String label) {
+            for (final Home h : values()) {
+                if (h.label.equals(label)) {
+                    return h;
+                }
+            }
+            throw new IllegalArgumentException("unknown TPC-C home '" + label + "'; available: random, server, loop");
+        }
+    }
+
     private final Tpcc.Scale scale;
+    private final Mix mix;
+    private final double localItemRatio;
+    private final Home home;
     private final double theta;
     private final long seed;
     private final Zipf items;
@@ -30,6 +103,17 @@ public final class TpccSpec implements OltpSpec {
     private final AtomicLong clock = new AtomicLong(1_800_000_000_000L);
 
     public TpccSpec(final Tpcc.Scale scale, final double theta, final long seed) {
+        this(scale, theta, seed, Mix.STANDARD, STANDARD_LOCAL_ITEM_RATIO, Home.RANDOM);
+    }
+
+    public TpccSpec(final Tpcc.Scale scale, final double theta, final long seed, final Mix mix,
+                    final double localItemRatio, final Home home) {
+        if (!(localItemRatio >= 0 && localItemRatio <= 1)) {
+            throw new IllegalArgumentException("--local-item-ratio " + localItemRatio + " must be within [0, 1]");
+        }
+        this.mix = java.util.Objects.requireNonNull(mix, "mix");
+        this.localItemRatio = localItemRatio;
+        this.home = java.util.Objects.requireNonNull(home, "home");
         this.scale = scale;
         this.theta = theta;
         this.seed = seed;
@@ -59,7 +143,8 @@ public final class TpccSpec implements OltpSpec {
     public JsonObject params() {
         return new JsonObject().put("warehouses", scale.warehouses()).put("customers_per_district",
             scale.customers()).put("items", scale.items()).put("headroom_orders", scale.headroomOrders())
-            .put("theta", theta).put("mix", "45/43/4/4/4");
+            .put("theta", theta).put("mix", mix.shares).put("local_item_ratio", localItemRatio)
+            .put("home", home.label);
     }
 
     @Override
@@ -69,9 +154,27 @@ public final class TpccSpec implements OltpSpec {
 
     @Override
     public Drawn draw(final SplittableRandom r) {
-        final int w = 1 + r.nextInt(scale.warehouses());
+        if (home != Home.RANDOM) {
+            throw new IllegalStateException("TPC-C with home " + home.label + " needs the client's node and loop");
+        }
+        return draw(r, 1 + r.nextInt(scale.warehouses()));
+    }
+
+    @Override
+    public Drawn draw(final SplittableRandom r, final int computeNode, final int loop) {
+        switch (home) {
+            case SERVER:
+                return draw(r, 1 + computeNode % scale.warehouses());
+            case LOOP:
+                return draw(r, 1 + loop % scale.warehouses());
+            default:
+                return draw(r);
+        }
+    }
+
+    private Drawn draw(final SplittableRandom r, final int w) {
         final int d = 1 + r.nextInt(Tpcc.DISTRICTS);
-        final int pick = r.nextInt(100);
+        final int pick = mix == Mix.STANDARD ? r.nextInt(100) : mix == Mix.N ? 0 : r.nextInt(88);
         final long now = clock.incrementAndGet();
         if (pick < 45) {
             final int c = customer(r);
@@ -88,7 +191,7 @@ public final class TpccSpec implements OltpSpec {
                 if (rollback && k == count - 1) {
                     item = scale.items() + 1; // unused: the ITEM read finds nothing and the order rolls back
                 }
-                final int supply = scale.warehouses() > 1 && r.nextInt(100) == 0 ? otherWarehouse(w, r) : w;
+                final int supply = scale.warehouses() > 1 && remoteLine(r) ? otherWarehouse(w, r) : w;
                 lines.add(new Tpcc.Line(item, supply, 1 + r.nextInt(10)));
             }
             return new Drawn("NewOrder", txn -> Tpcc.newOrder(txn, w, d, c, lines, now), w, false);
@@ -112,6 +215,11 @@ public final class TpccSpec implements OltpSpec {
         }
         final int threshold = 10 + r.nextInt(11);
         return new Drawn("StockLevel", txn -> Tpcc.stockLevel(txn, w, d, threshold).map(low -> 0L), w, true);
+    }
+
+    /** Whether an order line is supplied by another warehouse: the standard's draw at its ratio, else one double. */
+    private boolean remoteLine(final SplittableRandom r) {
+        return localItemRatio == STANDARD_LOCAL_ITEM_RATIO ? r.nextInt(100) == 0 : r.nextDouble() >= localItemRatio;
     }
 
     private int customer(final SplittableRandom r) {

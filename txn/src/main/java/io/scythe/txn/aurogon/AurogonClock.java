@@ -43,7 +43,10 @@ final class AurogonClock {
     private final long[] farmOffset = new long[FARM_WINDOW];
     private int farmSamples;
     private boolean farmSyncing;
-    private long farmLastSync = Long.MIN_VALUE;
+    /** When the last sync started (host clock); meaningful once {@link #farmSynced} is set. */
+    private long farmLastSync;
+    /** Whether a sync was ever started ({@code host - Long.MIN_VALUE} overflows, so no sentinel time serves). */
+    private boolean farmSynced;
     private long farmOffsetNs;
 
     private final TxnRuntime runtime;
@@ -105,9 +108,24 @@ final class AurogonClock {
         return last;
     }
 
+    /**
+     * The clock reading {@link #next()} would pack now, without packing it, probing or syncing: what a comparison of
+     * two clocks reads (§6.5).
+     */
+    long estimateNs() {
+        return twoLevel != null ? twoLevel.estimate() : mode == Mode.FARM ? hostNs() + farmOffsetNs
+            : hostNs() + aheadNs;
+    }
+
+    /** This loop's clock of {@code mode}, or {@code null} when no timestamp of that mode was taken on it yet. */
+    static AurogonClock existing(final TxnRuntime runtime, final Mode mode) {
+        return runtime.extensionOrNull(mode == Mode.DST ? DST_KEY : mode == Mode.TWO_LEVEL ? TWO_LEVEL_KEY
+            : mode == Mode.FARM ? FARM_KEY : HOST_KEY);
+    }
+
     private long farmNow() {
         final long host = hostNs();
-        if (!farmSyncing && host - farmLastSync >= PROBE_INTERVAL_NS) {
+        if (!farmSyncing && (!farmSynced || host - farmLastSync >= PROBE_INTERVAL_NS)) {
             farmSync(host);
         }
         return host + farmOffsetNs;
@@ -115,6 +133,7 @@ final class AurogonClock {
 
     private void farmSync(final long host) {
         farmSyncing = true;
+        farmSynced = true;
         farmLastSync = host;
         final String master = reference(runtime);
         final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(

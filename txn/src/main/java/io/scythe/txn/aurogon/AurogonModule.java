@@ -19,7 +19,8 @@ import java.util.List;
  *   <li>{@code aurogon}: then adaptive read deferral: Aurogon.</li>
  * </ul>
  * And {@code aurogon-farmclock}: Aurogon with FaRMv2's clock in place of 2LClock (§6.5's comparison,
- * {@link AurogonClock.Mode#FARM}); {@code aurogon-base}: every technique off on the node's raw host clock (in the
+ * {@link AurogonClock.Mode#FARM}); {@code aurogon-hostclock}: Aurogon on each node's raw host clock (Fig. 1(a)'s
+ * offsets injected with {@code --clock-spread host=...} go uncorrected); {@code aurogon-base}: every technique off on the node's raw host clock (in the
  * simulator, perfect unless {@code --clock} skews it).
  * Not in the default lists ({@link #listed()}): SPS and memory-node failures are not built (issue 20). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
  * longer than one RRPC bucket (TPC-C's rows) go in parts ({@link AurogonRpc}).
@@ -32,6 +33,9 @@ public final class AurogonModule implements ProtocolModule {
     public static final Protocol AUROGON = variant("aurogon", true, true, AurogonClock.Mode.TWO_LEVEL);
     public static final Protocol AUROGON_FARM_CLOCK = variant("aurogon-farmclock", true, true,
         AurogonClock.Mode.FARM);
+    /** Aurogon on each node's raw host clock, unsynchronised: Fig. 1(a)'s T/O system under injected offsets. */
+    public static final Protocol AUROGON_HOST_CLOCK = variant("aurogon-hostclock", true, true,
+        AurogonClock.Mode.HOST);
 
     private static Protocol variant(final String name, final boolean preattach, final boolean deferral,
                                     final AurogonClock.Mode clock) {
@@ -47,6 +51,41 @@ public final class AurogonModule implements ProtocolModule {
         return CoordinatorRecovery.outcomes();
     }
 
+    /**
+     * The reading of {@code protocol}'s clock on {@code runtime}'s loop now (ns; what its next timestamp would pack,
+     * before the per-loop increase), without probing or syncing: for comparing two loops' clocks against the same
+     * reference as the paper measures 2LClock's error (§6.5: two clocks on one server, each synchronised to a third).
+     * A clear error when that loop has taken no timestamp of that protocol's clock yet, or the protocol is not
+     * Aurogon's.
+     */
+    public static long clockReadingNs(final io.scythe.txn.TxnRuntime runtime, final String protocol) {
+        final AurogonClock.Mode mode = modeOf(protocol);
+        final AurogonClock clock = AurogonClock.existing(runtime, mode);
+        if (clock == null) {
+            throw new IllegalStateException("this loop has no " + mode + " clock yet: it took no timestamp of "
+                + protocol);
+        }
+        return clock.estimateNs();
+    }
+
+    private static AurogonClock.Mode modeOf(final String protocol) {
+        switch (protocol) {
+            case "dst-to":
+            case "aurogon-pre":
+                return AurogonClock.Mode.DST;
+            case "aurogon-base":
+            case "aurogon-hostclock":
+                return AurogonClock.Mode.HOST;
+            case "aurogon-2l":
+            case "aurogon":
+                return AurogonClock.Mode.TWO_LEVEL;
+            case "aurogon-farmclock":
+                return AurogonClock.Mode.FARM;
+            default:
+                throw new IllegalArgumentException("'" + protocol + "' is not one of Aurogon's protocols");
+        }
+    }
+
     @Override
     public String name() {
         return "aurogon";
@@ -54,7 +93,8 @@ public final class AurogonModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO, AUROGON_FARM_CLOCK);
+        return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO, AUROGON_FARM_CLOCK,
+            AUROGON_HOST_CLOCK);
     }
 
     @Override

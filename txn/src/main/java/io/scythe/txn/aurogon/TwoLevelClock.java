@@ -64,6 +64,11 @@ final class TwoLevelClock {
         return f2.map(f1.map(host));
     }
 
+    /** The reference clock as this loop estimates it now, without probing. */
+    long estimate() {
+        return f2.map(f1.map(clocks.hostNs()));
+    }
+
     private void probe(final long host) {
         lastProbeHostNs = host;
         probing = true;
