@@ -213,6 +213,10 @@ public final class LineCache {
         int round;
         /** Rounds of the acquisition in flight answered "dropped" (bounded by {@link SelccModule#rounds}). */
         int drops;
+        /** Failed acquisitions of the line by this loop before the one in flight (priority aging, §5.3.2). */
+        int aged;
+        /** Virtual time of the last atomic (with its READ) on the latch word: the RTT of §5.1.2's interval. */
+        long atomicRttNs;
         /** Invalidations remembered while local transactions held it (§5.3.2), or null. */
         List<Waiting> waiting;
 
@@ -252,7 +256,23 @@ public final class LineCache {
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
     private final Map<Line, Future<Void>> evicting = new HashMap<>();
+    /** Lines this loop failed to latch lately: when it may post their next atomic, and after how many failures. */
+    private final Map<Line, Pace> paces = new HashMap<>();
     private boolean sweeping;
+
+    /**
+     * The retry interval of one latch (§5.1.2, §5.3.2): after the N_r-th failed acquisition of a line this loop posts
+     * no atomic on its latch word for {@code C·RTT/N_r}, RTT the last atomic's round trip on that word. A hot word's
+     * atomics queue at the memory node's NIC (a conflicting atomic holds its address, 18 us under {@code cx5}), so
+     * the measured RTT grows with the queue and the interval with it: the retries back off as the word congests.
+     */
+    private static final class Pace {
+        long notBeforeNs;
+        int failures;
+    }
+
+    /** C of the resend interval C·RTT/N_r; {@link SelccModule#DEFAULT_RESEND_NS} is C times an idle 2 us RTT. */
+    static final int RESEND_C = 4;
 
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
         this.runtime = runtime;
@@ -385,6 +405,13 @@ public final class LineCache {
             : " later"), runtime.timers().nowNs() - start));
     }
 
+    /** Counts a verb's (or a local wait's) virtual time since {@code start} for the stats report, by {@code kind}. */
+    private void verbTime(final String kind, final long start) {
+        if (Stats.enabled) {
+            Stats.time(kind, runtime.timers().nowNs() - start);
+        }
+    }
+
     /** Runs a global step of {@code f} with it busy, and frees it after, whatever the outcome. */
     private <T> Future<T> busy(final Frame f, final Supplier<Future<T>> step) {
         f.busy = true;
@@ -405,6 +432,10 @@ public final class LineCache {
      */
     Future<Void> settled(final Frame f) {
         final Future<?> pending = f == null ? null : f.pending;
+        if (pending != null && Stats.enabled) {
+            final long start = runtime.timers().nowNs();
+            pending.onComplete(done -> verbTime("wait for this loop's step", start));
+        }
         return pending == null ? Future.succeededFuture() : pending.<Void>transform(ignored ->
             Future.succeededFuture());
     }
@@ -417,7 +448,9 @@ public final class LineCache {
 
     /** A verb that must land (an undo, a release): posted again while refused for now, else the loop gives up. */
     private <T> Future<T> mustLand(final String what, final Supplier<Future<T>> verb) {
-        return Reposts.untilAccepted(runtime.timers(), verb).recover(e -> {
+        final long start = runtime.timers().nowNs();
+        return Reposts.untilAccepted(runtime.timers(), verb).andThen(done -> verbTime("land " + what, start))
+            .recover(e -> {
             runtime.giveUp("selcc: " + what + " failed: " + e);
             return Future.failedFuture(new NotServingException("selcc: " + what + " failed and this loop gave up",
                 e));
@@ -426,7 +459,8 @@ public final class LineCache {
 
     /** Posts a doorbell whose atomic must not be left in doubt: refused for now fails plainly, else the loop gives up. */
     private Future<Doorbell> postAcquire(final Doorbell batch, final String what) {
-        return batch.post().recover(e -> {
+        final long start = runtime.timers().nowNs();
+        return batch.post().andThen(done -> verbTime("post " + what, start)).recover(e -> {
             if (io.scythe.txn.Refusal.forNow(e)) {
                 return Future.failedFuture(e);
             }
@@ -441,23 +475,30 @@ public final class LineCache {
         Stats.ACQUIRES.increment();
         f.acquiring = true;
         f.drops = 0;
-        final long spin = readerSpin.delayNs(f.line, runtime.timers().nowNs());
-        if (spin > 0) { // a writer starved by this participant's reads asked lately: give it a window first
-            Stats.count("reader spun");
-            return timed("S" + (mayWait ? " wait" : " nowait") + " spun", f, busy(f, () -> runtime.timers()
-                .after(spin).compose(v -> acquireShared(f, 0))));
+        final long paced = pacedNs(f);
+        if (paced > 0 && !mayWait) {
+            return Future.failedFuture(locked(f, "Shared: its retry interval C·RTT/N_r is not over, and this one "
+                + "holds other lines"));
         }
-        return timed("S" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> acquireShared(f, 0)));
+        final long spin = Math.max(paced, readerSpin.delayNs(f.line, runtime.timers().nowNs()));
+        if (spin > paced) { // a writer starved by this participant's reads asked lately: give it a window first
+            Stats.count("reader spun");
+            return paced(f, timed("S" + (mayWait ? " wait" : " nowait") + " spun", f, busy(f, () -> runtime.timers()
+                .after(spin).compose(v -> acquireShared(f, 0)))));
+        }
+        return paced(f, timed("S" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> after(paced,
+            () -> acquireShared(f, 0)))));
     }
 
     private Future<Void> acquireShared(final Frame f, final int round) {
         f.round = round;
+        final long sent = runtime.timers().nowNs();
         return channel(f).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             final int faa = batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.share(me));
             batch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes);
             return postAcquire(batch, "a Shared FAA").map(b -> b.result(faa));
-        }).compose(previous -> {
+        }).andThen(done -> f.atomicRttNs = runtime.timers().nowNs() - sent).compose(previous -> {
             final int holder = LatchWord.holder(previous);
             if (holder == 0) {
                 f.memo = Memo.S;
@@ -481,17 +522,24 @@ public final class LineCache {
         Stats.ACQUIRES.increment();
         f.acquiring = true;
         f.drops = 0;
-        return timed("X" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> acquireExclusive(f, 0)));
+        final long paced = pacedNs(f);
+        if (paced > 0 && !mayWait) {
+            return Future.failedFuture(locked(f, "Exclusive: its retry interval C·RTT/N_r is not over, and this one "
+                + "holds other lines"));
+        }
+        return paced(f, timed("X" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> after(paced,
+            () -> acquireExclusive(f, 0)))));
     }
 
     private Future<Void> acquireExclusive(final Frame f, final int round) {
         f.round = round;
+        final long sent = runtime.timers().nowNs();
         return channel(f).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             final int cas = batch.compareAndSwap(f.latchAddress(), f.rkey, LatchWord.FREE, LatchWord.exclusive(me));
             batch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes);
             return postAcquire(batch, "an Exclusive CAS").map(b -> b.result(cas));
-        }).compose(previous -> {
+        }).andThen(done -> f.atomicRttNs = runtime.timers().nowNs() - sent).compose(previous -> {
             if (previous == LatchWord.FREE) {
                 f.memo = Memo.M;
                 return Future.succeededFuture();
@@ -524,13 +572,21 @@ public final class LineCache {
         Stats.UPGRADES.increment();
         f.acquiring = true;
         f.drops = 0;
-        return timed("U" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> upgrade(f, 0)));
+        final long paced = pacedNs(f);
+        if (paced > 0 && !mayWait) {
+            return Future.failedFuture(locked(f, "upgrade: its retry interval C·RTT/N_r is not over, and this one "
+                + "holds other lines"));
+        }
+        return paced(f, timed("U" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> after(paced,
+            () -> upgrade(f, 0)))));
     }
 
     private Future<Void> upgrade(final Frame f, final int tries) {
         f.round = tries;
         final long mine = LatchWord.share(me);
+        final long sent = runtime.timers().nowNs();
         return channel(f).compose(ch -> ch.compareAndSwap(f.latchAddress(), f.rkey, mine, LatchWord.exclusive(me)))
+            .andThen(done -> f.atomicRttNs = runtime.timers().nowNs() - sent)
             .recover(e -> io.scythe.txn.Refusal.forNow(e) ? Future.failedFuture(e)
                 : mustLand("an upgrade CAS", () -> Future.failedFuture(e)))
             .compose(previous -> {
@@ -547,9 +603,48 @@ public final class LineCache {
                 }
                 final long others = LatchWord.readers(previous) & ~LatchWord.bit(me);
                 return invalidateReaders(f, others).compose(status -> status != Invalidation.DROPPED
-                    ? upgrade(f, tries + 1) : f.mayWait ? runtime.timers().after(resendNs).compose(v -> upgrade(f,
+                    ? upgrade(f, tries + 1) : f.mayWait ? runtime.timers().after(resendInterval(f, tries + 1)).compose(v -> upgrade(f,
                     tries + 1)) : Future.failedFuture(locked(f, "upgrade: a reader's transaction holds it")));
             });
+    }
+
+    /** {@code C·RTT/N_r} for the {@code n}-th retry of {@code f}'s latch; at least {@link SelccModule#resendNs}/n. */
+    private long resendInterval(final Frame f, final int n) {
+        return Math.max(resendNs, RESEND_C * f.atomicRttNs) / Math.max(1, n);
+    }
+
+    /**
+     * How long this loop must still wait before posting an atomic on {@code f}'s latch word (0: at once), and the
+     * priority the acquisition starts at (its line's failures so far: priority aging across attempts, §5.3.2).
+     */
+    private long pacedNs(final Frame f) {
+        final Pace p = paces.get(f.line);
+        f.aged = p == null ? 0 : Math.min(254, p.failures);
+        return p == null ? 0 : Math.max(0, p.notBeforeNs - runtime.timers().nowNs());
+    }
+
+    private Future<Void> after(final long ns, final Supplier<Future<Void>> step) {
+        if (ns <= 0) {
+            return step.get();
+        }
+        Stats.count("paced");
+        return runtime.timers().after(ns).compose(v -> step.get());
+    }
+
+    /**
+     * Records how an acquisition of {@code f} ended: taken, the line's pace is forgotten; given up (a conflict), the
+     * next atomic on its word waits {@code C·RTT/N_r}, N_r the failures in a row.
+     */
+    private Future<Void> paced(final Frame f, final Future<Void> acquisition) {
+        return acquisition.andThen(done -> {
+            if (done.succeeded()) {
+                paces.remove(f.line);
+            } else if (done.cause() instanceof AbortException) {
+                final Pace p = paces.computeIfAbsent(f.line, l -> new Pace());
+                p.failures++;
+                p.notBeforeNs = runtime.timers().nowNs() + resendInterval(f, p.failures);
+            }
+        });
     }
 
     /**
@@ -574,7 +669,7 @@ public final class LineCache {
                 + "answer not held: its holder moved on)"));
         }
         if (status == Invalidation.DROPPED) {
-            return runtime.timers().after(resendNs / (round + 1)).compose(v -> next.apply(round + 1));
+            return runtime.timers().after(resendInterval(f, round + 1)).compose(v -> next.apply(round + 1));
         }
         return next.apply(round + 1);
     }
@@ -610,7 +705,7 @@ public final class LineCache {
         final long sentNs = runtime.timers().nowNs();
         final PeerLoops.Address where = peers.where().apply(target);
         final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
-            f.lineBytes, Math.min(255, f.round + 1), f.mayWait);
+            f.lineBytes, Math.min(255, f.aged + f.round + 1), f.mayWait);
         return peers.peers().call(where.peer(), where.loop(), Invalidation.RPC, request, 0, request.capacity())
             .map(reply -> {
                 final int status = reply.payload().getByte(0);
@@ -892,6 +987,7 @@ public final class LineCache {
         for (final Frame f : invalid) {
             frames.remove(f.line);
         }
+        paces.values().removeIf(p -> now - p.notBeforeNs >= leaseNs);
         evict(expired);
         sweeping = false;
         if (!frames.isEmpty()) {
