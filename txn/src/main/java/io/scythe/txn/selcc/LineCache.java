@@ -213,6 +213,15 @@ public final class LineCache {
         int round;
         /** Rounds of the acquisition in flight answered "dropped" (bounded by {@link SelccModule#rounds}). */
         int drops;
+        /** The step it is busy with is an upgrade (S -> M) of this participant. */
+        boolean upgrading;
+        /**
+         * A lower participant's invalidation reached this frame mid-upgrade (the symmetric upgrade race): this upgrade
+         * yields, dropping its Shared before it posts another CAS, and takes the line by the fallback. 0: none.
+         */
+        int yieldTo;
+        /** Rounds of the upgrade in flight that waited for a yielding reader (bounded by {@link #UPGRADE_TRIES}). */
+        int yieldWaits;
         /** Failed acquisitions of the line by this loop before the one in flight (priority aging, §5.3.2). */
         int aged;
         /** Virtual time of the last atomic (with its READ) on the latch word: the RTT of §5.1.2's interval. */
@@ -418,6 +427,8 @@ public final class LineCache {
         final Future<T> done = step.get().andThen(ignored -> {
             f.busy = false;
             f.acquiring = false;
+            f.upgrading = false;
+            f.yieldTo = 0;
             f.pending = null;
         });
         if (f.busy) {
@@ -571,6 +582,9 @@ public final class LineCache {
         f.mayWait = mayWait;
         Stats.UPGRADES.increment();
         f.acquiring = true;
+        f.upgrading = true;
+        f.yieldTo = 0;
+        f.yieldWaits = 0;
         f.drops = 0;
         final long paced = pacedNs(f);
         if (paced > 0 && !mayWait) {
@@ -582,6 +596,9 @@ public final class LineCache {
     }
 
     private Future<Void> upgrade(final Frame f, final int tries) {
+        if (f.yieldTo != 0) {
+            return upgradeFallback(f, "yielded to participant " + f.yieldTo + "'s upgrade (tie-break)");
+        }
         f.round = tries;
         final long mine = LatchWord.share(me);
         final long sent = runtime.timers().nowNs();
@@ -595,16 +612,38 @@ public final class LineCache {
                     return Future.succeededFuture();
                 }
                 if (tries + 1 >= UPGRADE_TRIES) {
-                    return mustLand("releasing Shared for the upgrade's fallback", () -> channel(f).compose(ch ->
-                        ch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me)))).compose(v -> {
-                            f.memo = Memo.I;
-                            return acquireExclusive(f, 0);
-                        });
+                    return upgradeFallback(f, "fallback after " + UPGRADE_TRIES + " CASes");
                 }
                 final long others = LatchWord.readers(previous) & ~LatchWord.bit(me);
-                return invalidateReaders(f, others).compose(status -> status != Invalidation.DROPPED
-                    ? upgrade(f, tries + 1) : f.mayWait ? runtime.timers().after(resendInterval(f, tries + 1)).compose(v -> upgrade(f,
-                    tries + 1)) : Future.failedFuture(locked(f, "upgrade: a reader's transaction holds it")));
+                return invalidateReaders(f, others).compose(status -> {
+                    if (f.yieldTo != 0) { // a lower participant upgrades too: it wins the tie-break
+                        return upgradeFallback(f, "yielded to participant " + f.yieldTo + "'s upgrade (tie-break)");
+                    }
+                    if (status == Invalidation.YIELDING && f.yieldWaits++ < UPGRADE_TRIES) {
+                        // a higher participant upgrading too drops its Shared for this one: CAS again once it landed
+                        return runtime.timers().after(resendInterval(f, tries + 1)).compose(v -> upgrade(f, tries));
+                    }
+                    return status != Invalidation.DROPPED ? upgrade(f, tries + 1) : f.mayWait ? runtime.timers()
+                        .after(resendInterval(f, tries + 1)).compose(v -> upgrade(f, tries + 1))
+                        : Future.failedFuture(locked(f, "upgrade: a reader's transaction holds it"));
+                });
+            });
+    }
+
+    /**
+     * The upgrade's fallback: FAA -bit (memo I), then I -> M (the copy is READ again: callers check its version). Also
+     * how an upgrade yields in the symmetric race (two readers upgrading, each invalidating the other, each busy and
+     * so dropping the other's message): the higher participant gives up its Shared at once, so the lower one's next
+     * CAS can succeed; a deterministic tie-break, without which neither ever won.
+     */
+    private Future<Void> upgradeFallback(final Frame f, final String why) {
+        Stats.count("upgrade " + (f.yieldTo != 0 ? "yielded (tie-break)" : "fallback"));
+        f.yieldTo = 0;
+        f.upgrading = false;
+        return mustLand("releasing Shared for the upgrade's fallback (" + why + ")", () -> channel(f).compose(ch ->
+            ch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me)))).compose(v -> {
+                f.memo = Memo.I;
+                return acquireExclusive(f, 0);
             });
     }
 
@@ -668,7 +707,7 @@ public final class LineCache {
             return Future.failedFuture(locked(f, what + " not taken in " + chaseRounds * rounds + " rounds (last "
                 + "answer not held: its holder moved on)"));
         }
-        if (status == Invalidation.DROPPED) {
+        if (status == Invalidation.DROPPED || status == Invalidation.YIELDING) { // yielding: its FAA must land
             return runtime.timers().after(resendInterval(f, round + 1)).compose(v -> next.apply(round + 1));
         }
         return next.apply(round + 1);
@@ -687,6 +726,7 @@ public final class LineCache {
             asked.add(invalidate(f, Invalidation.PEER_WR_SHARED, p));
         }
         return Future.all(asked).map(all -> {
+            int status = Invalidation.RELEASED;
             for (final Future<Integer> a : asked) {
                 if (a.result() == Invalidation.GRANTED) { // the receiver discards a PeerWr meant for a reader
                     throw new IllegalStateException("a reader's invalidation was answered with a handover");
@@ -694,8 +734,11 @@ public final class LineCache {
                 if (a.result() == Invalidation.DROPPED) {
                     return Invalidation.DROPPED;
                 }
+                if (a.result() == Invalidation.YIELDING) {
+                    status = Invalidation.YIELDING;
+                }
             }
-            return Invalidation.RELEASED;
+            return status;
         });
     }
 
@@ -748,6 +791,14 @@ public final class LineCache {
         final Frame f = frames.get(line);
         if (f == null || f.memo == Memo.I) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
+            return;
+        }
+        if (kind == Invalidation.PEER_WR_SHARED && f.upgrading && f.memo == Memo.S && requester < me) {
+            // The symmetric upgrade race: both want X from S. The lower participant wins: this upgrade yields (drops
+            // its Shared before its next CAS) and says so, so the sender CASes again rather than giving up.
+            f.yieldTo = requester;
+            Stats.count("upgrade race: yielding to a lower participant");
+            responder.reply(Invalidation.status(Invalidation.YIELDING));
             return;
         }
         if (!f.idle()) {
