@@ -261,6 +261,7 @@ public final class LineCache {
     private final int gamma = SelccModule.gamma();
     private final long resendNs = SelccModule.resendNs();
     private final long deferNs = SelccModule.deferNs();
+    private final int deferPriorityCap = SelccModule.deferPriorityCap();
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
@@ -597,7 +598,7 @@ public final class LineCache {
 
     private Future<Void> upgrade(final Frame f, final int tries) {
         if (f.yieldTo != 0) {
-            return upgradeFallback(f, "yielded to participant " + f.yieldTo + "'s upgrade (tie-break)");
+            return upgradeFallback(f);
         }
         f.round = tries;
         final long mine = LatchWord.share(me);
@@ -612,12 +613,12 @@ public final class LineCache {
                     return Future.succeededFuture();
                 }
                 if (tries + 1 >= UPGRADE_TRIES) {
-                    return upgradeFallback(f, "fallback after " + UPGRADE_TRIES + " CASes");
+                    return upgradeFallback(f);
                 }
                 final long others = LatchWord.readers(previous) & ~LatchWord.bit(me);
                 return invalidateReaders(f, others).compose(status -> {
                     if (f.yieldTo != 0) { // a lower participant upgrades too: it wins the tie-break
-                        return upgradeFallback(f, "yielded to participant " + f.yieldTo + "'s upgrade (tie-break)");
+                        return upgradeFallback(f);
                     }
                     if (status == Invalidation.YIELDING && f.yieldWaits++ < UPGRADE_TRIES) {
                         // a higher participant upgrading too drops its Shared for this one: CAS again once it landed
@@ -636,11 +637,11 @@ public final class LineCache {
      * so dropping the other's message): the higher participant gives up its Shared at once, so the lower one's next
      * CAS can succeed; a deterministic tie-break, without which neither ever won.
      */
-    private Future<Void> upgradeFallback(final Frame f, final String why) {
+    private Future<Void> upgradeFallback(final Frame f) {
         Stats.count("upgrade " + (f.yieldTo != 0 ? "yielded (tie-break)" : "fallback"));
         f.yieldTo = 0;
         f.upgrading = false;
-        return mustLand("releasing Shared for the upgrade's fallback (" + why + ")", () -> channel(f).compose(ch ->
+        return mustLand("releasing Shared for the upgrade's fallback", () -> channel(f).compose(ch ->
             ch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me)))).compose(v -> {
                 f.memo = Memo.I;
                 return acquireExclusive(f, 0);
@@ -773,7 +774,8 @@ public final class LineCache {
      * The handler of an invalidation on this loop (try-lock: a frame in use does not serve it now). A frame in use by
      * local transactions remembers the message when its sender may wait (it holds nothing else: §5.3.2's remembered
      * messages) and serves the highest-priority one as soon as the local transactions let go
-     * ({@link #localReleased}), or answers it dropped after {@code deferNs}; otherwise (the sender holds other lines,
+     * ({@link #localReleased}), or answers it dropped after {@code deferNs} times its priority (at most
+     * {@link SelccModule#deferPriorityCap} times: a sender that failed more often is kept longer); otherwise (the sender holds other lines,
      * or the frame is busy with a global step of its own) it is dropped at once.
      */
     private void handle(final RpcRequest request, final RpcResponder responder) {
@@ -826,7 +828,7 @@ public final class LineCache {
             f.waiting = new ArrayList<>(2);
         }
         f.waiting.add(w);
-        runtime.timers().after(deferNs).onComplete(v -> {
+        runtime.timers().after(deferNs * Math.min(Math.max(1, w.priority), deferPriorityCap)).onComplete(v -> {
             if (f.waiting != null && f.waiting.remove(w)) {
                 Stats.count("deferred then dropped");
                 w.responder.reply(Invalidation.status(Invalidation.DROPPED));
