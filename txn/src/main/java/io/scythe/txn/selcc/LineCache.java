@@ -38,11 +38,14 @@ import java.util.function.Supplier;
  * value, never the latch word, then the FAA that releases or hands over, on the same QP.
  *
  * <p>Fairness: the γ lease ({@link SelccTxn}'s local takes of a wanted frame), remembered invalidations served
- * highest priority first at the local release ({@link #localReleased}), the reader spin flag ({@link ReaderSpin}). A
- * dropped invalidation aborts a requester that holds other lines (2PL no-wait); one that holds nothing resends after
- * {@code C·RTT/N_r} for {@link SelccModule#rounds} rounds.
+ * highest priority first at the local release ({@link #localReleased}), the reader spin flag ({@link ReaderSpin}),
+ * priority matching (opt-in, {@link SelccModule#priorityMatching}). A dropped invalidation aborts a requester that
+ * holds other lines (2PL no-wait); one that holds nothing resends after {@code C·RTT/N_r} for
+ * {@link SelccModule#rounds} rounds. Every line this loop failed to latch is paced: no atomic on its word for
+ * {@code C·RTT/N_r} after the N_r-th failure in a row, RTT that word's last measured atomic (a hot word's atomics
+ * queue at the memory node's NIC). Two readers upgrading at once: the lower participant wins, the other yields.
  *
- * <p>Not implemented (issue 21): priority matching, forwarding by one-sided WRITE into the requester's buffer (the
+ * <p>Not implemented (issue 21): forwarding by one-sided WRITE into the requester's buffer (the
  * copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
  */
 public final class LineCache {
@@ -213,6 +216,12 @@ public final class LineCache {
         int round;
         /** Rounds of the acquisition in flight answered "dropped" (bounded by {@link SelccModule#rounds}). */
         int drops;
+        /**
+         * Priority matching (§5.3.2): the priority this participant's Exclusive was taken at after it starved (retried:
+         * at least {@link SelccModule#SPIN_MIN_PRIORITY}), else 0; while it holds the line Modified a global reader's
+         * PeerRd of lower priority is dropped, so starved writers and readers take turns. Cleared when M is left.
+         */
+        int writerPriority;
         /** The step it is busy with is an upgrade (S -> M) of this participant. */
         boolean upgrading;
         /**
@@ -262,6 +271,7 @@ public final class LineCache {
     private final long resendNs = SelccModule.resendNs();
     private final long deferNs = SelccModule.deferNs();
     private final int deferPriorityCap = SelccModule.deferPriorityCap();
+    private final boolean priorityMatching = SelccModule.priorityMatching();
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
@@ -554,6 +564,7 @@ public final class LineCache {
         }).andThen(done -> f.atomicRttNs = runtime.timers().nowNs() - sent).compose(previous -> {
             if (previous == LatchWord.FREE) {
                 f.memo = Memo.M;
+                starvedWriter(f);
                 return Future.succeededFuture();
             }
             final int holder = LatchWord.holder(previous);
@@ -567,6 +578,7 @@ public final class LineCache {
             return asked.compose(status -> {
                 if (status == Invalidation.GRANTED) {
                     f.memo = Memo.M; // case 1: handed over, the copy forwarded
+                    starvedWriter(f);
                     return Future.succeededFuture();
                 }
                 return again(f, round, status, "Exclusive", next -> acquireExclusive(f, next));
@@ -610,6 +622,7 @@ public final class LineCache {
             .compose(previous -> {
                 if (previous == mine) {
                     f.memo = Memo.M;
+                    starvedWriter(f);
                     return Future.succeededFuture();
                 }
                 if (tries + 1 >= UPGRADE_TRIES) {
@@ -646,6 +659,12 @@ public final class LineCache {
                 f.memo = Memo.I;
                 return acquireExclusive(f, 0);
             });
+    }
+
+    /** Records the priority a starved writer took {@code f} Exclusive at (priority matching, when on). */
+    private void starvedWriter(final Frame f) {
+        final int priority = f.aged + f.round + 1;
+        f.writerPriority = priorityMatching && priority >= SelccModule.SPIN_MIN_PRIORITY ? priority : 0;
     }
 
     /** {@code C·RTT/N_r} for the {@code n}-th retry of {@code f}'s latch; at least {@link SelccModule#resendNs}/n. */
@@ -801,6 +820,11 @@ public final class LineCache {
             f.yieldTo = requester;
             Stats.count("upgrade race: yielding to a lower participant");
             responder.reply(Invalidation.status(Invalidation.YIELDING));
+            return;
+        }
+        if (kind == Invalidation.PEER_RD && f.memo == Memo.M && priority < f.writerPriority) {
+            Stats.count("drop kind 1 priority matching");
+            responder.reply(Invalidation.status(Invalidation.DROPPED)); // the reader must have aged to the writer's
             return;
         }
         if (!f.idle()) {

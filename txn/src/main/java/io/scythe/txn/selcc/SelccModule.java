@@ -75,6 +75,15 @@ public final class SelccModule implements ProtocolModule {
             DEFAULT_DEFER_PRIORITY_CAP));
     }
 
+    /**
+     * Priority matching (§5.3.2): a writer that took a line Exclusive after retrying records its priority in the frame,
+     * and global readers' PeerRd of lower priority are dropped (they retry and age); {@code
+     * scythe.selcc.priorityMatching}, off by default (not yet measured in the paper's single-writer setup).
+     */
+    static boolean priorityMatching() {
+        return Boolean.parseBoolean(System.getProperty("scythe.selcc.priorityMatching", "false"));
+    }
+
     static long deferNs() {
         final long defer = Long.getLong("scythe.selcc.deferNs", DEFAULT_DEFER_NS);
         if (defer < 0) {
