@@ -155,10 +155,22 @@ class AurogonSimTest extends SimVertxTest {
         return run;
     }
 
-    /** Four 8-byte counters, key 0 hot; each transaction adds 1 to one of them. */
+    /**
+     * Four 8-byte counters, key 0 hot; each transaction adds 1 to one of them, read for update, or (plain) read and
+     * then written (a lock protocol takes it Shared first and upgrades it at the write or the commit).
+     */
     static final class HotCounter implements OltpSpec {
         static final String TABLE = "counter";
         static final long KEYS = 4;
+        private final boolean plainRead;
+
+        HotCounter() {
+            this(false);
+        }
+
+        HotCounter(final boolean plainRead) {
+            this.plainRead = plainRead;
+        }
 
         @Override
         public String name() {
@@ -189,7 +201,8 @@ class AurogonSimTest extends SimVertxTest {
         @Override
         public Drawn draw(final SplittableRandom random) {
             final long key = random.nextInt(10) == 0 ? 1 + random.nextLong(KEYS - 1) : 0;
-            return new Drawn("Increment", (Txn txn) -> txn.readForUpdate(TABLE, key).map(v -> {
+            return new Drawn("Increment", (Txn txn) -> (plainRead ? txn.read(TABLE, key)
+                : txn.readForUpdate(TABLE, key)).map(v -> {
                 final UnsafeBuffer next = new UnsafeBuffer(new byte[8]);
                 next.putLong(0, v.getLong(0) + 1);
                 txn.write(TABLE, key, next, 0, 8);

@@ -25,7 +25,8 @@ import java.nio.charset.StandardCharsets;
  * message is outdated), so the requester retries the latch;
  * {@link #DROPPED} a local thread holds the line (the handler's try-lock failed); {@link #GRANTED} the receiver
  * handed the latch over (case 1: X to the requester; case 2: both Shared, the line flushed to the memory node first)
- * and forwards its copy; {@link #RELEASED} the receiver dropped its Shared bit (case 3).
+ * and forwards its copy; {@link #RELEASED} the receiver dropped its Shared bit (case 3); {@link #YIELDING} the
+ * receiver, a reader upgrading too, lost the tie-break and is dropping its Shared bit.
  */
 final class Invalidation {
     static final int RPC = 0x5C01;
@@ -40,6 +41,11 @@ final class Invalidation {
     static final int DROPPED = 1;
     static final int GRANTED = 2;
     static final int RELEASED = 3;
+    /**
+     * The receiver is upgrading the line itself and the requester's participant number is lower: it drops its Shared
+     * before its next CAS (the upgrade race's tie-break), so the requester tries its CAS again after one interval.
+     */
+    static final int YIELDING = 4;
 
     static final int KIND_OFFSET = 0;
     static final int REQUESTER_OFFSET = 1;

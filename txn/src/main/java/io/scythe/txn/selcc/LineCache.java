@@ -38,11 +38,14 @@ import java.util.function.Supplier;
  * value, never the latch word, then the FAA that releases or hands over, on the same QP.
  *
  * <p>Fairness: the γ lease ({@link SelccTxn}'s local takes of a wanted frame), remembered invalidations served
- * highest priority first at the local release ({@link #localReleased}), the reader spin flag ({@link ReaderSpin}). A
- * dropped invalidation aborts a requester that holds other lines (2PL no-wait); one that holds nothing resends after
- * {@code C·RTT/N_r} for {@link SelccModule#rounds} rounds.
+ * highest priority first at the local release ({@link #localReleased}), the reader spin flag ({@link ReaderSpin}),
+ * priority matching (opt-in, {@link SelccModule#priorityMatching}). A dropped invalidation aborts a requester that
+ * holds other lines (2PL no-wait); one that holds nothing resends after {@code C·RTT/N_r} for
+ * {@link SelccModule#rounds} rounds. Every line this loop failed to latch is paced: no atomic on its word for
+ * {@code C·RTT/N_r} after the N_r-th failure in a row, RTT that word's last measured atomic (a hot word's atomics
+ * queue at the memory node's NIC). Two readers upgrading at once: the lower participant wins, the other yields.
  *
- * <p>Not implemented (issue 21): priority matching, forwarding by one-sided WRITE into the requester's buffer (the
+ * <p>Not implemented (issue 21): forwarding by one-sided WRITE into the requester's buffer (the
  * copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
  */
 public final class LineCache {
@@ -213,6 +216,25 @@ public final class LineCache {
         int round;
         /** Rounds of the acquisition in flight answered "dropped" (bounded by {@link SelccModule#rounds}). */
         int drops;
+        /**
+         * Priority matching (§5.3.2): the priority this participant's Exclusive was taken at after it starved (retried:
+         * at least {@link SelccModule#SPIN_MIN_PRIORITY}), else 0; while it holds the line Modified a global reader's
+         * PeerRd of lower priority is dropped, so starved writers and readers take turns. Cleared when M is left.
+         */
+        int writerPriority;
+        /** The step it is busy with is an upgrade (S -> M) of this participant. */
+        boolean upgrading;
+        /**
+         * A lower participant's invalidation reached this frame mid-upgrade (the symmetric upgrade race): this upgrade
+         * yields, dropping its Shared before it posts another CAS, and takes the line by the fallback. 0: none.
+         */
+        int yieldTo;
+        /** Rounds of the upgrade in flight that waited for a yielding reader (bounded by {@link #UPGRADE_TRIES}). */
+        int yieldWaits;
+        /** Failed acquisitions of the line by this loop before the one in flight (priority aging, §5.3.2). */
+        int aged;
+        /** Virtual time of the last atomic (with its READ) on the latch word: the RTT of §5.1.2's interval. */
+        long atomicRttNs;
         /** Invalidations remembered while local transactions held it (§5.3.2), or null. */
         List<Waiting> waiting;
 
@@ -248,11 +270,29 @@ public final class LineCache {
     private final int gamma = SelccModule.gamma();
     private final long resendNs = SelccModule.resendNs();
     private final long deferNs = SelccModule.deferNs();
+    private final int deferPriorityCap = SelccModule.deferPriorityCap();
+    private final boolean priorityMatching = SelccModule.priorityMatching();
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
     private final Map<Line, Future<Void>> evicting = new HashMap<>();
+    /** Lines this loop failed to latch lately: when it may post their next atomic, and after how many failures. */
+    private final Map<Line, Pace> paces = new HashMap<>();
     private boolean sweeping;
+
+    /**
+     * The retry interval of one latch (§5.1.2, §5.3.2): after the N_r-th failed acquisition of a line this loop posts
+     * no atomic on its latch word for {@code C·RTT/N_r}, RTT the last atomic's round trip on that word. A hot word's
+     * atomics queue at the memory node's NIC (a conflicting atomic holds its address, 18 us under {@code cx5}), so
+     * the measured RTT grows with the queue and the interval with it: the retries back off as the word congests.
+     */
+    private static final class Pace {
+        long notBeforeNs;
+        int failures;
+    }
+
+    /** C of the resend interval C·RTT/N_r; {@link SelccModule#DEFAULT_RESEND_NS} is C times an idle 2 us RTT. */
+    static final int RESEND_C = 4;
 
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
         this.runtime = runtime;
@@ -385,12 +425,21 @@ public final class LineCache {
             : " later"), runtime.timers().nowNs() - start));
     }
 
+    /** Counts a verb's (or a local wait's) virtual time since {@code start} for the stats report, by {@code kind}. */
+    private void verbTime(final String kind, final long start) {
+        if (Stats.enabled) {
+            Stats.time(kind, runtime.timers().nowNs() - start);
+        }
+    }
+
     /** Runs a global step of {@code f} with it busy, and frees it after, whatever the outcome. */
     private <T> Future<T> busy(final Frame f, final Supplier<Future<T>> step) {
         f.busy = true;
         final Future<T> done = step.get().andThen(ignored -> {
             f.busy = false;
             f.acquiring = false;
+            f.upgrading = false;
+            f.yieldTo = 0;
             f.pending = null;
         });
         if (f.busy) {
@@ -405,6 +454,10 @@ public final class LineCache {
      */
     Future<Void> settled(final Frame f) {
         final Future<?> pending = f == null ? null : f.pending;
+        if (pending != null && Stats.enabled) {
+            final long start = runtime.timers().nowNs();
+            pending.onComplete(done -> verbTime("wait for this loop's step", start));
+        }
         return pending == null ? Future.succeededFuture() : pending.<Void>transform(ignored ->
             Future.succeededFuture());
     }
@@ -417,7 +470,9 @@ public final class LineCache {
 
     /** A verb that must land (an undo, a release): posted again while refused for now, else the loop gives up. */
     private <T> Future<T> mustLand(final String what, final Supplier<Future<T>> verb) {
-        return Reposts.untilAccepted(runtime.timers(), verb).recover(e -> {
+        final long start = runtime.timers().nowNs();
+        return Reposts.untilAccepted(runtime.timers(), verb).andThen(done -> verbTime("land " + what, start))
+            .recover(e -> {
             runtime.giveUp("selcc: " + what + " failed: " + e);
             return Future.failedFuture(new NotServingException("selcc: " + what + " failed and this loop gave up",
                 e));
@@ -426,7 +481,8 @@ public final class LineCache {
 
     /** Posts a doorbell whose atomic must not be left in doubt: refused for now fails plainly, else the loop gives up. */
     private Future<Doorbell> postAcquire(final Doorbell batch, final String what) {
-        return batch.post().recover(e -> {
+        final long start = runtime.timers().nowNs();
+        return batch.post().andThen(done -> verbTime("post " + what, start)).recover(e -> {
             if (io.scythe.txn.Refusal.forNow(e)) {
                 return Future.failedFuture(e);
             }
@@ -441,23 +497,30 @@ public final class LineCache {
         Stats.ACQUIRES.increment();
         f.acquiring = true;
         f.drops = 0;
-        final long spin = readerSpin.delayNs(f.line, runtime.timers().nowNs());
-        if (spin > 0) { // a writer starved by this participant's reads asked lately: give it a window first
-            Stats.count("reader spun");
-            return timed("S" + (mayWait ? " wait" : " nowait") + " spun", f, busy(f, () -> runtime.timers()
-                .after(spin).compose(v -> acquireShared(f, 0))));
+        final long paced = pacedNs(f);
+        if (paced > 0 && !mayWait) {
+            return Future.failedFuture(locked(f, "Shared: its retry interval C·RTT/N_r is not over, and this one "
+                + "holds other lines"));
         }
-        return timed("S" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> acquireShared(f, 0)));
+        final long spin = Math.max(paced, readerSpin.delayNs(f.line, runtime.timers().nowNs()));
+        if (spin > paced) { // a writer starved by this participant's reads asked lately: give it a window first
+            Stats.count("reader spun");
+            return paced(f, timed("S" + (mayWait ? " wait" : " nowait") + " spun", f, busy(f, () -> runtime.timers()
+                .after(spin).compose(v -> acquireShared(f, 0)))));
+        }
+        return paced(f, timed("S" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> after(paced,
+            () -> acquireShared(f, 0)))));
     }
 
     private Future<Void> acquireShared(final Frame f, final int round) {
         f.round = round;
+        final long sent = runtime.timers().nowNs();
         return channel(f).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             final int faa = batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.share(me));
             batch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes);
             return postAcquire(batch, "a Shared FAA").map(b -> b.result(faa));
-        }).compose(previous -> {
+        }).andThen(done -> f.atomicRttNs = runtime.timers().nowNs() - sent).compose(previous -> {
             final int holder = LatchWord.holder(previous);
             if (holder == 0) {
                 f.memo = Memo.S;
@@ -481,19 +544,27 @@ public final class LineCache {
         Stats.ACQUIRES.increment();
         f.acquiring = true;
         f.drops = 0;
-        return timed("X" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> acquireExclusive(f, 0)));
+        final long paced = pacedNs(f);
+        if (paced > 0 && !mayWait) {
+            return Future.failedFuture(locked(f, "Exclusive: its retry interval C·RTT/N_r is not over, and this one "
+                + "holds other lines"));
+        }
+        return paced(f, timed("X" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> after(paced,
+            () -> acquireExclusive(f, 0)))));
     }
 
     private Future<Void> acquireExclusive(final Frame f, final int round) {
         f.round = round;
+        final long sent = runtime.timers().nowNs();
         return channel(f).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             final int cas = batch.compareAndSwap(f.latchAddress(), f.rkey, LatchWord.FREE, LatchWord.exclusive(me));
             batch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes);
             return postAcquire(batch, "an Exclusive CAS").map(b -> b.result(cas));
-        }).compose(previous -> {
+        }).andThen(done -> f.atomicRttNs = runtime.timers().nowNs() - sent).compose(previous -> {
             if (previous == LatchWord.FREE) {
                 f.memo = Memo.M;
+                starvedWriter(f);
                 return Future.succeededFuture();
             }
             final int holder = LatchWord.holder(previous);
@@ -507,6 +578,7 @@ public final class LineCache {
             return asked.compose(status -> {
                 if (status == Invalidation.GRANTED) {
                     f.memo = Memo.M; // case 1: handed over, the copy forwarded
+                    starvedWriter(f);
                     return Future.succeededFuture();
                 }
                 return again(f, round, status, "Exclusive", next -> acquireExclusive(f, next));
@@ -523,33 +595,115 @@ public final class LineCache {
         f.mayWait = mayWait;
         Stats.UPGRADES.increment();
         f.acquiring = true;
+        f.upgrading = true;
+        f.yieldTo = 0;
+        f.yieldWaits = 0;
         f.drops = 0;
-        return timed("U" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> upgrade(f, 0)));
+        final long paced = pacedNs(f);
+        if (paced > 0 && !mayWait) {
+            return Future.failedFuture(locked(f, "upgrade: its retry interval C·RTT/N_r is not over, and this one "
+                + "holds other lines"));
+        }
+        return paced(f, timed("U" + (mayWait ? " wait" : " nowait"), f, busy(f, () -> after(paced,
+            () -> upgrade(f, 0)))));
     }
 
     private Future<Void> upgrade(final Frame f, final int tries) {
+        if (f.yieldTo != 0) {
+            return upgradeFallback(f);
+        }
         f.round = tries;
         final long mine = LatchWord.share(me);
+        final long sent = runtime.timers().nowNs();
         return channel(f).compose(ch -> ch.compareAndSwap(f.latchAddress(), f.rkey, mine, LatchWord.exclusive(me)))
+            .andThen(done -> f.atomicRttNs = runtime.timers().nowNs() - sent)
             .recover(e -> io.scythe.txn.Refusal.forNow(e) ? Future.failedFuture(e)
                 : mustLand("an upgrade CAS", () -> Future.failedFuture(e)))
             .compose(previous -> {
                 if (previous == mine) {
                     f.memo = Memo.M;
+                    starvedWriter(f);
                     return Future.succeededFuture();
                 }
                 if (tries + 1 >= UPGRADE_TRIES) {
-                    return mustLand("releasing Shared for the upgrade's fallback", () -> channel(f).compose(ch ->
-                        ch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me)))).compose(v -> {
-                            f.memo = Memo.I;
-                            return acquireExclusive(f, 0);
-                        });
+                    return upgradeFallback(f);
                 }
                 final long others = LatchWord.readers(previous) & ~LatchWord.bit(me);
-                return invalidateReaders(f, others).compose(status -> status != Invalidation.DROPPED
-                    ? upgrade(f, tries + 1) : f.mayWait ? runtime.timers().after(resendNs).compose(v -> upgrade(f,
-                    tries + 1)) : Future.failedFuture(locked(f, "upgrade: a reader's transaction holds it")));
+                return invalidateReaders(f, others).compose(status -> {
+                    if (f.yieldTo != 0) { // a lower participant upgrades too: it wins the tie-break
+                        return upgradeFallback(f);
+                    }
+                    if (status == Invalidation.YIELDING && f.yieldWaits++ < UPGRADE_TRIES) {
+                        // a higher participant upgrading too drops its Shared for this one: CAS again once it landed
+                        return runtime.timers().after(resendInterval(f, tries + 1)).compose(v -> upgrade(f, tries));
+                    }
+                    return status != Invalidation.DROPPED ? upgrade(f, tries + 1) : f.mayWait ? runtime.timers()
+                        .after(resendInterval(f, tries + 1)).compose(v -> upgrade(f, tries + 1))
+                        : Future.failedFuture(locked(f, "upgrade: a reader's transaction holds it"));
+                });
             });
+    }
+
+    /**
+     * The upgrade's fallback: FAA -bit (memo I), then I -> M (the copy is READ again: callers check its version). Also
+     * how an upgrade yields in the symmetric race (two readers upgrading, each invalidating the other, each busy and
+     * so dropping the other's message): the higher participant gives up its Shared at once, so the lower one's next
+     * CAS can succeed; a deterministic tie-break, without which neither ever won.
+     */
+    private Future<Void> upgradeFallback(final Frame f) {
+        Stats.count("upgrade " + (f.yieldTo != 0 ? "yielded (tie-break)" : "fallback"));
+        f.yieldTo = 0;
+        f.upgrading = false;
+        return mustLand("releasing Shared for the upgrade's fallback", () -> channel(f).compose(ch ->
+            ch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me)))).compose(v -> {
+                f.memo = Memo.I;
+                return acquireExclusive(f, 0);
+            });
+    }
+
+    /** Records the priority a starved writer took {@code f} Exclusive at (priority matching, when on). */
+    private void starvedWriter(final Frame f) {
+        final int priority = f.aged + f.round + 1;
+        f.writerPriority = priorityMatching && priority >= SelccModule.SPIN_MIN_PRIORITY ? priority : 0;
+    }
+
+    /** {@code C·RTT/N_r} for the {@code n}-th retry of {@code f}'s latch; at least {@link SelccModule#resendNs}/n. */
+    private long resendInterval(final Frame f, final int n) {
+        return Math.max(resendNs, RESEND_C * f.atomicRttNs) / Math.max(1, n);
+    }
+
+    /**
+     * How long this loop must still wait before posting an atomic on {@code f}'s latch word (0: at once), and the
+     * priority the acquisition starts at (its line's failures so far: priority aging across attempts, §5.3.2).
+     */
+    private long pacedNs(final Frame f) {
+        final Pace p = paces.get(f.line);
+        f.aged = p == null ? 0 : Math.min(254, p.failures);
+        return p == null ? 0 : Math.max(0, p.notBeforeNs - runtime.timers().nowNs());
+    }
+
+    private Future<Void> after(final long ns, final Supplier<Future<Void>> step) {
+        if (ns <= 0) {
+            return step.get();
+        }
+        Stats.count("paced");
+        return runtime.timers().after(ns).compose(v -> step.get());
+    }
+
+    /**
+     * Records how an acquisition of {@code f} ended: taken, the line's pace is forgotten; given up (a conflict), the
+     * next atomic on its word waits {@code C·RTT/N_r}, N_r the failures in a row.
+     */
+    private Future<Void> paced(final Frame f, final Future<Void> acquisition) {
+        return acquisition.andThen(done -> {
+            if (done.succeeded()) {
+                paces.remove(f.line);
+            } else if (done.cause() instanceof AbortException) {
+                final Pace p = paces.computeIfAbsent(f.line, l -> new Pace());
+                p.failures++;
+                p.notBeforeNs = runtime.timers().nowNs() + resendInterval(f, p.failures);
+            }
+        });
     }
 
     /**
@@ -573,8 +727,8 @@ public final class LineCache {
             return Future.failedFuture(locked(f, what + " not taken in " + chaseRounds * rounds + " rounds (last "
                 + "answer not held: its holder moved on)"));
         }
-        if (status == Invalidation.DROPPED) {
-            return runtime.timers().after(resendNs / (round + 1)).compose(v -> next.apply(round + 1));
+        if (status == Invalidation.DROPPED || status == Invalidation.YIELDING) { // yielding: its FAA must land
+            return runtime.timers().after(resendInterval(f, round + 1)).compose(v -> next.apply(round + 1));
         }
         return next.apply(round + 1);
     }
@@ -592,6 +746,7 @@ public final class LineCache {
             asked.add(invalidate(f, Invalidation.PEER_WR_SHARED, p));
         }
         return Future.all(asked).map(all -> {
+            int status = Invalidation.RELEASED;
             for (final Future<Integer> a : asked) {
                 if (a.result() == Invalidation.GRANTED) { // the receiver discards a PeerWr meant for a reader
                     throw new IllegalStateException("a reader's invalidation was answered with a handover");
@@ -599,8 +754,11 @@ public final class LineCache {
                 if (a.result() == Invalidation.DROPPED) {
                     return Invalidation.DROPPED;
                 }
+                if (a.result() == Invalidation.YIELDING) {
+                    status = Invalidation.YIELDING;
+                }
             }
-            return Invalidation.RELEASED;
+            return status;
         });
     }
 
@@ -610,7 +768,7 @@ public final class LineCache {
         final long sentNs = runtime.timers().nowNs();
         final PeerLoops.Address where = peers.where().apply(target);
         final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
-            f.lineBytes, Math.min(255, f.round + 1), f.mayWait);
+            f.lineBytes, Math.min(255, f.aged + f.round + 1), f.mayWait);
         return peers.peers().call(where.peer(), where.loop(), Invalidation.RPC, request, 0, request.capacity())
             .map(reply -> {
                 final int status = reply.payload().getByte(0);
@@ -635,7 +793,8 @@ public final class LineCache {
      * The handler of an invalidation on this loop (try-lock: a frame in use does not serve it now). A frame in use by
      * local transactions remembers the message when its sender may wait (it holds nothing else: §5.3.2's remembered
      * messages) and serves the highest-priority one as soon as the local transactions let go
-     * ({@link #localReleased}), or answers it dropped after {@code deferNs}; otherwise (the sender holds other lines,
+     * ({@link #localReleased}), or answers it dropped after {@code deferNs} times its priority (at most
+     * {@link SelccModule#deferPriorityCap} times: a sender that failed more often is kept longer); otherwise (the sender holds other lines,
      * or the frame is busy with a global step of its own) it is dropped at once.
      */
     private void handle(final RpcRequest request, final RpcResponder responder) {
@@ -653,6 +812,19 @@ public final class LineCache {
         final Frame f = frames.get(line);
         if (f == null || f.memo == Memo.I) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
+            return;
+        }
+        if (kind == Invalidation.PEER_WR_SHARED && f.upgrading && f.memo == Memo.S && requester < me) {
+            // The symmetric upgrade race: both want X from S. The lower participant wins: this upgrade yields (drops
+            // its Shared before its next CAS) and says so, so the sender CASes again rather than giving up.
+            f.yieldTo = requester;
+            Stats.count("upgrade race: yielding to a lower participant");
+            responder.reply(Invalidation.status(Invalidation.YIELDING));
+            return;
+        }
+        if (kind == Invalidation.PEER_RD && f.memo == Memo.M && priority < f.writerPriority) {
+            Stats.count("drop kind 1 priority matching");
+            responder.reply(Invalidation.status(Invalidation.DROPPED)); // the reader must have aged to the writer's
             return;
         }
         if (!f.idle()) {
@@ -680,7 +852,7 @@ public final class LineCache {
             f.waiting = new ArrayList<>(2);
         }
         f.waiting.add(w);
-        runtime.timers().after(deferNs).onComplete(v -> {
+        runtime.timers().after(deferNs * Math.min(Math.max(1, w.priority), deferPriorityCap)).onComplete(v -> {
             if (f.waiting != null && f.waiting.remove(w)) {
                 Stats.count("deferred then dropped");
                 w.responder.reply(Invalidation.status(Invalidation.DROPPED));
@@ -892,6 +1064,7 @@ public final class LineCache {
         for (final Frame f : invalid) {
             frames.remove(f.line);
         }
+        paces.values().removeIf(p -> now - p.notBeforeNs >= leaseNs);
         evict(expired);
         sweeping = false;
         if (!frames.isEmpty()) {

@@ -175,12 +175,7 @@ final class SelGcl implements Gcl {
 
     @Override
     public void unlock(final Handle h) {
-        final EntryHandle eh = (EntryHandle) h;
-        if (eh.released) {
-            throw new IllegalStateException("line " + GlobalPointer.toString(h.gaddr()) + " unlocked twice");
-        }
-        eh.released = true;
-        final Entry e = eh.entry;
+        final Entry e = ((EntryHandle) h).release();
         if (--e.holders > 0) {
             return;
         }
@@ -203,39 +198,13 @@ final class SelGcl implements Gcl {
     }
 
     /** A handle on an entry's copy. */
-    private static final class EntryHandle implements Handle {
-        final Entry entry;
-        final boolean exclusive;
-        final UnsafeBuffer data;
-        boolean released;
-
+    private static final class EntryHandle extends LineHandle<Entry> {
         EntryHandle(final Entry entry, final boolean exclusive, final int dataBytes) {
-            this.entry = entry;
-            this.exclusive = exclusive;
-            this.data = new UnsafeBuffer(entry.image, ObjectLayout.VALUE_OFFSET, dataBytes);
+            super(entry.gaddr, entry, exclusive, entry.image, dataBytes);
         }
 
         @Override
-        public long gaddr() {
-            return entry.gaddr;
-        }
-
-        @Override
-        public UnsafeBuffer data() {
-            return data;
-        }
-
-        @Override
-        public boolean exclusive() {
-            return exclusive;
-        }
-
-        @Override
-        public void written(final int from, final int length) {
-            if (!exclusive || released) {
-                throw new IllegalStateException("a write to " + GlobalPointer.toString(entry.gaddr) + " without its "
-                    + "exclusive latch");
-            }
+        void widen(final Entry entry, final int from, final int length) {
             entry.dirty = DirtyBounds.widen(entry.dirty, from, length);
         }
     }

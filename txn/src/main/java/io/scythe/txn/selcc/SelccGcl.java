@@ -1,13 +1,11 @@
 package io.scythe.txn.selcc;
 
-import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.selcc.LineCache.Frame;
 import io.scythe.txn.selcc.LineCache.Memo;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -133,13 +131,8 @@ final class SelccGcl implements Gcl {
 
     @Override
     public void unlock(final Handle h) {
-        final FrameHandle fh = (FrameHandle) h;
-        if (fh.released) {
-            throw new IllegalStateException("line " + GlobalPointer.toString(h.gaddr()) + " unlocked twice");
-        }
-        fh.released = true;
-        final Frame f = fh.frame;
-        if (fh.exclusive) {
+        final Frame f = ((FrameHandle) h).release();
+        if (h.exclusive()) {
             f.writer = false;
         } else {
             f.readers--;
@@ -157,41 +150,13 @@ final class SelccGcl implements Gcl {
     }
 
     /** A handle on a frame's copy: the data is the slot's value bytes of the frame's image. */
-    private static final class FrameHandle implements Handle {
-        final long gaddr;
-        final Frame frame;
-        final boolean exclusive;
-        final UnsafeBuffer data;
-        boolean released;
-
+    private static final class FrameHandle extends LineHandle<Frame> {
         FrameHandle(final long gaddr, final Frame frame, final boolean exclusive, final int dataBytes) {
-            this.gaddr = gaddr;
-            this.frame = frame;
-            this.exclusive = exclusive;
-            this.data = new UnsafeBuffer(frame.image, ObjectLayout.VALUE_OFFSET, dataBytes);
+            super(gaddr, frame, exclusive, frame.image, dataBytes);
         }
 
         @Override
-        public long gaddr() {
-            return gaddr;
-        }
-
-        @Override
-        public UnsafeBuffer data() {
-            return data;
-        }
-
-        @Override
-        public boolean exclusive() {
-            return exclusive;
-        }
-
-        @Override
-        public void written(final int from, final int length) {
-            if (!exclusive || released) {
-                throw new IllegalStateException("a write to " + GlobalPointer.toString(gaddr) + " without its "
-                    + "exclusive latch");
-            }
+        void widen(final Frame frame, final int from, final int length) {
             frame.dirty = DirtyBounds.widen(frame.dirty, from, length);
         }
     }
