@@ -6,6 +6,7 @@ import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Futures;
 import io.scythe.txn.onesided.OneSidedTxn;
 import io.scythe.txn.spi.LockKind;
 import io.vertx.core.Future;
@@ -30,7 +31,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     /** CAS lock 0 -> this attempt, with a header READ in the same doorbell; the version must still be the one read. */
     protected final Future<Void> lockForCommit(final Access a) {
-        return channel(a).compose(ch -> {
+        return Futures.then(channel(a), ch -> {
             final Doorbell batch = ch.doorbell();
             final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
             final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
@@ -119,7 +120,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     /** Frees {@code a}'s lock, which this attempt holds, with a WRITE of 0 (posted once: see lockVerbInDoubt). */
     protected final Future<Void> unlock(final Access a) {
-        return channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8));
+        return Futures.then(channel(a), ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8));
     }
 
     /** Re-READs the header of every key not locked: its version unchanged and its lock free. */

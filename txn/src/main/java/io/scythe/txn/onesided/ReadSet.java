@@ -119,7 +119,7 @@ public final class ReadSet {
 
     /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */
     public Future<Access> readImage(final Access a) {
-        return runtime.channel(a.partition.node()).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0,
+        return Futures.then(runtime.channel(a.partition.node()), ch -> ch.read(a.address(), a.rkey(), a.image, 0,
             a.slotBytes())).compose(v -> checkedImage(a));
     }
 
@@ -152,14 +152,14 @@ public final class ReadSet {
     /** One-sided READ of the 64-byte header of {@code a} into a fresh buffer (validation). */
     public Future<UnsafeBuffer> readHeader(final Access a) {
         final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
-        return runtime.channel(a.partition.node()).compose(ch -> ch.read(a.address(), a.rkey(), header, 0,
+        return Futures.then(runtime.channel(a.partition.node()), ch -> ch.read(a.address(), a.rkey(), header, 0,
             ObjectLayout.HEADER_BYTES)).map(header);
     }
 
     /** {@code read}, counted as in flight until it completes ({@link #quiesced}). */
     public <T> Future<T> inFlight(final Future<T> read) {
         readsInFlight++;
-        return read.andThen(ar -> {
+        return read.onComplete((v, e) -> { // a listener on read itself: no future of its own
             if (--readsInFlight == 0 && readsDone != null) {
                 final Promise<Void> done = readsDone;
                 readsDone = null;

@@ -135,8 +135,8 @@ public final class WriteSet {
                                         final java.util.function.BiConsumer<Doorbell, T> add) {
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<T>> e : byNode.entrySet()) {
-            posted.add(runtime.writeBackGate(e.getKey()).compose(gate -> Reposts.untilAccepted(runtime.timers(),
-                () -> runtime.channel(e.getKey()).compose(ch -> {
+            posted.add(Futures.then(runtime.writeBackGate(e.getKey()), gate -> Reposts.untilAccepted(runtime.timers(),
+                () -> Futures.then(runtime.channel(e.getKey()), ch -> {
                     final Doorbell batch = ch.doorbell();
                     for (final T item : e.getValue()) {
                         add.accept(batch, item);

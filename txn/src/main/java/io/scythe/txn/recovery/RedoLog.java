@@ -175,7 +175,8 @@ public final class RedoLog {
             return appendReplicated(txnId, record, writes);
         }
         final String node = writes.get(0).partition.node();
-        return FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId).compose(v -> region(node)).compose(region -> {
+        return io.scythe.txn.onesided.Futures.then(io.scythe.txn.onesided.Futures.then(
+            FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId), v -> region(node)), region -> {
             final int slots = (record.capacity() + RedoRecordDescriptor.SLOT_BYTES - 1)
                 / RedoRecordDescriptor.SLOT_BYTES;
             final int first = slots > region.slotCount ? -1 : region.take(slots);
