@@ -125,21 +125,31 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     /** Re-READs the header of every key not locked: its version unchanged and its lock free. */
     protected final Future<Void> validateUnlocked() {
-        final List<Future<Void>> checks = new ArrayList<>();
-        for (final Access a : accesses) {
+        List<Future<Void>> checks = null; // none (every key locked): no list
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
             if (!a.locked && !a.readOnlyTable()) {
-                checks.add(readHeader(a).compose(h -> unchangedSinceRead(a, h)
-                    && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0 ? Future.<Void>succeededFuture()
-                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
-                        + a.table + " changed or is locked"))));
+                if (checks == null) {
+                    checks = new ArrayList<>(accesses.size());
+                }
+                checks.add(readHeader(a).map(h -> { // a throw fails the map
+                    if (!unchangedSinceRead(a, h) || h.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+                        throw new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+                            + " changed or is locked");
+                    }
+                    return null;
+                }));
             }
         }
-        return settle(checks);
+        return checks == null ? Future.succeededFuture() : settle(checks);
     }
 
     /** Validation of an OCC commit over CAS locks: the keys not locked, and the keys read as absent. */
     protected final Future<Void> validateCasLocked() {
-        return settle(List.of(validateUnlocked(), validateAbsent()));
+        final Future<Void> unlocked = validateUnlocked();
+        final Future<Void> absent = validateAbsent();
+        // Nothing read as absent (the common case): the outcome is the unlocked keys' alone, no pair to settle.
+        return absent.succeeded() ? unlocked : settle(List.of(unlocked, absent));
     }
 
     /** Writes back with {@code version} and frees every held lock with a WRITE of 0 in the same batch. */

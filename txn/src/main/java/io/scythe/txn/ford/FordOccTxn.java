@@ -101,7 +101,8 @@ public final class FordOccTxn extends CasLockTxn {
         final List<Future<Void>> locking = new ArrayList<>();
         locking.add(installInserts(id)); // inserts are locks: taken with the others, before validation
         long version = 0;
-        for (final var a : accesses) {
+        for (int i = 0; i < accesses.size(); i++) {
+            final var a = accesses.get(i);
             version = Math.max(version, a.readVersion + 1); // above every version read: new for every key written
             if (a.dirty && !a.locked) {
                 locking.add(lockForCommit(a));

@@ -1,6 +1,7 @@
 package io.scythe.txn.onesided;
 
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.FutureInternal;
 
@@ -30,6 +31,24 @@ public final class Futures {
             }
         }
         return future.compose(next);
+    }
+
+    /**
+     * {@code future}'s outcome, passed on after {@code first} ran: {@code future.andThen(ar -> first.run())} with one
+     * listener and one promise (andThen builds a transformation, two lambdas and a completed future). Listeners of the
+     * result run inline when {@code future} completes, right after {@code first}, as andThen's do on its context.
+     */
+    public static <T> Future<T> relay(final Future<T> future, final Runnable first) {
+        final Promise<T> relayed = Promise.promise();
+        future.onComplete((value, failure) -> {
+            first.run();
+            if (failure == null) {
+                relayed.complete(value);
+            } else {
+                relayed.fail(failure);
+            }
+        });
+        return relayed.future();
     }
 
     /** Whether a listener added to {@code future} now would run inline (Vert.x's {@code FutureBase#emitResult}). */

@@ -26,7 +26,7 @@ public final class ReadSet {
     private final TxnRuntime runtime;
     private final List<Access> accesses = new ArrayList<>(4);
     /** Keys this attempt found absent from the index: re-checked at commit ({@code Inserts#validateAbsent}). */
-    private final List<Access> absent = new ArrayList<>(0);
+    private List<Access> absent;
     /** Reads of this attempt not finished yet (they may outlive an abort: the first failure ends the attempt). */
     private int readsInFlight;
     private Promise<Void> readsDone;
@@ -42,11 +42,12 @@ public final class ReadSet {
 
     /** The keys it found absent from the index. */
     public List<Access> absent() {
-        return absent;
+        return absent == null ? List.of() : absent;
     }
 
     public Access find(final String table, final long key) {
-        for (final Access a : accesses) {
+        for (int i = 0; i < accesses.size(); i++) { // indexed: no iterator per lookup on the hot path
+            final Access a = accesses.get(i);
             if (a.key == key && a.table.equals(table)) {
                 return a;
             }
@@ -55,7 +56,11 @@ public final class ReadSet {
     }
 
     public Access findAbsent(final String table, final long key) {
-        for (final Access a : absent) {
+        if (absent == null) {
+            return null;
+        }
+        for (int i = 0; i < absent.size(); i++) {
+            final Access a = absent.get(i);
             if (a.key == key && a.table.equals(table)) {
                 return a;
             }
@@ -95,6 +100,9 @@ public final class ReadSet {
                     final Access missing = new Access(table, key, partition);
                     missing.readVersion = found.absentBound(); // the version read, if validation finds it missing
                     missing.readAbsent = true;
+                    if (absent == null) {
+                        absent = new ArrayList<>(2);
+                    }
                     absent.add(missing);
                 }
                 return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
@@ -159,7 +167,7 @@ public final class ReadSet {
     /** {@code read}, counted as in flight until it completes ({@link #quiesced}). */
     public <T> Future<T> inFlight(final Future<T> read) {
         readsInFlight++;
-        return read.onComplete((v, e) -> { // a listener on read itself: no future of its own
+        return Futures.relay(read, () -> {
             if (--readsInFlight == 0 && readsDone != null) {
                 final Promise<Void> done = readsDone;
                 readsDone = null;

@@ -44,8 +44,8 @@ public final class Reposts {
      */
     public static Future<Void> settle(final List<? extends Future<?>> futures) {
         boolean allComplete = true;
-        for (final Future<?> f : futures) {
-            allComplete &= f.isComplete();
+        for (int i = 0; i < futures.size(); i++) {
+            allComplete &= futures.get(i).isComplete();
         }
         if (allComplete) { // nothing to wait for (no keys to check, checks answered inline): no future built to wait
             return settled(futures);
@@ -59,7 +59,8 @@ public final class Reposts {
     /** The outcome of {@code futures}, all complete: the first failure that is not a refusal, else the first refusal. */
     private static Future<Void> settled(final List<? extends Future<?>> futures) {
         Throwable refusal = null;
-        for (final Future<?> f : futures) {
+        for (int i = 0; i < futures.size(); i++) {
+            final Future<?> f = futures.get(i);
             if (f.failed()) {
                 if (!Refusal.forNow(f.cause())) {
                     return Future.failedFuture(f.cause()); // a real failure outweighs a refusal (nothing done)

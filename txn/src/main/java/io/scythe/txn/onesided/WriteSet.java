@@ -68,8 +68,9 @@ public final class WriteSet {
 
     /** The accesses a commit writes (new values, deletes, revivals, inserts): what its redo record names. */
     public List<Access> written() {
-        final List<Access> writes = new ArrayList<>();
-        for (final Access a : accesses) {
+        final List<Access> writes = new ArrayList<>(accesses.size());
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
             if (a.dirty || a.inserted) {
                 writes.add(a);
             }
