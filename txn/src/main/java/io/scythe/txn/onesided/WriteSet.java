@@ -81,10 +81,11 @@ public final class WriteSet {
     /**
      * Writes every dirty access back with {@code version}, with {@code release} for each access {@code needsRelease}
      * picks; one doorbell per memory node, posted again while refused for now. From here nothing may release these
-     * locks again: they are marked releasing and not locked before any batch is posted.
+     * locks again: they are marked releasing and not locked before any batch is posted. {@code written} is
+     * {@link #written()}, made once per commit by the caller.
      */
     public Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
-                                  final ReleaseVerb release) {
+                                  final ReleaseVerb release, final List<Access> written) {
         final Map<String, List<Access>> byNode = new HashMap<>();
         for (final Access a : accesses) {
             if (a.dirty || a.inserted || needsRelease.apply(a)) {
@@ -110,7 +111,6 @@ public final class WriteSet {
                 a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
             }
         }
-        final List<Access> written = written();
         if (Replicas.any(written)) {
             // Every backup complete before any primary is released (Replicas).
             return Replicas.writeBack(runtime, written).compose(v -> writeBackPrimaries(byNode, release));

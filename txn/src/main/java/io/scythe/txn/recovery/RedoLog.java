@@ -373,7 +373,9 @@ public final class RedoLog {
         final byte[][] names = new byte[writes.size()][];
         for (int i = 0; i < writes.size(); i++) {
             final Access a = writes.get(i);
-            names[i] = a.partition.node().getBytes(StandardCharsets.UTF_8);
+            // Entries on the same node (most of a record) share its name's bytes: encoded once.
+            names[i] = i > 0 && a.partition.node().equals(writes.get(i - 1).partition.node()) ? names[i - 1]
+                : a.partition.node().getBytes(StandardCharsets.UTF_8);
             length += RedoRecordDescriptor.entryBytes(names[i].length, valueBytes(a), backupsOf(a));
         }
         final UnsafeBuffer b = new UnsafeBuffer(new byte[length]);
