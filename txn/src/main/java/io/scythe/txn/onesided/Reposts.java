@@ -3,6 +3,7 @@ package io.scythe.txn.onesided;
 import io.scythe.txn.Refusal;
 import io.scythe.txn.runtime.Timers;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 
 import java.util.List;
 import java.util.function.Supplier;
@@ -32,10 +33,19 @@ public final class Reposts {
         if (first.succeeded()) {
             return first; // accepted: recover would only wrap it
         }
-        return first.recover(e -> Refusal.forNow(e) && tries < MAX_REPOSTS
-            ? timers.after(REPOST_PAUSE_NS << Math.min(tries, 5)).compose(v -> untilAccepted(timers, request,
-                tries + 1))
-            : Future.failedFuture(e));
+        // recover, with one listener and one promise (recover builds a composition, its listener and a result)
+        final Promise<T> accepted = Promise.promise();
+        first.onComplete((value, failure) -> {
+            if (failure == null) {
+                accepted.complete(value);
+            } else if (Refusal.forNow(failure) && tries < MAX_REPOSTS) {
+                timers.after(REPOST_PAUSE_NS << Math.min(tries, 5)).compose(v -> untilAccepted(timers, request,
+                    tries + 1)).onComplete(accepted);
+            } else {
+                accepted.fail(failure);
+            }
+        });
+        return accepted.future();
     }
 
     /**
