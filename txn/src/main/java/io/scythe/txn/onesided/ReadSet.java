@@ -127,17 +127,34 @@ public final class ReadSet {
 
     /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */
     public Future<Access> readImage(final Access a) {
-        return Futures.then(runtime.channel(a.partition.node()), ch -> ch.read(a.address(), a.rkey(), a.image, 0,
-            a.slotBytes())).compose(v -> checkedImage(a));
+        final Future<Void> read = Futures.then(runtime.channel(a.partition.node()), ch -> ch.read(a.address(),
+            a.rkey(), a.image, 0, a.slotBytes()));
+        // compose(v -> checkedImage(a)), with one listener and one promise and no completed future in between
+        final Promise<Access> checked = Promise.promise();
+        read.onComplete((v, failure) -> {
+            final Throwable bad = failure != null ? failure : checkImage(a);
+            if (bad == null) {
+                checked.complete(a);
+            } else {
+                checked.fail(bad);
+            }
+        });
+        return checked.future();
     }
 
     /** Checks the image just READ is still the key's (not reused, not deleted) and records its version. */
     public Future<Access> checkedImage(final Access a) {
+        final Throwable bad = checkImage(a);
+        return bad == null ? Future.succeededFuture(a) : Future.failedFuture(bad);
+    }
+
+    /** {@link #checkedImage}: {@code null} when the image is the key's, else why not. */
+    private Throwable checkImage(final Access a) {
         final int incarnation = a.image.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff;
         if (incarnation != ObjectLayout.incarnationOf(a.pointer)) {
             runtime.remote(a.partition).invalidate(a.key);
-            return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
-                + " moved (stale cached address)"));
+            return new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+                + " moved (stale cached address)");
         }
         a.deleted = (a.image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0;
         a.readAbsent = a.deleted;
@@ -146,15 +163,15 @@ public final class ReadSet {
             a.valueLength = 0;
             a.readVersion = a.version();
             a.fetched = true;
-            return Future.succeededFuture(a);
+            return null;
         }
         a.valueLength = a.image.getInt(ObjectLayout.VALUE_LENGTH_OFFSET);
         if (a.valueLength < 0 || a.valueLength > a.slotBytes() - ObjectLayout.HEADER_BYTES) {
-            return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "torn read of key " + a.key));
+            return new AbortException(AbortReason.VALIDATION, "torn read of key " + a.key);
         }
         a.readVersion = a.version();
         a.fetched = true;
-        return Future.succeededFuture(a);
+        return null;
     }
 
     /** One-sided READ of the 64-byte header of {@code a} into a fresh buffer (validation). */

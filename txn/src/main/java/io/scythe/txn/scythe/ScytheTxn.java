@@ -109,7 +109,8 @@ public final class ScytheTxn extends OneSidedTxn {
     private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
         return readVia(table, key, a -> once(a, x -> {
             lockRequests++; // from before its timestamp is known: askAgain must not renew one it is about to use
-            return timestamp().compose(ts -> lock(x, ts, true)).andThen(done -> lockRequests--).compose(held -> {
+            return io.scythe.txn.onesided.Futures.relay(timestamp().compose(ts -> lock(x, ts, true)),
+                () -> lockRequests--).compose(held -> {
                 final org.agrona.DirectBuffer object = grant(held).object();
                 if (object != null && object.capacity() == held.slotBytes()) {
                     held.image.putBytes(0, object, 0, object.capacity()); // came with the grant: no READ
