@@ -57,7 +57,9 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private final Map<String, ServerRing> ringsByClient = new HashMap<>();
     private final Map<String, QueuePair> qpByClient = new HashMap<>();
     private final List<ServerRing> rings = new ArrayList<>();
-    private final List<ServerRing> dirty = new ArrayList<>();
+    private List<ServerRing> dirty = new ArrayList<>();
+    /** The rings a poll flushes, swapped with {@link #dirty} (no array per poll); empty between polls. */
+    private List<ServerRing> flushing = new ArrayList<>();
     private final RpcRequest request = new RpcRequest();
     private final List<WorkRequest> wrPool = new ArrayList<>();
     private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[64]);
@@ -277,11 +279,13 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         }
         if (!dirty.isEmpty()) {
             // A ring still short of credit marks itself dirty again for the next poll.
-            final ServerRing[] toFlush = dirty.toArray(new ServerRing[0]);
-            dirty.clear();
-            for (final ServerRing ring : toFlush) {
-                work += flush(ring);
+            final List<ServerRing> toFlush = dirty;
+            dirty = flushing;
+            flushing = toFlush;
+            for (int i = 0; i < toFlush.size(); i++) {
+                work += flush(toFlush.get(i));
             }
+            toFlush.clear();
         }
         return work;
     }

@@ -80,8 +80,8 @@ public final class Coordinator {
             return;
         }
         body.compose(result -> txn.commit().map(ts -> new Outcome<>(result, ts, attempt,
-            runtime.timers().nowNs() - start, txn.mode()))).onComplete(ar -> {
-                if (ar.succeeded()) {
+            runtime.timers().nowNs() - start, txn.mode()))).onComplete((outcome, failure) -> {
+                if (failure == null) {
                     retryPolicy.committed(attempt);
                     final long[] stages = txn.stageNanos();
                     if (stages != null) {
@@ -93,17 +93,17 @@ public final class Coordinator {
                         }
                         stagedCommits++;
                     }
-                    done.complete(ar.result());
+                    done.complete(outcome);
                     return;
                 }
-                if (ar.cause() instanceof OutcomeUnknownException) {
-                    done.fail(ar.cause()); // past its point of no return: never aborted, never retried
+                if (failure instanceof OutcomeUnknownException) {
+                    done.fail(failure); // past its point of no return: never aborted, never retried
                     return;
                 }
                 // A request refused for now (send queue or RRPC ring full) did nothing: an abort, retried after the
                 // back-off, rather than a failure of the transaction.
-                final Throwable cause = Refusal.forNow(ar.cause())
-                    ? new AbortException(AbortReason.BACK_PRESSURE, ar.cause().getMessage()) : ar.cause();
+                final Throwable cause = Refusal.forNow(failure)
+                    ? new AbortException(AbortReason.BACK_PRESSURE, failure.getMessage()) : failure;
                 txn.abort().onComplete(aborted -> {
                     if (aborted.failed()) {
                         // Its locks could not be released: the loop gave up (a lock verb in doubt). Nothing

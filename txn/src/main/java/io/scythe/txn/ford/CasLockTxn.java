@@ -6,6 +6,7 @@ import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Futures;
 import io.scythe.txn.onesided.OneSidedTxn;
 import io.scythe.txn.spi.LockKind;
 import io.vertx.core.Future;
@@ -30,7 +31,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     /** CAS lock 0 -> this attempt, with a header READ in the same doorbell; the version must still be the one read. */
     protected final Future<Void> lockForCommit(final Access a) {
-        return channel(a).compose(ch -> {
+        return Futures.then(channel(a), ch -> {
             final Doorbell batch = ch.doorbell();
             final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
             final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
@@ -119,26 +120,36 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     /** Frees {@code a}'s lock, which this attempt holds, with a WRITE of 0 (posted once: see lockVerbInDoubt). */
     protected final Future<Void> unlock(final Access a) {
-        return channel(a).compose(ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8));
+        return Futures.then(channel(a), ch -> ch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8));
     }
 
     /** Re-READs the header of every key not locked: its version unchanged and its lock free. */
     protected final Future<Void> validateUnlocked() {
-        final List<Future<Void>> checks = new ArrayList<>();
-        for (final Access a : accesses) {
+        List<Future<Void>> checks = null; // none (every key locked): no list
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
             if (!a.locked && !a.readOnlyTable()) {
-                checks.add(readHeader(a).compose(h -> unchangedSinceRead(a, h)
-                    && h.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0 ? Future.<Void>succeededFuture()
-                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
-                        + a.table + " changed or is locked"))));
+                if (checks == null) {
+                    checks = new ArrayList<>(accesses.size());
+                }
+                checks.add(readHeader(a).map(h -> { // a throw fails the map
+                    if (!unchangedSinceRead(a, h) || h.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+                        throw new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+                            + " changed or is locked");
+                    }
+                    return null;
+                }));
             }
         }
-        return settle(checks);
+        return checks == null ? Future.succeededFuture() : settle(checks);
     }
 
     /** Validation of an OCC commit over CAS locks: the keys not locked, and the keys read as absent. */
     protected final Future<Void> validateCasLocked() {
-        return settle(List.of(validateUnlocked(), validateAbsent()));
+        final Future<Void> unlocked = validateUnlocked();
+        final Future<Void> absent = validateAbsent();
+        // Nothing read as absent (the common case): the outcome is the unlocked keys' alone, no pair to settle.
+        return absent.succeeded() ? unlocked : settle(List.of(unlocked, absent));
     }
 
     /** Writes back with {@code version} and frees every held lock with a WRITE of 0 in the same batch. */

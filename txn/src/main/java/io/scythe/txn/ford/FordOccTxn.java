@@ -5,6 +5,7 @@ import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Futures;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -67,28 +68,27 @@ public final class FordOccTxn extends CasLockTxn {
 
     private Future<io.scythe.txn.Access> doLockAndRead(final io.scythe.txn.Access a, final String table,
                                                       final long key) {
-        {
-            final UnsafeBuffer found = new UnsafeBuffer(new byte[8]);
-            return channel(a).compose(ch -> {
-                final Doorbell batch = ch.doorbell();
-                final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
-                batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
-                // Lock time, though taken while executing (Fig. 26 compares lock stages across protocols).
-                return within(Stage.LOCK, postLocking(a, batch, cas)).map(b -> b.result(cas));
-            }).compose(previous -> {
+        return Futures.then(channel(a), ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
+            batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
+            // Lock time, though taken while executing (Fig. 26 compares lock stages across protocols).
+            return within(Stage.LOCK, postLocking(a, batch, cas)).compose(b -> {
+                final long previous = b.result(cas);
                 if (previous != 0) {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
                         + " is locked by txn " + previous));
                 }
-                return sameObject(a, a.image) ? tookLock(a) : releaseStale(a);
-            }).compose(held -> {
-                final long seenBefore = a.fetched ? a.readVersion : -1;
-                return checkedImage(a).compose(checked -> seenBefore != -1 && checked.readVersion != seenBefore
-                    ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + key + " changed "
-                        + "between its read and its lock"))
-                    : Future.succeededFuture(checked));
+                return Futures.then(sameObject(a, a.image) ? tookLock(a) : releaseStale(a), held -> {
+                    final long seenBefore = a.fetched ? a.readVersion : -1;
+                    final Future<io.scythe.txn.Access> checked = checkedImage(a); // complete: no listener needed
+                    return checked.succeeded() && seenBefore != -1 && a.readVersion != seenBefore
+                        ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + key + " changed "
+                            + "between its read and its lock"))
+                        : checked;
+                });
             });
-        }
+        });
     }
 
     @Override
@@ -101,7 +101,8 @@ public final class FordOccTxn extends CasLockTxn {
         final List<Future<Void>> locking = new ArrayList<>();
         locking.add(installInserts(id)); // inserts are locks: taken with the others, before validation
         long version = 0;
-        for (final var a : accesses) {
+        for (int i = 0; i < accesses.size(); i++) {
+            final var a = accesses.get(i);
             version = Math.max(version, a.readVersion + 1); // above every version read: new for every key written
             if (a.dirty && !a.locked) {
                 locking.add(lockForCommit(a));

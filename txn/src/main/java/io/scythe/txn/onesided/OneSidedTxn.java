@@ -175,9 +175,12 @@ public abstract class OneSidedTxn implements Txn {
         }
         // A read refused for now (send queue or RRPC ring full) fails the attempt, which the coordinator retries
         // after its back-off (AbortReason.BACK_PRESSURE): waiting here instead let thousands of re-posts spin.
-        return reads.inFlight(locate(table, key).compose(fetch)).compose(a -> a.deleted && !a.reviving || a.deleting
-            ? Future.failedFuture(new UnknownKeyException("key " + key + " of " + table + " is deleted"))
-            : Future.succeededFuture(ReadSet.valueCopy(a)));
+        return reads.inFlight(Futures.then(locate(table, key), fetch)).map(a -> {
+            if (a.deleted && !a.reviving || a.deleting) {
+                throw new UnknownKeyException("key " + key + " of " + table + " is deleted"); // fails the map
+            }
+            return ReadSet.valueCopy(a);
+        });
     }
 
     /** Whether transactions only read {@code table} (TableSchema#readOnly); false for a table not in the catalog. */

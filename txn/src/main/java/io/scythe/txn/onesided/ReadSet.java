@@ -26,7 +26,7 @@ public final class ReadSet {
     private final TxnRuntime runtime;
     private final List<Access> accesses = new ArrayList<>(4);
     /** Keys this attempt found absent from the index: re-checked at commit ({@code Inserts#validateAbsent}). */
-    private final List<Access> absent = new ArrayList<>(0);
+    private List<Access> absent;
     /** Reads of this attempt not finished yet (they may outlive an abort: the first failure ends the attempt). */
     private int readsInFlight;
     private Promise<Void> readsDone;
@@ -42,11 +42,12 @@ public final class ReadSet {
 
     /** The keys it found absent from the index. */
     public List<Access> absent() {
-        return absent;
+        return absent == null ? List.of() : absent;
     }
 
     public Access find(final String table, final long key) {
-        for (final Access a : accesses) {
+        for (int i = 0; i < accesses.size(); i++) { // indexed: no iterator per lookup on the hot path
+            final Access a = accesses.get(i);
             if (a.key == key && a.table.equals(table)) {
                 return a;
             }
@@ -55,7 +56,11 @@ public final class ReadSet {
     }
 
     public Access findAbsent(final String table, final long key) {
-        for (final Access a : absent) {
+        if (absent == null) {
+            return null;
+        }
+        for (int i = 0; i < absent.size(); i++) {
+            final Access a = absent.get(i);
             if (a.key == key && a.table.equals(table)) {
                 return a;
             }
@@ -98,6 +103,9 @@ public final class ReadSet {
                     final Access missing = new Access(table, key, partition);
                     missing.readVersion = found.absentBound(); // the version read, if validation finds it missing
                     missing.readAbsent = true;
+                    if (absent == null) {
+                        absent = new ArrayList<>(2);
+                    }
                     absent.add(missing);
                 }
                 return Future.failedFuture(new UnknownKeyException("no key " + key + " in table " + table));
@@ -122,17 +130,34 @@ public final class ReadSet {
 
     /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */
     public Future<Access> readImage(final Access a) {
-        return runtime.channel(a.partition.node()).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0,
-            a.slotBytes())).compose(v -> checkedImage(a));
+        final Future<Void> read = Futures.then(runtime.channel(a.partition.node()), ch -> ch.read(a.address(),
+            a.rkey(), a.image, 0, a.slotBytes()));
+        // compose(v -> checkedImage(a)), with one listener and one promise and no completed future in between
+        final Promise<Access> checked = Promise.promise();
+        read.onComplete((v, failure) -> {
+            final Throwable bad = failure != null ? failure : checkImage(a);
+            if (bad == null) {
+                checked.complete(a);
+            } else {
+                checked.fail(bad);
+            }
+        });
+        return checked.future();
     }
 
     /** Checks the image just READ is still the key's (not reused, not deleted) and records its version. */
     public Future<Access> checkedImage(final Access a) {
+        final Throwable bad = checkImage(a);
+        return bad == null ? Future.succeededFuture(a) : Future.failedFuture(bad);
+    }
+
+    /** {@link #checkedImage}: {@code null} when the image is the key's, else why not. */
+    private Throwable checkImage(final Access a) {
         final int incarnation = a.image.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff;
         if (incarnation != ObjectLayout.incarnationOf(a.pointer)) {
             runtime.remote(a.partition).invalidate(a.key);
-            return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
-                + " moved (stale cached address)"));
+            return new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+                + " moved (stale cached address)");
         }
         a.deleted = (a.image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0;
         a.readAbsent = a.deleted;
@@ -141,28 +166,28 @@ public final class ReadSet {
             a.valueLength = 0;
             a.readVersion = a.version();
             a.fetched = true;
-            return Future.succeededFuture(a);
+            return null;
         }
         a.valueLength = a.image.getInt(ObjectLayout.VALUE_LENGTH_OFFSET);
         if (a.valueLength < 0 || a.valueLength > a.slotBytes() - ObjectLayout.HEADER_BYTES) {
-            return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "torn read of key " + a.key));
+            return new AbortException(AbortReason.VALIDATION, "torn read of key " + a.key);
         }
         a.readVersion = a.version();
         a.fetched = true;
-        return Future.succeededFuture(a);
+        return null;
     }
 
     /** One-sided READ of the 64-byte header of {@code a} into a fresh buffer (validation). */
     public Future<UnsafeBuffer> readHeader(final Access a) {
         final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
-        return runtime.channel(a.partition.node()).compose(ch -> ch.read(a.address(), a.rkey(), header, 0,
+        return Futures.then(runtime.channel(a.partition.node()), ch -> ch.read(a.address(), a.rkey(), header, 0,
             ObjectLayout.HEADER_BYTES)).map(header);
     }
 
     /** {@code read}, counted as in flight until it completes ({@link #quiesced}). */
     public <T> Future<T> inFlight(final Future<T> read) {
         readsInFlight++;
-        return read.andThen(ar -> {
+        return Futures.relay(read, () -> {
             if (--readsInFlight == 0 && readsDone != null) {
                 final Promise<Void> done = readsDone;
                 readsDone = null;

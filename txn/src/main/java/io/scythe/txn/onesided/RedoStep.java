@@ -75,24 +75,24 @@ public final class RedoStep {
             // The record names every written object's backup copies: located first (prefetched when the writes
             // were buffered, cached for good after a key's first commit; the wait, if any, counts in the log stage).
             return Replicas.locateAll(runtime, replicated).compose(v -> logAndWriteBack(version, needsRelease,
-                release));
+                release, replicated));
         }
-        return logAndWriteBack(version, needsRelease, release);
+        return logAndWriteBack(version, needsRelease, release, replicated);
     }
 
+    /** {@code written}: {@link WriteSet#written()}, made once per commit (nothing changes what it holds from here). */
     private Future<Void> logAndWriteBack(final long version,
                                          final java.util.function.Function<Access, Boolean> needsRelease,
-                                         final WriteSet.ReleaseVerb release) {
+                                         final WriteSet.ReleaseVerb release, final List<Access> written) {
         final Supplier<Future<Void>> writeBack = () -> {
             decided = true;
-            return writes.writeBack(version, needsRelease, release);
+            return writes.writeBack(version, needsRelease, release, written);
         };
         final RedoLog log = RedoLog.of(runtime);
         if (log == null || lockKind == null) {
             return finished(version, writeBack.get());
         }
         // The redo record first: once it is durable the commit is decided, and recovery can finish it.
-        final List<Access> written = writes.written();
         if (written.isEmpty()) {
             return finished(version, writeBack.get());
         }

@@ -3,6 +3,7 @@ package io.scythe.txn.onesided;
 import io.scythe.txn.Refusal;
 import io.scythe.txn.runtime.Timers;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 
 import java.util.List;
 import java.util.function.Supplier;
@@ -28,10 +29,23 @@ public final class Reposts {
 
     private static <T> Future<T> untilAccepted(final Timers timers, final Supplier<Future<T>> request,
                                                final int tries) {
-        return request.get().recover(e -> Refusal.forNow(e) && tries < MAX_REPOSTS
-            ? timers.after(REPOST_PAUSE_NS << Math.min(tries, 5)).compose(v -> untilAccepted(timers, request,
-                tries + 1))
-            : Future.failedFuture(e));
+        final Future<T> first = request.get();
+        if (first.succeeded()) {
+            return first; // accepted: recover would only wrap it
+        }
+        // recover, with one listener and one promise (recover builds a composition, its listener and a result)
+        final Promise<T> accepted = Promise.promise();
+        first.onComplete((value, failure) -> {
+            if (failure == null) {
+                accepted.complete(value);
+            } else if (Refusal.forNow(failure) && tries < MAX_REPOSTS) {
+                timers.after(REPOST_PAUSE_NS << Math.min(tries, 5)).compose(v -> untilAccepted(timers, request,
+                    tries + 1)).onComplete(accepted);
+            } else {
+                accepted.fail(failure);
+            }
+        });
+        return accepted.future();
     }
 
     /**
@@ -39,24 +53,31 @@ public final class Reposts {
      * not a refusal for now, else the first refusal.
      */
     public static Future<Void> settle(final List<? extends Future<?>> futures) {
-        if (futures.isEmpty()) {
-            return Future.succeededFuture();
+        boolean allComplete = true;
+        for (int i = 0; i < futures.size(); i++) {
+            allComplete &= futures.get(i).isComplete();
+        }
+        if (allComplete) { // nothing to wait for (no keys to check, checks answered inline): no future built to wait
+            return settled(futures);
         }
         if (futures.size() == 1) { // the common write-back to one memory node: no composite future for one
-            return futures.get(0).transform(ar -> ar.succeeded() ? Future.succeededFuture()
-                : Future.failedFuture(ar.cause()));
+            return futures.get(0).mapEmpty();
         }
-        return Future.join(futures).transform(ar -> {
-            Throwable refusal = null;
-            for (final Future<?> f : futures) {
-                if (f.failed()) {
-                    if (!Refusal.forNow(f.cause())) {
-                        return Future.failedFuture(f.cause()); // a real failure outweighs a refusal (nothing done)
-                    }
-                    refusal = refusal == null ? f.cause() : refusal;
+        return Future.join(futures).transform(ar -> settled(futures));
+    }
+
+    /** The outcome of {@code futures}, all complete: the first failure that is not a refusal, else the first refusal. */
+    private static Future<Void> settled(final List<? extends Future<?>> futures) {
+        Throwable refusal = null;
+        for (int i = 0; i < futures.size(); i++) {
+            final Future<?> f = futures.get(i);
+            if (f.failed()) {
+                if (!Refusal.forNow(f.cause())) {
+                    return Future.failedFuture(f.cause()); // a real failure outweighs a refusal (nothing done)
                 }
+                refusal = refusal == null ? f.cause() : refusal;
             }
-            return refusal == null ? Future.succeededFuture() : Future.failedFuture(refusal);
-        });
+        }
+        return refusal == null ? Future.succeededFuture() : Future.failedFuture(refusal);
     }
 }

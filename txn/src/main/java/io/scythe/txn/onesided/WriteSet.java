@@ -68,8 +68,9 @@ public final class WriteSet {
 
     /** The accesses a commit writes (new values, deletes, revivals, inserts): what its redo record names. */
     public List<Access> written() {
-        final List<Access> writes = new ArrayList<>();
-        for (final Access a : accesses) {
+        final List<Access> writes = new ArrayList<>(accesses.size());
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
             if (a.dirty || a.inserted) {
                 writes.add(a);
             }
@@ -80,10 +81,11 @@ public final class WriteSet {
     /**
      * Writes every dirty access back with {@code version}, with {@code release} for each access {@code needsRelease}
      * picks; one doorbell per memory node, posted again while refused for now. From here nothing may release these
-     * locks again: they are marked releasing and not locked before any batch is posted.
+     * locks again: they are marked releasing and not locked before any batch is posted. {@code written} is
+     * {@link #written()}, made once per commit by the caller.
      */
     public Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
-                                  final ReleaseVerb release) {
+                                  final ReleaseVerb release, final List<Access> written) {
         final Map<String, List<Access>> byNode = new HashMap<>();
         for (final Access a : accesses) {
             if (a.dirty || a.inserted || needsRelease.apply(a)) {
@@ -109,7 +111,6 @@ public final class WriteSet {
                 a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
             }
         }
-        final List<Access> written = written();
         if (Replicas.any(written)) {
             // Every backup complete before any primary is released (Replicas).
             return Replicas.writeBack(runtime, written).compose(v -> writeBackPrimaries(byNode, release));
@@ -135,8 +136,8 @@ public final class WriteSet {
                                         final java.util.function.BiConsumer<Doorbell, T> add) {
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<T>> e : byNode.entrySet()) {
-            posted.add(runtime.writeBackGate(e.getKey()).compose(gate -> Reposts.untilAccepted(runtime.timers(),
-                () -> runtime.channel(e.getKey()).compose(ch -> {
+            posted.add(Futures.then(runtime.writeBackGate(e.getKey()), gate -> Reposts.untilAccepted(runtime.timers(),
+                () -> Futures.then(runtime.channel(e.getKey()), ch -> {
                     final Doorbell batch = ch.doorbell();
                     for (final T item : e.getValue()) {
                         add.accept(batch, item);

@@ -175,7 +175,8 @@ public final class RedoLog {
             return appendReplicated(txnId, record, writes);
         }
         final String node = writes.get(0).partition.node();
-        return FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId).compose(v -> region(node)).compose(region -> {
+        return io.scythe.txn.onesided.Futures.then(io.scythe.txn.onesided.Futures.then(
+            FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId), v -> region(node)), region -> {
             final int slots = (record.capacity() + RedoRecordDescriptor.SLOT_BYTES - 1)
                 / RedoRecordDescriptor.SLOT_BYTES;
             final int first = slots > region.slotCount ? -1 : region.take(slots);
@@ -372,7 +373,9 @@ public final class RedoLog {
         final byte[][] names = new byte[writes.size()][];
         for (int i = 0; i < writes.size(); i++) {
             final Access a = writes.get(i);
-            names[i] = a.partition.node().getBytes(StandardCharsets.UTF_8);
+            // Entries on the same node (most of a record) share its name's bytes: encoded once.
+            names[i] = i > 0 && a.partition.node().equals(writes.get(i - 1).partition.node()) ? names[i - 1]
+                : a.partition.node().getBytes(StandardCharsets.UTF_8);
             length += RedoRecordDescriptor.entryBytes(names[i].length, valueBytes(a), backupsOf(a));
         }
         final UnsafeBuffer b = new UnsafeBuffer(new byte[length]);

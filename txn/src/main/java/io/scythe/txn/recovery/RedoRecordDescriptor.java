@@ -134,9 +134,15 @@ public final class RedoRecordDescriptor {
     /** The commit word of the record of {@code totalLength} bytes at {@code offset} of {@code buffer}. */
     public static long commitWord(final DirectBuffer buffer, final int offset, final int totalLength) {
         final CRC32C crc = new CRC32C();
-        final byte[] bytes = new byte[totalLength - TRAILER_BYTES];
-        buffer.getBytes(offset, bytes);
-        crc.update(bytes, 0, bytes.length);
+        final byte[] array = buffer.byteArray();
+        if (array != null) { // on the heap (a record being sealed): checksummed in place, not copied first
+            crc.update(array, buffer.wrapAdjustment() + offset,
+                totalLength - TRAILER_BYTES);
+        } else {
+            final byte[] bytes = new byte[totalLength - TRAILER_BYTES];
+            buffer.getBytes(offset, bytes);
+            crc.update(bytes, 0, bytes.length);
+        }
         return ((long) MAGIC << 32) | (crc.getValue() & 0xffffffffL);
     }
 

@@ -96,21 +96,21 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     private Future<UnsafeBuffer> optimisticRead(final String table, final long key) {
-        return readVia(table, key, a -> once(a, x -> readImage(x).compose(read -> {
+        return readVia(table, key, a -> once(a, x -> readImage(x).map(read -> {
             final long queued = TakeoutLockKind.queued(read.image);
             if (queued != 0) {
-                return Future.failedFuture(new AbortException(AbortReason.LOCKED, queued,
-                    AbortException.objectOf(table, key), "key " + key + " of "
-                    + table + " has " + queued + " queued on its lock"));
+                throw new AbortException(AbortReason.LOCKED, queued, AbortException.objectOf(table, key), "key "
+                    + key + " of " + table + " has " + queued + " queued on its lock"); // fails the map
             }
-            return Future.succeededFuture(read);
+            return read;
         })));
     }
 
     private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
         return readVia(table, key, a -> once(a, x -> {
             lockRequests++; // from before its timestamp is known: askAgain must not renew one it is about to use
-            return timestamp().compose(ts -> lock(x, ts, true)).andThen(done -> lockRequests--).compose(held -> {
+            return io.scythe.txn.onesided.Futures.relay(timestamp().compose(ts -> lock(x, ts, true)),
+                () -> lockRequests--).compose(held -> {
                 final org.agrona.DirectBuffer object = grant(held).object();
                 if (object != null && object.capacity() == held.slotBytes()) {
                     held.image.putBytes(0, object, 0, object.capacity()); // came with the grant: no READ
@@ -245,8 +245,9 @@ public final class ScytheTxn extends OneSidedTxn {
                 .map(v -> ts.result()));
         }
         return finishCommit(staged(Stage.TIMESTAMP, timestamp()).compose(ts -> {
-            final List<Future<?>> locking = new ArrayList<>();
-            for (final Access a : accesses) {
+            final List<Future<?>> locking = new ArrayList<>(accesses.size() + 1);
+            for (int i = 0; i < accesses.size(); i++) {
+                final Access a = accesses.get(i);
                 if (a.dirty && !a.locked) {
                     locking.add(lock(a, ts));
                 }
@@ -267,13 +268,20 @@ public final class ScytheTxn extends OneSidedTxn {
 
     /** The commit's validation: TOCC holds what it read, so only its absent keys; OCC also everything it read. */
     private Future<Void> validation() {
-        return hot ? validateAbsent() : settle(List.of(validate(), validateAbsent()));
+        if (hot) {
+            return validateAbsent();
+        }
+        final Future<Void> read = validate();
+        final Future<Void> absent = validateAbsent();
+        // Nothing read as absent (the common case): the outcome is the read keys' alone, no pair to settle.
+        return absent.succeeded() ? read : settle(List.of(read, absent));
     }
 
     /** OCC validation: nothing it read changed; what it only read is not locked or queued on either. */
     private Future<Void> validate() {
-        final List<Future<Access>> checks = new ArrayList<>();
-        for (final Access a : accesses) {
+        final List<Future<Access>> checks = new ArrayList<>(accesses.size());
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
             if (a.readOnlyTable() || a.inserted) {
                 continue; // an insert checked the key absent on the memory node, atomically with taking its lock
             }
@@ -285,18 +293,17 @@ public final class ScytheTxn extends OneSidedTxn {
                 }
                 continue;
             }
-            checks.add(readHeader(a).compose(h -> {
+            checks.add(readHeader(a).map(h -> { // a throw fails the map
                 final long queued = TakeoutLockKind.queued(h);
                 if (!unchangedSinceRead(a, h)) {
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued,
-                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed"));
+                    throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
+                        "key " + a.key + " of " + a.table + " changed");
                 }
                 if (!a.locked && queued != 0) {
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, queued,
-                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table
-                        + " is locked or queued on"));
+                    throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
+                        "key " + a.key + " of " + a.table + " is locked or queued on");
                 }
-                return Future.succeededFuture(a);
+                return a;
             }));
         }
         return settle(checks);

@@ -133,18 +133,19 @@ public final class TakeoutLockClient {
 
     /** The Lock RPC: its reply when granted, else the refusal. */
     private Future<UnsafeBuffer> request(final String node, final UnsafeBuffer request) {
-        return rockets.apply(node).compose(rocket -> rocket.call(LockRpc.LOCK, request)).compose(r -> {
-            final UnsafeBuffer reply = replyOf(r);
-            final int status = reply.getInt(LockRpc.STATUS_OFFSET);
-            if (status == TakeoutLock.GRANTED) {
-                return Future.succeededFuture(reply);
-            }
-            if (status == LockRpc.BAD_REQUEST) {
-                return Future.failedFuture(new IllegalArgumentException("Takeout Lock request refused by " + node
-                    + " as malformed: unknown table or stale object pointer"));
-            }
-            return Future.failedFuture(new LockRefusedException(status, reply.getLong(LockRpc.QUEUED_OFFSET)));
-        });
+        return io.scythe.txn.onesided.Futures.then(rockets.apply(node), rocket -> rocket.call(LockRpc.LOCK, request))
+            .map(r -> { // a throw fails the map
+                final UnsafeBuffer reply = replyOf(r);
+                final int status = reply.getInt(LockRpc.STATUS_OFFSET);
+                if (status == TakeoutLock.GRANTED) {
+                    return reply;
+                }
+                if (status == LockRpc.BAD_REQUEST) {
+                    throw new IllegalArgumentException("Takeout Lock request refused by " + node
+                        + " as malformed: unknown table or stale object pointer");
+                }
+                throw new LockRefusedException(status, reply.getLong(LockRpc.QUEUED_OFFSET));
+            });
     }
 
     private static UnsafeBuffer replyOf(final RpcReply r) {
