@@ -342,17 +342,8 @@ public final class CnRecovery {
         }
         if (serving.primaryCopy() != 0) {
             // Its primary failed over: the promoted copy has no lock to say whether the write-back landed there.
-            return settlePromoted(serving, op, version, value, backupPointers).map(installed -> {
-                if (observer != null) {
-                    observer.entry(txnId, index, installed);
-                }
-                if (installed >= 0) {
-                    tally.applied++;
-                } else {
-                    tally.done++;
-                }
-                return null;
-            });
+            return settlePromoted(serving, op, version, value, backupPointers)
+                .map(installed -> counted(installed, tally, txnId, index));
         }
         final Catalog.Partition partition = serving.partition();
         final long[] servingPointers = serving.servingBackupPointers(backupPointers);
@@ -362,17 +353,20 @@ public final class CnRecovery {
                 + ", which no registered protocol module has"));
         }
         return finish(runtime, partition, op, pointer, token, kind, version, value, value.capacity(),
-                servingPointers).map(installed -> {
-                if (observer != null) {
-                    observer.entry(txnId, index, installed);
-                }
-                if (installed >= 0) {
-                    tally.applied++;
-                } else {
-                    tally.done++;
-                }
-                return null;
-            });
+                servingPointers).map(installed -> counted(installed, tally, txnId, index));
+    }
+
+    /** Counts one finished entry ({@code installed}: the version written now, -1 if it had landed). */
+    private Void counted(final long installed, final Tally tally, final long txnId, final int index) {
+        if (observer != null) {
+            observer.entry(txnId, index, installed);
+        }
+        if (installed >= 0) {
+            tally.applied++;
+        } else {
+            tally.done++;
+        }
+        return null;
     }
 
     /**
