@@ -150,6 +150,11 @@ public final class LotusNode {
         return fields;
     }
 
+    /** Versions (CVT cells) per record on the memory nodes ({@link Cvt}). */
+    int versions() {
+        return Cvt.DEFAULT_VERSIONS;
+    }
+
     int keysPerMessage() {
         return keysPerMessage;
     }

@@ -27,11 +27,25 @@
  * rebuilt. Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
  * survivors, since the simulator cannot restart a node (the paper restarts it with an empty table).
  *
- * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lock first, then one-sided reads, then write-back and
- * unlock with no validation. An insert locks its key and its memory-pool index bucket; a delete is a write.
+ * <p><b>Memory-node store</b>: {@link io.scythe.txn.lotus.Cvt}, Lotus's own format in the room of each object slot
+ * ({@code Protocol#objectRoom}): a CVT of N cells (default 2: valid, address, version with INVISIBLE, head and tail
+ * CVs) and N full-record versions with a CV per cache line, on the primary and every backup; the home value (header
+ * and value) keeps the newest committed version for loaders, checks and log recovery. The per-coordinator log is the
+ * redo record every one-sided protocol writes to its coordinator's log region.
  *
- * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the memory nodes' CVT store (cells,
- * INVISIBLE, visible write, logs, GC), so no lock-free read-only path and no SI; the version-table cache; hybrid routing; resharding; lock-rebuild-free recovery; lotus outside the simulator (scythe bench, cluster
- * nodes); the Motor baseline.
+ * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lotus.md §2.4: T_start; lock (write locks, and read locks
+ * under SR: {@code lotus}; none for data only read under SI: {@code lotus-si}); READ the CVT, pick the largest version
+ * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
+ * (primary and backups), T_commit, the redo record and home, WRITE visible, unlock. A transaction declared read-only
+ * ({@code Txn#declareReadOnly}) takes no lock and reads at T_start, aborting on a torn cell or record or on an
+ * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}). An insert locks its key and its
+ * memory-pool index bucket; a delete is a version marked deleted. No RDMA CAS or FAA on this path.
+ *
+ * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the version-table cache and the
+ * address cache of CVTs (the address cache is the ordinary one of index lookups); the log before T_commit (the redo
+ * record goes after it, with the home, so write visible waits for it: one more round trip than the paper); finishing
+ * the visible write of a transaction its dead coordinator logged (recovery rewrites the home; its cells stay
+ * INVISIBLE until the key's next writer reuses them, and lock-free readers of the key abort meanwhile); restarting a
+ * crashed compute node; lotus outside the simulator (scythe bench, cluster nodes); the Motor baseline.
  */
 package io.scythe.txn.lotus;
