@@ -515,10 +515,25 @@ final class LotusTxn extends OneSidedTxn {
                 this.commitTs = commitTs;
                 return Future.succeededFuture(commitTs);
             })
-            .compose(commitTs -> staged(Stage.WRITE_BACK, writeBack(commitTs, a -> a.inserted,
-                    (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8))
-                    .compose(v -> writeCells(commitTs)))
-                .map(commitTs))
+            .compose(commitTs -> {
+                // Write visible: on each primary in its write-back doorbell, after the redo record and the home value
+                // (what recovery finishes from is logged before any reader can see the version); on the backups,
+                // which no reader reads, beside it.
+                final UnsafeBuffer visible = new UnsafeBuffer(new byte[8]);
+                visible.putLong(0, commitTs);
+                final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
+                    (batch, a) -> {
+                        if (a.inserted) {
+                            batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
+                        }
+                        final int[] c = cells.get(a);
+                        if (c != null) {
+                            batch.write(a.address() + Cvt.offset(a.partition.descriptor().schema().maxValueBytes())
+                                + Cvt.cell(c[0]) + Cvt.CELL_VERSION, a.rkey(), visible, 0, 8);
+                        }
+                    });
+                return staged(Stage.WRITE_BACK, Future.all(primaries, writeCells(commitTs, false)).map(commitTs));
+            })
             .map(commitTs -> {
                 unlockAll(false); // returns before the remote releases are answered
                 node.ended(this, runtime.timers().nowNs() - begun);
@@ -668,17 +683,17 @@ final class LotusTxn extends OneSidedTxn {
     }
 
     /**
-     * Commit step 3, write visible: T_commit into every new cell's version word (primary and backups); with
-     * {@code ts} 0, an abort's: the new cells are cleared (not valid) instead.
+     * Commit step 3, write visible: T_commit into every new cell's version word, on the backups (and the primaries
+     * with {@code primaries}); with {@code ts} 0, an abort's: the new cells are cleared (not valid) instead.
      */
-    private Future<Void> writeCells(final long ts) {
+    private Future<Void> writeCells(final long ts, final boolean primaries) {
         final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
         final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
         version.putLong(0, ts);
         cells.forEach((a, c) -> {
             final int at = Cvt.offset(a.partition.descriptor().schema().maxValueBytes()) + Cvt.cell(c[0]);
             final List<long[]> copies = copiesOf(a);
-            for (int i = 0; i < copies.size(); i++) {
+            for (int i = primaries ? 0 : 1; i < copies.size(); i++) {
                 final long base = copies.get(i)[0];
                 final int rkey = (int) copies.get(i)[1];
                 byNode.computeIfAbsent(nodeOf(a, i), k -> new ArrayList<>()).add(ts == 0
@@ -749,7 +764,7 @@ final class LotusTxn extends OneSidedTxn {
             node.ended(this, -1);
             // INVISIBLE versions it may have written are cleared before its locks go.
             final Future<Void> cleared = invisibleWritten && !committing
-                ? writeCells(0).recover(e -> Future.succeededFuture()) : Future.succeededFuture();
+                ? writeCells(0, true).recover(e -> Future.succeededFuture()) : Future.succeededFuture();
             aborted = cleared.compose(v -> releaseHeld(a -> Future.succeededFuture())).compose(v -> unlockAll(true));
         }
         return aborted;
