@@ -830,22 +830,11 @@ public final class Simulation {
         });
     }
 
-    /** {@code drawn}'s body, declaring each attempt read-only when its type is ({@code Txn#declareReadOnly}). */
-    private static java.util.function.Function<io.scythe.txn.Txn, io.vertx.core.Future<Long>> declared(
-        final OltpSpec.Drawn drawn) {
-        if (!drawn.readOnly()) {
-            return drawn.body();
-        }
-        return txn -> {
-            txn.declareReadOnly();
-            return drawn.body().apply(txn);
-        };
-    }
-
     /** Runs {@code drawn} on {@code coordinator} (of the calling loop) and records how it ended. */
     private void run(final Client client, final Coordinator coordinator, final OltpSpec.Drawn drawn, final long seq,
                      final long began) {
-        coordinator.run(recovery == null ? declared(drawn) : attempts(client, declared(drawn))).onComplete(ar -> {
+        final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = drawn.declaredBody();
+        coordinator.run(recovery == null ? body : attempts(client, body)).onComplete(ar -> {
             final long now = clock.nanoTime();
             if (recovery != null) {
                 recovery.heard(client.attempts);
