@@ -102,6 +102,12 @@ public final class LotusNode {
         }
     }
 
+    /** The Lotus node whose loop {@code runtime} is (tests), or {@code null}. */
+    public static LotusNode of(final io.scythe.txn.TxnRuntime runtime) {
+        final Loop loop = runtime.extensionOrNull(LOOP);
+        return loop == null ? null : loop.node();
+    }
+
     public int index() {
         return index;
     }

@@ -528,8 +528,8 @@ final class LotusTxn extends OneSidedTxn {
                         }
                         final int[] c = cells.get(a);
                         if (c != null) {
-                            batch.write(a.address() + Cvt.offset(a.partition.descriptor().schema().maxValueBytes())
-                                + Cvt.cell(c[0]) + Cvt.CELL_VERSION, a.rkey(), visible, 0, 8);
+                            writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
+                                .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);
                         }
                     });
                 return staged(Stage.WRITE_BACK, Future.all(primaries, writeCells(commitTs, false)).map(commitTs));
@@ -698,10 +698,87 @@ final class LotusTxn extends OneSidedTxn {
                 final int rkey = (int) copies.get(i)[1];
                 byNode.computeIfAbsent(nodeOf(a, i), k -> new ArrayList<>()).add(ts == 0
                     ? b -> b.write(base + at + Cvt.CELL_VALID, rkey, FREE, 0, 1)
-                    : b -> b.write(base + at + Cvt.CELL_VERSION, rkey, version, 0, 8));
+                    : b -> writeVisible(b, base + at, rkey, version));
             }
         });
         return post(byNode);
+    }
+
+    /** The visible write of one cell (commit step 3, and recovery's): T_commit ({@code ts}) into its version word. */
+    private static void writeVisible(final io.scythe.bridge.Doorbell batch, final long cellAddress, final int rkey,
+                                     final DirectBuffer ts) {
+        batch.write(cellAddress + Cvt.CELL_VERSION, rkey, ts, 0, 8);
+    }
+
+    /**
+     * Recovery's part of the visible write (lotus.md §2.7, {@link LotusLockKind#recovered}), for a commit at
+     * {@code commitTs} whose redo record names the object at {@code pointer} of {@code partition} (backups at
+     * {@code backupPointers}), whose write-back installs {@code token}, once recovery finished (or found finished)
+     * its home. Unless the home is at {@code token} a later commit wrote the object, whose own entry or writer made
+     * its cells visible: nothing to do. Else, on each copy whose CVT has no visible cell at {@code commitTs} (the
+     * visible write did not land there, so the dead coordinator never released the key's lock, and nobody else wrote
+     * that CVT since), its INVISIBLE cell, this commit's, gets version {@code commitTs}: lock-free readers see the
+     * recovered version instead of aborting, and the key's next writer neither reads the older version nor
+     * overwrites this one (it picks the newest visible cell and never reuses it). Its CVs are left as written, so the
+     * cell stays whole.
+     */
+    static Future<Void> recoverCells(final TxnRuntime runtime, final Catalog.Partition partition, final long pointer,
+                                     final long[] backupPointers, final long token, final long commitTs) {
+        final long address = io.scythe.storage.ObjectLayout.addressOf(pointer);
+        final int rkey = partition.descriptor().objects().rkey();
+        final int at = Cvt.offset(partition.descriptor().schema().maxValueBytes());
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
+        return runtime.channel(partition.node()).compose(ch -> ch.read(address, rkey, header, 0, header.capacity()))
+            .compose(v -> {
+                if ((header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET)
+                    & ~io.scythe.storage.ObjectLayout.VERSION_BUSY) != token) {
+                    return Future.succeededFuture();
+                }
+                final List<Future<Void>> copies = new ArrayList<>();
+                copies.add(recoverCell(runtime, partition.node(), address + at, rkey, commitTs));
+                final List<Catalog.Replica> backups = partition.backups();
+                for (int b = 0; b < backupPointers.length; b++) {
+                    copies.add(recoverCell(runtime, backups.get(b).node(), io.scythe.storage.ObjectLayout.addressOf(
+                        backupPointers[b]) + at, backups.get(b).descriptor().objects().rkey(), commitTs));
+                }
+                return settle(copies);
+            });
+    }
+
+    /** {@link #recoverCells} on one copy, whose CVT is at {@code cvtAddress}. */
+    private static Future<Void> recoverCell(final TxnRuntime runtime, final String node, final long cvtAddress,
+                                            final int rkey, final long commitTs) {
+        final UnsafeBuffer head = new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]);
+        return runtime.channel(node).compose(ch -> ch.read(cvtAddress, rkey, head, 0, Cvt.HEADER_BYTES).compose(v -> {
+            if (!Cvt.written(head, 0)) {
+                return Future.succeededFuture(); // its writer wrote no INVISIBLE version (a CVT is written whole first)
+            }
+            final int n = Cvt.versions(head, 0);
+            final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(n)]);
+            return ch.read(cvtAddress, rkey, cvt, 0, cvt.capacity()).compose(w -> {
+                int invisible = Cvt.NONE;
+                for (int i = 0; i < n; i++) {
+                    if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == commitTs) {
+                        return Future.succeededFuture(); // its visible write landed here
+                    }
+                    if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == Cvt.INVISIBLE) {
+                        invisible = i;
+                    }
+                }
+                if (invisible == Cvt.NONE) {
+                    return Future.succeededFuture();
+                }
+                final UnsafeBuffer ts = new UnsafeBuffer(new byte[8]);
+                ts.putLong(0, commitTs);
+                final io.scythe.bridge.Doorbell batch = ch.doorbell();
+                writeVisible(batch, cvtAddress + Cvt.cell(invisible), rkey, ts);
+                return batch.post().<Void>mapEmpty();
+            });
+        }).onFailure(e -> {
+            if (!io.scythe.txn.Refusal.forNow(e)) {
+                runtime.forgetChannel(node, ch);
+            }
+        }));
     }
 
     /**

@@ -23,7 +23,8 @@
  * lease ran out is let go of by every survivor (calls to it fail, attempts that asked it for locks abort unless past
  * T_commit); the first survivor to notice finishes its logged commits from their redo records
  * ({@code CnRecovery}, {@link io.scythe.txn.lotus.LotusLockKind}: an entry only where the object's version is still
- * below the record's) and drops the rest; survivors then free its locks from their lock state; no lock table is
+ * below the record's; then, still under the dead node's locks, the commit's INVISIBLE cells made visible at its
+ * T_commit on every copy its visible write did not reach, {@code LotusTxn#recoverCells}) and drops the rest; survivors then free its locks from their lock state; no lock table is
  * rebuilt. Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
  * survivors, since the simulator cannot restart a node (the paper restarts it with an empty table).
  *
@@ -43,9 +44,9 @@
  *
  * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the version-table cache and the
  * address cache of CVTs (the address cache is the ordinary one of index lookups); the log before T_commit (the redo
- * record goes after it, with the home, so write visible waits for it: one more round trip than the paper); finishing
- * the visible write of a transaction its dead coordinator logged (recovery rewrites the home; its cells stay
- * INVISIBLE until the key's next writer reuses them, and lock-free readers of the key abort meanwhile); restarting a
+ * record goes after it, with the home, so write visible waits for it: one more round trip than the paper); clearing
+ * the INVISIBLE cells of a dead coordinator's attempts that logged no redo record (recovery cannot name them: they
+ * stay until the key's next writer reuses them, and lock-free readers of the key abort meanwhile); restarting a
  * crashed compute node; lotus outside the simulator (scythe bench, cluster nodes); the Motor baseline.
  */
 package io.scythe.txn.lotus;

@@ -354,8 +354,11 @@ public final class CnRecovery {
             return Future.failedFuture(new IllegalStateException("redo record names lock kind " + lockKind
                 + ", which no registered protocol module has"));
         }
-        return finish(runtime, partition, op, pointer, token, kind, version, value, value.capacity(),
-                servingPointers).map(installed -> {
+        final Future<Long> finished = finish(runtime, partition, op, pointer, token, kind, version, value,
+            value.capacity(), servingPointers);
+        // A protocol keeping versions beside the header (Lotus's CVT) makes them agree with it, still under the lock.
+        return (kind.versionsBesideHeader() ? finished.compose(installed -> kind.recovered(runtime, partition,
+                pointer, servingPointers, token, version).map(installed)) : finished).map(installed -> {
                 if (observer != null) {
                     observer.entry(txnId, index, installed);
                 }
