@@ -145,6 +145,24 @@ class LotusCvtSimTest extends SimVertxTest {
      */
     @Test
     void shouldMakeTheVisibleWriteOfACommitItsDeadCoordinatorLoggedAfterRecovery() throws Exception {
+        crashAMoveHeldAt(FaultPoints.Point.AFTER_REDO);
+    }
+
+    /**
+     * As above, but the move is held before its redo record (its cells written INVISIBLE, T_commit fetched): recovery
+     * drops it and cannot name its cells; no survivor moves afterwards, so the first read-locked (SR) or lock-free
+     * reader that meets a cell takes the key's read lock (granted: no live writer holds the key) and clears it. (a)
+     * no INVISIBLE cell is left, (b) lock-free readers commit afterwards and see the values before the move, (c)
+     * money conserved, history serializable. Without the settling, lock-free readers of the two keys abort for ever.
+     */
+    @Test
+    void shouldClearTheInvisibleCellsOfAnAttemptItsDeadCoordinatorNeverLogged() throws Exception {
+        crashAMoveHeldAt(FaultPoints.Point.BEFORE_REDO);
+    }
+
+    private void crashAMoveHeldAt(final FaultPoints.Point at) throws Exception {
+        final boolean logged = at == FaultPoints.Point.AFTER_REDO;
+        final long recovered = logged ? 1 : 0;
         final long crashAt = 150_000;
         final long writersUntil = 1_000_000;
         final long[] first = {Long.MIN_VALUE, Long.MIN_VALUE}; // checking 1 and 2 before any move
@@ -154,7 +172,7 @@ class LotusCvtSimTest extends SimVertxTest {
         final List<Long> invisibleCells = new ArrayList<>();
         final List<Long> lateAborts = new ArrayList<>();
         System.setProperty(FaultPoints.ENABLE_PROPERTY, "true");
-        FaultPoints.arm(List.of(new FaultPoints.Fault("lotus-move-cn1", null, FaultPoints.Point.AFTER_REDO,
+        FaultPoints.arm(List.of(new FaultPoints.Fault("lotus-move-cn1", null, at,
             FaultPoints.Action.HOLD, 0)));
         try {
             final Simulation sim = new Simulation(options("lotus", 3).clientsPerComputeNode(1).redoLog(true)
@@ -179,7 +197,7 @@ class LotusCvtSimTest extends SimVertxTest {
                 // the survivors move half the time.
                 final boolean cn1 = LotusNode.of(runtime).index() == 1;
                 final boolean writer = began >= 10_000 && began < writersUntil
-                    && (began < crashAt ? cn1 : random.nextInt(2) == 0);
+                    && (began < crashAt ? cn1 : logged && random.nextInt(2) == 0);
                 final Future<Long> done;
                 if (!writer) {
                     txn.declareReadOnly();
@@ -249,7 +267,9 @@ class LotusCvtSimTest extends SimVertxTest {
                 + " (after the crash " + counts[1] + "), cn1's " + counts[2] + ", aborts " + counts[3] + ", last move ended " + lastWriterEnd[0]
                 + ", late readers " + late.size() + ", INVISIBLE cells per copy " + invisibleCells);
             assertThat(first[0]).as("a lock-free reader before the first move").isNotEqualTo(Long.MIN_VALUE);
-            assertThat(counts[1]).as("moves committed after the crash").isGreaterThan(2);
+            if (logged) {
+                assertThat(counts[1]).as("moves committed after the crash").isGreaterThan(2);
+            }
             // (a) no INVISIBLE cell left in any copy of the two keys' CVTs
             assertThat(invisibleCells).as("INVISIBLE cells per copy of checking 1 and 2 after the run").isNotEmpty()
                 .allMatch(n -> n == 0);
@@ -259,14 +279,15 @@ class LotusCvtSimTest extends SimVertxTest {
                 + "the last move").isEmpty();
             assertThat(after).as("lock-free readers after the last move").hasSizeGreaterThan(3);
             for (final long[] x : after) {
-                assertThat(x[1]).as("checking 1 after " + counts[0] + " moves and the recovered one")
-                    .isEqualTo(first[0] - counts[0] - 1);
-                assertThat(x[2]).as("checking 2").isEqualTo(first[1] + counts[0] + 1);
+                assertThat(x[1]).as("checking 1 after " + counts[0] + " moves and " + recovered + " recovered")
+                    .isEqualTo(first[0] - counts[0] - recovered);
+                assertThat(x[2]).as("checking 2").isEqualTo(first[1] + counts[0] + recovered);
             }
             // (c)
             assertThat(run.getJsonObject("conserved").getBoolean("ok")).as("money, " + what).isTrue();
-            assertThat(posted).as("redo records cn1 posted: the held move's").hasSize(1);
-            posted.get(0).run();
+            assertThat(posted).as("redo records cn1 posted: the held move's, if it got that far")
+                .hasSize((int) recovered);
+            posted.forEach(Runnable::run);
             final SerializabilityChecker.Result verdict = SerializabilityChecker.check(history.history(), 50);
             assertThat(verdict.serializable()).as(String.join("\n", verdict.lines())).isTrue();
         } finally {

@@ -42,7 +42,8 @@ import org.agrona.MutableDirectBuffer;
  * <p><b>The window the digest flags</b> (a lock-free reader with T_start above a writer's T_commit seeing some of its
  * cells visible and others INVISIBLE) is closed by aborting a lock-free read that meets an INVISIBLE cell: a writer's
  * INVISIBLE writes all landed before it asked for T_commit, so a reader whose T_start is above it finds each of its
- * cells INVISIBLE (abort) or visible, never the older version beside a newer one.
+ * cells INVISIBLE (abort) or visible, never the older version beside a newer one. (The reader first asks for the
+ * key's read lock: granted only when no live writer holds the key, so the cell is a gone writer's, which it settles.)
  */
 public final class Cvt {
     /** The version of a cell whose writer has no T_commit yet. */

@@ -216,6 +216,11 @@ final class LotusTxn extends OneSidedTxn {
      * INVISIBLE cell aborts (the digest's window, {@link Cvt}) and a newer version is skipped.
      */
     private Future<Access> fetchVersion(final Access a, final boolean locked) {
+        return fetchVersion(a, locked, true);
+    }
+
+    /** {@link #fetchVersion}; {@code settle}: a locked read settles a gone writer's INVISIBLE cell first. */
+    private Future<Access> fetchVersion(final Access a, final boolean locked, final boolean settle) {
         final int maxValue = a.partition.descriptor().schema().maxValueBytes();
         final int at = Cvt.offset(maxValue);
         final int n = node.versions();
@@ -238,11 +243,22 @@ final class LotusTxn extends OneSidedTxn {
             if (pick.cell() == Cvt.TORN) {
                 return Future.failedFuture(refusedRead(a, "a CVT cell is being rewritten"));
             }
+            if (locked && pick.invisible() && settle) {
+                // The key is locked by this attempt, so no live writer has a version INVISIBLE on it: the cell is a
+                // gone writer's (its coordinator died before its redo record, or its abort's clearing failed).
+                return settleInvisible(a, at, n).compose(x -> fetchVersion(a, true, false));
+            }
             if (locked && pick.newer()) {
                 return Future.failedFuture(refusedRead(a, "a version newer than T_start " + ts));
             }
             if (!locked && pick.invisible()) {
-                return Future.failedFuture(refusedRead(a, "an INVISIBLE version (its writer has no T_commit yet)"));
+                if (!settle) {
+                    return Future.failedFuture(refusedRead(a, "an INVISIBLE version (its writer has no T_commit yet)"));
+                }
+                // Its writer may be gone (dead before its redo record: recovery cannot name its cells): under the
+                // key's read lock, refused while a live writer holds the key, the cell is settled and read again.
+                return lock(a.table, a.key, false).transform(ar -> ar.succeeded() ? fetchVersion(a, true, true)
+                    : Future.failedFuture(refusedRead(a, "an INVISIBLE version (its writer has no T_commit yet)")));
             }
             if (pick.cell() == Cvt.NONE) {
                 return Future.failedFuture(refusedRead(a, "no version below T_start " + ts));
@@ -267,6 +283,44 @@ final class LotusTxn extends OneSidedTxn {
                 return Future.succeededFuture(a);
             });
         }));
+    }
+
+    /**
+     * Settles the INVISIBLE cells a locked read of {@code a} found (its CVT image at {@code at}, {@code n} cells) on the
+     * primary and every backup: a cell whose writer's commit reached the home (the home's version is newer than every
+     * visible cell: recovery finished it) becomes visible at the home's version, any other is cleared (not valid).
+     */
+    private Future<Void> settleInvisible(final Access a, final int at, final int n) {
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
+        return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), header, 0, header.capacity()))
+            .compose(v -> Replicas.locateAll(runtime, List.of(a))).compose(v -> {
+                final long home = header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET)
+                    & ~io.scythe.storage.ObjectLayout.VERSION_BUSY;
+                final int newest = Cvt.newest(a.image, at);
+                final boolean committed = newest == Cvt.NONE || home > Cvt.version(a.image, at, newest);
+                final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
+                version.putLong(0, home);
+                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode =
+                    new LinkedHashMap<>();
+                boolean madeVisible = false;
+                for (int i = 0; i < n; i++) {
+                    if (!Cvt.valid(a.image, at, i) || Cvt.version(a.image, at, i) != Cvt.INVISIBLE) {
+                        continue;
+                    }
+                    final boolean visible = committed && !madeVisible; // one cell holds the home's version
+                    madeVisible |= visible;
+                    final int cellAt = at + Cvt.cell(i);
+                    final List<long[]> copies = copiesOf(a);
+                    for (int c = 0; c < copies.size(); c++) {
+                        final long base = copies.get(c)[0];
+                        final int rkey = (int) copies.get(c)[1];
+                        byNode.computeIfAbsent(nodeOf(a, c), k -> new ArrayList<>()).add(visible
+                            ? b -> writeVisible(b, base + cellAt, rkey, version)
+                            : b -> writeCleared(b, base + cellAt, rkey));
+                    }
+                }
+                return post(byNode);
+            });
     }
 
     /**
@@ -697,7 +751,7 @@ final class LotusTxn extends OneSidedTxn {
                 final long base = copies.get(i)[0];
                 final int rkey = (int) copies.get(i)[1];
                 byNode.computeIfAbsent(nodeOf(a, i), k -> new ArrayList<>()).add(ts == 0
-                    ? b -> b.write(base + at + Cvt.CELL_VALID, rkey, FREE, 0, 1)
+                    ? b -> writeCleared(b, base + at, rkey)
                     : b -> writeVisible(b, base + at, rkey, version));
             }
         });
@@ -708,6 +762,11 @@ final class LotusTxn extends OneSidedTxn {
     private static void writeVisible(final io.scythe.bridge.Doorbell batch, final long cellAddress, final int rkey,
                                      final DirectBuffer ts) {
         batch.write(cellAddress + Cvt.CELL_VERSION, rkey, ts, 0, 8);
+    }
+
+    /** Clears one cell (an abort's INVISIBLE version, or a gone writer's): its valid byte to 0. */
+    private static void writeCleared(final io.scythe.bridge.Doorbell batch, final long cellAddress, final int rkey) {
+        batch.write(cellAddress + Cvt.CELL_VALID, rkey, FREE, 0, 1);
     }
 
     /**

@@ -39,14 +39,16 @@
  * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
  * (primary and backups), T_commit, the redo record and home, WRITE visible, unlock. A transaction declared read-only
  * ({@code Txn#declareReadOnly}) takes no lock and reads at T_start, aborting on a torn cell or record or on an
- * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}). An insert locks its key and its
+ * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}) unless it gets the key's read lock (no live
+ * writer holds the key): then the cell is a gone writer's and is settled (made visible at the home's version if the
+ * home is newer than every visible cell, else cleared) and the key read again; a locked read settles it too. An insert locks its key and its
  * memory-pool index bucket; a delete is a version marked deleted. No RDMA CAS or FAA on this path.
  *
  * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the version-table cache and the
  * address cache of CVTs (the address cache is the ordinary one of index lookups); the log before T_commit (the redo
  * record goes after it, with the home, so write visible waits for it: one more round trip than the paper); clearing
- * the INVISIBLE cells of a dead coordinator's attempts that logged no redo record (recovery cannot name them: they
- * stay until the key's next writer reuses them, and lock-free readers of the key abort meanwhile); restarting a
+ * the INVISIBLE cells of a dead coordinator's attempts that logged no redo record in recovery itself (it cannot name
+ * them: the first reader of the key after the recovery settles them, see above); restarting a
  * crashed compute node; lotus outside the simulator (scythe bench, cluster nodes); the Motor baseline.
  */
 package io.scythe.txn.lotus;
