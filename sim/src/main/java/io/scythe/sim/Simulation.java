@@ -849,7 +849,8 @@ public final class Simulation {
     /** Runs {@code drawn} on {@code coordinator} (of the calling loop) and records how it ended. */
     private void run(final Client client, final Coordinator coordinator, final OltpSpec.Drawn drawn, final long seq,
                      final long began) {
-        coordinator.run(recovery == null ? drawn.body() : attempts(client, drawn.body())).onComplete(ar -> {
+        final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = drawn.declaredBody();
+        coordinator.run(recovery == null ? body : attempts(client, body)).onComplete(ar -> {
             final long now = clock.nanoTime();
             if (recovery != null) {
                 recovery.heard(client.attempts);

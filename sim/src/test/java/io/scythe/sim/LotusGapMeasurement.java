@@ -18,7 +18,7 @@ class LotusGapMeasurement extends SimVertxTest {
         final int clients = Integer.getInteger("scythe.lotus.clients", 16);
         final String[] models = System.getProperty("scythe.lotus.models", "default").split(",");
         for (final String model : models) {
-            for (final String protocol : new String[] {"ford-occ", "lotus"}) {
+            for (final String protocol : System.getProperty("scythe.lotus.protocols", "ford-occ,lotus").split(",")) {
                 final CostModel cost = switch (model) {
                     case "default" -> CostModel.cx5();
                     case "atomic-0.5" -> CostModel.fromJson(new JsonObject().put("atomicRateHostMops", 0.5));

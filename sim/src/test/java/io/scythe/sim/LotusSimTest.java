@@ -136,9 +136,12 @@ class LotusSimTest extends SimVertxTest {
         final java.util.regex.Matcher m = java.util.regex.Pattern.compile(
             "(\\d+) transactions committed, (\\d+) checked for serializability").matcher(printed.toString());
         assertThat(m.find()).as(printed.toString()).isTrue();
-        // Churn (one counter, every client on it, no waiting) commits a few a run; the others far more.
+        // Churn (one counter, every client on it, no waiting) commits a few a run; the others far more. TPC-C on
+        // one warehouse commits one or two a run since the CVT store: its INVISIBLE writes hold the district's lock
+        // one round trip longer before T_commit (48 and 52 in 30 seeds when measured; ford-occ: 3 in seed 1).
         assertThat(Long.parseLong(m.group(1))).as(printed.toString())
-            .isGreaterThan(workload == Explorer.Workload.CHURN ? 0L : SWEEP_SEEDS * 2L);
+            .isGreaterThan(workload == Explorer.Workload.CHURN ? 0L
+                : workload == Explorer.Workload.TPCC ? SWEEP_SEEDS : SWEEP_SEEDS * 2L);
     }
 
     /**

@@ -40,6 +40,13 @@ public interface Txn {
     /** The protocol and mode this attempt ran in, e.g. {@code scythe/occ}. */
     String mode();
 
+    /**
+     * Declares this attempt read-only before its first operation (the workload knows its transaction types): a
+     * protocol with a lock-free read-only path (Lotus) takes it; the others ignore it.
+     */
+    default void declareReadOnly() {
+    }
+
     /** Nanoseconds this attempt spent in each {@link Stage} (by {@link Stage#index()}), or {@code null}. */
     default long[] stageNanos() {
         return null;

@@ -306,7 +306,7 @@ public final class OltpWorkload {
                 io.vertx.core.Future<Coordinator.Outcome<Long>> ran;
                 try {
                     ran = cns == 1
-                        ? counted(cluster.coordinator().run(drawn.body()), completedByCn[0], measuring)
+                        ? counted(cluster.coordinator().run(drawn.declaredBody()), completedByCn[0], measuring)
                         : routed(cluster, loopRouters.get(), routeRandoms.get(), drawn, completedByCn, measuring,
                             MAX_REROUTES);
                 } catch (final RuntimeException e) {
@@ -546,8 +546,8 @@ public final class OltpWorkload {
                                                      final LongAdder[] completedByCn, final AtomicBoolean measuring,
                                                      final int reroutes) {
         return router.send(drawn.routingKey(), drawn.readOnly(), random, cluster::shardMap, reroutes,
-            (cn, byShard) -> counted(byShard ? cluster.run(cn, drawn.routingKey(), drawn.body())
-                : cluster.coordinator(cn).run(drawn.body()), completedByCn[cn], measuring));
+            (cn, byShard) -> counted(byShard ? cluster.run(cn, drawn.routingKey(), drawn.declaredBody())
+                : cluster.coordinator(cn).run(drawn.declaredBody()), completedByCn[cn], measuring));
     }
 
     /** The live progress of the run named {@code label}, or null when there is no line or the run is short. */

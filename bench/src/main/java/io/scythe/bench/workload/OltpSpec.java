@@ -27,6 +27,20 @@ public interface OltpSpec {
         public Drawn(final String type, final Function<Txn, Future<Long>> body) {
             this(type, body, io.scythe.routing.Router.NO_ROUTING_KEY, false);
         }
+
+        /**
+         * Its body as the coordinator runs it: each attempt of a read-only one declared so first
+         * ({@code Txn#declareReadOnly}: Lotus's lock-free path; the other protocols ignore it).
+         */
+        public Function<Txn, Future<Long>> declaredBody() {
+            if (!readOnly) {
+                return body;
+            }
+            return txn -> {
+                txn.declareReadOnly();
+                return body.apply(txn);
+            };
+        }
     }
 
     String name();

@@ -52,4 +52,18 @@ public final class LotusLockKind implements LockKind {
     public void release(final Doorbell batch, final long address, final int rkey, final long token) {
         batch.write(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, ZERO, 0, 8);
     }
+
+    /** Lotus keeps its versions in the CVT beside the header: recovery finishes their visible write. */
+    @Override
+    public boolean versionsBesideHeader() {
+        return true;
+    }
+
+    /** Finishes the visible write of the recovered commit on every copy it did not land on ({@link LotusTxn#recoverCells}). */
+    @Override
+    public io.vertx.core.Future<Void> recovered(final io.scythe.txn.TxnRuntime runtime,
+                                                final io.scythe.txn.Catalog.Partition partition, final long pointer,
+                                                final long[] backupPointers, final long token, final long version) {
+        return LotusTxn.recoverCells(runtime, partition, pointer, backupPointers, token, version);
+    }
 }

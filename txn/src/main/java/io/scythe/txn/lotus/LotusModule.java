@@ -12,13 +12,38 @@ import java.util.List;
  * by lock RPCs between compute nodes, and the lock-first protocol ({@link LotusTxn}). Each compute node gets a
  * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
  *
- * <p>Only asked for by name (not {@link #listed}) until it is complete: the memory
- * nodes' CVT store and the Motor baseline are not implemented yet. It runs in the simulator, the embedded cluster
- * ({@code scythe bench}) and on cluster nodes ({@link #clusterRefusal}), which wire compute-node peers.
+ * <p>Only asked for by name (not {@link #listed}) until it is complete: the version-table cache and the Motor
+ * baseline are not implemented yet. It runs in the simulator and the embedded cluster ({@code scythe bench}), which
+ * wire compute-node peers and declare read-only transactions, and on cluster nodes ({@link #clusterRefusal}).
  */
 public final class LotusModule implements ProtocolModule {
     /** Lotus's lock-first protocol under serializability. */
-    public static final Protocol LOTUS = Protocol.of("lotus", (runtime, hint) -> new LotusTxn(runtime));
+    public static final Protocol LOTUS = versioned("lotus", false);
+    /** The same under snapshot isolation: no read locks for data it only reads (lotus.md §2.5). */
+    public static final Protocol LOTUS_SI = versioned("lotus-si", true);
+
+    /**
+     * Lotus on its memory-node store: each object slot gets room for the CVT and {@link Cvt#DEFAULT_VERSIONS}
+     * full-record versions ({@link Cvt}).
+     */
+    private static Protocol versioned(final String name, final boolean si) {
+        return new Protocol() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public io.scythe.txn.Txn begin(final io.scythe.txn.TxnRuntime runtime, final boolean hint) {
+                return new LotusTxn(runtime, si);
+            }
+
+            @Override
+            public int objectRoom(final io.scythe.storage.TableSchema schema) {
+                return Cvt.room(schema.maxValueBytes(), Cvt.DEFAULT_VERSIONS);
+            }
+        };
+    }
     /** Lock table bytes per compute node: 1 MiB (the paper's 32 MiB, {@link LockTable#DEFAULT_BYTES},
      * would be allocated per node and run; 16K buckets hold far more locks than a simulated run holds at once). */
     public static final long LOCK_TABLE_BYTES = 1L << 20;
@@ -30,7 +55,7 @@ public final class LotusModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(LOTUS);
+        return List.of(LOTUS, LOTUS_SI);
     }
 
     @Override

@@ -150,6 +150,12 @@ public final class LotusNode {
         }
     }
 
+    /** The Lotus node whose loop {@code runtime} is (tests), or {@code null}. */
+    public static LotusNode of(final io.scythe.txn.TxnRuntime runtime) {
+        final Loop loop = runtime.extensionOrNull(LOOP);
+        return loop == null ? null : loop.node();
+    }
+
     public int index() {
         return index;
     }
@@ -196,6 +202,11 @@ public final class LotusNode {
 
     CriticalFields fields() {
         return fields;
+    }
+
+    /** Versions (CVT cells) per record on the memory nodes ({@link Cvt}). */
+    int versions() {
+        return Cvt.DEFAULT_VERSIONS;
     }
 
     int keysPerMessage() {

@@ -12,6 +12,7 @@ import io.scythe.txn.Access;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.onesided.OneSidedTxn;
+import io.scythe.txn.onesided.Replicas;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import org.agrona.DirectBuffer;
@@ -25,27 +26,26 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * One attempt of Lotus's lock-first protocol (lotus.md §2.4), under serializability:
+ * One attempt of Lotus's lock-first protocol (lotus.md §2.4) on Lotus's memory-node store ({@link Cvt}):
  * <ol>
  *   <li>Begin: T_start from the timestamp service (requested with the first lock phase, which it does not depend
  *       on).</li>
- *   <li>Each execution phase (the reads a procedure issues together) locks first: a read lock for a read, a write
- *       lock for a read-for-update. A key of this node's shards is locked in its own table with a CPU CAS; the keys
- *       of each other compute node go in one message to it ({@link LockRpc}), loop to paired loop. Any refusal (a
- *       conflict, a full bucket, a counter overflow, a shard this node does not own) aborts: no waiting.</li>
- *   <li>Then the data, with one-sided READs of the memory nodes; a version newer than T_start aborts.</li>
- *   <li>Commit: keys written but only read-locked are upgraded (one more lock phase), T_commit is taken, the new
- *       values are written back with one-sided WRITEs (no validation: every key is locked), and the locks are
- *       released, returning before the remote releases are answered.</li>
+ *   <li>Each execution phase (the reads a procedure issues together) locks first: a read lock for a read (SR only;
+ *       under SI data only read is not locked), a write lock for a read-for-update. A key of this node's shards is
+ *       locked in its own table with a CPU CAS; the keys of each other compute node go in one message to it
+ *       ({@link LockRpc}), loop to paired loop. Any refusal aborts: no waiting.</li>
+ *   <li>Then the data: READ the CVT, pick the largest version below T_start (a newer one aborts), READ its record and
+ *       check its cache-line versions.</li>
+ *   <li>Commit: keys written but only read-locked are upgraded (under SI a key read lock-free is read again under
+ *       its write lock: first committer wins); the new records and cells are written INVISIBLE to the primary and its
+ *       backups; T_commit; the redo record and the home value (write-back); the cells' versions set to T_commit
+ *       (visible); the locks released, returning before the remote releases are answered.</li>
  * </ol>
- * No RDMA CAS or FAA on this path: memory nodes see READs and WRITEs only.
- *
- * <p>Not yet as the paper (issue 19): the memory nodes keep one version per record in place (no CVT cells, INVISIBLE
- * write and visible write, version-table cache, log regions), so read-only transactions take read locks like any
- * other (the paper's lock-free read-only path needs the versions), and SI is not offered. Inserts lock their key and
- * index bucket ({@link LotusKey#indexBucket}) as they are issued, and the records are created by the memory node's
- * INSERT RPC at commit (the paper writes the CVT into the bucket one-sided under the bucket lock: our hash index is
- * maintained by the memory node's CPU); deletes write a tombstone as any write.
+ * A transaction declared read-only takes no lock: it reads at T_start and aborts on an INVISIBLE or torn version.
+ * No RDMA CAS or FAA on this path: memory nodes see READs and WRITEs only. Inserts lock their key and index bucket
+ * ({@link LotusKey#indexBucket}) as they are issued, and the records are created by the memory node's INSERT RPC
+ * before the INVISIBLE writes (the paper writes the CVT into the bucket one-sided under the bucket lock: our hash
+ * index is maintained by the memory node's CPU), then get a fresh CVT of their one version.
  */
 final class LotusTxn extends OneSidedTxn {
     private static final int RELEASE_TRIES = 4;
@@ -66,8 +66,9 @@ final class LotusTxn extends OneSidedTxn {
     private final List<Future<Void>> insertLocks = new ArrayList<>();
     private Future<Void> aborted;
 
-    LotusTxn(final TxnRuntime runtime) {
+    LotusTxn(final TxnRuntime runtime, final boolean snapshotIsolation) {
         super(runtime);
+        this.si = snapshotIsolation;
         this.loop = runtime.extensionOrNull(LotusNode.LOOP);
         if (loop == null) {
             throw new IllegalStateException("lotus runs only where its compute nodes have CN-to-CN messaging and "
@@ -80,6 +81,16 @@ final class LotusTxn extends OneSidedTxn {
     }
 
     private final long begun;
+    /** SI: reads of data it does not write take no read lock (lotus.md §2.5); SR: they take read locks. */
+    private final boolean si;
+    /** Declared read-only ({@link #declareReadOnly}): every read lock-free at T_start, no commit step. */
+    private boolean readOnly;
+    /** Per access: the CVT cell its new version goes to and that cell's CV, once the INVISIBLE writes are built. */
+    private final Map<Access, int[]> cells = new java.util.HashMap<>();
+    /** Accesses read lock-free whose keys it then wrote (SI): checked again under the write lock. */
+    private final Set<Access> unlockedReads = new java.util.HashSet<>();
+    /** Whether its INVISIBLE writes may have landed (an abort then clears their cells). */
+    private boolean invisibleWritten;
     /** T_commit, once fetched (the redo record's tokens are derived from it). */
     private long commitTs;
     /** Why this attempt must abort (a handoff aborted it), or {@code null}. */
@@ -128,7 +139,7 @@ final class LotusTxn extends OneSidedTxn {
 
     @Override
     public String mode() {
-        return "lotus/sr";
+        return si ? "lotus/si" : "lotus/sr";
     }
 
     /** Per key: its Lotus key, owner, and the lock this attempt asked for. */
@@ -162,6 +173,9 @@ final class LotusTxn extends OneSidedTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key); // nobody writes it: no lock
         }
+        if (readOnly || si) {
+            return snapshotRead(table, key);
+        }
         return lockThenRead(table, key, false);
     }
 
@@ -169,6 +183,9 @@ final class LotusTxn extends OneSidedTxn {
     public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
+        }
+        if (readOnly) {
+            return snapshotRead(table, key); // its writes are refused
         }
         return lockThenRead(table, key, true);
     }
@@ -179,13 +196,168 @@ final class LotusTxn extends OneSidedTxn {
      */
     private Future<UnsafeBuffer> lockThenRead(final String table, final long key, final boolean write) {
         return Future.all(start(), lock(table, key, write)).compose(this::unlessDoomed).compose(v -> readVia(table, key,
-            a -> once(a, this::readImage).compose(x -> {
-                if (x.readVersion > start.result()) {
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
-                        + x.table + " has version " + x.readVersion + ", newer than T_start " + start.result()));
+            a -> once(a, x -> fetchVersion(x, true))));
+    }
+
+    /** A lock-free read at T_start (read-only transactions; reads of SI transactions): the snapshot's version. */
+    private Future<UnsafeBuffer> snapshotRead(final String table, final long key) {
+        return start().compose(this::unlessDoomed).compose(v -> readVia(table, key,
+            a -> once(a, x -> fetchVersion(x, false))));
+    }
+
+    private static AbortException refusedRead(final Access a, final String why) {
+        return new AbortException(AbortReason.VALIDATION, "lotus read of key " + a.key + " of " + a.table + ": " + why);
+    }
+
+    /**
+     * Reads the version of {@code a} this attempt sees (lotus.md §2.4, step 2-3): READ the CVT, pick the largest
+     * version below T_start, READ its record and check its CVs. {@code locked}: the key is locked by this attempt, so
+     * a newer version aborts (SR; SI's first committer wins) and an INVISIBLE cell is a dead writer's; lock-free, an
+     * INVISIBLE cell aborts (the digest's window, {@link Cvt}) and a newer version is skipped.
+     */
+    private Future<Access> fetchVersion(final Access a, final boolean locked) {
+        return fetchVersion(a, locked, true);
+    }
+
+    /** {@link #fetchVersion}; {@code settle}: a locked read settles a gone writer's INVISIBLE cell first. */
+    private Future<Access> fetchVersion(final Access a, final boolean locked, final boolean settle) {
+        final int maxValue = a.partition.descriptor().schema().maxValueBytes();
+        final int at = Cvt.offset(maxValue);
+        final int n = node.versions();
+        final long ts = start.result();
+        final int whole = at + Cvt.room(maxValue, n);
+        if (a.image.capacity() < whole) { // the image covers the room too: the CVT and records are read into it
+            final UnsafeBuffer image = new UnsafeBuffer(new byte[whole]);
+            image.putBytes(0, a.image, 0, a.image.capacity());
+            a.image = image;
+        }
+        return channel(a).compose(ch -> ch.read(a.address() + at, a.rkey(), a.image, at, Cvt.cvtBytes(n)).compose(v -> {
+            if (!Cvt.written(a.image, at)) {
+                return homeRead(a, locked);
+            }
+            if (Cvt.key(a.image, at) != a.key || Cvt.versions(a.image, at) != n) {
+                runtime.remote(a.partition).invalidate(a.key);
+                return Future.failedFuture(refusedRead(a, "moved (stale cached address)"));
+            }
+            final Cvt.Pick pick = Cvt.pick(a.image, at, ts);
+            if (pick.cell() == Cvt.TORN) {
+                return Future.failedFuture(refusedRead(a, "a CVT cell is being rewritten"));
+            }
+            if (locked && pick.invisible() && settle) {
+                // The key is locked by this attempt, so no live writer has a version INVISIBLE on it: the cell is a
+                // gone writer's (its coordinator died before its redo record, or its abort's clearing failed).
+                return settleInvisible(a, at, n).compose(x -> fetchVersion(a, true, false));
+            }
+            if (locked && pick.newer()) {
+                return Future.failedFuture(refusedRead(a, "a version newer than T_start " + ts));
+            }
+            if (!locked && pick.invisible()) {
+                if (!settle) {
+                    return Future.failedFuture(refusedRead(a, "an INVISIBLE version (its writer has no T_commit yet)"));
                 }
-                return Future.succeededFuture(x);
-            })));
+                // Its writer may be gone (dead before its redo record: recovery cannot name its cells): under the
+                // key's read lock, refused while a live writer holds the key, the cell is settled and read again.
+                return lock(a.table, a.key, false).transform(ar -> ar.succeeded() ? fetchVersion(a, true, true)
+                    : Future.failedFuture(refusedRead(a, "an INVISIBLE version (its writer has no T_commit yet)")));
+            }
+            if (pick.cell() == Cvt.NONE) {
+                return Future.failedFuture(refusedRead(a, "no version below T_start " + ts));
+            }
+            final int cell = pick.cell();
+            final int record = (int) Cvt.address(a.image, at, cell);
+            final int bytes = Cvt.recordBytes(maxValue);
+            return ch.read(a.address() + record, a.rkey(), a.image, record, bytes).compose(w -> {
+                final int length = Cvt.length(a.image, at, cell);
+                if (length < 0 || length > maxValue || !Cvt.getRecord(a.image, record, bytes, Cvt.cv(a.image, at, cell),
+                    length, a.image, io.scythe.storage.ObjectLayout.VALUE_OFFSET)) {
+                    return Future.failedFuture(refusedRead(a, "its record was rewritten under the read (CV check)"));
+                }
+                a.valueLength = length;
+                a.deleted = Cvt.deleted(a.image, at, cell);
+                a.readAbsent = a.deleted;
+                a.readVersion = Cvt.version(a.image, at, cell);
+                a.fetched = true;
+                if (!locked) {
+                    unlockedReads.add(a);
+                }
+                return Future.succeededFuture(a);
+            });
+        }));
+    }
+
+    /**
+     * Settles the INVISIBLE cells a locked read of {@code a} found (its CVT image at {@code at}, {@code n} cells) on the
+     * primary and every backup: a cell whose writer's commit reached the home (the home's version is newer than every
+     * visible cell: recovery finished it) becomes visible at the home's version, any other is cleared (not valid).
+     */
+    private Future<Void> settleInvisible(final Access a, final int at, final int n) {
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
+        return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), header, 0, header.capacity()))
+            .compose(v -> Replicas.locateAll(runtime, List.of(a))).compose(v -> {
+                final long home = header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET)
+                    & ~io.scythe.storage.ObjectLayout.VERSION_BUSY;
+                final int newest = Cvt.newest(a.image, at);
+                final boolean committed = newest == Cvt.NONE || home > Cvt.version(a.image, at, newest);
+                final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
+                version.putLong(0, home);
+                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode =
+                    new LinkedHashMap<>();
+                boolean madeVisible = false;
+                for (int i = 0; i < n; i++) {
+                    if (!Cvt.valid(a.image, at, i) || Cvt.version(a.image, at, i) != Cvt.INVISIBLE) {
+                        continue;
+                    }
+                    final boolean visible = committed && !madeVisible; // one cell holds the home's version
+                    madeVisible |= visible;
+                    final int cellAt = at + Cvt.cell(i);
+                    final List<long[]> copies = copiesOf(a);
+                    for (int c = 0; c < copies.size(); c++) {
+                        final long base = copies.get(c)[0];
+                        final int rkey = (int) copies.get(c)[1];
+                        byNode.computeIfAbsent(nodeOf(a, c), k -> new ArrayList<>()).add(visible
+                            ? b -> writeVisible(b, base + cellAt, rkey, version)
+                            : b -> writeCleared(b, base + cellAt, rkey));
+                    }
+                }
+                return post(byNode);
+            });
+    }
+
+    /**
+     * A record whose CVT no lotus writer wrote yet has one version, its home (header and value, as loaded or
+     * inserted). Lock-free, an insert still holding the object aborts the read, and a CVT written meanwhile (its
+     * writer may be rewriting the home) too.
+     */
+    private Future<Access> homeRead(final Access a, final boolean locked) {
+        final int maxValue = a.partition.descriptor().schema().maxValueBytes();
+        final int at = Cvt.offset(maxValue);
+        final long ts = start.result();
+        return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0,
+            io.scythe.storage.ObjectLayout.slotBytes(maxValue)).compose(v -> {
+                if (!locked && a.image.getLong(io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+                    return Future.failedFuture(refusedRead(a, "being inserted"));
+                }
+                return checkedImage(a);
+            }).compose(x -> {
+                if (a.readVersion >= ts) {
+                    return Future.failedFuture(refusedRead(a, "version " + a.readVersion + " of its home, not "
+                        + "below T_start " + ts));
+                }
+                if (locked) {
+                    return Future.succeededFuture(a);
+                }
+                unlockedReads.add(a);
+                final UnsafeBuffer again = new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]);
+                return ch.read(a.address() + at, a.rkey(), again, 0, Cvt.HEADER_BYTES).compose(w -> Cvt.written(again, 0)
+                    ? Future.failedFuture(refusedRead(a, "its first CVT was written under the read"))
+                    : Future.succeededFuture(a));
+            }));
+    }
+
+    /** Declares this attempt read-only: Lotus's lock-free path (every read at T_start, no locks, no commit step). */
+    @Override
+    public void declareReadOnly() {
+        readOnly = true;
     }
 
     /** Locks {@code key} in read or write mode (an upgrade when it holds the read lock); completes once held. */
@@ -363,12 +535,15 @@ final class LotusTxn extends OneSidedTxn {
     public Future<Long> commit() {
         mark(Stage.EXECUTE);
         if (writesNothing()) {
-            // Every key read is read-locked: nothing changed since T_start.
+            // Read-only: every read was at T_start (lock-free) or read-locked, so nothing changed since T_start.
             return finishCommit(start().compose(this::unlessDoomed).map(ts -> {
                 unlockAll(false);
                 node.ended(this, runtime.timers().nowNs() - begun);
                 return ts;
             }));
+        }
+        if (readOnly) {
+            return Future.failedFuture(new IllegalStateException("lotus: a transaction declared read-only wrote"));
         }
         if (sawDuplicate()) {
             // Every key it read is locked, so what it read is current: the duplicate decides the commit.
@@ -381,7 +556,10 @@ final class LotusTxn extends OneSidedTxn {
             }
         }
         return finishCommit(staged(Stage.LOCK, settle(upgrades).compose(this::unlessDoomed)
+                .compose(v -> recheckUnlocked())
                 .compose(v -> installInserts(Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })))
+            .compose(v -> start()) // an attempt that only inserted has not asked for it yet
+            .compose(v -> staged(Stage.WRITE_BACK, writeInvisible()))
             .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next()))
             .compose(commitTs -> {
                 if (doomed != null) {
@@ -391,14 +569,275 @@ final class LotusTxn extends OneSidedTxn {
                 this.commitTs = commitTs;
                 return Future.succeededFuture(commitTs);
             })
-            .compose(commitTs -> staged(Stage.WRITE_BACK, writeBack(commitTs, a -> a.inserted,
-                    (batch, a) -> batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8)))
-                .map(commitTs))
+            .compose(commitTs -> {
+                // Write visible: on each primary in its write-back doorbell, after the redo record and the home value
+                // (what recovery finishes from is logged before any reader can see the version); on the backups,
+                // which no reader reads, beside it.
+                final UnsafeBuffer visible = new UnsafeBuffer(new byte[8]);
+                visible.putLong(0, commitTs);
+                final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
+                    (batch, a) -> {
+                        if (a.inserted) {
+                            batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
+                        }
+                        final int[] c = cells.get(a);
+                        if (c != null) {
+                            writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
+                                .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);
+                        }
+                    });
+                return staged(Stage.WRITE_BACK, Future.all(primaries, writeCells(commitTs, false)).map(commitTs));
+            })
             .map(commitTs -> {
                 unlockAll(false); // returns before the remote releases are answered
                 node.ended(this, runtime.timers().nowNs() - begun);
                 return commitTs;
             }));
+    }
+
+    /**
+     * SI's first committer wins: a key read lock-free and then written is read again under its write lock, and a
+     * version other than the one read (a newer one: it committed after T_start) aborts.
+     */
+    private Future<Void> recheckUnlocked() {
+        final List<Future<Access>> checks = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.dirty && unlockedReads.remove(a)) {
+                final long read = a.readVersion;
+                checks.add(fetchVersion(a, true).compose(x -> x.readVersion == read ? Future.succeededFuture(x)
+                    : Future.failedFuture(refusedRead(a, "written since T_start (first committer wins)"))));
+            }
+        }
+        return settle(checks);
+    }
+
+    /** The written accesses whose CVT this commit writes. */
+    private List<Access> versioned() {
+        final List<Access> out = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.dirty || a.inserted) {
+                out.add(a);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Commit step 1 (lotus.md §2.4): each written record's new version and its CVT cell, INVISIBLE, to the primary and
+     * every backup (one doorbell per memory node): into the cell {@link Cvt#victim} picks (GC by overwriting the
+     * oldest, and cells older than {@link Cvt#GC_AFTER_NS} cleared), or, on a CVT never written, a whole one holding
+     * the home version and the new one; an inserted record gets a fresh CVT of its one version.
+     */
+    private Future<Void> writeInvisible() {
+        final List<Access> written = versioned();
+        return Replicas.locateAll(runtime, written).compose(v -> {
+            final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
+            final long now = start.result();
+            for (final Access a : written) {
+                final int maxValue = a.partition.descriptor().schema().maxValueBytes();
+                final int at = Cvt.offset(maxValue);
+                final int n = node.versions();
+                final int recordBytes = Cvt.recordBytes(maxValue);
+                final boolean whole = a.inserted || !Cvt.written(a.image, at);
+                final UnsafeBuffer out;
+                final int from;
+                final int bytes;
+                final int cell;
+                final byte cv;
+                DirectBuffer value = a.deleting ? FREE : a.newValue;
+                int length = a.deleting ? 0 : a.newLength;
+                if (a.inserted && !a.dirty && a.newValue == null) { // its value went with the INSERT
+                    final UnsafeBuffer own = inserts.ownValue(a.table, a.key);
+                    if (own == null) {
+                        throw new IllegalStateException("lotus: no value of inserted key " + a.key + " of " + a.table);
+                    }
+                    value = own;
+                    length = own.capacity();
+                }
+                if (whole) {
+                    out = new UnsafeBuffer(new byte[Cvt.room(maxValue, n)]);
+                    Cvt.header(out, 0, a.key, a.partition.descriptor().schema().id(), n);
+                    cv = 1;
+                    cell = a.inserted ? 0 : 1;
+                    if (!a.inserted) { // the home version, as cell 0
+                        final int home = Cvt.recordOffset(maxValue, n, 0) - at;
+                        Cvt.putCell(out, Cvt.cell(0), cv, true, a.deleted, a.deleted ? 0 : a.valueLength,
+                            home + at, a.readVersion);
+                        Cvt.putRecord(out, home, recordBytes, cv, a.image, io.scythe.storage.ObjectLayout.VALUE_OFFSET,
+                            a.deleted ? 0 : a.valueLength);
+                    }
+                    final int record = Cvt.recordOffset(maxValue, n, cell);
+                    Cvt.putCell(out, Cvt.cell(cell), cv, true, a.deleting, length, record, Cvt.INVISIBLE);
+                    Cvt.putRecord(out, record - at, recordBytes, cv, value, 0, length);
+                    from = at;
+                    bytes = out.capacity();
+                } else {
+                    cell = Cvt.victim(a.image, at);
+                    cv = (byte) (Cvt.cv(a.image, at, cell) + 1);
+                    final int record = Cvt.recordOffset(maxValue, n, cell);
+                    // record then cell, as one contiguous image of [cell .. record] would not be: two WRITEs
+                    out = new UnsafeBuffer(new byte[recordBytes + Cvt.CELL_BYTES]);
+                    Cvt.putRecord(out, 0, recordBytes, cv, value, 0, length);
+                    Cvt.putCell(out, recordBytes, cv, true, a.deleting, length, record, Cvt.INVISIBLE);
+                    from = record;
+                    bytes = recordBytes;
+                }
+                cells.put(a, new int[] {cell, cv});
+                final List<long[]> copies = copiesOf(a);
+                for (int c = 0; c < copies.size(); c++) {
+                    final long base = copies.get(c)[0];
+                    final int rkey = (int) copies.get(c)[1];
+                    final List<java.util.function.Consumer<io.scythe.bridge.Doorbell>> posts = byNode.computeIfAbsent(
+                        nodeOf(a, c), k -> new ArrayList<>());
+                    if (whole) {
+                        posts.add(b -> b.write(base + from, rkey, out, 0, bytes));
+                    } else {
+                        final int cellAt = at + Cvt.cell(cell);
+                        posts.add(b -> b.write(base + from, rkey, out, 0, bytes));
+                        posts.add(b -> b.write(base + cellAt, rkey, out, bytes, Cvt.CELL_BYTES));
+                        for (int i = 0; i < n; i++) { // GC: clear versions older than 500 ms
+                            if (i != cell && Cvt.expired(a.image, at, i, now)) {
+                                final int clearAt = at + Cvt.cell(i) + 1;
+                                posts.add(b -> b.write(base + clearAt, rkey, FREE, 0, 1));
+                            }
+                        }
+                    }
+                }
+            }
+            invisibleWritten = true;
+            return post(byNode);
+        });
+    }
+
+    /** Where {@code a}'s copies are: per copy (primary first, then the backups) its object's address and rkey. */
+    private static List<long[]> copiesOf(final Access a) {
+        final List<long[]> out = new ArrayList<>();
+        out.add(new long[] {a.address(), a.rkey()});
+        final List<Catalog.Replica> backups = a.partition.backups();
+        for (int b = 0; b < backups.size(); b++) {
+            out.add(new long[] {io.scythe.storage.ObjectLayout.addressOf(a.backupPointers[b]),
+                backups.get(b).descriptor().objects().rkey()});
+        }
+        return out;
+    }
+
+    private static String nodeOf(final Access a, final int copy) {
+        return copy == 0 ? a.partition.node() : a.partition.backups().get(copy - 1).node();
+    }
+
+    /** Posts one doorbell per memory node of what {@code byNode} adds, again while refused for now. */
+    private Future<Void> post(final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode) {
+        final List<Future<io.scythe.bridge.Doorbell>> posted = new ArrayList<>();
+        byNode.forEach((mn, posts) -> posted.add(untilAccepted(() -> runtime.channel(mn).compose(ch -> {
+            final io.scythe.bridge.Doorbell batch = ch.doorbell();
+            posts.forEach(p -> p.accept(batch));
+            return batch.post();
+        }))));
+        return settle(posted);
+    }
+
+    /**
+     * Commit step 3, write visible: T_commit into every new cell's version word, on the backups (and the primaries
+     * with {@code primaries}); with {@code ts} 0, an abort's: the new cells are cleared (not valid) instead.
+     */
+    private Future<Void> writeCells(final long ts, final boolean primaries) {
+        final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
+        final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
+        version.putLong(0, ts);
+        cells.forEach((a, c) -> {
+            final int at = Cvt.offset(a.partition.descriptor().schema().maxValueBytes()) + Cvt.cell(c[0]);
+            final List<long[]> copies = copiesOf(a);
+            for (int i = primaries ? 0 : 1; i < copies.size(); i++) {
+                final long base = copies.get(i)[0];
+                final int rkey = (int) copies.get(i)[1];
+                byNode.computeIfAbsent(nodeOf(a, i), k -> new ArrayList<>()).add(ts == 0
+                    ? b -> writeCleared(b, base + at, rkey)
+                    : b -> writeVisible(b, base + at, rkey, version));
+            }
+        });
+        return post(byNode);
+    }
+
+    /** The visible write of one cell (commit step 3, and recovery's): T_commit ({@code ts}) into its version word. */
+    private static void writeVisible(final io.scythe.bridge.Doorbell batch, final long cellAddress, final int rkey,
+                                     final DirectBuffer ts) {
+        batch.write(cellAddress + Cvt.CELL_VERSION, rkey, ts, 0, 8);
+    }
+
+    /** Clears one cell (an abort's INVISIBLE version, or a gone writer's): its valid byte to 0. */
+    private static void writeCleared(final io.scythe.bridge.Doorbell batch, final long cellAddress, final int rkey) {
+        batch.write(cellAddress + Cvt.CELL_VALID, rkey, FREE, 0, 1);
+    }
+
+    /**
+     * Recovery's part of the visible write (lotus.md §2.7, {@link LotusLockKind#recovered}), for a commit at
+     * {@code commitTs} whose redo record names the object at {@code pointer} of {@code partition} (backups at
+     * {@code backupPointers}), whose write-back installs {@code token}, once recovery finished (or found finished)
+     * its home. Unless the home is at {@code token} a later commit wrote the object, whose own entry or writer made
+     * its cells visible: nothing to do. Else, on each copy whose CVT has no visible cell at {@code commitTs} (the
+     * visible write did not land there, so the dead coordinator never released the key's lock, and nobody else wrote
+     * that CVT since), its INVISIBLE cell, this commit's, gets version {@code commitTs}: lock-free readers see the
+     * recovered version instead of aborting, and the key's next writer neither reads the older version nor
+     * overwrites this one (it picks the newest visible cell and never reuses it). Its CVs are left as written, so the
+     * cell stays whole.
+     */
+    static Future<Void> recoverCells(final TxnRuntime runtime, final Catalog.Partition partition, final long pointer,
+                                     final long[] backupPointers, final long token, final long commitTs) {
+        final long address = io.scythe.storage.ObjectLayout.addressOf(pointer);
+        final int rkey = partition.descriptor().objects().rkey();
+        final int at = Cvt.offset(partition.descriptor().schema().maxValueBytes());
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
+        return runtime.channel(partition.node()).compose(ch -> ch.read(address, rkey, header, 0, header.capacity()))
+            .compose(v -> {
+                if ((header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET)
+                    & ~io.scythe.storage.ObjectLayout.VERSION_BUSY) != token) {
+                    return Future.succeededFuture();
+                }
+                final List<Future<Void>> copies = new ArrayList<>();
+                copies.add(recoverCell(runtime, partition.node(), address + at, rkey, commitTs));
+                final List<Catalog.Replica> backups = partition.backups();
+                for (int b = 0; b < backupPointers.length; b++) {
+                    copies.add(recoverCell(runtime, backups.get(b).node(), io.scythe.storage.ObjectLayout.addressOf(
+                        backupPointers[b]) + at, backups.get(b).descriptor().objects().rkey(), commitTs));
+                }
+                return settle(copies);
+            });
+    }
+
+    /** {@link #recoverCells} on one copy, whose CVT is at {@code cvtAddress}. */
+    private static Future<Void> recoverCell(final TxnRuntime runtime, final String node, final long cvtAddress,
+                                            final int rkey, final long commitTs) {
+        final UnsafeBuffer head = new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]);
+        return runtime.channel(node).compose(ch -> ch.read(cvtAddress, rkey, head, 0, Cvt.HEADER_BYTES).compose(v -> {
+            if (!Cvt.written(head, 0)) {
+                return Future.succeededFuture(); // its writer wrote no INVISIBLE version (a CVT is written whole first)
+            }
+            final int n = Cvt.versions(head, 0);
+            final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(n)]);
+            return ch.read(cvtAddress, rkey, cvt, 0, cvt.capacity()).compose(w -> {
+                int invisible = Cvt.NONE;
+                for (int i = 0; i < n; i++) {
+                    if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == commitTs) {
+                        return Future.succeededFuture(); // its visible write landed here
+                    }
+                    if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == Cvt.INVISIBLE) {
+                        invisible = i;
+                    }
+                }
+                if (invisible == Cvt.NONE) {
+                    return Future.succeededFuture();
+                }
+                final UnsafeBuffer ts = new UnsafeBuffer(new byte[8]);
+                ts.putLong(0, commitTs);
+                final io.scythe.bridge.Doorbell batch = ch.doorbell();
+                writeVisible(batch, cvtAddress + Cvt.cell(invisible), rkey, ts);
+                return batch.post().<Void>mapEmpty();
+            });
+        }).onFailure(e -> {
+            if (!io.scythe.txn.Refusal.forNow(e)) {
+                runtime.forgetChannel(node, ch);
+            }
+        }));
     }
 
     /**
@@ -459,7 +898,10 @@ final class LotusTxn extends OneSidedTxn {
     public Future<Void> abort() {
         if (aborted == null) {
             node.ended(this, -1);
-            aborted = releaseHeld(a -> Future.succeededFuture()).compose(v -> unlockAll(true));
+            // INVISIBLE versions it may have written are cleared before its locks go.
+            final Future<Void> cleared = invisibleWritten && !committing
+                ? writeCells(0, true).recover(e -> Future.succeededFuture()) : Future.succeededFuture();
+            aborted = cleared.compose(v -> releaseHeld(a -> Future.succeededFuture())).compose(v -> unlockAll(true));
         }
         return aborted;
     }

@@ -23,15 +23,33 @@
  * lease ran out is let go of by every survivor (calls to it fail, attempts that asked it for locks abort unless past
  * T_commit); the first survivor to notice finishes its logged commits from their redo records
  * ({@code CnRecovery}, {@link io.scythe.txn.lotus.LotusLockKind}: an entry only where the object's version is still
- * below the record's) and drops the rest; survivors then free its locks from their lock state; no lock table is
+ * below the record's; then, still under the dead node's locks, the commit's INVISIBLE cells made visible at its
+ * T_commit on every copy its visible write did not reach, {@code LotusTxn#recoverCells}) and drops the rest; survivors then free its locks from their lock state; no lock table is
  * rebuilt. Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
  * survivors, since the simulator cannot restart a node (the paper restarts it with an empty table).
  *
- * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lock first, then one-sided reads, then write-back and
- * unlock with no validation. An insert locks its key and its memory-pool index bucket; a delete is a write.
+ * <p><b>Memory-node store</b>: {@link io.scythe.txn.lotus.Cvt}, Lotus's own format in the room of each object slot
+ * ({@code Protocol#objectRoom}): a CVT of N cells (default 2: valid, address, version with INVISIBLE, head and tail
+ * CVs) and N full-record versions with a CV per cache line, on the primary and every backup; the home value (header
+ * and value) keeps the newest committed version for loaders, checks and log recovery. The per-coordinator log is the
+ * redo record every one-sided protocol writes to its coordinator's log region.
  *
- * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the memory nodes' CVT store (cells,
- * INVISIBLE, visible write, logs, GC), so no lock-free read-only path and no SI; the version-table cache; hybrid routing; resharding; lock-rebuild-free recovery; lotus outside the simulator (scythe bench, cluster
- * nodes); the Motor baseline.
+ * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lotus.md §2.4: T_start; lock (write locks, and read locks
+ * under SR: {@code lotus}; none for data only read under SI: {@code lotus-si}); READ the CVT, pick the largest version
+ * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
+ * (primary and backups), T_commit, the redo record and home, WRITE visible, unlock. A transaction declared read-only
+ * ({@code Txn#declareReadOnly}) takes no lock and reads at T_start, aborting on a torn cell or record or on an
+ * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}) unless it gets the key's read lock (no live
+ * writer holds the key): then the cell is a gone writer's and is settled (made visible at the home's version if the
+ * home is newer than every visible cell, else cleared) and the key read again; a locked read settles it too. An
+ * insert locks its key and its memory-pool index bucket; a delete is a version marked deleted. No RDMA CAS or FAA on this path.
+ *
+ * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the version-table cache and the
+ * address cache of CVTs (the address cache is the ordinary one of index lookups); the log before T_commit (the redo
+ * record goes after it, in one doorbell with the home and the visible write, so no round trip is added; an attempt
+ * whose crash came before that doorbell is not committed and was never acknowledged); clearing the INVISIBLE cells of
+ * a dead coordinator's attempts that logged no redo record in recovery itself (it cannot name them: the first reader
+ * of the key after the recovery settles them, see above); restarting a crashed compute node in the simulator;
+ * resharding and Lotus's own leases across cluster-node processes; the Motor baseline.
  */
 package io.scythe.txn.lotus;

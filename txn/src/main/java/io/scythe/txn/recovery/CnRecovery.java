@@ -352,8 +352,12 @@ public final class CnRecovery {
             return Future.failedFuture(new IllegalStateException("redo record names lock kind " + lockKind
                 + ", which no registered protocol module has"));
         }
-        return finish(runtime, partition, op, pointer, token, kind, version, value, value.capacity(),
-                servingPointers).map(installed -> counted(installed, tally, txnId, index));
+        final Future<Long> finished = finish(runtime, partition, op, pointer, token, kind, version, value,
+            value.capacity(), servingPointers);
+        // A protocol keeping versions beside the header (Lotus's CVT) makes them agree with it, still under the lock.
+        return (kind.versionsBesideHeader() ? finished.compose(installed -> kind.recovered(runtime, partition,
+                pointer, servingPointers, token, version).map(installed)) : finished)
+            .map(installed -> counted(installed, tally, txnId, index));
     }
 
     /** Counts one finished entry ({@code installed}: the version written now, -1 if it had landed). */

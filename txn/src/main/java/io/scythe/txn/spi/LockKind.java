@@ -24,4 +24,25 @@ public interface LockKind {
 
     /** Adds to {@code batch} the verb that releases the lock {@code token} holds on the object at {@code address}. */
     void release(Doorbell batch, long address, int rkey, long token);
+
+    /**
+     * Whether recovery calls {@link #recovered} after each entry of a record logged under this kind (a protocol that
+     * keeps versions beside the object header, such as Lotus's CVT). Default: no.
+     */
+    default boolean versionsBesideHeader() {
+        return false;
+    }
+
+    /**
+     * Recovery finished (or found finished) the entry of a complete redo record on the object at {@code pointer} of
+     * {@code partition} (its serving backups at {@code backupPointers}), under {@code token}, of the commit at
+     * {@code version}, while the dead node's locks still keep everyone else off it: the versions this kind keeps
+     * beside the header are made to agree with it. Called only when {@link #versionsBesideHeader}.
+     */
+    default io.vertx.core.Future<Void> recovered(final io.scythe.txn.TxnRuntime runtime,
+                                                 final io.scythe.txn.Catalog.Partition partition, final long pointer,
+                                                 final long[] backupPointers, final long token, final long version) {
+        return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name()
+            + " keeps no versions beside the header"));
+    }
 }

@@ -1,0 +1,342 @@
+package io.scythe.sim;
+
+import io.scythe.bench.history.HistoryCollector;
+import io.scythe.bench.history.SerializabilityChecker;
+import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.fabric.Opcode;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.FaultPoints;
+import io.scythe.txn.Txn;
+import io.scythe.txn.lotus.Cvt;
+import io.scythe.txn.lotus.LotusModule;
+import io.scythe.txn.lotus.LotusNode;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Lotus on its own memory-node store (issue 19): CVTs and full-record versions, INVISIBLE then visible writes to the
+ * primary and its backups, the lock-free read-only path, SR and SI.
+ */
+class LotusCvtSimTest extends SimVertxTest {
+    private static SimOptions options(final String protocol, final long seed) {
+        return new SimOptions().protocol(protocol).computeNodes(3).loopsPerComputeNode(2).clientsPerComputeNode(4)
+            .memoryNodes(3).replicas(2).durationNs(200_000).seed(seed);
+    }
+
+    /**
+     * SmallBank (its Balance declared read-only: lock-free at T_start) with 3-way replication: money kept, no lock
+     * left, a serializable history under SR; under SI no cycle with a single anti-dependency (no lost update, no
+     * write-write overlap: only write skew, which SI allows), and no RDMA CAS or FAA to any memory node.
+     */
+    @Test
+    void shouldKeepTheMoneyAndTheIsolationLevelOnTheCvtStore() throws Exception {
+        final Set<Opcode> atomics = Set.of(Opcode.COMPARE_AND_SWAP, Opcode.FETCH_AND_ADD);
+        for (final String protocol : new String[] {"lotus", "lotus-si"}) {
+            for (final long seed : new long[] {1, 2}) {
+                final String what = protocol + " seed " + seed;
+                final Simulation sim = new Simulation(options(protocol, seed).faults(new Faults().jitterNs(1_000)
+                    .verbFail(1.0, atomics)), new SmallBankSpec(200, 0.99, "scythe"));
+                final HistoryCollector history = new HistoryCollector(ObjectLayout.LOADED_VERSION, what);
+                sim.recorder(history);
+                final JsonObject run = sim.run(vertx).run().toJson();
+                assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
+                assertThat(run.getJsonObject("conserved").getBoolean("ok")).as("money, " + what).isTrue();
+                assertThat(run.getLong("committed")).as(what).isGreaterThan(20);
+                assertThat(run.getJsonObject("sim").getJsonObject("verb_faults").getLong("injected"))
+                    .as("atomics to memory nodes, " + what).isZero();
+                LotusSimTest.assertNoLockLeft(sim, 3);
+            final SerializabilityChecker.Result verdict = SerializabilityChecker.check(history.history(), 50);
+                if (protocol.equals("lotus")) {
+                    assertThat(verdict.serializable()).as(String.join("\n", verdict.lines())).isTrue();
+                } else {
+                    for (final SerializabilityChecker.Cycle c : verdict.cycles()) {
+                        assertThat(adjacentAntiDependencies(c)).as("SI allows only cycles with two adjacent "
+                            + "anti-dependencies: " + c).isTrue();
+                    }
+                }
+            }
+        }
+    }
+
+    /** Whether cycle {@code c} has two consecutive RW edges (Adya's G-SI allows those only). */
+    private static boolean adjacentAntiDependencies(final SerializabilityChecker.Cycle c) {
+        final int n = c.steps().size();
+        for (int i = 0; i < n; i++) {
+            if (c.steps().get(i).kind() == SerializabilityChecker.EdgeKind.RW
+                && c.steps().get((i + 1) % n).kind() == SerializabilityChecker.EdgeKind.RW) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The digest's window: writers move 1 from checking 1 to checking 2 (two cells, made visible one after the other
+     * by one doorbell per memory node) while lock-free read-only transactions read both. Every reader that commits saw
+     * the same sum: none saw one of a writer's cells visible and the other still INVISIBLE (or the older version).
+     */
+    @Test
+    void shouldNeverShowALockFreeReaderHalfAWritersCells() throws Exception {
+        final Set<Long> sums = new TreeSet<>();
+        final long[] counts = new long[3]; // readers committed, writers committed, attempts aborted
+        final Simulation sim = new Simulation(options("lotus", 7).clientsPerComputeNode(2).durationNs(1_000_000).faults(new Faults()
+            .jitterNs(2_000)), new SmallBankSpec(100, 0.5, "scythe"));
+        sim.operation((runtime, random) -> {
+            final long began = runtime.timers().nowNs();
+            final Txn txn = LotusModule.LOTUS.begin(runtime, false);
+            final boolean reader = random.nextInt(3) != 0;
+            final Future<Long> done;
+            if (reader) {
+                txn.declareReadOnly();
+                done = Future.all(txn.read("checking", 1), txn.read("checking", 2)).compose(v -> txn.commit()
+                    .map(ts -> {
+                        sums.add(((UnsafeBuffer) v.resultAt(0)).getLong(0) + ((UnsafeBuffer) v.resultAt(1)).getLong(0));
+                        counts[0]++;
+                        return ts;
+                    }));
+            } else {
+                done = Future.all(txn.readForUpdate("checking", 1), txn.readForUpdate("checking", 2)).compose(v -> {
+                    final UnsafeBuffer a = copy(v.resultAt(0));
+                    final UnsafeBuffer b = copy(v.resultAt(1));
+                    a.putLong(0, a.getLong(0) - 1);
+                    b.putLong(0, b.getLong(0) + 1);
+                    txn.write("checking", 1, a, 0, a.capacity());
+                    txn.write("checking", 2, b, 0, b.capacity());
+                    return txn.commit().map(ts -> {
+                        counts[1]++;
+                        return ts;
+                    });
+                });
+            }
+            return done.recover(e -> {
+                counts[2]++;
+                return txn.abort().transform(x -> Future.succeededFuture(0L));
+            }).map(x -> runtime.timers().nowNs() - began);
+        });
+        final JsonObject run = sim.run(vertx).run().toJson();
+        assertThat(run.getJsonObject("sim").getJsonArray("violations")).isEmpty();
+        assertThat(counts[0]).as("readers committed").isGreaterThan(20);
+        assertThat(counts[1]).as("writers committed").isGreaterThan(10);
+        assertThat(sums).as("sums seen by committed lock-free readers").hasSize(1);
+        LotusSimTest.assertNoLockLeft(sim, 3);
+        for (int cn = 0; cn < 3; cn++) {
+            assertThat(LotusNode.of(sim.peersOf(cn)).locks().held()).isEmpty();
+        }
+    }
+
+    /**
+     * A coordinator dies after its redo record is durable and before its visible write (the fault point
+     * {@code afterRedo} holds its move of 1 from checking 1 to checking 2 there; cn1 then crashes): recovery finishes
+     * the home values from the redo record and makes the move's INVISIBLE cells visible at its T_commit, on the primary
+     * and every backup, before the survivors free its locks. Afterwards (a) no CVT copy of the two keys has an
+     * INVISIBLE cell left, (b) lock-free read-only transactions commit and see the recovered move, and the writers
+     * after the recovery build on it (no lost update: checking 1 ends at its first value less every committed move and
+     * the recovered one), (c) the money is conserved and the history serializable. Without recovery's visible write,
+     * lock-free readers abort on the INVISIBLE cells and the next writer reads the version before the move.
+     */
+    @Test
+    void shouldMakeTheVisibleWriteOfACommitItsDeadCoordinatorLoggedAfterRecovery() throws Exception {
+        crashAMoveHeldAt(FaultPoints.Point.AFTER_REDO);
+    }
+
+    /**
+     * As above, but the move is held before its redo record (its cells written INVISIBLE, T_commit fetched): recovery
+     * drops it and cannot name its cells; no survivor moves afterwards, so the first read-locked (SR) or lock-free
+     * reader that meets a cell takes the key's read lock (granted: no live writer holds the key) and clears it. (a)
+     * no INVISIBLE cell is left, (b) lock-free readers commit afterwards and see the values before the move, (c)
+     * money conserved, history serializable. Without the settling, lock-free readers of the two keys abort for ever.
+     */
+    @Test
+    void shouldClearTheInvisibleCellsOfAnAttemptItsDeadCoordinatorNeverLogged() throws Exception {
+        crashAMoveHeldAt(FaultPoints.Point.BEFORE_REDO);
+    }
+
+    private void crashAMoveHeldAt(final FaultPoints.Point at) throws Exception {
+        final boolean logged = at == FaultPoints.Point.AFTER_REDO;
+        final long recovered = logged ? 1 : 0;
+        final long crashAt = 150_000;
+        final long writersUntil = 1_000_000;
+        final long[] first = {Long.MIN_VALUE, Long.MIN_VALUE}; // checking 1 and 2 before any move
+        final long[] counts = new long[4]; // moves committed, of them after the crash, moves begun on cn1, aborts
+        final long[] lastWriterEnd = {0};
+        final List<long[]> late = new ArrayList<>(); // per late lock-free reader: begun, checking 1, checking 2
+        final List<Long> invisibleCells = new ArrayList<>();
+        final List<Long> lateAborts = new ArrayList<>();
+        System.setProperty(FaultPoints.ENABLE_PROPERTY, "true");
+        FaultPoints.arm(List.of(new FaultPoints.Fault("lotus-move-cn1", null, at,
+            FaultPoints.Action.HOLD, 0)));
+        try {
+            final Simulation sim = new Simulation(options("lotus", 3).clientsPerComputeNode(1).redoLog(true)
+                .durationNs(1_300_000).faults(new Faults().jitterNs(1_000).crash(1, crashAt)),
+                new SmallBankSpec(100, 0.5, "scythe"));
+            sim.computeNodeShared().put(io.scythe.txn.lotus.LotusCluster.OPTIONS,
+                io.scythe.txn.lotus.LotusOptions.PAPER.lease(100_000));
+            final HistoryCollector history = new HistoryCollector(ObjectLayout.LOADED_VERSION, "lotus recovery");
+            sim.recorder(history);
+            final boolean[] checked = new boolean[1];
+            final java.util.Set<Object> watched = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            final List<Runnable> posted = new ArrayList<>();
+            final long[] t0 = {-1};
+            sim.operation((runtime, random) -> {
+                final long began = runtime.timers().nowNs() - startNs(runtime, t0); // from the run's start
+                if (began > writersUntil + 50_000 && !checked[0]) {
+                    checked[0] = true;
+                    return countInvisible(runtime, invisibleCells).map(x -> runtime.timers().nowNs() - t0[0] - began);
+                }
+                final Txn txn = LotusModule.LOTUS.begin(runtime, false);
+                // Before the crash only cn1 moves (its first move to log its redo record is held there), after it
+                // the survivors move half the time.
+                final boolean cn1 = LotusNode.of(runtime).index() == 1;
+                final boolean writer = began >= 10_000 && began < writersUntil
+                    && (began < crashAt ? cn1 : logged && random.nextInt(2) == 0);
+                final Future<Long> done;
+                if (!writer) {
+                    txn.declareReadOnly();
+                    done = Future.all(txn.read("checking", 1), txn.read("checking", 2)).compose(v -> txn.commit()
+                        .map(ts -> {
+                            final long a = ((UnsafeBuffer) v.resultAt(0)).getLong(0);
+                            final long b = ((UnsafeBuffer) v.resultAt(1)).getLong(0);
+                            if (began < 10_000) {
+                                first[0] = a;
+                                first[1] = b;
+                            } else if (began > writersUntil) {
+                                late.add(new long[] {began, a, b});
+                            }
+                            return ts;
+                        }));
+                } else {
+                    final java.util.function.Function<Txn, Future<Long>> body = t -> Future.all(
+                        t.readForUpdate("checking", 1), t.readForUpdate("checking", 2)).compose(v -> {
+                            final UnsafeBuffer a = copy(v.resultAt(0));
+                            final UnsafeBuffer b = copy(v.resultAt(1));
+                            a.putLong(0, a.getLong(0) - 1);
+                            b.putLong(0, b.getLong(0) + 1);
+                            t.write("checking", 1, a, 0, a.capacity());
+                            t.write("checking", 2, b, 0, b.capacity());
+                            return t.commit();
+                        });
+                    // cn1's moves pass the fault point: the first to log its redo record is held there
+                    counts[2] += cn1 ? 1 : 0;
+                    if (cn1 && watched.add(io.scythe.txn.recovery.RedoLog.of(runtime))) {
+                        // cn1's commits never complete (the first is held, then cn1 crashes): the history learns the
+                        // one recovery finishes from its redo record, as it is posted
+                        io.scythe.txn.recovery.RedoLog.of(runtime).onPosting((id, version, writes) -> posted.add(
+                            () -> {
+                                for (final io.scythe.txn.Access a : writes) {
+                                    a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
+                                }
+                                history.committed(id, version, writes);
+                            }));
+                    }
+                    done = (cn1 ? FaultPoints.wrap("lotus-move-cn1", new long[0], body)
+                        : body).apply(txn).map(ts -> {
+                            counts[0]++;
+                            counts[1] += began > crashAt ? 1 : 0;
+                            lastWriterEnd[0] = Math.max(lastWriterEnd[0], runtime.timers().nowNs() - t0[0]);
+                            return ts;
+                        });
+                }
+                return done.recover(e -> {
+                    counts[3]++;
+                    if (!writer && began > writersUntil) {
+                        lateAborts.add(began);
+                    }
+                    // Not waited for: an abort's release of a lock asked of the crashed node is retried for ms.
+                    txn.abort();
+                    return Future.succeededFuture(0L);
+                }).map(x -> runtime.timers().nowNs() - t0[0] - began);
+            });
+            final JsonObject run = sim.run(vertx).run().toJson();
+            final String what = run.getJsonObject("sim").encode();
+            final io.scythe.txn.lotus.LotusCluster cluster = io.scythe.txn.lotus.LotusCluster.of(sim.peersOf(0));
+            assertThat(cluster.recoveries()).as(what).hasSize(1);
+            final io.scythe.txn.lotus.LotusCluster.Recovery r = cluster.recoveries().get(0);
+            assertThat(r.failure()).as(what).isNull();
+            assertThat(r.servedAgainNs()).as("recovery over, " + what).isPositive();
+            System.out.println("lotus recovered visible write: start " + t0[0] + ", detected " + r.detectedNs()
+                + ", logs done " + r.logsDoneNs() + ", served again " + r.servedAgainNs() + ", moves " + counts[0]
+                + " (after the crash " + counts[1] + "), cn1's " + counts[2] + ", aborts " + counts[3] + ", last move ended " + lastWriterEnd[0]
+                + ", late readers " + late.size() + ", INVISIBLE cells per copy " + invisibleCells);
+            assertThat(first[0]).as("a lock-free reader before the first move").isNotEqualTo(Long.MIN_VALUE);
+            if (logged) {
+                assertThat(counts[1]).as("moves committed after the crash").isGreaterThan(2);
+            }
+            // (a) no INVISIBLE cell left in any copy of the two keys' CVTs
+            assertThat(invisibleCells).as("INVISIBLE cells per copy of checking 1 and 2 after the run").isNotEmpty()
+                .allMatch(n -> n == 0);
+            // (b) lock-free readers after the last move commit, and see every committed move and the recovered one
+            final List<long[]> after = late.stream().filter(x -> x[0] > lastWriterEnd[0]).toList();
+            assertThat(lateAborts.stream().filter(t -> t > lastWriterEnd[0])).as("lock-free readers aborted after "
+                + "the last move").isEmpty();
+            assertThat(after).as("lock-free readers after the last move").hasSizeGreaterThan(3);
+            for (final long[] x : after) {
+                assertThat(x[1]).as("checking 1 after " + counts[0] + " moves and " + recovered + " recovered")
+                    .isEqualTo(first[0] - counts[0] - recovered);
+                assertThat(x[2]).as("checking 2").isEqualTo(first[1] + counts[0] + recovered);
+            }
+            // (c)
+            assertThat(run.getJsonObject("conserved").getBoolean("ok")).as("money, " + what).isTrue();
+            assertThat(posted).as("redo records cn1 posted: the held move's, if it got that far")
+                .hasSize((int) recovered);
+            posted.forEach(Runnable::run);
+            final SerializabilityChecker.Result verdict = SerializabilityChecker.check(history.history(), 50);
+            assertThat(verdict.serializable()).as(String.join("\n", verdict.lines())).isTrue();
+        } finally {
+            FaultPoints.clear();
+            System.clearProperty(FaultPoints.ENABLE_PROPERTY);
+        }
+    }
+
+    /** The time of the run's first operation (its start), set by the first call. */
+    private static long startNs(final io.scythe.txn.TxnRuntime runtime, final long[] t0) {
+        if (t0[0] < 0) {
+            t0[0] = runtime.timers().nowNs();
+        }
+        return t0[0];
+    }
+
+    /** Adds to {@code out}, per copy of checking 1 and 2, how many of its CVT's cells are valid and INVISIBLE. */
+    private static Future<Void> countInvisible(final io.scythe.txn.TxnRuntime runtime, final List<Long> out) {
+        final List<Future<Void>> reads = new ArrayList<>();
+        for (final long key : new long[] {1, 2}) {
+            final io.scythe.txn.Catalog.Partition p = runtime.catalog().table("checking").partitionOf(key);
+            final int at = Cvt.offset(p.descriptor().schema().maxValueBytes());
+            reads.add(cellsOf(runtime, p.node(), runtime.remote(p).lookupRpc(key), p.descriptor().objects().rkey(),
+                at, out));
+            for (final io.scythe.txn.Catalog.Replica b : p.backups()) {
+                reads.add(cellsOf(runtime, b.node(), runtime.remote(b).lookupRpc(key),
+                    b.descriptor().objects().rkey(), at, out));
+            }
+        }
+        return Future.all(reads).mapEmpty();
+    }
+
+    private static Future<Void> cellsOf(final io.scythe.txn.TxnRuntime runtime, final String node,
+                                        final Future<Long> pointer, final int rkey, final int at, final List<Long> out) {
+        final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(Cvt.DEFAULT_VERSIONS)]);
+        return pointer.compose(ptr -> runtime.channel(node).compose(ch -> ch.read(ObjectLayout.addressOf(ptr) + at,
+            rkey, cvt, 0, cvt.capacity()))).map(v -> {
+                long n = 0;
+                for (int i = 0; i < Cvt.versions(cvt, 0); i++) {
+                    n += Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == Cvt.INVISIBLE ? 1 : 0;
+                }
+                out.add(Cvt.written(cvt, 0) ? n : -1);
+                return null;
+            });
+    }
+
+    private static UnsafeBuffer copy(final UnsafeBuffer b) {
+        final UnsafeBuffer c = new UnsafeBuffer(new byte[b.capacity()]);
+        c.putBytes(0, b, 0, b.capacity());
+        return c;
+    }
+}
