@@ -42,7 +42,8 @@
  * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}) unless it gets the key's read lock (no live
  * writer holds the key): then the cell is a gone writer's and is settled (made visible at the home's version if the
  * home is newer than every visible cell, else cleared) and the key read again; a locked read settles it too. An
- * insert locks its key and its memory-pool index bucket; a delete is a version marked deleted. No RDMA CAS or FAA on this path.
+ * insert locks its key and its memory-pool index bucket; a delete is a version marked deleted. No RDMA CAS or FAA on
+ * this path.
  *
  * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the version-table cache and the
  * address cache of CVTs (the address cache is the ordinary one of index lookups); the log before T_commit (the redo
