@@ -199,41 +199,19 @@ public final class ScytheClient implements AutoCloseable {
             return callAt(TxnRequest.ADDRESS, procedure, args);
         }
         final Cn cn = live.get(Math.floorMod(nextCn.getAndIncrement(), live.size()));
-        // Not delivered (that CN is starting or gone): nothing ran, so the event bus may place it anew.
-        return tracked(cn, procedure, args, true);
-    }
-
-    /**
-     * Runs {@code procedure} on compute node {@code node}. While this client sees that CN live, the request ends as
-     * {@link Outcome.Unknown} as soon as its member leaves the cluster (killed, or paused past its lease), as
-     * {@link #call}'s do, not at the timeout.
-     */
-    public Future<Outcome> callOn(final String node, final String procedure, final long... args) {
-        for (final Cn cn : cns) {
-            if (cn.name.equals(node)) {
-                return tracked(cn, procedure, args, false);
-            }
-        }
-        return callAt(TxnRequest.ADDRESS + "." + node, procedure, args);
-    }
-
-    /**
-     * Sends {@code procedure} to {@code cn}, ending it as unknown once its member leaves ({@link #inFlight}); when
-     * {@code replace}, a request no handler took (nothing ran) goes to the event bus's choice instead.
-     */
-    private Future<Outcome> tracked(final Cn cn, final String procedure, final long[] args, final boolean replace) {
         final Promise<Outcome> outcome = Promise.promise();
         final Set<Promise<Outcome>> mine = inFlight.computeIfAbsent(cn.member, m -> ConcurrentHashMap.newKeySet());
         mine.add(outcome);
         if (!cns.contains(cn)) { // it left meanwhile: nothing sent yet
             mine.remove(outcome);
             inFlight.remove(cn.member, Set.of());
-            return callAt(replace ? TxnRequest.ADDRESS : TxnRequest.ADDRESS + "." + cn.name, procedure, args);
+            return callAt(TxnRequest.ADDRESS, procedure, args);
         }
         vertx.eventBus().<TxnReply>request(TxnRequest.ADDRESS + "." + cn.name,
                 new TxnRequest(procedure, args), delivery)
             .map(message -> classify(message.body()))
-            .recover(e -> replace && e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS
+            .recover(e -> e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS
+                // Not delivered (that CN is starting or gone): nothing ran, so the event bus may place it anew.
                 ? callAt(TxnRequest.ADDRESS, procedure, args)
                 : Future.succeededFuture(classify(e)))
             .onComplete(ar -> {
@@ -241,6 +219,11 @@ public final class ScytheClient implements AutoCloseable {
                 outcome.tryComplete(ar.succeeded() ? ar.result() : classify(ar.cause()));
             });
         return outcome.future();
+    }
+
+    /** Runs {@code procedure} on compute node {@code node}. */
+    public Future<Outcome> callOn(final String node, final String procedure, final long... args) {
+        return callAt(TxnRequest.ADDRESS + "." + node, procedure, args);
     }
 
     private Future<Outcome> callAt(final String address, final String procedure, final long[] args) {
