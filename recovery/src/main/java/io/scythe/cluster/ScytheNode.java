@@ -224,6 +224,11 @@ public final class ScytheNode implements AutoCloseable {
     private void startMemoryNode() throws Exception {
         final int part = config.partitionOf(config.node());
         final LogDb db = new LogDb(nic);
+        // Slots with the room and header the protocol's format asks for (Lotus's CVTs, RCC's versions), as the
+        // simulator and the embedded cluster lay them out: without it such a protocol reads its state past the slot.
+        final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
+        db.objectRoom(protocol::objectRoom);
+        db.objectFormat(schema -> io.scythe.txn.spi.ProtocolRegistry.objectFormat(protocol, schema));
         memoryDb = db;
         // Loading writes registered memory only: done here, before the node serves, on this (non-loop) thread.
         final int n = config.memoryNodes().size();
