@@ -146,27 +146,39 @@ class CalvinSimTest extends SimVertxTest {
         assertThat(SerializabilityChecker.check(history.history(), 3).serializable()).isTrue();
     }
 
-    /**
-     * Uniform SmallBank with half its transactions dependent: read A's savings, then move 1 from A's checking to the
-     * checking of the account its balance names (a key that depends on a value read: CALVIN's OLLP).
-     */
-    private static final class DependentTransfers implements io.scythe.bench.workload.OltpSpec {
-        private static final long ACCOUNTS = 50;
-        private final SmallBankSpec bank = new SmallBankSpec(ACCOUNTS, 0.0, "standard");
+    /** Uniform SmallBank of {@code accounts} accounts, whose quantity and parameters a workload beside it keeps. */
+    private abstract static class BesideSmallBank implements io.scythe.bench.workload.OltpSpec {
+        final SmallBankSpec bank;
 
-        @Override
-        public String name() {
-            return "smallbank-dependent";
+        BesideSmallBank(final long accounts) {
+            bank = new SmallBankSpec(accounts, 0.0, "standard");
         }
 
         @Override
-        public String quantity() {
+        public final String quantity() {
             return bank.quantity();
         }
 
         @Override
-        public JsonObject params() {
+        public final JsonObject params() {
             return bank.params();
+        }
+    }
+
+    /**
+     * Uniform SmallBank with half its transactions dependent: read A's savings, then move 1 from A's checking to the
+     * checking of the account its balance names (a key that depends on a value read: CALVIN's OLLP).
+     */
+    private static final class DependentTransfers extends BesideSmallBank {
+        private static final long ACCOUNTS = 50;
+
+        DependentTransfers() {
+            super(ACCOUNTS);
+        }
+
+        @Override
+        public String name() {
+            return "smallbank-dependent";
         }
 
         @Override
@@ -231,25 +243,18 @@ class CalvinSimTest extends SimVertxTest {
      * SmallBank beside a table of 680-byte rows (TPC-C's customer size, over an RRPC bucket), each holding a pattern
      * of its key; half the transactions read two such rows and fail if a byte is not the pattern's.
      */
-    private static final class BigRows implements io.scythe.bench.workload.OltpSpec {
+    private static final class BigRows extends BesideSmallBank {
         private static final int ROWS = 40;
         private static final int BYTES = 680;
         private static final String TABLE = "big";
-        private final SmallBankSpec bank = new SmallBankSpec(50, 0.0, "standard");
+
+        BigRows() {
+            super(50);
+        }
 
         @Override
         public String name() {
             return "smallbank-bigrows";
-        }
-
-        @Override
-        public String quantity() {
-            return bank.quantity();
-        }
-
-        @Override
-        public JsonObject params() {
-            return bank.params();
         }
 
         @Override

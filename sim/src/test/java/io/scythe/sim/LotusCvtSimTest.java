@@ -105,12 +105,7 @@ class LotusCvtSimTest extends SimVertxTest {
                     }));
             } else {
                 done = Future.all(txn.readForUpdate("checking", 1), txn.readForUpdate("checking", 2)).compose(v -> {
-                    final UnsafeBuffer a = copy(v.resultAt(0));
-                    final UnsafeBuffer b = copy(v.resultAt(1));
-                    a.putLong(0, a.getLong(0) - 1);
-                    b.putLong(0, b.getLong(0) + 1);
-                    txn.write("checking", 1, a, 0, a.capacity());
-                    txn.write("checking", 2, b, 0, b.capacity());
+                    moveOne(txn, v);
                     return txn.commit().map(ts -> {
                         counts[1]++;
                         return ts;
@@ -216,12 +211,7 @@ class LotusCvtSimTest extends SimVertxTest {
                 } else {
                     final java.util.function.Function<Txn, Future<Long>> body = t -> Future.all(
                         t.readForUpdate("checking", 1), t.readForUpdate("checking", 2)).compose(v -> {
-                            final UnsafeBuffer a = copy(v.resultAt(0));
-                            final UnsafeBuffer b = copy(v.resultAt(1));
-                            a.putLong(0, a.getLong(0) - 1);
-                            b.putLong(0, b.getLong(0) + 1);
-                            t.write("checking", 1, a, 0, a.capacity());
-                            t.write("checking", 2, b, 0, b.capacity());
+                            moveOne(t, v);
                             return t.commit();
                         });
                     // cn1's moves pass the fault point: the first to log its redo record is held there
@@ -332,6 +322,16 @@ class LotusCvtSimTest extends SimVertxTest {
                 out.add(Cvt.written(cvt, 0) ? n : -1);
                 return null;
             });
+    }
+
+    /** Writes checking 1 one less and checking 2 one more than {@code read} (their values, in that order) holds. */
+    private static void moveOne(final Txn txn, final io.vertx.core.CompositeFuture read) {
+        final UnsafeBuffer a = copy(read.resultAt(0));
+        final UnsafeBuffer b = copy(read.resultAt(1));
+        a.putLong(0, a.getLong(0) - 1);
+        b.putLong(0, b.getLong(0) + 1);
+        txn.write("checking", 1, a, 0, a.capacity());
+        txn.write("checking", 2, b, 0, b.capacity());
     }
 
     private static UnsafeBuffer copy(final UnsafeBuffer b) {
