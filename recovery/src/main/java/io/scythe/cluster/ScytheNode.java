@@ -68,7 +68,8 @@ import java.util.function.Supplier;
  * MN and the TSO fence the CN's fabric identity first (its queue pairs revoked, new connections refused), so a CN that
  * was only paused cannot write when it wakes; a newer epoch of the same CN supersedes (and fences) the older one. A CN
  * keeps its lease by renewing it every {@value #LEASE_RENEW_MS} ms; when it finds it was not running for longer than
- * the lease (it was paused) or that the cluster dropped it, it stops serving and exits with {@link #EXIT_LEASE_LOST}:
+ * the lease (it was paused; timed on a {@link LivenessTimer} thread of its own, so an event loop kept busy does not
+ * count) or that the cluster dropped it, it stops serving and exits with {@link #EXIT_LEASE_LOST}:
  * it must rejoin as a new process, under a new epoch. The oldest member keeps the {@value #SHARDS} map (which live CN
  * has recovery duty for each CN's logs) balanced as members come and go ({@link ShardOwnership}); a dead or
  * superseded incarnation is owed recovery in {@value RecoveryDuty#OWED} until a CN recovered it ({@link RecoveryDuty}).
@@ -137,6 +138,10 @@ public final class ScytheNode implements AutoCloseable {
     /** Set when it closes: a module's periodic tasks stop ({@code run.over}). */
     private volatile boolean closing;
     private long leaseTimer = -1;
+    /** Times the lease: whether this process ran, on a thread of its own (not an event loop, which may be busy). */
+    private LivenessTimer liveness;
+    /** A lease timer or loop check later than this is logged (how late they run is what a shorter lease needs). */
+    static final long LATE_LOG_MS = 1_000;
     /**
      * The loop recovery runs on, with that loop's runtime: taken together by the first coordinator made (the loops
      * make theirs at once, so "the first" must be one atomic choice, or the loop and the runtime could be two loops').
@@ -151,7 +156,8 @@ public final class ScytheNode implements AutoCloseable {
     /** A CN's catalog, which each new memory-node configuration reconfigures. */
     private Catalog catalog;
     private LogDb memoryDb;
-    private long lastRenewalNs;
+    /** When the CN's loop last ran its lease check (only to log how late the loop is). */
+    private long lastCheckNs;
 
     private ScytheNode(final NodeConfig config, final NodeRole role, final NodeWorkload workload,
                        final Runnable onLeaseLost) {
@@ -256,9 +262,12 @@ public final class ScytheNode implements AutoCloseable {
                     + "backup of each partition it was primary of serves now)"));
             }
         });
-        lastRenewalNs = System.nanoTime();
         if (config.leaseCheck()) {
-            leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewMemoryNodeLease());
+            liveness = LivenessTimer.start("scythe-lease-" + config.node(), LEASE_RENEW_MS, sinceMs -> {
+                if (sinceMs > LEASE_MS / 2) {
+                    renewMemoryNodeLease(sinceMs);
+                }
+            });
         }
     }
 
@@ -266,13 +275,11 @@ public final class ScytheNode implements AutoCloseable {
      * A memory node's lease is its Hazelcast membership: once it did not run for a while (it was paused) the compute
      * nodes may have failed it over meanwhile, so it asks at once whether the current configuration still has it, and
      * stops serving (exit {@link #EXIT_LEASE_LOST}) rather than serve copies a promoted backup replaced when it does
-     * not, when its member is no longer listed, or when it cannot tell.
+     * not, when its member is no longer listed, or when it cannot tell. Called from the {@link LivenessTimer} thread
+     * when it did not run for {@code sinceMs} ms (more than half the lease).
      */
-    private void renewMemoryNodeLease() {
-        final long now = System.nanoTime();
-        final long sinceMs = TimeUnit.NANOSECONDS.toMillis(now - lastRenewalNs);
-        lastRenewalNs = now;
-        if (leaseLost || sinceMs <= LEASE_MS / 2) {
+    private void renewMemoryNodeLease(final long sinceMs) {
+        if (leaseLost) {
             return;
         }
         vertx.executeBlocking(() -> {
@@ -443,8 +450,17 @@ public final class ScytheNode implements AutoCloseable {
         recoveryDuty.onRecorded(metrics::recovered);
         recoveryDuty.memoryNodeRemoved(catalog::removed);
         recoveryDuty.start();
-        lastRenewalNs = System.nanoTime();
         if (config.leaseCheck()) {
+            // Whether it ran is timed on a thread of its own; what the cluster says is checked on a loop.
+            liveness = LivenessTimer.start("scythe-lease-" + config.node(), LEASE_RENEW_MS, sinceMs -> {
+                final String why = outlived(sinceMs, LEASE_MS);
+                if (why != null) {
+                    loseLease(why);
+                } else if (sinceMs >= LATE_LOG_MS && !leaseLost) {
+                    log("lease timer ran " + sinceMs + " ms after the previous (lease " + LEASE_MS + " ms): keeps it");
+                }
+            });
+            lastCheckNs = System.nanoTime();
             leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
         }
     }
@@ -1026,20 +1042,34 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     /**
-     * A CN renews its lease while it runs and is a member under its epoch; a renewal that comes later than the lease
-     * (the process was paused) or finds this member gone means others may have fenced it: stop and rejoin anew.
+     * Why a process whose {@link LivenessTimer} ticked {@code sinceMs} ms after the previous tick lost a lease of
+     * {@code leaseMs} ms ({@code null} while it holds it): it did not run for longer than the lease (it was paused), so
+     * others may have fenced it meanwhile.
+     */
+    static String outlived(final long sinceMs, final long leaseMs) {
+        return sinceMs > leaseMs ? "this process did not run for " + sinceMs + " ms (longer than the " + leaseMs
+            + " ms lease)" : null;
+    }
+
+    /**
+     * A CN keeps its lease while it is a member under its epoch and no node fenced it; one that finds this member gone
+     * or its queue pairs revoked was judged dead by others: stop and rejoin anew. (Whether it ran, the other half of
+     * the lease, is timed on the {@link LivenessTimer} thread: how late this check runs on its busy loop does not
+     * count, it is only logged.)
      */
     private void renewLease() {
         final long now = System.nanoTime();
-        final long sinceMs = TimeUnit.NANOSECONDS.toMillis(now - lastRenewalNs);
-        lastRenewalNs = now;
+        final long loopLateMs = TimeUnit.NANOSECONDS.toMillis(now - lastCheckNs);
+        lastCheckNs = now;
         if (leaseLost) {
             return;
         }
+        if (loopLateMs >= LATE_LOG_MS) {
+            log("lease check ran " + loopLateMs + " ms after the previous on its event loop (timed on the lease "
+                + "thread, longest gap there " + (liveness == null ? 0 : liveness.maxGapMs()) + " ms)");
+        }
         String why = null;
-        if (sinceMs > LEASE_MS) {
-            why = "this process did not run for " + sinceMs + " ms (longer than the " + LEASE_MS + " ms lease)";
-        } else if (!hazelcast.getLifecycleService().isRunning()) {
+        if (!hazelcast.getLifecycleService().isRunning()) {
             why = "its Hazelcast member stopped";
         } else {
             final UUID self = hazelcast.getCluster().getLocalMember().getUuid();
@@ -1222,6 +1252,7 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (role == NodeRole.CN) {
             h.put("lease", leaseLost ? "lost" : "held").put("slot", slot)
+                .put("leaseMaxGapMs", liveness == null ? 0 : liveness.maxGapMs())
                 .put("tsoHighWater", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))
                 .put("tsoFailovers", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::failovers).sum());
         }
@@ -1251,6 +1282,9 @@ public final class ScytheNode implements AutoCloseable {
     public void close() throws Exception {
         ready = false;
         closing = true;
+        if (liveness != null) {
+            liveness.close();
+        }
         if (vertx != null && leaseTimer >= 0) {
             vertx.cancelTimer(leaseTimer);
         }
