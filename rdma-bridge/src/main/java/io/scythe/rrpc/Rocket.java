@@ -347,7 +347,8 @@ public final class Rocket implements Bridge.Poller {
 
     @Override
     public int poll(final long nowNs) {
-        int work = deadlines.isEmpty() ? 0 : expire(nowNs);
+        int work = 0;
+        boolean drained = false;
         while (work < REPLIES_PER_POLL) {
             final int position = (int) (replySeq % ringBuckets);
             final int bucket = replyOffset + position * bucketBytes;
@@ -356,6 +357,7 @@ public final class Rocket implements Bridge.Poller {
                 if (length == -2) {
                     failAll(new RpcException(RpcException.MALFORMED, "malformed reply bucket from " + server));
                 }
+                drained = true;
                 break;
             }
             final int ack = replyMemory.getInt(bucket + BucketLayout.ACK_OFFSET);
@@ -367,6 +369,12 @@ public final class Rocket implements Bridge.Poller {
             replySeq++;
             replyConsumed++;
             work++;
+        }
+        // Deadlines only once the replies that came are read: a loop that did not run for a while (starved, paused)
+        // finds its calls past their deadline with their replies waiting in the ring, and the peer answered in time.
+        // While replies are left unread (more than a poll takes), they are judged on a later poll.
+        if (drained && !deadlines.isEmpty()) {
+            work += expire(nowNs);
         }
         if (work > 0) {
             drainBacklog();

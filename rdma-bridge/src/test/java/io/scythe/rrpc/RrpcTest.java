@@ -30,6 +30,8 @@ class RrpcTest {
     static final int ADD = 2;
     static final int THROW = 3;
     static final int BIG = 4;
+    /** Never answers (a request the server took and then sat on, as a stalled memory node does). */
+    static final int SILENT = 5;
 
     private Vertx vertx;
     private LocalFabric fabric;
@@ -59,6 +61,7 @@ class RrpcTest {
             .handle(THROW, (req, res) -> {
                 throw new IllegalStateException("boom");
             })
+            .handle(SILENT, (req, res) -> { })
             .handle(BIG, (req, res) -> {
                 final int length = req.payload().getInt(req.payloadOffset());
                 if (req.hasZeroCopyTarget()) {
@@ -187,6 +190,39 @@ class RrpcTest {
         }));
         assertThat(outcome).isEqualTo(RpcException.UNKNOWN_RPC + "|" + RpcException.HANDLER_FAILED + ":true|"
             + RpcException.TOO_LARGE + "|hello");
+    }
+
+    /**
+     * The caller's loop does not run for longer than the call timeout (starved on a loaded host, as the node logs of a
+     * chaos run showed: loops 3 to 6 s late) while the server, on another loop, answers at once: the reply is in the
+     * ring when the loop polls again, so the call succeeds; it is not failed as timed out before its reply is read.
+     * Without a reply (a server that sits on it), a call still fails with {@link RpcException#TIMED_OUT}.
+     */
+    @Test
+    void shouldReadARepliedCallBeforeJudgingItsDeadlineAfterTheCallersLoopStalled() throws Exception {
+        final long timeoutMs = 200;
+        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(timeoutMs)));
+        final Context caller = vertx.getOrCreateContext();
+        assertThat(caller).isNotSameAs(serverContext);
+        final String outcome = onContext(caller, () -> client.rocket("mn").compose(rocket -> {
+            final UnsafeBuffer hello = new UnsafeBuffer("hello".getBytes());
+            final Future<RpcReply> echo = rocket.call(ECHO, hello);
+            // Queued after the call's flush: the request is out, then this loop stalls past the call's deadline.
+            caller.runOnContext(v -> {
+                final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3 * timeoutMs);
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            });
+            return echo.transform(ar -> Future.succeededFuture(ar.succeeded()
+                ? ar.result().payload().getStringWithoutLengthAscii(0, 5) : ar.cause().toString()));
+        }));
+        assertThat(outcome).isEqualTo("hello");
+        final Throwable unanswered = onContext(caller, () -> client.rocket("mn").compose(rocket ->
+            rocket.call(SILENT, new UnsafeBuffer("again".getBytes())).transform(ar ->
+                Future.succeededFuture(ar.cause()))));
+        assertThat(unanswered).isInstanceOf(RpcException.class);
+        assertThat(((RpcException) unanswered).code()).isEqualTo(RpcException.TIMED_OUT);
     }
 
     @Test
