@@ -79,12 +79,7 @@ class MemoryNodeTimeoutTest {
     /** A transfer that inserts its ledger row in the same transaction: the row proves it committed. */
     private static Future<Long> transfer(final Txn txn, final long from, final long to, final long amount,
                                          final long ledgerKey) {
-        return Future.all(txn.readForUpdate("accounts", from), txn.readForUpdate("accounts", to)).map(both -> {
-            final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
-            v.putLong(0, both.<UnsafeBuffer>resultAt(0).getLong(0) - amount);
-            txn.write("accounts", from, v, 0, 8);
-            v.putLong(0, both.<UnsafeBuffer>resultAt(1).getLong(0) + amount);
-            txn.write("accounts", to, v, 0, 8);
+        return move(txn, from, to, amount).map(moved -> {
             final UnsafeBuffer row = new UnsafeBuffer(new byte[24]);
             row.putLong(0, from);
             row.putLong(8, to);
