@@ -33,8 +33,8 @@ public final class LogDbRpc {
     public static final int ABANDON = 0x4c05;
     public static final int LOCATE = 0x4c06;
     public static final int KEYS = 0x4c07;
-    /** Most keys one KEYS reply carries. */
-    public static final int KEYS_MAX = 256;
+    /** Most keys one KEYS reply carries: its 464 bytes fit one reply bucket of the default RRPC options (472). */
+    public static final int KEYS_MAX = 56;
     /** Bytes of a KEYS reply before the keys. */
     public static final int KEYS_REPLY_HEADER_BYTES = 16;
     /** Bytes of a LOOKUP reply: the pointer, and for a missing key the version bound of its absence. */
