@@ -48,6 +48,8 @@ import java.util.List;
 public final class ReReplicator {
     /** Pause before reading a locked primary object again. */
     private static final long LOCKED_PAUSE_NS = 50_000;
+    /** Keys of one copy copied at a time (each its own R1, W, R2: independent of the others). */
+    private static final int WINDOW = 8;
     /** Most reads of one key before giving up (a key locked that long is held by a dead node: recover it first). */
     private static final int MAX_TRIES = 200_000;
 
@@ -126,9 +128,14 @@ public final class ReReplicator {
                 + epoch + " to " + runtime.catalog().epoch() + " during the re-replication of " + copy.node()
                 + ": run it again in the new configuration"));
         }
-        return copyKey(p, copy, page[i], 0).compose(v -> {
-            keys++;
-            return copyKeys(p, copy, epoch, page, i + 1);
+        final int end = Math.min(page.length, i + WINDOW);
+        final List<Future<Void>> copied = new ArrayList<>(end - i);
+        for (int k = i; k < end; k++) {
+            copied.add(copyKey(p, copy, page[k], 0));
+        }
+        return Future.all(copied).compose(v -> {
+            keys += end - i;
+            return copyKeys(p, copy, epoch, page, end);
         });
     }
 
