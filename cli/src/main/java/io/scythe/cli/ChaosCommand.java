@@ -89,7 +89,8 @@ public final class ChaosCommand implements Callable<Integer> {
     boolean tsoFaults;
 
     @Option(names = "--mn-faults", description = "Also kill and pause memory nodes. Not supported yet: a memory node "
-        + "fails over once (backup promoted) but no replacement rejoins and is re-replicated, so it refuses to run.")
+        + "fails over (backup promoted), but a restarted memory node process does not rejoin the running cluster yet "
+        + "(rejoin and re-replication exist in-process only), so it refuses to run.")
     boolean mnFaults;
 
     @Accepts(value = "any integer")
@@ -148,8 +149,10 @@ public final class ChaosCommand implements Callable<Integer> {
         if (mnFaults) {
             throw new IllegalArgumentException("--mn-faults: MN failover not supported yet for repeated faults "
                 + "(issue 23 section 2): a memory node whose lease expires is failed over once (a backup of each of its "
-                + "partitions promoted, MemoryNodeReplicationProcessTest), but no replacement rejoins and is "
-                + "re-replicated, so each kill loses a copy for good. What exists: replication on by default, "
+                + "partitions promoted, MemoryNodeReplicationProcessTest), but a restarted memory node process does not "
+                + "rejoin the running cluster yet (rejoin and re-replication exist in-process: MemoryNodeConfiguration"
+                + ".rejoin, ReReplicator, CnRecoveryTest), so each kill loses a copy for good. What exists: replication "
+                + "on by default, "
                 + "failover of a killed memory node with the commits in flight settled onto the promoted copy before "
                 + "it serves, calls to one that stops answering ending within memoryNodeTimeoutMs");
         }

@@ -151,7 +151,8 @@ final class MemoryNodeFailover {
             copies.add(new JsonArray(new ArrayList<>(p)));
         }
         return new JsonObject().put("epoch", c.epoch()).put("copies", copies)
-            .put("removed", new JsonArray(new ArrayList<>(new TreeSet<>(c.removed())))).encode();
+            .put("removed", new JsonArray(new ArrayList<>(new TreeSet<>(c.removed()))))
+            .put("rejoining", new JsonArray(new ArrayList<>(new TreeSet<>(c.rejoining())))).encode();
     }
 
     static MemoryNodeConfiguration decode(final String value) {
@@ -168,7 +169,11 @@ final class MemoryNodeFailover {
         for (final Object r : json.getJsonArray("removed")) {
             removed.add(((Number) r).intValue());
         }
-        return new MemoryNodeConfiguration(json.getLong("epoch"), copies, removed);
+        final Set<Integer> rejoining = new TreeSet<>();
+        for (final Object r : json.getJsonArray("rejoining", new JsonArray())) {
+            rejoining.add(((Number) r).intValue());
+        }
+        return new MemoryNodeConfiguration(json.getLong("epoch"), copies, removed, rejoining);
     }
 
     /** Publishes memory node {@code node}'s tables ({@link #TABLES}). Blocking. */

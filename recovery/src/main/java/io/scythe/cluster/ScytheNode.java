@@ -534,8 +534,8 @@ public final class ScytheNode implements AutoCloseable {
      * than max-no-heartbeat) this CN, if it sees a majority, makes the configuration without it current
      * ({@link MemoryNodeFailover}): a backup of each partition it was primary of is promoted, and every CN switches
      * to it for reads, locks and write-back; the promoted partitions stay blocked until the commits in flight are
-     * settled ({@link #settle}). Not built yet (issue 23 section 2): a replacement memory node that rejoins and is
-     * re-replicated.
+     * settled ({@link #settle}). Not built yet (issue 23 section 2): a replacement memory node process that rejoins
+     * ({@code MemoryNodeConfiguration#rejoin}) and is re-replicated ({@code recovery.ReReplicator}).
      */
     private void watchMemoryNodes() {
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
@@ -852,12 +852,13 @@ public final class ScytheNode implements AutoCloseable {
         final String earlier = nodes.putIfAbsent(config.node(), entry.encode());
         if (earlier != null) {
             // An MN's data died with its process: coming back empty (or with the initial tables) under running
-            // transactions would corrupt them. Its partitions fail over to backups; a replacement that is copied
-            // from the current primaries and rejoins as a backup (re-replication) is not built.
+            // transactions would corrupt them. Its partitions fail over to backups. Rejoin and re-replication exist
+            // in-process (MemoryNodeConfiguration#rejoin, ReReplicator); a new process is not wired to them: the CNs'
+            // catalogs would need its new table descriptors (new registered regions).
             throw new IllegalStateException(role.label() + " node " + config.node() + " ran in this cluster before ("
                 + new JsonObject(earlier).getValue("pid") + "); a memory node cannot be restarted into a running "
                 + "cluster (its data is gone, its partitions failed over to backups; rejoining as a re-replicated "
-                + "replacement is not supported yet, issue 23 section 2): restart the whole cluster");
+                + "replacement process is not supported yet, issue 23 section 2): restart the whole cluster");
         }
     }
 

@@ -14,13 +14,26 @@ import java.util.TreeSet;
  * loaded as (on memory node {@code p}), copy {@code b} its backup {@code b} (on memory node {@code (p + b) mod n}).
  * {@link #copies()} lists, per partition, the copies that serve, in order: the first is the primary now, the rest
  * its backups, which every commit writes. A memory node removed ({@link #without}) is in {@link #removed()} for good
- * in this configuration's line: it holds no serving copy, and what it held (locks included) counts for nothing.
+ * in this configuration's line until it rejoins: it holds no serving copy, and what it held (locks included) counts
+ * for nothing.
  *
- * @param epoch   0 for the configuration a cluster starts with, one more for each change
- * @param copies  per partition, the serving copies' numbers, primary first (each list non-empty)
- * @param removed the memory nodes (by partition number) removed so far
+ * <p><b>Rejoin.</b> {@link #rejoin} adds a removed node's copies back, as backups at the end of each partition's list:
+ * from that epoch on every commit writes them, while a re-replicator ({@code recovery.ReReplicator}) copies what
+ * they missed. Until {@link #rejoined} they are in {@link #rejoining()}: written, but no full copy, so never promoted
+ * and not counted as one of the k backups ({@link #fullCopies}).
+ *
+ * @param epoch     0 for the configuration a cluster starts with, one more for each change
+ * @param copies    per partition, the serving copies' numbers, primary first (each list non-empty)
+ * @param removed   the memory nodes (by partition number) removed and not rejoined
+ * @param rejoining the memory nodes (by partition number) whose copies serve as backups being re-replicated
  */
-public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Set<Integer> removed) {
+public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Set<Integer> removed,
+                                      Set<Integer> rejoining) {
+    /** A configuration with no node rejoining. */
+    public MemoryNodeConfiguration(final long epoch, final List<List<Integer>> copies, final Set<Integer> removed) {
+        this(epoch, copies, removed, Set.of());
+    }
+
     public MemoryNodeConfiguration {
         if (epoch < 0) {
             throw new IllegalArgumentException("epoch=" + epoch + " must not be negative");
@@ -38,6 +51,12 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
         }
         copies = List.copyOf(frozen);
         removed = Set.copyOf(removed);
+        rejoining = Set.copyOf(rejoining);
+        for (final int r : rejoining) {
+            if (removed.contains(r)) {
+                throw new IllegalArgumentException("memory node " + r + " is both removed and rejoining");
+            }
+        }
     }
 
     /** The configuration a cluster of {@code nodes} memory nodes with {@code backups} backups starts with. */
@@ -86,21 +105,85 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
         final List<List<Integer>> next = new ArrayList<>(n);
         for (int p = 0; p < n; p++) {
             final List<Integer> kept = new ArrayList<>();
+            final List<Integer> partial = new ArrayList<>();
             for (final int copy : copies.get(p)) {
                 if (nodeOf(p, copy) != node) {
-                    kept.add(copy);
+                    (rejoining.contains(nodeOf(p, copy)) ? partial : kept).add(copy);
                 }
             }
-            if (kept.isEmpty()) {
+            // A rejoining copy is never promoted: it may still lack what the re-replicator has not copied yet.
+            kept.addAll(partial);
+            if (kept.isEmpty() || rejoining.contains(nodeOf(p, kept.get(0)))) {
                 throw new IllegalStateException("partition " + p + " has no serving copy left without memory node "
-                    + node + " (its copies were on " + copiesOn(p) + "): its data is lost; no configuration can "
-                    + "serve it");
+                    + node + " (its copies were on " + copiesOn(p) + (partial.isEmpty() ? "" : "; those rejoining "
+                    + "are not re-replicated yet") + "): its data is lost; no configuration can serve it");
             }
             next.add(kept);
         }
         final Set<Integer> gone = new TreeSet<>(removed);
         gone.add(node);
-        return new MemoryNodeConfiguration(epoch + 1, next, gone);
+        final Set<Integer> still = new TreeSet<>(rejoining);
+        still.remove(node);
+        return new MemoryNodeConfiguration(epoch + 1, next, gone, still);
+    }
+
+    /**
+     * The next configuration with removed memory node {@code node} back (a replacement, or the node restarted): each
+     * copy the placement of {@code backups} backups puts on it ({@link #nodeOf}) serves again, as the last backup of
+     * its partition, and the node is {@link #rejoining()} until {@link #rejoined}: commits write its copies from this
+     * epoch on, the re-replicator copies the rest.
+     *
+     * @throws IllegalStateException when {@code node} is not removed (naming what it is)
+     */
+    public MemoryNodeConfiguration rejoin(final int node, final int backups) {
+        final int n = copies.size();
+        if (node < 0 || node >= n) {
+            throw new IllegalArgumentException("memory node " + node + " is not one of the " + n);
+        }
+        if (backups < 0 || backups >= n) {
+            throw new IllegalArgumentException("backups=" + backups + ": need 0 <= backups < " + n);
+        }
+        if (!removed.contains(node)) {
+            throw new IllegalStateException("memory node " + node + " cannot rejoin: it was not removed"
+                + (rejoining.contains(node) ? " (it is rejoining already)" : " (it serves)"));
+        }
+        final List<List<Integer>> next = new ArrayList<>(n);
+        for (int p = 0; p < n; p++) {
+            final List<Integer> c = new ArrayList<>(copies.get(p));
+            for (int copy = 0; copy <= backups; copy++) {
+                if (nodeOf(p, copy) == node && !c.contains(copy)) {
+                    c.add(copy);
+                }
+            }
+            next.add(c);
+        }
+        final Set<Integer> gone = new TreeSet<>(removed);
+        gone.remove(node);
+        final Set<Integer> back = new TreeSet<>(rejoining);
+        back.add(node);
+        return new MemoryNodeConfiguration(epoch + 1, next, gone, back);
+    }
+
+    /**
+     * The next configuration with rejoining memory node {@code node}'s copies counted as full copies: its
+     * re-replication finished. This one when it is not rejoining (it finished already, or was removed again).
+     */
+    public MemoryNodeConfiguration rejoined(final int node) {
+        if (!rejoining.contains(node)) {
+            return this;
+        }
+        final Set<Integer> back = new TreeSet<>(rejoining);
+        back.remove(node);
+        return new MemoryNodeConfiguration(epoch + 1, copies, removed, back);
+    }
+
+    /** Partition {@code partition}'s serving copies that are full copies (not rejoining), primary first. */
+    public int fullCopies(final int partition) {
+        int full = 0;
+        for (final int copy : copies.get(partition)) {
+            full += rejoining.contains(nodeOf(partition, copy)) ? 0 : 1;
+        }
+        return full;
     }
 
     /** Partitions whose primary differs between this configuration and {@code older}. */
@@ -139,6 +222,13 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
                 names.add(nodeNames.get(r));
             }
             s.append(names);
+        }
+        if (!rejoining.isEmpty()) {
+            final List<String> names = new ArrayList<>();
+            for (final int r : new TreeSet<>(rejoining)) {
+                names.add(nodeNames.get(r));
+            }
+            s.append(" rejoining=").append(names);
         }
         return s.toString();
     }

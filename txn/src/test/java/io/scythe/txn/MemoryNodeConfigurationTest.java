@@ -116,6 +116,60 @@ class MemoryNodeConfigurationTest {
         assertThat(catalog.settled(2)).as("nothing left to unblock").isFalse();
     }
 
+    /**
+     * Rejoin: a removed node's copies serve again as the last backups of their partitions (its loaded primary too,
+     * behind the promoted copy), the node rejoining until {@code rejoined}: not promoted and not a full copy meanwhile,
+     * so losing the last full copy then loses the partition. Nothing is blocked (no primary moved).
+     */
+    @Test
+    void shouldAddARejoiningNodesCopiesAsBackupsCountedFullOnlyOnceRejoined() {
+        final MemoryNodeConfiguration without1 = MemoryNodeConfiguration.initial(3, 1).without(1);
+        assertThat(without1.copies()).containsExactly(List.of(0), List.of(1), List.of(0, 1));
+        assertThatThrownBy(() -> without1.rejoin(0, 1)).hasMessageContaining("memory node 0 cannot rejoin: it was "
+            + "not removed (it serves)");
+        final MemoryNodeConfiguration rejoin = without1.rejoin(1, 1);
+        assertThat(rejoin.epoch()).isEqualTo(2);
+        // p0's backup 1 is on mn1 again; p1's loaded primary (copy 0, on mn1) is a backup of the promoted copy 1.
+        assertThat(rejoin.copies()).containsExactly(List.of(0, 1), List.of(1, 0), List.of(0, 1));
+        assertThat(rejoin.removed()).isEmpty();
+        assertThat(rejoin.rejoining()).containsExactly(1);
+        assertThat(rejoin.promotedSince(without1)).isEmpty();
+        assertThat(rejoin.fullCopies(0)).isEqualTo(1);
+        assertThat(rejoin.fullCopies(1)).isEqualTo(1);
+        assertThat(rejoin.describe(NODES)).isEqualTo("epoch 2: p0=mn0,mn1 p1=mn2,mn1 p2=mn2,mn0 rejoining=[mn1]");
+        assertThatThrownBy(() -> rejoin.rejoin(1, 1)).hasMessageContaining("(it is rejoining already)");
+        assertThatThrownBy(() -> rejoin.without(0)).as("mn1's copy of p0 is not re-replicated yet")
+            .hasMessageContaining("partition 0 has no serving copy left without memory node 0")
+            .hasMessageContaining("those rejoining are not re-replicated yet");
+        final MemoryNodeConfiguration again = rejoin.without(1);
+        assertThat(again.copies()).as("removed again before it finished").isEqualTo(without1.copies());
+        assertThat(again.rejoining()).isEmpty();
+        assertThat(again.removed()).containsExactly(1);
+
+        final MemoryNodeConfiguration full = rejoin.rejoined(1);
+        assertThat(full.epoch()).isEqualTo(3);
+        assertThat(full.rejoining()).isEmpty();
+        assertThat(full.fullCopies(0)).isEqualTo(2);
+        assertThat(full.rejoined(1)).isSameAs(full);
+        final MemoryNodeConfiguration without0 = full.without(0);
+        assertThat(without0.copies()).as("the rejoined copy is promoted").containsExactly(List.of(1), List.of(1, 0),
+            List.of(0));
+        assertThat(without0.promotedSince(full)).containsExactly(0);
+
+        final Catalog catalog = Catalog.fromMemoryNodes(NODES, tables("accounts", 1));
+        final Catalog.Partition loaded1 = catalog.table("accounts").partitionOf(1);
+        assertThat(catalog.reconfigure(without1)).isTrue();
+        assertThat(catalog.settled(without1.epoch())).isTrue();
+        assertThat(catalog.reconfigure(rejoin)).isTrue();
+        assertThat(catalog.removed("mn1")).isFalse();
+        assertThat(catalog.settling()).as("a rejoin moves no primary").isFalse();
+        final Catalog.Partition p1 = catalog.table("accounts").partitionOf(1);
+        assertThat(p1.node()).isEqualTo("mn2");
+        assertThat(p1.backups()).containsExactly(new Catalog.Replica("mn1", loaded1.descriptor()));
+        assertThat(catalog.table("accounts").partitionOf(0).backups()).extracting(Catalog.Replica::node)
+            .containsExactly("mn1");
+    }
+
     /** What 3 memory nodes publish for one table with {@code backups} backups per partition. */
     private static Map<String, List<TableDescriptor>> tables(final String name, final int backups) {
         final TableSchema schema = new TableSchema(7, name, 64, true, 1024, io.scythe.storage.IndexKind.HASH, 0,

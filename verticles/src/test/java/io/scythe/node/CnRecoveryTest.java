@@ -741,6 +741,179 @@ class CnRecoveryTest {
         checkServingCopies(catalog);
     }
 
+    /**
+     * MN rejoin (issue 23 §2): 3 memory nodes, 1 backup each. mn1 fails over (its backup of p1 on mn2 promoted) and
+     * transfers go on without it, so its copies go stale; one of its objects is left with a stale Takeout ticket and
+     * CAS word from its old life. mn1 rejoins (epoch 2: its copies are backups again, its loaded primary of p1 now
+     * behind the promoted copy), and the re-replicator copies every key of p0 and p1 onto it while transfers run on
+     * another loop. Then: each serving backup (mn1's included) equals its primary key by key (value, length, flags,
+     * version), the rejoined copies have no lock word set, money conserved, every acknowledged transfer present, and
+     * only then (epoch 3, rejoined) does mn1 count as a full copy: removing mn0 then promotes mn1's copy of p0.
+     */
+    @Test
+    void shouldReReplicateARejoiningMemoryNodeWhileTransfersRun() throws Exception {
+        rejoinUnderLoad("scythe");
+    }
+
+    /** The same with CAS locks (FORD). */
+    @Test
+    void shouldReReplicateARejoiningMemoryNodeWhileCasLockedTransfersRun() throws Exception {
+        rejoinUnderLoad("ford-occ");
+    }
+
+    private void rejoinUnderLoad(final String protocol) throws Exception {
+        memoryNodes = 3;
+        replicas = 1;
+        start(protocol);
+        final EmbeddedScythe.ComputeNode cn = scythe.addComputeNode("cnB", 2L << 32);
+        final EmbeddedScythe.ComputeNode other = scythe.addComputeNode("cnC", 3L << 32);
+        for (int i = 0; i < 6; i++) {
+            assertThat(transferOn(cn.on(loop()), i, i + 7, 5)).isTrue();
+        }
+        final Catalog catalog = cn.on(loop()).runtime().catalog();
+        final io.scythe.txn.MemoryNodeConfiguration without1 = io.scythe.txn.MemoryNodeConfiguration.initial(3, 1)
+            .without(1);
+        assertThat(catalog.reconfigure(without1)).isTrue();
+        assertThat(catalog.settled(without1.epoch())).isTrue();
+        for (int i = 0; i < 8; i++) {
+            assertThat(transferOn(cn.on(loop()), i, 15 - i, 11)).as("served without mn1").isTrue();
+        }
+        // mn1's old life: its loaded primary of account 1 left with a ticket queued and a CAS word taken.
+        final Table stale = memoryNode("mn1").table("accounts");
+        final int staleAt = stale.offsetOf(stale.lookup(1));
+        stale.objectMemory().putLongVolatile(staleAt + ObjectLayout.LOWER_OFFSET, 99);
+        stale.objectMemory().putLongVolatile(staleAt + ObjectLayout.CAS_LOCK_OFFSET, 77);
+        assertThat(stale.objectMemory().getLongVolatile(staleAt + ObjectLayout.VALUE_OFFSET))
+            .as("mn1's copy of account 1 is stale").isNotEqualTo(servingBalance(1));
+
+        final io.scythe.txn.MemoryNodeConfiguration rejoin = without1.rejoin(1, 1);
+        assertThat(catalog.reconfigure(rejoin)).isTrue();
+        assertThat(catalog.settling()).isFalse();
+        assertThat(catalog.table("accounts").partitionOf(1).backups()).extracting(Catalog.Replica::node)
+            .containsExactly("mn1");
+        // Transfers on loop 1 throughout the copy (each commit writes mn1's copies too from epoch 2 on).
+        final java.util.concurrent.atomic.AtomicBoolean copying = new java.util.concurrent.atomic.AtomicBoolean(true);
+        final Set<Long> duringCopy = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        final java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+        final Promise<Void> load = Promise.promise();
+        final Coordinator busy = other.on(scythe.loops().get(1));
+        final long firstKey = nextLedgerKey;
+        nextLedgerKey += 10_000;
+        scythe.loops().get(1).runOnContext(v -> transfersWhile(busy, copying, firstKey, ran, duringCopy, load));
+        final TxnRuntime runtime = cn.on(loop()).runtime();
+        // Between the copier's read of account 4 (p1) and its write, a transfer from 4 commits (writing mn1's copy):
+        // the copier's write then puts the older image there, and its verification must catch that and copy again.
+        final long raceKey = nextLedgerKey++;
+        final boolean[] raced = {false};
+        final io.scythe.txn.recovery.ReReplicator copier = new io.scythe.txn.recovery.ReReplicator(runtime)
+            .beforeWrite((table, key) -> {
+                if (raced[0] || !table.equals("accounts") || key != 4) {
+                    return Future.succeededFuture();
+                }
+                raced[0] = true;
+                final Promise<Long> raceDone = Promise.promise();
+                scythe.loops().get(1).runOnContext(v -> busy.run(txn -> transfer(txn, 4, 10, 17, raceKey))
+                    .map(Coordinator.Outcome::result).onComplete(raceDone));
+                return raceDone.future().map(k -> {
+                    acknowledged.add(k);
+                    return null;
+                });
+            });
+        final io.scythe.txn.recovery.ReReplicator.Report report = on(() -> runtime.timers().after(2_000_000)
+            .compose(v -> copier.copyOnto("mn1", rejoin.epoch())));
+        assertThat(raced[0]).isTrue();
+        assertThat(report.retries()).as("the raced key was copied again").isPositive();
+        copying.set(false);
+        load.future().await(20, TimeUnit.SECONDS);
+        acknowledged.addAll(duringCopy);
+        assertThat(report.copies()).as("p0's backup and p1's loaded primary, of accounts and ledger").isEqualTo(4);
+        assertThat(report.keys()).as("every account and every ledger row of p0 and p1").isGreaterThanOrEqualTo(
+            ACCOUNTS * 2 / 3);
+        assertThat(ran.get()).as("transfers ran during the copy").isPositive();
+        System.out.printf("rejoin %s: %d copies, %d keys, %d retries in %.1f ms; %d transfers ran meanwhile%n",
+            protocol, report.copies(), report.keys(), report.retries(), report.nanos() / 1e6, ran.get());
+        assertThat(catalog.reconfigure(rejoin.rejoined(1))).isTrue();
+        for (int i = 0; i < 4; i++) { // not 4 or 10: their copies on mn1 are checked as the copier left them
+            assertThat(transferOn(cn.on(loop()), i, 15 - i, 2)).as("after the rejoin").isTrue();
+        }
+        checkServingCopies(catalog);
+        checkBackupsEqualPrimaries(catalog, "accounts");
+        checkBackupsEqualPrimaries(catalog, "ledger");
+        assertThat(stale.objectMemory().getLongVolatile(staleAt + ObjectLayout.LOWER_OFFSET)).as("stale ticket gone")
+            .isEqualTo(stale.objectMemory().getLongVolatile(staleAt + ObjectLayout.UPPER_OFFSET));
+        assertThat(stale.objectMemory().getLongVolatile(staleAt + ObjectLayout.CAS_LOCK_OFFSET)).isZero();
+        // Now mn1's copy is a full one: losing mn0 promotes it.
+        assertThat(rejoin.rejoined(1).without(0).copies().get(0)).containsExactly(1);
+    }
+
+    /** The accounts the load during a copy moves money between: not 4 and 10, which the raced transfer moves. */
+    private static final long[] BUSY_ACCOUNTS = {0, 1, 2, 3, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15};
+
+    /** Runs transfers on {@code c} one after another while {@code copying}; acknowledged ones into {@code acked}. */
+    private static void transfersWhile(final Coordinator c, final java.util.concurrent.atomic.AtomicBoolean copying,
+                                       final long key, final java.util.concurrent.atomic.AtomicInteger ran,
+                                       final Set<Long> acked, final Promise<Void> done) {
+        if (!copying.get()) {
+            done.complete();
+            return;
+        }
+        final int i = ran.getAndIncrement();
+        final long from = BUSY_ACCOUNTS[i % BUSY_ACCOUNTS.length];
+        final long to = BUSY_ACCOUNTS[(i * 7 + 3) % BUSY_ACCOUNTS.length];
+        c.run(txn -> transfer(txn, from, to == from ? BUSY_ACCOUNTS[(i + 1) % BUSY_ACCOUNTS.length] : to, 1 + i % 5,
+            key)).onComplete(r -> {
+            if (r.succeeded()) {
+                acked.add(key);
+            }
+            transfersWhile(c, copying, key + 1, ran, acked, done);
+        });
+    }
+
+    /** Every serving backup of {@code table} holds each key as its primary does: value, length, flags, version. */
+    private void checkBackupsEqualPrimaries(final Catalog catalog, final String table) {
+        for (final Catalog.Partition p : catalog.table(table).partitions()) {
+            final Table primary = memoryNode(p.node()).table(p.descriptor().schema().id());
+            final int[] keys = {0};
+            primary.forEachKey((key, pointer) -> {
+                keys[0]++;
+                final int at = primary.offsetOf(pointer);
+                final boolean deleted = (primary.objectMemory().getShort(at + ObjectLayout.FLAGS_OFFSET)
+                    & ObjectLayout.FLAG_DELETED) != 0;
+                for (final Catalog.Replica b : p.backups()) {
+                    final Table bt = memoryNode(b.node()).table(b.descriptor().schema().id());
+                    final long bp = bt.lookup(key);
+                    if (deleted && bp == 0) {
+                        continue; // an abandoned insert: its backups may never have been located
+                    }
+                    assertThat(bp).as("%s key %d on %s", table, key, b.node()).isNotZero();
+                    final int bat = bt.offsetOf(bp);
+                    if (deleted) { // an abandoned insert (its version the memory node's): reads as absent there too
+                        assertThat(bt.objectMemory().getShort(bat + ObjectLayout.FLAGS_OFFSET)
+                            & ObjectLayout.FLAG_DELETED).as("%s key %d deleted on %s", table, key, b.node())
+                            .isNotZero();
+                        continue;
+                    }
+                    final int length = primary.objectMemory().getInt(at + ObjectLayout.VALUE_LENGTH_OFFSET);
+                    assertThat(bt.objectMemory().getLong(bat + ObjectLayout.VERSION_OFFSET))
+                        .as("%s key %d version on %s", table, key, b.node())
+                        .isEqualTo(primary.objectMemory().getLong(at + ObjectLayout.VERSION_OFFSET));
+                    // Length and flags; not the incarnation, which numbers each copy's own slot.
+                    assertThat(bt.objectMemory().getLong(bat + ObjectLayout.VALUE_LENGTH_OFFSET) & 0xffff_ffff_ffffL)
+                        .as("%s key %d length and flags on %s", table, key, b.node())
+                        .isEqualTo(primary.objectMemory().getLong(at + ObjectLayout.VALUE_LENGTH_OFFSET)
+                            & 0xffff_ffff_ffffL);
+                    for (int v = 0; v < length; v += 8) {
+                        assertThat(bt.objectMemory().getLong(bat + ObjectLayout.VALUE_OFFSET + v))
+                            .as("%s key %d value on %s", table, key, b.node())
+                            .isEqualTo(primary.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET + v));
+                    }
+                    assertNoLock(bt.objectMemory(), bat, table + " key " + key + " on " + b.node());
+                }
+            });
+            assertThat(keys[0]).as("%s keys on %s", table, p.node()).isPositive();
+        }
+    }
+
     private LogDb memoryNode(final String name) {
         return scythe.memoryNodes().get(Integer.parseInt(name.substring(2)));
     }

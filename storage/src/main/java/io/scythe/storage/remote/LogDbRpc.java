@@ -12,7 +12,11 @@ package io.scythe.storage.remote;
  *                   | u32 value length | u32 pad | value       reply: u64 pointer | u64 version | u64 ticket
  *  ABANDON request: u32 table id | u32 lock | u64 key | u64 pointer     reply: u64 0
  *  LOCATE  request: u32 table id | u32 pad | u64 key                   reply: u64 object pointer
+ *  KEYS    request: u32 table id | u32 limit | u64 skip      reply: u32 count | u32 pad | u64 keys in all | keys
  * </pre>
+ * KEYS enumerates a table's index (deleted objects too) in the index's order, {@code limit} keys from the
+ * {@code skip}-th on: the re-replicator of a rejoining copy pages through a primary with it. The order is the
+ * index's as it is now; keys inserted or freed between pages may be missed or seen twice (the caller copes).
  * LOCATE is for backup copies ({@code BackupTables}): the object of the key there, a deleted placeholder created when
  * there is none ({@code Table#locateBackupObject}), which a primary's write-back then addresses one-sided.
  * INSERT creates the key already locked by the inserting transaction ({@code Table#insertLocked}); ABANDON undoes
@@ -28,6 +32,11 @@ public final class LogDbRpc {
     public static final int INSERT = 0x4c04;
     public static final int ABANDON = 0x4c05;
     public static final int LOCATE = 0x4c06;
+    public static final int KEYS = 0x4c07;
+    /** Most keys one KEYS reply carries: its 464 bytes fit one reply bucket of the default RRPC options (472). */
+    public static final int KEYS_MAX = 56;
+    /** Bytes of a KEYS reply before the keys. */
+    public static final int KEYS_REPLY_HEADER_BYTES = 16;
     /** Bytes of a LOOKUP reply: the pointer, and for a missing key the version bound of its absence. */
     public static final int LOOKUP_REPLY_BYTES = 16;
     /** Bytes of an INSERT request before the value. */

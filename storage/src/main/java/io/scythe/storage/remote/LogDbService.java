@@ -47,6 +47,7 @@ public final class LogDbService {
         server.handle(LogDbRpc.INSERT, this::insert);
         server.handle(LogDbRpc.ABANDON, this::abandon);
         server.handle(LogDbRpc.LOCATE, this::locate);
+        server.handle(LogDbRpc.KEYS, this::keys);
         return this;
     }
 
@@ -156,10 +157,8 @@ public final class LogDbService {
         if (table == null) {
             return;
         }
-        if (io.scythe.storage.BackupTables.backupOf(table.schema()) == 0) {
-            responder.fail(LogDbRpc.BAD_REQUEST, "LOCATE of table " + table.schema().name() + ", which is no backup");
-            return;
-        }
+        // A copy loaded as a primary is located too: after its node rejoined it serves as a backup
+        // (MemoryNodeConfiguration#rejoin), while the promoted copy is the primary.
         final long key = request.payload().getLong(request.payloadOffset() + 8);
         final long pointer = table.locateBackupObject(key);
         if (pointer < 0) {
@@ -169,6 +168,31 @@ public final class LogDbService {
         }
         scratch.putLong(0, pointer);
         responder.reply(scratch, 0, 8);
+    }
+
+    private void keys(final RpcRequest request, final RpcResponder responder) {
+        final Table table = table(request, responder, 16);
+        if (table == null) {
+            return;
+        }
+        final int limit = request.payload().getInt(request.payloadOffset() + 4);
+        final long skip = request.payload().getLong(request.payloadOffset() + 8);
+        if (limit < 1 || limit > LogDbRpc.KEYS_MAX || skip < 0) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "KEYS limit=" + limit + " skip=" + skip + ": need 1 <= limit <= "
+                + LogDbRpc.KEYS_MAX + " and skip >= 0");
+            return;
+        }
+        final long[] seen = {0};
+        final int[] count = {0};
+        table.forEachKey((key, pointer) -> {
+            if (seen[0]++ >= skip && count[0] < limit) {
+                scratch.putLong(LogDbRpc.KEYS_REPLY_HEADER_BYTES + 8 * count[0]++, key);
+            }
+        });
+        scratch.putInt(0, count[0]);
+        scratch.putInt(4, 0);
+        scratch.putLong(8, seen[0]);
+        responder.reply(scratch, 0, LogDbRpc.KEYS_REPLY_HEADER_BYTES + 8 * count[0]);
     }
 
     private void abandon(final RpcRequest request, final RpcResponder responder) {

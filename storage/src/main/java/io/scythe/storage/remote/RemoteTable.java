@@ -217,6 +217,30 @@ public final class RemoteTable {
         });
     }
 
+    /** One page of this table's keys ({@link LogDbRpc#KEYS}), and how many keys the index holds in all. */
+    public record Keys(long[] keys, long total) {
+    }
+
+    /** KEYS RPC: at most {@code limit} keys of this table's index from the {@code skip}-th on (deleted ones too). */
+    public Future<Keys> keys(final long skip, final int limit) {
+        rpcs++;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[16]);
+        request.putInt(0, table.schema().id());
+        request.putInt(4, limit);
+        request.putLong(8, skip);
+        return rocket.get().compose(r -> r.call(LogDbRpc.KEYS, request, 0, 16)).map(reply -> {
+            final int count = reply.length() < LogDbRpc.KEYS_REPLY_HEADER_BYTES ? -1 : reply.payload().getInt(0);
+            if (count < 0 || reply.length() != LogDbRpc.KEYS_REPLY_HEADER_BYTES + 8L * count) {
+                throw new IllegalStateException("KEYS reply of " + reply.length() + " bytes");
+            }
+            final long[] keys = new long[count];
+            for (int i = 0; i < count; i++) {
+                keys[i] = reply.payload().getLong(LogDbRpc.KEYS_REPLY_HEADER_BYTES + 8 * i);
+            }
+            return new Keys(keys, reply.payload().getLong(8));
+        });
+    }
+
     /** ABANDON RPC: undoes this loop's {@link #insert} of {@code key} at {@code pointer} (its commit failed). */
     public Future<Void> abandon(final long key, final long pointer, final io.scythe.storage.Table.InsertLock lock) {
         rpcs++;

@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Lookups from a compute node: by RPC and one-sided, over both indexes, agree with the memory node's own. */
 class RemoteTableTest {
@@ -109,6 +110,37 @@ class RemoteTableTest {
             } else {
                 assertThat((double) stats[1] / lookups).as("READs per one-sided skip-list lookup").isGreaterThan(4);
             }
+        }
+    }
+
+    /** KEYS pages through every key of both index kinds once; a bad page size is refused with a clear error. */
+    @Test
+    void shouldEnumerateEveryKeyOnceByPagesOfKeys() throws Exception {
+        for (final IndexKind kind : IndexKind.values()) {
+            final Table table = db.table(kind.ordinal() + 1);
+            final java.util.Set<Long> seen = new java.util.HashSet<>();
+            final long[] pages = {0};
+            final RemoteTable remote = onContext(vertx.getOrCreateContext(), () -> Future.succeededFuture(
+                new RemoteTable(table.describe(), () -> rrpc.oneSided("mn"), () -> rrpc.rocket("mn"))));
+            long skip = 0;
+            while (true) {
+                final long from = skip;
+                final RemoteTable.Keys page = onContext(vertx.getOrCreateContext(),
+                    () -> remote.keys(from, LogDbRpc.KEYS_MAX));
+                assertThat(page.total()).isEqualTo(KEYS);
+                pages[0]++;
+                for (final long k : page.keys()) {
+                    assertThat(seen.add(k)).as(kind + ": key %d once", k).isTrue();
+                }
+                skip += page.keys().length;
+                if (page.keys().length == 0 || skip >= page.total()) {
+                    break;
+                }
+            }
+            assertThat(seen).as(kind + ": every key").hasSize(KEYS).allMatch(k -> k % 31 == 0 && k / 31 < KEYS);
+            assertThat(pages[0]).isEqualTo((KEYS + LogDbRpc.KEYS_MAX - 1) / LogDbRpc.KEYS_MAX);
+            assertThatThrownBy(() -> onContext(vertx.getOrCreateContext(), () -> remote.keys(0, LogDbRpc.KEYS_MAX + 1)))
+                .hasMessageContaining("KEYS limit=" + (LogDbRpc.KEYS_MAX + 1));
         }
     }
 

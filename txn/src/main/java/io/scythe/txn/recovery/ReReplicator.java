@@ -1,0 +1,220 @@
+package io.scythe.txn.recovery;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.remote.LogDbRpc;
+import io.scythe.storage.remote.RemoteTable;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Reposts;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Re-replicates the copies of a rejoining memory node ({@code MemoryNodeConfiguration#rejoin}): every key of each
+ * partition it holds a copy of is copied from the serving primary onto it, so that once this finishes the copy
+ * equals its primary and may count as a full backup ({@code MemoryNodeConfiguration#rejoined}). Loop-confined.
+ *
+ * <p><b>Why the copy cannot overwrite a newer commit.</b> From the rejoin epoch on, every commit writes the new copy
+ * too, while holding its lock on the primary (backups are written before the primary is released, {@code
+ * onesided.Replicas}); commits decided in an older epoch do not write it, so this must start only once they are
+ * drained ({@link Catalog#inFlightBefore}; in cluster mode on every compute node). Each key is then copied by
+ * <i>copy-then-verify</i> (a seqlock over the primary), not by a rewrite transaction per key: a rewrite through the
+ * protocol would write only what a write-back writes (value and version; the length and flags only when they
+ * change), which leaves a fresh copy's deleted placeholder reading as deleted, and it would bump every version.
+ * <ol>
+ *   <li>R1: one READ of the primary's object (header and value); while it is locked (a Takeout ticket held or queued,
+ *       a CAS word taken) or busy, wait and read again;</li>
+ *   <li>W: the whole image onto the new copy (located by LOCATE, which creates the slot when it has none): the
+ *       version, protocol word, length, flags (a tombstone stays one: deleted keys are copied as deleted) and value,
+ *       the lock words zero and no older version (what a backup has: its lock words were the old life's, and a copy
+ *       promoted later must not find stale tickets or CAS words);</li>
+ *   <li>R2, after W completed: the primary's header again. The same version, still unlocked: done. Otherwise again
+ *       from R1.</li>
+ * </ol>
+ * A commit that wrote the new copy between R1 and R2 locked the primary after R1 (it was unlocked then, and every
+ * commit writes the backups under the lock), so at R2 it either still holds the lock or has installed a higher
+ * version (versions strictly increase, {@code ObjectLayout#versionAfter}): either way the key is copied again. A
+ * commit that locks after R2 writes the new copy after W landed. So W never leaves an older image over a newer one.
+ *
+ * <p>Keys come from the primary's memory node ({@link LogDbRpc#KEYS}, paged). A key inserted after the rejoin epoch
+ * is written to the new copy by its commit (as an insert: its full image); a key the primary freed (an abandoned
+ * insert's slot reclaimed) is not copied, and a stale object the new copy held for it from an older life stays
+ * there (reading as that old value if promoted): the limit of re-using a copy's memory rather than starting empty.
+ */
+public final class ReReplicator {
+    /** Pause before reading a locked primary object again. */
+    private static final long LOCKED_PAUSE_NS = 50_000;
+    /** Keys of one copy copied at a time (each its own R1, W, R2: independent of the others). */
+    private static final int WINDOW = 8;
+    /** Most reads of one key before giving up (a key locked that long is held by a dead node: recover it first). */
+    private static final int MAX_TRIES = 200_000;
+
+    /** What a run did: per-copy totals and the time it took. */
+    public record Report(int copies, long keys, long retries, long nanos) {
+    }
+
+    private final TxnRuntime runtime;
+    private long keys;
+    private long retries;
+    private java.util.function.BiFunction<String, Long, Future<Void>> beforeWrite = (table, key) ->
+        Future.succeededFuture();
+
+    public ReReplicator(final TxnRuntime runtime) {
+        this.runtime = runtime;
+    }
+
+    /**
+     * Runs {@code hook} (table name as loaded, key) between each key's R1 and W, and waits for it: for tests, to commit a write
+     * of that key in the window the verification (R2) has to catch.
+     */
+    public ReReplicator beforeWrite(final java.util.function.BiFunction<String, Long, Future<Void>> hook) {
+        this.beforeWrite = hook;
+        return this;
+    }
+
+    /**
+     * Copies every key of each partition with a backup on {@code node} from its primary, in configuration
+     * {@code epoch} (the rejoin's). Fails when the configuration changes meanwhile (run it again in the new one) or
+     * when a commit of an older epoch is still in flight on this compute node (the caller waits for the drain).
+     */
+    public Future<Report> copyOnto(final String node, final long epoch) {
+        final Catalog catalog = runtime.catalog();
+        if (catalog.epoch() != epoch) {
+            return Future.failedFuture(new IllegalStateException("re-replication of " + node + " for epoch " + epoch
+                + ", but the configuration applied is epoch " + catalog.epoch()));
+        }
+        if (catalog.inFlightBefore(epoch) > 0) {
+            return Future.failedFuture(new IllegalStateException("re-replication of " + node + ": "
+                + catalog.inFlightBefore(epoch) + " commit(s) of an epoch before " + epoch + " still in flight; they do "
+                + "not write the rejoining copy, so the copy must wait for them to drain"));
+        }
+        final long start = runtime.timers().nowNs();
+        final List<Future<Void>> all = new ArrayList<>();
+        for (final Catalog.Table t : catalog.tables()) {
+            for (final Catalog.Partition p : t.partitions()) {
+                for (final Catalog.Replica b : p.backups()) {
+                    if (b.node().equals(node)) {
+                        all.add(copyPartition(p, b, epoch, 0));
+                    }
+                }
+            }
+        }
+        if (all.isEmpty()) {
+            return Future.failedFuture(new IllegalStateException("memory node " + node + " holds no serving backup "
+                + "in epoch " + epoch + ": nothing to re-replicate (did it rejoin?)"));
+        }
+        return Future.all(all).map(v -> new Report(all.size(), keys, retries, runtime.timers().nowNs() - start));
+    }
+
+    /** Copies the partition's keys from the {@code skip}-th on, a page at a time. */
+    private Future<Void> copyPartition(final Catalog.Partition p, final Catalog.Replica copy, final long epoch,
+                                       final long skip) {
+        return runtime.remote(p).keys(skip, LogDbRpc.KEYS_MAX).compose(page -> copyKeys(p, copy, epoch, page.keys(), 0)
+            .compose(v -> skip + page.keys().length < page.total() && page.keys().length > 0
+                ? copyPartition(p, copy, epoch, skip + page.keys().length) : Future.succeededFuture()));
+    }
+
+    private Future<Void> copyKeys(final Catalog.Partition p, final Catalog.Replica copy, final long epoch,
+                                  final long[] page, final int i) {
+        if (i == page.length) {
+            return Future.succeededFuture();
+        }
+        if (runtime.catalog().epoch() != epoch) {
+            return Future.failedFuture(new IllegalStateException("the memory-node configuration changed from epoch "
+                + epoch + " to " + runtime.catalog().epoch() + " during the re-replication of " + copy.node()
+                + ": run it again in the new configuration"));
+        }
+        final int end = Math.min(page.length, i + WINDOW);
+        final List<Future<Void>> copied = new ArrayList<>(end - i);
+        for (int k = i; k < end; k++) {
+            copied.add(copyKey(p, copy, page[k], 0));
+        }
+        return Future.all(copied).compose(v -> {
+            keys += end - i;
+            return copyKeys(p, copy, epoch, page, end);
+        });
+    }
+
+    /** One key: R1, W, R2 (see the class comment), again until R2 finds the primary as R1 did. */
+    private Future<Void> copyKey(final Catalog.Partition p, final Catalog.Replica copy, final long key,
+                                 final int tries) {
+        if (tries >= MAX_TRIES) {
+            return Future.failedFuture(new IllegalStateException("key " + key + " of " + p.descriptor().schema().name()
+                + " on " + p.node() + " stayed locked or changing over " + MAX_TRIES + " reads: is its holder dead and "
+                + "not recovered?"));
+        }
+        if (tries > 0) {
+            retries++;
+        }
+        final RemoteTable primary = runtime.remote(p);
+        final int maxValue = p.descriptor().schema().maxValueBytes();
+        final UnsafeBuffer image = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES + maxValue]);
+        return primary.lookupRpc(key).compose(pointer -> {
+            if (pointer == 0) {
+                return Future.succeededFuture(); // freed on the primary since the page was listed: nothing to copy
+            }
+            final long address = ObjectLayout.addressOf(pointer);
+            final int rkey = p.descriptor().objects().rkey();
+            return runtime.channel(p.node()).compose(ch -> ch.read(address, rkey, image, 0, image.capacity()))
+                .compose(v -> {
+                    final int length = image.getInt(ObjectLayout.VALUE_LENGTH_OFFSET);
+                    if (unsettled(image) || incarnation(image) != ObjectLayout.incarnationOf(pointer)
+                        || length < 0 || length > maxValue) {
+                        return runtime.timers().after(LOCKED_PAUSE_NS).compose(x -> copyKey(p, copy, key, tries + 1));
+                    }
+                    return beforeWrite.apply(io.scythe.storage.BackupTables.primaryName(p.descriptor().schema()), key)
+                        .compose(x -> runtime.remote(copy).locateBackup(key, runtime.lookupMode()))
+                        .compose(at -> write(copy, at, image, length))
+                        .compose(x -> verify(p, address, rkey, image))
+                        .compose(same -> same ? Future.succeededFuture() : copyKey(p, copy, key, tries + 1));
+                });
+        });
+    }
+
+    /** W: the primary's image at {@code pointer} of the new copy, lock words zero, no older version. */
+    private Future<Void> write(final Catalog.Replica copy, final long pointer, final UnsafeBuffer image,
+                               final int length) {
+        final long address = ObjectLayout.addressOf(pointer);
+        final int rkey = copy.descriptor().objects().rkey();
+        final UnsafeBuffer out = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES + length]);
+        out.putBytes(0, image, 0, ObjectLayout.HEADER_BYTES + length);
+        out.putLong(ObjectLayout.LOWER_OFFSET, 0);
+        out.putLong(ObjectLayout.UPPER_OFFSET, 0);
+        out.putLong(ObjectLayout.QUEUED_TS_OFFSET, 0);
+        out.putLong(ObjectLayout.CAS_LOCK_OFFSET, 0);
+        out.putLong(ObjectLayout.OLDER_OFFSET, 0);
+        return Reposts.untilAccepted(runtime.timers(), () -> runtime.channel(copy.node()).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            // Everything but the incarnation: that word numbers the new copy's own slot (its pointers' check).
+            batch.write(address, rkey, out, 0, ObjectLayout.INCARNATION_OFFSET);
+            if (length > 0) {
+                batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, out, ObjectLayout.VALUE_OFFSET, length);
+            }
+            return batch.post();
+        })).mapEmpty();
+    }
+
+    /** R2: whether the primary still has R1's version and incarnation, and nobody holds or queues on it. */
+    private Future<Boolean> verify(final Catalog.Partition p, final long address, final int rkey,
+                                   final UnsafeBuffer first) {
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+        return runtime.channel(p.node()).compose(ch -> ch.read(address, rkey, header, 0, ObjectLayout.HEADER_BYTES))
+            .map(v -> !unsettled(header) && incarnation(header) == incarnation(first)
+                && header.getLong(ObjectLayout.VERSION_OFFSET) == first.getLong(ObjectLayout.VERSION_OFFSET));
+    }
+
+    /** Locked (a ticket held or queued, a CAS word taken) or being rewritten (the busy bit). */
+    private static boolean unsettled(final UnsafeBuffer header) {
+        return header.getLong(ObjectLayout.LOWER_OFFSET) != header.getLong(ObjectLayout.UPPER_OFFSET)
+            || header.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0
+            || (header.getLong(ObjectLayout.VERSION_OFFSET) & ObjectLayout.VERSION_BUSY) != 0;
+    }
+
+    private static int incarnation(final UnsafeBuffer header) {
+        return header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff;
+    }
+}
