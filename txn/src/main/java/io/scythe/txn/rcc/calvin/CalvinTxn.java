@@ -30,9 +30,9 @@ import java.util.TreeMap;
  * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}). Once every participant
  * forwarded its records, the reads complete, the procedure computes its writes, and the commit sends them to the
  * active participants, which write and release. A read after the seal turns the rest into OLLP's reconnaissance
- * ({@link #reconnoitre}): sequenced again at commit with the whole set, restarted when a record changed meanwhile. An
- * insert or a delete fails clearly (not retried). Nothing else aborts it but the procedure itself (a user abort
- * releases the locks without writing). Loop-confined
+ * ({@link #reconnoitre}): sequenced again at commit with the whole set, restarted when a record changed meanwhile.
+ * Inserts and deletes are declared writes (an exclusive lock, by OLLP when named late). Nothing else aborts it but
+ * the procedure itself (a user abort releases the locks without writing) and a duplicate insert. Loop-confined
  * to the client's loop; the fields the home loop touches are named so.
  */
 final class CalvinTxn implements Txn {
