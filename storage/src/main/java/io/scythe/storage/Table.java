@@ -46,8 +46,12 @@ public final class Table {
     /** Insert over a deleted object whose lock is held or queued on by another transaction. */
     public static final int LOCKED = -8;
 
-    /** How {@link #insertLocked} locks the new object: FORD/FaRM's CAS lock word, or a held Takeout Lock ticket. */
-    public enum InsertLock { CAS_WORD, TICKET }
+    /**
+     * How {@link #insertLocked} locks the new object: FORD/FaRM's CAS lock word, a held Takeout Lock ticket, or not at
+     * all ({@code NONE}: a protocol whose locks are not in the object, CALVIN's, whose owner of the key creates it
+     * under its own lock manager's lock).
+     */
+    public enum InsertLock { CAS_WORD, TICKET, NONE }
 
     private final TableSchema schema;
     private final MemoryRegion objects;
@@ -398,6 +402,9 @@ public final class Table {
     }
 
     private void takeLock(final int at, final InsertLock lock, final long lockWord) {
+        if (lock == InsertLock.NONE) {
+            return;
+        }
         if (lock == InsertLock.CAS_WORD) {
             objectMemory.putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, lockWord);
         } else {
@@ -408,6 +415,9 @@ public final class Table {
     }
 
     private void releaseLock(final int at, final InsertLock lock) {
+        if (lock == InsertLock.NONE) {
+            return;
+        }
         if (lock == InsertLock.CAS_WORD) {
             objectMemory.putLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET, 0);
         } else {

@@ -108,7 +108,8 @@ public final class LogDbService {
     }
 
     private static Table.InsertLock lockOf(final int mode) {
-        return mode == 0 ? Table.InsertLock.CAS_WORD : mode == 1 ? Table.InsertLock.TICKET : null;
+        return mode == 0 ? Table.InsertLock.CAS_WORD : mode == 1 ? Table.InsertLock.TICKET
+            : mode == 2 ? Table.InsertLock.NONE : null;
     }
 
     private void insert(final RpcRequest request, final RpcResponder responder) {
@@ -141,7 +142,7 @@ public final class LogDbService {
                 + " is full (" + table.size() + " keys, capacity " + table.schema().capacity() + ")");
         } else {
             final long ticket = lock == Table.InsertLock.TICKET ? table.insertTicket(pointer) : 0;
-            if (insertObserver != null) {
+            if (insertObserver != null && lock != Table.InsertLock.NONE) { // nothing held: nothing to abandon
                 insertObserver.lockedInsert(request.client(), table, key, pointer, lock, lockWord, ticket);
             }
             scratch.putLong(0, pointer);

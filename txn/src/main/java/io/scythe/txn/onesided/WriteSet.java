@@ -132,7 +132,7 @@ public final class WriteSet {
      * in for each of its items, again while refused for now; completes when every batch settled, failed if any
      * failed.
      */
-    static <T> Future<Void> postPerNode(final TxnRuntime runtime, final Map<String, List<T>> byNode,
+    public static <T> Future<Void> postPerNode(final TxnRuntime runtime, final Map<String, List<T>> byNode,
                                         final java.util.function.BiConsumer<Doorbell, T> add) {
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<T>> e : byNode.entrySet()) {
@@ -156,7 +156,7 @@ public final class WriteSet {
      * object is the exception: its INSERT filled the primary, while its backups hold a placeholder (deleted, empty),
      * so they get the value ({@code newValue}, set for them by {@code Inserts#install}), its length and cleared flags.
      */
-    static void addWrites(final Doorbell batch, final Access a, final long address, final int rkey) {
+    public static void addWrites(final Doorbell batch, final Access a, final long address, final int rkey) {
         final boolean insertedOnBackup = a.inserted && address != a.address();
         if (a.dirty && !a.deleting || insertedOnBackup) {
             batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, a.newValue, 0, a.newLength);

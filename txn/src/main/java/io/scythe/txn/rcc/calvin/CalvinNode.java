@@ -1,6 +1,5 @@
 package io.scythe.txn.rcc.calvin;
 
-import io.scythe.bridge.Doorbell;
 import io.scythe.rrpc.CnPeers;
 import io.scythe.rrpc.RpcException;
 import io.scythe.rrpc.RpcRequest;
@@ -12,7 +11,6 @@ import io.scythe.txn.AbortReason;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.UnknownKeyException;
 import io.scythe.txn.onesided.ReadSet;
-import io.scythe.txn.onesided.Reposts;
 import io.scythe.txn.rcc.calvin.CalvinWire.Decl;
 import io.scythe.txn.rcc.calvin.CalvinWire.Key;
 import io.scythe.txn.rcc.calvin.CalvinWire.Record;
@@ -286,7 +284,7 @@ final class CalvinNode {
             parts.forEach(whole::addAll);
             txns = whole;
         }
-        epochs.receive(from, epoch, txns);
+        epochs.receive(from, epoch, CalvinWire.merge(txns)); // a transaction too large for one message came in parts
         if (epochs.behind()) {
             closeWindow(); // another node ended the epoch: end it here too (schedules)
         } else {
@@ -494,48 +492,85 @@ final class CalvinNode {
             return; // more chunks to come: every chunk is answered once all are written
         }
         writing.remove(id);
-        applyWrites(id, commitTs, w.writes).onComplete(ar -> w.acks.forEach(a -> a.accept(ar.cause())));
+        final CalvinWire.Pieces pieces = new CalvinWire.Pieces();
+        final List<Write> whole = new ArrayList<>(w.writes.size());
+        for (final Write item : w.writes) {
+            final Write done = pieces.add(item);
+            if (done != null) {
+                whole.add(done);
+            }
+        }
+        if (pieces.partial() > 0) {
+            final IllegalStateException e = new IllegalStateException("CALVIN writes of transaction "
+                + Long.toHexString(id) + " came with pieces missing");
+            w.acks.forEach(a -> a.accept(e));
+            return;
+        }
+        applyWrites(id, commitTs, whole).onComplete(ar -> w.acks.forEach(a -> a.accept(ar.cause())));
     }
 
-    /** Writes {@code writes} of transaction {@code id} (one doorbell per memory node), then releases its locks. */
+    /**
+     * Writes {@code writes} of transaction {@code id} (one doorbell per memory node), then releases its locks. An
+     * update or a delete (a tombstone) goes to the object read under the lock; an insert revives the key's tombstone in
+     * place, or, for a key not in the index, creates it by an INSERT RPC to its memory node without a lock word
+     * ({@code InsertLock.NONE}: this node's lock on the key is the lock) and then installs its version with the rest.
+     */
     private Future<Void> applyWrites(final long id, final long commitTs, final List<Write> writes) {
         final Part p = parts.get(id);
         if (p == null || !p.active) {
             return Future.failedFuture(new IllegalStateException("CALVIN writes of transaction "
                 + Long.toHexString(id) + ", which holds no write lock at " + names.get(index)));
         }
-        final Map<String, List<Access>> byNode = new LinkedHashMap<>();
+        final List<Future<Access>> accesses = new ArrayList<>(writes.size());
         for (final Write w : writes) {
-            final Access a = p.read.get(w.key());
+            final Access read = p.read.get(w.key());
             final int at = p.decl.keys().indexOf(w.key());
-            if (a == null || at < 0 || !p.decl.exclusive().get(at)) {
-                return Future.failedFuture(new IllegalStateException("CALVIN write of " + w.key() + " by "
-                    + Long.toHexString(id) + ", not a key it declared written at " + names.get(index)));
+            final boolean present = read != null && !read.deleted;
+            if (at < 0 || !p.decl.exclusive().get(at) || (w.kind() == CalvinWire.INSERT) == present) {
+                return Future.failedFuture(new IllegalStateException("CALVIN " + kindName(w.kind()) + " of "
+                    + w.key() + " by " + Long.toHexString(id) + " at " + names.get(index) + ": "
+                    + (at < 0 || !p.decl.exclusive().get(at) ? "not a key it declared written"
+                    : present ? "the key exists" : "the key is absent")));
             }
-            final UnsafeBuffer value = new UnsafeBuffer(w.value());
-            io.scythe.txn.onesided.WriteSet.setNewValue(a, value, 0, w.value().length);
-            a.installedVersion = ObjectLayout.versionAfter(commitTs, a.readVersion);
-            byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
+            if (read == null) { // an insert of a key not in the index: created, then written as the rest
+                final io.scythe.txn.Catalog.Partition partition = home.catalog().table(w.key().table())
+                    .partitionOf(w.key().key());
+                final UnsafeBuffer value = new UnsafeBuffer(w.value());
+                accesses.add(home.remote(partition).insert(w.key().key(), value, 0, w.value().length,
+                    io.scythe.storage.Table.InsertLock.NONE, 0).map(inserted -> {
+                        final Access a = new Access(w.key().table(), w.key().key(), partition);
+                        a.pointer = inserted.pointer();
+                        a.valueLength = w.value().length;
+                        return changed(a, w, commitTs, 0);
+                    }));
+            } else {
+                accesses.add(Future.succeededFuture(changed(read, w, commitTs, read.readVersion)));
+            }
         }
-        final List<Future<?>> posted = new ArrayList<>();
-        for (final Map.Entry<String, List<Access>> e : byNode.entrySet()) {
-            posted.add(Reposts.untilAccepted(home.timers(), () -> home.channel(e.getKey()).compose(ch -> {
-                final Doorbell batch = ch.doorbell();
-                for (final Access a : e.getValue()) {
-                    batch.write(a.address() + ObjectLayout.VALUE_OFFSET, a.rkey(), a.newValue, 0, a.newLength);
-                    if (a.newLength != a.valueLength) {
-                        final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
-                        length.putInt(0, a.newLength);
-                        batch.write(a.address() + ObjectLayout.VALUE_LENGTH_OFFSET, a.rkey(), length, 0, 4);
-                    }
-                    final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
-                    version.putLong(0, a.installedVersion);
-                    batch.write(a.address() + ObjectLayout.VERSION_OFFSET, a.rkey(), version, 0, 8);
-                }
-                return batch.post();
-            })));
+        return Future.all(accesses).compose(all -> {
+            final Map<String, List<Access>> byNode = new LinkedHashMap<>();
+            for (final Future<Access> a : accesses) {
+                byNode.computeIfAbsent(a.result().partition.node(), n -> new ArrayList<>()).add(a.result());
+            }
+            return io.scythe.txn.onesided.WriteSet.postPerNode(home, byNode, (batch, a) ->
+                io.scythe.txn.onesided.WriteSet.addWrites(batch, a, a.address(), a.rkey()));
+        }).andThen(v -> release(p));
+    }
+
+    /** {@code a} changed by {@code w} (its new value, tombstone or revival) at the version after {@code readVersion}. */
+    private static Access changed(final Access a, final Write w, final long commitTs, final long readVersion) {
+        a.dirty = true;
+        a.deleting = w.kind() == CalvinWire.DELETE;
+        a.reviving = w.kind() == CalvinWire.INSERT && a.deleted;
+        if (!a.deleting) {
+            io.scythe.txn.onesided.WriteSet.setNewValue(a, new UnsafeBuffer(w.value()), 0, w.value().length);
         }
-        return Future.all(posted).<Void>mapEmpty().andThen(v -> release(p));
+        a.installedVersion = ObjectLayout.versionAfter(commitTs, readVersion);
+        return a;
+    }
+
+    private static String kindName(final byte kind) {
+        return kind == CalvinWire.INSERT ? "insert" : kind == CalvinWire.DELETE ? "delete" : "write";
     }
 
     /**

@@ -30,9 +30,9 @@ import java.util.TreeMap;
  * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}). Once every participant
  * forwarded its records, the reads complete, the procedure computes its writes, and the commit sends them to the
  * active participants, which write and release. A read after the seal turns the rest into OLLP's reconnaissance
- * ({@link #reconnoitre}): sequenced again at commit with the whole set, restarted when a record changed meanwhile. An
- * insert or a delete fails clearly (not retried). Nothing else aborts it but the procedure itself (a user abort
- * releases the locks without writing). Loop-confined
+ * ({@link #reconnoitre}): sequenced again at commit with the whole set, restarted when a record changed meanwhile.
+ * Inserts and deletes are declared writes (an exclusive lock, by OLLP when named late). Nothing else aborts it but
+ * the procedure itself (a user abort releases the locks without writing) and a duplicate insert. Loop-confined
  * to the client's loop; the fields the home loop touches are named so.
  */
 final class CalvinTxn implements Txn {
@@ -66,6 +66,9 @@ final class CalvinTxn implements Txn {
     private boolean delivered;
     private Promise<Long> finished;
     private boolean abortPending;
+    /** An insert of a key this transaction inserted already: its commit fails with DUPLICATE_KEY. */
+    private String duplicate;
+    private static final byte NONE = -1;
     /** Per participant node, the keys it owns (set at seal, read by the home loop). */
     private Map<Integer, Decl> decls;
     // Home loop only:
@@ -82,8 +85,13 @@ final class CalvinTxn implements Txn {
         boolean forUpdate;
         /** OLLP: read unlocked by the reconnaissance (its record the guess). */
         boolean reconnoitred;
+        /** Declared exclusive in the run sequenced first (its lock held there until the writes). */
+        boolean declaredExclusive;
         final List<Promise<UnsafeBuffer>> waiting = new ArrayList<>(1);
         Record record;
+        /** What the commit does to it: {@link #NONE}, {@link CalvinWire#UPDATE}, {@code INSERT} or {@code DELETE}. */
+        byte op = NONE;
+        /** The value an update or insert installs. */
         byte[] written;
 
         Entry(final Key key, final Catalog.Partition partition, final int owner) {
@@ -152,11 +160,34 @@ final class CalvinTxn implements Txn {
         e.forUpdate |= forUpdate;
         final Promise<UnsafeBuffer> value = Promise.promise();
         e.waiting.add(value);
+        scheduleSeal();
+        return value.future();
+    }
+
+    private void scheduleSeal() {
         if (!sealScheduled) {
             sealScheduled = true;
             lane.executor().execute(this::seal); // after the procedure issued the rest of this round
         }
-        return value.future();
+    }
+
+    /** The entry of {@code key} of {@code table}, made (not yet declared) when new. */
+    private Entry entry(final String table, final long key, final Catalog.Partition partition) {
+        return entries.computeIfAbsent(new Key(table, key), k -> new Entry(k, partition,
+            CalvinNode.owner(runtime, table, key, node.nodes())));
+    }
+
+    /**
+     * {@code e} is to be written (an insert or delete): declared exclusive with the first round when that is not
+     * sequenced yet; else, when the sequenced run does not hold it exclusively, by OLLP (sequenced again with it).
+     */
+    private void needExclusive(final Entry e) {
+        if (!sealed) {
+            e.forUpdate = true;
+            scheduleSeal();
+        } else if (recon || !e.declaredExclusive) {
+            reconnoitre(e, true);
+        }
     }
 
     /**
@@ -165,17 +196,25 @@ final class CalvinTxn implements Txn {
      * sequenced run checks it later.
      */
     private Future<UnsafeBuffer> reconnoitre(final Entry e, final boolean forUpdate) {
+        final Promise<UnsafeBuffer> value = Promise.promise();
+        if (reconnoitred(e, forUpdate)) {
+            complete(e, value);
+        } else {
+            e.waiting.add(value);
+        }
+        return value.future();
+    }
+
+    /** Starts the reconnaissance if need be and its read of {@code e}; whether {@code e}'s record is known already. */
+    private boolean reconnoitred(final Entry e, final boolean forUpdate) {
         if (!recon) {
             recon = true;
             firstReleased = firstDelivered.future().compose(v -> release());
         }
         e.forUpdate |= forUpdate;
-        final Promise<UnsafeBuffer> value = Promise.promise();
         if (e.record != null) {
-            complete(e, value);
-            return value.future();
+            return true;
         }
-        e.waiting.add(value);
         if (!e.reconnoitred) {
             e.reconnoitred = true;
             final Future<Record> read = CalvinNode.readRecord(runtime, new io.scythe.txn.onesided.ReadSet(runtime),
@@ -189,7 +228,7 @@ final class CalvinTxn implements Txn {
                 e.waiting.clear();
             });
         }
-        return value.future();
+        return false;
     }
 
     /** Releases the first run's locks without writing (OLLP: the reconnaissance goes on unlocked). */
@@ -201,10 +240,11 @@ final class CalvinTxn implements Txn {
         return released.future();
     }
 
+    /** The nodes where the run sequenced last holds exclusive locks (keys named since do not count). */
     private List<Integer> activeParticipants() {
         final List<Integer> active = new ArrayList<>();
         for (final Entry e : entries.values()) {
-            if (e.forUpdate && !active.contains(e.owner)) {
+            if (e.declaredExclusive && !active.contains(e.owner)) {
                 active.add(e.owner);
             }
         }
@@ -233,6 +273,9 @@ final class CalvinTxn implements Txn {
             return Future.failedFuture(new IllegalArgumentException(tooLarge));
         }
         decls = byNode;
+        for (final Entry e : entries.values()) {
+            e.declaredExclusive = e.forUpdate;
+        }
         final int keys = entries.size();
         node.onHome(() -> {
             forwarded.clear();
@@ -275,25 +318,18 @@ final class CalvinTxn implements Txn {
         }
         decls = byNode;
         forwardsLeft = entries.size();
+        for (final Entry e : entries.values()) {
+            e.declaredExclusive = e.forUpdate;
+        }
         node.onHome(() -> node.submit(this, epochNs, rpc));
     }
 
-    /** Why this transaction cannot go over CALVIN's RPC messages (a part or a record too large), or null. */
+    /** Why this transaction cannot be dispatched (more keys at a node than a message counts), or null. */
     private String tooLarge(final Map<Integer, Decl> byNode) {
-        final int limit = node.maxPayload(rpc);
         for (final Decl d : byNode.values()) {
-            if (CalvinWire.BATCH_HEADER + CalvinWire.declBytes(d) > limit) {
-                return "CALVIN (" + mode + ") dispatches a transaction's keys at a node in one message (" + limit
-                    + " bytes): " + d.keys().size() + " keys take " + CalvinWire.declBytes(d) + " bytes";
-            }
-        }
-        for (final Entry e : entries.values()) {
-            final int value = e.partition.descriptor().schema().maxValueBytes();
-            if (e.forUpdate && CalvinWire.WRITE_HEADER + CalvinWire.keyBytes(e.key) + 4 + value > limit) {
-                return "CALVIN (" + mode + ") sends a write in one message (" + limit + " bytes" + (rpc
-                    ? ", an RRPC bucket" : ", a one-sided slot") + "): values of " + e.key.table() + " (up to " + value
-                    + " bytes) do not fit (records read are forwarded in pieces; writes are not split)" + (rpc
-                    ? "; the one-sided form (rcc-calvin:primitive=onesided, 2 KB slots) carries them" : "");
+            if (d.keys().size() > 0xffff) {
+                return "CALVIN (" + mode + ") dispatches at most 65535 keys of a transaction at one node: "
+                    + d.keys().size() + " at node " + d.origin();
             }
         }
         return null;
@@ -359,7 +395,7 @@ final class CalvinTxn implements Txn {
             }
         }
         if (changed == null) {
-            end(true).onComplete(validated);
+            commitOrDuplicate().onComplete(validated);
             return;
         }
         final String why = changed;
@@ -391,22 +427,96 @@ final class CalvinTxn implements Txn {
                 + "readForUpdate: key " + key + " of " + table + " was " + (e == null ? "not declared" : "only read"));
         }
         io.scythe.txn.onesided.WriteSet.checkLength(table, e.partition, length);
+        if (e.op == CalvinWire.DELETE || e.op != CalvinWire.INSERT && e.record != null
+            && e.record.status() != CalvinWire.FOUND) {
+            throw new IllegalStateException("CALVIN (" + mode + ") write of key " + key + " of " + table + ", which "
+                + (e.op == CalvinWire.DELETE ? "this transaction deleted" : "is absent") + ": insert it");
+        }
+        if (e.op != CalvinWire.INSERT) {
+            e.op = CalvinWire.UPDATE;
+        }
         e.written = new byte[length];
         value.getBytes(offset, e.written);
     }
 
+    /**
+     * An insert, a declared write like any other: of a key declared exclusive (in the first round, or by OLLP when it
+     * came later), created by its owner in sequence order at commit (or its tombstone revived). A key read present
+     * (or inserted twice) fails the commit with {@code DUPLICATE_KEY}, as in the other protocols; decided on the
+     * record as locked, so the same on every run.
+     */
     @Override
     public void insert(final String table, final long key, final DirectBuffer value, final int offset,
                        final int length) {
-        throw new UnsupportedOperationException("CALVIN (" + mode + ") does not insert yet (key " + key + " of "
-            + table + "): it writes existing keys declared up front; workloads that insert (TPC-C NewOrder, YCSB "
-            + "inserts) are not supported");
+        final Catalog.Table t = runtime.catalog().table(table);
+        io.scythe.txn.onesided.WriteSet.refuseReadOnly("insert", table, t);
+        final Catalog.Partition partition = t.partitionOf(key);
+        io.scythe.txn.onesided.WriteSet.checkLength(table, partition, length);
+        refuseAfterCommit("inserts", table, key);
+        final Entry e = entry(table, key, partition);
+        final byte[] v = new byte[length];
+        value.getBytes(offset, v);
+        if (e.op == CalvinWire.INSERT) {
+            duplicate = "key " + key + " of " + table + " inserted twice";
+            return;
+        }
+        e.written = v;
+        if (e.op == CalvinWire.DELETE) { // deleted and inserted again by this transaction: an update
+            e.op = CalvinWire.UPDATE;
+            return;
+        }
+        e.op = CalvinWire.INSERT; // a present key is a duplicate: told at commit (its record may be on its way)
+        needExclusive(e);
     }
 
+    /** A delete, a declared write: of a key read present (else it fails, as in the other protocols). */
     @Override
     public void delete(final String table, final long key) {
-        throw new UnsupportedOperationException("CALVIN (" + mode + ") does not delete yet (key " + key + " of "
-            + table + ")");
+        io.scythe.txn.onesided.WriteSet.refuseReadOnly("delete", table, runtime.catalog().table(table));
+        refuseAfterCommit("deletes", table, key);
+        final Entry e = entries.get(new Key(table, key));
+        if (e != null && e.op == CalvinWire.INSERT) { // inserted and deleted by this transaction: nothing
+            e.op = NONE;
+            e.written = null;
+            return;
+        }
+        if (e == null || e.record == null || e.record.status() != CalvinWire.FOUND || e.op == CalvinWire.DELETE) {
+            throw new IllegalStateException("delete of key " + key + " of " + table + " before reading it (or "
+                + "after reading it deleted)");
+        }
+        e.op = CalvinWire.DELETE;
+        e.written = null;
+        needExclusive(e);
+    }
+
+    private void refuseAfterCommit(final String what, final String table, final long key) {
+        if (finished != null || validating) {
+            throw new IllegalStateException("CALVIN (" + mode + ") transaction " + Long.toHexString(id) + " " + what
+                + " key " + key + " of " + table + " after its commit began");
+        }
+    }
+
+    /** Why the commit fails as a duplicate (a key inserted read present, or inserted twice), or null. */
+    private String duplicateKey() {
+        if (duplicate != null) {
+            return duplicate;
+        }
+        for (final Entry e : entries.values()) {
+            if (e.op == CalvinWire.INSERT && e.record.status() == CalvinWire.FOUND) {
+                return "key " + e.key.key() + " of " + e.key.table() + " exists";
+            }
+        }
+        return null;
+    }
+
+    /** Commits, or, when it inserts a key that exists, releases without writing and fails with DUPLICATE_KEY. */
+    private Future<Long> commitOrDuplicate() {
+        final String dup = duplicateKey();
+        if (dup == null) {
+            return end(true);
+        }
+        return end(false).compose(v -> Future.failedFuture(new io.scythe.txn.AbortException(
+            io.scythe.txn.AbortReason.DUPLICATE_KEY, "insert of " + dup)));
     }
 
     @Override
@@ -431,7 +541,7 @@ final class CalvinTxn implements Txn {
             return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
                 + " commits before its records came back (its procedure did not wait for its reads)"));
         }
-        return end(true);
+        return commitOrDuplicate();
     }
 
     @Override
@@ -475,8 +585,9 @@ final class CalvinTxn implements Txn {
         final Map<Integer, List<Write>> writes = new HashMap<>();
         final List<Integer> active = activeParticipants();
         for (final Entry e : entries.values()) {
-            if (commit && e.written != null) {
-                writes.computeIfAbsent(e.owner, o -> new ArrayList<>()).add(new Write(e.key, e.written));
+            if (commit && e.op != NONE) {
+                writes.computeIfAbsent(e.owner, o -> new ArrayList<>()).add(new Write(e.key, e.op,
+                    e.op == CalvinWire.DELETE ? new byte[0] : e.written));
             }
         }
         node.onHome(() -> node.finish(this, orderTs, writes, active).onComplete(ar -> lane.executor().execute(() -> {
@@ -510,8 +621,9 @@ final class CalvinTxn implements Txn {
             } else {
                 a.readAbsent = true;
             }
-            if (e.written != null) {
+            if (e.op != NONE) {
                 a.dirty = true;
+                a.deleting = e.op == CalvinWire.DELETE;
                 a.installedVersion = ObjectLayout.versionAfter(orderTs, e.record.version());
             }
             accesses.add(a);

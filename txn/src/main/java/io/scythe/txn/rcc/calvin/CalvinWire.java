@@ -22,7 +22,8 @@ final class CalvinWire {
     static final int FORWARD = 0x5C02;
     /**
      * Write-back at an active participant, in chunks: {@code id u64, commitTs u64, total u16, n u16, n x (key,
-     * length u32, value)}.
+     * kind u8, length u32, value)}; {@code total} counts items, a value too large for one message going in several
+     * ({@link #PIECE} set in the kind).
      */
     static final int WRITE = 0x5C03;
     /**
@@ -59,8 +60,15 @@ final class CalvinWire {
     record Record(Key key, byte status, long version, byte[] value) {
     }
 
-    /** A writer's new value of a key. */
-    record Write(Key key, byte[] value) {
+    /** An update of an existing key (a write). */
+    static final byte UPDATE = 0;
+    /** An insert: the owner creates the key (or revives its tombstone). */
+    static final byte INSERT = 1;
+    /** A delete: the owner makes the key a tombstone. */
+    static final byte DELETE = 2;
+
+    /** A writer's change of a key: {@link #UPDATE}, {@link #INSERT} (both with the new value) or {@link #DELETE}. */
+    record Write(Key key, byte kind, byte[] value) {
     }
 
     /** Builds a message. */
@@ -207,6 +215,11 @@ final class CalvinWire {
         return n;
     }
 
+    /** Bytes a write (or a piece of one) takes in a write message. */
+    static int writeBytes(final Write w) {
+        return keyBytes(w.key()) + 1 + 4 + w.value().length;
+    }
+
     /** Bytes a forwarded record of {@code valueBytes} takes. */
     static int recordBytes(final Key k, final int valueBytes) {
         return keyBytes(k) + 1 + 8 + 4 + valueBytes;
@@ -248,7 +261,7 @@ final class CalvinWire {
      * the epoch is over at {@code from}).
      */
     static List<UnsafeBuffer> batch(final long epoch, final int from, final List<Decl> txns, final int limit) {
-        final List<List<Decl>> chunks = chunks(txns, CalvinWire::declBytes, BATCH_HEADER, limit,
+        final List<List<Decl>> chunks = chunks(split(txns, limit - BATCH_HEADER), CalvinWire::declBytes, BATCH_HEADER, limit,
             d -> "transaction of " + d.keys().size() + " keys");
         final List<UnsafeBuffer> out = new ArrayList<>(chunks.size());
         for (int c = 0; c < chunks.size(); c++) {
@@ -260,6 +273,52 @@ final class CalvinWire {
                 }
             }
             out.add(o.done());
+        }
+        return out;
+    }
+
+    /**
+     * {@code txns} with each transaction too large for one message of {@code room} bytes cut into several of the same
+     * id, adjacent ({@link #merge} joins them again).
+     */
+    static List<Decl> split(final List<Decl> txns, final int room) {
+        final List<Decl> out = new ArrayList<>(txns.size());
+        for (final Decl d : txns) {
+            if (declBytes(d) <= room) {
+                out.add(d);
+                continue;
+            }
+            int used = 8 + 2 + 2;
+            int start = 0;
+            for (int i = 0; i < d.keys().size(); i++) {
+                final int n = keyBytes(d.keys().get(i)) + 1;
+                if (used + n > room && i > start) {
+                    out.add(new Decl(d.id(), d.origin(), d.keys().subList(start, i), d.exclusive().subList(start, i)));
+                    start = i;
+                    used = 8 + 2 + 2;
+                }
+                used += n;
+            }
+            out.add(new Decl(d.id(), d.origin(), d.keys().subList(start, d.keys().size()),
+                d.exclusive().subList(start, d.keys().size())));
+        }
+        return out;
+    }
+
+    /** A whole batch with the parts of each transaction {@link #split} into several joined again. */
+    static List<Decl> merge(final List<Decl> txns) {
+        final List<Decl> out = new ArrayList<>(txns.size());
+        for (final Decl d : txns) {
+            final Decl last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last != null && last.id() == d.id()) {
+                final List<Key> keys = new ArrayList<>(last.keys());
+                keys.addAll(d.keys());
+                final List<Boolean> exclusive = new ArrayList<>(last.exclusive());
+                exclusive.addAll(d.exclusive());
+                out.set(out.size() - 1, new Decl(d.id(), d.origin(), keys, exclusive));
+            } else {
+                out.add(d);
+            }
         }
         return out;
     }
@@ -294,18 +353,8 @@ final class CalvinWire {
                 items.add(r);
                 continue;
             }
-            final int room = limit - FORWARD_HEADER - recordBytes(r.key(), 8);
-            if (room <= 0) {
-                throw new IllegalArgumentException("CALVIN record " + r.key() + " cannot be split into messages of "
-                    + limit + " bytes");
-            }
-            for (int at = 0; at < r.value().length; at += room) {
-                final int n = Math.min(room, r.value().length - at);
-                final UnsafeBuffer piece = new UnsafeBuffer(new byte[8 + n]);
-                piece.putInt(0, r.value().length);
-                piece.putInt(4, at);
-                piece.putBytes(8, r.value(), at, n);
-                items.add(new Record(r.key(), PIECE, r.version(), piece.byteArray()));
+            for (final byte[] piece : pieces(r.key(), r.value(), limit - FORWARD_HEADER - recordBytes(r.key(), 8))) {
+                items.add(new Record(r.key(), PIECE, r.version(), piece));
             }
         }
         final List<UnsafeBuffer> out = new ArrayList<>();
@@ -323,7 +372,27 @@ final class CalvinWire {
         return out;
     }
 
-    /** Reassembles records forwarded in {@link #PIECE}s. Loop-confined. */
+    /** {@code value} of {@code key} cut into pieces of at most {@code room} bytes, each {@code total u32, offset u32, bytes}. */
+    private static List<byte[]> pieces(final Key key, final byte[] value, final int room) {
+        if (room <= 0) {
+            throw new IllegalArgumentException("CALVIN value of " + key + " cannot be split into messages this small");
+        }
+        final List<byte[]> out = new ArrayList<>();
+        for (int at = 0; at < value.length; at += room) {
+            final int n = Math.min(room, value.length - at);
+            final UnsafeBuffer piece = new UnsafeBuffer(new byte[8 + n]);
+            piece.putInt(0, value.length);
+            piece.putInt(4, at);
+            piece.putBytes(8, value, at, n);
+            out.add(piece.byteArray());
+        }
+        return out;
+    }
+
+    /** A write's kind with this set: a piece of its value ({@link #pieces}). */
+    static final int PIECE_FLAG = 0x80;
+
+    /** Reassembles records forwarded, and writes sent, in pieces. Loop-confined. */
     static final class Pieces {
         private final java.util.Map<Key, byte[]> values = new java.util.HashMap<>();
         private final java.util.Map<Key, Integer> got = new java.util.HashMap<>();
@@ -333,23 +402,38 @@ final class CalvinWire {
             if (r.status() != PIECE) {
                 return r;
             }
-            final UnsafeBuffer piece = new UnsafeBuffer(r.value());
+            final byte[] value = add(r.key(), r.value());
+            return value == null ? null : new Record(r.key(), FOUND, r.version(), value);
+        }
+
+        /** {@code w} itself, or once its last piece arrived the whole write, else {@code null}. */
+        Write add(final Write w) {
+            if ((w.kind() & PIECE_FLAG) == 0) {
+                return w;
+            }
+            final byte[] value = add(w.key(), w.value());
+            return value == null ? null : new Write(w.key(), (byte) (w.kind() & ~PIECE_FLAG), value);
+        }
+
+        /** Adds a piece ({@code total u32, offset u32, bytes}) of {@code key}'s value: the value once whole, else null. */
+        private byte[] add(final Key key, final byte[] bytes) {
+            final UnsafeBuffer piece = new UnsafeBuffer(bytes);
             final int total = piece.getInt(0);
             final int at = piece.getInt(4);
-            final int n = r.value().length - 8;
-            final byte[] value = values.computeIfAbsent(r.key(), k -> new byte[total]);
+            final int n = bytes.length - 8;
+            final byte[] value = values.computeIfAbsent(key, k -> new byte[total]);
             if (value.length != total || at < 0 || at + n > total) {
-                throw new IllegalArgumentException("CALVIN piece of " + r.key() + " at " + at + " (" + n + " bytes) "
-                    + "does not fit its record of " + total + " bytes");
+                throw new IllegalArgumentException("CALVIN piece of " + key + " at " + at + " (" + n + " bytes) "
+                    + "does not fit its value of " + total + " bytes");
             }
             piece.getBytes(8, value, at, n);
-            final int sum = got.merge(r.key(), n, Integer::sum);
+            final int sum = got.merge(key, n, Integer::sum);
             if (sum < total) {
                 return null;
             }
-            values.remove(r.key());
-            got.remove(r.key());
-            return new Record(r.key(), FOUND, r.version(), value);
+            values.remove(key);
+            got.remove(key);
+            return value;
         }
 
         /** Records with pieces missing (0 when quiet). */
@@ -372,12 +456,26 @@ final class CalvinWire {
      * {@code id u64, commitTs u64, total u16, n u16, n x (key, value)}; at least one (none: release only).
      */
     static List<UnsafeBuffer> write(final long id, final long commitTs, final List<Write> writes, final int limit) {
+        final List<Write> items = new ArrayList<>(writes.size());
+        for (final Write w : writes) {
+            if (WRITE_HEADER + writeBytes(w) <= limit) {
+                items.add(w);
+                continue;
+            }
+            for (final byte[] piece : pieces(w.key(), w.value(), limit - WRITE_HEADER - writeBytes(new Write(w.key(),
+                w.kind(), new byte[8])))) {
+                items.add(new Write(w.key(), (byte) (w.kind() | PIECE_FLAG), piece));
+            }
+        }
+        if (items.size() > 0xffff) {
+            throw new IllegalArgumentException("CALVIN writes of " + items.size() + " messages' items at one node");
+        }
         final List<UnsafeBuffer> out = new ArrayList<>();
-        for (final List<Write> chunk : chunks(writes, w -> keyBytes(w.key()) + 4 + w.value().length, WRITE_HEADER,
-            limit, w -> "write of " + w.key())) {
-            final Out o = new Out().u64(id).u64(commitTs).u16(writes.size()).u16(chunk.size());
+        for (final List<Write> chunk : chunks(items, CalvinWire::writeBytes, WRITE_HEADER, limit,
+            w -> "write of " + w.key())) {
+            final Out o = new Out().u64(id).u64(commitTs).u16(items.size()).u16(chunk.size());
             for (final Write w : chunk) {
-                o.key(w.key()).bytes(w.value());
+                o.key(w.key()).u8(w.kind()).bytes(w.value());
             }
             out.add(o.done());
         }
@@ -403,7 +501,7 @@ final class CalvinWire {
         final int n = in.u16();
         final List<Write> writes = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            writes.add(new Write(in.key(), in.bytes()));
+            writes.add(new Write(in.key(), (byte) in.u8(), in.bytes()));
         }
         return writes;
     }

@@ -21,8 +21,13 @@
  *       issue at once. A key read after that (one that depends on a value read) goes by OLLP, Calvin's
  *       reconnaissance: the first run's locks are released, the rest of the procedure reads unlocked, and the commit
  *       sequences the transaction again with every key it named; at execution each record must be at the version
- *       the reconnaissance saw, else nothing is written and it restarts (abort reason {@code ollp-restart}). An
- *       insert or a delete fails clearly, as does a record that cannot fit a message.</li>
+ *       the reconnaissance saw, else nothing is written and it restarts (abort reason {@code ollp-restart}).</li>
+ *   <li>Inserts and deletes are declared writes: the key's owner, holding its exclusive lock in sequence order,
+ *       creates a key not in the index by an INSERT RPC to its memory node without a lock word
+ *       ({@code InsertLock.NONE}: the owner's lock manager is the lock), revives a tombstone, or makes a deleted key
+ *       a tombstone (one-sided). An insert of a key read present (or inserted twice) fails the commit with
+ *       {@code duplicate-key}, a delete of a key not read present fails, as in the other protocols. An insert of a
+ *       key named after the first round (TPC-C's order ids, from the district read) goes by OLLP.</li>
  * </ul>
  * Where it departs from RCC's (and Calvin's): the procedure runs only at its executor, the node whose client began it
  * (procedures are closures on the client's loop, not stored procedures every node could run), so participants
@@ -31,7 +36,8 @@
  * compute nodes to each other for a module yet), in two forms:
  * <ul>
  *   <li>{@code rcc-calvin:primitive=rpc}: dispatch, forwarding and write-back are RRPC calls to the peer's home loop,
- *       in bucket-sized chunks (472 bytes: TPC-C's 680-byte customer rows do not fit).</li>
+ *       in bucket-sized chunks (472 bytes); a record, a write or a transaction's keys larger than one go in parts
+ *       (TPC-C's 680-byte customer rows, StockLevel's hundreds of keys).</li>
  *   <li>{@code rcc-calvin:primitive=onesided} (and {@code rcc-calvin}), the paper's RDMA CALVIN: every message is one
  *       one-sided WRITE of value + notify word into the sender's ring of 2 KB slots in the receiver's registered
  *       inbox ({@link io.scythe.txn.rcc.calvin.CalvinInbox}), which the receiver's home loop polls (no RPC handler,
@@ -41,8 +47,7 @@
  * At the end of a simulated run every node's lock queues (and every table of transactions in flight) must be empty
  * ({@code run.endChecks}: a violation of the run otherwise). OLLP departs from Calvin's in what it re-checks: the
  * procedure runs once, on the reconnaissance's values (a closure cannot be re-run on the locked ones), so every record
- * it read must be unchanged, not only those its keys depended on. Not built: inserts and deletes (so TPC-C, whose
- * NewOrder, Payment and Delivery insert or delete, is refused), splitting a record larger than an RRPC bucket in the
- * RPC form, replication of the input log, recovery, a per-stage breakdown.
+ * it read must be unchanged, not only those its keys depended on (so TPC-C's NewOrders on a hot district restart
+ * often). Not built: replication of the input log, recovery, a per-stage breakdown.
  */
 package io.scythe.txn.rcc.calvin;

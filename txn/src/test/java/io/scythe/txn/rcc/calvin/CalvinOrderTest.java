@@ -222,6 +222,69 @@ class CalvinOrderTest {
         assertThatThrownBy(() -> CalvinWire.readForward(truncated)).hasMessageContaining("truncated");
     }
 
+    /**
+     * Writes and a transaction's keys larger than one message (the RPC form's 472-byte bucket) go in parts: a 680-byte
+     * insert (TPC-C's customer row) in pieces reassembled whole in any order, with its kind, beside a delete; a
+     * transaction of 200 keys at one node in several batch chunks, joined again into one with its keys in order.
+     */
+    @Test
+    void shouldSplitLargeWritesAndTransactionsIntoMessagesAndJoinThem() {
+        final byte[] row = new byte[680];
+        for (int i = 0; i < row.length; i++) {
+            row[i] = (byte) (i * 13);
+        }
+        final var msgs = CalvinWire.write(3, 77, List.of(new CalvinWire.Write(new Key("customer", 1),
+            CalvinWire.INSERT, row), new CalvinWire.Write(new Key("new_order", 2), CalvinWire.DELETE, new byte[0])), 472);
+        assertThat(msgs.size()).isGreaterThan(1);
+        final var items = new ArrayList<CalvinWire.Write>();
+        int total = -1;
+        for (final var m : msgs) {
+            assertThat(m.capacity()).isLessThanOrEqualTo(472);
+            final CalvinWire.In in = new CalvinWire.In(m, 0, m.capacity());
+            assertThat(in.u64()).isEqualTo(3);
+            assertThat(in.u64()).isEqualTo(77);
+            total = in.u16();
+            items.addAll(CalvinWire.readWrites(in));
+        }
+        assertThat(items).hasSize(total);
+        java.util.Collections.reverse(items);
+        final CalvinWire.Pieces assembly = new CalvinWire.Pieces();
+        final var whole = new ArrayList<CalvinWire.Write>();
+        for (final var w : items) {
+            final var done = assembly.add(w);
+            if (done != null) {
+                whole.add(done);
+            }
+        }
+        assertThat(assembly.partial()).isZero();
+        assertThat(whole).hasSize(2);
+        assertThat(whole.get(0).kind()).isEqualTo(CalvinWire.DELETE);
+        assertThat(whole.get(1).kind()).isEqualTo(CalvinWire.INSERT);
+        assertThat(whole.get(1).value()).isEqualTo(row);
+        final List<Key> keys = new ArrayList<>();
+        final List<Boolean> modes = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            keys.add(new Key("order_line", i));
+            modes.add(i % 3 == 0);
+        }
+        final Decl big = new Decl(0xabcL, 1, keys, modes);
+        final Decl small = new Decl(0xdefL, 1, List.of(new Key("stock", 5)), List.of(true));
+        final var chunks = CalvinWire.batch(4, 1, List.of(small, big, small), 472);
+        assertThat(chunks.size()).isGreaterThan(2);
+        final List<Decl> received = new ArrayList<>();
+        for (final var c : chunks) {
+            assertThat(c.capacity()).isLessThanOrEqualTo(472);
+            final CalvinWire.In in = new CalvinWire.In(c, 0, c.capacity());
+            in.u64();
+            in.u16();
+            in.u16();
+            in.u16();
+            received.addAll(CalvinWire.readBatch(in));
+        }
+        assertThat(received.size()).isGreaterThan(3);
+        assertThat(CalvinWire.merge(received)).containsExactly(small, big, small);
+    }
+
     @Test
     void shouldOrderByEpochThenNodeThenPositionAndParseItsOptions() {
         assertThat(CalvinProtocol.orderTs(0, 3, 9)).isLessThan(CalvinProtocol.orderTs(1, 0, 0));
