@@ -27,6 +27,13 @@ import java.util.List;
  */
 public final class AurogonModule implements ProtocolModule {
     public static final Protocol DST_TO = variant("dst-to", false, false, AurogonClock.Mode.DST);
+    /**
+     * DST-TO sending each write's install (Fig. 5's PW) when the transaction writes it, right after the read it
+     * depends on (Algorithm 1 lines 14-15), where {@code dst-to} installs every write at commit: the vulnerable
+     * interval is then one round trip, not the rest of the transaction.
+     */
+    public static final Protocol DST_TO_EAGER = Protocol.of("dst-to-eager", (runtime, hint) -> new AurogonTxn(runtime,
+        new AurogonTxn.Techniques("dst-to-eager", false, false, AurogonClock.Mode.DST, true)));
     public static final Protocol AUROGON_BASE = variant("aurogon-base", false, false, AurogonClock.Mode.HOST);
     public static final Protocol AUROGON_PRE = variant("aurogon-pre", true, false, AurogonClock.Mode.DST);
     public static final Protocol AUROGON_2L = variant("aurogon-2l", true, false, AurogonClock.Mode.TWO_LEVEL);
@@ -71,6 +78,7 @@ public final class AurogonModule implements ProtocolModule {
     private static AurogonClock.Mode modeOf(final String protocol) {
         switch (protocol) {
             case "dst-to":
+            case "dst-to-eager":
             case "aurogon-pre":
                 return AurogonClock.Mode.DST;
             case "aurogon-base":
@@ -93,7 +101,7 @@ public final class AurogonModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO, AUROGON_FARM_CLOCK,
+        return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO, DST_TO_EAGER, AUROGON_FARM_CLOCK,
             AUROGON_HOST_CLOCK);
     }
 
