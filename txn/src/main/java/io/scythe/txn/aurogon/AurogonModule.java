@@ -18,7 +18,8 @@ import java.util.List;
  *   <li>{@code aurogon-2l}: then 2LClock in place of DST ({@link TwoLevelClock}, the parts built);</li>
  *   <li>{@code aurogon}: then adaptive read deferral: Aurogon.</li>
  * </ul>
- * And {@code aurogon-farmclock}: Aurogon with FaRMv2's clock in place of 2LClock (§6.5's comparison,
+ * And {@code dst-to-eager}: DST-TO installing each write when it is written, not at commit ({@link #DST_TO_EAGER});
+ * {@code aurogon-farmclock}: Aurogon with FaRMv2's clock in place of 2LClock (§6.5's comparison,
  * {@link AurogonClock.Mode#FARM}); {@code aurogon-hostclock}: Aurogon on each node's raw host clock (Fig. 1(a)'s
  * offsets injected with {@code --clock-spread host=...} go uncorrected); {@code aurogon-base}: every technique off on the node's raw host clock (in the
  * simulator, perfect unless {@code --clock} skews it).
