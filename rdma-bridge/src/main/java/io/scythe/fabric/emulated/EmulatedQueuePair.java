@@ -206,9 +206,9 @@ public final class EmulatedQueuePair implements QueuePair {
 
     /**
      * Makes this end a local path: its peer lives on the same server (co-located nodes,
-     * {@code FabricOptions#colocate}), so a request is a memory access between two cores of one host, not a verb: it takes effect {@code oneWayNs}
-     * after it is posted (its bytes at {@code FabricOptions#LOCAL_NS_PER_BYTE}), completes {@code oneWayNs} later,
-     * and books neither NIC's ports, units or QP caches. Order is kept as on a QP.
+     * {@code FabricOptions#colocate}), so a request is a memory access between two cores of one host, not a verb: it
+     * takes effect {@code oneWayNs} after it is posted (its bytes at {@code FabricOptions#LOCAL_NS_PER_BYTE}),
+     * completes {@code oneWayNs} later, and books neither NIC's ports, units or QP caches. Order is kept as on a QP.
      */
     public void localPath(final long oneWayNs) {
         if (oneWayNs < 0) {
