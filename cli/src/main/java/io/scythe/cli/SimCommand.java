@@ -386,8 +386,9 @@ public final class SimCommand implements Callable<Integer> {
 
     @Option(names = "--colocate", description = "Each server is both a compute node and a memory node (Aurogon's "
         + "symmetric servers): CN i and MN i share server i's clocks and reach each other on a local path (~100 ns a "
-        + "request and reply) instead of the network; needs --cns = --mns. TPC-C then homes warehouse w (its "
-        + "districts, customers, orders and stock) on server (w - 1) mod --mns. Default: split CNs and MNs.")
+        + "request and reply) instead of the network; needs --cns = --mns. TPC-C then homes its warehouses (each one's "
+        + "districts, customers, orders and stock) in blocks: warehouse w on server (w - 1) x --mns / --warehouses. "
+        + "Default: split CNs and MNs.")
     boolean colocate;
 
     @Option(names = "--redo-log", description = "Commits write redo records before their write-back, to log regions "

@@ -124,7 +124,7 @@ class AurogonSimTest extends SimVertxTest {
 
     /**
      * Co-located servers (the paper's symmetric servers, {@code sim --colocate}): CN i and MN i on server i, TPC-C
-     * homed by warehouse ({@code Tpcc.BY_WAREHOUSE}) with each server's home warehouse on it. The run stays
+     * homed by warehouse ({@code Tpcc.byWarehouse}) with each server's home warehouse on it. The run stays
      * serializable and consistent (TPC-C's checks read the rows where the placement put them), and a transaction's
      * accesses to its home warehouse take the local path: its median latency drops against the same run on split CNs
      * and MNs. {@code dst-to-eager} (installs at the write) runs co-located too, checked the same way. The measured
@@ -138,10 +138,12 @@ class AurogonSimTest extends SimVertxTest {
         homedTpcc("dst-to-eager", true);
         assertThat(colocated.getJsonObject("latency_us").getDouble("p50"))
             .isLessThan(split.getJsonObject("latency_us").getDouble("p50"));
-        assertThat(io.scythe.bench.workload.Tpcc.BY_WAREHOUSE.partitionOf(io.scythe.bench.workload.Tpcc.STOCK,
-            io.scythe.bench.workload.Tpcc.stockKey(2, 7), 2)).isEqualTo(1);
-        assertThat(io.scythe.bench.workload.Tpcc.BY_WAREHOUSE.partitionOf(io.scythe.bench.workload.Tpcc.ORDER_LINE,
-            io.scythe.bench.workload.Tpcc.orderLineKey(3, 9, 3001, 15), 2)).isEqualTo(0);
+        // 4 warehouses on 2 servers: 1 and 2 on server 0, 3 and 4 on server 1 (home loop: loop g's is g + 1).
+        final io.scythe.txn.Placement byWarehouse = io.scythe.bench.workload.Tpcc.byWarehouse(4);
+        assertThat(byWarehouse.partitionOf(io.scythe.bench.workload.Tpcc.STOCK,
+            io.scythe.bench.workload.Tpcc.stockKey(2, 7), 2)).isEqualTo(0);
+        assertThat(byWarehouse.partitionOf(io.scythe.bench.workload.Tpcc.ORDER_LINE,
+            io.scythe.bench.workload.Tpcc.orderLineKey(3, 9, 3001, 15), 2)).isEqualTo(1);
         assertThatThrownBy(() -> new SimOptions().computeNodes(2).memoryNodes(3).colocate(true).validate())
             .hasMessageContaining("needs as many compute nodes as memory nodes, not cns=2 and mns=3");
     }

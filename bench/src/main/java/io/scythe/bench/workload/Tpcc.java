@@ -278,14 +278,22 @@ public final class Tpcc {
     }
 
     /**
-     * Rows placed by warehouse ({@link #BY_WAREHOUSE}): warehouse w, its districts, customers, orders, order lines,
-     * stock and the rest on partition {@code (w - 1) mod partitions}, as Aurogon partitions TPC-C by warehouse over its
-     * servers; ITEM (read-only) and the HISTORY rows Payments insert stay {@code key mod partitions}.
+     * Rows placed by warehouse, in blocks: of {@code warehouses}, warehouse w with its districts, customers, orders,
+     * order lines, stock and the rest on partition {@code (w - 1) * partitions / warehouses}, as Aurogon partitions
+     * TPC-C by warehouse over its servers; so with {@code TpccSpec.Home} {@code server} (W = servers) or {@code loop}
+     * (W = servers x loops) each loop's home warehouse is on its own server. ITEM (read-only) and the HISTORY rows
+     * Payments insert stay {@code key mod partitions}.
      */
-    public static final Placement BY_WAREHOUSE = (table, key, partitions) -> {
-        final long w = warehouseOf(table, key);
-        return w < 0 ? (int) Long.remainderUnsigned(key, partitions) : (int) Math.floorMod(w - 1, (long) partitions);
-    };
+    public static Placement byWarehouse(final int warehouses) {
+        if (warehouses < 1) {
+            throw new IllegalArgumentException("placement by warehouse needs at least 1 warehouse, not " + warehouses);
+        }
+        return (table, key, partitions) -> {
+            final long w = warehouseOf(table, key);
+            return w < 0 ? (int) Long.remainderUnsigned(key, partitions)
+                : (int) (Math.floorMod(w - 1, (long) warehouses) * partitions / warehouses);
+        };
+    }
 
     /** The warehouse whose row {@code key} of {@code table} is, or -1 for ITEM's rows and inserted HISTORY rows. */
     static long warehouseOf(final String table, final long key) {

@@ -153,12 +153,12 @@ public final class TpccSpec implements OltpSpec {
     }
 
     /**
-     * Homes every warehouse's rows on one partition ({@link Tpcc#BY_WAREHOUSE}: warehouse w on {@code (w - 1) mod
-     * parts}), as Aurogon partitions TPC-C over its servers; with home {@code server} and co-located servers a
-     * transaction's home warehouse is then on its own server. Before loading.
+     * Homes every warehouse's rows on one partition ({@link Tpcc#byWarehouse}: blocks of consecutive warehouses), as
+     * Aurogon partitions TPC-C over its servers; with home {@code server} (W = servers) or {@code loop} (W = servers
+     * x loops) and co-located servers a transaction's home warehouse is then on its own server. Before loading.
      */
     public TpccSpec placedByWarehouse() {
-        this.placement = Tpcc.BY_WAREHOUSE;
+        this.placement = Tpcc.byWarehouse(scale.warehouses());
         return this;
     }
 
