@@ -384,6 +384,13 @@ public final class SimCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE}.")
     String lookup;
 
+    @Option(names = "--colocate", description = "Each server is both a compute node and a memory node (Aurogon's "
+        + "symmetric servers): CN i and MN i share server i's clocks and reach each other on a local path (~100 ns a "
+        + "request and reply) instead of the network; needs --cns = --mns. TPC-C then homes its warehouses (each one's "
+        + "districts, customers, orders and stock) in blocks: warehouse w on server (w - 1) x --mns / --warehouses. "
+        + "Default: split CNs and MNs.")
+    boolean colocate;
+
     @Option(names = "--redo-log", description = "Commits write redo records before their write-back, to log regions "
         + "the memory nodes serve (default: none; --crash-recover needs them).")
     boolean redoLog;
@@ -496,7 +503,7 @@ public final class SimCommand implements Callable<Integer> {
             }
             o.replicas(replicas.get(0));
         }
-        verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes);
+        verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes).colocate(colocate);
         if (crashes) {
             Explorer.crash(o).faults().recover(true, crashDetect.toNanos());
         }
@@ -588,7 +595,7 @@ public final class SimCommand implements Callable<Integer> {
                     .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs)
-                    .replicas(k).lookup(lookupMode).redoLog(redoLog);
+                    .replicas(k).lookup(lookupMode).redoLog(redoLog).colocate(colocate);
                 final Simulation simulation = blinkWorkload ? new Simulation(options, runSpec).operation(
                     io.scythe.sim.TreeSim.ycsb((io.scythe.sim.TreeSim.Spec) runSpec, io.scythe.sim.TreeSim.kind(
                         protocol), 1 - writeRatio, zipfTheta))
@@ -789,10 +796,12 @@ public final class SimCommand implements Callable<Integer> {
             case "blink":
                 return io.scythe.sim.TreeSim.Spec.sized(records, lineBytes, memoryNodes);
             case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
-                return new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses,
-                    customers, items, io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed,
+                final io.scythe.bench.workload.TpccSpec tpcc = new io.scythe.bench.workload.TpccSpec(
+                    new io.scythe.bench.workload.Tpcc.Scale(warehouses, customers, items,
+                    io.scythe.bench.workload.TpccSpec.headroomFor(0)), zipfTheta, seed,
                     io.scythe.bench.workload.TpccSpec.Mix.of(tpccMix), localItemRatio,
                     io.scythe.bench.workload.TpccSpec.Home.of(tpccHome));
+                return colocate ? tpcc.placedByWarehouse() : tpcc; // warehouses homed on the servers
             case "phantom":
             case "churn":
                 return new io.scythe.bench.workload.KeyChurnSpec(io.scythe.bench.workload.KeyChurnSpec.shapeNamed(

@@ -6,7 +6,8 @@ public record HostAndNicClocks(DriftingClock host, DriftingClock nic) {
     /** The clocks {@code fabric}'s options give {@code node}, starting now. */
     public static HostAndNicClocks start(final Fabric fabric, final String node) {
         final ClockOptions options = fabric.options().clocks();
-        final DriftingClock nic = new DriftingClock(fabric.clock(), options.nicOf(node));
-        return new HostAndNicClocks(new DriftingClock(fabric.clock(), options.hostOf(node), nic.startNs()), nic);
+        final String server = fabric.options().serverOf(node); // co-located nodes read one server's clocks
+        final DriftingClock nic = new DriftingClock(fabric.clock(), options.nicOf(server));
+        return new HostAndNicClocks(new DriftingClock(fabric.clock(), options.hostOf(server), nic.startNs()), nic);
     }
 }

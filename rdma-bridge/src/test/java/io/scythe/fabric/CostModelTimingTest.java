@@ -58,6 +58,38 @@ class CostModelTimingTest {
     }
 
     @Test
+    void shouldTakeTheLocalPathBetweenColocatedNodesAndTheNetworkToOthers() {
+        final CostModel model = CostModel.cx5();
+        clock.update(T0);
+        fabric = new LocalFabric(new FabricOptions().costModel(model).clock(clock).colocate("server0", "cn0", "mn0")
+            .clocks(new ClockOptions(new JsonObject().put("spread", new JsonObject().put("host",
+                new JsonObject().put("offsetNs", 100_000).put("driftPpm", 100))))));
+        final Nic cn0 = fabric.attachNow("cn0");
+        final Nic mn0 = fabric.attachNow("mn0");
+        final Nic mn1 = fabric.attachNow("mn1");
+        final RemoteRegion local = mn0.register("r", 4096, MemoryKind.HOST).describe();
+        final RemoteRegion remote = mn1.register("r", 4096, MemoryKind.HOST).describe();
+        final CompletionQueue cq = cn0.createCompletionQueue(16);
+        final QueuePair toLocal = cn0.connect("mn0", cq, new QpOptions()).result();
+        final QueuePair toRemote = cn0.connect("mn1", cq, new QpOptions()).result();
+        toLocal.post(new WorkRequest().read(local.address(), local.rkey(), new UnsafeBuffer(new byte[64]), 0, 64));
+        final long localNs = completionTimes(cq, 1, 10_000).get(0);
+        toRemote.post(new WorkRequest().read(remote.address(), remote.rkey(), new UnsafeBuffer(new byte[64]), 0, 64));
+        final long remoteNs = completionTimes(cq, 1, 10_000).get(0);
+        // 2 x 50 ns one way, and 64 B at 0.1 ns/B: a memory access, not a verb (at least 2 one-way latencies).
+        assertThat(localNs).isEqualTo(2 * FabricOptions.LOCAL_PATH_NS + 6);
+        assertThat(remoteNs).isGreaterThanOrEqualTo(2 * model.oneWayLatencyNs());
+        // One server, one set of clocks; another server draws its own from the spread.
+        assertThat(mn0.hostClock().nanoTime()).isEqualTo(cn0.hostClock().nanoTime());
+        assertThat(mn0.nicClock().nanoTime()).isEqualTo(cn0.nicClock().nanoTime());
+        assertThat(mn1.hostClock().nanoTime()).isNotEqualTo(cn0.hostClock().nanoTime());
+        assertThat(fabric.options().colocated("cn0", "mn0")).isTrue();
+        assertThat(fabric.options().colocated("cn0", "mn1")).isFalse();
+        assertThatThrownBy(() -> new FabricOptions().colocate("s0", "cn0").colocate("s1", "cn0"))
+            .hasMessageContaining("node cn0 is already on server s0");
+    }
+
+    @Test
     void shouldNotCompleteASmallReadBeforeItsModelledRoundTrip() {
         final CostModel model = CostModel.cx5();
         final Nic[] n = nodes(model, "cn", "mn");

@@ -41,6 +41,7 @@ public final class SimOptions {
     private long reclaimEveryNs;
     private ClockOptions clocks = new ClockOptions();
     private int replicas;
+    private boolean colocate;
     private io.scythe.storage.remote.RemoteTable.LookupMode lookup = io.scythe.storage.remote.RemoteTable.LookupMode.RPC;
     private boolean redoLog;
     private io.scythe.routing.RoutingMode routing = io.scythe.routing.RoutingMode.LOCAL;
@@ -98,6 +99,14 @@ public final class SimOptions {
         }
         clocks.validate();
         io.scythe.storage.BackupTables.check(replicas, memoryNodes);
+        if (colocate && computeNodes != memoryNodes) {
+            throw new IllegalArgumentException("colocate puts compute node i and memory node i on server i: it needs "
+                + "as many compute nodes as memory nodes, not cns=" + computeNodes + " and mns=" + memoryNodes);
+        }
+        if (colocate && faults.crashCn() != Faults.NO_CRASH) {
+            throw new IllegalArgumentException("colocate: a crashed server would take its memory node with it, and "
+                + "memory-node crashes are not modelled; crash a compute node without colocate");
+        }
         return this;
     }
 
@@ -108,6 +117,11 @@ public final class SimOptions {
     }
 
     public JsonObject toJson() {
+        final JsonObject json = toJsonSplit();
+        return colocate ? json.put("colocate", true) : json; // absent when off: split runs report as before
+    }
+
+    private JsonObject toJsonSplit() {
         return new JsonObject().put("protocol", protocol).put("cns", computeNodes)
             .put("loops_per_cn", loopsPerComputeNode).put("clients_per_cn", clientsPerComputeNode)
             .put("memory_nodes", memoryNodes).put("max_attempts", maxAttempts)
@@ -364,6 +378,20 @@ public final class SimOptions {
      * replication): each write-back, and each redo record with {@link #redoLog}, goes to the primary and k backups.
      * Must be below the number of memory nodes.
      */
+    /**
+     * Whether each server is both a compute node and a memory node, as Aurogon's symmetric servers (FAST'22 §3):
+     * compute node i and memory node i share server i's clocks, and requests between them take a local path
+     * ({@code FabricOptions#colocate}) instead of the network.
+     */
+    public boolean colocate() {
+        return colocate;
+    }
+
+    public SimOptions colocate(final boolean colocate) {
+        this.colocate = colocate;
+        return this;
+    }
+
     public int replicas() {
         return replicas;
     }

@@ -301,6 +301,11 @@ public final class Simulation {
             if (options.faults().verbFailRate() > 0) {
                 fabricOptions.verbFaultInjector(this::injectedVerbFailure);
             }
+            if (options.colocate()) {
+                for (int s = 0; s < options.computeNodes(); s++) {
+                    fabricOptions.colocate("server" + s, "cn" + s, "mn" + s);
+                }
+            }
             fabric = new LocalFabric(fabricOptions);
             // Rings for exactly the loops that exist (the defaults size for any cluster, and zeroing 8 MiB of inbox
             // per memory node would dominate a short simulated run); the ring geometry itself is the default.
@@ -353,6 +358,9 @@ public final class Simulation {
                 tablesOf.put(db.nic().node(), db.tables().stream().map(Table::describe).toList());
             }
             final Catalog catalog = Catalog.fromMemoryNodes(new ArrayList<>(tablesOf.keySet()), tablesOf);
+            if (spec.placement() != io.scythe.txn.Placement.MOD) {
+                catalog.placement(spec.placement()); // where the workload loaded its keys (TPC-C by warehouse)
+            }
             final String tsoNode = prefix + "tso";
             tso = new TsoService(vertx, fabric.attachNow(tsoNode), List.of(), 1000);
             return Future.all(started).compose(v -> tso.start())

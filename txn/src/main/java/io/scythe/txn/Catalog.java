@@ -40,17 +40,24 @@ public final class Catalog {
         }
     }
 
-    /** A table and its partitions. */
-    public record Table(String name, List<Partition> partitions) {
+    /** A table, its partitions and which of them holds a key. */
+    public record Table(String name, List<Partition> partitions, Placement placement) {
         public Table {
             if (partitions.isEmpty()) {
                 throw new IllegalArgumentException("table " + name + " has no partition");
             }
             partitions = List.copyOf(partitions);
+            java.util.Objects.requireNonNull(placement, "placement");
+        }
+
+        /** A table placed {@code key mod partitions} ({@link Placement#MOD}). */
+        public Table(final String name, final List<Partition> partitions) {
+            this(name, partitions, Placement.MOD);
         }
 
         public Partition partitionOf(final long key) {
-            return partitions.get((int) Long.remainderUnsigned(key, partitions.size()));
+            return partitions.get(placement == Placement.MOD ? (int) Long.remainderUnsigned(key, partitions.size())
+                : placement.partitionOf(name, key, partitions.size()));
         }
     }
 
@@ -70,6 +77,22 @@ public final class Catalog {
     private volatile long blockedBy;
     /** Commits past their point of no return, by the epoch they began in ({@link #decided}, {@link #finished}). */
     private final Map<Long, java.util.concurrent.atomic.LongAdder> decided = new ConcurrentHashMap<>();
+
+    /**
+     * Places every table by {@code placement} from now on (a workload that homes its data: the loader must have put
+     * every key where {@code placement} says). Before any reconfiguration only.
+     */
+    public synchronized Catalog placement(final Placement placement) {
+        if (configuration != null) {
+            throw new IllegalStateException("the placement is set before any memory-node reconfiguration");
+        }
+        for (final Table t : List.copyOf(loaded.values())) {
+            final Table placed = new Table(t.name(), t.partitions(), placement);
+            loaded.put(t.name(), placed);
+            tables.put(t.name(), placed);
+        }
+        return this;
+    }
 
     public Catalog add(final String name, final List<Partition> partitions) {
         final Table table = new Table(name, partitions);
@@ -131,7 +154,7 @@ public final class Catalog {
                 partitions.add(new Partition(copies.get(0).node(), copies.get(0).descriptor(),
                     copies.subList(1, copies.size())));
             }
-            moved.put(t.name(), new Table(t.name(), partitions));
+            moved.put(t.name(), new Table(t.name(), partitions, t.placement()));
             for (final int r : next.removed()) {
                 gone.add(t.partitions().get(r).node());
             }

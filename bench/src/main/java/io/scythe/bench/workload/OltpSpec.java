@@ -53,6 +53,14 @@ public interface OltpSpec {
     /** Creates and fills this workload's tables on memory node {@code part} of {@code parts}. */
     void load(LogDb db, int part, int parts);
 
+    /**
+     * Where {@link #load} put each key: the catalog the transactions run on must place keys the same way. Every
+     * workload but TPC-C homed by warehouse ({@code TpccSpec#placedByWarehouse}) keeps {@code key mod parts}.
+     */
+    default io.scythe.txn.Placement placement() {
+        return io.scythe.txn.Placement.MOD;
+    }
+
     /** The next transaction; routing keys and read-only flags come from the draws it makes anyway, never new ones. */
     Drawn draw(SplittableRandom random);
 

@@ -6,6 +6,7 @@ import io.scythe.storage.Table;
 import io.scythe.storage.TableSchema;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
+import io.scythe.txn.Placement;
 import io.scythe.txn.Txn;
 import io.scythe.txn.UnknownKeyException;
 import io.vertx.core.Future;
@@ -273,26 +274,80 @@ public final class Tpcc {
 
     /** Creates the 12 tables on {@code db} (memory node {@code part} of {@code parts}) and loads its rows. */
     public static void load(final LogDb db, final Scale s, final int part, final int parts, final long seed) {
+        load(db, s, part, parts, seed, Placement.MOD);
+    }
+
+    /**
+     * Rows placed by warehouse, in blocks: of {@code warehouses}, warehouse w with its districts, customers, orders,
+     * order lines, stock and the rest on partition {@code (w - 1) * partitions / warehouses}, as Aurogon partitions
+     * TPC-C by warehouse over its servers; so with {@code TpccSpec.Home} {@code server} (W = servers) or {@code loop}
+     * (W = servers x loops) each loop's home warehouse is on its own server. ITEM (read-only) and the HISTORY rows
+     * Payments insert stay {@code key mod partitions}.
+     */
+    public static Placement byWarehouse(final int warehouses) {
+        if (warehouses < 1) {
+            throw new IllegalArgumentException("placement by warehouse needs at least 1 warehouse, not " + warehouses);
+        }
+        return (table, key, partitions) -> {
+            final long w = warehouseOf(table, key);
+            return w < 0 ? (int) Long.remainderUnsigned(key, partitions)
+                : (int) (Math.floorMod(w - 1, (long) warehouses) * partitions / warehouses);
+        };
+    }
+
+    /** The warehouse whose row {@code key} of {@code table} is, or -1 for ITEM's rows and inserted HISTORY rows. */
+    static long warehouseOf(final String table, final long key) {
+        switch (table) {
+            case WAREHOUSE:
+                return key;
+            case DISTRICT:
+            case DELIVERY_CURSOR:
+                return key >>> 4;
+            case CUSTOMER:
+            case LAST_ORDER:
+                return key >>> 16;
+            case HISTORY:
+                return key < FIRST_NEW_HISTORY_KEY ? key >>> 16 : -1;
+            case ORDER:
+            case NEW_ORDER:
+                return key >>> 36;
+            case ORDER_LINE:
+                return key >>> 40;
+            case STOCK:
+                return key >>> 17;
+            case CUSTOMER_NAME:
+                return key >>> 14;
+            default:
+                return -1;
+        }
+    }
+
+    /** {@link #load(LogDb, Scale, int, int, long)} with rows placed by {@code placement}. */
+    public static void load(final LogDb db, final Scale s, final int part, final int parts, final long seed,
+                            final Placement placement) {
+        // By warehouse, a partition holds the rows of up to ceil(W / parts) warehouses: size its tables for that.
+        final int sizing = placement == Placement.MOD ? parts
+            : Math.max(1, s.warehouses / ((s.warehouses + parts - 1) / parts));
         final long orders = (long) s.districts() * s.customers + s.headroomOrders;
         final long customers = (long) s.districts() * s.customers;
-        final Table warehouse = db.create(schema(31, WAREHOUSE, W.BYTES, share(s.warehouses, parts)));
-        final Table district = db.create(schema(32, DISTRICT, D.BYTES, share(s.districts(), parts)));
-        final Table customer = db.create(schema(33, CUSTOMER, C.BYTES, share(customers, parts)));
-        final Table history = db.create(schema(34, HISTORY, H.BYTES, share(customers + s.headroomOrders, parts)));
+        final Table warehouse = db.create(schema(31, WAREHOUSE, W.BYTES, share(s.warehouses, sizing)));
+        final Table district = db.create(schema(32, DISTRICT, D.BYTES, share(s.districts(), sizing)));
+        final Table customer = db.create(schema(33, CUSTOMER, C.BYTES, share(customers, sizing)));
+        final Table history = db.create(schema(34, HISTORY, H.BYTES, share(customers + s.headroomOrders, sizing)));
         final Table newOrder = db.create(schema(35, NEW_ORDER, NO.BYTES,
-            share((long) s.districts() * s.undelivered() + s.headroomOrders, parts)));
-        final Table order = db.create(schema(36, ORDER, O.BYTES, share(orders, parts)));
-        final Table orderLine = db.create(schema(37, ORDER_LINE, OL.BYTES, share(orders * 11, parts)));
+            share((long) s.districts() * s.undelivered() + s.headroomOrders, sizing)));
+        final Table order = db.create(schema(36, ORDER, O.BYTES, share(orders, sizing)));
+        final Table orderLine = db.create(schema(37, ORDER_LINE, OL.BYTES, share(orders * 11, sizing)));
         final Table item = db.create(schema(38, ITEM, I.BYTES, share(s.items, parts)).asReadOnly());
-        final Table stock = db.create(schema(39, STOCK, S.BYTES, share((long) s.warehouses * s.items, parts)));
+        final Table stock = db.create(schema(39, STOCK, S.BYTES, share((long) s.warehouses * s.items, sizing)));
         final Table names = db.create(schema(40, CUSTOMER_NAME, CN.BYTES,
-            share((long) s.districts() * s.nameCount(), parts)));
-        final Table lastOrder = db.create(schema(41, LAST_ORDER, ID_ROW_BYTES, share(customers, parts)));
-        final Table cursor = db.create(schema(42, DELIVERY_CURSOR, ID_ROW_BYTES, share(s.districts(), parts)));
+            share((long) s.districts() * s.nameCount(), sizing)));
+        final Table lastOrder = db.create(schema(41, LAST_ORDER, ID_ROW_BYTES, share(customers, sizing)));
+        final Table cursor = db.create(schema(42, DELIVERY_CURSOR, ID_ROW_BYTES, share(s.districts(), sizing)));
 
         final UnsafeBuffer row = new UnsafeBuffer(new byte[C.BYTES]);
         for (int i = 1; i <= s.items; i++) {
-            if (mine(i, part, parts)) {
+            if (mine(placement, ITEM, i, part, parts)) {
                 final SplittableRandom r = new SplittableRandom(seed ^ (i * 0x9E3779B97F4A7C15L));
                 clear(row, I.BYTES);
                 row.putInt(I.ID, i);
@@ -305,7 +360,7 @@ public final class Tpcc {
         }
         for (int w = 1; w <= s.warehouses; w++) {
             final SplittableRandom wr = new SplittableRandom(seed * 31 + w);
-            if (mine(w, part, parts)) {
+            if (mine(placement, WAREHOUSE, w, part, parts)) {
                 clear(row, W.BYTES);
                 row.putInt(W.ID, w);
                 row.putInt(W.TAX, wr.nextInt(2_001));
@@ -315,7 +370,7 @@ public final class Tpcc {
             }
             for (int i = 1; i <= s.items; i++) {
                 final long key = stockKey(w, i);
-                if (mine(key, part, parts)) {
+                if (mine(placement, STOCK, key, part, parts)) {
                     final SplittableRandom r = new SplittableRandom(seed ^ (key * 0x9E3779B97F4A7C15L));
                     clear(row, S.BYTES);
                     row.putInt(S.I_ID, i);
@@ -329,13 +384,14 @@ public final class Tpcc {
                 }
             }
             for (int d = 1; d <= DISTRICTS; d++) {
-                loadDistrict(s, w, d, part, parts, seed, row, district, customer, history, newOrder, order,
+                loadDistrict(s, w, d, part, parts, placement, seed, row, district, customer, history, newOrder, order,
                     orderLine, names, lastOrder, cursor);
             }
         }
     }
 
     private static void loadDistrict(final Scale s, final int w, final int d, final int part, final int parts,
+                                     final Placement placement,
                                      final long seed, final UnsafeBuffer row, final Table district,
                                      final Table customer, final Table history, final Table newOrder,
                                      final Table order, final Table orderLine, final Table names,
@@ -343,7 +399,7 @@ public final class Tpcc {
         final DistrictPlan plan = new DistrictPlan(s, w, d, seed);
         final long dk = districtKey(w, d);
         final int firstUndelivered = s.customers - s.undelivered() + 1;
-        if (mine(dk, part, parts)) {
+        if (mine(placement, DISTRICT, dk, part, parts)) {
             final SplittableRandom r = new SplittableRandom(seed ^ dk);
             clear(row, D.BYTES);
             row.putInt(D.ID, d);
@@ -359,7 +415,7 @@ public final class Tpcc {
         }
         for (int c = 1; c <= s.customers; c++) {
             final long ck = customerKey(w, d, c);
-            if (mine(ck, part, parts)) {
+            if (mine(placement, CUSTOMER, ck, part, parts)) {
                 final SplittableRandom r = new SplittableRandom(seed ^ (ck * 0x9E3779B97F4A7C15L));
                 clear(row, C.BYTES);
                 row.putInt(C.ID, c);
@@ -397,7 +453,7 @@ public final class Tpcc {
             lastOrderOf[c] = o;
             final boolean delivered = o < firstUndelivered;
             final long ok = orderKey(w, d, o);
-            if (mine(ok, part, parts)) {
+            if (mine(placement, ORDER, ok, part, parts)) {
                 clear(row, O.BYTES);
                 row.putInt(O.ID, o);
                 row.putInt(O.D_ID, d);
@@ -409,7 +465,7 @@ public final class Tpcc {
                 row.putInt(O.ALL_LOCAL, 1);
                 put(order, ok, row, O.BYTES);
             }
-            if (!delivered && mine(ok, part, parts)) {
+            if (!delivered && mine(placement, NEW_ORDER, ok, part, parts)) {
                 clear(row, NO.BYTES);
                 row.putInt(NO.O_ID, o);
                 row.putInt(NO.D_ID, d);
@@ -418,7 +474,7 @@ public final class Tpcc {
             }
             for (int ol = 1; ol <= plan.lineCount[o]; ol++) {
                 final long olk = orderLineKey(w, d, o, ol);
-                if (mine(olk, part, parts)) {
+                if (mine(placement, ORDER_LINE, olk, part, parts)) {
                     final SplittableRandom r = new SplittableRandom(seed ^ (olk * 0x9E3779B97F4A7C15L));
                     clear(row, OL.BYTES);
                     row.putInt(OL.O_ID, o);
@@ -437,7 +493,7 @@ public final class Tpcc {
         }
         for (int c = 1; c <= s.customers; c++) {
             final long ck = customerKey(w, d, c);
-            if (mine(ck, part, parts)) {
+            if (mine(placement, LAST_ORDER, ck, part, parts)) {
                 clear(row, ID_ROW_BYTES);
                 row.putInt(0, lastOrderOf[c]);
                 put(lastOrder, ck, row, ID_ROW_BYTES);
@@ -453,7 +509,7 @@ public final class Tpcc {
         }
         for (int n = 0; n < s.nameCount(); n++) {
             final long nk = nameKey(w, d, n);
-            if (!mine(nk, part, parts)) {
+            if (!mine(placement, CUSTOMER_NAME, nk, part, parts)) {
                 continue;
             }
             final List<Integer> ids = byName.get(n);
@@ -472,8 +528,9 @@ public final class Tpcc {
         }
     }
 
-    private static boolean mine(final long key, final int part, final int parts) {
-        return Long.remainderUnsigned(key, parts) == part;
+    private static boolean mine(final Placement placement, final String table, final long key, final int part,
+                                final int parts) {
+        return placement.partitionOf(table, key, parts) == part;
     }
 
     private static void put(final Table t, final long key, final UnsafeBuffer row, final int bytes) {
@@ -804,7 +861,12 @@ public final class Tpcc {
 
     /** The table {@code name}'s partition holding {@code key}. */
     static Table partitionOf(final List<LogDb> dbs, final String name, final long key) {
-        return dbs.get((int) Long.remainderUnsigned(key, dbs.size())).table(name);
+        return partitionOf(dbs, name, key, Placement.MOD);
+    }
+
+    /** The table {@code name}'s partition holding {@code key}, placed by {@code placement}. */
+    static Table partitionOf(final List<LogDb> dbs, final String name, final long key, final Placement placement) {
+        return dbs.get(placement.partitionOf(name, key, dbs.size())).table(name);
     }
 
     /** Row {@code key} of {@code name} (its offset in the partition's object memory), or -1 if absent/deleted. */
@@ -846,6 +908,11 @@ public final class Tpcc {
      * nodes' memory after a run: condition name -&gt; violations (empty when it holds).
      */
     public static Map<String, List<String>> check(final List<LogDb> dbs, final Scale s) {
+        return check(dbs, s, Placement.MOD);
+    }
+
+    /** {@link #check(List, Scale)} of rows placed by {@code placement}. */
+    public static Map<String, List<String>> check(final List<LogDb> dbs, final Scale s, final Placement placement) {
         final int n = s.districts();
         final int[] maxOrder = new int[n];
         final long[] lineCountSum = new long[n];
@@ -879,12 +946,12 @@ public final class Tpcc {
         final List<String> c4 = new ArrayList<>();
         final List<String> cursorRule = new ArrayList<>();
         for (int w = 1; w <= s.warehouses; w++) {
-            final Table wt = partitionOf(dbs, WAREHOUSE, w);
+            final Table wt = partitionOf(dbs, WAREHOUSE, w, placement);
             final long wYtd = wt.objectMemory().getLongVolatile(rowAt(wt, w) + W.YTD);
             long dYtd = 0;
             for (int d = 1; d <= DISTRICTS; d++) {
                 final long dk = districtKey(w, d);
-                final Table dt = partitionOf(dbs, DISTRICT, dk);
+                final Table dt = partitionOf(dbs, DISTRICT, dk, placement);
                 final int at = rowAt(dt, dk);
                 dYtd += dt.objectMemory().getLongVolatile(at + D.YTD);
                 final int next = dt.objectMemory().getIntVolatile(at + D.NEXT_O_ID);
@@ -901,7 +968,7 @@ public final class Tpcc {
                 if (lineCountSum[i] != lines[i]) {
                     c4.add(where + "sum(O_OL_CNT) = " + lineCountSum[i] + " but " + lines[i] + " ORDER-LINE rows");
                 }
-                final Table ct = partitionOf(dbs, DELIVERY_CURSOR, dk);
+                final Table ct = partitionOf(dbs, DELIVERY_CURSOR, dk, placement);
                 final int cursor = ct.objectMemory().getIntVolatile(rowAt(ct, dk));
                 final int expected = newCount[i] > 0 ? minNew[i] : next;
                 if (cursor != expected) {
@@ -931,9 +998,14 @@ public final class Tpcc {
 
     /** The sum of W_YTD over the warehouses (cents): it grows by exactly the committed payments. */
     public static long warehouseYtd(final List<LogDb> dbs, final Scale s) {
+        return warehouseYtd(dbs, s, Placement.MOD);
+    }
+
+    /** {@link #warehouseYtd(List, Scale)} of rows placed by {@code placement}. */
+    public static long warehouseYtd(final List<LogDb> dbs, final Scale s, final Placement placement) {
         long sum = 0;
         for (int w = 1; w <= s.warehouses; w++) {
-            final Table t = partitionOf(dbs, WAREHOUSE, w);
+            final Table t = partitionOf(dbs, WAREHOUSE, w, placement);
             sum += t.objectMemory().getLongVolatile(rowAt(t, w) + W.YTD);
         }
         return sum;

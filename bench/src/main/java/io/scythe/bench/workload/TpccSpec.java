@@ -101,6 +101,7 @@ public final class TpccSpec implements OltpSpec {
     private final Zipf items;
     private final AtomicLong historyKeys = new AtomicLong(Tpcc.FIRST_NEW_HISTORY_KEY);
     private final AtomicLong clock = new AtomicLong(1_800_000_000_000L);
+    private io.scythe.txn.Placement placement = io.scythe.txn.Placement.MOD;
 
     public TpccSpec(final Tpcc.Scale scale, final double theta, final long seed) {
         this(scale, theta, seed, Mix.STANDARD, STANDARD_LOCAL_ITEM_RATIO, Home.RANDOM);
@@ -141,15 +142,34 @@ public final class TpccSpec implements OltpSpec {
 
     @Override
     public JsonObject params() {
-        return new JsonObject().put("warehouses", scale.warehouses()).put("customers_per_district",
+        return placementParams(new JsonObject().put("warehouses", scale.warehouses()).put("customers_per_district",
             scale.customers()).put("items", scale.items()).put("headroom_orders", scale.headroomOrders())
             .put("theta", theta).put("mix", mix.shares).put("local_item_ratio", localItemRatio)
-            .put("home", home.label);
+            .put("home", home.label));
+    }
+
+    private JsonObject placementParams(final JsonObject params) {
+        return placement == io.scythe.txn.Placement.MOD ? params : params.put("placement", "warehouse");
+    }
+
+    /**
+     * Homes every warehouse's rows on one partition ({@link Tpcc#byWarehouse}: blocks of consecutive warehouses), as
+     * Aurogon partitions TPC-C over its servers; with home {@code server} (W = servers) or {@code loop} (W = servers
+     * x loops) and co-located servers a transaction's home warehouse is then on its own server. Before loading.
+     */
+    public TpccSpec placedByWarehouse() {
+        this.placement = Tpcc.byWarehouse(scale.warehouses());
+        return this;
+    }
+
+    @Override
+    public io.scythe.txn.Placement placement() {
+        return placement;
     }
 
     @Override
     public void load(final LogDb db, final int part, final int parts) {
-        Tpcc.load(db, scale, part, parts, seed);
+        Tpcc.load(db, scale, part, parts, seed, placement);
     }
 
     @Override
@@ -249,11 +269,11 @@ public final class TpccSpec implements OltpSpec {
 
     @Override
     public long total(final List<LogDb> dbs) {
-        return Tpcc.warehouseYtd(dbs, scale);
+        return Tpcc.warehouseYtd(dbs, scale, placement);
     }
 
     @Override
     public Map<String, List<String>> consistency(final List<LogDb> dbs) {
-        return Tpcc.check(dbs, scale);
+        return Tpcc.check(dbs, scale, placement);
     }
 }

@@ -79,6 +79,8 @@ public final class EmulatedQueuePair implements QueuePair {
 
     private io.scythe.fabric.DelayInjector delayInjector;
     private io.scythe.fabric.VerbFaultInjector verbFaultInjector;
+    /** One-way cost of a request on a local path ({@link #localPath}); negative: the NIC path of the cost model. */
+    private long localPathNs = -1;
     private QpState state = QpState.READY;
     private volatile boolean revokedLocally;
     private Object attachment;
@@ -202,8 +204,42 @@ public final class EmulatedQueuePair implements QueuePair {
         this.verbFaultInjector = injector;
     }
 
+    /**
+     * Makes this end a local path: its peer lives on the same server (co-located nodes,
+     * {@code FabricOptions#colocate}), so a request is a memory access between two cores of one host, not a verb: it
+     * takes effect {@code oneWayNs} after it is posted (its bytes at {@code FabricOptions#LOCAL_NS_PER_BYTE}),
+     * completes {@code oneWayNs} later, and books neither NIC's ports, units or QP caches. Order is kept as on a QP.
+     */
+    public void localPath(final long oneWayNs) {
+        if (oneWayNs < 0) {
+            throw new IllegalArgumentException("a local path's one-way cost must be >= 0 ns, not " + oneWayNs);
+        }
+        this.localPathNs = oneWayNs;
+    }
+
+    /** The requests from {@code firstSeq} to the tail on a local path ({@link #localPath}). */
+    private void scheduleLocal(final long firstSeq, final long nowNs) {
+        long ordered = Math.max(lastExecuteAt, nowNs);
+        long complete = lastCompleteAt;
+        for (long s = firstSeq; s < tail; s++) {
+            final Slot slot = slots[(int) (s & mask)];
+            final long bytes = requestPayload(slot) + responsePayload(slot);
+            ordered = Math.max(ordered, nowNs + localPathNs
+                + Math.round(bytes * io.scythe.fabric.FabricOptions.LOCAL_NS_PER_BYTE));
+            slot.executeAt = ordered;
+            complete = Math.max(complete, ordered + localPathNs);
+            slot.completeAt = complete;
+        }
+        lastExecuteAt = ordered;
+        lastCompleteAt = complete;
+    }
+
     /** Times the requests from {@code firstSeq} to the tail: the timeline documented on {@link CostModel}. */
     private void schedule(final long firstSeq, final long nowNs) {
+        if (localPathNs >= 0) {
+            scheduleLocal(firstSeq, nowNs);
+            return;
+        }
         // Requester: the doorbell, then the whole batch leaves the TX port back to back.
         double txDuration = 0;
         for (long s = firstSeq; s < tail; s++) {

@@ -157,6 +157,10 @@ final class LocalNic implements Nic, EmulatedPeer {
         final EmulatedQueuePair localEnd = new EmulatedQueuePair(localNumber, remoteNumber, node, remoteNode,
             qpOptions, model, fabric.clock(), timeline, remote, connection, localReceive, remoteReceive,
             (EmulatedCompletionQueue) cq);
+        if (fabric.options().colocated(node, remoteNode)) {
+            localEnd.localPath(FabricOptions.LOCAL_PATH_NS);
+            remoteEnd.localPath(FabricOptions.LOCAL_PATH_NS);
+        }
         localEnd.delayInjector(fabric.options().delayInjector());
         remoteEnd.delayInjector(fabric.options().delayInjector());
         localEnd.verbFaultInjector(fabric.options().verbFaultInjector());

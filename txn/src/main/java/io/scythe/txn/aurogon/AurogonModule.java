@@ -18,7 +18,8 @@ import java.util.List;
  *   <li>{@code aurogon-2l}: then 2LClock in place of DST ({@link TwoLevelClock}, the parts built);</li>
  *   <li>{@code aurogon}: then adaptive read deferral: Aurogon.</li>
  * </ul>
- * And {@code aurogon-farmclock}: Aurogon with FaRMv2's clock in place of 2LClock (§6.5's comparison,
+ * And {@code dst-to-eager}: DST-TO installing each write when it is written, not at commit ({@link #DST_TO_EAGER});
+ * {@code aurogon-farmclock}: Aurogon with FaRMv2's clock in place of 2LClock (§6.5's comparison,
  * {@link AurogonClock.Mode#FARM}); {@code aurogon-hostclock}: Aurogon on each node's raw host clock (Fig. 1(a)'s
  * offsets injected with {@code --clock-spread host=...} go uncorrected); {@code aurogon-base}: every technique off on the node's raw host clock (in the
  * simulator, perfect unless {@code --clock} skews it).
@@ -27,6 +28,13 @@ import java.util.List;
  */
 public final class AurogonModule implements ProtocolModule {
     public static final Protocol DST_TO = variant("dst-to", false, false, AurogonClock.Mode.DST);
+    /**
+     * DST-TO sending each write's install (Fig. 5's PW) when the transaction writes it, right after the read it
+     * depends on (Algorithm 1 lines 14-15), where {@code dst-to} installs every write at commit: the vulnerable
+     * interval is then one round trip, not the rest of the transaction.
+     */
+    public static final Protocol DST_TO_EAGER = Protocol.of("dst-to-eager", (runtime, hint) -> new AurogonTxn(runtime,
+        new AurogonTxn.Techniques("dst-to-eager", false, false, AurogonClock.Mode.DST, true)));
     public static final Protocol AUROGON_BASE = variant("aurogon-base", false, false, AurogonClock.Mode.HOST);
     public static final Protocol AUROGON_PRE = variant("aurogon-pre", true, false, AurogonClock.Mode.DST);
     public static final Protocol AUROGON_2L = variant("aurogon-2l", true, false, AurogonClock.Mode.TWO_LEVEL);
@@ -71,6 +79,7 @@ public final class AurogonModule implements ProtocolModule {
     private static AurogonClock.Mode modeOf(final String protocol) {
         switch (protocol) {
             case "dst-to":
+            case "dst-to-eager":
             case "aurogon-pre":
                 return AurogonClock.Mode.DST;
             case "aurogon-base":
@@ -93,7 +102,7 @@ public final class AurogonModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO, AUROGON_FARM_CLOCK,
+        return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO, DST_TO_EAGER, AUROGON_FARM_CLOCK,
             AUROGON_HOST_CLOCK);
     }
 

@@ -50,7 +50,12 @@ import java.util.Map;
  */
 final class AurogonTxn implements Txn {
     /** What one attempt runs with: the variant's techniques. */
-    record Techniques(String mode, boolean preattach, boolean deferral, AurogonClock.Mode clock) {
+    record Techniques(String mode, boolean preattach, boolean deferral, AurogonClock.Mode clock,
+                      boolean eagerWrites) {
+        /** Writes not pre-attached are installed at commit. */
+        Techniques(final String mode, final boolean preattach, final boolean deferral, final AurogonClock.Mode clock) {
+            this(mode, preattach, deferral, clock, false);
+        }
     }
 
     private record Key(String table, long key) {
@@ -65,6 +70,8 @@ final class AurogonTxn implements Txn {
     private final List<Access> accesses = new ArrayList<>();
     private final Map<Key, Access> byKey = new HashMap<>();
     private final List<Future<?>> inFlight = new ArrayList<>();
+    /** INSTALLs sent at the write ({@link Techniques#eagerWrites}), by access. */
+    private final Map<Access, Future<Void>> eagerInstalls = new HashMap<>();
     private boolean finished;
     private Future<Void> aborted;
     /** The error a READ failed with (not a refusal the participant answered): the attempt cannot commit. */
@@ -266,6 +273,12 @@ final class AurogonTxn implements Txn {
             throw new IllegalStateException("write of deleted key " + key + " of " + table + " (insert it)");
         }
         WriteSet.setNewValue(a, value, offset, length);
+        if (techniques.eagerWrites() && !a.locked && !a.inserted && !eagerInstalls.containsKey(a)) {
+            // The PW of Fig. 5 right after the read it depends on (Algorithm 1 lines 14-15), not at commit.
+            final Future<Void> installed = install(a);
+            eagerInstalls.put(a, installed);
+            inFlight.add(installed);
+        }
     }
 
     /**
@@ -340,22 +353,11 @@ final class AurogonTxn implements Txn {
             }
         }
         for (final Access a : accesses) {
-            if (a.dirty && !a.locked) {
-                final boolean inserting = a.inserted;
-                final Future<Void> installed = call(a, inserting ? AurogonRpc.INSERT : AurogonRpc.INSTALL,
-                    header(a, 0)).compose(reply -> {
-                        final UnsafeBuffer p = reply.payload();
-                        final int status = p.getInt(0);
-                        if (status == Participant.OK) {
-                            a.locked = true;
-                            if (inserting) {
-                                a.readAbsent = true; // it read the absence below its timestamp
-                                a.readVersion = p.getLong(AurogonRpc.INSERT_BELOW_OFFSET);
-                            }
-                            return Future.succeededFuture();
-                        }
-                        return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));
-                    });
+            final Future<Void> eager = eagerInstalls.get(a);
+            if (eager != null) {
+                installs.add(eager); // sent at the write; a refusal aborts here
+            } else if (a.dirty && !a.locked) {
+                final Future<Void> installed = install(a);
                 installs.add(installed);
                 inFlight.add(installed);
             }
@@ -363,6 +365,24 @@ final class AurogonTxn implements Txn {
         return clock.staged(Stage.LOCK, Reposts.settle(installs)).compose(v -> replicate()).compose(v -> decide())
             .recover(e -> e instanceof OutcomeUnknownException ? Future.failedFuture(e)
                 : abort().transform(done -> Future.failedFuture(done.failed() ? done.cause() : e)));
+    }
+
+    /** The INSTALL (or INSERT) of {@code a}'s pending version: the PW of Fig. 5. */
+    private Future<Void> install(final Access a) {
+        final boolean inserting = a.inserted;
+        return call(a, inserting ? AurogonRpc.INSERT : AurogonRpc.INSTALL, header(a, 0)).compose(reply -> {
+            final UnsafeBuffer p = reply.payload();
+            final int status = p.getInt(0);
+            if (status == Participant.OK) {
+                a.locked = true;
+                if (inserting) {
+                    a.readAbsent = true; // it read the absence below its timestamp
+                    a.readVersion = p.getLong(AurogonRpc.INSERT_BELOW_OFFSET);
+                }
+                return Future.succeededFuture();
+            }
+            return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));
+        });
     }
 
     /** Past every install: the point of no return. Commits the written versions, rolls back the unwritten ones. */

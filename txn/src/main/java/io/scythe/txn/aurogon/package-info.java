@@ -39,9 +39,16 @@
  * back). The paper has the primaries themselves ask the backups; ours cannot call other memory nodes, so a live
  * coordinator asks for them.
  *
+ * <p><b>Servers</b>: the paper's servers are symmetric (§3: coordinator, participants and clock on each). By default
+ * ours are split compute and memory nodes (every access remote); {@code sim --colocate} makes CN i and MN i one
+ * server (shared clocks, a ~100 ns local path for a request and its reply) and homes TPC-C's warehouses on the
+ * servers. {@code dst-to-eager} is DST-TO sending each write's install at the write (Algorithm 1 lines 14-15) where
+ * {@code dst-to} installs at commit; the workloads write after all their reads, so both measure the same there.
+ *
  * <p><b>Not built yet (issue 20)</b>: primary and backup failure (promotion by consensus), SPS mode, a {@code Txn}
- * API flag for key-dependent reads (the wire flag exists), the FaRMv2-clock variant, {@code scythe chaos} (cluster
- * mode). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel in parts (READ_MORE, STAGE,
- * REPLICATE, FETCH: {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit one message.
+ * API flag for key-dependent reads (the wire flag exists), {@code scythe chaos} (cluster mode; chaos refuses the
+ * protocol by its {@code --protocol} check). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
+ * in parts (READ_MORE, STAGE, REPLICATE, FETCH: {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit
+ * one message.
  */
 package io.scythe.txn.aurogon;
