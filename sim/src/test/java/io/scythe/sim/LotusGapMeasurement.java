@@ -30,8 +30,26 @@ class LotusGapMeasurement extends SimVertxTest {
                 final SimOptions o = new SimOptions().protocol(protocol).computeNodes(9).loopsPerComputeNode(Integer.getInteger("scythe.lotus.loops", 2))
                     .clientsPerComputeNode(clients).memoryNodes(3).replicas(2).durationNs(200_000).seed(1)
                     .costModel(cost);
-                final JsonObject run = new Simulation(o, new SmallBankSpec(Long.getLong("scythe.lotus.accounts", 100_000), Double.parseDouble(System.getProperty("scythe.lotus.theta", "0.99")), "standard")).run(vertx)
-                    .run().toJson();
+                final Simulation sim = new Simulation(o, new SmallBankSpec(Long.getLong("scythe.lotus.accounts",
+                    100_000), Double.parseDouble(System.getProperty("scythe.lotus.theta", "0.99")), "standard"));
+                final JsonObject run = sim.run(vertx).run().toJson();
+                final io.scythe.bridge.VerbStats verbs = sim.cnVerbs();
+                final double committed = Math.max(1, run.getLong("committed"));
+                final long[] cache = new long[5];
+                for (int cn = 0; cn < 9 && protocol.startsWith("lotus"); cn++) {
+                    final long[] c = io.scythe.txn.lotus.LotusNode.of(sim.peersOf(cn)).vtCache().counts();
+                    for (int i = 0; i < c.length; i++) {
+                        cache[i] += c[i];
+                    }
+                }
+                System.out.printf("VERBS protocol=%s committed=%d read/txn=%.3f write/txn=%.3f cas/txn=%.3f "
+                    + "faa/txn=%.3f rpc/txn=%.3f doorbells/txn=%.3f vt-cache hits=%d misses=%d fills=%d "
+                    + "invalidations=%d evictions=%d%n", protocol, run.getLong("committed"),
+                    verbs.verbs(io.scythe.fabric.Opcode.READ) / committed,
+                    verbs.verbs(io.scythe.fabric.Opcode.WRITE) / committed,
+                    verbs.verbs(io.scythe.fabric.Opcode.COMPARE_AND_SWAP) / committed,
+                    verbs.verbs(io.scythe.fabric.Opcode.FETCH_AND_ADD) / committed, verbs.rpcCalls() / committed,
+                    verbs.doorbells() / committed, cache[0], cache[1], cache[2], cache[3], cache[4]);
                 System.out.println("MEASURE model=" + model + " protocol=" + protocol + " clients=" + 9 * clients
                     + " committed_per_s=" + run.getDouble("committed_per_s") + " abort_rate="
                     + run.getDouble("abort_rate") + " p50_us=" + run.getJsonObject("latency_us").getValue("p50")
