@@ -34,8 +34,9 @@ import java.util.Set;
  *       under SI data only read is not locked), a write lock for a read-for-update. A key of this node's shards is
  *       locked in its own table with a CPU CAS; the keys of each other compute node go in one message to it
  *       ({@link LockRpc}), loop to paired loop. Any refusal aborts: no waiting.</li>
- *   <li>Then the data: READ the CVT, pick the largest version below T_start (a newer one aborts), READ its record and
- *       check its cache-line versions.</li>
+ *   <li>Then the data: READ the CVT (or take it from the version-table cache, {@link VtCache}, for a key of this
+ *       node's shards), pick the largest version below T_start (a newer one aborts), READ its record and check its
+ *       cache-line versions.</li>
  *   <li>Commit: keys written but only read-locked are upgraded (under SI a key read lock-free is read again under
  *       its write lock: first committer wins); the new records and cells are written INVISIBLE to the primary and its
  *       backups; T_commit; the redo record and the home value (write-back); the cells' versions set to T_commit
