@@ -36,7 +36,7 @@ class LotusGapMeasurement extends SimVertxTest {
                     default -> throw new IllegalArgumentException(model);
                 };
                 final SimOptions o = new SimOptions().protocol(protocol).computeNodes(9).loopsPerComputeNode(Integer.getInteger("scythe.lotus.loops", 2))
-                    .clientsPerComputeNode(clients).memoryNodes(3).replicas(2).durationNs(200_000).seed(1)
+                    .clientsPerComputeNode(clients).memoryNodes(3).replicas(2).durationNs(Long.getLong("scythe.lotus.durationNs", 200_000)).seed(1)
                     .costModel(cost);
                 final Simulation sim = new Simulation(o, new SmallBankSpec(Long.getLong("scythe.lotus.accounts",
                     100_000), Double.parseDouble(theta), "standard"));
