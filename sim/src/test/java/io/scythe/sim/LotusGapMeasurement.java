@@ -37,6 +37,7 @@ class LotusGapMeasurement extends SimVertxTest {
                 };
                 final SimOptions o = new SimOptions().protocol(protocol).computeNodes(9).loopsPerComputeNode(Integer.getInteger("scythe.lotus.loops", 2))
                     .clientsPerComputeNode(clients).memoryNodes(3).replicas(2).durationNs(Long.getLong("scythe.lotus.durationNs", 200_000)).seed(1)
+                    .routing(io.scythe.routing.RoutingMode.named(System.getProperty("scythe.lotus.routing", "local")))
                     .costModel(cost);
                 final Simulation sim = new Simulation(o, new SmallBankSpec(Long.getLong("scythe.lotus.accounts",
                     100_000), Double.parseDouble(theta), "standard"));
@@ -58,7 +59,7 @@ class LotusGapMeasurement extends SimVertxTest {
                     verbs.verbs(io.scythe.fabric.Opcode.COMPARE_AND_SWAP) / committed,
                     verbs.verbs(io.scythe.fabric.Opcode.FETCH_AND_ADD) / committed, verbs.rpcCalls() / committed,
                     verbs.doorbells() / committed, cache[0], cache[1], cache[2], cache[3], cache[4]);
-                System.out.println("MEASURE model=" + model + " theta=" + theta + " protocol=" + spec + " clients=" + 9 * clients
+                System.out.println("MEASURE model=" + model + " routing=" + o.routing().label() + " theta=" + theta + " protocol=" + spec + " clients=" + 9 * clients
                     + " committed_per_s=" + run.getDouble("committed_per_s") + " abort_rate="
                     + run.getDouble("abort_rate") + " p50_us=" + run.getJsonObject("latency_us").getValue("p50")
                     + " stages=" + run.getJsonObject("stages_us") + " mn=" + run.getJsonObject("sim")
