@@ -231,6 +231,18 @@ public final class Simulation {
         return java.util.Collections.unmodifiableList(runtimesOfCn.get(cn));
     }
 
+    /** The compute nodes' loops' bridges, for {@link #cnVerbs}. */
+    private final List<Bridge> cnBridges = new ArrayList<>();
+
+    /** The verbs and RRPC calls every compute-node loop posted so far, summed (after {@link #run}: measurements). */
+    public io.scythe.bridge.VerbStats cnVerbs() {
+        final io.scythe.bridge.VerbStats sum = new io.scythe.bridge.VerbStats();
+        for (final Bridge b : cnBridges) {
+            sum.add(b.stats());
+        }
+        return sum;
+    }
+
     /** Stands in for the protocol {@code options} names (e.g. one that exists only in a test). Before {@link #run}. */
     public Simulation protocol(final Protocol protocol) {
         this.protocol = protocol;
@@ -483,6 +495,7 @@ public final class Simulation {
             for (int l = 0; l < options.loopsPerComputeNode(); l++) {
                 final SimLoop loop = scheduler.newLoop(cn.node() + "/" + l, cnCpu());
                 final Bridge bridge = bridgeOn(loop);
+                cnBridges.add(bridge);
                 loops.add(loop);
                 if (cnPeers != null) {
                     final int index = l;

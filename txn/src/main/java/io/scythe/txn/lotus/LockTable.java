@@ -256,6 +256,28 @@ public final class LockTable {
         }
     }
 
+    /** Whether transaction {@code txn} holds {@code key} (in either mode). */
+    public boolean holds(final long key, final long txn) {
+        synchronized (stripes[bucket(key) & (STRIPES - 1)]) {
+            return holdOf(state.get(key), txn) != null;
+        }
+    }
+
+    /** Whether some transaction holds {@code key}'s write lock now. */
+    public boolean writeHeld(final long key) {
+        synchronized (stripes[bucket(key) & (STRIPES - 1)]) {
+            final List<Hold> holders = state.get(key);
+            if (holders != null) {
+                for (final Hold h : holders) {
+                    if (h.write()) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        }
+    }
+
     /** The slot word of {@code key}'s fingerprint in its bucket, or 0 when none has it. */
     public long slotWord(final long key) {
         final long fp = fingerprint(key);

@@ -106,6 +106,7 @@ public final class LotusNode {
                 }
             }
             awaitingOwnRecovery = false;
+            vtCache.clear(); // nothing cached by an earlier incarnation's view is kept
             return "its earlier incarnations are recovered: serves its " + shards + " shards again";
         }
         recoveredIncarnations.add(new long[] {prefix, mask}); // first: a request checked after this is refused
@@ -204,6 +205,17 @@ public final class LotusNode {
         return fields;
     }
 
+    /**
+     * This node's version-table cache ({@link VtCache}): {@code -Dscythe.lotus.vtCacheEntries} CVTs (default the
+     * paper's 64K; 0 turns it off).
+     */
+    private final VtCache vtCache = new VtCache(Integer.getInteger("scythe.lotus.vtCacheEntries",
+        VtCache.DEFAULT_ENTRIES));
+
+    public VtCache vtCache() {
+        return vtCache;
+    }
+
     /** Versions (CVT cells) per record on the memory nodes ({@link Cvt}). */
     int versions() {
         return Cvt.DEFAULT_VERSIONS;
@@ -267,10 +279,16 @@ public final class LotusNode {
         }
         for (int i = 0; i < n; i++) {
             final long key = LockRpc.key(p, at, i);
-            // Algorithm 1 line 15 (a remote write lock invalidates the key's version-table cache entry): no VT cache
-            // yet (issue 19).
-            reply.putByte(i, owns(key) ? LockRpc.code(locks.acquire(key, LockRpc.write(p, at, i), from, txn))
-                : LockRpc.OUT_OF_RANGE);
+            if (!owns(key)) {
+                reply.putByte(i, LockRpc.OUT_OF_RANGE);
+                continue;
+            }
+            final boolean write = LockRpc.write(p, at, i);
+            final LockTable.Result r = locks.acquire(key, write, from, txn);
+            if (write && r.granted()) {
+                vtCache.invalidate(key); // Algorithm 1 line 15: the remote writer updates the memory-pool CVT only
+            }
+            reply.putByte(i, LockRpc.code(r));
         }
         if (recovered(txn)) {
             // Its incarnation's recovery was told meanwhile: it may have freed its locks before these were taken.
@@ -420,7 +438,7 @@ public final class LotusNode {
      * Hands {@code shard} to node {@code to} in the paper's order (lotus.md §2.2): (1) stop serving it; (2) wait
      * until its locks are released, aborting the holders (their nodes are told, by the transaction and compute node
      * ids in the lock state) once {@link LotusOptions#forceAbortAfterNs} has passed; (3) drop its version-table cache
-     * entries (there is no cache yet: nothing); (4) message the receiver, which (5) starts serving it; (6) update the
+     * entries; (4) message the receiver, which (5) starts serving it; (6) update the
      * routing layer. Completes with the pause: the time from (1) until the receiver served. Runs on the loop whose
      * {@code timers} these are.
      */
@@ -433,7 +451,11 @@ public final class LotusNode {
         final long start = timers.nowNs();
         serving.set(shard, 0); // (1)
         final int[] aborted = new int[1];
-        return drained(shard, start, timers, aborted) // (2); (3): no version-table cache yet
+        return drained(shard, start, timers, aborted) // (2)
+            .map(v -> {
+                vtCache.dropShard(shard); // (3)
+                return v;
+            })
             .compose(v -> peers.call(name(to), LockRpc.HANDOFF, LockRpc.request(0, index, new long[] {shard}, null,
                 1))) // (4), (5)
             .map(reply -> {

@@ -34,8 +34,9 @@ import java.util.Set;
  *       under SI data only read is not locked), a write lock for a read-for-update. A key of this node's shards is
  *       locked in its own table with a CPU CAS; the keys of each other compute node go in one message to it
  *       ({@link LockRpc}), loop to paired loop. Any refusal aborts: no waiting.</li>
- *   <li>Then the data: READ the CVT, pick the largest version below T_start (a newer one aborts), READ its record and
- *       check its cache-line versions.</li>
+ *   <li>Then the data: READ the CVT (or take it from the version-table cache, {@link VtCache}, for a key of this
+ *       node's shards), pick the largest version below T_start (a newer one aborts), READ its record and check its
+ *       cache-line versions.</li>
  *   <li>Commit: keys written but only read-locked are upgraded (under SI a key read lock-free is read again under
  *       its write lock: first committer wins); the new records and cells are written INVISIBLE to the primary and its
  *       backups; T_commit; the redo record and the home value (write-back); the cells' versions set to T_commit
@@ -87,6 +88,8 @@ final class LotusTxn extends OneSidedTxn {
     private boolean readOnly;
     /** Per access: the CVT cell its new version goes to and that cell's CV, once the INVISIBLE writes are built. */
     private final Map<Access, int[]> cells = new java.util.HashMap<>();
+    /** Per written access: its CVT as its commit leaves it (the version word set at T_commit), for the cache. */
+    private final Map<Access, UnsafeBuffer> cvtsAfter = new java.util.HashMap<>();
     /** Accesses read lock-free whose keys it then wrote (SI): checked again under the write lock. */
     private final Set<Access> unlockedReads = new java.util.HashSet<>();
     /** Whether its INVISIBLE writes may have landed (an abort then clears their cells). */
@@ -231,8 +234,14 @@ final class LotusTxn extends OneSidedTxn {
             image.putBytes(0, a.image, 0, a.image.capacity());
             a.image = image;
         }
-        return channel(a).compose(ch -> ch.read(a.address() + at, a.rkey(), a.image, at, Cvt.cvtBytes(n)).compose(v -> {
+        final long lotusKey = node.fields().lotusKey(a.table, a.key);
+        final boolean cached = cachedCvt(a, lotusKey, locked, at);
+        return channel(a).compose(ch -> (cached ? Future.succeededFuture()
+            : ch.read(a.address() + at, a.rkey(), a.image, at, Cvt.cvtBytes(n))).compose(v -> {
             if (!Cvt.written(a.image, at)) {
+                if (!cached && locked) {
+                    fill(a, lotusKey, a.image, at);
+                }
                 return homeRead(a, locked);
             }
             if (Cvt.key(a.image, at) != a.key || Cvt.versions(a.image, at) != n) {
@@ -242,6 +251,9 @@ final class LotusTxn extends OneSidedTxn {
             final Cvt.Pick pick = Cvt.pick(a.image, at, ts);
             if (pick.cell() == Cvt.TORN) {
                 return Future.failedFuture(refusedRead(a, "a CVT cell is being rewritten"));
+            }
+            if (!cached && locked && !pick.invisible()) {
+                fill(a, lotusKey, a.image, at);
             }
             if (locked && pick.invisible() && settle) {
                 // The key is locked by this attempt, so no live writer has a version INVISIBLE on it: the cell is a
@@ -286,11 +298,54 @@ final class LotusTxn extends OneSidedTxn {
     }
 
     /**
+     * Whether {@code a}'s CVT came from this node's version-table cache (copied into its image at {@code at}): only
+     * for a key of a shard this node serves, and only while no write lock of it is held by another transaction (a
+     * locked read holds its own lock of it here; a lock-free one finds it not write-locked). Then the entry, if any,
+     * equals the memory node's CVT ({@link VtCache}).
+     */
+    private boolean cachedCvt(final Access a, final long lotusKey, final boolean locked, final int at) {
+        final VtCache cache = node.vtCache();
+        if (!cache.enabled() || !node.serves(LotusKey.shard(lotusKey)) || node.cluster().dead(node.index())) {
+            return false;
+        }
+        if (locked ? !localKeys.contains(lotusKey) || !node.locks().holds(lotusKey, id)
+            : node.locks().writeHeld(lotusKey)) {
+            return false;
+        }
+        return cache.get(lotusKey, a.table, a.key, a.pointer, a.image, at);
+    }
+
+    /**
+     * Keeps the CVT at {@code at} of {@code cvt} as {@code a}'s in the version-table cache: a CVT this attempt READ
+     * under its lock (whole, no INVISIBLE cell), or the one its commit left (before its locks go). Only while it holds
+     * its lock of the key in this node's table and this node serves the key's shard.
+     */
+    private void fill(final Access a, final long lotusKey, final DirectBuffer cvt, final int at) {
+        final VtCache cache = node.vtCache();
+        if (!cache.enabled() || finished || !localKeys.contains(lotusKey) || !node.serves(LotusKey.shard(lotusKey))
+            || !node.locks().holds(lotusKey, id)) {
+            return;
+        }
+        if (cache.put(lotusKey, a.table, a.key, a.pointer, cvt, at, Cvt.cvtBytes(node.versions()))) {
+            loop.deferred().execute(cache::trim); // eviction off the transaction's path
+        }
+    }
+
+    /** Drops the cache entries of the keys this attempt wrote (or may have: an abort, a failed commit). */
+    private void forgetWritten() {
+        final VtCache cache = node.vtCache();
+        for (final Access a : cells.keySet()) {
+            cache.invalidate(node.fields().lotusKey(a.table, a.key));
+        }
+    }
+
+    /**
      * Settles the INVISIBLE cells a locked read of {@code a} found (its CVT image at {@code at}, {@code n} cells) on the
      * primary and every backup: a cell whose writer's commit reached the home (the home's version is newer than every
      * visible cell: recovery finished it) becomes visible at the home's version, any other is cleared (not valid).
      */
     private Future<Void> settleInvisible(final Access a, final int at, final int n) {
+        node.vtCache().invalidate(node.fields().lotusKey(a.table, a.key));
         final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
         return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), header, 0, header.capacity()))
             .compose(v -> Replicas.locateAll(runtime, List.of(a))).compose(v -> {
@@ -589,10 +644,15 @@ final class LotusTxn extends OneSidedTxn {
                 return staged(Stage.WRITE_BACK, Future.all(primaries, writeCells(commitTs, false)).map(commitTs));
             })
             .map(commitTs -> {
+                // The local writer's cache update, before its locks go (lotus.md §2.3): its keys' CVTs as it left them.
+                cvtsAfter.forEach((a, after) -> {
+                    after.putLong(Cvt.cell(cells.get(a)[0]) + Cvt.CELL_VERSION, commitTs);
+                    fill(a, node.fields().lotusKey(a.table, a.key), after, 0);
+                });
                 unlockAll(false); // returns before the remote releases are answered
                 node.ended(this, runtime.timers().nowNs() - begun);
                 return commitTs;
-            }));
+            }).onFailure(e -> forgetWritten()));
     }
 
     /**
@@ -683,6 +743,20 @@ final class LotusTxn extends OneSidedTxn {
                     bytes = recordBytes;
                 }
                 cells.put(a, new int[] {cell, cv});
+                // The CVT this write leaves on the primary once visible (the cache's copy after the commit).
+                final UnsafeBuffer after = new UnsafeBuffer(new byte[Cvt.cvtBytes(n)]);
+                if (whole) {
+                    after.putBytes(0, out, 0, after.capacity());
+                } else {
+                    after.putBytes(0, a.image, at, after.capacity());
+                    after.putBytes(Cvt.cell(cell), out, recordBytes, Cvt.CELL_BYTES);
+                    for (int i = 0; i < n; i++) {
+                        if (i != cell && Cvt.expired(a.image, at, i, now)) {
+                            after.putByte(Cvt.cell(i) + Cvt.CELL_VALID, (byte) 0);
+                        }
+                    }
+                }
+                cvtsAfter.put(a, after);
                 final List<long[]> copies = copiesOf(a);
                 for (int c = 0; c < copies.size(); c++) {
                     final long base = copies.get(c)[0];
@@ -898,6 +972,7 @@ final class LotusTxn extends OneSidedTxn {
     public Future<Void> abort() {
         if (aborted == null) {
             node.ended(this, -1);
+            forgetWritten(); // its INVISIBLE writes (cleared or not) changed the CVTs it wrote
             // INVISIBLE versions it may have written are cleared before its locks go.
             final Future<Void> cleared = invisibleWritten && !committing
                 ? writeCells(0, true).recover(e -> Future.succeededFuture()) : Future.succeededFuture();

@@ -45,8 +45,11 @@
  * insert locks its key and its memory-pool index bucket; a delete is a version marked deleted. No RDMA CAS or FAA on
  * this path.
  *
- * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the version-table cache and the
- * address cache of CVTs (the address cache is the ordinary one of index lookups); the log before T_commit (the redo
+ * <p><b>Version-table cache</b>: {@link io.scythe.txn.lotus.VtCache}, per compute node, CVTs of its own shards only;
+ * a read holding its local lock (or a lock-free read of a key no writer holds) takes the CVT from it and READs only the
+ * record. The address cache is the ordinary one of index lookups (key to object; the CVT is in the object slot).
+ *
+ * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the log before T_commit (the redo
  * record goes after it, in one doorbell with the home and the visible write, so no round trip is added; an attempt
  * whose crash came before that doorbell is not committed and was never acknowledged); clearing the INVISIBLE cells of
  * a dead coordinator's attempts that logged no redo record in recovery itself (it cannot name them: the first reader
