@@ -24,8 +24,12 @@ import java.util.function.LongSupplier;
  * <p>Measured (simulator, papers' topology: {@code scythe sim --workload W --cns 1 --loops 8 --mns 3 --tso-proxies 2
  * --clients 128 --theta 0.99 --duration 20ms --seed 1 --protocols scythe}, TPC-C with {@code --warehouses 2}, default
  * cx5 profile), every TOCC read queued against this: TPC-C 17.05 to 21.75 K txn/s (abort rate 0.885 to 0.878, P99
- * 15.9 to 15.6 ms); SmallBank 582 to 597 K txn/s (P99 3.60 to 3.37 ms). Most TOCC aborts stay {@code
- * timestamp-order} refusals of reads for update (objects the attempt writes), which this does not touch.
+ * 15.9 to 15.6 ms); SmallBank 582 to 597 K txn/s (P99 3.60 to 3.37 ms). With {@code --warmup 1ms --duration 10ms}:
+ * TPC-C +17 % (cx5) and +12 % (cx5-pcie), SmallBank even (-1 %, +1 %), YCSB worse (-5 %, -8 %): its hot keys are
+ * written as often as read, so the first optimistic read of each on each loop aborts (the cost of learning) and
+ * a TOCC attempt that holds its write tickets then fails validation more often (validation aborts 65 to 109).
+ * Most TOCC aborts stay {@code timestamp-order} refusals of reads for update (objects the attempt writes), which this
+ * does not touch.
  */
 final class ReadHeat {
     private static final TxnRuntime.Key<ReadHeat> KEY = new TxnRuntime.Key<>("scythe-read-heat");
