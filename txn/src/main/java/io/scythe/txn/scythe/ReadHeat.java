@@ -7,8 +7,8 @@ import java.util.function.LongSupplier;
 
 /**
  * The hot-aware switch for what a TOCC attempt only reads (§4.2: the mode follows the object's contention), one per
- * event loop: the objects on which a TOCC attempt's optimistic read aborted, found locked or queued on when READ or
- * changed or queued on at validation, less than {@link HotColdRetry#HOT_WINDOW_NS} ago. A TOCC attempt queues on the
+ * event loop: the objects found locked or queued on when READ optimistically (by an OCC or a TOCC attempt), or
+ * changed or queued on at a TOCC attempt's validation, less than {@link HotColdRetry#HOT_WINDOW_NS} ago. A TOCC attempt queues on the
  * Takeout Lock of such an object when it reads it, as §4.2.2 (1) says for every read; any other object it only reads
  * it READs as OCC does and validates at commit (the read-mostly objects stay OCC).
  *
@@ -22,14 +22,13 @@ import java.util.function.LongSupplier;
  * writes and NewOrder reads) aborts an optimistic read and is queued on from then on, as before.
  *
  * <p>Measured (simulator, papers' topology: {@code scythe sim --workload W --cns 1 --loops 8 --mns 3 --tso-proxies 2
- * --clients 128 --theta 0.99 --duration 20ms --seed 1 --protocols scythe}, TPC-C with {@code --warehouses 2}, default
- * cx5 profile), every TOCC read queued against this: TPC-C 17.05 to 21.75 K txn/s (abort rate 0.885 to 0.878, P99
- * 15.9 to 15.6 ms); SmallBank 582 to 597 K txn/s (P99 3.60 to 3.37 ms). With {@code --warmup 1ms --duration 10ms}:
- * TPC-C +17 % (cx5) and +12 % (cx5-pcie), SmallBank even (-1 %, +1 %), YCSB worse (-5 %, -8 %): its hot keys are
- * written as often as read, so the first optimistic read of each on each loop aborts (the cost of learning) and
- * a TOCC attempt that holds its write tickets then fails validation more often (validation aborts 65 to 109).
- * Most TOCC aborts stay {@code timestamp-order} refusals of reads for update (objects the attempt writes), which this
- * does not touch.
+ * --clients 128 --theta 0.99 --warmup 1ms --duration 10ms --seed 1 --protocols scythe --profile P}, TPC-C with
+ * {@code --warehouses 2}), K txn/s against every TOCC read queued: cx5: TPC-C 18.9 to 22.5, SmallBank 572.5 to
+ * 566.3, YCSB 166.3 to 164.8; cx5-pcie: TPC-C 18.4 to 22.1, SmallBank 601.2 to 615.6, YCSB 182.5 to 175.0. Learning
+ * only from TOCC attempts' own aborts (not from OCC reads that found the object locked) lost more on YCSB (158.7 and
+ * 167.7): its hot keys are written as often as read, so each loop's first TOCC read of each aborted. Most TOCC
+ * aborts stay {@code timestamp-order} refusals of reads for update (objects the attempt writes), which this does not
+ * touch.
  */
 final class ReadHeat {
     private static final TxnRuntime.Key<ReadHeat> KEY = new TxnRuntime.Key<>("scythe-read-heat");
@@ -48,7 +47,7 @@ final class ReadHeat {
         return runtime.extension(KEY, rt -> new ReadHeat(() -> rt.timers().nowNs()));
     }
 
-    /** A TOCC attempt's optimistic read of {@code object} aborted it: later TOCC reads of it queue. */
+    /** An optimistic read of {@code object} found it locked or queued on, or failed validation: TOCC reads queue. */
     void aborted(final long object) {
         if (object == 0) {
             return;

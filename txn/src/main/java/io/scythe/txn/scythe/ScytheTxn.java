@@ -115,7 +115,9 @@ public final class ScytheTxn extends OneSidedTxn {
         }).map(read -> {
             final long queued = TakeoutLockKind.queued(read.image);
             if (queued != 0) {
-                readAborted(read);
+                // Found locked or queued on when READ, in either mode: someone writes it, so a TOCC attempt's read of
+                // it would abort as this one does; it queues instead (learnt before the retry goes TOCC).
+                ReadHeat.of(runtime).aborted(AbortException.objectOf(table, key));
                 throw new AbortException(AbortReason.LOCKED, queued, AbortException.objectOf(table, key), "key "
                     + key + " of " + table + " has " + queued + " queued on its lock"); // fails the map
             }

@@ -300,6 +300,28 @@ class ScytheTxnTest {
         assertThat(queued(13) + queued(14)).isZero();
     }
 
+    @Test
+    void shouldQueueAToccReadOfAnObjectAnOccReadFoundLocked() throws Exception {
+        // A TOCC writer holds key 15; an OCC read of it aborts (locked), which marks it hot for reads: a TOCC plain
+        // read of it then queues behind the writer and sees its update, instead of aborting as the OCC read did.
+        final List<String> result = on(rt -> {
+            final ScytheTxn writer = new ScytheTxn(rt, true);
+            final ScytheTxn occ = new ScytheTxn(rt, false);
+            final ScytheTxn reader = new ScytheTxn(rt, true);
+            return writer.readForUpdate(T, 15).compose(w -> outcome(occ.read(T, 15)).compose(o -> {
+                final Future<UnsafeBuffer> read = reader.read(T, 15);
+                return untilQueued(rt, 15, 2, 2_000).compose(v -> {
+                    final String seen = o + " queued " + queued(15);
+                    writer.write(T, 15, money(w.getLong(0) + 7), 0, 8);
+                    return writer.commit().compose(ts -> read).compose(r -> reader.commit()
+                        .map(ts -> List.of(seen, "read " + r.getLong(0))));
+                });
+            }));
+        });
+        assertThat(result).containsExactly(AbortReason.LOCKED.label() + " queued 2", "read 107");
+        assertThat(queued(15)).isZero();
+    }
+
     private long valueOf(final long key) {
         return table.objectMemory().getLong(table.offsetOf(table.lookup(key)) + ObjectLayout.VALUE_OFFSET);
     }
