@@ -183,7 +183,7 @@ class RecoveryDutyTest {
         final List<Future<UnsafeBuffer>> reads = new ArrayList<>();
         on(() -> {
             for (final long a : accounts) {
-                reads.add(holder.read("accounts", a));
+                reads.add(holder.readForUpdate("accounts", a));
             }
             return Future.all(reads);
         });
@@ -290,7 +290,7 @@ class RecoveryDutyTest {
         holdTickets(e2, 4);
         // e2 also queues behind e1 on account 3: both tickets must be skipped, in order.
         final ScytheTxn queued = new ScytheTxn(e2.on(loop()).runtime(), true);
-        loop().runOnContext(v -> queued.read("accounts", 3));
+        loop().runOnContext(v -> queued.readForUpdate("accounts", 3));
         eventually("e2 queued on account 3", () -> outstandingTickets(3) == 2);
         scythe.fence("cnA.e1");
         scythe.fence("cnA.e2");

@@ -66,7 +66,7 @@ class LockVerbFaultTest {
         final AtomicInteger faas = new AtomicInteger();
         final Object aborted = on(rt -> {
             final ScytheTxn txn = new ScytheTxn(rt, true); // TOCC: the read holds key 3's Takeout Lock
-            return txn.read(T, 3).compose(v -> {
+            return txn.readForUpdate(T, 3).compose(v -> {
                 node.verbFaults.set(failing(Opcode.FETCH_AND_ADD, faas, n -> n == 0)); // the unlock lands, fails
                 return outcome(txn.abort());
             });
@@ -118,7 +118,7 @@ class LockVerbFaultTest {
     void shouldKeepATicketWhosePollsFailAndGiveTheLoopUpWhenTheyFailTwentyTimesInARow() throws Exception {
         final AtomicInteger polls = new AtomicInteger();
         final Object waited = on(rt -> queuedBehind(rt, failing(Opcode.READ, polls, n -> true), // MN unreachable
-            (holder, waiter) -> outcome(waiter.read(T, 3)).compose(o -> {
+            (holder, waiter) -> outcome(waiter.readForUpdate(T, 3)).compose(o -> {
                 node.verbFaults.set(null);
                 return holder.abort().map(o); // upper reaches the waiter's ticket, which nobody will release
             })));
@@ -136,7 +136,7 @@ class LockVerbFaultTest {
         // 30 polls fail, 15 in a row at most; the holder lets go once they are done.
         final Object committed = on(rt -> queuedBehind(rt, failing(Opcode.READ, reads, n -> n < 31 && n != 15),
             (holder, waiter) -> {
-                final Future<Object> turn = outcome(waiter.read(T, 3).compose(v -> waiter.commit()));
+                final Future<Object> turn = outcome(waiter.readForUpdate(T, 3).compose(v -> waiter.commit()));
                 return releaseAfter(rt, holder, reads, 32).compose(v -> turn);
             }));
         assertThat(committed).isEqualTo("ok");
@@ -152,7 +152,7 @@ class LockVerbFaultTest {
                                        final java.util.function.BiFunction<ScytheTxn, ScytheTxn, Future<R>> then) {
         final ScytheTxn holder = new ScytheTxn(rt, true);
         final ScytheTxn waiter = new ScytheTxn(rt, true);
-        return holder.read(T, 3).compose(held -> {
+        return holder.readForUpdate(T, 3).compose(held -> {
             node.verbFaults.set(faults);
             return then.apply(holder, waiter);
         });

@@ -227,7 +227,7 @@ class CnRecoveryTest {
         assertThat(transferOn(dead.on(loop()), 1, 2, 10)).isTrue();
         // TOCC reads hold the Takeout Lock of accounts 3 and 4 until the transaction ends, which it never does.
         final ScytheTxn holder = new ScytheTxn(dead.on(loop()).runtime(), true);
-        on(() -> Future.all(holder.read("accounts", 3), holder.read("accounts", 4)));
+        on(() -> Future.all(holder.readForUpdate("accounts", 3), holder.readForUpdate("accounts", 4)));
         // The memory nodes know which transaction of cnA holds each ticket.
         final java.util.Map<Long, Integer> heldByTxn = new java.util.HashMap<>();
         for (final io.scythe.txn.scythe.TicketLedger s : tickets()) {
@@ -252,10 +252,10 @@ class CnRecoveryTest {
         final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
         final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
         final ScytheTxn holder = new ScytheTxn(live.on(loop()).runtime(), true);
-        on(() -> holder.read("accounts", 5));
+        on(() -> holder.readForUpdate("accounts", 5));
         // The dead node queues behind the live holder: its read never completes.
         final ScytheTxn queued = new ScytheTxn(dead.on(loop()).runtime(), true);
-        loop().runOnContext(v -> queued.read("accounts", 5));
+        loop().runOnContext(v -> queued.readForUpdate("accounts", 5));
         waitUntil(() -> lowerMinusUpper(5) == 2);
         scythe.fence("cnA");
         final CnRecovery.Report report = recover("cnA");
@@ -586,7 +586,7 @@ class CnRecoveryTest {
         // A live TOCC read queues behind the dead node's ticket on account 7.
         final ScytheTxn queued = new ScytheTxn(first.on(loop()).runtime(), true);
         final Promise<UnsafeBuffer> queuedRead = Promise.promise();
-        loop().runOnContext(v -> queued.read("accounts", 7).onComplete(queuedRead));
+        loop().runOnContext(v -> queued.readForUpdate("accounts", 7).onComplete(queuedRead));
         waitUntil(() -> lowerMinusUpper(7) == 2);
         final TxnRuntime one = first.on(loop()).runtime();
         final TxnRuntime other = second.on(loop()).runtime();
@@ -625,7 +625,7 @@ class CnRecoveryTest {
         final EmbeddedScythe.ComputeNode first = scythe.addComputeNode("cnB", 2L << 32);
         final EmbeddedScythe.ComputeNode second = scythe.addComputeNode("cnC", 3L << 32);
         final ScytheTxn holder = new ScytheTxn(dead.on(loop()).runtime(), true);
-        on(() -> Future.all(holder.read("accounts", 3), holder.read("accounts", 4)));
+        on(() -> Future.all(holder.readForUpdate("accounts", 3), holder.readForUpdate("accounts", 4)));
         scythe.fence("cnA");
         // cnB starts recovering cnA (it lists the logs on every memory node) and is never heard of again.
         final TxnRuntime one = first.on(loop()).runtime();

@@ -23,10 +23,13 @@ import java.util.List;
  * object's version unchanged; the read-only ones also not locked or queued on), writes back and unlocks. A COLD lock
  * refused above the cold watermark aborts it, and the coordinator retries it HOT.
  *
- * <p><b>TOCC (HOT, high heat)</b>: the attempt takes its timestamp first; every read queues HOT on the object's
- * Takeout Lock with that timestamp and READs it once held (§4.2.2 (1)); writes are buffered, and the written objects
- * not yet held are queued in parallel before the commit (§4.2.2 (2)); no validation (§4.2.2 (3)): it holds every
- * object it touched. A refusal for timestamp order aborts it; one above the hot watermark is waited out on the
+ * <p><b>TOCC (HOT, high heat)</b>: the attempt takes its timestamp first; every read for update, and every read of an
+ * object hot for reads ({@link ReadHeat}), queues HOT on the object's Takeout Lock with that timestamp and READs it
+ * once held (§4.2.2 (1)); writes are buffered, and the written objects not yet held are queued in parallel before the
+ * commit (§4.2.2 (2)); no validation of what it holds (§4.2.2 (3)). Deviation: a read of an object it will not write
+ * and whose optimistic reads have not aborted a TOCC attempt of this loop is READ as OCC reads (aborting at once if
+ * locked or queued on) and validated at commit, after its locks, as OCC validates: the Takeout Lock has no shared
+ * ticket, so queuing such reads made readers of one object wait for each other (measured in {@link ReadHeat}). A refusal for timestamp order aborts it; one above the hot watermark is waited out on the
  * compute node and asked again, up to {@link #FULL_QUEUE_WAITS} times, before it aborts.
  *
  * <p>Write-back is one doorbell per memory node: new values, their version (the commit timestamp), then the FAA on
@@ -47,6 +50,8 @@ import java.util.List;
  */
 public final class ScytheTxn extends OneSidedTxn {
     private final boolean hot;
+    /** A TOCC attempt's reads done as OCC ({@link ReadHeat}): validated at commit. */
+    private final List<Access> optimistic = new ArrayList<>(2);
     private Future<Long> timestamp;
     /** Lock requests out: a TOCC read's from before it takes its timestamp until it holds or gives up. */
     private int lockRequests;
@@ -83,7 +88,13 @@ public final class ScytheTxn extends OneSidedTxn {
             return readOnlyRead(table, key); // no Takeout Lock queue, no validation: nobody writes it
         }
         if (hot) {
-            return queuedRead(table, key);
+            // TOCC queues on what it will write (§4.2.2 (1)); what it only reads follows the object's heat: queued
+            // once an optimistic read of it aborted a TOCC attempt, else READ as OCC and validated at commit, so that
+            // readers of an object nobody is writing do not hold it exclusively against each other ({@link ReadHeat}).
+            if (forUpdate || ReadHeat.of(runtime).hot(AbortException.objectOf(table, key))) {
+                return queuedRead(table, key);
+            }
+            return optimisticRead(table, key);
         }
         if (forUpdate) {
             // The commit timestamp is fetched while the attempt executes, not after (the paper takes it at the
@@ -96,14 +107,29 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     private Future<UnsafeBuffer> optimisticRead(final String table, final long key) {
-        return readVia(table, key, a -> once(a, x -> readImage(x).map(read -> {
+        return readVia(table, key, a -> once(a, x -> {
+            if (hot) {
+                optimistic.add(x); // validated at commit like an OCC attempt's reads
+            }
+            return readImage(x);
+        }).map(read -> {
             final long queued = TakeoutLockKind.queued(read.image);
             if (queued != 0) {
+                // Found locked or queued on when READ, in either mode: someone writes it, so a TOCC attempt's read of
+                // it would abort as this one does; it queues instead (learnt before the retry goes TOCC).
+                ReadHeat.of(runtime).aborted(AbortException.objectOf(table, key));
                 throw new AbortException(AbortReason.LOCKED, queued, AbortException.objectOf(table, key), "key "
                     + key + " of " + table + " has " + queued + " queued on its lock"); // fails the map
             }
             return read;
-        })));
+        }));
+    }
+
+    /** A TOCC attempt's optimistic read of {@code a} aborts it: TOCC attempts of this loop queue on it from now. */
+    private void readAborted(final Access a) {
+        if (hot) {
+            ReadHeat.of(runtime).aborted(AbortException.objectOf(a.table, a.key));
+        }
     }
 
     private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
@@ -241,7 +267,7 @@ public final class ScytheTxn extends OneSidedTxn {
             // beside the validation (none while it read): a client acting on the reply (e.g. reading at least as new
             // next time) gets a real one.
             final Future<Long> ts = timestamp();
-            return finishCommit(staged(Stage.VALIDATE, settle(List.of(validate(), validateAbsent(), ts)))
+            return finishCommit(staged(Stage.VALIDATE, settle(List.of(validate(accesses), validateAbsent(), ts)))
                 .map(v -> ts.result()));
         }
         return finishCommit(staged(Stage.TIMESTAMP, timestamp()).compose(ts -> {
@@ -268,26 +294,27 @@ public final class ScytheTxn extends OneSidedTxn {
 
     /** The commit's validation: TOCC holds what it read, so only its absent keys; OCC also everything it read. */
     private Future<Void> validation() {
-        if (hot) {
-            return validateAbsent();
-        }
-        final Future<Void> read = validate();
+        final Future<Void> read = validate(hot ? optimistic : accesses);
         final Future<Void> absent = validateAbsent();
         // Nothing read as absent (the common case): the outcome is the read keys' alone, no pair to settle.
         return absent.succeeded() ? read : settle(List.of(read, absent));
     }
 
     /** OCC validation: nothing it read changed; what it only read is not locked or queued on either. */
-    private Future<Void> validate() {
-        final List<Future<Access>> checks = new ArrayList<>(accesses.size());
-        for (int i = 0; i < accesses.size(); i++) {
-            final Access a = accesses.get(i);
+    private Future<Void> validate(final List<Access> read) {
+        if (read.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        final List<Future<Access>> checks = new ArrayList<>(read.size());
+        for (int i = 0; i < read.size(); i++) {
+            final Access a = read.get(i);
             if (a.readOnlyTable() || a.inserted) {
                 continue; // an insert checked the key absent on the memory node, atomically with taking its lock
             }
             if (a.locked && grant(a).versionAtGrant() != -1) {
                 // Granted at once: the version the memory node saw then is the object's (no re-read needed).
                 if (grant(a).versionAtGrant() != a.readVersion) {
+                    readAborted(a);
                     checks.add(Future.failedFuture(new AbortException(AbortReason.VALIDATION, 0,
                         AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed")));
                 }
@@ -296,10 +323,12 @@ public final class ScytheTxn extends OneSidedTxn {
             checks.add(readHeader(a).map(h -> { // a throw fails the map
                 final long queued = TakeoutLockKind.queued(h);
                 if (!unchangedSinceRead(a, h)) {
+                    readAborted(a);
                     throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
                         "key " + a.key + " of " + a.table + " changed");
                 }
                 if (!a.locked && queued != 0) {
+                    readAborted(a);
                     throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
                         "key " + a.key + " of " + a.table + " is locked or queued on");
                 }

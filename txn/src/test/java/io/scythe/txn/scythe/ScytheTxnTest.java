@@ -63,7 +63,8 @@ class ScytheTxnTest {
             final ScytheTxn older = new ScytheTxn(rt, true);
             final ScytheTxn younger = new ScytheTxn(rt, true);
             // older takes its timestamp (and key 1) first; younger then holds key 2; older asks for key 2.
-            return older.read(T, 1).compose(a -> younger.read(T, 2)).compose(b -> outcome(older.read(T, 2)))
+            return older.readForUpdate(T, 1).compose(a -> younger.readForUpdate(T, 2))
+                .compose(b -> outcome(older.readForUpdate(T, 2)))
                 .compose(o -> older.abort().compose(v -> younger.commit()).map(ts -> List.of(o)));
         });
         assertThat(result).containsExactly(ScytheAborts.TIMESTAMP_ORDER.label());
@@ -77,7 +78,7 @@ class ScytheTxnTest {
         final String result = on(rt -> {
             final ScytheTxn tocc = new ScytheTxn(rt, true);
             final ScytheTxn occ = new ScytheTxn(rt, false);
-            return tocc.read(T, 3).compose(a -> outcome(occ.read(T, 3)))
+            return tocc.readForUpdate(T, 3).compose(a -> outcome(occ.read(T, 3)))
                 .compose(o -> tocc.commit().map(ts -> o));
         });
         assertThat(result).isEqualTo(AbortReason.LOCKED.label());
@@ -91,7 +92,7 @@ class ScytheTxnTest {
             final ScytheTxn tocc = new ScytheTxn(rt, true);
             return occ.read(T, 4).compose(a -> occ.read(T, 5)).compose(b -> {
                 occ.write(T, 5, money(1), 0, 8);
-                return tocc.read(T, 4);
+                return tocc.readForUpdate(T, 4);
             }).compose(a -> {
                 tocc.write(T, 4, money(a.getLong(0) + 1), 0, 8);
                 return tocc.commit();
@@ -112,11 +113,11 @@ class ScytheTxnTest {
             return occ.read(T, 6).compose(value -> {
                 // Four TOCC transactions queue on key 6: one holds it, three wait.
                 final ScytheTxn holder = new ScytheTxn(rt, true);
-                return holder.read(T, 6).compose(held -> {
+                return holder.readForUpdate(T, 6).compose(held -> {
                     final List<Future<Long>> waiting = new ArrayList<>();
                     for (int i = 0; i < 3; i++) {
                         final ScytheTxn t = new ScytheTxn(rt, true);
-                        waiting.add(t.read(T, 6).compose(v -> t.commit()));
+                        waiting.add(t.readForUpdate(T, 6).compose(v -> t.commit()));
                     }
                     return untilQueued(rt, 6, 4, 2_000).compose(v -> {
                         occ.write(T, 6, money(0), 0, 8);
@@ -145,7 +146,7 @@ class ScytheTxnTest {
         final io.scythe.txn.Coordinator.Outcome<Long> outcome = on(rt -> {
             final ScytheTxn holder = new ScytheTxn(rt, true);
             final io.scythe.txn.Coordinator coordinator = new io.scythe.txn.Coordinator(rt, ScytheModule.SCYTHE, 5);
-            return holder.read(T, 7).compose(held -> coordinator.run(txn -> {
+            return holder.readForUpdate(T, 7).compose(held -> coordinator.run(txn -> {
                 final int n = ++attempts[0];
                 modes.add("scythe/tocc".equals(txn.mode()));
                 return txn.read(T, 7).onFailure(e -> {
@@ -228,10 +229,10 @@ class ScytheTxnTest {
         final List<Long> result = node.on(scripted, rt -> {
             final ScytheTxn younger = new ScytheTxn(rt, true);
             final ScytheTxn older = new ScytheTxn(rt, true);
-            return younger.read(T, 2).compose(held -> {
+            return younger.readForUpdate(T, 2).compose(held -> {
                 // older (10) is refused behind younger (20) for timestamp order; it holds nothing, so it asks
                 // again with 30 and queues behind younger instead of aborting.
-                final Future<UnsafeBuffer> read = older.read(T, 2);
+                final Future<UnsafeBuffer> read = older.readForUpdate(T, 2);
                 return untilQueued(rt, 2, 2, 2_000).compose(v -> {
                     final long queuedBoth = queued(2);
                     younger.write(T, 2, money(held.getLong(0) + 1), 0, 8);
@@ -247,6 +248,82 @@ class ScytheTxnTest {
         final int at = table.offsetOf(table.lookup(2));
         assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(102);
         assertThat(queued(2)).isZero();
+    }
+
+    @Test
+    void shouldLetToccAttemptsReadAnObjectTheyDoNotWriteWithoutQueuingOnIt() throws Exception {
+        // Two TOCC attempts only read key 10 (ReadHeat: no optimistic read of it aborted yet): neither takes its
+        // exclusive ticket, so the second reads it while the first is still open, and both commit their writes.
+        final List<Long> result = on(rt -> {
+            final ScytheTxn first = new ScytheTxn(rt, true);
+            final ScytheTxn second = new ScytheTxn(rt, true);
+            return first.read(T, 10).compose(a -> second.read(T, 10)).compose(b -> {
+                final long queuedWhileBothRead = queued(10);
+                return first.readForUpdate(T, 11).compose(x -> {
+                    first.write(T, 11, money(x.getLong(0) + b.getLong(0)), 0, 8);
+                    return first.commit();
+                }).compose(ts -> second.readForUpdate(T, 12)).compose(y -> {
+                    second.write(T, 12, money(y.getLong(0) + b.getLong(0)), 0, 8);
+                    return second.commit();
+                }).map(ts -> List.of(queuedWhileBothRead, queued(10), queued(11), queued(12)));
+            });
+        });
+        assertThat(result).as("queued on key 10 while both read it, then on 10, 11, 12").containsExactly(0L, 0L, 0L,
+            0L);
+        assertThat(valueOf(11)).isEqualTo(200);
+        assertThat(valueOf(12)).isEqualTo(200);
+    }
+
+    @Test
+    void shouldValidateAToccAttemptsOptimisticReadAndQueueOnTheObjectOnceItAborted() throws Exception {
+        // A TOCC reader reads key 13 optimistically; a TOCC writer then updates it: the reader's commit fails
+        // validation (it would have read a stale value), and the next TOCC read of key 13 on this loop queues.
+        final List<String> result = on(rt -> {
+            final ScytheTxn reader = new ScytheTxn(rt, true);
+            final ScytheTxn writer = new ScytheTxn(rt, true);
+            return reader.read(T, 13).compose(a -> reader.readForUpdate(T, 14)).compose(b -> {
+                reader.write(T, 14, money(-1), 0, 8);
+                return writer.readForUpdate(T, 13);
+            }).compose(w -> {
+                writer.write(T, 13, money(w.getLong(0) + 5), 0, 8);
+                return writer.commit();
+            }).compose(ts -> outcome(reader.commit())).compose(o -> {
+                final ScytheTxn again = new ScytheTxn(rt, true);
+                return again.read(T, 13).compose(v -> {
+                    final String seen = o + " queued " + queued(13) + " read " + v.getLong(0);
+                    return again.commit().map(ts -> List.of(seen));
+                });
+            });
+        });
+        assertThat(result).containsExactly(AbortReason.VALIDATION.label() + " queued 1 read 105");
+        assertThat(valueOf(14)).as("the aborted write").isEqualTo(100);
+        assertThat(queued(13) + queued(14)).isZero();
+    }
+
+    @Test
+    void shouldQueueAToccReadOfAnObjectAnOccReadFoundLocked() throws Exception {
+        // A TOCC writer holds key 15; an OCC read of it aborts (locked), which marks it hot for reads: a TOCC plain
+        // read of it then queues behind the writer and sees its update, instead of aborting as the OCC read did.
+        final List<String> result = on(rt -> {
+            final ScytheTxn writer = new ScytheTxn(rt, true);
+            final ScytheTxn occ = new ScytheTxn(rt, false);
+            final ScytheTxn reader = new ScytheTxn(rt, true);
+            return writer.readForUpdate(T, 15).compose(w -> outcome(occ.read(T, 15)).compose(o -> {
+                final Future<UnsafeBuffer> read = reader.read(T, 15);
+                return untilQueued(rt, 15, 2, 2_000).compose(v -> {
+                    final String seen = o + " queued " + queued(15);
+                    writer.write(T, 15, money(w.getLong(0) + 7), 0, 8);
+                    return writer.commit().compose(ts -> read).compose(r -> reader.commit()
+                        .map(ts -> List.of(seen, "read " + r.getLong(0))));
+                });
+            }));
+        });
+        assertThat(result).containsExactly(AbortReason.LOCKED.label() + " queued 2", "read 107");
+        assertThat(queued(15)).isZero();
+    }
+
+    private long valueOf(final long key) {
+        return table.objectMemory().getLong(table.offsetOf(table.lookup(key)) + ObjectLayout.VALUE_OFFSET);
     }
 
     /** Waits (polling every 20 us, at most {@code tries} times) until {@code count} are queued on {@code key}. */
