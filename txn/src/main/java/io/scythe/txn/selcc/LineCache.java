@@ -967,13 +967,17 @@ public final class LineCache {
 
     // ------------------------------------------------------------------------------------------ eviction
 
-    /** The WRITEs of a dirty copy: the version word, the value length and the dirty range; never the latch word. */
+    /**
+     * The WRITEs of a dirty copy: the insert's CAS word with the version word (one WRITE: they are adjacent), the value
+     * length with the flags (a delete's tombstone) and the incarnation (unchanged), and the dirty range; never the
+     * latch word.
+     */
     private static void addFlush(final Doorbell batch, final Frame f) {
         if (f.headerDirty) {
-            batch.write(f.line.address + ObjectLayout.VERSION_OFFSET, f.rkey, f.image, ObjectLayout.VERSION_OFFSET,
-                8);
+            batch.write(f.line.address + ObjectLayout.CAS_LOCK_OFFSET, f.rkey, f.image, ObjectLayout.CAS_LOCK_OFFSET,
+                ObjectLayout.VERSION_OFFSET + 8 - ObjectLayout.CAS_LOCK_OFFSET);
             batch.write(f.line.address + ObjectLayout.VALUE_LENGTH_OFFSET, f.rkey, f.image,
-                ObjectLayout.VALUE_LENGTH_OFFSET, 4);
+                ObjectLayout.VALUE_LENGTH_OFFSET, ObjectLayout.HEADER_BYTES - ObjectLayout.VALUE_LENGTH_OFFSET);
         }
         if (f.dirty != DirtyBounds.CLEAN) {
             final int from = ObjectLayout.VALUE_OFFSET + DirtyBounds.lower(f.dirty);
