@@ -111,6 +111,33 @@ public final class Inserts {
         pending.add(new PendingInsert(table, key, partition, copy));
     }
 
+    /** A key this attempt inserts and has not otherwise touched: {@link #pending()}. */
+    public record PendingKey(String table, long key) {
+    }
+
+    /** The inserts still buffered (keys this attempt has not otherwise touched), in the order they were made. */
+    public List<PendingKey> pending() {
+        final List<PendingKey> keys = new ArrayList<>(pending.size());
+        for (final PendingInsert p : pending) {
+            keys.add(new PendingKey(p.table, p.key));
+        }
+        return keys;
+    }
+
+    /**
+     * Turns the buffered insert of {@code key} into one over its access, which the attempt has now read (a protocol
+     * that latches the key's existing object before it inserts, e.g. SELCC's over a tombstone): a deleted object is
+     * revived in place by the commit's write, a live one makes the commit fail as a duplicate.
+     */
+    public void foldInto(final String table, final long key) {
+        final PendingInsert own = find(table, key);
+        if (own == null) {
+            throw new IllegalStateException("no buffered insert of key " + key + " of " + table);
+        }
+        pending.remove(own);
+        insert(table, key, own.value, 0, own.value.capacity());
+    }
+
     /** Buffers a delete (see {@code Txn#delete}). */
     public void delete(final String table, final long key) {
         WriteSet.refuseReadOnly("delete", table, runtime.catalog().table(table));

@@ -14,7 +14,8 @@ import java.util.List;
 
 /**
  * What SELCC's two 2PL transactions share: a read takes Shared, {@code readForUpdate} takes Exclusive (upgrading a
- * key held Shared), the commit first upgrades every key written but held Shared; inserts and deletes are refused.
+ * key held Shared), the commit first upgrades every key written but held Shared; inserts and deletes are refused
+ * unless {@link #insertsAndDeletes}.
  * How a latch is taken, upgraded and released is each protocol's ({@link Sel2plTxn} eagerly, {@link SelccTxn} on
  * the cache).
  */
@@ -51,7 +52,8 @@ abstract class LatchTxn extends OneSidedTxn {
         return readVia(table, key, this::forUpdate);
     }
 
-    private Future<Access> forUpdate(final Access a) {
+    /** {@code a} (located) held Exclusive: taken, or upgraded from Shared, after its read if one is in flight. */
+    protected final Future<Access> forUpdate(final Access a) {
         if (a.fetch != null && !a.fetch.isComplete()) {
             return a.fetch.compose(this::forUpdate);
         }
@@ -78,20 +80,32 @@ abstract class LatchTxn extends OneSidedTxn {
         return staged(Stage.LOCK, settle(upgrades));
     }
 
+    /** Whether this protocol's attempts insert and delete ({@link SelccTxn} under 2PL); the others refuse them. */
+    protected boolean insertsAndDeletes() {
+        return false;
+    }
+
     @Override
     public final void insert(final String table, final long key, final DirectBuffer value, final int offset,
                              final int length) {
-        throw new UnsupportedOperationException(mode() + " does not insert yet (issue 21): inserts need the line "
-            + "allocator");
+        if (!insertsAndDeletes()) {
+            throw new UnsupportedOperationException(mode() + " does not insert yet (issue 21): only selcc-2pl "
+                + "inserts");
+        }
+        super.insert(table, key, value, offset, length);
     }
 
     @Override
     public final void delete(final String table, final long key) {
-        throw new UnsupportedOperationException(mode() + " does not delete yet (issue 21)");
+        if (!insertsAndDeletes()) {
+            throw new UnsupportedOperationException(mode() + " does not delete yet (issue 21): only selcc-2pl "
+                + "deletes");
+        }
+        super.delete(table, key);
     }
 
     @Override
     protected final Table.InsertLock insertLock() {
-        return Table.InsertLock.CAS_WORD; // never used: inserts are refused
+        return Table.InsertLock.CAS_WORD; // SelccTxn's INSERTs create the object CAS-locked
     }
 }

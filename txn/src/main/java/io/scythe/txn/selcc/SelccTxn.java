@@ -23,8 +23,20 @@ import java.util.List;
  * X). Any local conflict aborts at once; a global conflict sends invalidations, and one dropped by the holder (a
  * transaction there holds the line) aborts. The commit writes the new values into the frames (memo M, dirty bounds
  * widened, the version word + 1 as the write counter); they reach the memory node when the line is evicted, handed
- * to a reader (case 2 flush) or its lease ends. Inserts and deletes are refused (issue 21); no redo log (SELCC's
- * evaluation runs with WAL off; a compute node's death loses its dirty lines: recovery is issue 21's, not done).
+ * to a reader (case 2 flush) or its lease ends. No redo log (SELCC's evaluation runs with WAL off; a compute node's
+ * death loses its dirty lines: recovery is issue 21's, not done).
+ *
+ * <p><b>Inserts and deletes</b> (2PL only; TO and OCC refuse them). The rows live in the tables' object slots, one
+ * line each, found through the memory nodes' index (not the B-link tree: the workloads' tables are not on it). A
+ * delete is a write under the line's Exclusive latch that leaves a tombstone (the flags word's DELETED, version + 1):
+ * a later transaction's read finds the key deleted, as an absent one. An insert, at commit once every written line is
+ * latched Exclusive: a key in the index (a tombstone, or live: a duplicate) is latched Exclusive through the cache
+ * like any write and revived in place; a missing key is created by the memory node's INSERT, CAS-locked with this
+ * attempt's id (the memory node refuses, LOCKED, a key whose latch word is held: it only touches lines no compute node
+ * caches), then latched Exclusive through the cache, waiting if need be (no transaction holds a CAS-locked line: a
+ * read that finds the CAS word set aborts at once). The commit clears the CAS word in the frame (flushed with the
+ * version); an abort leaves a tombstone there instead (never the memory node's ABANDON, which would free a slot other
+ * compute nodes may still cache): an aborted insert leaves a deleted key, read as absent.
  */
 public final class SelccTxn extends LatchTxn {
     /** Concurrency control on the cache's latches (SELCC §6.4). */
@@ -63,6 +75,8 @@ public final class SelccTxn extends LatchTxn {
     private final Mode mode;
     /** TO: this attempt's timestamp, taken at its first access. */
     private Future<Long> timestamp;
+    /** 2PL: objects this attempt's INSERTs created (CAS-locked), latched Exclusive by the commit or the abort. */
+    private List<Access> created;
 
     /** What one access holds of its frame's local latch. */
     private static final class Hold {
@@ -88,6 +102,11 @@ public final class SelccTxn extends LatchTxn {
     @Override
     public String mode() {
         return mode.label;
+    }
+
+    @Override
+    protected boolean insertsAndDeletes() {
+        return mode == Mode.TWO_PL;
     }
 
     private static Hold hold(final Access a) {
@@ -256,6 +275,11 @@ public final class SelccTxn extends LatchTxn {
         if (finished) {
             return locked(a, "attempt over"); // the global latch stays cached: nothing to release
         }
+        if (f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0 && (created == null || !created.contains(a))) {
+            // Created by an INSERT not committed yet: never latched locally, so its inserter's Exclusive acquire
+            // is served at once (the global latch stays cached here until then).
+            return locked(a, "inserted by a transaction not committed yet");
+        }
         if (f.wanted) {
             if (f.sinceWanted >= cache.gamma()) {
                 cache.yieldIfDue(f);
@@ -335,10 +359,18 @@ public final class SelccTxn extends LatchTxn {
         if (mode != Mode.TWO_PL) {
             return finishCommit(optimisticCommit());
         }
-        return finishCommit(upgradeWrites().map(v -> {
+        if (sawDuplicate()) {
+            return duplicateCommit(Future::succeededFuture); // what it read is latched: current
+        }
+        return finishCommit(upgradeWrites()
+            .compose(v -> staged(io.scythe.txn.Stage.LOCK, insertions()))
+            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validateAbsent()))
+            .map(v -> {
             for (final Access a : accesses) {
                 if (a.dirty) {
                     install(a);
+                } else if (created != null && created.contains(a)) {
+                    installCreated(a);
                 }
             }
             for (final Access a : accesses) {
@@ -448,19 +480,137 @@ public final class SelccTxn extends LatchTxn {
     /** Writes {@code a}'s new value into its frame (memo M, held Exclusive): value, length, version + 1, bounds. */
     private static void install(final Access a) {
         final Frame f = hold(a).frame;
-        f.image.putBytes(ObjectLayout.VALUE_OFFSET, a.newValue, 0, a.newLength);
-        f.image.putInt(ObjectLayout.VALUE_LENGTH_OFFSET, a.newLength);
+        if (a.deleting) { // a tombstone: the value stays, read as absent
+            f.image.putShort(ObjectLayout.FLAGS_OFFSET, (short) ObjectLayout.FLAG_DELETED);
+            f.image.putInt(ObjectLayout.VALUE_LENGTH_OFFSET, 0);
+        } else {
+            f.image.putBytes(ObjectLayout.VALUE_OFFSET, a.newValue, 0, a.newLength);
+            f.image.putInt(ObjectLayout.VALUE_LENGTH_OFFSET, a.newLength);
+            f.image.putShort(ObjectLayout.FLAGS_OFFSET, (short) 0); // revived, if it was a tombstone
+            f.dirty = DirtyBounds.widen(f.dirty, 0, a.newLength);
+        }
         a.installedVersion = ObjectLayout.versionAfter(0, a.readVersion);
         f.image.putLong(ObjectLayout.VERSION_OFFSET, a.installedVersion);
-        f.dirty = DirtyBounds.widen(f.dirty, 0, a.newLength);
         f.headerDirty = true;
     }
 
     @Override
     public Future<Void> abort() {
         return releaseHeld(a -> {
+            if (created != null && created.contains(a)) {
+                return (a.held == null ? latchCreated(a, 0) : Future.succeededFuture(a)).map(x -> {
+                    bury(x);
+                    x.locked = false;
+                    releaseLocal(x);
+                    return null;
+                });
+            }
             releaseLocal(a);
             return Future.succeededFuture();
         });
+    }
+
+    /**
+     * The commit's inserts, every written line latched already: a key in the index is latched Exclusive through the
+     * cache and revived (or found live: a duplicate); the others are created by INSERTs and then latched.
+     */
+    private Future<Void> insertions() {
+        final List<io.scythe.txn.onesided.Inserts.PendingKey> pending = inserts.pending();
+        if (pending.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        final List<Future<Void>> present = new ArrayList<>(pending.size());
+        for (final io.scythe.txn.onesided.Inserts.PendingKey p : pending) {
+            present.add(locate(p.table(), p.key()).compose(this::forUpdate).transform(found -> {
+                if (found.succeeded()) {
+                    LineCache.Stats.count("insert over an object");
+                    inserts.foldInto(p.table(), p.key());
+                    return Future.succeededFuture();
+                }
+                return found.cause() instanceof io.scythe.txn.UnknownKeyException ? Future.succeededFuture()
+                    : Future.failedFuture(found.cause());
+            }));
+        }
+        return settle(present).compose(v -> {
+            if (inserts.duplicate() != null) {
+                return Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY, inserts.duplicate()));
+            }
+            created = new ArrayList<>(2);
+            return installInserts(insertLock(), id, (a, inserted) -> {
+                a.image = new UnsafeBuffer(new byte[a.slotBytes()]);
+                a.inserted = false; // undone through the cache (bury), never by ABANDON
+                created.add(a);
+                LineCache.Stats.count("insert created");
+            }).recover(e -> e instanceof AbortException x && x.reason() == AbortReason.DUPLICATE_KEY
+                // created since this attempt found it missing: its absence was stale, retried
+                ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, e.getMessage()))
+                : Future.failedFuture(e));
+        }).compose(v -> {
+            final List<Future<Access>> latched = new ArrayList<>(created.size());
+            for (final Access a : List.copyOf(created)) {
+                latched.add(latchCreated(a, 0));
+            }
+            return settle(latched);
+        });
+    }
+
+    /** Tries of {@link #latchCreated} before the commit gives up (its abort then keeps trying). */
+    private static final int CREATED_TRIES = 64;
+
+    /**
+     * Latches an object this attempt's INSERT created Exclusive through the cache, waiting: no transaction holds a
+     * CAS-locked line (a read of it aborts before it latches), so only cached copies stand in the way and each
+     * holder lets go. After {@link #CREATED_TRIES} failed rounds the commit aborts; the abort ({@code bury}) tries on
+     * for as long as it takes.
+     */
+    private Future<Access> latchCreated(final Access a, final int tries) {
+        final Frame f = frameOf(a);
+        if (f == null || f.busy || !f.idle()) {
+            return afterCreated(a, f, tries);
+        }
+        final Future<Void> global = f.memo == Memo.M ? Future.succeededFuture()
+            : f.memo == Memo.S ? cache.upgrade(f, true) : cache.acquireExclusive(f, true);
+        return global.transform(done -> {
+            if (done.failed()) {
+                cache.forgetIfInvalid(f);
+                return afterCreated(a, f, tries);
+            }
+            f.writer = true;
+            a.held = new Hold(f, true);
+            a.locked = true;
+            a.image.putBytes(0, f.image, 0, a.slotBytes());
+            cache.used(f);
+            return checkedImage(a);
+        });
+    }
+
+    private Future<Access> afterCreated(final Access a, final Frame f, final int tries) {
+        if (!finished && tries + 1 >= CREATED_TRIES) {
+            return locked(a, "its INSERT's object could not be latched in " + CREATED_TRIES + " rounds");
+        }
+        final Future<Void> step = f == null ? cache.evicted(a.partition.node(), a.address())
+            : f.busy ? cache.settled(f) : runtime.timers().after(SelccModule.resendNs());
+        return step.compose(v -> latchCreated(a, tries + 1));
+    }
+
+    /** The commit of an object its INSERT created (latched Exclusive): the CAS word cleared, version + 1. */
+    private static void installCreated(final Access a) {
+        final Frame f = hold(a).frame;
+        f.image.putLong(ObjectLayout.CAS_LOCK_OFFSET, 0);
+        a.installedVersion = ObjectLayout.versionAfter(0, a.readVersion);
+        f.image.putLong(ObjectLayout.VERSION_OFFSET, a.installedVersion);
+        f.headerDirty = true;
+        a.inserted = true; // for the history: a write that replaced no live value (readAbsent, from its INSERT)
+        a.readAbsent = true;
+    }
+
+    /** The abort of an object its INSERT created (latched Exclusive): left a tombstone, the CAS word cleared. */
+    private static void bury(final Access a) {
+        LineCache.Stats.count("insert buried");
+        final Frame f = hold(a).frame;
+        f.image.putLong(ObjectLayout.CAS_LOCK_OFFSET, 0);
+        f.image.putShort(ObjectLayout.FLAGS_OFFSET, (short) ObjectLayout.FLAG_DELETED);
+        f.image.putInt(ObjectLayout.VALUE_LENGTH_OFFSET, 0);
+        f.headerDirty = true;
     }
 }
