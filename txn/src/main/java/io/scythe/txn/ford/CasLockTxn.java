@@ -132,12 +132,11 @@ public abstract class CasLockTxn extends OneSidedTxn {
                 if (checks == null) {
                     checks = new ArrayList<>(accesses.size());
                 }
-                checks.add(readHeader(a).map(h -> { // a throw fails the map
+                checks.add(checkHeader(a, h -> { // a throw fails the check
                     if (!unchangedSinceRead(a, h) || h.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0) {
                         throw new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
                             + " changed or is locked");
                     }
-                    return null;
                 }));
             }
         }

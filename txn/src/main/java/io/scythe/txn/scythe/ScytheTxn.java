@@ -279,7 +279,7 @@ public final class ScytheTxn extends OneSidedTxn {
 
     /** OCC validation: nothing it read changed; what it only read is not locked or queued on either. */
     private Future<Void> validate() {
-        final List<Future<Access>> checks = new ArrayList<>(accesses.size());
+        final List<Future<Void>> checks = new ArrayList<>(accesses.size());
         for (int i = 0; i < accesses.size(); i++) {
             final Access a = accesses.get(i);
             if (a.readOnlyTable() || a.inserted) {
@@ -293,7 +293,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 }
                 continue;
             }
-            checks.add(readHeader(a).map(h -> { // a throw fails the map
+            checks.add(checkHeader(a, h -> { // a throw fails the check
                 final long queued = TakeoutLockKind.queued(h);
                 if (!unchangedSinceRead(a, h)) {
                     throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
@@ -303,7 +303,6 @@ public final class ScytheTxn extends OneSidedTxn {
                     throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
                         "key " + a.key + " of " + a.table + " is locked or queued on");
                 }
-                return a;
             }));
         }
         return settle(checks);
