@@ -3,6 +3,7 @@ package io.scythe.txn.onesided;
 import io.scythe.bridge.RdmaChannel;
 import io.scythe.bridge.VerbCallback;
 import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 /**
@@ -12,12 +13,12 @@ import org.agrona.MutableDirectBuffer;
  * must not throw (a throw of the post itself, e.g. a malformed request, is passed to it as {@code compose} passed it
  * to the future).
  */
-final class Verbs {
+public final class Verbs {
     private Verbs() {
     }
 
     /** READ of {@code length} bytes at {@code remoteAddress} into {@code dst}, reported to {@code done}. */
-    static void read(final Future<RdmaChannel> channel, final long remoteAddress, final int rkey,
+    public static void read(final Future<RdmaChannel> channel, final long remoteAddress, final int rkey,
                      final MutableDirectBuffer dst, final int dstOffset, final int length, final VerbCallback done) {
         if (Futures.ready(channel)) {
             final RdmaChannel ch = channel.result();
@@ -35,6 +36,31 @@ final class Verbs {
             }
             try {
                 ch.read(remoteAddress, rkey, dst, dstOffset, length, done);
+            } catch (final RuntimeException e) {
+                done.done(0, e);
+            }
+        });
+    }
+
+    /** WRITE of {@code length} bytes of {@code src} at {@code remoteAddress}, reported to {@code done}. */
+    public static void write(final Future<RdmaChannel> channel, final long remoteAddress, final int rkey,
+                             final DirectBuffer src, final int srcOffset, final int length, final VerbCallback done) {
+        if (Futures.ready(channel)) {
+            final RdmaChannel ch = channel.result();
+            try {
+                ch.write(remoteAddress, rkey, src, srcOffset, length, done);
+            } catch (final RuntimeException e) {
+                done.done(0, e);
+            }
+            return;
+        }
+        channel.onComplete((ch, failure) -> {
+            if (failure != null) {
+                done.done(0, failure);
+                return;
+            }
+            try {
+                ch.write(remoteAddress, rkey, src, srcOffset, length, done);
             } catch (final RuntimeException e) {
                 done.done(0, e);
             }
