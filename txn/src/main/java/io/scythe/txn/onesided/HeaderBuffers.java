@@ -7,27 +7,28 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.util.ArrayDeque;
 
 /**
- * One loop's reusable destinations of the header READs validation posts ({@link ReadSet#checkHeader}), a
- * {@link TxnRuntime#extension} (loop-confined, no lock). Release point: a buffer is taken when its READ is posted and
- * given back by the READ's completion callback once the check ran on it, failed or not: the NIC writes a READ's
+ * One loop's reusable destinations of the header READs validation posts ({@link ReadSet#checkHeader}) and of the
+ * header READ in a commit-time CAS lock's doorbell ({@code CasLockTxn#lockForCommit}), a {@link TxnRuntime#extension}
+ * (loop-confined, no lock). Release point: a buffer is taken when its READ is built and given back by the completion
+ * callback of its READ (or doorbell batch) once the step that reads it ran, failed or not: the NIC writes a READ's
  * destination only before its completion, and nothing keeps the buffer past the check. At most {@link #KEPT}
  * buffers are kept; more in flight at once are made and dropped.
  */
-final class HeaderBuffers {
+public final class HeaderBuffers {
     static final TxnRuntime.Key<HeaderBuffers> KEY = new TxnRuntime.Key<>("header-buffers");
     private static final int KEPT = 64;
     private final ArrayDeque<UnsafeBuffer> free = new ArrayDeque<>();
 
-    static HeaderBuffers of(final TxnRuntime runtime) {
+    public static HeaderBuffers of(final TxnRuntime runtime) {
         return runtime.extension(KEY, r -> new HeaderBuffers());
     }
 
-    UnsafeBuffer take() {
+    public UnsafeBuffer take() {
         final UnsafeBuffer kept = free.pollLast();
         return kept != null ? kept : new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
     }
 
-    void giveBack(final UnsafeBuffer header) {
+    public void giveBack(final UnsafeBuffer header) {
         if (free.size() < KEPT) {
             free.addLast(header);
         }
