@@ -144,6 +144,27 @@ class BridgeVerticleTest {
     }
 
     @Test
+    void shouldReportADoorbellBatchToItsCallbackWithEveryResult() throws Exception {
+        final List<String> events = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+            final List<String> log = new ArrayList<>();
+            channel.doorbell().post((v, e) -> log.add("empty " + v + " " + e)); // at once, before post returns
+            final Doorbell batch = channel.doorbell();
+            final int cas = batch.compareAndSwap(remote.addressOf(8200), remote.rkey(), 0, 5);
+            final int again = batch.compareAndSwap(remote.addressOf(8200), remote.rkey(), 0, 6);
+            final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+            batch.read(remote, 8200, dst, 0, 8);
+            final io.vertx.core.Promise<List<String>> done = io.vertx.core.Promise.promise();
+            batch.post((v, e) -> {
+                log.add("batch " + e + " " + batch.result(cas) + " " + batch.result(again) + " " + dst.getLong(0));
+                done.complete(log);
+            });
+            log.add("posted");
+            return done.future();
+        }));
+        assertThat(events).containsExactly("empty 0 null", "posted", "batch null 0 5 5");
+    }
+
+    @Test
     void shouldFailADoorbellBatchWithItsFirstFailingRequest() throws Exception {
         final String outcome = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
             final Doorbell batch = channel.doorbell();
