@@ -19,48 +19,43 @@ public final class Verbs {
 
     /** READ of {@code length} bytes at {@code remoteAddress} into {@code dst}, reported to {@code done}. */
     public static void read(final Future<RdmaChannel> channel, final long remoteAddress, final int rkey,
-                     final MutableDirectBuffer dst, final int dstOffset, final int length, final VerbCallback done) {
-        if (Futures.ready(channel)) {
-            final RdmaChannel ch = channel.result();
-            try {
-                ch.read(remoteAddress, rkey, dst, dstOffset, length, done);
-            } catch (final RuntimeException e) {
-                done.done(0, e);
-            }
+                            final MutableDirectBuffer dst, final int dstOffset, final int length,
+                            final VerbCallback done) {
+        if (!Futures.ready(channel)) {
+            later(channel, done, ch -> ch.read(remoteAddress, rkey, dst, dstOffset, length, done));
             return;
         }
-        channel.onComplete((ch, failure) -> {
-            if (failure != null) {
-                done.done(0, failure);
-                return;
-            }
-            try {
-                ch.read(remoteAddress, rkey, dst, dstOffset, length, done);
-            } catch (final RuntimeException e) {
-                done.done(0, e);
-            }
-        });
+        try {
+            channel.result().read(remoteAddress, rkey, dst, dstOffset, length, done);
+        } catch (final RuntimeException e) {
+            done.done(0, e);
+        }
     }
 
     /** WRITE of {@code length} bytes of {@code src} at {@code remoteAddress}, reported to {@code done}. */
     public static void write(final Future<RdmaChannel> channel, final long remoteAddress, final int rkey,
                              final DirectBuffer src, final int srcOffset, final int length, final VerbCallback done) {
-        if (Futures.ready(channel)) {
-            final RdmaChannel ch = channel.result();
-            try {
-                ch.write(remoteAddress, rkey, src, srcOffset, length, done);
-            } catch (final RuntimeException e) {
-                done.done(0, e);
-            }
+        if (!Futures.ready(channel)) {
+            later(channel, done, ch -> ch.write(remoteAddress, rkey, src, srcOffset, length, done));
             return;
         }
+        try {
+            channel.result().write(remoteAddress, rkey, src, srcOffset, length, done);
+        } catch (final RuntimeException e) {
+            done.done(0, e);
+        }
+    }
+
+    /** Posts with {@code post} once {@code channel} is there (the slow case: a channel still connecting). */
+    private static void later(final Future<RdmaChannel> channel, final VerbCallback done,
+                              final java.util.function.Consumer<RdmaChannel> post) {
         channel.onComplete((ch, failure) -> {
             if (failure != null) {
                 done.done(0, failure);
                 return;
             }
             try {
-                ch.write(remoteAddress, rkey, src, srcOffset, length, done);
+                post.accept(ch);
             } catch (final RuntimeException e) {
                 done.done(0, e);
             }
