@@ -32,6 +32,8 @@ public final class Doorbell {
     private int failedIndex = -1;
     private VerbException failure;
     private Promise<Doorbell> promise;
+    /** What {@link #post(VerbCallback)} reports to, instead of {@link #promise}. */
+    private VerbCallback callback;
 
     Doorbell(final RdmaChannel channel) {
         this.channel = channel;
@@ -102,6 +104,24 @@ public final class Doorbell {
         return promise.future();
     }
 
+    /**
+     * {@link #post()} reporting to {@code done} (value 0; the atomics' old values are {@link #result(int)}) instead of
+     * a Future: called once, when the Future would have completed (before this returns when the batch is empty or
+     * refused at once).
+     */
+    public void post(final VerbCallback done) {
+        if (posted) {
+            throw new IllegalStateException("doorbell batch already posted");
+        }
+        posted = true;
+        if (count == 0) {
+            done.done(0, null);
+            return;
+        }
+        callback = done;
+        channel.submitBatch(this, requests, count);
+    }
+
     /** The old value an atomic request found; valid once the batch has completed successfully. */
     public long result(final int index) {
         if (index < 0 || index >= count || !opcodes[index].isAtomic()) {
@@ -146,7 +166,9 @@ public final class Doorbell {
     }
 
     private void complete() {
-        if (failure == null) {
+        if (callback != null) {
+            callback.done(0, failure);
+        } else if (failure == null) {
             promise.complete(this);
         } else {
             promise.fail(failure);

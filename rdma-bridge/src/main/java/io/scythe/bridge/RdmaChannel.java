@@ -46,7 +46,8 @@ public final class RdmaChannel implements CompletionHandler {
     private final QueuePair qp;
     private final VerbStats stats;
     private final int mask;
-    private final Promise<?>[] promises;
+    /** Per slot: the verb's Promise, or its {@link VerbCallback} when it was posted with one. */
+    private final Object[] waiters;
     private final byte[] kinds;
     private final Opcode[] opcodes;
     private final Doorbell[] doorbells;
@@ -92,7 +93,7 @@ public final class RdmaChannel implements CompletionHandler {
         this.stats = bridge.stats();
         final int depth = Integer.highestOneBit(Math.max(1, qp.options().sendQueueDepth() - 1)) << 1;
         this.mask = depth - 1;
-        this.promises = new Promise<?>[depth];
+        this.waiters = new Object[depth];
         this.kinds = new byte[depth];
         this.opcodes = new Opcode[depth];
         this.doorbells = new Doorbell[depth];
@@ -140,6 +141,16 @@ public final class RdmaChannel implements CompletionHandler {
         return promise.future();
     }
 
+    /** {@link #read(long, int, MutableDirectBuffer, int, int)} reporting to {@code done} instead of a Future. */
+    public void read(final long remoteAddress, final int rkey, final MutableDirectBuffer dst, final int dstOffset,
+                     final int length, final VerbCallback done) {
+        bridge.checkThread();
+        if (waiting.isEmpty() && postNow(single.read(remoteAddress, rkey, dst, dstOffset, length), done, KIND_VOID)) {
+            return; // posted (or refused) at once: no request builder made
+        }
+        awaitRoom(() -> single.read(remoteAddress, rkey, dst, dstOffset, length), done, KIND_VOID);
+    }
+
     /** READ of {@code length} bytes at {@code offset} into {@code region}. */
     public Future<Void> read(final RemoteRegion region, final long offset, final MutableDirectBuffer dst,
                              final int dstOffset, final int length) {
@@ -159,6 +170,18 @@ public final class RdmaChannel implements CompletionHandler {
         return write(region.addressOf(offset, length), region.rkey(), src, srcOffset, length);
     }
 
+    /** {@link #write(long, int, DirectBuffer, int, int)} reporting to {@code done} instead of a Future. */
+    public void write(final long remoteAddress, final int rkey, final DirectBuffer src, final int srcOffset,
+                      final int length, final VerbCallback done) {
+        bridge.checkThread();
+        if (waiting.isEmpty() && postNow(single.write(remoteAddress, rkey, src, srcOffset, length)
+            .inline(length <= maxInline), done, KIND_VOID)) {
+            return;
+        }
+        awaitRoom(() -> single.write(remoteAddress, rkey, src, srcOffset, length).inline(length <= maxInline), done,
+            KIND_VOID);
+    }
+
     /** 8-byte compare-and-swap; the Future holds the value found (the swap happened iff it equals expected). */
     public Future<Long> compareAndSwap(final long remoteAddress, final int rkey, final long expected,
                                        final long desired) {
@@ -166,6 +189,18 @@ public final class RdmaChannel implements CompletionHandler {
         submit(() -> single.compareAndSwap(remoteAddress, rkey, expected, desired, atomicResults,
             atomicResultOffset(nextSeq)), promise, KIND_ATOMIC);
         return promise.future();
+    }
+
+    /** {@link #compareAndSwap(long, int, long, long)} reporting the value found to {@code done}. */
+    public void compareAndSwap(final long remoteAddress, final int rkey, final long expected, final long desired,
+                               final VerbCallback done) {
+        bridge.checkThread();
+        if (waiting.isEmpty() && postNow(single.compareAndSwap(remoteAddress, rkey, expected, desired,
+            atomicResults, atomicResultOffset(nextSeq)), done, KIND_ATOMIC)) {
+            return;
+        }
+        awaitRoom(() -> single.compareAndSwap(remoteAddress, rkey, expected, desired, atomicResults,
+            atomicResultOffset(nextSeq)), done, KIND_ATOMIC);
     }
 
     /** 8-byte fetch-and-add; the Future holds the value before the addition. */
@@ -228,22 +263,36 @@ public final class RdmaChannel implements CompletionHandler {
     }
 
     /** Posts the request {@code build} makes (built when posted: it may wait for room first, see class comment). */
-    private void submit(final java.util.function.Supplier<WorkRequest> build, final Promise<?> promise,
+    private void submit(final java.util.function.Supplier<WorkRequest> build, final Object promise,
                         final byte kind) {
         bridge.checkThread();
         if (waiting.isEmpty() && post(build, promise, kind)) {
             return;
         }
+        awaitRoom(build, promise, kind);
+    }
+
+    /** Queues a post that found the send queue full, built again by {@code build} when there is room. */
+    private void awaitRoom(final java.util.function.Supplier<WorkRequest> build, final Object promise,
+                           final byte kind) {
         await(new Waiting(() -> post(build, promise, kind),
             () -> refused(build.get().opcode(), QueuePair.SEND_QUEUE_FULL, promise)));
     }
 
     /** Posts one request; false (nothing posted) when the send queue is full. */
-    private boolean post(final java.util.function.Supplier<WorkRequest> build, final Promise<?> promise,
+    private boolean post(final java.util.function.Supplier<WorkRequest> build, final Object promise,
                          final byte kind) {
+        return postNow(build.get(), promise, kind);
+    }
+
+    /**
+     * Posts {@code wr}, built already (with the atomic result slot of {@link #nextSeq}: nothing may be posted between
+     * building and posting; {@link #prepare} changes no sequence number); {@code promise} is the verb's Promise or
+     * {@link VerbCallback}. False (nothing posted) when the send queue is full.
+     */
+    private boolean postNow(final WorkRequest wr, final Object promise, final byte kind) {
         prepare();
         final long seq = nextSeq;
-        final WorkRequest wr = build.get();
         wr.wrId(seq).signaled(true);
         final int code = qp.post(wr);
         if (code == QueuePair.SEND_QUEUE_FULL) {
@@ -366,7 +415,7 @@ public final class RdmaChannel implements CompletionHandler {
         for (int i = 0; i < count; i++) {
             final int slot = (int) ((first + i) & mask);
             final Opcode opcode = doorbell.opcode(i);
-            promises[slot] = null;
+            waiters[slot] = null;
             kinds[slot] = opcode.isAtomic() ? KIND_ATOMIC : KIND_VOID;
             opcodes[slot] = opcode;
             doorbells[slot] = doorbell;
@@ -441,17 +490,26 @@ public final class RdmaChannel implements CompletionHandler {
         }
     }
 
-    private void track(final long seq, final Opcode opcode, final Promise<?> promise, final byte kind) {
+    private void track(final long seq, final Opcode opcode, final Object promise, final byte kind) {
         final int i = (int) (seq & mask);
-        promises[i] = promise;
+        waiters[i] = promise;
         kinds[i] = kind;
         opcodes[i] = opcode;
         doorbells[i] = null;
     }
 
-    private void refused(final Opcode opcode, final int code, final Promise<?> promise) {
+    private void refused(final Opcode opcode, final int code, final Object promise) {
         stats.failed();
-        promise.fail(new VerbException(opcode, refusal(code)));
+        fail(promise, new VerbException(opcode, refusal(code)));
+    }
+
+    /** Fails a verb's Promise or calls its callback with {@code cause}. */
+    private static void fail(final Object waiter, final Throwable cause) {
+        if (waiter instanceof VerbCallback callback) {
+            callback.done(0, cause);
+        } else {
+            ((Promise<?>) waiter).fail(cause);
+        }
     }
 
     private String refusal(final int code) {
@@ -486,9 +544,9 @@ public final class RdmaChannel implements CompletionHandler {
                 succeed(wrId);
             } else {
                 final int i = (int) (wrId & mask);
-                final Promise<?> promise = promises[i];
+                final Object promise = waiters[i];
                 final Doorbell doorbell = doorbells[i];
-                promises[i] = null;
+                waiters[i] = null;
                 doorbells[i] = null;
                 stats.failed();
                 qpFailed = true;
@@ -496,7 +554,7 @@ public final class RdmaChannel implements CompletionHandler {
                 if (doorbell != null) {
                     doorbell.failed(batchIndex[i], cause);
                 } else {
-                    promise.fail(cause);
+                    fail(promise, cause);
                 }
             }
         }
@@ -517,9 +575,11 @@ public final class RdmaChannel implements CompletionHandler {
             doorbell.succeeded(batchIndex[i], kinds[i] == KIND_ATOMIC ? atomicResults.getLong(i * Long.BYTES) : 0);
             return;
         }
-        final Promise<?> promise = promises[i];
-        promises[i] = null;
-        if (kinds[i] == KIND_ATOMIC) {
+        final Object promise = waiters[i];
+        waiters[i] = null;
+        if (promise instanceof VerbCallback callback) {
+            callback.done(kinds[i] == KIND_ATOMIC ? atomicResults.getLong(i * Long.BYTES) : 0, null);
+        } else if (kinds[i] == KIND_ATOMIC) {
             ((Promise<Long>) promise).complete(atomicResults.getLong(i * Long.BYTES));
         } else if (kinds[i] == KIND_NIC_CLOCK) {
             // Signaled, so this is its own completion, whose timestamp the bridge is delivering now.

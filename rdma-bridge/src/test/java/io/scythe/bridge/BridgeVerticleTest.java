@@ -87,6 +87,38 @@ class BridgeVerticleTest {
     }
 
     @Test
+    void shouldCallVerbCallbacksOnceInPostingOrderAmongFuturesAlsoWhenTheyWaitForRoom() throws Exception {
+        final List<String> events = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions().sendQueueDepth(2))
+            .compose(channel -> {
+                final Thread poster = Thread.currentThread();
+                final List<String> log = new ArrayList<>();
+                final UnsafeBuffer src = new UnsafeBuffer(new byte[8]);
+                src.putLong(0, 7);
+                final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+                final io.vertx.core.Promise<Void> last = io.vertx.core.Promise.promise();
+                channel.write(remote.addressOf(8192), remote.rkey(), src, 0, 8,
+                    (v, e) -> log.add("write " + v + " " + e + " " + (Thread.currentThread() == poster)));
+                channel.fetchAndAdd(remote.addressOf(8192), remote.rkey(), 1)
+                    .onComplete(ar -> log.add("faa future " + ar.result())); // the queue (depth 2) is full now
+                channel.compareAndSwap(remote.addressOf(8192), remote.rkey(), 8, 20, (v, e) -> log.add("cas " + v
+                    + " " + e)); // waits for room
+                channel.compareAndSwap(remote.addressOf(8192), remote.rkey(), 8, 30, (v, e) -> log.add("cas " + v
+                    + " " + e)); // fails to swap: 20 found
+                channel.read(remote.addressOf(8192), remote.rkey(), dst, 0, 8, (v, e) -> {
+                    log.add("read " + dst.getLong(0) + " " + e + " " + (Thread.currentThread() == poster));
+                    last.complete();
+                });
+                final int waitingNow = channel.waiting();
+                return last.future().map(v -> {
+                    log.add("waited " + waitingNow);
+                    return log;
+                });
+            }));
+        assertThat(events).containsExactly("write 0 null true", "faa future 7", "cas 8 null", "cas 20 null",
+            "read 20 null true", "waited 3");
+    }
+
+    @Test
     void shouldCompleteASelectivelySignaledDoorbellBatchWithEveryResult() throws Exception {
         final List<Long> results = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
             final Doorbell batch = channel.doorbell();
@@ -109,6 +141,27 @@ class BridgeVerticleTest {
         }));
         assertThat(results).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
         assertThat(region.buffer().getLongVolatile(256)).isEqualTo(10);
+    }
+
+    @Test
+    void shouldReportADoorbellBatchToItsCallbackWithEveryResult() throws Exception {
+        final List<String> events = onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions()).compose(channel -> {
+            final List<String> log = new ArrayList<>();
+            channel.doorbell().post((v, e) -> log.add("empty " + v + " " + e)); // at once, before post returns
+            final Doorbell batch = channel.doorbell();
+            final int cas = batch.compareAndSwap(remote.addressOf(8200), remote.rkey(), 0, 5);
+            final int again = batch.compareAndSwap(remote.addressOf(8200), remote.rkey(), 0, 6);
+            final UnsafeBuffer dst = new UnsafeBuffer(new byte[8]);
+            batch.read(remote, 8200, dst, 0, 8);
+            final io.vertx.core.Promise<List<String>> done = io.vertx.core.Promise.promise();
+            batch.post((v, e) -> {
+                log.add("batch " + e + " " + batch.result(cas) + " " + batch.result(again) + " " + dst.getLong(0));
+                done.complete(log);
+            });
+            log.add("posted");
+            return done.future();
+        }));
+        assertThat(events).containsExactly("empty 0 null", "posted", "batch null 0 5 5");
     }
 
     @Test

@@ -79,55 +79,76 @@ public final class Coordinator {
             txn.abort().onComplete(aborted -> done.fail(aborted.failed() ? aborted.cause() : e));
             return;
         }
-        body.compose(result -> txn.commit().map(ts -> new Outcome<>(result, ts, attempt,
-            runtime.timers().nowNs() - start, txn.mode()))).onComplete((outcome, failure) -> {
-                if (failure == null) {
-                    retryPolicy.committed(attempt);
-                    final long[] stages = txn.stageNanos();
-                    if (stages != null) {
-                        if (stages.length > stageNanos.length) { // a stage defined since this coordinator began
-                            stageNanos = java.util.Arrays.copyOf(stageNanos, stages.length);
-                        }
-                        for (int i = 0; i < stages.length; i++) {
-                            stageNanos[i] += stages[i];
-                        }
-                        stagedCommits++;
-                    }
-                    done.complete(outcome);
-                    return;
+        // body.compose(result -> txn.commit().map(ts -> outcome)).onComplete(ended) without the composition, the
+        // mapping and their functions: the same steps at the same moments (a throw of commit() fails the attempt).
+        body.onComplete((result, bodyFailure) -> {
+            if (bodyFailure != null) {
+                ended(procedure, attempt, hint, start, done, txn, null, bodyFailure);
+                return;
+            }
+            final Future<Long> commit;
+            try {
+                commit = txn.commit();
+            } catch (final Throwable e) {
+                ended(procedure, attempt, hint, start, done, txn, null, e);
+                return;
+            }
+            commit.onComplete((ts, commitFailure) -> ended(procedure, attempt, hint, start, done, txn,
+                commitFailure == null ? new Outcome<>(result, ts, attempt, runtime.timers().nowNs() - start,
+                    txn.mode()) : null, commitFailure));
+        });
+    }
+
+    /** What follows an attempt's end: its outcome counted and passed on, or its abort and perhaps a retry. */
+    private <R> void ended(final Function<Txn, Future<R>> procedure, final int attempt, final boolean hint,
+                           final long start, final Promise<Outcome<R>> done, final Txn txn, final Outcome<R> outcome,
+                           final Throwable failure) {
+        if (failure == null) {
+            retryPolicy.committed(attempt);
+            final long[] stages = txn.stageNanos();
+            if (stages != null) {
+                if (stages.length > stageNanos.length) { // a stage defined since this coordinator began
+                    stageNanos = java.util.Arrays.copyOf(stageNanos, stages.length);
                 }
-                if (failure instanceof OutcomeUnknownException) {
-                    done.fail(failure); // past its point of no return: never aborted, never retried
-                    return;
+                for (int i = 0; i < stages.length; i++) {
+                    stageNanos[i] += stages[i];
                 }
-                // A request refused for now (send queue or RRPC ring full) did nothing: an abort, retried after the
-                // back-off, rather than a failure of the transaction.
-                final Throwable cause = Refusal.forNow(failure)
-                    ? new AbortException(AbortReason.BACK_PRESSURE, failure.getMessage()) : failure;
-                txn.abort().onComplete(aborted -> {
-                    if (aborted.failed()) {
-                        // Its locks could not be released: the loop gave up (a lock verb in doubt). Nothing
-                        // committed, and nothing is retried on a loop that stopped serving.
-                        done.fail(aborted.cause());
-                        return;
-                    }
-                    if (!(cause instanceof AbortException abort)) {
-                        done.fail(cause);
-                        return;
-                    }
-                    aborts.computeIfAbsent(abort.reason(), r -> new long[1])[0]++;
-                    if (attempt >= maxAttempts || abort.reason() == AbortReason.USER
-                        || abort.reason() == AbortReason.DUPLICATE_KEY) {
-                        done.fail(abort.afterAttempts(attempt));
-                        return;
-                    }
-                    final boolean nextHint = retryPolicy.nextHint(hint, abort);
-                    final long bound = Math.min(MAX_BACKOFF_NS, BASE_BACKOFF_NS << Math.min(attempt - 1, 20));
-                    // The next attempt starts once the reads the aborted one left in flight are done.
-                    txn.quiesced().compose(q -> runtime.timers().after(random.nextLong(bound))).onComplete(w ->
-                        attempt(procedure, attempt + 1, nextHint, start, done));
-                });
-            });
+                stagedCommits++;
+            }
+            done.complete(outcome);
+            return;
+        }
+        if (failure instanceof OutcomeUnknownException) {
+            done.fail(failure); // past its point of no return: never aborted, never retried
+            return;
+        }
+        // A request refused for now (send queue or RRPC ring full) did nothing: an abort, retried after the
+        // back-off, rather than a failure of the transaction.
+        final Throwable cause = Refusal.forNow(failure)
+            ? new AbortException(AbortReason.BACK_PRESSURE, failure.getMessage()) : failure;
+        txn.abort().onComplete(aborted -> {
+            if (aborted.failed()) {
+                // Its locks could not be released: the loop gave up (a lock verb in doubt). Nothing
+                // committed, and nothing is retried on a loop that stopped serving.
+                done.fail(aborted.cause());
+                return;
+            }
+            if (!(cause instanceof AbortException abort)) {
+                done.fail(cause);
+                return;
+            }
+            aborts.computeIfAbsent(abort.reason(), r -> new long[1])[0]++;
+            if (attempt >= maxAttempts || abort.reason() == AbortReason.USER
+                || abort.reason() == AbortReason.DUPLICATE_KEY) {
+                done.fail(abort.afterAttempts(attempt));
+                return;
+            }
+            final boolean nextHint = retryPolicy.nextHint(hint, abort);
+            final long bound = Math.min(MAX_BACKOFF_NS, BASE_BACKOFF_NS << Math.min(attempt - 1, 20));
+            // The next attempt starts once the reads the aborted one left in flight are done.
+            txn.quiesced().compose(q -> runtime.timers().after(random.nextLong(bound))).onComplete(w ->
+                attempt(procedure, attempt + 1, nextHint, start, done));
+        });
     }
 
     /** Nanoseconds the committed attempts spent in each stage, summed (by {@link Stage#index()}; every stage). */

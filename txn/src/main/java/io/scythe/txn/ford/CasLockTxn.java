@@ -7,6 +7,7 @@ import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.onesided.Futures;
+import io.scythe.txn.onesided.HeaderBuffers;
 import io.scythe.txn.onesided.OneSidedTxn;
 import io.scythe.txn.spi.LockKind;
 import io.vertx.core.Future;
@@ -34,9 +35,11 @@ public abstract class CasLockTxn extends OneSidedTxn {
         return Futures.then(channel(a), ch -> {
             final Doorbell batch = ch.doorbell();
             final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
-            final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+            // One of the loop's header buffers, given back once the batch completed and the step below read it.
+            final HeaderBuffers buffers = HeaderBuffers.of(runtime);
+            final UnsafeBuffer header = buffers.take();
             batch.read(a.address(), a.rkey(), header, 0, ObjectLayout.HEADER_BYTES);
-            return postLocking(a, batch, cas).compose(b -> {
+            return postLocking(a, batch, cas, null, () -> buffers.giveBack(header), b -> {
                 if (b.result(cas) != 0) {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key
                         + " is locked at commit"));
@@ -62,19 +65,53 @@ public abstract class CasLockTxn extends OneSidedTxn {
      * here would free another holder's lock if it did not): the loop gives up.
      */
     protected final Future<Doorbell> postLocking(final Access a, final Doorbell batch, final int cas) {
-        return batch.post().recover(e -> {
-            if (io.scythe.txn.Refusal.forNow(e)) {
-                return Future.failedFuture(e);
+        return batch.post().recover(e -> lockingFailed(a, batch, cas, e));
+    }
+
+    /**
+     * {@code postLocking(a, batch, cas).compose(next)}, with the batch reporting to a callback (no promise,
+     * recovery or composition per lock): {@code next} runs when it succeeded, {@link #postLocking}'s recovery when it
+     * failed. With {@code within} non-null the batch's time in flight is that stage's ({@link StageClock#within});
+     * {@code done} (or null) runs once the batch completed, before the step that follows (e.g. gives back a buffer).
+     */
+    protected final <T> Future<T> postLocking(final Access a, final Doorbell batch, final int cas,
+                                              final io.scythe.txn.Stage within, final Runnable done,
+                                              final java.util.function.Function<Doorbell, Future<T>> next) {
+        final io.vertx.core.Promise<T> out = io.vertx.core.Promise.promise();
+        if (within != null) {
+            clock.enterWithin(within);
+        }
+        batch.post((v, failure) -> {
+            if (within != null) {
+                clock.leaveWithin();
             }
-            if (batch.failedIndex() <= cas) {
-                return lockVerbInDoubt("its lock CAS on key " + a.key + " of " + a.table + " failed after it was "
-                    + "posted", e);
+            Future<T> step;
+            try {
+                step = failure == null ? next.apply(batch) : lockingFailed(a, batch, cas, failure);
+            } catch (final Throwable e) { // as compose and recover: a throw fails the step
+                step = Future.failedFuture(e);
             }
-            // The CAS took the word, but nothing tells which object's (the READ after it failed): let go of it
-            // only while it is still this attempt's.
-            return (batch.result(cas) == 0 ? unlockIfOurs(a) : Future.<Void>succeededFuture())
-                .compose(v -> Future.failedFuture(e));
+            if (done != null) {
+                done.run();
+            }
+            step.onComplete(out);
         });
+        return out.future();
+    }
+
+    /** {@link #postLocking}'s recovery from the batch's failure {@code e}: always a failed future. */
+    private <T> Future<T> lockingFailed(final Access a, final Doorbell batch, final int cas, final Throwable e) {
+        if (io.scythe.txn.Refusal.forNow(e)) {
+            return Future.failedFuture(e);
+        }
+        if (batch.failedIndex() <= cas) {
+            return lockVerbInDoubt("its lock CAS on key " + a.key + " of " + a.table + " failed after it was "
+                + "posted", e);
+        }
+        // The CAS took the word, but nothing tells which object's (the READ after it failed): let go of it
+        // only while it is still this attempt's.
+        return (batch.result(cas) == 0 ? unlockIfOurs(a) : Future.<Void>succeededFuture())
+            .compose(v -> Future.failedFuture(e));
     }
 
     /** Whether a header (or image) READ of {@code a}'s slot shows the object the attempt read (same incarnation). */
@@ -132,12 +169,11 @@ public abstract class CasLockTxn extends OneSidedTxn {
                 if (checks == null) {
                     checks = new ArrayList<>(accesses.size());
                 }
-                checks.add(readHeader(a).map(h -> { // a throw fails the map
+                checks.add(checkHeader(a, h -> { // a throw fails the check
                     if (!unchangedSinceRead(a, h) || h.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0) {
                         throw new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
                             + " changed or is locked");
                     }
-                    return null;
                 }));
             }
         }

@@ -73,7 +73,7 @@ public final class FordOccTxn extends CasLockTxn {
             final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
             batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
             // Lock time, though taken while executing (Fig. 26 compares lock stages across protocols).
-            return within(Stage.LOCK, postLocking(a, batch, cas)).compose(b -> {
+            return postLocking(a, batch, cas, Stage.LOCK, null, b -> {
                 final long previous = b.result(cas);
                 if (previous != 0) {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table

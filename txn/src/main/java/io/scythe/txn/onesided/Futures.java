@@ -51,6 +51,11 @@ public final class Futures {
         return relayed.future();
     }
 
+    /** Whether {@code future} succeeded and a listener added to it now would run inline: {@link #then}'s fast case. */
+    static boolean ready(final Future<?> future) {
+        return future.succeeded() && inline(future);
+    }
+
     /** Whether a listener added to {@code future} now would run inline (Vert.x's {@code FutureBase#emitResult}). */
     private static boolean inline(final Future<?> future) {
         if (!(future instanceof FutureInternal<?> internal)) {

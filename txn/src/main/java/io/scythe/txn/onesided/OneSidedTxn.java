@@ -159,6 +159,11 @@ public abstract class OneSidedTxn implements Txn {
         return reads.readHeader(a);
     }
 
+    /** {@link ReadSet#checkHeader}: a header READ checked by {@code check} (a throw fails it), into a reused buffer. */
+    protected final Future<Void> checkHeader(final Access a, final java.util.function.Consumer<UnsafeBuffer> check) {
+        return reads.checkHeader(a, check);
+    }
+
     protected final Future<RdmaChannel> channel(final Access a) {
         return runtime.channel(a.partition.node());
     }
@@ -175,9 +180,9 @@ public abstract class OneSidedTxn implements Txn {
         }
         // A read refused for now (send queue or RRPC ring full) fails the attempt, which the coordinator retries
         // after its back-off (AbortReason.BACK_PRESSURE): waiting here instead let thousands of re-posts spin.
-        return reads.inFlight(Futures.then(locate(table, key), fetch)).map(a -> {
+        return reads.inFlight(Futures.then(locate(table, key), fetch), a -> {
             if (a.deleted && !a.reviving || a.deleting) {
-                throw new UnknownKeyException("key " + key + " of " + table + " is deleted"); // fails the map
+                throw new UnknownKeyException("key " + key + " of " + table + " is deleted"); // fails the read
             }
             return ReadSet.valueCopy(a);
         });

@@ -130,18 +130,17 @@ public final class ReadSet {
 
     /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */
     public Future<Access> readImage(final Access a) {
-        final Future<Void> read = Futures.then(runtime.channel(a.partition.node()), ch -> ch.read(a.address(),
-            a.rkey(), a.image, 0, a.slotBytes()));
-        // compose(v -> checkedImage(a)), with one listener and one promise and no completed future in between
+        // read(...).compose(v -> checkedImage(a)) with one promise: the READ's callback checks the image
         final Promise<Access> checked = Promise.promise();
-        read.onComplete((v, failure) -> {
-            final Throwable bad = failure != null ? failure : checkImage(a);
-            if (bad == null) {
-                checked.complete(a);
-            } else {
-                checked.fail(bad);
-            }
-        });
+        Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), a.image, 0, a.slotBytes(),
+            (v, failure) -> {
+                final Throwable bad = failure != null ? failure : checkImage(a);
+                if (bad == null) {
+                    checked.complete(a);
+                } else {
+                    checked.fail(bad);
+                }
+            });
         return checked.future();
     }
 
@@ -184,16 +183,74 @@ public final class ReadSet {
             ObjectLayout.HEADER_BYTES)).map(header);
     }
 
+    /**
+     * A validation READ of {@code a}'s header, checked by {@code check} (which throws to fail it): {@code
+     * readHeader(a).map(h -> ...)} without the header's allocation, the mapping steps and the verb's promise. The
+     * header lands in one of the loop's {@link HeaderBuffers}, given back once {@code check} ran: {@code check} must
+     * not keep it.
+     */
+    public Future<Void> checkHeader(final Access a, final java.util.function.Consumer<UnsafeBuffer> check) {
+        final HeaderBuffers buffers = HeaderBuffers.of(runtime);
+        final UnsafeBuffer header = buffers.take();
+        final Promise<Void> checked = Promise.promise();
+        Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), header, 0, ObjectLayout.HEADER_BYTES,
+            (v, failure) -> {
+                Throwable bad = failure;
+                if (bad == null) {
+                    try {
+                        check.accept(header);
+                    } catch (final Throwable e) { // as map: a throw fails the step
+                        bad = e;
+                    }
+                }
+                buffers.giveBack(header); // the READ is done and the check ran: nothing uses the buffer any more
+                if (bad == null) {
+                    checked.complete();
+                } else {
+                    checked.fail(bad);
+                }
+            });
+        return checked.future();
+    }
+
     /** {@code read}, counted as in flight until it completes ({@link #quiesced}). */
     public <T> Future<T> inFlight(final Future<T> read) {
         readsInFlight++;
-        return Futures.relay(read, () -> {
-            if (--readsInFlight == 0 && readsDone != null) {
-                final Promise<Void> done = readsDone;
-                readsDone = null;
-                done.complete();
+        return Futures.relay(read, this::readFinished);
+    }
+
+    /**
+     * {@code inFlight(fetched).map(value)} with one listener and one promise: {@code fetched} counted in flight until
+     * it completes, then {@code value} of its access (a throw fails the result, as in {@code map}).
+     */
+    public <T> Future<T> inFlight(final Future<Access> fetched, final Function<Access, T> value) {
+        readsInFlight++;
+        final Promise<T> result = Promise.promise();
+        fetched.onComplete((a, failure) -> {
+            readFinished();
+            if (failure != null) {
+                result.fail(failure);
+                return;
             }
+            final T v;
+            try {
+                v = value.apply(a);
+            } catch (final Throwable e) {
+                result.fail(e);
+                return;
+            }
+            result.complete(v);
         });
+        return result.future();
+    }
+
+    /** One read counted by {@link #inFlight} completed. */
+    private void readFinished() {
+        if (--readsInFlight == 0 && readsDone != null) {
+            final Promise<Void> done = readsDone;
+            readsDone = null;
+            done.complete();
+        }
     }
 
     /**

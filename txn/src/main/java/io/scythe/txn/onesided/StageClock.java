@@ -68,6 +68,29 @@ public final class StageClock {
     }
 
     /**
+     * {@link #within} for a step that reports to a callback: call before posting it, and {@link #leaveWithin} once
+     * when it completes (the same accounting; a step that completes at once counts the no time it took).
+     *
+     * @throws IllegalStateException when another inner stage was accounted in this attempt
+     */
+    public void enterWithin(final Stage stage) {
+        if (inner != null && inner != stage) {
+            throw new IllegalStateException("time is already moved to " + inner + ", not also to " + stage);
+        }
+        inner = stage;
+        if (innerInFlight++ == 0) {
+            innerSince = timers.nowNs();
+        }
+    }
+
+    /** The step {@link #enterWithin} began completed. */
+    public void leaveWithin() {
+        if (--innerInFlight == 0) {
+            innerNanos += timers.nowNs() - innerSince;
+        }
+    }
+
+    /**
      * {@code future}, marking the end of {@code stage} when it completes: what {@code andThen} does, with one
      * listener and one promise ({@link Futures#relay}) instead of a transformation, two lambdas and a result.
      */

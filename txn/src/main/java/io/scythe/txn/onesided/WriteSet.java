@@ -86,12 +86,7 @@ public final class WriteSet {
      */
     public Future<Void> writeBack(final long version, final Function<Access, Boolean> needsRelease,
                                   final ReleaseVerb release, final List<Access> written) {
-        final Map<String, List<Access>> byNode = new HashMap<>();
-        for (final Access a : accesses) {
-            if (a.dirty || a.inserted || needsRelease.apply(a)) {
-                byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
-            }
-        }
+        final Map<String, List<Access>> byNode = byNode(needsRelease);
         // The point of no return: the releases are in these batches, so nothing may release these locks again
         // (a second FAA on upper would hand one lock to two holders). A batch refused before it was posted is
         // finished from the redo record (RedoStep), which releases only what is still held; one that failed
@@ -116,6 +111,40 @@ public final class WriteSet {
             return Replicas.writeBack(runtime, written).compose(v -> writeBackPrimaries(byNode, release));
         }
         return writeBackPrimaries(byNode, release);
+    }
+
+    /**
+     * The accesses the write-back touches, by memory node: a HashMap of lists, except that when they are all on one
+     * node (the common case) it is a singleton map of one list, which iterates the same (one entry) with fewer objects.
+     */
+    private Map<String, List<Access>> byNode(final Function<Access, Boolean> needsRelease) {
+        String only = null;
+        List<Access> onOnly = null;
+        Map<String, List<Access>> byNode = null;
+        for (int i = 0; i < accesses.size(); i++) { // indexed: no iterator on the hot path
+            final Access a = accesses.get(i);
+            if (!(a.dirty || a.inserted || needsRelease.apply(a))) {
+                continue;
+            }
+            final String node = a.partition.node();
+            if (byNode != null) {
+                byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(a);
+            } else if (only == null || only.equals(node)) {
+                only = node;
+                if (onOnly == null) {
+                    onOnly = new ArrayList<>(accesses.size());
+                }
+                onOnly.add(a);
+            } else { // a second node: the map, filled in the order a HashMap would have been
+                byNode = new HashMap<>();
+                byNode.put(only, onOnly);
+                byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(a);
+            }
+        }
+        if (byNode != null) {
+            return byNode;
+        }
+        return only == null ? Map.of() : java.util.Collections.singletonMap(only, onOnly);
     }
 
     private Future<Void> writeBackPrimaries(final Map<String, List<Access>> byNode, final ReleaseVerb release) {

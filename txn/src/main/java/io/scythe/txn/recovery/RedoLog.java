@@ -307,13 +307,22 @@ public final class RedoLog {
     }
 
     private Future<Void> write(final Region region, final int firstSlot, final UnsafeBuffer record) {
-        return channels.apply(region.node).compose(ch -> ch.write(region.address
-                + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, record, 0, record.capacity())
-            .onFailure(e -> {
-                if (!io.scythe.txn.Refusal.forNow(e)) {
-                    forgetBroken.accept(region.node, ch); // a failed verb may have broken the queue pair
+        // The WRITE reports to a callback (no promise, composition and listener list per record); the steps are
+        // compose's: a failed channel fails the write, a verb that failed otherwise than refused forgets the channel.
+        final Future<io.scythe.bridge.RdmaChannel> channel = channels.apply(region.node);
+        final io.vertx.core.Promise<Void> written = io.vertx.core.Promise.promise();
+        io.scythe.txn.onesided.Verbs.write(channel, region.address + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES,
+            region.rkey, record, 0, record.capacity(), (v, failure) -> {
+                if (failure == null) {
+                    written.complete();
+                    return;
                 }
-            }));
+                if (channel.succeeded() && !io.scythe.txn.Refusal.forNow(failure)) {
+                    forgetBroken.accept(region.node, channel.result()); // a failed verb may have broken the QP
+                }
+                written.fail(failure);
+            });
+        return written.future();
     }
 
     /** Gives this log the loop's timers, with which a refused copy of a replicated record is posted again. */

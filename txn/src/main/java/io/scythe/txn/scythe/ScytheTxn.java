@@ -305,7 +305,7 @@ public final class ScytheTxn extends OneSidedTxn {
         if (read.isEmpty()) {
             return Future.succeededFuture();
         }
-        final List<Future<Access>> checks = new ArrayList<>(read.size());
+        final List<Future<Void>> checks = new ArrayList<>(read.size());
         for (int i = 0; i < read.size(); i++) {
             final Access a = read.get(i);
             if (a.readOnlyTable() || a.inserted) {
@@ -320,7 +320,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 }
                 continue;
             }
-            checks.add(readHeader(a).map(h -> { // a throw fails the map
+            checks.add(checkHeader(a, h -> { // a throw fails the check
                 final long queued = TakeoutLockKind.queued(h);
                 if (!unchangedSinceRead(a, h)) {
                     readAborted(a);
@@ -332,7 +332,6 @@ public final class ScytheTxn extends OneSidedTxn {
                     throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
                         "key " + a.key + " of " + a.table + " is locked or queued on");
                 }
-                return a;
             }));
         }
         return settle(checks);

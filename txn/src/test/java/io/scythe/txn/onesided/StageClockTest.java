@@ -65,6 +65,26 @@ class StageClockTest {
     }
 
     @Test
+    void shouldAccountCallbackStepsAsWithinAccountsFutures() {
+        final StageClock clock = new StageClock(timers);
+        now = 10;
+        clock.enterWithin(Stage.LOCK);
+        now = 20;
+        final Promise<Void> future = Promise.promise();
+        clock.within(Stage.LOCK, future.future()); // a Future step overlapping the callback one
+        now = 40;
+        clock.leaveWithin();
+        now = 50;
+        future.complete(); // in flight 10..50 in all: 40 ns
+        now = 100;
+        clock.mark(Stage.EXECUTE);
+        assertThat(clock.nanos()[Stage.LOCK.index()]).isEqualTo(40);
+        assertThat(clock.nanos()[Stage.EXECUTE.index()]).isEqualTo(60);
+        assertThatThrownBy(() -> clock.enterWithin(Stage.VALIDATE)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("already moved to lock");
+    }
+
+    @Test
     void shouldRefuseASecondInnerStage() {
         final StageClock clock = new StageClock(timers);
         clock.within(Stage.LOCK, Promise.<Void>promise().future());
