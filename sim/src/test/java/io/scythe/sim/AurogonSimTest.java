@@ -86,12 +86,7 @@ class AurogonSimTest extends SimVertxTest {
             new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(warehouses, 30, 100,
                 io.scythe.bench.workload.TpccSpec.headroomFor(0)), 0.99, 3, mix, localItemRatio, home))
             .recorder(recorded).run(vertx);
-        final JsonObject run = r.run().toJson();
-        assertThat(r.invariantsOk()).as(String.valueOf(run)).isTrue();
-        assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
-        final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
-        assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
-        assertThat(run.getLong("committed")).isGreaterThan(10);
+        final JsonObject run = checkedTpccRun(r, recorded);
         System.out.println("TPC-C/" + mix + " home " + home + " local items " + localItemRatio + ", " + protocol
             + ": committed " + run.getLong("committed") + ", abort rate " + run.getDouble("abort_rate"));
     }
@@ -148,6 +143,17 @@ class AurogonSimTest extends SimVertxTest {
             .hasMessageContaining("needs as many compute nodes as memory nodes, not cns=2 and mns=3");
     }
 
+    /** A TPC-C run's checks: invariants, conservation, a serializable history and more than 10 commits. */
+    private static JsonObject checkedTpccRun(final SimResult r, final HistoryCollector recorded) {
+        final JsonObject run = r.run().toJson();
+        assertThat(r.invariantsOk()).as(String.valueOf(run)).isTrue();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
+        final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
+        assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
+        assertThat(run.getLong("committed")).isGreaterThan(10);
+        return run;
+    }
+
     private static JsonObject homedTpcc(final String protocol, final boolean colocate) throws Exception {
         final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION, "tpcc " + protocol);
         final io.scythe.bench.workload.TpccSpec spec = new io.scythe.bench.workload.TpccSpec(
@@ -156,12 +162,7 @@ class AurogonSimTest extends SimVertxTest {
         final SimResult r = new Simulation(new SimOptions().protocol(protocol).computeNodes(2).loopsPerComputeNode(2)
             .clientsPerComputeNode(4).memoryNodes(2).durationNs(400_000).seed(3).colocate(colocate),
             colocate ? spec.placedByWarehouse() : spec).recorder(recorded).run(vertx);
-        final JsonObject run = r.run().toJson();
-        assertThat(r.invariantsOk()).as(String.valueOf(run)).isTrue();
-        assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
-        final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
-        assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
-        assertThat(run.getLong("committed")).isGreaterThan(10);
+        final JsonObject run = checkedTpccRun(r, recorded);
         System.out.println("TPC-C/NP homed, " + protocol + (colocate ? " co-located" : " split") + ": committed "
             + run.getLong("committed") + ", p50 " + run.getJsonObject("latency_us").getDouble("p50") + " us");
         return run;
