@@ -56,7 +56,7 @@ public final class ParticipantService {
     /** When each coordinator (a timestamp's server and loop ids) last sent a request of its own here. */
     private final long[] heard = new long[1 << AurogonTimestamp.ID_BITS];
 
-    /** A coordinator's own request (not a recovery's on its behalf) arrived: it is alive. */
+    /** A coordinator's own request or heartbeat (not a recovery's request on its behalf) arrived: it is alive. */
     private void heard(final long ts) {
         heard[(int) (ts & 0xffff)] = timers().nowNs();
     }
