@@ -45,6 +45,7 @@ package io.scythe.txn.aurogon;
  *  DISCARD    16 ts: the held writes are dropped, the transaction fenced
  *  SUSPECTS   16 ts; answers 0 count, 4 held here undecided (1/0), 8 count x (table id i32, key i64) of the
  *             records whose suspect version is pending at ts
+ *  HEARTBEAT  16 a timestamp of the sending coordinator (its server and loop ids): it is alive (OK)
  * </pre>
  */
 public final class AurogonRpc {
@@ -63,6 +64,8 @@ public final class AurogonRpc {
     public static final int SUSPECTS = 0x5a0d;
     /** FaRMv2-clock's sync request: answered with the node's host clock (i64 at 8) read by its CPU. */
     public static final int CLOCK = 0x5a0e;
+    /** A live coordinator's heartbeat ({@link Heartbeats}): the node hears from it although it sends nothing else. */
+    public static final int HEARTBEAT = 0x5a0f;
 
     public static final int HEADER_BYTES = 24;
     public static final int TABLE_OFFSET = 0;

@@ -84,6 +84,20 @@ final class AurogonTxn implements Txn {
         this.timestamps = AurogonClock.of(runtime, techniques.clock());
         this.ts = timestamps.next();
         this.clock = new StageClock(runtime.timers());
+        this.heartbeats = Heartbeats.of(runtime);
+        heartbeats.begin(ts);
+    }
+
+    /** This loop's heartbeats, kept up while this attempt is open (§4.5: a live coordinator is never an orphan). */
+    private final Heartbeats heartbeats;
+    private boolean closed;
+
+    /** The attempt committed, aborted or ended in doubt: it no longer needs the loop's heartbeats. */
+    private void close() {
+        if (!closed) {
+            closed = true;
+            heartbeats.end();
+        }
     }
 
     @Override
@@ -364,7 +378,8 @@ final class AurogonTxn implements Txn {
         }
         return clock.staged(Stage.LOCK, Reposts.settle(installs)).compose(v -> replicate()).compose(v -> decide())
             .recover(e -> e instanceof OutcomeUnknownException ? Future.failedFuture(e)
-                : abort().transform(done -> Future.failedFuture(done.failed() ? done.cause() : e)));
+                : abort().transform(done -> Future.failedFuture(done.failed() ? done.cause() : e)))
+            .onComplete(done -> close());
     }
 
     /** The INSTALL (or INSERT) of {@code a}'s pending version: the PW of Fig. 5. */
@@ -548,7 +563,7 @@ final class AurogonTxn implements Txn {
                 runtime.giveUp(why);
                 return Future.failedFuture(new NotServingException(why, e));
             });
-        });
+        }).onComplete(done -> close());
         return aborted;
     }
 

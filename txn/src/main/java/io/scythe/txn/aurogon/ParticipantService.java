@@ -56,7 +56,7 @@ public final class ParticipantService {
     /** When each coordinator (a timestamp's server and loop ids) last sent a request of its own here. */
     private final long[] heard = new long[1 << AurogonTimestamp.ID_BITS];
 
-    /** A coordinator's own request (not a recovery's on its behalf) arrived: it is alive. */
+    /** A coordinator's own request or heartbeat (not a recovery's request on its behalf) arrived: it is alive. */
     private void heard(final long ts) {
         heard[(int) (ts & 0xffff)] = timers().nowNs();
     }
@@ -114,6 +114,7 @@ public final class ParticipantService {
         server.handle(AurogonRpc.DISCARD, (request, responder) -> decide(request, responder, false));
         server.handle(AurogonRpc.SUSPECTS, this::suspects);
         server.handle(AurogonRpc.CLOCK, this::clock);
+        server.handle(AurogonRpc.HEARTBEAT, this::heartbeat);
         return this;
     }
 
@@ -142,6 +143,14 @@ public final class ParticipantService {
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
             p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) ->
                 replyValue(responder, status, wts, status == Participant.OK ? value : null, 0));
+    }
+
+    /** A live coordinator's heartbeat: heard, so its transactions pending here are no suspects for a lease. */
+    private void heartbeat(final RpcRequest request, final RpcResponder responder) {
+        if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "HEARTBEAT")) {
+            heard(request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET));
+            status(responder, Participant.OK);
+        }
     }
 
     private io.scythe.bridge.NodeClocks clocks;

@@ -33,7 +33,9 @@
  * backups on the next K memory nodes): a coordinator sends every write to its partition's backups
  * ({@link io.scythe.txn.aurogon.Backups}, REPLICATE) and waits for all of them before any COMMIT reaches a primary;
  * the backups apply after the primaries committed (APPLY). A version pending, or a replication held, past a lease
- * while its coordinator sends the node nothing is a suspect: reads parked on it are answered ORPHAN and every reply
+ * while its coordinator sends the node nothing (neither requests nor the heartbeats each coordinator loop with an open
+ * transaction sends every memory node every quarter lease, {@link io.scythe.txn.aurogon.Heartbeats}: so only a dead
+ * coordinator's transactions become suspects) is a suspect: reads parked on it are answered ORPHAN and every reply
  * names it, and the live coordinator that reads either resolves it through the backups
  * ({@link io.scythe.txn.aurogon.CoordinatorRecovery}: commit when every backup holds it in full, else fence and roll
  * back). The paper has the primaries themselves ask the backups; ours cannot call other memory nodes, so a live
