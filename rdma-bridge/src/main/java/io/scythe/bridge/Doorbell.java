@@ -115,7 +115,7 @@ public final class Doorbell {
         }
         posted = true;
         if (count == 0) {
-            done.done(0, null);
+            VerbCallback.call(done, 0, null);
             return;
         }
         callback = done;
@@ -167,7 +167,7 @@ public final class Doorbell {
 
     private void complete() {
         if (callback != null) {
-            callback.done(0, failure);
+            VerbCallback.call(callback, 0, failure);
         } else if (failure == null) {
             promise.complete(this);
         } else {

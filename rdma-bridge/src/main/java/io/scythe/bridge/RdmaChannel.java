@@ -506,7 +506,7 @@ public final class RdmaChannel implements CompletionHandler {
     /** Fails a verb's Promise or calls its callback with {@code cause}. */
     private static void fail(final Object waiter, final Throwable cause) {
         if (waiter instanceof VerbCallback callback) {
-            callback.done(0, cause);
+            VerbCallback.call(callback, 0, cause);
         } else {
             ((Promise<?>) waiter).fail(cause);
         }
@@ -578,7 +578,7 @@ public final class RdmaChannel implements CompletionHandler {
         final Object promise = waiters[i];
         waiters[i] = null;
         if (promise instanceof VerbCallback callback) {
-            callback.done(kinds[i] == KIND_ATOMIC ? atomicResults.getLong(i * Long.BYTES) : 0, null);
+            VerbCallback.call(callback, kinds[i] == KIND_ATOMIC ? atomicResults.getLong(i * Long.BYTES) : 0, null);
         } else if (kinds[i] == KIND_ATOMIC) {
             ((Promise<Long>) promise).complete(atomicResults.getLong(i * Long.BYTES));
         } else if (kinds[i] == KIND_NIC_CLOCK) {

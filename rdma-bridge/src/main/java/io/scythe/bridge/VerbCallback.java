@@ -15,4 +15,18 @@ public interface VerbCallback {
      * @param failure null on success, else the {@link VerbException} (or refusal) the verb's Future would fail with
      */
     void done(long value, Throwable failure);
+
+    /**
+     * Calls {@code callback} as the channel and the doorbell do: a callback that throws is contained and logged, as a
+     * Promise contains a throwing listener, so the completions after it are still delivered (a throw must not leave
+     * later verbs uncalled, their attempts hanging).
+     */
+    static void call(final VerbCallback callback, final long value, final Throwable failure) {
+        try {
+            callback.done(value, failure);
+        } catch (final RuntimeException e) {
+            io.vertx.core.internal.logging.LoggerFactory.getLogger(VerbCallback.class)
+                .error("a verb's callback threw (contained; the callback must not throw)", e);
+        }
+    }
 }

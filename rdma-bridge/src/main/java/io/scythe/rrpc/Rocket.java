@@ -345,6 +345,9 @@ public final class Rocket implements Bridge.Poller {
 
     // -------------------------------------------------------------------------------------------------- replies
 
+    /** Polls in a row that left replies in the ring (see {@link #poll}). */
+    private int undrainedPolls;
+
     @Override
     public int poll(final long nowNs) {
         int work = 0;
@@ -372,8 +375,12 @@ public final class Rocket implements Bridge.Poller {
         }
         // Deadlines only once the replies that came are read: a loop that did not run for a while (starved, paused)
         // finds its calls past their deadline with their replies waiting in the ring, and the peer answered in time.
-        // While replies are left unread (more than a poll takes), they are judged on a later poll.
-        if (drained && !deadlines.isEmpty()) {
+        // While replies are left unread (more than a poll takes), they are judged on a later poll; but a ring never
+        // found empty (replies keep coming) is judged anyway once enough polls in a row read a whole ring's worth, so
+        // that every reply waiting when the deadline passed was read, and a call whose reply never comes still ends.
+        undrainedPolls = drained ? 0 : undrainedPolls + 1;
+        if ((drained || (long) undrainedPolls * REPLIES_PER_POLL > ringBuckets) && !deadlines.isEmpty()) {
+            undrainedPolls = 0;
             work += expire(nowNs);
         }
         if (work > 0) {

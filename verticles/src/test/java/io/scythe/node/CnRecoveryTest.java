@@ -805,7 +805,7 @@ class CnRecoveryTest {
         // the copier's write then puts the older image there, and its verification must catch that and copy again.
         final long raceKey = nextLedgerKey++;
         final boolean[] raced = {false};
-        final io.scythe.txn.recovery.ReReplicator copier = new io.scythe.txn.recovery.ReReplicator(runtime)
+        final io.scythe.txn.recovery.ReReplicator copier = new io.scythe.txn.recovery.ReReplicator(runtime, protocol)
             .beforeWrite((table, key) -> {
                 if (raced[0] || !table.equals("accounts") || key != 4) {
                     return Future.succeededFuture();

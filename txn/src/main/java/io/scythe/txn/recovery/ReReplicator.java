@@ -63,7 +63,22 @@ public final class ReReplicator {
     private java.util.function.BiFunction<String, Long, Future<Void>> beforeWrite = (table, key) ->
         Future.succeededFuture();
 
-    public ReReplicator(final TxnRuntime runtime) {
+    /**
+     * The protocols whose commits hold their lock in the primary object's header (a Takeout ticket or a CAS word)
+     * while they write the backups: R2 sees such a commit. Protocols that lock elsewhere (lock tables on memory or
+     * compute nodes, SELCC's latches and cached lines) could write the new copy with the primary still reading
+     * "unlocked, same version", so the copy is refused for them.
+     */
+    public static final java.util.Set<String> HEADER_LOCKED = java.util.Set.of("scythe", "scythe-occ", "ford-occ",
+        "farm-occ");
+
+    /** A copier for {@code protocol}'s objects on {@code runtime}'s loop; refused unless it is {@link #HEADER_LOCKED}. */
+    public ReReplicator(final TxnRuntime runtime, final String protocol) {
+        if (!HEADER_LOCKED.contains(protocol)) {
+            throw new IllegalArgumentException("re-replication by copy-then-verify needs a protocol whose commits lock "
+                + "the primary object's header (" + String.join(", ", new java.util.TreeSet<>(HEADER_LOCKED))
+                + "), not " + protocol + ": its commits lock elsewhere, so a copy could miss one");
+        }
         this.runtime = runtime;
     }
 

@@ -503,6 +503,10 @@ final class CalvinNode {
         if (pieces.partial() > 0) {
             final IllegalStateException e = new IllegalStateException("CALVIN writes of transaction "
                 + Long.toHexString(id) + " came with pieces missing");
+            final Part p = parts.get(id);
+            if (p != null && p.active) {
+                release(p); // its executor gives up; later transactions on these keys must not wait for it forever
+            }
             w.acks.forEach(a -> a.accept(e));
             return;
         }
@@ -521,17 +525,23 @@ final class CalvinNode {
             return Future.failedFuture(new IllegalStateException("CALVIN writes of transaction "
                 + Long.toHexString(id) + ", which holds no write lock at " + names.get(index)));
         }
-        final List<Future<Access>> accesses = new ArrayList<>(writes.size());
+        // Every write checked before any is applied (an INSERT RPC sent cannot be taken back); a refused set changes
+        // nothing and releases the locks, since its executor gives up and later transactions must not wait forever.
         for (final Write w : writes) {
             final Access read = p.read.get(w.key());
             final int at = p.decl.keys().indexOf(w.key());
             final boolean present = read != null && !read.deleted;
             if (at < 0 || !p.decl.exclusive().get(at) || (w.kind() == CalvinWire.INSERT) == present) {
+                release(p);
                 return Future.failedFuture(new IllegalStateException("CALVIN " + kindName(w.kind()) + " of "
                     + w.key() + " by " + Long.toHexString(id) + " at " + names.get(index) + ": "
                     + (at < 0 || !p.decl.exclusive().get(at) ? "not a key it declared written"
                     : present ? "the key exists" : "the key is absent")));
             }
+        }
+        final List<Future<Access>> accesses = new ArrayList<>(writes.size());
+        for (final Write w : writes) {
+            final Access read = p.read.get(w.key());
             if (read == null) { // an insert of a key not in the index: created, then written as the rest
                 final io.scythe.txn.Catalog.Partition partition = home.catalog().table(w.key().table())
                     .partitionOf(w.key().key());
