@@ -103,30 +103,32 @@ final class CrashedOutcomes {
         return recoveredInDoubt;
     }
 
+    /** How many subsets {@link #explains} tries at most before it gives up (and reports the gap unexplained). */
+    static final int MAX_TRIES = 1 << 20;
+
     /**
      * Whether {@code gap}, the change not explained by heard commits (and {@code CrashRecovery}), is the unheard
-     * commits' results plus exactly {@link #recoveredInDoubt} of the unaccounted in-flight results.
+     * commits' results plus exactly {@link #recoveredInDoubt} of the unaccounted in-flight results (tried up to
+     * {@link #MAX_TRIES} subsets: past that, unexplained).
      */
     boolean explains(final long gap) {
-        final long rest = gap - unheardDelta;
         final List<Long> known = new ArrayList<>();
         for (final Long r : unaccounted.values()) {
             if (r != null) {
                 known.add(r);
             }
         }
-        if (known.size() > 20) {
-            throw new IllegalStateException(known.size() + " crashed transactions in flight: too many to match");
+        return sums(known, 0, recoveredInDoubt, gap - unheardDelta, new int[] {MAX_TRIES});
+    }
+
+    /** Whether {@code pick} of {@code known} from {@code from} on sum to {@code rest}. */
+    private static boolean sums(final List<Long> known, final int from, final int pick, final long rest,
+                                final int[] tries) {
+        if (pick == 0) {
+            return rest == 0;
         }
-        for (int subset = 0; subset < 1 << known.size(); subset++) {
-            if (Integer.bitCount(subset) != recoveredInDoubt) {
-                continue;
-            }
-            long sum = 0;
-            for (int i = 0; i < known.size(); i++) {
-                sum += (subset >>> i & 1) != 0 ? known.get(i) : 0;
-            }
-            if (sum == rest) {
+        for (int i = from; i <= known.size() - pick && --tries[0] > 0; i++) {
+            if (sums(known, i + 1, pick - 1, rest - known.get(i), tries)) {
                 return true;
             }
         }
