@@ -116,6 +116,8 @@ public final class Simulation {
     private String firstError;
     private long historyHash = 0xcbf29ce484222325L;
     private long inFlightAtCrash = -1;
+    /** In a crash run (else null): what the crashed node's transactions did that their clients never heard. */
+    private final CrashedOutcomes crashed;
     /** Recovery of the crashed compute node ({@link Faults#recover}), or {@code null}. */
     private final CrashRecovery recovery;
     /** Compute nodes that gave up (a loop could not go on safely), with the first give-up of each. */
@@ -143,6 +145,7 @@ public final class Simulation {
         this.faultRandom = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);
         this.verbFaultRandom = new SplittableRandom(options.seed() ^ 0x2545F4914F6CDD1DL);
         this.recovery = options.faults().recover() ? new CrashRecovery(options.loopsPerComputeNode()) : null;
+        this.crashed = options.faults().crashCn() == Faults.NO_CRASH ? null : new CrashedOutcomes();
     }
 
     /** Receives every finished transaction (committed, rolled back or given up), in virtual-time order. */
@@ -516,7 +519,7 @@ public final class Simulation {
                     }
                 }
                 runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(cn)); // this loop's bridge is current (bridgeOn)
-                if (!recorders.isEmpty()) {
+                if (!recorders.isEmpty() || crashed != null) {
                     runtime.recorder(new io.scythe.txn.HistoryRecorder() {
                         @Override
                         public void committed(final long txnId, final long commitTs,
@@ -525,7 +528,12 @@ public final class Simulation {
                         }
 
                         @Override
-                        public void inDoubt(final long txnId, final List<io.scythe.txn.Access> accesses) {
+                        public void inDoubt(final long txnId, final List<io.scythe.txn.Access> given) {
+                            final List<io.scythe.txn.Access> accesses = crashed == null ? given
+                                : crashed.inDoubt(txnId, given);
+                            if (accesses.isEmpty()) {
+                                return; // a recovery's repeat of a commit already reported: the same transaction
+                            }
                             if (recovery != null) {
                                 recovery.recorded(txnId);
                             }
@@ -598,6 +606,9 @@ public final class Simulation {
 
     private void recordCommit(final long txnId, final long commitTs, final List<io.scythe.txn.Access> accesses) {
         recordedCommits++;
+        if (crashed != null) {
+            crashed.committed(txnId, accesses);
+        }
         if (recovery != null) {
             recovery.recorded(txnId);
         }
@@ -639,6 +650,7 @@ public final class Simulation {
             inFlightAtCrash = 0;
             for (final Client client : clients) {
                 if (client.computeNode == faults.crashCn() && client.busy) {
+                    crashed.inFlight(client.lastAttempt, client.lastResult);
                     inFlightAtCrash++;
                 }
             }
@@ -871,7 +883,7 @@ public final class Simulation {
     private void run(final Client client, final Coordinator coordinator, final OltpSpec.Drawn drawn, final long seq,
                      final long began) {
         final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = drawn.declaredBody();
-        coordinator.run(recovery == null ? body : attempts(client, body)).onComplete(ar -> {
+        coordinator.run(recovery == null && crashed == null ? body : attempts(client, body)).onComplete(ar -> {
             final long now = clock.nanoTime();
             if (recovery != null) {
                 recovery.heard(client.attempts);
@@ -987,7 +999,8 @@ public final class Simulation {
         final long initial = initialTotal;
         final long finalSum = spec.total(memoryNodes);
         final long rolledDelta = recovery == null ? 0 : recovery.rolledDelta();
-        final boolean conservedOk = finalSum == initial + delta + rolledDelta;
+        final boolean conservedOk = finalSum == initial + delta + rolledDelta || crashed != null
+            && crashed.explains(finalSum - initial - delta - rolledDelta);
         final LocksLeftHeld left = LocksLeftHeld.census(memoryNodes, ticketLedgers, ticketInserts,
             this::computeNodeOf, this::nodeGaveUp);
         final long held = left.total;
@@ -1030,6 +1043,10 @@ public final class Simulation {
             .put("final", finalSum).put("committed_delta", delta).put("ok", conservedOk);
         if (recovery != null) {
             conserved.put("recovered_delta", rolledDelta);
+        }
+        if (crashed != null) {
+            conserved.put("crashed_unheard_delta", crashed.unheardDelta())
+                .put("crashed_recovered_in_doubt", crashed.recoveredInDoubt());
         }
         final List<String> violations = new ArrayList<>();
         // A commit given up past its point of no return may be half written back: only its recovery settles it.

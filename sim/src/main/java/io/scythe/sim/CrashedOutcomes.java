@@ -1,0 +1,137 @@
+package io.scythe.sim;
+
+import io.scythe.txn.Access;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * In a crash run, the crashed compute node's transactions whose clients never heard how they ended, for the
+ * conserved quantity and the history.
+ * <ul>
+ *   <li>A transaction that committed and was reported to the history (its id), and whose client crashed before it
+ *   heard (e.g. Aurogon: after the COMMITs at the primaries, before its backups' APPLY): its result counts, as a
+ *   heard commit's does.</li>
+ *   <li>A recovery (e.g. Aurogon's {@code CoordinatorRecovery}) that commits a crashed transaction reports its writes
+ *   in doubt under an id of its own: its result is one of the crashed transactions' results not otherwise
+ *   counted. A recovery's in-doubt record of a version already reported committed is a repeat of the same
+ *   transaction (its coordinator reported it, then crashed before its backups applied it): dropped, not counted.</li>
+ * </ul>
+ * {@code CrashRecovery} (sim --crash-recover) counts what the redo-log recovery commits on its own; this counts what
+ * nobody else does.
+ */
+final class CrashedOutcomes {
+    /** Every version reported committed or in doubt: table/key@version. */
+    private final Set<String> made = new HashSet<>();
+    /** Ids of the transactions reported committed (only until the crash; then only the in-flight ones matter). */
+    private final Set<Long> reported = new HashSet<>();
+    /** The crashed node's in-flight attempts not yet accounted for, to their results (null: body unfinished). */
+    private final Map<Long, Long> unaccounted = new TreeMap<>();
+    private boolean crashedYet;
+    private long unheardDelta;
+    private int recoveredInDoubt;
+
+    private static String version(final Access a) {
+        return a.table + "/" + a.key + "@" + a.installedVersion;
+    }
+
+    /** {@code txnId} committed with {@code accesses}. */
+    void committed(final long txnId, final List<Access> accesses) {
+        for (final Access a : accesses) {
+            if (a.dirty && a.installedVersion != 0) {
+                made.add(version(a));
+            }
+        }
+        if (!crashedYet) {
+            reported.add(txnId);
+        } else {
+            count(txnId);
+        }
+    }
+
+    /** The crash found attempt {@code txnId} (0: none yet) in flight with {@code result} (null: body unfinished). */
+    void inFlight(final long txnId, final Long result) {
+        crashedYet = true;
+        if (txnId == 0) {
+            return;
+        }
+        unaccounted.put(txnId, result);
+        if (reported.contains(txnId)) {
+            count(txnId);
+        }
+    }
+
+    private void count(final long txnId) {
+        if (unaccounted.containsKey(txnId)) {
+            final Long result = unaccounted.remove(txnId);
+            unheardDelta += result == null ? 0 : result;
+        }
+    }
+
+    /**
+     * {@code txnId} is reported in doubt with {@code accesses}: returns them, or none when they repeat a reported
+     * commit's versions.
+     */
+    List<Access> inDoubt(final long txnId, final List<Access> accesses) {
+        for (final Access a : accesses) {
+            if ((a.dirty || a.inserted) && a.installedVersion != 0 && made.contains(version(a))) {
+                return List.of(); // a version is one transaction's: the whole record repeats that commit
+            }
+        }
+        for (final Access a : accesses) {
+            if ((a.dirty || a.inserted) && a.installedVersion != 0) {
+                made.add(version(a));
+            }
+        }
+        if (crashedYet && !unaccounted.containsKey(txnId)) {
+            recoveredInDoubt++; // a recovery's record, under an id of its own
+        }
+        return accesses;
+    }
+
+    /** The change from the crashed node's commits whose report its clients never heard. */
+    long unheardDelta() {
+        return unheardDelta;
+    }
+
+    /** How many commits a recovery reported in doubt. */
+    int recoveredInDoubt() {
+        return recoveredInDoubt;
+    }
+
+    /** How many subsets {@link #explains} tries at most before it gives up (and reports the gap unexplained). */
+    static final int MAX_TRIES = 1 << 20;
+
+    /**
+     * Whether {@code gap}, the change not explained by heard commits (and {@code CrashRecovery}), is the unheard
+     * commits' results plus exactly {@link #recoveredInDoubt} of the unaccounted in-flight results (tried up to
+     * {@link #MAX_TRIES} subsets: past that, unexplained).
+     */
+    boolean explains(final long gap) {
+        final List<Long> known = new ArrayList<>();
+        for (final Long r : unaccounted.values()) {
+            if (r != null) {
+                known.add(r);
+            }
+        }
+        return sums(known, 0, recoveredInDoubt, gap - unheardDelta, new int[] {MAX_TRIES});
+    }
+
+    /** Whether {@code pick} of {@code known} from {@code from} on sum to {@code rest}. */
+    private static boolean sums(final List<Long> known, final int from, final int pick, final long rest,
+                                final int[] tries) {
+        if (pick == 0) {
+            return rest == 0;
+        }
+        for (int i = from; i <= known.size() - pick && --tries[0] > 0; i++) {
+            if (sums(known, i + 1, pick - 1, rest - known.get(i), tries)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
