@@ -105,17 +105,21 @@ class AurogonRecoverySimTest extends SimVertxTest {
                 recorded.inDoubt(txnId, accesses);
             }
         };
-        final SimOptions options = new SimOptions().protocol("aurogon").computeNodes(2).loopsPerComputeNode(2)
-            .clientsPerComputeNode(8).memoryNodes(3).replicas(1).durationNs(2_000_000).seed(seed)
-            .faults(new Faults().crash(0, 300_000));
-        final SimResult r = new Simulation(options, new io.scythe.bench.workload.SmallBankSpec(100, 0.99, "standard"))
-            .recorder(onlyDead).run(vertx);
-        final JsonObject run = r.run().toJson();
+        final JsonObject run = crashedSmallBank(seed, onlyDead).run().toJson();
         assertThat(run.getJsonObject("sim").getJsonObject("crash").getLong("transactions_in_flight")).isPositive();
         assertThat(recoveredOfLive).as("versions of live coordinators committed by a recovery").isEmpty();
         assertThat(run.getJsonObject("sim").getBoolean("quiescent")).isTrue();
         final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
         assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
+    }
+
+    /** SmallBank on 2 CNs x 2 loops, 3 MNs, 1 backup, 2 ms, CN 0 crashed at 300 us, recorded by {@code recorder}. */
+    private static SimResult crashedSmallBank(final long seed, final io.scythe.txn.HistoryRecorder recorder) throws Exception {
+        final SimOptions options = new SimOptions().protocol("aurogon").computeNodes(2).loopsPerComputeNode(2)
+            .clientsPerComputeNode(8).memoryNodes(3).replicas(1).durationNs(2_000_000).seed(seed)
+            .faults(new Faults().crash(0, 300_000));
+        return new Simulation(options, new io.scythe.bench.workload.SmallBankSpec(100, 0.99, "standard"))
+            .recorder(recorder).run(vertx);
     }
 
     /**
@@ -132,11 +136,7 @@ class AurogonRecoverySimTest extends SimVertxTest {
     @ValueSource(longs = {1, 2})
     void shouldCountWhatTheCrashedNodesUnheardCommitsDidOnce(final long seed) throws Exception {
         final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION, "smallbank aurogon");
-        final SimOptions options = new SimOptions().protocol("aurogon").computeNodes(2).loopsPerComputeNode(2)
-            .clientsPerComputeNode(8).memoryNodes(3).replicas(1).durationNs(2_000_000).seed(seed)
-            .faults(new Faults().crash(0, 300_000));
-        final SimResult r = new Simulation(options, new io.scythe.bench.workload.SmallBankSpec(100, 0.99, "standard"))
-            .recorder(recorded).run(vertx);
+        final SimResult r = crashedSmallBank(seed, recorded);
         final JsonObject run = r.run().toJson();
         final JsonObject conserved = run.getJsonObject("conserved");
         System.out.println("seed " + seed + ": conserved " + conserved);
