@@ -34,11 +34,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * account: at least its acknowledged deposits (none lost), at most those plus the ones whose outcome is unknown
  * (none applied twice).
  *
- * <p>With {@code --mn-faults} every other round faults a memory node instead: a SIGSTOP/SIGCONT shorter than the
- * lease on any live one, or (alternating, while fewer than k are lost, k the backups per partition) a SIGKILL. A
- * killed memory node is not restarted ({@value #NO_REJOIN}); each kill is checked for its failover: every CN promoted
- * the backups and settled, and the load resumed within {@link #MN_RESUME_BOUND_MS}. A pause the cluster failed over
- * anyway counts as a kill (STONITH's counterpart for memory nodes: a removed memory node exits when it runs again).
+ * <p>With {@code --mn-faults} two rounds of three fault a memory node instead (first): a SIGSTOP/SIGCONT shorter
+ * than the lease on any live one, or (alternating, while fewer than k are lost, k the backups per partition) a
+ * SIGKILL. A killed memory node is not restarted ({@value #NO_REJOIN}); each kill is checked for its failover:
+ * every CN promoted the backups and settled, and the load resumed within {@link #MN_RESUME_BOUND_MS}. A pause the
+ * cluster failed over anyway counts as a kill (STONITH's counterpart for memory nodes: a removed memory node exits
+ * when it runs again).
  */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
     description = {"Starts a local cluster (like `scythe cluster`), drives SmallBank from this process over the event "
@@ -96,7 +97,7 @@ public final class ChaosCommand implements Callable<Integer> {
         + "that every commit after the service's restart has a larger timestamp than every commit before.")
     boolean tsoFaults;
 
-    @Option(names = "--mn-faults", description = "Also fault memory nodes, every other round: SIGSTOP/SIGCONT pauses "
+    @Option(names = "--mn-faults", description = "Also fault memory nodes, two rounds of three: SIGSTOP/SIGCONT pauses "
         + "shorter than the lease on any live memory node, and with k backups per partition at most k SIGKILLs per "
         + "run (rejoin of a restarted MN process is not built: a killed memory node stays down, its partitions "
         + "served by the promoted backups). A paused memory node the cluster failed over anyway counts as a kill. "
@@ -123,8 +124,13 @@ public final class ChaosCommand implements Callable<Integer> {
     private static final long WINDOW_MS = 200;
     /** An MN pause: well under the lease ({@link ScytheNode#LEASE_MS}), so the memory node should stay a member. */
     static final long MN_PAUSE_MS = ScytheNode.LEASE_MS / 3;
-    /** After an MN kill, every CN promoted and settled and the load back at half its rate within this bound. */
-    static final long MN_RESUME_BOUND_MS = 30_000;
+    /**
+     * After an MN kill, every CN promoted and settled and the load back at half its rate within this bound. Not
+     * seconds: a CN whose Lock RPC to the killed node failed after it was sent gives up its lease (its ticket may be
+     * queued there), under load every CN, and settling waits for their recovery, so the pause includes restarting
+     * CN processes (40-70 s each at load 40 on this machine).
+     */
+    static final long MN_RESUME_BOUND_MS = 120_000;
     static final String NO_REJOIN = "rejoin of a restarted MN process is not built";
 
     /** Backups per partition the memory nodes run with (read from mn0 once started): the MN kills allowed. */
@@ -265,8 +271,9 @@ public final class ChaosCommand implements Callable<Integer> {
             }
             final boolean killMn = mnFaults && (noPauses ? removedMns.size() < backups
                 : mnKillTurn(faults, removedMns.size(), backups));
-            // Every other round faults a memory node (with --no-pauses only while kills are left).
-            if (mnFaults && mnRound++ % 2 == 1 && (killMn || !noPauses)) {
+            // Two rounds of three fault a memory node, first (with --no-pauses only while kills are left): they take
+            // seconds, a CN fault's restart of a JVM takes tens of seconds on a loaded machine.
+            if (mnFaults && mnRound++ % 3 != 2 && (killMn || !noPauses)) {
                 final String mn = liveMn(random);
                 try {
                     faults.add(killMn ? killMn(mn) : pauseMn(mn));
@@ -362,7 +369,7 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     /** Each CN's epoch when last asked (what a CN that exits on its own was). */
-    private final java.util.Map<String, Long> knownEpochs = new java.util.HashMap<>();
+    private final java.util.Map<String, Long> knownEpochs = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * A CN that exited although no fault was aimed at it lost its lease on its own (the cluster declared it dead:
@@ -370,6 +377,8 @@ public final class ChaosCommand implements Callable<Integer> {
      * recovered like the others, and it is restarted under a new epoch, as `scythe cluster` does.
      */
     private void reviveUnplanned(final List<JsonObject> faults) throws Exception {
+        faults.addAll(causedFaults);
+        causedFaults.clear();
         for (int m = 0; m < mns && mnFaults; m++) {
             // A memory node that exited unasked (failed over: its lease lost to starvation) is a kill: down for good.
             final String mn = "mn" + m;
@@ -411,6 +420,56 @@ public final class ChaosCommand implements Callable<Integer> {
             fault.put("restartedMs", ms(t0));
             print(fault);
             faults.add(fault);
+        }
+    }
+
+    /** CN faults a memory-node fault caused (CNs that gave up), added at the next round. */
+    private final List<JsonObject> causedFaults = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.Set<String> restarting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Restarts, each on a thread of its own added to {@code restarts}, the CNs that exited while a memory node's
+     * failover is watched: a CN whose Lock RPC to the lost memory node failed after it was sent gives up its lease (its
+     * ticket may be queued there), under load every CN at once, and the failover settles only once they are
+     * recovered, which needs a live CN. So they are restarted at once, not after their recovery as between rounds;
+     * each is a fault of its own ({@code unplanned}, noted with the memory node it followed).
+     */
+    private void restartExitedCns(final List<Thread> restarts) {
+        for (int c = 0; c < cns; c++) {
+            final String cn = "cn" + c;
+            final Process p = cluster.node(cn).process();
+            if (p == null || p.isAlive() || !restarting.add(cn)) {
+                continue;
+            }
+            final long t0 = System.nanoTime();
+            final String fabricNode = cn + ".e" + knownEpochs.getOrDefault(cn, 1L);
+            final JsonObject fault = new JsonObject().put("fault", "lease lost (unplanned, exit " + p.exitValue()
+                + ")").put("cn", fabricNode).put("unplanned", true).put("note", "exited during a memory node's "
+                + "failover");
+            System.out.println("chaos: " + cn + " exited during a memory node's failover (" + fault.getString("fault")
+                + "); restarting at once");
+            final Thread t = new Thread(() -> {
+                try {
+                    try {
+                        cluster.restart(cn, 180_000);
+                    } catch (final IllegalStateException startFailed) {
+                        // Several JVMs starting at once on a starved machine: one may time out joining; once more.
+                        fault.put("note", fault.getString("note") + "; first restart failed: "
+                            + startFailed.getMessage().lines().findFirst().orElse(""));
+                        cluster.restart(cn, 180_000);
+                    }
+                    fault.put("restartedMs", ms(t0));
+                    observe(fault, "", fabricNode, t0); // restarted: its new incarnation may recover the old
+                } catch (final Exception e) {
+                    fault.put("error", "restart after it exited: " + e.getMessage());
+                } finally {
+                    restarting.remove(cn);
+                    print(fault);
+                    causedFaults.add(fault);
+                }
+            }, "scythe-chaos-restart-" + cn);
+            t.start();
+            restarts.add(t);
         }
     }
 
@@ -638,7 +697,7 @@ public final class ChaosCommand implements Callable<Integer> {
         if (!removed) {
             awaitRate(fault, "resumedMs", t0, wokeNs, baseline, 0.5,
                 t0 + TimeUnit.MILLISECONDS.toNanos(MN_RESUME_BOUND_MS));
-            awaitThroughput(fault, t0, baseline);
+            awaitThroughput(fault, t0, wokeNs, baseline);
             print(fault);
             return fault;
         }
@@ -664,14 +723,28 @@ public final class ChaosCommand implements Callable<Integer> {
      * configuration without it (its partitions' backups promoted: {@code promotedMs}) and has settled it
      * ({@code settledMs}: the commits in flight at the failover resolved, the promoted partitions serve), then until
      * the load resumed (from the settlement on, the first {@value #WINDOW_MS} ms window at half the baseline rate:
-     * {@code resumedMs}) and came back (80 %: {@code throughputBackMs}). Promoted, settled and resumed must all come
+     * {@code resumedMs}) and came back (80 %, also from the settlement on: {@code throughputBackMs}; windows before
+     * it can be at full rate, transactions that do not need the lost node's partitions or its CPU going on). Promoted, settled and resumed must all come
      * within {@link #MN_RESUME_BOUND_MS} of the loss, or the fault has an error.
      */
     private void failedOver(final JsonObject fault, final String mn, final long t0, final double baseline)
         throws InterruptedException {
+        final List<Thread> restarts = new ArrayList<>();
+        try {
+            failedOver(fault, mn, t0, baseline, restarts);
+        } finally {
+            for (final Thread t : restarts) {
+                t.join();
+            }
+        }
+    }
+
+    private void failedOver(final JsonObject fault, final String mn, final long t0, final double baseline,
+                            final List<Thread> restarts) throws InterruptedException {
         final long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(MN_RESUME_BOUND_MS);
         long settledNs = 0;
         while (settledNs == 0 && System.nanoTime() < deadline) {
+            restartExitedCns(restarts);
             final int[] views = mnViews(mn);
             if (views[0] > 0 && views[1] == views[0] && !fault.containsKey("promotedMs")) {
                 fault.put("promotedMs", ms(t0));
@@ -692,7 +765,7 @@ public final class ChaosCommand implements Callable<Integer> {
                 + MN_RESUME_BOUND_MS + " ms of losing " + mn);
             return;
         }
-        awaitThroughput(fault, t0, baseline);
+        awaitThroughput(fault, t0, settledNs, baseline);
     }
 
     /**
@@ -915,7 +988,15 @@ public final class ChaosCommand implements Callable<Integer> {
                 + "partition: partitions without a copy, the data cannot be checked");
             return 1;
         }
-        final long[] finalMoney = audit();
+        final long[] finalMoney;
+        try {
+            finalMoney = audit();
+        } catch (final IllegalStateException unreadable) {
+            faults.stream().filter(f -> f.containsKey("error")).forEach(f -> System.out.println("chaos: FAIL "
+                + f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error")));
+            System.out.println("chaos: FAIL the data cannot be checked: " + unreadable.getMessage());
+            return 1;
+        }
         final long half = accounts / 2;
         final List<String> failures = new ArrayList<>();
         long paymentsBefore = 0;

@@ -41,7 +41,7 @@ class ScytheCommandTest {
         final StringWriter out = new StringWriter();
         assertThat(run(out, new StringWriter(), "chaos", "--help")).isZero();
         assertThat(out.toString().replaceAll("\\s+", " ")).contains("at most k SIGKILLs per run (rejoin of a "
-            + "restarted MN process is not built").contains("load resumed within 30 s");
+            + "restarted MN process is not built").contains("load resumed within 120 s");
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "chaos", "--mn-faults", "--mns", "1", "--duration", "1s"))
             .isEqualTo(2);
