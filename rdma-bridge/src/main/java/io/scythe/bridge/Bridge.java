@@ -142,7 +142,8 @@ public final class Bridge {
      * continuation that another thread may complete (a fabric's helper thread) but that touches the loop's state.
      */
     public void execute(final Runnable task) {
-        if (Thread.currentThread() == thread) {
+        // The current bridge, not the thread: the simulator runs every loop's bridge on one thread.
+        if (Thread.currentThread() == thread && currentOrNull() == this) {
             task.run();
         } else {
             executor.execute(task);

@@ -31,10 +31,13 @@ import java.util.List;
  *       counter the history checker orders writes by), then the FAA releases, X by {@code -(p, 0)} and S by
  *       {@code -bit(p)}, on the same QP after the WRITEs.</li>
  * </ol>
- * Every conflict, local or global, aborts at once (no wait). Inserts and deletes as in every SELCC protocol
+ * Every conflict, local or global, aborts at once (no wait), with one exception: latching an object the attempt's
+ * own INSERT just created retries (up to {@link #CREATED_TRIES} times the resend interval, holding its other latches)
+ * while a reader's momentary S bit goes away. Inserts and deletes as in every SELCC protocol
  * ({@link LatchTxn#insertions}: keys in the index latched and revived, missing ones created CAS-locked by the memory
- * node's INSERT and latched, buried under the latch on abort; a delete is a write leaving a tombstone). No redo record is written: a compute node that dies holding latches leaves its bits set (recovery is issue
- * 21's, not done).
+ * node's INSERT and latched, buried under the latch on abort; a delete is a write leaving a tombstone). No redo
+ * record is written: a compute node that dies holding latches leaves its bits set (recovery is issue 21's, not
+ * done), and an abort burying a created object behind such a dead reader's bit keeps trying without end.
  */
 public final class Sel2plTxn extends LatchTxn {
     private final LocalLatches latches;
@@ -315,7 +318,17 @@ public final class Sel2plTxn extends LatchTxn {
                         a.readAbsent = true;
                     }
                 }
-                return staged(Stage.WRITE_BACK, writeBackAndRelease());
+                // A write-back that fails before it posts (a failover since the attempt began) goes to abort():
+                // its created objects must then be buried under their latches like any other abort's, not freed
+                // (ABANDON) while other CNs may still latch the slot, so they stop counting as inserted here.
+                return staged(Stage.WRITE_BACK, writeBackAndRelease()).recover(e -> {
+                    for (final Access a : accesses) {
+                        if (created(a)) {
+                            a.inserted = false;
+                        }
+                    }
+                    return Future.failedFuture(e);
+                });
             }).map(0L));
     }
 
