@@ -46,6 +46,12 @@ public final class NodeMain {
         } catch (final IllegalStateException e) {
             System.err.println("scythe node: " + e.getMessage());
             System.exit(1);
+        } catch (final Exception e) {
+            // Exit, not return: a node that failed to start can leave non-daemon threads (a half-made Hazelcast
+            // member) that would keep a process up that never serves (CI run 72).
+            System.err.println("scythe node: could not start: " + e);
+            e.printStackTrace();
+            System.exit(1);
         }
     }
 

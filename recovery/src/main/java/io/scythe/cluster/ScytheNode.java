@@ -190,7 +190,7 @@ public final class ScytheNode implements AutoCloseable {
         final long timeout = config.readyTimeoutMs();
         final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry = NodeMetrics.newRegistry(config, role);
         try {
-            vertx = ClusterSetup.join(config, registry).await(timeout, TimeUnit.MILLISECONDS);
+            vertx = ClusterSetup.joinPatiently(config, registry, timeout, this::log);
         } catch (final Exception e) {
             registry.close();
             throw e;
