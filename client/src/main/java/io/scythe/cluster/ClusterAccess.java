@@ -2,8 +2,12 @@ package io.scythe.cluster;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.InvalidConfigurationException;
 import com.hazelcast.config.NetworkConfig;
 import com.hazelcast.config.XmlConfigBuilder;
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastException;
+import com.hazelcast.core.HazelcastInstance;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -27,7 +31,10 @@ import java.security.GeneralSecurityException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -159,7 +166,7 @@ public record ClusterAccess(String cluster, String secret, String node, String h
             throw new IllegalStateException("cannot read cluster.xml: " + e.getMessage(), e);
         }
         hz.setClusterName(hazelcastClusterName(cluster, secret));
-        hz.setInstanceName(cluster + "-" + node + "-" + ProcessHandle.current().pid());
+        hz.setInstanceName(hazelcastInstanceName());
         hz.setProperty("hazelcast.merge.first.run.delay.seconds", MERGE_DELAY_SECONDS);
         hz.setProperty("hazelcast.merge.next.run.delay.seconds", MERGE_DELAY_SECONDS);
         final NetworkConfig network = hz.getNetworkConfig();
@@ -195,6 +202,63 @@ public record ClusterAccess(String cluster, String secret, String node, String h
     /** Starts a clustered Vert.x; completes once it has joined. */
     public Future<Vertx> join() {
         return Vertx.builder().with(vertxOptions()).withClusterManager(clusterManager()).buildClustered();
+    }
+
+    /** This process's Hazelcast member's name: {@code cluster-node-pid}. */
+    private String hazelcastInstanceName() {
+        return cluster + "-" + node + "-" + ProcessHandle.current().pid();
+    }
+
+    /** How long a process waits before it tries to join again after Hazelcast refused it while membership changed. */
+    static final long JOIN_RETRY_PAUSE_MS = 1_000;
+
+    /** As {@link #join()}, joining again while Hazelcast refuses ({@link #joinPatiently(Supplier, long, Consumer)}). */
+    public Vertx joinPatiently(final long timeoutMs, final Consumer<String> log) throws Exception {
+        return joinPatiently(this::join, timeoutMs, log);
+    }
+
+    /**
+     * Joins by {@code attempt} (a {@link #join()} of this access, maybe with more options) until it succeeds or
+     * {@code timeoutMs} passed, shutting a refused attempt's Hazelcast member down before the next. Blocks: call it
+     * from a thread that is not an event loop.
+     */
+    public Vertx joinPatiently(final Supplier<Future<Vertx>> attempt, final long timeoutMs, final Consumer<String> log)
+        throws Exception {
+        final String instance = hazelcastInstanceName();
+        return joinPatiently(attempt, () -> {
+            final HazelcastInstance leftover = Hazelcast.getHazelcastInstanceByName(instance);
+            if (leftover != null) {
+                leftover.shutdown();
+            }
+        }, timeoutMs, JOIN_RETRY_PAUSE_MS, log);
+    }
+
+    /**
+     * Joins by {@code attempt} until it succeeds or {@code timeoutMs} passed. A process started while members split off
+     * or merge back (a killed member, a starved one missing heartbeats) can be refused with "Cluster topology was not
+     * stable for 100 retries" (CI run 72: a restarted CN, refused so, then sat as a live process that never served,
+     * its half-made Hazelcast member keeping the JVM up). That refusal is transient: join again, as a supervisor would
+     * restart the process, after {@code cleanup} shut the refused attempt's member down. A configuration Hazelcast
+     * rejects is not transient and fails at once.
+     */
+    static Vertx joinPatiently(final Supplier<Future<Vertx>> attempt, final Runnable cleanup, final long timeoutMs,
+                               final long pauseMs, final Consumer<String> log) throws Exception {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (int tries = 1; ; tries++) {
+            final long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            try {
+                return attempt.get().await(Math.max(1, left), TimeUnit.MILLISECONDS);
+            } catch (final HazelcastException refused) {
+                cleanup.run();
+                if (refused instanceof InvalidConfigurationException
+                    || TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) <= pauseMs) {
+                    throw refused;
+                }
+                log.accept("joining the cluster failed at attempt " + tries + " (" + refused.getMessage()
+                    + "); trying again in " + pauseMs + " ms");
+                Thread.sleep(pauseMs);
+            }
+        }
     }
 
     /** The Hazelcast instance behind a clustered Vert.x made by {@link #join}. */

@@ -155,7 +155,8 @@ public final class ScytheClient implements AutoCloseable {
      * the event loops) until Vert.x has joined, then returns at once: {@link #computeNodes()} may still be empty.
      */
     public static ScytheClient join(final ClusterAccess access, final long timeoutMs) throws Exception {
-        final Vertx vertx = access.join().await(access.joinTimeoutMs(), TimeUnit.MILLISECONDS);
+        final Vertx vertx = access.joinPatiently(access.joinTimeoutMs(),
+            line -> System.err.println("scythe client " + access.node() + ": " + line));
         return new ScytheClient(vertx, timeoutMs, true);
     }
 

@@ -1,10 +1,6 @@
 package io.scythe.cluster;
 
 import com.hazelcast.config.Config;
-import com.hazelcast.config.InvalidConfigurationException;
-import com.hazelcast.core.Hazelcast;
-import com.hazelcast.core.HazelcastException;
-import com.hazelcast.core.HazelcastInstance;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -13,7 +9,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 /**
  * How a node joins a Scythe cluster: as {@link ClusterAccess} (in scythe-client, which clients share) from the node's
@@ -54,56 +49,14 @@ public final class ClusterSetup {
             .withMetrics(new io.vertx.micrometer.MicrometerMetricsFactory(metrics)).buildClustered();
     }
 
-    /** How long a node waits before it tries to join again after Hazelcast refused it while membership changed. */
-    static final long JOIN_RETRY_PAUSE_MS = 1_000;
-
     /**
-     * As {@link #join(NodeConfig, io.micrometer.core.instrument.MeterRegistry)}, trying again until {@code timeoutMs}
-     * passed while Hazelcast refuses the join because the membership is changing. Blocks: call it from a thread that
-     * is not an event loop.
+     * As {@link #join(NodeConfig, io.micrometer.core.instrument.MeterRegistry)}, joining again while Hazelcast refuses
+     * the join because the membership is changing, until {@code timeoutMs} passed ({@link ClusterAccess#joinPatiently}).
+     * Blocks: call it from a thread that is not an event loop.
      */
     public static Vertx joinPatiently(final NodeConfig node, final io.micrometer.core.instrument.MeterRegistry metrics,
                                       final long timeoutMs, final Consumer<String> log) throws Exception {
-        final String instance = node.access().hazelcastConfig().getInstanceName();
-        return joinPatiently(() -> join(node, metrics), () -> shutDownLeftover(instance), timeoutMs,
-            JOIN_RETRY_PAUSE_MS, log);
-    }
-
-    /**
-     * Joins by {@code attempt} until it succeeds or {@code timeoutMs} passed. A node started while members split off
-     * or merge back (a killed member, a starved one missing heartbeats) can be refused with "Cluster topology was not
-     * stable for 100 retries" (CI run 72: a restarted CN, refused so, then sat as a live process that never served,
-     * its half-made Hazelcast member keeping the JVM up). That refusal is transient: join again, as a supervisor would
-     * restart the process, after {@code cleanup} shut the refused attempt's member down. A configuration Hazelcast
-     * rejects is not transient and fails at once.
-     */
-    static Vertx joinPatiently(final Supplier<Future<Vertx>> attempt, final Runnable cleanup, final long timeoutMs,
-                               final long pauseMs, final Consumer<String> log) throws Exception {
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        for (int tries = 1; ; tries++) {
-            final long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            try {
-                return attempt.get().await(Math.max(1, left), TimeUnit.MILLISECONDS);
-            } catch (final HazelcastException refused) {
-                if (refused instanceof InvalidConfigurationException
-                    || TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) <= pauseMs) {
-                    cleanup.run();
-                    throw refused;
-                }
-                log.accept("joining the cluster failed at attempt " + tries + " (" + refused.getMessage()
-                    + "); trying again in " + pauseMs + " ms");
-                cleanup.run();
-                Thread.sleep(pauseMs);
-            }
-        }
-    }
-
-    /** Shuts down this process's Hazelcast member {@code instance} if a refused join left it running. */
-    private static void shutDownLeftover(final String instance) {
-        final HazelcastInstance leftover = Hazelcast.getHazelcastInstanceByName(instance);
-        if (leftover != null) {
-            leftover.shutdown();
-        }
+        return node.access().joinPatiently(() -> join(node, metrics), timeoutMs, log);
     }
 
     /**

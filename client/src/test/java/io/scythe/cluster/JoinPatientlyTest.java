@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** {@link ClusterSetup#joinPatiently}: a join Hazelcast refused while membership changed is tried again. */
+/** {@link ClusterAccess.joinPatiently}: a join Hazelcast refused while membership changed is tried again. */
 class JoinPatientlyTest {
     static Vertx vertx;
 
@@ -38,7 +38,7 @@ class JoinPatientlyTest {
         final AtomicInteger attempts = new AtomicInteger();
         final AtomicInteger cleanups = new AtomicInteger();
         final List<String> log = new ArrayList<>();
-        final Vertx joined = ClusterSetup.joinPatiently(
+        final Vertx joined = ClusterAccess.joinPatiently(
             () -> attempts.incrementAndGet() <= 2 ? Future.failedFuture(unstable()) : Future.succeededFuture(vertx),
             cleanups::incrementAndGet, 10_000, 10, log::add);
         assertThat(joined).isSameAs(vertx);
@@ -50,7 +50,7 @@ class JoinPatientlyTest {
     @Test
     void shouldFailAtOnceOnAConfigurationHazelcastRejects() {
         final AtomicInteger attempts = new AtomicInteger();
-        assertThatThrownBy(() -> ClusterSetup.joinPatiently(() -> {
+        assertThatThrownBy(() -> ClusterAccess.joinPatiently(() -> {
             attempts.incrementAndGet();
             return Future.failedFuture(new InvalidConfigurationException("bad port"));
         }, () -> { }, 10_000, 10, l -> { })).isInstanceOf(InvalidConfigurationException.class);
@@ -62,7 +62,7 @@ class JoinPatientlyTest {
         final AtomicInteger attempts = new AtomicInteger();
         final AtomicInteger cleanups = new AtomicInteger();
         final long start = System.nanoTime();
-        assertThatThrownBy(() -> ClusterSetup.joinPatiently(() -> {
+        assertThatThrownBy(() -> ClusterAccess.joinPatiently(() -> {
             attempts.incrementAndGet();
             return Future.failedFuture(unstable());
         }, cleanups::incrementAndGet, 300, 50, l -> { })).isInstanceOf(HazelcastException.class)
