@@ -116,6 +116,17 @@ public final class SimCommand implements Callable<Integer> {
         description = "Virtual time before measuring (default: ${DEFAULT-VALUE}).")
     Duration warmup;
 
+    @Accepts(min = "0s")
+    @Option(names = "--drain", defaultValue = "50ms", description = "Virtual time after the end for transactions in "
+        + "flight to finish before the end checks (default: ${DEFAULT-VALUE}).")
+    Duration drain;
+
+    @Accepts(min = "0s")
+    @Option(names = "--drain-max", defaultValue = "1s", description = "Longest virtual time after the end a run still "
+        + "busy after --drain keeps draining until every client finished; still busy then, it is reported not "
+        + "quiescent (at least --drain; default: ${DEFAULT-VALUE}).")
+    Duration drainMax;
+
     @Accepts(names = OptionChecks.Profiles.class)
     @Option(names = "--profile", defaultValue = "cx5", description = "Cost-model profile: "
         + io.scythe.fabric.CostModel.PROFILE_NAMES + " (default: "
@@ -578,6 +589,7 @@ public final class SimCommand implements Callable<Integer> {
         }
         final BenchReport report = new BenchReport(spec.name(), params);
         boolean ok = true;
+        boolean busyAfterDrain = false;
         for (final double zipfTheta : sweep) {
           for (final int perCn : clients) {
             for (final String protocol : protocols) {
@@ -588,6 +600,7 @@ public final class SimCommand implements Callable<Integer> {
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
+                    .drainNs(drain.toNanos()).drainMaxNs(Math.max(drain.toNanos(), drainMax.toNanos()))
                     .costModel(model).faults(faults).tsoProxies(tsoProxies).tsoGroupPerComputeNode(tsoGroupPerCn())
                     .clocks(clocks)
                     .routing(routingMode).shards(shards).moveShardEveryNs(moveShardEvery.toNanos())
@@ -649,6 +662,7 @@ public final class SimCommand implements Callable<Integer> {
                 final JsonObject run = r.run().toJson();
                 committedPerS.put(protocol + "@" + zipfTheta, run.getDouble("committed_per_s"));
                 ok &= run.getBoolean("invariants_ok");
+                busyAfterDrain |= run.getJsonObject("sim").containsKey("not_quiescent");
                 report.add(r.run());
                 final JsonObject lat = run.getJsonObject("latency_us");
                 final JsonObject sim = run.getJsonObject("sim");
@@ -656,7 +670,8 @@ public final class SimCommand implements Callable<Integer> {
                         + "p999 %8.2f us  abort rate %5.3f  %s  locks held %d  [%d events, %.0f ms wall]%n",
                     protocol, zipfTheta, cns, run.getInteger("clients"), run.getDouble("committed_per_s"), lat.getDouble("p50"),
                     lat.getDouble("p99"), lat.getDouble("p999"), run.getDouble("abort_rate"),
-                    run.getJsonObject("conserved").getBoolean("ok") ? spec.quantity() + " conserved"
+                    sim.containsKey("not_quiescent") ? "NOT QUIESCENT"
+                        : run.getJsonObject("conserved").getBoolean("ok") ? spec.quantity() + " conserved"
                         : spec.quantity() + " NOT CONSERVED", run.getLong("locks_left_held"), sim.getLong("events"),
                     sim.getDouble("wall_ms"));
                 if (k > 0 || replicas.size() > 1) {
@@ -685,7 +700,7 @@ public final class SimCommand implements Callable<Integer> {
                 if (sim.containsKey("crash")) {
                     System.out.println("  crash: " + sim.getJsonObject("crash").encode());
                 }
-                for (final String fault : List.of("verb_faults", "gave_up", "locks_unexplained")) {
+                for (final String fault : List.of("not_quiescent", "verb_faults", "gave_up", "locks_unexplained")) {
                     if (sim.containsKey(fault)) {
                         System.out.println("  " + fault.replace('_', ' ') + ": " + sim.getJsonObject(fault).encode());
                     }
@@ -715,8 +730,9 @@ public final class SimCommand implements Callable<Integer> {
             System.out.println("wrote " + report.write(out));
         }
         if (!ok) {
-            System.err.println("scythe sim: an invariant was violated (see invariants_ok in the results); replay: "
-                + replayCommand());
+            System.err.println("scythe sim: " + (busyAfterDrain ? "a run was not quiescent after the drain (see "
+                + "sim.not_quiescent; a longer --drain-max may let it finish) or " : "") + "an invariant was violated "
+                + "(see invariants_ok in the results); replay: " + replayCommand());
         }
         return ok ? 0 : 1;
     }

@@ -37,7 +37,11 @@ import java.util.TreeSet;
  * an 8-byte CAS on host memory 100 + 2 x 800 + 600 + 1950 + small = ~4.3 us uncontended (~4.55 us at Table 1's load),
  * and the same CAS on device memory ~1.75 us. Not modelled: the receiving port's bandwidth (many senders into one NIC
  * are limited only by their own ports), the doorbell's occupancy of the PCIe link (doorbell batching saves software
- * cost here, not modelled NIC time), RNR retries.
+ * cost here, not modelled NIC time), RNR retries, the per-QP limit on READs and atomics in flight (max_rd_atomic,
+ * 16 on ConnectX-5: with in-order execution it would delay when later ones start, not what they wait for). The send
+ * queue's depth is modelled ({@link QpOptions#sendQueueDepth()}: a full queue refuses the post, {@code RdmaChannel}
+ * queues the verb until a completion frees a slot); FORD's retry storm at 160 clients on one loop (issue 22) peaks at
+ * ~400 work requests on one QP, under the 1024 default.
  *
  * <h2>The host-atomic fit (issue 22): three measurements, three parameters</h2>
  * The default profile reproduces, each within 15 % ({@code CasSimTest}, in virtual time; {@code scythe sim --workload
@@ -74,7 +78,12 @@ import java.util.TreeSet;
  *   retry); the 18 us is phenomenological, fitted, and is the parameter a protocol that CASes hot words (FORD's and
  *   FaRM's locks, the Takeout Lock's FAA release) pays for: {@value #PROFILE_CX5_PCIE} is the same model without it.
  *   Perftest is read as cycling its atomics over distinct addresses (its buffer), not hammering one word: on one word
- *   this model gives ~55 Kops (1 / 18 us).</li>
+ *   this model gives ~55 Kops (1 / 18 us). A CAS whose compare fails holds its address as long as one that swaps:
+ *   the hold is booked before the NIC has read the word (the outcome is not known until then), the verbs' contract
+ *   makes every atomic's read-modify-write exclusive against other QPs' operations on the address (NVIDIA RDMA-Core,
+ *   "Atomic Operations"), and no source we have (Scythe Table 1 and Fig. 7, Lotus, RCC, SELCC, shared/papers/peers.md)
+ *   measures a failed CAS apart: Table 1's fit is over whatever mix of outcomes its benchmark had. A shorter hold for
+ *   failed CASes (one PCIe read, no write-back) would be a guess, so the model does not make it.</li>
  *   <li>Device memory (the TSO counter) is unchanged: no pipeline, no conflict penalty.</li>
  * </ul>
  *

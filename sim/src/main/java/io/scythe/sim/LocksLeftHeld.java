@@ -28,7 +28,12 @@ final class LocksLeftHeld {
     long byGivenUp;
     /** Takeout Locks whose {@code upper} passed {@code lower}: released once more than taken. */
     long releasedPast;
-    /** Held by no compute node that gave up (or by nobody known). */
+    /**
+     * Of those, held by a compute node whose transactions are still in flight after the drain (a run that is not
+     * quiescent): not a leak yet, their transactions may still release them.
+     */
+    long byInFlight;
+    /** Held by no compute node that gave up or still has transactions in flight (or by nobody known). */
     long onLiveNodes;
     private String first;
 
@@ -41,6 +46,16 @@ final class LocksLeftHeld {
     static LocksLeftHeld census(final List<LogDb> dbs, final List<TicketLedger> ledgers,
                                 final Map<Long, Insert> insertedBy, final LongFunction<String> nodeOfTxn,
                                 final Predicate<String> gaveUp) {
+        return census(dbs, ledgers, insertedBy, nodeOfTxn, gaveUp, node -> false);
+    }
+
+    /**
+     * As {@link #census(List, List, Map, LongFunction, Predicate)}, and a lock of a compute node for which
+     * {@code inFlight} holds (transactions still running after the drain) counts in {@link #byInFlight}.
+     */
+    static LocksLeftHeld census(final List<LogDb> dbs, final List<TicketLedger> ledgers,
+                                final Map<Long, Insert> insertedBy, final LongFunction<String> nodeOfTxn,
+                                final Predicate<String> gaveUp, final Predicate<String> inFlight) {
         final LocksLeftHeld held = new LocksLeftHeld();
         OltpWorkload.forEachLocked(dbs, (node, table, header) -> {
             held.total++;
@@ -58,6 +73,8 @@ final class LocksLeftHeld {
                 : holderOfTicket(ledgers.isEmpty() ? null : ledgers.get(node), insertedBy, node, table, header);
             if (holder != null && gaveUp.test(holder)) {
                 held.byGivenUp++;
+            } else if (holder != null && inFlight.test(holder)) {
+                held.byInFlight++;
             } else {
                 held.onLiveNodes++;
                 held.noteFirst(where + (casWord != 0 ? ": CAS word " + Long.toHexString(casWord)
@@ -106,6 +123,6 @@ final class LocksLeftHeld {
 
     JsonObject unexplainedJson() {
         return new JsonObject().put("released_past_queue", releasedPast).put("held_on_live_nodes", onLiveNodes)
-            .put("first", first);
+            .put("held_by_nodes_in_flight", byInFlight).put("first", first);
     }
 }
