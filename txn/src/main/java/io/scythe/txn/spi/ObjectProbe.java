@@ -22,6 +22,14 @@ public interface ObjectProbe {
     static int committedValueOffset(final Table table, final long key) {
         final long pointer = table.lookup(key);
         final int at = pointer == 0 ? -1 : table.offsetOf(pointer);
+        if (at >= 0) {
+            for (final ObjectProbe probe : ProtocolRegistry.probes()) {
+                final int value = probe.committedValue(table, at, key);
+                if (value != NOT_MINE) {
+                    return value;
+                }
+            }
+        }
         if (at < 0 || (table.objectMemory().getShortVolatile(at + ObjectLayout.FLAGS_OFFSET)
             & ObjectLayout.FLAG_DELETED) != 0) {
             return -1;
@@ -33,6 +41,18 @@ public interface ObjectProbe {
     static Long committedLong(final Table table, final long key) {
         final int at = committedValueOffset(table, key);
         return at < 0 ? null : table.objectMemory().getLongVolatile(at);
+    }
+
+    /** What {@link #committedValue} answers for an object whose values it does not keep. */
+    int NOT_MINE = -2;
+
+    /**
+     * Where the committed value of the object at {@code object} (key {@code key}) of {@code table} is, if this
+     * module keeps its values in another format there ({@link #committedValueOffset}): its offset, -1 when deleted,
+     * or {@link #NOT_MINE} (the default) for an object in the one layout of {@link ObjectLayout}.
+     */
+    default int committedValue(final Table table, final int object, final long key) {
+        return NOT_MINE;
     }
 
     /** A probe that finds nothing held (a module without locks in the objects). */
