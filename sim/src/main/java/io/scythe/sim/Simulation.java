@@ -997,11 +997,6 @@ public final class Simulation {
 
     private SimResult result(final long wallNs) {
         final long initial = initialTotal;
-        // Every copy of a partition holds what its primary holds (lock words aside) once commits are done; compared
-        // first: a module keeping versions beside the home (Lotus's CVT) copies its newest into the primary's home
-        // when the checks below ask for committed values (ObjectProbe#committedValue), which no copy gets.
-        final List<String> differences = options.replicas() > 0
-            ? io.scythe.storage.BackupTables.compare(memoryNodes, options.replicas()) : List.of();
         final long finalSum = spec.total(memoryNodes);
         final long rolledDelta = recovery == null ? 0 : recovery.rolledDelta();
         final boolean conservedOk = finalSum == initial + delta + rolledDelta || crashed != null
@@ -1112,6 +1107,8 @@ public final class Simulation {
             violations.add("a task failed: " + failureText());
         }
         if (options.replicas() > 0) {
+            // Every copy of a partition holds what its primary holds (lock words aside) once commits are done.
+            final List<String> differences = io.scythe.storage.BackupTables.compare(memoryNodes, options.replicas());
             if (!differences.isEmpty() && givenUp.isEmpty()) {
                 violations.add(differences.size() + " objects differ between a primary and its backups (first: "
                     + differences.get(0) + ")");

@@ -369,12 +369,10 @@ public final class OltpWorkload {
                 coordinators.forEach(c -> c.runtime().recorder(null));
                 history.close();
             }
-            // The copies first: a module keeping versions beside the home (Lotus's CVT) copies its newest into the
-            // primary's home when asked for committed values (ObjectProbe#committedValue), which no copy gets.
-            final List<String> replicaDifferences = io.scythe.storage.BackupTables.compare(dbs, replicas);
             final long finalSum = total(dbs);
             final boolean conservedOk = finalSum == initial + delta.sum();
             final long held = locksHeld(dbs);
+            final List<String> replicaDifferences = io.scythe.storage.BackupTables.compare(dbs, replicas);
             if (!replicaDifferences.isEmpty()) {
                 out.printf("%-10s   %d objects differ between a primary and its backups (first: %s)%n", label,
                     replicaDifferences.size(), replicaDifferences.get(0));

@@ -279,12 +279,13 @@ public final class Cvt {
 
     /**
      * The end-of-run view ({@code ObjectProbe#committedValue}) of the object at {@code object} of {@code table} (key
-     * {@code key}), read from memory directly (no transaction runs): {@code ObjectProbe#NOT_MINE} when its slot holds
-     * no CVT of it (another protocol's table, or a CVT never written: the home is its one version); -1 when its newest
-     * visible version is deleted (or it has none); else its newest visible version is copied into the home value (no
-     * reader reads the home once the CVT is written) and the home value's offset returned.
+     * {@code key}), read from memory directly (no transaction runs) and never written: {@code ObjectProbe#NOT_MINE}
+     * when its slot holds no CVT of it (another protocol's table, or a CVT never written: the home is its one
+     * version); null when its newest visible version is deleted (or it has none); else a copy of its newest visible
+     * version (the home value is stale once the CVT is written: a commit writes only the home's version word).
      */
-    public static int committedValue(final io.scythe.storage.Table table, final int object, final long key) {
+    public static org.agrona.concurrent.AtomicBuffer committedValue(final io.scythe.storage.Table table,
+                                                                    final int object, final long key) {
         final int max = table.schema().maxValueBytes();
         final int at = object + offset(max);
         final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
@@ -298,15 +299,15 @@ public final class Cvt {
         }
         final int cell = newest(m, at);
         if (cell == NONE || deleted(m, at, cell)) {
-            return -1;
+            return null;
         }
         final int length = length(m, at, cell);
+        final org.agrona.concurrent.UnsafeBuffer value = new org.agrona.concurrent.UnsafeBuffer(new byte[max]);
         if (length < 0 || length > max || !getRecord(m, object + (int) address(m, at, cell), recordBytes(max),
-            cv(m, at, cell), length, m, object + ObjectLayout.VALUE_OFFSET)) {
+            cv(m, at, cell), length, value, 0)) {
             throw new IllegalStateException("lotus: key " + key + " of " + table.schema().name() + " has a torn newest "
                 + "version at the end of the run");
         }
-        m.putInt(object + ObjectLayout.VALUE_LENGTH_OFFSET, length);
-        return object + ObjectLayout.VALUE_OFFSET;
+        return value;
     }
 }

@@ -81,7 +81,8 @@ public final class LotusModule implements ProtocolModule {
             }
 
             @Override
-            public int committedValue(final io.scythe.storage.Table table, final int object, final long key) {
+            public org.agrona.concurrent.AtomicBuffer committedValue(final io.scythe.storage.Table table,
+                                                                     final int object, final long key) {
                 return Cvt.committedValue(table, object, key);
             }
         };

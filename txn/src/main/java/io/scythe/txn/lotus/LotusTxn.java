@@ -626,9 +626,9 @@ final class LotusTxn extends OneSidedTxn {
                 return Future.succeededFuture(commitTs);
             })
             .compose(commitTs -> {
-                // Write visible: on each primary in its write-back doorbell, after the redo record and the home value
-                // (what recovery finishes from is logged before any reader can see the version); on the backups,
-                // which no reader reads, beside it.
+                // Write visible: on each primary in its write-back doorbell, after the redo record (what recovery
+                // finishes from is logged before any reader can see the version) and before the home's version word
+                // (recovery's sign that it landed); on the backups, which no reader reads, beside it.
                 final UnsafeBuffer visible = new UnsafeBuffer(new byte[8]);
                 visible.putLong(0, commitTs);
                 final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
