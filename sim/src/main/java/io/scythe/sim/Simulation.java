@@ -225,6 +225,11 @@ public final class Simulation {
     private final List<java.util.Map.Entry<Integer, java.util.function.Supplier<String>>> endChecks =
         java.util.Collections.synchronizedList(new ArrayList<>());
 
+    /** The memory nodes' stores (after {@link #run}: as the run left them), for tests' end-of-run checks. */
+    List<LogDb> memoryNodes() {
+        return java.util.Collections.unmodifiableList(memoryNodes);
+    }
+
     /** Compute node {@code cn}'s peer messaging (after {@link #run} began), or {@code null} without {@link #peers}. */
     public CnPeers peersOf(final int cn) {
         return cn < peers.size() ? peers.get(cn) : null;

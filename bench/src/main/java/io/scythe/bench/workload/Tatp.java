@@ -314,9 +314,9 @@ public final class Tatp {
         }
     }
 
-    /** The memory-node offset of {@code key}'s live row in {@code table}, or -1 (absent or deleted). */
-    static int liveRow(final Table table, final long key) {
-        return io.scythe.txn.spi.ObjectProbe.committedValueOffset(table, key);
+    /** {@code key}'s live row in {@code table} ({@code ObjectProbe#committedValue}, read only), or null. */
+    static org.agrona.concurrent.AtomicBuffer liveRow(final Table table, final long key) {
+        return io.scythe.txn.spi.ObjectProbe.committedValue(table, key);
     }
 
     private static Table tableOf(final List<LogDb> dbs, final String name, final long key) {
@@ -330,7 +330,7 @@ public final class Tatp {
             for (int t = 1; t <= 4; t++) {
                 for (final int start : START_TIMES) {
                     final long key = callForwardingKey(s, t, start);
-                    rows += liveRow(tableOf(dbs, CALL_FORWARDING, key), key) >= 0 ? 1 : 0;
+                    rows += liveRow(tableOf(dbs, CALL_FORWARDING, key), key) != null ? 1 : 0;
                 }
             }
         }
@@ -355,32 +355,32 @@ public final class Tatp {
         final List<String> fields = new ArrayList<>();
         for (long s = 0; s < subscribers; s++) {
             final Table subscriber = tableOf(dbs, SUBSCRIBER, s);
-            final int row = liveRow(subscriber, s);
-            if (row < 0 || subscriber.objectMemory().getInt(row + SubscriberRow.S_ID) != s) {
+            final org.agrona.concurrent.AtomicBuffer row = liveRow(subscriber, s);
+            if (row == null || row.getInt(SubscriberRow.S_ID) != s) {
                 subscriberRows.add("SUBSCRIBER " + s + " is missing or names another s_id");
             }
             final Table index = tableOf(dbs, SUB_NBR_INDEX, subNbrKey(s));
-            final int entry = liveRow(index, subNbrKey(s));
-            if (entry < 0 || index.objectMemory().getInt(entry + SubNbrRow.S_ID) != s) {
+            final org.agrona.concurrent.AtomicBuffer entry = liveRow(index, subNbrKey(s));
+            if (entry == null || entry.getInt(SubNbrRow.S_ID) != s) {
                 indexEntries.add("sub_nbr index entry of subscriber " + s + " is missing or wrong");
             }
             for (int t = 1; t <= 4; t++) {
                 final boolean facility = liveRow(tableOf(dbs, SPECIAL_FACILITY, specialFacilityKey(s, t)),
-                    specialFacilityKey(s, t)) >= 0;
+                    specialFacilityKey(s, t)) != null;
                 for (final int start : START_TIMES) {
                     final long key = callForwardingKey(s, t, start);
                     final Table forwarding = tableOf(dbs, CALL_FORWARDING, key);
-                    final int at = liveRow(forwarding, key);
-                    if (at < 0) {
+                    final org.agrona.concurrent.AtomicBuffer at = liveRow(forwarding, key);
+                    if (at == null) {
                         continue;
                     }
                     if (!facility) {
                         orphans.add("CALL_FORWARDING (" + s + ", " + t + ", " + start + ") has no SPECIAL_FACILITY");
                     }
-                    final int end = forwarding.objectMemory().getByte(at + CallForwardingRow.END_TIME);
-                    if (forwarding.objectMemory().getInt(at + CallForwardingRow.S_ID) != s
-                        || forwarding.objectMemory().getByte(at + CallForwardingRow.SF_TYPE) != t
-                        || forwarding.objectMemory().getByte(at + CallForwardingRow.START_TIME) != start
+                    final int end = at.getByte(CallForwardingRow.END_TIME);
+                    if (at.getInt(CallForwardingRow.S_ID) != s
+                        || at.getByte(CallForwardingRow.SF_TYPE) != t
+                        || at.getByte(CallForwardingRow.START_TIME) != start
                         || end < 1 || end > 24) {
                         fields.add("CALL_FORWARDING (" + s + ", " + t + ", " + start + ") holds another row's fields "
                             + "or end_time " + end);

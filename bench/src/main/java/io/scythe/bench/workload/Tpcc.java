@@ -869,12 +869,15 @@ public final class Tpcc {
         return dbs.get(placement.partitionOf(name, key, dbs.size())).table(name);
     }
 
-    /** Row {@code key} of {@code name} (its offset in the partition's object memory), or -1 if absent/deleted. */
-    static int rowAt(final Table t, final long key) {
-        return io.scythe.txn.spi.ObjectProbe.committedValueOffset(t, key);
+    /** Row {@code key}'s committed value ({@code ObjectProbe#committedValue}, read only), or null if absent/deleted. */
+    static org.agrona.concurrent.AtomicBuffer rowAt(final Table t, final long key) {
+        return io.scythe.txn.spi.ObjectProbe.committedValue(t, key);
     }
 
-    /** Visits every live row of {@code name} on every memory node: the partition's memory and the value's offset. */
+    /**
+     * Visits every live row of {@code name} on every memory node: its committed value ({@link #rowAt}) at offset 0.
+     * The key is read from the slot's home value (its columns never change after the insert).
+     */
     private static void forEachRow(final List<LogDb> dbs, final String name, final RowKey key,
                                    final RowVisitor visitor) {
         for (final LogDb db : dbs) {
@@ -885,8 +888,11 @@ public final class Tpcc {
             for (long at = 0; at + slot <= m.capacity(); at += slot) {
                 final int value = (int) at + ObjectLayout.VALUE_OFFSET;
                 final long k = key.of(m, value);
-                if (k >= 0 && rowAt(t, k) == value) {
-                    visitor.visit(m, value);
+                if (k >= 0 && io.scythe.txn.spi.ObjectProbe.homeOffset(t, k) == at) {
+                    final org.agrona.concurrent.AtomicBuffer row = rowAt(t, k);
+                    if (row != null) {
+                        visitor.visit(row, 0);
+                    }
                 }
             }
         }
@@ -947,14 +953,14 @@ public final class Tpcc {
         final List<String> cursorRule = new ArrayList<>();
         for (int w = 1; w <= s.warehouses; w++) {
             final Table wt = partitionOf(dbs, WAREHOUSE, w, placement);
-            final long wYtd = wt.objectMemory().getLongVolatile(rowAt(wt, w) + W.YTD);
+            final long wYtd = rowAt(wt, w).getLongVolatile(W.YTD);
             long dYtd = 0;
             for (int d = 1; d <= DISTRICTS; d++) {
                 final long dk = districtKey(w, d);
                 final Table dt = partitionOf(dbs, DISTRICT, dk, placement);
-                final int at = rowAt(dt, dk);
-                dYtd += dt.objectMemory().getLongVolatile(at + D.YTD);
-                final int next = dt.objectMemory().getIntVolatile(at + D.NEXT_O_ID);
+                final org.agrona.concurrent.AtomicBuffer district = rowAt(dt, dk);
+                dYtd += district.getLongVolatile(D.YTD);
+                final int next = district.getIntVolatile(D.NEXT_O_ID);
                 final int i = index(w, d);
                 final String where = "w " + w + " d " + d + ": ";
                 if (next - 1 != maxOrder[i] || (newCount[i] > 0 && next - 1 != maxNew[i])) {
@@ -969,7 +975,7 @@ public final class Tpcc {
                     c4.add(where + "sum(O_OL_CNT) = " + lineCountSum[i] + " but " + lines[i] + " ORDER-LINE rows");
                 }
                 final Table ct = partitionOf(dbs, DELIVERY_CURSOR, dk, placement);
-                final int cursor = ct.objectMemory().getIntVolatile(rowAt(ct, dk));
+                final int cursor = rowAt(ct, dk).getIntVolatile(0);
                 final int expected = newCount[i] > 0 ? minNew[i] : next;
                 if (cursor != expected) {
                     cursorRule.add(where + "delivery cursor " + cursor + " but the oldest undelivered order is "
@@ -1006,7 +1012,7 @@ public final class Tpcc {
         long sum = 0;
         for (int w = 1; w <= s.warehouses; w++) {
             final Table t = partitionOf(dbs, WAREHOUSE, w, placement);
-            sum += t.objectMemory().getLongVolatile(rowAt(t, w) + W.YTD);
+            sum += rowAt(t, w).getLongVolatile(W.YTD);
         }
         return sum;
     }

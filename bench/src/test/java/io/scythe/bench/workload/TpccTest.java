@@ -73,13 +73,13 @@ class TpccTest {
 
     private Row row(final String table, final long key) {
         final Table t = Tpcc.partitionOf(dbs, table, key);
-        final int at = Tpcc.rowAt(t, key);
-        assertThat(at).as(table + " key " + key).isPositive();
-        return new Row(t.objectMemory(), at);
+        final org.agrona.concurrent.AtomicBuffer at = Tpcc.rowAt(t, key);
+        assertThat(at).as(table + " key " + key).isNotNull();
+        return new Row(at, 0);
     }
 
     private boolean present(final String table, final long key) {
-        return Tpcc.rowAt(Tpcc.partitionOf(dbs, table, key), key) >= 0;
+        return Tpcc.rowAt(Tpcc.partitionOf(dbs, table, key), key) != null;
     }
 
     private static void assertConsistent(final Map<String, List<String>> conditions) {

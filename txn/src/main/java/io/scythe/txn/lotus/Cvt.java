@@ -19,9 +19,10 @@ import org.agrona.MutableDirectBuffer;
  * A cell's address is its record's offset in the object slot (the same on the primary and every backup; the paper's
  * 64-bit address). One READ of the CVT (16 + 32N bytes) then one READ of a record: the paper's two READs.
  *
- * <p>The home value and header stay where every protocol keeps them: the newest committed value, written by the
- * commit's write-back with the redo record (so loaders, the end-of-run checks and log recovery see it). A CVT never
- * written (a loaded or inserted record no lotus writer touched yet) has one version: the home, at the header's version.
+ * <p>The home value and header stay where every protocol keeps them, but a commit writes only the header's version word
+ * (after its visible write: recovery's sign that it landed); the value stays as loaded or inserted. A CVT never
+ * written (a loaded or inserted record no lotus writer touched yet) has one version: the home, at the header's version;
+ * once written, readers take every version from it, and the end-of-run checks the newest ({@link #committedValue}).
  *
  * <p>Rules:
  * <ul>
@@ -274,5 +275,39 @@ public final class Cvt {
             done += n;
         }
         return true;
+    }
+
+    /**
+     * The end-of-run view ({@code ObjectProbe#committedValue}) of the object at {@code object} of {@code table} (key
+     * {@code key}), read from memory directly (no transaction runs) and never written: {@code ObjectProbe#NOT_MINE}
+     * when its slot holds no CVT of it (another protocol's table, or a CVT never written: the home is its one
+     * version); null when its newest visible version is deleted (or it has none); else a copy of its newest visible
+     * version (the home value is stale once the CVT is written: a commit writes only the home's version word).
+     */
+    public static org.agrona.concurrent.AtomicBuffer committedValue(final io.scythe.storage.Table table,
+                                                                    final int object, final long key) {
+        final int max = table.schema().maxValueBytes();
+        final int at = object + offset(max);
+        final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
+        if (table.objectSlotBytes() < offset(max) + HEADER_BYTES || !written(m, at)) {
+            return io.scythe.txn.spi.ObjectProbe.NOT_MINE;
+        }
+        final int n = versions(m, at);
+        if (n < 1 || table.objectSlotBytes() != offset(max) + room(max, n) || key(m, at) != key
+            || m.getInt(at + 8) != table.schema().id() + 1) {
+            return io.scythe.txn.spi.ObjectProbe.NOT_MINE;
+        }
+        final int cell = newest(m, at);
+        if (cell == NONE || deleted(m, at, cell)) {
+            return null;
+        }
+        final int length = length(m, at, cell);
+        final org.agrona.concurrent.UnsafeBuffer value = new org.agrona.concurrent.UnsafeBuffer(new byte[max]);
+        if (length < 0 || length > max || !getRecord(m, object + (int) address(m, at, cell), recordBytes(max),
+            cv(m, at, cell), length, value, 0)) {
+            throw new IllegalStateException("lotus: key " + key + " of " + table.schema().name() + " has a torn newest "
+                + "version at the end of the run");
+        }
+        return value;
     }
 }

@@ -71,6 +71,23 @@ public final class LotusModule implements ProtocolModule {
         return List.of(io.scythe.txn.spi.HeaderWord.of("cas_lock", io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET));
     }
 
+    /** Its locks leave nothing in objects; a key's committed value is its CVT's newest ({@link Cvt#committedValue}). */
+    @Override
+    public io.scythe.txn.spi.ObjectProbe probe() {
+        return new io.scythe.txn.spi.ObjectProbe() {
+            @Override
+            public boolean locked(final io.scythe.storage.Table table, final int header) {
+                return false;
+            }
+
+            @Override
+            public org.agrona.concurrent.AtomicBuffer committedValue(final io.scythe.storage.Table table,
+                                                                     final int object, final long key) {
+                return Cvt.committedValue(table, object, key);
+            }
+        };
+    }
+
     @Override
     public List<io.scythe.txn.spi.LockKind> lockKinds() {
         return List.of(LotusLockKind.INSTANCE);

@@ -77,6 +77,7 @@ final class LotusTxn extends OneSidedTxn {
                 + "(issue 19)");
         }
         this.node = loop.node();
+        writes.writeNoHomes(); // the versions are in the CVT: the home keeps only its version word current
         this.begun = runtime.timers().nowNs();
         node.began(this);
     }
@@ -625,9 +626,9 @@ final class LotusTxn extends OneSidedTxn {
                 return Future.succeededFuture(commitTs);
             })
             .compose(commitTs -> {
-                // Write visible: on each primary in its write-back doorbell, after the redo record and the home value
-                // (what recovery finishes from is logged before any reader can see the version); on the backups,
-                // which no reader reads, beside it.
+                // Write visible: on each primary in its write-back doorbell, after the redo record (what recovery
+                // finishes from is logged before any reader can see the version) and before the home's version word
+                // (recovery's sign that it landed); on the backups, which no reader reads, beside it.
                 final UnsafeBuffer visible = new UnsafeBuffer(new byte[8]);
                 visible.putLong(0, commitTs);
                 final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
@@ -639,6 +640,9 @@ final class LotusTxn extends OneSidedTxn {
                         if (c != null) {
                             writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
                                 .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);
+                            if (!a.inserted) { // an inserted object's home is written whole (its backups need it)
+                                writeLanded(batch, a.address(), a.rkey(), lockToken(a));
+                            }
                         }
                     });
                 return staged(Stage.WRITE_BACK, Future.all(primaries, writeCells(commitTs, false)).map(commitTs));
@@ -824,9 +828,15 @@ final class LotusTxn extends OneSidedTxn {
             for (int i = primaries ? 0 : 1; i < copies.size(); i++) {
                 final long base = copies.get(i)[0];
                 final int rkey = (int) copies.get(i)[1];
+                final long landed = lockToken(a);
                 byNode.computeIfAbsent(nodeOf(a, i), k -> new ArrayList<>()).add(ts == 0
                     ? b -> writeCleared(b, base + at, rkey)
-                    : b -> writeVisible(b, base + at, rkey, version));
+                    : b -> {
+                        writeVisible(b, base + at, rkey, version);
+                        if (!a.inserted) {
+                            writeLanded(b, base, rkey, landed);
+                        }
+                    });
             }
         });
         return post(byNode);
@@ -836,6 +846,20 @@ final class LotusTxn extends OneSidedTxn {
     private static void writeVisible(final io.scythe.bridge.Doorbell batch, final long cellAddress, final int rkey,
                                      final DirectBuffer ts) {
         batch.write(cellAddress + Cvt.CELL_VERSION, rkey, ts, 0, 8);
+    }
+
+    /**
+     * The home's version word set to {@code token} ({@link #lockToken}), after the visible write of the object's cell
+     * in the same doorbell (so it lands after it): the one word of the home a commit writes (its value stays as
+     * loaded: readers take versions from the CVT). Recovery's test of whether the commit's write-back landed
+     * ({@link LotusLockKind#heldBy}), the settling of a gone writer's cell ({@link #settleInvisible}) and the copies'
+     * comparison read it.
+     */
+    private static void writeLanded(final io.scythe.bridge.Doorbell batch, final long object, final int rkey,
+                                    final long token) {
+        final UnsafeBuffer word = new UnsafeBuffer(new byte[8]);
+        word.putLong(0, token);
+        batch.write(object + io.scythe.storage.ObjectLayout.VERSION_OFFSET, rkey, word, 0, 8);
     }
 
     /** Clears one cell (an abort's INVISIBLE version, or a gone writer's): its valid byte to 0. */

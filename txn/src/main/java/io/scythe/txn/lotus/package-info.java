@@ -30,14 +30,20 @@
  *
  * <p><b>Memory-node store</b>: {@link io.scythe.txn.lotus.Cvt}, Lotus's own format in the room of each object slot
  * ({@code Protocol#objectRoom}): a CVT of N cells (default 2: valid, address, version with INVISIBLE, head and tail
- * CVs) and N full-record versions with a CV per cache line, on the primary and every backup; the home value (header
- * and value) keeps the newest committed version for loaders, checks and log recovery. The per-coordinator log is the
- * redo record every one-sided protocol writes to its coordinator's log region.
+ * CVs) and N full-record versions with a CV per cache line, on the primary and every backup. A commit writes only the
+ * home's version word (after its visible write: recovery's sign that the write-back landed); the home value stays as
+ * loaded or inserted and is the one version only of a CVT never written. Every reader takes versions from the CVT:
+ * one-sided reads, the version-table cache, lock-free reads, and the end-of-run checks
+ * ({@code ObjectProbe#committedValue}, a copy of the newest visible version; no check writes memory). Deviation: log
+ * recovery's redo apply ({@code CnRecovery}) still writes the home value and version of an entry whose write-back did
+ * not land (the shared one-sided redo path) before finishing its cells; the home is then a copy nobody reads. The
+ * per-coordinator log is the redo record every one-sided protocol writes to its coordinator's log region.
  *
  * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lotus.md §2.4: T_start; lock (write locks, and read locks
  * under SR: {@code lotus}; none for data only read under SI: {@code lotus-si}); READ the CVT, pick the largest version
  * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
- * (primary and backups), T_commit, the redo record and home, WRITE visible, unlock. A transaction declared read-only
+ * (primary and backups), T_commit, the redo record, WRITE visible then the home's version word, unlock (an inserted
+ * object's home is written whole: its backups hold a placeholder until then). A transaction declared read-only
  * ({@code Txn#declareReadOnly}) takes no lock and reads at T_start, aborting on a torn cell or record or on an
  * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}) unless it gets the key's read lock (no live
  * writer holds the key): then the cell is a gone writer's and is settled (made visible at the home's version if the
@@ -50,8 +56,8 @@
  * record. The address cache is the ordinary one of index lookups (key to object; the CVT is in the object slot).
  *
  * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the log before T_commit (the redo
- * record goes after it, in one doorbell with the home and the visible write, so no round trip is added; an attempt
- * whose crash came before that doorbell is not committed and was never acknowledged); clearing the INVISIBLE cells of
+ * record goes after it, in one doorbell with the visible write and the home's version word, so no round trip is
+ * added; an attempt whose crash came before that doorbell is not committed and was never acknowledged); clearing the INVISIBLE cells of
  * a dead coordinator's attempts that logged no redo record in recovery itself (it cannot name them: the first reader
  * of the key after the recovery settles them, see above); restarting a crashed compute node in the simulator;
  * resharding and Lotus's own leases across cluster-node processes; the Motor baseline.

@@ -24,6 +24,11 @@ import java.util.function.Function;
 public final class WriteSet {
     private final TxnRuntime runtime;
     private final List<Access> accesses;
+    /**
+     * Whether the write-back writes the home values (header and value, on the primaries and backups); a protocol
+     * keeping its committed versions elsewhere (Lotus's CVT) turns it off: its release verbs write what it needs.
+     */
+    private boolean homes = true;
 
     /** Adds the verb that releases {@code a}'s lock to a write-back batch. */
     @FunctionalInterface
@@ -79,6 +84,15 @@ public final class WriteSet {
     }
 
     /**
+     * The write-back writes no home values from here but those of inserted objects (whose backups hold a placeholder),
+     * only the release verbs: for a protocol whose committed versions are elsewhere (Lotus's CVT cells), whose
+     * release verbs make them visible.
+     */
+    public void writeNoHomes() {
+        homes = false;
+    }
+
+    /**
      * Writes every dirty access back with {@code version}, with {@code release} for each access {@code needsRelease}
      * picks; one doorbell per memory node, posted again while refused for now. From here nothing may release these
      * locks again: they are marked releasing and not locked before any batch is posted. {@code written} is
@@ -106,11 +120,22 @@ public final class WriteSet {
                 a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
             }
         }
-        if (Replicas.any(written)) {
+        final List<Access> homesWritten = homes ? written : insertedOf(written);
+        if (Replicas.any(homesWritten)) {
             // Every backup complete before any primary is released (Replicas).
-            return Replicas.writeBack(runtime, written).compose(v -> writeBackPrimaries(byNode, release));
+            return Replicas.writeBack(runtime, homesWritten).compose(v -> writeBackPrimaries(byNode, release));
         }
         return writeBackPrimaries(byNode, release);
+    }
+
+    private static List<Access> insertedOf(final List<Access> written) {
+        final List<Access> out = new ArrayList<>();
+        for (final Access a : written) {
+            if (a.inserted) {
+                out.add(a);
+            }
+        }
+        return out;
     }
 
     /**
@@ -149,7 +174,9 @@ public final class WriteSet {
 
     private Future<Void> writeBackPrimaries(final Map<String, List<Access>> byNode, final ReleaseVerb release) {
         return postPerNode(runtime, byNode, (batch, a) -> {
-            addWrites(batch, a, a.address(), a.rkey());
+            if (homes || a.inserted) {
+                addWrites(batch, a, a.address(), a.rkey());
+            }
             if (a.releasing) {
                 release.add(batch, a);
             }

@@ -93,6 +93,11 @@ public final class ProtocolRegistry {
         MODULE_WORDS.add(module.headerWords().stream().map(HeaderWord::word).toList());
     }
 
+    /** Every module's probe, in registration order. */
+    static synchronized List<ObjectProbe> probes() {
+        return List.copyOf(PROBES);
+    }
+
     /** Every header word a module declared, in registration order. */
     public static synchronized List<HeaderWord> headerWords() {
         return List.copyOf(WORDS.keySet());
