@@ -53,6 +53,8 @@ class CnRecoveryTest {
     /** Memory nodes and backups per partition of the next {@link #start}. */
     private int memoryNodes = 2;
     private int replicas;
+    /** The compute nodes' bound on a call to a memory node (0: EmbeddedScythe's default). */
+    private long memoryNodeTimeoutMs;
 
     private void start(final String protocol) throws Exception {
         start(protocol, new JsonObject());
@@ -61,9 +63,12 @@ class CnRecoveryTest {
     private void start(final String protocol, final JsonObject costModel) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
-        scythe = EmbeddedScythe.deploy(vertx, new JsonObject().put("memoryNodes", memoryNodes)
-            .put("replicas", replicas).put("protocol", protocol)
-            .put("redoLogBytes", 64 << 10).put("costModel", costModel), (db, part, parts) -> {
+        final JsonObject config = new JsonObject().put("memoryNodes", memoryNodes).put("replicas", replicas)
+            .put("protocol", protocol).put("redoLogBytes", 64 << 10).put("costModel", costModel);
+        if (memoryNodeTimeoutMs > 0) {
+            config.put("memoryNodeTimeoutMs", memoryNodeTimeoutMs);
+        }
+        scythe = EmbeddedScythe.deploy(vertx, config, (db, part, parts) -> {
                 final Table accounts = db.create(TableSchema.fixed(ACCOUNTS_TABLE, "accounts", 8, 64));
                 db.create(TableSchema.fixed(LEDGER_TABLE, "ledger", 24, 1024));
                 final UnsafeBuffer balance = new UnsafeBuffer(new byte[8]);
@@ -815,6 +820,51 @@ class CnRecoveryTest {
                 .isTrue();
         }
         checkServingCopies(catalog);
+    }
+
+    /**
+     * A memory node dies under a transaction whose Lock RPC to it was sent (issue 23 §2; under {@code scythe chaos
+     * --mn-faults} every CN with such a verb gave its lease up): mn1 stops answering, cnA's TOCC read of account 4
+     * (p1, on mn1) times out in its Lock RPC, so its ticket is in doubt. The configuration removing mn1 comes while
+     * the attempt waits for it ({@code TxnRuntime#failoverWaitNs}): the attempt aborts, retried in the new
+     * configuration (the ticket died with mn1: the promoted copy on mn2 has no lock word), and cnA does not give up:
+     * it commits transfers of account 4 on the promoted copy, and nothing is held on the serving copies.
+     */
+    @Test
+    void shouldAbortRatherThanGiveUpWhenALockIsInDoubtOnAMemoryNodeTheConfigurationRemoves() throws Exception {
+        memoryNodes = 3;
+        replicas = 1;
+        memoryNodeTimeoutMs = 300;
+        start("scythe");
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final TxnRuntime runtime = cnA.on(loop()).runtime();
+        on(() -> {
+            runtime.failoverWaitNs(TimeUnit.SECONDS.toNanos(10));
+            return Future.succeededFuture();
+        });
+        assertThat(transferOn(cnA.on(loop()), 4, 5, 7)).isTrue();
+        final Catalog catalog = runtime.catalog();
+        scythe.pauseMemoryNode(1);
+        final Promise<Object> outcome = Promise.promise();
+        final ScytheTxn reader = new ScytheTxn(runtime, true);
+        loop().runOnContext(v -> reader.readForUpdate("accounts", 4).onComplete(ar -> reader.abort()
+            .onComplete(aborted -> outcome.complete(ar.succeeded() ? "read" : ar.cause()))));
+        Thread.sleep(3 * memoryNodeTimeoutMs); // the Lock RPC timed out: the attempt waits for a configuration
+        final io.scythe.txn.MemoryNodeConfiguration without1 = io.scythe.txn.MemoryNodeConfiguration.initial(3, 1)
+            .without(1);
+        assertThat(catalog.reconfigure(without1)).isTrue();
+        assertThat(catalog.settled(without1.epoch())).isTrue();
+        final Object read = outcome.future().await(20, TimeUnit.SECONDS);
+        assertThat(read).as("aborted, retried in the new configuration").isInstanceOf(io.scythe.txn.AbortException.class);
+        assertThat(((io.scythe.txn.AbortException) read).reason().label()).isEqualTo("reconfigured");
+        assertThat(((Throwable) read).getMessage()).contains("Lock RPC").contains("mn1")
+            .contains("the lock died with it");
+        assertThat(scythe.gaveUp()).as("cnA keeps serving").isEmpty();
+        for (int i = 0; i < 3; i++) {
+            assertThat(transferOn(cnA.on(loop()), 4, 6 + i, 5)).as("account 4 on the promoted copy").isTrue();
+        }
+        checkServingCopies(catalog);
+        scythe.resumeMemoryNode(1);
     }
 
     private static long lowerMinusUpperOn(final Table t, final long key) {
