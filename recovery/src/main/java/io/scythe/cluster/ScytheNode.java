@@ -83,6 +83,11 @@ public final class ScytheNode implements AutoCloseable {
     public static final long LEASE_RENEW_MS = 250;
     /** A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml); after that others may have fenced it. */
     public static final long LEASE_MS = 3_000;
+    /**
+     * How long a transaction whose lock verb is in doubt on a memory node waits for the configuration that removes
+     * the node before its loop gives up ({@code TxnRuntime#failoverWaitNs}): two memory-node leases.
+     */
+    static final long MN_FAILOVER_WAIT_MS = 2 * LEASE_MS;
     static final long LOOKUP_RETRY_MS = 200;
     /** How long a CN's group waits for a TSO proxy's answer before it fetches elsewhere. */
     static final long PROXY_TIMEOUT_MS = 1_000;
@@ -437,6 +442,10 @@ public final class ScytheNode implements AutoCloseable {
                     // A commit it cannot finish (or ids used up): it stops serving, its incarnation is recovered
                     // by another node, which finishes the redo record; it rejoins with a new epoch.
                     c.runtime().onGiveUp(why -> loseLease("a loop cannot go on: " + why));
+                    // A lock verb in doubt on a memory node that died aborts once the cluster removes the node (its
+                    // member leaves within max-no-heartbeat, then the configuration spreads): waited for that long
+                    // before the loop gives up (chaos: promoted on every CN ~2.5 s after an MN's SIGKILL).
+                    c.runtime().failoverWaitNs(TimeUnit.MILLISECONDS.toNanos(MN_FAILOVER_WAIT_MS));
                     recoveryLoop.compareAndSet(null, new RecoveryLoop(Vertx.currentContext(), c.runtime()));
                     if (peerModule != null) {
                         equipForPeers(c);

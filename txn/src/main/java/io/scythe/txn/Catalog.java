@@ -296,6 +296,87 @@ public final class Catalog {
             }
             return serving;
         }
+
+        /**
+         * Where the object of a redo entry is on each copy serving now, primary first, then the backups in
+         * {@link Partition#backups()} order: {@code loadedPrimaryPointer} on copy 0, {@code loadedBackupPointers[b - 1]}
+         * on copy b. 0 for a copy that did not serve when the entry was written (its pointer was not known then).
+         */
+        public long[] servingPointers(final long loadedPrimaryPointer, final long[] loadedBackupPointers) {
+            final long[] serving = new long[copies.size()];
+            for (int i = 0; i < copies.size(); i++) {
+                final int copy = copies.get(i);
+                serving[i] = copy == 0 ? loadedPrimaryPointer : loadedBackupPointers[copy - 1];
+            }
+            return serving;
+        }
+    }
+
+    /**
+     * Which loaded partition of table {@code table} the serving partition {@code serving} (of this or an earlier
+     * configuration: what an attempt's accesses hold) is, and which loaded copy each of its copies is: what a redo
+     * entry names ({@code recovery.RedoLog}). Copies are matched by memory node and descriptor, so the answer does not
+     * depend on the configuration applied now.
+     *
+     * @throws IllegalStateException when {@code serving}'s copies are not copies of one loaded partition of the table
+     */
+    public LoadedAs loadedAs(final String table, final Partition serving) {
+        final Table t = loaded.get(table);
+        if (t != null) {
+            for (final Partition as : t.partitions()) {
+                final int primary = copyOf(as, serving.node(), serving.descriptor());
+                if (primary < 0) {
+                    continue;
+                }
+                final int[] copies = new int[1 + serving.backups().size()];
+                copies[0] = primary;
+                for (int b = 0; b < serving.backups().size(); b++) {
+                    final Replica r = serving.backups().get(b);
+                    copies[b + 1] = copyOf(as, r.node(), r.descriptor());
+                    if (copies[b + 1] < 0) {
+                        throw new IllegalStateException("backup " + (b + 1) + " on " + r.node() + " of the partition"
+                            + " of table " + table + " served by " + serving.node() + " is no copy of the partition "
+                            + "loaded on " + as.node());
+                    }
+                }
+                return new LoadedAs(as, copies);
+            }
+        }
+        throw new IllegalStateException("the partition of table " + table + " served by " + serving.node() + " ("
+            + serving.descriptor().schema().name() + ") is no copy of a partition the catalog loaded");
+    }
+
+    /** The copy number (0: primary, b: backup b) of {@code loadedAs} held by {@code node} as {@code d}, or -1. */
+    private static int copyOf(final Partition loadedAs, final String node, final TableDescriptor d) {
+        if (loadedAs.node().equals(node) && loadedAs.descriptor().equals(d)) {
+            return 0;
+        }
+        for (int b = 0; b < loadedAs.backups().size(); b++) {
+            final Replica r = loadedAs.backups().get(b);
+            if (r.node().equals(node) && r.descriptor().equals(d)) {
+                return b + 1;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * A serving partition's loaded identity ({@link #loadedAs}): the partition as loaded, and the loaded copy number of
+     * each serving copy, primary first ({@code copies[0]}), then its backups in {@link Partition#backups()} order.
+     */
+    public record LoadedAs(Partition loaded, int[] copies) {
+        /**
+         * Of the serving copies' pointers ({@code primaryPointer}, then {@code backupPointers} in backup order), the
+         * one of loaded copy {@code copy}; 0 when that copy does not serve.
+         */
+        public long pointerOf(final int copy, final long primaryPointer, final long[] backupPointers) {
+            for (int i = 0; i < copies.length; i++) {
+                if (copies[i] == copy) {
+                    return i == 0 ? primaryPointer : backupPointers[i - 1];
+                }
+            }
+            return 0;
+        }
     }
 
     /** Every table (recovery walks their partitions). */

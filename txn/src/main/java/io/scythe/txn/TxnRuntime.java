@@ -33,6 +33,8 @@ public final class TxnRuntime {
     private volatile HistoryRecorder recorder;
     /** Told when this loop cannot go on safely (see {@link #onGiveUp}); null: nothing beyond the failed reply. */
     private java.util.function.Consumer<String> giveUp;
+    /** How long a lock verb in doubt on a memory node waits for a configuration that removes it (0: not at all). */
+    private long failoverWaitNs;
     /** Why this loop gave up ({@link #giveUp}); null while it serves. */
     private String gaveUpFor;
     /** How a lookup that misses the address cache reaches the index: by RPC (the default) or one-sided READs. */
@@ -106,6 +108,47 @@ public final class TxnRuntime {
     public void forgetChannel(final String node, final RdmaChannel broken) {
         rrpc.forgetOneSided(node, broken);
     }
+
+    /**
+     * How long a transaction whose lock verb is in doubt on a memory node (failed after it was posted) waits for a
+     * memory-node configuration that removes that node, before this loop gives up ({@link #giveUp}): the node's lease
+     * and the failover's delay (a cluster CN: Hazelcast's max-no-heartbeat and the configuration's propagation). A
+     * lock on a removed memory node died with it (its backups hold no lock word), so the attempt then aborts instead.
+     * 0 (the default): no wait, the loop gives up unless the node was removed already.
+     */
+    public TxnRuntime failoverWaitNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("failoverWaitNs=" + ns + " must not be negative");
+        }
+        this.failoverWaitNs = ns;
+        return this;
+    }
+
+    /** {@link #failoverWaitNs(long)}. */
+    public long failoverWaitNs() {
+        return failoverWaitNs;
+    }
+
+    /**
+     * Whether every one of {@code nodes} is removed by the memory-node configuration now, or is within
+     * {@link #failoverWaitNs()} (polled on this loop's timers every 20 ms); answered at once without a wait.
+     */
+    public Future<Boolean> removedWithin(final java.util.Collection<String> nodes) {
+        return removedBy(nodes, failoverWaitNs <= 0 ? 0 : timers.nowNs() + failoverWaitNs);
+    }
+
+    private Future<Boolean> removedBy(final java.util.Collection<String> nodes, final long deadlineNs) {
+        boolean all = !nodes.isEmpty();
+        for (final String node : nodes) {
+            all &= catalog.removed(node);
+        }
+        if (all || deadlineNs == 0 || timers.nowNs() >= deadlineNs) {
+            return Future.succeededFuture(all);
+        }
+        return timers.after(REMOVAL_POLL_NS).compose(v -> removedBy(nodes, deadlineNs));
+    }
+
+    private static final long REMOVAL_POLL_NS = 20_000_000L;
 
     /**
      * Sets what happens when this loop cannot go on safely: a committed transaction (its redo record durable) whose

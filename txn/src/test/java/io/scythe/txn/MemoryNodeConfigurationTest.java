@@ -74,6 +74,18 @@ class MemoryNodeConfigurationTest {
         final Catalog.Serving serving = catalog.servingOf("mn2", p2.descriptor().schema().id());
         assertThat(serving.partition()).isSameAs(catalog.table("accounts").partitionOf(2));
         assertThat(serving.primaryCopy()).isEqualTo(1);
+        assertThat(serving.servingPointers(50, new long[] {60, 70})).as("copy 1 serves as primary, copy 2 as backup")
+            .containsExactly(60, 70);
+        // A redo entry written now names p2 as loaded: copy 0 gone (pointer 0), the promoted copy as copy 1.
+        final Catalog.LoadedAs loadedAs = catalog.loadedAs("accounts", promoted);
+        assertThat(loadedAs.loaded()).isEqualTo(p2);
+        assertThat(loadedAs.copies()).containsExactly(1, 2);
+        assertThat(new long[] {loadedAs.pointerOf(0, 11, new long[] {22}), loadedAs.pointerOf(1, 11, new long[] {22}),
+            loadedAs.pointerOf(2, 11, new long[] {22})}).containsExactly(0, 11, 22);
+        assertThat(catalog.loadedAs("accounts", catalog.table("accounts").partitionOf(0)).copies())
+            .as("p0 lost its backup 2").containsExactly(0, 1);
+        assertThatThrownBy(() -> catalog.loadedAs("accounts", new Catalog.Partition("mn0",
+            p2.descriptor()))).hasMessageContaining("no copy of a partition the catalog loaded");
         assertThat(catalog.reconfigure(next)).as("an epoch applied already is ignored").isFalse();
         assertThat(catalog.reconfigure(MemoryNodeConfiguration.initial(3, 2))).isFalse();
     }

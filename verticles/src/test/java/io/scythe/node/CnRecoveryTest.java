@@ -53,6 +53,8 @@ class CnRecoveryTest {
     /** Memory nodes and backups per partition of the next {@link #start}. */
     private int memoryNodes = 2;
     private int replicas;
+    /** The compute nodes' bound on a call to a memory node (0: EmbeddedScythe's default). */
+    private long memoryNodeTimeoutMs;
 
     private void start(final String protocol) throws Exception {
         start(protocol, new JsonObject());
@@ -61,9 +63,12 @@ class CnRecoveryTest {
     private void start(final String protocol, final JsonObject costModel) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
-        scythe = EmbeddedScythe.deploy(vertx, new JsonObject().put("memoryNodes", memoryNodes)
-            .put("replicas", replicas).put("protocol", protocol)
-            .put("redoLogBytes", 64 << 10).put("costModel", costModel), (db, part, parts) -> {
+        final JsonObject config = new JsonObject().put("memoryNodes", memoryNodes).put("replicas", replicas)
+            .put("protocol", protocol).put("redoLogBytes", 64 << 10).put("costModel", costModel);
+        if (memoryNodeTimeoutMs > 0) {
+            config.put("memoryNodeTimeoutMs", memoryNodeTimeoutMs);
+        }
+        scythe = EmbeddedScythe.deploy(vertx, config, (db, part, parts) -> {
                 final Table accounts = db.create(TableSchema.fixed(ACCOUNTS_TABLE, "accounts", 8, 64));
                 db.create(TableSchema.fixed(LEDGER_TABLE, "ledger", 24, 1024));
                 final UnsafeBuffer balance = new UnsafeBuffer(new byte[8]);
@@ -739,6 +744,133 @@ class CnRecoveryTest {
             assertThat(transferOn(live.on(loop()), 1 + i, 13 - i, 3)).as("the promoted copy serves").isTrue();
         }
         checkServingCopies(catalog);
+    }
+
+    /**
+     * Commits after an MN failover, then CN deaths (issue 23 §2): 3 memory nodes, 1 backup each. mn1 fails over
+     * (epoch 1: its backup of p1 on mn2 promoted, p0 without its backup) and the commits in flight are settled. Then
+     * cnA and cnC each commit a transfer under epoch 1 and die once its redo record is durable, before any
+     * write-back: cnA moves 4 (p1, served by the promoted copy) to 5 (p2, primary and backup as loaded) with its
+     * ledger row on p0 (its backup gone); cnC moves 7 (p1) to 9 (p0) with its row on p1 (an insert on the promoted
+     * copy). Their records name each partition as it was loaded, so recovery finds p1 by mn1's name though mn2
+     * serves it (a record naming it as served, "mn2 with no backup", is read as p2's and refused). It rolls both
+     * forward exactly once onto the serving copies, releasing the locks the dead nodes took on the promoted copy;
+     * money conserved, both transfers in, no lock left, and transfers go on.
+     */
+    @Test
+    void shouldRollForwardCommitsMadeAfterAFailoverOntoTheServingCopies() throws Exception {
+        rollForwardAfterFailover("scythe");
+    }
+
+    /** The same with CAS locks (FORD). */
+    @Test
+    void shouldRollForwardCasLockedCommitsMadeAfterAFailoverOntoTheServingCopies() throws Exception {
+        rollForwardAfterFailover("ford-occ");
+    }
+
+    private void rollForwardAfterFailover(final String protocol) throws Exception {
+        memoryNodes = 3;
+        replicas = 1;
+        start(protocol);
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode cnC = scythe.addComputeNode("cnC", 3L << 32);
+        final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
+        final Catalog catalog = live.on(loop()).runtime().catalog();
+        final io.scythe.txn.MemoryNodeConfiguration without1 = io.scythe.txn.MemoryNodeConfiguration.initial(3, 1)
+            .without(1);
+        assertThat(catalog.reconfigure(without1)).isTrue();
+        assertThat(catalog.settled(without1.epoch())).as("nothing was in flight").isTrue();
+        assertThat(catalog.table("accounts").partitionOf(4).node()).as("p1 served by its promoted copy")
+            .isEqualTo("mn2");
+        for (final long[] t : new long[][] {{0, 3}, {1, 2}, {6, 10}, {12, 13}}) { // not 4, 5, 7, 9 (checked below)
+            assertThat(transferOn(live.on(loop()), t[0], t[1], 5)).as("served without mn1").isTrue();
+        }
+        final long[] before = {servingBalance(4), servingBalance(5), servingBalance(7), servingBalance(9)};
+        final TxnRuntime a = cnA.on(loop()).runtime();
+        final TxnRuntime c = cnC.on(loop()).runtime();
+        on(() -> {
+            io.scythe.txn.recovery.RedoLog.of(a).afterAppend(() -> scythe.fence("cnA"));
+            io.scythe.txn.recovery.RedoLog.of(c).afterAppend(() -> scythe.fence("cnC"));
+            return Future.succeededFuture();
+        });
+        nextLedgerKey += Math.floorMod(-nextLedgerKey, 3); // cnA's row on p0, cnC's on p1
+        final long decidedA = nextLedgerKey;
+        assertThat(transferOn(cnA.on(loop()), 4, 5, 25)).as("cnA's client never hears of it").isFalse();
+        final long decidedC = nextLedgerKey;
+        assertThat(decidedC % 3).isEqualTo(1);
+        assertThat(transferOn(cnC.on(loop()), 7, 9, 30)).as("cnC's client never hears of it").isFalse();
+        assertThat(new long[] {servingBalance(4), servingBalance(5), servingBalance(7), servingBalance(9)})
+            .as("nothing written back before the crashes").containsExactly(before);
+        final Table promoted = servingTable("accounts", 4);
+        assertThat(promoted.objectMemory().getLongVolatile(promoted.offsetOf(promoted.lookup(4))
+            + ObjectLayout.CAS_LOCK_OFFSET) != 0 || lowerMinusUpperOn(promoted, 4) > 0)
+            .as("cnA holds its lock on the promoted copy").isTrue();
+
+        final CnRecovery.Report ra = recover("cnA");
+        assertThat(ra.entriesApplied()).as("4 on the promoted copy, 5 on p2's copies, the row on p0").isEqualTo(3);
+        final CnRecovery.Report rc = recover("cnC");
+        assertThat(rc.entriesApplied()).as("7 and the row on the promoted copy, 9 on p0").isEqualTo(3);
+        acknowledged.add(decidedA); // decided by their records: they must be in the data
+        acknowledged.add(decidedC);
+        assertThat(new long[] {servingBalance(4), servingBalance(5), servingBalance(7), servingBalance(9)})
+            .as("each rolled forward once").containsExactly(before[0] - 25, before[1] + 25, before[2] - 30,
+                before[3] + 30);
+        for (int i = 0; i < 6; i++) {
+            assertThat(transferOn(live.on(loop()), 4 + i % 2 * 3, 9 - i % 2 * 4, 2)).as("4, 5, 7, 9 are free again")
+                .isTrue();
+        }
+        checkServingCopies(catalog);
+    }
+
+    /**
+     * A memory node dies under a transaction whose Lock RPC to it was sent (issue 23 §2; under {@code scythe chaos
+     * --mn-faults} every CN with such a verb gave its lease up): mn1 stops answering, cnA's TOCC read of account 4
+     * (p1, on mn1) times out in its Lock RPC, so its ticket is in doubt. The configuration removing mn1 comes while
+     * the attempt waits for it ({@code TxnRuntime#failoverWaitNs}): the attempt aborts, retried in the new
+     * configuration (the ticket died with mn1: the promoted copy on mn2 has no lock word), and cnA does not give up:
+     * it commits transfers of account 4 on the promoted copy, and nothing is held on the serving copies.
+     */
+    @Test
+    void shouldAbortRatherThanGiveUpWhenALockIsInDoubtOnAMemoryNodeTheConfigurationRemoves() throws Exception {
+        memoryNodes = 3;
+        replicas = 1;
+        memoryNodeTimeoutMs = 300;
+        start("scythe");
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final TxnRuntime runtime = cnA.on(loop()).runtime();
+        on(() -> {
+            runtime.failoverWaitNs(TimeUnit.SECONDS.toNanos(10));
+            return Future.succeededFuture();
+        });
+        assertThat(transferOn(cnA.on(loop()), 4, 5, 7)).isTrue();
+        final Catalog catalog = runtime.catalog();
+        scythe.pauseMemoryNode(1);
+        final Promise<Object> outcome = Promise.promise();
+        final ScytheTxn reader = new ScytheTxn(runtime, true);
+        loop().runOnContext(v -> reader.readForUpdate("accounts", 4).onComplete(ar -> reader.abort()
+            .onComplete(aborted -> outcome.complete(ar.succeeded() ? "read" : ar.cause()))));
+        Thread.sleep(3 * memoryNodeTimeoutMs); // the Lock RPC timed out: the attempt waits for a configuration
+        final io.scythe.txn.MemoryNodeConfiguration without1 = io.scythe.txn.MemoryNodeConfiguration.initial(3, 1)
+            .without(1);
+        assertThat(catalog.reconfigure(without1)).isTrue();
+        assertThat(catalog.settled(without1.epoch())).isTrue();
+        final Object read = outcome.future().await(20, TimeUnit.SECONDS);
+        assertThat(read).as("aborted, retried in the new configuration").isInstanceOf(io.scythe.txn.AbortException.class);
+        assertThat(((io.scythe.txn.AbortException) read).reason().label()).isEqualTo("reconfigured");
+        assertThat(((Throwable) read).getMessage()).contains("Lock RPC").contains("mn1")
+            .contains("the lock died with it");
+        assertThat(scythe.gaveUp()).as("cnA keeps serving").isEmpty();
+        for (int i = 0; i < 3; i++) {
+            assertThat(transferOn(cnA.on(loop()), 4, 6 + i, 5)).as("account 4 on the promoted copy").isTrue();
+        }
+        checkServingCopies(catalog);
+        scythe.resumeMemoryNode(1);
+    }
+
+    private static long lowerMinusUpperOn(final Table t, final long key) {
+        final int at = t.offsetOf(t.lookup(key));
+        return t.objectMemory().getLongVolatile(at + ObjectLayout.LOWER_OFFSET)
+            - t.objectMemory().getLongVolatile(at + ObjectLayout.UPPER_OFFSET);
     }
 
     /**

@@ -105,7 +105,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
             return Future.failedFuture(e);
         }
         if (batch.failedIndex() <= cas) {
-            return lockVerbInDoubt("its lock CAS on key " + a.key + " of " + a.table + " failed after it was "
+            return lockVerbInDoubt(a.partition.node(), "its lock CAS on key " + a.key + " of " + a.table + " failed after it was "
                 + "posted", e);
         }
         // The CAS took the word, but nothing tells which object's (the READ after it failed): let go of it
@@ -135,7 +135,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
      */
     protected final Future<Void> tookLock(final Access a) {
         if (finished) {
-            return releaseLate(() -> unlock(a))
+            return releaseLate(a.partition.node(), () -> unlock(a))
                 .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
         }
         a.locked = true;
@@ -151,8 +151,8 @@ public abstract class CasLockTxn extends OneSidedTxn {
      */
     protected final Future<Void> unlockIfOurs(final Access a) {
         a.locked = false;
-        return releaseLate(() -> channel(a).compose(ch -> ch.compareAndSwap(CasLock.lockAddress(a.pointer),
-            a.rkey(), id, 0)));
+        return releaseLate(a.partition.node(), () -> channel(a).compose(ch -> ch.compareAndSwap(
+            CasLock.lockAddress(a.pointer), a.rkey(), id, 0)));
     }
 
     /** Frees {@code a}'s lock, which this attempt holds, with a WRITE of 0 (posted once: see lockVerbInDoubt). */

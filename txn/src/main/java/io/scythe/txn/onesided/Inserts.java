@@ -42,11 +42,14 @@ public final class Inserts {
         /** Whether the attempt was given up (an INSERT landing now must be undone at once). */
         boolean over();
 
-        /** Releases a lock granted after the attempt was over ({@code OneSidedTxn#releaseLate}). */
-        Future<Void> releaseLate(Supplier<Future<?>> release);
+        /** Releases a lock on {@code node} granted after the attempt was over ({@code OneSidedTxn#releaseLate}). */
+        Future<Void> releaseLate(String node, Supplier<Future<?>> release);
 
-        /** A lock verb that may have landed failed: the loop gives up ({@code OneSidedTxn#lockVerbInDoubt}). */
-        <T> Future<T> lockVerbInDoubt(String what, Throwable cause);
+        /**
+         * A lock verb on {@code node} that may have landed failed: the loop gives up, or the attempt aborts if a
+         * configuration removes the node ({@code OneSidedTxn#lockVerbInDoubt}).
+         */
+        <T> Future<T> lockVerbInDoubt(String node, String what, Throwable cause);
     }
 
     public Inserts(final TxnRuntime runtime, final ReadSet reads, final Attempt attempt) {
@@ -248,7 +251,7 @@ public final class Inserts {
                         a.fetched = true;
                         onInserted.accept(a, ar.result());
                         if (attempt.over()) { // the attempt was given up while the INSERT was in flight: undo it
-                            return attempt.releaseLate(() -> runtime.remote(p.partition).abandon(p.key, a.pointer,
+                            return attempt.releaseLate(p.partition.node(), () -> runtime.remote(p.partition).abandon(p.key, a.pointer,
                                 lock)).compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED,
                                 "attempt over")));
                         }
@@ -266,7 +269,7 @@ public final class Inserts {
                         return Future.succeededFuture(a);
                     }
                     if (io.scythe.txn.Refusal.rpcMayHaveLanded(ar.cause())) {
-                        return attempt.lockVerbInDoubt("the INSERT of key " + p.key + " of " + p.table
+                        return attempt.lockVerbInDoubt(p.partition.node(), "the INSERT of key " + p.key + " of " + p.table
                             + " failed after it was sent", ar.cause());
                     }
                     return Future.failedFuture(failure(p, ar.cause()));

@@ -3,6 +3,7 @@ package io.scythe.txn.onesided;
 import io.scythe.bridge.RdmaChannel;
 import io.scythe.storage.Table;
 import io.scythe.storage.remote.RemoteTable;
+import io.scythe.txn.AbortException;
 import io.scythe.txn.Access;
 import io.scythe.txn.NotServingException;
 import io.scythe.txn.OutcomeUnknownException;
@@ -70,13 +71,13 @@ public abstract class OneSidedTxn implements Txn {
             }
 
             @Override
-            public Future<Void> releaseLate(final Supplier<Future<?>> release) {
-                return OneSidedTxn.this.releaseLate(release);
+            public Future<Void> releaseLate(final String node, final Supplier<Future<?>> release) {
+                return OneSidedTxn.this.releaseLate(node, release);
             }
 
             @Override
-            public <T> Future<T> lockVerbInDoubt(final String what, final Throwable cause) {
-                return OneSidedTxn.this.lockVerbInDoubt(what, cause);
+            public <T> Future<T> lockVerbInDoubt(final String node, final String what, final Throwable cause) {
+                return OneSidedTxn.this.lockVerbInDoubt(node, what, cause);
             }
         });
     }
@@ -351,6 +352,7 @@ public abstract class OneSidedTxn implements Txn {
         }
         finished = true;
         final List<Future<?>> releases = new ArrayList<>();
+        final List<String> nodes = new ArrayList<>();
         for (final Access a : accesses) {
             if (a.locked) {
                 a.locked = false;
@@ -361,9 +363,21 @@ public abstract class OneSidedTxn implements Txn {
                 releases.add(untilAccepted(() -> a.inserted
                     ? runtime.remote(a.partition).abandon(a.key, a.pointer, insertLock())
                     : release.apply(a).<Void>mapEmpty()));
+                nodes.add(a.partition.node());
             }
         }
-        released = settle(releases).recover(e -> lockVerbInDoubt("releasing its locks failed", e));
+        released = settle(releases).recover(e -> {
+            // Settled: every release is over. Those that failed on memory nodes a configuration removes released
+            // locks that died with their node; any other leaves a lock in doubt.
+            final java.util.Set<String> failedOn = new java.util.TreeSet<>();
+            for (int i = 0; i < releases.size(); i++) {
+                if (releases.get(i).failed()) {
+                    failedOn.add(nodes.get(i));
+                }
+            }
+            return runtime.removedWithin(failedOn).compose(died -> died ? Future.<Void>succeededFuture()
+                : lockVerbInDoubt("releasing its locks failed", e));
+        });
         return released;
     }
 
@@ -374,6 +388,31 @@ public abstract class OneSidedTxn implements Txn {
     protected final Future<Void> releaseLate(final Supplier<Future<?>> release) {
         return untilAccepted(() -> release.get().<Void>mapEmpty())
             .recover(e -> lockVerbInDoubt("releasing a lock granted after the attempt was over failed", e));
+    }
+
+    /**
+     * {@link #releaseLate(Supplier)} of a lock on memory node {@code node}: a release that failed there is done if a
+     * configuration removes the node (the lock died with it; see {@link #lockVerbInDoubt(String, String, Throwable)}).
+     */
+    protected final Future<Void> releaseLate(final String node, final Supplier<Future<?>> release) {
+        return untilAccepted(() -> release.get().<Void>mapEmpty()).recover(e -> runtime.removedWithin(List.of(node))
+            .compose(died -> died ? Future.<Void>succeededFuture()
+                : lockVerbInDoubt("releasing a lock granted after the attempt was over failed", e)));
+    }
+
+    /**
+     * {@link #lockVerbInDoubt(String, Throwable)} of a verb on memory node {@code node}, unless a memory-node
+     * configuration removes that node now or within {@link TxnRuntime#failoverWaitNs()} (a node that died stops
+     * answering before the cluster removes it): then the attempt aborts, retried in the new configuration. Whatever
+     * the verb did, it did it on the removed node's copy only: lock words live on primaries (backups have none, so a
+     * promoted copy starts unlocked), and what a removed node holds counts for nothing ({@code Catalog#removed}).
+     * The loop serves on meanwhile; the attempt waits.
+     */
+    protected final <T> Future<T> lockVerbInDoubt(final String node, final String what, final Throwable cause) {
+        return runtime.removedWithin(List.of(node)).compose(died -> died ? Future.failedFuture(new AbortException(
+            Reconfigured.REASON, "transaction " + Long.toHexString(id) + ": " + what + " (" + cause.getMessage()
+            + "), on memory node " + node + ", which the memory-node configuration removed: the lock died with it; "
+            + "retried in the new configuration")) : lockVerbInDoubt(what, cause));
     }
 
     /**

@@ -340,20 +340,27 @@ public final class CnRecovery {
             return Future.failedFuture(new IllegalStateException("redo record names " + backupPointers.length
                 + " backups of table " + tableId + " on " + node + ", the catalog " + serving.loadedBackups()));
         }
-        if (serving.primaryCopy() != 0) {
-            // Its primary failed over: the promoted copy has no lock to say whether the write-back landed there.
-            return settlePromoted(serving, op, version, value, backupPointers)
-                .map(installed -> counted(installed, tally, txnId, index));
-        }
-        final Catalog.Partition partition = serving.partition();
-        final long[] servingPointers = serving.servingBackupPointers(backupPointers);
         final LockKind kind = ProtocolRegistry.lockKind(lockKind);
         if (kind == null) {
             return Future.failedFuture(new IllegalStateException("redo record names lock kind " + lockKind
                 + ", which no registered protocol module has"));
         }
+        final Catalog.Partition partition = serving.partition();
+        if (serving.primaryCopy() != 0) {
+            // Its primary failed over. A record written before the failover: the promoted copy was a backup, which
+            // has no lock word, so versions say whether the write-back landed there (settlePromoted). One written
+            // after it, under a configuration where this copy was the primary: its lock held by the record's token
+            // says the write-back did not finish, as on a primary that never failed over.
+            final long[] copies = serving.servingPointers(pointer, backupPointers);
+            final long[] backups = java.util.Arrays.copyOfRange(copies, 1, copies.length);
+            return finish(runtime, partition, op, copies[0], token, kind, version, value, value.capacity(), backups,
+                true).compose(installed -> installed >= 0 ? Future.succeededFuture(installed)
+                    : settlePromoted(serving, op, version, value, copies))
+                .map(installed -> counted(installed, tally, txnId, index));
+        }
+        final long[] servingPointers = serving.servingBackupPointers(backupPointers);
         final Future<Long> finished = finish(runtime, partition, op, pointer, token, kind, version, value,
-            value.capacity(), servingPointers);
+            value.capacity(), servingPointers, false);
         // A protocol keeping versions beside the header (Lotus's CVT) makes them agree with it, still under the lock.
         return (kind.versionsBesideHeader() ? finished.compose(installed -> kind.recovered(runtime, partition,
                 pointer, servingPointers, token, version).map(installed)) : finished)
@@ -394,15 +401,19 @@ public final class CnRecovery {
                                               final LockKind lockKind, final long version,
                                               final org.agrona.DirectBuffer value, final int valueLength,
                                               final long[] backupPointers) {
-        return finish(runtime, partition, op, pointer, token, lockKind, version, value, valueLength, backupPointers)
-            .map(installed -> installed >= 0);
+        return finish(runtime, partition, op, pointer, token, lockKind, version, value, valueLength, backupPointers,
+            false).map(installed -> installed >= 0);
     }
 
-    /** {@link #finishEntry}, telling the version it installed (-1: found finished). */
+    /**
+     * {@link #finishEntry}, telling the version it installed (-1: found finished). {@code locked}: the lock must also
+     * be taken ({@link LockKind#free} false), not only carry the token: on a promoted copy, whose lock words started
+     * from nothing, a free Takeout Lock at the token's ticket was never taken by the record.
+     */
     private static Future<Long> finish(final TxnRuntime runtime, final Catalog.Partition partition, final int op,
                                        final long pointer, final long token, final LockKind lockKind,
                                        final long version, final org.agrona.DirectBuffer value,
-                                       final int valueLength, final long[] backupPointers) {
+                                       final int valueLength, final long[] backupPointers, final boolean locked) {
         final String node = partition.node();
         final TableDescriptor table = partition.descriptor();
         final long address = ObjectLayout.addressOf(pointer);
@@ -412,7 +423,7 @@ public final class CnRecovery {
             .compose(v -> {
                 final boolean sameObject = (header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff)
                     == ObjectLayout.incarnationOf(pointer);
-                final boolean held = lockKind.heldBy(header, token);
+                final boolean held = lockKind.heldBy(header, token) && !(locked && lockKind.free(header));
                 if (!sameObject || !held) {
                     return Future.succeededFuture(-1L);
                 }
@@ -446,10 +457,12 @@ public final class CnRecovery {
      * This needs a commit version above the version under the lock (a timestamp taken after the locks, or FORD's
      * read version + 1); a protocol whose records carry version 0 cannot be settled so, and is refused.
      *
+     * @param servingPointers where the object is on each serving copy, primary first
+     *                        ({@link Catalog.Serving#servingPointers}; 0: a copy that joined after the record)
      * @return the version installed, or -1 when every copy had it (or the entry wrote nothing: a lock only)
      */
     private Future<Long> settlePromoted(final Catalog.Serving serving, final int op, final long version,
-                                        final UnsafeBuffer value, final long[] loadedBackupPointers) {
+                                        final UnsafeBuffer value, final long[] servingPointers) {
         if (op == 0) {
             return Future.succeededFuture(-1L); // a lock held, nothing written: the promoted copy has no lock
         }
@@ -464,9 +477,9 @@ public final class CnRecovery {
         copies.addAll(partition.backups());
         final List<Future<Long>> settled = new ArrayList<>(copies.size());
         for (int i = 0; i < copies.size(); i++) {
-            final Catalog.Replica copy = copies.get(i);
-            final long pointer = loadedBackupPointers[serving.copies().get(i) - 1];
-            settled.add(settleCopy(runtime, copy, pointer, op, version, value));
+            if (servingPointers[i] != 0) { // 0: a copy that did not serve when the record was written
+                settled.add(settleCopy(runtime, copies.get(i), servingPointers[i], op, version, value));
+            }
         }
         return Future.all(settled).map(all -> {
             long installed = -1;
@@ -553,6 +566,9 @@ public final class CnRecovery {
                                               final org.agrona.DirectBuffer value, final int valueLength) {
         final List<Future<Doorbell>> posted = new ArrayList<>(backups.size());
         for (int b = 0; b < backups.size(); b++) {
+            if (pointers[b] == 0) {
+                continue; // a copy that did not serve when the record was written (Catalog.Serving#servingPointers)
+            }
             final Catalog.Replica backup = backups.get(b);
             final long address = ObjectLayout.addressOf(pointers[b]);
             final int rkey = backup.descriptor().objects().rkey();

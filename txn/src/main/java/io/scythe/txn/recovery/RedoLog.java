@@ -47,6 +47,8 @@ public final class RedoLog {
     /** The next record's sequence number: one counter for every region of this loop, so it never repeats. */
     private long nextLsn = 1;
     private java.util.function.BiConsumer<String, RdmaChannel> forgetBroken = (node, ch) -> { };
+    /** The loop's catalog: after a memory-node failover, entries name their partitions as loaded ({@link #encode}). */
+    private io.scythe.txn.Catalog catalog;
     /** The loop's timers, for posting a refused copy of a replicated record again; null: such a record is in doubt. */
     private io.scythe.txn.runtime.Timers timers;
     /** Observer of each record about to be posted (the simulator's crash checks), or null. */
@@ -67,7 +69,7 @@ public final class RedoLog {
      */
     public static RedoLog enable(final io.scythe.txn.TxnRuntime runtime, final int regionBytes) {
         return runtime.extension(KEY, rt -> new RedoLog(rt::rocket, rt::channel, rt.idBase(), regionBytes)
-            .forgetBroken(rt::forgetChannel).timers(rt.timers()));
+            .forgetBroken(rt::forgetChannel).timers(rt.timers()).catalog(rt.catalog()));
     }
 
     /** The redo log of {@code runtime}'s loop, or {@code null} when its commits write none. */
@@ -170,7 +172,7 @@ public final class RedoLog {
             return Future.failedFuture(new IllegalArgumentException("redo record of transaction " + txnId
                 + " without writes"));
         }
-        final UnsafeBuffer record = encode(txnId, version, lockKind, writes, token);
+        final UnsafeBuffer record = encode(txnId, version, lockKind, writes, token, catalog);
         if (!writes.get(0).partition.backups().isEmpty()) {
             return appendReplicated(txnId, record, writes);
         }
@@ -325,6 +327,15 @@ public final class RedoLog {
         return written.future();
     }
 
+    /**
+     * Gives this log the loop's catalog, by which its records name each written partition as it was loaded once a
+     * memory-node configuration moved it ({@link #encode}); without one they name it as it serves.
+     */
+    public RedoLog catalog(final io.scythe.txn.Catalog loopCatalog) {
+        this.catalog = loopCatalog;
+        return this;
+    }
+
     /** Gives this log the loop's timers, with which a refused copy of a replicated record is posted again. */
     public RedoLog timers(final io.scythe.txn.runtime.Timers loopTimers) {
         this.timers = loopTimers;
@@ -376,16 +387,39 @@ public final class RedoLog {
         return opened;
     }
 
+    /**
+     * The record of a commit installing {@code version} over {@code writes}, its sequence number and seal still to
+     * come. Each entry names its partition <b>as loaded</b>: the memory node and table of the copy loaded as its
+     * primary (copy 0), the backups it was loaded with, and the object's pointer on each loaded copy, copy 0 in the
+     * entry's pointer field and copy b in backup slot b - 1. Recovery finds the partition by that identity
+     * ({@code Catalog#servingOf}) and reads the pointers of the copies serving then by their loaded numbers
+     * ({@code Catalog.Serving#servingPointers}). A copy's loaded number means the same under every memory-node
+     * configuration, while what serves where does not: after a failover the promoted copy of one partition may be
+     * on the node and hold as many backups as another partition's loaded primary (with two or more backups several
+     * partitions look alike), so a record naming its partitions as they serve would be read as another partition's.
+     * The copies that do not serve when the record is written (on removed memory nodes) get pointer 0: recovery
+     * reads only serving copies. Without a configuration copy b is backup b, and the bytes are those of the
+     * partitions as they serve.
+     */
     static UnsafeBuffer encode(final long txnId, final long version, final int lockKind, final List<Access> writes,
-                               final ToLongFunction<Access> token) {
+                               final ToLongFunction<Access> token, final io.scythe.txn.Catalog catalog) {
+        // The loaded identity of each entry's partition, when a configuration may have moved it (else null: as served).
+        final io.scythe.txn.Catalog.LoadedAs[] loaded = catalog == null || catalog.configuration() == null ? null
+            : new io.scythe.txn.Catalog.LoadedAs[writes.size()];
         int length = RedoRecordDescriptor.HEADER_BYTES + RedoRecordDescriptor.TRAILER_BYTES;
         final byte[][] names = new byte[writes.size()][];
         for (int i = 0; i < writes.size(); i++) {
             final Access a = writes.get(i);
+            if (loaded != null) {
+                loaded[i] = catalog.loadedAs(a.table, a.partition);
+            }
+            final io.scythe.txn.Catalog.Partition named = loaded == null ? a.partition : loaded[i].loaded();
+            final io.scythe.txn.Catalog.Partition before = i == 0 ? null
+                : loaded == null ? writes.get(i - 1).partition : loaded[i - 1].loaded();
             // Entries on the same node (most of a record) share its name's bytes: encoded once.
-            names[i] = i > 0 && a.partition.node().equals(writes.get(i - 1).partition.node()) ? names[i - 1]
-                : a.partition.node().getBytes(StandardCharsets.UTF_8);
-            length += RedoRecordDescriptor.entryBytes(names[i].length, valueBytes(a), backupsOf(a));
+            names[i] = before != null && named.node().equals(before.node()) ? names[i - 1]
+                : named.node().getBytes(StandardCharsets.UTF_8);
+            length += RedoRecordDescriptor.entryBytes(names[i].length, valueBytes(a), named.backups().size());
         }
         final UnsafeBuffer b = new UnsafeBuffer(new byte[length]);
         b.putInt(RedoRecordDescriptor.MAGIC_OFFSET, RedoRecordDescriptor.MAGIC);
@@ -397,12 +431,14 @@ public final class RedoLog {
         int at = RedoRecordDescriptor.HEADER_BYTES;
         for (int i = 0; i < writes.size(); i++) {
             final Access a = writes.get(i);
+            final io.scythe.txn.Catalog.Partition named = loaded == null ? a.partition : loaded[i].loaded();
+            final int backups = named.backups().size();
             final int value = valueBytes(a);
             b.putShort(at + RedoRecordDescriptor.ENTRY_NODE_LENGTH_OFFSET, (short) names[i].length);
-            b.putShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET,
-                (short) RedoRecordDescriptor.opWord(opOf(a), backupsOf(a)));
-            b.putInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET, a.partition.descriptor().schema().id());
-            b.putLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET, a.pointer);
+            b.putShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET, (short) RedoRecordDescriptor.opWord(opOf(a), backups));
+            b.putInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET, named.descriptor().schema().id());
+            b.putLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET, loaded == null ? a.pointer
+                : loaded[i].pointerOf(0, a.pointer, a.backupPointers));
             b.putLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET, token.applyAsLong(a));
             b.putInt(at + RedoRecordDescriptor.ENTRY_VALUE_LENGTH_OFFSET, value);
             b.putBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES, names[i]);
@@ -410,10 +446,11 @@ public final class RedoLog {
                 b.putBytes(at + RedoRecordDescriptor.ENTRY_FIXED_BYTES + names[i].length, a.newValue, 0, value);
             }
             final int pointers = at + RedoRecordDescriptor.backupPointersOffset(names[i].length, value);
-            for (int backup = 0; backup < backupsOf(a); backup++) {
-                b.putLong(pointers + backup * Long.BYTES, a.backupPointers[backup]);
+            for (int backup = 0; backup < backups; backup++) {
+                b.putLong(pointers + backup * Long.BYTES, loaded == null ? a.backupPointers[backup]
+                    : loaded[i].pointerOf(backup + 1, a.pointer, a.backupPointers));
             }
-            at += RedoRecordDescriptor.entryBytes(names[i].length, value, backupsOf(a));
+            at += RedoRecordDescriptor.entryBytes(names[i].length, value, backups);
         }
         return b; // sealed once its sequence number is known
     }

@@ -190,13 +190,14 @@ public final class ScytheTxn extends OneSidedTxn {
                     a.locked = true;
                     if (finished) { // the attempt was given up while this request waited: let go at once
                         a.locked = false;
-                        return releaseLate(() -> locks().unlock(grant(a))).compose(v ->
+                        return releaseLate(a.partition.node(), () -> locks().unlock(grant(a))).compose(v ->
                             Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
                     }
                     return Future.succeededFuture(a);
                 }
                 if (ar.cause() instanceof TicketInDoubtException) {
-                    return lockVerbInDoubt("its Takeout ticket's turn could not be polled", ar.cause());
+                    return lockVerbInDoubt(a.partition.node(), "its Takeout ticket's turn could not be polled",
+                        ar.cause());
                 }
                 if (ar.cause() instanceof LockRefusedException refused) {
                     return Future.failedFuture(new AbortException(ScytheAborts.ofRefusal(refused.status()),
@@ -210,7 +211,7 @@ public final class ScytheTxn extends OneSidedTxn {
                         + a.table + " moved: " + ar.cause().getMessage()));
                 }
                 if (rpcMayHaveLanded(ar.cause())) { // its ticket may be queued: nobody would ever pass it
-                    return lockVerbInDoubt("a Lock RPC failed after it was sent", ar.cause());
+                    return lockVerbInDoubt(a.partition.node(), "a Lock RPC failed after it was sent", ar.cause());
                 }
                 return Future.failedFuture(ar.cause());
             });
