@@ -88,6 +88,14 @@ public final class Sel2plTxn extends LatchTxn {
     /** S: FAA +bit and READ in one doorbell, undone when an X holder shows; shared with the loop's other flows. */
     @Override
     protected Future<Access> lockShared(final Access a) {
+        if (finished) {
+            // A read the client issued beside one that failed can start after abort() released what the attempt
+            // held (TPC-C reads in parallel). Its global acquire would be released late by sharedOutcome, but a
+            // join of the loop's local Shared posts nothing: a hold taken now would never be released, its reader
+            // bit left set for good (every later writer of the line refused without end: sel-2pl TPC-C seed 8's
+            // Payment never finished, the warehouse's S bit held by nobody).
+            return locked(a, "attempt over");
+        }
         final Entry e = latches.entry(a.partition.node(), latchAddress(a));
         if (e.busy || e.mode == Mode.EXCLUSIVE) {
             latches.forgetIfIdle(e);
