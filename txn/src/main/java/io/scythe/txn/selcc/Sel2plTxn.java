@@ -193,6 +193,15 @@ public final class Sel2plTxn extends LatchTxn {
     }
 
     private Future<Void> exclusiveOutcome(final Access a, final Entry e, final long previous) {
+        return exclusiveOutcome(a, e, previous, false);
+    }
+
+    /**
+     * What an Exclusive CAS that returned {@code previous} left: held, or not taken. Taken once the attempt is over it
+     * is released at once, unless {@code evenIfOver} (an object its INSERT created: the abort latches it to bury it).
+     */
+    private Future<Void> exclusiveOutcome(final Access a, final Entry e, final long previous,
+                                          final boolean evenIfOver) {
         e.busy = false;
         if (previous != LatchWord.FREE) {
             latches.forgetIfIdle(e);
@@ -201,7 +210,7 @@ public final class Sel2plTxn extends LatchTxn {
         e.mode = Mode.EXCLUSIVE;
         e.holders = 1;
         final Hold h = new Hold(e, Mode.EXCLUSIVE);
-        if (finished) {
+        if (finished && !evenIfOver) {
             return releaseLate(() -> release(a, h)).compose(v -> locked(a, "attempt over"));
         }
         a.held = h;
@@ -360,18 +369,8 @@ public final class Sel2plTxn extends LatchTxn {
             return createdAgain(a, tries, null);
         }
         return latchAndRead(a, e, "Exclusive CAS", batch -> batch.compareAndSwap(latchAddress(a), a.rkey(),
-            LatchWord.FREE, LatchWord.exclusive(p)), (x, en, previous) -> {
-                en.busy = false;
-                if (previous != LatchWord.FREE) {
-                    latches.forgetIfIdle(en);
-                    return locked(x, "latch word " + LatchWord.toString(previous));
-                }
-                en.mode = Mode.EXCLUSIVE;
-                en.holders = 1;
-                x.held = new Hold(en, Mode.EXCLUSIVE);
-                x.locked = true;
-                return Future.succeededFuture();
-            }).recover(err -> err instanceof AbortException && a.held == null || Refusal.forNow(err)
+            LatchWord.FREE, LatchWord.exclusive(p)), (x, en, previous) -> exclusiveOutcome(x, en, previous, true))
+            .recover(err -> err instanceof AbortException && a.held == null || Refusal.forNow(err)
                 ? createdAgain(a, tries, err) : Future.failedFuture(err));
     }
 
