@@ -88,6 +88,14 @@ public final class Sel2plTxn extends LatchTxn {
     /** S: FAA +bit and READ in one doorbell, undone when an X holder shows; shared with the loop's other flows. */
     @Override
     protected Future<Access> lockShared(final Access a) {
+        if (finished) {
+            // A read the client issued beside one that failed can start after abort() released what the attempt
+            // held (TPC-C reads in parallel). Its global acquire would be released late by sharedOutcome, but a
+            // join of the loop's local Shared posts nothing: a hold taken now would never be released, its reader
+            // bit left set for good (every later writer of the line refused without end: sel-2pl TPC-C seed 8's
+            // Payment never finished, the warehouse's S bit held by nobody).
+            return locked(a, "attempt over");
+        }
         final Entry e = latches.entry(a.partition.node(), latchAddress(a));
         if (e.busy || e.mode == Mode.EXCLUSIVE) {
             latches.forgetIfIdle(e);
@@ -185,6 +193,15 @@ public final class Sel2plTxn extends LatchTxn {
     }
 
     private Future<Void> exclusiveOutcome(final Access a, final Entry e, final long previous) {
+        return exclusiveOutcome(a, e, previous, false);
+    }
+
+    /**
+     * What an Exclusive CAS that returned {@code previous} left: held, or not taken. Taken once the attempt is over it
+     * is released at once, unless {@code evenIfOver} (an object its INSERT created: the abort latches it to bury it).
+     */
+    private Future<Void> exclusiveOutcome(final Access a, final Entry e, final long previous,
+                                          final boolean evenIfOver) {
         e.busy = false;
         if (previous != LatchWord.FREE) {
             latches.forgetIfIdle(e);
@@ -193,7 +210,7 @@ public final class Sel2plTxn extends LatchTxn {
         e.mode = Mode.EXCLUSIVE;
         e.holders = 1;
         final Hold h = new Hold(e, Mode.EXCLUSIVE);
-        if (finished) {
+        if (finished && !evenIfOver) {
             return releaseLate(() -> release(a, h)).compose(v -> locked(a, "attempt over"));
         }
         a.held = h;
@@ -352,18 +369,8 @@ public final class Sel2plTxn extends LatchTxn {
             return createdAgain(a, tries, null);
         }
         return latchAndRead(a, e, "Exclusive CAS", batch -> batch.compareAndSwap(latchAddress(a), a.rkey(),
-            LatchWord.FREE, LatchWord.exclusive(p)), (x, en, previous) -> {
-                en.busy = false;
-                if (previous != LatchWord.FREE) {
-                    latches.forgetIfIdle(en);
-                    return locked(x, "latch word " + LatchWord.toString(previous));
-                }
-                en.mode = Mode.EXCLUSIVE;
-                en.holders = 1;
-                x.held = new Hold(en, Mode.EXCLUSIVE);
-                x.locked = true;
-                return Future.succeededFuture();
-            }).recover(err -> err instanceof AbortException && a.held == null || Refusal.forNow(err)
+            LatchWord.FREE, LatchWord.exclusive(p)), (x, en, previous) -> exclusiveOutcome(x, en, previous, true))
+            .recover(err -> err instanceof AbortException && a.held == null || Refusal.forNow(err)
                 ? createdAgain(a, tries, err) : Future.failedFuture(err));
     }
 
