@@ -33,13 +33,22 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * was applied in part), the second half only gets deposits of 1 ({@code DepositChecking}), whose ledger bounds each
  * account: at least its acknowledged deposits (none lost), at most those plus the ones whose outcome is unknown
  * (none applied twice).
+ *
+ * <p>With {@code --mn-faults} two rounds of three fault a memory node instead (first): a SIGSTOP/SIGCONT shorter
+ * than the lease on any live one, or (alternating, while fewer than k are lost, k the backups per partition) a
+ * SIGKILL. A killed memory node is not restarted ({@value #NO_REJOIN}); each kill is checked for its failover:
+ * every CN promoted the backups and settled, and the load resumed within {@link #MN_RESUME_BOUND_MS}. A pause the
+ * cluster failed over anyway counts as a kill (STONITH's counterpart for memory nodes: a removed memory node exits
+ * when it runs again).
  */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
     description = {"Starts a local cluster (like `scythe cluster`), drives SmallBank from this process over the event "
         + "bus, repeatedly SIGKILLs a random compute node and pauses another (SIGSTOP past its lease, SIGCONT), "
-        + "restarting each; at the end checks money conservation, every acknowledged transaction present, none "
-        + "applied twice or in part, no lock left held, and prints the time from each fault to detection (fenced), "
-        + "to recovery done, and to throughput back. Exit code 1 when a check fails."})
+        + "restarting each (with --mn-faults memory nodes too: paused, and up to k killed for good); at the end checks "
+        + "money conservation, every acknowledged transaction present, none applied twice or in part, no lock left "
+        + "held, and prints the time from each fault to detection (fenced), to recovery done, and to throughput "
+        + "back (for a memory node: to the backups promoted, settled, load resumed). Exit code 1 when a check "
+        + "fails."})
 public final class ChaosCommand implements Callable<Integer> {
     @Accepts(min = "1s")
     @Option(names = "--duration", defaultValue = "60s", description = "How long to inject faults (default: "
@@ -88,9 +97,12 @@ public final class ChaosCommand implements Callable<Integer> {
         + "that every commit after the service's restart has a larger timestamp than every commit before.")
     boolean tsoFaults;
 
-    @Option(names = "--mn-faults", description = "Also kill and pause memory nodes. Not supported yet: a memory node "
-        + "fails over (backup promoted), but a restarted memory node process does not rejoin the running cluster yet "
-        + "(rejoin and re-replication exist in-process only), so it refuses to run.")
+    @Option(names = "--mn-faults", description = "Also fault memory nodes, two rounds of three: SIGSTOP/SIGCONT pauses "
+        + "shorter than the lease on any live memory node, and with k backups per partition at most k SIGKILLs per "
+        + "run (rejoin of a restarted MN process is not built: a killed memory node stays down, its partitions "
+        + "served by the promoted backups). A paused memory node the cluster failed over anyway counts as a kill. "
+        + "Checks after each kill that every compute node promoted the backups and load resumed within "
+        + MN_RESUME_BOUND_MS / 1000 + " s. Needs --mns >= 2 and a protocol that replicates.")
     boolean mnFaults;
 
     @Accepts(value = "any integer")
@@ -110,6 +122,21 @@ public final class ChaosCommand implements Callable<Integer> {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
     private static final long CLIENT_TIMEOUT_MS = 3_000;
     private static final long WINDOW_MS = 200;
+    /** An MN pause: well under the lease ({@link ScytheNode#LEASE_MS}), so the memory node should stay a member. */
+    static final long MN_PAUSE_MS = ScytheNode.LEASE_MS / 3;
+    /**
+     * After an MN kill, every CN promoted and settled and the load back at half its rate within this bound. Not
+     * seconds: a CN whose Lock RPC to the killed node failed after it was sent gives up its lease (its ticket may be
+     * queued there), under load every CN, and settling waits for their recovery, so the pause includes restarting
+     * CN processes (40-70 s each at load 40 on this machine).
+     */
+    static final long MN_RESUME_BOUND_MS = 120_000;
+    static final String NO_REJOIN = "rejoin of a restarted MN process is not built";
+
+    /** Backups per partition the memory nodes run with (read from mn0 once started): the MN kills allowed. */
+    private int backups;
+    /** Memory nodes killed or failed over: down for the rest of the run (no rejoin). */
+    private final java.util.Set<String> removedMns = new java.util.TreeSet<>();
 
     private LocalCluster cluster;
     private ScytheClient client;
@@ -146,15 +173,9 @@ public final class ChaosCommand implements Callable<Integer> {
             throw new IllegalArgumentException("chaos needs --cns >= 2, --mns >= 1, --accounts >= 4, --outstanding >= 1 "
                 + "and 1 <= --together < --cns");
         }
-        if (mnFaults) {
-            throw new IllegalArgumentException("--mn-faults: MN failover not supported yet for repeated faults "
-                + "(issue 23 section 2): a memory node whose lease expires is failed over once (a backup of each of its "
-                + "partitions promoted, MemoryNodeReplicationProcessTest), but a restarted memory node process does not "
-                + "rejoin the running cluster yet (rejoin and re-replication exist in-process: MemoryNodeConfiguration"
-                + ".rejoin, ReReplicator, CnRecoveryTest), so each kill loses a copy for good. What exists: replication "
-                + "on by default, "
-                + "failover of a killed memory node with the commits in flight settled onto the promoted copy before "
-                + "it serves, calls to one that stops answering ending within memoryNodeTimeoutMs");
+        if (mnFaults && mns < 2) {
+            throw new IllegalArgumentException("--mn-faults needs --mns >= 2: a memory node fails over to backups on "
+                + "other memory nodes (" + NO_REJOIN + ", so each kill uses up one of the k backups)");
         }
         final String name = "chaos-" + ProcessHandle.current().pid();
         final Path where = dir != null ? dir : Path.of(name);
@@ -175,6 +196,18 @@ public final class ChaosCommand implements Callable<Integer> {
             client = ScytheClient.join(cluster.clientConfig().access(), CLIENT_TIMEOUT_MS);
             System.out.printf("chaos: cluster %s ready: %d MN, %d CN, 1 TSO (shm fabric, %s); logs in %s%n", name,
                 mns, cns, protocol, where.toAbsolutePath());
+            if (mnFaults) {
+                final JsonObject copies = get("mn0", "/copies");
+                backups = copies == null ? 0 : copies.getInteger("backups", 0);
+                if (backups < 1) {
+                    throw new IllegalArgumentException("--mn-faults: the memory nodes run with " + backups + " backups "
+                        + "(protocol " + protocol + ", " + mns + " memory nodes): a killed memory node would lose its "
+                        + "partitions; use a protocol that replicates");
+                }
+                System.out.printf("chaos: memory-node faults: %d backup(s) per partition, so at most %d MN kill(s) "
+                    + "this run (%s: a killed MN stays down); pauses of %d ms (lease %d ms) on any live MN%n",
+                    backups, backups, NO_REJOIN, MN_PAUSE_MS, ScytheNode.LEASE_MS);
+            }
             return run();
         } finally {
             driving.set(false);
@@ -221,6 +254,7 @@ public final class ChaosCommand implements Callable<Integer> {
         final long end = System.nanoTime() + duration.toNanos();
         boolean kill = true;
         int round = 0;
+        int mnRound = 0;
         while (System.nanoTime() < end) {
             reviveUnplanned(faults);
             if (tsoFaults && round++ % 2 == 1) {
@@ -234,6 +268,23 @@ public final class ChaosCommand implements Callable<Integer> {
                     break;
                 }
                 Thread.sleep(2_000);
+            }
+            final boolean killMn = mnFaults && (noPauses ? removedMns.size() < backups
+                : mnKillTurn(faults, removedMns.size(), backups));
+            // Two rounds of three fault a memory node, first (with --no-pauses only while kills are left): they take
+            // seconds, a CN fault's restart of a JVM takes tens of seconds on a loaded machine.
+            if (mnFaults && mnRound++ % 3 != 2 && (killMn || !noPauses)) {
+                final String mn = liveMn(random);
+                try {
+                    faults.add(killMn ? killMn(mn) : pauseMn(mn));
+                } catch (final Exception e) {
+                    faults.add(new JsonObject().put("fault", killMn ? "SIGKILL" : "SIGSTOP").put("cn", mn)
+                        .put("mn", true).put("error", String.valueOf(e)));
+                    System.out.println("chaos: " + mn + ": " + e);
+                    break;
+                }
+                Thread.sleep(2_000);
+                continue;
             }
             final String victim = "cn" + random.nextInt(cns);
             try {
@@ -318,7 +369,7 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     /** Each CN's epoch when last asked (what a CN that exits on its own was). */
-    private final java.util.Map<String, Long> knownEpochs = new java.util.HashMap<>();
+    private final java.util.Map<String, Long> knownEpochs = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * A CN that exited although no fault was aimed at it lost its lease on its own (the cluster declared it dead:
@@ -326,6 +377,29 @@ public final class ChaosCommand implements Callable<Integer> {
      * recovered like the others, and it is restarted under a new epoch, as `scythe cluster` does.
      */
     private void reviveUnplanned(final List<JsonObject> faults) throws Exception {
+        faults.addAll(causedFaults);
+        causedFaults.clear();
+        for (int m = 0; m < mns && mnFaults; m++) {
+            // A memory node that exited unasked (failed over: its lease lost to starvation) is a kill: down for good.
+            final String mn = "mn" + m;
+            final Process p = cluster.node(mn).process();
+            if (removedMns.contains(mn) || p == null || p.isAlive()) {
+                continue;
+            }
+            final long t0 = System.nanoTime();
+            removedMns.add(mn);
+            final JsonObject fault = new JsonObject().put("fault", "lost (unplanned, exit " + p.exitValue() + ")")
+                .put("cn", mn).put("mn", true).put("unplanned", true).put("note", "not restarted: " + NO_REJOIN);
+            System.out.println("chaos: " + mn + " exited on its own (" + fault.getString("fault") + ")");
+            if (removedMns.size() > backups) {
+                fault.put("error", "memory nodes " + removedMns + " lost, more than the " + backups + " backup(s) "
+                    + "per partition");
+            } else {
+                failedOver(fault, mn, t0, rateBefore(t0, 10));
+            }
+            print(fault);
+            faults.add(fault);
+        }
         for (int c = 0; c < cns; c++) {
             final String cn = "cn" + c;
             final Process p = cluster.node(cn).process();
@@ -346,6 +420,56 @@ public final class ChaosCommand implements Callable<Integer> {
             fault.put("restartedMs", ms(t0));
             print(fault);
             faults.add(fault);
+        }
+    }
+
+    /** CN faults a memory-node fault caused (CNs that gave up), added at the next round. */
+    private final List<JsonObject> causedFaults = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.Set<String> restarting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Restarts, each on a thread of its own added to {@code restarts}, the CNs that exited while a memory node's
+     * failover is watched: a CN whose Lock RPC to the lost memory node failed after it was sent gives up its lease (its
+     * ticket may be queued there), under load every CN at once, and the failover settles only once they are
+     * recovered, which needs a live CN. So they are restarted at once, not after their recovery as between rounds;
+     * each is a fault of its own ({@code unplanned}, noted with the memory node it followed).
+     */
+    private void restartExitedCns(final List<Thread> restarts) {
+        for (int c = 0; c < cns; c++) {
+            final String cn = "cn" + c;
+            final Process p = cluster.node(cn).process();
+            if (p == null || p.isAlive() || !restarting.add(cn)) {
+                continue;
+            }
+            final long t0 = System.nanoTime();
+            final String fabricNode = cn + ".e" + knownEpochs.getOrDefault(cn, 1L);
+            final JsonObject fault = new JsonObject().put("fault", "lease lost (unplanned, exit " + p.exitValue()
+                + ")").put("cn", fabricNode).put("unplanned", true).put("note", "exited during a memory node's "
+                + "failover");
+            System.out.println("chaos: " + cn + " exited during a memory node's failover (" + fault.getString("fault")
+                + "); restarting at once");
+            final Thread t = new Thread(() -> {
+                try {
+                    try {
+                        cluster.restart(cn, 180_000);
+                    } catch (final IllegalStateException startFailed) {
+                        // Several JVMs starting at once on a starved machine: one may time out joining; once more.
+                        fault.put("note", fault.getString("note") + "; first restart failed: "
+                            + startFailed.getMessage().lines().findFirst().orElse(""));
+                        cluster.restart(cn, 180_000);
+                    }
+                    fault.put("restartedMs", ms(t0));
+                    observe(fault, "", fabricNode, t0); // restarted: its new incarnation may recover the old
+                } catch (final Exception e) {
+                    fault.put("error", "restart after it exited: " + e.getMessage());
+                } finally {
+                    restarting.remove(cn);
+                    print(fault);
+                    causedFaults.add(fault);
+                }
+            }, "scythe-chaos-restart-" + cn);
+            t.start();
+            restarts.add(t);
         }
     }
 
@@ -499,6 +623,174 @@ public final class ChaosCommand implements Callable<Integer> {
         return group;
     }
 
+    /** A memory node neither killed nor failed over, picked at random. */
+    private String liveMn(final SplittableRandom random) {
+        final List<String> live = new ArrayList<>();
+        for (int m = 0; m < mns; m++) {
+            if (!removedMns.contains("mn" + m)) {
+                live.add("mn" + m);
+            }
+        }
+        return live.get(random.nextInt(live.size()));
+    }
+
+    /**
+     * Whether the next memory-node fault is a kill: planned MN faults alternate, a pause first, then a kill while
+     * fewer than {@code backups} memory nodes are lost ({@code lost}: killed, or failed over after a pause or on
+     * their own), then pauses only: a memory node lost past the k backups would take partitions with it.
+     */
+    static boolean mnKillTurn(final List<JsonObject> faults, final int lost, final int backups) {
+        if (lost >= backups) {
+            return false;
+        }
+        for (int i = faults.size() - 1; i >= 0; i--) {
+            final JsonObject f = faults.get(i);
+            if (f.getBoolean("mn", false) && !f.getBoolean("unplanned", false)) {
+                return f.getString("fault").startsWith("SIGSTOP");
+            }
+        }
+        return false;
+    }
+
+    /**
+     * SIGKILLs memory node {@code mn} and leaves it down ({@value #NO_REJOIN}); then the failover is watched
+     * ({@link #failedOver}).
+     */
+    private JsonObject killMn(final String mn) throws Exception {
+        final double baseline = rateBefore(System.nanoTime(), 10);
+        final long t0 = System.nanoTime();
+        cluster.signal(mn, "KILL");
+        cluster.node(mn).process().waitFor(10, TimeUnit.SECONDS);
+        removedMns.add(mn);
+        final JsonObject fault = new JsonObject().put("fault", "SIGKILL").put("cn", mn).put("mn", true)
+            .put("baselinePerS", Math.round(baseline)).put("note", "not restarted: " + NO_REJOIN);
+        failedOver(fault, mn, t0, baseline);
+        print(fault);
+        return fault;
+    }
+
+    /**
+     * SIGSTOPs memory node {@code mn} for {@link #MN_PAUSE_MS} (under its lease) and SIGCONTs it; transactions that
+     * need it wait or end by their timeout, and the load comes back. If the cluster failed it over all the same (on a
+     * starved machine the pause can outlast Hazelcast's heartbeat bound; a removed memory node exits when it runs
+     * again), it was a kill: it counts against the k backups, stays down, and its failover is checked like a kill's.
+     */
+    private JsonObject pauseMn(final String mn) throws Exception {
+        final double baseline = rateBefore(System.nanoTime(), 10);
+        final long t0 = System.nanoTime();
+        final JsonObject fault = new JsonObject().put("fault", "SIGSTOP").put("cn", mn).put("mn", true)
+            .put("baselinePerS", Math.round(baseline)).put("pauseMs", MN_PAUSE_MS);
+        cluster.signal(mn, "STOP");
+        try {
+            Thread.sleep(MN_PAUSE_MS);
+        } finally {
+            wake(mn, fault);
+        }
+        final long wokeNs = System.nanoTime();
+        final Process process = cluster.node(mn).process();
+        final long watchUntil = wokeNs + TimeUnit.MILLISECONDS.toNanos(ScytheNode.LEASE_MS + 2_000);
+        boolean removed = false;
+        while (!removed && System.nanoTime() < watchUntil) {
+            removed = !process.isAlive() || mnViews(mn)[1] > 0;
+            Thread.sleep(20);
+        }
+        if (!removed) {
+            awaitRate(fault, "resumedMs", t0, wokeNs, baseline, 0.5,
+                t0 + TimeUnit.MILLISECONDS.toNanos(MN_RESUME_BOUND_MS));
+            awaitThroughput(fault, t0, wokeNs, baseline);
+            print(fault);
+            return fault;
+        }
+        removedMns.add(mn);
+        fault.put("fault", "SIGSTOP, failed over: a kill").put("note", "the cluster removed it although the pause was "
+            + "shorter than the lease; not restarted: " + NO_REJOIN);
+        if (removedMns.size() > backups) {
+            fault.put("error", "memory nodes " + removedMns + " lost, more than the " + backups + " backup(s) per "
+                + "partition");
+        } else {
+            failedOver(fault, mn, t0, baseline);
+        }
+        if (!process.waitFor(10, TimeUnit.SECONDS)) { // it exits on its own once it sees itself removed
+            cluster.signal(mn, "KILL");
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+        print(fault);
+        return fault;
+    }
+
+    /**
+     * After memory node {@code mn} was lost at {@code t0}: waits until every compute node that answers serves with a
+     * configuration without it (its partitions' backups promoted: {@code promotedMs}) and has settled it
+     * ({@code settledMs}: the commits in flight at the failover resolved, the promoted partitions serve), then until
+     * the load resumed (from the settlement on, the first {@value #WINDOW_MS} ms window at half the baseline rate:
+     * {@code resumedMs}) and came back (80 %, also from the settlement on: {@code throughputBackMs}; windows before
+     * it can be at full rate, transactions that do not need the lost node's partitions or its CPU going on). Promoted, settled and resumed must all come
+     * within {@link #MN_RESUME_BOUND_MS} of the loss, or the fault has an error.
+     */
+    private void failedOver(final JsonObject fault, final String mn, final long t0, final double baseline)
+        throws InterruptedException {
+        final List<Thread> restarts = new ArrayList<>();
+        try {
+            failedOver(fault, mn, t0, baseline, restarts);
+        } finally {
+            for (final Thread t : restarts) {
+                t.join();
+            }
+        }
+    }
+
+    private void failedOver(final JsonObject fault, final String mn, final long t0, final double baseline,
+                            final List<Thread> restarts) throws InterruptedException {
+        final long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(MN_RESUME_BOUND_MS);
+        long settledNs = 0;
+        while (settledNs == 0 && System.nanoTime() < deadline) {
+            restartExitedCns(restarts);
+            final int[] views = mnViews(mn);
+            if (views[0] > 0 && views[1] == views[0] && !fault.containsKey("promotedMs")) {
+                fault.put("promotedMs", ms(t0));
+            }
+            if (views[0] > 0 && views[2] == views[0]) {
+                settledNs = System.nanoTime();
+                fault.put("settledMs", ms(t0));
+            }
+            Thread.sleep(20);
+        }
+        if (settledNs == 0) {
+            fault.put("error", "the compute nodes did not " + (fault.containsKey("promotedMs") ? "settle" : "promote "
+                + "the backups of") + " " + mn + "'s partitions within " + MN_RESUME_BOUND_MS + " ms");
+            return;
+        }
+        if (!awaitRate(fault, "resumedMs", t0, settledNs, baseline, 0.5, deadline)) {
+            fault.put("error", "the load did not resume (half the baseline of " + Math.round(baseline) + "/s) within "
+                + MN_RESUME_BOUND_MS + " ms of losing " + mn);
+            return;
+        }
+        awaitThroughput(fault, t0, settledNs, baseline);
+    }
+
+    /**
+     * The compute nodes' view of memory node {@code mn}: how many answer with their memory-node configuration, how
+     * many of those removed {@code mn}, and how many of those have it settled.
+     */
+    private int[] mnViews(final String mn) {
+        final int[] views = new int[3];
+        for (int c = 0; c < cns; c++) {
+            final JsonObject h = health("cn" + c);
+            final JsonObject v = h == null ? null : h.getJsonObject("memoryNodes");
+            if (v == null) {
+                continue;
+            }
+            views[0]++;
+            if (v.getJsonArray("removed", new JsonArray()).contains(mn)) {
+                views[1]++;
+                if (!v.getBoolean("settling", true)) {
+                    views[2]++;
+                }
+            }
+        }
+        return views;
+    }
+
     private JsonObject pause(final String victim) throws Exception {
         final long epoch = epochOf(victim);
         final String fabricNode = victim + ".e" + epoch;
@@ -552,9 +844,15 @@ public final class ChaosCommand implements Callable<Integer> {
         }
     }
 
+    /** Whether {@code fabricNode} is fenced on the first memory node still serving (mn0 unless it was killed). */
     private boolean fencedOnMn0(final String fabricNode) {
-        final JsonObject mn = health("mn0");
-        return mn != null && mn.getJsonArray("fenced", new JsonArray()).contains(fabricNode);
+        for (int m = 0; m < mns; m++) {
+            if (!removedMns.contains("mn" + m)) {
+                final JsonObject mn = health("mn" + m);
+                return mn != null && mn.getJsonArray("fenced", new JsonArray()).contains(fabricNode);
+            }
+        }
+        return false;
     }
 
     /** Waits until {@code fabricNode} is fenced on mn0 and some CN recovered it; notes when, in {@code fault}. */
@@ -599,16 +897,31 @@ public final class ChaosCommand implements Callable<Integer> {
     /** The same, looking only at windows from {@code lookFromNs} on (after an outage the fault itself caused). */
     private void awaitThroughput(final JsonObject fault, final long t0, final long lookFromNs, final double baseline)
         throws InterruptedException {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        awaitRate(fault, "throughputBackMs", t0, lookFromNs, baseline, 0.8,
+            System.nanoTime() + TimeUnit.SECONDS.toNanos(20));
+    }
+
+    /**
+     * Notes as {@code key} in {@code fault} the end of the first window from {@code lookFromNs} on (ms after
+     * {@code t0}) with at least {@code fraction} of the {@code baseline} rate; waits for one until {@code deadlineNs}.
+     *
+     * @return whether there was one
+     */
+    private boolean awaitRate(final JsonObject fault, final String key, final long t0, final long lookFromNs,
+                              final double baseline, final double fraction, final long deadlineNs)
+        throws InterruptedException {
         final int from = window(t0);
         final int first = Math.max(from + 1, window(lookFromNs));
-        while (System.nanoTime() < deadline) {
+        while (true) {
             final int now = window(System.nanoTime());
             for (int w = first; w < now; w++) {
-                if (commitsByWindow.get(w) * 1000.0 / WINDOW_MS >= 0.8 * baseline) {
-                    fault.put("throughputBackMs", (w + 1 - from) * WINDOW_MS);
-                    return;
+                if (commitsByWindow.get(w) * 1000.0 / WINDOW_MS >= fraction * baseline) {
+                    fault.put(key, (w + 1 - from) * WINDOW_MS);
+                    return true;
                 }
+            }
+            if (System.nanoTime() >= deadlineNs) {
+                return false;
             }
             Thread.sleep(50);
         }
@@ -630,9 +943,14 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     private JsonObject health(final String node) {
+        return get(node, "/health");
+    }
+
+    /** {@code path} of {@code node}'s HTTP server as JSON, or null when it does not answer. */
+    private JsonObject get(final String node, final String path) {
         try {
             final HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                + cluster.node(node).httpPort() + "/health")).timeout(Duration.ofSeconds(2)).build(),
+                + cluster.node(node).httpPort() + path)).timeout(Duration.ofSeconds(2)).build(),
                 HttpResponse.BodyHandlers.ofString());
             return new JsonObject(r.body());
         } catch (final Exception unreachable) {
@@ -641,6 +959,15 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     private static void print(final JsonObject f) {
+        if (f.getBoolean("mn", false)) {
+            System.out.printf("chaos: %-7s %-8s %spromoted on every CN %s ms, settled %s ms, load resumed %s ms, "
+                + "throughput back %s ms%s%s%n", f.getString("fault"), f.getString("cn"),
+                f.containsKey("pauseMs") ? "paused " + f.getValue("pauseMs") + " ms; " : "",
+                f.getValue("promotedMs", "-"), f.getValue("settledMs", "-"), f.getValue("resumedMs", "-"),
+                f.getValue("throughputBackMs", "-"), f.containsKey("note") ? " (" + f.getString("note") + ")" : "",
+                f.containsKey("error") ? " FAILED: " + f.getString("error") : "");
+            return;
+        }
         if (f.getBoolean("tso", false)) {
             System.out.printf("chaos: %-7s %-8s restarted %s ms, throughput back %s ms%s%n", f.getString("fault"),
                 f.getString("cn"), f.getValue("restartedMs", "-"), f.getValue("throughputBackMs", "-"),
@@ -654,7 +981,22 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     private int check(final long[] initial, final List<JsonObject> faults) throws Exception {
-        final long[] finalMoney = audit();
+        if (removedMns.size() > backups && mnFaults) {
+            faults.stream().filter(f -> f.containsKey("error")).forEach(f -> System.out.println("chaos: FAIL "
+                + f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error")));
+            System.out.println("chaos: FAIL memory nodes " + removedMns + " lost with " + backups + " backup(s) per "
+                + "partition: partitions without a copy, the data cannot be checked");
+            return 1;
+        }
+        final long[] finalMoney;
+        try {
+            finalMoney = audit();
+        } catch (final IllegalStateException unreadable) {
+            faults.stream().filter(f -> f.containsKey("error")).forEach(f -> System.out.println("chaos: FAIL "
+                + f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error")));
+            System.out.println("chaos: FAIL the data cannot be checked: " + unreadable.getMessage());
+            return 1;
+        }
         final long half = accounts / 2;
         final List<String> failures = new ArrayList<>();
         long paymentsBefore = 0;
@@ -691,6 +1033,9 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         long locks = 0;
         for (int m = 0; m < mns; m++) {
+            if (removedMns.contains("mn" + m)) {
+                continue; // not serving: its partitions are served by the promoted backups
+            }
             final JsonObject h = health("mn" + m);
             locks += h == null ? 0 : h.getLong("locksHeld", 0L);
         }
@@ -700,7 +1045,7 @@ public final class ChaosCommand implements Callable<Integer> {
         for (final JsonObject f : faults) {
             if (f.containsKey("error")) {
                 failures.add(f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error"));
-            } else if (!f.getBoolean("tso", false) && !f.containsKey("recoveredMs")) {
+            } else if (!f.getBoolean("tso", false) && !f.getBoolean("mn", false) && !f.containsKey("recoveredMs")) {
                 failures.add(f.getString("cn") + " (" + f.getString("fault") + ") was not recovered within 60 s");
             }
         }
@@ -713,10 +1058,25 @@ public final class ChaosCommand implements Callable<Integer> {
             paymentsBefore == paymentsAfter ? "conserved" : "NOT conserved");
         System.out.printf("chaos: deposits: %d acknowledged, all present: %s; %d of %d in doubt applied; applied "
             + "twice: %d%n", acked, lost == 0 ? "yes" : "NO (" + lost + " missing)", inDoubtApplied, inDoubt, twice);
-        System.out.printf("chaos: locks or tickets held at the end: %d%n", locks);
-        summarize(faults, "detectedMs", "detection");
-        summarize(faults, "recoveredMs", "recovery done");
-        summarize(faults, "throughputBackMs", "throughput back");
+        System.out.printf("chaos: locks or tickets held at the end%s: %d%n", removedMns.isEmpty() ? ""
+            : " on the serving memory nodes (" + removedMns + " down)", locks);
+        final java.util.function.Predicate<JsonObject> cn = f -> !f.getBoolean("mn", false);
+        summarize(faults, "detectedMs", "detection", cn);
+        summarize(faults, "recoveredMs", "recovery done", cn);
+        summarize(faults, "throughputBackMs", "throughput back", cn);
+        if (mnFaults) {
+            final long pauses = faults.stream().filter(f -> f.getBoolean("mn", false)
+                && "SIGSTOP".equals(f.getString("fault"))).count();
+            System.out.printf("chaos: memory nodes: %d lost %s of %d allowed (%d backup(s); %s), %d paused %d ms and "
+                + "kept%n", removedMns.size(), removedMns, backups, backups, NO_REJOIN, pauses, MN_PAUSE_MS);
+            final java.util.function.Predicate<JsonObject> failed = f -> f.getBoolean("mn", false)
+                && f.containsKey("settledMs");
+            summarize(faults, "promotedMs", "MN failover: backups promoted on every CN", failed);
+            summarize(faults, "settledMs", "MN failover: settled on every CN", failed);
+            summarize(faults, "resumedMs", "MN failover: load resumed (the pause)", failed);
+            summarize(faults, "resumedMs", "MN pause: load resumed", f -> f.getBoolean("mn", false)
+                && "SIGSTOP".equals(f.getString("fault")));
+        }
         summarizeRecoveries(faults);
         if (failures.isEmpty()) {
             System.out.println("chaos: PASS");
@@ -726,10 +1086,12 @@ public final class ChaosCommand implements Callable<Integer> {
         return 1;
     }
 
-    private static void summarize(final List<JsonObject> faults, final String key, final String label) {
+    private static void summarize(final List<JsonObject> faults, final String key, final String label,
+                                  final java.util.function.Predicate<JsonObject> which) {
         final List<Long> values = new ArrayList<>();
         for (final JsonObject f : faults) {
-            if (!f.getBoolean("unplanned", false) && !f.getBoolean("tso", false) && f.getValue(key) instanceof Number n) {
+            if (which.test(f) && (f.getBoolean("mn", false) || !f.getBoolean("unplanned", false))
+                && !f.getBoolean("tso", false) && f.getValue(key) instanceof Number n) {
                 values.add(n.longValue());
             }
         }

@@ -37,10 +37,44 @@ class ScytheCommandTest {
     }
 
     @Test
-    void shouldRefuseMemoryNodeFaultsInChaosNamingWhatIsNotBuilt() {
+    void shouldSayInChaosHelpThatKilledMemoryNodesDoNotRejoinAndRefuseMemoryNodeFaultsWithoutABackup() {
+        final StringWriter out = new StringWriter();
+        assertThat(run(out, new StringWriter(), "chaos", "--help")).isZero();
+        assertThat(out.toString().replaceAll("\\s+", " ")).contains("at most k SIGKILLs per run (rejoin of a "
+            + "restarted MN process is not built").contains("load resumed within 120 s");
         final StringWriter err = new StringWriter();
-        assertThat(run(new StringWriter(), err, "chaos", "--mn-faults", "--duration", "1s")).isEqualTo(2);
-        assertThat(err.toString()).contains("MN failover not supported yet").doesNotContain("\tat ");
+        assertThat(run(new StringWriter(), err, "chaos", "--mn-faults", "--mns", "1", "--duration", "1s"))
+            .isEqualTo(2);
+        assertThat(err.toString()).contains("--mn-faults needs --mns >= 2").contains("rejoin of a restarted MN "
+            + "process is not built").doesNotContain("\tat ");
+    }
+
+    /**
+     * The memory-node fault plan of {@code scythe chaos --mn-faults} (the run itself spawns a cluster of processes: a
+     * CLI command, not a suite test): a pause first, then kills alternate with pauses while fewer memory nodes than
+     * the k backups are lost, counting a pause the cluster failed over; pauses only after that.
+     */
+    @Test
+    void shouldKillAtMostKMemoryNodesInChaosAndAlternateWithPauses() {
+        final java.util.List<JsonObject> faults = new java.util.ArrayList<>();
+        assertThat(ChaosCommand.mnKillTurn(faults, 0, 2)).as("first MN fault").isFalse();
+        faults.add(new JsonObject().put("fault", "SIGSTOP").put("cn", "mn1").put("mn", true));
+        faults.add(new JsonObject().put("fault", "SIGKILL").put("cn", "cn0"));
+        assertThat(ChaosCommand.mnKillTurn(faults, 0, 2)).as("after a pause, CN faults between").isTrue();
+        faults.add(new JsonObject().put("fault", "SIGKILL").put("cn", "mn1").put("mn", true));
+        assertThat(ChaosCommand.mnKillTurn(faults, 1, 2)).as("after a kill").isFalse();
+        faults.add(new JsonObject().put("fault", "lost (unplanned, exit 3)").put("cn", "mn0").put("mn", true)
+            .put("unplanned", true));
+        assertThat(ChaosCommand.mnKillTurn(faults, 2, 2)).as("k = 2 lost: an unplanned loss counts").isFalse();
+        faults.add(new JsonObject().put("fault", "SIGSTOP").put("cn", "mn2").put("mn", true));
+        assertThat(ChaosCommand.mnKillTurn(faults, 2, 2)).as("no backup left to lose").isFalse();
+        assertThat(ChaosCommand.mnKillTurn(faults, 1, 2)).as("after a pause, one backup left").isTrue();
+        faults.add(new JsonObject().put("fault", "SIGSTOP, failed over: a kill").put("cn", "mn2").put("mn", true));
+        assertThat(ChaosCommand.mnKillTurn(faults, 1, 2)).as("a pause failed over is still a pause in the "
+            + "alternation; it counts in lost").isTrue();
+        assertThat(ChaosCommand.mnKillTurn(faults, 1, 1)).as("k = 1, one lost").isFalse();
+        assertThat(ChaosCommand.MN_PAUSE_MS).as("an MN pause stays under the lease")
+            .isLessThan(io.scythe.cluster.ScytheNode.LEASE_MS / 2);
     }
 
     @Test

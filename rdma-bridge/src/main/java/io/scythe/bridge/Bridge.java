@@ -137,6 +137,19 @@ public final class Bridge {
         return deferred;
     }
 
+    /**
+     * Runs {@code task} on this bridge's loop: at once when called there, else queued to the loop (any thread). For a
+     * continuation that another thread may complete (a fabric's helper thread) but that touches the loop's state.
+     */
+    public void execute(final Runnable task) {
+        // The current bridge, not the thread: the simulator runs every loop's bridge on one thread.
+        if (Thread.currentThread() == thread && currentOrNull() == this) {
+            task.run();
+        } else {
+            executor.execute(task);
+        }
+    }
+
     /** The completion queue this bridge polls for {@code nic}'s queue pairs, created on first use. */
     public CompletionQueue completionQueue(final Nic nic) {
         checkThread();

@@ -1256,6 +1256,14 @@ public final class ScytheNode implements AutoCloseable {
                 .put("leaseMaxGapMs", liveness == null ? 0 : liveness.maxGapMs())
                 .put("tsoHighWater", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))
                 .put("tsoFailovers", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::failovers).sum());
+            final io.scythe.txn.MemoryNodeConfiguration applied = catalog == null ? null : catalog.configuration();
+            if (applied != null && failover != null) {
+                // The memory-node configuration this CN serves with (MN failover: what scythe chaos --mn-faults
+                // watches): its epoch, the memory nodes it removed, whether promoted partitions still settle.
+                h.put("memoryNodes", new JsonObject().put("epoch", applied.epoch())
+                    .put("removed", new io.vertx.core.json.JsonArray(failover.removed(applied)))
+                    .put("settling", catalog.settling()));
+            }
         }
         if (tso != null) {
             h.put("tsoStartedAt", tso.startedAt()).put("tsoCounter", tso.peek())

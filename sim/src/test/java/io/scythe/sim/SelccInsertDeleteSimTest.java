@@ -7,12 +7,13 @@ import org.junit.jupiter.params.provider.CsvSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Inserts and deletes inside SELCC transactions under 2PL (issue 21): the explorer's workloads that make keys appear
+ * Inserts and deletes inside SELCC transactions under 2PL, TO and OCC and inside SEL's 2PL (issue 21; one insert
+ * path, {@code LatchTxn#insertions}): the explorer's workloads that make keys appear
  * and disappear (KeyChurn's churn and phantom shapes: blind inserts, deletes, inserts over tombstones, absent reads)
  * and TPC-C (NewOrder inserts, Delivery deletes), at 2-3 compute nodes, with every invariant on (the conserved
  * quantity, TPC-C's consistency conditions 1-4, no latch left) and the history checked for serializability. Aborted
  * inserts must leave no live key: KeyChurn's and TPC-C's conserved counts would see one. The explorer's sweep is a CLI
- * command: {@code scythe sim --explore 100 --workload tpcc --protocols selcc-2pl --cns 3 --check-history}.
+ * command, per protocol: {@code scythe sim --explore 50 --workload tpcc --protocols P --cns 3 --check-history}.
  */
 class SelccInsertDeleteSimTest extends SimVertxTest {
     @AfterEach
@@ -20,18 +21,24 @@ class SelccInsertDeleteSimTest extends SimVertxTest {
         io.scythe.txn.selcc.LineCache.countCauses(false);
     }
 
-    @ParameterizedTest(name = "{0} cns {1} seed {2}")
+    @ParameterizedTest(name = "{0} {1} cns {2} seed {3}")
     @CsvSource({
-        "TPCC, 3, 1",
-        "TPCC, 2, 7",
-        "CHURN, 3, 1",
-        "PHANTOM, 3, 2",
+        "selcc-2pl, TPCC, 3, 1",
+        "selcc-2pl, TPCC, 2, 7",
+        "selcc-2pl, CHURN, 3, 1",
+        "selcc-2pl, PHANTOM, 3, 2",
+        "sel-2pl, TPCC, 3, 1",
+        "sel-2pl, PHANTOM, 3, 2",
+        "selcc-to, TPCC, 3, 1",
+        "selcc-to, PHANTOM, 3, 2",
+        "selcc-occ, TPCC, 3, 1",
+        "selcc-occ, PHANTOM, 3, 2",
     })
-    void shouldKeepEveryInvariantWithInsertsAndDeletes(final Explorer.Workload workload, final int cns,
-                                                       final long seed) throws Exception {
+    void shouldKeepEveryInvariantWithInsertsAndDeletes(final String protocol, final Explorer.Workload workload,
+                                                       final int cns, final long seed) throws Exception {
         io.scythe.txn.selcc.LineCache.countCauses(true);
         final long inserted = inserts();
-        final SimOptions o = Explorer.options("selcc-2pl", seed).computeNodes(cns).clientsPerComputeNode(4);
+        final SimOptions o = Explorer.options(protocol, seed).computeNodes(cns).clientsPerComputeNode(4);
         final Explorer.Outcome outcome = Explorer.check(vertx, workload, o);
         assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
         // Commits in all (warm-up and drain included): churn's one hot key may see none in the measured window.

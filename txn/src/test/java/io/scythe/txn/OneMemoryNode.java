@@ -65,6 +65,16 @@ public final class OneMemoryNode implements AutoCloseable {
     /** As {@link #OneMemoryNode(String, long, boolean)}, values of {@code valueBytes} (100 in their first 8, 0 after). */
     public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly, final int valueBytes)
         throws Exception {
+        this(tableName, capacity, readOnly, valueBytes, java.util.function.UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #OneMemoryNode(String, long, boolean, int)}, the memory node's data and services seeing its NIC
+     * through {@code nicOfServices} (a test's stand-in for a fabric that behaves differently; its RPC server keeps the
+     * NIC itself).
+     */
+    public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly, final int valueBytes,
+                         final java.util.function.UnaryOperator<Nic> nicOfServices) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
         loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
@@ -73,7 +83,7 @@ public final class OneMemoryNode implements AutoCloseable {
             return faults == null ? null : faults.afterLanding(qp, opcode);
         }));
         final Nic mn = fabric.attachNow("mn");
-        final LogDb db = new LogDb(mn);
+        final LogDb db = new LogDb(nicOfServices.apply(mn));
         final TableSchema schema = TableSchema.fixed(1, tableName, valueBytes, capacity);
         table = db.create(readOnly ? schema.asReadOnly() : schema);
         final UnsafeBuffer v = new UnsafeBuffer(new byte[valueBytes]);

@@ -1,5 +1,6 @@
 package io.scythe.txn.recovery;
 
+import io.scythe.bridge.Bridge;
 import io.scythe.fabric.MemoryKind;
 import io.scythe.fabric.MemoryRegion;
 import io.scythe.rrpc.RpcException;
@@ -184,21 +185,36 @@ public final class RecoveryService {
             return;
         }
         db.nic().fence(node);
+        // A barrier may complete on a fabric's own thread (shm's connection manager, once a verb the dead node was
+        // inside is waited out): what follows touches this service's maps, the tables and the responder, which are
+        // this loop's, so it runs back on the loop that took the request.
+        final Bridge loop = Bridge.currentOrNull();
         Future.all(previousGone, db.nic().fenceBarrier(node)).onComplete(barrier -> {
-            if (barrier.failed()) {
-                responder.fail(RecoveryRpc.BAD_REQUEST, "fence of " + node + " did not complete: " + barrier.cause());
-                return;
-            }
-            try {
-                then.run();
-            } catch (final RuntimeException e) {
-                // Past the handler's return the RPC server's guard is gone: unanswered, the call would wait for ever.
-                if (!responder.answered()) {
-                    responder.fail(RpcException.HANDLER_FAILED, "recovery RPC for " + node + " failed on this memory "
-                        + "node: " + e);
-                }
+            final Runnable admitted = () -> admitted(node, barrier.failed() ? barrier.cause() : null, responder, then);
+            if (loop != null) {
+                loop.execute(admitted);
+            } else {
+                admitted.run();
             }
         });
+    }
+
+    /** Runs {@code then} for admitted {@code node} once its fence barrier passed (or answers its failure). */
+    private static void admitted(final String node, final Throwable barrierFailed, final RpcResponder responder,
+                                 final Runnable then) {
+        if (barrierFailed != null) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "fence of " + node + " did not complete: " + barrierFailed);
+            return;
+        }
+        try {
+            then.run();
+        } catch (final RuntimeException e) {
+            // Past the handler's return the RPC server's guard is gone: unanswered, the call would wait for ever.
+            if (!responder.answered()) {
+                responder.fail(RpcException.HANDLER_FAILED, "recovery RPC for " + node + " failed on this memory "
+                    + "node: " + e);
+            }
+        }
     }
 
     /** Lists the log regions of {@code node}, fenced and with nothing of its still landing. */

@@ -1,12 +1,16 @@
 package io.scythe.txn.selcc;
 
+import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.UnknownKeyException;
+import io.scythe.txn.onesided.Inserts;
 import io.scythe.txn.onesided.OneSidedTxn;
 import io.vertx.core.Future;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
@@ -14,8 +18,8 @@ import java.util.List;
 
 /**
  * What SELCC's two 2PL transactions share: a read takes Shared, {@code readForUpdate} takes Exclusive (upgrading a
- * key held Shared), the commit first upgrades every key written but held Shared; inserts and deletes are refused
- * unless {@link #insertsAndDeletes}.
+ * key held Shared), the commit first upgrades every key written but held Shared; inserts at commit
+ * ({@link #insertions}), deletes as writes that leave a tombstone.
  * How a latch is taken, upgraded and released is each protocol's ({@link Sel2plTxn} eagerly, {@link SelccTxn} on
  * the cache).
  */
@@ -80,32 +84,92 @@ abstract class LatchTxn extends OneSidedTxn {
         return staged(Stage.LOCK, settle(upgrades));
     }
 
-    /** Whether this protocol's attempts insert and delete ({@link SelccTxn} under 2PL); the others refuse them. */
-    protected boolean insertsAndDeletes() {
-        return false;
+    /** Objects this attempt's INSERTs created (CAS-locked with its id), latched Exclusive by the commit or the abort. */
+    protected List<Access> created;
+
+    /** Whether {@code a} is an object this attempt's INSERT created. */
+    protected final boolean created(final Access a) {
+        return created != null && created.contains(a);
     }
 
-    @Override
-    public final void insert(final String table, final long key, final DirectBuffer value, final int offset,
-                             final int length) {
-        if (!insertsAndDeletes()) {
-            throw new UnsupportedOperationException(mode() + " does not insert yet (issue 21): only selcc-2pl "
-                + "inserts");
-        }
-        super.insert(table, key, value, offset, length);
+    /**
+     * Whether the image of {@code a} (just read under a latch) is an object another attempt's INSERT created and has
+     * not committed yet (its CAS word still set): never used, the access aborts instead ({@link #uncommitted}).
+     */
+    protected final boolean insertedByAnother(final Access a) {
+        return a.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0 && !created(a);
     }
 
-    @Override
-    public final void delete(final String table, final long key) {
-        if (!insertsAndDeletes()) {
-            throw new UnsupportedOperationException(mode() + " does not delete yet (issue 21): only selcc-2pl "
-                + "deletes");
+    /** The abort of an access that found {@link #insertedByAnother}. */
+    protected static <T> Future<T> uncommitted(final Access a) {
+        LineCache.Stats.count("abort: inserted by a transaction not committed yet");
+        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key + " of " + a.table
+            + ": inserted by a transaction not committed yet"));
+    }
+
+    /** Latches {@code a}, a key in the index this attempt inserts, Exclusive until the commit (2PL: {@link #forUpdate}). */
+    protected Future<Access> latchPresent(final Access a) {
+        return forUpdate(a);
+    }
+
+    /**
+     * Latches {@code a}, an object this attempt's INSERT created, Exclusive, waiting for whoever holds its latch word
+     * for a moment (no transaction holds a CAS-locked object: a read of it aborts before it uses it); gives up after
+     * a bounded number of tries unless the attempt is over (its abort must bury the object, so it waits as long as it
+     * takes).
+     */
+    protected abstract Future<Access> latchCreated(Access a);
+
+    /**
+     * The commit's inserts, every written line latched already (the same in every SELCC and SEL protocol): a key in
+     * the index is latched Exclusive ({@link #latchPresent}) and revived over its tombstone (or found live: a
+     * duplicate); the others are created by the memory nodes' INSERTs, CAS-locked with this attempt's id (the memory
+     * node refuses a key whose latch word is held), then latched Exclusive ({@link #latchCreated}). An aborted insert
+     * is buried under its latch (a tombstone, CAS word cleared), never ABANDONed: that frees a slot that other
+     * compute nodes may still cache or be latching.
+     */
+    protected final Future<Void> insertions() {
+        final List<Inserts.PendingKey> pending = inserts.pending();
+        if (pending.isEmpty()) {
+            return Future.succeededFuture();
         }
-        super.delete(table, key);
+        final List<Future<Void>> present = new ArrayList<>(pending.size());
+        for (final Inserts.PendingKey p : pending) {
+            present.add(locate(p.table(), p.key()).compose(this::latchPresent).transform(found -> {
+                if (found.succeeded()) {
+                    LineCache.Stats.count("insert over an object");
+                    inserts.foldInto(p.table(), p.key());
+                    return Future.succeededFuture();
+                }
+                return found.cause() instanceof UnknownKeyException ? Future.succeededFuture()
+                    : Future.failedFuture(found.cause());
+            }));
+        }
+        return settle(present).compose(v -> {
+            if (inserts.duplicate() != null) {
+                return Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY, inserts.duplicate()));
+            }
+            created = new ArrayList<>(2);
+            return installInserts(insertLock(), id, (a, inserted) -> {
+                a.image = new UnsafeBuffer(new byte[a.slotBytes()]);
+                a.inserted = false; // undone under its latch (buried), never by ABANDON
+                created.add(a);
+                LineCache.Stats.count("insert created");
+            }).recover(e -> e instanceof AbortException x && x.reason() == AbortReason.DUPLICATE_KEY
+                // created since this attempt found it missing: its absence was stale, retried
+                ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, e.getMessage()))
+                : Future.failedFuture(e));
+        }).compose(v -> {
+            final List<Future<Access>> latched = new ArrayList<>(created.size());
+            for (final Access a : List.copyOf(created)) {
+                latched.add(latchCreated(a));
+            }
+            return settle(latched);
+        });
     }
 
     @Override
     protected final Table.InsertLock insertLock() {
-        return Table.InsertLock.CAS_WORD; // SelccTxn's INSERTs create the object CAS-locked
+        return Table.InsertLock.CAS_WORD; // the INSERTs create the object CAS-locked with the attempt id
     }
 }

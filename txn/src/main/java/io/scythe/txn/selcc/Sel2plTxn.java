@@ -31,9 +31,13 @@ import java.util.List;
  *       counter the history checker orders writes by), then the FAA releases, X by {@code -(p, 0)} and S by
  *       {@code -bit(p)}, on the same QP after the WRITEs.</li>
  * </ol>
- * Every conflict, local or global, aborts at once (no wait). Inserts and deletes are refused (not implemented, issue
- * 21). No redo record is written: a compute node that dies holding latches leaves its bits set (recovery is issue
- * 21's, not done).
+ * Every conflict, local or global, aborts at once (no wait), with one exception: latching an object the attempt's
+ * own INSERT just created retries (up to {@link #CREATED_TRIES} times the resend interval, holding its other latches)
+ * while a reader's momentary S bit goes away. Inserts and deletes as in every SELCC protocol
+ * ({@link LatchTxn#insertions}: keys in the index latched and revived, missing ones created CAS-locked by the memory
+ * node's INSERT and latched, buried under the latch on abort; a delete is a write leaving a tombstone). No redo
+ * record is written: a compute node that dies holding latches leaves its bits set (recovery is issue 21's, not
+ * done), and an abort burying a created object behind such a dead reader's bit keeps trying without end.
  */
 public final class Sel2plTxn extends LatchTxn {
     private final LocalLatches latches;
@@ -93,10 +97,15 @@ public final class Sel2plTxn extends LatchTxn {
             e.holders++;
             a.held = new Hold(e, Mode.SHARED);
             a.locked = true;
-            return readImage(a);
+            return readImage(a).compose(this::notInsertedByAnother);
         }
         return latchAndRead(a, e, "Shared FAA", batch -> batch.fetchAndAdd(latchAddress(a), a.rkey(),
             LatchWord.share(p)), this::sharedOutcome);
+    }
+
+    /** {@code a}, latched and read, unless another attempt's INSERT created it and has not committed (it aborts). */
+    private Future<Access> notInsertedByAnother(final Access a) {
+        return insertedByAnother(a) ? uncommitted(a) : Future.succeededFuture(a);
     }
 
     /** What turns the word an acquire's atomic returned into the latch held, or the attempt's failure. */
@@ -120,7 +129,8 @@ public final class Sel2plTxn extends LatchTxn {
             batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
             return batch.post().transform(posted -> {
                 if (posted.succeeded()) {
-                    return outcome.of(a, e, batch.result(at)).compose(v -> checkedImage(a));
+                    return outcome.of(a, e, batch.result(at)).compose(v -> checkedImage(a))
+                        .compose(this::notInsertedByAnother);
                 }
                 final Throwable err = posted.cause();
                 if (Refusal.forNow(err)) {
@@ -286,10 +296,107 @@ public final class Sel2plTxn extends LatchTxn {
         });
     }
 
+    /**
+     * Upgrades, then the inserts ({@link #insertions}), then the keys read absent validated, then the write-back with
+     * the releases; an object its INSERT created is installed by the write-back (version + 1) and its CAS word
+     * cleared before its latch is released.
+     */
     @Override
     public Future<Long> commit() {
-        return finishCommit(upgradeWrites().compose(v -> staged(Stage.WRITE_BACK, writeBackAndRelease()))
-            .map(0L));
+        if (sawDuplicate()) {
+            return duplicateCommit(Future::succeededFuture); // what it read is latched: current
+        }
+        return finishCommit(upgradeWrites()
+            .compose(v -> staged(Stage.LOCK, insertions()))
+            .compose(v -> staged(Stage.VALIDATE, validateAbsent()))
+            .compose(v -> {
+                for (final Access a : accesses) {
+                    if (created(a)) {
+                        // Written back (version + 1); for the history a write over no live value (its latch's
+                        // READ took the image as a read of a live one).
+                        a.inserted = true;
+                        a.readAbsent = true;
+                    }
+                }
+                // A write-back that fails before it posts (a failover since the attempt began) goes to abort():
+                // its created objects must then be buried under their latches like any other abort's, not freed
+                // (ABANDON) while other CNs may still latch the slot, so they stop counting as inserted here.
+                return staged(Stage.WRITE_BACK, writeBackAndRelease()).recover(e -> {
+                    for (final Access a : accesses) {
+                        if (created(a)) {
+                            a.inserted = false;
+                        }
+                    }
+                    return Future.failedFuture(e);
+                });
+            }).map(0L));
+    }
+
+    /** Tries of {@link #latchCreated} before the commit gives up (its abort then keeps trying). */
+    private static final int CREATED_TRIES = 64;
+
+    @Override
+    protected Future<Access> latchCreated(final Access a) {
+        return latchCreated(a, 0);
+    }
+
+    /**
+     * X on an object this attempt's INSERT created: CAS {@code 0 -> (p, 0)} with its READ, posted again after
+     * {@code resendNs} while a reader's FAA (undone as soon as it sees the CAS word) or another flow of this loop
+     * holds the word, at most {@link #CREATED_TRIES} times unless the attempt is over.
+     */
+    private Future<Access> latchCreated(final Access a, final int tries) {
+        final Entry e = latches.entry(a.partition.node(), latchAddress(a));
+        if (e.busy || e.mode != Mode.NONE) {
+            latches.forgetIfIdle(e);
+            return createdAgain(a, tries, null);
+        }
+        return latchAndRead(a, e, "Exclusive CAS", batch -> batch.compareAndSwap(latchAddress(a), a.rkey(),
+            LatchWord.FREE, LatchWord.exclusive(p)), (x, en, previous) -> {
+                en.busy = false;
+                if (previous != LatchWord.FREE) {
+                    latches.forgetIfIdle(en);
+                    return locked(x, "latch word " + LatchWord.toString(previous));
+                }
+                en.mode = Mode.EXCLUSIVE;
+                en.holders = 1;
+                x.held = new Hold(en, Mode.EXCLUSIVE);
+                x.locked = true;
+                return Future.succeededFuture();
+            }).recover(err -> err instanceof AbortException && a.held == null || Refusal.forNow(err)
+                ? createdAgain(a, tries, err) : Future.failedFuture(err));
+    }
+
+    private Future<Access> createdAgain(final Access a, final int tries, final Throwable why) {
+        if (!finished && tries + 1 >= CREATED_TRIES) {
+            return locked(a, "its INSERT's object could not be latched in " + CREATED_TRIES + " rounds ("
+                + (why == null ? "held locally" : why.getMessage()) + ")");
+        }
+        return runtime.timers().after(SelccModule.resendNs()).compose(v -> latchCreated(a, tries + 1));
+    }
+
+    /** The abort of an object its INSERT created, latched Exclusive: a tombstone, the CAS word cleared, X released. */
+    private Future<Void> bury(final Access a) {
+        LineCache.Stats.count("insert buried");
+        final Hold h = hold(a);
+        final Entry e = h.entry;
+        e.busy = true;
+        final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
+        flags.putShort(0, (short) ObjectLayout.FLAG_DELETED);
+        final UnsafeBuffer zero = new UnsafeBuffer(new byte[8]);
+        return channel(a).compose(ch -> {
+            final Doorbell batch = ch.doorbell();
+            batch.write(a.address() + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
+            batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), zero, 0, 8);
+            batch.fetchAndAdd(latchAddress(a), a.rkey(), LatchWord.unexclusive(p));
+            return batch.post();
+        }).map(v -> {
+            e.busy = false;
+            e.mode = Mode.NONE;
+            e.holders = 0;
+            latches.forgetIfIdle(e);
+            return null;
+        });
     }
 
     /**
@@ -313,8 +420,13 @@ public final class Sel2plTxn extends LatchTxn {
             }
         }
         // Version 0: each written object installs its own old version + 1 (ObjectLayout#versionAfter).
-        return writeBack(0, a -> a.locked && hold(a).global, (batch, a) -> batch.fetchAndAdd(latchAddress(a),
-            a.rkey(), hold(a).mode == Mode.EXCLUSIVE ? LatchWord.unexclusive(p) : LatchWord.unshare(p)))
+        return writeBack(0, a -> a.locked && hold(a).global, (batch, a) -> {
+            if (created(a)) { // committed: its CAS word cleared, after the version
+                batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), new UnsafeBuffer(new byte[8]), 0, 8);
+            }
+            batch.fetchAndAdd(latchAddress(a), a.rkey(), hold(a).mode == Mode.EXCLUSIVE ? LatchWord.unexclusive(p)
+                : LatchWord.unshare(p));
+        })
             .onSuccess(v -> {
                 for (final Hold h : global) {
                     h.entry.busy = false;
@@ -326,6 +438,11 @@ public final class Sel2plTxn extends LatchTxn {
 
     @Override
     public Future<Void> abort() {
-        return releaseHeld(a -> release(a, hold(a)));
+        return releaseHeld(a -> {
+            if (created(a)) { // latched first if the commit had not yet: nobody else may bury it
+                return (a.held == null ? latchCreated(a, 0) : Future.succeededFuture(a)).compose(this::bury);
+            }
+            return release(a, hold(a));
+        });
     }
 }

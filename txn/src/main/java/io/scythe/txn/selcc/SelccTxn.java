@@ -75,8 +75,6 @@ public final class SelccTxn extends LatchTxn {
     private final Mode mode;
     /** TO: this attempt's timestamp, taken at its first access. */
     private Future<Long> timestamp;
-    /** 2PL: objects this attempt's INSERTs created (CAS-locked), latched Exclusive by the commit or the abort. */
-    private List<Access> created;
 
     /** What one access holds of its frame's local latch. */
     private static final class Hold {
@@ -102,11 +100,6 @@ public final class SelccTxn extends LatchTxn {
     @Override
     public String mode() {
         return mode.label;
-    }
-
-    @Override
-    protected boolean insertsAndDeletes() {
-        return mode == Mode.TWO_PL;
     }
 
     private static Hold hold(final Access a) {
@@ -275,7 +268,7 @@ public final class SelccTxn extends LatchTxn {
         if (finished) {
             return locked(a, "attempt over"); // the global latch stays cached: nothing to release
         }
-        if (f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0 && (created == null || !created.contains(a))) {
+        if (f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0 && !created(a)) {
             // Created by an INSERT not committed yet: never latched locally, so its inserter's Exclusive acquire
             // is served at once (the global latch stays cached here until then).
             return locked(a, "inserted by a transaction not committed yet");
@@ -369,7 +362,7 @@ public final class SelccTxn extends LatchTxn {
             for (final Access a : accesses) {
                 if (a.dirty) {
                     install(a);
-                } else if (created != null && created.contains(a)) {
+                } else if (created(a)) {
                     installCreated(a);
                 }
             }
@@ -386,10 +379,15 @@ public final class SelccTxn extends LatchTxn {
 
     /**
      * TO and OCC: every line written latched Exclusive (no wait while holding: a conflict aborts), its version still
-     * the one read; OCC then latches each other line read Shared again and checks its version, TO checks
-     * {@code ts >= rts, wts} of each line written; then the writes are installed and every latch let go.
+     * the one read; then the inserts ({@link #insertions}: keys in the index latched Exclusive and revived, missing
+     * ones created and latched); TO checks {@code ts >= rts, wts} of each line written, OCC then latches each other
+     * line read Shared again and checks its version; the keys read absent must still be missing; then the writes are
+     * installed and every latch let go. A delete is a write that leaves a tombstone.
      */
     private Future<Long> optimisticCommit() {
+        if (sawDuplicate()) {
+            return duplicateCommit(() -> validateReads(0)); // its reads are not latched: checked again
+        }
         mark(io.scythe.txn.Stage.EXECUTE);
         final List<Access> written = new ArrayList<>();
         for (final Access a : accesses) {
@@ -397,17 +395,27 @@ public final class SelccTxn extends LatchTxn {
                 written.add(a);
             }
         }
-        if (written.isEmpty() && mode == Mode.TO) {
-            LineCache.Stats.committed(cache.participant());
-            return Future.succeededFuture(0L); // its reads were checked as they ran
+        if (written.isEmpty() && inserts.pending().isEmpty() && mode == Mode.TO) {
+            // Its reads were checked as they ran; a key read absent must still be missing.
+            return validateAbsent().map(v -> {
+                LineCache.Stats.committed(cache.participant());
+                return 0L;
+            });
         }
         final Future<Long> ts = mode == Mode.TO ? timestamp() : Future.succeededFuture(0L);
-        return ts.compose(t -> staged(io.scythe.txn.Stage.LOCK, latchWrites(written, 0, t)))
-            .compose(v -> mode == Mode.OCC ? staged(io.scythe.txn.Stage.VALIDATE, validateReads(0))
-                : Future.succeededFuture())
+        return ts.compose(t -> staged(io.scythe.txn.Stage.LOCK, latchWrites(written, 0, t)
+                .compose(v -> insertions()).compose(v -> revivalsChecked(written, t))))
+            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, (mode == Mode.OCC ? validateReads(0)
+                : Future.<Void>succeededFuture()).compose(x -> validateAbsent())))
             .compose(v -> ts).map(t -> {
-                for (final Access a : written) {
-                    install(a);
+                for (final Access a : accesses) {
+                    if (a.dirty) {
+                        install(a);
+                    } else if (created(a)) {
+                        installCreated(a);
+                    } else {
+                        continue;
+                    }
                     if (mode == Mode.TO) {
                         final Frame f = hold(a).frame;
                         f.image.putLong(a.slotBytes() + 8, t);
@@ -425,6 +433,33 @@ public final class SelccTxn extends LatchTxn {
             });
     }
 
+    /** TO: each key the inserts revived (latched by {@link #insertions}, not in {@code written}) checked as a write. */
+    private Future<Void> revivalsChecked(final List<Access> written, final long ts) {
+        if (mode == Mode.TO) {
+            for (final Access a : accesses) {
+                if (a.dirty && !written.contains(a)) {
+                    final AbortException late = toWriteLate(a, ts);
+                    if (late != null) {
+                        return Future.failedFuture(late);
+                    }
+                }
+            }
+        }
+        return Future.succeededFuture();
+    }
+
+    /** TO: why writing {@code a} (latched Exclusive) at {@code ts} is too late ({@code ts < rts} or {@code wts}), or null. */
+    private static AbortException toWriteLate(final Access a, final long ts) {
+        final Frame f = hold(a).frame;
+        final long rts = f.image.getLong(a.slotBytes());
+        final long wts = f.image.getLong(a.slotBytes() + 8);
+        if (ts < rts || ts < wts) {
+            return new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table + " was read at "
+                + rts + " or written at " + wts + ", after this transaction's timestamp " + ts);
+        }
+        return null;
+    }
+
     /** Latches {@code written[i..]} Exclusive in turn, each still at the version read (TO: ts at or past its stamps). */
     private Future<Void> latchWrites(final List<Access> written, final int i, final long ts) {
         if (i == written.size()) {
@@ -434,6 +469,7 @@ public final class SelccTxn extends LatchTxn {
         final long read = a.readVersion;
         final UnsafeBuffer mine = a.newValue;
         final int length = a.newLength;
+        final boolean wasDeleted = a.deleted;
         return lockExclusive(a, false).compose(x -> {
             // take() copied the line into the image again: what this attempt read is the version it saw then.
             x.newValue = mine;
@@ -444,17 +480,9 @@ public final class SelccTxn extends LatchTxn {
                     + x.table + " was written since this transaction read it"));
             }
             x.readVersion = read;
-            if (mode == Mode.TO) {
-                final Frame f = hold(x).frame;
-                final long rts = f.image.getLong(x.slotBytes());
-                final long wts = f.image.getLong(x.slotBytes() + 8);
-                if (ts < rts || ts < wts) {
-                    return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
-                        + x.table + " was read at " + rts + " or written at " + wts + ", after this transaction's "
-                        + "timestamp " + ts));
-                }
-            }
-            return latchWrites(written, i + 1, ts);
+            x.deleted = wasDeleted;
+            final AbortException late = mode == Mode.TO ? toWriteLate(x, ts) : null;
+            return late != null ? Future.failedFuture(late) : latchWrites(written, i + 1, ts);
         });
     }
 
@@ -497,7 +525,7 @@ public final class SelccTxn extends LatchTxn {
     @Override
     public Future<Void> abort() {
         return releaseHeld(a -> {
-            if (created != null && created.contains(a)) {
+            if (created(a)) {
                 return (a.held == null ? latchCreated(a, 0) : Future.succeededFuture(a)).map(x -> {
                     bury(x);
                     x.locked = false;
@@ -510,48 +538,15 @@ public final class SelccTxn extends LatchTxn {
         });
     }
 
-    /**
-     * The commit's inserts, every written line latched already: a key in the index is latched Exclusive through the
-     * cache and revived (or found live: a duplicate); the others are created by INSERTs and then latched.
-     */
-    private Future<Void> insertions() {
-        final List<io.scythe.txn.onesided.Inserts.PendingKey> pending = inserts.pending();
-        if (pending.isEmpty()) {
-            return Future.succeededFuture();
-        }
-        final List<Future<Void>> present = new ArrayList<>(pending.size());
-        for (final io.scythe.txn.onesided.Inserts.PendingKey p : pending) {
-            present.add(locate(p.table(), p.key()).compose(this::forUpdate).transform(found -> {
-                if (found.succeeded()) {
-                    LineCache.Stats.count("insert over an object");
-                    inserts.foldInto(p.table(), p.key());
-                    return Future.succeededFuture();
-                }
-                return found.cause() instanceof io.scythe.txn.UnknownKeyException ? Future.succeededFuture()
-                    : Future.failedFuture(found.cause());
-            }));
-        }
-        return settle(present).compose(v -> {
-            if (inserts.duplicate() != null) {
-                return Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY, inserts.duplicate()));
-            }
-            created = new ArrayList<>(2);
-            return installInserts(insertLock(), id, (a, inserted) -> {
-                a.image = new UnsafeBuffer(new byte[a.slotBytes()]);
-                a.inserted = false; // undone through the cache (bury), never by ABANDON
-                created.add(a);
-                LineCache.Stats.count("insert created");
-            }).recover(e -> e instanceof AbortException x && x.reason() == AbortReason.DUPLICATE_KEY
-                // created since this attempt found it missing: its absence was stale, retried
-                ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, e.getMessage()))
-                : Future.failedFuture(e));
-        }).compose(v -> {
-            final List<Future<Access>> latched = new ArrayList<>(created.size());
-            for (final Access a : List.copyOf(created)) {
-                latched.add(latchCreated(a, 0));
-            }
-            return settle(latched);
-        });
+    /** TO and OCC: a key in the index that this attempt inserts is latched Exclusive and held to the commit. */
+    @Override
+    protected Future<Access> latchPresent(final Access a) {
+        return mode == Mode.TWO_PL ? forUpdate(a) : lockExclusive(a, false);
+    }
+
+    @Override
+    protected Future<Access> latchCreated(final Access a) {
+        return latchCreated(a, 0);
     }
 
     /** Tries of {@link #latchCreated} before the commit gives up (its abort then keeps trying). */

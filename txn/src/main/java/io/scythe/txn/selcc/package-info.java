@@ -71,9 +71,10 @@
  * {@link io.scythe.txn.selcc.SelccModule}.
  *
  * <p><b>Not implemented yet (issue 21)</b>, each failing with a clear error naming the issue or simply absent:
- * inserts and deletes in TO and OCC transactions (selcc-2pl has them, {@link io.scythe.txn.selcc.SelccTxn}: on the
- * tables' object slots found through the memory nodes' index, not through the B-link tree, which transactions do not
- * address; so TPC-C runs under selcc-2pl only) and in SEL's, B-link node merges (deletes only remove keys from leaves, as most B-link trees), a global
+ * inserts and deletes through the B-link tree (every protocol inserts and deletes, one path,
+ * {@link io.scythe.txn.selcc.LatchTxn#insertions}, on the tables' object slots found through the memory nodes' index,
+ * which transactions address instead of the tree; sel-2pl's TPC-C still hangs on 2 explorer seeds of 50), B-link node
+ * merges (deletes only remove keys from leaves, as most B-link trees), a global
  * free list (a freed line is reused by the loop that freed it), priority matching by default (opt-in with
  * {@code scythe.selcc.priorityMatching}: on skewed SmallBank it cost throughput, 40.3 k txn/s against 50.3 k, and the
  * paper's single-writer setup that would show its benefit is not built), the early reply of a case-1
