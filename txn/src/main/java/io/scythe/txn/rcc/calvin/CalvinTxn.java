@@ -30,7 +30,8 @@ import java.util.TreeMap;
  * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}). Once every participant
  * forwarded its records, the reads complete, the procedure computes its writes, and the commit sends them to the
  * active participants, which write and release. A read after the seal turns the rest into OLLP's reconnaissance
- * ({@link #reconnoitre}): sequenced again at commit with the whole set, restarted when a record changed meanwhile.
+ * ({@link #reconnoitre}): sequenced again with the whole set, and re-run on the locked records ({@link #run});
+ * restarted when the re-run names a key outside that set.
  * Inserts and deletes are declared writes (an exclusive lock, by OLLP when named late). Nothing else aborts it but
  * the procedure itself (a user abort releases the locks without writing) and a duplicate insert. Loop-confined
  * to the client's loop; the fields the home loop touches are named so.
@@ -49,14 +50,14 @@ final class CalvinTxn implements Txn {
      * OLLP (Calvin's reconnaissance): the procedure read a key after its first round was sequenced (a key that
      * depends on a value read). The first run's locks are released, the rest of the procedure runs as reconnaissance
      * (unlocked one-sided reads of the keys it names, its writes buffered), and its commit sequences it again with
-     * the whole set it named; at execution every record must be as the reconnaissance saw it, else it restarts.
+     * the whole set it named; at execution the procedure runs again on the locked records ({@link #run}).
      */
     private boolean recon;
     /** The first run's locks released (set when the reconnaissance starts). */
     private Future<Void> firstReleased;
     /** Reconnaissance reads in flight or done. */
     private final List<Future<Record>> reconReads = new ArrayList<>();
-    /** The sequenced run of a reconnaissance: its records are checked against the guessed ones. */
+    /** The sequenced run of a reconnaissance (its records re-run on, or checked against the guessed ones). */
     private boolean validating;
     /** The sequenced run's records, as its participants locked and read them. */
     private Promise<List<Record>> locked;
