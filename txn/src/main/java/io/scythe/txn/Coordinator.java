@@ -74,7 +74,7 @@ public final class Coordinator {
         }
         final Future<R> body;
         try {
-            body = procedure.apply(txn);
+            body = txn.run(procedure);
         } catch (final RuntimeException e) {
             txn.abort().onComplete(aborted -> done.fail(aborted.failed() ? aborted.cause() : e));
             return;

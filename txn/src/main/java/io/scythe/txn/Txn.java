@@ -26,6 +26,15 @@ public interface Txn {
     /** Buffers the delete of {@code key}, which this attempt has read; it is gone once the attempt commits. */
     void delete(String table, long key);
 
+    /**
+     * Runs {@code procedure} as this attempt's body (the coordinator's way in). A protocol that executes procedures
+     * deterministically (CALVIN) may run it again, on the values it then holds locked, and completes with that run's
+     * result; every other protocol runs it once, as here.
+     */
+    default <R> Future<R> run(final java.util.function.Function<Txn, Future<R>> procedure) {
+        return procedure.apply(this);
+    }
+
     /** Commits: fails with {@link AbortException} when it could not; the commit timestamp or version otherwise. */
     Future<Long> commit();
 

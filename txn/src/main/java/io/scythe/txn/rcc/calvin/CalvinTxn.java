@@ -30,7 +30,8 @@ import java.util.TreeMap;
  * of theirs at once). Then the transaction is sealed and sequenced ({@link CalvinNode#submit}). Once every participant
  * forwarded its records, the reads complete, the procedure computes its writes, and the commit sends them to the
  * active participants, which write and release. A read after the seal turns the rest into OLLP's reconnaissance
- * ({@link #reconnoitre}): sequenced again at commit with the whole set, restarted when a record changed meanwhile.
+ * ({@link #reconnoitre}): sequenced again with the whole set, and re-run on the locked records ({@link #run});
+ * restarted when the re-run names a key outside that set.
  * Inserts and deletes are declared writes (an exclusive lock, by OLLP when named late). Nothing else aborts it but
  * the procedure itself (a user abort releases the locks without writing) and a duplicate insert. Loop-confined
  * to the client's loop; the fields the home loop touches are named so.
@@ -49,16 +50,26 @@ final class CalvinTxn implements Txn {
      * OLLP (Calvin's reconnaissance): the procedure read a key after its first round was sequenced (a key that
      * depends on a value read). The first run's locks are released, the rest of the procedure runs as reconnaissance
      * (unlocked one-sided reads of the keys it names, its writes buffered), and its commit sequences it again with
-     * the whole set it named; at execution every record must be as the reconnaissance saw it, else it restarts.
+     * the whole set it named; at execution the procedure runs again on the locked records ({@link #run}).
      */
     private boolean recon;
     /** The first run's locks released (set when the reconnaissance starts). */
     private Future<Void> firstReleased;
     /** Reconnaissance reads in flight or done. */
     private final List<Future<Record>> reconReads = new ArrayList<>();
-    /** The sequenced run of a reconnaissance: its records are checked against the guessed ones. */
+    /** The sequenced run of a reconnaissance (its records re-run on, or checked against the guessed ones). */
     private boolean validating;
-    private Promise<Long> validated;
+    /** The sequenced run's records, as its participants locked and read them. */
+    private Promise<List<Record>> locked;
+    /**
+     * Calvin's deterministic re-execution: the procedure runs again on the records the sequenced run holds locked
+     * ({@link #run}); while it does, a read or write outside the locked set is a miss.
+     */
+    private boolean replaying;
+    /** The re-run is done and stayed inside the locked set: its writes are the ones committed. */
+    private boolean replayed;
+    /** The first key the re-run named outside the locked set (it then restarts), or null. */
+    private String miss;
     private final Promise<Void> firstDelivered = Promise.promise();
     private final Map<Key, Entry> entries = new LinkedHashMap<>();
     private boolean sealScheduled;
@@ -133,7 +144,7 @@ final class CalvinTxn implements Txn {
     }
 
     private Future<UnsafeBuffer> declare(final String table, final long key, final boolean forUpdate) {
-        if (finished != null || validating) {
+        if (finished != null || validating && !replaying) {
             return Future.failedFuture(new IllegalStateException("CALVIN (" + mode + ") transaction "
                 + Long.toHexString(id) + " reads key " + key + " of " + table + " after its commit began"));
         }
@@ -143,6 +154,9 @@ final class CalvinTxn implements Txn {
             final Promise<UnsafeBuffer> again = Promise.promise(); // read again, as locked (or guessed) before
             complete(e, again);
             return again.future();
+        }
+        if (replaying) {
+            return Future.failedFuture(missed(k, forUpdate ? "reads for update" : "reads"));
         }
         if (e == null) {
             final Catalog.Partition partition;
@@ -182,7 +196,11 @@ final class CalvinTxn implements Txn {
      * sequenced yet; else, when the sequenced run does not hold it exclusively, by OLLP (sequenced again with it).
      */
     private void needExclusive(final Entry e) {
-        if (!sealed) {
+        if (replaying) {
+            if (!e.declaredExclusive) {
+                missed(e.key, "writes");
+            }
+        } else if (!sealed) {
             e.forUpdate = true;
             scheduleSeal();
         } else if (recon || !e.declaredExclusive) {
@@ -254,10 +272,9 @@ final class CalvinTxn implements Txn {
 
     /**
      * OLLP's sequenced run, once the reconnaissance is over: sequences the transaction again (a new id) with every key
-     * the procedure named; completes with its commit timestamp once every record was as guessed and the writes are
-     * done, or fails with {@link CalvinModule#OLLP_RESTART} (nothing written) when one changed.
+     * the procedure named; completes with the records its participants locked, once every one arrived.
      */
-    private Future<Long> sequenceGuessed() {
+    private Future<List<Record>> sequenceGuessed() {
         for (final Entry e : entries.values()) {
             if (e.record == null) {
                 return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
@@ -265,13 +282,13 @@ final class CalvinTxn implements Txn {
             }
         }
         id = runtime.nextTxnId();
-        validating = true;
-        validated = Promise.promise();
         final Map<Integer, Decl> byNode = declsOf();
         final String tooLarge = tooLarge(byNode);
         if (tooLarge != null) {
             return Future.failedFuture(new IllegalArgumentException(tooLarge));
         }
+        validating = true;
+        locked = Promise.promise();
         decls = byNode;
         for (final Entry e : entries.values()) {
             e.declaredExclusive = e.forUpdate;
@@ -282,7 +299,7 @@ final class CalvinTxn implements Txn {
             forwardsLeft = keys;
             node.submit(this, epochNs, rpc);
         });
-        return validated.future();
+        return locked.future();
     }
 
     /** Per participant node, the keys of it there (true: written, an exclusive lock). */
@@ -363,7 +380,7 @@ final class CalvinTxn implements Txn {
     /** Every record arrived: the reads complete (or, when it was aborted meanwhile, its locks are released). */
     private void deliver(final List<Record> records) {
         if (validating) {
-            checkGuess(records);
+            locked.complete(records);
             return;
         }
         for (final Record r : records) {
@@ -383,8 +400,11 @@ final class CalvinTxn implements Txn {
         }
     }
 
-    /** OLLP's re-check at execution: every record as the reconnaissance saw it, else restart (nothing written). */
-    private void checkGuess(final List<Record> records) {
+    /**
+     * OLLP's re-check at execution when the procedure cannot be run again (it was not given by {@link #run}): every
+     * record as the reconnaissance saw it, else restart with {@link CalvinModule#OLLP_RESTART} (nothing written).
+     */
+    private Future<Long> checkGuess(final List<Record> records) {
         String changed = null;
         for (final Record r : records) {
             final Record guess = entries.get(r.key()).record;
@@ -395,12 +415,75 @@ final class CalvinTxn implements Txn {
             }
         }
         if (changed == null) {
-            commitOrDuplicate().onComplete(validated);
-            return;
+            return commitOrDuplicate();
         }
-        final String why = changed;
-        end(false).onComplete(ar -> validated.fail(ar.failed() ? ar.cause() : new io.scythe.txn.AbortException(
-            CalvinModule.OLLP_RESTART, "CALVIN's reconnaissance guessed " + why + ": restarted")));
+        return restart("CALVIN's reconnaissance guessed " + changed + ": restarted");
+    }
+
+    /** Releases the locks without writing and fails with {@link CalvinModule#OLLP_RESTART}. */
+    private <R> Future<R> restart(final String why) {
+        return endFailing(new io.scythe.txn.AbortException(CalvinModule.OLLP_RESTART, why));
+    }
+
+    /** Releases the locks without writing and fails with {@code cause} (or with why they could not be released). */
+    private <R> Future<R> endFailing(final Throwable cause) {
+        return end(false).transform(ar -> Future.failedFuture(ar.failed() ? ar.cause() : cause));
+    }
+
+    /** Notes that the re-run named {@code k} outside the locked set; the abort its read fails with. */
+    private io.scythe.txn.AbortException missed(final Key k, final String what) {
+        final String why = "CALVIN's re-execution on the locked values " + what + " " + k + ", outside the set "
+            + "its reconnaissance locked: restarted";
+        if (miss == null) {
+            miss = why;
+        }
+        return new io.scythe.txn.AbortException(CalvinModule.OLLP_RESTART, why);
+    }
+
+    /**
+     * Runs {@code procedure}; when it went by OLLP, Calvin's deterministic re-execution: once the reconnaissance is
+     * over the transaction is sequenced again with every key it named, and when its participants hold those locks the
+     * procedure runs again on the locked records (a function of its inputs and the values it reads, as every workload
+     * procedure is). Its result and writes are that run's. Only when the re-run names a key outside the locked set (or
+     * writes one locked shared) does it restart ({@link CalvinModule#OLLP_RESTART}, nothing written); a re-run that
+     * names fewer keys commits (the extra locks are released with the others).
+     */
+    @Override
+    public <R> Future<R> run(final java.util.function.Function<Txn, Future<R>> procedure) {
+        return procedure.apply(this).compose(result -> !recon || finished != null ? Future.succeededFuture(result)
+            : firstReleased.compose(v -> Future.all(reconReads)).compose(v -> sequenceGuessed())
+                .compose(records -> replay(procedure, records)));
+    }
+
+    /** The re-run of {@code procedure} on {@code records}, locked by the sequenced run. */
+    private <R> Future<R> replay(final java.util.function.Function<Txn, Future<R>> procedure,
+                                 final List<Record> records) {
+        for (final Record r : records) {
+            entries.get(r.key()).record = r;
+        }
+        for (final Entry e : entries.values()) {
+            e.op = NONE;
+            e.written = null;
+        }
+        duplicate = null;
+        replaying = true;
+        Future<R> again;
+        try {
+            again = procedure.apply(this);
+        } catch (final RuntimeException e) {
+            again = Future.failedFuture(e);
+        }
+        return again.transform(ar -> {
+            replaying = false;
+            if (miss != null) {
+                return restart(miss);
+            }
+            if (ar.failed()) {
+                return endFailing(ar.cause());
+            }
+            replayed = true;
+            return Future.succeededFuture(ar.result());
+        });
     }
 
     /** Completes a read of {@code e} with its record: its value, absent, or the participant's failure. */
@@ -453,6 +536,10 @@ final class CalvinTxn implements Txn {
         final Catalog.Partition partition = t.partitionOf(key);
         io.scythe.txn.onesided.WriteSet.checkLength(table, partition, length);
         refuseAfterCommit("inserts", table, key);
+        if (replaying && !entries.containsKey(new Key(table, key))) {
+            missed(new Key(table, key), "inserts");
+            return;
+        }
         final Entry e = entry(table, key, partition);
         final byte[] v = new byte[length];
         value.getBytes(offset, v);
@@ -490,7 +577,7 @@ final class CalvinTxn implements Txn {
     }
 
     private void refuseAfterCommit(final String what, final String table, final long key) {
-        if (finished != null || validating) {
+        if (finished != null || validating && !replaying) {
             throw new IllegalStateException("CALVIN (" + mode + ") transaction " + Long.toHexString(id) + " " + what
                 + " key " + key + " of " + table + " after its commit began");
         }
@@ -531,11 +618,15 @@ final class CalvinTxn implements Txn {
             return finished.future();
         }
         if (recon) {
+            if (replayed) {
+                return commitOrDuplicate(); // the re-run's writes, on the locked records
+            }
             if (validating) {
                 return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
                     + " commits twice"));
             }
-            return firstReleased.compose(v -> Future.all(reconReads)).compose(v -> sequenceGuessed());
+            return firstReleased.compose(v -> Future.all(reconReads)).compose(v -> sequenceGuessed())
+                .compose(this::checkGuess);
         }
         if (!delivered) {
             return Future.failedFuture(new IllegalStateException("CALVIN transaction " + Long.toHexString(id)
@@ -565,8 +656,11 @@ final class CalvinTxn implements Txn {
             firstReleased.onComplete(ar -> done.complete(0L));
             return firstReleased.otherwiseEmpty();
         }
-        if (validating) { // the sequenced run's commit is under way: it ends it
-            return validated.future().<Void>mapEmpty().otherwiseEmpty();
+        if (validating) { // the sequenced run holds its locks (or will): released once its records are here
+            finished = Promise.promise();
+            final Future<Long> done = finished.future();
+            locked.future().onSuccess(records -> end(false)); // completes finished
+            return done.<Void>mapEmpty().otherwiseEmpty();
         }
         if (!delivered) {
             abortPending = true;

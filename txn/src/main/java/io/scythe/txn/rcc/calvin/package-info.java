@@ -45,9 +45,12 @@
  *       asked once by RPC at set-up.</li>
  * </ul>
  * At the end of a simulated run every node's lock queues (and every table of transactions in flight) must be empty
- * ({@code run.endChecks}: a violation of the run otherwise). OLLP departs from Calvin's in what it re-checks: the
- * procedure runs once, on the reconnaissance's values (a closure cannot be re-run on the locked ones), so every record
- * it read must be unchanged, not only those its keys depended on (so TPC-C's NewOrders on a hot district restart
- * often). Not built: replication of the input log, recovery, a per-stage breakdown.
+ * ({@code run.endChecks}: a violation of the run otherwise). OLLP is Calvin's deterministic re-execution: the
+ * coordinator gives the procedure through {@link io.scythe.txn.Txn#run}, so once the reconnaissance is over and the
+ * transaction, sequenced again with every key it named, holds those locks, the procedure runs again on the locked
+ * records and its writes and result are that run's; it restarts ({@code ollp-restart}, nothing written) only when the
+ * re-run names a key outside the locked set (or writes one it locked shared). A procedure not given by {@code run}
+ * (a caller driving the {@code Txn} itself) falls back to the old check: every record read by the reconnaissance
+ * unchanged at execution. Not built: replication of the input log, recovery, a per-stage breakdown.
  */
 package io.scythe.txn.rcc.calvin;
