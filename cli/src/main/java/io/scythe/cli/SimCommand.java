@@ -216,8 +216,9 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(names = OptionChecks.TpccHomes.class)
     @Option(names = "--tpcc-home", defaultValue = "random", description = "[tpcc] A transaction's home warehouse: "
         + "random, server (1 + CN mod --warehouses: Aurogon's high contention with --warehouses = --cns) or loop "
-        + "(1 + global loop mod --warehouses: its medium contention with --warehouses = --cns x --loops) (default: "
-        + "${DEFAULT-VALUE}).")
+        + "(1 + global loop mod --warehouses: its medium contention with --warehouses = --cns x --loops and one "
+        + "client per loop, --clients = --loops: the paper's thread runs one transaction at a time, so no two "
+        + "transactions share a home warehouse) (default: ${DEFAULT-VALUE}).")
     String tpccHome;
 
     @Accepts(min = "1")
