@@ -270,7 +270,20 @@ public final class Simulation {
         final Promise<SimResult> done = Promise.promise();
         context.runOnContext(v -> {
             final long wallStart = System.nanoTime(); // reported only: never steers the run
-            build(vertx).compose(ignored -> {
+            final Future<Void> built;
+            try {
+                built = build(vertx);
+            } catch (final Throwable t) {
+                // Thrown while building (e.g. loading a table larger than the direct memory: OutOfMemoryError):
+                // the run fails with it instead of waiting forever on a future nothing completes.
+                try {
+                    close();
+                } finally {
+                    done.fail(t);
+                }
+                return;
+            }
+            built.compose(ignored -> {
                 setupWallNs = System.nanoTime() - wallStart;
                 simulate();
                 return Future.succeededFuture(result(System.nanoTime() - wallStart));
