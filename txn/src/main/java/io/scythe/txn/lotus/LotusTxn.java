@@ -96,12 +96,17 @@ final class LotusTxn extends OneSidedTxn {
     private final boolean si;
     /** Declared read-only ({@link #declareReadOnly}): every read lock-free at T_start, no commit step. */
     private boolean readOnly;
-    /** Per access: the CVT cell its new version goes to and that cell's CV, once the INVISIBLE writes are built. */
-    private final Map<Access, int[]> cells = new java.util.HashMap<>();
+    /**
+     * Per access: the CVT cell its new version goes to and that cell's CV, once the INVISIBLE writes are built. Linked
+     * (like {@link #cvtsAfter}, {@link #unlockedReads}): Access has identity hashing, so a HashMap's order (the order
+     * {@link #writeCells} posts its doorbells to the memory nodes, and draws the simulator's per-batch jitter) would
+     * change from run to run, and the simulator with it (same seed, different results).
+     */
+    private final Map<Access, int[]> cells = new LinkedHashMap<>();
     /** Per written access: its CVT as its commit leaves it (the version word set at T_commit), for the cache. */
-    private final Map<Access, UnsafeBuffer> cvtsAfter = new java.util.HashMap<>();
+    private final Map<Access, UnsafeBuffer> cvtsAfter = new LinkedHashMap<>();
     /** Accesses read lock-free whose keys it then wrote (SI): checked again under the write lock. */
-    private final Set<Access> unlockedReads = new java.util.HashSet<>();
+    private final Set<Access> unlockedReads = new LinkedHashSet<>();
     /** Whether its INVISIBLE writes may have landed (an abort then clears their cells). */
     private boolean invisibleWritten;
     /** T_commit, once fetched (the redo record's tokens are derived from it). */
