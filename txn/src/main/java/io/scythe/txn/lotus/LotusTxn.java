@@ -66,6 +66,16 @@ final class LotusTxn extends OneSidedTxn {
     /** The locks of this attempt's inserts (key and index bucket), taken as each insert is issued. */
     private final List<Future<Void>> insertLocks = new ArrayList<>();
     private Future<Void> aborted;
+    /**
+     * Set first thing by {@link #abort}: from then on no read of this attempt settles a cell ({@link #settleInvisible}).
+     * Its locks go once the abort's clearing is done, while a read it left in flight (an address lookup, a READ) may
+     * still complete: a CVT READ that lands after the release can find the next writer's INVISIBLE cell, and settling
+     * that as "a gone writer's" would clear a live commit's version (its visible write then sets the version of a cell
+     * no longer valid: an acknowledged commit lost, LotusClusterProcessTest in CI run 67).
+     */
+    private boolean over;
+    /** Settlements posted by this attempt's reads: an abort releases its locks only after they are done. */
+    private final List<Future<Void>> settling = new ArrayList<>();
 
     LotusTxn(final TxnRuntime runtime, final boolean snapshotIsolation) {
         super(runtime);
@@ -87,12 +97,17 @@ final class LotusTxn extends OneSidedTxn {
     private final boolean si;
     /** Declared read-only ({@link #declareReadOnly}): every read lock-free at T_start, no commit step. */
     private boolean readOnly;
-    /** Per access: the CVT cell its new version goes to and that cell's CV, once the INVISIBLE writes are built. */
-    private final Map<Access, int[]> cells = new java.util.HashMap<>();
+    /**
+     * Per access: the CVT cell its new version goes to and that cell's CV, once the INVISIBLE writes are built. Linked
+     * (like {@link #cvtsAfter}, {@link #unlockedReads}): Access has identity hashing, so a HashMap's order (the order
+     * {@link #writeCells} posts its doorbells to the memory nodes, and draws the simulator's per-batch jitter) would
+     * change from run to run, and the simulator with it (same seed, different results).
+     */
+    private final Map<Access, int[]> cells = new LinkedHashMap<>();
     /** Per written access: its CVT as its commit leaves it (the version word set at T_commit), for the cache. */
-    private final Map<Access, UnsafeBuffer> cvtsAfter = new java.util.HashMap<>();
+    private final Map<Access, UnsafeBuffer> cvtsAfter = new LinkedHashMap<>();
     /** Accesses read lock-free whose keys it then wrote (SI): checked again under the write lock. */
-    private final Set<Access> unlockedReads = new java.util.HashSet<>();
+    private final Set<Access> unlockedReads = new LinkedHashSet<>();
     /** Whether its INVISIBLE writes may have landed (an abort then clears their cells). */
     private boolean invisibleWritten;
     /** T_commit, once fetched (the redo record's tokens are derived from it). */
@@ -225,6 +240,9 @@ final class LotusTxn extends OneSidedTxn {
 
     /** {@link #fetchVersion}; {@code settle}: a locked read settles a gone writer's INVISIBLE cell first. */
     private Future<Access> fetchVersion(final Access a, final boolean locked, final boolean settle) {
+        if (over || finished) { // e.g. an address lookup that completed after the abort: its locks may be gone
+            return Future.failedFuture(new AbortException(AbortReason.LOCKED, "lotus: attempt over"));
+        }
         final int maxValue = a.partition.descriptor().schema().maxValueBytes();
         final int at = Cvt.offset(maxValue);
         final int n = node.versions();
@@ -255,6 +273,11 @@ final class LotusTxn extends OneSidedTxn {
             }
             if (!cached && locked && !pick.invisible()) {
                 fill(a, lotusKey, a.image, at);
+            }
+            if (locked && pick.invisible() && (over || finished)) {
+                // Aborted while this READ was in flight: the key may be another writer's by now, so the cell may be
+                // that live writer's (see #over). Nothing is settled without the lock.
+                return Future.failedFuture(refusedRead(a, "an INVISIBLE version, read after the attempt was over"));
             }
             if (locked && pick.invisible() && settle) {
                 // The key is locked by this attempt, so no live writer has a version INVISIBLE on it: the cell is a
@@ -375,7 +398,13 @@ final class LotusTxn extends OneSidedTxn {
                             : b -> writeCleared(b, base + cellAt, rkey));
                     }
                 }
-                return post(byNode);
+                if (over || finished) { // aborted meanwhile: its locks may be gone (see #over), nothing is written
+                    return Future.failedFuture(refusedRead(a, "an INVISIBLE version, settled after the attempt was "
+                        + "over"));
+                }
+                final Future<Void> posted = post(byNode);
+                settling.add(posted);
+                return posted;
             });
     }
 
@@ -995,12 +1024,17 @@ final class LotusTxn extends OneSidedTxn {
     @Override
     public Future<Void> abort() {
         if (aborted == null) {
+            over = true;
             node.ended(this, -1);
             forgetWritten(); // its INVISIBLE writes (cleared or not) changed the CVTs it wrote
             // INVISIBLE versions it may have written are cleared before its locks go.
             final Future<Void> cleared = invisibleWritten && !committing
                 ? writeCells(0, true).recover(e -> Future.succeededFuture()) : Future.succeededFuture();
-            aborted = cleared.compose(v -> releaseHeld(a -> Future.succeededFuture())).compose(v -> unlockAll(true));
+            // Settlements its reads posted land before its locks go (a WRITE in flight after the release could clear
+            // the next writer's cell).
+            final Future<Void> settled = settle(new ArrayList<>(settling)).recover(e -> Future.succeededFuture());
+            aborted = Future.all(cleared, settled).<Void>mapEmpty()
+                .compose(v -> releaseHeld(a -> Future.succeededFuture())).compose(v -> unlockAll(true));
         }
         return aborted;
     }
