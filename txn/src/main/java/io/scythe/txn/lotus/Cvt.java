@@ -293,7 +293,9 @@ public final class Cvt {
             return io.scythe.txn.spi.ObjectProbe.NOT_MINE;
         }
         final int n = versions(m, at);
-        if (n < 1 || table.objectSlotBytes() != offset(max) + room(max, n) || key(m, at) != key
+        // Another protocol's slot can hold anything where a CVT would be (RCC MVCC's version slots, say): a count
+        // out of Lotus's range is not a CVT, never an error.
+        if (n < 2 || n > 64 || table.objectSlotBytes() != offset(max) + room(max, n) || key(m, at) != key
             || m.getInt(at + 8) != table.schema().id() + 1) {
             return io.scythe.txn.spi.ObjectProbe.NOT_MINE;
         }

@@ -27,11 +27,9 @@ public interface ObjectProbe {
         if (at < 0) {
             return null;
         }
-        for (final ObjectProbe probe : ProtocolRegistry.probes()) {
-            final AtomicBuffer value = probe.committedValue(table, at, key);
-            if (value != NOT_MINE) {
-                return value;
-            }
+        final AtomicBuffer kept = ProtocolRegistry.committedValueElsewhere(table, at, key);
+        if (kept != NOT_MINE) {
+            return kept;
         }
         if ((table.objectMemory().getShortVolatile(at + ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0) {
             return null;

@@ -93,11 +93,6 @@ public final class ProtocolRegistry {
         MODULE_WORDS.add(module.headerWords().stream().map(HeaderWord::word).toList());
     }
 
-    /** Every module's probe, in registration order. */
-    static synchronized List<ObjectProbe> probes() {
-        return List.copyOf(PROBES);
-    }
-
     /** Every header word a module declared, in registration order. */
     public static synchronized List<HeaderWord> headerWords() {
         return List.copyOf(WORDS.keySet());
@@ -223,6 +218,26 @@ public final class ProtocolRegistry {
             }
         }
         return false;
+    }
+
+    /**
+     * The committed value of the object at {@code object} (key {@code key}) of {@code table} as the module keeping it
+     * in a format of its own answers ({@link ObjectProbe#committedValue(io.scythe.storage.Table, int, long)}), asking
+     * only the modules whose words the table's format carries, as {@link #anyLockHeld} does; or
+     * {@link ObjectProbe#NOT_MINE}.
+     */
+    static synchronized org.agrona.concurrent.AtomicBuffer committedValueElsewhere(
+        final io.scythe.storage.Table table, final int object, final long key) {
+        final io.scythe.storage.ObjectFormat format = table.format();
+        for (int m = 0; m < MODULES.size(); m++) {
+            if (probed(format, MODULE_WORDS.get(m))) {
+                final org.agrona.concurrent.AtomicBuffer value = PROBES.get(m).committedValue(table, object, key);
+                if (value != ObjectProbe.NOT_MINE) {
+                    return value;
+                }
+            }
+        }
+        return ObjectProbe.NOT_MINE;
     }
 
     private static boolean probed(final io.scythe.storage.ObjectFormat format,
