@@ -823,6 +823,73 @@ class CnRecoveryTest {
     }
 
     /**
+     * A record written before a failover, replayed after it (the review of stop 33): cnA commits a transfer of account
+     * 4 (p1, on mn1) in full, and its record stays in its log (nothing of its loop wrote a later one). mn1 fails over
+     * (p1 promoted on mn2, whose Takeout counters start from 0), and a live transaction on cnB takes the promoted
+     * copy's lock of 4 with the very ticket cnA's record names, and holds it (its write-back paused). cnA dies and is
+     * recovered while cnB holds the lock: the record names mn1 as the primary it was written under, so its lock word on
+     * the promoted copy is not read as the record's (that would install the old write over the live holder's lock and
+     * release it): versions say it landed, nothing is applied. cnB then commits, and the copies agree.
+     */
+    @Test
+    void shouldNotTakeALiveHoldersTicketOnAPromotedCopyForAnOldRecordsLock() throws Exception {
+        memoryNodes = 3;
+        replicas = 1;
+        start("scythe");
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
+        assertThat(transferOn(cnA.on(loop()), 4, 5, 25)).as("cnA's transfer commits in full").isTrue();
+        final Table loadedP1 = servingTable("accounts", 4);
+        final long ticketOfA = loadedP1.objectMemory().getLongVolatile(loadedP1.offsetOf(loadedP1.lookup(4))
+            + ObjectLayout.UPPER_OFFSET) - 1; // released: upper passed it
+        final Catalog catalog = live.on(loop()).runtime().catalog();
+        final io.scythe.txn.MemoryNodeConfiguration without1 = io.scythe.txn.MemoryNodeConfiguration.initial(3, 1)
+            .without(1);
+        assertThat(catalog.reconfigure(without1)).isTrue();
+        assertThat(catalog.settled(without1.epoch())).as("nothing was in flight").isTrue();
+        for (long i = 0; i < ticketOfA; i++) { // the promoted copy's tickets of 4 up to cnA's
+            assertThat(transferOn(live.on(loop()), 4, 6, 1)).isTrue();
+        }
+        final Promise<Void> paused = Promise.promise();
+        final TxnRuntime b = live.on(loop()).runtime();
+        final long ledgerOfB = nextLedgerKey++;
+        final Promise<Void> committedB = Promise.promise();
+        loop().runOnContext(v -> {
+            b.beforeWriteBack(mn -> paused.future());
+            live.on(loop()).run(txn -> transfer(txn, 4, 6, 7, ledgerOfB)).<Void>mapEmpty().onComplete(committedB);
+        });
+        final Table promoted = servingTable("accounts", 4);
+        final int at = promoted.offsetOf(promoted.lookup(4));
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (lowerMinusUpperOn(promoted, 4) == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(promoted.objectMemory().getLongVolatile(at + ObjectLayout.UPPER_OFFSET))
+            .as("cnB holds the promoted copy's lock of 4 with cnA's old ticket").isEqualTo(ticketOfA);
+        assertThat(lowerMinusUpperOn(promoted, 4)).isPositive();
+        final long versionHeld = servingVersion(4);
+        final long balanceHeld = servingBalance(4);
+
+        scythe.fence("cnA");
+        final CnRecovery.Report ra = recover("cnA");
+        assertThat(ra.entriesApplied()).as("cnA's transfer had landed: nothing applied again").isZero();
+        assertThat(servingVersion(4)).as("nothing installed under cnB's lock").isEqualTo(versionHeld);
+        assertThat(servingBalance(4)).isEqualTo(balanceHeld);
+        assertThat(promoted.objectMemory().getLongVolatile(at + ObjectLayout.UPPER_OFFSET))
+            .as("cnB's lock not released by the recovery").isEqualTo(ticketOfA);
+
+        loop().runOnContext(v -> paused.complete());
+        committedB.future().await(20, TimeUnit.SECONDS);
+        acknowledged.add(ledgerOfB);
+        on(() -> {
+            b.beforeWriteBack(null);
+            return Future.succeededFuture();
+        });
+        assertThat(servingBalance(4)).isEqualTo(balanceHeld - 7);
+        checkServingCopies(catalog);
+    }
+
+    /**
      * A memory node dies under a transaction whose Lock RPC to it was sent (issue 23 §2; under {@code scythe chaos
      * --mn-faults} every CN with such a verb gave its lease up): mn1 stops answering, cnA's TOCC read of account 4
      * (p1, on mn1) times out in its Lock RPC, so its ticket is in doubt. The configuration removing mn1 comes while

@@ -315,6 +315,7 @@ public final class CnRecovery {
             }
             entries.add(applyEntry(new String(name, StandardCharsets.UTF_8),
                 image.getInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET), RedoRecordDescriptor.opOf(opAndBackups),
+                RedoRecordDescriptor.primaryCopyOf(opAndBackups),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), lockKind, version, value, backupPointers,
                 tally, txnId, i));
@@ -327,7 +328,8 @@ public final class CnRecovery {
      * Applies one entry as the write-back would have, if its lock is still held by {@code token} (see
      * {@link #finishEntry}).
      */
-    private Future<Void> applyEntry(final String node, final int tableId, final int op, final long pointer,
+    private Future<Void> applyEntry(final String node, final int tableId, final int op, final int writtenPrimary,
+                                    final long pointer,
                                     final long token, final int lockKind, final long version,
                                     final UnsafeBuffer value, final long[] backupPointers, final Tally tally,
                                     final long txnId, final int index) {
@@ -347,16 +349,20 @@ public final class CnRecovery {
         }
         final Catalog.Partition partition = serving.partition();
         if (serving.primaryCopy() != 0) {
-            // Its primary failed over. A record written before the failover: the promoted copy was a backup, which
-            // has no lock word, so versions say whether the write-back landed there (settlePromoted). One written
-            // after it, under a configuration where this copy was the primary: its lock held by the record's token
-            // says the write-back did not finish, as on a primary that never failed over.
+            // Its primary failed over. A record written under another primary (before the failover): the promoted
+            // copy was a backup, which has no lock word, so versions say whether the write-back landed there
+            // (settlePromoted); its lock word must not be read as the record's, since a promoted copy's Takeout
+            // counters start from 0 and the old record's ticket can be a live holder's now. One written under this
+            // copy as the primary (the op word names it): its lock held by the record's token says the write-back did
+            // not finish, as on a primary that never failed over.
             final long[] copies = serving.servingPointers(pointer, backupPointers);
+            if (writtenPrimary != serving.primaryCopy()) {
+                return settlePromoted(serving, op, version, value, copies)
+                    .map(installed -> counted(installed, tally, txnId, index));
+            }
             final long[] backups = java.util.Arrays.copyOfRange(copies, 1, copies.length);
             return finish(runtime, partition, op, copies[0], token, kind, version, value, value.capacity(), backups,
-                true).compose(installed -> installed >= 0 ? Future.succeededFuture(installed)
-                    : settlePromoted(serving, op, version, value, copies))
-                .map(installed -> counted(installed, tally, txnId, index));
+                true).map(installed -> counted(installed, tally, txnId, index));
         }
         final long[] servingPointers = serving.servingBackupPointers(backupPointers);
         final Future<Long> finished = finish(runtime, partition, op, pointer, token, kind, version, value,

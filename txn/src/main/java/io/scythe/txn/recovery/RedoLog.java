@@ -398,8 +398,10 @@ public final class RedoLog {
      * on the node and hold as many backups as another partition's loaded primary (with two or more backups several
      * partitions look alike), so a record naming its partitions as they serve would be read as another partition's.
      * The copies that do not serve when the record is written (on removed memory nodes) get pointer 0: recovery
-     * reads only serving copies. Without a configuration copy b is backup b, and the bytes are those of the
-     * partitions as they serve.
+     * reads only serving copies. The op word also names the loaded copy serving as primary when the record was
+     * written: recovery trusts that copy's lock word only if it still is the primary (a promoted copy's lock words
+     * start afresh, so a ticket of an older record can equal a live holder's). Without a configuration copy b is
+     * backup b, the primary copy 0, and the bytes are those of the partitions as they serve.
      */
     static UnsafeBuffer encode(final long txnId, final long version, final int lockKind, final List<Access> writes,
                                final ToLongFunction<Access> token, final io.scythe.txn.Catalog catalog) {
@@ -435,7 +437,8 @@ public final class RedoLog {
             final int backups = named.backups().size();
             final int value = valueBytes(a);
             b.putShort(at + RedoRecordDescriptor.ENTRY_NODE_LENGTH_OFFSET, (short) names[i].length);
-            b.putShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET, (short) RedoRecordDescriptor.opWord(opOf(a), backups));
+            b.putShort(at + RedoRecordDescriptor.ENTRY_OP_OFFSET, (short) RedoRecordDescriptor.opWord(opOf(a),
+                loaded == null ? 0 : loaded[i].copies()[0], backups));
             b.putInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET, named.descriptor().schema().id());
             b.putLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET, loaded == null ? a.pointer
                 : loaded[i].pointerOf(0, a.pointer, a.backupPointers));

@@ -113,17 +113,30 @@ public final class RedoRecordDescriptor {
     /** Most backups an entry can name (the op word's high byte). */
     public static final int MAX_BACKUPS = 0xff;
 
-    /** The op word of an entry: {@code op} bits in the low byte, the count of backup pointers in the high byte. */
-    public static int opWord(final int op, final int backups) {
-        if (op < 0 || op > 0xff || backups < 0 || backups > MAX_BACKUPS) {
-            throw new IllegalArgumentException("op=" + op + " backups=" + backups);
+    /** Most loaded copy numbers an entry can name as the primary it was written under (the op byte's high half). */
+    public static final int MAX_PRIMARY_COPY = 0xf;
+
+    /**
+     * The op word of an entry: {@code op} bits in the low half of the low byte, the loaded copy number of the copy
+     * serving as the partition's primary when the record was written in its high half (0 unless a memory-node
+     * failover promoted a backup), the count of backup pointers in the high byte.
+     */
+    public static int opWord(final int op, final int primaryCopy, final int backups) {
+        if (op < 0 || op > 0xf || primaryCopy < 0 || primaryCopy > MAX_PRIMARY_COPY || backups < 0
+            || backups > MAX_BACKUPS) {
+            throw new IllegalArgumentException("op=" + op + " primaryCopy=" + primaryCopy + " backups=" + backups);
         }
-        return backups << 8 | op;
+        return backups << 8 | primaryCopy << 4 | op;
     }
 
     /** The op bits of an entry's op word. */
     public static int opOf(final int opWord) {
-        return opWord & 0xff;
+        return opWord & 0xf;
+    }
+
+    /** The loaded copy number of the primary an entry was written under ({@link #opWord}). */
+    public static int primaryCopyOf(final int opWord) {
+        return (opWord >>> 4) & 0xf;
     }
 
     /** The number of backup pointers of an entry's op word. */
