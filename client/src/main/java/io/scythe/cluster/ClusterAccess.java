@@ -257,6 +257,9 @@ public record ClusterAccess(String cluster, String secret, String node, String h
                 log.accept("joining the cluster failed at attempt " + tries + " (" + refused.getMessage()
                     + "); trying again in " + pauseMs + " ms");
                 Thread.sleep(pauseMs);
+            } catch (final Exception other) { // timed out, say: no half-joined member left behind in this process
+                cleanup.run();
+                throw other;
             }
         }
     }

@@ -46,7 +46,7 @@ public final class NodeMain {
         } catch (final IllegalStateException e) {
             System.err.println("scythe node: " + e.getMessage());
             System.exit(1);
-        } catch (final Exception e) {
+        } catch (final Exception | Error e) {
             // Exit, not return: a node that failed to start can leave non-daemon threads (a half-made Hazelcast
             // member) that would keep a process up that never serves (CI run 72).
             System.err.println("scythe node: could not start: " + e);

@@ -85,7 +85,9 @@ public final class ScytheNode implements AutoCloseable {
     public static final long LEASE_MS = 3_000;
     /**
      * How long a transaction whose lock verb is in doubt on a memory node waits for the configuration that removes
-     * the node before its loop gives up ({@code TxnRuntime#failoverWaitNs}): two memory-node leases.
+     * the node before its loop gives up ({@code TxnRuntime#failoverWaitNs}): two leases ({@link #LEASE_MS}, the
+     * compute nodes' lease: a memory node leaves the cluster within Hazelcast's max-no-heartbeat, one lease, and the
+     * configuration removing it then spreads).
      */
     static final long MN_FAILOVER_WAIT_MS = 2 * LEASE_MS;
     static final long LOOKUP_RETRY_MS = 200;

@@ -443,8 +443,10 @@ final class CalvinTxn implements Txn {
     /**
      * Runs {@code procedure}; when it went by OLLP, Calvin's deterministic re-execution: once the reconnaissance is
      * over the transaction is sequenced again with every key it named, and when its participants hold those locks the
-     * procedure runs again on the locked records (a function of its inputs and the values it reads, as every workload
-     * procedure is). Its result and writes are that run's. Only when the re-run names a key outside the locked set (or
+     * procedure runs again on the locked records. Its writes and result must be a function of its inputs and the
+     * values it reads: anything else it does happens once per run (a workload's side counter, such as TATP's
+     * not-found count, counts twice; a fault point fires on the reconnaissance, whose id never commits). Its result
+     * and writes are that run's. Only when the re-run names a key outside the locked set (or
      * writes one locked shared) does it restart ({@link CalvinModule#OLLP_RESTART}, nothing written); a re-run that
      * names fewer keys commits (the extra locks are released with the others).
      */
