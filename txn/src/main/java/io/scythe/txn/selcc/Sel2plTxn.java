@@ -363,6 +363,11 @@ public final class Sel2plTxn extends LatchTxn {
      * holds the word, at most {@link #CREATED_TRIES} times unless the attempt is over.
      */
     private Future<Access> latchCreated(final Access a, final int tries) {
+        if (a.held != null) {
+            // Latched already by this attempt (an abort racing the commit's own CAS): the line looks held, and
+            // trying again would never end, an aborted attempt having no round limit.
+            return Future.succeededFuture(a);
+        }
         final Entry e = latches.entry(a.partition.node(), latchAddress(a));
         if (e.busy || e.mode != Mode.NONE) {
             latches.forgetIfIdle(e);
