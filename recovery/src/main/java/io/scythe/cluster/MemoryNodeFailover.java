@@ -110,7 +110,9 @@ final class MemoryNodeFailover {
      * What the settlement of configuration {@code epoch} still waits for, or {@code null} when its commits in flight
      * are settled (FaRM: the promoted regions unblock once every in-flight transaction is resolved): every compute
      * node of the registry whose member is live drained ({@link #drained}); every one whose member left (it died, or
-     * gave a commit up) recovered; no recovery owed. Blocking.
+     * gave a commit up) recovered; no recovery owed. An incarnation whose recovery already succeeded
+     * ({@value RecoveryDuty#RECOVERED}) is not waited for even if it is marked owed again: such a mark comes from a
+     * stale read (see {@link RecoveryDuty}) and stands for nothing left to roll forward. Blocking.
      */
     String settlementWaitsFor(final long epoch) {
         final Set<java.util.UUID> live = new java.util.HashSet<>();
@@ -125,13 +127,16 @@ final class MemoryNodeFailover {
             }
             final String member = entry.getString("member");
             final boolean up = member != null && live.contains(java.util.UUID.fromString(member));
-            if (up ? !drained.containsKey(epoch + ":" + e.getKey()) : !entry.getBoolean("recovered", false)) {
+            if (up ? !drained.containsKey(epoch + ":" + e.getKey()) : !entry.getBoolean("recovered", false)
+                && !RecoveryDuty.wasRecovered(hazelcast, RecoveryDuty.incarnation(e.getKey(),
+                    entry.getLong("epoch", -1L)))) {
                 waiting.add(e.getKey() + (up ? " to drain" : " to be recovered"));
             }
         }
-        final Set<String> owed = hazelcast.<String, String>getMap(RecoveryDuty.OWED).keySet();
+        final Set<String> owed = new TreeSet<>(hazelcast.<String, String>getMap(RecoveryDuty.OWED).keySet());
+        owed.removeAll(hazelcast.<String, String>getMap(RecoveryDuty.RECOVERED).getAll(owed).keySet());
         if (!owed.isEmpty()) {
-            waiting.add("the recovery of " + new TreeSet<>(owed));
+            waiting.add("the recovery of " + owed);
         }
         return waiting.isEmpty() ? null : String.join(", ", waiting);
     }

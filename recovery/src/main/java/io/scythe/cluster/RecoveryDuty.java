@@ -39,7 +39,18 @@ import java.util.stream.Collectors;
  * every non-CN node that sees its member leave, and by the oldest member's shard rebalance (all idempotent
  * {@code putIfAbsent}s, skipped once its registry entry says it was recovered). The entry keeps the incarnation's id
  * prefix ({@code epoch << 48 | slot << 32}), so its CAS lock words are freed even when it never wrote a log region
- * and the registry has moved on to a newer epoch. It is removed only when a recovery of it reports success.
+ * and the registry has moved on to a newer epoch. It is removed only when a recovery of it reports success, which
+ * first records the incarnation in {@value #RECOVERED} for good.
+ *
+ * <p><b>Owed again.</b> An owe decides on a registry entry it read earlier (a member-left scan, the shard rebalance,
+ * a successor's registration), so its {@code putIfAbsent} can land just after a recovery that finished removed the
+ * entry, re-owing an incarnation already recovered (a chaos run: the shard rebalance owed cn0.e1 again from a
+ * registry entry read before its recovery finished, the put landing while the recovering CN still counted it as
+ * running; that CN ignored the mark's event, and the memory-node configuration's settlement waited 61 s for it until
+ * a shard change made the duty look again; the recovery it then ran found nothing to do). Such a mark is never acted
+ * on: {@link #owe} takes it back when {@value #RECOVERED} names the incarnation after its put, the duty drops one it
+ * finds (and looks again when a recovery finishes, for a mark raised while it ran), and the memory-node settlement
+ * does not wait for it.
  *
  * <p><b>Who.</b> The owner of the dead CN's shard ({@value ScytheNode#SHARDS}); if that owner is not a live member
  * under the epoch the shard map names, the first live CN by name. It claims the entry by a compare-and-set
@@ -61,6 +72,12 @@ import java.util.stream.Collectors;
 public final class RecoveryDuty {
     /** Incarnations owed recovery: {@code NODE.eEPOCH} to JSON (see {@link #owe}). */
     public static final String OWED = "scythe.owed";
+    /**
+     * Incarnations whose recovery reported success: {@code NODE.eEPOCH} to JSON ({@code claimant}, {@code atMs}).
+     * Written before the owed entry is removed and never removed (one small entry per dead incarnation), so a mark
+     * raised from a stale read afterwards is known for what it is, even once the registry names a newer epoch.
+     */
+    public static final String RECOVERED = "scythe.recovered";
     /** Pause before a failed recovery is run again. */
     public static final long RETRY_MS = 1_000;
     /**
@@ -179,10 +196,30 @@ public final class RecoveryDuty {
         }
         final long epoch = registryEntry.getLong("epoch");
         final long slot = registryEntry.getLong("slot", 0L);
-        final JsonObject owed = new JsonObject().put("cn", cn).put("epoch", epoch).put("slot", slot)
+        final String incarnation = incarnation(cn, epoch);
+        final IMap<String, String> recovered = hazelcast.getMap(RECOVERED);
+        if (recovered.containsKey(incarnation)) {
+            return false;
+        }
+        final String owed = new JsonObject().put("cn", cn).put("epoch", epoch).put("slot", slot)
             .put("prefix", idPrefix(epoch, slot)).put("owedAtMs", System.currentTimeMillis()).put("why", why)
-            .put("claim", 0L);
-        return hazelcast.<String, String>getMap(OWED).putIfAbsent(incarnation(cn, epoch), owed.encode()) == null;
+            .put("claim", 0L).encode();
+        final IMap<String, String> owedMap = hazelcast.getMap(OWED);
+        if (owedMap.putIfAbsent(incarnation, owed) != null) {
+            return false;
+        }
+        // registryEntry was read before: a recovery may have finished since (recorded, then its entry removed, which
+        // is why this put found none). Looked up after the put, the record is there if so: take the mark back.
+        if (recovered.containsKey(incarnation)) {
+            owedMap.remove(incarnation, owed);
+            return false;
+        }
+        return true;
+    }
+
+    /** Whether a recovery of {@code incarnation} reported success ({@value #RECOVERED}). Blocks. */
+    public static boolean wasRecovered(final HazelcastInstance hazelcast, final String incarnation) {
+        return hazelcast.<String, String>getMap(RECOVERED).containsKey(incarnation);
     }
 
     /**
@@ -339,6 +376,15 @@ public final class RecoveryDuty {
     /** Claims and runs the recovery of {@code incarnation} if it falls to this CN. On a worker thread. */
     private void consider(final String incarnation, final String value) {
         if (stopped || running.contains(incarnation)) {
+            return; // looked at again once its recovery finished (run) or on its retry (finish)
+        }
+        if (wasRecovered(hazelcast, incarnation)) {
+            // Owed again from a stale read after its recovery succeeded (see the class comment): nothing to recover,
+            // and a mark left would hold up whatever waits for it (settlement, a restarted CN of a peer protocol).
+            if (owed().remove(incarnation, value)) {
+                log.accept("owed entry of " + incarnation + " dropped: it was recovered already (owed again as "
+                    + new JsonObject(value).getString("why") + ")");
+            }
             return;
         }
         final JsonObject entry = new JsonObject(value);
@@ -446,6 +492,15 @@ public final class RecoveryDuty {
             } finally {
                 running.remove(incarnation);
             }
+            if (ar.succeeded()) {
+                // A mark raised while this recovery ran (its change event came here while running held it, and was
+                // dropped) would otherwise wait for the next scan, which a shard change or a member leaving may bring
+                // only much later: look once more now that running no longer holds it.
+                final String now = owed().get(incarnation);
+                if (now != null) {
+                    considerSafely(incarnation, now);
+                }
+            }
             return null;
         }, false).onFailure(e -> {
             running.remove(incarnation);
@@ -482,6 +537,10 @@ public final class RecoveryDuty {
             done.mergeIn(ar.result() == null ? new JsonObject() : ar.result()).put("ok", true)
                 .put("owedMs", System.currentTimeMillis() - owed.getLong("owedAtMs", System.currentTimeMillis()));
             markRecovered(owed);
+            // Recorded for good before the owed entry goes: an owe that finds no entry then finds this (see owe).
+            hazelcast.<String, String>getMap(RECOVERED).put(incarnation, new JsonObject()
+                .put("claimant", incarnation(node, epoch)).put("claim", owed.getLong("claim"))
+                .put("atMs", System.currentTimeMillis()).encode());
             if (!owed().remove(incarnation, claimedValue)) {
                 log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
             }

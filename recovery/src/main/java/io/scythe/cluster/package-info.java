@@ -9,7 +9,8 @@
  *   <li>{@link io.scythe.cluster.ShardOwnership}: {@code scythe.shards}, recovery duty per CN, kept by the oldest
  *       member.</li>
  *   <li>{@link io.scythe.cluster.RecoveryDuty}: {@code scythe.owed}, the dead CN incarnations owed recovery, claimed
- *       and recovered by the CN their shard names (or any live CN), removed only once recovered.</li>
+ *       and recovered by the CN their shard names (or any live CN), removed only once recovered; {@code scythe.recovered},
+ *       those recovered, never owed again.</li>
  *   <li>{@link io.scythe.cluster.NodeMetrics}: Prometheus metrics and health over HTTP.</li>
  *   <li>{@link io.scythe.cluster.ScytheClient}: a client's view of outcomes (unknown is never aborted).</li>
  *   <li>{@link io.scythe.cluster.NodeMain}, {@link io.scythe.cluster.LocalCluster}: running one node, or a cluster

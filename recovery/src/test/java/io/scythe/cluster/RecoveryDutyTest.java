@@ -357,4 +357,100 @@ class RecoveryDutyTest {
             .orElseThrow().getInteger("casWords")).isEqualTo(1);
         assertThat(casWord(9)).as("its CAS word freed").isZero();
     }
+
+    /** A recoverer that succeeds at once, counting its runs by incarnation (no data plane). */
+    private static RecoveryDuty.Recoverer countingRecoverer(final Map<String, Integer> runs) {
+        return (dead, claim, prefixes) -> {
+            runs.merge(dead, 1, Integer::sum);
+            return new RecoveryDuty.Attempt(Future.succeededFuture(new JsonObject().put("applied", 0)),
+                () -> "nothing");
+        };
+    }
+
+    /** An owed mark of {@code cn.e<epoch>} as {@link RecoveryDuty#owe} writes it, put without its checks. */
+    private static String rawMark(final String cn, final long epoch, final long slot, final String why) {
+        return new JsonObject().put("cn", cn).put("epoch", epoch).put("slot", slot).put("prefix", idPrefix(epoch, slot))
+            .put("owedAtMs", System.currentTimeMillis()).put("why", why).put("claim", 0L).encode();
+    }
+
+    /**
+     * A chaos run (--mn-faults): cn0.e1 recovered ok, then owed again by the shard rebalance from a registry entry it
+     * had read before that recovery finished (and cn0 restarted as e2 meanwhile); the memory-node configuration's
+     * settlement waited 61 s for that mark. Such a mark must not be raised, and the settlement must not wait for one.
+     */
+    @Test
+    void shouldNeitherOweAgainNorSettleWaitingForAnIncarnationWhoseRecoverySucceeded() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        final HazelcastInstance hzC = member("cnC");
+        final UUID live = hzC.getCluster().getLocalMember().getUuid();
+        register(hzC, "cnC", 1, 3, live);
+        final Map<String, Integer> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        final RecoveryDuty dutyC = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+            countingRecoverer(runs), line -> log("cnC", line), why -> {
+                throw new AssertionError("handed over: " + why);
+            }));
+        final UUID dead = deadMember();
+        register(hzC, "cnA", 1, 1, dead);
+        // Owed as a member-left scan does (this view, 1 of 2 registered, is no majority: its rebalance owes nobody).
+        assertThat(RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES)
+            .get("cnA")), "its member left the cluster")).isTrue();
+        // What a scan read of cnA's registry entry before its recovery finished.
+        final JsonObject stale = new JsonObject().put("role", "cn").put("fabricNode", "cnA.e1").put("epoch", 1L)
+            .put("member", dead.toString()).put("slot", 1L);
+        eventually("cnA.e1 recovered", () -> recovered(dutyC, "cnA.e1", -1) && !owed(hzC).containsKey("cnA.e1"));
+        register(hzC, "cnA", 2, 1, live); // restarted: the registry names e2, which carries no recovered flag of e1
+
+        assertThat(RecoveryDuty.owe(hzC, "cnA", stale, "a scan that read the registry before the recovery"))
+            .as("owed again from a stale read after its recovery succeeded").isFalse();
+        assertThat(owed(hzC)).doesNotContainKey("cnA.e1");
+        Thread.sleep(300);
+        assertThat(runs).as("recovered once").containsEntry("cnA.e1", 1);
+
+        // A mark left all the same (as this owe's put landed before the fix) does not hold the settlement up; one of
+        // an incarnation never recovered does.
+        dutyC.close();
+        owed(hzC).put("cnA.e1", rawMark("cnA", 1, 1, "a stale scan"));
+        final MemoryNodeFailover failover = new MemoryNodeFailover(hzC, List.of("mn0", "mn1"), 1);
+        failover.drained(1, "cnC");
+        failover.drained(1, "cnA");
+        assertThat(failover.settlementWaitsFor(1)).as("settled: cnA.e1 was recovered").isNull();
+        owed(hzC).put("cnB.e1", rawMark("cnB", 1, 2, "its member left the cluster"));
+        assertThat(failover.settlementWaitsFor(1)).isEqualTo("the recovery of [cnB.e1]");
+    }
+
+    /**
+     * A mark raised while the recovery of its incarnation runs (its change event comes while the duty counts that
+     * incarnation as running, and is dropped) is looked at once that recovery finished, and dropped as recovered,
+     * not left for a scan that a shard change or a member leaving may bring only much later.
+     */
+    @Test
+    void shouldDropAMarkRaisedWhileItsIncarnationsRecoveryRan() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        final HazelcastInstance hzC = member("cnC");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        final Map<String, Integer> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        final java.util.concurrent.atomic.AtomicBoolean raised = new java.util.concurrent.atomic.AtomicBoolean();
+        started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"), countingRecoverer(runs), line -> {
+            log("cnC", line);
+            // Logged once its owed entry is removed, while the duty still counts it as running: a stale owe lands
+            // now, and its event reaches the duty before the recovery is done.
+            if (line.startsWith("recovery of {\"cn\":\"cnA.e1\"") && raised.compareAndSet(false, true)) {
+                owed(hzC).put("cnA.e1", rawMark("cnA", 1, 1, "a stale scan"));
+                try {
+                    Thread.sleep(300);
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, why -> {
+            throw new AssertionError("handed over: " + why);
+        }));
+        register(hzC, "cnA", 1, 1, deadMember());
+        RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")),
+            "its member left the cluster");
+        eventually("the mark raised during the recovery", raised::get);
+        eventually("nothing owed", () -> owed(hzC).isEmpty());
+        assertThat(runs).as("recovered once").containsExactly(Map.entry("cnA.e1", 1));
+        assertThat(dutyLog).anyMatch(line -> line.startsWith("owed entry of cnA.e1 dropped: it was recovered already"));
+    }
 }
