@@ -17,9 +17,11 @@ import java.util.TreeMap;
  *   heard (e.g. Aurogon: after the COMMITs at the primaries, before its backups' APPLY): its result counts, as a
  *   heard commit's does.</li>
  *   <li>A recovery (e.g. Aurogon's {@code CoordinatorRecovery}) that commits a crashed transaction reports its writes
- *   in doubt under an id of its own: its result is one of the crashed transactions' results not otherwise
- *   counted. A recovery's in-doubt record of a version already reported committed is a repeat of the same
- *   transaction (its coordinator reported it, then crashed before its backups applied it): dropped, not counted.</li>
+ *   in doubt under the transaction's own id (Aurogon's backups carry it): its result counts, exactly. A recovery
+ *   that reports under an id of its own (none known here) is matched by amount instead: its result is one of the
+ *   crashed transactions' results not otherwise counted (see {@link #explains}). A recovery's in-doubt record of a
+ *   version already reported committed is a repeat of the same transaction (its coordinator reported it, then
+ *   crashed before its backups applied it): dropped, not counted.</li>
  * </ul>
  * {@code CrashRecovery} (sim --crash-recover) counts what the redo-log recovery commits on its own; this counts what
  * nobody else does.
@@ -34,6 +36,9 @@ final class CrashedOutcomes {
     private boolean crashedYet;
     private long unheardDelta;
     private int recoveredInDoubt;
+    private int recoveredById;
+    /** Recovered by id, but its result was never known (its body had not finished at the crash): unexplainable. */
+    private int recoveredWithoutResult;
 
     private static String version(final Access a) {
         return a.table + "/" + a.key + "@" + a.installedVersion;
@@ -87,8 +92,13 @@ final class CrashedOutcomes {
                 made.add(version(a));
             }
         }
-        if (crashedYet && !unaccounted.containsKey(txnId)) {
-            recoveredInDoubt++; // a recovery's record, under an id of its own
+        if (crashedYet && unaccounted.containsKey(txnId)) {
+            recoveredInDoubt++; // a recovery's record under the crashed transaction's id: exactly its result
+            recoveredById++;
+            recoveredWithoutResult += unaccounted.get(txnId) == null ? 1 : 0;
+            count(txnId);
+        } else if (crashedYet) {
+            recoveredInDoubt++; // a recovery's record under an id of its own: matched by amount
         }
         return accesses;
     }
@@ -103,22 +113,31 @@ final class CrashedOutcomes {
         return recoveredInDoubt;
     }
 
+    /** How many of {@link #recoveredInDoubt} carried a crashed transaction's id (the rest are matched by amount). */
+    int recoveredById() {
+        return recoveredById;
+    }
+
     /** How many subsets {@link #explains} tries at most before it gives up (and reports the gap unexplained). */
     static final int MAX_TRIES = 1 << 20;
 
     /**
      * Whether {@code gap}, the change not explained by heard commits (and {@code CrashRecovery}), is the unheard
-     * commits' results plus exactly {@link #recoveredInDoubt} of the unaccounted in-flight results (tried up to
-     * {@link #MAX_TRIES} subsets: past that, unexplained).
+     * commits' results (the recoveries' records matched by id among them) plus exactly as many of the unaccounted
+     * in-flight results as recoveries reported under ids of their own (tried up to {@link #MAX_TRIES} subsets: past
+     * that, unexplained). A transaction recovered by id whose result was never known leaves the gap unexplained.
      */
     boolean explains(final long gap) {
+        if (recoveredWithoutResult > 0) {
+            return false;
+        }
         final List<Long> known = new ArrayList<>();
         for (final Long r : unaccounted.values()) {
             if (r != null) {
                 known.add(r);
             }
         }
-        return sums(known, 0, recoveredInDoubt, gap - unheardDelta, new int[] {MAX_TRIES});
+        return sums(known, 0, recoveredInDoubt - recoveredById, gap - unheardDelta, new int[] {MAX_TRIES});
     }
 
     /** Whether {@code pick} of {@code known} from {@code from} on sum to {@code rest}. */

@@ -1113,7 +1113,8 @@ public final class Simulation {
         }
         if (crashed != null) {
             conserved.put("crashed_unheard_delta", crashed.unheardDelta())
-                .put("crashed_recovered_in_doubt", crashed.recoveredInDoubt());
+                .put("crashed_recovered_in_doubt", crashed.recoveredInDoubt())
+                .put("crashed_recovered_by_id", crashed.recoveredById());
         }
         final List<String> violations = new ArrayList<>();
         // A commit given up past its point of no return may be half written back: only its recovery settles it.

@@ -35,10 +35,11 @@ package io.scythe.txn.aurogon;
  * <p>Backups and recovery (§4.5):
  * <pre>
  *  REPLICATE  0 backup table id, 4 value length (DELETE), 8 key, 16 ts, 24 writes this node gets (i32),
- *             28 offset of the part (i32), 32 mask of the transaction's backup nodes (i64), 40 the part;
- *             answers OK or Backups.FENCED
+ *             28 offset of the part (i32), 32 mask of the transaction's backup nodes (i64), 40 the
+ *             transaction's id (i64, the one its coordinator reports it under), 48 the part; answers OK or
+ *             Backups.FENCED
  *  HOLDS      16 ts; answers 0 Backups.FULL/COMMITTED/ABORTED (fencing it when not held in full), 4 writes held,
- *             8 mask
+ *             8 mask, 16 the transaction's id (0 when nothing of it is held)
  *  FETCH      0 write index, 4 offset, 16 ts; answers 0 status, 4 value length (DELETE), 8 key, 16 backup table
  *             id, 24 the value's bytes from offset
  *  APPLY      16 ts: the held writes go into the backup tables (OK, or Backups.FENCED)
@@ -82,12 +83,18 @@ public final class AurogonRpc {
     public static final int STATUS_HINT_OFFSET = 16;
     public static final int INSERT_REPLY_BYTES = 32;
     public static final int INSERT_BELOW_OFFSET = 24;
-    /** REPLICATE: writes this node gets (i32), the part's offset (i32), the mask (i64), then the part. */
+    /**
+     * REPLICATE: writes this node gets (i32), the part's offset (i32), the mask (i64), the transaction's id (i64),
+     * then the part.
+     */
     public static final int REPLICATE_EXPECTED_OFFSET = 24;
     public static final int REPLICATE_OFFSET_OFFSET = 28;
     public static final int REPLICATE_MASK_OFFSET = 32;
-    public static final int REPLICATE_HEADER_BYTES = 40;
-    public static final int HOLDS_REPLY_BYTES = 16;
+    public static final int REPLICATE_TXN_OFFSET = 40;
+    public static final int REPLICATE_HEADER_BYTES = 48;
+    /** HOLDS reply: state (i32), writes held (i32), mask (i64), the transaction's id (i64). */
+    public static final int HOLDS_REPLY_TXN_OFFSET = 16;
+    public static final int HOLDS_REPLY_BYTES = 24;
     public static final int FETCH_REPLY_HEADER_BYTES = 24;
     public static final int SUSPECT_BYTES = 12;
     /** STAGE: the part's offset in the value, then (at {@link #STAGE_HEADER_BYTES}) the part. */

@@ -511,6 +511,7 @@ final class AurogonTxn implements Txn {
                 part.putInt(AurogonRpc.REPLICATE_EXPECTED_OFFSET, expected);
                 part.putInt(AurogonRpc.REPLICATE_OFFSET_OFFSET, from);
                 part.putLong(AurogonRpc.REPLICATE_MASK_OFFSET, mask);
+                part.putLong(AurogonRpc.REPLICATE_TXN_OFFSET, id); // a recovery reports it under this id
                 if (n > 0) {
                     part.putBytes(AurogonRpc.REPLICATE_HEADER_BYTES, a.newValue, from, n);
                 }

@@ -79,6 +79,7 @@ public final class Backups {
 
     private static final class Held {
         final long ts;
+        long txnId;
         long mask;
         int expected;
         int state = FULL; // FULL while held (complete or not), then COMMITTED or ABORTED
@@ -102,8 +103,11 @@ public final class Backups {
         }
     }
 
-    /** A recovery's answer: {@link #FULL}, {@link #COMMITTED} or {@link #ABORTED}, the mask and the writes held. */
-    public record Holding(int state, long mask, int entries) {
+    /**
+     * A recovery's answer: {@link #FULL}, {@link #COMMITTED} or {@link #ABORTED}, the mask, the writes held and the
+     * transaction's id (its coordinator's, so that a recovery reports the transaction under it; 0 when none is held).
+     */
+    public record Holding(int state, long mask, int entries, long txnId) {
     }
 
     private final Applier applier;
@@ -140,23 +144,25 @@ public final class Backups {
     }
 
     /**
-     * Holds part of one write of the transaction at {@code ts}: its value's bytes from {@code offset} ({@code length}
+     * Holds part of one write of the transaction at {@code ts} (id {@code txnId}): its value's bytes from {@code offset} ({@code length}
      * {@link AurogonRpc#DELETE} for a delete, no bytes), one of the {@code expected} writes this node gets from it.
      *
      * @return {@link #OK}, or {@link #FENCED} when a recovery rolled the transaction back (or it was decided)
      * @throws IllegalArgumentException when the part contradicts earlier parts or lies outside the value
      */
-    public int replicate(final long ts, final long mask, final int expected, final int table, final long key,
-                         final int length, final int offset, final byte[] part) {
-        if (expected <= 0 || mask == 0 || length < AurogonRpc.DELETE || offset < 0
+    public int replicate(final long ts, final long txnId, final long mask, final int expected, final int table,
+                         final long key, final int length, final int offset, final byte[] part) {
+        if (expected <= 0 || mask == 0 || txnId == 0 || length < AurogonRpc.DELETE || offset < 0
             || (length < 0 ? part.length != 0 || offset != 0 : offset > length - part.length)) {
             throw new IllegalArgumentException("Aurogon REPLICATE of " + table + "/" + key + " at "
                 + AurogonTimestamp.toString(ts) + ": " + part.length + " bytes at " + offset + " of a value of "
-                + length + ", " + expected + " writes, mask " + Long.toHexString(mask));
+                + length + ", " + expected + " writes, mask " + Long.toHexString(mask) + ", transaction "
+                + Long.toHexString(txnId) + " (never 0)");
         }
         Held h = byTs.get(ts);
         if (h == null) {
             h = new Held(ts);
+            h.txnId = txnId;
             h.mask = mask;
             h.expected = expected;
             byTs.put(ts, h);
@@ -165,10 +171,11 @@ public final class Backups {
             }
         } else if (h.state != FULL) {
             return FENCED;
-        } else if (h.mask != mask || h.expected != expected) {
+        } else if (h.mask != mask || h.expected != expected || h.txnId != txnId) {
             throw new IllegalArgumentException("Aurogon REPLICATE at " + AurogonTimestamp.toString(ts) + ": mask "
-                + Long.toHexString(mask) + " and " + expected + " writes, earlier parts said "
-                + Long.toHexString(h.mask) + " and " + h.expected);
+                + Long.toHexString(mask) + ", " + expected + " writes, transaction " + Long.toHexString(txnId)
+                + ", earlier parts said " + Long.toHexString(h.mask) + ", " + h.expected + ", "
+                + Long.toHexString(h.txnId));
         }
         final long id = (long) table << 48 ^ key;
         Entry e = h.entries.get(id);
@@ -201,12 +208,12 @@ public final class Backups {
             h = new Held(ts);
             byTs.put(ts, h);
             decide(h, ABORTED);
-            return new Holding(ABORTED, 0, 0);
+            return new Holding(ABORTED, 0, 0, 0);
         }
         if (h.state == FULL && !h.complete()) {
             decide(h, ABORTED);
         }
-        return new Holding(h.state, h.mask, h.order.size());
+        return new Holding(h.state, h.mask, h.order.size(), h.txnId);
     }
 
     /** Write {@code index} (of {@link Holding#entries}) of a transaction held or decided here, or null. */

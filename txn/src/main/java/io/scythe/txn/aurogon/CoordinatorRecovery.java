@@ -98,6 +98,8 @@ final class CoordinatorRecovery {
     private static final class Decision {
         boolean commit = true;
         long mask;
+        /** The transaction's id, as its coordinator sent it with its replication (0: no backup answered it). */
+        long txnId;
         final Map<String, Integer> entries = new HashMap<>();
     }
 
@@ -130,6 +132,13 @@ final class CoordinatorRecovery {
                 } else {
                     d.mask |= p.getLong(8);
                     d.entries.put(n, p.getInt(4));
+                    final long txnId = p.getLong(AurogonRpc.HOLDS_REPLY_TXN_OFFSET);
+                    if (txnId != 0 && d.txnId != 0 && txnId != d.txnId) {
+                        throw new IllegalStateException("Aurogon HOLDS of " + AurogonTimestamp.toString(ts) + ": "
+                            + n + " holds transaction " + Long.toHexString(txnId) + ", another backup "
+                            + Long.toHexString(d.txnId));
+                    }
+                    d.txnId = txnId != 0 ? txnId : d.txnId;
                 }
                 return null;
             }));
@@ -181,10 +190,11 @@ final class CoordinatorRecovery {
             return Reposts.settle(after);
         }).onSuccess(v -> {
             COMMITTED.incrementAndGet();
-            // Its writes, for the history: in doubt (what it read is unknown here, and it never reported a commit).
+            // Its writes, for the history: in doubt (what it read is unknown here, and it never reported a commit),
+            // under the id its coordinator gave it (carried by its replication), so that the transaction is known.
             final io.scythe.txn.HistoryRecorder recorder = runtime.recorder();
             if (recorder != null && !recovered.isEmpty()) {
-                recorder.inDoubt(runtime.nextTxnId(), recovered);
+                recorder.inDoubt(d.txnId, recovered); // never 0: FULL or COMMITTED answers carry it
             }
         });
     }

@@ -190,7 +190,7 @@ public final class ParticipantService {
         final int status;
         try {
             status = backups.replicate(p.getLong(at + AurogonRpc.TS_OFFSET),
-                p.getLong(at + AurogonRpc.REPLICATE_MASK_OFFSET), p.getInt(at + AurogonRpc.REPLICATE_EXPECTED_OFFSET),
+                p.getLong(at + AurogonRpc.REPLICATE_TXN_OFFSET), p.getLong(at + AurogonRpc.REPLICATE_MASK_OFFSET), p.getInt(at + AurogonRpc.REPLICATE_EXPECTED_OFFSET),
                 p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getInt(at + AurogonRpc.LENGTH_OFFSET), p.getInt(at + AurogonRpc.REPLICATE_OFFSET_OFFSET), part);
         } catch (final IllegalArgumentException e) {
@@ -217,6 +217,7 @@ public final class ParticipantService {
             reply.putInt(0, h.state());
             reply.putInt(4, h.entries());
             reply.putLong(8, h.mask());
+            reply.putLong(AurogonRpc.HOLDS_REPLY_TXN_OFFSET, h.txnId());
             responder.reply(reply, 0, reply.capacity());
         }
     }

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BackupsTest {
     private static final long TS = AurogonTimestamp.pack(5_000, 1, 2);
     private static final long MASK = 0b110;
+    private static final long TXN = 0x1_0000_0007L;
 
     private final List<String> applied = new ArrayList<>();
     private final List<Runnable> later = new ArrayList<>();
@@ -21,11 +22,11 @@ class BackupsTest {
 
     @Test
     void shouldHoldAWriteInPartsUntilAppliedAndAnswerFullOnlyWhenEveryWriteIsComplete() {
-        assertThat(backups.replicate(TS, MASK, 2, 7, 1, 10, 0, new byte[6])).isEqualTo(Backups.OK);
-        assertThat(backups.replicate(TS, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.OK);
-        assertThat(backups.replicate(TS, MASK, 2, 7, 2, AurogonRpc.DELETE, 0, new byte[0])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, TXN, MASK, 2, 7, 1, 10, 0, new byte[6])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, TXN, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, TXN, MASK, 2, 7, 2, AurogonRpc.DELETE, 0, new byte[0])).isEqualTo(Backups.OK);
         assertThat(applied).isEmpty();
-        assertThat(backups.holds(TS)).isEqualTo(new Backups.Holding(Backups.FULL, MASK, 2));
+        assertThat(backups.holds(TS)).isEqualTo(new Backups.Holding(Backups.FULL, MASK, 2, TXN));
         assertThat(backups.apply(TS)).isEqualTo(Backups.OK);
         assertThat(applied).containsExactly("7/1@" + TS + "=10B", "7/2@" + TS + "=deleted");
         assertThat(backups.apply(TS)).as("applied once").isEqualTo(Backups.OK);
@@ -37,31 +38,35 @@ class BackupsTest {
 
     @Test
     void shouldFenceATransactionHeldInPartSoItsLateReplicationIsRefused() {
-        backups.replicate(TS, MASK, 2, 7, 1, 10, 0, new byte[6]); // one write, half of it
+        backups.replicate(TS, TXN, MASK, 2, 7, 1, 10, 0, new byte[6]); // one write, half of it
         assertThat(backups.holds(TS).state()).isEqualTo(Backups.ABORTED);
-        assertThat(backups.replicate(TS, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.FENCED);
+        assertThat(backups.replicate(TS, TXN, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.FENCED);
         assertThat(backups.apply(TS)).isEqualTo(Backups.FENCED);
         assertThat(applied).isEmpty();
         // Nothing held at all: the question fences it before it arrives.
         final long other = TS + 1;
-        assertThat(backups.holds(other)).isEqualTo(new Backups.Holding(Backups.ABORTED, 0, 0));
-        assertThat(backups.replicate(other, MASK, 1, 7, 1, 8, 0, new byte[8])).isEqualTo(Backups.FENCED);
+        assertThat(backups.holds(other)).isEqualTo(new Backups.Holding(Backups.ABORTED, 0, 0, 0));
+        assertThat(backups.replicate(other, TXN, MASK, 1, 7, 1, 8, 0, new byte[8])).isEqualTo(Backups.FENCED);
     }
 
     @Test
     void shouldRefuseReplicationsThatContradictEachOther() {
-        backups.replicate(TS, MASK, 1, 7, 1, 8, 0, new byte[8]);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, MASK, 2, 7, 1, 8, 0,
+        backups.replicate(TS, TXN, MASK, 1, 7, 1, 8, 0, new byte[8]);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TXN, MASK, 2, 7, 1, 8, 0,
             new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("earlier parts");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, MASK, 1, 7, 2, 8, 0,
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TXN + 1, MASK, 1, 7, 1, 8, 0,
+            new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("transaction");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS + 1, 0, MASK, 1, 7, 1, 8, 0,
+            new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("never 0");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TXN, MASK, 1, 7, 2, 8, 0,
             new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2th write");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, MASK, 1, 7, 1, 8, 4,
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TXN, MASK, 1, 7, 1, 8, 4,
             new byte[8])).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void shouldSuspectATransactionHeldPastTheLeaseOnlyWhileItsCoordinatorIsSilent() {
-        backups.replicate(TS, MASK, 1, 7, 1, 8, 0, new byte[8]);
+        backups.replicate(TS, TXN, MASK, 1, 7, 1, 8, 0, new byte[8]);
         assertThat(backups.suspect()).isZero();
         silent = false;
         later.remove(0).run(); // the lease ends while the coordinator still talks: looked at again later
