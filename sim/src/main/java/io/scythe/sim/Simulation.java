@@ -1061,8 +1061,8 @@ public final class Simulation {
         final boolean quiescent = busyClients == 0;
         // Not quiescent after the drain: a busy node's locks may be its transactions' in flight, not leaked. Judged by
         // node, not by transaction (a ticket ledger knows only the holder's node): a lock a finished attempt leaked
-        // on a node whose other clients still spin on it is reported as "not quiescent", not as a lock left held;
-        // the run fails either way. Nothing is reclaimed past the drain (reclaimRound), so a run waiting on free
+        // on a node whose other clients still spin on it is reported as "not quiescent", not as a lock left held
+        // (the run fails either way, unless a node gave up: then neither is reported, as before the extended drain). Nothing is reclaimed past the drain (reclaimRound), so a run waiting on free
         // slots stays not quiescent.
         final java.util.Set<String> busyNodes = new java.util.HashSet<>();
         for (final Client c : clients) {

@@ -126,6 +126,10 @@ final class CoordinatorRecovery {
         for (final String n : nodes) {
             asked.add(call(runtime, n, AurogonRpc.HOLDS, header(0, 0, 0, ts)).map(reply -> {
                 final DirectBuffer p = reply.payload();
+                if (p.capacity() < AurogonRpc.HOLDS_REPLY_BYTES) { // a node of another version: a clear error
+                    throw new IllegalStateException("Aurogon HOLDS reply of " + p.capacity() + " bytes from " + n
+                        + ", not " + AurogonRpc.HOLDS_REPLY_BYTES);
+                }
                 final int state = p.getInt(0);
                 if (state == Backups.ABORTED) {
                     d.commit = false;

@@ -26,8 +26,9 @@ import java.util.zip.CRC32C;
  *  |                  low water (u64): every record of this log     | 40
  *  |                  with a smaller sequence number was finished   |
  *  +---------------------------------------------------------------+
- *  |  entries, each: node name length (u16), op (u8) and backups   | 48
- *  |  (u8), table id (u32), pointer (u64), lock token (u64), value  |
+ *  |  entries, each: node name length (u16), op (u4), primary copy  | 48
+ *  |  it was written under (u4), backups (u8), table id (u32),      |
+ *  |  pointer (u64), lock token (u64), value                        |
  *  |  length (u32), node name bytes, value bytes, padded to 8, then |
  *  |  one pointer (u64) per backup copy of the object               |
  *  +---------------------------------------------------------------+
