@@ -276,8 +276,31 @@ public final class LocalCluster implements AutoCloseable {
         if (n.process != null && n.process.isAlive()) {
             throw new IllegalStateException("node " + name + " is still running (pid " + n.process.pid() + ")");
         }
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         launch(n);
-        awaitReady(n, timeoutMs);
+        // As a supervisor restarts a failed service: a node that exits before it is ready because Hazelcast refused
+        // its join while the membership was changing, past its own retries (NodeMain#EXIT_NOT_JOINED), is started
+        // again while time is left; any other exit before ready is final.
+        for (int starts = 1; ; starts++) {
+            try {
+                awaitReady(n, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+                return;
+            } catch (final NodeExited exited) {
+                if (n.process.exitValue() != NodeMain.EXIT_NOT_JOINED
+                    || deadline - System.nanoTime() < TimeUnit.SECONDS.toNanos(10) || starts >= 3) {
+                    throw exited;
+                }
+                System.out.println(exited.getMessage().lines().findFirst().orElse("") + "; starting it again");
+                launch(n);
+            }
+        }
+    }
+
+    /** A node's process exited before it was ready. */
+    private static final class NodeExited extends IllegalStateException {
+        NodeExited(final String message) {
+            super(message);
+        }
     }
 
     private void launch(final Node n) throws IOException {
@@ -298,7 +321,7 @@ public final class LocalCluster implements AutoCloseable {
                 return;
             }
             if (!n.process.isAlive()) {
-                throw new IllegalStateException("node " + n.name + " exited with " + n.process.exitValue()
+                throw new NodeExited("node " + n.name + " exited with " + n.process.exitValue()
                     + " before it was ready; its log " + n.log + ":\n" + tail(log));
             }
             Thread.sleep(100);

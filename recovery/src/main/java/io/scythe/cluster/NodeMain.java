@@ -17,6 +17,11 @@ import java.util.concurrent.TimeUnit;
 public final class NodeMain {
     /** System property: exit (cleanly) when the parent process exits. */
     public static final String EXIT_WITH_PARENT = "scythe.exitWithParent";
+    /**
+     * Exit code of a node Hazelcast would not let join (its membership kept changing past the node's own retries):
+     * transient, so a supervisor (or {@link LocalCluster#restart}) may start it again.
+     */
+    public static final int EXIT_NOT_JOINED = 4;
 
     private NodeMain() {
     }
@@ -51,7 +56,11 @@ public final class NodeMain {
             // member) that would keep a process up that never serves (CI run 72).
             System.err.println("scythe node: could not start: " + e);
             e.printStackTrace();
-            System.exit(1);
+            System.err.flush();
+            // Halt, not exit: the start already released what it took (ScytheNode#start), and System.exit's shutdown
+            // hooks can wait on a Hazelcast member stuck in a membership change (CI run 76: a node printed "could not
+            // start" and its process stayed up until the test gave up on it).
+            Runtime.getRuntime().halt(e instanceof com.hazelcast.core.HazelcastException ? EXIT_NOT_JOINED : 1);
         }
     }
 
