@@ -375,8 +375,7 @@ public abstract class OneSidedTxn implements Txn {
                     failedOn.add(nodes.get(i));
                 }
             }
-            return runtime.removedWithin(failedOn).compose(died -> died ? Future.<Void>succeededFuture()
-                : lockVerbInDoubt("releasing its locks failed", e));
+            return releaseFailedOn(failedOn, "releasing its locks failed", e);
         });
         return released;
     }
@@ -395,9 +394,18 @@ public abstract class OneSidedTxn implements Txn {
      * configuration removes the node (the lock died with it; see {@link #lockVerbInDoubt(String, String, Throwable)}).
      */
     protected final Future<Void> releaseLate(final String node, final Supplier<Future<?>> release) {
-        return untilAccepted(() -> release.get().<Void>mapEmpty()).recover(e -> runtime.removedWithin(List.of(node))
-            .compose(died -> died ? Future.<Void>succeededFuture()
-                : lockVerbInDoubt("releasing a lock granted after the attempt was over failed", e)));
+        return untilAccepted(() -> release.get().<Void>mapEmpty()).recover(e -> releaseFailedOn(List.of(node),
+            "releasing a lock granted after the attempt was over failed", e));
+    }
+
+    /**
+     * Releases that failed on memory nodes {@code nodes}: done if a configuration removes them all (the locks died
+     * with them), else in doubt ({@link #lockVerbInDoubt(String, Throwable)}).
+     */
+    private Future<Void> releaseFailedOn(final java.util.Collection<String> nodes, final String what,
+                                         final Throwable cause) {
+        return runtime.removedWithin(nodes).compose(died -> died ? Future.<Void>succeededFuture()
+            : lockVerbInDoubt(what, cause));
     }
 
     /**

@@ -211,13 +211,27 @@ public final class ProtocolRegistry {
      * {@code FULL} table), and of those that keep no word in objects.
      */
     public static synchronized boolean anyLockHeld(final io.scythe.storage.Table table, final int header) {
-        final io.scythe.storage.ObjectFormat format = table.format();
-        for (int m = 0; m < MODULES.size(); m++) {
-            if (probed(format, MODULE_WORDS.get(m)) && PROBES.get(m).locked(table, header)) {
+        for (final ObjectProbe probe : probesFor(table)) {
+            if (probe.locked(table, header)) {
                 return true;
             }
         }
         return false;
+    }
+
+    /**
+     * The probes of the modules whose words {@code table}'s format carries ({@code Table#format}; every module's on a
+     * {@code FULL} table), and of those that keep no word in objects, in registration order.
+     */
+    private static List<ObjectProbe> probesFor(final io.scythe.storage.Table table) {
+        final io.scythe.storage.ObjectFormat format = table.format();
+        final List<ObjectProbe> probes = new ArrayList<>();
+        for (int m = 0; m < MODULES.size(); m++) {
+            if (probed(format, MODULE_WORDS.get(m))) {
+                probes.add(PROBES.get(m));
+            }
+        }
+        return probes;
     }
 
     /**
@@ -228,13 +242,10 @@ public final class ProtocolRegistry {
      */
     static synchronized org.agrona.concurrent.AtomicBuffer committedValueElsewhere(
         final io.scythe.storage.Table table, final int object, final long key) {
-        final io.scythe.storage.ObjectFormat format = table.format();
-        for (int m = 0; m < MODULES.size(); m++) {
-            if (probed(format, MODULE_WORDS.get(m))) {
-                final org.agrona.concurrent.AtomicBuffer value = PROBES.get(m).committedValue(table, object, key);
-                if (value != ObjectProbe.NOT_MINE) {
-                    return value;
-                }
+        for (final ObjectProbe probe : probesFor(table)) {
+            final org.agrona.concurrent.AtomicBuffer value = probe.committedValue(table, object, key);
+            if (value != ObjectProbe.NOT_MINE) {
+                return value;
             }
         }
         return ObjectProbe.NOT_MINE;
