@@ -56,6 +56,7 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         server.handle(RccRpc.RELEASE, this::onRelease);
         server.handle(RccRpc.READ, this::onRead);
         server.handle(RccRpc.VALIDATE, this::onValidate);
+        server.handle(RccRpc.LOG, this::onLog);
         server.onRoundEnd(this::checkWaiting);
         return this;
     }
@@ -323,5 +324,40 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         small.putInt(4, 0);
         responder.reply(small, 0, 8);
         checkWaiting();
+    }
+
+    /** Log regions on this node by rkey (redo log regions, opened by the recovery service), found on first use. */
+    private final java.util.Map<Integer, io.scythe.fabric.MemoryRegion> logRegions = new java.util.HashMap<>();
+
+    /** RCC's Log stage by RPC: copies the record into the log region it names ({@link RccRpc#LOG}). */
+    private void onLog(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final long address = p.getLong(at);
+        final int rkey = p.getInt(at + 8);
+        final int length = p.getInt(at + 12);
+        if (request.payloadLength() != RccRpc.LOG_HEAD_BYTES + length || length <= 0) {
+            throw new IllegalArgumentException("RCC LOG request of " + request.payloadLength() + " bytes for a record "
+                + "of " + length);
+        }
+        io.scythe.fabric.MemoryRegion region = logRegions.get(rkey);
+        if (region == null || !region.isRegistered()) {
+            region = null;
+            for (final io.scythe.fabric.MemoryRegion r : db.nic().regions()) {
+                if (r.rkey() == rkey && r.name().startsWith("redo.")) {
+                    region = r;
+                    logRegions.put(rkey, r);
+                    break;
+                }
+            }
+        }
+        final boolean fits = region != null && address >= region.address()
+            && address + length <= region.address() + region.length();
+        if (fits) {
+            region.buffer().putBytes((int) (address - region.address()), p, at + RccRpc.LOG_HEAD_BYTES, length);
+        }
+        small.putInt(0, fits ? RccRpc.GRANTED : RccRpc.STALE);
+        small.putInt(4, 0);
+        responder.reply(small, 0, 8);
     }
 }

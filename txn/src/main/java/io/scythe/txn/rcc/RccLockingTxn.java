@@ -44,9 +44,10 @@ import java.util.Map;
  * </ul>
  * RPC and one-sided stages take and free the same word with the same owner value, so any mix of them agrees on who
  * holds it (RCC §5.2 (3)), and the object's address, which the one-sided stages need, is known from the lookup
- * whichever primitive locked it (§5.2 (1)). <b>Log</b>: RCC's coordinator log replicated to backups is not built
- * (issue 18), so no form writes one; the Log digit changes nothing yet, and neither do redo and recovery: a compute
- * node that dies holding RCC locks leaves them held.
+ * whichever primitive locked it (§5.2 (1)). <b>Log</b>: RCC's coordinator log ({@link RccLog}), after Validate,
+ * to the log regions of the primary and every backup, by WRITE or by a LOG RPC as the Log digit says; the backups'
+ * write-back (one-sided in every form) follows once every copy is acknowledged, then the primaries'. Recovery rolls
+ * NOWAIT's and OCC's records forward ({@link RccLockKind}); WAITDIE's is not built (issue 18).
  */
 public abstract class RccLockingTxn extends OneSidedTxn {
     private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
@@ -394,9 +395,46 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         mark(Stage.EXECUTE);
         return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validation)
             .compose(v -> staged(Stage.VALIDATE, validation()))
-            .compose(v -> staged(Stage.WRITE_BACK, form.oneSided(RccForm.Step.COMMIT) ? commitOneSided(installed)
-                : commitByRpc(installed)))
+            .compose(v -> staged(Stage.LOG, RccLog.log(runtime, form, id, installed, logKind(), writes.written(),
+                this::ownerOf)).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log record's WRITE failed "
+                + "and may have landed", e) : Future.failedFuture(e)))
+            .compose(appended -> staged(Stage.WRITE_BACK, (form.oneSided(RccForm.Step.COMMIT)
+                ? commitOneSided(installed) : replicated(installed).compose(v -> commitByRpc(installed)))
+                .recover(e -> e instanceof OutcomeUnknownException ? Future.failedFuture(e)
+                    : decidedFailure("its write-back failed after its log record was durable", e)))
+                .onSuccess(v -> RccLog.reclaim(runtime, appended)))
             .map(installed));
+    }
+
+    /** The lock kind this protocol's log records name ({@link RccLog}). */
+    private RccLockKind logKind() {
+        return kind == RccRpc.KIND_WAITDIE ? RccLockKind.WAITDIE : locksOnRead() ? RccLockKind.NOWAIT
+            : RccLockKind.OCC;
+    }
+
+    /**
+     * With an RPC commit, the write-back to every backup first (one-sided WRITEs of what the primary's handler writes,
+     * {@link io.scythe.txn.onesided.Replicas#writeBack}), after the log and before any primary's; the one-sided
+     * commit's write set does the same itself.
+     */
+    private Future<Void> replicated(final long version) {
+        final List<Access> written = writes.written();
+        if (!io.scythe.txn.onesided.Replicas.any(written)) {
+            return Future.succeededFuture();
+        }
+        for (final Access a : written) {
+            a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
+        }
+        return io.scythe.txn.onesided.Replicas.writeBack(runtime, written);
+    }
+
+    /**
+     * A failure once the commit's log record is (or may be) durable: never an abort (recovery may roll it forward),
+     * so what it holds stays held and the commit is in doubt.
+     */
+    private <T> Future<T> decidedFailure(final String what, final Throwable cause) {
+        RccLog.keepHeld(accesses);
+        return inDoubt(what, cause);
     }
 
     private static boolean written(final Access a) {

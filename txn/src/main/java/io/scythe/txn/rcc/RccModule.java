@@ -82,6 +82,12 @@ public final class RccModule implements ProtocolModule {
         return (table, header) -> table.objectMemory().getLongVolatile(header + TupleFormat.TTS_OFFSET) != 0;
     }
 
+    /** The lock kinds RCC's coordinator-log records name (RccLog), one per protocol; their recovery is issue 18's. */
+    @Override
+    public List<io.scythe.txn.spi.LockKind> lockKinds() {
+        return List.copyOf(RccLockKind.ALL);
+    }
+
     @Override
     public List<String> configKeys() {
         return List.of("primitive=onesided|rpc, or hybrid=<6 digits> (Read Lock Validate Log Commit Release; "

@@ -46,7 +46,8 @@ public final class RccProtocol implements Protocol {
 
     /**
      * With {@code hybrid=auto}, the name of every code over the stages this protocol has (the others one-sided, as
-     * their digit changes nothing): {@code 2^stages} forms, pure RPC and pure one-sided among them. Else itself.
+     * their digit changes nothing; Log too, though it has a primitive: RCC found it always one-sided, and varying it
+     * would double every enumeration): {@code 2^stages} forms, pure RPC and pure one-sided among them. Else itself.
      */
     @Override
     public java.util.List<String> variants() {

@@ -75,6 +75,14 @@ public final class RccRpc {
     /** MVCC: W1 failed (a version or a read at or after the writer's timestamp). */
     public static final int TOO_LATE = 4;
 
+    /**
+     * RCC's Log stage by RPC ({@link RccLog}): address (u64), rkey (i32), length (i32), then the record, which the
+     * handler copies into the log region of that rkey on its node. Reply (8 B): GRANTED, or STALE when no log region
+     * there holds the range.
+     */
+    public static final int LOG = 0x5306;
+    public static final int LOG_HEAD_BYTES = 16;
+
     public static final int KIND_NOWAIT = 1;
     public static final int KIND_WAITDIE = 2;
 

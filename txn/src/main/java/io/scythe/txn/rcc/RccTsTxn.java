@@ -32,9 +32,12 @@ import java.util.Map;
  *   <li><b>Release</b> (abort): a WRITE of 0, or a RELEASE RPC (CAS from this attempt's owner value to 0).</li>
  * </ul>
  * RPC and one-sided stages take and free the same lock word with the same owner value (RCC §5.2 (3)), and the
- * address of every object is known from its lookup whichever primitive fetched it (§5.2 (1)). Like RCC's other
- * protocols here, no coordinator log is written (the Log digit changes nothing), nothing is written to backups, and
- * a compute node that dies holding a lock leaves it held (issue 18).
+ * address of every object is known from its lookup whichever primitive fetched it (§5.2 (1)). <b>Log</b>: after
+ * Validate, RCC's coordinator log ({@link RccLog}) to the primary's and every backup's log region, by the Log digit's
+ * primitive; once every copy is acknowledged the backups are written (one-sided, the newest version only: value,
+ * length, flags, version; a promoted backup would start with one version slot and rts 0, which MN failover of RCC
+ * does not handle yet), then the primaries. Recovery is not built: a compute node that dies holding a lock leaves it
+ * held (issue 18).
  */
 public abstract class RccTsTxn extends OneSidedTxn {
     private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
@@ -204,8 +207,12 @@ public abstract class RccTsTxn extends OneSidedTxn {
                         a.installedVersion = version; // above every version and read of it
                     }
                 }
-                return staged(io.scythe.txn.Stage.WRITE_BACK, writeBack());
+                return staged(io.scythe.txn.Stage.LOG, RccLog.log(runtime, form, id, version, logKind(),
+                    writes.written(), this::lockOwner)).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log "
+                    + "record's WRITE failed and may have landed", e) : Future.failedFuture(e));
             })
+            .compose(appended -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack())
+                .onSuccess(v -> RccLog.reclaim(runtime, appended)))
             .map(v -> ts.getAsLong()));
     }
 
@@ -291,12 +298,31 @@ public abstract class RccTsTxn extends OneSidedTxn {
      * the Commit and Release digits. Past the point of no return: a failure leaves the outcome unknown.
      */
     protected final Future<Void> writeBack() {
-        for (final Access a : accesses) {
-            if ((a.dirty || a.inserted) && !a.partition.backups().isEmpty()) { // before the point of no return
-                return Future.failedFuture(new UnsupportedOperationException(mode + " writes no backup copies yet "
-                    + "(issue 18): run it without replicas"));
-            }
+        final List<Access> written = writes.written();
+        if (!io.scythe.txn.onesided.Replicas.any(written)) {
+            return writeBackPrimaries();
         }
+        // The backups first (one-sided WRITEs of the newest version: value, length, flags, version; no lock word, no
+        // older version slot, no rts), every one completed before any primary is written and released.
+        return io.scythe.txn.onesided.Replicas.writeBack(runtime, written)
+            .recover(e -> decidedFailure("its write-back to the backups failed and may have landed in part", e))
+            .compose(v -> writeBackPrimaries());
+    }
+
+    /** The lock kind this protocol's log records name ({@link RccLog}). */
+    protected abstract RccLockKind logKind();
+
+    /**
+     * A failure once the commit's log record is (or may be) durable: never an abort (recovery may roll it forward),
+     * so what it holds stays held and the commit is in doubt.
+     */
+    private <T> Future<T> decidedFailure(final String what, final Throwable cause) {
+        RccLog.keepHeld(accesses);
+        return inDoubt(what, cause);
+    }
+
+    /** {@link #writeBack}'s part on the primaries: each object installed and every lock word freed. */
+    private Future<Void> writeBackPrimaries() {
         final List<Access> held = new ArrayList<>();
         for (final Access a : accesses) {
             if (a.locked) {

@@ -168,13 +168,33 @@ public final class RedoLog {
      */
     public Future<Appended> append(final long txnId, final long version, final int lockKind,
                                    final List<Access> writes, final ToLongFunction<Access> token) {
+        return append(txnId, version, lockKind, writes, token, null);
+    }
+
+    /**
+     * How a record's copy reaches a log region other than by this loop's one-sided WRITE (RCC's Log stage by RPC:
+     * a request whose handler copies it into the region): completes when the copy is durable; fails with a refusal
+     * when nothing was sent, otherwise the copy is in doubt.
+     */
+    @FunctionalInterface
+    public interface Poster {
+        Future<Void> post(String node, long address, int rkey, UnsafeBuffer record);
+    }
+
+    /**
+     * {@link #append(long, long, int, List, ToLongFunction)}, each copy posted by {@code poster} ({@code null}: by
+     * this loop's one-sided WRITE, as the other overload).
+     */
+    public Future<Appended> append(final long txnId, final long version, final int lockKind,
+                                   final List<Access> writes, final ToLongFunction<Access> token,
+                                   final Poster poster) {
         if (writes.isEmpty()) {
             return Future.failedFuture(new IllegalArgumentException("redo record of transaction " + txnId
                 + " without writes"));
         }
         final UnsafeBuffer record = encode(txnId, version, lockKind, writes, token, catalog);
         if (!writes.get(0).partition.backups().isEmpty()) {
-            return appendReplicated(txnId, record, writes);
+            return appendReplicated(txnId, record, writes, poster);
         }
         final String node = writes.get(0).partition.node();
         return io.scythe.txn.onesided.Futures.then(io.scythe.txn.onesided.Futures.then(
@@ -194,7 +214,7 @@ public final class RedoLog {
             posting(txnId, record, writes);
             final Appended appended = new Appended(region, first, slots, lsn, record, List.of());
             final java.util.function.Supplier<Future<Void>> gate = afterWrite;
-            final Future<Void> written = write(region, first, record);
+            final Future<Void> written = write(region, first, record, poster);
             return (gate == null ? written : written.compose(v -> gate.get())).transform(ar -> {
                 if (ar.failed()) {
                     if (io.scythe.txn.Refusal.forNow(ar.cause())) {
@@ -228,7 +248,7 @@ public final class RedoLog {
      * class comment for what a refusal or failure of a copy means).
      */
     private Future<Appended> appendReplicated(final long txnId, final UnsafeBuffer record,
-                                              final List<Access> writes) {
+                                              final List<Access> writes, final Poster poster) {
         final io.scythe.txn.Catalog.Partition partition = writes.get(0).partition;
         final List<String> nodes = new java.util.ArrayList<>();
         nodes.add(partition.node());
@@ -263,15 +283,17 @@ public final class RedoLog {
             final Appended appended = new Appended(regions.get(0), firsts[0], slots, lsn, record, List.copyOf(backups));
             final List<Future<Void>> written = new java.util.ArrayList<>(regions.size());
             for (int i = 0; i < regions.size(); i++) {
-                written.add(write(regions.get(i), firsts[i], record));
+                written.add(write(regions.get(i), firsts[i], record, poster));
             }
-            return Future.join(written).transform(ar -> settleCopies(appended, txnId, regions, firsts, written));
+            return Future.join(written).transform(ar -> settleCopies(appended, txnId, regions, firsts, written,
+                poster));
         });
     }
 
     /** The outcome of a replicated record once each copy's first WRITE settled. */
     private Future<Appended> settleCopies(final Appended appended, final long txnId, final List<Region> regions,
-                                          final int[] firsts, final List<Future<Void>> written) {
+                                          final int[] firsts, final List<Future<Void>> written,
+                                          final Poster poster) {
         int refused = 0;
         for (final Future<Void> copy : written) {
             if (copy.failed() && !io.scythe.txn.Refusal.forNow(copy.cause())) {
@@ -288,7 +310,8 @@ public final class RedoLog {
         final List<Future<Void>> again = new java.util.ArrayList<>();
         for (int i = 0; i < written.size(); i++) {
             if (written.get(i).failed()) {
-                again.add(writeUntilPosted(regions.get(i), firsts[i], appended.record, written.get(i).cause(), 0));
+                again.add(writeUntilPosted(regions.get(i), firsts[i], appended.record, written.get(i).cause(), 0,
+                    poster));
             }
         }
         final java.util.function.Supplier<Future<Void>> gate = afterWrite;
@@ -299,16 +322,21 @@ public final class RedoLog {
 
     /** Posts a refused copy again after a growing pause (20 us, doubling to 640 us), up to about 6 s. */
     private Future<Void> writeUntilPosted(final Region region, final int firstSlot, final UnsafeBuffer record,
-                                          final Throwable refusal, final int tries) {
+                                          final Throwable refusal, final int tries, final Poster poster) {
         if (timers == null || tries >= 10_000) {
             return Future.failedFuture(refusal);
         }
-        return timers.after(20_000L << Math.min(tries, 5)).compose(v -> write(region, firstSlot, record))
-            .recover(e -> io.scythe.txn.Refusal.forNow(e) ? writeUntilPosted(region, firstSlot, record, e, tries + 1)
-                : Future.failedFuture(e));
+        return timers.after(20_000L << Math.min(tries, 5)).compose(v -> write(region, firstSlot, record, poster))
+            .recover(e -> io.scythe.txn.Refusal.forNow(e) ? writeUntilPosted(region, firstSlot, record, e, tries + 1,
+                poster) : Future.failedFuture(e));
     }
 
-    private Future<Void> write(final Region region, final int firstSlot, final UnsafeBuffer record) {
+    private Future<Void> write(final Region region, final int firstSlot, final UnsafeBuffer record,
+                               final Poster poster) {
+        if (poster != null) {
+            return poster.post(region.node, region.address + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES,
+                region.rkey, record);
+        }
         // The WRITE reports to a callback (no promise, composition and listener list per record); the steps are
         // compose's: a failed channel fails the write, a verb that failed otherwise than refused forgets the channel.
         final Future<io.scythe.bridge.RdmaChannel> channel = channels.apply(region.node);

@@ -62,6 +62,11 @@ public final class MvccTxn extends RccTsTxn {
     }
 
     @Override
+    protected io.scythe.txn.rcc.RccLockKind logKind() {
+        return io.scythe.txn.rcc.RccLockKind.MVCC;
+    }
+
+    @Override
     protected int lockOffset(final Access a) {
         return a.inserted ? ObjectLayout.CAS_LOCK_OFFSET : MvccTuple.TTS_OFFSET;
     }

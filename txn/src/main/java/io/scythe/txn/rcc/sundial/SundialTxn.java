@@ -66,6 +66,11 @@ public final class SundialTxn extends RccTsTxn {
     }
 
     @Override
+    protected io.scythe.txn.rcc.RccLockKind logKind() {
+        return io.scythe.txn.rcc.RccLockKind.SUNDIAL;
+    }
+
+    @Override
     protected int lockOffset(final Access a) {
         return a.inserted ? ObjectLayout.CAS_LOCK_OFFSET : SundialTuple.LOCK_OFFSET;
     }

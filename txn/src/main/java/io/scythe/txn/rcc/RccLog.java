@@ -1,0 +1,89 @@
+package io.scythe.txn.rcc;
+
+import io.scythe.txn.Access;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Replicas;
+import io.scythe.txn.recovery.RedoLog;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.List;
+import java.util.function.ToLongFunction;
+
+/**
+ * RCC's Log stage (§4.1, the coordinator log of FaSST and DrTM+H): after validation and before any write reaches a
+ * memory node, the commit's record (every written object's new value and version, and where it lies on the primary
+ * and each backup) goes to the loop's log region on the first written object's primary node and on each of that
+ * partition's backup nodes ({@link RedoLog}: with k backups, k + 1 copies); the commit is decided when every copy is
+ * acknowledged, and only then do the backups' and primaries' write-backs begin (backups first, {@link Replicas}).
+ *
+ * <ul>
+ *   <li>One-sided Log digit: one WRITE per copy (RCC's preferred primitive, "logging strongly prefers one-sided
+ *       WRITE").</li>
+ *   <li>RPC Log digit: per copy a LOG request ({@link RccRpc#LOG}) whose handler copies the record into the region
+ *       ({@link RccLockService}); a record larger than a request goes by WRITE.</li>
+ *   <li>Reclamation is lazy, as in RCC: the record's slots are freed locally once the write-back completed, and the
+ *       low water that the loop's next records carry truncates it for recovery ({@link RedoLog}). RCC notifies the
+ *       backups by RPC instead; here nothing is sent, the next record says it.</li>
+ * </ul>
+ * Written when the loop keeps a redo log (the simulator's {@code --redo-log}, the bench always), as for every other
+ * protocol. The records carry RCC's lock kinds ({@link RccLockKind}), whose recovery is not built (issue 18): a
+ * recovery that meets one fails naming that, instead of rolling an RCC commit forward half right.
+ */
+public final class RccLog {
+    private RccLog() {
+    }
+
+    /**
+     * Locates {@code written} on their backups, then logs the commit at {@code version}; completes with the record
+     * ({@code null}: the loop keeps no log, or nothing is written), durable on every copy.
+     */
+    static Future<RedoLog.Appended> log(final TxnRuntime runtime, final RccForm form, final long id,
+                                        final long version, final RccLockKind kind, final List<Access> written,
+                                        final ToLongFunction<Access> token) {
+        final Future<Void> located = Replicas.any(written) ? Replicas.locateAll(runtime, written)
+            : Future.succeededFuture();
+        final RedoLog log = RedoLog.of(runtime);
+        if (log == null || written.isEmpty()) {
+            return located.map((RedoLog.Appended) null);
+        }
+        final RedoLog.Poster poster = form.oneSided(RccForm.Step.LOG) ? null : (node, address, rkey, record) ->
+            runtime.rocket(node).compose(rocket -> {
+                if (RccRpc.LOG_HEAD_BYTES + record.capacity() > rocket.maxPayload()) {
+                    return runtime.channel(node).compose(ch -> ch.write(address, rkey, record, 0, record.capacity()));
+                }
+                final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.LOG_HEAD_BYTES + record.capacity()]);
+                request.putLong(0, address);
+                request.putInt(8, rkey);
+                request.putInt(12, record.capacity());
+                request.putBytes(RccRpc.LOG_HEAD_BYTES, record, 0, record.capacity());
+                return rocket.call(RccRpc.LOG, request).compose(reply -> RccLockingTxn.payload(reply, 8).getInt(0)
+                    == RccRpc.GRANTED ? Future.<Void>succeededFuture() : Future.failedFuture(new IllegalStateException(
+                    "memory node " + node + " refused RCC LOG of " + record.capacity() + " bytes at "
+                        + Long.toHexString(address) + ": no log region of rkey " + rkey + " holds it")));
+            });
+        return located.compose(v -> log.append(id, version, kind.id(), written, token, poster));
+    }
+
+    /** Frees {@code appended}'s slots (lazily truncated by the next records): its write-back completed. */
+    static void reclaim(final TxnRuntime runtime, final RedoLog.Appended appended) {
+        if (appended != null) {
+            RedoLog.of(runtime).release(appended);
+        }
+    }
+
+    /**
+     * The commit failed once its record is (or may be) durable: never an abort (recovery may roll it forward), so
+     * nothing of what it holds may be released by the attempt's abort; the words stay the record's.
+     */
+    static void keepHeld(final List<Access> accesses) {
+        for (final Access a : accesses) {
+            a.locked = false;
+        }
+    }
+
+    /** Whether {@code failure} of the Log stage leaves the record possibly durable (the commit in doubt). */
+    static boolean inDoubt(final Throwable failure) {
+        return failure instanceof RedoLog.RecordInDoubtException;
+    }
+}
