@@ -122,8 +122,8 @@ class MemoryNodeTimeoutTest {
         "rcc-sundial:primitive=rpc", "rcc-calvin:primitive=rpc"})
     void shouldEndEachProtocolsTransferOnAPausedMemoryNodeWithinTheBound(final String protocol) throws Exception {
         start(protocol);
-        committed(move(1, 3, 5)); // accounts 1 and 3 on memory node 1, their addresses now cached
-        committed(move(0, 2, 5));
+        committed(warmUp(1, 3, 5)); // accounts 1 and 3 on memory node 1, their addresses now cached
+        committed(warmUp(0, 2, 5));
         scythe.pauseMemoryNode(1);
         final TxnReply reply = timed(protocol + " on a paused memory node", () -> move(1, 3, 7));
         if (!reply.committed()) {
@@ -198,6 +198,20 @@ class MemoryNodeTimeoutTest {
         assertThat(again.result()).isEqualTo(key);
         acknowledged.add(key);
         checkInvariants(toldNotCommitted);
+    }
+
+    /**
+     * A warm-up transfer before any node is paused. On a loaded machine a first call (a lookup, opening a log region)
+     * can miss the short bound this test sets although nothing is paused; that is not what is tested, so such a
+     * warm-up is tried again (at most 3 times) and any other outcome is returned as it is.
+     */
+    private TxnReply warmUp(final long from, final long to, final long amount) throws Exception {
+        TxnReply reply = move(from, to, amount);
+        for (int retry = 0; retry < 2 && !reply.committed() && reply.reason() != null
+            && reply.reason().contains("got no reply within"); retry++) {
+            reply = move(from, to, amount);
+        }
+        return reply;
     }
 
     private static void committed(final TxnReply reply) {
