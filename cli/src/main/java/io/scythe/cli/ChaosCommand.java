@@ -69,9 +69,9 @@ public final class ChaosCommand implements Callable<Integer> {
         + "${DEFAULT-VALUE}).")
     long accounts;
 
-    @Accepts(names = OptionChecks.RedoProtocols.class)
-    @Option(names = "--protocol", defaultValue = "scythe", description = "scythe, ford-occ or farm-occ "
-        + "(protocols with a redo log; default: ${DEFAULT-VALUE}).")
+    @Accepts(names = OptionChecks.ChaosProtocols.class)
+    @Option(names = "--protocol", defaultValue = "scythe", description = "scythe, scythe-occ, ford-occ, farm-occ "
+        + "(protocols with a redo log) or lotus (its locks on compute nodes; default: ${DEFAULT-VALUE}).")
     String protocol;
 
     @Accepts(min = "1", max = "10000")
@@ -1042,6 +1042,13 @@ public final class ChaosCommand implements Callable<Integer> {
         if (locks > 0) {
             failures.add(locks + " objects still locked or queued on after the run");
         }
+        final long unsettled = unsettledOnMns();
+        if (unsettled > 0) {
+            failures.add(unsettled + " objects still hold a write left unsettled (Lotus: an INVISIBLE cell) after the "
+                + "run");
+        }
+        final List<String> cnLocks = cnLocksLeft();
+        failures.addAll(cnLocks);
         for (final JsonObject f : faults) {
             if (f.containsKey("error")) {
                 failures.add(f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error"));
@@ -1058,8 +1065,9 @@ public final class ChaosCommand implements Callable<Integer> {
             paymentsBefore == paymentsAfter ? "conserved" : "NOT conserved");
         System.out.printf("chaos: deposits: %d acknowledged, all present: %s; %d of %d in doubt applied; applied "
             + "twice: %d%n", acked, lost == 0 ? "yes" : "NO (" + lost + " missing)", inDoubtApplied, inDoubt, twice);
-        System.out.printf("chaos: locks or tickets held at the end%s: %d%n", removedMns.isEmpty() ? ""
-            : " on the serving memory nodes (" + removedMns + " down)", locks);
+        System.out.printf("chaos: locks or tickets held at the end%s: %d; objects with a write unsettled: %d%s%n",
+            removedMns.isEmpty() ? "" : " on the serving memory nodes (" + removedMns + " down)", locks, unsettled,
+            cnLocksChecked ? "; compute nodes' locks held: " + (cnLocks.isEmpty() ? "none" : cnLocks) : "");
         final java.util.function.Predicate<JsonObject> cn = f -> !f.getBoolean("mn", false);
         summarize(faults, "detectedMs", "detection", cn);
         summarize(faults, "recoveredMs", "recovery done", cn);
@@ -1084,6 +1092,54 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         failures.forEach(f -> System.out.println("chaos: FAIL " + f));
         return 1;
+    }
+
+    /** Objects with a write left unsettled (MN health's {@code unsettled}: Lotus's INVISIBLE cells), summed. */
+    private long unsettledOnMns() {
+        long unsettled = 0;
+        for (int m = 0; m < mns; m++) {
+            if (!removedMns.contains("mn" + m)) {
+                final JsonObject h = health("mn" + m);
+                unsettled += h == null ? 0 : h.getLong("unsettled", 0L);
+            }
+        }
+        return unsettled;
+    }
+
+    /** Whether some compute node reported locks of its own ({@code module.locksHeld}: Lotus's lock tables). */
+    private boolean cnLocksChecked;
+
+    /**
+     * The compute nodes' own locks left (a protocol whose locks live there: Lotus's lock tables, whose holders on a
+     * survivor are freed once a dead holder's recovery finished), one failure per node holding any or whose lock
+     * words disagree with its lock state. Looked at for up to 10 s: a coordinator returns before its remote unlocks
+     * are answered, and a recovery's frees may still be under way.
+     */
+    private List<String> cnLocksLeft() throws InterruptedException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            final List<String> left = new ArrayList<>();
+            for (int c = 0; c < cns; c++) {
+                final JsonObject h = health("cn" + c);
+                final JsonObject module = h == null ? null : h.getJsonObject("module");
+                if (module == null || module.getValue("locksHeld") == null) {
+                    continue;
+                }
+                cnLocksChecked = true;
+                if (module.getLong("locksHeld") > 0) {
+                    left.add("cn" + c + " still holds " + module.getLong("locksHeld") + " lock(s) (first: "
+                        + module.getString("firstHeld") + ")");
+                }
+                if (module.getString("lockInvariant") != null) {
+                    left.add("cn" + c + "'s lock table disagrees with its lock state: "
+                        + module.getString("lockInvariant"));
+                }
+            }
+            if (left.isEmpty() || System.nanoTime() > deadline) {
+                return left;
+            }
+            Thread.sleep(200);
+        }
     }
 
     private static void summarize(final List<JsonObject> faults, final String key, final String label,

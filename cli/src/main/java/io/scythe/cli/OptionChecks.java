@@ -193,6 +193,13 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
         }
     }
 
+    /** What {@code scythe chaos} runs: the redo-log protocols and Lotus (its locks on compute nodes, issue 19). */
+    static final class ChaosProtocols extends Names {
+        ChaosProtocols() {
+            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus");
+        }
+    }
+
     static final class Providers extends Names {
         Providers() {
             super("local", "shm", "tcp", "disni");

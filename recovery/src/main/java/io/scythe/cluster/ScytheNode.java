@@ -656,7 +656,8 @@ public final class ScytheNode implements AutoCloseable {
             throw new IllegalStateException(protocol.name() + " numbers the compute nodes' loops (1 to 255): "
                 + names.size() + " compute nodes x " + loops + " loops are too many");
         }
-        final Map<String, Object> shared = new java.util.HashMap<>();
+        final Map<String, Object> shared = new java.util.concurrent.ConcurrentHashMap<>();
+        peerShared = shared;
         shared.put("run.over", (java.util.function.BooleanSupplier) () -> leaseLost || closing);
         shared.put("clock.wall", true); // its loops' timers run on wall-clock time
         final IMap<String, String> owedMap = hazelcast.getMap(RecoveryDuty.OWED);
@@ -690,6 +691,14 @@ public final class ScytheNode implements AutoCloseable {
             ownRecovered(null); // recovered meanwhile
         }
     }
+
+    /**
+     * The state this CN shares with its protocol module ({@code ComputeNodeContext#shared}): its own only (each node a
+     * process); a module may put {@value #MODULE_HEALTH} there (a supplier of what /health shows under "module").
+     */
+    private volatile Map<String, Object> peerShared;
+    /** The key of {@link #peerShared} under which a module puts what its node's health shows. */
+    public static final String MODULE_HEALTH = io.scythe.txn.spi.ComputeNodeContext.MODULE_HEALTH;
 
     /** This CN's earlier incarnations still owed recovery (a restarted CN of a peer protocol waits for them). */
     private final Set<String> ownOwed = ConcurrentHashMap.newKeySet();
@@ -1215,12 +1224,13 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     /**
-     * {@code [objects locked or queued on, Takeout tickets outstanding (lower - upper summed)]} of {@code db}, racy
-     * like {@link #locksHeld}.
+     * {@code [objects locked or queued on, Takeout tickets outstanding (lower - upper summed), objects holding a write
+     * left unsettled (ObjectProbe#unsettled: Lotus's INVISIBLE cells)]} of {@code db}, racy like {@link #locksHeld}.
      */
     static long[] lockScan(final LogDb db) {
         long held = 0;
         long tickets = 0;
+        long unsettled = 0;
         for (final io.scythe.storage.Table t : db.tables()) {
             final org.agrona.concurrent.AtomicBuffer m = t.objectMemory();
             final int slot = io.scythe.storage.ObjectLayout.slotBytes(t.schema().maxValueBytes());
@@ -1229,9 +1239,12 @@ public final class ScytheNode implements AutoCloseable {
                     held++;
                 }
                 tickets += io.scythe.txn.scythe.TakeoutLockKind.queued(m, at);
+                if (io.scythe.txn.spi.ProtocolRegistry.anyUnsettled(t, at)) {
+                    unsettled++;
+                }
             }
         }
-        return new long[] {held, tickets};
+        return new long[] {held, tickets, unsettled};
     }
 
     /** Health: ready, its epoch and lease, the cluster's size, what it fenced; on an MN its locks and tickets. */
@@ -1253,6 +1266,7 @@ public final class ScytheNode implements AutoCloseable {
         return new JsonObject().put("node", config.node()).put("backups", config.backups()).put("tables", tables);
     }
 
+    @SuppressWarnings("unchecked")
     public JsonObject health() {
         final JsonObject h = new JsonObject().put("status", ready() ? "UP" : "DOWN").put("node", config.node())
             .put("role", role.label()).put("fabricNode", fabricNode).put("epoch", epoch)
@@ -1267,6 +1281,12 @@ public final class ScytheNode implements AutoCloseable {
                 .put("leaseMaxGapMs", liveness == null ? 0 : liveness.maxGapMs())
                 .put("tsoHighWater", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))
                 .put("tsoFailovers", tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::failovers).sum());
+            final Map<String, Object> moduleShared = peerShared;
+            if (moduleShared != null && moduleShared.get(MODULE_HEALTH)
+                instanceof java.util.function.Supplier<?> moduleHealth) {
+                // What the protocol module holds on this node (Lotus: the locks in its lock table).
+                h.put("module", new JsonObject((Map<String, Object>) moduleHealth.get()));
+            }
             final io.scythe.txn.MemoryNodeConfiguration applied = catalog == null ? null : catalog.configuration();
             if (applied != null && failover != null) {
                 // The memory-node configuration this CN serves with (MN failover: what scythe chaos --mn-faults
@@ -1292,7 +1312,7 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (memoryDb != null) {
             final long[] locks = lockScan(memoryDb);
-            h.put("locksHeld", locks[0]).put("ticketsOutstanding", locks[1]);
+            h.put("locksHeld", locks[0]).put("ticketsOutstanding", locks[1]).put("unsettled", locks[2]);
         }
         return h;
     }

@@ -350,11 +350,7 @@ class LotusCvtSimTest extends SimVertxTest {
         final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(Cvt.DEFAULT_VERSIONS)]);
         return pointer.compose(ptr -> runtime.channel(node).compose(ch -> ch.read(ObjectLayout.addressOf(ptr) + at,
             rkey, cvt, 0, cvt.capacity()))).map(v -> {
-                long n = 0;
-                for (int i = 0; i < Cvt.versions(cvt, 0); i++) {
-                    n += Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == Cvt.INVISIBLE ? 1 : 0;
-                }
-                out.add(Cvt.written(cvt, 0) ? n : -1);
+                out.add(Cvt.written(cvt, 0) ? (long) Cvt.invisible(cvt, 0) : -1L);
                 return null;
             });
     }

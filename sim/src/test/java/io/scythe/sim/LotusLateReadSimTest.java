@@ -109,12 +109,7 @@ class LotusLateReadSimTest extends SimVertxTest {
 
     private static Future<Integer> countInvisible(final io.scythe.txn.TxnRuntime runtime) {
         return cvtOfChecking1(runtime).map(c -> {
-            final UnsafeBuffer cvt = (UnsafeBuffer) c[0];
-            int n = 0;
-            for (int i = 0; i < Cvt.DEFAULT_VERSIONS; i++) {
-                n += Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == Cvt.INVISIBLE ? 1 : 0;
-            }
-            return n;
+            return Cvt.invisible((UnsafeBuffer) c[0], 0);
         });
     }
 

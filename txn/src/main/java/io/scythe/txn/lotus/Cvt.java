@@ -278,6 +278,52 @@ public final class Cvt {
     }
 
     /**
+     * The valid INVISIBLE cells of the CVT of the object at {@code object} of {@code table}, read from memory directly
+     * (racy while transactions run): 0 when its slot holds no CVT ({@link #cvtAt}). A writer's are there from its
+     * INVISIBLE write to its visible one; once no transaction runs, one is a gone writer's that nobody settled.
+     */
+    public static int invisibleCells(final io.scythe.storage.Table table, final int object) {
+        final int at = cvtAt(table, object, Long.MIN_VALUE);
+        if (at < 0) {
+            return 0;
+        }
+        return invisible(table.objectMemory(), at);
+    }
+
+    /** The valid INVISIBLE cells of the CVT image at {@code base}. */
+    public static int invisible(final DirectBuffer cvt, final int base) {
+        int invisible = 0;
+        for (int i = 0; i < versions(cvt, base); i++) {
+            if (valid(cvt, base, i) && version(cvt, base, i) == INVISIBLE) {
+                invisible++;
+            }
+        }
+        return invisible;
+    }
+
+    /**
+     * Where the CVT of the object at {@code object} of {@code table} is in its memory, or -1 when the slot holds none
+     * of Lotus's (another protocol's table, a CVT never written, or one of another key than {@code key}; any key
+     * with {@code Long.MIN_VALUE}).
+     */
+    private static int cvtAt(final io.scythe.storage.Table table, final int object, final long key) {
+        final int max = table.schema().maxValueBytes();
+        final int at = object + offset(max);
+        final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
+        if (table.objectSlotBytes() < offset(max) + HEADER_BYTES || !written(m, at)) {
+            return -1;
+        }
+        final int n = versions(m, at);
+        // Another protocol's slot can hold anything where a CVT would be (RCC MVCC's version slots, say): a count
+        // out of Lotus's range is not a CVT, never an error.
+        if (n < 2 || n > 64 || table.objectSlotBytes() != offset(max) + room(max, n)
+            || key != Long.MIN_VALUE && key(m, at) != key || m.getInt(at + 8) != table.schema().id() + 1) {
+            return -1;
+        }
+        return at;
+    }
+
+    /**
      * The end-of-run view ({@code ObjectProbe#committedValue}) of the object at {@code object} of {@code table} (key
      * {@code key}), read from memory directly (no transaction runs) and never written: {@code ObjectProbe#NOT_MINE}
      * when its slot holds no CVT of it (another protocol's table, or a CVT never written: the home is its one
@@ -287,18 +333,11 @@ public final class Cvt {
     public static org.agrona.concurrent.AtomicBuffer committedValue(final io.scythe.storage.Table table,
                                                                     final int object, final long key) {
         final int max = table.schema().maxValueBytes();
-        final int at = object + offset(max);
+        final int at = cvtAt(table, object, key);
+        if (at < 0) {
+            return io.scythe.txn.spi.ObjectProbe.NOT_MINE;
+        }
         final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
-        if (table.objectSlotBytes() < offset(max) + HEADER_BYTES || !written(m, at)) {
-            return io.scythe.txn.spi.ObjectProbe.NOT_MINE;
-        }
-        final int n = versions(m, at);
-        // Another protocol's slot can hold anything where a CVT would be (RCC MVCC's version slots, say): a count
-        // out of Lotus's range is not a CVT, never an error.
-        if (n < 2 || n > 64 || table.objectSlotBytes() != offset(max) + room(max, n) || key(m, at) != key
-            || m.getInt(at + 8) != table.schema().id() + 1) {
-            return io.scythe.txn.spi.ObjectProbe.NOT_MINE;
-        }
         final int cell = newest(m, at);
         if (cell == NONE || deleted(m, at, cell)) {
             return null;

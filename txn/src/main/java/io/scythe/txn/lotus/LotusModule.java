@@ -80,6 +80,12 @@ public final class LotusModule implements ProtocolModule {
                 return false;
             }
 
+            /** A CVT cell left INVISIBLE ({@link Cvt#invisibleCells}). */
+            @Override
+            public boolean unsettled(final io.scythe.storage.Table table, final int header) {
+                return Cvt.invisibleCells(table, header) > 0;
+            }
+
             @Override
             public org.agrona.concurrent.AtomicBuffer committedValue(final io.scythe.storage.Table table,
                                                                      final int object, final long key) {

@@ -13,6 +13,9 @@ import java.util.concurrent.Executor;
  * {@code TxnRuntime#peerLoops} before the module's {@link LoopSetUp} equips it.
  */
 public interface ComputeNodeContext {
+    /** The {@link #shared()} key of a cluster node's module health (see there). */
+    String MODULE_HEALTH = "node.health";
+
     /** This compute node's index among {@link #computeNodes()}. */
     int index();
 
@@ -32,7 +35,8 @@ public interface ComputeNodeContext {
      * BiConsumer of shard and compute node a module that moves shards itself tells). The embedded cluster puts
      * {@code run.over}, {@code routing.shards}, {@code routing.moved} and {@code clock.wall} (true: its loops' timers
      * run on wall-clock time, which a loaded machine stalls). A host that has none fails
-     * clearly.
+     * clearly. On cluster nodes ({@link #separateProcesses}) a module may put {@value #MODULE_HEALTH} there: a
+     * {@code Supplier<Map<String, Object>>} of what the node's health shows of it (what it holds on the node).
      */
     default java.util.Map<String, Object> shared() {
         throw new UnsupportedOperationException("this host shares no state between its compute nodes");

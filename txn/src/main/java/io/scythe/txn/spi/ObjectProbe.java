@@ -16,6 +16,14 @@ public interface ObjectProbe {
     boolean locked(Table table, int header);
 
     /**
+     * Whether the object at {@code header} of {@code table}'s memory holds a write no reader may take as committed
+     * yet (Lotus: a CVT cell left INVISIBLE), which a later reader or writer must settle. None by default.
+     */
+    default boolean unsettled(final Table table, final int header) {
+        return false;
+    }
+
+    /**
      * The committed value of {@code key} of {@code table}, or null when the key is absent or deleted: byte 0 of the
      * buffer is the value's first, its capacity the value's room (the schema's maximum). Read only, never written:
      * for the one object layout of {@link ObjectLayout} (header, then the newest committed value) it is a view of the

@@ -219,6 +219,16 @@ public final class ProtocolRegistry {
         return false;
     }
 
+    /** Whether some module's probe finds a write left unsettled in the object ({@link ObjectProbe#unsettled}). */
+    public static synchronized boolean anyUnsettled(final io.scythe.storage.Table table, final int header) {
+        for (final ObjectProbe probe : probesFor(table)) {
+            if (probe.unsettled(table, header)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * The probes of the modules whose words {@code table}'s format carries ({@code Table#format}; every module's on a
      * {@code FULL} table), and of those that keep no word in objects, in registration order.

@@ -24,8 +24,17 @@ class LotusSeparateProcessesTest {
 
     /** Compute node 1 of [cn0, cn1] (odd shards), in a process of its own, without messaging. */
     private LotusNode node(final boolean awaitsOwnRecovery) {
-        return new LotusNode(ComputeNodePeers.context(1, List.of("cn0", "cn1"), null, new HashMap<>(),
-            listeners::add, awaitsOwnRecovery), new LockTable(64), fields);
+        return new LotusNode(ComputeNodePeers.context(1, List.of("cn0", "cn1"), null, shared, listeners::add,
+            awaitsOwnRecovery), new LockTable(64), fields);
+    }
+
+    private final java.util.Map<String, Object> shared = new HashMap<>();
+
+    /** What the node's health shows of it (ComputeNodeContext#MODULE_HEALTH: what scythe chaos checks). */
+    @SuppressWarnings("unchecked")
+    private java.util.Map<String, Object> health() {
+        return ((java.util.function.Supplier<java.util.Map<String, Object>>) shared.get(
+            ComputeNodeContext.MODULE_HEALTH)).get();
     }
 
     private static long prefix(final long epoch, final long slot) {
@@ -45,11 +54,14 @@ class LotusSeparateProcessesTest {
         grant(node, deadTxn, 0, a);
         grant(node, liveTxn, 0, b);
         grant(node, ownTxn, 1, fields.lotusKey("savings", 7));
+        assertThat(health()).as("the node's health: 3 keys held, slot words agreeing with the lock state")
+            .containsEntry("locksHeld", 3).containsEntry("lockInvariant", null).containsEntry("recoveredReleased", 0L);
         assertThat(listeners).hasSize(1);
         assertThat(listeners.get(0).recovered("cn0", prefix(1, 4), MASK)).isEqualTo("freed 1 lock(s) of cn0 here");
         assertThat(node.locks().holders(a)).isEmpty();
         assertThat(node.locks().holders(b)).containsExactly(new LockTable.Hold(liveTxn, 0, true));
         assertThat(node.locks().holders(fields.lotusKey("savings", 7))).hasSize(1);
+        assertThat(health()).containsEntry("locksHeld", 2).containsEntry("recoveredReleased", 1L);
         assertThat(listeners.get(0).recovered("cn0", prefix(1, 4), MASK)).as("told twice: nothing more")
             .isEqualTo("freed 0 lock(s) of cn0 here");
         // The dead incarnation woke (it was paused) and asks again: refused, nothing taken; its successor is served.
