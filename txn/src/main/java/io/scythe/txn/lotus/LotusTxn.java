@@ -660,28 +660,8 @@ final class LotusTxn extends OneSidedTxn {
                 // (recovery's sign that it landed); on the backups, which no reader reads, beside it.
                 final UnsafeBuffer visible = new UnsafeBuffer(new byte[8]);
                 visible.putLong(0, commitTs);
-                // One doorbell per memory node for the whole visible phase (as the paper's implementation batches):
-                // a backup's visible writes go in the write-back doorbell of the node when it is also the primary of
-                // a written object (with 3 MNs and 2 backups every node holds a copy of every partition), else in
-                // a doorbell of their own. The write-back's items per node are the accesses below, in this order
-                // (WriteSet#writeBack): the first of a node adds that node's backup writes, also when its batch is
-                // built again after a refusal.
-                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> backups =
-                    cellWrites(commitTs, false);
-                final Map<Access, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> withBackups =
-                    new java.util.IdentityHashMap<>();
-                for (final Access a : accesses) {
-                    if ((a.inserted || cells.containsKey(a)) && backups.containsKey(a.partition.node())) {
-                        withBackups.put(a, backups.remove(a.partition.node()));
-                    }
-                }
                 final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
                     (batch, a) -> {
-                        final List<java.util.function.Consumer<io.scythe.bridge.Doorbell>> alsoBackups =
-                            withBackups.get(a);
-                        if (alsoBackups != null) {
-                            alsoBackups.forEach(p -> p.accept(batch));
-                        }
                         if (a.inserted) {
                             batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
                         }
@@ -694,7 +674,7 @@ final class LotusTxn extends OneSidedTxn {
                             }
                         }
                     });
-                return staged(Stage.WRITE_BACK, Future.all(primaries, post(backups)).map(commitTs));
+                return staged(Stage.WRITE_BACK, Future.all(primaries, writeCells(commitTs, false)).map(commitTs));
             })
             .map(commitTs -> {
                 // The local writer's cache update, before its locks go (lotus.md §2.3): its keys' CVTs as it left them.
@@ -868,12 +848,6 @@ final class LotusTxn extends OneSidedTxn {
      * with {@code primaries}); with {@code ts} 0, an abort's: the new cells are cleared (not valid) instead.
      */
     private Future<Void> writeCells(final long ts, final boolean primaries) {
-        return post(cellWrites(ts, primaries));
-    }
-
-    /** What {@link #writeCells} posts, by memory node (in the order of {@link #cells}). */
-    private Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> cellWrites(final long ts,
-                                                                                                final boolean primaries) {
         final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
         final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
         version.putLong(0, ts);
@@ -894,7 +868,7 @@ final class LotusTxn extends OneSidedTxn {
                     });
             }
         });
-        return byNode;
+        return post(byNode);
     }
 
     /** The visible write of one cell (commit step 3, and recovery's): T_commit ({@code ts}) into its version word. */
