@@ -8,6 +8,7 @@ import com.hazelcast.config.XmlConfigBuilder;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastException;
 import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.partition.NoDataMemberInClusterException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -193,15 +194,63 @@ public record ClusterAccess(String cluster, String secret, String node, String h
 
     /** A Hazelcast cluster manager for {@link #hazelcastConfig()} (Hazelcast's own logs quieted to warnings). */
     public HazelcastClusterManager clusterManager() {
+        return clusterManager(false);
+    }
+
+    private HazelcastClusterManager clusterManager(final boolean liteMember) {
         if (System.getProperty("scythe.hazelcast.log") == null) {
             HAZELCAST_LOG.setLevel(Level.WARNING);
         }
-        return new HazelcastClusterManager(hazelcastConfig());
+        return new HazelcastClusterManager(hazelcastConfig().setLiteMember(liteMember));
     }
 
     /** Starts a clustered Vert.x; completes once it has joined. */
     public Future<Vertx> join() {
-        return Vertx.builder().with(vertxOptions()).withClusterManager(clusterManager()).buildClustered();
+        return Vertx.builder().with(vertxOptions()).withClusterManager(clusterManager(false)).buildClustered();
+    }
+
+    /**
+     * As {@link #join()}, as a Hazelcast lite member: a member that owns no partition and holds no backup, what a
+     * client is. The nodes' data members alone hold the registry and Vert.x's subscriptions, so a client that stalls
+     * (a test JVM or load generator starved of CPU), leaves or dies moves no partition and loses no backup, and the
+     * partition migrations that follow a node's death or restart involve only the nodes. A client used to be a full
+     * member (issue 23): in TsoFailoverProcessTest at load 60 the starved test JVM missed heartbeats, split off as a
+     * cluster of its own with partitions of the node registry and Vert.x's maps, and merged back with a new member id
+     * while the TSO and a CN were killed and restarted; the restarted CN then sent to an event-bus peer that was "not a
+     * member of the cluster" for two minutes and was never ready (CI runs 72 and 76: the restarted CN refused at join).
+     *
+     * <p>A lite member alone (no node of this cluster answered: a stale client.json, another secret) cannot hold
+     * Vert.x's own maps, and Hazelcast refuses it with {@link NoDataMemberInClusterException}. It then joins as a full
+     * member, a cluster of its own, so the caller sees what it would have seen before: a cluster without any node.
+     */
+    public Future<Vertx> joinAsLiteMember() {
+        return Vertx.builder().with(vertxOptions()).withClusterManager(clusterManager(true)).buildClustered()
+            .recover(failure -> {
+                if (!causedBy(failure, NoDataMemberInClusterException.class)) {
+                    return Future.failedFuture(failure);
+                }
+                // Shutting the refused member down blocks: not on the thread that completed the attempt (a loop).
+                final io.vertx.core.Promise<Vertx> alone = io.vertx.core.Promise.promise();
+                final Thread again = new Thread(() -> {
+                    final HazelcastInstance refused = Hazelcast.getHazelcastInstanceByName(hazelcastInstanceName());
+                    if (refused != null) {
+                        refused.getLifecycleService().terminate();
+                    }
+                    join().onComplete(alone);
+                }, "scythe-join-as-full-member");
+                again.setDaemon(true);
+                again.start();
+                return alone.future();
+            });
+    }
+
+    private static boolean causedBy(final Throwable failure, final Class<? extends Throwable> type) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** This process's Hazelcast member's name: {@code cluster-node-pid}. */

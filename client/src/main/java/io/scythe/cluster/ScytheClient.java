@@ -151,11 +151,12 @@ public final class ScytheClient implements AutoCloseable {
     }
 
     /**
-     * Joins the cluster {@code access} describes (its secret, members and address) as a client. Blocks (call it off
-     * the event loops) until Vert.x has joined, then returns at once: {@link #computeNodes()} may still be empty.
+     * Joins the cluster {@code access} describes (its secret, members and address) as a client, a Hazelcast lite member
+     * ({@link ClusterAccess#joinAsLiteMember()}: it owns no partition). Blocks (call it off the event loops) until
+     * Vert.x has joined, then returns at once: {@link #computeNodes()} may still be empty.
      */
     public static ScytheClient join(final ClusterAccess access, final long timeoutMs) throws Exception {
-        final Vertx vertx = access.joinPatiently(access.joinTimeoutMs(),
+        final Vertx vertx = access.joinPatiently(access::joinAsLiteMember, access.joinTimeoutMs(),
             line -> System.err.println("scythe client " + access.node() + ": " + line));
         return new ScytheClient(vertx, timeoutMs, true);
     }

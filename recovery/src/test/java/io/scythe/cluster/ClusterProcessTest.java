@@ -330,8 +330,12 @@ class ClusterProcessTest {
         // It knows the secret (so it joins Hazelcast and sees the coordinators) but not the event-bus key store.
         final JsonObject config = cluster.clientConfigJson().put("node", "nocert");
         config.remove("eventBusKeyStore");
+        // Counted, not assumed: whether cn1 is back depends on the fencing scenario before, and each scenario must
+        // stand on its own (issue 23).
+        final int members = ClusterSetup.hazelcast(client.vertx()).getCluster().getMembers().size();
         try (ScytheClient nocert = ScytheClient.join(NodeConfig.of(config).access(), 3_000)) {
-            assertThat(ClusterSetup.hazelcast(nocert.vertx()).getCluster().getMembers()).hasSize(6);
+            assertThat(ClusterSetup.hazelcast(nocert.vertx()).getCluster().getMembers()).as("joined the cluster")
+                .hasSize(members + 1);
             final ScytheClient.Outcome outcome = nocert.call("add", 3, 1000).await(20, TimeUnit.SECONDS);
             assertThat(outcome).isNotInstanceOf(ScytheClient.Outcome.Committed.class);
         }
