@@ -56,7 +56,8 @@
  * deferred ITEM reads: execute 19.2 us vs 13.4), x1.07 with both fixes (801k vs 752k txn/s; execute 13.5 vs 13.4,
  * lock 4.4 vs 5.6, write-back 6.7 vs 7.2 us, no aborts either side); 2 clients a loop x1.47 (dst-to 36 % aborts).
  * Without contention the pre-attach saves only the INSTALL round of the stock, district and last-order rows, local
- * at 99 % local items; the paper's 1.19-1.42 spans local_item_ratio 0-99 %.
+ * at 99 % local items; the paper's 1.19-1.42 spans local_item_ratio 0-99 %. At 0 % local (remote stock, shared by
+ * all loops), 1 client a loop: x1.19 (784.5k vs 658.5k; dst-to 7.7 % aborts, aurogon 1.3 %; lock 4.4 vs 6.7 us).
  *
  * <p><b>Not built yet (issue 20)</b>: primary and backup failure (promotion by consensus), SPS mode, a {@code Txn}
  * API flag for key-dependent reads (the wire flag exists), {@code scythe chaos} (cluster mode; chaos refuses the
