@@ -404,7 +404,8 @@ public final class SimOptions {
     /**
      * Whether each server is both a compute node and a memory node, as Aurogon's symmetric servers (FAST'22 §3):
      * compute node i and memory node i share server i's clocks, and requests between them take a local path
-     * ({@code FabricOptions#colocate}) instead of the network.
+     * ({@code FabricOptions#colocate}) instead of the network; the server's loops serve memory node i's RPCs (one
+     * modelled core at {@code mnRequestNs / loopsPerComputeNode} a request, {@code Simulation#mnCpu}).
      */
     public boolean colocate() {
         return colocate;

@@ -303,10 +303,18 @@ public final class Simulation {
             : options.cnWorkNs()) + requests * options.cnWorkNs();
     }
 
+    /**
+     * A memory node's core. Co-located ({@code --colocate}), the node is a symmetric server's participant, whose
+     * requests the server's threads serve as they poll (Aurogon §3, §4.1: each thread is coordinator and participant),
+     * not one dedicated core: a request then costs {@code mnRequestNs / loopsPerComputeNode}, the capacity of the
+     * server's loops (one modelled core stands for them; their coordinators are not charged for it).
+     */
     private SimLoop.Cpu mnCpu() {
+        final long requestNs = options.colocate()
+            ? Math.round((double) options.mnRequestNs() / options.loopsPerComputeNode()) : options.mnRequestNs();
         return (loop, poll, work, requests) -> {
             long ns = poll ? options.mnPollNs() : options.cnWorkNs();
-            long perRequest = options.mnRequestNs();
+            long perRequest = requestNs;
             if (options.faults().mnSlowAt(clock.nanoTime() - startNs)) {
                 perRequest = Math.round(perRequest * options.faults().mnSlowFactor());
             }

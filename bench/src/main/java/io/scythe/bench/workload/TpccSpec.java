@@ -76,7 +76,8 @@ public final class TpccSpec implements OltpSpec {
          * and DST-TO's Payments are refused on the warehouse row (4 clients a loop: 64 % aborts, 926 of 1,297
          * refusals on WAREHOUSE, 218 on DISTRICT), a higher contention than the paper's. Aurogon over DST-TO, TPC-C/NP,
          * 5 co-located servers, 99 % local items: 4 clients a loop x2.05, 2 a loop x1.43 (DST-TO 32 % aborts), 1 a
-         * loop x1.05 (none); the paper's 1.19-1.42.
+         * loop x1.05 (none); the paper's 1.19-1.42. Since the server's loops serve its memory node and ITEM reads
+         * skip Aurogon's deferral: 2 a loop x1.47, 1 a loop x1.07 (the io.scythe.txn.aurogon package notes).
          */
         LOOP("loop");
 
