@@ -100,7 +100,7 @@ class SelccSimTest extends SimVertxTest {
         final long readBefore = io.scythe.txn.selcc.LineCache.counted(unforwarded);
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<Explorer.Failure> failures = Explorer.explore(vertx, Explorer.Workload.SMALLBANK,
-            List.of("selcc-2pl"), 1, 8, Explorer::options, new PrintStream(printed, true));
+            List.of("selcc-2pl"), 1, 2, Explorer::options, new PrintStream(printed, true));
         assertThat(failures).as(printed.toString()).isEmpty();
         final long read = io.scythe.txn.selcc.LineCache.counted(unforwarded) - readBefore;
         if (feature.equals("forwarding")) {
