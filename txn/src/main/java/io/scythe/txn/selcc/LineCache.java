@@ -274,6 +274,10 @@ public final class LineCache {
     private final long deferNs = SelccModule.deferNs();
     private final int deferPriorityCap = SelccModule.deferPriorityCap();
     private final boolean priorityMatching = SelccModule.priorityMatching();
+    /** The Fig. 18 ablation's switches ({@link SelccModule#feature}). */
+    private final boolean forwarding = SelccModule.feature("forwarding");
+    private final boolean batchedEviction = SelccModule.feature("batchedEviction");
+    private final boolean dirtyBounds = SelccModule.feature("dirtyBounds");
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
@@ -774,6 +778,13 @@ public final class LineCache {
 
     /** One invalidation to participant {@code target}; a forwarded copy lands in {@code f}'s image. */
     private Future<Integer> invalidate(final Frame f, final int kind, final int target) {
+        return ask(f, kind, target).compose(status -> status != Invalidation.GRANTED || forwarding
+            ? Future.succeededFuture(status)
+            : mustLand("the READ of a handed-over line", () -> channel(f).compose(ch -> ch.read(f.line.address,
+                f.rkey, f.image, 0, f.lineBytes))).map(status)); // forwarding off: the holder flushed it
+    }
+
+    private Future<Integer> ask(final Frame f, final int kind, final int target) {
         Stats.SENT.increment();
         final long sentNs = runtime.timers().nowNs();
         final PeerLoops.Address where = peers.where().apply(target);
@@ -790,7 +801,11 @@ public final class LineCache {
                 } else if (status == Invalidation.GRANTED) {
                     Stats.GRANTED.increment();
                 }
-                if (status == Invalidation.GRANTED) {
+                if (status == Invalidation.GRANTED && !forwarding) {
+                    Stats.count("handover without forwarding: line READ from the memory node");
+                    f.headerDirty = false;
+                    f.dirty = DirtyBounds.CLEAN;
+                } else if (status == Invalidation.GRANTED) {
                     f.image.putBytes(0, reply.payload(), Invalidation.REPLY_LINE_OFFSET, f.lineBytes);
                     f.headerDirty = reply.payload().getByte(Invalidation.REPLY_HEADER_DIRTY_OFFSET) != 0;
                     f.dirty = reply.payload().getLong(Invalidation.REPLY_DIRTY_OFFSET);
@@ -955,22 +970,37 @@ public final class LineCache {
                 f.headerDirty = false;
                 f.wanted = false; // the lease's counters stop: the participant that wanted it got it
                 f.sinceWanted = 0;
-                responder.reply(Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
+                responder.reply(forwarding ? Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN)
+                    : Invalidation.status(Invalidation.GRANTED));
                 return Future.succeededFuture();
             });
         }
         final boolean modified = f.memo == Memo.M;
         final long delta = modified ? LatchWord.handover(me, requester) : LatchWord.unshare(me);
+        final boolean flush = modified && !forwarding; // forwarding off: the next owner READs the memory node's copy
         return busy(f, () -> mustLand(modified ? "a case-1 handover" : "a case-3 release", () -> channel(f).compose(
-            ch -> ch.fetchAndAdd(f.latchAddress(), f.rkey, delta)))).transform(done -> {
+            ch -> {
+                if (!flush) {
+                    return ch.fetchAndAdd(f.latchAddress(), f.rkey, delta).<Void>mapEmpty();
+                }
+                final Doorbell batch = ch.doorbell();
+                addFlush(batch, f);
+                batch.fetchAndAdd(f.latchAddress(), f.rkey, delta);
+                return batch.post().<Void>mapEmpty();
+            }))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
                     return Future.succeededFuture();
                 }
                 f.memo = Memo.I;
                 forgetIfInvalid(f);
-                responder.reply(modified ? Invalidation.granted(f.image, f.lineBytes, f.headerDirty, f.dirty)
-                    : Invalidation.status(Invalidation.RELEASED));
+                responder.reply(!modified ? Invalidation.status(Invalidation.RELEASED)
+                    : flush ? Invalidation.status(Invalidation.GRANTED)
+                    : Invalidation.granted(f.image, f.lineBytes, f.headerDirty, f.dirty));
+                if (flush) {
+                    f.dirty = DirtyBounds.CLEAN;
+                    f.headerDirty = false;
+                }
                 return Future.succeededFuture();
             });
     }
@@ -982,14 +1012,17 @@ public final class LineCache {
      * length with the flags (a delete's tombstone) and the incarnation (unchanged), and the dirty range; never the
      * latch word.
      */
-    private static void addFlush(final Doorbell batch, final Frame f) {
+    private void addFlush(final Doorbell batch, final Frame f) {
         if (f.headerDirty) {
             batch.write(f.line.address + ObjectLayout.CAS_LOCK_OFFSET, f.rkey, f.image, ObjectLayout.CAS_LOCK_OFFSET,
                 ObjectLayout.VERSION_OFFSET + 8 - ObjectLayout.CAS_LOCK_OFFSET);
             batch.write(f.line.address + ObjectLayout.VALUE_LENGTH_OFFSET, f.rkey, f.image,
                 ObjectLayout.VALUE_LENGTH_OFFSET, ObjectLayout.HEADER_BYTES - ObjectLayout.VALUE_LENGTH_OFFSET);
         }
-        if (f.dirty != DirtyBounds.CLEAN) {
+        if (f.dirty != DirtyBounds.CLEAN && !dirtyBounds) { // ablation: the whole value, not its dirty range
+            batch.write(f.line.address + ObjectLayout.VALUE_OFFSET, f.rkey, f.image, ObjectLayout.VALUE_OFFSET,
+                f.lineBytes - ObjectLayout.VALUE_OFFSET);
+        } else if (f.dirty != DirtyBounds.CLEAN) {
             final int from = ObjectLayout.VALUE_OFFSET + DirtyBounds.lower(f.dirty);
             batch.write(f.line.address + from, f.rkey, f.image, from, DirtyBounds.length(f.dirty));
         }
@@ -1000,7 +1033,7 @@ public final class LineCache {
      * {@code made}, the frame just made for the caller (idle until the caller starts its acquire).
      */
     private void evictLru(final Frame made) {
-        final int target = Math.max(0, capacity - evictBatch);
+        final int target = Math.max(0, capacity - (batchedEviction ? evictBatch : 1));
         final List<Frame> victims = new ArrayList<>();
         final Iterator<Frame> lru = frames.values().iterator();
         while (lru.hasNext() && frames.size() - victims.size() > target) {
@@ -1014,7 +1047,13 @@ public final class LineCache {
                 victims.add(f);
             }
         }
-        evict(victims);
+        if (batchedEviction) {
+            evict(victims);
+        } else {
+            for (final Frame f : victims) { // ablation: one doorbell per victim
+                evict(List.of(f));
+            }
+        }
     }
 
     /**

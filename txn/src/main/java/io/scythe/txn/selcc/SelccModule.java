@@ -84,6 +84,17 @@ public final class SelccModule implements ProtocolModule {
         return Boolean.parseBoolean(System.getProperty("scythe.selcc.priorityMatching", "false"));
     }
 
+    /**
+     * The Fig. 18 ablation's switches (YCSB uniform, features added one at a time), each on by default, read once per
+     * cache: {@code scythe.selcc.forwarding} (off: a case-1 holder flushes its dirty range to the memory node with the
+     * handover FAA and the requester READs the line from there, as after case 2), {@code scythe.selcc.batchedEviction}
+     * (off: a miss evicts one victim, one doorbell each), {@code scythe.selcc.dirtyBounds} (off: a flush WRITEs the
+     * whole value of a dirty line, not its dirty range).
+     */
+    static boolean feature(final String name) {
+        return Boolean.parseBoolean(System.getProperty("scythe.selcc." + name, "true"));
+    }
+
     static long deferNs() {
         final long defer = Long.getLong("scythe.selcc.deferNs", DEFAULT_DEFER_NS);
         if (defer < 0) {

@@ -65,7 +65,9 @@
  *
  * <p><b>Configuration</b> (system properties read when a loop's cache is made): {@code scythe.selcc.cacheFrames},
  * {@code evictBatch}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code deferNs},
- * {@code spinNs}, {@code peerBucketBytes} (the peers' RRPC buckets: a forwarded line rides in a reply, so they hold
+ * {@code spinNs}, the Fig. 18 ablation's switches {@code forwarding}, {@code batchedEviction}, {@code dirtyBounds} (each on
+ * by default; {@link io.scythe.txn.selcc.SelccModule#feature}: without forwarding a case-1 holder flushes with its
+ * handover FAA and the requester READs the memory node's copy), {@code peerBucketBytes} (the peers' RRPC buckets: a forwarded line rides in a reply, so they hold
  * a 2 KB line by default), {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
  * printed at exit); defaults in
  * {@link io.scythe.txn.selcc.SelccModule}.
