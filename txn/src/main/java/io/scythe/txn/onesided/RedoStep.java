@@ -101,13 +101,63 @@ public final class RedoStep {
         // here (see finished); recovery, after fencing this node, finds it whole or not and settles it.
         return clock.staged(Stage.LOG, log.append(id, version, lockKind.id(), written, lockToken)
             .recover(e -> {
-                if (e instanceof RedoLog.RecordInDoubtException) {
+                if (e instanceof RedoLog.RecordInDoubtException doubt) {
                     decided = true;
-                    return giveUp("its redo record's WRITE failed and may have landed", e);
+                    return onSurvivingCopies(doubt).compose(survived -> survived
+                        ? finishOnServingCopies(doubt.appended(), needsRelease).<RedoLog.Appended>mapEmpty()
+                        : giveUp("its redo record's WRITE failed and may have landed", e));
                 }
                 return Future.failedFuture(e);
             }))
-            .compose(appended -> finished(version, writeBack.get()).onSuccess(v -> log.release(appended)));
+            .compose(appended -> appended == null ? Future.<Void>succeededFuture()
+                : finished(version, writeBack.get()).onSuccess(v -> log.release(appended)));
+    }
+
+    /**
+     * Whether a record in doubt is durable on every copy that serves: it is replicated, some copies are durable, and
+     * a memory-node configuration removes (now or within {@link TxnRuntime#failoverWaitNs()}) every node whose copy is
+     * not known durable. What landed or may still land on a removed node counts for nothing, so the commit is
+     * decided by the surviving copies, which any recovery reads.
+     */
+    private Future<Boolean> onSurvivingCopies(final RedoLog.RecordInDoubtException doubt) {
+        final java.util.Set<String> lost = doubt.notDurableOn();
+        if (doubt.appended().backups().isEmpty() || lost.isEmpty()
+            || lost.size() > doubt.appended().backups().size()) {
+            return Future.succeededFuture(false);
+        }
+        return runtime.removedWithin(lost);
+    }
+
+    /**
+     * Finishes a commit whose record is durable on every serving copy after a failover removed the node of another
+     * copy (issue 23 §2: under {@code scythe chaos --mn-faults} a CN gave up its lease for it). Its write-back never
+     * began, and the memory nodes it would write may have failed over since: so it is finished as a recovery would
+     * roll its record forward ({@link CnRecovery#finishRecord}: on a primary that still serves while this attempt's
+     * lock is held, on a promoted copy by versions; the promoted partitions stay blocked until this commit finished,
+     * since it counts as undrained in its configuration epoch), then the locks it holds without writing are released
+     * (those on removed nodes died with them). A failure there gives it up to recovery, as before.
+     */
+    private Future<Void> finishOnServingCopies(final RedoLog.Appended appended,
+                                               final java.util.function.Function<Access, Boolean> needsRelease) {
+        final List<Future<Boolean>> releases = new ArrayList<>();
+        return new CnRecovery(runtime).finishRecord(appended.record()).compose(v -> {
+            for (final Access a : accesses) {
+                if (a.locked && !(a.dirty || a.inserted) && needsRelease.apply(a)) {
+                    a.locked = false;
+                    if (!runtime.catalog().removed(a.partition.node())) {
+                        releases.add(Reposts.untilAccepted(runtime.timers(), () -> CnRecovery.finishEntry(runtime,
+                            a.partition, 0, a.pointer, lockToken.applyAsLong(a), lockKind, 0, null, 0, null)));
+                    }
+                }
+            }
+            return Reposts.settle(releases);
+        }).transform(ar -> {
+            if (ar.failed()) {
+                return giveUp("finishing it on the serving copies after a failover failed", ar.cause());
+            }
+            RedoLog.of(runtime).release(appended);
+            return Future.succeededFuture();
+        });
     }
 
     /**
