@@ -945,6 +945,19 @@ class CnRecoveryTest {
      */
     @Test
     void shouldFinishACommitWhoseRecordCopyFailedOnAMemoryNodeTheConfigurationRemoves() throws Exception {
+        finishedAfterMn1Fails((runtime, fault) -> io.scythe.txn.recovery.RedoLog.of(runtime).afterWrite(fault));
+    }
+
+    /** The same when the record is durable and a write-back batch to mn1 fails after it was posted. */
+    @Test
+    void shouldFinishACommitWhoseWriteBackFailedOnAMemoryNodeTheConfigurationRemoves() throws Exception {
+        finishedAfterMn1Fails(TxnRuntime::beforeWriteBack);
+    }
+
+    /** Runs the transfer 4 -> 5 on cnA with {@code arm}'s fault point failing its first verb to mn1; see above. */
+    private void finishedAfterMn1Fails(
+        final java.util.function.BiConsumer<TxnRuntime, java.util.function.Function<String, Future<Void>>> arm)
+        throws Exception {
         memoryNodes = 3;
         replicas = 1;
         start("scythe");
@@ -959,7 +972,7 @@ class CnRecoveryTest {
         final int[] faults = {1};
         final java.util.concurrent.CountDownLatch failed = new java.util.concurrent.CountDownLatch(1);
         on(() -> {
-            io.scythe.txn.recovery.RedoLog.of(runtime).afterWrite(mn -> {
+            arm.accept(runtime, mn -> {
                 if (!mn.equals("mn1")) {
                     return Future.succeededFuture();
                 }
@@ -972,7 +985,7 @@ class CnRecoveryTest {
         final Promise<Long> outcome = Promise.promise();
         loop().runOnContext(v -> cnA.on(loop()).run(txn -> transfer(txn, 4, 5, 25, key)).map(Coordinator.Outcome::result)
             .onComplete(outcome));
-        assertThat(failed.await(10, TimeUnit.SECONDS)).as("the record's copy on mn1 was written").isTrue();
+        assertThat(failed.await(10, TimeUnit.SECONDS)).as("a verb to mn1 was posted").isTrue();
         Thread.sleep(100); // the attempt waits for a configuration removing mn1
         assertThat(outcome.future().isComplete()).as("neither given up nor finished before the failover").isFalse();
         final Catalog catalog = runtime.catalog();
@@ -990,7 +1003,7 @@ class CnRecoveryTest {
         assertThat(new long[] {servingBalance(4), servingBalance(5)}).as("applied once, on the serving copies")
             .containsExactly(before[0] - 25, before[1] + 25);
         on(() -> {
-            io.scythe.txn.recovery.RedoLog.of(runtime).afterWrite(null);
+            arm.accept(runtime, null);
             return Future.succeededFuture();
         });
         for (int i = 0; i < 3; i++) {
