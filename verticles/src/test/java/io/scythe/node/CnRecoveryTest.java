@@ -899,17 +899,9 @@ class CnRecoveryTest {
      */
     @Test
     void shouldAbortRatherThanGiveUpWhenALockIsInDoubtOnAMemoryNodeTheConfigurationRemoves() throws Exception {
-        memoryNodes = 3;
-        replicas = 1;
         memoryNodeTimeoutMs = 300;
-        start("scythe");
-        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode cnA = cnAWaitingForFailovers();
         final TxnRuntime runtime = cnA.on(loop()).runtime();
-        on(() -> {
-            runtime.failoverWaitNs(TimeUnit.SECONDS.toNanos(10));
-            return Future.succeededFuture();
-        });
-        assertThat(transferOn(cnA.on(loop()), 4, 5, 7)).isTrue();
         final Catalog catalog = runtime.catalog();
         scythe.pauseMemoryNode(1);
         final Promise<Object> outcome = Promise.promise();
@@ -958,16 +950,8 @@ class CnRecoveryTest {
     private void finishedAfterMn1Fails(
         final java.util.function.BiConsumer<TxnRuntime, java.util.function.Function<String, Future<Void>>> arm)
         throws Exception {
-        memoryNodes = 3;
-        replicas = 1;
-        start("scythe");
-        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode cnA = cnAWaitingForFailovers();
         final TxnRuntime runtime = cnA.on(loop()).runtime();
-        on(() -> {
-            runtime.failoverWaitNs(TimeUnit.SECONDS.toNanos(10));
-            return Future.succeededFuture();
-        });
-        assertThat(transferOn(cnA.on(loop()), 4, 5, 7)).isTrue();
         final long[] before = {servingBalance(4), servingBalance(5)};
         final int[] faults = {1};
         final java.util.concurrent.CountDownLatch failed = new java.util.concurrent.CountDownLatch(1);
@@ -1010,6 +994,24 @@ class CnRecoveryTest {
             assertThat(transferOn(cnA.on(loop()), 4, 5 + i, 5)).as("4 and 5 are free on the serving copies").isTrue();
         }
         checkServingCopies(catalog);
+    }
+
+    /**
+     * 3 memory nodes with 1 backup each running scythe, and cnA, whose first loop waits up to 10 s for a configuration
+     * removing a memory node a verb failed on ({@code TxnRuntime#failoverWaitNs}); one transfer 4 -> 5 committed.
+     */
+    private EmbeddedScythe.ComputeNode cnAWaitingForFailovers() throws Exception {
+        memoryNodes = 3;
+        replicas = 1;
+        start("scythe");
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final TxnRuntime runtime = cnA.on(loop()).runtime();
+        on(() -> {
+            runtime.failoverWaitNs(TimeUnit.SECONDS.toNanos(10));
+            return Future.succeededFuture();
+        });
+        assertThat(transferOn(cnA.on(loop()), 4, 5, 7)).isTrue();
+        return cnA;
     }
 
     private static long lowerMinusUpperOn(final Table t, final long key) {
