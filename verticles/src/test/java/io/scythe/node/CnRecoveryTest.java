@@ -484,7 +484,7 @@ class CnRecoveryTest {
         assertThat(transferOn(coordinator, 1, 2, 10)).isTrue();
         final int[] faults = {1};
         on(() -> {
-            io.scythe.txn.recovery.RedoLog.of(runtime).afterWrite(() -> failWrite(faults, POSTED_AND_FAILED));
+            io.scythe.txn.recovery.RedoLog.of(runtime).afterWrite(mn -> failWrite(faults, POSTED_AND_FAILED));
             return Future.succeededFuture();
         });
         final long records = on(() -> Future.succeededFuture(io.scythe.txn.recovery.RedoLog.of(runtime).records()));
@@ -899,17 +899,9 @@ class CnRecoveryTest {
      */
     @Test
     void shouldAbortRatherThanGiveUpWhenALockIsInDoubtOnAMemoryNodeTheConfigurationRemoves() throws Exception {
-        memoryNodes = 3;
-        replicas = 1;
         memoryNodeTimeoutMs = 300;
-        start("scythe");
-        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode cnA = cnAWaitingForFailovers();
         final TxnRuntime runtime = cnA.on(loop()).runtime();
-        on(() -> {
-            runtime.failoverWaitNs(TimeUnit.SECONDS.toNanos(10));
-            return Future.succeededFuture();
-        });
-        assertThat(transferOn(cnA.on(loop()), 4, 5, 7)).isTrue();
         final Catalog catalog = runtime.catalog();
         scythe.pauseMemoryNode(1);
         final Promise<Object> outcome = Promise.promise();
@@ -932,6 +924,94 @@ class CnRecoveryTest {
         }
         checkServingCopies(catalog);
         scythe.resumeMemoryNode(1);
+    }
+
+    /**
+     * A memory node dies under a commit whose redo record was being written (issue 23 §2; under {@code scythe chaos
+     * --mn-faults} a CN gave its lease up for it): cnA's transfer 4 -> 5 writes its record to the log on mn1 (p1's
+     * primary) and mn2 (its backup); the copy on mn1 fails after it was posted, so the commit is decided but in doubt.
+     * The configuration removing mn1 comes while the attempt waits for it ({@code TxnRuntime#failoverWaitNs}): the
+     * record is durable on every copy that serves, so cnA finishes the commit there itself (account 4 settled onto the
+     * promoted copy on mn2 by versions, 5 and the ledger row as usual) and tells its client "committed"; it does not
+     * give up, nothing stays held, and the failover settles once the commit finished.
+     */
+    @Test
+    void shouldFinishACommitWhoseRecordCopyFailedOnAMemoryNodeTheConfigurationRemoves() throws Exception {
+        finishedAfterMn1Fails((runtime, fault) -> io.scythe.txn.recovery.RedoLog.of(runtime).afterWrite(fault));
+    }
+
+    /** The same when the record is durable and a write-back batch to mn1 fails after it was posted. */
+    @Test
+    void shouldFinishACommitWhoseWriteBackFailedOnAMemoryNodeTheConfigurationRemoves() throws Exception {
+        finishedAfterMn1Fails(TxnRuntime::beforeWriteBack);
+    }
+
+    /** Runs the transfer 4 -> 5 on cnA with {@code arm}'s fault point failing its first verb to mn1; see above. */
+    private void finishedAfterMn1Fails(
+        final java.util.function.BiConsumer<TxnRuntime, java.util.function.Function<String, Future<Void>>> arm)
+        throws Exception {
+        final EmbeddedScythe.ComputeNode cnA = cnAWaitingForFailovers();
+        final TxnRuntime runtime = cnA.on(loop()).runtime();
+        final long[] before = {servingBalance(4), servingBalance(5)};
+        final int[] faults = {1};
+        final java.util.concurrent.CountDownLatch failed = new java.util.concurrent.CountDownLatch(1);
+        on(() -> {
+            arm.accept(runtime, mn -> {
+                if (!mn.equals("mn1")) {
+                    return Future.succeededFuture();
+                }
+                failed.countDown();
+                return failWrite(faults, POSTED_AND_FAILED);
+            });
+            return Future.succeededFuture();
+        });
+        final long key = nextLedgerKey++;
+        final Promise<Long> outcome = Promise.promise();
+        loop().runOnContext(v -> cnA.on(loop()).run(txn -> transfer(txn, 4, 5, 25, key)).map(Coordinator.Outcome::result)
+            .onComplete(outcome));
+        assertThat(failed.await(10, TimeUnit.SECONDS)).as("a verb to mn1 was posted").isTrue();
+        Thread.sleep(100); // the attempt waits for a configuration removing mn1
+        assertThat(outcome.future().isComplete()).as("neither given up nor finished before the failover").isFalse();
+        final Catalog catalog = runtime.catalog();
+        final io.scythe.txn.MemoryNodeConfiguration without1 = io.scythe.txn.MemoryNodeConfiguration.initial(3, 1)
+            .without(1);
+        assertThat(catalog.reconfigure(without1)).isTrue();
+        assertThat(outcome.future().await(20, TimeUnit.SECONDS)).as("committed").isEqualTo(key);
+        acknowledged.add(key);
+        assertThat(scythe.gaveUp()).as("cnA keeps serving").isEmpty();
+        assertThat(faults[0]).as("the fault fired").isZero();
+        assertThat(on(() -> Future.succeededFuture(io.scythe.txn.recovery.RedoLog.of(runtime).unfinishedRecords())))
+            .as("its record released").isZero();
+        assertThat(catalog.inFlightBefore(without1.epoch())).as("drained").isZero();
+        assertThat(catalog.settled(without1.epoch())).isTrue();
+        assertThat(new long[] {servingBalance(4), servingBalance(5)}).as("applied once, on the serving copies")
+            .containsExactly(before[0] - 25, before[1] + 25);
+        on(() -> {
+            arm.accept(runtime, null);
+            return Future.succeededFuture();
+        });
+        for (int i = 0; i < 3; i++) {
+            assertThat(transferOn(cnA.on(loop()), 4, 5 + i, 5)).as("4 and 5 are free on the serving copies").isTrue();
+        }
+        checkServingCopies(catalog);
+    }
+
+    /**
+     * 3 memory nodes with 1 backup each running scythe, and cnA, whose first loop waits up to 10 s for a configuration
+     * removing a memory node a verb failed on ({@code TxnRuntime#failoverWaitNs}); one transfer 4 -> 5 committed.
+     */
+    private EmbeddedScythe.ComputeNode cnAWaitingForFailovers() throws Exception {
+        memoryNodes = 3;
+        replicas = 1;
+        start("scythe");
+        final EmbeddedScythe.ComputeNode cnA = scythe.addComputeNode("cnA", 1L << 32);
+        final TxnRuntime runtime = cnA.on(loop()).runtime();
+        on(() -> {
+            runtime.failoverWaitNs(TimeUnit.SECONDS.toNanos(10));
+            return Future.succeededFuture();
+        });
+        assertThat(transferOn(cnA.on(loop()), 4, 5, 7)).isTrue();
+        return cnA;
     }
 
     private static long lowerMinusUpperOn(final Table t, final long key) {

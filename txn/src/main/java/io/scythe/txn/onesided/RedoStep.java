@@ -90,24 +90,73 @@ public final class RedoStep {
         };
         final RedoLog log = RedoLog.of(runtime);
         if (log == null || lockKind == null) {
-            return finished(version, writeBack.get());
+            return finished(version, writeBack.get(), null, null);
         }
         // The redo record first: once it is durable the commit is decided, and recovery can finish it.
         if (written.isEmpty()) {
-            return finished(version, writeBack.get());
+            return finished(version, writeBack.get(), null, null);
         }
         // A record refused before its WRITE was posted is nothing: the attempt aborts. One posted whose WRITE failed
         // may have landed, or may still land: never aborted (recovery might roll it forward), never written again
         // here (see finished); recovery, after fencing this node, finds it whole or not and settles it.
         return clock.staged(Stage.LOG, log.append(id, version, lockKind.id(), written, lockToken)
             .recover(e -> {
-                if (e instanceof RedoLog.RecordInDoubtException) {
+                if (e instanceof RedoLog.RecordInDoubtException doubt) {
                     decided = true;
-                    return giveUp("its redo record's WRITE failed and may have landed", e);
+                    return onSurvivingCopies(doubt).compose(survived -> survived
+                        ? finishOnServingCopies(doubt.appended(), needsRelease)
+                            .onSuccess(v -> log.release(doubt.appended())).<RedoLog.Appended>mapEmpty()
+                        : giveUp("its redo record's WRITE failed and may have landed", e));
                 }
                 return Future.failedFuture(e);
             }))
-            .compose(appended -> finished(version, writeBack.get()).onSuccess(v -> log.release(appended)));
+            .compose(appended -> appended == null ? Future.<Void>succeededFuture()
+                : finished(version, writeBack.get(), appended, needsRelease).onSuccess(v -> log.release(appended)));
+    }
+
+    /**
+     * Whether a record in doubt is durable on every copy that serves: it is replicated, some copies are durable, and
+     * a memory-node configuration removes (now or within {@link TxnRuntime#failoverWaitNs()}) every node whose copy is
+     * not known durable. What landed or may still land on a removed node counts for nothing, so the commit is
+     * decided by the surviving copies, which any recovery reads.
+     */
+    private Future<Boolean> onSurvivingCopies(final RedoLog.RecordInDoubtException doubt) {
+        final java.util.Set<String> lost = doubt.notDurableOn();
+        if (doubt.appended().backups().isEmpty() || lost.isEmpty()
+            || lost.size() > doubt.appended().backups().size()) {
+            return Future.succeededFuture(false);
+        }
+        return runtime.removedWithin(lost);
+    }
+
+    /**
+     * Finishes a commit whose record is durable on every serving copy after a failover removed the node of another
+     * copy, or of a write-back batch that failed after it was posted (issue 23 §2: under {@code scythe chaos
+     * --mn-faults} a CN gave up its lease for either). Its write-back did not finish, and the memory nodes it writes
+     * may have failed over since: so it is finished as a recovery would
+     * roll its record forward ({@link CnRecovery#finishRecord}: on a primary that still serves while this attempt's
+     * lock is held, on a promoted copy by versions; the promoted partitions stay blocked until this commit finished,
+     * since it counts as undrained in its configuration epoch), then the locks it holds without writing are released
+     * (those on removed nodes died with them). A failure there gives it up to recovery, as before.
+     */
+    private Future<Void> finishOnServingCopies(final RedoLog.Appended appended,
+                                               final java.util.function.Function<Access, Boolean> needsRelease) {
+        final List<Future<Boolean>> releases = new ArrayList<>();
+        return new CnRecovery(runtime).finishRecord(appended.record()).compose(v -> {
+            for (final Access a : accesses) {
+                // Held and not written: released unless the write-back's release of it landed already (finishEntry
+                // releases only while it still carries this attempt's token).
+                if (!(a.dirty || a.inserted) && (a.releasing || a.locked && needsRelease.apply(a))) {
+                    a.locked = false;
+                    if (!runtime.catalog().removed(a.partition.node())) {
+                        releases.add(Reposts.untilAccepted(runtime.timers(), () -> CnRecovery.finishEntry(runtime,
+                            a.partition, 0, a.pointer, lockToken.applyAsLong(a), lockKind, 0, null, 0, null)));
+                    }
+                }
+            }
+            return Reposts.settle(releases);
+        }).transform(ar -> ar.failed() ? giveUp("finishing it on the serving copies after a failover failed",
+            ar.cause()) : Future.<Void>succeededFuture());
     }
 
     /**
@@ -118,9 +167,20 @@ public final class RedoStep {
      * queue pair would add 1 to {@code upper} twice, giving the lock to two holders. Recovery runs only after this
      * node is fenced on every memory node, which waits out verbs in flight and refuses the rest.
      */
-    private Future<Void> finished(final long version, final Future<Void> writeBack) {
-        return lockKind == null ? writeBack : writeBack.recover(e -> Refusal.forNow(e)
-            ? finishFromRecord(version, e, 1) : giveUp("a write-back verb failed and may still land", e));
+    private Future<Void> finished(final long version, final Future<Void> writeBack, final RedoLog.Appended appended,
+                                  final java.util.function.Function<Access, Boolean> needsRelease) {
+        return lockKind == null ? writeBack : writeBack.recover(e -> {
+            if (Refusal.forNow(e)) {
+                return finishFromRecord(version, e, 1);
+            }
+            // Failed after posting only on memory nodes a configuration removes: what may still land there counts
+            // for nothing, and the record (durable on every copy) finishes it on the copies that serve.
+            final List<String> failedOn = writes.failedOn();
+            final Future<Boolean> removed = appended == null || failedOn.isEmpty() ? Future.succeededFuture(false)
+                : runtime.removedWithin(List.copyOf(failedOn));
+            return removed.compose(died -> died ? finishOnServingCopies(appended, needsRelease)
+                : giveUp("a write-back verb failed and may still land", e));
+        });
     }
 
     /**

@@ -98,8 +98,10 @@ public final class Replicas {
      * Writes {@code written} (each already {@code installedVersion}ed) to every backup: per backup memory node one
      * doorbell of what the primary's write-back writes, without any lock word; posted again while refused for now.
      * Completes when every batch completed: only then may the primaries' releases be posted (see the class comment).
+     * A node whose batch failed after it was posted is added to {@code failedOn} ({@link WriteSet#failedOn}).
      */
-    public static Future<Void> writeBack(final TxnRuntime runtime, final List<Access> written) {
+    public static Future<Void> writeBack(final TxnRuntime runtime, final List<Access> written,
+                                         final List<String> failedOn) {
         final Map<String, List<Copy>> byNode = new LinkedHashMap<>();
         for (final Access a : written) {
             final List<Catalog.Replica> backups = a.partition.backups();
@@ -108,7 +110,7 @@ public final class Replicas {
                     .add(new Copy(a, a.backupPointers[b], backups.get(b).descriptor().objects().rkey()));
             }
         }
-        return WriteSet.postPerNode(runtime, byNode, (batch, c) -> WriteSet.addWrites(batch, c.access,
+        return WriteSet.postPerNode(runtime, byNode, failedOn, (batch, c) -> WriteSet.addWrites(batch, c.access,
             io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey));
     }
 

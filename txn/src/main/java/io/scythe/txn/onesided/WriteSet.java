@@ -29,6 +29,8 @@ public final class WriteSet {
      * keeping its committed versions elsewhere (Lotus's CVT) turns it off: its release verbs write what it needs.
      */
     private boolean homes = true;
+    /** The memory nodes a write-back batch failed on after it was posted (it may still land); see {@link #failedOn}. */
+    private final List<String> failedOn = new ArrayList<>(0);
 
     /** Adds the verb that releases {@code a}'s lock to a write-back batch. */
     @FunctionalInterface
@@ -123,9 +125,18 @@ public final class WriteSet {
         final List<Access> homesWritten = homes ? written : insertedOf(written);
         if (Replicas.any(homesWritten)) {
             // Every backup complete before any primary is released (Replicas).
-            return Replicas.writeBack(runtime, homesWritten).compose(v -> writeBackPrimaries(byNode, release));
+            return Replicas.writeBack(runtime, homesWritten, failedOn)
+                .compose(v -> writeBackPrimaries(byNode, release));
         }
         return writeBackPrimaries(byNode, release);
+    }
+
+    /**
+     * The memory nodes on which a batch of this commit's write-back failed after it was posted (its verbs may still
+     * land there); empty while none did.
+     */
+    public List<String> failedOn() {
+        return failedOn;
     }
 
     private static List<Access> insertedOf(final List<Access> written) {
@@ -173,7 +184,7 @@ public final class WriteSet {
     }
 
     private Future<Void> writeBackPrimaries(final Map<String, List<Access>> byNode, final ReleaseVerb release) {
-        return postPerNode(runtime, byNode, (batch, a) -> {
+        return postPerNode(runtime, byNode, failedOn, (batch, a) -> {
             if (homes || a.inserted) {
                 addWrites(batch, a, a.address(), a.rkey());
             }
@@ -190,6 +201,16 @@ public final class WriteSet {
      */
     public static <T> Future<Void> postPerNode(final TxnRuntime runtime, final Map<String, List<T>> byNode,
                                         final java.util.function.BiConsumer<Doorbell, T> add) {
+        return postPerNode(runtime, byNode, null, add);
+    }
+
+    /**
+     * {@link #postPerNode(TxnRuntime, Map, java.util.function.BiConsumer)}, adding to {@code failedOn} (unless null)
+     * each memory node whose batch failed after it was posted, before the outcome is passed on.
+     */
+    public static <T> Future<Void> postPerNode(final TxnRuntime runtime, final Map<String, List<T>> byNode,
+                                               final List<String> failedOn,
+                                               final java.util.function.BiConsumer<Doorbell, T> add) {
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<T>> e : byNode.entrySet()) {
             posted.add(Futures.then(runtime.writeBackGate(e.getKey()), gate -> Reposts.untilAccepted(runtime.timers(),
@@ -202,7 +223,18 @@ public final class WriteSet {
                 }))));
         }
         // Every batch settled before a failure is handled: finishing from the record reads what they left.
-        return Reposts.settle(posted);
+        final Future<Void> settled = Reposts.settle(posted);
+        if (failedOn == null) {
+            return settled;
+        }
+        final List<String> nodes = new ArrayList<>(byNode.keySet()); // the order posted was filled in
+        return settled.onFailure(e -> {
+            for (int i = 0; i < posted.size(); i++) {
+                if (posted.get(i).failed() && !io.scythe.txn.Refusal.forNow(posted.get(i).cause())) {
+                    failedOn.add(nodes.get(i));
+                }
+            }
+        });
     }
 
     /**

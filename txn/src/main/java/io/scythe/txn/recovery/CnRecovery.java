@@ -289,6 +289,15 @@ public final class CnRecovery {
         return applied;
     }
 
+    /**
+     * Finishes a decided commit of this (live) loop from its own sealed {@code record}, entry by entry as a recovery
+     * rolls a dead node's record forward (so on the copies serving now: after a failover, a promoted copy is settled
+     * by versions). Idempotent; the committer must still hold the locks the record names on primaries that serve.
+     */
+    public Future<Void> finishRecord(final UnsafeBuffer record) {
+        return applyRecord(record, 0, new Tally());
+    }
+
     private Future<Void> applyRecord(final UnsafeBuffer image, final int record, final Tally tally) {
         final long version = image.getLong(record + RedoRecordDescriptor.VERSION_OFFSET);
         final int count = image.getInt(record + RedoRecordDescriptor.COUNT_OFFSET);

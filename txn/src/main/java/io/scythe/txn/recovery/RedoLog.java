@@ -55,8 +55,8 @@ public final class RedoLog {
     private PostingObserver onPosting;
     /** Test hook: runs after a record is durable, before the write-back (a crash there is "mid-commit"). */
     private Runnable afterAppend;
-    /** Test fault point: runs after each record's WRITE completed, which fails if it fails ({@link #afterWrite}). */
-    private java.util.function.Supplier<Future<Void>> afterWrite;
+    /** Test fault point: runs after each copy's WRITE completed, which fails if it fails ({@link #afterWrite}). */
+    private Function<String, Future<Void>> afterWrite;
     private long records;
     private long bytes;
 
@@ -108,14 +108,27 @@ public final class RedoLog {
      */
     public static final class RecordInDoubtException extends io.vertx.core.VertxException {
         private final transient Appended appended;
+        private final transient java.util.Set<String> notDurableOn;
 
-        RecordInDoubtException(final Appended appended, final Throwable cause) {
-            super("redo record " + appended.lsn + " in doubt: " + cause.getMessage(), cause, true);
+        RecordInDoubtException(final Appended appended, final Throwable cause,
+                               final java.util.Collection<String> notDurableOn) {
+            super("redo record " + appended.lsn + " in doubt on " + notDurableOn + ": " + cause.getMessage(), cause,
+                true);
             this.appended = appended;
+            this.notDurableOn = java.util.Set.copyOf(notDurableOn);
         }
 
         public Appended appended() {
             return appended;
+        }
+
+        /**
+         * The memory nodes whose copy of the record is not known durable (its WRITE failed after it was posted, or was
+         * never accepted); every other copy is. With replication, when a configuration removes all of these, the
+         * record is durable on every copy that serves (see {@code onesided.RedoStep}).
+         */
+        public java.util.Set<String> notDurableOn() {
+            return notDurableOn;
         }
     }
 
@@ -213,15 +226,13 @@ public final class RedoLog {
             unfinished.add(lsn);
             posting(txnId, record, writes);
             final Appended appended = new Appended(region, first, slots, lsn, record, List.of());
-            final java.util.function.Supplier<Future<Void>> gate = afterWrite;
-            final Future<Void> written = write(region, first, record, poster);
-            return (gate == null ? written : written.compose(v -> gate.get())).transform(ar -> {
+            return write(region, first, record, poster).transform(ar -> {
                 if (ar.failed()) {
                     if (io.scythe.txn.Refusal.forNow(ar.cause())) {
                         release(appended); // not posted: nothing of it is on the memory node
                         return Future.failedFuture(ar.cause());
                     }
-                    return Future.failedFuture(new RecordInDoubtException(appended, ar.cause()));
+                    return Future.failedFuture(new RecordInDoubtException(appended, ar.cause(), List.of(node)));
                 }
                 return durable(appended, txnId);
             });
@@ -236,7 +247,7 @@ public final class RedoLog {
             try {
                 afterAppend.run();
             } catch (final RuntimeException e) { // the record is durable: in doubt, never an abort
-                return Future.failedFuture(new RecordInDoubtException(appended, e));
+                return Future.failedFuture(new RecordInDoubtException(appended, e, List.of()));
             }
         }
         return FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId).map(appended);
@@ -290,16 +301,17 @@ public final class RedoLog {
         });
     }
 
-    /** The outcome of a replicated record once each copy's first WRITE settled. */
+    /**
+     * The outcome of a replicated record once each copy's first WRITE settled. A copy that failed after it was posted
+     * leaves the record in doubt, naming the copies not known durable ({@link RecordInDoubtException#notDurableOn}):
+     * the refused ones are still posted again first, so that every other copy is durable when it says so.
+     */
     private Future<Appended> settleCopies(final Appended appended, final long txnId, final List<Region> regions,
                                           final int[] firsts, final List<Future<Void>> written,
                                           final Poster poster) {
         int refused = 0;
         for (final Future<Void> copy : written) {
-            if (copy.failed() && !io.scythe.txn.Refusal.forNow(copy.cause())) {
-                return Future.failedFuture(new RecordInDoubtException(appended, copy.cause()));
-            }
-            refused += copy.failed() ? 1 : 0;
+            refused += copy.failed() && io.scythe.txn.Refusal.forNow(copy.cause()) ? 1 : 0;
         }
         if (refused == written.size()) {
             release(appended); // no copy posted: nothing of it is on any memory node
@@ -307,17 +319,24 @@ public final class RedoLog {
         }
         // Posted somewhere: the record may be there, so it is never given up for a refusal; the refused copies are
         // posted again until accepted (a copy is the same bytes in a slot this loop keeps).
-        final List<Future<Void>> again = new java.util.ArrayList<>();
+        final List<Future<Void>> copies = new java.util.ArrayList<>(written.size());
         for (int i = 0; i < written.size(); i++) {
-            if (written.get(i).failed()) {
-                again.add(writeUntilPosted(regions.get(i), firsts[i], appended.record, written.get(i).cause(), 0,
-                    poster));
-            }
+            final Future<Void> first = written.get(i);
+            copies.add(first.failed() && io.scythe.txn.Refusal.forNow(first.cause())
+                ? writeUntilPosted(regions.get(i), firsts[i], appended.record, first.cause(), 0, poster) : first);
         }
-        final java.util.function.Supplier<Future<Void>> gate = afterWrite;
-        final Future<Void> all = Future.all(again).mapEmpty();
-        return (gate == null ? all : all.compose(v -> gate.get())).transform(ar -> ar.failed()
-            ? Future.failedFuture(new RecordInDoubtException(appended, ar.cause())) : durable(appended, txnId));
+        return Future.join(copies).transform(ar -> {
+            final List<String> notDurable = new java.util.ArrayList<>();
+            Throwable cause = null;
+            for (int i = 0; i < copies.size(); i++) {
+                if (copies.get(i).failed()) {
+                    notDurable.add(regions.get(i).node);
+                    cause = cause == null ? copies.get(i).cause() : cause;
+                }
+            }
+            return cause != null ? Future.failedFuture(new RecordInDoubtException(appended, cause, notDurable))
+                : durable(appended, txnId);
+        });
     }
 
     /** Posts a refused copy again after a growing pause (20 us, doubling to 640 us), up to about 6 s. */
@@ -333,9 +352,11 @@ public final class RedoLog {
 
     private Future<Void> write(final Region region, final int firstSlot, final UnsafeBuffer record,
                                final Poster poster) {
+        final Function<String, Future<Void>> gate = afterWrite;
         if (poster != null) {
-            return poster.post(region.node, region.address + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES,
-                region.rkey, record);
+            final Future<Void> posted = poster.post(region.node,
+                region.address + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, record);
+            return gate == null ? posted : posted.compose(v -> gate.apply(region.node));
         }
         // The WRITE reports to a callback (no promise, composition and listener list per record); the steps are
         // compose's: a failed channel fails the write, a verb that failed otherwise than refused forgets the channel.
@@ -352,7 +373,7 @@ public final class RedoLog {
                 }
                 written.fail(failure);
             });
-        return written.future();
+        return gate == null ? written.future() : written.future().compose(v -> gate.apply(region.node));
     }
 
     /**
@@ -518,10 +539,11 @@ public final class RedoLog {
     }
 
     /**
-     * Test fault point: {@code hook} runs after each record's WRITE completed, and a failure it returns fails that
-     * WRITE as a lost acknowledgement would (the record landed, the node cannot know it); null clears it.
+     * Test fault point: {@code hook} runs after each WRITE of a record's copy completed, with the copy's memory node,
+     * and a failure it returns fails that WRITE as a lost acknowledgement would (the copy landed, the node cannot know
+     * it); null clears it.
      */
-    public void afterWrite(final java.util.function.Supplier<Future<Void>> hook) {
+    public void afterWrite(final Function<String, Future<Void>> hook) {
         this.afterWrite = hook;
     }
 
