@@ -95,6 +95,14 @@ public final class Replicas {
     }
 
     /**
+     * {@link #writeBack(TxnRuntime, List, List)} for a protocol that does not finish a commit on the serving copies
+     * after a failover (RCC: a failed batch leaves its commit in doubt, for recovery), so the failed nodes are not kept.
+     */
+    public static Future<Void> writeBack(final TxnRuntime runtime, final List<Access> written) {
+        return writeBack(runtime, written, new ArrayList<>(0));
+    }
+
+    /**
      * Writes {@code written} (each already {@code installedVersion}ed) to every backup: per backup memory node one
      * doorbell of what the primary's write-back writes, without any lock word; posted again while refused for now.
      * Completes when every batch completed: only then may the primaries' releases be posted (see the class comment).
