@@ -82,7 +82,7 @@ public final class RrpcClient {
             true);
     }
 
-    RrpcOptions options() {
+    public RrpcOptions options() {
         return options;
     }
 

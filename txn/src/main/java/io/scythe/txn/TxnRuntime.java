@@ -199,6 +199,11 @@ public final class TxnRuntime {
         this.peerLoops = peerLoops;
     }
 
+    /** The largest request payload an RRPC call carries (larger data goes by one-sided WRITE). */
+    public int maxRpcPayload() {
+        return rrpc.options().maxPayload();
+    }
+
     /** This loop's RRPC Rocket to {@code node}. */
     public Future<io.scythe.rrpc.Rocket> rocket(final String node) {
         return rrpc.rocket(node);

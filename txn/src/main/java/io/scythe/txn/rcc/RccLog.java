@@ -26,9 +26,14 @@ import java.util.function.ToLongFunction;
  *       low water that the loop's next records carry truncates it for recovery ({@link RedoLog}). RCC notifies the
  *       backups by RPC instead; here nothing is sent, the next record says it.</li>
  * </ul>
- * Written when the loop keeps a redo log (the simulator's {@code --redo-log}, the bench always), as for every other
- * protocol. The records carry RCC's lock kinds ({@link RccLockKind}), whose recovery is not built (issue 18): a
- * recovery that meets one fails naming that, instead of rolling an RCC commit forward half right.
+ * Written when the loop keeps a redo log (the simulator's and the bench's {@code --redo-log}, cluster nodes always),
+ * as for every other protocol. The records carry RCC's lock kinds ({@link RccLockKind}): NOWAIT's and OCC's are rolled
+ * forward by recovery; for the others a recovery that meets one fails naming issue 18, instead of rolling an RCC commit
+ * forward half right.
+ * <p>Deviations from RCC: the record goes to the log regions of the first written object's partition (its primary
+ * and backups), not to each written record's backups; and the backups are then updated in place (one more one-sided
+ * round before the primaries' write-back, counted in the Write-back stage), where RCC, FaSST and DrTM+H let the
+ * backups apply their log. Both keep one recovery path (the redo log's) for every protocol here.
  */
 public final class RccLog {
     private RccLog() {
@@ -47,21 +52,26 @@ public final class RccLog {
         if (log == null || written.isEmpty()) {
             return located.map((RedoLog.Appended) null);
         }
+        // A record too large for a request goes by the log's own one-sided WRITE (the poster answers null).
         final RedoLog.Poster poster = form.oneSided(RccForm.Step.LOG) ? null : (node, address, rkey, record) ->
-            runtime.rocket(node).compose(rocket -> {
-                if (RccRpc.LOG_HEAD_BYTES + record.capacity() > rocket.maxPayload()) {
-                    return runtime.channel(node).compose(ch -> ch.write(address, rkey, record, 0, record.capacity()));
-                }
-                final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.LOG_HEAD_BYTES + record.capacity()]);
-                request.putLong(0, address);
-                request.putInt(8, rkey);
-                request.putInt(12, record.capacity());
-                request.putBytes(RccRpc.LOG_HEAD_BYTES, record, 0, record.capacity());
-                return rocket.call(RccRpc.LOG, request).compose(reply -> RccLockingTxn.payload(reply, 8).getInt(0)
-                    == RccRpc.GRANTED ? Future.<Void>succeededFuture() : Future.failedFuture(new IllegalStateException(
-                    "memory node " + node + " refused RCC LOG of " + record.capacity() + " bytes at "
-                        + Long.toHexString(address) + ": no log region of rkey " + rkey + " holds it")));
-            });
+            RccRpc.LOG_HEAD_BYTES + record.capacity() > runtime.maxRpcPayload() ? null
+                : runtime.rocket(node).compose(rocket -> {
+                    final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.LOG_HEAD_BYTES + record.capacity()]);
+                    request.putLong(0, address);
+                    request.putInt(8, rkey);
+                    request.putInt(12, record.capacity());
+                    request.putBytes(RccRpc.LOG_HEAD_BYTES, record, 0, record.capacity());
+                    return rocket.call(RccRpc.LOG, request)
+                        // An RPC answered as not run wrote nothing: the copy is not posted, not in doubt.
+                        .recover(e -> Future.failedFuture(io.scythe.txn.Refusal.forNow(e)
+                            || io.scythe.txn.Refusal.rpcMayHaveLanded(e) ? e
+                            : new RedoLog.NotPostedException("RCC LOG to " + node + " not run: " + e.getMessage(), e)))
+                        .compose(reply -> RccLockingTxn.payload(reply, 8).getInt(0) == RccRpc.GRANTED
+                            ? Future.<Void>succeededFuture() : Future.failedFuture(new RedoLog.NotPostedException(
+                                "memory node " + node + " refused RCC LOG of " + record.capacity() + " bytes at "
+                                    + Long.toHexString(address) + ": no log region of rkey " + rkey + " holds it",
+                                null)));
+                });
         return located.compose(v -> log.append(id, version, kind.id(), written, token, poster));
     }
 

@@ -187,11 +187,28 @@ public final class RedoLog {
     /**
      * How a record's copy reaches a log region other than by this loop's one-sided WRITE (RCC's Log stage by RPC:
      * a request whose handler copies it into the region): completes when the copy is durable; fails with a refusal
-     * when nothing was sent, otherwise the copy is in doubt.
+     * for now when nothing was sent, with {@link NotPostedException} when the node answered that nothing of it was
+     * written, otherwise the copy is in doubt. Returns {@code null} for a copy this loop's one-sided WRITE posts
+     * instead (a record too large for a request).
      */
     @FunctionalInterface
     public interface Poster {
         Future<Void> post(String node, long address, int rkey, UnsafeBuffer record);
+    }
+
+    /**
+     * A copy the memory node answered it did not write (a request it refused or did not run): nothing of the record
+     * is there, as for a refusal for now, but posting it again would be refused again.
+     */
+    public static final class NotPostedException extends io.vertx.core.VertxException {
+        public NotPostedException(final String message, final Throwable cause) {
+            super(message, cause, true);
+        }
+    }
+
+    /** Whether a copy that failed with {@code e} left nothing of the record on its node. */
+    private static boolean nothingLanded(final Throwable e) {
+        return io.scythe.txn.Refusal.forNow(e) || e instanceof NotPostedException;
     }
 
     /**
@@ -228,7 +245,7 @@ public final class RedoLog {
             final Appended appended = new Appended(region, first, slots, lsn, record, List.of());
             return write(region, first, record, poster).transform(ar -> {
                 if (ar.failed()) {
-                    if (io.scythe.txn.Refusal.forNow(ar.cause())) {
+                    if (nothingLanded(ar.cause())) {
                         release(appended); // not posted: nothing of it is on the memory node
                         return Future.failedFuture(ar.cause());
                     }
@@ -311,7 +328,7 @@ public final class RedoLog {
                                           final Poster poster) {
         int refused = 0;
         for (final Future<Void> copy : written) {
-            refused += copy.failed() && io.scythe.txn.Refusal.forNow(copy.cause()) ? 1 : 0;
+            refused += copy.failed() && nothingLanded(copy.cause()) ? 1 : 0;
         }
         if (refused == written.size()) {
             release(appended); // no copy posted: nothing of it is on any memory node
@@ -353,9 +370,9 @@ public final class RedoLog {
     private Future<Void> write(final Region region, final int firstSlot, final UnsafeBuffer record,
                                final Poster poster) {
         final Function<String, Future<Void>> gate = afterWrite;
-        if (poster != null) {
-            final Future<Void> posted = poster.post(region.node,
-                region.address + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, record);
+        final Future<Void> posted = poster == null ? null : poster.post(region.node,
+            region.address + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES, region.rkey, record);
+        if (posted != null) {
             return gate == null ? posted : posted.compose(v -> gate.apply(region.node));
         }
         // The WRITE reports to a callback (no promise, composition and listener list per record); the steps are

@@ -85,9 +85,10 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
-     * The Fig. 18 ablation's switches (YCSB uniform, features added one at a time), each on by default, read once per
-     * cache: {@code scythe.selcc.forwarding} (off: a case-1 holder flushes its dirty range to the memory node with the
-     * handover FAA and the requester READs the line from there, as after case 2), {@code scythe.selcc.batchedEviction}
+     * The Fig. 18 ablation's switches (YCSB uniform), each on by default and each turning one feature off from the
+     * whole system (the paper adds them one at a time, cumulatively), read once per cache: {@code
+     * scythe.selcc.forwarding} (off: a case-1 holder flushes its dirty range to the memory node with the handover FAA,
+     * a case-2 holder sends no copy with its flush, and the requester READs the line from the memory node), {@code scythe.selcc.batchedEviction}
      * (off: a miss evicts one victim, one doorbell each), {@code scythe.selcc.dirtyBounds} (off: a flush WRITEs the
      * whole value of a dirty line, not its dirty range).
      */

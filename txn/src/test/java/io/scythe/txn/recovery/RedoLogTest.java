@@ -142,6 +142,32 @@ class RedoLogTest {
         assertThat(r.get(2)).as("the next record's low water is its own").isEqualTo(r.get(1));
     }
 
+    /**
+     * A copy posted by a {@link RedoLog.Poster} (RCC's Log by RPC) that the node answered it did not write leaves
+     * nothing there: refused so on every copy, the record is not in doubt, its slots are free and the next record's
+     * low water is its own; a poster that answers null has the copy go by the log's own WRITE, which lands.
+     */
+    @Test
+    void shouldTreatCopiesAPosterWasToldWereNotWrittenAsNothingPosted() throws Exception {
+        final List<Object> r = cluster.on(runtime -> {
+            final RedoLog log = new RedoLog(cluster.rrpc::rocket, cluster.rrpc::oneSided, 1L << 40,
+                2 * RedoRecordDescriptor.SLOT_BYTES).timers(runtime.timers());
+            final RedoLog.Poster notRun = (node, address, rkey, record) -> Future.failedFuture(
+                new RedoLog.NotPostedException("not run", null));
+            final RedoLog.Poster byWrite = (node, address, rkey, record) -> null;
+            return log.append(1, 10, io.scythe.txn.scythe.TakeoutLockKind.ID, List.of(replicatedWrite(1, 7)), a -> 1,
+                notRun).transform(refused -> log.append(2, 10, io.scythe.txn.scythe.TakeoutLockKind.ID,
+                    List.of(replicatedWrite(2, 7)), a -> 1, byWrite).map(next -> {
+                        log.release(next);
+                        return List.<Object>of(refused.failed() ? refused.cause().getClass().getSimpleName() : "ok",
+                            next.lsn(), next.record().getLong(RedoRecordDescriptor.LOW_WATER_OFFSET), log.records());
+                    }));
+        });
+        assertThat(r.get(0)).as("not in doubt: nothing of it anywhere").isEqualTo("NotPostedException");
+        assertThat(r.get(2)).as("the next record's low water is its own").isEqualTo(r.get(1));
+        assertThat(r.get(3)).as("only the record posted by WRITE is durable").isEqualTo(1L);
+    }
+
     @Test
     void shouldLeaveAReplicatedRecordInDoubtWhenACopyFailedAfterItWasPosted() throws Exception {
         writeOutcomes.addAll(List.of("", "completed with TRANSPORT_RETRY_EXCEEDED"));
