@@ -148,7 +148,7 @@ class LotusSimTest extends SimVertxTest {
      * Seeds per workload in the suite (its budget, issue 23); the long sweep is the CLI's, e.g. {@code scythe sim
      * --explore 10000 --workload all --protocols lotus --cns 3 --clients 4}.
      */
-    private static final int SWEEP_SEEDS = Integer.getInteger("scythe.sim.lotusSeeds", 15);
+    private static final int SWEEP_SEEDS = Integer.getInteger("scythe.sim.lotusSeeds", 10);
 
     /** Lotus's locks left held at the end of a run on any compute node (checked by each run's own end). */
     static void assertNoLockLeft(final Simulation sim, final int cns) {
