@@ -22,6 +22,7 @@ class SelccSimTest extends SimVertxTest {
     void defaults() {
         System.clearProperty("scythe.selcc.cacheFrames");
         System.clearProperty("scythe.selcc.evictBatch");
+        System.clearProperty("scythe.selcc.evictFraction");
         System.clearProperty("scythe.selcc.leaseNs");
         System.clearProperty("scythe.selcc.gamma");
         System.clearProperty("scythe.selcc.deferNs");
@@ -108,6 +109,24 @@ class SelccSimTest extends SimVertxTest {
         } else {
             assertThat(read).isZero();
         }
+    }
+
+    /**
+     * Batched eviction takes at most its cap of victims at once (§5.2.1's threshold L, sized to the cache: here 8
+     * frames / 4 = 2, though {@code evictBatch} allows 16), and does reach it; every invariant holds.
+     */
+    @Test
+    void shouldNeverEvictMoreThanTheCap() throws Exception {
+        io.scythe.txn.selcc.LineCache.countCauses(true);
+        System.setProperty("scythe.selcc.cacheFrames", "8");
+        System.setProperty("scythe.selcc.evictBatch", "16");
+        System.setProperty("scythe.selcc.evictFraction", "4");
+        final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        final List<Explorer.Failure> failures = Explorer.explore(vertx, Explorer.Workload.SMALLBANK,
+            List.of("selcc-2pl"), 1, 2, Explorer::options, new PrintStream(printed, true));
+        assertThat(failures).as(printed.toString()).isEmpty();
+        assertThat(io.scythe.txn.selcc.LineCache.largestEvictionBatch()).as("most victims of one eviction")
+            .isEqualTo(2);
     }
 
     @Test
