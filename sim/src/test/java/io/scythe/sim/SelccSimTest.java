@@ -22,6 +22,7 @@ class SelccSimTest extends SimVertxTest {
     void defaults() {
         System.clearProperty("scythe.selcc.cacheFrames");
         System.clearProperty("scythe.selcc.evictBatch");
+        System.clearProperty("scythe.selcc.evictFraction");
         System.clearProperty("scythe.selcc.leaseNs");
         System.clearProperty("scythe.selcc.gamma");
         System.clearProperty("scythe.selcc.deferNs");
@@ -85,9 +86,10 @@ class SelccSimTest extends SimVertxTest {
 
     /**
      * The Fig. 18 ablation's switches, each off in turn: without forwarding a case-1 holder flushes and the requester
-     * READs the memory node's copy (counted, so the path ran), without batched eviction each victim leaves alone,
+     * READs the memory node's copy (counted, so the path ran), without batched eviction each victim leaves alone and its miss waits for it,
      * without dirty bounds a flush writes the whole value; with a tiny cache every invariant holds (money conserved, no
-     * latch word left set, serializable).
+     * latch word left set, serializable). Eviction never takes more victims at once than its cap (§5.2.1's threshold L,
+     * sized to the cache: 4 frames / 2 here, though {@code evictBatch} allows 16), and batched eviction reaches it.
      */
     @ParameterizedTest(name = "{0} off")
     @CsvSource({"forwarding", "batchedEviction", "dirtyBounds"})
@@ -95,7 +97,8 @@ class SelccSimTest extends SimVertxTest {
         io.scythe.txn.selcc.LineCache.countCauses(true);
         System.setProperty("scythe.selcc." + feature, "false");
         System.setProperty("scythe.selcc.cacheFrames", "4");
-        System.setProperty("scythe.selcc.evictBatch", "2");
+        System.setProperty("scythe.selcc.evictBatch", "16");
+        System.setProperty("scythe.selcc.evictFraction", "2");
         final String unforwarded = "handover without forwarding: line READ from the memory node";
         final long readBefore = io.scythe.txn.selcc.LineCache.counted(unforwarded);
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
@@ -108,6 +111,8 @@ class SelccSimTest extends SimVertxTest {
         } else {
             assertThat(read).isZero();
         }
+        assertThat(io.scythe.txn.selcc.LineCache.largestEvictionBatch()).as("most victims of one eviction")
+            .isEqualTo(feature.equals("batchedEviction") ? 1 : 2);
     }
 
     @Test

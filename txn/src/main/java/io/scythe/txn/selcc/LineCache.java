@@ -30,7 +30,8 @@ import java.util.function.Supplier;
  * (M/S/I, mirrored by the latch word: memo M iff the word's X field is this participant, memo S iff its bit is set)
  * and a local shared-exclusive latch (counts: loop-confined, no atomics). Global latches are released lazily: only
  * when another participant's invalidation asks ({@link #handle}), when the frame is evicted (LRU beyond
- * {@link SelccModule#DEFAULT_CACHE_FRAMES}, batched per memory node, not waited for), or when it stayed idle for the lease
+ * {@link SelccModule#DEFAULT_CACHE_FRAMES}, in batches sized to the cache, grouped per memory node, not waited for:
+ * {@link #evictLru}), or when it stayed idle for the lease
  * ({@link SelccModule#DEFAULT_LEASE_NS}; this also flushes every copy back once a run stops).
  *
  * <p>Lines are table objects (package doc): a frame's copy is the object slot; its latch word bytes in the copy mean
@@ -46,7 +47,8 @@ import java.util.function.Supplier;
  * queue at the memory node's NIC). Two readers upgrading at once: the lower participant wins, the other yields.
  *
  * <p>Not implemented (issue 21): forwarding by one-sided WRITE into the requester's buffer (the
- * copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings.
+ * copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings (and their bound on a
+ * QP's outstanding evictions).
  */
 public final class LineCache {
     static final TxnRuntime.Key<LineCache> KEY = new TxnRuntime.Key<>("selcc-line-cache");
@@ -100,6 +102,9 @@ public final class LineCache {
         static final java.util.concurrent.atomic.LongAdder GRANTED = new java.util.concurrent.atomic.LongAdder();
         static final java.util.concurrent.atomic.LongAdder EVICTED = new java.util.concurrent.atomic.LongAdder();
         static final java.util.concurrent.atomic.LongAdder YIELDED = new java.util.concurrent.atomic.LongAdder();
+        /** The most victims one LRU eviction took (never more than its cap: tests). */
+        static final java.util.concurrent.atomic.LongAccumulator LARGEST_BATCH =
+            new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
 
         static {
             if (Boolean.getBoolean("scythe.selcc.stats")) {
@@ -266,7 +271,8 @@ public final class LineCache {
     private final PeerLoops peers;
     private final int me;
     private final int capacity;
-    private final int evictBatch;
+    /** Victims one LRU eviction takes at most ({@link #evictionCap}): the free-list threshold L of §5.2.1. */
+    private final int evictCap;
     private final long leaseNs;
     private final int rounds = SelccModule.rounds();
     private final int gamma = SelccModule.gamma();
@@ -282,6 +288,11 @@ public final class LineCache {
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
     private final Map<Line, Future<Void>> evicting = new HashMap<>();
+    /**
+     * Batched eviction off (the ablation): lines whose miss waits for the release of the victim that makes room for
+     * it (the eviction round trip on the critical path), until that landed.
+     */
+    private final Map<Line, Future<Void>> makingRoom = new HashMap<>();
     /** Lines this loop failed to latch lately: when it may post their next atomic, and after how many failures. */
     private final Map<Line, Pace> paces = new HashMap<>();
     private boolean sweeping;
@@ -313,7 +324,7 @@ public final class LineCache {
                 + me + " of the transaction ids");
         }
         this.capacity = capacity;
-        this.evictBatch = evictBatch;
+        this.evictCap = batchedEviction ? evictionCap(capacity, evictBatch, SelccModule.evictFraction()) : 1;
         this.leaseNs = leaseNs;
         REGISTRY.computeIfAbsent(peers.peers(), p -> new Caches(p.loops())).put(peers.loopIndex(), this);
     }
@@ -360,8 +371,16 @@ public final class LineCache {
         final Line line = new Line(node, address);
         Frame f = frames.get(line);
         if (f == null) {
-            if (evicting.containsKey(line)) {
+            if (evicting.containsKey(line) || makingRoom.containsKey(line)) {
                 return null;
+            }
+            if (!batchedEviction && frames.size() >= capacity) { // ablation: the miss waits for its victim's release
+                final Future<Void> room = evictLru(null);
+                if (room != null) {
+                    makingRoom.put(line, room);
+                    room.onComplete(v -> makingRoom.remove(line));
+                    return null;
+                }
             }
             f = new Frame(line, rkey, lineBytes);
             f.lastUsedNs = runtime.timers().nowNs();
@@ -470,7 +489,8 @@ public final class LineCache {
 
     /** Completes once the eviction of the line at {@code address} of {@code node} landed (at once if none is). */
     Future<Void> evicted(final String node, final long address) {
-        final Future<Void> landing = evicting.get(new Line(node, address));
+        final Line line = new Line(node, address);
+        final Future<Void> landing = evicting.getOrDefault(line, makingRoom.get(line));
         return landing == null ? Future.succeededFuture() : landing;
     }
 
@@ -933,6 +953,12 @@ public final class LineCache {
     /** Counts causes from now on (tests): as {@code -Dscythe.selcc.stats=true} does, without the report at exit. */
     public static void countCauses(final boolean on) {
         Stats.enabled = on;
+        Stats.LARGEST_BATCH.reset();
+    }
+
+    /** The most victims one LRU eviction took since {@link #countCauses} was last called (tests). */
+    public static long largestEvictionBatch() {
+        return Stats.LARGEST_BATCH.get();
     }
 
     /** How often {@code cause} was counted (with {@code -Dscythe.selcc.stats=true}; tests and reports). */
@@ -1029,14 +1055,28 @@ public final class LineCache {
     }
 
     /**
-     * Evicts least recently used idle frames down to the capacity less a batch, grouped per memory node; never
-     * {@code made}, the frame just made for the caller (idle until the caller starts its acquire).
+     * The victims one LRU eviction takes at most, the free-list threshold L of §5.2.1: a {@code fraction} of the
+     * frames ({@code scythe.selcc.evictFraction}, default {@link SelccModule#DEFAULT_EVICT_FRACTION}), at least 1, at
+     * most {@code evictBatch}. A batch that is a large share of a small cache evicts lines still in use (32 frames, 16
+     * at once: hit ratio down, batching measured -17 %); the paper's caches are gigabytes, its L a sliver of them.
      */
-    private void evictLru(final Frame made) {
-        final int target = Math.max(0, capacity - (batchedEviction ? evictBatch : 1));
+    static int evictionCap(final int capacity, final int evictBatch, final int fraction) {
+        return Math.max(1, Math.min(evictBatch, capacity / fraction));
+    }
+
+    /**
+     * §5.2.1: a miss that finds no free frame (the cache over capacity once {@code made}, the frame just made for the
+     * caller, is counted; it is never a victim: idle until the caller starts its acquire) takes victims from the LRU
+     * tail until L - 1 frames are free again besides it (L = {@link #evictCap}; L - l_f victims, at most L), grouped per
+     * memory node, one doorbell each, not waited for. Frames that hold nothing are dropped on the way (no verb). With
+     * batched eviction off ({@code made} null: called before the caller's frame is made) one victim, one doorbell,
+     * and the caller waits for it. Returns when the victims' releases landed, or null if there were none.
+     */
+    private Future<Void> evictLru(final Frame made) {
+        final int target = capacity - evictCap + (made == null ? 0 : 1);
         final List<Frame> victims = new ArrayList<>();
         final Iterator<Frame> lru = frames.values().iterator();
-        while (lru.hasNext() && frames.size() - victims.size() > target) {
+        while (lru.hasNext() && victims.size() < evictCap && frames.size() - victims.size() > target) {
             final Frame f = lru.next();
             if (f == made) {
                 continue;
@@ -1047,30 +1087,30 @@ public final class LineCache {
                 victims.add(f);
             }
         }
-        if (batchedEviction) {
-            evict(victims);
-        } else {
-            for (final Frame f : victims) { // ablation: one doorbell per victim
-                evict(List.of(f));
-            }
+        if (victims.isEmpty()) {
+            return null;
         }
+        Stats.LARGEST_BATCH.accumulate(victims.size());
+        return evict(victims);
     }
 
     /**
      * Releases {@code victims} (flush if dirty, then the FAA), one doorbell per memory node, without waiting: the
      * frames leave the cache at once (their images are no longer written), their lines stay out of it until the
-     * doorbell landed.
+     * doorbell landed. Returns when every doorbell landed.
      */
-    private void evict(final List<Frame> victims) {
+    private Future<Void> evict(final List<Frame> victims) {
         final Map<String, List<Frame>> byNode = new HashMap<>();
         for (final Frame f : victims) {
             Stats.EVICTED.increment();
             frames.remove(f.line);
             byNode.computeIfAbsent(f.line.node, n -> new ArrayList<>()).add(f);
         }
+        final List<Future<Void>> all = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<Frame>> e : byNode.entrySet()) {
             final List<Frame> group = e.getValue();
             final io.vertx.core.Promise<Void> landed = io.vertx.core.Promise.promise();
+            all.add(landed.future());
             for (final Frame f : group) {
                 evicting.put(f.line, landed.future());
             }
@@ -1094,6 +1134,7 @@ public final class LineCache {
                 landed.complete();
             });
         }
+        return all.size() == 1 ? all.get(0) : Future.join(all).transform(done -> Future.succeededFuture());
     }
 
     /** The lease: frames idle for {@code leaseNs} are released, checked every half lease while any is cached. */

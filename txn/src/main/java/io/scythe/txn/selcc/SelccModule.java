@@ -20,8 +20,21 @@ public final class SelccModule implements ProtocolModule {
      * Configured by the system property {@code scythe.selcc.cacheFrames}, read when a loop's cache is made.
      */
     public static final int DEFAULT_CACHE_FRAMES = 1 << 16;
-    /** Frames evicted at once (one doorbell per memory node) over capacity; {@code scythe.selcc.evictBatch}. */
+    /**
+     * Frames evicted at once at most (one doorbell per memory node) when a miss finds the cache full;
+     * {@code scythe.selcc.evictBatch}. A batch is also at most {@code 1/evictFraction} of the frames (LineCache).
+     */
     public static final int DEFAULT_EVICT_BATCH = 16;
+    /**
+     * A batch of victims is at most this fraction of the frames ({@code scythe.selcc.evictFraction}): 32 frames, 2
+     * at once; 256 frames, 16 (LineCache#evictionCap).
+     */
+    public static final int DEFAULT_EVICT_FRACTION = 16;
+
+    static int evictFraction() {
+        return positive("scythe.selcc.evictFraction", Integer.getInteger("scythe.selcc.evictFraction",
+            DEFAULT_EVICT_FRACTION));
+    }
     /**
      * A frame idle this long is released (flushed if dirty); also what flushes every copy once a run stops;
      * {@code scythe.selcc.leaseNs}.
@@ -88,8 +101,9 @@ public final class SelccModule implements ProtocolModule {
      * The Fig. 18 ablation's switches (YCSB uniform), each on by default and each turning one feature off from the
      * whole system (the paper adds them one at a time, cumulatively), read once per cache: {@code
      * scythe.selcc.forwarding} (off: a case-1 holder flushes its dirty range to the memory node with the handover FAA,
-     * a case-2 holder sends no copy with its flush, and the requester READs the line from the memory node), {@code scythe.selcc.batchedEviction}
-     * (off: a miss evicts one victim, one doorbell each), {@code scythe.selcc.dirtyBounds} (off: a flush WRITEs the
+     * a case-2 holder sends no copy with its flush, and the requester READs the line from the memory node), {@code
+     * scythe.selcc.batchedEviction} (off: a miss that finds the cache full evicts one victim, one doorbell, and waits
+     * for its release to land), {@code scythe.selcc.dirtyBounds} (off: a flush WRITEs the
      * whole value of a dirty line, not its dirty range).
      */
     static boolean feature(final String name) {

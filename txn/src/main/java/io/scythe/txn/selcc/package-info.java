@@ -41,7 +41,9 @@
  *       N_r + 1, as soon as its local transactions let go, else answers dropped after {@code deferNs}; a reader
  *       that saw a writer's retried PeerWr makes its own next global reads of that line wait in proportion to the
  *       writer's priority, the reader spin flag, {@link io.scythe.txn.selcc.ReaderSpin}), on LRU
- *       eviction (batched per memory node, not waited for, dirty range only), at the end of an idle lease, or when
+ *       eviction (§5.2.1: a miss that finds the cache full takes victims from the LRU tail until L - 1 frames are
+ *       free again, L = {@code cacheFrames / evictFraction} capped by {@code evictBatch}, grouped per memory node, one
+ *       doorbell each, not waited for; dirty range only), at the end of an idle lease, or when
  *       the fairness lease γ runs out. Transactions hold the frames' local latches; commits write into the frames.</li>
  *   <li>{@code selcc-to} and {@code selcc-occ} ({@link io.scythe.txn.selcc.SelccTxn} in its TO and OCC modes, §6.4):
  *       TO takes a timestamp from the TSO counter at the first access, keeps {@code rts}/{@code wts} in 16 bytes of
@@ -64,10 +66,12 @@
  * lookups and updates through it (SELCC Fig. 17).
  *
  * <p><b>Configuration</b> (system properties read when a loop's cache is made): {@code scythe.selcc.cacheFrames},
- * {@code evictBatch}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code deferNs},
+ * {@code evictBatch}, {@code evictFraction}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code deferNs},
  * {@code spinNs}, the Fig. 18 ablation's switches {@code forwarding}, {@code batchedEviction}, {@code dirtyBounds} (each on
  * by default; {@link io.scythe.txn.selcc.SelccModule#feature}: without forwarding a case-1 holder flushes with its
- * handover FAA and the requester READs the memory node's copy), {@code peerBucketBytes} (the peers' RRPC buckets: a forwarded line rides in a reply, so they hold
+ * handover FAA and the requester READs the memory node's copy; without batched eviction a miss that finds the cache
+ * full evicts one victim, one doorbell, and waits for its release to land, the eviction round trip on the critical
+ * path that §5.2.1 removes), {@code peerBucketBytes} (the peers' RRPC buckets: a forwarded line rides in a reply, so they hold
  * a 2 KB line by default), {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
  * printed at exit); defaults in
  * {@link io.scythe.txn.selcc.SelccModule}.
@@ -83,7 +87,8 @@
  * handover before its FAA landed (the reply waits for it: a transient holder field would name a wrong participant),
  * forwarding by one-sided WRITE into the
  * requester's registered buffer (the copy rides in the RRPC reply, so a line must fit a peer bucket), the per-QP
- * eviction rings (a Java doorbell keeps its frames' images alive instead), participants in cluster mode (refused: the
+ * eviction rings and their bound on outstanding evictions per QP (a Java doorbell keeps its frames' images alive
+ * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), participants in cluster mode (refused: the
  * simulator numbers loops), redo logging and the recovery of a dead participant's bits and dirty lines (a dead
  * compute node's latches stay set), GAM's micro-benchmark ({@code bench --workload gcl}).
  */
