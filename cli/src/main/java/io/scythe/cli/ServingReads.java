@@ -115,16 +115,18 @@ final class ServingReads {
     String awaitServing(final String purpose) throws InterruptedException {
         final long t0 = cluster.nanoTime();
         long nextLog = 0;
+        boolean waiting = false;
         while (true) {
             final List<String> why = new ArrayList<>();
             final List<String> serving = serving(current, why);
             final long waited = (cluster.nanoTime() - t0) / 1_000_000;
             if (!serving.isEmpty()) {
-                if (waited > 0) {
+                if (waiting) {
                     waitedMs += waited;
                     log.accept(purpose + ": " + serving.get(0) + " serves after a wait of " + waited + " ms");
                 }
-                return serving.get(0);
+                current = serving.get(0);
+                return current;
             }
             if (waited >= boundMs) {
                 waitedMs += waited;
@@ -136,6 +138,7 @@ final class ServingReads {
                     + waited / 1000 + " s of at most " + boundMs / 1000 + " s)");
                 nextLog += LOG_EVERY_MS;
             }
+            waiting = true;
             cluster.sleep(100);
         }
     }
@@ -177,9 +180,8 @@ final class ServingReads {
             // The next serving node, this one last (it may serve again: a conflict or a lock still being released).
             final List<String> serving = serving(cn, null);
             current = serving.isEmpty() ? null : serving.get(0);
-            if (current == null || current.equals(cn)) {
-                cluster.sleep(100);
-            }
+            // Not a spin: a refusal with no coordinator behind the address comes back at once.
+            cluster.sleep(current == null || current.equals(cn) ? 100 : 20);
         }
     }
 }
