@@ -40,6 +40,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * every CN promoted the backups and settled, and the load resumed within {@link #MN_RESUME_BOUND_MS}. A pause the
  * cluster failed over anyway counts as a kill (STONITH's counterpart for memory nodes: a removed memory node exits
  * when it runs again).
+ *
+ * <p>The faults come one at a time by default; with {@code --fault-interval} on a seeded Poisson schedule, each CN
+ * fault handled on a thread of its own ({@link #handle}), the victims among the CNs no fault is busy with. The audits
+ * read through {@link ServingReads}: on a CN that serves, the next one when a read does not commit, waiting (bounded,
+ * logged) while none does.
  */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
     description = {"Starts a local cluster (like `scythe cluster`), drives SmallBank from this process over the event "
@@ -104,6 +109,14 @@ public final class ChaosCommand implements Callable<Integer> {
         + "Checks after each kill that every compute node promoted the backups and load resumed within "
         + MN_RESUME_BOUND_MS / 1000 + " s. Needs --mns >= 2 and a protocol that replicates.")
     boolean mnFaults;
+
+    @Accepts(min = "100ms")
+    @Option(names = "--fault-interval", description = "Mean time between faults: each next one is injected after an "
+        + "exponentially distributed gap with this mean, on a compute node no other fault is busy with, while the "
+        + "earlier ones are still being watched and restarted (so faults overlap; at least one compute node is left "
+        + "serving). Default: none, one fault at a time, the next 2 s after the previous one's node was restarted "
+        + "and throughput came back. For a soak: --duration 3h --fault-interval 2s.")
+    Duration faultInterval;
 
     @Accepts(value = "any integer")
     @Option(names = "--seed", defaultValue = "1", description = "Picks accounts and victims (default: "
@@ -244,19 +257,34 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     private int run() throws Exception {
-        final long[] initial = audit();
+        final long[] initial = audit("start-up audit");
         depositsAcked = new AtomicLongArray((int) accounts);
         depositsUnknown = new AtomicLongArray((int) accounts);
         final CountDownLatch stopped = drive();
         final SplittableRandom random = new SplittableRandom(seed);
-        final List<JsonObject> faults = new ArrayList<>();
+        final List<JsonObject> faults = new java.util.concurrent.CopyOnWriteArrayList<>();
         Thread.sleep(4_000); // a baseline to compare throughput with
         final long end = System.nanoTime() + duration.toNanos();
         boolean kill = true;
         int round = 0;
         int mnRound = 0;
+        final boolean scheduled = faultInterval != null;
+        long nextFaultNs = System.nanoTime();
+        final List<Thread> handlers = new ArrayList<>();
         while (System.nanoTime() < end) {
             reviveUnplanned(faults);
+            if (scheduled) {
+                // The next fault an exponential gap after the later of the last one's time and now (no burst after
+                // a fault that held the schedule up: a memory node's failover, an unplanned restart).
+                nextFaultNs = Math.max(nextFaultNs, System.nanoTime())
+                    + nextGapNs(random, faultInterval.toNanos());
+                while (!handlerFailed && System.nanoTime() < Math.min(nextFaultNs, end)) {
+                    Thread.sleep(Math.max(1, Math.min(50, (nextFaultNs - System.nanoTime()) / 1_000_000)));
+                }
+                if (handlerFailed || System.nanoTime() >= end) {
+                    break;
+                }
+            }
             if (tsoFaults && round++ % 2 == 1) {
                 // Every other round a TSO fault first: a proxy killed (if there is one), then the service.
                 try {
@@ -267,7 +295,7 @@ public final class ChaosCommand implements Callable<Integer> {
                     System.out.println("chaos: TSO fault: " + e);
                     break;
                 }
-                Thread.sleep(2_000);
+                pauseBetween(scheduled);
             }
             final boolean killMn = mnFaults && (noPauses ? removedMns.size() < backups
                 : mnKillTurn(faults, removedMns.size(), backups));
@@ -283,7 +311,16 @@ public final class ChaosCommand implements Callable<Integer> {
                     System.out.println("chaos: " + mn + ": " + e);
                     break;
                 }
-                Thread.sleep(2_000);
+                pauseBetween(scheduled);
+                continue;
+            }
+            if (scheduled) {
+                final List<String> victims = idleVictims(random, kill ? together : 1, end);
+                if (victims.isEmpty()) {
+                    break; // the run ended while every compute node was busy with a fault
+                }
+                handlers.add(handle(victims, kill, faults));
+                kill = !kill || noPauses;
                 continue;
             }
             final String victim = "cn" + random.nextInt(cns);
@@ -310,11 +347,97 @@ public final class ChaosCommand implements Callable<Integer> {
             kill = !kill || noPauses;
             Thread.sleep(2_000);
         }
+        for (final Thread t : handlers) {
+            t.join(TimeUnit.MINUTES.toMillis(5)); // each handler's waits are bounded (restart 180 s, watch 60 s)
+        }
+        if (scheduled) {
+            System.out.printf("chaos: faults injected every %s on average: %d handled side by side; %d ms waited "
+                + "for an idle compute node%n", faultInterval, handlers.size(), victimWaitMs);
+        }
         reviveUnplanned(faults);
         driving.set(false);
         stopped.await(CLIENT_TIMEOUT_MS * 3, TimeUnit.MILLISECONDS);
         Thread.sleep(1_000);
         return check(initial, faults);
+    }
+
+    /** Compute nodes a fault handler is busy with (killed or paused, being watched and restarted). */
+    private final java.util.Set<String> busy = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Set when a fault handler running beside the schedule failed: no more faults are injected. */
+    private volatile boolean handlerFailed;
+    /** Time the schedule waited for a compute node no fault was busy with (ms). */
+    private long victimWaitMs;
+
+    /** Between two faults one at a time: 2 s; with {@code --fault-interval} the schedule waits instead. */
+    private static void pauseBetween(final boolean scheduled) throws InterruptedException {
+        if (!scheduled) {
+            Thread.sleep(2_000);
+        }
+    }
+
+    /** An exponentially distributed gap with mean {@code meanNs} (the faults a Poisson process). */
+    static long nextGapNs(final SplittableRandom random, final long meanNs) {
+        return Math.round(-Math.log(1 - random.nextDouble()) * meanNs);
+    }
+
+    /**
+     * {@code count} compute nodes, picked at random among those no fault is busy with and running, leaving at least
+     * one more of them serving (a recovery needs a live CN): waits for that many until {@code endNs}.
+     *
+     * @return the victims, or none when the run ended first
+     */
+    private List<String> idleVictims(final SplittableRandom random, final int count, final long endNs)
+        throws InterruptedException {
+        final long t0 = System.nanoTime();
+        while (System.nanoTime() < endNs) {
+            final List<String> idle = new ArrayList<>();
+            for (int c = 0; c < cns; c++) {
+                final Process p = cluster.node("cn" + c).process();
+                if (!busy.contains("cn" + c) && !restarting.contains("cn" + c) && p != null && p.isAlive()) {
+                    idle.add("cn" + c);
+                }
+            }
+            final List<String> victims = pickVictims(idle, count, random);
+            if (!victims.isEmpty()) {
+                victimWaitMs += ms(t0);
+                return victims;
+            }
+            Thread.sleep(50);
+        }
+        victimWaitMs += ms(t0);
+        return List.of();
+    }
+
+    /** {@code count} of {@code idle} at random, or none when fewer than {@code count + 1} are idle. */
+    static List<String> pickVictims(final List<String> idle, final int count, final SplittableRandom random) {
+        if (idle.size() < count + 1) {
+            return List.of();
+        }
+        final List<String> pool = new ArrayList<>(idle);
+        final List<String> victims = new ArrayList<>();
+        while (victims.size() < count) {
+            victims.add(pool.remove(random.nextInt(pool.size())));
+        }
+        return victims;
+    }
+
+    /** Kills (together) or pauses {@code victims} on a thread of its own, busy with them until it is done. */
+    private Thread handle(final List<String> victims, final boolean kill, final List<JsonObject> faults) {
+        busy.addAll(victims);
+        final Thread t = new Thread(() -> {
+            try {
+                faults.addAll(kill ? kill(victims) : List.of(pause(victims.get(0))));
+            } catch (final Exception e) {
+                faults.add(new JsonObject().put("fault", kill ? "SIGKILL" : "SIGSTOP").put("cn", victims.get(0))
+                    .put("error", String.valueOf(e)));
+                System.out.println("chaos: " + victims + ": " + e);
+                handlerFailed = true;
+            } finally {
+                busy.removeAll(victims);
+            }
+        }, "scythe-chaos-fault-" + String.join("-", victims));
+        t.start();
+        return t;
     }
 
     /** SIGKILLs a TSO proxy and restarts it; transactions must go on through the other sources meanwhile. */
@@ -403,6 +526,9 @@ public final class ChaosCommand implements Callable<Integer> {
         for (int c = 0; c < cns; c++) {
             final String cn = "cn" + c;
             final Process p = cluster.node(cn).process();
+            if (busy.contains(cn) || restarting.contains(cn)) {
+                continue; // a fault handler beside the schedule watches and restarts it
+            }
             if (p != null && p.isAlive()) {
                 final JsonObject h = health(cn);
                 if (h != null && h.getLong("epoch") != null) {
@@ -416,7 +542,7 @@ public final class ChaosCommand implements Callable<Integer> {
                 + (p == null ? "-" : p.exitValue()) + ")").put("cn", fabricNode).put("unplanned", true);
             System.out.println("chaos: " + cn + " exited on its own (" + fault.getString("fault") + "); restarting");
             observe(fault, cn, fabricNode, t0);
-            cluster.restart(cn, 180_000);
+            restartPatiently(cn, fault);
             fault.put("restartedMs", ms(t0));
             print(fault);
             faults.add(fault);
@@ -438,7 +564,7 @@ public final class ChaosCommand implements Callable<Integer> {
         for (int c = 0; c < cns; c++) {
             final String cn = "cn" + c;
             final Process p = cluster.node(cn).process();
-            if (p == null || p.isAlive() || !restarting.add(cn)) {
+            if (p == null || p.isAlive() || busy.contains(cn) || !restarting.add(cn)) {
                 continue;
             }
             final long t0 = System.nanoTime();
@@ -450,14 +576,7 @@ public final class ChaosCommand implements Callable<Integer> {
                 + "); restarting at once");
             final Thread t = new Thread(() -> {
                 try {
-                    try {
-                        cluster.restart(cn, 180_000);
-                    } catch (final IllegalStateException startFailed) {
-                        // Several JVMs starting at once on a starved machine: one may time out joining; once more.
-                        fault.put("note", fault.getString("note") + "; first restart failed: "
-                            + startFailed.getMessage().lines().findFirst().orElse(""));
-                        cluster.restart(cn, 180_000);
-                    }
+                    restartPatiently(cn, fault);
                     fault.put("restartedMs", ms(t0));
                     observe(fault, "", fabricNode, t0); // restarted: its new incarnation may recover the old
                 } catch (final Exception e) {
@@ -473,23 +592,62 @@ public final class ChaosCommand implements Callable<Integer> {
         }
     }
 
-    /** Every account's money (savings plus checking), read by committed Audit transactions. */
-    private long[] audit() throws Exception {
+    /**
+     * How long one account read of an audit, or the wait for a serving compute node before it, may take: CN
+     * restarts after a memory node's failover take 40-70 s each at load 40 on this machine.
+     */
+    static final long READ_BOUND_MS = 180_000;
+
+    /** Reads (see {@link ServingReads}) on the compute nodes that serve, by this client over the event bus. */
+    private ServingReads servingReads() {
+        return new ServingReads(new ServingReads.Cluster() {
+            private final List<String> names = java.util.stream.IntStream.range(0, cns).mapToObj(c -> "cn" + c)
+                .toList();
+
+            @Override
+            public List<String> cns() {
+                return names;
+            }
+
+            @Override
+            public JsonObject health(final String cn) {
+                return ChaosCommand.this.health(cn);
+            }
+
+            @Override
+            public boolean visible(final String cn) {
+                final List<String> seen = client.computeNodes();
+                return seen.isEmpty() || seen.contains(cn); // empty: the client does not know, the event bus may
+            }
+
+            @Override
+            public long nanoTime() {
+                return System.nanoTime();
+            }
+
+            @Override
+            public void sleep(final long ms) throws InterruptedException {
+                Thread.sleep(ms);
+            }
+        }, READ_BOUND_MS, line -> System.out.println("chaos: " + line));
+    }
+
+    /**
+     * Every account's money (savings plus checking), read by committed Audit transactions on a serving compute node
+     * (another one when it does not commit there; waiting, bounded and logged, while none serves).
+     */
+    private long[] audit(final String purpose) throws Exception {
         final long[] money = new long[(int) accounts];
+        final ServingReads reads = servingReads();
+        reads.awaitServing(purpose);
         for (int a = 0; a < accounts; a++) {
-            ScytheClient.Outcome o = null;
-            for (int tries = 0; tries < 50 && !(o instanceof ScytheClient.Outcome.Committed); tries++) {
-                // Each CN in turn by its own address: one that is fenced but not yet gone answers "unknown".
-                o = client.callOn("cn" + (tries % cns), "Audit", a).await(CLIENT_TIMEOUT_MS * 2,
-                    TimeUnit.MILLISECONDS);
-                if (!(o instanceof ScytheClient.Outcome.Committed) && tries >= cns) {
-                    Thread.sleep(100);
-                }
-            }
-            if (!(o instanceof ScytheClient.Outcome.Committed c)) {
-                throw new IllegalStateException("account " + a + " cannot be read: " + o + " (a lock left held?)");
-            }
-            money[a] = c.reply().result();
+            final long account = a;
+            money[a] = reads.read(purpose + ": account " + a, cn -> client.callOn(cn, "Audit", account)
+                .await(CLIENT_TIMEOUT_MS * 2, TimeUnit.MILLISECONDS)).reply().result();
+        }
+        if (reads.retries() > 0 || reads.waitedMs() > 0) {
+            System.out.printf("chaos: %s: %d read(s) retried on another compute node, %d ms waited for one to "
+                + "serve%n", purpose, reads.retries(), reads.waitedMs());
         }
         return money;
     }
@@ -600,7 +758,7 @@ public final class ChaosCommand implements Callable<Integer> {
             final Thread t = new Thread(() -> {
                 try {
                     cluster.node(victim).process().waitFor(10, TimeUnit.SECONDS);
-                    cluster.restart(victim, 180_000);
+                    restartPatiently(victim, fault);
                     fault.put("restartedMs", ms(t0));
                 } catch (final Exception e) {
                     failed.add(e);
@@ -818,11 +976,28 @@ public final class ChaosCommand implements Callable<Integer> {
             cluster.signal(victim, "KILL");
             cluster.node(victim).process().waitFor(10, TimeUnit.SECONDS);
         }
-        cluster.restart(victim, 180_000);
+        restartPatiently(victim, fault);
         fault.put("restartedMs", ms(t0));
         awaitThroughput(fault, t0, baseline);
         print(fault);
         return fault;
+    }
+
+    /**
+     * Restarts compute node {@code cn}, once more when the first start fails (several JVMs joining a starved machine
+     * at once: one may time out joining, as a chaos run at load 30 saw), noted in {@code fault}: an odd interleaving
+     * to go on through, not the end of the run.
+     */
+    private void restartPatiently(final String cn, final JsonObject fault) throws Exception {
+        try {
+            cluster.restart(cn, 180_000);
+        } catch (final IllegalStateException startFailed) {
+            final String first = String.valueOf(startFailed.getMessage()).lines().findFirst().orElse("");
+            System.out.println("chaos: " + cn + ": restart failed (" + first + "); once more");
+            fault.put("note", (fault.containsKey("note") ? fault.getString("note") + "; " : "")
+                + "first restart failed: " + first);
+            cluster.restart(cn, 180_000);
+        }
     }
 
     /**
@@ -990,7 +1165,7 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         final long[] finalMoney;
         try {
-            finalMoney = audit();
+            finalMoney = audit("final audit");
         } catch (final IllegalStateException unreadable) {
             faults.stream().filter(f -> f.containsKey("error")).forEach(f -> System.out.println("chaos: FAIL "
                 + f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error")));
@@ -1058,6 +1233,7 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         System.out.printf("chaos: %d faults in %s; client: %d committed, %d aborted, %d outcome unknown%n",
             faults.size(), duration, committed.get(), aborted.get(), unknown.get());
+        System.out.printf("chaos: faults by kind: %s%n", faults.isEmpty() ? "none" : byKind(faults));
         abortReasons.entrySet().stream()
             .sorted((x, y) -> Long.compare(y.getValue().sum(), x.getValue().sum())).limit(3)
             .forEach(e -> System.out.printf("chaos:   %d x %s%n", e.getValue().sum(), e.getKey()));
@@ -1174,11 +1350,23 @@ public final class ChaosCommand implements Callable<Integer> {
         }
     }
 
-    /** "min A, median B, max C over N" of {@code values} (sorts them). */
-    private static String spread(final List<Long> values) {
+    /** "min A, median B, P99 C, max D over N" of {@code values} (sorts them; P99 the nearest rank). */
+    static String spread(final List<Long> values) {
         values.sort(Long::compare);
-        return String.format("min %d, median %d, max %d over %d", values.get(0), values.get(values.size() / 2),
-            values.get(values.size() - 1), values.size());
+        final int n = values.size();
+        return String.format("min %d, median %d, P99 %d, max %d over %d", values.get(0), values.get(n / 2),
+            values.get((int) Math.ceil(0.99 * n) - 1), values.get(n - 1), n);
+    }
+
+    /** The faults counted by kind: "CN SIGKILL 12, CN SIGSTOP 11, MN SIGSTOP 2", most first. */
+    static String byKind(final List<JsonObject> faults) {
+        final java.util.Map<String, Integer> counts = new java.util.TreeMap<>();
+        for (final JsonObject f : faults) {
+            final String node = f.getBoolean("mn", false) ? "MN" : f.getBoolean("tso", false) ? "TSO" : "CN";
+            counts.merge(node + " " + f.getString("fault"), 1, Integer::sum);
+        }
+        return counts.entrySet().stream().sorted((x, y) -> Integer.compare(y.getValue(), x.getValue()))
+            .map(e -> e.getKey() + " " + e.getValue()).collect(java.util.stream.Collectors.joining(", "));
     }
 
     private static long ms(final long sinceNs) {
