@@ -27,8 +27,8 @@ import java.util.function.ToLongFunction;
  *       backups by RPC instead; here nothing is sent, the next record says it.</li>
  * </ul>
  * Written when the loop keeps a redo log (the simulator's {@code --redo-log}, the bench always), as for every other
- * protocol. The records carry RCC's lock kinds ({@link RccLockKind}), whose recovery is not built (issue 18): a
- * recovery that meets one fails naming that, instead of rolling an RCC commit forward half right.
+ * protocol. The records carry RCC's lock kinds ({@link RccLockKind}), which say how recovery rolls each protocol's
+ * records forward.
  */
 public final class RccLog {
     private RccLog() {
