@@ -2,8 +2,13 @@ package io.scythe.txn.rcc;
 
 import io.scythe.bridge.Doorbell;
 import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.recovery.RedoRecordDescriptor;
 import io.scythe.txn.spi.LockKind;
+import io.vertx.core.Future;
 import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.List;
 
@@ -11,25 +16,34 @@ import java.util.List;
  * The lock of an RCC protocol's written objects as its coordinator-log records name it ({@link RccLog}): the word
  * at {@code offset} (NOWAIT and OCC: the CAS word holding the transaction id; WAITDIE and MVCC: {@code tts} holding
  * the timestamp; SUNDIAL: its lock word holding the transaction id), or the CAS word of an object the attempt
- * inserted. One kind per protocol, so a record says which protocol wrote it.
+ * inserted (holding the transaction id). One kind per protocol, so a record says which protocol wrote it. Each
+ * entry's token is what the attempt's word holds ({@code ownerOf}/{@code lockOwner}: the timestamp or the id).
  *
- * <p><b>Recovery</b> ({@code recovery.CnRecovery}, unmodified): NOWAIT's and OCC's words are the CAS word holding
- * the owner's transaction id, as FORD's ({@code ford.CasLockKind}): a record is rolled forward while its entries'
- * words still hold its id (backups, then the primary and a CAS from the id to 0), and every other word of the dead
- * node (NOWAIT's read locks, which no record names; a commit that logged nothing) is freed by the CAS-word module's
- * dead-node step, which frees words by the node's id prefix. WAITDIE's, MVCC's and SUNDIAL's are not built (issue 18:
- * their tts words hold timestamps, which no dead-node step knows; MVCC's roll-forward must move the newest version
- * to an older slot first, SUNDIAL's must set rts): {@link #heldBy}, which recovery asks first of every entry, fails
- * naming that.
+ * <p><b>Recovery</b> ({@code recovery.CnRecovery}): a record is rolled forward entry by entry while the entry's word
+ * still holds its token (backups first, then the primary, the release last), and every other word of the dead node
+ * (read locks, which no record names; the locks of a commit that logged nothing) is freed by a dead-node step on each
+ * memory node ({@link RccModule#startMemoryNode}: NOWAIT's and OCC's CAS words by the CAS-word module's step, which
+ * frees words by the node's id prefix; the {@code tts} words of WAITDIE and MVCC by the node slot in the timestamp's
+ * low bits; SUNDIAL's lock words by the id prefix).
+ * <ul>
+ *   <li>NOWAIT, OCC, WAITDIE: the shared roll-forward (value, length, flags, version WRITEs, then the release, one
+ *       doorbell): their commits write nothing else. WAITDIE's release CASes {@code tts} and the CAS word from the
+ *       token to 0 (one of the two holds it: {@code tts} a timestamp, the CAS word an insert's id).</li>
+ *   <li>MVCC and SUNDIAL ({@link #finishesPrimary}): the primary is finished by the protocol's own RPC commit, one
+ *       WRITE_BACK request ({@link RccLockService}) that the memory node applies atomically while the word still
+ *       holds the token: MVCC moves the newest version to the older slot it overwrites first (flag MVCC; an inserted
+ *       object's older slots are emptied, flag FRESH), unless its version word is BUSY (the dead commit's one-sided
+ *       install began, and its doorbell moved the newest version before it set BUSY); SUNDIAL sets {@code rts} to
+ *       the installed version (flag RTS: the lease {@code [ts, ts]}). Backups keep the newest version only, as the
+ *       commit writes them.</li>
+ * </ul>
  */
-public record RccLockKind(int id, String name, int offset, boolean recoverable) implements LockKind {
-    public static final RccLockKind NOWAIT = new RccLockKind(18, "rcc-nowait-lock", ObjectLayout.CAS_LOCK_OFFSET,
-        true);
-    public static final RccLockKind WAITDIE = new RccLockKind(19, "rcc-waitdie-tts", TupleFormat.TTS_OFFSET, false);
-    public static final RccLockKind OCC = new RccLockKind(20, "rcc-occ-lock", ObjectLayout.CAS_LOCK_OFFSET, true);
-    public static final RccLockKind MVCC = new RccLockKind(21, "rcc-mvcc-tts", TupleFormat.TTS_OFFSET, false);
-    public static final RccLockKind SUNDIAL = new RccLockKind(22, "rcc-sundial-lock", TupleFormat.TTS_OFFSET,
-        false);
+public record RccLockKind(int id, String name, int offset) implements LockKind {
+    public static final RccLockKind NOWAIT = new RccLockKind(18, "rcc-nowait-lock", ObjectLayout.CAS_LOCK_OFFSET);
+    public static final RccLockKind WAITDIE = new RccLockKind(19, "rcc-waitdie-tts", TupleFormat.TTS_OFFSET);
+    public static final RccLockKind OCC = new RccLockKind(20, "rcc-occ-lock", ObjectLayout.CAS_LOCK_OFFSET);
+    public static final RccLockKind MVCC = new RccLockKind(21, "rcc-mvcc-tts", TupleFormat.TTS_OFFSET);
+    public static final RccLockKind SUNDIAL = new RccLockKind(22, "rcc-sundial-lock", TupleFormat.TTS_OFFSET);
     public static final List<RccLockKind> ALL = List.of(NOWAIT, WAITDIE, OCC, MVCC, SUNDIAL);
 
     @Override
@@ -37,21 +51,73 @@ public record RccLockKind(int id, String name, int offset, boolean recoverable) 
         return header.getLong(offset) == 0 && header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0;
     }
 
+    /** Whether the protocol word is this kind's lock (else the CAS word is its only word). */
+    private boolean protocolWord() {
+        return offset != ObjectLayout.CAS_LOCK_OFFSET;
+    }
+
     @Override
     public boolean heldBy(final DirectBuffer header, final long token) {
-        if (recoverable) {
-            return header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == token;
-        }
-        throw new UnsupportedOperationException("a redo record of " + name + ": recovery of RCC's coordinator log "
-            + "is not built (issue 18)");
+        return header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == token || protocolWord()
+            && header.getLong(offset) == token;
     }
 
     @Override
     public void release(final Doorbell batch, final long address, final int rkey, final long token) {
-        if (recoverable) { // a CAS from the owner to 0, never a blind WRITE (the word may have passed on)
-            batch.compareAndSwap(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, token, 0);
-            return;
+        // CASes from the owner to 0, never a blind WRITE (the word may have passed on)
+        if (protocolWord()) {
+            batch.compareAndSwap(address + offset, rkey, token, 0);
         }
-        throw new UnsupportedOperationException("releasing " + name + " for recovery: not built (issue 18)");
+        batch.compareAndSwap(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, token, 0);
+    }
+
+    @Override
+    public boolean finishesPrimary() {
+        return this == MVCC || this == SUNDIAL;
+    }
+
+    /**
+     * One WRITE_BACK request (the RPC commit's, {@link RccRpc}) to the primary: value, flags, version, what the
+     * protocol keeps beside them (MVCC's older slot, SUNDIAL's rts), and the release of the token's word, applied
+     * by the memory node only while that word still holds the token (else it answers STALE and nothing is written:
+     * the entry was finished already).
+     */
+    @Override
+    public Future<Void> finishPrimary(final TxnRuntime runtime, final Catalog.Partition partition,
+                                      final long pointer, final int op, final long token,
+                                      final long installedVersion, final DirectBuffer value,
+                                      final int valueLength) {
+        final boolean inserted = (op & RedoRecordDescriptor.OP_INSERTED) != 0;
+        final boolean writes = (op & RedoRecordDescriptor.OP_VALUE) != 0;
+        int flags = writes ? RccRpc.FLAG_VALUE : 0;
+        if ((op & RedoRecordDescriptor.OP_DELETE) != 0) {
+            flags |= RccRpc.FLAG_DELETE;
+        } else if ((op & RedoRecordDescriptor.OP_REVIVE) != 0) {
+            flags |= RccRpc.FLAG_REVIVE;
+        }
+        if (op != 0) {
+            flags |= RccRpc.FLAG_VERSION | (this == SUNDIAL ? RccRpc.FLAG_RTS
+                : inserted ? RccRpc.FLAG_FRESH : RccRpc.FLAG_MVCC);
+        }
+        final int length = writes ? valueLength : 0;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.HEAD_BYTES + RccRpc.entryBytes(length)]);
+        request.putInt(0, 1);
+        final int at = RccRpc.HEAD_BYTES;
+        request.putInt(at, partition.descriptor().schema().id());
+        request.putInt(at + 4, flags);
+        request.putLong(at + 8, pointer);
+        request.putLong(at + 16, installedVersion);
+        request.putLong(at + 24, token);
+        request.putInt(at + 32, inserted ? ObjectLayout.CAS_LOCK_OFFSET : offset);
+        request.putInt(at + 36, length);
+        request.putBytes(at + RccRpc.ENTRY_BYTES, value, 0, length);
+        return runtime.rocket(partition.node()).compose(rocket -> {
+            if (request.capacity() > rocket.maxPayload()) {
+                return Future.failedFuture(new UnsupportedOperationException(name + ": recovery of a record entry "
+                    + "whose value (" + length + " bytes) does not fit one WRITE_BACK request is not built "
+                    + "(issue 18)"));
+            }
+            return rocket.call(RccRpc.WRITE_BACK, request).mapEmpty();
+        });
     }
 }

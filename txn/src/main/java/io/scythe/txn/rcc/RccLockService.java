@@ -66,6 +66,17 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         return new long[] {granted, busy, waited};
     }
 
+    /**
+     * Forgets the WAIT-DIE waiters of a dead compute node ({@code idPrefixes}: its transaction-id prefixes; a
+     * waiter's timestamp carries the node slot, {@link RccClock#nodeOf}), which would otherwise take a word for a
+     * node that is gone; returns how many.
+     */
+    int dropWaiters(final long[] idPrefixes) {
+        final int before = waiting.size();
+        waiting.removeIf(w -> DeadWords.deadSlot(idPrefixes, RccClock.nodeOf(w.ts)));
+        return before - waiting.size();
+    }
+
     /** Requests on WAIT-DIE waiting lists now. */
     public int waiting() {
         return waiting.size();
@@ -233,7 +244,10 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
                 for (int slot = 0; slot < io.scythe.txn.rcc.mvcc.MvccTuple.OLD_SLOTS; slot++) {
                     m.putLong(header + io.scythe.txn.rcc.mvcc.MvccTuple.oldSlotOffset(max, slot) + 8, 0);
                 }
-            } else if ((flags & RccRpc.FLAG_MVCC) != 0) {
+            } else if ((flags & RccRpc.FLAG_MVCC) != 0 && (m.getLongVolatile(header + ObjectLayout.VERSION_OFFSET)
+                & ObjectLayout.VERSION_BUSY) == 0) {
+                // BUSY (never, but in recovery's roll-forward of a one-sided commit cut short): that commit's
+                // doorbell moved the newest version before it set BUSY, and may have rewritten the value since.
                 io.scythe.txn.rcc.mvcc.MvccTuple.newestAsOld(m, header, max, m, header
                     + io.scythe.txn.rcc.mvcc.MvccTuple.oldSlotOffset(max, io.scythe.txn.rcc.mvcc.MvccTuple.victim(m,
                     header, max)));

@@ -47,7 +47,7 @@ import java.util.Map;
  * whichever primitive locked it (§5.2 (1)). <b>Log</b>: RCC's coordinator log ({@link RccLog}), after Validate,
  * to the log regions of the primary and every backup, by WRITE or by a LOG RPC as the Log digit says; the backups'
  * write-back (one-sided in every form) follows once every copy is acknowledged, then the primaries'. Recovery rolls
- * NOWAIT's and OCC's records forward ({@link RccLockKind}); WAITDIE's is not built (issue 18).
+ * NOWAIT's, OCC's and WAITDIE's records forward ({@link RccLockKind}).
  */
 public abstract class RccLockingTxn extends OneSidedTxn {
     private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);

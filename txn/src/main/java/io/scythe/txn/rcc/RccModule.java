@@ -60,13 +60,30 @@ public final class RccModule implements ProtocolModule {
         return false;
     }
 
+    /** What the dead-node step reports as freed ({@link #startMemoryNode}). */
+    public static final String COUNTED = "rccWords";
+
     @Override
     public void startMemoryNode(final MemoryNodeContext node) {
-        node.publish(RccLockService.class, new RccLockService(node.db()).register(node.server()));
+        final RccLockService locks = new RccLockService(node.db()).register(node.server());
+        node.publish(RccLockService.class, locks);
+        node.onDeadNode(MemoryNodeContext.Phase.AFTER_INSERTS, COUNTED, (dead, idPrefixes) ->
+            idPrefixes.length == 0 ? 0 : locks.dropWaiters(idPrefixes) + DeadWords.free(node.db(), idPrefixes));
         node.publish(io.scythe.txn.rcc.mvcc.MvccService.class,
             new io.scythe.txn.rcc.mvcc.MvccService(node.db()).register(node.server()));
         node.publish(io.scythe.txn.rcc.sundial.SundialService.class,
             new io.scythe.txn.rcc.sundial.SundialService(node.db()).register(node.server()));
+    }
+
+    /**
+     * The words each table's objects carry, under the protocol's own name (e.g. {@code rcc-mvcc}): the memory node's
+     * dead-node step reads it to know what the protocol word holds ({@link DeadWords}).
+     */
+    @Override
+    public io.scythe.storage.ObjectFormat objectFormat(final io.scythe.txn.Protocol protocol,
+                                                      final io.scythe.storage.TableSchema schema) {
+        return new io.scythe.storage.ObjectFormat(protocol instanceof RccProtocol p ? p.base() : protocol.name(),
+            headerWords().stream().map(HeaderWord::word).toList());
     }
 
     /** NOWAIT's and OCC's lock: the shared CAS word (declared as FORD's module does); WAITDIE's tts: word 48. */

@@ -102,7 +102,10 @@ public final class RccRpc {
     public static final int FLAG_DELETE = 2;
     public static final int FLAG_REVIVE = 4;
     public static final int FLAG_VERSION = 8;
-    /** MVCC: first move the newest version to the older slot it overwrites (MvccTuple#victim). */
+    /**
+     * MVCC: first move the newest version to the older slot it overwrites (MvccTuple#victim); not when the version
+     * word is BUSY (recovery finishing a one-sided commit whose doorbell moved it already, RccLockKind).
+     */
     public static final int FLAG_MVCC = 16;
     /** MVCC: an inserted tuple, whose older slots are emptied (what they held was another key's or a delete's). */
     public static final int FLAG_FRESH = 32;

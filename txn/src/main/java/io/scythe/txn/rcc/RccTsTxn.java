@@ -36,8 +36,8 @@ import java.util.Map;
  * Validate, RCC's coordinator log ({@link RccLog}) to the primary's and every backup's log region, by the Log digit's
  * primitive; once every copy is acknowledged the backups are written (one-sided, the newest version only: value,
  * length, flags, version; a promoted backup would start with one version slot and rts 0, which MN failover of RCC
- * does not handle yet), then the primaries. Recovery is not built: a compute node that dies holding a lock leaves it
- * held (issue 18).
+ * does not handle yet), then the primaries. Recovery rolls a dead node's records forward by the RPC commit
+ * ({@link RccLockKind#finishPrimary}) and frees its other words ({@link DeadWords}).
  */
 public abstract class RccTsTxn extends OneSidedTxn {
     private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);

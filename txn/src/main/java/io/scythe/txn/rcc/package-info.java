@@ -35,10 +35,15 @@
  * Release digits). Backups of MVCC and SUNDIAL hold the newest version only (value, length, flags, version), not the
  * older slots or rts. The enumerator ({@code hybrid=auto}) keeps the Log digit one-sided (RCC's finding: logging
  * strongly prefers one-sided WRITE; varying it would double every enumeration); a code given by hand may set it to
- * RPC. Recovery from the log: NOWAIT and OCC (their words are the CAS word holding the transaction id; the shared
- * recovery rolls their records forward, the CAS-word module's dead-node step frees the rest), in the simulator
- * ({@code --crash-cn N --crash-recover}, {@code --explore N --crashes}). Not built: recovery of WAITDIE, MVCC and
- * SUNDIAL (a recovery meeting their records fails naming issue 18), CALVIN's input log, and the per-stage breakdown
- * beyond the shared stages.
+ * RPC. Recovery from the log, for all five, in the simulator ({@code --crash-cn N --crash-recover},
+ * {@code --explore N --crashes}): the shared recovery rolls each record forward while its words still hold the
+ * record's tokens ({@link io.scythe.txn.rcc.RccLockKind}: NOWAIT, OCC and WAITDIE by the shared WRITEs and a CAS
+ * release; MVCC and SUNDIAL by their own RPC commit, a WRITE_BACK that moves the newest version to an older slot or
+ * sets rts), then each memory node's dead-node steps free the rest: the CAS-word module's (NOWAIT, OCC, inserts) and
+ * RCC's ({@link io.scythe.txn.rcc.DeadWords}: WAITDIE's and MVCC's tts by the node slot of the timestamp, SUNDIAL's
+ * lock by the id prefix, WAITDIE's RPC waiters of the dead node). That step knows the protocol from the tables'
+ * format, which only the simulator gives memory nodes: in the embedded cluster and cluster nodes (FULL formats) a
+ * dead node's tts and SUNDIAL words that no record names stay held (not built there). Not built either: CALVIN's
+ * input log, and the per-stage breakdown beyond the shared stages.
  */
 package io.scythe.txn.rcc;

@@ -451,13 +451,15 @@ public final class CnRecovery {
                 // version then (ObjectLayout#versionAfter).
                 final long installedVersion = ObjectLayout.versionAfter(version,
                     header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY);
+                final java.util.function.Supplier<Future<?>> primary = () -> lockKind.finishesPrimary()
+                    ? lockKind.finishPrimary(runtime, partition, pointer, op, token, installedVersion, value,
+                    valueLength)
+                    : finishPrimary(ch, address, rkey, op, token, lockKind, installedVersion, value, valueLength);
                 if (op != 0 && backupPointers != null && backupPointers.length > 0) {
                     return finishBackups(runtime, partition.backups(), backupPointers, op, installedVersion, value,
-                        valueLength).compose(done -> finishPrimary(ch, address, rkey, op, token, lockKind,
-                        installedVersion, value, valueLength)).map(installedVersion);
+                        valueLength).compose(done -> primary.get()).map(installedVersion);
                 }
-                return finishPrimary(ch, address, rkey, op, token, lockKind, installedVersion, value, valueLength)
-                    .map(installedVersion);
+                return primary.get().map(installedVersion);
             }).onFailure(e -> {
                 if (!io.scythe.txn.Refusal.forNow(e)) {
                     runtime.forgetChannel(node, ch);

@@ -26,6 +26,31 @@ public interface LockKind {
     void release(Doorbell batch, long address, int rkey, long token);
 
     /**
+     * Whether recovery finishes an entry on its primary through {@link #finishPrimary} (a protocol whose commit writes
+     * more than value, length, flags and version, e.g. RCC's MVCC, which moves the newest version to an older slot
+     * first, and SUNDIAL, which sets rts) instead of the shared WRITEs and {@link #release} in one doorbell. Default:
+     * no.
+     */
+    default boolean finishesPrimary() {
+        return false;
+    }
+
+    /**
+     * Finishes entry ({@code op}, a {@code RedoRecordDescriptor} op) of a complete redo record on its primary, the
+     * object at {@code pointer} of {@code partition}, whose lock {@code token} still holds (its header just READ) and
+     * whose backups were written: installs {@code installedVersion} (and {@code value}, {@code valueLength} bytes) as
+     * the protocol's own commit would and releases the lock. Called only when {@link #finishesPrimary}.
+     */
+    default io.vertx.core.Future<Void> finishPrimary(final io.scythe.txn.TxnRuntime runtime,
+                                                     final io.scythe.txn.Catalog.Partition partition,
+                                                     final long pointer, final int op, final long token,
+                                                     final long installedVersion,
+                                                     final org.agrona.DirectBuffer value, final int valueLength) {
+        return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name()
+            + " finishes its entries with the shared writes"));
+    }
+
+    /**
      * Whether recovery calls {@link #recovered} after each entry of a record logged under this kind (a protocol that
      * keeps versions beside the object header, such as Lotus's CVT). Default: no.
      */
