@@ -75,7 +75,8 @@ class AurogonReorderSimTest extends SimVertxTest {
         final Set<TxnRuntime> started = new HashSet<>();
         final Map<String, Object> results = new ConcurrentHashMap<>();
         sim[0] = new Simulation(new SimOptions().protocol(protocolName).computeNodes(2).loopsPerComputeNode(1)
-            .clientsPerComputeNode(1).memoryNodes(1).durationNs(1_000_000).seed(1).clocks(clocks),
+            .clientsPerComputeNode(1).memoryNodes(1)
+            .durationNs(scenario == Scenario.LATENCY ? 1_000_000 : 800_000).seed(1).clocks(clocks),
             new AurogonSimTest.HotCounter()).operation((runtime, random) -> {
                 if (!started.add(runtime)) {
                     return runtime.timers().after(10_000_000).map(v -> 0L); // once only
