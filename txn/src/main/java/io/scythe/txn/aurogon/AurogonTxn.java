@@ -182,8 +182,10 @@ final class AurogonTxn implements Txn {
         // reads so that late writes get in), so its reads bypass it, as key-dependent ones do. Without this TPC-C's
         // Zipf-hot ITEM rows cost most NewOrders a 20 us deferral, the initial value then (medium contention, 1 client
         // a loop: aurogon was below dst-to once the participant's CPU was no bottleneck); it starts at 2 us now.
-        final UnsafeBuffer request = header(a, preattach ? Participant.FLAG_PREATTACH
-            : techniques.deferral() && !a.readOnlyTable() ? 0 : Participant.FLAG_NO_DEFER);
+        // Without the deferral technique (aurogon-pre, aurogon-2l) a pre-attaching read is not deferred either.
+        final int defer = techniques.deferral() && !a.readOnlyTable() ? 0 : Participant.FLAG_NO_DEFER;
+        final UnsafeBuffer request = header(a, preattach ? Participant.FLAG_PREATTACH | (techniques.deferral() ? 0
+            : Participant.FLAG_NO_DEFER) : defer);
         a.locked = preattach;
         return call(a, AurogonRpc.READ, request).onFailure(e -> failed = e).compose(reply -> {
             final UnsafeBuffer p = reply.payload();
