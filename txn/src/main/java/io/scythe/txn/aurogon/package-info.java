@@ -57,13 +57,13 @@
  * windows and the rule's shape, not the numbers: the initial value, the step, the 10 %/2 % thresholds, the hot
  * threshold and the cap are our guesses (the paper's "20 us cuts 50 % of write failures" is where the steps lead a
  * record whose writes straggle by that much, not a start value). Fig. 11's last step (YCSB 8 ops, 50 % RMW, theta 0.99,
- * 5 co-located servers x 4 loops, 4 clients a loop, 2 ms): {@code aurogon-2l} 847k txn/s, 11.5 % aborts; {@code
+ * 5 co-located servers x 4 loops, 1 client a loop, 2 ms): {@code aurogon-2l} 847k txn/s, 11.5 % aborts; {@code
  * aurogon} 877k, 2.8 % (seed 2: 838k, 11.1 % vs 871.5k, 2.5 %): +3.5 % throughput and a quarter of the aborts, where
  * the paper has +70 % throughput. With the old rule (every record from 20 us) {@code aurogon} made 149.5k (132.5k
  * seed 2), p50 147 us: most transactions met a hot record's 20 us deferral on several reads; and {@code aurogon-2l}
  * (143k) deferred its pre-attaching reads too (the read flags did not say "no deferral" with the pre-attach flag),
- * so the ablation compared two deferring variants. TPC-C/NP medium contention (the command below's): aurogon 805.5k
- * vs dst-to 752k, x1.07 (801k before).
+ * so the ablation compared two deferring variants. TPC-C/NP medium contention (the next paragraph's setting):
+ * aurogon 805.5k vs dst-to 752k, x1.07 (801k before).
  *
  * <p><b>Deferral and read-only tables</b>: reads of a read-only table (TPC-C's ITEM) bypass the deferral like
  * key-dependent ones: no write can straggle there, and a record's deferral adapts only on write outcomes, so a hot
