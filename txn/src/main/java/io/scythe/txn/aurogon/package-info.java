@@ -68,7 +68,8 @@
  * <p><b>Deferral and read-only tables</b>: reads of a read-only table (TPC-C's ITEM) bypass the deferral like
  * key-dependent ones: no write can straggle there, and a record's deferral adapts only on write outcomes, so a hot
  * read-only row would keep the initial value for good (20 us before the deferral grew from 2 us). Medium
- * contention (TPC-C/NP, 5 co-located servers x 4 loops, 99 % local items, 2 ms, seed 1), aurogon over dst-to at 1 client a loop: x1.13 with the participant on one 300 ns
+ * contention (TPC-C/NP, 5 co-located servers x 4 loops, 99 % local items, 2 ms, seed 1), aurogon over dst-to at 1
+ * client a loop: x1.13 with the participant on one 300 ns
  * core (both CPU-bound at 0.97-0.98: the ratio counted RPCs per transaction), x0.90 once it served at 75 ns (the
  * deferred ITEM reads: execute 19.2 us vs 13.4), x1.07 with both fixes (801k vs 752k txn/s; execute 13.5 vs 13.4,
  * lock 4.4 vs 5.6, write-back 6.7 vs 7.2 us, no aborts either side); 2 clients a loop x1.47 (dst-to 36 % aborts).
