@@ -180,10 +180,12 @@ final class AurogonTxn implements Txn {
     private Future<Access> fetch(final Access a, final boolean preattach) {
         // A read-only table's record is never written: a deferral there waits for no straggling write (§4.2 defers
         // reads so that late writes get in), so its reads bypass it, as key-dependent ones do. Without this TPC-C's
-        // Zipf-hot ITEM rows cost most NewOrders a 20 us deferral (medium contention, 1 client a loop: aurogon was
-        // below dst-to once the participant's CPU was no bottleneck).
-        final UnsafeBuffer request = header(a, preattach ? Participant.FLAG_PREATTACH
-            : techniques.deferral() && !a.readOnlyTable() ? 0 : Participant.FLAG_NO_DEFER);
+        // Zipf-hot ITEM rows cost most NewOrders a 20 us deferral, the initial value then (medium contention, 1 client
+        // a loop: aurogon was below dst-to once the participant's CPU was no bottleneck); it starts at 2 us now.
+        // Without the deferral technique (aurogon-pre, aurogon-2l) a pre-attaching read is not deferred either.
+        final int defer = techniques.deferral() && !a.readOnlyTable() ? 0 : Participant.FLAG_NO_DEFER;
+        final UnsafeBuffer request = header(a, preattach ? Participant.FLAG_PREATTACH | (techniques.deferral() ? 0
+            : Participant.FLAG_NO_DEFER) : defer);
         a.locked = preattach;
         return call(a, AurogonRpc.READ, request).onFailure(e -> failed = e).compose(reply -> {
             final UnsafeBuffer p = reply.payload();

@@ -15,7 +15,8 @@ import java.util.Map;
  * <h2>Per record</h2>
  * A list of versions sorted by {@code wts} descending, each with its own {@code rts}, PENDING or COMMITTED, and a value
  * (none while a pre-attached write is pending); an 8-byte access counter ([10 ms window : 32][previous window's
- * requests : 16][this window's : 16]), the record's deferral time and its write-failure rate (§4.2).
+ * requests : 16][this window's : 16]), the record's deferral time and its installs and refusals in the same two
+ * windows, for its write failure rate (§4.2).
  *
  * <h2>Rules</h2>
  * <ul>
@@ -100,22 +101,33 @@ public final class Participant {
         void answer(int status, long wts, byte[] value);
     }
 
-    /** Settings of the hot-record detector and the adaptive deferral (§4.2). */
-    public record Deferral(boolean enabled, long windowNs, int hotThreshold, long initialNs, long minNs, long maxNs,
+    /**
+     * Settings of the hot-record detector and the adaptive deferral (§4.2): a record is hot when it received
+     * {@code hotThreshold} requests in the last {@code windowNs}; its deferral starts at {@code initialNs} (the low
+     * value the paper grows from, "instead of setting an overlong deferral time in advance"), rises by
+     * {@code stepNs} at each write refused while its write failure rate is above {@link #HIGH_RATE}, falls by a
+     * quarter step at each write installed while the rate is below {@link #LOW_RATE}, never below {@code initialNs}
+     * nor above {@code maxNs}.
+     */
+    public record Deferral(boolean enabled, long windowNs, int hotThreshold, long initialNs, long stepNs, long maxNs,
                            int maxVersions) {
-        /** The defaults: 10 ms windows (§4.2), hot at 32 requests a window, deferral from 20 us (§4.2's figure). */
-        public static final Deferral DEFAULT = new Deferral(true, 10_000_000L, 32, 20_000L, 1_000L, 200_000L, 16);
-        public static final Deferral OFF = new Deferral(false, 10_000_000L, 32, 20_000L, 1_000L, 200_000L, 16);
+        /** Write failure rate (refused / attempted installs, last window) above which a refusal raises the deferral. */
+        public static final double HIGH_RATE = 0.10;
+        /** Write failure rate below which an installed write cuts the deferral. */
+        public static final double LOW_RATE = 0.02;
+        /** The defaults: 10 ms windows (§4.2), hot at 32 requests a window, deferral from 2 us by 2 us steps. */
+        public static final Deferral DEFAULT = new Deferral(true, 10_000_000L, 32, 2_000L, 2_000L, 200_000L, 16);
+        public static final Deferral OFF = DEFAULT.withEnabled(false);
 
         public Deferral {
-            if (windowNs <= 0 || hotThreshold <= 0 || hotThreshold > 0xffff || minNs < 0 || initialNs < minNs
+            if (windowNs <= 0 || hotThreshold <= 0 || hotThreshold > 0xffff || initialNs < 0 || stepNs < 4
                 || maxNs < initialNs || maxVersions < 2) {
                 throw new IllegalArgumentException("bad Aurogon deferral settings: " + this);
             }
         }
 
         public Deferral withEnabled(final boolean on) {
-            return new Deferral(on, windowNs, hotThreshold, initialNs, minNs, maxNs, maxVersions);
+            return new Deferral(on, windowNs, hotThreshold, initialNs, stepNs, maxNs, maxVersions);
         }
     }
 
@@ -154,8 +166,11 @@ public final class Participant {
         /** [window : 32][previous window's requests : 16][this window's : 16]. */
         long counter;
         long deferNs;
-        /** Write-failure rate, an EWMA in 1/1024ths. */
-        int failRate;
+        /**
+         * Install attempts and refusals in the counter's windows: [previous window's attempts : 16][its refusals :
+         * 16][this window's attempts : 16][its refusals : 16], rolled with {@link #counter}.
+         */
+        long writes;
 
         Record(final int table, final long key) {
             this.table = table;
@@ -219,7 +234,7 @@ public final class Participant {
                 return;
             }
         }
-        if (settings.enabled() && (flags & FLAG_NO_DEFER) == 0 && hot(r) && r.deferNs > 0) {
+        if (settings.enabled() && (flags & FLAG_NO_DEFER) == 0 && hot(r, ts) && r.deferNs > 0) {
             deferredReads++;
             deferrer.after(r.deferNs, () -> execute(r, ts, reply));
         } else {
@@ -256,7 +271,7 @@ public final class Participant {
                     return v.pending ? OK : REFUSED;
                 }
                 if (v.pending) {
-                    adapt(r, true);
+                    adapt(r, ts, true);
                     refusedInstalls++;
                     return REFUSED;
                 }
@@ -442,7 +457,7 @@ public final class Participant {
                     return v.pending ? OK : REFUSED; // the same write again; a committed one cannot recur
                 }
                 final boolean refused = ts < v.rts;
-                adapt(r, refused);
+                adapt(r, ts, refused);
                 if (refused) {
                     refusedInstalls++;
                     return REFUSED;
@@ -456,7 +471,7 @@ public final class Participant {
                 return OK;
             }
         }
-        adapt(r, true);
+        adapt(r, ts, true);
         refusedInstalls++;
         return REFUSED; // below every kept version: the rts that would decide is reclaimed
     }
@@ -562,24 +577,64 @@ public final class Participant {
             final long current = Math.min(0xffff, (c & 0xffff) + 1);
             r.counter = c & ~0xffffL | current;
         } else if (window > at) {
-            final long previous = window == at + 1 ? c & 0xffff : 0;
-            r.counter = window << 32 | previous << 16 | 1;
+            final boolean next = window == at + 1;
+            r.counter = window << 32 | (next ? c & 0xffff : 0) << 16 | 1;
+            r.writes = next ? r.writes << 32 : 0;
         } // a request of an older window (a straggler): not counted
     }
 
-    private boolean hot(final Record r) {
-        final long c = r.counter;
-        return Math.max(c & 0xffff, (c >>> 16) & 0xffff) >= settings.hotThreshold();
+    /**
+     * The requests of a pair of window counts ([previous window's : 16][window {@code at}'s : 16]) in the last window
+     * before {@code ts}: the paper counts "the requests in the last 10 milliseconds"; two 16-bit window counts
+     * estimate that as the current window's count plus the previous one's scaled by the share of it the last 10 ms
+     * still cover. A straggler of an older window sees window {@code at}'s count alone.
+     */
+    private long lastWindow(final long counts, final long at, final long ts) {
+        final long now = Math.max(0, AurogonTimestamp.clockNs(ts));
+        final long window = now / settings.windowNs() & 0xffff_ffffL;
+        final long current = counts & 0xffff;
+        final long previous = (counts >>> 16) & 0xffff;
+        final long share = (settings.windowNs() - now % settings.windowNs()) * 65536 / settings.windowNs();
+        if (window <= at) {
+            return window < at ? current : current + (previous * share >> 16);
+        }
+        return window == at + 1 ? current * share >> 16 : 0; // no request counted yet in ts's window
     }
 
-    /** Per-record adaptation (§4.2): raise the deferral while writes fail often, cut it slowly while they do not. */
-    private void adapt(final Record r, final boolean failed) {
-        r.failRate += ((failed ? 1024 : 0) - r.failRate) >> 3;
-        if (r.failRate > 102) { // above 10 %
-            r.deferNs = Math.min(settings.maxNs(), r.deferNs + r.deferNs / 4 + settings.minNs());
-        } else if (r.failRate < 20) { // below 2 %
-            r.deferNs = Math.max(settings.minNs(), r.deferNs - r.deferNs / 16);
+    private boolean hot(final Record r, final long ts) {
+        return lastWindow(r.counter, r.counter >>> 32, ts) >= settings.hotThreshold();
+    }
+
+    /**
+     * Per-record adaptation (§4.2), at each install on a hot record: count it in the record's write windows; a
+     * refusal while the write failure rate of the last window is above {@link Deferral#HIGH_RATE} raises the deferral
+     * by a step (to let one more straggler in, "tolerate late arrivals of more writes"); an installed write while the
+     * rate is below {@link Deferral#LOW_RATE} cuts it by a quarter step ("cut conservatively"), down to the initial
+     * value; in between it holds. A cold record's reads are not deferred, and its deferral does not move.
+     */
+    private void adapt(final Record r, final long ts, final boolean failed) {
+        final long w = r.writes;
+        final long attempts = Math.min(0xffff, (w >>> 16 & 0xffff) + 1);
+        final long refusals = Math.min(0xffff, (w & 0xffff) + (failed ? 1 : 0));
+        r.writes = w & ~0xffff_ffffL | attempts << 16 | refusals;
+        if (!settings.enabled() || !hot(r, ts)) {
+            return;
         }
+        final double rate = rate(r, ts);
+        if (failed && rate > Deferral.HIGH_RATE) {
+            r.deferNs = Math.min(settings.maxNs(), r.deferNs + settings.stepNs());
+        } else if (!failed && rate < Deferral.LOW_RATE) {
+            r.deferNs = Math.max(settings.initialNs(), r.deferNs - settings.stepNs() / 4);
+        }
+    }
+
+    /** Refused over attempted installs in the last window before {@code ts} ({@link #lastWindow}). */
+    private double rate(final Record r, final long ts) {
+        final long w = r.writes;
+        final long at = r.counter >>> 32;
+        final long attempts = lastWindow(w >>> 16 & 0xffff | (w >>> 48) << 16, at, ts);
+        final long refusals = lastWindow(w & 0xffff | (w >>> 32 & 0xffff) << 16, at, ts);
+        return attempts == 0 ? 0 : (double) refusals / attempts;
     }
 
     // ------------------------------------------------------------------------------------------------ records
@@ -672,7 +727,7 @@ public final class Participant {
 
     public boolean hot(final int table, final long key) {
         final Record r = known(table, key);
-        return r != null && hot(r);
+        return r != null && hot(r, maxTs);
     }
 
     public long blockedReads() {

@@ -282,10 +282,16 @@ class ParticipantTest {
         assertThat(p.versions(T, 1)).isDeepEqualTo(before); // no version, no rts raised: the read never ran
     }
 
+    /**
+     * §4.2's deferral rule, step by step: hot at 4 requests in the last 10 ms window; the deferral starts at the low
+     * initial value (2 us), rises by a step (2 us) at each refusal while the write failure rate is above 10 %, up to
+     * the cap (10 us), holds between 2 % and 10 %, falls by a quarter step at each installed write below 2 %, down to
+     * the initial value; cold, nothing is deferred and nothing moves.
+     */
     @Test
-    void hotRecordsDeferTheirReadsAndTheDeferralGrowsWithFailures() {
-        final Participant.Deferral settings = new Participant.Deferral(true, 10_000_000L, 4, 20_000L, 1_000L,
-            200_000L, 16);
+    void theDeferralStartsLowRisesByStepsWithFailuresAndFallsConservatively() {
+        final Participant.Deferral settings = new Participant.Deferral(true, 10_000_000L, 4, 2_000L, 2_000L,
+            10_000L, 64);
         final Participant hot = new Participant(store, later, settings);
         final long base = AurogonTimestamp.pack(1_000_000, 0, 1);
         final Answer first = new Answer();
@@ -295,30 +301,79 @@ class ParticipantTest {
             hot.read(T, 1, base + i, FLAG_NO_DEFER, new Answer());
         }
         assertThat(hot.hot(T, 1)).isTrue();
+        assertThat(hot.deferNs(T, 1)).isEqualTo(2_000L); // the low initial value, not an overlong one
         final Answer deferred = new Answer();
         hot.read(T, 1, base + 10, 0, deferred);
         assertThat(deferred.answered()).isFalse();
-        assertThat(later.delays).containsExactly(20_000L);
+        assertThat(later.delays).containsExactly(2_000L);
         final Answer bypass = new Answer();
         hot.read(T, 1, base + 11, FLAG_NO_DEFER, bypass); // a key-dependent read is never deferred
         assertThat(bypass.answered()).isTrue();
         later.runAll();
         assertThat(deferred.status).isEqualTo(OK);
-        // Writes refused on it push its deferral up; a run of successes brings it down slowly.
+        // Refusals (a read at base+11 returned the initial version): +2 us each, capped at 10 us.
+        final long[] raised = new long[5];
         for (int i = 0; i < 5; i++) {
             assertThat(hot.install(T, 1, base + 5)).isEqualTo(REFUSED);
+            raised[i] = hot.deferNs(T, 1);
         }
-        final long raised = hot.deferNs(T, 1);
-        assertThat(raised).isGreaterThan(20_000L);
-        for (int i = 0; i < 40; i++) {
-            final long ts = base + 1000 + i;
+        assertThat(raised).containsExactly(4_000L, 6_000L, 8_000L, 10_000L, 10_000L);
+        // Installed writes while the rate is 5/6 .. 5/15 (above 10 %): held.
+        long ts = base + 1000;
+        for (int i = 0; i < 10; i++, ts++) {
             assertThat(hot.install(T, 1, ts)).isEqualTo(OK);
             assertThat(hot.commit(T, 1, ts, new byte[] {1})).isEqualTo(OK);
         }
-        assertThat(hot.deferNs(T, 1)).isLessThan(raised);
+        assertThat(hot.deferNs(T, 1)).isEqualTo(10_000L);
+        // Two windows on, the counts start from zero: three installs while cold move nothing, then each installed
+        // write on the hot record (no refusal: 0 %) cuts 500 ns.
+        long later2 = AurogonTimestamp.pack(25_000_000, 0, 1);
+        final long[] cut = new long[7];
+        for (int i = 0; i < 7; i++, later2++) {
+            assertThat(hot.install(T, 1, later2)).isEqualTo(OK);
+            assertThat(hot.commit(T, 1, later2, new byte[] {2})).isEqualTo(OK);
+            cut[i] = hot.deferNs(T, 1);
+        }
+        assertThat(cut).containsExactly(10_000L, 10_000L, 10_000L, 9_500L, 9_000L, 8_500L, 8_000L);
+        // One refusal in 8 installs (12.5 %, above 10 %): +2 us; then no refusal to raise it and 1 in 9 .. 1 in 12
+        // (11-8 %) is not below 2 %: held.
+        hot.read(T, 1, later2 + 100, FLAG_NO_DEFER, new Answer());
+        assertThat(hot.install(T, 1, later2 + 50)).isEqualTo(REFUSED);
+        assertThat(hot.deferNs(T, 1)).isEqualTo(10_000L);
+        long after = later2 + 200;
+        for (int i = 0; i < 4; i++, after++) {
+            assertThat(hot.install(T, 1, after)).isEqualTo(OK);
+            assertThat(hot.commit(T, 1, after, new byte[] {3})).isEqualTo(OK);
+        }
+        assertThat(hot.deferNs(T, 1)).isEqualTo(10_000L);
+        // Below 2 % (1 in 50 and more): cut a quarter step each, down to the initial value and no further.
+        for (int i = 0; i < 80; i++, after++) {
+            assertThat(hot.install(T, 1, after)).isEqualTo(OK);
+            assertThat(hot.commit(T, 1, after, new byte[] {4})).isEqualTo(OK);
+        }
+        assertThat(hot.deferNs(T, 1)).isEqualTo(2_000L);
         // A new 10 ms window with few requests: cold again.
         hot.read(T, 1, AurogonTimestamp.pack(50_000_000, 0, 1), 0, new Answer());
         assertThat(hot.hot(T, 1)).isFalse();
+    }
+
+    /**
+     * Hot is "more than the threshold in the last 10 ms", not "in this or the previous window": early in a window the
+     * previous window's requests count nearly in full, late in it they have almost aged out.
+     */
+    @Test
+    void theHotCountSlidesOverTheLast10Ms() {
+        final Participant.Deferral settings = new Participant.Deferral(true, 10_000_000L, 10, 2_000L, 2_000L,
+            10_000L, 16);
+        final Participant q = new Participant(store, later, settings);
+        for (int i = 0; i < 12; i++) { // 12 requests late in window 0
+            q.read(T, 1, AurogonTimestamp.pack(9_000_000, 0, 1) + i, FLAG_NO_DEFER, new Answer());
+        }
+        assertThat(q.hot(T, 1)).isTrue();
+        q.read(T, 1, AurogonTimestamp.pack(10_500_000, 0, 1), FLAG_NO_DEFER, new Answer()); // 1 + 12 x 0.95
+        assertThat(q.hot(T, 1)).isTrue();
+        q.read(T, 1, AurogonTimestamp.pack(19_000_000, 0, 1), FLAG_NO_DEFER, new Answer()); // 2 + 12 x 0.1
+        assertThat(q.hot(T, 1)).isFalse();
     }
 
     /**
