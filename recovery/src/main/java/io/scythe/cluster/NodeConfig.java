@@ -176,6 +176,14 @@ public record NodeConfig(String cluster, String secret, String node, String host
                         + "node (computeNodes: [cn0, cn1, ...])");
                 }
             }
+            // Any module may say what its protocol lacks on cluster nodes (where a compute node dies and restarts
+            // under a new epoch), not only one whose compute nodes message each other.
+            final io.scythe.txn.spi.ProtocolModule owner = io.scythe.txn.spi.ProtocolRegistry.moduleOf(c.protocol());
+            final String ownRefusal = peerModule != null || owner == null ? null : owner.clusterRefusal(run);
+            if (ownRefusal != null) {
+                throw new IllegalArgumentException("protocol " + c.protocol() + " cannot run on cluster nodes yet: "
+                    + ownRefusal + "; run it with `scythe bench` or `scythe sim`");
+            }
             if (c.node().contains(".e")) {
                 throw new IllegalArgumentException("node name " + c.node() + " must not contain '.e' (a CN's "
                     + "fabric name is node.eEPOCH)");

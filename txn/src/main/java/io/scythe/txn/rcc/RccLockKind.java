@@ -117,7 +117,13 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
                     + "whose value (" + length + " bytes) does not fit one WRITE_BACK request is not built "
                     + "(issue 18)"));
             }
-            return rocket.call(RccRpc.WRITE_BACK, request).mapEmpty();
+            // STALE: the word no longer holds the token, nothing written (an earlier attempt's request finished it):
+            // fail this attempt, whose retry READs the header and finds the entry finished, rather than report an
+            // install that did not happen.
+            return rocket.call(RccRpc.WRITE_BACK, request).compose(reply -> RccLockingTxn.payload(reply, 8).getInt(0)
+                == RccRpc.GRANTED ? Future.<Void>succeededFuture() : Future.failedFuture(new IllegalStateException(
+                name + ": recovery's WRITE_BACK of the entry at " + Long.toHexString(pointer) + " on "
+                    + partition.node() + " found its word no longer held by " + Long.toHexString(token))));
         });
     }
 }

@@ -28,7 +28,7 @@ import java.util.function.ToLongFunction;
  * </ul>
  * Written when the loop keeps a redo log (the simulator's and the bench's {@code --redo-log}, cluster nodes always),
  * as for every other protocol. The records carry RCC's lock kinds ({@link RccLockKind}), which say how recovery rolls
- * each protocol's records forward (and {@link DeadWords} frees the words no record names: in the simulator only).
+ * each protocol's records forward (and {@link DeadWords} frees the words no record names).
  * <p>Deviations from RCC: the record goes to the log regions of the first written object's partition (its primary
  * and backups), not to each written record's backups; and the backups are then updated in place (one more one-sided
  * round before the primaries' write-back, counted in the Write-back stage), where RCC, FaSST and DrTM+H let the

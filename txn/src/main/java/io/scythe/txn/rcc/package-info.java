@@ -41,9 +41,10 @@
  * release; MVCC and SUNDIAL by their own RPC commit, a WRITE_BACK that moves the newest version to an older slot or
  * sets rts), then each memory node's dead-node steps free the rest: the CAS-word module's (NOWAIT, OCC, inserts) and
  * RCC's ({@link io.scythe.txn.rcc.DeadWords}: WAITDIE's and MVCC's tts by the node slot of the timestamp, SUNDIAL's
- * lock by the id prefix, WAITDIE's RPC waiters of the dead node). That step knows the protocol from the tables'
- * format, which only the simulator gives memory nodes: in the embedded cluster and cluster nodes (FULL formats) a
- * dead node's tts and SUNDIAL words that no record names stay held (not built there). Not built either: CALVIN's
+ * lock by the id prefix, WAITDIE's RPC waiters of the dead node), knowing the protocol from the tables' format
+ * (every host sets it). RCC timestamps carry the node slot but no epoch, so WAITDIE and MVCC are refused on cluster
+ * nodes ({@code RccModule#clusterRefusal}): a restarted node keeps its slot, and its earlier incarnation's step would
+ * free its live tts words. Not built either: CALVIN's
  * input log, and the per-stage breakdown beyond the shared stages.
  */
 package io.scythe.txn.rcc;
