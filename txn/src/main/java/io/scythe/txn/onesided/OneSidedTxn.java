@@ -104,6 +104,14 @@ public abstract class OneSidedTxn implements Txn {
     /** The lock an inserted object was created with, for its ABANDON. */
     protected abstract Table.InsertLock insertLock();
 
+    /**
+     * Gives the loop up with this transaction in doubt, as a decided commit that cannot be finished does
+     * ({@link RedoStep#giveUp}): for a protocol whose own commit steps meet such a failure (RCC's).
+     */
+    protected final <T> Future<T> giveUpInDoubt(final String what, final Throwable cause) {
+        return redo().giveUp(what, cause);
+    }
+
     private RedoStep redo() {
         if (redo == null) {
             redo = new RedoStep(runtime, id, writes, accesses, lockKind(), this::lockToken, clock,

@@ -11,7 +11,6 @@ import io.scythe.txn.OutcomeUnknownException;
 import io.scythe.txn.Refusal;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.onesided.HistoryStep;
 import io.scythe.txn.onesided.OneSidedTxn;
 import io.vertx.core.Future;
 import org.agrona.DirectBuffer;
@@ -434,7 +433,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
      */
     private <T> Future<T> decidedFailure(final String what, final Throwable cause) {
         RccLog.keepHeld(accesses);
-        return inDoubt(what, cause);
+        return giveUpInDoubt(what, cause);
     }
 
     private static boolean written(final Access a) {
@@ -479,7 +478,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
                 return settle(calls);
             }));
         }
-        return settle(released).recover(e -> inDoubt("releasing its read locks by RPC failed", e));
+        return settle(released).recover(e -> giveUpInDoubt("releasing its read locks by RPC failed", e));
     }
 
     /** {@code objects} by memory node. */
@@ -545,7 +544,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
                 return batch.post();
             })));
         }
-        return settle(sent).recover(e -> inDoubt("its RPC write-back failed and may have landed in part", e));
+        return settle(sent).recover(e -> giveUpInDoubt("its RPC write-back failed and may have landed in part", e));
     }
 
     private Future<Void> writeBackByRpc(final String node, final List<Access> objects, final long version) {
@@ -625,13 +624,6 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         return request;
     }
 
-    /** A commit past its point of no return that could not finish: the loop gives up, the outcome is unknown. */
-    private <T> Future<T> inDoubt(final String what, final Throwable cause) {
-        HistoryStep.inDoubt(runtime, id, reads);
-        runtime.giveUp("transaction " + Long.toHexString(id) + ": " + what + ": " + cause);
-        return Future.failedFuture(new OutcomeUnknownException("transaction " + Long.toHexString(id)
-            + " is committed or in doubt: " + what, cause));
-    }
 
     @Override
     protected final Table.InsertLock insertLock() {

@@ -6,9 +6,7 @@ import io.scythe.storage.Table;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.OutcomeUnknownException;
 import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.onesided.HistoryStep;
 import io.scythe.txn.onesided.OneSidedTxn;
 import io.vertx.core.Future;
 import org.agrona.DirectBuffer;
@@ -318,7 +316,7 @@ public abstract class RccTsTxn extends OneSidedTxn {
      */
     private <T> Future<T> decidedFailure(final String what, final Throwable cause) {
         RccLog.keepHeld(accesses);
-        return inDoubt(what, cause);
+        return giveUpInDoubt(what, cause);
     }
 
     /** {@link #writeBack}'s part on the primaries: each object installed and every lock word freed. */
@@ -359,7 +357,7 @@ public abstract class RccTsTxn extends OneSidedTxn {
                 return settle(calls);
             }));
         }
-        return settle(sent).recover(e -> inDoubt("its write-back failed and may have landed in part", e));
+        return settle(sent).recover(e -> giveUpInDoubt("its write-back failed and may have landed in part", e));
     }
 
     /** One doorbell to {@code node}: each object's install, then its release when Release is one-sided; else RPC. */
@@ -474,11 +472,4 @@ public abstract class RccTsTxn extends OneSidedTxn {
         batch.write(address + ObjectLayout.VERSION_OFFSET, a.rkey(), word(version), 0, 8);
     }
 
-    /** A commit past its point of no return that could not finish: the loop gives up, the outcome is unknown. */
-    private <T> Future<T> inDoubt(final String what, final Throwable cause) {
-        HistoryStep.inDoubt(runtime, id, reads);
-        runtime.giveUp("transaction " + Long.toHexString(id) + ": " + what + ": " + cause);
-        return Future.failedFuture(new OutcomeUnknownException("transaction " + Long.toHexString(id)
-            + " is committed or in doubt: " + what, cause));
-    }
 }
