@@ -1,9 +1,8 @@
 package io.scythe.txn.rcc;
 
 import io.scythe.storage.LogDb;
-import io.scythe.storage.Table;
+import io.scythe.txn.recovery.DeadNodeWords;
 import io.scythe.txn.recovery.RecoveryRpc;
-import org.agrona.concurrent.AtomicBuffer;
 
 /**
  * A memory node's dead-node step for RCC's protocol word ({@link TupleFormat#TTS_OFFSET}; {@link RccModule}): after
@@ -23,26 +22,13 @@ final class DeadWords {
 
     /** Frees the dead node's protocol words in every RCC table of {@code db}; returns how many. */
     static int free(final LogDb db, final long[] idPrefixes) {
-        int freed = 0;
-        for (final Table table : db.tables()) {
+        return DeadNodeWords.free(db, TupleFormat.TTS_OFFSET, table -> {
             final String protocol = table.format().name();
-            final boolean timestamp = protocol.equals(RccModule.WAITDIE.base())
-                || protocol.equals(RccModule.MVCC.base());
-            if (!timestamp && !protocol.equals(RccModule.SUNDIAL.base())) {
-                continue;
+            if (protocol.equals(RccModule.WAITDIE.base()) || protocol.equals(RccModule.MVCC.base())) {
+                return ts -> deadTimestamp(idPrefixes, ts);
             }
-            final AtomicBuffer m = table.objectMemory();
-            final int slot = table.objectSlotBytes();
-            for (int at = 0; at + slot <= m.capacity(); at += slot) {
-                final int word = at + TupleFormat.TTS_OFFSET;
-                final long held = m.getLongVolatile(word);
-                if (held != 0 && (timestamp ? deadTimestamp(idPrefixes, held) : deadId(idPrefixes, held))
-                    && m.compareAndSetLong(word, held, 0)) {
-                    freed++;
-                }
-            }
-        }
-        return freed;
+            return protocol.equals(RccModule.SUNDIAL.base()) ? id -> DeadNodeWords.ownedBy(idPrefixes, id) : null;
+        });
     }
 
     /**
@@ -54,15 +40,6 @@ final class DeadWords {
         final int incarnation = RccClock.incarnationOfTimestamp(ts);
         for (final long prefix : idPrefixes) {
             if ((int) ((prefix >>> 32) & 0xff) == slot && RccClock.incarnationOf(prefix) == incarnation) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static boolean deadId(final long[] idPrefixes, final long id) {
-        for (final long prefix : idPrefixes) {
-            if ((id & RecoveryRpc.NODE_ID_MASK) == (prefix & RecoveryRpc.NODE_ID_MASK)) {
                 return true;
             }
         }
