@@ -23,11 +23,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class DeadWordsTest {
     private static final int SLOT = 2;
-    private final LocalFabric fabric = new LocalFabric(new FabricOptions().costModel(CostModel.zero()));
+    private LocalFabric fabric;
 
     @AfterEach
     void tearDown() {
-        fabric.close();
+        if (fabric != null) {
+            fabric.close();
+        }
     }
 
     /** A timestamp of node {@code slot}, loop 1, epoch {@code epoch} at {@code ticks}, as its loop's clock makes it. */
@@ -53,6 +55,7 @@ class DeadWordsTest {
 
     @Test
     void shouldFreeTheDeadIncarnationsWordsAndNotTheRestartedOnesOrAnotherNodes() {
+        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.zero()));
         final LogDb db = new LogDb(fabric.attachNow("mn0"));
         final RccModule module = new RccModule();
         db.objectFormat(schema -> module.objectFormat(switch (schema.name()) {
