@@ -73,17 +73,15 @@ class NodeConfigTest {
         assertThat(NodeConfig.of(valid().put("protocol", "ford-occ")).protocol()).isEqualTo("ford-occ");
     }
 
-    /** RCC's WAIT-DIE and MVCC (any form) are refused on cluster nodes, naming why; NOWAIT, OCC, SUNDIAL run. */
+    /**
+     * Every RCC protocol but CALVIN runs on cluster nodes, in any form: WAIT-DIE's and MVCC's tts words carry the
+     * node's incarnation (issue 18), so a restarted node's words are not its dead incarnation's (DeadWordsTest).
+     */
     @Test
-    void shouldRefuseTheRccProtocolsWhoseDeadWordsAreFoundByNodeSlot() {
-        for (final String protocol : new String[] {"rcc-waitdie", "rcc-mvcc:primitive=rpc", "rcc-waitdie:hybrid=111011"}) {
-            assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", protocol))).as(protocol)
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("protocol " + protocol + " cannot run on cluster nodes yet: a dead compute "
-                    + "node's tts words are found by the node slot").hasMessageContaining("issue 18");
-        }
-        for (final String protocol : new String[] {"rcc-nowait", "rcc-occ:primitive=rpc", "rcc-sundial"}) {
-            assertThat(NodeConfig.of(valid().put("protocol", protocol)).protocol()).isEqualTo(protocol);
+    void shouldAcceptTheRccLockProtocolsOnClusterNodes() {
+        for (final String protocol : new String[] {"rcc-waitdie", "rcc-mvcc:primitive=rpc", "rcc-waitdie:hybrid=111011",
+            "rcc-nowait", "rcc-occ:primitive=rpc", "rcc-sundial"}) {
+            assertThat(NodeConfig.of(valid().put("protocol", protocol)).protocol()).as(protocol).isEqualTo(protocol);
         }
     }
 

@@ -3,8 +3,8 @@ package io.scythe.txn.ford;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
+import io.scythe.txn.recovery.DeadNodeWords;
 import io.scythe.txn.recovery.RecoveryRpc;
-import org.agrona.concurrent.AtomicBuffer;
 
 /** The memory-node side of the CAS lock word: freeing a dead compute node's words, and the end-of-run probe. */
 public final class CasWords {
@@ -22,31 +22,10 @@ public final class CasWords {
     /**
      * Frees every CAS lock word that carries a transaction id of the dead node ({@code owners}: its id prefixes,
      * {@link RecoveryRpc#NODE_ID_MASK}): a scan of every object slot, as CAS locks are taken one-sided and recorded
-     * nowhere. Inserts it left locked were abandoned before (their words are gone by then).
+     * nowhere ({@link DeadNodeWords}). Inserts it left locked were abandoned before (their words are gone by then).
      */
     static int free(final LogDb db, final long[] owners) {
-        int freed = 0;
-        for (final Table table : db.tables()) {
-            final AtomicBuffer m = table.objectMemory();
-            final int slot = table.objectSlotBytes();
-            for (int at = 0; at + slot <= m.capacity(); at += slot) {
-                final long word = m.getLongVolatile(at + ObjectLayout.CAS_LOCK_OFFSET);
-                if (word != 0 && owns(owners, word) && m.compareAndSetLong(at + ObjectLayout.CAS_LOCK_OFFSET, word,
-                    0)) {
-                    freed++;
-                }
-            }
-        }
-        return freed;
-    }
-
-    private static boolean owns(final long[] owners, final long word) {
-        final long node = word & RecoveryRpc.NODE_ID_MASK;
-        for (final long owner : owners) {
-            if (owner == node) {
-                return true;
-            }
-        }
-        return false;
+        return DeadNodeWords.free(db, ObjectLayout.CAS_LOCK_OFFSET, table -> word -> DeadNodeWords.ownedBy(owners,
+            word));
     }
 }

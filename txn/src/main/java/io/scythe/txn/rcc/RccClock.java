@@ -9,23 +9,30 @@ import io.scythe.txn.TxnRuntime;
  *
  * <pre>
  *  63 | 62 ........................ 24 | 23 ..... 16 | 15 ..... 8 | 7 ...... 0
- *   0 | clock ticks (39 bits, 64 ns)   | node slot   | loop       | client
+ *   0 | clock ticks (39 bits, 64 ns)   | node slot   | loop       | incarnation
  * </pre>
  * Bit 63 stays 0 (timestamps are below 2^63, as {@code ObjectLayout.VERSION_BUSY} requires). A tick is 64 ns, so the
- * clock field wraps after about 9.8 hours of a node's clock; a long-running cluster would need a wider field or an
- * epoch. The node slot and loop come from the loop's transaction-id base (bits 32-39 and 40-47 of it). The client
- * (co-routine) field is there but 0: the protocol SPI does not tell an attempt which client of its loop runs it, and
- * the loop's clock is strictly increasing ({@link #next}: never the same tick twice), which gives the uniqueness
- * among a thread's co-routines that RCC's co-routine id gives.
+ * clock field wraps after about 9.8 hours of a node's clock; a long-running cluster would need a wider field. The node
+ * slot, loop and incarnation come from the loop's transaction-id base (bits 32-39, 40-47 and the low 8 bits of the
+ * epoch, 48-55). RCC puts a co-routine id in the low bits; ours carries the node's epoch there instead (issue 18): the
+ * protocol SPI does not tell an attempt which client of its loop runs it, and the loop's clock is strictly increasing
+ * ({@link #next}: never the same tick twice), which gives the uniqueness among a thread's co-routines that RCC's
+ * co-routine id gives. The incarnation is what lets a memory node's dead-node step ({@link DeadWords}) free the
+ * {@code tts} words of a dead incarnation only, never those of the node's restarted one, which keeps the node slot.
+ * It sits below the clock and below the node slot, so it never changes the age order WAIT-DIE and MVCC compare: two
+ * timestamps with different ticks compare by ticks, and with equal ticks by node slot, then loop, exactly as without
+ * it; it only tells apart two incarnations of one loop at one tick, which were equal before. Epochs are 16 bits
+ * ({@code RecoveryRpc#NODE_ID_MASK}); 8 are kept, so a dead incarnation and a live one match only if the node
+ * restarted 256 times while the dead one's recovery was still owed.
  *
  * <p>Clock-skew control (RCC §4.4): {@link #observe} moves this loop's clock up to a larger timestamp seen in a
  * remote tuple, so that later timestamps of this loop are above it. Correctness never depends on it.
  */
 public final class RccClock {
-    public static final int CLIENT_BITS = 8;
+    public static final int INCARNATION_BITS = 8;
     public static final int LOOP_BITS = 8;
     public static final int NODE_BITS = 8;
-    public static final int ID_BITS = CLIENT_BITS + LOOP_BITS + NODE_BITS;
+    public static final int ID_BITS = INCARNATION_BITS + LOOP_BITS + NODE_BITS;
     public static final int TICK_SHIFT = 6;
     public static final long MAX_TICKS = (1L << (63 - ID_BITS)) - 1;
 
@@ -35,24 +42,32 @@ public final class RccClock {
     private final long ids;
     private long lastTicks;
 
-    /** A clock reading {@code timers}, stamping {@code node}, {@code loop} and {@code client} into its timestamps. */
-    public RccClock(final io.scythe.txn.runtime.Timers timers, final int node, final int loop, final int client) {
+    /**
+     * A clock reading {@code timers}, stamping {@code node}, {@code loop} and {@code incarnation} (the low bits of the
+     * node's epoch) into its timestamps.
+     */
+    public RccClock(final io.scythe.txn.runtime.Timers timers, final int node, final int loop, final int incarnation) {
         this.timers = timers;
-        this.ids = ids(node, loop, client);
+        this.ids = ids(node, loop, incarnation);
     }
 
     /** {@code runtime}'s loop's clock, made on first use. */
     public static RccClock of(final TxnRuntime runtime) {
         return runtime.extension(KEY, rt -> new RccClock(rt.timers(), (int) ((rt.idBase() >>> 32) & 0xff),
-            (int) ((rt.idBase() >>> 40) & 0xff), 0));
+            (int) ((rt.idBase() >>> 40) & 0xff), incarnationOf(rt.idBase())));
     }
 
-    /** The id bits of a timestamp of {@code node}, {@code loop} and {@code client} (each 0..255). */
-    public static long ids(final int node, final int loop, final int client) {
+    /** The incarnation a transaction id (or id prefix, or id base) gives a timestamp: its epoch's low 8 bits. */
+    public static int incarnationOf(final long id) {
+        return (int) ((id >>> 48) & ((1 << INCARNATION_BITS) - 1));
+    }
+
+    /** The id bits of a timestamp of {@code node}, {@code loop} and {@code incarnation} (each 0..255). */
+    public static long ids(final int node, final int loop, final int incarnation) {
         check("node", node, NODE_BITS);
         check("loop", loop, LOOP_BITS);
-        check("client", client, CLIENT_BITS);
-        return ((long) node << (LOOP_BITS + CLIENT_BITS)) | ((long) loop << CLIENT_BITS) | client;
+        check("incarnation", incarnation, INCARNATION_BITS);
+        return ((long) node << (LOOP_BITS + INCARNATION_BITS)) | ((long) loop << INCARNATION_BITS) | incarnation;
     }
 
     private static void check(final String what, final int value, final int bits) {
@@ -69,7 +84,12 @@ public final class RccClock {
 
     /** The node slot of timestamp {@code ts}. */
     public static int nodeOf(final long ts) {
-        return (int) ((ts >>> (LOOP_BITS + CLIENT_BITS)) & 0xff);
+        return (int) ((ts >>> (LOOP_BITS + INCARNATION_BITS)) & 0xff);
+    }
+
+    /** The incarnation (low bits of the node's epoch) of timestamp {@code ts}. */
+    public static int incarnationOfTimestamp(final long ts) {
+        return (int) (ts & ((1 << INCARNATION_BITS) - 1));
     }
 
     /** A new timestamp, above every one this clock gave or {@linkplain #observe observed}. */

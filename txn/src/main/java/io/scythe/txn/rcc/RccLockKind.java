@@ -4,6 +4,7 @@ import io.scythe.bridge.Doorbell;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.ford.CasLockKind;
 import io.scythe.txn.recovery.RedoRecordDescriptor;
 import io.scythe.txn.spi.LockKind;
 import io.vertx.core.Future;
@@ -23,8 +24,8 @@ import java.util.List;
  * still holds its token (backups first, then the primary, the release last), and every other word of the dead node
  * (read locks, which no record names; the locks of a commit that logged nothing) is freed by a dead-node step on each
  * memory node ({@link RccModule#startMemoryNode}: NOWAIT's and OCC's CAS words by the CAS-word module's step, which
- * frees words by the node's id prefix; the {@code tts} words of WAITDIE and MVCC by the node slot in the timestamp's
- * low bits; SUNDIAL's lock words by the id prefix).
+ * frees words by the node's id prefix; the {@code tts} words of WAITDIE and MVCC by the node slot and incarnation in
+ * the timestamp's low bits; SUNDIAL's lock words by the id prefix).
  * <ul>
  *   <li>NOWAIT, OCC, WAITDIE: the shared roll-forward (value, length, flags, version WRITEs, then the release, one
  *       doorbell): their commits write nothing else. WAITDIE's release CASes {@code tts} and the CAS word from the
@@ -45,10 +46,12 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
     public static final RccLockKind MVCC = new RccLockKind(21, "rcc-mvcc-tts", TupleFormat.TTS_OFFSET);
     public static final RccLockKind SUNDIAL = new RccLockKind(22, "rcc-sundial-lock", TupleFormat.TTS_OFFSET);
     public static final List<RccLockKind> ALL = List.of(NOWAIT, WAITDIE, OCC, MVCC, SUNDIAL);
+    /** The CAS word's side of every kind (NOWAIT's and OCC's lock, an insert's word): FORD's kind's rules. */
+    private static final CasLockKind CAS = CasLockKind.INSTANCE;
 
     @Override
     public boolean free(final DirectBuffer header) {
-        return header.getLong(offset) == 0 && header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0;
+        return header.getLong(offset) == 0 && CAS.free(header);
     }
 
     /** Whether the protocol word is this kind's lock (else the CAS word is its only word). */
@@ -58,8 +61,7 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
 
     @Override
     public boolean heldBy(final DirectBuffer header, final long token) {
-        return header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == token || protocolWord()
-            && header.getLong(offset) == token;
+        return CAS.heldBy(header, token) || protocolWord() && header.getLong(offset) == token;
     }
 
     @Override
@@ -68,7 +70,7 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
         if (protocolWord()) {
             batch.compareAndSwap(address + offset, rkey, token, 0);
         }
-        batch.compareAndSwap(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, token, 0);
+        CAS.release(batch, address, rkey, token);
     }
 
     @Override

@@ -68,12 +68,12 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
 
     /**
      * Forgets the WAIT-DIE waiters of a dead compute node ({@code idPrefixes}: its transaction-id prefixes; a
-     * waiter's timestamp carries the node slot, {@link RccClock#nodeOf}), which would otherwise take a word for a
-     * node that is gone; returns how many.
+     * waiter's timestamp carries the node slot and incarnation, {@link DeadWords#deadTimestamp}), which would
+     * otherwise take a word for a node that is gone; returns how many.
      */
     int dropWaiters(final long[] idPrefixes) {
         final int before = waiting.size();
-        waiting.removeIf(w -> DeadWords.deadSlot(idPrefixes, RccClock.nodeOf(w.ts)));
+        waiting.removeIf(w -> DeadWords.deadTimestamp(idPrefixes, w.ts));
         return before - waiting.size();
     }
 

@@ -60,21 +60,10 @@ public final class RccModule implements ProtocolModule {
         return false;
     }
 
-    /**
-     * WAIT-DIE and MVCC are refused on cluster nodes: a dead compute node's {@code tts} words and WAIT-DIE waiters are
-     * found by the node slot in RCC's timestamps ({@link DeadWords}), which carry no epoch, and a cluster node restarts
-     * under its slot (a new epoch) without waiting for its earlier incarnation's recovery, which would then free the
-     * new incarnation's live locks. NOWAIT, OCC and SUNDIAL name the holder by transaction id, whose prefix has the
-     * epoch. (The embedded cluster restarts no compute node under load; the simulator restarts none.)
-     */
-    @Override
-    public String clusterRefusal(final Protocol protocol) {
-        final String base = protocol instanceof RccProtocol p ? p.base() : protocol.name();
-        return base.equals(WAITDIE.base()) || base.equals(MVCC.base()) ? "a dead compute node's tts words are found "
-            + "by the node slot in RCC timestamps, which carry no epoch, so the recovery of a restarted node's earlier "
-            + "incarnation would free the new one's locks (issue 18: the epoch in RCC timestamps, or a restarted node "
-            + "waiting for that recovery)" : null;
-    }
+    // No clusterRefusal: every protocol here runs on cluster nodes. WAIT-DIE's and MVCC's tts words carry the node's
+    // incarnation (RccClock: the low bits of the epoch), so the dead-node step (DeadWords) frees only the dead
+    // incarnation's words and waiters, never those of the same node restarted under its slot; NOWAIT, OCC and SUNDIAL
+    // name the holder by transaction id, whose prefix has the epoch.
 
     /** What the dead-node step reports as freed ({@link #startMemoryNode}). */
     public static final String COUNTED = "rccWords";

@@ -40,11 +40,19 @@
  * record's tokens ({@link io.scythe.txn.rcc.RccLockKind}: NOWAIT, OCC and WAITDIE by the shared WRITEs and a CAS
  * release; MVCC and SUNDIAL by their own RPC commit, a WRITE_BACK that moves the newest version to an older slot or
  * sets rts), then each memory node's dead-node steps free the rest: the CAS-word module's (NOWAIT, OCC, inserts) and
- * RCC's ({@link io.scythe.txn.rcc.DeadWords}: WAITDIE's and MVCC's tts by the node slot of the timestamp, SUNDIAL's
- * lock by the id prefix, WAITDIE's RPC waiters of the dead node), knowing the protocol from the tables' format
- * (every host sets it). RCC timestamps carry the node slot but no epoch, so WAITDIE and MVCC are refused on cluster
- * nodes ({@code RccModule#clusterRefusal}): a restarted node keeps its slot, and its earlier incarnation's step would
- * free its live tts words. Not built either: CALVIN's
- * input log, and the per-stage breakdown beyond the shared stages.
+ * RCC's ({@link io.scythe.txn.rcc.DeadWords}: WAITDIE's and MVCC's tts by the node slot and incarnation of the
+ * timestamp, SUNDIAL's lock by the id prefix, WAITDIE's RPC waiters of the dead incarnation), knowing the protocol
+ * from the tables' format (every host sets it).
+ *
+ * <p><b>Cluster nodes</b> run all five. A cluster node restarts under its slot with a new epoch and does not wait for
+ * its earlier incarnation's recovery, so the dead-node step must tell the two apart: RCC timestamps carry the
+ * incarnation (the epoch's low 8 bits, {@link io.scythe.txn.rcc.RccClock}), and the step frees a tts word or a
+ * waiter only when both its node slot and its incarnation are the dead one's; NOWAIT's, OCC's and SUNDIAL's words
+ * hold a transaction id, whose prefix has the whole epoch. The incarnation sits below the clock and the node slot,
+ * so WAIT-DIE's and MVCC's age order is the one without it (ticks, then node, then loop); it also keeps a restarted
+ * loop's timestamps distinct from its dead incarnation's at the same tick, so recovery's token match
+ * ({@link io.scythe.txn.rcc.RccLockKind}) cannot take a new incarnation's word for a dead record's. Limit: 8 bits of
+ * the 16-bit epoch, so an incarnation 256 restarts later would match a dead one whose recovery is still owed. Not
+ * built: CALVIN's input log, and the per-stage breakdown beyond the shared stages.
  */
 package io.scythe.txn.rcc;

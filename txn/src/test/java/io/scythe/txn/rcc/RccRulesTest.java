@@ -46,6 +46,29 @@ class RccRulesTest {
             .hasMessageContaining("node id 256");
     }
 
+    /**
+     * The incarnation (the epoch's low bits) sits below the clock and the node slot: ages still compare by ticks, then
+     * node, then loop, and two incarnations of one loop at one tick differ.
+     */
+    @Test
+    void shouldKeepTheAgeOrderWithTheIncarnationInTheLowBits() {
+        final FixedTimers timers = new FixedTimers();
+        assertThat(RccClock.incarnationOf(0x0102_0503_0000_0000L)).isEqualTo(2); // epoch 0x0102: its low 8 bits
+        timers.now = 64L * 1000;
+        final long old = new RccClock(timers, 3, 5, 255).next();
+        final long fresh = new RccClock(timers, 3, 5, 0).next();
+        final long otherNode = new RccClock(timers, 4, 0, 0).next();
+        assertThat(RccClock.incarnationOfTimestamp(old)).isEqualTo(255);
+        assertThat(RccClock.nodeOf(old)).isEqualTo(3);
+        assertThat(old).isNotEqualTo(fresh);
+        assertThat(old).isLessThan(otherNode); // equal ticks: the node slot decides, whatever the incarnation
+        timers.now = 64L * 999;
+        final long earlier = new RccClock(timers, 255, 255, 255).next();
+        assertThat(earlier).isLessThan(fresh); // an earlier tick is older, whatever the ids
+        assertThat(WaitDie.mayWait(earlier, old)).isTrue();
+        assertThat(WaitDie.mayWait(old, earlier)).isFalse();
+    }
+
     @Test
     void shouldAdvanceTheClockToALargerRemoteTimestampOnly() {
         final FixedTimers timers = new FixedTimers();

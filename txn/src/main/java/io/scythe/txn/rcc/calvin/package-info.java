@@ -51,6 +51,8 @@
  * records and its writes and result are that run's; it restarts ({@code ollp-restart}, nothing written) only when the
  * re-run names a key outside the locked set (or writes one it locked shared). A procedure not given by {@code run}
  * (a caller driving the {@code Txn} itself) falls back to the old check: every record read by the reconnaissance
- * unchanged at execution. Not built: replication of the input log, recovery, a per-stage breakdown.
+ * unchanged at execution. Not built: replication of the input log, recovery, a per-stage breakdown. So cluster nodes
+ * refuse it ({@code CalvinModule#clusterRefusal}), and so does the simulator for a run that crashes a compute node
+ * ({@code SimOptions#validate}: a crash would stop every epoch and stall the run).
  */
 package io.scythe.txn.rcc.calvin;
