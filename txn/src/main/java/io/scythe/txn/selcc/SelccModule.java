@@ -110,6 +110,29 @@ public final class SelccModule implements ProtocolModule {
         return Boolean.parseBoolean(System.getProperty("scythe.selcc." + name, "true"));
     }
 
+    /**
+     * Registered receive slots per participant (§4.4.1's forwarding by one-sided WRITE): an invalidation that may be
+     * answered with a copy (PeerRd, PeerWr to the X holder) names a free slot of its sender's, and the holder WRITEs
+     * its copy there; {@code scythe.selcc.receiveSlots}. An acquisition uses one at a time while its invalidation is
+     * in flight, so a loop needs about as many as it runs transactions at once; with none free (or 0 slots, or a line
+     * longer than a slot) the copy rides in the RRPC reply instead (counted).
+     */
+    public static final int DEFAULT_RECEIVE_SLOTS = 32;
+
+    static int receiveSlots() {
+        final int slots = Integer.getInteger("scythe.selcc.receiveSlots", DEFAULT_RECEIVE_SLOTS);
+        if (slots < 0) {
+            throw new IllegalArgumentException("scythe.selcc.receiveSlots=" + slots + " must be at least 0");
+        }
+        return slots;
+    }
+
+    /** The longest line a receive slot holds ({@code scythe.selcc.slotLineBytes}): the paper's 2 KB and a header. */
+    static int slotLineBytes() {
+        return positive("scythe.selcc.slotLineBytes", Integer.getInteger("scythe.selcc.slotLineBytes",
+            DEFAULT_PEER_BUCKET_BYTES));
+    }
+
     static long deferNs() {
         final long defer = Long.getLong("scythe.selcc.deferNs", DEFAULT_DEFER_NS);
         if (defer < 0) {
