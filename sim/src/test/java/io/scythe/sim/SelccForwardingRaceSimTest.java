@@ -59,10 +59,23 @@ class SelccForwardingRaceSimTest extends SimVertxTest {
         racy();
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<Explorer.Failure> failures = Explorer.explore(vertx, Explorer.Workload.SMALLBANK,
-            List.of("selcc-2pl"), 1, 6, (protocol, seed) -> Explorer.options(protocol, seed).computeNodes(3)
+            List.of("selcc-2pl"), 1, 4, (protocol, seed) -> Explorer.options(protocol, seed).computeNodes(2)
                 .clientsPerComputeNode(4), new PrintStream(printed, true));
         assertThat(failures).as(printed.toString()).isEmpty();
         assertForwardingRaced();
+    }
+
+    /**
+     * A SELCC compute node that dies is not recovered yet (its latch bits, its Modified lines): the simulator refuses to
+     * crash one, naming issue 21, rather than run on with lines latched for ever or writes lost.
+     */
+    @Test
+    void shouldRefuseToCrashASelccComputeNode() {
+        final SimOptions o = new SimOptions().protocol("selcc-2pl").computeNodes(2).loopsPerComputeNode(1)
+            .clientsPerComputeNode(2).memoryNodes(1).durationNs(20_000).seed(1)
+            .faults(new Faults().crash(1, 10_000));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Simulation(o, new AurogonSimTest.HotCounter())
+            .run(vertx)).hasMessageContaining("crash-cn with selcc-2pl").hasMessageContaining("issue 21");
     }
 
     private static void assertForwardingRaced() {

@@ -285,6 +285,18 @@ public final class SelccModule implements ProtocolModule {
             + "neither is built (issue 21)";
     }
 
+    /**
+     * The simulator crashes no SELCC compute node yet (issue 21): a dead participant's S or X bits would stay set in
+     * the latch words, the lines it held Modified (their only current copy) are not in a redo log, and survivors'
+     * invalidations to it wait for the call bound; recovery (its log replayed by a survivor, its bits cleared) is not
+     * built.
+     */
+    @Override
+    public String crashRefusal(final Protocol protocol) {
+        return "recovery of a dead SELCC compute node (its redo log replayed, its latch bits cleared, its Modified lines "
+            + "restored) is not built (issue 21)";
+    }
+
     /** Serves invalidations on the node's peers; each loop's cache is made on first use (from its PeerLoops). */
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {

@@ -94,6 +94,7 @@
  * eviction rings and their bound on outstanding evictions per QP (a Java doorbell keeps its frames' images alive
  * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), participants in cluster mode (refused: the
  * simulator numbers loops), redo logging and the recovery of a dead participant's bits and dirty lines (a dead
- * compute node's latches stay set), GAM's micro-benchmark ({@code bench --workload gcl}).
+ * compute node's latches would stay set: the simulator refuses {@code --crash-cn} with a SELCC protocol,
+ * {@link io.scythe.txn.selcc.SelccModule#crashRefusal}), GAM's micro-benchmark ({@code bench --workload gcl}).
  */
 package io.scythe.txn.selcc;
