@@ -46,9 +46,11 @@ import java.util.function.Supplier;
  * {@code C·RTT/N_r} after the N_r-th failure in a row, RTT that word's last measured atomic (a hot word's atomics
  * queue at the memory node's NIC). Two readers upgrading at once: the lower participant wins, the other yields.
  *
- * <p>Not implemented (issue 21): forwarding by one-sided WRITE into the requester's buffer (the
- * copy rides in the RRPC reply instead, so lines must fit a reply), the per-QP eviction rings (and their bound on a
- * QP's outstanding evictions).
+ * <p>Forwarding (§4.4.1): each loop registers receive slots ({@link SelccModule#receiveSlots}) when its node starts
+ * serving; an invalidation that may be answered with a copy names a free one (address, rkey, ticket) and the holder
+ * WRITEs the line there ({@link #forwardTo}); {@link #fromSlot} takes it. Not implemented (issue 21): the copy landing
+ * in the frame itself (frames are not registered), the per-QP eviction rings (and their bound on a QP's outstanding
+ * evictions).
  */
 public final class LineCache {
     static final TxnRuntime.Key<LineCache> KEY = new TxnRuntime.Key<>("selcc-line-cache");
@@ -73,9 +75,16 @@ public final class LineCache {
     /** One node's loops' caches, held weakly (each is its runtime's extension, alive as long as its loop). */
     private static final class Caches {
         private final java.lang.ref.WeakReference<?>[] byLoop;
+        /** Each loop's registered receive slots (forwarding by one-sided WRITE), or null: none registered. */
+        private final io.scythe.fabric.MemoryRegion[] slots;
 
         Caches(final int loops) {
             byLoop = new java.lang.ref.WeakReference<?>[loops];
+            slots = new io.scythe.fabric.MemoryRegion[loops];
+        }
+
+        io.scythe.fabric.MemoryRegion slots(final int loop) {
+            return loop < 0 || loop >= slots.length ? null : slots[loop];
         }
 
         LineCache get(final int loop) {
@@ -296,6 +305,12 @@ public final class LineCache {
     /** Lines this loop failed to latch lately: when it may post their next atomic, and after how many failures. */
     private final Map<Line, Pace> paces = new HashMap<>();
     private boolean sweeping;
+    /** This loop's registered receive slots (§4.4.1), or null; each {@link #slotBytes}, free ones in {@link #freeSlots}. */
+    private final io.scythe.fabric.MemoryRegion slots;
+    private final int slotBytes;
+    private final java.util.ArrayDeque<Integer> freeSlots = new java.util.ArrayDeque<>();
+    /** The last ticket an invalidation named with its slot (what the holder's WRITE carries back). */
+    private long tickets;
 
     /**
      * The retry interval of one latch (§5.1.2, §5.3.2): after the N_r-th failed acquisition of a line this loop posts
@@ -326,7 +341,13 @@ public final class LineCache {
         this.capacity = capacity;
         this.evictCap = batchedEviction ? evictionCap(capacity, evictBatch, SelccModule.evictFraction()) : 1;
         this.leaseNs = leaseNs;
-        REGISTRY.computeIfAbsent(peers.peers(), p -> new Caches(p.loops())).put(peers.loopIndex(), this);
+        final Caches caches = REGISTRY.computeIfAbsent(peers.peers(), p -> new Caches(p.loops()));
+        caches.put(peers.loopIndex(), this);
+        this.slots = forwarding ? caches.slots(peers.loopIndex()) : null;
+        this.slotBytes = Invalidation.SLOT_LINE_OFFSET + SelccModule.slotLineBytes();
+        for (int i = 0; slots != null && i < slots.length() / slotBytes; i++) {
+            freeSlots.add(i);
+        }
     }
 
     /** This loop's cache, made on first use. */
@@ -337,6 +358,14 @@ public final class LineCache {
 
     /** Registers the invalidation handler on one compute node's peers. */
     static void serve(final CnPeers peers) {
+        final int receiveSlots = SelccModule.receiveSlots();
+        if (receiveSlots > 0) { // registered now, before the loops serve: peers WRITE into them one-sided
+            final Caches caches = REGISTRY.computeIfAbsent(peers, p -> new Caches(p.loops()));
+            final long bytes = (long) receiveSlots * (Invalidation.SLOT_LINE_OFFSET + SelccModule.slotLineBytes());
+            for (int loop = 0; loop < peers.loops(); loop++) {
+                caches.slots[loop] = peers.register("selcc.slots." + loop, bytes);
+            }
+        }
         peers.handle(Invalidation.RPC, (request, responder) -> {
             final Caches caches = REGISTRY.get(peers);
             final LineCache cache = caches == null ? null : caches.get(peers.loopIndex());
@@ -808,11 +837,47 @@ public final class LineCache {
         Stats.SENT.increment();
         final long sentNs = runtime.timers().nowNs();
         final PeerLoops.Address where = peers.where().apply(target);
+        // a copy may come back (cases 1, 2): name a free receive slot for the holder to WRITE it into (§4.4.1)
+        final boolean copyExpected = kind != Invalidation.PEER_WR_SHARED && forwarding;
+        final Integer slot = !copyExpected || f.lineBytes > slotBytes - Invalidation.SLOT_LINE_OFFSET ? null
+            : freeSlots.poll();
+        if (slot == null && copyExpected) {
+            Stats.count("no receive slot: a copy would ride in the reply");
+        }
+        final long ticket = slot == null ? 0 : ++tickets;
         final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
-            f.lineBytes, Math.min(255, f.aged + f.round + 1), f.mayWait);
+            f.lineBytes, Math.min(255, f.aged + f.round + 1), f.mayWait, slot == null ? 0 : slots.rkey(),
+            slot == null ? 0 : slots.address() + (long) slot * slotBytes, ticket);
         return peers.peers().call(where.peer(), where.loop(), Invalidation.RPC, request, 0, request.capacity())
-            .map(reply -> {
-                final int status = reply.payload().getByte(0);
+            .transform(done -> {
+                if (done.failed()) {
+                    if (slot != null) { // the holder may still WRITE into it (the call timed out): never named again
+                        Stats.count("receive slot retired: its invalidation failed");
+                    }
+                    return Future.failedFuture(done.cause());
+                }
+                final org.agrona.DirectBuffer reply = done.result().payload();
+                int status = reply.getByte(0);
+                if (status == Invalidation.FORWARDED) {
+                    if (slot == null) {
+                        throw new IllegalStateException("a copy forwarded into a receive slot this one never named");
+                    }
+                    fromSlot(f, slot, ticket);
+                    status = Invalidation.GRANTED;
+                } else if (status == Invalidation.GRANTED && forwarding) {
+                    Stats.count(slot == null ? "forwarded in the reply: no receive slot"
+                        : "forwarded in the reply: the WRITE into the slot failed");
+                    f.image.putBytes(0, reply, Invalidation.REPLY_LINE_OFFSET, f.lineBytes);
+                    f.headerDirty = reply.getByte(Invalidation.REPLY_HEADER_DIRTY_OFFSET) != 0;
+                    f.dirty = reply.getLong(Invalidation.REPLY_DIRTY_OFFSET);
+                } else if (status == Invalidation.GRANTED) {
+                    Stats.count("handover without forwarding: line READ from the memory node");
+                    f.headerDirty = false;
+                    f.dirty = DirtyBounds.CLEAN;
+                }
+                if (slot != null) {
+                    freeSlots.push(slot);
+                }
                 if (Stats.enabled) {
                     Stats.time("rpc kind " + kind + " answer " + status, runtime.timers().nowNs() - sentNs);
                 }
@@ -821,17 +886,29 @@ public final class LineCache {
                 } else if (status == Invalidation.GRANTED) {
                     Stats.GRANTED.increment();
                 }
-                if (status == Invalidation.GRANTED && !forwarding) {
-                    Stats.count("handover without forwarding: line READ from the memory node");
-                    f.headerDirty = false;
-                    f.dirty = DirtyBounds.CLEAN;
-                } else if (status == Invalidation.GRANTED) {
-                    f.image.putBytes(0, reply.payload(), Invalidation.REPLY_LINE_OFFSET, f.lineBytes);
-                    f.headerDirty = reply.payload().getByte(Invalidation.REPLY_HEADER_DIRTY_OFFSET) != 0;
-                    f.dirty = reply.payload().getLong(Invalidation.REPLY_DIRTY_OFFSET);
-                }
-                return status;
+                return Future.succeededFuture(status);
             });
+    }
+
+    /**
+     * Takes the copy a holder WRITEs into receive slot {@code slot} (§4.4.1): the ticket must be the one the
+     * invalidation named (a slot is named by one invalidation at a time, and retired if its call failed), else the
+     * copy is someone else's and the loop gives up rather than take it.
+     */
+    private void fromSlot(final Frame f, final int slot, final long ticket) {
+        final org.agrona.concurrent.AtomicBuffer b = slots.buffer();
+        final int at = slot * slotBytes;
+        final long found = b.getLong(at + Invalidation.SLOT_TICKET_OFFSET);
+        if (found != ticket) {
+            runtime.giveUp("selcc: receive slot " + slot + " holds ticket " + found + ", not " + ticket);
+            throw new IllegalStateException("selcc: a forwarded copy with ticket " + found + " where " + ticket
+                + " was named");
+        }
+        b.getBytes(at + Invalidation.SLOT_LINE_OFFSET, f.image, 0, f.lineBytes);
+        f.headerDirty = b.getByte(at + Invalidation.SLOT_HEADER_DIRTY_OFFSET) != 0;
+        f.dirty = b.getLong(at + Invalidation.SLOT_DIRTY_OFFSET);
+        b.putLong(at + Invalidation.SLOT_TICKET_OFFSET, 0); // taken: a second take of it fails
+        Stats.count("forwarded by one-sided WRITE into a receive slot");
     }
 
     /**
@@ -851,6 +928,9 @@ public final class LineCache {
             & Invalidation.FLAG_MAY_WAIT) != 0;
         final Line line = new Line(Invalidation.node(request.payload(), at),
             request.payload().getLong(at + Invalidation.ADDRESS_OFFSET));
+        final long slotAddress = request.payload().getLong(at + Invalidation.SLOT_ADDRESS_OFFSET);
+        final Slot to = slotAddress == 0 ? null : new Slot(request.payload().getInt(at + Invalidation.SLOT_RKEY_OFFSET),
+            slotAddress, request.payload().getLong(at + Invalidation.TICKET_OFFSET));
         if (kind == Invalidation.PEER_WR_SHARED) {
             readerSpin.writerWaiting(line, priority, runtime.timers().nowNs());
         }
@@ -878,18 +958,25 @@ public final class LineCache {
             }
             if (!f.busy && senderMayWait && deferNs > 0) {
                 Stats.count("deferred kind " + kind);
-                remember(f, new Waiting(kind, requester, priority, responder));
+                remember(f, new Waiting(kind, requester, priority, responder, to));
                 return;
             }
             Stats.count("drop kind " + kind + (f.busy ? " busy" : " in use"));
             responder.reply(Invalidation.status(Invalidation.DROPPED)); // a local thread uses it
             return;
         }
-        serve(f, kind, requester, responder);
+        serve(f, kind, requester, to, responder);
+    }
+
+    /** The sender's receive slot a copy is WRITten into (§4.4.1): its address and rkey, and the ticket to carry. */
+    record Slot(int rkey, long address, long ticket) {
     }
 
     /** An invalidation a frame in use remembered: answered when the frame is idle again, or dropped at a deadline. */
-    record Waiting(int kind, int requester, int priority, RpcResponder responder) {
+    record Waiting(int kind, int requester, int priority, RpcResponder responder, Slot to) {
+        Waiting(final int kind, final int requester, final int priority, final RpcResponder responder) {
+            this(kind, requester, priority, responder, null);
+        }
     }
 
     private void remember(final Frame f, final Waiting w) {
@@ -924,7 +1011,7 @@ public final class LineCache {
         final Waiting best = highest(waiting);
         waiting.remove(best);
         Stats.count("served deferred kind " + best.kind);
-        serve(f, best.kind, best.requester, best.responder).onComplete(done -> notHeld(waiting));
+        serve(f, best.kind, best.requester, best.to, best.responder).onComplete(done -> notHeld(waiting));
     }
 
     /** Answers the invalidations a frame that holds nothing any more remembered: "not held". */
@@ -974,19 +1061,27 @@ public final class LineCache {
         waiting.clear();
     }
 
-    /** Serves an invalidation on an idle frame: discards an outdated one, else hands over (cases 1, 2) or releases (3). */
-    private Future<Void> serve(final Frame f, final int kind, final int requester, final RpcResponder responder) {
+    /**
+     * Serves an invalidation on an idle frame: discards an outdated one, else hands over (cases 1, 2) or releases (3).
+     * A copy goes to the sender by one-sided WRITE into its receive slot ({@code to}, §4.4.1) at once, in parallel with
+     * the handover FAA (case 1) or with the case-2 flush and FAA; the answer ({@link Invalidation#FORWARDED}) waits for
+     * both (a transient holder field must not be seen by a sender that took the line), and carries the copy itself
+     * when the sender named no slot or the WRITE failed.
+     */
+    private Future<Void> serve(final Frame f, final int kind, final int requester, final Slot to,
+                               final RpcResponder responder) {
         if ((kind == Invalidation.PEER_WR_SHARED) != (f.memo == Memo.S)) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
             return Future.succeededFuture();
         }
         if (kind == Invalidation.PEER_RD) { // case 2: flush, both Shared, forward
-            return busy(f, () -> mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
+            final Future<Boolean> forwarded = forwardTo(f, requester, to, false, DirtyBounds.CLEAN);
+            return busy(f, () -> Future.all(forwarded, mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
                 addFlush(batch, f);
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
                 return batch.post();
-            }))).transform(done -> {
+            })))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
                     return Future.succeededFuture();
@@ -996,16 +1091,20 @@ public final class LineCache {
                 f.headerDirty = false;
                 f.wanted = false; // the lease's counters stop: the participant that wanted it got it
                 f.sinceWanted = 0;
-                responder.reply(forwarding ? Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN)
-                    : Invalidation.status(Invalidation.GRANTED));
+                responder.reply(!forwarding ? Invalidation.status(Invalidation.GRANTED)
+                    : forwarded.result() ? Invalidation.status(Invalidation.FORWARDED)
+                    : Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
                 return Future.succeededFuture();
             });
         }
         final boolean modified = f.memo == Memo.M;
         final long delta = modified ? LatchWord.handover(me, requester) : LatchWord.unshare(me);
         final boolean flush = modified && !forwarding; // forwarding off: the next owner READs the memory node's copy
-        return busy(f, () -> mustLand(modified ? "a case-1 handover" : "a case-3 release", () -> channel(f).compose(
-            ch -> {
+        // case 1: ownership moves as Modified, nothing flushed: the copy goes with its dirtiness
+        final Future<Boolean> forwarded = modified && !flush ? forwardTo(f, requester, to, f.headerDirty, f.dirty)
+            : Future.succeededFuture(false);
+        return busy(f, () -> Future.all(forwarded, mustLand(modified ? "a case-1 handover" : "a case-3 release",
+            () -> channel(f).compose(ch -> {
                 if (!flush) {
                     return ch.fetchAndAdd(f.latchAddress(), f.rkey, delta).<Void>mapEmpty();
                 }
@@ -1013,7 +1112,7 @@ public final class LineCache {
                 addFlush(batch, f);
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, delta);
                 return batch.post().<Void>mapEmpty();
-            }))).transform(done -> {
+            })))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
                     return Future.succeededFuture();
@@ -1022,12 +1121,42 @@ public final class LineCache {
                 forgetIfInvalid(f);
                 responder.reply(!modified ? Invalidation.status(Invalidation.RELEASED)
                     : flush ? Invalidation.status(Invalidation.GRANTED)
+                    : forwarded.result() ? Invalidation.status(Invalidation.FORWARDED)
                     : Invalidation.granted(f.image, f.lineBytes, f.headerDirty, f.dirty));
                 if (flush) {
                     f.dirty = DirtyBounds.CLEAN;
                     f.headerDirty = false;
                 }
                 return Future.succeededFuture();
+            });
+    }
+
+    /**
+     * WRITEs {@code f}'s copy (with the ticket and the dirtiness the new holder inherits) into the sender's receive
+     * slot {@code to}: one-sided over this loop's channel to the sender's compute node, or a local copy when the sender
+     * is a loop of this node (same memory). True once it landed; false when there is no slot or the WRITE failed (the
+     * copy then rides in the reply).
+     */
+    private Future<Boolean> forwardTo(final Frame f, final int requester, final Slot to, final boolean headerDirty,
+                                      final long dirty) {
+        if (to == null || !forwarding) {
+            return Future.succeededFuture(false);
+        }
+        final UnsafeBuffer image = Invalidation.slotImage(to.ticket, f.image, f.lineBytes, headerDirty, dirty);
+        final PeerLoops.Address where = peers.where().apply(requester);
+        if (where.peer().equals(peers.peers().node())) {
+            final Caches caches = REGISTRY.get(peers.peers());
+            final io.scythe.fabric.MemoryRegion region = caches == null ? null : caches.slots(where.loop());
+            if (region == null || !region.describe().contains(to.address, image.capacity())) {
+                return Future.succeededFuture(false);
+            }
+            region.buffer().putBytes((int) (to.address - region.address()), image, 0, image.capacity());
+            return Future.succeededFuture(true);
+        }
+        return peers.peers().channel(where.peer()).compose(ch -> ch.write(to.address, to.rkey, image, 0,
+            image.capacity())).map(true).recover(e -> {
+                Stats.count("forward WRITE failed: " + e.getClass().getSimpleName());
+                return Future.succeededFuture(false);
             });
     }
 

@@ -110,6 +110,29 @@ public final class SelccModule implements ProtocolModule {
         return Boolean.parseBoolean(System.getProperty("scythe.selcc." + name, "true"));
     }
 
+    /**
+     * Registered receive slots per participant (§4.4.1's forwarding by one-sided WRITE): an invalidation that may be
+     * answered with a copy (PeerRd, PeerWr to the X holder) names a free slot of its sender's, and the holder WRITEs
+     * its copy there; {@code scythe.selcc.receiveSlots}. An acquisition uses one at a time while its invalidation is
+     * in flight, so a loop needs about as many as it runs transactions at once; with none free (or 0 slots, or a line
+     * longer than a slot) the copy rides in the RRPC reply instead (counted).
+     */
+    public static final int DEFAULT_RECEIVE_SLOTS = 32;
+
+    static int receiveSlots() {
+        final int slots = Integer.getInteger("scythe.selcc.receiveSlots", DEFAULT_RECEIVE_SLOTS);
+        if (slots < 0) {
+            throw new IllegalArgumentException("scythe.selcc.receiveSlots=" + slots + " must be at least 0");
+        }
+        return slots;
+    }
+
+    /** The longest line a receive slot holds ({@code scythe.selcc.slotLineBytes}): the paper's 2 KB and a header. */
+    static int slotLineBytes() {
+        return positive("scythe.selcc.slotLineBytes", Integer.getInteger("scythe.selcc.slotLineBytes",
+            DEFAULT_PEER_BUCKET_BYTES));
+    }
+
     static long deferNs() {
         final long defer = Long.getLong("scythe.selcc.deferNs", DEFAULT_DEFER_NS);
         if (defer < 0) {
@@ -260,6 +283,18 @@ public final class SelccModule implements ProtocolModule {
         return "a compute node dying with S or X latch bits set leaves them set (no recovery clears a dead "
             + "participant's latch bits), and SELCC's participants need a directory across compute-node processes; "
             + "neither is built (issue 21)";
+    }
+
+    /**
+     * The simulator crashes no SELCC compute node yet (issue 21): a dead participant's S or X bits would stay set in
+     * the latch words, the lines it held Modified (their only current copy) are not in a redo log, and survivors'
+     * invalidations to it wait for the call bound; recovery (its log replayed by a survivor, its bits cleared) is not
+     * built.
+     */
+    @Override
+    public String crashRefusal(final Protocol protocol) {
+        return "recovery of a dead SELCC compute node (its redo log replayed, its latch bits cleared, its Modified lines "
+            + "restored) is not built (issue 21)";
     }
 
     /** Serves invalidations on the node's peers; each loop's cache is made on first use (from its PeerLoops). */

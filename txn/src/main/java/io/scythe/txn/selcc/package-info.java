@@ -36,7 +36,11 @@
  *       same verbs, but the global latch is kept after the commit (memo M/S in the loop's cache) and released lazily:
  *       on an invalidation from another participant (PeerRd / PeerWr over {@code CnPeers},
  *       {@link io.scythe.txn.selcc.Invalidation}: try-lock handlers, drop conditions, outdated messages discarded,
- *       handover cases 1-3 with the copy and its dirty bounds forwarded in the reply, the case-2 flush; a frame in
+ *       handover cases 1-3 with the copy and its dirty bounds forwarded by one-sided WRITE into the requester's
+ *       registered receive slot (§4.4.1: the message carries the slot's address, rkey and a ticket; the holder WRITEs
+ *       in parallel with its handover FAA, answers once both landed, and the requester takes the copy from its slot
+ *       with no memory-node READ; with no free slot, {@code scythe.selcc.receiveSlots} per loop, the copy rides in
+ *       the reply), the case-2 flush; a frame in
  *       use remembers the messages of senders that hold nothing else and serves the highest-priority one, priority
  *       N_r + 1, as soon as its local transactions let go, else answers dropped after {@code deferNs}; a reader
  *       that saw a writer's retried PeerWr makes its own next global reads of that line wait in proportion to the
@@ -71,8 +75,8 @@
  * by default; {@link io.scythe.txn.selcc.SelccModule#feature}: without forwarding a case-1 holder flushes with its
  * handover FAA and the requester READs the memory node's copy; without batched eviction a miss that finds the cache
  * full evicts one victim, one doorbell, and waits for its release to land, the eviction round trip on the critical
- * path that §5.2.1 removes), {@code peerBucketBytes} (the peers' RRPC buckets: a forwarded line rides in a reply, so they hold
- * a 2 KB line by default), {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
+ * path that §5.2.1 removes), {@code receiveSlots} (per loop, default 32), {@code slotLineBytes} (the longest line a slot holds; longer ones ride in the reply), {@code peerBucketBytes} (the peers' RRPC buckets: a forwarded line
+ * rides in a reply when its requester had no free slot, so they hold a 2 KB line by default), {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
  * printed at exit); defaults in
  * {@link io.scythe.txn.selcc.SelccModule}.
  *
@@ -85,11 +89,12 @@
  * {@code scythe.selcc.priorityMatching}: on skewed SmallBank it cost throughput, 40.3 k txn/s against 50.3 k, and the
  * paper's single-writer setup that would show its benefit is not built), the early reply of a case-1
  * handover before its FAA landed (the reply waits for it: a transient holder field would name a wrong participant),
- * forwarding by one-sided WRITE into the
- * requester's registered buffer (the copy rides in the RRPC reply, so a line must fit a peer bucket), the per-QP
+ * the forwarded copy landing in the frame itself (it lands in a receive slot and is copied into the frame: frames
+ * are not registered memory; a requester on the same compute node gets it by a local copy into its slot), the per-QP
  * eviction rings and their bound on outstanding evictions per QP (a Java doorbell keeps its frames' images alive
  * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), participants in cluster mode (refused: the
  * simulator numbers loops), redo logging and the recovery of a dead participant's bits and dirty lines (a dead
- * compute node's latches stay set), GAM's micro-benchmark ({@code bench --workload gcl}).
+ * compute node's latches would stay set: the simulator refuses {@code --crash-cn} with a SELCC protocol,
+ * {@link io.scythe.txn.selcc.SelccModule#crashRefusal}), GAM's micro-benchmark ({@code bench --workload gcl}).
  */
 package io.scythe.txn.selcc;

@@ -66,6 +66,15 @@ public interface ProtocolModule {
     }
 
     /**
+     * Why a host must not crash a compute node in a run of {@code protocol} (the simulator's {@code --crash-cn}): what a
+     * dead compute node leaves (latch bits, the only copy of a line) is not recovered yet, so the run would hang or
+     * lose writes; {@code null} (the default) when it may.
+     */
+    default String crashRefusal(final Protocol protocol) {
+        return null;
+    }
+
+    /**
      * The options of its compute nodes' peers, from the host's {@code defaults} (e.g. buckets large enough for what
      * its handlers reply); only for a run whose {@link #peerMessaging} is not NONE. The defaults unchanged by default.
      */

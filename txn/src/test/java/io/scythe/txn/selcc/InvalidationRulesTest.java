@@ -15,25 +15,43 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class InvalidationRulesTest {
     @Test
     void shouldCarryThePriorityAndTheMayWaitFlag() {
-        final UnsafeBuffer waits = Invalidation.request(Invalidation.PEER_WR, 7, "mn3", 42, 4096, 256, 3, true);
+        final UnsafeBuffer waits = Invalidation.request(Invalidation.PEER_WR, 7, "mn3", 42, 4096, 256, 3, true, 77,
+            0x1234_5678L, 9L);
         assertThat(waits.getByte(Invalidation.KIND_OFFSET)).isEqualTo((byte) Invalidation.PEER_WR);
         assertThat(waits.getByte(Invalidation.REQUESTER_OFFSET)).isEqualTo((byte) 7);
         assertThat(waits.getByte(Invalidation.PRIORITY_OFFSET) & 0xff).isEqualTo(3);
         assertThat(waits.getByte(Invalidation.FLAGS_OFFSET) & Invalidation.FLAG_MAY_WAIT).isEqualTo(1);
         assertThat(waits.getLong(Invalidation.ADDRESS_OFFSET)).isEqualTo(4096);
         assertThat(Invalidation.node(waits, 0)).isEqualTo("mn3");
+        // forwarding by one-sided WRITE: the sender's receive slot (address, rkey) and the ticket it checks there
+        assertThat(waits.getInt(Invalidation.SLOT_RKEY_OFFSET)).isEqualTo(77);
+        assertThat(waits.getLong(Invalidation.SLOT_ADDRESS_OFFSET)).isEqualTo(0x1234_5678L);
+        assertThat(waits.getLong(Invalidation.TICKET_OFFSET)).isEqualTo(9L);
 
-        final UnsafeBuffer holds = Invalidation.request(Invalidation.PEER_RD, 1, "mn0", 1, 64, 128, 255, false);
+        final UnsafeBuffer holds = Invalidation.request(Invalidation.PEER_RD, 1, "mn0", 1, 64, 128, 255, false, 0, 0, 0);
         assertThat(holds.getByte(Invalidation.PRIORITY_OFFSET) & 0xff).isEqualTo(255);
         assertThat(holds.getByte(Invalidation.FLAGS_OFFSET) & Invalidation.FLAG_MAY_WAIT).isZero();
         assertThat(Invalidation.node(holds, 0)).isEqualTo("mn0"); // the flags do not reach into the name
     }
 
     @Test
+    void shouldLayTheSlotImageOutAsTheReceiverReadsIt() {
+        final UnsafeBuffer line = new UnsafeBuffer(new byte[40]);
+        line.putLong(32, 0xABCDL);
+        final UnsafeBuffer slot = Invalidation.slotImage(11L, line, 40, true, 0x0000_0008_0000_0010L);
+        assertThat(slot.capacity()).isEqualTo(Invalidation.SLOT_LINE_OFFSET + 40);
+        assertThat(slot.getLong(Invalidation.SLOT_TICKET_OFFSET)).isEqualTo(11L);
+        assertThat(slot.getLong(Invalidation.SLOT_DIRTY_OFFSET)).isEqualTo(0x0000_0008_0000_0010L);
+        assertThat(slot.getByte(Invalidation.SLOT_HEADER_DIRTY_OFFSET)).isEqualTo((byte) 1);
+        assertThat(slot.getLong(Invalidation.SLOT_LINE_OFFSET + 32)).isEqualTo(0xABCDL);
+    }
+
+    @Test
     void shouldRefuseAPriorityOutsideOneByte() {
-        assertThatThrownBy(() -> Invalidation.request(Invalidation.PEER_WR, 1, "mn0", 1, 64, 128, 256, true))
+        assertThatThrownBy(() -> Invalidation.request(Invalidation.PEER_WR, 1, "mn0", 1, 64, 128, 256, true, 0, 0,
+            0))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("priority 256");
-        assertThatThrownBy(() -> Invalidation.request(Invalidation.PEER_WR, 1, "mn0", 1, 64, 128, -1, true))
+        assertThatThrownBy(() -> Invalidation.request(Invalidation.PEER_WR, 1, "mn0", 1, 64, 128, -1, true, 0, 0, 0))
             .isInstanceOf(IllegalArgumentException.class);
     }
 
