@@ -80,12 +80,12 @@ public final class SimOptions {
         positive("shards", shards);
         faults.validate(computeNodes);
         if (faults.crashCn() != Faults.NO_CRASH) {
-            // A module whose compute nodes message each other says what a dead one leaves on the others that it does
-            // not recover (ProtocolModule#clusterRefusal: a sequencer's epochs, latch bits): a crash would stall the
-            // run rather than test recovery.
+            // A module whose compute nodes message each other says what a dead one leaves that it does not recover
+            // (ProtocolModule#crashRefusal: a sequencer's epochs, latch bits): a crash would stall the run or lose
+            // writes rather than test recovery.
             final io.scythe.txn.Protocol run = io.scythe.txn.spi.ProtocolRegistry.protocol(protocol);
             final io.scythe.txn.spi.ProtocolModule peers = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(run);
-            final String refusal = peers == null ? null : peers.clusterRefusal(run);
+            final String refusal = peers == null ? null : peers.crashRefusal(run);
             if (refusal != null) {
                 throw new IllegalArgumentException("protocol " + protocol + ": crashing a compute node (--crash-cn, "
                     + "--crashes) is not modelled: " + refusal);

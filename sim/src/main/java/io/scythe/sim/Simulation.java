@@ -482,11 +482,6 @@ public final class Simulation {
         // The module of the protocol run when its compute nodes talk to each other (ProtocolModule#peerMessaging):
         // they then get peer messaging and its compute-node services (none for a protocol only a test has).
         final io.scythe.txn.spi.ProtocolModule cnModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(protocol);
-        final String crashRefusal = cnModule == null || options.faults().crashCn() == Faults.NO_CRASH ? null
-            : cnModule.crashRefusal(protocol);
-        if (crashRefusal != null) {
-            throw new IllegalArgumentException("crash-cn with " + protocol.name() + ": " + crashRefusal);
-        }
         if (cnModule != null) {
             final boolean everyLoop = cnModule.peerMessaging(protocol)
                 == io.scythe.txn.spi.PeerMessaging.EVERY_LOOP;

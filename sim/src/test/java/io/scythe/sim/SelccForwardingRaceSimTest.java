@@ -75,7 +75,7 @@ class SelccForwardingRaceSimTest extends SimVertxTest {
             .clientsPerComputeNode(2).memoryNodes(1).durationNs(20_000).seed(1)
             .faults(new Faults().crash(1, 10_000));
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Simulation(o, new AurogonSimTest.HotCounter())
-            .run(vertx)).hasMessageContaining("crash-cn with selcc-2pl").hasMessageContaining("issue 21");
+            .run(vertx)).hasMessageContaining("protocol selcc-2pl: crashing a compute node").hasMessageContaining("issue 21");
     }
 
     private static void assertForwardingRaced() {

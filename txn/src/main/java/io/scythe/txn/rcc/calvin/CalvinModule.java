@@ -52,6 +52,12 @@ public final class CalvinModule implements ProtocolModule {
             + "of a dead node's sequencer and scheduler is built (issue 18)";
     }
 
+    /** Nor in the simulator, for the same reason: a crash would stall every epoch rather than test recovery. */
+    @Override
+    public String crashRefusal(final Protocol protocol) {
+        return clusterRefusal(protocol);
+    }
+
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext context) {
         final CalvinNode node = new CalvinNode(context);
