@@ -749,7 +749,7 @@ final class LotusTxn extends OneSidedTxn {
                 }
                 if (whole) {
                     out = new UnsafeBuffer(new byte[Cvt.room(maxValue, n)]);
-                    Cvt.header(out, 0, a.key, a.partition.descriptor().schema().id(), n);
+                    Cvt.header(out, 0, a.key, Cvt.primaryId(a.partition.descriptor().schema().id()), n);
                     cv = 1;
                     cell = a.inserted ? 0 : 1;
                     if (!a.inserted) { // the home version, as cell 0
