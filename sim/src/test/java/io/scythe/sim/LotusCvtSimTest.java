@@ -340,7 +340,7 @@ class LotusCvtSimTest extends SimVertxTest {
         final int[] committed = {0};
         final List<Long> invisibleCells = new ArrayList<>();
         final Simulation sim = new Simulation(options("lotus", 4).clientsPerComputeNode(1).durationNs(1_200_000)
-            .faults(new Faults().jitterNs(1_000)), new SmallBankSpec(100, 0.5, "scythe"));
+            .drainNs(1_000_000).faults(new Faults().jitterNs(1_000)), new SmallBankSpec(100, 0.5, "scythe"));
         sim.operation((runtime, random) -> {
             if (writer[0] == null) {
                 writer[0] = runtime;
