@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LotusCvtSimTest extends SimVertxTest {
     private static SimOptions options(final String protocol, final long seed) {
         return new SimOptions().protocol(protocol).computeNodes(3).loopsPerComputeNode(2).clientsPerComputeNode(4)
-            .memoryNodes(3).replicas(2).durationNs(200_000).seed(seed);
+            .memoryNodes(3).replicas(2).durationNs(200_000).drainNs(5_000_000).seed(seed); // 5 ms: releases retried
     }
 
     /**
@@ -368,6 +368,7 @@ class LotusCvtSimTest extends SimVertxTest {
         });
         final JsonObject run = sim.run(vertx).run().toJson();
         final String what = run.getJsonObject("sim").encode();
+        System.out.println("lotus write-back fallback: " + what);
         assertThat(refusals[0]).as("the write-back batch was refused").isNegative();
         assertThat(committed[0]).as("moves committed, " + what).isEqualTo(moves);
         assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
