@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LotusCvtSimTest extends SimVertxTest {
     private static SimOptions options(final String protocol, final long seed) {
         return new SimOptions().protocol(protocol).computeNodes(3).loopsPerComputeNode(2).clientsPerComputeNode(4)
-            .memoryNodes(3).replicas(2).durationNs(200_000).seed(seed);
+            .memoryNodes(3).replicas(2).durationNs(200_000).drainNs(5_000_000).seed(seed); // 5 ms: releases retried
     }
 
     /**
@@ -319,6 +319,79 @@ class LotusCvtSimTest extends SimVertxTest {
             FaultPoints.clear();
             System.clearProperty(FaultPoints.ENABLE_PROPERTY);
         }
+    }
+
+    /**
+     * A decided commit whose write-back batch to a memory node is refused (for now, until its reposts ran out: here
+     * the write-back gate refuses it once before it is posted) is finished from what it holds
+     * ({@code RedoStep#finishFromRecord}): its INVISIBLE cells on every copy are made visible at its T_commit there too,
+     * not only its homes written. One writer moves 1 from checking 1 to checking 2 five times (the first write-back
+     * batch of the first move refused) and nobody else runs, so nothing settles a cell lazily: after each move no copy
+     * of the two keys has an INVISIBLE cell, and at the end every copy's newest visible version (primary and backups,
+     * {@code ObjectProbe#committedValue}) holds the five moves. Fails without the fix (the refused batch's visible
+     * writes were lost: INVISIBLE cells left, the copies' newest visible value one move short).
+     */
+    @Test
+    void shouldLeaveNoInvisibleCellOrStaleCopyWhenAWriteBackIsFinishedFromWhatItHolds() throws Exception {
+        final int moves = 5;
+        final Object[] writer = {null};
+        final int[] refusals = {1};
+        final long[] first = {Long.MIN_VALUE, Long.MIN_VALUE};
+        final int[] committed = {0};
+        final List<Long> invisibleCells = new ArrayList<>();
+        final Simulation sim = new Simulation(options("lotus", 4).clientsPerComputeNode(1).durationNs(1_200_000)
+            .drainNs(1_000_000).faults(new Faults().jitterNs(1_000)), new SmallBankSpec(100, 0.5, "scythe"));
+        sim.operation((runtime, random) -> {
+            if (writer[0] == null) {
+                writer[0] = runtime;
+                runtime.beforeWriteBack(mn -> refusals[0]-- > 0 ? Future.failedFuture(
+                    new io.scythe.bridge.VerbException(Opcode.WRITE, "send queue full (test)"))
+                    : Future.succeededFuture());
+            }
+            final long began = runtime.timers().nowNs();
+            if (writer[0] != runtime || committed[0] >= moves) {
+                return runtime.timers().after(20_000).map(x -> 20_000L);
+            }
+            final Txn txn = LotusModule.LOTUS.begin(runtime, false);
+            return Future.all(txn.readForUpdate("checking", 1), txn.readForUpdate("checking", 2)).compose(v -> {
+                if (first[0] == Long.MIN_VALUE) {
+                    first[0] = ((UnsafeBuffer) v.resultAt(0)).getLong(0);
+                    first[1] = ((UnsafeBuffer) v.resultAt(1)).getLong(0);
+                }
+                moveOne(txn, v);
+                return txn.commit();
+            }).compose(ts -> {
+                committed[0]++;
+                return countInvisible(runtime, invisibleCells);
+            }).recover(e -> txn.abort().transform(x -> Future.succeededFuture()))
+                .map(x -> runtime.timers().nowNs() - began);
+        });
+        final JsonObject run = sim.run(vertx).run().toJson();
+        final String what = run.getJsonObject("sim").encode();
+        System.out.println("lotus write-back fallback: " + what);
+        assertThat(refusals[0]).as("the write-back batch was refused").isNegative();
+        assertThat(committed[0]).as("moves committed, " + what).isEqualTo(moves);
+        assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
+        assertThat(invisibleCells).as("INVISIBLE cells per copy of checking 1 and 2 after each move").hasSize(moves * 6)
+            .allMatch(n -> n == 0);
+        int copies = 0;
+        for (final io.scythe.storage.LogDb db : sim.memoryNodes()) {
+            for (int b = 0; b <= 2; b++) {
+                final io.scythe.storage.Table t = (b == 0 ? db : db.backupView(b)).table("checking");
+                for (final long key : new long[] {1, 2}) {
+                    final Long value = t == null ? null : io.scythe.txn.spi.ObjectProbe.committedLong(t, key);
+                    if (value != null) {
+                        copies++;
+                        assertThat(value).as("copy " + b + " of checking " + key + " on " + db)
+                            .isEqualTo(key == 1 ? first[0] - moves : first[1] + moves);
+                        assertThat(Cvt.invisibleCells(t, io.scythe.txn.spi.ObjectProbe.homeOffset(t, key)))
+                            .as("INVISIBLE cells of copy " + b + " of checking " + key).isZero();
+                    }
+                }
+            }
+        }
+        assertThat(copies).as("copies of the two keys checked").isEqualTo(6);
+        LotusSimTest.assertNoLockLeft(sim, 3);
     }
 
     /** The time of the run's first operation (its start), set by the first call. */

@@ -306,6 +306,19 @@ public final class Cvt {
      * of Lotus's (another protocol's table, a CVT never written, or one of another key than {@code key}; any key
      * with {@code Long.MIN_VALUE}).
      */
+    /**
+     * The table id a CVT of {@code table} carries: its primary's (a writer writes the same CVT to every copy), so a
+     * backup copy ({@code BackupTables#schemaOf}: its id is the primary's plus a stride per backup) is read as one too.
+     */
+    private static int primaryId(final io.scythe.storage.Table table) {
+        return primaryId(table.schema().id());
+    }
+
+    /** The id of the primary of the table (or backup copy) of id {@code id}: what its CVTs carry. */
+    static int primaryId(final int id) {
+        return id % io.scythe.storage.BackupTables.ID_STRIDE;
+    }
+
     private static int cvtAt(final io.scythe.storage.Table table, final int object, final long key) {
         final int max = table.schema().maxValueBytes();
         final int at = object + offset(max);
@@ -317,7 +330,7 @@ public final class Cvt {
         // Another protocol's slot can hold anything where a CVT would be (RCC MVCC's version slots, say): a count
         // out of Lotus's range is not a CVT, never an error.
         if (n < 2 || n > 64 || table.objectSlotBytes() != offset(max) + room(max, n)
-            || key != Long.MIN_VALUE && key(m, at) != key || m.getInt(at + 8) != table.schema().id() + 1) {
+            || key != Long.MIN_VALUE && key(m, at) != key || m.getInt(at + 8) != primaryId(table) + 1) {
             return -1;
         }
         return at;

@@ -660,8 +660,28 @@ final class LotusTxn extends OneSidedTxn {
                 // (recovery's sign that it landed); on the backups, which no reader reads, beside it.
                 final UnsafeBuffer visible = new UnsafeBuffer(new byte[8]);
                 visible.putLong(0, commitTs);
+                // One doorbell per memory node for the whole visible phase (as the paper's implementation batches):
+                // a backup's visible writes go in the write-back doorbell of the node when it is also the primary of
+                // a written object (with 3 MNs and 2 backups every node holds a copy of every partition), else in
+                // a doorbell of their own. The write-back's items per node are the accesses below, in this order
+                // (WriteSet#writeBack): the first of a node adds that node's backup writes, also when its batch is
+                // built again after a refusal.
+                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> backups =
+                    cellWrites(commitTs, false);
+                final Map<Access, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> withBackups =
+                    new java.util.IdentityHashMap<>();
+                for (final Access a : accesses) {
+                    if ((a.inserted || cells.containsKey(a)) && backups.containsKey(a.partition.node())) {
+                        withBackups.put(a, backups.remove(a.partition.node()));
+                    }
+                }
                 final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
                     (batch, a) -> {
+                        final List<java.util.function.Consumer<io.scythe.bridge.Doorbell>> alsoBackups =
+                            withBackups.get(a);
+                        if (alsoBackups != null) {
+                            alsoBackups.forEach(p -> p.accept(batch));
+                        }
                         if (a.inserted) {
                             batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
                         }
@@ -674,7 +694,10 @@ final class LotusTxn extends OneSidedTxn {
                             }
                         }
                     });
-                return staged(Stage.WRITE_BACK, Future.all(primaries, writeCells(commitTs, false)).map(commitTs));
+                // Backups on nodes where this commit wrote no primary: a doorbell of their own, outside the
+                // write-back, so its failure is handled here as the write-back's would be (the commit is decided).
+                final Future<Void> rest = post(backups).recover(e -> primaries.transform(x -> visibleFailed(e)));
+                return staged(Stage.WRITE_BACK, Future.all(primaries, rest).map(commitTs));
             })
             .map(commitTs -> {
                 // The local writer's cache update, before its locks go (lotus.md §2.3): its keys' CVTs as it left them.
@@ -686,6 +709,24 @@ final class LotusTxn extends OneSidedTxn {
                 node.ended(this, runtime.timers().nowNs() - begun);
                 return commitTs;
             }).onFailure(e -> forgetWritten()));
+    }
+
+    /**
+     * The visible writes to backups outside the write-back failed ({@code e}) after this commit was decided: refused
+     * past their reposts, they are finished as recovery would ({@link #recoverCells}, under this attempt's locks);
+     * one that failed after it was posted may still land, so the commit is given up in doubt to recovery, which
+     * finishes the cells.
+     */
+    private Future<Void> visibleFailed(final Throwable e) {
+        if (!io.scythe.txn.Refusal.forNow(e)) {
+            return giveUpInDoubt("its visible write to a backup failed and may still land", e);
+        }
+        final List<Future<Void>> finished = new ArrayList<>();
+        for (final Access a : cells.keySet()) {
+            finished.add(untilAccepted(() -> recoverCells(runtime, a.partition, a.pointer, a.backupPointers,
+                lockToken(a), commitTs)));
+        }
+        return settle(finished).recover(f -> giveUpInDoubt("finishing its visible write to a backup failed", f));
     }
 
     /**
@@ -749,7 +790,7 @@ final class LotusTxn extends OneSidedTxn {
                 }
                 if (whole) {
                     out = new UnsafeBuffer(new byte[Cvt.room(maxValue, n)]);
-                    Cvt.header(out, 0, a.key, a.partition.descriptor().schema().id(), n);
+                    Cvt.header(out, 0, a.key, Cvt.primaryId(a.partition.descriptor().schema().id()), n);
                     cv = 1;
                     cell = a.inserted ? 0 : 1;
                     if (!a.inserted) { // the home version, as cell 0
@@ -848,6 +889,12 @@ final class LotusTxn extends OneSidedTxn {
      * with {@code primaries}); with {@code ts} 0, an abort's: the new cells are cleared (not valid) instead.
      */
     private Future<Void> writeCells(final long ts, final boolean primaries) {
+        return post(cellWrites(ts, primaries));
+    }
+
+    /** What {@link #writeCells} posts, by memory node (in the order of {@link #cells}). */
+    private Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> cellWrites(final long ts,
+                                                                                                final boolean primaries) {
         final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
         final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
         version.putLong(0, ts);
@@ -868,7 +915,7 @@ final class LotusTxn extends OneSidedTxn {
                     });
             }
         });
-        return post(byNode);
+        return byNode;
     }
 
     /** The visible write of one cell (commit step 3, and recovery's): T_commit ({@code ts}) into its version word. */

@@ -47,7 +47,17 @@
  * under SR: {@code lotus}; none for data only read under SI: {@code lotus-si}); READ the CVT, pick the largest version
  * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
  * (primary and backups), T_commit, the redo record, WRITE visible then the home's version word, unlock (an inserted
- * object's home is written whole: its backups hold a placeholder until then). A transaction declared read-only
+ * object's home is written whole: its backups hold a placeholder until then). Each phase posts one doorbell per
+ * memory node, as the paper's implementation batches: the INVISIBLE writes of every copy on a node together, and the
+ * visible phase's backup writes in the write-back doorbell of a node that is also a written object's primary.
+ * WRITEs per written record, 3 copies: 2 per copy INVISIBLE (record, cell; 1 for a CVT written whole the first time)
+ * and 2 per copy visible (the cell's version, the home's version word); the paper's visible phase has no home word,
+ * which here is recovery's sign that the write-back landed ({@link io.scythe.txn.lotus.LotusLockKind#heldBy}) and,
+ * on a backup, what a promoted copy and the copies' comparison read. A write-back batch refused until its reposts run
+ * out is finished from what the commit holds ({@code RedoStep}), which also makes its cells visible on every copy
+ * ({@link io.scythe.txn.lotus.LotusLockKind#recovered}, as recovery does), so the visible writes that rode in it are
+ * not lost; the backup writes of a node that is no written object's primary go in a doorbell of their own, finished
+ * so when refused, given up to recovery when failed after posting. A transaction declared read-only
  * ({@code Txn#declareReadOnly}) takes no lock and reads at T_start, aborting on a torn cell or record or on an
  * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}) unless it gets the key's read lock (no live
  * writer holds the key): then the cell is a gone writer's and is settled (made visible at the home's version if the

@@ -199,10 +199,17 @@ public final class RedoStep {
             for (final Access a : accesses) {
                 final boolean written = a.dirty || a.inserted;
                 if (written || a.releasing) {
-                    entries.add(Reposts.untilAccepted(runtime.timers(), () -> CnRecovery.finishEntry(runtime,
-                        a.partition, written ? RedoLog.opOf(a) : 0, a.pointer, lockToken.applyAsLong(a), lockKind,
-                        version, a.newValue, written ? RedoLog.valueBytes(a) : 0,
-                        written ? a.backupPointers : null)));
+                    final Future<Boolean> entry = Reposts.untilAccepted(runtime.timers(), () -> CnRecovery.finishEntry(
+                        runtime, a.partition, written ? RedoLog.opOf(a) : 0, a.pointer, lockToken.applyAsLong(a),
+                        lockKind, version, a.newValue, written ? RedoLog.valueBytes(a) : 0,
+                        written ? a.backupPointers : null));
+                    // A protocol keeping its versions beside the header (Lotus's CVT cells) makes them agree with the
+                    // finished home, as recovery does (CnRecovery#applyEntry): the refused batch carried its visible
+                    // writes. Still under this attempt's locks, so nobody else wrote the object since.
+                    entries.add(written && lockKind.versionsBesideHeader() ? entry.compose(applied -> Reposts
+                        .untilAccepted(runtime.timers(), () -> lockKind.recovered(runtime, a.partition, a.pointer,
+                            a.backupPointers == null ? new long[0] : a.backupPointers, lockToken.applyAsLong(a),
+                            version)).map(applied)) : entry);
                 }
             }
             return Reposts.settle(entries);

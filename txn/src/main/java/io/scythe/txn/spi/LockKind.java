@@ -62,7 +62,9 @@ public interface LockKind {
      * Recovery finished (or found finished) the entry of a complete redo record on the object at {@code pointer} of
      * {@code partition} (its serving backups at {@code backupPointers}), under {@code token}, of the commit at
      * {@code version}, while the dead node's locks still keep everyone else off it: the versions this kind keeps
-     * beside the header are made to agree with it. Called only when {@link #versionsBesideHeader}.
+     * beside the header are made to agree with it. Called only when {@link #versionsBesideHeader}; also for a live
+     * commit whose write-back was refused and finished from what it holds ({@code RedoStep}): its locks keep
+     * everyone else off the object as the dead node's do, and the refused batch may have carried those versions.
      */
     default io.vertx.core.Future<Void> recovered(final io.scythe.txn.TxnRuntime runtime,
                                                  final io.scythe.txn.Catalog.Partition partition, final long pointer,
