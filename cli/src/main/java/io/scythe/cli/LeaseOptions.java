@@ -14,17 +14,17 @@ final class LeaseOptions {
     @Accepts(min = "0s")
     @Option(names = "--lease-renew", description = "How often a compute node renews its lease on the fabric (a "
         + "one-sided WRITE on every memory node); 0s: no fabric lease, Hazelcast's heartbeat alone detects a paused "
-        + "or dead compute node (default: 100ms on shm, 0s on tcp).")
+        + "or dead compute node (default: 50ms on shm, 0s on tcp).")
     Duration renew;
 
     @Accepts(min = "1ms")
     @Option(names = "--lease", description = "How long a compute node serves after its last acknowledged renewal "
-        + "(default: 700ms).")
+        + "(default: 750ms).")
     Duration lease;
 
     @Accepts(min = "1ms")
     @Option(names = "--lease-grace", description = "How much longer a memory node waits before it fences a compute "
-        + "node whose renewals stopped (default: 150ms).")
+        + "node whose renewals stopped (default: 100ms).")
     Duration grace;
 
     /** Writes the options given into every node's config of {@code cluster} (before it starts). */

@@ -55,7 +55,7 @@ final class FabricLease {
      */
     record Options(long renewMs, long leaseMs, long graceMs) {
         /** What a cluster node runs with unless its config says otherwise. */
-        static final Options DEFAULT = new Options(100, 700, 150);
+        static final Options DEFAULT = new Options(50, 750, 100);
         static final Options OFF = new Options(0, 0, 0);
 
         Options {

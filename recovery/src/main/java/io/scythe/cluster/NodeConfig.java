@@ -54,12 +54,12 @@ import java.util.TreeSet;
  *                       and the same on every node. Default none
  * @param leaseRenewMs   how often a CN renews its lease on the fabric ({@link FabricLease}: a one-sided WRITE of its
  *                       epoch and a sequence number into its slot on every memory node); 0: no fabric lease, Hazelcast
- *                       membership alone detects a dead CN. Default 100 on the shm fabric, 0 on tcp (there the memory
+ *                       membership alone detects a dead CN. Default 50 on the shm fabric, 0 on tcp (there the memory
  *                       node's own event loops execute the WRITE, so a paused memory node would lapse every CN's
  *                       lease; not measured yet)
- * @param leaseMs        how long a CN serves after sending its last acknowledged renewal (default 700)
+ * @param leaseMs        how long a CN serves after sending its last acknowledged renewal (default 750)
  * @param leaseGraceMs   how much longer a memory node waits before it fences a CN whose word stopped changing
- *                       (default 150): a paused or dead CN is fenced {@code leaseMs + leaseGraceMs} after its last
+ *                       (default 100): a paused or dead CN is fenced {@code leaseMs + leaseGraceMs} after its last
  *                       renewal landed
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
