@@ -357,7 +357,9 @@ public final class ScytheNode implements AutoCloseable {
     private void renewFabricLease(final FabricLease.Options lease) {
         final IMap<String, String> leases = hazelcast.getMap(LEASES);
         final Map<String, RemoteRegion> regions = new LinkedHashMap<>();
-        final List<String> removed = failover.removed(catalog.configuration());
+        // No configuration applied yet: the initial one, which removed nothing.
+        final io.scythe.txn.MemoryNodeConfiguration applied = catalog.configuration();
+        final List<String> removed = applied == null ? List.of() : failover.removed(applied);
         for (final String mn : config.memoryNodes()) {
             final String value = leases.get(mn);
             if (value == null) {
@@ -389,11 +391,13 @@ public final class ScytheNode implements AutoCloseable {
     /** The memory nodes configuration {@code c} serves with, whose lease words a CN renews. */
     private void leaseTargetsFor(final io.scythe.txn.MemoryNodeConfiguration c) {
         final Map<String, RemoteRegion> regions = leaseRegions;
-        if (regions == null || c == null) {
+        if (regions == null) {
             return;
         }
         final Map<String, RemoteRegion> serving = new LinkedHashMap<>(regions);
-        serving.keySet().removeAll(failover.removed(c));
+        if (c != null) { // null: the initial configuration, which removed nothing
+            serving.keySet().removeAll(failover.removed(c));
+        }
         leaseTargets = Map.copyOf(serving);
     }
 
