@@ -14,7 +14,7 @@ final class LeaseOptions {
     @Accepts(min = "0s")
     @Option(names = "--lease-renew", description = "How often a compute node renews its lease on the fabric (a "
         + "one-sided WRITE on every memory node); 0s: no fabric lease, Hazelcast's heartbeat alone detects a paused "
-        + "or dead compute node (default: 50ms on shm, 0s on tcp).")
+        + "or dead compute node (default: 0s, off; 50ms turns it on).")
     Duration renew;
 
     @Accepts(min = "1ms")
