@@ -80,8 +80,8 @@ final class FabricLease {
         }
 
         String describe() {
-            return on() ? "fabric lease: renewed every " + renewMs + " ms, " + leaseMs + " ms, memory nodes fence after "
-                + expiryMs() + " ms without a renewal" : "no fabric lease (Hazelcast membership detects)";
+            return on() ? "fabric lease: renewed every " + renewMs + " ms, " + leaseMs + " ms, memory nodes fence "
+                + "after " + expiryMs() + " ms without a renewal" : "no fabric lease (Hazelcast membership detects)";
         }
     }
 

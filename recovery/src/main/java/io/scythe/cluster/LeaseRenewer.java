@@ -23,8 +23,9 @@ import java.util.function.Supplier;
  * {@link #round} writes the incarnation's next lease word into its slot on every memory node it uses, one-sided, and
  * polls the completions, on the thread that calls it (a {@link LivenessTimer}'s, never an event loop: a busy loop must
  * not cost a node its lease), which owns the completion queue and the queue pairs. A memory node that answers a
- * renewal with {@link WcStatus#REVOKED} fenced this incarnation; a lease that ran out ({@link FabricLease.Holder#lapsed})
- * means a memory node may fence it any moment. Both end the lease ({@code lost}); the renewer stops then.
+ * renewal with {@link WcStatus#REVOKED} fenced this incarnation; a lease that ran out
+ * ({@link FabricLease.Holder#lapsed}) means a memory node may fence it any moment. Both end the lease ({@code lost});
+ * the renewer stops then.
  */
 final class LeaseRenewer {
     private final Nic nic;

@@ -64,10 +64,11 @@ import java.util.function.Supplier;
  * </ul>
  *
  * <p>Leases and fencing: a CN's lease is its Hazelcast membership under its epoch, registered in the
- * {@value #NODES} map, and (unless {@code leaseRenewMs} is 0) its lease on the fabric ({@link FabricLease}): it renews
- * a word on every serving MN every {@code leaseRenewMs} ({@link LeaseRenewer}), and an MN whose word for it stopped
- * changing for {@code leaseMs + leaseGraceMs} fences it and owes its recovery ({@link #leaseExpired}); the CN stops
- * serving a grace before that. Hazelcast's membership is the fallback detector. When Hazelcast removes a CN's member (killed, or hung longer than max-no-heartbeat), every
+ * {@value #NODES} map, and, when {@code leaseRenewMs} is set (off by default), its lease on the fabric
+ * ({@link FabricLease}): it renews a word on every serving MN every {@code leaseRenewMs} ({@link LeaseRenewer}), and an
+ * MN whose word for it stopped changing for {@code leaseMs + leaseGraceMs} fences it and owes its recovery
+ * ({@link #leaseExpired}); the CN stops serving a grace before that. Hazelcast's membership is the fallback detector.
+ * When Hazelcast removes a CN's member (killed, or hung longer than max-no-heartbeat), every
  * MN and the TSO fence the CN's fabric identity first (its queue pairs revoked, new connections refused), so a CN that
  * was only paused cannot write when it wakes; a newer epoch of the same CN supersedes (and fences) the older one. A CN
  * keeps its lease by renewing it every {@value #LEASE_RENEW_MS} ms; when it finds it was not running for longer than
@@ -301,9 +302,9 @@ public final class ScytheNode implements AutoCloseable {
     /**
      * A memory node's side of the CNs' leases on the fabric ({@link FabricLease}): registers the words, says where they
      * are ({@value #LEASES}), and watches them on a thread of its own, every half renewal period. A CN whose word did
-     * not change for lease + grace is fenced here and owed recovery ({@link #leaseExpired}), as when Hazelcast drops its
-     * member (which stays the fallback detector). A memory node that lost its own lease (removed by a configuration)
-     * judges no lease any more.
+     * not change for lease + grace is fenced here and owed recovery ({@link #leaseExpired}), as when Hazelcast drops
+     * its member (which stays the fallback detector). A memory node that lost its own lease (removed by a
+     * configuration) judges no lease any more.
      */
     private void watchFabricLeases(final FabricLease.Options lease) {
         final io.scythe.fabric.MemoryRegion words = nic.register(FabricLease.REGION, FabricLease.REGION_BYTES,
