@@ -56,10 +56,10 @@ import java.util.TreeSet;
  *                       epoch and a sequence number into its slot on every memory node); 0: no fabric lease, Hazelcast
  *                       membership alone detects a dead CN. Default 0: on the loaded 2-core machine (load 50-70) a
  *                       chaos run with 50 ms renewals and an 850 ms expiry saw live CNs' renewer threads stall past
- *                       their lease (3 CNs lost it in 3 minutes with no fault aimed at them), so it is opt-in
- *                       ({@link FabricLease.Options#DEFAULT}'s 50 is what to ask for). On tcp the memory node's own
- *                       event loops execute the WRITE, so a paused memory node would lapse every CN's lease there
- *                       (not measured)
+ *                       their lease (5 CN incarnations lost it in 6 minutes with no fault aimed at them), so it is
+ *                       opt-in ({@link FabricLease.Options#DEFAULT}'s 50 is what to ask for). On tcp the memory
+ *                       node's own event loops execute the WRITE, so a paused memory node would lapse every CN's
+ *                       lease there (not measured)
  * @param leaseMs        how long a CN serves after sending its last acknowledged renewal (default 750)
  * @param leaseGraceMs   how much longer a memory node waits before it fences a CN whose word stopped changing
  *                       (default 100): a paused or dead CN is fenced {@code leaseMs + leaseGraceMs} after its last
