@@ -127,6 +127,9 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--dir", description = "Where node configs and logs go (default: ./chaos-NAME).")
     Path dir;
 
+    @picocli.CommandLine.Mixin
+    LeaseOptions leaseOptions = new LeaseOptions();
+
     @Accepts(value = "JVM options")
     @Option(names = "--node-java-opts", defaultValue = "-Xmx384m -XX:+UseParallelGC",
         description = "JVM options of each node process (default: ${DEFAULT-VALUE}).")
@@ -201,6 +204,7 @@ public final class ChaosCommand implements Callable<Integer> {
             new JsonObject().put("name", "smallbank").put("accounts", accounts),
             new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
             protocol, where, ClusterCommand.nodeLauncher(nodeJavaOpts));
+        leaseOptions.apply(cluster);
         final Thread hook = new Thread(cluster::close, "scythe-chaos-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {

@@ -81,6 +81,9 @@ public final class ClusterCommand implements Callable<Integer> {
         + "CN and pause another (time until fenced, until back under a new epoch), measure again, then stop.")
     boolean probe;
 
+    @picocli.CommandLine.Mixin
+    LeaseOptions leaseOptions = new LeaseOptions();
+
     @Accepts(value = "JVM options")
     @Option(names = "--node-java-opts", defaultValue = "-Xmx512m -XX:+UseParallelGC",
         description = "JVM options of each node process (default: ${DEFAULT-VALUE}).")
@@ -109,6 +112,7 @@ public final class ClusterCommand implements Callable<Integer> {
             .put("costModel", new JsonObject().put("profile", profile));
         final LocalCluster local = new LocalCluster(cluster, secret, mns, cns, tso - 1, workloadJson, fabricJson,
             protocol, where, nodeLauncher(nodeJavaOpts));
+        leaseOptions.apply(local);
         final CountDownLatch stop = new CountDownLatch(1);
         final Thread hook = new Thread(() -> {
             stop.countDown();

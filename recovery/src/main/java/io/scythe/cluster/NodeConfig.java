@@ -52,6 +52,18 @@ import java.util.TreeSet;
  * @param computeNodes   the compute nodes, in index order, of a protocol whose compute nodes message each other
  *                       (Lotus spreads its lock shards over them); required for such a protocol, every CN of it listed,
  *                       and the same on every node. Default none
+ * @param leaseRenewMs   how often a CN renews its lease on the fabric ({@link FabricLease}: a one-sided WRITE of its
+ *                       epoch and a sequence number into its slot on every memory node); 0: no fabric lease, Hazelcast
+ *                       membership alone detects a dead CN. Default 0: on the loaded 2-core machine (load 50-70) a
+ *                       chaos run with 50 ms renewals and an 850 ms expiry saw live CNs' renewer threads stall past
+ *                       their lease (5 CN incarnations lost it in 6 minutes with no fault aimed at them), so it is
+ *                       opt-in ({@link FabricLease.Options#DEFAULT}'s 50 is what to ask for). On tcp the memory
+ *                       node's own event loops execute the WRITE, so a paused memory node would lapse every CN's
+ *                       lease there (not measured)
+ * @param leaseMs        how long a CN serves after sending its last acknowledged renewal (default 750)
+ * @param leaseGraceMs   how much longer a memory node waits before it fences a CN whose word stopped changing
+ *                       (default 100): a paused or dead CN is fenced {@code leaseMs + leaseGraceMs} after its last
+ *                       renewal landed
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
                          List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
@@ -59,12 +71,12 @@ public record NodeConfig(String cluster, String secret, String node, String host
                          JsonObject workload, String protocol, int maxAttempts, long readyTimeoutMs,
                          String eventBusKeyStore, boolean leaseCheck, List<FaultPoints.Fault> faults,
                          long peerCallTimeoutMs, long memoryNodeTimeoutMs, int replicas,
-                         List<String> computeNodes) {
+                         List<String> computeNodes, long leaseRenewMs, long leaseMs, long leaseGraceMs) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
         "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "tsoProxies", "stateDir", "workload",
         "protocol",
         "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults", "peerCallTimeoutMs",
-        "memoryNodeTimeoutMs", "replicas", "computeNodes");
+        "memoryNodeTimeoutMs", "replicas", "computeNodes", "leaseRenewMs", "leaseMs", "leaseGraceMs");
     /** Backups per partition by default, where there are enough memory nodes (3-way, as FORD, Lotus and RCC run). */
     public static final int DEFAULT_BACKUPS = 2;
     public static final int MIN_SECRET_CHARS = ClusterAccess.MIN_SECRET_CHARS;
@@ -107,6 +119,7 @@ public record NodeConfig(String cluster, String secret, String node, String host
             }
             final JsonObject fabric = json.getJsonObject("fabric", new JsonObject().put("provider", "shm"));
             new FabricOptions(fabric.copy()); // validates
+            final FabricLease.Options lease = FabricLease.Options.DEFAULT;
             final NodeConfig c = new NodeConfig(
                 FabricOptions.checkName("cluster", json.getString("cluster", "scythe")),
                 secret,
@@ -134,7 +147,11 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 json.getLong("memoryNodeTimeoutMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
                     io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS)),
                 json.getInteger("replicas", -1),
-                List.copyOf(cns));
+                List.copyOf(cns),
+                json.getLong("leaseRenewMs", 0L),
+                json.getLong("leaseMs", lease.leaseMs()),
+                json.getLong("leaseGraceMs", lease.graceMs()));
+            c.fabricLease(); // validates
             if (c.peerCallTimeoutMs() <= 0) {
                 throw new IllegalArgumentException("peerCallTimeoutMs=" + c.peerCallTimeoutMs() + " must be positive");
             }
@@ -192,6 +209,11 @@ public record NodeConfig(String cluster, String secret, String node, String host
         } catch (final ClassCastException e) {
             throw new IllegalArgumentException("node config: a value has the wrong type (" + e.getMessage() + ")");
         }
+    }
+
+    /** The timing of a CN's lease on the fabric ({@link FabricLease}); off when {@code leaseRenewMs} is 0. */
+    FabricLease.Options fabricLease() {
+        return new FabricLease.Options(leaseRenewMs, leaseMs, leaseGraceMs);
     }
 
     /** What this node joins the cluster's Vert.x cluster with (its name, address, ports, members, key store). */

@@ -190,6 +190,16 @@ public final class RecoveryDuty {
      */
     public static boolean owe(final HazelcastInstance hazelcast, final String cn, final JsonObject registryEntry,
                               final String why) {
+        return owe(hazelcast, cn, registryEntry, why, false);
+    }
+
+    /**
+     * The same; {@code leaseExpired} when a memory node fenced the incarnation because its lease on the fabric expired
+     * ({@code FabricLease}): it is then recovered although its member may still be in the cluster (paused, not yet
+     * dropped by Hazelcast's heartbeat), since the fence, not the membership, is what keeps it from writing.
+     */
+    static boolean owe(final HazelcastInstance hazelcast, final String cn, final JsonObject registryEntry,
+                       final String why, final boolean leaseExpired) {
         if (!NodeRole.CN.label().equals(registryEntry.getString("role"))
             || registryEntry.getBoolean("recovered", false) || registryEntry.getLong("epoch") == null) {
             return false;
@@ -203,7 +213,7 @@ public final class RecoveryDuty {
         }
         final String owed = new JsonObject().put("cn", cn).put("epoch", epoch).put("slot", slot)
             .put("prefix", idPrefix(epoch, slot)).put("owedAtMs", System.currentTimeMillis()).put("why", why)
-            .put("claim", 0L).encode();
+            .put("leaseExpired", leaseExpired).put("claim", 0L).encode();
         final IMap<String, String> owedMap = hazelcast.getMap(OWED);
         if (owedMap.putIfAbsent(incarnation, owed) != null) {
             return false;
@@ -391,9 +401,11 @@ public final class RecoveryDuty {
         final Set<UUID> live = hazelcast.getCluster().getMembers().stream().map(Member::getUuid)
             .collect(Collectors.toSet());
         final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
-        if (!seesEveryMemoryNode(nodes, live)
-            || liveCn(nodes.get(entry.getString("cn")), entry.getLong("epoch", -1L), live)) {
-            return; // cut off, or the incarnation is alive here: left owed until it really dies (then recovered)
+        if (!seesEveryMemoryNode(nodes, live) || !entry.getBoolean("leaseExpired", false)
+            && liveCn(nodes.get(entry.getString("cn")), entry.getLong("epoch", -1L), live)) {
+            // Cut off, or the incarnation is alive here: left owed until it really dies (then recovered). One whose
+            // fabric lease expired was fenced by a memory node for it: recovered at once, member or not.
+            return;
         }
         final String claimedBy = entry.getString("claimedBy");
         String claimed = value;

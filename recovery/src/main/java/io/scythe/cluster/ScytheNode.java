@@ -64,7 +64,11 @@ import java.util.function.Supplier;
  * </ul>
  *
  * <p>Leases and fencing: a CN's lease is its Hazelcast membership under its epoch, registered in the
- * {@value #NODES} map. When Hazelcast removes a CN's member (killed, or hung longer than max-no-heartbeat), every
+ * {@value #NODES} map, and, when {@code leaseRenewMs} is set (off by default), its lease on the fabric
+ * ({@link FabricLease}): it renews a word on every serving MN every {@code leaseRenewMs} ({@link LeaseRenewer}), and an
+ * MN whose word for it stopped changing for {@code leaseMs + leaseGraceMs} fences it and owes its recovery
+ * ({@link #leaseExpired}); the CN stops serving a grace before that. Hazelcast's membership is the fallback detector.
+ * When Hazelcast removes a CN's member (killed, or hung longer than max-no-heartbeat), every
  * MN and the TSO fence the CN's fabric identity first (its queue pairs revoked, new connections refused), so a CN that
  * was only paused cannot write when it wakes; a newer epoch of the same CN supersedes (and fences) the older one. A CN
  * keeps its lease by renewing it every {@value #LEASE_RENEW_MS} ms; when it finds it was not running for longer than
@@ -78,6 +82,8 @@ public final class ScytheNode implements AutoCloseable {
     public static final String NODES = ClusterAccess.NODE_REGISTRY;
     public static final String EPOCHS = "scythe.epochs";
     public static final String SHARDS = "scythe.shards";
+    /** Where each memory node's {@value FabricLease#REGION} region is: node name to {address, length, rkey}. */
+    static final String LEASES = "scythe.leases";
     /** Exit code of a CN that lost its lease (and must rejoin under a new epoch). */
     public static final int EXIT_LEASE_LOST = 3;
     public static final long LEASE_RENEW_MS = 250;
@@ -165,6 +171,17 @@ public final class ScytheNode implements AutoCloseable {
     private LogDb memoryDb;
     /** When the CN's loop last ran its lease check (only to log how late the loop is). */
     private long lastCheckNs;
+    /**
+     * The thread of the lease on the fabric ({@link FabricLease}): a CN's renewer, or a memory node's watcher; null
+     * when the fabric lease is off.
+     */
+    private LivenessTimer fabricLeaseThread;
+    private LeaseRenewer leaseRenewer;
+    /** A CN's memory nodes' lease regions, all of them; those it renews on now (the serving ones). */
+    private Map<String, RemoteRegion> leaseRegions;
+    private volatile Map<String, RemoteRegion> leaseTargets = Map.of();
+    /** A memory node's view of the registry's CNs by slot (their latest entry, with "name"): whom an expiry names. */
+    private final Map<Long, JsonObject> cnBySlot = new ConcurrentHashMap<>();
 
     private ScytheNode(final NodeConfig config, final NodeRole role, final NodeWorkload workload,
                        final Runnable onLeaseLost) {
@@ -257,6 +274,10 @@ public final class ScytheNode implements AutoCloseable {
         memoryNodeServices = io.scythe.txn.mn.MemoryNodeServices.start(db, rpcServer,
             new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
         onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), rpcServer::start);
+        if (config.fabricLease().on()) {
+            // Published before the tables: a CN that found the tables finds the lease words too.
+            watchFabricLeases(config.fabricLease());
+        }
         consumers.add(TableDirectory.serve(vertx, config.node(), db).await(10, TimeUnit.SECONDS));
         MemoryNodeFailover.publishTables(hazelcast, config.node(),
             db.tables().stream().map(io.scythe.storage.Table::describe).toList());
@@ -276,6 +297,109 @@ public final class ScytheNode implements AutoCloseable {
                 }
             });
         }
+    }
+
+    /**
+     * A memory node's side of the CNs' leases on the fabric ({@link FabricLease}): registers the words, says where they
+     * are ({@value #LEASES}), and watches them on a thread of its own, every half renewal period. A CN whose word did
+     * not change for lease + grace is fenced here and owed recovery ({@link #leaseExpired}), as when Hazelcast drops
+     * its member (which stays the fallback detector). A memory node that lost its own lease (removed by a
+     * configuration) judges no lease any more.
+     */
+    private void watchFabricLeases(final FabricLease.Options lease) {
+        final io.scythe.fabric.MemoryRegion words = nic.register(FabricLease.REGION, FabricLease.REGION_BYTES,
+            io.scythe.fabric.MemoryKind.HOST);
+        final RemoteRegion where = words.describe();
+        hazelcast.<String, String>getMap(LEASES).put(config.node(), new JsonObject().put("address", where.address())
+            .put("length", where.length()).put("rkey", where.rkey()).encode());
+        final FabricLease.Watcher watcher = new FabricLease.Watcher(lease);
+        final org.agrona.concurrent.AtomicBuffer buffer = words.buffer();
+        fabricLeaseThread = LivenessTimer.start("scythe-lease-watch-" + config.node(),
+            Math.max(5, lease.renewMs() / 2), sinceMs -> {
+                if (leaseLost || closing) {
+                    return;
+                }
+                final long now = System.nanoTime();
+                for (int slot = 1; slot < FabricLease.SLOTS; slot++) {
+                    watcher.observe(slot, buffer.getLongVolatile(FabricLease.offset(slot)), now);
+                }
+                for (final FabricLease.Expired e : watcher.expire(now)) {
+                    leaseExpired(e);
+                }
+            });
+        log(lease.describe());
+    }
+
+    /**
+     * The lease of the CN incarnation in slot {@code e.slot()} expired on this memory node: fences it here (no
+     * Hazelcast call on the way: a map operation can wait on the paused CN's own partitions), then owes its recovery,
+     * marked as a lease expiry so that recovery does not wait for its member to leave. An epoch the registry has moved
+     * past was superseded, and fenced when its successor registered.
+     */
+    private void leaseExpired(final FabricLease.Expired e) {
+        final JsonObject entry = cnBySlot.get((long) e.slot());
+        if (entry == null || (entry.getLong("epoch", -1L) & 0xffff) != e.epoch()) {
+            log("fabric lease of CN slot " + e.slot() + " epoch " + e.epoch() + " expired (no renewal for "
+                + e.silentMs() + " ms); the registry names " + (entry == null ? "no CN there" : entry.getString(
+                "fabricNode")) + ": left to the registry's own fencing");
+            return;
+        }
+        final String why = "its fabric lease expired: no renewal for " + e.silentMs() + " ms";
+        fence(entry.getString("fabricNode"), why);
+        vertx.executeBlocking(() -> RecoveryDuty.owe(hazelcast, entry.getString("name"), entry, why, true), false)
+            .onFailure(f -> log("owing recovery of " + entry.getString("fabricNode") + ": " + f));
+    }
+
+    /**
+     * A compute node's lease on the fabric ({@link FabricLease}): renewed on every serving memory node by a
+     * {@link LeaseRenewer} on a thread of its own; it loses its lease when the renewals stop being acknowledged in
+     * time or a memory node refuses one (fenced). Renews on the memory nodes the applied configuration serves with.
+     */
+    private void renewFabricLease(final FabricLease.Options lease) {
+        final IMap<String, String> leases = hazelcast.getMap(LEASES);
+        final Map<String, RemoteRegion> regions = new LinkedHashMap<>();
+        // No configuration applied yet: the initial one, which removed nothing.
+        final io.scythe.txn.MemoryNodeConfiguration applied = catalog.configuration();
+        final List<String> removed = applied == null ? List.of() : failover.removed(applied);
+        for (final String mn : config.memoryNodes()) {
+            final String value = leases.get(mn);
+            if (value == null) {
+                if (removed.contains(mn)) {
+                    continue;
+                }
+                throw new IllegalStateException("memory node " + mn + " keeps no lease words on the fabric, and this "
+                    + "compute node's config asks for a fabric lease: give every node the same leaseRenewMs (0 turns "
+                    + "the fabric lease off)");
+            }
+            final JsonObject at = new JsonObject(value);
+            regions.put(mn, new RemoteRegion(mn, FabricLease.REGION, at.getLong("address"), at.getLong("length"),
+                at.getInteger("rkey"), io.scythe.fabric.MemoryKind.HOST));
+        }
+        leaseRegions = regions;
+        leaseTargetsFor(catalog.configuration());
+        leaseRenewer = new LeaseRenewer(nic, lease, epoch, slot, () -> leaseTargets, why -> {
+            if (config.leaseCheck()) {
+                loseLease(why);
+            } else {
+                log("fabric lease lost (" + why + "); leaseCheck is off: serves on until a memory node fences it");
+            }
+        });
+        fabricLeaseThread = LivenessTimer.start("scythe-lease-renew-" + config.node(), lease.renewMs(),
+            sinceMs -> leaseRenewer.round());
+        log(lease.describe() + "; renews on " + leaseTargets.keySet());
+    }
+
+    /** The memory nodes configuration {@code c} serves with, whose lease words a CN renews. */
+    private void leaseTargetsFor(final io.scythe.txn.MemoryNodeConfiguration c) {
+        final Map<String, RemoteRegion> regions = leaseRegions;
+        if (regions == null) {
+            return;
+        }
+        final Map<String, RemoteRegion> serving = new LinkedHashMap<>(regions);
+        if (c != null) { // null: the initial configuration, which removed nothing
+            serving.keySet().removeAll(failover.removed(c));
+        }
+        leaseTargets = Map.copyOf(serving);
     }
 
     /**
@@ -474,12 +598,16 @@ public final class ScytheNode implements AutoCloseable {
             lastCheckNs = System.nanoTime();
             leaseTimer = vertx.setPeriodic(LEASE_RENEW_MS, t -> renewLease());
         }
+        if (config.fabricLease().on()) {
+            renewFabricLease(config.fabricLease());
+        }
     }
 
     /** Applies memory-node configuration {@code c} to this CN's catalog, if it is newer than the one applied. */
     private void applyConfiguration(final io.scythe.txn.MemoryNodeConfiguration c) {
         final io.scythe.txn.MemoryNodeConfiguration before = catalog.configuration();
         if (catalog.reconfigure(c)) {
+            leaseTargetsFor(c);
             log("memory-node configuration " + c.describe(config.memoryNodes()) + " applied"
                 + (before == null && c.epoch() == 0 ? "" : "; partitions with a promoted primary: "
                 + c.promotedSince(before == null ? io.scythe.txn.MemoryNodeConfiguration.initial(
@@ -998,6 +1126,11 @@ public final class ScytheNode implements AutoCloseable {
             return;
         }
         final UUID member = UUID.fromString(entry.getString("member"));
+        if (entry.getLong("slot") != null) {
+            final JsonObject named = entry.copy().put("name", name);
+            cnBySlot.merge(entry.getLong("slot"), named,
+                (known, next) -> next.getLong("epoch", 0L) >= known.getLong("epoch", 0L) ? next : known);
+        }
         final boolean live = hazelcast.getCluster().getMembers().stream().anyMatch(m -> m.getUuid().equals(member));
         if (live) {
             cnByMember.put(member, entry.getString("fabricNode"));
@@ -1129,6 +1262,9 @@ public final class ScytheNode implements AutoCloseable {
                 return;
             }
             leaseLost = true;
+        }
+        if (leaseRenewer != null) {
+            leaseRenewer.stop(); // the memory nodes then fence it within a lease and a grace, and it is recovered
         }
         if (recoveryDuty != null) {
             recoveryDuty.stop(); // fenced itself: its recoveries could only fail, and its claims pass on when it exits
@@ -1324,6 +1460,12 @@ public final class ScytheNode implements AutoCloseable {
         closing = true;
         if (liveness != null) {
             liveness.close();
+        }
+        if (leaseRenewer != null) {
+            leaseRenewer.stop();
+        }
+        if (fabricLeaseThread != null) {
+            fabricLeaseThread.close();
         }
         if (vertx != null && leaseTimer >= 0) {
             vertx.cancelTimer(leaseTimer);
