@@ -121,6 +121,7 @@ public final class LocalCluster implements AutoCloseable {
     private final Path dir;
     private final Launcher launcher;
     private final Map<String, Node> nodes = new LinkedHashMap<>();
+    private final Map<NodeRole, Long> tierStartMs = new LinkedHashMap<>();
     private final JsonObject base;
 
     /**
@@ -256,7 +257,9 @@ public final class LocalCluster implements AutoCloseable {
      * memory nodes, then the compute nodes, each tier in parallel, so no node founds a cluster of its own.
      */
     public void start(final long timeoutMs) throws Exception {
+        tierStartMs.clear();
         for (final NodeRole tier : List.of(NodeRole.TSO, NodeRole.PROXY, NodeRole.MN, NodeRole.CN)) {
+            final long t0 = System.nanoTime();
             for (final Node n : nodes.values()) {
                 if (n.role == tier) {
                     launch(n);
@@ -267,7 +270,15 @@ public final class LocalCluster implements AutoCloseable {
                     awaitReady(n, timeoutMs);
                 }
             }
+            if (nodes.values().stream().anyMatch(n -> n.role == tier)) {
+                tierStartMs.put(tier, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+            }
         }
+    }
+
+    /** How long each tier took to be ready at the last {@link #start(long)}, in milliseconds, in start order. */
+    public Map<NodeRole, Long> tierStartMs() {
+        return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(tierStartMs));
     }
 
     /** Starts {@code node} again (after it exited or was killed); waits until it is ready. */

@@ -45,8 +45,7 @@ class ClusterProcessTest {
         // leaving can end them early.
         cluster.configure("cn0", "peerCallTimeoutMs", 60_000);
         cluster.configure("cn1", "peerCallTimeoutMs", 60_000);
-        cluster.start(120_000);
-        client = ScytheClient.join(cluster.clientConfig().access(), 10_000);
+        client = ProcessClusters.startAndJoin(cluster, 120_000, 10_000);
     }
 
     @AfterAll

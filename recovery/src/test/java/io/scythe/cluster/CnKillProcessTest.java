@@ -85,8 +85,7 @@ class CnKillProcessTest {
             .add(fault(30, "afterRedo", "halt", 0)));
         cluster.configure("cn2", "faults", new JsonArray()
             .add(fault(20, "afterExecute", "delay", QUEUED_LOCKS_AFTER_MS)));
-        cluster.start(180_000);
-        client = ScytheClient.join(cluster.clientConfig().access(), 30_000);
+        client = ProcessClusters.startAndJoin(cluster, 180_000, 30_000);
         impatient = new ScytheClient(client.vertx(), 10_000);
         patient = new ScytheClient(client.vertx(), 20_000 + 60_000 + AFTER_RECOVERY_MS + 10_000);
         clean = true;
