@@ -318,7 +318,7 @@ class ClusterProcessTest {
             }
             // An earlier run's client.json (another cluster name): it forms a cluster of its own and sees no CN.
             Files.writeString(json, cluster.clientConfigJson().put("cluster", "an-earlier-run")
-                .put("readyTimeoutMs", 6_000).encode()); // lite joins for 3 s, then a full member alone
+                .put("readyTimeoutMs", 12_000).encode()); // lite joins for 6 s, then 6 s for a full member alone
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScytheClient.join(json, 2_000).close())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("no compute node is visible")
                 .hasMessageContaining(json.toString());
