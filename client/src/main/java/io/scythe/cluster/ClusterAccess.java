@@ -219,30 +219,68 @@ public record ClusterAccess(String cluster, String secret, String node, String h
      * while the TSO and a CN were killed and restarted; the restarted CN then sent to an event-bus peer that was "not a
      * member of the cluster" for two minutes and was never ready (CI runs 72 and 76: the restarted CN refused at join).
      *
-     * <p>A lite member alone (no node of this cluster answered: a stale client.json, another secret) cannot hold
-     * Vert.x's own maps, and Hazelcast refuses it with {@link NoDataMemberInClusterException}. It then joins as a full
-     * member, a cluster of its own, so the caller sees what it would have seen before: a cluster without any node.
+     * <p>A lite member alone (no node of this cluster answered) cannot hold Vert.x's own maps, and Hazelcast refuses it
+     * with {@link NoDataMemberInClusterException}. That is transient while the cluster's members are busy (a starved
+     * machine, a membership change): the refused member is shut down and a lite member joins again, every
+     * {@link #JOIN_RETRY_PAUSE_MS}, until {@link #liteJoinReserveMs()} before the join deadline
+     * ({@link #joinTimeoutMs}). Only then (a stale client.json, another secret: no node of this cluster will ever
+     * answer) does it join as a full member, a cluster of its own, so the caller sees what it would have seen before:
+     * a cluster without any node. Before, the first refusal made the client a full member at once, which a client must
+     * not be (above).
      */
     public Future<Vertx> joinAsLiteMember() {
+        final long start = System.nanoTime();
+        return joinAsLiteMember(start, start + TimeUnit.MILLISECONDS.toNanos(joinTimeoutMs - liteJoinReserveMs()));
+    }
+
+    /**
+     * What a lite join leaves of the join deadline for the full-member join that ends it when no node answered: a
+     * member alone forms its cluster in ~3.5 s (../shared/DEPENDENCIES.md), more on a loaded machine. Half the join
+     * timeout, at most 10 s.
+     */
+    long liteJoinReserveMs() {
+        return Math.min(joinTimeoutMs / 2, 10_000);
+    }
+
+    private Future<Vertx> joinAsLiteMember(final long start, final long liteUntil) {
         return Vertx.builder().with(vertxOptions()).withClusterManager(clusterManager(true)).buildClustered()
             .recover(failure -> {
                 if (!causedBy(failure, NoDataMemberInClusterException.class)) {
                     return Future.failedFuture(failure);
                 }
                 // Shutting the refused member down blocks: not on the thread that completed the attempt (a loop).
-                final io.vertx.core.Promise<Vertx> alone = io.vertx.core.Promise.promise();
+                final io.vertx.core.Promise<Vertx> next = io.vertx.core.Promise.promise();
                 final Thread again = new Thread(() -> {
                     final HazelcastInstance refused = Hazelcast.getHazelcastInstanceByName(hazelcastInstanceName());
                     if (refused != null) {
                         refused.getLifecycleService().terminate();
                     }
-                    join().onComplete(alone);
-                }, "scythe-join-as-full-member");
+                    if (liteUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(JOIN_RETRY_PAUSE_MS)) {
+                        try {
+                            Thread.sleep(JOIN_RETRY_PAUSE_MS);
+                        } catch (final InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            next.fail(e);
+                            return;
+                        }
+                        joinAsLiteMember(start, liteUntil).onComplete(next);
+                    } else {
+                        LAST_FULL_MEMBER_AFTER_MS.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                        join().onComplete(next);
+                    }
+                }, "scythe-join-again");
                 again.setDaemon(true);
                 again.start();
-                return alone.future();
+                return next.future();
             });
     }
+
+    /**
+     * For tests: how long after its first lite join the last client of this JVM that found no node joined as a full
+     * member instead.
+     */
+    static final java.util.concurrent.atomic.AtomicLong LAST_FULL_MEMBER_AFTER_MS =
+        new java.util.concurrent.atomic.AtomicLong(-1);
 
     private static boolean causedBy(final Throwable failure, final Class<? extends Throwable> type) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {

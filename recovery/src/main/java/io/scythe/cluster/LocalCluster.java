@@ -121,6 +121,7 @@ public final class LocalCluster implements AutoCloseable {
     private final Path dir;
     private final Launcher launcher;
     private final Map<String, Node> nodes = new LinkedHashMap<>();
+    private final Map<NodeRole, Long> tierStartMs = new LinkedHashMap<>();
     private final JsonObject base;
 
     /**
@@ -256,7 +257,9 @@ public final class LocalCluster implements AutoCloseable {
      * memory nodes, then the compute nodes, each tier in parallel, so no node founds a cluster of its own.
      */
     public void start(final long timeoutMs) throws Exception {
+        tierStartMs.clear();
         for (final NodeRole tier : List.of(NodeRole.TSO, NodeRole.PROXY, NodeRole.MN, NodeRole.CN)) {
+            final long t0 = System.nanoTime();
             for (final Node n : nodes.values()) {
                 if (n.role == tier) {
                     launch(n);
@@ -267,7 +270,15 @@ public final class LocalCluster implements AutoCloseable {
                     awaitReady(n, timeoutMs);
                 }
             }
+            if (nodes.values().stream().anyMatch(n -> n.role == tier)) {
+                tierStartMs.put(tier, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+            }
         }
+    }
+
+    /** How long each tier took to be ready at the last {@link #start(long)}, in milliseconds, in start order. */
+    public Map<NodeRole, Long> tierStartMs() {
+        return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(tierStartMs));
     }
 
     /** Starts {@code node} again (after it exited or was killed); waits until it is ready. */
@@ -381,8 +392,22 @@ public final class LocalCluster implements AutoCloseable {
     /** Ports this JVM has handed out already: a node of this cluster has not bound them yet. */
     private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Below Linux's ephemeral range (32768-60999): outgoing connections never take these ports. */
-    private static final int FIRST_PORT = 20_000;
-    private static final int PORTS = 12_000;
+    private static final int FIRST_PORT;
+    private static final int PORTS;
+
+    static {
+        // Block i of n of [20000, 32000) when JVMs hand out ports side by side (surefire forks: scythe.ports.block
+        // 1..n, scythe.ports.blocks n): each picks only in its own block, so a port one JVM handed out (not bound yet,
+        // or the port of a node it killed and will restart) is never taken by another's cluster.
+        final int blocks = Integer.getInteger("scythe.ports.blocks", 1);
+        final int block = Integer.getInteger("scythe.ports.block", 1);
+        if (blocks < 1 || block < 1 || block > blocks) {
+            throw new IllegalStateException("scythe.ports.block=" + block + " must be in 1..scythe.ports.blocks="
+                + blocks);
+        }
+        PORTS = 12_000 / blocks;
+        FIRST_PORT = 20_000 + (block - 1) * PORTS;
+    }
 
     /**
      * A port free on loopback right now, outside the kernel's ephemeral range. A port the kernel picked (bind to 0)

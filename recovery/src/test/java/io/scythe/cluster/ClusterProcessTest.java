@@ -45,8 +45,7 @@ class ClusterProcessTest {
         // leaving can end them early.
         cluster.configure("cn0", "peerCallTimeoutMs", 60_000);
         cluster.configure("cn1", "peerCallTimeoutMs", 60_000);
-        cluster.start(120_000);
-        client = ScytheClient.join(cluster.clientConfig().access(), 10_000);
+        client = ProcessClusters.startAndJoin(cluster, 120_000, 10_000);
     }
 
     @AfterAll
@@ -284,9 +283,16 @@ class ClusterProcessTest {
         final NodeConfig mine = cluster.clientConfig();
         final JsonObject other = new JsonObject().put("cluster", mine.cluster()).put("secret", "not the secret at all")
             .put("node", "intruder").put("hazelcastPort", LocalCluster.freePort()).put("members",
-                new io.vertx.core.json.JsonArray(mine.members())).put("httpPort", -1).put("readyTimeoutMs", 60_000);
+                new io.vertx.core.json.JsonArray(mine.members())).put("httpPort", -1).put("readyTimeoutMs", 12_000);
         try (ScytheClient intruder = ScytheClient.join(NodeConfig.of(other).access(), 3_000)) {
+            // It tried as a lite member (what a client is), again after each refusal, for the first 6 s of its 12 s
+            // deadline (less the 1 s pause before a next try), and only then joined as a full member: a cluster of
+            // its own. (A lower bound: a loaded machine only makes it later.)
+            assertThat(ClusterAccess.LAST_FULL_MEMBER_AFTER_MS.get()).as("ms of lite joins before a full member")
+                .isGreaterThanOrEqualTo(5_000);
             assertThat(ClusterSetup.hazelcast(intruder.vertx()).getCluster().getMembers()).hasSize(1);
+            assertThat(ClusterSetup.hazelcast(intruder.vertx()).getCluster().getLocalMember().isLiteMember())
+                .isFalse();
             assertThat(intruder.call("add", 1, 1).await(20, TimeUnit.SECONDS))
                 .isInstanceOf(ScytheClient.Outcome.Rejected.class);
         }
@@ -311,7 +317,8 @@ class ClusterProcessTest {
                 assertThat(committed(call("get", 4))).isEqualTo(before + 30);
             }
             // An earlier run's client.json (another cluster name): it forms a cluster of its own and sees no CN.
-            Files.writeString(json, cluster.clientConfigJson().put("cluster", "an-earlier-run").encode());
+            Files.writeString(json, cluster.clientConfigJson().put("cluster", "an-earlier-run")
+                .put("readyTimeoutMs", 12_000).encode()); // lite joins for 6 s, then 6 s for a full member alone
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScytheClient.join(json, 2_000).close())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("no compute node is visible")
                 .hasMessageContaining(json.toString());

@@ -85,8 +85,7 @@ class CnKillProcessTest {
             .add(fault(30, "afterRedo", "halt", 0)));
         cluster.configure("cn2", "faults", new JsonArray()
             .add(fault(20, "afterExecute", "delay", QUEUED_LOCKS_AFTER_MS)));
-        cluster.start(180_000);
-        client = ScytheClient.join(cluster.clientConfig().access(), 30_000);
+        client = ProcessClusters.startAndJoin(cluster, 180_000, 30_000);
         impatient = new ScytheClient(client.vertx(), 10_000);
         patient = new ScytheClient(client.vertx(), 20_000 + 60_000 + AFTER_RECOVERY_MS + 10_000);
         clean = true;
@@ -226,8 +225,16 @@ class CnKillProcessTest {
         }
     }
 
-    private static long epochOf(final String cn) {
-        return health(cn).getLong("epoch", -1L);
+    /**
+     * {@code cn}'s epoch from its /health, asked again while unanswered: a CN starved on a loaded machine can miss the
+     * 5 s timeout of one request, and -1 then made the scenario wait for the fencing of incarnation "cn0.e-1", which
+     * never comes (three failures at load ~55, "not within 30000 ms: mn0 and mn1 fence cn0.e-1").
+     */
+    private static long epochOf(final String cn) throws InterruptedException {
+        final long[] epoch = {-1};
+        eventually(cn + "'s /health names its epoch", 30_000,
+            () -> (epoch[0] = health(cn).getLong("epoch", -1L)) >= 0);
+        return epoch[0];
     }
 
     /**

@@ -37,8 +37,7 @@ class LotusClusterProcessTest {
                 "-XX:TieredStopAtLevel=1")));
         ScytheClient client = null;
         try {
-            cluster.start(120_000);
-            client = ScytheClient.join(cluster.clientConfig().access(), 20_000);
+            client = ProcessClusters.startAndJoin(cluster, 120_000, 20_000);
             // One move at a time from cn0: its keys' locks are on cn1 for about half of them.
             final long servedBefore = served(cluster, "cn1");
             final long[] expected = new long[KEYS];

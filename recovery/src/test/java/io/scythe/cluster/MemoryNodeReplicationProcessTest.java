@@ -51,12 +51,11 @@ class MemoryNodeReplicationProcessTest {
             cluster.configure("cn0", "faults", new io.vertx.core.json.JsonArray().add(new JsonObject()
                 .put("procedure", "move").put("key", 8).put("at", "afterRedo").put("action", "delay")
                 .put("ms", FAULT_DELAY_MS)));
-            cluster.start(180_000);
+            client = ProcessClusters.startAndJoin(cluster, 180_000, 20_000);
             for (final String mn : List.of("mn0", "mn1", "mn2")) {
                 assertThat(cluster.node(mn).logText()).contains("replication: 2 backup(s) per partition (3-way) "
                     + "over 3 memory node(s), data and redo logs");
             }
-            client = ScytheClient.join(cluster.clientConfig().access(), 20_000);
             final SplittableRandom random = new SplittableRandom(7);
             for (int i = 0; i < 60; i++) {
                 long from = random.nextInt(KEYS);

@@ -27,8 +27,7 @@ class TcpClusterProcessTest {
             "scythe", dir, LocalCluster.Launcher.sameClasspath(List.of("-Xmx256m", "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1")));
         try {
-            cluster.start(180_000);
-            try (ScytheClient client = ScytheClient.join(cluster.clientConfig().access(), 20_000)) {
+            try (ScytheClient client = ProcessClusters.startAndJoin(cluster, 180_000, 20_000)) {
                 // Keys 0..5 live on both memory nodes (partitioned by key); every CN adds to each.
                 final List<String> cns = List.of("cn0", "cn1", "cn2");
                 for (final String cn : cns) {

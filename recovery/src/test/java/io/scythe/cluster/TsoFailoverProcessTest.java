@@ -30,8 +30,7 @@ class TsoFailoverProcessTest {
     @BeforeAll
     static void startCluster() throws Exception {
         cluster = ProcessClusters.counters("f", 1, 1, 1, dir);
-        cluster.start(120_000);
-        client = ScytheClient.join(cluster.clientConfig().access(), 10_000);
+        client = ProcessClusters.startAndJoin(cluster, 120_000, 10_000);
     }
 
     @AfterAll
