@@ -157,6 +157,44 @@ public final class BackupTables {
         return differences;
     }
 
+    /**
+     * As {@link #compare(List, int)}, after memory-node failover: copies on the nodes {@code removed} names are no
+     * copies any more (their node died); each partition's first copy on a live node (its primary, or the backup
+     * promoted) is compared with its other live copies.
+     */
+    public static List<String> compare(final List<LogDb> nodes, final int backups,
+                                       final java.util.function.IntPredicate removed) {
+        final List<String> differences = new ArrayList<>();
+        final int n = nodes.size();
+        for (int p = 0; p < n; p++) {
+            for (final Table primary : nodes.get(p).tables()) {
+                if (backupOf(primary.schema()) != 0) {
+                    continue;
+                }
+                final String name = primary.schema().name();
+                Table serving = null;
+                String servingWhere = null;
+                for (int b = 0; b <= backups; b++) {
+                    final int node = b == 0 ? p : backupNode(p, b, n);
+                    if (removed.test(node)) {
+                        continue;
+                    }
+                    final Table copy = b == 0 ? primary : nodes.get(node).backupView(b).table(name);
+                    final String where = (b == 0 ? "primary" : "backup " + b) + " on node " + node;
+                    if (copy == null) {
+                        differences.add(name + " of mn" + p + ": no " + where);
+                    } else if (serving == null) {
+                        serving = copy;
+                        servingWhere = where;
+                    } else {
+                        compare(serving, copy, where + " (against the " + servingWhere + ")", differences);
+                    }
+                }
+            }
+        }
+        return differences;
+    }
+
     private static void compare(final Table primary, final Table copy, final String where,
                                 final List<String> differences) {
         final String name = primary.schema().name();
