@@ -135,26 +135,7 @@ public final class BackupTables {
      * abandoned, or one the primary reclaimed). Call when no transaction runs.
      */
     public static List<String> compare(final List<LogDb> nodes, final int backups) {
-        final List<String> differences = new ArrayList<>();
-        final int n = nodes.size();
-        for (int p = 0; p < n; p++) {
-            for (final Table primary : nodes.get(p).tables()) {
-                if (backupOf(primary.schema()) != 0) {
-                    continue;
-                }
-                for (int b = 1; b <= backups; b++) {
-                    final int node = backupNode(p, b, n);
-                    final Table copy = nodes.get(node).backupView(b).table(primary.schema().name());
-                    if (copy == null) {
-                        differences.add(primary.schema().name() + " of mn" + p + ": no backup " + b + " on node "
-                            + node);
-                        continue;
-                    }
-                    compare(primary, copy, "backup " + b + " on node " + node, differences);
-                }
-            }
-        }
-        return differences;
+        return compare(nodes, backups, node -> false);
     }
 
     /**
@@ -187,7 +168,8 @@ public final class BackupTables {
                         serving = copy;
                         servingWhere = where;
                     } else {
-                        compare(serving, copy, where + " (against the " + servingWhere + ")", differences);
+                        compare(serving, copy, servingWhere.startsWith("primary") ? where
+                            : where + " (against the " + servingWhere + ")", differences);
                     }
                 }
             }
