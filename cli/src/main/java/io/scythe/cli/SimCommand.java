@@ -268,6 +268,13 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--crash-at", defaultValue = "0us", description = "Virtual time of the crash.")
     Duration crashAt;
 
+    @Accepts(min = "-1", max = "63")
+    @Option(names = "--crash-mn", defaultValue = "-1",
+        description = "Fault: this memory node (0-based) crashes at --crash-at with its memory and its services' "
+            + "state; --crash-detect later the configuration removes it and promotes a backup of its partition "
+            + "(needs --replicas 1+, not with --crash-cn or --colocate; protocols: aurogon's).")
+    int crashMn;
+
     @Option(names = "--crash-recover", description = "With --crash-cn: the crash is detected 20us later and the "
         + "first live CN recovers the crashed one with the cluster's recovery code (fence, log scan, roll-forward, "
         + "release), then the run checks nothing was lost, applied twice or left held (needs --redo-log, --cns 2+).")
@@ -570,6 +577,9 @@ public final class SimCommand implements Callable<Integer> {
         final ClockOptions clocks = ClockArguments.parse(clockConfig, clock, clockSpread, seed);
         final io.scythe.routing.RoutingMode routingMode = io.scythe.routing.RoutingMode.named(routing);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
+        if (crashMn >= 0) {
+            faults.crashMemoryNode(crashMn, crashAt.toNanos(), crashDetect.toNanos());
+        }
         if (crashCn >= 0) {
             faults.crash(crashCn, crashAt.toNanos()).recover(crashRecover, crashDetect.toNanos());
         } else if (crashRecover) {

@@ -11,6 +11,12 @@ import io.vertx.core.json.JsonObject;
  *       posted but unexecuted verbs die with its NIC. Without {@code recover} the run reports what the crash left
  *       (locks held, the conserved quantity); with it ({@link CrashRecovery}) the crash is detected {@code detectNs}
  *       later and another CN recovers it with the cluster's recovery code, and the run checks the outcome.</li>
+ *   <li>{@code crashMn} at {@code crashMnAtNs}: that memory node dies with its memory and its services' state (its
+ *       loop stops, its NIC closes: verbs to it fail as on a fabric whose peer is gone, RRPC calls to it time out,
+ *       {@link #MN_CALL_TIMEOUT_NS}); {@code detectNs} later the configuration removes it and promotes a backup of
+ *       its partition ({@code MemoryNodeConfiguration#without}, what cluster mode's {@code MemoryNodeFailover}
+ *       writes), after the protocol module's {@code promoted} step ran on the new primary. Needs {@code --replicas}
+ *       and a protocol whose module handles it ({@code ProtocolModule#memoryNodeCrashRefusal}).</li>
  *   <li>{@code mnSlowFactor} from {@code mnSlowFromNs} to {@code mnSlowToNs}: memory nodes' CPU time per RPC is
  *       multiplied (MN-side RPC slowness: Takeout Lock, lookups).</li>
  *   <li>{@code verbFailRate} over {@code verbFailKinds}: each one-sided verb of those kinds that a CN's transaction
@@ -24,7 +30,15 @@ public final class Faults {
     /** Virtual time from a crash to its detection (the stand-in for the cluster's failure detector). */
     public static final long DEFAULT_DETECT_NS = 20_000;
 
+    /**
+     * In a run with a memory-node crash, how long a compute node's RRPC call may wait for its reply (a request the
+     * dead node took is never answered): far above any answer a live node gives in the runs measured.
+     */
+    public static final long MN_CALL_TIMEOUT_NS = 1_000_000;
+
     private long jitterNs;
+    private int crashMn = NO_CRASH;
+    private long crashMnAtNs;
     private int crashCn = NO_CRASH;
     private long crashAtNs;
     private boolean recover;
@@ -40,9 +54,16 @@ public final class Faults {
         java.util.EnumSet.of(io.scythe.fabric.Opcode.READ, io.scythe.fabric.Opcode.WRITE,
             io.scythe.fabric.Opcode.COMPARE_AND_SWAP, io.scythe.fabric.Opcode.FETCH_AND_ADD));
 
-    void validate(final int computeNodes) {
+    void validate(final int computeNodes, final int memoryNodes) {
         if (jitterNs < 0) {
             throw new IllegalArgumentException("jitter=" + jitterNs + " ns must not be negative");
+        }
+        if (crashMn != NO_CRASH && (crashMn < 0 || crashMn >= memoryNodes)) {
+            throw new IllegalArgumentException("crash-mn=" + crashMn + " must name one of the " + memoryNodes
+                + " MNs (0-based)");
+        }
+        if (crashMn != NO_CRASH && (crashCn != NO_CRASH || crashMnAtNs < 0)) {
+            throw new IllegalArgumentException("crash-mn: one crash a run (not with crash-cn), at a time not negative");
         }
         if (crashCn != NO_CRASH && (crashCn < 0 || crashCn >= computeNodes)) {
             throw new IllegalArgumentException("crash-cn=" + crashCn + " must name one of the " + computeNodes
@@ -107,6 +128,9 @@ public final class Faults {
                 json.put("crash_recover", true).put("detect_ns", detectNs);
             }
         }
+        if (crashMn != NO_CRASH) {
+            json.put("crash_mn", crashMn).put("crash_mn_at_ns", crashMnAtNs).put("detect_ns", detectNs);
+        }
         if (mnSlowFactor != 1) {
             json.put("mn_slow_factor", mnSlowFactor).put("mn_slow_from_ns", mnSlowFromNs)
                 .put("mn_slow_to_ns", mnSlowToNs);
@@ -125,6 +149,27 @@ public final class Faults {
     public Faults jitterNs(final long jitterNs) {
         this.jitterNs = jitterNs;
         return this;
+    }
+
+    public int crashMn() {
+        return crashMn;
+    }
+
+    public long crashMnAtNs() {
+        return crashMnAtNs;
+    }
+
+    /** Memory node {@code memoryNode} dies at {@code atNs} (virtual, from the start); a backup is promoted. */
+    public Faults crashMemoryNode(final int memoryNode, final long atNs) {
+        this.crashMn = memoryNode;
+        this.crashMnAtNs = atNs;
+        return this;
+    }
+
+    /** As {@link #crashMemoryNode(int, long)}, the configuration removing the node {@code detectNs} after. */
+    public Faults crashMemoryNode(final int memoryNode, final long atNs, final long detectNs) {
+        this.detectNs = detectNs;
+        return crashMemoryNode(memoryNode, atNs);
     }
 
     public int crashCn() {

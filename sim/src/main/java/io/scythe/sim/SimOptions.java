@@ -78,7 +78,7 @@ public final class SimOptions {
             throw new IllegalArgumentException("queue sampling interval must not be negative");
         }
         positive("shards", shards);
-        faults.validate(computeNodes);
+        faults.validate(computeNodes, memoryNodes);
         if (faults.crashCn() != Faults.NO_CRASH) {
             // A module whose compute nodes message each other says what a dead one leaves that it does not recover
             // (ProtocolModule#crashRefusal: a sequencer's epochs, latch bits): a crash would stall the run or lose
@@ -120,9 +120,19 @@ public final class SimOptions {
             throw new IllegalArgumentException("colocate puts compute node i and memory node i on server i: it needs "
                 + "as many compute nodes as memory nodes, not cns=" + computeNodes + " and mns=" + memoryNodes);
         }
-        if (colocate && faults.crashCn() != Faults.NO_CRASH) {
-            throw new IllegalArgumentException("colocate: a crashed server would take its memory node with it, and "
-                + "memory-node crashes are not modelled; crash a compute node without colocate");
+        if (colocate && (faults.crashCn() != Faults.NO_CRASH || faults.crashMn() != Faults.NO_CRASH)) {
+            throw new IllegalArgumentException("colocate: a crashed server would take both its compute node and its "
+                + "memory node, and the two crashes together are not modelled; crash a compute node or a memory node "
+                + "without colocate");
+        }
+        if (faults.crashMn() != Faults.NO_CRASH) {
+            if (replicas < 1) {
+                throw new IllegalArgumentException("crash-mn: the crashed memory node's partition survives only in its "
+                    + "backups: give --replicas 1 or more");
+            }
+            if (routing != io.scythe.routing.RoutingMode.LOCAL || faults.verbFailRate() > 0) {
+                throw new IllegalArgumentException("crash-mn is modelled with routing local and no verb faults only");
+            }
         }
         return this;
     }

@@ -120,6 +120,15 @@ public final class Simulation {
     private String firstError;
     private long historyHash = 0xcbf29ce484222325L;
     private long inFlightAtCrash = -1;
+    /** The catalog every compute node shares (the memory-node configuration it serves). */
+    private Catalog catalog;
+    /**
+     * After a memory-node crash: each partition's serving copy as the workload's checks read it (the promoted backup's
+     * view where the primary died); null without one.
+     */
+    private List<LogDb> servingNodes;
+    /** The crashed memory node's RPC server, stopped when it died. */
+    private RpcServer deadServer;
     /** In a crash run (else null): what the crashed node's transactions did that their clients never heard. */
     private final CrashedOutcomes crashed;
     /** Recovery of the crashed compute node ({@link Faults#recover}), or {@code null}. */
@@ -357,6 +366,15 @@ public final class Simulation {
             final int cnLoopCount = options.computeNodes() * options.loopsPerComputeNode();
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
                 .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
+            if (options.faults().crashMn() != Faults.NO_CRASH) {
+                final String refusal = io.scythe.txn.spi.ProtocolRegistry.moduleOf(options.protocol())
+                    .memoryNodeCrashRefusal(protocol);
+                if (refusal != null) {
+                    throw new IllegalArgumentException("crash-mn with " + options.protocol() + ": " + refusal);
+                }
+                // A request the dead node took is never answered: compute nodes' calls get a bound.
+                rrpcOptions.callTimeoutNs(Faults.MN_CALL_TIMEOUT_NS);
+            }
             final Watermarks watermarks = options.watermarks();
             final List<Future<?>> started = new ArrayList<>();
             final String prefix = "";
@@ -403,6 +421,7 @@ public final class Simulation {
                 tablesOf.put(db.nic().node(), db.tables().stream().map(Table::describe).toList());
             }
             final Catalog catalog = Catalog.fromMemoryNodes(new ArrayList<>(tablesOf.keySet()), tablesOf);
+            this.catalog = catalog;
             if (spec.placement() != io.scythe.txn.Placement.MOD) {
                 catalog.placement(spec.placement()); // where the workload loaded its keys (TPC-C by warehouse)
             }
@@ -542,6 +561,10 @@ public final class Simulation {
                     cnTso != null ? cnTso : tsoGroupFor(rrpc, counter, tsoNode, false), watermarks,
                     recovery != null ? CrashRecovery.idBase(c, l) : (long) loopNumber << 40);
                 runtime.lookupMode(options.lookup());
+                if (options.faults().crashMn() != Faults.NO_CRASH) {
+                    // A request to the dead node fails, or times out; the configuration removes it detectNs after.
+                    runtime.failoverWaitNs(2 * Faults.MN_CALL_TIMEOUT_NS + options.faults().detectNs());
+                }
                 if (options.redoLog()) {
                     final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.enable(runtime,
                         io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
@@ -676,6 +699,10 @@ public final class Simulation {
                 java.util.concurrent.TimeUnit.NANOSECONDS);
         }
         final Faults faults = options.faults();
+        if (faults.crashMn() != Faults.NO_CRASH) {
+            scheduler.runUntil(startNs + faults.crashMnAtNs(), this::failed);
+            crashMemoryNode(faults);
+        }
         if (faults.crashCn() != Faults.NO_CRASH) {
             scheduler.runUntil(startNs + faults.crashAtNs(), this::failed);
             inFlightAtCrash = 0;
@@ -706,6 +733,62 @@ public final class Simulation {
         }
         drainedNs = clock.nanoTime() - endNs;
         Bridge.switchCurrent(null);
+    }
+
+    /**
+     * Memory node {@code faults.crashMn()} dies now: its loop stops with its services' state, its NIC closes (verbs to
+     * it fail, calls it took time out). {@code detectNs} later the configuration removes it, as cluster mode's
+     * {@code MemoryNodeFailover} writes it ({@link io.scythe.txn.MemoryNodeConfiguration#without}): on the loop of the
+     * node whose backup copy is promoted, the protocol module's promotion step runs
+     * ({@link io.scythe.txn.spi.ProtocolModule#promoted}), then every compute node's catalog serves the new
+     * configuration. The end-of-run checks read each partition's serving copy ({@link #servingNodes}).
+     */
+    private void crashMemoryNode(final Faults faults) {
+        final int dead = faults.crashMn();
+        final int n = memoryNodes.size();
+        mnLoops.get(dead).crash();
+        Bridge.switchCurrent(null);
+        servers.get(dead).stop(); // its handlers and rings go with it (before its NIC: stopping deregisters there)
+        deadServer = servers.get(dead);
+        memoryNodes.get(dead).nic().close();
+        final io.scythe.txn.MemoryNodeConfiguration now = catalog.configuration() != null ? catalog.configuration()
+            : io.scythe.txn.MemoryNodeConfiguration.initial(n, options.replicas());
+        final io.scythe.txn.MemoryNodeConfiguration next = now.without(dead);
+        // The partition whose primary died (one a node), its promoted copy and where that copy's tables are.
+        servingNodes = new ArrayList<>(memoryNodes);
+        final Map<Integer, java.util.Set<Integer>> promoted = new java.util.TreeMap<>();
+        for (int p = 0; p < n; p++) {
+            final int copy = next.primaryCopy(p);
+            if (copy != now.primaryCopy(p)) {
+                final int node = next.nodeOf(p, copy);
+                servingNodes.set(p, memoryNodes.get(node).backupView(copy));
+                for (final Catalog.Table t : catalog.tables()) {
+                    promoted.computeIfAbsent(node, k -> new java.util.TreeSet<>())
+                        .add(t.partitions().get(p).backups().get(copy - 1).descriptor().schema().id());
+                }
+            }
+        }
+        final List<TxnRuntime> live = new ArrayList<>();
+        runtimesOfCn.forEach(live::addAll);
+        final java.util.Iterator<Map.Entry<Integer, java.util.Set<Integer>>> each = promoted.entrySet().iterator();
+        final Map.Entry<Integer, java.util.Set<Integer>> last = promoted.isEmpty() ? null
+            : List.copyOf(promoted.entrySet()).get(promoted.size() - 1);
+        final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry
+            .moduleOf(options.protocol());
+        while (each.hasNext()) {
+            final Map.Entry<Integer, java.util.Set<Integer>> e = each.next();
+            final LogDb db = memoryNodes.get(e.getKey());
+            mnLoops.get(e.getKey()).schedule(() -> {
+                module.promoted(db, e.getValue(), live);
+                if (e == last) {
+                    catalog.reconfigure(next); // the copies serve once promoted
+                }
+            }, faults.detectNs(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
+        if (last == null) {
+            mnLoops.get((dead + 1) % n).schedule(() -> catalog.reconfigure(next), faults.detectNs(),
+                java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
     }
 
     /** Clients of compute nodes still serving whose transaction has not finished. */
@@ -1061,7 +1144,7 @@ public final class Simulation {
 
     private SimResult result(final long wallNs) {
         final long initial = initialTotal;
-        final long finalSum = spec.total(memoryNodes);
+        final long finalSum = spec.total(servingNodes != null ? servingNodes : memoryNodes);
         final long rolledDelta = recovery == null ? 0 : recovery.rolledDelta();
         final boolean conservedOk = finalSum == initial + delta + rolledDelta || crashed != null
             && crashed.explains(finalSum - initial - delta - rolledDelta);
@@ -1186,7 +1269,10 @@ public final class Simulation {
         }
         if (options.replicas() > 0) {
             // Every copy of a partition holds what its primary holds (lock words aside) once commits are done.
-            final List<String> differences = io.scythe.storage.BackupTables.compare(memoryNodes, options.replicas());
+            final List<String> differences = servingNodes == null
+                ? io.scythe.storage.BackupTables.compare(memoryNodes, options.replicas())
+                : io.scythe.storage.BackupTables.compare(memoryNodes, options.replicas(),
+                    node -> catalog.removed(memoryNodes.get(node).nic().node()));
             if (!differences.isEmpty() && givenUp.isEmpty()) {
                 violations.add(differences.size() + " objects differ between a primary and its backups (first: "
                     + differences.get(0) + ")");
@@ -1353,7 +1439,9 @@ public final class Simulation {
         }
         for (final RpcServer server : servers) {
             Bridge.switchCurrent(null);
-            server.stop();
+            if (server != deadServer) {
+                server.stop();
+            }
         }
         for (final RrpcClient client : rrpcClients) {
             client.forgetThreadCache();

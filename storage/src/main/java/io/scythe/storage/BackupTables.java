@@ -135,6 +135,16 @@ public final class BackupTables {
      * abandoned, or one the primary reclaimed). Call when no transaction runs.
      */
     public static List<String> compare(final List<LogDb> nodes, final int backups) {
+        return compare(nodes, backups, node -> false);
+    }
+
+    /**
+     * As {@link #compare(List, int)}, after memory-node failover: copies on the nodes {@code removed} names are no
+     * copies any more (their node died); each partition's first copy on a live node (its primary, or the backup
+     * promoted) is compared with its other live copies.
+     */
+    public static List<String> compare(final List<LogDb> nodes, final int backups,
+                                       final java.util.function.IntPredicate removed) {
         final List<String> differences = new ArrayList<>();
         final int n = nodes.size();
         for (int p = 0; p < n; p++) {
@@ -142,15 +152,25 @@ public final class BackupTables {
                 if (backupOf(primary.schema()) != 0) {
                     continue;
                 }
-                for (int b = 1; b <= backups; b++) {
-                    final int node = backupNode(p, b, n);
-                    final Table copy = nodes.get(node).backupView(b).table(primary.schema().name());
-                    if (copy == null) {
-                        differences.add(primary.schema().name() + " of mn" + p + ": no backup " + b + " on node "
-                            + node);
+                final String name = primary.schema().name();
+                Table serving = null;
+                String servingWhere = null;
+                for (int b = 0; b <= backups; b++) {
+                    final int node = b == 0 ? p : backupNode(p, b, n);
+                    if (removed.test(node)) {
                         continue;
                     }
-                    compare(primary, copy, "backup " + b + " on node " + node, differences);
+                    final Table copy = b == 0 ? primary : nodes.get(node).backupView(b).table(name);
+                    final String where = (b == 0 ? "primary" : "backup " + b) + " on node " + node;
+                    if (copy == null) {
+                        differences.add(name + " of mn" + p + ": no " + where);
+                    } else if (serving == null) {
+                        serving = copy;
+                        servingWhere = where;
+                    } else {
+                        compare(serving, copy, servingWhere.startsWith("primary") ? where
+                            : where + " (against the " + servingWhere + ")", differences);
+                    }
                 }
             }
         }

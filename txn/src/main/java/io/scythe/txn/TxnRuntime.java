@@ -131,7 +131,7 @@ public final class TxnRuntime {
 
     /**
      * Whether every one of {@code nodes} is removed by the memory-node configuration now, or is within
-     * {@link #failoverWaitNs()} (polled on this loop's timers every 20 ms); answered at once without a wait.
+     * {@link #failoverWaitNs()} (polled on this loop's timers every 20 ms, or a hundredth of a wait shorter than 2 s); answered at once without a wait.
      */
     public Future<Boolean> removedWithin(final java.util.Collection<String> nodes) {
         return removedBy(nodes, failoverWaitNs <= 0 ? 0 : timers.nowNs() + failoverWaitNs);
@@ -145,7 +145,9 @@ public final class TxnRuntime {
         if (all || deadlineNs == 0 || timers.nowNs() >= deadlineNs) {
             return Future.succeededFuture(all);
         }
-        return timers.after(REMOVAL_POLL_NS).compose(v -> removedBy(nodes, deadlineNs));
+        // A cluster's wait (seconds) polls every 20 ms; the simulator's (a millisecond or two) a hundred times in it.
+        return timers.after(Math.max(1_000, Math.min(REMOVAL_POLL_NS, failoverWaitNs / 100)))
+            .compose(v -> removedBy(nodes, deadlineNs));
     }
 
     private static final long REMOVAL_POLL_NS = 20_000_000L;

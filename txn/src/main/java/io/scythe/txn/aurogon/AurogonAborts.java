@@ -19,7 +19,13 @@ public final class AurogonAborts {
     /** A backup refused the attempt's replication: a recovery suspected its coordinator and rolled it back (§4.5). */
     public static final AbortReason FENCED = AbortReason.define("fenced", 940);
 
-    static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED);
+    /**
+     * A request went to a memory node the configuration removed (it died: memory-node failover): what the attempt
+     * read or installed there is gone; it runs again on the promoted copy.
+     */
+    public static final AbortReason NODE_GONE = AbortReason.define("node-gone", 950);
+
+    static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE);
 
     private AurogonAborts() {
     }

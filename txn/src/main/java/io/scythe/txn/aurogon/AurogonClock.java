@@ -157,6 +157,11 @@ final class AurogonClock {
         });
     }
 
+    /** The last timestamp this clock issued (0: none yet). */
+    long last() {
+        return last;
+    }
+
     /** A participant answered having seen {@code seenTs}: DST chases it; the host clock ignores it. */
     void observe(final long seenTs) {
         if (mode == Mode.DST && seenTs > 0) {

@@ -23,7 +23,7 @@ import java.util.List;
  * {@link AurogonClock.Mode#FARM}); {@code aurogon-hostclock}: Aurogon on each node's raw host clock (Fig. 1(a)'s
  * offsets injected with {@code --clock-spread host=...} go uncorrected); {@code aurogon-base}: every technique off on the node's raw host clock (in the
  * simulator, perfect unless {@code --clock} skews it).
- * Not in the default lists ({@link #listed()}): SPS and memory-node failures are not built (issue 20). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
+ * Not in the default lists ({@link #listed()}): SPS and memory-node failures outside the simulator are not built (issue 20). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
  * longer than one RRPC bucket (TPC-C's rows) go in parts ({@link AurogonRpc}).
  */
 public final class AurogonModule implements ProtocolModule {
@@ -117,6 +117,34 @@ public final class AurogonModule implements ProtocolModule {
         final ParticipantService service = new ParticipantService(node.db(), Participant.Deferral.DEFAULT)
             .register(node.server());
         node.publish(ParticipantService.class, service);
+    }
+
+    /** Handled: {@link #promoted}, and coordinators that treat a removed node as gone ({@link AurogonTxn}). */
+    @Override
+    public String memoryNodeCrashRefusal(final Protocol protocol) {
+        return null;
+    }
+
+    /**
+     * The paper's promotion (§4.5: coordinators pick a new primary from the backups by consensus): the live
+     * coordinators give the largest timestamp they issued, the read floor of the promoted copies
+     * ({@link ParticipantService#promote}).
+     */
+    @Override
+    public void promoted(final io.scythe.storage.LogDb node, final java.util.Set<Integer> tables,
+                         final List<io.scythe.txn.TxnRuntime> coordinators) {
+        final ParticipantService service = ParticipantService.of(node);
+        if (service == null) {
+            throw new IllegalStateException("memory node " + node.nic().node() + " runs no Aurogon participant");
+        }
+        long floor = 0;
+        for (final io.scythe.txn.TxnRuntime runtime : coordinators) {
+            for (final AurogonClock.Mode mode : AurogonClock.Mode.values()) {
+                final AurogonClock clock = AurogonClock.existing(runtime, mode);
+                floor = clock == null ? floor : Math.max(floor, clock.last());
+            }
+        }
+        service.promote(tables, floor);
     }
 
     @Override

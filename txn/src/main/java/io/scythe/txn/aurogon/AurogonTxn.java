@@ -447,9 +447,9 @@ final class AurogonTxn implements Txn {
      * first bytes are staged by STAGE requests and the COMMIT, sent once they are all acknowledged, carries the rest.
      */
     private Future<Void> commitWrite(final Access a) {
-        return CoordinatorRecovery.commitValue(runtime, this::callNode, a.partition.node(),
+        return orGone(a.partition.node(), CoordinatorRecovery.commitValue(runtime, this::callNode, a.partition.node(),
             a.partition.descriptor().schema().id(), a.key, ts, a.deleting ? null : a.newValue, a.newLength, false,
-            !backupNodes.isEmpty()).mapEmpty();
+            !backupNodes.isEmpty()).mapEmpty());
     }
 
     /**
@@ -459,8 +459,8 @@ final class AurogonTxn implements Txn {
     private Future<Void> applyBackups() {
         final List<Future<?>> applied = new ArrayList<>();
         for (final String backup : backupNodes) {
-            applied.add(Reposts.untilAccepted(runtime.timers(), () -> callNode(backup, AurogonRpc.APPLY, ts(0)))
-                .compose(reply -> expectStatus("APPLY on " + backup, reply)));
+            applied.add(orGone(backup, Reposts.untilAccepted(runtime.timers(), () -> callNode(backup, AurogonRpc.APPLY,
+                ts(0))).compose(reply -> expectStatus("APPLY on " + backup, reply))));
         }
         return Reposts.settle(applied).otherwiseEmpty();
     }
@@ -495,7 +495,7 @@ final class AurogonTxn implements Txn {
         for (final Access a : accesses) {
             if (a.locked && a.dirty) {
                 for (final io.scythe.txn.Catalog.Replica r : a.partition.backups()) {
-                    sent.add(replicate(a, r, writes.get(r.node()), nodes));
+                    sent.add(orGone(r.node(), replicate(a, r, writes.get(r.node()), nodes)));
                 }
             }
         }
@@ -521,11 +521,12 @@ final class AurogonTxn implements Txn {
                 if (n > 0) {
                     part.putBytes(AurogonRpc.REPLICATE_HEADER_BYTES, a.newValue, from, n);
                 }
-                parts.add(Reposts.untilAccepted(runtime.timers(), () -> callNode(r.node(), AurogonRpc.REPLICATE,
-                    part)).compose(reply -> reply.payload().getInt(0) == Backups.FENCED
+                parts.add(orGone(r.node(), Reposts.untilAccepted(runtime.timers(), () -> callNode(r.node(),
+                    AurogonRpc.REPLICATE, part)).compose(reply -> reply.payload().getInt(0) == Backups.FENCED
                     ? Future.failedFuture(new io.scythe.txn.AbortException(AurogonAborts.FENCED, "a recovery rolled "
-                    + "transaction " + AurogonTimestamp.toString(ts) + " back (its backup " + r.node() + " fenced it)"))
-                    : expectStatus("REPLICATE on " + r.node(), reply)));
+                    + "transaction " + AurogonTimestamp.toString(ts) + " back (its backup " + r.node() + " fenced it, "
+                    + "or it was promoted)"))
+                    : expectStatus("REPLICATE on " + r.node(), reply))));
                 from += n;
             } while (from < length);
             return Reposts.settle(parts);
@@ -555,8 +556,8 @@ final class AurogonTxn implements Txn {
         aborted = Future.join(new ArrayList<>(inFlight)).transform(settled -> {
             final List<Future<?>> rollbacks = new ArrayList<>();
             for (final String backup : backupNodes) { // replicated in part before a backup fenced it: drop it all
-                rollbacks.add(Reposts.untilAccepted(runtime.timers(), () -> callNode(backup, AurogonRpc.DISCARD,
-                    ts(0))).compose(reply -> expectStatus("DISCARD on " + backup, reply)));
+                rollbacks.add(orGone(backup, Reposts.untilAccepted(runtime.timers(), () -> callNode(backup,
+                    AurogonRpc.DISCARD, ts(0))).compose(reply -> expectStatus("DISCARD on " + backup, reply))));
             }
             for (final Access a : accesses) {
                 if (a.locked) {
@@ -580,8 +581,8 @@ final class AurogonTxn implements Txn {
     }
 
     private Future<Void> rollback(final Access a) {
-        return Reposts.untilAccepted(runtime.timers(), () -> call(a, AurogonRpc.ROLLBACK, header(a, 0)))
-            .compose(reply -> expectOk(a, "ROLLBACK", reply));
+        return orGone(a.partition.node(), Reposts.untilAccepted(runtime.timers(), () -> call(a, AurogonRpc.ROLLBACK, header(a, 0)))
+            .compose(reply -> expectOk(a, "ROLLBACK", reply)));
     }
 
     private Future<Void> expectOk(final Access a, final String what, final RpcReply reply) {
@@ -600,7 +601,8 @@ final class AurogonTxn implements Txn {
      * suspects its coordinator left behind) starts a background resolution ({@link CoordinatorRecovery}).
      */
     private Future<RpcReply> callNode(final String node, final int rpc, final UnsafeBuffer request) {
-        return runtime.rocket(node).compose(rocket -> rocket.call(rpc, request)).onSuccess(reply -> {
+        return Removals.watch(runtime, node, runtime.rocket(node).compose(rocket -> rocket.call(rpc, request)))
+            .recover(e -> gone(node, e)).onSuccess(reply -> {
             final UnsafeBuffer p = reply.payload();
             final boolean read = rpc == AurogonRpc.READ || rpc == AurogonRpc.READ_MORE;
             if (p.capacity() < (read ? AurogonRpc.READ_REPLY_HEADER_BYTES : AurogonRpc.STATUS_REPLY_BYTES)) {
@@ -612,6 +614,33 @@ final class AurogonTxn implements Txn {
                 CoordinatorRecovery.hinted(runtime, hint, node);
             }
         });
+    }
+
+    /**
+     * A request to {@code node} failed (its queue pair broke, or no reply came within the call timeout): when the
+     * memory-node configuration removes the node, now or within the runtime's failover wait, it died with what it held
+     * of this attempt, and the failure becomes {@link AurogonAborts#NODE_GONE} ({@link #gone(Throwable)}); else it
+     * stands.
+     */
+    private <T> Future<T> gone(final String node, final Throwable e) {
+        return runtime.removedWithin(List.of(node)).transform(removed -> Future.failedFuture(
+            removed.succeeded() && removed.result() ? new AbortException(AurogonAborts.NODE_GONE, "memory node "
+                + node + " was removed by the configuration (it died): " + e) : e));
+    }
+
+    /** Whether {@code e} says the request's memory node died ({@link #gone(String, Throwable)}). */
+    static boolean gone(final Throwable e) {
+        return e instanceof AbortException a && a.reason() == AurogonAborts.NODE_GONE;
+    }
+
+    /**
+     * {@code request}, done when its node died instead: a ROLLBACK, DISCARD or APPLY there has nothing left to act on,
+     * and a COMMIT or REPLICATE there is not needed (a COMMIT is sent once every backup holds the write, and the
+     * promoted backup commits it at the APPLY; a dead backup is no copy any more).
+     */
+    private Future<Void> orGone(final String node, final Future<Void> request) {
+        return request.recover(e -> gone(e) ? Future.succeededFuture() : this.<Void>gone(node, e)
+            .recover(g -> gone(g) ? Future.succeededFuture() : Future.failedFuture(g)));
     }
 
     private UnsafeBuffer header(final Access a, final int flags) {

@@ -281,6 +281,26 @@ public final class Backups {
         return h != null && h.state == FULL;
     }
 
+    /**
+     * The transactions held here, undecided, each as its timestamp and the writes held of it when it is held in full,
+     * or null when it is not (a promotion fences those, {@link ParticipantService#promote}).
+     */
+    Map<Long, List<Entry>> heldNow() {
+        final Map<Long, List<Entry>> held = new java.util.TreeMap<>();
+        for (final Held h : byTs.values()) {
+            if (h.state == FULL) {
+                held.put(h.ts, h.complete() ? List.copyOf(h.order) : null);
+            }
+        }
+        return held;
+    }
+
+    /** The writes of the transaction at {@code ts} held here, undecided (none when it is not held or decided). */
+    List<Entry> heldEntries(final long ts) {
+        final Held h = byTs.get(ts);
+        return h == null || h.state != FULL ? List.of() : List.copyOf(h.order);
+    }
+
     /** Transactions held here, undecided (tests, end-of-run checks). */
     public int undecided() {
         int n = 0;

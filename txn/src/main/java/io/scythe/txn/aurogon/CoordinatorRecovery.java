@@ -339,7 +339,9 @@ final class CoordinatorRecovery {
         for (final Catalog.Table t : catalog.tables()) {
             final List<String> nodes = new ArrayList<>();
             for (final Catalog.Partition p : t.partitions()) {
-                nodes.add(p.node());
+                // By the placement loaded (a mask's bits name nodes, not who serves now: after a failover the
+                // promoted copy's node serves two partitions).
+                nodes.add(catalog.configuration() == null ? p.node() : catalog.loadedAs(t.name(), p).loaded().node());
             }
             if (nodes.size() > Long.SIZE) {
                 throw new IllegalStateException("Aurogon's backup masks name at most 64 memory nodes, the catalog has "

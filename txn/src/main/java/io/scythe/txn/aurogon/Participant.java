@@ -191,6 +191,13 @@ public final class Participant {
     private long maxTs;
     /** How long a version may stay pending before it is a suspect (0: never, without backups to resolve it). */
     private long orphanNs;
+    /**
+     * Tables this participant serves as a promoted backup (its primary died, memory-node failover) and their read
+     * floors: the largest timestamp any coordinator had issued when it was promoted. Every version present then, and
+     * every record loaded later, gets an rts of at least it: the dead primary's rts are gone, and a read there may
+     * have returned any version below the floor, so no write below the floor may be installed under one.
+     */
+    private final Map<Integer, Long> floors = new HashMap<>();
     /** Records with a suspect pending version, by that version's timestamp, oldest suspect first. */
     private final java.util.LinkedHashMap<Long, List<Record>> suspects = new java.util.LinkedHashMap<>();
 
@@ -419,6 +426,52 @@ public final class Participant {
             }
         }
         return OK;
+    }
+
+    /**
+     * This node's copy {@code table} is promoted to primary (its primary died): records loaded from now on, and those
+     * loaded already, read-floored at {@code floorTs} ({@link #floors}).
+     */
+    public void promote(final int table, final long floorTs) {
+        floors.merge(table, floorTs, Math::max);
+        maxTs = Math.max(maxTs, floorTs);
+        final Map<Long, Record> t = tables.get(table);
+        if (t != null) {
+            for (final Record r : t.values()) {
+                for (final Version v : r.versions) {
+                    v.rts = Math.max(v.rts, floorTs);
+                }
+            }
+        }
+    }
+
+    /** Whether {@code table} is served here as a promoted backup ({@link #promote}). */
+    public boolean promoted(final int table) {
+        return floors.containsKey(table);
+    }
+
+    /**
+     * A write the dead primary had installed (its coordinator replicated it here in full before any COMMIT): pending
+     * here too from promotion on, without the install rule (the primary admitted it), read-floored like every version
+     * present then; the coordinator's APPLY commits it ({@link #commit}), its DISCARD rolls it back. Reads meeting it
+     * park, as at the primary. A no-op when a version is at {@code ts} already.
+     */
+    public void adopt(final int table, final long key, final long ts) {
+        final Record r = record(table, key);
+        if (r == null) {
+            throw new IllegalStateException("Aurogon adopting " + table + "/" + key + ": no such table here");
+        }
+        final Long floor = floors.get(table);
+        final List<Version> vs = r.versions;
+        int i = 0;
+        while (i < vs.size() && vs.get(i).wts > ts) {
+            i++;
+        }
+        if (i < vs.size() && vs.get(i).wts == ts) {
+            return;
+        }
+        vs.add(i, new Version(ts, Math.max(ts, floor == null ? 0 : floor), true, null));
+        maxTs = Math.max(maxTs, ts);
     }
 
     // ------------------------------------------------------------------------------------------------- rules
@@ -655,7 +708,9 @@ public final class Participant {
             }
             r = new Record(table, key);
             r.deferNs = settings.initialNs();
-            final Version first = new Version(version[0], version[0], false, value);
+            final Long floor = floors.get(table); // a promoted copy: reads up to the floor may have seen this version
+            final Version first = new Version(version[0], floor == null ? version[0] : Math.max(version[0], floor),
+                false, value);
             first.absent = value == null;
             r.versions.add(first);
             t.put(key, r);

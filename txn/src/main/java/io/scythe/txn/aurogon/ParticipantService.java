@@ -184,6 +184,13 @@ public final class ParticipantService {
                 + " here holds more than " + largestValue());
             return;
         }
+        if (participant.promoted(p.getInt(at + AurogonRpc.TABLE_OFFSET))) {
+            // A write to a partition whose primary died after this attempt looked it up: its install there is gone,
+            // so it may not commit: fenced, it aborts and runs again on this (promoted) copy.
+            backups.discard(p.getLong(at + AurogonRpc.TS_OFFSET));
+            status(responder, Backups.FENCED);
+            return;
+        }
         final byte[] part = new byte[length];
         p.getBytes(at + AurogonRpc.REPLICATE_HEADER_BYTES, part);
         heard(p.getLong(at + AurogonRpc.TS_OFFSET));
@@ -254,6 +261,14 @@ public final class ParticipantService {
     private void decide(final RpcRequest request, final RpcResponder responder, final boolean apply) {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, apply ? "APPLY" : "DISCARD")) {
             final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
+            if (!apply) {
+                // Writes to a promoted copy were adopted as pending versions (promote): rolled back with the rest.
+                for (final Backups.Entry e : backups.heldEntries(ts)) {
+                    if (participant.promoted(e.table())) {
+                        participant.rollback(e.table(), e.key(), ts);
+                    }
+                }
+            }
             status(responder, apply ? backups.apply(ts) : backups.discard(ts));
         }
     }
@@ -275,8 +290,50 @@ public final class ParticipantService {
         responder.reply(reply, 0, reply.capacity());
     }
 
-    /** A committed write of a transaction this node backs up, into its backup table unless a newer one is there. */
+    /**
+     * Memory-node failover: this node's copies {@code tables} (ids here) are the primaries now, their primary dead with
+     * its versions and rts. Every version they hold, now or loaded later, is read-floored at {@code floorTs} (the
+     * largest timestamp any coordinator had issued: every read the dead primary answered was below it); the
+     * transactions held here in full become pending versions of the promoted copies (the dead primary had them
+     * installed, and maybe committed: the coordinator's APPLY commits them here, its DISCARD rolls them back); those
+     * held in part are fenced (their coordinator had not replicated everything, so it sent no COMMIT yet: it aborts).
+     * On this node's loop, before any coordinator's catalog names the promoted copies.
+     */
+    public void promote(final java.util.Set<Integer> tables, final long floorTs) {
+        for (final int table : tables) {
+            final Table t = db.table(table);
+            if (t == null || io.scythe.storage.BackupTables.backupOf(t.schema()) == 0) {
+                throw new IllegalArgumentException("Aurogon promotion of table " + table + ", which is no backup "
+                    + "table here");
+            }
+            participant.promote(table, floorTs);
+        }
+        for (final java.util.Map.Entry<Long, java.util.List<Backups.Entry>> held : backups.heldNow().entrySet()) {
+            if (held.getValue() == null) {
+                backups.discard(held.getKey());
+                continue;
+            }
+            for (final Backups.Entry e : held.getValue()) {
+                if (tables.contains(e.table())) {
+                    participant.adopt(e.table(), e.key(), held.getKey());
+                }
+            }
+        }
+    }
+
+    /**
+     * A committed write of a transaction this node backs up, into its backup table unless a newer one is there; on a
+     * promoted copy, the commit of the pending version it was adopted as ({@link #promote}).
+     */
     private void applyToBackup(final int tableId, final long key, final long wts, final byte[] value) {
+        if (participant.promoted(tableId)) {
+            final int status = participant.commit(tableId, key, wts, value);
+            if (status != Participant.OK) {
+                throw new IllegalStateException("Aurogon APPLY at " + AurogonTimestamp.toString(wts) + " to promoted "
+                    + tableId + "/" + key + ": no pending version adopted there (status " + status + ")");
+            }
+            return;
+        }
         final Table table = db.table(tableId);
         if (table == null || io.scythe.storage.BackupTables.backupOf(table.schema()) == 0) {
             throw new IllegalStateException("Aurogon APPLY to table " + tableId + ", which is no backup table here");

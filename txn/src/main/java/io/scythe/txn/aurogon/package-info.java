@@ -77,7 +77,25 @@
  * at 99 % local items; the paper's 1.19-1.42 spans local_item_ratio 0-99 %. At 0 % local (remote stock, shared by
  * all loops), 1 client a loop: x1.19 (784.5k vs 658.5k; dst-to 7.7 % aborts, aurogon 1.3 %; lock 4.4 vs 6.7 us).
  *
- * <p><b>Not built yet (issue 20)</b>: primary and backup failure (promotion by consensus), SPS mode, a {@code Txn}
+ * <p><b>Memory-node failure</b> (§4.5's primary failure; {@code sim --crash-mn N --replicas 1+}, in the simulator
+ * only): the dead node's versions, rts, parked reads and held replications are gone. Coordinators treat a request to
+ * a node the configuration removes (now or within the runtime's failover wait; calls in flight to it are failed when
+ * it is removed, {@link io.scythe.txn.aurogon.Removals}) as {@code node-gone}: a READ or INSTALL there aborts the
+ * attempt, which runs again on the promoted copy; a ROLLBACK, DISCARD or APPLY there has nothing to act on; a COMMIT
+ * there is done (it is sent only once every backup holds the write, and the promoted backup commits it at the APPLY),
+ * a REPLICATE there is no copy any more. Promotion ({@link io.scythe.txn.aurogon.AurogonModule#promoted}, the
+ * paper's consensus among coordinators, which the simulator's configuration change stands for): the live
+ * coordinators give the largest timestamp they issued, a read floor: every version of a promoted copy, present or
+ * loaded later, gets an rts of at least it (the dead primary's rts are lost, and every read it answered was below the
+ * floor, so no write below it may go in under one: a deviation, the paper says nothing of the rts); the
+ * transactions the backup held in full become pending versions there (readers park on them; the coordinator's APPLY
+ * commits, its DISCARD rolls back); those held in part are fenced (no COMMIT was sent yet), and a REPLICATE naming a
+ * promoted copy afterwards is refused (its attempt looked the dead primary up). Measured: {@code AurogonMnCrashSimTest}
+ * (seeds 1-3: money conserved over the serving copies, live copies identical, history serializable, every client
+ * finished, nothing left pending). Not modelled: the 2LClock reference (the first memory node) dying, a memory node
+ * and a coordinator dying together, backup failure apart from the primary's, cluster nodes.
+ *
+ * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}
  * API flag for key-dependent reads (the wire flag exists), {@code scythe chaos} (cluster mode; chaos refuses the
  * protocol by its {@code --protocol} check). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
  * in parts (READ_MORE, STAGE, REPLICATE, FETCH: {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit

@@ -140,4 +140,26 @@ public interface ProtocolModule {
     default List<String> configKeys() {
         return List.of();
     }
+
+    /**
+     * Why a run of {@code protocol} may not have a memory node crash in the simulator ({@code sim --crash-mn}), or
+     * null when the module handles one: its transactions treat the dead node as gone once the configuration removes
+     * it, and {@link #promoted} makes a backup copy the primary. Refused by default.
+     */
+    default String memoryNodeCrashRefusal(final Protocol protocol) {
+        return "a memory-node crash in the simulator is handled by no protocol of module " + name() + " yet (its "
+            + "transactions, and what the dead node held of theirs, would need the steps cluster mode's MN failover "
+            + "runs: issue 20 built them for Aurogon only)";
+    }
+
+    /**
+     * The simulator's memory-node failover: memory node {@code node} serves, from now on, the tables (their ids on
+     * it) {@code tables}, backup copies promoted because their primary died with its memory and its services' state.
+     * {@code coordinators}: every live compute-node loop's runtime (the configuration change asks them, as a
+     * consensus among coordinators would). Runs on {@code node}'s loop, before any compute node's catalog names the
+     * promoted copies. Nothing by default.
+     */
+    default void promoted(final io.scythe.storage.LogDb node, final java.util.Set<Integer> tables,
+                          final List<io.scythe.txn.TxnRuntime> coordinators) {
+    }
 }
