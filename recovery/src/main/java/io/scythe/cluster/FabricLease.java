@@ -26,11 +26,13 @@ import java.util.concurrent.TimeUnit;
  * where {@code sent} is its clock read <em>before</em> it posted the last renewal that memory node acknowledged; when
  * it passes on any memory node the CN stops serving for good (it rejoins under a new epoch). A late acknowledgement
  * ({@code sent + lease} already past) extends nothing, so a renewer that was stalled between reading the clock and
- * posting gains no time. Why the CN always stops first: the memory node first sees a value no earlier than it landed,
+ * posting gains no time. Why the CN's deadline comes first: the memory node first sees a value no earlier than it landed,
  * which is no earlier than its {@code sent}, and expires it only {@code lease + grace} after that; so the CN's deadline
  * comes at least {@code grace} before the memory node's. The grace is the safety margin for the two clocks' rates
- * (durations measured locally on each side, never compared across nodes) and for the CN's own stopping. Commits the
- * CN still has in flight when it stops are covered by the fence itself: its queue pairs are revoked, nothing posted
+ * (durations measured locally on each side, never compared across nodes) and for the CN's own stopping. The CN's
+ * stopping is best effort ({@code LeaseRenewer} checks the deadline after each renewal round, which can take longer
+ * than a period; coordinators do not consult it per commit), so safety rests on the fence: commits the CN still has in
+ * flight, or starts while starved past its deadline, are covered by it: its queue pairs are revoked, nothing posted
  * later lands, and a verb already inside the memory node's memory is waited out (or its process killed) by the fence
  * barrier.
  */

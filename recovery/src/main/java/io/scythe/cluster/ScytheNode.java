@@ -67,7 +67,8 @@ import java.util.function.Supplier;
  * {@value #NODES} map, and, when {@code leaseRenewMs} is set (off by default), its lease on the fabric
  * ({@link FabricLease}): it renews a word on every serving MN every {@code leaseRenewMs} ({@link LeaseRenewer}), and an
  * MN whose word for it stopped changing for {@code leaseMs + leaseGraceMs} fences it and owes its recovery
- * ({@link #leaseExpired}); the CN stops serving a grace before that. Hazelcast's membership is the fallback detector.
+ * ({@link #leaseExpired}); the CN tries to stop serving a grace before that (best effort: the fence, and recovery's
+ * fencing of every MN, are what keep a late CN out). Hazelcast's membership is the fallback detector.
  * When Hazelcast removes a CN's member (killed, or hung longer than max-no-heartbeat), every
  * MN and the TSO fence the CN's fabric identity first (its queue pairs revoked, new connections refused), so a CN that
  * was only paused cannot write when it wakes; a newer epoch of the same CN supersedes (and fences) the older one. A CN
@@ -322,6 +323,12 @@ public final class ScytheNode implements AutoCloseable {
                 final long now = System.nanoTime();
                 for (int slot = 1; slot < FabricLease.SLOTS; slot++) {
                     watcher.observe(slot, buffer.getLongVolatile(FabricLease.offset(slot)), now);
+                }
+                // A memory node cut off in a minority (or not yet told it was removed) sees no renewals because the
+                // CNs renew elsewhere, not because they died: it judges no lease until it sees a majority again (the
+                // expiries stay unreported until then, as the member-left path fences nothing in a minority).
+                if (!ShardOwnership.isMajority(registeredMembers.values(), liveMembers(null))) {
+                    return;
                 }
                 for (final FabricLease.Expired e : watcher.expire(now)) {
                     leaseExpired(e);
@@ -1151,11 +1158,7 @@ public final class ScytheNode implements AutoCloseable {
      * a log. {@code gone} is a member just removed (not counted even if the view still lists it).
      */
     private boolean seesMajority(final UUID gone) {
-        final Set<UUID> live = new java.util.HashSet<>();
-        for (final Member m : hazelcast.getCluster().getMembers()) {
-            live.add(m.getUuid());
-        }
-        live.remove(gone);
+        final Set<UUID> live = liveMembers(gone);
         if (ShardOwnership.isMajority(registeredMembers.values(), live)) {
             return true;
         }
@@ -1163,6 +1166,16 @@ public final class ScytheNode implements AutoCloseable {
         log("sees " + seen + " of " + registeredMembers.size() + " registered nodes (cut off in a minority?): fences "
             + "no CN on a member leaving until it sees a majority again; recovery fences the dead itself");
         return false;
+    }
+
+    /** The members this node's view has (a local read, no remote call), without {@code gone}. */
+    private Set<UUID> liveMembers(final UUID gone) {
+        final Set<UUID> live = new java.util.HashSet<>();
+        for (final Member m : hazelcast.getCluster().getMembers()) {
+            live.add(m.getUuid());
+        }
+        live.remove(gone);
+        return live;
     }
 
     /** A coordinator's loop and its runtime (which is confined to that loop). */

@@ -858,6 +858,7 @@ public final class LineCache {
                 }
                 final org.agrona.DirectBuffer reply = done.result().payload();
                 int status = reply.getByte(0);
+                boolean slotReusable = slot != null;
                 if (status == Invalidation.FORWARDED) {
                     if (slot == null) {
                         throw new IllegalStateException("a copy forwarded into a receive slot this one never named");
@@ -867,6 +868,9 @@ public final class LineCache {
                 } else if (status == Invalidation.GRANTED && forwarding) {
                     Stats.count(slot == null ? "forwarded in the reply: no receive slot"
                         : "forwarded in the reply: the WRITE into the slot failed");
+                    // A failed WRITE may still land later (as RedoStep says of tcp frames): a next holder's WRITE
+                    // could then be overwritten by this stale one, so the slot is never named again.
+                    slotReusable = false;
                     f.image.putBytes(0, reply, Invalidation.REPLY_LINE_OFFSET, f.lineBytes);
                     f.headerDirty = reply.getByte(Invalidation.REPLY_HEADER_DIRTY_OFFSET) != 0;
                     f.dirty = reply.getLong(Invalidation.REPLY_DIRTY_OFFSET);
@@ -875,8 +879,10 @@ public final class LineCache {
                     f.headerDirty = false;
                     f.dirty = DirtyBounds.CLEAN;
                 }
-                if (slot != null) {
+                if (slotReusable) {
                     freeSlots.push(slot);
+                } else if (slot != null) {
+                    Stats.count("receive slot retired: the WRITE into it failed");
                 }
                 if (Stats.enabled) {
                     Stats.time("rpc kind " + kind + " answer " + status, runtime.timers().nowNs() - sentNs);
