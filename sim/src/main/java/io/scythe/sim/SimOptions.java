@@ -79,16 +79,26 @@ public final class SimOptions {
         }
         positive("shards", shards);
         faults.validate(computeNodes, memoryNodes);
-        if (faults.crashCn() != Faults.NO_CRASH) {
-            // A module whose compute nodes message each other says what a dead one leaves that it does not recover
-            // (ProtocolModule#crashRefusal: a sequencer's epochs, latch bits): a crash would stall the run or lose
-            // writes rather than test recovery.
+        if (faults.crashCn() != Faults.NO_CRASH || faults.crashMn() != Faults.NO_CRASH) {
+            // The module says what a dead node leaves that it does not recover (ProtocolModule#crashRefusal: a
+            // sequencer's epochs, latch bits; #memoryNodeCrashRefusal): a crash would stall the run or lose writes
+            // rather than test recovery. The module whose compute nodes message each other, else the protocol's own
+            // (as NodeConfig finds it); refused here, before any fabric is made.
             final io.scythe.txn.Protocol run = io.scythe.txn.spi.ProtocolRegistry.protocol(protocol);
             final io.scythe.txn.spi.ProtocolModule peers = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(run);
-            final String refusal = peers == null ? null : peers.crashRefusal(run);
+            final io.scythe.txn.spi.ProtocolModule module = peers != null ? peers
+                : io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol);
+            final String refusal = module == null || faults.crashCn() == Faults.NO_CRASH ? null
+                : module.crashRefusal(run);
             if (refusal != null) {
                 throw new IllegalArgumentException("protocol " + protocol + ": crashing a compute node (--crash-cn, "
                     + "--crashes) is not modelled: " + refusal);
+            }
+            final String mnRefusal = faults.crashMn() == Faults.NO_CRASH ? null
+                : module == null ? "no protocol module handles a memory-node crash for it"
+                : module.memoryNodeCrashRefusal(run, faults.crashMn());
+            if (mnRefusal != null) {
+                throw new IllegalArgumentException("crash-mn with " + protocol + ": " + mnRefusal);
             }
         }
         if (faults.recover() && !redoLog) {

@@ -367,12 +367,7 @@ public final class Simulation {
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
                 .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
             if (options.faults().crashMn() != Faults.NO_CRASH) {
-                final String refusal = io.scythe.txn.spi.ProtocolRegistry.moduleOf(options.protocol())
-                    .memoryNodeCrashRefusal(protocol);
-                if (refusal != null) {
-                    throw new IllegalArgumentException("crash-mn with " + options.protocol() + ": " + refusal);
-                }
-                // A request the dead node took is never answered: compute nodes' calls get a bound.
+                // Refused by SimOptions#validate for a protocol that does not handle it. A request the dead node took is never answered: compute nodes' calls get a bound.
                 rrpcOptions.callTimeoutNs(Faults.MN_CALL_TIMEOUT_NS);
             }
             final Watermarks watermarks = options.watermarks();
@@ -770,22 +765,22 @@ public final class Simulation {
         }
         final List<TxnRuntime> live = new ArrayList<>();
         runtimesOfCn.forEach(live::addAll);
-        final java.util.Iterator<Map.Entry<Integer, java.util.Set<Integer>>> each = promoted.entrySet().iterator();
-        final Map.Entry<Integer, java.util.Set<Integer>> last = promoted.isEmpty() ? null
-            : List.copyOf(promoted.entrySet()).get(promoted.size() - 1);
         final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry
             .moduleOf(options.protocol());
-        while (each.hasNext()) {
-            final Map.Entry<Integer, java.util.Set<Integer>> e = each.next();
+        // The copies serve once every one is promoted: the promotion to finish last, whichever loop runs it, switches
+        // the catalog (no coordinator may be sent to a copy whose promote step has not run).
+        final java.util.concurrent.atomic.AtomicInteger unpromoted =
+            new java.util.concurrent.atomic.AtomicInteger(promoted.size());
+        for (final Map.Entry<Integer, java.util.Set<Integer>> e : promoted.entrySet()) {
             final LogDb db = memoryNodes.get(e.getKey());
             mnLoops.get(e.getKey()).schedule(() -> {
                 module.promoted(db, e.getValue(), live);
-                if (e == last) {
-                    catalog.reconfigure(next); // the copies serve once promoted
+                if (unpromoted.decrementAndGet() == 0) {
+                    catalog.reconfigure(next);
                 }
             }, faults.detectNs(), java.util.concurrent.TimeUnit.NANOSECONDS);
         }
-        if (last == null) {
+        if (promoted.isEmpty()) {
             mnLoops.get((dead + 1) % n).schedule(() -> catalog.reconfigure(next), faults.detectNs(),
                 java.util.concurrent.TimeUnit.NANOSECONDS);
         }

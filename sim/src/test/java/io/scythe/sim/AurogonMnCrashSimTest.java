@@ -64,7 +64,24 @@ class AurogonMnCrashSimTest extends SimVertxTest {
     void shouldRefuseAMemoryNodeCrashForAProtocolThatDoesNotHandleIt() {
         final SimOptions options = new SimOptions().protocol("scythe").computeNodes(1).memoryNodes(2).replicas(1)
             .durationNs(100_000).faults(new Faults().crashMemoryNode(1, 50_000));
+        // Refused by the options' check, before any fabric is made.
+        assertThatThrownBy(options::validate).hasMessageContaining("crash-mn").hasMessageContaining("issue 20");
         assertThatThrownBy(() -> new Simulation(options, new AurogonRecoverySimTest.Transfers(new ArrayList<>()))
             .run(vertx)).hasMessageContaining("crash-mn").hasMessageContaining("issue 20");
+    }
+
+    @Test
+    void shouldRefuseCrashingTheClockReferenceMemoryNode() {
+        for (final String protocol : List.of("aurogon", "aurogon-2l", "aurogon-farmclock")) {
+            final SimOptions options = new SimOptions().protocol(protocol).computeNodes(1).memoryNodes(3).replicas(1)
+                .durationNs(100_000).faults(new Faults().crashMemoryNode(0, 50_000));
+            assertThatThrownBy(options::validate).as(protocol).hasMessageContaining("clock reference")
+                .hasMessageContaining("issue 20");
+        }
+        // Another memory node, or a clock with no reference node: accepted.
+        new SimOptions().protocol("aurogon").computeNodes(1).memoryNodes(3).replicas(1).durationNs(100_000)
+            .faults(new Faults().crashMemoryNode(1, 50_000)).validate();
+        new SimOptions().protocol("aurogon-hostclock").computeNodes(1).memoryNodes(3).replicas(1).durationNs(100_000)
+            .faults(new Faults().crashMemoryNode(0, 50_000)).validate();
     }
 }

@@ -126,6 +126,21 @@ public final class AurogonModule implements ProtocolModule {
     }
 
     /**
+     * The first memory node (by name: {@code mn0}) is the clock reference of 2LClock and FaRMv2's clock
+     * ({@link AurogonClock}): its death is not modelled (issue 20).
+     */
+    @Override
+    public String memoryNodeCrashRefusal(final Protocol protocol, final int memoryNode) {
+        final AurogonClock.Mode mode = memoryNode == 0 && protocols().contains(protocol) ? modeOf(protocol.name())
+            : null;
+        if (mode == AurogonClock.Mode.TWO_LEVEL || mode == AurogonClock.Mode.FARM) {
+            return "memory node 0 is the " + mode + " clock reference of " + protocol.name() + " (the first memory "
+                + "node by name), and its death is not modelled (issue 20): crash another memory node";
+        }
+        return memoryNodeCrashRefusal(protocol);
+    }
+
+    /**
      * The paper's promotion (§4.5: coordinators pick a new primary from the backups by consensus): the live
      * coordinators give the largest timestamp they issued, the read floor of the promoted copies
      * ({@link ParticipantService#promote}).

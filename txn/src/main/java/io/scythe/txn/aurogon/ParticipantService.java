@@ -187,7 +187,7 @@ public final class ParticipantService {
         if (participant.promoted(p.getInt(at + AurogonRpc.TABLE_OFFSET))) {
             // A write to a partition whose primary died after this attempt looked it up: its install there is gone,
             // so it may not commit: fenced, it aborts and runs again on this (promoted) copy.
-            backups.discard(p.getLong(at + AurogonRpc.TS_OFFSET));
+            discard(p.getLong(at + AurogonRpc.TS_OFFSET));
             status(responder, Backups.FENCED);
             return;
         }
@@ -262,14 +262,43 @@ public final class ParticipantService {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, apply ? "APPLY" : "DISCARD")) {
             final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
             if (!apply) {
-                // Writes to a promoted copy were adopted as pending versions (promote): rolled back with the rest.
-                for (final Backups.Entry e : backups.heldEntries(ts)) {
-                    if (participant.promoted(e.table())) {
-                        participant.rollback(e.table(), e.key(), ts);
-                    }
-                }
+                status(responder, discard(ts));
+                return;
             }
-            status(responder, apply ? backups.apply(ts) : backups.discard(ts));
+            int status;
+            try {
+                status = backups.apply(ts);
+            } catch (final ApplyRefused e) {
+                // A promoted copy with no pending version for it (a coordinator or promotion bug): the coordinator
+                // hears so instead of waiting on a handler that threw.
+                status = e.status;
+            }
+            status(responder, status);
+        }
+    }
+
+    /**
+     * The transaction at {@code ts} is rolled back here: its writes held for promoted copies were adopted there as
+     * pending versions ({@link #promote}) and are rolled back first (else a reader parks on them for ever), then the
+     * held writes are dropped.
+     */
+    private int discard(final long ts) {
+        for (final Backups.Entry e : backups.heldEntries(ts)) {
+            if (participant.promoted(e.table())) {
+                participant.rollback(e.table(), e.key(), ts);
+            }
+        }
+        return backups.discard(ts);
+    }
+
+    /** An APPLY that found no pending version to commit on a promoted copy: its status is the reply. */
+    private static final class ApplyRefused extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final int status;
+
+        ApplyRefused(final String message, final int status) {
+            super(message, null, false, false);
+            this.status = status;
         }
     }
 
@@ -329,8 +358,8 @@ public final class ParticipantService {
         if (participant.promoted(tableId)) {
             final int status = participant.commit(tableId, key, wts, value);
             if (status != Participant.OK) {
-                throw new IllegalStateException("Aurogon APPLY at " + AurogonTimestamp.toString(wts) + " to promoted "
-                    + tableId + "/" + key + ": no pending version adopted there (status " + status + ")");
+                throw new ApplyRefused("Aurogon APPLY at " + AurogonTimestamp.toString(wts) + " to promoted "
+                    + tableId + "/" + key + ": no pending version adopted there (status " + status + ")", status);
             }
             return;
         }

@@ -13,11 +13,14 @@ import java.util.Map;
  * A loop's calls in flight to memory nodes, failed when the configuration removes their node (it died): a request the
  * dead node took is never answered, and its queue pair reports nothing until something new is posted on it, so
  * without this a call waits out its timeout while its transaction's pending versions elsewhere block readers. Only
- * with a failover wait ({@link TxnRuntime#failoverWaitNs()}: the simulator's memory-node crash runs); polls the
- * catalog every {@link #POLL_NS} while a call is out.
+ * with a failover wait ({@link TxnRuntime#failoverWaitNs()}: the simulator's memory-node crash runs, 2.02 ms, and every
+ * cluster compute node, 6 s); polls the catalog while a call is out every thousandth of that wait, within
+ * [{@link #MIN_POLL_NS}, {@link #MAX_POLL_NS}] (2 us in the simulator's runs, 6 ms on a cluster node: not a 2 us poll
+ * of a cluster catalog per call out), as TxnRuntime#removedBy scales its poll.
  */
 final class Removals {
-    static final long POLL_NS = 2_000;
+    static final long MIN_POLL_NS = 1_000;
+    static final long MAX_POLL_NS = 20_000_000L;
     private static final TxnRuntime.Key<Removals> KEY = new TxnRuntime.Key<>("aurogon-removals");
 
     private final TxnRuntime runtime;
@@ -55,6 +58,11 @@ final class Removals {
         return promise.future();
     }
 
+    /** How often the catalog is polled while a call is out, for a failover wait of {@code failoverWaitNs}. */
+    static long pollNs(final long failoverWaitNs) {
+        return Math.max(MIN_POLL_NS, Math.min(MAX_POLL_NS, failoverWaitNs / 1_000));
+    }
+
     private void poll() {
         boolean any = false;
         for (final Map.Entry<String, List<Promise<?>>> e : out.entrySet()) {
@@ -70,7 +78,7 @@ final class Removals {
         }
         polling = any;
         if (any) {
-            runtime.timers().after(POLL_NS).onComplete(done -> poll());
+            runtime.timers().after(pollNs(runtime.failoverWaitNs())).onComplete(done -> poll());
         }
     }
 }

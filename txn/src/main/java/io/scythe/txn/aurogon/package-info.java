@@ -90,9 +90,12 @@
  * floor, so no write below it may go in under one: a deviation, the paper says nothing of the rts); the
  * transactions the backup held in full become pending versions there (readers park on them; the coordinator's APPLY
  * commits, its DISCARD rolls back); those held in part are fenced (no COMMIT was sent yet), and a REPLICATE naming a
- * promoted copy afterwards is refused (its attempt looked the dead primary up). Measured: {@code AurogonMnCrashSimTest}
+ * promoted copy afterwards is refused (its attempt looked the dead primary up), and rolls back, as a DISCARD does,
+ * the versions adopted there for that transaction (a reposted part of an adopted one). Measured: {@code AurogonMnCrashSimTest}
  * (seeds 1-3: money conserved over the serving copies, live copies identical, history serializable, every client
- * finished, nothing left pending). Not modelled: the 2LClock reference (the first memory node) dying, a memory node
+ * finished, nothing left pending). Not modelled: the 2LClock or FaRM clock reference (the first memory node) dying
+ * ({@code --crash-mn 0} is refused for those clocks, {@link io.scythe.txn.aurogon.AurogonModule#memoryNodeCrashRefusal(
+ * io.scythe.txn.Protocol, int)}), a memory node
  * and a coordinator dying together, backup failure apart from the primary's, cluster nodes.
  *
  * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}

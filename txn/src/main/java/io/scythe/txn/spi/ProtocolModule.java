@@ -153,6 +153,15 @@ public interface ProtocolModule {
     }
 
     /**
+     * Why a run of {@code protocol} may not have memory node {@code memoryNode} (its index, {@code mnN}) crash in the
+     * simulator, or null: {@link #memoryNodeCrashRefusal(Protocol)} unless a module refuses a particular node (one
+     * its protocol depends on alone, e.g. a clock reference).
+     */
+    default String memoryNodeCrashRefusal(final Protocol protocol, final int memoryNode) {
+        return memoryNodeCrashRefusal(protocol);
+    }
+
+    /**
      * The simulator's memory-node failover: memory node {@code node} serves, from now on, the tables (their ids on
      * it) {@code tables}, backup copies promoted because their primary died with its memory and its services' state.
      * {@code coordinators}: every live compute-node loop's runtime (the configuration change asks them, as a
