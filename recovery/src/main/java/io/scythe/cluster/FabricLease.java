@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * locally and times, on its own clock, how long each has not changed.
  *
  * <p><b>Expiry (memory node, {@link Watcher}).</b> A word that did not change for more than lease + grace since the
- * watcher first saw its current value has expired: the memory node fences that incarnation, as when Hazelcast drops
+ * watcher first saw its current value has expired, judged only while the memory node sees a majority of the registered
+ * members and its watcher ran within the expiry (else the silence starts afresh: {@link Watcher#rebase}): the memory node fences that incarnation, as when Hazelcast drops
  * its member. Once expired, the incarnation stays expired: a later change of its word (a renewer that was paused and
  * wakes) is refused; only a newer epoch in the slot (the CN restarted) is watched afresh. A word of an older epoch than
  * the one watched (a superseded incarnation's late write) is ignored.
@@ -209,6 +210,19 @@ final class FabricLease {
                 }
             }
             return out;
+        }
+
+        /**
+         * Starts every live incarnation's silence afresh at {@code nowNs}: for a watcher that could not judge the last
+         * window (its own thread did not run for longer than the expiry, or its node saw no majority, so its CNs may
+         * have renewed elsewhere or not at all through no fault of theirs). An expired one stays expired.
+         */
+        void rebase(final long nowNs) {
+            for (int s = 1; s < SLOTS; s++) {
+                if (words[s] != 0 && !expired[s]) {
+                    seenNs[s] = nowNs;
+                }
+            }
         }
 
         /** Whether slot {@code slot}'s current incarnation expired. */

@@ -305,7 +305,8 @@ public final class ScytheNode implements AutoCloseable {
      * are ({@value #LEASES}), and watches them on a thread of its own, every half renewal period. A CN whose word did
      * not change for lease + grace is fenced here and owed recovery ({@link #leaseExpired}), as when Hazelcast drops
      * its member (which stays the fallback detector). A memory node that lost its own lease (removed by a
-     * configuration) judges no lease any more.
+     * configuration) judges no lease any more; one that sees no majority of the registered members, or whose watcher
+     * did not run for longer than the expiry, judges none until it does, and then starts every silence afresh.
      */
     private void watchFabricLeases(final FabricLease.Options lease) {
         final io.scythe.fabric.MemoryRegion words = nic.register(FabricLease.REGION, FabricLease.REGION_BYTES,
@@ -315,6 +316,7 @@ public final class ScytheNode implements AutoCloseable {
             .put("length", where.length()).put("rkey", where.rkey()).encode());
         final FabricLease.Watcher watcher = new FabricLease.Watcher(lease);
         final org.agrona.concurrent.AtomicBuffer buffer = words.buffer();
+        final boolean[] judged = {true}; // whether the previous tick could judge (confined to the watcher's thread)
         fabricLeaseThread = LivenessTimer.start("scythe-lease-watch-" + config.node(),
             Math.max(5, lease.renewMs() / 2), sinceMs -> {
                 if (leaseLost || closing) {
@@ -324,10 +326,16 @@ public final class ScytheNode implements AutoCloseable {
                 for (int slot = 1; slot < FabricLease.SLOTS; slot++) {
                     watcher.observe(slot, buffer.getLongVolatile(FabricLease.offset(slot)), now);
                 }
-                // A memory node cut off in a minority (or not yet told it was removed) sees no renewals because the
-                // CNs renew elsewhere, not because they died: it judges no lease until it sees a majority again (the
-                // expiries stay unreported until then, as the member-left path fences nothing in a minority).
-                if (!ShardOwnership.isMajority(registeredMembers.values(), liveMembers(null))) {
+                // A memory node cut off in a minority, or paused (and so perhaps removed by a configuration it has
+                // not heard of yet), sees no renewals because the CNs renew elsewhere or its own thread did not run,
+                // not because they died: it judges no lease until it sees a majority again, and then, like after a
+                // watcher stall longer than the expiry, starts every silence afresh (as the member-left path fences
+                // nothing in a minority).
+                final boolean canJudge = sinceMs <= lease.expiryMs()
+                    && ShardOwnership.isMajority(registeredMembers.values(), liveMembers(null));
+                if (!canJudge || !judged[0]) {
+                    watcher.rebase(now);
+                    judged[0] = canJudge;
                     return;
                 }
                 for (final FabricLease.Expired e : watcher.expire(now)) {

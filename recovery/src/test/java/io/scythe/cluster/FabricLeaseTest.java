@@ -31,6 +31,21 @@ class FabricLeaseTest {
     }
 
     @Test
+    void aRebaseStartsTheSilenceAfreshButLeavesAnExpiredIncarnationExpired() {
+        final FabricLease.Watcher w = new FabricLease.Watcher(OPTIONS);
+        w.observe(3, FabricLease.word(7, 1), 0);
+        w.observe(4, FabricLease.word(9, 1), 0);
+        assertEquals(List.of(new FabricLease.Expired(4, 9, 900)), w.expire(900 * MS).subList(1, 2));
+        w.observe(3, FabricLease.word(7, 2), 1_000 * MS); // slot 3 expired already: refused
+        w.observe(5, FabricLease.word(2, 1), 1_000 * MS);
+        // A watcher that could not judge (paused, or in a minority) while slot 5's CN renewed elsewhere:
+        w.rebase(5_000 * MS);
+        assertEquals(List.of(), w.expire(5_850 * MS), "silence counted from the rebase, not from 1000 ms");
+        assertEquals(List.of(new FabricLease.Expired(5, 2, 851)), w.expire(5_851 * MS));
+        assertTrue(w.expired(3), "an expired incarnation stays expired through a rebase");
+    }
+
+    @Test
     void renewalsEveryPeriodKeepTheLeaseAndEmptySlotsAreNotWatched() {
         final FabricLease.Watcher w = new FabricLease.Watcher(OPTIONS);
         for (long t = 0, seq = 1; t <= 10_000; t += 100, seq++) {

@@ -42,7 +42,8 @@ package io.scythe.txn.aurogon;
  *             8 mask, 16 the transaction's id (0 when nothing of it is held)
  *  FETCH      0 write index, 4 offset, 16 ts; answers 0 status, 4 value length (DELETE), 8 key, 16 backup table
  *             id, 24 the value's bytes from offset
- *  APPLY      16 ts: the held writes go into the backup tables (OK, or Backups.FENCED)
+ *  APPLY      16 ts: the held writes go into the backup tables (OK, Backups.FENCED, or a Participant status when
+ *             a promoted copy had no adopted version for a write; every write is still applied)
  *  DISCARD    16 ts: the held writes are dropped, the transaction fenced
  *  SUSPECTS   16 ts; answers 0 count, 4 held here undecided (1/0), 8 count x (table id i32, key i64) of the
  *             records whose suspect version is pending at ts

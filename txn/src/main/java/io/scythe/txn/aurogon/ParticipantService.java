@@ -265,13 +265,15 @@ public final class ParticipantService {
                 status(responder, discard(ts));
                 return;
             }
-            int status;
-            try {
-                status = backups.apply(ts);
-            } catch (final ApplyRefused e) {
-                // A promoted copy with no pending version for it (a coordinator or promotion bug): the coordinator
-                // hears so instead of waiting on a handler that threw.
-                status = e.status;
+            // Every write is applied (a refusal on one promoted copy must not leave the others pending and the
+            // transaction undecided); a promoted copy with no pending version for its write (a coordinator or
+            // promotion bug) is reported, and its status is the reply.
+            applyRefusal = null;
+            int status = backups.apply(ts);
+            if (applyRefusal != null) {
+                System.err.println(applyRefusal.getMessage());
+                status = applyRefusal.status;
+                applyRefusal = null;
             }
             status(responder, status);
         }
@@ -290,6 +292,9 @@ public final class ParticipantService {
         }
         return backups.discard(ts);
     }
+
+    /** The first write of the APPLY being served that found no pending version on a promoted copy, else null. */
+    private ApplyRefused applyRefusal;
 
     /** An APPLY that found no pending version to commit on a promoted copy: its status is the reply. */
     private static final class ApplyRefused extends RuntimeException {
@@ -357,8 +362,8 @@ public final class ParticipantService {
     private void applyToBackup(final int tableId, final long key, final long wts, final byte[] value) {
         if (participant.promoted(tableId)) {
             final int status = participant.commit(tableId, key, wts, value);
-            if (status != Participant.OK) {
-                throw new ApplyRefused("Aurogon APPLY at " + AurogonTimestamp.toString(wts) + " to promoted "
+            if (status != Participant.OK && applyRefusal == null) {
+                applyRefusal = new ApplyRefused("Aurogon APPLY at " + AurogonTimestamp.toString(wts) + " to promoted "
                     + tableId + "/" + key + ": no pending version adopted there (status " + status + ")", status);
             }
             return;

@@ -16,7 +16,7 @@ import java.util.Map;
  * with a failover wait ({@link TxnRuntime#failoverWaitNs()}: the simulator's memory-node crash runs, 2.02 ms, and every
  * cluster compute node, 6 s); polls the catalog while a call is out every thousandth of that wait, within
  * [{@link #MIN_POLL_NS}, {@link #MAX_POLL_NS}] (2 us in the simulator's runs, 6 ms on a cluster node: not a 2 us poll
- * of a cluster catalog per call out), as TxnRuntime#removedBy scales its poll.
+ * of a cluster catalog per call out), likewise scaled as TxnRuntime#removedBy scales its own (a hundredth there).
  */
 final class Removals {
     static final long MIN_POLL_NS = 1_000;
