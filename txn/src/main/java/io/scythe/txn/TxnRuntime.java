@@ -131,7 +131,8 @@ public final class TxnRuntime {
 
     /**
      * Whether every one of {@code nodes} is removed by the memory-node configuration now, or is within
-     * {@link #failoverWaitNs()} (polled on this loop's timers every 20 ms, or a hundredth of a wait shorter than 2 s); answered at once without a wait.
+     * {@link #failoverWaitNs()} (polled on this loop's timers every 20 ms, or a hundredth of a wait shorter than 2 s:
+     * {@link #removalPollNs}); answered at once without a wait.
      */
     public Future<Boolean> removedWithin(final java.util.Collection<String> nodes) {
         return removedBy(nodes, failoverWaitNs <= 0 ? 0 : timers.nowNs() + failoverWaitNs);
@@ -146,11 +147,21 @@ public final class TxnRuntime {
             return Future.succeededFuture(all);
         }
         // A cluster's wait (seconds) polls every 20 ms; the simulator's (a millisecond or two) a hundred times in it.
-        return timers.after(Math.max(1_000, Math.min(REMOVAL_POLL_NS, failoverWaitNs / 100)))
-            .compose(v -> removedBy(nodes, deadlineNs));
+        return timers.after(removalPollNs(failoverWaitNs, 100)).compose(v -> removedBy(nodes, deadlineNs));
     }
 
-    private static final long REMOVAL_POLL_NS = 20_000_000L;
+    /** The shortest and longest interval at which a loop polls the configuration for a node's removal. */
+    public static final long MIN_REMOVAL_POLL_NS = 1_000;
+    public static final long MAX_REMOVAL_POLL_NS = 20_000_000L;
+
+    /**
+     * How often to poll the configuration for removals within a failover wait of {@code waitNs}: {@code polls} times
+     * in it, within [{@link #MIN_REMOVAL_POLL_NS}, {@link #MAX_REMOVAL_POLL_NS}] (a cluster's wait of seconds must not
+     * poll its catalog every few microseconds, as a simulated wait of a millisecond needs).
+     */
+    public static long removalPollNs(final long waitNs, final int polls) {
+        return Math.max(MIN_REMOVAL_POLL_NS, Math.min(MAX_REMOVAL_POLL_NS, waitNs / polls));
+    }
 
     /**
      * Sets what happens when this loop cannot go on safely: a committed transaction (its redo record durable) whose

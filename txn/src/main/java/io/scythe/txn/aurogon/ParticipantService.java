@@ -271,7 +271,7 @@ public final class ParticipantService {
             applyRefusal = null;
             int status = backups.apply(ts);
             if (applyRefusal != null) {
-                System.err.println(applyRefusal.getMessage());
+                System.err.println(applyRefusal.message());
                 status = applyRefusal.status;
                 applyRefusal = null;
             }
@@ -296,15 +296,8 @@ public final class ParticipantService {
     /** The first write of the APPLY being served that found no pending version on a promoted copy, else null. */
     private ApplyRefused applyRefusal;
 
-    /** An APPLY that found no pending version to commit on a promoted copy: its status is the reply. */
-    private static final class ApplyRefused extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        final int status;
-
-        ApplyRefused(final String message, final int status) {
-            super(message, null, false, false);
-            this.status = status;
-        }
+    /** An APPLY's write that found no pending version to commit on a promoted copy: its status is the reply. */
+    private record ApplyRefused(String message, int status) {
     }
 
     private void suspects(final RpcRequest request, final RpcResponder responder) {

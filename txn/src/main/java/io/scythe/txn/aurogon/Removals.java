@@ -16,11 +16,12 @@ import java.util.Map;
  * with a failover wait ({@link TxnRuntime#failoverWaitNs()}: the simulator's memory-node crash runs, 2.02 ms, and every
  * cluster compute node, 6 s); polls the catalog while a call is out every thousandth of that wait, within
  * [{@link #MIN_POLL_NS}, {@link #MAX_POLL_NS}] (2 us in the simulator's runs, 6 ms on a cluster node: not a 2 us poll
- * of a cluster catalog per call out), likewise scaled as TxnRuntime#removedBy scales its own (a hundredth there).
+ * of a cluster catalog per call out), through {@link TxnRuntime#removalPollNs} as TxnRuntime#removedBy's own poll
+ * (a hundredth there).
  */
 final class Removals {
-    static final long MIN_POLL_NS = 1_000;
-    static final long MAX_POLL_NS = 20_000_000L;
+    static final long MIN_POLL_NS = TxnRuntime.MIN_REMOVAL_POLL_NS;
+    static final long MAX_POLL_NS = TxnRuntime.MAX_REMOVAL_POLL_NS;
     private static final TxnRuntime.Key<Removals> KEY = new TxnRuntime.Key<>("aurogon-removals");
 
     private final TxnRuntime runtime;
@@ -60,7 +61,7 @@ final class Removals {
 
     /** How often the catalog is polled while a call is out, for a failover wait of {@code failoverWaitNs}. */
     static long pollNs(final long failoverWaitNs) {
-        return Math.max(MIN_POLL_NS, Math.min(MAX_POLL_NS, failoverWaitNs / 1_000));
+        return TxnRuntime.removalPollNs(failoverWaitNs, 1_000);
     }
 
     private void poll() {
