@@ -193,10 +193,13 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
         }
     }
 
-    /** What {@code scythe chaos} runs: the redo-log protocols and Lotus (its locks on compute nodes, issue 19). */
+    /**
+     * What {@code scythe chaos} runs: the redo-log protocols, Lotus (its locks on compute nodes, issue 19), and RCC's
+     * WAIT-DIE and MVCC (their coordinator logs and dead-node step, issue 18).
+     */
     static final class ChaosProtocols extends Names {
         ChaosProtocols() {
-            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus");
+            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "rcc-waitdie", "rcc-mvcc");
         }
     }
 
