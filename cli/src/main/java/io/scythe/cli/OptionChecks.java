@@ -195,11 +195,12 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
 
     /**
      * What {@code scythe chaos} runs: the redo-log protocols, Lotus (its locks on compute nodes, issue 19), and RCC's
-     * WAIT-DIE and MVCC (their coordinator logs and dead-node step, issue 18).
+     * five lock-based protocols (their coordinator logs and dead-node step, issue 18; CALVIN has no input log).
      */
     static final class ChaosProtocols extends Names {
         ChaosProtocols() {
-            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "rcc-waitdie", "rcc-mvcc");
+            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "rcc-waitdie", "rcc-mvcc", "rcc-nowait",
+                "rcc-occ", "rcc-sundial");
         }
     }
 

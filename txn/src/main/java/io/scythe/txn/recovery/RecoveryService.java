@@ -124,8 +124,8 @@ public final class RecoveryService {
         }
         final MemoryRegion region;
         try {
-            region = db.nic().register(LOG_REGION_PREFIX + request.client() + "." + Long.toHexString(idBase), bytes,
-                MemoryKind.HOST);
+            region = db.nic().register(LOG_REGION_PREFIX + request.client() + "." + Long.toHexString(idBase),
+                bytes, MemoryKind.HOST);
         } catch (final RuntimeException e) {
             responder.fail(RecoveryRpc.NO_SPACE, "log region of " + bytes + " bytes for " + request.client()
                 + ": " + e.getMessage());
@@ -139,8 +139,9 @@ public final class RecoveryService {
     }
 
     /**
-     * The registered log region of {@code rkey} on {@code nic} (one this service opened for a compute node's loop), or
-     * {@code null}: where a protocol that logs by RPC (RCC's LOG) copies a record its coordinator would otherwise WRITE.
+     * The registered log region of {@code rkey} on {@code nic} (one this service opened for a compute node's loop),
+     * or {@code null}: where a protocol that logs by RPC (RCC's LOG) copies a record its coordinator would otherwise
+     * WRITE.
      */
     public static MemoryRegion logRegion(final io.scythe.fabric.Nic nic, final int rkey) {
         for (final MemoryRegion r : nic.regions()) {
