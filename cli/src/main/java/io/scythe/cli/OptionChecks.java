@@ -193,10 +193,14 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
         }
     }
 
-    /** What {@code scythe chaos} runs: the redo-log protocols and Lotus (its locks on compute nodes, issue 19). */
+    /**
+     * What {@code scythe chaos} runs: the redo-log protocols, Lotus (its locks on compute nodes, issue 19), and RCC's
+     * five lock-based protocols (their coordinator logs and dead-node step, issue 18; CALVIN has no input log).
+     */
     static final class ChaosProtocols extends Names {
         ChaosProtocols() {
-            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus");
+            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "rcc-waitdie", "rcc-mvcc", "rcc-nowait",
+                "rcc-occ", "rcc-sundial");
         }
     }
 

@@ -18,6 +18,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -175,6 +176,59 @@ public final class RecoveryDuty {
     /** The fabric identity of {@code node}'s incarnation {@code epoch}: the key of its owed entry. */
     public static String incarnation(final String node, final long epoch) {
         return node + ".e" + epoch;
+    }
+
+    /**
+     * Bits of a CN's epoch that tell its incarnations apart everywhere: RCC's timestamps carry only the epoch's low 8
+     * ({@code RccClock}: WAIT-DIE's and MVCC's {@code tts} words), so a memory node's dead-node step frees every word
+     * whose slot and low 8 epoch bits are a dead incarnation's ({@code rcc.DeadWords}).
+     */
+    public static final int EPOCH_TELL_APART_BITS = 8;
+
+    /**
+     * The epoch of a CN's next incarnation after {@code last}: the next one whose low {@value #EPOCH_TELL_APART_BITS}
+     * bits are none of {@code owed}'s (the epochs of its incarnations still owed recovery, or not yet known dead), so
+     * that a dead incarnation's recovery never takes the new one's words for its own (RCC's 8-bit incarnation, and
+     * the 16-bit epoch of transaction ids, {@link #idPrefix}), however many times the node restarted meanwhile.
+     *
+     * @throws IllegalStateException when every value of those bits is owed (255 incarnations waiting for recovery)
+     */
+    public static long nextEpoch(final long last, final java.util.Collection<Long> owed) {
+        final long mask = (1L << EPOCH_TELL_APART_BITS) - 1;
+        final Set<Long> taken = new java.util.HashSet<>();
+        for (final long e : owed) {
+            taken.add(e & mask);
+        }
+        for (long next = last + 1; next <= last + mask + 1; next++) {
+            if (!taken.contains(next & mask)) {
+                return next;
+            }
+        }
+        throw new IllegalStateException(owed.size() + " incarnations of this compute node are still owed recovery: "
+            + "no epoch is left whose low " + EPOCH_TELL_APART_BITS + " bits tell the next one apart from them; "
+            + "restart it once a live compute node recovered them");
+    }
+
+    /**
+     * The epochs of CN {@code cn}'s incarnations that a new one must be told apart from: those owed recovery
+     * ({@value #OWED}) and the one the registry names ({@code registryEntry}, null: none), unless it was recovered.
+     * Blocks (map operations).
+     */
+    static List<Long> unrecoveredEpochs(final HazelcastInstance hazelcast, final String cn,
+                                        final JsonObject registryEntry) {
+        final List<Long> epochs = new ArrayList<>();
+        for (final String owed : hazelcast.<String, String>getMap(OWED).values()) {
+            final JsonObject o = new JsonObject(owed);
+            if (cn.equals(o.getString("cn")) && o.getLong("epoch") != null) {
+                epochs.add(o.getLong("epoch"));
+            }
+        }
+        if (registryEntry != null && registryEntry.getLong("epoch") != null
+            && !registryEntry.getBoolean("recovered", false)
+            && !wasRecovered(hazelcast, incarnation(cn, registryEntry.getLong("epoch")))) {
+            epochs.add(registryEntry.getLong("epoch"));
+        }
+        return epochs;
     }
 
     /** The node bits of the transaction ids of incarnation {@code epoch} of the CN with {@code slot}. */

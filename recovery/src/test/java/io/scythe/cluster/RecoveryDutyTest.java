@@ -31,6 +31,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Recovery duty over a real Hazelcast cluster in this JVM (TCP join on loopback, conf/cluster.xml) and an embedded
@@ -191,6 +192,25 @@ class RecoveryDutyTest {
 
     private Map<String, String> owed(final HazelcastInstance hz) {
         return hz.<String, String>getMap(RecoveryDuty.OWED);
+    }
+
+    /**
+     * A restarted CN's epoch skips the low 8 bits of its incarnations still owed recovery (RCC's timestamps carry only
+     * those, so the dead one's dead-node step would free the new one's tts words): was last + 1 always.
+     */
+    @Test
+    void shouldGiveARestartedCnAnEpochItsOwedIncarnationsDoNotShareTheLowBitsOf() {
+        assertThat(RecoveryDuty.nextEpoch(5, List.of())).isEqualTo(6);
+        assertThat(RecoveryDuty.nextEpoch(5, List.of(3L, 4L))).isEqualTo(6);
+        assertThat(RecoveryDuty.nextEpoch(256, List.of(1L))).isEqualTo(258); // 257 is incarnation 1's 8 bits
+        assertThat(RecoveryDuty.nextEpoch(256, List.of(1L, 2L, 515L))).isEqualTo(260);
+        assertThat(RecoveryDuty.nextEpoch(65_536, List.of(1L))).isEqualTo(65_538); // 16-bit id prefix wraps too
+        final List<Long> all = new ArrayList<>();
+        for (long e = 1; e <= 256; e++) {
+            all.add(e);
+        }
+        assertThatThrownBy(() -> RecoveryDuty.nextEpoch(300, all)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("256 incarnations");
     }
 
     @Test

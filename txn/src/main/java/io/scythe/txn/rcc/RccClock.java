@@ -22,8 +22,9 @@ import io.scythe.txn.TxnRuntime;
  * It sits below the clock and below the node slot, so it never changes the age order WAIT-DIE and MVCC compare: two
  * timestamps with different ticks compare by ticks, and with equal ticks by node slot, then loop, exactly as without
  * it; it only tells apart two incarnations of one loop at one tick, which were equal before. Epochs are 16 bits
- * ({@code RecoveryRpc#NODE_ID_MASK}); 8 are kept, so a dead incarnation and a live one match only if the node
- * restarted 256 times while the dead one's recovery was still owed.
+ * ({@code RecoveryRpc#NODE_ID_MASK}); 8 are kept, so a dead incarnation and a live one would match if their epochs
+ * were 256 apart with the dead one's recovery still owed: a restarted cluster node never takes such an epoch
+ * ({@code cluster.RecoveryDuty#nextEpoch} skips the low 8 bits of every incarnation of it still owed recovery).
  *
  * <p>Clock-skew control (RCC §4.4): {@link #observe} moves this loop's clock up to a larger timestamp seen in a
  * remote tuple, so that later timestamps of this loop are above it. Correctness never depends on it.

@@ -356,13 +356,9 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         }
         io.scythe.fabric.MemoryRegion region = logRegions.get(rkey);
         if (region == null || !region.isRegistered()) {
-            region = null;
-            for (final io.scythe.fabric.MemoryRegion r : db.nic().regions()) {
-                if (r.rkey() == rkey && r.name().startsWith("redo.")) {
-                    region = r;
-                    logRegions.put(rkey, r);
-                    break;
-                }
+            region = io.scythe.txn.recovery.RecoveryService.logRegion(db.nic(), rkey);
+            if (region != null) {
+                logRegions.put(rkey, region);
             }
         }
         final boolean fits = region != null && address >= region.address()

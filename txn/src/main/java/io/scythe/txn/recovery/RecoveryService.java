@@ -34,6 +34,8 @@ import java.util.Map;
 public final class RecoveryService {
     /** Largest log region a loop may ask for. */
     public static final int MAX_REGION_BYTES = 64 << 20;
+    /** How the names of the log regions this service registers begin ({@link #logRegion}). */
+    public static final String LOG_REGION_PREFIX = "redo.";
 
     private final LogDb db;
     private final List<Step> steps = new ArrayList<>();
@@ -122,8 +124,8 @@ public final class RecoveryService {
         }
         final MemoryRegion region;
         try {
-            region = db.nic().register("redo." + request.client() + "." + Long.toHexString(idBase), bytes,
-                MemoryKind.HOST);
+            region = db.nic().register(LOG_REGION_PREFIX + request.client() + "." + Long.toHexString(idBase),
+                bytes, MemoryKind.HOST);
         } catch (final RuntimeException e) {
             responder.fail(RecoveryRpc.NO_SPACE, "log region of " + bytes + " bytes for " + request.client()
                 + ": " + e.getMessage());
@@ -134,6 +136,20 @@ public final class RecoveryService {
         reply.putInt(8, region.rkey());
         reply.putInt(12, bytes);
         responder.reply(reply, 0, RecoveryRpc.LOG_OPEN_REPLY_BYTES);
+    }
+
+    /**
+     * The registered log region of {@code rkey} on {@code nic} (one this service opened for a compute node's loop),
+     * or {@code null}: where a protocol that logs by RPC (RCC's LOG) copies a record its coordinator would otherwise
+     * WRITE.
+     */
+    public static MemoryRegion logRegion(final io.scythe.fabric.Nic nic, final int rkey) {
+        for (final MemoryRegion r : nic.regions()) {
+            if (r.rkey() == rkey && r.isRegistered() && r.name().startsWith(LOG_REGION_PREFIX)) {
+                return r;
+            }
+        }
+        return null;
     }
 
     private String nodeOf(final RpcRequest request, final RpcResponder responder, final int skip) {

@@ -73,7 +73,7 @@ class DeadWordsTest {
         final long restarted = ts(2, SLOT, 900);        // the same node restarted (epoch 2), even at an earlier tick
         final long sameTick = ts(2, SLOT, 1000);        // ... and at the dead one's very tick
         final long other = ts(1, SLOT + 1, 1000);       // another node, same epoch number
-        final long wrapped = ts(257, SLOT, 1000);       // 256 restarts later: the documented limit (8 bits kept)
+        final long wrapped = ts(257, SLOT, 1000);       // 256 epochs later (8 bits kept): an epoch RecoveryDuty skips
         assertThat(sameTick).isNotEqualTo(dead);
         final int[] w = words(waitdie, dead, restarted, sameTick, other, wrapped);
         final int[] m = words(mvcc, dead, restarted, other);
