@@ -32,6 +32,9 @@ final class AurogonClock {
     static final long PROBE_INTERVAL_NS = 20_000;
     static final long SLICE_NS = 200_000;
     static final double ALPHA = 0.5;
+    /** 2LClock's root failover (§5.3), scaled to the simulator's runs: virtual phase at least two slices, smoothing. */
+    static final long VIRTUAL_NS = 2 * SLICE_NS;
+    static final long SMOOTH_NS = SLICE_NS;
 
     private static final TxnRuntime.Key<AurogonClock> HOST_KEY = new TxnRuntime.Key<>("aurogon-clock");
     private static final TxnRuntime.Key<AurogonClock> DST_KEY = new TxnRuntime.Key<>("aurogon-dst-clock");
@@ -68,22 +71,39 @@ final class AurogonClock {
                 throw new IllegalStateException("Aurogon's 2LClock needs the node's clocks on this loop "
                     + "(TxnRuntime#clocks): the runtime was built without them");
             }
-            this.twoLevel = new TwoLevelClock(runtime.clocks(), reference(runtime), ALPHA, PROBE_INTERVAL_NS,
-                SLICE_NS);
+            this.twoLevel = new TwoLevelClock(runtime.clocks(), reference(runtime, null), ALPHA, PROBE_INTERVAL_NS,
+                SLICE_NS).failover(new TwoLevelClock.Successor() {
+                    @Override
+                    public boolean removed(final String node) {
+                        return runtime.catalog().removed(node);
+                    }
+
+                    @Override
+                    public String after(final String dead) {
+                        return reference(runtime, dead);
+                    }
+                }, VIRTUAL_NS, SMOOTH_NS);
         } else {
             this.twoLevel = null;
         }
     }
 
-    /** The reference NIC's node: the first, by name, of the nodes holding a partition of any table. */
-    private static String reference(final TxnRuntime runtime) {
+    /**
+     * The reference NIC's node: the first, by name, of the nodes holding a partition of any table, except
+     * {@code dead} and nodes the configuration removed (2LClock's root failover: the next root).
+     */
+    private static String reference(final TxnRuntime runtime, final String dead) {
         String first = null;
         for (final io.scythe.txn.Catalog.Table t : runtime.catalog().tables()) {
             for (final io.scythe.txn.Catalog.Partition p : t.partitions()) {
-                if (first == null || p.node().compareTo(first) < 0) {
+                if ((first == null || p.node().compareTo(first) < 0) && !p.node().equals(dead)
+                    && !runtime.catalog().removed(p.node())) {
                     first = p.node();
                 }
             }
+        }
+        if (first == null && dead != null) {
+            return null;
         }
         if (first == null) {
             throw new IllegalStateException("Aurogon's 2LClock found no memory node in the catalog to take as its "
@@ -135,7 +155,7 @@ final class AurogonClock {
         farmSyncing = true;
         farmSynced = true;
         farmLastSync = host;
-        final String master = reference(runtime);
+        final String master = reference(runtime, null);
         final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(
             new byte[AurogonRpc.HEADER_BYTES]);
         final long sent = hostNs();
@@ -155,6 +175,11 @@ final class AurogonClock {
             }
             farmOffsetNs = farmOffset[best];
         });
+    }
+
+    /** 2LClock's failover state ({@link AurogonModule#twoLevelClockState}); null for the other modes. */
+    String twoLevelState() {
+        return twoLevel == null ? null : twoLevel.phase() + " " + twoLevel.reference() + " " + twoLevel.failovers();
     }
 
     /** The last timestamp this clock issued (0: none yet). */

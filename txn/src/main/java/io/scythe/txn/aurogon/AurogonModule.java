@@ -76,6 +76,15 @@ public final class AurogonModule implements ProtocolModule {
         return clock.estimateNs();
     }
 
+    /**
+     * Where {@code runtime}'s 2LClock stands in its root failover (§5.3): {@code "<phase> <reference> <failovers>"}
+     * (phase NORMAL, VIRTUAL or SMOOTHING; the reference node it probes now), or null when the loop has no 2LClock.
+     */
+    public static String twoLevelClockState(final io.scythe.txn.TxnRuntime runtime) {
+        final AurogonClock clock = AurogonClock.existing(runtime, AurogonClock.Mode.TWO_LEVEL);
+        return clock == null ? null : clock.twoLevelState();
+    }
+
     private static AurogonClock.Mode modeOf(final String protocol) {
         switch (protocol) {
             case "dst-to":
@@ -127,15 +136,17 @@ public final class AurogonModule implements ProtocolModule {
 
     /**
      * The first memory node (by name: {@code mn0}) is the clock reference of 2LClock and FaRMv2's clock
-     * ({@link AurogonClock}): its death is not modelled (issue 20).
+     * ({@link AurogonClock}): 2LClock fails over to the next ({@link TwoLevelClock}, §5.3's virtual, correction and
+     * smoothing phases); FaRMv2's clock has no failover here (its master's death is not modelled, issue 20).
      */
     @Override
     public String memoryNodeCrashRefusal(final Protocol protocol, final int memoryNode) {
         final AurogonClock.Mode mode = memoryNode == 0 && protocols().contains(protocol) ? modeOf(protocol.name())
             : null;
-        if (mode == AurogonClock.Mode.TWO_LEVEL || mode == AurogonClock.Mode.FARM) {
+        if (mode == AurogonClock.Mode.FARM) {
             return "memory node 0 is the " + mode + " clock reference of " + protocol.name() + " (the first memory "
-                + "node by name), and its death is not modelled (issue 20): crash another memory node";
+                + "node by name), and FaRMv2's clock does not fail over (issue 20): crash another memory node, or "
+                + "use 2LClock (aurogon), which does";
         }
         return memoryNodeCrashRefusal(protocol);
     }

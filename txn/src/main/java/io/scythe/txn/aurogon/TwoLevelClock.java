@@ -19,22 +19,62 @@ import io.scythe.bridge.NodeClocks;
  *       flight, {@link #now()} starts one (so a quiet loop probes nothing and the simulator's runs end).</li>
  * </ul>
  * Every loop probes the reference directly: a one-level tree, which is what clusters of up to 10 nodes (K = 10) get,
- * and a READ needs no parent CPU. The K=10 tree with UD+RC probes, batched asynchronous parent replies and root
- * failover (virtual, correction and smoothing phases) is built as an event model, {@link ClockTree} (failover takes
- * seconds in the paper, where the simulator's runs last milliseconds); the runtime's clock does not fail over (its
- * reference is a memory node, and memory-node failures are not modelled). Loop-confined.
+ * and a READ needs no parent CPU. The K=10 tree with UD+RC probes and batched asynchronous parent replies is built as
+ * an event model, {@link ClockTree}.
+ *
+ * <p><b>Root failover</b> (§5.3, Fig. 7), here for the runtime's clock: the reference (a memory node) is taken as
+ * dead when {@value #MISSED_PROBES} probes in a row fail or the configuration removes it (the heartbeat). The loop then
+ * turns to the next reference ({@code successor}: the first live memory node by name) and serves, through the
+ * <i>virtual phase</i>, {@code V}: the old F2 extrapolated (the last segment of its polyline), while a new F2 to the new
+ * reference warms up (its probes go there); once the new mapping has fitted two slices and at least
+ * {@code virtualNs} passed, it switches with a <i>correction</i> {@code c = V(x) - F2new(x)} (time does not jump) and,
+ * through the <i>smoothing phase</i>, decays c linearly to 0 over {@code max(smoothNs, 4|c|)} (a slope change of at
+ * most 1/4: served time never runs backwards), then serves the new mapping (normal again). Each loop switches on its
+ * own, as the paper's C1 and C2 do; a reference dying while a loop is still in an earlier failover's phases is
+ * noticed once that loop is normal again. The paper's phases last seconds (2.1 s virtual, 6.4 s in all); ours are scaled to
+ * the simulator's millisecond runs (a 400 us virtual phase, 200 us least smoothing). Loop-confined.
  */
 final class TwoLevelClock {
+    /** Probes failing in a row that take the reference as dead (the heartbeat of §5.3). */
+    static final int MISSED_PROBES = 3;
+
+    /** Phases of the clock around a root failover (§5.3). */
+    enum Phase { NORMAL, VIRTUAL, SMOOTHING }
+
+    /** What a failover needs to know of the configuration. */
+    interface Successor {
+        /** Whether the configuration removed {@code node} (it died). */
+        boolean removed(String node);
+
+        /** The reference to turn to once {@code dead} died, or null when there is none. */
+        String after(String dead);
+    }
+
     private final NodeClocks clocks;
-    private final String reference;
+    private String reference;
     private final double alpha;
     private final long probeIntervalNs;
+    private final long sliceNs;
     private final PiecewiseMapping f1;
-    private final PiecewiseMapping f2;
+    private PiecewiseMapping f2;
     private long lastProbeHostNs;
     private boolean probing;
     private long probes;
     private long failedProbes;
+    private int missedInRow;
+    /** Probes started under an earlier reference are dropped when they complete. */
+    private long epoch;
+    private Successor successor;
+    private long virtualNs;
+    private long smoothNs;
+    private Phase phase = Phase.NORMAL;
+    /** The new reference's F2 warming up through the virtual phase. */
+    private PiecewiseMapping warming;
+    private long virtualFromNic;
+    private double correction;
+    private long switchNic;
+    private long smoothingNs;
+    private long failovers;
 
     /**
      * @param reference       the node whose NIC clock is the reference (the root of the tree)
@@ -51,22 +91,81 @@ final class TwoLevelClock {
         this.reference = reference;
         this.alpha = alpha;
         this.probeIntervalNs = probeIntervalNs;
+        this.sliceNs = sliceNs;
         this.f1 = new PiecewiseMapping(sliceNs, 200);
         this.f2 = new PiecewiseMapping(sliceNs, 500);
+    }
+
+    /**
+     * Turns root failover on (§5.3): {@code successor} names the next reference; the virtual phase lasts at least
+     * {@code virtualNs} (and until the new mapping fitted two slices), the smoothing at least {@code smoothNs}.
+     */
+    TwoLevelClock failover(final Successor successor, final long virtualNs, final long smoothNs) {
+        if (virtualNs < 0 || smoothNs <= 0) {
+            throw new IllegalArgumentException("2LClock failover: virtual phase " + virtualNs + " ns, smoothing "
+                + smoothNs + " ns");
+        }
+        this.successor = successor;
+        this.virtualNs = virtualNs;
+        this.smoothNs = smoothNs;
+        return this;
     }
 
     /** The reference clock as this loop estimates it now; may start a probe. */
     long now() {
         final long host = clocks.hostNs();
+        if (successor != null && phase == Phase.NORMAL && successor.removed(reference)) {
+            turnAway();
+        }
         if (!probing && (probes == 0 || host - lastProbeHostNs >= probeIntervalNs)) {
             probe(host);
         }
-        return f2.map(f1.map(host));
+        return Math.round(served(f1.map(host)));
     }
 
     /** The reference clock as this loop estimates it now, without probing. */
     long estimate() {
-        return f2.map(f1.map(clocks.hostNs()));
+        return Math.round(served(f1.map(clocks.hostNs())));
+    }
+
+    /** What the clock serves at local NIC time {@code x}, as its phase says (§5.3, Fig. 7). */
+    private double served(final long x) {
+        if (phase == Phase.VIRTUAL) {
+            if (x - virtualFromNic < virtualNs || warming.slicesFitted() < 2) {
+                return f2.map(x); // V: the old mapping extrapolated
+            }
+            correction = f2.map(x) - (double) warming.map(x);
+            f2 = warming;
+            warming = null;
+            switchNic = x;
+            smoothingNs = Math.max(smoothNs, (long) Math.ceil(4 * Math.abs(correction)));
+            phase = Phase.SMOOTHING;
+        }
+        if (phase == Phase.SMOOTHING) {
+            final double left = 1 - (double) (x - switchNic) / smoothingNs;
+            if (left > 0) {
+                return f2.map(x) + correction * left;
+            }
+            phase = Phase.NORMAL;
+        }
+        return f2.map(x);
+    }
+
+    /** The reference died: turn to its successor and start the virtual phase. */
+    private void turnAway() {
+        final String next = successor.after(reference);
+        if (next == null) {
+            throw new IllegalStateException("2LClock's reference " + reference + " died and no memory node is left "
+                + "to take its place");
+        }
+        failovers++;
+        reference = next;
+        epoch++;
+        probing = false; // the probe in flight to the dead reference is dropped when it completes
+        missedInRow = 0;
+        phase = Phase.VIRTUAL;
+        warming = new PiecewiseMapping(sliceNs, 500);
+        virtualFromNic = f1.map(clocks.hostNs());
     }
 
     private void probe(final long host) {
@@ -77,15 +176,37 @@ final class TwoLevelClock {
         final long nic = clocks.nicNs();
         final long c2 = clocks.hostNs();
         f1.add(Math.round(alpha * c1 + (1 - alpha) * c2), nic, c2 - c1);
+        final long sentEpoch = epoch;
         clocks.readRemoteNic(reference).onComplete(ar -> {
+            if (sentEpoch != epoch) {
+                return; // sent to a reference that died since
+            }
             probing = false;
             if (ar.succeeded()) {
+                missedInRow = 0;
                 final NicClockReading r = ar.result();
-                f2.add(r.sentNs() + r.roundTripNs() / 2, r.remoteNs(), r.roundTripNs());
+                (phase == Phase.VIRTUAL ? warming : f2).add(r.sentNs() + r.roundTripNs() / 2, r.remoteNs(),
+                    r.roundTripNs());
             } else {
                 failedProbes++;
+                if (successor != null && phase == Phase.NORMAL
+                    && (++missedInRow >= MISSED_PROBES || successor.removed(reference))) {
+                    turnAway();
+                }
             }
         });
+    }
+
+    String reference() {
+        return reference;
+    }
+
+    Phase phase() {
+        return phase;
+    }
+
+    long failovers() {
+        return failovers;
     }
 
     long probes() {

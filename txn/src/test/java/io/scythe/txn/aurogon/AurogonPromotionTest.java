@@ -1,0 +1,113 @@
+package io.scythe.txn.aurogon;
+
+import io.scythe.storage.BackupTables;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.txn.OneMemoryNode;
+import io.vertx.core.Promise;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A promoted backup copy (memory-node failover) against REPLICATE requests that name it, over RRPC. */
+class AurogonPromotionTest {
+    private static final int KEY_A = 1;
+    private static final int KEY_B = 2;
+
+    private static boolean pendingAt(final Participant participant, final int table, final long key, final long ts) {
+        final long[][] rows = participant.versions(table, key);
+        if (rows != null) {
+            for (final long[] row : rows) {
+                if (row[0] == ts && row[2] == 1) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static <T> T onLoop(final OneMemoryNode node, final java.util.function.Supplier<T> body) throws Exception {
+        final Promise<T> done = Promise.promise();
+        node.loop.runOnContext(v -> done.complete(body.get()));
+        return done.future().await(10, TimeUnit.SECONDS);
+    }
+
+    private static UnsafeBuffer replicate(final int table, final long key, final long ts, final long txnId,
+                                          final long value) {
+        final UnsafeBuffer part = new UnsafeBuffer(new byte[AurogonRpc.REPLICATE_HEADER_BYTES + 8]);
+        CoordinatorRecovery.fill(part, table, 8, key, ts);
+        part.putInt(AurogonRpc.REPLICATE_EXPECTED_OFFSET, 1);
+        part.putInt(AurogonRpc.REPLICATE_OFFSET_OFFSET, 0);
+        part.putLong(AurogonRpc.REPLICATE_MASK_OFFSET, 1);
+        part.putLong(AurogonRpc.REPLICATE_TXN_OFFSET, txnId);
+        part.putLong(AurogonRpc.REPLICATE_HEADER_BYTES, value);
+        return part;
+    }
+
+    /**
+     * Two transactions held in full by the backup (writes to keys 1 and 2 of its copy) are adopted as pending versions
+     * when the copy is promoted; a REPLICATE naming the promoted copy afterwards (a reposted part of the first, whose
+     * attempt looked the dead primary up) is answered FENCED and rolls back the first one's adopted version only: a
+     * reader parked on it is answered with the committed value, the second stays pending until its APPLY commits it.
+     * Fails when REPLICATE on a promoted copy does not discard (the reader parks for ever) or discards too much.
+     */
+    @Test
+    void shouldRollBackTheAdoptedVersionsOfATransactionWhoseReplicateNamesAPromotedCopy() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            final UnsafeBuffer hundred = new UnsafeBuffer(new byte[8]);
+            hundred.putLong(0, 100);
+            for (long k = 0; k < 16; k++) {
+                copy.insert(k, hundred, 0, 8, ObjectLayout.LOADED_VERSION);
+            }
+            final int table = copy.schema().id();
+            final long t1 = AurogonTimestamp.pack(1_000_000, 1, 0);
+            final long t2 = AurogonTimestamp.pack(1_000_500, 2, 0);
+            final long reader = AurogonTimestamp.pack(2_000_000, 3, 0);
+            final List<Integer> statuses = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(
+                AurogonRpc.REPLICATE, replicate(table, KEY_A, t1, 11, 111)).compose(a -> rocket.call(
+                AurogonRpc.REPLICATE, replicate(table, KEY_B, t2, 22, 222)).map(b -> List.of(
+                    a.payload().getInt(0), b.payload().getInt(0))))));
+            assertThat(statuses).containsExactly(Backups.OK, Backups.OK);
+            onLoop(node, () -> {
+                service.promote(Set.of(table), t2);
+                return null;
+            });
+            assertThat(pendingAt(participant, table, KEY_A, t1)).as("adopted").isTrue();
+            assertThat(pendingAt(participant, table, KEY_B, t2)).as("adopted").isTrue();
+            // A reader above the first transaction parks on its adopted version.
+            final List<String> answers = new ArrayList<>();
+            onLoop(node, () -> {
+                participant.read(table, KEY_A, reader, 0, (status, wts, value) ->
+                    answers.add(status + " " + (value == null ? "-" : new UnsafeBuffer(value).getLong(0))));
+                return null;
+            });
+            assertThat(answers).as("parked on the adopted version").isEmpty();
+            final int fenced = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                replicate(table, KEY_A, t1, 11, 111))).map(reply -> reply.payload().getInt(0)));
+            assertThat(fenced).isEqualTo(Backups.FENCED);
+            assertThat(pendingAt(participant, table, KEY_A, t1)).as("rolled back").isFalse();
+            assertThat(answers).as("the parked reader gets the loaded value").containsExactly(
+                Participant.OK + " 100");
+            assertThat(service.backups().held(t1)).as("the held writes dropped").isFalse();
+            assertThat(pendingAt(participant, table, KEY_B, t2)).as("the other transaction untouched").isTrue();
+            final int applied = node.on(rt -> rt.rocket("mn").compose(rocket -> {
+                final UnsafeBuffer apply = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                CoordinatorRecovery.fill(apply, 0, 0, 0, t2);
+                return rocket.call(AurogonRpc.APPLY, apply);
+            }).map(reply -> reply.payload().getInt(0)));
+            assertThat(applied).isEqualTo(Backups.OK);
+            assertThat(pendingAt(participant, table, KEY_B, t2)).as("committed by its APPLY").isFalse();
+            assertThat(participant.versions(table, KEY_B)[0][0]).isEqualTo(t2);
+            assertThat(participant.violation()).isNull();
+        }
+    }
+}
