@@ -286,15 +286,39 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
-     * The simulator crashes no SELCC compute node yet (issue 21): a dead participant's S or X bits would stay set in
-     * the latch words, the lines it held Modified (their only current copy) are not in a redo log, and survivors'
-     * invalidations to it wait for the call bound; recovery (its log replayed by a survivor, its bits cleared) is not
-     * built.
+     * A dead compute node is recovered under {@code selcc-2pl} and {@code selcc-occ} in runs whose commits write redo
+     * records (the simulator's {@code --redo-log}, which {@code --crash-recover} needs; package doc "Dead compute
+     * nodes"): their commits log and write through, the survivor's recovery rolls the dead node's records forward
+     * ({@link SelccRecovery#LOCK_KIND}) and the memory nodes clear its participants' bits ({@link #startMemoryNode}).
+     * Refused: {@code selcc-to} (its {@code rts} raises at reads are writes of the line that no record holds) and
+     * {@code sel-2pl} (its eager write-back logs nothing).
      */
     @Override
     public String crashRefusal(final Protocol protocol) {
-        return "recovery of a dead SELCC compute node (its redo log replayed, its latch bits cleared, its Modified lines "
-            + "restored) is not built (issue 21)";
+        if (protocol == SELCC_2PL || protocol == SELCC_OCC) {
+            return null;
+        }
+        return protocol == SELCC_TO
+            ? "selcc-to raises rts by writes of the line at its reads, which no redo record holds: recovery of a dead "
+                + "compute node under it is not built (issue 21)"
+            : "sel-2pl writes no redo record: recovery of a dead compute node under it is not built (issue 21)";
+    }
+
+    /** What SELCC's redo records name as their lock ({@link SelccRecovery}). */
+    @Override
+    public List<io.scythe.txn.spi.LockKind> lockKinds() {
+        return List.of(SelccRecovery.LOCK_KIND);
+    }
+
+    /**
+     * The memory node's step of a dead compute node's recovery: after its records were rolled forward, every latch word
+     * loses its participants' bits ({@link SelccRecovery#clearDead}; nothing when no SELCC participant of it is known,
+     * as in every run of another protocol).
+     */
+    @Override
+    public void startMemoryNode(final io.scythe.txn.spi.MemoryNodeContext node) {
+        node.onDeadNode(io.scythe.txn.spi.MemoryNodeContext.Phase.AFTER_INSERTS, SelccRecovery.COUNTED,
+            (dead, idPrefixes) -> SelccRecovery.clearDead(node.db(), idPrefixes));
     }
 
     /** Serves invalidations on the node's peers; each loop's cache is made on first use (from its PeerLoops). */
