@@ -290,7 +290,13 @@ public final class LineCache {
     private final int deferPriorityCap = SelccModule.deferPriorityCap();
     private final boolean priorityMatching = SelccModule.priorityMatching();
     /** The Fig. 18 ablation's switches ({@link SelccModule#feature}). */
-    private final boolean forwarding = SelccModule.feature("forwarding");
+    /**
+     * Fig. 7a's baseline ({@code scythe.selcc.handover=false}, which also turns {@link #forwarding} off): an X holder
+     * asked by PeerRd or PeerWr flushes its dirty range and releases its Exclusive by FAA, answers "released", and the
+     * requester retries its CAS (or FAA) with the READ of the line: no ownership handover, no copy.
+     */
+    private final boolean handover = SelccModule.feature("handover");
+    private final boolean forwarding = handover && SelccModule.feature("forwarding");
     private final boolean batchedEviction = SelccModule.feature("batchedEviction");
     private final boolean dirtyBounds = SelccModule.feature("dirtyBounds");
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
@@ -1158,6 +1164,28 @@ public final class LineCache {
         if ((kind == Invalidation.PEER_WR_SHARED) != (f.memo == Memo.S)) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
             return Future.succeededFuture();
+        }
+        if (!handover && f.memo == Memo.M) { // Fig. 7a's baseline: release (flushed), the requester retries
+            return busy(f, () -> mustLand("a release asked for (no handover)", () -> channel(f).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                addFlush(batch, f);
+                batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unexclusive(me));
+                return batch.post();
+            }))).transform(done -> {
+                if (done.failed()) {
+                    responder.fail(1, String.valueOf(done.cause()));
+                    return Future.succeededFuture();
+                }
+                Stats.count("released for a requester (no handover)");
+                f.memo = Memo.I;
+                f.dirty = DirtyBounds.CLEAN;
+                f.headerDirty = false;
+                f.wanted = false;
+                f.sinceWanted = 0;
+                forgetIfInvalid(f);
+                responder.reply(Invalidation.status(Invalidation.RELEASED));
+                return Future.succeededFuture();
+            });
         }
         if (kind == Invalidation.PEER_RD) { // case 2: flush, both Shared, forward
             final Future<Boolean> forwarded = forwardTo(f, requester, to, false, DirtyBounds.CLEAN);
