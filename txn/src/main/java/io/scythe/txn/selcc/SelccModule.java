@@ -273,16 +273,15 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
-     * Not on cluster nodes yet (issue 21): a compute node that dies while its loops hold S or X bits in memory-node
-     * latch words leaves them set (nothing clears a dead participant's bits, so its lines stay latched for ever), and
-     * its participants are numbered by loop in transaction ids without a node slot, where cluster ids carry the
-     * node's slot and epoch (a participant directory is not built).
+     * Not on cluster nodes yet (issue 21): its participants are numbered by loop in transaction ids without a node
+     * slot, where cluster ids carry the node's slot and epoch (a participant directory across processes is not built:
+     * the simulator's, {@link SelccRecovery}, is per fabric in one JVM), and so a dead node's latch bits could not be
+     * found by a memory node.
      */
     @Override
     public String clusterRefusal(final Protocol protocol) {
-        return "a compute node dying with S or X latch bits set leaves them set (no recovery clears a dead "
-            + "participant's latch bits), and SELCC's participants need a directory across compute-node processes; "
-            + "neither is built (issue 21)";
+        return "SELCC's participants (latch-word bits) need a directory across compute-node processes, for "
+            + "invalidations and for clearing a dead node's bits; not built (issue 21)";
     }
 
     /**
