@@ -76,7 +76,9 @@
  * handover FAA and the requester READs the memory node's copy; without batched eviction a miss that finds the cache
  * full evicts one victim, one doorbell, and waits for its release to land, the eviction round trip on the critical
  * path that §5.2.1 removes), {@code receiveSlots} (per loop, default 32), {@code slotLineBytes} (the longest line a slot holds; longer ones ride in the reply), {@code peerBucketBytes} (the peers' RRPC buckets: a forwarded line
- * rides in a reply when its requester had no free slot, so they hold a 2 KB line by default), {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
+ * rides in a reply when its requester had no free slot, so they hold a 2 KB line by default), {@code handover} (off, Fig. 7a's baseline: an X holder asked by PeerRd or PeerWr flushes and releases by FAA,
+ * answers "released", and the requester retries its CAS with the READ; forwarding off with it; 2.692 M txn/s against
+ * 3.212 M with handover and forwarding at 8 CNs x 8 MNs, write-only blink, +19 %, paper +40 %), {@code stats} (counts by cause, virtual time per acquisition kind, commits per participant,
  * printed at exit); defaults in
  * {@link io.scythe.txn.selcc.SelccModule}.
  *
