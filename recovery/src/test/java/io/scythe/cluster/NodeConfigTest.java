@@ -61,8 +61,8 @@ class NodeConfigTest {
             assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", protocol).put("computeNodes", cns)))
                 .as(protocol).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("protocol " + protocol + " needs CN-to-CN messaging (EVERY_LOOP), and "
-                    + "cluster nodes cannot run it yet: a compute node dying with S or X latch bits set leaves them "
-                    + "set")
+                    + "cluster nodes cannot run it yet: SELCC's participants (latch-word bits) need a directory "
+                    + "across compute-node processes")
                 .hasMessageContaining("issue 21").hasMessageEndingWith("run it with `scythe bench --cns N` or "
                     + "`scythe sim --cns N`");
         }

@@ -65,19 +65,6 @@ class SelccForwardingRaceSimTest extends SimVertxTest {
         assertForwardingRaced();
     }
 
-    /**
-     * A SELCC compute node that dies is not recovered yet (its latch bits, its Modified lines): the simulator refuses to
-     * crash one, naming issue 21, rather than run on with lines latched for ever or writes lost.
-     */
-    @Test
-    void shouldRefuseToCrashASelccComputeNode() {
-        final SimOptions o = new SimOptions().protocol("selcc-2pl").computeNodes(2).loopsPerComputeNode(1)
-            .clientsPerComputeNode(2).memoryNodes(1).durationNs(20_000).seed(1)
-            .faults(new Faults().crash(1, 10_000));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Simulation(o, new AurogonSimTest.HotCounter())
-            .run(vertx)).hasMessageContaining("protocol selcc-2pl: crashing a compute node").hasMessageContaining("issue 21");
-    }
-
     private static void assertForwardingRaced() {
         assertThat(LineCache.counted("forwarded by one-sided WRITE into a receive slot"))
             .as("copies WRITten into receive slots").isPositive();

@@ -116,8 +116,9 @@ class SelccSimTest extends SimVertxTest {
     }
 
     /**
-     * 28 seeds (was 40): SelccForwardingRaceSimTest runs selcc-2pl with tiny caches and short leases at 3 compute nodes,
-     * which paid for its time (suite budget).
+     * 20 seeds (was 40, then 28): SelccForwardingRaceSimTest runs selcc-2pl with tiny caches and short leases at 3
+     * compute nodes, and SelccCrashSimTest crashes and recovers a compute node, which paid for their time (suite
+     * budget).
      */
     @Test
     void shouldKeepInvariantsWithATinyCacheAndShortLeases() throws Exception {
@@ -127,7 +128,7 @@ class SelccSimTest extends SimVertxTest {
         System.setProperty("scythe.selcc.leaseNs", "10000");
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<Explorer.Failure> failures = Explorer.explore(vertx, Explorer.Workload.SMALLBANK,
-            List.of("selcc-2pl", "sel-2pl"), 1, 28, Explorer::options, new PrintStream(printed, true));
+            List.of("selcc-2pl", "sel-2pl"), 1, 20, Explorer::options, new PrintStream(printed, true));
         assertThat(failures).as(printed.toString()).isEmpty();
     }
 }

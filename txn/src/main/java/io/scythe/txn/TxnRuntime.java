@@ -100,6 +100,14 @@ public final class TxnRuntime {
         return catalog;
     }
 
+    /**
+     * The fabric this loop's NIC is attached to (what its memory nodes' NICs share with it: a key for state that the
+     * compute and memory nodes of one simulated or embedded cluster share, e.g. SELCC's participant directory).
+     */
+    public io.scythe.fabric.Fabric fabric() {
+        return rrpc.nic().fabric();
+    }
+
     public Future<RdmaChannel> channel(final String node) {
         return rrpc.oneSided(node);
     }

@@ -290,7 +290,13 @@ public final class LineCache {
     private final int deferPriorityCap = SelccModule.deferPriorityCap();
     private final boolean priorityMatching = SelccModule.priorityMatching();
     /** The Fig. 18 ablation's switches ({@link SelccModule#feature}). */
-    private final boolean forwarding = SelccModule.feature("forwarding");
+    /**
+     * Fig. 7a's baseline ({@code scythe.selcc.handover=false}, which also turns {@link #forwarding} off): an X holder
+     * asked by PeerRd or PeerWr flushes its dirty range and releases its Exclusive by FAA, answers "released", and the
+     * requester retries its CAS (or FAA) with the READ of the line: no ownership handover, no copy.
+     */
+    private final boolean handover = SelccModule.feature("handover");
+    private final boolean forwarding = handover && SelccModule.feature("forwarding");
     private final boolean batchedEviction = SelccModule.feature("batchedEviction");
     private final boolean dirtyBounds = SelccModule.feature("dirtyBounds");
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
@@ -326,8 +332,12 @@ public final class LineCache {
     /** C of the resend interval C·RTT/N_r; {@link SelccModule#DEFAULT_RESEND_NS} is C times an idle 2 us RTT. */
     static final int RESEND_C = 4;
 
+    /** Commits write redo records and write through (package doc "Dead compute nodes"): participants may die. */
+    private final boolean recoverable;
+
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
         this.runtime = runtime;
+        this.recoverable = io.scythe.txn.recovery.RedoLog.of(runtime) != null;
         this.peers = runtime.peerLoops();
         if (peers == null) {
             throw new UnsupportedOperationException("selcc-2pl needs CN-to-CN messaging for its invalidations: the "
@@ -834,6 +844,11 @@ public final class LineCache {
     }
 
     private Future<Integer> ask(final Frame f, final int kind, final int target) {
+        if (recoverable && SelccRecovery.cleared(runtime.fabric(), target)) {
+            Stats.count("invalidation to a recovered participant: answered at once");
+            return Future.succeededFuture(kind == Invalidation.PEER_WR_SHARED ? Invalidation.RELEASED
+                : Invalidation.NOT_HELD);
+        }
         Stats.SENT.increment();
         final long sentNs = runtime.timers().nowNs();
         final PeerLoops.Address where = peers.where().apply(target);
@@ -848,8 +863,18 @@ public final class LineCache {
         final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
             f.lineBytes, Math.min(255, f.aged + f.round + 1), f.mayWait, slot == null ? 0 : slots.rkey(),
             slot == null ? 0 : slots.address() + (long) slot * slotBytes, ticket);
-        return peers.peers().call(where.peer(), where.loop(), Invalidation.RPC, request, 0, request.capacity())
+        final Future<io.scythe.rrpc.RpcReply> call = peers.peers().call(where.peer(), where.loop(), Invalidation.RPC,
+            request, 0, request.capacity());
+        return (recoverable ? unlessRecovered(call, target) : call)
             .transform(done -> {
+                if (done.failed() && done.cause() instanceof Recovered) {
+                    if (slot != null) { // a dead holder WRITEs nothing any more, but the slot is not named again
+                        Stats.count("receive slot retired: its invalidation's target was recovered");
+                    }
+                    Stats.count("invalidation to a recovered participant: answered");
+                    return kind == Invalidation.PEER_WR_SHARED ? Future.succeededFuture(Invalidation.RELEASED)
+                        : handedOverByDead(f, kind);
+                }
                 if (done.failed()) {
                     if (slot != null) { // the holder may still WRITE into it (the call timed out): never named again
                         Stats.count("receive slot retired: its invalidation failed");
@@ -894,6 +919,66 @@ public final class LineCache {
                 }
                 return Future.succeededFuture(status);
             });
+    }
+
+    /**
+     * The X holder that {@code kind} (PeerRd or PeerWr) was sent to died and was recovered before it answered: its
+     * handover FAA may have landed (the word then names this participant holder, case 1, or carries its reader bit,
+     * case 2), its reply never will. The line is READ from the memory node (current: recoverable commits write
+     * through, and the dead holder's bits are cleared) and the word decides: GRANTED as if the copy had come, else
+     * NOT_HELD (the next round takes the free word).
+     */
+    private Future<Integer> handedOverByDead(final Frame f, final int kind) {
+        return mustLand("the READ of a line whose holder was recovered", () -> channel(f).compose(ch -> ch.read(
+            f.line.address, f.rkey, f.image, 0, f.lineBytes))).map(v -> {
+            final long word = f.image.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET);
+            if (kind == Invalidation.PEER_RD ? LatchWord.reads(word, me) : LatchWord.holder(word) == me) {
+                Stats.count("handover from a recovered holder had landed");
+                f.headerDirty = false;
+                f.dirty = DirtyBounds.CLEAN;
+                return Invalidation.GRANTED;
+            }
+            return Invalidation.NOT_HELD;
+        });
+    }
+
+    /** An invalidation's target was declared dead and its bits cleared while the call waited. */
+    private static final class Recovered extends io.vertx.core.VertxException {
+        Recovered(final int participant) {
+            super("participant " + participant + " was recovered (its latch bits cleared)", true);
+        }
+    }
+
+    /**
+     * {@code call} to {@code target}, failed with {@link Recovered} as soon as a dead-node step cleared the target's
+     * bits (checked every resend interval): a survivor's call to a dead compute node does not wait for its call
+     * bound (a second), only for the recovery. Only in recoverable runs (a redo log): others keep their events.
+     */
+    private Future<io.scythe.rrpc.RpcReply> unlessRecovered(final Future<io.scythe.rrpc.RpcReply> call,
+                                                            final int target) {
+        final io.vertx.core.Promise<io.scythe.rrpc.RpcReply> answered = io.vertx.core.Promise.promise();
+        call.onComplete(done -> {
+            if (done.succeeded()) {
+                answered.tryComplete(done.result());
+            } else {
+                answered.tryFail(done.cause());
+            }
+        });
+        watchRecovered(answered, target);
+        return answered.future();
+    }
+
+    private void watchRecovered(final io.vertx.core.Promise<io.scythe.rrpc.RpcReply> answered, final int target) {
+        runtime.timers().after(SelccModule.resendNs()).onComplete(t -> {
+            if (answered.future().isComplete() || SelccRecovery.cleared(runtime.fabric(), me)) {
+                return; // answered, or this participant is the dead one (its loop's timers may still fire)
+            }
+            if (SelccRecovery.cleared(runtime.fabric(), target)) {
+                answered.tryFail(new Recovered(target));
+            } else {
+                watchRecovered(answered, target);
+            }
+        });
     }
 
     /**
@@ -1080,6 +1165,28 @@ public final class LineCache {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
             return Future.succeededFuture();
         }
+        if (!handover && f.memo == Memo.M) { // Fig. 7a's baseline: release (flushed), the requester retries
+            return busy(f, () -> mustLand("a release asked for (no handover)", () -> channel(f).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                addFlush(batch, f);
+                batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unexclusive(me));
+                return batch.post();
+            }))).transform(done -> {
+                if (done.failed()) {
+                    responder.fail(1, String.valueOf(done.cause()));
+                    return Future.succeededFuture();
+                }
+                Stats.count("released for a requester (no handover)");
+                f.memo = Memo.I;
+                f.dirty = DirtyBounds.CLEAN;
+                f.headerDirty = false;
+                f.wanted = false;
+                f.sinceWanted = 0;
+                forgetIfInvalid(f);
+                responder.reply(Invalidation.status(Invalidation.RELEASED));
+                return Future.succeededFuture();
+            });
+        }
         if (kind == Invalidation.PEER_RD) { // case 2: flush, both Shared, forward
             final Future<Boolean> forwarded = forwardTo(f, requester, to, false, DirtyBounds.CLEAN);
             return busy(f, () -> Future.all(forwarded, mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
@@ -1167,6 +1274,39 @@ public final class LineCache {
     }
 
     // ------------------------------------------------------------------------------------------ eviction
+
+    /**
+     * A recoverable commit's write-through ({@link SelccTxn}, package doc "Dead compute nodes"): the dirty copies of
+     * {@code written} (latched here, Modified, their commit's redo record durable) WRITten to their memory nodes, one
+     * doorbell per node, the latches kept; once every WRITE landed the frames are clean. A WRITE that fails gives the
+     * loop up ({@link #mustLand}): the record stays, and recovery finishes the commit.
+     */
+    Future<Void> writeThrough(final List<Frame> written) {
+        final Map<String, List<Frame>> byNode = new HashMap<>();
+        for (final Frame f : written) {
+            if (f.headerDirty || f.dirty != DirtyBounds.CLEAN) {
+                byNode.computeIfAbsent(f.line.node, n -> new ArrayList<>()).add(f);
+            }
+        }
+        final List<Future<Void>> all = new ArrayList<>(byNode.size());
+        for (final Map.Entry<String, List<Frame>> e : byNode.entrySet()) {
+            Stats.count("write-through doorbell");
+            all.add(mustLand("a write-through", () -> runtime.channel(e.getKey()).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                for (final Frame f : e.getValue()) {
+                    addFlush(batch, f);
+                }
+                return batch.post();
+            })).map(done -> {
+                for (final Frame f : e.getValue()) {
+                    f.dirty = DirtyBounds.CLEAN;
+                    f.headerDirty = false;
+                }
+                return null;
+            }));
+        }
+        return all.isEmpty() ? Future.succeededFuture() : Future.all(all).mapEmpty();
+    }
 
     /**
      * The WRITEs of a dirty copy: the insert's CAS word with the version word (one WRITE: they are adjacent), the value

@@ -13,8 +13,25 @@ public final class Participants {
     private Participants() {
     }
 
+    /**
+     * The participant of {@code runtime}'s loop. Ids with a node slot (the simulator's crash-recovery runs, whose ids
+     * carry the compute node's slot and the loop's index in it, as a cluster's do) take the loop number the peers give
+     * it ({@code PeerLoops#number}, the one the invalidations route by), and the loop is entered in the
+     * {@link SelccRecovery} directory so that a dead node's bits can be found on the memory nodes.
+     */
     public static int of(final TxnRuntime runtime) {
-        return of(runtime.idBase());
+        final long idBase = runtime.idBase();
+        if (((idBase >>> 32) & 0xff) != 0 && runtime.peerLoops() != null) {
+            final int number = runtime.peerLoops().number();
+            if (number < 1 || number > LatchWord.MAX_PARTICIPANTS) {
+                throw new IllegalArgumentException("loop number " + number + ": SELCC takes at most "
+                    + LatchWord.MAX_PARTICIPANTS + " compute-node loops in the cluster (one reader bit each); run fewer "
+                    + "compute nodes or loops");
+            }
+            SelccRecovery.joined(runtime.fabric(), idBase, number);
+            return number;
+        }
+        return of(idBase);
     }
 
     static int of(final long idBase) {

@@ -1,0 +1,180 @@
+package io.scythe.txn.selcc;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.fabric.Fabric;
+import io.scythe.storage.LogDb;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.storage.Table;
+import io.scythe.txn.spi.LockKind;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.AtomicBuffer;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.WeakHashMap;
+
+/**
+ * Recovery of a dead SELCC compute node (issue 21; the paper is silent, package doc "Dead compute nodes"): the redo
+ * record's lock kind ({@link #LOCK_KIND}), the participant directory that tells a memory node which participants
+ * (latch-word bits) a dead node's loops were, and the memory node's dead-node step that clears them
+ * ({@link #clearDead}).
+ *
+ * <p>A record's token for a line is {@code participant << 58 | version}: the participant holding the line Exclusive
+ * and the version the commit installs. An entry still needs rolling forward while that participant holds the line
+ * and the memory node's copy is older ({@link #LOCK_KIND}'s {@code heldBy}); the roll-forward WRITEs the value and
+ * version and releases the Exclusive by FAA, as the commit's write-through and the participant's later release would.
+ */
+public final class SelccRecovery {
+    private SelccRecovery() {
+    }
+
+    /** The redo record's lock kind word of SELCC's commits (unique in the registry). */
+    public static final int LOCK_KIND_ID = 23;
+    /** What the memory nodes' dead-node step reports ({@link #clearDead}). */
+    public static final String COUNTED = "selccBits";
+
+    private static final int VERSION_BITS = 64 - 6; // LatchWord's holder field is the top 6 bits
+    private static final long VERSION_MASK = (1L << VERSION_BITS) - 1;
+
+    /** The token of an entry: {@code participant} holds the line Exclusive while its commit installs {@code version}. */
+    static long token(final int participant, final long version) {
+        if ((version & ~VERSION_MASK) != 0) {
+            throw new IllegalArgumentException("version " + version + " does not fit a SELCC redo token");
+        }
+        return (long) LatchWord.checkParticipant(participant) << VERSION_BITS | version;
+    }
+
+    static int participantOf(final long token) {
+        return (int) (token >>> VERSION_BITS);
+    }
+
+    static long versionOf(final long token) {
+        return token & VERSION_MASK;
+    }
+
+    /** SELCC's latch as the redo records and recovery know it ({@link LockKind}). */
+    public static final LockKind LOCK_KIND = new LockKind() {
+        @Override
+        public int id() {
+            return LOCK_KIND_ID;
+        }
+
+        @Override
+        public String name() {
+            return "selcc-latch";
+        }
+
+        @Override
+        public boolean free(final DirectBuffer header) {
+            return header.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET) == LatchWord.FREE;
+        }
+
+        /** The token's participant still holds the line Exclusive and the copy is older than the token's version. */
+        @Override
+        public boolean heldBy(final DirectBuffer header, final long token) {
+            final long word = header.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET);
+            final long version = header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+            return LatchWord.holder(word) == participantOf(token) && version < versionOf(token);
+        }
+
+        @Override
+        public void release(final Doorbell batch, final long address, final int rkey, final long token) {
+            batch.fetchAndAdd(address + ObjectLayout.PROTOCOL_WORD_OFFSET, rkey,
+                LatchWord.unexclusive(participantOf(token)));
+        }
+    };
+
+    /** Per fabric (one simulated or embedded cluster), each compute node's id prefix and its loops' participants. */
+    private static final Map<Fabric, Map<Long, Set<Integer>>> DIRECTORY = new WeakHashMap<>();
+
+    /** The loop of ids {@code idBase} on {@code fabric} is participant {@code participant}. */
+    static void joined(final Fabric fabric, final long idBase, final int participant) {
+        synchronized (DIRECTORY) {
+            DIRECTORY.computeIfAbsent(fabric, f -> new HashMap<>())
+                .computeIfAbsent(idBase & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK, n -> new TreeSet<>())
+                .add(participant);
+        }
+    }
+
+    /** Per fabric, the participants whose bits a dead-node step cleared: they hold nothing any more. */
+    private static final Map<Fabric, Set<Integer>> CLEARED = new WeakHashMap<>();
+
+    /**
+     * Whether {@code participant}'s bits were cleared on {@code fabric} by a dead-node step: it is dead and holds no
+     * latch, so an invalidation to it is answered "released" at once instead of waiting for its call bound
+     * ({@code LineCache}). In the simulator the memory nodes and compute nodes share this view, as a cluster's
+     * membership would tell every compute node of a recovered one.
+     */
+    static boolean cleared(final Fabric fabric, final int participant) {
+        synchronized (DIRECTORY) {
+            return CLEARED.getOrDefault(fabric, Set.of()).contains(participant);
+        }
+    }
+
+    /** The participants of the compute nodes {@code idPrefixes} name on {@code fabric} (empty: none known). */
+    static Set<Integer> participants(final Fabric fabric, final long[] idPrefixes) {
+        final Set<Integer> found = new TreeSet<>();
+        synchronized (DIRECTORY) {
+            final Map<Long, Set<Integer>> nodes = DIRECTORY.getOrDefault(fabric, Map.of());
+            for (final long prefix : idPrefixes) {
+                found.addAll(nodes.getOrDefault(prefix & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK,
+                    Set.of()));
+            }
+        }
+        return found;
+    }
+
+    /**
+     * The memory node's dead-node step (after the roll-forward of the dead node's records): in every table of
+     * SELCC's format but the GCL region (lines of the B-link tree: not covered), each latch word loses the dead
+     * participants' reader bits and, when one of them is its Exclusive holder, the holder field; by CAS, retried (live
+     * participants' FAAs land meanwhile). Returns how many words it changed.
+     */
+    static int clearDead(final LogDb db, final long[] idPrefixes) {
+        final Set<Integer> dead = participants(db.nic().fabric(), idPrefixes);
+        if (dead.isEmpty()) {
+            return 0;
+        }
+        final int changed = clearDead(db, dead);
+        synchronized (DIRECTORY) {
+            CLEARED.computeIfAbsent(db.nic().fabric(), f -> new TreeSet<>()).addAll(dead);
+        }
+        return changed;
+    }
+
+    private static int clearDead(final LogDb db, final Set<Integer> dead) {
+        long deadBits = 0;
+        for (final int p : dead) {
+            deadBits |= LatchWord.bit(p);
+        }
+        int changed = 0;
+        for (final Table table : db.tables()) {
+            if (!"selcc".equals(table.format().name()) || GclRegion.TABLE.equals(table.schema().name())) {
+                continue;
+            }
+            final AtomicBuffer m = table.objectMemory();
+            final int slot = table.objectSlotBytes();
+            for (int at = 0; at + slot <= m.capacity(); at += slot) {
+                final int offset = at + ObjectLayout.PROTOCOL_WORD_OFFSET;
+                while (true) {
+                    final long word = m.getLongVolatile(offset);
+                    final long cleared = cleared(word, dead, deadBits);
+                    if (cleared == word || m.compareAndSetLong(offset, word, cleared)) {
+                        changed += cleared == word ? 0 : 1;
+                        break;
+                    }
+                }
+            }
+        }
+        return changed;
+    }
+
+    /** {@code word} without the participants {@code dead} (their bits {@code deadBits}). */
+    static long cleared(final long word, final Set<Integer> dead, final long deadBits) {
+        final long readers = LatchWord.readers(word) & ~deadBits;
+        final int holder = LatchWord.holder(word);
+        return (holder == 0 || dead.contains(holder) ? 0 : LatchWord.exclusive(holder)) | readers;
+    }
+}
