@@ -5,10 +5,6 @@ import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +23,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * backup on mn0, which holds every committed value, and moves on it commit again ({@link #failOver}).
  */
 class LotusClusterProcessTest {
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final int KEYS = 64;
 
     @Test
@@ -107,16 +102,14 @@ class LotusClusterProcessTest {
 
     /** Peer calls (lock RPCs) compute node {@code cn} served, from its health. */
     private static long served(final LocalCluster cluster, final String cn) throws Exception {
-        final HttpResponse<String> health = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + cluster.node(cn).httpPort() + "/health")).build(), HttpResponse.BodyHandlers.ofString());
-        return new JsonObject(health.body()).getJsonObject("peers").getLong("served");
+        return new JsonObject(ProcessClusters.get(cluster, cn, "/health")).getJsonObject("peers").getLong("served");
     }
 
     /** Partition p's primary on mn{p} equals its backup on mn{1 - p} (Lotus's CVTs and records included). */
     private static void assertCopiesIdentical(final LocalCluster cluster) throws Exception {
         final JsonObject[] copies = new JsonObject[2];
         for (int m = 0; m < 2; m++) {
-            copies[m] = new JsonObject(get(cluster, "mn" + m, "/copies"));
+            copies[m] = new JsonObject(ProcessClusters.get(cluster, "mn" + m, "/copies"));
             assertThat(copies[m].getInteger("backups")).isEqualTo(1);
         }
         for (int p = 0; p < 2; p++) {
@@ -145,7 +138,7 @@ class LotusClusterProcessTest {
         }
         final long settledMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         ProcessClusters.eventually("a move within mn1's partition commits on the promoted copy from both CNs", 60_000,
-            () -> committedOn(client, "cn0", 1, 3) && committedOn(client, "cn1", 3, 1));
+            () -> ProcessClusters.committedOn(client, "cn0", 1, 3) && ProcessClusters.committedOn(client, "cn1", 3, 1));
         System.out.println("lotus MN failover: mn1 killed; configuration without it settled on both CNs after "
             + settledMs + " ms; a commit on its partition from both CNs after "
             + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed) + " ms");
@@ -176,7 +169,8 @@ class LotusClusterProcessTest {
         ProcessClusters.eventually("no lock left held on the CNs", 10_000, () -> {
             for (final String cn : List.of("cn0", "cn1")) {
                 try {
-                    final JsonObject module = new JsonObject(get(cluster, cn, "/health")).getJsonObject("module");
+                    final JsonObject module = new JsonObject(ProcessClusters.get(cluster, cn, "/health"))
+                        .getJsonObject("module");
                     if (module == null || module.getLong("locksHeld", 1L) != 0) {
                         return false;
                     }
@@ -188,17 +182,5 @@ class LotusClusterProcessTest {
         });
     }
 
-    private static boolean committedOn(final ScytheClient client, final String cn, final long from, final long to) {
-        try {
-            return client.callOn(cn, "move", from, to, 0).await(10, TimeUnit.SECONDS)
-                instanceof ScytheClient.Outcome.Committed;
-        } catch (final Exception e) {
-            return false;
-        }
-    }
 
-    private static String get(final LocalCluster cluster, final String node, final String path) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cluster.node(node).httpPort()
-            + path)).build(), HttpResponse.BodyHandlers.ofString()).body();
-    }
 }
