@@ -1390,7 +1390,10 @@ public final class ScytheNode implements AutoCloseable {
         long unsettled = 0;
         for (final io.scythe.storage.Table t : db.tables()) {
             final org.agrona.concurrent.AtomicBuffer m = t.objectMemory();
-            final int slot = io.scythe.storage.ObjectLayout.slotBytes(t.schema().maxValueBytes());
+            // The table's own slot size: header, value and the protocol's room (Lotus's CVT and versions). The bare
+            // header-and-value size put every probe of a table with room mid-object (a Lotus chaos run: 1069
+            // "objects still locked", one per write transaction, its CVT words read as CAS lock words).
+            final int slot = t.objectSlotBytes();
             for (int at = 0; at + slot <= m.capacity(); at += slot) {
                 if (io.scythe.txn.spi.ProtocolRegistry.anyLockHeld(t, at)) {
                     held++;
