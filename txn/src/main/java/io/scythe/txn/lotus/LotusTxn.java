@@ -1050,6 +1050,11 @@ final class LotusTxn extends OneSidedTxn {
      * {@link #RELEASE_TRIES} tries only. Stops when the owner is dead (its lock table went with it) or the run is over.
      */
     private Future<Void> release(final int owner, final UnsafeBuffer message) {
+        if (node.cluster().dead(owner)) {
+            return Future.succeededFuture(); // its lock table went with it
+        }
+        // The first try is sent even once the run is over (a simulated run drains its attempts, whose releases must
+        // land before its end checks); only retries stop then.
         return untilReleased(runtime.timers(), () -> node.peers().call(node.name(owner), LockRpc.RELEASE, message),
             () -> node.cluster().dead(owner) || node.cluster().over(), RELEASE_TRIES, RELEASE_GIVE_UP_NS,
             () -> node.releasesGivenUp.increment());
@@ -1057,7 +1062,8 @@ final class LotusTxn extends OneSidedTxn {
 
     /**
      * Sends a release ({@code send}) again, after pauses doubling from {@link #RELEASE_RETRY_NS} up to
-     * {@link #RELEASE_PAUSE_MAX_NS}, while it fails, until {@code giveUpNs} passed or {@code pointless} says so (then
+     * {@link #RELEASE_PAUSE_MAX_NS}, while it fails, until {@code giveUpNs} passed or {@code pointless} says so before a
+     * retry (then
      * {@code gaveUp} runs unless pointless). A release is idempotent and is sent after every acquire it may undo, on
      * the same ring (loop to paired loop), so the owner serves it after a grant that came too late for its requester
      * (an acquire whose call timed out while the owner was stalled; issue 19's chaos run left a lock held on a live
@@ -1078,7 +1084,7 @@ final class LotusTxn extends OneSidedTxn {
                                    final java.util.function.BooleanSupplier pointless, final int waitTries,
                                    final long deadlineNs, final Runnable gaveUp, final int tries, final long pauseNs,
                                    final Promise<Void> waited) {
-        if (pointless.getAsBoolean()) {
+        if (tries > 1 && pointless.getAsBoolean()) {
             waited.tryComplete();
             return;
         }
