@@ -1398,9 +1398,9 @@ public final class ScytheNode implements AutoCloseable {
         long unsettled = 0;
         for (final io.scythe.storage.Table t : db.tables()) {
             final org.agrona.concurrent.AtomicBuffer m = t.objectMemory();
-            // Slots with the room a protocol asked for (LogDb#objectRoom: RCC MVCC's inline versions) too: strided by
-            // header and value alone, the scan read version slots as headers (chaos: rcc-mvcc "2438 objects still
-            // locked" with none held).
+            // The table's own slot size: header, value and the protocol's room (LogDb#objectRoom: RCC MVCC's inline
+            // versions, Lotus's CVT and versions). Strided by header and value alone, the scan read those words as
+            // lock words (chaos: rcc-mvcc "2438 objects still locked", lotus 1069, with none held).
             final int slot = t.objectSlotBytes();
             for (int at = 0; at + slot <= m.capacity(); at += slot) {
                 if (io.scythe.txn.spi.ProtocolRegistry.anyLockHeld(t, at)) {

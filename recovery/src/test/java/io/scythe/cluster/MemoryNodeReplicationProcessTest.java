@@ -4,10 +4,6 @@ import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -31,7 +27,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MemoryNodeReplicationProcessTest {
     private static final long BOUND_MS = 800;
     private static final int KEYS = 48;
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final long FAULT_DELAY_MS = 3_000;
 
     @Test
@@ -178,7 +173,7 @@ class MemoryNodeReplicationProcessTest {
             () -> cluster.node("cn0").logText().contains(settled) && cluster.node("cn1").logText().contains(settled));
         final long settledMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         ProcessClusters.eventually("a move on mn2's partition commits on the promoted copy", 60_000,
-            () -> committedOn(live, "cn1", 2, 5) && committedOn(live, "cn0", 2, 5));
+            () -> ProcessClusters.committedOn(live, "cn1", 2, 5) && ProcessClusters.committedOn(live, "cn0", 2, 5));
         final long failedOverMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         System.out.println("MN failover: mn2 killed; configuration epoch 1 applied on both CNs after " + detectedMs
             + " ms, settled on both after " + settledMs + " ms (polled every 50 ms); a commit on its partition on "
@@ -206,7 +201,7 @@ class MemoryNodeReplicationProcessTest {
             long held = 0;
             for (final String mn : List.of("mn0", "mn1")) {
                 try {
-                    final JsonObject h = new JsonObject(get(cluster, mn, "/health"));
+                    final JsonObject h = new JsonObject(ProcessClusters.get(cluster, mn, "/health"));
                     held += h.getLong("locksHeld", 0L) + h.getLong("ticketsOutstanding", 0L);
                 } catch (final Exception e) {
                     return false;
@@ -217,14 +212,6 @@ class MemoryNodeReplicationProcessTest {
     }
 
     /** Whether a move of 0 from {@code from} to {@code to} commits on {@code cn} now. */
-    private static boolean committedOn(final ScytheClient client, final String cn, final long from, final long to) {
-        try {
-            return client.callOn(cn, "move", from, to, 0).await(10, TimeUnit.SECONDS)
-                instanceof ScytheClient.Outcome.Committed;
-        } catch (final Exception e) {
-            return false;
-        }
-    }
 
     /**
      * Key {@code key}'s committed value. A read is asked again when it did not commit: it changes nothing, and the CN
@@ -268,7 +255,7 @@ class MemoryNodeReplicationProcessTest {
         long held = 0;
         for (final String mn : List.of("mn0", "mn1", "mn2")) {
             try {
-                final JsonObject h = new JsonObject(get(cluster, mn, "/health"));
+                final JsonObject h = new JsonObject(ProcessClusters.get(cluster, mn, "/health"));
                 held += h.getLong("locksHeld", 0L) + h.getLong("ticketsOutstanding", 0L);
             } catch (final Exception e) {
                 return -1;
@@ -277,16 +264,12 @@ class MemoryNodeReplicationProcessTest {
         return held;
     }
 
-    private static String get(final LocalCluster cluster, final String node, final String path) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cluster.node(node).httpPort()
-            + path)).build(), HttpResponse.BodyHandlers.ofString()).body();
-    }
 
     /** Partition p's primary on mn{p} equals its backup b on mn{(p + b) mod 3}, b = 1, 2 (another process each). */
     private static void assertCopiesIdentical(final LocalCluster cluster) throws Exception {
         final JsonObject[] copies = new JsonObject[3];
         for (int m = 0; m < 3; m++) {
-            copies[m] = new JsonObject(get(cluster, "mn" + m, "/copies"));
+            copies[m] = new JsonObject(ProcessClusters.get(cluster, "mn" + m, "/copies"));
             assertThat(copies[m].getInteger("backups")).isEqualTo(2);
         }
         for (int p = 0; p < 3; p++) {

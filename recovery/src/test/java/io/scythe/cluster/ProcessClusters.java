@@ -82,4 +82,22 @@ final class ProcessClusters {
             Thread.sleep(50);
         }
     }
+
+    private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
+
+    /** The body of {@code GET path} on {@code node}'s HTTP port (its /health, /copies). */
+    static String get(final LocalCluster cluster, final String node, final String path) throws Exception {
+        return HTTP.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
+            + cluster.node(node).httpPort() + path)).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** Whether a move of 0 from {@code from} to {@code to} commits on compute node {@code cn} (within 10 s). */
+    static boolean committedOn(final ScytheClient client, final String cn, final long from, final long to) {
+        try {
+            return client.callOn(cn, "move", from, to, 0).await(10, java.util.concurrent.TimeUnit.SECONDS)
+                instanceof ScytheClient.Outcome.Committed;
+        } catch (final Exception e) {
+            return false;
+        }
+    }
 }

@@ -63,6 +63,17 @@ public final class LotusModule implements ProtocolModule {
     }
 
     /**
+     * It writes every backup copy (the INVISIBLE and visible writes of the CVT cells and records go to the primary and
+     * each backup, {@link LotusTxn}; redo records and inserts through the shared one-sided paths), so cluster nodes run
+     * it replicated by default and fail a lost memory node over to its backups (issue 19; LotusClusterProcessTest
+     * compares the copies and fails a memory node over).
+     */
+    @Override
+    public boolean replicates() {
+        return true;
+    }
+
+    /**
      * Its objects carry the CAS lock word only, which its inserts take ({@code Table.InsertLock.CAS_WORD}, the word
      * FORD's and RCC's locks use); its record locks live in the compute nodes' lock tables.
      */

@@ -63,6 +63,11 @@ public final class LotusNode {
     final LongAdder acquireKeys = new LongAdder();
     /** Lock messages this node served for its peers. */
     final LongAdder served = new LongAdder();
+    /**
+     * Releases this node's transactions gave up on after {@code LotusTxn#RELEASE_GIVE_UP_NS} of failed tries (their
+     * owner never answered: dead, or a lock may be left held there).
+     */
+    final LongAdder releasesGivenUp = new LongAdder();
 
     LotusNode(final ComputeNodeContext node, final LockTable locks, final CriticalFields fields) {
         this(node.index(), node.computeNodes(), node.peers(), LotusCluster.of(node.shared(), node.computeNodes()
@@ -85,7 +90,8 @@ public final class LotusNode {
      * What this node holds, for a cluster node's health: {@code locksHeld} (keys with a holder in its lock table),
      * {@code lockInvariant} (the slot words against the lock state: null when they agree), {@code liveAttempts}
      * (its coordinators' attempts not finished), {@code recoveredReleased} (locks of recovered dead incarnations
-     * freed here). Racy while transactions run; exact when idle.
+     * freed here), {@code releasesGivenUp} (lock releases of its transactions whose owner never answered). Racy
+     * while transactions run; exact when idle.
      */
     Map<String, Object> health() {
         final Map<String, Object> h = new java.util.LinkedHashMap<>();
@@ -98,6 +104,7 @@ public final class LotusNode {
         h.put("lockInvariant", locks.checkInvariant());
         h.put("liveAttempts", live.size());
         h.put("recoveredReleased", recoveredReleased.sum());
+        h.put("releasesGivenUp", releasesGivenUp.sum());
         h.put("awaitingOwnRecovery", awaitingOwnRecovery);
         return h;
     }
@@ -297,9 +304,9 @@ public final class LotusNode {
         final long txn = LockRpc.txn(p, at);
         final int from = LockRpc.cn(p, at);
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[n]);
-        if (recovered(txn)) {
+        if (recovered(txn) || releasedEarly.contains(txn)) {
             for (int i = 0; i < n; i++) {
-                reply.putByte(i, LockRpc.OUT_OF_RANGE);
+                reply.putByte(i, recovered(txn) ? LockRpc.OUT_OF_RANGE : LockRpc.code(LockTable.Result.CONFLICT));
             }
             return reply;
         }
@@ -316,11 +323,12 @@ public final class LotusNode {
             }
             reply.putByte(i, LockRpc.code(r));
         }
-        if (recovered(txn)) {
-            // Its incarnation's recovery was told meanwhile: it may have freed its locks before these were taken.
+        if (recovered(txn) || releasedEarly.contains(txn)) {
+            // Its incarnation's recovery was told meanwhile (it may have freed its locks before these were taken), or
+            // its release came meanwhile on another loop: nothing would free these.
             for (int i = 0; i < n; i++) {
                 locks.release(LockRpc.key(p, at, i), txn);
-                reply.putByte(i, LockRpc.OUT_OF_RANGE);
+                reply.putByte(i, recovered(txn) ? LockRpc.OUT_OF_RANGE : LockRpc.code(LockTable.Result.CONFLICT));
             }
         }
         return reply;
@@ -353,12 +361,46 @@ public final class LotusNode {
             return;
         }
         served.increment();
-        final long txn = LockRpc.txn(p, at);
-        for (int i = 0; i < n; i++) {
-            locks.release(LockRpc.key(p, at, i), txn); // a key it does not hold (any more): nothing happens
-        }
+        release(p, at, n);
         responder.reply();
     }
+
+    /**
+     * Serves a release message of {@code n} keys. A transaction sends its releases once its attempt is over (committed
+     * or aborted), for every key it asked, granted or not; a key it does not hold here (refused, or its acquire not
+     * served yet: a call that failed at the requester may still be served after it) marks it
+     * {@link #releasedEarly}, so that an acquire of it served later is refused rather than granted to nobody.
+     */
+    void release(final DirectBuffer p, final int at, final int n) {
+        final long txn = LockRpc.txn(p, at);
+        boolean early = false;
+        for (int i = 0; i < n; i++) {
+            early |= !locks.release(LockRpc.key(p, at, i), txn); // a key it does not hold (any more): nothing happens
+        }
+        if (early && releasedEarly.add(txn)) {
+            releasedEarlyOrder.add(txn);
+            if (releasedEarlyCount.incrementAndGet() > RELEASED_EARLY_KEPT) {
+                final Long oldest = releasedEarlyOrder.poll();
+                if (oldest != null) {
+                    releasedEarly.remove(oldest);
+                    releasedEarlyCount.decrementAndGet();
+                }
+            }
+        }
+    }
+
+    /** How many transactions {@link #releasedEarly} remembers (the oldest forgotten first). */
+    static final int RELEASED_EARLY_KEPT = 65_536;
+    /**
+     * Transactions whose release named a key they did not hold here: over, so any acquire of theirs served after is
+     * refused (and what it took released again). Issue 19's chaos run: a lock left held on a live node, its holder
+     * never identified; an acquire served after its requester's release is one way (the other, releases given up
+     * after four tries, {@code LotusTxn#untilReleased}).
+     */
+    private final java.util.Set<Long> releasedEarly = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.Queue<Long> releasedEarlyOrder = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.atomic.AtomicInteger releasedEarlyCount =
+        new java.util.concurrent.atomic.AtomicInteger();
 
     // ------------------------------------------------------------------------------------- live transactions
 

@@ -49,8 +49,17 @@ import java.util.Set;
  * index is maintained by the memory node's CPU), then get a fresh CVT of their one version.
  */
 final class LotusTxn extends OneSidedTxn {
+    /** Failed tries of a release an abort waits for before it goes on (the release is still retried after). */
     private static final int RELEASE_TRIES = 4;
+    /** The pause after a release's first failed try; doubled after each, up to {@link #RELEASE_PAUSE_MAX_NS}. */
     private static final long RELEASE_RETRY_NS = 1_000_000;
+    private static final long RELEASE_PAUSE_MAX_NS = 1_000_000_000L;
+    /**
+     * How long a release is retried on a node that does not answer it: past a lease and a stall of a loaded node (a
+     * node that does not answer for that long is dead, and its lock table went with it; a restarted one's table is
+     * empty, where a release is void).
+     */
+    static final long RELEASE_GIVE_UP_NS = 15_000_000_000L;
     private static final UnsafeBuffer FREE = new UnsafeBuffer(new byte[8]);
 
     private final LotusNode node;
@@ -1029,21 +1038,72 @@ final class LotusTxn extends OneSidedTxn {
             for (int from = 0; from < all.length; from += node.keysPerMessage()) {
                 final long[] k = java.util.Arrays.copyOfRange(all, from, Math.min(all.length,
                     from + node.keysPerMessage()));
-                releases.add(release(owner, LockRpc.request(id, node.index(), k, null, k.length), RELEASE_TRIES));
+                releases.add(release(owner, LockRpc.request(id, node.index(), k, null, k.length)));
             }
         });
         remoteKeys.clear();
         return wait ? settle(releases) : Future.succeededFuture();
     }
 
-    /** Sends a release, again after a pause while it fails (it is idempotent); gives up on a node that never answers. */
-    private Future<Void> release(final int owner, final UnsafeBuffer message, final int tries) {
+    /**
+     * Sends a release until its owner answers it ({@link #untilReleased}): an abort waits for its first
+     * {@link #RELEASE_TRIES} tries only. Stops when the owner is dead (its lock table went with it) or the run is over.
+     */
+    private Future<Void> release(final int owner, final UnsafeBuffer message) {
         if (node.cluster().dead(owner)) {
             return Future.succeededFuture(); // its lock table went with it
         }
-        return node.peers().call(node.name(owner), LockRpc.RELEASE, message).<Void>mapEmpty()
-            .recover(e -> tries <= 1 ? Future.succeededFuture() // dead: its lock table went with it
-                : runtime.timers().after(RELEASE_RETRY_NS).compose(v -> release(owner, message, tries - 1)));
+        // The first try is sent even once the run is over (a simulated run drains its attempts, whose releases must
+        // land before its end checks); only retries stop then.
+        return untilReleased(runtime.timers(), () -> node.peers().call(node.name(owner), LockRpc.RELEASE, message),
+            () -> node.cluster().dead(owner) || node.cluster().over(), RELEASE_TRIES, RELEASE_GIVE_UP_NS,
+            () -> node.releasesGivenUp.increment());
+    }
+
+    /**
+     * Sends a release ({@code send}) again, after pauses doubling from {@link #RELEASE_RETRY_NS} up to
+     * {@link #RELEASE_PAUSE_MAX_NS}, while it fails, until {@code giveUpNs} passed or {@code pointless} says so before a
+     * retry (then
+     * {@code gaveUp} runs unless pointless). A release is idempotent and is sent after every acquire it may undo, on
+     * the same ring (loop to paired loop), so the owner serves it after a grant that came too late for its requester
+     * (an acquire whose call timed out while the owner was stalled; issue 19's chaos run left a lock held on a live
+     * node when a release gave up after four tries 1 ms apart). The returned future completes once the release was
+     * answered, given up, or had {@code waitTries} failed tries (the retries go on then without holding the caller).
+     */
+    static Future<Void> untilReleased(final io.scythe.txn.runtime.Timers timers,
+                                      final java.util.function.Supplier<Future<?>> send,
+                                      final java.util.function.BooleanSupplier pointless, final int waitTries,
+                                      final long giveUpNs, final Runnable gaveUp) {
+        final Promise<Void> waited = Promise.promise();
+        releaseTry(timers, send, pointless, waitTries, timers.nowNs() + giveUpNs, gaveUp, 1, RELEASE_RETRY_NS, waited);
+        return waited.future();
+    }
+
+    private static void releaseTry(final io.scythe.txn.runtime.Timers timers,
+                                   final java.util.function.Supplier<Future<?>> send,
+                                   final java.util.function.BooleanSupplier pointless, final int waitTries,
+                                   final long deadlineNs, final Runnable gaveUp, final int tries, final long pauseNs,
+                                   final Promise<Void> waited) {
+        if (tries > 1 && pointless.getAsBoolean()) {
+            waited.tryComplete();
+            return;
+        }
+        send.get().onComplete(ar -> {
+            if (ar.succeeded()) {
+                waited.tryComplete();
+                return;
+            }
+            if (tries >= waitTries) {
+                waited.tryComplete();
+            }
+            if (timers.nowNs() + pauseNs > deadlineNs) {
+                gaveUp.run();
+                waited.tryComplete();
+                return;
+            }
+            timers.after(pauseNs).onComplete(v -> releaseTry(timers, send, pointless, waitTries, deadlineNs, gaveUp,
+                tries + 1, Math.min(RELEASE_PAUSE_MAX_NS, pauseNs * 2), waited));
+        });
     }
 
     /**
