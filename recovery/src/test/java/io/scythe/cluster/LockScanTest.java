@@ -24,8 +24,8 @@ class LockScanTest {
 
     /**
      * Objects with the room a protocol asks for (RCC MVCC's inline versions, Lotus's CVT and versions) are strided by
-     * their whole slot: strided by header and value alone, the scan read a version slot's bytes as the next object's tts (chaos on rcc-mvcc:
-     * "2438 objects still locked" when none was).
+     * their whole slot: strided by header and value alone, the scan read a version slot's bytes as the next object's
+     * tts (chaos on rcc-mvcc: "2438 objects still locked" when none was; on lotus 1069).
      */
     @Test
     void shouldStrideByTheWholeSlotIncludingTheProtocolsRoom() {
