@@ -325,8 +325,13 @@ public final class LocalCluster implements AutoCloseable {
         cmd.addAll(List.of("--role", n.role.label(), "--config", n.configFile.toString()));
         Files.writeString(n.log, "", StandardCharsets.UTF_8,
             java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-        n.process = new ProcessBuilder(cmd).redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(n.log.toFile())).start();
+        try {
+            n.process = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(n.log.toFile())).start();
+        } catch (final IOException e) {
+            NodeClassArchive.cancel();
+            throw e;
+        }
         NodeClassArchive.started(archive, n.process);
     }
 

@@ -153,6 +153,14 @@ final class NodeClassArchive {
         }
     }
 
+    /** The dump {@link #options} asked for last is not under way (its process did not start): the next CN dumps. */
+    static synchronized void cancel() {
+        if (dumping == null) {
+            dumpFile = null;
+            dumpTarget = null;
+        }
+    }
+
     /** Whether {@code process} dumps the archive at exit (it takes seconds more to exit). */
     static synchronized boolean dumps(final Process process) {
         return process == dumping;
