@@ -39,7 +39,8 @@ public final class LocalCluster implements AutoCloseable {
     public record Launcher(List<String> command) {
         /**
          * This JVM's java and class path, {@link #NODE_JVM_OPTIONS}, then {@code jvmOptions} (which win where they
-         * set the same flag) and the add-opens Hazelcast wants.
+         * set the same flag) and the add-opens Hazelcast wants. With {@link NodeClassArchive} on, the class path's
+         * directories are jars of their contents and each node is launched with the archive's options.
          */
         public static Launcher sameClasspath(final List<String> jvmOptions) {
             final List<String> cmd = new ArrayList<>();
@@ -60,7 +61,8 @@ public final class LocalCluster implements AutoCloseable {
             cmd.add("--add-modules");
             cmd.add("java.se");
             cmd.add("-cp");
-            cmd.add(System.getProperty("java.class.path"));
+            final String classpath = System.getProperty("java.class.path");
+            cmd.add(NodeClassArchive.enabled() ? NodeClassArchive.packed(classpath) : classpath);
             cmd.add(NodeMain.class.getName());
             return new Launcher(List.copyOf(cmd));
         }
@@ -316,11 +318,21 @@ public final class LocalCluster implements AutoCloseable {
 
     private void launch(final Node n) throws IOException {
         final List<String> cmd = new ArrayList<>(launcher.command());
+        final int classpath = cmd.indexOf("-cp");
+        final List<String> archive = classpath > 0
+            ? NodeClassArchive.options(cmd.get(classpath + 1), n.role == NodeRole.CN) : List.of();
+        cmd.addAll(Math.max(classpath, 0), archive);
         cmd.addAll(List.of("--role", n.role.label(), "--config", n.configFile.toString()));
         Files.writeString(n.log, "", StandardCharsets.UTF_8,
             java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-        n.process = new ProcessBuilder(cmd).redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(n.log.toFile())).start();
+        try {
+            n.process = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(n.log.toFile())).start();
+        } catch (final IOException e) {
+            NodeClassArchive.cancel();
+            throw e;
+        }
+        NodeClassArchive.started(archive, n.process);
     }
 
     private static void awaitReady(final Node n, final long timeoutMs) throws Exception {
@@ -373,7 +385,8 @@ public final class LocalCluster implements AutoCloseable {
         for (final Node n : nodes.values()) {
             if (n.process != null) {
                 try {
-                    if (!n.process.waitFor(15, TimeUnit.SECONDS)) {
+                    // A node writing the class archive at exit (NodeClassArchive) gets longer before it is killed.
+                    if (!n.process.waitFor(NodeClassArchive.dumps(n.process) ? 90 : 15, TimeUnit.SECONDS)) {
                         n.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
                     }
                 } catch (final InterruptedException e) {
@@ -382,6 +395,7 @@ public final class LocalCluster implements AutoCloseable {
                 }
             }
         }
+        NodeClassArchive.publish();
         try {
             ShmFabric.removeClusterFiles(FabricOptions.DEFAULT_SHM_DIRECTORY, cluster);
         } catch (final java.io.UncheckedIOException e) {
