@@ -252,16 +252,22 @@ public final class ScytheClient implements AutoCloseable {
         return new Outcome.Unknown(failure.toString());
     }
 
+    /** How long a client with its own Hazelcast instance tries to leave gracefully before it just leaves. */
+    private static final long GRACEFUL_LEAVE_SECONDS = 10;
+
     @Override
     public void close() throws Exception {
-        if (membershipListener != null && hazelcast.getLifecycleService().isRunning()) {
+        // A Hazelcast instance of its own takes its listeners with it: removing them first is a cluster-wide
+        // operation that, with members killed meanwhile, is retried against them for a minute (CI 88:
+        // TsoFailoverProcessTest's client took ~100 s to close, ~65 s of it here).
+        if (!owned && membershipListener != null && hazelcast.getLifecycleService().isRunning()) {
             hazelcast.getCluster().removeMembershipListener(membershipListener);
             hazelcast.getMap(ClusterAccess.NODE_REGISTRY).removeEntryListener(registryListener);
         }
         if (owned) {
             final Future<Void> closing = vertx.close();
             try {
-                closing.await(30, TimeUnit.SECONDS);
+                closing.await(GRACEFUL_LEAVE_SECONDS, TimeUnit.SECONDS);
             } catch (final java.util.concurrent.TimeoutException e) {
                 // Leaving gracefully can hang on Hazelcast operations retried against members that died in the
                 // meantime (a cluster in the middle of faults): leave without the handover. A client owns no data

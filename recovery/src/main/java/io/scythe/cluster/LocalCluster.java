@@ -405,22 +405,62 @@ public final class LocalCluster implements AutoCloseable {
 
     /** Ports this JVM has handed out already: a node of this cluster has not bound them yet. */
     private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** Below Linux's ephemeral range (32768-60999): outgoing connections never take these ports. */
+    /** Blocks of [20000, 32000), below Linux's ephemeral range (32768-60999): outgoing connections never take them. */
+    static final int PORT_BLOCKS = 8;
     private static final int FIRST_PORT;
     private static final int PORTS;
+    /**
+     * The lock that makes this JVM's port block its own while it lives (never closed: the kernel drops it at exit,
+     * however the JVM ends; held here so no cleaner closes it).
+     */
+    private static java.nio.channels.FileChannel portBlockLock;
 
     static {
-        // Block i of n of [20000, 32000) when JVMs hand out ports side by side (surefire forks: scythe.ports.block
-        // 1..n, scythe.ports.blocks n): each picks only in its own block, so a port one JVM handed out (not bound yet,
-        // or the port of a node it killed and will restart) is never taken by another's cluster.
-        final int blocks = Integer.getInteger("scythe.ports.blocks", 1);
-        final int block = Integer.getInteger("scythe.ports.block", 1);
-        if (blocks < 1 || block < 1 || block > blocks) {
-            throw new IllegalStateException("scythe.ports.block=" + block + " must be in 1..scythe.ports.blocks="
-                + blocks);
+        // JVMs handing out ports at once (surefire forks, a CI run beside a developer's tests, a chaos run) each pick
+        // only in a block they hold a file lock on, so a port one JVM handed out (not bound yet, or the port of a node
+        // it killed and will restart) is never taken by another's cluster. (Was: a block named by surefire's
+        // ${surefire.forkNumber} in systemPropertyVariables, which reached the forks empty: both used block 1, and CI
+        // 89 lost a run to "Address already in use".)
+        final PortBlock claimed = claimPortBlock(Path.of(System.getProperty("java.io.tmpdir"), "scythe-port-blocks"));
+        portBlockLock = claimed.lock();
+        PORTS = claimed.block() < 0 ? 12_000 : 12_000 / PORT_BLOCKS;
+        FIRST_PORT = 20_000 + Math.max(claimed.block(), 0) * PORTS;
+    }
+
+    /** A port block and the channel whose lock holds it ({@code block} -1, {@code lock} null: none could be held). */
+    record PortBlock(int block, java.nio.channels.FileChannel lock) {
+    }
+
+    /** The first of the {@link #PORT_BLOCKS} blocks whose lock file in {@code dir} this JVM could lock. */
+    static PortBlock claimPortBlock(final Path dir) {
+        try {
+            Files.createDirectories(dir);
+        } catch (final IOException e) {
+            System.err.println("scythe: no port block (" + e + "): handing out ports from the whole range");
+            return new PortBlock(-1, null);
         }
-        PORTS = 12_000 / blocks;
-        FIRST_PORT = 20_000 + (block - 1) * PORTS;
+        for (int b = 0; b < PORT_BLOCKS; b++) {
+            java.nio.channels.FileChannel channel = null;
+            try {
+                channel = java.nio.channels.FileChannel.open(dir.resolve("block-" + b + ".lock"),
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+                if (channel.tryLock() != null) {
+                    return new PortBlock(b, channel);
+                }
+            } catch (final IOException | java.nio.channels.OverlappingFileLockException e) {
+                // taken (by this JVM too: the overlap) or unusable: the next block
+            }
+            if (channel != null) {
+                try {
+                    channel.close();
+                } catch (final IOException ignored) {
+                    // it held nothing
+                }
+            }
+        }
+        System.err.println("scythe: all " + PORT_BLOCKS + " port blocks are held by other JVMs: handing out ports "
+            + "from the whole range");
+        return new PortBlock(-1, null);
     }
 
     /**
