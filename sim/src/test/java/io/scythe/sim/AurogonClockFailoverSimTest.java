@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * turns to mn1, serves its old mapping extrapolated through the virtual phase, switches with a correction and smooths
  * it away. Sampled at every finished transaction: two loops of one node and two nodes' loops stay within a bound
  * through the failover (the paper: error up to 3.5 us while smoothing), no loop's clock runs backwards, every loop
- * ends normal on mn1; and the run is correct (money conserved, live copies identical, history serializable).
+ * ends on mn1 (normal, those still taking timestamps); and the run is correct (money conserved, live copies
+ * identical, history serializable).
  * Fails when the clock does not fail over (its probes to the dead node fail and its mapping drifts, or a loop's
  * correction is not smoothed: time jumps by the two NICs' offset).
  */

@@ -30,9 +30,10 @@ import io.scythe.bridge.NodeClocks;
  * {@code virtualNs} passed, it switches with a <i>correction</i> {@code c = V(x) - F2new(x)} (time does not jump) and,
  * through the <i>smoothing phase</i>, decays c linearly to 0 over {@code max(smoothNs, 4|c|)} (a slope change of at
  * most 1/4: served time never runs backwards), then serves the new mapping (normal again). Each loop switches on its
- * own, as the paper's C1 and C2 do; a reference dying while a loop is still in an earlier failover's phases is
- * noticed once that loop is normal again. The paper's phases last seconds (2.1 s virtual, 6.4 s in all); ours are scaled to
- * the simulator's millisecond runs (a 400 us virtual phase, 200 us least smoothing). Loop-confined.
+ * own, as the paper's C1 and C2 do. A successor dying in the virtual phase is left for the next at once (the old
+ * mapping still served, the warm-up started afresh); one dying while the loop smooths is noticed once the smoothing's
+ * bounded end is reached (so the correction is never dropped). The paper's phases last seconds (2.1 s virtual, 6.4 s
+ * in all); ours are scaled to the simulator's millisecond runs (a 400 us virtual phase, 200 us least smoothing). Loop-confined.
  */
 final class TwoLevelClock {
     /** Probes failing in a row that take the reference as dead (the heartbeat of §5.3). */
@@ -114,7 +115,7 @@ final class TwoLevelClock {
     /** The reference clock as this loop estimates it now; may start a probe. */
     long now() {
         final long host = clocks.hostNs();
-        if (successor != null && phase == Phase.NORMAL && successor.removed(reference)) {
+        if (successor != null && phase != Phase.SMOOTHING && successor.removed(reference)) {
             turnAway();
         }
         if (!probing && (probes == 0 || host - lastProbeHostNs >= probeIntervalNs)) {
@@ -189,7 +190,10 @@ final class TwoLevelClock {
                     r.roundTripNs());
             } else {
                 failedProbes++;
-                if (successor != null && phase == Phase.NORMAL
+                // Also in the virtual phase: a successor that dies while it warms up is left for the next (else the
+                // phase, which ends only once the new mapping fitted two slices, would extrapolate the old one for
+                // good). While smoothing, it waits for the phase's bounded end, so the correction is not dropped.
+                if (successor != null && phase != Phase.SMOOTHING
                     && (++missedInRow >= MISSED_PROBES || successor.removed(reference))) {
                     turnAway();
                 }

@@ -373,11 +373,17 @@ public final class LotusNode {
      */
     void release(final DirectBuffer p, final int at, final int n) {
         final long txn = LockRpc.txn(p, at);
+        // Marked before its keys are released, unmarked after if it held them all: an acquire of it served on another
+        // loop takes a key either before the release frees it, or after the mark, where its post-check sees the mark
+        // (marked only after a release that missed, the acquire could take the key and pass its check in between).
+        final boolean marked = releasedEarly.add(txn);
         boolean early = false;
         for (int i = 0; i < n; i++) {
             early |= !locks.release(LockRpc.key(p, at, i), txn); // a key it does not hold (any more): nothing happens
         }
-        if (early && releasedEarly.add(txn)) {
+        if (marked && !early) {
+            releasedEarly.remove(txn);
+        } else if (marked) {
             releasedEarlyOrder.add(txn);
             if (releasedEarlyCount.incrementAndGet() > RELEASED_EARLY_KEPT) {
                 final Long oldest = releasedEarlyOrder.poll();

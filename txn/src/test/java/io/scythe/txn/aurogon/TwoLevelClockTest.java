@@ -16,7 +16,7 @@ class TwoLevelClockTest {
      * on either leg (asymmetric), and now and then (1 in {@code stallEvery}) a reading of the local NIC is preempted
      * for 50 us between the host readings around it (CPU interference).
      */
-    private static final class Clocks implements NodeClocks {
+    private static class Clocks implements NodeClocks {
         final SplittableRandom random = new SplittableRandom(11);
         final long jitter;
         final int stallEvery;
@@ -99,5 +99,48 @@ class TwoLevelClockTest {
         final long worst = worstError(clocks, clock, 1_000_000, 10_000_000);
         assertThat(worst).as("worst error once warmed up, ns").isLessThan(400);
         assertThat(clock.f1().dropped()).as("preempted F1 pairs dropped by their duration").isPositive();
+    }
+
+    /**
+     * A successor that dies while the loop warms up to it (the virtual phase) is left for the next: the loop ends
+     * normal on mn2 instead of extrapolating its old mapping for good (the phase ends only once the new mapping fitted
+     * two slices, which probes of a dead node never do).
+     */
+    @Test
+    void shouldLeaveASuccessorThatDiesInTheVirtualPhase() {
+        final java.util.Set<String> dead = new java.util.HashSet<>();
+        final Clocks clocks = new Clocks(0, 0) {
+            @Override
+            public Future<NicClockReading> readRemoteNic(final String node) {
+                return dead.contains(node) ? Future.failedFuture("node " + node + " died") : super.readRemoteNic(node);
+            }
+        };
+        final TwoLevelClock clock = new TwoLevelClock(clocks, "mn0", 0.5, 20_000, 200_000)
+            .failover(new TwoLevelClock.Successor() {
+                @Override
+                public boolean removed(final String node) {
+                    return false; // noticed by missed probes alone
+                }
+
+                @Override
+                public String after(final String gone) {
+                    return "mn" + (Integer.parseInt(gone.substring(2)) + 1);
+                }
+            }, 400_000, 200_000);
+        for (clocks.t = 0; clocks.t < 2_000_000; clocks.t += 1_000) {
+            clock.now();
+        }
+        dead.add("mn0");
+        for (; clock.reference().equals("mn0"); clocks.t += 1_000) {
+            clock.now();
+        }
+        assertThat(clock.phase()).isEqualTo(TwoLevelClock.Phase.VIRTUAL);
+        dead.add("mn1");
+        for (final long end = clocks.t + 5_000_000; clocks.t < end; clocks.t += 1_000) {
+            clock.now();
+        }
+        assertThat(clock.reference()).isEqualTo("mn2");
+        assertThat(clock.failovers()).isEqualTo(2);
+        assertThat(clock.phase()).isEqualTo(TwoLevelClock.Phase.NORMAL);
     }
 }
