@@ -407,6 +407,8 @@ public final class LocalCluster implements AutoCloseable {
     private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Blocks of [20000, 32000), below Linux's ephemeral range (32768-60999): outgoing connections never take them. */
     static final int PORT_BLOCKS = 8;
+    /** Port-block lock files this JVM holds (Java refuses a second lock of a file in one JVM). */
+    private static final java.util.Set<String> HELD_HERE = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private static final int FIRST_PORT;
     private static final int PORTS;
     /**
@@ -427,8 +429,18 @@ public final class LocalCluster implements AutoCloseable {
         FIRST_PORT = 20_000 + Math.max(claimed.block(), 0) * PORTS;
     }
 
-    /** A port block and the channel whose lock holds it ({@code block} -1, {@code lock} null: none could be held). */
-    record PortBlock(int block, java.nio.channels.FileChannel lock) {
+    /**
+     * A port block and the channel whose lock holds it ({@code block} -1, {@code lock} null: none could be held).
+     * {@link #close} lets it go (tests; a JVM's own block is held until it exits).
+     */
+    record PortBlock(int block, java.nio.channels.FileChannel lock, String file) implements AutoCloseable {
+        @Override
+        public void close() throws IOException {
+            if (lock != null) {
+                lock.close();
+                HELD_HERE.remove(file);
+            }
+        }
     }
 
     /** The first of the {@link #PORT_BLOCKS} blocks whose lock file in {@code dir} this JVM could lock. */
@@ -437,19 +449,24 @@ public final class LocalCluster implements AutoCloseable {
             Files.createDirectories(dir);
         } catch (final IOException e) {
             System.err.println("scythe: no port block (" + e + "): handing out ports from the whole range");
-            return new PortBlock(-1, null);
+            return new PortBlock(-1, null, null);
         }
         for (int b = 0; b < PORT_BLOCKS; b++) {
+            final String file = dir.resolve("block-" + b + ".lock").toAbsolutePath().toString();
+            if (!HELD_HERE.add(file)) {
+                continue; // held by this JVM: opening it again and closing that channel would drop the JVM's lock
+            }
             java.nio.channels.FileChannel channel = null;
             try {
-                channel = java.nio.channels.FileChannel.open(dir.resolve("block-" + b + ".lock"),
+                channel = java.nio.channels.FileChannel.open(Path.of(file),
                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
                 if (channel.tryLock() != null) {
-                    return new PortBlock(b, channel);
+                    return new PortBlock(b, channel, file);
                 }
             } catch (final IOException | java.nio.channels.OverlappingFileLockException e) {
-                // taken (by this JVM too: the overlap) or unusable: the next block
+                // unusable, or locked through another class loader of this JVM: the next block
             }
+            HELD_HERE.remove(file);
             if (channel != null) {
                 try {
                     channel.close();
@@ -458,9 +475,11 @@ public final class LocalCluster implements AutoCloseable {
                 }
             }
         }
-        System.err.println("scythe: all " + PORT_BLOCKS + " port blocks are held by other JVMs: handing out ports "
-            + "from the whole range");
-        return new PortBlock(-1, null);
+        // Not a failure: the ports are still checked free when handed out; only the guarantee against another JVM
+        // taking one before its node binds it is gone.
+        System.err.println("scythe: no port block could be held in " + dir + " (all " + PORT_BLOCKS + " held by other "
+            + "JVMs, or the files are not ours): handing out ports from the whole range, shared with other JVMs");
+        return new PortBlock(-1, null, null);
     }
 
     /**

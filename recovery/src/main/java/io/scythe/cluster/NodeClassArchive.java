@@ -10,6 +10,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * An AppCDS archive of the node JVMs' classes (issue 23 §1: a process test boots 4-6 node JVMs, each loading and
@@ -175,8 +176,11 @@ final class NodeClassArchive {
             return;
         }
         try {
-            // SIGKILLed (128 + 9) while it dumped: a partial file, never published.
-            final boolean written = dumping.exitValue() != 137 && Files.isRegularFile(dumpFile)
+            // Published only after a clean exit (0, or 143: the SIGTERM a cluster's close sends): a node killed or
+            // crashed while it dumped left a partial file, one that exited before it joined (EXIT_NOT_JOINED) an
+            // archive of its start-up classes alone.
+            final int exit = dumping.exitValue();
+            final boolean written = (exit == 0 || exit == 143) && Files.isRegularFile(dumpFile)
                 && Files.size(dumpFile) > 0;
             if (!written) {
                 System.out.println("node class archive " + dumpTarget + " not written: its node exited with "
@@ -185,6 +189,7 @@ final class NodeClassArchive {
                 Files.move(dumpFile, dumpTarget, StandardCopyOption.ATOMIC_MOVE);
                 System.out.println("node class archive " + dumpTarget + " (" + Files.size(dumpTarget) / 1024
                     + " KiB): the nodes started from now on map it");
+                prune(dumpTarget);
             }
             Files.deleteIfExists(dumpFile);
         } catch (final IOException e) {
@@ -193,6 +198,28 @@ final class NodeClassArchive {
         dumping = null;
         dumpFile = null;
         dumpTarget = null;
+    }
+
+    /**
+     * Removes what earlier builds left in the archive directory (tens of MB per archive): archives other than
+     * {@code current}, class jars this JVM's node class path does not use, dump files older than ten minutes (a test JVM
+     * that died while its node dumped). Best effort.
+     */
+    private static void prune(final Path current) {
+        final long stale = System.currentTimeMillis() - TimeUnit.MINUTES.toMillis(10);
+        try (java.util.stream.Stream<Path> files = Files.list(current.getParent())) {
+            for (final Path f : files.toList()) {
+                final String name = f.getFileName().toString();
+                final boolean old = name.endsWith(".tmp") ? Files.getLastModifiedTime(f).toMillis() < stale
+                    : name.endsWith(".jsa") ? !f.equals(current)
+                    : name.endsWith(".jar") && !PACKED.containsValue(f.toString());
+                if (old) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        } catch (final IOException e) {
+            // left for the next publication, or a clean build
+        }
     }
 
     /** The archive of {@code classpath} under this JVM. */

@@ -191,7 +191,7 @@ public final class RecoveryDuty {
      * that a dead incarnation's recovery never takes the new one's words for its own (RCC's 8-bit incarnation, and
      * the 16-bit epoch of transaction ids, {@link #idPrefix}), however many times the node restarted meanwhile.
      *
-     * @throws IllegalStateException when every value of those bits is owed (255 incarnations waiting for recovery)
+     * @throws IllegalStateException when every value of those bits is owed (256 incarnations waiting for recovery)
      */
     public static long nextEpoch(final long last, final java.util.Collection<Long> owed) {
         final long mask = (1L << EPOCH_TELL_APART_BITS) - 1;
