@@ -131,7 +131,10 @@
  * the line and takes it if the word names the requester; the first survivor loop to see a recovered participant then
  * fails its node's calls still in flight to the dead node ({@code CnPeers#peerLeft}, as a cluster's membership
  * would): left pending, each kept its loop's RRPC client busy-polling for a reply until its call bound, through a
- * simulated run's whole drain (crash runs had ten times the events of normal ones). Measured: PLACEHOLDER.
+ * simulated run's whole drain (a {@code selcc-2pl} crash seed: 1.02 M events, now 51 k; 78 k without the crash).
+ * Measured: {@code scythe sim --explore 40 --seed 9 --crashes --protocols selcc-2pl,selcc-occ,selcc-to --workload
+ * smallbank}: 120 seeds pass (serializable, money conserved, no latch left set; 49 of the dead nodes' commits decided
+ * by recovery), as do seeds 1-8 of each.
  * Refused by {@link io.scythe.txn.selcc.SelccModule#crashRefusal}: {@code sel-2pl} (logs nothing); inserts under a
  * redo log fail the commit with a clear error.
  */
