@@ -56,18 +56,25 @@ public final class SelccRecovery {
         return token & VERSION_MASK;
     }
 
-    /** SELCC's latch as the redo records and recovery know it ({@link LockKind}). */
-    public static final LockKind LOCK_KIND = new LockKind() {
-        @Override
-        public int id() {
-            return LOCK_KIND_ID;
-        }
+    /** SELCC's latch as the redo records and recovery know it ({@link LockKind}): 2PL's and OCC's commits. */
+    public static final LockKind LOCK_KIND = new LatchKind(LOCK_KIND_ID, "selcc-latch", false);
 
-        @Override
-        public String name() {
-            return "selcc-latch";
-        }
+    /** The redo record's lock kind word of {@code selcc-to}'s commits ({@link #TO_LOCK_KIND}). */
+    public static final int TO_LOCK_KIND_ID = 24;
 
+    /**
+     * {@code selcc-to}'s latch as its redo records know it: {@link #LOCK_KIND}'s rules, but recovery finishes an entry
+     * itself ({@link LockKind#finishesPrimary}): its commit also set {@code wts} (in the 16 bytes of protocol room after
+     * the slot, {@code SelccTxn#TO_ROOM}) to its timestamp, which the record does not hold. Recovery WRITEs
+     * {@code wts} = a timestamp it takes from the TSO counter now, at or past the dead commit's (taken before its
+     * record): a later reader or writer with an older timestamp aborts as it would have (more may abort: none of them
+     * saw the dead commit's timestamp). One doorbell: value and length (flags of a delete), {@code wts}, the version
+     * last, then the release.
+     */
+    public static final LockKind TO_LOCK_KIND = new LatchKind(TO_LOCK_KIND_ID, "selcc-to-latch", true);
+
+    /** A SELCC latch word as a {@link LockKind}; {@code timestamps}: {@code selcc-to}'s, which also raises wts. */
+    private record LatchKind(int id, String name, boolean timestamps) implements LockKind {
         @Override
         public boolean free(final DirectBuffer header) {
             return header.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET) == LatchWord.FREE;
@@ -86,51 +93,13 @@ public final class SelccRecovery {
             batch.fetchAndAdd(address + ObjectLayout.PROTOCOL_WORD_OFFSET, rkey,
                 LatchWord.unexclusive(participantOf(token)));
         }
-    };
-
-    /** The redo record's lock kind word of {@code selcc-to}'s commits ({@link #TO_LOCK_KIND}). */
-    public static final int TO_LOCK_KIND_ID = 24;
-
-    /**
-     * {@code selcc-to}'s latch as its redo records know it: {@link #LOCK_KIND}'s rules, but recovery finishes an entry
-     * itself ({@link LockKind#finishesPrimary}): its commit also set {@code wts} (in the 16 bytes of protocol room after
-     * the slot, {@code SelccTxn#TO_ROOM}) to its timestamp, which the record does not hold. Recovery WRITEs
-     * {@code wts} = a timestamp it takes from the TSO counter now, at or past the dead commit's (taken before its
-     * record): a later reader or writer with an older timestamp aborts as it would have (more may abort: none of them
-     * saw the dead commit's timestamp). One doorbell: value and length (flags of a delete), {@code wts}, the version
-     * last, then the release.
-     */
-    public static final LockKind TO_LOCK_KIND = new LockKind() {
-        @Override
-        public int id() {
-            return TO_LOCK_KIND_ID;
-        }
-
-        @Override
-        public String name() {
-            return "selcc-to-latch";
-        }
-
-        @Override
-        public boolean free(final DirectBuffer header) {
-            return LOCK_KIND.free(header);
-        }
-
-        @Override
-        public boolean heldBy(final DirectBuffer header, final long token) {
-            return LOCK_KIND.heldBy(header, token);
-        }
-
-        @Override
-        public void release(final Doorbell batch, final long address, final int rkey, final long token) {
-            LOCK_KIND.release(batch, address, rkey, token);
-        }
 
         @Override
         public boolean finishesPrimary() {
-            return true;
+            return timestamps;
         }
 
+        /** {@link #TO_LOCK_KIND}'s roll-forward of one entry (its doc). */
         @Override
         public io.vertx.core.Future<Void> finishPrimary(final io.scythe.txn.TxnRuntime runtime,
                                                         final io.scythe.txn.Catalog.Partition partition,
@@ -138,8 +107,8 @@ public final class SelccRecovery {
                                                         final long installedVersion, final DirectBuffer value,
                                                         final int valueLength) {
             final int rewrites = RedoRecordDescriptor.OP_INSERTED | RedoRecordDescriptor.OP_REVIVE;
-            if ((op & rewrites) != 0) {
-                return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name() + ": recovery of "
+            if (!timestamps || (op & rewrites) != 0) {
+                return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name + ": recovery of "
                     + "an insert's entry is not built (issue 21; selcc commits with a redo log refuse inserts)"));
             }
             final long address = ObjectLayout.addressOf(pointer);
@@ -164,7 +133,7 @@ public final class SelccRecovery {
                 return batch.post().mapEmpty();
             }));
         }
-    };
+    }
 
     /** 8 bytes holding {@code v}. */
     private static UnsafeBuffer word(final long v) {
