@@ -960,6 +960,8 @@ public final class LineCache {
         call.onComplete(done -> {
             if (done.succeeded()) {
                 answered.tryComplete(done.result());
+            } else if (SelccRecovery.cleared(runtime.fabric(), target)) {
+                answered.tryFail(new Recovered(target)); // failed by the peerLeft below (or its bound): recovered
             } else {
                 answered.tryFail(done.cause());
             }
@@ -975,10 +977,25 @@ public final class LineCache {
             }
             if (SelccRecovery.cleared(runtime.fabric(), target)) {
                 answered.tryFail(new Recovered(target));
+                peerRecovered(target);
             } else {
                 watchRecovered(answered, target);
             }
         });
+    }
+
+    /**
+     * Participant {@code target} was recovered: its compute node is dead, and the calls still in flight to it (this
+     * one's and any other loop's of this node) are failed at once by {@code CnPeers#peerLeft}, as a cluster's
+     * membership does when a node leaves. Left in flight, each kept its loop's RRPC client busy-polling for a reply
+     * until its call bound (a second), through the whole drain of a simulated run: ten times its events.
+     */
+    private void peerRecovered(final int target) {
+        final String peer = peers.where().apply(target).peer();
+        if (SelccRecovery.firstToSeeLeft(peers.peers(), peer)) {
+            Stats.count("dead peer's calls failed (peerLeft)");
+            peers.peers().peerLeft(peer, "its SELCC participants were recovered (latch bits cleared)");
+        }
     }
 
     /**
@@ -1309,23 +1326,45 @@ public final class LineCache {
     }
 
     /**
-     * The WRITEs of a dirty copy: the insert's CAS word with the version word (one WRITE: they are adjacent), the value
-     * length with the flags (a delete's tombstone) and the incarnation (unchanged), and the dirty range; never the
-     * latch word.
+     * {@code selcc-to}'s read in a recoverable run (package doc "Dead compute nodes"): the {@code rts} it just raised in
+     * {@code f} (latched here, Exclusive) WRITten through to the memory node, 8 bytes at {@code offset} of the line;
+     * the reader's commit waits for it, so no acknowledged read's raise lives only in a cache. A WRITE that fails gives
+     * the loop up ({@link #mustLand}).
+     */
+    /** Whether this loop's commits keep a redo log (a recoverable run: they write through). */
+    boolean recoverable() {
+        return recoverable;
+    }
+
+    Future<Void> writeThroughWord(final Frame f, final int offset) {
+        final UnsafeBuffer word = new UnsafeBuffer(new byte[8]);
+        word.putLong(0, f.image.getLong(offset));
+        Stats.count("rts write-through");
+        return mustLand("an rts write-through", () -> channel(f).compose(ch -> ch.write(f.line.address + offset,
+            f.rkey, word, 0, 8)));
+    }
+
+    /**
+     * The WRITEs of a dirty copy, in this order: the dirty range, the value length with the flags (a delete's
+     * tombstone) and the incarnation (unchanged), then the insert's CAS word with the version word (one WRITE: they
+     * are adjacent); never the latch word. The version goes last because a crash can cut a doorbell between two of
+     * its WRITEs (the dead node's NIC drops what it had not executed): recovery ({@link SelccRecovery#LOCK_KIND})
+     * rolls an entry forward only while the memory node's version is older than its record's, so a version that
+     * landed before its value would hide a lost value from it (a crash seed of {@code selcc-occ} created money so).
      */
     private void addFlush(final Doorbell batch, final Frame f) {
-        if (f.headerDirty) {
-            batch.write(f.line.address + ObjectLayout.CAS_LOCK_OFFSET, f.rkey, f.image, ObjectLayout.CAS_LOCK_OFFSET,
-                ObjectLayout.VERSION_OFFSET + 8 - ObjectLayout.CAS_LOCK_OFFSET);
-            batch.write(f.line.address + ObjectLayout.VALUE_LENGTH_OFFSET, f.rkey, f.image,
-                ObjectLayout.VALUE_LENGTH_OFFSET, ObjectLayout.HEADER_BYTES - ObjectLayout.VALUE_LENGTH_OFFSET);
-        }
         if (f.dirty != DirtyBounds.CLEAN && !dirtyBounds) { // ablation: the whole value, not its dirty range
             batch.write(f.line.address + ObjectLayout.VALUE_OFFSET, f.rkey, f.image, ObjectLayout.VALUE_OFFSET,
                 f.lineBytes - ObjectLayout.VALUE_OFFSET);
         } else if (f.dirty != DirtyBounds.CLEAN) {
             final int from = ObjectLayout.VALUE_OFFSET + DirtyBounds.lower(f.dirty);
             batch.write(f.line.address + from, f.rkey, f.image, from, DirtyBounds.length(f.dirty));
+        }
+        if (f.headerDirty) {
+            batch.write(f.line.address + ObjectLayout.VALUE_LENGTH_OFFSET, f.rkey, f.image,
+                ObjectLayout.VALUE_LENGTH_OFFSET, ObjectLayout.HEADER_BYTES - ObjectLayout.VALUE_LENGTH_OFFSET);
+            batch.write(f.line.address + ObjectLayout.CAS_LOCK_OFFSET, f.rkey, f.image, ObjectLayout.CAS_LOCK_OFFSET,
+                ObjectLayout.VERSION_OFFSET + 8 - ObjectLayout.CAS_LOCK_OFFSET);
         }
     }
 

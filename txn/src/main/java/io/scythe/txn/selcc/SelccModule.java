@@ -285,32 +285,25 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
-     * A dead compute node is recovered under {@code selcc-2pl} in runs whose commits write redo
-     * records (the simulator's {@code --redo-log}, which {@code --crash-recover} needs; package doc "Dead compute
-     * nodes"): their commits log and write through, the survivor's recovery rolls the dead node's records forward
-     * ({@link SelccRecovery#LOCK_KIND}) and the memory nodes clear its participants' bits ({@link #startMemoryNode}).
-     * Refused: {@code selcc-occ} (a crash run lost money: not found yet), {@code selcc-to} (its {@code rts} raises at reads are writes of the line that no record holds) and
-     * {@code sel-2pl} (its eager write-back logs nothing).
+     * A dead compute node is recovered under {@code selcc-2pl}, {@code selcc-occ} and {@code selcc-to} in runs whose
+     * commits write redo records (the simulator's {@code --redo-log}, which {@code --crash-recover} needs; package doc
+     * "Dead compute nodes"): their commits log and write through (TO also its reads' {@code rts} raises), the
+     * survivor's recovery rolls the dead node's records forward ({@link SelccRecovery#LOCK_KIND},
+     * {@link SelccRecovery#TO_LOCK_KIND}) and the memory nodes clear its participants' bits ({@link #startMemoryNode}).
+     * Refused: {@code sel-2pl} (its eager write-back logs nothing).
      */
     @Override
     public String crashRefusal(final Protocol protocol) {
-        if (protocol == SELCC_2PL) {
+        if (protocol == SELCC_2PL || protocol == SELCC_OCC || protocol == SELCC_TO) {
             return null;
         }
-        if (protocol == SELCC_OCC) {
-            return "selcc-occ's recovery of a dead compute node lost money in a crash run (seed 8 of scythe sim --explore 8 "
-                + "--crashes --protocols selcc-occ: final 1010246, expected 1000246), not found yet (issue 21)";
-        }
-        return protocol == SELCC_TO
-            ? "selcc-to raises rts by writes of the line at its reads, which no redo record holds: recovery of a dead "
-                + "compute node under it is not built (issue 21)"
-            : "sel-2pl writes no redo record: recovery of a dead compute node under it is not built (issue 21)";
+        return "sel-2pl writes no redo record: recovery of a dead compute node under it is not built (issue 21)";
     }
 
     /** What SELCC's redo records name as their lock ({@link SelccRecovery}). */
     @Override
     public List<io.scythe.txn.spi.LockKind> lockKinds() {
-        return List.of(SelccRecovery.LOCK_KIND);
+        return List.of(SelccRecovery.LOCK_KIND, SelccRecovery.TO_LOCK_KIND);
     }
 
     /**

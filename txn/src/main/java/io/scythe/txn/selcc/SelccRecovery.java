@@ -5,9 +5,11 @@ import io.scythe.fabric.Fabric;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
+import io.scythe.txn.recovery.RedoRecordDescriptor;
 import io.scythe.txn.spi.LockKind;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -54,18 +56,25 @@ public final class SelccRecovery {
         return token & VERSION_MASK;
     }
 
-    /** SELCC's latch as the redo records and recovery know it ({@link LockKind}). */
-    public static final LockKind LOCK_KIND = new LockKind() {
-        @Override
-        public int id() {
-            return LOCK_KIND_ID;
-        }
+    /** SELCC's latch as the redo records and recovery know it ({@link LockKind}): 2PL's and OCC's commits. */
+    public static final LockKind LOCK_KIND = new LatchKind(LOCK_KIND_ID, "selcc-latch", false);
 
-        @Override
-        public String name() {
-            return "selcc-latch";
-        }
+    /** The redo record's lock kind word of {@code selcc-to}'s commits ({@link #TO_LOCK_KIND}). */
+    public static final int TO_LOCK_KIND_ID = 24;
 
+    /**
+     * {@code selcc-to}'s latch as its redo records know it: {@link #LOCK_KIND}'s rules, but recovery finishes an entry
+     * itself ({@link LockKind#finishesPrimary}): its commit also set {@code wts} (in the 16 bytes of protocol room after
+     * the slot, {@code SelccTxn#TO_ROOM}) to its timestamp, which the record does not hold. Recovery WRITEs
+     * {@code wts} = a timestamp it takes from the TSO counter now, at or past the dead commit's (taken before its
+     * record): a later reader or writer with an older timestamp aborts as it would have (more may abort: none of them
+     * saw the dead commit's timestamp). One doorbell: value and length (flags of a delete), {@code wts}, the version
+     * last, then the release.
+     */
+    public static final LockKind TO_LOCK_KIND = new LatchKind(TO_LOCK_KIND_ID, "selcc-to-latch", true);
+
+    /** A SELCC latch word as a {@link LockKind}; {@code timestamps}: {@code selcc-to}'s, which also raises wts. */
+    private record LatchKind(int id, String name, boolean timestamps) implements LockKind {
         @Override
         public boolean free(final DirectBuffer header) {
             return header.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET) == LatchWord.FREE;
@@ -84,7 +93,54 @@ public final class SelccRecovery {
             batch.fetchAndAdd(address + ObjectLayout.PROTOCOL_WORD_OFFSET, rkey,
                 LatchWord.unexclusive(participantOf(token)));
         }
-    };
+
+        @Override
+        public boolean finishesPrimary() {
+            return timestamps;
+        }
+
+        /** {@link #TO_LOCK_KIND}'s roll-forward of one entry (its doc). */
+        @Override
+        public io.vertx.core.Future<Void> finishPrimary(final io.scythe.txn.TxnRuntime runtime,
+                                                        final io.scythe.txn.Catalog.Partition partition,
+                                                        final long pointer, final int op, final long token,
+                                                        final long installedVersion, final DirectBuffer value,
+                                                        final int valueLength) {
+            final int rewrites = RedoRecordDescriptor.OP_INSERTED | RedoRecordDescriptor.OP_REVIVE;
+            if (!timestamps || (op & rewrites) != 0) {
+                return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name + ": recovery of "
+                    + "an insert's entry is not built (issue 21; selcc commits with a redo log refuse inserts)"));
+            }
+            final long address = ObjectLayout.addressOf(pointer);
+            final int rkey = partition.descriptor().objects().rkey();
+            final int room = partition.descriptor().objectSlotBytes();
+            return runtime.tso().next().compose(floor -> runtime.channel(partition.node()).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                if ((op & RedoRecordDescriptor.OP_VALUE) != 0) {
+                    batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, value, 0, valueLength);
+                    final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
+                    length.putInt(0, valueLength);
+                    batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, 0, 4);
+                }
+                if ((op & RedoRecordDescriptor.OP_DELETE) != 0) {
+                    final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
+                    flags.putShort(0, (short) ObjectLayout.FLAG_DELETED);
+                    batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
+                }
+                batch.write(address + room + 8, rkey, word(floor), 0, 8);
+                batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, word(installedVersion), 0, 8);
+                release(batch, address, rkey, token);
+                return batch.post().mapEmpty();
+            }));
+        }
+    }
+
+    /** 8 bytes holding {@code v}. */
+    private static UnsafeBuffer word(final long v) {
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
+        b.putLong(0, v);
+        return b;
+    }
 
     /** Per fabric (one simulated or embedded cluster), each compute node's id prefix and its loops' participants. */
     private static final Map<Fabric, Map<Long, Set<Integer>>> DIRECTORY = new WeakHashMap<>();
@@ -110,6 +166,16 @@ public final class SelccRecovery {
     static boolean cleared(final Fabric fabric, final int participant) {
         synchronized (DIRECTORY) {
             return CLEARED.getOrDefault(fabric, Set.of()).contains(participant);
+        }
+    }
+
+    /** Per compute node's peer messaging, the dead peers it was told of ({@link #firstToSeeLeft}). */
+    private static final Map<io.scythe.rrpc.CnPeers, Set<String>> LEFT = new WeakHashMap<>();
+
+    /** Whether {@code peer} (a recovered compute node) is news to {@code peers}: its first caller tells it. */
+    static boolean firstToSeeLeft(final io.scythe.rrpc.CnPeers peers, final String peer) {
+        synchronized (DIRECTORY) {
+            return LEFT.computeIfAbsent(peers, p -> new java.util.HashSet<>()).add(peer);
         }
     }
 

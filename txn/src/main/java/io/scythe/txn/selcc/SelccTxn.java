@@ -23,8 +23,9 @@ import java.util.List;
  * X). Any local conflict aborts at once; a global conflict sends invalidations, and one dropped by the holder (a
  * transaction there holds the line) aborts. The commit writes the new values into the frames (memo M, dirty bounds
  * widened, the version word + 1 as the write counter); they reach the memory node when the line is evicted, handed
- * to a reader (case 2 flush) or its lease ends. No redo log (SELCC's evaluation runs with WAL off; a compute node's
- * death loses its dirty lines: recovery is issue 21's, not done).
+ * to a reader (case 2 flush) or its lease ends. No redo log by default (SELCC's evaluation runs with WAL off); with
+ * one, commits log and write through so that a dead compute node can be recovered ({@link #installed}; package doc
+ * "Dead compute nodes").
  *
  * <p><b>Inserts and deletes</b> (2PL only; TO and OCC refuse them). The rows live in the tables' object slots, one
  * line each, found through the memory nodes' index (not the B-link tree: the workloads' tables are not on it). A
@@ -75,6 +76,8 @@ public final class SelccTxn extends LatchTxn {
     private final Mode mode;
     /** TO: this attempt's timestamp, taken at its first access. */
     private Future<Long> timestamp;
+    /** TO in a recoverable run: the write-throughs of the {@code rts} its reads raised, waited for by the commit. */
+    private List<Future<Void>> rtsWrites;
 
     /** What one access holds of its frame's local latch. */
     private static final class Hold {
@@ -180,6 +183,12 @@ public final class SelccTxn extends LatchTxn {
             if (f.image.getLong(room) < ts) {
                 f.image.putLong(room, ts);
                 f.dirty = DirtyBounds.widen(f.dirty, room - ObjectLayout.VALUE_OFFSET, 8);
+                if (cache.recoverable()) { // package doc "Dead compute nodes": no raise only in a cache
+                    if (rtsWrites == null) {
+                        rtsWrites = new ArrayList<>(4);
+                    }
+                    rtsWrites.add(cache.writeThroughWord(f, room));
+                }
             }
             unlatch(x);
             return Future.succeededFuture(x);
@@ -399,7 +408,7 @@ public final class SelccTxn extends LatchTxn {
         }
         if (written.isEmpty() && inserts.pending().isEmpty() && mode == Mode.TO) {
             // Its reads were checked as they ran; a key read absent must still be missing.
-            return validateAbsent().map(v -> {
+            return rtsLanded().compose(v -> validateAbsent()).map(v -> {
                 LineCache.Stats.committed(cache.participant());
                 return 0L;
             });
@@ -409,7 +418,7 @@ public final class SelccTxn extends LatchTxn {
                 .compose(v -> insertions()).compose(v -> revivalsChecked(written, t))))
             .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, (mode == Mode.OCC ? validateReads(0)
                 : Future.<Void>succeededFuture()).compose(x -> validateAbsent())))
-            .compose(v -> ts).compose(t -> installed(() -> {
+            .compose(v -> ts).compose(t -> rtsLanded().map(t)).compose(t -> installed(() -> {
                 for (final Access a : accesses) {
                     if (a.dirty) {
                         install(a);
@@ -434,6 +443,14 @@ public final class SelccTxn extends LatchTxn {
                 LineCache.Stats.committed(cache.participant());
                 return 0L;
             });
+    }
+
+    /**
+     * TO: the write-throughs of the {@code rts} this attempt's reads raised, landed (recoverable runs; else none):
+     * before its record is written, so a commit recovery finishes never has a raise that died with its node.
+     */
+    private Future<Void> rtsLanded() {
+        return rtsWrites == null ? Future.succeededFuture() : Future.all(rtsWrites).mapEmpty();
     }
 
     /** TO: each key the inserts revived (latched by {@link #insertions}, not in {@code written}) checked as a write. */
@@ -508,14 +525,14 @@ public final class SelccTxn extends LatchTxn {
         });
     }
 
-    /** Writes {@code a}'s new value into its frame (memo M, held Exclusive): value, length, version + 1, bounds. */
     /**
      * Runs {@code installs} (the commit's writes into the latched frames). With a redo log (a recoverable run: package
      * doc "Dead compute nodes") the record goes first: once it is durable the commit is decided; then the installs,
      * then the frames' write-through to the memory nodes, the latches kept; the record's slots are free again once it
      * landed. So a memory node's copy of a line is never more than this commit behind, and a line held Modified is
-     * never the only copy of an acknowledged write. Inserts and TO's {@code rts} raises (writes at a read, logged
-     * nowhere) are not covered: refused here.
+     * never the only copy of an acknowledged write. TO logs under {@link SelccRecovery#TO_LOCK_KIND} (recovery also
+     * raises {@code wts}, which the record does not hold; its reads' {@code rts} raises were written through before:
+     * {@link #rtsLanded}). Inserts are not covered: refused here.
      */
     private Future<Void> installed(final Runnable installs) {
         final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.of(runtime);
@@ -529,14 +546,14 @@ public final class SelccTxn extends LatchTxn {
             installs.run();
             return Future.succeededFuture();
         }
-        if (mode == Mode.TO || inserts.pending().size() > 0 || written.stream().anyMatch(this::created)) {
+        if (inserts.pending().size() > 0 || written.stream().anyMatch(this::created)) {
             return Future.failedFuture(new UnsupportedOperationException("selcc with a redo log (crash recovery): "
-                + (mode == Mode.TO ? "selcc-to's rts raises at reads are logged nowhere" : "inserts are not logged")
-                + ": not built (issue 21)"));
+                + "inserts are not logged: not built (issue 21)"));
         }
         final int me = cache.participant();
-        return log.append(id, 0, SelccRecovery.LOCK_KIND_ID, written,
-                a -> SelccRecovery.token(me, ObjectLayout.versionAfter(0, a.readVersion)))
+        final int kind = mode == Mode.TO ? SelccRecovery.TO_LOCK_KIND_ID : SelccRecovery.LOCK_KIND_ID;
+        return log.append(id, 0, kind, written, a -> SelccRecovery.token(me, ObjectLayout.versionAfter(0,
+                a.readVersion)))
             .compose(appended -> {
                 installs.run();
                 final List<Frame> frames = new ArrayList<>(written.size());
@@ -548,6 +565,7 @@ public final class SelccTxn extends LatchTxn {
                 ? giveUpInDoubt("its redo record's WRITE failed and may have landed", e) : Future.failedFuture(e));
     }
 
+    /** Writes {@code a}'s new value into its frame (memo M, held Exclusive): value, length, version + 1, bounds. */
     private static void install(final Access a) {
         final Frame f = hold(a).frame;
         if (a.deleting) { // a tombstone: the value stays, read as absent
