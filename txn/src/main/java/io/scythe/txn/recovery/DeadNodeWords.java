@@ -23,22 +23,43 @@ public final class DeadNodeWords {
      * dead node holds it; returns how many were freed.
      */
     public static int free(final LogDb db, final int offset, final Function<Table, LongPredicate> deadIn) {
-        int freed = 0;
-        for (final Table table : db.tables()) {
+        return rewrite(db, offset, table -> {
             final LongPredicate dead = deadIn.apply(table);
-            if (dead == null) {
+            return dead == null ? null : word -> word != 0 && dead.test(word) ? 0 : word;
+        });
+    }
+
+    /**
+     * Rewrites, in every table of {@code db} for which {@code rewriteIn} gives a function ({@code null}: the table is
+     * left alone), the word at header offset {@code offset} of each object slot to what the function makes of it, by
+     * CAS (retried against a word that changed meanwhile); returns how many words changed. The one walk over object
+     * slots (by the table's own slot size, the protocol's room included) of the memory nodes' dead-node steps.
+     */
+    public static int rewrite(final LogDb db, final int offset,
+                              final Function<Table, java.util.function.LongUnaryOperator> rewriteIn) {
+        int changed = 0;
+        for (final Table table : db.tables()) {
+            final java.util.function.LongUnaryOperator rewrite = rewriteIn.apply(table);
+            if (rewrite == null) {
                 continue;
             }
             final AtomicBuffer m = table.objectMemory();
             final int slot = table.objectSlotBytes();
             for (int at = 0; at + slot <= m.capacity(); at += slot) {
-                final long word = m.getLongVolatile(at + offset);
-                if (word != 0 && dead.test(word) && m.compareAndSetLong(at + offset, word, 0)) {
-                    freed++;
+                while (true) {
+                    final long word = m.getLongVolatile(at + offset);
+                    final long next = rewrite.applyAsLong(word);
+                    if (next == word) {
+                        break;
+                    }
+                    if (m.compareAndSetLong(at + offset, word, next)) {
+                        changed++;
+                        break;
+                    }
                 }
             }
         }
-        return freed;
+        return changed;
     }
 
     /** Whether transaction id {@code id} is of a node one of {@code idPrefixes} names ({@link RecoveryRpc#NODE_ID_MASK}). */

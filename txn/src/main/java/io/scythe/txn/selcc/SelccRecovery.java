@@ -8,7 +8,6 @@ import io.scythe.storage.Table;
 import io.scythe.txn.recovery.RedoRecordDescriptor;
 import io.scythe.txn.spi.LockKind;
 import org.agrona.DirectBuffer;
-import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.HashMap;
@@ -211,30 +210,14 @@ public final class SelccRecovery {
     }
 
     private static int clearDead(final LogDb db, final Set<Integer> dead) {
-        long deadBits = 0;
+        long bits = 0;
         for (final int p : dead) {
-            deadBits |= LatchWord.bit(p);
+            bits |= LatchWord.bit(p);
         }
-        int changed = 0;
-        for (final Table table : db.tables()) {
-            if (!"selcc".equals(table.format().name()) || GclRegion.TABLE.equals(table.schema().name())) {
-                continue;
-            }
-            final AtomicBuffer m = table.objectMemory();
-            final int slot = table.objectSlotBytes();
-            for (int at = 0; at + slot <= m.capacity(); at += slot) {
-                final int offset = at + ObjectLayout.PROTOCOL_WORD_OFFSET;
-                while (true) {
-                    final long word = m.getLongVolatile(offset);
-                    final long cleared = cleared(word, dead, deadBits);
-                    if (cleared == word || m.compareAndSetLong(offset, word, cleared)) {
-                        changed += cleared == word ? 0 : 1;
-                        break;
-                    }
-                }
-            }
-        }
-        return changed;
+        final long deadBits = bits;
+        return io.scythe.txn.recovery.DeadNodeWords.rewrite(db, ObjectLayout.PROTOCOL_WORD_OFFSET, table ->
+            !"selcc".equals(table.format().name()) || GclRegion.TABLE.equals(table.schema().name()) ? null
+                : word -> cleared(word, dead, deadBits));
     }
 
     /** {@code word} without the participants {@code dead} (their bits {@code deadBits}). */
