@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class AurogonMnCrashSimTest extends SimVertxTest {
     @ParameterizedTest
-    @ValueSource(longs = {1, 2, 3})
+    @ValueSource(longs = {1, 2}) // seed 3 went for the SmallBank sweep below (the suite's time)
     void shouldPromoteABackupWithoutLosingOrRepeatingACommit(final long seed) throws Exception {
         final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION, "transfers");
         final List<LogDb> dbs = new ArrayList<>();
@@ -56,6 +56,36 @@ class AurogonMnCrashSimTest extends SimVertxTest {
             .isEmpty();
         assertThat(promoted.backups().undecided()).isZero();
         assertThat(promoted.participant().violation()).isNull();
+        final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
+        assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
+    }
+
+    /**
+     * SmallBank over 100 accounts, memory node 1 crashing at 200 us (the replay of issue 20's bug: {@code scythe sim
+     * --workload smallbank --accounts 100 --protocols aurogon --replicas 1 --mns 3 --cns 2 --loops 2 --clients 8
+     * --duration 1ms --crash-at 200us --crash-mn 1 --seed S --check-history}). Seeds 1 and 2 ended with READs to the
+     * live mn0 unanswered for the 1 ms call bound (137k txn/s on seed 1, 715k fixed): a transaction with versions
+     * pending on mn0 replicated its write of the dead node's partition to the promoted copy, which fenced it, and its
+     * coordinator then waited the whole failover wait (2.02 ms) for that live node's removal before aborting, its
+     * readers parked meanwhile (and its loop's heartbeats kept them from turning suspect). Every read is answered
+     * now: no errors, every client finished, the history serializable.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2})
+    void shouldAnswerEveryReadOfALiveNodeAfterAnotherNodeDied(final long seed) throws Exception {
+        final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION, "smallbank");
+        final SimOptions options = new SimOptions().protocol("aurogon").computeNodes(2).loopsPerComputeNode(2)
+            .clientsPerComputeNode(8).memoryNodes(3).replicas(1).durationNs(1_000_000).drainNs(2_000_000)
+            .seed(seed).faults(new Faults().crashMemoryNode(1, 200_000));
+        final SimResult r = new Simulation(options, new io.scythe.bench.workload.SmallBankSpec(100, 0.99,
+            "standard")).recorder(recorded).run(vertx);
+        final JsonObject run = r.run().toJson();
+        final JsonObject sim = run.getJsonObject("sim");
+        assertThat(r.invariantsOk()).as(sim.getJsonArray("violations").encode()).isTrue();
+        assertThat(sim.getBoolean("quiescent")).as("every client finished").isTrue();
+        assertThat(run.getLong("committed")).isPositive();
+        assertThat(run.getJsonObject("aborts_by_reason").getLong("node-gone", 0L)).as("attempts that met the dead node")
+            .isPositive();
         final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
         assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
     }

@@ -270,7 +270,7 @@ final class CoordinatorRecovery {
                                        final int table, final long key, final long ts, final DirectBuffer value,
                                        final int valueLength, final boolean recovering, final boolean decidedIsFine) {
         final int length = value == null ? 0 : valueLength;
-        return runtime.rocket(node).compose(rocket -> {
+        return Removals.rocket(runtime, node).compose(rocket -> {
             final int carried = Math.min(length, rocket.maxPayload() - AurogonRpc.HEADER_BYTES);
             final int prefix = length - carried;
             final int partBytes = rocket.maxPayload() - AurogonRpc.STAGE_HEADER_BYTES;

@@ -32,6 +32,31 @@ final class Removals {
         this.runtime = runtime;
     }
 
+    /**
+     * This loop's Rocket to {@code node} for a coordinator's request, its failure {@link AurogonAborts#NODE_GONE} when
+     * the node died ({@link #gone}): once a call to the dead node broke the cached Rocket, the next lookup opens a new
+     * one, which fails (the simulator's fabric: the node is no longer attached) or waits out its open timeout (a
+     * cluster's event bus; failed here at the removal, as {@link #watch} fails a call).
+     */
+    static Future<io.scythe.rrpc.Rocket> rocket(final TxnRuntime runtime, final String node) {
+        return watch(runtime, node, runtime.rocket(node)).recover(e -> gone(runtime, node, e));
+    }
+
+    /**
+     * A request to {@code node} failed (its queue pair broke, no reply came within the call timeout, or no Rocket
+     * opened): when the memory-node configuration removes the node, now or within the runtime's failover wait, it died
+     * with what it held of the attempt, and the failure becomes {@link AurogonAborts#NODE_GONE}; else it stands. Only
+     * for failures without an answer: an answer says the node lives.
+     */
+    static <T> Future<T> gone(final TxnRuntime runtime, final String node, final Throwable e) {
+        if (AurogonTxn.gone(e)) { // a watched call failed at the removal: said already
+            return Future.failedFuture(e);
+        }
+        return runtime.removedWithin(List.of(node)).transform(removed -> Future.failedFuture(
+            removed.succeeded() && removed.result() ? new io.scythe.txn.AbortException(AurogonAborts.NODE_GONE,
+                "memory node " + node + " was removed by the configuration (it died): " + e) : e));
+    }
+
     /** {@code call} to {@code node}, failed at once when the configuration removes the node before it completes. */
     static <T> Future<T> watch(final TxnRuntime runtime, final String node, final Future<T> call) {
         if (runtime.failoverWaitNs() <= 0 || call.isComplete()) {
