@@ -93,7 +93,7 @@ class LotusClusterProcessTest {
             }
             assertThat(sum).as("money conserved").isZero();
             assertThat(served(cluster, "cn0")).as("cn0 served cn1's lock RPCs").isPositive();
-            assertCopiesIdentical(cluster);
+            ProcessClusters.assertCopiesIdentical(cluster, 2, KEYS);
             failOver(cluster, client, expected);
         } finally {
             ProcessClusters.stop(client, cluster);
@@ -103,21 +103,6 @@ class LotusClusterProcessTest {
     /** Peer calls (lock RPCs) compute node {@code cn} served, from its health. */
     private static long served(final LocalCluster cluster, final String cn) throws Exception {
         return new JsonObject(ProcessClusters.get(cluster, cn, "/health")).getJsonObject("peers").getLong("served");
-    }
-
-    /** Partition p's primary on mn{p} equals its backup on mn{1 - p} (Lotus's CVTs and records included). */
-    private static void assertCopiesIdentical(final LocalCluster cluster) throws Exception {
-        final JsonObject[] copies = new JsonObject[2];
-        for (int m = 0; m < 2; m++) {
-            copies[m] = new JsonObject(ProcessClusters.get(cluster, "mn" + m, "/copies"));
-            assertThat(copies[m].getInteger("backups")).isEqualTo(1);
-        }
-        for (int p = 0; p < 2; p++) {
-            final JsonObject primary = copies[p].getJsonObject("tables").getJsonObject("counters");
-            assertThat(primary.getLong("objects")).as("partition %d's keys", p).isEqualTo(KEYS / 2);
-            assertThat(copies[1 - p].getJsonObject("tables").getJsonObject("counters.backup1"))
-                .as("the backup of partition %d on mn%d", p, 1 - p).isEqualTo(primary);
-        }
     }
 
     /**

@@ -60,7 +60,7 @@ class MemoryNodeReplicationProcessTest {
                     1 + random.nextInt(9)).await(30, TimeUnit.SECONDS);
                 assertThat(o).as("move %d", i).isInstanceOf(ScytheClient.Outcome.Committed.class);
             }
-            assertCopiesIdentical(cluster);
+            ProcessClusters.assertCopiesIdentical(cluster, 3, KEYS);
 
             // mn2 (keys 2, 5, 8, ...) stops; keys 2 and 5 were moved above on cn0 and cn1 (addresses cached or not).
             cluster.signal("mn2", "STOP");
@@ -92,7 +92,7 @@ class MemoryNodeReplicationProcessTest {
             }
             assertThat(sum).as("moves conserve the counters' sum").isZero();
             ProcessClusters.eventually("cn0 commits again", 60_000, () -> committedOn(live, "cn0"));
-            assertCopiesIdentical(cluster);
+            ProcessClusters.assertCopiesIdentical(cluster, 3, KEYS);
 
             // Past the point of no return: cn0's move 8 -> 11 (both on mn2) has its redo record on every copy, and
             // mn2 stops before the write-back reaches it, for a while past the write-back's 800 ms bound but within
@@ -133,7 +133,7 @@ class MemoryNodeReplicationProcessTest {
                 total += valueOn(live, k);
             }
             assertThat(total).as("sum conserved after the in-doubt commit").isZero();
-            assertCopiesIdentical(cluster);
+            ProcessClusters.assertCopiesIdentical(cluster, 3, KEYS);
 
             failOver(cluster, live);
         } finally {
@@ -262,24 +262,5 @@ class MemoryNodeReplicationProcessTest {
             }
         }
         return held;
-    }
-
-
-    /** Partition p's primary on mn{p} equals its backup b on mn{(p + b) mod 3}, b = 1, 2 (another process each). */
-    private static void assertCopiesIdentical(final LocalCluster cluster) throws Exception {
-        final JsonObject[] copies = new JsonObject[3];
-        for (int m = 0; m < 3; m++) {
-            copies[m] = new JsonObject(ProcessClusters.get(cluster, "mn" + m, "/copies"));
-            assertThat(copies[m].getInteger("backups")).isEqualTo(2);
-        }
-        for (int p = 0; p < 3; p++) {
-            final JsonObject primary = copies[p].getJsonObject("tables").getJsonObject("counters");
-            assertThat(primary.getLong("objects")).as("partition %d's keys", p).isEqualTo(KEYS / 3);
-            for (int b = 1; b <= 2; b++) {
-                final JsonObject backup = copies[(p + b) % 3].getJsonObject("tables")
-                    .getJsonObject("counters.backup" + b);
-                assertThat(backup).as("backup %d of partition %d on mn%d", b, p, (p + b) % 3).isEqualTo(primary);
-            }
-        }
     }
 }

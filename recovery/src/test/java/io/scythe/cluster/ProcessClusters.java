@@ -100,4 +100,25 @@ final class ProcessClusters {
             return false;
         }
     }
+
+    /**
+     * With {@code mns} memory nodes, each with {@code mns - 1} backups: partition p's primary on mn{p} (its share of
+     * {@code keys}) equals its backup b on mn{(p + b) mod mns}, b = 1 .. mns - 1 (another process each).
+     */
+    static void assertCopiesIdentical(final LocalCluster cluster, final int mns, final int keys) throws Exception {
+        final io.vertx.core.json.JsonObject[] copies = new io.vertx.core.json.JsonObject[mns];
+        for (int m = 0; m < mns; m++) {
+            copies[m] = new io.vertx.core.json.JsonObject(get(cluster, "mn" + m, "/copies"));
+            assertThat(copies[m].getInteger("backups")).isEqualTo(mns - 1);
+        }
+        for (int p = 0; p < mns; p++) {
+            final io.vertx.core.json.JsonObject primary = copies[p].getJsonObject("tables").getJsonObject("counters");
+            assertThat(primary.getLong("objects")).as("partition %d's keys", p).isEqualTo(keys / mns);
+            for (int b = 1; b < mns; b++) {
+                final io.vertx.core.json.JsonObject backup = copies[(p + b) % mns].getJsonObject("tables")
+                    .getJsonObject("counters.backup" + b);
+                assertThat(backup).as("backup %d of partition %d on mn%d", b, p, (p + b) % mns).isEqualTo(primary);
+            }
+        }
+    }
 }
