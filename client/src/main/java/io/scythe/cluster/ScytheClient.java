@@ -255,7 +255,7 @@ public final class ScytheClient implements AutoCloseable {
     /** How long a client with its own Hazelcast instance tries to leave gracefully before it just leaves. */
     private static final long GRACEFUL_LEAVE_SECONDS = 10;
 
-    /** Leaves the cluster. Blocks (up to twice {@link #GRACEFUL_LEAVE_SECONDS}): a caller's thread, never an event loop. */
+    /** Leaves the cluster. Blocks (up to twice {@link #GRACEFUL_LEAVE_SECONDS}): a caller's thread, not an event loop. */
     @Override
     public void close() throws Exception {
         // A Hazelcast instance of its own takes its listeners with it: removing them first is a cluster-wide
