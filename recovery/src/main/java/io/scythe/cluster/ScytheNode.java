@@ -41,6 +41,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -508,18 +509,22 @@ public final class ScytheNode implements AutoCloseable {
         final Map<String, List<TableDescriptor>> tablesOf = new LinkedHashMap<>();
         for (final String mn : config.memoryNodes()) {
             if (removed.contains(mn)) {
-                // Failed over: where its tables were is still the catalog's placement (what redo entries name).
-                final List<TableDescriptor> published = MemoryNodeFailover.publishedTables(hazelcast, mn);
-                if (published == null) {
-                    throw new IllegalStateException("memory node " + mn + " was removed by configuration epoch "
-                        + current.epoch() + " and never published its tables");
-                }
-                tablesOf.put(mn, published);
+                tablesOf.put(mn, publishedTables(mn, current));
                 continue;
             }
-            final TableDirectory.Tables tables = retry(() -> TableDirectory.lookup(vertx, mn, 2_000),
-                "memory node " + mn + " to say where its tables are");
-            tablesOf.put(mn, List.of(tables.tables()));
+            // Asked of the node itself, unless a configuration removes it while this node waits: CI run 95 lost a
+            // restarting CN that way (the MN, starved at load 8, split off the Hazelcast cluster, was failed over
+            // and stopped serving; the CN asked it for 120 s and gave up). Once removed, its published placement.
+            tablesOf.put(mn, retry(() -> TableDirectory.lookup(vertx, mn, 2_000).map(t -> List.of(t.tables())),
+                "memory node " + mn + " to say where its tables are", () -> {
+                    final io.scythe.txn.MemoryNodeConfiguration now = failover.current();
+                    if (!failover.removed(now).contains(mn)) {
+                        return null;
+                    }
+                    log("memory node " + mn + " was removed by configuration epoch " + now.epoch()
+                        + " while this node asked where its tables are: takes the placement it published");
+                    return publishedTables(mn, now);
+                }));
         }
         // Primaries and backups as the memory nodes publish them (Catalog's placement); every partition must have
         // the backups this config asks for.
@@ -937,9 +942,22 @@ public final class ScytheNode implements AutoCloseable {
 
     /** Asks until answered or the ready timeout passes (the other node may still be starting). */
     private <T> T retry(final Supplier<Future<T>> ask, final String what) throws Exception {
+        return retry(ask, what, () -> null);
+    }
+
+    /**
+     * Asks until answered or the ready timeout, every {@link #LOOKUP_RETRY_MS}; before each try {@code instead} may
+     * settle it otherwise (non-null: its answer is taken and nothing more is asked).
+     */
+    private <T> T retry(final Supplier<Future<T>> ask, final String what, final Callable<T> instead)
+            throws Exception {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.readyTimeoutMs());
         Exception last = null;
         while (System.nanoTime() < deadline) {
+            final T settled = instead.call();
+            if (settled != null) {
+                return settled;
+            }
             try {
                 return ask.get().await(5, TimeUnit.SECONDS);
             } catch (final Exception e) {
@@ -949,6 +967,17 @@ public final class ScytheNode implements AutoCloseable {
         }
         throw new IllegalStateException("timed out after " + config.readyTimeoutMs() + " ms waiting for " + what
             + (last == null ? "" : ": " + last.getMessage()), last);
+    }
+
+    /** Where failed-over memory node {@code mn} kept its tables: still the catalog's placement (what redo names). */
+    private List<TableDescriptor> publishedTables(final String mn,
+            final io.scythe.txn.MemoryNodeConfiguration removedBy) {
+        final List<TableDescriptor> published = MemoryNodeFailover.publishedTables(hazelcast, mn);
+        if (published == null) {
+            throw new IllegalStateException("memory node " + mn + " was removed by configuration epoch "
+                + removedBy.epoch() + " and never published its tables");
+        }
+        return published;
     }
 
     private static <T> T onLoop(final Context loop, final Supplier<Future<T>> body) throws Exception {
