@@ -71,7 +71,7 @@ public final class CalvinModule implements ProtocolModule {
 
     @Override
     public List<String> configKeys() {
-        return List.of("primitive=onesided|rpc and epoch=<n>ns|us|ms (default 10us), after 'rcc-calvin:', "
-            + "joined by '+'");
+        return List.of("primitive=onesided|rpc, epoch=<n>ns|us|ms (default 10us) and log=on|off (the input log "
+            + "under --redo-log; default on), after 'rcc-calvin:', joined by '+'");
     }
 }
