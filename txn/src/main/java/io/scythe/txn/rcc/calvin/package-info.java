@@ -61,8 +61,11 @@
  * replicates its input, the sequencers' batches, before the schedulers see it): any batch a node received is then in
  * the log, so survivors could agree on a dead sequencer's epochs (every logged batch, a missing one empty, which only
  * an empty batch is). Its cost (SmallBank, 4 compute nodes x 2 loops x 10 clients, 1 ms, seed 1): one-sided 438k vs
- * 459k txn/s without it (-4.6 %, p50 60 vs 55 us), RPC 304k vs 309k (-1.6 %). Not built yet (issue 18 parts 2-6): the
- * reader of that log at survivors, a redo record of executors (procedures are closures on the dead node's clients, so
+ * 459k txn/s without it (-4.6 %, p50 60 vs 55 us), RPC 304k vs 309k (-1.6 %). The sequencing layer's side of a
+ * death is built, sans-IO and not wired yet ({@link io.scythe.txn.rcc.calvin.Epochs#nodeDied}: a dead node's epochs
+ * from its log, the rest empty, the same at every survivor). Not built yet (issue 18 parts 2-6): telling survivors a
+ * node died, reading its log there (after fencing it; and dropping its partly received chunks), a redo record of
+ * executors (procedures are closures on the dead node's clients, so
  * survivors cannot re-run them), survivors taking over a dead node's lock queues, and crash tests; nor a per-stage
  * breakdown, nor backups of the data (the write-back updates primaries only: a run with {@code --replicas} fails its
  * copies check). So cluster nodes refuse it ({@code CalvinModule#clusterRefusal}), and so does the simulator for a run

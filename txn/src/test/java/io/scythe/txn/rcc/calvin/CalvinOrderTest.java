@@ -36,6 +36,48 @@ class CalvinOrderTest {
         assertThatThrownBy(() -> new Epochs<String>(0)).hasMessageContaining("at least one node");
     }
 
+    /**
+     * A node dies: survivors complete its epochs from its input log (epochs 1 and 3 logged, epoch 1 received by one
+     * survivor before, epoch 3 by none), every epoch it logged nothing of as empty, the same batches at both survivors
+     * whatever each had received; a received batch unlike the logged one is refused (dispatched before it was logged).
+     */
+    @Test
+    void shouldCompleteADeadNodesEpochsFromItsLogAndTheRestEmptyTheSameAtEverySurvivor() {
+        final java.util.TreeMap<Long, String> logged = new java.util.TreeMap<>(java.util.Map.of(1L, "c1", 3L, "c3"));
+        final List<List<List<String>>> seen = new ArrayList<>();
+        for (final boolean receivedEpoch1 : new boolean[] {true, false}) {
+            final Epochs<String> epochs = new Epochs<>(3);
+            for (long e = 0; e <= 4; e++) {
+                epochs.receive(0, e, "a" + e);
+                epochs.receive(1, e, "b" + e);
+            }
+            epochs.receive(2, 0, "c0");
+            if (receivedEpoch1) {
+                epochs.receive(2, 1, "c1");
+            }
+            final List<List<String>> complete = new ArrayList<>();
+            complete.add(epochs.nextComplete());
+            assertThat(epochs.nextComplete()).isEqualTo(receivedEpoch1 ? List.of("a1", "b1", "c1") : null);
+            epochs.nodeDied(2, logged, "-");
+            for (List<String> next = epochs.nextComplete(); next != null; next = epochs.nextComplete()) {
+                complete.add(next);
+            }
+            if (receivedEpoch1) {
+                complete.add(1, List.of("a1", "b1", "c1"));
+            }
+            seen.add(complete);
+            assertThat(epochs.completed()).isEqualTo(4);
+            assertThatThrownBy(() -> epochs.nodeDied(2, logged, "-")).hasMessageContaining("died already");
+        }
+        assertThat(seen.get(0)).containsExactly(List.of("a0", "b0", "c0"), List.of("a1", "b1", "c1"),
+            List.of("a2", "b2", "-"), List.of("a3", "b3", "c3"), List.of("a4", "b4", "-"));
+        assertThat(seen.get(1)).isEqualTo(seen.get(0));
+        final Epochs<String> early = new Epochs<>(2);
+        early.receive(1, 0, "b0-sent-unlogged");
+        assertThatThrownBy(() -> early.nodeDied(1, new java.util.TreeMap<>(java.util.Map.of(0L, "b0")), "-"))
+            .hasMessageContaining("dispatched before it was logged");
+    }
+
     @Test
     void shouldOpenWindowsOnDemandAndCatchUpWithEpochsOtherNodesSent() {
         final Epochs<String> epochs = new Epochs<>(2);
