@@ -106,8 +106,8 @@ public final class CalvinProtocol implements Protocol {
                     + "have no per-stage primitive in RCC; use primitive=rpc or primitive=onesided");
             } else {
                 throw new IllegalArgumentException("rcc-calvin option '" + p + "' unknown; it takes "
-                    + "primitive=rpc|onesided, epoch=<n>ns|us|ms and log=on|off, joined by '+' (not a comma: --protocols "
-                    + "splits on commas)");
+                    + "primitive=rpc|onesided, epoch=<n>ns|us|ms and log=on|off, joined by '+' (not a comma: "
+                    + "--protocols splits on commas)");
             }
         }
         canonical.append("primitive=").append(r ? "rpc" : "onesided");
