@@ -82,17 +82,38 @@ class CalvinSimTest extends SimVertxTest {
         repeatsBitForBit(ONE_SIDED);
     }
 
+    /**
+     * Both runs keep redo logs: the one-sided one writes CALVIN's input log (every committed transaction is in its
+     * executor's log at its place in the total order), the RPC one with {@code log=off} writes none.
+     */
     @Test
     void shouldSendTheOneSidedFormsMessagesByWritesNotRpcs() throws Exception {
         final long[] served = new long[2];
         int i = 0;
-        for (final String form : List.of(ONE_SIDED, CALVIN)) {
-            final Simulation sim = new Simulation(cluster(form, 7), new SmallBankSpec(50, 0.99, "standard"));
+        for (final String form : List.of(ONE_SIDED, CALVIN + "+log=off")) {
+            final List<TxnRecord> done = new ArrayList<>();
+            final Simulation sim = new Simulation(cluster(form, 7).redoLog(true), new SmallBankSpec(50, 0.99,
+                "standard")).listener(done::add);
             final SimResult r = sim.run(vertx);
             assertThat(r.invariantsOk()).as(r.run().toJson().encode()).isTrue();
             assertThat(r.run().toJson().getLong("committed")).isGreaterThan(50);
             for (int cn = 0; cn < 4; cn++) {
                 served[i] += sim.peersOf(cn).served();
+                final java.util.Map<Long, Integer> logged = io.scythe.txn.rcc.calvin.CalvinLogs.batchSizes(
+                    sim.runtimesOf(cn).get(0));
+                if (i == 1) {
+                    assertThat(logged).as("input log of cn%d under log=off", cn).isNull();
+                    continue;
+                }
+                int checked = 0;
+                for (final TxnRecord t : done) { // commitTs: (epoch + 1) << 32 | node << 20 | place in its batch
+                    if (t.kind() == TxnRecord.Kind.COMMITTED && (t.commitTs() >>> 20 & 0xfff) == cn) {
+                        assertThat(logged.getOrDefault((t.commitTs() >>> 32) - 1, 0)).as("cn%d's batch of %x", cn,
+                            t.commitTs()).isGreaterThan((int) (t.commitTs() & 0xfffff));
+                        checked++;
+                    }
+                }
+                assertThat(checked).as("committed by cn%d", cn).isPositive();
             }
             // Every node's end-of-run check ran and found its lock queues empty.
             @SuppressWarnings("unchecked")

@@ -49,7 +49,8 @@ public final class CalvinModule implements ProtocolModule {
     @Override
     public String clusterRefusal(final Protocol protocol) {
         return "a compute node that dies stops every epoch (each node waits for every node's batch), and no recovery "
-            + "of a dead node's sequencer and scheduler is built (issue 18)";
+            + "of a dead node's sequencer and scheduler is built (issue 18: its input log is written, nothing reads it "
+            + "yet)";
     }
 
     /** Nor in the simulator, for the same reason: a crash would stall every epoch rather than test recovery. */
@@ -71,7 +72,7 @@ public final class CalvinModule implements ProtocolModule {
 
     @Override
     public List<String> configKeys() {
-        return List.of("primitive=onesided|rpc and epoch=<n>ns|us|ms (default 10us), after 'rcc-calvin:', "
-            + "joined by '+'");
+        return List.of("primitive=onesided|rpc, epoch=<n>ns|us|ms (default 10us) and log=on|off (the input log "
+            + "under --redo-log; default on), after 'rcc-calvin:', joined by '+'");
     }
 }

@@ -90,6 +90,16 @@ final class CalvinNode {
         final io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
         Throwable failure;
     }
+    /**
+     * Whether this node writes its batches to its input log before dispatching them ({@link CalvinInputLog}): the
+     * form of its transactions says so ({@code log=on}, the default) and its home loop keeps a redo log.
+     */
+    private boolean logging;
+    private CalvinInputLog inputLog;
+    /** The newest epoch's input-log WRITE and dispatch: the next epoch is dispatched after it. */
+    private Future<Void> logged = Future.succeededFuture();
+    /** Epochs closed here and not dispatched yet: their input-log WRITE (or an earlier epoch's) is not durable. */
+    private int waitingForLog;
     /** Windows opened or closed so far: a window's timer that finds it changed was closed early. */
     private long windows;
 
@@ -187,6 +197,7 @@ final class CalvinNode {
     void submit(final CalvinTxn txn, final long epochNs, final boolean overRpc) {
         this.epochNs = epochNs;
         this.rpc = overRpc;
+        this.logging = txn.inputLog() && io.scythe.txn.recovery.RedoLog.of(home) != null;
         executing.put(txn.id(), txn);
         pending.add(txn);
         maybeOpenWindow();
@@ -213,6 +224,7 @@ final class CalvinNode {
             for (int pos = 0; pos < txns.size(); pos++) {
                 txns.get(pos).ordered(CalvinProtocol.orderTs(e, index, pos));
             }
+            final List<List<Decl>> byNode = new ArrayList<>(nodes);
             for (int d = 0; d < nodes; d++) {
                 final List<Decl> forD = new ArrayList<>();
                 for (final CalvinTxn t : txns) {
@@ -221,19 +233,57 @@ final class CalvinNode {
                         forD.add(decl);
                     }
                 }
-                if (d == index) {
-                    epochs.receive(index, e, forD);
-                } else {
-                    dispatched++;
-                    final long epoch = e;
-                    for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, forD, maxPayload())) {
-                        send(d, CalvinWire.BATCH, chunk);
-                    }
-                }
+                byNode.add(forD);
             }
+            final boolean log = logging && !txns.isEmpty();
+            if (!log && logged.succeeded()) {
+                dispatch(e, byNode); // nothing to log and no earlier epoch waiting for its log: at once
+                continue;
+            }
+            // Logged before anyone (this node included) gets it; epochs dispatched in epoch order.
+            final long epoch = e;
+            final Future<Void> written = log ? inputLog().append(e, CalvinInputLog.encode(e, index, byNode),
+                epochs.completed()) : Future.succeededFuture();
+            waitingForLog++;
+            logged = logged.compose(v -> written).map(v -> {
+                waitingForLog--;
+                dispatch(epoch, byNode);
+                schedule();
+                return (Void) null;
+            });
+            logged.onFailure(x -> home.giveUp("CALVIN input log WRITE of epoch " + epoch + " of node "
+                + names.get(index) + " failed: " + x));
         }
         maybeOpenWindow();
         schedule();
+    }
+
+    /** Sends every node its part of this node's batch of {@code epoch} ({@code byNode}), this node's own included. */
+    private void dispatch(final long epoch, final List<List<Decl>> byNode) {
+        for (int d = 0; d < nodes; d++) {
+            if (d == index) {
+                epochs.receive(index, epoch, byNode.get(d));
+            } else {
+                dispatched++;
+                for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, byNode.get(d), maxPayload())) {
+                    send(d, CalvinWire.BATCH, chunk);
+                }
+            }
+        }
+    }
+
+    /** This node's input log, opened on first use. Home loop. */
+    CalvinInputLog inputLog() {
+        if (inputLog == null) {
+            inputLog = new CalvinInputLog(home, CalvinInputLog.copiesOf(home.catalog(), index),
+                CalvinInputLog.DEFAULT_REGION_BYTES);
+        }
+        return inputLog;
+    }
+
+    /** The input log if this node opened one (null: it logged nothing), for tests. */
+    CalvinInputLog openedInputLog() {
+        return inputLog;
     }
 
     private void onBatch(final RpcRequest request, final RpcResponder responder) {
@@ -598,6 +648,9 @@ final class CalvinNode {
         }
         if (!executing.isEmpty()) {
             left.add(executing.size() + " transactions executing");
+        }
+        if (waitingForLog > 0) {
+            left.add(waitingForLog + " epochs waiting for their input-log WRITE");
         }
         if (!pending.isEmpty()) {
             left.add(pending.size() + " transactions not sequenced");

@@ -9,10 +9,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * RCC's CALVIN (§4.6) in one form: {@code rcc-calvin} (one-sided, RCC's default form),
- * {@code rcc-calvin:primitive=rpc}, {@code :primitive=onesided}, with {@code epoch=<n>ns|us|ms} (default {@link #DEFAULT_EPOCH_NS}) after a {@code +}
- * or alone, e.g. {@code rcc-calvin:primitive=rpc+epoch=50us} (a {@code +} as RCC's forms take: {@code --protocols}
- * splits on commas). Hybrid codes are refused: CALVIN has no per-stage primitive
- * choice in RCC (its Figure 7 compares the RPC and one-sided forms only).
+ * {@code rcc-calvin:primitive=rpc}, {@code :primitive=onesided}, with {@code epoch=<n>ns|us|ms} (default
+ * {@link #DEFAULT_EPOCH_NS}) and {@code log=on|off} (the input log, {@link CalvinInputLog}; default on) after a
+ * {@code +} or alone, e.g. {@code rcc-calvin:primitive=rpc+epoch=50us} (a {@code +} as RCC's forms take:
+ * {@code --protocols} splits on commas). Hybrid codes are refused: CALVIN has no per-stage primitive choice in RCC
+ * (its Figure 7 compares the RPC and one-sided forms only).
  */
 public final class CalvinProtocol implements Protocol {
     /**
@@ -24,17 +25,19 @@ public final class CalvinProtocol implements Protocol {
 
     private final boolean rpc;
     private final long epochNs;
+    private final boolean inputLog;
     private final String name;
 
-    CalvinProtocol(final boolean rpc, final long epochNs, final String name) {
+    CalvinProtocol(final boolean rpc, final long epochNs, final boolean inputLog, final String name) {
         this.rpc = rpc;
         this.epochNs = epochNs;
+        this.inputLog = inputLog;
         this.name = name;
     }
 
     /** {@code rcc-calvin}: one-sided, default epoch. */
     public static CalvinProtocol base() {
-        return new CalvinProtocol(false, DEFAULT_EPOCH_NS, BASE);
+        return new CalvinProtocol(false, DEFAULT_EPOCH_NS, true, BASE);
     }
 
     /** Its place in the total order: epoch, sending node, place in the node's batch (a commit timestamp). */
@@ -59,6 +62,14 @@ public final class CalvinProtocol implements Protocol {
         return epochNs;
     }
 
+    /**
+     * Whether its sequencers write each batch to their input log before dispatching it ({@code log=on}, the default;
+     * only where the loops keep a redo log: the simulator's {@code --redo-log}, cluster nodes).
+     */
+    public boolean inputLog() {
+        return inputLog;
+    }
+
     @Override
     public Txn begin(final TxnRuntime runtime, final boolean hint) {
         final CalvinNode.Lane lane = runtime.extensionOrNull(CalvinNode.LANE);
@@ -66,7 +77,7 @@ public final class CalvinProtocol implements Protocol {
             throw new IllegalStateException("'" + name + "' needs its compute nodes wired to each other (CALVIN's "
                 + "sequencers and schedulers): the simulator does it ('scythe sim'); this runtime has no CALVIN lane");
         }
-        return new CalvinTxn(runtime, lane, name, epochNs, rpc);
+        return new CalvinTxn(runtime, lane, name, epochNs, rpc, inputLog);
     }
 
     @Override
@@ -79,12 +90,15 @@ public final class CalvinProtocol implements Protocol {
     @Override
     public Protocol configured(final String options) {
         boolean r = false;
+        boolean log = true;
         long epoch = DEFAULT_EPOCH_NS;
         final StringBuilder canonical = new StringBuilder();
         for (final String part : options.split("\\+")) {
             final String p = part.trim();
             if (p.equals("primitive=rpc") || p.equals("primitive=onesided")) {
                 r = p.equals("primitive=rpc");
+            } else if (p.equals("log=on") || p.equals("log=off")) {
+                log = p.equals("log=on");
             } else if (p.startsWith("epoch=")) {
                 epoch = parseEpoch(p.substring("epoch=".length()));
             } else if (p.startsWith("hybrid=")) {
@@ -92,15 +106,18 @@ public final class CalvinProtocol implements Protocol {
                     + "have no per-stage primitive in RCC; use primitive=rpc or primitive=onesided");
             } else {
                 throw new IllegalArgumentException("rcc-calvin option '" + p + "' unknown; it takes "
-                    + "primitive=rpc|onesided and epoch=<n>ns|us|ms, joined by '+' (not a comma: --protocols splits on "
-                    + "commas)");
+                    + "primitive=rpc|onesided, epoch=<n>ns|us|ms and log=on|off, joined by '+' (not a comma: "
+                    + "--protocols splits on commas)");
             }
         }
         canonical.append("primitive=").append(r ? "rpc" : "onesided");
         if (epoch != DEFAULT_EPOCH_NS) {
             canonical.append("+epoch=").append(epoch).append("ns");
         }
-        return new CalvinProtocol(r, epoch, BASE + ":" + canonical);
+        if (!log) {
+            canonical.append("+log=off");
+        }
+        return new CalvinProtocol(r, epoch, log, BASE + ":" + canonical);
     }
 
     static long parseEpoch(final String text) {

@@ -44,6 +44,8 @@ final class CalvinTxn implements Txn {
     private final long epochNs;
     /** Its form: messages by RPC, or one-sided WRITEs into the peers' inboxes. */
     private final boolean rpc;
+    /** Whether its node logs the batch it is sequenced in before dispatching it ({@link CalvinInputLog}). */
+    private final boolean inputLog;
     /** Its id: the first run's, then (OLLP) the sequenced run's. */
     private long id;
     /**
@@ -113,14 +115,19 @@ final class CalvinTxn implements Txn {
     }
 
     CalvinTxn(final TxnRuntime runtime, final CalvinNode.Lane lane, final String mode, final long epochNs,
-              final boolean rpc) {
+              final boolean rpc, final boolean inputLog) {
         this.rpc = rpc;
+        this.inputLog = inputLog;
         this.runtime = runtime;
         this.lane = lane;
         this.node = lane.node();
         this.mode = mode;
         this.epochNs = epochNs;
         this.id = runtime.nextTxnId();
+    }
+
+    boolean inputLog() {
+        return inputLog;
     }
 
     @Override

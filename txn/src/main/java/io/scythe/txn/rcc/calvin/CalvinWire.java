@@ -265,16 +265,21 @@ final class CalvinWire {
             d -> "transaction of " + d.keys().size() + " keys");
         final List<UnsafeBuffer> out = new ArrayList<>(chunks.size());
         for (int c = 0; c < chunks.size(); c++) {
-            final Out o = new Out().u64(epoch).u16(from).u16(c).u16(chunks.size()).u32(chunks.get(c).size());
-            for (final Decl d : chunks.get(c)) {
-                o.u64(d.id()).u16(d.origin()).u16(d.keys().size());
-                for (int i = 0; i < d.keys().size(); i++) {
-                    o.key(d.keys().get(i)).u8(d.exclusive().get(i) ? 1 : 0);
-                }
-            }
-            out.add(o.done());
+            out.add(decls(new Out().u64(epoch).u16(from).u16(c).u16(chunks.size()), chunks.get(c)).done());
         }
         return out;
+    }
+
+    /** {@code o} followed by {@code txns} as {@link #readBatch} reads them (count, then each declaration). */
+    static Out decls(final Out o, final List<Decl> txns) {
+        o.u32(txns.size());
+        for (final Decl d : txns) {
+            o.u64(d.id()).u16(d.origin()).u16(d.keys().size());
+            for (int i = 0; i < d.keys().size(); i++) {
+                o.key(d.keys().get(i)).u8(d.exclusive().get(i) ? 1 : 0);
+            }
+        }
+        return o;
     }
 
     /**

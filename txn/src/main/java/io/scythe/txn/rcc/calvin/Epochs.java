@@ -27,6 +27,8 @@ final class Epochs<B> {
     private long completed = -1;
     private final TreeMap<Long, List<B>> received = new TreeMap<>();
     private final TreeMap<Long, int[]> counts = new TreeMap<>();
+    /** Nodes that died ({@link #nodeDied}), each with its empty batch, which stands for every batch it did not log. */
+    private final java.util.Map<Integer, B> dead = new java.util.TreeMap<>();
 
     Epochs(final int nodes) {
         if (nodes < 1) {
@@ -91,10 +93,43 @@ final class Epochs<B> {
         newestSeen = Math.max(newestSeen, epoch);
     }
 
+    /**
+     * Node {@code node} died, and nothing more of it can land (fenced): each epoch not complete here takes its batch
+     * from {@code logged}, its input log as read after the fence ({@link CalvinInputLog}), and an epoch it logged no
+     * batch of is {@code empty} (a node logs every non-empty batch before dispatching it, so only an empty one is
+     * missing), up to its last logged epoch and every later one. Every survivor reads the same log, so every survivor
+     * completes the same epochs with the same batches: the total order stays one. A batch of it already received here
+     * must be the logged one (it was logged before it was dispatched); else this throws.
+     */
+    void nodeDied(final int node, final java.util.NavigableMap<Long, B> logged, final B empty) {
+        if (node < 0 || node >= nodes || dead.containsKey(node)) {
+            throw new IllegalArgumentException("CALVIN node " + node + " of " + nodes + " cannot die here"
+                + (dead.containsKey(node) ? ": it died already" : ""));
+        }
+        dead.put(node, empty);
+        for (final java.util.Map.Entry<Long, B> e : logged.tailMap(completed, false).entrySet()) {
+            final List<B> batches = received.get(e.getKey());
+            final B had = batches == null ? null : batches.get(node);
+            if (had == null) {
+                receive(node, e.getKey(), e.getValue());
+            } else if (!had.equals(e.getValue())) {
+                throw new IllegalStateException("CALVIN node " + node + "'s batch of epoch " + e.getKey() + " received "
+                    + "here differs from its logged one: it was dispatched before it was logged");
+            }
+        }
+    }
+
     /** The next epoch in order once every node's batch of it arrived (its batches by node), else {@code null}. */
     List<B> nextComplete() {
         final long next = completed + 1;
         final int[] count = counts.get(next);
+        if (count != null && count[0] < nodes) { // a dead node's batch it did not log: empty
+            for (final java.util.Map.Entry<Integer, B> d : dead.entrySet()) {
+                if (received.get(next).get(d.getKey()) == null) {
+                    receive(d.getKey(), next, d.getValue());
+                }
+            }
+        }
         if (count == null || count[0] < nodes) {
             return null;
         }

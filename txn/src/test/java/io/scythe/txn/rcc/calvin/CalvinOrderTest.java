@@ -3,6 +3,7 @@ package io.scythe.txn.rcc.calvin;
 import io.scythe.txn.rcc.calvin.CalvinWire.Decl;
 import io.scythe.txn.rcc.calvin.CalvinWire.Key;
 import io.scythe.txn.spi.ProtocolRegistry;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -12,7 +13,10 @@ import java.util.SplittableRandom;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** CALVIN's ordering rules: epochs complete in order with every node's batch, and locks are granted in that order. */
+/**
+ * CALVIN's ordering rules: epochs complete in order with every node's batch (a dead node's from its input log), and
+ * locks are granted in that order; its messages and input-log records as encoded.
+ */
 class CalvinOrderTest {
     @Test
     void shouldCompleteAnEpochOnlyWithEveryNodesBatchAndInEpochOrder() {
@@ -34,6 +38,48 @@ class CalvinOrderTest {
         assertThatThrownBy(() -> epochs.receive(0, 2, "again")).hasMessageContaining("a second CALVIN batch");
         assertThatThrownBy(() -> epochs.receive(3, 2, "x")).hasMessageContaining("from node 3 of 3");
         assertThatThrownBy(() -> new Epochs<String>(0)).hasMessageContaining("at least one node");
+    }
+
+    /**
+     * A node dies: survivors complete its epochs from its input log (epochs 1 and 3 logged, epoch 1 received by one
+     * survivor before, epoch 3 by none), every epoch it logged nothing of as empty, the same batches at both survivors
+     * whatever each had received; a received batch unlike the logged one is refused (dispatched before it was logged).
+     */
+    @Test
+    void shouldCompleteADeadNodesEpochsFromItsLogAndTheRestEmptyTheSameAtEverySurvivor() {
+        final java.util.TreeMap<Long, String> logged = new java.util.TreeMap<>(java.util.Map.of(1L, "c1", 3L, "c3"));
+        final List<List<List<String>>> seen = new ArrayList<>();
+        for (final boolean receivedEpoch1 : new boolean[] {true, false}) {
+            final Epochs<String> epochs = new Epochs<>(3);
+            for (long e = 0; e <= 4; e++) {
+                epochs.receive(0, e, "a" + e);
+                epochs.receive(1, e, "b" + e);
+            }
+            epochs.receive(2, 0, "c0");
+            if (receivedEpoch1) {
+                epochs.receive(2, 1, "c1");
+            }
+            final List<List<String>> complete = new ArrayList<>();
+            complete.add(epochs.nextComplete());
+            assertThat(epochs.nextComplete()).isEqualTo(receivedEpoch1 ? List.of("a1", "b1", "c1") : null);
+            epochs.nodeDied(2, logged, "-");
+            for (List<String> next = epochs.nextComplete(); next != null; next = epochs.nextComplete()) {
+                complete.add(next);
+            }
+            if (receivedEpoch1) {
+                complete.add(1, List.of("a1", "b1", "c1"));
+            }
+            seen.add(complete);
+            assertThat(epochs.completed()).isEqualTo(4);
+            assertThatThrownBy(() -> epochs.nodeDied(2, logged, "-")).hasMessageContaining("died already");
+        }
+        assertThat(seen.get(0)).containsExactly(List.of("a0", "b0", "c0"), List.of("a1", "b1", "c1"),
+            List.of("a2", "b2", "-"), List.of("a3", "b3", "c3"), List.of("a4", "b4", "-"));
+        assertThat(seen.get(1)).isEqualTo(seen.get(0));
+        final Epochs<String> early = new Epochs<>(2);
+        early.receive(1, 0, "b0-sent-unlogged");
+        assertThatThrownBy(() -> early.nodeDied(1, new java.util.TreeMap<>(java.util.Map.of(0L, "b0")), "-"))
+            .hasMessageContaining("dispatched before it was logged");
     }
 
     @Test
@@ -305,5 +351,35 @@ class CalvinOrderTest {
         assertThatThrownBy(() -> ProtocolRegistry.protocol("rcc-calvin:primitive=rpc").begin(
             new io.scythe.txn.TxnRuntime(null, null, null, null, null, 1L << 40), false))
             .hasMessageContaining("no CALVIN lane");
+    }
+
+    /** Declarations of the input-log records' test. */
+    private static final Decl LOG_A = new Decl(0x11, 2, List.of(new Key("savings", 7), new Key("checking", 9)),
+        List.of(false, true));
+    private static final Decl LOG_B = new Decl(0x12, 2, List.of(new Key("savings", 8)), List.of(true));
+
+    @Test
+    void shouldFindEveryCompleteRecordOfARegionByEpochAndNoTornOne() {
+        final UnsafeBuffer region = new UnsafeBuffer(new byte[8 * CalvinInputLog.SLOT_BYTES]);
+        final UnsafeBuffer e5 = CalvinInputLog.encode(5, 2, List.of(List.of(LOG_A), List.of(),
+            List.of(LOG_A, LOG_B)));
+        final UnsafeBuffer e3 = CalvinInputLog.encode(3, 2, List.of(List.of(), List.of(LOG_B), List.of()));
+        final UnsafeBuffer e9 = CalvinInputLog.encode(9, 2, List.of(List.of(LOG_B), List.of(), List.of()));
+        region.putBytes(2 * CalvinInputLog.SLOT_BYTES, e5, 0, e5.capacity());
+        region.putBytes(0, e3, 0, e3.capacity());
+        // A torn record: its last byte (of the inverted magic closing it) never landed.
+        region.putBytes(5 * CalvinInputLog.SLOT_BYTES, e9, 0, e9.capacity() - 1);
+
+        final List<CalvinInputLog.Entry> found = CalvinInputLog.scan(region, region.capacity());
+
+        assertThat(found).extracting(CalvinInputLog.Entry::epoch).containsExactly(3L, 5L);
+        assertThat(found.get(1).from()).isEqualTo(2);
+        assertThat(found.get(1).byNode()).containsExactly(List.of(LOG_A), List.of(), List.of(LOG_A, LOG_B));
+        assertThat(found.get(0).byNode()).containsExactly(List.of(), List.of(LOG_B), List.of());
+        // One flipped bit in a declaration: the CRC refuses it.
+        region.putByte(2 * CalvinInputLog.SLOT_BYTES + CalvinInputLog.HEADER_BYTES + 6,
+            (byte) (region.getByte(2 * CalvinInputLog.SLOT_BYTES + CalvinInputLog.HEADER_BYTES + 6) ^ 1));
+        assertThat(CalvinInputLog.scan(region, region.capacity())).extracting(CalvinInputLog.Entry::epoch)
+            .containsExactly(3L);
     }
 }

@@ -1,0 +1,241 @@
+package io.scythe.txn.rcc.calvin;
+
+import io.scythe.rrpc.RpcReply;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.rcc.calvin.CalvinWire.Decl;
+import io.scythe.txn.recovery.RecoveryRpc;
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32;
+
+/**
+ * CALVIN's input log (issue 18 part 1): before a node's sequencer dispatches its batch of an epoch to anyone (itself
+ * included), the batch goes to the node's input-log region on a memory node and on each of that node's backups, one
+ * one-sided WRITE per copy, and the dispatch waits until every copy is durable. So any batch some node received is in
+ * the log, on k + 1 memory nodes: what Calvin does by replicating its input (its sequencers' batches) before they
+ * reach the schedulers; RCC runs no recovery and is silent on it.
+ *
+ * <p>A record is node {@code from}'s batch of {@code epoch} as dispatched, one list of declarations per destination
+ * node ({@link #encode}), framed by a magic word, its length and a CRC-32 so a scan ({@link #scan}) finds every
+ * complete record and no torn one. Records start at {@link #SLOT_BYTES} boundaries of the region, appended in epoch
+ * order, wrapping round. An empty batch is not logged: a scan that finds no record of an epoch of that node reads it
+ * as empty, which is what it was. The region is opened by the recovery service's {@link RecoveryRpc#LOG_OPEN} (so it
+ * exists where the loops' redo logs do: the simulator's {@code --redo-log}, cluster nodes), with the home loop's id
+ * base. Not built yet: a reader of it (survivors taking over a dead node's epochs) and reclamation beyond the ring
+ * (a record is overwritten only when its epoch is complete at this node, else the node gives up, naming why). The
+ * I/O part is loop-confined to the node's home loop; the encoding is sans-IO.
+ */
+final class CalvinInputLog {
+    /** "CLVI". */
+    static final int MAGIC = 0x49564C43;
+    static final int SLOT_BYTES = 512;
+    /** magic u32, length u32 (whole record), epoch u64, from u16, nodes u16. */
+    static final int HEADER_BYTES = 4 + 4 + 8 + 2 + 2;
+    /**
+     * CRC-32 of everything before it (u32), then the magic word inverted (u32): no byte of the tail is 0, so a WRITE
+     * torn before its last byte into a zeroed slot is not taken for a record.
+     */
+    static final int TRAILER_BYTES = 8;
+    /** Region bytes per node and copy: 2048 slots. */
+    static final int DEFAULT_REGION_BYTES = 1 << 20;
+
+    /** A record found in a region: node {@code from}'s batch of {@code epoch}, by destination node. */
+    record Entry(long epoch, int from, List<List<Decl>> byNode) {
+    }
+
+    private final TxnRuntime home;
+    private final List<String> copies;
+    private final int regionBytes;
+    /** Per copy, once open: its address, rkey and bytes. */
+    private final List<Future<long[]>> regions = new ArrayList<>();
+    /** The regions as registered, by memory node, where the fabric keeps them in this process (for tests). */
+    private final java.util.Map<String, io.scythe.fabric.MemoryRegion> local = new java.util.HashMap<>();
+    /** The epoch whose record starts at each slot (-1: none), to refuse overwriting one still needed. */
+    private final long[] slotEpoch;
+    private int cursor;
+    private long records;
+    private long bytes;
+
+    /** {@code copies}: the memory nodes holding a copy of this node's region (a primary and its backups). */
+    CalvinInputLog(final TxnRuntime home, final List<String> copies, final int regionBytes) {
+        if (copies.isEmpty()) {
+            throw new IllegalArgumentException("CALVIN input log on no memory node");
+        }
+        this.home = home;
+        this.copies = List.copyOf(copies);
+        this.regionBytes = regionBytes;
+        this.slotEpoch = new long[regionBytes / SLOT_BYTES];
+        java.util.Arrays.fill(slotEpoch, -1);
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.LOG_OPEN_REQUEST_BYTES]);
+        request.putLong(0, home.idBase());
+        request.putInt(8, regionBytes);
+        for (final String node : this.copies) {
+            regions.add(home.rocket(node).compose(r -> r.call(RecoveryRpc.LOG_OPEN, request)).map((RpcReply reply) -> {
+                if (reply.length() < RecoveryRpc.LOG_OPEN_REPLY_BYTES) {
+                    throw new IllegalStateException("LOG_OPEN reply of " + reply.length() + " bytes from " + node);
+                }
+                final UnsafeBuffer p = reply.payload();
+                final io.scythe.fabric.Nic nic = home.fabric().nic(node); // only where it is in this process
+                if (nic != null) {
+                    local.put(node, io.scythe.txn.recovery.RecoveryService.logRegion(nic, p.getInt(8)));
+                }
+                return new long[] {p.getLong(0), p.getInt(8), p.getInt(12)};
+            }));
+        }
+    }
+
+    /**
+     * The memory nodes of node {@code index}'s input log: partition {@code index mod partitions} of the catalog's
+     * first table (by name) on its primary and each backup node.
+     */
+    static List<String> copiesOf(final io.scythe.txn.Catalog catalog, final int index) {
+        io.scythe.txn.Catalog.Table first = null;
+        for (final io.scythe.txn.Catalog.Table t : catalog.tables()) {
+            if (first == null || t.name().compareTo(first.name()) < 0) {
+                first = t;
+            }
+        }
+        if (first == null) {
+            throw new IllegalStateException("CALVIN input log: the catalog has no table, so no memory node");
+        }
+        final io.scythe.txn.Catalog.Partition p = first.partitions().get(index % first.partitions().size());
+        final List<String> nodes = new ArrayList<>();
+        nodes.add(p.node());
+        p.backups().forEach(b -> nodes.add(b.node()));
+        return nodes;
+    }
+
+    List<String> copies() {
+        return copies;
+    }
+
+    /** Records and bytes written (each copy counted), for tests and results. */
+    long records() {
+        return records;
+    }
+
+    long bytes() {
+        return bytes;
+    }
+
+    /**
+     * Writes {@code record} (of {@code epoch}) to every copy; completes once every copy is durable. Fails when the
+     * region has no room without overwriting a record of an epoch above {@code completed} (the newest epoch complete
+     * at this node), or when a WRITE fails.
+     */
+    Future<Void> append(final long epoch, final UnsafeBuffer record, final long completed) {
+        final int slots = (record.capacity() + SLOT_BYTES - 1) / SLOT_BYTES;
+        if (slots > slotEpoch.length) {
+            return Future.failedFuture(new IllegalStateException("CALVIN input log record of " + record.capacity()
+                + " bytes exceeds its region of " + regionBytes + " bytes"));
+        }
+        if (cursor + slots > slotEpoch.length) {
+            cursor = 0;
+        }
+        for (int s = cursor; s < cursor + slots; s++) {
+            if (slotEpoch[s] > completed) {
+                return Future.failedFuture(new IllegalStateException("CALVIN input log region full: slot " + s
+                    + " holds epoch " + slotEpoch[s] + ", not complete here (newest complete " + completed
+                    + "); reclamation beyond the ring is not built (issue 18)"));
+            }
+            slotEpoch[s] = -1;
+        }
+        slotEpoch[cursor] = epoch;
+        final int first = cursor;
+        cursor += slots;
+        final List<Future<Void>> written = new ArrayList<>(copies.size());
+        for (int i = 0; i < copies.size(); i++) {
+            final String node = copies.get(i);
+            written.add(regions.get(i).compose(r -> {
+                final io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
+                io.scythe.txn.onesided.Verbs.write(home.channel(node), r[0] + (long) first * SLOT_BYTES, (int) r[1],
+                    record, 0, record.capacity(), (v, failure) -> {
+                        if (failure == null) {
+                            done.complete();
+                        } else {
+                            done.fail(failure);
+                        }
+                    });
+                return done.future();
+            }));
+        }
+        return Future.all(written).<Void>mapEmpty().onSuccess(v -> {
+            records++;
+            bytes += (long) record.capacity() * copies.size();
+        });
+    }
+
+    /**
+     * What copy {@code copy} of this log holds now, read straight from the memory node's registered region as it was
+     * found when opened (where the fabric keeps memory in this process: the simulator, the embedded cluster): for
+     * tests. Once its region is open.
+     */
+    List<Entry> readBack(final int copy) {
+        final long[] r = regions.get(copy).result();
+        final io.scythe.fabric.MemoryRegion region = local.get(copies.get(copy));
+        if (region == null) {
+            throw new IllegalStateException("CALVIN input log region of rkey " + r[1] + " not on " + copies.get(copy));
+        }
+        return scan(new UnsafeBuffer(region.buffer(), (int) (r[0] - region.address()), regionBytes), regionBytes);
+    }
+
+    /** Node {@code from}'s batch of {@code epoch}: the declarations dispatched to each node, by node. */
+    static UnsafeBuffer encode(final long epoch, final int from, final List<List<Decl>> byNode) {
+        final CalvinWire.Out o = new CalvinWire.Out().u32(MAGIC).u32(0).u64(epoch).u16(from).u16(byNode.size());
+        for (final List<Decl> decls : byNode) {
+            CalvinWire.decls(o, decls);
+        }
+        final int length = o.at + TRAILER_BYTES;
+        o.buffer.putInt(4, length);
+        final CRC32 crc = new CRC32();
+        for (int i = 0; i < o.at; i++) {
+            crc.update(o.buffer.getByte(i));
+        }
+        o.u32((int) crc.getValue()).u32(~MAGIC);
+        return o.done();
+    }
+
+    /** The record at {@code offset} of {@code region} (of {@code limit} bytes), or null when none complete is there. */
+    static Entry decode(final DirectBuffer region, final int offset, final int limit) {
+        if (offset + HEADER_BYTES + TRAILER_BYTES > limit || region.getInt(offset) != MAGIC) {
+            return null;
+        }
+        final int length = region.getInt(offset + 4);
+        if (length < HEADER_BYTES + TRAILER_BYTES || offset + length > limit) {
+            return null;
+        }
+        final CRC32 crc = new CRC32();
+        for (int i = offset; i < offset + length - TRAILER_BYTES; i++) {
+            crc.update(region.getByte(i));
+        }
+        if ((int) crc.getValue() != region.getInt(offset + length - TRAILER_BYTES)
+            || region.getInt(offset + length - 4) != ~MAGIC) {
+            return null;
+        }
+        final CalvinWire.In in = new CalvinWire.In(region, offset + 8, length - 8 - TRAILER_BYTES);
+        final long epoch = in.u64();
+        final int from = in.u16();
+        final int nodes = in.u16();
+        final List<List<Decl>> byNode = new ArrayList<>(nodes);
+        for (int d = 0; d < nodes; d++) {
+            byNode.add(CalvinWire.readBatch(in));
+        }
+        return new Entry(epoch, from, byNode);
+    }
+
+    /** Every complete record of a region of {@code limit} bytes, by epoch (a record found twice, once). */
+    static List<Entry> scan(final DirectBuffer region, final int limit) {
+        final java.util.TreeMap<Long, Entry> byEpoch = new java.util.TreeMap<>();
+        for (int offset = 0; offset < limit; offset += SLOT_BYTES) {
+            final Entry e = decode(region, offset, limit);
+            if (e != null) {
+                byEpoch.putIfAbsent(e.epoch(), e);
+            }
+        }
+        return List.copyOf(byEpoch.values());
+    }
+}
