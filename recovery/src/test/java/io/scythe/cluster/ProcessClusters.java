@@ -53,13 +53,18 @@ final class ProcessClusters {
      * checks that no node process is left and the cluster's shm files are gone.
      */
     static void stop(final ScytheClient client, final LocalCluster cluster) throws Exception {
+        final long t0 = System.nanoTime();
+        long clientMs = 0;
         try {
             if (client != null) {
                 client.close();
             }
+            clientMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         } finally {
             if (cluster != null) {
                 cluster.close();
+                System.out.println("client closed in " + clientMs + " ms, cluster stopped in "
+                    + (java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) - clientMs) + " ms");
                 for (final LocalCluster.Node n : cluster.nodes().values()) {
                     System.out.println("---- log of " + n.name() + "\n" + n.logText());
                 }
