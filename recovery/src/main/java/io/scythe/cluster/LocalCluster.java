@@ -264,9 +264,21 @@ public final class LocalCluster implements AutoCloseable {
      * node that exits otherwise or is not ready in time fails the start with its name and its log's tail.
      */
     public void start(final long timeoutMs) throws Exception {
+        start(timeoutMs, () -> { });
+    }
+
+    /**
+     * As {@link #start(long)}, running {@code founded} (on this thread; it should not block long) once the TSO and its
+     * proxies are ready, before the memory and compute nodes are launched: what may join beside them (a client) starts
+     * its own join there.
+     */
+    public void start(final long timeoutMs, final Runnable founded) throws Exception {
         tierStartMs.clear();
         for (final List<NodeRole> wave : List.of(List.of(NodeRole.TSO), List.of(NodeRole.PROXY),
             List.of(NodeRole.MN, NodeRole.CN))) {
+            if (wave.contains(NodeRole.MN)) {
+                founded.run();
+            }
             final long t0 = System.nanoTime();
             for (final NodeRole tier : wave) {
                 for (final Node n : nodes.values()) {
