@@ -255,30 +255,56 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
-     * Starts every node and waits until all are ready: the TSO first (it founds the Hazelcast cluster), then the
-     * memory nodes, then the compute nodes, each tier in parallel, so no node founds a cluster of its own.
+     * Starts every node and waits until all are ready: the TSO first (it founds the Hazelcast cluster) and its proxies,
+     * then the memory nodes and the compute nodes all at once, so no node founds a cluster of its own. A compute node
+     * launched beside the memory nodes starts its JVM and joins Hazelcast while they load their tables, then waits
+     * (retrying) until each memory node says where its tables are; a join refused while the membership changes is
+     * retried by the node itself ({@code ClusterAccess#joinPatiently}), and one that exits for it is started again.
+     * (Was: the compute nodes launched only once every memory node was ready, each tier's boot after the other's.) A
+     * node that exits otherwise or is not ready in time fails the start with its name and its log's tail.
      */
     public void start(final long timeoutMs) throws Exception {
+        start(timeoutMs, () -> { });
+    }
+
+    /**
+     * As {@link #start(long)}, running {@code founded} (on this thread; it should not block long) once the TSO and its
+     * proxies are ready, before the memory and compute nodes are launched: what may join beside them (a client) starts
+     * its own join there.
+     */
+    public void start(final long timeoutMs, final Runnable founded) throws Exception {
         tierStartMs.clear();
-        for (final NodeRole tier : List.of(NodeRole.TSO, NodeRole.PROXY, NodeRole.MN, NodeRole.CN)) {
+        for (final List<NodeRole> wave : List.of(List.of(NodeRole.TSO), List.of(NodeRole.PROXY),
+            List.of(NodeRole.MN, NodeRole.CN))) {
+            if (wave.contains(NodeRole.MN)) {
+                founded.run();
+            }
             final long t0 = System.nanoTime();
-            for (final Node n : nodes.values()) {
-                if (n.role == tier) {
-                    launch(n);
+            for (final NodeRole tier : wave) {
+                for (final Node n : nodes.values()) {
+                    if (n.role == tier) {
+                        launch(n);
+                    }
                 }
             }
-            for (final Node n : nodes.values()) {
-                if (n.role == tier) {
-                    awaitReady(n, timeoutMs);
+            // A tier's time is from its wave's launch until its last node is ready.
+            for (final NodeRole tier : wave) {
+                for (final Node n : nodes.values()) {
+                    if (n.role == tier) {
+                        awaitStarted(n, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+                    }
                 }
-            }
-            if (nodes.values().stream().anyMatch(n -> n.role == tier)) {
-                tierStartMs.put(tier, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                if (nodes.values().stream().anyMatch(n -> n.role == tier)) {
+                    tierStartMs.put(tier, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                }
             }
         }
     }
 
-    /** How long each tier took to be ready at the last {@link #start(long)}, in milliseconds, in start order. */
+    /**
+     * How long each tier took to be ready at the last {@link #start(long)}, in milliseconds, in start order: the memory
+     * and compute nodes' times both from their common launch.
+     */
     public Map<NodeRole, Long> tierStartMs() {
         return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(tierStartMs));
     }
@@ -289,11 +315,17 @@ public final class LocalCluster implements AutoCloseable {
         if (n.process != null && n.process.isAlive()) {
             throw new IllegalStateException("node " + name + " is still running (pid " + n.process.pid() + ")");
         }
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         launch(n);
-        // As a supervisor restarts a failed service: a node that exits before it is ready because Hazelcast refused
-        // its join while the membership was changing, past its own retries (NodeMain#EXIT_NOT_JOINED), is started
-        // again while time is left; any other exit before ready is final.
+        awaitStarted(n, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+    }
+
+    /**
+     * Waits until launched node {@code n} is ready, before {@code deadline} ({@link System#nanoTime()}). As a
+     * supervisor restarts a failed service: a node that exits before it is ready because Hazelcast refused its join
+     * while the membership was changing, past its own retries (NodeMain#EXIT_NOT_JOINED), is started again while time
+     * is left (up to 3 starts); any other exit before ready is final.
+     */
+    private void awaitStarted(final Node n, final long deadline) throws Exception {
         for (int starts = 1; ; starts++) {
             try {
                 awaitReady(n, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
