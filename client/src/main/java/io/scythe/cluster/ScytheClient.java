@@ -20,6 +20,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * A client of a Scythe cluster from any Vert.x application that joined it: sends {@link TxnRequest}s to the
@@ -201,31 +202,46 @@ public final class ScytheClient implements AutoCloseable {
             return callAt(TxnRequest.ADDRESS, procedure, args);
         }
         final Cn cn = live.get(Math.floorMod(nextCn.getAndIncrement(), live.size()));
+        return tracked(cn, () -> vertx.eventBus().<TxnReply>request(TxnRequest.ADDRESS + "." + cn.name,
+                new TxnRequest(procedure, args), delivery)
+            .map(message -> classify(message.body()))
+            .recover(e -> e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS
+                // Not delivered (that CN is starting or gone): nothing ran, so the event bus may place it anew.
+                ? callAt(TxnRequest.ADDRESS, procedure, args)
+                : Future.succeededFuture(classify(e))),
+            () -> callAt(TxnRequest.ADDRESS, procedure, args));
+    }
+
+    /**
+     * Runs {@code procedure} on compute node {@code node}. Tracked by the node's member as {@link #call} is: a node that
+     * dies with the request ends it as unknown once its member leaves, not at the request timeout.
+     */
+    public Future<Outcome> callOn(final String node, final String procedure, final long... args) {
+        final String address = TxnRequest.ADDRESS + "." + node;
+        final Cn cn = cns.stream().filter(c -> c.name.equals(node)).findFirst().orElse(null);
+        return cn == null ? callAt(address, procedure, args)
+            : tracked(cn, () -> callAt(address, procedure, args), () -> callAt(address, procedure, args));
+    }
+
+    /**
+     * {@code send}'s outcome, or unknown as soon as {@code cn}'s member leaves with it pending; {@code ifGone} if the
+     * member left before anything was sent.
+     */
+    private Future<Outcome> tracked(final Cn cn, final Supplier<Future<Outcome>> send,
+        final Supplier<Future<Outcome>> ifGone) {
         final Promise<Outcome> outcome = Promise.promise();
         final Set<Promise<Outcome>> mine = inFlight.computeIfAbsent(cn.member, m -> ConcurrentHashMap.newKeySet());
         mine.add(outcome);
         if (!cns.contains(cn)) { // it left meanwhile: nothing sent yet
             mine.remove(outcome);
             inFlight.remove(cn.member, Set.of());
-            return callAt(TxnRequest.ADDRESS, procedure, args);
+            return ifGone.get();
         }
-        vertx.eventBus().<TxnReply>request(TxnRequest.ADDRESS + "." + cn.name,
-                new TxnRequest(procedure, args), delivery)
-            .map(message -> classify(message.body()))
-            .recover(e -> e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS
-                // Not delivered (that CN is starting or gone): nothing ran, so the event bus may place it anew.
-                ? callAt(TxnRequest.ADDRESS, procedure, args)
-                : Future.succeededFuture(classify(e)))
-            .onComplete(ar -> {
-                mine.remove(outcome);
-                outcome.tryComplete(ar.succeeded() ? ar.result() : classify(ar.cause()));
-            });
+        send.get().onComplete(ar -> {
+            mine.remove(outcome);
+            outcome.tryComplete(ar.succeeded() ? ar.result() : classify(ar.cause()));
+        });
         return outcome.future();
-    }
-
-    /** Runs {@code procedure} on compute node {@code node}. */
-    public Future<Outcome> callOn(final String node, final String procedure, final long... args) {
-        return callAt(TxnRequest.ADDRESS + "." + node, procedure, args);
     }
 
     private Future<Outcome> callAt(final String address, final String procedure, final long[] args) {
