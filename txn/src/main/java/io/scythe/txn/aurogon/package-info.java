@@ -125,10 +125,13 @@
  * With the refusal lifted ({@code /tmp/aurogon7-combined-crash.patch}) and the call bound raised to 4 ms for such
  * runs (reads parked behind a dead coordinator wait its 1 ms lease; a 1 ms bound timed them out), {@code scythe sim
  * --workload smallbank --accounts 100 --protocols aurogon --replicas 1 --mns 3 --cns 2 --loops 2 --clients 8
- * --duration 1ms --crash-at 200us --crash-cn 0 --crash-mn 1 --seed S --check-history}: seed 1 clean; seed 2 an
- * impossible history (a version of the dead coordinator, committed at every primary before it could report it, whose
- * only backup share died with mn1: nothing is ever suspect, so nobody reports it); seeds 3-5 money not conserved
- * (+27..+66) and a ROLLBACK answered NOT_PENDING by two resolvers; seed 6 that error only. Open: what the dead
+ * --duration 1ms --crash-at 200us --crash-cn 0 --crash-mn 1 --seed S --check-history}: seed 1 clean (before: 7
+ * resolves failed, "its partition has no backups"); seeds 2 and 6 an impossible history (G1a: a version of the dead
+ * coordinator, committed at every primary before it could report it, whose only backup share died with mn1: nothing
+ * is ever suspect, so nobody reports it); seeds 3-5 money not conserved (+66, +27, -58); seeds 2, 3, 5, 6 also "ROLLBACK
+ * on mn2 answered -3" (NOT_PENDING on the promoted copy; not traced: perhaps a live coordinator rolling back a
+ * version a fenced REPLICATE already rolled back there; tolerating it in the recovery's rollback did not remove it).
+ * Before the adopted versions' suspect timer, reads on mn2 timed out after 4 ms. Open: what the dead
  * primary had committed is lost with it while its promoted copy's adopted version is pending, so "committed at a
  * primary" cannot be told from what survives; with one backup a partition, a coordinator and a memory node dying
  * together is past what §4.5 promises. Also not modelled: backup failure apart from the primary's, cluster nodes. Only a request that got no answer waits for its node's
