@@ -77,12 +77,16 @@ class AurogonMnCrashSimTest extends SimVertxTest {
         final SimOptions options = new SimOptions().protocol("aurogon").computeNodes(2).loopsPerComputeNode(2)
             .clientsPerComputeNode(8).memoryNodes(3).replicas(1).durationNs(1_000_000).drainNs(2_000_000)
             .seed(seed).faults(new Faults().crashMemoryNode(1, 200_000));
+        final long skippedBefore = io.scythe.txn.aurogon.AurogonModule.heartbeatsSkipped();
         final SimResult r = new Simulation(options, new io.scythe.bench.workload.SmallBankSpec(100, 0.99,
             "standard")).recorder(recorded).run(vertx);
         final JsonObject run = r.run().toJson();
         final JsonObject sim = run.getJsonObject("sim");
         assertThat(r.invariantsOk()).as(sim.getJsonArray("violations").encode()).isTrue();
         assertThat(sim.getBoolean("quiescent")).as("every client finished").isTrue();
+        // Loops with open transactions beat every memory node but the removed one (Heartbeats).
+        assertThat(io.scythe.txn.aurogon.AurogonModule.heartbeatsSkipped() - skippedBefore)
+            .as("heartbeats left out for the removed node").isPositive();
         assertThat(run.getLong("committed")).isPositive();
         assertThat(run.getJsonObject("aborts_by_reason").getLong("node-gone", 0L)).as("attempts that met the dead node")
             .isPositive();

@@ -159,7 +159,7 @@ final class AurogonClock {
         final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(
             new byte[AurogonRpc.HEADER_BYTES]);
         final long sent = hostNs();
-        runtime.rocket(master).compose(rocket -> rocket.call(AurogonRpc.CLOCK, request)).onComplete(ar -> {
+        Removals.call(runtime, master, AurogonRpc.CLOCK, request).onComplete(ar -> {
             farmSyncing = false;
             if (ar.failed()) {
                 return;

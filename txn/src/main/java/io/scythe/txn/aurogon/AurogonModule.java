@@ -53,10 +53,15 @@ public final class AurogonModule implements ProtocolModule {
 
     /**
      * How many suspect transactions recoveries in this process committed and rolled back through their backups
-     * ({@link CoordinatorRecovery}): {@code [committed, rolled back]}.
+     * ({@link CoordinatorRecovery}): {@code [committed, rolled back, decided on a lost backup share]}.
      */
     public static long[] recoveries() {
         return CoordinatorRecovery.outcomes();
+    }
+
+    /** Heartbeats this process's loops left out because their memory node was removed ({@link Heartbeats}). */
+    public static long heartbeatsSkipped() {
+        return Heartbeats.skipped();
     }
 
     /**

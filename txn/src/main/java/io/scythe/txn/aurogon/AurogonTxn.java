@@ -601,8 +601,7 @@ final class AurogonTxn implements Txn {
      * suspects its coordinator left behind) starts a background resolution ({@link CoordinatorRecovery}).
      */
     private Future<RpcReply> callNode(final String node, final int rpc, final UnsafeBuffer request) {
-        return Removals.watch(runtime, node, runtime.rocket(node).compose(rocket -> rocket.call(rpc, request)))
-            .recover(e -> gone(node, e)).onSuccess(reply -> {
+        return Removals.call(runtime, node, rpc, request).onSuccess(reply -> {
             final UnsafeBuffer p = reply.payload();
             final boolean read = rpc == AurogonRpc.READ || rpc == AurogonRpc.READ_MORE;
             if (p.capacity() < (read ? AurogonRpc.READ_REPLY_HEADER_BYTES : AurogonRpc.STATUS_REPLY_BYTES)) {
@@ -614,11 +613,6 @@ final class AurogonTxn implements Txn {
                 CoordinatorRecovery.hinted(runtime, hint, node);
             }
         });
-    }
-
-    /** A request to {@code node} failed: {@link AurogonAborts#NODE_GONE} when its node died ({@link Removals#gone}). */
-    private <T> Future<T> gone(final String node, final Throwable e) {
-        return Removals.gone(runtime, node, e);
     }
 
     /** Whether {@code e} says the request's memory node died ({@link Removals#gone}). */

@@ -132,12 +132,17 @@ public final class Backups {
     private final java.util.function.LongPredicate silent;
 
     private void suspectLater(final Held held) {
-        deferrer.after(orphanNs, () -> {
+        suspectAfter(held, orphanNs);
+    }
+
+    /** Looks at {@code held} after {@code ns}; while its coordinator still talks, again every quarter lease. */
+    private void suspectAfter(final Held held, final long ns) {
+        deferrer.after(ns, () -> {
             if (held.state == FULL && byTs.get(held.ts) == held) {
                 if (silent.test(held.ts)) {
                     suspects.add(held.ts);
                 } else {
-                    suspectLater(held);
+                    suspectAfter(held, orphanNs / Participant.RECHECKS);
                 }
             }
         });

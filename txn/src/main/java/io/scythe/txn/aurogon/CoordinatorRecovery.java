@@ -47,13 +47,16 @@ final class CoordinatorRecovery {
         new java.util.concurrent.atomic.AtomicLong();
     private static final java.util.concurrent.atomic.AtomicLong ROLLED_BACK =
         new java.util.concurrent.atomic.AtomicLong();
+    /** Decisions taken by {@link #lostShare} on COMMITTED_AT (a backup share died with the coordinator). */
+    private static final java.util.concurrent.atomic.AtomicLong LOST_SHARE =
+        new java.util.concurrent.atomic.AtomicLong();
 
     private CoordinatorRecovery() {
     }
 
     /** How many suspect transactions recoveries committed and rolled back in this process. */
     static long[] outcomes() {
-        return new long[] {COMMITTED.get(), ROLLED_BACK.get()};
+        return new long[] {COMMITTED.get(), ROLLED_BACK.get(), LOST_SHARE.get()};
     }
 
     /** A reply's hint named {@code ts} on {@code node}: resolve it in the background unless this loop already is. */
@@ -68,35 +71,146 @@ final class CoordinatorRecovery {
     static Future<Void> resolve(final TxnRuntime runtime, final long ts, final String node) {
         return call(runtime, node, AurogonRpc.SUSPECTS, header(0, 0, 0, ts)).compose(reply -> {
             final DirectBuffer p = reply.payload();
-            final List<long[]> records = new ArrayList<>();
-            for (int i = 0; i < p.getInt(0); i++) {
-                records.add(new long[] {p.getInt(8 + i * AurogonRpc.SUSPECT_BYTES),
-                    p.getLong(12 + i * AurogonRpc.SUSPECT_BYTES)});
-            }
+            final List<long[]> records = records(p);
             final List<String> first = new ArrayList<>();
+            boolean lost = false;
             if (p.getInt(4) != 0) {
                 first.add(node);
             } else if (!records.isEmpty()) {
                 final Catalog.Partition partition = partitionOf(runtime.catalog(), (int) records.get(0)[0],
                     records.get(0)[1]);
-                if (partition.backups().isEmpty()) {
+                for (final Catalog.Replica r : partition.backups()) {
+                    if (!runtime.catalog().removed(r.node())) {
+                        first.add(r.node());
+                    }
+                }
+                if (first.isEmpty() && !replicated(runtime.catalog())) {
                     return Future.failedFuture(new IllegalStateException("Aurogon cannot resolve transaction "
                         + AurogonTimestamp.toString(ts) + " suspected on " + node + ": its partition has no backups "
                         + "(run with --replicas 1 or more)"));
                 }
-                for (final Catalog.Replica r : partition.backups()) {
-                    first.add(r.node());
-                }
+                lost = first.isEmpty(); // its backups died (or were promoted: a promoted copy has none left)
             } else {
                 return Future.succeededFuture(); // resolved meanwhile
             }
-            return decide(runtime, ts, first).compose(decision -> decision.commit
-                ? commit(runtime, ts, decision, node, records) : rollBack(runtime, ts, decision, node, records));
+            if (lost) {
+                return lostShare(runtime, ts, node, records);
+            }
+            return decide(runtime, ts, first).compose(decision -> decision.lost ? lostShare(runtime, ts, node, records)
+                : decision.commit ? commit(runtime, ts, decision, node, records)
+                : rollBack(runtime, ts, decision, node, records));
         });
+    }
+
+    /** A SUSPECTS or COMMITTED_AT answer's records, {@code [table id, key]}. */
+    private static List<long[]> records(final DirectBuffer p) {
+        final List<long[]> records = new ArrayList<>();
+        for (int i = 0; i < p.getInt(0); i++) {
+            records.add(new long[] {p.getInt(8 + i * AurogonRpc.SUSPECT_BYTES),
+                p.getLong(12 + i * AurogonRpc.SUSPECT_BYTES)});
+        }
+        return records;
+    }
+
+    /** Whether any partition of the catalog has (or had, before a failover) a backup. */
+    private static boolean replicated(final Catalog catalog) {
+        for (final Catalog.Table t : catalog.tables()) {
+            for (final Catalog.Partition p : t.partitions()) {
+                if (!p.backups().isEmpty() || catalog.configuration() != null
+                    && !catalog.loadedAs(t.name(), p).loaded().node().equals(p.node())) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The transaction at {@code ts} lost a backup share: a node of its mask (or every backup of the suspect record's
+     * partition) died with it, so "all the relevant backups hold its updates" (§4.5) cannot be asked; the paper is
+     * silent on a coordinator and a backup dying together. Decided from what survives (a deviation, in the package
+     * docs): HOLDS at every live memory node (a node holding none of it fences it, as always);
+     * <ul>
+     *   <li>a live node of the mask those answers name answers ABORTED: it was never replicated in full, so no COMMIT
+     *       was sent: roll back;</li>
+     *   <li>a node answers COMMITTED (an APPLY came: every primary committed), or a live node holds a committed
+     *       version at {@code ts} (COMMITTED_AT: the commit reached a primary): commit from the surviving backups,
+     *       and fail loudly when a suspect version is not among their writes (its value died with the lost share and
+     *       the coordinator: past what one backup a partition tolerates);</li>
+     *   <li>else no COMMIT reached any live primary: roll back (DISCARD at the live holders, ROLLBACK of the
+     *       suspects). This takes the coordinator for dead (no request or heartbeat for a lease), as suspecting does:
+     *       one only slow, holding every acknowledgement, could still send a COMMIT afterwards.</li>
+     * </ul>
+     * Every resolver of the transaction meets the same dead node and takes this path, and a commit here needs a
+     * COMMIT the coordinator sent, so two resolvers cannot decide differently.
+     */
+    private static Future<Void> lostShare(final TxnRuntime runtime, final long ts, final String node,
+                                          final List<long[]> suspects) {
+        final List<String> live = new ArrayList<>();
+        for (final String n : memoryNodes(runtime.catalog())) {
+            if (!runtime.catalog().removed(n)) {
+                live.add(n);
+            }
+        }
+        final Decision d = new Decision();
+        final Set<String> aborted = new HashSet<>();
+        final List<Future<?>> asked = new ArrayList<>();
+        for (final String n : live) {
+            final Decision one = new Decision();
+            asked.add(holds(runtime, ts, List.of(n), one).map(v -> {
+                if (!one.commit) {
+                    aborted.add(n);
+                } else {
+                    d.mask |= one.mask;
+                    d.entries.putAll(one.entries);
+                    d.applied |= one.applied;
+                    d.txnId = d.txnId != 0 ? d.txnId : one.txnId;
+                }
+                return null;
+            }));
+        }
+        return Reposts.settle(asked).compose(v -> {
+            for (final String n : nodesOf(runtime.catalog(), d.mask)) {
+                if (aborted.contains(n)) {
+                    d.commit = false;
+                    return rollBack(runtime, ts, d, node, suspects);
+                }
+            }
+            final List<Future<List<long[]>>> found = new ArrayList<>();
+            for (final String n : live) {
+                found.add(call(runtime, n, AurogonRpc.COMMITTED_AT, header(0, 0, 0, ts))
+                    .map(reply -> records(reply.payload())));
+            }
+            return Future.all(found).compose(all -> {
+                final List<long[]> committed = new ArrayList<>();
+                for (final Future<List<long[]>> f : found) {
+                    committed.addAll(f.result());
+                }
+                LOST_SHARE.incrementAndGet();
+                return d.applied || !committed.isEmpty() ? commitLost(runtime, ts, d, node, suspects, committed)
+                    : rollBack(runtime, ts, d, node, suspects);
+            });
+        });
+    }
+
+    /** Commits what the surviving backups hold; a suspect none of them wrote cannot be told from a lost write. */
+    private static Future<Void> commitLost(final TxnRuntime runtime, final long ts, final Decision d,
+                                           final String node, final List<long[]> suspects,
+                                           final List<long[]> committed) {
+        if (d.entries.isEmpty() && !suspects.isEmpty()) {
+            return Future.failedFuture(new IllegalStateException("Aurogon cannot recover transaction "
+                + AurogonTimestamp.toString(ts) + ": its commit reached a primary, but every backup holding its "
+                + "writes died with its coordinator (suspects on " + node + ")"));
+        }
+        return commit(runtime, ts, d, node, suspects, committed);
     }
 
     private static final class Decision {
         boolean commit = true;
+        /** A node of the mask is dead: decided by {@link #lostShare}. */
+        boolean lost;
+        /** A node answered COMMITTED: the coordinator (or a recovery) applied it, so every primary committed. */
+        boolean applied;
         long mask;
         /** The transaction's id, as its coordinator sent it with its replication (0: no backup answered it). */
         long txnId;
@@ -112,6 +226,10 @@ final class CoordinatorRecovery {
             }
             final List<String> rest = new ArrayList<>();
             for (final String n : nodesOf(runtime.catalog(), d.mask)) {
+                if (runtime.catalog().removed(n)) {
+                    d.lost = true;
+                    return Future.succeededFuture(d);
+                }
                 if (!d.entries.containsKey(n)) {
                     rest.add(n);
                 }
@@ -131,6 +249,7 @@ final class CoordinatorRecovery {
                         + ", not " + AurogonRpc.HOLDS_REPLY_BYTES);
                 }
                 final int state = p.getInt(0);
+                d.applied |= state == Backups.COMMITTED;
                 if (state == Backups.ABORTED) {
                     d.commit = false;
                 } else {
@@ -152,6 +271,12 @@ final class CoordinatorRecovery {
 
     private static Future<Void> commit(final TxnRuntime runtime, final long ts, final Decision d, final String node,
                                        final List<long[]> suspects) {
+        return commit(runtime, ts, d, node, suspects, List.of());
+    }
+
+    /** {@code committed}: versions at {@code ts} found committed at primaries (reported too, once). */
+    private static Future<Void> commit(final TxnRuntime runtime, final long ts, final Decision d, final String node,
+                                       final List<long[]> suspects, final List<long[]> committed) {
         final Set<Long> written = new HashSet<>();
         final List<io.scythe.txn.Access> recovered = new ArrayList<>();
         final List<Future<?>> commits = new ArrayList<>();
@@ -193,6 +318,16 @@ final class CoordinatorRecovery {
             }
             return Reposts.settle(after);
         }).onSuccess(v -> {
+            for (final long[] c : committed) {
+                final int primaryTable = (int) (c[0] % BackupTables.ID_STRIDE);
+                if (written.add((long) primaryTable << 48 ^ c[1])) { // committed by its coordinator, held by no backup
+                    final io.scythe.txn.Access a = new io.scythe.txn.Access(tableName(runtime.catalog(),
+                        primaryTable), c[1], partitionOf(runtime.catalog(), primaryTable, c[1]));
+                    a.dirty = true;
+                    a.installedVersion = ts;
+                    recovered.add(a);
+                }
+            }
             COMMITTED.incrementAndGet();
             // Its writes, for the history: in doubt (what it read is unknown here, and it never reported a commit),
             // under the id its coordinator gave it (carried by its replication), so that the transaction is known.
@@ -314,8 +449,7 @@ final class CoordinatorRecovery {
 
     private static Future<RpcReply> call(final TxnRuntime runtime, final String node, final int rpc,
                                          final UnsafeBuffer request) {
-        return Reposts.untilAccepted(runtime.timers(), () -> runtime.rocket(node).compose(r -> r.call(rpc,
-            request)));
+        return Reposts.untilAccepted(runtime.timers(), () -> Removals.call(runtime, node, rpc, request));
     }
 
     private static UnsafeBuffer header(final int table, final int flags, final long key, final long ts) {

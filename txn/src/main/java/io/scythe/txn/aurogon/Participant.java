@@ -221,6 +221,12 @@ public final class Participant {
         this.silent = silent;
     }
 
+    /**
+     * A version (or a held replication) whose coordinator still talked within the lease is looked at again after a
+     * lease over this: the heartbeats' period ({@link Heartbeats#PERIOD_NS}).
+     */
+    static final int RECHECKS = 4;
+
     /** Whether the coordinator of a timestamp was not heard from for the lease (§4.5's heartbeat, by traffic). */
     private java.util.function.LongPredicate silent = ts -> true;
 
@@ -470,8 +476,14 @@ public final class Participant {
         if (i < vs.size() && vs.get(i).wts == ts) {
             return;
         }
-        vs.add(i, new Version(ts, Math.max(ts, floor == null ? 0 : floor), true, null));
+        final Version adopted = new Version(ts, Math.max(ts, floor == null ? 0 : floor), true, null);
+        vs.add(i, adopted);
         maxTs = Math.max(maxTs, ts);
+        if (orphanNs > 0) {
+            // Its coordinator may be dead too (a memory node and a coordinator crashing together): a suspect after
+            // the lease like any pending version, else its readers stayed parked for ever.
+            deferrer.after(orphanNs, () -> suspect(r, adopted));
+        }
     }
 
     // ------------------------------------------------------------------------------------------------- rules
@@ -545,8 +557,11 @@ public final class Participant {
         if (!v.pending || v.suspect || indexOf(r, v.wts) < 0 || r.versions.get(indexOf(r, v.wts)) != v) {
             return;
         }
-        if (!silent.test(v.wts)) { // its coordinator still talks to this node: look again a lease later
-            deferrer.after(orphanNs, () -> suspect(r, v));
+        if (!silent.test(v.wts)) {
+            // Its coordinator still talked to this node within the lease: look again a quarter lease later (a whole
+            // lease let a coordinator dying just after the first look park this version's readers for up to two
+            // leases, past the 1 ms call bound: seen with a memory node and a coordinator crashing together).
+            deferrer.after(orphanNs / RECHECKS, () -> suspect(r, v));
             return;
         }
         v.suspect = true;
@@ -582,6 +597,24 @@ public final class Participant {
         if (rs != null) {
             for (final Record r : rs) {
                 out.add(new long[] {r.table, r.key});
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The records ({@code [table, key]}) with a committed version at {@code ts} here: a scan of every record (a recovery's question
+     * when the transaction lost a backup share, rare; {@link CoordinatorRecovery}).
+     */
+    public List<long[]> committedAt(final long ts) {
+        final List<long[]> out = new ArrayList<>();
+        for (final Map<Long, Record> t : tables.values()) {
+            for (final Record r : t.values()) {
+                for (final Version v : r.versions) {
+                    if (!v.pending && v.wts == ts) {
+                        out.add(new long[] {r.table, r.key});
+                    }
+                }
             }
         }
         return out;

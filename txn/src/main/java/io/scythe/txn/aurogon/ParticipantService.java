@@ -115,6 +115,7 @@ public final class ParticipantService {
         server.handle(AurogonRpc.SUSPECTS, this::suspects);
         server.handle(AurogonRpc.CLOCK, this::clock);
         server.handle(AurogonRpc.HEARTBEAT, this::heartbeat);
+        server.handle(AurogonRpc.COMMITTED_AT, this::committedAt);
         return this;
     }
 
@@ -300,16 +301,27 @@ public final class ParticipantService {
     private record ApplyRefused(String message, int status) {
     }
 
+    private void committedAt(final RpcRequest request, final RpcResponder responder) {
+        if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "COMMITTED_AT")) {
+            final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
+            records(responder, participant.committedAt(ts), 0);
+        }
+    }
+
     private void suspects(final RpcRequest request, final RpcResponder responder) {
         if (!wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "SUSPECTS")) {
             return;
         }
         final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
-        final java.util.List<long[]> records = participant.suspectsAt(ts);
+        records(responder, participant.suspectsAt(ts), backups.held(ts) ? 1 : 0);
+    }
+
+    /** Answers 0 count, 4 {@code flag}, 8 count x (table id i32, key i64): as many of {@code records} as fit. */
+    private static void records(final RpcResponder responder, final java.util.List<long[]> records, final int flag) {
         final int fit = Math.min(records.size(), (responder.maxReplyBytes() - 8) / AurogonRpc.SUSPECT_BYTES);
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[8 + fit * AurogonRpc.SUSPECT_BYTES]);
         reply.putInt(0, fit);
-        reply.putInt(4, backups.held(ts) ? 1 : 0);
+        reply.putInt(4, flag);
         for (int i = 0; i < fit; i++) {
             reply.putInt(8 + i * AurogonRpc.SUSPECT_BYTES, (int) records.get(i)[0]);
             reply.putLong(12 + i * AurogonRpc.SUSPECT_BYTES, records.get(i)[1]);

@@ -43,6 +43,18 @@ final class Removals {
     }
 
     /**
+     * One request to {@code node} under the removal watch: failed at once ({@link AurogonAborts#NODE_GONE}) when the
+     * configuration removes the node while it is out, and an unanswered failure becomes node-gone when the node is
+     * removed within the failover wait ({@link #gone}). Every call of this package to a memory node goes through here
+     * (coordinator requests, recoveries, FaRMv2-clock's CLOCK) except the fire-and-forget heartbeats.
+     */
+    static Future<io.scythe.rrpc.RpcReply> call(final TxnRuntime runtime, final String node, final int rpc,
+                                                 final org.agrona.concurrent.UnsafeBuffer request) {
+        return watch(runtime, node, runtime.rocket(node).compose(rocket -> rocket.call(rpc, request)))
+            .recover(e -> gone(runtime, node, e));
+    }
+
+    /**
      * A request to {@code node} failed (its queue pair broke, no reply came within the call timeout, or no Rocket
      * opened): when the memory-node configuration removes the node, now or within the runtime's failover wait, it died
      * with what it held of the attempt, and the failure becomes {@link AurogonAborts#NODE_GONE}; else it stands. Only

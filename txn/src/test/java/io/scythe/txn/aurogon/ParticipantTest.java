@@ -489,4 +489,50 @@ class ParticipantTest {
             }
         }
     }
+
+    /**
+     * A version adopted by a promoted copy (its primary died) whose coordinator is dead too becomes a suspect after
+     * the lease like any pending version: its parked reader is answered ORPHAN (before, adopted versions got no
+     * suspect timer and their readers stayed parked for ever when the coordinator had died with the primary).
+     */
+    @Test
+    void shouldSuspectAnAdoptedVersionWhoseCoordinatorIsSilent() {
+        final Later timers = new Later();
+        final Participant q = new Participant(new Store(), timers, Participant.Deferral.OFF);
+        q.orphans(1_000, ts -> true);
+        q.promote(T, 50);
+        q.adopt(T, 3, 100);
+        final Answer parked = new Answer();
+        q.read(T, 3, 200, FLAG_NO_DEFER, parked);
+        assertThat(parked.answered()).as("parked on the adopted pending version").isFalse();
+        timers.runAll(); // the lease passed, its coordinator silent
+        assertThat(parked.status).isEqualTo(Participant.ORPHAN);
+        assertThat(q.suspect()).isEqualTo(100);
+        assertThat(q.suspectsAt(100)).singleElement().satisfies(r -> assertThat(r).containsExactly(T, 3));
+    }
+
+    /**
+     * A pending version whose coordinator still talked at the lease's end is looked at again a quarter lease later,
+     * not a whole lease: a coordinator dying just after the first look no longer parks the version's readers for
+     * two leases (past the simulator's 1 ms call bound). And COMMITTED_AT's scan finds the committed versions at a
+     * timestamp, not the pending ones.
+     */
+    @Test
+    void shouldLookAgainAQuarterLeaseLaterAndFindCommittedVersionsByTimestamp() {
+        final Later timers = new Later();
+        final boolean[] silent = {false};
+        final Participant q = new Participant(new Store(), timers, Participant.Deferral.OFF);
+        q.orphans(1_000, ts -> silent[0]);
+        assertThat(q.install(T, 3, 100)).isEqualTo(OK);
+        assertThat(q.install(T, 4, 100)).isEqualTo(OK);
+        assertThat(q.commit(T, 4, 100, new byte[] {9})).isEqualTo(OK);
+        timers.delays.clear();
+        timers.runAll(); // the coordinator still talks: look again
+        assertThat(timers.delays).containsExactly(1_000L / Participant.RECHECKS);
+        silent[0] = true;
+        timers.runAll();
+        assertThat(q.suspect()).isEqualTo(100);
+        assertThat(q.committedAt(100)).singleElement().satisfies(r -> assertThat(r).containsExactly(T, 4));
+        assertThat(q.committedAt(101)).isEmpty();
+    }
 }
