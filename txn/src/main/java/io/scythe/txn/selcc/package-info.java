@@ -119,7 +119,10 @@
  * waited for by the read), and the commit waits for its reads' WRITEs before its record (a read-only one before it
  * answers); its records name {@link io.scythe.txn.selcc.SelccRecovery#TO_LOCK_KIND}, whose roll-forward also WRITEs
  * {@code wts} (not in the record) as a timestamp recovery takes from the TSO counter, at or past the dead commit's:
- * conservative, a later transaction with a timestamp in between aborts where it need not.
+ * conservative, a later transaction with a timestamp in between aborts where it need not. Its cost, one run side by
+ * side ({@code scythe sim --workload smallbank --protocols selcc-to --cns 2 --loops 2 --clients 8 --duration 300us
+ * --seed 1}, with and without {@code --redo-log}): 573 k txn/s, p50 20.4 us without; 400 k txn/s, p50 33.2 us with
+ * (record, write-through and {@code rts} write-through together, -30 %; abort rate 0.157 and 0.063).
  * <br>Recovery ({@code recovery.CnRecovery}, run by a survivor): every complete record is rolled forward entry by
  * entry while its token's participant still holds the line Exclusive and the memory node's version is older than the
  * token's ({@link io.scythe.txn.selcc.SelccRecovery#LOCK_KIND}), releasing that Exclusive by FAA; then each memory
