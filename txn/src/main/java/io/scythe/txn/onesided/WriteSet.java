@@ -36,6 +36,14 @@ public final class WriteSet {
     @FunctionalInterface
     public interface ReleaseVerb {
         void add(Doorbell batch, Access a);
+
+        /**
+         * Adds what must land before {@code a}'s writes in the same batch (nothing by default): SEL's created objects
+         * clear their insert's CAS word before the version word, so that a crash cutting the batch never leaves a
+         * committed version beside a CAS word that recovery would take for an unfinished insert.
+         */
+        default void beforeWrites(final Doorbell batch, final Access a) {
+        }
     }
 
     public WriteSet(final TxnRuntime runtime, final List<Access> accesses) {
@@ -185,6 +193,7 @@ public final class WriteSet {
 
     private Future<Void> writeBackPrimaries(final Map<String, List<Access>> byNode, final ReleaseVerb release) {
         return postPerNode(runtime, byNode, failedOn, (batch, a) -> {
+            release.beforeWrites(batch, a);
             if (homes || a.inserted) {
                 addWrites(batch, a, a.address(), a.rkey());
             }

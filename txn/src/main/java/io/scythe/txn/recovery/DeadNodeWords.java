@@ -37,9 +37,26 @@ public final class DeadNodeWords {
      */
     public static int rewrite(final LogDb db, final int offset,
                               final Function<Table, java.util.function.LongUnaryOperator> rewriteIn) {
+        return rewriteSlots(db, offset, table -> {
+            final java.util.function.LongUnaryOperator rewrite = rewriteIn.apply(table);
+            return rewrite == null ? null : (m, at, word) -> rewrite.applyAsLong(word);
+        });
+    }
+
+    /** What a {@link #rewriteSlots} step makes of the word of the slot at {@code at} of {@code m}. */
+    @FunctionalInterface
+    public interface SlotRewrite {
+        long apply(AtomicBuffer m, int at, long word);
+    }
+
+    /**
+     * {@link #rewrite}, the function also told the slot (its object memory and offset): for a step that writes more
+     * of a slot than the word, before the word's CAS (SELCC's burial of a dead node's locked inserts).
+     */
+    public static int rewriteSlots(final LogDb db, final int offset, final Function<Table, SlotRewrite> rewriteIn) {
         int changed = 0;
         for (final Table table : db.tables()) {
-            final java.util.function.LongUnaryOperator rewrite = rewriteIn.apply(table);
+            final SlotRewrite rewrite = rewriteIn.apply(table);
             if (rewrite == null) {
                 continue;
             }
@@ -48,7 +65,7 @@ public final class DeadNodeWords {
             for (int at = 0; at + slot <= m.capacity(); at += slot) {
                 while (true) {
                     final long word = m.getLongVolatile(at + offset);
-                    final long next = rewrite.applyAsLong(word);
+                    final long next = rewrite.apply(m, at, word);
                     if (next == word) {
                         break;
                     }

@@ -36,8 +36,9 @@ import java.util.List;
  * while a reader's momentary S bit goes away. Inserts and deletes as in every SELCC protocol
  * ({@link LatchTxn#insertions}: keys in the index latched and revived, missing ones created CAS-locked by the memory
  * node's INSERT and latched, buried under the latch on abort; a delete is a write leaving a tombstone). No redo
- * record is written: a compute node that dies holding latches leaves its bits set (recovery is issue 21's, not
- * done), and an abort burying a created object behind such a dead reader's bit keeps trying without end.
+ * record is written by default; with a redo log (a recoverable run: package doc "Dead compute nodes") the commit
+ * WRITEs its record before the write-back ({@link #lockKind}), and a dead node's records are rolled forward and its
+ * bits cleared by recovery as under the cached protocols.
  */
 public final class Sel2plTxn extends LatchTxn {
     private final LocalLatches latches;
@@ -431,13 +432,22 @@ public final class Sel2plTxn extends LatchTxn {
                 }
             }
         }
-        // Version 0: each written object installs its own old version + 1 (ObjectLayout#versionAfter).
-        return writeBack(0, a -> a.locked && hold(a).global, (batch, a) -> {
-            if (created(a)) { // committed: its CAS word cleared, after the version
-                batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), new UnsafeBuffer(new byte[8]), 0, 8);
+        // Version 0: each written object installs its own old version + 1 (ObjectLayout#versionAfter). With a redo
+        // log the record goes first (OneSidedTxn#writeBack: lockKind, lockToken).
+        return writeBack(0, a -> a.locked && hold(a).global, new io.scythe.txn.onesided.WriteSet.ReleaseVerb() {
+            @Override
+            public void beforeWrites(final Doorbell batch, final Access a) {
+                if (created(a)) { // committed: its CAS word cleared, before the version (recovery: SelccRecovery)
+                    batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), new UnsafeBuffer(new byte[8]),
+                        0, 8);
+                }
             }
-            batch.fetchAndAdd(latchAddress(a), a.rkey(), hold(a).mode == Mode.EXCLUSIVE ? LatchWord.unexclusive(p)
-                : LatchWord.unshare(p));
+
+            @Override
+            public void add(final Doorbell batch, final Access a) {
+                batch.fetchAndAdd(latchAddress(a), a.rkey(), hold(a).mode == Mode.EXCLUSIVE
+                    ? LatchWord.unexclusive(p) : LatchWord.unshare(p));
+            }
         })
             .onSuccess(v -> {
                 for (final Hold h : global) {
@@ -446,6 +456,26 @@ public final class Sel2plTxn extends LatchTxn {
                     latches.forgetIfIdle(h.entry);
                 }
             });
+    }
+
+    /**
+     * SEL's latch as the redo record names it: with a redo log (a recoverable run) the commit logs before its
+     * write-back ({@link io.scythe.txn.onesided.RedoStep}), and recovery rolls an entry forward while this participant
+     * still holds the line Exclusive below the version the write-back installs ({@link SelccRecovery#LOCK_KIND}).
+     */
+    @Override
+    protected io.scythe.txn.spi.LockKind lockKind() {
+        return SelccRecovery.LOCK_KIND;
+    }
+
+    /**
+     * {@code participant << 58 | version installed} for a line held Exclusive (the write-back's version: old + 1); a
+     * line held Shared ({@link SelccRecovery#sharedToken}), which a commit finished from its record releases by its bit.
+     */
+    @Override
+    protected long lockToken(final Access a) {
+        return hold(a).mode == Mode.EXCLUSIVE ? SelccRecovery.token(p, ObjectLayout.versionAfter(0, a.readVersion))
+            : SelccRecovery.sharedToken(p);
     }
 
     @Override

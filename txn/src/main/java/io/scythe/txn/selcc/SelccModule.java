@@ -285,34 +285,29 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
-     * A dead compute node is recovered under {@code selcc-2pl}, {@code selcc-occ} and {@code selcc-to} in runs whose
-     * commits write redo records (the simulator's {@code --redo-log}, which {@code --crash-recover} needs; package doc
-     * "Dead compute nodes"): their commits log and write through (TO also its reads' {@code rts} raises), the
-     * survivor's recovery rolls the dead node's records forward ({@link SelccRecovery#LOCK_KIND},
-     * {@link SelccRecovery#TO_LOCK_KIND}) and the memory nodes clear its participants' bits ({@link #startMemoryNode}).
-     * Refused: {@code sel-2pl} (its eager write-back logs nothing).
+     * A dead compute node is recovered under every SELCC protocol in runs whose commits write redo records (the
+     * simulator's {@code --redo-log}, which {@code --crash-recover} needs; package doc "Dead compute nodes"):
+     * {@code selcc-2pl}, {@code selcc-occ} and {@code selcc-to} log and write through (TO also its reads' {@code rts}
+     * raises), {@code sel-2pl} logs before its write-back; the survivor's recovery rolls the dead node's records
+     * forward ({@link SelccRecovery#LOCK_KIND}, {@link SelccRecovery#TO_LOCK_KIND}), the memory nodes bury its
+     * CAS-locked inserts and clear its participants' bits ({@link #startMemoryNode}).
+     * So no {@code crashRefusal}. What SELCC's redo records name as their lock.
      */
-    @Override
-    public String crashRefusal(final Protocol protocol) {
-        if (protocol == SELCC_2PL || protocol == SELCC_OCC || protocol == SELCC_TO) {
-            return null;
-        }
-        return "sel-2pl writes no redo record: recovery of a dead compute node under it is not built (issue 21)";
-    }
-
-    /** What SELCC's redo records name as their lock ({@link SelccRecovery}). */
     @Override
     public List<io.scythe.txn.spi.LockKind> lockKinds() {
         return List.of(SelccRecovery.LOCK_KIND, SelccRecovery.TO_LOCK_KIND);
     }
 
     /**
-     * The memory node's step of a dead compute node's recovery: after its records were rolled forward, every latch word
+     * The memory node's steps of a dead compute node's recovery: after its records were rolled forward, its inserts
+     * left CAS-locked are buried in place ({@link SelccRecovery#buryDead}), then every latch word
      * loses its participants' bits ({@link SelccRecovery#clearDead}; nothing when no SELCC participant of it is known,
      * as in every run of another protocol).
      */
     @Override
     public void startMemoryNode(final io.scythe.txn.spi.MemoryNodeContext node) {
+        node.onDeadNode(io.scythe.txn.spi.MemoryNodeContext.Phase.BEFORE_INSERTS, SelccRecovery.BURIED,
+            (dead, idPrefixes) -> SelccRecovery.buryDead(node.db(), idPrefixes));
         node.onDeadNode(io.scythe.txn.spi.MemoryNodeContext.Phase.AFTER_INSERTS, SelccRecovery.COUNTED,
             (dead, idPrefixes) -> SelccRecovery.clearDead(node.db(), idPrefixes));
     }

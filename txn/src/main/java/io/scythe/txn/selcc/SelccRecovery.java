@@ -47,6 +47,19 @@ public final class SelccRecovery {
         return (long) LatchWord.checkParticipant(participant) << VERSION_BITS | version;
     }
 
+    /**
+     * The token of a line {@code participant} holds Shared (sel-2pl: a read lock released with the commit's
+     * write-back): never in a record (records name written lines), only when a live commit finishes from its own
+     * record after a refused write-back ({@code RedoStep}); its version field all ones, which no version reaches.
+     */
+    static long sharedToken(final int participant) {
+        return (long) LatchWord.checkParticipant(participant) << VERSION_BITS | VERSION_MASK;
+    }
+
+    private static boolean shared(final long token) {
+        return versionOf(token) == VERSION_MASK;
+    }
+
     static int participantOf(final long token) {
         return (int) (token >>> VERSION_BITS);
     }
@@ -68,7 +81,7 @@ public final class SelccRecovery {
      * {@code wts} = a timestamp it takes from the TSO counter now, at or past the dead commit's (taken before its
      * record): a later reader or writer with an older timestamp aborts as it would have (more may abort: none of them
      * saw the dead commit's timestamp). One doorbell: value and length (flags of a delete), {@code wts}, the version
-     * last, then the release.
+     * last, then the release (which clears an inserted object's CAS word first).
      */
     public static final LockKind TO_LOCK_KIND = new LatchKind(TO_LOCK_KIND_ID, "selcc-to-latch", true);
 
@@ -79,16 +92,33 @@ public final class SelccRecovery {
             return header.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET) == LatchWord.FREE;
         }
 
-        /** The token's participant still holds the line Exclusive and the copy is older than the token's version. */
+        /**
+         * The token's participant still holds the line Exclusive and the copy is older than the token's version (a
+         * {@link #sharedToken}: its reader bit is still set).
+         */
         @Override
         public boolean heldBy(final DirectBuffer header, final long token) {
             final long word = header.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET);
+            if (shared(token)) {
+                return (LatchWord.readers(word) & LatchWord.bit(participantOf(token))) != 0;
+            }
             final long version = header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
             return LatchWord.holder(word) == participantOf(token) && version < versionOf(token);
         }
 
+        /**
+         * Exclusive: the insert's CAS word cleared (an object the commit's INSERT created: the commit clears it before
+         * or with the version, so an entry still held has it set or already 0; a line held Exclusive has no other
+         * insert's word), then the FAA; Shared: the reader bit's FAA.
+         */
         @Override
         public void release(final Doorbell batch, final long address, final int rkey, final long token) {
+            if (shared(token)) {
+                batch.fetchAndAdd(address + ObjectLayout.PROTOCOL_WORD_OFFSET, rkey,
+                    LatchWord.unshare(participantOf(token)));
+                return;
+            }
+            batch.write(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, word(0), 0, 8);
             batch.fetchAndAdd(address + ObjectLayout.PROTOCOL_WORD_OFFSET, rkey,
                 LatchWord.unexclusive(participantOf(token)));
         }
@@ -105,10 +135,9 @@ public final class SelccRecovery {
                                                         final long pointer, final int op, final long token,
                                                         final long installedVersion, final DirectBuffer value,
                                                         final int valueLength) {
-            final int rewrites = RedoRecordDescriptor.OP_INSERTED | RedoRecordDescriptor.OP_REVIVE;
-            if (!timestamps || (op & rewrites) != 0) {
-                return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name + ": recovery of "
-                    + "an insert's entry is not built (issue 21; selcc commits with a redo log refuse inserts)"));
+            if (!timestamps) {
+                return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name + " finishes its "
+                    + "entries with the shared writes"));
             }
             final long address = ObjectLayout.addressOf(pointer);
             final int rkey = partition.descriptor().objects().rkey();
@@ -121,11 +150,13 @@ public final class SelccRecovery {
                     length.putInt(0, valueLength);
                     batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, 0, 4);
                 }
-                if ((op & RedoRecordDescriptor.OP_DELETE) != 0) {
+                if ((op & (RedoRecordDescriptor.OP_DELETE | RedoRecordDescriptor.OP_REVIVE)) != 0) {
                     final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
-                    flags.putShort(0, (short) ObjectLayout.FLAG_DELETED);
+                    flags.putShort(0, (short) ((op & RedoRecordDescriptor.OP_DELETE) != 0
+                        ? ObjectLayout.FLAG_DELETED : 0));
                     batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
                 }
+                // An inserted object's value is there (its INSERT wrote it); its CAS word is cleared by the release.
                 batch.write(address + room + 8, rkey, word(floor), 0, 8);
                 batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, word(installedVersion), 0, 8);
                 release(batch, address, rkey, token);
@@ -207,6 +238,38 @@ public final class SelccRecovery {
             CLEARED.computeIfAbsent(db.nic().fabric(), f -> new TreeSet<>()).addAll(dead);
         }
         return changed;
+    }
+
+    /** What the memory nodes' burial of a dead node's locked inserts reports ({@link #buryDead}). */
+    public static final String BURIED = "selccInsertsBuried";
+
+    /**
+     * The memory node's step before it abandons a dead node's locked inserts (after the roll-forward, which cleared
+     * the CAS words of the inserts the dead node decided): in every table of SELCC's format but the GCL region, each
+     * object whose CAS word is a transaction id of the dead node (an insert it created and never committed) is buried
+     * in place as its abort would have: a tombstone (flags DELETED, length 0, version + 1), then the CAS word
+     * cleared. Not the memory node's ABANDON, which would let reclamation free the slot: survivors may still latch it
+     * through pointers they hold (an FAA on a slot freed and reused lands in another object's latch word, whose
+     * undo then borrows from it: a phantom seed under {@code sel-2pl} left a word of -2). Returns how many it buried.
+     */
+    static int buryDead(final LogDb db, final long[] idPrefixes) {
+        if (participants(db.nic().fabric(), idPrefixes).isEmpty()) {
+            return 0; // not a SELCC compute node (another protocol's run)
+        }
+        return io.scythe.txn.recovery.DeadNodeWords.rewriteSlots(db, ObjectLayout.CAS_LOCK_OFFSET, table ->
+            !"selcc".equals(table.format().name()) || GclRegion.TABLE.equals(table.schema().name()) ? null
+                : (m, at, word) -> {
+                    if (word == 0 || !io.scythe.txn.recovery.DeadNodeWords.ownedBy(idPrefixes, word)) {
+                        return word;
+                    }
+                    final long version = m.getLongVolatile(at + ObjectLayout.VERSION_OFFSET)
+                        & ~ObjectLayout.VERSION_BUSY;
+                    m.putLongVolatile(at + ObjectLayout.VERSION_OFFSET, version | ObjectLayout.VERSION_BUSY);
+                    m.putInt(at + ObjectLayout.VALUE_LENGTH_OFFSET, 0);
+                    m.putShort(at + ObjectLayout.FLAGS_OFFSET, (short) ObjectLayout.FLAG_DELETED);
+                    m.putLongVolatile(at + ObjectLayout.VERSION_OFFSET, version + 1);
+                    return 0;
+                });
     }
 
     private static int clearDead(final LogDb db, final Set<Integer> dead) {

@@ -27,7 +27,7 @@ import java.util.List;
  * one, commits log and write through so that a dead compute node can be recovered ({@link #installed}; package doc
  * "Dead compute nodes").
  *
- * <p><b>Inserts and deletes</b> (2PL only; TO and OCC refuse them). The rows live in the tables' object slots, one
+ * <p><b>Inserts and deletes</b> (every mode). The rows live in the tables' object slots, one
  * line each, found through the memory nodes' index (not the B-link tree: the workloads' tables are not on it). A
  * delete is a write under the line's Exclusive latch that leaves a tombstone (the flags word's DELETED, version + 1):
  * a later transaction's read finds the key deleted, as an absent one. An insert, at commit once every written line is
@@ -532,7 +532,10 @@ public final class SelccTxn extends LatchTxn {
      * landed. So a memory node's copy of a line is never more than this commit behind, and a line held Modified is
      * never the only copy of an acknowledged write. TO logs under {@link SelccRecovery#TO_LOCK_KIND} (recovery also
      * raises {@code wts}, which the record does not hold; its reads' {@code rts} raises were written through before:
-     * {@link #rtsLanded}). Inserts are not covered: refused here.
+     * {@link #rtsLanded}). An object this commit's INSERT created is an entry like any write ({@code OP_INSERTED}:
+     * its INSERT wrote the value; the write-through clears its CAS word in the WRITE of the version, recovery by the
+     * release): a node dead before its record leaves it CAS-locked, and the memory node's release of the dead node's
+     * inserts buries it (a tombstone); one dead after has it finished by recovery.
      */
     private Future<Void> installed(final Runnable installs) {
         final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.of(runtime);
@@ -546,9 +549,13 @@ public final class SelccTxn extends LatchTxn {
             installs.run();
             return Future.succeededFuture();
         }
-        if (inserts.pending().size() > 0 || written.stream().anyMatch(this::created)) {
-            return Future.failedFuture(new UnsupportedOperationException("selcc with a redo log (crash recovery): "
-                + "inserts are not logged: not built (issue 21)"));
+        for (final Access a : written) {
+            if (created(a)) {
+                // Its entry's op: OP_INSERTED (the INSERT wrote the value; recovery clears the CAS word); for the
+                // history, from here, a write over no live value, as installCreated records it.
+                a.inserted = true;
+                a.readAbsent = true;
+            }
         }
         final int me = cache.participant();
         final int kind = mode == Mode.TO ? SelccRecovery.TO_LOCK_KIND_ID : SelccRecovery.LOCK_KIND_ID;
@@ -561,8 +568,17 @@ public final class SelccTxn extends LatchTxn {
                     frames.add(hold(a).frame);
                 }
                 return cache.writeThrough(frames).onSuccess(v -> log.release(appended));
-            }, e -> e instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException
-                ? giveUpInDoubt("its redo record's WRITE failed and may have landed", e) : Future.failedFuture(e));
+            }, e -> {
+                if (e instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException) {
+                    return giveUpInDoubt("its redo record's WRITE failed and may have landed", e);
+                }
+                for (final Access a : written) {
+                    if (created(a)) {
+                        a.inserted = false; // not decided: its abort buries it
+                    }
+                }
+                return Future.failedFuture(e);
+            });
     }
 
     /** Writes {@code a}'s new value into its frame (memo M, held Exclusive): value, length, version + 1, bounds. */
