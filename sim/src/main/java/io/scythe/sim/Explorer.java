@@ -300,10 +300,8 @@ public final class Explorer {
         if (r.impossibleCount() > 0) {
             parts.add("IMPOSSIBLE HISTORY: " + r.impossibleCount() + " problem(s); first: " + r.impossible().get(0));
         }
-        if (r.components() > 0 && !r.snapshotIsolationAllowed()) {
-            parts.add("NOT SNAPSHOT ISOLATION either: " + r.snapshotIsolationCycles() + " component(s) with a cycle "
-                + "without two consecutive rw edges; the first holds "
-                + r.snapshotIsolationWitness().stream().map(t -> "T" + t).toList());
+        if (r.components() > 0 && r.snapshotIsolationCycles() > 0) {
+            parts.add(r.snapshotIsolationVerdict());
         }
         return "history " + String.join("; ", parts);
     }

@@ -73,6 +73,14 @@ public final class SerializabilityChecker {
             return snapshotIsolationCycles == 0 && impossibleCount == 0;
         }
 
+        /** Whether snapshot isolation allows the cycles, in a line: else how many components forbid it, one named. */
+        public String snapshotIsolationVerdict() {
+            return snapshotIsolationCycles == 0 ? "every cycle has two consecutive rw edges (snapshot isolation "
+                + "allows them)" : "NOT SNAPSHOT ISOLATION either: " + snapshotIsolationCycles + " component(s) "
+                + "with a cycle without two consecutive rw edges; the first holds "
+                + snapshotIsolationWitness.stream().map(t -> "T" + t).toList();
+        }
+
         /** The verdict as lines for a terminal. */
         public List<String> lines() {
             final List<String> out = new ArrayList<>();
@@ -100,10 +108,7 @@ public final class SerializabilityChecker {
             if (serializable()) {
                 out.add("serializable");
             } else if (components > 0) {
-                out.add(snapshotIsolationCycles == 0 ? "every cycle has two consecutive rw edges (snapshot isolation "
-                    + "allows them)" : "NOT SNAPSHOT ISOLATION either: " + snapshotIsolationCycles + " component(s) "
-                    + "with a cycle without two consecutive rw edges; the first holds "
-                    + snapshotIsolationWitness.stream().map(t -> "T" + t).toList());
+                out.add(snapshotIsolationVerdict());
             }
             return out;
         }
