@@ -50,6 +50,14 @@ public interface Protocol {
         return 0;
     }
 
+    /**
+     * Whether this protocol promises snapshot isolation only (Lotus's {@code lotus-si}): a checker then allows cycles
+     * with two consecutive anti-dependencies (write skew) and nothing else. False by default: serializable.
+     */
+    default boolean snapshotIsolation() {
+        return false;
+    }
+
     /** A protocol named {@code name} whose attempts {@code begin} makes, with no hint. */
     static Protocol of(final String name, final BiFunction<TxnRuntime, Boolean, Txn> begin) {
         return new Protocol() {

@@ -59,9 +59,26 @@ public final class SerializabilityChecker {
      * The verdict. {@code cycles} and {@code impossible} hold at most the reported number; the counts are complete.
      */
     public record Result(String label, int transactions, long[] edgesByKind, long components, List<Cycle> cycles,
-                         long impossibleCount, List<String> impossible, int inDoubt) {
+                         long impossibleCount, List<String> impossible, int inDoubt, long snapshotIsolationCycles,
+                         List<Long> snapshotIsolationWitness) {
         public boolean serializable() {
             return components == 0 && impossibleCount == 0;
+        }
+
+        /**
+         * Whether snapshot isolation allows the history, as far as its graph tells: nothing impossible, and every
+         * cycle has two consecutive rw edges (write skew; no lost update, no ww/wr cycle).
+         */
+        public boolean snapshotIsolationAllowed() {
+            return snapshotIsolationCycles == 0 && impossibleCount == 0;
+        }
+
+        /** Whether snapshot isolation allows the cycles, in a line: else how many components forbid it, one named. */
+        public String snapshotIsolationVerdict() {
+            return snapshotIsolationCycles == 0 ? "every cycle has two consecutive rw edges (snapshot isolation "
+                + "allows them)" : "NOT SNAPSHOT ISOLATION either: " + snapshotIsolationCycles + " component(s) "
+                + "with a cycle without two consecutive rw edges; the first holds "
+                + snapshotIsolationWitness.stream().map(t -> "T" + t).toList();
         }
 
         /** The verdict as lines for a terminal. */
@@ -90,6 +107,8 @@ public final class SerializabilityChecker {
             }
             if (serializable()) {
                 out.add("serializable");
+            } else if (components > 0) {
+                out.add(snapshotIsolationVerdict());
             }
             return out;
         }
@@ -455,7 +474,7 @@ public final class SerializabilityChecker {
         final int[] allSizes = sizes(all);
         if (Arrays.stream(allSizes).allMatch(size -> size < 2)) { // acyclic: nothing to classify
             return new Result(h.label, n, edgesByKind.clone(), 0, List.of(), impossibleCount, List.copyOf(impossible),
-                inDoubtCount());
+                inDoubtCount(), 0, List.of());
         }
         final int[] wwWr = components(WW_WR);
         final int[] ww = components(WW);
@@ -505,8 +524,10 @@ public final class SerializabilityChecker {
             }
             cycles.add(new Cycle(anomaly, allSizes[c], steps));
         }
+        final List<Long> siWitness = new ArrayList<>();
+        final long siCycles = snapshotIsolationCycles(siWitness);
         return new Result(h.label, n, edgesByKind.clone(), components, List.copyOf(cycles), impossibleCount,
-            List.copyOf(impossible), inDoubtCount());
+            List.copyOf(impossible), inDoubtCount(), siCycles, List.copyOf(siWitness));
     }
 
     private int inDoubtCount() {
@@ -596,7 +617,65 @@ public final class SerializabilityChecker {
      * Returns the component of each transaction.
      */
     private int[] components(final int mask) {
+        return components(h.transactions, offsets, edgeDst, edgeKind, mask);
+    }
+
+    /**
+     * Cycles an SI history cannot have (Fekete et al., "Making snapshot isolation serializable", 2005: every cycle in
+     * the serialization graph of a history under snapshot isolation has two consecutive rw edges): the strongly
+     * connected components of the graph whose nodes are each transaction twice, as reached by a ww or wr edge (or
+     * first) and as reached by an rw edge, where an rw edge may not follow an rw edge. A cycle of that graph is a cycle
+     * of the history with no two consecutive rw edges: a ww/wr cycle, a lost update (rw then ww), a cycle whose rw
+     * edges alternate with others. Returns their number and fills {@code witness} with the transactions of the first.
+     * A necessary condition only: a start/commit order (G-SIa) is not in the history.
+     */
+    private long snapshotIsolationCycles(final List<Long> witness) {
         final int n = h.transactions;
+        final int[] splitOffsets = new int[2 * n + 1];
+        for (int e = 0; e < edgeCount; e++) {
+            final int v = edgeSrc[e];
+            if (edgeKind[e] == EdgeKind.RW.ordinal()) {
+                splitOffsets[v + 1]++;
+            } else {
+                splitOffsets[v + 1]++;
+                splitOffsets[n + v + 1]++;
+            }
+        }
+        for (int v = 0; v < 2 * n; v++) {
+            splitOffsets[v + 1] += splitOffsets[v];
+        }
+        final int[] fill = Arrays.copyOf(splitOffsets, 2 * n);
+        final int[] splitDst = new int[splitOffsets[2 * n]];
+        for (int e = 0; e < edgeCount; e++) {
+            final int v = edgeSrc[e];
+            final int w = edgeDst[e];
+            if (edgeKind[e] == EdgeKind.RW.ordinal()) {
+                splitDst[fill[v]++] = n + w; // reached by rw: may leave only by ww or wr
+            } else {
+                splitDst[fill[v]++] = w;
+                splitDst[fill[n + v]++] = w;
+            }
+        }
+        final int[] component = components(2 * n, splitOffsets, splitDst, new byte[splitDst.length], 1);
+        final int[] size = sizes(component);
+        long cycles = 0;
+        int first = -1;
+        for (int c = 0; c < size.length; c++) {
+            if (size[c] > 1) {
+                cycles++;
+                first = first < 0 ? c : first;
+            }
+        }
+        for (int v = 0; v < 2 * n && first >= 0 && witness.size() < MAX_STEPS_SHOWN; v++) {
+            if (component[v] == first && !witness.contains(h.txnIds[v % n])) {
+                witness.add(h.txnIds[v % n]);
+            }
+        }
+        return cycles;
+    }
+
+    private static int[] components(final int n, final int[] offsets, final int[] edgeDst, final byte[] edgeKind,
+                                    final int mask) {
         final int[] index = new int[n];
         final int[] low = new int[n];
         final int[] component = new int[n];

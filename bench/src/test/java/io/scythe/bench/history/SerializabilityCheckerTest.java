@@ -30,6 +30,22 @@ class SerializabilityCheckerTest {
         assertThat(r.cycles().get(0).transactions()).containsExactlyInAnyOrder(1L, 2L);
         assertThat(r.cycles().get(0).steps()).extracting(SerializabilityChecker.Step::kind)
             .containsExactlyInAnyOrder(EdgeKind.WW, EdgeKind.RW);
+        assertThat(r.snapshotIsolationAllowed()).as("a lost update: rw then ww").isFalse();
+        assertThat(r.snapshotIsolationWitness()).containsExactlyInAnyOrder(1L, 2L);
+    }
+
+    @Test
+    void shouldRefuseUnderSnapshotIsolationACycleWhoseRwEdgesAreNotConsecutive() {
+        // T1 -rw-> T2 -wr-> T3 -rw-> T4 -wr-> T1: no order of snapshots and commits gives it.
+        final Result r = check(History.chainBuilder(0, "rw apart")
+            .txn(1, 1, 1).read("t", 1, 0).read("t", 2, 4)
+            .txn(2, 2, 2).write("t", 1, 2, 0)
+            .txn(3, 3, 3).read("t", 1, 2).read("t", 2, 0)
+            .txn(4, 4, 4).write("t", 2, 4, 0));
+        assertThat(r.serializable()).isFalse();
+        assertThat(r.cycles()).singleElement().satisfies(c -> assertThat(c.anomaly()).isEqualTo("G2"));
+        assertThat(r.snapshotIsolationCycles()).isEqualTo(1);
+        assertThat(r.snapshotIsolationWitness()).containsExactlyInAnyOrder(1L, 2L, 3L, 4L);
     }
 
     @Test
@@ -56,6 +72,7 @@ class SerializabilityCheckerTest {
             assertThat(c.steps()).extracting(SerializabilityChecker.Step::kind)
                 .containsExactly(EdgeKind.RW, EdgeKind.RW);
         });
+        assertThat(r.snapshotIsolationAllowed()).as("write skew: two consecutive rw edges").isTrue();
     }
 
     @Test
@@ -70,6 +87,7 @@ class SerializabilityCheckerTest {
             assertThat(c.steps()).extracting(SerializabilityChecker.Step::kind)
                 .containsExactly(EdgeKind.WR, EdgeKind.WR);
         });
+        assertThat(r.snapshotIsolationCycles()).isEqualTo(1);
     }
 
     @Test

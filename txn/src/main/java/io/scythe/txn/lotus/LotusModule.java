@@ -41,6 +41,11 @@ public final class LotusModule implements ProtocolModule {
             public int objectRoom(final io.scythe.storage.TableSchema schema) {
                 return Cvt.room(schema.maxValueBytes(), Cvt.DEFAULT_VERSIONS);
             }
+
+            @Override
+            public boolean snapshotIsolation() {
+                return si;
+            }
         };
     }
     /** Lock table bytes per compute node: 1 MiB (the paper's 32 MiB, {@link LockTable#DEFAULT_BYTES},
