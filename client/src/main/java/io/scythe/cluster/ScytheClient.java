@@ -201,15 +201,7 @@ public final class ScytheClient implements AutoCloseable {
         if (live.isEmpty()) {
             return callAt(TxnRequest.ADDRESS, procedure, args);
         }
-        final Cn cn = live.get(Math.floorMod(nextCn.getAndIncrement(), live.size()));
-        return tracked(cn, () -> vertx.eventBus().<TxnReply>request(TxnRequest.ADDRESS + "." + cn.name,
-                new TxnRequest(procedure, args), delivery)
-            .map(message -> classify(message.body()))
-            .recover(e -> e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS
-                // Not delivered (that CN is starting or gone): nothing ran, so the event bus may place it anew.
-                ? callAt(TxnRequest.ADDRESS, procedure, args)
-                : Future.succeededFuture(classify(e))),
-            () -> callAt(TxnRequest.ADDRESS, procedure, args));
+        return tracked(live.get(Math.floorMod(nextCn.getAndIncrement(), live.size())), procedure, args, true);
     }
 
     /**
@@ -217,29 +209,41 @@ public final class ScytheClient implements AutoCloseable {
      * dies with the request ends it as unknown once its member leaves, not at the request timeout.
      */
     public Future<Outcome> callOn(final String node, final String procedure, final long... args) {
-        final String address = TxnRequest.ADDRESS + "." + node;
-        final Cn cn = cns.stream().filter(c -> c.name.equals(node)).findFirst().orElse(null);
-        return cn == null ? callAt(address, procedure, args)
-            : tracked(cn, () -> callAt(address, procedure, args), () -> callAt(address, procedure, args));
+        for (final Cn cn : cns) {
+            if (cn.name.equals(node)) {
+                return tracked(cn, procedure, args, false);
+            }
+        }
+        return callAt(TxnRequest.ADDRESS + "." + node, procedure, args);
     }
 
     /**
-     * {@code send}'s outcome, or unknown as soon as {@code cn}'s member leaves with it pending; {@code ifGone} if the
-     * member left before anything was sent.
+     * {@code procedure} sent to {@code cn}: its outcome, or unknown as soon as {@code cn}'s member leaves with it pending
+     * (a reply arriving just as the member leaves may be reported unknown too: unknown never says it did not commit).
+     * Not delivered (that CN is starting or gone: nothing ran) or its member gone before anything was sent, it is sent
+     * anew: to any CN if {@code anyCn}, no longer tracked under {@code cn}'s member, else to {@code cn}'s address again.
      */
-    private Future<Outcome> tracked(final Cn cn, final Supplier<Future<Outcome>> send,
-        final Supplier<Future<Outcome>> ifGone) {
+    private Future<Outcome> tracked(final Cn cn, final String procedure, final long[] args, final boolean anyCn) {
+        final String address = TxnRequest.ADDRESS + "." + cn.name;
+        final Supplier<Future<Outcome>> anew = () -> callAt(anyCn ? TxnRequest.ADDRESS : address, procedure, args);
         final Promise<Outcome> outcome = Promise.promise();
         final Set<Promise<Outcome>> mine = inFlight.computeIfAbsent(cn.member, m -> ConcurrentHashMap.newKeySet());
         mine.add(outcome);
         if (!cns.contains(cn)) { // it left meanwhile: nothing sent yet
             mine.remove(outcome);
             inFlight.remove(cn.member, Set.of());
-            return ifGone.get();
+            return anew.get();
         }
-        send.get().onComplete(ar -> {
+        vertx.eventBus().<TxnReply>request(address, new TxnRequest(procedure, args), delivery).onComplete(ar -> {
             mine.remove(outcome);
-            outcome.tryComplete(ar.succeeded() ? ar.result() : classify(ar.cause()));
+            if (anyCn && ar.failed() && ar.cause() instanceof ReplyException r
+                && r.failureType() == ReplyFailure.NO_HANDLERS) {
+                if (!outcome.future().isComplete()) { // already told unknown: not sent again
+                    anew.get().onComplete(again -> outcome.tryComplete(again.result()));
+                }
+                return;
+            }
+            outcome.tryComplete(ar.succeeded() ? classify(ar.result().body()) : classify(ar.cause()));
         });
         return outcome.future();
     }

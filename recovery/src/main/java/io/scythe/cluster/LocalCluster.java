@@ -287,11 +287,12 @@ public final class LocalCluster implements AutoCloseable {
                     }
                 }
             }
-            // A tier's time is from its wave's launch until its last node is ready.
+            // A tier's time is from its wave's launch until its last node is ready; one deadline for the wave.
+            final long waveDeadline = t0 + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
             for (final NodeRole tier : wave) {
                 for (final Node n : nodes.values()) {
                     if (n.role == tier) {
-                        awaitStarted(n, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+                        awaitStarted(n, waveDeadline);
                     }
                 }
                 if (nodes.values().stream().anyMatch(n -> n.role == tier)) {

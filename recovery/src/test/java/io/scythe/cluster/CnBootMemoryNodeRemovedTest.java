@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,8 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A compute node that boots while a memory node it asks for its tables is gone, and a configuration removes that
  * node meanwhile, takes the placement the node published and serves (CI run 95: an MN starved at load 8 split off the
  * cluster and was failed over while a CN restarted; the CN asked the MN's event-bus address for 120 s and exited). All
- * nodes in this JVM over the local fabric: mn1 publishes its tables and leaves before the CN starts; the configuration
- * removing it is written only once the CN's member has joined, so the CN is asking by then.
+ * nodes in this JVM over the local fabric: mn1 publishes its tables and leaves before the CN starts; mn1's address then
+ * refuses every ask, and the configuration removing mn1 is written only once the CN asked twice: it lands mid-wait.
  */
 class CnBootMemoryNodeRemovedTest {
     @Test
@@ -37,11 +38,21 @@ class CnBootMemoryNodeRemovedTest {
             nodes.add(mn0);
             final ScytheNode mn1 = ScytheNode.start(config(cluster, "mn1", ports.get(2), members, dir), NodeRole.MN,
                 () -> { });
-            assertThat(MemoryNodeFailover.publishedTables(mn0.hazelcast(), "mn1")).as("mn1 published its tables")
-                .isNotEmpty();
-            mn1.close();
+            try {
+                assertThat(MemoryNodeFailover.publishedTables(mn0.hazelcast(), "mn1")).as("mn1 published its tables")
+                    .isNotEmpty();
+            } finally {
+                mn1.close();
+            }
             ProcessClusters.eventually("mn1's member left", 30_000,
                 () -> mn0.hazelcast().getCluster().getMembers().size() == 2);
+            // mn1's address answers with a failure, counting the asks: the removal below is written only once the CN
+            // has asked (and been refused) twice, so it lands while the CN waits, never before its boot looked.
+            final AtomicInteger asked = new AtomicInteger();
+            mn0.vertx().eventBus().consumer(io.scythe.node.TableDirectory.address("mn1"), m -> {
+                asked.incrementAndGet();
+                m.fail(1, "mn1 is gone");
+            }).completion().await(10, TimeUnit.SECONDS);
             final CompletableFuture<ScytheNode> booting = new CompletableFuture<>();
             cn = booting;
             // Its own thread: the CN's start blocks (the common pool may be Hazelcast's, one thread on 2 cores).
@@ -55,10 +66,7 @@ class CnBootMemoryNodeRemovedTest {
             }, "cn0-boot");
             boot.setDaemon(true);
             boot.start();
-            ProcessClusters.eventually("the CN's member joined", 60_000,
-                () -> mn0.hazelcast().getCluster().getMembers().size() == 3);
-            // It asks every LOOKUP_RETRY_MS; mn1 has no handler. Removed only now: the CN is waiting for it.
-            Thread.sleep(10 * ScytheNode.LOOKUP_RETRY_MS);
+            ProcessClusters.eventually("the CN asked mn1 twice", 60_000, () -> asked.get() >= 2);
             assertThat(cn).as("the CN cannot be ready while mn1 is neither there nor removed").isNotDone();
             new MemoryNodeFailover(mn0.hazelcast(), List.of("mn0", "mn1"), 1).remove("mn1");
             final ScytheNode ready = cn.get(60, TimeUnit.SECONDS);
@@ -66,12 +74,22 @@ class CnBootMemoryNodeRemovedTest {
             assertThat(new MemoryNodeFailover(mn0.hazelcast(), List.of("mn0", "mn1"), 1).current().epoch())
                 .as("the configuration without mn1").isEqualTo(1);
         } finally {
-            if (cn != null && cn.isDone() && !cn.isCompletedExceptionally() && !nodes.contains(cn.join())) {
+            if (cn != null && cn.isDone() && !cn.isCompletedExceptionally()) {
                 nodes.add(cn.join());
+            } else if (cn != null) { // still booting (the test failed): closed whenever its boot ends
+                cn.thenAccept(CnBootMemoryNodeRemovedTest::closeQuietly);
             }
             for (int i = nodes.size() - 1; i >= 0; i--) {
                 nodes.get(i).close();
             }
+        }
+    }
+
+    private static void closeQuietly(final ScytheNode node) {
+        try {
+            node.close();
+        } catch (final Exception e) {
+            System.err.println("closing " + node.config().node() + ": " + e);
         }
     }
 

@@ -68,6 +68,9 @@ final class ProcessClusters {
             client = joining.get(startTimeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (final java.util.concurrent.ExecutionException e) {
             throw new IllegalStateException("the client could not join cluster " + cluster.cluster(), e.getCause());
+        } catch (final java.util.concurrent.TimeoutException e) {
+            joining.thenAccept(ProcessClusters::closeQuietly); // joins later: closed then, not left in this JVM
+            throw e;
         }
         System.out.println("cluster of " + cluster.nodes().size() + " nodes started in "
             + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(t1 - t0) + " ms (tiers " + cluster.tierStartMs()
