@@ -32,26 +32,45 @@ public final class DeadNodeWords {
     /**
      * Rewrites, in every table of {@code db} for which {@code rewriteIn} gives a function ({@code null}: the table is
      * left alone), the word at header offset {@code offset} of each object slot to what the function makes of it, by
-     * CAS (retried against a word that changed meanwhile); returns how many words changed. The one walk over object
-     * slots (by the table's own slot size, the protocol's room included) of the memory nodes' dead-node steps.
+     * CAS (retried against a word that changed meanwhile); returns how many words changed.
      */
     public static int rewrite(final LogDb db, final int offset,
                               final Function<Table, java.util.function.LongUnaryOperator> rewriteIn) {
         return rewriteSlots(db, offset, table -> {
             final java.util.function.LongUnaryOperator rewrite = rewriteIn.apply(table);
-            return rewrite == null ? null : (m, at, word) -> rewrite.applyAsLong(word);
+            return rewrite == null ? null : rewrite::applyAsLong;
         });
     }
 
-    /** What a {@link #rewriteSlots} step makes of the word of the slot at {@code at} of {@code m}. */
+    /**
+     * A {@link #rewriteSlots} step: the word that claims a slot, then (only once the claim's CAS landed) what it
+     * writes of the slot and the word it leaves.
+     */
     @FunctionalInterface
     public interface SlotRewrite {
-        long apply(AtomicBuffer m, int at, long word);
+        /**
+         * The word that claims the slot whose word is {@code word} ({@code word} itself: the slot is left alone). No
+         * side effect: asked again after a CAS that failed (the word changed meanwhile).
+         */
+        long claim(long word);
+
+        /**
+         * Writes the slot at {@code at} of {@code m}, claimed (its word, {@code word} before, is now
+         * {@code claimed}: the step's alone); returns the word to leave. By default none: the claim is the rewrite.
+         */
+        default long rewrite(final AtomicBuffer m, final int at, final long word, final long claimed) {
+            return claimed;
+        }
     }
 
     /**
-     * {@link #rewrite}, the function also told the slot (its object memory and offset): for a step that writes more
-     * of a slot than the word, before the word's CAS (SELCC's burial of a dead node's locked inserts).
+     * The one walk over object slots (by the table's own slot size, the protocol's room included) of the memory
+     * nodes' dead-node steps: in every table of {@code db} for which {@code rewriteIn} gives a step ({@code null}: the
+     * table is left alone), the word at header offset {@code offset} of each object slot is CASed to the step's
+     * claim (retried against a word that changed meanwhile, the claim asked again); once it landed, the step writes
+     * the slot and the word is CASed from the claim to what it leaves. A step that writes more of a slot than the word
+     * (SELCC's burial of a dead node's locked inserts) claims it first with a word no transaction holds: it writes
+     * only a slot it won, and once. Returns how many slots were claimed.
      */
     public static int rewriteSlots(final LogDb db, final int offset, final Function<Table, SlotRewrite> rewriteIn) {
         int changed = 0;
@@ -65,11 +84,16 @@ public final class DeadNodeWords {
             for (int at = 0; at + slot <= m.capacity(); at += slot) {
                 while (true) {
                     final long word = m.getLongVolatile(at + offset);
-                    final long next = rewrite.apply(m, at, word);
-                    if (next == word) {
+                    final long claimed = rewrite.claim(word);
+                    if (claimed == word) {
                         break;
                     }
-                    if (m.compareAndSetLong(at + offset, word, next)) {
+                    if (m.compareAndSetLong(at + offset, word, claimed)) {
+                        final long left = rewrite.rewrite(m, at, word, claimed);
+                        if (left != claimed && !m.compareAndSetLong(at + offset, claimed, left)) {
+                            throw new IllegalStateException("the word at " + (at + offset) + " of table "
+                                + table.schema().name() + " changed while a dead-node step held it");
+                        }
                         changed++;
                         break;
                     }

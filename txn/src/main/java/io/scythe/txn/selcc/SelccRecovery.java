@@ -8,6 +8,7 @@ import io.scythe.storage.Table;
 import io.scythe.txn.recovery.RedoRecordDescriptor;
 import io.scythe.txn.spi.LockKind;
 import org.agrona.DirectBuffer;
+import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.HashMap;
@@ -256,20 +257,45 @@ public final class SelccRecovery {
         if (participants(db.nic().fabric(), idPrefixes).isEmpty()) {
             return 0; // not a SELCC compute node (another protocol's run)
         }
+        return bury(db, burial(idPrefixes));
+    }
+
+    /** {@link #buryDead}'s walk: {@code step} on the CAS word of every object of SELCC's tables but the GCL region. */
+    static int bury(final LogDb db, final io.scythe.txn.recovery.DeadNodeWords.SlotRewrite step) {
         return io.scythe.txn.recovery.DeadNodeWords.rewriteSlots(db, ObjectLayout.CAS_LOCK_OFFSET, table ->
-            !"selcc".equals(table.format().name()) || GclRegion.TABLE.equals(table.schema().name()) ? null
-                : (m, at, word) -> {
-                    if (word == 0 || !io.scythe.txn.recovery.DeadNodeWords.ownedBy(idPrefixes, word)) {
-                        return word;
-                    }
-                    final long version = m.getLongVolatile(at + ObjectLayout.VERSION_OFFSET)
-                        & ~ObjectLayout.VERSION_BUSY;
-                    m.putLongVolatile(at + ObjectLayout.VERSION_OFFSET, version | ObjectLayout.VERSION_BUSY);
-                    m.putInt(at + ObjectLayout.VALUE_LENGTH_OFFSET, 0);
-                    m.putShort(at + ObjectLayout.FLAGS_OFFSET, (short) ObjectLayout.FLAG_DELETED);
-                    m.putLongVolatile(at + ObjectLayout.VERSION_OFFSET, version + 1);
-                    return 0;
-                });
+            !"selcc".equals(table.format().name()) || GclRegion.TABLE.equals(table.schema().name()) ? null : step);
+    }
+
+    /**
+     * The CAS word of an object {@link #buryDead} is burying: held by the step (no transaction id: its node bits
+     * name no node), so the tombstone is written only over a slot whose word the step won, once (its CAS retried
+     * against a word that changed meanwhile writes nothing); survivors see a locked insert, as before.
+     */
+    static final long BURYING = -1L;
+
+    /**
+     * {@link #buryDead}'s step on one object: a CAS word of the dead node (id prefixes {@code idPrefixes}) is claimed
+     * ({@link #BURYING}), then the tombstone (flags DELETED, length 0, version + 1, under VERSION_BUSY), then the
+     * word is cleared.
+     */
+    static io.scythe.txn.recovery.DeadNodeWords.SlotRewrite burial(final long[] idPrefixes) {
+        return new io.scythe.txn.recovery.DeadNodeWords.SlotRewrite() {
+            @Override
+            public long claim(final long word) {
+                return word == 0 || word == BURYING || !io.scythe.txn.recovery.DeadNodeWords.ownedBy(idPrefixes, word)
+                    ? word : BURYING;
+            }
+
+            @Override
+            public long rewrite(final AtomicBuffer m, final int at, final long word, final long claimed) {
+                final long version = m.getLongVolatile(at + ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+                m.putLongVolatile(at + ObjectLayout.VERSION_OFFSET, version | ObjectLayout.VERSION_BUSY);
+                m.putInt(at + ObjectLayout.VALUE_LENGTH_OFFSET, 0);
+                m.putShort(at + ObjectLayout.FLAGS_OFFSET, (short) ObjectLayout.FLAG_DELETED);
+                m.putLongVolatile(at + ObjectLayout.VERSION_OFFSET, version + 1);
+                return 0;
+            }
+        };
     }
 
     private static int clearDead(final LogDb db, final Set<Integer> dead) {

@@ -149,7 +149,10 @@
  * version (SEL: {@code WriteSet.ReleaseVerb#beforeWrites}; the cache's write-through: one WRITE of CAS word and
  * version), by recovery with the release; a revival ({@code OP_REVIVE}) clears the tombstone. A node that dies
  * before its record leaves its created objects CAS-locked: the memory nodes bury them in place
- * ({@link io.scythe.txn.selcc.SelccRecovery#buryDead}: a tombstone, version + 1, CAS word cleared), before their
+ * ({@link io.scythe.txn.selcc.SelccRecovery#buryDead}: the CAS word claimed by CAS for the step
+ * ({@code SelccRecovery.BURYING}), then a tombstone, version + 1, then the word cleared: a word that changed between
+ * the step's read and its CAS is judged again before anything of the slot is written, so no tombstone over a slot
+ * left alone and one version bump per burial, {@code SelccBurialTest}), before their
  * ABANDON of a dead node's inserts would find them, which let reclamation free a slot survivors still latch by FAA
  * (a {@code sel-2pl} phantom seed left a latch word of -2). So no half-inserted row, and a decided insert is present.
  * Measured: {@code scythe sim --explore 30 --seed 1 --crashes --protocols selcc-2pl,sel-2pl,selcc-occ,selcc-to
