@@ -94,22 +94,41 @@ class CalvinSimTest extends SimVertxTest {
             final List<TxnRecord> done = new ArrayList<>();
             final Simulation sim = new Simulation(cluster(form, 7).redoLog(true), new SmallBankSpec(50, 0.99,
                 "standard")).listener(done::add);
+            final java.util.Map<Long, Long> ordered = new java.util.concurrent.ConcurrentHashMap<>(); // ts -> id
+            sim.computeNodeShared().put("calvin.ordered", ordered);
             final SimResult r = sim.run(vertx);
             assertThat(r.invariantsOk()).as(r.run().toJson().encode()).isTrue();
             assertThat(r.run().toJson().getLong("committed")).isGreaterThan(50);
+            final java.util.Map<Long, Long> placeOf = new java.util.HashMap<>(); // id -> ts
+            ordered.forEach((ts, id) -> placeOf.put(id, ts));
             for (int cn = 0; cn < 4; cn++) {
                 served[i] += sim.peersOf(cn).served();
-                final java.util.Map<Long, Integer> logged = io.scythe.txn.rcc.calvin.CalvinLogs.batchSizes(
+                final java.util.Map<Long, List<List<Long>>> logged = io.scythe.txn.rcc.calvin.CalvinLogs.logged(
                     sim.runtimesOf(cn).get(0));
                 if (i == 1) {
                     assertThat(logged).as("input log of cn%d under log=off", cn).isNull();
                     continue;
                 }
+                // Each record holds transactions this node ordered in that epoch, each destination's in place order.
+                for (final java.util.Map.Entry<Long, List<List<Long>>> e : logged.entrySet()) {
+                    for (final List<Long> ids : e.getValue()) {
+                        long previous = -1;
+                        for (final long id : ids) {
+                            final Long ts = placeOf.get(id);
+                            assertThat(ts).as("cn%d's record of epoch %d: %x", cn, e.getKey(), id).isNotNull();
+                            assertThat(ts >>> 20).as("epoch and node of %x", id).isEqualTo((e.getKey() + 1) << 12 | cn);
+                            assertThat(ts & 0xfffff).as("place of %x", id).isGreaterThan(previous);
+                            previous = ts & 0xfffff;
+                        }
+                    }
+                }
                 int checked = 0;
                 for (final TxnRecord t : done) { // commitTs: (epoch + 1) << 32 | node << 20 | place in its batch
                     if (t.kind() == TxnRecord.Kind.COMMITTED && (t.commitTs() >>> 20 & 0xfff) == cn) {
-                        assertThat(logged.getOrDefault((t.commitTs() >>> 32) - 1, 0)).as("cn%d's batch of %x", cn,
-                            t.commitTs()).isGreaterThan((int) (t.commitTs() & 0xfffff));
+                        final Long id = ordered.get(t.commitTs());
+                        assertThat(id).as("transaction at %x", t.commitTs()).isNotNull();
+                        assertThat(logged.get((t.commitTs() >>> 32) - 1)).as("cn%d's batch of %x", cn, t.commitTs())
+                            .isNotNull().anySatisfy(ids -> assertThat(ids).contains(id));
                         checked++;
                     }
                 }

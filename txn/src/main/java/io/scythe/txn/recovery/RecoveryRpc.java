@@ -5,7 +5,11 @@ package io.scythe.txn.recovery;
  * RRPC payload.
  * <ul>
  *   <li>{@link #LOG_OPEN}: {@code idBase u64, bytes u32} - registers a log region for the calling compute node's
- *       loop whose transaction ids start at {@code idBase}; reply {@code address u64, rkey u32, bytes u32}.</li>
+ *       loop whose transaction ids start at {@code idBase}; reply {@code address u64, rkey u32, bytes u32}. With a
+ *       {@code kind u32} after them ({@link #LOG_OPEN_KIND_REQUEST_BYTES}), a region of that kind: {@link #KIND_REDO}
+ *       as without it, {@link #KIND_INPUT_LOG} a protocol's input log (CALVIN's), named apart from the redo logs
+ *       ({@code RecoveryService.INPUT_LOG_REGION_PREFIX}), neither listed by {@link #LOG_LIST} nor freed by
+ *       {@link #RELEASE_NODE} (survivors read it after the node's release).</li>
  *   <li>{@link #LOG_LIST}: {@code claim u64, node name (UTF-8)} - fences that compute node on this memory node
  *       (nothing it sent may land after), makes the caller its one recoverer here (see below) and lists its log
  *       regions; reply {@code count u32, pad u32}, then per region {@code address u64, rkey u32, bytes u32,
@@ -30,6 +34,12 @@ public final class RecoveryRpc {
     public static final int RELEASE_NODE = 0x5203;
 
     public static final int LOG_OPEN_REQUEST_BYTES = 12;
+    /** A {@link #LOG_OPEN} request naming the region's kind. */
+    public static final int LOG_OPEN_KIND_REQUEST_BYTES = 16;
+    /** Region kind: a loop's redo log. */
+    public static final int KIND_REDO = 0;
+    /** Region kind: a protocol's input log (CALVIN's sequenced batches), kept past the node's release. */
+    public static final int KIND_INPUT_LOG = 1;
     /** Bytes before the node name of a {@link #LOG_LIST} request (the claim). */
     public static final int LIST_REQUEST_HEADER_BYTES = 8;
     /** Bytes before the id prefixes of a {@link #RELEASE_NODE} request (claim, count, pad). */

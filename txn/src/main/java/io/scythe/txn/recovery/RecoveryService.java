@@ -36,6 +36,8 @@ public final class RecoveryService {
     public static final int MAX_REGION_BYTES = 64 << 20;
     /** How the names of the log regions this service registers begin ({@link #logRegion}). */
     public static final String LOG_REGION_PREFIX = "redo.";
+    /** How the names of the input-log regions this service registers begin ({@link RecoveryRpc#KIND_INPUT_LOG}). */
+    public static final String INPUT_LOG_REGION_PREFIX = "input.";
 
     private final LogDb db;
     private final List<Step> steps = new ArrayList<>();
@@ -109,29 +111,39 @@ public final class RecoveryService {
     }
 
     private void open(final RpcRequest request, final RpcResponder responder) {
-        if (request.payloadLength() != RecoveryRpc.LOG_OPEN_REQUEST_BYTES) {
-            responder.fail(RecoveryRpc.BAD_REQUEST, "LOG_OPEN takes " + RecoveryRpc.LOG_OPEN_REQUEST_BYTES
-                + " bytes, got " + request.payloadLength());
+        final int length = request.payloadLength();
+        if (length != RecoveryRpc.LOG_OPEN_REQUEST_BYTES && length != RecoveryRpc.LOG_OPEN_KIND_REQUEST_BYTES) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "LOG_OPEN takes " + RecoveryRpc.LOG_OPEN_REQUEST_BYTES + " or "
+                + RecoveryRpc.LOG_OPEN_KIND_REQUEST_BYTES + " bytes, got " + length);
             return;
         }
         final long idBase = request.payload().getLong(request.payloadOffset());
         final int bytes = request.payload().getInt(request.payloadOffset() + 8);
+        final int kind = length == RecoveryRpc.LOG_OPEN_REQUEST_BYTES ? RecoveryRpc.KIND_REDO
+            : request.payload().getInt(request.payloadOffset() + 12);
+        if (kind != RecoveryRpc.KIND_REDO && kind != RecoveryRpc.KIND_INPUT_LOG) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "LOG_OPEN of unknown kind " + kind);
+            return;
+        }
         if (bytes < RedoRecordDescriptor.SLOT_BYTES || bytes > MAX_REGION_BYTES
             || bytes % RedoRecordDescriptor.SLOT_BYTES != 0) {
             responder.fail(RecoveryRpc.BAD_REQUEST, "log region of " + bytes + " bytes (a multiple of "
                 + RedoRecordDescriptor.SLOT_BYTES + " up to " + MAX_REGION_BYTES + ")");
             return;
         }
+        final boolean redo = kind == RecoveryRpc.KIND_REDO;
         final MemoryRegion region;
         try {
-            region = db.nic().register(LOG_REGION_PREFIX + request.client() + "." + Long.toHexString(idBase),
-                bytes, MemoryKind.HOST);
+            region = db.nic().register((redo ? LOG_REGION_PREFIX : INPUT_LOG_REGION_PREFIX) + request.client() + "."
+                + Long.toHexString(idBase), bytes, MemoryKind.HOST);
         } catch (final RuntimeException e) {
             responder.fail(RecoveryRpc.NO_SPACE, "log region of " + bytes + " bytes for " + request.client()
                 + ": " + e.getMessage());
             return;
         }
-        regions.computeIfAbsent(request.client(), c -> new ArrayList<>()).add(new LogRegion(region, idBase));
+        if (redo) { // an input log is neither listed nor released: survivors read it after the node's release
+            regions.computeIfAbsent(request.client(), c -> new ArrayList<>()).add(new LogRegion(region, idBase));
+        }
         reply.putLong(0, region.address());
         reply.putInt(8, region.rkey());
         reply.putInt(12, bytes);
@@ -144,8 +156,17 @@ public final class RecoveryService {
      * WRITE.
      */
     public static MemoryRegion logRegion(final io.scythe.fabric.Nic nic, final int rkey) {
+        return region(nic, rkey, LOG_REGION_PREFIX);
+    }
+
+    /** The registered input-log region of {@code rkey} on {@code nic} ({@link RecoveryRpc#KIND_INPUT_LOG}), or null. */
+    public static MemoryRegion inputLogRegion(final io.scythe.fabric.Nic nic, final int rkey) {
+        return region(nic, rkey, INPUT_LOG_REGION_PREFIX);
+    }
+
+    private static MemoryRegion region(final io.scythe.fabric.Nic nic, final int rkey, final String prefix) {
         for (final MemoryRegion r : nic.regions()) {
-            if (r.rkey() == rkey && r.isRegistered() && r.name().startsWith(LOG_REGION_PREFIX)) {
+            if (r.rkey() == rkey && r.isRegistered() && r.name().startsWith(prefix)) {
                 return r;
             }
         }

@@ -79,8 +79,42 @@ class RecoveryServiceLoopTest {
             final CnRecovery.Report again = cluster.on(runtime -> new CnRecovery(runtime).recover("cnDead"));
             assertThat(again.released("tickets")).isZero();
             assertThat(ranOn).containsExactly(loop, loop);
+            inputLogIsNotARedoLog(cluster);
         }
         assertThat(fabricThread.shutdownNow()).isEmpty();
         assertThat(fabricThread.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /**
+     * (On the same memory node, to add no set-up time.) A loop opening a redo log and CALVIN's input log with one id
+     * base gets two regions (before, both were named {@code redo.<node>.<idBase>}: "already registered"); the
+     * recovery of that node lists and frees the redo log only, and the input log survivors read stays registered.
+     */
+    private static void inputLogIsNotARedoLog(final OneMemoryNode cluster) throws Exception {
+        final io.scythe.rrpc.RrpcClient dying = new io.scythe.rrpc.RrpcClient(cluster.vertx,
+            cluster.fabric.attachNow("cnInput"), new io.scythe.rrpc.RrpcOptions());
+        final List<Integer> rkeys = cluster.on(runtime -> {
+            final List<Future<Integer>> opened = new java.util.ArrayList<>();
+            for (final int kind : new int[] {-1, RecoveryRpc.KIND_INPUT_LOG}) {
+                final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(new byte[
+                    kind < 0 ? RecoveryRpc.LOG_OPEN_REQUEST_BYTES : RecoveryRpc.LOG_OPEN_KIND_REQUEST_BYTES]);
+                request.putLong(0, 1L << 40);
+                request.putInt(8, 4096);
+                if (kind >= 0) {
+                    request.putInt(12, kind);
+                }
+                opened.add(dying.rocket("mn").compose(r -> r.call(RecoveryRpc.LOG_OPEN, request))
+                    .map(reply -> reply.payload().getInt(8)));
+            }
+            return Future.all(opened).map(v -> List.of(opened.get(0).result(), opened.get(1).result()));
+        });
+        final Nic mn = cluster.fabric.nic("mn");
+        assertThat(RecoveryService.logRegion(mn, rkeys.get(0))).isNotNull();
+        assertThat(RecoveryService.inputLogRegion(mn, rkeys.get(1))).isNotNull();
+        assertThat(RecoveryService.logRegion(mn, rkeys.get(1))).as("the input log is no redo log").isNull();
+        final CnRecovery.Report report = cluster.on(runtime -> new CnRecovery(runtime).recover("cnInput"));
+        assertThat(report.logRegions()).as("regions listed by LOG_LIST").isEqualTo(1);
+        assertThat(RecoveryService.logRegion(mn, rkeys.get(0))).as("redo log freed on release").isNull();
+        assertThat(RecoveryService.inputLogRegion(mn, rkeys.get(1))).as("input log kept").isNotNull();
     }
 }

@@ -2,11 +2,10 @@ package io.scythe.txn.rcc.calvin;
 
 import io.scythe.txn.TxnRuntime;
 
+import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /** Test access to a simulated CALVIN node's input log ({@link CalvinInputLog}) from the simulator's tests. */
 public final class CalvinLogs {
@@ -14,15 +13,20 @@ public final class CalvinLogs {
     }
 
     /**
-     * The node of {@code home} (its loop 0): per epoch it logged, how many transactions that epoch's record holds; null
-     * when it opened no input log. Also checks that every copy holds the same records, as many as it wrote, each
-     * naming this node.
+     * The node of {@code home} (its loop 0): per epoch it logged, its record's transaction ids, one list per
+     * destination node in the order the record holds them; null when it opened no input log. Also checks that the
+     * run did not wrap the region's ring (else older records may be gone: shorten the run), that every copy holds the
+     * same records, as many as it wrote, each naming this node.
      */
-    public static Map<Long, Integer> batchSizes(final TxnRuntime home) {
+    public static Map<Long, List<List<Long>>> logged(final TxnRuntime home) {
         final CalvinNode node = home.extensionOrNull(CalvinNode.LANE).node();
         final CalvinInputLog log = node.openedInputLog();
         if (log == null) {
             return null;
+        }
+        if (log.wrapped()) {
+            throw new AssertionError("node " + node.index() + "'s input log wrapped round its region after "
+                + log.records() + " records: shorten the run to check every record");
         }
         final List<CalvinInputLog.Entry> primary = log.readBack(0);
         for (int c = 1; c < log.copies().size(); c++) {
@@ -34,15 +38,15 @@ public final class CalvinLogs {
             throw new AssertionError("node " + node.index() + " wrote " + log.records() + " input-log records, its "
                 + "region holds " + primary.size());
         }
-        final Map<Long, Integer> sizes = new HashMap<>();
+        final Map<Long, List<List<Long>>> ids = new HashMap<>();
         for (final CalvinInputLog.Entry e : primary) {
             if (e.from() != node.index()) {
                 throw new AssertionError("node " + node.index() + "'s input log holds node " + e.from() + "'s batch");
             }
-            final Set<Long> ids = new HashSet<>();
-            e.byNode().forEach(decls -> decls.forEach(d -> ids.add(d.id())));
-            sizes.put(e.epoch(), ids.size());
+            final List<List<Long>> byNode = new ArrayList<>();
+            e.byNode().forEach(decls -> byNode.add(decls.stream().map(CalvinWire.Decl::id).toList()));
+            ids.put(e.epoch(), byNode);
         }
-        return sizes;
+        return ids;
     }
 }

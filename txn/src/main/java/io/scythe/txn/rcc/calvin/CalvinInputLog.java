@@ -25,8 +25,11 @@ import java.util.zip.CRC32;
  * order, wrapping round. An empty batch is not logged: a scan that finds no record of an epoch of that node reads it
  * as empty, which is what it was. The region is opened by the recovery service's {@link RecoveryRpc#LOG_OPEN} (so it
  * exists where the loops' redo logs do: the simulator's {@code --redo-log}, cluster nodes), with the home loop's id
- * base. Not built yet: a reader of it (survivors taking over a dead node's epochs) and reclamation beyond the ring
- * (a record is overwritten only when its epoch is complete at this node, else the node gives up, naming why). The
+ * base, as a region of its own kind ({@link RecoveryRpc#KIND_INPUT_LOG}): not listed as a redo log nor freed when the
+ * node is released, as survivors read it. A record is overwritten only once its epoch is complete at every live node
+ * (each batch carries its sender's newest complete epoch, {@link Epochs#lowWater}), else the node gives up, naming
+ * why. Not built yet: a reader of it (survivors taking over a dead node's epochs), reclamation beyond the ring, and
+ * freeing the region once no one needs it. The
  * I/O part is loop-confined to the node's home loop; the encoding is sans-IO.
  */
 final class CalvinInputLog {
@@ -54,9 +57,7 @@ final class CalvinInputLog {
     private final List<Future<long[]>> regions = new ArrayList<>();
     /** The regions as registered, by memory node, where the fabric keeps them in this process (for tests). */
     private final java.util.Map<String, io.scythe.fabric.MemoryRegion> local = new java.util.HashMap<>();
-    /** The epoch whose record starts at each slot (-1: none), to refuse overwriting one still needed. */
-    private final long[] slotEpoch;
-    private int cursor;
+    private final Ring ring;
     private long records;
     private long bytes;
 
@@ -68,11 +69,11 @@ final class CalvinInputLog {
         this.home = home;
         this.copies = List.copyOf(copies);
         this.regionBytes = regionBytes;
-        this.slotEpoch = new long[regionBytes / SLOT_BYTES];
-        java.util.Arrays.fill(slotEpoch, -1);
-        final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.LOG_OPEN_REQUEST_BYTES]);
+        this.ring = new Ring(regionBytes / SLOT_BYTES);
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.LOG_OPEN_KIND_REQUEST_BYTES]);
         request.putLong(0, home.idBase());
         request.putInt(8, regionBytes);
+        request.putInt(12, RecoveryRpc.KIND_INPUT_LOG); // its own region: not a redo log, listed or released as one
         for (final String node : this.copies) {
             regions.add(home.rocket(node).compose(r -> r.call(RecoveryRpc.LOG_OPEN, request)).map((RpcReply reply) -> {
                 if (reply.length() < RecoveryRpc.LOG_OPEN_REPLY_BYTES) {
@@ -81,7 +82,7 @@ final class CalvinInputLog {
                 final UnsafeBuffer p = reply.payload();
                 final io.scythe.fabric.Nic nic = home.fabric().nic(node); // only where it is in this process
                 if (nic != null) {
-                    local.put(node, io.scythe.txn.recovery.RecoveryService.logRegion(nic, p.getInt(8)));
+                    local.put(node, io.scythe.txn.recovery.RecoveryService.inputLogRegion(nic, p.getInt(8)));
                 }
                 return new long[] {p.getLong(0), p.getInt(8), p.getInt(12)};
             }));
@@ -122,31 +123,69 @@ final class CalvinInputLog {
         return bytes;
     }
 
+    /** Whether the ring wrapped round (records written may have been overwritten since), for tests. */
+    boolean wrapped() {
+        return ring.wrapped();
+    }
+
+    /**
+     * The slots of a region's records, sans-IO: records go at slot boundaries in epoch order, wrapping round, and a
+     * slot is reused only when the epoch of the record starting there is at or below the low-water mark (complete at
+     * every live node, {@link Epochs#lowWater}): a survivor of this node's death may need any later one.
+     */
+    static final class Ring {
+        /** The epoch whose record starts at each slot (-1: none), to refuse overwriting one still needed. */
+        private final long[] slotEpoch;
+        private int cursor;
+        private boolean wrapped;
+
+        Ring(final int slots) {
+            slotEpoch = new long[slots];
+            java.util.Arrays.fill(slotEpoch, -1);
+        }
+
+        /** The first of {@code slots} slots now holding the record of {@code epoch}; throws when none are free. */
+        int claim(final long epoch, final int slots, final long lowWater) {
+            if (slots > slotEpoch.length) {
+                throw new IllegalStateException("CALVIN input log record of " + slots + " slots exceeds its region of "
+                    + slotEpoch.length + " slots");
+            }
+            final int at = cursor + slots > slotEpoch.length ? 0 : cursor;
+            for (int s = at; s < at + slots; s++) {
+                if (slotEpoch[s] > lowWater) {
+                    throw new IllegalStateException("CALVIN input log region full: slot " + s + " holds epoch "
+                        + slotEpoch[s] + ", not yet complete at every node (all complete up to " + lowWater + "), and "
+                        + "a survivor may need it; a larger region or reclamation beyond the ring is not built "
+                        + "(issue 18)");
+                }
+            }
+            for (int s = at; s < at + slots; s++) {
+                slotEpoch[s] = -1;
+            }
+            slotEpoch[at] = epoch;
+            wrapped |= at < cursor;
+            cursor = at + slots;
+            return at;
+        }
+
+        /** Whether a record went back to slot 0 (so older records may have been overwritten). */
+        boolean wrapped() {
+            return wrapped;
+        }
+    }
+
     /**
      * Writes {@code record} (of {@code epoch}) to every copy; completes once every copy is durable. Fails when the
-     * region has no room without overwriting a record of an epoch above {@code completed} (the newest epoch complete
-     * at this node), or when a WRITE fails.
+     * region has no room without overwriting a record of an epoch above {@code lowWater} (the newest epoch complete at
+     * every live node, {@link Epochs#lowWater}), or when a WRITE fails.
      */
-    Future<Void> append(final long epoch, final UnsafeBuffer record, final long completed) {
-        final int slots = (record.capacity() + SLOT_BYTES - 1) / SLOT_BYTES;
-        if (slots > slotEpoch.length) {
-            return Future.failedFuture(new IllegalStateException("CALVIN input log record of " + record.capacity()
-                + " bytes exceeds its region of " + regionBytes + " bytes"));
+    Future<Void> append(final long epoch, final UnsafeBuffer record, final long lowWater) {
+        final int first;
+        try {
+            first = ring.claim(epoch, (record.capacity() + SLOT_BYTES - 1) / SLOT_BYTES, lowWater);
+        } catch (final IllegalStateException full) {
+            return Future.failedFuture(full);
         }
-        if (cursor + slots > slotEpoch.length) {
-            cursor = 0;
-        }
-        for (int s = cursor; s < cursor + slots; s++) {
-            if (slotEpoch[s] > completed) {
-                return Future.failedFuture(new IllegalStateException("CALVIN input log region full: slot " + s
-                    + " holds epoch " + slotEpoch[s] + ", not complete here (newest complete " + completed
-                    + "); reclamation beyond the ring is not built (issue 18)"));
-            }
-            slotEpoch[s] = -1;
-        }
-        slotEpoch[cursor] = epoch;
-        final int first = cursor;
-        cursor += slots;
         final List<Future<Void>> written = new ArrayList<>(copies.size());
         for (int i = 0; i < copies.size(); i++) {
             final String node = copies.get(i);

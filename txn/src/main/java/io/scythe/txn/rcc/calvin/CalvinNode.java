@@ -96,12 +96,65 @@ final class CalvinNode {
      */
     private boolean logging;
     private CalvinInputLog inputLog;
-    /** The newest epoch's input-log WRITE and dispatch: the next epoch is dispatched after it. */
-    private Future<Void> logged = Future.succeededFuture();
-    /** Epochs closed here and not dispatched yet: their input-log WRITE (or an earlier epoch's) is not durable. */
-    private int waitingForLog;
+    /** The epochs' input-log WRITEs and dispatches, in epoch order. */
+    private final LogChain logged;
+    /** Order timestamp to transaction id of every transaction this node ordered, when a test asks (else null). */
+    private Map<Long, Long> ordered;
     /** Windows opened or closed so far: a window's timer that finds it changed was closed early. */
     private long windows;
+
+    /**
+     * The input-log WRITEs of this node's epochs, each epoch dispatched once its WRITE and every earlier epoch's are
+     * durable. The first failure gives up once and ends the chain: the epochs chained on it fail with it, and no
+     * later one is taken (each would wait for ever and give up again). Loop-confined; sans-IO.
+     */
+    static final class LogChain {
+        private final java.util.function.Consumer<String> giveUp;
+        private Future<Void> tail = Future.succeededFuture();
+        /** Epochs taken and not dispatched yet: their WRITE (or an earlier epoch's) is not durable. */
+        private int waiting;
+        private Throwable failure;
+
+        LogChain(final java.util.function.Consumer<String> giveUp) {
+            this.giveUp = giveUp;
+        }
+
+        /** Whether no epoch waits: one with nothing to log may be dispatched at once. */
+        boolean idle() {
+            return failure == null && tail.succeeded();
+        }
+
+        boolean failed() {
+            return failure != null;
+        }
+
+        int waiting() {
+            return waiting;
+        }
+
+        /**
+         * Runs {@code dispatch} of {@code epoch} once {@code written} and every earlier epoch's WRITE are durable;
+         * false (nothing taken, or it failed at once) when the chain has failed.
+         */
+        boolean then(final long epoch, final Future<Void> written, final Runnable dispatch) {
+            if (failure != null) {
+                return false;
+            }
+            waiting++;
+            tail = tail.compose(v -> written).map(v -> {
+                waiting--;
+                dispatch.run();
+                return (Void) null;
+            });
+            tail.onFailure(x -> {
+                if (failure == null) { // the later epochs chained on it fail with it: give up once
+                    failure = x;
+                    giveUp.accept("CALVIN input log WRITE of epoch " + epoch + " failed: " + x);
+                }
+            });
+            return failure == null;
+        }
+    }
 
     /** A transaction at one participant: its keys here and how many locks it still waits for. */
     private static final class Part {
@@ -127,6 +180,7 @@ final class CalvinNode {
         this.names = List.copyOf(context.computeNodes());
         this.nodes = names.size();
         this.epochs = new Epochs<>(nodes);
+        this.logged = new LogChain(why -> home.giveUp(why + " (node " + names.get(index) + ")"));
         peers.handle(CalvinWire.BATCH, this::onBatch);
         peers.handle(CalvinWire.FORWARD, this::onForward);
         peers.handle(CalvinWire.WRITE, this::onWrite);
@@ -134,12 +188,19 @@ final class CalvinNode {
         endOfRunCheck(context);
     }
 
-    /** Lets the host check at the end of a run that this node holds nothing ({@code run.endChecks}), if it does. */
+    /**
+     * Lets the host check at the end of a run that this node holds nothing ({@code run.endChecks}), if it does; and
+     * learn each transaction's place in the order ({@code calvin.ordered}: a map a test puts there, of order
+     * timestamp to transaction id), if it asks.
+     */
     @SuppressWarnings("unchecked")
     private void endOfRunCheck(final ComputeNodeContext context) {
         final Object checks;
         try {
             checks = context.shared().get("run.endChecks");
+            if (context.shared().get("calvin.ordered") instanceof Map<?, ?> map) {
+                ordered = (Map<Long, Long>) map;
+            }
         } catch (final UnsupportedOperationException none) {
             return; // a host that shares nothing checks nothing
         }
@@ -215,6 +276,9 @@ final class CalvinNode {
     }
 
     private void closeWindow() {
+        if (logged.failed()) {
+            return; // gave up at the first failed input-log WRITE: nothing more is sequenced here
+        }
         windows++;
         final long[] range = epochs.closeWindow();
         final List<CalvinTxn> batch = pending;
@@ -223,6 +287,9 @@ final class CalvinNode {
             final List<CalvinTxn> txns = e == range[0] ? batch : List.of();
             for (int pos = 0; pos < txns.size(); pos++) {
                 txns.get(pos).ordered(CalvinProtocol.orderTs(e, index, pos));
+                if (ordered != null) {
+                    ordered.put(CalvinProtocol.orderTs(e, index, pos), txns.get(pos).id());
+                }
             }
             final List<List<Decl>> byNode = new ArrayList<>(nodes);
             for (int d = 0; d < nodes; d++) {
@@ -236,23 +303,23 @@ final class CalvinNode {
                 byNode.add(forD);
             }
             final boolean log = logging && !txns.isEmpty();
-            if (!log && logged.succeeded()) {
+            if (!log && logged.idle()) {
                 dispatch(e, byNode); // nothing to log and no earlier epoch waiting for its log: at once
                 continue;
             }
             // Logged before anyone (this node included) gets it; epochs dispatched in epoch order.
             final long epoch = e;
             final Future<Void> written = log ? inputLog().append(e, CalvinInputLog.encode(e, index, byNode),
-                epochs.completed()) : Future.succeededFuture();
-            waitingForLog++;
-            logged = logged.compose(v -> written).map(v -> {
-                waitingForLog--;
+                epochs.lowWater(index)) : Future.succeededFuture();
+            if (!logged.then(epoch, written, () -> {
                 dispatch(epoch, byNode);
                 schedule();
-                return (Void) null;
-            });
-            logged.onFailure(x -> home.giveUp("CALVIN input log WRITE of epoch " + epoch + " of node "
-                + names.get(index) + " failed: " + x));
+            })) {
+                break; // failed at once (no room in the ring): close no later epoch
+            }
+        }
+        if (logged.failed()) {
+            return;
         }
         maybeOpenWindow();
         schedule();
@@ -265,7 +332,8 @@ final class CalvinNode {
                 epochs.receive(index, epoch, byNode.get(d));
             } else {
                 dispatched++;
-                for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, byNode.get(d), maxPayload())) {
+                for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, epochs.completed(), byNode.get(d),
+                    maxPayload())) {
                     send(d, CalvinWire.BATCH, chunk);
                 }
             }
@@ -315,6 +383,7 @@ final class CalvinNode {
         final int from = in.u16();
         final int chunk = in.u16();
         final int chunks = in.u16();
+        epochs.reported(from, in.u64());
         List<Decl> txns = CalvinWire.readBatch(in);
         answer.run();
         if (chunks > 1) { // a batch in several messages: whole once every chunk is here, in chunk order
@@ -649,8 +718,8 @@ final class CalvinNode {
         if (!executing.isEmpty()) {
             left.add(executing.size() + " transactions executing");
         }
-        if (waitingForLog > 0) {
-            left.add(waitingForLog + " epochs waiting for their input-log WRITE");
+        if (logged.waiting() > 0) {
+            left.add(logged.waiting() + " epochs waiting for their input-log WRITE");
         }
         if (!pending.isEmpty()) {
             left.add(pending.size() + " transactions not sequenced");

@@ -194,8 +194,11 @@ final class CalvinWire {
         }
     }
 
-    /** Bytes of a batch chunk's header: epoch, from, chunk, chunks, count. */
-    static final int BATCH_HEADER = 8 + 2 + 2 + 2 + 4;
+    /**
+     * Bytes of a batch chunk's header: epoch, from, chunk, chunks, the newest epoch complete at the sender (for the
+     * input log's low-water mark, {@link Epochs#lowWater}), count.
+     */
+    static final int BATCH_HEADER = 8 + 2 + 2 + 2 + 8 + 4;
     /** Bytes of a forward message's header: id, count. */
     static final int FORWARD_HEADER = 8 + 2;
     /** Bytes of a write message's header: id, commitTs, total, count. */
@@ -260,12 +263,14 @@ final class CalvinWire {
      * {@code epoch u64, from u16, chunk u16, chunks u16, count u32, count x txn}; at least one (an empty batch says
      * the epoch is over at {@code from}).
      */
-    static List<UnsafeBuffer> batch(final long epoch, final int from, final List<Decl> txns, final int limit) {
+    static List<UnsafeBuffer> batch(final long epoch, final int from, final long completed, final List<Decl> txns,
+                                    final int limit) {
         final List<List<Decl>> chunks = chunks(split(txns, limit - BATCH_HEADER), CalvinWire::declBytes, BATCH_HEADER, limit,
             d -> "transaction of " + d.keys().size() + " keys");
         final List<UnsafeBuffer> out = new ArrayList<>(chunks.size());
         for (int c = 0; c < chunks.size(); c++) {
-            out.add(decls(new Out().u64(epoch).u16(from).u16(c).u16(chunks.size()), chunks.get(c)).done());
+            out.add(decls(new Out().u64(epoch).u16(from).u16(c).u16(chunks.size()).u64(completed), chunks.get(c))
+                .done());
         }
         return out;
     }

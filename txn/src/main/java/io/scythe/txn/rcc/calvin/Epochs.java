@@ -29,12 +29,37 @@ final class Epochs<B> {
     private final TreeMap<Long, int[]> counts = new TreeMap<>();
     /** Nodes that died ({@link #nodeDied}), each with its empty batch, which stands for every batch it did not log. */
     private final java.util.Map<Integer, B> dead = new java.util.TreeMap<>();
+    /** The newest epoch each node said was complete there ({@link #reported}; -1: none yet). */
+    private final long[] completeAt;
 
     Epochs(final int nodes) {
         if (nodes < 1) {
             throw new IllegalArgumentException("CALVIN needs at least one node, got " + nodes);
         }
         this.nodes = nodes;
+        this.completeAt = new long[nodes];
+        java.util.Arrays.fill(completeAt, -1);
+    }
+
+    /** Node {@code from} said (with a batch) that every epoch up to {@code completedThere} is complete there. */
+    void reported(final int from, final long completedThere) {
+        completeAt[from] = Math.max(completeAt[from], completedThere);
+    }
+
+    /**
+     * The newest epoch complete at every live node as far as node {@code self} knows (its own {@link #completed}, the
+     * others' as last {@link #reported}): a survivor of a node's death may need that node's input-log record of any
+     * later epoch (to complete it the way the others did), so only a record of this epoch or an earlier one may be
+     * overwritten. A dead node needs nothing.
+     */
+    long lowWater(final int self) {
+        long low = completed;
+        for (int i = 0; i < nodes; i++) {
+            if (i != self && !dead.containsKey(i)) {
+                low = Math.min(low, completeAt[i]);
+            }
+        }
+        return low;
     }
 
     /** Whether a window should open now ({@code pending}: this node holds transactions not sent yet); it opens. */
@@ -99,12 +124,21 @@ final class Epochs<B> {
      * batch of is {@code empty} (a node logs every non-empty batch before dispatching it, so only an empty one is
      * missing), up to its last logged epoch and every later one. Every survivor reads the same log, so every survivor
      * completes the same epochs with the same batches: the total order stays one. A batch of it already received here
-     * must be the logged one (it was logged before it was dispatched); else this throws.
+     * must be the logged one (it was logged before it was dispatched), and a non-empty one received here of an epoch
+     * not complete here must be in the log (its record was overwritten too early: issue 18); else this throws.
      */
     void nodeDied(final int node, final java.util.NavigableMap<Long, B> logged, final B empty) {
         if (node < 0 || node >= nodes || dead.containsKey(node)) {
             throw new IllegalArgumentException("CALVIN node " + node + " of " + nodes + " cannot die here"
                 + (dead.containsKey(node) ? ": it died already" : ""));
+        }
+        for (final java.util.Map.Entry<Long, List<B>> r : received.entrySet()) {
+            final B had = r.getValue().get(node);
+            if (had != null && !had.equals(empty) && !logged.containsKey(r.getKey())) {
+                throw new IllegalStateException("CALVIN node " + node + "'s batch of epoch " + r.getKey() + " received "
+                    + "here, not complete here, is missing from its input log: overwritten before every node "
+                    + "completed the epoch (issue 18)");
+            }
         }
         dead.put(node, empty);
         for (final java.util.Map.Entry<Long, B> e : logged.tailMap(completed, false).entrySet()) {

@@ -60,7 +60,12 @@
  * durable, epochs in order. RCC runs no recovery and is silent here; this is what Calvin's authors do (Calvin
  * replicates its input, the sequencers' batches, before the schedulers see it): any batch a node received is then in
  * the log, so survivors could agree on a dead sequencer's epochs (every logged batch, a missing one empty, which only
- * an empty batch is). Its cost (SmallBank, 4 compute nodes x 2 loops x 10 clients, 1 ms, seed 1): one-sided 438k vs
+ * an empty batch is). For that a record must outlive its epoch at every node, not just here: each batch carries its
+ * sender's newest complete epoch, and a node overwrites a record of its ring only at or below the minimum over the
+ * live nodes ({@link io.scythe.txn.rcc.calvin.Epochs#lowWater}), else it gives up naming issue 18; a survivor that
+ * holds a non-empty batch the log lacks refuses to go on. The region is of its own kind (not a redo log: the memory
+ * node neither lists nor frees it with the node's redo logs, as survivors read it after), and the first failed
+ * input-log WRITE stops the node's sequencer (it gives up once, and closes no later epoch). Its cost (SmallBank, 4 compute nodes x 2 loops x 10 clients, 1 ms, seed 1): one-sided 438k vs
  * 459k txn/s without it (-4.6 %, p50 60 vs 55 us), RPC 304k vs 309k (-1.6 %). The sequencing layer's side of a
  * death is built, sans-IO and not wired yet ({@link io.scythe.txn.rcc.calvin.Epochs#nodeDied}: a dead node's epochs
  * from its log, the rest empty, the same at every survivor). Not built yet (issue 18 parts 2-6): telling survivors a

@@ -82,6 +82,82 @@ class CalvinOrderTest {
             .hasMessageContaining("dispatched before it was logged");
     }
 
+    /**
+     * Issue 18 review: a node's input-log record may be overwritten only once its epoch is complete at every live
+     * node (complete here is not enough: a survivor that had not completed it would fill it as empty while another
+     * ran the real batch), and a survivor holding a non-empty batch the log lacks refuses to go on.
+     */
+    @Test
+    void shouldOverwriteInputLogRecordsOnlyBelowTheClusterLowWaterMark() {
+        final Epochs<String> epochs = new Epochs<>(3);
+        for (int n = 0; n < 3; n++) {
+            epochs.receive(n, 0, "x" + n);
+        }
+        assertThat(epochs.nextComplete()).hasSize(3);
+        assertThat(epochs.lowWater(0)).as("complete here, not known complete elsewhere").isEqualTo(-1);
+        epochs.reported(1, 0);
+        assertThat(epochs.lowWater(0)).isEqualTo(-1);
+        epochs.reported(2, 3);
+        assertThat(epochs.lowWater(0)).as("the minimum over the nodes, this one's own included").isEqualTo(0);
+        final CalvinInputLog.Ring ring = new CalvinInputLog.Ring(4);
+        for (long e = 0; e < 4; e++) {
+            assertThat(ring.claim(e, 1, -1)).isEqualTo((int) e);
+        }
+        assertThat(ring.claim(4, 1, epochs.lowWater(0))).as("epoch 0 is complete everywhere").isZero();
+        assertThatThrownBy(() -> ring.claim(5, 1, epochs.lowWater(0))).hasMessageContaining("slot 1 holds epoch 1")
+            .hasMessageContaining("issue 18");
+        assertThat(ring.claim(5, 2, 2)).as("a record of 2 slots over epochs 1 and 2").isEqualTo(1);
+        assertThatThrownBy(() -> ring.claim(6, 2, 3)).as("wraps to slot 0, epoch 4 above the mark")
+            .hasMessageContaining("slot 0 holds epoch 4");
+        // A survivor holding node 2's non-empty batch of epoch 1, not complete here, that its log lacks: refused.
+        epochs.receive(2, 1, "y2");
+        assertThatThrownBy(() -> epochs.nodeDied(2, new java.util.TreeMap<>(), "-"))
+            .hasMessageContaining("missing from its input log").hasMessageContaining("issue 18");
+        final Epochs<String> idle = new Epochs<>(2);
+        idle.receive(1, 0, "-");
+        idle.nodeDied(1, new java.util.TreeMap<>(), "-"); // an empty batch is never logged: nothing missing
+        assertThat(idle.lowWater(0)).as("a dead node holds the mark back no more").isEqualTo(-1);
+        idle.receive(0, 0, "a0");
+        assertThat(idle.nextComplete()).containsExactly("a0", "-");
+        assertThat(idle.lowWater(0)).isEqualTo(0);
+    }
+
+    /**
+     * Issue 18 review: epochs are dispatched in order once their input-log WRITEs are durable; the first failed WRITE
+     * gives up once (not again for each epoch chained on it) and the chain takes no later epoch.
+     */
+    @Test
+    void shouldDispatchLoggedEpochsInOrderAndGiveUpOnceAtTheFirstFailedWrite() {
+        final List<String> gaveUp = new ArrayList<>();
+        final List<Long> dispatched = new ArrayList<>();
+        final CalvinNode.LogChain chain = new CalvinNode.LogChain(gaveUp::add);
+        assertThat(chain.idle()).isTrue();
+        final io.vertx.core.Promise<Void> w1 = io.vertx.core.Promise.promise();
+        final io.vertx.core.Promise<Void> w2 = io.vertx.core.Promise.promise();
+        assertThat(chain.then(1, w1.future(), () -> dispatched.add(1L))).isTrue();
+        assertThat(chain.then(2, w2.future(), () -> dispatched.add(2L))).isTrue();
+        w2.complete();
+        assertThat(dispatched).as("epoch 2 waits for epoch 1's WRITE").isEmpty();
+        assertThat(chain.idle()).isFalse();
+        w1.complete();
+        assertThat(dispatched).containsExactly(1L, 2L);
+        assertThat(chain.waiting()).isZero();
+        final io.vertx.core.Promise<Void> w3 = io.vertx.core.Promise.promise();
+        final io.vertx.core.Promise<Void> w4 = io.vertx.core.Promise.promise();
+        assertThat(chain.then(3, w3.future(), () -> dispatched.add(3L))).isTrue();
+        assertThat(chain.then(4, w4.future(), () -> dispatched.add(4L))).isTrue();
+        w4.complete();
+        w3.fail(new IllegalStateException("WRITE failed"));
+        assertThat(gaveUp).as("gives up once, not per chained epoch").hasSize(1);
+        assertThat(gaveUp.get(0)).contains("epoch 3").contains("WRITE failed");
+        assertThat(chain.failed()).isTrue();
+        assertThat(chain.then(5, io.vertx.core.Future.succeededFuture(), () -> dispatched.add(5L))).isFalse();
+        assertThat(chain.then(6, io.vertx.core.Future.failedFuture("full"), () -> dispatched.add(6L))).isFalse();
+        assertThat(chain.idle()).isFalse();
+        assertThat(dispatched).containsExactly(1L, 2L);
+        assertThat(gaveUp).hasSize(1);
+    }
+
     @Test
     void shouldOpenWindowsOnDemandAndCatchUpWithEpochsOtherNodesSent() {
         final Epochs<String> epochs = new Epochs<>(2);
@@ -190,17 +266,18 @@ class CalvinOrderTest {
     void shouldCarryBatchesRecordsAndWritesOverTheWire() {
         final Decl decl = new Decl(0x1234_5678_9abcL, 2, List.of(new Key("checking", 7), new Key("savings", -1)),
             List.of(true, false));
-        final var batch = CalvinWire.batch(5, 1, List.of(decl), 472);
+        final var batch = CalvinWire.batch(5, 1, 3, List.of(decl), 472);
         assertThat(batch).hasSize(1);
         final CalvinWire.In in = new CalvinWire.In(batch.get(0), 0, batch.get(0).capacity());
         assertThat(in.u64()).isEqualTo(5);
         assertThat(in.u16()).isEqualTo(1);
         assertThat(in.u16()).isEqualTo(0); // chunk 0
         assertThat(in.u16()).isEqualTo(1); // of 1
+        assertThat(in.u64()).isEqualTo(3); // complete at the sender
         assertThat(CalvinWire.readBatch(in)).containsExactly(decl);
         // An epoch's batch larger than a bucket goes in chunks, none larger than the bucket; an empty one in one.
         final List<Decl> many = java.util.Collections.nCopies(40, decl);
-        final var chunks = CalvinWire.batch(6, 0, many, 472);
+        final var chunks = CalvinWire.batch(6, 0, 5, many, 472);
         assertThat(chunks.size()).isGreaterThan(1);
         int decls = 0;
         for (final var c : chunks) {
@@ -210,10 +287,11 @@ class CalvinOrderTest {
             ci.u16();
             ci.u16();
             assertThat(ci.u16()).isEqualTo(chunks.size());
+            ci.u64();
             decls += CalvinWire.readBatch(ci).size();
         }
         assertThat(decls).isEqualTo(40);
-        assertThat(CalvinWire.batch(7, 0, List.of(), 472)).hasSize(1);
+        assertThat(CalvinWire.batch(7, 0, 6, List.of(), 472)).hasSize(1);
         final var records = new ArrayList<CalvinWire.Record>();
         for (int i = 0; i < 30; i++) {
             records.add(new CalvinWire.Record(new Key("t", i), CalvinWire.FOUND, 42 + i, new byte[] {1, 2, (byte) i}));
@@ -315,7 +393,7 @@ class CalvinOrderTest {
         }
         final Decl big = new Decl(0xabcL, 1, keys, modes);
         final Decl small = new Decl(0xdefL, 1, List.of(new Key("stock", 5)), List.of(true));
-        final var chunks = CalvinWire.batch(4, 1, List.of(small, big, small), 472);
+        final var chunks = CalvinWire.batch(4, 1, 2, List.of(small, big, small), 472);
         assertThat(chunks.size()).isGreaterThan(2);
         final List<Decl> received = new ArrayList<>();
         for (final var c : chunks) {
@@ -325,6 +403,7 @@ class CalvinOrderTest {
             in.u16();
             in.u16();
             in.u16();
+            in.u64();
             received.addAll(CalvinWire.readBatch(in));
         }
         assertThat(received.size()).isGreaterThan(3);
