@@ -62,7 +62,9 @@
  *       the tombstone and fails {@code ts >= rts}. Without it, two transactions that each read the other's missing
  *       key and inserted their own both committed (write skew, G2: the phantom workload's "group flagged and
  *       marked", 12 of 30 explorer seeds). Its cost: one INSERT and one Exclusive latch per missing key read, and a
- *       tombstone slot per such key. OCC
+ *       tombstone slot per such key ({@code scythe sim --workload phantom --keys 64 --protocols selcc-to --cns 2
+ *       --loops 2 --clients 8 --duration 300us --seed 1}: 433 k txn/s, abort rate 0.044 before (not serializable),
+ *       333 k, 0.160 with it). OCC
  *       latches a line Shared for the moment it reads it, and at commit latches its writes Exclusive (no wait), each
  *       still at the version read, and every other line read Shared again to compare its version (the paper's two
  *       latches per tuple).</li>
