@@ -137,6 +137,10 @@ abstract class LatchTxn extends OneSidedTxn {
         for (final Inserts.PendingKey p : pending) {
             present.add(locate(p.table(), p.key()).compose(this::latchPresent).transform(found -> {
                 if (found.succeeded()) {
+                    if (readAbsentOnly(p.table(), p.key())) {
+                        return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + p.key() + " of "
+                            + p.table() + " read as absent is in the index now"));
+                    }
                     LineCache.Stats.count("insert over an object");
                     inserts.foldInto(p.table(), p.key());
                     return Future.succeededFuture();
@@ -166,6 +170,14 @@ abstract class LatchTxn extends OneSidedTxn {
             }
             return settle(latched);
         });
+    }
+
+    /**
+     * Whether the pending insert of {@code key} only marks a key this attempt read as absent (selcc-to's
+     * {@code SelccTxn#markAbsent}): found in the index now, the absence it read is stale and the attempt aborts.
+     */
+    protected boolean readAbsentOnly(final String table, final long key) {
+        return false;
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.onesided.Inserts;
 import io.scythe.txn.selcc.LineCache.Frame;
 import io.scythe.txn.selcc.LineCache.Memo;
 import io.vertx.core.Future;
@@ -48,7 +49,9 @@ public final class SelccTxn extends LatchTxn {
          * Basic timestamp ordering: a timestamp from the TSO counter at the first access; a read latches the line
          * Exclusive for the moment it checks {@code wts <= ts} and raises {@code rts} (a write of the line: the
          * invalidations the paper names as TO's cost); the commit latches its writes Exclusive (no wait), checks
-         * {@code ts >= rts} and {@code ts >= wts} of each, then installs them with {@code wts = ts}.
+         * {@code ts >= rts} and {@code ts >= wts} of each, then installs them with {@code wts = ts}. A key read
+         * as missing from the index is created by the commit as a tombstone carrying {@code rts = ts}
+         * ({@link #markAbsent}), so that an older transaction's insert of it fails.
          */
         TO("selcc-to"),
         /**
@@ -78,6 +81,8 @@ public final class SelccTxn extends LatchTxn {
     private Future<Long> timestamp;
     /** TO in a recoverable run: the write-throughs of the {@code rts} its reads raised, waited for by the commit. */
     private List<Future<Void>> rtsWrites;
+    /** TO: the keys read as absent that the commit creates as tombstones carrying its {@code rts} ({@link #markAbsent}). */
+    private List<Inserts.PendingKey> marks;
 
     /** What one access holds of its frame's local latch. */
     private static final class Hold {
@@ -400,6 +405,9 @@ public final class SelccTxn extends LatchTxn {
             return duplicateCommit(() -> validateReads(0)); // its reads are not latched: checked again
         }
         mark(io.scythe.txn.Stage.EXECUTE);
+        if (mode == Mode.TO) {
+            markAbsent();
+        }
         final List<Access> written = new ArrayList<>();
         for (final Access a : accesses) {
             if (a.dirty) {
@@ -418,8 +426,11 @@ public final class SelccTxn extends LatchTxn {
                 .compose(v -> insertions()).compose(v -> revivalsChecked(written, t))))
             .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, (mode == Mode.OCC ? validateReads(0)
                 : Future.<Void>succeededFuture()).compose(x -> validateAbsent())))
-            .compose(v -> ts).compose(t -> rtsLanded().map(t)).compose(t -> installed(() -> {
+            .compose(v -> ts).compose(t -> rtsLanded().compose(x -> marked(t)).map(t)).compose(t -> installed(() -> {
                 for (final Access a : accesses) {
+                    if (marker(a)) {
+                        continue; // buried and stamped by marked()
+                    }
                     if (a.dirty) {
                         install(a);
                     } else if (created(a)) {
@@ -443,6 +454,66 @@ public final class SelccTxn extends LatchTxn {
                 LineCache.Stats.committed(cache.participant());
                 return 0L;
             });
+    }
+
+    /**
+     * TO: each key this attempt read as absent from the index (and neither inserts nor otherwise touched) becomes a
+     * pending insert of its own (a "mark"): the commit creates it like any insert (the INSERT proves it still missing,
+     * as {@code validateAbsent} would; found in the index now, the attempt aborts) and {@link #marked} leaves it a
+     * tombstone whose {@code rts} is this attempt's timestamp. Without it a read of a missing key raised no {@code rts}
+     * anywhere, and a later insert of it by an older transaction passed: write skew through the absent key (issue 21,
+     * the phantom workload's G2: each read the other's missing key, both committed).
+     */
+    private void markAbsent() {
+        for (final Access r : reads.absent()) {
+            if (inserts.ownValue(r.table, r.key) != null || reads.find(r.table, r.key) != null
+                || readAbsentOnly(r.table, r.key)) {
+                continue; // inserted by this attempt (its INSERT checks it), or touched since, or marked already
+            }
+            final io.scythe.txn.Catalog.Partition partition = runtime.catalog().table(r.table).partitionOf(r.key);
+            final int length = partition.descriptor().schema().fixedSize()
+                ? partition.descriptor().schema().maxValueBytes() : 0;
+            inserts.insert(r.table, r.key, new UnsafeBuffer(new byte[length]), 0, length);
+            if (marks == null) {
+                marks = new ArrayList<>(2);
+            }
+            marks.add(new Inserts.PendingKey(r.table, r.key));
+        }
+    }
+
+    @Override
+    protected boolean readAbsentOnly(final String table, final long key) {
+        return marks != null && marks.contains(new Inserts.PendingKey(table, key));
+    }
+
+    /** Whether {@code a} is an object created by {@link #markAbsent}'s insert. */
+    private boolean marker(final Access a) {
+        return marks != null && created(a) && readAbsentOnly(a.table, a.key);
+    }
+
+    /**
+     * TO: the marks ({@link #markAbsent}), latched Exclusive, buried (a tombstone, CAS word cleared) with
+     * {@code rts = ts} and {@code wts} 0 (nothing was written); in a recoverable run written through before the redo
+     * record, as {@link #rtsLanded}'s raises are. They are no writes: not in the record nor in the history.
+     */
+    private Future<Void> marked(final long ts) {
+        if (marks == null) {
+            return Future.succeededFuture();
+        }
+        final List<Frame> frames = new ArrayList<>(marks.size());
+        for (final Access a : accesses) {
+            if (marker(a)) {
+                bury(a);
+                a.fetched = false; // for the history only a lookup: the absent read is its own access (its bound)
+                a.readAbsent = false;
+                final Frame f = hold(a).frame;
+                f.image.putLong(a.slotBytes(), ts);
+                f.dirty = DirtyBounds.widen(f.dirty, a.slotBytes() - ObjectLayout.VALUE_OFFSET, TO_ROOM);
+                frames.add(f);
+                LineCache.Stats.count("absent key marked");
+            }
+        }
+        return cache.recoverable() && !frames.isEmpty() ? cache.writeThrough(frames) : Future.succeededFuture();
     }
 
     /**
@@ -541,7 +612,7 @@ public final class SelccTxn extends LatchTxn {
         final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.of(runtime);
         final List<Access> written = new ArrayList<>();
         for (final Access a : accesses) {
-            if (a.dirty || created(a)) {
+            if (a.dirty || (created(a) && !marker(a))) {
                 written.add(a);
             }
         }
