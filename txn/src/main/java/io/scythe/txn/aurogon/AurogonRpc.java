@@ -48,8 +48,9 @@ package io.scythe.txn.aurogon;
  *  SUSPECTS   16 ts; answers 0 count, 4 held here undecided (1/0), 8 count x (table id i32, key i64) of the
  *             records whose suspect version is pending at ts
  *  HEARTBEAT  16 a timestamp of the sending coordinator (its server and loop ids): it is alive (OK)
- *  COMMITTED_AT 16 ts; answers as SUSPECTS does (4: 0) the records with a committed version at ts (a recovery
- *             whose transaction lost a backup share asks whether its commit reached a primary, and what it wrote)
+ *  COMMITTED_AT 16 ts; answers as SUSPECTS does the records with a committed version at ts (a recovery
+ *             whose transaction lost a backup share asks whether its commit reached a primary, and what it wrote);
+ *             4: 1 (COMMITTED_AT_TRUNCATED) when more than one reply holds were found, else 0
  * </pre>
  */
 public final class AurogonRpc {
@@ -72,6 +73,8 @@ public final class AurogonRpc {
     public static final int HEARTBEAT = 0x5a0f;
     /** The records with a committed version at a timestamp ({@link CoordinatorRecovery}, a lost backup share). */
     public static final int COMMITTED_AT = 0x5a10;
+    /** COMMITTED_AT's reply flag (at 4): more records than the reply holds (the recovery fails, loudly). */
+    public static final int COMMITTED_AT_TRUNCATED = 1;
 
     public static final int HEADER_BYTES = 24;
     public static final int TABLE_OFFSET = 0;

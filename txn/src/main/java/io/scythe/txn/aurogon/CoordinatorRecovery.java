@@ -178,8 +178,14 @@ final class CoordinatorRecovery {
             }
             final List<Future<List<long[]>>> found = new ArrayList<>();
             for (final String n : live) {
-                found.add(call(runtime, n, AurogonRpc.COMMITTED_AT, header(0, 0, 0, ts))
-                    .map(reply -> records(reply.payload())));
+                found.add(call(runtime, n, AurogonRpc.COMMITTED_AT, header(0, 0, 0, ts)).map(reply -> {
+                    if (reply.payload().getInt(4) == AurogonRpc.COMMITTED_AT_TRUNCATED) {
+                        throw new IllegalStateException("Aurogon cannot recover transaction "
+                            + AurogonTimestamp.toString(ts) + ": " + n + " holds more versions committed at it than "
+                            + "its COMMITTED_AT reply carries (" + reply.payload().getInt(0) + ")");
+                    }
+                    return records(reply.payload());
+                }));
             }
             return Future.all(found).compose(all -> {
                 final List<long[]> committed = new ArrayList<>();
@@ -193,8 +199,11 @@ final class CoordinatorRecovery {
         });
     }
 
-    /** Commits what the surviving backups hold; a suspect none of them wrote cannot be told from a lost write. */
-    private static Future<Void> commitLost(final TxnRuntime runtime, final long ts, final Decision d,
+    /**
+     * Commits what the surviving backups hold; a suspect none of them wrote cannot be told from a lost write: the
+     * recovery fails, leaving it pending (in doubt), rather than roll it back (a partial commit).
+     */
+    static Future<Void> commitLost(final TxnRuntime runtime, final long ts, final Decision d,
                                            final String node, final List<long[]> suspects,
                                            final List<long[]> committed) {
         if (d.entries.isEmpty() && !suspects.isEmpty()) {
@@ -202,10 +211,11 @@ final class CoordinatorRecovery {
                 + AurogonTimestamp.toString(ts) + ": its commit reached a primary, but every backup holding its "
                 + "writes died with its coordinator (suspects on " + node + ")"));
         }
-        return commit(runtime, ts, d, node, suspects, committed);
+        return commit(runtime, ts, d, node, suspects, committed, true);
     }
 
-    private static final class Decision {
+    /** What the holders answered (package-private for tests). */
+    static final class Decision {
         boolean commit = true;
         /** A node of the mask is dead: decided by {@link #lostShare}. */
         boolean lost;
@@ -271,12 +281,18 @@ final class CoordinatorRecovery {
 
     private static Future<Void> commit(final TxnRuntime runtime, final long ts, final Decision d, final String node,
                                        final List<long[]> suspects) {
-        return commit(runtime, ts, d, node, suspects, List.of());
+        return commit(runtime, ts, d, node, suspects, List.of(), false);
     }
 
-    /** {@code committed}: versions at {@code ts} found committed at primaries (reported too, once). */
+    /**
+     * {@code committed}: versions at {@code ts} found committed at primaries (reported too, once). {@code strict} (a
+     * lost share, {@link #commitLost}): a suspect that no surviving backup wrote may be a write whose every copy died,
+     * not one pre-attached and never written, so it is not rolled back: the recovery fails, naming it, once every
+     * write the backups hold is committed. Else (every backup of the mask answered) such a suspect was never written.
+     */
     private static Future<Void> commit(final TxnRuntime runtime, final long ts, final Decision d, final String node,
-                                       final List<long[]> suspects, final List<long[]> committed) {
+                                       final List<long[]> suspects, final List<long[]> committed,
+                                       final boolean strict) {
         final Set<Long> written = new HashSet<>();
         final List<io.scythe.txn.Access> recovered = new ArrayList<>();
         final List<Future<?>> commits = new ArrayList<>();
@@ -306,6 +322,21 @@ final class CoordinatorRecovery {
             }
         }
         return Reposts.settle(commits).compose(v -> {
+            if (strict) {
+                final Set<Long> found = new HashSet<>();
+                for (final long[] c : committed) {
+                    found.add(c[0] % BackupTables.ID_STRIDE << 48 ^ c[1]);
+                }
+                for (final long[] r : suspects) {
+                    final long k = r[0] << 48 ^ r[1];
+                    if (!written.contains(k) && !found.contains(k)) {
+                        return Future.failedFuture(new IllegalStateException("Aurogon cannot recover transaction "
+                            + AurogonTimestamp.toString(ts) + ": its commit reached a primary, but no surviving backup "
+                            + "holds its write of " + tableName(runtime.catalog(), (int) r[0]) + "/" + r[1]
+                            + " (suspect on " + node + "; its copies died with its coordinator): left in doubt"));
+                    }
+                }
+            }
             final List<Future<?>> after = new ArrayList<>();
             for (final String n : d.entries.keySet()) {
                 after.add(expect(call(runtime, n, AurogonRpc.APPLY, header(0, 0, 0, ts)), "APPLY", n, true));
@@ -332,10 +363,14 @@ final class CoordinatorRecovery {
             // Its writes, for the history: in doubt (what it read is unknown here, and it never reported a commit),
             // under the id its coordinator gave it (carried by its replication), so that the transaction is known.
             final io.scythe.txn.HistoryRecorder recorder = runtime.recorder();
-            if (recorder != null && !recovered.isEmpty()) {
-                recorder.inDoubt(d.txnId, recovered); // never 0: FULL or COMMITTED answers carry it
+            if (recorder != null && !recovered.isEmpty() && d.txnId != 0) {
+                recorder.inDoubt(d.txnId, recovered); // FULL or COMMITTED answers carry it
             }
-        });
+        }).compose(v -> d.txnId == 0 && !recovered.isEmpty() && runtime.recorder() != null
+            ? Future.failedFuture(new IllegalStateException("Aurogon recovered transaction "
+                + AurogonTimestamp.toString(ts) + " (" + recovered.size() + " writes committed) but cannot report it to "
+                + "the history: no surviving backup carried its id (id 0 is never recorded)"))
+            : Future.succeededFuture());
     }
 
     private static Future<Void> rollBack(final TxnRuntime runtime, final long ts, final Decision d, final String node,

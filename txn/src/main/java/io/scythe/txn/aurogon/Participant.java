@@ -182,6 +182,13 @@ public final class Participant {
     private final Deferrer deferrer;
     private final Deferral settings;
     private final Map<Integer, Map<Long, Record>> tables = new HashMap<>();
+    /**
+     * The records with a committed version at a timestamp, for every committed version kept ({@link #committedAt}:
+     * a recovery's question answered without scanning every record on the event loop). Versions loaded committed are
+     * not indexed (a write the backing holds came by a commit indexed here, or, on a promoted copy, by an APPLY that
+     * its HOLDS answers COMMITTED for); a reclaimed version leaves the index, so it holds what the records keep.
+     */
+    private final Map<Long, List<Record>> committedIndex = new HashMap<>();
     private long blockedReads;
     private long deferredReads;
     private long refusedInstalls;
@@ -325,6 +332,7 @@ public final class Participant {
         v.value = value;
         v.absent = value == null;
         v.pending = false;
+        index(r, ts);
         v.staging = null;
         v.staged = null;
         boolean newest = true;
@@ -603,21 +611,29 @@ public final class Participant {
     }
 
     /**
-     * The records ({@code [table, key]}) with a committed version at {@code ts} here: a scan of every record (a recovery's question
-     * when the transaction lost a backup share, rare; {@link CoordinatorRecovery}).
+     * The records ({@code [table, key]}) with a committed version at {@code ts} here (a recovery's question when the
+     * transaction lost a backup share, rare; {@link CoordinatorRecovery}): from the index, no scan.
      */
     public List<long[]> committedAt(final long ts) {
+        final List<Record> rs = committedIndex.get(ts);
         final List<long[]> out = new ArrayList<>();
-        for (final Map<Long, Record> t : tables.values()) {
-            for (final Record r : t.values()) {
-                for (final Version v : r.versions) {
-                    if (!v.pending && v.wts == ts) {
-                        out.add(new long[] {r.table, r.key});
-                    }
-                }
+        if (rs != null) {
+            for (final Record r : rs) {
+                out.add(new long[] {r.table, r.key});
             }
         }
         return out;
+    }
+
+    private void index(final Record r, final long ts) {
+        committedIndex.computeIfAbsent(ts, t -> new ArrayList<>(2)).add(r);
+    }
+
+    private void unindex(final Record r, final long ts) {
+        final List<Record> rs = committedIndex.get(ts);
+        if (rs != null && rs.remove(r) && rs.isEmpty()) {
+            committedIndex.remove(ts);
+        }
     }
 
     /** Timestamps of every version pending here (tests, end-of-run checks). */
@@ -646,7 +662,7 @@ public final class Participant {
         }
         for (int i = vs.size() - 1; vs.size() > settings.maxVersions() && i > newestCommitted; i--) {
             if (!vs.get(i).pending) {
-                vs.remove(i);
+                unindex(r, vs.remove(i).wts);
                 reclaimed++;
             }
         }

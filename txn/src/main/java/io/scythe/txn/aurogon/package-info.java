@@ -118,9 +118,13 @@
  * backup of its suspect record's partition, died) is decided from what survives
  * ({@link io.scythe.txn.aurogon.CoordinatorRecovery}, "lostShare"; §4.5 is silent on a coordinator and a backup
  * dying together): HOLDS at every live node; a live mask node not holding its share means no COMMIT was sent: roll
- * back; a COMMITTED holder, or a committed version at its timestamp on a live node (COMMITTED_AT, a scan), means its
- * commit reached a primary: commit what the live backups hold and report the committed versions found; else roll
- * back. Versions a promoted copy adopts become suspects after the lease like any other (their coordinator may be
+ * back; a COMMITTED holder, or a committed version at its timestamp on a live node (COMMITTED_AT, answered from an
+ * index of the committed versions a node keeps, timestamp to records, not a scan on its event loop; a reply cut short
+ * is flagged and the recovery fails), means its commit reached a primary: commit what the live backups hold and
+ * report the committed versions found; a suspect none of the live backups wrote may be a write whose every copy
+ * died, so it is left pending and the recovery fails loudly, naming it (it was once rolled back: a partial commit);
+ * with no live holder the transaction's id is unknown, and its committed versions are not reported under id 0: the
+ * recovery commits and fails saying so; else roll back. Versions a promoted copy adopts become suspects after the lease like any other (their coordinator may be
  * dead too), and a version whose coordinator still talked is looked at again a quarter lease later, not a whole one.
  * With the refusal lifted ({@code /tmp/aurogon7-combined-crash.patch}) and the call bound raised to 4 ms for such
  * runs (reads parked behind a dead coordinator wait its 1 ms lease; a 1 ms bound timed them out), {@code scythe sim

@@ -20,7 +20,7 @@ class AurogonPromotionTest {
     private static final int KEY_A = 1;
     private static final int KEY_B = 2;
 
-    private static boolean pendingAt(final Participant participant, final int table, final long key, final long ts) {
+    static boolean pendingAt(final Participant participant, final int table, final long key, final long ts) {
         final long[][] rows = participant.versions(table, key);
         if (rows != null) {
             for (final long[] row : rows) {
@@ -32,13 +32,13 @@ class AurogonPromotionTest {
         return false;
     }
 
-    private static <T> T onLoop(final OneMemoryNode node, final java.util.function.Supplier<T> body) throws Exception {
+    static <T> T onLoop(final OneMemoryNode node, final java.util.function.Supplier<T> body) throws Exception {
         final Promise<T> done = Promise.promise();
         node.loop.runOnContext(v -> done.complete(body.get()));
         return done.future().await(10, TimeUnit.SECONDS);
     }
 
-    private static UnsafeBuffer replicate(final int table, final long key, final long ts, final long txnId,
+    static UnsafeBuffer replicate(final int table, final long key, final long ts, final long txnId,
                                           final long value) {
         final UnsafeBuffer part = new UnsafeBuffer(new byte[AurogonRpc.REPLICATE_HEADER_BYTES + 8]);
         CoordinatorRecovery.fill(part, table, 8, key, ts);

@@ -514,8 +514,8 @@ class ParticipantTest {
     /**
      * A pending version whose coordinator still talked at the lease's end is looked at again a quarter lease later,
      * not a whole lease: a coordinator dying just after the first look no longer parks the version's readers for
-     * two leases (past the simulator's 1 ms call bound). And COMMITTED_AT's scan finds the committed versions at a
-     * timestamp, not the pending ones.
+     * two leases (past the simulator's 1 ms call bound). And COMMITTED_AT's index finds the committed versions at a
+     * timestamp, not the pending ones nor the reclaimed ones.
      */
     @Test
     void shouldLookAgainAQuarterLeaseLaterAndFindCommittedVersionsByTimestamp() {
@@ -534,5 +534,13 @@ class ParticipantTest {
         assertThat(q.suspect()).isEqualTo(100);
         assertThat(q.committedAt(100)).singleElement().satisfies(r -> assertThat(r).containsExactly(T, 4));
         assertThat(q.committedAt(101)).isEmpty();
+        // Its index follows version GC: a reclaimed version at 100 is no longer named.
+        for (long ts = 200; ts < 200 + 100L * Participant.Deferral.OFF.maxVersions(); ts += 100) {
+            assertThat(q.install(T, 4, ts)).isEqualTo(OK);
+            assertThat(q.commit(T, 4, ts, new byte[] {9})).isEqualTo(OK);
+        }
+        assertThat(q.committedAt(100)).isEmpty();
+        assertThat(q.committedAt(200 + 100L * (Participant.Deferral.OFF.maxVersions() - 1)))
+            .singleElement().satisfies(r -> assertThat(r).containsExactly(T, 4));
     }
 }

@@ -1,0 +1,106 @@
+package io.scythe.txn.aurogon;
+
+import io.scythe.storage.BackupTables;
+import io.scythe.storage.Table;
+import io.scythe.txn.Access;
+import io.scythe.txn.HistoryRecorder;
+import io.scythe.txn.OneMemoryNode;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.scythe.txn.aurogon.AurogonPromotionTest.onLoop;
+import static io.scythe.txn.aurogon.AurogonPromotionTest.pendingAt;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@link CoordinatorRecovery}'s lost-share path ({@code commitLost}) and COMMITTED_AT, over RRPC on one node. */
+class CoordinatorRecoveryTest {
+    private static final long KEY_A = 1;
+    private static final long KEY_B = 2;
+    private static final long KEY_C = 3;
+
+    /** The failure's message, or "ok". */
+    private static Future<String> outcome(final Future<Void> f) {
+        return f.map(v -> "ok").recover(e -> Future.succeededFuture(e.getMessage()));
+    }
+
+    /**
+     * (1) A lost share whose surviving backup holds the write of key 1 but not that of key 2, both suspects: key 1 is
+     * committed, key 2 stays pending and the recovery fails naming it (it was rolled back silently: a partial commit).
+     * (2) No backup answered (id 0), a version committed at the timestamp: committed, nothing reported under id 0,
+     * the recovery fails saying so (it reported transaction 0). (3) COMMITTED_AT flags an answer it cut short (it did
+     * not: the recovery took a part for the whole).
+     */
+    @Test
+    void shouldLeaveASuspectNoSurvivingBackupWroteInDoubtAndNeverReportIdZero() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 2048)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            final long ts = AurogonTimestamp.pack(1_000_000, 1, 0);
+            onLoop(node, () -> {
+                participant.install(items, KEY_A, ts);
+                participant.install(items, KEY_B, ts);
+                return null;
+            });
+            final UnsafeBuffer part = AurogonPromotionTest.replicate(copy.schema().id(), KEY_A, ts, 11, 111);
+            final int replicated = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                part)).map(reply -> reply.payload().getInt(0)));
+            assertThat(replicated).isEqualTo(Backups.OK);
+            final CoordinatorRecovery.Decision d = new CoordinatorRecovery.Decision();
+            d.entries.put("mn", 1);
+            d.txnId = 11;
+            final String lost = node.on(rt -> outcome(CoordinatorRecovery.commitLost(rt, ts, d, "mn",
+                List.of(new long[] {items, KEY_A}, new long[] {items, KEY_B}), List.of())));
+            assertThat(lost).contains("no surviving backup holds its write of items/2");
+            assertThat(pendingAt(participant, items, KEY_A, ts)).as("the held write committed").isFalse();
+            assertThat(participant.versions(items, KEY_A)[0][0]).isEqualTo(ts);
+            assertThat(pendingAt(participant, items, KEY_B, ts)).as("left in doubt, not rolled back").isTrue();
+
+            final long ts2 = AurogonTimestamp.pack(1_000_500, 2, 0);
+            onLoop(node, () -> {
+                participant.install(items, KEY_C, ts2);
+                return participant.commit(items, KEY_C, ts2, new byte[8]);
+            });
+            final List<Long> reported = new ArrayList<>();
+            final String noId = node.on(rt -> {
+                rt.recorder(new HistoryRecorder() {
+                    @Override
+                    public void committed(final long txnId, final long commitTs, final List<Access> accesses) {
+                    }
+
+                    @Override
+                    public void inDoubt(final long txnId, final List<Access> accesses) {
+                        reported.add(txnId);
+                    }
+                });
+                return outcome(CoordinatorRecovery.commitLost(rt, ts2, new CoordinatorRecovery.Decision(), "mn",
+                    List.of(), List.<long[]>of(new long[] {items, KEY_C})));
+            });
+            assertThat(reported).as("never transaction 0").isEmpty();
+            assertThat(noId).contains("id 0 is never recorded");
+
+            final long ts3 = AurogonTimestamp.pack(1_001_000, 3, 0);
+            final int many = 1_000;
+            onLoop(node, () -> {
+                for (long k = 100; k < 100 + many; k++) {
+                    participant.install(items, k, ts3);
+                    participant.commit(items, k, ts3, new byte[8]);
+                }
+                return null;
+            });
+            assertThat(onLoop(node, () -> participant.committedAt(ts3))).hasSize(many);
+            final int[] reply = node.on(rt -> rt.rocket("mn").compose(rocket -> {
+                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                CoordinatorRecovery.fill(request, 0, 0, 0, ts3);
+                return rocket.call(AurogonRpc.COMMITTED_AT, request);
+            }).map(r -> new int[] {r.payload().getInt(0), r.payload().getInt(4)}));
+            assertThat(reply[0]).as("cut short").isLessThan(many);
+            assertThat(reply[1]).isEqualTo(AurogonRpc.COMMITTED_AT_TRUNCATED);
+        }
+    }
+}
