@@ -1203,14 +1203,23 @@ public final class Simulation {
                 .put("crashed_recovered_by_id", crashed.recoveredById());
         }
         final List<String> violations = new ArrayList<>();
+        // A protocol that promises snapshot isolation only is not judged on what write skew breaks (reported only).
+        final java.util.Set<String> notJudged = protocol.snapshotIsolation() ? spec.writeSkewConditions()
+            : java.util.Set.of();
+        final JsonObject notJudgedJson = new JsonObject();
+        if (notJudged.contains(spec.quantity())) {
+            notJudgedJson.put(spec.quantity(), conservedOk ? "held" : "broken");
+        }
         // A commit given up past its point of no return may be half written back: only its recovery settles it.
-        if (!conservedOk && outcomeUnknown == 0 && notQuiescent == null) {
+        if (!conservedOk && outcomeUnknown == 0 && notQuiescent == null && !notJudged.contains(spec.quantity())) {
             violations.add(spec.quantity() + " not conserved " + conserved.encode());
         }
         conditions.forEach((condition, broken) -> {
             // Without recovery, a loop that gave up leaves what recovery would settle: a half written-back commit,
             // inserts it never abandoned. Those break the conditions, as they do conservation.
-            if (!broken.isEmpty() && givenUp.isEmpty() && notQuiescent == null) {
+            if (notJudged.contains(condition)) {
+                notJudgedJson.put(condition, broken.isEmpty() ? "held" : "broken");
+            } else if (!broken.isEmpty() && givenUp.isEmpty() && notQuiescent == null) {
                 violations.add("consistency condition '" + condition + "' broken " + broken.size() + " times (first: "
                     + broken.get(0) + ")");
             }
@@ -1361,6 +1370,9 @@ public final class Simulation {
             sim.put("failure", failureText());
         }
         sim.put("violations", new io.vertx.core.json.JsonArray(violations));
+        if (!notJudgedJson.isEmpty()) {
+            sim.put("write_skew_not_judged", notJudgedJson);
+        }
         if (left.unexplained()) {
             sim.put("locks_unexplained", left.unexplainedJson());
         }

@@ -41,7 +41,8 @@ class LotusCvtSimTest extends SimVertxTest {
     void shouldKeepTheMoneyAndTheIsolationLevelOnTheCvtStore() throws Exception {
         final Set<Opcode> atomics = Set.of(Opcode.COMPARE_AND_SWAP, Opcode.FETCH_AND_ADD);
         for (final String protocol : new String[] {"lotus", "lotus-si"}) {
-            for (final long seed : new long[] {1, 2}) {
+            // lotus-si one seed: its history is judged on more seeds (of phantom) in LotusSimTest, for the suite's time
+            for (final long seed : protocol.equals("lotus") ? new long[] {1, 2} : new long[] {1}) {
                 final String what = protocol + " seed " + seed;
                 final Simulation sim = new Simulation(options(protocol, seed).faults(new Faults().jitterNs(1_000)
                     .verbFail(1.0, atomics)), new SmallBankSpec(200, 0.99, "scythe"));

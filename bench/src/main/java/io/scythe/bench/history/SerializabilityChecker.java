@@ -76,8 +76,8 @@ public final class SerializabilityChecker {
         /** Whether snapshot isolation allows the cycles, in a line: else how many components forbid it, one named. */
         public String snapshotIsolationVerdict() {
             return snapshotIsolationCycles == 0 ? "every cycle has two consecutive rw edges (snapshot isolation "
-                + "allows them)" : "NOT SNAPSHOT ISOLATION either: " + snapshotIsolationCycles + " component(s) "
-                + "with a cycle without two consecutive rw edges; the first holds "
+                + "allows them)" : "NOT SNAPSHOT ISOLATION either: " + snapshotIsolationCycles + " component(s) of the "
+                + "graph with a cycle without two consecutive rw edges; the first holds "
                 + snapshotIsolationWitness.stream().map(t -> "T" + t).toList();
         }
 
@@ -525,7 +525,7 @@ public final class SerializabilityChecker {
             cycles.add(new Cycle(anomaly, allSizes[c], steps));
         }
         final List<Long> siWitness = new ArrayList<>();
-        final long siCycles = snapshotIsolationCycles(siWitness);
+        final long siCycles = snapshotIsolationCycles(all, allSizes.length, siWitness);
         return new Result(h.label, n, edgesByKind.clone(), components, List.copyOf(cycles), impossibleCount,
             List.copyOf(impossible), inDoubtCount(), siCycles, List.copyOf(siWitness));
     }
@@ -626,10 +626,12 @@ public final class SerializabilityChecker {
      * connected components of the graph whose nodes are each transaction twice, as reached by a ww or wr edge (or
      * first) and as reached by an rw edge, where an rw edge may not follow an rw edge. A cycle of that graph is a cycle
      * of the history with no two consecutive rw edges: a ww/wr cycle, a lost update (rw then ww), a cycle whose rw
-     * edges alternate with others. Returns their number and fills {@code witness} with the transactions of the first.
-     * A necessary condition only: a start/commit order (G-SIa) is not in the history.
+     * edges alternate with others. Returns how many components of the history's graph ({@code all}, of
+     * {@code allCount} components) hold one (a transaction is twice in the split graph, so one history component may
+     * hold two of its components) and fills {@code witness} with the transactions of the first. A necessary condition
+     * only: a start/commit order (G-SIa) is not in the history.
      */
-    private long snapshotIsolationCycles(final List<Long> witness) {
+    private long snapshotIsolationCycles(final int[] all, final int allCount, final List<Long> witness) {
         final int n = h.transactions;
         final int[] splitOffsets = new int[2 * n + 1];
         for (int e = 0; e < edgeCount; e++) {
@@ -658,10 +660,13 @@ public final class SerializabilityChecker {
         }
         final int[] component = components(2 * n, splitOffsets, splitDst, new byte[splitDst.length], 1);
         final int[] size = sizes(component);
+        final boolean[] counted = new boolean[allCount];
         long cycles = 0;
         int first = -1;
-        for (int c = 0; c < size.length; c++) {
-            if (size[c] > 1) {
+        for (int v = 0; v < 2 * n; v++) {
+            final int c = component[v];
+            if (size[c] > 1 && !counted[all[v % n]]) {
+                counted[all[v % n]] = true;
                 cycles++;
                 first = first < 0 ? c : first;
             }

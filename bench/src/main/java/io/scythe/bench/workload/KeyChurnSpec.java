@@ -44,6 +44,8 @@ public final class KeyChurnSpec implements OltpSpec {
     public static final String MARK = "mark";
     public static final String COUNTER = "counter";
     public static final String TALLY = "tally";
+    /** Phantom's consistency condition: no group has its flag raised and its mark present (write skew). */
+    public static final String WRITE_SKEW_CONDITION = "no group flagged and marked";
     private static final int TALLY_ID = 44;
     private static final int FLAG_ID = 41;
     private static final int MARK_ID = 42;
@@ -237,7 +239,13 @@ public final class KeyChurnSpec implements OltpSpec {
 
     @Override
     public Map<String, List<String>> consistency(final List<LogDb> dbs) {
-        return shape == Shape.PHANTOM ? Map.of("no group flagged and marked", violations(dbs)) : Map.of();
+        return shape == Shape.PHANTOM ? Map.of(WRITE_SKEW_CONDITION, violations(dbs)) : Map.of();
+    }
+
+    /** Phantom's one condition (and its conserved quantity, which counts its violations) is write skew. */
+    @Override
+    public java.util.Set<String> writeSkewConditions() {
+        return shape == Shape.PHANTOM ? java.util.Set.of(WRITE_SKEW_CONDITION, quantity()) : java.util.Set.of();
     }
 
     @Override

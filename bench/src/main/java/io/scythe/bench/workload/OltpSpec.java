@@ -85,6 +85,16 @@ public interface OltpSpec {
     }
 
     /**
+     * The conditions that only serializability keeps, named as {@link #consistency} names them or as
+     * {@link #quantity()} (when the conserved quantity counts their violations): write skew breaks them, which
+     * snapshot isolation allows, so a protocol that promises snapshot isolation only
+     * ({@code Protocol#snapshotIsolation}) is not judged on them. None by default.
+     */
+    default java.util.Set<String> writeSkewConditions() {
+        return java.util.Set.of();
+    }
+
+    /**
      * Whether a commit refused on a duplicate key is one of this workload's expected outcomes (TATP's
      * InsertCallForwarding of a row that exists: the spec's "failed insert") rather than a transaction that gave up.
      * Such aborts are then counted like user rollbacks: completed, not aborted attempts.

@@ -49,6 +49,23 @@ class SerializabilityCheckerTest {
     }
 
     @Test
+    void shouldCountEachHistoryComponentOnceUnderSnapshotIsolation() {
+        // Two write cycles (T1, T2 and T3, T4) joined into one component only through pairs of consecutive rw edges
+        // (T2 -rw-> T5 -rw-> T3, T4 -rw-> T6 -rw-> T1): two components of the split graph, one of the history.
+        final Result r = check(History.chainBuilder(0, "two ww cycles")
+            .txn(1, 1, 1).write("t", 1, 1, 0).write("t", 2, 4, 3).write("u", 8, 80, 0)
+            .txn(2, 2, 2).write("t", 1, 2, 1).write("t", 2, 3, 0).read("u", 5, 0)
+            .txn(3, 3, 3).write("t", 3, 1, 0).write("t", 4, 4, 3).write("u", 6, 60, 0)
+            .txn(4, 4, 4).write("t", 3, 2, 1).write("t", 4, 3, 0).read("u", 7, 0)
+            .txn(5, 5, 5).read("u", 6, 0).write("u", 5, 50, 0)
+            .txn(6, 6, 6).read("u", 8, 0).write("u", 7, 70, 0));
+        assertThat(r.components()).isEqualTo(1);
+        assertThat(r.cycles()).singleElement().satisfies(c -> assertThat(c.componentSize()).isEqualTo(6));
+        assertThat(r.snapshotIsolationCycles()).isEqualTo(1);
+        assertThat(r.snapshotIsolationVerdict()).contains("1 component(s) of the graph");
+    }
+
+    @Test
     void shouldReportTwoOverwritesOfOneVersionAsImpossibleAndAsACycle() {
         // What the unsafe protocol records: both believe they overwrote version 0.
         final Result r = check(History.chainBuilder(0, "fork")
