@@ -1039,6 +1039,11 @@ public final class LineCache {
         final long slotAddress = request.payload().getLong(at + Invalidation.SLOT_ADDRESS_OFFSET);
         final Slot to = slotAddress == 0 ? null : new Slot(request.payload().getInt(at + Invalidation.SLOT_RKEY_OFFSET),
             slotAddress, request.payload().getLong(at + Invalidation.TICKET_OFFSET));
+        if (fromRecovered(requester)) {
+            Stats.count("invalidation from a recovered participant: dropped");
+            responder.reply(Invalidation.status(Invalidation.DROPPED)); // nobody reads it: the sender is dead
+            return;
+        }
         if (kind == Invalidation.PEER_WR_SHARED) {
             readerSpin.writerWaiting(line, priority, runtime.timers().nowNs());
         }
@@ -1112,6 +1117,17 @@ public final class LineCache {
         }
         final List<Waiting> waiting = f.waiting;
         f.waiting = null;
+        waiting.removeIf(w -> {
+            if (!fromRecovered(w.requester)) {
+                return false;
+            }
+            Stats.count("deferred invalidation from a recovered participant: dropped");
+            w.responder.reply(Invalidation.status(Invalidation.DROPPED));
+            return true;
+        });
+        if (waiting.isEmpty()) {
+            return;
+        }
         if (f.memo == Memo.I || frames.get(f.line) != f) {
             notHeld(waiting);
             return;
@@ -1182,6 +1198,11 @@ public final class LineCache {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
             return Future.succeededFuture();
         }
+        if (fromRecovered(requester)) { // a remembered one whose sender was recovered meanwhile
+            Stats.count("invalidation from a recovered participant: dropped");
+            responder.reply(Invalidation.status(Invalidation.DROPPED));
+            return Future.succeededFuture();
+        }
         if (!handover && f.memo == Memo.M) { // Fig. 7a's baseline: release (flushed), the requester retries
             return busy(f, () -> mustLand("a release asked for (no handover)", () -> channel(f).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
@@ -1211,7 +1232,7 @@ public final class LineCache {
                 addFlush(batch, f);
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
                 return batch.post();
-            })))).transform(done -> {
+            })).compose(v -> unlessRecoveredMeanwhile(f, requester, LatchWord.bit(requester))))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
                     return Future.succeededFuture();
@@ -1242,7 +1263,8 @@ public final class LineCache {
                 addFlush(batch, f);
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, delta);
                 return batch.post().<Void>mapEmpty();
-            })))).transform(done -> {
+            })).compose(v -> !modified ? Future.<Void>succeededFuture()
+                : unlessRecoveredMeanwhile(f, requester, LatchWord.exclusive(requester))))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
                     return Future.succeededFuture();
@@ -1258,6 +1280,41 @@ public final class LineCache {
                     f.headerDirty = false;
                 }
                 return Future.succeededFuture();
+            });
+    }
+
+    /**
+     * Whether the sender of an invalidation, {@code requester}, was declared dead and its bits cleared (recoverable
+     * runs only: others keep their events). Its message, sent before it died and served now, must not hand it the
+     * line: a handover FAA or a downgrade landing after the memory node's dead-node step set its holder field or reader
+     * bit again, which nobody would ever clear (package doc "Dead compute nodes": a {@code selcc-to} churn crash seed).
+     */
+    private boolean fromRecovered(final int requester) {
+        return recoverable && SelccRecovery.cleared(runtime.fabric(), requester);
+    }
+
+    /**
+     * After a handover (case 1) or downgrade (case 2) to {@code requester} landed: if the requester was recovered
+     * meanwhile (the step may have run between this loop's decision and the FAA's landing, then missing what the FAA
+     * set), its holder field or reader bit is taken out of the word by CAS, retried against the word found (survivors'
+     * FAAs land meanwhile) while the word still names it: the dead participant takes nothing any more, so what names
+     * it is only this FAA's. {@code guess}: the word the first CAS expects.
+     */
+    private Future<Void> unlessRecoveredMeanwhile(final Frame f, final int requester, final long guess) {
+        if (!fromRecovered(requester)) {
+            return Future.succeededFuture();
+        }
+        return mustLand("the release of a recovered participant's latch", () -> channel(f).compose(ch ->
+            ch.compareAndSwap(f.latchAddress(), f.rkey, guess, SelccRecovery.without(guess, requester)))).compose(
+            found -> {
+                if (found == guess) {
+                    if (SelccRecovery.names(guess, requester)) {
+                        Stats.count("handover to a recovered participant taken back");
+                    }
+                    return Future.<Void>succeededFuture();
+                }
+                return SelccRecovery.names(found, requester) ? unlessRecoveredMeanwhile(f, requester, found)
+                    : Future.<Void>succeededFuture();
             });
     }
 

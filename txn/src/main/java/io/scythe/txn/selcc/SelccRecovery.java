@@ -309,6 +309,16 @@ public final class SelccRecovery {
                 : word -> cleared(word, dead, deadBits));
     }
 
+    /** Whether {@code word} names {@code participant}: its Exclusive holder or one of its readers. */
+    static boolean names(final long word, final int participant) {
+        return LatchWord.holder(word) == participant || LatchWord.reads(word, participant);
+    }
+
+    /** {@code word} without {@code participant}'s reader bit and, when it is the holder, the holder field. */
+    static long without(final long word, final int participant) {
+        return cleared(word, Set.of(participant), LatchWord.bit(participant));
+    }
+
     /** {@code word} without the participants {@code dead} (their bits {@code deadBits}). */
     static long cleared(final long word, final Set<Integer> dead, final long deadBits) {
         final long readers = LatchWord.readers(word) & ~deadBits;

@@ -167,9 +167,18 @@
  * ABANDON of a dead node's inserts would find them, which let reclamation free a slot survivors still latch by FAA
  * (a {@code sel-2pl} phantom seed left a latch word of -2). So no half-inserted row, and a decided insert is present.
  * Measured: {@code scythe sim --explore 30 --seed 1 --crashes --protocols selcc-2pl,sel-2pl,selcc-occ,selcc-to
- * --workload phantom|churn|tpcc}: see the README (the failures left are {@code selcc-to}'s, below).
+ * --workload phantom|churn|tpcc}: see the README.
  * Not refused any more ({@link io.scythe.txn.selcc.SelccModule} has no {@code crashRefusal}).
- * <br>Left: a {@code selcc-to} churn crash seed (14) leaves a latch word
- * with participant 2 as its Exclusive holder after the drain (no log region, no bits cleared), on main as well.
+ * <br><b>Invalidations from a dead node.</b> A survivor serving a PeerRd or PeerWr the dead node sent before it died
+ * must not hand it the line once the dead-node step ran: its handover FAA (case 1) or downgrade (case 2) would set the
+ * dead participant's holder field or reader bit again after the step cleared them, and nobody would clear them any
+ * more. A {@code selcc-to} churn crash seed (14) did: the dead node's loop (participant 2, the dead node's second loop)
+ * held nothing when the step ran (no bit cleared; no log region: it had committed no write), but a survivor had served
+ * its PeerWr before the recovery and its case-1 handover FAA landed only after the step (about 50 us to land); the
+ * word stayed held Exclusive by participant 2 through the drain (1.58 M events, the survivors chasing it). Now an
+ * invalidation whose sender was recovered is dropped (on arrival, among the remembered ones, and when served), and a
+ * handover or downgrade to a sender recovered by the time it landed is taken back by CAS, retried while the word
+ * names the dead participant ({@code LineCache#unlessRecoveredMeanwhile}; seed 14: taken back once, no latch left,
+ * 41 k events). Recoverable runs only (others keep their events).
  */
 package io.scythe.txn.selcc;
