@@ -179,6 +179,9 @@
  * invalidation whose sender was recovered is dropped (on arrival, among the remembered ones, and when served), and a
  * handover or downgrade to a sender recovered by the time it landed is taken back by CAS, retried while the word
  * names the dead participant ({@code LineCache#unlessRecoveredMeanwhile}; seed 14: taken back once, no latch left,
- * 41 k events). Recoverable runs only (others keep their events).
+ * 41 k events). Recoverable runs only (others keep their events). Caveat: this relies on each memory node's dead-node
+ * step running in one go (it does in the simulator); with the step walking a memory node concurrently with survivors'
+ * verbs, a handover landing during the walk is caught only if the survivor already sees the participant cleared when
+ * its handover completes: a cluster version needs the step to re-check after survivors acknowledge the clearing.
  */
 package io.scythe.txn.selcc;
