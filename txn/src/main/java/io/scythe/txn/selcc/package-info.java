@@ -182,6 +182,10 @@
  * 41 k events). Recoverable runs only (others keep their events). Caveat: this relies on each memory node's dead-node
  * step running in one go (it does in the simulator); with the step walking a memory node concurrently with survivors'
  * verbs, a handover landing during the walk is caught only if the survivor already sees the participant cleared when
- * its handover completes: a cluster version needs the step to re-check after survivors acknowledge the clearing.
+ * its handover completes: a cluster version needs the step to re-check after survivors acknowledge the clearing (or
+ * mark participants "being cleared" before its walk). Also left (review of this change): a case-1 take-back drops the
+ * survivor's Modified copy unflushed, safe for tables only because recoverable commits write through (GCL/B-link lines
+ * do not: no crash run uses the tree today; a crash there would lose that update: keep the copy Modified or flush
+ * first); {@code CLEARED} never forgets a participant, which assumes participant numbers are never reused.
  */
 package io.scythe.txn.selcc;
