@@ -600,14 +600,7 @@ public final class Participant {
 
     /** The records ({@code [table, key]}) with a suspect version pending at {@code ts}. */
     public List<long[]> suspectsAt(final long ts) {
-        final List<Record> rs = suspects.get(ts);
-        final List<long[]> out = new ArrayList<>();
-        if (rs != null) {
-            for (final Record r : rs) {
-                out.add(new long[] {r.table, r.key});
-            }
-        }
-        return out;
+        return keysOf(suspects.get(ts));
     }
 
     /**
@@ -615,10 +608,14 @@ public final class Participant {
      * transaction lost a backup share, rare; {@link CoordinatorRecovery}): from the index, no scan.
      */
     public List<long[]> committedAt(final long ts) {
-        final List<Record> rs = committedIndex.get(ts);
+        return keysOf(committedIndex.get(ts));
+    }
+
+    /** {@code records} as {@code [table, key]} pairs (none for null). */
+    private static List<long[]> keysOf(final List<Record> records) {
         final List<long[]> out = new ArrayList<>();
-        if (rs != null) {
-            for (final Record r : rs) {
+        if (records != null) {
+            for (final Record r : records) {
                 out.add(new long[] {r.table, r.key});
             }
         }
