@@ -70,6 +70,13 @@ public record ClusterAccess(String cluster, String secret, String node, String h
     /** Hazelcast properties the split-brain merge needs to bring a paused member back within seconds. */
     public static final String MERGE_DELAY_SECONDS = "5";
 
+    /**
+     * A system property that, when set, replaces cluster.xml's {@code hazelcast.max.no.heartbeat.seconds} (3 s): how
+     * long a member may send no heartbeat before it is declared dead. The recovery module's process tests set it
+     * (its pom says why); {@code LocalCluster} passes it on to the node JVMs it starts.
+     */
+    public static final String MAX_NO_HEARTBEAT_PROPERTY = "scythe.hazelcast.maxNoHeartbeatSeconds";
+
     /** Held so the level set on it is not lost with a collected logger. */
     private static final Logger HAZELCAST_LOG = Logger.getLogger("com.hazelcast");
     private static final AtomicInteger CLIENTS = new AtomicInteger();
@@ -170,6 +177,14 @@ public record ClusterAccess(String cluster, String secret, String node, String h
         hz.setInstanceName(hazelcastInstanceName());
         hz.setProperty("hazelcast.merge.first.run.delay.seconds", MERGE_DELAY_SECONDS);
         hz.setProperty("hazelcast.merge.next.run.delay.seconds", MERGE_DELAY_SECONDS);
+        final String maxNoHeartbeat = System.getProperty(MAX_NO_HEARTBEAT_PROPERTY);
+        if (maxNoHeartbeat != null) {
+            if (!maxNoHeartbeat.matches("[1-9][0-9]{0,3}")) {
+                throw new IllegalArgumentException(MAX_NO_HEARTBEAT_PROPERTY + " must be whole seconds from 1 to 9999, "
+                    + "not '" + maxNoHeartbeat + "'");
+            }
+            hz.setProperty("hazelcast.max.no.heartbeat.seconds", maxNoHeartbeat);
+        }
         final NetworkConfig network = hz.getNetworkConfig();
         network.setPort(hazelcastPort).setPortAutoIncrement(false);
         network.getInterfaces().setEnabled(true).clear().addInterface(host);

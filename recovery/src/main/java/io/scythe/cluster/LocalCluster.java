@@ -48,6 +48,10 @@ public final class LocalCluster implements AutoCloseable {
             cmd.addAll(List.of(NODE_JVM_OPTIONS.split(" ")));
             cmd.addAll(jvmOptions);
             cmd.add("-D" + NodeMain.EXIT_WITH_PARENT + "=true");
+            final String maxNoHeartbeat = System.getProperty(ClusterAccess.MAX_NO_HEARTBEAT_PROPERTY);
+            if (maxNoHeartbeat != null) { // the nodes see members die as this JVM's client does
+                cmd.add("-D" + ClusterAccess.MAX_NO_HEARTBEAT_PROPERTY + "=" + maxNoHeartbeat);
+            }
             for (final String module : List.of("java.base/java.lang", "java.base/java.nio", "java.base/sun.nio.ch",
                 "java.base/java.util", "java.management/sun.management",
                 "jdk.management/com.sun.management.internal")) {

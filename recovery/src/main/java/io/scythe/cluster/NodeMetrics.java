@@ -50,6 +50,16 @@ public final class NodeMetrics {
     /** Seconds a connection to the node's HTTP server may stay idle (a scrape or a health check takes milliseconds). */
     static final int HTTP_IDLE_TIMEOUT_S = 5;
 
+    /**
+     * The idle timeout of a node whose CN-to-CN calls may wait {@code peerCallTimeoutMs}: {@link #HTTP_IDLE_TIMEOUT_S},
+     * or a second more than that bound where it is longer. {@code /peers/probe} waits for a peer's reply, during which
+     * nothing moves on its connection, and the server must not cut a request the node itself lets run that long (a
+     * paused peer is answered for when its member leaves the cluster, up to Hazelcast's heartbeat timeout later).
+     */
+    static int httpIdleTimeoutSeconds(final long peerCallTimeoutMs) {
+        return (int) Math.max(HTTP_IDLE_TIMEOUT_S, Math.min(3600, (peerCallTimeoutMs + 999) / 1000 + 1));
+    }
+
     private final ScytheNode node;
     private final PrometheusMeterRegistry registry;
     private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
@@ -226,18 +236,19 @@ public final class NodeMetrics {
         if (port < 0) {
             return Future.succeededFuture(-1);
         }
-        http = node.vertx().createHttpServer(httpOptions().setHost(host).setPort(port)).requestHandler(this::handle);
+        http = node.vertx().createHttpServer(httpOptions(httpIdleTimeoutSeconds(node.config().peerCallTimeoutMs()))
+            .setHost(host).setPort(port)).requestHandler(this::handle);
         return http.listen().map(HttpServer::actualPort);
     }
 
     /**
      * The HTTP server's limits against hostile clients: a request line or headers past these sizes get an error reply
-     * and a close, and a connection idle for {@link #HTTP_IDLE_TIMEOUT_S} (a request left half-written, slowloris) is
-     * closed. The server is non-blocking: such clients hold a connection, never a thread.
+     * and a close, and a connection idle for {@code idleTimeoutS} (a request left half-written, slowloris) is closed.
+     * The server is non-blocking: such clients hold a connection, never a thread.
      */
-    static HttpServerOptions httpOptions() {
+    static HttpServerOptions httpOptions(final int idleTimeoutS) {
         return new HttpServerOptions().setMaxInitialLineLength(4096).setMaxHeaderSize(8192).setMaxChunkSize(8192)
-            .setMaxFormAttributeSize(8192).setIdleTimeout(HTTP_IDLE_TIMEOUT_S)
+            .setMaxFormAttributeSize(8192).setIdleTimeout(idleTimeoutS)
             .setIdleTimeoutUnit(TimeUnit.SECONDS);
     }
 
