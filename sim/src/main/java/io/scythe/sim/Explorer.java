@@ -147,7 +147,11 @@ public final class Explorer {
     /** The command that replays {@code options} of {@code workload}. */
     public static String replayCommand(final Workload workload, final SimOptions o) {
         return "scythe sim " + workload.cliArgs() + " --protocols " + o.protocol() + " --cns " + o.computeNodes() + " --loops " + o.loopsPerComputeNode()
-            + " --clients " + o.clientsPerComputeNode() + " --mns " + o.memoryNodes() + " --duration "
+            + " --clients " + o.clientsPerComputeNode() + " --mns " + o.memoryNodes()
+            // Always spelt out: the explorer's SimOptions default (a TSO group per loop) is not the CLI's (per CN), and
+            // a replay left to the CLI's default ran another seed's schedule (selcc-to phantom seed 1: 10 commits, not 15).
+            + " --tso-group " + (o.tsoGroupPerComputeNode() ? "cn" : "loop")
+            + (o.tsoProxies() > 0 ? " --tso-proxies " + o.tsoProxies() : "") + " --duration "
             + o.durationNs() / 1000 + "us --jitter " + o.faults().jitterNs() / 1000 + "us"
             + (o.faults().verbFailRate() > 0 ? " --verb-fail-rate " + o.faults().verbFailRate() + " --verb-fail-kinds "
             + String.join(",", Faults.kindNames(o.faults().verbFailKinds())) : "")
