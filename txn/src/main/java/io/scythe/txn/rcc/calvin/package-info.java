@@ -104,5 +104,9 @@
  * ({@code CalvinModule#clusterRefusal}: no host there tells of a death or publishes the logs' whereabouts yet).
  * Tested by {@code CalvinSimTest#shouldRecoverTheCrashOfANodeOwningNoPartition} (a node owning none crashes at a time
  * drawn from the seed: money conserved, serializable, no lock left; fails when survivors release a logged decision).
+ * Sweep: {@code scythe sim --explore 100 --crashes --cns 3 --mns 2 --crash-cn 2 --protocols
+ * rcc-calvin,rcc-calvin:primitive=rpc}: 0 of 100 seeds failed in each form (crashes before the decision: 63 and 61,
+ * after it: 37 and 39; 38 and 43 of the dead node's commits decided by recovery). Not caught by that sweep: sending
+ * the writes before the decision is durable (0 of 30 seeds per form failed with it; the window is one WRITE).
  */
 package io.scythe.txn.rcc.calvin;
