@@ -261,7 +261,8 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(min = "-1", max = "63")
     @Option(names = "--crash-cn", defaultValue = "-1",
         description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. Without "
-            + "--crash-recover the run reports what it left (locks held, the conserved quantity).")
+            + "--crash-recover the run reports what it left (locks held, the conserved quantity). With --explore "
+            + "--crashes: the node every seed crashes (at a time drawn from the seed; default: drawn too).")
     int crashCn;
 
     @Accepts(min = "0s")
@@ -525,8 +526,9 @@ public final class SimCommand implements Callable<Integer> {
             o.replicas(replicas.get(0));
         }
         verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes).colocate(colocate);
-        if (crashes) {
-            Explorer.crash(o).faults().recover(true, crashDetect.toNanos());
+        if (crashes) { // --crash-cn picks the node; the time is still drawn from the seed
+            (crashCn >= 0 ? Explorer.crash(o, crashCn) : Explorer.crash(o)).faults().recover(true,
+                crashDetect.toNanos());
         }
         return o.validate();
     }

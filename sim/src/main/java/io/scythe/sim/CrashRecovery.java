@@ -172,7 +172,16 @@ final class CrashRecovery {
                 if (ar.succeeded()) {
                     report = ar.result();
                     recoveredAtNs = now.getAsLong();
+                    this.recorders = recorders;
                     settle(recorders);
+                    // The dead node is fenced on every memory node and its redo records are settled: the modules of
+                    // the live nodes that asked to hear of it (run.peerDied) now take over what it left them.
+                    for (final Map.Entry<Integer, java.util.function.IntConsumer> l : peerDied) {
+                        final int cn = l.getKey();
+                        if (cn != crashedCn && live.test(cn)) {
+                            loops.get(cn).get(0).execute(() -> l.getValue().accept(crashedCn));
+                        }
+                    }
                 } else if (attempts >= MAX_ATTEMPTS) {
                     errors.add("recovery of cn" + crashedCn + " failed " + attempts + " times; last: " + ar.cause());
                 } else {
@@ -206,24 +215,51 @@ final class CrashRecovery {
         };
     }
 
+    /**
+     * A live node's module (CALVIN's survivors, {@code run.recoveredCommit}) committed the dead node's transaction
+     * {@code txnId} on its behalf after the recovery proper: counted as recovery's commits are (once, however many
+     * nodes say so); an id that is not a candidate (its client heard the outcome, or it is not the dead node's) is
+     * ignored.
+     */
+    void committedLater(final long txnId) {
+        final Pending p = candidates.get(txnId);
+        if (p == null || p.decided) {
+            return;
+        }
+        p.decided = true;
+        if (report != null) {
+            settleOne(txnId, p, recorders);
+        }
+    }
+
+    /** The modules that hear of the dead node once it is recovered ({@code run.peerDied}: by node index). */
+    void onPeerDied(final List<Map.Entry<Integer, java.util.function.IntConsumer>> listeners) {
+        this.peerDied = listeners;
+    }
+
+    private List<Map.Entry<Integer, java.util.function.IntConsumer>> peerDied = List.of();
+    private List<HistoryRecorder> recorders = List.of();
+
     /** Counts what recovery decided: the results of the commits it rolled forward, and their history. */
     private void settle(final List<HistoryRecorder> recorders) {
         for (final Map.Entry<Long, Pending> e : candidates.entrySet()) {
             final Pending p = e.getValue();
-            if (!p.decided) {
-                continue;
+            if (p.decided) {
+                settleOne(e.getKey(), p, recorders);
             }
-            committedByRecovery++;
-            if (p.result == null) {
-                errors.add("transaction " + Long.toHexString(e.getKey()) + " committed by recovery without a known "
-                    + "result");
-            } else {
-                rolledDelta += p.result;
-            }
-            if (!p.recorded) {
-                for (final HistoryRecorder r : recorders) {
-                    r.committed(e.getKey(), p.version, p.writes);
-                }
+        }
+    }
+
+    private void settleOne(final long txnId, final Pending p, final List<HistoryRecorder> recorders) {
+        committedByRecovery++;
+        if (p.result == null) {
+            errors.add("transaction " + Long.toHexString(txnId) + " committed by recovery without a known result");
+        } else {
+            rolledDelta += p.result;
+        }
+        if (!p.recorded) {
+            for (final HistoryRecorder r : recorders) {
+                r.committed(txnId, p.version, p.writes);
             }
         }
     }

@@ -137,10 +137,18 @@ public final class Explorer {
      * (so across seeds the crash hits every stage of the transactions in flight), and recovers it.
      */
     public static SimOptions crash(final SimOptions o) {
+        return crash(o, -1);
+    }
+
+    /**
+     * As {@link #crash(SimOptions)}, but crashing compute node {@code cn} (-1: drawn from the seed as there); the
+     * time is drawn the same way either way.
+     */
+    public static SimOptions crash(final SimOptions o, final int cn) {
         final java.util.SplittableRandom random = new java.util.SplittableRandom(o.seed() ^ CRASH_SEED_SALT);
-        final int cn = random.nextInt(o.computeNodes());
+        final int drawn = random.nextInt(o.computeNodes());
         final long atNs = 1 + random.nextLong(o.durationNs() - 1);
-        o.faults().crash(cn, atNs).recover(true, Faults.DEFAULT_DETECT_NS);
+        o.faults().crash(cn < 0 ? drawn : cn, atNs).recover(true, Faults.DEFAULT_DETECT_NS);
         return o;
     }
 

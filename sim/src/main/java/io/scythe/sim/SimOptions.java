@@ -89,7 +89,7 @@ public final class SimOptions {
             final io.scythe.txn.spi.ProtocolModule module = peers != null ? peers
                 : io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol);
             final String refusal = module == null || faults.crashCn() == Faults.NO_CRASH ? null
-                : module.crashRefusal(run);
+                : module.crashRefusal(run, faults.crashCn(), computeNodes, memoryNodes);
             if (refusal != null) {
                 throw new IllegalArgumentException("protocol " + protocol + ": crashing a compute node (--crash-cn, "
                     + "--crashes) is not modelled: " + refusal);

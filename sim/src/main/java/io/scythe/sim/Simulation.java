@@ -512,6 +512,13 @@ public final class Simulation {
             computeNodeShared.put("run.over", (java.util.function.BooleanSupplier) () -> endNs != 0
                 && clock.nanoTime() - endNs >= 0);
             computeNodeShared.put("run.endChecks", endChecks);
+            if (recovery != null) { // a crash recovered: modules hear of the dead node once it is fenced (CALVIN)
+                final List<java.util.Map.Entry<Integer, java.util.function.IntConsumer>> peerDied =
+                    java.util.Collections.synchronizedList(new ArrayList<>());
+                computeNodeShared.put("run.peerDied", peerDied);
+                computeNodeShared.put("run.recoveredCommit", (java.util.function.LongConsumer) recovery::committedLater);
+                recovery.onPeerDied(peerDied);
+            }
             if (shardMap != null) {
                 computeNodeShared.put("routing.shards", options.shards());
                 computeNodeShared.put("routing.moveShardEveryNs", options.moveShardEveryNs());

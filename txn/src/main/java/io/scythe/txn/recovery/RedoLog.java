@@ -579,6 +579,17 @@ public final class RedoLog {
         void posting(long txnId, long version, List<Access> writes);
     }
 
+    /**
+     * A protocol that logs its commit decision elsewhere (CALVIN's executor record in its input log) tells the
+     * {@link #onPosting} observer, as a record of this log would, just before that decision is posted: the observer
+     * then knows the transaction may be committed by recovery. Changes nothing else.
+     */
+    public void announce(final long txnId, final long version, final List<Access> writes) {
+        if (onPosting != null) {
+            onPosting.posting(txnId, version, writes);
+        }
+    }
+
     private void posting(final long txnId, final UnsafeBuffer record, final List<Access> writes) {
         if (onPosting != null) {
             onPosting.posting(txnId, record.getLong(RedoRecordDescriptor.VERSION_OFFSET), writes);

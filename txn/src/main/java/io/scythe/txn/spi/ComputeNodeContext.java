@@ -30,7 +30,11 @@ public interface ComputeNodeContext {
      * services outside the nodes, such as a routing layer. The simulator puts {@code run.over} (a BooleanSupplier:
      * periodic tasks stop), {@code run.endChecks} (a {@code List<Map.Entry<Integer, Supplier<String>>>}: a module adds
      * a node's check of what it still holds once every transaction finished, by node index; a non-null answer is a
-     * violation of the run) and, when it routes, {@code routing.shards} (its shard count), {@code
+     * violation of the run), in a run that crashes and recovers a compute node {@code run.peerDied} (a {@code
+     * List<Map.Entry<Integer, IntConsumer>>}: a module adds a node's listener by node index, run on that node's first
+     * loop with the dead node's index once the dead node is fenced on every memory node and its redo records settled)
+     * and {@code run.recoveredCommit} (a LongConsumer: the id of a dead node's transaction a live node committed on its
+     * behalf, for the run's checks), and, when it routes, {@code routing.shards} (its shard count), {@code
      * routing.moveShardEveryNs} (how often it moves shards at random, 0: never) and {@code routing.moved} (a
      * BiConsumer of shard and compute node a module that moves shards itself tells). The embedded cluster puts
      * {@code run.over}, {@code routing.shards}, {@code routing.moved} and {@code clock.wall} (true: its loops' timers

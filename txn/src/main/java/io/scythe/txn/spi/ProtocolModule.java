@@ -75,6 +75,16 @@ public interface ProtocolModule {
     }
 
     /**
+     * {@link #crashRefusal(Protocol)} for a crash of compute node {@code crashed} of {@code computeNodes}, the tables
+     * partitioned over {@code partitions} memory nodes: a module whose recovery covers some nodes' deaths only says
+     * which. That of any node by default.
+     */
+    default String crashRefusal(final Protocol protocol, final int crashed, final int computeNodes,
+                                final int partitions) {
+        return crashRefusal(protocol);
+    }
+
+    /**
      * The options of its compute nodes' peers, from the host's {@code defaults} (e.g. buckets large enough for what
      * its handlers reply); only for a run whose {@link #peerMessaging} is not NONE. The defaults unchanged by default.
      */

@@ -12,7 +12,6 @@ import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayDeque;
-import java.util.function.Consumer;
 
 /**
  * CALVIN's one-sided messaging between compute nodes (RCC §4.6, the RDMA form): every node registers one region,
@@ -63,7 +62,8 @@ final class CalvinInbox implements Bridge.Poller {
     private final java.util.Map<Integer, Future<RemoteRegion>> remotes = new java.util.HashMap<>();
     private Handler handler;
     private TxnRuntime home;
-    private Consumer<String> giveUp;
+    /** A message to or READ at a peer failed: (peer, why); the node judges whether the peer died. */
+    private java.util.function.BiConsumer<Integer, String> giveUp;
     private boolean spin;
     /** WRITEs and credit READs posted and not completed: the loop keeps polling while there are any. */
     private int inFlight;
@@ -97,7 +97,8 @@ final class CalvinInbox implements Bridge.Poller {
     }
 
     /** Sets the inbox up on the home loop: messages go to {@code handler}. */
-    void start(final TxnRuntime runtime, final Handler messages, final Consumer<String> fatal) {
+    void start(final TxnRuntime runtime, final Handler messages,
+               final java.util.function.BiConsumer<Integer, String> fatal) {
         this.home = runtime;
         this.handler = messages;
         this.giveUp = fatal;
@@ -120,6 +121,11 @@ final class CalvinInbox implements Bridge.Poller {
     }
 
     // ------------------------------------------------------------------------------------------------ sending
+
+    /** Node {@code to} died: what waits for a slot there is dropped, and nothing more is sent to it. */
+    void drop(final int to) {
+        queued[to].clear();
+    }
 
     /** Sends {@code payload} as a message of {@code type} to node {@code to}, after what was sent to it before. */
     void send(final int to, final int type, final DirectBuffer payload) {
@@ -155,7 +161,7 @@ final class CalvinInbox implements Bridge.Poller {
             remote(to).compose(r -> peers.write(r, offset, slot, 0, slot.capacity())).onComplete(ar -> {
                 inFlight--;
                 if (ar.failed()) {
-                    giveUp.accept("CALVIN one-sided message 0x" + Integer.toHexString(m.type()) + " to "
+                    giveUp.accept(to, "CALVIN one-sided message 0x" + Integer.toHexString(m.type()) + " to "
                         + names.get(to) + " failed: " + ar.cause());
                 }
             });
@@ -174,7 +180,7 @@ final class CalvinInbox implements Bridge.Poller {
             reading[to] = false;
             inFlight--;
             if (ar.failed()) {
-                giveUp.accept("CALVIN credit READ at " + names.get(to) + " failed: " + ar.cause());
+                giveUp.accept(to, "CALVIN credit READ at " + names.get(to) + " failed: " + ar.cause());
                 return;
             }
             final long seen = word.getLong(0);

@@ -28,8 +28,9 @@ import java.util.zip.CRC32;
  * base, as a region of its own kind ({@link RecoveryRpc#KIND_INPUT_LOG}): not listed as a redo log nor freed when the
  * node is released, as survivors read it. A record is overwritten only once its epoch is complete at every live node
  * (each batch carries its sender's newest complete epoch, {@link Epochs#lowWater}), else the node gives up, naming
- * why. Not built yet: a reader of it (survivors taking over a dead node's epochs), reclamation beyond the ring, and
- * freeing the region once no one needs it. The
+ * why. Executors log their decisions here too ({@link #encodeDecision}, issue 18 part 4), in slots held until the
+ * transaction finished; survivors read a dead node's region ({@link #readDead}). Not built yet: reclamation beyond
+ * the ring, and freeing the region once no one needs it. The
  * I/O part is loop-confined to the node's home loop; the encoding is sans-IO.
  */
 final class CalvinInputLog {
@@ -50,6 +51,21 @@ final class CalvinInputLog {
     record Entry(long epoch, int from, List<List<Decl>> byNode) {
     }
 
+    /** "CLVW": an executor's decision record (issue 18 part 4). */
+    static final int DECISION_MAGIC = 0x57564C43;
+
+    /**
+     * An executor's decision record (issue 18 part 4): node {@code from} commits transaction {@code id} at
+     * {@code commitTs} with {@code writes} (by active participant node), logged before it sends any of them.
+     */
+    record Decision(long id, long commitTs, int from, java.util.Map<Integer, List<CalvinWire.Write>> writes) {
+    }
+
+    /** What a scan of a region found: the batches by epoch and the decisions by transaction id. */
+    record Scan(java.util.NavigableMap<Long, Entry> batches, java.util.Map<Long, Decision> decisions) {
+        static final Scan EMPTY = new Scan(java.util.Collections.emptyNavigableMap(), java.util.Map.of());
+    }
+
     private final TxnRuntime home;
     private final List<String> copies;
     private final int regionBytes;
@@ -59,6 +75,7 @@ final class CalvinInputLog {
     private final java.util.Map<String, io.scythe.fabric.MemoryRegion> local = new java.util.HashMap<>();
     private final Ring ring;
     private long records;
+    private long decisions;
     private long bytes;
 
     /** {@code copies}: the memory nodes holding a copy of this node's region (a primary and its backups). */
@@ -114,9 +131,14 @@ final class CalvinInputLog {
         return copies;
     }
 
-    /** Records and bytes written (each copy counted), for tests and results. */
+    /** Batch records and bytes (decisions' too) written (each copy counted), for tests and results. */
     long records() {
         return records;
+    }
+
+    /** Decision records written, for tests. */
+    long decisions() {
+        return decisions;
     }
 
     long bytes() {
@@ -153,8 +175,9 @@ final class CalvinInputLog {
             final int at = cursor + slots > slotEpoch.length ? 0 : cursor;
             for (int s = at; s < at + slots; s++) {
                 if (slotEpoch[s] > lowWater) {
-                    throw new IllegalStateException("CALVIN input log region full: slot " + s + " holds epoch "
-                        + slotEpoch[s] + ", not yet complete at every node (all complete up to " + lowWater + "), and "
+                    throw new IllegalStateException("CALVIN input log region full: slot " + s + " holds "
+                        + (slotEpoch[s] == Long.MAX_VALUE ? "the decision of a transaction not finished"
+                        : "epoch " + slotEpoch[s]) + ", not yet complete at every node (all complete up to " + lowWater + "), and "
                         + "a survivor may need it; a larger region or reclamation beyond the ring is not built "
                         + "(issue 18)");
                 }
@@ -166,6 +189,22 @@ final class CalvinInputLog {
             wrapped |= at < cursor;
             cursor = at + slots;
             return at;
+        }
+
+        /**
+         * The first of {@code slots} slots now holding a decision record, held (never overwritten) until
+         * {@link #free}d: survivors need it until its transaction finished everywhere.
+         */
+        int claimHeld(final int slots, final long lowWater) {
+            return claim(Long.MAX_VALUE, slots, lowWater);
+        }
+
+        /** The held record starting at {@code slot} may be overwritten now. */
+        void free(final int slot) {
+            if (slotEpoch[slot] != Long.MAX_VALUE) {
+                throw new IllegalStateException("CALVIN input log slot " + slot + " holds no held record");
+            }
+            slotEpoch[slot] = -1;
         }
 
         /** Whether a record went back to slot 0 (so older records may have been overwritten). */
@@ -186,6 +225,76 @@ final class CalvinInputLog {
         } catch (final IllegalStateException full) {
             return Future.failedFuture(full);
         }
+        return writeAt(first, record).onSuccess(v -> records++);
+    }
+
+    /**
+     * Writes a decision record ({@link #encodeDecision}) to every copy, in slots held until {@link #free}d with what
+     * this returns (its first slot); completes once every copy is durable.
+     */
+    Future<Integer> appendDecision(final UnsafeBuffer record, final long lowWater) {
+        final int first;
+        try {
+            first = ring.claimHeld((record.capacity() + SLOT_BYTES - 1) / SLOT_BYTES, lowWater);
+        } catch (final IllegalStateException full) {
+            return Future.failedFuture(full);
+        }
+        return writeAt(first, record).map(v -> {
+            decisions++;
+            return first;
+        });
+    }
+
+    /** The decision record at {@code slot} ({@link #appendDecision}) is needed no more: its slots may be reused. */
+    void free(final int slot) {
+        ring.free(slot);
+    }
+
+    /** Where copy {@code copy}'s region is ({address, rkey, bytes}), or null when it is not open (yet, or failed). */
+    long[] region(final int copy) {
+        final Future<long[]> r = regions.get(copy);
+        return r.succeeded() ? r.result() : null;
+    }
+
+    /**
+     * Reads a dead node's log (issue 18 part 3): its first copy whose region is open ({@code log}'s coordinates; the
+     * node itself is not asked), by one-sided READs from {@code runtime}'s loop in chunks, then {@link #scanAll}.
+     * Every survivor reads the same copy, so all find the same records (the dead node fenced first: nothing more
+     * lands).
+     */
+    static Future<Scan> readDead(final TxnRuntime runtime, final CalvinInputLog log) {
+        for (int copy = 0; copy < log.copies.size(); copy++) {
+            final long[] r = log.region(copy);
+            if (r == null) {
+                continue;
+            }
+            final String node = log.copies.get(copy);
+            final int bytes = (int) r[2];
+            final UnsafeBuffer region = new UnsafeBuffer(new byte[bytes]);
+            final List<Future<Void>> reads = new ArrayList<>();
+            for (int at = 0; at < bytes; at += READ_CHUNK_BYTES) {
+                final int offset = at;
+                final int length = Math.min(READ_CHUNK_BYTES, bytes - at);
+                final io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
+                io.scythe.txn.onesided.Verbs.read(runtime.channel(node), r[0] + offset, (int) r[1], region, offset,
+                    length, (v, failure) -> {
+                        if (failure == null) {
+                            done.complete();
+                        } else {
+                            done.fail(failure);
+                        }
+                    });
+                reads.add(done.future());
+            }
+            return Future.all(reads).map(v -> scanAll(region, bytes));
+        }
+        return Future.succeededFuture(Scan.EMPTY); // none open: its WRITEs wait for an open region, so none landed
+    }
+
+    /** The READ size when a survivor reads a dead node's region. */
+    static final int READ_CHUNK_BYTES = 64 * 1024;
+
+    private Future<Void> writeAt(final int first, final UnsafeBuffer record) {
         final List<Future<Void>> written = new ArrayList<>(copies.size());
         for (int i = 0; i < copies.size(); i++) {
             final String node = copies.get(i);
@@ -202,10 +311,8 @@ final class CalvinInputLog {
                 return done.future();
             }));
         }
-        return Future.all(written).<Void>mapEmpty().onSuccess(v -> {
-            records++;
-            bytes += (long) record.capacity() * copies.size();
-        });
+        return Future.all(written).<Void>mapEmpty().onSuccess(v -> bytes += (long) record.capacity()
+            * copies.size());
     }
 
     /**
@@ -228,19 +335,66 @@ final class CalvinInputLog {
         for (final List<Decl> decls : byNode) {
             CalvinWire.decls(o, decls);
         }
+        return seal(o, MAGIC);
+    }
+
+    /**
+     * Node {@code from}'s decision to commit {@code id} at {@code commitTs} with {@code writes} (by node): framed as a
+     * batch record (its epoch field the transaction's epoch), {@link #DECISION_MAGIC}, then id u64, commitTs u64, and
+     * per node: node u16, n u16, n x (key, kind u8, value).
+     */
+    static UnsafeBuffer encodeDecision(final long id, final long commitTs, final int from,
+                                       final java.util.Map<Integer, List<CalvinWire.Write>> writes) {
+        final CalvinWire.Out o = new CalvinWire.Out().u32(DECISION_MAGIC).u32(0).u64((commitTs >>> 32) - 1).u16(from)
+            .u16(writes.size()).u64(id).u64(commitTs);
+        for (final java.util.Map.Entry<Integer, List<CalvinWire.Write>> e : new java.util.TreeMap<>(writes)
+            .entrySet()) {
+            o.u16(e.getKey()).u16(e.getValue().size());
+            for (final CalvinWire.Write w : e.getValue()) {
+                o.key(w.key()).u8(w.kind()).bytes(w.value());
+            }
+        }
+        return seal(o, DECISION_MAGIC);
+    }
+
+    private static UnsafeBuffer seal(final CalvinWire.Out o, final int magic) {
         final int length = o.at + TRAILER_BYTES;
         o.buffer.putInt(4, length);
         final CRC32 crc = new CRC32();
         for (int i = 0; i < o.at; i++) {
             crc.update(o.buffer.getByte(i));
         }
-        o.u32((int) crc.getValue()).u32(~MAGIC);
+        o.u32((int) crc.getValue()).u32(~magic);
         return o.done();
     }
 
-    /** The record at {@code offset} of {@code region} (of {@code limit} bytes), or null when none complete is there. */
-    static Entry decode(final DirectBuffer region, final int offset, final int limit) {
-        if (offset + HEADER_BYTES + TRAILER_BYTES > limit || region.getInt(offset) != MAGIC) {
+    /** The decision record at {@code offset} of {@code region}, or null when none complete is there. */
+    static Decision decodeDecision(final DirectBuffer region, final int offset, final int limit) {
+        final CalvinWire.In in = framed(region, offset, limit, DECISION_MAGIC);
+        if (in == null) {
+            return null;
+        }
+        in.u64(); // the epoch
+        final int from = in.u16();
+        final int n = in.u16();
+        final long id = in.u64();
+        final long commitTs = in.u64();
+        final java.util.Map<Integer, List<CalvinWire.Write>> writes = new java.util.TreeMap<>();
+        for (int i = 0; i < n; i++) {
+            final int node = in.u16();
+            final int count = in.u16();
+            final List<CalvinWire.Write> w = new ArrayList<>(count);
+            for (int j = 0; j < count; j++) {
+                w.add(new CalvinWire.Write(in.key(), (byte) in.u8(), in.bytes()));
+            }
+            writes.put(node, w);
+        }
+        return new Decision(id, commitTs, from, writes);
+    }
+
+    /** The body (after magic and length) of a complete record of {@code magic} at {@code offset}, or null. */
+    private static CalvinWire.In framed(final DirectBuffer region, final int offset, final int limit, final int magic) {
+        if (offset + HEADER_BYTES + TRAILER_BYTES > limit || region.getInt(offset) != magic) {
             return null;
         }
         final int length = region.getInt(offset + 4);
@@ -252,10 +406,40 @@ final class CalvinInputLog {
             crc.update(region.getByte(i));
         }
         if ((int) crc.getValue() != region.getInt(offset + length - TRAILER_BYTES)
-            || region.getInt(offset + length - 4) != ~MAGIC) {
+            || region.getInt(offset + length - 4) != ~magic) {
             return null;
         }
-        final CalvinWire.In in = new CalvinWire.In(region, offset + 8, length - 8 - TRAILER_BYTES);
+        return new CalvinWire.In(region, offset + 8, length - 8 - TRAILER_BYTES);
+    }
+
+    /** Every complete batch record (by epoch) and decision record (by transaction) of a region of {@code limit}. */
+    static Scan scanAll(final DirectBuffer region, final int limit) {
+        final java.util.TreeMap<Long, Entry> batches = new java.util.TreeMap<>();
+        final java.util.Map<Long, Decision> decisions = new java.util.HashMap<>();
+        for (int offset = 0; offset < limit; offset += SLOT_BYTES) {
+            final Entry e = decode(region, offset, limit);
+            if (e != null) {
+                batches.putIfAbsent(e.epoch(), e);
+                continue;
+            }
+            final Decision d = decodeDecision(region, offset, limit);
+            if (d != null) {
+                decisions.putIfAbsent(d.id(), d);
+            }
+        }
+        return new Scan(batches, decisions);
+    }
+
+    /** The record at {@code offset} of {@code region} (of {@code limit} bytes), or null when none complete is there. */
+    static Entry decode(final DirectBuffer region, final int offset, final int limit) {
+        final CalvinWire.In body = framed(region, offset, limit, MAGIC);
+        if (body == null) {
+            return null;
+        }
+        return decodeBody(body);
+    }
+
+    private static Entry decodeBody(final CalvinWire.In in) { // after magic and length
         final long epoch = in.u64();
         final int from = in.u16();
         final int nodes = in.u16();
@@ -266,15 +450,8 @@ final class CalvinInputLog {
         return new Entry(epoch, from, byNode);
     }
 
-    /** Every complete record of a region of {@code limit} bytes, by epoch (a record found twice, once). */
+    /** Every complete batch record of a region of {@code limit} bytes, by epoch (a record found twice, once). */
     static List<Entry> scan(final DirectBuffer region, final int limit) {
-        final java.util.TreeMap<Long, Entry> byEpoch = new java.util.TreeMap<>();
-        for (int offset = 0; offset < limit; offset += SLOT_BYTES) {
-            final Entry e = decode(region, offset, limit);
-            if (e != null) {
-                byEpoch.putIfAbsent(e.epoch(), e);
-            }
-        }
-        return List.copyOf(byEpoch.values());
+        return List.copyOf(scanAll(region, limit).batches().values());
     }
 }

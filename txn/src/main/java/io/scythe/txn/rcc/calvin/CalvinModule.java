@@ -43,20 +43,42 @@ public final class CalvinModule implements ProtocolModule {
 
     /**
      * Not on cluster nodes yet: every node waits for every other node's batch of each epoch, so a compute node that
-     * dies stops the whole cluster, and no recovery of its sequencer's epochs or of the locks its scheduler granted is
-     * built (issue 18).
+     * dies stops the whole cluster; survivors take over a dead node's epochs and decisions only where the host tells
+     * them of the death and where its input log is (the simulator), and nobody rebuilds a dead node's lock queues
+     * (issue 18).
      */
     @Override
     public String clusterRefusal(final Protocol protocol) {
-        return "a compute node that dies stops every epoch (each node waits for every node's batch), and no recovery "
-            + "of a dead node's sequencer and scheduler is built (issue 18: its input log is written, nothing reads it "
-            + "yet)";
+        return "a compute node that dies stops every epoch (each node waits for every node's batch); survivors read a "
+            + "dead node's input log only in the simulator (cluster nodes neither tell them of the death nor publish "
+            + "where the log is) and rebuild no dead node's lock queues (issue 18)";
     }
 
-    /** Nor in the simulator, for the same reason: a crash would stall every epoch rather than test recovery. */
+    /**
+     * Nor in the simulator, but for the crash of a node that owns no partition (a sequencer and executor only: more
+     * compute nodes than memory nodes) with the input log on: its survivors complete its epochs from its input log
+     * and decide its transactions from its decision records (issue 18 parts 2-4). A node that owns a partition holds
+     * lock queues no survivor rebuilds yet (part 5).
+     */
     @Override
     public String crashRefusal(final Protocol protocol) {
-        return clusterRefusal(protocol);
+        return "a compute node that dies stops every epoch (each node waits for every node's batch), and survivors "
+            + "rebuild no dead node's lock queues (issue 18 part 5)";
+    }
+
+    @Override
+    public String crashRefusal(final Protocol protocol, final int crashed, final int computeNodes,
+                               final int partitions) {
+        if (protocol instanceof CalvinProtocol c && !c.inputLog()) {
+            return "with log=off no input log says what the dead node's sequencer dispatched, so survivors cannot "
+                + "agree on its epochs (issue 18)";
+        }
+        if (crashed < partitions) {
+            return "cn" + crashed + " owns partition " + crashed + " (a key belongs to compute node partition mod "
+                + computeNodes + "), and survivors rebuild no dead node's lock queues yet (issue 18 part 5); only a "
+                + "compute node owning none (index >= " + partitions + ", the memory nodes) may crash";
+        }
+        return null;
     }
 
     @Override

@@ -102,6 +102,19 @@ final class CalvinNode {
     private Map<Long, Long> ordered;
     /** Windows opened or closed so far: a window's timer that finds it changed was closed early. */
     private long windows;
+    /** What the compute nodes share (null: a host that shares nothing): the input logs' whereabouts, the hooks. */
+    private Map<String, Object> shared;
+    /** Nodes that died and whose epochs and transactions this node took over ({@link #peerDied}). */
+    private final java.util.Set<Integer> deadNodes = new java.util.TreeSet<>();
+    /** Nodes whose death this node is taking over (reading their logs): nothing more is sent to them. */
+    private final java.util.Set<Integer> dying = new java.util.TreeSet<>();
+    /** The decisions of dead nodes' transactions, from their input logs, by transaction id. */
+    private final Map<Long, CalvinInputLog.Decision> deadDecisions = new HashMap<>();
+    /**
+     * How long a failed message to a peer may wait for the peer's death to be known before the node gives up: a
+     * message to a node that crashed fails before the failure detector and its recovery say so.
+     */
+    static final long DEATH_GRACE_NS = 5_000_000;
 
     /**
      * The input-log WRITEs of this node's epochs, each epoch dispatched once its WRITE and every earlier epoch's are
@@ -156,11 +169,119 @@ final class CalvinNode {
         }
     }
 
+    // ------------------------------------------------------------------------------------------------ a death
+
+    /**
+     * Node {@code dead} died and is fenced on every memory node (the host's word, on the home loop: the simulator's
+     * {@code run.peerDied}, after its recovery): this node reads its input log (issue 18 part 3), completes its epochs
+     * from it as every survivor does ({@link Epochs#nodeDied}), and decides its transactions here from its decision
+     * records (part 4). A node that owned keys (locks and reads a partition) is not taken over: its lock queues are
+     * lost with it and no survivor rebuilds them (part 5), so this node gives up naming that.
+     */
+    @SuppressWarnings("unchecked")
+    private void peerDied(final int dead) {
+        if (dead == index || deadNodes.contains(dead) || dying.contains(dead)) {
+            return;
+        }
+        final String owned = partitionsOf(dead);
+        if (owned != null) {
+            home.giveUp("CALVIN node " + names.get(dead) + " died owning " + owned + ": survivors taking over its lock "
+                + "queues is not built (issue 18 part 5)");
+            return;
+        }
+        dying.add(dead);
+        inbox.drop(dead);
+        final Object logs = shared == null ? null : shared.get("calvin.inputLogs");
+        final CalvinInputLog log = logs == null ? null : ((Map<Integer, CalvinInputLog>) logs).get(dead);
+        (log == null ? Future.succeededFuture(CalvinInputLog.Scan.EMPTY) : CalvinInputLog.readDead(home, log))
+            .onComplete(ar -> {
+                if (ar.failed()) {
+                    home.giveUp("CALVIN node " + names.get(index) + " could not read the input log of dead node "
+                        + names.get(dead) + ": " + ar.cause());
+                } else {
+                    takeOver(dead, ar.result());
+                }
+            });
+    }
+
+    /** The partitions {@code node} owns (a key's owner is its partition's index modulo the nodes), or null: none. */
+    private String partitionsOf(final int node) {
+        for (final io.scythe.txn.Catalog.Table t : home.catalog().tables()) {
+            if (node < t.partitions().size()) {
+                return "partition " + node + " of " + t.name();
+            }
+        }
+        return null;
+    }
+
+    /** What {@code dead}'s log holds, read: its epochs completed here, its transactions decided here. */
+    @SuppressWarnings("unchecked")
+    private void takeOver(final int dead, final CalvinInputLog.Scan log) {
+        dying.remove(dead);
+        deadNodes.add(dead);
+        chunked.keySet().removeIf(k -> Math.floorMod(k, (long) nodes) == dead); // the log has its batches whole
+        final java.util.TreeMap<Long, List<Decl>> mine = new java.util.TreeMap<>();
+        for (final CalvinInputLog.Entry e : log.batches().values()) {
+            if (e.from() == dead) {
+                mine.put(e.epoch(), e.byNode().get(index));
+            }
+        }
+        try {
+            epochs.nodeDied(dead, mine, List.of());
+        } catch (final RuntimeException e) {
+            home.giveUp("CALVIN node " + names.get(index) + " cannot take over dead node " + names.get(dead) + "'s "
+                + "epochs: " + e.getMessage());
+            return;
+        }
+        final Object committed = shared == null ? null : shared.get("run.recoveredCommit");
+        for (final CalvinInputLog.Decision d : log.decisions().values()) {
+            if (d.from() == dead) {
+                deadDecisions.put(d.id(), d);
+                if (committed instanceof java.util.function.LongConsumer c) {
+                    c.accept(d.id()); // committed: every participant applies it (or did)
+                }
+            }
+        }
+        for (final Part p : List.copyOf(parts.values())) {
+            if (p.decl.origin() == dead) {
+                writing.remove(p.decl.id()); // its writes partly received: the decision has them whole
+                if (p.active && p.readDone && !p.writing) {
+                    decideDead(p);
+                }
+            }
+        }
+        if (epochs.behind()) {
+            closeWindow();
+        } else {
+            schedule();
+        }
+    }
+
+    /**
+     * {@code p}, an active participant of a dead node's transaction, holds its locks and read its records: it writes
+     * what the transaction's decision record gives this node, or, with none, releases (its executor logs the
+     * decision before it sends any write, so none was applied anywhere).
+     */
+    private void decideDead(final Part p) {
+        final CalvinInputLog.Decision d = deadDecisions.get(p.decl.id());
+        if (d == null) {
+            release(p);
+            return;
+        }
+        applyWrites(p.decl.id(), d.commitTs(), d.writes().getOrDefault(index, List.of())).onFailure(e -> home.giveUp(
+            "CALVIN node " + names.get(index) + " could not apply dead node " + names.get(p.decl.origin()) + "'s "
+                + "decided transaction " + Long.toHexString(p.decl.id()) + ": " + e));
+    }
+
     /** A transaction at one participant: its keys here and how many locks it still waits for. */
     private static final class Part {
         final Decl decl;
         final boolean active;
         int waiting;
+        /** Its records are read here (an active one now waits for its executor's writes). */
+        boolean readDone;
+        /** Its writes are being applied here: not applied again on its executor's death. */
+        boolean writing;
         final Map<Key, Access> read = new LinkedHashMap<>();
 
         Part(final Decl decl) {
@@ -189,6 +310,21 @@ final class CalvinNode {
     }
 
     /**
+     * A message to (or READ at) node {@code to} failed: fatal unless {@code to} died. Its death is told later than
+     * the failure (detection, then recovery), so the verdict waits {@link #DEATH_GRACE_NS}.
+     */
+    private void peerFailed(final int to, final String why) {
+        if (deadNodes.contains(to) || dying.contains(to)) {
+            return;
+        }
+        home.timers().after(DEATH_GRACE_NS).onComplete(v -> {
+            if (!deadNodes.contains(to) && !dying.contains(to)) {
+                home.giveUp(why);
+            }
+        });
+    }
+
+    /**
      * Lets the host check at the end of a run that this node holds nothing ({@code run.endChecks}), if it does; and
      * learn each transaction's place in the order ({@code calvin.ordered}: a map a test puts there, of order
      * timestamp to transaction id), if it asks.
@@ -204,6 +340,10 @@ final class CalvinNode {
         } catch (final UnsupportedOperationException none) {
             return; // a host that shares nothing checks nothing
         }
+        shared = context.shared();
+        if (shared.get("run.peerDied") instanceof List<?> died) { // a host that tells of a dead node (the simulator)
+            ((List<Map.Entry<Integer, java.util.function.IntConsumer>>) died).add(Map.entry(index, this::peerDied));
+        }
         if (checks instanceof List<?> list) {
             ((List<Map.Entry<Integer, java.util.function.Supplier<String>>>) list).add(Map.entry(index,
                 this::endOfRunViolation));
@@ -216,7 +356,7 @@ final class CalvinNode {
         if (loop == 0) {
             home = runtime;
             homeExecutor = executor;
-            inbox.start(runtime, this::onMessage, runtime::giveUp);
+            inbox.start(runtime, this::onMessage, this::peerFailed);
         }
     }
 
@@ -328,6 +468,9 @@ final class CalvinNode {
     /** Sends every node its part of this node's batch of {@code epoch} ({@code byNode}), this node's own included. */
     private void dispatch(final long epoch, final List<List<Decl>> byNode) {
         for (int d = 0; d < nodes; d++) {
+            if (deadNodes.contains(d) || dying.contains(d)) {
+                continue; // it owns no key (else this node gave up): its part is empty
+            }
             if (d == index) {
                 epochs.receive(index, epoch, byNode.get(d));
             } else {
@@ -341,10 +484,15 @@ final class CalvinNode {
     }
 
     /** This node's input log, opened on first use. Home loop. */
+    @SuppressWarnings("unchecked")
     CalvinInputLog inputLog() {
         if (inputLog == null) {
             inputLog = new CalvinInputLog(home, CalvinInputLog.copiesOf(home.catalog(), index),
                 CalvinInputLog.DEFAULT_REGION_BYTES);
+            if (shared != null) { // where survivors find it: the stand-in for a membership service's record
+                ((Map<Integer, CalvinInputLog>) shared.computeIfAbsent("calvin.inputLogs",
+                    k -> new java.util.concurrent.ConcurrentHashMap<Integer, CalvinInputLog>())).put(index, inputLog);
+            }
         }
         return inputLog;
     }
@@ -416,11 +564,14 @@ final class CalvinNode {
      * failure is fatal to the run (nothing retries it).
      */
     private void send(final int d, final int type, final UnsafeBuffer payload) {
+        if (deadNodes.contains(d) || dying.contains(d)) {
+            return; // dead: what it would have been told, it no longer needs
+        }
         if (!rpc) {
             inbox.send(d, type, payload);
             return;
         }
-        peers.call(names.get(d), 0, type, payload, 0, payload.capacity()).onFailure(e -> home.giveUp(
+        peers.call(names.get(d), 0, type, payload, 0, payload.capacity()).onFailure(e -> peerFailed(d,
             "CALVIN message 0x" + Integer.toHexString(type) + " to " + names.get(d) + " failed: " + e));
     }
 
@@ -459,8 +610,15 @@ final class CalvinNode {
                 out.add(r.result());
             }
             final int executor = p.decl.origin();
+            p.readDone = true;
             if (!p.active) {
                 release(p); // a passive participant is done once its records are read
+            }
+            if (deadNodes.contains(executor) || dying.contains(executor)) {
+                if (p.active && deadNodes.contains(executor)) {
+                    decideDead(p); // its executor died: its decision record says whether to write
+                }
+                return; // its executor is dying: decided once its log is read (takeOver)
             }
             if (executor == index) {
                 forwarded(p.decl.id(), out);
@@ -540,6 +698,22 @@ final class CalvinNode {
      */
     Future<Void> finish(final CalvinTxn txn, final long commitTs, final Map<Integer, List<Write>> writes,
                         final List<Integer> active) {
+        if (logging && !writes.isEmpty()) {
+            // Its decision first (issue 18 part 4): survivors of this node apply it if it is in the log, release if
+            // not; so it is durable before any participant gets a write. Its slots are held until every write is.
+            final io.scythe.txn.recovery.RedoLog redo = io.scythe.txn.recovery.RedoLog.of(home);
+            if (redo != null) {
+                redo.announce(txn.id(), commitTs, txn.accesses()); // a run's checks: it may commit from here on
+            }
+            return inputLog().appendDecision(CalvinInputLog.encodeDecision(txn.id(), commitTs, index, writes),
+                epochs.lowWater(index)).compose(slot -> sendWrites(txn, commitTs, writes, active)
+                    .onSuccess(v -> inputLog.free(slot)));
+        }
+        return sendWrites(txn, commitTs, writes, active);
+    }
+
+    private Future<Void> sendWrites(final CalvinTxn txn, final long commitTs, final Map<Integer, List<Write>> writes,
+                                    final List<Integer> active) {
         final List<Future<?>> done = new ArrayList<>();
         for (final int d : active) {
             final List<Write> w = writes.getOrDefault(d, List.of());
@@ -640,10 +814,12 @@ final class CalvinNode {
      */
     private Future<Void> applyWrites(final long id, final long commitTs, final List<Write> writes) {
         final Part p = parts.get(id);
-        if (p == null || !p.active) {
+        if (p == null || !p.active || p.writing) {
             return Future.failedFuture(new IllegalStateException("CALVIN writes of transaction "
-                + Long.toHexString(id) + ", which holds no write lock at " + names.get(index)));
+                + Long.toHexString(id) + ", which holds no write lock at " + names.get(index)
+                + (p != null && p.writing ? " not being written already" : "")));
         }
+        p.writing = true;
         // Every write checked before any is applied (an INSERT RPC sent cannot be taken back); a refused set changes
         // nothing and releases the locks, since its executor gives up and later transactions must not wait forever.
         for (final Write w : writes) {

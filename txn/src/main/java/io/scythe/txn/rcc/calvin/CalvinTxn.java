@@ -711,9 +711,13 @@ final class CalvinTxn implements Txn {
     /** Tells the loop's history recorder what it read and wrote, at the versions the participants saw and made. */
     private void record() {
         final HistoryRecorder recorder = runtime.recorder();
-        if (recorder == null) {
-            return;
+        if (recorder != null) {
+            recorder.committed(id, orderTs, accesses());
         }
+    }
+
+    /** What it read and writes, at the versions the participants saw and make (once its records are here). */
+    List<Access> accesses() {
         final List<Access> accesses = new ArrayList<>(entries.size());
         for (final Entry e : entries.values()) {
             final Access a = new Access(e.key.table(), e.key.key(), e.partition);
@@ -731,6 +735,6 @@ final class CalvinTxn implements Txn {
             }
             accesses.add(a);
         }
-        recorder.committed(id, orderTs, accesses);
+        return accesses;
     }
 }

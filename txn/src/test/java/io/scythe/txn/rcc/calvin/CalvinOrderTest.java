@@ -461,4 +461,48 @@ class CalvinOrderTest {
         assertThat(CalvinInputLog.scan(region, region.capacity())).extracting(CalvinInputLog.Entry::epoch)
             .containsExactly(3L);
     }
+
+    /**
+     * Issue 18 part 4: an executor's decision record sits among the batch records of its region, found by transaction
+     * with its writes by node, a torn one not at all; its slots are held (never overwritten, whatever the low-water
+     * mark) until freed once every write is done.
+     */
+    @Test
+    void shouldFindDecisionRecordsBesideBatchesAndHoldTheirSlotsUntilFreed() {
+        final UnsafeBuffer region = new UnsafeBuffer(new byte[8 * CalvinInputLog.SLOT_BYTES]);
+        final CalvinWire.Write w1 = new CalvinWire.Write(new Key("checking", 7), CalvinWire.UPDATE, new byte[] {1, 2});
+        final CalvinWire.Write w2 = new CalvinWire.Write(new Key("savings", 8), CalvinWire.DELETE, new byte[0]);
+        final long ts = CalvinProtocol.orderTs(4, 2, 1);
+        final UnsafeBuffer decision = CalvinInputLog.encodeDecision(0x77, ts, 2, java.util.Map.of(0, List.of(w1),
+            1, List.of(w1, w2)));
+        final UnsafeBuffer torn = CalvinInputLog.encodeDecision(0x78, ts, 2, java.util.Map.of(0, List.of(w2)));
+        final UnsafeBuffer batch = CalvinInputLog.encode(4, 2, List.of(List.of(LOG_A), List.of(), List.of()));
+        region.putBytes(0, batch, 0, batch.capacity());
+        region.putBytes(CalvinInputLog.SLOT_BYTES, decision, 0, decision.capacity());
+        region.putBytes(3 * CalvinInputLog.SLOT_BYTES, torn, 0, torn.capacity() - 1);
+
+        final CalvinInputLog.Scan found = CalvinInputLog.scanAll(region, region.capacity());
+
+        assertThat(found.batches().keySet()).containsExactly(4L);
+        assertThat(found.decisions().keySet()).containsExactly(0x77L);
+        final CalvinInputLog.Decision d = found.decisions().get(0x77L);
+        assertThat(d.commitTs()).isEqualTo(ts);
+        assertThat(d.from()).isEqualTo(2);
+        assertThat(d.writes().keySet()).containsExactly(0, 1);
+        assertThat(d.writes().get(1)).extracting(CalvinWire.Write::key).containsExactly(w1.key(), w2.key());
+        assertThat(d.writes().get(1).get(0).value()).containsExactly(1, 2);
+        assertThat(d.writes().get(1).get(1).kind()).isEqualTo(CalvinWire.DELETE);
+        assertThat(CalvinInputLog.scan(region, region.capacity())).hasSize(1); // batches only
+
+        // Held slots: a ring of 4 slots, a decision held in slot 0; every epoch complete everywhere cannot free it.
+        final CalvinInputLog.Ring ring = new CalvinInputLog.Ring(4);
+        assertThat(ring.claimHeld(1, -1)).isEqualTo(0);
+        assertThat(ring.claim(1, 3, -1)).isEqualTo(1);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ring.claim(2, 1, Long.MAX_VALUE - 1))
+            .isInstanceOf(IllegalStateException.class).hasMessageContaining("decision of a transaction not finished");
+        ring.free(0);
+        assertThat(ring.claim(2, 1, 1)).isEqualTo(0);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ring.free(0)).isInstanceOf(
+            IllegalStateException.class);
+    }
 }
