@@ -844,7 +844,7 @@ public final class LineCache {
     }
 
     private Future<Integer> ask(final Frame f, final int kind, final int target) {
-        if (recoverable && SelccRecovery.cleared(runtime.fabric(), target)) {
+        if (recoverable && SelccRecovery.cleared(runtime.fabric(), f.line.node, target)) {
             Stats.count("invalidation to a recovered participant: answered at once");
             return Future.succeededFuture(kind == Invalidation.PEER_WR_SHARED ? Invalidation.RELEASED
                 : Invalidation.NOT_HELD);
@@ -865,7 +865,7 @@ public final class LineCache {
             slot == null ? 0 : slots.address() + (long) slot * slotBytes, ticket);
         final Future<io.scythe.rrpc.RpcReply> call = peers.peers().call(where.peer(), where.loop(), Invalidation.RPC,
             request, 0, request.capacity());
-        return (recoverable ? unlessRecovered(call, target) : call)
+        return (recoverable ? unlessRecovered(call, f.line.node, target) : call)
             .transform(done -> {
                 if (done.failed() && done.cause() instanceof Recovered) {
                     if (slot != null) { // a dead holder WRITEs nothing any more, but the slot is not named again
@@ -955,31 +955,32 @@ public final class LineCache {
      * bound (a second), only for the recovery. Only in recoverable runs (a redo log): others keep their events.
      */
     private Future<io.scythe.rrpc.RpcReply> unlessRecovered(final Future<io.scythe.rrpc.RpcReply> call,
-                                                            final int target) {
+                                                            final String node, final int target) {
         final io.vertx.core.Promise<io.scythe.rrpc.RpcReply> answered = io.vertx.core.Promise.promise();
         call.onComplete(done -> {
             if (done.succeeded()) {
                 answered.tryComplete(done.result());
-            } else if (SelccRecovery.cleared(runtime.fabric(), target)) {
+            } else if (SelccRecovery.cleared(runtime.fabric(), node, target)) {
                 answered.tryFail(new Recovered(target)); // failed by the peerLeft below (or its bound): recovered
             } else {
                 answered.tryFail(done.cause());
             }
         });
-        watchRecovered(answered, target);
+        watchRecovered(answered, node, target);
         return answered.future();
     }
 
-    private void watchRecovered(final io.vertx.core.Promise<io.scythe.rrpc.RpcReply> answered, final int target) {
+    private void watchRecovered(final io.vertx.core.Promise<io.scythe.rrpc.RpcReply> answered, final String node,
+                                final int target) {
         runtime.timers().after(SelccModule.resendNs()).onComplete(t -> {
-            if (answered.future().isComplete() || SelccRecovery.cleared(runtime.fabric(), me)) {
+            if (answered.future().isComplete() || SelccRecovery.dead(runtime.fabric(), me)) {
                 return; // answered, or this participant is the dead one (its loop's timers may still fire)
             }
-            if (SelccRecovery.cleared(runtime.fabric(), target)) {
+            if (SelccRecovery.cleared(runtime.fabric(), node, target)) {
                 answered.tryFail(new Recovered(target));
                 peerRecovered(target);
             } else {
-                watchRecovered(answered, target);
+                watchRecovered(answered, node, target);
             }
         });
     }
@@ -1290,7 +1291,16 @@ public final class LineCache {
      * bit again, which nobody would ever clear (package doc "Dead compute nodes": a {@code selcc-to} churn crash seed).
      */
     private boolean fromRecovered(final int requester) {
-        return recoverable && SelccRecovery.cleared(runtime.fabric(), requester);
+        return recoverable && SelccRecovery.dead(runtime.fabric(), requester);
+    }
+
+    /**
+     * Whether {@code requester}'s bits were cleared by the dead-node step of the memory node of {@code f}'s line: a
+     * handover or downgrade to it landing from now on is not cleared by anybody else ({@link #unlessRecoveredMeanwhile});
+     * before that step runs, the step itself clears it.
+     */
+    private boolean clearedOn(final Frame f, final int requester) {
+        return recoverable && SelccRecovery.cleared(runtime.fabric(), f.line.node, requester);
     }
 
     /**
@@ -1301,7 +1311,7 @@ public final class LineCache {
      * it is only this FAA's. {@code guess}: the word the first CAS expects.
      */
     private Future<Void> unlessRecoveredMeanwhile(final Frame f, final int requester, final long guess) {
-        if (!fromRecovered(requester)) {
+        if (!clearedOn(f, requester)) {
             return Future.succeededFuture();
         }
         return mustLand("the release of a recovered participant's latch", () -> channel(f).compose(ch ->

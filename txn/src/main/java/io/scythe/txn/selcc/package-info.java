@@ -186,6 +186,15 @@
  * mark participants "being cleared" before its walk). Also left (review of this change): a case-1 take-back drops the
  * survivor's Modified copy unflushed, safe for tables only because recoverable commits write through (GCL/B-link lines
  * do not: no crash run uses the tree today; a crash there would lose that update: keep the copy Modified or flush
- * first); {@code CLEARED} never forgets a participant, which assumes participant numbers are never reused.
+ * first).
+ * <br><b>What survivors know of a recovery</b> ({@code SelccRecovery#cleared}): per memory node, the participants its
+ * dead-node step cleared. A participant cleared on one memory node may still name lines of another whose step has not
+ * run, so the per-line decisions (answer an invalidation to it at once, fail a call waiting on it, take back a
+ * handover that landed after the step) ask about the line's memory node; whether its node is dead at all (drop its
+ * invalidations, stop its own loop's timers) asks about any. Bounded and forgotten: a loop that joins with a number an
+ * earlier incarnation held takes it over, the old id prefix no longer names it (a late or retried step of the dead
+ * incarnation then clears none of the new one's bits) and no memory node counts it cleared any more (at most 58
+ * participants per memory node; {@code SelccClearedTest}). Before, one set per fabric said "cleared" as soon as the
+ * first memory node's step ran and never forgot, so a reused number would have had its invalidations dropped.
  */
 package io.scythe.txn.selcc;
