@@ -281,12 +281,32 @@ public final class SelccRecovery {
 
     /** The participants of the compute nodes {@code idPrefixes} name on {@code fabric} (empty: none known). */
     static Set<Integer> participants(final Fabric fabric, final long[] idPrefixes) {
+        return participants(fabric, idPrefixes, NO_HOST_NUMBERS);
+    }
+
+    /** No loop numbers from the host ({@code MemoryNodeContext#loopNumbers} where it knows none). */
+    static final java.util.function.LongFunction<int[]> NO_HOST_NUMBERS = prefix -> new int[0];
+
+    /**
+     * As above; a prefix the directory does not know (a compute node in another process: cluster nodes, whose memory
+     * nodes never see its loops join) takes the loop numbers the host gives it ({@code hostNumbers}, the memory node's
+     * {@code MemoryNodeContext#loopNumbers}), which are the participants ({@link Participants#of}: a cluster's loops
+     * are their peer-loop numbers).
+     */
+    static Set<Integer> participants(final Fabric fabric, final long[] idPrefixes,
+                                     final java.util.function.LongFunction<int[]> hostNumbers) {
         final Set<Integer> found = new TreeSet<>();
         synchronized (DIRECTORY) {
             final Map<Long, Set<Integer>> nodes = DIRECTORY.getOrDefault(fabric, Map.of());
             for (final long prefix : idPrefixes) {
-                found.addAll(nodes.getOrDefault(prefix & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK,
-                    Set.of()));
+                final Set<Integer> known = nodes.get(prefix & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK);
+                if (known != null) {
+                    found.addAll(known);
+                    continue;
+                }
+                for (final int number : hostNumbers.apply(prefix & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK)) {
+                    found.add(LatchWord.checkParticipant(number));
+                }
             }
         }
         return found;
@@ -299,7 +319,13 @@ public final class SelccRecovery {
      * participants' FAAs land meanwhile). Returns how many words it changed.
      */
     static int clearDead(final LogDb db, final long[] idPrefixes) {
-        final Set<Integer> dead = participants(db.nic().fabric(), idPrefixes);
+        return clearDead(db, idPrefixes, NO_HOST_NUMBERS);
+    }
+
+    /** As above, a prefix of a compute node in another process numbered by the host ({@code hostNumbers}). */
+    static int clearDead(final LogDb db, final long[] idPrefixes,
+                         final java.util.function.LongFunction<int[]> hostNumbers) {
+        final Set<Integer> dead = participants(db.nic().fabric(), idPrefixes, hostNumbers);
         if (dead.isEmpty()) {
             return 0;
         }
@@ -320,8 +346,9 @@ public final class SelccRecovery {
      * through pointers they hold (an FAA on a slot freed and reused lands in another object's latch word, whose
      * undo then borrows from it: a phantom seed under {@code sel-2pl} left a word of -2). Returns how many it buried.
      */
-    static int buryDead(final LogDb db, final long[] idPrefixes) {
-        if (participants(db.nic().fabric(), idPrefixes).isEmpty()) {
+    static int buryDead(final LogDb db, final long[] idPrefixes,
+                        final java.util.function.LongFunction<int[]> hostNumbers) {
+        if (participants(db.nic().fabric(), idPrefixes, hostNumbers).isEmpty()) {
             return 0; // not a SELCC compute node (another protocol's run)
         }
         return bury(db, burial(idPrefixes));

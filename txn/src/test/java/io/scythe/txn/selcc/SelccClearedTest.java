@@ -103,6 +103,42 @@ class SelccClearedTest {
         assertThat(SelccRecovery.participants(fabric, new long[] {last})).isEmpty();
     }
 
+    @Test
+    void shouldClearTheBitsOfAComputeNodeOfAnotherProcessByTheHostsNumbers() {
+        // Cluster nodes: the memory node never saw the dead node's loops join; the host numbers them (its registry).
+        final long other = 3L << 48 | 7L << 32;
+        final int on0 = object(rows0, 1, LatchWord.exclusive(7) | LatchWord.bit(LIVE));
+        final int on1 = object(rows0, 2, LatchWord.bit(8) | LatchWord.bit(LIVE));
+
+        assertThat(SelccRecovery.clearDead(mn0, new long[] {other})).isZero(); // nothing known of it
+        assertThat(SelccRecovery.clearDead(mn0, new long[] {other},
+            prefix -> prefix == other ? new int[] {7, 8} : new int[0])).isEqualTo(2);
+
+        assertThat(word(rows0, on0)).isEqualTo(LatchWord.bit(LIVE));
+        assertThat(word(rows0, on1)).isEqualTo(LatchWord.bit(LIVE));
+        assertThat(SelccRecovery.cleared(fabric, "mn0", 7)).isTrue();
+        assertThat(SelccRecovery.cleared(fabric, "mn0", 8)).isTrue();
+    }
+
+    @Test
+    void shouldTakeNoLatchOnARestartedNodeUntilItsEarlierIncarnationsAreRecovered() {
+        final java.util.List<io.scythe.txn.spi.ComputeNodeContext.PeerRecovered> told = new java.util.ArrayList<>();
+        final Object restarted = new Object();
+        final Object fresh = new Object();
+        SelccModule.awaitOwnRecovery(io.scythe.txn.ComputeNodePeers.context(1, java.util.List.of("cn0", "cn1"), null,
+            java.util.Map.of(), told::add, true), restarted);
+        SelccModule.awaitOwnRecovery(io.scythe.txn.ComputeNodePeers.context(0, java.util.List.of("cn0", "cn1"), null,
+            java.util.Map.of(), told::add, false), fresh);
+
+        assertThat(SelccModule.awaiting(restarted)).isTrue();
+        assertThat(SelccModule.awaiting(fresh)).isFalse();
+        assertThat(told).hasSize(1);
+        assertThat(told.get(0).recovered("cn0", OLD, -1L)).as("another node's recovery").isNull();
+        assertThat(SelccModule.awaiting(restarted)).isTrue();
+        assertThat(told.get(0).recovered("cn1", 0, -1L)).isNotNull(); // the host names this node: recovered
+        assertThat(SelccModule.awaiting(restarted)).isFalse();
+    }
+
     /** Inserts {@code key} with latch word {@code word}; returns its offset. */
     private static int object(final Table table, final long key, final long word) {
         final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
