@@ -334,11 +334,14 @@ public final class LineCache {
 
     /** Commits write redo records and write through (package doc "Dead compute nodes"): participants may die. */
     private final boolean recoverable;
+    /** A cluster node: it never learns what the memory nodes' dead-node steps cleared ({@code SelccModule}). */
+    private final boolean separateProcesses;
 
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
         this.runtime = runtime;
         this.recoverable = io.scythe.txn.recovery.RedoLog.of(runtime) != null;
         this.peers = runtime.peerLoops();
+        this.separateProcesses = peers != null && SelccModule.separateProcesses(peers.peers());
         if (peers == null) {
             throw new UnsupportedOperationException("selcc-2pl needs CN-to-CN messaging for its invalidations: the "
                 + "simulator and the embedded cluster (bench) set it up; cluster nodes do not (issue 21)");
@@ -878,6 +881,15 @@ public final class LineCache {
                 if (done.failed()) {
                     if (slot != null) { // the holder may still WRITE into it (the call timed out): never named again
                         Stats.count("receive slot retired: its invalidation failed");
+                    }
+                    if (recoverable && kind != Invalidation.PEER_WR_SHARED && separateProcesses) {
+                        // Cluster nodes: the holder may have died (or its reply been lost) after its handover FAA
+                        // landed, and this process never learns what the memory nodes cleared: the word decides, as
+                        // for a holder known recovered (a selcc-occ chaos run: a word named this participant holder
+                        // while its memo was I, and the loop stopped).
+                        final Throwable cause = done.cause();
+                        return handedOverByDead(f, kind).compose(status -> status == Invalidation.GRANTED
+                            ? Future.succeededFuture(status) : Future.failedFuture(cause));
                     }
                     return Future.failedFuture(done.cause());
                 }

@@ -323,6 +323,11 @@ public final class SelccModule implements ProtocolModule {
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
         LineCache.serve(node.peers());
+        if (node.separateProcesses()) {
+            synchronized (AWAITING) {
+                SEPARATE.put(node.peers(), Boolean.TRUE);
+            }
+        }
         awaitOwnRecovery(node, node.peers());
         return ComputeNodeContext.LoopSetUp.NONE;
     }
@@ -348,6 +353,16 @@ public final class SelccModule implements ProtocolModule {
             }
             return "SELCC: earlier incarnations recovered, latches taken from now on";
         });
+    }
+
+    /** Compute nodes (by their peers) in processes of their own (cluster nodes). */
+    private static final java.util.Map<Object, Boolean> SEPARATE = new java.util.WeakHashMap<>();
+
+    /** Whether the compute node of {@code peers} runs in a process of its own ({@code ComputeNodeContext}). */
+    static boolean separateProcesses(final Object peers) {
+        synchronized (AWAITING) {
+            return !SEPARATE.isEmpty() && SEPARATE.containsKey(peers);
+        }
     }
 
     /** Restarted compute nodes (by their peers) still waiting for their earlier incarnations' recovery. */
