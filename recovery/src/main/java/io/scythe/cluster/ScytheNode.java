@@ -275,6 +275,7 @@ public final class ScytheNode implements AutoCloseable {
         rpcServer = new RpcServer(vertx, nic, new RrpcOptions());
         memoryNodeServices = io.scythe.txn.mn.MemoryNodeServices.start(db, rpcServer,
             new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
+        memoryNodeServices.loopNumbers(this::loopNumbersOf);
         onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), rpcServer::start);
         if (config.fabricLease().on()) {
             // Published before the tables: a CN that found the tables finds the lease words too.
@@ -1031,6 +1032,25 @@ public final class ScytheNode implements AutoCloseable {
         }
     }
 
+    /**
+     * The loop numbers of the CN whose transaction ids carry {@code idPrefix} ({@code MemoryNodeContext#loopNumbers}):
+     * its slot names its registry entry (this memory node's view, {@link #cnBySlot}), whose name places it in the
+     * configured compute nodes and whose {@code loops} says how many it numbered; empty when either is unknown.
+     */
+    private int[] loopNumbersOf(final long idPrefix) {
+        final JsonObject cn = cnBySlot.get((idPrefix >>> 32) & 0xff);
+        final int index = cn == null ? -1 : config.computeNodes().indexOf(cn.getString("name"));
+        final int loops = cn == null ? 0 : cn.getInteger("loops", 0);
+        if (index < 0 || loops <= 0) {
+            return new int[0];
+        }
+        final int[] numbers = new int[loops];
+        for (int l = 0; l < loops; l++) {
+            numbers[l] = io.scythe.txn.ComputeNodePeers.loopNumber(index, l, loops);
+        }
+        return numbers;
+    }
+
     private void register() {
         final JsonObject entry = new JsonObject().put("role", role.label()).put("fabricNode", fabricNode)
             .put("epoch", epoch).put("member", hazelcast.getCluster().getLocalMember().getUuid().toString())
@@ -1038,6 +1058,9 @@ public final class ScytheNode implements AutoCloseable {
         final IMap<String, String> nodes = hazelcast.getMap(NODES);
         if (role == NodeRole.CN) {
             entry.put("slot", slot); // with the epoch, the prefix of its transaction ids (recovery frees its CAS words)
+            // How many loops it numbers (ComputeNodePeers#loopNumber, as equipForPeers does): memory nodes find a dead
+            // CN's loop numbers from it (MemoryNodeContext#loopNumbers: SELCC's latch-word participants).
+            entry.put("loops", BridgeVerticle.eventLoopContexts(vertx).size());
             final String superseded = RecoveryDuty.register(hazelcast, config.node(), entry);
             if (superseded != null) {
                 log("supersedes " + superseded + ", now owed recovery");

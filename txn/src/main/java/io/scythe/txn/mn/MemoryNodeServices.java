@@ -84,6 +84,19 @@ public final class MemoryNodeServices implements MemoryNodeContext {
         }
     }
 
+    /** What {@link #loopNumbers} answers; set by hosts that number compute nodes' loops by configuration. */
+    private volatile java.util.function.LongFunction<int[]> loopNumbers = prefix -> new int[0];
+
+    /** Tells this node how the host numbers a compute node's loops ({@link MemoryNodeContext#loopNumbers}). */
+    public void loopNumbers(final java.util.function.LongFunction<int[]> numbers) {
+        this.loopNumbers = numbers;
+    }
+
+    @Override
+    public int[] loopNumbers(final long idPrefix) {
+        return loopNumbers.apply(idPrefix);
+    }
+
     @Override
     public <T> void publish(final Class<T> type, final T service) {
         services.putIfAbsent(type, service);

@@ -45,6 +45,9 @@ abstract class LatchTxn extends OneSidedTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
         }
+        if (SelccModule.awaitingOwnRecovery(runtime)) {
+            return awaitingOwnRecovery();
+        }
         return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::lockShared));
     }
 
@@ -53,7 +56,19 @@ abstract class LatchTxn extends OneSidedTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
         }
+        if (SelccModule.awaitingOwnRecovery(runtime)) {
+            return awaitingOwnRecovery();
+        }
         return readVia(table, key, this::forUpdate);
+    }
+
+    /**
+     * The abort of an access on a restarted cluster node whose earlier incarnations are not recovered yet
+     * ({@code SelccModule#startComputeNode}): retried by the coordinator after its back-off.
+     */
+    private static <T> Future<T> awaitingOwnRecovery() {
+        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "this compute node's earlier incarnations "
+            + "are not recovered yet: it takes no SELCC latch before (their participant numbers are its own)"));
     }
 
     /** {@code a} (located) held Exclusive: taken, or upgraded from Shared, after its read if one is in flight. */

@@ -334,11 +334,14 @@ public final class LineCache {
 
     /** Commits write redo records and write through (package doc "Dead compute nodes"): participants may die. */
     private final boolean recoverable;
+    /** A cluster node: it never learns what the memory nodes' dead-node steps cleared ({@code SelccModule}). */
+    private final boolean separateProcesses;
 
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
         this.runtime = runtime;
         this.recoverable = io.scythe.txn.recovery.RedoLog.of(runtime) != null;
         this.peers = runtime.peerLoops();
+        this.separateProcesses = peers != null && SelccModule.separateProcesses(peers.peers());
         if (peers == null) {
             throw new UnsupportedOperationException("selcc-2pl needs CN-to-CN messaging for its invalidations: the "
                 + "simulator and the embedded cluster (bench) set it up; cluster nodes do not (issue 21)");
@@ -844,7 +847,7 @@ public final class LineCache {
     }
 
     private Future<Integer> ask(final Frame f, final int kind, final int target) {
-        if (recoverable && SelccRecovery.cleared(runtime.fabric(), target)) {
+        if (recoverable && SelccRecovery.cleared(runtime.fabric(), f.line.node, target)) {
             Stats.count("invalidation to a recovered participant: answered at once");
             return Future.succeededFuture(kind == Invalidation.PEER_WR_SHARED ? Invalidation.RELEASED
                 : Invalidation.NOT_HELD);
@@ -865,7 +868,7 @@ public final class LineCache {
             slot == null ? 0 : slots.address() + (long) slot * slotBytes, ticket);
         final Future<io.scythe.rrpc.RpcReply> call = peers.peers().call(where.peer(), where.loop(), Invalidation.RPC,
             request, 0, request.capacity());
-        return (recoverable ? unlessRecovered(call, target) : call)
+        return (recoverable ? unlessRecovered(call, f.line.node, target) : call)
             .transform(done -> {
                 if (done.failed() && done.cause() instanceof Recovered) {
                     if (slot != null) { // a dead holder WRITEs nothing any more, but the slot is not named again
@@ -878,6 +881,15 @@ public final class LineCache {
                 if (done.failed()) {
                     if (slot != null) { // the holder may still WRITE into it (the call timed out): never named again
                         Stats.count("receive slot retired: its invalidation failed");
+                    }
+                    if (recoverable && kind != Invalidation.PEER_WR_SHARED && separateProcesses) {
+                        // Cluster nodes: the holder may have died (or its reply been lost) after its handover FAA
+                        // landed, and this process never learns what the memory nodes cleared: the word decides, as
+                        // for a holder known recovered (a selcc-occ chaos run: a word named this participant holder
+                        // while its memo was I, and the loop stopped).
+                        final Throwable cause = done.cause();
+                        return handedOverByDead(f, kind).compose(status -> status == Invalidation.GRANTED
+                            ? Future.succeededFuture(status) : Future.failedFuture(cause));
                     }
                     return Future.failedFuture(done.cause());
                 }
@@ -955,31 +967,32 @@ public final class LineCache {
      * bound (a second), only for the recovery. Only in recoverable runs (a redo log): others keep their events.
      */
     private Future<io.scythe.rrpc.RpcReply> unlessRecovered(final Future<io.scythe.rrpc.RpcReply> call,
-                                                            final int target) {
+                                                            final String node, final int target) {
         final io.vertx.core.Promise<io.scythe.rrpc.RpcReply> answered = io.vertx.core.Promise.promise();
         call.onComplete(done -> {
             if (done.succeeded()) {
                 answered.tryComplete(done.result());
-            } else if (SelccRecovery.cleared(runtime.fabric(), target)) {
+            } else if (SelccRecovery.cleared(runtime.fabric(), node, target)) {
                 answered.tryFail(new Recovered(target)); // failed by the peerLeft below (or its bound): recovered
             } else {
                 answered.tryFail(done.cause());
             }
         });
-        watchRecovered(answered, target);
+        watchRecovered(answered, node, target);
         return answered.future();
     }
 
-    private void watchRecovered(final io.vertx.core.Promise<io.scythe.rrpc.RpcReply> answered, final int target) {
+    private void watchRecovered(final io.vertx.core.Promise<io.scythe.rrpc.RpcReply> answered, final String node,
+                                final int target) {
         runtime.timers().after(SelccModule.resendNs()).onComplete(t -> {
-            if (answered.future().isComplete() || SelccRecovery.cleared(runtime.fabric(), me)) {
+            if (answered.future().isComplete() || SelccRecovery.dead(runtime.fabric(), me)) {
                 return; // answered, or this participant is the dead one (its loop's timers may still fire)
             }
-            if (SelccRecovery.cleared(runtime.fabric(), target)) {
+            if (SelccRecovery.cleared(runtime.fabric(), node, target)) {
                 answered.tryFail(new Recovered(target));
                 peerRecovered(target);
             } else {
-                watchRecovered(answered, target);
+                watchRecovered(answered, node, target);
             }
         });
     }
@@ -1290,7 +1303,16 @@ public final class LineCache {
      * bit again, which nobody would ever clear (package doc "Dead compute nodes": a {@code selcc-to} churn crash seed).
      */
     private boolean fromRecovered(final int requester) {
-        return recoverable && SelccRecovery.cleared(runtime.fabric(), requester);
+        return recoverable && SelccRecovery.dead(runtime.fabric(), requester);
+    }
+
+    /**
+     * Whether {@code requester}'s bits were cleared by the dead-node step of the memory node of {@code f}'s line: a
+     * handover or downgrade to it landing from now on is not cleared by anybody else ({@link #unlessRecoveredMeanwhile});
+     * before that step runs, the step itself clears it.
+     */
+    private boolean clearedOn(final Frame f, final int requester) {
+        return recoverable && SelccRecovery.cleared(runtime.fabric(), f.line.node, requester);
     }
 
     /**
@@ -1301,7 +1323,7 @@ public final class LineCache {
      * it is only this FAA's. {@code guess}: the word the first CAS expects.
      */
     private Future<Void> unlessRecoveredMeanwhile(final Frame f, final int requester, final long guess) {
-        if (!fromRecovered(requester)) {
+        if (!clearedOn(f, requester)) {
             return Future.succeededFuture();
         }
         return mustLand("the release of a recovered participant's latch", () -> channel(f).compose(ch ->

@@ -273,15 +273,16 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
-     * Not on cluster nodes yet (issue 21): its participants are numbered by loop in transaction ids without a node
-     * slot, where cluster ids carry the node's slot and epoch (a participant directory across processes is not built:
-     * the simulator's, {@link SelccRecovery}, is per fabric in one JVM), and so a dead node's latch bits could not be
-     * found by a memory node.
+     * Cluster nodes run every SELCC protocol (issue 21): their loops are numbered by configuration
+     * ({@code ComputeNodePeers#loopNumber}, the same on every node), which are the participants ({@link Participants});
+     * a dead node's bits are found by the memory nodes from its registry entry ({@code MemoryNodeContext#loopNumbers})
+     * and cleared by the dead-node step, inside its recovery; a restarted node, whose loops take the same numbers,
+     * serves no transaction before its earlier incarnations are recovered ({@link #startComputeNode}). Package doc
+     * "Cluster nodes" for what is left.
      */
     @Override
     public String clusterRefusal(final Protocol protocol) {
-        return "SELCC's participants (latch-word bits) need a directory across compute-node processes, for "
-            + "invalidations and for clearing a dead node's bits; not built (issue 21)";
+        return null;
     }
 
     /**
@@ -307,16 +308,77 @@ public final class SelccModule implements ProtocolModule {
     @Override
     public void startMemoryNode(final io.scythe.txn.spi.MemoryNodeContext node) {
         node.onDeadNode(io.scythe.txn.spi.MemoryNodeContext.Phase.BEFORE_INSERTS, SelccRecovery.BURIED,
-            (dead, idPrefixes) -> SelccRecovery.buryDead(node.db(), idPrefixes));
+            (dead, idPrefixes) -> SelccRecovery.buryDead(node.db(), idPrefixes, node::loopNumbers));
         node.onDeadNode(io.scythe.txn.spi.MemoryNodeContext.Phase.AFTER_INSERTS, SelccRecovery.COUNTED,
-            (dead, idPrefixes) -> SelccRecovery.clearDead(node.db(), idPrefixes));
+            (dead, idPrefixes) -> SelccRecovery.clearDead(node.db(), idPrefixes, node::loopNumbers));
     }
 
-    /** Serves invalidations on the node's peers; each loop's cache is made on first use (from its PeerLoops). */
+    /**
+     * Serves invalidations on the node's peers; each loop's cache is made on first use (from its PeerLoops). A
+     * restarted cluster node whose earlier incarnations are still owed recovery ({@code awaitsOwnRecovery}) takes no
+     * latch until the host says they are recovered: its loops reuse their participant numbers, so a latch it took
+     * before the memory nodes' dead-node step of the old incarnation ran would lose its bits to that step, and the old
+     * incarnation's bits would read as its own ({@link #awaitingOwnRecovery}).
+     */
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
         LineCache.serve(node.peers());
+        if (node.separateProcesses()) {
+            synchronized (AWAITING) {
+                SEPARATE.put(node.peers(), Boolean.TRUE);
+            }
+        }
+        awaitOwnRecovery(node, node.peers());
         return ComputeNodeContext.LoopSetUp.NONE;
+    }
+
+    /**
+     * When {@code node} awaits its own recovery, holds back the latches of its loops (known by {@code key}, their
+     * peers) until the host names this node recovered ({@link #awaiting}).
+     */
+    static void awaitOwnRecovery(final ComputeNodeContext node, final Object key) {
+        if (!node.awaitsOwnRecovery()) {
+            return;
+        }
+        final String self = node.computeNodes().get(node.index());
+        synchronized (AWAITING) {
+            AWAITING.put(key, Boolean.TRUE);
+        }
+        node.onPeerRecovered((name, prefix, mask) -> {
+            if (!self.equals(name)) {
+                return null;
+            }
+            synchronized (AWAITING) {
+                AWAITING.remove(key);
+            }
+            return "SELCC: earlier incarnations recovered, latches taken from now on";
+        });
+    }
+
+    /** Compute nodes (by their peers) in processes of their own (cluster nodes). */
+    private static final java.util.Map<Object, Boolean> SEPARATE = new java.util.WeakHashMap<>();
+
+    /** Whether the compute node of {@code peers} runs in a process of its own ({@code ComputeNodeContext}). */
+    static boolean separateProcesses(final Object peers) {
+        synchronized (AWAITING) {
+            return !SEPARATE.isEmpty() && SEPARATE.containsKey(peers);
+        }
+    }
+
+    /** Restarted compute nodes (by their peers) still waiting for their earlier incarnations' recovery. */
+    private static final java.util.Map<Object, Boolean> AWAITING = new java.util.WeakHashMap<>();
+
+    /** Whether the compute node whose loops are known by {@code key} takes no latch yet ({@link #awaitOwnRecovery}). */
+    static boolean awaiting(final Object key) {
+        synchronized (AWAITING) {
+            return !AWAITING.isEmpty() && AWAITING.containsKey(key);
+        }
+    }
+
+    /** Whether {@code runtime}'s compute node must take no latch yet ({@link #startComputeNode}). */
+    static boolean awaitingOwnRecovery(final io.scythe.txn.TxnRuntime runtime) {
+        final io.scythe.txn.PeerLoops loops = runtime.peerLoops();
+        return loops != null && awaiting(loops.peers());
     }
 
     @Override

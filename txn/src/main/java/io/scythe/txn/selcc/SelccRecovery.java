@@ -173,30 +173,99 @@ public final class SelccRecovery {
         return b;
     }
 
-    /** Per fabric (one simulated or embedded cluster), each compute node's id prefix and its loops' participants. */
+    /**
+     * Per fabric (one simulated or embedded cluster), each compute node's id prefix and its loops' participants. A
+     * participant is named by one prefix at a time: a loop that joins with a number an earlier incarnation had takes
+     * it over ({@link #joined}), so the map holds at most {@link LatchWord#MAX_PARTICIPANTS} participants.
+     */
     private static final Map<Fabric, Map<Long, Set<Integer>>> DIRECTORY = new WeakHashMap<>();
 
-    /** The loop of ids {@code idBase} on {@code fabric} is participant {@code participant}. */
+    /**
+     * The loop of ids {@code idBase} on {@code fabric} is participant {@code participant}. A number another prefix
+     * held (an earlier, dead incarnation whose number is reused, as a restarted cluster node's loops are) is taken
+     * over: the old prefix no longer names it (a later dead-node step of the old incarnation must not clear the bits
+     * the new one sets) and every memory node forgets it was cleared ({@link #cleared}: the new holder of the number
+     * holds latches again, and its invalidations are served). So the old incarnation must be recovered on every
+     * memory node before its numbers are reused (a restarted node serves only after its own recovery).
+     */
     static void joined(final Fabric fabric, final long idBase, final int participant) {
+        final long prefix = idBase & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK;
         synchronized (DIRECTORY) {
-            DIRECTORY.computeIfAbsent(fabric, f -> new HashMap<>())
-                .computeIfAbsent(idBase & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK, n -> new TreeSet<>())
-                .add(participant);
+            final Map<Long, Set<Integer>> nodes = DIRECTORY.computeIfAbsent(fabric, f -> new HashMap<>());
+            boolean reused = false;
+            for (final var it = nodes.entrySet().iterator(); it.hasNext(); ) {
+                final Map.Entry<Long, Set<Integer>> e = it.next();
+                if (e.getKey() != prefix && e.getValue().remove(participant)) {
+                    reused = true;
+                    if (e.getValue().isEmpty()) {
+                        it.remove();
+                    }
+                }
+            }
+            nodes.computeIfAbsent(prefix, n -> new TreeSet<>()).add(participant);
+            if (reused) { // the same loop joining again (a cache made late) keeps what was cleared: it may be dead
+                forget(fabric, participant);
+            }
         }
     }
 
-    /** Per fabric, the participants whose bits a dead-node step cleared: they hold nothing any more. */
-    private static final Map<Fabric, Set<Integer>> CLEARED = new WeakHashMap<>();
+    /**
+     * Per fabric, per memory node (its fabric node name, the {@code node} of the lines it holds), the participants
+     * whose bits that memory node's dead-node step cleared: they hold nothing there any more. Bounded: at most
+     * {@link LatchWord#MAX_PARTICIPANTS} per memory node, a participant forgotten when its number is reused
+     * ({@link #joined}).
+     */
+    private static final Map<Fabric, Map<String, Set<Integer>>> CLEARED = new WeakHashMap<>();
 
     /**
-     * Whether {@code participant}'s bits were cleared on {@code fabric} by a dead-node step: it is dead and holds no
-     * latch, so an invalidation to it is answered "released" at once instead of waiting for its call bound
-     * ({@code LineCache}). In the simulator the memory nodes and compute nodes share this view, as a cluster's
-     * membership would tell every compute node of a recovered one.
+     * Whether {@code participant}'s bits were cleared by memory node {@code memoryNode}'s dead-node step on
+     * {@code fabric}: it is dead and holds no latch of that node's lines, so an invalidation to it about one of them
+     * is answered at once instead of waiting for its call bound, and a handover to it that lands later must be taken
+     * back ({@code LineCache}). Another memory node's step may not have run yet: its lines may still name the
+     * participant, and that step will clear them. In the simulator the memory nodes and compute nodes share this view,
+     * as a cluster's membership would tell every compute node of a recovered one.
      */
-    static boolean cleared(final Fabric fabric, final int participant) {
+    static boolean cleared(final Fabric fabric, final String memoryNode, final int participant) {
         synchronized (DIRECTORY) {
-            return CLEARED.getOrDefault(fabric, Set.of()).contains(participant);
+            return CLEARED.getOrDefault(fabric, Map.of()).getOrDefault(memoryNode, Set.of()).contains(participant);
+        }
+    }
+
+    /**
+     * Whether some memory node's dead-node step cleared {@code participant} on {@code fabric}: its compute node is
+     * dead (an invalidation it sent is not served; its own loop's timers stop asking).
+     */
+    static boolean dead(final Fabric fabric, final int participant) {
+        synchronized (DIRECTORY) {
+            for (final Set<Integer> cleared : CLEARED.getOrDefault(fabric, Map.of()).values()) {
+                if (cleared.contains(participant)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /** Memory node {@code memoryNode}'s step cleared {@code participants} on {@code fabric}. */
+    static void markCleared(final Fabric fabric, final String memoryNode, final Set<Integer> participants) {
+        synchronized (DIRECTORY) {
+            CLEARED.computeIfAbsent(fabric, f -> new HashMap<>()).computeIfAbsent(memoryNode, n -> new TreeSet<>())
+                .addAll(participants);
+        }
+    }
+
+    /** {@code participant} holds latches again on {@code fabric} (its number reused): no memory node cleared it. */
+    private static void forget(final Fabric fabric, final int participant) {
+        final Map<String, Set<Integer>> nodes = CLEARED.get(fabric);
+        if (nodes != null) {
+            nodes.values().removeIf(cleared -> cleared.remove(participant) && cleared.isEmpty());
+        }
+    }
+
+    /** How many (memory node, participant) pairs {@code fabric} remembers as cleared (tests: the bound). */
+    static int clearedEntries(final Fabric fabric) {
+        synchronized (DIRECTORY) {
+            return CLEARED.getOrDefault(fabric, Map.of()).values().stream().mapToInt(Set::size).sum();
         }
     }
 
@@ -212,12 +281,32 @@ public final class SelccRecovery {
 
     /** The participants of the compute nodes {@code idPrefixes} name on {@code fabric} (empty: none known). */
     static Set<Integer> participants(final Fabric fabric, final long[] idPrefixes) {
+        return participants(fabric, idPrefixes, NO_HOST_NUMBERS);
+    }
+
+    /** No loop numbers from the host ({@code MemoryNodeContext#loopNumbers} where it knows none). */
+    static final java.util.function.LongFunction<int[]> NO_HOST_NUMBERS = prefix -> new int[0];
+
+    /**
+     * As above; a prefix the directory does not know (a compute node in another process: cluster nodes, whose memory
+     * nodes never see its loops join) takes the loop numbers the host gives it ({@code hostNumbers}, the memory node's
+     * {@code MemoryNodeContext#loopNumbers}), which are the participants ({@link Participants#of}: a cluster's loops
+     * are their peer-loop numbers).
+     */
+    static Set<Integer> participants(final Fabric fabric, final long[] idPrefixes,
+                                     final java.util.function.LongFunction<int[]> hostNumbers) {
         final Set<Integer> found = new TreeSet<>();
         synchronized (DIRECTORY) {
             final Map<Long, Set<Integer>> nodes = DIRECTORY.getOrDefault(fabric, Map.of());
             for (final long prefix : idPrefixes) {
-                found.addAll(nodes.getOrDefault(prefix & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK,
-                    Set.of()));
+                final Set<Integer> known = nodes.get(prefix & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK);
+                if (known != null) {
+                    found.addAll(known);
+                    continue;
+                }
+                for (final int number : hostNumbers.apply(prefix & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK)) {
+                    found.add(LatchWord.checkParticipant(number));
+                }
             }
         }
         return found;
@@ -230,14 +319,18 @@ public final class SelccRecovery {
      * participants' FAAs land meanwhile). Returns how many words it changed.
      */
     static int clearDead(final LogDb db, final long[] idPrefixes) {
-        final Set<Integer> dead = participants(db.nic().fabric(), idPrefixes);
+        return clearDead(db, idPrefixes, NO_HOST_NUMBERS);
+    }
+
+    /** As above, a prefix of a compute node in another process numbered by the host ({@code hostNumbers}). */
+    static int clearDead(final LogDb db, final long[] idPrefixes,
+                         final java.util.function.LongFunction<int[]> hostNumbers) {
+        final Set<Integer> dead = participants(db.nic().fabric(), idPrefixes, hostNumbers);
         if (dead.isEmpty()) {
             return 0;
         }
         final int changed = clearDead(db, dead);
-        synchronized (DIRECTORY) {
-            CLEARED.computeIfAbsent(db.nic().fabric(), f -> new TreeSet<>()).addAll(dead);
-        }
+        markCleared(db.nic().fabric(), db.nic().node(), dead);
         return changed;
     }
 
@@ -253,8 +346,9 @@ public final class SelccRecovery {
      * through pointers they hold (an FAA on a slot freed and reused lands in another object's latch word, whose
      * undo then borrows from it: a phantom seed under {@code sel-2pl} left a word of -2). Returns how many it buried.
      */
-    static int buryDead(final LogDb db, final long[] idPrefixes) {
-        if (participants(db.nic().fabric(), idPrefixes).isEmpty()) {
+    static int buryDead(final LogDb db, final long[] idPrefixes,
+                        final java.util.function.LongFunction<int[]> hostNumbers) {
+        if (participants(db.nic().fabric(), idPrefixes, hostNumbers).isEmpty()) {
             return 0; // not a SELCC compute node (another protocol's run)
         }
         return bury(db, burial(idPrefixes));

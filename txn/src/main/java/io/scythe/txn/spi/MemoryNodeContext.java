@@ -46,6 +46,17 @@ public interface MemoryNodeContext {
      */
     void onDeadNode(Phase phase, String counted, DeadNodeStep step);
 
+    /**
+     * The loop numbers ({@code ComputeNodePeers#loopNumber}) the compute node of transaction-id prefix
+     * {@code idPrefix} ({@code RecoveryRpc.NODE_ID_MASK}) gave its loops, on hosts that number them by configuration
+     * (cluster nodes: its index in the configured compute nodes and the loop count its registry entry gives); empty
+     * when this host does not know them (the simulator and the embedded cluster, whose modules see every compute node
+     * in this process, and a prefix of no known compute node).
+     */
+    default int[] loopNumbers(final long idPrefix) {
+        return new int[0];
+    }
+
     /** Makes {@code service} findable by its type on this node (tests, probes, workloads that drive it directly). */
     <T> void publish(Class<T> type, T service);
 }
