@@ -105,12 +105,18 @@ public final class RemoteTable {
         if (cached != 0) {
             return Future.succeededFuture(new Lookup(cached, 0));
         }
-        return lookupWithBound(key, mode).map(found -> {
-            if (found.pointer() != 0) {
-                cache.put(key, found.pointer());
-            }
-            return found;
-        });
+        if (mode == LookupMode.RPC) {
+            return lookupRpc(key, true); // cached as the reply is decoded: one mapping stage fewer per miss
+        }
+        return lookupOneSidedWithBound(key).map(found -> cached(key, found));
+    }
+
+    /** {@code found}, its pointer cached first when the key is present. */
+    private Lookup cached(final long key, final Lookup found) {
+        if (found.pointer() != 0) {
+            cache.put(key, found.pointer());
+        }
+        return found;
     }
 
     /** One lookup past the cache by {@code mode}, with the bound of a missing key's version. */
@@ -141,6 +147,11 @@ public final class RemoteTable {
 
     /** One LOOKUP RPC, with the bound of a missing key's version (for validation and the history). */
     public Future<Lookup> lookupWithBound(final long key) {
+        return lookupRpc(key, false);
+    }
+
+    /** {@link #lookupWithBound(long)}, the pointer found cached at once when {@code caching} ({@link #find}). */
+    private Future<Lookup> lookupRpc(final long key, final boolean caching) {
         rpcs++;
         final UnsafeBuffer request = new UnsafeBuffer(new byte[16]); // the call may wait for the Rocket to open
         request.putInt(0, table.schema().id());
@@ -150,7 +161,8 @@ public final class RemoteTable {
             if (reply.length() < LogDbRpc.LOOKUP_REPLY_BYTES) {
                 throw new IllegalStateException("LOOKUP reply of " + reply.length() + " bytes");
             }
-            return new Lookup(reply.payload().getLong(0), reply.payload().getLong(8));
+            final Lookup found = new Lookup(reply.payload().getLong(0), reply.payload().getLong(8));
+            return caching ? cached(key, found) : found;
         });
     }
 

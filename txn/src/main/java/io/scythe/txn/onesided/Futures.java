@@ -1,7 +1,8 @@
 package io.scythe.txn.onesided;
 
+import io.vertx.core.Completable;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
+import io.vertx.core.impl.future.FutureImpl;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.FutureInternal;
 
@@ -35,20 +36,39 @@ public final class Futures {
 
     /**
      * {@code future}'s outcome, passed on after {@code first} ran: {@code future.andThen(ar -> first.run())} with one
-     * listener and one promise (andThen builds a transformation, two lambdas and a completed future). Listeners of the
-     * result run inline when {@code future} completes, right after {@code first}, as andThen's do on its context.
+     * object listening and passing on (andThen builds a transformation, two lambdas and a completed future). Listeners
+     * of the result run inline when {@code future} completes, right after {@code first}, as andThen's do on its context.
      */
     public static <T> Future<T> relay(final Future<T> future, final Runnable first) {
-        final Promise<T> relayed = Promise.promise();
-        future.onComplete((value, failure) -> {
-            first.run();
-            if (failure == null) {
-                relayed.complete(value);
-            } else {
-                relayed.fail(failure);
+        final Relay<T> relayed = new Relay<>() {
+            @Override
+            protected void first() {
+                first.run();
             }
-        });
-        return relayed.future();
+        };
+        future.onComplete(relayed);
+        return relayed;
+    }
+
+    /**
+     * A relay ({@link #relay}) that is itself both the listener of the future it relays and the future it passes the
+     * outcome on to: one object per step where a promise and a listener lambda were two (Vert.x's own compositions are
+     * built the same way). Without a context, as {@code Promise.promise()}: its listeners run inline on completion.
+     * Subclasses keep what {@link #first} needs in fields, so no lambda is captured either.
+     */
+    public abstract static class Relay<T> extends FutureImpl<T> implements Completable<T> {
+        /** What runs first when the relayed future completes, before this relay's listeners. */
+        protected abstract void first();
+
+        @Override
+        public final void complete(final T value, final Throwable failure) {
+            first();
+            if (failure == null) {
+                tryComplete(value);
+            } else {
+                tryFail(failure);
+            }
+        }
     }
 
     /** Whether {@code future} succeeded and a listener added to it now would run inline: {@link #then}'s fast case. */

@@ -70,7 +70,8 @@ public final class Inserts {
     }
 
     private PendingInsert find(final String table, final long key) {
-        for (final PendingInsert p : pending) {
+        for (int i = 0; i < pending.size(); i++) { // indexed: no iterator on the hot path (every read asks)
+            final PendingInsert p = pending.get(i);
             if (p.key == key && p.table.equals(table)) {
                 return p;
             }

@@ -216,7 +216,14 @@ public final class ReadSet {
     /** {@code read}, counted as in flight until it completes ({@link #quiesced}). */
     public <T> Future<T> inFlight(final Future<T> read) {
         readsInFlight++;
-        return Futures.relay(read, this::readFinished);
+        final Futures.Relay<T> relayed = new Futures.Relay<>() {
+            @Override
+            protected void first() {
+                readFinished();
+            }
+        };
+        read.onComplete(relayed);
+        return relayed;
     }
 
     /**

@@ -60,11 +60,14 @@ public final class StageClock {
         }
         // A relay, not a listener on future itself: the caller's next step would make that two listeners, and
         // Vert.x then allocates a listener list.
-        return Futures.relay(future, () -> {
-            if (--innerInFlight == 0) {
-                innerNanos += timers.nowNs() - innerSince;
+        final Futures.Relay<T> relayed = new Futures.Relay<>() {
+            @Override
+            protected void first() {
+                leaveWithin();
             }
-        });
+        };
+        future.onComplete(relayed);
+        return relayed;
     }
 
     /**
@@ -95,7 +98,25 @@ public final class StageClock {
      * listener and one promise ({@link Futures#relay}) instead of a transformation, two lambdas and a result.
      */
     public <T> Future<T> staged(final Stage stage, final Future<T> future) {
-        return Futures.relay(future, () -> mark(stage));
+        final Marking<T> marking = new Marking<>(this, stage);
+        future.onComplete(marking);
+        return marking;
+    }
+
+    /** The relay of {@link #staged}: marks its stage, then passes the outcome on (one object per stage). */
+    private static final class Marking<T> extends Futures.Relay<T> {
+        private final StageClock clock;
+        private final Stage stage;
+
+        Marking(final StageClock clock, final Stage stage) {
+            this.clock = clock;
+            this.stage = stage;
+        }
+
+        @Override
+        protected void first() {
+            clock.mark(stage);
+        }
     }
 
     /** Nanoseconds per stage, by {@link Stage#index()} (the array itself). */

@@ -116,11 +116,13 @@ public final class WriteSet {
         // finished from the redo record (RedoStep), which releases only what is still held; one that failed
         // after posting may still land, so the loop gives up to recovery. Never aborted or retried.
         for (final List<Access> node : byNode.values()) {
-            for (final Access a : node) {
+            for (int i = 0; i < node.size(); i++) { // indexed: no iterator on the hot path
+                final Access a = node.get(i);
                 a.releasing = needsRelease.apply(a);
             }
         }
-        for (final Access a : accesses) {
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
             if (a.releasing) {
                 a.locked = false;
             }
@@ -225,8 +227,9 @@ public final class WriteSet {
             posted.add(Futures.then(runtime.writeBackGate(e.getKey()), gate -> Reposts.untilAccepted(runtime.timers(),
                 () -> Futures.then(runtime.channel(e.getKey()), ch -> {
                     final Doorbell batch = ch.doorbell();
-                    for (final T item : e.getValue()) {
-                        add.accept(batch, item);
+                    final List<T> items = e.getValue();
+                    for (int i = 0; i < items.size(); i++) { // indexed: no iterator on the hot path
+                        add.accept(batch, items.get(i));
                     }
                     return batch.post(); // refused whole when the send queue lacks room: built and posted again
                 }))));
