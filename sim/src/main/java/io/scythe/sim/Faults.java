@@ -16,7 +16,8 @@ import io.vertx.core.json.JsonObject;
  *       {@link #MN_CALL_TIMEOUT_NS}); {@code detectNs} later the configuration removes it and promotes a backup of
  *       its partition ({@code MemoryNodeConfiguration#without}, what cluster mode's {@code MemoryNodeFailover}
  *       writes), after the protocol module's {@code promoted} step ran on the new primary. Needs {@code --replicas}
- *       and a protocol whose module handles it ({@code ProtocolModule#memoryNodeCrashRefusal}).</li>
+ *       and a protocol whose module handles it ({@code ProtocolModule#memoryNodeCrashRefusal}). With {@code crashCn}
+ *       too (not with {@code recover}), both crash, each at its own time.</li>
  *   <li>{@code mnSlowFactor} from {@code mnSlowFromNs} to {@code mnSlowToNs}: memory nodes' CPU time per RPC is
  *       multiplied (MN-side RPC slowness: Takeout Lock, lookups).</li>
  *   <li>{@code verbFailRate} over {@code verbFailKinds}: each one-sided verb of those kinds that a CN's transaction
@@ -35,6 +36,17 @@ public final class Faults {
      * dead node took is never answered): far above any answer a live node gives in the runs measured.
      */
     public static final long MN_CALL_TIMEOUT_NS = 1_000_000;
+
+    /**
+     * With a compute node crashing too, the bound is 4 ms: reads parked behind the dead coordinator's pending versions
+     * wait its suspicion lease (Aurogon's is 1 ms) before they are answered, which a 1 ms bound would cut short.
+     */
+    public static final long MN_AND_CN_CALL_TIMEOUT_NS = 4_000_000;
+
+    /** How long a compute node's RRPC call may wait for its reply in a run with a memory-node crash. */
+    public long mnCallTimeoutNs() {
+        return crashCn == NO_CRASH ? MN_CALL_TIMEOUT_NS : MN_AND_CN_CALL_TIMEOUT_NS;
+    }
 
     private long jitterNs;
     private int crashMn = NO_CRASH;
@@ -62,8 +74,13 @@ public final class Faults {
             throw new IllegalArgumentException("crash-mn=" + crashMn + " must name one of the " + memoryNodes
                 + " MNs (0-based)");
         }
-        if (crashMn != NO_CRASH && (crashCn != NO_CRASH || crashMnAtNs < 0)) {
-            throw new IllegalArgumentException("crash-mn: one crash a run (not with crash-cn), at a time not negative");
+        if (crashMn != NO_CRASH && crashMnAtNs < 0) {
+            throw new IllegalArgumentException("crash-mn: at a time not negative");
+        }
+        if (crashMn != NO_CRASH && recover) {
+            throw new IllegalArgumentException("crash-recover (redo-log recovery of a crashed CN) is not modelled with "
+                + "a memory-node crash: crash-mn goes with crash-cn only for protocols that recover a coordinator "
+                + "without it (aurogon's)");
         }
         if (crashCn != NO_CRASH && (crashCn < 0 || crashCn >= computeNodes)) {
             throw new IllegalArgumentException("crash-cn=" + crashCn + " must name one of the " + computeNodes

@@ -100,6 +100,11 @@ public final class SimOptions {
             if (mnRefusal != null) {
                 throw new IllegalArgumentException("crash-mn with " + protocol + ": " + mnRefusal);
             }
+            final String bothRefusal = faults.crashMn() == Faults.NO_CRASH || faults.crashCn() == Faults.NO_CRASH
+                ? null : module.combinedCrashRefusal(run, replicas);
+            if (bothRefusal != null) {
+                throw new IllegalArgumentException("crash-mn with crash-cn under " + protocol + ": " + bothRefusal);
+            }
         }
         if (faults.recover() && !redoLog) {
             throw new IllegalArgumentException("crash-recover rolls the crashed CN's commits forward from its redo "

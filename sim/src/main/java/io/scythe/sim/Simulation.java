@@ -368,7 +368,7 @@ public final class Simulation {
                 .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
             if (options.faults().crashMn() != Faults.NO_CRASH) {
                 // Refused by SimOptions#validate for a protocol that does not handle it. A request the dead node took is never answered: compute nodes' calls get a bound.
-                rrpcOptions.callTimeoutNs(Faults.MN_CALL_TIMEOUT_NS);
+                rrpcOptions.callTimeoutNs(options.faults().mnCallTimeoutNs());
             }
             final Watermarks watermarks = options.watermarks();
             final List<Future<?>> started = new ArrayList<>();
@@ -565,7 +565,7 @@ public final class Simulation {
                 runtime.lookupMode(options.lookup());
                 if (options.faults().crashMn() != Faults.NO_CRASH) {
                     // A request to the dead node fails, or times out; the configuration removes it detectNs after.
-                    runtime.failoverWaitNs(2 * Faults.MN_CALL_TIMEOUT_NS + options.faults().detectNs());
+                    runtime.failoverWaitNs(2 * options.faults().mnCallTimeoutNs() + options.faults().detectNs());
                 }
                 if (options.redoLog()) {
                     final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.enable(runtime,
@@ -701,7 +701,9 @@ public final class Simulation {
                 java.util.concurrent.TimeUnit.NANOSECONDS);
         }
         final Faults faults = options.faults();
-        if (faults.crashMn() != Faults.NO_CRASH) {
+        // A memory node and a compute node may both crash: each at its time, the earlier first (a tie: the MN).
+        final boolean mnFirst = faults.crashCn() == Faults.NO_CRASH || faults.crashMnAtNs() <= faults.crashAtNs();
+        if (faults.crashMn() != Faults.NO_CRASH && mnFirst) {
             scheduler.runUntil(startNs + faults.crashMnAtNs(), this::failed);
             crashMemoryNode(faults);
         }
@@ -726,6 +728,10 @@ public final class Simulation {
                     cn -> !cnLoops.get(cn).get(0).crashed() && !givenUp.containsKey(cn), runtimesOfCn, cnLoops,
                     clock::nanoTime, recorders);
             }
+        }
+        if (faults.crashMn() != Faults.NO_CRASH && !mnFirst) {
+            scheduler.runUntil(startNs + faults.crashMnAtNs(), this::failed);
+            crashMemoryNode(faults);
         }
         scheduler.runUntil(endNs + options.drainNs(), () -> failed() || drainedBesideGivenUp());
         if (!failed() && givenUp.isEmpty() && busyServingClients() > 0 && options.drainMaxNs() > options.drainNs()) {

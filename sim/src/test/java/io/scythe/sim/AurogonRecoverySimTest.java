@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class AurogonRecoverySimTest extends SimVertxTest {
     @ParameterizedTest
-    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    @ValueSource(longs = {1, 2, 3, 4, 5})
     void shouldResolveACrashedCoordinatorsTransactionsThroughTheBackups(final long seed) throws Exception {
         final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION, "transfers");
         final List<LogDb> dbs = new ArrayList<>();

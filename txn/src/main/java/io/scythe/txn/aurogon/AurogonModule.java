@@ -140,6 +140,19 @@ public final class AurogonModule implements ProtocolModule {
     }
 
     /**
+     * A coordinator and a memory node dying together: recovered with 2 or more backups a partition only. With one,
+     * the dead node can hold the only backup copy of a transaction whose dead coordinator's commit reached a primary
+     * (its pre-attached versions elsewhere then have no value anywhere, or it is suspected nowhere and never
+     * reported); §4.5 assumes f+1 copies survive (f = 1 here: two failures need two backups). See the package doc.
+     */
+    @Override
+    public String combinedCrashRefusal(final Protocol protocol, final int replicas) {
+        return replicas >= 2 ? null : "with --replicas " + replicas + " a memory node dying with a coordinator can take "
+            + "the only backup copy of a transaction whose commit reached a primary; §4.5 assumes f+1 copies survive "
+            + "two failures: give --replicas 2 or more";
+    }
+
+    /**
      * The first memory node (by name: {@code mn0}) is the clock reference of 2LClock and FaRMv2's clock
      * ({@link AurogonClock}): 2LClock fails over to the next ({@link TwoLevelClock}, §5.3's virtual, correction and
      * smoothing phases); FaRMv2's clock has no failover here (its master's death is not modelled, issue 20).

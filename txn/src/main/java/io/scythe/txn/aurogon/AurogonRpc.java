@@ -45,8 +45,9 @@ package io.scythe.txn.aurogon;
  *  APPLY      16 ts: the held writes go into the backup tables (OK, Backups.FENCED, or a Participant status when
  *             a promoted copy had no adopted version for a write; every write is still applied)
  *  DISCARD    16 ts: the held writes are dropped, the transaction fenced
- *  SUSPECTS   16 ts; answers 0 count, 4 held here undecided (1/0), 8 count x (table id i32, key i64) of the
- *             records whose suspect version is pending at ts
+ *  SUSPECTS   16 ts; answers 0 count, 4 flags (SUSPECTS_HELD: held here undecided; SUSPECTS_TRUNCATED: more
+ *             records than the reply holds, ask again once these are decided), 8 count x (table id i32, key i64) of
+ *             the records whose suspect version is pending at ts
  *  HEARTBEAT  16 a timestamp of the sending coordinator (its server and loop ids): it is alive (OK)
  *  COMMITTED_AT 16 ts; answers as SUSPECTS does the records with a committed version at ts (a recovery
  *             whose transaction lost a backup share asks whether its commit reached a primary, and what it wrote);
@@ -75,6 +76,13 @@ public final class AurogonRpc {
     public static final int COMMITTED_AT = 0x5a10;
     /** COMMITTED_AT's reply flag (at 4): more records than the reply holds (the recovery fails, loudly). */
     public static final int COMMITTED_AT_TRUNCATED = 1;
+    /** SUSPECTS' reply flag (at 4): the node holds the transaction as a backup, undecided. */
+    public static final int SUSPECTS_HELD = 1;
+    /**
+     * SUSPECTS' reply flag (at 4): more records are suspect at ts than the reply holds; the recovery decides those it
+     * got, then asks again (they are no longer pending then, so the next reply holds the next ones).
+     */
+    public static final int SUSPECTS_TRUNCATED = 2;
 
     public static final int HEADER_BYTES = 24;
     public static final int TABLE_OFFSET = 0;

@@ -67,39 +67,73 @@ final class CoordinatorRecovery {
         }
     }
 
+    /**
+     * How many SUSPECTS replies one resolution reads (each cut short, {@link AurogonRpc#SUSPECTS_TRUNCATED}) before it
+     * fails: thousands of records of one transaction on one node.
+     */
+    static final int MAX_SUSPECT_PAGES = 64;
+
     /** Resolves the transaction at {@code ts} that {@code node} suspects (see the class comment). */
     static Future<Void> resolve(final TxnRuntime runtime, final long ts, final String node) {
+        return resolve(runtime, ts, node, 1, null);
+    }
+
+    /**
+     * Page {@code page} of the resolution: a SUSPECTS reply cut short is decided, then asked again (what was decided is
+     * no longer pending, so the next reply holds the next records). After a decision by the backups ({@code prior}),
+     * a later page's records are the node's suspects that decision did not commit (a commit committed every write
+     * the backups held, on every primary): rolled back. After a lost share, each page is decided afresh.
+     */
+    private static Future<Void> resolve(final TxnRuntime runtime, final long ts, final String node, final int page,
+                                        final Decision prior) {
         return call(runtime, node, AurogonRpc.SUSPECTS, header(0, 0, 0, ts)).compose(reply -> {
-            final DirectBuffer p = reply.payload();
-            final List<long[]> records = records(p);
-            final List<String> first = new ArrayList<>();
-            boolean lost = false;
-            if (p.getInt(4) != 0) {
-                first.add(node);
-            } else if (!records.isEmpty()) {
-                final Catalog.Partition partition = partitionOf(runtime.catalog(), (int) records.get(0)[0],
-                    records.get(0)[1]);
-                for (final Catalog.Replica r : partition.backups()) {
-                    if (!runtime.catalog().removed(r.node())) {
-                        first.add(r.node());
-                    }
-                }
-                if (first.isEmpty() && !replicated(runtime.catalog())) {
-                    return Future.failedFuture(new IllegalStateException("Aurogon cannot resolve transaction "
-                        + AurogonTimestamp.toString(ts) + " suspected on " + node + ": its partition has no backups "
-                        + "(run with --replicas 1 or more)"));
-                }
-                lost = first.isEmpty(); // its backups died (or were promoted: a promoted copy has none left)
-            } else {
-                return Future.succeededFuture(); // resolved meanwhile
+            final boolean truncated = (reply.payload().getInt(4) & AurogonRpc.SUSPECTS_TRUNCATED) != 0;
+            if (truncated && page >= MAX_SUSPECT_PAGES) {
+                return Future.failedFuture(new IllegalStateException("Aurogon cannot resolve transaction "
+                    + AurogonTimestamp.toString(ts) + " suspected on " + node + ": its SUSPECTS replies were still cut "
+                    + "short after " + page + " pages"));
             }
-            if (lost) {
-                return lostShare(runtime, ts, node, records);
-            }
-            return decide(runtime, ts, first).compose(decision -> decision.lost ? lostShare(runtime, ts, node, records)
-                : decision.commit ? commit(runtime, ts, decision, node, records)
-                : rollBack(runtime, ts, decision, node, records));
+            final Future<Decision> decided = prior != null
+                ? rollBack(runtime, ts, new Decision(), node, records(reply.payload())).map(prior)
+                : resolvePage(runtime, ts, node, reply);
+            return decided.compose(d -> truncated ? resolve(runtime, ts, node, page + 1, d)
+                : Future.<Void>succeededFuture());
         });
+    }
+
+    /** One SUSPECTS reply decided; the decision by the backups, or null (resolved meanwhile, or a lost share). */
+    private static Future<Decision> resolvePage(final TxnRuntime runtime, final long ts, final String node,
+                                                final RpcReply reply) {
+        final DirectBuffer p = reply.payload();
+        final List<long[]> records = records(p);
+        final List<String> first = new ArrayList<>();
+        boolean lost = false;
+        if ((p.getInt(4) & AurogonRpc.SUSPECTS_HELD) != 0) {
+            first.add(node);
+        } else if (!records.isEmpty()) {
+            final Catalog.Partition partition = partitionOf(runtime.catalog(), primaryId(records.get(0)[0]),
+                records.get(0)[1]);
+            for (final Catalog.Replica r : partition.backups()) {
+                if (!runtime.catalog().removed(r.node())) {
+                    first.add(r.node());
+                }
+            }
+            if (first.isEmpty() && !replicated(runtime.catalog())) {
+                return Future.failedFuture(new IllegalStateException("Aurogon cannot resolve transaction "
+                    + AurogonTimestamp.toString(ts) + " suspected on " + node + ": its partition has no backups "
+                    + "(run with --replicas 1 or more)"));
+            }
+            lost = first.isEmpty(); // its backups died (or were promoted: a promoted copy has none left)
+        } else {
+            return Future.succeededFuture(); // resolved meanwhile
+        }
+        if (lost) {
+            return lostShare(runtime, ts, node, records).map((Decision) null);
+        }
+        return decide(runtime, ts, first).compose(decision -> decision.lost
+            ? lostShare(runtime, ts, node, records).map((Decision) null)
+            : (decision.commit ? commit(runtime, ts, decision, node, records)
+            : rollBack(runtime, ts, decision, node, records)).map(decision));
     }
 
     /** A SUSPECTS or COMMITTED_AT answer's records, {@code [table id, key]}. */
@@ -110,6 +144,30 @@ final class CoordinatorRecovery {
                 p.getLong(12 + i * AurogonRpc.SUSPECT_BYTES)});
         }
         return records;
+    }
+
+    /**
+     * Whether every partition was loaded with more backups than memory nodes have died since: then each write of a
+     * transaction has a copy on a live backup (a promoted copy keeps what it held as a backup), whichever nodes died.
+     * {@code sim} runs a coordinator and a memory node crashing together only with {@code --replicas 2} or more
+     * ({@link AurogonModule#combinedCrashRefusal}).
+     */
+    static boolean copiesSurvive(final Catalog catalog) {
+        if (catalog.configuration() == null) {
+            return false;
+        }
+        int dead = 0;
+        for (final String n : memoryNodes(catalog)) {
+            dead += catalog.removed(n) ? 1 : 0;
+        }
+        for (final Catalog.Table t : catalog.tables()) {
+            for (final Catalog.Partition p : t.partitions()) {
+                if (catalog.loadedAs(t.name(), p).loaded().backups().size() <= dead) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** Whether any partition of the catalog has (or had, before a failover) a backup. */
@@ -175,6 +233,14 @@ final class CoordinatorRecovery {
                     d.commit = false;
                     return rollBack(runtime, ts, d, node, suspects);
                 }
+            }
+            if (copiesSurvive(runtime.catalog())) {
+                // f+1 copies (§4.5's assumption): every write has a live backup copy, and every live node of the mask
+                // holds its share in full: §4.5's rule over the surviving backups. A COMMIT may have been sent (and
+                // the commit reported); if none was, committing what every backup held is as good.
+                LOST_SHARE.incrementAndGet();
+                return d.entries.isEmpty() ? rollBack(runtime, ts, d, node, suspects)
+                    : commit(runtime, ts, d, node, suspects);
             }
             final List<Future<List<long[]>>> found = new ArrayList<>();
             for (final String n : live) {
@@ -310,7 +376,7 @@ final class CoordinatorRecovery {
                     a.dirty = true;
                     a.deleting = w.value == null;
                     a.installedVersion = ts;
-                    return commitValue(runtime, partition.node(), primaryTable, w.key, ts,
+                    return commitValue(runtime, partition.node(), partition.descriptor().schema().id(), w.key, ts,
                         w.value == null ? null : new UnsafeBuffer(w.value), w.value == null ? 0 : w.value.length, true)
                         .map(status -> {
                             if (status == Participant.OK || status == Participant.FIRST_SEEN) {
@@ -328,11 +394,11 @@ final class CoordinatorRecovery {
                     found.add(c[0] % BackupTables.ID_STRIDE << 48 ^ c[1]);
                 }
                 for (final long[] r : suspects) {
-                    final long k = r[0] << 48 ^ r[1];
+                    final long k = (long) primaryId(r[0]) << 48 ^ r[1];
                     if (!written.contains(k) && !found.contains(k)) {
                         return Future.failedFuture(new IllegalStateException("Aurogon cannot recover transaction "
                             + AurogonTimestamp.toString(ts) + ": its commit reached a primary, but no surviving backup "
-                            + "holds its write of " + tableName(runtime.catalog(), (int) r[0]) + "/" + r[1]
+                            + "holds its write of " + tableName(runtime.catalog(), primaryId(r[0])) + "/" + r[1]
                             + " (suspect on " + node + "; its copies died with its coordinator): left in doubt"));
                     }
                 }
@@ -342,7 +408,7 @@ final class CoordinatorRecovery {
                 after.add(expect(call(runtime, n, AurogonRpc.APPLY, header(0, 0, 0, ts)), "APPLY", n, true));
             }
             for (final long[] r : suspects) {
-                if (!written.contains(r[0] << 48 ^ r[1])) { // pre-attached, never written: rolled back
+                if (!written.contains((long) primaryId(r[0]) << 48 ^ r[1])) { // pre-attached, never written
                     after.add(expect(call(runtime, node, AurogonRpc.ROLLBACK, header((int) r[0], 0, r[1], ts)),
                         "ROLLBACK", node, false));
                 }
@@ -540,9 +606,17 @@ final class CoordinatorRecovery {
         return out;
     }
 
+    /**
+     * The primary table id of a table id a node answered: a promoted copy serves its partition from its backup table
+     * (an id {@link BackupTables#ID_STRIDE} apart), so its SUSPECTS name that one.
+     */
+    static int primaryId(final long tableId) {
+        return (int) (tableId % BackupTables.ID_STRIDE);
+    }
+
     private static String tableName(final Catalog catalog, final int tableId) {
         for (final Catalog.Table t : catalog.tables()) {
-            if (t.partitions().get(0).descriptor().schema().id() == tableId) {
+            if (primaryId(t.partitions().get(0).descriptor().schema().id()) == tableId) {
                 return t.name();
             }
         }
@@ -552,7 +626,7 @@ final class CoordinatorRecovery {
     /** The partition of {@code key} of the table whose primary id is {@code tableId}. */
     private static Catalog.Partition partitionOf(final Catalog catalog, final int tableId, final long key) {
         for (final Catalog.Table t : catalog.tables()) {
-            if (t.partitions().get(0).descriptor().schema().id() == tableId) {
+            if (primaryId(t.partitions().get(0).descriptor().schema().id()) == tableId) {
                 return t.partitionOf(key);
             }
         }

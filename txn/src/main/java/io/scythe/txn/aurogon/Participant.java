@@ -549,6 +549,13 @@ public final class Participant {
         return REFUSED; // below every kept version: the rts that would decide is reclaimed
     }
 
+    /** Whether a committed version at {@code ts} of the record is kept here. */
+    public boolean committedAt(final int table, final long key, final long ts) {
+        final Record r = known(table, key);
+        final int i = r == null ? -1 : indexOf(r, ts);
+        return i >= 0 && !r.versions.get(i).pending;
+    }
+
     /** A recovery found the committed version at {@code ts}: {@link #FIRST_SEEN} the first time, else not pending. */
     public int seenByRecovery(final int table, final long key, final long ts) {
         final Record r = known(table, key);

@@ -304,7 +304,7 @@ public final class ParticipantService {
     private void committedAt(final RpcRequest request, final RpcResponder responder) {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "COMMITTED_AT")) {
             final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
-            records(responder, participant.committedAt(ts), -1);
+            records(responder, participant.committedAt(ts), 0, AurogonRpc.COMMITTED_AT_TRUNCATED);
         }
     }
 
@@ -313,18 +313,20 @@ public final class ParticipantService {
             return;
         }
         final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
-        records(responder, participant.suspectsAt(ts), backups.held(ts) ? 1 : 0);
+        records(responder, participant.suspectsAt(ts), backups.held(ts) ? AurogonRpc.SUSPECTS_HELD : 0,
+            AurogonRpc.SUSPECTS_TRUNCATED);
     }
 
     /**
-     * Answers 0 count, 4 {@code flag}, 8 count x (table id i32, key i64): as many of {@code records} as fit; {@code flag}
-     * -1: 4 is 1 when some did not fit ({@link AurogonRpc#COMMITTED_AT_TRUNCATED}), else 0.
+     * Answers 0 count, 4 {@code flags}, 8 count x (table id i32, key i64): as many of {@code records} as fit, and
+     * {@code truncated} or'ed into the flags when some did not.
      */
-    private static void records(final RpcResponder responder, final java.util.List<long[]> records, final int flag) {
+    private static void records(final RpcResponder responder, final java.util.List<long[]> records, final int flags,
+                                final int truncated) {
         final int fit = Math.min(records.size(), (responder.maxReplyBytes() - 8) / AurogonRpc.SUSPECT_BYTES);
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[8 + fit * AurogonRpc.SUSPECT_BYTES]);
         reply.putInt(0, fit);
-        reply.putInt(4, flag >= 0 ? flag : fit < records.size() ? AurogonRpc.COMMITTED_AT_TRUNCATED : 0);
+        reply.putInt(4, flags | (fit < records.size() ? truncated : 0));
         for (int i = 0; i < fit; i++) {
             reply.putInt(8 + i * AurogonRpc.SUSPECT_BYTES, (int) records.get(i)[0]);
             reply.putLong(12 + i * AurogonRpc.SUSPECT_BYTES, records.get(i)[1]);
@@ -370,7 +372,8 @@ public final class ParticipantService {
     private void applyToBackup(final int tableId, final long key, final long wts, final byte[] value) {
         if (participant.promoted(tableId)) {
             final int status = participant.commit(tableId, key, wts, value);
-            if (status != Participant.OK && applyRefusal == null) {
+            // Committed already: a recovery COMMITs the promoted copy's adopted version before its APPLY.
+            if (status != Participant.OK && !participant.committedAt(tableId, key, wts) && applyRefusal == null) {
                 applyRefusal = new ApplyRefused("Aurogon APPLY at " + AurogonTimestamp.toString(wts) + " to promoted "
                     + tableId + "/" + key + ": no pending version adopted there (status " + status + ")", status);
             }

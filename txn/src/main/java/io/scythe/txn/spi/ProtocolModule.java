@@ -163,6 +163,15 @@ public interface ProtocolModule {
     }
 
     /**
+     * Why a run of {@code protocol} may not have a compute node and a memory node crash in one run ({@code sim
+     * --crash-cn} with {@code --crash-mn}) with {@code replicas} backups a partition, or null. Refused by default.
+     */
+    default String combinedCrashRefusal(final Protocol protocol, final int replicas) {
+        return "a compute node and a memory node crashing in one run is handled by no protocol of module " + name()
+            + " (issue 20 built it for Aurogon only)";
+    }
+
+    /**
      * Why a run of {@code protocol} may not have memory node {@code memoryNode} (its index, {@code mnN}) crash in the
      * simulator, or null: {@link #memoryNodeCrashRefusal(Protocol)} unless a module refuses a particular node (one
      * its protocol depends on alone, e.g. a clock reference).

@@ -103,4 +103,50 @@ class CoordinatorRecoveryTest {
             assertThat(reply[1]).isEqualTo(AurogonRpc.COMMITTED_AT_TRUNCATED);
         }
     }
+
+    /**
+     * More suspects of one transaction on a node than a SUSPECTS reply holds: the reply says it was cut short
+     * ({@link AurogonRpc#SUSPECTS_TRUNCATED}, beside {@link AurogonRpc#SUSPECTS_HELD}), and the resolution asks again
+     * until none is left: the held write committed, every other suspect rolled back. Before, the flag did not exist
+     * and the suspects past the first reply stayed pending.
+     */
+    @Test
+    void shouldPageThroughSuspectsOneReplyCannotHold() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 2048)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            final long ts = AurogonTimestamp.pack(1_000_000, 1, 0);
+            final int many = 1_000;
+            onLoop(node, () -> {
+                participant.orphans(1_000, coordinator -> true); // suspect after 1 us
+                for (long k = 100; k < 100 + many; k++) {
+                    participant.install(items, k, ts);
+                }
+                return null;
+            });
+            final UnsafeBuffer part = AurogonPromotionTest.replicate(copy.schema().id(), 100, ts, 11, 111);
+            final int replicated = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                part)).map(r -> r.payload().getInt(0)));
+            assertThat(replicated).isEqualTo(Backups.OK);
+            final long deadline = System.nanoTime() + 5_000_000_000L;
+            while (onLoop(node, () -> participant.suspectsAt(ts).size()) < many && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            final int[] reply = node.on(rt -> rt.rocket("mn").compose(rocket -> {
+                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                CoordinatorRecovery.fill(request, 0, 0, 0, ts);
+                return rocket.call(AurogonRpc.SUSPECTS, request);
+            }).map(r -> new int[] {r.payload().getInt(0), r.payload().getInt(4)}));
+            assertThat(reply[0]).as("cut short").isPositive().isLessThan(many);
+            assertThat(reply[1]).isEqualTo(AurogonRpc.SUSPECTS_HELD | AurogonRpc.SUSPECTS_TRUNCATED);
+            final String resolved = node.on(rt -> outcome(CoordinatorRecovery.resolve(rt, ts, "mn")));
+            assertThat(resolved).isEqualTo("ok");
+            assertThat(onLoop(node, () -> participant.pendingTimestamps())).as("left pending").isEmpty();
+            assertThat(participant.versions(items, 100)[0][0]).as("the held write committed").isEqualTo(ts);
+            assertThat(pendingAt(participant, items, 100 + many - 1, ts)).isFalse();
+            assertThat(participant.versions(items, 100 + many - 1)[0][0]).as("rolled back").isNotEqualTo(ts);
+        }
+    }
 }
