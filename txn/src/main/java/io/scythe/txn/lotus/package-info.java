@@ -52,8 +52,8 @@
  * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lotus.md §2.4: T_start; lock (write locks, and read locks
  * under SR: {@code lotus}; none for data only read under SI: {@code lotus-si}, declared by
  * {@code Protocol#snapshotIsolation}, so the explorer fails it only on a cycle without two consecutive rw edges,
- * {@code SerializabilityChecker.Result#snapshotIsolationAllowed}, and the simulation does not judge a workload's
- * write-skew conditions, {@code OltpSpec#writeSkewConditions}); READ the CVT, pick the largest version
+ * {@code SerializabilityChecker.Result#snapshotIsolationAllowed}, and neither the simulation nor the bench judges a
+ * workload's write-skew conditions, {@code OltpSpec#writeSkewConditions}); READ the CVT, pick the largest version
  * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
  * (primary and backups), T_commit, the redo record, WRITE visible then the home's version word, unlock (an inserted
  * object's home is written whole: its backups hold a placeholder until then). Each phase posts one doorbell per
