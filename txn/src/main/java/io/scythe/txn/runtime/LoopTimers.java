@@ -55,27 +55,25 @@ public final class LoopTimers implements Timers, Bridge.Poller {
 
     @Override
     public Future<Void> after(final long delayNs) {
-        if (delayNs <= 0) {
-            return Future.succeededFuture();
-        }
-        final ContextInternal context = (ContextInternal) Vertx.currentContext();
-        final Promise<Void> promise = context != null ? context.promise() : Promise.promise();
-        sleepers.add(new Sleeper(nowNs() + delayNs, sequence++, promise));
-        if (sleepers.size() == 1) {
-            bridge.wake(); // a quiet bridge polls nobody: tell it we are busy now
-        }
-        return promise.future();
+        return sleep(sleepers, delayNs);
     }
 
     @Override
     public Future<Void> afterIdle(final long delayNs) {
+        return sleep(idle, delayNs);
+    }
+
+    private Future<Void> sleep(final PriorityQueue<Sleeper> queue, final long delayNs) {
         if (delayNs <= 0) {
             return Future.succeededFuture();
         }
         final ContextInternal context = (ContextInternal) Vertx.currentContext();
         final Promise<Void> promise = context != null ? context.promise() : Promise.promise();
-        idle.add(new Sleeper(nowNs() + delayNs, sequence++, promise));
-        bridge.wake(); // the bridge learns the new wake-up time in its next duty cycle
+        queue.add(new Sleeper(nowNs() + delayNs, sequence++, promise));
+        // A quiet bridge polls nobody: tell it we are busy now; after a long wait, its next duty cycle learns when.
+        if (queue == idle || sleepers.size() == 1) {
+            bridge.wake();
+        }
         return promise.future();
     }
 
