@@ -1217,12 +1217,9 @@ public final class Simulation {
         }
         final List<String> violations = new ArrayList<>();
         // A protocol that promises snapshot isolation only is not judged on what write skew breaks (reported only).
-        final java.util.Set<String> notJudged = protocol.snapshotIsolation() ? spec.writeSkewConditions()
-            : java.util.Set.of();
-        final JsonObject notJudgedJson = new JsonObject();
-        if (notJudged.contains(spec.quantity())) {
-            notJudgedJson.put(spec.quantity(), conservedOk ? "held" : "broken");
-        }
+        final java.util.Set<String> notJudged = io.scythe.bench.micro.OltpWorkload.writeSkewNotJudged(protocol, spec);
+        final JsonObject notJudgedJson = io.scythe.bench.micro.OltpWorkload.notJudgedJson(notJudged, spec.quantity(),
+            conservedOk, conditions);
         // A commit given up past its point of no return may be half written back: only its recovery settles it.
         if (!conservedOk && outcomeUnknown == 0 && notQuiescent == null && !notJudged.contains(spec.quantity())) {
             violations.add(spec.quantity() + " not conserved " + conserved.encode());
@@ -1230,9 +1227,7 @@ public final class Simulation {
         conditions.forEach((condition, broken) -> {
             // Without recovery, a loop that gave up leaves what recovery would settle: a half written-back commit,
             // inserts it never abandoned. Those break the conditions, as they do conservation.
-            if (notJudged.contains(condition)) {
-                notJudgedJson.put(condition, broken.isEmpty() ? "held" : "broken");
-            } else if (!broken.isEmpty() && givenUp.isEmpty() && notQuiescent == null) {
+            if (!notJudged.contains(condition) && !broken.isEmpty() && givenUp.isEmpty() && notQuiescent == null) {
                 violations.add("consistency condition '" + condition + "' broken " + broken.size() + " times (first: "
                     + broken.get(0) + ")");
             }

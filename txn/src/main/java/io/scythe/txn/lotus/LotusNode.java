@@ -453,7 +453,7 @@ public final class LotusNode {
     void startResharding(final io.scythe.txn.runtime.Timers timers) {
         final long every = cluster.options().reshardEveryNs();
         if (every > 0 && peers != null) {
-            timers.after(every).onSuccess(v -> interval(timers));
+            timers.afterIdle(every).onSuccess(v -> interval(timers));
         }
     }
 
@@ -491,7 +491,7 @@ public final class LotusNode {
         for (int s = 0; s < LotusKey.SHARDS; s++) {
             shardHits.set(s, 0);
         }
-        timers.after(cluster.options().reshardEveryNs()).onSuccess(v -> interval(timers));
+        timers.afterIdle(cluster.options().reshardEveryNs()).onSuccess(v -> interval(timers));
     }
 
     /** The shard this node serves that took the most lock requests this interval, or -1. */
@@ -606,7 +606,7 @@ public final class LotusNode {
         final long lease = cluster.options().leaseNs();
         if (lease > 0 && peers != null) {
             cluster.renew(index, runtime.timers().nowNs());
-            runtime.timers().after(Math.max(1, lease / 4)).onSuccess(v -> membership(runtime.timers(), lease));
+            runtime.timers().afterIdle(Math.max(1, lease / 4)).onSuccess(v -> membership(runtime.timers(), lease));
         }
     }
 
@@ -649,7 +649,7 @@ public final class LotusNode {
                 }
             }
         }
-        timers.after(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
+        timers.afterIdle(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
     }
 
     /**

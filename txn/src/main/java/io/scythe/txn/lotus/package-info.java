@@ -25,6 +25,10 @@
  * overloaded, in the paper's order, recording each pause. Hybrid routing of transactions is the host's router
  * ({@code io.scythe.routing.RoutingMode#HYBRID}), which the handoffs update.
  *
+ * <p>The periodic tasks (the lease's renewal every quarter lease, the resharding round) wait with
+ * {@code Timers#afterIdle}: loop 0 sleeps until they are due rather than polling for them (with {@code after} it
+ * busy-polled through every wait: a million simulator events per run, most of an explorer seed's time).
+ *
  * <p><b>Recovery</b> (lotus.md §2.7) on leases ({@link io.scythe.txn.lotus.LotusOptions#leaseNs}): a node whose
  * lease ran out is let go of by every survivor (calls to it fail, attempts that asked it for locks abort unless past
  * T_commit); the first survivor to notice finishes its logged commits from their redo records
@@ -52,8 +56,8 @@
  * <p><b>Protocol</b>: {@link io.scythe.txn.lotus.LotusTxn}, lotus.md §2.4: T_start; lock (write locks, and read locks
  * under SR: {@code lotus}; none for data only read under SI: {@code lotus-si}, declared by
  * {@code Protocol#snapshotIsolation}, so the explorer fails it only on a cycle without two consecutive rw edges,
- * {@code SerializabilityChecker.Result#snapshotIsolationAllowed}, and the simulation does not judge a workload's
- * write-skew conditions, {@code OltpSpec#writeSkewConditions}); READ the CVT, pick the largest version
+ * {@code SerializabilityChecker.Result#snapshotIsolationAllowed}, and neither the simulation nor the bench judges a
+ * workload's write-skew conditions, {@code OltpSpec#writeSkewConditions}); READ the CVT, pick the largest version
  * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
  * (primary and backups), T_commit, the redo record, WRITE visible then the home's version word, unlock (an inserted
  * object's home is written whole: its backups hold a placeholder until then). Each phase posts one doorbell per

@@ -12,13 +12,17 @@ import java.util.PriorityQueue;
 /**
  * Microsecond timers of one event loop, polled by its {@link Bridge} like a coroutine scheduler checks its sleepers:
  * Vert.x timers tick in milliseconds, while a Takeout Lock's hangout or TOCC's 20 us deferral is microseconds. The
- * bridge keeps polling while a timer is pending; a timer added to a quiet loop wakes its bridge. Loop-confined.
+ * bridge keeps polling while a timer is pending; a timer added to a quiet loop wakes its bridge. A long wait
+ * ({@link #afterIdle}) does not keep it polling: the bridge sleeps until it is due ({@link #wakeAtNs}) when nothing
+ * else keeps it polling (in the simulator one timer event instead of a poll every poll interval). Loop-confined.
  */
 public final class LoopTimers implements Timers, Bridge.Poller {
     private static final FastThreadLocal<LoopTimers> CURRENT = new FastThreadLocal<>();
 
     private final Bridge bridge;
     private final PriorityQueue<Sleeper> sleepers = new PriorityQueue<>();
+    /** Long waits ({@link #afterIdle}): polled like the others, but the bridge is not kept polling for them. */
+    private final PriorityQueue<Sleeper> idle = new PriorityQueue<>();
     private long sequence;
 
     private LoopTimers(final Bridge bridge) {
@@ -51,28 +55,48 @@ public final class LoopTimers implements Timers, Bridge.Poller {
 
     @Override
     public Future<Void> after(final long delayNs) {
+        return sleep(sleepers, delayNs);
+    }
+
+    @Override
+    public Future<Void> afterIdle(final long delayNs) {
+        return sleep(idle, delayNs);
+    }
+
+    private Future<Void> sleep(final PriorityQueue<Sleeper> queue, final long delayNs) {
         if (delayNs <= 0) {
             return Future.succeededFuture();
         }
         final ContextInternal context = (ContextInternal) Vertx.currentContext();
         final Promise<Void> promise = context != null ? context.promise() : Promise.promise();
-        sleepers.add(new Sleeper(nowNs() + delayNs, sequence++, promise));
-        if (sleepers.size() == 1) {
-            bridge.wake(); // a quiet bridge polls nobody: tell it we are busy now
+        queue.add(new Sleeper(nowNs() + delayNs, sequence++, promise));
+        // A quiet bridge polls nobody: tell it we are busy now; after a long wait, its next duty cycle learns when.
+        if (queue == idle || sleepers.size() == 1) {
+            bridge.wake();
         }
         return promise.future();
     }
 
     @Override
     public int poll(final long nowNs) {
+        return due(sleepers, nowNs) + due(idle, nowNs);
+    }
+
+    private static int due(final PriorityQueue<Sleeper> queue, final long nowNs) {
         int done = 0;
         Sleeper s;
-        while ((s = sleepers.peek()) != null && s.until - nowNs <= 0) {
-            sleepers.poll();
+        while ((s = queue.peek()) != null && s.until - nowNs <= 0) {
+            queue.poll();
             s.promise.complete();
             done++;
         }
         return done;
+    }
+
+    @Override
+    public long wakeAtNs() {
+        final Sleeper s = idle.peek();
+        return s == null ? io.scythe.fabric.CompletionQueue.NO_EVENT : s.until;
     }
 
     @Override
@@ -81,7 +105,7 @@ public final class LoopTimers implements Timers, Bridge.Poller {
     }
 
     public int pending() {
-        return sleepers.size();
+        return sleepers.size() + idle.size();
     }
 
     private record Sleeper(long until, long sequence, Promise<Void> promise) implements Comparable<Sleeper> {

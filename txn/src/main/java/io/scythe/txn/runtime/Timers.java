@@ -11,4 +11,13 @@ public interface Timers {
 
     /** Completes on the caller's loop no earlier than {@code delayNs} from now (at once for 0 or less). */
     Future<Void> after(long delayNs);
+
+    /**
+     * Like {@link #after}, for a long wait (a periodic task's next round, far beyond the loop's polling): the loop need
+     * not poll for it meanwhile and sleeps until it is due when nothing else keeps it polling ({@link LoopTimers}).
+     * {@link #after} by default.
+     */
+    default Future<Void> afterIdle(final long delayNs) {
+        return after(delayNs);
+    }
 }
