@@ -254,14 +254,44 @@ public final class LotusCluster {
     }
 
     synchronized void renew(final int cn, final long nowNs) {
-        if (!recoveries.containsKey(cn)) {
+        if (!recoveries.containsKey(cn) && renewedNs[cn] != RETIRED) {
             renewedNs[cn] = nowNs;
         }
     }
 
+    /** What {@link #renewedNs} holds for a node that stopped renewing because the run is over ({@link #retire}). */
+    private static final long RETIRED = Long.MAX_VALUE;
+
+    /**
+     * {@code cn} stops renewing its lease because the run is over and it has nothing left to do: its lease never runs
+     * out after. A crashed node never retires, so the survivors still judge its lease in the run's drain.
+     */
+    synchronized void retire(final int cn) {
+        if (!recoveries.containsKey(cn)) {
+            renewedNs[cn] = RETIRED;
+        }
+    }
+
+    /**
+     * Whether nothing is left for {@code cn}'s membership task to do at {@code nowNs}: every other node retired, or
+     * holds its lease, or is dead with its recovery over and its locks freed here ({@code freedHere}).
+     */
+    synchronized boolean settled(final int cn, final java.util.Set<Integer> freedHere, final long nowNs,
+                                 final long leaseNs) {
+        for (int other = 0; other < nodes.length; other++) {
+            final Recovery r = recoveries.get(other);
+            if (other != cn && (r == null ? expired(other, nowNs, leaseNs)
+                : !freedHere.contains(other) || r.servedAgainNs < 0 && r.failure == null)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Whether {@code cn}'s lease ran out at {@code nowNs} ({@code leaseNs} after its last renewal). */
     synchronized boolean expired(final int cn, final long nowNs, final long leaseNs) {
-        return recoveries.containsKey(cn) || renewedNs[cn] >= 0 && nowNs - renewedNs[cn] > leaseNs;
+        return recoveries.containsKey(cn) || renewedNs[cn] >= 0 && renewedNs[cn] != RETIRED
+            && nowNs - renewedNs[cn] > leaseNs;
     }
 
     public synchronized boolean dead(final int cn) {
@@ -280,16 +310,6 @@ public final class LotusCluster {
 
     synchronized Recovery recovery(final int cn) {
         return recoveries.get(cn);
-    }
-
-    /** Whether every dead node's shards are served again (or its recovery failed). */
-    synchronized boolean recovered() {
-        for (final Recovery r : recoveries.values()) {
-            if (r.servedAgainNs < 0 && r.failure == null) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** Every dead node's recovery so far. */

@@ -617,9 +617,10 @@ public final class LotusNode {
      * node's logged commits are finished, frees the locks it held in this node's table (from the lock state).
      */
     private void membership(final io.scythe.txn.runtime.Timers timers, final long lease) {
-        if (cluster.over() && cluster.recovered() || cluster.dead(index)) {
-            return; // (a recovery under way is finished after the run's end too)
+        if (cluster.dead(index)) {
+            return;
         }
+
         final long now = timers.nowNs();
         cluster.renew(index, now);
         for (int cn = 0; cn < computeNodes.size(); cn++) {
@@ -649,8 +650,22 @@ public final class LotusNode {
                 }
             }
         }
+        if (cluster.over()) {
+            overSinceNs = overSinceNs < 0 ? now : overSinceNs;
+            // Judged for a lease past the end, not less: a node that crashed before the end stopped renewing then and
+            // its lease runs out within it, in the run's drain (this task stopped at the end once, before any
+            // recovery was under way: the survivors' attempts that asked the dead node waited on it for ever and its
+            // locks stayed held in their tables). A retired node's lease never runs out for the others after.
+            if (now - overSinceNs > lease && cluster.settled(index, freed, now, lease)) {
+                cluster.retire(index);
+                return;
+            }
+        }
         timers.afterIdle(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
     }
+
+    /** When this node's membership task first saw the run over (-1: not yet). */
+    private long overSinceNs = -1;
 
     /**
      * Leads the recovery of dead node {@code r.cn}: its memory (lock table, version cache, serving set) is gone; its

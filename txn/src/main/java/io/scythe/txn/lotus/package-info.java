@@ -35,7 +35,10 @@
  * ({@code CnRecovery}, {@link io.scythe.txn.lotus.LotusLockKind}: an entry only where the object's version is still
  * below the record's; then, still under the dead node's locks, the commit's INVISIBLE cells made visible at its
  * T_commit on every copy its visible write did not reach, {@code LotusTxn#recoverCells}) and drops the rest; survivors then free its locks from their lock state; no lock table is
- * rebuilt. Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
+ * rebuilt. The survivors judge leases past the run's end until every other node retired (stopped renewing because the
+ * run is over, its lease held a lease past the end) or was recovered, so a node that crashed shortly before the end
+ * is declared dead in the simulator's drain (issue 23 §4: they stopped at the end, their attempts that asked it
+ * waited for ever and its locks stayed held). Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
  * survivors, since the simulator cannot restart a node (the paper restarts it with an empty table). On cluster nodes
  * the host's recovery duty finishes the redo records and then tells every survivor ({@code
  * ComputeNodeContext#onPeerRecovered}); each node's health shows the locks its table holds ({@code module.locksHeld},
