@@ -526,7 +526,7 @@ public final class SimCommand implements Callable<Integer> {
         }
         verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes).colocate(colocate);
         if (crashes) {
-            Explorer.crash(o).faults().recover(true, crashDetect.toNanos());
+            Explorer.crash(o, crashDetect.toNanos());
         }
         return o.validate();
     }
