@@ -49,7 +49,7 @@
  * --seed 1 --crashes --workload all --protocols aurogon}, reclamation every 10 us): smallbank 0, phantom 1, churn 1,
  * tpcc 3 failed (before the beats, with reclamation off, the lead's driver: smallbank 30, phantom 2, churn 2, tpcc 7;
  * with the beats and reclamation off: smallbank, phantom, churn 0; tpcc's 6 were a transaction two loops' recoveries
- * each reported in part, counted by the simulator as two: {@code CrashedOutcomes} counts it once now). Left, not
+ * each reported in part, counted by the simulator as two: {@code CrashedOutcomes} counts it once now, tpcc 0). Left, not
  * traced, all with reclamation on: phantom seed 16 and churn seed 75 (a key live on the backup, absent on the
  * primary), tpcc seeds 7, 52, 77 (a new_order row missing on a backup).
  *
