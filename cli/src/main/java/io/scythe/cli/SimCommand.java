@@ -527,8 +527,7 @@ public final class SimCommand implements Callable<Integer> {
         }
         verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes).colocate(colocate);
         if (crashes) { // --crash-cn picks the node; the time is still drawn from the seed
-            (crashCn >= 0 ? Explorer.crash(o, crashCn) : Explorer.crash(o)).faults().recover(true,
-                crashDetect.toNanos());
+            Explorer.crash(o, crashCn, crashDetect.toNanos());
         }
         return o.validate();
     }

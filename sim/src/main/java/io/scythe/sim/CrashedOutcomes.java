@@ -37,6 +37,8 @@ final class CrashedOutcomes {
     private long unheardDelta;
     private int recoveredInDoubt;
     private int recoveredById;
+    /** The crashed transactions recovered by id: a later record of one is more of it, not another transaction. */
+    private final java.util.Set<Long> recoveredIds = new java.util.HashSet<>();
     /** Recovered by id, but its result was never known (its body had not finished at the crash): unexplainable. */
     private int recoveredWithoutResult;
 
@@ -92,9 +94,14 @@ final class CrashedOutcomes {
                 made.add(version(a));
             }
         }
+        if (crashedYet && recoveredIds.contains(txnId)) {
+            return accesses; // more of a transaction already recovered by id (Aurogon: another loop's recovery
+            // reports the records it found): its result is counted once
+        }
         if (crashedYet && unaccounted.containsKey(txnId)) {
             recoveredInDoubt++; // a recovery's record under the crashed transaction's id: exactly its result
             recoveredById++;
+            recoveredIds.add(txnId);
             recoveredWithoutResult += unaccounted.get(txnId) == null ? 1 : 0;
             count(txnId);
         } else if (crashedYet) {

@@ -94,6 +94,11 @@ public final class SimOptions {
                 throw new IllegalArgumentException("protocol " + protocol + ": crashing a compute node (--crash-cn, "
                     + "--crashes) is not modelled: " + refusal);
             }
+            if (module != null && faults.recover() && module.ownCrashRecoveryReplicas(run) > 0) {
+                throw new IllegalArgumentException("protocol " + protocol + " resolves a dead compute node's "
+                    + "transactions itself, through its backups: run its crash with --replicas "
+                    + module.ownCrashRecoveryReplicas(run) + " and without --crash-recover");
+            }
             final String mnRefusal = faults.crashMn() == Faults.NO_CRASH ? null
                 : module == null ? "no protocol module handles a memory-node crash for it"
                 : module.memoryNodeCrashRefusal(run, faults.crashMn());

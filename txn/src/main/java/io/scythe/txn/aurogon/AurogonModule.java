@@ -153,6 +153,16 @@ public final class AurogonModule implements ProtocolModule {
     }
 
     /**
+     * A dead coordinator's transactions are resolved through the backups (§4.5, {@link CoordinatorRecovery}), not by
+     * the shared recovery: that frees locks and rolls a redo log forward, and Aurogon has neither (a pending version
+     * is decided by what its backups hold). One backup a partition, as {@code AurogonRecoverySimTest} runs it.
+     */
+    @Override
+    public int ownCrashRecoveryReplicas(final Protocol protocol) {
+        return protocols().contains(protocol) ? 1 : 0;
+    }
+
+    /**
      * The first memory node (by name: {@code mn0}) is the clock reference of 2LClock and FaRMv2's clock
      * ({@link AurogonClock}): 2LClock fails over to the next ({@link TwoLevelClock}, §5.3's virtual, correction and
      * smoothing phases); FaRMv2's clock has no failover here (its master's death is not modelled, issue 20).

@@ -48,7 +48,8 @@ package io.scythe.txn.aurogon;
  *  SUSPECTS   16 ts; answers 0 count, 4 flags (SUSPECTS_HELD: held here undecided; SUSPECTS_TRUNCATED: more
  *             records than the reply holds, ask again once these are decided), 8 count x (table id i32, key i64) of
  *             the records whose suspect version is pending at ts
- *  HEARTBEAT  16 a timestamp of the sending coordinator (its server and loop ids): it is alive (OK)
+ *  HEARTBEAT  16 a timestamp of the sending coordinator (its server and loop ids): it is alive; answers OK, or
+ *             WATCHING while a pending version or held replication here may yet become a suspect (or is one)
  *  COMMITTED_AT 16 ts; answers as SUSPECTS does the records with a committed version at ts (a recovery
  *             whose transaction lost a backup share asks whether its commit reached a primary, and what it wrote);
  *             4: 1 (COMMITTED_AT_TRUNCATED) when more than one reply holds were found, else 0
@@ -72,6 +73,8 @@ public final class AurogonRpc {
     public static final int CLOCK = 0x5a0e;
     /** A live coordinator's heartbeat ({@link Heartbeats}): the node hears from it although it sends nothing else. */
     public static final int HEARTBEAT = 0x5a0f;
+    /** HEARTBEAT's answer while the node watches undecided state ({@link Heartbeats}: idle loops beat on). */
+    public static final int WATCHING = 1;
     /** The records with a committed version at a timestamp ({@link CoordinatorRecovery}, a lost backup share). */
     public static final int COMMITTED_AT = 0x5a10;
     /** COMMITTED_AT's reply flag (at 4): more records than the reply holds (the recovery fails, loudly). */

@@ -128,6 +128,14 @@ public final class Backups {
         this.silent = silent;
     }
 
+    /** Orphan checks armed and not yet run. */
+    private int watching;
+
+    /** Whether a held transaction may yet become a suspect, or is one ({@link Participant#watching}). */
+    public boolean watching() {
+        return watching > 0 || !suspects.isEmpty();
+    }
+
     /** Whether the coordinator of a timestamp was not heard from for the lease. */
     private final java.util.function.LongPredicate silent;
 
@@ -137,7 +145,9 @@ public final class Backups {
 
     /** Looks at {@code held} after {@code ns}; while its coordinator still talks, again every quarter lease. */
     private void suspectAfter(final Held held, final long ns) {
+        watching++;
         deferrer.after(ns, () -> {
+            watching--;
             if (held.state == FULL && byTs.get(held.ts) == held) {
                 if (silent.test(held.ts)) {
                     suspects.add(held.ts);

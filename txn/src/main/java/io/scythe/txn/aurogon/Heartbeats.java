@@ -1,7 +1,12 @@
 package io.scythe.txn.aurogon;
 
 import io.scythe.txn.TxnRuntime;
+import io.vertx.core.Future;
+import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A coordinator loop's heartbeats (§4.5: "primaries detect [a coordinator failure] via periodic heartbeats"). A
@@ -12,8 +17,15 @@ import org.agrona.concurrent.UnsafeBuffer;
  * pre-attached versions: another loop then resolved its live transaction through the backups as an orphan, and the
  * same writes were reported twice (by the coordinator and, in doubt, by the recovery). Now, while any transaction of
  * this loop is open (begun, not yet committed or aborted), every quarter lease the loop sends HEARTBEAT to every
- * memory node, so only a dead (or cut off) coordinator's transactions become suspects. The beats stop when the loop
- * has no open transaction and start again with the next one. Loop-confined (a {@link TxnRuntime} extension).
+ * memory node, so only a dead (or cut off) coordinator's transactions become suspects. A beat's answer carries the
+ * node's orphan hint (resolved as any reply's, {@link CoordinatorRecovery#hinted}) and says whether the node still
+ * watches undecided state ({@link AurogonRpc#WATCHING}: a pending version or held replication that may yet become a
+ * suspect, or is one). The beats stop only after a round sent with no transaction open found no node watching, and
+ * start again with the next transaction. Before, they stopped with the last open transaction, and a coordinator that
+ * died once the live ones had gone idle (the explorer's 150 us runs: a crash after the primaries' COMMITs, before
+ * the backups' APPLY) left its held replication undecided for good: nobody talked to the node after its lease, so no
+ * reply named the suspect; its commit was never reported (a read of a version no committed transaction made, money
+ * not conserved, a backup differing from its primary). Loop-confined (a {@link TxnRuntime} extension).
  */
 final class Heartbeats {
     /** Four beats a lease: a live coordinator is heard well within every lease even when a beat is slow or lost. */
@@ -24,6 +36,8 @@ final class Heartbeats {
     private final TxnRuntime runtime;
     private int open;
     private boolean beating;
+    /** The last round, sent with no transaction open, found every node done watching (or removed). */
+    private boolean quiet;
     /** A timestamp of this loop's: the beat names the coordinator by its server and loop ids. */
     private long ts;
     /** Beats not sent, in this process, because their node was removed (tests). */
@@ -59,6 +73,7 @@ final class Heartbeats {
         }
         ts = timestamp;
         open++;
+        quiet = false;
         if (!beating) {
             beating = true;
             runtime.timers().after(PERIOD_NS).onComplete(done -> beat());
@@ -77,21 +92,46 @@ final class Heartbeats {
     }
 
     private void beat() {
-        if (open == 0) {
+        if (open == 0 && quiet) {
             beating = false;
             return;
         }
         final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
         request.putLong(AurogonRpc.TS_OFFSET, ts);
+        final List<Future<Boolean>> watching = new ArrayList<>();
         for (final String node : CoordinatorRecovery.memoryNodes(runtime.catalog())) {
-            // Fire and forget: a lost beat is made up by the next, a quarter lease later. A node the configuration
-            // removed (it died) gets none: a beat to it would only wait out its call timeout or reopen a Rocket.
+            // A lost beat is made up by the next, a quarter lease later (and counts as watching). A node the
+            // configuration removed (it died) gets none: a beat to it would only wait out its call timeout or reopen
+            // a Rocket.
             if (runtime.catalog().removed(node)) {
                 SKIPPED.incrementAndGet();
             } else {
-                runtime.rocket(node).compose(rocket -> rocket.call(AurogonRpc.HEARTBEAT, request));
+                watching.add(runtime.rocket(node).compose(rocket -> rocket.call(AurogonRpc.HEARTBEAT, request))
+                    .map(reply -> answered(node, reply.payload())).otherwise(true));
             }
         }
+        final boolean idle = open == 0;
+        Future.all(watching).onComplete(round -> {
+            boolean any = false;
+            for (final Future<Boolean> w : watching) {
+                any |= w.result();
+            }
+            if (idle && open == 0) {
+                quiet = !any;
+            }
+        });
         runtime.timers().after(PERIOD_NS).onComplete(done -> beat());
+    }
+
+    /** A beat's answer from {@code node}: resolves the suspect it names; whether the node still watches. */
+    private boolean answered(final String node, final DirectBuffer p) {
+        if (p.capacity() < AurogonRpc.STATUS_REPLY_BYTES) {
+            return true;
+        }
+        final long hint = p.getLong(AurogonRpc.STATUS_HINT_OFFSET);
+        if (hint != 0) {
+            CoordinatorRecovery.hinted(runtime, hint, node);
+        }
+        return hint != 0 || p.getInt(0) == AurogonRpc.WATCHING;
     }
 }

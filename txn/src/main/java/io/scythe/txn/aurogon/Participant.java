@@ -490,7 +490,7 @@ public final class Participant {
         if (orphanNs > 0) {
             // Its coordinator may be dead too (a memory node and a coordinator crashing together): a suspect after
             // the lease like any pending version, else its readers stayed parked for ever.
-            deferrer.after(orphanNs, () -> suspect(r, adopted));
+            watch(r, adopted, orphanNs);
         }
     }
 
@@ -539,7 +539,7 @@ public final class Participant {
                 final Version installed = new Version(ts, ts, true, null);
                 vs.add(i, installed);
                 if (orphanNs > 0) {
-                    deferrer.after(orphanNs, () -> suspect(r, installed));
+                    watch(r, installed, orphanNs);
                 }
                 return OK;
             }
@@ -567,6 +567,27 @@ public final class Participant {
         return FIRST_SEEN;
     }
 
+    /** Orphan checks armed and not yet run ({@link #watching}). */
+    private int watching;
+
+    /** Looks at {@code v} after {@code ns}: a suspect then if it is still pending and its coordinator silent. */
+    private void watch(final Record r, final Version v, final long ns) {
+        watching++;
+        deferrer.after(ns, () -> {
+            watching--;
+            suspect(r, v);
+        });
+    }
+
+    /**
+     * Whether a pending version here may yet become a suspect, or is one: an orphan check is armed or a suspect
+     * waits for its resolution. A heartbeat's answer says so, and idle coordinators beat on until it is false
+     * ({@link Heartbeats}): else a dead coordinator's state on a node nobody talks to any more stayed undecided.
+     */
+    public boolean watching() {
+        return watching > 0 || !suspects.isEmpty();
+    }
+
     /** {@code v} is still pending after the orphan lease: a suspect; the reads parked on it are told so. */
     private void suspect(final Record r, final Version v) {
         if (!v.pending || v.suspect || indexOf(r, v.wts) < 0 || r.versions.get(indexOf(r, v.wts)) != v) {
@@ -576,7 +597,7 @@ public final class Participant {
             // Its coordinator still talked to this node within the lease: look again a quarter lease later (a whole
             // lease let a coordinator dying just after the first look park this version's readers for up to two
             // leases, past the 1 ms call bound: seen with a memory node and a coordinator crashing together).
-            deferrer.after(orphanNs / RECHECKS, () -> suspect(r, v));
+            watch(r, v, orphanNs / RECHECKS);
             return;
         }
         v.suspect = true;

@@ -150,7 +150,7 @@ public final class ParticipantService {
     private void heartbeat(final RpcRequest request, final RpcResponder responder) {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "HEARTBEAT")) {
             heard(request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET));
-            status(responder, Participant.OK);
+            status(responder, participant.watching() || backups.watching() ? AurogonRpc.WATCHING : Participant.OK);
         }
     }
 

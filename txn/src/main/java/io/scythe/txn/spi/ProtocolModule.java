@@ -85,6 +85,17 @@ public interface ProtocolModule {
     }
 
     /**
+     * The backups per partition with which {@code protocol} resolves a dead compute node's transactions itself, or 0
+     * (the default) when it relies on the host's shared recovery ({@code --crash-recover}: the crashed node's redo
+     * log rolled forward, its locks freed). A protocol with its own recovery (Aurogon, §4.5: through its backups)
+     * refuses the shared one, and the explorer's {@code --crashes} runs its crash with this many backups and no
+     * shared recovery.
+     */
+    default int ownCrashRecoveryReplicas(final Protocol protocol) {
+        return 0;
+    }
+
+    /**
      * The options of its compute nodes' peers, from the host's {@code defaults} (e.g. buckets large enough for what
      * its handlers reply); only for a run whose {@link #peerMessaging} is not NONE. The defaults unchanged by default.
      */
