@@ -510,6 +510,12 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--mns")) {
             o.memoryNodes(memoryNodes);
         }
+        if (given.hasMatchedOption("--tso-group")) {
+            o.tsoGroupPerComputeNode(tsoGroupPerCn());
+        }
+        if (given.hasMatchedOption("--tso-proxies")) {
+            o.tsoProxies(tsoProxies);
+        }
         if (given.hasMatchedOption("--duration")) {
             o.durationNs(duration.toNanos());
         }

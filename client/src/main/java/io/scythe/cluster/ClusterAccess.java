@@ -76,6 +76,25 @@ public record ClusterAccess(String cluster, String secret, String node, String h
      * (its pom says why); {@code LocalCluster} passes it on to the node JVMs it starts.
      */
     public static final String MAX_NO_HEARTBEAT_PROPERTY = "scythe.hazelcast.maxNoHeartbeatSeconds";
+    /** conf/cluster.xml's {@code hazelcast.max.no.heartbeat.seconds}. */
+    public static final int DEFAULT_MAX_NO_HEARTBEAT_SECONDS = 3;
+
+    /**
+     * How long a member may send no heartbeat before Hazelcast declares it dead here: {@link #MAX_NO_HEARTBEAT_PROPERTY}
+     * when set, else {@link #DEFAULT_MAX_NO_HEARTBEAT_SECONDS}. A CN's own lease and the wait for a memory node's
+     * failover follow it ({@code ScytheNode#LEASE_MS}).
+     */
+    public static int maxNoHeartbeatSeconds() {
+        final String value = System.getProperty(MAX_NO_HEARTBEAT_PROPERTY);
+        if (value == null) {
+            return DEFAULT_MAX_NO_HEARTBEAT_SECONDS;
+        }
+        if (!value.matches("[1-9][0-9]{0,3}")) {
+            throw new IllegalArgumentException(MAX_NO_HEARTBEAT_PROPERTY + " must be whole seconds from 1 to 9999, not '"
+                + value + "'");
+        }
+        return Integer.parseInt(value);
+    }
 
     /** Held so the level set on it is not lost with a collected logger. */
     private static final Logger HAZELCAST_LOG = Logger.getLogger("com.hazelcast");
@@ -177,13 +196,8 @@ public record ClusterAccess(String cluster, String secret, String node, String h
         hz.setInstanceName(hazelcastInstanceName());
         hz.setProperty("hazelcast.merge.first.run.delay.seconds", MERGE_DELAY_SECONDS);
         hz.setProperty("hazelcast.merge.next.run.delay.seconds", MERGE_DELAY_SECONDS);
-        final String maxNoHeartbeat = System.getProperty(MAX_NO_HEARTBEAT_PROPERTY);
-        if (maxNoHeartbeat != null) {
-            if (!maxNoHeartbeat.matches("[1-9][0-9]{0,3}")) {
-                throw new IllegalArgumentException(MAX_NO_HEARTBEAT_PROPERTY + " must be whole seconds from 1 to 9999, "
-                    + "not '" + maxNoHeartbeat + "'");
-            }
-            hz.setProperty("hazelcast.max.no.heartbeat.seconds", maxNoHeartbeat);
+        if (System.getProperty(MAX_NO_HEARTBEAT_PROPERTY) != null) {
+            hz.setProperty("hazelcast.max.no.heartbeat.seconds", Integer.toString(maxNoHeartbeatSeconds()));
         }
         final NetworkConfig network = hz.getNetworkConfig();
         network.setPort(hazelcastPort).setPortAutoIncrement(false);

@@ -46,12 +46,12 @@ public final class LocalCluster implements AutoCloseable {
             final List<String> cmd = new ArrayList<>();
             cmd.add(ProcessHandle.current().info().command().orElse("java"));
             cmd.addAll(List.of(NODE_JVM_OPTIONS.split(" ")));
-            cmd.addAll(jvmOptions);
-            cmd.add("-D" + NodeMain.EXIT_WITH_PARENT + "=true");
             final String maxNoHeartbeat = System.getProperty(ClusterAccess.MAX_NO_HEARTBEAT_PROPERTY);
-            if (maxNoHeartbeat != null) { // the nodes see members die as this JVM's client does
+            if (maxNoHeartbeat != null) { // the nodes see members die as this JVM's client does (jvmOptions win)
                 cmd.add("-D" + ClusterAccess.MAX_NO_HEARTBEAT_PROPERTY + "=" + maxNoHeartbeat);
             }
+            cmd.addAll(jvmOptions);
+            cmd.add("-D" + NodeMain.EXIT_WITH_PARENT + "=true");
             for (final String module : List.of("java.base/java.lang", "java.base/java.nio", "java.base/sun.nio.ch",
                 "java.base/java.util", "java.management/sun.management",
                 "jdk.management/com.sun.management.internal")) {

@@ -89,8 +89,11 @@ public final class ScytheNode implements AutoCloseable {
     /** Exit code of a CN that lost its lease (and must rejoin under a new epoch). */
     public static final int EXIT_LEASE_LOST = 3;
     public static final long LEASE_RENEW_MS = 250;
-    /** A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml); after that others may have fenced it. */
-    public static final long LEASE_MS = 3_000;
+    /**
+     * A CN's lease: Hazelcast's max-no-heartbeat (conf/cluster.xml's 3 s, or {@code ClusterAccess}'s property, 8 s
+     * in the process tests); after that others may have fenced it.
+     */
+    public static final long LEASE_MS = ClusterAccess.maxNoHeartbeatSeconds() * 1_000L;
     /**
      * How long a transaction whose lock verb is in doubt on a memory node waits for the configuration that removes
      * the node before its loop gives up ({@code TxnRuntime#failoverWaitNs}): two leases ({@link #LEASE_MS}, the

@@ -96,7 +96,7 @@ class MemoryNodeReplicationProcessTest {
 
             // Past the point of no return: cn0's move 8 -> 11 (both on mn2) has its redo record on every copy, and
             // mn2 stops before the write-back reaches it, for a while past the write-back's 800 ms bound but within
-            // its 3 s lease (so mn2 is not failed over: the configuration keeps it). The write-back verb ends by the
+            // its lease (Hazelcast's max-no-heartbeat: 8 s in these tests, 3 s shipped) (so mn2 is not failed over: the configuration keeps it). The write-back verb ends by the
             // transport bound; a commit whose failed node is not removed cannot be finished on the other copies, so
             // cn0 gives up and the client hears "outcome unknown" (it may have committed: it did), and cn1 rolls the
             // record forward: applied exactly once. Should Hazelcast take the stop for a failure anyway (a loaded

@@ -17,6 +17,16 @@ class NodeConfigTest {
         return new JsonObject().put("node", "cn0").put("secret", "sixteen chars at least");
     }
 
+    /** A node's HTTP idle timeout outlasts its own peer-call bound (a /peers/probe waits that long): floor 5 s. */
+    @Test
+    void shouldKeepTheHttpIdleTimeoutAboveThePeerCallBound() {
+        assertThat(NodeMetrics.httpIdleTimeoutSeconds(1_000)).isEqualTo(NodeMetrics.HTTP_IDLE_TIMEOUT_S);
+        assertThat(NodeMetrics.httpIdleTimeoutSeconds(4_000)).isEqualTo(NodeMetrics.HTTP_IDLE_TIMEOUT_S);
+        assertThat(NodeMetrics.httpIdleTimeoutSeconds(4_001)).isEqualTo(6);
+        assertThat(NodeMetrics.httpIdleTimeoutSeconds(60_000)).isEqualTo(61);
+        assertThat(NodeMetrics.httpIdleTimeoutSeconds(Long.MAX_VALUE / 2)).isEqualTo(3600);
+    }
+
     @Test
     void shouldReadAValidConfigWithItsDefaults() {
         final NodeConfig c = NodeConfig.of(valid());

@@ -185,7 +185,7 @@ public final class Explorer {
             + (o.reclaimEveryNs() > 0 ? " --reclaim-every " + o.reclaimEveryNs() / 1000 + "us" : "")
             + (o.replicas() > 0 ? " --replicas " + o.replicas() : "")
             + (o.lookup() == io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED ? " --lookup onesided" : "")
-            + (o.redoLog() ? " --redo-log" : "")
+            + (o.redoLog() ? " --redo-log" : "") + (o.colocate() ? " --colocate" : "")
             + (o.faults().crashCn() == Faults.NO_CRASH ? "" : " --crash-cn " + o.faults().crashCn() + " --crash-at "
             + o.faults().crashAtNs() / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d",
             o.faults().crashAtNs() % 1000) + "us" + (o.faults().recover() ? " --crash-recover" : "")

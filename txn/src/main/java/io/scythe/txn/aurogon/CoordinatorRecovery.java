@@ -199,8 +199,13 @@ final class CoordinatorRecovery {
      *       suspects). This takes the coordinator for dead (no request or heartbeat for a lease), as suspecting does:
      *       one only slow, holding every acknowledgement, could still send a COMMIT afterwards.</li>
      * </ul>
-     * Every resolver of the transaction meets the same dead node and takes this path, and a commit here needs a
-     * COMMIT the coordinator sent, so two resolvers cannot decide differently.
+     * Without f+1 copies a commit here needs a COMMIT the coordinator sent, so two resolvers cannot decide
+     * differently. With them ({@link #copiesSurvive}) the commit rests on every live share being held, and that is
+     * NOT yet race-free (review, stop 38): a resolver B that asked the memory node before it died, was told "not
+     * held" there and rolls back, and a resolver A that reaches this path after the death and finds every live share
+     * held before B's DISCARDs land, commits: atomicity broken. Needed: a DISCARD that fences the transaction at every
+     * live holder and an APPLY/COMMIT refused where it was fenced (issue 20). The sim accepts a combined MN + CN crash
+     * only with {@code --replicas 2}, opt-in; no explored seed met the interleaving yet.
      */
     private static Future<Void> lostShare(final TxnRuntime runtime, final long ts, final String node,
                                           final List<long[]> suspects) {

@@ -79,18 +79,26 @@ public final class LoopTimers implements Timers, Bridge.Poller {
 
     @Override
     public int poll(final long nowNs) {
-        return due(sleepers, nowNs) + due(idle, nowNs);
-    }
-
-    private static int due(final PriorityQueue<Sleeper> queue, final long nowNs) {
+        // The two queues' due sleepers in one order, (until, sequence), as one queue would give them (review: draining
+        // one queue, then the other, fired an idle sleeper due earlier after a busy one due later).
         int done = 0;
-        Sleeper s;
-        while ((s = queue.peek()) != null && s.until - nowNs <= 0) {
-            queue.poll();
-            s.promise.complete();
+        while (true) {
+            final Sleeper busy = dueHead(sleepers, nowNs);
+            final Sleeper quiet = dueHead(idle, nowNs);
+            if (busy == null && quiet == null) {
+                return done;
+            }
+            final boolean busyFirst = quiet == null || busy != null && (busy.until - quiet.until < 0
+                || busy.until == quiet.until && busy.sequence < quiet.sequence);
+            (busyFirst ? sleepers : idle).poll();
+            (busyFirst ? busy : quiet).promise.complete();
             done++;
         }
-        return done;
+    }
+
+    private static Sleeper dueHead(final PriorityQueue<Sleeper> queue, final long nowNs) {
+        final Sleeper s = queue.peek();
+        return s != null && s.until - nowNs <= 0 ? s : null;
     }
 
     @Override
