@@ -164,10 +164,8 @@ public final class Explorer {
             : module.ownCrashRecoveryReplicas(io.scythe.txn.spi.ProtocolRegistry.protocol(o.protocol()));
         if (own > 0) {
             o.memoryNodes(Math.max(o.memoryNodes(), own + 2)).replicas(Math.max(o.replicas(), own)).redoLog(false);
-            o.faults().crash(cn < 0 ? drawn : cn, atNs).recover(false, detectNs);
-        } else {
-            o.faults().crash(cn < 0 ? drawn : cn, atNs).recover(true, detectNs);
         }
+        o.faults().crash(cn < 0 ? drawn : cn, atNs).recover(own == 0, detectNs);
         return o;
     }
 

@@ -40,14 +40,12 @@ public final class Futures {
      * of the result run inline when {@code future} completes, right after {@code first}, as andThen's do on its context.
      */
     public static <T> Future<T> relay(final Future<T> future, final Runnable first) {
-        final Relay<T> relayed = new Relay<>() {
+        return new Relay<T>() {
             @Override
             protected void first() {
                 first.run();
             }
-        };
-        future.onComplete(relayed);
-        return relayed;
+        }.relaying(future);
     }
 
     /**
@@ -59,6 +57,12 @@ public final class Futures {
     public abstract static class Relay<T> extends FutureImpl<T> implements Completable<T> {
         /** What runs first when the relayed future completes, before this relay's listeners. */
         protected abstract void first();
+
+        /** This relay, listening to {@code source} (its only listener: the caller's next step listens to this). */
+        public final Future<T> relaying(final Future<T> source) {
+            source.onComplete(this);
+            return this;
+        }
 
         @Override
         public final void complete(final T value, final Throwable failure) {

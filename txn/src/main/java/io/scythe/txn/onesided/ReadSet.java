@@ -216,14 +216,12 @@ public final class ReadSet {
     /** {@code read}, counted as in flight until it completes ({@link #quiesced}). */
     public <T> Future<T> inFlight(final Future<T> read) {
         readsInFlight++;
-        final Futures.Relay<T> relayed = new Futures.Relay<>() {
+        return new Futures.Relay<T>() {
             @Override
             protected void first() {
                 readFinished();
             }
-        };
-        read.onComplete(relayed);
-        return relayed;
+        }.relaying(read);
     }
 
     /**

@@ -60,14 +60,12 @@ public final class StageClock {
         }
         // A relay, not a listener on future itself: the caller's next step would make that two listeners, and
         // Vert.x then allocates a listener list.
-        final Futures.Relay<T> relayed = new Futures.Relay<>() {
+        return new Futures.Relay<T>() {
             @Override
             protected void first() {
                 leaveWithin();
             }
-        };
-        future.onComplete(relayed);
-        return relayed;
+        }.relaying(future);
     }
 
     /**
@@ -98,9 +96,7 @@ public final class StageClock {
      * listener and one promise ({@link Futures#relay}) instead of a transformation, two lambdas and a result.
      */
     public <T> Future<T> staged(final Stage stage, final Future<T> future) {
-        final Marking<T> marking = new Marking<>(this, stage);
-        future.onComplete(marking);
-        return marking;
+        return new Marking<T>(this, stage).relaying(future);
     }
 
     /** The relay of {@link #staged}: marks its stage, then passes the outcome on (one object per stage). */

@@ -88,8 +88,7 @@ public final class LoopTimers implements Timers, Bridge.Poller {
             if (busy == null && quiet == null) {
                 return done;
             }
-            final boolean busyFirst = quiet == null || busy != null && (busy.until - quiet.until < 0
-                || busy.until == quiet.until && busy.sequence < quiet.sequence);
+            final boolean busyFirst = quiet == null || busy != null && busy.compareTo(quiet) < 0;
             (busyFirst ? sleepers : idle).poll();
             (busyFirst ? busy : quiet).promise.complete();
             done++;
