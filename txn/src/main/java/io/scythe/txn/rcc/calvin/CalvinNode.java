@@ -66,14 +66,8 @@ final class CalvinNode {
     private long dispatched;
     /** Batches that came in several chunks, by epoch * nodes + sender, until every chunk is here. */
     private final Map<Long, List<List<Decl>>> chunked = new HashMap<>();
-    /** Writes that came in several chunks, by transaction id, until all are here. */
-    private final Map<Long, WriteChunks> writing = new HashMap<>();
-
-    private static final class WriteChunks {
-        final List<Write> writes = new ArrayList<>();
-        /** One per chunk: answers it (null: written) once every chunk is written. */
-        final List<java.util.function.Consumer<Throwable>> acks = new ArrayList<>(1);
-    }
+    /** Writes that came in several chunks, by transaction id, until all are here; a dead executor's dropped. */
+    private final WriteChunks writing = new WriteChunks();
 
     /** The one-sided form's messaging: WRITEs into per-peer slots, noticed by polling. */
     private final CalvinInbox inbox;
@@ -244,7 +238,7 @@ final class CalvinNode {
         }
         for (final Part p : List.copyOf(parts.values())) {
             if (p.decl.origin() == dead) {
-                writing.remove(p.decl.id()); // its writes partly received: the decision has them whole
+                writing.close(p.decl.id()); // its writes partly received, or late: the decision has them whole
                 if (p.active && p.readDone && !p.writing) {
                     decideDead(p);
                 }
@@ -510,6 +504,10 @@ final class CalvinNode {
     /** A message of the one-sided form, noticed in this node's inbox. Home loop. */
     private void onMessage(final int from, final int type, final CalvinWire.In in) {
         rpc = false;
+        if (deadNodes.contains(from)) {
+            return; // landed before its fence, polled after the take-over: its log has what it said (its batches whole,
+            // its transactions decided), and it waits for no answer
+        }
         switch (type) {
             case CalvinWire.BATCH -> batch(in, () -> { });
             case CalvinWire.FORWARD -> forwarded(in.u64(), CalvinWire.readForward(in));
@@ -531,6 +529,10 @@ final class CalvinNode {
         final int from = in.u16();
         final int chunk = in.u16();
         final int chunks = in.u16();
+        if (deadNodes.contains(from)) {
+            answer.run(); // a dead node's call handled after the take-over: its epochs came whole from its log
+            return;
+        }
         epochs.reported(from, in.u64());
         List<Decl> txns = CalvinWire.readBatch(in);
         answer.run();
@@ -705,11 +707,20 @@ final class CalvinNode {
             if (redo != null) {
                 redo.announce(txn.id(), commitTs, txn.accesses()); // a run's checks: it may commit from here on
             }
-            return inputLog().appendDecision(CalvinInputLog.encodeDecision(txn.id(), commitTs, index, writes),
-                epochs.lowWater(index)).compose(slot -> sendWrites(txn, commitTs, writes, active)
-                    .onSuccess(v -> inputLog.free(slot)));
+            return decidedThen(inputLog().appendDecision(CalvinInputLog.encodeDecision(txn.id(), commitTs, index,
+                writes), epochs.lowWater(index)), () -> sendWrites(txn, commitTs, writes, active), inputLog::free);
         }
         return sendWrites(txn, commitTs, writes, active);
+    }
+
+    /**
+     * {@code send} once the decision record is durable at {@code slot}; the record's slots {@code free}d once
+     * {@code send} ends, written or failed (a failed write-back gives the run up: {@link CalvinTxn} says so, and a
+     * slot kept would be held for ever, the ring a slot smaller for the rest of the run).
+     */
+    static Future<Void> decidedThen(final Future<Integer> slot, final java.util.function.Supplier<Future<Void>> send,
+                                    final java.util.function.IntConsumer free) {
+        return slot.compose(s -> send.get().andThen(ar -> free.accept(s)));
     }
 
     private Future<Void> sendWrites(final CalvinTxn txn, final long commitTs, final Map<Integer, List<Write>> writes,
@@ -778,16 +789,17 @@ final class CalvinNode {
         final long commitTs = in.u64();
         final int total = in.u16();
         final List<Write> writes = CalvinWire.readWrites(in);
-        final WriteChunks w = writing.computeIfAbsent(id, k -> new WriteChunks());
-        w.writes.addAll(writes);
-        w.acks.add(ack);
-        if (w.writes.size() < total) {
+        if (writing.closed(id)) {
+            ack.accept(null); // its executor died and this node took it over: its decision record governs here
+            return;
+        }
+        final WriteChunks.Whole w = writing.offer(id, total, writes, ack);
+        if (w == null) {
             return; // more chunks to come: every chunk is answered once all are written
         }
-        writing.remove(id);
         final CalvinWire.Pieces pieces = new CalvinWire.Pieces();
-        final List<Write> whole = new ArrayList<>(w.writes.size());
-        for (final Write item : w.writes) {
+        final List<Write> whole = new ArrayList<>(w.writes().size());
+        for (final Write item : w.writes()) {
             final Write done = pieces.add(item);
             if (done != null) {
                 whole.add(done);
@@ -800,10 +812,10 @@ final class CalvinNode {
             if (p != null && p.active) {
                 release(p); // its executor gives up; later transactions on these keys must not wait for it forever
             }
-            w.acks.forEach(a -> a.accept(e));
+            w.acks().forEach(a -> a.accept(e));
             return;
         }
-        applyWrites(id, commitTs, whole).onComplete(ar -> w.acks.forEach(a -> a.accept(ar.cause())));
+        applyWrites(id, commitTs, whole).onComplete(ar -> w.acks().forEach(a -> a.accept(ar.cause())));
     }
 
     /**
@@ -900,8 +912,8 @@ final class CalvinNode {
         if (!pending.isEmpty()) {
             left.add(pending.size() + " transactions not sequenced");
         }
-        if (!writing.isEmpty() || !chunked.isEmpty()) {
-            left.add((writing.size() + chunked.size()) + " messages partly received");
+        if (writing.partial() > 0 || !chunked.isEmpty()) {
+            left.add((writing.partial() + chunked.size()) + " messages partly received");
         }
         if (!awaiting.isEmpty()) {
             left.add(awaiting.size() + " transactions waiting for their writes to be done");

@@ -505,4 +505,68 @@ class CalvinOrderTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ring.free(0)).isInstanceOf(
             IllegalStateException.class);
     }
+
+    /**
+     * The review's findings (issue 18): a dead executor's WRITE chunks that come after the take-over (landed before
+     * its fence, polled later) open no assembly nothing completes, and its whole WRITE after the decision record was
+     * applied is dropped rather than handed on to be applied again; chunks of live executors still join. Fails when
+     * {@code close} only drops what was partly received (the late chunk opens a partial, the late whole is returned).
+     */
+    @Test
+    void shouldDropADeadExecutorsLateWriteChunksWholeOrNot() {
+        final CalvinWire.Write w1 = new CalvinWire.Write(new Key("checking", 7), CalvinWire.UPDATE, new byte[] {1});
+        final CalvinWire.Write w2 = new CalvinWire.Write(new Key("savings", 7), CalvinWire.UPDATE, new byte[] {2});
+        final List<Throwable> answered = new ArrayList<>();
+        final WriteChunks chunks = new WriteChunks();
+        assertThat(chunks.offer(0x10, 2, List.of(w1), answered::add)).isNull(); // the first of two chunks
+        assertThat(chunks.offer(0x20, 2, List.of(w1), answered::add)).isNull(); // a live executor's, partly here
+        assertThat(chunks.partial()).isEqualTo(2);
+
+        chunks.close(0x10); // its executor died: taken over (its decision governs)
+        chunks.close(0x30); // another of its transactions, whose write had not come yet
+        assertThat(chunks.partial()).isEqualTo(1);
+        assertThat(chunks.offer(0x10, 2, List.of(w2), answered::add)).isNull(); // the late second chunk
+        assertThat(chunks.offer(0x30, 2, List.of(w1, w2), answered::add)).isNull(); // a late whole WRITE
+        assertThat(chunks.partial()).isEqualTo(1);
+        assertThat(chunks.closed(0x10)).isTrue();
+        assertThat(chunks.closed(0x20)).isFalse();
+
+        final WriteChunks.Whole whole = chunks.offer(0x20, 2, List.of(w2), answered::add);
+        assertThat(whole.writes()).containsExactly(w1, w2);
+        assertThat(whole.acks()).hasSize(2);
+        assertThat(chunks.partial()).isZero();
+        assertThat(answered).isEmpty(); // answering is the node's, once written
+    }
+
+    /**
+     * The review's finding (issue 18): an executor's decision record's slots are freed once its writes are sent and
+     * done, or failed (the run then gives up; held, the slots were lost to the ring for the rest of it); not before
+     * the writes end, and nothing is sent when the record's WRITE failed. Fails with the old free on success only.
+     */
+    @Test
+    void shouldFreeADecisionsSlotsOnceItsWritesEndWrittenOrFailed() {
+        final List<Integer> freed = new ArrayList<>();
+        final io.vertx.core.Promise<Void> writes = io.vertx.core.Promise.promise();
+        final io.vertx.core.Future<Void> sent = CalvinNode.decidedThen(io.vertx.core.Future.succeededFuture(3),
+            writes::future, freed::add);
+        assertThat(freed).isEmpty(); // held while its writes are under way
+        writes.fail(new IllegalStateException("a participant refused"));
+        assertThat(sent.failed()).isTrue();
+        assertThat(freed).containsExactly(3);
+
+        final io.vertx.core.Future<Void> ok = CalvinNode.decidedThen(io.vertx.core.Future.succeededFuture(5),
+            io.vertx.core.Future::succeededFuture, freed::add);
+        assertThat(ok.succeeded()).isTrue();
+        assertThat(freed).containsExactly(3, 5);
+
+        final int[] sends = {0};
+        final io.vertx.core.Future<Void> none = CalvinNode.decidedThen(io.vertx.core.Future.failedFuture("no room"),
+            () -> {
+                sends[0]++;
+                return io.vertx.core.Future.succeededFuture();
+            }, freed::add);
+        assertThat(none.failed()).isTrue();
+        assertThat(sends[0]).isZero();
+        assertThat(freed).containsExactly(3, 5);
+    }
 }
