@@ -569,4 +569,33 @@ class CalvinOrderTest {
         assertThat(sends[0]).isZero();
         assertThat(freed).containsExactly(3, 5);
     }
+
+    /**
+     * Issue 18 part 5's rules (not wired yet): the survivor taking over a dead owner's partitions is the first live
+     * node after it, the same whatever survivor asks; a decided write counts as installed exactly when the record read
+     * under the new lock is at its commit timestamp or later (versions increase in the total order, each write
+     * installing {@code max(commitTs, version + 1)}). Fails with a successor that skips no dead node, or a check of
+     * version equality (a later write over it would be applied again).
+     */
+    @Test
+    void shouldNameOneSuccessorOfADeadOwnerAndTellAnInstalledWriteByItsVersion() {
+        assertThat(Takeover.successor(1, java.util.Set.of(1), 4)).isEqualTo(2);
+        assertThat(Takeover.successor(3, java.util.Set.of(3), 4)).isEqualTo(0);
+        assertThat(Takeover.successor(1, java.util.Set.of(1, 2), 4)).isEqualTo(3);
+        assertThat(Takeover.successor(2, java.util.Set.of(2, 3, 0), 4)).isEqualTo(1);
+        assertThat(Takeover.successor(0, java.util.Set.of(0), 2)).isEqualTo(1);
+        assertThatThrownBy(() -> Takeover.successor(0, java.util.Set.of(0, 1), 2))
+            .hasMessageContaining("no live node");
+
+        final long before = CalvinProtocol.orderTs(3, 0, 7);
+        final long ts = CalvinProtocol.orderTs(3, 1, 0);
+        final long after = CalvinProtocol.orderTs(4, 0, 0);
+        assertThat(Takeover.installed(io.scythe.storage.ObjectLayout.LOADED_VERSION, ts)).isFalse();
+        final long earlier = io.scythe.storage.ObjectLayout.versionAfter(before, 0);
+        assertThat(Takeover.installed(earlier, ts)).isFalse(); // the write before it in the order
+        final long mine = io.scythe.storage.ObjectLayout.versionAfter(ts, earlier);
+        assertThat(Takeover.installed(mine, ts)).isTrue();
+        assertThat(Takeover.installed(io.scythe.storage.ObjectLayout.versionAfter(after, mine), ts)).isTrue();
+        assertThatThrownBy(() -> Takeover.installed(-1, ts)).isInstanceOf(IllegalArgumentException.class);
+    }
 }
