@@ -92,13 +92,37 @@
  *       committing transaction under the input log (same SmallBank run as above: one-sided 390k vs 445k txn/s
  *       without decision records, -12.4 %, p50 65 vs 61 us; RPC 281k vs 304k, -7.6 %); a transaction that writes
  *       nothing logs no decision.</li>
+ *   <li>Late words of the dead (the review's findings): what it WRITE or called before its fence can still be polled
+ *       or handled after the take-over (a CN's inbox is not fenced, only its memory nodes are); so a one-sided
+ *       message or an RPC batch from a node already taken over is dropped (its log has its batches whole and its
+ *       transactions decided), and its executors' WRITE chunks too, whole or not ({@link
+ *       io.scythe.txn.rcc.calvin.WriteChunks#close}: a late chunk opened an assembly nothing completed, a late whole
+ *       WRITE after its decision was applied failed as a second write). A decision record's slots are freed once its
+ *       writes end, failed too (they were held for the rest of the run; a failed write-back gives the run up).</li>
  * </ul>
  * Not built (so a node that owns a partition, {@code index < partitions}, may not crash: the simulator refuses it,
  * {@link io.scythe.txn.rcc.calvin.CalvinModule#crashRefusal(io.scythe.txn.Protocol, int, int, int)}, and a survivor
- * told of such a death gives up naming part 5): part 5, a survivor taking over a dead owner's lock queues (its
- * queues are lost with it; rebuilding them needs every unfinished transaction on its keys in the total order, from
- * the live executors and the logs, and versions to skip writes it already applied), hence the crash tests of
- * owners (part 6 for them); nor freeing input-log regions once no survivor needs them; nor a per-stage breakdown,
+ * told of such a death gives up naming part 5): part 5, a survivor taking over a dead owner's lock queues, hence the
+ * crash tests of owners (part 6 for them). Its rules are built, sans-IO, not wired
+ * ({@link io.scythe.txn.rcc.calvin.Takeover}: which survivor, the first live one after the dead node; whether a
+ * decided write is already in a record read under the new lock, by its version). What the wiring needs, each a
+ * change of its own: (1) the successor runs a second scheduler for the dead node's partitions (its own lock table,
+ * parts and epochs: the dead node's queues are lost with it and are rebuilt from the total order); (2) its input:
+ * every epoch's decls for the dead node's keys, which only the dead node received (each sequencer dispatches a node
+ * only its part), so from the epoch the survivors learn of the death each sequencer sends that part to the successor
+ * instead (a BATCH tagged for the dead node, or, with one survivor, its own part kept), and for the epochs before,
+ * the unfinished ones come from the live executors' transactions ({@code CalvinTxn#declFor} of the dead node, those
+ * not yet forwarded, or forwarded and active, waiting for or sending their writes) and the dead executors' decision
+ * records, ordered by their order timestamps; the input logs alone do not do, since a record may be overwritten once
+ * its epoch is complete everywhere while a transaction of it still waits at the dead node for its writes; (3) the
+ * executors: a forward the dead node sent before dying is not repeated (the successor re-reads under its lock but
+ * forwards only to an executor still waiting for that node's records), and writes sent to the dead node are resent
+ * to the successor (RPC: the failed call; one-sided: the DONEs never coming), which applies each write only where
+ * {@code Takeover#installed} says it is not (the dead node may have written some of its doorbells), an insert whose
+ * INSERT RPC created the key but whose version was not installed taken as a revival; (4) the owner function
+ * ({@code CalvinNode#owner}) names the successor for transactions declared after the death, and the refusal lifted
+ * for what a crash sweep at the explorer's 2 CNs and 2 MNs passes (crashes before the input-log WRITE, after it,
+ * during execution). Also not built: freeing input-log regions once no survivor needs them; nor a per-stage breakdown,
  * nor backups of the data (the write-back updates primaries only: a run with {@code --replicas} fails its copies
  * check). With {@code log=off} no crash is recoverable (refused). Cluster nodes refuse CALVIN
  * ({@code CalvinModule#clusterRefusal}: no host there tells of a death or publishes the logs' whereabouts yet).
