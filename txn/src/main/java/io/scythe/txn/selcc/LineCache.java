@@ -334,14 +334,17 @@ public final class LineCache {
 
     /** Commits write redo records and write through (package doc "Dead compute nodes"): participants may die. */
     private final boolean recoverable;
-    /** A cluster node: it never learns what the memory nodes' dead-node steps cleared ({@code SelccModule}). */
-    private final boolean separateProcesses;
+    /**
+     * Cluster nodes: the recoveries of other compute nodes' dead incarnations this node was told of, by node name
+     * ({@link SelccModule#recoveries}), asked for at use (its node registers it when it starts; a cache made before
+     * would otherwise keep "not a cluster node" for good), or null while there is none (other hosts).
+     */
+    private Map<String, Long> toldRecoveries;
 
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
         this.runtime = runtime;
         this.recoverable = io.scythe.txn.recovery.RedoLog.of(runtime) != null;
         this.peers = runtime.peerLoops();
-        this.separateProcesses = peers != null && SelccModule.separateProcesses(peers.peers());
         if (peers == null) {
             throw new UnsupportedOperationException("selcc-2pl needs CN-to-CN messaging for its invalidations: the "
                 + "simulator and the embedded cluster (bench) set it up; cluster nodes do not (issue 21)");
@@ -863,6 +866,7 @@ public final class LineCache {
             Stats.count("no receive slot: a copy would ride in the reply");
         }
         final long ticket = slot == null ? 0 : ++tickets;
+        final long told = recoveriesOf(target); // cluster nodes: what a failed call waits to change (deadHolder)
         final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
             f.lineBytes, Math.min(255, f.aged + f.round + 1), f.mayWait, slot == null ? 0 : slots.rkey(),
             slot == null ? 0 : slots.address() + (long) slot * slotBytes, ticket);
@@ -882,14 +886,8 @@ public final class LineCache {
                     if (slot != null) { // the holder may still WRITE into it (the call timed out): never named again
                         Stats.count("receive slot retired: its invalidation failed");
                     }
-                    if (recoverable && kind != Invalidation.PEER_WR_SHARED && separateProcesses) {
-                        // Cluster nodes: the holder may have died (or its reply been lost) after its handover FAA
-                        // landed, and this process never learns what the memory nodes cleared: the word decides, as
-                        // for a holder known recovered (a selcc-occ chaos run: a word named this participant holder
-                        // while its memo was I, and the loop stopped).
-                        final Throwable cause = done.cause();
-                        return handedOverByDead(f, kind).compose(status -> status == Invalidation.GRANTED
-                            ? Future.succeededFuture(status) : Future.failedFuture(cause));
+                    if (told >= 0 && kind != Invalidation.PEER_WR_SHARED) {
+                        return deadHolder(f, kind, target, told, done.cause());
                     }
                     return Future.failedFuture(done.cause());
                 }
@@ -941,17 +939,112 @@ public final class LineCache {
      * NOT_HELD (the next round takes the free word).
      */
     private Future<Integer> handedOverByDead(final Frame f, final int kind) {
+        return reread(f).map(word -> handedOver(f, kind, word) ? Invalidation.GRANTED : Invalidation.NOT_HELD);
+    }
+
+    /** READs {@code f}'s line (the word and the copy) from its memory node into its image; the latch word read. */
+    private Future<Long> reread(final Frame f) {
         return mustLand("the READ of a line whose holder was recovered", () -> channel(f).compose(ch -> ch.read(
-            f.line.address, f.rkey, f.image, 0, f.lineBytes))).map(v -> {
-            final long word = f.image.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET);
-            if (kind == Invalidation.PEER_RD ? LatchWord.reads(word, me) : LatchWord.holder(word) == me) {
-                Stats.count("handover from a recovered holder had landed");
-                f.headerDirty = false;
-                f.dirty = DirtyBounds.CLEAN;
-                return Invalidation.GRANTED;
+            f.line.address, f.rkey, f.image, 0, f.lineBytes))).map(v -> f.image.getLong(
+            ObjectLayout.PROTOCOL_WORD_OFFSET));
+    }
+
+    /** Whether {@code word}, just READ with {@code f}'s copy, shows the handover {@code kind} asked for landed. */
+    private boolean handedOver(final Frame f, final int kind, final long word) {
+        if (!granted(kind, word, me)) {
+            return false;
+        }
+        Stats.count("handover from a recovered holder had landed");
+        f.headerDirty = false; // the copy READ is the memory node's (recoverable commits write through)
+        f.dirty = DirtyBounds.CLEAN;
+        return true;
+    }
+
+    /** Whether latch word {@code word} gives {@code me} what invalidation {@code kind} asked its holder for. */
+    static boolean granted(final int kind, final long word, final int me) {
+        return kind == Invalidation.PEER_RD ? LatchWord.reads(word, me) : LatchWord.holder(word) == me;
+    }
+
+    /** How long a cluster node's requester waits for a failed holder's word to settle ({@link #deadHolder}). */
+    static final long DEAD_HOLDER_POLL_NS = 5_000_000L;
+
+    /**
+     * Cluster nodes: the PeerRd or PeerWr to X holder {@code target} failed (its node died, or the reply was lost),
+     * and its handover FAA may have landed or may still land: a dead node's verbs in flight land until the memory
+     * node stops serving its connection, and this process never learns what the memory nodes' step cleared, only that
+     * the dead incarnation was recovered ({@link SelccModule#recoveries}; {@code told} of it when the call was made).
+     * The word decides ({@link #untilDecided}): it is READ again every {@link #DEAD_HOLDER_POLL_NS} while it names
+     * {@code target} and no recovery of its node was told, for at most {@code scythe.selcc.deadHolderWaitNs}. Before,
+     * one READ decided: a READ before the FAA landed failed the call, the FAA then named this participant holder while
+     * its memo was I, and the loop gave up at its next CAS (a selcc-occ chaos run, seed 3).
+     */
+    private Future<Integer> deadHolder(final Frame f, final int kind, final int target, final long told,
+                                       final Throwable cause) {
+        Stats.count("invalidation failed on a cluster node: the word decides");
+        final long polls = Math.max(1, SelccModule.deadHolderWaitNs() / DEAD_HOLDER_POLL_NS);
+        return untilDecided(() -> reread(f), () -> recoveriesOf(target), told, me, target, kind,
+            ns -> runtime.timers().after(ns), polls, cause).map(status -> {
+                if (status == Invalidation.GRANTED) {
+                    handedOver(f, kind, f.image.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET));
+                }
+                return status;
+            });
+    }
+
+    /**
+     * The decision of {@link #deadHolder}, apart for tests: {@code read} the word; GRANTED when it gives {@code me}
+     * what {@code kind} asked for (the handover landed); NOT_HELD when it no longer names {@code target} holder (its
+     * FAA cannot come any more: only its own FAA or the memory node's step changes its field) or when a recovery of
+     * {@code target}'s node was told before the READ (the step ran: a holder named now is a new incarnation); else
+     * {@code sleep} and READ again, at most {@code polls} times, then fail with {@code cause}. The recoveries are
+     * counted before each READ: a recovery told after it may have followed a FAA that landed after it.
+     */
+    static Future<Integer> untilDecided(final Supplier<Future<Long>> read, final java.util.function.LongSupplier
+                                            recoveries, final long told, final int me, final int target,
+                                        final int kind, final java.util.function.LongFunction<Future<Void>> sleep,
+                                        final long polls, final Throwable cause) {
+        final long before = recoveries.getAsLong();
+        return read.get().compose(word -> {
+            if (granted(kind, word, me)) {
+                return Future.succeededFuture(Invalidation.GRANTED);
             }
-            return Invalidation.NOT_HELD;
+            if (LatchWord.holder(word) != target || before != told) {
+                Stats.count(before != told ? "failed holder recovered: the word decided"
+                    : "failed holder let the line go");
+                return Future.succeededFuture(Invalidation.NOT_HELD);
+            }
+            if (polls <= 1) {
+                Stats.count("failed holder still named after the wait: gave up");
+                return Future.failedFuture(cause);
+            }
+            return sleep.apply(DEAD_HOLDER_POLL_NS).compose(v -> untilDecided(read, recoveries, told, me, target,
+                kind, sleep, polls - 1, cause));
         });
+    }
+
+    /**
+     * Cluster nodes: how many recoveries of the compute node of {@code participant} this node was told of; -1 on other
+     * hosts (they ask {@link SelccRecovery#cleared}) and in runs that recover nothing.
+     */
+    private long recoveriesOf(final int participant) {
+        if (!recoverable) {
+            return -1;
+        }
+        if (toldRecoveries == null) {
+            toldRecoveries = SelccModule.recoveries(peers.peers());
+            if (toldRecoveries == null) {
+                return -1;
+            }
+        }
+        return toldRecoveries.getOrDefault(peers.where().apply(participant).peer(), 0L);
+    }
+
+    /**
+     * Cluster nodes: whether a recovery of {@code participant}'s node was told since {@code told} was counted (a
+     * message it sent before is from the incarnation recovered: the memory nodes' step cleared its bits already).
+     */
+    private boolean recoveredSince(final int participant, final long told) {
+        return told >= 0 && recoveriesOf(participant) != told;
     }
 
     /** An invalidation's target was declared dead and its bits cleared while the call waited. */
@@ -1063,6 +1156,7 @@ public final class LineCache {
             responder.reply(Invalidation.status(Invalidation.DROPPED)); // nobody reads it: the sender is dead
             return;
         }
+        final long told = recoveriesOf(requester); // cluster nodes: a recovery told after this names its sender dead
         if (kind == Invalidation.PEER_WR_SHARED) {
             readerSpin.writerWaiting(line, priority, runtime.timers().nowNs());
         }
@@ -1090,14 +1184,14 @@ public final class LineCache {
             }
             if (!f.busy && senderMayWait && deferNs > 0) {
                 Stats.count("deferred kind " + kind);
-                remember(f, new Waiting(kind, requester, priority, responder, to));
+                remember(f, new Waiting(kind, requester, priority, responder, to, told));
                 return;
             }
             Stats.count("drop kind " + kind + (f.busy ? " busy" : " in use"));
             responder.reply(Invalidation.status(Invalidation.DROPPED)); // a local thread uses it
             return;
         }
-        serve(f, kind, requester, to, responder);
+        serve(f, kind, requester, to, told, responder);
     }
 
     /** The sender's receive slot a copy is WRITten into (§4.4.1): its address and rkey, and the ticket to carry. */
@@ -1105,9 +1199,9 @@ public final class LineCache {
     }
 
     /** An invalidation a frame in use remembered: answered when the frame is idle again, or dropped at a deadline. */
-    record Waiting(int kind, int requester, int priority, RpcResponder responder, Slot to) {
+    record Waiting(int kind, int requester, int priority, RpcResponder responder, Slot to, long told) {
         Waiting(final int kind, final int requester, final int priority, final RpcResponder responder) {
-            this(kind, requester, priority, responder, null);
+            this(kind, requester, priority, responder, null, -1);
         }
     }
 
@@ -1137,7 +1231,7 @@ public final class LineCache {
         final List<Waiting> waiting = f.waiting;
         f.waiting = null;
         waiting.removeIf(w -> {
-            if (!fromRecovered(w.requester)) {
+            if (!fromRecovered(w.requester) && !recoveredSince(w.requester, w.told)) {
                 return false;
             }
             Stats.count("deferred invalidation from a recovered participant: dropped");
@@ -1154,7 +1248,7 @@ public final class LineCache {
         final Waiting best = highest(waiting);
         waiting.remove(best);
         Stats.count("served deferred kind " + best.kind);
-        serve(f, best.kind, best.requester, best.to, best.responder).onComplete(done -> notHeld(waiting));
+        serve(f, best.kind, best.requester, best.to, best.told, best.responder).onComplete(done -> notHeld(waiting));
     }
 
     /** Answers the invalidations a frame that holds nothing any more remembered: "not held". */
@@ -1211,13 +1305,13 @@ public final class LineCache {
      * both (a transient holder field must not be seen by a sender that took the line), and carries the copy itself
      * when the sender named no slot or the WRITE failed.
      */
-    private Future<Void> serve(final Frame f, final int kind, final int requester, final Slot to,
+    private Future<Void> serve(final Frame f, final int kind, final int requester, final Slot to, final long told,
                                final RpcResponder responder) {
         if ((kind == Invalidation.PEER_WR_SHARED) != (f.memo == Memo.S)) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
             return Future.succeededFuture();
         }
-        if (fromRecovered(requester)) { // a remembered one whose sender was recovered meanwhile
+        if (fromRecovered(requester) || recoveredSince(requester, told)) { // a remembered one, sender recovered since
             Stats.count("invalidation from a recovered participant: dropped");
             responder.reply(Invalidation.status(Invalidation.DROPPED));
             return Future.succeededFuture();
@@ -1251,7 +1345,7 @@ public final class LineCache {
                 addFlush(batch, f);
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
                 return batch.post();
-            })).compose(v -> unlessRecoveredMeanwhile(f, requester, LatchWord.bit(requester))))).transform(done -> {
+            })).compose(v -> unlessRecoveredMeanwhile(f, requester, told, LatchWord.bit(requester))))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
                     return Future.succeededFuture();
@@ -1283,7 +1377,7 @@ public final class LineCache {
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, delta);
                 return batch.post().<Void>mapEmpty();
             })).compose(v -> !modified ? Future.<Void>succeededFuture()
-                : unlessRecoveredMeanwhile(f, requester, LatchWord.exclusive(requester))))).transform(done -> {
+                : unlessRecoveredMeanwhile(f, requester, told, LatchWord.exclusive(requester))))).transform(done -> {
                 if (done.failed()) {
                     responder.fail(1, String.valueOf(done.cause()));
                     return Future.succeededFuture();
@@ -1326,24 +1420,39 @@ public final class LineCache {
      * meanwhile (the step may have run between this loop's decision and the FAA's landing, then missing what the FAA
      * set), its holder field or reader bit is taken out of the word by CAS, retried against the word found (survivors'
      * FAAs land meanwhile) while the word still names it: the dead participant takes nothing any more, so what names
-     * it is only this FAA's. {@code guess}: the word the first CAS expects.
+     * it is only this FAA's. {@code guess}: the word the first CAS expects. On cluster nodes "recovered meanwhile" is
+     * a recovery of the requester's node told since its message came ({@code told}, {@link #recoveredSince}): the
+     * step ran before this FAA was seen to land. (Not caught there: a FAA that landed after the step while the news of
+     * the recovery had not reached this node yet, milliseconds; and in the microseconds between the message and the
+     * FAA, a step that ran before the FAA landed and a new incarnation that took the line at once would lose it here.)
      */
-    private Future<Void> unlessRecoveredMeanwhile(final Frame f, final int requester, final long guess) {
-        if (!clearedOn(f, requester)) {
+    private Future<Void> unlessRecoveredMeanwhile(final Frame f, final int requester, final long told,
+                                                  final long guess) {
+        if (!clearedOn(f, requester) && !recoveredSince(requester, told)) {
             return Future.succeededFuture();
         }
-        return mustLand("the release of a recovered participant's latch", () -> channel(f).compose(ch ->
-            ch.compareAndSwap(f.latchAddress(), f.rkey, guess, SelccRecovery.without(guess, requester)))).compose(
-            found -> {
-                if (found == guess) {
-                    if (SelccRecovery.names(guess, requester)) {
-                        Stats.count("handover to a recovered participant taken back");
-                    }
-                    return Future.<Void>succeededFuture();
+        return takeBack(requester, guess, (expected, update) -> mustLand("the release of a recovered participant's "
+            + "latch", () -> channel(f).compose(ch -> ch.compareAndSwap(f.latchAddress(), f.rkey, expected,
+            update))));
+    }
+
+    /**
+     * Takes {@code requester}'s holder field or reader bit out of the word by {@code cas} (expected, new: the word
+     * found), from {@code guess} on, retried against the word found while it names the requester
+     * ({@link #unlessRecoveredMeanwhile}; apart for tests).
+     */
+    static Future<Void> takeBack(final int requester, final long guess,
+                                 final java.util.function.BiFunction<Long, Long, Future<Long>> cas) {
+        return cas.apply(guess, SelccRecovery.without(guess, requester)).compose(found -> {
+            if (found == guess) {
+                if (SelccRecovery.names(guess, requester)) {
+                    Stats.count("handover to a recovered participant taken back");
                 }
-                return SelccRecovery.names(found, requester) ? unlessRecoveredMeanwhile(f, requester, found)
-                    : Future.<Void>succeededFuture();
-            });
+                return Future.<Void>succeededFuture();
+            }
+            return SelccRecovery.names(found, requester) ? takeBack(requester, found, cas)
+                : Future.<Void>succeededFuture();
+        });
     }
 
     /**

@@ -133,6 +133,18 @@ public final class SelccModule implements ProtocolModule {
             DEFAULT_PEER_BUCKET_BYTES));
     }
 
+    /**
+     * Cluster nodes: how long a requester whose invalidation to an X holder failed waits for the word to settle
+     * ({@code scythe.selcc.deadHolderWaitNs}; {@code LineCache#deadHolder}): past a dead node's recovery (the member
+     * leaves after the heartbeat timeout, then the recovery runs: about 10 s in the chaos runs).
+     */
+    public static final long DEFAULT_DEAD_HOLDER_WAIT_NS = 120_000_000_000L;
+
+    static long deadHolderWaitNs() {
+        return positive("scythe.selcc.deadHolderWaitNs", Long.getLong("scythe.selcc.deadHolderWaitNs",
+            DEFAULT_DEAD_HOLDER_WAIT_NS)).longValue();
+    }
+
     static long deferNs() {
         final long defer = Long.getLong("scythe.selcc.deferNs", DEFAULT_DEFER_NS);
         if (defer < 0) {
@@ -322,12 +334,8 @@ public final class SelccModule implements ProtocolModule {
      */
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
+        countRecoveries(node, node.peers()); // before any loop's cache exists: each asks at use, never captures it
         LineCache.serve(node.peers());
-        if (node.separateProcesses()) {
-            synchronized (AWAITING) {
-                SEPARATE.put(node.peers(), Boolean.TRUE);
-            }
-        }
         awaitOwnRecovery(node, node.peers());
         return ComputeNodeContext.LoopSetUp.NONE;
     }
@@ -355,13 +363,51 @@ public final class SelccModule implements ProtocolModule {
         });
     }
 
-    /** Compute nodes (by their peers) in processes of their own (cluster nodes). */
-    private static final java.util.Map<Object, Boolean> SEPARATE = new java.util.WeakHashMap<>();
+    /**
+     * Compute nodes (by their peers) in processes of their own (cluster nodes), each with the recoveries of other
+     * compute nodes' dead incarnations its host told it of, counted by node name ({@link #countRecoveries}).
+     */
+    private static final java.util.Map<Object, java.util.Map<String, Long>> RECOVERIES = new java.util.WeakHashMap<>();
+
+    /**
+     * On a cluster node, counts the recoveries of other nodes' dead incarnations the host tells of
+     * ({@code ComputeNodeContext#onPeerRecovered}: the incarnation stopped being owed, so every memory node's dead-node
+     * step cleared its participants' bits): survivors learn so that a number the step cleared stays cleared, which
+     * they cannot ask the memory nodes' view ({@link SelccRecovery#cleared}, in their processes). {@code key}: the
+     * node's peers.
+     */
+    static void countRecoveries(final ComputeNodeContext node, final Object key) {
+        if (!node.separateProcesses()) {
+            return;
+        }
+        final String self = node.computeNodes().get(node.index());
+        final java.util.Map<String, Long> counts = new java.util.concurrent.ConcurrentHashMap<>();
+        synchronized (AWAITING) {
+            RECOVERIES.put(key, counts);
+        }
+        node.onPeerRecovered((name, prefix, mask) -> {
+            if (self.equals(name)) {
+                return null;
+            }
+            counts.merge(name, 1L, Long::sum);
+            return "SELCC: " + name + "'s latch bits cleared on every memory node (recovery " + counts.get(name)
+                + " of it seen here)";
+        });
+    }
 
     /** Whether the compute node of {@code peers} runs in a process of its own ({@code ComputeNodeContext}). */
     static boolean separateProcesses(final Object peers) {
+        return recoveries(peers) != null;
+    }
+
+    /**
+     * The recoveries of dead incarnations told to the cluster node of {@code peers}, by compute node name (read
+     * only; any thread), or null when it is not a cluster node (the simulator and the embedded cluster ask
+     * {@link SelccRecovery#cleared}).
+     */
+    static java.util.Map<String, Long> recoveries(final Object peers) {
         synchronized (AWAITING) {
-            return !SEPARATE.isEmpty() && SEPARATE.containsKey(peers);
+            return RECOVERIES.isEmpty() ? null : RECOVERIES.get(peers);
         }
     }
 

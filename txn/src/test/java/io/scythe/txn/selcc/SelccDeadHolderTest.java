@@ -1,0 +1,166 @@
+package io.scythe.txn.selcc;
+
+import io.vertx.core.Future;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Cluster nodes (package doc "Cluster nodes"), which never see what the memory nodes' dead-node steps cleared, only the
+ * host's word that a dead incarnation was recovered ({@link SelccModule#recoveries}). A requester whose PeerRd/PeerWr
+ * to an X holder failed lets the latch word decide, and waits while it still names the holder
+ * ({@link LineCache#untilDecided}): a selcc-occ chaos run (seed 3) READ the word once, before the dead holder's
+ * handover FAA landed, and the FAA then named the requester holder while its memo was I. A holder whose handover to a
+ * requester recovered since its message came takes it back ({@link LineCache#takeBack}).
+ */
+class SelccDeadHolderTest {
+    private static final int ME = 4;
+    private static final int HOLDER = 9;
+    private static final int OTHER = 2;
+    private static final Throwable LEFT = new IllegalStateException("peer left");
+
+    /** Words a READ returns in turn (the last one again once they run out), and the sleeps between. */
+    private static final class Script {
+        final Deque<Long> words = new ArrayDeque<>();
+        final AtomicLong recoveries = new AtomicLong();
+        int reads;
+        int sleeps;
+        /** Counted as a recovery told while the READ of this index was in flight (-1: none). */
+        int recoveryDuringRead = -1;
+        /** A recovery told during the sleep of this index (-1: none). */
+        int recoveryDuringSleep = -1;
+
+        Script(final long... words) {
+            for (final long w : words) {
+                this.words.add(w);
+            }
+        }
+
+        Future<Integer> decide(final int kind, final long polls) {
+            return LineCache.untilDecided(() -> {
+                final long w = words.size() > 1 ? words.poll() : words.peek();
+                if (reads++ == recoveryDuringRead) {
+                    recoveries.incrementAndGet();
+                }
+                return Future.succeededFuture(w);
+            }, recoveries::get, 0, ME, HOLDER, kind, ns -> {
+                assertThat(ns).isEqualTo(LineCache.DEAD_HOLDER_POLL_NS);
+                if (sleeps++ == recoveryDuringSleep) {
+                    recoveries.incrementAndGet();
+                }
+                return Future.succeededFuture();
+            }, polls, LEFT);
+        }
+    }
+
+    @Test
+    void shouldWaitForAHandoverFaaThatLandsAfterTheFirstRead() {
+        // The holder died after posting its handover FAA: the first READs still show it holder, then the FAA lands.
+        final Script s = new Script(LatchWord.exclusive(HOLDER), LatchWord.exclusive(HOLDER), LatchWord.exclusive(ME));
+
+        final Future<Integer> status = s.decide(Invalidation.PEER_WR, 100);
+
+        assertThat(status.result()).isEqualTo(Invalidation.GRANTED);
+        assertThat(s.reads).isEqualTo(3);
+        assertThat(s.sleeps).isEqualTo(2);
+    }
+
+    @Test
+    void shouldTakeACaseTwoDowngradeThatLanded() {
+        final Script s = new Script(LatchWord.exclusive(HOLDER), LatchWord.bit(HOLDER) | LatchWord.bit(ME));
+
+        assertThat(s.decide(Invalidation.PEER_RD, 100).result()).isEqualTo(Invalidation.GRANTED);
+        assertThat(s.reads).isEqualTo(2);
+    }
+
+    @Test
+    void shouldReadAgainAtOnceWhenTheHolderLetTheLineGo() {
+        final Script free = new Script(LatchWord.FREE);
+        assertThat(free.decide(Invalidation.PEER_WR, 100).result()).isEqualTo(Invalidation.NOT_HELD);
+        assertThat(free.sleeps).isZero();
+        final Script other = new Script(LatchWord.exclusive(OTHER));
+        assertThat(other.decide(Invalidation.PEER_RD, 100).result()).isEqualTo(Invalidation.NOT_HELD);
+        assertThat(other.sleeps).isZero();
+    }
+
+    @Test
+    void shouldLetTheWordDecideOnceTheHolderWasRecovered() {
+        // After the step, a word naming the holder's number is its new incarnation's: asked again by the next round.
+        final Script s = new Script(LatchWord.exclusive(HOLDER));
+        s.recoveryDuringSleep = 1;
+
+        assertThat(s.decide(Invalidation.PEER_WR, 100).result()).isEqualTo(Invalidation.NOT_HELD);
+        assertThat(s.reads).isEqualTo(3); // the READ after the recovery was told decides
+    }
+
+    @Test
+    void shouldNotTrustARecoveryToldWhileItsReadWasInFlight() {
+        // The READ saw the holder before the FAA landed, the step and its news came meanwhile: READ again.
+        final Script s = new Script(LatchWord.exclusive(HOLDER), LatchWord.exclusive(ME));
+        s.recoveryDuringRead = 0;
+
+        assertThat(s.decide(Invalidation.PEER_WR, 100).result()).isEqualTo(Invalidation.GRANTED);
+        assertThat(s.reads).isEqualTo(2);
+    }
+
+    @Test
+    void shouldGiveUpWithTheCallsErrorPastItsWait() {
+        final Script s = new Script(LatchWord.exclusive(HOLDER));
+
+        final Future<Integer> status = s.decide(Invalidation.PEER_WR, 3);
+
+        assertThat(status.failed()).isTrue();
+        assertThat(status.cause()).isSameAs(LEFT);
+        assertThat(s.reads).isEqualTo(3);
+    }
+
+    @Test
+    void shouldTakeBackAHandoverToARecoveredRequester() {
+        final AtomicLong word = new AtomicLong(LatchWord.exclusive(HOLDER) + LatchWord.bit(OTHER)); // a reader's FAA
+        final List<Long> expected = new ArrayList<>();
+
+        LineCache.takeBack(HOLDER, LatchWord.exclusive(HOLDER), (e, n) -> {
+            expected.add(e);
+            return Future.succeededFuture(word.compareAndExchange(e, n));
+        });
+
+        assertThat(word.get()).isEqualTo(LatchWord.bit(OTHER));
+        assertThat(expected).containsExactly(LatchWord.exclusive(HOLDER), LatchWord.exclusive(HOLDER)
+            + LatchWord.bit(OTHER));
+    }
+
+    @Test
+    void shouldLeaveAWordThatNoLongerNamesTheRequester() {
+        final AtomicLong word = new AtomicLong(LatchWord.exclusive(OTHER));
+
+        LineCache.takeBack(HOLDER, LatchWord.bit(HOLDER), (e, n) -> Future.succeededFuture(word.compareAndExchange(e,
+            n)));
+
+        assertThat(word.get()).isEqualTo(LatchWord.exclusive(OTHER));
+    }
+
+    @Test
+    void shouldCountOtherNodesRecoveriesOnClusterNodesOnly() {
+        final List<io.scythe.txn.spi.ComputeNodeContext.PeerRecovered> told = new ArrayList<>();
+        final Object cluster = new Object();
+        final Object embedded = new Object();
+        SelccModule.countRecoveries(io.scythe.txn.ComputeNodePeers.context(1, List.of("cn0", "cn1"), null,
+            java.util.Map.of(), told::add, false), cluster);
+        SelccModule.countRecoveries(io.scythe.txn.ComputeNodePeers.context(0, List.of("cn0", "cn1"), null,
+            java.util.Map.of()), embedded);
+
+        assertThat(SelccModule.separateProcesses(cluster)).isTrue();
+        assertThat(SelccModule.separateProcesses(embedded)).isFalse();
+        assertThat(told).hasSize(1);
+        assertThat(told.get(0).recovered("cn1", 0, -1L)).as("its own recovery").isNull();
+        assertThat(told.get(0).recovered("cn0", 1L << 48, -1L)).isNotNull();
+        assertThat(told.get(0).recovered("cn0", 2L << 48, -1L)).isNotNull();
+        assertThat(SelccModule.recoveries(cluster)).containsExactly(java.util.Map.entry("cn0", 2L));
+    }
+}
