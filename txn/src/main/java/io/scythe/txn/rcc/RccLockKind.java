@@ -5,6 +5,7 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.ford.CasLockKind;
+import io.scythe.txn.rcc.mvcc.MvccTuple;
 import io.scythe.txn.recovery.RedoRecordDescriptor;
 import io.scythe.txn.spi.LockKind;
 import io.vertx.core.Future;
@@ -35,8 +36,10 @@ import java.util.List;
  *       holds the token: MVCC moves the newest version to the older slot it overwrites first (flag MVCC; an inserted
  *       object's older slots are emptied, flag FRESH), unless its version word is BUSY (the dead commit's one-sided
  *       install began, and its doorbell moved the newest version before it set BUSY); SUNDIAL sets {@code rts} to
- *       the installed version (flag RTS: the lease {@code [ts, ts]}). Backups keep the newest version only, as the
- *       commit writes them.</li>
+ *       the installed version (flag RTS: the lease {@code [ts, ts]}). A value too large for one request is written
+ *       one-sided first, as the commit writes it ({@link #installValue}: MVCC's older slot, the version word BUSY,
+ *       value and length), and the WRITE_BACK carries the rest. Backups keep the newest version only, as the commit
+ *       writes them.</li>
  * </ul>
  */
 public record RccLockKind(int id, String name, int offset) implements LockKind {
@@ -82,7 +85,8 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
      * One WRITE_BACK request (the RPC commit's, {@link RccRpc}) to the primary: value, flags, version, what the
      * protocol keeps beside them (MVCC's older slot, SUNDIAL's rts), and the release of the token's word, applied
      * by the memory node only while that word still holds the token (else it answers STALE and nothing is written:
-     * the entry was finished already).
+     * the entry was finished already). A value that does not fit a request goes one-sided first ({@link
+     * #installValue}).
      */
     @Override
     public Future<Void> finishPrimary(final TxnRuntime runtime, final Catalog.Partition partition,
@@ -102,30 +106,82 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
                 : inserted ? RccRpc.FLAG_FRESH : RccRpc.FLAG_MVCC);
         }
         final int length = writes ? valueLength : 0;
+        final int fixedFlags = flags;
+        return runtime.rocket(partition.node()).compose(rocket -> {
+            if (RccRpc.HEAD_BYTES + RccRpc.entryBytes(length) <= rocket.maxPayload()) {
+                return writeBack(runtime, partition, pointer, token, installedVersion, inserted, fixedFlags, value,
+                    length);
+            }
+            // Too large for a request (the commit writes such a value one-sided, whatever its code): the value
+            // one-sided, then the WRITE_BACK of the rest, without it.
+            return installValue(runtime, partition, pointer, token, inserted, value, length).compose(v ->
+                writeBack(runtime, partition, pointer, token, installedVersion, inserted,
+                    fixedFlags & ~RccRpc.FLAG_VALUE, value, 0));
+        });
+    }
+
+    /**
+     * Writes a value too large for a WRITE_BACK request one-sided, as the one-sided commit does
+     * ({@code RccTsTxn#addCommitWrites}): the tuple READ (the dead node's word still holds {@code token}, so only
+     * readers touch it meanwhile), then one doorbell: MVCC's newest version to its older slot (unless the object
+     * was inserted, or its version word is BUSY: a dead one-sided commit's doorbell moved it already), the version
+     * word BUSY (readers wait, or pick an older version), the value and its length. The WRITE_BACK that follows
+     * installs the version (clearing BUSY), sets rts or empties the older slots and releases the word; it finds the
+     * version word BUSY, so it moves nothing again. A word no longer holding the token writes nothing here (the
+     * WRITE_BACK then answers STALE).
+     */
+    private Future<Void> installValue(final TxnRuntime runtime, final Catalog.Partition partition,
+                                      final long pointer, final long token, final boolean inserted,
+                                      final DirectBuffer value, final int length) {
+        final int max = partition.descriptor().schema().maxValueBytes();
+        final long address = ObjectLayout.addressOf(pointer);
+        final int rkey = partition.descriptor().objects().rkey();
+        final boolean moves = this == MVCC && !inserted;
+        final UnsafeBuffer image = new UnsafeBuffer(new byte[moves ? MvccTuple.tupleBytes(max)
+            : ObjectLayout.HEADER_BYTES]);
+        final String node = partition.node();
+        return runtime.channel(node).compose(ch -> ch.read(address, rkey, image, 0, image.capacity()).compose(v -> {
+            if (!heldBy(image, token)
+                || (image.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) != ObjectLayout.incarnationOf(pointer)) {
+                return Future.<Void>succeededFuture();
+            }
+            final long version = image.getLong(ObjectLayout.VERSION_OFFSET);
+            final Doorbell batch = ch.doorbell();
+            if (moves && (version & ObjectLayout.VERSION_BUSY) == 0) {
+                final UnsafeBuffer old = new UnsafeBuffer(new byte[MvccTuple.oldSlotBytes(max)]);
+                MvccTuple.newestAsOld(image, 0, max, old, 0);
+                batch.write(address + MvccTuple.oldSlotOffset(max, MvccTuple.victim(image, 0, max)), rkey, old, 0,
+                    16 + old.getInt(8));
+            }
+            final UnsafeBuffer words = new UnsafeBuffer(new byte[16]);
+            words.putLong(0, version | ObjectLayout.VERSION_BUSY);
+            words.putInt(8, length);
+            batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, words, 0, 8);
+            batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, value, 0, length);
+            batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, words, 8, 4);
+            return batch.post().<Void>mapEmpty();
+        }).onFailure(e -> {
+            if (!io.scythe.txn.Refusal.forNow(e)) {
+                runtime.forgetChannel(node, ch);
+            }
+        }));
+    }
+
+    /** One WRITE_BACK request of one entry, {@code length} bytes of {@code value} with it. */
+    private Future<Void> writeBack(final TxnRuntime runtime, final Catalog.Partition partition, final long pointer,
+                                   final long token, final long installedVersion, final boolean inserted,
+                                   final int flags, final DirectBuffer value, final int length) {
         final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.HEAD_BYTES + RccRpc.entryBytes(length)]);
         request.putInt(0, 1);
-        final int at = RccRpc.HEAD_BYTES;
-        request.putInt(at, partition.descriptor().schema().id());
-        request.putInt(at + 4, flags);
-        request.putLong(at + 8, pointer);
-        request.putLong(at + 16, installedVersion);
-        request.putLong(at + 24, token);
-        request.putInt(at + 32, inserted ? ObjectLayout.CAS_LOCK_OFFSET : offset);
-        request.putInt(at + 36, length);
-        request.putBytes(at + RccRpc.ENTRY_BYTES, value, 0, length);
-        return runtime.rocket(partition.node()).compose(rocket -> {
-            if (request.capacity() > rocket.maxPayload()) {
-                return Future.failedFuture(new UnsupportedOperationException(name + ": recovery of a record entry "
-                    + "whose value (" + length + " bytes) does not fit one WRITE_BACK request is not built "
-                    + "(issue 18)"));
-            }
-            // STALE: the word no longer holds the token, nothing written (an earlier attempt's request finished it):
-            // fail this attempt, whose retry READs the header and finds the entry finished, rather than report an
-            // install that did not happen.
-            return rocket.call(RccRpc.WRITE_BACK, request).compose(reply -> RccLockingTxn.payload(reply, 8).getInt(0)
-                == RccRpc.GRANTED ? Future.<Void>succeededFuture() : Future.failedFuture(new IllegalStateException(
-                name + ": recovery's WRITE_BACK of the entry at " + Long.toHexString(pointer) + " on "
-                    + partition.node() + " found its word no longer held by " + Long.toHexString(token))));
-        });
+        RccRpc.putWriteBack(request, RccRpc.HEAD_BYTES, partition.descriptor().schema().id(), flags, pointer,
+            installedVersion, token, inserted ? ObjectLayout.CAS_LOCK_OFFSET : offset, value, length);
+        // STALE: the word no longer holds the token, nothing written (an earlier attempt's request finished it):
+        // fail this attempt, whose retry READs the header and finds the entry finished, rather than report an
+        // install that did not happen.
+        return runtime.rocket(partition.node()).compose(rocket -> rocket.call(RccRpc.WRITE_BACK, request))
+            .compose(reply -> RccLockingTxn.payload(reply, 8).getInt(0) == RccRpc.GRANTED
+                ? Future.<Void>succeededFuture() : Future.failedFuture(new IllegalStateException(name
+                + ": recovery's WRITE_BACK of the entry at " + Long.toHexString(pointer) + " on "
+                + partition.node() + " found its word no longer held by " + Long.toHexString(token))));
     }
 }

@@ -609,17 +609,8 @@ public abstract class RccLockingTxn extends OneSidedTxn {
                 flags |= RccRpc.FLAG_VERSION;
                 a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
             }
-            request.putInt(at, a.partition.descriptor().schema().id());
-            request.putInt(at + 4, flags);
-            request.putLong(at + 8, a.pointer);
-            request.putLong(at + 16, a.installedVersion);
-            request.putLong(at + 24, ownerOf(a));
-            request.putInt(at + 32, lockOffsetOf(a));
-            request.putInt(at + 36, length);
-            if (value) {
-                request.putBytes(at + RccRpc.ENTRY_BYTES, a.newValue, 0, length);
-            }
-            at += RccRpc.entryBytes(length);
+            at = RccRpc.putWriteBack(request, at, a.partition.descriptor().schema().id(), flags, a.pointer,
+                a.installedVersion, ownerOf(a), lockOffsetOf(a), a.newValue, length);
         }
         return request;
     }

@@ -119,4 +119,24 @@ public final class RccRpc {
     public static int entryBytes(final int length) {
         return ENTRY_BYTES + ((length + 7) & ~7);
     }
+
+    /**
+     * Puts one WRITE_BACK entry into {@code request} at {@code at} ({@code length} bytes of {@code value}, none when
+     * 0); returns the offset of the next.
+     */
+    public static int putWriteBack(final org.agrona.MutableDirectBuffer request, final int at, final int tableId,
+                                   final int flags, final long pointer, final long version, final long owner,
+                                   final int lockOffset, final org.agrona.DirectBuffer value, final int length) {
+        request.putInt(at, tableId);
+        request.putInt(at + 4, flags);
+        request.putLong(at + 8, pointer);
+        request.putLong(at + 16, version);
+        request.putLong(at + 24, owner);
+        request.putInt(at + 32, lockOffset);
+        request.putInt(at + 36, length);
+        if (length > 0) {
+            request.putBytes(at + ENTRY_BYTES, value, 0, length);
+        }
+        return at + entryBytes(length);
+    }
 }

@@ -435,17 +435,8 @@ public abstract class RccTsTxn extends OneSidedTxn {
             if (a.dirty || a.inserted) {
                 flags |= RccRpc.FLAG_VERSION | commitFlags(a);
             }
-            request.putInt(at, a.partition.descriptor().schema().id());
-            request.putInt(at + 4, flags);
-            request.putLong(at + 8, a.pointer);
-            request.putLong(at + 16, a.installedVersion);
-            request.putLong(at + 24, lockOwner(a));
-            request.putInt(at + 32, lockOffset(a));
-            request.putInt(at + 36, length);
-            if (length > 0) {
-                request.putBytes(at + RccRpc.ENTRY_BYTES, a.newValue, 0, length);
-            }
-            at += RccRpc.entryBytes(length);
+            at = RccRpc.putWriteBack(request, at, a.partition.descriptor().schema().id(), flags, a.pointer,
+                a.installedVersion, lockOwner(a), lockOffset(a), a.newValue, length);
         }
         return request;
     }

@@ -26,7 +26,9 @@ import java.util.Map;
  *   <li><b>Read</b> (records read and not written): an atomic read, one-sided two READs of the tuple in one doorbell
  *       that must show the same version (not BUSY: no commit rewriting it), or an SD_READ whose handler copies it.
  *       The wts and rts read are kept; {@code commit.tts = max(commit.tts, wts)}. A record locked by a writer is read
- *       (its committed version); one being inserted is not (LOCKED).</li>
+ *       (its committed version) with a lease ending at its wts, whatever its rts: a one-sided renewal whose CAS on rts
+ *       landed after the writer locked raised rts past the writer's commit (the renewal then fails, but rts stays;
+ *       phantom crash seed 42 committed a write skew so). One being inserted is not read (LOCKED).</li>
  *   <li><b>Lock</b> (records written): the CAS of the lock word from 0 to the transaction id with a READ of the tuple
  *       in one doorbell, or an SD_LOCK. A record also read must still have the wts read. Then
  *       {@code commit.tts = max(commit.tts, rts + 1)}. A lock found taken aborts (no waiting).</li>
@@ -105,9 +107,12 @@ public final class SundialTxn extends RccTsTxn {
         final long rts = SundialTuple.rts(t, 0, max(a));
         clock.observe(wts);
         clock.observe(rts);
+        // A locked tuple's rts is no lease beyond wts: a one-sided renewal whose CAS landed after the writer locked
+        // raised it (and then failed), and the writer commits above the rts it read when it locked, maybe below that.
+        final long leaseEnd = SundialTuple.lock(t, 0) != 0 ? wts : Math.max(rts, wts);
         return checkedImage(a).map(x -> {
             commitTs = Math.max(commitTs, wts);
-            leases.put(a, Math.max(rts, wts));
+            leases.put(a, leaseEnd);
             return x;
         });
     }
