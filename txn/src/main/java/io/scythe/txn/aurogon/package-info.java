@@ -141,7 +141,15 @@
  * {@code copiesSurvive}): a live node of the mask not holding its share fences it, no COMMIT was sent: roll back;
  * every live node holding it in full: commit what they hold (a COMMIT may have gone out and the commit been reported;
  * if none did, committing what every backup held is as good), and a suspect none of them wrote was pre-attached, never
- * written: rolled back. A transaction every primary committed is still held undecided by a live backup, which suspects
+ * written: rolled back. Two resolvers could decide differently there (one told "not held" by the memory node before
+ * it died rolls back, one after the death finds every live share held and commits; review, stop 38): every recovery
+ * now marks its decision at the holders before it acts at a primary, one holder after the other in node order (APPLY
+ * at the mask's live nodes to commit, DISCARD at every live memory node to roll back; a holder applied refuses a
+ * DISCARD, one discarded or fenced an APPLY), and a resolver that meets the opposite mark yields (a commit turns into
+ * the rollback; a rollback does nothing and leaves the transaction to the other, or to the next hint): the first live
+ * holder both reach decides, and whatever the loser marked before lies on nodes that died since. A deviation (§4.5
+ * has no concurrent resolvers); {@code CoordinatorRecoveryTest#shouldDecideOnceWhenTwoResolversRace} drives both
+ * orders by hand (before: the rollback went out beside the DISCARDs, under the other's commit). A transaction every primary committed is still held undecided by a live backup, which suspects
  * it after the lease, so it is reported. Also fixed on the way: a promoted copy's SUSPECTS name its backup table (an
  * id {@code BackupTables.ID_STRIDE} apart), which the recovery did not find in the catalog, and the recovery sent a
  * promoted copy's COMMIT under the primary's table id (the promoted node's own partition of the table: the adopted
