@@ -49,9 +49,15 @@
  * --seed 1 --crashes --workload all --protocols aurogon}, reclamation every 10 us): smallbank 0, phantom 1, churn 1,
  * tpcc 3 failed (before the beats, with reclamation off, the lead's driver: smallbank 30, phantom 2, churn 2, tpcc 7;
  * with the beats and reclamation off: smallbank, phantom, churn 0; tpcc's 6 were a transaction two loops' recoveries
- * each reported in part, counted by the simulator as two: {@code CrashedOutcomes} counts it once now, tpcc 0). Left, not
- * traced, all with reclamation on: phantom seed 16 and churn seed 75 (a key live on the backup, absent on the
- * primary), tpcc seeds 7, 52, 77 (a new_order row missing on a backup).
+ * each reported in part, counted by the simulator as two: {@code CrashedOutcomes} counts it once now, tpcc 0). With
+ * reclamation on, phantom seed 16 and churn seed 75 (a key live on the backup, absent on the primary) and tpcc seeds
+ * 7, 52, 77 (a new_order row missing on a backup) were a backup's APPLYs of different transactions meeting out of
+ * order (a dead coordinator's, by its recovery, a lease late): an absent key stood at its table's absent bound, 0
+ * when the delete found no object to write (the older insert then went in; the delete's APPLY even failed, status
+ * -6), else the largest version of any key reclaimed there (another key's late insert was skipped). A backup keeps
+ * the version each key was last deleted at now (ParticipantService#deletedAt, one entry per key deleted and not
+ * inserted again); {@code CoordinatorRecoveryTest#shouldApplyLateWritesToABackupByTheKeysOwnDeletes}. The five seeds
+ * pass; sweeps below.
  *
  * <p><b>Servers</b>: the paper's servers are symmetric (§3: coordinator, participants and clock on each). By default
  * ours are split compute and memory nodes (every access remote); {@code sim --colocate} makes CN i and MN i one
