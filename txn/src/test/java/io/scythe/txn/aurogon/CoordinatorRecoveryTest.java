@@ -21,6 +21,9 @@ class CoordinatorRecoveryTest {
     private static final long KEY_A = 1;
     private static final long KEY_B = 2;
     private static final long KEY_C = 3;
+    private static final long LATE_A = 11;
+    private static final long LATE_B = 12;
+    private static final long LATE_C = 13;
 
     /** The failure's message, or "ok". */
     private static Future<String> outcome(final Future<Void> f) {
@@ -218,6 +221,7 @@ class CoordinatorRecoveryTest {
             assertThat(pendingAt(participant, items, KEY_B, ts2)).isFalse();
             final long[][] versions = participant.versions(items, KEY_B);
             assertThat(versions == null ? List.of() : List.of(versions[0][0])).as("rolled back").doesNotContain(ts2);
+            shouldApplyLateWritesToABackupByTheKeysOwnDeletes(node, copy); // one node for both (test time)
         }
     }
 
@@ -250,23 +254,23 @@ class CoordinatorRecoveryTest {
      * (before: the delete wrote nothing, the insert went in: a key live on the backup, absent on the primary; explorer
      * phantom seed 16); (2) a key deleted and its tombstone reclaimed, then the late insert of another key at an older
      * timestamp: applied (before: skipped below the table's absent bound: tpcc's new_order rows missing on a backup).
+     * Run by {@link #shouldDecideOnceWhenTwoResolversRace} on its node (keys apart from its own; fails before).
      */
-    @Test
-    void shouldApplyLateWritesToABackupByTheKeysOwnDeletes() throws Exception {
-        try (OneMemoryNode node = new OneMemoryNode("items", 2048)) {
-            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+    private static void shouldApplyLateWritesToABackupByTheKeysOwnDeletes(final OneMemoryNode node, final Table copy)
+        throws Exception {
+        {
             final int id = copy.schema().id();
-            applied(node, id, KEY_A, AurogonTimestamp.pack(1_000_900, 1, 0), null);
-            applied(node, id, KEY_A, AurogonTimestamp.pack(1_000_100, 2, 0), 7L);
-            assertThat(onLoop(node, () -> liveIn(copy, KEY_A))).as("the older insert after the delete").isFalse();
+            applied(node, id, LATE_A, AurogonTimestamp.pack(1_000_900, 1, 0), null);
+            applied(node, id, LATE_A, AurogonTimestamp.pack(1_000_100, 2, 0), 7L);
+            assertThat(onLoop(node, () -> liveIn(copy, LATE_A))).as("the older insert after the delete").isFalse();
 
-            applied(node, id, KEY_B, AurogonTimestamp.pack(1_001_000, 1, 0), 8L);
-            applied(node, id, KEY_B, AurogonTimestamp.pack(1_002_000, 1, 0), null);
+            applied(node, id, LATE_B, AurogonTimestamp.pack(1_001_000, 1, 0), 8L);
+            applied(node, id, LATE_B, AurogonTimestamp.pack(1_002_000, 1, 0), null);
             onLoop(node, () -> copy.reclaim(Long.MAX_VALUE));
             assertThat(copy.absentBound()).isGreaterThanOrEqualTo(AurogonTimestamp.pack(1_002_000, 1, 0));
-            applied(node, id, KEY_C, AurogonTimestamp.pack(1_001_500, 3, 0), 9L);
-            assertThat(onLoop(node, () -> liveIn(copy, KEY_C))).as("another key's late insert").isTrue();
-            assertThat(onLoop(node, () -> liveIn(copy, KEY_B))).isFalse();
+            applied(node, id, LATE_C, AurogonTimestamp.pack(1_001_500, 3, 0), 9L);
+            assertThat(onLoop(node, () -> liveIn(copy, LATE_C))).as("another key's late insert").isTrue();
+            assertThat(onLoop(node, () -> liveIn(copy, LATE_B))).isFalse();
         }
     }
 }
