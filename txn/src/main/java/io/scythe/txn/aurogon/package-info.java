@@ -56,8 +56,8 @@
  * when the delete found no object to write (the older insert then went in; the delete's APPLY even failed, status
  * -6), else the largest version of any key reclaimed there (another key's late insert was skipped). A backup keeps
  * the version each key was last deleted at now (ParticipantService#deletedAt, one entry per key deleted and not
- * inserted again); {@code CoordinatorRecoveryTest#shouldApplyLateWritesToABackupByTheKeysOwnDeletes} (run on the race test's node). The five seeds
- * pass; 250 seeds a workload ({@code nice -n 10 scythe sim --explore 250 --seed 1 --crashes --workload W --protocols
+ * inserted again); {@code CoordinatorRecoveryTest#shouldApplyLateWritesToABackupByTheKeysOwnDeletes} (run on the
+ * race test's node). The five seeds pass; 250 seeds a workload ({@code nice -n 10 scythe sim --explore 250 --seed 1 --crashes --workload W --protocols
  * aurogon}): smallbank, phantom, churn, tpcc 0 failed each.
  *
  * <p><b>Servers</b>: the paper's servers are symmetric (§3: coordinator, participants and clock on each). By default
