@@ -30,14 +30,19 @@ import java.util.Set;
  *       of the transaction's backup nodes; then HOLDS at every node of the mask. A node that does not hold all of
  *       its share fences the transaction (ABORTED, and refuses its parts from then on), so the decision cannot change
  *       under a coordinator that was only slow;</li>
- *   <li>every node FULL or COMMITTED: durable, so commit: every write is fetched from a backup (FETCH) and committed
- *       at its primary (STAGE, COMMIT; a version already committed is left as it is), the backups APPLY it, and the
- *       node's suspect versions the transaction did not write (pre-attached, read only) are rolled back;</li>
- *   <li>else roll back: DISCARD at the mask's nodes, ROLLBACK of the node's suspect versions.</li>
+ *   <li>every node FULL or COMMITTED: durable, so commit: the holders APPLY it first, one after the other in node
+ *       order, then every write is fetched from a backup (FETCH) and committed at its primary (STAGE, COMMIT; a
+ *       version already committed is left as it is), and the node's suspect versions the transaction did not write
+ *       (pre-attached, read only) are rolled back;</li>
+ *   <li>else roll back: DISCARD at every live memory node, one after the other in node order, then ROLLBACK of the
+ *       node's suspect versions.</li>
  * </ol>
  * The decision is the same whoever resolves the transaction and however often (fences and applies stick), so another
- * node's suspects of the same transaction are resolved alike when their hints are read. A transaction's state left
- * on a node nobody talks to stays until someone does.
+ * node's suspects of the same transaction are resolved alike when their hints are read. With every holder alive it
+ * rests on states that cannot change once asked; after a memory node died with a coordinator ({@link #lostShare}) it
+ * need not (a fence on the dead node is gone with it), so each decision is marked at every live holder, in node
+ * order, before anything is done at a primary, and a resolver that meets the opposite mark yields ({@link #mark}).
+ * A transaction's state left on a node nobody talks to stays until someone does.
  */
 final class CoordinatorRecovery {
     private static final TxnRuntime.Key<Set<Long>> RESOLVING = new TxnRuntime.Key<>("aurogon-resolving");
@@ -50,6 +55,8 @@ final class CoordinatorRecovery {
     /** Decisions taken by {@link #lostShare} on COMMITTED_AT (a backup share died with the coordinator). */
     private static final java.util.concurrent.atomic.AtomicLong LOST_SHARE =
         new java.util.concurrent.atomic.AtomicLong();
+    /** Decisions given up because another resolver's opposite one was marked first ({@link Decision#yielded}). */
+    private static final java.util.concurrent.atomic.AtomicLong YIELDED = new java.util.concurrent.atomic.AtomicLong();
 
     private CoordinatorRecovery() {
     }
@@ -94,14 +101,17 @@ final class CoordinatorRecovery {
                     + "short after " + page + " pages"));
             }
             final Future<Decision> decided = prior != null
-                ? rollBack(runtime, ts, new Decision(), node, records(reply.payload())).map(prior)
+                ? rollBackSuspects(runtime, ts, node, records(reply.payload())).map(prior)
                 : resolvePage(runtime, ts, node, reply);
-            return decided.compose(d -> truncated ? resolve(runtime, ts, node, page + 1, d)
-                : Future.<Void>succeededFuture());
+            return decided.compose(d -> truncated && (d == null || !d.yielded)
+                ? resolve(runtime, ts, node, page + 1, d) : Future.<Void>succeededFuture());
         });
     }
 
-    /** One SUSPECTS reply decided; the decision by the backups, or null (resolved meanwhile, or a lost share). */
+    /**
+     * One SUSPECTS reply decided; the decision by the backups, or null (resolved meanwhile, or a lost share), or one
+     * that {@link Decision#yielded} (another resolver's opposite decision was marked first: nothing done here).
+     */
     private static Future<Decision> resolvePage(final TxnRuntime runtime, final long ts, final String node,
                                                 final RpcReply reply) {
         final DirectBuffer p = reply.payload();
@@ -128,10 +138,10 @@ final class CoordinatorRecovery {
             return Future.succeededFuture(); // resolved meanwhile
         }
         if (lost) {
-            return lostShare(runtime, ts, node, records).map((Decision) null);
+            return lostShare(runtime, ts, node, records);
         }
         return decide(runtime, ts, first).compose(decision -> decision.lost
-            ? lostShare(runtime, ts, node, records).map((Decision) null)
+            ? lostShare(runtime, ts, node, records)
             : (decision.commit ? commit(runtime, ts, decision, node, records)
             : rollBack(runtime, ts, decision, node, records)).map(decision));
     }
@@ -199,23 +209,30 @@ final class CoordinatorRecovery {
      *       suspects). This takes the coordinator for dead (no request or heartbeat for a lease), as suspecting does:
      *       one only slow, holding every acknowledgement, could still send a COMMIT afterwards.</li>
      * </ul>
-     * Without f+1 copies a commit here needs a COMMIT the coordinator sent, so two resolvers cannot decide
-     * differently. With them ({@link #copiesSurvive}) the commit rests on every live share being held, and that is
-     * NOT yet race-free (review, stop 38): a resolver B that asked the memory node before it died, was told "not
-     * held" there and rolls back, and a resolver A that reaches this path after the death and finds every live share
-     * held before B's DISCARDs land, commits: atomicity broken. Needed: a DISCARD that fences the transaction at every
-     * live holder and an APPLY/COMMIT refused where it was fenced (issue 20). The sim accepts a combined MN + CN crash
-     * only with {@code --replicas 2}, opt-in; no explored seed met the interleaving yet.
+     * With f+1 copies ({@link #copiesSurvive}) the commit rests on every live share being held, and a resolver B
+     * that asked the memory node before it died, was told "not held" there and rolls back, races a resolver A that
+     * reaches this path after the death and finds every live share held before B's DISCARDs land (review, stop 38:
+     * B's ROLLBACKs went out beside its DISCARDs, A committed: atomicity broken). Both decisions are marked now, in
+     * node order, before either acts at a primary ({@link #mark}): A's APPLY at a holder B discarded is refused and
+     * A rolls back; B's DISCARD at a holder A applied is refused and B yields, nothing rolled back. One resolver per
+     * transaction was the other way, but resolvers are whichever live coordinators read a suspect (coordinators
+     * cannot call each other) and a chosen one may die; the marks need only the holders, which f+1 copies keep.
+     * Without f+1 copies a commit here needs a COMMIT the coordinator sent.
      */
+    private static Future<Decision> lostShare(final TxnRuntime runtime, final long ts, final String node,
+                                              final List<long[]> suspects) {
+        final Decision d = new Decision();
+        return lostShare(runtime, ts, node, suspects, d).map(v -> d.yielded ? d : null);
+    }
+
     private static Future<Void> lostShare(final TxnRuntime runtime, final long ts, final String node,
-                                          final List<long[]> suspects) {
+                                          final List<long[]> suspects, final Decision d) {
         final List<String> live = new ArrayList<>();
         for (final String n : memoryNodes(runtime.catalog())) {
             if (!runtime.catalog().removed(n)) {
                 live.add(n);
             }
         }
-        final Decision d = new Decision();
         final Set<String> aborted = new HashSet<>();
         final List<Future<?>> asked = new ArrayList<>();
         for (final String n : live) {
@@ -290,6 +307,12 @@ final class CoordinatorRecovery {
         boolean commit = true;
         /** A node of the mask is dead: decided by {@link #lostShare}. */
         boolean lost;
+        /**
+         * The decision was not taken: a holder refused its mark (an APPLY or DISCARD, {@link #mark}), another
+         * resolver's opposite decision being marked there first; nothing was done at a primary, the transaction is
+         * left to that resolver (or to the next hint, which finds its mark).
+         */
+        boolean yielded;
         /** A node answered COMMITTED: the coordinator (or a recovery) applied it, so every primary committed. */
         boolean applied;
         long mask;
@@ -350,8 +373,8 @@ final class CoordinatorRecovery {
         return Reposts.settle(asked);
     }
 
-    private static Future<Void> commit(final TxnRuntime runtime, final long ts, final Decision d, final String node,
-                                       final List<long[]> suspects) {
+    static Future<Void> commit(final TxnRuntime runtime, final long ts, final Decision d, final String node,
+                               final List<long[]> suspects) {
         return commit(runtime, ts, d, node, suspects, List.of(), false);
     }
 
@@ -364,6 +387,19 @@ final class CoordinatorRecovery {
     private static Future<Void> commit(final TxnRuntime runtime, final long ts, final Decision d, final String node,
                                        final List<long[]> suspects, final List<long[]> committed,
                                        final boolean strict) {
+        return mark(runtime, ts, inOrder(runtime.catalog(), d.entries.keySet()), AurogonRpc.APPLY, 0).compose(taken -> {
+            if (!taken) { // a DISCARD was marked first: another resolver decided to roll back, so do we
+                d.commit = false;
+                return rollBack(runtime, ts, d, node, suspects);
+            }
+            return commitMarked(runtime, ts, d, node, suspects, committed, strict);
+        });
+    }
+
+    /** {@link #commit} once every holder took the APPLY: the writes committed at their primaries. */
+    private static Future<Void> commitMarked(final TxnRuntime runtime, final long ts, final Decision d,
+                                             final String node, final List<long[]> suspects,
+                                             final List<long[]> committed, final boolean strict) {
         final Set<Long> written = new HashSet<>();
         final List<io.scythe.txn.Access> recovered = new ArrayList<>();
         final List<Future<?>> commits = new ArrayList<>();
@@ -409,9 +445,6 @@ final class CoordinatorRecovery {
                 }
             }
             final List<Future<?>> after = new ArrayList<>();
-            for (final String n : d.entries.keySet()) {
-                after.add(expect(call(runtime, n, AurogonRpc.APPLY, header(0, 0, 0, ts)), "APPLY", n, true));
-            }
             for (final long[] r : suspects) {
                 if (!written.contains((long) primaryId(r[0]) << 48 ^ r[1])) { // pre-attached, never written
                     after.add(expect(call(runtime, node, AurogonRpc.ROLLBACK, header((int) r[0], 0, r[1], ts)),
@@ -444,17 +477,86 @@ final class CoordinatorRecovery {
             : Future.succeededFuture());
     }
 
-    private static Future<Void> rollBack(final TxnRuntime runtime, final long ts, final Decision d, final String node,
-                                         final List<long[]> suspects) {
-        final List<Future<?>> done = new ArrayList<>();
-        for (final String n : d.entries.keySet()) {
-            done.add(expect(call(runtime, n, AurogonRpc.DISCARD, header(0, 0, 0, ts)), "DISCARD", n, false));
+    /**
+     * Rolls the transaction back: DISCARD at every live memory node in node order first (each fences it, whether it
+     * holds a share or not: the mask may be unknown when the first holder asked was fenced), one after the other, then
+     * ROLLBACK of the suspects. A DISCARD refused (the holder was applied: another resolver decided to commit and
+     * marked it first) stops it with nothing rolled back ({@link Decision#yielded}).
+     */
+    static Future<Void> rollBack(final TxnRuntime runtime, final long ts, final Decision d, final String node,
+                                 final List<long[]> suspects) {
+        final List<String> live = new ArrayList<>();
+        for (final String n : memoryNodes(runtime.catalog())) {
+            if (!runtime.catalog().removed(n)) {
+                live.add(n);
+            }
         }
+        return mark(runtime, ts, live, AurogonRpc.DISCARD, 0).compose(taken -> {
+            if (!taken) {
+                d.yielded = true;
+                YIELDED.incrementAndGet();
+                return Future.succeededFuture();
+            }
+            return rollBackSuspects(runtime, ts, node, suspects);
+        });
+    }
+
+    /** ROLLBACK of the suspects on {@code node}, the decision marked (or one taken on an earlier page). */
+    private static Future<Void> rollBackSuspects(final TxnRuntime runtime, final long ts, final String node,
+                                                 final List<long[]> suspects) {
+        final List<Future<?>> done = new ArrayList<>();
         for (final long[] r : suspects) {
-            done.add(expect(call(runtime, node, AurogonRpc.ROLLBACK, header((int) r[0], 0, r[1], ts)), "ROLLBACK",
-                node, false));
+            done.add(expect(call(runtime, node, AurogonRpc.ROLLBACK, header((int) r[0], 0, r[1], ts)),
+                "ROLLBACK", node, false));
         }
         return Reposts.settle(done).onSuccess(v -> ROLLED_BACK.incrementAndGet());
+    }
+
+    /**
+     * A recovery's decision marked at its holders before it acts at any primary: APPLY (commit) or DISCARD (roll
+     * back) at {@code nodes[from..]}, in node order, one after the other. True when every live one took it; false at
+     * the first that refused ({@link Backups#FENCED}: the opposite decision is marked there). Marks stick (a holder
+     * applied refuses a DISCARD, one discarded or fenced refuses an APPLY), so two resolvers marking in the same order
+     * meet at the first live holder both reach, and the later one yields: whatever it marked before lay on nodes that
+     * died since (the other resolver passed them too, and would have met its mark). Both could act only if no live
+     * holder carried both marks, and the live holders when the later one finishes are among those when the earlier
+     * one did, never none with {@link #copiesSurvive}. A node that died meanwhile takes no mark ({@code node-gone}).
+     */
+    private static Future<Boolean> mark(final TxnRuntime runtime, final long ts, final List<String> nodes,
+                                        final int rpc, final int from) {
+        if (from == nodes.size()) {
+            return Future.succeededFuture(true);
+        }
+        final String n = nodes.get(from);
+        return call(runtime, n, rpc, header(0, 0, 0, ts)).map(reply -> reply.payload().getInt(0))
+            .recover(e -> AurogonTxn.gone(e) ? Future.succeededFuture(Participant.OK) : Future.failedFuture(e))
+            .compose(status -> {
+                if (status == Backups.FENCED) {
+                    return Future.succeededFuture(false);
+                }
+                if (status != Participant.OK && !(rpc == AurogonRpc.APPLY && status == Participant.NOT_PENDING)) {
+                    return Future.failedFuture(new IllegalStateException("Aurogon "
+                        + (rpc == AurogonRpc.APPLY ? "APPLY" : "DISCARD") + " of " + AurogonTimestamp.toString(ts)
+                        + " on " + n + " answered " + status));
+                }
+                return mark(runtime, ts, nodes, rpc, from + 1);
+            });
+    }
+
+    /** {@code nodes} in the memory nodes' order (the order every resolver marks them in). */
+    private static List<String> inOrder(final Catalog catalog, final Set<String> nodes) {
+        final List<String> ordered = new ArrayList<>();
+        for (final String n : memoryNodes(catalog)) {
+            if (nodes.contains(n)) {
+                ordered.add(n);
+            }
+        }
+        for (final String n : nodes) {
+            if (!ordered.contains(n)) {
+                ordered.add(n); // not in the placement (a test's node): last
+            }
+        }
+        return ordered;
     }
 
     private record Write(int table, long key, byte[] value) {

@@ -49,9 +49,16 @@
  * --seed 1 --crashes --workload all --protocols aurogon}, reclamation every 10 us): smallbank 0, phantom 1, churn 1,
  * tpcc 3 failed (before the beats, with reclamation off, the lead's driver: smallbank 30, phantom 2, churn 2, tpcc 7;
  * with the beats and reclamation off: smallbank, phantom, churn 0; tpcc's 6 were a transaction two loops' recoveries
- * each reported in part, counted by the simulator as two: {@code CrashedOutcomes} counts it once now, tpcc 0). Left, not
- * traced, all with reclamation on: phantom seed 16 and churn seed 75 (a key live on the backup, absent on the
- * primary), tpcc seeds 7, 52, 77 (a new_order row missing on a backup).
+ * each reported in part, counted by the simulator as two: {@code CrashedOutcomes} counts it once now, tpcc 0). With
+ * reclamation on, phantom seed 16 and churn seed 75 (a key live on the backup, absent on the primary) and tpcc seeds
+ * 7, 52, 77 (a new_order row missing on a backup) were a backup's APPLYs of different transactions meeting out of
+ * order (a dead coordinator's, by its recovery, a lease late): an absent key stood at its table's absent bound, 0
+ * when the delete found no object to write (the older insert then went in; the delete's APPLY even failed, status
+ * -6), else the largest version of any key reclaimed there (another key's late insert was skipped). A backup keeps
+ * the version each key was last deleted at now (ParticipantService#deletedAt, one entry per key deleted and not
+ * inserted again); {@code CoordinatorRecoveryTest#shouldApplyLateWritesToABackupByTheKeysOwnDeletes} (run on the
+ * race test's node). The five seeds pass; 250 seeds a workload ({@code nice -n 10 scythe sim --explore 250 --seed 1 --crashes --workload W --protocols
+ * aurogon}): smallbank, phantom, churn, tpcc 0 failed each.
  *
  * <p><b>Servers</b>: the paper's servers are symmetric (§3: coordinator, participants and clock on each). By default
  * ours are split compute and memory nodes (every access remote); {@code sim --colocate} makes CN i and MN i one
@@ -141,7 +148,15 @@
  * {@code copiesSurvive}): a live node of the mask not holding its share fences it, no COMMIT was sent: roll back;
  * every live node holding it in full: commit what they hold (a COMMIT may have gone out and the commit been reported;
  * if none did, committing what every backup held is as good), and a suspect none of them wrote was pre-attached, never
- * written: rolled back. A transaction every primary committed is still held undecided by a live backup, which suspects
+ * written: rolled back. Two resolvers could decide differently there (one told "not held" by the memory node before
+ * it died rolls back, one after the death finds every live share held and commits; review, stop 38): every recovery
+ * now marks its decision at the holders before it acts at a primary, one holder after the other in node order (APPLY
+ * at the mask's live nodes to commit, DISCARD at every live memory node to roll back; a holder applied refuses a
+ * DISCARD, one discarded or fenced an APPLY), and a resolver that meets the opposite mark yields (a commit turns into
+ * the rollback; a rollback does nothing and leaves the transaction to the other, or to the next hint): the first live
+ * holder both reach decides, and whatever the loser marked before lies on nodes that died since. A deviation (§4.5
+ * has no concurrent resolvers); {@code CoordinatorRecoveryTest#shouldDecideOnceWhenTwoResolversRace} drives both
+ * orders by hand (before: the rollback went out beside the DISCARDs, under the other's commit). A transaction every primary committed is still held undecided by a live backup, which suspects
  * it after the lease, so it is reported. Also fixed on the way: a promoted copy's SUSPECTS name its backup table (an
  * id {@code BackupTables.ID_STRIDE} apart), which the recovery did not find in the catalog, and the recovery sent a
  * promoted copy's COMMIT under the primary's table id (the promoted node's own partition of the table: the adopted
