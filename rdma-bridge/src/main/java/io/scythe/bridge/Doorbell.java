@@ -22,9 +22,17 @@ import java.util.Arrays;
  */
 public final class Doorbell {
     private final RdmaChannel channel;
-    /** Atomics' old values by request index; allocated by the first atomic (most batches have none). */
+    /**
+     * Which requests are atomics: bit {@code i} for request {@code i < 64}, {@link #moreAtomics} beyond (made by a
+     * 65th request). Bits, not an array of opcodes: a batch allocates nothing to remember its requests' kinds.
+     */
+    private long atomics;
+    private java.util.BitSet moreAtomics;
+    /** The index of the batch's first atomic, or -1; its old value is {@link #firstResult} (no array for it). */
+    private int firstAtomic = -1;
+    private long firstResult;
+    /** The other atomics' old values by request index; made by a second atomic (most batches have one or none). */
     private long[] results;
-    private Opcode[] opcodes = new Opcode[8];
     private int count;
     /** The channel's pooled requests while no other batch holds them, else this batch's own. */
     private WorkRequest[] requests;
@@ -124,10 +132,10 @@ public final class Doorbell {
 
     /** The old value an atomic request found; valid once the batch has completed successfully. */
     public long result(final int index) {
-        if (index < 0 || index >= count || !opcodes[index].isAtomic()) {
+        if (index < 0 || index >= count || !isAtomic(index)) {
             throw new IllegalArgumentException("request " + index + " of this batch is not an atomic");
         }
-        return results[index];
+        return index == firstAtomic ? firstResult : results[index];
     }
 
     /** Index of the request that failed, or -1. */
@@ -135,12 +143,14 @@ public final class Doorbell {
         return failedIndex;
     }
 
-    Opcode opcode(final int index) {
-        return opcodes[index];
+    private boolean isAtomic(final int index) {
+        return index < Long.SIZE ? (atomics & (1L << index)) != 0 : moreAtomics != null && moreAtomics.get(index);
     }
 
     void succeeded(final int index, final long atomicResult) {
-        if (results != null) {
+        if (index == firstAtomic) {
+            firstResult = atomicResult;
+        } else if (results != null && index < results.length) {
             results[index] = atomicResult;
         }
         if (index == count - 1) {
@@ -189,16 +199,23 @@ public final class Doorbell {
     }
 
     private int added(final Opcode opcode) {
-        if (count == opcodes.length) {
-            opcodes = Arrays.copyOf(opcodes, count * 2);
-            if (results != null) {
-                results = Arrays.copyOf(results, count * 2);
+        if (opcode.isAtomic()) {
+            if (count < Long.SIZE) {
+                atomics |= 1L << count;
+            } else {
+                if (moreAtomics == null) {
+                    moreAtomics = new java.util.BitSet();
+                }
+                moreAtomics.set(count);
+            }
+            if (firstAtomic < 0) {
+                firstAtomic = count;
+            } else if (results == null) {
+                results = new long[Math.max(8, count + 1)];
+            } else if (count >= results.length) {
+                results = Arrays.copyOf(results, Math.max(count + 1, results.length * 2));
             }
         }
-        if (results == null && opcode.isAtomic()) {
-            results = new long[opcodes.length];
-        }
-        opcodes[count] = opcode;
         return count++;
     }
 }

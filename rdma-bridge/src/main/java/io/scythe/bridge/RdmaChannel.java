@@ -414,7 +414,7 @@ public final class RdmaChannel implements CompletionHandler {
         }
         for (int i = 0; i < count; i++) {
             final int slot = (int) ((first + i) & mask);
-            final Opcode opcode = doorbell.opcode(i);
+            final Opcode opcode = requests[i].opcode();
             waiters[slot] = null;
             kinds[slot] = opcode.isAtomic() ? KIND_ATOMIC : KIND_VOID;
             opcodes[slot] = opcode;

@@ -151,35 +151,48 @@ final class ClosedLoop {
         void start() {
             running = clients;
             for (int c = 0; c < clients; c++) {
-                next();
+                new Client().next();
             }
         }
 
-        /** Issues operations until one has to wait (a loop, not recursion: an operation may complete at once). */
-        private void next() {
-            while (true) {
-                final long issued = System.nanoTime();
-                if (issued - deadline >= 0) {
-                    if (--running == 0) {
-                        done.complete(new Result(completed, failed, 0, latency));
+        /**
+         * One client: the listener of its operation in flight, kept for the next (one object per client, not a
+         * lambda per operation).
+         */
+        private final class Client implements io.vertx.core.Completable<Object> {
+            /** When the operation in flight was issued. */
+            private long issued;
+
+            /** Issues operations until one has to wait (a loop, not recursion: an operation may complete at once). */
+            @SuppressWarnings("unchecked")
+            void next() {
+                while (true) {
+                    issued = System.nanoTime();
+                    if (issued - deadline >= 0) {
+                        if (--running == 0) {
+                            done.complete(new Result(completed, failed, 0, latency));
+                        }
+                        return;
                     }
-                    return;
+                    final Future<?> op;
+                    try {
+                        op = operation.get();
+                    } catch (final RuntimeException e) {
+                        failed++;
+                        continue;
+                    }
+                    if (!op.isComplete()) {
+                        ((Future<Object>) op).onComplete(this);
+                        return;
+                    }
+                    record(op.succeeded(), issued);
                 }
-                final Future<?> op;
-                try {
-                    op = operation.get();
-                } catch (final RuntimeException e) {
-                    failed++;
-                    continue;
-                }
-                if (!op.isComplete()) {
-                    op.onComplete(ar -> {
-                        record(ar.succeeded(), issued);
-                        next();
-                    });
-                    return;
-                }
-                record(op.succeeded(), issued);
+            }
+
+            @Override
+            public void complete(final Object result, final Throwable failure) {
+                record(failure == null, issued);
+                next();
             }
         }
 

@@ -300,40 +300,22 @@ public final class OltpWorkload {
             final LongAdder errors = new LongAdder();
             final java.util.concurrent.atomic.AtomicReference<Throwable> firstError =
                 new java.util.concurrent.atomic.AtomicReference<>();
+            final Settled.Tally tally = new Settled.Tally(measuring, delta, typeStats, errors, firstError,
+                this::isOutcome, options.maxAttempts());
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final OltpSpec.Drawn drawn = spec.draw(random);
                 io.vertx.core.Future<Coordinator.Outcome<Long>> ran;
+                LongAdder completed = null; // counted here when not routed (a routed one is counted by routed)
                 try {
-                    ran = cns == 1
-                        ? counted(cluster.coordinator().run(drawn.declaredBody()), completedByCn[0], measuring)
+                    ran = cns == 1 ? cluster.coordinator().run(drawn.declaredBody())
                         : routed(cluster, loopRouters.get(), routeRandoms.get(), drawn, completedByCn, measuring,
                             MAX_REROUTES);
+                    completed = cns == 1 ? completedByCn[0] : null;
                 } catch (final RuntimeException e) {
                     ran = io.vertx.core.Future.failedFuture(e);
                 }
-                return ran.map(outcome -> {
-                    delta.add(outcome.result());
-                    if (measuring.get()) {
-                        typeStats.get().committed(drawn.type(), outcome.attempts(), outcome.latencyNs());
-                    }
-                    return outcome;
-                }).recover(e -> {
-                    if (e instanceof AbortException a && isOutcome(a.reason())) {
-                        if (measuring.get()) {
-                            typeStats.get().userRollback(drawn.type()); // rolled back: a completed transaction
-                        }
-                        return io.vertx.core.Future.succeededFuture();
-                    }
-                    if (measuring.get() && e instanceof AbortException) {
-                        typeStats.get().gaveUp(drawn.type(), options.maxAttempts());
-                    }
-                    if (!(e instanceof AbortException)) {
-                        errors.increment();
-                        firstError.compareAndSet(null, e);
-                    }
-                    return io.vertx.core.Future.failedFuture(e); // gave up: counted by ClosedLoop as failed
-                });
+                return tally.settle(ran, drawn.type(), completed);
             };
             // The history covers the run's warm-up too: then every version a transaction reads was made by a recorded
             // transaction or is the loaded one, which the checker verifies.

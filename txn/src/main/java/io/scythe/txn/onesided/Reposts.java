@@ -2,8 +2,10 @@ package io.scythe.txn.onesided;
 
 import io.scythe.txn.Refusal;
 import io.scythe.txn.runtime.Timers;
+import io.vertx.core.Completable;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.impl.future.FutureImpl;
 
 import java.util.List;
 import java.util.function.Supplier;
@@ -63,21 +65,64 @@ public final class Reposts {
         if (futures.size() == 1) { // the common write-back to one memory node: no composite future for one
             return futures.get(0).mapEmpty();
         }
-        return Future.join(futures).transform(ar -> settled(futures));
+        return new Settling(futures).listening();
     }
 
     /** The outcome of {@code futures}, all complete: the first failure that is not a refusal, else the first refusal. */
     private static Future<Void> settled(final List<? extends Future<?>> futures) {
+        final Throwable failure = failureOf(futures);
+        return failure == null ? Future.succeededFuture() : Future.failedFuture(failure);
+    }
+
+    /** {@link #settled}'s failure, or null when every one of {@code futures} succeeded. */
+    private static Throwable failureOf(final List<? extends Future<?>> futures) {
         Throwable refusal = null;
         for (int i = 0; i < futures.size(); i++) {
             final Future<?> f = futures.get(i);
             if (f.failed()) {
                 if (!Refusal.forNow(f.cause())) {
-                    return Future.failedFuture(f.cause()); // a real failure outweighs a refusal (nothing done)
+                    return f.cause(); // a real failure outweighs a refusal (nothing done)
                 }
                 refusal = refusal == null ? f.cause() : refusal;
             }
         }
-        return refusal == null ? Future.succeededFuture() : Future.failedFuture(refusal);
+        return refusal;
+    }
+
+    /**
+     * {@code Future.join(futures).transform(ar -> settled(futures))} as one object: the listener of every future and
+     * the future that completes, once the last of them has, with their {@link #settled} outcome (join builds an array,
+     * a composite, a transformation, its lambda and a result). Without a context, as join's composite: its listeners
+     * run inline on completion.
+     */
+    private static final class Settling extends FutureImpl<Void> implements Completable<Object> {
+        private final List<? extends Future<?>> futures;
+        private int pending;
+
+        Settling(final List<? extends Future<?>> futures) {
+            this.futures = futures;
+            this.pending = futures.size();
+        }
+
+        @SuppressWarnings("unchecked")
+        Future<Void> listening() {
+            for (int i = 0; i < futures.size(); i++) {
+                ((Future<Object>) futures.get(i)).onComplete(this);
+            }
+            return this;
+        }
+
+        @Override
+        public void complete(final Object value, final Throwable failure) {
+            if (--pending > 0) {
+                return;
+            }
+            final Throwable settled = failureOf(futures);
+            if (settled == null) {
+                tryComplete(null);
+            } else {
+                tryFail(settled);
+            }
+        }
     }
 }

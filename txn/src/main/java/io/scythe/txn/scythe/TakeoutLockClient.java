@@ -94,7 +94,9 @@ public final class TakeoutLockClient {
         request.putLong(LockRpc.TS_OFFSET, ts);
         request.putLong(LockRpc.TXN_OFFSET, txnId);
         final long start = timers.nowNs();
-        return request(node, request).compose(reply -> {
+        // One composition for the RPC's reply (a throw fails it, as the map it replaces did)
+        return request(node, request).compose(r -> {
+            final UnsafeBuffer reply = granted(node, r);
             final long upperAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.UPPER_OFFSET;
             final int rkey = table.objects().rkey();
             final long ticket = reply.getLong(LockRpc.TICKET_OFFSET);
@@ -131,21 +133,23 @@ public final class TakeoutLockClient {
     /** Pause after the first failed poll, doubling up to 1024 times as long. */
     private static final long POLL_RETRY_PAUSE_NS = 5_000;
 
-    /** The Lock RPC: its reply when granted, else the refusal. */
-    private Future<UnsafeBuffer> request(final String node, final UnsafeBuffer request) {
-        return io.scythe.txn.onesided.Futures.then(rockets.apply(node), rocket -> rocket.call(LockRpc.LOCK, request))
-            .map(r -> { // a throw fails the map
-                final UnsafeBuffer reply = replyOf(r);
-                final int status = reply.getInt(LockRpc.STATUS_OFFSET);
-                if (status == TakeoutLock.GRANTED) {
-                    return reply;
-                }
-                if (status == LockRpc.BAD_REQUEST) {
-                    throw new IllegalArgumentException("Takeout Lock request refused by " + node
-                        + " as malformed: unknown table or stale object pointer");
-                }
-                throw new LockRefusedException(status, reply.getLong(LockRpc.QUEUED_OFFSET));
-            });
+    /** The Lock RPC's reply; {@link #granted} reads it. */
+    private Future<RpcReply> request(final String node, final UnsafeBuffer request) {
+        return io.scythe.txn.onesided.Futures.then(rockets.apply(node), rocket -> rocket.call(LockRpc.LOCK, request));
+    }
+
+    /** The Lock RPC's reply {@code r} from {@code node} when granted; throws the refusal otherwise. */
+    private static UnsafeBuffer granted(final String node, final RpcReply r) {
+        final UnsafeBuffer reply = replyOf(r);
+        final int status = reply.getInt(LockRpc.STATUS_OFFSET);
+        if (status == TakeoutLock.GRANTED) {
+            return reply;
+        }
+        if (status == LockRpc.BAD_REQUEST) {
+            throw new IllegalArgumentException("Takeout Lock request refused by " + node
+                + " as malformed: unknown table or stale object pointer");
+        }
+        throw new LockRefusedException(status, reply.getLong(LockRpc.QUEUED_OFFSET));
     }
 
     private static UnsafeBuffer replyOf(final RpcReply r) {

@@ -3,6 +3,7 @@ package io.scythe.txn.scythe;
 import io.scythe.bridge.Bridge;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.AtomicBuffer;
 
 import java.util.ArrayDeque;
@@ -23,7 +24,8 @@ import java.util.Set;
  * nothing here) while cancelled tickets wait for their turn.
  */
 public final class TicketLedger implements Bridge.Poller {
-    private final Map<Long, ArrayDeque<Holder>> byObject = new HashMap<>();
+    /** Tickets not yet known to be served, by object (keyed without boxing: one lookup per grant). */
+    private final Long2ObjectHashMap<ArrayDeque<Holder>> byObject = new Long2ObjectHashMap<>();
     private final Map<Long, Table> tables = new HashMap<>();
     private final List<Holder> cancelled = new ArrayList<>();
     /** Compute nodes released by recovery: a ticket they still get (a request already on its way) is cancelled. */
@@ -31,17 +33,23 @@ public final class TicketLedger implements Bridge.Poller {
     private Bridge bridge;
     private long skipped;
 
+    /** A ticket and who got it; a served one's holder is reused for the object's next grant. */
     private static final class Holder {
-        final String client;
-        final long txn;
-        final long object;
-        final long ticket;
+        String client;
+        long txn;
+        long object;
+        long ticket;
 
         Holder(final String client, final long txn, final long object, final long ticket) {
+            set(client, txn, object, ticket);
+        }
+
+        Holder set(final String client, final long txn, final long object, final long ticket) {
             this.client = client;
             this.txn = txn;
             this.object = object;
             this.ticket = ticket;
+            return this;
         }
     }
 
@@ -56,18 +64,23 @@ public final class TicketLedger implements Bridge.Poller {
     public void granted(final String client, final long txn, final Table table, final int header, final long ticket) {
         final long object = objectKey(table, header);
         tables.putIfAbsent((long) table.schema().id(), table);
-        final Holder holder = new Holder(client, txn, object, ticket);
         if (released.contains(client)) {
-            cancelled.add(holder);
+            cancelled.add(new Holder(client, txn, object, ticket));
             skipOrPoll(); // queued behind a live holder: skipped once upper reaches it
             return;
         }
-        final ArrayDeque<Holder> queue = byObject.computeIfAbsent(object, k -> new ArrayDeque<>(2));
-        final long upper = memory(object).getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
-        while (!queue.isEmpty() && queue.peekFirst().ticket < upper) {
-            queue.pollFirst();
+        ArrayDeque<Holder> queue = byObject.get(object);
+        if (queue == null) {
+            queue = new ArrayDeque<>(2);
+            byObject.put(object, queue);
         }
-        queue.addLast(holder);
+        final long upper = memory(object).getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+        Holder served = null;
+        while (!queue.isEmpty() && queue.peekFirst().ticket < upper) {
+            served = queue.pollFirst();
+        }
+        queue.addLast(served == null ? new Holder(client, txn, object, ticket) : served.set(client, txn, object,
+            ticket));
     }
 
     /**
