@@ -123,6 +123,20 @@ public final class Cvt {
         return cvt.getByte(base + cell(i) + CELL_VALID) != 0;
     }
 
+    /**
+     * Whether the CVT at {@code base} has no valid cell: an insert's CVT (written whole, its one cell) whose cell was
+     * cleared, by its abort or by the settling of a gone inserter's; its home says what the key is (deleted by the
+     * ABANDON).
+     */
+    public static boolean empty(final DirectBuffer cvt, final int base) {
+        for (int i = 0; i < versions(cvt, base); i++) {
+            if (valid(cvt, base, i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     public static boolean torn(final DirectBuffer cvt, final int base, final int i) {
         return cvt.getByte(base + cell(i) + CELL_HEAD_CV) != cvt.getByte(base + cell(i) + CELL_TAIL_CV);
     }

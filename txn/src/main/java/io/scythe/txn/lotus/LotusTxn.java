@@ -276,6 +276,9 @@ final class LotusTxn extends OneSidedTxn {
                 runtime.remote(a.partition).invalidate(a.key);
                 return Future.failedFuture(refusedRead(a, "moved (stale cached address)"));
             }
+            if (Cvt.empty(a.image, at)) {
+                return undoneInsertRead(a, locked, ts);
+            }
             final Cvt.Pick pick = Cvt.pick(a.image, at, ts);
             if (pick.cell() == Cvt.TORN) {
                 return Future.failedFuture(refusedRead(a, "a CVT cell is being rewritten"));
@@ -375,7 +378,8 @@ final class LotusTxn extends OneSidedTxn {
     /**
      * Settles the INVISIBLE cells a locked read of {@code a} found (its CVT image at {@code at}, {@code n} cells) on the
      * primary and every backup: a cell whose writer's commit reached the home (the home's version is newer than every
-     * visible cell: recovery finished it) becomes visible at the home's version, any other is cleared (not valid).
+     * visible cell: recovery finished it; of an insert's CVT, which has none, the home live and its CAS word cleared)
+     * becomes visible at the home's version, any other is cleared (not valid).
      */
     private Future<Void> settleInvisible(final Access a, final int at, final int n) {
         node.vtCache().invalidate(node.fields().lotusKey(a.table, a.key));
@@ -385,7 +389,15 @@ final class LotusTxn extends OneSidedTxn {
                 final long home = header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET)
                     & ~io.scythe.storage.ObjectLayout.VERSION_BUSY;
                 final int newest = Cvt.newest(a.image, at);
-                final boolean committed = newest == Cvt.NONE || home > Cvt.version(a.image, at, newest);
+                // No visible cell: an insert's CVT (written whole, its one cell INVISIBLE). Its home tells: a
+                // committed insert's write-back (or recovery's) leaves it live with the CAS word cleared, an
+                // abandoned one (its coordinator died before the redo record) deleted at the INSERT's version + 1,
+                // which must not be made visible (a G1a: phantom seeds 65 and 89 read version 2 of an inserted mark).
+                final boolean committed = newest == Cvt.NONE
+                    ? (header.getShort(io.scythe.storage.ObjectLayout.FLAGS_OFFSET)
+                    & io.scythe.storage.ObjectLayout.FLAG_DELETED) == 0
+                    && header.getLong(io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) == 0
+                    : home > Cvt.version(a.image, at, newest);
                 final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
                 version.putLong(0, home);
                 final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode =
@@ -415,6 +427,46 @@ final class LotusTxn extends OneSidedTxn {
                 settling.add(posted);
                 return posted;
             });
+    }
+
+    /**
+     * A read of {@code a} whose CVT has no valid cell ({@link Cvt#empty}): an insert undone (aborted, or its
+     * coordinator died before its redo record and recovery abandoned it), whose cell was cleared. The CVT has no
+     * version of the key, so the home answers: deleted by the ABANDON and unlocked, the key is absent, read at the
+     * home's version (above every committed version of the key, below every later one: the next write is an insert,
+     * which installs above it) if that is below T_start, else the read aborts as a home read does. A home with its
+     * CAS word set is an insert under way (reviving it) and aborts the read. Before this, every such read aborted
+     * ("no version below T_start") until reclamation freed the object, for the rest of a short run.
+     */
+    private Future<Access> undoneInsertRead(final Access a, final boolean locked, final long ts) {
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
+        return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), header, 0, header.capacity())).compose(v -> {
+            if ((header.getShort(io.scythe.storage.ObjectLayout.INCARNATION_OFFSET) & 0xffff)
+                != io.scythe.storage.ObjectLayout.incarnationOf(a.pointer)) {
+                runtime.remote(a.partition).invalidate(a.key);
+                return Future.failedFuture(refusedRead(a, "moved (stale cached address)"));
+            }
+            final long home = header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET);
+            if ((header.getShort(io.scythe.storage.ObjectLayout.FLAGS_OFFSET)
+                & io.scythe.storage.ObjectLayout.FLAG_DELETED) == 0
+                || header.getLong(io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) != 0
+                || (home & io.scythe.storage.ObjectLayout.VERSION_BUSY) != 0) {
+                return Future.failedFuture(refusedRead(a, "being inserted (its CVT has no version)"));
+            }
+            if (home >= ts) {
+                return Future.failedFuture(refusedRead(a, "version " + home + " of its home, not below T_start "
+                    + ts));
+            }
+            a.valueLength = 0;
+            a.deleted = true;
+            a.readAbsent = true;
+            a.readVersion = home;
+            a.fetched = true;
+            if (!locked) {
+                unlockedReads.add(a);
+            }
+            return Future.succeededFuture(a);
+        });
     }
 
     /**
@@ -685,21 +737,34 @@ final class LotusTxn extends OneSidedTxn {
                     }
                 }
                 final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
-                    (batch, a) -> {
-                        final List<java.util.function.Consumer<io.scythe.bridge.Doorbell>> alsoBackups =
-                            withBackups.get(a);
-                        if (alsoBackups != null) {
-                            alsoBackups.forEach(p -> p.accept(batch));
+                    new io.scythe.txn.onesided.WriteSet.ReleaseVerb() {
+                        /**
+                         * An inserted object's CAS word is cleared before its home (written whole, version last):
+                         * recovery takes a home at the record's token for a write-back that landed and then finishes
+                         * only the cells, so a crash cutting the batch between the version and a later clear left
+                         * the word set, and RELEASE_NODE abandoned the committed insert (a lost TPC-C order line).
+                         */
+                        @Override
+                        public void beforeWrites(final io.scythe.bridge.Doorbell batch, final Access a) {
+                            if (a.inserted) {
+                                batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
+                            }
                         }
-                        if (a.inserted) {
-                            batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
-                        }
-                        final int[] c = cells.get(a);
-                        if (c != null) {
-                            writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
-                                .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);
-                            if (!a.inserted) { // an inserted object's home is written whole (its backups need it)
-                                writeLanded(batch, a.address(), a.rkey(), lockToken(a));
+
+                        @Override
+                        public void add(final io.scythe.bridge.Doorbell batch, final Access a) {
+                            final List<java.util.function.Consumer<io.scythe.bridge.Doorbell>> alsoBackups =
+                                withBackups.get(a);
+                            if (alsoBackups != null) {
+                                alsoBackups.forEach(p -> p.accept(batch));
+                            }
+                            final int[] c = cells.get(a);
+                            if (c != null) {
+                                writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
+                                    .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);
+                                if (!a.inserted) { // an inserted object's home is written whole (its backups need it)
+                                    writeLanded(batch, a.address(), a.rkey(), lockToken(a));
+                                }
                             }
                         }
                     });

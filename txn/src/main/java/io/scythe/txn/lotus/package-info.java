@@ -63,7 +63,10 @@
  * workload's write-skew conditions, {@code OltpSpec#writeSkewConditions}); READ the CVT, pick the largest version
  * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
  * (primary and backups), T_commit, the redo record, WRITE visible then the home's version word, unlock (an inserted
- * object's home is written whole: its backups hold a placeholder until then). Each phase posts one doorbell per
+ * object's home is written whole: its backups hold a placeholder until then; its CAS word is cleared first in that
+ * batch, so a crash cutting it never leaves the home at the record's token, which recovery takes for landed, beside a
+ * set CAS word, which recovery's RELEASE_NODE then abandoned: a committed TPC-C order line lost, crash explorer
+ * seed 52). Each phase posts one doorbell per
  * memory node, as the paper's implementation batches: the INVISIBLE writes of every copy on a node together, and the
  * visible phase's backup writes in the write-back doorbell of a node that is also a written object's primary.
  * WRITEs per written record, 3 copies: 2 per copy INVISIBLE (record, cell; 1 for a CVT written whole the first time)
@@ -77,8 +80,10 @@
  * ({@code Txn#declareReadOnly}) takes no lock and reads at T_start, aborting on a torn cell or record or on an
  * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}) unless it gets the key's read lock (no live
  * writer holds the key): then the cell is a gone writer's and is settled (made visible at the home's version if the
- * home is newer than every visible cell, else cleared) and the key read again; a locked read settles it too. An
- * insert locks its key and its memory-pool index bucket; a delete is a version marked deleted. No RDMA CAS or FAA on
+ * home is newer than every visible cell, else cleared; an insert's CVT, which has none, only over a live home with
+ * its CAS word clear: one whose insert recovery abandoned, deleted at the INSERT's version + 1, was made visible so,
+ * a G1a on phantom seeds 65 and 89) and the key read again; a locked read settles it too. A CVT left with no valid
+ * cell (an insert undone) is read from its home: absent, at the ABANDON's version, if below T_start. An insert locks its key and its memory-pool index bucket; a delete is a version marked deleted. No RDMA CAS or FAA on
  * this path.
  *
  * <p><b>Version-table cache</b>: {@link io.scythe.txn.lotus.VtCache}, per compute node, CVTs of its own shards only;
