@@ -240,7 +240,16 @@ final class MotorTxn extends CasLockTxn {
         final int max = maxValue(a);
         final int at = MotorCvt.at(max);
         final boolean deleting = a.deleting;
-        final int length = deleting ? 0 : a.newLength;
+        org.agrona.DirectBuffer value = a.newValue;
+        int length = deleting ? 0 : a.newLength;
+        if (a.inserted && !a.dirty && value == null) { // its value went with the INSERT (set here only with backups)
+            final UnsafeBuffer own = inserts.ownValue(a.table, a.key);
+            if (own == null) {
+                throw new IllegalStateException("motor: no value of inserted key " + a.key + " of " + a.table);
+            }
+            value = own;
+            length = own.capacity();
+        }
         final int recordBytes = Cvt.recordBytes(max);
         final int victim = a.inserted ? Cvt.NONE : MotorCvt.victim(a.image, max, versions, a.key);
         final UnsafeBuffer record = new UnsafeBuffer(new byte[recordBytes]);
@@ -250,7 +259,7 @@ final class MotorTxn extends CasLockTxn {
         UnsafeBuffer previous = null;
         if (victim != Cvt.NONE) {
             final byte cv = MotorCvt.nextCv(a.image, max, victim);
-            Cvt.putRecord(record, 0, recordBytes, cv, a.newValue, 0, length);
+            Cvt.putRecord(record, 0, recordBytes, cv, value, 0, length);
             cvt = new UnsafeBuffer(new byte[Cvt.CELL_BYTES]);
             Cvt.putCell(cvt, 0, cv, true, deleting, length, Cvt.recordOffset(max, versions, victim), ts);
             cvtOffset = at + Cvt.cell(victim);
@@ -266,7 +275,7 @@ final class MotorTxn extends CasLockTxn {
                 Cvt.putRecord(previous, 0, recordBytes, (byte) 1, a.image, ObjectLayout.VALUE_OFFSET,
                     a.deleted ? 0 : a.valueLength);
             }
-            Cvt.putRecord(record, 0, recordBytes, (byte) 1, a.newValue, 0, length);
+            Cvt.putRecord(record, 0, recordBytes, (byte) 1, value, 0, length);
             cvtOffset = at;
             recordAt = Cvt.recordOffset(max, versions, cell);
         }
