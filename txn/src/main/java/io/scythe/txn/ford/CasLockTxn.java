@@ -5,6 +5,7 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
+import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.onesided.Futures;
 import io.scythe.txn.onesided.HeaderBuffers;
@@ -28,6 +29,56 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     protected CasLockTxn(final TxnRuntime runtime) {
         super(runtime);
+    }
+
+    /**
+     * CAS lock + READ in one doorbell (FORD's execution-phase lock of a key it will write; Motor's too): the lock word
+     * 0 -> this attempt, and {@link #lockReadBytes} of the object from its header; a version other than one read
+     * before aborts.
+     */
+    protected final Future<io.scythe.txn.Access> lockAndRead(final io.scythe.txn.Access a) {
+        final String table = a.table;
+        final long key = a.key;
+        if (a.fetch != null && !a.fetch.failed() && !a.fetch.isComplete()) {
+            return a.fetch.compose(x -> x.locked ? Future.succeededFuture(x) : lockAndRead(x));
+        }
+        final Future<io.scythe.txn.Access> locking = doLockAndRead(a, table, key);
+        a.fetch = locking;
+        return locking;
+    }
+
+    private Future<io.scythe.txn.Access> doLockAndRead(final io.scythe.txn.Access a, final String table,
+                                                      final long key) {
+        return Futures.then(channel(a), ch -> {
+            final Doorbell batch = ch.doorbell();
+            final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
+            final int bytes = lockReadBytes(a); // first: it may give the access a larger image
+            batch.read(a.address(), a.rkey(), a.image, 0, bytes);
+            // Lock time, though taken while executing (Fig. 26 compares lock stages across protocols).
+            return postLocking(a, batch, cas, Stage.LOCK, null, b -> {
+                final long previous = b.result(cas);
+                if (previous != 0) {
+                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
+                        + " is locked by txn " + previous));
+                }
+                return Futures.then(sameObject(a, a.image) ? tookLock(a) : releaseStale(a), held -> {
+                    final long seenBefore = a.fetched ? a.readVersion : -1;
+                    final Future<io.scythe.txn.Access> checked = checkedImage(a); // complete: no listener needed
+                    return checked.succeeded() && seenBefore != -1 && a.readVersion != seenBefore
+                        ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + key + " changed "
+                            + "between its read and its lock"))
+                        : checked;
+                });
+            });
+        });
+    }
+
+    /**
+     * Bytes of the object {@link #lockAndRead} READs with its CAS: the whole slot by default (FORD). A protocol that
+     * READs more than the access's image holds grows the image here.
+     */
+    protected int lockReadBytes(final Access a) {
+        return a.slotBytes();
     }
 
     /** CAS lock 0 -> this attempt, with a header READ in the same doorbell; the version must still be the one read. */

@@ -1,6 +1,5 @@
 package io.scythe.txn.ford;
 
-import io.scythe.bridge.Doorbell;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Stage;
@@ -52,43 +51,6 @@ public final class FordOccTxn extends CasLockTxn {
             return readOnlyRead(table, key); // nothing to lock: a write of it is refused
         }
         return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : lockAndRead(a));
-    }
-
-    /** CAS lock + READ in one doorbell (FORD's execution-phase lock of a key it will write). */
-    private Future<io.scythe.txn.Access> lockAndRead(final io.scythe.txn.Access a) {
-        final String table = a.table;
-        final long key = a.key;
-        if (a.fetch != null && !a.fetch.failed() && !a.fetch.isComplete()) {
-            return a.fetch.compose(x -> x.locked ? Future.succeededFuture(x) : lockAndRead(x));
-        }
-        final Future<io.scythe.txn.Access> locking = doLockAndRead(a, table, key);
-        a.fetch = locking;
-        return locking;
-    }
-
-    private Future<io.scythe.txn.Access> doLockAndRead(final io.scythe.txn.Access a, final String table,
-                                                      final long key) {
-        return Futures.then(channel(a), ch -> {
-            final Doorbell batch = ch.doorbell();
-            final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
-            batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
-            // Lock time, though taken while executing (Fig. 26 compares lock stages across protocols).
-            return postLocking(a, batch, cas, Stage.LOCK, null, b -> {
-                final long previous = b.result(cas);
-                if (previous != 0) {
-                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
-                        + " is locked by txn " + previous));
-                }
-                return Futures.then(sameObject(a, a.image) ? tookLock(a) : releaseStale(a), held -> {
-                    final long seenBefore = a.fetched ? a.readVersion : -1;
-                    final Future<io.scythe.txn.Access> checked = checkedImage(a); // complete: no listener needed
-                    return checked.succeeded() && seenBefore != -1 && a.readVersion != seenBefore
-                        ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + key + " changed "
-                            + "between its read and its lock"))
-                        : checked;
-                });
-            });
-        });
     }
 
     @Override

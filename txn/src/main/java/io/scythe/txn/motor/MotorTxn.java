@@ -1,0 +1,298 @@
+package io.scythe.txn.motor;
+
+import io.scythe.bridge.Doorbell;
+import io.scythe.storage.ObjectLayout;
+import io.scythe.txn.AbortException;
+import io.scythe.txn.AbortReason;
+import io.scythe.txn.Access;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.Stage;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.ford.CasLock;
+import io.scythe.txn.ford.CasLockTxn;
+import io.scythe.txn.lotus.Cvt;
+import io.scythe.txn.onesided.Replicas;
+import io.scythe.txn.onesided.WriteSet;
+import io.vertx.core.Future;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * One attempt of Motor (package doc): FORD's one-sided CAS locks on the memory nodes, and a CVT of N full-record
+ * versions per object ({@link MotorCvt}).
+ * <ol>
+ *   <li>T_start from the TSO, asked for with the first READ (it does not depend on it).</li>
+ *   <li>A read: one READ of header, home and CVT; a locked object or a version at or above T_start aborts.</li>
+ *   <li>A read-for-update: CAS lock + the same READ in one doorbell; the same checks.</li>
+ *   <li>Commit: keys written but not locked are locked (CAS + READ, version unchanged); T_commit from the TSO once
+ *       every lock is held; the keys only read are validated (version unchanged, lock free: SR); the new version is
+ *       written to the victim cell (record, then cell) of every copy, backups in doorbells of their own and the
+ *       primary's before its unlock in the write-back doorbell, which also installs the home and its version.</li>
+ * </ol>
+ * A transaction declared read-only reads at T_start (home, or an older cell's record) without locks or validation.
+ */
+final class MotorTxn extends CasLockTxn {
+    private final int versions;
+    private Future<Long> start;
+    private boolean readOnly;
+
+    MotorTxn(final TxnRuntime runtime, final int versions) {
+        super(runtime);
+        this.versions = versions;
+    }
+
+    @Override
+    public String mode() {
+        return "motor";
+    }
+
+    @Override
+    public void declareReadOnly() {
+        readOnly = true;
+    }
+
+    private Future<Long> start() {
+        if (start == null) {
+            start = runtime.tso().next();
+        }
+        return start;
+    }
+
+    private int maxValue(final Access a) {
+        return a.partition.descriptor().schema().maxValueBytes();
+    }
+
+    /** Also grows {@code a}'s image to hold what it READs (an image covers header and value only). */
+    @Override
+    protected int lockReadBytes(final Access a) {
+        final int bytes = MotorCvt.readBytes(maxValue(a), versions);
+        if (a.image.capacity() < bytes) {
+            final UnsafeBuffer image = new UnsafeBuffer(new byte[bytes]);
+            image.putBytes(0, a.image, 0, a.image.capacity());
+            a.image = image;
+        }
+        return bytes;
+    }
+
+    private static AbortException refused(final Access a, final AbortReason reason, final String why) {
+        return new AbortException(reason, "motor read of key " + a.key + " of " + a.table + ": " + why);
+    }
+
+    @Override
+    public Future<UnsafeBuffer> read(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key);
+        }
+        final Future<Long> ts = start();
+        if (readOnly) {
+            return readVia(table, key, a -> once(a, x -> ts.compose(t -> snapshot(x, t))));
+        }
+        return readVia(table, key, a -> once(a, x -> Future.all(ts, fetch(x)).compose(v -> newest(x, ts.result()))));
+    }
+
+    @Override
+    public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
+        if (readOnlyTable(table)) {
+            return readOnlyRead(table, key);
+        }
+        final Future<Long> ts = start();
+        if (readOnly) {
+            return readVia(table, key, a -> once(a, x -> ts.compose(t -> snapshot(x, t)))); // its writes are refused
+        }
+        return readVia(table, key, a -> (a.locked ? Future.succeededFuture(a) : lockAndRead(a))
+            .compose(x -> ts.compose(t -> newest(x, t))));
+    }
+
+    /** One READ of header, home value and CVT into the image, checked to be the key's object. */
+    private Future<Access> fetch(final Access a) {
+        final int bytes = lockReadBytes(a);
+        return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0, bytes))
+            .compose(v -> checkedImage(a));
+    }
+
+    /** A read-write transaction's read: the home, the newest version, below T_start and not locked by another. */
+    private Future<Access> newest(final Access a, final long ts) {
+        if (!a.locked && a.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+            return Future.failedFuture(refused(a, AbortReason.LOCKED, "locked by a writer"));
+        }
+        if (a.readVersion >= ts) {
+            return Future.failedFuture(refused(a, AbortReason.VALIDATION, "version " + a.readVersion
+                + " not below T_start " + ts));
+        }
+        return Future.succeededFuture(a);
+    }
+
+    /** A read-only transaction's read at T_start: the home when older, else the newest cell below T_start. */
+    private Future<Access> snapshot(final Access a, final long ts) {
+        return fetch(a).compose(x -> {
+            final int max = maxValue(a);
+            final MotorCvt.Read r = MotorCvt.read(a.image, max, versions, a.key, a.readVersion, ts);
+            switch (r.choice()) {
+                case HOME:
+                    return Future.succeededFuture(a);
+                case LOCKED:
+                    return Future.failedFuture(refused(a, AbortReason.LOCKED, "locked by a writer (its T_commit may "
+                        + "be below T_start " + ts + ")"));
+                case TORN:
+                    return Future.failedFuture(refused(a, AbortReason.VALIDATION, "a CVT cell is being rewritten"));
+                case TOO_OLD:
+                    return Future.failedFuture(refused(a, AbortReason.VALIDATION, "no version below T_start " + ts
+                        + " is kept"));
+                default:
+                    break;
+            }
+            final int at = MotorCvt.at(max);
+            final int cell = r.cell();
+            final int record = (int) Cvt.address(a.image, at, cell);
+            final int bytes = Cvt.recordBytes(max);
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[bytes]);
+            return channel(a).compose(ch -> ch.read(a.address() + record, a.rkey(), buffer, 0, bytes)).compose(v -> {
+                final int length = Cvt.length(a.image, at, cell);
+                if (length < 0 || length > max || !Cvt.getRecord(buffer, 0, bytes, Cvt.cv(a.image, at, cell), length,
+                    a.image, ObjectLayout.VALUE_OFFSET)) {
+                    return Future.failedFuture(refused(a, AbortReason.VALIDATION, "its record was rewritten under "
+                        + "the read (check values differ)"));
+                }
+                a.valueLength = length;
+                a.deleted = Cvt.deleted(a.image, at, cell);
+                a.readAbsent = a.deleted;
+                a.readVersion = Cvt.version(a.image, at, cell);
+                return Future.succeededFuture(a);
+            });
+        });
+    }
+
+    @Override
+    public Future<Long> commit() {
+        mark(Stage.EXECUTE);
+        if (readOnly) {
+            if (!writesNothing()) {
+                return Future.failedFuture(new IllegalStateException("motor: a transaction declared read-only wrote"));
+            }
+            return finishCommit(start()); // every read was at T_start: nothing to validate
+        }
+        if (sawDuplicate()) {
+            return duplicateCommit(this::validateCasLocked);
+        }
+        if (writesNothing()) {
+            return finishCommit(staged(Stage.VALIDATE, validateCasLocked()).compose(v -> start()));
+        }
+        final List<Future<Void>> locking = new ArrayList<>();
+        locking.add(installInserts(id));
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
+            if (a.dirty && !a.locked) {
+                locking.add(lockAndRead(a).mapEmpty());
+            }
+        }
+        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validateCasLocked)
+            .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next())) // T_commit once every lock is held
+            .compose(ts -> staged(Stage.VALIDATE, validateCasLocked()).map(ts))
+            .compose(ts -> staged(Stage.WRITE_BACK, writeVersions(ts)).map(ts)));
+    }
+
+    /**
+     * Writes the new version of every written key into its CVT on every copy: per copy the record, then the cell (a
+     * reader overlapping them finds the check values differ); the backups' in doorbells of their own, the primary's in
+     * the write-back doorbell before the home, its version and the unlock.
+     */
+    private Future<Void> writeVersions(final long ts) {
+        final Map<Access, List<Consumer<Doorbell>>> primaries = new java.util.IdentityHashMap<>();
+        final Map<String, List<Consumer<Doorbell>>> backups = new LinkedHashMap<>();
+        final List<Access> written = new ArrayList<>();
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
+            if (a.dirty || a.inserted) {
+                written.add(a);
+            }
+        }
+        return Replicas.locateAll(runtime, written).compose(v -> {
+            for (final Access a : written) {
+                final List<Consumer<Doorbell>> perCopy = versionWrites(a, ts);
+                primaries.put(a, perCopy.subList(0, 1));
+                final List<Catalog.Replica> copies = a.partition.backups();
+                for (int b = 0; b < copies.size(); b++) {
+                    backups.computeIfAbsent(copies.get(b).node(), n -> new ArrayList<>()).add(perCopy.get(b + 1));
+                }
+            }
+            final Future<Void> rest = WriteSet.postPerNode(runtime, backups, (batch, p) -> p.accept(batch));
+            final Future<Void> home = writeBack(ts, x -> x.locked, (batch, a) -> {
+                final List<Consumer<Doorbell>> mine = primaries.get(a);
+                if (mine != null) {
+                    mine.forEach(p -> p.accept(batch));
+                }
+                batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
+            });
+            return Future.all(home, rest).mapEmpty();
+        });
+    }
+
+    /**
+     * What writing {@code a}'s new version at {@code ts} adds to a doorbell of each copy (primary first, then each
+     * backup in order): the record and the cell of the victim, or the whole CVT and the records it names.
+     */
+    private List<Consumer<Doorbell>> versionWrites(final Access a, final long ts) {
+        final int max = maxValue(a);
+        final int at = MotorCvt.at(max);
+        final boolean deleting = a.deleting;
+        org.agrona.DirectBuffer value = a.newValue;
+        int length = deleting ? 0 : a.newLength;
+        if (a.inserted && !a.dirty && value == null) { // its value went with the INSERT (set here only with backups)
+            final UnsafeBuffer own = inserts.ownValue(a.table, a.key);
+            if (own == null) {
+                throw new IllegalStateException("motor: no value of inserted key " + a.key + " of " + a.table);
+            }
+            value = own;
+            length = own.capacity();
+        }
+        final int recordBytes = Cvt.recordBytes(max);
+        final int victim = a.inserted ? Cvt.NONE : MotorCvt.victim(a.image, max, versions, a.key);
+        final UnsafeBuffer record = new UnsafeBuffer(new byte[recordBytes]);
+        final UnsafeBuffer cvt;
+        final int cvtOffset;
+        final int recordAt;
+        UnsafeBuffer previous = null;
+        if (victim != Cvt.NONE) {
+            final byte cv = MotorCvt.nextCv(a.image, max, victim);
+            Cvt.putRecord(record, 0, recordBytes, cv, value, 0, length);
+            cvt = new UnsafeBuffer(new byte[Cvt.CELL_BYTES]);
+            Cvt.putCell(cvt, 0, cv, true, deleting, length, Cvt.recordOffset(max, versions, victim), ts);
+            cvtOffset = at + Cvt.cell(victim);
+            recordAt = Cvt.recordOffset(max, versions, victim);
+        } else {
+            final boolean before = !a.inserted; // the version it replaces becomes cell 0
+            cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(versions)]);
+            final int cell = MotorCvt.fresh(cvt, 0, max, versions, a.key,
+                a.partition.descriptor().schema().id() % io.scythe.storage.BackupTables.ID_STRIDE, before, a.deleted,
+                a.deleted ? 0 : a.valueLength, a.readVersion, deleting, length, ts);
+            if (before) {
+                previous = new UnsafeBuffer(new byte[recordBytes]);
+                Cvt.putRecord(previous, 0, recordBytes, (byte) 1, a.image, ObjectLayout.VALUE_OFFSET,
+                    a.deleted ? 0 : a.valueLength);
+            }
+            Cvt.putRecord(record, 0, recordBytes, (byte) 1, value, 0, length);
+            cvtOffset = at;
+            recordAt = Cvt.recordOffset(max, versions, cell);
+        }
+        final UnsafeBuffer old = previous;
+        final List<Consumer<Doorbell>> out = new ArrayList<>();
+        final List<Catalog.Replica> backups = a.partition.backups();
+        for (int c = 0; c <= backups.size(); c++) {
+            final long base = c == 0 ? a.address() : ObjectLayout.addressOf(a.backupPointers[c - 1]);
+            final int rkey = c == 0 ? a.rkey() : backups.get(c - 1).descriptor().objects().rkey();
+            out.add(batch -> {
+                if (old != null) {
+                    batch.write(base + Cvt.recordOffset(max, versions, 0), rkey, old, 0, recordBytes);
+                }
+                batch.write(base + recordAt, rkey, record, 0, recordBytes);
+                batch.write(base + cvtOffset, rkey, cvt, 0, cvt.capacity());
+            });
+        }
+        return out;
+    }
+}

@@ -1,0 +1,58 @@
+/**
+ * Motor (OSDI'24; peers.md §2b, lotus.md §0), the baseline most of Lotus's ratios are against, as a protocol module
+ * ({@link io.scythe.txn.motor.MotorModule}, {@code motor}; {@code motor:versions=N}): FORD's one-sided locking on the
+ * memory nodes with multi-version records.
+ *
+ * <p><b>Metadata layout</b> (per object slot, {@link io.scythe.txn.motor.MotorCvt}): the shared header with FORD's CAS
+ * lock word and the version word, the home value, then a CVT (header: key, table id, N) of N cells {head check value,
+ * valid, deleted, length, record address, version (the committing T_commit), tail check value} and N full records
+ * with a check value per 64-byte line. The cells and records are Lotus's ({@link io.scythe.txn.lotus.Cvt}, read only
+ * here), without its INVISIBLE state: Motor writes a version with its T_commit at once.
+ *
+ * <p><b>Verbs</b>: a read-write transaction's read is one READ of header, home and CVT (the lock word with them); a
+ * key it writes is locked with a CAS and READ in the same doorbell (FORD's {@code lockAndRead}, the CAS shows in the
+ * verb counters); keys written but not locked yet are locked that way at commit. T_commit comes from the TSO once
+ * every lock is held; then the keys only read are validated (a header READ: version unchanged, lock free), and the new
+ * version is written: per copy (primary and each backup) a WRITE of the victim's record then of its cell (the oldest
+ * cell, never the newest: {@code Cvt#victim}); on the primary in the write-back doorbell, after the home value and
+ * its version word and before the WRITE of 0 that unlocks; the backups' in doorbells of their own, posted alongside
+ * the write-back (which writes the redo record and then the backups' homes first).
+ *
+ * <p><b>Isolation</b>: SR. A read-write transaction reads the newest version (the home) and aborts when it is locked
+ * or not below T_start (Motor's {@code EARLY_ABORT} under SR: validation after T_commit would fail it anyway); its reads are validated after T_commit, so it serializes at T_commit. A transaction declared
+ * read-only reads at T_start without locks or validation: the home when older than T_start, else the newest cell
+ * below T_start (READ of its record, check values compared: a torn record or cell aborts); a locked object aborts it,
+ * since its holder may hold a T_commit below T_start without having written yet (every version below T_start is
+ * written or locked once T_start is given out: a writer asks for T_commit while holding its locks).
+ *
+ * <p><b>Deviations from Motor</b>:
+ * <ul>
+ *   <li>Full records per cell, not Motor's one full record plus deltas (attribute bitmaps); the home is the newest
+ *       full value besides (the shared write-back, recovery and end-of-run checks read it), so a commit writes the new
+ *       value twice per copy (home and cell).</li>
+ *   <li>The CVT is not inline in the hash bucket: the object slot holds it after the home value, found through the
+ *       ordinary address cache; one READ covers header, home and CVT (Motor: header, cells and values in one CVT
+ *       READ); an older version takes a second READ of its record.</li>
+ *   <li>Torn reads: the cells' and records' check values (Lotus's head/tail and per-line scheme standing for Motor's
+ *       {@code sa}/{@code ea} anchors); the home is taken from the same READ as the lock word, which the simulator
+ *       executes atomically (hardware would need the home's lines checked too).</li>
+ *   <li>Timestamps from the shared TSO (Motor: one counter on its one compute node).</li>
+ *   <li>A read-write read of a locked object aborts at once (FORD reads it and lets validation decide).</li>
+ *   <li>An object CVT not written yet (loaded, never written by motor) has the home as its only version: a read-only
+ *       reader below it aborts (TOO_OLD), as one below the oldest kept version does. An inserted object's CVT is
+ *       written whole by its commit.</li>
+ *   <li>SR only (Motor also runs SI).</li>
+ * </ul>
+ *
+ * <p><b>End-of-run checks</b>: Motor's cells have Lotus's layout, so Lotus's probe ({@code Cvt#committedValue})
+ * recognises a written CVT and answers with its newest cell; the checks (money, TPC-C's conditions) thus read the
+ * cells, which must equal the home. A read-only reader meets a lock often under Zipf (half of its reads in a 3-CN
+ * 1k-account SmallBank run, measured with a temporary counter): the price of aborting rather than reading below a
+ * writer that may hold an older T_commit.
+ *
+ * <p><b>Not implemented</b> (issue 19; refused with one line naming it): crashes of compute nodes ({@code --crash-cn},
+ * {@code --explore --crashes}) and cluster nodes, since the shared recovery rolls redo records into the home only,
+ * not into the CVT; memory-node failover (refused by default). The backups' CVT writes go alongside the write-back,
+ * so they are not ordered after the redo record as the homes are (matters only to a failover, refused).
+ */
+package io.scythe.txn.motor;
