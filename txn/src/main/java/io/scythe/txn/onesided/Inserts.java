@@ -28,8 +28,11 @@ public final class Inserts {
     private final ReadSet reads;
     /** The attempt these inserts belong to: whether it is over, and how it gives up or releases late. */
     private final Attempt attempt;
-    /** Inserts of keys this attempt has not touched otherwise: created by INSERT RPCs at commit. */
-    private final List<PendingInsert> pending = new ArrayList<>(2);
+    /**
+     * Inserts of keys this attempt has not touched otherwise: created by INSERT RPCs at commit. Empty (no array)
+     * until the first: most attempts insert nothing.
+     */
+    private final List<PendingInsert> pending = new ArrayList<>();
     /** An insert of a key this attempt saw present: the commit aborts with DUPLICATE_KEY. */
     private String duplicate;
 
@@ -162,7 +165,16 @@ public final class Inserts {
 
     /** Whether the commit has anything to install: writes, deletes or inserts. */
     public boolean nothingToInstall() {
-        return pending.isEmpty() && duplicate == null && reads.accesses().stream().noneMatch(a -> a.dirty);
+        if (!pending.isEmpty() || duplicate != null) {
+            return false;
+        }
+        final List<Access> accesses = reads.accesses();
+        for (int i = 0; i < accesses.size(); i++) { // indexed: no stream, lambda and iterator per commit
+            if (accesses.get(i).dirty) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

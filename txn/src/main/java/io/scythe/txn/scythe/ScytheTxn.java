@@ -50,8 +50,8 @@ import java.util.List;
  */
 public final class ScytheTxn extends OneSidedTxn {
     private final boolean hot;
-    /** A TOCC attempt's reads done as OCC ({@link ReadHeat}): validated at commit. */
-    private final List<Access> optimistic = new ArrayList<>(2);
+    /** A TOCC attempt's reads done as OCC ({@link ReadHeat}): validated at commit; null in OCC (unused there). */
+    private final List<Access> optimistic;
     private Future<Long> timestamp;
     /** Lock requests out: a TOCC read's from before it takes its timestamp until it holds or gives up. */
     private int lockRequests;
@@ -59,6 +59,7 @@ public final class ScytheTxn extends OneSidedTxn {
     public ScytheTxn(final TxnRuntime runtime, final boolean hot) {
         super(runtime);
         this.hot = hot;
+        this.optimistic = hot ? new ArrayList<>(2) : null;
     }
 
     @Override
