@@ -230,23 +230,41 @@ public final class ReadSet {
      */
     public <T> Future<T> inFlight(final Future<Access> fetched, final Function<Access, T> value) {
         readsInFlight++;
-        final Promise<T> result = Promise.promise();
-        fetched.onComplete((a, failure) -> {
-            readFinished();
+        final ValueOf<T> result = new ValueOf<>(this, value);
+        fetched.onComplete(result);
+        return result;
+    }
+
+    /**
+     * {@link #inFlight(Future, Function)}'s one object: the fetch's listener and the future of the value (a promise
+     * and a listener lambda before). Without a context, as {@code Promise.promise()}: its listeners run inline.
+     */
+    private static final class ValueOf<T> extends io.vertx.core.impl.future.FutureImpl<T>
+        implements io.vertx.core.Completable<Access> {
+        private final ReadSet reads;
+        private final Function<Access, T> value;
+
+        ValueOf(final ReadSet reads, final Function<Access, T> value) {
+            this.reads = reads;
+            this.value = value;
+        }
+
+        @Override
+        public void complete(final Access a, final Throwable failure) {
+            reads.readFinished();
             if (failure != null) {
-                result.fail(failure);
+                tryFail(failure);
                 return;
             }
             final T v;
             try {
                 v = value.apply(a);
             } catch (final Throwable e) {
-                result.fail(e);
+                tryFail(e);
                 return;
             }
-            result.complete(v);
-        });
-        return result.future();
+            tryComplete(v);
+        }
     }
 
     /** One read counted by {@link #inFlight} completed. */
