@@ -76,7 +76,7 @@ public final class Futures {
     }
 
     /** Whether {@code future} succeeded and a listener added to it now would run inline: {@link #then}'s fast case. */
-    static boolean ready(final Future<?> future) {
+    public static boolean ready(final Future<?> future) {
         return future.succeeded() && inline(future);
     }
 

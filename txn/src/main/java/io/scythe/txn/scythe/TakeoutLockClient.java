@@ -37,6 +37,11 @@ public final class TakeoutLockClient {
     private final Function<String, Future<Rocket>> rockets;
     private final Function<String, Future<RdmaChannel>> channels;
     private final Map<String, Srtt> srtt = new HashMap<>();
+    /**
+     * The Lock request being sent (loop-confined, reused): {@link Rocket#call} copies it before it returns, so only
+     * a request that must wait for its Rocket gets a copy of its own ({@link #request}).
+     */
+    private final UnsafeBuffer request = new UnsafeBuffer(new byte[LockRpc.REQUEST_BYTES]);
     private long polls;
 
     /**
@@ -86,7 +91,6 @@ public final class TakeoutLockClient {
      */
     public Future<Grant> lock(final String node, final TableDescriptor table, final long pointer, final long ts,
                               final boolean hot, final boolean withObject, final long txnId) {
-        final UnsafeBuffer request = new UnsafeBuffer(new byte[LockRpc.REQUEST_BYTES]);
         request.putInt(LockRpc.TABLE_OFFSET, table.schema().id());
         request.putInt(LockRpc.MODE_OFFSET, (hot ? LockRpc.MODE_HOT : LockRpc.MODE_COLD)
             | (withObject ? LockRpc.WITH_OBJECT : 0));
@@ -95,7 +99,7 @@ public final class TakeoutLockClient {
         request.putLong(LockRpc.TXN_OFFSET, txnId);
         final long start = timers.nowNs();
         // One composition for the RPC's reply (a throw fails it, as the map it replaces did)
-        return request(node, request).compose(r -> {
+        return request(node).compose(r -> {
             final UnsafeBuffer reply = granted(node, r);
             final long upperAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.UPPER_OFFSET;
             final int rkey = table.objects().rkey();
@@ -133,9 +137,22 @@ public final class TakeoutLockClient {
     /** Pause after the first failed poll, doubling up to 1024 times as long. */
     private static final long POLL_RETRY_PAUSE_NS = 5_000;
 
-    /** The Lock RPC's reply; {@link #granted} reads it. */
-    private Future<RpcReply> request(final String node, final UnsafeBuffer request) {
-        return io.scythe.txn.onesided.Futures.then(rockets.apply(node), rocket -> rocket.call(LockRpc.LOCK, request));
+    /**
+     * The Lock RPC's reply to {@link #request} as filled now; {@link #granted} reads it. Sent at once when the Rocket
+     * is ready ({@code Rocket#call} copies the request before it returns), else from a copy once the Rocket is.
+     */
+    private Future<RpcReply> request(final String node) {
+        final Future<Rocket> rocket = rockets.apply(node);
+        if (io.scythe.txn.onesided.Futures.ready(rocket)) {
+            try {
+                return rocket.result().call(LockRpc.LOCK, request);
+            } catch (final RuntimeException e) {
+                return Future.failedFuture(e); // as Futures.then
+            }
+        }
+        final UnsafeBuffer copy = new UnsafeBuffer(new byte[LockRpc.REQUEST_BYTES]);
+        copy.putBytes(0, request, 0, LockRpc.REQUEST_BYTES);
+        return rocket.compose(r -> r.call(LockRpc.LOCK, copy));
     }
 
     /** The Lock RPC's reply {@code r} from {@code node} when granted; throws the refusal otherwise. */
