@@ -45,7 +45,10 @@ public final class RemoteTable {
     private final TableDescriptor table;
     private final Supplier<Future<RdmaChannel>> channel;
     private final Supplier<Future<Rocket>> rocket;
-    private final Long2LongHashMap cache = new Long2LongHashMap(0);
+    /** Entries the address cache starts with room for: up to the table's object slots, at most this many. */
+    static final int CACHE_PRESIZE_MAX = 4096;
+
+    private final Long2LongHashMap cache;
     private long reads;
     private long rpcs;
 
@@ -58,6 +61,16 @@ public final class RemoteTable {
         this.table = table;
         this.channel = channel;
         this.rocket = rocket;
+        // Presized (a 64 KiB array at most) so that warming it does not double its arrays a dozen times per table
+        // and loop on the hot path.
+        this.cache = new Long2LongHashMap(cacheCapacity(table), org.agrona.collections.Hashing.DEFAULT_LOAD_FACTOR,
+            0);
+    }
+
+    /** Room for every object slot of {@code table} below the load factor, capped at {@link #CACHE_PRESIZE_MAX}. */
+    static int cacheCapacity(final TableDescriptor table) {
+        final long slots = table.objects().length() / Math.max(1, table.objectSlotBytes());
+        return (int) Math.min(CACHE_PRESIZE_MAX, (long) (slots / org.agrona.collections.Hashing.DEFAULT_LOAD_FACTOR) + 1);
     }
 
     public TableDescriptor descriptor() {
