@@ -17,7 +17,6 @@ import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -174,7 +173,11 @@ final class MotorTxn extends CasLockTxn {
             if (!writesNothing()) {
                 return Future.failedFuture(new IllegalStateException("motor: a transaction declared read-only wrote"));
             }
-            return finishCommit(start()); // every read was at T_start: nothing to validate
+            // Every read was at T_start: nothing to validate. A key found missing from the index was missing at
+            // T_start too: a committed one-sided delete leaves a tombstone the memory node never reclaims (Table#
+            // reclaimObject keeps what it did not delete itself), which a later reader takes to the CVT; only an
+            // abandoned insert, never committed, is reclaimed (review, stop 39: checked, no reclaimed tombstone).
+            return finishCommit(start());
         }
         if (sawDuplicate()) {
             return duplicateCommit(this::validateCasLocked);
@@ -198,12 +201,15 @@ final class MotorTxn extends CasLockTxn {
 
     /**
      * Writes the new version of every written key into its CVT on every copy: per copy the record, then the cell (a
-     * reader overlapping them finds the check values differ); the backups' in doorbells of their own, the primary's in
-     * the write-back doorbell before the home, its version and the unlock.
+     * reader overlapping them finds the check values differ). The backups' go in the write-back's backup batches
+     * ({@link WriteSet#backupWrites}), the primary's in its write-back batch before the home, its version and the
+     * unlock: so, as the home values, after the redo record (when logged) and past the configuration check, and every
+     * backup complete before any primary is released (was: posted on their own before the write-back, so a write-back
+     * refused by a reconfiguration left backup cells at a T_commit that never committed, and a primary could be
+     * unlocked, re-locked and its backup cell rewritten before the first commit's backup write landed: review).
      */
     private Future<Void> writeVersions(final long ts) {
-        final Map<Access, List<Consumer<Doorbell>>> primaries = new java.util.IdentityHashMap<>();
-        final Map<String, List<Consumer<Doorbell>>> backups = new LinkedHashMap<>();
+        final Map<Access, List<Consumer<Doorbell>>> perCopy = new java.util.IdentityHashMap<>();
         final List<Access> written = new ArrayList<>();
         for (int i = 0; i < accesses.size(); i++) {
             final Access a = accesses.get(i);
@@ -213,22 +219,21 @@ final class MotorTxn extends CasLockTxn {
         }
         return Replicas.locateAll(runtime, written).compose(v -> {
             for (final Access a : written) {
-                final List<Consumer<Doorbell>> perCopy = versionWrites(a, ts);
-                primaries.put(a, perCopy.subList(0, 1));
-                final List<Catalog.Replica> copies = a.partition.backups();
-                for (int b = 0; b < copies.size(); b++) {
-                    backups.computeIfAbsent(copies.get(b).node(), n -> new ArrayList<>()).add(perCopy.get(b + 1));
-                }
+                perCopy.put(a, versionWrites(a, ts));
             }
-            final Future<Void> rest = WriteSet.postPerNode(runtime, backups, (batch, p) -> p.accept(batch));
-            final Future<Void> home = writeBack(ts, x -> x.locked, (batch, a) -> {
-                final List<Consumer<Doorbell>> mine = primaries.get(a);
+            writes.backupWrites((batch, a, backup) -> {
+                final List<Consumer<Doorbell>> mine = perCopy.get(a);
                 if (mine != null) {
-                    mine.forEach(p -> p.accept(batch));
+                    mine.get(backup + 1).accept(batch);
+                }
+            });
+            return writeBack(ts, x -> x.locked, (batch, a) -> {
+                final List<Consumer<Doorbell>> mine = perCopy.get(a);
+                if (mine != null) {
+                    mine.get(0).accept(batch);
                 }
                 batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
             });
-            return Future.all(home, rest).mapEmpty();
         });
     }
 

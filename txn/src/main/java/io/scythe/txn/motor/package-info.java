@@ -15,8 +15,11 @@
  * every lock is held; then the keys only read are validated (a header READ: version unchanged, lock free), and the new
  * version is written: per copy (primary and each backup) a WRITE of the victim's record then of its cell (the oldest
  * cell, never the newest: {@code Cvt#victim}); on the primary in the write-back doorbell, after the home value and
- * its version word and before the WRITE of 0 that unlocks; the backups' in doorbells of their own, posted alongside
- * the write-back (which writes the redo record and then the backups' homes first).
+ * its version word and before the WRITE of 0 that unlocks; on each backup in the write-back's backup doorbell after
+ * that copy's home ({@code WriteSet#backupWrites}): after the redo record, and every backup complete before any
+ * primary is released, as the homes (stop 39 review: posted on their own before, a write-back refused by a
+ * reconfiguration left backup cells at a T_commit that never committed, and a late backup write of one commit could
+ * overwrite the next commit's cell on that backup).
  *
  * <p><b>Isolation</b>: SR. A read-write transaction reads the newest version (the home) and aborts when it is locked
  * or not below T_start (Motor's {@code EARLY_ABORT} under SR: validation after T_commit would fail it anyway); its reads are validated after T_commit, so it serializes at T_commit. A transaction declared
@@ -42,6 +45,11 @@
  *       reader below it aborts (TOO_OLD), as one below the oldest kept version does. An inserted object's CVT is
  *       written whole by its commit.</li>
  *   <li>SR only (Motor also runs SI).</li>
+ *   <li>A read-only reader meeting a locked object aborts; Motor's read-only transactions have "movable" start
+ *       timestamps (lotus.md §5.2) and its prototype's read-only path does not check the lock. Aborting keeps the
+ *       snapshot exact (the holder may get a T_commit below T_start) at the price measured below.</li>
+ *   <li>The home's version word is the shared write-back's ({@code ObjectLayout#versionAfter(T_commit, read
+ *       version)}), which can exceed the T_commit in the new cell; readers of versions use the cells.</li>
  * </ul>
  *
  * <p><b>End-of-run checks</b>: Motor's cells have Lotus's layout, so Lotus's probe ({@code Cvt#committedValue})
@@ -52,7 +60,6 @@
  *
  * <p><b>Not implemented</b> (issue 19; refused with one line naming it): crashes of compute nodes ({@code --crash-cn},
  * {@code --explore --crashes}) and cluster nodes, since the shared recovery rolls redo records into the home only,
- * not into the CVT; memory-node failover (refused by default). The backups' CVT writes go alongside the write-back,
- * so they are not ordered after the redo record as the homes are (matters only to a failover, refused).
+ * not into the CVT; memory-node failover (refused by default).
  */
 package io.scythe.txn.motor;

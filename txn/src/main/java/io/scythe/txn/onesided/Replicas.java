@@ -99,7 +99,7 @@ public final class Replicas {
      * after a failover (RCC: a failed batch leaves its commit in doubt, for recovery), so the failed nodes are not kept.
      */
     public static Future<Void> writeBack(final TxnRuntime runtime, final List<Access> written) {
-        return writeBack(runtime, written, new ArrayList<>(0));
+        return writeBack(runtime, written, new ArrayList<>(0), null);
     }
 
     /**
@@ -107,22 +107,27 @@ public final class Replicas {
      * doorbell of what the primary's write-back writes, without any lock word; posted again while refused for now.
      * Completes when every batch completed: only then may the primaries' releases be posted (see the class comment).
      * A node whose batch failed after it was posted is added to {@code failedOn} ({@link WriteSet#failedOn}).
+     * {@code extra} (may be null) adds a protocol's own writes of each copy after its home writes.
      */
     public static Future<Void> writeBack(final TxnRuntime runtime, final List<Access> written,
-                                         final List<String> failedOn) {
+                                         final List<String> failedOn, final WriteSet.BackupVerb extra) {
         final Map<String, List<Copy>> byNode = new LinkedHashMap<>();
         for (final Access a : written) {
             final List<Catalog.Replica> backups = a.partition.backups();
             for (int b = 0; b < backups.size(); b++) {
                 byNode.computeIfAbsent(backups.get(b).node(), n -> new ArrayList<>())
-                    .add(new Copy(a, a.backupPointers[b], backups.get(b).descriptor().objects().rkey()));
+                    .add(new Copy(a, b, a.backupPointers[b], backups.get(b).descriptor().objects().rkey()));
             }
         }
-        return WriteSet.postPerNode(runtime, byNode, failedOn, (batch, c) -> WriteSet.addWrites(batch, c.access,
-            io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey));
+        return WriteSet.postPerNode(runtime, byNode, failedOn, (batch, c) -> {
+            WriteSet.addWrites(batch, c.access, io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey);
+            if (extra != null) {
+                extra.add(batch, c.access, c.backup);
+            }
+        });
     }
 
-    /** One written object's copy on one backup. */
-    private record Copy(Access access, long pointer, int rkey) {
+    /** One written object's copy on its {@code backup}-th backup. */
+    private record Copy(Access access, int backup, long pointer, int rkey) {
     }
 }

@@ -93,7 +93,9 @@ public final class Reposts {
      * {@code Future.join(futures).transform(ar -> settled(futures))} as one object: the listener of every future and
      * the future that completes, once the last of them has, with their {@link #settled} outcome (join builds an array,
      * a composite, a transformation, its lambda and a result). Without a context, as join's composite: its listeners
-     * run inline on completion.
+     * run inline on completion. Its count of futures still pending is a plain int: every future it waits for must
+     * complete on the transaction's loop (join's composite tolerated other threads). It extends Vert.x's internal
+     * {@code FutureImpl}, as {@code Futures.Relay} does: a Vert.x upgrade may break it.
      */
     private static final class Settling extends FutureImpl<Void> implements Completable<Object> {
         private final List<? extends Future<?>> futures;

@@ -31,6 +31,18 @@ public final class WriteSet {
     private boolean homes = true;
     /** The memory nodes a write-back batch failed on after it was posted (it may still land); see {@link #failedOn}. */
     private final List<String> failedOn = new ArrayList<>(0);
+    /** A protocol's own writes to each backup copy, in that copy's write-back batch (none by default). */
+    private BackupVerb backupWrites;
+
+    /**
+     * Adds a protocol's own writes of {@code a}'s copy on its {@code backup}-th backup to that backup's write-back batch,
+     * after the home writes: they land, as the home writes do, after the redo record and before any primary is
+     * released (Motor's new CVT cell and record).
+     */
+    @FunctionalInterface
+    public interface BackupVerb {
+        void add(Doorbell batch, Access a, int backup);
+    }
 
     /** Adds the verb that releases {@code a}'s lock to a write-back batch. */
     @FunctionalInterface
@@ -102,6 +114,11 @@ public final class WriteSet {
         homes = false;
     }
 
+    /** Sets what each backup's write-back batch adds of a written object's copy besides its home ({@link BackupVerb}). */
+    public void backupWrites(final BackupVerb verb) {
+        backupWrites = verb;
+    }
+
     /**
      * Writes every dirty access back with {@code version}, with {@code release} for each access {@code needsRelease}
      * picks; one doorbell per memory node, posted again while refused for now. From here nothing may release these
@@ -135,7 +152,7 @@ public final class WriteSet {
         final List<Access> homesWritten = homes ? written : insertedOf(written);
         if (Replicas.any(homesWritten)) {
             // Every backup complete before any primary is released (Replicas).
-            return Replicas.writeBack(runtime, homesWritten, failedOn)
+            return Replicas.writeBack(runtime, homesWritten, failedOn, backupWrites)
                 .compose(v -> writeBackPrimaries(byNode, release));
         }
         return writeBackPrimaries(byNode, release);

@@ -129,6 +129,14 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
      * installs the version (clearing BUSY), sets rts or empties the older slots and releases the word; it finds the
      * version word BUSY, so it moves nothing again. A word no longer holding the token writes nothing here (the
      * WRITE_BACK then answers STALE).
+     *
+     * <p><b>Open race (review, stop 39; not fixed):</b> the token is checked on the READ, not with the doorbell's
+     * WRITEs. If an earlier recovery attempt's WRITE_BACK timed out but is still in the memory node's ring, this
+     * attempt can READ the token, that WRITE_BACK then install and release, and this doorbell land after: the version
+     * word is left BUSY (this attempt's WRITE_BACK answers STALE, nobody clears it) and a writer that locked and
+     * committed in between has its value overwritten. The fix is to write such a value in parts by RPC, each applied
+     * on the memory node only while the word holds the token (the last installing the version), as the small values'
+     * WRITE_BACK is. Reached only when a recovery attempt times out with its WRITE_BACK still queued.
      */
     private Future<Void> installValue(final TxnRuntime runtime, final Catalog.Partition partition,
                                       final long pointer, final long token, final boolean inserted,

@@ -886,7 +886,7 @@ public final class LineCache {
                     if (slot != null) { // the holder may still WRITE into it (the call timed out): never named again
                         Stats.count("receive slot retired: its invalidation failed");
                     }
-                    if (told >= 0 && kind != Invalidation.PEER_WR_SHARED) {
+                    if (told >= 0 && kind != Invalidation.PEER_WR_SHARED && mayHandOverLate(done.cause())) {
                         return deadHolder(f, kind, target, told, done.cause());
                     }
                     return Future.failedFuture(done.cause());
@@ -963,6 +963,18 @@ public final class LineCache {
     /** Whether latch word {@code word} gives {@code me} what invalidation {@code kind} asked its holder for. */
     static boolean granted(final int kind, final long word, final int me) {
         return kind == Invalidation.PEER_RD ? LatchWord.reads(word, me) : LatchWord.holder(word) == me;
+    }
+
+    /**
+     * Whether a failed invalidation may still be handed over by its holder ({@link #deadHolder} waits for the word):
+     * the call was cut off (the holder's node left, the connection failed) or timed out, so the holder may have done
+     * its FAA or may still do it. A holder that answered with an error (its handler failed the call) is alive and did
+     * not hand over: the call fails at once, as before (review, stop 39: such a failure polled a live holder's word for
+     * up to {@code scythe.selcc.deadHolderWaitNs}, 120 s).
+     */
+    static boolean mayHandOverLate(final Throwable cause) {
+        return cause instanceof io.scythe.rrpc.RpcException e && (e.code() == io.scythe.rrpc.RpcException.DISCONNECTED
+            || e.code() == io.scythe.rrpc.RpcException.TIMED_OUT);
     }
 
     /** How long a cluster node's requester waits for a failed holder's word to settle ({@link #deadHolder}). */

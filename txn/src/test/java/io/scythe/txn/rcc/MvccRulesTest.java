@@ -120,4 +120,18 @@ class MvccRulesTest {
         t.putLong(ObjectLayout.VERSION_OFFSET, 40 | ObjectLayout.VERSION_BUSY);
         assertThat(SundialTuple.renewable(t, 0, 40)).isFalse();
     }
+
+    /** A locked tuple's lease ends at wts, whatever its rts says (a failed one-sided renewal may have raised it). */
+    @Test
+    void shouldTakeALockedSundialTuplesLeaseAsEndingAtItsWts() {
+        final UnsafeBuffer t = new UnsafeBuffer(new byte[SundialTuple.tupleBytes(MAX)]);
+        t.putLong(ObjectLayout.VERSION_OFFSET, 3);
+        t.putLong(SundialTuple.rtsOffset(MAX), 5);
+        assertThat(SundialTuple.readLease(t, 0, MAX)).as("unlocked: the lease is [wts, rts]").isEqualTo(5);
+        t.putLong(SundialTuple.LOCK_OFFSET, 748);
+        assertThat(SundialTuple.readLease(t, 0, MAX)).as("locked: no lease beyond wts").isEqualTo(3);
+        t.putLong(SundialTuple.LOCK_OFFSET, 0);
+        t.putLong(SundialTuple.rtsOffset(MAX), 1);
+        assertThat(SundialTuple.readLease(t, 0, MAX)).as("an rts below wts counts as wts").isEqualTo(3);
+    }
 }

@@ -163,4 +163,21 @@ class SelccDeadHolderTest {
         assertThat(told.get(0).recovered("cn0", 2L << 48, -1L)).isNotNull();
         assertThat(SelccModule.recoveries(cluster)).containsExactly(java.util.Map.entry("cn0", 2L));
     }
+
+    /**
+     * Only a call cut off or timed out may still be handed over late; a live holder's error reply fails the call at
+     * once instead of polling its word for up to two minutes (review, stop 39).
+     */
+    @Test
+    void shouldWaitForTheWordOnlyWhenTheCallWasCutOffOrTimedOut() {
+        assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(io.scythe.rrpc.RpcException.DISCONNECTED,
+            "compute node cn1 left"))).isTrue();
+        assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(io.scythe.rrpc.RpcException.TIMED_OUT,
+            "no reply"))).isTrue();
+        assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(
+            io.scythe.rrpc.RpcException.HANDLER_FAILED, "the holder failed the call"))).isFalse();
+        assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(
+            io.scythe.rrpc.RpcException.FIRST_APPLICATION_CODE + 1, "the holder's own code"))).isFalse();
+        assertThat(LineCache.mayHandOverLate(new IllegalStateException("not an RPC failure"))).isFalse();
+    }
 }

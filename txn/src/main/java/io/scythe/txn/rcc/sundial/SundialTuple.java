@@ -52,6 +52,18 @@ public final class SundialTuple {
     }
 
     /**
+     * The end of the lease a reader of this image may take: {@code max(rts, wts)}, but only {@code wts} while a writer
+     * holds the tuple. A one-sided renewal's CAS of rts that landed after the writer locked raised rts (and then
+     * failed), and the writer commits above the rts it read when it locked, maybe below the raised one: a reader
+     * trusting that rts would commit inside the writer's new version (a G2, rcc-sundial phantom crash seed 42). With
+     * the lease at wts it must renew, which fails while the lock is held.
+     */
+    public static long readLease(final DirectBuffer t, final int base, final int max) {
+        final long wts = wts(t, base);
+        return lock(t, base) != 0 ? wts : Math.max(rts(t, base, max), wts);
+    }
+
+    /**
      * Renewal's condition: the version is still the one read ({@code wts}, BUSY clear) and nobody holds the tuple
      * (neither a writer nor an insert).
      */

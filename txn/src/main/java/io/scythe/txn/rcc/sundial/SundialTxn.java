@@ -107,9 +107,7 @@ public final class SundialTxn extends RccTsTxn {
         final long rts = SundialTuple.rts(t, 0, max(a));
         clock.observe(wts);
         clock.observe(rts);
-        // A locked tuple's rts is no lease beyond wts: a one-sided renewal whose CAS landed after the writer locked
-        // raised it (and then failed), and the writer commits above the rts it read when it locked, maybe below that.
-        final long leaseEnd = SundialTuple.lock(t, 0) != 0 ? wts : Math.max(rts, wts);
+        final long leaseEnd = SundialTuple.readLease(t, 0, max(a)); // a locked tuple's lease ends at wts
         return checkedImage(a).map(x -> {
             commitTs = Math.max(commitTs, wts);
             leases.put(a, leaseEnd);
