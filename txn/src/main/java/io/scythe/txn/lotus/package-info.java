@@ -75,8 +75,11 @@
  * on a backup, what a promoted copy and the copies' comparison read. A write-back batch refused until its reposts run
  * out is finished from what the commit holds ({@code RedoStep}), which also makes its cells visible on every copy
  * ({@link io.scythe.txn.lotus.LotusLockKind#recovered}, as recovery does), so the visible writes that rode in it are
- * not lost; the backup writes of a node that is no written object's primary go in a doorbell of their own, finished
- * so when refused, given up to recovery when failed after posting. A transaction declared read-only
+ * not lost; the backup writes of a node that is no written object's primary go in a doorbell of their own, posted with
+ * the write-back (after the redo record, lotus.md §5.1: posted at once, they could land before it, and a crash then
+ * left those backups at a version nobody committed, seen only after a failover; {@code LotusCvtSimTest} reads every
+ * copy while a move is held before and after its record), finished so when refused, given up to recovery when failed
+ * after posting. A transaction declared read-only
  * ({@code Txn#declareReadOnly}) takes no lock and reads at T_start, aborting on a torn cell or record or on an
  * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}) unless it gets the key's read lock (no live
  * writer holds the key): then the cell is a gone writer's and is settled (made visible at the home's version if the
