@@ -203,8 +203,12 @@ class LotusCvtSimTest extends SimVertxTest {
             final java.util.Set<Object> watched = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
             final List<Runnable> posted = new ArrayList<>();
             final long[] t0 = {-1};
+            final List<java.util.Map<String, long[]>> held = new ArrayList<>();
             sim.operation((runtime, random) -> {
                 final long began = runtime.timers().nowNs() - startNs(runtime, t0); // from the run's start
+                if (began > crashAt - 20_000 && began < crashAt && held.isEmpty()) {
+                    held.add(committedCopies(sim)); // the move is held (before or after its record), cn1 still up
+                }
                 if (began > writersUntil + 50_000 && !checked[0]) {
                     checked[0] = true;
                     return countInvisible(runtime, invisibleCells).map(x -> runtime.timers().nowNs() - t0[0] - began);
@@ -279,6 +283,15 @@ class LotusCvtSimTest extends SimVertxTest {
                 + " (after the crash " + counts[1] + "), cn1's " + counts[2] + ", aborts " + counts[3] + ", last move ended " + lastWriterEnd[0]
                 + ", late readers " + late.size() + ", INVISIBLE cells per copy " + invisibleCells);
             assertThat(first[0]).as("a lock-free reader before the first move").isNotEqualTo(Long.MIN_VALUE);
+            // While the move is held, before or after its redo record, no copy shows it: its visible writes follow
+            // the record, with the write-back (lotus.md §5.1). Those to the backups on a node holding neither key's
+            // primary went at once, before the record (both cases failed: copy 1 of checking 2 at 10001, not 10000):
+            // a crash before the record then left those copies at a version nobody committed.
+            assertThat(counts[2]).as("moves begun on cn1").isPositive();
+            assertThat(held).as("the copies read while the move was held").hasSize(1);
+            held.get(0).forEach((copy, c) -> assertThat(c[1]).as(copy + " while the move is held")
+                .isEqualTo(first[(int) c[0] - 1]));
+            assertThat(held.get(0)).as("copies read").hasSize(6);
             if (logged) {
                 assertThat(counts[1]).as("moves committed after the crash").isGreaterThan(2);
             }
@@ -361,24 +374,35 @@ class LotusCvtSimTest extends SimVertxTest {
         assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
         assertThat(invisibleCells).as("INVISIBLE cells per copy of checking 1 and 2 after each move").hasSize(moves * 6)
             .allMatch(n -> n == 0);
-        int copies = 0;
-        for (final io.scythe.storage.LogDb db : sim.memoryNodes()) {
+        final java.util.Map<String, long[]> copies = committedCopies(sim);
+        assertThat(copies).as("copies of the two keys checked").hasSize(6);
+        copies.forEach((copy, c) -> {
+            assertThat(c[1]).as(copy).isEqualTo(c[0] == 1 ? first[0] - moves : first[1] + moves);
+            assertThat(c[2]).as("INVISIBLE cells of " + copy).isZero();
+        });
+        LotusSimTest.assertNoLockLeft(sim, 3);
+    }
+
+    /**
+     * Per copy of checking 1 and 2 (named by copy, key and memory node), read from the memory nodes' memory directly:
+     * the key, its newest visible value ({@code ObjectProbe#committedValue}) and its INVISIBLE cells.
+     */
+    private static java.util.Map<String, long[]> committedCopies(final Simulation sim) {
+        final java.util.Map<String, long[]> out = new java.util.TreeMap<>();
+        for (int mn = 0; mn < sim.memoryNodes().size(); mn++) {
+            final io.scythe.storage.LogDb db = sim.memoryNodes().get(mn);
             for (int b = 0; b <= 2; b++) {
                 final io.scythe.storage.Table t = (b == 0 ? db : db.backupView(b)).table("checking");
                 for (final long key : new long[] {1, 2}) {
                     final Long value = t == null ? null : io.scythe.txn.spi.ObjectProbe.committedLong(t, key);
                     if (value != null) {
-                        copies++;
-                        assertThat(value).as("copy " + b + " of checking " + key + " on " + db)
-                            .isEqualTo(key == 1 ? first[0] - moves : first[1] + moves);
-                        assertThat(Cvt.invisibleCells(t, io.scythe.txn.spi.ObjectProbe.homeOffset(t, key)))
-                            .as("INVISIBLE cells of copy " + b + " of checking " + key).isZero();
+                        out.put("copy " + b + " of checking " + key + " on memory node " + mn, new long[] {key, value,
+                            Cvt.invisibleCells(t, io.scythe.txn.spi.ObjectProbe.homeOffset(t, key))});
                     }
                 }
             }
         }
-        assertThat(copies).as("copies of the two keys checked").isEqualTo(6);
-        LotusSimTest.assertNoLockLeft(sim, 3);
+        return out;
     }
 
     /** The time of the run's first operation (its start), set by the first call. */

@@ -736,6 +736,11 @@ final class LotusTxn extends OneSidedTxn {
                         withBackups.put(a, backups.remove(a.partition.node()));
                     }
                 }
+                // Completed true when the write-back's first batch is built, which follows the redo record (stored,
+                // or no log kept); false if the write-back ends without building one (refused before its point of no
+                // return, or finished from a record in doubt by recovery's path, which makes every copy's cells
+                // visible itself).
+                final Promise<Boolean> logged = Promise.promise();
                 final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
                     new io.scythe.txn.onesided.WriteSet.ReleaseVerb() {
                         /**
@@ -746,6 +751,7 @@ final class LotusTxn extends OneSidedTxn {
                          */
                         @Override
                         public void beforeWrites(final io.scythe.bridge.Doorbell batch, final Access a) {
+                            logged.tryComplete(true);
                             if (a.inserted) {
                                 batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
                             }
@@ -770,7 +776,13 @@ final class LotusTxn extends OneSidedTxn {
                     });
                 // Backups on nodes where this commit wrote no primary: a doorbell of their own, outside the
                 // write-back, so its failure is handled here as the write-back's would be (the commit is decided).
-                final Future<Void> rest = post(backups).recover(e -> primaries.transform(x -> visibleFailed(e)));
+                // Posted only once the redo record is stored (lotus.md §5.1: log, then write visible), beside the
+                // primaries' write-back: posted at once, it could land before the record, and a crash in that window
+                // left backups showing a version nobody committed (seen by a reader only after a failover).
+                primaries.onComplete(x -> logged.tryComplete(false));
+                final Future<Void> rest = backups.isEmpty() ? Future.succeededFuture()
+                    : logged.future().compose(built -> !built ? Future.<Void>succeededFuture()
+                        : post(backups).recover(e -> primaries.transform(x -> visibleFailed(e))));
                 return staged(Stage.WRITE_BACK, Future.all(primaries, rest).map(commitTs));
             })
             .map(commitTs -> {

@@ -75,8 +75,11 @@
  * on a backup, what a promoted copy and the copies' comparison read. A write-back batch refused until its reposts run
  * out is finished from what the commit holds ({@code RedoStep}), which also makes its cells visible on every copy
  * ({@link io.scythe.txn.lotus.LotusLockKind#recovered}, as recovery does), so the visible writes that rode in it are
- * not lost; the backup writes of a node that is no written object's primary go in a doorbell of their own, finished
- * so when refused, given up to recovery when failed after posting. A transaction declared read-only
+ * not lost; the backup writes of a node that is no written object's primary go in a doorbell of their own, posted with
+ * the write-back (after the redo record, lotus.md §5.1: posted at once, they could land before it, and a crash then
+ * left those backups at a version nobody committed, seen only after a failover; {@code LotusCvtSimTest} reads every
+ * copy while a move is held before and after its record), finished so when refused, given up to recovery when failed
+ * after posting. A transaction declared read-only
  * ({@code Txn#declareReadOnly}) takes no lock and reads at T_start, aborting on a torn cell or record or on an
  * INVISIBLE cell (the digest's window, {@link io.scythe.txn.lotus.Cvt}) unless it gets the key's read lock (no live
  * writer holds the key): then the cell is a gone writer's and is settled (made visible at the home's version if the
@@ -95,6 +98,18 @@
  * added; an attempt whose crash came before that doorbell is not committed and was never acknowledged); clearing the INVISIBLE cells of
  * a dead coordinator's attempts that logged no redo record in recovery itself (it cannot name them: the first reader
  * of the key after the recovery settles them, see above); restarting a crashed compute node in the simulator;
- * resharding and Lotus's own leases across cluster-node processes; the Motor baseline.
+ * resharding and Lotus's own leases across cluster-node processes; the Motor baseline. One-sided inserts (lotus.md
+ * §2.1's path: the index bucket's address locked on its owner CN, then WRITEs of the object and the bucket slot): the
+ * locks are taken ({@link io.scythe.txn.lotus.LotusTxn#insert}), but the record is still created by the memory node's
+ * INSERT RPC ({@code Inserts#install}, {@code Table#insertLocked}), because (a) object slots are handed out by the
+ * memory node's slab under its table lock (a CN would need slots of its own, e.g. chunks granted once, and reclamation
+ * would have to give freed slots back); (b) only the home bucket is locked, while a key whose home bucket is full goes
+ * in one of the next 63 (linear probing): two inserts of different home buckets could take the same empty slot, so the
+ * bucket the slot is written in must be the one locked; (c) the memory node's bookkeeping of an object (its deleted
+ * keys, reclamation, the version bound above earlier incarnations, {@code Table#absentBound}) would not know an object
+ * a CN wrote, nor would a backup's index ({@code Table#locateBackupObject}, also an RPC); (d) recovery: an INSERT
+ * leaves the CAS word set, which is how an insert whose coordinator died before its redo record is found and abandoned
+ * ({@code RELEASE_NODE}); a slot WRITTEN into the index before the record needs its own undo (the record first, or a
+ * scan of the dead node's slots).
  */
 package io.scythe.txn.lotus;
