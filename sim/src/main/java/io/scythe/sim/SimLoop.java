@@ -32,6 +32,8 @@ public final class SimLoop extends AbstractExecutorService implements ScheduledE
     private java.util.function.LongSupplier requestCounter = () -> 0;
     private long busyUntilNs;
     private long cpuNs;
+    private long cpuMarkNs = Long.MAX_VALUE;
+    private long cpuBeforeMarkNs;
     private boolean crashed;
 
     SimLoop(final SimScheduler scheduler, final int id, final String name, final Cpu cpu) {
@@ -67,6 +69,20 @@ public final class SimLoop extends AbstractExecutorService implements ScheduledE
         return busyUntilNs;
     }
 
+    /** Counts CPU time from here on apart, in {@link #cpuBeforeMarkNs}: tasks begun before {@code atNs}. */
+    void markCpuAt(final long atNs) {
+        cpuMarkNs = atNs;
+    }
+
+    /**
+     * Virtual CPU time of the tasks this core began before {@link #markCpuAt}'s time (all, with no mark), idle polls
+     * (a duty cycle that found and served nothing) left out: the time its work took, which a busy-polling core's
+     * {@link #cpuNs} hides.
+     */
+    public long cpuBeforeMarkNs() {
+        return cpuBeforeMarkNs;
+    }
+
     /** Virtual CPU time this core has been busy. */
     public long cpuNs() {
         return cpuNs;
@@ -97,9 +113,12 @@ public final class SimLoop extends AbstractExecutorService implements ScheduledE
             // (an RRPC reply ring) that only this loop's polling notices: poll after it, as a busy loop would.
             bridge.wake();
         }
-        final long charged = Math.max(1, cpu.chargeNs(this, poll, poll ? bridge.lastWork() : 1,
-            requestCounter.getAsLong() - requestsBefore));
+        final long requests = requestCounter.getAsLong() - requestsBefore;
+        final long charged = Math.max(1, cpu.chargeNs(this, poll, poll ? bridge.lastWork() : 1, requests));
         cpuNs += charged;
+        if (startNs - cpuMarkNs < 0 && !(poll && bridge.lastWork() == 0 && requests == 0)) {
+            cpuBeforeMarkNs += charged; // an idle poll (nothing found, nothing served) is not counted
+        }
         busyUntilNs = startNs + charged;
     }
 

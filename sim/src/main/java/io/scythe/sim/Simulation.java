@@ -679,6 +679,9 @@ public final class Simulation {
         lastFinishedNs = startNs;
         measureFromNs = startNs + options.warmupNs();
         endNs = measureFromNs + options.durationNs();
+        for (final SimLoop loop : scheduler.loops()) {
+            loop.markCpuAt(endNs);
+        }
         for (final Client client : clients) {
             client.loop.execute(() -> next(client));
         }
@@ -1313,6 +1316,7 @@ public final class Simulation {
             }
             run.put("lotus", new JsonObject().put("map_epoch", lotus.epoch()).put("handoffs", handoffs));
         }
+        run.verbs(cnVerbs(), committed); // every CN loop's verbs over the run (drain included) per commit
         run.put("aborts_by_reason", aborts).put("committed_by_type", byType)
             .put("attempts_per_commit", RunResult.round((double) attemptsOfCommitted / Math.max(1, committed), 3))
             .put("gave_up", gaveUp).put("user_rollbacks", userRollbacks)
@@ -1416,6 +1420,21 @@ public final class Simulation {
         }
         sim.put("busiest_mn_cpu_utilization", RunResult.round((double) mnCpu / Math.max(1, clock.nanoTime() - startNs),
             3));
+        // CN loops (cores): their modelled CPU time until the end of the measured window (warm-up included, drain
+        // not), idle polls left out: a core near 1 is the bound
+        long cnCpuMax = 0;
+        long cnCpuSum = 0;
+        int cnLoops = 0;
+        for (final SimLoop loop : scheduler.loops()) {
+            if (loop.name().startsWith("cn")) {
+                cnCpuMax = Math.max(cnCpuMax, loop.cpuBeforeMarkNs());
+                cnCpuSum += loop.cpuBeforeMarkNs();
+                cnLoops++;
+            }
+        }
+        final double runNs = Math.max(1, endNs - startNs);
+        sim.put("busiest_cn_cpu_utilization", RunResult.round(cnCpuMax / runNs, 3));
+        sim.put("mean_cn_cpu_utilization", RunResult.round(cnCpuSum / Math.max(1, cnLoops) / runNs, 3));
         if (options.queueSampleNs() > 0) {
             run.put("queues", queues.toJson(memoryNodes));
         }

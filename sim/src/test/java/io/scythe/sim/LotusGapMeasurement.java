@@ -19,7 +19,7 @@ class LotusGapMeasurement extends SimVertxTest {
         final String[] models = System.getProperty("scythe.lotus.models", "default").split(",");
         for (final String model : models) {
           for (final String theta : System.getProperty("scythe.lotus.theta", "0.99").split(",")) {
-            for (final String spec : System.getProperty("scythe.lotus.protocols", "ford-occ,lotus").split(",")) {
+            for (final String spec : System.getProperty("scythe.lotus.protocols", "ford-occ,lotus,motor").split(",")) {
                 // "lotus/vt0": lotus with its version-table cache off (LotusNode reads the property as it starts)
                 final String protocol = spec.split("/")[0];
                 if (spec.endsWith("/vt0")) {
@@ -36,7 +36,7 @@ class LotusGapMeasurement extends SimVertxTest {
                     default -> throw new IllegalArgumentException(model);
                 };
                 final SimOptions o = new SimOptions().protocol(protocol).computeNodes(9).loopsPerComputeNode(Integer.getInteger("scythe.lotus.loops", 2))
-                    .clientsPerComputeNode(clients).memoryNodes(3).replicas(2).durationNs(Long.getLong("scythe.lotus.durationNs", 200_000)).seed(1)
+                    .clientsPerComputeNode(clients).memoryNodes(3).replicas(2).durationNs(Long.getLong("scythe.lotus.durationNs", 200_000)).seed(Long.getLong("scythe.lotus.seed", 1))
                     .routing(io.scythe.routing.RoutingMode.named(System.getProperty("scythe.lotus.routing", "local")))
                     .costModel(cost);
                 final Simulation sim = new Simulation(o, new SmallBankSpec(Long.getLong("scythe.lotus.accounts",
@@ -63,7 +63,13 @@ class LotusGapMeasurement extends SimVertxTest {
                     + " committed_per_s=" + run.getDouble("committed_per_s") + " abort_rate="
                     + run.getDouble("abort_rate") + " p50_us=" + run.getJsonObject("latency_us").getValue("p50")
                     + " stages=" + run.getJsonObject("stages_us") + " mn=" + run.getJsonObject("sim")
-                    .getValue("busiest_mn_cpu_utilization") + " violations=" + run.getJsonObject("sim")
+                    .getValue("busiest_mn_cpu_utilization") + " cn_cpu_busiest=" + run.getJsonObject("sim")
+                    .getValue("busiest_cn_cpu_utilization") + " cn_cpu_mean=" + run.getJsonObject("sim")
+                    .getValue("mean_cn_cpu_utilization") + String.format(" cas_per_mn_mops=%.3f read_write_per_mn_mops=%.3f",
+                    verbs.verbs(io.scythe.fabric.Opcode.COMPARE_AND_SWAP) / committed
+                        * run.getDouble("committed_per_s") / 3e6,
+                    (verbs.verbs(io.scythe.fabric.Opcode.READ) + verbs.verbs(io.scythe.fabric.Opcode.WRITE)) / committed
+                        * run.getDouble("committed_per_s") / 3e6) + " violations=" + run.getJsonObject("sim")
                     .getJsonArray("violations"));
             }
           }

@@ -26,28 +26,9 @@ public final class LotusModule implements ProtocolModule {
      * full-record versions ({@link Cvt}).
      */
     private static Protocol versioned(final String name, final boolean si) {
-        return new Protocol() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public io.scythe.txn.Txn begin(final io.scythe.txn.TxnRuntime runtime, final boolean hint) {
-                return new LotusTxn(runtime, si);
-            }
-
-            @Override
-            public int objectRoom(final io.scythe.storage.TableSchema schema) {
-                return Cvt.room(schema.maxValueBytes(), Cvt.DEFAULT_VERSIONS);
-            }
-
-            @Override
-            public boolean snapshotIsolation() {
-                return si;
-            }
-        };
+        return new CvtProtocol(name, Cvt.DEFAULT_VERSIONS, si, (runtime, hint) -> new LotusTxn(runtime, si), null);
     }
+
     /** Lock table bytes per compute node: 1 MiB (the paper's 32 MiB, {@link LockTable#DEFAULT_BYTES},
      * would be allocated per node and run; 16K buckets hold far more locks than a simulated run holds at once). */
     public static final long LOCK_TABLE_BYTES = 1L << 20;

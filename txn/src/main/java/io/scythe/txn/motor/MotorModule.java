@@ -2,7 +2,7 @@ package io.scythe.txn.motor;
 
 import io.scythe.txn.Protocol;
 import io.scythe.txn.ford.CasLockModule;
-import io.scythe.txn.lotus.Cvt;
+import io.scythe.txn.lotus.CvtProtocol;
 
 import java.util.List;
 
@@ -20,45 +20,23 @@ public final class MotorModule extends CasLockModule {
         + "recovered version would miss it";
 
     private static Protocol motor(final String name, final int versions) {
-        Cvt.room(0, versions); // 2 to 64 versions, else a clear error now
-        return new Protocol() {
-            @Override
-            public String name() {
-                return name;
-            }
+        return new CvtProtocol(name, versions, false, (runtime, hint) -> new MotorTxn(runtime, versions),
+            MotorModule::configured);
+    }
 
-            @Override
-            public io.scythe.txn.Txn begin(final io.scythe.txn.TxnRuntime runtime, final boolean hint) {
-                return new MotorTxn(runtime, versions);
-            }
-
-            @Override
-            public int objectRoom(final io.scythe.storage.TableSchema schema) {
-                return Cvt.room(schema.maxValueBytes(), versions);
-            }
-
-            @Override
-            public Protocol configured(final String options) {
-                final String o = options.trim();
-                if (!o.startsWith("versions=")) {
-                    throw new IllegalArgumentException("protocol 'motor' takes versions=N (2 to 64), not '" + options
-                        + "'");
-                }
-                final int n;
-                try {
-                    n = Integer.parseInt(o.substring("versions=".length()));
-                } catch (final NumberFormatException e) {
-                    throw new IllegalArgumentException("protocol 'motor': versions=N needs a number, not '" + options
-                        + "'", e);
-                }
-                return motor("motor:versions=" + n, n);
-            }
-
-            @Override
-            public String toString() {
-                return name;
-            }
-        };
+    private static Protocol configured(final String options) {
+        final String o = options.trim();
+        if (!o.startsWith("versions=")) {
+            throw new IllegalArgumentException("protocol 'motor' takes versions=N (2 to 64), not '" + options + "'");
+        }
+        final int n;
+        try {
+            n = Integer.parseInt(o.substring("versions=".length()));
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("protocol 'motor': versions=N needs a number, not '" + options + "'",
+                e);
+        }
+        return motor("motor:versions=" + n, n);
     }
 
     @Override
