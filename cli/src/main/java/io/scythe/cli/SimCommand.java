@@ -720,6 +720,9 @@ public final class SimCommand implements Callable<Integer> {
                 if (sim.containsKey("crash")) {
                     System.out.println("  crash: " + sim.getJsonObject("crash").encode());
                 }
+                if (sim.containsKey("protocol_stats")) {
+                    System.out.println("  " + protocol + ": " + sim.getJsonObject("protocol_stats").encode());
+                }
                 for (final String fault : List.of("not_quiescent", "verb_faults", "gave_up", "locks_unexplained")) {
                     if (sim.containsKey(fault)) {
                         System.out.println("  " + fault.replace('_', ' ') + ": " + sim.getJsonObject(fault).encode());

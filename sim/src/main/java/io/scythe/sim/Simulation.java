@@ -1412,6 +1412,11 @@ public final class Simulation {
                 .put("recovery", recovery != null ? recovery.toJson()
                     : "none yet: what the crash left is reported, not repaired"));
         }
+        final io.scythe.txn.spi.ProtocolModule owner = io.scythe.txn.spi.ProtocolRegistry.moduleOf(options.protocol());
+        final JsonObject protocolStats = owner == null ? null : owner.runStats(memoryNodes);
+        if (protocolStats != null) {
+            sim.put("protocol_stats", protocolStats);
+        }
         long mnCpu = 0;
         for (final SimLoop loop : scheduler.loops()) {
             if (loop.name().startsWith("mn")) {

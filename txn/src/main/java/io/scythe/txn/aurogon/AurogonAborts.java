@@ -25,7 +25,14 @@ public final class AurogonAborts {
      */
     public static final AbortReason NODE_GONE = AbortReason.define("node-gone", 950);
 
-    static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE);
+    /**
+     * A read waited its bound on a version whose transaction a recovery left in doubt (its commit may have reached a
+     * primary, every copy of one of its writes died): the attempt runs again, and may meet it again.
+     */
+    public static final AbortReason IN_DOUBT = AbortReason.define("in-doubt", 960);
+
+    static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE,
+        IN_DOUBT);
 
     private AurogonAborts() {
     }

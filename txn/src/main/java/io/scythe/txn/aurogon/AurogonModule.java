@@ -201,6 +201,58 @@ public final class AurogonModule implements ProtocolModule {
         service.promote(tables, floor);
     }
 
+    /**
+     * Fig. 11's statistics over the run's memory nodes: reads served, how many were deferred (§4.2) and for how long
+     * (mean and largest deferral, us), reads parked on a pending version, installs and refused installs (the write
+     * failure rate the deferral adapts to); with backups, the deletedAt entries kept and REPLICATEs refused below
+     * their pruning horizon (attempts aborted after waiting on a suspect left in doubt are the aborts' {@code in-doubt}).
+     * Null when no node ran Aurogon.
+     */
+    @Override
+    public io.vertx.core.json.JsonObject runStats(final List<io.scythe.storage.LogDb> memoryNodes) {
+        long reads = 0;
+        long deferred = 0;
+        long deferredNs = 0;
+        long maxDeferredNs = 0;
+        long parked = 0;
+        long installs = 0;
+        long refused = 0;
+        long deletedAt = 0;
+        long stale = 0;
+        boolean any = false;
+        for (final io.scythe.storage.LogDb db : memoryNodes) {
+            final ParticipantService service = ParticipantService.of(db);
+            if (service == null) {
+                continue;
+            }
+            any = true;
+            final Participant p = service.participant();
+            reads += p.reads();
+            deferred += p.deferredReads();
+            deferredNs += p.deferredNs();
+            maxDeferredNs = Math.max(maxDeferredNs, p.maxDeferredNs());
+            parked += p.blockedReads();
+            installs += p.installs();
+            refused += p.refusedInstalls();
+            deletedAt += service.deletedAtEntries();
+            stale += service.staleReplications();
+        }
+        if (!any) {
+            return null;
+        }
+        return new io.vertx.core.json.JsonObject().put("reads", reads).put("deferred_reads", deferred)
+            .put("deferred_share", round(reads == 0 ? 0 : (double) deferred / reads))
+            .put("mean_deferral_us", round(deferred == 0 ? 0 : deferredNs / 1e3 / deferred))
+            .put("max_deferral_us", round(maxDeferredNs / 1e3)).put("parked_reads", parked)
+            .put("installs", installs).put("refused_installs", refused)
+            .put("write_failure_rate", round(installs + refused == 0 ? 0 : (double) refused / (installs + refused)))
+            .put("deleted_at_entries", deletedAt).put("stale_replications", stale);
+    }
+
+    private static double round(final double x) {
+        return Math.round(x * 1000) / 1000.0;
+    }
+
     @Override
     public List<AbortReason> abortReasons() {
         return AurogonAborts.ALL;

@@ -133,6 +133,41 @@ final class AurogonTxn implements Txn {
     /** The pre-attach choice of the access being created ({@link #newAccess}). */
     private boolean attaching;
 
+    /**
+     * How long an attempt's reads wait on suspects left in doubt ({@link CoordinatorRecovery.InDoubt}) before it
+     * aborts ({@link AurogonAborts#IN_DOUBT}); they read again every {@link #IN_DOUBT_RETRY_NS} meanwhile.
+     */
+    static final long IN_DOUBT_WAIT_NS = ParticipantService.ORPHAN_LEASE_NS;
+    static final long IN_DOUBT_RETRY_NS = IN_DOUBT_WAIT_NS / 4;
+
+    /** When this attempt's reads first met a suspect left in doubt (-1: never). */
+    private final long[] inDoubtSinceNs = {-1};
+
+    /**
+     * A read parked on a suspect whose resolution failed with {@code e}: when it was left in doubt (a lost share no
+     * surviving backup wrote: it may be committed, it may never be; a later hint, or its coordinator's APPLY on a
+     * promoted copy, may yet decide it), wait {@link #IN_DOUBT_RETRY_NS} and read again, up to
+     * {@link #IN_DOUBT_WAIT_NS} from the attempt's first such meeting ({@code since[0]}, -1 before); then a retryable
+     * abort. Any other failure is
+     * the attempt's failure as before. Before, every such reader failed with the recovery's IllegalStateException.
+     */
+    static Future<Void> waitInDoubt(final io.scythe.txn.runtime.Timers timers, final Throwable e,
+                                    final long[] since) {
+        if (!(e instanceof CoordinatorRecovery.InDoubt doubt)) {
+            return Future.failedFuture(e);
+        }
+        final long now = timers.nowNs();
+        if (since[0] < 0) {
+            since[0] = now;
+        }
+        if (now - since[0] >= IN_DOUBT_WAIT_NS) {
+            return Future.failedFuture(new AbortException(AurogonAborts.IN_DOUBT, "a read waited "
+                + (now - since[0]) / 1_000 + " us on a transaction left in doubt: "
+                + doubt.getMessage()));
+        }
+        return timers.after(IN_DOUBT_RETRY_NS);
+    }
+
     private boolean preattachOf(final Access a) {
         return attaching && !a.readOnlyTable();
     }
@@ -195,7 +230,9 @@ final class AurogonTxn implements Txn {
             }
             if (status == Participant.ORPHAN) {
                 // Parked on a version whose coordinator may be dead: resolve it through its backups, read again.
+                // A suspect left in doubt (InDoubt) is waited for, a bounded while, then the attempt aborts.
                 return CoordinatorRecovery.resolve(runtime, p.getLong(8), a.partition.node())
+                    .recover(e -> waitInDoubt(runtime.timers(), e, inDoubtSinceNs))
                     .compose(resolved -> fetch(a, preattach));
             }
             if (status == Participant.OK) {

@@ -316,6 +316,17 @@ public final class Backups {
         return h == null || h.state != FULL ? List.of() : List.copyOf(h.order);
     }
 
+    /** The smallest timestamp of a transaction held here, undecided (in full or in part), or Long.MAX_VALUE. */
+    long oldestHeld() {
+        long oldest = Long.MAX_VALUE;
+        for (final Held h : byTs.values()) {
+            if (h.state == FULL) {
+                oldest = Math.min(oldest, h.ts);
+            }
+        }
+        return oldest;
+    }
+
     /** Transactions held here, undecided (tests, end-of-run checks). */
     public int undecided() {
         int n = 0;

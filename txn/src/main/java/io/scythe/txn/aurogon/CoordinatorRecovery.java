@@ -61,6 +61,17 @@ final class CoordinatorRecovery {
     private CoordinatorRecovery() {
     }
 
+    /**
+     * A recovery left its transaction in doubt: a suspect no surviving backup wrote after a lost share, which may be a
+     * write whose every copy died (its commit reached a primary) or one pre-attached and never written. Its version
+     * stays pending; readers parked on it wait a bound and abort ({@link AurogonTxn#waitInDoubt}).
+     */
+    static final class InDoubt extends IllegalStateException {
+        InDoubt(final String message) {
+            super(message);
+        }
+    }
+
     /** How many suspect transactions recoveries committed and rolled back in this process. */
     static long[] outcomes() {
         return new long[] {COMMITTED.get(), ROLLED_BACK.get(), LOST_SHARE.get()};
@@ -295,7 +306,7 @@ final class CoordinatorRecovery {
                                            final String node, final List<long[]> suspects,
                                            final List<long[]> committed) {
         if (d.entries.isEmpty() && !suspects.isEmpty()) {
-            return Future.failedFuture(new IllegalStateException("Aurogon cannot recover transaction "
+            return Future.failedFuture(new InDoubt("Aurogon cannot recover transaction "
                 + AurogonTimestamp.toString(ts) + ": its commit reached a primary, but every backup holding its "
                 + "writes died with its coordinator (suspects on " + node + ")"));
         }
@@ -437,7 +448,7 @@ final class CoordinatorRecovery {
                 for (final long[] r : suspects) {
                     final long k = (long) primaryId(r[0]) << 48 ^ r[1];
                     if (!written.contains(k) && !found.contains(k)) {
-                        return Future.failedFuture(new IllegalStateException("Aurogon cannot recover transaction "
+                        return Future.failedFuture(new InDoubt("Aurogon cannot recover transaction "
                             + AurogonTimestamp.toString(ts) + ": its commit reached a primary, but no surviving backup "
                             + "holds its write of " + tableName(runtime.catalog(), primaryId(r[0])) + "/" + r[1]
                             + " (suspect on " + node + "; its copies died with its coordinator): left in doubt"));

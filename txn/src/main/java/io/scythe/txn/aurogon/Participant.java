@@ -191,6 +191,10 @@ public final class Participant {
     private final Map<Long, List<Record>> committedIndex = new HashMap<>();
     private long blockedReads;
     private long deferredReads;
+    /** Reads served (those refused early included), and the deferral time the deferred ones waited, summed and max. */
+    private long reads;
+    private long deferredNs;
+    private long maxDeferredNs;
     private long refusedInstalls;
     private long installs;
     private long reclaimed;
@@ -247,6 +251,7 @@ public final class Participant {
             return;
         }
         count(r, ts);
+        reads++;
         if ((flags & FLAG_PREATTACH) != 0) {
             final int installed = installRule(r, ts);
             if (installed != OK) {
@@ -256,6 +261,8 @@ public final class Participant {
         }
         if (settings.enabled() && (flags & FLAG_NO_DEFER) == 0 && hot(r, ts) && r.deferNs > 0) {
             deferredReads++;
+            deferredNs += r.deferNs;
+            maxDeferredNs = Math.max(maxDeferredNs, r.deferNs);
             deferrer.after(r.deferNs, () -> execute(r, ts, reply));
         } else {
             execute(r, ts, reply);
@@ -865,6 +872,19 @@ public final class Participant {
 
     public long deferredReads() {
         return deferredReads;
+    }
+
+    public long reads() {
+        return reads;
+    }
+
+    /** The deferral times the deferred reads waited, summed (ns). */
+    public long deferredNs() {
+        return deferredNs;
+    }
+
+    public long maxDeferredNs() {
+        return maxDeferredNs;
     }
 
     public long refusedInstalls() {

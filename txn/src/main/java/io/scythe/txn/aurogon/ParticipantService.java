@@ -59,6 +59,7 @@ public final class ParticipantService {
     /** A coordinator's own request or heartbeat (not a recovery's request on its behalf) arrived: it is alive. */
     private void heard(final long ts) {
         heard[(int) (ts & 0xffff)] = timers().nowNs();
+        newestTs = Math.max(newestTs, ts);
     }
 
     private boolean silent(final long ts) {
@@ -192,6 +193,13 @@ public final class ParticipantService {
             status(responder, Backups.FENCED);
             return;
         }
+        if (p.getLong(at + AurogonRpc.TS_OFFSET) < prunedBelow) {
+            // Older than what deletedAt may have forgotten (a held transaction is never below it): its APPLY could
+            // not be ordered by the key's own deletes any more, so it aborts and runs again with a new timestamp.
+            staleReplications++;
+            status(responder, Backups.FENCED);
+            return;
+        }
         final byte[] part = new byte[length];
         p.getBytes(at + AurogonRpc.REPLICATE_HEADER_BYTES, part);
         heard(p.getLong(at + AurogonRpc.TS_OFFSET));
@@ -262,6 +270,7 @@ public final class ParticipantService {
     private void decide(final RpcRequest request, final RpcResponder responder, final boolean apply) {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, apply ? "APPLY" : "DISCARD")) {
             final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
+            newestTs = Math.max(newestTs, ts);
             if (!apply) {
                 status(responder, discard(ts));
                 return;
@@ -395,6 +404,7 @@ public final class ParticipantService {
             return; // a newer write (or delete) of the key is applied here
         }
         if (value == null) {
+            pruneDeletes();
             deletes.put(key, wts);
             if (live) {
                 writeThrough(table, key, wts, null);
@@ -413,10 +423,78 @@ public final class ParticipantService {
      * 0 when its delete found no object (the late insert went in: a key live on the backup, absent on the primary,
      * explorer phantom seed 16, churn seed 75), else the largest version of any key reclaimed there (a late insert of
      * a new key at an older timestamp was skipped: tpcc's new_order rows missing on a backup, seeds 7, 52, 77). One
-     * entry per key deleted and not inserted again (like the tombstones it stands for, but never reclaimed).
+     * entry per key deleted and not inserted again, dropped once no APPLY can need it ({@link #pruneDeletes}; it was
+     * never dropped: one entry per TPC-C delivery for the life of a bench).
      */
     private final java.util.Map<Integer, org.agrona.collections.Long2LongHashMap> deletedAt =
         new java.util.HashMap<>();
+
+    /**
+     * How far behind the newest timestamp this node has seen a deletedAt entry may fall before it is dropped (unless
+     * a transaction held here is older): four leases, above the orphan lease and the 4 ms call bound of a crash run,
+     * and far above a transaction's lifetime (tens of microseconds in the runs measured).
+     */
+    static final long PRUNE_LAG_NS = 4 * ORPHAN_LEASE_NS;
+
+    /** The largest timestamp any request (a coordinator's own, or an APPLY or DISCARD) carried here. */
+    private long newestTs;
+    /**
+     * deletedAt has forgotten entries below this timestamp; a REPLICATE below it is refused ({@link Backups#FENCED}).
+     * Never above the oldest transaction held here when it was raised, so no held transaction is ever below it.
+     */
+    private long prunedBelow;
+    /** The clock reading (of {@link #newestTs}) at the last sweep of deletedAt. */
+    private long sweptAtNs = Long.MIN_VALUE;
+    /** REPLICATEs refused for being older than {@link #prunedBelow} (tests, reports). */
+    private long staleReplications;
+
+    /**
+     * Drops the deletedAt entries no APPLY can need any more, at most once a lease of {@link #newestTs}'s clock. An
+     * entry (key deleted at d) orders only an APPLY of a write of the key at a timestamp below d; an APPLY applies
+     * only what this node holds (a coordinator replicates every write to the backups before any COMMIT, and applies
+     * after: {@link Backups#apply}), so such a write is held here now, or its REPLICATE is still to come. The horizon
+     * is the oldest transaction held here, and no more than {@link #PRUNE_LAG_NS} behind the newest timestamp seen;
+     * entries below it go, and from then on a REPLICATE below it is refused (fenced: its attempt aborts and runs
+     * again), so the held ones and every one admitted later are above every forgotten entry. A dead coordinator's
+     * transaction is decided only from what the backups hold (a recovery fences the rest), so no late one is lost;
+     * a live one whose first REPLICATE here came {@link #PRUNE_LAG_NS} after a newer timestamp pays an abort.
+     */
+    private void pruneDeletes() {
+        final long newestNs = AurogonTimestamp.clockNs(newestTs);
+        if (newestTs == 0 || sweptAtNs != Long.MIN_VALUE && newestNs - sweptAtNs < ORPHAN_LEASE_NS) {
+            return;
+        }
+        sweptAtNs = newestNs;
+        final long lagged = newestNs - PRUNE_LAG_NS + AurogonTimestamp.BIAS_NS <= 0 ? 0
+            : AurogonTimestamp.pack(newestNs - PRUNE_LAG_NS, 0, 0);
+        final long horizon = Math.min(backups.oldestHeld(), lagged);
+        if (horizon <= prunedBelow) {
+            return;
+        }
+        prunedBelow = horizon;
+        for (final org.agrona.collections.Long2LongHashMap deletes : deletedAt.values()) {
+            deletes.values().removeIf(wts -> wts < horizon);
+        }
+    }
+
+    /** The version {@code key} of backup table {@code tableId} was last deleted at, while remembered (tests). */
+    long deletedAt(final int tableId, final long key) {
+        final org.agrona.collections.Long2LongHashMap deletes = deletedAt.get(tableId);
+        return deletes == null ? 0 : deletes.get(key);
+    }
+
+    /** How many deletedAt entries this node keeps (tests, reports). */
+    int deletedAtEntries() {
+        int n = 0;
+        for (final org.agrona.collections.Long2LongHashMap deletes : deletedAt.values()) {
+            n += deletes.size();
+        }
+        return n;
+    }
+
+    long staleReplications() {
+        return staleReplications;
+    }
 
     /** The rest of a value a READ answered in part: from an offset of the committed version at a wts. */
     private void readMore(final RpcRequest request, final RpcResponder responder) {

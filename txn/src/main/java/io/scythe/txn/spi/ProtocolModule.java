@@ -201,4 +201,12 @@ public interface ProtocolModule {
     default void promoted(final io.scythe.storage.LogDb node, final java.util.Set<Integer> tables,
                           final List<io.scythe.txn.TxnRuntime> coordinators) {
     }
+
+    /**
+     * The module's own statistics of a finished simulator run over {@code memoryNodes} (e.g. Aurogon's read
+     * deferrals, Fig. 11), reported beside the run's results as {@code sim.protocol_stats}; null (none) by default.
+     */
+    default io.vertx.core.json.JsonObject runStats(final List<io.scythe.storage.LogDb> memoryNodes) {
+        return null;
+    }
 }

@@ -122,4 +122,42 @@ class AurogonTxnTest {
             assertThat(participant.violation()).isNull();
         }
     }
+
+    /**
+     * A read parked on a suspect whose recovery left it in doubt ({@link CoordinatorRecovery.InDoubt}) waits and
+     * reads again, a quarter of the bound apart, then its attempt aborts (retryable, {@link AurogonAborts#IN_DOUBT});
+     * any other failure passes as it was. Before, every such reader failed with the recovery's IllegalStateException.
+     */
+    @Test
+    void shouldWaitABoundOnASuspectLeftInDoubtThenAbort() {
+        final long[] now = {5_000};
+        final List<Long> waits = new ArrayList<>();
+        final io.scythe.txn.runtime.Timers timers = new io.scythe.txn.runtime.Timers() {
+            @Override
+            public long nowNs() {
+                return now[0];
+            }
+
+            @Override
+            public Future<Void> after(final long delayNs) {
+                waits.add(delayNs);
+                now[0] += delayNs;
+                return Future.succeededFuture();
+            }
+        };
+        final long[] since = {-1};
+        final CoordinatorRecovery.InDoubt doubt = new CoordinatorRecovery.InDoubt("left in doubt");
+        Future<Void> f = AurogonTxn.waitInDoubt(timers, doubt, since);
+        int rereads = 0;
+        while (f.succeeded()) {
+            rereads++;
+            f = AurogonTxn.waitInDoubt(timers, doubt, since);
+        }
+        assertThat(rereads).isEqualTo((int) (AurogonTxn.IN_DOUBT_WAIT_NS / AurogonTxn.IN_DOUBT_RETRY_NS));
+        assertThat(waits).containsOnly(AurogonTxn.IN_DOUBT_RETRY_NS);
+        assertThat(f.cause()).isInstanceOf(io.scythe.txn.AbortException.class).hasMessageContaining("left in doubt");
+        assertThat(((io.scythe.txn.AbortException) f.cause()).reason()).isEqualTo(AurogonAborts.IN_DOUBT);
+        final IllegalStateException other = new IllegalStateException("no backups");
+        assertThat(AurogonTxn.waitInDoubt(timers, other, new long[] {-1}).cause()).isSameAs(other);
+    }
 }

@@ -24,10 +24,14 @@ class CoordinatorRecoveryTest {
     private static final long LATE_A = 11;
     private static final long LATE_B = 12;
     private static final long LATE_C = 13;
+    private static final long LATE_D = 14;
+    private static final long LATE_E = 15;
+    private static final long LATE_F = 16;
 
     /** The failure's message, or "ok". */
     private static Future<String> outcome(final Future<Void> f) {
-        return f.map(v -> "ok").recover(e -> Future.succeededFuture(e.getMessage()));
+        return f.map(v -> "ok").recover(e -> Future.succeededFuture((e instanceof CoordinatorRecovery.InDoubt
+            ? "in doubt: " : "") + e.getMessage()));
     }
 
     /**
@@ -59,7 +63,7 @@ class CoordinatorRecoveryTest {
             d.txnId = 11;
             final String lost = node.on(rt -> outcome(CoordinatorRecovery.commitLost(rt, ts, d, "mn",
                 List.of(new long[] {items, KEY_A}, new long[] {items, KEY_B}), List.of())));
-            assertThat(lost).contains("no surviving backup holds its write of items/2");
+            assertThat(lost).startsWith("in doubt: ").contains("no surviving backup holds its write of items/2");
             assertThat(pendingAt(participant, items, KEY_A, ts)).as("the held write committed").isFalse();
             assertThat(participant.versions(items, KEY_A)[0][0]).isEqualTo(ts);
             assertThat(pendingAt(participant, items, KEY_B, ts)).as("left in doubt, not rolled back").isTrue();
@@ -221,7 +225,8 @@ class CoordinatorRecoveryTest {
             assertThat(pendingAt(participant, items, KEY_B, ts2)).isFalse();
             final long[][] versions = participant.versions(items, KEY_B);
             assertThat(versions == null ? List.of() : List.of(versions[0][0])).as("rolled back").doesNotContain(ts2);
-            shouldApplyLateWritesToABackupByTheKeysOwnDeletes(node, copy); // one node for both (test time)
+            shouldApplyLateWritesToABackupByTheKeysOwnDeletes(node, copy); // one node for all three (test time)
+            shouldForgetDeletesNoApplyCanNeed(node, copy);
         }
     }
 
@@ -272,5 +277,38 @@ class CoordinatorRecoveryTest {
             assertThat(onLoop(node, () -> liveIn(copy, LATE_C))).as("another key's late insert").isTrue();
             assertThat(onLoop(node, () -> liveIn(copy, LATE_B))).isFalse();
         }
+    }
+
+    /**
+     * deletedAt is bounded ({@code ParticipantService#pruneDeletes}): a key's delete is remembered while a transaction
+     * older than it is held here (its late APPLY, an older insert of the key, must find it: the key stays absent; a
+     * horizon of the time lag alone dropped it and the insert went in), and forgotten once nothing held is older and
+     * it lags the newest timestamp by more than {@code PRUNE_LAG_NS}; a REPLICATE below the forgotten ones is then
+     * fenced. Before, no entry was ever dropped. Run on the race test's node (keys apart).
+     */
+    private static void shouldForgetDeletesNoApplyCanNeed(final OneMemoryNode node, final Table copy)
+        throws Exception {
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final int id = copy.schema().id();
+        final long old = AurogonTimestamp.pack(1_999_000, 4, 0);
+        final long deleted = AurogonTimestamp.pack(2_000_000, 1, 0);
+        final long lagged = AurogonTimestamp.pack(2_000_000 + 10_000_000, 1, 0);
+        final long latest = AurogonTimestamp.pack(2_000_000 + 20_000_000, 1, 0);
+        assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(id, LATE_D, old, old, 5)))
+            .isEqualTo(Backups.OK);
+        applied(node, id, LATE_D, deleted, null);
+        applied(node, id, LATE_E, lagged, null); // 10 ms on: past the lag, but the older insert is held
+        assertThat(onLoop(node, () -> service.deletedAt(id, LATE_D))).as("kept while an older write is held")
+            .isEqualTo(deleted);
+        assertThat(send(node, AurogonRpc.APPLY, request(old))).isEqualTo(Backups.OK);
+        assertThat(onLoop(node, () -> liveIn(copy, LATE_D))).as("the late insert ordered by the kept delete")
+            .isFalse();
+        applied(node, id, LATE_F, latest, null);
+        assertThat(onLoop(node, () -> new long[] {service.deletedAt(id, LATE_D), service.deletedAt(id, LATE_E),
+            service.deletedAt(id, LATE_F)})).as("dropped once nothing held is older and past the lag")
+            .containsExactly(0, 0, latest);
+        assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(id, LATE_D,
+            AurogonTimestamp.pack(2_500_000, 5, 0), 1, 6))).as("below the forgotten entries").isEqualTo(Backups.FENCED);
+        assertThat(onLoop(node, service::staleReplications)).isEqualTo(1L);
     }
 }
