@@ -532,6 +532,14 @@ final class CoordinatorRecovery {
      * died since (the other resolver passed them too, and would have met its mark). Both could act only if no live
      * holder carried both marks, and the live holders when the later one finishes are among those when the earlier
      * one did, never none with {@link #copiesSurvive}. A node that died meanwhile takes no mark ({@code node-gone}).
+     *
+     * <p>"Before it acts at any primary" holds for the original primaries; a promoted copy is marked like any holder,
+     * and its mark is itself the action (an APPLY there commits the adopted pending version, a DISCARD rolls it back):
+     * still safe, since it is reached in the same node order. <b>Assumption (review, stop 39):</b> marks stick only
+     * while a holder remembers the decision: {@link Backups} keeps the last {@link Backups#REMEMBERED} decided
+     * transactions, and one forgotten takes the opposite mark as a new entry. A resolver reaching a holder that long
+     * after the first one marked it (8,192 later decisions on that node, against a 1 ms orphan lease) is not guarded
+     * against; a low-water mark of forgotten timestamps, answered "forgotten" and failing the resolver, would be.
      */
     private static Future<Boolean> mark(final TxnRuntime runtime, final long ts, final List<String> nodes,
                                         final int rpc, final int from) {

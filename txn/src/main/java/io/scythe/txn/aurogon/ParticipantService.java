@@ -381,7 +381,8 @@ public final class ParticipantService {
     private void applyToBackup(final int tableId, final long key, final long wts, final byte[] value) {
         if (participant.promoted(tableId)) {
             final int status = participant.commit(tableId, key, wts, value);
-            // Committed already: a recovery COMMITs the promoted copy's adopted version before its APPLY.
+            // Committed already: a recovery that marked this promoted copy earlier (its APPLY commits the adopted
+            // version), or whose COMMIT of it came first.
             if (status != Participant.OK && !participant.committedAt(tableId, key, wts) && applyRefusal == null) {
                 applyRefusal = new ApplyRefused("Aurogon APPLY at " + AurogonTimestamp.toString(wts) + " to promoted "
                     + tableId + "/" + key + ": no pending version adopted there (status " + status + ")", status);
