@@ -31,8 +31,15 @@ public final class AurogonAborts {
      */
     public static final AbortReason IN_DOUBT = AbortReason.define("in-doubt", 960);
 
+    /**
+     * A backup refused a REPLICATE below the deletes it forgot (its timestamp lags the newest it saw by more than the
+     * pruning lag): the coordinator's clock is floored above them and the attempt runs again (review, stop 39: under
+     * the fenced reason, a clock lagging that much was refused for good).
+     */
+    public static final AbortReason STALE = AbortReason.define("stale-replicate", 970);
+
     static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE,
-        IN_DOUBT);
+        IN_DOUBT, STALE);
 
     private AurogonAborts() {
     }

@@ -187,6 +187,15 @@ final class AurogonClock {
         return last;
     }
 
+    /**
+     * The next timestamp is above {@code ts}, whatever the mode: a backup refused a REPLICATE as below the deletes it
+     * forgot ({@code Backups#STALE}); without it a clock lagging that far (host clocks spread by more than the pruning
+     * lag) was refused for good. Timestamps stay unique (this server's and loop's bits), only ahead of the reading.
+     */
+    void floor(final long ts) {
+        last = Math.max(last, ts);
+    }
+
     /** A participant answered having seen {@code seenTs}: DST chases it; the host clock ignores it. */
     void observe(final long seenTs) {
         if (mode == Mode.DST && seenTs > 0) {

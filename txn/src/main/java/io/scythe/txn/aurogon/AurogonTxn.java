@@ -559,7 +559,9 @@ final class AurogonTxn implements Txn {
                     part.putBytes(AurogonRpc.REPLICATE_HEADER_BYTES, a.newValue, from, n);
                 }
                 parts.add(orGone(Reposts.untilAccepted(runtime.timers(), () -> callNode(r.node(),
-                    AurogonRpc.REPLICATE, part)).compose(reply -> reply.payload().getInt(0) == Backups.FENCED
+                    AurogonRpc.REPLICATE, part)).compose(reply -> reply.payload().getInt(0) == Backups.STALE
+                    ? stale(r.node(), reply)
+                    : reply.payload().getInt(0) == Backups.FENCED
                     ? Future.failedFuture(new io.scythe.txn.AbortException(AurogonAborts.FENCED, "a recovery rolled "
                     + "transaction " + AurogonTimestamp.toString(ts) + " back (its backup " + r.node() + " fenced it, "
                     + "or it was promoted)"))
@@ -568,6 +570,15 @@ final class AurogonTxn implements Txn {
             } while (from < length);
             return Reposts.settle(parts);
         });
+    }
+
+    /** A backup refused the REPLICATE as stale: the clock goes above what it forgot, and the attempt runs again. */
+    private Future<Void> stale(final String node, final RpcReply reply) {
+        final long floor = reply.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET);
+        timestamps.floor(floor);
+        return Future.failedFuture(new io.scythe.txn.AbortException(AurogonAborts.STALE, "backup " + node
+            + " refused the REPLICATE of " + AurogonTimestamp.toString(ts) + " as below the deletes it forgot (up to "
+            + AurogonTimestamp.toString(floor) + "): the clock is floored there"));
     }
 
     private Future<Void> expectStatus(final String what, final RpcReply reply) {

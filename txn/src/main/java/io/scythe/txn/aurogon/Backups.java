@@ -33,6 +33,11 @@ public final class Backups {
     public static final int OK = 0;
     /** The transaction was fenced (rolled back by a recovery): its parts are refused. */
     public static final int FENCED = -10;
+    /**
+     * A REPLICATE below what the node's deletes bookkeeping forgot ({@code ParticipantService#pruneDeletes}): refused,
+     * the reply's seen timestamp at or above the forgotten ones, so the coordinator retries above them.
+     */
+    public static final int STALE = -11;
     /** A recovery's view of a transaction at this node. */
     public static final int FULL = 1;
     public static final int COMMITTED = 2;

@@ -197,7 +197,11 @@ public final class ParticipantService {
             // Older than what deletedAt may have forgotten (a held transaction is never below it): its APPLY could
             // not be ordered by the key's own deletes any more, so it aborts and runs again with a new timestamp.
             staleReplications++;
-            status(responder, Backups.FENCED);
+            final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.STATUS_REPLY_BYTES]);
+            reply.putInt(0, Backups.STALE);
+            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, Math.max(participant.maxTs(), prunedBelow));
+            reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
+            responder.reply(reply, 0, reply.capacity());
             return;
         }
         final byte[] part = new byte[length];
@@ -455,8 +459,9 @@ public final class ParticipantService {
      * only what this node holds (a coordinator replicates every write to the backups before any COMMIT, and applies
      * after: {@link Backups#apply}), so such a write is held here now, or its REPLICATE is still to come. The horizon
      * is the oldest transaction held here, and no more than {@link #PRUNE_LAG_NS} behind the newest timestamp seen;
-     * entries below it go, and from then on a REPLICATE below it is refused (fenced: its attempt aborts and runs
-     * again), so the held ones and every one admitted later are above every forgotten entry. A dead coordinator's
+     * entries below it go, and from then on a REPLICATE below it is refused ({@link Backups#STALE}: its attempt aborts
+     * and runs again, its coordinator's clock floored above the horizon, so a clock lagging that far is not refused for
+     * good), so the held ones and every one admitted later are above every forgotten entry. A dead coordinator's
      * transaction is decided only from what the backups hold (a recovery fences the rest), so no late one is lost;
      * a live one whose first REPLICATE here came {@link #PRUNE_LAG_NS} after a newer timestamp pays an abort.
      */

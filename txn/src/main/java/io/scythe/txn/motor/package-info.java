@@ -61,5 +61,11 @@
  * <p><b>Not implemented</b> (issue 19; refused with one line naming it): crashes of compute nodes ({@code --crash-cn},
  * {@code --explore --crashes}) and cluster nodes, since the shared recovery rolls redo records into the home only,
  * not into the CVT; memory-node failover (refused by default).
+ *
+ * <p><b>Open (review, stop 39):</b> a write-back batch refused for now past its reposts is finished from the redo
+ * record ({@code RedoStep#finishFromRecord}), which writes homes and releases locks but, Motor's lock kind being
+ * FORD's ({@code versionsBesideHeader} false), no CVT record or cell, on the primary or the backups: read-only readers
+ * (who read only the CVT) then miss that committed version. Needs a Motor lock kind whose {@code recovered} writes the
+ * victim record and cell on every copy (or giving such a commit up). Reached only under sustained send-queue refusals.
  */
 package io.scythe.txn.motor;

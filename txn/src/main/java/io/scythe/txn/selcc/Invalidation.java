@@ -59,6 +59,12 @@ final class Invalidation {
     static final int YIELDING = 4;
     /** Granted as {@link #GRANTED}, the copy WRITten into the sender's receive slot (status only). */
     static final int FORWARDED = 5;
+    /**
+     * The RPC failure code of a holder whose handover or release verbs failed after they were posted (its loop gave
+     * up, {@code mustLand}): the FAA may have landed or may still land, so the requester lets the latch word decide
+     * ({@code LineCache#mayHandOverLate}). Any other error reply means no handover was posted.
+     */
+    static final int HANDOVER_IN_DOUBT = io.scythe.rrpc.RpcException.FIRST_APPLICATION_CODE + 1;
 
     static final int KIND_OFFSET = 0;
     static final int REQUESTER_OFFSET = 1;

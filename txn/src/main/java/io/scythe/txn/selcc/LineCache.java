@@ -967,14 +967,15 @@ public final class LineCache {
 
     /**
      * Whether a failed invalidation may still be handed over by its holder ({@link #deadHolder} waits for the word):
-     * the call was cut off (the holder's node left, the connection failed) or timed out, so the holder may have done
-     * its FAA or may still do it. A holder that answered with an error (its handler failed the call) is alive and did
-     * not hand over: the call fails at once, as before (review, stop 39: such a failure polled a live holder's word for
-     * up to {@code scythe.selcc.deadHolderWaitNs}, 120 s).
+     * the call was cut off (the holder's node left, the connection failed) or timed out, or the holder answered
+     * {@link Invalidation#HANDOVER_IN_DOUBT} (its handover verbs failed after they were posted: its loop gave up, so
+     * its node is recovered and the wait ends), so the holder's FAA may have landed or may still land. Any other error
+     * reply (the handler failed before posting anything) means the holder did not hand over: the call fails at once
+     * (review, stop 39: such a failure polled a live holder's word for up to {@code scythe.selcc.deadHolderWaitNs}).
      */
     static boolean mayHandOverLate(final Throwable cause) {
         return cause instanceof io.scythe.rrpc.RpcException e && (e.code() == io.scythe.rrpc.RpcException.DISCONNECTED
-            || e.code() == io.scythe.rrpc.RpcException.TIMED_OUT);
+            || e.code() == io.scythe.rrpc.RpcException.TIMED_OUT || e.code() == Invalidation.HANDOVER_IN_DOUBT);
     }
 
     /** How long a cluster node's requester waits for a failed holder's word to settle ({@link #deadHolder}). */
@@ -1336,7 +1337,7 @@ public final class LineCache {
                 return batch.post();
             }))).transform(done -> {
                 if (done.failed()) {
-                    responder.fail(1, String.valueOf(done.cause()));
+                    responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
                     return Future.succeededFuture();
                 }
                 Stats.count("released for a requester (no handover)");
@@ -1359,7 +1360,7 @@ public final class LineCache {
                 return batch.post();
             })).compose(v -> unlessRecoveredMeanwhile(f, requester, told, LatchWord.bit(requester))))).transform(done -> {
                 if (done.failed()) {
-                    responder.fail(1, String.valueOf(done.cause()));
+                    responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
                     return Future.succeededFuture();
                 }
                 f.memo = Memo.S;
@@ -1391,7 +1392,7 @@ public final class LineCache {
             })).compose(v -> !modified ? Future.<Void>succeededFuture()
                 : unlessRecoveredMeanwhile(f, requester, told, LatchWord.exclusive(requester))))).transform(done -> {
                 if (done.failed()) {
-                    responder.fail(1, String.valueOf(done.cause()));
+                    responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
                     return Future.succeededFuture();
                 }
                 f.memo = Memo.I;

@@ -284,7 +284,8 @@ class CoordinatorRecoveryTest {
      * older than it is held here (its late APPLY, an older insert of the key, must find it: the key stays absent; a
      * horizon of the time lag alone dropped it and the insert went in), and forgotten once nothing held is older and
      * it lags the newest timestamp by more than {@code PRUNE_LAG_NS}; a REPLICATE below the forgotten ones is then
-     * fenced. Before, no entry was ever dropped. Run on the race test's node (keys apart).
+     * refused as stale, its reply naming a floor above them (the coordinator's clock goes there). Before, no entry
+     * was ever dropped. Run on the race test's node (keys apart).
      */
     private static void shouldForgetDeletesNoApplyCanNeed(final OneMemoryNode node, final Table copy)
         throws Exception {
@@ -308,7 +309,12 @@ class CoordinatorRecoveryTest {
             service.deletedAt(id, LATE_F)})).as("dropped once nothing held is older and past the lag")
             .containsExactly(0, 0, latest);
         assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(id, LATE_D,
-            AurogonTimestamp.pack(2_500_000, 5, 0), 1, 6))).as("below the forgotten entries").isEqualTo(Backups.FENCED);
+            AurogonTimestamp.pack(2_500_000, 5, 0), 1, 6))).as("below the forgotten entries").isEqualTo(Backups.STALE);
         assertThat(onLoop(node, service::staleReplications)).isEqualTo(1L);
+        final long seen = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+            AurogonPromotionTest.replicate(id, LATE_D, AurogonTimestamp.pack(2_600_000, 5, 0), 1, 7)))
+            .map(reply -> reply.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET)));
+        assertThat(seen).as("the stale reply names a floor above the forgotten entries (the retry's clock goes there)")
+            .isGreaterThan(deleted);
     }
 }

@@ -165,8 +165,9 @@ class SelccDeadHolderTest {
     }
 
     /**
-     * Only a call cut off or timed out may still be handed over late; a live holder's error reply fails the call at
-     * once instead of polling its word for up to two minutes (review, stop 39).
+     * Only a call cut off or timed out, or a holder's in-doubt reply (its handover verbs failed after posting), may
+     * still be handed over late; any other error reply fails the call at once instead of polling the word (review,
+     * stop 39).
      */
     @Test
     void shouldWaitForTheWordOnlyWhenTheCallWasCutOffOrTimedOut() {
@@ -174,10 +175,14 @@ class SelccDeadHolderTest {
             "compute node cn1 left"))).isTrue();
         assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(io.scythe.rrpc.RpcException.TIMED_OUT,
             "no reply"))).isTrue();
+        assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(Invalidation.HANDOVER_IN_DOUBT,
+            "the holder's handover FAA failed after it was posted"))).as("the holder's in-doubt reply").isTrue();
+        assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(1,
+            "selcc invalidation handler failed before posting"))).isFalse();
         assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(
             io.scythe.rrpc.RpcException.HANDLER_FAILED, "the holder failed the call"))).isFalse();
         assertThat(LineCache.mayHandOverLate(new io.scythe.rrpc.RpcException(
-            io.scythe.rrpc.RpcException.FIRST_APPLICATION_CODE + 1, "the holder's own code"))).isFalse();
+            io.scythe.rrpc.RpcException.FIRST_APPLICATION_CODE + 2, "the holder's own code"))).isFalse();
         assertThat(LineCache.mayHandOverLate(new IllegalStateException("not an RPC failure"))).isFalse();
     }
 }
