@@ -949,6 +949,31 @@ public final class LineCache {
             ObjectLayout.PROTOCOL_WORD_OFFSET));
     }
 
+    /**
+     * Whether {@code f}'s copy (held here: memo S or M, idle) shows a CAS word, {@code casWord}, of an insert that the
+     * line's memory node buried since: its inserter's compute node died and that node's dead-node step ran
+     * ({@link SelccRecovery#buriedBy}; recoverable runs). The burial rewrote the memory node's copy only; a copy taken
+     * before it and kept in caches (forwarded between survivors, never READ again) shows the insert locked for good,
+     * and every transaction that reads the line aborts ({@link #refreshed}).
+     */
+    boolean buriedSince(final Frame f, final long casWord) {
+        return recoverable && casWord != 0 && !f.busy && SelccRecovery.buriedBy(runtime.fabric(), f.line.node, casWord);
+    }
+
+    /**
+     * READs {@code f}'s line again from its memory node ({@link #buriedSince}: the copy is older than a burial), the
+     * frame busy meanwhile; fails as a conflict if the copy still shows {@code casWord}. The memory node's copy is
+     * current: this participant holds the line, recoverable commits write through, and no write passed a copy showing
+     * the insert locked.
+     */
+    Future<Void> refreshed(final Frame f, final long casWord) {
+        Stats.count("copy older than a dead inserter's burial: READ again");
+        return busy(f, () -> mustLand("the READ of a line buried since it was copied", () -> channel(f).compose(ch ->
+            ch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes)))).compose(v ->
+            f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) == casWord
+                ? Future.failedFuture(locked(f, "its insert still locked after the burial")) : Future.succeededFuture());
+    }
+
     /** Whether {@code word}, just READ with {@code f}'s copy, shows the handover {@code kind} asked for landed. */
     private boolean handedOver(final Frame f, final int kind, final long word) {
         if (!granted(kind, word, me)) {

@@ -246,6 +246,30 @@ public final class SelccRecovery {
         }
     }
 
+    /**
+     * Whether memory node {@code memoryNode}'s dead-node step ran for the compute node that ran transaction {@code id}
+     * (a CAS word: its id prefix names the node, the directory its participants): the step buries that node's locked
+     * inserts on {@code memoryNode} before it clears its bits ({@code SelccModule#startMemoryNode}), so a cached copy
+     * still showing {@code id} in its CAS word is older than the burial. False for a prefix the directory does not
+     * know (cluster nodes: their compute nodes never see the memory nodes' steps).
+     */
+    static boolean buriedBy(final Fabric fabric, final String memoryNode, final long id) {
+        synchronized (DIRECTORY) {
+            final Set<Integer> loops = DIRECTORY.getOrDefault(fabric, Map.of())
+                .get(id & io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK);
+            if (loops == null) {
+                return false;
+            }
+            final Set<Integer> cleared = CLEARED.getOrDefault(fabric, Map.of()).getOrDefault(memoryNode, Set.of());
+            for (final int p : loops) {
+                if (cleared.contains(p)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     /** Memory node {@code memoryNode}'s step cleared {@code participants} on {@code fabric}. */
     static void markCleared(final Fabric fabric, final String memoryNode, final Set<Integer> participants) {
         synchronized (DIRECTORY) {

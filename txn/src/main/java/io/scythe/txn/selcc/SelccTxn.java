@@ -282,7 +282,14 @@ public final class SelccTxn extends LatchTxn {
         if (finished) {
             return locked(a, "attempt over"); // the global latch stays cached: nothing to release
         }
-        if (f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0 && !created(a)) {
+        final long casWord = f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET);
+        if (casWord != 0 && !created(a)) {
+            if (cache.buriedSince(f, casWord)) {
+                // Its inserter died and the memory node buried the insert after this copy was taken: the copy is
+                // READ again and the access retried (kept, every read of the line aborted to the end of the run).
+                return cache.refreshed(f, casWord).compose(v -> finished ? locked(a, "attempt over")
+                    : exclusive ? lockExclusive(a, true) : lockShared(a, true));
+            }
             // Created by an INSERT not committed yet: never latched locally, so its inserter's Exclusive acquire
             // is served at once (the global latch stays cached here until then).
             return locked(a, "inserted by a transaction not committed yet");
