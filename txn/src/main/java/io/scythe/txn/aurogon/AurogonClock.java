@@ -57,7 +57,7 @@ final class AurogonClock {
     private final int server;
     private final int loop;
     private long last;
-    /** DST: how far ahead of the host clock the chase has pulled this clock (never negative). */
+    /** DST (and a floor, {@link #floor}): how far ahead of the host clock this clock is pulled (never negative). */
     private long aheadNs;
     private final TwoLevelClock twoLevel;
 
@@ -182,7 +182,7 @@ final class AurogonClock {
         return twoLevel == null ? null : twoLevel.phase() + " " + twoLevel.reference() + " " + twoLevel.failovers();
     }
 
-    /** The last timestamp this clock issued (0: none yet). */
+    /** The last timestamp this clock issued (0: none yet), or a floor above it ({@link #floor}: another's timestamp). */
     long last() {
         return last;
     }
@@ -194,6 +194,12 @@ final class AurogonClock {
      */
     void floor(final long ts) {
         last = Math.max(last, ts);
+        if (twoLevel == null && mode != Mode.FARM) {
+            // An offset, as DST's chase: the clock then keeps real time's pace above the floor (flooring only last
+            // advanced it 1 ns a timestamp, pinned near the floor until refused again: review, stop 39). 2LClock and
+            // FaRM's clock are synchronized: a lag past the pruning lag does not arise there, last suffices.
+            aheadNs = Math.max(aheadNs, AurogonTimestamp.clockNs(ts) - hostNs());
+        }
     }
 
     /** A participant answered having seen {@code seenTs}: DST chases it; the host clock ignores it. */

@@ -957,21 +957,31 @@ public final class LineCache {
      * and every transaction that reads the line aborts ({@link #refreshed}).
      */
     boolean buriedSince(final Frame f, final long casWord) {
-        return recoverable && casWord != 0 && !f.busy && SelccRecovery.buriedBy(runtime.fabric(), f.line.node, casWord);
+        return recoverable && casWord != 0 && f.idle() && SelccRecovery.buriedBy(runtime.fabric(), f.line.node, casWord);
     }
 
     /**
      * READs {@code f}'s line again from its memory node ({@link #buriedSince}: the copy is older than a burial), the
      * frame busy meanwhile; fails as a conflict if the copy still shows {@code casWord}. The memory node's copy is
      * current: this participant holds the line, recoverable commits write through, and no write passed a copy showing
-     * the insert locked.
+     * the insert locked. The READ goes into a buffer of its own, copied over the image once it completed: a READ that
+     * failed (it may still land) fails the access as a conflict and cannot write the frame later, so the loop need not
+     * give up (review, stop 39: mustLand gave the loop up for a READ, which leaves nothing in doubt).
      */
     Future<Void> refreshed(final Frame f, final long casWord) {
         Stats.count("copy older than a dead inserter's burial: READ again");
-        return busy(f, () -> mustLand("the READ of a line buried since it was copied", () -> channel(f).compose(ch ->
-            ch.read(f.line.address, f.rkey, f.image, 0, f.lineBytes)))).compose(v ->
-            f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) == casWord
-                ? Future.failedFuture(locked(f, "its insert still locked after the burial")) : Future.succeededFuture());
+        final org.agrona.concurrent.UnsafeBuffer fresh = new org.agrona.concurrent.UnsafeBuffer(new byte[f.lineBytes]);
+        return busy(f, () -> Reposts.untilAccepted(runtime.timers(), () -> channel(f).compose(ch ->
+            ch.read(f.line.address, f.rkey, fresh, 0, f.lineBytes)))).transform(read -> {
+                if (read.failed()) {
+                    return Future.failedFuture(locked(f, "its READ again after the burial failed: " + read.cause()));
+                }
+                f.image.putBytes(0, fresh, 0, f.lineBytes);
+                f.dirty = DirtyBounds.CLEAN; // a copy showing another node's CAS word was never written here
+                f.headerDirty = false;
+                return f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) == casWord
+                    ? Future.failedFuture(locked(f, "its insert still locked after the burial")) : Future.succeededFuture();
+            });
     }
 
     /** Whether {@code word}, just READ with {@code f}'s copy, shows the handover {@code kind} asked for landed. */

@@ -316,5 +316,16 @@ class CoordinatorRecoveryTest {
             .map(reply -> reply.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET)));
         assertThat(seen).as("the stale reply names a floor above the forgotten entries (the retry's clock goes there)")
             .isGreaterThan(deleted);
+        // The coordinator's side: a host clock floored there issues above it, and keeps real time's pace from there.
+        final long[] issued = node.on(rt -> {
+            final AurogonClock clock = AurogonClock.of(rt, AurogonClock.Mode.HOST);
+            final long floor = AurogonTimestamp.pack(AurogonTimestamp.clockNs(clock.next()) + 10_000_000, 9, 0);
+            clock.floor(floor);
+            final long first = clock.next();
+            return rt.timers().after(50_000).map(v -> new long[] {floor, first, clock.next()});
+        });
+        assertThat(issued[1]).as("above the floor").isGreaterThan(issued[0]);
+        assertThat(AurogonTimestamp.clockNs(issued[2]) - AurogonTimestamp.clockNs(issued[1]))
+            .as("50 us later, 50 us on (not 1 ns a timestamp)").isGreaterThanOrEqualTo(50_000);
     }
 }
