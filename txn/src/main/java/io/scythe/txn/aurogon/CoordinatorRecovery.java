@@ -238,12 +238,7 @@ final class CoordinatorRecovery {
 
     private static Future<Void> lostShare(final TxnRuntime runtime, final long ts, final String node,
                                           final List<long[]> suspects, final Decision d) {
-        final List<String> live = new ArrayList<>();
-        for (final String n : memoryNodes(runtime.catalog())) {
-            if (!runtime.catalog().removed(n)) {
-                live.add(n);
-            }
-        }
+        final List<String> live = liveMemoryNodes(runtime.catalog());
         final Set<String> aborted = new HashSet<>();
         final List<Future<?>> asked = new ArrayList<>();
         for (final String n : live) {
@@ -496,12 +491,7 @@ final class CoordinatorRecovery {
      */
     static Future<Void> rollBack(final TxnRuntime runtime, final long ts, final Decision d, final String node,
                                  final List<long[]> suspects) {
-        final List<String> live = new ArrayList<>();
-        for (final String n : memoryNodes(runtime.catalog())) {
-            if (!runtime.catalog().removed(n)) {
-                live.add(n);
-            }
-        }
+        final List<String> live = liveMemoryNodes(runtime.catalog());
         return mark(runtime, ts, live, AurogonRpc.DISCARD, 0).compose(taken -> {
             if (!taken) {
                 d.yielded = true;
@@ -694,6 +684,17 @@ final class CoordinatorRecovery {
     }
 
     // ---------------------------------------------------------------------------------------- placement
+
+    /** {@link #memoryNodes} the configuration has not removed, in their order. */
+    private static List<String> liveMemoryNodes(final Catalog catalog) {
+        final List<String> live = new ArrayList<>();
+        for (final String n : memoryNodes(catalog)) {
+            if (!catalog.removed(n)) {
+                live.add(n);
+            }
+        }
+        return live;
+    }
 
     /** The memory nodes in partition order (partition p of every table is on the p-th): bit p of a mask. */
     static List<String> memoryNodes(final Catalog catalog) {

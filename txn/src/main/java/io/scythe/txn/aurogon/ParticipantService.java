@@ -197,11 +197,7 @@ public final class ParticipantService {
             // Older than what deletedAt may have forgotten (a held transaction is never below it): its APPLY could
             // not be ordered by the key's own deletes any more, so it aborts and runs again with a new timestamp.
             staleReplications++;
-            final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.STATUS_REPLY_BYTES]);
-            reply.putInt(0, Backups.STALE);
-            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, Math.max(participant.maxTs(), prunedBelow));
-            reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
-            responder.reply(reply, 0, reply.capacity());
+            status(responder, Backups.STALE, Math.max(participant.maxTs(), prunedBelow)); // seen: the floor
             return;
         }
         final byte[] part = new byte[length];
@@ -431,8 +427,8 @@ public final class ParticipantService {
      * entry per key deleted and not inserted again, dropped once no APPLY can need it ({@link #pruneDeletes}; it was
      * never dropped: one entry per TPC-C delivery for the life of a bench).
      */
-    private final java.util.Map<Integer, org.agrona.collections.Long2LongHashMap> deletedAt =
-        new java.util.HashMap<>();
+    private final org.agrona.collections.Int2ObjectHashMap<org.agrona.collections.Long2LongHashMap> deletedAt =
+        new org.agrona.collections.Int2ObjectHashMap<>(); // by table id: no boxed key per APPLY
 
     /**
      * How far behind the newest timestamp this node has seen a deletedAt entry may fall before it is dropped (unless
@@ -444,7 +440,7 @@ public final class ParticipantService {
     /** The largest timestamp any request (a coordinator's own, or an APPLY or DISCARD) carried here. */
     private long newestTs;
     /**
-     * deletedAt has forgotten entries below this timestamp; a REPLICATE below it is refused ({@link Backups#FENCED}).
+     * deletedAt has forgotten entries below this timestamp; a REPLICATE below it is refused ({@link Backups#STALE}).
      * Never above the oldest transaction held here when it was raised, so no held transaction is ever below it.
      */
     private long prunedBelow;
@@ -634,9 +630,14 @@ public final class ParticipantService {
     }
 
     private void status(final RpcResponder responder, final int status) {
+        status(responder, status, participant.maxTs());
+    }
+
+    /** A status reply whose seen timestamp is {@code seen} (a STALE refusal's floor). */
+    private void status(final RpcResponder responder, final int status, final long seen) {
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.STATUS_REPLY_BYTES]);
         reply.putInt(0, status);
-        reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, participant.maxTs());
+        reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, seen);
         reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
         responder.reply(reply, 0, reply.capacity());
     }

@@ -2,6 +2,7 @@ package io.scythe.txn.lotus;
 
 import io.scythe.rrpc.RpcException;
 import io.scythe.rrpc.RpcReply;
+import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
 import io.scythe.storage.TableDescriptor;
 import io.scythe.txn.Catalog;
@@ -317,7 +318,7 @@ final class LotusTxn extends OneSidedTxn {
             return ch.read(a.address() + record, a.rkey(), a.image, record, bytes).compose(w -> {
                 final int length = Cvt.length(a.image, at, cell);
                 if (length < 0 || length > maxValue || !Cvt.getRecord(a.image, record, bytes, Cvt.cv(a.image, at, cell),
-                    length, a.image, io.scythe.storage.ObjectLayout.VALUE_OFFSET)) {
+                    length, a.image, ObjectLayout.VALUE_OFFSET)) {
                     return Future.failedFuture(refusedRead(a, "its record was rewritten under the read (CV check)"));
                 }
                 a.valueLength = length;
@@ -383,20 +384,20 @@ final class LotusTxn extends OneSidedTxn {
      */
     private Future<Void> settleInvisible(final Access a, final int at, final int n) {
         node.vtCache().invalidate(node.fields().lotusKey(a.table, a.key));
-        final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
         return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), header, 0, header.capacity()))
             .compose(v -> Replicas.locateAll(runtime, List.of(a))).compose(v -> {
-                final long home = header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET)
-                    & ~io.scythe.storage.ObjectLayout.VERSION_BUSY;
+                final long home = header.getLong(ObjectLayout.VERSION_OFFSET)
+                    & ~ObjectLayout.VERSION_BUSY;
                 final int newest = Cvt.newest(a.image, at);
                 // No visible cell: an insert's CVT (written whole, its one cell INVISIBLE). Its home tells: a
                 // committed insert's write-back (or recovery's) leaves it live with the CAS word cleared, an
                 // abandoned one (its coordinator died before the redo record) deleted at the INSERT's version + 1,
                 // which must not be made visible (a G1a: phantom seeds 65 and 89 read version 2 of an inserted mark).
                 final boolean committed = newest == Cvt.NONE
-                    ? (header.getShort(io.scythe.storage.ObjectLayout.FLAGS_OFFSET)
-                    & io.scythe.storage.ObjectLayout.FLAG_DELETED) == 0
-                    && header.getLong(io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) == 0
+                    ? (header.getShort(ObjectLayout.FLAGS_OFFSET)
+                    & ObjectLayout.FLAG_DELETED) == 0
+                    && header.getLong(ObjectLayout.CAS_LOCK_OFFSET) == 0
                     : home > Cvt.version(a.image, at, newest);
                 final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
                 version.putLong(0, home);
@@ -439,18 +440,18 @@ final class LotusTxn extends OneSidedTxn {
      * ("no version below T_start") until reclamation freed the object, for the rest of a short run.
      */
     private Future<Access> undoneInsertRead(final Access a, final boolean locked, final long ts) {
-        final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
         return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), header, 0, header.capacity())).compose(v -> {
-            if ((header.getShort(io.scythe.storage.ObjectLayout.INCARNATION_OFFSET) & 0xffff)
-                != io.scythe.storage.ObjectLayout.incarnationOf(a.pointer)) {
+            if ((header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff)
+                != ObjectLayout.incarnationOf(a.pointer)) {
                 runtime.remote(a.partition).invalidate(a.key);
                 return Future.failedFuture(refusedRead(a, "moved (stale cached address)"));
             }
-            final long home = header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET);
-            if ((header.getShort(io.scythe.storage.ObjectLayout.FLAGS_OFFSET)
-                & io.scythe.storage.ObjectLayout.FLAG_DELETED) == 0
-                || header.getLong(io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) != 0
-                || (home & io.scythe.storage.ObjectLayout.VERSION_BUSY) != 0) {
+            final long home = header.getLong(ObjectLayout.VERSION_OFFSET);
+            if ((header.getShort(ObjectLayout.FLAGS_OFFSET)
+                & ObjectLayout.FLAG_DELETED) == 0
+                || header.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0
+                || (home & ObjectLayout.VERSION_BUSY) != 0) {
                 return Future.failedFuture(refusedRead(a, "being inserted (its CVT has no version)"));
             }
             if (home >= ts) {
@@ -479,8 +480,8 @@ final class LotusTxn extends OneSidedTxn {
         final int at = Cvt.offset(maxValue);
         final long ts = start.result();
         return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0,
-            io.scythe.storage.ObjectLayout.slotBytes(maxValue)).compose(v -> {
-                if (!locked && a.image.getLong(io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET) != 0) {
+            ObjectLayout.slotBytes(maxValue)).compose(v -> {
+                if (!locked && a.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0) {
                     return Future.failedFuture(refusedRead(a, "being inserted"));
                 }
                 return checkedImage(a);
@@ -883,7 +884,7 @@ final class LotusTxn extends OneSidedTxn {
                         final int home = Cvt.recordOffset(maxValue, n, 0) - at;
                         Cvt.putCell(out, Cvt.cell(0), cv, true, a.deleted, a.deleted ? 0 : a.valueLength,
                             home + at, a.readVersion);
-                        Cvt.putRecord(out, home, recordBytes, cv, a.image, io.scythe.storage.ObjectLayout.VALUE_OFFSET,
+                        Cvt.putRecord(out, home, recordBytes, cv, a.image, ObjectLayout.VALUE_OFFSET,
                             a.deleted ? 0 : a.valueLength);
                     }
                     final int record = Cvt.recordOffset(maxValue, n, cell);
@@ -949,7 +950,7 @@ final class LotusTxn extends OneSidedTxn {
         out.add(new long[] {a.address(), a.rkey()});
         final List<Catalog.Replica> backups = a.partition.backups();
         for (int b = 0; b < backups.size(); b++) {
-            out.add(new long[] {io.scythe.storage.ObjectLayout.addressOf(a.backupPointers[b]),
+            out.add(new long[] {ObjectLayout.addressOf(a.backupPointers[b]),
                 backups.get(b).descriptor().objects().rkey()});
         }
         return out;
@@ -1021,7 +1022,7 @@ final class LotusTxn extends OneSidedTxn {
                                     final long token) {
         final UnsafeBuffer word = new UnsafeBuffer(new byte[8]);
         word.putLong(0, token);
-        batch.write(object + io.scythe.storage.ObjectLayout.VERSION_OFFSET, rkey, word, 0, 8);
+        batch.write(object + ObjectLayout.VERSION_OFFSET, rkey, word, 0, 8);
     }
 
     /** Clears one cell (an abort's INVISIBLE version, or a gone writer's): its valid byte to 0. */
@@ -1043,21 +1044,21 @@ final class LotusTxn extends OneSidedTxn {
      */
     static Future<Void> recoverCells(final TxnRuntime runtime, final Catalog.Partition partition, final long pointer,
                                      final long[] backupPointers, final long token, final long commitTs) {
-        final long address = io.scythe.storage.ObjectLayout.addressOf(pointer);
+        final long address = ObjectLayout.addressOf(pointer);
         final int rkey = partition.descriptor().objects().rkey();
         final int at = Cvt.offset(partition.descriptor().schema().maxValueBytes());
-        final UnsafeBuffer header = new UnsafeBuffer(new byte[io.scythe.storage.ObjectLayout.HEADER_BYTES]);
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
         return runtime.channel(partition.node()).compose(ch -> ch.read(address, rkey, header, 0, header.capacity()))
             .compose(v -> {
-                if ((header.getLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET)
-                    & ~io.scythe.storage.ObjectLayout.VERSION_BUSY) != token) {
+                if ((header.getLong(ObjectLayout.VERSION_OFFSET)
+                    & ~ObjectLayout.VERSION_BUSY) != token) {
                     return Future.succeededFuture();
                 }
                 final List<Future<Void>> copies = new ArrayList<>();
                 copies.add(recoverCell(runtime, partition.node(), address + at, rkey, commitTs));
                 final List<Catalog.Replica> backups = partition.backups();
                 for (int b = 0; b < backupPointers.length; b++) {
-                    copies.add(recoverCell(runtime, backups.get(b).node(), io.scythe.storage.ObjectLayout.addressOf(
+                    copies.add(recoverCell(runtime, backups.get(b).node(), ObjectLayout.addressOf(
                         backupPointers[b]) + at, backups.get(b).descriptor().objects().rkey(), commitTs));
                 }
                 return settle(copies);
@@ -1202,7 +1203,7 @@ final class LotusTxn extends OneSidedTxn {
     /** The version the write-back installs on {@code a}: recovery finishes an entry only below it. */
     @Override
     protected long lockToken(final Access a) {
-        return io.scythe.storage.ObjectLayout.versionAfter(commitTs, a.readVersion);
+        return ObjectLayout.versionAfter(commitTs, a.readVersion);
     }
 
     @Override

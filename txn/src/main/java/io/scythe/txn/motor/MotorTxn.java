@@ -5,7 +5,6 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Access;
-import io.scythe.txn.Catalog;
 import io.scythe.txn.Stage;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.ford.CasLock;
@@ -19,7 +18,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * One attempt of Motor (package doc): FORD's one-sided CAS locks on the memory nodes, and a CVT of N full-record
@@ -209,39 +207,40 @@ final class MotorTxn extends CasLockTxn {
      * unlocked, re-locked and its backup cell rewritten before the first commit's backup write landed: review).
      */
     private Future<Void> writeVersions(final long ts) {
-        final Map<Access, List<Consumer<Doorbell>>> perCopy = new java.util.IdentityHashMap<>();
-        final List<Access> written = new ArrayList<>();
-        for (int i = 0; i < accesses.size(); i++) {
-            final Access a = accesses.get(i);
-            if (a.dirty || a.inserted) {
-                written.add(a);
-            }
-        }
+        final Map<Access, VersionWrite> versionOf = new java.util.IdentityHashMap<>();
+        final List<Access> written = writes.written();
         return Replicas.locateAll(runtime, written).compose(v -> {
             for (final Access a : written) {
-                perCopy.put(a, versionWrites(a, ts));
+                versionOf.put(a, versionWrite(a, ts));
             }
             writes.backupWrites((batch, a, backup) -> {
-                final List<Consumer<Doorbell>> mine = perCopy.get(a);
-                if (mine != null) {
-                    mine.get(backup + 1).accept(batch);
+                final VersionWrite w = versionOf.get(a);
+                if (w != null) {
+                    w.add(batch, ObjectLayout.addressOf(a.backupPointers[backup]),
+                        a.partition.backups().get(backup).descriptor().objects().rkey());
                 }
             });
             return writeBack(ts, x -> x.locked, (batch, a) -> {
-                final List<Consumer<Doorbell>> mine = perCopy.get(a);
-                if (mine != null) {
-                    mine.get(0).accept(batch);
+                final VersionWrite w = versionOf.get(a);
+                if (w != null) {
+                    w.add(batch, a.address(), a.rkey());
                 }
                 batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
             });
         });
     }
 
+    /** What writing one key's new version adds to a doorbell of one of its copies (the object at {@code base}). */
+    @FunctionalInterface
+    private interface VersionWrite {
+        void add(Doorbell batch, long base, int rkey);
+    }
+
     /**
-     * What writing {@code a}'s new version at {@code ts} adds to a doorbell of each copy (primary first, then each
-     * backup in order): the record and the cell of the victim, or the whole CVT and the records it names.
+     * What writing {@code a}'s new version at {@code ts} adds to a doorbell of any of its copies (the same bytes at the
+     * same offsets on each): the record and the cell of the victim, or the whole CVT and the records it names.
      */
-    private List<Consumer<Doorbell>> versionWrites(final Access a, final long ts) {
+    private VersionWrite versionWrite(final Access a, final long ts) {
         final int max = maxValue(a);
         final int at = MotorCvt.at(max);
         final boolean deleting = a.deleting;
@@ -285,19 +284,12 @@ final class MotorTxn extends CasLockTxn {
             recordAt = Cvt.recordOffset(max, versions, cell);
         }
         final UnsafeBuffer old = previous;
-        final List<Consumer<Doorbell>> out = new ArrayList<>();
-        final List<Catalog.Replica> backups = a.partition.backups();
-        for (int c = 0; c <= backups.size(); c++) {
-            final long base = c == 0 ? a.address() : ObjectLayout.addressOf(a.backupPointers[c - 1]);
-            final int rkey = c == 0 ? a.rkey() : backups.get(c - 1).descriptor().objects().rkey();
-            out.add(batch -> {
-                if (old != null) {
-                    batch.write(base + Cvt.recordOffset(max, versions, 0), rkey, old, 0, recordBytes);
-                }
-                batch.write(base + recordAt, rkey, record, 0, recordBytes);
-                batch.write(base + cvtOffset, rkey, cvt, 0, cvt.capacity());
-            });
-        }
-        return out;
+        return (batch, base, rkey) -> {
+            if (old != null) {
+                batch.write(base + Cvt.recordOffset(max, versions, 0), rkey, old, 0, recordBytes);
+            }
+            batch.write(base + recordAt, rkey, record, 0, recordBytes);
+            batch.write(base + cvtOffset, rkey, cvt, 0, cvt.capacity());
+        };
     }
 }

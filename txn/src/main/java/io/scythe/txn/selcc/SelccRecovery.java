@@ -260,9 +260,8 @@ public final class SelccRecovery {
             if (loops == null) {
                 return false;
             }
-            final Set<Integer> cleared = CLEARED.getOrDefault(fabric, Map.of()).getOrDefault(memoryNode, Set.of());
             for (final int p : loops) {
-                if (cleared.contains(p)) {
+                if (cleared(fabric, memoryNode, p)) {
                     return true;
                 }
             }
