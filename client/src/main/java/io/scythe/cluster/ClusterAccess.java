@@ -230,7 +230,7 @@ public record ClusterAccess(String cluster, String secret, String node, String h
         if (System.getProperty("scythe.hazelcast.log") == null) {
             HAZELCAST_LOG.setLevel(Level.WARNING);
         }
-        return new HazelcastClusterManager(hazelcastConfig().setLiteMember(liteMember));
+        return new MemberOnlyClusterManager(hazelcastConfig().setLiteMember(liteMember));
     }
 
     /** Starts a clustered Vert.x; completes once it has joined. */

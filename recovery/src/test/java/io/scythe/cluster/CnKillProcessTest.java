@@ -171,10 +171,11 @@ class CnKillProcessTest {
     }
 
     /**
-     * A read-only {@code get} of key {@code k}, asked again while its outcome is Unknown: right after a CN restarts,
-     * the clustered event bus can still route the request to the killed incarnation's registration ("Connecting to
-     * server ... failed: Not a member of the cluster", CI run 69), and the reply times out. A get changes nothing, so
-     * asking again is safe; what the check needs is the value, not that first request's fate.
+     * A read-only {@code get} of key {@code k}, asked again while its outcome is Unknown (a get changes nothing, so
+     * asking again is safe; what the check needs is the value, not that first request's fate). Added when, right after
+     * a CN restarted, the clustered event bus routed requests to a killed incarnation's registration that had come back
+     * ("Connecting to server ... failed: Not a member of the cluster", CI runs 69 and 120); the event bus now routes to
+     * members only (MemberOnlyClusterManager), and a move after a restart ({@link #restart}) needs no such retry.
      */
     private static ScytheClient.Outcome readOnce(final String readVia, final long k) throws Exception {
         ScytheClient.Outcome o = call(readVia, "get", k);
