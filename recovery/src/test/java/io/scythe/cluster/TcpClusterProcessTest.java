@@ -82,6 +82,8 @@ class TcpClusterProcessTest {
                 .isEqualTo(io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS));
         assertThat(subs.get("scythe.txn.cn0")).as("its registration, removed").isNotEmpty()
             .noneMatch(r -> r.unwrap().nodeId().equals(gone));
+        System.out.println("a registration that outlived its node: checked in "
+            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms");
     }
 
     @Test
