@@ -221,7 +221,10 @@ public record ClusterAccess(String cluster, String secret, String node, String h
         return new VertxOptions().setEventLoopPoolSize(loops).setEventBusOptions(eventBus);
     }
 
-    /** A Hazelcast cluster manager for {@link #hazelcastConfig()} (Hazelcast's own logs quieted to warnings). */
+    /**
+     * A Hazelcast cluster manager for {@link #hazelcastConfig()} (Hazelcast's own logs quieted to warnings) that routes
+     * event-bus messages to members only ({@link MemberOnlyClusterManager}).
+     */
     public HazelcastClusterManager clusterManager() {
         return clusterManager(false);
     }
