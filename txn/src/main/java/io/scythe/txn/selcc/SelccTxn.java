@@ -724,6 +724,15 @@ public final class SelccTxn extends LatchTxn {
                 cache.forgetIfInvalid(f);
                 return afterCreated(a, f, tries);
             }
+            final long casWord = f.image.getLong(ObjectLayout.CAS_LOCK_OFFSET);
+            if (cache.buriedSince(f, casWord)) {
+                // The copy shows a dead inserter's object that its memory node buried since, and this attempt's
+                // INSERT revived the key in place there: a version taken from this copy would repeat the burial's.
+                // READ again (the memory node's copy is current: the line is held here) and latch once more.
+                LineCache.Stats.count("own INSERT over a copy older than a burial");
+                return cache.refreshed(f, casWord).transform(r -> r.failed() ? afterCreated(a, f, tries)
+                    : latchCreated(a, tries + 1));
+            }
             f.writer = true;
             a.held = new Hold(f, true);
             a.locked = true;

@@ -177,10 +177,10 @@
  * showing the insert locked). Seed 308: 50 k events, abort rate 0.50, no latch left; {@code scythe sim --explore 2500
  * --seed 1 --crashes --workload phantom --protocols selcc-to,selcc-2pl,selcc-occ}: 0 failed each. Simulator only:
  * cluster nodes do not learn which memory nodes' steps ran, so a survivor there still keeps such a copy (left).
- * Also left (review, stop 39): the check runs where an access takes the line ({@code SelccTxn#take}), not in
- * {@code SelccTxn#latchCreated}: a survivor whose cached copy shows the buried insert and whose own INSERT then revives
- * the key in place on the memory node takes its version from the stale copy (the memory node's version could go back
- * by one); re-READing there when the copy's CAS word is not the attempt's own would close it.
+ * The check runs where an access takes the line ({@code SelccTxn#take}) and where a commit latches an object its own
+ * INSERT created ({@code SelccTxn#latchCreated}, stop 40; review, stop 39): a survivor whose cached copy shows the
+ * buried insert and whose own INSERT then revived the key in place on the memory node took its version from the stale
+ * copy, so its commit wrote the burial's version again over different contents; it READs the line again first.
  * Measured: {@code scythe sim --explore 30 --seed 1 --crashes --protocols selcc-2pl,sel-2pl,selcc-occ,selcc-to
  * --workload phantom|churn|tpcc}: see the README.
  * Not refused any more ({@link io.scythe.txn.selcc.SelccModule} has no {@code crashRefusal}).
