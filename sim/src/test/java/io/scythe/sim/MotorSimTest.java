@@ -23,7 +23,7 @@ class MotorSimTest extends SimVertxTest {
      */
     @Test
     void shouldCommitSerializablyWithReplicasAndLeaveNoLockHeld() throws Exception {
-        for (final long seed : new long[] {1, 2}) {
+        for (final long seed : new long[] {1}) { // seed 2 dropped for the crash seed below (suite time)
             final Simulation sim = new Simulation(options(seed).faults(new Faults().jitterNs(1_000)),
                 new SmallBankSpec(1000, 0.99, "scythe"));
             final HistoryCollector history = new HistoryCollector(ObjectLayout.LOADED_VERSION, "motor seed " + seed);
@@ -38,5 +38,21 @@ class MotorSimTest extends SimVertxTest {
             final SerializabilityChecker.Result verdict = SerializabilityChecker.check(history.history(), 10);
             assertThat(verdict.serializable()).as(String.join("\n", verdict.lines())).isTrue();
         }
+    }
+
+    /**
+     * The crash explorer's SmallBank seed 21 (issue 19): cn0 dies after the redo record of a commit (stage
+     * after-redo), which recovery rolls forward into the homes and the CVT cells. Before, recovery wrote the homes
+     * only: the end-of-run check reads the CVT's newest cell (Lotus's probe), which missed the recovered version,
+     * and the money was not conserved (final 1,011,155 of 1,000,000; seeds 33 and 59 too, 14 of the first 250).
+     */
+    @Test
+    void shouldRollACrashedNodesCommitIntoTheCvt() throws Exception {
+        final Explorer.Outcome o = Explorer.check(vertx, Explorer.Workload.SMALLBANK,
+            Explorer.crash(Explorer.crashOptions("motor", 21)).validate());
+        assertThat(o.failure()).as("%s", o.failure()).isNull();
+        final JsonObject recovery = o.run().getJsonObject("sim").getJsonObject("crash").getJsonObject("recovery");
+        assertThat(recovery.getJsonObject("at_crash").getString("stage")).isEqualTo("after-redo");
+        assertThat(recovery.getJsonObject("report").getInteger("applied")).as("rolled forward").isPositive();
     }
 }

@@ -339,6 +339,68 @@ class CnRecoveryTest {
     }
 
     /**
+     * Motor keeps its versions in a CVT beside the home (issue 19): recovery rolls a decided commit into the home and
+     * into a CVT cell on every copy, before the primary's release. Account 7 has a CVT (a first transfer wrote it
+     * whole: the loaded version and v1); cnA dies once the record of 7 -> 8 (v2) is durable; recovery rolls it
+     * forward. A read-only transaction starting after it (T_start above v2) reads 7 only after a live transfer wrote
+     * v3: the home is too new, so it reads the CVT, whose newest cell below T_start must be v2 (recovery's), not v1.
+     * Before: recovery wrote the home only, v3 overwrote the loaded version's cell, and the reader took v1's. v3's
+     * own write-back is refused once and finished from its record, which must write its cell on every copy too.
+     */
+    @Test
+    void shouldRollAMotorCommitIntoItsCvtSoALaterReadOnlyReaderFindsIt() throws Exception {
+        memoryNodes = 3;
+        replicas = 2;
+        start("motor");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
+        assertThat(transferOn(dead.on(loop()), 7, 8, 10)).isTrue(); // v1 of 7: its CVT written whole
+        final TxnRuntime runtime = dead.on(loop()).runtime();
+        on(() -> {
+            io.scythe.txn.recovery.RedoLog.of(runtime).afterAppend(() -> scythe.fence("cnA"));
+            return Future.succeededFuture();
+        });
+        final long inDoubt = nextLedgerKey;
+        assertThat(transferOn(dead.on(loop()), 7, 8, 25)).as("the client never hears of it").isFalse();
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.entriesApplied()).as("two accounts and the ledger row").isEqualTo(3);
+        acknowledged.add(inDoubt);
+        assertThat(balanceOf(7)).as("rolled forward into the home").isEqualTo(INITIAL - 35);
+        final Coordinator coordinator = live.on(loop());
+        final Txn reader = coordinator.protocol().begin(coordinator.runtime(), false);
+        reader.declareReadOnly();
+        assertThat(on(() -> reader.read("accounts", 1)).getLong(0)).isEqualTo(INITIAL); // T_start: after v2
+        // v3's write-back to mn1 is refused once: the live commit is finished from what it holds (RedoStep), through
+        // the same roll-forward, which must write v3's cell too (before: the home only).
+        final int[] faults = {1};
+        on(() -> {
+            coordinator.runtime().beforeWriteBack(mn -> mn.equals("mn1") ? failWrite(faults, "send queue full")
+                : Future.succeededFuture());
+            return Future.succeededFuture();
+        });
+        assertThat(transferOn(coordinator, 7, 9, 5)).as("v3 of 7, after the reader's T_start").isTrue();
+        assertThat(faults[0]).as("the fault fired").isZero();
+        assertThat(balanceOf(7)).isEqualTo(INITIAL - 40);
+        for (final LogDb db : scythe.memoryNodes()) {
+            for (final Table t : db.tables()) {
+                final long p = t.schema().name().startsWith("accounts") ? t.lookup(7) : 0;
+                if (p != 0) {
+                    assertThat(io.scythe.txn.lotus.Cvt.committedValue(t, t.offsetOf(p), 7).getLong(0))
+                        .as("v3 in the CVT of 7 on %s (%s)", db.nic().node(), t.schema().name())
+                        .isEqualTo(INITIAL - 40);
+                }
+            }
+        }
+        assertThat(on(() -> reader.read("accounts", 7)).getLong(0)).as("v2, from the CVT")
+            .isEqualTo(INITIAL - 35);
+        on(reader::commit);
+        assertThat(recover("cnA").entriesApplied()).as("exactly once").isZero();
+        checkInvariants();
+        assertThat(io.scythe.storage.BackupTables.compare(scythe.memoryNodes(), replicas)).as("every backup")
+            .isEmpty();
+    }
+
+    /**
      * A re-insert of a deleted key revives its object, whose Takeout Lock counters moved on: the inserter holds
      * ticket K > 0, not 0. Its redo record must name K, or recovery takes the entry for finished and then abandons
      * the insert of a committed transaction.

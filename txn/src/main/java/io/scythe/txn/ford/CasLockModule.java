@@ -28,7 +28,7 @@ public abstract class CasLockModule implements ProtocolModule {
     }
 
     @Override
-    public final List<LockKind> lockKinds() {
+    public List<LockKind> lockKinds() {
         return List.of(CasLockKind.INSTANCE);
     }
 

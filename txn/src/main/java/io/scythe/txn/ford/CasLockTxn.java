@@ -251,7 +251,7 @@ public abstract class CasLockTxn extends OneSidedTxn {
     }
 
     @Override
-    protected final LockKind lockKind() {
+    protected LockKind lockKind() {
         return CasLockKind.INSTANCE;
     }
 

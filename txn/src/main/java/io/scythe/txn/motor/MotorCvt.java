@@ -1,9 +1,14 @@
 package io.scythe.txn.motor;
 
+import io.scythe.bridge.Doorbell;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.lotus.Cvt;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Motor's rules on an image of one object (sans IO): what a reader at T_start takes, and what a writer holding the
@@ -115,5 +120,94 @@ public final class MotorCvt {
         Cvt.putCell(out, base + Cvt.cell(cell), (byte) 1, true, deleted, length,
             Cvt.recordOffset(maxValueBytes, versions, cell), version);
         return cell;
+    }
+
+    /**
+     * What writing one version adds to a doorbell of any copy of an object (the same bytes at the same offsets of
+     * the slot on each copy, in order: records before the cell or CVT that names them, so a reader overlapping them
+     * finds the check values differ).
+     */
+    public static final class Writes {
+        private final List<Integer> offsets = new ArrayList<>();
+        private final List<UnsafeBuffer> bytes = new ArrayList<>();
+
+        private Writes put(final int offset, final UnsafeBuffer b) {
+            offsets.add(offset);
+            bytes.add(b);
+            return this;
+        }
+
+        /** Whether there is nothing to write. */
+        public boolean isEmpty() {
+            return offsets.isEmpty();
+        }
+
+        /** Adds the writes to {@code batch} of the copy whose object is at {@code base}. */
+        public void add(final Doorbell batch, final long base, final int rkey) {
+            for (int i = 0; i < offsets.size(); i++) {
+                batch.write(base + offsets.get(i), rkey, bytes.get(i), 0, bytes.get(i).capacity());
+            }
+        }
+    }
+
+    /**
+     * The writes of a version at {@code version} into cell {@code victim} ({@link #victim}) of the CVT in
+     * {@code image} (read under the lock): its record ({@code value}, {@code length} bytes; none when
+     * {@code deleted}), then the cell, with the cell's next check value.
+     */
+    public static Writes intoVictim(final DirectBuffer image, final int maxValueBytes, final int versions,
+                                    final int victim, final boolean deleted, final DirectBuffer value,
+                                    final int length, final long version) {
+        final int recordBytes = Cvt.recordBytes(maxValueBytes);
+        final byte cv = nextCv(image, maxValueBytes, victim);
+        final UnsafeBuffer record = new UnsafeBuffer(new byte[recordBytes]);
+        Cvt.putRecord(record, 0, recordBytes, cv, value, 0, deleted ? 0 : length);
+        final UnsafeBuffer cell = new UnsafeBuffer(new byte[Cvt.CELL_BYTES]);
+        final int recordAt = Cvt.recordOffset(maxValueBytes, versions, victim);
+        Cvt.putCell(cell, 0, cv, true, deleted, deleted ? 0 : length, recordAt, version);
+        return new Writes().put(recordAt, record).put(at(maxValueBytes) + Cvt.cell(victim), cell);
+    }
+
+    /**
+     * The writes of a CVT written whole ({@link #fresh}) holding the version at {@code version} and, when
+     * {@code previous} is not null, the version it replaces (from {@code previous} at
+     * {@link ObjectLayout#VALUE_OFFSET}: an object image; {@code previousLength} bytes, {@code previousDeleted}, at
+     * {@code previousVersion}).
+     */
+    public static Writes whole(final int maxValueBytes, final int versions, final long key, final int tableId,
+                               final DirectBuffer previous, final boolean previousDeleted, final int previousLength,
+                               final long previousVersion, final boolean deleted, final DirectBuffer value,
+                               final int length, final long version) {
+        final int recordBytes = Cvt.recordBytes(maxValueBytes);
+        final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(versions)]);
+        final int cell = fresh(cvt, 0, maxValueBytes, versions, key, tableId, previous != null, previousDeleted,
+            previousDeleted ? 0 : previousLength, previousVersion, deleted, deleted ? 0 : length, version);
+        final Writes w = new Writes();
+        if (previous != null) {
+            final UnsafeBuffer old = new UnsafeBuffer(new byte[recordBytes]);
+            Cvt.putRecord(old, 0, recordBytes, (byte) 1, previous, ObjectLayout.VALUE_OFFSET,
+                previousDeleted ? 0 : previousLength);
+            w.put(Cvt.recordOffset(maxValueBytes, versions, 0), old);
+        }
+        final UnsafeBuffer record = new UnsafeBuffer(new byte[recordBytes]);
+        Cvt.putRecord(record, 0, recordBytes, (byte) 1, value, 0, deleted ? 0 : length);
+        return w.put(Cvt.recordOffset(maxValueBytes, versions, cell), record).put(at(maxValueBytes), cvt);
+    }
+
+    /** The write marking the CVT not written ({@link Cvt#written} false): its header zeroed. */
+    public static Writes unwritten(final int maxValueBytes) {
+        return new Writes().put(at(maxValueBytes), new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]));
+    }
+
+    /** Whether the CVT in {@code image} (at {@link #at}) holds a valid cell of {@code version}. */
+    public static boolean holds(final DirectBuffer image, final int maxValueBytes, final int versions,
+                                final long version) {
+        final int at = at(maxValueBytes);
+        for (int i = 0; i < versions; i++) {
+            if (Cvt.valid(image, at, i) && Cvt.version(image, at, i) == version) {
+                return true;
+            }
+        }
+        return false;
     }
 }

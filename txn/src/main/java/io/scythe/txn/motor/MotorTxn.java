@@ -1,6 +1,5 @@
 package io.scythe.txn.motor;
 
-import io.scythe.bridge.Doorbell;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
@@ -41,6 +40,12 @@ final class MotorTxn extends CasLockTxn {
     MotorTxn(final TxnRuntime runtime, final int versions) {
         super(runtime);
         this.versions = versions;
+    }
+
+    /** Its redo records name Motor's lock kind: recovery writes the CVT cell with the home (package doc). */
+    @Override
+    protected io.scythe.txn.spi.LockKind lockKind() {
+        return MotorLockKind.INSTANCE;
     }
 
     @Override
@@ -207,21 +212,21 @@ final class MotorTxn extends CasLockTxn {
      * unlocked, re-locked and its backup cell rewritten before the first commit's backup write landed: review).
      */
     private Future<Void> writeVersions(final long ts) {
-        final Map<Access, VersionWrite> versionOf = new java.util.IdentityHashMap<>();
+        final Map<Access, MotorCvt.Writes> versionOf = new java.util.IdentityHashMap<>();
         final List<Access> written = writes.written();
         return Replicas.locateAll(runtime, written).compose(v -> {
             for (final Access a : written) {
                 versionOf.put(a, versionWrite(a, ts));
             }
             writes.backupWrites((batch, a, backup) -> {
-                final VersionWrite w = versionOf.get(a);
+                final MotorCvt.Writes w = versionOf.get(a);
                 if (w != null) {
                     w.add(batch, ObjectLayout.addressOf(a.backupPointers[backup]),
                         a.partition.backups().get(backup).descriptor().objects().rkey());
                 }
             });
             return writeBack(ts, x -> x.locked, (batch, a) -> {
-                final VersionWrite w = versionOf.get(a);
+                final MotorCvt.Writes w = versionOf.get(a);
                 if (w != null) {
                     w.add(batch, a.address(), a.rkey());
                 }
@@ -230,22 +235,14 @@ final class MotorTxn extends CasLockTxn {
         });
     }
 
-    /** What writing one key's new version adds to a doorbell of one of its copies (the object at {@code base}). */
-    @FunctionalInterface
-    private interface VersionWrite {
-        void add(Doorbell batch, long base, int rkey);
-    }
-
     /**
      * What writing {@code a}'s new version at {@code ts} adds to a doorbell of any of its copies (the same bytes at the
      * same offsets on each): the record and the cell of the victim, or the whole CVT and the records it names.
      */
-    private VersionWrite versionWrite(final Access a, final long ts) {
+    private MotorCvt.Writes versionWrite(final Access a, final long ts) {
         final int max = maxValue(a);
-        final int at = MotorCvt.at(max);
-        final boolean deleting = a.deleting;
         org.agrona.DirectBuffer value = a.newValue;
-        int length = deleting ? 0 : a.newLength;
+        int length = a.deleting ? 0 : a.newLength;
         if (a.inserted && !a.dirty && value == null) { // its value went with the INSERT (set here only with backups)
             final UnsafeBuffer own = inserts.ownValue(a.table, a.key);
             if (own == null) {
@@ -254,42 +251,13 @@ final class MotorTxn extends CasLockTxn {
             value = own;
             length = own.capacity();
         }
-        final int recordBytes = Cvt.recordBytes(max);
         final int victim = a.inserted ? Cvt.NONE : MotorCvt.victim(a.image, max, versions, a.key);
-        final UnsafeBuffer record = new UnsafeBuffer(new byte[recordBytes]);
-        final UnsafeBuffer cvt;
-        final int cvtOffset;
-        final int recordAt;
-        UnsafeBuffer previous = null;
         if (victim != Cvt.NONE) {
-            final byte cv = MotorCvt.nextCv(a.image, max, victim);
-            Cvt.putRecord(record, 0, recordBytes, cv, value, 0, length);
-            cvt = new UnsafeBuffer(new byte[Cvt.CELL_BYTES]);
-            Cvt.putCell(cvt, 0, cv, true, deleting, length, Cvt.recordOffset(max, versions, victim), ts);
-            cvtOffset = at + Cvt.cell(victim);
-            recordAt = Cvt.recordOffset(max, versions, victim);
-        } else {
-            final boolean before = !a.inserted; // the version it replaces becomes cell 0
-            cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(versions)]);
-            final int cell = MotorCvt.fresh(cvt, 0, max, versions, a.key,
-                a.partition.descriptor().schema().id() % io.scythe.storage.BackupTables.ID_STRIDE, before, a.deleted,
-                a.deleted ? 0 : a.valueLength, a.readVersion, deleting, length, ts);
-            if (before) {
-                previous = new UnsafeBuffer(new byte[recordBytes]);
-                Cvt.putRecord(previous, 0, recordBytes, (byte) 1, a.image, ObjectLayout.VALUE_OFFSET,
-                    a.deleted ? 0 : a.valueLength);
-            }
-            Cvt.putRecord(record, 0, recordBytes, (byte) 1, value, 0, length);
-            cvtOffset = at;
-            recordAt = Cvt.recordOffset(max, versions, cell);
+            return MotorCvt.intoVictim(a.image, max, versions, victim, a.deleting, value, length, ts);
         }
-        final UnsafeBuffer old = previous;
-        return (batch, base, rkey) -> {
-            if (old != null) {
-                batch.write(base + Cvt.recordOffset(max, versions, 0), rkey, old, 0, recordBytes);
-            }
-            batch.write(base + recordAt, rkey, record, 0, recordBytes);
-            batch.write(base + cvtOffset, rkey, cvt, 0, cvt.capacity());
-        };
+        // The version it replaces becomes cell 0, unless inserted
+        return MotorCvt.whole(max, versions, a.key,
+            a.partition.descriptor().schema().id() % io.scythe.storage.BackupTables.ID_STRIDE,
+            a.inserted ? null : a.image, a.deleted, a.valueLength, a.readVersion, a.deleting, value, length, ts);
     }
 }

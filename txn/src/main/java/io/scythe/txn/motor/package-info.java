@@ -58,14 +58,26 @@
  * 1k-account SmallBank run, measured with a temporary counter): the price of aborting rather than reading below a
  * writer that may hold an older T_commit.
  *
- * <p><b>Not implemented</b> (issue 19; refused with one line naming it): crashes of compute nodes ({@code --crash-cn},
- * {@code --explore --crashes}) and cluster nodes, since the shared recovery rolls redo records into the home only,
- * not into the CVT; memory-node failover (refused by default).
+ * <p><b>Crash recovery</b> (issue 19): Motor's redo records name its own lock kind ({@link
+ * io.scythe.txn.motor.MotorLockKind}: FORD's CAS word), whose roll-forward of an entry is the commit's own write-back:
+ * with the dead node's CAS word still held (the shared recovery's test, so exactly once), the primary's header, home
+ * and CVT are READ; the new version (the record's T_commit) goes into the victim cell, record then cell, on every
+ * serving backup (one doorbell each, all completed) and then in the primary's doorbell with the home, its version word
+ * and the release last. A CVT already holding a cell at T_commit (the dead commit's doorbell landed there, its release
+ * did not) gets no cell again. Undecided commits (no complete record) wrote no cell (cells go only with the write-back,
+ * after the record) and are dropped by the shared recovery, their CAS words freed on the memory nodes. The same lock
+ * kind closes the earlier gap of a live write-back refused past its reposts ({@code RedoStep#finishFromRecord} finishes
+ * it through the same roll-forward, so its cells are written too). Deviations, since a redo record names no key: a CVT
+ * never written (the object loaded and not written by Motor since) is left unwritten, though the commit would have
+ * written it whole with the replaced version as cell 0: the home is then its one version, as before any write, so a
+ * read-only reader below it aborts (TOO_OLD) rather than reading the replaced version; and an inserted object's CVT is
+ * marked not written (its slot may hold a former tenant's), the home again its one version. Checked: {@code
+ * CnRecoveryTest#shouldRollAMotorCommitIntoItsCvtSoALaterReadOnlyReaderFindsIt} (a read-only reader takes the recovered
+ * version from a cell), {@code MotorSimTest#shouldRollACrashedNodesCommitIntoTheCvt} (explorer seed 21), and {@code
+ * scythe sim --explore 250 --seed 1 --crashes --workload W --protocols motor} (README).
  *
- * <p><b>Open (review, stop 39):</b> a write-back batch refused for now past its reposts is finished from the redo
- * record ({@code RedoStep#finishFromRecord}), which writes homes and releases locks but, Motor's lock kind being
- * FORD's ({@code versionsBesideHeader} false), no CVT record or cell, on the primary or the backups: read-only readers
- * (who read only the CVT) then miss that committed version. Needs a Motor lock kind whose {@code recovered} writes the
- * victim record and cell on every copy (or giving such a commit up). Reached only under sustained send-queue refusals.
+ * <p><b>Not implemented</b> (issue 19; refused with one line naming it): cluster nodes ({@code
+ * MotorModule#clusterRefusal}: the recovery is checked in the simulator and the embedded cluster only); memory-node
+ * failover (refused by default; the settling of a promoted copy, {@code CnRecovery#settlePromoted}, writes homes only).
  */
 package io.scythe.txn.motor;

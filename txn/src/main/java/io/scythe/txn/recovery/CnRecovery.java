@@ -452,8 +452,8 @@ public final class CnRecovery {
                 final long installedVersion = ObjectLayout.versionAfter(version,
                     header.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY);
                 final java.util.function.Supplier<Future<?>> primary = () -> lockKind.finishesPrimary()
-                    ? lockKind.finishPrimary(runtime, partition, pointer, op, token, installedVersion, value,
-                    valueLength)
+                    ? lockKind.finishPrimary(runtime, partition, pointer, op, token, installedVersion, version,
+                    value, valueLength, backupPointers)
                     : finishPrimary(ch, address, rkey, op, token, lockKind, installedVersion, value, valueLength);
                 if (op != 0 && backupPointers != null && backupPointers.length > 0) {
                     return finishBackups(runtime, partition.backups(), backupPointers, op, installedVersion, value,
@@ -545,7 +545,7 @@ public final class CnRecovery {
      * on a backup also an inserted object's value, which its placeholder lacks), the flags of a delete or revival
      * (on a backup also of an insert: its placeholder reads as deleted), then the version; no lock word.
      */
-    private static void addEntryWrites(final Doorbell batch, final long address, final int rkey, final int op,
+    public static void addEntryWrites(final Doorbell batch, final long address, final int rkey, final int op,
                                        final boolean backup, final long installedVersion,
                                        final org.agrona.DirectBuffer value, final int valueLength) {
         if ((op & RedoRecordDescriptor.OP_VALUE) != 0 || backup && valueLength > 0) {

@@ -51,6 +51,23 @@ public interface LockKind {
     }
 
     /**
+     * {@link #finishPrimary(io.scythe.txn.TxnRuntime, io.scythe.txn.Catalog.Partition, long, int, long, long,
+     * DirectBuffer, int)} also told the record's commit version {@code commitVersion} and where the object is on its
+     * serving backups ({@code backupPointers}, in the order of {@code partition}'s backups, 0 for a copy that did not
+     * serve; their shared writes completed): for a protocol whose commit writes versions beside the header on every
+     * copy before the primary's release (Motor's CVT cells). What recovery and the live finishing call; by default
+     * the shorter form.
+     */
+    default io.vertx.core.Future<Void> finishPrimary(final io.scythe.txn.TxnRuntime runtime,
+                                                     final io.scythe.txn.Catalog.Partition partition,
+                                                     final long pointer, final int op, final long token,
+                                                     final long installedVersion, final long commitVersion,
+                                                     final org.agrona.DirectBuffer value, final int valueLength,
+                                                     final long[] backupPointers) {
+        return finishPrimary(runtime, partition, pointer, op, token, installedVersion, value, valueLength);
+    }
+
+    /**
      * Whether recovery calls {@link #recovered} after each entry of a record logged under this kind (a protocol that
      * keeps versions beside the object header, such as Lotus's CVT). Default: no.
      */

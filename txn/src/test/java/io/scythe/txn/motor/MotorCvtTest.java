@@ -105,10 +105,11 @@ class MotorCvtTest {
     }
 
     @Test
-    void shouldRefuseCrashesNamingItsIssue() {
+    void shouldRecoverCrashesButRefuseClusterNodesNamingItsIssue() {
         final MotorModule module = new MotorModule();
-        assertThat(module.crashRefusal(MotorModule.MOTOR)).contains("issue 19");
+        assertThat(module.crashRefusal(MotorModule.MOTOR)).isNull();
         assertThat(module.clusterRefusal(MotorModule.MOTOR)).contains("issue 19");
+        assertThat(module.lockKinds()).containsExactly(MotorLockKind.INSTANCE);
         assertThat(MotorModule.MOTOR.configured("versions=3").name()).isEqualTo("motor:versions=3");
         assertThat(MotorModule.MOTOR.configured("versions=3").objectRoom(
             io.scythe.storage.TableSchema.fixed(1, "t", MAX, 100))).isEqualTo(Cvt.room(MAX, 3));
