@@ -1,11 +1,22 @@
 package io.scythe.txn.rcc.calvin;
 
+import io.scythe.txn.rcc.calvin.CalvinWire.Decl;
+import io.scythe.txn.rcc.calvin.CalvinWire.Key;
+import io.scythe.txn.rcc.calvin.CalvinWire.Write;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Issue 18 part 5's rules for taking over a dead partition owner, sans-IO and NOT wired yet (a node owning a
  * partition may still not crash: {@link CalvinModule#crashRefusal}): which survivor takes the dead node's partitions
- * over, and whether a write decided for one of them is already installed there, read under the new owner's lock.
+ * over ({@link #successor}, and {@link #owner} for a key's home), the successor's input from before the death in the
+ * total order ({@link #input}), and whether a write decided for one of them is already installed there, read under
+ * the new owner's lock ({@link #installed}).
  * What the wiring still needs is in the package doc.
  */
 final class Takeover {
@@ -29,6 +40,75 @@ final class Takeover {
             }
         }
         throw new IllegalStateException("CALVIN node " + dead + " died with no live node to take its partitions over");
+    }
+
+    /**
+     * The live node that schedules node {@code home}'s partitions (a key's home is its partition's index modulo the
+     * nodes, {@link CalvinNode#owner}) once the nodes {@code deadNodes} died: {@code home} itself while it lives, else
+     * its {@link #successor}, which skips every dead node; so a successor's death hands both its own partitions and
+     * those it took over to the same next node. Part 5's wiring (4): the owner function for transactions declared
+     * after the death.
+     */
+    static int owner(final int home, final Set<Integer> deadNodes, final int nodes) {
+        return deadNodes.contains(home) ? successor(home, deadNodes, nodes) : home;
+    }
+
+    /** A transaction of a dead owner's partitions still to schedule at its successor, at its place in the order. */
+    record Pending(long orderTs, Decl decl) {
+    }
+
+    /**
+     * The input of the successor's second scheduler for dead owner {@code dead}'s partitions from before the death
+     * (part 5's wiring (2)), in the total order: the transactions the dead owner had not finished, which only it
+     * received (each sequencer dispatched it only its part), rebuilt from who still knows them:
+     * <ul>
+     *   <li>{@code live}: what live executors still wait for from {@code dead} ({@code CalvinTxn#declFor} of it, at
+     *       the transaction's order timestamp): not yet forwarded, or forwarded and active, waiting for or sending its
+     *       writes; taken as declared (the successor locks the same keys in the same modes).</li>
+     *   <li>{@code decisions}: dead executors' decision records ({@link CalvinInputLog.Decision}: a dead executor's
+     *       transaction not decided wrote nothing anywhere and is not rescheduled); each with writes at {@code dead}
+     *       becomes a transaction locking exactly its written keys exclusive, at its commit timestamp (its order
+     *       timestamp), whose writes the successor applies where {@link #installed} says they are not.</li>
+     * </ul>
+     * Fails when one transaction comes twice (by id or by order timestamp): a live and a dead executor cannot share
+     * one, so the callers mixed up their sources.
+     */
+    static List<Pending> input(final int dead, final Collection<Pending> live,
+                               final Collection<CalvinInputLog.Decision> decisions) {
+        final TreeMap<Long, Decl> byOrder = new TreeMap<>();
+        final Set<Long> ids = new java.util.HashSet<>();
+        for (final Pending p : live) {
+            if (p.decl().keys().isEmpty()) {
+                continue; // nothing of it at the dead owner
+            }
+            add(byOrder, ids, p.orderTs(), p.decl());
+        }
+        for (final CalvinInputLog.Decision d : decisions) {
+            final List<Write> writes = d.writes().getOrDefault(dead, List.of());
+            if (writes.isEmpty()) {
+                continue;
+            }
+            final List<Key> keys = new ArrayList<>(writes.size());
+            final List<Boolean> exclusive = new ArrayList<>(writes.size());
+            for (final Write w : writes) {
+                keys.add(w.key());
+                exclusive.add(Boolean.TRUE);
+            }
+            add(byOrder, ids, d.commitTs(), new Decl(d.id(), d.from(), keys, exclusive));
+        }
+        final List<Pending> out = new ArrayList<>(byOrder.size());
+        for (final Map.Entry<Long, Decl> e : byOrder.entrySet()) {
+            out.add(new Pending(e.getKey(), e.getValue()));
+        }
+        return out;
+    }
+
+    private static void add(final TreeMap<Long, Decl> byOrder, final Set<Long> ids, final long orderTs,
+                            final Decl decl) {
+        if (!ids.add(decl.id()) || byOrder.putIfAbsent(orderTs, decl) != null) {
+            throw new IllegalStateException("CALVIN transaction " + Long.toHexString(decl.id()) + " at order "
+                + Long.toHexString(orderTs) + " comes twice into a dead owner's take-over");
+        }
     }
 
     /**

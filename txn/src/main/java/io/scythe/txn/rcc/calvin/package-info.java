@@ -104,8 +104,13 @@
  * {@link io.scythe.txn.rcc.calvin.CalvinModule#crashRefusal(io.scythe.txn.Protocol, int, int, int)}, and a survivor
  * told of such a death gives up naming part 5): part 5, a survivor taking over a dead owner's lock queues, hence the
  * crash tests of owners (part 6 for them). Its rules are built, sans-IO, not wired
- * ({@link io.scythe.txn.rcc.calvin.Takeover}: which survivor, the first live one after the dead node; whether a
- * decided write is already in a record read under the new lock, by its version). What the wiring needs, each a
+ * ({@link io.scythe.txn.rcc.calvin.Takeover}: which survivor, the first live one after the dead node, and the owner
+ * function over a dead set, {@code Takeover#owner}, for (4); the successor's input from before the death in the total
+ * order, {@code Takeover#input}, for (2): live executors' unfinished declarations for the dead node and dead
+ * executors' decisions writing there, as their written keys locked exclusive at their commit timestamps, undecided
+ * ones left out; whether a decided write is already in a record read under the new lock, by its version). Not wired:
+ * no node runs a second scheduler, no executor tells a successor what it still waits for from the dead node, no
+ * sequencer routes to a successor. What the wiring needs, each a
  * change of its own: (1) the successor runs a second scheduler for the dead node's partitions (its own lock table,
  * parts and epochs: the dead node's queues are lost with it and are rebuilt from the total order); (2) its input:
  * every epoch's decls for the dead node's keys, which only the dead node received (each sequencer dispatches a node

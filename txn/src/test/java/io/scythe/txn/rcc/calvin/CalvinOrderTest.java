@@ -598,4 +598,44 @@ class CalvinOrderTest {
         assertThat(Takeover.installed(io.scythe.storage.ObjectLayout.versionAfter(after, mine), ts)).isTrue();
         assertThatThrownBy(() -> Takeover.installed(-1, ts)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    /**
+     * Part 5's owner function and its successor's input: a key's home while it lives, else the first live node after
+     * it (a dead successor's take-over handed on with its own); the dead owner's unfinished transactions, from live
+     * executors' declarations and dead executors' decisions with writes there, come out in the total order, a decision
+     * as its written keys locked exclusive at its commit timestamp, a decision writing nothing there left out, and a
+     * transaction named twice refused. Fails with the input in arrival order, or with undecided transactions kept.
+     */
+    @Test
+    void shouldRouteADeadOwnersKeysToItsSuccessorAndRebuildItsInputInTheTotalOrder() {
+        assertThat(Takeover.owner(1, java.util.Set.of(), 3)).isEqualTo(1);
+        assertThat(Takeover.owner(1, java.util.Set.of(1), 3)).isEqualTo(2);
+        assertThat(Takeover.owner(2, java.util.Set.of(1), 3)).isEqualTo(2);
+        assertThat(Takeover.owner(1, java.util.Set.of(1, 2), 3)).isEqualTo(0);
+        assertThat(Takeover.owner(2, java.util.Set.of(1, 2), 3)).isEqualTo(0);
+
+        final Key a = new Key("t", 1);
+        final Key b = new Key("t", 4);
+        final Key c = new Key("t", 7);
+        final long first = CalvinProtocol.orderTs(5, 0, 0);
+        final long second = CalvinProtocol.orderTs(5, 1, 3);
+        final long third = CalvinProtocol.orderTs(6, 0, 1);
+        final Decl live1 = new Decl(0x11, 0, List.of(a, b), List.of(false, true));
+        final Decl live3 = new Decl(0x13, 0, List.of(c), List.of(true));
+        final CalvinWire.Write wb = new CalvinWire.Write(b, CalvinWire.UPDATE, new byte[] {1});
+        final CalvinWire.Write wc = new CalvinWire.Write(c, CalvinWire.DELETE, new byte[0]);
+        final CalvinInputLog.Decision decided = new CalvinInputLog.Decision(0x12, second, 1,
+            java.util.Map.of(1, List.of(wb, wc), 0, List.of(new CalvinWire.Write(new Key("t", 3), CalvinWire.UPDATE,
+                new byte[] {2}))));
+        final CalvinInputLog.Decision elsewhere = new CalvinInputLog.Decision(0x14, CalvinProtocol.orderTs(5, 1, 4), 1,
+            java.util.Map.of(0, List.of(new CalvinWire.Write(new Key("t", 3), CalvinWire.UPDATE, new byte[] {3}))));
+        final List<Takeover.Pending> in = Takeover.input(1,
+            List.of(new Takeover.Pending(third, live3), new Takeover.Pending(first, live1)), List.of(elsewhere, decided));
+        assertThat(in).extracting(Takeover.Pending::orderTs).containsExactly(first, second, third);
+        assertThat(in.get(0).decl()).isEqualTo(live1);
+        assertThat(in.get(1).decl()).isEqualTo(new Decl(0x12, 1, List.of(b, c), List.of(true, true)));
+        assertThat(in.get(2).decl()).isEqualTo(live3);
+        assertThatThrownBy(() -> Takeover.input(1, List.of(new Takeover.Pending(first, live1),
+            new Takeover.Pending(third, live1)), List.of())).hasMessageContaining("comes twice");
+    }
 }
