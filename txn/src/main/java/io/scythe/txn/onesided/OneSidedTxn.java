@@ -562,30 +562,16 @@ public abstract class OneSidedTxn implements Txn {
                     }
                     value = (Long) result;
                     version = value;
-                    final Future<Void> locks;
-                    try {
-                        locks = t.commitLocks(version);
-                    } catch (final Throwable e) {
-                        end(e);
-                        return;
-                    }
-                    await(LOCK, locks);
+                    start(LOCK);
                 }
                 case LOCK -> {
                     t.clock.mark(Stage.LOCK);
                     if (failure == null) {
-                        validate();
+                        start(VALIDATE);
                     } else if (failure instanceof AbortException a
                         && a.reason() == io.scythe.txn.AbortReason.DUPLICATE_KEY) {
                         duplicate = failure;
-                        final Future<Void> validation;
-                        try {
-                            validation = t.commitValidation();
-                        } catch (final Throwable e) {
-                            end(e);
-                            return;
-                        }
-                        await(DUPLICATE, validation);
+                        start(DUPLICATE);
                     } else {
                         end(failure);
                     }
@@ -597,14 +583,7 @@ public abstract class OneSidedTxn implements Txn {
                         end(failure);
                         return;
                     }
-                    final Future<Void> writeBack;
-                    try {
-                        writeBack = t.commitWriteBack(version);
-                    } catch (final Throwable e) {
-                        end(e);
-                        return;
-                    }
-                    await(WRITE_BACK, writeBack);
+                    start(WRITE_BACK);
                 }
                 case WRITE_BACK -> {
                     t.clock.mark(Stage.WRITE_BACK);
@@ -633,16 +612,21 @@ public abstract class OneSidedTxn implements Txn {
             }
         }
 
-        /** The lock stage succeeded: the validation, marked when it completes. */
-        private void validate() {
-            final Future<Void> validation;
+        /** Starts stage {@code next}'s future and listens to it; one that throws fails the commit, as compose's. */
+        private void start(final int next) {
+            final Future<Void> stage;
             try {
-                validation = txn.commitValidation();
+                stage = switch (next) {
+                    case LOCK -> txn.commitLocks(version);
+                    case DUPLICATE, VALIDATE -> txn.commitValidation();
+                    case WRITE_BACK -> txn.commitWriteBack(version);
+                    default -> throw new IllegalStateException("no stage to start in state " + next);
+                };
             } catch (final Throwable e) {
                 end(e);
                 return;
             }
-            await(VALIDATE, validation);
+            await(next, stage);
         }
 
         /** {@link Finishing}'s success step. */
