@@ -72,10 +72,17 @@ public final class FordOccTxn extends CasLockTxn {
         }
         final long installed = version;
         mark(Stage.EXECUTE);
-        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)),
-            this::validateCasLocked)
-            .compose(v -> staged(Stage.VALIDATE, validateCasLocked()))
-            .compose(v -> staged(Stage.WRITE_BACK, writeBackAndUnlock(installed)))
-            .map(installed));
+        // Lock, validate (a duplicate insert's too), write back, each stage marked: one object per commit.
+        return commitChain(settle(locking), installed);
+    }
+
+    @Override
+    protected Future<Void> commitValidation() {
+        return validateCasLocked();
+    }
+
+    @Override
+    protected Future<Void> commitWriteBack(final long version) {
+        return writeBackAndUnlock(version);
     }
 }

@@ -332,7 +332,8 @@ public abstract class OneSidedTxn implements Txn {
             // that no longer serve. Before its point of no return it is refused and retried in the new configuration.
             return Future.failedFuture(Reconfigured.abort(configEpoch, catalog.epoch()));
         }
-        return redo().writeBack(version, needsRelease, release).onComplete(done -> catalog.finished(configEpoch));
+        // catalog.finished(configEpoch) runs first when the outcome is known (was a listener added here).
+        return redo().writeBack(version, needsRelease, release, catalog, configEpoch);
     }
 
     /** {@link Reposts#untilAccepted}, on this loop's timers. */
@@ -457,6 +458,197 @@ public abstract class OneSidedTxn implements Txn {
         final Finishing<T> finishing = new Finishing<>(this);
         commit.onComplete(finishing);
         return finishing;
+    }
+
+    /**
+     * The commit chain of a protocol that locks, validates and writes back: {@code locks} (settled), then
+     * {@link #commitValidation()}, then {@link #commitWriteBack} with {@code version}, each stage marked on the clock
+     * when it completes, then {@link #finishCommit}'s end. A lock stage that failed with {@code DUPLICATE_KEY} fails
+     * with it only once the validation found the read current ({@link #duplicateOnlyIfCurrent}). One object
+     * ({@link Committing}) for what was {@code duplicateOnlyIfCurrent(staged(LOCK, locks), validation).compose(v ->
+     * staged(VALIDATE, validation())).compose(v -> staged(WRITE_BACK, writeBack(version))).map(version)} and
+     * finishCommit: the same steps, in the same order, at the same moments.
+     */
+    protected final Future<Long> commitChain(final Future<Void> locks, final long version) {
+        final Committing chain = new Committing(this);
+        chain.version = version;
+        chain.await(Committing.LOCK, locks);
+        return chain;
+    }
+
+    /**
+     * {@link #commitChain(Future, long)} after a commit timestamp: {@code timestamp} marked as the TIMESTAMP stage,
+     * then {@link #commitLocks} with it, and the chain with the timestamp as the version and the commit's value
+     * (was {@code staged(TIMESTAMP, timestamp).compose(ts -> ...)} and finishCommit).
+     */
+    protected final Future<Long> commitChainAt(final Future<Long> timestamp) {
+        final Committing chain = new Committing(this);
+        chain.await(Committing.TIMESTAMP, timestamp);
+        return chain;
+    }
+
+    /**
+     * A commit decided by {@code validation} alone, with {@code timestamp}'s value (complete by then: the validation
+     * settles it too) as its outcome: {@code finishCommit(staged(VALIDATE, validation).map(v -> timestamp.result()))}
+     * as one object.
+     */
+    protected final Future<Long> commitValidated(final Future<Void> validation, final Future<Long> timestamp) {
+        final Committing chain = new Committing(this);
+        chain.timestamp = timestamp;
+        chain.await(Committing.VALIDATE_ONLY, validation);
+        return chain;
+    }
+
+    /** {@link #commitChainAt}'s lock stage, started once the commit timestamp {@code ts} is known. */
+    protected Future<Void> commitLocks(final long ts) {
+        throw new UnsupportedOperationException(mode() + " has no timestamped commit chain");
+    }
+
+    /** {@link #commitChain}'s validation, also of a duplicate insert ({@link #duplicateOnlyIfCurrent}). */
+    protected Future<Void> commitValidation() {
+        throw new UnsupportedOperationException(mode() + " has no commit chain");
+    }
+
+    /** {@link #commitChain}'s write-back with {@code version}. */
+    protected Future<Void> commitWriteBack(final long version) {
+        throw new UnsupportedOperationException(mode() + " has no commit chain");
+    }
+
+    /**
+     * One commit's chain as a state machine: the listener of each stage's future in turn and the future of the
+     * commit's outcome (as {@link Finishing}, without a context: its listeners run inline on completion). Each stage
+     * is started where the composition it replaces started it: on the completion of the one before, after its mark.
+     * A stage that throws fails the commit, as a composition's function that throws does.
+     */
+    private static final class Committing extends io.vertx.core.impl.future.FutureImpl<Long>
+        implements io.vertx.core.Completable<Object> {
+        static final int TIMESTAMP = 0;
+        static final int LOCK = 1;
+        /** The validation after a lock stage that failed with DUPLICATE_KEY ({@link #duplicate}). */
+        static final int DUPLICATE = 2;
+        static final int VALIDATE = 3;
+        static final int WRITE_BACK = 4;
+        static final int VALIDATE_ONLY = 5;
+        /** commitFailed's outcome, passed on. */
+        static final int RECOVERED = 6;
+
+        private final OneSidedTxn txn;
+        private int state;
+        long version;
+        /** The commit's value: the timestamp's own Long when it has one (no boxing), else {@link #version} boxed. */
+        private Long value;
+        Future<Long> timestamp;
+        private Throwable duplicate;
+
+        Committing(final OneSidedTxn txn) {
+            this.txn = txn;
+        }
+
+        void await(final int next, final Future<?> future) {
+            state = next;
+            @SuppressWarnings("unchecked") final Future<Object> f = (Future<Object>) future;
+            f.onComplete(this);
+        }
+
+        @Override
+        public void complete(final Object result, final Throwable failure) {
+            final OneSidedTxn t = txn;
+            switch (state) {
+                case TIMESTAMP -> {
+                    t.clock.mark(Stage.TIMESTAMP);
+                    if (failure != null) {
+                        end(failure);
+                        return;
+                    }
+                    value = (Long) result;
+                    version = value;
+                    start(LOCK);
+                }
+                case LOCK -> {
+                    t.clock.mark(Stage.LOCK);
+                    if (failure == null) {
+                        start(VALIDATE);
+                    } else if (failure instanceof AbortException a
+                        && a.reason() == io.scythe.txn.AbortReason.DUPLICATE_KEY) {
+                        duplicate = failure;
+                        start(DUPLICATE);
+                    } else {
+                        end(failure);
+                    }
+                }
+                case DUPLICATE -> end(failure != null ? failure : duplicate);
+                case VALIDATE -> {
+                    t.clock.mark(Stage.VALIDATE);
+                    if (failure != null) {
+                        end(failure);
+                        return;
+                    }
+                    start(WRITE_BACK);
+                }
+                case WRITE_BACK -> {
+                    t.clock.mark(Stage.WRITE_BACK);
+                    if (failure != null) {
+                        end(failure);
+                        return;
+                    }
+                    committed(value != null ? value : Long.valueOf(version));
+                }
+                case VALIDATE_ONLY -> {
+                    t.clock.mark(Stage.VALIDATE);
+                    if (failure != null) {
+                        end(failure);
+                        return;
+                    }
+                    committed(timestamp.result());
+                }
+                case RECOVERED -> {
+                    if (failure == null) {
+                        tryComplete((Long) result);
+                    } else {
+                        tryFail(failure);
+                    }
+                }
+                default -> throw new IllegalStateException("commit chain in state " + state);
+            }
+        }
+
+        /** Starts stage {@code next}'s future and listens to it; one that throws fails the commit, as compose's. */
+        private void start(final int next) {
+            final Future<Void> stage;
+            try {
+                stage = switch (next) {
+                    case LOCK -> txn.commitLocks(version);
+                    case DUPLICATE, VALIDATE -> txn.commitValidation();
+                    case WRITE_BACK -> txn.commitWriteBack(version);
+                    default -> throw new IllegalStateException("no stage to start in state " + next);
+                };
+            } catch (final Throwable e) {
+                end(e);
+                return;
+            }
+            await(next, stage);
+        }
+
+        /** {@link Finishing}'s success step. */
+        private void committed(final Long v) {
+            try {
+                txn.committed(v);
+            } finally {
+                tryComplete(v);
+            }
+        }
+
+        /** {@link Finishing}'s failure step: commitFailed's outcome passed on. */
+        private void end(final Throwable failure) {
+            final Future<Long> recovered;
+            try {
+                recovered = txn.commitFailed(failure);
+            } catch (final Throwable e) {
+                tryFail(e);
+                return;
+            }
+            await(RECOVERED, recovered);
+        }
     }
 
     /** What a commit that succeeded leaves: the attempt over, its locks released by the write-back, its history. */

@@ -12,7 +12,6 @@ import io.vertx.core.Future;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 
 /**
@@ -66,52 +65,199 @@ public final class RedoStep {
 
     /**
      * Logs, then writes back with {@code version} and {@code release} for each access {@code needsRelease} picks
-     * ({@link WriteSet#writeBack}).
+     * ({@link WriteSet#writeBack}); once its outcome is known, before anything listening to it hears it,
+     * {@code catalog.finished(epoch)} (the attempt no longer counts as past its point of no return in that epoch).
      */
     public Future<Void> writeBack(final long version, final java.util.function.Function<Access, Boolean> needsRelease,
-                                  final WriteSet.ReleaseVerb release) {
+                                  final WriteSet.ReleaseVerb release, final io.scythe.txn.Catalog catalog,
+                                  final long epoch) {
         final List<Access> replicated = writes.written();
         if (Replicas.any(replicated)) {
             // The record names every written object's backup copies: located first (prefetched when the writes
             // were buffered, cached for good after a key's first commit; the wait, if any, counts in the log stage).
             return Replicas.locateAll(runtime, replicated).compose(v -> logAndWriteBack(version, needsRelease,
-                release, replicated));
+                release, replicated, null, 0)).onComplete(done -> catalog.finished(epoch));
         }
-        return logAndWriteBack(version, needsRelease, release, replicated);
+        return logAndWriteBack(version, needsRelease, release, replicated, catalog, epoch);
     }
 
-    /** {@code written}: {@link WriteSet#written()}, made once per commit (nothing changes what it holds from here). */
+    /** What logAndWriteBack's write-back step does: from here the commit is decided. */
+    private Future<Void> startWriteBack(final long version,
+                                        final java.util.function.Function<Access, Boolean> needsRelease,
+                                        final WriteSet.ReleaseVerb release, final List<Access> written) {
+        decided = true;
+        return writes.writeBack(version, needsRelease, release, written);
+    }
+
+    /**
+     * {@code written}: {@link WriteSet#written()}, made once per commit (nothing changes what it holds from here).
+     * {@code catalog} non-null: its {@code finished(epoch)} runs as the outcome's first listener.
+     */
     private Future<Void> logAndWriteBack(final long version,
                                          final java.util.function.Function<Access, Boolean> needsRelease,
-                                         final WriteSet.ReleaseVerb release, final List<Access> written) {
-        final Supplier<Future<Void>> writeBack = () -> {
-            decided = true;
-            return writes.writeBack(version, needsRelease, release, written);
-        };
+                                         final WriteSet.ReleaseVerb release, final List<Access> written,
+                                         final io.scythe.txn.Catalog catalog, final long epoch) {
         final RedoLog log = RedoLog.of(runtime);
-        if (log == null || lockKind == null) {
-            return finished(version, writeBack.get(), null, null);
+        if (log == null || lockKind == null || written.isEmpty()) {
+            final Future<Void> done = finished(version, startWriteBack(version, needsRelease, release, written), null,
+                null);
+            return catalog == null ? done : done.onComplete(ar -> catalog.finished(epoch));
         }
         // The redo record first: once it is durable the commit is decided, and recovery can finish it.
-        if (written.isEmpty()) {
-            return finished(version, writeBack.get(), null, null);
-        }
         // A record refused before its WRITE was posted is nothing: the attempt aborts. One posted whose WRITE failed
         // may have landed, or may still land: never aborted (recovery might roll it forward), never written again
         // here (see finished); recovery, after fencing this node, finds it whole or not and settles it.
-        return clock.staged(Stage.LOG, log.append(id, version, lockKind.id(), written, lockToken)
-            .recover(e -> {
-                if (e instanceof RedoLog.RecordInDoubtException doubt) {
-                    decided = true;
-                    return onSurvivingCopies(doubt).compose(survived -> survived
-                        ? finishOnServingCopies(doubt.appended(), needsRelease)
-                            .onSuccess(v -> log.release(doubt.appended())).<RedoLog.Appended>mapEmpty()
-                        : giveUp("its redo record's WRITE failed and may have landed", e));
+        final Logging logging = new Logging(this, log, version, needsRelease, release, written, catalog, epoch);
+        return logging.listening(log.append(id, version, lockKind.id(), written, lockToken));
+    }
+
+    /** A redo record's append that failed with {@code e}: in doubt, settled on the surviving copies or given up. */
+    private Future<RedoLog.Appended> appendFailed(final RedoLog log, final Throwable e,
+                                                  final java.util.function.Function<Access, Boolean> needsRelease) {
+        if (e instanceof RedoLog.RecordInDoubtException doubt) {
+            decided = true;
+            return onSurvivingCopies(doubt).compose(survived -> survived
+                ? finishOnServingCopies(doubt.appended(), needsRelease)
+                    .onSuccess(v -> log.release(doubt.appended())).<RedoLog.Appended>mapEmpty()
+                : giveUp("its redo record's WRITE failed and may have landed", e));
+        }
+        return Future.failedFuture(e);
+    }
+
+    /**
+     * The log-then-write-back chain as one object: the listener of the record's append, then of the write-back
+     * (and of what recovers either), and the future of the outcome (without a context: its listeners run inline).
+     * It was {@code clock.staged(LOG, append.recover(appendFailed)).compose(appended -> finished(version,
+     * writeBack, appended).onSuccess(release))} with the catalog's listener after it: the same steps, in the same
+     * order, at the same moments, without their compositions, lambdas and listener array.
+     */
+    private static final class Logging extends io.vertx.core.impl.future.FutureImpl<Void>
+        implements io.vertx.core.Completable<Object> {
+        private static final int APPEND = 0;
+        private static final int APPEND_RECOVERED = 1;
+        private static final int WRITTEN = 2;
+        private static final int WRITE_RECOVERED = 3;
+
+        private final RedoStep step;
+        private final RedoLog log;
+        private final long version;
+        private final java.util.function.Function<Access, Boolean> needsRelease;
+        private final WriteSet.ReleaseVerb release;
+        private final List<Access> written;
+        private final io.scythe.txn.Catalog catalog;
+        private final long epoch;
+        private int state;
+        private RedoLog.Appended appended;
+
+        Logging(final RedoStep step, final RedoLog log, final long version,
+                final java.util.function.Function<Access, Boolean> needsRelease, final WriteSet.ReleaseVerb release,
+                final List<Access> written, final io.scythe.txn.Catalog catalog, final long epoch) {
+            this.step = step;
+            this.log = log;
+            this.version = version;
+            this.needsRelease = needsRelease;
+            this.release = release;
+            this.written = written;
+            this.catalog = catalog;
+            this.epoch = epoch;
+        }
+
+        Future<Void> listening(final Future<RedoLog.Appended> append) {
+            await(APPEND, append);
+            return this;
+        }
+
+        private void await(final int next, final Future<?> future) {
+            state = next;
+            @SuppressWarnings("unchecked") final Future<Object> f = (Future<Object>) future;
+            f.onComplete(this);
+        }
+
+        @Override
+        public void complete(final Object result, final Throwable failure) {
+            switch (state) {
+                case APPEND -> {
+                    if (failure != null) {
+                        Future<RedoLog.Appended> recovered;
+                        try {
+                            recovered = step.appendFailed(log, failure, needsRelease);
+                        } catch (final Throwable e) {
+                            recovered = Future.failedFuture(e); // as recover's function that throws
+                        }
+                        await(APPEND_RECOVERED, recovered);
+                        return;
+                    }
+                    logged((RedoLog.Appended) result, null);
                 }
-                return Future.failedFuture(e);
-            }))
-            .compose(appended -> appended == null ? Future.<Void>succeededFuture()
-                : finished(version, writeBack.get(), appended, needsRelease).onSuccess(v -> log.release(appended)));
+                case APPEND_RECOVERED -> logged((RedoLog.Appended) result, failure);
+                case WRITTEN -> {
+                    if (failure != null) {
+                        Future<Void> recovered;
+                        try {
+                            recovered = step.writeBackFailed(version, failure, appended, needsRelease);
+                        } catch (final Throwable e) {
+                            recovered = Future.failedFuture(e);
+                        }
+                        await(WRITE_RECOVERED, recovered);
+                        return;
+                    }
+                    released();
+                }
+                case WRITE_RECOVERED -> {
+                    if (failure != null) {
+                        done(failure);
+                        return;
+                    }
+                    released();
+                }
+                default -> throw new IllegalStateException("redo step in state " + state);
+            }
+        }
+
+        /** The record's append settled: the LOG stage ends, and the write-back follows a record appended. */
+        private void logged(final RedoLog.Appended record, final Throwable failure) {
+            step.clock.mark(Stage.LOG);
+            if (failure != null) {
+                done(failure);
+                return;
+            }
+            if (record == null) {
+                done(null);
+                return;
+            }
+            appended = record;
+            final Future<Void> writeBack;
+            try {
+                writeBack = step.startWriteBack(version, needsRelease, release, written);
+            } catch (final Throwable e) {
+                done(e);
+                return;
+            }
+            await(WRITTEN, writeBack);
+        }
+
+        /** The write-back done: its record released, then the outcome passed on. */
+        private void released() {
+            try {
+                log.release(appended);
+            } finally {
+                done(null);
+            }
+        }
+
+        private void done(final Throwable failure) {
+            try {
+                if (catalog != null) {
+                    catalog.finished(epoch);
+                }
+            } finally {
+                if (failure == null) {
+                    tryComplete(null);
+                } else {
+                    tryFail(failure);
+                }
+            }
+        }
     }
 
     /**
@@ -169,18 +315,23 @@ public final class RedoStep {
      */
     private Future<Void> finished(final long version, final Future<Void> writeBack, final RedoLog.Appended appended,
                                   final java.util.function.Function<Access, Boolean> needsRelease) {
-        return lockKind == null ? writeBack : writeBack.recover(e -> {
-            if (Refusal.forNow(e)) {
-                return finishFromRecord(version, e, 1);
-            }
-            // Failed after posting only on memory nodes a configuration removes: what may still land there counts
-            // for nothing, and the record (durable on every copy) finishes it on the copies that serve.
-            final List<String> failedOn = writes.failedOn();
-            final Future<Boolean> removed = appended == null || failedOn.isEmpty() ? Future.succeededFuture(false)
-                : runtime.removedWithin(List.copyOf(failedOn));
-            return removed.compose(died -> died ? finishOnServingCopies(appended, needsRelease)
-                : giveUp("a write-back verb failed and may still land", e));
-        });
+        return lockKind == null ? writeBack : writeBack.recover(e -> writeBackFailed(version, e, appended,
+            needsRelease));
+    }
+
+    /** {@link #finished}'s recovery from a write-back that failed with {@code e}. */
+    private Future<Void> writeBackFailed(final long version, final Throwable e, final RedoLog.Appended appended,
+                                         final java.util.function.Function<Access, Boolean> needsRelease) {
+        if (Refusal.forNow(e)) {
+            return finishFromRecord(version, e, 1);
+        }
+        // Failed after posting only on memory nodes a configuration removes: what may still land there counts
+        // for nothing, and the record (durable on every copy) finishes it on the copies that serve.
+        final List<String> failedOn = writes.failedOn();
+        final Future<Boolean> removed = appended == null || failedOn.isEmpty() ? Future.succeededFuture(false)
+            : runtime.removedWithin(List.copyOf(failedOn));
+        return removed.compose(died -> died ? finishOnServingCopies(appended, needsRelease)
+            : giveUp("a write-back verb failed and may still land", e));
     }
 
     /**

@@ -275,29 +275,41 @@ public final class ScytheTxn extends OneSidedTxn {
             // beside the validation (none while it read): a client acting on the reply (e.g. reading at least as new
             // next time) gets a real one.
             final Future<Long> ts = timestamp();
-            return finishCommit(staged(Stage.VALIDATE, settle(List.of(validate(accesses), validateAbsent(), ts)))
-                .map(v -> ts.result()));
+            return commitValidated(settle(List.of(validate(accesses), validateAbsent(), ts)), ts);
         }
-        return finishCommit(staged(Stage.TIMESTAMP, timestamp()).compose(ts -> {
-            final List<Future<?>> locking = new ArrayList<>(accesses.size() + 1);
-            for (int i = 0; i < accesses.size(); i++) {
-                final Access a = accesses.get(i);
-                if (a.dirty && !a.locked) {
-                    locking.add(lock(a, ts));
-                }
+        // Timestamp, lock, validate, write back, each stage marked: one object per commit (OneSidedTxn#commitChainAt).
+        return commitChainAt(timestamp());
+    }
+
+    /** The commit's lock stage with its timestamp {@code ts}: every written object not held yet, and the inserts. */
+    @Override
+    protected Future<Void> commitLocks(final long ts) {
+        final List<Future<?>> locking = new ArrayList<>(accesses.size() + 1);
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
+            if (a.dirty && !a.locked) {
+                locking.add(lock(a, ts));
             }
-            // Inserts are locks too (package doc): created holding a ticket of their Takeout Lock, queued_ts = ts
-            // (0 for a new object, the next one of a revived object, which its redo record and recovery need), with
-            // the other locks and before validation, so that a reader of the absent key that validates later sees it.
-            locking.add(installInserts(io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.held =
-                new TakeoutLockClient.Grant(a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET, a.rkey(),
-                    inserted.ticket(), 0, 0, -1, null)));
-            return duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validation)
-                .compose(v -> staged(Stage.VALIDATE, validation()))
-                .compose(v -> staged(Stage.WRITE_BACK, writeBack(ts, a -> a.locked,
-                    (batch, a) -> batch.fetchAndAdd(grant(a).upperAddress(), grant(a).rkey(), 1))))
-                .map(ts);
-        }));
+        }
+        // Inserts are locks too (package doc): created holding a ticket of their Takeout Lock, queued_ts = ts
+        // (0 for a new object, the next one of a revived object, which its redo record and recovery need), with
+        // the other locks and before validation, so that a reader of the absent key that validates later sees it.
+        locking.add(installInserts(io.scythe.storage.Table.InsertLock.TICKET, ts, (a, inserted) -> a.held =
+            new TakeoutLockClient.Grant(a.partition.node(), a.address() + ObjectLayout.UPPER_OFFSET, a.rkey(),
+                inserted.ticket(), 0, 0, -1, null)));
+        return settle(locking);
+    }
+
+    @Override
+    protected Future<Void> commitValidation() {
+        return validation();
+    }
+
+    /** Writes back with {@code ts} and releases every held lock with the FAA on its {@code upper}. */
+    @Override
+    protected Future<Void> commitWriteBack(final long ts) {
+        return writeBack(ts, a -> a.locked,
+            (batch, a) -> batch.fetchAndAdd(grant(a).upperAddress(), grant(a).rkey(), 1));
     }
 
     /** The commit's validation: TOCC holds what it read, so only its absent keys; OCC also everything it read. */
