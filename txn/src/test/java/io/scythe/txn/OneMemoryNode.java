@@ -75,6 +75,17 @@ public final class OneMemoryNode implements AutoCloseable {
      */
     public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly, final int valueBytes,
                          final java.util.function.UnaryOperator<Nic> nicOfServices) throws Exception {
+        this(tableName, capacity, readOnly, valueBytes, nicOfServices, 0);
+    }
+
+    /**
+     * As {@link #OneMemoryNode(String, long, boolean, int, java.util.function.UnaryOperator)}, each object slot with
+     * {@code objectRoom} bytes beyond header and value ({@code LogDb#objectRoom}: a protocol's state beside the value,
+     * e.g. RCC MVCC's older versions).
+     */
+    public OneMemoryNode(final String tableName, final long capacity, final boolean readOnly, final int valueBytes,
+                         final java.util.function.UnaryOperator<Nic> nicOfServices, final int objectRoom)
+        throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
         loop = BridgeVerticle.eventLoopContexts(vertx).get(0);
@@ -84,6 +95,9 @@ public final class OneMemoryNode implements AutoCloseable {
         }));
         final Nic mn = fabric.attachNow("mn");
         final LogDb db = new LogDb(nicOfServices.apply(mn));
+        if (objectRoom > 0) {
+            db.objectRoom(schema -> objectRoom);
+        }
         final TableSchema schema = TableSchema.fixed(1, tableName, valueBytes, capacity);
         table = db.create(readOnly ? schema.asReadOnly() : schema);
         final UnsafeBuffer v = new UnsafeBuffer(new byte[valueBytes]);

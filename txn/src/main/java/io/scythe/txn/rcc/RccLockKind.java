@@ -5,7 +5,6 @@ import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.Catalog;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.ford.CasLockKind;
-import io.scythe.txn.rcc.mvcc.MvccTuple;
 import io.scythe.txn.recovery.RedoRecordDescriptor;
 import io.scythe.txn.spi.LockKind;
 import io.vertx.core.Future;
@@ -36,10 +35,10 @@ import java.util.List;
  *       holds the token: MVCC moves the newest version to the older slot it overwrites first (flag MVCC; an inserted
  *       object's older slots are emptied, flag FRESH), unless its version word is BUSY (the dead commit's one-sided
  *       install began, and its doorbell moved the newest version before it set BUSY); SUNDIAL sets {@code rts} to
- *       the installed version (flag RTS: the lease {@code [ts, ts]}). A value too large for one request is written
- *       one-sided first, as the commit writes it ({@link #installValue}: MVCC's older slot, the version word BUSY,
- *       value and length), and the WRITE_BACK carries the rest. Backups keep the newest version only, as the commit
- *       writes them.</li>
+ *       the installed version (flag RTS: the lease {@code [ts, ts]}). A value too large for one request goes first in
+ *       parts, WRITE_PART requests each applied while the word holds the token ({@link #installValue}: MVCC's older
+ *       slot and the version word BUSY with the first, value and length), and the WRITE_BACK carries the rest.
+ *       Backups keep the newest version only, as the commit writes them.</li>
  * </ul>
  */
 public record RccLockKind(int id, String name, int offset) implements LockKind {
@@ -85,8 +84,8 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
      * One WRITE_BACK request (the RPC commit's, {@link RccRpc}) to the primary: value, flags, version, what the
      * protocol keeps beside them (MVCC's older slot, SUNDIAL's rts), and the release of the token's word, applied
      * by the memory node only while that word still holds the token (else it answers STALE and nothing is written:
-     * the entry was finished already). A value that does not fit a request goes one-sided first ({@link
-     * #installValue}).
+     * the entry was finished already). A value that does not fit a request goes first in parts, each
+     * applied on the same condition ({@link #installValue}).
      */
     @Override
     public Future<Void> finishPrimary(final TxnRuntime runtime, final Catalog.Partition partition,
@@ -112,67 +111,54 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
                 return writeBack(runtime, partition, pointer, token, installedVersion, inserted, fixedFlags, value,
                     length);
             }
-            // Too large for a request (the commit writes such a value one-sided, whatever its code): the value
-            // one-sided, then the WRITE_BACK of the rest, without it.
-            return installValue(runtime, partition, pointer, token, inserted, value, length).compose(v ->
+            // Too large for a request (the commit writes such a value one-sided, whatever its code): the value in
+            // parts, then the WRITE_BACK of the rest, without it.
+            return installValue(partition, rocket, pointer, token, inserted, value, length).compose(v ->
                 writeBack(runtime, partition, pointer, token, installedVersion, inserted,
                     fixedFlags & ~RccRpc.FLAG_VALUE, value, 0));
         });
     }
 
     /**
-     * Writes a value too large for a WRITE_BACK request one-sided, as the one-sided commit does
-     * ({@code RccTsTxn#addCommitWrites}): the tuple READ (the dead node's word still holds {@code token}, so only
-     * readers touch it meanwhile), then one doorbell: MVCC's newest version to its older slot (unless the object
-     * was inserted, or its version word is BUSY: a dead one-sided commit's doorbell moved it already), the version
-     * word BUSY (readers wait, or pick an older version), the value and its length. The WRITE_BACK that follows
-     * installs the version (clearing BUSY), sets rts or empties the older slots and releases the word; it finds the
-     * version word BUSY, so it moves nothing again. A word no longer holding the token writes nothing here (the
-     * WRITE_BACK then answers STALE).
+     * Writes a value too large for a WRITE_BACK request in parts, one WRITE_PART request each ({@link RccRpc}), in
+     * turn: the memory node applies each only while the entry's word still holds {@code token} (else it answers
+     * STALE, nothing is written, and this attempt fails as {@link #writeBack}'s does). The first part to find the
+     * version word not BUSY moves MVCC's newest version to its older slot (unless the object was inserted) and sets
+     * BUSY (readers wait, or pick an older version), as the one-sided commit's doorbell does ({@code
+     * RccTsTxn#addCommitWrites}); a version word found BUSY was moved already (by the dead commit's doorbell or an
+     * earlier attempt's part). The WRITE_BACK that follows installs the version (clearing BUSY), sets rts or empties
+     * the older slots and releases the word; it finds the version word BUSY, so it moves nothing again.
      *
-     * <p><b>Open race (review, stop 39; not fixed):</b> the token is checked on the READ, not with the doorbell's
-     * WRITEs. If an earlier recovery attempt's WRITE_BACK timed out but is still in the memory node's ring, this
-     * attempt can READ the token, that WRITE_BACK then install and release, and this doorbell land after: the version
-     * word is left BUSY (this attempt's WRITE_BACK answers STALE, nobody clears it) and a writer that locked and
-     * committed in between has its value overwritten. The fix is to write such a value in parts by RPC, each applied
-     * on the memory node only while the word holds the token (the last installing the version), as the small values'
-     * WRITE_BACK is. Reached only when a recovery attempt times out with its WRITE_BACK still queued.
+     * <p>Every write is conditional at the memory node, so a timed-out earlier attempt whose requests are still in the
+     * ring cannot leave the version word BUSY or overwrite a later writer: its parts and this one's carry the same
+     * bytes, and whatever lands after either attempt's WRITE_BACK released the word writes nothing
+     * (RccInstallRaceTest).
+     * (Until stop 40 the value went one-sided, after a READ that checked the token: an earlier attempt's WRITE_BACK
+     * landing between that READ and the doorbell left the word BUSY and a later writer's value overwritten.)
      */
-    private Future<Void> installValue(final TxnRuntime runtime, final Catalog.Partition partition,
+    private Future<Void> installValue(final Catalog.Partition partition, final io.scythe.rrpc.Rocket rocket,
                                       final long pointer, final long token, final boolean inserted,
                                       final DirectBuffer value, final int length) {
-        final int max = partition.descriptor().schema().maxValueBytes();
-        final long address = ObjectLayout.addressOf(pointer);
-        final int rkey = partition.descriptor().objects().rkey();
-        final boolean moves = this == MVCC && !inserted;
-        final UnsafeBuffer image = new UnsafeBuffer(new byte[moves ? MvccTuple.tupleBytes(max)
-            : ObjectLayout.HEADER_BYTES]);
-        final String node = partition.node();
-        return runtime.channel(node).compose(ch -> ch.read(address, rkey, image, 0, image.capacity()).compose(v -> {
-            if (!heldBy(image, token)
-                || (image.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) != ObjectLayout.incarnationOf(pointer)) {
-                return Future.<Void>succeededFuture();
-            }
-            final long version = image.getLong(ObjectLayout.VERSION_OFFSET);
-            final Doorbell batch = ch.doorbell();
-            if (moves && (version & ObjectLayout.VERSION_BUSY) == 0) {
-                final UnsafeBuffer old = new UnsafeBuffer(new byte[MvccTuple.oldSlotBytes(max)]);
-                MvccTuple.newestAsOld(image, 0, max, old, 0);
-                batch.write(address + MvccTuple.oldSlotOffset(max, MvccTuple.victim(image, 0, max)), rkey, old, 0,
-                    16 + old.getInt(8));
-            }
-            final UnsafeBuffer words = new UnsafeBuffer(new byte[16]);
-            words.putLong(0, version | ObjectLayout.VERSION_BUSY);
-            words.putInt(8, length);
-            batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, words, 0, 8);
-            batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, value, 0, length);
-            batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, words, 8, 4);
-            return batch.post().<Void>mapEmpty();
-        }).onFailure(e -> {
-            if (!io.scythe.txn.Refusal.forNow(e)) {
-                runtime.forgetChannel(node, ch);
-            }
-        }));
+        final int part = (rocket.maxPayload() - RccRpc.PART_HEAD_BYTES) & ~7;
+        final int flags = this == MVCC && !inserted ? RccRpc.FLAG_MVCC : 0;
+        final int word = inserted ? ObjectLayout.CAS_LOCK_OFFSET : offset;
+        Future<Void> done = Future.succeededFuture();
+        for (int from = 0; from < length; from += part) {
+            final UnsafeBuffer request = new UnsafeBuffer(new byte[RccRpc.PART_HEAD_BYTES
+                + Math.min(part, length - from)]);
+            request.putInt(0, partition.descriptor().schema().id());
+            request.putInt(4, flags);
+            request.putLong(8, pointer);
+            request.putLong(16, token);
+            request.putInt(24, word);
+            request.putInt(28, length);
+            request.putInt(32, from);
+            request.putInt(36, request.capacity() - RccRpc.PART_HEAD_BYTES);
+            request.putBytes(RccRpc.PART_HEAD_BYTES, value, from, request.capacity() - RccRpc.PART_HEAD_BYTES);
+            done = done.compose(v -> rocket.call(RccRpc.WRITE_PART, request)
+                .compose(reply -> granted(reply, partition, pointer, token, "WRITE_PART")));
+        }
+        return done;
     }
 
     /** One WRITE_BACK request of one entry, {@code length} bytes of {@code value} with it. */
@@ -187,9 +173,15 @@ public record RccLockKind(int id, String name, int offset) implements LockKind {
         // fail this attempt, whose retry READs the header and finds the entry finished, rather than report an
         // install that did not happen.
         return runtime.rocket(partition.node()).compose(rocket -> rocket.call(RccRpc.WRITE_BACK, request))
-            .compose(reply -> RccLockingTxn.payload(reply, 8).getInt(0) == RccRpc.GRANTED
-                ? Future.<Void>succeededFuture() : Future.failedFuture(new IllegalStateException(name
-                + ": recovery's WRITE_BACK of the entry at " + Long.toHexString(pointer) + " on "
-                + partition.node() + " found its word no longer held by " + Long.toHexString(token))));
+            .compose(reply -> granted(reply, partition, pointer, token, "WRITE_BACK"));
+    }
+
+    /** Succeeds on a GRANTED reply; fails on STALE (the word no longer holds {@code token}, nothing written). */
+    private Future<Void> granted(final io.scythe.rrpc.RpcReply reply, final Catalog.Partition partition,
+                                 final long pointer, final long token, final String what) {
+        return RccLockingTxn.payload(reply, 8).getInt(0) == RccRpc.GRANTED ? Future.succeededFuture()
+            : Future.failedFuture(new IllegalStateException(name + ": recovery's " + what + " of the entry at "
+            + Long.toHexString(pointer) + " on " + partition.node() + " found its word no longer held by "
+            + Long.toHexString(token)));
     }
 }

@@ -53,6 +53,7 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
     public RccLockService register(final RpcServer server) {
         server.handle(RccRpc.LOCK, this::onLock);
         server.handle(RccRpc.WRITE_BACK, this::onWriteBack);
+        server.handle(RccRpc.WRITE_PART, this::onWritePart);
         server.handle(RccRpc.RELEASE, this::onRelease);
         server.handle(RccRpc.READ, this::onRead);
         server.handle(RccRpc.VALIDATE, this::onValidate);
@@ -246,11 +247,10 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
                 }
             } else if ((flags & RccRpc.FLAG_MVCC) != 0 && (m.getLongVolatile(header + ObjectLayout.VERSION_OFFSET)
                 & ObjectLayout.VERSION_BUSY) == 0) {
-                // BUSY (never, but in recovery's roll-forward of a one-sided commit cut short): that commit's
-                // doorbell moved the newest version before it set BUSY, and may have rewritten the value since.
-                io.scythe.txn.rcc.mvcc.MvccTuple.newestAsOld(m, header, max, m, header
-                    + io.scythe.txn.rcc.mvcc.MvccTuple.oldSlotOffset(max, io.scythe.txn.rcc.mvcc.MvccTuple.victim(m,
-                    header, max)));
+                // BUSY (never, but in recovery's roll-forward of a one-sided commit cut short, or of a value written
+                // in parts): that commit's doorbell, or the first part, moved the newest version before it set BUSY,
+                // and the value may have been rewritten since.
+                moveNewest(m, header, max);
             }
             if ((flags & RccRpc.FLAG_VALUE) != 0) {
                 m.putBytes(header + ObjectLayout.VALUE_OFFSET, p, at + RccRpc.ENTRY_BYTES, length);
@@ -275,6 +275,65 @@ public final class RccLockService implements io.scythe.bridge.Bridge.Poller {
         small.putInt(4, count);
         responder.reply(small, 0, 8);
         checkWaiting();
+    }
+
+    /** MVCC's commit step: the newest version to the older slot it overwrites (MvccTuple#victim). */
+    private static void moveNewest(final AtomicBuffer m, final int header, final int max) {
+        io.scythe.txn.rcc.mvcc.MvccTuple.newestAsOld(m, header, max, m, header
+            + io.scythe.txn.rcc.mvcc.MvccTuple.oldSlotOffset(max, io.scythe.txn.rcc.mvcc.MvccTuple.victim(m, header,
+            max)));
+    }
+
+    /**
+     * Writes one part of a value too large for a WRITE_BACK ({@link RccRpc#WRITE_PART}), only while the word holds
+     * the owner: the first part to find the version word not BUSY moves MVCC's newest version (flag MVCC) and sets
+     * BUSY; every part writes its bytes and the value length. Parts of one value are the same bytes whichever
+     * recovery attempt sends them, so a timed-out attempt's parts landing late rewrite them, or find the word
+     * released and write nothing.
+     */
+    private void onWritePart(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        if (request.payloadLength() < RccRpc.PART_HEAD_BYTES) {
+            throw new IllegalArgumentException("RCC WRITE_PART request of " + request.payloadLength() + " bytes");
+        }
+        final int flags = p.getInt(at + 4);
+        final long owner = p.getLong(at + 16);
+        final int lockOffset = p.getInt(at + 24);
+        final int length = p.getInt(at + 28);
+        final int from = p.getInt(at + 32);
+        final int part = p.getInt(at + 36);
+        if (request.payloadLength() != RccRpc.PART_HEAD_BYTES + part || part <= 0 || from < 0 || from > length - part
+            || owner == 0 || lockOffset <= 0 || lockOffset > ObjectLayout.HEADER_BYTES - 8 || (lockOffset & 7) != 0) {
+            throw new IllegalArgumentException("RCC WRITE_PART request of " + request.payloadLength() + " bytes: part "
+                + from + "+" + part + " of " + length + ", word at " + lockOffset + ", owner " + owner);
+        }
+        final Table table = db.table(p.getInt(at));
+        final int header = table == null ? -1 : table.offsetOf(p.getLong(at + 8));
+        final AtomicBuffer m = header < 0 ? null : table.objectMemory();
+        if (m == null || m.getLongVolatile(header + lockOffset) != owner) {
+            small.putInt(0, RccRpc.STALE);
+            small.putInt(4, 0);
+            responder.reply(small, 0, 8);
+            return;
+        }
+        final int max = table.schema().maxValueBytes();
+        if (length > max) {
+            throw new IllegalArgumentException("RCC WRITE_PART value of " + length + " bytes for table "
+                + table.schema().name());
+        }
+        final long version = m.getLongVolatile(header + ObjectLayout.VERSION_OFFSET);
+        if ((version & ObjectLayout.VERSION_BUSY) == 0) {
+            if ((flags & RccRpc.FLAG_MVCC) != 0) {
+                moveNewest(m, header, max);
+            }
+            m.putLongVolatile(header + ObjectLayout.VERSION_OFFSET, version | ObjectLayout.VERSION_BUSY);
+        }
+        m.putBytes(header + ObjectLayout.VALUE_OFFSET + from, p, at + RccRpc.PART_HEAD_BYTES, part);
+        m.putInt(header + ObjectLayout.VALUE_LENGTH_OFFSET, length);
+        small.putInt(0, RccRpc.GRANTED);
+        small.putInt(4, 0);
+        responder.reply(small, 0, 8);
     }
 
     /** Copies the object into the reply (OCC's Read stage by RPC). */

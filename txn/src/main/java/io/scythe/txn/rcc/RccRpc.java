@@ -20,6 +20,15 @@ package io.scythe.txn.rcc;
  *  WRITE_BACK reply (8 B): status (i32) GRANTED when every object was written and released, STALE when one
  *  was not this owner's (nothing of the request was applied then), pad (i32).
  *
+ *  WRITE_PART request (recovery's roll-forward of a value too large for a WRITE_BACK, RccLockKind), one object:
+ *  0  table id (i32)        4  flags (i32): MVCC (the newest version to its older slot first, unless BUSY)
+ *  8  object pointer (u64)  16 owner (u64)
+ *  24 lock word offset (i32)   28 value length (i32, the whole value)
+ *  32 part offset (i32)        36 part length (i32)      40 the part
+ *  Applied only while the word holds the owner: the version word BUSY (after MVCC's move, when it was not BUSY),
+ *  the part at its offset in the value, the value length. WRITE_PART reply (8 B): status (i32) GRANTED, or STALE
+ *  when the word no longer holds the owner (nothing written), pad.
+ *
  *  RELEASE request: count (i32), pad (i32), then per object (24 B): table id (i32), lock word offset (i32),
  *  pointer (u64), owner (u64); each word is CASed from owner to 0 (a word no longer the owner's is left alone).
  *  RELEASE reply (8 B): released (i32), pad.
@@ -38,6 +47,10 @@ public final class RccRpc {
     public static final int LOCK = 0x5301;
     public static final int WRITE_BACK = 0x5302;
     public static final int RELEASE = 0x5303;
+    /** Part of a value too large for one WRITE_BACK, written while the word holds the owner (recovery's). */
+    public static final int WRITE_PART = 0x5307;
+    /** Bytes of a WRITE_PART request before its part. */
+    public static final int PART_HEAD_BYTES = 40;
     /** OCC's Read stage: the object, copied by the handler (request as LOCK's, reply as LOCK's when granted). */
     public static final int READ = 0x5304;
     /** OCC's Validate stage: per object table (i32), lock word offset (i32), pointer (u64), version read (u64). */

@@ -39,7 +39,8 @@
  * {@code --explore N --crashes}): the shared recovery rolls each record forward while its words still hold the
  * record's tokens ({@link io.scythe.txn.rcc.RccLockKind}: NOWAIT, OCC and WAITDIE by the shared WRITEs and a CAS
  * release; MVCC and SUNDIAL by their own RPC commit, a WRITE_BACK that moves the newest version to an older slot or
- * sets rts), then each memory node's dead-node steps free the rest: the CAS-word module's (NOWAIT, OCC, inserts) and
+ * sets rts, a value too large for it going first in WRITE_PART requests, each applied only while the word holds the
+ * token), then each memory node's dead-node steps free the rest: the CAS-word module's (NOWAIT, OCC, inserts) and
  * RCC's ({@link io.scythe.txn.rcc.DeadWords}: WAITDIE's and MVCC's tts by the node slot and incarnation of the
  * timestamp, SUNDIAL's lock by the id prefix, WAITDIE's RPC waiters of the dead incarnation), knowing the protocol
  * from the tables' format (every host sets it).
