@@ -36,15 +36,18 @@ package io.scythe.txn.aurogon;
  * <pre>
  *  REPLICATE  0 backup table id, 4 value length (DELETE), 8 key, 16 ts, 24 writes this node gets (i32),
  *             28 offset of the part (i32), 32 mask of the transaction's backup nodes (i64), 40 the
- *             transaction's id (i64, the one its coordinator reports it under), 48 the part; answers OK or
- *             Backups.FENCED
- *  HOLDS      16 ts; answers 0 Backups.FULL/COMMITTED/ABORTED (fencing it when not held in full), 4 writes held,
+ *             transaction's id (i64, the one its coordinator reports it under), 48 the part; answers OK,
+ *             Backups.FENCED, or Backups.STALE (with its floor as the seen timestamp)
+ *  HOLDS      16 ts; answers 0 Backups.FULL/COMMITTED/ABORTED (fencing it when not held in full) or
+ *             Backups.FORGOTTEN (decided and forgotten: see Backups), 4 writes held,
  *             8 mask, 16 the transaction's id (0 when nothing of it is held)
  *  FETCH      0 write index, 4 offset, 16 ts; answers 0 status, 4 value length (DELETE), 8 key, 16 backup table
  *             id, 24 the value's bytes from offset
- *  APPLY      16 ts: the held writes go into the backup tables (OK, Backups.FENCED, or a Participant status when
- *             a promoted copy had no adopted version for a write; every write is still applied)
- *  DISCARD    16 ts: the held writes are dropped, the transaction fenced
+ *  APPLY      16 ts: the held writes go into the backup tables (OK, Backups.FENCED, Backups.FORGOTTEN, or a
+ *             Participant status when a promoted copy had no adopted version for a write; every write is still
+ *             applied)
+ *  DISCARD    16 ts: the held writes are dropped, the transaction fenced (OK, Backups.FENCED when it was applied,
+ *             Backups.FORGOTTEN)
  *  SUSPECTS   16 ts; answers 0 count, 4 flags (SUSPECTS_HELD: held here undecided; SUSPECTS_TRUNCATED: more
  *             records than the reply holds, ask again once these are decided), 8 count x (table id i32, key i64) of
  *             the records whose suspect version is pending at ts

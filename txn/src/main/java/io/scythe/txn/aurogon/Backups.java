@@ -27,7 +27,14 @@ import java.util.Map;
  * COMMITs and its APPLYs leaves nothing pending at a primary, only this).
  *
  * <p>Decided transactions are remembered (their state and values, for recoveries still asking) for the last
- * {@link #REMEMBERED} decisions; an older one is forgotten. Sans-IO, loop-confined.
+ * {@link #REMEMBERED} decisions; an older one is forgotten, and its coordinator's low-water mark rises to it: a
+ * timestamp of that coordinator at or below its mark and not held here is answered {@link #FORGOTTEN} (to HOLDS,
+ * APPLY and DISCARD) and its REPLICATE is refused ({@link #STALE}), never taken as new. Before, a forgotten decision
+ * took the opposite mark as a new entry, so a resolver reaching this node more than {@link #REMEMBERED} decisions
+ * after another decided could decide again, differently ({@link CoordinatorRecovery#mark}). The marks are per
+ * coordinator (the timestamp's server and loop ids: one long each, so memory stays bounded by the decisions kept
+ * and the coordinators), so one coordinator's clock running ahead does not put every other's timestamps below it.
+ * Sans-IO, loop-confined.
  */
 public final class Backups {
     public static final int OK = 0;
@@ -42,6 +49,12 @@ public final class Backups {
     public static final int FULL = 1;
     public static final int COMMITTED = 2;
     public static final int ABORTED = 3;
+    /**
+     * A decision taken here and forgotten since (or a timestamp never seen here, below what its coordinator had
+     * forgotten: the two cannot be told apart): final, known only by its effect at the primaries; a recovery that
+     * meets it takes no decision ({@link CoordinatorRecovery#mark}).
+     */
+    public static final int FORGOTTEN = -12;
     /** How many decided transactions a node remembers. */
     public static final int REMEMBERED = 8192;
 
@@ -121,6 +134,11 @@ public final class Backups {
     private final Map<Long, Held> byTs = new HashMap<>();
     private final ArrayDeque<Long> decided = new ArrayDeque<>();
     private final LinkedHashSet<Long> suspects = new LinkedHashSet<>();
+    /** How many decided transactions this node remembers ({@link #REMEMBERED}; tests shrink it). */
+    int remembered = REMEMBERED;
+    /** Per coordinator (a timestamp's low {@link AurogonTimestamp#ID_BITS}), the largest timestamp forgotten. */
+    private final org.agrona.collections.Long2LongHashMap forgottenUpTo =
+        new org.agrona.collections.Long2LongHashMap(0);
     private long applied;
     private long discarded;
 
@@ -167,7 +185,8 @@ public final class Backups {
      * Holds part of one write of the transaction at {@code ts} (id {@code txnId}): its value's bytes from {@code offset} ({@code length}
      * {@link AurogonRpc#DELETE} for a delete, no bytes), one of the {@code expected} writes this node gets from it.
      *
-     * @return {@link #OK}, or {@link #FENCED} when a recovery rolled the transaction back (or it was decided)
+     * @return {@link #OK}, {@link #FENCED} when a recovery rolled the transaction back (or it was decided), or
+     *     {@link #STALE} when it is at or below its coordinator's forgotten mark and not held
      * @throws IllegalArgumentException when the part contradicts earlier parts or lies outside the value
      */
     public int replicate(final long ts, final long txnId, final long mask, final int expected, final int table,
@@ -180,6 +199,9 @@ public final class Backups {
                 + Long.toHexString(txnId) + " (never 0)");
         }
         Held h = byTs.get(ts);
+        if (h == null && forgotten(ts)) {
+            return STALE; // decided here and forgotten (or never seen, below what was): never held anew
+        }
         if (h == null) {
             h = new Held(ts);
             h.txnId = txnId;
@@ -220,10 +242,14 @@ public final class Backups {
 
     /**
      * A recovery's question: does this node hold all of its share of the transaction at {@code ts}? FULL (held, all
-     * of it), COMMITTED or ABORTED (decided); a node that holds less, or nothing, fences it first: ABORTED.
+     * of it), COMMITTED or ABORTED (decided); a node that holds less, or nothing, fences it first: ABORTED;
+     * {@link #FORGOTTEN} when it was decided here and forgotten.
      */
     public Holding holds(final long ts) {
         Held h = byTs.get(ts);
+        if (h == null && forgotten(ts)) {
+            return new Holding(FORGOTTEN, 0, 0, 0);
+        }
         if (h == null) {
             h = new Held(ts);
             byTs.put(ts, h);
@@ -244,10 +270,14 @@ public final class Backups {
 
     /**
      * The transaction is committed: its writes go into the backup tables (once; applying a committed one again does
-     * nothing). {@link #OK}, or {@link #FENCED} when it was rolled back or is not held in full (a coordinator bug).
+     * nothing). {@link #OK}, {@link #FENCED} when it was rolled back or is not held in full (a coordinator bug), or
+     * {@link #FORGOTTEN}.
      */
     public int apply(final long ts) {
         final Held h = byTs.get(ts);
+        if (h == null && forgotten(ts)) {
+            return FORGOTTEN;
+        }
         if (h == null || h.state == ABORTED || h.state == FULL && !h.complete()) {
             return FENCED;
         }
@@ -261,9 +291,15 @@ public final class Backups {
         return OK;
     }
 
-    /** The transaction is rolled back (or fenced before it arrives): its writes are dropped. */
+    /**
+     * The transaction is rolled back (or fenced before it arrives): its writes are dropped. {@link #OK},
+     * {@link #FENCED} when it was committed, or {@link #FORGOTTEN}.
+     */
     public int discard(final long ts) {
         Held h = byTs.get(ts);
+        if (h == null && forgotten(ts)) {
+            return FORGOTTEN;
+        }
         if (h == null) {
             h = new Held(ts);
             byTs.put(ts, h);
@@ -285,9 +321,28 @@ public final class Backups {
         }
         suspects.remove(h.ts);
         decided.addLast(h.ts);
-        while (decided.size() > REMEMBERED) {
-            byTs.remove(decided.removeFirst());
+        while (decided.size() > remembered) {
+            final long old = decided.removeFirst();
+            byTs.remove(old);
+            final long coordinator = coordinator(old);
+            if (forgottenUpTo.get(coordinator) < old) {
+                forgottenUpTo.put(coordinator, old);
+            }
         }
+    }
+
+    private static long coordinator(final long ts) {
+        return ts & (1L << AurogonTimestamp.ID_BITS) - 1;
+    }
+
+    /** Whether {@code ts} is at or below its coordinator's forgotten mark (and so, not held: forgotten). */
+    private boolean forgotten(final long ts) {
+        return ts <= forgottenUpTo.get(coordinator(ts));
+    }
+
+    /** The largest forgotten timestamp of {@code ts}'s coordinator, or 0 (a STALE refusal's floor). */
+    long forgottenUpTo(final long ts) {
+        return forgottenUpTo.get(coordinator(ts));
     }
 
     /** A transaction held here past the orphan lease, or 0. */

@@ -151,8 +151,9 @@ final class CoordinatorRecovery {
         if (lost) {
             return lostShare(runtime, ts, node, records);
         }
-        return decide(runtime, ts, first).compose(decision -> decision.lost
-            ? lostShare(runtime, ts, node, records)
+        return decide(runtime, ts, first).compose(decision -> decision.forgotten
+            ? yielded(decision).map(decision)
+            : decision.lost ? lostShare(runtime, ts, node, records)
             : (decision.commit ? commit(runtime, ts, decision, node, records)
             : rollBack(runtime, ts, decision, node, records)).map(decision));
     }
@@ -244,7 +245,9 @@ final class CoordinatorRecovery {
         for (final String n : live) {
             final Decision one = new Decision();
             asked.add(holds(runtime, ts, List.of(n), one).map(v -> {
-                if (!one.commit) {
+                if (one.forgotten) {
+                    d.forgotten = true;
+                } else if (!one.commit) {
                     aborted.add(n);
                 } else {
                     d.mask |= one.mask;
@@ -256,6 +259,9 @@ final class CoordinatorRecovery {
             }));
         }
         return Reposts.settle(asked).compose(v -> {
+            if (d.forgotten) {
+                return yielded(d);
+            }
             for (final String n : nodesOf(runtime.catalog(), d.mask)) {
                 if (aborted.contains(n)) {
                     d.commit = false;
@@ -319,6 +325,11 @@ final class CoordinatorRecovery {
          * left to that resolver (or to the next hint, which finds its mark).
          */
         boolean yielded;
+        /**
+         * A holder answered {@link Backups#FORGOTTEN}: the transaction was decided there long ago (its effect is at
+         * the primaries) and forgotten; nothing is decided here ({@link #yielded}).
+         */
+        boolean forgotten;
         /** A node answered COMMITTED: the coordinator (or a recovery) applied it, so every primary committed. */
         boolean applied;
         long mask;
@@ -331,7 +342,7 @@ final class CoordinatorRecovery {
     private static Future<Decision> decide(final TxnRuntime runtime, final long ts, final List<String> first) {
         final Decision d = new Decision();
         return holds(runtime, ts, first, d).compose(v -> {
-            if (!d.commit) {
+            if (!d.commit || d.forgotten) {
                 return Future.succeededFuture(d);
             }
             final List<String> rest = new ArrayList<>();
@@ -360,7 +371,9 @@ final class CoordinatorRecovery {
                 }
                 final int state = p.getInt(0);
                 d.applied |= state == Backups.COMMITTED;
-                if (state == Backups.ABORTED) {
+                if (state == Backups.FORGOTTEN) {
+                    d.forgotten = true;
+                } else if (state == Backups.ABORTED) {
                     d.commit = false;
                 } else {
                     d.mask |= p.getLong(8);
@@ -394,7 +407,11 @@ final class CoordinatorRecovery {
                                        final List<long[]> suspects, final List<long[]> committed,
                                        final boolean strict) {
         return mark(runtime, ts, inOrder(runtime.catalog(), d.entries.keySet()), AurogonRpc.APPLY, 0).compose(taken -> {
-            if (!taken) { // a DISCARD was marked first: another resolver decided to roll back, so do we
+            if (taken == Backups.FORGOTTEN) { // decided long ago at a holder, and forgotten: not decided again
+                d.forgotten = true;
+                return yielded(d);
+            }
+            if (taken != Participant.OK) { // a DISCARD was marked first: another resolver decided to roll back, so do we
                 d.commit = false;
                 return rollBack(runtime, ts, d, node, suspects);
             }
@@ -493,13 +510,19 @@ final class CoordinatorRecovery {
                                  final List<long[]> suspects) {
         final List<String> live = liveMemoryNodes(runtime.catalog());
         return mark(runtime, ts, live, AurogonRpc.DISCARD, 0).compose(taken -> {
-            if (!taken) {
-                d.yielded = true;
-                YIELDED.incrementAndGet();
-                return Future.succeededFuture();
+            if (taken != Participant.OK) { // an APPLY marked first, or a decision forgotten: nothing rolled back
+                d.forgotten |= taken == Backups.FORGOTTEN;
+                return yielded(d);
             }
             return rollBackSuspects(runtime, ts, node, suspects);
         });
+    }
+
+    /** The decision is not taken here ({@link Decision#yielded}): another resolver's is marked, or was forgotten. */
+    private static Future<Void> yielded(final Decision d) {
+        d.yielded = true;
+        YIELDED.incrementAndGet();
+        return Future.succeededFuture();
     }
 
     /** ROLLBACK of the suspects on {@code node}, the decision marked (or one taken on an earlier page). */
@@ -525,23 +548,24 @@ final class CoordinatorRecovery {
      *
      * <p>"Before it acts at any primary" holds for the original primaries; a promoted copy is marked like any holder,
      * and its mark is itself the action (an APPLY there commits the adopted pending version, a DISCARD rolls it back):
-     * still safe, since it is reached in the same node order. <b>Assumption (review, stop 39):</b> marks stick only
-     * while a holder remembers the decision: {@link Backups} keeps the last {@link Backups#REMEMBERED} decided
-     * transactions, and one forgotten takes the opposite mark as a new entry. A resolver reaching a holder that long
-     * after the first one marked it (8,192 later decisions on that node, against a 1 ms orphan lease) is not guarded
-     * against; a low-water mark of forgotten timestamps, answered "forgotten" and failing the resolver, would be.
+     * still safe, since it is reached in the same node order. A holder keeps the last {@link Backups#REMEMBERED}
+     * decided transactions; one it forgot (its coordinator's low-water mark at or above it) answers
+     * {@link Backups#FORGOTTEN} to either mark, and the resolver yields with nothing done: a decision once marked is
+     * never marked the other way, however late a resolver comes (before, a forgotten one took the opposite mark as a
+     * new entry, review stop 39). The status answered: OK when every live holder took the mark, else the refusal
+     * ({@link Backups#FENCED} or {@link Backups#FORGOTTEN}).
      */
-    private static Future<Boolean> mark(final TxnRuntime runtime, final long ts, final List<String> nodes,
+    private static Future<Integer> mark(final TxnRuntime runtime, final long ts, final List<String> nodes,
                                         final int rpc, final int from) {
         if (from == nodes.size()) {
-            return Future.succeededFuture(true);
+            return Future.succeededFuture(Participant.OK);
         }
         final String n = nodes.get(from);
         return call(runtime, n, rpc, header(0, 0, 0, ts)).map(reply -> reply.payload().getInt(0))
             .recover(e -> AurogonTxn.gone(e) ? Future.succeededFuture(Participant.OK) : Future.failedFuture(e))
             .compose(status -> {
-                if (status == Backups.FENCED) {
-                    return Future.succeededFuture(false);
+                if (status == Backups.FENCED || status == Backups.FORGOTTEN) {
+                    return Future.succeededFuture(status);
                 }
                 if (status != Participant.OK && !(rpc == AurogonRpc.APPLY && status == Participant.NOT_PENDING)) {
                     return Future.failedFuture(new IllegalStateException("Aurogon "

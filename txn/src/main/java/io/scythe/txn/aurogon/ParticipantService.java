@@ -213,6 +213,12 @@ public final class ParticipantService {
             responder.fail(AurogonRpc.BAD_REQUEST, e.getMessage());
             return;
         }
+        if (status == Backups.STALE) { // at or below what the backups forgot of its coordinator: the same floor rule
+            staleReplications++;
+            status(responder, status, Math.max(participant.maxTs(), backups.forgottenUpTo(
+                p.getLong(at + AurogonRpc.TS_OFFSET))));
+            return;
+        }
         status(responder, status);
     }
 

@@ -169,7 +169,14 @@
  * the rollback; a rollback does nothing and leaves the transaction to the other, or to the next hint): the first live
  * holder both reach decides, and whatever the loser marked before lies on nodes that died since. A deviation (§4.5
  * has no concurrent resolvers); {@code CoordinatorRecoveryTest#shouldDecideOnceWhenTwoResolversRace} drives both
- * orders by hand (before: the rollback went out beside the DISCARDs, under the other's commit). A transaction every primary committed is still held undecided by a live backup, which suspects
+ * orders by hand (before: the rollback went out beside the DISCARDs, under the other's commit). Marks stick past
+ * what a backup remembers ({@code Backups.REMEMBERED} decisions): a forgotten decision raises its coordinator's
+ * low-water mark, and a timestamp at or below it that is not held answers FORGOTTEN to HOLDS, APPLY and DISCARD (a
+ * resolver meeting it yields, nothing done) and STALE to REPLICATE, never taken as new (before: a resolver more than
+ * 8,192 decisions late fenced it anew and could roll back what another committed;
+ * {@code CoordinatorRecoveryTest#shouldNeverDecideAgainADecisionForgotten}). A timestamp never seen by a node and
+ * below its coordinator's mark reads as forgotten too (they cannot be told apart): a resolver asking only such a
+ * node yields, leaving the suspect in doubt for its readers' bound. A transaction every primary committed is still held undecided by a live backup, which suspects
  * it after the lease, so it is reported. Also fixed on the way: a promoted copy's SUSPECTS name its backup table (an
  * id {@code BackupTables.ID_STRIDE} apart), which the recovery did not find in the catalog, and the recovery sent a
  * promoted copy's COMMIT under the primary's table id (the promoted node's own partition of the table: the adopted

@@ -227,6 +227,54 @@ class CoordinatorRecoveryTest {
             assertThat(versions == null ? List.of() : List.of(versions[0][0])).as("rolled back").doesNotContain(ts2);
             shouldApplyLateWritesToABackupByTheKeysOwnDeletes(node, copy); // one node for all three (test time)
             shouldForgetDeletesNoApplyCanNeed(node, copy);
+            shouldNeverDecideAgainADecisionForgotten(node, copy);
+        }
+    }
+
+    /**
+     * Past the decisions a holder remembers (shrunk to 1 here, {@code Backups#remembered}): resolver A marked its
+     * commit (APPLY at the holder), the holder decided another transaction of the same coordinator since and forgot
+     * A's; resolver B, deciding to roll back, comes after: the holder answers FORGOTTEN, B yields and the version A
+     * commits stays pending (before: B's DISCARD found nothing, was taken as a new fence, and B rolled back the
+     * version A was committing); HOLDS answers FORGOTTEN (before: ABORTED, fencing it anew), a REPLICATE of it is
+     * refused as stale with a floor at or above it. Run on the race test's node (keys apart).
+     */
+    private static void shouldNeverDecideAgainADecisionForgotten(final OneMemoryNode node, final Table copy)
+        throws Exception {
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Participant participant = service.participant();
+        final int items = node.table.schema().id();
+        final long ts = AurogonTimestamp.pack(30_000_000, 6, 0);
+        final long next = AurogonTimestamp.pack(30_000_100, 6, 0);
+        onLoop(node, () -> {
+            service.backups().remembered = 1;
+            participant.install(items, KEY_C, ts);
+            return null;
+        });
+        try {
+            assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(copy.schema().id(), KEY_C,
+                ts, 13, 333))).isEqualTo(Backups.OK);
+            assertThat(send(node, AurogonRpc.APPLY, request(ts))).as("A's mark").isEqualTo(Backups.OK);
+            assertThat(send(node, AurogonRpc.DISCARD, request(next))).as("a later decision").isEqualTo(Backups.OK);
+            final CoordinatorRecovery.Decision b = new CoordinatorRecovery.Decision();
+            b.commit = false;
+            final String rolled = node.on(rt -> outcome(CoordinatorRecovery.rollBack(rt, ts, b, "mn",
+                List.<long[]>of(new long[] {items, KEY_C}))));
+            assertThat(rolled).isEqualTo("ok");
+            assertThat(b.yielded && b.forgotten).as("B yields to the decision forgotten").isTrue();
+            assertThat(pendingAt(participant, items, KEY_C, ts)).as("not rolled back under A").isTrue();
+            assertThat(send(node, AurogonRpc.HOLDS, request(ts))).as("forgotten").isEqualTo(Backups.FORGOTTEN);
+            assertThat(send(node, AurogonRpc.APPLY, request(ts))).as("nor marked again").isEqualTo(Backups.FORGOTTEN);
+            final long seen = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_C, ts, 13, 333))).map(reply -> {
+                    assertThat(reply.payload().getInt(0)).isEqualTo(Backups.STALE);
+                    return reply.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET);
+                }));
+            assertThat(seen).as("the stale reply's floor").isGreaterThanOrEqualTo(ts);
+            assertThat(onLoop(node, () -> participant.commit(items, KEY_C, ts, new byte[8]))).as("A commits")
+                .isEqualTo(Participant.OK);
+        } finally {
+            onLoop(node, () -> service.backups().remembered = Backups.REMEMBERED);
         }
     }
 
