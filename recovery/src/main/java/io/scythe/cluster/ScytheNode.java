@@ -173,6 +173,8 @@ public final class ScytheNode implements AutoCloseable {
     private volatile boolean replacement;
     /** A replacement MN that a configuration took back (it is not removed any more): removed again, it stops. */
     private volatile boolean servesAgain;
+    /** A replacement MN whose copies count as full copies (said once). */
+    private volatile boolean rejoinedFully;
     /** How often a CN checks whether a memory-node failover's commits in flight are settled ({@link #settle}). */
     private static final long SETTLE_POLL_MS = 20;
     /** A CN's catalog, which each new memory-node configuration reconfigures. */
@@ -301,7 +303,8 @@ public final class ScytheNode implements AutoCloseable {
                         + "now on and re-replicated)");
                 }
                 servesAgain = true;
-                if (replacement && !c.rejoining().contains(part)) {
+                if (replacement && !c.rejoining().contains(part) && !rejoinedFully) {
+                    rejoinedFully = true;
                     log("rejoined in memory-node configuration epoch " + c.epoch() + ": its copies are full copies");
                 }
             } else if (servesAgain || !replacement) {
@@ -747,8 +750,8 @@ public final class ScytheNode implements AutoCloseable {
      * than max-no-heartbeat) this CN, if it sees a majority, makes the configuration without it current
      * ({@link MemoryNodeFailover}): a backup of each partition it was primary of is promoted, and every CN switches
      * to it for reads, locks and write-back; the promoted partitions stay blocked until the commits in flight are
-     * settled ({@link #settle}). Not built yet (issue 23 section 2): a replacement memory node process that rejoins
-     * ({@code MemoryNodeConfiguration#rejoin}) and is re-replicated ({@code recovery.ReReplicator}).
+     * settled ({@link #settle}). A replacement process started under the node's name later rejoins
+     * ({@link MemoryNodeRejoin}).
      */
     private void watchMemoryNodes() {
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
@@ -1144,8 +1147,9 @@ public final class ScytheNode implements AutoCloseable {
         final String refused = role.label() + " node " + config.node() + " ran in this cluster before (pid " + pid
             + "): ";
         if (config.backups() == 0) {
-            throw new IllegalStateException(refused + "without replication its data is gone and a replacement has "
-                + "nothing to be re-replicated from: restart the whole cluster");
+            throw new IllegalStateException(refused + "without replication a memory node cannot be restarted into a "
+                + "running cluster (its data is gone, and a replacement has no copy to be re-replicated from): restart "
+                + "the whole cluster");
         }
         final MemoryNodeFailover configurations = new MemoryNodeFailover(hazelcast, config.memoryNodes(),
             config.backups());
@@ -1601,6 +1605,8 @@ public final class ScytheNode implements AutoCloseable {
                 // watches): its epoch, the memory nodes it removed, whether promoted partitions still settle.
                 h.put("memoryNodes", new JsonObject().put("epoch", applied.epoch())
                     .put("removed", new io.vertx.core.json.JsonArray(failover.removed(applied)))
+                    .put("rejoining", new io.vertx.core.json.JsonArray(applied.rejoining().stream().sorted()
+                        .map(config.memoryNodes()::get).toList()))
                     .put("settling", catalog.settling()));
             }
         }

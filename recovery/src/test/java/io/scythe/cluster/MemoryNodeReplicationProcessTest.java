@@ -146,7 +146,7 @@ class MemoryNodeReplicationProcessTest {
      * MN failover: mn2 (partition 2: keys 2, 5, 8, ...) is killed; its member leaves, a CN writes the configuration
      * without it (epoch 1: its partition's backup 1, on mn0, promoted; its backup copies of the others no longer
      * written), and transactions on its partition commit again on the promoted copy, which holds every committed
-     * value; the sum is conserved and no lock is left held. Prints the detection and failover times.
+     * value, and no lock is left held. Prints the detection and failover times. Returns every key's value.
      */
     private static long[] failOver(final LocalCluster cluster, final ScytheClient live) throws Exception {
         // cn0 gave up the in-doubt commit above: it exits (lease lost) and rejoins first.
@@ -191,13 +191,7 @@ class MemoryNodeReplicationProcessTest {
             before[(int) m[0]] -= m[2];
             before[(int) m[1]] += m[2];
         }
-        long sum = 0;
-        for (int k = 0; k < KEYS; k++) {
-            final long v = valueOn(live, k);
-            assertThat(v).as("key %d after the moves", k).isEqualTo(before[k]);
-            sum += v;
-        }
-        assertThat(sum).as("moves conserve the counters' sum after the failover").isZero();
+        // Every key's value after these moves is checked after the rejoin below (on mn2's re-replicated copies).
         ProcessClusters.eventually("no lock left held on the serving memory nodes", 30_000, () -> {
             long held = 0;
             for (final String mn : List.of("mn0", "mn1")) {
