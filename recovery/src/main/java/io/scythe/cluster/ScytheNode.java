@@ -633,7 +633,7 @@ public final class ScytheNode implements AutoCloseable {
                     // A lock verb in doubt on a memory node that died aborts once the cluster removes the node (its
                     // member leaves within max-no-heartbeat, then the configuration spreads): waited for that long
                     // before the loop gives up (chaos: promoted on every CN ~2.5 s after an MN's SIGKILL).
-                    c.runtime().failoverWaitNs(TimeUnit.MILLISECONDS.toNanos(MN_FAILOVER_WAIT_MS));
+                    c.runtime().failoverWaitNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeFailoverWaitMs()));
                     recoveryLoop.compareAndSet(null, new RecoveryLoop(Vertx.currentContext(), c.runtime()));
                     if (peerModule != null) {
                         equipForPeers(c);
