@@ -220,8 +220,18 @@ public final class ChaosCommand implements Callable<Integer> {
             System.out.printf("chaos: cluster %s ready: %d MN, %d CN, 1 TSO (shm fabric, %s); logs in %s%n", name,
                 mns, cns, protocol, where.toAbsolutePath());
             if (mnFaults) {
-                final JsonObject copies = get("mn0", "/copies");
-                backups = copies == null ? 0 : copies.getInteger("backups", 0);
+                // Asked again while mn0 does not answer (at load 50 here its HTTP did not within the 1 s connect
+                // timeout, and the run refused itself for "0 backups").
+                JsonObject copies = get("mn0", "/copies");
+                for (int tries = 1; copies == null && tries < 20; tries++) {
+                    Thread.sleep(500);
+                    copies = get("mn0", "/copies");
+                }
+                if (copies == null) {
+                    throw new IllegalStateException("--mn-faults: mn0 did not say how many backups the memory nodes "
+                        + "run with (GET /copies unanswered for 10 s)");
+                }
+                backups = copies.getInteger("backups", 0);
                 if (backups < 1) {
                     throw new IllegalArgumentException("--mn-faults: the memory nodes run with " + backups + " backups "
                         + "(protocol " + protocol + ", " + mns + " memory nodes): a killed memory node would lose its "
