@@ -35,11 +35,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * (none applied twice).
  *
  * <p>With {@code --mn-faults} two rounds of three fault a memory node instead (first): a SIGSTOP/SIGCONT shorter
- * than the lease on any live one, or (alternating, while fewer than k are lost, k the backups per partition) a
- * SIGKILL. A killed memory node is not restarted ({@value #NO_REJOIN}); each kill is checked for its failover:
- * every CN promoted the backups and settled, and the load resumed within {@link #MN_RESUME_BOUND_MS}. A pause the
- * cluster failed over anyway counts as a kill (STONITH's counterpart for memory nodes: a removed memory node exits
- * when it runs again).
+ * than the lease on any live one, or (alternating, while fewer than k are down, k the backups per partition) a
+ * SIGKILL. Each kill is checked for its failover (every CN promoted the backups and settled, and the load resumed
+ * within {@link #MN_RESUME_BOUND_MS}); then, {@link #MN_REJOIN_DELAY_MS} later, a replacement process starts under
+ * the killed node's name and must rejoin (re-replicated, a full copy on every CN) within the same bound, so a run
+ * kills as many memory nodes as it has rounds for, at most k down at once. A pause the cluster failed over anyway
+ * counts as a kill (STONITH's counterpart for memory nodes: a removed memory node exits when it runs again).
  *
  * <p>The faults come one at a time by default; with {@code --fault-interval} on a seeded Poisson schedule, each CN
  * fault handled on a thread of its own ({@link #handle}), the victims among the CNs no fault is busy with. The audits
@@ -49,7 +50,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 @Command(name = "chaos", mixinStandardHelpOptions = true,
     description = {"Starts a local cluster (like `scythe cluster`), drives SmallBank from this process over the event "
         + "bus, repeatedly SIGKILLs a random compute node and pauses another (SIGSTOP past its lease, SIGCONT), "
-        + "restarting each (with --mn-faults memory nodes too: paused, and up to k killed for good); at the end checks "
+        + "restarting each (with --mn-faults memory nodes too: paused, and killed and replaced); at the end checks "
         + "money conservation, every acknowledged transaction present, none applied twice or in part, no lock left "
         + "held, and prints the time from each fault to detection (fenced), to recovery done, and to throughput "
         + "back (for a memory node: to the backups promoted, settled, load resumed). Exit code 1 when a check "
@@ -105,11 +106,13 @@ public final class ChaosCommand implements Callable<Integer> {
     boolean tsoFaults;
 
     @Option(names = "--mn-faults", description = "Also fault memory nodes, two rounds of three: SIGSTOP/SIGCONT pauses "
-        + "shorter than the lease on any live memory node, and with k backups per partition at most k SIGKILLs per "
-        + "run (rejoin of a restarted MN process is not built: a killed memory node stays down, its partitions "
-        + "served by the promoted backups). A paused memory node the cluster failed over anyway counts as a kill. "
-        + "Checks after each kill that every compute node promoted the backups and load resumed within "
-        + MN_RESUME_BOUND_MS / 1000 + " s. Needs --mns >= 2 and a protocol that replicates.")
+        + "shorter than the lease on any live memory node, alternating with SIGKILLs while fewer than k (the backups "
+        + "per partition) are down; a killed memory node's replacement process starts " + MN_REJOIN_DELAY_MS / 1000
+        + " s after its failover settled and rejoins (re-replicated). A paused memory node the cluster failed over "
+        + "anyway counts as a kill. Checks after each kill that every compute node promoted the backups and load "
+        + "resumed, and that the replacement started and rejoined, each within " + MN_RESUME_BOUND_MS / 1000
+        + " s. Needs "
+        + "--mns >= 2 and a protocol that replicates.")
     boolean mnFaults;
 
     @Accepts(min = "100ms")
@@ -149,11 +152,12 @@ public final class ChaosCommand implements Callable<Integer> {
      * CN processes (40-70 s each at load 40 on this machine).
      */
     static final long MN_RESUME_BOUND_MS = 120_000;
-    static final String NO_REJOIN = "rejoin of a restarted MN process is not built";
+    /** How long a killed (or failed-over) memory node stays down before its replacement process starts. */
+    static final long MN_REJOIN_DELAY_MS = 2_000;
 
-    /** Backups per partition the memory nodes run with (read from mn0 once started): the MN kills allowed. */
+    /** Backups per partition the memory nodes run with (read from mn0 once started): how many may be down at once. */
     private int backups;
-    /** Memory nodes killed or failed over: down for the rest of the run (no rejoin). */
+    /** Memory nodes killed or failed over and not rejoined (a replacement that did not rejoin stays here). */
     private final java.util.Set<String> removedMns = new java.util.TreeSet<>();
 
     private LocalCluster cluster;
@@ -193,7 +197,7 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         if (mnFaults && mns < 2) {
             throw new IllegalArgumentException("--mn-faults needs --mns >= 2: a memory node fails over to backups on "
-                + "other memory nodes (" + NO_REJOIN + ", so each kill uses up one of the k backups)");
+                + "other memory nodes");
         }
         final String name = "chaos-" + ProcessHandle.current().pid();
         final Path where = dir != null ? dir : Path.of(name);
@@ -216,16 +220,27 @@ public final class ChaosCommand implements Callable<Integer> {
             System.out.printf("chaos: cluster %s ready: %d MN, %d CN, 1 TSO (shm fabric, %s); logs in %s%n", name,
                 mns, cns, protocol, where.toAbsolutePath());
             if (mnFaults) {
-                final JsonObject copies = get("mn0", "/copies");
-                backups = copies == null ? 0 : copies.getInteger("backups", 0);
+                // Asked again while mn0 does not answer (at load 50 here its HTTP did not within the 1 s connect
+                // timeout, and the run refused itself for "0 backups").
+                JsonObject copies = get("mn0", "/copies");
+                for (int tries = 1; copies == null && tries < 20; tries++) {
+                    Thread.sleep(500);
+                    copies = get("mn0", "/copies");
+                }
+                if (copies == null) {
+                    throw new IllegalStateException("--mn-faults: mn0 did not say how many backups the memory nodes "
+                        + "run with (GET /copies unanswered for 10 s)");
+                }
+                backups = copies.getInteger("backups", 0);
                 if (backups < 1) {
                     throw new IllegalArgumentException("--mn-faults: the memory nodes run with " + backups + " backups "
                         + "(protocol " + protocol + ", " + mns + " memory nodes): a killed memory node would lose its "
                         + "partitions; use a protocol that replicates");
                 }
-                System.out.printf("chaos: memory-node faults: %d backup(s) per partition, so at most %d MN kill(s) "
-                    + "this run (%s: a killed MN stays down); pauses of %d ms (lease %d ms) on any live MN%n",
-                    backups, backups, NO_REJOIN, MN_PAUSE_MS, ScytheNode.LEASE_MS);
+                System.out.printf("chaos: memory-node faults: %d backup(s) per partition, so at most %d MN(s) down at "
+                    + "once (a killed MN's replacement starts %d ms after its failover settled and rejoins); pauses "
+                    + "of %d ms (lease %d ms) on any live MN%n",
+                    backups, backups, MN_REJOIN_DELAY_MS, MN_PAUSE_MS, ScytheNode.LEASE_MS);
             }
             return run();
         } finally {
@@ -509,7 +524,7 @@ public final class ChaosCommand implements Callable<Integer> {
         faults.addAll(causedFaults);
         causedFaults.clear();
         for (int m = 0; m < mns && mnFaults; m++) {
-            // A memory node that exited unasked (failed over: its lease lost to starvation) is a kill: down for good.
+            // A memory node that exited unasked (failed over: its lease lost to starvation) is a kill: failed over, then replaced.
             final String mn = "mn" + m;
             final Process p = cluster.node(mn).process();
             if (removedMns.contains(mn) || p == null || p.isAlive()) {
@@ -518,13 +533,14 @@ public final class ChaosCommand implements Callable<Integer> {
             final long t0 = System.nanoTime();
             removedMns.add(mn);
             final JsonObject fault = new JsonObject().put("fault", "lost (unplanned, exit " + p.exitValue() + ")")
-                .put("cn", mn).put("mn", true).put("unplanned", true).put("note", "not restarted: " + NO_REJOIN);
+                .put("cn", mn).put("mn", true).put("unplanned", true);
             System.out.println("chaos: " + mn + " exited on its own (" + fault.getString("fault") + ")");
             if (removedMns.size() > backups) {
                 fault.put("error", "memory nodes " + removedMns + " lost, more than the " + backups + " backup(s) "
                     + "per partition");
             } else {
                 failedOver(fault, mn, t0, rateBefore(t0, 10));
+                rejoin(fault, mn);
             }
             print(fault);
             faults.add(fault);
@@ -817,8 +833,8 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     /**
-     * SIGKILLs memory node {@code mn} and leaves it down ({@value #NO_REJOIN}); then the failover is watched
-     * ({@link #failedOver}).
+     * SIGKILLs memory node {@code mn}; the failover is watched ({@link #failedOver}), then a replacement process
+     * started ({@link #rejoin}).
      */
     private JsonObject killMn(final String mn) throws Exception {
         final double baseline = rateBefore(System.nanoTime(), 10);
@@ -827,8 +843,9 @@ public final class ChaosCommand implements Callable<Integer> {
         cluster.node(mn).process().waitFor(10, TimeUnit.SECONDS);
         removedMns.add(mn);
         final JsonObject fault = new JsonObject().put("fault", "SIGKILL").put("cn", mn).put("mn", true)
-            .put("baselinePerS", Math.round(baseline)).put("note", "not restarted: " + NO_REJOIN);
+            .put("baselinePerS", Math.round(baseline));
         failedOver(fault, mn, t0, baseline);
+        rejoin(fault, mn);
         print(fault);
         return fault;
     }
@@ -867,7 +884,7 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         removedMns.add(mn);
         fault.put("fault", "SIGSTOP, failed over: a kill").put("note", "the cluster removed it although the pause was "
-            + "shorter than the lease; not restarted: " + NO_REJOIN);
+            + "shorter than the lease");
         if (removedMns.size() > backups) {
             fault.put("error", "memory nodes " + removedMns + " lost, more than the " + backups + " backup(s) per "
                 + "partition");
@@ -878,6 +895,7 @@ public final class ChaosCommand implements Callable<Integer> {
             cluster.signal(mn, "KILL");
             process.waitFor(10, TimeUnit.SECONDS);
         }
+        rejoin(fault, mn);
         print(fault);
         return fault;
     }
@@ -933,11 +951,47 @@ public final class ChaosCommand implements Callable<Integer> {
     }
 
     /**
+     * Once memory node {@code mn}'s failover settled (no error so far): {@link #MN_REJOIN_DELAY_MS} later starts a
+     * replacement process under its name (ready within {@link #MN_RESUME_BOUND_MS}) and waits until every CN that
+     * answers serves with it back as a full copy (rejoined: re-replicated), within {@link #MN_RESUME_BOUND_MS} of its
+     * readiness ({@code replacementReadyMs}, {@code rejoinedMs}: from the replacement's start). Rejoined, it is no longer down; otherwise the fault has an error and it stays down.
+     */
+    private void rejoin(final JsonObject fault, final String mn) throws Exception {
+        if (fault.containsKey("error") || !fault.containsKey("settledMs")) {
+            return;
+        }
+        Thread.sleep(MN_REJOIN_DELAY_MS);
+        final long t0 = System.nanoTime();
+        try {
+            cluster.restart(mn, MN_RESUME_BOUND_MS);
+        } catch (final Exception e) {
+            fault.put("error", "the replacement of " + mn + " did not start: " + e.getMessage().lines().findFirst()
+                .orElse(""));
+            return;
+        }
+        fault.put("replacementReadyMs", ms(t0));
+        // Bounded from its readiness: starting a JVM took 89 s at load 50 here, the rejoin itself 29 s.
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MN_RESUME_BOUND_MS);
+        while (System.nanoTime() < deadline) {
+            final int[] views = mnViews(mn);
+            if (views[0] > 0 && views[3] == views[0]) {
+                fault.put("rejoinedMs", ms(t0));
+                removedMns.remove(mn);
+                return;
+            }
+            Thread.sleep(20);
+        }
+        fault.put("error", "the replacement of " + mn + " did not rejoin on every compute node within "
+            + MN_RESUME_BOUND_MS + " ms of being ready");
+    }
+
+    /**
      * The compute nodes' view of memory node {@code mn}: how many answer with their memory-node configuration, how
-     * many of those removed {@code mn}, and how many of those have it settled.
+     * many of those removed {@code mn}, how many of those have it settled, and how many serve with it as a full
+     * copy (neither removed nor rejoining).
      */
     private int[] mnViews(final String mn) {
-        final int[] views = new int[3];
+        final int[] views = new int[4];
         for (int c = 0; c < cns; c++) {
             final JsonObject h = health("cn" + c);
             final JsonObject v = h == null ? null : h.getJsonObject("memoryNodes");
@@ -950,6 +1004,8 @@ public final class ChaosCommand implements Callable<Integer> {
                 if (!v.getBoolean("settling", true)) {
                     views[2]++;
                 }
+            } else if (!v.getJsonArray("rejoining", new JsonArray()).contains(mn)) {
+                views[3]++;
             }
         }
         return views;
@@ -1142,10 +1198,12 @@ public final class ChaosCommand implements Callable<Integer> {
     private static void print(final JsonObject f) {
         if (f.getBoolean("mn", false)) {
             System.out.printf("chaos: %-7s %-8s %spromoted on every CN %s ms, settled %s ms, load resumed %s ms, "
-                + "throughput back %s ms%s%s%n", f.getString("fault"), f.getString("cn"),
+                + "throughput back %s ms%s%s%s%n", f.getString("fault"), f.getString("cn"),
                 f.containsKey("pauseMs") ? "paused " + f.getValue("pauseMs") + " ms; " : "",
                 f.getValue("promotedMs", "-"), f.getValue("settledMs", "-"), f.getValue("resumedMs", "-"),
-                f.getValue("throughputBackMs", "-"), f.containsKey("note") ? " (" + f.getString("note") + ")" : "",
+                f.getValue("throughputBackMs", "-"), f.containsKey("replacementReadyMs") ? "; replacement ready "
+                    + f.getValue("replacementReadyMs") + " ms, rejoined " + f.getValue("rejoinedMs", "-") + " ms after "
+                    + "its start" : "", f.containsKey("note") ? " (" + f.getString("note") + ")" : "",
                 f.containsKey("error") ? " FAILED: " + f.getString("error") : "");
             return;
         }
@@ -1261,13 +1319,17 @@ public final class ChaosCommand implements Callable<Integer> {
         if (mnFaults) {
             final long pauses = faults.stream().filter(f -> f.getBoolean("mn", false)
                 && "SIGSTOP".equals(f.getString("fault"))).count();
-            System.out.printf("chaos: memory nodes: %d lost %s of %d allowed (%d backup(s); %s), %d paused %d ms and "
-                + "kept%n", removedMns.size(), removedMns, backups, backups, NO_REJOIN, pauses, MN_PAUSE_MS);
+            final long rejoined = faults.stream().filter(f -> f.containsKey("rejoinedMs")).count();
+            System.out.printf("chaos: memory nodes: %d rejoined as replacement processes, %d down at the end %s of %d "
+                + "allowed at once (%d backup(s)), %d paused %d ms and kept%n", rejoined, removedMns.size(), removedMns,
+                backups, backups, pauses, MN_PAUSE_MS);
             final java.util.function.Predicate<JsonObject> failed = f -> f.getBoolean("mn", false)
                 && f.containsKey("settledMs");
             summarize(faults, "promotedMs", "MN failover: backups promoted on every CN", failed);
             summarize(faults, "settledMs", "MN failover: settled on every CN", failed);
             summarize(faults, "resumedMs", "MN failover: load resumed (the pause)", failed);
+            summarize(faults, "replacementReadyMs", "MN rejoin: replacement process ready", failed);
+            summarize(faults, "rejoinedMs", "MN rejoin: replacement start to rejoined on every CN", failed);
             summarize(faults, "resumedMs", "MN pause: load resumed", f -> f.getBoolean("mn", false)
                 && "SIGSTOP".equals(f.getString("fault")));
         }

@@ -155,10 +155,17 @@ public final class ClusterCommand implements Callable<Integer> {
                             + ")");
                         restart(local, n);
                     } else if (stop.getCount() > 0) {
-                        // Its data is gone; it cannot come back into this cluster (README).
-                        System.out.println(n.name() + " exited with " + code + " (see " + n.log() + "); a memory "
-                            + "node cannot rejoin a running cluster: stopping the cluster");
-                        stop.countDown();
+                        // Its data is gone: a replacement process rejoins once the cluster failed it over and is
+                        // re-replicated from the other copies (README); refused without replication.
+                        System.out.println(n.name() + " exited with " + code + " (see " + n.log() + "); starting "
+                            + "a replacement memory node, which rejoins once the cluster failed it over");
+                        try {
+                            local.restart(n.name(), 180_000);
+                        } catch (final IllegalStateException refused) {
+                            System.out.println(n.name() + " cannot be replaced (" + refused.getMessage().lines()
+                                .findFirst().orElse("") + "): stopping the cluster");
+                            stop.countDown();
+                        }
                     }
                 }
             }

@@ -207,6 +207,14 @@ public final class RrpcClient {
         }
     }
 
+    /**
+     * {@link #abandon} on the calling loop: its Rockets and channel to {@code server} fail with {@code cause} and the
+     * next call connects anew (a node whose process was replaced: what it had of the old one is gone). Call on a loop.
+     */
+    public void abandon(final String server, final RpcException cause) {
+        abandon(loop().bridge, server, cause);
+    }
+
     /** Drops a Rocket that can call no more ({@link Rocket#broken()}) so the next call opens anew. On its loop. */
     void forget(final Rocket broken) {
         final Loop loop = loop(broken.bridge());

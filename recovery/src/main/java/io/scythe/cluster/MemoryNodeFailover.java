@@ -35,6 +35,11 @@ final class MemoryNodeFailover {
      * removed still needs where the removed node's tables were (its catalog's placement, what redo entries name).
      */
     static final String TABLES = "scythe.mntables";
+    /**
+     * Replacement memory-node processes asking to rejoin: key the node's name, value its pid and member (put by the
+     * replacement once its tables are published; see {@link MemoryNodeRejoin}).
+     */
+    static final String REJOIN = "scythe.mnrejoin";
 
     private final HazelcastInstance hazelcast;
     private final IMap<String, String> entries;
@@ -60,15 +65,50 @@ final class MemoryNodeFailover {
      * @throws IllegalStateException when a partition would have no copy left (its data is lost)
      */
     MemoryNodeConfiguration remove(final String mn) {
+        return change(mn, (now, node) -> now.without(node));
+    }
+
+    /**
+     * Makes the configuration with removed memory node {@code mn} back as a rejoining backup current
+     * ({@link MemoryNodeConfiguration#rejoin}) and returns it.
+     *
+     * @throws IllegalStateException when it is not removed
+     */
+    MemoryNodeConfiguration rejoin(final String mn) {
+        return change(mn, (now, node) -> now.rejoin(node, backups));
+    }
+
+    /**
+     * Makes the configuration with rejoining memory node {@code mn} a full copy current
+     * ({@link MemoryNodeConfiguration#rejoined}; unchanged when it is not rejoining) and returns it.
+     */
+    MemoryNodeConfiguration rejoined(final String mn) {
+        return change(mn, (now, node) -> now.rejoined(node));
+    }
+
+    /** The memory nodes by partition number. */
+    List<String> names() {
+        return memoryNodes;
+    }
+
+    /** The index of memory node {@code mn} (its partition number). */
+    int indexOf(final String mn) {
         final int node = memoryNodes.indexOf(mn);
         if (node < 0) {
             throw new IllegalArgumentException("memory node " + mn + " is not one of " + memoryNodes);
         }
+        return node;
+    }
+
+    /** Compare-and-set of {@code step} of the current configuration about {@code mn}, until it lands or changes nothing. */
+    private MemoryNodeConfiguration change(final String mn,
+            final java.util.function.BiFunction<MemoryNodeConfiguration, Integer, MemoryNodeConfiguration> step) {
+        final int node = indexOf(mn);
         while (true) {
             final String value = entries.get(KEY);
             final MemoryNodeConfiguration now = value == null
                 ? MemoryNodeConfiguration.initial(memoryNodes.size(), backups) : decode(value);
-            final MemoryNodeConfiguration next = now.without(node);
+            final MemoryNodeConfiguration next = step.apply(now, node);
             if (next == now) {
                 return now;
             }

@@ -64,6 +64,9 @@ import java.util.TreeSet;
  * @param leaseGraceMs   how much longer a memory node waits before it fences a CN whose word stopped changing
  *                       (default 100): a paused or dead CN is fenced {@code leaseMs + leaseGraceMs} after its last
  *                       renewal landed
+ * @param memoryNodeFailoverWaitMs how long a CN's commit in doubt on a memory node (a verb failed after it was
+ *                       posted) waits for a configuration that removes the node before its loop gives up (default
+ *                       twice the Hazelcast lease: the node's detection and the configuration's spread)
  */
 public record NodeConfig(String cluster, String secret, String node, String host, int hazelcastPort,
                          List<String> members, int eventBusPort, int httpPort, int loops, JsonObject fabric,
@@ -71,12 +74,14 @@ public record NodeConfig(String cluster, String secret, String node, String host
                          JsonObject workload, String protocol, int maxAttempts, long readyTimeoutMs,
                          String eventBusKeyStore, boolean leaseCheck, List<FaultPoints.Fault> faults,
                          long peerCallTimeoutMs, long memoryNodeTimeoutMs, int replicas,
-                         List<String> computeNodes, long leaseRenewMs, long leaseMs, long leaseGraceMs) {
+                         List<String> computeNodes, long leaseRenewMs, long leaseMs, long leaseGraceMs,
+                         long memoryNodeFailoverWaitMs) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
         "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "tsoProxies", "stateDir", "workload",
         "protocol",
         "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults", "peerCallTimeoutMs",
-        "memoryNodeTimeoutMs", "replicas", "computeNodes", "leaseRenewMs", "leaseMs", "leaseGraceMs");
+        "memoryNodeTimeoutMs", "replicas", "computeNodes", "leaseRenewMs", "leaseMs", "leaseGraceMs",
+        "memoryNodeFailoverWaitMs");
     /** Backups per partition by default, where there are enough memory nodes (3-way, as FORD, Lotus and RCC run). */
     public static final int DEFAULT_BACKUPS = 2;
     public static final int MIN_SECRET_CHARS = ClusterAccess.MIN_SECRET_CHARS;
@@ -150,8 +155,13 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 List.copyOf(cns),
                 json.getLong("leaseRenewMs", 0L),
                 json.getLong("leaseMs", lease.leaseMs()),
-                json.getLong("leaseGraceMs", lease.graceMs()));
+                json.getLong("leaseGraceMs", lease.graceMs()),
+                json.getLong("memoryNodeFailoverWaitMs", ScytheNode.MN_FAILOVER_WAIT_MS));
             c.fabricLease(); // validates
+            if (c.memoryNodeFailoverWaitMs() < 0) {
+                throw new IllegalArgumentException("memoryNodeFailoverWaitMs=" + c.memoryNodeFailoverWaitMs()
+                    + " must not be negative");
+            }
             if (c.peerCallTimeoutMs() <= 0) {
                 throw new IllegalArgumentException("peerCallTimeoutMs=" + c.peerCallTimeoutMs() + " must be positive");
             }

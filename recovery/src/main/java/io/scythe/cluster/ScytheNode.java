@@ -169,6 +169,12 @@ public final class ScytheNode implements AutoCloseable {
     private RecoveryDuty recoveryDuty;
     /** The cluster's memory-node configuration (MN failover); null on the TSO and proxies. */
     private MemoryNodeFailover failover;
+    /** An MN started as the replacement of a process the cluster removed ({@link #replaceMemoryNode}). */
+    private volatile boolean replacement;
+    /** A replacement MN that a configuration took back (it is not removed any more): removed again, it stops. */
+    private volatile boolean servesAgain;
+    /** A replacement MN whose copies count as full copies (said once). */
+    private volatile boolean rejoinedFully;
     /** How often a CN checks whether a memory-node failover's commits in flight are settled ({@link #settle}). */
     private static final long SETTLE_POLL_MS = 20;
     /** A CN's catalog, which each new memory-node configuration reconfigures. */
@@ -183,7 +189,7 @@ public final class ScytheNode implements AutoCloseable {
     private LivenessTimer fabricLeaseThread;
     private LeaseRenewer leaseRenewer;
     /** A CN's memory nodes' lease regions, all of them; those it renews on now (the serving ones). */
-    private Map<String, RemoteRegion> leaseRegions;
+    private volatile Map<String, RemoteRegion> leaseRegions;
     private volatile Map<String, RemoteRegion> leaseTargets = Map.of();
     /** A memory node's view of the registry's CNs by slot (their latest entry, with "name"): whom an expiry names. */
     private final Map<Long, JsonObject> cnBySlot = new ConcurrentHashMap<>();
@@ -291,11 +297,28 @@ public final class ScytheNode implements AutoCloseable {
         // its copies were replaced by promoted backups, and what it holds is stale from then on.
         failover = new MemoryNodeFailover(hazelcast, config.memoryNodes(), backups);
         failover.watch(c -> {
-            if (failover.removed(c).contains(config.node())) {
+            if (!failover.removed(c).contains(config.node())) {
+                if (replacement && !servesAgain) {
+                    log("rejoins in memory-node configuration epoch " + c.epoch() + " (its copies are written from "
+                        + "now on and re-replicated)");
+                }
+                servesAgain = true;
+                if (replacement && !c.rejoining().contains(part) && !rejoinedFully) {
+                    rejoinedFully = true;
+                    log("rejoined in memory-node configuration epoch " + c.epoch() + ": its copies are full copies");
+                }
+            } else if (servesAgain || !replacement) {
                 vertx.runOnContext(v -> loseLease("memory-node configuration epoch " + c.epoch() + " removed it (a "
                     + "backup of each partition it was primary of serves now)"));
             }
         });
+        if (replacement) {
+            // Asked once the tables are published: the CN driving the rejoin switches the catalogs to them.
+            hazelcast.<String, String>getMap(MemoryNodeFailover.REJOIN).put(config.node(), new JsonObject()
+                .put("pid", ProcessHandle.current().pid()).put("member", hazelcast.getCluster().getLocalMember()
+                    .getUuid().toString()).encode());
+            log("asks to rejoin the cluster (" + MemoryNodeFailover.REJOIN + ")");
+        }
         if (config.leaseCheck()) {
             liveness = LivenessTimer.start("scythe-lease-" + config.node(), LEASE_RENEW_MS, sinceMs -> {
                 if (sinceMs > LEASE_MS / 2) {
@@ -391,9 +414,7 @@ public final class ScytheNode implements AutoCloseable {
                     + "compute node's config asks for a fabric lease: give every node the same leaseRenewMs (0 turns "
                     + "the fabric lease off)");
             }
-            final JsonObject at = new JsonObject(value);
-            regions.put(mn, new RemoteRegion(mn, FabricLease.REGION, at.getLong("address"), at.getLong("length"),
-                at.getInteger("rkey"), io.scythe.fabric.MemoryKind.HOST));
+            regions.put(mn, leaseRegion(mn, new JsonObject(value)));
         }
         leaseRegions = regions;
         leaseTargetsFor(catalog.configuration());
@@ -407,6 +428,22 @@ public final class ScytheNode implements AutoCloseable {
         fabricLeaseThread = LivenessTimer.start("scythe-lease-renew-" + config.node(), lease.renewMs(),
             sinceMs -> leaseRenewer.round());
         log(lease.describe() + "; renews on " + leaseTargets.keySet());
+    }
+
+    /** Reads where memory node {@code mn} (a replacement: new words) keeps the lease words, if this CN renews any. */
+    private void leaseRegionOf(final String mn) {
+        final Map<String, RemoteRegion> regions = leaseRegions;
+        final String value = regions == null ? null : hazelcast.<String, String>getMap(LEASES).get(mn);
+        if (value != null) {
+            final Map<String, RemoteRegion> now = new LinkedHashMap<>(regions);
+            now.put(mn, leaseRegion(mn, new JsonObject(value)));
+            leaseRegions = now;
+        }
+    }
+
+    private static RemoteRegion leaseRegion(final String mn, final JsonObject at) {
+        return new RemoteRegion(mn, FabricLease.REGION, at.getLong("address"), at.getLong("length"),
+            at.getInteger("rkey"), io.scythe.fabric.MemoryKind.HOST);
     }
 
     /** The memory nodes configuration {@code c} serves with, whose lease words a CN renews. */
@@ -440,8 +477,9 @@ public final class ScytheNode implements AutoCloseable {
                 return "the cluster no longer lists its member";
             }
             final io.scythe.txn.MemoryNodeConfiguration c = failover.current();
-            return failover.removed(c).contains(config.node()) ? "memory-node configuration epoch " + c.epoch()
-                + " removed it" : null;
+            // A replacement is removed until its rejoin: that is no reason to stop.
+            return failover.removed(c).contains(config.node()) && (servesAgain || !replacement)
+                ? "memory-node configuration epoch " + c.epoch() + " removed it" : null;
         }, false).onComplete(ar -> {
             if (ar.failed() || ar.result() != null) {
                 loseLease("this process did not run for " + sinceMs + " ms and "
@@ -595,7 +633,7 @@ public final class ScytheNode implements AutoCloseable {
                     // A lock verb in doubt on a memory node that died aborts once the cluster removes the node (its
                     // member leaves within max-no-heartbeat, then the configuration spreads): waited for that long
                     // before the loop gives up (chaos: promoted on every CN ~2.5 s after an MN's SIGKILL).
-                    c.runtime().failoverWaitNs(TimeUnit.MILLISECONDS.toNanos(MN_FAILOVER_WAIT_MS));
+                    c.runtime().failoverWaitNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeFailoverWaitMs()));
                     recoveryLoop.compareAndSet(null, new RecoveryLoop(Vertx.currentContext(), c.runtime()));
                     if (peerModule != null) {
                         equipForPeers(c);
@@ -609,6 +647,8 @@ public final class ScytheNode implements AutoCloseable {
         recoveryDuty.onRecorded(metrics::recovered);
         recoveryDuty.memoryNodeRemoved(catalog::removed);
         recoveryDuty.start();
+        new MemoryNodeRejoin(hazelcast, failover, config.node(), config.protocol(), catalog, loop.context(),
+            loop.runtime(), this::log).start();
         if (config.leaseCheck()) {
             // Whether it ran is timed on a thread of its own; what the cluster says is checked on a loop.
             liveness = LivenessTimer.start("scythe-lease-" + config.node(), LEASE_RENEW_MS, sinceMs -> {
@@ -630,13 +670,26 @@ public final class ScytheNode implements AutoCloseable {
     /** Applies memory-node configuration {@code c} to this CN's catalog, if it is newer than the one applied. */
     private void applyConfiguration(final io.scythe.txn.MemoryNodeConfiguration c) {
         final io.scythe.txn.MemoryNodeConfiguration before = catalog.configuration();
-        if (catalog.reconfigure(c)) {
+        // A memory node back (a replacement process rejoining) serves from the tables it published: new regions.
+        final List<String> back = new ArrayList<>();
+        if (catalog.reconfigure(c, mn -> {
+            back.add(mn);
+            return publishedTables(mn, c);
+        })) {
+            for (final String mn : back) {
+                log("memory node " + mn + " is back (a replacement process): its copies are reached at the tables it "
+                    + "published (catalog incarnation " + catalog.incarnationOf(mn) + ")");
+                leaseRegionOf(mn);
+            }
             leaseTargetsFor(c);
             log("memory-node configuration " + c.describe(config.memoryNodes()) + " applied"
                 + (before == null && c.epoch() == 0 ? "" : "; partitions with a promoted primary: "
                 + c.promotedSince(before == null ? io.scythe.txn.MemoryNodeConfiguration.initial(
                     config.memoryNodes().size(), config.backups()) : before)));
-            if (catalog.settling()) {
+            // A rejoin is drained too: the commits decided before it do not write the new copies, and its
+            // re-replication (MemoryNodeRejoin) starts once every CN drained them.
+            if (catalog.settling() || !back.isEmpty() || before != null
+                && !before.rejoining().containsAll(c.rejoining())) {
                 vertx.runOnContext(v -> settle(c.epoch()));
             }
         }
@@ -697,8 +750,8 @@ public final class ScytheNode implements AutoCloseable {
      * than max-no-heartbeat) this CN, if it sees a majority, makes the configuration without it current
      * ({@link MemoryNodeFailover}): a backup of each partition it was primary of is promoted, and every CN switches
      * to it for reads, locks and write-back; the promoted partitions stay blocked until the commits in flight are
-     * settled ({@link #settle}). Not built yet (issue 23 section 2): a replacement memory node process that rejoins
-     * ({@code MemoryNodeConfiguration#rejoin}) and is re-replicated ({@code recovery.ReReplicator}).
+     * settled ({@link #settle}). A replacement process started under the node's name later rejoins
+     * ({@link MemoryNodeRejoin}).
      */
     private void watchMemoryNodes() {
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
@@ -1054,7 +1107,7 @@ public final class ScytheNode implements AutoCloseable {
         return numbers;
     }
 
-    private void register() {
+    private void register() throws InterruptedException {
         final JsonObject entry = new JsonObject().put("role", role.label()).put("fabricNode", fabricNode)
             .put("epoch", epoch).put("member", hazelcast.getCluster().getLocalMember().getUuid().toString())
             .put("pid", ProcessHandle.current().pid());
@@ -1077,15 +1130,51 @@ public final class ScytheNode implements AutoCloseable {
         }
         final String earlier = nodes.putIfAbsent(config.node(), entry.encode());
         if (earlier != null) {
-            // An MN's data died with its process: coming back empty (or with the initial tables) under running
-            // transactions would corrupt them. Its partitions fail over to backups. Rejoin and re-replication exist
-            // in-process (MemoryNodeConfiguration#rejoin, ReReplicator); a new process is not wired to them: the CNs'
-            // catalogs would need its new table descriptors (new registered regions).
-            throw new IllegalStateException(role.label() + " node " + config.node() + " ran in this cluster before ("
-                + new JsonObject(earlier).getValue("pid") + "); a memory node cannot be restarted into a running "
-                + "cluster (its data is gone, its partitions failed over to backups; rejoining as a re-replicated "
-                + "replacement process is not supported yet, issue 23 section 2): restart the whole cluster");
+            replaceMemoryNode(nodes, earlier, entry);
         }
+    }
+
+    /**
+     * An MN ran under this name before: its data died with its process, and coming back under running transactions
+     * as if it held them would corrupt them. This process starts as its replacement ({@link MemoryNodeRejoin}) once a
+     * configuration removed the old one (its partitions failed over to backups), waiting up to the ready timeout for
+     * that; it is refused when the old one is not removed by then (it may still serve), or when no configuration can
+     * take it back (without replication there is nothing to re-replicate from).
+     */
+    private void replaceMemoryNode(final IMap<String, String> nodes, final String earlier, final JsonObject entry)
+        throws InterruptedException {
+        final Object pid = new JsonObject(earlier).getValue("pid");
+        final String refused = role.label() + " node " + config.node() + " ran in this cluster before (pid " + pid
+            + "): ";
+        if (config.backups() == 0) {
+            throw new IllegalStateException(refused + "without replication a memory node cannot be restarted into a "
+                + "running cluster (its data is gone, and a replacement has no copy to be re-replicated from): restart "
+                + "the whole cluster");
+        }
+        final MemoryNodeFailover configurations = new MemoryNodeFailover(hazelcast, config.memoryNodes(),
+            config.backups());
+        final int part = config.memoryNodes().indexOf(config.node());
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.readyTimeoutMs());
+        io.scythe.txn.MemoryNodeConfiguration c = configurations.current();
+        boolean said = false;
+        while (!c.removed().contains(part)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(refused + "memory-node configuration epoch " + c.epoch() + " still "
+                    + "has it after " + config.readyTimeoutMs() + " ms (not failed over: the old process may still "
+                    + "serve): a replacement starts only once the cluster removed the node");
+            }
+            if (!said) {
+                log("waits until the cluster removes the memory node process it replaces (pid " + pid + ", still in "
+                    + "configuration epoch " + c.epoch() + ")");
+                said = true;
+            }
+            Thread.sleep(200);
+            c = configurations.current();
+        }
+        nodes.put(config.node(), entry.encode());
+        replacement = true;
+        log("replaces memory node process pid " + pid + ", removed by configuration epoch " + c.epoch() + ": loads "
+            + "its tables on new regions and rejoins, re-replicated from the serving copies");
     }
 
     /** Points this node's registry entry at its member UUID again (after a merge); only while the entry is its own. */
@@ -1516,6 +1605,8 @@ public final class ScytheNode implements AutoCloseable {
                 // watches): its epoch, the memory nodes it removed, whether promoted partitions still settle.
                 h.put("memoryNodes", new JsonObject().put("epoch", applied.epoch())
                     .put("removed", new io.vertx.core.json.JsonArray(failover.removed(applied)))
+                    .put("rejoining", new io.vertx.core.json.JsonArray(applied.rejoining().stream().sorted()
+                        .map(config.memoryNodes()::get).toList()))
                     .put("settling", catalog.settling()));
             }
         }

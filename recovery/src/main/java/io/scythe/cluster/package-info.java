@@ -14,6 +14,10 @@
  *   <li>{@link io.scythe.cluster.RecoveryDuty}: {@code scythe.owed}, the dead CN incarnations owed recovery, claimed
  *       and recovered by the CN their shard names (or any live CN), removed only once recovered; {@code scythe.recovered},
  *       those recovered, never owed again.</li>
+ *   <li>{@link io.scythe.cluster.MemoryNodeFailover}: {@code scythe.mnconfig}, the memory-node configuration (MN
+ *       failover: backups promoted, commits in flight settled); {@link io.scythe.cluster.MemoryNodeRejoin}: a
+ *       replacement memory-node process rejoining (new tables switched in on every CN, re-replicated, then a full
+ *       copy).</li>
  *   <li>{@link io.scythe.cluster.NodeMetrics}: Prometheus metrics and health over HTTP.</li>
  *   <li>{@link io.scythe.cluster.ScytheClient}: a client's view of outcomes (unknown is never aborted).</li>
  *   <li>{@link io.scythe.cluster.NodeMain}, {@link io.scythe.cluster.LocalCluster}: running one node, or a cluster

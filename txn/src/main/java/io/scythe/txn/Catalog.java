@@ -75,6 +75,8 @@ public final class Catalog {
     private volatile java.util.Set<Partition> blocked = java.util.Set.of();
     /** The epoch that blocked partitions last; {@link #settled} of it (or later) unblocks them. */
     private volatile long blockedBy;
+    /** Per memory node, how many times a new process's tables replaced its copies ({@link #incarnationOf}). */
+    private final Map<String, Integer> incarnations = new ConcurrentHashMap<>();
     /** Commits past their point of no return, by the epoch they began in ({@link #decided}, {@link #finished}). */
     private final Map<Long, java.util.concurrent.atomic.LongAdder> decided = new ConcurrentHashMap<>();
 
@@ -128,8 +130,36 @@ public final class Catalog {
      * @throws IllegalArgumentException when {@code next} does not fit the tables (partitions, copies held)
      */
     public synchronized boolean reconfigure(final MemoryNodeConfiguration next) {
+        return reconfigure(next, node -> null);
+    }
+
+    /**
+     * {@link #reconfigure(MemoryNodeConfiguration)}, first taking for each memory node that the configuration applied
+     * removed and {@code next} has back (a replacement process rejoining, {@link MemoryNodeConfiguration#rejoin}) the
+     * tables {@code replacement} gives for it (its new regions: every copy it holds, primaries and backups, by name),
+     * unless that gives {@code null} (the same tables as before). Its {@link #incarnationOf} then goes up, so what a
+     * loop cached of the node's old life (a redo log region) is opened anew.
+     *
+     * @throws IllegalArgumentException when the replacement lacks a copy the catalog places on the node
+     */
+    public synchronized boolean reconfigure(final MemoryNodeConfiguration next,
+                                            final java.util.function.Function<String, Collection<TableDescriptor>>
+                                                replacement) {
         if (next.epoch() <= epoch()) {
             return false;
+        }
+        final MemoryNodeConfiguration applied = configuration;
+        if (applied != null) {
+            for (final int r : applied.removed()) {
+                if (next.removed().contains(r) || loaded.isEmpty()) {
+                    continue;
+                }
+                final String node = loaded.values().iterator().next().partitions().get(r).node();
+                final Collection<TableDescriptor> tablesNow = replacement.apply(node);
+                if (tablesNow != null) {
+                    replaceNode(node, tablesNow);
+                }
+            }
         }
         final Map<String, Table> moved = new LinkedHashMap<>();
         final java.util.Set<String> gone = new java.util.TreeSet<>();
@@ -183,6 +213,55 @@ public final class Catalog {
         tables.putAll(moved);
         configuration = next;
         return true;
+    }
+
+    /** Memory node {@code node}'s copies as loaded, each with its descriptor in {@code tablesNow} (same name). */
+    private void replaceNode(final String node, final Collection<TableDescriptor> tablesNow) {
+        final Map<String, TableDescriptor> byName = new java.util.HashMap<>();
+        for (final TableDescriptor d : tablesNow) {
+            byName.put(d.schema().name(), d);
+        }
+        boolean changed = false;
+        for (final Table t : List.copyOf(loaded.values())) {
+            final List<Partition> partitions = new ArrayList<>(t.partitions().size());
+            for (final Partition as : t.partitions()) {
+                TableDescriptor primary = as.descriptor();
+                if (as.node().equals(node)) {
+                    primary = descriptorNamed(byName, primary, node);
+                }
+                final List<Replica> backups = new ArrayList<>(as.backups().size());
+                for (final Replica r : as.backups()) {
+                    backups.add(r.node().equals(node) ? new Replica(node, descriptorNamed(byName, r.descriptor(), node))
+                        : r);
+                }
+                final Partition now = new Partition(as.node(), primary, backups);
+                changed |= !now.equals(as);
+                partitions.add(now);
+            }
+            loaded.put(t.name(), new Table(t.name(), partitions, t.placement()));
+        }
+        if (changed) {
+            incarnations.merge(node, 1, Integer::sum);
+        }
+    }
+
+    private static TableDescriptor descriptorNamed(final Map<String, TableDescriptor> byName,
+                                                   final TableDescriptor was, final String node) {
+        final TableDescriptor d = byName.get(was.schema().name());
+        if (d == null || d.schema().id() != was.schema().id()) {
+            throw new IllegalArgumentException("memory node " + node + " rejoined without table "
+                + was.schema().name() + " (id " + was.schema().id() + "), which the catalog places there; it holds "
+                + byName.keySet());
+        }
+        return d;
+    }
+
+    /**
+     * How many times memory node {@code node}'s tables were replaced by those of a new process ({@link
+     * #reconfigure(MemoryNodeConfiguration, java.util.function.Function)}); 0 for the tables as loaded.
+     */
+    public int incarnationOf(final String node) {
+        return incarnations.getOrDefault(node, 0);
     }
 
     /** The configuration a cluster of {@code like}'s shape starts with (every partition's copies in load order). */

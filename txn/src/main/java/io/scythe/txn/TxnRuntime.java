@@ -29,6 +29,8 @@ public final class TxnRuntime {
     private final Map<TableDescriptor, RemoteTable> remotes = new IdentityHashMap<>();
     private long sequence;
     private final Map<Key<?>, Object> extensions = new IdentityHashMap<>();
+    /** Per memory node, the catalog incarnation this loop's connections reach ({@link #replaced}). */
+    private final Map<String, Integer> reached = new java.util.HashMap<>();
     /** Set from another thread between runs, read at every commit: volatile (a plain load on x86). */
     private volatile HistoryRecorder recorder;
     /** Told when this loop cannot go on safely (see {@link #onGiveUp}); null: nothing beyond the failed reply. */
@@ -109,7 +111,23 @@ public final class TxnRuntime {
     }
 
     public Future<RdmaChannel> channel(final String node) {
+        replaced(node);
         return rrpc.oneSided(node);
+    }
+
+    /**
+     * When the catalog has {@code node}'s tables from a newer process than this loop last reached (a memory node that
+     * rejoined as a replacement, {@link Catalog#incarnationOf}), gives up the loop's Rockets and channel to it first:
+     * on a fabric without connections (shm) they would still post to the old process and wait out its transport
+     * timeout. Nothing in a cluster that never replaced a node.
+     */
+    private void replaced(final String node) {
+        final int now = catalog == null ? 0 : catalog.incarnationOf(node);
+        if (now != 0 && reached.getOrDefault(node, 0) != now) {
+            reached.put(node, now);
+            rrpc.abandon(node, new io.scythe.rrpc.RpcException(io.scythe.rrpc.RpcException.DISCONNECTED, "memory "
+                + "node " + node + " was replaced by a new process (catalog incarnation " + now + ")"));
+        }
     }
 
     /** Drops this loop's channel to {@code node} if it is {@code broken}: the next {@link #channel} connects anew. */
@@ -227,13 +245,14 @@ public final class TxnRuntime {
 
     /** This loop's RRPC Rocket to {@code node}. */
     public Future<io.scythe.rrpc.Rocket> rocket(final String node) {
+        replaced(node);
         return rrpc.rocket(node);
     }
 
     /** This loop's address cache and lookups for one table partition. */
     public RemoteTable remote(final Catalog.Partition partition) {
         return remotes.computeIfAbsent(partition.descriptor(), d -> new RemoteTable(d,
-            () -> rrpc.oneSided(partition.node()), () -> rrpc.rocket(partition.node())));
+            () -> channel(partition.node()), () -> rocket(partition.node())));
     }
 
     /** This loop's address cache and lookups for one backup copy of a table partition. */

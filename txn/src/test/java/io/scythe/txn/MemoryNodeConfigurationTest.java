@@ -182,6 +182,50 @@ class MemoryNodeConfigurationTest {
             .containsExactly("mn1");
     }
 
+    /**
+     * A replacement process of mn1 (new regions: other addresses and rkeys) rejoins: the catalog takes its tables for
+     * every copy on mn1 (the primary it was loaded as, and its backup), counts a new incarnation of mn1, and leaves the
+     * other nodes' copies alone; a replacement without a table the catalog places there is refused, naming it.
+     */
+    @Test
+    void shouldSwitchARejoiningNodesCopiesToTheTablesOfItsReplacementProcess() {
+        final Map<String, List<TableDescriptor>> published = tables("accounts", 1);
+        final Catalog catalog = Catalog.fromMemoryNodes(NODES, published);
+        final MemoryNodeConfiguration without1 = MemoryNodeConfiguration.initial(3, 1).without(1);
+        assertThat(catalog.reconfigure(without1, mn -> {
+            throw new AssertionError("nothing comes back in the failover");
+        })).isTrue();
+        final List<TableDescriptor> replacement = new ArrayList<>();
+        for (final TableDescriptor d : published.get("mn1")) {
+            final RemoteRegion moved = new RemoteRegion("mn1", d.schema().name(), d.objects().address() + 1_000_000,
+                4096, d.objects().rkey() + 50, MemoryKind.HOST);
+            replacement.add(new TableDescriptor(d.schema(), moved, moved, moved, 16));
+        }
+        assertThat(catalog.incarnationOf("mn1")).isZero();
+        final List<String> asked = new ArrayList<>();
+        assertThat(catalog.reconfigure(without1.rejoin(1, 1), mn -> {
+            asked.add(mn);
+            return replacement;
+        })).isTrue();
+        assertThat(asked).as("only the node that comes back").containsExactly("mn1");
+        assertThat(catalog.incarnationOf("mn1")).isEqualTo(1);
+        assertThat(catalog.incarnationOf("mn0")).isZero();
+        // p1 (loaded on mn1) is served by its promoted backup on mn2, mn1's new copy behind it; p0's backup on mn1.
+        final Catalog.Partition p1 = catalog.table("accounts").partitionOf(1);
+        assertThat(p1.node()).isEqualTo("mn2");
+        assertThat(p1.descriptor()).isEqualTo(published.get("mn2").get(1));
+        assertThat(p1.backups()).containsExactly(new Catalog.Replica("mn1", replacement.get(0)));
+        assertThat(catalog.table("accounts").partitionOf(0).backups())
+            .containsExactly(new Catalog.Replica("mn1", replacement.get(1)));
+        assertThat(catalog.servingOf("mn1", 7).partition()).as("redo entries naming p1 as loaded find it").isEqualTo(p1);
+
+        final Catalog other = Catalog.fromMemoryNodes(NODES, published);
+        other.reconfigure(without1);
+        assertThatThrownBy(() -> other.reconfigure(without1.rejoin(1, 1), mn -> replacement.subList(0, 1)))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("memory node mn1 rejoined without table accounts.backup1");
+    }
+
     /** What 3 memory nodes publish for one table with {@code backups} backups per partition. */
     private static Map<String, List<TableDescriptor>> tables(final String name, final int backups) {
         final TableSchema schema = new TableSchema(7, name, 64, true, 1024, io.scythe.storage.IndexKind.HASH, 0,

@@ -367,8 +367,8 @@ public final class CnRecovery {
             // Limit: the op word names the copy, not its term as primary. A copy primary twice (promoted, removed,
             // rejoined as a backup, promoted again; or copy 0 primary again after a rejoin, which takes the plain
             // path below) restarts its counters each time, and a record of its first term could meet a live holder
-            // of the same ticket. Rejoin exists only in the embedded API (a cluster refuses an MN rejoining); a
-            // configuration epoch in the record would close it.
+            // of the same ticket (a replacement memory node rejoining a cluster, cluster.MemoryNodeRejoin,
+            // then promoted); a configuration epoch in the record would close it.
             final long[] copies = serving.servingPointers(pointer, backupPointers);
             if (writtenPrimary != serving.primaryCopy()) {
                 return settlePromoted(serving, op, version, value, copies)

@@ -42,6 +42,8 @@ public final class RedoLog {
     private final long idBase;
     private final int regionBytes;
     private final Map<String, Future<Region>> regions = new HashMap<>();
+    /** The catalog's incarnation of each node when its region was opened ({@code Catalog#incarnationOf}). */
+    private final Map<String, Integer> regionIncarnations = new HashMap<>();
     /** Sequence numbers of appended records not released yet (written, or whose WRITE failed: in doubt). */
     private final java.util.TreeSet<Long> unfinished = new java.util.TreeSet<>();
     /** The next record's sequence number: one counter for every region of this loop, so it never repeats. */
@@ -435,9 +437,12 @@ public final class RedoLog {
 
     private Future<Region> region(final String node) {
         final Future<Region> known = regions.get(node);
-        if (known != null && !known.failed()) {
+        // A region opened on an earlier process of the node (replaced since: a memory node that rejoined) is gone.
+        final int incarnation = catalog == null ? 0 : catalog.incarnationOf(node);
+        if (known != null && !known.failed() && regionIncarnations.getOrDefault(node, 0) == incarnation) {
             return known;
         }
+        regionIncarnations.put(node, incarnation);
         final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.LOG_OPEN_REQUEST_BYTES]);
         request.putLong(0, idBase);
         request.putInt(8, regionBytes);

@@ -1,0 +1,196 @@
+package io.scythe.cluster;
+
+import com.hazelcast.core.EntryEvent;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import com.hazelcast.map.listener.EntryAddedListener;
+import com.hazelcast.map.listener.EntryUpdatedListener;
+import io.scythe.txn.Catalog;
+import io.scythe.txn.MemoryNodeConfiguration;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.recovery.ReReplicator;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.json.JsonObject;
+
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * A replacement memory-node process rejoining a running cluster (issue 23 section 2), driven by one compute node.
+ *
+ * <p>A memory node killed for good is failed over ({@link MemoryNodeFailover#remove}); a new process started under
+ * its name (the refusal in {@code ScytheNode#register} lets it in once a configuration removed the old one) loads its
+ * tables on new regions, publishes their descriptors ({@value MemoryNodeFailover#TABLES}) and asks to rejoin: entry
+ * {@code name -> {pid, member}} of {@value MemoryNodeFailover#REJOIN}. Every compute node sees the entry; the one
+ * whose claim ({@value #CLAIMS}, {@code name:pid}) lands first drives the rejoin on a thread of its own:
+ * <ol>
+ *   <li>waits until the configuration removing the node (and any later one) is settled: every live CN drained it,
+ *       every dead one recovered, no recovery owed ({@link MemoryNodeFailover#settlementWaitsFor}), so no redo record
+ *       naming the old process's addresses is still to be rolled forward;</li>
+ *   <li>writes the rejoin epoch ({@link MemoryNodeFailover#rejoin}: its copies back as the last backup of each
+ *       partition, rejoining). Each CN applying it switches its catalog to the descriptors the replacement published
+ *       ({@code Catalog#reconfigure(next, replacement)}: a redo region opened on the old process is opened anew) and
+ *       writes the new copies from that epoch on;</li>
+ *   <li>waits until every CN drained the rejoin epoch (commits decided before it do not write the new copy), then
+ *       copies every key from the serving primaries ({@link ReReplicator}, on its recovery loop), again in the new
+ *       epoch if a configuration change interrupts it;</li>
+ *   <li>writes {@link MemoryNodeFailover#rejoined}: from then on the copies count as full and may be promoted.</li>
+ * </ol>
+ * Each step is bounded ({@value #STEP_MS} ms): one that does not finish is logged with what it waits for and the
+ * rejoin stops there (the copies stay rejoining: written, never promoted). Not handled: the driving CN dying midway
+ * (its claim stays; the node stays rejoining until another replacement is started).
+ */
+final class MemoryNodeRejoin {
+    /** Claims of the rejoins being driven: key {@code name:pid}, value the driving CN. */
+    static final String CLAIMS = "scythe.mnrejoin.claims";
+    /** Bound of each step. */
+    static final long STEP_MS = 120_000;
+    private static final long POLL_MS = 50;
+
+    private final HazelcastInstance hazelcast;
+    private final MemoryNodeFailover failover;
+    private final String cn;
+    private final String protocol;
+    private final Catalog catalog;
+    private final Context loop;
+    private final TxnRuntime runtime;
+    private final Consumer<String> log;
+
+    MemoryNodeRejoin(final HazelcastInstance hazelcast, final MemoryNodeFailover failover, final String cn,
+                     final String protocol, final Catalog catalog, final Context loop, final TxnRuntime runtime,
+                     final Consumer<String> log) {
+        this.hazelcast = hazelcast;
+        this.failover = failover;
+        this.cn = cn;
+        this.protocol = protocol;
+        this.catalog = catalog;
+        this.loop = loop;
+        this.runtime = runtime;
+        this.log = log;
+    }
+
+    /** Watches the requests to rejoin, and takes up those already there. Blocking. */
+    void start() {
+        final IMap<String, String> requests = hazelcast.getMap(MemoryNodeFailover.REJOIN);
+        final class Listener implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String> {
+            @Override
+            public void entryAdded(final EntryEvent<String, String> event) {
+                requested(event.getKey(), event.getValue());
+            }
+
+            @Override
+            public void entryUpdated(final EntryEvent<String, String> event) {
+                requested(event.getKey(), event.getValue());
+            }
+        }
+        requests.addEntryListener(new Listener(), true);
+        requests.forEach(this::requested);
+    }
+
+    /** Memory node {@code mn}'s replacement asks to rejoin: claims the driving of it, and drives it if the claim lands. */
+    private void requested(final String mn, final String value) {
+        final long pid = new JsonObject(value).getLong("pid", -1L);
+        final Thread driver = new Thread(() -> {
+            try {
+                if (hazelcast.<String, String>getMap(CLAIMS).putIfAbsent(mn + ":" + pid, cn) != null) {
+                    return; // another CN drives it
+                }
+                drive(mn, pid);
+            } catch (final Exception e) {
+                log.accept("rejoin of memory node " + mn + " (pid " + pid + ") stopped: " + e.getMessage());
+            }
+        }, "scythe-mnrejoin-" + mn);
+        driver.setDaemon(true);
+        driver.start();
+    }
+
+    private void drive(final String mn, final long pid) throws Exception {
+        final int node = failover.indexOf(mn);
+        final long start = System.nanoTime();
+        log.accept("drives the rejoin of memory node " + mn + " (replacement pid " + pid + ")");
+        // 1. The removal settled (no record naming the old process's addresses left to roll forward).
+        MemoryNodeConfiguration c = failover.current();
+        if (c.removed().contains(node)) {
+            final long removedIn = c.epoch();
+            await("configuration epoch " + removedIn + " (and later ones) to settle before " + mn + " rejoins", () -> {
+                final MemoryNodeConfiguration now = failover.current();
+                return now.removed().contains(node) ? failover.settlementWaitsFor(now.epoch()) : null;
+            });
+            c = failover.current();
+            if (c.removed().contains(node)) {
+                c = failover.rejoin(mn);
+                log.accept("memory node " + mn + " rejoins: configuration " + c.describe(failover.names())
+                    + " is current (" + ms(start) + " ms after its request)");
+            }
+        }
+        if (!c.rejoining().contains(node)) {
+            log.accept("memory node " + mn + " is not rejoining in configuration epoch " + c.epoch() + ": nothing to do");
+            return;
+        }
+        if (!ReReplicator.HEADER_LOCKED.contains(protocol)) {
+            throw new IllegalStateException("protocol " + protocol + " cannot re-replicate by copy-then-verify: "
+                + mn + " stays rejoining (written, never promoted)");
+        }
+        // 2.-3. Every CN drained the commits of epochs before the one copied in, then the copy; again after a change.
+        ReReplicator.Report report = null;
+        long copiedIn = -1;
+        for (int attempt = 0; report == null; attempt++) {
+            final long epoch = failover.current().epoch();
+            await("every compute node to apply and drain configuration epoch " + epoch, () -> catalog.epoch() < epoch
+                ? "this CN to apply it" : failover.settlementWaitsFor(epoch));
+            final MemoryNodeConfiguration now = failover.current();
+            if (!now.rejoining().contains(node)) {
+                log.accept("memory node " + mn + " no longer rejoins (configuration epoch " + now.epoch() + "): stops");
+                return;
+            }
+            try {
+                report = onLoop(() -> catalog.epoch() != epoch ? Future.failedFuture(new IllegalStateException(
+                    "configuration changed")) : new ReReplicator(runtime, protocol).copyOnto(mn, epoch));
+                copiedIn = epoch;
+            } catch (final Exception e) {
+                if (attempt >= 5) {
+                    throw e;
+                }
+                log.accept("re-replication of " + mn + " in epoch " + epoch + " did not finish (" + e.getMessage()
+                    + "): again in the current configuration");
+            }
+        }
+        final MemoryNodeConfiguration full = failover.rejoined(mn);
+        log.accept("memory node " + mn + " rejoined: " + report.keys() + " keys over " + report.copies()
+            + " copies copied in " + TimeUnit.NANOSECONDS.toMillis(report.nanos()) + " ms (" + report.retries()
+            + " copied again) in epoch " + copiedIn + "; configuration " + full.describe(failover.names())
+            + " is current, " + ms(start) + " ms after its request");
+    }
+
+    /** Waits until {@code waitsFor} says nothing (null), within {@link #STEP_MS}; says what it waits for every 5 s. */
+    private void await(final String what, final java.util.concurrent.Callable<String> waitsFor) throws Exception {
+        final long start = System.nanoTime();
+        long said = start;
+        while (true) {
+            final String waiting = waitsFor.call();
+            if (waiting == null) {
+                return;
+            }
+            if (System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(STEP_MS)) {
+                throw new IllegalStateException("waited " + STEP_MS + " ms for " + what + "; still waits for " + waiting);
+            }
+            if (System.nanoTime() - said > TimeUnit.SECONDS.toNanos(5)) {
+                said = System.nanoTime();
+                log.accept("rejoin waits for " + what + ": " + waiting);
+            }
+            Thread.sleep(POLL_MS);
+        }
+    }
+
+    private <T> T onLoop(final java.util.function.Supplier<Future<T>> body) throws Exception {
+        final Promise<T> done = Promise.promise();
+        loop.runOnContext(v -> body.get().onComplete(done));
+        return done.future().await(STEP_MS, TimeUnit.MILLISECONDS);
+    }
+
+    private static long ms(final long sinceNs) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sinceNs);
+    }
+}
