@@ -469,8 +469,8 @@ public final class SimCommand implements Callable<Integer> {
                 }
                 final List<Explorer.Failure> failures = new java.util.ArrayList<>();
                 for (final Explorer.Workload w : workloads) {
-                    failures.addAll(Explorer.explore(vertx, w, protocols, seed, explore, this::exploreOptions,
-                        System.out));
+                    failures.addAll(Explorer.explore(vertx, w, protocols, seed, explore,
+                        (p, s) -> exploreOptions(w, p, s), System.out));
                 }
                 System.out.println(failures.isEmpty() ? "no failing seed" : failures.size() + " failing seeds");
                 return failures.isEmpty() ? 0 : 1;
@@ -482,12 +482,14 @@ public final class SimCommand implements Callable<Integer> {
     }
 
     /**
-     * The explorer's options for a seed ({@link Explorer#options}), with the topology, duration and jitter options
-     * given on the command line instead of its defaults.
+     * The explorer's options for a seed of {@code explored} ({@link Explorer#options}, {@link Explorer#lengthened}
+     * for its protocol), with the topology, duration and jitter options given on the command line instead of its
+     * defaults.
      */
-    private io.scythe.sim.SimOptions exploreOptions(final String protocol, final long seedOfRun) {
-        final io.scythe.sim.SimOptions o = crashes ? Explorer.crashOptions(protocol, seedOfRun)
-            : Explorer.options(protocol, seedOfRun);
+    private io.scythe.sim.SimOptions exploreOptions(final Explorer.Workload explored, final String protocol,
+                                                    final long seedOfRun) {
+        final io.scythe.sim.SimOptions o = Explorer.lengthened(explored, crashes
+            ? Explorer.crashOptions(protocol, seedOfRun) : Explorer.options(protocol, seedOfRun));
         final picocli.CommandLine.ParseResult given = commandSpec.commandLine().getParseResult();
         if (given.hasMatchedOption("--cns")) {
             o.computeNodes(cns);

@@ -96,6 +96,16 @@ public interface ProtocolModule {
     }
 
     /**
+     * How many times the seed explorer's default run ({@code Explorer.options}, 150 us virtual) its TPC-C seeds of
+     * {@code protocol} run: 1 (the default) for a protocol that commits TPC-C transactions within that window. A
+     * protocol whose transactions wait for epochs and sequencing (CALVIN) commits almost none there, so its explored
+     * TPC-C seeds would prove nothing; it runs them this many times longer (and its crash times are drawn over that).
+     */
+    default int explorerTpccRunScale(final Protocol protocol) {
+        return 1;
+    }
+
+    /**
      * The options of its compute nodes' peers, from the host's {@code defaults} (e.g. buckets large enough for what
      * its handlers reply); only for a run whose {@link #peerMessaging} is not NONE. The defaults unchanged by default.
      */
