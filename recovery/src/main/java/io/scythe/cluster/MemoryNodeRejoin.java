@@ -91,10 +91,14 @@ final class MemoryNodeRejoin {
 
     /** Memory node {@code mn}'s replacement asks to rejoin: claims the driving of it, and drives it if the claim lands. */
     private void requested(final String mn, final String value) {
-        final long pid = new JsonObject(value).getLong("pid", -1L);
+        final JsonObject request = new JsonObject(value);
+        final long pid = request.getLong("pid", -1L);
+        // Keyed by the replacement's Hazelcast member (a fresh UUID per process): a later replacement of the same
+        // node is claimed anew even when its pid repeats one before it (review, stop 40: PID 1 in a container).
+        final String claim = mn + ":" + request.getString("member", "pid " + pid);
         final Thread driver = new Thread(() -> {
             try {
-                if (hazelcast.<String, String>getMap(CLAIMS).putIfAbsent(mn + ":" + pid, cn) != null) {
+                if (hazelcast.<String, String>getMap(CLAIMS).putIfAbsent(claim, cn) != null) {
                     return; // another CN drives it
                 }
                 drive(mn, pid);
@@ -184,9 +188,34 @@ final class MemoryNodeRejoin {
         }
     }
 
+    /** The last {@link #onLoop} body's outcome: a body given up on at {@link #STEP_MS} may still be running. */
+    private volatile Future<?> lastOnLoop;
+
+    /**
+     * Runs {@code body} on the recovery loop and waits for it, at most {@link #STEP_MS}. A body given up on before is
+     * waited for first (review, stop 40: a copy that outlived its wait ran beside the next attempt's), and a body that
+     * throws fails at once (it waited the whole step).
+     */
     private <T> T onLoop(final java.util.function.Supplier<Future<T>> body) throws Exception {
+        if (lastOnLoop != null && !lastOnLoop.isComplete()) {
+            try {
+                lastOnLoop.await(STEP_MS, TimeUnit.MILLISECONDS);
+            } catch (final Exception ignored) {
+                // its outcome was reported when it was given up on; only its end matters here
+            }
+            if (!lastOnLoop.isComplete()) {
+                throw new IllegalStateException("the previous attempt is still running after " + STEP_MS + " ms");
+            }
+        }
         final Promise<T> done = Promise.promise();
-        loop.runOnContext(v -> body.get().onComplete(done));
+        lastOnLoop = done.future();
+        loop.runOnContext(v -> {
+            try {
+                body.get().onComplete(done);
+            } catch (final RuntimeException e) {
+                done.tryFail(e);
+            }
+        });
         return done.future().await(STEP_MS, TimeUnit.MILLISECONDS);
     }
 

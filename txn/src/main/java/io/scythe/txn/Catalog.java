@@ -148,75 +148,92 @@ public final class Catalog {
         if (next.epoch() <= epoch()) {
             return false;
         }
-        final MemoryNodeConfiguration applied = configuration;
-        if (applied != null) {
-            for (final int r : applied.removed()) {
-                if (next.removed().contains(r) || loaded.isEmpty()) {
-                    continue;
-                }
-                final String node = loaded.values().iterator().next().partitions().get(r).node();
-                final Collection<TableDescriptor> tablesNow = replacement.apply(node);
-                if (tablesNow != null) {
-                    replaceNode(node, tablesNow);
-                }
-            }
-        }
-        final Map<String, Table> moved = new LinkedHashMap<>();
-        final java.util.Set<String> gone = new java.util.TreeSet<>();
-        for (final Table t : loaded.values()) {
-            final int n = t.partitions().size();
-            if (next.copies().size() != n) {
-                throw new IllegalArgumentException("configuration epoch " + next.epoch() + " has "
-                    + next.copies().size() + " partitions, table " + t.name() + " " + n);
-            }
-            final List<Partition> partitions = new ArrayList<>(n);
-            for (int p = 0; p < n; p++) {
-                final Partition as = t.partitions().get(p);
-                final List<Replica> copies = new ArrayList<>(next.copies().get(p).size());
-                for (final int copy : next.copies().get(p)) {
-                    if (copy > as.backups().size()) {
-                        throw new IllegalArgumentException("configuration epoch " + next.epoch() + " names copy "
-                            + copy + " of partition " + p + " of table " + t.name() + ", which has "
-                            + as.backups().size() + " backup(s)");
+        // All or nothing (review, stop 40): a configuration that does not fit, or a replacement whose tables do
+        // not, leaves the tables and the nodes' incarnations as they were.
+        final Map<String, Table> loadedBefore = new LinkedHashMap<>(loaded);
+        final List<String> replacedNodes = new ArrayList<>();
+        try {
+            final MemoryNodeConfiguration applied = configuration;
+            if (applied != null) {
+                for (final int r : applied.removed()) {
+                    if (next.removed().contains(r) || loaded.isEmpty()) {
+                        continue;
                     }
-                    copies.add(copy == 0 ? new Replica(as.node(), as.descriptor()) : as.backups().get(copy - 1));
-                }
-                partitions.add(new Partition(copies.get(0).node(), copies.get(0).descriptor(),
-                    copies.subList(1, copies.size())));
-            }
-            moved.put(t.name(), new Table(t.name(), partitions, t.placement()));
-            for (final int r : next.removed()) {
-                gone.add(t.partitions().get(r).node());
-            }
-        }
-        final MemoryNodeConfiguration before = configuration;
-        final List<Integer> promoted = before == null ? next.promotedSince(initialOf(next)) : next.promotedSince(before);
-        final java.util.Set<Partition> blocking = new java.util.HashSet<>();
-        if (!promoted.isEmpty()) {
-            // Still-blocked partitions stay blocked (as they serve now: a second failover may have moved them again).
-            final java.util.Set<Partition> still = blocked;
-            for (final Table t : moved.values()) {
-                final Table was = tables.get(t.name());
-                for (int p = 0; p < t.partitions().size(); p++) {
-                    if (promoted.contains(p) || was != null && still.contains(was.partitions().get(p))) {
-                        blocking.add(t.partitions().get(p));
+                    final String node = loaded.values().iterator().next().partitions().get(r).node();
+                    final Collection<TableDescriptor> tablesNow = replacement.apply(node);
+                    if (tablesNow != null) {
+                        if (replaceNode(node, tablesNow)) {
+                            replacedNodes.add(node);
+                        }
                     }
                 }
             }
-            blockedBy = next.epoch();
-        } else {
-            blocking.addAll(blocked);
+            final Map<String, Table> moved = new LinkedHashMap<>();
+            final java.util.Set<String> gone = new java.util.TreeSet<>();
+            for (final Table t : loaded.values()) {
+                final int n = t.partitions().size();
+                if (next.copies().size() != n) {
+                    throw new IllegalArgumentException("configuration epoch " + next.epoch() + " has "
+                        + next.copies().size() + " partitions, table " + t.name() + " " + n);
+                }
+                final List<Partition> partitions = new ArrayList<>(n);
+                for (int p = 0; p < n; p++) {
+                    final Partition as = t.partitions().get(p);
+                    final List<Replica> copies = new ArrayList<>(next.copies().get(p).size());
+                    for (final int copy : next.copies().get(p)) {
+                        if (copy > as.backups().size()) {
+                            throw new IllegalArgumentException("configuration epoch " + next.epoch() + " names copy "
+                                + copy + " of partition " + p + " of table " + t.name() + ", which has "
+                                + as.backups().size() + " backup(s)");
+                        }
+                        copies.add(copy == 0 ? new Replica(as.node(), as.descriptor()) : as.backups().get(copy - 1));
+                    }
+                    partitions.add(new Partition(copies.get(0).node(), copies.get(0).descriptor(),
+                        copies.subList(1, copies.size())));
+                }
+                moved.put(t.name(), new Table(t.name(), partitions, t.placement()));
+                for (final int r : next.removed()) {
+                    gone.add(t.partitions().get(r).node());
+                }
+            }
+            final MemoryNodeConfiguration before = configuration;
+            final List<Integer> promoted = before == null ? next.promotedSince(initialOf(next)) : next.promotedSince(before);
+            final java.util.Set<Partition> blocking = new java.util.HashSet<>();
+            if (!promoted.isEmpty()) {
+                // Still-blocked partitions stay blocked (as they serve now: a second failover may have moved them again).
+                final java.util.Set<Partition> still = blocked;
+                for (final Table t : moved.values()) {
+                    final Table was = tables.get(t.name());
+                    for (int p = 0; p < t.partitions().size(); p++) {
+                        if (promoted.contains(p) || was != null && still.contains(was.partitions().get(p))) {
+                            blocking.add(t.partitions().get(p));
+                        }
+                    }
+                }
+                blockedBy = next.epoch();
+            } else {
+                blocking.addAll(blocked);
+            }
+            removed = java.util.Set.copyOf(gone);
+            // Blocked before the new partitions serve: no lookup finds a promoted copy unblocked.
+            blocked = java.util.Set.copyOf(blocking);
+            tables.putAll(moved);
+            for (final String node : replacedNodes) {
+                incarnations.merge(node, 1, Integer::sum); // loops drop their old channels only once it applies
+            }
+            configuration = next;
+            return true;
+        } catch (final RuntimeException e) {
+            loaded.putAll(loadedBefore); // the same names: each put back as it was
+            throw e;
         }
-        removed = java.util.Set.copyOf(gone);
-        // Blocked before the new partitions serve: no lookup finds a promoted copy unblocked.
-        blocked = java.util.Set.copyOf(blocking);
-        tables.putAll(moved);
-        configuration = next;
-        return true;
     }
 
-    /** Memory node {@code node}'s copies as loaded, each with its descriptor in {@code tablesNow} (same name). */
-    private void replaceNode(final String node, final Collection<TableDescriptor> tablesNow) {
+    /**
+     * Memory node {@code node}'s copies as loaded, each with its descriptor in {@code tablesNow} (same name); whether
+     * any changed (its incarnation then goes up once the configuration applies).
+     */
+    private boolean replaceNode(final String node, final Collection<TableDescriptor> tablesNow) {
         final Map<String, TableDescriptor> byName = new java.util.HashMap<>();
         for (final TableDescriptor d : tablesNow) {
             byName.put(d.schema().name(), d);
@@ -240,9 +257,7 @@ public final class Catalog {
             }
             loaded.put(t.name(), new Table(t.name(), partitions, t.placement()));
         }
-        if (changed) {
-            incarnations.merge(node, 1, Integer::sum);
-        }
+        return changed;
     }
 
     private static TableDescriptor descriptorNamed(final Map<String, TableDescriptor> byName,

@@ -258,7 +258,7 @@ public final class TxnRuntime {
     /** This loop's address cache and lookups for one backup copy of a table partition. */
     public RemoteTable remote(final Catalog.Replica backup) {
         return remotes.computeIfAbsent(backup.descriptor(), d -> new RemoteTable(d,
-            () -> rrpc.oneSided(backup.node()), () -> rrpc.rocket(backup.node())));
+            () -> channel(backup.node()), () -> rocket(backup.node()))); // replaced nodes' channels dropped (review)
     }
 
     /** How lookups that miss the address cache reach the index ({@link RemoteTable.LookupMode}). */

@@ -224,6 +224,20 @@ class MemoryNodeConfigurationTest {
         assertThatThrownBy(() -> other.reconfigure(without1.rejoin(1, 1), mn -> replacement.subList(0, 1)))
             .isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("memory node mn1 rejoined without table accounts.backup1");
+
+        // All or nothing (review, stop 40): the replacement's tables fit, the configuration does not (4 partitions
+        // for 3): nothing of the replacement applies, and the node's incarnation stays (before: it went up, and loops
+        // dropped their channels to tables not published).
+        final Catalog third = Catalog.fromMemoryNodes(NODES, published);
+        third.reconfigure(without1);
+        final Catalog.Partition before = third.table("accounts").partitionOf(0);
+        assertThatThrownBy(() -> third.reconfigure(MemoryNodeConfiguration.initial(4, 1).without(3).rejoin(3, 1),
+            mn -> replacement)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partitions");
+        assertThat(third.incarnationOf("mn1")).isZero();
+        assertThat(third.epoch()).isEqualTo(without1.epoch());
+        assertThat(third.table("accounts").partitionOf(0)).isEqualTo(before);
+        assertThat(third.reconfigure(without1.rejoin(1, 1), mn -> replacement)).as("then the right one applies").isTrue();
+        assertThat(third.incarnationOf("mn1")).isEqualTo(1);
     }
 
     /** What 3 memory nodes publish for one table with {@code backups} backups per partition. */

@@ -176,7 +176,12 @@
  * 8,192 decisions late fenced it anew and could roll back what another committed;
  * {@code CoordinatorRecoveryTest#shouldNeverDecideAgainADecisionForgotten}). A timestamp never seen by a node and
  * below its coordinator's mark reads as forgotten too (they cannot be told apart): a resolver asking only such a
- * node yields, leaving the suspect in doubt for its readers' bound. A transaction every primary committed is still held undecided by a live backup, which suspects
+ * node yields, leaving the suspect in doubt for its readers' bound. Worse (review, stop 40, not fixed): a backup
+ * holding such a transaction keeps it FULL with no outcome, first among its suspects, and resolves no later suspect
+ * while it is (a coordinator with ts 100 and 101 in flight dies after REPLICATE(100) reached only A; B decides 101 and
+ * forgets it 8,192 decisions later, so B's mark covers 100; every resolver of 100 asking B yields). The fix needs the
+ * mark raised only below the coordinator's oldest timestamp in flight (carried on REPLICATE), not to the largest
+ * forgotten one; the sweeps (250 crash seeds a workload) never reached it. A transaction every primary committed is still held undecided by a live backup, which suspects
  * it after the lease, so it is reported. Also fixed on the way: a promoted copy's SUSPECTS name its backup table (an
  * id {@code BackupTables.ID_STRIDE} apart), which the recovery did not find in the catalog, and the recovery sent a
  * promoted copy's COMMIT under the primary's table id (the promoted node's own partition of the table: the adopted

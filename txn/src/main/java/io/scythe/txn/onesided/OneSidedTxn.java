@@ -556,8 +556,8 @@ public abstract class OneSidedTxn implements Txn {
             switch (state) {
                 case TIMESTAMP -> {
                     t.clock.mark(Stage.TIMESTAMP);
-                    if (failure != null) {
-                        end(failure);
+                    if (failure != null || result == null) { // no timestamp fails the commit, as compose did (review)
+                        end(failure != null ? failure : new NullPointerException("the commit's timestamp is null"));
                         return;
                     }
                     value = (Long) result;
