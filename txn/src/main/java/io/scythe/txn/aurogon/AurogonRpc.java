@@ -36,7 +36,8 @@ package io.scythe.txn.aurogon;
  * <pre>
  *  REPLICATE  0 backup table id, 4 value length (DELETE), 8 key, 16 ts, 24 writes this node gets (i32),
  *             28 offset of the part (i32), 32 mask of the transaction's backup nodes (i64), 40 the
- *             transaction's id (i64, the one its coordinator reports it under), 48 the part; answers OK,
+ *             transaction's id (i64, the one its coordinator reports it under), 48 its coordinator's low-water
+ *             (i64: the oldest timestamp it has open, see Backups), 56 the part; answers OK,
  *             Backups.FENCED, or Backups.STALE (with its floor as the seen timestamp)
  *  HOLDS      16 ts; answers 0 Backups.FULL/COMMITTED/ABORTED (fencing it when not held in full) or
  *             Backups.FORGOTTEN (decided and forgotten: see Backups), 4 writes held,
@@ -107,13 +108,15 @@ public final class AurogonRpc {
     public static final int INSERT_BELOW_OFFSET = 24;
     /**
      * REPLICATE: writes this node gets (i32), the part's offset (i32), the mask (i64), the transaction's id (i64),
-     * then the part.
+     * the coordinator's low-water (i64), then the part.
      */
     public static final int REPLICATE_EXPECTED_OFFSET = 24;
     public static final int REPLICATE_OFFSET_OFFSET = 28;
     public static final int REPLICATE_MASK_OFFSET = 32;
     public static final int REPLICATE_TXN_OFFSET = 40;
-    public static final int REPLICATE_HEADER_BYTES = 48;
+    /** REPLICATE: the coordinator's low-water, the oldest timestamp it has open ({@link Backups}). */
+    public static final int REPLICATE_LOW_OFFSET = 48;
+    public static final int REPLICATE_HEADER_BYTES = 56;
     /** HOLDS reply: state (i32), writes held (i32), mask (i64), the transaction's id (i64). */
     public static final int HOLDS_REPLY_TXN_OFFSET = 16;
     public static final int HOLDS_REPLY_BYTES = 24;

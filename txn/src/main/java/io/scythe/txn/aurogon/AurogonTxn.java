@@ -96,7 +96,7 @@ final class AurogonTxn implements Txn {
     private void close() {
         if (!closed) {
             closed = true;
-            heartbeats.end();
+            heartbeats.end(ts);
         }
     }
 
@@ -555,6 +555,7 @@ final class AurogonTxn implements Txn {
                 part.putInt(AurogonRpc.REPLICATE_OFFSET_OFFSET, from);
                 part.putLong(AurogonRpc.REPLICATE_MASK_OFFSET, mask);
                 part.putLong(AurogonRpc.REPLICATE_TXN_OFFSET, id); // a recovery reports it under this id
+                part.putLong(AurogonRpc.REPLICATE_LOW_OFFSET, heartbeats.lowWater(ts)); // what a backup may forget
                 if (n > 0) {
                     part.putBytes(AurogonRpc.REPLICATE_HEADER_BYTES, a.newValue, from, n);
                 }

@@ -27,14 +27,21 @@ import java.util.Map;
  * COMMITs and its APPLYs leaves nothing pending at a primary, only this).
  *
  * <p>Decided transactions are remembered (their state and values, for recoveries still asking) for the last
- * {@link #REMEMBERED} decisions; an older one is forgotten, and its coordinator's low-water mark rises to it: a
- * timestamp of that coordinator at or below its mark and not held here is answered {@link #FORGOTTEN} (to HOLDS,
- * APPLY and DISCARD) and its REPLICATE is refused ({@link #STALE}), never taken as new. Before, a forgotten decision
- * took the opposite mark as a new entry, so a resolver reaching this node more than {@link #REMEMBERED} decisions
- * after another decided could decide again, differently ({@link CoordinatorRecovery#mark}). The marks are per
- * coordinator (the timestamp's server and loop ids: one long each, so memory stays bounded by the decisions kept
- * and the coordinators), so one coordinator's clock running ahead does not put every other's timestamps below it.
- * Sans-IO, loop-confined.
+ * {@link #REMEMBERED} decisions; an older one is forgotten, and its coordinator's mark rises to it: a timestamp of
+ * that coordinator at or below its mark and not held here is answered {@link #FORGOTTEN} (to HOLDS, APPLY and
+ * DISCARD) and its REPLICATE is refused ({@link #STALE}), never taken as new. Before, a forgotten decision took the
+ * opposite mark as a new entry, so a resolver reaching this node more than {@link #REMEMBERED} decisions after
+ * another decided could decide again, differently ({@link CoordinatorRecovery#mark}). A decision is forgotten only
+ * below its coordinator's low-water (the oldest timestamp it still had open, carried by every REPLICATE: the largest
+ * heard here), so the mark stays below every transaction the coordinator had not finished: one never seen here (its
+ * REPLICATE reached only another backup before the coordinator died) is fenced by a recovery's HOLDS, not answered
+ * FORGOTTEN. A decision at or above the low-water stays remembered past {@link #REMEMBERED} (pinned) until a later
+ * REPLICATE raises it; a dead coordinator's stay for good, bounded by its transactions from its last low-water heard
+ * here on. Before (review, stop 40), a forgotten decision raised the mark over such a never-seen timestamp: every
+ * resolver asking this node yielded, and the backup holding it kept it undecided, first among its suspects, for good.
+ * The marks are per coordinator (the timestamp's server and loop ids: one long each, so memory stays bounded by the
+ * decisions kept and the coordinators), so one coordinator's clock running ahead does not put every other's
+ * timestamps below it. Sans-IO, loop-confined.
  */
 public final class Backups {
     public static final int OK = 0;
@@ -50,9 +57,9 @@ public final class Backups {
     public static final int COMMITTED = 2;
     public static final int ABORTED = 3;
     /**
-     * A decision taken here and forgotten since (or a timestamp never seen here, below what its coordinator had
-     * forgotten: the two cannot be told apart): final, known only by its effect at the primaries; a recovery that
-     * meets it takes no decision ({@link CoordinatorRecovery#mark}).
+     * A decision taken here and forgotten since (or a timestamp never seen here that its coordinator had finished
+     * before forgotten decisions, below its low-water: nothing to decide): final, known only by its effect at the
+     * primaries; a recovery that meets it takes no decision ({@link CoordinatorRecovery#mark}).
      */
     public static final int FORGOTTEN = -12;
     /** How many decided transactions a node remembers. */
@@ -136,6 +143,15 @@ public final class Backups {
     private final LinkedHashSet<Long> suspects = new LinkedHashSet<>();
     /** How many decided transactions this node remembers ({@link #REMEMBERED}; tests shrink it). */
     int remembered = REMEMBERED;
+    /**
+     * Per coordinator, the largest low-water its REPLICATEs carried: it had finished every transaction below it
+     * (committed and applied, or rolled back and discarded), so a decision below it may be forgotten.
+     */
+    private final org.agrona.collections.Long2LongHashMap lowWater = new org.agrona.collections.Long2LongHashMap(0);
+    /** Decisions past {@link #remembered} kept because they were at or above their coordinator's low-water. */
+    private final ArrayDeque<Long> pinned = new ArrayDeque<>();
+    /** Decisions since {@link #pinned} was last looked through. */
+    private int sincePinnedScan;
     /** Per coordinator (a timestamp's low {@link AurogonTimestamp#ID_BITS}), the largest timestamp forgotten. */
     private final org.agrona.collections.Long2LongHashMap forgottenUpTo =
         new org.agrona.collections.Long2LongHashMap(0);
@@ -184,13 +200,20 @@ public final class Backups {
     /**
      * Holds part of one write of the transaction at {@code ts} (id {@code txnId}): its value's bytes from {@code offset} ({@code length}
      * {@link AurogonRpc#DELETE} for a delete, no bytes), one of the {@code expected} writes this node gets from it.
+     * {@code low} is the coordinator's low-water: the oldest timestamp it had open when it sent this (at most
+     * {@code ts}, the same coordinator's).
      *
      * @return {@link #OK}, {@link #FENCED} when a recovery rolled the transaction back (or it was decided), or
      *     {@link #STALE} when it is at or below its coordinator's forgotten mark and not held
      * @throws IllegalArgumentException when the part contradicts earlier parts or lies outside the value
      */
-    public int replicate(final long ts, final long txnId, final long mask, final int expected, final int table,
-                         final long key, final int length, final int offset, final byte[] part) {
+    public int replicate(final long ts, final long low, final long txnId, final long mask, final int expected,
+                         final int table, final long key, final int length, final int offset, final byte[] part) {
+        if (low > ts || low <= 0 || coordinator(low) != coordinator(ts)) {
+            throw new IllegalArgumentException("Aurogon REPLICATE at " + AurogonTimestamp.toString(ts)
+                + ": its coordinator's low-water " + AurogonTimestamp.toString(low) + " is not an earlier timestamp "
+                + "of the same coordinator");
+        }
         if (expected <= 0 || mask == 0 || txnId == 0 || length < AurogonRpc.DELETE || offset < 0
             || (length < 0 ? part.length != 0 || offset != 0 : offset > length - part.length)) {
             throw new IllegalArgumentException("Aurogon REPLICATE of " + table + "/" + key + " at "
@@ -198,9 +221,13 @@ public final class Backups {
                 + length + ", " + expected + " writes, mask " + Long.toHexString(mask) + ", transaction "
                 + Long.toHexString(txnId) + " (never 0)");
         }
+        final long coordinator = coordinator(ts);
+        if (lowWater.get(coordinator) < low) {
+            lowWater.put(coordinator, low);
+        }
         Held h = byTs.get(ts);
         if (h == null && forgotten(ts)) {
-            return STALE; // decided here and forgotten (or never seen, below what was): never held anew
+            return STALE; // decided here and forgotten (or finished by its coordinator): never held anew
         }
         if (h == null) {
             h = new Held(ts);
@@ -323,12 +350,36 @@ public final class Backups {
         decided.addLast(h.ts);
         while (decided.size() > remembered) {
             final long old = decided.removeFirst();
-            byTs.remove(old);
-            final long coordinator = coordinator(old);
-            if (forgottenUpTo.get(coordinator) < old) {
-                forgottenUpTo.put(coordinator, old);
+            if (!forget(old)) {
+                pinned.addLast(old);
             }
         }
+        // Looked through once every max(64, pinned) decisions: amortized O(1) a decision.
+        if (!pinned.isEmpty() && ++sincePinnedScan >= Math.max(64, pinned.size())) {
+            sincePinnedScan = 0;
+            pinned.removeIf(this::forget);
+        }
+    }
+
+    /**
+     * Forgets the decision at {@code old} when it is below its coordinator's low-water (raising the mark to it), so
+     * that the mark never covers a transaction the coordinator may not have finished; false when it is kept.
+     */
+    private boolean forget(final long old) {
+        final long coordinator = coordinator(old);
+        if (old >= lowWater.get(coordinator)) {
+            return false;
+        }
+        byTs.remove(old);
+        if (forgottenUpTo.get(coordinator) < old) {
+            forgottenUpTo.put(coordinator, old);
+        }
+        return true;
+    }
+
+    /** Decisions kept past {@link #remembered} because their coordinator's low-water was not above them (tests). */
+    int pinned() {
+        return pinned.size();
     }
 
     private static long coordinator(final long ts) {

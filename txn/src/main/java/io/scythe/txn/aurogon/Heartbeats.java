@@ -66,11 +66,28 @@ final class Heartbeats {
         return SKIPPED.get();
     }
 
+    /**
+     * The timestamps of this loop's open transactions (begun, not yet ended): their smallest is the low-water every
+     * REPLICATE carries ({@link Backups}). A later attempt's timestamp is larger than every earlier one of the loop
+     * (its clock is monotonic), so the low-water never goes down.
+     */
+    private final java.util.TreeSet<Long> openTs = new java.util.TreeSet<>();
+
+    /**
+     * The oldest timestamp of this loop's still open transactions ({@code own}, open itself, at most): every
+     * transaction of this loop below it committed and had its APPLYs answered, or rolled back and had its DISCARDs
+     * answered (or ended in doubt, loudly).
+     */
+    long lowWater(final long own) {
+        return openTs.isEmpty() ? own : Math.min(own, openTs.first());
+    }
+
     /** A transaction at {@code timestamp} is open: beat until it and every other open one ended. */
     void begin(final long timestamp) {
         if (!needed) {
             return;
         }
+        openTs.add(timestamp);
         ts = timestamp;
         open++;
         quiet = false;
@@ -80,12 +97,12 @@ final class Heartbeats {
         }
     }
 
-    /** An open transaction ended (committed, aborted or in doubt). */
-    void end() {
+    /** The open transaction at {@code timestamp} ended (committed, aborted or in doubt). */
+    void end(final long timestamp) {
         if (!needed) {
             return;
         }
-        if (open <= 0) {
+        if (open <= 0 || !openTs.remove(timestamp)) {
             throw new IllegalStateException("Aurogon heartbeats: a transaction ended that was not open");
         }
         open--;

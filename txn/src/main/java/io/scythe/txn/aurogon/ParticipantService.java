@@ -206,7 +206,8 @@ public final class ParticipantService {
         final int status;
         try {
             status = backups.replicate(p.getLong(at + AurogonRpc.TS_OFFSET),
-                p.getLong(at + AurogonRpc.REPLICATE_TXN_OFFSET), p.getLong(at + AurogonRpc.REPLICATE_MASK_OFFSET), p.getInt(at + AurogonRpc.REPLICATE_EXPECTED_OFFSET),
+                p.getLong(at + AurogonRpc.REPLICATE_LOW_OFFSET), p.getLong(at + AurogonRpc.REPLICATE_TXN_OFFSET),
+                p.getLong(at + AurogonRpc.REPLICATE_MASK_OFFSET), p.getInt(at + AurogonRpc.REPLICATE_EXPECTED_OFFSET),
                 p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getInt(at + AurogonRpc.LENGTH_OFFSET), p.getInt(at + AurogonRpc.REPLICATE_OFFSET_OFFSET), part);
         } catch (final IllegalArgumentException e) {

@@ -171,18 +171,25 @@
  * has no concurrent resolvers); {@code CoordinatorRecoveryTest#shouldDecideOnceWhenTwoResolversRace} drives both
  * orders by hand (before: the rollback went out beside the DISCARDs, under the other's commit). Marks stick past
  * what a backup remembers ({@code Backups.REMEMBERED} decisions): a forgotten decision raises its coordinator's
- * low-water mark, and a timestamp at or below it that is not held answers FORGOTTEN to HOLDS, APPLY and DISCARD (a
+ * forgotten mark, and a timestamp at or below it that is not held answers FORGOTTEN to HOLDS, APPLY and DISCARD (a
  * resolver meeting it yields, nothing done) and STALE to REPLICATE, never taken as new (before: a resolver more than
  * 8,192 decisions late fenced it anew and could roll back what another committed;
- * {@code CoordinatorRecoveryTest#shouldNeverDecideAgainADecisionForgotten}). A timestamp never seen by a node and
- * below its coordinator's mark reads as forgotten too (they cannot be told apart): a resolver asking only such a
- * node yields, leaving the suspect in doubt for its readers' bound. Worse (review, stop 40, not fixed): a backup
- * holding such a transaction keeps it FULL with no outcome, first among its suspects, and resolves no later suspect
- * while it is (a coordinator with ts 100 and 101 in flight dies after REPLICATE(100) reached only A; B decides 101 and
- * forgets it 8,192 decisions later, so B's mark covers 100; every resolver of 100 asking B yields). The fix needs the
- * mark raised only below the coordinator's oldest timestamp in flight (carried on REPLICATE), not to the largest
- * forgotten one; the sweeps (250 crash seeds a workload) never reached it. A transaction every primary committed is still held undecided by a live backup, which suspects
- * it after the lease, so it is reported. Also fixed on the way: a promoted copy's SUSPECTS name its backup table (an
+ * {@code CoordinatorRecoveryTest#shouldNeverDecideAgainADecisionForgotten}). A never-seen timestamp is told apart
+ * from a forgotten decision: every REPLICATE carries its coordinator's low-water (the oldest timestamp its loop has
+ * open, {@code Heartbeats#lowWater}: an attempt stays open until its APPLYs or DISCARDs are answered), and a backup
+ * forgets a decision only below the largest low-water it heard from that coordinator, so the mark never covers a
+ * transaction its coordinator had not finished; a decision at or above it is kept past the limit (pinned) until a
+ * later REPLICATE raises the low-water, for good when the coordinator died (bounded by its transactions from the last
+ * low-water heard on). Before (review, stop 40): a coordinator with ts 100 and 101 in flight died after
+ * REPLICATE(100) reached only A; B decided 101 and forgot it 8,192 decisions later, so B's mark covered 100 and B
+ * answered FORGOTTEN: every resolver of 100 asking B yielded, and A kept 100 FULL with no outcome, first among its
+ * suspects, resolving no later one
+ * ({@code BackupsTest#shouldFenceATimestampNeverSeenHereThatItsCoordinatorHadOpenWhenItForgotLaterDecisions},
+ * fails before; the crash sweeps never reached it). One field on the existing REPLICATE, no extra message; after it
+ * {@code scythe sim --explore 100 --seed 1 --crashes --workload smallbank|tpcc --protocols aurogon,aurogon-2l}: 0 of
+ * 100 seeds failed for each of the four. A transaction every
+ * primary committed is still held undecided by a live backup, which suspects it after the lease, so it is reported.
+ * Also fixed on the way: a promoted copy's SUSPECTS name its backup table (an
  * id {@code BackupTables.ID_STRIDE} apart), which the recovery did not find in the catalog, and the recovery sent a
  * promoted copy's COMMIT under the primary's table id (the promoted node's own partition of the table: the adopted
  * version stayed pending, NOT_PENDING was taken for "decided"); its APPLY after the recovery's COMMIT is no error. The

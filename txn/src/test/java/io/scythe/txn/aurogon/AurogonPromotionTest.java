@@ -46,6 +46,7 @@ class AurogonPromotionTest {
         part.putInt(AurogonRpc.REPLICATE_OFFSET_OFFSET, 0);
         part.putLong(AurogonRpc.REPLICATE_MASK_OFFSET, 1);
         part.putLong(AurogonRpc.REPLICATE_TXN_OFFSET, txnId);
+        part.putLong(AurogonRpc.REPLICATE_LOW_OFFSET, ts); // its coordinator's oldest open: itself
         part.putLong(AurogonRpc.REPLICATE_HEADER_BYTES, value);
         return part;
     }

@@ -22,9 +22,10 @@ class BackupsTest {
 
     @Test
     void shouldHoldAWriteInPartsUntilAppliedAndAnswerFullOnlyWhenEveryWriteIsComplete() {
-        assertThat(backups.replicate(TS, TXN, MASK, 2, 7, 1, 10, 0, new byte[6])).isEqualTo(Backups.OK);
-        assertThat(backups.replicate(TS, TXN, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.OK);
-        assertThat(backups.replicate(TS, TXN, MASK, 2, 7, 2, AurogonRpc.DELETE, 0, new byte[0])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 2, 7, 1, 10, 0, new byte[6])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 2, 7, 2, AurogonRpc.DELETE, 0, new byte[0]))
+            .isEqualTo(Backups.OK);
         assertThat(applied).isEmpty();
         assertThat(backups.holds(TS)).isEqualTo(new Backups.Holding(Backups.FULL, MASK, 2, TXN));
         assertThat(backups.apply(TS)).isEqualTo(Backups.OK);
@@ -38,35 +39,73 @@ class BackupsTest {
 
     @Test
     void shouldFenceATransactionHeldInPartSoItsLateReplicationIsRefused() {
-        backups.replicate(TS, TXN, MASK, 2, 7, 1, 10, 0, new byte[6]); // one write, half of it
+        backups.replicate(TS, TS, TXN, MASK, 2, 7, 1, 10, 0, new byte[6]); // one write, half of it
         assertThat(backups.holds(TS).state()).isEqualTo(Backups.ABORTED);
-        assertThat(backups.replicate(TS, TXN, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.FENCED);
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 2, 7, 1, 10, 6, new byte[4])).isEqualTo(Backups.FENCED);
         assertThat(backups.apply(TS)).isEqualTo(Backups.FENCED);
         assertThat(applied).isEmpty();
         // Nothing held at all: the question fences it before it arrives.
         final long other = TS + 1;
         assertThat(backups.holds(other)).isEqualTo(new Backups.Holding(Backups.ABORTED, 0, 0, 0));
-        assertThat(backups.replicate(other, TXN, MASK, 1, 7, 1, 8, 0, new byte[8])).isEqualTo(Backups.FENCED);
+        assertThat(backups.replicate(other, other, TXN, MASK, 1, 7, 1, 8, 0, new byte[8])).isEqualTo(Backups.FENCED);
     }
 
     @Test
     void shouldRefuseReplicationsThatContradictEachOther() {
-        backups.replicate(TS, TXN, MASK, 1, 7, 1, 8, 0, new byte[8]);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TXN, MASK, 2, 7, 1, 8, 0,
+        backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 8, 0, new byte[8]);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TS, TXN, MASK, 2, 7, 1, 8, 0,
             new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("earlier parts");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TXN + 1, MASK, 1, 7, 1, 8, 0,
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TS, TXN + 1, MASK, 1, 7, 1, 8, 0,
             new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("transaction");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS + 1, 0, MASK, 1, 7, 1, 8, 0,
-            new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("never 0");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TXN, MASK, 1, 7, 2, 8, 0,
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS + 1, TS + 1, 0, MASK, 1, 7, 1,
+            8, 0, new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("never 0");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TS + 1, TXN, MASK, 1, 7, 1, 8,
+            0, new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("low-water");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TS, TXN, MASK, 1, 7, 2, 8, 0,
             new byte[8])).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2th write");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TXN, MASK, 1, 7, 1, 8, 4,
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 8, 4,
             new byte[8])).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /**
+     * Review, stop 40: coordinator C has ts 100 and 101 open; 101 is decided here (backup B) and C dies after
+     * REPLICATE(100) reached only backup A. B forgets 101 past its remembered decisions (shrunk to 1): its mark must
+     * not cover 100, which C never finished (every REPLICATE said so: low-water 100), so a resolver's HOLDS(100) here
+     * fences it (ABORTED) and A's suspect gets rolled back; 101 stays remembered (COMMITTED, never decided again).
+     * Before, B answered FORGOTTEN for 100, every resolver yielded, and A kept 100 undecided for good. Once C's
+     * low-water rises past them, the pinned decisions are forgotten (memory stays bounded). Fails before.
+     */
+    @Test
+    void shouldFenceATimestampNeverSeenHereThatItsCoordinatorHadOpenWhenItForgotLaterDecisions() {
+        backups.remembered = 1;
+        final long t100 = AurogonTimestamp.pack(100, 1, 2);
+        final long t101 = AurogonTimestamp.pack(101, 1, 2);
+        final long t102 = AurogonTimestamp.pack(102, 1, 2);
+        assertThat(backups.replicate(t101, t100, TXN, MASK, 1, 7, 1, 8, 0, new byte[8])).isEqualTo(Backups.OK);
+        assertThat(backups.apply(t101)).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(t102, t100, TXN + 1, MASK, 1, 7, 2, 8, 0, new byte[8])).isEqualTo(Backups.OK);
+        assertThat(backups.apply(t102)).isEqualTo(Backups.OK); // 101 past the remembered one, kept: low-water 100
+        assertThat(backups.holds(t100)).as("never seen, open at its coordinator: fenced")
+            .isEqualTo(new Backups.Holding(Backups.ABORTED, 0, 0, 0));
+        assertThat(backups.holds(t101).state()).as("kept above the low-water").isEqualTo(Backups.COMMITTED);
+        assertThat(backups.discard(t101)).as("never decided again").isEqualTo(Backups.FENCED);
+        assertThat(backups.pinned()).as("101 and 102, past the one remembered").isEqualTo(2);
+        // A later attempt of C says everything below it is finished; other decisions push the pinned ones out.
+        final long t200 = AurogonTimestamp.pack(200, 1, 2);
+        assertThat(backups.replicate(t200, t200, TXN + 2, MASK, 1, 7, 3, 8, 0, new byte[8])).isEqualTo(Backups.OK);
+        for (int i = 0; i < 64; i++) { // another coordinator's, each finished by its next
+            final long t = AurogonTimestamp.pack(1_000 + i, 3, 0);
+            backups.replicate(t, t, TXN + 3 + i, MASK, 1, 7, 4, 8, 0, new byte[8]);
+            backups.discard(t);
+        }
+        assertThat(backups.pinned()).isZero();
+        assertThat(backups.holds(t101).state()).as("forgotten, not fenced anew").isEqualTo(Backups.FORGOTTEN);
+        assertThat(backups.apply(t101)).isEqualTo(Backups.FORGOTTEN);
     }
 
     @Test
     void shouldSuspectATransactionHeldPastTheLeaseOnlyWhileItsCoordinatorIsSilent() {
-        backups.replicate(TS, TXN, MASK, 1, 7, 1, 8, 0, new byte[8]);
+        backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 8, 0, new byte[8]);
         assertThat(backups.suspect()).isZero();
         silent = false;
         later.remove(0).run(); // the lease ends while the coordinator still talks: looked at again later

@@ -255,6 +255,9 @@ class CoordinatorRecoveryTest {
             assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(copy.schema().id(), KEY_C,
                 ts, 13, 333))).isEqualTo(Backups.OK);
             assertThat(send(node, AurogonRpc.APPLY, request(ts))).as("A's mark").isEqualTo(Backups.OK);
+            // A later attempt of the coordinator, its REPLICATE saying A's is over (its low-water above it), decided.
+            assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(copy.schema().id(), KEY_C,
+                next, 14, 444))).isEqualTo(Backups.OK);
             assertThat(send(node, AurogonRpc.DISCARD, request(next))).as("a later decision").isEqualTo(Backups.OK);
             final CoordinatorRecovery.Decision b = new CoordinatorRecovery.Decision();
             b.commit = false;
@@ -289,6 +292,7 @@ class CoordinatorRecoveryTest {
             part.putInt(AurogonRpc.REPLICATE_OFFSET_OFFSET, 0);
             part.putLong(AurogonRpc.REPLICATE_MASK_OFFSET, 1);
             part.putLong(AurogonRpc.REPLICATE_TXN_OFFSET, ts);
+            part.putLong(AurogonRpc.REPLICATE_LOW_OFFSET, ts);
         }
         assertThat(send(node, AurogonRpc.REPLICATE, part)).isEqualTo(Backups.OK);
         assertThat(send(node, AurogonRpc.APPLY, request(ts))).isEqualTo(Backups.OK);
