@@ -59,7 +59,9 @@ import java.util.stream.Collectors;
  * {@value #RETRY_MS} ms); an entry claimed by a member that left is claimed anew by the then designated CN, whose
  * larger claim lets the memory nodes admit it as the new recoverer ({@link io.scythe.txn.recovery.RecoveryRpc}).
  * A recovery is idempotent, so one interrupted half-way is simply run again. One that has not finished within
- * {@link #STALLED_MS} (a call or verb that never completes) is handed over: this CN gives up its lease, so that the
+ * {@link #STALLED_MS} (a call or verb that never completes), or that failed with a verb that may still execute (a
+ * transport timeout: {@link io.scythe.txn.recovery.CnRecovery#mayStillLand}; run again on a new connection, its
+ * roll-forward could release a lock before that verb lands over a later writer), is handed over: this CN gives up its lease, so that the
  * memory nodes fence it (nothing of its attempt can land any more) and another CN claims the entry anew; the reason,
  * with what the attempt was waiting for, is logged. Nothing is recovered while this member
  * does not see every registered memory node (it is cut off: its view of who died is not the one that counts), nor an
@@ -610,6 +612,17 @@ public final class RecoveryDuty {
             if (!owed().remove(incarnation, claimedValue)) {
                 log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
             }
+        } else if (io.scythe.txn.recovery.CnRecovery.mayStillLand(ar.cause())) {
+            // A verb of the attempt may still execute (a transport timeout): retried here on a new connection, the
+            // roll-forward could release a lock and let another writer commit before that verb lands over it. As a
+            // stalled attempt: hand over, so that the memory nodes fence this CN before the next one recovers.
+            final String why = "its recovery of " + incarnation + " (claim " + owed.getLong("claim")
+                + ") failed with a verb that may still execute: " + ar.cause();
+            done.put("ok", false).put("error", why);
+            record(done);
+            log.accept("hands the recovery duty for " + incarnation + " over: " + why);
+            handOver.accept(why);
+            return;
         } else {
             done.put("ok", false).put("error", String.valueOf(ar.cause()));
             // Still claimed by this CN: it tries again (idempotent), and nobody else takes it while it is live.

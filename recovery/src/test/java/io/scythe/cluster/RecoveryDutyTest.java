@@ -301,6 +301,32 @@ class RecoveryDutyTest {
     }
 
     @Test
+    void shouldHandARecoveryWhoseVerbMayStillExecuteOverInsteadOfRetryingIt() throws Exception {
+        startData("scythe");
+        final HazelcastInstance hzC = member("cnC");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        final List<String> handedOver = new java.util.concurrent.CopyOnWriteArrayList<>();
+        // An attempt whose roll-forward WRITE timed out on tcp: it may still execute, after a retry's on a new QP.
+        final io.scythe.bridge.VerbException timedOut = new io.scythe.bridge.VerbException(
+            io.scythe.fabric.Opcode.WRITE, io.scythe.fabric.WcStatus.TRANSPORT_RETRY_EXCEEDED, "mn0");
+        final RecoveryDuty dutyC = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+            (dead, claim, prefixes) -> new RecoveryDuty.Attempt(Future.failedFuture(
+                new io.scythe.txn.recovery.CnRecovery.WritesInDoubtException(dead, timedOut)), () -> "nothing"),
+            line -> log("cnC", line), handedOver::add));
+        register(hzC, "cnA", 1, 1, deadMember());
+        RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")), "died");
+        eventually("the recovery handed over", () -> !handedOver.isEmpty());
+        assertThat(handedOver.get(0)).contains("recovery of cnA.e1 (claim 1) failed with a verb that may still "
+            + "execute").contains("TRANSPORT_RETRY_EXCEEDED");
+        Thread.sleep(RecoveryDuty.RETRY_MS + 300);
+        assertThat(dutyLog).as("not run again beside its verb that may still land")
+            .filteredOn(line -> line.startsWith("has the recovery duty")).hasSize(1);
+        assertThat(dutyC.recoveries()).singleElement().satisfies(r -> assertThat(r.getBoolean("ok")).isFalse());
+        assertThat(new JsonObject(owed(hzC).get("cnA.e1")).getLong("claim")).as("still claimed: for the next CN")
+            .isEqualTo(1);
+    }
+
+    @Test
     void shouldRecoverBothIncarnationsOfACnThatRestartedTwiceBeforeAnyRecovery() throws Exception {
         startData("scythe");
         final EmbeddedScythe.ComputeNode e1 = scythe.addComputeNode("cnA.e1", idPrefix(1, 1));

@@ -223,6 +223,89 @@ class TcpFabricTest {
         }
     }
 
+    /**
+     * Issue 23 (stop 40): a verb reported TRANSPORT_RETRY_EXCEEDED on tcp can still execute at the peer later, after
+     * a write posted on a new queue pair once the failure was reported. The requester's frame is held between the
+     * sockets (as bytes the peer's kernel or loop has not got to, or a segment the network retransmits after the
+     * requester closed its socket); its timeout closes the connection and fails the verb; a new queue pair writes 2;
+     * then the held frame reaches the memory node, which executes it: the 1 lands over the 2. So on tcp a retry on a
+     * new connection is not ordered after what timed out (CnRecovery's roll-forward hands its duty over instead).
+     */
+    @Test
+    void shouldLetAWriteThatTimedOutLandAfterALaterWriteOnANewQueuePair() throws Exception {
+        final int mnPort;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            mnPort = probe.getLocalPort();
+        }
+        final TcpFabric mnFabric = new TcpFabric(vertx, new FabricOptions().provider(TcpFabric.NAME)
+            .cluster("tcp-late").costModel(CostModel.zero()).address("mn2", "127.0.0.1:" + mnPort));
+        final List<Buffer> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<NetSocket> toMemoryNode = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean();
+        final io.vertx.core.net.NetClient client = vertx.createNetClient();
+        // Between cn2 and mn2: passes bytes both ways; while holding, keeps the first connection's bytes to mn2.
+        final io.vertx.core.net.NetServer proxy = vertx.createNetServer().connectHandler(fromCn -> {
+            fromCn.pause();
+            client.connect(mnPort, "127.0.0.1").onSuccess(toMn -> {
+                final int index = toMemoryNode.size();
+                toMemoryNode.add(toMn);
+                toMn.handler(fromCn::write);
+                fromCn.handler(bytes -> {
+                    if (index == 0 && holding.get()) {
+                        held.add(bytes.copy());
+                    } else {
+                        toMn.write(bytes);
+                    }
+                });
+                fromCn.resume();
+            });
+        });
+        final int proxyPort = proxy.listen(0, "127.0.0.1").await(10, TimeUnit.SECONDS).actualPort();
+        final TcpFabric cnFabric = new TcpFabric(vertx, new FabricOptions().provider(TcpFabric.NAME)
+            .cluster("tcp-late").costModel(CostModel.zero()).address("cn2", "127.0.0.1:0")
+            .address("mn2", "127.0.0.1:" + proxyPort));
+        try {
+            final MemoryRegion word = mnFabric.attach("mn2").await(10, TimeUnit.SECONDS)
+                .register("word", 64, MemoryKind.HOST);
+            final RemoteRegion target = word.describe();
+            final Nic cn2 = cnFabric.attach("cn2").await(10, TimeUnit.SECONDS);
+            final CompletionQueue cq = cn2.createCompletionQueue(16);
+            final QueuePair first = cn2.connect("mn2", cq, new QpOptions().transportTimeoutMs(300))
+                .await(10, TimeUnit.SECONDS);
+            holding.set(true);
+            final UnsafeBuffer one = new UnsafeBuffer(new byte[8]);
+            one.putLong(0, 1);
+            first.post(new WorkRequest().write(target.address(), target.rkey(), one, 0, 8).wrId(1).signaled(true));
+            final Recorder recorder = new Recorder();
+            await(cq, recorder, 1);
+            assertThat(recorder.last().status()).isEqualTo(WcStatus.TRANSPORT_RETRY_EXCEEDED);
+            assertThat(first.connectionGone()).isTrue();
+            assertThat(word.buffer().getLongVolatile(0)).as("not executed yet").isZero();
+            recorder.clear();
+            final QueuePair second = cn2.connect("mn2", cq, new QpOptions()).await(10, TimeUnit.SECONDS);
+            final UnsafeBuffer two = new UnsafeBuffer(new byte[8]);
+            two.putLong(0, 2);
+            second.post(new WorkRequest().write(target.address(), target.rkey(), two, 0, 8).wrId(2).signaled(true));
+            await(cq, recorder, 1);
+            assertThat(recorder.last().status()).isEqualTo(WcStatus.SUCCESS);
+            assertThat(word.buffer().getLongVolatile(0)).isEqualTo(2);
+            assertThat(held).as("the timed-out frame is still between the sockets").isNotEmpty();
+            for (final Buffer bytes : held) {
+                toMemoryNode.get(0).write(bytes);
+            }
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (word.buffer().getLongVolatile(0) != 1 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertThat(word.buffer().getLongVolatile(0)).as("the write that timed out landed last").isEqualTo(1);
+        } finally {
+            cnFabric.close();
+            mnFabric.close();
+            proxy.close().await(10, TimeUnit.SECONDS);
+            client.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void shouldCarryTheTransportTimeoutInQueuePairOptions() {
         assertThat(new QpOptions().transportTimeoutMs()).isEqualTo(QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS);

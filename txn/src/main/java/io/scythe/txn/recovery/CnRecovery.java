@@ -1,6 +1,8 @@
 package io.scythe.txn.recovery;
 
 import io.scythe.bridge.Doorbell;
+import io.scythe.bridge.VerbException;
+import io.scythe.fabric.WcStatus;
 import io.scythe.rrpc.RpcReply;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.TableDescriptor;
@@ -30,6 +32,36 @@ import java.util.Set;
  * protocol modules' steps (Scythe cancels its tickets, FORD frees its CAS words) and its locked inserts
  * ({@link RecoveryRpc#RELEASE_NODE}). Runs on a loop of the recovering
  * node, through its {@link TxnRuntime}; loop-confined.
+ *
+ * <p><b>An attempt's verbs landing late (issue 23, review stop 40).</b> The roll-forward READs an entry's header,
+ * checks the record's token is still there, then posts unconditional WRITEs (only a CAS release is conditional;
+ * Lotus's release is a plain WRITE). That is safe against this attempt's own verbs (one channel per memory node: an RC
+ * queue pair, or a TCP connection, executes in posting order) but not against an earlier attempt's WRITEs executing
+ * after this attempt released the lock and another writer committed there (a lost update). Per provider:
+ * <ul>
+ *   <li>local, shm and the simulator's emulated engine: a verb is executed by the poster's engine in posting order
+ *       and its completion, failed or not, is reported only after it executed or was flushed unexecuted
+ *       ({@code EmulatedQueuePair#executeChecked}: a closed, revoked or errored queue pair executes nothing; the
+ *       simulator's injected failure lands first, then reports); they have no transport timeout
+ *       ({@code QpOptions#transportTimeoutMs}). Nothing lands after its failure was told.</li>
+ *   <li>tcp: a queue pair whose peer answered nothing for the transport timeout (2.5 s) fails everything in flight
+ *       with TRANSPORT_RETRY_EXCEEDED and closes its socket ({@code TcpConnection#timedOut}, {@code
+ *       TcpQueuePair#connectionLost}); frames already written still reach the memory node, which executes every
+ *       REQUEST frame it reads while the connection is not revoked ({@code TcpConnection#executeFrame}). The failed
+ *       verb drops the channel ({@link #finishEntry}), so the next attempt opens a new connection, not ordered after
+ *       the old one: {@code TcpFabricTest#shouldLetAWriteThatTimedOutLandAfterALaterWriteOnANewQueuePair} lands a
+ *       timed-out WRITE over a later one of a new queue pair.</li>
+ *   <li>disni (RDMA hardware): a retry-exceeded request may have executed, and a packet still in the network may
+ *       execute at a responder queue pair that is not destroyed; the retry uses a new queue pair.</li>
+ * </ul>
+ * So a roll-forward verb failing with TRANSPORT_RETRY_EXCEEDED ({@link #mayStillLand}) fails the attempt with {@link
+ * WritesInDoubtException}, once every entry in flight completed (joined, not failed fast, so no verb of the attempt
+ * is left behind unseen), and the recovery duty hands the recovery over instead of retrying on this node
+ * ({@code RecoveryDuty}): the memory nodes fence this node (its connections revoked: a late frame executes as REVOKED)
+ * before they admit the next recoverer. Any other failure is of verbs that did not execute, and the attempt is
+ * retried here as before. RCC's own RPC roll-forward applies its parts only while the token holds, so it needs
+ * none of this. A live committer finishing its record after a failed write-back ({@link #finishRecord}) gives its
+ * node up on any failure, which fences it the same way.
  */
 public final class CnRecovery {
     /** READ size when scanning a log region. */
@@ -41,6 +73,8 @@ public final class CnRecovery {
 
     /** Told what the roll-forward finds (a checker's view), or null. */
     private Observer observer;
+    /** A roll-forward verb of this recovery whose execution is in doubt ({@link #mayStillLand}), or null. */
+    private Throwable inDoubt;
 
     public CnRecovery(final TxnRuntime runtime) {
         this.runtime = runtime;
@@ -87,6 +121,36 @@ public final class CnRecovery {
     }
 
     private record Region(String node, long address, int rkey, int bytes, long idBase) {
+    }
+
+    /**
+     * Whether {@code failure} (or a cause of it) is a verb whose execution is in doubt: reported
+     * {@link WcStatus#TRANSPORT_RETRY_EXCEEDED}, which on tcp (and RDMA hardware) a memory node may still execute
+     * later, after verbs of a new connection (see the class doc). Every other failure status means not executed.
+     */
+    public static boolean mayStillLand(final Throwable failure) {
+        for (Throwable e = failure; e != null; e = e.getCause() == e ? null : e.getCause()) {
+            if (e instanceof WritesInDoubtException
+                || e instanceof VerbException v && v.status() == WcStatus.TRANSPORT_RETRY_EXCEEDED) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A recovery attempt that failed with a roll-forward verb whose execution is in doubt ({@link #mayStillLand}):
+     * its unconditional WRITEs may still land, so this recoverer must not roll forward again (on a new connection
+     * they may land after its next attempt released a lock and another writer committed there, a lost update). The
+     * duty passes on: this compute node gives up its lease, the memory nodes fence it (revoking its connections, so
+     * nothing of it executes any more) before they admit the next recoverer's larger claim ({@link RecoveryRpc}).
+     */
+    public static final class WritesInDoubtException extends IllegalStateException {
+        public WritesInDoubtException(final String deadNode, final Throwable inDoubt) {
+            super("recovery of " + deadNode + ": a roll-forward verb timed out and may still execute (" + inDoubt
+                + "); rolling forward again before this recoverer is fenced could lose a later writer's update",
+                inDoubt);
+        }
     }
 
     private static final class Tally {
@@ -157,7 +221,8 @@ public final class CnRecovery {
             return Future.all(new ArrayList<>(byNode.values())).compose(v -> {
                 tally.scannedNs = runtime.timers().nowNs() - start;
                 waitingFor = "the roll-forward of " + records.size() + " records of " + deadNode;
-                return rollForward(records, lowWater, tally);
+                return rollForward(records, lowWater, tally).recover(e -> Future.failedFuture(inDoubt == null ? e
+                    : new WritesInDoubtException(deadNode, inDoubt)));
             }).map(regions);
         }).compose(regions -> {
             tally.rolledNs = runtime.timers().nowNs() - start;
@@ -283,7 +348,7 @@ public final class CnRecovery {
                 for (final Record record : batch) {
                     inFlight.add(applyRecord(record.image, record.offset, tally));
                 }
-                return Future.all(inFlight).mapEmpty();
+                return Future.join(inFlight).mapEmpty(); // all done before a failure is told: nothing left in flight
             });
         }
         return applied;
@@ -327,10 +392,14 @@ public final class CnRecovery {
                 RedoRecordDescriptor.primaryCopyOf(opAndBackups),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), lockKind, version, value, backupPointers,
-                tally, txnId, i));
+                tally, txnId, i).onFailure(e -> {
+                    if (inDoubt == null && mayStillLand(e)) {
+                        inDoubt = e;
+                    }
+                }));
             at += RedoRecordDescriptor.entryBytes(nodeBytes, valueBytes, backups);
         }
-        return Future.all(entries).mapEmpty();
+        return Future.join(entries).mapEmpty();
     }
 
     /**
@@ -605,12 +674,13 @@ public final class CnRecovery {
             }));
         }
         return Future.join(posted).transform(ar -> {
+            Throwable failure = null;
             for (final Future<Doorbell> f : posted) {
-                if (f.failed()) {
-                    return Future.failedFuture(f.cause());
+                if (f.failed() && (failure == null || mayStillLand(f.cause()) && !mayStillLand(failure))) {
+                    failure = f.cause(); // the first, or the first whose writes may still land (told first)
                 }
             }
-            return Future.succeededFuture();
+            return failure == null ? Future.succeededFuture() : Future.failedFuture(failure);
         });
     }
 
