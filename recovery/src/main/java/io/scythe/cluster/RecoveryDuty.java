@@ -612,7 +612,7 @@ public final class RecoveryDuty {
             if (!owed().remove(incarnation, claimedValue)) {
                 log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
             }
-        } else if (io.scythe.txn.recovery.CnRecovery.mayStillLand(ar.cause())) {
+        } else if (io.scythe.txn.recovery.CnRecovery.writesInDoubt(ar.cause())) {
             // A verb of the attempt may still execute (a transport timeout): retried here on a new connection, the
             // roll-forward could release a lock and let another writer commit before that verb lands over it. As a
             // stalled attempt: hand over, so that the memory nodes fence this CN before the next one recovers.

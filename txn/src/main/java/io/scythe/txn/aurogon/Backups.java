@@ -222,10 +222,17 @@ public final class Backups {
                 + Long.toHexString(txnId) + " (never 0)");
         }
         final long coordinator = coordinator(ts);
+        Held h = byTs.get(ts);
+        if (h == null && ts < lowWater.get(coordinator)) {
+            // Below a low-water its coordinator reported: never open there now, so a late frame of a finished attempt,
+            // or a new incarnation reusing the coordinator id with a clock restarted below its old one's (review, stop
+            // 40: its decisions in that gap could be forgotten at once, FORGOTTEN for a never-seen one again). The
+            // refusal's floor (staleFloor) puts its clock above it.
+            return STALE;
+        }
         if (lowWater.get(coordinator) < low) {
             lowWater.put(coordinator, low);
         }
-        Held h = byTs.get(ts);
         if (h == null && forgotten(ts)) {
             return STALE; // decided here and forgotten (or finished by its coordinator): never held anew
         }
@@ -391,9 +398,13 @@ public final class Backups {
         return ts <= forgottenUpTo.get(coordinator(ts));
     }
 
-    /** The largest forgotten timestamp of {@code ts}'s coordinator, or 0 (a STALE refusal's floor). */
+    /**
+     * A STALE refusal's floor for {@code ts}: the largest of its coordinator's forgotten mark and the low-water heard
+     * from it (a timestamp below either is refused), or 0.
+     */
     long forgottenUpTo(final long ts) {
-        return forgottenUpTo.get(coordinator(ts));
+        final long coordinator = coordinator(ts);
+        return Math.max(forgottenUpTo.get(coordinator), lowWater.get(coordinator));
     }
 
     /** A transaction held here past the orphan lease, or 0. */

@@ -176,7 +176,11 @@
  * 8,192 decisions late fenced it anew and could roll back what another committed;
  * {@code CoordinatorRecoveryTest#shouldNeverDecideAgainADecisionForgotten}). A never-seen timestamp is told apart
  * from a forgotten decision: every REPLICATE carries its coordinator's low-water (the oldest timestamp its loop has
- * open, {@code Heartbeats#lowWater}: an attempt stays open until its APPLYs or DISCARDs are answered), and a backup
+ * open, {@code Heartbeats#lowWater}: an attempt stays open until its commit or abort closes it, after every backup
+ * acknowledged its REPLICATE; left (review, stop 40): an abort whose DISCARD was never accepted gives up loudly and
+ * still closes, so a backup that never saw it could later answer FORGOTTEN for it), and a REPLICATE below the
+ * low-water heard is refused STALE with it as the floor (a new incarnation reusing the coordinator id floors its
+ * clock above what its old one reported), and a backup
  * forgets a decision only below the largest low-water it heard from that coordinator, so the mark never covers a
  * transaction its coordinator had not finished; a decision at or above it is kept past the limit (pinned) until a
  * later REPLICATE raises the low-water, for good when the coordinator died (bounded by its transactions from the last

@@ -139,6 +139,20 @@ public final class CnRecovery {
     }
 
     /**
+     * Whether {@code failure} (or a cause of it) is a {@link WritesInDoubtException}: a roll-forward verb of the attempt
+     * timed out (review, stop 40: any transport timeout, a scan READ or a LOG_LIST included, handed the duty over and
+     * cost the CN its lease; one memory node stalled past the transport timeout then took CN after CN with it).
+     */
+    public static boolean writesInDoubt(final Throwable failure) {
+        for (Throwable e = failure; e != null; e = e.getCause() == e ? null : e.getCause()) {
+            if (e instanceof WritesInDoubtException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * A recovery attempt that failed with a roll-forward verb whose execution is in doubt ({@link #mayStillLand}):
      * its unconditional WRITEs may still land, so this recoverer must not roll forward again (on a new connection
      * they may land after its next attempt released a lock and another writer committed there, a lost update). The
@@ -572,12 +586,20 @@ public final class CnRecovery {
                 settled.add(settleCopy(runtime, copies.get(i), servingPointers[i], op, version, value));
             }
         }
-        return Future.all(settled).map(all -> {
+        return Future.join(settled).transform(ar -> { // every copy's verbs ended, an in-doubt one preferred (review)
+            if (ar.failed()) {
+                for (final Future<Long> f : settled) {
+                    if (f.failed() && mayStillLand(f.cause())) {
+                        return Future.failedFuture(f.cause());
+                    }
+                }
+                return Future.failedFuture(ar.cause());
+            }
             long installed = -1;
             for (final Future<Long> f : settled) {
                 installed = Math.max(installed, f.result());
             }
-            return installed;
+            return Future.succeededFuture(installed);
         });
     }
 

@@ -50,6 +50,20 @@ class BackupsTest {
         assertThat(backups.replicate(other, other, TXN, MASK, 1, 7, 1, 8, 0, new byte[8])).isEqualTo(Backups.FENCED);
     }
 
+    /**
+     * A REPLICATE below the low-water its coordinator reported is refused STALE, the low-water its floor (review, stop
+     * 40): a new incarnation reusing the coordinator id with its clock restarted below the old one's would otherwise
+     * hold decisions a backup may forget at once (FORGOTTEN for a never-seen timestamp again).
+     */
+    @Test
+    void shouldRefuseAReplicationBelowItsCoordinatorsLowWater() {
+        final long later = AurogonTimestamp.pack(1_005_000, 1, 2); // the same coordinator, 1 ms on
+        assertThat(backups.replicate(later, later, TXN + 1, MASK, 1, 7, 1, 10, 0, new byte[10])).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 1, 7, 2, 10, 0, new byte[10])).isEqualTo(Backups.STALE);
+        assertThat(backups.holds(TS).state()).as("nothing held").isNotEqualTo(Backups.FULL);
+        assertThat(backups.forgottenUpTo(TS)).as("the refusal's floor").isGreaterThanOrEqualTo(later);
+    }
+
     @Test
     void shouldRefuseReplicationsThatContradictEachOther() {
         backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 8, 0, new byte[8]);

@@ -318,7 +318,9 @@ class CoordinatorRecoveryTest {
         {
             final int id = copy.schema().id();
             applied(node, id, LATE_A, AurogonTimestamp.pack(1_000_900, 1, 0), null);
-            applied(node, id, LATE_A, AurogonTimestamp.pack(1_000_100, 2, 0), 7L);
+            // Another coordinator's (server 4): coordinator 2 reported a low-water above 1_000_100 with its REPLICATE at
+            // 1_000_500 (the race above), and a REPLICATE below it is refused STALE (review, stop 40).
+            applied(node, id, LATE_A, AurogonTimestamp.pack(1_000_100, 4, 0), 7L);
             assertThat(onLoop(node, () -> liveIn(copy, LATE_A))).as("the older insert after the delete").isFalse();
 
             applied(node, id, LATE_B, AurogonTimestamp.pack(1_001_000, 1, 0), 8L);
