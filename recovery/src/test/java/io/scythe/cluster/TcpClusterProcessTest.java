@@ -80,6 +80,9 @@ class TcpClusterProcessTest {
         assertThat(info.future().cause()).as("the lookup of a node that is gone")
             .isInstanceOfSatisfying(io.vertx.core.eventbus.ReplyException.class, e -> assertThat(e.failureType())
                 .isEqualTo(io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS));
+        // Removed after the message failed (off the event loop, one scan per node): waited for, bounded.
+        ProcessClusters.eventually("the registration of " + gone + " removed", 10_000, () -> subs.get("scythe.txn.cn0")
+            .stream().noneMatch(r -> r.unwrap().nodeId().equals(gone)));
         assertThat(subs.get("scythe.txn.cn0")).as("its registration, removed").isNotEmpty()
             .noneMatch(r -> r.unwrap().nodeId().equals(gone));
         System.out.println("a registration that outlived its node: checked in "
