@@ -129,9 +129,14 @@ public final class CnRecovery {
      * later, after verbs of a new connection (see the class doc). Every other failure status means not executed.
      */
     public static boolean mayStillLand(final Throwable failure) {
+        return causedBy(failure, e -> e instanceof WritesInDoubtException
+            || e instanceof VerbException v && v.status() == WcStatus.TRANSPORT_RETRY_EXCEEDED);
+    }
+
+    /** Whether {@code failure} or a cause of it matches {@code what}. */
+    private static boolean causedBy(final Throwable failure, final java.util.function.Predicate<Throwable> what) {
         for (Throwable e = failure; e != null; e = e.getCause() == e ? null : e.getCause()) {
-            if (e instanceof WritesInDoubtException
-                || e instanceof VerbException v && v.status() == WcStatus.TRANSPORT_RETRY_EXCEEDED) {
+            if (what.test(e)) {
                 return true;
             }
         }
@@ -144,12 +149,7 @@ public final class CnRecovery {
      * cost the CN its lease; one memory node stalled past the transport timeout then took CN after CN with it).
      */
     public static boolean writesInDoubt(final Throwable failure) {
-        for (Throwable e = failure; e != null; e = e.getCause() == e ? null : e.getCause()) {
-            if (e instanceof WritesInDoubtException) {
-                return true;
-            }
-        }
-        return false;
+        return causedBy(failure, WritesInDoubtException.class::isInstance);
     }
 
     /**
