@@ -86,6 +86,14 @@ public final class ScytheNode implements AutoCloseable {
     public static final String SHARDS = "scythe.shards";
     /** Where each memory node's {@value FabricLease#REGION} region is: node name to {address, length, rkey}. */
     static final String LEASES = "scythe.leases";
+    /**
+     * Event-bus address on which each memory node publishes every release of a dead CN incarnation it ran (its
+     * modules' dead-node steps done there): {@code {"incarnation", "prefixes", "memoryNode"}}. CNs of a peer protocol
+     * tell their module ({@code ComputeNodeContext#onPeerReleased}), per memory node, before the whole recovery is
+     * over (SELCC: a handover that landed after that node's step is taken back, a cached copy of an insert it buried
+     * is READ again).
+     */
+    static final String RELEASED = "scythe.recovery.released";
     /** Exit code of a CN that lost its lease (and must rejoin under a new epoch). */
     public static final int EXIT_LEASE_LOST = 3;
     public static final long LEASE_RENEW_MS = 250;
@@ -149,6 +157,7 @@ public final class ScytheNode implements AutoCloseable {
     private io.scythe.txn.spi.ComputeNodeContext.LoopSetUp peerLoopSetUp;
     private final List<io.scythe.txn.spi.ComputeNodeContext.PeerRecovered> peerRecovered =
         new CopyOnWriteArrayList<>();
+    private final List<io.scythe.txn.spi.ComputeNodeContext.PeerReleased> peerReleased = new CopyOnWriteArrayList<>();
     private final Map<String, Peer> peerNodes = new ConcurrentHashMap<>();
     private ShardOwnership shards;
     private volatile boolean ready;
@@ -285,6 +294,11 @@ public final class ScytheNode implements AutoCloseable {
         memoryNodeServices = io.scythe.txn.mn.MemoryNodeServices.start(db, rpcServer,
             new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
         memoryNodeServices.loopNumbers(this::loopNumbersOf);
+        final String memoryNode = db.nic().node();
+        // On the RPC loop, once the steps ran: a publish does not block.
+        memoryNodeServices.onReleased((incarnation, prefixes) -> vertx.eventBus().publish(RELEASED, new JsonObject()
+            .put("incarnation", incarnation).put("memoryNode", memoryNode)
+            .put("prefixes", new io.vertx.core.json.JsonArray(java.util.Arrays.stream(prefixes).boxed().toList()))));
         onLoop(BridgeVerticle.eventLoopContexts(vertx).get(0), rpcServer::start);
         if (config.fabricLease().on()) {
             // Published before the tables: a CN that found the tables finds the lease words too.
@@ -887,8 +901,9 @@ public final class ScytheNode implements AutoCloseable {
         }
         ownOwed.removeIf(k -> !owedMap.containsKey(k));
         final boolean awaits = !ownOwed.isEmpty();
+        consumers.add(vertx.eventBus().<Object>consumer(RELEASED, m -> tellPeerReleased((JsonObject) m.body())));
         peerLoopSetUp = peerModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(index, names, peers,
-            shared, peerRecovered::add, awaits));
+            shared, peerRecovered::add, peerReleased::add, awaits));
         log("protocol " + protocol.name() + ": compute node " + index + " of " + names + ", peers "
             + peerModule.peerMessaging(protocol) + (awaits ? "; serves what its earlier incarnations held once they "
             + "are recovered: " + new TreeSet<>(ownOwed) : ""));
@@ -915,6 +930,26 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (ownOwed.isEmpty() && peerLoopSetUp != null && ownToldRecovered.compareAndSet(false, true)) {
             tellPeerRecovered(incarnation == null ? "earlier incarnations" : incarnation, config.node(), 0);
+        }
+    }
+
+    /** A memory node's release of a dead CN incarnation ({@value #RELEASED}), told to the module (not this CN's own). */
+    private void tellPeerReleased(final JsonObject released) {
+        final String incarnation = released.getString("incarnation");
+        if (incarnation == null || incarnation.equals(fabricNode)) {
+            return;
+        }
+        final io.vertx.core.json.JsonArray list = released.getJsonArray("prefixes", new io.vertx.core.json.JsonArray());
+        final long[] prefixes = new long[list.size()];
+        for (int i = 0; i < prefixes.length; i++) {
+            prefixes[i] = list.getLong(i);
+        }
+        for (final io.scythe.txn.spi.ComputeNodeContext.PeerReleased l : peerReleased) {
+            final String did = l.released(incarnation, prefixes, released.getString("memoryNode"));
+            if (did != null) {
+                log("peer incarnation " + incarnation + " released on " + released.getString("memoryNode") + ": "
+                    + did);
+            }
         }
     }
 

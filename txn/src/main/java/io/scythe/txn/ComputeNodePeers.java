@@ -102,7 +102,27 @@ public final class ComputeNodePeers {
                                              final Map<String, Object> shared,
                                              final java.util.function.Consumer<ComputeNodeContext.PeerRecovered>
                                                  recovered, final boolean awaitsOwnRecovery) {
+        return context(index, names, peers, shared, recovered, null, awaitsOwnRecovery);
+    }
+
+    /**
+     * As above; {@code released} takes each listener a module registers for the memory nodes' releases of dead
+     * incarnations ({@code ComputeNodeContext#onPeerReleased}; null: the host tells none).
+     */
+    public static ComputeNodeContext context(final int index, final List<String> names, final CnPeers peers,
+                                             final Map<String, Object> shared,
+                                             final java.util.function.Consumer<ComputeNodeContext.PeerRecovered>
+                                                 recovered,
+                                             final java.util.function.Consumer<ComputeNodeContext.PeerReleased>
+                                                 released, final boolean awaitsOwnRecovery) {
         return new ComputeNodeContext() {
+            @Override
+            public void onPeerReleased(final PeerReleased listener) {
+                if (released != null) {
+                    released.accept(listener);
+                }
+            }
+
             @Override
             public boolean awaitsOwnRecovery() {
                 return awaitsOwnRecovery;

@@ -84,6 +84,18 @@ public final class MemoryNodeServices implements MemoryNodeContext {
         }
     }
 
+    /**
+     * Tells {@code listener}, on this node's RPC loop, of every release of a dead compute node here once it ran (its
+     * fabric identity and id prefixes: every module's dead-node step ran on this node): a host whose compute nodes run
+     * in processes of their own publishes it to them ({@code ComputeNodeContext#onPeerReleased}). Nothing on a node
+     * that keeps no recovery service.
+     */
+    public void onReleased(final java.util.function.BiConsumer<String, long[]> listener) {
+        if (recovery != null) {
+            recovery.onReleased(listener);
+        }
+    }
+
     /** What {@link #loopNumbers} answers; set by hosts that number compute nodes' loops by configuration. */
     private volatile java.util.function.LongFunction<int[]> loopNumbers = prefix -> new int[0];
 

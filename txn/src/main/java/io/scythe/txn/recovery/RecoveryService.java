@@ -74,6 +74,18 @@ public final class RecoveryService {
         return this;
     }
 
+    /**
+     * Told, on this node's loop, each time the release of a dead compute node ran here (its fabric identity and id
+     * prefixes; the steps ran, nothing of it lands any more), or null: what the host publishes to the compute nodes
+     * ({@code MemoryNodeServices#onReleased}).
+     */
+    private java.util.function.BiConsumer<String, long[]> onReleased;
+
+    /** Tells {@code listener} of every release of a dead compute node from now on (one listener). */
+    public void onReleased(final java.util.function.BiConsumer<String, long[]> listener) {
+        this.onReleased = listener;
+    }
+
     /** Adds a protocol module's step to every release of a dead compute node ({@link MemoryNodeContext#onDeadNode}). */
     public void onDeadNode(final MemoryNodeContext.Phase phase, final String counted,
                            final MemoryNodeContext.DeadNodeStep release) {
@@ -324,6 +336,9 @@ public final class RecoveryService {
             recovering.remove(node);
         }
         released++;
+        if (onReleased != null) {
+            onReleased.accept(node, idPrefixes.clone());
+        }
         reply.putInt(0, abandoned);
         reply.putInt(4, freedRegions);
         reply.putInt(8, steps.size());

@@ -340,6 +340,8 @@ public final class LineCache {
      * would otherwise keep "not a cluster node" for good), or null while there is none (other hosts).
      */
     private Map<String, Long> toldRecoveries;
+    /** Cluster nodes: the memory nodes' releases of dead incarnations heard ({@link #heard}), or null. */
+    private ReleasesHeard heardReleases;
 
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
         this.runtime = runtime;
@@ -957,7 +959,12 @@ public final class LineCache {
      * and every transaction that reads the line aborts ({@link #refreshed}).
      */
     boolean buriedSince(final Frame f, final long casWord) {
-        return recoverable && casWord != 0 && f.idle() && SelccRecovery.buriedBy(runtime.fabric(), f.line.node, casWord);
+        if (!recoverable || casWord == 0 || !f.idle()) {
+            return false;
+        }
+        final ReleasesHeard heard = heard(); // cluster nodes: the memory node's release told
+        return heard != null ? heard.buriedOn(f.line.node, casWord)
+            : SelccRecovery.buriedBy(runtime.fabric(), f.line.node, casWord);
     }
 
     /**
@@ -1091,8 +1098,53 @@ public final class LineCache {
      * Cluster nodes: whether a recovery of {@code participant}'s node was told since {@code told} was counted (a
      * message it sent before is from the incarnation recovered: the memory nodes' step cleared its bits already).
      */
-    private boolean recoveredSince(final int participant, final long told) {
-        return told >= 0 && recoveriesOf(participant) != told;
+    private boolean recoveredSince(final int participant, final Told told) {
+        return told != Told.NONE && senderRecovered(told, recoveriesOf(participant), heard());
+    }
+
+    /**
+     * The decision of {@link #recoveredSince}, apart for tests: a recovery of the sender's node told since
+     * {@code told} ({@code recoveriesNow} differs), or a memory node's release of the sender's incarnation heard
+     * ({@code heard}; null: none kept).
+     */
+    static boolean senderRecovered(final Told told, final long recoveriesNow, final ReleasesHeard heard) {
+        return told.recoveries >= 0 && recoveriesNow != told.recoveries || heard != null && heard.released(told.sender);
+    }
+
+    /**
+     * What a holder knew of an invalidation's sender when its message came, on cluster nodes: the recoveries of its
+     * node told so far ({@link #recoveriesOf}) and its incarnation (the request's client, its fabric identity, which a
+     * memory node's release names: {@link ReleasesHeard}). {@link #NONE} on other hosts.
+     */
+    record Told(long recoveries, String sender) {
+        static final Told NONE = new Told(-1, null);
+    }
+
+    /** {@link Told} of {@code requester} (incarnation {@code sender}) now. */
+    private Told told(final int requester, final String sender) {
+        final long recoveries = recoveriesOf(requester);
+        return recoveries < 0 && heard() == null ? Told.NONE : new Told(recoveries, sender);
+    }
+
+    /**
+     * Cluster nodes: what this node heard of the memory nodes' releases of dead incarnations
+     * ({@link SelccModule#releases}), asked for at use as {@link #toldRecoveries}; null on other hosts and in runs that
+     * recover nothing.
+     */
+    private ReleasesHeard heard() {
+        if (recoverable && heardReleases == null) {
+            heardReleases = SelccModule.releases(peers.peers());
+        }
+        return heardReleases;
+    }
+
+    /**
+     * Cluster nodes: whether a memory node released incarnation {@code sender} (an invalidation's client): it is dead
+     * and fenced everywhere ({@link ReleasesHeard#released}).
+     */
+    private boolean releasedHere(final String sender) {
+        final ReleasesHeard heard = heard();
+        return heard != null && heard.released(sender);
     }
 
     /** An invalidation's target was declared dead and its bits cleared while the call waited. */
@@ -1199,12 +1251,13 @@ public final class LineCache {
         final long slotAddress = request.payload().getLong(at + Invalidation.SLOT_ADDRESS_OFFSET);
         final Slot to = slotAddress == 0 ? null : new Slot(request.payload().getInt(at + Invalidation.SLOT_RKEY_OFFSET),
             slotAddress, request.payload().getLong(at + Invalidation.TICKET_OFFSET));
-        if (fromRecovered(requester)) {
+        if (fromRecovered(requester) || releasedHere(request.client())) {
             Stats.count("invalidation from a recovered participant: dropped");
             responder.reply(Invalidation.status(Invalidation.DROPPED)); // nobody reads it: the sender is dead
             return;
         }
-        final long told = recoveriesOf(requester); // cluster nodes: a recovery told after this names its sender dead
+        // Cluster nodes: a recovery told after this, or a release of its incarnation, names its sender dead.
+        final Told told = told(requester, request.client());
         if (kind == Invalidation.PEER_WR_SHARED) {
             readerSpin.writerWaiting(line, priority, runtime.timers().nowNs());
         }
@@ -1247,9 +1300,9 @@ public final class LineCache {
     }
 
     /** An invalidation a frame in use remembered: answered when the frame is idle again, or dropped at a deadline. */
-    record Waiting(int kind, int requester, int priority, RpcResponder responder, Slot to, long told) {
+    record Waiting(int kind, int requester, int priority, RpcResponder responder, Slot to, Told told) {
         Waiting(final int kind, final int requester, final int priority, final RpcResponder responder) {
-            this(kind, requester, priority, responder, null, -1);
+            this(kind, requester, priority, responder, null, Told.NONE);
         }
     }
 
@@ -1353,7 +1406,7 @@ public final class LineCache {
      * both (a transient holder field must not be seen by a sender that took the line), and carries the copy itself
      * when the sender named no slot or the WRITE failed.
      */
-    private Future<Void> serve(final Frame f, final int kind, final int requester, final Slot to, final long told,
+    private Future<Void> serve(final Frame f, final int kind, final int requester, final Slot to, final Told told,
                                final RpcResponder responder) {
         if ((kind == Invalidation.PEER_WR_SHARED) != (f.memo == Memo.S)) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // outdated: another ownership than seen
@@ -1469,12 +1522,15 @@ public final class LineCache {
      * set), its holder field or reader bit is taken out of the word by CAS, retried against the word found (survivors'
      * FAAs land meanwhile) while the word still names it: the dead participant takes nothing any more, so what names
      * it is only this FAA's. {@code guess}: the word the first CAS expects. On cluster nodes "recovered meanwhile" is
-     * a recovery of the requester's node told since its message came ({@code told}, {@link #recoveredSince}): the
-     * step ran before this FAA was seen to land. (Not caught there: a FAA that landed after the step while the news of
-     * the recovery had not reached this node yet, milliseconds; and in the microseconds between the message and the
-     * FAA, a step that ran before the FAA landed and a new incarnation that took the line at once would lose it here.)
+     * a release of the requester's incarnation (the message's client) by some memory node heard of
+     * ({@link ReleasesHeard#released}: it is fenced on every memory node, and the step of this line's node may have
+     * run before the FAA landed), or a recovery of its node told since its message came ({@code told},
+     * {@link #recoveredSince}). (Not caught there: a FAA that landed after the step while the news of the release had
+     * not reached this node yet, the milliseconds of one event-bus message; and a FAA that landed before the step,
+     * then the step, the whole recovery and a new incarnation of the requester's node taking the line, all before this
+     * check right after the FAA, would have the new incarnation's bits taken here: it reuses the participant number.)
      */
-    private Future<Void> unlessRecoveredMeanwhile(final Frame f, final int requester, final long told,
+    private Future<Void> unlessRecoveredMeanwhile(final Frame f, final int requester, final Told told,
                                                   final long guess) {
         if (!clearedOn(f, requester) && !recoveredSince(requester, told)) {
             return Future.succeededFuture();

@@ -335,6 +335,7 @@ public final class SelccModule implements ProtocolModule {
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
         countRecoveries(node, node.peers()); // before any loop's cache exists: each asks at use, never captures it
+        hearReleases(node, node.peers());
         LineCache.serve(node.peers());
         awaitOwnRecovery(node, node.peers());
         return ComputeNodeContext.LoopSetUp.NONE;
@@ -393,6 +394,37 @@ public final class SelccModule implements ProtocolModule {
             return "SELCC: " + name + "'s latch bits cleared on every memory node (recovery " + counts.get(name)
                 + " of it seen here)";
         });
+    }
+
+    /** Per cluster node (by its peers), the memory nodes' releases of dead incarnations it heard of. */
+    private static final java.util.Map<Object, ReleasesHeard> RELEASES = new java.util.WeakHashMap<>();
+
+    /**
+     * On a cluster node, records each memory node's release of another node's dead incarnation the host tells of
+     * ({@code ComputeNodeContext#onPeerReleased}: that memory node's dead-node step ran, before the whole recovery is
+     * over): {@link ReleasesHeard}, asked by the node's caches ({@link #releases}). {@code key}: the node's peers.
+     */
+    static void hearReleases(final ComputeNodeContext node, final Object key) {
+        if (!node.separateProcesses()) {
+            return;
+        }
+        final ReleasesHeard heard = new ReleasesHeard();
+        synchronized (AWAITING) {
+            RELEASES.put(key, heard);
+        }
+        node.onPeerReleased((incarnation, idPrefixes, memoryNode) -> {
+            final boolean news = !heard.released(incarnation);
+            heard.heard(incarnation, idPrefixes, memoryNode);
+            return news ? "SELCC: " + incarnation + " released on " + memoryNode + " (first memory node heard of): its "
+                + "messages are dropped, handovers to it taken back" : null;
+        });
+    }
+
+    /** What the cluster node of {@code peers} heard of the memory nodes' releases, or null (other hosts). */
+    static ReleasesHeard releases(final Object peers) {
+        synchronized (AWAITING) {
+            return RELEASES.isEmpty() ? null : RELEASES.get(peers);
+        }
     }
 
     /** Whether the compute node of {@code peers} runs in a process of its own ({@code ComputeNodeContext}). */

@@ -66,6 +66,27 @@ public interface ComputeNodeContext {
     }
 
     /**
+     * Registers what runs each time one memory node has released what a dead incarnation of another compute node held
+     * there (the modules' dead-node steps, {@link MemoryNodeContext#onDeadNode}, ran on {@code memoryNode} for it),
+     * before the whole recovery is over ({@link #onPeerRecovered}): per memory node, as soon as its step ran. Only
+     * hosts whose nodes die apart from the others call it (cluster nodes: the memory node publishes it); any thread;
+     * told again when a recovery is run again, and possibly after {@link #onPeerRecovered} of the same incarnation.
+     */
+    default void onPeerReleased(final PeerReleased listener) {
+    }
+
+    /**
+     * One memory node released a dead incarnation of a compute node: {@code incarnation} is its fabric identity (what
+     * its peers' requests name as their client), {@code idPrefixes} its transaction-id prefixes
+     * ({@code RecoveryRpc.NODE_ID_MASK}), {@code memoryNode} the memory node's fabric name (the {@code node} of the
+     * catalog's partitions it holds). Returns what the module did (for the host's log), or {@code null}.
+     */
+    @FunctionalInterface
+    interface PeerReleased {
+        String released(String incarnation, long[] idPrefixes, String memoryNode);
+    }
+
+    /**
      * Whether earlier incarnations of this node were still owed recovery when it started (a restarted cluster node):
      * until {@link #onPeerRecovered} names this node, it must serve nothing they may have held, since their commits
      * may not be in memory yet (Lotus: its shards' locks, lotus.md §2.7 "serves only after the drain").

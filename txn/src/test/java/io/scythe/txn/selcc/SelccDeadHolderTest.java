@@ -164,6 +164,91 @@ class SelccDeadHolderTest {
         assertThat(SelccModule.recoveries(cluster)).containsExactly(java.util.Map.entry("cn0", 2L));
     }
 
+    /** Transaction-id prefixes of two incarnations of cn0 (epoch 1 and 2, slot 0). */
+    private static final long E1 = 1L << 48;
+    private static final long E2 = 2L << 48;
+
+    /** A cluster node's view of the memory nodes' releases, told through the host as {@code ScytheNode} does. */
+    private static ReleasesHeard heardOn(final Object cluster,
+                                         final List<io.scythe.txn.spi.ComputeNodeContext.PeerReleased> told) {
+        SelccModule.hearReleases(io.scythe.txn.ComputeNodePeers.context(1, List.of("cn0", "cn1"), null,
+            java.util.Map.of(), l -> { }, told::add, false), cluster);
+        assertThat(told).hasSize(1);
+        return SelccModule.releases(cluster);
+    }
+
+    /**
+     * Issue 21 (cluster nodes learn which memory nodes' steps ran): each memory node's release of a dead incarnation,
+     * told per memory node, says that incarnation is dead (its messages dropped, handovers to it taken back) and,
+     * for the lines of that memory node only, that its inserts were buried there; nothing of it is said of another
+     * incarnation of the same node (its new one reuses the participant numbers).
+     */
+    @Test
+    void shouldKnowPerMemoryNodeWhichIncarnationsWereReleased() {
+        final List<io.scythe.txn.spi.ComputeNodeContext.PeerReleased> told = new ArrayList<>();
+        final ReleasesHeard heard = heardOn(new Object(), told);
+        assertThat(heard.released("cn0.e1")).isFalse();
+
+        assertThat(told.get(0).released("cn0.e1", new long[] {E1 | 0x1234L}, "mn0")).as("first news").isNotNull();
+        assertThat(told.get(0).released("cn0.e1", new long[] {E1}, "mn0")).as("a recovery run again").isNull();
+
+        assertThat(heard.released("cn0.e1")).isTrue();
+        assertThat(heard.released("cn0.e2")).as("the restarted incarnation").isFalse();
+        assertThat(heard.released(null)).isFalse();
+        assertThat(heard.buriedOn("mn0", E1 | 77)).as("an insert of the dead incarnation, buried on mn0").isTrue();
+        assertThat(heard.buriedOn("mn1", E1 | 77)).as("mn1's step has not run (or not been heard of)").isFalse();
+        assertThat(heard.buriedOn("mn0", E2 | 77)).as("an insert of the new incarnation").isFalse();
+
+        told.get(0).released("cn0.e1", new long[] {E1}, "mn1");
+        assertThat(heard.buriedOn("mn1", E1 | 77)).isTrue();
+    }
+
+    @Test
+    void shouldHearReleasesOnClusterNodesOnlyAndBoundThem() {
+        final Object embedded = new Object();
+        SelccModule.hearReleases(io.scythe.txn.ComputeNodePeers.context(0, List.of("cn0", "cn1"), null,
+            java.util.Map.of()), embedded);
+        assertThat(SelccModule.releases(embedded)).isNull();
+
+        final List<io.scythe.txn.spi.ComputeNodeContext.PeerReleased> told = new ArrayList<>();
+        final ReleasesHeard heard = heardOn(new Object(), told);
+        for (int e = 1; e <= ReleasesHeard.KEPT + 10; e++) {
+            told.get(0).released("cn0.e" + e, new long[] {(long) e << 48}, "mn0");
+        }
+        assertThat(heard.size()).isEqualTo(ReleasesHeard.KEPT);
+        assertThat(heard.released("cn0.e1")).as("the oldest forgotten").isFalse();
+        assertThat(heard.released("cn0.e" + (ReleasesHeard.KEPT + 10))).isTrue();
+    }
+
+    /**
+     * (a) of the issue: a holder that served a PeerWr from cn0.e1 (participant {@code HOLDER} here) and sees, once its
+     * handover FAA landed, that a memory node released cn0.e1 takes the handover back, although the whole recovery's
+     * news (the recovery count) has not come yet; before, it waited for that news and missed a FAA landing in between.
+     * A message of the restarted incarnation (cn0.e2, the same participant number) is not taken back.
+     */
+    @Test
+    void shouldTakeBackAHandoverOnceTheRequestersReleaseWasHeard() {
+        final List<io.scythe.txn.spi.ComputeNodeContext.PeerReleased> told = new ArrayList<>();
+        final ReleasesHeard heard = heardOn(new Object(), told);
+        final LineCache.Told fromDead = new LineCache.Told(0, "cn0.e1");
+        final LineCache.Told fromNew = new LineCache.Told(0, "cn0.e2");
+        assertThat(LineCache.senderRecovered(fromDead, 0, heard)).isFalse();
+
+        told.get(0).released("cn0.e1", new long[] {E1}, "mn1"); // another memory node than the line's: fenced anyway
+
+        assertThat(LineCache.senderRecovered(fromDead, 0, heard)).as("no recovery told yet").isTrue();
+        assertThat(LineCache.senderRecovered(fromNew, 0, heard)).isFalse();
+        assertThat(LineCache.senderRecovered(fromNew, 1, heard)).as("a recovery told since").isTrue();
+        assertThat(LineCache.senderRecovered(LineCache.Told.NONE, 0, null)).as("other hosts").isFalse();
+
+        final AtomicLong word = new AtomicLong(LatchWord.exclusive(HOLDER)); // the handover FAA landed after the step
+        if (LineCache.senderRecovered(fromDead, 0, heard)) {
+            LineCache.takeBack(HOLDER, LatchWord.exclusive(HOLDER), (e, n) -> Future.succeededFuture(
+                word.compareAndExchange(e, n)));
+        }
+        assertThat(word.get()).isEqualTo(LatchWord.FREE);
+    }
+
     /**
      * Only a call cut off or timed out, or a holder's in-doubt reply (its handover verbs failed after posting), may
      * still be handed over late; any other error reply fails the call at once instead of polling the word (review,
