@@ -33,6 +33,15 @@ import java.util.Set;
  * ({@link RecoveryRpc#RELEASE_NODE}). Runs on a loop of the recovering
  * node, through its {@link TxnRuntime}; loop-confined.
  *
+ * <p><b>Terms (issue 23).</b> A record names the memory-node configuration epoch its attempt ran in
+ * ({@link RedoRecordDescriptor#EPOCH_OFFSET}), the catalog each partition's term: the epoch its primary has served
+ * since ({@code MemoryNodeConfiguration#primarySince}). An entry of a record older than its partition's term is
+ * settled by versions ({@link #settlePromoted}), never by the primary's lock word: a copy primary again (promoted,
+ * removed, rejoined, promoted again; or a replacement memory node's copy 0 primary again) started its lock words and
+ * Takeout counters afresh, so the record's ticket can be a live holder's. Such a record was finished (the failover
+ * ending its term settled every commit of older epochs), so versions find it landed. RCC's and SELCC's records name
+ * the epoch applied when they were encoded, not their attempt's.
+ *
  * <p><b>An attempt's verbs landing late (issue 23, review stop 40).</b> The roll-forward READs an entry's header,
  * checks the record's token is still there, then posts unconditional WRITEs (only a CAS release is conditional;
  * Lotus's release is a plain WRITE). That is safe against this attempt's own verbs (one channel per memory node: an RC
