@@ -119,20 +119,38 @@ final class MemoryNodeFailover {
         }
     }
 
-    /** Calls {@code apply} with every configuration written from now on (on a Hazelcast event thread). */
-    void watch(final Consumer<MemoryNodeConfiguration> apply) {
+    /**
+     * Calls {@code apply} with every configuration written from now on, on a worker thread of {@code vertx}, one at a
+     * time in the order Hazelcast tells them ({@link #inOrder}): never on a Hazelcast event thread, since applying one
+     * may block (a rejoining node's published tables are an {@code IMap.get}).
+     */
+    void watch(final io.vertx.core.Vertx vertx, final Consumer<MemoryNodeConfiguration> apply) {
+        final Consumer<String> deliver = inOrder(vertx, apply);
         final class Listener implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String> {
             @Override
             public void entryAdded(final EntryEvent<String, String> event) {
-                apply.accept(decode(event.getValue()));
+                deliver.accept(event.getValue());
             }
 
             @Override
             public void entryUpdated(final EntryEvent<String, String> event) {
-                apply.accept(decode(event.getValue()));
+                deliver.accept(event.getValue());
             }
         }
         entries.addEntryListener(new Listener(), true);
+    }
+
+    /**
+     * What {@link #watch} does with each encoded configuration: decoded and given to {@code apply} on a worker thread
+     * of {@code vertx}, never the caller's, each only after the one before returned (ordered blocking tasks of one
+     * context), so configurations are applied in the order they came. A failure is logged, not thrown at the caller.
+     */
+    static Consumer<String> inOrder(final io.vertx.core.Vertx vertx, final Consumer<MemoryNodeConfiguration> apply) {
+        final io.vertx.core.Context context = vertx.getOrCreateContext();
+        return value -> context.executeBlocking(() -> {
+            apply.accept(decode(value));
+            return null;
+        }, true).onFailure(e -> System.err.println("memory-node configuration " + value + " not applied: " + e));
     }
 
     /**
@@ -197,7 +215,8 @@ final class MemoryNodeFailover {
         }
         return new JsonObject().put("epoch", c.epoch()).put("copies", copies)
             .put("removed", new JsonArray(new ArrayList<>(new TreeSet<>(c.removed()))))
-            .put("rejoining", new JsonArray(new ArrayList<>(new TreeSet<>(c.rejoining())))).encode();
+            .put("rejoining", new JsonArray(new ArrayList<>(new TreeSet<>(c.rejoining()))))
+            .put("primarySince", new JsonArray(new ArrayList<>(c.primarySince()))).encode();
     }
 
     static MemoryNodeConfiguration decode(final String value) {
@@ -218,7 +237,15 @@ final class MemoryNodeFailover {
         for (final Object r : json.getJsonArray("rejoining", new JsonArray())) {
             rejoining.add(((Number) r).intValue());
         }
-        return new MemoryNodeConfiguration(json.getLong("epoch"), copies, removed, rejoining);
+        final JsonArray since = json.getJsonArray("primarySince");
+        if (since == null) { // written before terms were kept: every primary's term from the start, as read then
+            return new MemoryNodeConfiguration(json.getLong("epoch"), copies, removed, rejoining);
+        }
+        final List<Long> primarySince = new ArrayList<>(since.size());
+        for (final Object s : since) {
+            primarySince.add(((Number) s).longValue());
+        }
+        return new MemoryNodeConfiguration(json.getLong("epoch"), copies, removed, rejoining, primarySince);
     }
 
     /** Publishes memory node {@code node}'s tables ({@link #TABLES}). Blocking. */

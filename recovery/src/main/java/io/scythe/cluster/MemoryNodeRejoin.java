@@ -24,7 +24,7 @@ import java.util.function.Consumer;
  * its name (the refusal in {@code ScytheNode#register} lets it in once a configuration removed the old one) loads its
  * tables on new regions, publishes their descriptors ({@value MemoryNodeFailover#TABLES}) and asks to rejoin: entry
  * {@code name -> {pid, member}} of {@value MemoryNodeFailover#REJOIN}. Every compute node sees the entry; the one
- * whose claim ({@value #CLAIMS}, {@code name:pid}) lands first drives the rejoin on a thread of its own:
+ * whose claim ({@value #CLAIMS}, keyed {@code name:member} by the replacement's member) lands first drives the rejoin on a thread of its own:
  * <ol>
  *   <li>waits until the configuration removing the node (and any later one) is settled: every live CN drained it,
  *       every dead one recovered, no recovery owed ({@link MemoryNodeFailover#settlementWaitsFor}), so no redo record
@@ -39,11 +39,17 @@ import java.util.function.Consumer;
  *   <li>writes {@link MemoryNodeFailover#rejoined}: from then on the copies count as full and may be promoted.</li>
  * </ol>
  * Each step is bounded ({@value #STEP_MS} ms): one that does not finish is logged with what it waits for and the
- * rejoin stops there (the copies stay rejoining: written, never promoted). Not handled: the driving CN dying midway
- * (its claim stays; the node stays rejoining until another replacement is started).
+ * rejoin stops there (the copies stay rejoining: written, never promoted).
+ *
+ * <p><b>The driver dying midway.</b> A claim names its driver: the CN and its Hazelcast member ({@code {cn, member}}).
+ * When a member leaves, every CN looks at the requests again ({@link #start}'s membership listener): a claim whose
+ * driver's member is no longer in the cluster is taken over by compare-and-set ({@link #claim}: one CN wins), and the
+ * new driver resumes from the step reached, since every step is idempotent: it reads the current configuration
+ * (removed: wait for the settlement, write the rejoin; rejoining: drain, copy again, which copy-then-verify makes
+ * harmless; no longer rejoining: nothing to do). A CN starting later takes over such claims too (the requests it finds).
  */
 final class MemoryNodeRejoin {
-    /** Claims of the rejoins being driven: key {@code name:pid}, value the driving CN. */
+    /** Claims of the rejoins being driven: key {@code name:member}, value the driver, {@code {cn, member}}. */
     static final String CLAIMS = "scythe.mnrejoin.claims";
     /** Bound of each step. */
     static final long STEP_MS = 120_000;
@@ -86,7 +92,68 @@ final class MemoryNodeRejoin {
             }
         }
         requests.addEntryListener(new Listener(), true);
+        // A driver's member leaving: its claims are taken over (claim), each request looked at again.
+        hazelcast.getCluster().addMembershipListener(new com.hazelcast.cluster.MembershipListener() {
+            @Override
+            public void memberAdded(final com.hazelcast.cluster.MembershipEvent event) {
+            }
+
+            @Override
+            public void memberRemoved(final com.hazelcast.cluster.MembershipEvent event) {
+                final Thread rescan = new Thread(() -> {
+                    try {
+                        requests.forEach(MemoryNodeRejoin.this::requested);
+                    } catch (final RuntimeException e) {
+                        log.accept("rejoin requests not looked at again after " + event.getMember() + " left: " + e);
+                    }
+                }, "scythe-mnrejoin-rescan");
+                rescan.setDaemon(true);
+                rescan.start(); // map operations block: off Hazelcast's event thread
+            }
+        });
         requests.forEach(this::requested);
+    }
+
+    /**
+     * Claims the driving of rejoin {@code key} for {@code mine} (this CN's {@code {cn, member}}) in {@code claims}:
+     * true when it was free, or held by a driver whose member is not in {@code liveMembers} (it died midway: taken
+     * over by compare-and-set, so one claimer wins); false while a live driver, this CN included, holds it. A claim
+     * written before drivers were named by member (a bare CN name) is left to its driver.
+     */
+    static boolean claim(final java.util.concurrent.ConcurrentMap<String, String> claims, final String key,
+                         final String mine, final java.util.Set<String> liveMembers, final Consumer<String> log) {
+        while (true) {
+            final String held = claims.putIfAbsent(key, mine);
+            if (held == null) {
+                return true;
+            }
+            final String member = driverMember(held);
+            if (member == null || liveMembers.contains(member)) {
+                return false;
+            }
+            if (claims.replace(key, held, mine)) {
+                log.accept("takes over the rejoin " + key + " from " + held + ", whose member left the cluster: "
+                    + "resumes from the step it reached");
+                return true;
+            }
+        }
+    }
+
+    /** The Hazelcast member named by claim {@code value}, or null when it names none (an older claim). */
+    private static String driverMember(final String value) {
+        try {
+            return new JsonObject(value).getString("member");
+        } catch (final RuntimeException notJson) {
+            return null;
+        }
+    }
+
+    private java.util.Set<String> liveMembers() {
+        final java.util.Set<String> live = new java.util.HashSet<>();
+        for (final com.hazelcast.cluster.Member m : hazelcast.getCluster().getMembers()) {
+            live.add(m.getUuid().toString());
+        }
+        return live;
     }
 
     /** Memory node {@code mn}'s replacement asks to rejoin: claims the driving of it, and drives it if the claim lands. */
@@ -98,8 +165,14 @@ final class MemoryNodeRejoin {
         final String claim = mn + ":" + request.getString("member", "pid " + pid);
         final Thread driver = new Thread(() -> {
             try {
-                if (hazelcast.<String, String>getMap(CLAIMS).putIfAbsent(claim, cn) != null) {
-                    return; // another CN drives it
+                final String replacement = request.getString("member");
+                if (replacement != null && !liveMembers().contains(replacement)) {
+                    return; // that replacement process is gone: nothing to rejoin (a newer one asks anew)
+                }
+                final String mine = new JsonObject().put("cn", cn)
+                    .put("member", hazelcast.getCluster().getLocalMember().getUuid().toString()).encode();
+                if (!claim(hazelcast.<String, String>getMap(CLAIMS), claim, mine, liveMembers(), log)) {
+                    return; // a live CN drives it
                 }
                 drive(mn, pid);
             } catch (final Exception e) {

@@ -310,7 +310,7 @@ public final class ScytheNode implements AutoCloseable {
         // A memory node a configuration removed (its lease expired: it was paused or cut off) must not serve again:
         // its copies were replaced by promoted backups, and what it holds is stale from then on.
         failover = new MemoryNodeFailover(hazelcast, config.memoryNodes(), backups);
-        failover.watch(c -> {
+        failover.watch(vertx, c -> {
             if (!failover.removed(c).contains(config.node())) {
                 if (replacement && !servesAgain) {
                     log("rejoins in memory-node configuration epoch " + c.epoch() + " (its copies are written from "
@@ -594,7 +594,8 @@ public final class ScytheNode implements AutoCloseable {
             }
         }
         log(config.replicationLine());
-        failover.watch(this::applyConfiguration);
+        // Applied on a worker, in order (publishedTables is an IMap.get: not on a Hazelcast event thread).
+        failover.watch(vertx, this::applyConfiguration);
         applyConfiguration(failover.current());
         watchMemoryNodes();
         // What a restarting TSO service asks: the largest timestamp this CN's groups handed out (0 before they run).
@@ -681,7 +682,10 @@ public final class ScytheNode implements AutoCloseable {
         }
     }
 
-    /** Applies memory-node configuration {@code c} to this CN's catalog, if it is newer than the one applied. */
+    /**
+     * Applies memory-node configuration {@code c} to this CN's catalog, if it is newer than the one applied. Blocks
+     * (a rejoining node's published tables): on a worker thread ({@link MemoryNodeFailover#watch}) or while starting.
+     */
     private void applyConfiguration(final io.scythe.txn.MemoryNodeConfiguration c) {
         final io.scythe.txn.MemoryNodeConfiguration before = catalog.configuration();
         // A memory node back (a replacement process rejoining) serves from the tables it published: new regions.

@@ -351,6 +351,7 @@ public final class Catalog {
                 if (as.node().equals(node) && as.descriptor().schema().id() == tableId) {
                     final MemoryNodeConfiguration c = configuration;
                     final List<Integer> copies = new ArrayList<>();
+                    final long since = c == null ? 0 : c.primarySince(p);
                     if (c == null) {
                         for (int copy = 0; copy <= as.backups().size(); copy++) {
                             copies.add(copy);
@@ -358,7 +359,7 @@ public final class Catalog {
                     } else {
                         copies.addAll(c.copies().get(p));
                     }
-                    return new Serving(table(t.name()).partitions().get(p), copies, as.backups().size());
+                    return new Serving(table(t.name()).partitions().get(p), copies, as.backups().size(), since);
                 }
             }
         }
@@ -367,9 +368,10 @@ public final class Catalog {
 
     /**
      * A partition as it serves now, and which of its loaded copies serve (primary first; copy 0 is the one loaded as
-     * primary, copy b its backup b) of the {@code loadedBackups} it was loaded with.
+     * primary, copy b its backup b) of the {@code loadedBackups} it was loaded with; {@code primarySince}: the epoch
+     * its primary's term began ({@link MemoryNodeConfiguration#primarySince}; 0 without a configuration).
      */
-    public record Serving(Partition partition, List<Integer> copies, int loadedBackups) {
+    public record Serving(Partition partition, List<Integer> copies, int loadedBackups, long primarySince) {
         public Serving {
             copies = List.copyOf(copies);
         }

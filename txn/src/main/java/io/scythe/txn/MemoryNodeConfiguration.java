@@ -25,13 +25,27 @@ import java.util.TreeSet;
  * @param epoch     0 for the configuration a cluster starts with, one more for each change
  * @param copies    per partition, the serving copies' numbers, primary first (each list non-empty)
  * @param removed   the memory nodes (by partition number) removed and not rejoined
+ * <p><b>Terms.</b> {@link #primarySince()} names, per partition, the epoch from which its primary now has served
+ * without a break: its term as primary. A copy primary twice (promoted, removed, rejoined as a backup, promoted again;
+ * or copy 0 primary again after its replacement rejoined) starts a new term each time, with lock words and Takeout
+ * counters started afresh, so a redo record written in an earlier term must not be read against them: recovery
+ * compares the record's epoch with the term ({@code recovery.CnRecovery}). Only {@link #without} starts a term (the
+ * only change of a primary); {@link #rejoin} and {@link #rejoined} keep them.
+ *
  * @param rejoining the memory nodes (by partition number) whose copies serve as backups being re-replicated
+ * @param primarySince per partition, the epoch its primary's term began (0: primary since the cluster started)
  */
 public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Set<Integer> removed,
-                                      Set<Integer> rejoining) {
-    /** A configuration with no node rejoining. */
+                                      Set<Integer> rejoining, List<Long> primarySince) {
+    /** A configuration with no node rejoining, every primary's term from epoch 0. */
     public MemoryNodeConfiguration(final long epoch, final List<List<Integer>> copies, final Set<Integer> removed) {
         this(epoch, copies, removed, Set.of());
+    }
+
+    /** A configuration whose every primary has served since epoch 0 (the cluster's start). */
+    public MemoryNodeConfiguration(final long epoch, final List<List<Integer>> copies, final Set<Integer> removed,
+                                   final Set<Integer> rejoining) {
+        this(epoch, copies, removed, rejoining, java.util.Collections.nCopies(copies.size(), 0L));
     }
 
     public MemoryNodeConfiguration {
@@ -50,6 +64,17 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
             frozen.add(List.copyOf(c));
         }
         copies = List.copyOf(frozen);
+        primarySince = List.copyOf(primarySince);
+        if (primarySince.size() != copies.size()) {
+            throw new IllegalArgumentException("primarySince names " + primarySince.size() + " partitions, copies "
+                + copies.size());
+        }
+        for (final long since : primarySince) {
+            if (since < 0 || since > epoch) {
+                throw new IllegalArgumentException("primarySince " + primarySince + " must lie in [0, epoch " + epoch
+                    + "]");
+            }
+        }
         removed = Set.copyOf(removed);
         rejoining = Set.copyOf(rejoining);
         for (final int r : rejoining) {
@@ -86,6 +111,11 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
         return copies.get(partition).get(0);
     }
 
+    /** The epoch from which partition {@code partition}'s primary now has served without a break (its term). */
+    public long primarySince(final int partition) {
+        return primarySince.get(partition);
+    }
+
     /**
      * The next configuration without memory node {@code node} (by partition number): every copy on it stops serving;
      * a partition whose primary it held gets its first serving backup as primary (promoted). This one when the node
@@ -103,6 +133,7 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
             return this;
         }
         final List<List<Integer>> next = new ArrayList<>(n);
+        final List<Long> since = new ArrayList<>(primarySince);
         for (int p = 0; p < n; p++) {
             final List<Integer> kept = new ArrayList<>();
             final List<Integer> partial = new ArrayList<>();
@@ -118,13 +149,16 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
                     + node + " (its copies were on " + copiesOn(p) + (partial.isEmpty() ? "" : "; those rejoining "
                     + "are not re-replicated yet") + "): its data is lost; no configuration can serve it");
             }
+            if (!kept.get(0).equals(primaryCopy(p))) {
+                since.set(p, epoch + 1); // a backup promoted: a new term, its lock words start afresh
+            }
             next.add(kept);
         }
         final Set<Integer> gone = new TreeSet<>(removed);
         gone.add(node);
         final Set<Integer> still = new TreeSet<>(rejoining);
         still.remove(node);
-        return new MemoryNodeConfiguration(epoch + 1, next, gone, still);
+        return new MemoryNodeConfiguration(epoch + 1, next, gone, still, since);
     }
 
     /**
@@ -161,7 +195,7 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
         gone.remove(node);
         final Set<Integer> back = new TreeSet<>(rejoining);
         back.add(node);
-        return new MemoryNodeConfiguration(epoch + 1, next, gone, back);
+        return new MemoryNodeConfiguration(epoch + 1, next, gone, back, primarySince);
     }
 
     /**
@@ -174,7 +208,7 @@ public record MemoryNodeConfiguration(long epoch, List<List<Integer>> copies, Se
         }
         final Set<Integer> back = new TreeSet<>(rejoining);
         back.remove(node);
-        return new MemoryNodeConfiguration(epoch + 1, copies, removed, back);
+        return new MemoryNodeConfiguration(epoch + 1, copies, removed, back, primarySince);
     }
 
     /** Partition {@code partition}'s serving copies that are full copies (not rejoining), primary first. */

@@ -183,6 +183,33 @@ class MemoryNodeConfigurationTest {
     }
 
     /**
+     * Terms (issue 23): only a promotion starts one, so a copy primary twice (copy 0 of p1: loaded primary, removed,
+     * rejoined as a backup, primary again) has two terms; the catalog tells recovery the term of each partition.
+     */
+    @Test
+    void shouldStartAPrimarysTermOnlyWhenAPromotionMovesIt() {
+        final MemoryNodeConfiguration initial = MemoryNodeConfiguration.initial(3, 1);
+        assertThat(initial.primarySince()).containsExactly(0L, 0L, 0L);
+        final MemoryNodeConfiguration without1 = initial.without(1);
+        assertThat(without1.primarySince()).as("p1's backup promoted in epoch 1").containsExactly(0L, 1L, 0L);
+        final MemoryNodeConfiguration rejoined = without1.rejoin(1, 1).rejoined(1);
+        assertThat(rejoined.primarySince()).as("a rejoin moves no primary").containsExactly(0L, 1L, 0L);
+        final MemoryNodeConfiguration without2 = rejoined.without(2);
+        assertThat(without2.epoch()).isEqualTo(4);
+        assertThat(without2.primaryCopy(1)).as("p1's copy 0 primary again").isZero();
+        assertThat(without2.primarySince()).as("p1 and p2 promoted in epoch 4; p0 kept its primary")
+            .containsExactly(0L, 4L, 4L);
+        assertThat(without2.without(2)).isSameAs(without2);
+        assertThatThrownBy(() -> new MemoryNodeConfiguration(1, without1.copies(), without1.removed(), Set.of(),
+            List.of(0L, 2L, 0L))).hasMessageContaining("must lie in [0, epoch 1]");
+        final Catalog catalog = Catalog.fromMemoryNodes(NODES, tables("accounts", 1));
+        assertThat(catalog.servingOf("mn1", 7).primarySince()).as("no configuration: every term from 0").isZero();
+        assertThat(catalog.reconfigure(without1)).isTrue();
+        assertThat(catalog.servingOf("mn1", 7).primarySince()).isEqualTo(1);
+        assertThat(catalog.servingOf("mn0", 7).primarySince()).isZero();
+    }
+
+    /**
      * A replacement process of mn1 (new regions: other addresses and rkeys) rejoins: the catalog takes its tables for
      * every copy on mn1 (the primary it was loaded as, and its backup), counts a new incarnation of mn1, and leaves the
      * other nodes' copies alone; a replacement without a table the catalog places there is refused, naming it.

@@ -1090,6 +1090,14 @@ class CnRecoveryTest {
      * another loop. Then: each serving backup (mn1's included) equals its primary key by key (value, length, flags,
      * version), the rejoined copies have no lock word set, money conserved, every acknowledged transfer present, and
      * only then (epoch 3, rejoined) does mn1 count as a full copy: removing mn0 then promotes mn1's copy of p0.
+     *
+     * <p>With Takeout tickets also a record of an earlier term (issue 23): cnA committed 4 to 7 (p1) before the
+     * failover, on mn1 as p1's primary, and stayed idle, so its finished record stays above its log's low water.
+     * Removing mn2 (epoch 4) makes mn1's copy 0 p1's primary again, in a new term; its lock word of account 4 is set
+     * (after a commit there) as a replacement process's fresh counters with a live holder of cnA's old ticket would
+     * be, the memory node's ticket ledger not knowing cnA. Recovering cnA must
+     * leave that holder's lock and account 4 alone: versions decide for a record of an earlier term (before terms,
+     * recovery wrote cnA's old balance back over account 4 and released the holder's lock).
      */
     @Test
     void shouldReReplicateARejoiningMemoryNodeWhileTransfersRun() throws Exception {
@@ -1110,6 +1118,14 @@ class CnRecoveryTest {
         final EmbeddedScythe.ComputeNode other = scythe.addComputeNode("cnC", 3L << 32);
         for (int i = 0; i < 6; i++) {
             assertThat(transferOn(cn.on(loop()), i, i + 7, 5)).isTrue();
+        }
+        final boolean tickets = protocol.equals("scythe");
+        long oldTicket = -1;
+        if (tickets) { // cnA's commit on p1 under mn1 as its primary (epoch 0), its ledger row on p1 too
+            nextLedgerKey += Math.floorMod(1 - nextLedgerKey, 3);
+            assertThat(transferOn(scythe.addComputeNode("cnA", 1L << 32).on(loop()), 4, 7, 6)).isTrue();
+            final Table t = memoryNode("mn1").table("accounts");
+            oldTicket = t.objectMemory().getLongVolatile(t.offsetOf(t.lookup(4)) + ObjectLayout.UPPER_OFFSET) - 1;
         }
         final Catalog catalog = cn.on(loop()).runtime().catalog();
         final io.scythe.txn.MemoryNodeConfiguration without1 = io.scythe.txn.MemoryNodeConfiguration.initial(3, 1)
@@ -1185,6 +1201,35 @@ class CnRecoveryTest {
         assertThat(stale.objectMemory().getLongVolatile(staleAt + ObjectLayout.CAS_LOCK_OFFSET)).isZero();
         // Now mn1's copy is a full one: losing mn0 promotes it.
         assertThat(rejoin.rejoined(1).without(0).copies().get(0)).containsExactly(1);
+        if (!tickets) {
+            return;
+        }
+        final io.scythe.txn.MemoryNodeConfiguration without2 = rejoin.rejoined(1).without(2);
+        assertThat(without2.primaryCopy(1)).as("p1's copy 0 primary again").isZero();
+        assertThat(without2.primarySince(1)).as("in a new term").isEqualTo(without2.epoch());
+        assertThat(without2.primarySince(0)).as("p0's primary kept its term").isZero();
+        assertThat(catalog.reconfigure(without2)).isTrue();
+        assertThat(catalog.settled(without2.epoch())).isTrue();
+        final Table p1 = servingTable("accounts", 4);
+        assertThat(p1).isSameAs(stale);
+        final int at4 = p1.offsetOf(p1.lookup(4));
+        // Commits on account 4 in the new term, its tickets from 0 again (the re-replicator cleared the lock word),
+        // until a grant above cnA's old ticket prunes that one from mn1's ticket ledger (a replacement's is empty).
+        for (int i = 0; i < 8 && p1.objectMemory().getLongVolatile(at4 + ObjectLayout.UPPER_OFFSET) <= oldTicket + 1;
+             i++) {
+            assertThat(transferOn(cn.on(loop()), 4, 10, 1)).as("p1 served by mn1 again").isTrue();
+        }
+        assertThat(transferOn(cn.on(loop()), 4, 10, 1)).isTrue();
+        p1.objectMemory().putLongVolatile(at4 + ObjectLayout.UPPER_OFFSET, oldTicket);
+        p1.objectMemory().putLongVolatile(at4 + ObjectLayout.LOWER_OFFSET, oldTicket + 1);
+        final long balance4 = servingBalance(4);
+        scythe.fence("cnA");
+        final CnRecovery.Report old = recover("cnA");
+        assertThat(old.committedRecords()).as("cnA's finished record is read").isPositive();
+        assertThat(old.entriesApplied()).as("a record of an earlier term applies nothing").isZero();
+        assertThat(servingBalance(4)).as("account 4 left as it is").isEqualTo(balance4);
+        assertThat(p1.objectMemory().getLongVolatile(at4 + ObjectLayout.UPPER_OFFSET))
+            .as("the live holder of ticket %d keeps its lock", oldTicket).isEqualTo(oldTicket);
     }
 
     /** The accounts the load during a copy moves money between: not 4 and 10, which the raced transfer moves. */

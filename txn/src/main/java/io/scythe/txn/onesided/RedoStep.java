@@ -40,6 +40,8 @@ public final class RedoStep {
      * attempt is finished, or given up to recovery; never aborted, never retried.
      */
     private boolean decided;
+    /** The memory-node configuration the attempt ran in (its redo record names it), set by {@link #writeBack}. */
+    private long attemptEpoch;
 
     /**
      * @param lockKind  the protocol's lock of the written objects, or {@code null}: nothing logged or finished
@@ -71,6 +73,7 @@ public final class RedoStep {
     public Future<Void> writeBack(final long version, final java.util.function.Function<Access, Boolean> needsRelease,
                                   final WriteSet.ReleaseVerb release, final io.scythe.txn.Catalog catalog,
                                   final long epoch) {
+        attemptEpoch = epoch;
         final List<Access> replicated = writes.written();
         if (Replicas.any(replicated)) {
             // The record names every written object's backup copies: located first (prefetched when the writes
@@ -108,7 +111,7 @@ public final class RedoStep {
         // may have landed, or may still land: never aborted (recovery might roll it forward), never written again
         // here (see finished); recovery, after fencing this node, finds it whole or not and settles it.
         final Logging logging = new Logging(this, log, version, needsRelease, release, written, catalog, epoch);
-        return logging.listening(log.append(id, version, lockKind.id(), written, lockToken));
+        return logging.listening(log.append(id, version, lockKind.id(), written, lockToken, null, attemptEpoch));
     }
 
     /** A redo record's append that failed with {@code e}: in doubt, settled on the surviving copies or given up. */

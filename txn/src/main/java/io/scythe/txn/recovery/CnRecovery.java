@@ -33,6 +33,15 @@ import java.util.Set;
  * ({@link RecoveryRpc#RELEASE_NODE}). Runs on a loop of the recovering
  * node, through its {@link TxnRuntime}; loop-confined.
  *
+ * <p><b>Terms (issue 23).</b> A record names the memory-node configuration epoch its attempt ran in
+ * ({@link RedoRecordDescriptor#EPOCH_OFFSET}), the catalog each partition's term: the epoch its primary has served
+ * since ({@code MemoryNodeConfiguration#primarySince}). An entry of a record older than its partition's term is
+ * settled by versions ({@link #settlePromoted}), never by the primary's lock word: a copy primary again (promoted,
+ * removed, rejoined, promoted again; or a replacement memory node's copy 0 primary again) started its lock words and
+ * Takeout counters afresh, so the record's ticket can be a live holder's. Such a record was finished (the failover
+ * ending its term settled every commit of older epochs), so versions find it landed. RCC's and SELCC's records name
+ * the epoch applied when they were encoded, not their attempt's.
+ *
  * <p><b>An attempt's verbs landing late (issue 23, review stop 40).</b> The roll-forward READs an entry's header,
  * checks the record's token is still there, then posts unconditional WRITEs (only a CAS release is conditional;
  * Lotus's release is a plain WRITE). That is safe against this attempt's own verbs (one channel per memory node: an RC
@@ -379,8 +388,9 @@ public final class CnRecovery {
 
     private Future<Void> applyRecord(final UnsafeBuffer image, final int record, final Tally tally) {
         final long version = image.getLong(record + RedoRecordDescriptor.VERSION_OFFSET);
-        final int count = image.getInt(record + RedoRecordDescriptor.COUNT_OFFSET);
-        final int lockKind = image.getInt(record + RedoRecordDescriptor.LOCK_KIND_OFFSET);
+        final int count = RedoRecordDescriptor.countOf(image, record);
+        final int lockKind = RedoRecordDescriptor.lockKindOf(image, record);
+        final long epoch = RedoRecordDescriptor.epochOf(image, record);
         final long txnId = image.getLong(record + RedoRecordDescriptor.TXN_ID_OFFSET);
         if (observer != null) {
             observer.record(txnId, false);
@@ -406,7 +416,7 @@ public final class CnRecovery {
                 RedoRecordDescriptor.primaryCopyOf(opAndBackups),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), lockKind, version, value, backupPointers,
-                tally, txnId, i).onFailure(e -> {
+                tally, txnId, i, epoch).onFailure(e -> {
                     if (inDoubt == null && mayStillLand(e)) {
                         inDoubt = e;
                     }
@@ -424,7 +434,7 @@ public final class CnRecovery {
                                     final long pointer,
                                     final long token, final int lockKind, final long version,
                                     final UnsafeBuffer value, final long[] backupPointers, final Tally tally,
-                                    final long txnId, final int index) {
+                                    final long txnId, final int index, final long epoch) {
         final Catalog.Serving serving = runtime.catalog().servingOf(node, tableId);
         if (serving == null) {
             return Future.failedFuture(new IllegalStateException("redo record names table " + tableId + " on "
@@ -440,6 +450,16 @@ public final class CnRecovery {
                 + ", which no registered protocol module has"));
         }
         final Catalog.Partition partition = serving.partition();
+        if (epoch < serving.primarySince()) {
+            // Written in an earlier term of this partition's primaries (issue 23): the primary now began serving
+            // after the record's configuration, with lock words and Takeout counters started afresh, even when it is
+            // the copy the op word names (a copy primary twice: promoted, removed, rejoined, promoted again; or copy
+            // 0 primary again after its replacement rejoined). Its lock word says nothing of the record (the old
+            // ticket can be a live holder's), so versions decide, as for a record of another primary. A record of an
+            // earlier term is finished: the failover that ended its term settled every commit of older epochs.
+            return settlePromoted(serving, op, version, value, serving.servingPointers(pointer, backupPointers))
+                .map(installed -> counted(installed, tally, txnId, index));
+        }
         if (serving.primaryCopy() != 0) {
             // Its primary failed over. A record written under another primary (before the failover): the promoted
             // copy was a backup, which has no lock word, so versions say whether the write-back landed there
@@ -447,11 +467,7 @@ public final class CnRecovery {
             // counters start from 0 and the old record's ticket can be a live holder's now. One written under this
             // copy as the primary (the op word names it): its lock held by the record's token says the write-back did
             // not finish, as on a primary that never failed over.
-            // Limit: the op word names the copy, not its term as primary. A copy primary twice (promoted, removed,
-            // rejoined as a backup, promoted again; or copy 0 primary again after a rejoin, which takes the plain
-            // path below) restarts its counters each time, and a record of its first term could meet a live holder
-            // of the same ticket (a replacement memory node rejoining a cluster, cluster.MemoryNodeRejoin,
-            // then promoted); a configuration epoch in the record would close it.
+            // The op word names the copy; the record's epoch (checked above) its term as primary.
             final long[] copies = serving.servingPointers(pointer, backupPointers);
             if (writtenPrimary != serving.primaryCopy()) {
                 return settlePromoted(serving, op, version, value, copies)

@@ -220,11 +220,27 @@ public final class RedoLog {
     public Future<Appended> append(final long txnId, final long version, final int lockKind,
                                    final List<Access> writes, final ToLongFunction<Access> token,
                                    final Poster poster) {
+        return append(txnId, version, lockKind, writes, token, poster, catalog == null ? 0 : catalog.epoch());
+    }
+
+    /**
+     * {@link #append(long, long, int, List, ToLongFunction, Poster)} of a commit whose attempt ran in memory-node
+     * configuration {@code epoch} (its accesses hold the partitions serving then): the record names it, so recovery
+     * reads a primary's lock word for it only in the term it was written in ({@link RedoRecordDescriptor}).
+     */
+    public Future<Appended> append(final long txnId, final long version, final int lockKind,
+                                   final List<Access> writes, final ToLongFunction<Access> token,
+                                   final Poster poster, final long epoch) {
         if (writes.isEmpty()) {
             return Future.failedFuture(new IllegalArgumentException("redo record of transaction " + txnId
                 + " without writes"));
         }
-        final UnsafeBuffer record = encode(txnId, version, lockKind, writes, token, catalog);
+        final UnsafeBuffer record;
+        try {
+            record = encode(txnId, version, lockKind, writes, token, catalog, epoch);
+        } catch (IllegalArgumentException e) { // nothing posted: the attempt aborts with the reason
+            return Future.failedFuture(e);
+        }
         if (!writes.get(0).partition.backups().isEmpty()) {
             return appendReplicated(txnId, record, writes, poster);
         }
@@ -475,7 +491,8 @@ public final class RedoLog {
      * backup b, the primary copy 0, and the bytes are those of the partitions as they serve.
      */
     static UnsafeBuffer encode(final long txnId, final long version, final int lockKind, final List<Access> writes,
-                               final ToLongFunction<Access> token, final io.scythe.txn.Catalog catalog) {
+                               final ToLongFunction<Access> token, final io.scythe.txn.Catalog catalog,
+                               final long epoch) {
         // The loaded identity of each entry's partition, when a configuration may have moved it (else null: as served).
         final io.scythe.txn.Catalog.LoadedAs[] loaded = catalog == null || catalog.configuration() == null ? null
             : new io.scythe.txn.Catalog.LoadedAs[writes.size()];
@@ -499,8 +516,7 @@ public final class RedoLog {
         b.putInt(RedoRecordDescriptor.LENGTH_OFFSET, length);
         b.putLong(RedoRecordDescriptor.TXN_ID_OFFSET, txnId);
         b.putLong(RedoRecordDescriptor.VERSION_OFFSET, version);
-        b.putInt(RedoRecordDescriptor.COUNT_OFFSET, writes.size());
-        b.putInt(RedoRecordDescriptor.LOCK_KIND_OFFSET, lockKind);
+        RedoRecordDescriptor.putCounts(b, 0, writes.size(), lockKind, epoch);
         int at = RedoRecordDescriptor.HEADER_BYTES;
         for (int i = 0; i < writes.size(); i++) {
             final Access a = writes.get(i);

@@ -19,7 +19,7 @@ import java.util.zip.CRC32C;
  *  +---------------------------------------------------------------+
  *  |                  version to install (u64): commit timestamp    | 16
  *  +-------------------------------+-------------------------------+
- *  |  entry count (u32)            |  lock kind (u32)              | 24
+ *  | entry count u16|lock kind u16 |  configuration epoch (u32)    | 24
  *  +-------------------------------+-------------------------------+
  *  |                  log sequence number (u64)                     | 32
  *  +---------------------------------------------------------------+
@@ -39,6 +39,13 @@ import java.util.zip.CRC32C;
  * The record is written with one WRITE; the commit is decided when it is complete, which the trailing commit word
  * proves (a WRITE cut short by a crash or a fence leaves a word that does not match).
  *
+ * <p>The configuration epoch is the memory-node configuration the commit's attempt ran in (its writes went to the
+ * primaries serving then; 0 without failover). Recovery trusts a primary's lock word for an entry only if the record
+ * was written in that primary's term ({@code MemoryNodeConfiguration#primarySince} at or below the record's epoch):
+ * a copy primary again after a failover and a rejoin starts its lock words and Takeout counters afresh, so an old
+ * record's ticket can be a live holder's (issue 23). The count and lock kind took u32 each before; both fit u16
+ * (at most {@link #MAX_ENTRIES} entries; lock kinds are small registry numbers), so the record kept its size.
+ *
  * <p>Truncation: the log of one event loop numbers its records (the sequence number, increasing across every region
  * the loop opens) and each record carries the loop's low water when it was written: the smallest sequence number whose
  * write-back and unlock had not finished then. Everything below the largest low water found in a dead node's log was
@@ -53,8 +60,18 @@ public final class RedoRecordDescriptor {
     public static final int LENGTH_OFFSET = 4;
     public static final int TXN_ID_OFFSET = 8;
     public static final int VERSION_OFFSET = 16;
+    /** Entry count, u16. */
     public static final int COUNT_OFFSET = 24;
-    public static final int LOCK_KIND_OFFSET = 28;
+    /** Lock kind, u16. */
+    public static final int LOCK_KIND_OFFSET = 26;
+    /** The memory-node configuration epoch the record was written in, u32. */
+    public static final int EPOCH_OFFSET = 28;
+    /** Most entries one record holds (its u16 count). */
+    public static final int MAX_ENTRIES = 0xffff;
+    /** Largest lock kind a record names (u16). */
+    public static final int MAX_LOCK_KIND = 0xffff;
+    /** Largest configuration epoch a record names (u32). */
+    public static final long MAX_EPOCH = 0xffffffffL;
     public static final int LSN_OFFSET = 32;
     public static final int LOW_WATER_OFFSET = 40;
     public static final int HEADER_BYTES = 48;
@@ -82,6 +99,38 @@ public final class RedoRecordDescriptor {
      * copy follows from the primary's node and table by the placement; the count sits in the op word's high byte,
      * which is 0 without backups, so an unreplicated record is what it was.
      */
+
+    /** The entry count of the record at {@code offset}. */
+    public static int countOf(final DirectBuffer buffer, final int offset) {
+        return buffer.getShort(offset + COUNT_OFFSET) & 0xffff;
+    }
+
+    /** The lock kind of the record at {@code offset}. */
+    public static int lockKindOf(final DirectBuffer buffer, final int offset) {
+        return buffer.getShort(offset + LOCK_KIND_OFFSET) & 0xffff;
+    }
+
+    /** The configuration epoch the record at {@code offset} was written in. */
+    public static long epochOf(final DirectBuffer buffer, final int offset) {
+        return buffer.getInt(offset + EPOCH_OFFSET) & 0xffffffffL;
+    }
+
+    /**
+     * Writes the record's entry count, lock kind and configuration epoch.
+     *
+     * @throws IllegalArgumentException when one does not fit its field
+     */
+    public static void putCounts(final MutableDirectBuffer buffer, final int offset, final int count,
+                                 final int lockKind, final long epoch) {
+        if (count < 0 || count > MAX_ENTRIES || lockKind < 0 || lockKind > MAX_LOCK_KIND || epoch < 0
+            || epoch > MAX_EPOCH) {
+            throw new IllegalArgumentException("redo record of " + count + " entries (at most " + MAX_ENTRIES
+                + "), lock kind " + lockKind + ", configuration epoch " + epoch + ": does not fit its header");
+        }
+        buffer.putShort(offset + COUNT_OFFSET, (short) count);
+        buffer.putShort(offset + LOCK_KIND_OFFSET, (short) lockKind);
+        buffer.putInt(offset + EPOCH_OFFSET, (int) epoch);
+    }
 
     /** Entry ops: bit set of what the write-back installs. */
     public static final int OP_VALUE = 1;

@@ -20,6 +20,21 @@ class RedoRecordDescriptorTest {
         return b;
     }
 
+    /** Count, lock kind and configuration epoch share the header's old count and lock kind words (issue 23). */
+    @Test
+    void shouldCarryTheConfigurationEpochInTheHeaderWithoutGrowingIt() {
+        final UnsafeBuffer b = sealedRecord(200);
+        RedoRecordDescriptor.putCounts(b, 0, 0xffff, 7, 0xffff_ffffL);
+        assertThat(RedoRecordDescriptor.countOf(b, 0)).isEqualTo(0xffff);
+        assertThat(RedoRecordDescriptor.lockKindOf(b, 0)).isEqualTo(7);
+        assertThat(RedoRecordDescriptor.epochOf(b, 0)).isEqualTo(0xffff_ffffL);
+        assertThat(RedoRecordDescriptor.HEADER_BYTES).isEqualTo(48);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedoRecordDescriptor.putCounts(b, 0, 0x10000, 1, 0))
+            .hasMessageContaining("65536 entries (at most 65535)");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedoRecordDescriptor.putCounts(b, 0, 1, 1,
+            1L << 32)).hasMessageContaining("configuration epoch 4294967296");
+    }
+
     @Test
     void shouldAcceptASealedRecord() {
         assertThat(RedoRecordDescriptor.completeLength(sealedRecord(200), 0, 1024)).isEqualTo(200);

@@ -1,0 +1,48 @@
+package io.scythe.cluster;
+
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A rejoin's driver dying midway (issue 23 §2): its claim names its Hazelcast member, so once that member left another
+ * CN takes the claim over (one claimer wins) and drives the rejoin from the step reached; a live driver keeps it.
+ */
+class MemoryNodeRejoinClaimTest {
+    private static String driver(final String cn, final String member) {
+        return new JsonObject().put("cn", cn).put("member", member).encode();
+    }
+
+    @Test
+    void shouldLetAnotherComputeNodeTakeOverARejoinOnlyOnceItsDriversMemberLeft() {
+        final ConcurrentMap<String, String> claims = new ConcurrentHashMap<>();
+        final List<String> said = new ArrayList<>();
+        final String key = "mn2:replacement-member";
+        final String a = driver("cn0", "member-a");
+        final String b = driver("cn1", "member-b");
+        final String c = driver("cn2", "member-c");
+        assertThat(MemoryNodeRejoin.claim(claims, key, a, Set.of("member-a", "member-b", "member-c"), said::add))
+            .as("free: cn0 drives it").isTrue();
+        assertThat(MemoryNodeRejoin.claim(claims, key, b, Set.of("member-a", "member-b", "member-c"), said::add))
+            .as("cn0 is alive: cn1 leaves it").isFalse();
+        assertThat(MemoryNodeRejoin.claim(claims, key, a, Set.of("member-a", "member-b"), said::add))
+            .as("cn0 itself, asked again (a rescan): it drives already").isFalse();
+        assertThat(said).isEmpty();
+        // cn0's member left (the driver died midway): the first CN to look takes it over, the next finds it held.
+        assertThat(MemoryNodeRejoin.claim(claims, key, b, Set.of("member-b", "member-c"), said::add)).isTrue();
+        assertThat(claims.get(key)).isEqualTo(b);
+        assertThat(said).singleElement().asString().contains("takes over the rejoin " + key).contains("cn0");
+        assertThat(MemoryNodeRejoin.claim(claims, key, c, Set.of("member-b", "member-c"), said::add)).isFalse();
+        assertThat(claims.get(key)).isEqualTo(b);
+        // A claim of the older form (a bare CN name) names no member: left to its driver.
+        claims.put("mn1:old", "cn0");
+        assertThat(MemoryNodeRejoin.claim(claims, "mn1:old", c, Set.of("member-c"), said::add)).isFalse();
+    }
+}
