@@ -140,6 +140,37 @@ public final class AurogonModule implements ProtocolModule {
     }
 
     /**
+     * Cluster nodes keep Aurogon's backups (REPLICATE before any COMMIT, APPLY after, {@link Backups}): they are what
+     * §4.5's recovery of a dead coordinator's transactions decides from, and what makes a pending version a suspect
+     * ({@link ParticipantService}: only a node holding backup tables suspects). Each backup converges on its
+     * primary (the simulator compares them after every {@code --replicas} run).
+     */
+    @Override
+    public boolean replicates() {
+        return true;
+    }
+
+    /**
+     * Cluster nodes do not run {@link #promoted}: its read floor is the largest timestamp every live coordinator
+     * issued and its adoption of held transactions runs on the promoted node, which the simulator does in one process
+     * and cluster mode's {@code MemoryNodeFailover} does not ask of a module. A copy promoted without it could let a
+     * write in under a read the dead primary answered, and would leave the transactions its backup held undecided.
+     */
+    @Override
+    public String clusterMemoryNodeFailoverRefusal(final Protocol protocol) {
+        return protocols().contains(protocol) ? "Aurogon's promotion of a backup (the live coordinators' read floor "
+            + "and the adoption of the transactions the backup held, ProtocolModule#promoted) runs in the simulator "
+            + "only (sim --crash-mn); cluster nodes do not run it yet (issue 20)" : null;
+    }
+
+    /** Pending versions and held replications on {@code db} ({@link ParticipantService#unsettled}, racy). */
+    @Override
+    public long unsettledState(final io.scythe.storage.LogDb db) {
+        final ParticipantService service = ParticipantService.of(db);
+        return service == null ? 0 : service.unsettled();
+    }
+
+    /**
      * A coordinator and a memory node dying together: recovered with 2 or more backups a partition only. With one,
      * the dead node can hold the only backup copy of a transaction whose dead coordinator's commit reached a primary
      * (its pre-attached versions elsewhere then have no value anywhere, or it is suspected nowhere and never

@@ -81,6 +81,24 @@ public final class ParticipantService {
         return backups;
     }
 
+    /**
+     * Versions pending here plus transactions held here undecided (a cluster node's health, {@code scythe chaos}'s
+     * end check that nothing is left pending). Read from another thread than this node's loop: a scan that meets
+     * the loop's writes is tried again, up to 8 times; -1 when none got through (the check then fails loudly rather
+     * than reads a count it could not take).
+     */
+    public long unsettled() {
+        for (int tries = 0; tries < 8; tries++) {
+            try {
+                return participant.pendingTimestamps().size() + (long) backups.undecided();
+            } catch (final java.util.ConcurrentModificationException | IndexOutOfBoundsException
+                           | NullPointerException racing) {
+                Thread.onSpinWait();
+            }
+        }
+        return -1;
+    }
+
     /** With backup tables here (replication on), pending versions past the lease become suspects. */
     private void checkReplication() {
         if (!replicationChecked) {

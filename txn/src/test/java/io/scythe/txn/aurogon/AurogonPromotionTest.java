@@ -58,6 +58,23 @@ class AurogonPromotionTest {
      * reader parked on it is answered with the committed value, the second stays pending until its APPLY commits it.
      * Fails when REPLICATE on a promoted copy does not discard (the reader parks for ever) or discards too much.
      */
+    /**
+     * Cluster nodes do not run {@link AurogonModule#promoted} (the live coordinators' read floor, the adoption of held
+     * transactions): they keep Aurogon's backups (a dead coordinator's recovery needs them) but refuse to fail a
+     * memory node over, naming why; other modules' protocols are not refused by it.
+     */
+    @Test
+    void shouldKeepBackupsOnClusterNodesButRefuseTheirMemoryNodeFailover() {
+        final AurogonModule module = new AurogonModule();
+        assertThat(module.replicates()).isTrue();
+        assertThat(module.clusterMemoryNodeFailoverRefusal(AurogonModule.AUROGON)).contains("promoted")
+            .contains("simulator only");
+        assertThat(module.clusterMemoryNodeFailoverRefusal(io.scythe.txn.spi.ProtocolRegistry.protocol("scythe")))
+            .isNull();
+        assertThat(io.scythe.txn.spi.ProtocolRegistry.moduleOf("scythe").clusterMemoryNodeFailoverRefusal(
+            io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"))).isNull();
+    }
+
     @Test
     void shouldRollBackTheAdoptedVersionsOfATransactionWhoseReplicateNamesAPromotedCopy() throws Exception {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {

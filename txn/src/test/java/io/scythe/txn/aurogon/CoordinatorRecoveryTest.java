@@ -148,9 +148,14 @@ class CoordinatorRecoveryTest {
             }).map(r -> new int[] {r.payload().getInt(0), r.payload().getInt(4)}));
             assertThat(reply[0]).as("cut short").isPositive().isLessThan(many);
             assertThat(reply[1]).isEqualTo(AurogonRpc.SUSPECTS_HELD | AurogonRpc.SUSPECTS_TRUNCATED);
+            // What a cluster memory node's health reports (moduleUnsettled, scythe chaos's end check): every pending
+            // version and the held replication, counted off the node's loop.
+            assertThat(new AurogonModule().unsettledState(node.services.db())).as("pending and held, off the loop")
+                .isEqualTo(many + 1L);
             final String resolved = node.on(rt -> outcome(CoordinatorRecovery.resolve(rt, ts, "mn")));
             assertThat(resolved).isEqualTo("ok");
             assertThat(onLoop(node, () -> participant.pendingTimestamps())).as("left pending").isEmpty();
+            assertThat(onLoop(node, service::unsettled)).as("nothing undecided once resolved").isZero();
             assertThat(participant.versions(items, 100)[0][0]).as("the held write committed").isEqualTo(ts);
             assertThat(pendingAt(participant, items, 100 + many - 1, ts)).isFalse();
             assertThat(participant.versions(items, 100 + many - 1)[0][0]).as("rolled back").isNotEqualTo(ts);
