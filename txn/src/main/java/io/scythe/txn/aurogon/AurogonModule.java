@@ -45,6 +45,9 @@ public final class AurogonModule implements ProtocolModule {
     public static final Protocol AUROGON_HOST_CLOCK = variant("aurogon-hostclock", true, true,
         AurogonClock.Mode.HOST);
 
+    /** What a dead compute node's release counts here: versions pending of its coordinators, now suspects. */
+    static final String DEAD_COORDINATORS = "aurogonSuspects";
+
     private static Protocol variant(final String name, final boolean preattach, final boolean deferral,
                                     final AurogonClock.Mode clock) {
         final AurogonTxn.Techniques techniques = new AurogonTxn.Techniques(name, preattach, deferral, clock);
@@ -131,6 +134,10 @@ public final class AurogonModule implements ProtocolModule {
         final ParticipantService service = new ParticipantService(node.db(), Participant.Deferral.DEFAULT)
             .register(node.server());
         node.publish(ParticipantService.class, service);
+        // A host's recovery of a dead compute node (cluster mode's recovery duty) tells the participant its
+        // coordinators are dead, so §4.5's suspects do not wait on a silence a successor reusing the id never leaves.
+        node.onDeadNode(MemoryNodeContext.Phase.BEFORE_INSERTS, DEAD_COORDINATORS,
+            (dead, idPrefixes) -> service.coordinatorsDied(idPrefixes));
     }
 
     /** Handled: {@link #promoted}, and coordinators that treat a removed node as gone ({@link AurogonTxn}). */

@@ -52,13 +52,6 @@ class AurogonPromotionTest {
     }
 
     /**
-     * Two transactions held in full by the backup (writes to keys 1 and 2 of its copy) are adopted as pending versions
-     * when the copy is promoted; a REPLICATE naming the promoted copy afterwards (a reposted part of the first, whose
-     * attempt looked the dead primary up) is answered FENCED and rolls back the first one's adopted version only: a
-     * reader parked on it is answered with the committed value, the second stays pending until its APPLY commits it.
-     * Fails when REPLICATE on a promoted copy does not discard (the reader parks for ever) or discards too much.
-     */
-    /**
      * Cluster nodes do not run {@link AurogonModule#promoted} (the live coordinators' read floor, the adoption of held
      * transactions): they keep Aurogon's backups (a dead coordinator's recovery needs them) but refuse to fail a
      * memory node over, naming why; other modules' protocols are not refused by it.
@@ -75,6 +68,13 @@ class AurogonPromotionTest {
             io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"))).isNull();
     }
 
+    /**
+     * Two transactions held in full by the backup (writes to keys 1 and 2 of its copy) are adopted as pending versions
+     * when the copy is promoted; a REPLICATE naming the promoted copy afterwards (a reposted part of the first, whose
+     * attempt looked the dead primary up) is answered FENCED and rolls back the first one's adopted version only: a
+     * reader parked on it is answered with the committed value, the second stays pending until its APPLY commits it.
+     * Fails when REPLICATE on a promoted copy does not discard (the reader parks for ever) or discards too much.
+     */
     @Test
     void shouldRollBackTheAdoptedVersionsOfATransactionWhoseReplicateNamesAPromotedCopy() throws Exception {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
