@@ -78,8 +78,9 @@ public final class ChaosCommand implements Callable<Integer> {
     @Accepts(names = OptionChecks.ChaosProtocols.class)
     @Option(names = "--protocol", defaultValue = "scythe", description = "scythe, scythe-occ, ford-occ, farm-occ "
         + "(protocols with a redo log), lotus (its locks on compute nodes), rcc-nowait, rcc-waitdie, rcc-occ, "
-        + "rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, selcc-to or sel-2pl "
-        + "(SELCC's latches; default: ${DEFAULT-VALUE}).")
+        + "rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, selcc-to, sel-2pl "
+        + "(SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the backups; not with "
+        + "--mn-faults) (default: ${DEFAULT-VALUE}).")
     String protocol;
 
     @Accepts(min = "1", max = "10000")
@@ -198,6 +199,14 @@ public final class ChaosCommand implements Callable<Integer> {
         if (mnFaults && mns < 2) {
             throw new IllegalArgumentException("--mn-faults needs --mns >= 2: a memory node fails over to backups on "
                 + "other memory nodes");
+        }
+        if (mnFaults) {
+            final String refused = io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol)
+                .clusterMemoryNodeFailoverRefusal(io.scythe.txn.spi.ProtocolRegistry.protocol(protocol));
+            if (refused != null) {
+                throw new IllegalArgumentException("--mn-faults with protocol " + protocol + ": cluster nodes do not "
+                    + "fail its memory nodes over: " + refused);
+            }
         }
         final String name = "chaos-" + ProcessHandle.current().pid();
         final Path where = dir != null ? dir : Path.of(name);
@@ -1286,6 +1295,12 @@ public final class ChaosCommand implements Callable<Integer> {
             failures.add(unsettled + " objects still hold a write left unsettled (Lotus: an INVISIBLE cell) after the "
                 + "run");
         }
+        final long moduleUnsettled = moduleUnsettledOnMns();
+        if (moduleUnsettled != 0) {
+            failures.add(moduleUnsettled < 0 ? "a memory node could not count the writes its protocol holds undecided"
+                : moduleUnsettled + " writes still undecided in the protocol's own state on the memory nodes (Aurogon: "
+                + "pending versions, held replications) after the run");
+        }
         final List<String> cnLocks = cnLocksLeft();
         failures.addAll(cnLocks);
         if (!unchecked.isEmpty()) { // a check that could not look is not a pass
@@ -1364,6 +1379,32 @@ public final class ChaosCommand implements Callable<Integer> {
             }
         }
         return unsettled;
+    }
+
+    /**
+     * Writes the protocol holds undecided in its own state on the serving memory nodes (MN health's
+     * {@code moduleUnsettled}: Aurogon's pending versions and held replications), summed; -1 when a node could not
+     * count them. Looked at for up to 10 s while not 0: a dead coordinator's last transactions are resolved a lease
+     * after its death, by a live coordinator's heartbeat that a node names a suspect to.
+     */
+    private long moduleUnsettledOnMns() throws InterruptedException {
+        final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            long sum = 0;
+            boolean uncounted = false;
+            for (int m = 0; m < mns; m++) {
+                if (!removedMns.contains("mn" + m)) {
+                    final JsonObject h = checkedHealth("mn" + m);
+                    final long n = h == null ? 0 : h.getLong("moduleUnsettled", 0L);
+                    uncounted |= n < 0;
+                    sum += Math.max(0, n);
+                }
+            }
+            if (sum == 0 && !uncounted || System.nanoTime() > until) {
+                return uncounted && sum == 0 ? -1 : sum;
+            }
+            Thread.sleep(500);
+        }
     }
 
     /** Whether some compute node reported locks of its own ({@code module.locksHeld}: Lotus's lock tables). */

@@ -200,7 +200,7 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
     static final class ChaosProtocols extends Names {
         ChaosProtocols() {
             super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "rcc-waitdie", "rcc-mvcc", "rcc-nowait",
-                "rcc-occ", "rcc-sundial", "selcc-2pl", "selcc-occ", "selcc-to", "sel-2pl");
+                "rcc-occ", "rcc-sundial", "selcc-2pl", "selcc-occ", "selcc-to", "sel-2pl", "aurogon");
         }
     }
 

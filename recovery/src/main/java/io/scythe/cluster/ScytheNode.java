@@ -806,6 +806,15 @@ public final class ScytheNode implements AutoCloseable {
                                 + "the majority decides its failover");
                             continue;
                         }
+                        final String refused = io.scythe.txn.spi.ProtocolRegistry.moduleOf(config.protocol())
+                            .clusterMemoryNodeFailoverRefusal(io.scythe.txn.spi.ProtocolRegistry.protocol(
+                                config.protocol()));
+                        if (refused != null) {
+                            log("memory node " + e.getKey() + " lost its lease (its member left the cluster) and is "
+                                + "NOT failed over: protocol " + config.protocol() + " refuses it on cluster nodes ("
+                                + refused + "); its partitions stay unavailable");
+                            continue;
+                        }
                         try {
                             final io.scythe.txn.MemoryNodeConfiguration next = failover.remove(e.getKey());
                             log("memory node " + e.getKey() + " lost its lease (its member left the cluster): "
@@ -1666,6 +1675,10 @@ public final class ScytheNode implements AutoCloseable {
         if (memoryDb != null) {
             final long[] locks = lockScan(memoryDb);
             h.put("locksHeld", locks[0]).put("ticketsOutstanding", locks[1]).put("unsettled", locks[2]);
+            // Undecided writes in the module's own state, not in object words (Aurogon's pending versions and held
+            // replications; -1: a racy count that did not get through).
+            h.put("moduleUnsettled", io.scythe.txn.spi.ProtocolRegistry.moduleOf(config.protocol())
+                .unsettledState(memoryDb));
         }
         return h;
     }

@@ -132,11 +132,15 @@ class NodeConfigTest {
         assertThat(NodeConfig.of(valid().put("memoryNodes", three).put("replicas", 3)).backups()).isEqualTo(3);
         assertThat(NodeConfig.of(valid().put("protocol", "ford-occ")).backups()).isEqualTo(1);
         // A protocol that does not write backups: none by default, and asking for them is refused by name.
-        assertThat(NodeConfig.of(valid().put("protocol", "aurogon")).backups()).isZero();
-        assertThat(NodeConfig.of(valid().put("protocol", "aurogon")).replicationLine())
-            .contains("protocol aurogon does not write backups yet");
-        assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "aurogon").put("replicas", 1)).backups())
-            .hasMessageContaining("replication and MN failover not supported for aurogon");
+        assertThat(NodeConfig.of(valid().put("protocol", "rcc-occ")).backups()).isZero();
+        assertThat(NodeConfig.of(valid().put("protocol", "rcc-occ")).replicationLine())
+            .contains("protocol rcc-occ does not write backups yet");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "rcc-occ").put("replicas", 1)).backups())
+            .hasMessageContaining("replication and MN failover not supported for rcc-occ");
+        // Aurogon keeps its own backups on cluster nodes (REPLICATE/APPLY): §4.5's recovery of a dead coordinator
+        // decides from them, and only a node holding backups suspects a pending version at all.
+        assertThat(NodeConfig.of(valid().put("protocol", "aurogon").put("memoryNodes", three)).backups())
+            .isEqualTo(2);
         assertThatThrownBy(() -> NodeConfig.of(valid().put("replicas", 2)))
             .hasMessageContaining("replicas=2").hasMessageContaining("within [0, 1] with 2 memory node(s)");
         assertThatThrownBy(() -> NodeConfig.of(valid().put("replicas", -2))).hasMessageContaining("replicas=-2");

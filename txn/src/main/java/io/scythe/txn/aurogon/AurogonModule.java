@@ -45,6 +45,9 @@ public final class AurogonModule implements ProtocolModule {
     public static final Protocol AUROGON_HOST_CLOCK = variant("aurogon-hostclock", true, true,
         AurogonClock.Mode.HOST);
 
+    /** What a dead compute node's release counts here: versions pending of its coordinators, now suspects. */
+    static final String DEAD_COORDINATORS = "aurogonSuspects";
+
     private static Protocol variant(final String name, final boolean preattach, final boolean deferral,
                                     final AurogonClock.Mode clock) {
         final AurogonTxn.Techniques techniques = new AurogonTxn.Techniques(name, preattach, deferral, clock);
@@ -131,12 +134,47 @@ public final class AurogonModule implements ProtocolModule {
         final ParticipantService service = new ParticipantService(node.db(), Participant.Deferral.DEFAULT)
             .register(node.server());
         node.publish(ParticipantService.class, service);
+        // A host's recovery of a dead compute node (cluster mode's recovery duty) tells the participant its
+        // coordinators are dead, so §4.5's suspects do not wait on a silence a successor reusing the id never leaves.
+        node.onDeadNode(MemoryNodeContext.Phase.BEFORE_INSERTS, DEAD_COORDINATORS,
+            (dead, idPrefixes) -> service.coordinatorsDied(idPrefixes));
     }
 
     /** Handled: {@link #promoted}, and coordinators that treat a removed node as gone ({@link AurogonTxn}). */
     @Override
     public String memoryNodeCrashRefusal(final Protocol protocol) {
         return null;
+    }
+
+    /**
+     * Cluster nodes keep Aurogon's backups (REPLICATE before any COMMIT, APPLY after, {@link Backups}): they are what
+     * §4.5's recovery of a dead coordinator's transactions decides from, and what makes a pending version a suspect
+     * ({@link ParticipantService}: only a node holding backup tables suspects). Each backup converges on its
+     * primary (the simulator compares them after every {@code --replicas} run).
+     */
+    @Override
+    public boolean replicates() {
+        return true;
+    }
+
+    /**
+     * Cluster nodes do not run {@link #promoted}: its read floor is the largest timestamp every live coordinator
+     * issued and its adoption of held transactions runs on the promoted node, which the simulator does in one process
+     * and cluster mode's {@code MemoryNodeFailover} does not ask of a module. A copy promoted without it could let a
+     * write in under a read the dead primary answered, and would leave the transactions its backup held undecided.
+     */
+    @Override
+    public String clusterMemoryNodeFailoverRefusal(final Protocol protocol) {
+        return protocols().contains(protocol) ? "Aurogon's promotion of a backup (the live coordinators' read floor "
+            + "and the adoption of the transactions the backup held, ProtocolModule#promoted) runs in the simulator "
+            + "only (sim --crash-mn); cluster nodes do not run it yet (issue 20)" : null;
+    }
+
+    /** Pending versions and held replications on {@code db} ({@link ParticipantService#unsettled}, racy). */
+    @Override
+    public long unsettledState(final io.scythe.storage.LogDb db) {
+        final ParticipantService service = ParticipantService.of(db);
+        return service == null ? 0 : service.unsettled();
     }
 
     /**

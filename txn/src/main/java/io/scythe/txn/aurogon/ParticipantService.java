@@ -58,12 +58,52 @@ public final class ParticipantService {
 
     /** A coordinator's own request or heartbeat (not a recovery's request on its behalf) arrived: it is alive. */
     private void heard(final long ts) {
-        heard[(int) (ts & 0xffff)] = timers().nowNs();
+        final int id = (int) (ts & 0xffff);
+        heard[id] = timers().nowNs();
+        heardTs[id] = Math.max(heardTs[id], ts);
         newestTs = Math.max(newestTs, ts);
     }
 
+    /**
+     * Whether a timestamp's coordinator is taken for dead: not heard from for the lease, or told dead by the host at
+     * or above this timestamp ({@link #coordinatorsDied}; a cluster's successor incarnation reuses the coordinator id
+     * and is heard, so the silence alone never came for its predecessor's transactions).
+     */
     private boolean silent(final long ts) {
-        return timers().nowNs() - heard[(int) (ts & 0xffff)] >= ORPHAN_LEASE_NS;
+        final int id = (int) (ts & 0xffff);
+        return ts <= deadUpTo[id] || timers().nowNs() - heard[id] >= ORPHAN_LEASE_NS;
+    }
+
+    /** Per coordinator id, the largest timestamp heard from it in its own requests. */
+    private final long[] heardTs = new long[1 << AurogonTimestamp.ID_BITS];
+    /** Per coordinator id, the timestamp at or below which the host told it dead ({@link #coordinatorsDied}). */
+    private final long[] deadUpTo = new long[1 << AurogonTimestamp.ID_BITS];
+
+    /**
+     * The host fenced a dead compute node ({@code MemoryNodeContext#onDeadNode}: cluster mode's recovery duty, after
+     * its membership or lease said it died) whose transaction-id prefixes ({@code epoch << 48 | slot << 32}) are
+     * {@code idPrefixes}: every coordinator of its server id (the slot, every loop) is dead up to the largest timestamp
+     * heard from it. Its pending versions and held replications at or below become suspects at their next orphan check
+     * (a quarter lease), whoever talks under the id since (a successor incarnation reusing it; one of its own
+     * transactions at or below is suspected wrongly: fenced or committed from its backups, as §4.5's recovery decides,
+     * never made inconsistent), and a REPLICATE at or below is refused STALE with the mark as the floor, so the
+     * successor's clock goes above everything its predecessor was heard to issue here. Runs on this node's loop.
+     *
+     * @return how many of the versions pending or transactions held here are at or below a mark now
+     */
+    int coordinatorsDied(final long[] idPrefixes) {
+        for (final long prefix : idPrefixes) {
+            final int server = (int) (prefix >>> 32) & 0xff; // AurogonClock's server id: the node slot
+            for (int loop = 0; loop <= AurogonTimestamp.MAX_LOOP; loop++) {
+                final int id = server << 8 | loop;
+                deadUpTo[id] = Math.max(deadUpTo[id], heardTs[id]);
+            }
+        }
+        int marked = 0;
+        for (final long ts : participant.pendingTimestamps()) {
+            marked += ts <= deadUpTo[(int) (ts & 0xffff)] ? 1 : 0;
+        }
+        return marked;
     }
 
     private LoopTimers timers() {
@@ -79,6 +119,24 @@ public final class ParticipantService {
 
     public Backups backups() {
         return backups;
+    }
+
+    /**
+     * Versions pending here plus transactions held here undecided (a cluster node's health, {@code scythe chaos}'s
+     * end check that nothing is left pending). Read from another thread than this node's loop: a scan that meets
+     * the loop's writes is tried again, up to 8 times; -1 when none got through (the check then fails loudly rather
+     * than reads a count it could not take).
+     */
+    public long unsettled() {
+        for (int tries = 0; tries < 8; tries++) {
+            try {
+                return participant.pendingTimestamps().size() + (long) backups.undecided();
+            } catch (final java.util.ConcurrentModificationException | IndexOutOfBoundsException
+                           | NullPointerException racing) {
+                Thread.onSpinWait();
+            }
+        }
+        return -1;
     }
 
     /** With backup tables here (replication on), pending versions past the lease become suspects. */
@@ -198,6 +256,14 @@ public final class ParticipantService {
             // not be ordered by the key's own deletes any more, so it aborts and runs again with a new timestamp.
             staleReplications++;
             status(responder, Backups.STALE, Math.max(participant.maxTs(), prunedBelow)); // seen: the floor
+            return;
+        }
+        final long replicated = p.getLong(at + AurogonRpc.TS_OFFSET);
+        if (replicated <= deadUpTo[(int) (replicated & 0xffff)]) {
+            // Its coordinator id was told dead at or above it (coordinatorsDied): a successor's clock below what its
+            // predecessor issued goes above it, and the attempt runs again (the predecessor itself is fenced).
+            staleReplications++;
+            status(responder, Backups.STALE, deadUpTo[(int) (replicated & 0xffff)]);
             return;
         }
         final byte[] part = new byte[length];

@@ -217,7 +217,7 @@
  * {@code CoordinatorRecovery.InDoubt}) parks the reader that meets it: it reads again every quarter lease, and after
  * a lease its attempt aborts, {@code in-doubt} (retryable; before, every such reader failed with the recovery's
  * IllegalStateException; {@code AurogonTxnTest#shouldWaitABoundOnASuspectLeftInDoubtThenAbort}).
- * Also not modelled: backup failure apart from the primary's, cluster nodes. Only a request that got no answer waits for its node's
+ * Also not modelled: backup failure apart from the primary's. Only a request that got no answer waits for its node's
  * removal (up to the failover wait, {@link io.scythe.txn.aurogon.Removals#gone}): an answer (a REPLICATE the promoted
  * copy fenced, a status) fails the attempt at once. It once waited the whole 2.02 ms there too, and the attempt's
  * versions pending on a live node parked their readers past the 1 ms call bound ({@code scythe sim --workload
@@ -225,9 +225,36 @@
  * --crash-at 200us --crash-mn 1 --seed 1}: "RRPC call 0x5a01 to mn0 got no reply within 1 ms", 137k txn/s; 715k now,
  * {@code AurogonMnCrashSimTest}).
  *
+ * <p><b>Cluster nodes and {@code scythe chaos}</b> ({@code scythe cluster --protocol aurogon}, {@code scythe chaos
+ * --protocol aurogon}): the module replicates ({@link io.scythe.txn.aurogon.AurogonModule#replicates}), so cluster
+ * memory nodes hold backup tables (2 backups with 3+ memory nodes, 1 with 2) and suspect a silent coordinator's
+ * pending versions and held replications after the lease, and live coordinators resolve them as in the simulator
+ * (§4.5, {@link io.scythe.txn.aurogon.CoordinatorRecovery}; the shared CN recovery the cluster's recovery duty runs
+ * finds no redo log to roll forward). What the cluster tells drives it too: a coordinator's id is its node slot and
+ * loop, which a restarted compute node's successor incarnation reuses, and a successor heard under the id kept its
+ * predecessor's transactions from ever looking silent. The recovery duty's release step on every memory node
+ * ({@code MemoryNodeContext#onDeadNode}, after the membership or the fabric lease said the node died and it was
+ * fenced) marks every coordinator of the dead node's slot dead up to the largest timestamp heard from it
+ * ({@link io.scythe.txn.aurogon.ParticipantService#coordinatorsDied}): its versions at or below are suspects at the
+ * next orphan check whoever talks under the id, and a REPLICATE at or below is refused STALE with the mark as the
+ * floor, so a successor whose clock restarted below its predecessor's goes above everything the predecessor was heard
+ * to issue (the clock itself is the host's monotonic clock, shared by the processes of one host, mapped by 2LClock
+ * onto the reference memory node's NIC clock: a restart, seconds, is far above the error; the floor makes it safe
+ * where it is not). A successor's own transaction at or below the mark is suspected wrongly: fenced, or committed
+ * from its backups, never made inconsistent ({@code CoordinatorRecoveryTest#
+ * shouldSuspectADeadNodesVersionsWhileItsSuccessorTalksUnderItsIdAndFloorTheSuccessor}, fails before). A memory
+ * node's health reports what is left undecided ({@code moduleUnsettled}: pending versions plus held replications,
+ * {@link io.scythe.txn.aurogon.ParticipantService#unsettled}) and {@code scythe chaos} fails on any at the end.
+ * Memory-node failover is refused on cluster nodes
+ * ({@link io.scythe.txn.aurogon.AurogonModule#clusterMemoryNodeFailoverRefusal}: cluster mode's failover does not run
+ * {@link io.scythe.txn.aurogon.AurogonModule#promoted}, whose read floor needs every live coordinator's last
+ * timestamp): a memory node's death is logged as not failed over, and {@code scythe chaos --mn-faults} refuses the
+ * protocol. Left: the orphan lease stays 1 ms on cluster nodes (a loaded JVM's pause suspects a live coordinator:
+ * safe, costs aborts); the counts of §4.5 recoveries are per process ({@link io.scythe.txn.aurogon.AurogonModule#
+ * recoveries}) and not on a cluster node's health.
+ *
  * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}
- * API flag for key-dependent reads (the wire flag exists), {@code scythe chaos} (cluster mode; chaos refuses the
- * protocol by its {@code --protocol} check). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
+ * API flag for key-dependent reads (the wire flag exists), memory-node failover on cluster nodes. Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
  * in parts (READ_MORE, STAGE, REPLICATE, FETCH: {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit
  * one message.
  */

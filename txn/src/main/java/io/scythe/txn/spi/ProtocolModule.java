@@ -184,6 +184,27 @@ public interface ProtocolModule {
     }
 
     /**
+     * Why cluster nodes running {@code protocol} must not fail a memory node over (cluster mode's MN failover: a
+     * backup promoted when its primary's member leaves, {@code io.scythe.cluster.MemoryNodeFailover}), or null when
+     * they may. Null by default: a module that replicates through the shared write-back needs no step of its own.
+     * A module whose promotion needs its own step ({@link #promoted}) that cluster nodes do not run says so here:
+     * the memory node's death is then logged as not failed over (its partitions unavailable), never served from a
+     * copy promoted without that step, and {@code scythe chaos --mn-faults} refuses the protocol.
+     */
+    default String clusterMemoryNodeFailoverRefusal(final Protocol protocol) {
+        return null;
+    }
+
+    /**
+     * Writes memory node {@code db} holds undecided in the module's own state (not in object words, which
+     * {@link ObjectProbe#unsettled} looks at): e.g. Aurogon's pending versions and held replications. Read from a
+     * thread other than the node's loop while it may run (a cluster node's health), so racy; 0 by default.
+     */
+    default long unsettledState(final io.scythe.storage.LogDb db) {
+        return 0;
+    }
+
+    /**
      * Why a run of {@code protocol} may not have a compute node and a memory node crash in one run ({@code sim
      * --crash-cn} with {@code --crash-mn}) with {@code replicas} backups a partition, or null. Refused by default.
      */

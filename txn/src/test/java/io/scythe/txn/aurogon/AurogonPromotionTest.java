@@ -52,6 +52,23 @@ class AurogonPromotionTest {
     }
 
     /**
+     * Cluster nodes do not run {@link AurogonModule#promoted} (the live coordinators' read floor, the adoption of held
+     * transactions): they keep Aurogon's backups (a dead coordinator's recovery needs them) but refuse to fail a
+     * memory node over, naming why; other modules' protocols are not refused by it.
+     */
+    @Test
+    void shouldKeepBackupsOnClusterNodesButRefuseTheirMemoryNodeFailover() {
+        final AurogonModule module = new AurogonModule();
+        assertThat(module.replicates()).isTrue();
+        assertThat(module.clusterMemoryNodeFailoverRefusal(AurogonModule.AUROGON)).contains("promoted")
+            .contains("simulator only");
+        assertThat(module.clusterMemoryNodeFailoverRefusal(io.scythe.txn.spi.ProtocolRegistry.protocol("scythe")))
+            .isNull();
+        assertThat(io.scythe.txn.spi.ProtocolRegistry.moduleOf("scythe").clusterMemoryNodeFailoverRefusal(
+            io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"))).isNull();
+    }
+
+    /**
      * Two transactions held in full by the backup (writes to keys 1 and 2 of its copy) are adopted as pending versions
      * when the copy is promoted; a REPLICATE naming the promoted copy afterwards (a reposted part of the first, whose
      * attempt looked the dead primary up) is answered FENCED and rolls back the first one's adopted version only: a

@@ -112,6 +112,52 @@ class CoordinatorRecoveryTest {
     }
 
     /**
+     * The host tells a compute node dead (cluster mode's recovery duty, {@code MemoryNodeContext#onDeadNode}): its
+     * successor reuses the coordinator id (the node slot) and is heard, so the lease's silence never came for the
+     * predecessor's pending version. Told dead, the step counts it, it becomes a suspect while the id still beats,
+     * and a REPLICATE under the id at or below what was heard from it is refused STALE with that as the floor (the
+     * successor's clock goes above everything its predecessor was heard to issue); one above it is held. Fails
+     * before: the version stays unsuspected while the id beats, and the low REPLICATE is held.
+     */
+    @Test
+    void shouldSuspectADeadNodesVersionsWhileItsSuccessorTalksUnderItsIdAndFloorTheSuccessor() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0); // server (slot) 1, loop 0
+            final int held = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_B, ts, 21, 1))).map(r -> r.payload().getInt(0)));
+            assertThat(held).as("held").isEqualTo(Backups.OK);
+            final UnsafeBuffer install = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(install, items, 0, KEY_A, ts);
+            final int installed = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.INSTALL,
+                install)).map(r -> r.payload().getInt(0)));
+            assertThat(installed).as("installed pending (orphan checks armed)").isEqualTo(Participant.OK);
+            final UnsafeBuffer beat = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(beat, 0, 0, 0, AurogonTimestamp.pack(4_000_000, 1, 0));
+            assertThat(onLoop(node, () -> service.coordinatorsDied(new long[] {5L << 48 | 1L << 32})))
+                .as("the dead node's version pending here").isEqualTo(1);
+            final long deadline = System.nanoTime() + 3_000_000_000L;
+            while (onLoop(node, () -> participant.suspectsAt(ts).size()) == 0 && System.nanoTime() < deadline) {
+                node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.HEARTBEAT, beat)));
+            }
+            assertThat(onLoop(node, () -> participant.suspectsAt(ts).size())).as("suspect while the id beats")
+                .isEqualTo(1);
+            final long below = AurogonTimestamp.pack(4_500_000, 1, 0);
+            final long[] stale = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_C, below, 22, 2))).map(r -> new long[] {
+                    r.payload().getInt(0), r.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET)}));
+            assertThat(stale).as("refused, floored at the predecessor's").containsExactly(Backups.STALE, ts);
+            final long above = AurogonTimestamp.pack(6_000_000, 1, 0);
+            final int successor = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_C, above, 23, 3))).map(r -> r.payload().getInt(0)));
+            assertThat(successor).as("the successor above it").isEqualTo(Backups.OK);
+        }
+    }
+
+    /**
      * More suspects of one transaction on a node than a SUSPECTS reply holds: the reply says it was cut short
      * ({@link AurogonRpc#SUSPECTS_TRUNCATED}, beside {@link AurogonRpc#SUSPECTS_HELD}), and the resolution asks again
      * until none is left: the held write committed, every other suspect rolled back. Before, the flag did not exist
@@ -148,9 +194,14 @@ class CoordinatorRecoveryTest {
             }).map(r -> new int[] {r.payload().getInt(0), r.payload().getInt(4)}));
             assertThat(reply[0]).as("cut short").isPositive().isLessThan(many);
             assertThat(reply[1]).isEqualTo(AurogonRpc.SUSPECTS_HELD | AurogonRpc.SUSPECTS_TRUNCATED);
+            // What a cluster memory node's health reports (moduleUnsettled, scythe chaos's end check): every pending
+            // version and the held replication, counted off the node's loop.
+            assertThat(new AurogonModule().unsettledState(node.services.db())).as("pending and held, off the loop")
+                .isEqualTo(many + 1L);
             final String resolved = node.on(rt -> outcome(CoordinatorRecovery.resolve(rt, ts, "mn")));
             assertThat(resolved).isEqualTo("ok");
             assertThat(onLoop(node, () -> participant.pendingTimestamps())).as("left pending").isEmpty();
+            assertThat(onLoop(node, service::unsettled)).as("nothing undecided once resolved").isZero();
             assertThat(participant.versions(items, 100)[0][0]).as("the held write committed").isEqualTo(ts);
             assertThat(pendingAt(participant, items, 100 + many - 1, ts)).isFalse();
             assertThat(participant.versions(items, 100 + many - 1)[0][0]).as("rolled back").isNotEqualTo(ts);
