@@ -93,7 +93,7 @@ class CalvinSimTest extends SimVertxTest {
      * epochs from its input log and apply its logged decisions (releasing the rest): every seed conserves money (its
      * commits nobody heard of counted once each), stays serializable, leaves no lock queued at any survivor, and some
      * seeds commit transactions of the dead node that only recovery decided. Fails when survivors release a logged
-     * decision instead of applying it (money not conserved, seeds 14 and 17 of the RPC form).
+     * decision instead of applying it (money not conserved, seeds 14 and 17 of the RPC form; 14 in the 5 run).
      */
     @Test
     void shouldRecoverTheCrashOfANodeOwningNoPartition() throws Exception {
@@ -154,8 +154,8 @@ class CalvinSimTest extends SimVertxTest {
         return Explorer.crash(Explorer.crashOptions(protocol, seed).memoryNodes(2), (int) (seed % 2)).drainNs(1_000_000);
     }
 
-    /** Seeds of {@link #shouldRecoverTheCrashOfANodeOwningNoPartition} per form (10 to 15). */
-    private static final int CRASH_SEEDS = 6;
+    /** Seeds of {@link #shouldRecoverTheCrashOfANodeOwningNoPartition} per form (10 to 14). */
+    private static final int CRASH_SEEDS = 5;
     /** Seeds of {@link #shouldTakeOverTheLockQueuesOfADeadOwner} per form (1 to 3). */
     private static final int OWNER_CRASH_SEEDS = 3;
 
