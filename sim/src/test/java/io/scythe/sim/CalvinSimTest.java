@@ -57,8 +57,8 @@ class CalvinSimTest extends SimVertxTest {
 
     /**
      * A crashed compute node that owns a partition holds lock queues only the one survivor of 2 nodes rebuilds (issue
-     * 18 part 5), and without the input log survivors cannot agree on its epochs: such crashes are refused up front, naming why,
-     * rather than stalling the run. A node owning none (more compute nodes than memory nodes) may crash.
+     * 18 part 5), and without the input log survivors cannot agree on its epochs: such crashes are refused up front,
+     * naming why, rather than stalling the run. A node owning none (more compute nodes than memory nodes) may crash.
      */
     @Test
     void shouldRefuseACrashNamingTheMissingRecovery() {
@@ -151,7 +151,8 @@ class CalvinSimTest extends SimVertxTest {
 
     /** The explorer's crash options (2 compute nodes, 2 memory nodes), crashing cn{@code seed mod 2}, a 1 ms drain. */
     private static SimOptions crashOwner(final String protocol, final long seed) {
-        return Explorer.crash(Explorer.crashOptions(protocol, seed).memoryNodes(2), (int) (seed % 2)).drainNs(1_000_000);
+        return Explorer.crash(Explorer.crashOptions(protocol, seed).memoryNodes(2), (int) (seed % 2))
+            .drainNs(1_000_000);
     }
 
     /** Seeds of {@link #shouldRecoverTheCrashOfANodeOwningNoPartition} per form (10 to 14). */

@@ -1010,7 +1010,8 @@ final class CalvinNode {
         if (to == null || to.get(id) != s) {
             return; // taken over: the successor answers
         }
-        if (failure != null && !(failure instanceof RpcException r && r.code() >= RpcException.FIRST_APPLICATION_CODE)) {
+        if (failure != null
+            && !(failure instanceof RpcException r && r.code() >= RpcException.FIRST_APPLICATION_CODE)) {
             peerFailed(d, "CALVIN writes of " + Long.toHexString(id) + " to " + names.get(d) + " failed: " + failure);
             return;
         }
