@@ -43,27 +43,27 @@ public final class CalvinModule implements ProtocolModule {
 
     /**
      * Not on cluster nodes yet: every node waits for every other node's batch of each epoch, so a compute node that
-     * dies stops the whole cluster; survivors take over a dead node's epochs and decisions only where the host tells
-     * them of the death and where its input log is (the simulator), and nobody rebuilds a dead node's lock queues
-     * (issue 18).
+     * dies stops the whole cluster; survivors take over a dead node's epochs, decisions and (the one survivor of 2) lock
+     * queues only where the host tells them of the death and where its input log is (the simulator) (issue 18).
      */
     @Override
     public String clusterRefusal(final Protocol protocol) {
         return "a compute node that dies stops every epoch (each node waits for every node's batch); survivors read a "
-            + "dead node's input log only in the simulator (cluster nodes neither tell them of the death nor publish "
-            + "where the log is) and rebuild no dead node's lock queues (issue 18)";
+            + "dead node's input log, and take over its lock queues, only in the simulator (cluster nodes neither tell "
+            + "them of the death nor publish where the log is) (issue 18)";
     }
 
     /**
      * Nor in the simulator, but for the crash of a node that owns no partition (a sequencer and executor only: more
-     * compute nodes than memory nodes) with the input log on: its survivors complete its epochs from its input log
-     * and decide its transactions from its decision records (issue 18 parts 2-4). A node that owns a partition holds
-     * lock queues no survivor rebuilds yet (part 5).
+     * compute nodes than memory nodes), or of either of 2 compute nodes, with the input log on: its survivors complete
+     * its epochs from its input log and decide its transactions from its decision records (issue 18 parts 2-4), and
+     * the one survivor of 2 takes over its lock queues (part 5). An owner with more than one survivor is not taken
+     * over yet.
      */
     @Override
     public String crashRefusal(final Protocol protocol) {
-        return "a compute node that dies stops every epoch (each node waits for every node's batch), and survivors "
-            + "rebuild no dead node's lock queues (issue 18 part 5)";
+        return "a compute node that dies stops every epoch (each node waits for every node's batch), and a dead "
+            + "owner's lock queues are taken over only by the one survivor of 2 compute nodes (issue 18 part 5)";
     }
 
     /**
@@ -84,9 +84,11 @@ public final class CalvinModule implements ProtocolModule {
             return "with log=off no input log says what the dead node's sequencer dispatched, so survivors cannot "
                 + "agree on its epochs (issue 18)";
         }
-        if (crashed < partitions) {
+        if (crashed < partitions && computeNodes != 2) {
             return "cn" + crashed + " owns partition " + crashed + " (a key belongs to compute node partition mod "
-                + computeNodes + "), and survivors rebuild no dead node's lock queues yet (issue 18 part 5); only a "
+                + computeNodes + "), and a dead owner's lock queues are taken over only by the one survivor of 2 "
+                + "compute nodes (issue 18 part 5: with more survivors, their sequencers routing its part to the "
+                + "successor and their executors resending to it are not built); with " + computeNodes + " only a "
                 + "compute node owning none (index >= " + partitions + ", the memory nodes) may crash";
         }
         return null;

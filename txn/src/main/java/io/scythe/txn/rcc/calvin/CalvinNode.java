@@ -60,9 +60,64 @@ final class CalvinNode {
     private List<CalvinTxn> pending = new ArrayList<>();
     /** Transactions this node executes, by id, from submission until finished. */
     private final Map<Long, CalvinTxn> executing = new HashMap<>();
-    /** Transactions this node participates in and that hold locks here, by id. */
-    private final Map<Long, Part> parts = new HashMap<>();
-    private final CalvinLocks<Key, Part> locks = new CalvinLocks<>();
+    /**
+     * A scheduler: the lock queues of one node's partitions and the transactions holding locks there. Each node runs
+     * its own ({@link #mine}); a survivor taking over a dead owner's partitions runs a second one for them
+     * ({@link #adopted}, issue 18 part 5), rebuilt from the total order ({@link Takeover#input}).
+     */
+    private static final class Sched {
+        /** The node whose partitions it schedules. */
+        final int home;
+        /** Transactions participating here and holding (or queued for) locks, by id. */
+        final Map<Long, Part> parts = new HashMap<>();
+        final CalvinLocks<Key, Part> locks = new CalvinLocks<>();
+
+        Sched(final int home) {
+            this.home = home;
+        }
+    }
+
+    private final Sched mine;
+    /** Transactions this node participates in and that hold locks here, by id ({@link #mine}'s). */
+    private final Map<Long, Part> parts;
+    private final CalvinLocks<Key, Part> locks;
+    /** The scheduler of a dead owner's partitions this node took over (issue 18 part 5), or null. */
+    private Sched adopted;
+    /** Decls for a dying owner dispatched while its log is read: scheduled, in order, once it is taken over. */
+    private final Map<Integer, List<Decl>> heldForTakeover = new HashMap<>();
+    /**
+     * What this node's executors sent each live participant and wait for still, by node then transaction id: a
+     * participant's part is over once its records came back (passive) or its writes were acknowledged (active). When
+     * an owner dies, its successor rebuilds its queues from these (issue 18 part 5 (2)) and gets the writes sent to it
+     * again (3).
+     */
+    private final Map<Integer, Map<Long, Sent>> sent = new HashMap<>();
+
+    /** One transaction's part at one live participant, as its executor sees it. */
+    private static final class Sent {
+        final long orderTs;
+        /** What the participant was dispatched (null: not known here, an OLLP first run renamed since). */
+        final Decl decl;
+        /** Keys whose records did not come back yet. */
+        final java.util.Set<Key> missing;
+        /** Its writes there, once sent (null before), at {@link #commitTs}; {@link #done} once acknowledged. */
+        List<Write> writes;
+        long commitTs;
+        io.vertx.core.Promise<Void> done;
+        /** Chunks sent and not acknowledged. */
+        int left;
+        Throwable failure;
+
+        Sent(final long orderTs, final Decl decl) {
+            this.orderTs = orderTs;
+            this.decl = decl;
+            this.missing = new java.util.HashSet<>(decl == null ? List.of() : decl.keys());
+        }
+
+        boolean active() {
+            return decl == null || decl.exclusive().contains(Boolean.TRUE);
+        }
+    }
     private long dispatched;
     /** Batches that came in several chunks, by epoch * nodes + sender, until every chunk is here. */
     private final Map<Long, List<List<Decl>>> chunked = new HashMap<>();
@@ -76,14 +131,6 @@ final class CalvinNode {
      * with no clients catches up in the form its peers use); the RPC form until it knows.
      */
     private boolean rpc = true;
-    /** The one-sided form: write chunks sent to active participants whose done did not come back, by transaction. */
-    private final Map<Long, Awaited> awaiting = new HashMap<>();
-
-    private static final class Awaited {
-        int left;
-        final io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
-        Throwable failure;
-    }
     /**
      * Whether this node writes its batches to its input log before dispatching them ({@link CalvinInputLog}): the
      * form of its transactions says so ({@code log=on}, the default) and its home loop keeps a redo log.
@@ -169,8 +216,10 @@ final class CalvinNode {
      * Node {@code dead} died and is fenced on every memory node (the host's word, on the home loop: the simulator's
      * {@code run.peerDied}, after its recovery): this node reads its input log (issue 18 part 3), completes its epochs
      * from it as every survivor does ({@link Epochs#nodeDied}), and decides its transactions here from its decision
-     * records (part 4). A node that owned keys (locks and reads a partition) is not taken over: its lock queues are
-     * lost with it and no survivor rebuilds them (part 5), so this node gives up naming that.
+     * records (part 4). A node that owned keys (locks and reads a partition) is taken over by its successor
+     * ({@link Takeover#successor}), which runs a second scheduler for its partitions (part 5) when it is the only
+     * survivor; with other survivors (whose sequencers would route to it and whose executors would resend to it) it is
+     * not built, and this node gives up naming that.
      */
     @SuppressWarnings("unchecked")
     private void peerDied(final int dead) {
@@ -178,9 +227,10 @@ final class CalvinNode {
             return;
         }
         final String owned = partitionsOf(dead);
-        if (owned != null) {
-            home.giveUp("CALVIN node " + names.get(dead) + " died owning " + owned + ": survivors taking over its lock "
-                + "queues is not built (issue 18 part 5)");
+        if (owned != null && (deadNodes.size() + 2 != nodes || adopted != null)) {
+            home.giveUp("CALVIN node " + names.get(dead) + " died owning " + owned + ": a survivor takes over a dead "
+                + "owner's lock queues only as the one survivor of two nodes (issue 18 part 5: other survivors' "
+                + "sequencers routing to the successor and their executors resending to it are not built)");
             return;
         }
         dying.add(dead);
@@ -244,6 +294,9 @@ final class CalvinNode {
                 }
             }
         }
+        if (partitionsOf(dead) != null) {
+            adopt(dead);
+        }
         if (epochs.behind()) {
             closeWindow();
         } else {
@@ -262,14 +315,81 @@ final class CalvinNode {
             release(p);
             return;
         }
-        applyWrites(p.decl.id(), d.commitTs(), d.writes().getOrDefault(index, List.of())).onFailure(e -> home.giveUp(
+        applyWrites(p.sched, p.decl.id(), d.commitTs(), d.writes().getOrDefault(p.sched.home, List.of()))
+            .onFailure(e -> home.giveUp(
             "CALVIN node " + names.get(index) + " could not apply dead node " + names.get(p.decl.origin()) + "'s "
                 + "decided transaction " + Long.toHexString(p.decl.id()) + ": " + e));
+    }
+
+    /**
+     * Issue 18 part 5: this node, the dead owner {@code dead}'s successor and the only survivor, runs a second
+     * scheduler for its partitions ({@link #adopted}). Its input in the total order: first what the dead owner had not
+     * finished ({@link Takeover#input}: what this node's executors still wait for from it, and the dead executors'
+     * decisions writing there), then what this node's sequencer dispatched it while its log was read, then (from
+     * {@link #dispatch}) every later part of it. Writes this node's executors sent it and saw no acknowledgement of go
+     * to the rebuilt parts, which apply only what is not installed ({@link Takeover#installed}).
+     */
+    private void adopt(final int dead) {
+        adopted = new Sched(dead);
+        final Map<Long, Sent> owed = sent.getOrDefault(dead, Map.of());
+        final List<Takeover.Pending> live = new ArrayList<>();
+        for (final Map.Entry<Long, Sent> e : owed.entrySet()) {
+            if (e.getValue().decl == null) {
+                home.giveUp("CALVIN node " + names.get(index) + " cannot take over dead node " + names.get(dead)
+                    + ": transaction " + Long.toHexString(e.getKey()) + " (an OLLP first run renamed) waits for it "
+                    + "with no declaration known (issue 18 part 5)");
+                return;
+            }
+            live.add(new Takeover.Pending(e.getValue().orderTs, e.getValue().decl));
+        }
+        final List<Takeover.Pending> input;
+        try {
+            input = Takeover.input(dead, live, deadDecisions.values());
+        } catch (final RuntimeException e) {
+            home.giveUp("CALVIN node " + names.get(index) + " cannot take over dead node " + names.get(dead) + ": "
+                + e.getMessage());
+            return;
+        }
+        sent.remove(dead);
+        for (final Takeover.Pending pending : input) {
+            final Sent s = owed.get(pending.decl().id());
+            final Part p = new Part(pending.decl(), adopted);
+            p.orderTs = pending.orderTs();
+            if (s != null) {
+                p.missing = s.missing;
+                if (s.writes != null) {
+                    p.writesTo(s.commitTs, s.writes);
+                    p.written.future().onComplete(ar -> complete(s, ar.cause()));
+                }
+            }
+            enqueue(p);
+        }
+        for (final Decl decl : heldForTakeover.getOrDefault(dead, List.of())) {
+            enqueue(new Part(decl, adopted));
+        }
+        heldForTakeover.remove(dead);
+    }
+
+    private static void complete(final Sent s, final Throwable failure) {
+        if (failure == null) {
+            s.done.tryComplete();
+        } else {
+            s.done.tryFail(failure);
+        }
     }
 
     /** A transaction at one participant: its keys here and how many locks it still waits for. */
     private static final class Part {
         final Decl decl;
+        final Sched sched;
+        /** Rebuilt by a take-over from before the death: its place in the order (0: not rebuilt). */
+        long orderTs;
+        /** Rebuilt: the keys whose records its executor still waits for (null: all). */
+        java.util.Set<Key> missing;
+        /** In a taken-over scheduler: the writes its executor sent it (null: none yet), applied once it is read. */
+        List<Write> writes;
+        long commitTs;
+        io.vertx.core.Promise<Void> written;
         final boolean active;
         int waiting;
         /** Its records are read here (an active one now waits for its executor's writes). */
@@ -278,9 +398,16 @@ final class CalvinNode {
         boolean writing;
         final Map<Key, Access> read = new LinkedHashMap<>();
 
-        Part(final Decl decl) {
+        Part(final Decl decl, final Sched sched) {
             this.decl = decl;
+            this.sched = sched;
             this.active = decl.exclusive().contains(Boolean.TRUE);
+        }
+
+        void writesTo(final long ts, final List<Write> w) {
+            commitTs = ts;
+            writes = w;
+            written = io.vertx.core.Promise.promise();
         }
 
         @Override
@@ -295,6 +422,9 @@ final class CalvinNode {
         this.names = List.copyOf(context.computeNodes());
         this.nodes = names.size();
         this.epochs = new Epochs<>(nodes);
+        this.mine = new Sched(index);
+        this.parts = mine.parts;
+        this.locks = mine.locks;
         this.logged = new LogChain(why -> home.giveUp(why + " (node " + names.get(index) + ")"));
         peers.handle(CalvinWire.BATCH, this::onBatch);
         peers.handle(CalvinWire.FORWARD, this::onForward);
@@ -438,7 +568,7 @@ final class CalvinNode {
             }
             final boolean log = logging && !txns.isEmpty();
             if (!log && logged.idle()) {
-                dispatch(e, byNode); // nothing to log and no earlier epoch waiting for its log: at once
+                dispatch(e, byNode, txns); // nothing to log and no earlier epoch waiting for its log: at once
                 continue;
             }
             // Logged before anyone (this node included) gets it; epochs dispatched in epoch order.
@@ -446,7 +576,7 @@ final class CalvinNode {
             final Future<Void> written = log ? inputLog().append(e, CalvinInputLog.encode(e, index, byNode),
                 epochs.lowWater(index)) : Future.succeededFuture();
             if (!logged.then(epoch, written, () -> {
-                dispatch(epoch, byNode);
+                dispatch(epoch, byNode, txns);
                 schedule();
             })) {
                 break; // failed at once (no room in the ring): close no later epoch
@@ -459,15 +589,36 @@ final class CalvinNode {
         schedule();
     }
 
-    /** Sends every node its part of this node's batch of {@code epoch} ({@code byNode}), this node's own included. */
-    private void dispatch(final long epoch, final List<List<Decl>> byNode) {
+    /**
+     * Sends every node its part of this node's batch of {@code epoch} ({@code byNode}, of {@code txns}), this node's
+     * own included; a dead owner's part goes to the scheduler that took it over here (or waits for it: issue 18 part
+     * 5), and what each live participant was sent is kept until its part is over ({@link #sent}).
+     */
+    private void dispatch(final long epoch, final List<List<Decl>> byNode, final List<CalvinTxn> txns) {
         for (int d = 0; d < nodes; d++) {
             if (deadNodes.contains(d) || dying.contains(d)) {
-                continue; // it owns no key (else this node gave up): its part is empty
+                for (final Decl decl : byNode.get(d)) { // empty unless it owned keys, which this node takes over
+                    if (adopted != null && adopted.home == d) {
+                        enqueue(new Part(decl, adopted));
+                    } else {
+                        heldForTakeover.computeIfAbsent(d, k -> new ArrayList<>()).add(decl);
+                    }
+                }
+                continue;
             }
             if (d == index) {
                 epochs.receive(index, epoch, byNode.get(d));
             } else {
+                if (!byNode.get(d).isEmpty()) {
+                    final Map<Long, Long> orderOf = new HashMap<>();
+                    for (final CalvinTxn t : txns) {
+                        orderOf.put(t.id(), t.orderTs());
+                    }
+                    final Map<Long, Sent> to = sent.computeIfAbsent(d, k -> new HashMap<>());
+                    for (final Decl decl : byNode.get(d)) {
+                        to.put(decl.id(), new Sent(orderOf.getOrDefault(decl.id(), 0L), decl));
+                    }
+                }
                 dispatched++;
                 for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, epochs.completed(), byNode.get(d),
                     maxPayload())) {
@@ -513,7 +664,7 @@ final class CalvinNode {
             case CalvinWire.FORWARD -> forwarded(in.u64(), CalvinWire.readForward(in));
             case CalvinWire.WRITE -> write(in, e -> inbox.send(from, CalvinWire.DONE, CalvinWire.done(
                 writeId(in), e)));
-            case CalvinWire.DONE -> done(in);
+            case CalvinWire.DONE -> done(from, in);
             default -> home.giveUp("CALVIN message of unknown type 0x" + Integer.toHexString(type) + " from "
                 + names.get(from));
         }
@@ -584,18 +735,27 @@ final class CalvinNode {
         for (List<List<Decl>> epoch = epochs.nextComplete(); epoch != null; epoch = epochs.nextComplete()) {
             for (final List<Decl> batch : epoch) {
                 for (final Decl decl : batch) {
-                    final Part p = new Part(decl);
-                    parts.put(decl.id(), p);
-                    for (int i = 0; i < decl.keys().size(); i++) {
-                        if (!locks.acquire(decl.keys().get(i), p, decl.exclusive().get(i))) {
-                            p.waiting++;
-                        }
-                    }
-                    if (p.waiting == 0) {
-                        ready(p);
-                    }
+                    enqueue(new Part(decl, mine));
                 }
             }
+        }
+    }
+
+    /** Queues {@code p}'s lock requests in its scheduler, after every one queued there before. */
+    private void enqueue(final Part p) {
+        final Decl decl = p.decl;
+        if (p.sched.parts.putIfAbsent(decl.id(), p) != null) {
+            home.giveUp("CALVIN transaction " + Long.toHexString(decl.id()) + " scheduled twice for "
+                + names.get(p.sched.home) + "'s partitions at " + names.get(index));
+            return;
+        }
+        for (int i = 0; i < decl.keys().size(); i++) {
+            if (!p.sched.locks.acquire(decl.keys().get(i), p, decl.exclusive().get(i))) {
+                p.waiting++;
+            }
+        }
+        if (p.waiting == 0) {
+            ready(p);
         }
     }
 
@@ -613,6 +773,10 @@ final class CalvinNode {
             }
             final int executor = p.decl.origin();
             p.readDone = true;
+            if (p.sched != mine) {
+                readyAdopted(p, out);
+                return;
+            }
             if (!p.active) {
                 release(p); // a passive participant is done once its records are read
             }
@@ -663,10 +827,84 @@ final class CalvinNode {
         });
     }
 
+    /**
+     * {@code p}, in the scheduler of a dead owner's partitions taken over here (issue 18 part 5), holds its locks and
+     * read its records: a dead executor's is decided from its decision record; for a live one (this node, the only
+     * survivor), the records its executor still waits for are forwarded (a rebuilt part's must be older than its
+     * place in the order: a later transaction wrote what it read at the dead owner otherwise, which this cannot undo),
+     * then a passive part releases and an active one applies its writes once they are here.
+     */
+    private void readyAdopted(final Part p, final List<Record> out) {
+        final int executor = p.decl.origin();
+        if (deadNodes.contains(executor) || dying.contains(executor)) {
+            if (!p.active) {
+                release(p);
+            } else {
+                decideDead(p);
+            }
+            return;
+        }
+        if (executor != index) {
+            home.giveUp("CALVIN node " + names.get(index) + " took over " + names.get(p.sched.home) + "'s partitions "
+                + "but transaction " + Long.toHexString(p.decl.id()) + " executes at live node " + names.get(executor)
+                + " (issue 18 part 5: only a sole survivor takes over)");
+            return;
+        }
+        final List<Record> forward = new ArrayList<>();
+        for (final Record r : out) {
+            if (p.missing == null || p.missing.contains(r.key())) {
+                if (p.orderTs != 0 && r.version() >= p.orderTs) {
+                    home.giveUp("CALVIN node " + names.get(index) + " took over " + names.get(p.sched.home)
+                        + "'s partitions: transaction " + Long.toHexString(p.decl.id()) + "'s record of " + r.key()
+                        + " was lost with it and a later transaction wrote it since (version "
+                        + Long.toHexString(r.version()) + " at or after its place " + Long.toHexString(p.orderTs)
+                        + "; issue 18 part 5)");
+                    return;
+                }
+                forward.add(r);
+            }
+        }
+        if (!p.active) {
+            release(p);
+        } else if (p.writes != null) {
+            applyTakenOver(p);
+        }
+        if (!forward.isEmpty()) {
+            forwarded(p.decl.id(), forward);
+        }
+    }
+
+    /** Applies the writes a taken-over part {@code p} got, completing its promise. */
+    private void applyTakenOver(final Part p) {
+        applyWrites(p.sched, p.decl.id(), p.commitTs, p.writes).onComplete(ar -> {
+            if (ar.succeeded()) {
+                p.written.tryComplete();
+            } else {
+                p.written.tryFail(ar.cause());
+            }
+        });
+    }
+
+    /** This node's executor's writes of {@code id} for the dead owner whose partitions it took over. */
+    private Future<Void> writeTakenOver(final long id, final long commitTs, final List<Write> writes) {
+        final Part p = adopted.parts.get(id);
+        if (p == null || !p.active || p.writes != null) {
+            return Future.failedFuture(new IllegalStateException("CALVIN writes of transaction "
+                + Long.toHexString(id) + " for " + names.get(adopted.home) + "'s partitions, taken over at "
+                + names.get(index) + ", where it holds no write lock" + (p != null && p.writes != null
+                ? " with no writes yet" : "")));
+        }
+        p.writesTo(commitTs, writes);
+        if (p.readDone) {
+            applyTakenOver(p);
+        }
+        return p.written.future();
+    }
+
     private void release(final Part p) {
-        parts.remove(p.decl.id());
+        p.sched.parts.remove(p.decl.id());
         for (final Key k : p.decl.keys()) {
-            for (final Part q : locks.release(k, p)) {
+            for (final Part q : p.sched.locks.release(k, p)) {
                 if (--q.waiting == 0) {
                     ready(q);
                 }
@@ -691,7 +929,13 @@ final class CalvinNode {
             throw new IllegalStateException("CALVIN records forwarded for transaction " + Long.toHexString(id)
                 + ", which node " + names.get(index) + " does not execute");
         }
-        txn.forwarded(records);
+        for (final Key k : txn.forwarded(records)) { // whole: that participant's part waits for its records no more
+            final Map<Long, Sent> to = sent.get(owner(home, k.table(), k.key(), nodes));
+            final Sent s = to == null ? null : to.get(id);
+            if (s != null && s.missing.remove(k) && s.missing.isEmpty() && !s.active()) {
+                to.remove(id);
+            }
+        }
     }
 
     /**
@@ -729,47 +973,70 @@ final class CalvinNode {
         for (final int d : active) {
             final List<Write> w = writes.getOrDefault(d, List.of());
             if (d == index) {
-                done.add(applyWrites(txn.id(), commitTs, w));
+                done.add(applyWrites(mine, txn.id(), commitTs, w));
+            } else if (adopted != null && adopted.home == d) {
+                done.add(writeTakenOver(txn.id(), commitTs, w)); // a dead owner's partitions, taken over here
             } else {
+                final Sent s = sent.computeIfAbsent(d, k -> new HashMap<>()).computeIfAbsent(txn.id(),
+                    id -> new Sent(commitTs, null));
+                s.commitTs = commitTs;
+                s.writes = w;
+                s.done = io.vertx.core.Promise.promise();
+                done.add(s.done.future());
+                if (dying.contains(d)) {
+                    continue; // its successor gets them once it took over (adopt)
+                }
                 for (final UnsafeBuffer chunk : CalvinWire.write(txn.id(), commitTs, w, maxPayload())) {
+                    s.left++;
                     if (rpc) {
-                        done.add(peers.call(names.get(d), 0, CalvinWire.WRITE, chunk, 0, chunk.capacity()));
+                        peers.call(names.get(d), 0, CalvinWire.WRITE, chunk, 0, chunk.capacity()).onComplete(ar ->
+                            writeDone(d, txn.id(), s, ar.cause()));
                     } else {
-                        final Awaited a = awaiting.computeIfAbsent(txn.id(), id -> new Awaited());
-                        a.left++;
                         inbox.send(d, CalvinWire.WRITE, chunk);
                     }
                 }
             }
         }
-        final Awaited a = awaiting.get(txn.id());
-        if (a != null) {
-            done.add(a.done.future());
-        }
         return Future.all(done).<Void>mapEmpty().andThen(v -> executing.remove(txn.id()));
     }
 
-    /** An active participant wrote one chunk of a transaction's writes (one-sided form). */
-    private void done(final CalvinWire.In in) {
+    /**
+     * A chunk of {@code s}, writes of transaction {@code id} at node {@code d}, was answered ({@code failure} null:
+     * written). A call that failed without an answer (the node died, or will be told dead: issue 18 part 5) is left
+     * to the take-over, which gets the writes to the successor.
+     */
+    private void writeDone(final int d, final long id, final Sent s, final Throwable failure) {
+        final Map<Long, Sent> to = sent.get(d);
+        if (to == null || to.get(id) != s) {
+            return; // taken over: the successor answers
+        }
+        if (failure != null
+            && !(failure instanceof RpcException r && r.code() >= RpcException.FIRST_APPLICATION_CODE)) {
+            peerFailed(d, "CALVIN writes of " + Long.toHexString(id) + " to " + names.get(d) + " failed: " + failure);
+            return;
+        }
+        if (failure != null && s.failure == null) {
+            s.failure = failure;
+        }
+        if (--s.left == 0) {
+            to.remove(id);
+            complete(s, s.failure);
+        }
+    }
+
+    /** An active participant {@code from} wrote one chunk of a transaction's writes (one-sided form). */
+    private void done(final int from, final CalvinWire.In in) {
         final long id = in.u64();
         final String failure = CalvinWire.readDone(in);
-        final Awaited a = awaiting.get(id);
-        if (a == null) {
+        final Map<Long, Sent> to = sent.get(from);
+        final Sent s = to == null ? null : to.get(id);
+        if (s == null || s.done == null) {
             home.giveUp("CALVIN done of transaction " + Long.toHexString(id) + ", which node " + names.get(index)
                 + " does not wait for");
             return;
         }
-        if (failure != null && a.failure == null) {
-            a.failure = new IllegalStateException(failure);
-        }
-        if (--a.left == 0) {
-            awaiting.remove(id);
-            if (a.failure == null) {
-                a.done.complete();
-            } else {
-                a.done.fail(a.failure);
-            }
-        }
+        writeDone(from, id, s, failure == null ? null : new RpcException(RpcException.FIRST_APPLICATION_CODE,
+            failure));
     }
 
     private void onWrite(final RpcRequest request, final RpcResponder responder) {
@@ -815,7 +1082,7 @@ final class CalvinNode {
             w.acks().forEach(a -> a.accept(e));
             return;
         }
-        applyWrites(id, commitTs, whole).onComplete(ar -> w.acks().forEach(a -> a.accept(ar.cause())));
+        applyWrites(mine, id, commitTs, whole).onComplete(ar -> w.acks().forEach(a -> a.accept(ar.cause())));
     }
 
     /**
@@ -824,20 +1091,22 @@ final class CalvinNode {
      * place, or, for a key not in the index, creates it by an INSERT RPC to its memory node without a lock word
      * ({@code InsertLock.NONE}: this node's lock on the key is the lock) and then installs its version with the rest.
      */
-    private Future<Void> applyWrites(final long id, final long commitTs, final List<Write> writes) {
-        final Part p = parts.get(id);
+    private Future<Void> applyWrites(final Sched sched, final long id, final long commitTs,
+                                     final List<Write> decided) {
+        final Part p = sched.parts.get(id);
         if (p == null || !p.active || p.writing) {
             return Future.failedFuture(new IllegalStateException("CALVIN writes of transaction "
                 + Long.toHexString(id) + ", which holds no write lock at " + names.get(index)
                 + (p != null && p.writing ? " not being written already" : "")));
         }
         p.writing = true;
+        final List<Write> writes = sched == mine ? decided : notInstalled(p, commitTs, decided);
         // Every write checked before any is applied (an INSERT RPC sent cannot be taken back); a refused set changes
         // nothing and releases the locks, since its executor gives up and later transactions must not wait forever.
         for (final Write w : writes) {
             final Access read = p.read.get(w.key());
             final int at = p.decl.keys().indexOf(w.key());
-            final boolean present = read != null && !read.deleted;
+            final boolean present = read != null && !read.deleted && (sched == mine || w.kind() != CalvinWire.INSERT);
             if (at < 0 || !p.decl.exclusive().get(at) || (w.kind() == CalvinWire.INSERT) == present) {
                 release(p);
                 return Future.failedFuture(new IllegalStateException("CALVIN " + kindName(w.kind()) + " of "
@@ -864,6 +1133,10 @@ final class CalvinNode {
                 accesses.add(Future.succeededFuture(changed(read, w, commitTs, read.readVersion)));
             }
         }
+        if (accesses.isEmpty()) {
+            release(p); // all of it installed already (a taken-over part the dead owner wrote)
+            return Future.succeededFuture();
+        }
         return Future.all(accesses).compose(all -> {
             final Map<String, List<Access>> byNode = new LinkedHashMap<>();
             for (final Future<Access> a : accesses) {
@@ -872,6 +1145,23 @@ final class CalvinNode {
             return io.scythe.txn.onesided.WriteSet.postPerNode(home, byNode, (batch, a) ->
                 io.scythe.txn.onesided.WriteSet.addWrites(batch, a, a.address(), a.rkey()));
         }).andThen(v -> release(p));
+    }
+
+    /**
+     * Of the writes {@code decided} at {@code commitTs} for taken-over part {@code p} (issue 18 part 5 (3)), those its
+     * records read under the new lock do not show installed ({@link Takeover#installed}): the dead owner may have
+     * written some before it died. An insert whose key is present but not at its version (the dead owner's INSERT RPC
+     * created it, its version not installed) is applied as a revival would be, over the record read.
+     */
+    private static List<Write> notInstalled(final Part p, final long commitTs, final List<Write> decided) {
+        final List<Write> left = new ArrayList<>(decided.size());
+        for (final Write w : decided) {
+            final Access read = p.read.get(w.key());
+            if (read == null || !Takeover.installed(read.readVersion, commitTs)) {
+                left.add(w);
+            }
+        }
+        return left;
     }
 
     /** {@code a} changed by {@code w} (its new value, tombstone or revival) at the version after {@code readVersion}. */
@@ -915,8 +1205,19 @@ final class CalvinNode {
         if (writing.partial() > 0 || !chunked.isEmpty()) {
             left.add((writing.partial() + chunked.size()) + " messages partly received");
         }
-        if (!awaiting.isEmpty()) {
-            left.add(awaiting.size() + " transactions waiting for their writes to be done");
+        int owed = 0;
+        for (final Map<Long, Sent> to : sent.values()) {
+            owed += to.size();
+        }
+        if (owed > 0) {
+            left.add(owed + " transactions' parts at participants not over (records or writes awaited)");
+        }
+        if (adopted != null && (adopted.locks.queued() > 0 || !adopted.parts.isEmpty())) {
+            left.add(adopted.locks.queued() + " keys with lock requests queued and " + adopted.parts.size()
+                + " transactions holding locks in the scheduler taken over from " + names.get(adopted.home));
+        }
+        if (!heldForTakeover.isEmpty()) {
+            left.add("decls held for a take-over that never came");
         }
         if (inbox.backlog() > 0) {
             left.add(inbox.backlog() + " one-sided messages waiting for a slot");

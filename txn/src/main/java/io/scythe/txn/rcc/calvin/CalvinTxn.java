@@ -369,12 +369,22 @@ final class CalvinTxn implements Txn {
         this.orderTs = ts;
     }
 
-    /** Records of it arrived from a participant (all of its keys there, or some). Home loop. */
-    void forwarded(final List<Record> records) {
+    /** Its place in the total order (0: not sequenced yet). */
+    long orderTs() {
+        return orderTs;
+    }
+
+    /**
+     * Records of it arrived from a participant (all of its keys there, or some); the keys whose records are whole
+     * now. Home loop.
+     */
+    List<Key> forwarded(final List<Record> records) {
+        final List<Key> whole = new ArrayList<>(records.size());
         for (final Record r : records) {
-            final Record whole = pieces.add(r);
-            if (whole != null) {
-                forwarded.add(whole);
+            final Record w = pieces.add(r);
+            if (w != null) {
+                forwarded.add(w);
+                whole.add(w.key());
                 forwardsLeft--;
             }
         }
@@ -382,6 +392,7 @@ final class CalvinTxn implements Txn {
             final List<Record> all = List.copyOf(forwarded);
             lane.executor().execute(() -> deliver(all));
         }
+        return whole;
     }
 
     /** Every record arrived: the reads complete (or, when it was aborted meanwhile, its locks are released). */

@@ -12,12 +12,13 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Issue 18 part 5's rules for taking over a dead partition owner, sans-IO and NOT wired yet (a node owning a
- * partition may still not crash: {@link CalvinModule#crashRefusal}): which survivor takes the dead node's partitions
+ * Issue 18 part 5's rules for taking over a dead partition owner, sans-IO, wired by {@link CalvinNode} for the one
+ * survivor of 2 compute nodes (with more survivors an owner may not crash: {@link CalvinModule#crashRefusal}): which
+ * survivor takes the dead node's partitions
  * over ({@link #successor}, and {@link #owner} for a key's home), the successor's input from before the death in the
  * total order ({@link #input}), and whether a write decided for one of them is already installed there, read under
  * the new owner's lock ({@link #installed}).
- * What the wiring still needs is in the package doc.
+ * What the wiring does, and what it still lacks, is in the package doc.
  */
 final class Takeover {
     private Takeover() {
