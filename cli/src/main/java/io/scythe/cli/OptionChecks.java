@@ -242,7 +242,7 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
 
     static final class SimWorkloads extends Names {
         SimWorkloads() {
-            super("smallbank", "ycsb", "tpcc", "phantom", "churn", "lock", "cas", "blink", "tso", "all");
+            super("smallbank", "ycsb", "tatp", "tpcc", "phantom", "churn", "lock", "cas", "blink", "tso", "all");
         }
     }
 

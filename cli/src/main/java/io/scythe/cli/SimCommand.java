@@ -43,7 +43,7 @@ import java.util.concurrent.Callable;
             + "serializability, and prints each failing seed with the command that replays it."})
 public final class SimCommand implements Callable<Integer> {
     @Accepts(names = OptionChecks.SimWorkloads.class)
-    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tpcc, phantom, churn (KeyChurnSpec: inserts, deletes, absent keys), lock (Fig. 27: "
+    @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tatp (TatpSpec, --subscribers, --mix), tpcc, phantom, churn (KeyChurnSpec: inserts, deletes, absent keys), lock (Fig. 27: "
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
         + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform), blink "
         + "(SELCC Fig. 17: YCSB lookups and updates, --write-ratio of them updates, through a B-link tree of --records "
@@ -154,8 +154,8 @@ public final class SimCommand implements Callable<Integer> {
     double theta;
 
     @Accepts(value = "a SmallBank mix (checked by the workload)")
-    @Option(names = "--mix", defaultValue = "standard", description = "SmallBank mix: standard, scythe or deposits "
-        + "(default: ${DEFAULT-VALUE}).")
+    @Option(names = "--mix", defaultValue = "standard", description = "SmallBank mix: standard, scythe or deposits; "
+        + "TATP mix: standard (7 types) or read-update (default: ${DEFAULT-VALUE}).")
     String mix;
 
     @Accepts(min = "0", max = "10")
@@ -181,6 +181,11 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(min = "1")
     @Option(names = "--records", defaultValue = "100000", description = "YCSB records (default: ${DEFAULT-VALUE}).")
     long records;
+
+    @Accepts(min = "1")
+    @Option(names = "--subscribers", defaultValue = "100000",
+        description = "[tatp] TATP subscribers (default: ${DEFAULT-VALUE}, FORD's; Lotus's is 3M).")
+    long subscribers;
 
     @Accepts(min = "64")
     @Option(names = "--line-bytes", defaultValue = "2048", description = "[blink] Bytes of a global cache line (a "
@@ -834,6 +839,8 @@ public final class SimCommand implements Callable<Integer> {
                 return new SmallBankSpec(accounts, zipfTheta, mix);
             case "ycsb":
                 return new YcsbSpec(records, zipfTheta, ops, writeRatio);
+            case "tatp": // --mix standard (the spec's seven types) or read-update, as scythe bench's
+                return new io.scythe.bench.workload.TatpSpec(subscribers, mix, seed);
             case "blink":
                 return io.scythe.sim.TreeSim.Spec.sized(records, lineBytes, memoryNodes);
             case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
@@ -849,7 +856,7 @@ public final class SimCommand implements Callable<Integer> {
                     workload), keys);
             default:
                 throw new IllegalArgumentException("unknown workload '" + workload + "'; the simulator runs smallbank, "
-                    + "ycsb, tpcc, phantom, churn, lock or cas");
+                    + "ycsb, tatp, tpcc, phantom, churn, lock or cas");
         }
     }
 }

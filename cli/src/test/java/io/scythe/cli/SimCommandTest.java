@@ -45,6 +45,22 @@ class SimCommandTest {
     }
 
     @Test
+    void shouldRunTatpWithItsSubscribersAndKeepItsConservedRows(@TempDir final Path dir) throws Exception {
+        final StringWriter out = new StringWriter();
+        final int code = run(out, new StringWriter(), "sim", "--workload", "tatp", "--subscribers", "500",
+            "--protocols", "ford-occ", "--cns", "1", "--loops", "1", "--clients", "2", "--mns", "2", "--duration",
+            "100us", "--seed", "3", "--out", dir.toString());
+        assertThat(code).as(out.toString()).isZero();
+        final JsonObject results = new JsonObject(Files.readString(dir.resolve("results.json")));
+        assertThat(results.getString("workload")).isEqualTo("tatp");
+        final JsonObject run = results.getJsonArray("runs").getJsonObject(0);
+        assertThat(run.getLong("subscribers")).isEqualTo(500);
+        assertThat(run.getLong("committed")).isPositive();
+        assertThat(run.getBoolean("invariants_ok")).isTrue();
+        assertThat(run.getJsonObject("conserved").getString("quantity")).isEqualTo("call_forwarding_rows");
+    }
+
+    @Test
     void shouldRunReplicasSideBySideWithOneSidedLookupsAndCompareEveryBackup(@TempDir final Path dir)
         throws Exception {
         final StringWriter out = new StringWriter();

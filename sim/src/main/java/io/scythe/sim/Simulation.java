@@ -93,6 +93,13 @@ public final class Simulation {
     private static final long ROUTE_SEED_SALT = 0x6A09E667F3BCC909L;
     /** Salt of the shard mover's stream. */
     private static final long MOVE_SEED_SALT = 0xBB67AE8584CAA73BL;
+
+    /**
+     * Wall-clock bound on opening a ring over the event bus, which every ring does before virtual time starts: at
+     * Lotus's topology (9 CNs x 10 loops, 3 MNs) on a machine at load 30-50 the default 10 s ran out (mn0's and a CN
+     * peer's open timed out, so the run failed before its first event). Not a virtual-time bound: runs are unchanged.
+     */
+    static final long SETUP_OPEN_TIMEOUT_MS = 120_000;
     private final Histogram latencyNs = new Histogram(3_600_000_000_000L, 3);
     private final Map<String, long[]> committedByType = new TreeMap<>();
     private final List<HistoryListener> listeners = new ArrayList<>();
@@ -365,7 +372,8 @@ public final class Simulation {
             // per memory node would dominate a short simulated run); the ring geometry itself is the default.
             final int cnLoopCount = options.computeNodes() * options.loopsPerComputeNode();
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
-                .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
+                .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1))
+                .openTimeoutMs(SETUP_OPEN_TIMEOUT_MS);
             if (options.faults().crashMn() != Faults.NO_CRASH) {
                 // Refused by SimOptions#validate for a protocol that does not handle it. A request the dead node took is never answered: compute nodes' calls get a bound.
                 rrpcOptions.callTimeoutNs(options.faults().mnCallTimeoutNs());
@@ -441,7 +449,8 @@ public final class Simulation {
             bridgeOn(loop);
             final Nic nic = fabric.attachNow(node);
             final RpcServer server = new RpcServer(vertx, nic, rrpcOptions);
-            final RrpcClient toService = new RrpcClient(vertx, nic, new RrpcOptions().maxReplyRings(1));
+            final RrpcClient toService = new RrpcClient(vertx, nic, new RrpcOptions().maxReplyRings(1)
+                .openTimeoutMs(SETUP_OPEN_TIMEOUT_MS));
             rrpcClients.add(toService);
             final io.scythe.tso.TsoProxy proxy = new io.scythe.tso.TsoProxy(node, counter,
                 () -> toService.oneSided(tsoNode));
@@ -502,7 +511,8 @@ public final class Simulation {
             if (peerSetUp == null) { // unless a test set peers up itself (peers)
                 // Its bound is wall-clock time opening rings before time starts; in virtual time it is far beyond a
                 // run (these modules' compute nodes are never crashed yet).
-                peerOptions = io.scythe.txn.ComputeNodePeers.options(cnModule, protocol);
+                peerOptions = io.scythe.txn.ComputeNodePeers.options(cnModule, protocol)
+                    .openTimeoutMs(SETUP_OPEN_TIMEOUT_MS);
                 peerSetUp = p -> { };
             }
             everyLoopPair = everyLoop;
