@@ -77,8 +77,9 @@ public final class ChaosCommand implements Callable<Integer> {
 
     @Accepts(names = OptionChecks.ChaosProtocols.class)
     @Option(names = "--protocol", defaultValue = "scythe", description = "scythe, scythe-occ, ford-occ, farm-occ "
-        + "(protocols with a redo log), lotus (its locks on compute nodes), rcc-nowait, rcc-waitdie, rcc-occ, "
-        + "rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, selcc-to or sel-2pl "
+        + "(protocols with a redo log), lotus (its locks on compute nodes), motor (Lotus's baseline), rcc-nowait, "
+        + "rcc-waitdie, rcc-occ, rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, "
+        + "selcc-to or sel-2pl "
         + "(SELCC's latches; default: ${DEFAULT-VALUE}).")
     String protocol;
 
