@@ -82,8 +82,11 @@
  * the record's T_commit gets the commit's version in its victim cell (an insert's CVT is marked not written), one whose
  * newest is at or above it is left (landed; or the old primary had released the lock, every copy then holding the
  * cell, and later commits wrote since). Checked: {@code CnRecoveryTest#shouldSettleAMotorCommitIntoThePromotedCopysCvt}
- * (before: the promoted copy's newest cell an older version than its home). The simulator's memory-node crash stays
- * refused for Motor, as for FORD ({@code ProtocolModule#memoryNodeCrashRefusal}).
+ * (before: the promoted copy's newest cell an older version than its home). A replacement memory node rejoins: the
+ * re-replication copies each object's room too (CVT and records, {@code ReReplicator}; Motor's commits lock the
+ * primary's header with the CAS word, so its copy-then-verify holds):
+ * {@code CnRecoveryTest#shouldReReplicateARejoiningMemoryNodesMotorCvtsWhileTransfersRun}. The simulator's memory-node
+ * crash stays refused for Motor, as for FORD ({@code ProtocolModule#memoryNodeCrashRefusal}).
  *
  * <p><b>Cluster nodes</b> run it ({@code scythe cluster --protocol motor}, {@code scythe chaos --protocol motor}):
  * its compute nodes do not message each other, so a dead one leaves only its CAS words and redo records on the memory
