@@ -77,10 +77,10 @@ public final class ChaosCommand implements Callable<Integer> {
 
     @Accepts(names = OptionChecks.ChaosProtocols.class)
     @Option(names = "--protocol", defaultValue = "scythe", description = "scythe, scythe-occ, ford-occ, farm-occ "
-        + "(protocols with a redo log), lotus (its locks on compute nodes), rcc-nowait, rcc-waitdie, rcc-occ, "
-        + "rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, selcc-to, sel-2pl "
-        + "(SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the backups; not with "
-        + "--mn-faults) (default: ${DEFAULT-VALUE}).")
+        + "(protocols with a redo log), lotus (its locks on compute nodes), motor (Lotus's baseline), rcc-nowait, "
+        + "rcc-waitdie, rcc-occ, rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, "
+        + "selcc-to, sel-2pl (SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the "
+        + "backups; not with --mn-faults) (default: ${DEFAULT-VALUE}).")
     String protocol;
 
     @Accepts(min = "1", max = "10000")

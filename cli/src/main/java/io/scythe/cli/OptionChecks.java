@@ -194,13 +194,14 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
     }
 
     /**
-     * What {@code scythe chaos} runs: the redo-log protocols, Lotus (its locks on compute nodes, issue 19), and RCC's
+     * What {@code scythe chaos} runs: the redo-log protocols, Lotus (its locks on compute nodes, issue 19), its Motor
+     * baseline (FORD's CAS words, a dead node's commits rolled into the CVTs by its lock kind), and RCC's
      * five lock-based protocols (their coordinator logs and dead-node step, issue 18; CALVIN has no input log).
      */
     static final class ChaosProtocols extends Names {
         ChaosProtocols() {
-            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "rcc-waitdie", "rcc-mvcc", "rcc-nowait",
-                "rcc-occ", "rcc-sundial", "selcc-2pl", "selcc-occ", "selcc-to", "sel-2pl", "aurogon");
+            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "motor", "rcc-waitdie", "rcc-mvcc",
+                "rcc-nowait", "rcc-occ", "rcc-sundial", "selcc-2pl", "selcc-occ", "selcc-to", "sel-2pl", "aurogon");
         }
     }
 

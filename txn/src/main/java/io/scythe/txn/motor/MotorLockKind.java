@@ -129,18 +129,79 @@ public final class MotorLockKind implements LockKind {
             if (MotorCvt.holds(image, max, n, commitVersion)) {
                 return new MotorCvt.Writes(); // its doorbell wrote the cell (and the backups' before it)
             }
-            final boolean deleted = (op & RedoRecordDescriptor.OP_DELETE) != 0;
-            DirectBuffer newValue = value;
-            int length = valueLength;
-            if ((op & RedoRecordDescriptor.OP_VALUE) == 0 && !deleted) { // flags only (a revival): the home's value
-                length = image.getInt(ObjectLayout.VALUE_LENGTH_OFFSET);
-                newValue = new UnsafeBuffer(image, ObjectLayout.VALUE_OFFSET, length);
-            }
-            // A written CVT of a live object that was not inserted is its key's (an insert's is written whole or marked
-            // not written), so its victim is the commit's.
-            return MotorCvt.intoVictim(image, max, n, Cvt.victim(image, at), deleted, newValue, length,
-                commitVersion);
+            return intoVictim(image, max, n, op, commitVersion, value, valueLength);
         });
+    }
+
+    /**
+     * The writes of the entry's new version into the victim cell of the written CVT in {@code image} (header, home and
+     * CVT of a copy, nothing else writing it): a delete an empty deleted record, flags only (a revival) the home's
+     * value, else {@code value}.
+     */
+    private static MotorCvt.Writes intoVictim(final DirectBuffer image, final int max, final int n, final int op,
+                                              final long commitVersion, final DirectBuffer value,
+                                              final int valueLength) {
+        final boolean deleted = (op & RedoRecordDescriptor.OP_DELETE) != 0;
+        DirectBuffer newValue = value;
+        int length = valueLength;
+        if ((op & RedoRecordDescriptor.OP_VALUE) == 0 && !deleted) { // flags only (a revival): the home's value
+            length = image.getInt(ObjectLayout.VALUE_LENGTH_OFFSET);
+            newValue = new UnsafeBuffer(image, ObjectLayout.VALUE_OFFSET, length);
+        }
+        // A written CVT of a live object that was not inserted is its key's (an insert's is written whole or marked
+        // not written), so its victim is the commit's.
+        return MotorCvt.intoVictim(image, max, n, Cvt.victim(image, MotorCvt.at(max)), deleted, newValue, length,
+            commitVersion);
+    }
+
+    /**
+     * Settles the CVT of one copy of an object whose primary failed over (after the shared settling wrote its home):
+     * READs its header, home and CVT; a written CVT whose newest cell is below {@code commitVersion} misses the
+     * commit's cell, which goes into its victim as the write-back would have put it (an insert's CVT is marked not
+     * written, as {@link #finishPrimary} does). Not the home's version: a copy's backup doorbell (home, then record and
+     * cell) may have been cut after its home. Newest, not {@link MotorCvt#holds}: once the old primary released the
+     * commit's lock every copy had its cell, and a later commit may since have overwritten that cell with a newer
+     * version; before the release nobody else wrote the copies, so a newest cell below {@code commitVersion} means
+     * the commit's never landed (later commits' T_commit are larger: taken under the lock after its release). Every
+     * copy was identical before the commit, so each picks the same victim and check value. A CVT never written is
+     * left so (the package doc's deviation: the home is then its one version). Exactly once: settling again finds the
+     * cell.
+     */
+    @Override
+    public Future<Void> settleCopy(final TxnRuntime runtime, final Catalog.Replica copy, final long pointer,
+                                   final int op, final long commitVersion, final DirectBuffer value,
+                                   final int valueLength) {
+        if (op == 0) {
+            return Future.succeededFuture();
+        }
+        final int max = copy.descriptor().schema().maxValueBytes();
+        final int at = MotorCvt.at(max);
+        final long address = ObjectLayout.addressOf(pointer);
+        final int rkey = copy.descriptor().objects().rkey();
+        final UnsafeBuffer head = new UnsafeBuffer(new byte[at + Cvt.HEADER_BYTES]);
+        return runtime.channel(copy.node()).compose(ch -> ch.read(address, rkey, head, 0, head.capacity())
+            .compose(v -> {
+                if (!Cvt.written(head, at)) {
+                    return Future.<Void>succeededFuture();
+                }
+                final int n = Cvt.versions(head, at);
+                final UnsafeBuffer image = new UnsafeBuffer(new byte[MotorCvt.readBytes(max, n)]);
+                return ch.read(address, rkey, image, 0, image.capacity()).compose(r -> {
+                    final int newest = Cvt.newest(image, at);
+                    if (newest != Cvt.NONE && Cvt.version(image, at, newest) >= commitVersion) {
+                        return Future.<Void>succeededFuture(); // landed (or a later commit's, after its release)
+                    }
+                    final MotorCvt.Writes writes = (op & RedoRecordDescriptor.OP_INSERTED) != 0
+                        ? MotorCvt.unwritten(max) : intoVictim(image, max, n, op, commitVersion, value, valueLength);
+                    final Doorbell batch = ch.doorbell();
+                    writes.add(batch, address, rkey);
+                    return batch.post().<Void>mapEmpty();
+                });
+            }).onFailure(e -> {
+                if (!Refusal.forNow(e)) {
+                    runtime.forgetChannel(copy.node(), ch);
+                }
+            }));
     }
 
     /** {@code writes} on every serving backup, one doorbell each, all completed (a real failure before a refusal). */

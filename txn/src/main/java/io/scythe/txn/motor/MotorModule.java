@@ -10,14 +10,13 @@ import java.util.List;
  * Motor (package doc) as a protocol module ({@code motor}; {@code motor:versions=N} keeps N versions per record,
  * default {@link MotorCvt#DEFAULT_VERSIONS} as in Lotus's evaluation, Motor's own SmallBank 3). Its lock is FORD's CAS
  * word ({@link CasLockModule}: the memory-node step and the end-of-run probe), its redo records' lock kind
- * {@link MotorLockKind} (recovery rolls a decided commit into the CVT too).
+ * {@link MotorLockKind} (recovery rolls a decided commit into the CVT too, and settles a promoted copy's CVT after a
+ * memory node's failover). Cluster nodes run it (no compute-node peers: nothing of a dead node lives on the others; the
+ * cluster's recovery duty rolls its redo records forward through that lock kind, as the embedded cluster does).
  */
 public final class MotorModule extends CasLockModule {
     /** Motor with {@link MotorCvt#DEFAULT_VERSIONS} versions per record. */
     public static final Protocol MOTOR = motor("motor", MotorCvt.DEFAULT_VERSIONS);
-
-    static final String CLUSTER_REFUSAL = "motor does not run on cluster nodes yet (issue 19): its crash recovery "
-        + "(MotorLockKind) is checked in the simulator and the embedded cluster only";
 
     private static Protocol motor(final String name, final int versions) {
         return new CvtProtocol(name, versions, false, (runtime, hint) -> new MotorTxn(runtime, versions),
@@ -59,10 +58,5 @@ public final class MotorModule extends CasLockModule {
     @Override
     public List<io.scythe.txn.spi.LockKind> lockKinds() {
         return List.of(MotorLockKind.INSTANCE);
-    }
-
-    @Override
-    public String clusterRefusal(final Protocol protocol) {
-        return CLUSTER_REFUSAL;
     }
 }

@@ -76,8 +76,21 @@
  * version from a cell), {@code MotorSimTest#shouldRollACrashedNodesCommitIntoTheCvt} (explorer seed 21), and {@code
  * scythe sim --explore 250 --seed 1 --crashes --workload W --protocols motor} (README).
  *
- * <p><b>Not implemented</b> (issue 19; refused with one line naming it): cluster nodes ({@code
- * MotorModule#clusterRefusal}: the recovery is checked in the simulator and the embedded cluster only); memory-node
- * failover (refused by default; the settling of a promoted copy, {@code CnRecovery#settlePromoted}, writes homes only).
+ * <p><b>Memory-node failover</b> (cluster mode's; issue 19): a decided commit whose primary failed over is settled
+ * onto the promoted copy and every serving backup by versions ({@code CnRecovery#settlePromoted}: the homes), and then
+ * the CVT of each copy by {@link io.scythe.txn.motor.MotorLockKind#settleCopy}: a written CVT whose newest cell is below
+ * the record's T_commit gets the commit's version in its victim cell (an insert's CVT is marked not written), one whose
+ * newest is at or above it is left (landed; or the old primary had released the lock, every copy then holding the
+ * cell, and later commits wrote since). Checked: {@code CnRecoveryTest#shouldSettleAMotorCommitIntoThePromotedCopysCvt}
+ * (before: the promoted copy's newest cell an older version than its home). A replacement memory node rejoins: the
+ * re-replication copies each object's room too (CVT and records, {@code ReReplicator}; Motor's commits lock the
+ * primary's header with the CAS word, so its copy-then-verify holds):
+ * {@code CnRecoveryTest#shouldReReplicateARejoiningMemoryNodesMotorCvtsWhileTransfersRun}. The simulator's memory-node
+ * crash stays refused for Motor, as for FORD ({@code ProtocolModule#memoryNodeCrashRefusal}).
+ *
+ * <p><b>Cluster nodes</b> run it ({@code scythe cluster --protocol motor}, {@code scythe chaos --protocol motor}):
+ * its compute nodes do not message each other, so a dead one leaves only its CAS words and redo records on the memory
+ * nodes, which the cluster's recovery duty ({@code RecoveryDuty}) rolls forward through the same lock kind (homes and
+ * CVT cells of every copy, exactly once) before the memory nodes free its CAS words.
  */
 package io.scythe.txn.motor;

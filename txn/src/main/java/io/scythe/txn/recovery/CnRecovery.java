@@ -470,7 +470,7 @@ public final class CnRecovery {
             // The op word names the copy; the record's epoch (checked above) its term as primary.
             final long[] copies = serving.servingPointers(pointer, backupPointers);
             if (writtenPrimary != serving.primaryCopy()) {
-                return settlePromoted(serving, op, version, value, copies)
+                return settlePromoted(serving, kind, op, version, value, copies)
                     .map(installed -> counted(installed, tally, txnId, index));
             }
             final long[] backups = java.util.Arrays.copyOfRange(copies, 1, copies.length);
@@ -576,14 +576,15 @@ public final class CnRecovery {
      * it). The copies are blocked meanwhile ({@code Catalog#blocked}) and the committer fenced, so nothing else
      * writes them; settling again finds every copy at or above {@code version} and applies nothing (exactly once).
      * This needs a commit version above the version under the lock (a timestamp taken after the locks, or FORD's
-     * read version + 1); a protocol whose records carry version 0 cannot be settled so, and is refused.
+     * read version + 1); a protocol whose records carry version 0 cannot be settled so, and is refused. What the lock
+     * kind keeps beside the header (Motor's CVT cells) is settled after each copy's home ({@link LockKind#settleCopy}).
      *
      * @param servingPointers where the object is on each serving copy, primary first
      *                        ({@link Catalog.Serving#servingPointers}; 0: a copy that joined after the record)
      * @return the version installed, or -1 when every copy had it (or the entry wrote nothing: a lock only)
      */
-    private Future<Long> settlePromoted(final Catalog.Serving serving, final int op, final long version,
-                                        final UnsafeBuffer value, final long[] servingPointers) {
+    private Future<Long> settlePromoted(final Catalog.Serving serving, final LockKind kind, final int op,
+                                        final long version, final UnsafeBuffer value, final long[] servingPointers) {
         if (op == 0) {
             return Future.succeededFuture(-1L); // a lock held, nothing written: the promoted copy has no lock
         }
@@ -599,7 +600,10 @@ public final class CnRecovery {
         final List<Future<Long>> settled = new ArrayList<>(copies.size());
         for (int i = 0; i < copies.size(); i++) {
             if (servingPointers[i] != 0) { // 0: a copy that did not serve when the record was written
-                settled.add(settleCopy(runtime, copies.get(i), servingPointers[i], op, version, value));
+                final Catalog.Replica copy = copies.get(i);
+                final long pointer = servingPointers[i];
+                settled.add(settleCopy(runtime, copy, pointer, op, version, value).compose(installed -> kind
+                    .settleCopy(runtime, copy, pointer, op, version, value, value.capacity()).map(installed)));
             }
         }
         return Future.join(settled).transform(ar -> { // every copy's verbs ended, an in-doubt one preferred (review)

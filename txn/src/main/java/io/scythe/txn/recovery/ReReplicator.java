@@ -58,6 +58,8 @@ public final class ReReplicator {
     }
 
     private final TxnRuntime runtime;
+    /** The protocol whose objects are copied: its {@code objectRoom} (Motor's CVT and records) is copied too. */
+    private final io.scythe.txn.Protocol protocol;
     private long keys;
     private long retries;
     private java.util.function.BiFunction<String, Long, Future<Void>> beforeWrite = (table, key) ->
@@ -65,12 +67,13 @@ public final class ReReplicator {
 
     /**
      * The protocols whose commits hold their lock in the primary object's header (a Takeout ticket or a CAS word)
-     * while they write the backups: R2 sees such a commit. Protocols that lock elsewhere (lock tables on memory or
-     * compute nodes, SELCC's latches and cached lines) could write the new copy with the primary still reading
-     * "unlocked, same version", so the copy is refused for them.
+     * while they write the backups: R2 sees such a commit. Motor's too (the CAS word; what it keeps beyond the value,
+     * its CVT, is the protocol's {@code objectRoom}, copied in W from R1's image). Protocols that lock elsewhere
+     * (lock tables on memory or compute nodes, SELCC's latches and cached lines) could write the new copy with the
+     * primary still reading "unlocked, same version", so the copy is refused for them.
      */
     public static final java.util.Set<String> HEADER_LOCKED = java.util.Set.of("scythe", "scythe-occ", "ford-occ",
-        "farm-occ");
+        "farm-occ", "motor");
 
     /** A copier for {@code protocol}'s objects on {@code runtime}'s loop; refused unless it is {@link #HEADER_LOCKED}. */
     public ReReplicator(final TxnRuntime runtime, final String protocol) {
@@ -80,6 +83,7 @@ public final class ReReplicator {
                 + "), not " + protocol + ": its commits lock elsewhere, so a copy could miss one");
         }
         this.runtime = runtime;
+        this.protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(protocol);
     }
 
     /**
@@ -167,7 +171,9 @@ public final class ReReplicator {
         }
         final RemoteTable primary = runtime.remote(p);
         final int maxValue = p.descriptor().schema().maxValueBytes();
-        final UnsafeBuffer image = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES + maxValue]);
+        final int room = protocol.objectRoom(p.descriptor().schema());
+        final UnsafeBuffer image = new UnsafeBuffer(new byte[room == 0 ? ObjectLayout.HEADER_BYTES + maxValue
+            : ObjectLayout.slotBytes(maxValue) + room]);
         return primary.lookupRpc(key).compose(pointer -> {
             if (pointer == 0) {
                 return Future.succeededFuture(); // freed on the primary since the page was listed: nothing to copy
@@ -183,16 +189,20 @@ public final class ReReplicator {
                     }
                     return beforeWrite.apply(io.scythe.storage.BackupTables.primaryName(p.descriptor().schema()), key)
                         .compose(x -> runtime.remote(copy).locateBackup(key, runtime.lookupMode()))
-                        .compose(at -> write(copy, at, image, length))
+                        .compose(at -> write(copy, at, image, length, maxValue, room))
                         .compose(x -> verify(p, address, rkey, image))
                         .compose(same -> same ? Future.succeededFuture() : copyKey(p, copy, key, tries + 1));
                 });
         });
     }
 
-    /** W: the primary's image at {@code pointer} of the new copy, lock words zero, no older version. */
+    /**
+     * W: the primary's image at {@code pointer} of the new copy, lock words zero, no older version; and the object's
+     * {@code room} bytes after its slot (the protocol's own state: Motor's CVT and version records, read in R1 with the
+     * header, so R2 covers them: a commit writes them under the lock).
+     */
     private Future<Void> write(final Catalog.Replica copy, final long pointer, final UnsafeBuffer image,
-                               final int length) {
+                               final int length, final int maxValue, final int room) {
         final long address = ObjectLayout.addressOf(pointer);
         final int rkey = copy.descriptor().objects().rkey();
         final UnsafeBuffer out = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES + length]);
@@ -208,6 +218,10 @@ public final class ReReplicator {
             batch.write(address, rkey, out, 0, ObjectLayout.INCARNATION_OFFSET);
             if (length > 0) {
                 batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, out, ObjectLayout.VALUE_OFFSET, length);
+            }
+            if (room > 0) {
+                batch.write(address + ObjectLayout.slotBytes(maxValue), rkey, image, ObjectLayout.slotBytes(maxValue),
+                    room);
             }
             return batch.post();
         })).mapEmpty();

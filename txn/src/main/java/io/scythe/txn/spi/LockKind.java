@@ -68,6 +68,20 @@ public interface LockKind {
     }
 
     /**
+     * Settles what this kind keeps beside the header on one copy of an object whose primary failed over ({@code
+     * CnRecovery}'s settling of a promoted copy: FaRM's blocked region), for entry {@code op} of a decided commit at
+     * {@code commitVersion} ({@code value}, {@code valueLength} bytes): called once the shared settling of that copy's
+     * home completed, while the partition is blocked and the committer fenced (nothing else writes the copy). Must be
+     * idempotent: settling again finds it done. Nothing by default (the home is all a kind keeps).
+     */
+    default io.vertx.core.Future<Void> settleCopy(final io.scythe.txn.TxnRuntime runtime,
+                                                  final io.scythe.txn.Catalog.Replica copy, final long pointer,
+                                                  final int op, final long commitVersion,
+                                                  final org.agrona.DirectBuffer value, final int valueLength) {
+        return io.vertx.core.Future.succeededFuture();
+    }
+
+    /**
      * Whether recovery calls {@link #recovered} after each entry of a record logged under this kind (a protocol that
      * keeps versions beside the object header, such as Lotus's CVT). Default: no.
      */

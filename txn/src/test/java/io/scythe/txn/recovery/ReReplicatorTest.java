@@ -15,7 +15,7 @@ class ReReplicatorTest {
             assertThatThrownBy(() -> new ReReplicator(null, protocol)).as(protocol)
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not " + protocol)
-                .hasMessageContaining("ford-occ, scythe, scythe-occ");
+                .hasMessageContaining("ford-occ, motor, scythe, scythe-occ");
         }
     }
 }
