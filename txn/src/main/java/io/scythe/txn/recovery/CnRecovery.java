@@ -457,7 +457,7 @@ public final class CnRecovery {
             // 0 primary again after its replacement rejoined). Its lock word says nothing of the record (the old
             // ticket can be a live holder's), so versions decide, as for a record of another primary. A record of an
             // earlier term is finished: the failover that ended its term settled every commit of older epochs.
-            return settlePromoted(serving, op, version, value, serving.servingPointers(pointer, backupPointers))
+            return settlePromoted(serving, kind, op, version, value, serving.servingPointers(pointer, backupPointers))
                 .map(installed -> counted(installed, tally, txnId, index));
         }
         if (serving.primaryCopy() != 0) {
