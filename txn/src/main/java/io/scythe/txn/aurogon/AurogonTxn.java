@@ -92,12 +92,65 @@ final class AurogonTxn implements Txn {
     private final Heartbeats heartbeats;
     private boolean closed;
 
-    /** The attempt committed, aborted or ended in doubt: it no longer needs the loop's heartbeats. */
+    /**
+     * Backups that gave no answer to this attempt's decision (its DISCARD or APPLY, reposted while refused for now),
+     * their node not removed: they may still hold it undecided.
+     */
+    private final java.util.Set<String> unanswered = new java.util.LinkedHashSet<>();
+    /** The commit ended in doubt (a COMMIT failed): the loop gave up, the backups hold it until a recovery. */
+    private boolean inDoubt;
+
+    /**
+     * The attempt committed, aborted or ended in doubt: it no longer needs the loop's heartbeats. When a backup did
+     * not answer its decision, or it ended in doubt, its timestamp stays under the loop's low-water
+     * ({@link Heartbeats#stick}): a backup that never saw it must not forget decisions past it, or it would answer
+     * FORGOTTEN for it while another still holds it undecided, and every resolver would yield (review, stop 40: an
+     * abort whose DISCARD was lost closed all the same). The decision is sent again every {@link Heartbeats#PERIOD_NS}
+     * until every such backup answers (any status: decided there, by it or by a recovery) or is removed; one in doubt
+     * stays stuck (its loop gave up and begins nothing more).
+     */
     private void close() {
-        if (!closed) {
-            closed = true;
-            heartbeats.end(ts);
+        if (closed) {
+            return;
         }
+        closed = true;
+        if (unanswered.isEmpty() && !inDoubt) {
+            heartbeats.end(ts);
+            return;
+        }
+        heartbeats.stick(ts);
+        if (!inDoubt) {
+            final int rpc = aborted != null ? AurogonRpc.DISCARD : AurogonRpc.APPLY;
+            for (final String backup : List.copyOf(unanswered)) {
+                decideAgain(backup, rpc);
+            }
+        }
+    }
+
+    /** {@code rpc} (DISCARD or APPLY) at {@code backup} again, a period from now, until answered or its node removed. */
+    private void decideAgain(final String backup, final int rpc) {
+        runtime.timers().after(Heartbeats.PERIOD_NS).compose(v -> callNode(backup, rpc, ts(0))).onComplete(ar -> {
+            if (ar.failed() && !gone(ar.cause())) {
+                decideAgain(backup, rpc);
+                return;
+            }
+            unanswered.remove(backup);
+            if (unanswered.isEmpty()) {
+                heartbeats.unstick(ts);
+            }
+        });
+    }
+
+    /**
+     * {@code rpc} (DISCARD or APPLY) at {@code backup}, reposted while refused for now; a backup that gave no answer
+     * (its node not removed) is remembered in {@link #unanswered}.
+     */
+    private Future<RpcReply> decideAt(final String backup, final int rpc) {
+        return Reposts.untilAccepted(runtime.timers(), () -> callNode(backup, rpc, ts(0))).onFailure(e -> {
+            if (!gone(e)) {
+                unanswered.add(backup);
+            }
+        });
     }
 
     @Override
@@ -465,6 +518,7 @@ final class AurogonTxn implements Txn {
                 final String why = "transaction " + Long.toHexString(id) + " at " + AurogonTimestamp.toString(ts)
                     + " decided to commit, but a COMMIT failed: " + ar.cause();
                 runtime.giveUp(why);
+                inDoubt = true;
                 final HistoryRecorder recorder = runtime.recorder();
                 if (recorder != null) {
                     recorder.inDoubt(id, accesses);
@@ -496,8 +550,8 @@ final class AurogonTxn implements Txn {
     private Future<Void> applyBackups() {
         final List<Future<?>> applied = new ArrayList<>();
         for (final String backup : backupNodes) {
-            applied.add(orGone(Reposts.untilAccepted(runtime.timers(), () -> callNode(backup, AurogonRpc.APPLY,
-                ts(0))).compose(reply -> expectStatus("APPLY on " + backup, reply))));
+            applied.add(orGone(decideAt(backup, AurogonRpc.APPLY).compose(reply -> expectStatus("APPLY on " + backup,
+                reply))));
         }
         return Reposts.settle(applied).otherwiseEmpty();
     }
@@ -605,8 +659,8 @@ final class AurogonTxn implements Txn {
         aborted = Future.join(new ArrayList<>(inFlight)).transform(settled -> {
             final List<Future<?>> rollbacks = new ArrayList<>();
             for (final String backup : backupNodes) { // replicated in part before a backup fenced it: drop it all
-                rollbacks.add(orGone(Reposts.untilAccepted(runtime.timers(), () -> callNode(backup,
-                    AurogonRpc.DISCARD, ts(0))).compose(reply -> expectStatus("DISCARD on " + backup, reply))));
+                rollbacks.add(orGone(decideAt(backup, AurogonRpc.DISCARD).compose(reply -> expectStatus("DISCARD on "
+                    + backup, reply))));
             }
             for (final Access a : accesses) {
                 if (a.locked) {

@@ -74,12 +74,57 @@ final class Heartbeats {
     private final java.util.TreeSet<Long> openTs = new java.util.TreeSet<>();
 
     /**
-     * The oldest timestamp of this loop's still open transactions ({@code own}, open itself, at most): every
+     * Timestamps of this loop's ended transactions that some backup has not answered yet: an abort whose DISCARD, or a
+     * commit whose APPLY, got no answer there (retried in the background, {@link AurogonTxn}), or a commit left in
+     * doubt (its loop gave up): the low-water stays at or below each until it is {@link #unstick unstuck}, so a
+     * backup that never saw one never forgets decisions past it ({@link Backups}: it would answer FORGOTTEN for a
+     * timestamp another backup still holds undecided).
+     */
+    private final java.util.TreeSet<Long> stuck = new java.util.TreeSet<>();
+
+    /**
+     * At most this many stuck timestamps: past it the loop gives up ({@link TxnRuntime#giveUp}), so it begins no more
+     * transactions and the decisions backups keep for it (pinned at or above its low-water) stop growing. A stuck
+     * timestamp waits for a backup that does not answer; every later attempt's REPLICATE there fails too, so a live
+     * loop rarely has more than the attempts it had in flight.
+     */
+    static final int MAX_STUCK = 1024;
+
+    /**
+     * The oldest timestamp of this loop's still open or stuck transactions ({@code own}, open itself, at most): every
      * transaction of this loop below it committed and had its APPLYs answered, or rolled back and had its DISCARDs
-     * answered (or ended in doubt, loudly).
+     * answered.
      */
     long lowWater(final long own) {
-        return openTs.isEmpty() ? own : Math.min(own, openTs.first());
+        final long low = openTs.isEmpty() ? own : Math.min(own, openTs.first());
+        return stuck.isEmpty() ? low : Math.min(low, stuck.first());
+    }
+
+    /**
+     * The open transaction at {@code timestamp} ended, but a backup has not answered its decision: it stays under the
+     * low-water until {@link #unstick}.
+     */
+    void stick(final long timestamp) {
+        end(timestamp);
+        if (!needed) {
+            return;
+        }
+        stuck.add(timestamp);
+        if (stuck.size() > MAX_STUCK) {
+            runtime.giveUp("Aurogon: " + stuck.size() + " transactions of this loop wait for a backup's answer to "
+                + "their decision (the oldest " + AurogonTimestamp.toString(stuck.first()) + "), more than "
+                + MAX_STUCK);
+        }
+    }
+
+    /** Every backup answered the decision of the transaction at {@code timestamp}: the low-water may pass it. */
+    void unstick(final long timestamp) {
+        stuck.remove(timestamp);
+    }
+
+    /** How many ended transactions wait for a backup's answer ({@link #stick}; tests). */
+    int stuck() {
+        return stuck.size();
     }
 
     /** A transaction at {@code timestamp} is open: beat until it and every other open one ended. */

@@ -177,8 +177,19 @@
  * {@code CoordinatorRecoveryTest#shouldNeverDecideAgainADecisionForgotten}). A never-seen timestamp is told apart
  * from a forgotten decision: every REPLICATE carries its coordinator's low-water (the oldest timestamp its loop has
  * open, {@code Heartbeats#lowWater}: an attempt stays open until its commit or abort closes it, after every backup
- * acknowledged its REPLICATE; left (review, stop 40): an abort whose DISCARD was never accepted gives up loudly and
- * still closes, so a backup that never saw it could later answer FORGOTTEN for it), and a REPLICATE below the
+ * answered its DISCARD or APPLY; one that some backup did not answer, its node not removed, stays under the low-water
+ * ({@code Heartbeats#stick}) and its DISCARD or APPLY goes there again every quarter lease until answered (any status:
+ * decided there, by it or by a recovery) or the node is removed; a commit left in doubt stays under it for good, its
+ * loop gave up. Bounded: a lost DISCARD still gives the loop up (it begins nothing more), and past
+ * {@code Heartbeats.MAX_STUCK} stuck attempts the loop gives up, so the decisions a backup pins for it stop growing.
+ * Before (review, stop 40), an abort whose DISCARD got no answer gave up and still closed: later REPLICATEs of the
+ * loop's in-flight attempts carried a low-water above it, a backup that never saw it forgot their decisions and
+ * answered FORGOTTEN for it, and a resolver yielded while another backup held it undecided
+ * ({@code AurogonTxnTest#shouldKeepTheLowWaterAtAnAbortWhoseDiscardABackupNeverAnswered}, fails before); the same
+ * for a commit whose APPLY a backup missed (the backup that applied it could forget it while the other still held
+ * it, and answer FORGOTTEN to its resolver). No extra message on the fast path; after it the explorer's
+ * {@code --explore 100 --seed 1 --crashes}, smallbank and tpcc, aurogon and aurogon-2l: 0 of 100 failed for each),
+ * and a REPLICATE below the
  * low-water heard is refused STALE with it as the floor (a new incarnation reusing the coordinator id floors its
  * clock above what its old one reported), and a backup
  * forgets a decision only below the largest low-water it heard from that coordinator, so the mark never covers a

@@ -1,15 +1,26 @@
 package io.scythe.txn.aurogon;
 
 import io.scythe.rrpc.RpcException;
+import io.scythe.rrpc.RpcResponder;
+import io.scythe.storage.BackupTables;
+import io.scythe.storage.Table;
+import io.scythe.tso.DirectTsoSource;
+import io.scythe.tso.TsoGroup;
+import io.scythe.txn.Catalog;
 import io.scythe.txn.OneMemoryNode;
 import io.scythe.txn.Protocol;
 import io.scythe.txn.Txn;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.runtime.LoopTimers;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -120,6 +131,7 @@ class AurogonTxnTest {
             assertThat(pending(participant, 1)).isFalse();
             assertThat(pending(participant, 2)).isFalse();
             assertThat(participant.violation()).isNull();
+            shouldKeepTheLowWaterAtAnAbortWhoseDiscardABackupNeverAnswered(node); // one node for both (test time)
         }
     }
 
@@ -159,5 +171,81 @@ class AurogonTxnTest {
         assertThat(((io.scythe.txn.AbortException) f.cause()).reason()).isEqualTo(AurogonAborts.IN_DOUBT);
         final IllegalStateException other = new IllegalStateException("no backups");
         assertThat(AurogonTxn.waitInDoubt(timers, other, new long[] {-1}).cause()).isSameAs(other);
+    }
+    /**
+     * Issue 20's give-up path: an attempt fenced at its backup (which never held it: here "mn" plays a backup that
+     * another backup's copy of the attempt never reached), whose DISCARD there gets no answer, while two later
+     * attempts of the same loop commit and the backup forgets decisions (it remembers 1 here). The first attempt's
+     * timestamp stays under the loop's low-water ({@link Heartbeats#stick}), so the backup keeps the later decisions
+     * pinned and answers a resolver's HOLDS of it ABORTED (fencing it: a backup holding it in full would then roll
+     * it back), not FORGOTTEN; once its DISCARD is answered (sent again in the background) it is unstuck. Before, the
+     * abort closed the attempt: the next REPLICATEs carried a low-water above it, the backup forgot the second one's
+     * decision and answered FORGOTTEN, and every resolver yielded, leaving the other backup's copy undecided. Run by
+     * {@link #shouldRollBackAPreattachedVersionWhoseReadFailedSoReadersParkedOnItFinish} on its node (keys apart).
+     */
+    private static void shouldKeepTheLowWaterAtAnAbortWhoseDiscardABackupNeverAnswered(final OneMemoryNode node)
+        throws Exception {
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+        final Catalog catalog = new Catalog().add("items", List.of(new Catalog.Partition("mn",
+            node.table.describe(), List.of(new Catalog.Replica("mn", copy.describe())))));
+        AurogonPromotionTest.onLoop(node, () -> service.backups().remembered = 1);
+        final List<String> outcomes = new ArrayList<>();
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        final io.scythe.rrpc.RpcHandler lost = (request, responder) -> responder.fail(AurogonRpc.BAD_REQUEST,
+            "injected: DISCARD lost");
+        on(node, catalog, rt -> {
+            final Txn first = AurogonModule.AUROGON_PRE.begin(rt, false);
+            final Txn second = AurogonModule.AUROGON_PRE.begin(rt, false);
+            final Txn third = AurogonModule.AUROGON_PRE.begin(rt, false);
+            final long ts = ((AurogonTxn) first).timestamp();
+            final Heartbeats heartbeats = Heartbeats.of(rt);
+            // Plain reads: the writes are installed at commit, so no pending version waits (a lease is 1 ms).
+            return first.read("items", 5).compose(v -> second.read("items", 6))
+                .compose(v -> third.read("items", 7)).compose(v -> {
+                    first.write("items", 5, value, 0, 8);
+                    second.write("items", 6, value, 0, 8);
+                    third.write("items", 7, value, 0, 8);
+                    node.server.handle(AurogonRpc.REPLICATE, (request, responder) -> status(responder,
+                        Backups.FENCED));
+                    node.server.handle(AurogonRpc.DISCARD, lost);
+                    return first.commit().transform(c -> {
+                        outcomes.add(c.succeeded() ? "committed" : "aborted");
+                        service.register(node.server); // the real REPLICATE, the first one's DISCARD still lost
+                        node.server.handle(AurogonRpc.DISCARD, lost);
+                        outcomes.add("stuck " + heartbeats.stuck());
+                        return second.commit();
+                    });
+                }).compose(v -> third.commit()).compose(v -> rt.rocket("mn").compose(rocket -> {
+                    final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                    request.putLong(AurogonRpc.TS_OFFSET, ts);
+                    return rocket.call(AurogonRpc.HOLDS, request);
+                })).compose(reply -> {
+                    final int state = reply.payload().getInt(0);
+                    outcomes.add(state == Backups.FORGOTTEN ? "forgotten" : state == Backups.ABORTED ? "fenced"
+                        : "holds " + state);
+                    service.register(node.server); // its DISCARD answered from now on
+                    return rt.timers().after(2 * Heartbeats.PERIOD_NS);
+                }).map(v -> outcomes.add("stuck " + heartbeats.stuck()));
+        });
+        assertThat(outcomes).containsExactly("aborted", "stuck 1", "fenced", "stuck 0");
+        assertThat(AurogonPromotionTest.onLoop(node, () -> service.backups().pinned())).as("kept over the low-water")
+            .isPositive();
+    }
+
+    private static void status(final RpcResponder responder, final int status) {
+        final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.STATUS_REPLY_BYTES]);
+        reply.putInt(0, status);
+        responder.reply(reply, 0, reply.capacity());
+    }
+
+    /** Runs {@code body} on the node's loop with a fresh runtime over {@code catalog} and waits for its result. */
+    private static <R> R on(final OneMemoryNode node, final Catalog catalog,
+                            final Function<TxnRuntime, Future<R>> body) throws Exception {
+        final Promise<R> done = Promise.promise();
+        node.loop.runOnContext(v -> body.apply(new TxnRuntime(catalog, node.rrpc, LoopTimers.current(),
+            new TsoGroup(64, new DirectTsoSource(node.counter, () -> node.rrpc.oneSided("tso"))),
+            io.scythe.hotspot.Watermarks.DEFAULT, 1L << 40)).onComplete(done));
+        return done.future().await(30, TimeUnit.SECONDS);
     }
 }
