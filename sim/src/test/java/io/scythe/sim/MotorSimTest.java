@@ -5,12 +5,10 @@ import io.scythe.bench.history.SerializabilityChecker;
 import io.scythe.bench.workload.OltpSpec;
 import io.scythe.bench.workload.SmallBank;
 import io.scythe.bench.workload.SmallBankSpec;
-import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
-import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,43 +65,26 @@ class MotorSimTest extends SimVertxTest {
     }
 
     /** SmallBank, one draw in 8 replaced by a readForUpdate of a savings account that writes nothing and commits. */
-    private record LockOnly(SmallBankSpec spec) implements OltpSpec {
+    private record LockOnly(OltpSpec spec) implements DelegatingSpec {
         static final String TYPE = "LockOnly";
 
         @Override
         public Drawn draw(final SplittableRandom random) {
-            final Drawn drawn = spec.draw(random);
+            return lockOnly(random, spec.draw(random));
+        }
+
+        @Override
+        public Drawn draw(final SplittableRandom random, final int computeNode, final int loop) {
+            return lockOnly(random, spec.draw(random, computeNode, loop));
+        }
+
+        private static Drawn lockOnly(final SplittableRandom random, final Drawn drawn) {
             if (random.nextInt(8) != 0) {
                 return drawn;
             }
             final long account = drawn.routingKey();
             return new Drawn(TYPE, txn -> txn.readForUpdate(SmallBank.SAVINGS, account).map(row -> 0L), account,
                 false);
-        }
-
-        @Override
-        public String name() {
-            return spec.name();
-        }
-
-        @Override
-        public String quantity() {
-            return spec.quantity();
-        }
-
-        @Override
-        public JsonObject params() {
-            return spec.params();
-        }
-
-        @Override
-        public void load(final LogDb db, final int part, final int parts) {
-            spec.load(db, part, parts);
-        }
-
-        @Override
-        public long total(final List<LogDb> dbs) {
-            return spec.total(dbs);
         }
     }
 }

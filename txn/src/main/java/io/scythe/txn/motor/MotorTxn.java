@@ -29,6 +29,9 @@ import java.util.Map;
  *       every lock is held; the keys only read are validated (version unchanged, lock free: SR); the new version is
  *       written to the victim cell (record, then cell) of every copy, backups in doorbells of their own and the
  *       primary's before its unlock in the write-back doorbell, which also installs the home and its version.</li>
+ *   <li>A commit that writes nothing takes T_start as its timestamp and validates the keys only read; the keys it
+ *       locked for update, if any, are then freed as FORD's commit frees them: WRITE 0 in one write-back doorbell per
+ *       memory node, no record, no version (issue 19: kept held before).</li>
  * </ol>
  * A transaction declared read-only reads at T_start (home, or an older cell's record) without locks or validation.
  */
