@@ -9,8 +9,6 @@ import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
-import java.util.Map;
-import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -90,57 +88,12 @@ class DrainTest extends SimVertxTest {
     }
 
     /** Plants a CAS lock word on the first object of memory node 0 when the end checks count the money. */
-    private record PlantedLock(OltpSpec spec, long casWord) implements OltpSpec {
+    private record PlantedLock(OltpSpec spec, long casWord) implements DelegatingSpec {
         @Override
         public long total(final List<LogDb> dbs) {
             final Table table = dbs.get(0).tables().iterator().next();
             table.objectMemory().putLongVolatile(ObjectLayout.CAS_LOCK_OFFSET, casWord);
             return spec.total(dbs);
-        }
-
-        @Override
-        public String name() {
-            return spec.name();
-        }
-
-        @Override
-        public String quantity() {
-            return spec.quantity();
-        }
-
-        @Override
-        public JsonObject params() {
-            return spec.params();
-        }
-
-        @Override
-        public void load(final LogDb db, final int part, final int parts) {
-            spec.load(db, part, parts);
-        }
-
-        @Override
-        public io.scythe.txn.Placement placement() {
-            return spec.placement();
-        }
-
-        @Override
-        public Drawn draw(final SplittableRandom random) {
-            return spec.draw(random);
-        }
-
-        @Override
-        public Drawn draw(final SplittableRandom random, final int computeNode, final int loop) {
-            return spec.draw(random, computeNode, loop);
-        }
-
-        @Override
-        public Map<String, List<String>> consistency(final List<LogDb> dbs) {
-            return spec.consistency(dbs);
-        }
-
-        @Override
-        public boolean duplicateKeyIsAnOutcome() {
-            return spec.duplicateKeyIsAnOutcome();
         }
     }
 }
