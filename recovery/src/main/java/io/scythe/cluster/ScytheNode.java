@@ -176,6 +176,8 @@ public final class ScytheNode implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicReference<RecoveryLoop> recoveryLoop =
         new java.util.concurrent.atomic.AtomicReference<>();
     private RecoveryDuty recoveryDuty;
+    /** A CN's rejoin driver (null on other roles, and until it starts): stopped when the lease is lost. */
+    private volatile MemoryNodeRejoin rejoins;
     /** The cluster's memory-node configuration (MN failover); null on the TSO and proxies. */
     private MemoryNodeFailover failover;
     /** An MN started as the replacement of a process the cluster removed ({@link #replaceMemoryNode}). */
@@ -664,8 +666,12 @@ public final class ScytheNode implements AutoCloseable {
         recoveryDuty.onRecorded(metrics::recovered);
         recoveryDuty.memoryNodeRemoved(catalog::removed);
         recoveryDuty.start();
-        new MemoryNodeRejoin(hazelcast, failover, config.node(), config.protocol(), catalog, loop.context(),
-            loop.runtime(), this::log).start();
+        rejoins = new MemoryNodeRejoin(hazelcast, failover, config.node(), config.protocol(), catalog, loop.context(),
+            loop.runtime(), this::log);
+        if (leaseLost) {
+            rejoins.stop();
+        }
+        rejoins.start();
         if (config.leaseCheck()) {
             // Whether it ran is timed on a thread of its own; what the cluster says is checked on a loop.
             liveness = LivenessTimer.start("scythe-lease-" + config.node(), LEASE_RENEW_MS, sinceMs -> {
@@ -1507,6 +1513,10 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (recoveryDuty != null) {
             recoveryDuty.stop(); // fenced itself: its recoveries could only fail, and its claims pass on when it exits
+        }
+        final MemoryNodeRejoin rejoin = rejoins;
+        if (rejoin != null) {
+            rejoin.stop(); // a rejoin it drives: another CN takes the claim over once this member leaves
         }
         log("lease of epoch " + epoch + " lost: " + why
             + "; stops serving and must rejoin with a new epoch");
