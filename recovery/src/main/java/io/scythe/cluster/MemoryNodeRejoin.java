@@ -149,6 +149,25 @@ final class MemoryNodeRejoin {
         }
     }
 
+    /**
+     * Throws unless the driver {@code mine} of rejoin {@code key} still drives it: it was not {@code stopped} (its CN
+     * lost its lease), {@code claims} still names it, and the replacement's member ({@code replacement}, null when the
+     * request names none) is in {@code liveMembers}.
+     */
+    static void stillDrives(final boolean stopped, final java.util.Map<String, String> claims, final String key,
+                            final String mine, final java.util.Set<String> liveMembers, final String replacement) {
+        if (stopped) {
+            throw new IllegalStateException("this compute node lost its lease");
+        }
+        final String held = claims.get(key);
+        if (!mine.equals(held)) {
+            throw new IllegalStateException("its claim " + key + " is held by " + held + " now");
+        }
+        if (replacement != null && !liveMembers.contains(replacement)) {
+            throw new IllegalStateException("the replacement's member " + replacement + " left the cluster");
+        }
+    }
+
     /** The Hazelcast member named by claim {@code value}, or null when it names none (an older claim). */
     private static String driverMember(final String value) {
         try {
@@ -184,19 +203,8 @@ final class MemoryNodeRejoin {
                 if (!claim(hazelcast.<String, String>getMap(CLAIMS), claim, mine, liveMembers(), log)) {
                     return; // a live CN drives it
                 }
-                drive(mn, pid, () -> {
-                    if (stopped) {
-                        throw new IllegalStateException("this compute node lost its lease");
-                    }
-                    final String held = hazelcast.<String, String>getMap(CLAIMS).get(claim);
-                    if (!mine.equals(held)) {
-                        throw new IllegalStateException("its claim " + claim + " is held by " + held + " now");
-                    }
-                    if (replacement != null && !liveMembers().contains(replacement)) {
-                        throw new IllegalStateException("the replacement's member " + replacement + " left the "
-                            + "cluster");
-                    }
-                });
+                drive(mn, pid, () -> stillDrives(stopped, hazelcast.<String, String>getMap(CLAIMS), claim, mine,
+                    liveMembers(), replacement));
             } catch (final Exception e) {
                 log.accept("rejoin of memory node " + mn + " (pid " + pid + ") stopped: " + e.getMessage());
             }
