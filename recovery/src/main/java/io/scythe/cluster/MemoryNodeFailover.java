@@ -6,6 +6,7 @@ import com.hazelcast.map.IMap;
 import com.hazelcast.map.listener.EntryAddedListener;
 import com.hazelcast.map.listener.EntryUpdatedListener;
 import io.scythe.txn.MemoryNodeConfiguration;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -122,10 +123,15 @@ final class MemoryNodeFailover {
     /**
      * Calls {@code apply} with every configuration written from now on, on a worker thread of {@code vertx}, one at a
      * time in the order Hazelcast tells them ({@link #inOrder}): never on a Hazelcast event thread, since applying one
-     * may block (a rejoining node's published tables are an {@code IMap.get}).
+     * may block (a rejoining node's published tables are an {@code IMap.get}). Then queues the configuration current
+     * once the listener is registered behind them, through the same queue (review 41: applied on the caller's thread
+     * it could run beside, and finish after, a newer one the watch applied), and returns when that one was applied: a
+     * caller that needs its catalog current waits for it. A failure is logged to {@code log}, and the current
+     * configuration is read and applied again a second later ({@link InOrder}).
      */
-    void watch(final io.vertx.core.Vertx vertx, final Consumer<MemoryNodeConfiguration> apply) {
-        final Consumer<String> deliver = inOrder(vertx, apply);
+    Future<Void> watch(final io.vertx.core.Vertx vertx, final Consumer<MemoryNodeConfiguration> apply,
+                       final Consumer<String> log) {
+        final InOrder deliver = inOrder(vertx, apply, this::current, log, InOrder.RETRY_MS);
         final class Listener implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String> {
             @Override
             public void entryAdded(final EntryEvent<String, String> event) {
@@ -138,19 +144,74 @@ final class MemoryNodeFailover {
             }
         }
         entries.addEntryListener(new Listener(), true);
+        return deliver.current();
     }
 
     /**
      * What {@link #watch} does with each encoded configuration: decoded and given to {@code apply} on a worker thread
      * of {@code vertx}, never the caller's, each only after the one before returned (ordered blocking tasks of one
-     * context), so configurations are applied in the order they came. A failure is logged, not thrown at the caller.
+     * context), so configurations are applied in the order they came.
      */
-    static Consumer<String> inOrder(final io.vertx.core.Vertx vertx, final Consumer<MemoryNodeConfiguration> apply) {
-        final io.vertx.core.Context context = vertx.getOrCreateContext();
-        return value -> context.executeBlocking(() -> {
-            apply.accept(decode(value));
-            return null;
-        }, true).onFailure(e -> System.err.println("memory-node configuration " + value + " not applied: " + e));
+    static InOrder inOrder(final io.vertx.core.Vertx vertx, final Consumer<MemoryNodeConfiguration> apply,
+                           final java.util.function.Supplier<MemoryNodeConfiguration> current,
+                           final Consumer<String> log, final long retryMs) {
+        return new InOrder(vertx, vertx.getOrCreateContext(), apply, current, log, retryMs);
+    }
+
+    /**
+     * The ordered queue of configurations to apply ({@link #inOrder}). A failed apply is not thrown at the caller (a
+     * Hazelcast event thread) nor dropped (review 41: on a memory node a failed removal handler never lost its lease):
+     * it is logged, and {@code retryMs} later ({@link #RETRY_MS} for {@link #watch}) the current configuration is read
+     * and queued (again, until one is applied).
+     */
+    static final class InOrder implements Consumer<String> {
+        static final long RETRY_MS = 1_000;
+        private final io.vertx.core.Vertx vertx;
+        private final io.vertx.core.Context context;
+        private final Consumer<MemoryNodeConfiguration> apply;
+        private final java.util.function.Supplier<MemoryNodeConfiguration> current;
+        private final Consumer<String> log;
+        private final long retryMs;
+
+        private InOrder(final io.vertx.core.Vertx vertx, final io.vertx.core.Context context,
+                        final Consumer<MemoryNodeConfiguration> apply,
+                        final java.util.function.Supplier<MemoryNodeConfiguration> current,
+                        final Consumer<String> log, final long retryMs) {
+            this.vertx = vertx;
+            this.retryMs = retryMs;
+            this.context = context;
+            this.apply = apply;
+            this.current = current;
+            this.log = log;
+        }
+
+        /** Queues encoded configuration {@code value}. */
+        @Override
+        public void accept(final String value) {
+            run(() -> decode(value), "configuration " + value, true);
+        }
+
+        /**
+         * Queues the configuration {@code current} gives when its turn comes; the future tells when it was applied (a
+         * failure fails it, and is not retried: the caller has it).
+         */
+        Future<Void> current() {
+            return run(current, "the current configuration", false);
+        }
+
+        private Future<Void> run(final java.util.function.Supplier<MemoryNodeConfiguration> next, final String what,
+                                 final boolean retry) {
+            return context.<Void>executeBlocking(() -> {
+                apply.accept(next.get());
+                return null;
+            }, true).onFailure(e -> {
+                log.accept("memory-node " + what + " not applied: " + e
+                    + (retry ? "; applies the current one in " + retryMs + " ms" : ""));
+                if (retry) {
+                    vertx.setTimer(retryMs, t -> run(current, "the current configuration", true));
+                }
+            });
+        }
     }
 
     /**

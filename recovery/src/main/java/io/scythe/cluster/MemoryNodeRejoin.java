@@ -63,6 +63,8 @@ final class MemoryNodeRejoin {
     private final Context loop;
     private final TxnRuntime runtime;
     private final Consumer<String> log;
+    /** Set once this CN lost its lease ({@link #stop}): its drivers stop before their next configuration write. */
+    private volatile boolean stopped;
 
     MemoryNodeRejoin(final HazelcastInstance hazelcast, final MemoryNodeFailover failover, final String cn,
                      final String protocol, final Catalog catalog, final Context loop, final TxnRuntime runtime,
@@ -75,6 +77,14 @@ final class MemoryNodeRejoin {
         this.loop = loop;
         this.runtime = runtime;
         this.log = log;
+    }
+
+    /**
+     * Stops driving (this CN lost its lease, review 41: a CN removed by a pause whose claim another took over would
+     * drive beside the new driver): each driver stops at its next wait or before its next configuration write.
+     */
+    void stop() {
+        stopped = true;
     }
 
     /** Watches the requests to rejoin, and takes up those already there. Blocking. */
@@ -139,6 +149,25 @@ final class MemoryNodeRejoin {
         }
     }
 
+    /**
+     * Throws unless the driver {@code mine} of rejoin {@code key} still drives it: it was not {@code stopped} (its CN
+     * lost its lease), {@code claims} still names it, and the replacement's member ({@code replacement}, null when the
+     * request names none) is in {@code liveMembers}.
+     */
+    static void stillDrives(final boolean stopped, final java.util.Map<String, String> claims, final String key,
+                            final String mine, final java.util.Set<String> liveMembers, final String replacement) {
+        if (stopped) {
+            throw new IllegalStateException("this compute node lost its lease");
+        }
+        final String held = claims.get(key);
+        if (!mine.equals(held)) {
+            throw new IllegalStateException("its claim " + key + " is held by " + held + " now");
+        }
+        if (replacement != null && !liveMembers.contains(replacement)) {
+            throw new IllegalStateException("the replacement's member " + replacement + " left the cluster");
+        }
+    }
+
     /** The Hazelcast member named by claim {@code value}, or null when it names none (an older claim). */
     private static String driverMember(final String value) {
         try {
@@ -174,7 +203,8 @@ final class MemoryNodeRejoin {
                 if (!claim(hazelcast.<String, String>getMap(CLAIMS), claim, mine, liveMembers(), log)) {
                     return; // a live CN drives it
                 }
-                drive(mn, pid);
+                drive(mn, pid, () -> stillDrives(stopped, hazelcast.<String, String>getMap(CLAIMS), claim, mine,
+                    liveMembers(), replacement));
             } catch (final Exception e) {
                 log.accept("rejoin of memory node " + mn + " (pid " + pid + ") stopped: " + e.getMessage());
             }
@@ -183,7 +213,15 @@ final class MemoryNodeRejoin {
         driver.start();
     }
 
-    private void drive(final String mn, final long pid) throws Exception {
+    /**
+     * Drives the rejoin of {@code mn}. {@code stillDrives} throws unless this CN still drives it: it holds its lease
+     * and the claim, and the replacement's member is live. It is asked at each wait and right before each
+     * configuration write (review 41: the replacement may die during the settlement wait, the claim may be taken
+     * over from a paused driver), so nothing is written for a dead replacement or by a superseded driver. The check
+     * and the write are not one atomic step: a takeover or death in between is left to the next driver's steps, which
+     * are idempotent.
+     */
+    private void drive(final String mn, final long pid, final Runnable stillDrives) throws Exception {
         final int node = failover.indexOf(mn);
         final long start = System.nanoTime();
         log.accept("drives the rejoin of memory node " + mn + " (replacement pid " + pid + ")");
@@ -192,11 +230,13 @@ final class MemoryNodeRejoin {
         if (c.removed().contains(node)) {
             final long removedIn = c.epoch();
             await("configuration epoch " + removedIn + " (and later ones) to settle before " + mn + " rejoins", () -> {
+                stillDrives.run();
                 final MemoryNodeConfiguration now = failover.current();
                 return now.removed().contains(node) ? failover.settlementWaitsFor(now.epoch()) : null;
             });
             c = failover.current();
             if (c.removed().contains(node)) {
+                stillDrives.run();
                 c = failover.rejoin(mn);
                 log.accept("memory node " + mn + " rejoins: configuration " + c.describe(failover.names())
                     + " is current (" + ms(start) + " ms after its request)");
@@ -215,8 +255,10 @@ final class MemoryNodeRejoin {
         long copiedIn = -1;
         for (int attempt = 0; report == null; attempt++) {
             final long epoch = failover.current().epoch();
-            await("every compute node to apply and drain configuration epoch " + epoch, () -> catalog.epoch() < epoch
-                ? "this CN to apply it" : failover.settlementWaitsFor(epoch));
+            await("every compute node to apply and drain configuration epoch " + epoch, () -> {
+                stillDrives.run();
+                return catalog.epoch() < epoch ? "this CN to apply it" : failover.settlementWaitsFor(epoch);
+            });
             final MemoryNodeConfiguration now = failover.current();
             if (!now.rejoining().contains(node)) {
                 log.accept("memory node " + mn + " no longer rejoins (configuration epoch " + now.epoch() + "): stops");
@@ -234,6 +276,7 @@ final class MemoryNodeRejoin {
                     + "): again in the current configuration");
             }
         }
+        stillDrives.run();
         final MemoryNodeConfiguration full = failover.rejoined(mn);
         log.accept("memory node " + mn + " rejoined: " + report.keys() + " keys over " + report.copies()
             + " copies copied in " + TimeUnit.NANOSECONDS.toMillis(report.nanos()) + " ms (" + report.retries()

@@ -176,6 +176,8 @@ public final class ScytheNode implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicReference<RecoveryLoop> recoveryLoop =
         new java.util.concurrent.atomic.AtomicReference<>();
     private RecoveryDuty recoveryDuty;
+    /** A CN's rejoin driver (null on other roles, and until it starts): stopped when the lease is lost. */
+    private volatile MemoryNodeRejoin rejoins;
     /** The cluster's memory-node configuration (MN failover); null on the TSO and proxies. */
     private MemoryNodeFailover failover;
     /** An MN started as the replacement of a process the cluster removed ({@link #replaceMemoryNode}). */
@@ -310,7 +312,7 @@ public final class ScytheNode implements AutoCloseable {
         // A memory node a configuration removed (its lease expired: it was paused or cut off) must not serve again:
         // its copies were replaced by promoted backups, and what it holds is stale from then on.
         failover = new MemoryNodeFailover(hazelcast, config.memoryNodes(), backups);
-        failover.watch(vertx, c -> {
+        failover.watch(vertx, c -> { // the current one too: a failure is logged there, and applied again
             if (!failover.removed(c).contains(config.node())) {
                 if (replacement && !servesAgain) {
                     log("rejoins in memory-node configuration epoch " + c.epoch() + " (its copies are written from "
@@ -325,7 +327,7 @@ public final class ScytheNode implements AutoCloseable {
                 vertx.runOnContext(v -> loseLease("memory-node configuration epoch " + c.epoch() + " removed it (a "
                     + "backup of each partition it was primary of serves now)"));
             }
-        });
+        }, this::log);
         if (replacement) {
             // Asked once the tables are published: the CN driving the rejoin switches the catalogs to them.
             hazelcast.<String, String>getMap(MemoryNodeFailover.REJOIN).put(config.node(), new JsonObject()
@@ -594,9 +596,11 @@ public final class ScytheNode implements AutoCloseable {
             }
         }
         log(config.replicationLine());
-        // Applied on a worker, in order (publishedTables is an IMap.get: not on a Hazelcast event thread).
-        failover.watch(vertx, this::applyConfiguration);
-        applyConfiguration(failover.current());
+        // Applied on a worker, in order (publishedTables is an IMap.get: not on a Hazelcast event thread), the current
+        // one too, which this thread waits for (review 41: applied here it could finish after a newer one the watch
+        // applied meanwhile, and leave the lease targets and the settlement of the older one).
+        failover.watch(vertx, this::applyConfiguration, this::log)
+            .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS);
         watchMemoryNodes();
         // What a restarting TSO service asks: the largest timestamp this CN's groups handed out (0 before they run).
         // Answered before this CN waits for the service below: a service restarting meanwhile asks every registered
@@ -662,8 +666,12 @@ public final class ScytheNode implements AutoCloseable {
         recoveryDuty.onRecorded(metrics::recovered);
         recoveryDuty.memoryNodeRemoved(catalog::removed);
         recoveryDuty.start();
-        new MemoryNodeRejoin(hazelcast, failover, config.node(), config.protocol(), catalog, loop.context(),
-            loop.runtime(), this::log).start();
+        rejoins = new MemoryNodeRejoin(hazelcast, failover, config.node(), config.protocol(), catalog, loop.context(),
+            loop.runtime(), this::log);
+        if (leaseLost) {
+            rejoins.stop();
+        }
+        rejoins.start();
         if (config.leaseCheck()) {
             // Whether it ran is timed on a thread of its own; what the cluster says is checked on a loop.
             liveness = LivenessTimer.start("scythe-lease-" + config.node(), LEASE_RENEW_MS, sinceMs -> {
@@ -684,15 +692,31 @@ public final class ScytheNode implements AutoCloseable {
 
     /**
      * Applies memory-node configuration {@code c} to this CN's catalog, if it is newer than the one applied. Blocks
-     * (a rejoining node's published tables): on a worker thread ({@link MemoryNodeFailover#watch}) or while starting.
+     * (a rejoining node's published tables): on a worker thread, in order ({@link MemoryNodeFailover#watch}).
      */
     private void applyConfiguration(final io.scythe.txn.MemoryNodeConfiguration c) {
+        // Only ever called from the watch's ordered queue (MemoryNodeFailover#watch): nothing else reconfigures the
+        // catalog, so what it applied before stays so until this returns.
         final io.scythe.txn.MemoryNodeConfiguration before = catalog.configuration();
-        // A memory node back (a replacement process rejoining) serves from the tables it published: new regions.
+        // A memory node back (a replacement process rejoining) serves from the tables it published: new regions,
+        // read here, before Catalog#reconfigure takes the catalog's lock (review 41: an IMap.get under it would hold
+        // up an event loop calling Catalog#settled).
+        final Map<String, java.util.Collection<TableDescriptor>> published = new java.util.HashMap<>();
+        if (before != null && c.epoch() > before.epoch()) {
+            for (final String mn : failover.removed(before)) {
+                if (!failover.removed(c).contains(mn)) {
+                    published.put(mn, publishedTables(mn, c));
+                }
+            }
+        }
         final List<String> back = new ArrayList<>();
         if (catalog.reconfigure(c, mn -> {
             back.add(mn);
-            return publishedTables(mn, c);
+            if (!published.containsKey(mn)) {
+                throw new IllegalStateException("memory node " + mn + " is back in configuration epoch " + c.epoch()
+                    + " but its tables were not read before");
+            }
+            return published.get(mn);
         })) {
             for (final String mn : back) {
                 log("memory node " + mn + " is back (a replacement process): its copies are reached at the tables it "
@@ -1489,6 +1513,10 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (recoveryDuty != null) {
             recoveryDuty.stop(); // fenced itself: its recoveries could only fail, and its claims pass on when it exits
+        }
+        final MemoryNodeRejoin rejoin = rejoins;
+        if (rejoin != null) {
+            rejoin.stop(); // a rejoin it drives: another CN takes the claim over once this member leaves
         }
         log("lease of epoch " + epoch + " lost: " + why
             + "; stops serving and must rejoin with a new epoch");

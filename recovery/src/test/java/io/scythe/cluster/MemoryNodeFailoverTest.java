@@ -35,7 +35,7 @@ class MemoryNodeFailoverTest {
             final java.util.List<Long> applied = new java.util.concurrent.CopyOnWriteArrayList<>();
             final java.util.List<String> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
             final java.util.concurrent.CountDownLatch all = new java.util.concurrent.CountDownLatch(3);
-            final java.util.function.Consumer<String> deliver = MemoryNodeFailover.inOrder(vertx, c -> {
+            final MemoryNodeFailover.InOrder deliver = MemoryNodeFailover.inOrder(vertx, c -> {
                 threads.add(Thread.currentThread().getName());
                 try {
                     if (c.epoch() == 1) {
@@ -46,7 +46,7 @@ class MemoryNodeFailoverTest {
                 }
                 applied.add(c.epoch());
                 all.countDown();
-            });
+            }, () -> MemoryNodeConfiguration.initial(3, 1), e -> { }, 1_000);
             final MemoryNodeConfiguration one = MemoryNodeConfiguration.initial(3, 1).without(1);
             final MemoryNodeConfiguration two = one.rejoin(1, 1);
             final long startNs = System.nanoTime();
@@ -62,6 +62,58 @@ class MemoryNodeFailoverTest {
             assertThat(applied).containsExactly(1L, 2L, 3L);
             assertThat(threads).as("never on the caller's thread").noneMatch(t -> t.equals(Thread.currentThread()
                 .getName())).allMatch(t -> t.contains("worker"));
+        } finally {
+            vertx.close().await(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * The configuration current at start goes through the same queue (review 41: applied on the starting thread it
+     * ran beside a newer one the watch applied, and could finish last): it waits behind one heard before it, and its
+     * future completes once it was applied. A failed apply is logged, and the current configuration applied again.
+     */
+    @Test
+    void shouldQueueTheCurrentConfigurationBehindOnesHeardAndApplyTheCurrentOneAgainAfterAFailure() throws Exception {
+        final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+        try {
+            final MemoryNodeConfiguration one = MemoryNodeConfiguration.initial(3, 1).without(1);
+            final MemoryNodeConfiguration two = one.rejoin(1, 1);
+            final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            final java.util.List<Long> applied = new java.util.concurrent.CopyOnWriteArrayList<>();
+            final java.util.List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+            final java.util.concurrent.atomic.AtomicBoolean failOnce = new java.util.concurrent.atomic.AtomicBoolean();
+            final java.util.concurrent.atomic.AtomicReference<MemoryNodeConfiguration> current =
+                new java.util.concurrent.atomic.AtomicReference<>(one);
+            final MemoryNodeFailover.InOrder deliver = MemoryNodeFailover.inOrder(vertx, c -> {
+                try {
+                    if (c.epoch() == two.epoch()) {
+                        release.await(); // the watch's apply of a newer one, blocked on a published table
+                    }
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (c.epoch() == 1 && failOnce.compareAndSet(true, false)) {
+                    throw new IllegalStateException("a map read failed");
+                }
+                applied.add(c.epoch());
+            }, current::get, logged::add, 20);
+            deliver.accept(MemoryNodeFailover.encode(two));
+            final io.vertx.core.Future<Void> initial = deliver.current();
+            Thread.sleep(50);
+            assertThat(initial.isComplete()).as("the current one waits behind the one heard first").isFalse();
+            assertThat(applied).isEmpty();
+            release.countDown();
+            initial.await(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(applied).as("in the order queued: the starting thread's one last").containsExactly(2L, 1L);
+            failOnce.set(true);
+            deliver.accept(MemoryNodeFailover.encode(one));
+            final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (applied.size() < 3 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(logged).as("the failure logged, not dropped").singleElement().asString()
+                .contains("not applied").contains("a map read failed").contains("applies the current one in 20 ms");
+            assertThat(applied).as("then the current configuration applied again").containsExactly(2L, 1L, 1L);
         } finally {
             vertx.close().await(10, java.util.concurrent.TimeUnit.SECONDS);
         }

@@ -45,4 +45,26 @@ class MemoryNodeRejoinClaimTest {
         claims.put("mn1:old", "cn0");
         assertThat(MemoryNodeRejoin.claim(claims, "mn1:old", c, Set.of("member-c"), said::add)).isFalse();
     }
+
+    /**
+     * Review 41: right before each configuration write the driver checks it still drives: its CN has its lease, it
+     * holds the claim (a paused driver's may have been taken over), and the replacement is live (it may have died
+     * during the settlement wait).
+     */
+    @Test
+    void shouldStopADriverThatLostItsLeaseOrItsClaimOrWhoseReplacementLeft() {
+        final ConcurrentMap<String, String> claims = new ConcurrentHashMap<>();
+        final String key = "mn2:replacement-member";
+        final String a = driver("cn0", "member-a");
+        claims.put(key, a);
+        final Set<String> live = Set.of("member-a", "replacement-member");
+        MemoryNodeRejoin.stillDrives(false, claims, key, a, live, "replacement-member"); // drives: no throw
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> MemoryNodeRejoin.stillDrives(true, claims, key, a,
+            live, "replacement-member")).hasMessageContaining("lost its lease");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> MemoryNodeRejoin.stillDrives(false, claims, key, a,
+            Set.of("member-a"), "replacement-member")).hasMessageContaining("replacement's member");
+        claims.put(key, driver("cn1", "member-b")); // taken over while cn0 was paused
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> MemoryNodeRejoin.stillDrives(false, claims, key, a,
+            live, "replacement-member")).hasMessageContaining("is held by").hasMessageContaining("cn1");
+    }
 }

@@ -140,6 +140,9 @@ public final class Catalog {
      * unless that gives {@code null} (the same tables as before). Its {@link #incarnationOf} then goes up, so what a
      * loop cached of the node's old life (a redo log region) is opened anew.
      *
+     * <p>{@code replacement} runs under the catalog's lock, which {@link #settled} (an event loop) takes too: it must
+     * not block (read the published tables before, as {@code ScytheNode} does, review 41).
+     *
      * @throws IllegalArgumentException when the replacement lacks a copy the catalog places on the node
      */
     public synchronized boolean reconfigure(final MemoryNodeConfiguration next,
