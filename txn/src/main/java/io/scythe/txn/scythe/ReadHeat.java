@@ -31,7 +31,8 @@ import java.util.function.LongSupplier;
  * touch.
  */
 final class ReadHeat {
-    private static final TxnRuntime.Key<ReadHeat> KEY = new TxnRuntime.Key<>("scythe-read-heat");
+    /** Package-private so a test can install one on a clock of its own (its window is wall time there). */
+    static final TxnRuntime.Key<ReadHeat> KEY = new TxnRuntime.Key<>("scythe-read-heat");
     /** Objects remembered; the table is forgotten wholesale when it fills (as {@link HotColdRetry}'s). */
     private static final int TRACKED_OBJECTS = 1 << 16;
     private static final long NONE = Long.MIN_VALUE;
