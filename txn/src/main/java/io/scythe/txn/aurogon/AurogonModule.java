@@ -137,7 +137,7 @@ public final class AurogonModule implements ProtocolModule {
         // A host's recovery of a dead compute node (cluster mode's recovery duty) tells the participant its
         // coordinators are dead, so §4.5's suspects do not wait on a silence a successor reusing the id never leaves.
         node.onDeadNode(MemoryNodeContext.Phase.BEFORE_INSERTS, DEAD_COORDINATORS,
-            (dead, idPrefixes) -> service.coordinatorsDied(idPrefixes));
+            (dead, idPrefixes) -> service.coordinatorsDied(dead, idPrefixes));
     }
 
     /** Handled: {@link #promoted}, and coordinators that treat a removed node as gone ({@link AurogonTxn}). */

@@ -412,6 +412,12 @@ public final class Backups {
         return suspects.isEmpty() ? 0 : suspects.iterator().next();
     }
 
+    /** Whether a transaction at {@code ts} of id {@code txnId} is held here (undecided, or decided and remembered). */
+    public boolean holdsTxn(final long ts, final long txnId) {
+        final Held h = byTs.get(ts);
+        return h != null && h.txnId == txnId;
+    }
+
     /** Whether the transaction at {@code ts} is held here, undecided. */
     public boolean held(final long ts) {
         final Held h = byTs.get(ts);

@@ -21,7 +21,8 @@ public final class ParticipantService {
     /**
      * How long a version may stay pending, or a replication held, before this node suspects its coordinator dead
      * (§4.5's heartbeat timeout); only on nodes that hold backups. Far above a transaction's lifetime in the runs
-     * measured (tens of microseconds); a live coordinator suspected wrongly is fenced, never made inconsistent.
+     * measured (tens of microseconds); a live coordinator suspected wrongly is decided by the recovery from its backups
+     * (fenced, or committed from complete ones), which costs it the attempt.
      */
     public static final long ORPHAN_LEASE_NS = 1_000_000;
 
@@ -56,12 +57,37 @@ public final class ParticipantService {
     /** When each coordinator (a timestamp's server and loop ids) last sent a request of its own here. */
     private final long[] heard = new long[1 << AurogonTimestamp.ID_BITS];
 
-    /** A coordinator's own request or heartbeat (not a recovery's request on its behalf) arrived: it is alive. */
-    private void heard(final long ts) {
+    /**
+     * A coordinator's own request or heartbeat (not a recovery's request on its behalf) arrived from {@code client}
+     * (the sending compute node incarnation's fabric identity, {@link RpcRequest#client}): it is alive.
+     */
+    private void heard(final String client, final long ts) {
         final int id = (int) (ts & 0xffff);
         heard[id] = timers().nowNs();
+        if (client != heardFrom[id] && (client == null || !client.equals(heardFrom[id]))) {
+            heardFromAnother(id, client);
+        }
         heardTs[id] = Math.max(heardTs[id], ts);
         newestTs = Math.max(newestTs, ts);
+    }
+
+    /**
+     * Another incarnation talks under coordinator id {@code id} (a restarted compute node's successor reusing its slot,
+     * or a late frame of its predecessor): the largest timestamp heard from the one that talked so far is kept apart,
+     * so {@link #coordinatorsDied} marks only the dead incarnation's own timestamps. Rare: once per restart per id.
+     */
+    private void heardFromAnother(final int id, final String client) {
+        if (heardFrom[id] != null || heardTs[id] != 0) {
+            final org.agrona.collections.Long2LongHashMap before = heardBefore.computeIfAbsent(
+                String.valueOf(heardFrom[id]), c -> new org.agrona.collections.Long2LongHashMap(0));
+            before.put(id, Math.max(before.get(id), heardTs[id]));
+        }
+        final org.agrona.collections.Long2LongHashMap mine = heardBefore.get(String.valueOf(client));
+        heardTs[id] = mine == null ? 0 : mine.remove(id);
+        if (mine != null && mine.isEmpty()) {
+            heardBefore.remove(String.valueOf(client));
+        }
+        heardFrom[id] = client;
     }
 
     /**
@@ -74,29 +100,47 @@ public final class ParticipantService {
         return ts <= deadUpTo[id] || timers().nowNs() - heard[id] >= ORPHAN_LEASE_NS;
     }
 
-    /** Per coordinator id, the largest timestamp heard from it in its own requests. */
+    /** Per coordinator id, the largest timestamp heard from it in its own requests, from {@link #heardFrom}. */
     private final long[] heardTs = new long[1 << AurogonTimestamp.ID_BITS];
+    /** Per coordinator id, the incarnation (fabric identity) {@link #heardTs} was heard from. */
+    private final String[] heardFrom = new String[1 << AurogonTimestamp.ID_BITS];
+    /** Per incarnation no longer the one last heard under an id, the largest timestamp heard from it per id. */
+    private final java.util.Map<String, org.agrona.collections.Long2LongHashMap> heardBefore =
+        new java.util.HashMap<>();
     /** Per coordinator id, the timestamp at or below which the host told it dead ({@link #coordinatorsDied}). */
     private final long[] deadUpTo = new long[1 << AurogonTimestamp.ID_BITS];
 
     /**
      * The host fenced a dead compute node ({@code MemoryNodeContext#onDeadNode}: cluster mode's recovery duty, after
      * its membership or lease said it died) whose transaction-id prefixes ({@code epoch << 48 | slot << 32}) are
-     * {@code idPrefixes}: every coordinator of its server id (the slot, every loop) is dead up to the largest timestamp
-     * heard from it. Its pending versions and held replications at or below become suspects at their next orphan check
-     * (a quarter lease), whoever talks under the id since (a successor incarnation reusing it; one of its own
-     * transactions at or below is suspected wrongly: fenced or committed from its backups, as §4.5's recovery decides,
-     * never made inconsistent), and a REPLICATE at or below is refused STALE with the mark as the floor, so the
-     * successor's clock goes above everything its predecessor was heard to issue here. Runs on this node's loop.
+     * {@code idPrefixes} and fabric identity {@code dead} (what its requests named as their client): every coordinator
+     * of its server id (the slot, every loop) is dead up to the largest timestamp heard from that incarnation itself
+     * (not from a successor incarnation already talking under the id; a release run again does not move the mark). Its
+     * pending versions and held replications at or below become suspects at their next orphan check (a quarter lease),
+     * whoever talks under the id since, and a new REPLICATE at or below is refused STALE with the mark as the floor, so
+     * a successor's clock goes above everything its predecessor was heard to issue here. A successor's own transaction
+     * at or below the mark (its clock restarted below its predecessor's) is suspected wrongly and decided by §4.5's
+     * recovery from its backups, as a paused live coordinator's is: fenced, or committed from complete backups; its
+     * reposted REPLICATE of a part already held here is answered by the hold, never refused. Runs on this node's loop.
      *
      * @return how many of the versions pending or transactions held here are at or below a mark now
      */
-    int coordinatorsDied(final long[] idPrefixes) {
+    int coordinatorsDied(final String dead, final long[] idPrefixes) {
+        final org.agrona.collections.Long2LongHashMap before = heardBefore.remove(String.valueOf(dead));
         for (final long prefix : idPrefixes) {
             final int server = (int) (prefix >>> 32) & 0xff; // AurogonClock's server id: the node slot
             for (int loop = 0; loop <= AurogonTimestamp.MAX_LOOP; loop++) {
                 final int id = server << 8 | loop;
-                deadUpTo[id] = Math.max(deadUpTo[id], heardTs[id]);
+                // Only what the dead incarnation itself was heard to issue: never its successor's timestamps under the
+                // id (their REPLICATEs would be refused and their held ones suspected). A release run again finds the
+                // same (or nothing, forgotten below): the mark does not move.
+                long upTo = before == null ? 0 : before.get(id);
+                if (dead != null && dead.equals(heardFrom[id])) {
+                    upTo = Math.max(upTo, heardTs[id]);
+                    heardFrom[id] = null; // fenced: nothing of it lands any more, its mark is kept in deadUpTo
+                    heardTs[id] = 0;
+                }
+                deadUpTo[id] = Math.max(deadUpTo[id], upTo);
             }
         }
         int marked = 0;
@@ -104,6 +148,11 @@ public final class ParticipantService {
             marked += ts <= deadUpTo[(int) (ts & 0xffff)] ? 1 : 0;
         }
         return marked;
+    }
+
+    /** The timestamp at or below which {@code ts}'s coordinator id was told dead, or 0 (tests). */
+    long deadUpTo(final long ts) {
+        return deadUpTo[(int) (ts & 0xffff)];
     }
 
     private LoopTimers timers() {
@@ -199,7 +248,7 @@ public final class ParticipantService {
         checkReplication();
         final DirectBuffer p = request.payload();
         final int at = request.payloadOffset();
-        heard(p.getLong(at + AurogonRpc.TS_OFFSET));
+        heard(request.client(), p.getLong(at + AurogonRpc.TS_OFFSET));
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
             p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) ->
                 replyValue(responder, status, wts, status == Participant.OK ? value : null, 0));
@@ -208,7 +257,7 @@ public final class ParticipantService {
     /** A live coordinator's heartbeat: heard, so its transactions pending here are no suspects for a lease. */
     private void heartbeat(final RpcRequest request, final RpcResponder responder) {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "HEARTBEAT")) {
-            heard(request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET));
+            heard(request.client(), request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET));
             status(responder, participant.watching() || backups.watching() ? AurogonRpc.WATCHING : Participant.OK);
         }
     }
@@ -259,16 +308,20 @@ public final class ParticipantService {
             return;
         }
         final long replicated = p.getLong(at + AurogonRpc.TS_OFFSET);
-        if (replicated <= deadUpTo[(int) (replicated & 0xffff)]) {
+        if (replicated <= deadUpTo[(int) (replicated & 0xffff)]
+            && !backups.holdsTxn(replicated, p.getLong(at + AurogonRpc.REPLICATE_TXN_OFFSET))) {
             // Its coordinator id was told dead at or above it (coordinatorsDied): a successor's clock below what its
-            // predecessor issued goes above it, and the attempt runs again (the predecessor itself is fenced).
+            // predecessor issued goes above it, and the attempt runs again (the predecessor itself is fenced). Not a
+            // repost of a part of a transaction held here (a reply lost): the hold answers it as before, else the
+            // coordinator would run again under a new timestamp while the backups hold the old one, which a recovery
+            // may commit (the writes applied twice, or a committed transaction reported aborted).
             staleReplications++;
             status(responder, Backups.STALE, deadUpTo[(int) (replicated & 0xffff)]);
             return;
         }
         final byte[] part = new byte[length];
         p.getBytes(at + AurogonRpc.REPLICATE_HEADER_BYTES, part);
-        heard(p.getLong(at + AurogonRpc.TS_OFFSET));
+        heard(request.client(), p.getLong(at + AurogonRpc.TS_OFFSET));
         final int status;
         try {
             status = backups.replicate(p.getLong(at + AurogonRpc.TS_OFFSET),
@@ -629,7 +682,7 @@ public final class ParticipantService {
             checkReplication();
             final DirectBuffer p = request.payload();
             final int at = request.payloadOffset();
-            heard(p.getLong(at + AurogonRpc.TS_OFFSET));
+            heard(request.client(), p.getLong(at + AurogonRpc.TS_OFFSET));
             status(responder, participant.install(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET)));
         }
@@ -640,7 +693,7 @@ public final class ParticipantService {
             checkReplication();
             final DirectBuffer p = request.payload();
             final int at = request.payloadOffset();
-            heard(p.getLong(at + AurogonRpc.TS_OFFSET));
+            heard(request.client(), p.getLong(at + AurogonRpc.TS_OFFSET));
             final long[] below = new long[1];
             final int status = participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET), below);
@@ -673,7 +726,7 @@ public final class ParticipantService {
         final long key = p.getLong(at + AurogonRpc.KEY_OFFSET);
         final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
         if (!byRecovery) {
-            heard(ts);
+            heard(request.client(), ts);
         }
         final byte[] value;
         if (length == AurogonRpc.DELETE) {

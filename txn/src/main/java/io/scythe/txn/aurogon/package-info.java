@@ -245,15 +245,21 @@
  * loop, which a restarted compute node's successor incarnation reuses, and a successor heard under the id kept its
  * predecessor's transactions from ever looking silent. The recovery duty's release step on every memory node
  * ({@code MemoryNodeContext#onDeadNode}, after the membership or the fabric lease said the node died and it was
- * fenced) marks every coordinator of the dead node's slot dead up to the largest timestamp heard from it
- * ({@link io.scythe.txn.aurogon.ParticipantService#coordinatorsDied}): its versions at or below are suspects at the
- * next orphan check whoever talks under the id, and a REPLICATE at or below is refused STALE with the mark as the
- * floor, so a successor whose clock restarted below its predecessor's goes above everything the predecessor was heard
- * to issue (the clock itself is the host's monotonic clock, shared by the processes of one host, mapped by 2LClock
- * onto the reference memory node's NIC clock: a restart, seconds, is far above the error; the floor makes it safe
- * where it is not). A successor's own transaction at or below the mark is suspected wrongly: fenced, or committed
- * from its backups, never made inconsistent ({@code CoordinatorRecoveryTest#
- * shouldSuspectADeadNodesVersionsWhileItsSuccessorTalksUnderItsIdAndFloorTheSuccessor}, fails before). A memory
+ * fenced) marks every coordinator of the dead node's slot dead up to the largest timestamp heard from that incarnation
+ * itself ({@link io.scythe.txn.aurogon.ParticipantService#coordinatorsDied}; the largest heard under an id is kept per
+ * sending incarnation, so a successor already talking under it does not raise the mark, nor does a release run again):
+ * its versions at or below are suspects at the next orphan check whoever talks under the id, and a new REPLICATE at or
+ * below is refused STALE with the mark as the floor, so a successor whose clock restarted below its predecessor's goes
+ * above everything the predecessor was heard to issue (the clock itself is the host's monotonic clock, shared by the
+ * processes of one host, mapped by 2LClock onto the reference memory node's NIC clock: a restart, seconds, is far above
+ * the error; the floor makes it safe where it is not). A successor's own transaction at or below the mark (its clock
+ * restarted below) is suspected wrongly and decided by §4.5's recovery from its backups as a paused live coordinator's
+ * is (fenced, or committed from complete ones); a repost of a REPLICATE part already held (its reply lost) is answered
+ * by the hold, not refused. Before (review, stop 41), the mark took the successor's timestamps too, so its transactions
+ * stayed suspects for good, and such a repost was refused STALE: the coordinator ran again under a new timestamp while
+ * every backup held the old one, which the recovery could commit too (the writes applied twice, or a committed
+ * transaction reported aborted) ({@code
+ * CoordinatorRecoveryTest#shouldMarkOnlyTheDeadIncarnationsTimestampsAndAnswerAHeldRepost}, fails before). A memory
  * node's health reports what is left undecided ({@code moduleUnsettled}: pending versions plus held replications,
  * {@link io.scythe.txn.aurogon.ParticipantService#unsettled}) and {@code scythe chaos} fails on any at the end.
  * Memory-node failover is refused on cluster nodes

@@ -137,7 +137,7 @@ class CoordinatorRecoveryTest {
             assertThat(installed).as("installed pending (orphan checks armed)").isEqualTo(Participant.OK);
             final UnsafeBuffer beat = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
             CoordinatorRecovery.fill(beat, 0, 0, 0, AurogonTimestamp.pack(4_000_000, 1, 0));
-            assertThat(onLoop(node, () -> service.coordinatorsDied(new long[] {5L << 48 | 1L << 32})))
+            assertThat(onLoop(node, () -> service.coordinatorsDied("cn", new long[] {5L << 48 | 1L << 32})))
                 .as("the dead node's version pending here").isEqualTo(1);
             final long deadline = System.nanoTime() + 3_000_000_000L;
             while (onLoop(node, () -> participant.suspectsAt(ts).size()) == 0 && System.nanoTime() < deadline) {
@@ -155,6 +155,56 @@ class CoordinatorRecoveryTest {
                 AurogonPromotionTest.replicate(copy.schema().id(), KEY_C, above, 23, 3))).map(r -> r.payload().getInt(0)));
             assertThat(successor).as("the successor above it").isEqualTo(Backups.OK);
         }
+    }
+
+    /**
+     * A successor incarnation ("cn2") talks under the dead one's ("cn") coordinator id before the dead one's release
+     * runs: the mark covers only what the dead one was heard to issue, a release run again does not raise it, and a
+     * repost of a part held here (its reply lost) at or below the mark is answered by the hold, never refused STALE.
+     * Before, the mark took the successor's largest timestamp (its held transactions suspected for good, a rerun
+     * pushing it further), and the repost was refused STALE: the coordinator ran again under a new timestamp while
+     * the backups held the old one, which the suspect recovery could commit too.
+     */
+    @Test
+    void shouldMarkOnlyTheDeadIncarnationsTimestampsAndAnswerAHeldRepost() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            final int backup = copy.schema().id();
+            final io.scythe.rrpc.RrpcClient successor = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn2"), new io.scythe.rrpc.RrpcOptions());
+            final long dead = AurogonTimestamp.pack(5_000_000, 1, 0); // server (slot) 1, loop 0
+            final long restartedBelow = AurogonTimestamp.pack(4_500_000, 1, 0);
+            final long above = AurogonTimestamp.pack(6_000_000, 1, 0);
+            final UnsafeBuffer beat = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(beat, 0, 0, 0, dead);
+            assertThat(send(node, AurogonRpc.HEARTBEAT, beat)).as("the dead incarnation heard")
+                .isEqualTo(Participant.OK);
+            assertThat(replicated(node, successor, AurogonPromotionTest.replicate(backup, KEY_B,
+                restartedBelow, 32, 2))).as("the successor's, its clock restarted below").isEqualTo(Backups.OK);
+            assertThat(replicated(node, successor, AurogonPromotionTest.replicate(backup, KEY_C,
+                above, 33, 3))).as("the successor's, above").isEqualTo(Backups.OK);
+            final long[] prefixes = {5L << 48 | 1L << 32};
+            onLoop(node, () -> service.coordinatorsDied("cn", prefixes));
+            assertThat(onLoop(node, () -> service.deadUpTo(dead))).as("the dead one's largest, not the successor's")
+                .isEqualTo(dead);
+            onLoop(node, () -> service.coordinatorsDied("cn", prefixes));
+            assertThat(onLoop(node, () -> service.deadUpTo(dead))).as("a release run again").isEqualTo(dead);
+            assertThat(replicated(node, successor, AurogonPromotionTest.replicate(backup, KEY_B,
+                restartedBelow, 32, 2))).as("a repost of a held part below the mark").isEqualTo(Backups.OK);
+            assertThat(replicated(node, successor, AurogonPromotionTest.replicate(backup, KEY_C,
+                above, 33, 3))).as("a repost above the mark").isEqualTo(Backups.OK);
+            assertThat(replicated(node, successor, AurogonPromotionTest.replicate(backup, 4,
+                AurogonTimestamp.pack(4_600_000, 1, 0), 34, 4))).as("a new one below: floored")
+                .isEqualTo(Backups.STALE);
+        }
+    }
+
+    /** A REPLICATE's status, sent by {@code client} (another compute node than the node's own, "cn"). */
+    private static int replicated(final OneMemoryNode node, final io.scythe.rrpc.RrpcClient client,
+                                  final UnsafeBuffer part) throws Exception {
+        return node.on(rt -> client.rocket("mn")
+            .compose(rocket -> rocket.call(AurogonRpc.REPLICATE, part)).map(r -> r.payload().getInt(0)));
     }
 
     /**
