@@ -85,9 +85,8 @@ final class CalvinTxn implements Txn {
     /** Per participant node, the keys it owns (set at seal, read by the home loop). */
     private Map<Integer, Decl> decls;
     // Home loop only:
-    private int forwardsLeft;
-    private final List<Record> forwarded = new ArrayList<>();
-    private final CalvinWire.Pieces pieces = new CalvinWire.Pieces();
+    /** The records of the current run so far (each run its own: the OLLP sequenced run starts afresh). */
+    private Forwards forwards;
     /** Its place in the total order (epoch, node, position), set by the home loop before any record comes back. */
     private volatile long orderTs;
 
@@ -288,6 +287,7 @@ final class CalvinTxn implements Txn {
                     + " commits before its read of " + e.key + " came back"));
             }
         }
+        final long first = id;
         id = runtime.nextTxnId();
         final Map<Integer, Decl> byNode = declsOf();
         final String tooLarge = tooLarge(byNode);
@@ -302,8 +302,8 @@ final class CalvinTxn implements Txn {
         }
         final int keys = entries.size();
         node.onHome(() -> {
-            forwarded.clear();
-            forwardsLeft = keys;
+            forwards = new Forwards(keys);
+            node.renamed(first); // the first run's parts whose records will not all come (none should) are over
             node.submit(this, epochNs, rpc);
         });
         return locked.future();
@@ -341,7 +341,7 @@ final class CalvinTxn implements Txn {
             return;
         }
         decls = byNode;
-        forwardsLeft = entries.size();
+        forwards = new Forwards(entries.size());
         for (final Entry e : entries.values()) {
             e.declaredExclusive = e.forUpdate;
         }
@@ -379,17 +379,9 @@ final class CalvinTxn implements Txn {
      * now. Home loop.
      */
     List<Key> forwarded(final List<Record> records) {
-        final List<Key> whole = new ArrayList<>(records.size());
-        for (final Record r : records) {
-            final Record w = pieces.add(r);
-            if (w != null) {
-                forwarded.add(w);
-                whole.add(w.key());
-                forwardsLeft--;
-            }
-        }
-        if (forwardsLeft == 0) {
-            final List<Record> all = List.copyOf(forwarded);
+        final List<Key> whole = forwards.add(records);
+        final List<Record> all = forwards.completedBy(whole);
+        if (all != null) {
             lane.executor().execute(() -> deliver(all));
         }
         return whole;

@@ -94,8 +94,11 @@
  *       nothing logs no decision.</li>
  *   <li>Late words of the dead (the review's findings): what it WRITE or called before its fence can still be polled
  *       or handled after the take-over (a CN's inbox is not fenced, only its memory nodes are); so a one-sided
- *       message or an RPC batch from a node already taken over is dropped (its log has its batches whole and its
- *       transactions decided), and its executors' WRITE chunks too, whole or not ({@link
+ *       message or an RPC call (BATCH, FORWARD, WRITE: the caller's name is a dead node's) from a node already taken
+ *       over is dropped (its log has its batches whole and its transactions decided; what it owned is rebuilt here,
+ *       which forwards again the records its executors missed, so a late FORWARD counted a key twice and delivered a
+ *       transaction with another key's record missing; {@link io.scythe.txn.rcc.calvin.Forwards} also counts a key's
+ *       record once), and its executors' WRITE chunks too, whole or not ({@link
  *       io.scythe.txn.rcc.calvin.WriteChunks#close}: a late chunk opened an assembly nothing completed, a late whole
  *       WRITE after its decision was applied failed as a second write). A decision record's slots are freed once its
  *       writes end, failed too (they were held for the rest of the run; a failed write-back gives the run up).</li>

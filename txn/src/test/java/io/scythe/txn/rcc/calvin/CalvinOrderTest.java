@@ -638,4 +638,24 @@ class CalvinOrderTest {
         assertThatThrownBy(() -> Takeover.input(1, List.of(new Takeover.Pending(first, live1),
             new Takeover.Pending(third, live1)), List.of())).hasMessageContaining("comes twice");
     }
+
+    @Test
+    void shouldCountAKeysRecordOnceWhenItIsForwardedAgain() {
+        // A dead owner's FORWARD handled after its successor forwarded the same key from the rebuilt part: the second
+        // copy of "a" must not stand in for "b", which has not come (the run would deliver without it).
+        final Key a = new Key("t", 1);
+        final Key b = new Key("t", 2);
+        final Forwards f = new Forwards(2);
+        final var first = f.add(List.of(new CalvinWire.Record(a, CalvinWire.FOUND, 5, new byte[] {1})));
+        assertThat(first).containsExactly(a);
+        assertThat(f.completedBy(first)).isNull();
+        final var again = f.add(List.of(new CalvinWire.Record(a, CalvinWire.FOUND, 5, new byte[] {1})));
+        assertThat(again).isEmpty();
+        assertThat(f.completedBy(again)).isNull();
+        final var last = f.add(List.of(new CalvinWire.Record(b, CalvinWire.FOUND, 6, new byte[] {2})));
+        assertThat(last).containsExactly(b);
+        assertThat(f.completedBy(last)).extracting(CalvinWire.Record::key).containsExactly(a, b);
+        final var late = f.add(List.of(new CalvinWire.Record(b, CalvinWire.FOUND, 6, new byte[] {2})));
+        assertThat(f.completedBy(late)).isNull(); // delivered once only
+    }
 }
