@@ -163,7 +163,7 @@ class SimCommandTest {
     void shouldRefuseBadInputWithOneClearLine() {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "sim", "--workload", "nosuch")).isEqualTo(2);
-        assertThat(err.toString()).contains("--workload nosuch: accepts one of smallbank, ycsb, tpcc, phantom, churn, lock, cas, blink, tso, all").doesNotContain("\tat ");
+        assertThat(err.toString()).contains("--workload nosuch: accepts one of smallbank, ycsb, tatp, tpcc, phantom, churn, lock, cas, blink, tso, all").doesNotContain("\tat ");
         final StringWriter err2 = new StringWriter();
         assertThat(run(new StringWriter(), err2, "sim", "--watermarks", "3")).isEqualTo(2);
         assertThat(err2.toString()).contains("COLD,HOT");
