@@ -106,8 +106,9 @@ final class AurogonTxn implements Txn {
      * ({@link Heartbeats#stick}): a backup that never saw it must not forget decisions past it, or it would answer
      * FORGOTTEN for it while another still holds it undecided, and every resolver would yield (review, stop 40: an
      * abort whose DISCARD was lost closed all the same). The decision is sent again every {@link Heartbeats#PERIOD_NS}
-     * until every such backup answers (any status: decided there, by it or by a recovery) or is removed; one in doubt
-     * stays stuck (its loop gave up and begins nothing more).
+     * until every such backup answers (any status: decided there, by it or by a recovery) or is removed, at most
+     * {@link #DECIDE_AGAIN_LIMIT} times (then the loop gives up, the timestamp stuck); one in doubt stays stuck (its
+     * loop gave up and begins nothing more).
      */
     private void close() {
         if (closed) {
@@ -127,11 +128,36 @@ final class AurogonTxn implements Txn {
         }
     }
 
-    /** {@code rpc} (DISCARD or APPLY) at {@code backup} again, a period from now, until answered or its node removed. */
+    /**
+     * How many times a decision is sent again to a backup that does not answer it ({@link #decideAgain}, a
+     * {@link Heartbeats#PERIOD_NS} apart: 16 leases) before the loop gives up.
+     */
+    static final int DECIDE_AGAIN_LIMIT = 64;
+
+    /**
+     * {@code rpc} (DISCARD or APPLY) at {@code backup} again, a period from now, until answered or its node removed.
+     * An error reply from a live node is no answer: it may have failed part way (a backup's APPLY throwing) and still
+     * hold the transaction undecided, so the timestamp stays stuck. After {@link #DECIDE_AGAIN_LIMIT} tries the loop
+     * gives up ({@link TxnRuntime#giveUp}, as a lost DISCARD does at once): it begins nothing more, so the decisions
+     * its backups keep pinned above its low-water stop growing (before, a commit's APPLY failing so went on being
+     * sent every period for good while every later decision of the loop stayed pinned at every backup); the
+     * timestamp stays stuck (a recovery decides what the backup holds).
+     */
     private void decideAgain(final String backup, final int rpc) {
+        decideAgain(backup, rpc, 1);
+    }
+
+    private void decideAgain(final String backup, final int rpc, final int attempt) {
         runtime.timers().after(Heartbeats.PERIOD_NS).compose(v -> callNode(backup, rpc, ts(0))).onComplete(ar -> {
             if (ar.failed() && !gone(ar.cause())) {
-                decideAgain(backup, rpc);
+                if (attempt < heartbeats.decideAgainLimit) {
+                    decideAgain(backup, rpc, attempt + 1);
+                } else {
+                    runtime.giveUp("Aurogon: transaction " + Long.toHexString(id) + " at "
+                        + AurogonTimestamp.toString(ts) + ": backup " + backup + " answered its "
+                        + (rpc == AurogonRpc.APPLY ? "APPLY" : "DISCARD") + " with no decision " + attempt
+                        + " times (" + ar.cause() + "); its timestamp stays under this loop's low-water");
+                }
                 return;
             }
             unanswered.remove(backup);

@@ -90,6 +90,9 @@ final class Heartbeats {
      */
     static final int MAX_STUCK = 1024;
 
+    /** {@link AurogonTxn#DECIDE_AGAIN_LIMIT} for this loop (tests lower it: each try waits a period). */
+    int decideAgainLimit = AurogonTxn.DECIDE_AGAIN_LIMIT;
+
     /**
      * The oldest timestamp of this loop's still open or stuck transactions ({@code own}, open itself, at most): every
      * transaction of this loop below it committed and had its APPLYs answered, or rolled back and had its DISCARDs

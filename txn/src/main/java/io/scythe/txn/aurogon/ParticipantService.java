@@ -312,9 +312,11 @@ public final class ParticipantService {
             && !backups.holdsTxn(replicated, p.getLong(at + AurogonRpc.REPLICATE_TXN_OFFSET))) {
             // Its coordinator id was told dead at or above it (coordinatorsDied): a successor's clock below what its
             // predecessor issued goes above it, and the attempt runs again (the predecessor itself is fenced). Not a
-            // repost of a part of a transaction held here (a reply lost): the hold answers it as before, else the
-            // coordinator would run again under a new timestamp while the backups hold the old one, which a recovery
-            // may commit (the writes applied twice, or a committed transaction reported aborted).
+            // part of a transaction already held here: a repost of a part held (a reply lost), or a new part of it
+            // (another key; not limited to reposts): the hold answers it as before (FENCED once a recovery rolled it
+            // back or it was decided; no harm either way), else the coordinator would run again under a new
+            // timestamp while the backups hold the old one, which a recovery may commit (the writes applied twice, or
+            // a committed transaction reported aborted).
             staleReplications++;
             status(responder, Backups.STALE, deadUpTo[(int) (replicated & 0xffff)]);
             return;

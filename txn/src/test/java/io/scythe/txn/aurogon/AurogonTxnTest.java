@@ -15,6 +15,8 @@ import io.scythe.txn.runtime.LoopTimers;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -27,6 +29,31 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Aurogon's coordinator against one memory node's participant over RRPC. */
 class AurogonTxnTest {
     private static final int TABLE = 1;
+
+    /** One node for the tests on 32 items (each on its own keys): a node's setup is most of a test's time. */
+    private static OneMemoryNode shared;
+    /** {@link #shared}'s items with a backup copy on the same node ({@link #withBackup}), made once. */
+    private static Catalog backedUp;
+
+    @BeforeAll
+    static void start() throws Exception {
+        shared = new OneMemoryNode("items", 32);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        shared.close();
+    }
+
+    /** {@link #shared}'s items, their backup a copy on the same node ("mn" plays both). */
+    private static synchronized Catalog withBackup() {
+        if (backedUp == null) {
+            final Table copy = shared.services.db().create(BackupTables.schemaOf(shared.table.schema(), 1));
+            backedUp = new Catalog().add("items", List.of(new Catalog.Partition("mn", shared.table.describe(),
+                List.of(new Catalog.Replica("mn", copy.describe())))));
+        }
+        return backedUp;
+    }
 
     private static boolean pending(final Participant participant, final long key) {
         final long[][] rows = participant.versions(TABLE, key);
@@ -90,49 +117,47 @@ class AurogonTxnTest {
      */
     @Test
     void shouldRollBackAPreattachedVersionWhoseReadFailedSoReadersParkedOnItFinish() throws Exception {
-        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
-            final ParticipantService service = node.services.service(ParticipantService.class);
-            final Participant participant = service.participant();
-            final List<String> outcomes = new ArrayList<>();
-            node.on(rt -> {
-                final Txn first = AurogonModule.AUROGON_PRE.begin(rt, false);
-                return first.readForUpdate("items", 1).compose(v -> {
-                    assertThat(v.getLong(0)).isEqualTo(100);
-                    assertThat(pending(participant, 1)).isTrue();
-                    // From now on the participant runs each READ (its pre-attach included), then the reply fails.
-                    node.server.handle(AurogonRpc.READ, (request, responder) -> {
-                        final int at = request.payloadOffset();
-                        participant.read(request.payload().getInt(at + AurogonRpc.TABLE_OFFSET),
-                            request.payload().getLong(at + AurogonRpc.KEY_OFFSET),
-                            request.payload().getLong(at + AurogonRpc.TS_OFFSET),
-                            request.payload().getInt(at + AurogonRpc.FLAGS_OFFSET),
-                            (status, wts, value) -> responder.fail(AurogonRpc.BAD_REQUEST, "injected: reply lost"));
-                    });
-                    return first.readForUpdate("items", 2);
-                }).transform(read -> {
-                    outcomes.add(read.succeeded() ? "read" : read.cause() instanceof RpcException ? "rpc error"
-                        : "failed " + read.cause());
-                    assertThat(pending(participant, 2)).as("installed before the reply failed").isTrue();
-                    service.register(node.server); // the real READ again
-                    // A reader above both pending versions parks on them until the abort decides them.
-                    final Txn reader = AurogonModule.AUROGON_PRE.begin(rt, false);
-                    final Future<Long> sum = reader.read("items", 1).compose(a -> reader.read("items", 2)
-                        .map(b -> a.getLong(0) + b.getLong(0)));
-                    return first.abort().compose(aborted -> {
-                        outcomes.add("aborted");
-                        return sum;
-                    }).compose(s -> {
-                        outcomes.add("sum " + s);
-                        return reader.commit();
-                    });
+        final OneMemoryNode node = shared;
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Participant participant = service.participant();
+        final List<String> outcomes = new ArrayList<>();
+        node.on(rt -> {
+            final Txn first = AurogonModule.AUROGON_PRE.begin(rt, false);
+            return first.readForUpdate("items", 1).compose(v -> {
+                assertThat(v.getLong(0)).isEqualTo(100);
+                assertThat(pending(participant, 1)).isTrue();
+                // From now on the participant runs each READ (its pre-attach included), then the reply fails.
+                node.server.handle(AurogonRpc.READ, (request, responder) -> {
+                    final int at = request.payloadOffset();
+                    participant.read(request.payload().getInt(at + AurogonRpc.TABLE_OFFSET),
+                        request.payload().getLong(at + AurogonRpc.KEY_OFFSET),
+                        request.payload().getLong(at + AurogonRpc.TS_OFFSET),
+                        request.payload().getInt(at + AurogonRpc.FLAGS_OFFSET),
+                        (status, wts, value) -> responder.fail(AurogonRpc.BAD_REQUEST, "injected: reply lost"));
+                });
+                return first.readForUpdate("items", 2);
+            }).transform(read -> {
+                outcomes.add(read.succeeded() ? "read" : read.cause() instanceof RpcException ? "rpc error"
+                    : "failed " + read.cause());
+                assertThat(pending(participant, 2)).as("installed before the reply failed").isTrue();
+                service.register(node.server); // the real READ again
+                // A reader above both pending versions parks on them until the abort decides them.
+                final Txn reader = AurogonModule.AUROGON_PRE.begin(rt, false);
+                final Future<Long> sum = reader.read("items", 1).compose(a -> reader.read("items", 2)
+                    .map(b -> a.getLong(0) + b.getLong(0)));
+                return first.abort().compose(aborted -> {
+                    outcomes.add("aborted");
+                    return sum;
+                }).compose(s -> {
+                    outcomes.add("sum " + s);
+                    return reader.commit();
                 });
             });
-            assertThat(outcomes).containsExactly("rpc error", "aborted", "sum 200");
-            assertThat(pending(participant, 1)).isFalse();
-            assertThat(pending(participant, 2)).isFalse();
-            assertThat(participant.violation()).isNull();
-            shouldKeepTheLowWaterAtAnAbortWhoseDiscardABackupNeverAnswered(node); // one node for both (test time)
-        }
+        });
+        assertThat(outcomes).containsExactly("rpc error", "aborted", "sum 200");
+        assertThat(pending(participant, 1)).isFalse();
+        assertThat(pending(participant, 2)).isFalse();
+        assertThat(participant.violation()).isNull();
     }
 
     /**
@@ -180,15 +205,13 @@ class AurogonTxnTest {
      * pinned and answers a resolver's HOLDS of it ABORTED (fencing it: a backup holding it in full would then roll
      * it back), not FORGOTTEN; once its DISCARD is answered (sent again in the background) it is unstuck. Before, the
      * abort closed the attempt: the next REPLICATEs carried a low-water above it, the backup forgot the second one's
-     * decision and answered FORGOTTEN, and every resolver yielded, leaving the other backup's copy undecided. Run by
-     * {@link #shouldRollBackAPreattachedVersionWhoseReadFailedSoReadersParkedOnItFinish} on its node (keys apart).
+     * decision and answered FORGOTTEN, and every resolver yielded, leaving the other backup's copy undecided.
      */
-    private static void shouldKeepTheLowWaterAtAnAbortWhoseDiscardABackupNeverAnswered(final OneMemoryNode node)
-        throws Exception {
+    @Test
+    void shouldKeepTheLowWaterAtAnAbortWhoseDiscardABackupNeverAnswered() throws Exception {
+        final OneMemoryNode node = shared;
         final ParticipantService service = node.services.service(ParticipantService.class);
-        final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
-        final Catalog catalog = new Catalog().add("items", List.of(new Catalog.Partition("mn",
-            node.table.describe(), List.of(new Catalog.Replica("mn", copy.describe())))));
+        final Catalog catalog = withBackup();
         AurogonPromotionTest.onLoop(node, () -> service.backups().remembered = 1);
         final List<String> outcomes = new ArrayList<>();
         final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
@@ -231,6 +254,57 @@ class AurogonTxnTest {
         assertThat(outcomes).containsExactly("aborted", "stuck 1", "fenced", "stuck 0");
         assertThat(AurogonPromotionTest.onLoop(node, () -> service.backups().pinned())).as("kept over the low-water")
             .isPositive();
+    }
+
+    /**
+     * A commit whose APPLY a live backup answers with an error every time (as a backup's apply throwing did): an error
+     * is no answer (the backup may still hold the transaction undecided), so its timestamp stays stuck, and after
+     * {@link AurogonTxn#DECIDE_AGAIN_LIMIT} tries a quarter lease apart (4 here) the loop gives up, so the decisions the
+     * backups pin for it stop growing. Before, the APPLY went again every quarter lease for good and the loop went
+     * on (no give-up: this waited out its bound).
+     */
+    @Test
+    void shouldGiveTheLoopUpWhenALiveBackupAnswersACommitsApplyWithAnErrorEveryTime() throws Exception {
+        final OneMemoryNode node = shared;
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Catalog catalog = withBackup();
+        final int[] applies = {0};
+        final List<String> outcomes = new ArrayList<>();
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        on(node, catalog, rt -> {
+            final Promise<String> gaveUp = Promise.promise();
+            rt.onGiveUp(gaveUp::tryComplete);
+            final Txn txn = AurogonModule.AUROGON_PRE.begin(rt, false);
+            final long ts = ((AurogonTxn) txn).timestamp();
+            final Heartbeats heartbeats = Heartbeats.of(rt);
+            heartbeats.decideAgainLimit = 4; // each try waits a period (64 by default: 16 leases)
+            return txn.read("items", 9).compose(v -> {
+                txn.write("items", 9, value, 0, 8);
+                node.server.handle(AurogonRpc.APPLY, (request, responder) -> {
+                    applies[0]++;
+                    responder.fail(AurogonRpc.BAD_REQUEST, "injected: APPLY threw");
+                });
+                // The bound: four times the tries' periods (a loaded machine's timers run late), then no give-up.
+                rt.timers().after(4 * heartbeats.decideAgainLimit * Heartbeats.PERIOD_NS + 1_000_000_000L)
+                    .onSuccess(x -> gaveUp.tryFail("no give-up after " + applies[0] + " APPLYs"));
+                return txn.commit();
+            }).compose(committed -> {
+                outcomes.add("committed");
+                return gaveUp.future();
+            }).compose(why -> {
+                outcomes.add(why.contains("APPLY") ? "gave up" : why);
+                outcomes.add("stuck " + heartbeats.stuck());
+                service.register(node.server); // clean up: the backup applies what it holds
+                return rt.rocket("mn").compose(rocket -> {
+                    final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                    request.putLong(AurogonRpc.TS_OFFSET, ts);
+                    return rocket.call(AurogonRpc.APPLY, request);
+                });
+            }).map(reply -> outcomes.add("applied " + reply.payload().getInt(0)));
+        });
+        assertThat(outcomes).containsExactly("committed", "gave up", "stuck 1", "applied " + Backups.OK);
+        assertThat(applies[0]).as("the first APPLY, then one a quarter lease apart (and any recovery's)")
+            .isGreaterThan(4);
     }
 
     private static void status(final RpcResponder responder, final int status) {
