@@ -180,7 +180,11 @@
  * answered its DISCARD or APPLY; one that some backup did not answer, its node not removed, stays under the low-water
  * ({@code Heartbeats#stick}) and its DISCARD or APPLY goes there again every quarter lease until answered (any status:
  * decided there, by it or by a recovery) or the node is removed; a commit left in doubt stays under it for good, its
- * loop gave up. Bounded: a lost DISCARD still gives the loop up (it begins nothing more), and past
+ * loop gave up. Bounded: a lost DISCARD still gives the loop up (it begins nothing more); an error reply from a live
+ * backup is no answer (it may have failed half-way, the transaction still held undecided), and a decision sent again
+ * {@code AurogonTxn.DECIDE_AGAIN_LIMIT} (64) times unanswered gives the loop up, its timestamp still stuck (before,
+ * a commit's APPLY so refused went every quarter lease for good while the loop went on;
+ * {@code AurogonTxnTest#shouldGiveTheLoopUpWhenALiveBackupAnswersACommitsApplyWithAnErrorEveryTime}); past
  * {@code Heartbeats.MAX_STUCK} stuck attempts the loop gives up, so the decisions a backup pins for it stop growing.
  * Before (review, stop 40), an abort whose DISCARD got no answer gave up and still closed: later REPLICATEs of the
  * loop's in-flight attempts carried a low-water above it, a backup that never saw it forgot their decisions and

@@ -248,7 +248,8 @@ class AurogonTxnTest {
                     outcomes.add(state == Backups.FORGOTTEN ? "forgotten" : state == Backups.ABORTED ? "fenced"
                         : "holds " + state);
                     service.register(node.server); // its DISCARD answered from now on
-                    return rt.timers().after(2 * Heartbeats.PERIOD_NS);
+                    // Sent again a period apart: two periods, or more on a loaded machine (timers run late).
+                    return unstuck(rt, heartbeats, 4_000);
                 }).map(v -> outcomes.add("stuck " + heartbeats.stuck()));
         });
         assertThat(outcomes).containsExactly("aborted", "stuck 1", "fenced", "stuck 0");
@@ -259,9 +260,9 @@ class AurogonTxnTest {
     /**
      * A commit whose APPLY a live backup answers with an error every time (as a backup's apply throwing did): an error
      * is no answer (the backup may still hold the transaction undecided), so its timestamp stays stuck, and after
-     * {@link AurogonTxn#DECIDE_AGAIN_LIMIT} tries a quarter lease apart (4 here) the loop gives up, so the decisions the
-     * backups pin for it stop growing. Before, the APPLY went again every quarter lease for good and the loop went
-     * on (no give-up: this waited out its bound).
+     * {@link AurogonTxn#DECIDE_AGAIN_LIMIT} tries a quarter lease apart (4 here) the loop gives up, so the decisions
+     * the backups pin for it stop growing. Before, the APPLY went again every quarter lease for good and the loop
+     * went on (no give-up: this waited out its bound, "no give-up after 2295 APPLYs").
      */
     @Test
     void shouldGiveTheLoopUpWhenALiveBackupAnswersACommitsApplyWithAnErrorEveryTime() throws Exception {
@@ -305,6 +306,12 @@ class AurogonTxnTest {
         assertThat(outcomes).containsExactly("committed", "gave up", "stuck 1", "applied " + Backups.OK);
         assertThat(applies[0]).as("the first APPLY, then one a quarter lease apart (and any recovery's)")
             .isGreaterThan(4);
+    }
+
+    /** A period from now, then every period while {@code heartbeats} has a stuck timestamp, {@code periods} at most. */
+    private static Future<Void> unstuck(final TxnRuntime rt, final Heartbeats heartbeats, final int periods) {
+        return rt.timers().after(Heartbeats.PERIOD_NS).compose(v -> heartbeats.stuck() == 0 || periods <= 1
+            ? Future.succeededFuture() : unstuck(rt, heartbeats, periods - 1));
     }
 
     private static void status(final RpcResponder responder, final int status) {
