@@ -46,6 +46,8 @@ final class MemoryNodeFailover {
     private final IMap<String, String> entries;
     private final List<String> memoryNodes;
     private final int backups;
+    /** The queue of {@link #watch}, once watching: {@link #stopRetrying} closes it. */
+    private volatile InOrder watching;
 
     MemoryNodeFailover(final HazelcastInstance hazelcast, final List<String> memoryNodes, final int backups) {
         this.hazelcast = hazelcast;
@@ -121,17 +123,30 @@ final class MemoryNodeFailover {
     }
 
     /**
+     * Stops the retries of failed applies of {@link #watch} (the node closes or lost its lease: what it would apply
+     * no longer matters, and the retries would run on until the process exits).
+     */
+    void stopRetrying() {
+        final InOrder w = watching;
+        if (w != null) {
+            w.close();
+        }
+    }
+
+    /**
      * Calls {@code apply} with every configuration written from now on, on a worker thread of {@code vertx}, one at a
      * time in the order Hazelcast tells them ({@link #inOrder}): never on a Hazelcast event thread, since applying one
      * may block (a rejoining node's published tables are an {@code IMap.get}). Then queues the configuration current
      * once the listener is registered behind them, through the same queue (review 41: applied on the caller's thread
      * it could run beside, and finish after, a newer one the watch applied), and returns when that one was applied: a
      * caller that needs its catalog current waits for it. A failure is logged to {@code log}, and the current
-     * configuration is read and applied again a second later ({@link InOrder}).
+     * configuration is read and applied again a second later, then after 2, 4 ... 30 s until one is applied
+     * ({@link InOrder}), until {@link #stopRetrying}.
      */
     Future<Void> watch(final io.vertx.core.Vertx vertx, final Consumer<MemoryNodeConfiguration> apply,
                        final Consumer<String> log) {
         final InOrder deliver = inOrder(vertx, apply, this::current, log, InOrder.RETRY_MS);
+        watching = deliver;
         final class Listener implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String> {
             @Override
             public void entryAdded(final EntryEvent<String, String> event) {
@@ -159,19 +174,44 @@ final class MemoryNodeFailover {
     }
 
     /**
+     * {@code apply} given only configurations newer than the last it applied (returned without throwing): an older
+     * one, or the same again (a retry, the current one queued at start), is skipped. For a memory node (review 41,
+     * second pass: an older configuration heard behind the current one, a "removed" after "back", made a healthy
+     * replacement lose its lease); a CN's {@code Catalog#reconfigure} has this check of its own.
+     */
+    static Consumer<MemoryNodeConfiguration> newerOnly(final Consumer<MemoryNodeConfiguration> apply) {
+        final java.util.concurrent.atomic.AtomicLong applied = new java.util.concurrent.atomic.AtomicLong(-1);
+        return c -> {
+            if (c.epoch() > applied.get()) {
+                apply.accept(c);
+                applied.accumulateAndGet(c.epoch(), Math::max);
+            }
+        };
+    }
+
+    /**
      * The ordered queue of configurations to apply ({@link #inOrder}). A failed apply is not thrown at the caller (a
      * Hazelcast event thread) nor dropped (review 41: on a memory node a failed removal handler never lost its lease):
      * it is logged, and {@code retryMs} later ({@link #RETRY_MS} for {@link #watch}) the current configuration is read
-     * and queued (again, until one is applied).
+     * and queued (again, until one is applied). One retry is pending at a time, however many applies fail (review 41,
+     * second pass: each failure started a chain of its own, never merged nor stopped); its delay doubles after each
+     * failure up to {@link #MAX_RETRY_MS} and starts over once one is applied; none is scheduled once {@link #close}d.
      */
     static final class InOrder implements Consumer<String> {
         static final long RETRY_MS = 1_000;
+        static final long MAX_RETRY_MS = 30_000;
         private final io.vertx.core.Vertx vertx;
         private final io.vertx.core.Context context;
         private final Consumer<MemoryNodeConfiguration> apply;
         private final java.util.function.Supplier<MemoryNodeConfiguration> current;
         private final Consumer<String> log;
         private final long retryMs;
+        /** Set while a retry is scheduled: a failure meanwhile waits for it instead of scheduling another. */
+        private final java.util.concurrent.atomic.AtomicBoolean retryPending =
+            new java.util.concurrent.atomic.AtomicBoolean();
+        /** The delay of the next retry: {@code retryMs}, doubled after each failure up to {@link #MAX_RETRY_MS}. */
+        private final java.util.concurrent.atomic.AtomicLong nextRetryMs = new java.util.concurrent.atomic.AtomicLong();
+        private volatile boolean closed;
 
         private InOrder(final io.vertx.core.Vertx vertx, final io.vertx.core.Context context,
                         final Consumer<MemoryNodeConfiguration> apply,
@@ -179,6 +219,7 @@ final class MemoryNodeFailover {
                         final Consumer<String> log, final long retryMs) {
             this.vertx = vertx;
             this.retryMs = retryMs;
+            this.nextRetryMs.set(retryMs);
             this.context = context;
             this.apply = apply;
             this.current = current;
@@ -188,27 +229,42 @@ final class MemoryNodeFailover {
         /** Queues encoded configuration {@code value}. */
         @Override
         public void accept(final String value) {
-            run(() -> decode(value), "configuration " + value, true);
+            run(() -> decode(value), "configuration " + value);
         }
 
         /**
-         * Queues the configuration {@code current} gives when its turn comes; the future tells when it was applied (a
-         * failure fails it, and is not retried: the caller has it).
+         * Queues the configuration {@code current} gives when its turn comes; the future tells when it was applied. A
+         * failure fails it, and is retried as any (a caller that does not wait for it still gets it applied).
          */
         Future<Void> current() {
-            return run(current, "the current configuration", false);
+            return run(current, "the current configuration");
         }
 
-        private Future<Void> run(final java.util.function.Supplier<MemoryNodeConfiguration> next, final String what,
-                                 final boolean retry) {
+        /** Schedules no retry from now on (the node closes, or lost its lease); a pending one does nothing. */
+        void close() {
+            closed = true;
+        }
+
+        private Future<Void> run(final java.util.function.Supplier<MemoryNodeConfiguration> next, final String what) {
             return context.<Void>executeBlocking(() -> {
                 apply.accept(next.get());
+                nextRetryMs.set(retryMs);
                 return null;
             }, true).onFailure(e -> {
-                log.accept("memory-node " + what + " not applied: " + e
-                    + (retry ? "; applies the current one in " + retryMs + " ms" : ""));
-                if (retry) {
-                    vertx.setTimer(retryMs, t -> run(current, "the current configuration", true));
+                if (closed) {
+                    log.accept("memory-node " + what + " not applied: " + e + "; closed: not retried");
+                } else if (!retryPending.compareAndSet(false, true)) {
+                    log.accept("memory-node " + what + " not applied: " + e + "; a retry is pending already");
+                } else {
+                    final long delay = nextRetryMs.getAndUpdate(d -> Math.min(d * 2, MAX_RETRY_MS));
+                    log.accept("memory-node " + what + " not applied: " + e + "; applies the current one in " + delay
+                        + " ms");
+                    vertx.setTimer(delay, t -> {
+                        retryPending.set(false);
+                        if (!closed) {
+                            run(current, "the current configuration");
+                        }
+                    });
                 }
             });
         }

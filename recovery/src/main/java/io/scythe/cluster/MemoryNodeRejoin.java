@@ -81,7 +81,8 @@ final class MemoryNodeRejoin {
 
     /**
      * Stops driving (this CN lost its lease, review 41: a CN removed by a pause whose claim another took over would
-     * drive beside the new driver): each driver stops at its next wait or before its next configuration write.
+     * drive beside the new driver): each driver stops at its next wait or before its next configuration write, and
+     * then gives its claim up ({@link #release}).
      */
     void stop() {
         stopped = true;
@@ -168,6 +169,23 @@ final class MemoryNodeRejoin {
         }
     }
 
+    /**
+     * Gives up claim {@code key} of a driver {@code mine} that stopped (its CN lost its lease, review 41 second pass:
+     * kept, the claim passed on only once its member left): removed if it still names {@code mine}, so the next CN
+     * that looks at the request (a new request, or any member leaving) claims it while this member lives on.
+     */
+    static void release(final java.util.concurrent.ConcurrentMap<String, String> claims, final String key,
+                        final String mine, final Consumer<String> log) {
+        try {
+            if (claims.remove(key, mine)) {
+                log.accept("gives up its claim on the rejoin " + key + " (stopped): another compute node takes it");
+            }
+        } catch (final RuntimeException e) {
+            log.accept("claim on the rejoin " + key + " not given up: " + e + " (it passes on once this member "
+                + "leaves)");
+        }
+    }
+
     /** The Hazelcast member named by claim {@code value}, or null when it names none (an older claim). */
     private static String driverMember(final String value) {
         try {
@@ -203,8 +221,14 @@ final class MemoryNodeRejoin {
                 if (!claim(hazelcast.<String, String>getMap(CLAIMS), claim, mine, liveMembers(), log)) {
                     return; // a live CN drives it
                 }
-                drive(mn, pid, () -> stillDrives(stopped, hazelcast.<String, String>getMap(CLAIMS), claim, mine,
-                    liveMembers(), replacement));
+                try {
+                    drive(mn, pid, () -> stillDrives(stopped, hazelcast.<String, String>getMap(CLAIMS), claim, mine,
+                        liveMembers(), replacement));
+                } finally {
+                    if (stopped) {
+                        release(hazelcast.<String, String>getMap(CLAIMS), claim, mine, log);
+                    }
+                }
             } catch (final Exception e) {
                 log.accept("rejoin of memory node " + mn + " (pid " + pid + ") stopped: " + e.getMessage());
             }
@@ -246,7 +270,7 @@ final class MemoryNodeRejoin {
             log.accept("memory node " + mn + " is not rejoining in configuration epoch " + c.epoch() + ": nothing to do");
             return;
         }
-        if (!ReReplicator.HEADER_LOCKED.contains(protocol)) {
+        if (!ReReplicator.headerLocked(protocol)) {
             throw new IllegalStateException("protocol " + protocol + " cannot re-replicate by copy-then-verify: "
                 + mn + " stays rejoining (written, never promoted)");
         }

@@ -312,7 +312,9 @@ public final class ScytheNode implements AutoCloseable {
         // A memory node a configuration removed (its lease expired: it was paused or cut off) must not serve again:
         // its copies were replaced by promoted backups, and what it holds is stale from then on.
         failover = new MemoryNodeFailover(hazelcast, config.memoryNodes(), backups);
-        failover.watch(vertx, c -> { // the current one too: a failure is logged there, and applied again
+        // The current one too, queued behind those heard; each only if newer than the one applied (an older one heard
+        // late must not remove this node again). A failure is logged there, and the current one applied again later.
+        failover.watch(vertx, MemoryNodeFailover.newerOnly(c -> {
             if (!failover.removed(c).contains(config.node())) {
                 if (replacement && !servesAgain) {
                     log("rejoins in memory-node configuration epoch " + c.epoch() + " (its copies are written from "
@@ -327,7 +329,7 @@ public final class ScytheNode implements AutoCloseable {
                 vertx.runOnContext(v -> loseLease("memory-node configuration epoch " + c.epoch() + " removed it (a "
                     + "backup of each partition it was primary of serves now)"));
             }
-        }, this::log);
+        }), this::log);
         if (replacement) {
             // Asked once the tables are published: the CN driving the rejoin switches the catalogs to them.
             hazelcast.<String, String>getMap(MemoryNodeFailover.REJOIN).put(config.node(), new JsonObject()
@@ -1516,7 +1518,10 @@ public final class ScytheNode implements AutoCloseable {
         }
         final MemoryNodeRejoin rejoin = rejoins;
         if (rejoin != null) {
-            rejoin.stop(); // a rejoin it drives: another CN takes the claim over once this member leaves
+            rejoin.stop(); // a rejoin it drives: its driver gives the claim up, for another CN to take
+        }
+        if (failover != null) {
+            failover.stopRetrying(); // a failed configuration apply is not retried for a node that stopped serving
         }
         log("lease of epoch " + epoch + " lost: " + why
             + "; stops serving and must rejoin with a new epoch");
@@ -1733,6 +1738,9 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (recoveryDuty != null) {
             recoveryDuty.close();
+        }
+        if (failover != null) {
+            failover.stopRetrying();
         }
         if (metrics != null) {
             metrics.close();

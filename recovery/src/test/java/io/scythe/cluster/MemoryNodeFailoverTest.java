@@ -114,8 +114,64 @@ class MemoryNodeFailoverTest {
             assertThat(logged).as("the failure logged, not dropped").singleElement().asString()
                 .contains("not applied").contains("a map read failed").contains("applies the current one in 20 ms");
             assertThat(applied).as("then the current configuration applied again").containsExactly(2L, 1L, 1L);
+            shouldKeepOneRetryPendingDoublingItsDelayAndStopOnceClosed(vertx);
         } finally {
             vertx.close().await(10, java.util.concurrent.TimeUnit.SECONDS);
         }
+    }
+
+    /**
+     * Review 41, second pass: failures do not each start a retry chain of their own: one retry is pending at a time,
+     * its delay doubles after each failure, and none runs once closed (the node stopped serving). Run on the Vert.x
+     * of the test above (one instance less to start).
+     */
+    private static void shouldKeepOneRetryPendingDoublingItsDelayAndStopOnceClosed(final io.vertx.core.Vertx vertx)
+        throws Exception {
+        {
+            final java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
+            final java.util.List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+            final MemoryNodeFailover.InOrder deliver = MemoryNodeFailover.inOrder(vertx, c -> {
+                tries.incrementAndGet();
+                throw new IllegalStateException("a map read failed");
+            }, () -> MemoryNodeConfiguration.initial(3, 1), logged::add, 5);
+            final String one = MemoryNodeFailover.encode(MemoryNodeConfiguration.initial(3, 1).without(1));
+            for (int i = 0; i < 3; i++) {
+                deliver.accept(one);
+            }
+            final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (logged.stream().noneMatch(l -> l.contains("in 20 ms")) && System.nanoTime() < deadline) {
+                Thread.sleep(2);
+            }
+            deliver.close();
+            Thread.sleep(60); // past the pending 20 ms retry
+            assertThat(logged.stream().filter(l -> l.contains("applies the current one in")).map(l -> l.replaceAll(
+                ".* in ", ""))).as("one chain, its delay doubling").containsExactly("5 ms", "10 ms", "20 ms");
+            assertThat(logged.stream().filter(l -> l.contains("a retry is pending already"))).hasSize(2);
+            assertThat(tries.get()).as("the three heard and two retries: none once closed").isEqualTo(5);
+        }
+    }
+
+    /**
+     * Review 41, second pass: a memory node applies only configurations newer than the one it applied: an older one
+     * heard late (a "removed" after "back") or the same again is skipped; one that failed to apply is not counted.
+     */
+    @Test
+    void shouldApplyOnlyConfigurationsNewerThanTheOneApplied() {
+        final java.util.List<Long> applied = new java.util.ArrayList<>();
+        final java.util.concurrent.atomic.AtomicBoolean failOnce = new java.util.concurrent.atomic.AtomicBoolean(true);
+        final java.util.function.Consumer<MemoryNodeConfiguration> apply = MemoryNodeFailover.newerOnly(c -> {
+            if (c.epoch() == 2 && failOnce.getAndSet(false)) {
+                throw new IllegalStateException("failed");
+            }
+            applied.add(c.epoch());
+        });
+        final MemoryNodeConfiguration removed = MemoryNodeConfiguration.initial(3, 1).without(1);
+        final MemoryNodeConfiguration back = removed.rejoin(1, 1);
+        apply.accept(removed);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> apply.accept(back));
+        apply.accept(back);
+        apply.accept(removed);
+        apply.accept(back);
+        assertThat(applied).containsExactly(1L, 2L);
     }
 }

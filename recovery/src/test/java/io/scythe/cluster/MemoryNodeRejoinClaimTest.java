@@ -67,4 +67,26 @@ class MemoryNodeRejoinClaimTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> MemoryNodeRejoin.stillDrives(false, claims, key, a,
             live, "replacement-member")).hasMessageContaining("is held by").hasMessageContaining("cn1");
     }
+
+    /**
+     * Review 41, second pass: a driver that stopped (its CN lost its lease) gives its claim up, so another CN claims
+     * the rejoin while the stopped one's member still lives; a claim another took over meanwhile is not touched.
+     */
+    @Test
+    void shouldGiveUpTheClaimOfAStoppedDriverSoAnotherComputeNodeTakesIt() {
+        final ConcurrentMap<String, String> claims = new ConcurrentHashMap<>();
+        final List<String> said = new ArrayList<>();
+        final String key = "mn2:replacement-member";
+        final String a = driver("cn0", "member-a");
+        final String b = driver("cn1", "member-b");
+        final Set<String> live = Set.of("member-a", "member-b");
+        assertThat(MemoryNodeRejoin.claim(claims, key, a, live, said::add)).isTrue();
+        MemoryNodeRejoin.release(claims, key, a, said::add);
+        assertThat(claims).doesNotContainKey(key);
+        assertThat(said).singleElement().asString().contains("gives up its claim on the rejoin " + key);
+        assertThat(MemoryNodeRejoin.claim(claims, key, b, live, said::add)).as("cn0's member lives on").isTrue();
+        MemoryNodeRejoin.release(claims, key, a, said::add);
+        assertThat(claims.get(key)).as("cn1's claim stays").isEqualTo(b);
+        assertThat(said).hasSize(1);
+    }
 }

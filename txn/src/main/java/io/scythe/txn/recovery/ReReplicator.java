@@ -75,9 +75,18 @@ public final class ReReplicator {
     public static final java.util.Set<String> HEADER_LOCKED = java.util.Set.of("scythe", "scythe-occ", "ford-occ",
         "farm-occ", "motor");
 
+    /**
+     * Whether {@code protocol}, a registered name or one followed by {@code :} and its options (e.g.
+     * {@code motor:versions=3}), is {@link #HEADER_LOCKED}: the options do not move where its commits lock.
+     */
+    public static boolean headerLocked(final String protocol) {
+        final int colon = protocol.indexOf(':');
+        return HEADER_LOCKED.contains(colon > 0 ? protocol.substring(0, colon) : protocol);
+    }
+
     /** A copier for {@code protocol}'s objects on {@code runtime}'s loop; refused unless it is {@link #HEADER_LOCKED}. */
     public ReReplicator(final TxnRuntime runtime, final String protocol) {
-        if (!HEADER_LOCKED.contains(protocol)) {
+        if (!headerLocked(protocol)) {
             throw new IllegalArgumentException("re-replication by copy-then-verify needs a protocol whose commits lock "
                 + "the primary object's header (" + String.join(", ", new java.util.TreeSet<>(HEADER_LOCKED))
                 + "), not " + protocol + ": its commits lock elsewhere, so a copy could miss one");

@@ -2,6 +2,7 @@ package io.scythe.txn.recovery;
 
 import org.junit.jupiter.api.Test;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -17,5 +18,18 @@ class ReReplicatorTest {
                 .hasMessageContaining("not " + protocol)
                 .hasMessageContaining("ford-occ, motor, scythe, scythe-occ");
         }
+        assertThatThrownBy(() -> new ReReplicator(null, "rcc-nowait:primitive=rpc")).as("options do not make it so")
+            .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** A protocol configured by options is its base protocol: {@code motor:versions=3} locks the header as motor does. */
+    @Test
+    void shouldMatchAProtocolConfiguredByOptionsByItsBaseName() {
+        assertThat(ReReplicator.headerLocked("motor:versions=3")).isTrue();
+        assertThat(ReReplicator.headerLocked("motor")).isTrue();
+        assertThat(ReReplicator.headerLocked("scythe-occ:x=1")).isTrue();
+        assertThat(ReReplicator.headerLocked("lotus:x=1")).isFalse();
+        assertThat(ReReplicator.headerLocked("motorx")).isFalse();
+        assertThat(ReReplicator.headerLocked(":motor")).isFalse();
     }
 }
