@@ -127,6 +127,12 @@ public final class RecoveryDuty {
     private long stalledMs = STALLED_MS;
     /** Owed incarnations this CN is recovering now (one recovery of each at a time). */
     private final Set<String> running = ConcurrentHashMap.newKeySet();
+    /**
+     * Incarnations whose recovery this CN handed over (stalled, or a verb that may still execute): never run here
+     * again, though still owed and claimed by this CN until it is fenced; a scan or an entry event in between would
+     * otherwise run it beside the verbs that may still land (CI run 132: run again once {@link #running} let go).
+     */
+    private final Set<String> handedOver = ConcurrentHashMap.newKeySet();
     private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
     /** Told of every recovery and failed attempt as it is recorded (the node's metrics). */
     private volatile java.util.function.Consumer<JsonObject> onRecorded = r -> { };
@@ -441,8 +447,8 @@ public final class RecoveryDuty {
 
     /** Claims and runs the recovery of {@code incarnation} if it falls to this CN. On a worker thread. */
     private void consider(final String incarnation, final String value) {
-        if (stopped || running.contains(incarnation)) {
-            return; // looked at again once its recovery finished (run) or on its retry (finish)
+        if (stopped || running.contains(incarnation) || handedOver.contains(incarnation)) {
+            return; // looked at again once its recovery finished (run) or on its retry (finish); never once handed over
         }
         if (wasRecovered(hazelcast, incarnation)) {
             // Owed again from a stale read after its recovery succeeded (see the class comment): nothing to recover,
@@ -591,6 +597,7 @@ public final class RecoveryDuty {
                 + stalledMs + " ms, waiting for " + attempt.waitingFor().get();
             record(new JsonObject().put("cn", incarnation).put("claim", claim)
                 .put("ms", (System.nanoTime() - startNs) / 1e6).put("ok", false).put("error", why));
+            handedOver.add(incarnation);
             log.accept("hands the recovery duty for " + incarnation + " over: " + why);
             handOver.accept(why);
         });
@@ -620,9 +627,12 @@ public final class RecoveryDuty {
                 + ") failed with a verb that may still execute: " + ar.cause();
             done.put("ok", false).put("error", why);
             record(done);
+            handedOver.add(incarnation);
             log.accept("hands the recovery duty for " + incarnation + " over: " + why);
             handOver.accept(why);
             return;
+        } else if (handedOver.contains(incarnation)) {
+            done.put("ok", false).put("error", ar.cause() + " (after it was handed over: not retried here)");
         } else {
             done.put("ok", false).put("error", String.valueOf(ar.cause()));
             // Still claimed by this CN: it tries again (idempotent), and nobody else takes it while it is live.

@@ -318,6 +318,10 @@ class RecoveryDutyTest {
         eventually("the recovery handed over", () -> !handedOver.isEmpty());
         assertThat(handedOver.get(0)).contains("recovery of cnA.e1 (claim 1) failed with a verb that may still "
             + "execute").contains("TRANSPORT_RETRY_EXCEEDED");
+        // An event on the owed entry (as a scan or a mark's update brings) once the attempt let go of it: CI run 132
+        // saw such a one run the recovery again beside the verb that may still land.
+        Thread.sleep(200);
+        owed(hzC).put("cnA.e1", owed(hzC).get("cnA.e1"));
         Thread.sleep(RecoveryDuty.RETRY_MS + 300);
         assertThat(dutyLog).as("not run again beside its verb that may still land")
             .filteredOn(line -> line.startsWith("has the recovery duty")).hasSize(1);
