@@ -487,8 +487,10 @@ public final class RecoveryDuty {
         if (!running.add(incarnation)) {
             return;
         }
-        // Still owed under this claim (a recovery that just finished removed it; a scan may have read it before).
-        if (!claimed.equals(owed().get(incarnation))) {
+        // Still owed under this claim (a recovery that just finished removed it; a scan may have read it before), and
+        // not handed over or stopped since the entry check above: finish marks a hand-over before it lets go of
+        // running, so looking again after taking running closes the window a slow scan had (review, stop 41).
+        if (stopped || handedOver.contains(incarnation) || !claimed.equals(owed().get(incarnation))) {
             running.remove(incarnation);
             return;
         }
@@ -627,9 +629,10 @@ public final class RecoveryDuty {
                 + ") failed with a verb that may still execute: " + ar.cause();
             done.put("ok", false).put("error", why);
             record(done);
-            handedOver.add(incarnation);
-            log.accept("hands the recovery duty for " + incarnation + " over: " + why);
-            handOver.accept(why);
+            if (handedOver.add(incarnation)) { // not again when its stalled attempt was handed over already
+                log.accept("hands the recovery duty for " + incarnation + " over: " + why);
+                handOver.accept(why);
+            }
             return;
         } else if (handedOver.contains(incarnation)) {
             done.put("ok", false).put("error", ar.cause() + " (after it was handed over: not retried here)");

@@ -667,6 +667,9 @@ public final class ScytheNode implements AutoCloseable {
             RecoveryDuty.onLoop(loop.context(), loop.runtime()), this::log, this::loseLease);
         recoveryDuty.onRecorded(metrics::recovered);
         recoveryDuty.memoryNodeRemoved(catalog::removed);
+        if (leaseLost) {
+            recoveryDuty.stop(); // lost earlier in start: loseLease found no duty to stop (review, stop 41)
+        }
         recoveryDuty.start();
         rejoins = new MemoryNodeRejoin(hazelcast, failover, config.node(), config.protocol(), catalog, loop.context(),
             loop.runtime(), this::log);

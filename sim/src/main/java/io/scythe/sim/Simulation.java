@@ -98,7 +98,8 @@ public final class Simulation {
      * Wall-clock bound on opening a ring over the event bus, which every ring does before virtual time starts: at
      * Lotus's topology (9 CNs x 10 loops, 3 MNs) on a machine at load 30-50 the default 10 s ran out (mn0's and a CN
      * peer's open timed out, so the run failed before its first event). Not a virtual-time bound: runs are unchanged.
-     * Not for the memory nodes' rings of a run crashing one ({@code --crash-mn}): those keep the call bound.
+     * Not for the compute nodes' RPC client (to memory nodes, the TSO node and proxies) in a run crashing a memory
+     * node ({@code --crash-mn}): there it keeps the call bound, as before this bound existed.
      */
     static final long SETUP_OPEN_TIMEOUT_MS = 120_000;
     private final Histogram latencyNs = new Histogram(3_600_000_000_000L, 3);
@@ -376,8 +377,8 @@ public final class Simulation {
                 .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
             if (options.faults().crashMn() != Faults.NO_CRASH) {
                 // Refused by SimOptions#validate for a protocol that does not handle it. A request the dead node took is never answered: compute nodes' calls get a bound.
-                // Its ring opens keep the call bound too (RrpcClient's default): a ring opened to a node crashed during
-                // the run (reconnecting after a promotion) must fail fast, not wait the setup bound (review, stop 41).
+                // Its ring opens keep the call bound too (RrpcClient's default, as before SETUP_OPEN_TIMEOUT_MS): a ring
+                // opened to a node crashed during the run (after a promotion) must fail fast, not wait 2 min (review).
                 rrpcOptions.callTimeoutNs(options.faults().mnCallTimeoutNs());
             } else {
                 rrpcOptions.openTimeoutMs(SETUP_OPEN_TIMEOUT_MS);

@@ -279,6 +279,7 @@ class ScytheTxnTest {
         // A TOCC reader reads key 13 optimistically; a TOCC writer then updates it: the reader's commit fails
         // validation (it would have read a stale value), and the next TOCC read of key 13 on this loop queues.
         final List<String> result = on(rt -> {
+            rt.extension(ReadHeat.KEY, r -> new ReadHeat(() -> 0L)); // its window is wall time: see below
             final ScytheTxn reader = new ScytheTxn(rt, true);
             final ScytheTxn writer = new ScytheTxn(rt, true);
             return reader.read(T, 13).compose(a -> reader.readForUpdate(T, 14)).compose(b -> {
