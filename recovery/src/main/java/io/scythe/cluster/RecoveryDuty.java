@@ -599,11 +599,17 @@ public final class RecoveryDuty {
                 + stalledMs + " ms, waiting for " + attempt.waitingFor().get();
             record(new JsonObject().put("cn", incarnation).put("claim", claim)
                 .put("ms", (System.nanoTime() - startNs) / 1e6).put("ok", false).put("error", why));
-            handedOver.add(incarnation);
-            log.accept("hands the recovery duty for " + incarnation + " over: " + why);
-            handOver.accept(why);
+            handOver(incarnation, why);
         });
         attempt.outcome().onComplete(ar -> vertx.cancelTimer(timer));
+    }
+
+    /** Hands the duty for {@code incarnation} over, once (a stalled attempt that fails in doubt later is not again). */
+    private void handOver(final String incarnation, final String why) {
+        if (handedOver.add(incarnation)) {
+            log.accept("hands the recovery duty for " + incarnation + " over: " + why);
+            handOver.accept(why);
+        }
     }
 
     private void finish(final String incarnation, final JsonObject owed, final String claimedValue,
@@ -629,10 +635,7 @@ public final class RecoveryDuty {
                 + ") failed with a verb that may still execute: " + ar.cause();
             done.put("ok", false).put("error", why);
             record(done);
-            if (handedOver.add(incarnation)) { // not again when its stalled attempt was handed over already
-                log.accept("hands the recovery duty for " + incarnation + " over: " + why);
-                handOver.accept(why);
-            }
+            handOver(incarnation, why);
             return;
         } else if (handedOver.contains(incarnation)) {
             done.put("ok", false).put("error", ar.cause() + " (after it was handed over: not retried here)");
