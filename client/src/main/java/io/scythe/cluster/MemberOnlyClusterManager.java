@@ -37,7 +37,11 @@ import java.util.logging.Logger;
  * ({@link ReplyFailure#NO_HANDLERS}), which Vert.x hands to the request at once: nothing was sent, so the caller may
  * send it again; (3) that node's leftover registrations are then removed from the map, cluster-wide (the
  * filter of (1) already keeps the event bus from picking it, so this runs when a node info lookup of a gone node is
- * asked for directly: the map stays small). Left (review, stop 40): a registration pushed here before this member
+ * asked for directly: the map stays small). Not ours alone: stale {@code __vertx.subs} entries of nodes that died
+ * ungracefully, and entries brought back when a split cluster merges (the merge policy can put an address's entries back
+ * from the merging side, the dead node's among them, after Vert.x removed them on the other side), are known upstream
+ * (vert-x3/vertx-hazelcast#90 and #109, merges; vert-x3/vertx-ignite#141, ungraceful shutdowns, cleaned there by a
+ * periodic scan); a CN killed and restarted on a loaded machine splits and merges views, which fits what we saw. Left (review, stop 40): a registration pushed here before this member
  * applied the join of its node would be filtered out until that address's registrations next change; a node joins,
  * then puts its node info, then registers its consumers, so its member event comes first in practice (not seen). Members are this member's view of the Hazelcast cluster; a registration is removed only when its node has
  * neither a member nor node info (a starting node puts its node info before it registers anything).
