@@ -289,6 +289,22 @@ public final class RecoveryDuty {
         return true;
     }
 
+    /**
+     * The incarnation whose transaction ids have node bits {@code idPrefix} if its recovery reported success
+     * ({@value #RECOVERED}: its entry's {@code prefix}), else null: what a cluster node asks when it missed a memory
+     * node's release of it ({@code ComputeNodeContext#recoveryRecord}). Scans the map (one small entry per dead
+     * incarnation). Blocks.
+     */
+    public static String recoveredWithPrefix(final HazelcastInstance hazelcast, final long idPrefix) {
+        for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(RECOVERED).entrySet()) {
+            final Long prefix = new JsonObject(e.getValue()).getLong("prefix");
+            if (prefix != null && prefix == idPrefix) {
+                return e.getKey();
+            }
+        }
+        return null;
+    }
+
     /** Whether a recovery of {@code incarnation} reported success ({@value #RECOVERED}). Blocks. */
     public static boolean wasRecovered(final HazelcastInstance hazelcast, final String incarnation) {
         return hazelcast.<String, String>getMap(RECOVERED).containsKey(incarnation);
@@ -623,7 +639,7 @@ public final class RecoveryDuty {
             // Recorded for good before the owed entry goes: an owe that finds no entry then finds this (see owe).
             hazelcast.<String, String>getMap(RECOVERED).put(incarnation, new JsonObject()
                 .put("claimant", incarnation(node, epoch)).put("claim", owed.getLong("claim"))
-                .put("atMs", System.currentTimeMillis()).encode());
+                .put("prefix", owed.getLong("prefix", 0L)).put("atMs", System.currentTimeMillis()).encode());
             if (!owed().remove(incarnation, claimedValue)) {
                 log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
             }

@@ -921,6 +921,19 @@ public final class ScytheNode implements AutoCloseable {
         peerShared = shared;
         shared.put("run.over", (java.util.function.BooleanSupplier) () -> leaseLost || closing);
         shared.put("clock.wall", true); // its loops' timers run on wall-clock time
+        // What a module asks when it missed the news of a recovery (a release message, the owed entry's removal).
+        shared.put(io.scythe.txn.spi.ComputeNodeContext.RECOVERY_RECORD,
+            new io.scythe.txn.spi.ComputeNodeContext.RecoveryRecord() {
+                @Override
+                public io.vertx.core.Future<Boolean> recovered(final String incarnation) {
+                    return vertx.executeBlocking(() -> RecoveryDuty.wasRecovered(hazelcast, incarnation), false);
+                }
+
+                @Override
+                public io.vertx.core.Future<String> recoveredWithPrefix(final long idPrefix) {
+                    return vertx.executeBlocking(() -> RecoveryDuty.recoveredWithPrefix(hazelcast, idPrefix), false);
+                }
+            });
         final IMap<String, String> owedMap = hazelcast.getMap(RecoveryDuty.OWED);
         owedMap.addEntryListener((com.hazelcast.map.listener.EntryRemovedListener<String, String>) event -> {
             if (event.getOldValue() == null) {

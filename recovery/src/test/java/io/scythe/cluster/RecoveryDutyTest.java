@@ -453,6 +453,9 @@ class RecoveryDutyTest {
         assertThat(RecoveryDuty.owe(hzC, "cnA", stale, "a scan that read the registry before the recovery"))
             .as("owed again from a stale read after its recovery succeeded").isFalse();
         assertThat(owed(hzC)).doesNotContainKey("cnA.e1");
+        // The durable record a cluster node asks when it missed the news (SELCC: ComputeNodeContext#recoveryRecord).
+        assertThat(RecoveryDuty.recoveredWithPrefix(hzC, RecoveryDuty.idPrefix(1, 1))).isEqualTo("cnA.e1");
+        assertThat(RecoveryDuty.recoveredWithPrefix(hzC, RecoveryDuty.idPrefix(2, 1))).as("e2 was not").isNull();
         Thread.sleep(300);
         assertThat(runs).as("recovered once").containsEntry("cnA.e1", 1);
 

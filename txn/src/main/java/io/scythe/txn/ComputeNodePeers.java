@@ -124,6 +124,11 @@ public final class ComputeNodePeers {
             }
 
             @Override
+            public RecoveryRecord recoveryRecord() {
+                return shared == null ? null : (RecoveryRecord) shared.get(RECOVERY_RECORD);
+            }
+
+            @Override
             public boolean awaitsOwnRecovery() {
                 return awaitsOwnRecovery;
             }

@@ -962,8 +962,8 @@ public final class LineCache {
         if (!recoverable || casWord == 0 || !f.idle()) {
             return false;
         }
-        final ReleasesHeard heard = heard(); // cluster nodes: the memory node's release told
-        return heard != null ? heard.buriedOn(f.line.node, casWord)
+        final ReleasesHeard heard = heard(); // cluster nodes: the memory node's release told, else the host's record
+        return heard != null ? heard.buriedOrAsk(f.line.node, casWord)
             : SelccRecovery.buriedBy(runtime.fabric(), f.line.node, casWord);
     }
 
@@ -1456,6 +1456,7 @@ public final class LineCache {
                 f.headerDirty = false;
                 f.wanted = false; // the lease's counters stop: the participant that wanted it got it
                 f.sinceWanted = 0;
+                watchLate(f, requester, to, forwarded.result(), told, LatchWord.bit(requester));
                 responder.reply(!forwarding ? Invalidation.status(Invalidation.GRANTED)
                     : forwarded.result() ? Invalidation.status(Invalidation.FORWARDED)
                     : Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
@@ -1485,6 +1486,9 @@ public final class LineCache {
                 }
                 f.memo = Memo.I;
                 forgetIfInvalid(f);
+                if (modified) {
+                    watchLate(f, requester, to, forwarded.result(), told, LatchWord.exclusive(requester));
+                }
                 responder.reply(!modified ? Invalidation.status(Invalidation.RELEASED)
                     : flush ? Invalidation.status(Invalidation.GRANTED)
                     : forwarded.result() ? Invalidation.status(Invalidation.FORWARDED)
@@ -1538,6 +1542,104 @@ public final class LineCache {
         return takeBack(requester, guess, (expected, update) -> mustLand("the release of a recovered participant's "
             + "latch", () -> channel(f).compose(ch -> ch.compareAndSwap(f.latchAddress(), f.rkey, expected,
             update))));
+    }
+
+    /**
+     * Cluster nodes: a handover (case 1) or downgrade (case 2) to {@code requester} landed, and nothing said it was
+     * dead yet ({@link #unlessRecoveredMeanwhile} took nothing back), but the copy could not be WRITten into its
+     * receive slot ({@code to}, {@code forwarded} false: its process is gone or stopped) or it named none. If it died
+     * and this FAA landed after its line's memory node's step, the news that would take it back may come late (the
+     * event-bus message after this check) or never (at-most-once, and only the latest {@link ReleasesHeard#KEPT}
+     * kept): watched from now on ({@link #checkLate}) for at most {@code scythe.selcc.deadHolderWaitNs}, by the news
+     * and, missing it, the host's durable record ({@link ReleasesHeard#releasedOrAsk}). The latest
+     * {@link #LATE_KEPT} are watched.
+     */
+    private void watchLate(final Frame f, final int requester, final Slot to, final boolean forwarded,
+                           final Told told, final long guess) {
+        if (told == Told.NONE || forwarded && to != null || heard() == null
+            || peers.where().apply(requester).peer().equals(peers.peers().node()) || recoveredSince(requester, told)) {
+            return; // other hosts; the copy reached it; a loop of this node; or taken back already
+        }
+        if (late.size() >= LATE_KEPT) {
+            late.poll();
+            Stats.count("late take-back: the oldest watched forgotten");
+        }
+        Stats.count("late take-back: a handover watched");
+        watch(new Late(f, requester, told, guess, runtime.timers().nowNs()));
+    }
+
+    /** Watches {@code l}, checked once {@link #LATE_CHECK_NS} passed (a timer while any is watched). */
+    private void watch(final Late l) {
+        late.add(l);
+        if (late.size() == 1) {
+            runtime.timers().after(LATE_CHECK_NS).onComplete(t -> checkLate());
+        }
+    }
+
+    /** Handovers watched at most ({@link #watchLate}). */
+    static final int LATE_KEPT = 64;
+    /** How often the watched handovers are checked ({@link #checkLate}). */
+    static final long LATE_CHECK_NS = 1_000_000_000L;
+
+    /** A handover watched ({@link #watchLate}): the line's frame, to whom, what was known of it, the word expected. */
+    record Late(Frame f, int requester, Told told, long guess, long sinceNs) {
+    }
+
+    /** Handovers watched on this loop ({@link #watchLate}). */
+    private final java.util.ArrayDeque<Late> late = new java.util.ArrayDeque<>();
+
+    /** What to do with a watched handover ({@link #lateDecision}). */
+    enum LateStep { TAKE_BACK, WAIT, GIVE_UP }
+
+    /**
+     * The decision for a watched handover, apart for tests: take it back once its requester's node was recovered
+     * since its message ({@code recoveriesNow} differs from {@code told}'s), or a memory node's release of its
+     * incarnation was heard, or, that news missing or forgotten, the host's record says its recovery finished
+     * ({@link ReleasesHeard#releasedOrAsk}: asked now, known at a later check); give it up past {@code windowNs}.
+     */
+    static LateStep lateDecision(final Told told, final long recoveriesNow, final ReleasesHeard heard, final long ageNs,
+                                 final long windowNs) {
+        if (senderRecovered(told, recoveriesNow, null) || heard != null && heard.releasedOrAsk(told.sender())) {
+            return LateStep.TAKE_BACK;
+        }
+        return ageNs >= windowNs ? LateStep.GIVE_UP : LateStep.WAIT;
+    }
+
+    /**
+     * Checks the watched handovers ({@link #watchLate}) every {@link #LATE_CHECK_NS} while any is left: one whose
+     * requester is known dead now is taken back by CAS ({@link #takeBack}: only while the word names it; a FAA that
+     * landed before the step was cleared by it, and the CAS then changes nothing). A restarted incarnation reuses the
+     * number, but takes no latch for {@link SelccModule#ownRecoveryGraceMs} after its own recovery was told
+     * (longer than a check period), so what names the number here is the dead one's.
+     */
+    private void checkLate() {
+        final long now = runtime.timers().nowNs();
+        final long window = SelccModule.deadHolderWaitNs();
+        final List<Late> due = new ArrayList<>();
+        for (final Iterator<Late> it = late.iterator(); it.hasNext(); ) {
+            final Late l = it.next();
+            final LateStep step = lateDecision(l.told, recoveriesOf(l.requester), heard(), now - l.sinceNs, window);
+            if (step == LateStep.WAIT) {
+                continue;
+            }
+            it.remove();
+            if (step == LateStep.GIVE_UP) {
+                Stats.count("late take-back: watched past the window, given up");
+                continue;
+            }
+            due.add(l);
+        }
+        if (!late.isEmpty()) {
+            runtime.timers().after(LATE_CHECK_NS).onComplete(t -> checkLate());
+        }
+        for (final Late l : due) {
+            Stats.count("late take-back: requester known dead, its bits taken out");
+            takeBack(l.requester, l.guess, (expected, update) -> channel(l.f).compose(ch -> ch.compareAndSwap(
+                l.f.latchAddress(), l.f.rkey, expected, update))).onFailure(e -> {
+                    Stats.count("late take-back: CAS failed, tried again");
+                    watch(l); // the CAS only takes out what still names the requester: trying again is safe
+                });
+        }
     }
 
     /**

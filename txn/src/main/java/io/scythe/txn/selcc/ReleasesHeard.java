@@ -27,6 +27,27 @@ final class ReleasesHeard {
     private final Map<String, Boolean> incarnations = bounded();
     /** Per id prefix, the memory nodes that released (buried the inserts of) its incarnation. */
     private final Map<Long, Set<String>> prefixes = bounded();
+    /** Stands for every memory node among {@link #prefixes}' values: the host's record says the recovery finished. */
+    static final String EVERY_MEMORY_NODE = "*";
+    /** How often at most the host's record is asked about one incarnation or prefix ({@link #ask}). */
+    static final long ASK_INTERVAL_NS = 1_000_000_000L;
+
+    /** The host's durable record of finished recoveries, asked when news was missed or forgotten; null: none. */
+    private final io.scythe.txn.spi.ComputeNodeContext.RecoveryRecord record;
+    /** When the record was last asked about an incarnation (a String) or an id prefix (a Long). */
+    private final Map<Object, Long> askedAtNs = bounded();
+    private final java.util.function.LongSupplier clock;
+
+    ReleasesHeard() {
+        this(null, System::nanoTime);
+    }
+
+    /** Asks {@code record} (null: none) when news was missed, at most every {@link #ASK_INTERVAL_NS} of {@code clock}. */
+    ReleasesHeard(final io.scythe.txn.spi.ComputeNodeContext.RecoveryRecord record,
+                  final java.util.function.LongSupplier clock) {
+        this.record = record;
+        this.clock = clock;
+    }
 
     private static <K, V> Map<K, V> bounded() {
         return new LinkedHashMap<>() {
@@ -62,7 +83,73 @@ final class ReleasesHeard {
      */
     synchronized boolean buriedOn(final String memoryNode, final long id) {
         final Set<String> nodes = prefixes.get(id & RecoveryRpc.NODE_ID_MASK);
-        return nodes != null && nodes.contains(memoryNode);
+        return nodes != null && (nodes.contains(memoryNode) || nodes.contains(EVERY_MEMORY_NODE));
+    }
+
+    /**
+     * {@link #buriedOn}, and when it says no, asks the host's durable record ({@link #recordedRecovered}) whether the
+     * incarnation of {@code id}'s prefix was recovered: the release message of {@code memoryNode} is at-most-once (one
+     * event-bus message) and the latest {@link #KEPT} are kept, so a node that missed or forgot it would keep a copy
+     * older than the burial for good. The answer comes later (a lookup on a worker): this call still says no, a call
+     * after it knows. At most one question per prefix every {@link #ASK_INTERVAL_NS}: a CAS word of a live
+     * incarnation's insert in flight asks too, and is answered no.
+     */
+    boolean buriedOrAsk(final String memoryNode, final long id) {
+        if (buriedOn(memoryNode, id)) {
+            return true;
+        }
+        final long prefix = id & RecoveryRpc.NODE_ID_MASK;
+        if (ask(prefix)) {
+            record.recoveredWithPrefix(prefix).onSuccess(incarnation -> {
+                if (incarnation != null) {
+                    recordedRecovered(incarnation, prefix);
+                }
+            });
+        }
+        return false;
+    }
+
+    /**
+     * {@link #released}, and when it says no, asks the host's durable record whether {@code incarnation}'s recovery
+     * finished (as {@link #buriedOrAsk}; at most one question per incarnation every {@link #ASK_INTERVAL_NS}).
+     */
+    boolean releasedOrAsk(final String incarnation) {
+        if (incarnation == null || released(incarnation)) {
+            return incarnation != null;
+        }
+        if (ask(incarnation)) {
+            record.recovered(incarnation).onSuccess(recovered -> {
+                if (recovered) {
+                    recordedRecovered(incarnation, null);
+                }
+            });
+        }
+        return false;
+    }
+
+    /** Whether to ask the record about {@code key} now (there is one, and it was not asked lately). */
+    private synchronized boolean ask(final Object key) {
+        if (record == null) {
+            return false;
+        }
+        final long now = clock.getAsLong();
+        final Long last = askedAtNs.get(key);
+        if (last != null && now - last < ASK_INTERVAL_NS) {
+            return false;
+        }
+        askedAtNs.put(key, now);
+        return true;
+    }
+
+    /**
+     * The host's record says the recovery of {@code incarnation} (id prefix {@code prefix}, null: not asked by it)
+     * finished: every memory node released it, so it is released and its inserts buried on each.
+     */
+    synchronized void recordedRecovered(final String incarnation, final Long prefix) {
+        incarnations.put(incarnation, Boolean.TRUE);
+        if (prefix != null) {
+            prefixes.computeIfAbsent(prefix & RecoveryRpc.NODE_ID_MASK, k -> new HashSet<>()).add(EVERY_MEMORY_NODE);
+        }
     }
 
     /** How many incarnations are remembered (tests: the bound). */

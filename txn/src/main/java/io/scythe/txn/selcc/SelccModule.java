@@ -140,6 +140,23 @@ public final class SelccModule implements ProtocolModule {
      */
     public static final long DEFAULT_DEAD_HOLDER_WAIT_NS = 120_000_000_000L;
 
+    /**
+     * How long a restarted cluster node still takes no latch after its earlier incarnations were told recovered
+     * ({@code scythe.selcc.ownRecoveryGraceMs}, default 3000; 0: none): survivors check the handovers they made to an
+     * incarnation that may have been dead every {@code LineCache#LATE_CHECK_NS} (1 s) and take back what names its
+     * participant number, which the new incarnation reuses ({@code LineCache#checkLate}).
+     */
+    static long ownRecoveryGraceMs() {
+        final long grace = Long.getLong("scythe.selcc.ownRecoveryGraceMs", DEFAULT_OWN_RECOVERY_GRACE_MS);
+        if (grace < 0) {
+            throw new IllegalArgumentException("scythe.selcc.ownRecoveryGraceMs must be 0 or more, was " + grace);
+        }
+        return grace;
+    }
+
+    /** Default of {@link #ownRecoveryGraceMs}: three periods of the survivors' late take-back checks. */
+    public static final long DEFAULT_OWN_RECOVERY_GRACE_MS = 3_000;
+
     static long deadHolderWaitNs() {
         return positive("scythe.selcc.deadHolderWaitNs", Long.getLong("scythe.selcc.deadHolderWaitNs",
             DEFAULT_DEAD_HOLDER_WAIT_NS)).longValue();
@@ -346,6 +363,11 @@ public final class SelccModule implements ProtocolModule {
      * peers) until the host names this node recovered ({@link #awaiting}).
      */
     static void awaitOwnRecovery(final ComputeNodeContext node, final Object key) {
+        awaitOwnRecovery(node, key, ownRecoveryGraceMs());
+    }
+
+    /** As above, taking latches {@code grace} ms after this node is named recovered ({@link #ownRecoveryGraceMs}). */
+    static void awaitOwnRecovery(final ComputeNodeContext node, final Object key, final long grace) {
         if (!node.awaitsOwnRecovery()) {
             return;
         }
@@ -357,10 +379,19 @@ public final class SelccModule implements ProtocolModule {
             if (!self.equals(name)) {
                 return null;
             }
-            synchronized (AWAITING) {
-                AWAITING.remove(key);
+            final Runnable taking = () -> {
+                synchronized (AWAITING) {
+                    AWAITING.remove(key);
+                }
+            };
+            if (grace == 0) {
+                taking.run();
+            } else { // survivors' late take-backs of handovers to the old incarnation run meanwhile (LineCache#checkLate)
+                java.util.concurrent.CompletableFuture.delayedExecutor(grace, java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .execute(taking);
             }
-            return "SELCC: earlier incarnations recovered, latches taken from now on";
+            return "SELCC: earlier incarnations recovered, latches taken " + (grace == 0 ? "from now on"
+                : grace + " ms from now (survivors' late take-backs first)");
         });
     }
 
@@ -408,7 +439,7 @@ public final class SelccModule implements ProtocolModule {
         if (!node.separateProcesses()) {
             return;
         }
-        final ReleasesHeard heard = new ReleasesHeard();
+        final ReleasesHeard heard = new ReleasesHeard(node.recoveryRecord(), System::nanoTime);
         synchronized (AWAITING) {
             RELEASES.put(key, heard);
         }

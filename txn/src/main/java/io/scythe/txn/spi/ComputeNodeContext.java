@@ -76,6 +76,37 @@ public interface ComputeNodeContext {
     }
 
     /**
+     * The key of {@link #shared()} under which a cluster host puts its {@link RecoveryRecord} (read by
+     * {@link #recoveryRecord}).
+     */
+    String RECOVERY_RECORD = "recovery.record";
+
+    /**
+     * The host's durable record of finished recoveries, for a module that missed the news of one
+     * ({@link #onPeerReleased}, {@link #onPeerRecovered}: messages and listeners, told at most once): null when the
+     * host keeps none (every node in this process: the simulator, the embedded cluster).
+     */
+    default RecoveryRecord recoveryRecord() {
+        return null;
+    }
+
+    /**
+     * What a cluster host's durable record says of dead compute-node incarnations whose recovery finished (every memory
+     * node released them): Hazelcast's {@code scythe.recovered}, written before a recovery's owed entry is removed and
+     * never removed. Each question blocks nothing (answered on a worker); any thread.
+     */
+    interface RecoveryRecord {
+        /** Whether the recovery of {@code incarnation} (a fabric identity, {@code node.eEPOCH}) finished. */
+        io.vertx.core.Future<Boolean> recovered(String incarnation);
+
+        /**
+         * The incarnation whose transaction ids have node bits {@code idPrefix} ({@code RecoveryRpc.NODE_ID_MASK}) if
+         * its recovery finished, else null.
+         */
+        io.vertx.core.Future<String> recoveredWithPrefix(long idPrefix);
+    }
+
+    /**
      * One memory node released a dead incarnation of a compute node: {@code incarnation} is its fabric identity (what
      * its peers' requests name as their client), {@code idPrefixes} its transaction-id prefixes
      * ({@code RecoveryRpc.NODE_ID_MASK}), {@code memoryNode} the memory node's fabric name (the {@code node} of the

@@ -126,9 +126,9 @@ class SelccClearedTest {
         final Object restarted = new Object();
         final Object fresh = new Object();
         SelccModule.awaitOwnRecovery(io.scythe.txn.ComputeNodePeers.context(1, java.util.List.of("cn0", "cn1"), null,
-            java.util.Map.of(), told::add, true), restarted);
+            java.util.Map.of(), told::add, true), restarted, 0);
         SelccModule.awaitOwnRecovery(io.scythe.txn.ComputeNodePeers.context(0, java.util.List.of("cn0", "cn1"), null,
-            java.util.Map.of(), told::add, false), fresh);
+            java.util.Map.of(), told::add, false), fresh, 0);
 
         assertThat(SelccModule.awaiting(restarted)).isTrue();
         assertThat(SelccModule.awaiting(fresh)).isFalse();
@@ -137,6 +137,28 @@ class SelccClearedTest {
         assertThat(SelccModule.awaiting(restarted)).isTrue();
         assertThat(told.get(0).recovered("cn1", 0, -1L)).isNotNull(); // the host names this node: recovered
         assertThat(SelccModule.awaiting(restarted)).isFalse();
+    }
+
+    /**
+     * Issue 21 (late take-backs): a restarted node takes latches only a grace after its earlier incarnations were told
+     * recovered, so that survivors take back first what names its reused participant number
+     * ({@code LineCache#checkLate}).
+     */
+    @Test
+    void shouldTakeLatchesOnlyAGraceAfterTheOwnRecoveryWasTold() throws InterruptedException {
+        final java.util.List<io.scythe.txn.spi.ComputeNodeContext.PeerRecovered> told = new java.util.ArrayList<>();
+        final Object restarted = new Object();
+        SelccModule.awaitOwnRecovery(io.scythe.txn.ComputeNodePeers.context(1, java.util.List.of("cn0", "cn1"), null,
+            java.util.Map.of(), told::add, true), restarted, 100);
+
+        assertThat(told.get(0).recovered("cn1", 0, -1L)).contains("100 ms from now");
+        assertThat(SelccModule.awaiting(restarted)).as("within the grace").isTrue();
+        final long deadline = System.nanoTime() + 5_000_000_000L;
+        while (SelccModule.awaiting(restarted) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(SelccModule.awaiting(restarted)).as("after the grace").isFalse();
+        assertThat(SelccModule.ownRecoveryGraceMs()).isEqualTo(SelccModule.DEFAULT_OWN_RECOVERY_GRACE_MS);
     }
 
     /** Inserts {@code key} with latch word {@code word}; returns its offset. */

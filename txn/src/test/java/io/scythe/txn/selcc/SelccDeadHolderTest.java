@@ -249,6 +249,108 @@ class SelccDeadHolderTest {
         assertThat(word.get()).isEqualTo(LatchWord.FREE);
     }
 
+    /** A host's durable record, answering by hand (what the tests say), counting the questions. */
+    private static final class Record implements io.scythe.txn.spi.ComputeNodeContext.RecoveryRecord {
+        final java.util.Map<String, Long> recovered = new java.util.HashMap<>();
+        final List<io.vertx.core.Promise<Boolean>> byIncarnation = new ArrayList<>();
+        final List<io.vertx.core.Promise<String>> byPrefix = new ArrayList<>();
+        final List<Object> asked = new ArrayList<>();
+
+        @Override
+        public Future<Boolean> recovered(final String incarnation) {
+            asked.add(incarnation);
+            final io.vertx.core.Promise<Boolean> p = io.vertx.core.Promise.promise();
+            byIncarnation.add(p);
+            return p.future().onComplete(v -> { }).map(v -> recovered.containsKey(incarnation));
+        }
+
+        @Override
+        public Future<String> recoveredWithPrefix(final long idPrefix) {
+            asked.add(idPrefix);
+            final io.vertx.core.Promise<String> p = io.vertx.core.Promise.promise();
+            byPrefix.add(p);
+            return p.future().map(v -> recovered.entrySet().stream().filter(e -> e.getValue() == idPrefix)
+                .map(java.util.Map.Entry::getKey).findFirst().orElse(null));
+        }
+
+        /** Answers every question asked so far (the lookups on the host's workers complete). */
+        void answer() {
+            byIncarnation.forEach(p -> p.tryComplete(true));
+            byPrefix.forEach(p -> p.tryComplete(""));
+        }
+    }
+
+    /**
+     * Issue 21 (the release news is at-most-once and bounded): a cluster node that missed a memory node's release of
+     * cn0.e1 (the event-bus message dropped) kept a cached copy showing that incarnation's buried insert for good
+     * ({@code buriedOn} never says yes: every read of the line aborts). Now the CAS word's prefix, not heard of, is
+     * asked of the host's durable record (at most once a second per prefix); once it says cn0.e1's recovery finished
+     * (every memory node released it), the copy is older than the burial on every memory node. An insert of the
+     * restarted incarnation is not taken for buried.
+     */
+    @Test
+    void shouldAskTheHostsRecordWhenTheReleaseNewsWasMissed() {
+        final Record record = new Record();
+        final AtomicLong now = new AtomicLong();
+        final ReleasesHeard heard = new ReleasesHeard(record, now::get);
+        final ReleasesHeard without = new ReleasesHeard();
+
+        assertThat(without.buriedOrAsk("mn0", E1 | 77)).as("no record: the news missed, nothing to fall back on")
+            .isFalse();
+        assertThat(heard.buriedOrAsk("mn0", E1 | 77)).as("asked; the answer comes later").isFalse();
+        assertThat(heard.buriedOrAsk("mn0", E1 | 78)).as("the same prefix, within the interval").isFalse();
+        assertThat(record.asked).containsExactly(E1);
+        record.recovered.put("cn0.e1", E1);
+        record.answer();
+
+        assertThat(heard.buriedOn("mn0", E1 | 77)).isTrue();
+        assertThat(heard.buriedOn("mn1", E1 | 77)).as("recovered: released on every memory node").isTrue();
+        assertThat(heard.released("cn0.e1")).isTrue();
+        assertThat(heard.buriedOrAsk("mn0", E2 | 77)).as("the restarted incarnation's insert").isFalse();
+        record.answer();
+        assertThat(heard.buriedOn("mn0", E2 | 77)).isFalse();
+        assertThat(heard.buriedOrAsk("mn0", E2 | 77)).isFalse();
+        assertThat(record.asked).as("not again within the interval").containsExactly(E1, E2);
+        now.addAndGet(ReleasesHeard.ASK_INTERVAL_NS);
+        assertThat(heard.buriedOrAsk("mn0", E2 | 77)).isFalse();
+        assertThat(record.asked).containsExactly(E1, E2, E2);
+    }
+
+    /**
+     * Issue 21: a handover to cn0.e1 landed while nothing said it was dead (the check right after the FAA), and the
+     * news of its release was missed or forgotten (the latest {@link ReleasesHeard#KEPT} are kept). Watched, it is
+     * taken back once the host's record says the recovery finished; before, it stayed naming the dead participant.
+     * A handover to a live incarnation waits and is given up past the window.
+     */
+    @Test
+    void shouldTakeBackAWatchedHandoverOnceTheRecordSaysItsRequesterWasRecovered() {
+        final Record record = new Record();
+        final ReleasesHeard heard = new ReleasesHeard(record, new AtomicLong()::get);
+        heard.heard("cn0.e1", new long[] {E1}, "mn0");
+        for (int e = 3; e < 3 + ReleasesHeard.KEPT; e++) {
+            heard.heard("cn9.e" + e, new long[] {(long) e << 48}, "mn0"); // later deaths: cn0.e1 forgotten
+        }
+        assertThat(heard.released("cn0.e1")).isFalse();
+        final LineCache.Told fromDead = new LineCache.Told(0, "cn0.e1");
+        final LineCache.Told fromLive = new LineCache.Told(0, "cn0.e2");
+        final long window = 10;
+
+        assertThat(LineCache.lateDecision(fromDead, 0, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
+        assertThat(LineCache.lateDecision(fromLive, 0, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
+        record.recovered.put("cn0.e1", E1);
+        record.answer();
+        assertThat(LineCache.lateDecision(fromDead, 0, heard, 2, window)).isEqualTo(LineCache.LateStep.TAKE_BACK);
+        assertThat(LineCache.lateDecision(fromLive, 0, heard, 2, window)).isEqualTo(LineCache.LateStep.WAIT);
+        assertThat(LineCache.lateDecision(fromLive, 0, heard, window, window)).isEqualTo(LineCache.LateStep.GIVE_UP);
+        assertThat(LineCache.lateDecision(fromLive, 1, heard, 2, window)).as("a recovery of its node told since")
+            .isEqualTo(LineCache.LateStep.TAKE_BACK);
+
+        final AtomicLong word = new AtomicLong(LatchWord.exclusive(HOLDER)); // the handover FAA landed after the step
+        LineCache.takeBack(HOLDER, LatchWord.exclusive(HOLDER), (e, n) -> Future.succeededFuture(
+            word.compareAndExchange(e, n)));
+        assertThat(word.get()).isEqualTo(LatchWord.FREE);
+    }
+
     /**
      * Only a call cut off or timed out, or a holder's in-doubt reply (its handover verbs failed after posting), may
      * still be handed over late; any other error reply fails the call at once instead of polling the word (review,
