@@ -150,6 +150,87 @@ class BLinkTreeSimTest extends SimVertxTest {
         assertThat(walk.latchesHeld()).as("latch words left set").isZero();
     }
 
+    /**
+     * Issue 21 (B-link line recovery): a compute node dies while its clients insert (splits included), update and
+     * look up keys in the tree on SELCC's cache; the survivor recovers it (its latch bits cleared on the GCL lines
+     * too) and goes on. The tree on the memory nodes keeps B-link's invariants (every key reachable from the root,
+     * keys sorted, right links consistent), every bulk key with its value, exactly the survivors' keys, and no latch
+     * set. Before: the dead node's latch bits on tree lines were never cleared (the dead-node step skipped the GCL
+     * region), and a split's new node lived only in the dead node's cache while the node it split, handed over,
+     * linked it.
+     */
+    @ParameterizedTest(name = "crash of CN 1 at {1} us, seed {0}")
+    @CsvSource({"1, 150", "2, 330"})
+    void shouldKeepTheTreeWhenAComputeNodeDiesMidRun(final long seed, final long crashAtUs) throws Exception {
+        System.setProperty("scythe.selcc.cacheFrames", "8");
+        System.setProperty("scythe.selcc.evictBatch", "2");
+        final long records = 100;
+        final TreeSim.Spec spec = new TreeSim.Spec(records, 136, 4096, 0.7);
+        final Map<SplittableRandom, Model> models = new IdentityHashMap<>();
+        final Map<Model, String> nodeOf = new IdentityHashMap<>();
+        final List<String> wrong = new ArrayList<>();
+        final int clients = 2 * 3;
+        final Simulation.Operation op = (runtime, random) -> {
+            final Model m = models.computeIfAbsent(random, r -> new Model(models.size()));
+            nodeOf.putIfAbsent(m, runtime.peerLoops().peers().node());
+            final BLinkTree tree = TreeSim.tree(runtime, "selcc");
+            final long start = runtime.timers().nowNs();
+            final long mine = 2 * (random.nextLong(60) * clients + m.c) + 1;
+            final UnsafeBuffer v = new UnsafeBuffer(new byte[TreeSim.VALUE_BYTES]);
+            final int what = random.nextInt(10);
+            final Future<?> done;
+            if (what < 5) {
+                final long value = random.nextLong();
+                v.putLong(0, value);
+                final boolean isNew = !m.keys.containsKey(mine);
+                m.keys.put(mine, value);
+                done = tree.insert(mine, v).andThen(r -> expect(wrong, "insert " + mine + " new", isNew, r.result()));
+            } else if (what < 7) {
+                final long value = random.nextLong();
+                v.putLong(0, value);
+                final boolean had = m.keys.containsKey(mine);
+                if (had) {
+                    m.keys.put(mine, value);
+                }
+                done = tree.update(mine, v).andThen(r -> expect(wrong, "update " + mine, had, r.result()));
+            } else {
+                final long key = 2 * random.nextLong(records);
+                done = tree.lookup(key, v).andThen(r -> {
+                    expect(wrong, "lookup of bulk key " + key, true, r.result());
+                    expect(wrong, "bulk key " + key + " value", key * 10, v.getLong(0));
+                });
+            }
+            return done.map(x -> runtime.timers().nowNs() - start);
+        };
+        final SimOptions options = new SimOptions().protocol("selcc-2pl").computeNodes(2).loopsPerComputeNode(2)
+            .clientsPerComputeNode(3).memoryNodes(2).durationNs(800_000).seed(seed).redoLog(true);
+        options.faults().crash(1, crashAtUs * 1000).recover(true, Faults.DEFAULT_DETECT_NS);
+        final SimResult result = new Simulation(options, spec).operation(op).run(vertx);
+
+        assertThat(wrong).as("answers against the clients' models").isEmpty();
+        final TreeSim.Walk walk = spec.walk();
+        assertThat(walk.violations).as("B-link invariants").isEmpty();
+        assertThat(walk.latchesHeld()).as("latch words left set").isZero();
+        final TreeMap<Long, Long> survivors = new TreeMap<>();
+        for (long i = 0; i < records; i++) {
+            survivors.put(2 * i, 20 * i);
+        }
+        long deadKeys = 0;
+        for (final Model m : models.values()) {
+            if (nodeOf.get(m).endsWith("cn1")) {
+                deadKeys += m.keys.size();
+            } else {
+                survivors.putAll(m.keys);
+            }
+        }
+        final TreeMap<Long, Long> found = new TreeMap<>(walk.leaves);
+        found.keySet().removeIf(k -> k % 2 == 1 && !survivors.containsKey(k)); // the dead node's keys
+        assertThat(found).as("bulk keys and the survivors' keys, with their values").isEqualTo(survivors);
+        assertThat(deadKeys).as("the dead node had inserted").isPositive();
+        assertThat(walk.height).as("splits ran").isGreaterThanOrEqualTo(2);
+        System.out.println("blink crash seed " + seed + ": " + result.run().toJson().encode());
+    }
+
     @org.junit.jupiter.api.Test
     void shouldScatterZipfRanksOverEveryKeyOnce() {
         for (final long records : new long[] {1, 2, 10, 1000, 1_000_000}) {

@@ -122,8 +122,7 @@ public final class BLinkTree {
             final int i = search(h.data(), key, leafEntry);
             if (i >= 0) {
                 putValue(h, i, value);
-                gcl.unlock(h);
-                return Future.succeededFuture(false);
+                return gcl.unlockWritten(h).map(false);
             }
             return insertAt(h, -i - 1, key, value, 0L).map(true);
         });
@@ -133,20 +132,19 @@ public final class BLinkTree {
     public Future<Boolean> update(final long key, final DirectBuffer value) {
         checkKey(key);
         checkValue(value);
-        return descend(key, 0, true).map(h -> {
+        return descend(key, 0, true).compose(h -> {
             final int i = search(h.data(), key, leafEntry);
             if (i >= 0) {
                 putValue(h, i, value);
             }
-            gcl.unlock(h);
-            return i >= 0;
+            return gcl.unlockWritten(h).map(i >= 0);
         });
     }
 
     /** Removes {@code key}: whether it was there. */
     public Future<Boolean> delete(final long key) {
         checkKey(key);
-        return descend(key, 0, true).map(h -> {
+        return descend(key, 0, true).compose(h -> {
             final int i = search(h.data(), key, leafEntry);
             if (i >= 0) {
                 final UnsafeBuffer d = h.data();
@@ -156,8 +154,7 @@ public final class BLinkTree {
                 d.putInt(COUNT, count - 1);
                 h.written(0, ENTRIES + count * leafEntry);
             }
-            gcl.unlock(h);
-            return i >= 0;
+            return gcl.unlockWritten(h).map(i >= 0);
         });
     }
 
@@ -315,8 +312,7 @@ public final class BLinkTree {
             putEntry(d, i, count, entry, key, value, child, level);
             d.putInt(COUNT, count + 1);
             h.written(0, ENTRIES + (count + 1) * entry);
-            gcl.unlock(h);
-            return Future.succeededFuture();
+            return gcl.unlockWritten(h);
         }
         // Full: the entries with the new one, in order, in a scratch copy; the upper half moves to a new line.
         final UnsafeBuffer all = new UnsafeBuffer(new byte[ENTRIES + (count + 1) * entry]);
@@ -333,13 +329,22 @@ public final class BLinkTree {
             nd.putLong(RIGHT, d.getLong(RIGHT));
             nd.putBytes(ENTRIES, all, ENTRIES + keep * entry, (total - keep) * entry);
             n.written(0, ENTRIES + (total - keep) * entry);
-            d.putBytes(ENTRIES, all, ENTRIES, keep * entry);
-            d.putInt(COUNT, keep);
-            d.putLong(HIGH, separator);
-            d.putLong(RIGHT, n.gaddr());
-            h.written(0, ENTRIES + capacity * entry);
             final long left = h.gaddr();
             final long made = n.gaddr();
+            final Runnable halve = () -> {
+                d.putBytes(ENTRIES, all, ENTRIES, keep * entry);
+                d.putInt(COUNT, keep);
+                d.putLong(HIGH, separator);
+                d.putLong(RIGHT, made);
+                h.written(0, ENTRIES + capacity * entry);
+            };
+            if (gcl.writesThrough()) { // the new node on its memory node before the old one links it (B-link lines)
+                return gcl.unlockWritten(n).compose(v -> {
+                    halve.run();
+                    return gcl.unlockWritten(h);
+                }).compose(v -> insertSeparator(level + 1, separator, made, left));
+            }
+            halve.run();
             gcl.unlock(n);
             gcl.unlock(h);
             return insertSeparator(level + 1, separator, made, left);
@@ -386,7 +391,7 @@ public final class BLinkTree {
                     gcl.unlock(mx);
                     return insertSeparator(level, separator, child, left);
                 }
-                return gcl.allocate().compose(gcl::xLock).map(r -> {
+                return gcl.allocate().compose(gcl::xLock).compose(r -> {
                     final UnsafeBuffer rd = r.data();
                     rd.putInt(LEVEL, level);
                     rd.putInt(COUNT, 2);
@@ -397,14 +402,24 @@ public final class BLinkTree {
                     rd.putLong(ENTRIES + 16, separator);
                     rd.putLong(ENTRIES + 24, child);
                     r.written(0, ENTRIES + 32);
-                    mx.data().putLong(META_ROOT, r.gaddr());
-                    mx.data().putLong(META_LEVEL, level);
-                    mx.written(0, 16);
-                    root = r.gaddr();
-                    rootLevel = level;
+                    final long made = r.gaddr();
+                    final Runnable raise = () -> {
+                        mx.data().putLong(META_ROOT, made);
+                        mx.data().putLong(META_LEVEL, level);
+                        mx.written(0, 16);
+                        root = made;
+                        rootLevel = level;
+                    };
+                    if (gcl.writesThrough()) { // the new root on its memory node before the meta line names it
+                        return gcl.unlockWritten(r).compose(v -> {
+                            raise.run();
+                            return gcl.unlockWritten(mx);
+                        });
+                    }
+                    raise.run();
                     gcl.unlock(r);
                     gcl.unlock(mx);
-                    return null;
+                    return Future.<Void>succeededFuture();
                 });
             });
         });

@@ -59,6 +59,24 @@ public interface Gcl {
     /** SUnlock / XUnlock: the local latch at once; the global one as the implementation does. */
     void unlock(Handle h);
 
+    /**
+     * Whether an exclusive line's writes reach its memory node before {@link #unlockWritten} completes (runs whose
+     * compute nodes may die: package doc "B-link lines"); false: they stay in the cache until it lets the line go.
+     */
+    default boolean writesThrough() {
+        return false;
+    }
+
+    /**
+     * XUnlock of a line written under {@code h}: with {@link #writesThrough}, its dirty range is WRITten to its memory
+     * node first (the latch kept meanwhile, so no other participant sees the copy before the memory node has it),
+     * then unlocked; else unlocked at once. Completes once unlocked.
+     */
+    default Future<Void> unlockWritten(final Handle h) {
+        unlock(h);
+        return Future.succeededFuture();
+    }
+
     /** The loop's SELCC view (coherent cache): made on first use. */
     static Gcl selcc(final TxnRuntime runtime) {
         return runtime.extension(SelccGcl.KEY, SelccGcl::new);

@@ -122,6 +122,25 @@ final class SelccGcl implements Gcl {
         return new FrameHandle(gaddr, f, x, region.dataBytes());
     }
 
+    /** Recoverable runs (a redo log: compute nodes may die) write tree lines through, as commits write tables. */
+    @Override
+    public boolean writesThrough() {
+        return cache.recoverable();
+    }
+
+    @Override
+    public Future<Void> unlockWritten(final Handle h) {
+        final Frame f = ((FrameHandle) h).frame();
+        if (!writesThrough() || !h.exclusive() || !f.headerDirty && f.dirty == DirtyBounds.CLEAN) {
+            unlock(h);
+            return Future.succeededFuture();
+        }
+        return cache.writeThrough(List.of(f)).map(v -> {
+            unlock(h);
+            return null;
+        });
+    }
+
     /** Completes at the next unlock of {@code f} by a flow of this loop. */
     private Future<Void> localRelease(final Frame f) {
         final Promise<Void> p = Promise.promise();
@@ -153,6 +172,13 @@ final class SelccGcl implements Gcl {
     private static final class FrameHandle extends LineHandle<Frame> {
         FrameHandle(final long gaddr, final Frame frame, final boolean exclusive, final int dataBytes) {
             super(gaddr, frame, exclusive, frame.image, dataBytes);
+            this.frame = frame;
+        }
+
+        private final Frame frame;
+
+        Frame frame() {
+            return frame;
         }
 
         @Override

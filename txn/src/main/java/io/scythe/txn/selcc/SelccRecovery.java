@@ -337,7 +337,7 @@ public final class SelccRecovery {
 
     /**
      * The memory node's dead-node step (after the roll-forward of the dead node's records): in every table of
-     * SELCC's format but the GCL region (lines of the B-link tree: not covered), each latch word loses the dead
+     * SELCC's format, the GCL region (the B-link tree's lines) included, each latch word loses the dead
      * participants' reader bits and, when one of them is its Exclusive holder, the holder field; by CAS, retried (live
      * participants' FAAs land meanwhile). Returns how many words it changed.
      */
@@ -422,8 +422,7 @@ public final class SelccRecovery {
         }
         final long deadBits = bits;
         return io.scythe.txn.recovery.DeadNodeWords.rewrite(db, ObjectLayout.PROTOCOL_WORD_OFFSET, table ->
-            !"selcc".equals(table.format().name()) || GclRegion.TABLE.equals(table.schema().name()) ? null
-                : word -> cleared(word, dead, deadBits));
+            !"selcc".equals(table.format().name()) ? null : word -> cleared(word, dead, deadBits)); // GCL lines too
     }
 
     /** Whether {@code word} names {@code participant}: its Exclusive holder or one of its readers. */
