@@ -18,6 +18,10 @@ import java.util.Set;
  * <p>Exact per incarnation: a restarted node's new incarnation has another identity and another id prefix, so nothing
  * heard of the dead one is ever said of it (the participant numbers it reuses are not what is recorded). Bounded: the
  * latest {@link #KEPT} incarnations and prefixes (one per dead incarnation). Any thread.
+ *
+ * <p>The messages are at-most-once and the oldest are forgotten: what a node missed or forgot it asks of the host's
+ * durable record of finished recoveries ({@code ComputeNodeContext#recoveryRecord}, {@link #buriedOrAsk},
+ * {@link #releasedOrAsk}; package doc "When the news is missed"), whose yes stands for a release on every memory node.
  */
 final class ReleasesHeard {
     /** Dead incarnations (and id prefixes) remembered at most. */

@@ -105,8 +105,9 @@
  * the forwarded copy landing in the frame itself (it lands in a receive slot and is copied into the frame: frames
  * are not registered memory; a requester on the same compute node gets it by a local copy into its slot), the per-QP
  * eviction rings and their bound on outstanding evictions per QP (a Java doorbell keeps its frames' images alive
- * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), recovery of a
- * dead compute node's B-link tree lines (below), GAM's micro-benchmark
+ * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), the B-link
+ * tree on SEL under a compute-node crash and the reclamation of a dead node's unlinked tree lines ("B-link lines"
+ * below), GAM's micro-benchmark
  * ({@code bench --workload gcl}).
  *
  * <p><b>Dead compute nodes</b> (the paper is silent; issue 21; {@link io.scythe.txn.selcc.SelccRecovery}). A node can
@@ -139,7 +140,7 @@
  * token's ({@link io.scythe.txn.selcc.SelccRecovery#LOCK_KIND}), releasing that Exclusive by FAA; then each memory
  * node's dead-node step clears the dead participants' reader bits and holder fields in every latch word by CAS
  * (participants of a node: a directory per fabric that each loop joins when its cache is made; the GCL region's
- * lines are skipped). Survivors: an invalidation to a participant whose bits were cleared is answered at once
+ * lines included, "B-link lines" below). Survivors: an invalidation to a participant whose bits were cleared is answered at once
  * ("not held" / "released"); one already waiting on it is answered so as soon as the step ran (checked every resend
  * interval, recoverable runs only), and a PeerRd/PeerWr whose dead holder may have landed its handover FAA re-READs
  * the line and takes it if the word names the requester; the first survivor loop to see a recovered participant then
@@ -199,9 +200,28 @@
  * verbs, a handover landing during the walk is caught only if the survivor already sees the participant cleared when
  * its handover completes: a cluster version needs the step to re-check after survivors acknowledge the clearing (or
  * mark participants "being cleared" before its walk). Also left (review of this change): a case-1 take-back drops the
- * survivor's Modified copy unflushed, safe for tables only because recoverable commits write through (GCL/B-link lines
- * do not: no crash run uses the tree today; a crash there would lose that update: keep the copy Modified or flush
- * first).
+ * survivor's Modified copy unflushed, safe because recoverable commits write through, and in recoverable runs the
+ * B-link tree writes its lines through before XUnlock ("B-link lines" below).
+ * <br><b>B-link lines</b> (issue 21). A compute node can die holding tree lines: X or S bits in their latch words,
+ * Modified copies, a split half done. Three parts make the tree survive it under {@code selcc-2pl} (simulator:
+ * {@code BLinkTreeSimTest#shouldKeepTheTreeWhenAComputeNodeDiesMidRun}, a node dying while its clients insert with
+ * splits, update and look up: B-link's invariants hold, every bulk key and every survivor's key is there with its
+ * value, no latch is left; without the first part 17 and 15 latch words stayed set in its two seeds).
+ * (1) The memory nodes' dead-node step clears the dead participants' bits on the GCL region's lines as on tables
+ * (it skipped them). (2) In recoverable runs ({@code --redo-log}) the tree writes a line through before its XUnlock
+ * ({@link io.scythe.txn.selcc.Gcl#unlockWritten}, {@code LineCache#writeThrough}, the local latch kept meanwhile, so
+ * no other participant sees the copy before the memory node has it): an acknowledged insert, update or delete is on
+ * its memory node, and a survivor's take-back of a handover drops no dirt. (3) The order of a split: the new right
+ * node is written through and unlocked before the node it splits is halved and linked to it, and a new root before
+ * the meta line names it; so the memory nodes' copies form a tree at every moment (B-link's right-link rule: a
+ * parent not told of the split yet is fine, a descent moves right past the old high key), and a node that dies in
+ * between leaves the new node unlinked. Not built: (a) SEL's tree ({@code sel-2pl}) posts its unlock's WRITE and
+ * release without waiting, so a split's two WRITEs to two memory nodes are not ordered: {@code scythe sim
+ * --crash-cn} refuses blink on {@code sel-2pl}; (b) reclamation of a dead node's allocated but unlinked lines: they
+ * leak, at most each dead loop's unused chunk ({@code GclAllocator#CHUNK}, 32 lines), its free list, and one line per
+ * split in flight; (c) the crash explorer does not run the blink workload (single runs: {@code scythe sim --workload
+ * blink --protocols selcc-2pl --crash-cn 1 --crash-at T --crash-recover --redo-log}); (d) cluster nodes never run the
+ * tree. Cost: one WRITE round trip per tree write in recoverable runs only (the Fig. 17 runs keep lazy release).
  * <br><b>What survivors know of a recovery</b> ({@code SelccRecovery#cleared}): per memory node, the participants its
  * dead-node step cleared. A participant cleared on one memory node may still name lines of another whose step has not
  * run, so the per-line decisions (answer an invalidation to it at once, fail a call waiting on it, take back a
@@ -278,5 +298,27 @@
  * its member leaves and are retried by their transactions until the step cleared its bits; the own-recovery wait
  * holds back reads and read-for-updates, not blind writes or inserts (SmallBank reads first); the numbering assumes
  * every compute node of a cluster runs the same loop count as it registered.
+ * <br><b>When the news is missed</b> (issue 21, after the above). The release message is at-most-once (one event-bus
+ * message, lost to a stalled or restarted consumer) and {@link io.scythe.txn.selcc.ReleasesHeard} keeps the latest
+ * 256, so a node that missed or forgot it had nothing to fall back on. Now it asks the host's durable record
+ * ({@code ComputeNodeContext#recoveryRecord}: Hazelcast's {@code scythe.recovered}, written when a recovery finished,
+ * i.e. after every memory node released the incarnation, never removed, now with the incarnation's id prefix), on a
+ * worker, at most once a second per incarnation or prefix ({@link io.scythe.txn.selcc.ReleasesHeard#buriedOrAsk},
+ * {@code #releasedOrAsk}); a yes is recorded as a release on every memory node. Asked (a) when a cached copy's CAS word
+ * names a prefix no release named ({@code LineCache#buriedSince}: the access aborts as before and, once the answer is
+ * in, READs the line again), and (b) for handovers watched late: a case-1 handover or case-2 downgrade to a requester
+ * on another node whose forwarded copy could not be WRITten into its receive slot (its process gone or stopped) or
+ * that named none is watched ({@code LineCache#watchLate}, the latest 64 per loop) and checked every second for up to
+ * {@code scythe.selcc.deadHolderWaitNs}: a recovery of its node told since, a release of its incarnation heard (the
+ * news that came after the check right after the FAA: the gap named above), or the record saying its recovery
+ * finished takes it back by CAS ({@code LineCache#takeBack}: only while the word names the requester; a FAA that
+ * landed before the step was cleared by it, the CAS then changes nothing). The restarted incarnation reuses the
+ * participant number, so it takes latches only {@code scythe.selcc.ownRecoveryGraceMs} (3 s) after its own recovery
+ * was told, three check periods, and what names the number meanwhile is the dead one's. Tested with scripted records
+ * and words ({@code SelccDeadHolderTest}: both fail without the fallback; {@code SelccClearedTest}: the grace);
+ * {@code RecoveryDutyTest} checks the record by prefix; no chaos run of it. Left: a handover whose copy did reach
+ * its requester's slot is not watched (a requester fenced and recovered before the WRITE came is dead by then, its
+ * process gone or stopped, so the WRITE fails; a WRITE that lands in a stopped process's memory is not caught); the
+ * grace is a timing assumption (a survivor whose checks stall for 3 s could take back a new incarnation's bits).
  */
 package io.scythe.txn.selcc;
