@@ -76,21 +76,11 @@ class BLinkTreeSimTest extends SimVertxTest {
             final UnsafeBuffer v = new UnsafeBuffer(new byte[TreeSim.VALUE_BYTES]);
             final Future<?> done;
             if (what < 3) { // insert (or replace) one of its keys
-                final long value = random.nextLong();
-                v.putLong(0, value);
-                final boolean isNew = !m.keys.containsKey(mine);
-                m.keys.put(mine, value);
                 ops[0]++;
-                done = tree.insert(mine, v).andThen(r -> expect(wrong, "insert " + mine + " new", isNew, r.result()));
+                done = insert(tree, m, mine, random, wrong);
             } else if (what < 4) {
-                final long value = random.nextLong();
-                v.putLong(0, value);
-                final boolean had = m.keys.containsKey(mine);
-                if (had) {
-                    m.keys.put(mine, value);
-                }
                 ops[1]++;
-                done = tree.update(mine, v).andThen(r -> expect(wrong, "update " + mine, had, r.result()));
+                done = update(tree, m, mine, random, wrong);
             } else if (what < 5) {
                 final boolean had = m.keys.remove(mine) != null;
                 ops[2]++;
@@ -180,19 +170,9 @@ class BLinkTreeSimTest extends SimVertxTest {
             final int what = random.nextInt(10);
             final Future<?> done;
             if (what < 5) {
-                final long value = random.nextLong();
-                v.putLong(0, value);
-                final boolean isNew = !m.keys.containsKey(mine);
-                m.keys.put(mine, value);
-                done = tree.insert(mine, v).andThen(r -> expect(wrong, "insert " + mine + " new", isNew, r.result()));
+                done = insert(tree, m, mine, random, wrong);
             } else if (what < 7) {
-                final long value = random.nextLong();
-                v.putLong(0, value);
-                final boolean had = m.keys.containsKey(mine);
-                if (had) {
-                    m.keys.put(mine, value);
-                }
-                done = tree.update(mine, v).andThen(r -> expect(wrong, "update " + mine, had, r.result()));
+                done = update(tree, m, mine, random, wrong);
             } else {
                 final long key = 2 * random.nextLong(records);
                 done = tree.lookup(key, v).andThen(r -> {
@@ -247,6 +227,30 @@ class BLinkTreeSimTest extends SimVertxTest {
         }
         assertThat(TreeSim.scatter(1, 1_000_000, TreeSim.scatterMultiplier(1_000_000))).as("rank 1 not next to 0")
             .isGreaterThan(1000);
+    }
+
+    /** Inserts (or replaces) client {@code m}'s key {@code mine} with a random value, checked against its model. */
+    private static Future<Boolean> insert(final BLinkTree tree, final Model m, final long mine,
+                                          final SplittableRandom random, final List<String> wrong) {
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[TreeSim.VALUE_BYTES]);
+        final long value = random.nextLong();
+        v.putLong(0, value);
+        final boolean isNew = !m.keys.containsKey(mine);
+        m.keys.put(mine, value);
+        return tree.insert(mine, v).andThen(r -> expect(wrong, "insert " + mine + " new", isNew, r.result()));
+    }
+
+    /** Updates client {@code m}'s key {@code mine} (if it has it) to a random value, checked against its model. */
+    private static Future<Boolean> update(final BLinkTree tree, final Model m, final long mine,
+                                          final SplittableRandom random, final List<String> wrong) {
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[TreeSim.VALUE_BYTES]);
+        final long value = random.nextLong();
+        v.putLong(0, value);
+        final boolean had = m.keys.containsKey(mine);
+        if (had) {
+            m.keys.put(mine, value);
+        }
+        return tree.update(mine, v).andThen(r -> expect(wrong, "update " + mine, had, r.result()));
     }
 
     private static void expect(final List<String> wrong, final String what, final Object expected,
