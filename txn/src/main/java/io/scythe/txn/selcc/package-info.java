@@ -206,7 +206,8 @@
  * Modified copies, a split half done. Three parts make the tree survive it under {@code selcc-2pl} (simulator:
  * {@code BLinkTreeSimTest#shouldKeepTheTreeWhenAComputeNodeDiesMidRun}, a node dying while its clients insert with
  * splits, update and look up: B-link's invariants hold, every bulk key and every survivor's key is there with its
- * value, no latch is left; without the first part 17 and 15 latch words stayed set in its two seeds).
+ * value, no latch is left; without the first part 17 and 15 latch words stayed set in its two seeds, without the
+ * second and third one seed's tree named a node never written: "mn0+0 at level 0 says level 53").
  * (1) The memory nodes' dead-node step clears the dead participants' bits on the GCL region's lines as on tables
  * (it skipped them). (2) In recoverable runs ({@code --redo-log}) the tree writes a line through before its XUnlock
  * ({@link io.scythe.txn.selcc.Gcl#unlockWritten}, {@code LineCache#writeThrough}, the local latch kept meanwhile, so
