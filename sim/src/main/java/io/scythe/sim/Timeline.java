@@ -8,11 +8,15 @@ import io.vertx.core.json.JsonObject;
  * time their client heard them in, from the run's start (warm-up included) to its end. With a compute-node crash it
  * gives Lotus Fig. 15's two figures: the <b>dip</b>, the lowest bucket from the crash on against the mean rate of the
  * whole buckets between the warm-up and the crash, and the time <b>back</b>, from the crash to the end of the first
- * bucket after that trough at {@link #BACK_FRACTION} of the pre-crash rate or more (null: never within the run).
+ * bucket after that trough that starts {@link #BACK_BUCKETS} in a row at {@link #BACK_FRACTION} of the pre-crash rate
+ * or more (null: never within the run); and the mean rate of the run's last fifth against the pre-crash one (a crashed
+ * node never restarts in the simulator: where its clients were the bound, the rate stays lower).
  */
 public final class Timeline {
     /** The share of the pre-crash rate a bucket must reach to count as back (the paper's figure shows it recovered). */
     static final double BACK_FRACTION = 0.9;
+    /** Consecutive buckets at {@link #BACK_FRACTION} that count as back (fewer at the run's end). */
+    static final int BACK_BUCKETS = 3;
 
     private final long bucketNs;
     private final long[] commits;
@@ -71,8 +75,18 @@ public final class Timeline {
         }
         int back = -1;
         for (int b = trough + 1; b < commits.length && back < 0; b++) {
-            back = rate(b) >= BACK_FRACTION * before ? b : -1;
+            boolean held = true; // this bucket and the next BACK_BUCKETS - 1 (those the run has): not a lone spike
+            for (int k = b; k < Math.min(commits.length, b + BACK_BUCKETS) && held; k++) {
+                held = rate(k) >= BACK_FRACTION * before;
+            }
+            back = held ? b : -1;
         }
+        final int lastFifth = Math.max(crashBucket, commits.length - Math.max(1, commits.length / 5));
+        double end = 0;
+        for (int b = lastFifth; b < commits.length; b++) {
+            end += rate(b);
+        }
+        end /= commits.length - lastFifth;
         double after = 0;
         if (back >= 0) {
             for (int b = back; b < commits.length; b++) {
@@ -85,7 +99,8 @@ public final class Timeline {
             .put("dip_pct", before == 0 ? null : Math.round(1000 * (1 - rate(trough) / before)) / 10.0)
             .put("back_fraction", BACK_FRACTION)
             .put("back_after_crash_ns", back < 0 ? null : (back + 1L) * bucketNs - crashAtNs)
-            .put("after_back_txn_s", back < 0 ? null : Math.round(after));
+            .put("after_back_txn_s", back < 0 ? null : Math.round(after)).put("last_fifth_txn_s", Math.round(end))
+            .put("last_fifth_vs_pre_crash", before == 0 ? null : Math.round(1000 * end / before) / 1000.0);
     }
 
     /** One line for the command's output: the figures of {@link #toJson}, or the series' mean without a crash. */
@@ -106,6 +121,7 @@ public final class Timeline {
             + " txn/s, trough " + json.getLong("trough_txn_s") + " txn/s at " + json.getLong("trough_at_ns")
             + " ns (dip " + json.getValue("dip_pct") + " %), back to " + Math.round(100 * BACK_FRACTION)
             + " % " + (back == null ? "never within the run" : back + " ns after the crash (then "
-            + json.getLong("after_back_txn_s") + " txn/s)");
+            + json.getLong("after_back_txn_s") + " txn/s)") + "; last fifth " + json.getLong("last_fifth_txn_s")
+            + " txn/s (" + json.getValue("last_fifth_vs_pre_crash") + " of before)";
     }
 }
