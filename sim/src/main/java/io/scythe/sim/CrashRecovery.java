@@ -321,6 +321,16 @@ final class CrashRecovery {
         return !victims.isEmpty();
     }
 
+    /** Whether crashed compute node {@code cn}'s recovery finished ({@code run.recovered}, Lotus's wait on it). */
+    boolean recovered(final int cn) {
+        for (final Victim v : victims) {
+            if (v.cn == cn) {
+                return v.report != null;
+            }
+        }
+        return false;
+    }
+
     /** What is wrong with the recovery itself (not finished, failed, a result unknown). */
     List<String> violations() {
         final List<String> out = new ArrayList<>();

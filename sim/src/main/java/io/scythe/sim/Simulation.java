@@ -534,6 +534,7 @@ public final class Simulation {
                     java.util.Collections.synchronizedList(new ArrayList<>());
                 computeNodeShared.put("run.peerDied", peerDied);
                 computeNodeShared.put("run.recoveredCommit", (java.util.function.LongConsumer) recovery::committedLater);
+                computeNodeShared.put("run.recovered", (java.util.function.IntPredicate) recovery::recovered);
                 recovery.onPeerDied(peerDied);
             }
             if (shardMap != null) {
@@ -1353,6 +1354,7 @@ public final class Simulation {
                 recoveries.add(new JsonObject().put("cn", r.cn()).put("declared_dead_at_ns", r.detectedNs() - startNs)
                     .put("logs_done_at_ns", r.logsDoneNs() < 0 ? null : r.logsDoneNs() - startNs)
                     .put("served_again_at_ns", r.servedAgainNs() < 0 ? null : r.servedAgainNs() - startNs)
+                    .put("by_host", r.byHost())
                     .put("committed_records", r.committedRecords()).put("incomplete_records", r.incompleteRecords())
                     .put("locks_released", r.locksReleased()).put("survivors_aborted", r.survivorsAborted())
                     .put("failure", r.failure()));
