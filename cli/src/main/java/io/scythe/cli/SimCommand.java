@@ -264,11 +264,29 @@ public final class SimCommand implements Callable<Integer> {
     Duration jitter;
 
     @Accepts(min = "-1", max = "63")
-    @Option(names = "--crash-cn", defaultValue = "-1",
-        description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. Without "
-            + "--crash-recover the run reports what it left (locks held, the conserved quantity). With --explore "
-            + "--crashes: the node every seed crashes (at a time drawn from the seed; default: drawn too).")
-    int crashCn;
+    @Option(names = "--crash-cn", split = ",", defaultValue = "-1", paramLabel = "CN[,CN...]",
+        description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. A list crashes "
+            + "them all at that same virtual time (Lotus Fig. 15: 0,1,2), each recovered as one is; at least one "
+            + "CN survives. Without --crash-recover the run reports what it left (locks held, the conserved "
+            + "quantity). With --explore --crashes: the one node every seed crashes (at a time drawn from the seed; "
+            + "default: drawn too).")
+    List<Integer> crashCns;
+
+    /** The one CN --crash-cn names (-1: none); several are refused where only one is modelled. */
+    private int crashCn() {
+        if (crashCns.size() != 1) {
+            throw new IllegalArgumentException("--explore --crashes crashes one CN a seed: give --crash-cn one node, "
+                + "not " + crashCns);
+        }
+        return crashCns.get(0);
+    }
+
+    @Accepts(min = "0s")
+    @Option(names = "--timeline", defaultValue = "0s",
+        description = "Throughput timeline: commits per bucket of this much virtual time, from the start to the end "
+            + "(results.json sim.timeline); with --crash-cn also the dip (lowest bucket from the crash on against "
+            + "the mean before it) and the time from the crash back to 90 % of that mean (0: none, the default).")
+    Duration timeline;
 
     @Accepts(min = "0s")
     @Option(names = "--crash-at", defaultValue = "0us", description = "Virtual time of the crash.")
@@ -540,7 +558,7 @@ public final class SimCommand implements Callable<Integer> {
         }
         verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes).colocate(colocate);
         if (crashes) { // --crash-cn picks the node; the time is still drawn from the seed
-            Explorer.crash(o, crashCn, crashDetect.toNanos());
+            Explorer.crash(o, crashCn(), crashDetect.toNanos());
         }
         return o.validate();
     }
@@ -601,8 +619,12 @@ public final class SimCommand implements Callable<Integer> {
         if (crashMn >= 0) {
             faults.crashMemoryNode(crashMn, crashAt.toNanos(), crashDetect.toNanos());
         }
-        if (crashCn >= 0) {
-            faults.crash(crashCn, crashAt.toNanos()).recover(crashRecover, crashDetect.toNanos());
+        if (crashCns.size() > 1 || crashCns.get(0) >= 0) {
+            if (crashCns.contains(-1)) {
+                throw new IllegalArgumentException("--crash-cn names compute nodes 0-based, not " + crashCns);
+            }
+            faults.crash(crashCns.stream().mapToInt(Integer::intValue).toArray(), crashAt.toNanos())
+                .recover(crashRecover, crashDetect.toNanos());
         } else if (crashRecover) {
             throw new IllegalArgumentException("--crash-recover recovers the CN --crash-cn crashes: give --crash-cn");
         }
@@ -642,7 +664,7 @@ public final class SimCommand implements Callable<Integer> {
                     .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
                         : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs)
-                    .replicas(k).lookup(lookupMode).redoLog(redoLog).colocate(colocate);
+                    .replicas(k).lookup(lookupMode).redoLog(redoLog).colocate(colocate).timelineNs(timeline.toNanos());
                 final Simulation simulation = blinkWorkload ? new Simulation(options, runSpec).operation(
                     io.scythe.sim.TreeSim.ycsb((io.scythe.sim.TreeSim.Spec) runSpec, io.scythe.sim.TreeSim.kind(
                         protocol), 1 - writeRatio, zipfTheta))
@@ -733,6 +755,9 @@ public final class SimCommand implements Callable<Integer> {
                 }
                 if (sim.containsKey("crash")) {
                     System.out.println("  crash: " + sim.getJsonObject("crash").encode());
+                }
+                if (sim.containsKey("timeline")) {
+                    System.out.println("  " + io.scythe.sim.Timeline.summary(sim.getJsonObject("timeline")));
                 }
                 if (sim.containsKey("protocol_stats")) {
                     System.out.println("  " + protocol + ": " + sim.getJsonObject("protocol_stats").encode());

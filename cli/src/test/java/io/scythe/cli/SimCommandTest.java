@@ -170,6 +170,9 @@ class SimCommandTest {
         final StringWriter err3 = new StringWriter();
         assertThat(run(new StringWriter(), err3, "sim", "--cns", "2", "--crash-cn", "5")).isEqualTo(2);
         assertThat(err3.toString()).contains("crash-cn=5");
+        final StringWriter err3b = new StringWriter(); // several CNs crash together, each once
+        assertThat(run(new StringWriter(), err3b, "sim", "--cns", "3", "--crash-cn", "1,1")).isEqualTo(2);
+        assertThat(err3b.toString()).contains("names cn1 twice");
         final StringWriter err4 = new StringWriter();
         assertThat(run(new StringWriter(), err4, "sim", "--protocols", "nope")).isEqualTo(2);
         assertThat(err4.toString()).contains("unknown protocol 'nope'");

@@ -49,6 +49,8 @@ final class CrashRecovery {
         Long result;
         /** Recovery found its record complete: it committed. */
         boolean decided;
+        /** Counted as committed by recovery (once, whichever victim's recovery or later word decided it). */
+        boolean settled;
 
         Pending(final long version, final List<Access> writes) {
             this.version = version;
@@ -56,19 +58,31 @@ final class CrashRecovery {
         }
     }
 
+    /** One crashed compute node and its recovery (several crash together with {@code --crash-cn a,b,..}). */
+    private static final class Victim {
+        final int cn;
+        final JsonObject atCrash;
+        final long crashedAtNs;
+        long detectedAtNs = -1;
+        long recoveredAtNs = -1;
+        int attempts;
+        long claim;
+        int recoveringCn = -1;
+        CnRecovery.Report report;
+
+        Victim(final int cn, final JsonObject atCrash, final long crashedAtNs) {
+            this.cn = cn;
+            this.atCrash = atCrash;
+            this.crashedAtNs = crashedAtNs;
+        }
+    }
+
     private final int loopsPerCn;
     private final Map<Long, Pending> pending = new TreeMap<>();
-    /** The crashed node's transactions that may be committed, from the crash on. */
+    /** The crashed nodes' transactions that may be committed, from the crash on. */
     private final Map<Long, Pending> candidates = new TreeMap<>();
-    private int crashedCn = -1;
-    private JsonObject atCrash;
-    private long crashedAtNs;
-    private long detectedAtNs = -1;
-    private long recoveredAtNs = -1;
-    private int attempts;
-    private long claim;
-    private int recoveringCn = -1;
-    private CnRecovery.Report report;
+    /** The crashed nodes, in crash order. */
+    private final List<Victim> victims = new ArrayList<>();
     private final List<String> errors = new ArrayList<>();
     private long rolledDelta;
     private int committedByRecovery;
@@ -117,16 +131,25 @@ final class CrashRecovery {
      * running a transaction to that attempt's result (null: its body had not finished).
      */
     void crashed(final int cn, final long nowNs, final Map<Long, Long> inFlight, final JsonObject census) {
-        crashedCn = cn;
-        crashedAtNs = nowNs;
-        atCrash = census;
+        victims.add(new Victim(cn, census, nowNs));
+        final int before = candidates.size();
         pending.forEach((id, p) -> {
             if (computeNodeOf(id) == cn) {
                 p.result = inFlight.get(id);
                 candidates.put(id, p);
             }
         });
-        census.put("records_posted", candidates.size());
+        census.put("records_posted", candidates.size() - before);
+    }
+
+    /** Whether compute node {@code cn} crashed in this run. */
+    private boolean crashed(final int cn) {
+        for (final Victim v : victims) {
+            if (v.cn == cn) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -142,51 +165,55 @@ final class CrashRecovery {
     void detectLater(final SimLoop membership, final long detectNs, final int computeNodes, final IntPredicate live,
                      final List<List<TxnRuntime>> runtimes, final List<List<SimLoop>> loops,
                      final java.util.function.LongSupplier now, final List<HistoryRecorder> recorders) {
-        membership.schedule(() -> {
-            detectedAtNs = now.getAsLong();
-            claimAndRun(membership, computeNodes, live, runtimes, loops, now, recorders);
-        }, detectNs, java.util.concurrent.TimeUnit.NANOSECONDS);
+        for (final Victim v : victims) { // each dead incarnation is owed recovery of its own, in crash order
+            membership.schedule(() -> {
+                v.detectedAtNs = now.getAsLong();
+                claimAndRun(v, membership, computeNodes, live, runtimes, loops, now, recorders);
+            }, detectNs, java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
     }
 
-    private void claimAndRun(final SimLoop membership, final int computeNodes, final IntPredicate live,
-                             final List<List<TxnRuntime>> runtimes, final List<List<SimLoop>> loops,
-                             final java.util.function.LongSupplier now, final List<HistoryRecorder> recorders) {
+    private void claimAndRun(final Victim v, final SimLoop membership, final int computeNodes,
+                             final IntPredicate live, final List<List<TxnRuntime>> runtimes,
+                             final List<List<SimLoop>> loops, final java.util.function.LongSupplier now,
+                             final List<HistoryRecorder> recorders) {
         int designated = -1;
         for (int c = 0; c < computeNodes && designated < 0; c++) {
-            if (c != crashedCn && live.test(c)) {
+            if (!crashed(c) && live.test(c)) {
                 designated = c;
             }
         }
         if (designated < 0) {
-            errors.add("no live compute node to recover cn" + crashedCn);
+            errors.add("no live compute node to recover cn" + v.cn);
             return;
         }
         // The claim: one more than the last (a designated CN that changed, or the same retrying, is admitted).
-        claim++;
-        attempts++;
-        recoveringCn = designated;
+        v.claim++;
+        v.attempts++;
+        v.recoveringCn = designated;
         final TxnRuntime runtime = runtimes.get(designated).get(0);
-        final long thisClaim = claim;
+        final long thisClaim = v.claim;
         loops.get(designated).get(0).execute(() -> new CnRecovery(runtime).observe(observer())
-            .recover("cn" + crashedCn, thisClaim, new long[] {idPrefix(crashedCn)}).onComplete(ar -> {
+            .recover("cn" + v.cn, thisClaim, new long[] {idPrefix(v.cn)}).onComplete(ar -> {
                 if (ar.succeeded()) {
-                    report = ar.result();
-                    recoveredAtNs = now.getAsLong();
+                    v.report = ar.result();
+                    v.recoveredAtNs = now.getAsLong();
                     this.recorders = recorders;
-                    settle(recorders);
+                    settle(v, recorders);
                     // The dead node is fenced on every memory node and its redo records are settled: the modules of
                     // the live nodes that asked to hear of it (run.peerDied) now take over what it left them.
                     for (final Map.Entry<Integer, java.util.function.IntConsumer> l : peerDied) {
                         final int cn = l.getKey();
-                        if (cn != crashedCn && live.test(cn)) {
-                            loops.get(cn).get(0).execute(() -> l.getValue().accept(crashedCn));
+                        if (!crashed(cn) && live.test(cn)) {
+                            loops.get(cn).get(0).execute(() -> l.getValue().accept(v.cn));
                         }
                     }
-                } else if (attempts >= MAX_ATTEMPTS) {
-                    errors.add("recovery of cn" + crashedCn + " failed " + attempts + " times; last: " + ar.cause());
+                } else if (v.attempts >= MAX_ATTEMPTS) {
+                    errors.add("recovery of cn" + v.cn + " failed " + v.attempts + " times; last: " + ar.cause());
                 } else {
-                    errors.add("attempt " + attempts + " (claim " + thisClaim + "): " + ar.cause());
-                    membership.schedule(() -> claimAndRun(membership, computeNodes, live, runtimes, loops, now,
+                    errors.add((victims.size() == 1 ? "" : "cn" + v.cn + " ") + "attempt " + v.attempts + " (claim "
+                        + thisClaim + "): " + ar.cause());
+                    membership.schedule(() -> claimAndRun(v, membership, computeNodes, live, runtimes, loops, now,
                         recorders), RETRY_NS, java.util.concurrent.TimeUnit.NANOSECONDS);
                 }
             }));
@@ -227,8 +254,8 @@ final class CrashRecovery {
             return;
         }
         p.decided = true;
-        if (report != null) {
-            settleOne(txnId, p, recorders);
+        if (victimOf(txnId).report != null) {
+            settleOne(p, txnId, recorders);
         }
     }
 
@@ -240,17 +267,32 @@ final class CrashRecovery {
     private List<Map.Entry<Integer, java.util.function.IntConsumer>> peerDied = List.of();
     private List<HistoryRecorder> recorders = List.of();
 
-    /** Counts what recovery decided: the results of the commits it rolled forward, and their history. */
-    private void settle(final List<HistoryRecorder> recorders) {
+    /** The crashed node that ran candidate {@code txnId}. */
+    private Victim victimOf(final long txnId) {
+        final int cn = computeNodeOf(txnId);
+        for (final Victim v : victims) {
+            if (v.cn == cn) {
+                return v;
+            }
+        }
+        throw new IllegalStateException("transaction " + Long.toHexString(txnId) + " is no crashed node's");
+    }
+
+    /** Counts what {@code v}'s recovery decided: the results of the commits it rolled forward, and their history. */
+    private void settle(final Victim v, final List<HistoryRecorder> recorders) {
         for (final Map.Entry<Long, Pending> e : candidates.entrySet()) {
             final Pending p = e.getValue();
-            if (p.decided) {
-                settleOne(e.getKey(), p, recorders);
+            if (p.decided && computeNodeOf(e.getKey()) == v.cn) {
+                settleOne(p, e.getKey(), recorders);
             }
         }
     }
 
-    private void settleOne(final long txnId, final Pending p, final List<HistoryRecorder> recorders) {
+    private void settleOne(final Pending p, final long txnId, final List<HistoryRecorder> recorders) {
+        if (p.settled) {
+            return;
+        }
+        p.settled = true;
         committedByRecovery++;
         if (p.result == null) {
             errors.add("transaction " + Long.toHexString(txnId) + " committed by recovery without a known result");
@@ -269,31 +311,74 @@ final class CrashRecovery {
         return rolledDelta;
     }
 
-    /** Whether recovery finished. */
+    /** Whether recovery finished (of every crashed node). */
     boolean recovered() {
-        return report != null;
+        for (final Victim v : victims) {
+            if (v.report == null) {
+                return false;
+            }
+        }
+        return !victims.isEmpty();
+    }
+
+    /** Whether crashed compute node {@code cn}'s recovery finished ({@code run.recovered}, Lotus's wait on it). */
+    boolean recovered(final int cn) {
+        for (final Victim v : victims) {
+            if (v.cn == cn) {
+                return v.report != null;
+            }
+        }
+        return false;
     }
 
     /** What is wrong with the recovery itself (not finished, failed, a result unknown). */
     List<String> violations() {
         final List<String> out = new ArrayList<>();
-        if (crashedCn >= 0 && report == null) {
-            out.add("recovery of cn" + crashedCn + " did not finish" + (errors.isEmpty() ? "" : ": "
-                + errors.get(errors.size() - 1)));
-        } else if (report != null) {
+        boolean anyReport = false;
+        for (final Victim v : victims) {
+            if (v.report == null) {
+                out.add("recovery of cn" + v.cn + " did not finish" + (errors.isEmpty() ? "" : ": "
+                    + errors.get(errors.size() - 1)));
+            }
+            anyReport |= v.report != null;
+        }
+        if (anyReport) {
             errors.stream().filter(e -> e.contains("without a known result")).forEach(out::add);
         }
         return out;
     }
 
-    /** The crash and its recovery, for {@code sim.crash}. */
+    /** The crash and its recovery, for {@code sim.crash}: one node's as it always was, several as {@code nodes}. */
     JsonObject toJson() {
-        final JsonObject json = new JsonObject().put("at_crash", atCrash).put("detected_after_ns",
-            detectedAtNs < 0 ? null : detectedAtNs - crashedAtNs).put("attempts", attempts).put("claim", claim)
-            .put("recovered_by", recoveringCn < 0 ? null : "cn" + recoveringCn)
-            .put("recovered_after_ns", recoveredAtNs < 0 ? null : recoveredAtNs - crashedAtNs)
-            .put("committed_by_recovery", committedByRecovery).put("rolled_delta", rolledDelta);
-        if (report != null) {
+        if (victims.size() == 1) {
+            return victimJson(victims.get(0), true);
+        }
+        final JsonArray nodes = new JsonArray();
+        for (final Victim v : victims) {
+            nodes.add(victimJson(v, false));
+        }
+        final JsonObject json = new JsonObject().put("nodes", nodes).put("committed_by_recovery", committedByRecovery)
+            .put("rolled_delta", rolledDelta);
+        if (!errors.isEmpty()) {
+            json.put("errors", new JsonArray(errors));
+        }
+        return json;
+    }
+
+    private JsonObject victimJson(final Victim v, final boolean alone) {
+        final JsonObject json = new JsonObject();
+        if (!alone) {
+            json.put("cn", v.cn);
+        }
+        json.put("at_crash", v.atCrash).put("detected_after_ns",
+            v.detectedAtNs < 0 ? null : v.detectedAtNs - v.crashedAtNs).put("attempts", v.attempts)
+            .put("claim", v.claim).put("recovered_by", v.recoveringCn < 0 ? null : "cn" + v.recoveringCn)
+            .put("recovered_after_ns", v.recoveredAtNs < 0 ? null : v.recoveredAtNs - v.crashedAtNs);
+        if (alone) {
+            json.put("committed_by_recovery", committedByRecovery).put("rolled_delta", rolledDelta);
+        }
+        if (v.report != null) {
+            final CnRecovery.Report report = v.report;
             final JsonObject r = new JsonObject().put("log_regions", report.logRegions())
                 .put("complete_records", report.committedRecords()).put("incomplete", report.incompleteRecords())
                 .put("applied", report.entriesApplied()).put("already_done", report.entriesAlreadyDone())
@@ -301,7 +386,7 @@ final class CrashRecovery {
             report.released().forEach(r::put);
             json.put("report", r);
         }
-        if (!errors.isEmpty()) {
+        if (alone && !errors.isEmpty()) {
             json.put("errors", new JsonArray(errors));
         }
         return json;

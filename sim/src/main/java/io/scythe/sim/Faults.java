@@ -8,7 +8,8 @@ import io.vertx.core.json.JsonObject;
  *   <li>{@code jitterNs}: every doorbell batch gets an extra one-way delay, uniform in [0, jitterNs), on its requests
  *       and responses. A queue pair keeps its order (RC), so this reorders verbs across queue pairs only.</li>
  *   <li>{@code crashCn} at {@code crashAtNs} (virtual, from the start): that CN's loops vanish with their state, its
- *       posted but unexecuted verbs die with its NIC. Without {@code recover} the run reports what the crash left
+ *       posted but unexecuted verbs die with its NIC. Several CNs may crash at that same time ({@link #crashCns}),
+ *       each as one would, at least one CN surviving. Without {@code recover} the run reports what the crash left
  *       (locks held, the conserved quantity); with it ({@link CrashRecovery}) the crash is detected {@code detectNs}
  *       later and another CN recovers it with the cluster's recovery code, and the run checks the outcome.</li>
  *   <li>{@code crashMn} at {@code crashMnAtNs}: that memory node dies with its memory and its services' state (its
@@ -45,13 +46,14 @@ public final class Faults {
 
     /** How long a compute node's RRPC call may wait for its reply in a run with a memory-node crash. */
     public long mnCallTimeoutNs() {
-        return crashCn == NO_CRASH ? MN_CALL_TIMEOUT_NS : MN_AND_CN_CALL_TIMEOUT_NS;
+        return crashCns.length == 0 ? MN_CALL_TIMEOUT_NS : MN_AND_CN_CALL_TIMEOUT_NS;
     }
 
     private long jitterNs;
     private int crashMn = NO_CRASH;
     private long crashMnAtNs;
-    private int crashCn = NO_CRASH;
+    /** The compute nodes crashing at {@link #crashAtNs}, in the order given (empty: none). */
+    private int[] crashCns = new int[0];
     private long crashAtNs;
     private boolean recover;
     private long detectNs = DEFAULT_DETECT_NS;
@@ -82,14 +84,24 @@ public final class Faults {
                 + "a memory-node crash: crash-mn goes with crash-cn only for protocols that recover a coordinator "
                 + "without it (aurogon's)");
         }
-        if (crashCn != NO_CRASH && (crashCn < 0 || crashCn >= computeNodes)) {
-            throw new IllegalArgumentException("crash-cn=" + crashCn + " must name one of the " + computeNodes
-                + " CNs (0-based)");
+        final java.util.Set<Integer> seen = new java.util.TreeSet<>();
+        for (final int crashCn : crashCns) {
+            if (crashCn < 0 || crashCn >= computeNodes) {
+                throw new IllegalArgumentException("crash-cn=" + crashCn + " must name one of the " + computeNodes
+                    + " CNs (0-based)");
+            }
+            if (!seen.add(crashCn)) {
+                throw new IllegalArgumentException("crash-cn names cn" + crashCn + " twice: each CN crashes once");
+            }
+        }
+        if (crashCns.length > 1 && crashCns.length >= computeNodes) {
+            throw new IllegalArgumentException("crash-cn crashes " + crashCns.length + " of the " + computeNodes
+                + " CNs: at least one must survive");
         }
         if (crashAtNs < 0) {
             throw new IllegalArgumentException("crash-at must not be negative");
         }
-        if (recover && crashCn == NO_CRASH) {
+        if (recover && crashCns.length == 0) {
             throw new IllegalArgumentException("crash-recover recovers the CN --crash-cn names: give it");
         }
         if (recover && computeNodes < 2) {
@@ -139,8 +151,10 @@ public final class Faults {
 
     public JsonObject toJson() {
         final JsonObject json = new JsonObject().put("jitter_ns", jitterNs);
-        if (crashCn != NO_CRASH) {
-            json.put("crash_cn", crashCn).put("crash_at_ns", crashAtNs);
+        if (crashCns.length > 0) {
+            // One node as before (the explorer's crash runs report byte-identically); several as a list.
+            json.put("crash_cn", crashCns.length == 1 ? (Object) crashCns[0] : crashCnList())
+                .put("crash_at_ns", crashAtNs);
             if (recover) {
                 json.put("crash_recover", true).put("detect_ns", detectNs);
             }
@@ -189,8 +203,32 @@ public final class Faults {
         return crashMemoryNode(memoryNode, atNs);
     }
 
+    /** The first compute node crashing ({@link #crashCns}), or {@link #NO_CRASH}. */
     public int crashCn() {
-        return crashCn;
+        return crashCns.length == 0 ? NO_CRASH : crashCns[0];
+    }
+
+    /** Every compute node crashing at {@link #crashAtNs}, in the order given (empty: none). */
+    public int[] crashCns() {
+        return crashCns.clone();
+    }
+
+    /** Whether compute node {@code cn} is one of those crashing. */
+    public boolean crashes(final int cn) {
+        for (final int c : crashCns) {
+            if (c == cn) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private io.vertx.core.json.JsonArray crashCnList() {
+        final io.vertx.core.json.JsonArray list = new io.vertx.core.json.JsonArray();
+        for (final int c : crashCns) {
+            list.add(c);
+        }
+        return list;
     }
 
     public long crashAtNs() {
@@ -198,7 +236,14 @@ public final class Faults {
     }
 
     public Faults crash(final int computeNode, final long atNs) {
-        this.crashCn = computeNode;
+        this.crashCns = computeNode == NO_CRASH ? new int[0] : new int[] {computeNode};
+        this.crashAtNs = atNs;
+        return this;
+    }
+
+    /** Compute nodes {@code computeNodes} crash together at {@code atNs} (Lotus Fig. 15: three at once). */
+    public Faults crash(final int[] computeNodes, final long atNs) {
+        this.crashCns = computeNodes.clone();
         this.crashAtNs = atNs;
         return this;
     }

@@ -48,6 +48,7 @@ public final class SimOptions {
     private io.scythe.routing.RoutingMode routing = io.scythe.routing.RoutingMode.LOCAL;
     private int shards = io.scythe.routing.ShardMap.DEFAULT_SHARDS;
     private long moveShardEveryNs;
+    private long timelineNs;
 
     /** @throws IllegalArgumentException naming the first bad value */
     public SimOptions validate() {
@@ -88,11 +89,19 @@ public final class SimOptions {
             final io.scythe.txn.spi.ProtocolModule peers = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(run);
             final io.scythe.txn.spi.ProtocolModule module = peers != null ? peers
                 : io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol);
-            final String refusal = module == null || faults.crashCn() == Faults.NO_CRASH ? null
-                : module.crashRefusal(run, faults.crashCn(), computeNodes, memoryNodes);
+            String refusal = null;
+            for (final int cn : faults.crashCns()) { // several crashing together: each as it would alone
+                refusal = refusal != null || module == null ? refusal
+                    : module.crashRefusal(run, cn, computeNodes, memoryNodes);
+            }
             if (refusal != null) {
                 throw new IllegalArgumentException("protocol " + protocol + ": crashing a compute node (--crash-cn, "
                     + "--crashes) is not modelled: " + refusal);
+            }
+            if (module != null && faults.crashCns().length > 1 && module.ownCrashRecoveryReplicas(run) > 0) {
+                throw new IllegalArgumentException("protocol " + protocol + " resolves a dead compute node's "
+                    + "transactions itself, through its backups, and that is built and explored for one crashed CN: "
+                    + "give --crash-cn one node");
             }
             if (module != null && faults.recover() && module.ownCrashRecoveryReplicas(run) > 0) {
                 throw new IllegalArgumentException("protocol " + protocol + " resolves a dead compute node's "
@@ -114,6 +123,13 @@ public final class SimOptions {
         if (faults.recover() && !redoLog) {
             throw new IllegalArgumentException("crash-recover rolls the crashed CN's commits forward from its redo "
                 + "log: give --redo-log");
+        }
+        if (timelineNs < 0) {
+            throw new IllegalArgumentException("timeline=" + timelineNs + " ns must not be negative");
+        }
+        if (timelineNs > 0 && (warmupNs + durationNs) / timelineNs > 1_000_000) {
+            throw new IllegalArgumentException("timeline=" + timelineNs + " ns makes more than 1,000,000 buckets of the "
+                + "run's " + (warmupNs + durationNs) + " ns: give a longer bucket");
         }
         if (moveShardEveryNs < 0) {
             throw new IllegalArgumentException("move-shard-every must not be negative");
@@ -146,6 +162,10 @@ public final class SimOptions {
                 + "without colocate");
         }
         if (faults.crashMn() != Faults.NO_CRASH) {
+            if (faults.crashCns().length > 1) {
+                throw new IllegalArgumentException("crash-mn with several crashed compute nodes is not modelled: "
+                    + "crash one CN with it, or several without it");
+            }
             if (replicas < 1) {
                 throw new IllegalArgumentException("crash-mn: the crashed memory node's partition survives only in its "
                     + "backups: give --replicas 1 or more");
@@ -165,6 +185,9 @@ public final class SimOptions {
 
     public JsonObject toJson() {
         final JsonObject json = toJsonSplit();
+        if (timelineNs > 0) {
+            json.put("timeline_ns", timelineNs); // absent when off: runs without it report as before
+        }
         return colocate ? json.put("colocate", true) : json; // absent when off: split runs report as before
     }
 
@@ -426,6 +449,19 @@ public final class SimOptions {
 
     public SimOptions moveShardEveryNs(final long ns) {
         this.moveShardEveryNs = ns;
+        return this;
+    }
+
+    /**
+     * Bucket of the throughput timeline ({@link Timeline}: commits per bucket of virtual time, with a crash its dip
+     * and time back); 0, the default: none.
+     */
+    public long timelineNs() {
+        return timelineNs;
+    }
+
+    public SimOptions timelineNs(final long ns) {
+        this.timelineNs = ns;
         return this;
     }
 

@@ -140,6 +140,8 @@ public final class Simulation {
     private RpcServer deadServer;
     /** In a crash run (else null): what the crashed node's transactions did that their clients never heard. */
     private final CrashedOutcomes crashed;
+    /** Commits by bucket of virtual time ({@link SimOptions#timelineNs}), or {@code null}. */
+    private Timeline timeline;
     /** Recovery of the crashed compute node ({@link Faults#recover}), or {@code null}. */
     private final CrashRecovery recovery;
     /** Compute nodes that gave up (a loop could not go on safely), with the first give-up of each. */
@@ -532,6 +534,7 @@ public final class Simulation {
                     java.util.Collections.synchronizedList(new ArrayList<>());
                 computeNodeShared.put("run.peerDied", peerDied);
                 computeNodeShared.put("run.recoveredCommit", (java.util.function.LongConsumer) recovery::committedLater);
+                computeNodeShared.put("run.recovered", (java.util.function.IntPredicate) recovery::recovered);
                 recovery.onPeerDied(peerDied);
             }
             if (shardMap != null) {
@@ -694,6 +697,9 @@ public final class Simulation {
         lastFinishedNs = startNs;
         measureFromNs = startNs + options.warmupNs();
         endNs = measureFromNs + options.durationNs();
+        if (options.timelineNs() > 0) {
+            timeline = new Timeline(options.timelineNs(), endNs - startNs);
+        }
         for (final SimLoop loop : scheduler.loops()) {
             loop.markCpuAt(endNs);
         }
@@ -729,16 +735,21 @@ public final class Simulation {
             scheduler.runUntil(startNs + faults.crashAtNs(), this::failed);
             inFlightAtCrash = 0;
             for (final Client client : clients) {
-                if (client.computeNode == faults.crashCn() && client.busy) {
+                if (faults.crashes(client.computeNode) && client.busy) {
                     crashed.inFlight(client.lastAttempt, client.lastResult);
                     inFlightAtCrash++;
                 }
             }
+            // Several CNs crash at the same virtual instant (--crash-cn a,b,..): each as one would, in the order given.
             if (recovery != null) {
-                crashForRecovery(faults);
+                for (final int cn : faults.crashCns()) {
+                    crashForRecovery(cn);
+                }
             }
-            for (final SimLoop loop : cnLoops.get(faults.crashCn())) {
-                loop.crash();
+            for (final int cn : faults.crashCns()) {
+                for (final SimLoop loop : cnLoops.get(cn)) {
+                    loop.crash();
+                }
             }
             if (recovery != null) {
                 final SimLoop membership = scheduler.newLoop("membership", (loop, poll, work, requests) -> 0);
@@ -845,18 +856,19 @@ public final class Simulation {
     }
 
     /**
-     * What the crash of {@code faults.crashCn()} hits, before its loops vanish: its transactions in flight (each
+     * What the crash of compute node {@code cn} hits, before its loops vanish: its transactions in flight (each
      * client's last attempt and its result), the locks and tickets it holds or queues for, its redo records not
      * finished; then {@link CrashRecovery#crashed}.
      */
-    private void crashForRecovery(final Faults faults) {
-        final int cn = faults.crashCn();
+    private void crashForRecovery(final int cn) {
         final String name = "cn" + cn;
         final Map<Long, Long> inFlight = new TreeMap<>();
+        long clientsInFlight = 0; // its clients' (all of the run's when it crashes alone: inFlightAtCrash)
         for (final Client client : clients) {
             if (client.ranOn == cn && client.busy && client.lastAttempt != 0) {
                 inFlight.put(client.lastAttempt, client.lastResult);
             }
+            clientsInFlight += client.computeNode == cn && client.busy ? 1 : 0;
         }
         final LocksLeftHeld held = LocksLeftHeld.census(memoryNodes, ticketLedgers, ticketInserts,
             this::computeNodeOf, name::equals);
@@ -869,7 +881,7 @@ public final class Simulation {
             final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.of(runtime);
             unfinished += log == null ? 0 : log.unfinishedRecords();
         }
-        final JsonObject census = new JsonObject().put("in_flight", inFlightAtCrash).put("locks_held", held.byGivenUp)
+        final JsonObject census = new JsonObject().put("in_flight", clientsInFlight).put("locks_held", held.byGivenUp)
             .put("tickets_queued", Math.max(0, tickets - held.byGivenUp)).put("redo_unfinished", unfinished);
         recovery.crashed(cn, clock.nanoTime(), inFlight, census);
         census.put("stage", CrashRecovery.stage(census));
@@ -1069,6 +1081,9 @@ public final class Simulation {
                 committedTransactions++;
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.COMMITTED, o.result(),
                     o.commitTs(), o.attempts(), o.latencyNs(), began, now);
+                if (timeline != null && now - endNs < 0) {
+                    timeline.committed(now - startNs);
+                }
                 if (now - measureFromNs >= 0 && now - endNs < 0) {
                     committed++;
                     if (committedByCn != null) {
@@ -1134,6 +1149,9 @@ public final class Simulation {
             if (ar.succeeded()) {
                 record = new TxnRecord(client.id, seq, "operation", TxnRecord.Kind.COMMITTED, 0, 0, 1, ar.result(),
                     began, now);
+                if (timeline != null && now - endNs < 0) {
+                    timeline.committed(now - startNs);
+                }
                 if (now - measureFromNs >= 0 && now - endNs < 0) {
                     committed++;
                     attemptsOfCommitted++;
@@ -1329,7 +1347,22 @@ public final class Simulation {
                     .put("at_ns", h.startNs() - startNs).put("pause_ns", h.pauseNs())
                     .put("holders_aborted", h.holdersAborted()));
             }
-            run.put("lotus", new JsonObject().put("map_epoch", lotus.epoch()).put("handoffs", handoffs));
+            final JsonObject lotusJson = new JsonObject().put("map_epoch", lotus.epoch()).put("handoffs", handoffs);
+            // Its own lease-based recoveries of dead nodes (lotus.md §2.7), in virtual ns from the run's start.
+            final io.vertx.core.json.JsonArray recoveries = new io.vertx.core.json.JsonArray();
+            for (final io.scythe.txn.lotus.LotusCluster.Recovery r : lotus.recoveries()) {
+                recoveries.add(new JsonObject().put("cn", r.cn()).put("declared_dead_at_ns", r.detectedNs() - startNs)
+                    .put("logs_done_at_ns", r.logsDoneNs() < 0 ? null : r.logsDoneNs() - startNs)
+                    .put("served_again_at_ns", r.servedAgainNs() < 0 ? null : r.servedAgainNs() - startNs)
+                    .put("by_host", r.byHost())
+                    .put("committed_records", r.committedRecords()).put("incomplete_records", r.incompleteRecords())
+                    .put("locks_released", r.locksReleased()).put("survivors_aborted", r.survivorsAborted())
+                    .put("failure", r.failure()));
+            }
+            if (!recoveries.isEmpty()) {
+                lotusJson.put("recoveries", recoveries);
+            }
+            run.put("lotus", lotusJson);
         }
         run.verbs(cnVerbs(), committed); // every CN loop's verbs over the run (drain included) per commit
         run.put("aborts_by_reason", aborts).put("committed_by_type", byType)
@@ -1420,8 +1453,14 @@ public final class Simulation {
                 .put("recovery", "none yet: what a node that gave up holds stays held (its recovery would free it), "
                     + "and a commit given up mid-write-back stays as it is"));
         }
+        if (timeline != null) {
+            sim.put("timeline", timeline.toJson(options.warmupNs(), options.faults().crashCn() == Faults.NO_CRASH ? -1
+                : options.faults().crashAtNs()));
+        }
         if (inFlightAtCrash >= 0) {
-            sim.put("crash", new JsonObject().put("cn", options.faults().crashCn())
+            final int[] crashCns = options.faults().crashCns();
+            sim.put("crash", new JsonObject().put("cn", crashCns.length == 1 ? (Object) crashCns[0]
+                    : new io.vertx.core.json.JsonArray(java.util.Arrays.stream(crashCns).boxed().toList()))
                 .put("at_ns", options.faults().crashAtNs()).put("transactions_in_flight", inFlightAtCrash)
                 .put("locks_left_held", held).put("conserved_ok", conservedOk)
                 .put("recovery", recovery != null ? recovery.toJson()

@@ -66,6 +66,8 @@ public final class LotusCluster {
         int locksReleased;
         int survivorsAborted;
         String failure;
+        /** Its logs were settled by the host's own recovery, not this one ({@code LotusNode#awaitHost}). */
+        boolean byHost;
         final java.util.Set<Integer> released = new java.util.TreeSet<>();
 
         Recovery(final int cn, final long detectedNs) {
@@ -103,6 +105,11 @@ public final class LotusCluster {
 
         public int survivorsAborted() {
             return survivorsAborted;
+        }
+
+        /** Whether the host's own recovery settled its logs (this one's was refused the claim). */
+        public boolean byHost() {
+            return byHost;
         }
 
         /** Why the recovery failed, or {@code null}. */

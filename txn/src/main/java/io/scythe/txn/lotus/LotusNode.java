@@ -79,6 +79,7 @@ public final class LotusNode {
             awaitingOwnRecovery = true;
         }
         node.onPeerRecovered(this::peerRecovered);
+        this.hostShared = node.shared();
         if (node.separateProcesses()) {
             // Cluster nodes: /health shows the locks held here (scythe chaos checks none is left at the end).
             node.shared().put(ComputeNodeContext.MODULE_HEALTH, (java.util.function.Supplier<Map<String, Object>>)
@@ -664,6 +665,33 @@ public final class LotusNode {
         timers.afterIdle(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
     }
 
+    /** What the host's nodes share ({@code run.recovered}: see {@link #hostRecovered}), or null. */
+    private java.util.Map<String, Object> hostShared;
+
+    /**
+     * The host's own recovery of dead nodes, if it runs one beside the leases (the simulator's {@code --crash-recover},
+     * {@code run.recovered}: whether it recovered node i), else null. Its recoverer holds the memory nodes' claim on
+     * the dead node, so this node's own recovery of it is refused while that recoverer lives (it is another node when
+     * there are 3 CNs or more): then the host's recovery stands for the log scan, as the cluster's recovery duty does.
+     */
+    private java.util.function.IntPredicate hostRecovered() {
+        return hostShared != null && hostShared.get("run.recovered") instanceof java.util.function.IntPredicate p ? p
+            : null;
+    }
+
+    /** Waits for the host's recovery of {@code r.cn} ({@link #hostRecovered}), then serves its shards again. */
+    private void awaitHost(final LotusCluster.Recovery r, final java.util.function.IntPredicate host) {
+        if (!host.test(r.cn)) {
+            home.timers().after(cluster.options().drainPollNs()).onSuccess(v -> awaitHost(r, host));
+            return;
+        }
+        synchronized (cluster) {
+            r.logsDoneNs = home.timers().nowNs();
+            r.byHost = true;
+        }
+        serveAgain(r);
+    }
+
     /** When this node's membership task first saw the run over (-1: not yet). */
     private long overSinceNs = -1;
 
@@ -685,18 +713,21 @@ public final class LotusNode {
                 + "(--redo-log)";
             return;
         }
+        final java.util.function.IntPredicate host = hostRecovered();
         new io.scythe.txn.recovery.CnRecovery(home).recover(name(r.cn)).onComplete(ar -> {
             synchronized (cluster) {
                 if (ar.succeeded()) {
                     r.committedRecords = ar.result().committedRecords();
                     r.incompleteRecords = ar.result().incompleteRecords();
                     r.logsDoneNs = home.timers().nowNs();
-                } else {
+                } else if (host == null) {
                     r.failure = "log recovery failed: " + ar.cause();
                 }
             }
             if (ar.succeeded()) {
                 serveAgain(r);
+            } else if (host != null) {
+                awaitHost(r, host); // the host's recoverer holds the claim: its recovery stands for this one
             }
         });
     }

@@ -1,0 +1,95 @@
+package io.scythe.sim;
+
+import io.scythe.bench.workload.SmallBankSpec;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Several compute nodes crashed at the same virtual time ({@code --crash-cn 0,1,2}, Lotus Fig. 15) and the throughput
+ * timeline ({@code --timeline}) with its dip and time back. Fast: one 200 us run of 3 CNs, the rest without running.
+ */
+class MultiCrashTimelineTest extends SimVertxTest {
+    private static SimOptions threeCns() {
+        return new SimOptions().protocol("ford-occ").computeNodes(3).loopsPerComputeNode(1).clientsPerComputeNode(3)
+            .memoryNodes(2).durationNs(200_000).seed(1).redoLog(true);
+    }
+
+    @Test
+    void shouldRefuseADuplicateAnOutOfRangeNodeOrCrashingEveryNode() {
+        final SimOptions twice = threeCns();
+        twice.faults().crash(new int[] {1, 1}, 100_000);
+        assertThatThrownBy(twice::validate).hasMessageContaining("names cn1 twice");
+        final SimOptions outside = threeCns();
+        outside.faults().crash(new int[] {0, 3}, 100_000);
+        assertThatThrownBy(outside::validate).hasMessageContaining("crash-cn=3");
+        final SimOptions all = threeCns();
+        all.faults().crash(new int[] {0, 1, 2}, 100_000);
+        assertThatThrownBy(all::validate).hasMessageContaining("at least one must survive");
+        final SimOptions negativeBucket = threeCns().timelineNs(-1);
+        assertThatThrownBy(negativeBucket::validate).hasMessageContaining("timeline");
+    }
+
+    @Test
+    void shouldReportOneCrashedNodeAsBeforeAndSeveralAsAList() {
+        assertThat(new Faults().crash(2, 5).toJson().getValue("crash_cn")).isEqualTo(2);
+        assertThat(new Faults().crash(new int[] {2}, 5).toJson().getValue("crash_cn")).isEqualTo(2);
+        assertThat(new Faults().crash(new int[] {2, 0}, 5).toJson().getJsonArray("crash_cn"))
+            .isEqualTo(new JsonArray().add(2).add(0));
+        assertThat(new Faults().crash(new int[] {2, 0}, 5).crashCn()).isEqualTo(2);
+        assertThat(threeCns().toJson().containsKey("timeline_ns")).isFalse(); // off: options report as before
+    }
+
+    @Test
+    void shouldMeasureTheDipAndTheTimeBackToThePreCrashRate() {
+        final Timeline t = new Timeline(10, 100); // ten buckets of 10 ns, 1 commit = 1e8 txn/s
+        final int[] perBucket = {9, 10, 10, 10, 7, 3, 9, 8, 9, 10}; // bucket 6 alone at 90 %: a spike, not back
+        for (int b = 0; b < perBucket.length; b++) {
+            for (int i = 0; i < perBucket[b]; i++) {
+                t.committed(b * 10L + i % 10);
+            }
+        }
+        t.committed(100); // past the span: not counted
+        // Warm-up 10 ns skips bucket 0; the crash at 40 ns: buckets 1-3 before it (mean 10), trough 3 at 50 ns (70 %
+        // down), back to 9 (90 %) in bucket 8, which ends 90 - 40 = 50 ns after the crash.
+        final JsonObject json = t.toJson(10, 40);
+        assertThat(json.getLong("pre_crash_txn_s")).isEqualTo(1_000_000_000L);
+        assertThat(json.getLong("trough_at_ns")).isEqualTo(50);
+        assertThat(json.getDouble("dip_pct")).isEqualTo(70.0);
+        assertThat(json.getLong("back_after_crash_ns")).isEqualTo(50);
+        assertThat(json.getLong("after_back_txn_s")).isEqualTo(950_000_000L);
+        assertThat(json.getLong("last_fifth_txn_s")).isEqualTo(950_000_000L); // buckets 8 and 9
+        assertThat(json.getDouble("last_fifth_vs_pre_crash")).isEqualTo(0.95);
+        assertThat(Timeline.summary(json)).contains("dip 70.0 %").contains("50 ns after the crash");
+        assertThat(t.toJson(0, -1).containsKey("dip_pct")).isFalse();
+    }
+
+    @Test
+    void shouldRecoverEachOfTwoNodesCrashedAtOnceAndCountEveryCommitInTheTimeline() throws Exception {
+        final SimOptions o = threeCns().timelineNs(20_000);
+        o.faults().crash(new int[] {2, 0}, 60_000).recover(true, Faults.DEFAULT_DETECT_NS);
+        final SimResult r = new Simulation(o.validate(), new SmallBankSpec(1000, 0.99, "scythe")).run(vertx);
+        final JsonObject run = r.run().toJson();
+        assertThat(r.invariantsOk()).as(run.encode()).isTrue();
+        final JsonObject crash = run.getJsonObject("sim").getJsonObject("crash");
+        assertThat(crash.getJsonArray("cn")).isEqualTo(new JsonArray().add(2).add(0));
+        final JsonArray nodes = crash.getJsonObject("recovery").getJsonArray("nodes");
+        assertThat(nodes).hasSize(2);
+        for (int i = 0; i < 2; i++) {
+            assertThat(nodes.getJsonObject(i).getInteger("cn")).isEqualTo(i == 0 ? 2 : 0);
+            assertThat(nodes.getJsonObject(i).getString("recovered_by")).isEqualTo("cn1"); // the one survivor
+            assertThat(nodes.getJsonObject(i).getJsonObject("report")).isNotNull();
+        }
+        final JsonObject timeline = run.getJsonObject("sim").getJsonObject("timeline");
+        long sum = 0;
+        for (final Object c : timeline.getJsonArray("commits")) {
+            sum += (Long) c;
+        }
+        assertThat(timeline.getJsonArray("commits")).hasSize(10);
+        assertThat(sum).isEqualTo(run.getLong("committed")); // no warm-up: every measured commit, once
+        assertThat(timeline.getDouble("dip_pct")).isGreaterThan(30.0); // two of three nodes' clients are gone
+    }
+}
