@@ -33,6 +33,17 @@ class AurogonPromotionTest {
         return false;
     }
 
+    /** Backup 1 of {@code node}'s table, keys 0-15 loaded with 100. */
+    static Table backupCopy(final OneMemoryNode node) {
+        final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+        final UnsafeBuffer hundred = new UnsafeBuffer(new byte[8]);
+        hundred.putLong(0, 100);
+        for (long k = 0; k < 16; k++) {
+            copy.insert(k, hundred, 0, 8, ObjectLayout.LOADED_VERSION);
+        }
+        return copy;
+    }
+
     static <T> T onLoop(final OneMemoryNode node, final java.util.function.Supplier<T> body) throws Exception {
         final Promise<T> done = Promise.promise();
         node.loop.runOnContext(v -> done.complete(body.get()));
@@ -91,13 +102,7 @@ class AurogonPromotionTest {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
             final ParticipantService service = node.services.service(ParticipantService.class);
             final Participant participant = service.participant();
-            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
-            final UnsafeBuffer hundred = new UnsafeBuffer(new byte[8]);
-            hundred.putLong(0, 100);
-            for (long k = 0; k < 16; k++) {
-                copy.insert(k, hundred, 0, 8, ObjectLayout.LOADED_VERSION);
-            }
-            final int table = copy.schema().id();
+            final int table = backupCopy(node).schema().id();
             final long bound = 5_000_000_000L; // a coordinator clock seconds ahead: the floor alone (bound 0) is below T
             final io.scythe.fabric.Nic nic = node.services.db().nic();
             // The dead primary answered a read at T: its coordinator's clock was ahead of this node's by the bound.
@@ -133,13 +138,7 @@ class AurogonPromotionTest {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
             final ParticipantService service = node.services.service(ParticipantService.class);
             final Participant participant = service.participant();
-            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
-            final UnsafeBuffer hundred = new UnsafeBuffer(new byte[8]);
-            hundred.putLong(0, 100);
-            for (long k = 0; k < 16; k++) {
-                copy.insert(k, hundred, 0, 8, ObjectLayout.LOADED_VERSION);
-            }
-            final int table = copy.schema().id();
+            final int table = backupCopy(node).schema().id();
             final long t1 = AurogonTimestamp.pack(1_000_000, 1, 0);
             final long t2 = AurogonTimestamp.pack(1_000_500, 2, 0);
             final long reader = AurogonTimestamp.pack(2_000_000, 3, 0);
