@@ -80,7 +80,8 @@ public final class ChaosCommand implements Callable<Integer> {
         + "(protocols with a redo log), lotus (its locks on compute nodes), motor (Lotus's baseline), rcc-nowait, "
         + "rcc-waitdie, rcc-occ, rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, "
         + "selcc-to, sel-2pl (SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the "
-        + "backups; not with --mn-faults) (default: ${DEFAULT-VALUE}).")
+        + "backups; with --mn-faults a promoted memory node floors its reads first, and a killed one's replacement "
+        + "does not rejoin yet) (default: ${DEFAULT-VALUE}).")
     String protocol;
 
     @Accepts(min = "1", max = "10000")

@@ -290,9 +290,35 @@ final class MemoryNodeFailover {
      * stale read (see {@link RecoveryDuty}) and stands for nothing left to roll forward. Blocking.
      */
     String settlementWaitsFor(final long epoch) {
+        return waitsFor(epoch, true);
+    }
+
+    /**
+     * What the drain of configuration {@code epoch} still waits for, or {@code null} when every compute node of the
+     * registry whose member is live drained it ({@link #drained}: it applied the configuration, so it sends its
+     * removed nodes nothing new). What a memory node waits for before a module's promotion of its copies (Aurogon's
+     * read floor, {@code MemoryNodeContext.Promotion}). Blocking.
+     */
+    String drainWaitsFor(final long epoch) {
+        return waitsFor(epoch, false);
+    }
+
+    /** {@link #settlementWaitsFor}, or with {@code settling} false only its live compute nodes' drains. */
+    private String waitsFor(final long epoch, final boolean settling) {
         final Set<java.util.UUID> live = new java.util.HashSet<>();
         hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
         final IMap<String, String> drained = hazelcast.getMap(DRAINED);
+        // A drain: of this epoch; or, for a promotion, of any later one (a CN that applied a later configuration
+        // applied this one's removal too, and its settlement of this one may have been taken over by the later one's).
+        final Set<String> drainedLater = new java.util.HashSet<>();
+        if (!settling) {
+            for (final String key : drained.keySet()) {
+                final int colon = key.indexOf(':');
+                if (colon > 0 && Long.parseLong(key.substring(0, colon)) >= epoch) {
+                    drainedLater.add(key.substring(colon + 1));
+                }
+            }
+        }
         final List<String> waiting = new ArrayList<>();
         for (final java.util.Map.Entry<String, String> e : hazelcast.<String, String>getMap(ScytheNode.NODES)
             .entrySet()) {
@@ -302,11 +328,15 @@ final class MemoryNodeFailover {
             }
             final String member = entry.getString("member");
             final boolean up = member != null && live.contains(java.util.UUID.fromString(member));
-            if (up ? !drained.containsKey(epoch + ":" + e.getKey()) : !entry.getBoolean("recovered", false)
+            if (up ? settling ? !drained.containsKey(epoch + ":" + e.getKey()) : !drainedLater.contains(e.getKey())
+                : settling && !entry.getBoolean("recovered", false)
                 && !RecoveryDuty.wasRecovered(hazelcast, RecoveryDuty.incarnation(e.getKey(),
                     entry.getLong("epoch", -1L)))) {
                 waiting.add(e.getKey() + (up ? " to drain" : " to be recovered"));
             }
+        }
+        if (!settling) {
+            return waiting.isEmpty() ? null : String.join(", ", waiting);
         }
         final Set<String> owed = new TreeSet<>(hazelcast.<String, String>getMap(RecoveryDuty.OWED).keySet());
         owed.removeAll(hazelcast.<String, String>getMap(RecoveryDuty.RECOVERED).getAll(owed).keySet());

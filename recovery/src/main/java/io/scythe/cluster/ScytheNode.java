@@ -296,6 +296,9 @@ public final class ScytheNode implements AutoCloseable {
         memoryNodeServices = io.scythe.txn.mn.MemoryNodeServices.start(db, rpcServer,
             new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
         memoryNodeServices.loopNumbers(this::loopNumbersOf);
+        if (replacement) {
+            memoryNodeServices.replacement(); // none of its copies serves as primary until promoted
+        }
         final String memoryNode = db.nic().node();
         // On the RPC loop, once the steps ran: a publish does not block.
         memoryNodeServices.onReleased((incarnation, prefixes) -> vertx.eventBus().publish(RELEASED, new JsonObject()
@@ -315,7 +318,10 @@ public final class ScytheNode implements AutoCloseable {
         // The current one too, queued behind those heard; each only if newer than the one applied (an older one heard
         // late must not remove this node again). A failure is logged there, and the current one applied again later.
         failover.watch(vertx, MemoryNodeFailover.newerOnly(c -> {
+            final io.scythe.txn.MemoryNodeConfiguration before = promotionsSeen;
+            promotionsSeen = c;
             if (!failover.removed(c).contains(config.node())) {
+                promoteWhenDrained(c, before, part, db);
                 if (replacement && !servesAgain) {
                     log("rejoins in memory-node configuration epoch " + c.epoch() + " (its copies are written from "
                         + "now on and re-replicated)");
@@ -344,6 +350,69 @@ public final class ScytheNode implements AutoCloseable {
                 }
             });
         }
+    }
+
+    /** The configuration a memory node last looked at for copies of its own that it promoted. */
+    private volatile io.scythe.txn.MemoryNodeConfiguration promotionsSeen;
+
+    /**
+     * Configuration {@code c} made copies on this memory node (partition number {@code part}) the primaries of their
+     * partitions, since {@code before} (null: the one the cluster started with): once every live CN drained it
+     * (applied it: none sends the removed primary anything new, {@link MemoryNodeFailover#drainWaitsFor}), the
+     * modules' promotion runs on the RPC loop ({@code MemoryNodeContext.Promotion}: Aurogon's read floor and its
+     * adoption of the transactions the copies held). Polled every {@value #SETTLE_POLL_MS} ms on a worker; what it
+     * waits for is said every 5 s; it never gives up (the copies stay unserved by such a module meanwhile).
+     */
+    private void promoteWhenDrained(final io.scythe.txn.MemoryNodeConfiguration c,
+                                    final io.scythe.txn.MemoryNodeConfiguration before, final int part, final LogDb db) {
+        final io.scythe.txn.MemoryNodeConfiguration older = before != null ? before
+            : io.scythe.txn.MemoryNodeConfiguration.initial(config.memoryNodes().size(), config.backups());
+        final Set<Integer> tables = new java.util.TreeSet<>();
+        for (final int p : c.promotedSince(older)) {
+            final int copy = c.primaryCopy(p);
+            if (c.nodeOf(p, copy) == part) {
+                for (final io.scythe.storage.Table t : db.tables()) {
+                    if (t.schema().id() / io.scythe.storage.BackupTables.ID_STRIDE == copy) {
+                        tables.add(t.schema().id());
+                    }
+                }
+            }
+        }
+        if (tables.isEmpty()) {
+            return;
+        }
+        final long startNs = System.nanoTime();
+        final long[] lastSaidNs = {startNs};
+        final boolean[] asking = {false};
+        log("memory-node configuration epoch " + c.epoch() + " promoted copies " + tables + " here: promotes them once "
+            + "every live compute node applied it");
+        vertx.setPeriodic(SETTLE_POLL_MS, t -> {
+            if (leaseLost) {
+                vertx.cancelTimer(t);
+                return;
+            }
+            if (asking[0]) {
+                return;
+            }
+            asking[0] = true;
+            vertx.executeBlocking(() -> failover.drainWaitsFor(c.epoch()), false).onComplete(ar -> {
+                asking[0] = false;
+                if (ar.succeeded() && ar.result() == null) {
+                    vertx.cancelTimer(t);
+                    BridgeVerticle.eventLoopContexts(vertx).get(0).runOnContext(v -> {
+                        final List<String> refused = memoryNodeServices.promote(config.protocol(), tables);
+                        log(refused.isEmpty() ? "promoted copies " + tables + " of configuration epoch " + c.epoch()
+                            + " " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) + " ms after it applied"
+                            : "copies " + tables + " of configuration epoch " + c.epoch() + " NOT promoted: "
+                            + refused + "; their partitions stay unavailable");
+                    });
+                } else if (System.nanoTime() - lastSaidNs[0] > TimeUnit.SECONDS.toNanos(5)) {
+                    lastSaidNs[0] = System.nanoTime();
+                    log("promotion of copies " + tables + " (configuration epoch " + c.epoch() + ") waits for "
+                        + (ar.succeeded() ? ar.result() : "the cluster's maps (" + ar.cause() + ")"));
+                }
+            });
+        });
     }
 
     /**

@@ -38,8 +38,15 @@ public final class AurogonAborts {
      */
     public static final AbortReason STALE = AbortReason.define("stale-replicate", 970);
 
+    /**
+     * A request went to a copy its memory node does not serve as primary yet: the configuration promoted it, and the
+     * node's promotion (the read floor, cluster mode waits for every compute node to apply the configuration) has not
+     * run. The attempt runs again.
+     */
+    public static final AbortReason NOT_PROMOTED = AbortReason.define("not-promoted", 980);
+
     static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE,
-        IN_DOUBT, STALE);
+        IN_DOUBT, STALE, NOT_PROMOTED);
 
     private AurogonAborts() {
     }

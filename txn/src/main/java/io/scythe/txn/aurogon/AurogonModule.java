@@ -23,7 +23,7 @@ import java.util.List;
  * {@link AurogonClock.Mode#FARM}); {@code aurogon-hostclock}: Aurogon on each node's raw host clock (Fig. 1(a)'s
  * offsets injected with {@code --clock-spread host=...} go uncorrected); {@code aurogon-base}: every technique off on the node's raw host clock (in the
  * simulator, perfect unless {@code --clock} skews it).
- * Not in the default lists ({@link #listed()}): SPS and memory-node failures outside the simulator are not built (issue 20). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
+ * Not in the default lists ({@link #listed()}): SPS is not built (issue 20); memory-node failover runs in the simulator and on cluster nodes (2LClock variants). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
  * longer than one RRPC bucket (TPC-C's rows) go in parts ({@link AurogonRpc}).
  */
 public final class AurogonModule implements ProtocolModule {
@@ -138,6 +138,79 @@ public final class AurogonModule implements ProtocolModule {
         // coordinators are dead, so §4.5's suspects do not wait on a silence a successor reusing the id never leaves.
         node.onDeadNode(MemoryNodeContext.Phase.BEFORE_INSERTS, DEAD_COORDINATORS,
             (dead, idPrefixes) -> service.coordinatorsDied(dead, idPrefixes));
+        final io.scythe.fabric.Nic nic = node.db().nic();
+        node.onPromotion(new MemoryNodeContext.Promotion() {
+            @Override
+            public String promote(final String protocol, final java.util.Set<Integer> tables) {
+                if (!protocols().stream().anyMatch(p -> p.name().equals(protocol))) {
+                    return null; // the cluster runs another module's protocol: this participant serves nothing
+                }
+                final String refused = clusterRefusal(protocol);
+                if (refused != null) {
+                    return refused;
+                }
+                final long bound;
+                final long clockNs;
+                try {
+                    bound = clusterClockBoundNs(nic.fabric().options().clocks());
+                    clockNs = nic.nicClockNs();
+                } catch (final RuntimeException e) {
+                    return "Aurogon's promotion of " + tables + " on " + nic.node() + " refused: " + e.getMessage();
+                }
+                final long floor = service.promoteOnCluster(tables, clockNs, bound);
+                System.out.println("Aurogon promoted copies " + tables + " on " + nic.node() + " with read floor "
+                    + AurogonTimestamp.toString(floor) + " (NIC clock " + clockNs + " ns + bound " + bound + " ns)");
+                return null;
+            }
+
+            @Override
+            public void replacement() {
+                service.replacement();
+            }
+        });
+    }
+
+    /**
+     * How far above any memory node's NIC clock a 2LClock timestamp on a cluster node may be (its error, §5): half a
+     * probe's round trip bounds a probe's offset error under an asymmetric path, and each slice's mapping is fitted
+     * from its best probes; 1 ms is far above the round trips of a loaded host's shared-memory fabric (tens of
+     * microseconds) and above the root failover's extrapolation over its virtual phase. Taken by a promotion's read
+     * floor ({@link #clusterClockBoundNs}).
+     */
+    static final long CLUSTER_2LCLOCK_ERROR_NS = 1_000_000;
+
+    /**
+     * The bound a cluster node's promotion adds to its own NIC clock for the read floor: {@link
+     * #CLUSTER_2LCLOCK_ERROR_NS} plus the largest distance between two memory nodes' NIC clocks the configured clocks
+     * allow ({@code clocks}, the fabric options every process is given alike: twice the spread's offset and the
+     * largest distance of a node's own NIC offset from the default). A CN's 2LClock maps onto one memory node's NIC
+     * clock (its reference; after a root failover, the next: while it extrapolates the dead one's, that one's), so a
+     * timestamp read before the promotion is at most this above the promoting node's NIC clock then.
+     *
+     * @throws IllegalStateException when the NIC clocks are configured to drift apart (not synchronised: their
+     *     distance, and with it the bound, grows without end)
+     */
+    static long clusterClockBoundNs(final io.scythe.fabric.ClockOptions clocks) {
+        final io.vertx.core.json.JsonObject json = clocks.toJson();
+        final io.vertx.core.json.JsonObject nodes = json.getJsonObject("nodes", new io.vertx.core.json.JsonObject());
+        long spread = 2 * Math.abs(clocks.nicSpread().offsetNs());
+        boolean drifting = clocks.nicSpread().driftPpm() != 0;
+        for (final String node : nodes.fieldNames()) {
+            final io.vertx.core.json.JsonObject nic = nodes.getJsonObject(node).getJsonObject("nic");
+            if (nic != null) {
+                final io.scythe.fabric.ClockDeviation d = io.scythe.fabric.ClockDeviation.fromJson(nic,
+                    "clocks.nodes." + node + ".nic");
+                spread = Math.max(spread, Math.abs(d.offsetNs() - clocks.nicDefault().offsetNs())
+                    + Math.abs(clocks.nicSpread().offsetNs()));
+                drifting |= d.driftPpm() != clocks.nicDefault().driftPpm();
+            }
+        }
+        if (drifting) {
+            throw new IllegalStateException("the fabric's NIC clocks are configured to drift apart (clocks " + json
+                + "): they are not synchronised, so no bound holds between the clock a promotion reads and the one "
+                + "a compute node's 2LClock maps onto");
+        }
+        return CLUSTER_2LCLOCK_ERROR_NS + spread;
     }
 
     /** Handled: {@link #promoted}, and coordinators that treat a removed node as gone ({@link AurogonTxn}). */
@@ -158,16 +231,22 @@ public final class AurogonModule implements ProtocolModule {
     }
 
     /**
-     * Cluster nodes do not run {@link #promoted}: its read floor is the largest timestamp every live coordinator
-     * issued and its adoption of held transactions runs on the promoted node, which the simulator does in one process
-     * and cluster mode's {@code MemoryNodeFailover} does not ask of a module. A copy promoted without it could let a
-     * write in under a read the dead primary answered, and would leave the transactions its backup held undecided.
+     * Cluster nodes promote through {@link MemoryNodeContext.Promotion} (registered in {@link #startMemoryNode}): once
+     * every live compute node applied the configuration, the promoted node floors its copies' reads at its NIC clock
+     * plus {@link #clusterClockBoundNs} and adopts the transactions its backup held (see the package doc). That bound
+     * holds for 2LClock ({@code aurogon}, {@code aurogon-2l}) only: DST's chase, the raw host clocks and FaRMv2's
+     * clock are not bounded against the memory nodes' NIC clocks, so those protocols are refused.
      */
     @Override
     public String clusterMemoryNodeFailoverRefusal(final Protocol protocol) {
-        return protocols().contains(protocol) ? "Aurogon's promotion of a backup (the live coordinators' read floor "
-            + "and the adoption of the transactions the backup held, ProtocolModule#promoted) runs in the simulator "
-            + "only (sim --crash-mn); cluster nodes do not run it yet (issue 20)" : null;
+        return clusterRefusal(protocol.name());
+    }
+
+    private String clusterRefusal(final String protocol) {
+        final boolean mine = protocols().stream().anyMatch(p -> p.name().equals(protocol));
+        return mine && modeOf(protocol) != AurogonClock.Mode.TWO_LEVEL ? "a cluster node's promotion floors reads at "
+            + "its NIC clock plus 2LClock's error bound, and " + protocol + "'s clock (" + modeOf(protocol) + ") has "
+            + "no such bound: use aurogon or aurogon-2l" : null;
     }
 
     /** Pending versions and held replications on {@code db} ({@link ParticipantService#unsettled}, racy). */

@@ -304,8 +304,9 @@ final class AurogonTxn implements Txn {
         return call(a, AurogonRpc.READ, request).onFailure(e -> failed = e).compose(reply -> {
             final UnsafeBuffer p = reply.payload();
             final int status = p.getInt(0);
-            if (status == Participant.REFUSED || status == Participant.NOT_FOUND) {
-                a.locked = false; // the install was refused, or there is no such table: nothing installed
+            if (status == Participant.REFUSED || status == Participant.NOT_FOUND
+                || status == Participant.NOT_PRIMARY) {
+                a.locked = false; // the install was refused, no such table, or no primary there yet: nothing installed
             }
             if (status == Participant.ORPHAN) {
                 // Parked on a version whose coordinator may be dead: resolve it through its backups, read again.
@@ -377,6 +378,9 @@ final class AurogonTxn implements Txn {
             case Participant.DUPLICATE:
                 return new AbortException(io.scythe.txn.AbortReason.DUPLICATE_KEY, "key " + a.key + " of " + a.table
                     + " exists");
+            case Participant.NOT_PRIMARY:
+                return new AbortException(AurogonAborts.NOT_PROMOTED, "key " + a.key + " of " + a.table + ": "
+                    + a.partition.node() + " does not serve that copy as primary yet (its promotion has not run)");
             case Participant.TOO_OLD:
                 return new AbortException(AurogonAborts.VERSION_GONE, "key " + a.key + " of " + a.table
                     + ": the version below " + AurogonTimestamp.toString(ts) + " was reclaimed");

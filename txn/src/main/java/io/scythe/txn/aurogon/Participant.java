@@ -64,6 +64,12 @@ public final class Participant {
      */
     public static final int ORPHAN = -7;
     /**
+     * A coordinator's READ, INSTALL or INSERT named a copy this node does not serve as primary (yet): a backup copy a
+     * configuration promoted whose promotion has not run here ({@code ParticipantService#promoteOnCluster}), or a
+     * replacement process's copy. Nothing was read or installed; the attempt aborts and runs again.
+     */
+    public static final int NOT_PRIMARY = -8;
+    /**
      * A recovery's COMMIT found the version committed already, by its coordinator, and is the first recovery to see
      * it (so that recoveries can report every write of a dead coordinator once; later ones get {@link #NOT_PENDING}).
      */

@@ -249,6 +249,10 @@ public final class ParticipantService {
         final DirectBuffer p = request.payload();
         final int at = request.payloadOffset();
         heard(request.client(), p.getLong(at + AurogonRpc.TS_OFFSET));
+        if (!servesAsPrimary(p.getInt(at + AurogonRpc.TABLE_OFFSET))) {
+            replyValue(responder, Participant.NOT_PRIMARY, 0, null, 0);
+            return;
+        }
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
             p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) ->
                 replyValue(responder, status, wts, status == Participant.OK ? value : null, 0));
@@ -483,7 +487,8 @@ public final class ParticipantService {
     public void promote(final java.util.Set<Integer> tables, final long floorTs) {
         for (final int table : tables) {
             final Table t = db.table(table);
-            if (t == null || io.scythe.storage.BackupTables.backupOf(t.schema()) == 0) {
+            // A replacement process's copy 0 (rejoined as a backup) may be promoted back too.
+            if (t == null || io.scythe.storage.BackupTables.backupOf(t.schema()) == 0 && !replacement) {
                 throw new IllegalArgumentException("Aurogon promotion of table " + table + ", which is no backup "
                     + "table here");
             }
@@ -503,6 +508,58 @@ public final class ParticipantService {
     }
 
     /**
+     * Whether this node serves table {@code tableId} as a primary: a copy loaded as primary (an id below
+     * {@code BackupTables.ID_STRIDE}) on a node that is no replacement process, or a copy promoted here. A READ,
+     * READ_MORE, INSTALL or INSERT naming any other is answered {@link Participant#NOT_PRIMARY}: a coordinator whose
+     * catalog promoted a backup copy before this node ran its promotion ({@link #promoteOnCluster}: the read floor and
+     * the adoption of held transactions) must not be served from it.
+     */
+    boolean servesAsPrimary(final int tableId) {
+        return tableId < io.scythe.storage.BackupTables.ID_STRIDE && !replacement || participant.promoted(tableId);
+    }
+
+    /** Set on a replacement process ({@link #replacement()}): none of its copies serves as primary until promoted. */
+    private volatile boolean replacement;
+
+    /**
+     * This node is a replacement process rejoining a cluster (its copies come back as backups, re-replicated): none of
+     * its copies serves as a primary until a configuration promotes one ({@link #promoteOnCluster}), and its copy 0
+     * takes APPLYs as a backup.
+     */
+    public void replacement() {
+        replacement = true;
+    }
+
+    /**
+     * The read floor of a promotion on a cluster node (a deviation: the simulator's gathers every live coordinator's
+     * last timestamp, {@link AurogonModule#promoted}; see the package doc): {@code clockNs + boundNs}, as a timestamp
+     * above every timestamp of that clock reading (the largest server and loop ids). Every read the dead primary
+     * answered was at a timestamp issued before {@code clockNs} was read (the promotion runs once every live compute
+     * node applied the configuration that removed it), and each is a clock reading at most {@code boundNs} above any
+     * memory node's NIC clock at the time (2LClock's error and the spread of the NIC clocks it maps onto).
+     */
+    static long clusterFloor(final long clockNs, final long boundNs) {
+        if (boundNs < 0) {
+            throw new IllegalArgumentException("clock bound " + boundNs + " ns must not be negative");
+        }
+        return AurogonTimestamp.pack(clockNs + boundNs, AurogonTimestamp.MAX_SERVER, AurogonTimestamp.MAX_LOOP);
+    }
+
+    /**
+     * Cluster mode's promotion of this node's copies {@code tables} (ids here): {@link #promote} with the read floor
+     * {@link #clusterFloor}({@code clockNs}, {@code boundNs}), never below the largest timestamp this node saw. On
+     * this node's loop, once every live compute node applied the configuration that promoted them; until then their
+     * READs and INSTALLs are answered {@link Participant#NOT_PRIMARY} ({@link #servesAsPrimary}).
+     *
+     * @return the floor taken
+     */
+    public long promoteOnCluster(final java.util.Set<Integer> tables, final long clockNs, final long boundNs) {
+        final long floor = Math.max(clusterFloor(clockNs, boundNs), participant.maxTs());
+        promote(tables, floor);
+        return floor;
+    }
+
+    /**
      * A committed write of a transaction this node backs up, into its backup table unless a newer one is there; on a
      * promoted copy, the commit of the pending version it was adopted as ({@link #promote}).
      */
@@ -518,7 +575,8 @@ public final class ParticipantService {
             return;
         }
         final Table table = db.table(tableId);
-        if (table == null || io.scythe.storage.BackupTables.backupOf(table.schema()) == 0) {
+        if (table == null || io.scythe.storage.BackupTables.backupOf(table.schema()) == 0 && !replacement) {
+            // A replacement process's copy 0 rejoined as a backup of its partition (MemoryNodeConfiguration#rejoin).
             throw new IllegalStateException("Aurogon APPLY to table " + tableId + ", which is no backup table here");
         }
         final org.agrona.collections.Long2LongHashMap deletes = deletedAt.computeIfAbsent(tableId,
@@ -634,6 +692,10 @@ public final class ParticipantService {
         final DirectBuffer p = request.payload();
         final int at = request.payloadOffset();
         final long wts = p.getLong(at + AurogonRpc.TS_OFFSET);
+        if (!servesAsPrimary(p.getInt(at + AurogonRpc.TABLE_OFFSET))) {
+            replyValue(responder, Participant.NOT_PRIMARY, wts, null, 0);
+            return;
+        }
         final byte[] value = participant.committedValue(p.getInt(at + AurogonRpc.TABLE_OFFSET),
             p.getLong(at + AurogonRpc.KEY_OFFSET), wts);
         final int from = p.getInt(at + AurogonRpc.FLAGS_OFFSET);
@@ -685,6 +747,10 @@ public final class ParticipantService {
             final DirectBuffer p = request.payload();
             final int at = request.payloadOffset();
             heard(request.client(), p.getLong(at + AurogonRpc.TS_OFFSET));
+            if (!servesAsPrimary(p.getInt(at))) {
+                status(responder, Participant.NOT_PRIMARY);
+                return;
+            }
             status(responder, participant.install(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET)));
         }
@@ -696,6 +762,10 @@ public final class ParticipantService {
             final DirectBuffer p = request.payload();
             final int at = request.payloadOffset();
             heard(request.client(), p.getLong(at + AurogonRpc.TS_OFFSET));
+            if (!servesAsPrimary(p.getInt(at))) {
+                status(responder, Participant.NOT_PRIMARY);
+                return;
+            }
             final long[] below = new long[1];
             final int status = participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET), below);

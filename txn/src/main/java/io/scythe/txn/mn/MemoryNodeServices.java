@@ -96,6 +96,37 @@ public final class MemoryNodeServices implements MemoryNodeContext {
         }
     }
 
+    private final java.util.List<Promotion> promotions = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public void onPromotion(final Promotion promotion) {
+        promotions.add(promotion);
+    }
+
+    /**
+     * Cluster mode's memory-node failover promoted this node's copies {@code tables} (ids here), and every live
+     * compute node applied it: every module's {@link Promotion#promote}. On this node's RPC loop.
+     *
+     * @return the modules' refusals (empty when every one promoted them)
+     */
+    public java.util.List<String> promote(final String protocol, final Set<Integer> tables) {
+        final java.util.List<String> refusals = new java.util.ArrayList<>();
+        for (final Promotion p : promotions) {
+            final String refused = p.promote(protocol, tables);
+            if (refused != null) {
+                refusals.add(refused);
+            }
+        }
+        return refusals;
+    }
+
+    /** This node is a replacement process rejoining a cluster ({@link Promotion#replacement}). */
+    public void replacement() {
+        for (final Promotion p : promotions) {
+            p.replacement();
+        }
+    }
+
     /** What {@link #loopNumbers} answers; set by hosts that number compute nodes' loops by configuration. */
     private volatile java.util.function.LongFunction<int[]> loopNumbers = prefix -> new int[0];
 

@@ -57,6 +57,32 @@ public interface MemoryNodeContext {
         return new int[0];
     }
 
+    /** A module's part in cluster mode's memory-node failover on this node ({@link #onPromotion}). */
+    interface Promotion {
+        /**
+         * This node's copies {@code tables} (table ids here) serve as primaries of their partitions from now on: a
+         * configuration promoted them (their primary died) and every live compute node applied it. Runs on this node's
+         * RPC loop, before this node serves them. {@code protocol}: the protocol the cluster runs.
+         *
+         * @return null, or why the module refuses to promote them (they then stay unserved, said in the node's log)
+         */
+        String promote(String protocol, java.util.Set<Integer> tables);
+
+        /**
+         * This node is a replacement process rejoining a cluster: its copies come back as backups, and none serves
+         * as a primary until a configuration promotes it. Called once, before it serves.
+         */
+        default void replacement() {
+        }
+    }
+
+    /**
+     * Adds {@code promotion} to what cluster mode's memory-node failover runs on this node. Nothing on hosts that run
+     * no such failover (the simulator promotes through {@link ProtocolModule#promoted}).
+     */
+    default void onPromotion(final Promotion promotion) {
+    }
+
     /** Makes {@code service} findable by its type on this node (tests, probes, workloads that drive it directly). */
     <T> void publish(Class<T> type, T service);
 }

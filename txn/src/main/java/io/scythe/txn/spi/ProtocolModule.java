@@ -187,7 +187,8 @@ public interface ProtocolModule {
      * Why cluster nodes running {@code protocol} must not fail a memory node over (cluster mode's MN failover: a
      * backup promoted when its primary's member leaves, {@code io.scythe.cluster.MemoryNodeFailover}), or null when
      * they may. Null by default: a module that replicates through the shared write-back needs no step of its own.
-     * A module whose promotion needs its own step ({@link #promoted}) that cluster nodes do not run says so here:
+     * A module whose promotion needs its own step runs it on cluster nodes through
+     * {@link MemoryNodeContext#onPromotion} (Aurogon); one whose step cluster nodes cannot run says so here:
      * the memory node's death is then logged as not failed over (its partitions unavailable), never served from a
      * copy promoted without that step, and {@code scythe chaos --mn-faults} refuses the protocol.
      */

@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A promoted backup copy (memory-node failover) against REPLICATE requests that name it, over RRPC. */
 class AurogonPromotionTest {
@@ -30,6 +31,17 @@ class AurogonPromotionTest {
             }
         }
         return false;
+    }
+
+    /** Backup 1 of {@code node}'s table, keys 0-15 loaded with 100. */
+    static Table backupCopy(final OneMemoryNode node) {
+        final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+        final UnsafeBuffer hundred = new UnsafeBuffer(new byte[8]);
+        hundred.putLong(0, 100);
+        for (long k = 0; k < 16; k++) {
+            copy.insert(k, hundred, 0, 8, ObjectLayout.LOADED_VERSION);
+        }
+        return copy;
     }
 
     static <T> T onLoop(final OneMemoryNode node, final java.util.function.Supplier<T> body) throws Exception {
@@ -52,20 +64,66 @@ class AurogonPromotionTest {
     }
 
     /**
-     * Cluster nodes do not run {@link AurogonModule#promoted} (the live coordinators' read floor, the adoption of held
-     * transactions): they keep Aurogon's backups (a dead coordinator's recovery needs them) but refuse to fail a
-     * memory node over, naming why; other modules' protocols are not refused by it.
+     * Cluster nodes fail an Aurogon memory node over (MemoryNodeContext.Promotion) for the 2LClock protocols only:
+     * the others' clocks have no bound the read floor can take, and they are refused naming why; other modules'
+     * protocols are not refused by it.
      */
     @Test
-    void shouldKeepBackupsOnClusterNodesButRefuseTheirMemoryNodeFailover() {
+    void shouldFailOverOnClusterNodesWith2LClockOnly() {
         final AurogonModule module = new AurogonModule();
         assertThat(module.replicates()).isTrue();
-        assertThat(module.clusterMemoryNodeFailoverRefusal(AurogonModule.AUROGON)).contains("promoted")
-            .contains("simulator only");
+        assertThat(module.clusterMemoryNodeFailoverRefusal(AurogonModule.AUROGON)).isNull();
+        assertThat(module.clusterMemoryNodeFailoverRefusal(AurogonModule.AUROGON_2L)).isNull();
+        assertThat(module.clusterMemoryNodeFailoverRefusal(AurogonModule.DST_TO)).contains("no such bound");
+        assertThat(module.clusterMemoryNodeFailoverRefusal(AurogonModule.AUROGON_HOST_CLOCK)).contains("HOST");
         assertThat(module.clusterMemoryNodeFailoverRefusal(io.scythe.txn.spi.ProtocolRegistry.protocol("scythe")))
             .isNull();
-        assertThat(io.scythe.txn.spi.ProtocolRegistry.moduleOf("scythe").clusterMemoryNodeFailoverRefusal(
-            io.scythe.txn.spi.ProtocolRegistry.protocol("scythe"))).isNull();
+        // The bound: 2LClock's error, plus how far the configured NIC clocks may be apart; none when they drift apart.
+        assertThat(AurogonModule.clusterClockBoundNs(new io.scythe.fabric.ClockOptions()))
+            .isEqualTo(AurogonModule.CLUSTER_2LCLOCK_ERROR_NS);
+        assertThat(AurogonModule.clusterClockBoundNs(new io.scythe.fabric.ClockOptions().spread(
+            new io.scythe.fabric.ClockDeviation(100, 0), io.scythe.fabric.ClockDeviation.NONE)))
+            .isEqualTo(AurogonModule.CLUSTER_2LCLOCK_ERROR_NS + 200);
+        assertThatThrownBy(() -> AurogonModule.clusterClockBoundNs(new io.scythe.fabric.ClockOptions().spread(
+            new io.scythe.fabric.ClockDeviation(100, 20), io.scythe.fabric.ClockDeviation.NONE)))
+            .hasMessageContaining("not synchronised");
+    }
+
+    /**
+     * The floor rule of a cluster node's promotion: the dead primary answered a read at T, a timestamp its coordinator
+     * took before the promotion from a clock up to the bound ahead of the promoting node's NIC clock; the promoted
+     * copy then refuses a write below T (the read saw the version below it), and admits one above the floor. Before
+     * the promotion the copy answers a coordinator's READ and INSTALL NOT_PRIMARY (its catalog may name it first).
+     * Fails with the floor off (promoteOnCluster flooring at the clock alone, or not at all: the write below T goes
+     * in under the read).
+     */
+    @Test
+    void shouldRefuseOnThePromotedCopyAWriteBelowAReadTheDeadPrimaryAnswered() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int table = backupCopy(node).schema().id();
+            final long bound = 5_000_000_000L; // a coordinator clock seconds ahead: the floor alone (bound 0) is below T
+            final io.scythe.fabric.Nic nic = node.services.db().nic();
+            // The dead primary answered a read at T: its coordinator's clock was ahead of this node's by the bound.
+            final long readAt = AurogonTimestamp.pack(nic.nicClockNs() + bound - 1, 3, 0);
+            final int before = node.on(rt -> rt.rocket("mn").compose(rocket -> {
+                final UnsafeBuffer read = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                CoordinatorRecovery.fill(read, table, 0, KEY_A, readAt);
+                return rocket.call(AurogonRpc.READ, read);
+            }).map(reply -> reply.payload().getInt(0)));
+            assertThat(before).as("not served before its promotion").isEqualTo(Participant.NOT_PRIMARY);
+            assertThat(service.servesAsPrimary(node.table.schema().id())).isTrue();
+            final long floor = onLoop(node, () -> service.promoteOnCluster(Set.of(table), nic.nicClockNs(), bound));
+            assertThat(floor).isGreaterThanOrEqualTo(readAt);
+            assertThat(service.servesAsPrimary(table)).isTrue();
+            final long below = AurogonTimestamp.pack(AurogonTimestamp.clockNs(readAt) - 1_000, 4, 0);
+            final int refused = onLoop(node, () -> participant.install(table, KEY_A, below));
+            assertThat(refused).as("a write below the read the dead primary answered").isEqualTo(Participant.REFUSED);
+            final long above = AurogonTimestamp.pack(AurogonTimestamp.clockNs(floor) + 1, 4, 0);
+            assertThat((int) onLoop(node, () -> participant.install(table, KEY_B, above))).isEqualTo(Participant.OK);
+            assertThat(participant.violation()).isNull();
+        }
     }
 
     /**
@@ -80,13 +138,7 @@ class AurogonPromotionTest {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
             final ParticipantService service = node.services.service(ParticipantService.class);
             final Participant participant = service.participant();
-            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
-            final UnsafeBuffer hundred = new UnsafeBuffer(new byte[8]);
-            hundred.putLong(0, 100);
-            for (long k = 0; k < 16; k++) {
-                copy.insert(k, hundred, 0, 8, ObjectLayout.LOADED_VERSION);
-            }
-            final int table = copy.schema().id();
+            final int table = backupCopy(node).schema().id();
             final long t1 = AurogonTimestamp.pack(1_000_000, 1, 0);
             final long t2 = AurogonTimestamp.pack(1_000_500, 2, 0);
             final long reader = AurogonTimestamp.pack(2_000_000, 3, 0);
