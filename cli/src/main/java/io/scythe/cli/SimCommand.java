@@ -577,8 +577,8 @@ public final class SimCommand implements Callable<Integer> {
         if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
         }
-        if (blinkWorkload && crashCn >= 0 && protocols.stream().anyMatch(p -> io.scythe.sim.TreeSim.kind(p)
-            .equals("sel"))) {
+        if (blinkWorkload && crashCns.stream().anyMatch(c -> c >= 0)
+            && protocols.stream().anyMatch(p -> io.scythe.sim.TreeSim.kind(p).equals("sel"))) {
             throw new IllegalArgumentException("--crash-cn with the blink workload: the tree on SEL (sel-2pl) does not "
                 + "survive a compute-node crash yet (issue 21): its XUnlock posts the line's WRITE and release without "
                 + "waiting, so a split's new node may be lost while the node it split links it (the ordered "
