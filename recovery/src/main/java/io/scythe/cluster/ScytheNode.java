@@ -1538,8 +1538,29 @@ public final class ScytheNode implements AutoCloseable {
         for (final String id : deployments) {
             undeployed.add(vertx.undeploy(id));
         }
-        Future.join(undeployed).onComplete(done -> onLeaseLost.run());
+        // Bounded: an undeploy that never completes (a loop stuck on a verb) must not keep the process, and with it
+        // this member, in the cluster (its recovery claims pass on, and the memory nodes fence it, when it leaves).
+        final java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+        final Runnable tell = () -> {
+            if (told.compareAndSet(false, true)) {
+                onLeaseLost.run();
+            }
+        };
+        final long bound = vertx.setTimer(LEASE_LOST_UNDEPLOY_MS, t -> {
+            if (!told.get()) {
+                log("its coordinators did not undeploy within " + LEASE_LOST_UNDEPLOY_MS + " ms of losing the lease: "
+                    + "stops without waiting for them");
+            }
+            tell.run();
+        });
+        Future.join(undeployed).onComplete(done -> {
+            vertx.cancelTimer(bound);
+            tell.run();
+        });
     }
+
+    /** How long a CN that lost its lease waits for its coordinators to undeploy before it stops anyway. */
+    static final long LEASE_LOST_UNDEPLOY_MS = 5_000;
 
     // ------------------------------------------------------------------------------------------------ queries
 
