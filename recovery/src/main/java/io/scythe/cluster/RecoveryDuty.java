@@ -67,7 +67,10 @@ import java.util.stream.Collectors;
  * in the cluster (an {@code onLeaseLost} that never completes, or an embedder's that does nothing); the memory nodes
  * admit that larger claim only once they fenced this CN (its fabric lease expired, or its member left), so nothing of
  * its attempt can land under the next one, whose attempts fail and are retried until then. The reason, with what the
- * attempt was waiting for, is logged. Nothing is recovered while this member does not see every registered memory node
+ * attempt was waiting for, is logged. One that meets a redo record of a format this build does not read
+ * ({@link io.scythe.txn.recovery.RedoRecordDescriptor#checkFormat}) applied nothing and is not run again (it would
+ * read the same record): the incarnation stays owed, claimed by this CN, for an operator, and the failure
+ * ({@code leftForOperator}) is listed among this node's recoveries in its health. Nothing is recovered while this member does not see every registered memory node
  * (it is cut off: its view of who died is not the one that counts), nor an incarnation that is a live member in its
  * view (an entry written by the other side of a split and merged back): a recovery fences the incarnation it recovers.
  *
@@ -128,6 +131,7 @@ public final class RecoveryDuty {
     private final Consumer<String> log;
     private final Consumer<String> handOver;
     private long stalledMs = STALLED_MS;
+    private long retryMs = RETRY_MS;
     /** Owed incarnations this CN is recovering now (one recovery of each at a time). */
     private final Set<String> running = ConcurrentHashMap.newKeySet();
     /**
@@ -181,6 +185,12 @@ public final class RecoveryDuty {
     /** Hands a recovery over after {@code ms} instead of {@link #STALLED_MS} (tests). */
     RecoveryDuty stalledAfterMs(final long ms) {
         this.stalledMs = ms;
+        return this;
+    }
+
+    /** Runs a failed recovery again after {@code ms} instead of {@link #RETRY_MS} (tests). */
+    RecoveryDuty retryAfterMs(final long ms) {
+        this.retryMs = ms;
         return this;
     }
 
@@ -695,10 +705,15 @@ public final class RecoveryDuty {
             return;
         } else if (handedOver.contains(incarnation)) {
             done.put("ok", false).put("error", ar.cause() + " (after it was handed over: not retried here)");
+        } else if (unreadable(ar.cause()) != null) {
+            // A redo record of a format this build does not read: nothing was applied, and running it again (here or
+            // on another CN of this build) reads the same record. Left owed, and claimed by this CN, for an operator;
+            // the node's health lists it among its recoveries.
+            done.put("ok", false).put("leftForOperator", true).put("error", unreadable(ar.cause()).getMessage());
         } else {
             done.put("ok", false).put("error", String.valueOf(ar.cause()));
             // Still claimed by this CN: it tries again (idempotent), and nobody else takes it while it is live.
-            vertx.setTimer(RETRY_MS, t -> blocking(() -> {
+            vertx.setTimer(retryMs, t -> blocking(() -> {
                 final String now = owed().get(incarnation);
                 if (now != null) {
                     considerSafely(incarnation, now);
@@ -707,6 +722,17 @@ public final class RecoveryDuty {
         }
         record(done);
         log.accept("recovery of " + done.encode());
+    }
+
+    /** The unreadable redo record {@code failure} was caused by, or {@code null}. */
+    private static io.scythe.txn.recovery.RedoRecordDescriptor.UnreadableRedoRecordException unreadable(
+        final Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof io.scythe.txn.recovery.RedoRecordDescriptor.UnreadableRedoRecordException u) {
+                return u;
+            }
+        }
+        return null;
     }
 
     private void record(final JsonObject recovery) {

@@ -352,6 +352,39 @@ class RecoveryDutyTest {
         assertReleasedBy(hzC);
     }
 
+    /**
+     * A recovery that meets a redo record of a format this build does not read applied nothing; run again it reads the
+     * same record: it is not retried (before: every second, forever), the incarnation stays owed for an operator, and
+     * the failure says so (health lists the node's recoveries).
+     */
+    @Test
+    void shouldLeaveAnIncarnationWithAnUnreadableRedoRecordOwedForAnOperator() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        final HazelcastInstance hzC = member("cnC");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        final java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+        final RecoveryDuty dutyC = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+            (dead, claim, prefixes) -> {
+                attempts.incrementAndGet();
+                return new RecoveryDuty.Attempt(Future.failedFuture(new IllegalStateException("recovery of " + dead,
+                    new io.scythe.txn.recovery.RedoRecordDescriptor.UnreadableRedoRecordException("at offset 0", 0x4f))),
+                    () -> "nothing");
+            }, line -> log("cnC", line), why -> {
+                throw new AssertionError("handed over: " + why);
+            }).retryAfterMs(20));
+        register(hzC, "cnA", 1, 1, deadMember());
+        RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")), "died");
+        eventually("the recovery failed", () -> !dutyC.recoveries().isEmpty());
+        Thread.sleep(200); // ten retry intervals
+        assertThat(attempts.get()).as("not run again: it would read the same record").isEqualTo(1);
+        assertThat(dutyC.recoveries()).singleElement().satisfies(r -> {
+            assertThat(r.getBoolean("ok")).isFalse();
+            assertThat(r.getBoolean("leftForOperator")).isTrue();
+            assertThat(r.getString("error")).contains("format version 79 (0x4f)").contains("for an operator");
+        });
+        assertThat(owed(hzC)).as("still owed").containsKey("cnA.e1");
+    }
+
     @Test
     void shouldRecoverBothIncarnationsOfACnThatRestartedTwiceBeforeAnyRecovery() throws Exception {
         startData("scythe");

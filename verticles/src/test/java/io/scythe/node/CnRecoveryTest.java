@@ -339,6 +339,62 @@ class CnRecoveryTest {
     }
 
     /**
+     * A redo record of another format (here the records written before the format version existed: first word 'SRDO',
+     * sealed with it) is refused before anything is applied: the recovery fails naming the version, the in-doubt
+     * transfer stays unapplied and its locks held, for an operator. Before: 'SRDO' was the magic, and any record
+     * carrying it was read as this layout (an older layout's u32 count and lock kind misread).
+     */
+    @Test
+    void shouldRefuseARedoRecordOfAnotherFormatBeforeApplyingAnything() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final TxnRuntime runtime = dead.on(loop()).runtime();
+        on(() -> {
+            io.scythe.txn.recovery.RedoLog.of(runtime).afterAppend(() -> scythe.fence("cnA"));
+            return Future.succeededFuture();
+        });
+        assertThat(transferOn(dead.on(loop()), 7, 8, 25)).isFalse();
+        final int oldMagic = 0x5352444f; // 'SRDO'
+        int rewritten = 0;
+        for (final LogDb db : scythe.memoryNodes()) {
+            for (final io.scythe.fabric.MemoryRegion r : db.nic().regions()) {
+                if (!r.name().startsWith(io.scythe.txn.recovery.RecoveryService.LOG_REGION_PREFIX + "cnA")) {
+                    continue;
+                }
+                final org.agrona.concurrent.AtomicBuffer b = r.buffer();
+                for (int at = 0; at < r.length(); at += io.scythe.txn.recovery.RedoRecordDescriptor.SLOT_BYTES) {
+                    final int length = io.scythe.txn.recovery.RedoRecordDescriptor.completeLength(b, at,
+                        (int) r.length() - at);
+                    if (length < 0) {
+                        continue;
+                    }
+                    b.putInt(at, oldMagic);
+                    final byte[] body = new byte[length - 8];
+                    b.getBytes(at, body);
+                    final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+                    crc.update(body);
+                    b.putLong(at + length - 8, (long) oldMagic << 32 | crc.getValue());
+                    rewritten++;
+                }
+            }
+        }
+        assertThat(rewritten).as("the in-doubt transfer's record").isEqualTo(1);
+        assertThatThrownBy(() -> recover("cnA")).satisfies(e -> {
+            Throwable t = e;
+            while (t != null && !(t instanceof io.scythe.txn.recovery.RedoRecordDescriptor
+                .UnreadableRedoRecordException)) {
+                t = t.getCause();
+            }
+            assertThat(t).as("refused as unreadable: " + e).isNotNull();
+            assertThat(t.getMessage()).contains("format version 79 (0x4f)").contains("reads only version 2")
+                .contains("left owed for an operator");
+        });
+        assertThat(balanceOf(7)).as("nothing applied").isEqualTo(INITIAL);
+        assertThat(balanceOf(8)).isEqualTo(INITIAL);
+        assertThat(lowerMinusUpper(7)).as("its lock still held: not released either").isNotZero();
+    }
+
+    /**
      * Motor keeps its versions in a CVT beside the home (issue 19): recovery rolls a decided commit into the home and
      * into a CVT cell on every copy, before the primary's release. Account 7 has a CVT (a first transfer wrote it
      * whole: the loaded version and v1); cnA dies once the record of 7 -> 8 (v2) is durable; recovery rolls it
