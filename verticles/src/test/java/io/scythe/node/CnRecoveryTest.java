@@ -339,6 +339,55 @@ class CnRecoveryTest {
     }
 
     /**
+     * RCC's and SELCC's redo records name the memory-node configuration their attempt began in, as the one-sided
+     * protocols' do, not the one applied when the record is encoded: here a configuration (epoch + 1, same copies) is
+     * applied between the attempt's reads and its commit. Before: the record named epoch + 1, so that recovery would
+     * trust a primary's lock word in a term the attempt's locks may not have been taken in.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"rcc-nowait", "selcc-2pl"})
+    void shouldLogTheEpochTheAttemptBeganInNotTheOneAtEncoding(final String protocol) throws Exception {
+        start(protocol); // SELCC's compute nodes message each other: the cluster's own one, not an added one
+        final Coordinator coordinator = recoverer();
+        final Catalog catalog = coordinator.runtime().catalog();
+        final long epoch0 = catalog.epoch();
+        try {
+            on(() -> coordinator.run(txn -> Future.all(txn.read("accounts", 7), txn.read("accounts", 8))
+                .map(both -> {
+                    // A configuration applied mid-attempt (no copy changes).
+                    assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(epoch0 + 1,
+                        io.scythe.txn.MemoryNodeConfiguration.initial(memoryNodes, replicas).copies(),
+                        java.util.Set.of()))).isTrue();
+                    final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+                    v.putLong(0, both.<UnsafeBuffer>resultAt(0).getLong(0) - 25);
+                    txn.write("accounts", 7, v, 0, 8);
+                    v.putLong(0, both.<UnsafeBuffer>resultAt(1).getLong(0) + 25);
+                    txn.write("accounts", 8, v, 0, 8);
+                    return 0L;
+                })));
+        } catch (final io.scythe.txn.OutcomeUnknownException decidedByItsRecord) {
+            // RCC's write-back refuses an attempt of an older epoch even after its record (left to recovery)
+        }
+        assertThat(catalog.epoch()).isEqualTo(epoch0 + 1);
+        final List<Long> logged = new ArrayList<>();
+        for (final LogDb db : scythe.memoryNodes()) {
+            for (final io.scythe.fabric.MemoryRegion r : db.nic().regions()) {
+                if (!r.name().startsWith(io.scythe.txn.recovery.RecoveryService.LOG_REGION_PREFIX)) {
+                    continue;
+                }
+                // Slots freed after a write-back are not cleared: the record is there, complete, either way.
+                for (int at = 0; at < r.length(); at += io.scythe.txn.recovery.RedoRecordDescriptor.SLOT_BYTES) {
+                    if (io.scythe.txn.recovery.RedoRecordDescriptor.completeLength(r.buffer(), at,
+                        (int) r.length() - at) > 0) {
+                        logged.add(io.scythe.txn.recovery.RedoRecordDescriptor.epochOf(r.buffer(), at));
+                    }
+                }
+            }
+        }
+        assertThat(logged).as("the attempt's record names the epoch it began in").containsExactly(epoch0);
+    }
+
+    /**
      * A redo record of another format (here the records written before the format version existed: first word 'SRDO',
      * sealed with it) is refused before anything is applied: the recovery fails naming the version, the in-doubt
      * transfer stays unapplied and its locks held, for an operator. Before: 'SRDO' was the magic, and any record
