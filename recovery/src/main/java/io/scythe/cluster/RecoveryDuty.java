@@ -140,6 +140,11 @@ public final class RecoveryDuty {
      * otherwise run it beside the verbs that may still land (CI run 132: run again once {@link #running} let go).
      */
     private final Set<String> handedOver = ConcurrentHashMap.newKeySet();
+    /**
+     * Incarnations whose recovery met a redo record of a format this build does not read: left owed for an operator,
+     * never run here again (an entry event or a scan would otherwise read the same record again and again).
+     */
+    private final Set<String> leftForOperator = ConcurrentHashMap.newKeySet();
     private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
     /** Told of every recovery and failed attempt as it is recorded (the node's metrics). */
     private volatile java.util.function.Consumer<JsonObject> onRecorded = r -> { };
@@ -460,7 +465,8 @@ public final class RecoveryDuty {
 
     /** Claims and runs the recovery of {@code incarnation} if it falls to this CN. On a worker thread. */
     private void consider(final String incarnation, final String value) {
-        if (stopped || running.contains(incarnation) || handedOver.contains(incarnation)) {
+        if (stopped || running.contains(incarnation) || handedOver.contains(incarnation)
+            || leftForOperator.contains(incarnation)) {
             return; // looked at again once its recovery finished (run) or on its retry (finish); never once handed over
         }
         if (wasRecovered(hazelcast, incarnation)) {
@@ -506,7 +512,8 @@ public final class RecoveryDuty {
         // Still owed under this claim (a recovery that just finished removed it; a scan may have read it before), and
         // not handed over or stopped since the entry check above: finish marks a hand-over before it lets go of
         // running, so looking again after taking running closes the window a slow scan had (review, stop 41).
-        if (stopped || handedOver.contains(incarnation) || !claimed.equals(owed().get(incarnation))) {
+        if (stopped || handedOver.contains(incarnation) || leftForOperator.contains(incarnation)
+            || !claimed.equals(owed().get(incarnation))) {
             running.remove(incarnation);
             return;
         }
@@ -709,6 +716,7 @@ public final class RecoveryDuty {
             // A redo record of a format this build does not read: nothing was applied, and running it again (here or
             // on another CN of this build) reads the same record. Left owed, and claimed by this CN, for an operator;
             // the node's health lists it among its recoveries.
+            leftForOperator.add(incarnation); // before running lets go of it: no event runs it again
             done.put("ok", false).put("leftForOperator", true).put("error", unreadable(ar.cause()).getMessage());
         } else {
             done.put("ok", false).put("error", String.valueOf(ar.cause()));
