@@ -82,6 +82,21 @@ final class MemoryNodeFailover {
     }
 
     /**
+     * {@link #rejoin}, only if configuration epoch {@code seen} is still current (the one whose settlement its driver
+     * waited for): a compare-and-set on the configuration, so a driver whose claim was taken over, or that looked
+     * before a newer configuration, writes nothing. Returns the configuration it wrote, or {@code null} if the
+     * current one is another.
+     */
+    MemoryNodeConfiguration rejoinIn(final String mn, final long seen) {
+        return change(entries, initial(), indexOf(mn), seen, (now, node) -> now.rejoin(node, backups));
+    }
+
+    /** {@link #rejoined}, only if epoch {@code copiedIn} (the one its copy was made in) is still current; else null. */
+    MemoryNodeConfiguration rejoinedIn(final String mn, final long copiedIn) {
+        return change(entries, initial(), indexOf(mn), copiedIn, (now, node) -> now.rejoined(node));
+    }
+
+    /**
      * Makes the configuration with rejoining memory node {@code mn} a full copy current
      * ({@link MemoryNodeConfiguration#rejoined}; unchanged when it is not rejoining) and returns it.
      */
@@ -106,11 +121,27 @@ final class MemoryNodeFailover {
     /** Compare-and-set of {@code step} of the current configuration about {@code mn}, until it lands or changes nothing. */
     private MemoryNodeConfiguration change(final String mn,
             final java.util.function.BiFunction<MemoryNodeConfiguration, Integer, MemoryNodeConfiguration> step) {
-        final int node = indexOf(mn);
+        return change(entries, initial(), indexOf(mn), -1, step);
+    }
+
+    private MemoryNodeConfiguration initial() {
+        return MemoryNodeConfiguration.initial(memoryNodes.size(), backups);
+    }
+
+    /**
+     * Compare-and-set of {@code step} of the configuration in {@code entries} ({@code initial} while it holds none)
+     * about memory node {@code node}, until it lands or changes nothing; with {@code expectedEpoch} not negative, only
+     * while that epoch is current ({@code null} once another is).
+     */
+    static MemoryNodeConfiguration change(final java.util.concurrent.ConcurrentMap<String, String> entries,
+            final MemoryNodeConfiguration initial, final int node, final long expectedEpoch,
+            final java.util.function.BiFunction<MemoryNodeConfiguration, Integer, MemoryNodeConfiguration> step) {
         while (true) {
             final String value = entries.get(KEY);
-            final MemoryNodeConfiguration now = value == null
-                ? MemoryNodeConfiguration.initial(memoryNodes.size(), backups) : decode(value);
+            final MemoryNodeConfiguration now = value == null ? initial : decode(value);
+            if (expectedEpoch >= 0 && now.epoch() != expectedEpoch) {
+                return null;
+            }
             final MemoryNodeConfiguration next = step.apply(now, node);
             if (next == now) {
                 return now;

@@ -242,8 +242,9 @@ final class MemoryNodeRejoin {
      * and the claim, and the replacement's member is live. It is asked at each wait and right before each
      * configuration write (review 41: the replacement may die during the settlement wait, the claim may be taken
      * over from a paused driver), so nothing is written for a dead replacement or by a superseded driver. The check
-     * and the write are not one atomic step: a takeover or death in between is left to the next driver's steps, which
-     * are idempotent.
+     * and the write are not one atomic step, but each write is a compare-and-set on the configuration epoch the driver
+     * checked ({@link MemoryNodeFailover#rejoinIn}, {@link MemoryNodeFailover#rejoinedIn}): of two drivers writing
+     * the same step at once one lands, and none lands over a configuration it did not see.
      */
     private void drive(final String mn, final long pid, final Runnable stillDrives) throws Exception {
         final int node = failover.indexOf(mn);
@@ -251,7 +252,7 @@ final class MemoryNodeRejoin {
         log.accept("drives the rejoin of memory node " + mn + " (replacement pid " + pid + ")");
         // 1. The removal settled (no record naming the old process's addresses left to roll forward).
         MemoryNodeConfiguration c = failover.current();
-        if (c.removed().contains(node)) {
+        while (c.removed().contains(node)) {
             final long removedIn = c.epoch();
             await("configuration epoch " + removedIn + " (and later ones) to settle before " + mn + " rejoins", () -> {
                 stillDrives.run();
@@ -261,7 +262,16 @@ final class MemoryNodeRejoin {
             c = failover.current();
             if (c.removed().contains(node)) {
                 stillDrives.run();
-                c = failover.rejoin(mn);
+                // Written only while the epoch just found settled is current (a compare-and-set on the configuration):
+                // a driver taken over between its check and this write, or a configuration made meanwhile, lets it
+                // land nothing; it then looks again (removed still: the new epoch's settlement first).
+                final MemoryNodeConfiguration written = failover.rejoinIn(mn, c.epoch());
+                if (written == null) {
+                    log.accept("configuration changed before " + mn + "'s rejoin was written: looks again");
+                    c = failover.current();
+                    continue;
+                }
+                c = written;
                 log.accept("memory node " + mn + " rejoins: configuration " + c.describe(failover.names())
                     + " is current (" + ms(start) + " ms after its request)");
             }
@@ -277,7 +287,8 @@ final class MemoryNodeRejoin {
         // 2.-3. Every CN drained the commits of epochs before the one copied in, then the copy; again after a change.
         ReReplicator.Report report = null;
         long copiedIn = -1;
-        for (int attempt = 0; report == null; attempt++) {
+        MemoryNodeConfiguration full = null;
+        for (int attempt = 0; full == null; attempt++) {
             final long epoch = failover.current().epoch();
             await("every compute node to apply and drain configuration epoch " + epoch, () -> {
                 stillDrives.run();
@@ -298,10 +309,21 @@ final class MemoryNodeRejoin {
                 }
                 log.accept("re-replication of " + mn + " in epoch " + epoch + " did not finish (" + e.getMessage()
                     + "): again in the current configuration");
+                continue;
+            }
+            stillDrives.run();
+            // Full copies only while the epoch the copy was made in is current (compare-and-set): a configuration made
+            // since, or a driver that took over meanwhile, makes this one copy again in the current epoch instead.
+            full = failover.rejoinedIn(mn, copiedIn);
+            if (full == null) {
+                if (attempt >= 5) {
+                    throw new IllegalStateException("the configuration kept changing after each copy of " + mn);
+                }
+                log.accept("configuration changed after the copy of " + mn + " in epoch " + copiedIn
+                    + ": copies again in the current one");
+                report = null;
             }
         }
-        stillDrives.run();
-        final MemoryNodeConfiguration full = failover.rejoined(mn);
         log.accept("memory node " + mn + " rejoined: " + report.keys() + " keys over " + report.copies()
             + " copies copied in " + TimeUnit.NANOSECONDS.toMillis(report.nanos()) + " ms (" + report.retries()
             + " copied again) in epoch " + copiedIn + "; configuration " + full.describe(failover.names())

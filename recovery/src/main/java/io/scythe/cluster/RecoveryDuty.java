@@ -58,15 +58,21 @@ import java.util.stream.Collectors;
  * ({@code claimedBy} its member, {@code claim} + 1) and keeps the claim until it succeeds (retrying every
  * {@value #RETRY_MS} ms); an entry claimed by a member that left is claimed anew by the then designated CN, whose
  * larger claim lets the memory nodes admit it as the new recoverer ({@link io.scythe.txn.recovery.RecoveryRpc}).
- * A recovery is idempotent, so one interrupted half-way is simply run again. One that has not finished within
- * {@link #STALLED_MS} (a call or verb that never completes), or that failed with a verb that may still execute (a
- * transport timeout: {@link io.scythe.txn.recovery.CnRecovery#mayStillLand}; run again on a new connection, its
- * roll-forward could release a lock before that verb lands over a later writer), is handed over: this CN gives up its lease, so that the
- * memory nodes fence it (nothing of its attempt can land any more) and another CN claims the entry anew; the reason,
- * with what the attempt was waiting for, is logged. Nothing is recovered while this member
- * does not see every registered memory node (it is cut off: its view of who died is not the one that counts), nor an
- * incarnation that is a live member in its view (an entry written by the other side of a split and merged back): a
- * recovery fences the incarnation it recovers.
+ * A recovery is idempotent, so one interrupted half-way is simply run again. One that has not finished within {@link
+ * #STALLED_MS} (a call or verb that never completes), or that failed with a verb that may still execute (a transport
+ * timeout: {@link io.scythe.txn.recovery.CnRecovery#mayStillLand}; run again on a new connection, its roll-forward
+ * could release a lock before that verb lands over a later writer), is handed over: this CN gives up its lease and
+ * releases its claim ({@code claimedBy} dropped, its member added to the entry's {@code handedOverBy}, never
+ * designated for it again), so that the next designated CN claims the entry anew at once, even while this member stays
+ * in the cluster (an {@code onLeaseLost} that never completes, or an embedder's that does nothing); the memory nodes
+ * admit that larger claim only once they fenced this CN (its fabric lease expired, or its member left), so nothing of
+ * its attempt can land under the next one, whose attempts fail and are retried until then. The reason, with what the
+ * attempt was waiting for, is logged. One that meets a redo record of a format this build does not read
+ * ({@link io.scythe.txn.recovery.RedoRecordDescriptor#checkFormat}) applied nothing and is not run again (it would
+ * read the same record): the incarnation stays owed, claimed by this CN, for an operator, and the failure
+ * ({@code leftForOperator}) is listed among this node's recoveries in its health. Nothing is recovered while this member does not see every registered memory node
+ * (it is cut off: its view of who died is not the one that counts), nor an incarnation that is a live member in its
+ * view (an entry written by the other side of a split and merged back): a recovery fences the incarnation it recovers.
  *
  * <p><b>When.</b> On a change of an owed entry (listener), and a scan of the (small) owed map at start, whenever the
  * shard map changes and whenever a member leaves; never periodically (a map scan stalls while a member hangs).
@@ -125,14 +131,20 @@ public final class RecoveryDuty {
     private final Consumer<String> log;
     private final Consumer<String> handOver;
     private long stalledMs = STALLED_MS;
+    private long retryMs = RETRY_MS;
     /** Owed incarnations this CN is recovering now (one recovery of each at a time). */
     private final Set<String> running = ConcurrentHashMap.newKeySet();
     /**
      * Incarnations whose recovery this CN handed over (stalled, or a verb that may still execute): never run here
-     * again, though still owed and claimed by this CN until it is fenced; a scan or an entry event in between would
+     * again, though still owed (its claim released for another CN, {@link #releaseClaim}); a scan or an entry event in between would
      * otherwise run it beside the verbs that may still land (CI run 132: run again once {@link #running} let go).
      */
     private final Set<String> handedOver = ConcurrentHashMap.newKeySet();
+    /**
+     * Incarnations whose recovery met a redo record of a format this build does not read: left owed for an operator,
+     * never run here again (an entry event or a scan would otherwise read the same record again and again).
+     */
+    private final Set<String> leftForOperator = ConcurrentHashMap.newKeySet();
     private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
     /** Told of every recovery and failed attempt as it is recorded (the node's metrics). */
     private volatile java.util.function.Consumer<JsonObject> onRecorded = r -> { };
@@ -178,6 +190,12 @@ public final class RecoveryDuty {
     /** Hands a recovery over after {@code ms} instead of {@link #STALLED_MS} (tests). */
     RecoveryDuty stalledAfterMs(final long ms) {
         this.stalledMs = ms;
+        return this;
+    }
+
+    /** Runs a failed recovery again after {@code ms} instead of {@link #RETRY_MS} (tests). */
+    RecoveryDuty retryAfterMs(final long ms) {
+        this.retryMs = ms;
         return this;
     }
 
@@ -463,7 +481,8 @@ public final class RecoveryDuty {
 
     /** Claims and runs the recovery of {@code incarnation} if it falls to this CN. On a worker thread. */
     private void consider(final String incarnation, final String value) {
-        if (stopped || running.contains(incarnation) || handedOver.contains(incarnation)) {
+        if (stopped || running.contains(incarnation) || handedOver.contains(incarnation)
+            || leftForOperator.contains(incarnation)) {
             return; // looked at again once its recovery finished (run) or on its retry (finish); never once handed over
         }
         if (wasRecovered(hazelcast, incarnation)) {
@@ -491,8 +510,11 @@ public final class RecoveryDuty {
             if (claimedBy != null && live.contains(UUID.fromString(claimedBy))) {
                 return; // a live CN is on it
             }
-            if (!incarnation(node, epoch).equals(designated(entry.getString("cn"), live))) {
-                return;
+            final Set<UUID> eligible = new java.util.HashSet<>(live);
+            entry.getJsonArray("handedOverBy", new io.vertx.core.json.JsonArray())
+                .forEach(m -> eligible.remove(UUID.fromString((String) m)));
+            if (!incarnation(node, epoch).equals(designated(entry.getString("cn"), eligible))) {
+                return; // another CN's, or this member handed it over before (never designated for it again)
             }
             claimed = entry.copy().put("claimedBy", self.toString()).put("claimant", incarnation(node, epoch))
                 .put("claim", entry.getLong("claim", 0L) + 1).encode();
@@ -506,7 +528,8 @@ public final class RecoveryDuty {
         // Still owed under this claim (a recovery that just finished removed it; a scan may have read it before), and
         // not handed over or stopped since the entry check above: finish marks a hand-over before it lets go of
         // running, so looking again after taking running closes the window a slow scan had (review, stop 41).
-        if (stopped || handedOver.contains(incarnation) || !claimed.equals(owed().get(incarnation))) {
+        if (stopped || handedOver.contains(incarnation) || leftForOperator.contains(incarnation)
+            || !claimed.equals(owed().get(incarnation))) {
             running.remove(incarnation);
             return;
         }
@@ -620,12 +643,62 @@ public final class RecoveryDuty {
         attempt.outcome().onComplete(ar -> vertx.cancelTimer(timer));
     }
 
-    /** Hands the duty for {@code incarnation} over, once (a stalled attempt that fails in doubt later is not again). */
+    /**
+     * Hands the duty for {@code incarnation} over, once (a stalled attempt that fails in doubt later is not again): gives
+     * up this CN's lease and releases its claim on the owed entry for the next designated CN, which never is this
+     * member again ({@link #releaseClaim}).
+     */
     private void handOver(final String incarnation, final String why) {
         if (handedOver.add(incarnation)) {
             log.accept("hands the recovery duty for " + incarnation + " over: " + why);
+            // Not through blocking(): the hand-over stops this duty (the lease lost), and the release must still run.
+            vertx.executeBlocking(() -> {
+                if (hazelcast.getLifecycleService().isRunning()) {
+                    releaseClaim(incarnation);
+                }
+                return null;
+            }, false).onFailure(e -> log.accept("releasing its claim on " + incarnation + ": " + e));
             handOver.accept(why);
         }
+    }
+
+    /**
+     * Releases this CN's claim on {@code incarnation}'s owed entry: drops {@code claimedBy} and adds this member to
+     * {@code handedOverBy} (the members never designated for it again), keeping {@code claim}, so that the next CN
+     * claims it with a larger one. Held while this member is live, the claim would keep every other CN off it for as
+     * long as this member stays (an {@code onLeaseLost} that never completes its undeploy, or an embedder's that does
+     * nothing). The memory nodes admit the next claimant only once they fenced this CN ({@link
+     * io.scythe.txn.recovery.RecoveryRpc}: its fabric lease expired, its renewals stopped by the hand-over, or its
+     * member left), so nothing of this CN's attempt can land under the next one; until then the next one's attempts
+     * fail, are logged and retried. Blocks (map operations).
+     */
+    void releaseClaim(final String incarnation) {
+        final IMap<String, String> owedMap = owed();
+        for (int tries = 0; tries < 10; tries++) {
+            final String value = owedMap.get(incarnation);
+            if (value == null) {
+                return; // recovered meanwhile
+            }
+            final JsonObject entry = new JsonObject(value);
+            if (!self.toString().equals(entry.getString("claimedBy"))) {
+                return; // claimed anew by another CN already
+            }
+            final io.vertx.core.json.JsonArray by = entry.getJsonArray("handedOverBy", new io.vertx.core.json.JsonArray())
+                .copy();
+            if (!by.contains(self.toString())) {
+                by.add(self.toString());
+            }
+            final JsonObject released = entry.copy().put("handedOverBy", by);
+            released.remove("claimedBy");
+            released.remove("claimant");
+            if (owedMap.replace(incarnation, value, released.encode())) {
+                log.accept("released its claim " + entry.getLong("claim") + " on " + incarnation
+                    + " for the next compute node");
+                return;
+            }
+        }
+        log.accept("could not release its claim on " + incarnation + " (the entry kept changing); it passes on when "
+            + "this member leaves");
     }
 
     private void finish(final String incarnation, final JsonObject owed, final String claimedValue,
@@ -655,10 +728,16 @@ public final class RecoveryDuty {
             return;
         } else if (handedOver.contains(incarnation)) {
             done.put("ok", false).put("error", ar.cause() + " (after it was handed over: not retried here)");
+        } else if (unreadable(ar.cause()) != null) {
+            // A redo record of a format this build does not read: nothing was applied, and running it again (here or
+            // on another CN of this build) reads the same record. Left owed, and claimed by this CN, for an operator;
+            // the node's health lists it among its recoveries.
+            leftForOperator.add(incarnation); // before running lets go of it: no event runs it again
+            done.put("ok", false).put("leftForOperator", true).put("error", unreadable(ar.cause()).getMessage());
         } else {
             done.put("ok", false).put("error", String.valueOf(ar.cause()));
             // Still claimed by this CN: it tries again (idempotent), and nobody else takes it while it is live.
-            vertx.setTimer(RETRY_MS, t -> blocking(() -> {
+            vertx.setTimer(retryMs, t -> blocking(() -> {
                 final String now = owed().get(incarnation);
                 if (now != null) {
                     considerSafely(incarnation, now);
@@ -667,6 +746,17 @@ public final class RecoveryDuty {
         }
         record(done);
         log.accept("recovery of " + done.encode());
+    }
+
+    /** The unreadable redo record {@code failure} was caused by, or {@code null}. */
+    private static io.scythe.txn.recovery.RedoRecordDescriptor.UnreadableRedoRecordException unreadable(
+        final Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof io.scythe.txn.recovery.RedoRecordDescriptor.UnreadableRedoRecordException u) {
+                return u;
+            }
+        }
+        return null;
     }
 
     private void record(final JsonObject recovery) {

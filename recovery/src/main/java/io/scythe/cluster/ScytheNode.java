@@ -200,8 +200,7 @@ public final class ScytheNode implements AutoCloseable {
     private LivenessTimer fabricLeaseThread;
     private LeaseRenewer leaseRenewer;
     /** A CN's memory nodes' lease regions, all of them; those it renews on now (the serving ones). */
-    private volatile Map<String, RemoteRegion> leaseRegions;
-    private volatile Map<String, RemoteRegion> leaseTargets = Map.of();
+    private final LeaseRegions leaseRegions = new LeaseRegions();
     /** A memory node's view of the registry's CNs by slot (their latest entry, with "name"): whom an expiry names. */
     private final Map<Long, JsonObject> cnBySlot = new ConcurrentHashMap<>();
 
@@ -486,26 +485,12 @@ public final class ScytheNode implements AutoCloseable {
      * time or a memory node refuses one (fenced). Renews on the memory nodes the applied configuration serves with.
      */
     private void renewFabricLease(final FabricLease.Options lease) {
-        final IMap<String, String> leases = hazelcast.getMap(LEASES);
-        final Map<String, RemoteRegion> regions = new LinkedHashMap<>();
         // No configuration applied yet: the initial one, which removed nothing.
-        final io.scythe.txn.MemoryNodeConfiguration applied = catalog.configuration();
-        final List<String> removed = applied == null ? List.of() : failover.removed(applied);
-        for (final String mn : config.memoryNodes()) {
-            final String value = leases.get(mn);
-            if (value == null) {
-                if (removed.contains(mn)) {
-                    continue;
-                }
-                throw new IllegalStateException("memory node " + mn + " keeps no lease words on the fabric, and this "
-                    + "compute node's config asks for a fabric lease: give every node the same leaseRenewMs (0 turns "
-                    + "the fabric lease off)");
-            }
-            regions.put(mn, leaseRegion(mn, new JsonObject(value)));
-        }
-        leaseRegions = regions;
-        leaseTargetsFor(catalog.configuration());
-        leaseRenewer = new LeaseRenewer(nic, lease, epoch, slot, () -> leaseTargets, why -> {
+        leaseRegions.start(config.memoryNodes(), this::leaseRegionOf, () -> {
+            final io.scythe.txn.MemoryNodeConfiguration applied = catalog.configuration();
+            return applied == null ? List.of() : failover.removed(applied);
+        });
+        leaseRenewer = new LeaseRenewer(nic, lease, epoch, slot, leaseRegions::targets, why -> {
             if (config.leaseCheck()) {
                 loseLease(why);
             } else {
@@ -514,36 +499,18 @@ public final class ScytheNode implements AutoCloseable {
         });
         fabricLeaseThread = LivenessTimer.start("scythe-lease-renew-" + config.node(), lease.renewMs(),
             sinceMs -> leaseRenewer.round());
-        log(lease.describe() + "; renews on " + leaseTargets.keySet());
+        log(lease.describe() + "; renews on " + leaseRegions.targets().keySet());
     }
 
-    /** Reads where memory node {@code mn} (a replacement: new words) keeps the lease words, if this CN renews any. */
-    private void leaseRegionOf(final String mn) {
-        final Map<String, RemoteRegion> regions = leaseRegions;
-        final String value = regions == null ? null : hazelcast.<String, String>getMap(LEASES).get(mn);
-        if (value != null) {
-            final Map<String, RemoteRegion> now = new LinkedHashMap<>(regions);
-            now.put(mn, leaseRegion(mn, new JsonObject(value)));
-            leaseRegions = now;
-        }
+    /** Where memory node {@code mn} keeps its lease words ({@value #LEASES}), {@code null} if nowhere. Blocks. */
+    private RemoteRegion leaseRegionOf(final String mn) {
+        final String value = hazelcast.<String, String>getMap(LEASES).get(mn);
+        return value == null ? null : leaseRegion(mn, new JsonObject(value));
     }
 
     private static RemoteRegion leaseRegion(final String mn, final JsonObject at) {
         return new RemoteRegion(mn, FabricLease.REGION, at.getLong("address"), at.getLong("length"),
             at.getInteger("rkey"), io.scythe.fabric.MemoryKind.HOST);
-    }
-
-    /** The memory nodes configuration {@code c} serves with, whose lease words a CN renews. */
-    private void leaseTargetsFor(final io.scythe.txn.MemoryNodeConfiguration c) {
-        final Map<String, RemoteRegion> regions = leaseRegions;
-        if (regions == null) {
-            return;
-        }
-        final Map<String, RemoteRegion> serving = new LinkedHashMap<>(regions);
-        if (c != null) { // null: the initial configuration, which removed nothing
-            serving.keySet().removeAll(failover.removed(c));
-        }
-        leaseTargets = Map.copyOf(serving);
     }
 
     /**
@@ -795,9 +762,10 @@ public final class ScytheNode implements AutoCloseable {
             for (final String mn : back) {
                 log("memory node " + mn + " is back (a replacement process): its copies are reached at the tables it "
                     + "published (catalog incarnation " + catalog.incarnationOf(mn) + ")");
-                leaseRegionOf(mn);
             }
-            leaseTargetsFor(c);
+            // A replacement's new lease words, and renewing only where c serves: one change under the regions' lock,
+            // which the CN's start may be making at the same time (LeaseRegions).
+            leaseRegions.applied(back, this::leaseRegionOf, failover.removed(c));
             log("memory-node configuration " + c.describe(config.memoryNodes()) + " applied"
                 + (before == null && c.epoch() == 0 ? "" : "; partitions with a promoted primary: "
                 + c.promotedSince(before == null ? io.scythe.txn.MemoryNodeConfiguration.initial(
@@ -1620,8 +1588,29 @@ public final class ScytheNode implements AutoCloseable {
         for (final String id : deployments) {
             undeployed.add(vertx.undeploy(id));
         }
-        Future.join(undeployed).onComplete(done -> onLeaseLost.run());
+        // Bounded: an undeploy that never completes (a loop stuck on a verb) must not keep the process, and with it
+        // this member, in the cluster (its recovery claims pass on, and the memory nodes fence it, when it leaves).
+        final java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+        final Runnable tell = () -> {
+            if (told.compareAndSet(false, true)) {
+                onLeaseLost.run();
+            }
+        };
+        final long bound = vertx.setTimer(LEASE_LOST_UNDEPLOY_MS, t -> {
+            if (!told.get()) {
+                log("its coordinators did not undeploy within " + LEASE_LOST_UNDEPLOY_MS + " ms of losing the lease: "
+                    + "stops without waiting for them");
+            }
+            tell.run();
+        });
+        Future.join(undeployed).onComplete(done -> {
+            vertx.cancelTimer(bound);
+            tell.run();
+        });
     }
+
+    /** How long a CN that lost its lease waits for its coordinators to undeploy before it stops anyway. */
+    static final long LEASE_LOST_UNDEPLOY_MS = 5_000;
 
     // ------------------------------------------------------------------------------------------------ queries
 

@@ -89,4 +89,37 @@ class MemoryNodeRejoinClaimTest {
         assertThat(claims.get(key)).as("cn1's claim stays").isEqualTo(b);
         assertThat(said).hasSize(1);
     }
+
+    /**
+     * The rejoin driver's check-then-write gap (review 41): between its check that it still drives and its write, its
+     * claim may be taken over and another configuration made. Each write is a compare-and-set on the epoch the driver
+     * checked: of two drivers that both saw epoch 1 settled, one writes the rejoin; the other's lands nothing (before:
+     * an unconditional write, which here would throw "not removed", or, for the full copies below, land). A copy made
+     * in epoch 2 is not declared full once epoch 3 is current (before: the unconditional write marked it full there).
+     */
+    @Test
+    void shouldLandOneOfTwoDriversWritesAndNoneOverAConfigurationItsDriverDidNotSee() {
+        final ConcurrentMap<String, String> entries = new ConcurrentHashMap<>();
+        final io.scythe.txn.MemoryNodeConfiguration initial = io.scythe.txn.MemoryNodeConfiguration.initial(3, 2);
+        final io.scythe.txn.MemoryNodeConfiguration removed = initial.without(2);
+        entries.put(MemoryNodeFailover.KEY, MemoryNodeFailover.encode(removed));
+        final long seen = removed.epoch();
+        final io.scythe.txn.MemoryNodeConfiguration byB = MemoryNodeFailover.change(entries, initial, 2, seen,
+            (now, node) -> now.rejoin(node, 2));
+        assertThat(byB.epoch()).isEqualTo(seen + 1);
+        assertThat(byB.rejoining()).containsExactly(2);
+        assertThat(MemoryNodeFailover.change(entries, initial, 2, seen, (now, node) -> now.rejoin(node, 2)))
+            .as("the superseded driver lands nothing").isNull();
+        assertThat(MemoryNodeFailover.decode(entries.get(MemoryNodeFailover.KEY))).isEqualTo(byB);
+        // Copied in byB's epoch; then another memory node fails over.
+        final io.scythe.txn.MemoryNodeConfiguration later = byB.without(0);
+        entries.put(MemoryNodeFailover.KEY, MemoryNodeFailover.encode(later));
+        assertThat(MemoryNodeFailover.change(entries, initial, 2, byB.epoch(), (now, node) -> now.rejoined(node)))
+            .as("a copy of an older epoch is not declared full").isNull();
+        assertThat(MemoryNodeFailover.decode(entries.get(MemoryNodeFailover.KEY)).rejoining()).containsExactly(2);
+        final io.scythe.txn.MemoryNodeConfiguration full = MemoryNodeFailover.change(entries, initial, 2,
+            later.epoch(), (now, node) -> now.rejoined(node));
+        assertThat(full.rejoining()).as("copied again in the current epoch: full").isEmpty();
+        assertThat(full.epoch()).isEqualTo(later.epoch() + 1);
+    }
 }

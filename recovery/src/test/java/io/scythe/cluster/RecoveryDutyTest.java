@@ -292,12 +292,35 @@ class RecoveryDutyTest {
             assertThat(r.getBoolean("ok")).isFalse();
             assertThat(r.getString("error")).isEqualTo(handedOver.get(0));
         });
-        Thread.sleep(1_500);
+        assertReleasedBy(hzC);
+        // cnC's member stays (its onLeaseLost never completes, or does nothing): the next CN claims it all the same
+        // (before: the claim stayed cnC's while its member was live, and nobody else ever recovered cnA.e1).
+        final List<String> nextLog = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final RecoveryDuty dutyD = nextCn(nextLog);
+        eventually("cnD recovered cnA.e1 under a larger claim", () -> recovered(dutyD, "cnA.e1", 2));
         assertThat(handedOver).as("handed over once").hasSize(1);
         assertThat(dutyLog).as("never run again beside its own stuck attempt, whose verbs could still land")
             .filteredOn(line -> line.startsWith("has the recovery duty")).hasSize(1);
-        assertThat(new JsonObject(owed(hzC).get("cnA.e1")).getLong("claim")).as("still claimed: for the next CN")
-            .isEqualTo(1);
+    }
+
+    /** The owed entry of cnA.e1 after {@code hz}'s CN handed it over: unclaimed, claim kept, that member passed over. */
+    private void assertReleasedBy(final HazelcastInstance hz) throws Exception {
+        final String member = hz.getCluster().getLocalMember().getUuid().toString();
+        eventually("the claim released", () -> !new JsonObject(owed(hz).get("cnA.e1")).containsKey("claimedBy"));
+        final JsonObject released = new JsonObject(owed(hz).get("cnA.e1"));
+        assertThat(released.getLong("claim")).as("claim kept: the next one's is larger").isEqualTo(1);
+        assertThat(released.getJsonArray("handedOverBy").getList()).containsExactly(member);
+    }
+
+    /** CN cnD (epoch 1) on a member of its own, whose recoveries succeed at once, logging to {@code lines}. */
+    private RecoveryDuty nextCn(final List<String> lines) throws Exception {
+        final HazelcastInstance hzD = member("cnD");
+        register(hzD, "cnD", 1, 4, hzD.getCluster().getLocalMember().getUuid());
+        return started(new RecoveryDuty(vertx, hzD, "cnD", 1, List.of("mn0", "mn1"),
+            (dead, claim, prefixes) -> new RecoveryDuty.Attempt(Future.succeededFuture(new JsonObject()), () -> "nothing"),
+            lines::add, why -> {
+                throw new AssertionError("cnD handed a recovery over: " + why);
+            }));
     }
 
     @Test
@@ -326,8 +349,40 @@ class RecoveryDutyTest {
         assertThat(dutyLog).as("not run again beside its verb that may still land")
             .filteredOn(line -> line.startsWith("has the recovery duty")).hasSize(1);
         assertThat(dutyC.recoveries()).singleElement().satisfies(r -> assertThat(r.getBoolean("ok")).isFalse());
-        assertThat(new JsonObject(owed(hzC).get("cnA.e1")).getLong("claim")).as("still claimed: for the next CN")
-            .isEqualTo(1);
+        assertReleasedBy(hzC);
+    }
+
+    /**
+     * A recovery that meets a redo record of a format this build does not read applied nothing; run again it reads the
+     * same record: it is not retried (before: every second, forever), the incarnation stays owed for an operator, and
+     * the failure says so (health lists the node's recoveries).
+     */
+    @Test
+    void shouldLeaveAnIncarnationWithAnUnreadableRedoRecordOwedForAnOperator() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        final HazelcastInstance hzC = member("cnC");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        final java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+        final RecoveryDuty dutyC = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+            (dead, claim, prefixes) -> {
+                attempts.incrementAndGet();
+                return new RecoveryDuty.Attempt(Future.failedFuture(new IllegalStateException("recovery of " + dead,
+                    new io.scythe.txn.recovery.RedoRecordDescriptor.UnreadableRedoRecordException("at offset 0", 0x4f))),
+                    () -> "nothing");
+            }, line -> log("cnC", line), why -> {
+                throw new AssertionError("handed over: " + why);
+            }).retryAfterMs(20));
+        register(hzC, "cnA", 1, 1, deadMember());
+        RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")), "died");
+        eventually("the recovery failed", () -> !dutyC.recoveries().isEmpty());
+        Thread.sleep(200); // ten retry intervals
+        assertThat(attempts.get()).as("not run again: it would read the same record").isEqualTo(1);
+        assertThat(dutyC.recoveries()).singleElement().satisfies(r -> {
+            assertThat(r.getBoolean("ok")).isFalse();
+            assertThat(r.getBoolean("leftForOperator")).isTrue();
+            assertThat(r.getString("error")).contains("format version 79 (0x4f)").contains("for an operator");
+        });
+        assertThat(owed(hzC)).as("still owed").containsKey("cnA.e1");
     }
 
     @Test

@@ -339,6 +339,111 @@ class CnRecoveryTest {
     }
 
     /**
+     * RCC's and SELCC's redo records name the memory-node configuration their attempt began in, as the one-sided
+     * protocols' do, not the one applied when the record is encoded: here a configuration (epoch + 1, same copies) is
+     * applied between the attempt's reads and its commit. Before: the record named epoch + 1, so that recovery would
+     * trust a primary's lock word in a term the attempt's locks may not have been taken in.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"rcc-nowait", "selcc-2pl"})
+    void shouldLogTheEpochTheAttemptBeganInNotTheOneAtEncoding(final String protocol) throws Exception {
+        start(protocol); // SELCC's compute nodes message each other: the cluster's own one, not an added one
+        final Coordinator coordinator = recoverer();
+        final Catalog catalog = coordinator.runtime().catalog();
+        final long epoch0 = catalog.epoch();
+        try {
+            on(() -> coordinator.run(txn -> Future.all(txn.read("accounts", 7), txn.read("accounts", 8))
+                .map(both -> {
+                    // A configuration applied mid-attempt (no copy changes).
+                    assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(epoch0 + 1,
+                        io.scythe.txn.MemoryNodeConfiguration.initial(memoryNodes, replicas).copies(),
+                        java.util.Set.of()))).isTrue();
+                    final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+                    v.putLong(0, both.<UnsafeBuffer>resultAt(0).getLong(0) - 25);
+                    txn.write("accounts", 7, v, 0, 8);
+                    v.putLong(0, both.<UnsafeBuffer>resultAt(1).getLong(0) + 25);
+                    txn.write("accounts", 8, v, 0, 8);
+                    return 0L;
+                })));
+        } catch (final io.scythe.txn.OutcomeUnknownException decidedByItsRecord) {
+            // RCC's write-back refuses an attempt of an older epoch even after its record (left to recovery)
+        }
+        assertThat(catalog.epoch()).isEqualTo(epoch0 + 1);
+        final List<Long> logged = new ArrayList<>();
+        for (final LogDb db : scythe.memoryNodes()) {
+            for (final io.scythe.fabric.MemoryRegion r : db.nic().regions()) {
+                if (!r.name().startsWith(io.scythe.txn.recovery.RecoveryService.LOG_REGION_PREFIX)) {
+                    continue;
+                }
+                // Slots freed after a write-back are not cleared: the record is there, complete, either way.
+                for (int at = 0; at < r.length(); at += io.scythe.txn.recovery.RedoRecordDescriptor.SLOT_BYTES) {
+                    if (io.scythe.txn.recovery.RedoRecordDescriptor.completeLength(r.buffer(), at,
+                        (int) r.length() - at) > 0) {
+                        logged.add(io.scythe.txn.recovery.RedoRecordDescriptor.epochOf(r.buffer(), at));
+                    }
+                }
+            }
+        }
+        assertThat(logged).as("the attempt's record names the epoch it began in").containsExactly(epoch0);
+    }
+
+    /**
+     * A redo record of another format (here the records written before the format version existed: first word 'SRDO',
+     * sealed with it) is refused before anything is applied: the recovery fails naming the version, the in-doubt
+     * transfer stays unapplied and its locks held, for an operator. Before: 'SRDO' was the magic, and any record
+     * carrying it was read as this layout (an older layout's u32 count and lock kind misread).
+     */
+    @Test
+    void shouldRefuseARedoRecordOfAnotherFormatBeforeApplyingAnything() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final TxnRuntime runtime = dead.on(loop()).runtime();
+        on(() -> {
+            io.scythe.txn.recovery.RedoLog.of(runtime).afterAppend(() -> scythe.fence("cnA"));
+            return Future.succeededFuture();
+        });
+        assertThat(transferOn(dead.on(loop()), 7, 8, 25)).isFalse();
+        final int oldMagic = 0x5352444f; // 'SRDO'
+        int rewritten = 0;
+        for (final LogDb db : scythe.memoryNodes()) {
+            for (final io.scythe.fabric.MemoryRegion r : db.nic().regions()) {
+                if (!r.name().startsWith(io.scythe.txn.recovery.RecoveryService.LOG_REGION_PREFIX + "cnA")) {
+                    continue;
+                }
+                final org.agrona.concurrent.AtomicBuffer b = r.buffer();
+                for (int at = 0; at < r.length(); at += io.scythe.txn.recovery.RedoRecordDescriptor.SLOT_BYTES) {
+                    final int length = io.scythe.txn.recovery.RedoRecordDescriptor.completeLength(b, at,
+                        (int) r.length() - at);
+                    if (length < 0) {
+                        continue;
+                    }
+                    b.putInt(at, oldMagic);
+                    final byte[] body = new byte[length - 8];
+                    b.getBytes(at, body);
+                    final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+                    crc.update(body);
+                    b.putLong(at + length - 8, (long) oldMagic << 32 | crc.getValue());
+                    rewritten++;
+                }
+            }
+        }
+        assertThat(rewritten).as("the in-doubt transfer's record").isEqualTo(1);
+        assertThatThrownBy(() -> recover("cnA")).satisfies(e -> {
+            Throwable t = e;
+            while (t != null && !(t instanceof io.scythe.txn.recovery.RedoRecordDescriptor
+                .UnreadableRedoRecordException)) {
+                t = t.getCause();
+            }
+            assertThat(t).as("refused as unreadable: " + e).isNotNull();
+            assertThat(t.getMessage()).contains("format version 79 (0x4f)").contains("reads only version 2")
+                .contains("left owed for an operator");
+        });
+        assertThat(balanceOf(7)).as("nothing applied").isEqualTo(INITIAL);
+        assertThat(balanceOf(8)).isEqualTo(INITIAL);
+        assertThat(lowerMinusUpper(7)).as("its lock still held: not released either").isNotZero();
+    }
+
+    /**
      * Motor keeps its versions in a CVT beside the home (issue 19): recovery rolls a decided commit into the home and
      * into a CVT cell on every copy, before the primary's release. Account 7 has a CVT (a first transfer wrote it
      * whole: the loaded version and v1); cnA dies once the record of 7 -> 8 (v2) is durable; recovery rolls it

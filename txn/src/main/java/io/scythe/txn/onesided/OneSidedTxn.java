@@ -56,6 +56,14 @@ public abstract class OneSidedTxn implements Txn {
     /** The memory-node configuration this attempt began in ({@link io.scythe.txn.Catalog#epoch}). */
     private final long configEpoch;
 
+    /**
+     * The memory-node configuration this attempt began in: the epoch its redo record names (its locks were taken in
+     * that configuration's terms or later), whenever the record is encoded.
+     */
+    protected final long configEpoch() {
+        return configEpoch;
+    }
+
     protected OneSidedTxn(final TxnRuntime runtime) {
         this.runtime = runtime;
         this.configEpoch = runtime.catalog().epoch();

@@ -40,11 +40,14 @@ public final class RccLog {
 
     /**
      * Locates {@code written} on their backups, then logs the commit at {@code version}; completes with the record
-     * ({@code null}: the loop keeps no log, or nothing is written), durable on every copy.
+     * ({@code null}: the loop keeps no log, or nothing is written), durable on every copy. The record names
+     * {@code epoch}, the memory-node configuration the attempt began in ({@code OneSidedTxn#configEpoch}), as the
+     * one-sided protocols' records do: not the one applied when it is encoded (after the locate, possibly newer than
+     * the terms its locks were taken in, so that recovery would trust a newer primary's lock word for it).
      */
     static Future<RedoLog.Appended> log(final TxnRuntime runtime, final RccForm form, final long id,
                                         final long version, final RccLockKind kind, final List<Access> written,
-                                        final ToLongFunction<Access> token) {
+                                        final ToLongFunction<Access> token, final long epoch) {
         final Future<Void> located = Replicas.any(written) ? Replicas.locateAll(runtime, written)
             : Future.succeededFuture();
         final RedoLog log = RedoLog.of(runtime);
@@ -71,7 +74,7 @@ public final class RccLog {
                                     + Long.toHexString(address) + ": no log region of rkey " + rkey + " holds it",
                                 null)));
                 });
-        return located.compose(v -> log.append(id, version, kind.id(), written, token, poster));
+        return located.compose(v -> log.append(id, version, kind.id(), written, token, poster, epoch));
     }
 
     /** Frees {@code appended}'s slots (lazily truncated by the next records): its write-back completed. */

@@ -332,6 +332,9 @@ public final class CnRecovery {
                               final Set<RecordId> seen, final Map<Long, Long> lowWater, final Tally tally) {
         int at = 0;
         while (at < image.capacity()) {
+            // A record of another format is refused before anything is applied (never misread as this layout).
+            RedoRecordDescriptor.checkFormat(image, at, image.capacity() - at, "at offset " + at + " of log region "
+                + r.address + " on " + r.node + " (id base " + Long.toHexString(r.idBase) + ")");
             final int length = RedoRecordDescriptor.completeLength(image, at, image.capacity() - at);
             if (length < 0) {
                 if (image.getInt(at) == RedoRecordDescriptor.MAGIC) {

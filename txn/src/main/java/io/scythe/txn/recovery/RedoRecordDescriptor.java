@@ -13,7 +13,7 @@ import java.util.zip.CRC32C;
  *   0                   1                   2                   3
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  *  +-------------------------------+-------------------------------+
- *  |  magic 'SRDO' (u32)           |  total length, trailer incl.  |  0
+ *  | 'SRD' (u24), format version u8 |  total length, trailer incl.  |  0
  *  +-------------------------------+-------------------------------+
  *  |                  transaction id (u64)                          |  8
  *  +---------------------------------------------------------------+
@@ -46,6 +46,13 @@ import java.util.zip.CRC32C;
  * record's ticket can be a live holder's (issue 23). The count and lock kind took u32 each before; both fit u16
  * (at most {@link #MAX_ENTRIES} entries; lock kinds are small registry numbers), so the record kept its size.
  *
+ * <p>Format: the first word is {@link #MAGIC}, the family {@code 'SRD'} ({@link #FAMILY}) in its high 24 bits and the
+ * format version ({@link #FORMAT_VERSION}) in its low 8. A build reads only its own format: a record of the family with
+ * another version (the records written before the version existed carried {@code 'SRDO'}, version {@code 'O'} = 0x4F,
+ * whose count and lock kind were u32 each) is refused ({@link #checkFormat}), never read as this layout; recovery of
+ * that incarnation then stops before it applies anything and leaves it owed for an operator (a build that reads that
+ * format), which the recovering node's health reports. A change to this layout must raise {@link #FORMAT_VERSION}.
+ *
  * <p>Truncation: the log of one event loop numbers its records (the sequence number, increasing across every region
  * the loop opens) and each record carries the loop's low water when it was written: the smallest sequence number whose
  * write-back and unlock had not finished then. Everything below the largest low water found in a dead node's log was
@@ -55,7 +62,15 @@ import java.util.zip.CRC32C;
  * held by that record's lock token (a served ticket, a CAS word of another transaction skip it).
  */
 public final class RedoRecordDescriptor {
-    public static final int MAGIC = 0x5352444f; // "SRDO"
+    /** The record family, {@code 'SRD'}: the first word's high 24 bits. */
+    public static final int FAMILY = 0x535244;
+    /**
+     * The layout this build writes and reads (the first word's low 8 bits). 2: count and lock kind u16, configuration
+     * epoch u32 (issue 23); the records before carried {@code 'SRDO'} (0x4F).
+     */
+    public static final int FORMAT_VERSION = 2;
+    /** The first word of a record of this build's format. */
+    public static final int MAGIC = FAMILY << 8 | FORMAT_VERSION;
     public static final int MAGIC_OFFSET = 0;
     public static final int LENGTH_OFFSET = 4;
     public static final int TXN_ID_OFFSET = 8;
@@ -212,6 +227,51 @@ public final class RedoRecordDescriptor {
     /** Seals the record at {@code offset}: writes its commit word. */
     public static void seal(final MutableDirectBuffer buffer, final int offset, final int totalLength) {
         buffer.putLong(offset + totalLength - TRAILER_BYTES, commitWord(buffer, offset, totalLength));
+    }
+
+    /**
+     * The format version of the record at {@code offset} ({@code limit} bytes readable from there): the low byte of
+     * its first word if its high 24 bits are {@link #FAMILY}, else -1 (no record starts there).
+     */
+    public static int formatOf(final DirectBuffer buffer, final int offset, final int limit) {
+        if (limit < Integer.BYTES) {
+            return -1;
+        }
+        final int word = buffer.getInt(offset + MAGIC_OFFSET);
+        return word >>> 8 == FAMILY ? word & 0xff : -1;
+    }
+
+    /**
+     * Refuses a record of another format at {@code offset} ({@code where} names it in the message): recovery must not
+     * apply what it cannot read.
+     *
+     * @throws UnreadableRedoRecordException when a record of the family but of another version starts there
+     */
+    public static void checkFormat(final DirectBuffer buffer, final int offset, final int limit, final String where) {
+        final int version = formatOf(buffer, offset, limit);
+        if (version >= 0 && version != FORMAT_VERSION) {
+            throw new UnreadableRedoRecordException(where, version);
+        }
+    }
+
+    /**
+     * A redo record of a format this build does not read ({@link #checkFormat}): its recovery applies nothing, is not
+     * retried, and leaves the incarnation owed for an operator.
+     */
+    public static final class UnreadableRedoRecordException extends IllegalStateException {
+        private final int version;
+
+        public UnreadableRedoRecordException(final String where, final int version) {
+            super("redo record " + where + " has format version " + version + " (0x" + Integer.toHexString(version)
+                + "); this build reads only version " + FORMAT_VERSION + ": nothing of this recovery was applied, "
+                + "and the incarnation is left owed for an operator (recover it with a build that reads that format)");
+            this.version = version;
+        }
+
+        /** The format version the record carries. */
+        public int version() {
+            return version;
+        }
     }
 
     /**

@@ -637,8 +637,10 @@ public final class SelccTxn extends LatchTxn {
         }
         final int me = cache.participant();
         final int kind = mode == Mode.TO ? SelccRecovery.TO_LOCK_KIND_ID : SelccRecovery.LOCK_KIND_ID;
+        // The record names the configuration the attempt began in, as the one-sided protocols' do (not the one
+        // applied now: its locks were taken in the terms of that one or later, RccLog#log).
         return log.append(id, 0, kind, written, a -> SelccRecovery.token(me, ObjectLayout.versionAfter(0,
-                a.readVersion)))
+                a.readVersion)), null, configEpoch())
             .compose(appended -> {
                 installs.run();
                 final List<Frame> frames = new ArrayList<>(written.size());

@@ -55,4 +55,21 @@ class RedoRecordDescriptorTest {
         assertThat(RedoRecordDescriptor.completeLength(sealedRecord(200), 0, 199)).isEqualTo(-1);
         assertThat(RedoRecordDescriptor.completeLength(new UnsafeBuffer(new byte[512]), 0, 512)).isEqualTo(-1);
     }
+
+    /** The first word names the format: a record of another version is refused, never read as this layout. */
+    @Test
+    void shouldRefuseARecordOfAnotherFormatVersion() {
+        final UnsafeBuffer current = sealedRecord(200);
+        assertThat(RedoRecordDescriptor.formatOf(current, 0, 1024)).isEqualTo(RedoRecordDescriptor.FORMAT_VERSION);
+        RedoRecordDescriptor.checkFormat(current, 0, 1024, "current");
+        assertThat(RedoRecordDescriptor.formatOf(new UnsafeBuffer(new byte[512]), 0, 512)).as("no record").isEqualTo(-1);
+        RedoRecordDescriptor.checkFormat(new UnsafeBuffer(new byte[512]), 0, 512, "an empty slot");
+        final UnsafeBuffer old = sealedRecord(200);
+        old.putInt(RedoRecordDescriptor.MAGIC_OFFSET, 0x5352444f); // 'SRDO': the records before the version
+        assertThat(RedoRecordDescriptor.formatOf(old, 0, 1024)).isEqualTo(0x4f);
+        assertThat(RedoRecordDescriptor.completeLength(old, 0, 1024)).isEqualTo(-1);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedoRecordDescriptor.checkFormat(old, 0, 1024,
+            "at offset 0")).isInstanceOf(RedoRecordDescriptor.UnreadableRedoRecordException.class)
+            .hasMessageContaining("redo record at offset 0 has format version 79 (0x4f)");
+    }
 }

@@ -137,6 +137,27 @@ class ScytheTxnTest {
         assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).as("nobody wrote it").isEqualTo(100);
     }
 
+    /** Scythe, its retry policy's window on a clock that stands still ({@link HotColdRetry#HOT_WINDOW_NS}). */
+    private static io.scythe.txn.Protocol scytheOnAStillClock() {
+        return new io.scythe.txn.Protocol() {
+            @Override
+            public String name() {
+                return ScytheModule.SCYTHE.name();
+            }
+
+            @Override
+            public io.scythe.txn.Txn begin(final TxnRuntime runtime, final boolean hot) {
+                return ScytheModule.SCYTHE.begin(runtime, hot);
+            }
+
+            @Override
+            public io.scythe.txn.RetryPolicy retryPolicy(final TxnRuntime runtime,
+                                                         final io.vertx.core.json.JsonObject options) {
+                return new HotColdRetry(runtime::watermarks, () -> 0L, null);
+            }
+        };
+    }
+
     @Test
     void shouldRetryAsToccAfterTwoLockedAbortsOnOneObject() throws Exception {
         // A TOCC holder keeps key 7 locked: the OCC attempts abort with `locked` at heat 1 (below the cold watermark,
@@ -145,7 +166,10 @@ class ScytheTxnTest {
         final List<Boolean> modes = new ArrayList<>();
         final io.scythe.txn.Coordinator.Outcome<Long> outcome = on(rt -> {
             final ScytheTxn holder = new ScytheTxn(rt, true);
-            final io.scythe.txn.Coordinator coordinator = new io.scythe.txn.Coordinator(rt, ScytheModule.SCYTHE, 5);
+            // The retry policy's window (HotColdRetry.HOT_WINDOW_NS, 100 ms) on a clock that stands still, as the
+            // ReadHeat cases below: on the loop's wall-clock timers a loaded machine could let it pass between the
+            // two aborts, and the third attempt would run OCC again (flaked once in CI).
+            final io.scythe.txn.Coordinator coordinator = new io.scythe.txn.Coordinator(rt, scytheOnAStillClock(), 5);
             return holder.readForUpdate(T, 7).compose(held -> coordinator.run(txn -> {
                 final int n = ++attempts[0];
                 modes.add("scythe/tocc".equals(txn.mode()));
