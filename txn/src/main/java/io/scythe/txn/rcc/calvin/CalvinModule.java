@@ -43,7 +43,7 @@ public final class CalvinModule implements ProtocolModule {
 
     /**
      * Not on cluster nodes yet: every node waits for every other node's batch of each epoch, so a compute node that
-     * dies stops the whole cluster; survivors take over a dead node's epochs, decisions and (the one survivor of 2) lock
+     * dies stops the whole cluster; survivors take over a dead node's epochs, decisions and (its successor) lock
      * queues only where the host tells them of the death and where its input log is (the simulator) (issue 18).
      */
     @Override
@@ -54,16 +54,12 @@ public final class CalvinModule implements ProtocolModule {
     }
 
     /**
-     * Nor in the simulator, but for the crash of a node that owns no partition (a sequencer and executor only: more
-     * compute nodes than memory nodes), or of either of 2 compute nodes, with the input log on: its survivors complete
-     * its epochs from its input log and decide its transactions from its decision records (issue 18 parts 2-4), and
-     * the one survivor of 2 takes over its lock queues (part 5). An owner with more than one survivor is not taken
-     * over yet.
+     * Where the host does not say which node crashes: refused with {@code log=off} (see the other overload); else
+     * any compute node may crash (issue 18 parts 2-5).
      */
     @Override
     public String crashRefusal(final Protocol protocol) {
-        return "a compute node that dies stops every epoch (each node waits for every node's batch), and a dead "
-            + "owner's lock queues are taken over only by the one survivor of 2 compute nodes (issue 18 part 5)";
+        return crashRefusal(protocol, 0, 2, 1);
     }
 
     /**
@@ -77,19 +73,18 @@ public final class CalvinModule implements ProtocolModule {
         return 4;
     }
 
+    /**
+     * With {@code log=off}: no input log says what the dead node's sequencer dispatched. Else none: survivors complete
+     * a dead node's epochs from its input log, decide its transactions from its decision records (issue 18 parts 2-4),
+     * and a dead owner's successor takes over its lock queues, the other survivors routing to it (part 5; one death per
+     * run: a second one gives the run up, naming it).
+     */
     @Override
     public String crashRefusal(final Protocol protocol, final int crashed, final int computeNodes,
                                final int partitions) {
         if (protocol instanceof CalvinProtocol c && !c.inputLog()) {
             return "with log=off no input log says what the dead node's sequencer dispatched, so survivors cannot "
                 + "agree on its epochs (issue 18)";
-        }
-        if (crashed < partitions && computeNodes != 2) {
-            return "cn" + crashed + " owns partition " + crashed + " (a key belongs to compute node partition mod "
-                + computeNodes + "), and a dead owner's lock queues are taken over only by the one survivor of 2 "
-                + "compute nodes (issue 18 part 5: with more survivors, their sequencers routing its part to the "
-                + "successor and their executors resending to it are not built); with " + computeNodes + " only a "
-                + "compute node owning none (index >= " + partitions + ", the memory nodes) may crash";
         }
         return null;
     }

@@ -83,8 +83,42 @@ final class CalvinNode {
     private final CalvinLocks<Key, Part> locks;
     /** The scheduler of a dead owner's partitions this node took over (issue 18 part 5), or null. */
     private Sched adopted;
-    /** Decls for a dying owner dispatched while its log is read: scheduled, in order, once it is taken over. */
-    private final Map<Integer, List<Decl>> heldForTakeover = new HashMap<>();
+    /**
+     * Decls for a dying owner dispatched while its log is read, at their places in the order: its successor schedules
+     * them, in order, once it is taken over (this node's own, or another survivor's contribution, {@link #route}).
+     */
+    private final Map<Integer, List<Takeover.Pending>> heldForTakeover = new HashMap<>();
+    /**
+     * A dead owner whose partitions another survivor took over ({@link #routedTo}, its successor): this node routes
+     * its part of each later epoch there, in its batch ({@link CalvinWire#routedMarker}), and sends there the writes
+     * for it (issue 18 part 5, more than 2 nodes); -1: none.
+     */
+    private int routedHome = -1;
+    private int routedTo = -1;
+    /**
+     * At a dead owner's successor: the dead owner's part of other sequencers' (and this one's) epochs routed here, by
+     * the order of its first transaction ({@link CalvinProtocol#orderTs} of the epoch, the sender and 0), for the
+     * scheduler taking them over, which queues them in the total order once its epoch is complete here.
+     */
+    private final java.util.TreeMap<Long, List<Decl>> routed = new java.util.TreeMap<>();
+    /** The dead owner {@link #routed} holds parts of (-1: none yet). */
+    private int routedFor = -1;
+    /** Survivors' contributions to the rebuilt input of the dead owner taken over here, by survivor ({@link #route}). */
+    private final Map<Integer, List<CalvinWire.Owed>> owedIn = new HashMap<>();
+    /** Contributions partly received, by survivor: their chunks in order. */
+    private final Map<Integer, List<List<CalvinWire.Owed>>> owedChunks = new HashMap<>();
+    /** The dead owner contributions came for (-1: none yet). */
+    private int owedFor = -1;
+    /** The survivors whose contributions the take-over here waits for, once it began (null before). */
+    private java.util.Set<Integer> owedFrom;
+    /** This node's own executors' parts at the dead owner, when the take-over began, by id (its contribution). */
+    private Map<Long, Sent> ownOwed = Map.of();
+    /** The rebuilt input not queued yet (in order; null until every contribution is here). */
+    private java.util.ArrayDeque<Part> rebuilt;
+    /** Writes for the dead owner's partitions that came before their part was queued here, by transaction id. */
+    private final Map<Long, Part> earlyWrites = new HashMap<>();
+    /** Writes for the dead owner's partitions taken over here, in several chunks ({@link CalvinWire#TAKEN_WRITE}). */
+    private final WriteChunks takenWriting = new WriteChunks();
     /**
      * What this node's executors sent each live participant and wait for still, by node then transaction id: a
      * participant's part is over once its records came back (passive) or its writes were acknowledged (active). When
@@ -109,13 +143,26 @@ final class CalvinNode {
         Throwable failure;
 
         Sent(final long orderTs, final Decl decl) {
+            this(orderTs, decl, new java.util.HashSet<>(decl == null ? List.of() : decl.keys()));
+        }
+
+        Sent(final long orderTs, final Decl decl, final java.util.Set<Key> missing) {
             this.orderTs = orderTs;
             this.decl = decl;
-            this.missing = new java.util.HashSet<>(decl == null ? List.of() : decl.keys());
+            this.missing = missing;
         }
 
         boolean active() {
             return decl == null || decl.exclusive().contains(Boolean.TRUE);
+        }
+
+        /** The same part tracked anew (its writes about to be sent again): a late answer to this one is not counted. */
+        Sent again() {
+            final Sent s = new Sent(orderTs, decl, missing);
+            s.writes = writes;
+            s.commitTs = commitTs;
+            s.done = done;
+            return s;
         }
     }
     private long dispatched;
@@ -217,9 +264,9 @@ final class CalvinNode {
      * {@code run.peerDied}, after its recovery): this node reads its input log (issue 18 part 3), completes its epochs
      * from it as every survivor does ({@link Epochs#nodeDied}), and decides its transactions here from its decision
      * records (part 4). A node that owned keys (locks and reads a partition) is taken over by its successor
-     * ({@link Takeover#successor}), which runs a second scheduler for its partitions (part 5) when it is the only
-     * survivor; with other survivors (whose sequencers would route to it and whose executors would resend to it) it is
-     * not built, and this node gives up naming that.
+     * ({@link Takeover#successor}), which runs a second scheduler for its partitions ({@link #adopt}), the other
+     * survivors routing to it ({@link #route}) (part 5). One death per run: a node dying while another's death is
+     * taken over, or after an owner's, gives the run up naming that.
      */
     @SuppressWarnings("unchecked")
     private void peerDied(final int dead) {
@@ -227,10 +274,11 @@ final class CalvinNode {
             return;
         }
         final String owned = partitionsOf(dead);
-        if (owned != null && (deadNodes.size() + 2 != nodes || adopted != null)) {
-            home.giveUp("CALVIN node " + names.get(dead) + " died owning " + owned + ": a survivor takes over a dead "
-                + "owner's lock queues only as the one survivor of two nodes (issue 18 part 5: other survivors' "
-                + "sequencers routing to the successor and their executors resending to it are not built)");
+        if (adopted != null || routedHome >= 0 || owedFor >= 0 && owedFor != dead || routedFor >= 0 && routedFor != dead
+            || (owned != null && (!deadNodes.isEmpty() || !dying.isEmpty()))) {
+            home.giveUp("CALVIN node " + names.get(dead) + " died" + (owned != null ? " owning " + owned : "")
+                + " while another node's death is taken over, or after an owner's: one owner's death is taken over "
+                + "per run, and a survivor that dies during or after it is not (issue 18 part 5)");
             return;
         }
         dying.add(dead);
@@ -295,7 +343,11 @@ final class CalvinNode {
             }
         }
         if (partitionsOf(dead) != null) {
-            adopt(dead);
+            if (Takeover.successor(dead, deadNodes, nodes) == index) {
+                adopt(dead);
+            } else {
+                route(dead);
+            }
         }
         if (epochs.behind()) {
             closeWindow();
@@ -322,17 +374,27 @@ final class CalvinNode {
     }
 
     /**
-     * Issue 18 part 5: this node, the dead owner {@code dead}'s successor and the only survivor, runs a second
-     * scheduler for its partitions ({@link #adopted}). Its input in the total order: first what the dead owner had not
-     * finished ({@link Takeover#input}: what this node's executors still wait for from it, and the dead executors'
-     * decisions writing there), then what this node's sequencer dispatched it while its log was read, then (from
-     * {@link #dispatch}) every later part of it. Writes this node's executors sent it and saw no acknowledgement of go
-     * to the rebuilt parts, which apply only what is not installed ({@link Takeover#installed}).
+     * Issue 18 part 5: this node, the dead owner {@code dead}'s successor, runs a second scheduler for its partitions
+     * ({@link #adopted}). Its input in the total order: first what the dead owner had not finished
+     * ({@link Takeover#input}: what every live survivor's executors still wait for from it, this node's own and each
+     * other survivor's contribution ({@link CalvinWire#OWED}, {@link #route}), the decls dispatched it while its log was
+     * read among them, and the dead executors' decisions writing there), once every live survivor's contribution is
+     * here; then every later part of it, each sequencer's routed here with its batch ({@link #dispatch}), each epoch
+     * queued once it is complete here and after every rebuilt transaction before it ({@link #feedAdopted}). Writes the
+     * executors sent it and saw no acknowledgement of go to the rebuilt parts (this node's directly, other survivors'
+     * by {@link CalvinWire#TAKEN_WRITE}), which apply only what is not installed ({@link Takeover#installed}).
      */
     private void adopt(final int dead) {
+        if (owedFor >= 0 && owedFor != dead || routedFor >= 0 && routedFor != dead) {
+            home.giveUp("CALVIN node " + names.get(index) + " takes over " + names.get(dead) + " but got parts for "
+                + names.get(Math.max(owedFor, routedFor)) + "'s take-over (issue 18 part 5)");
+            return;
+        }
         adopted = new Sched(dead);
+        owedFor = dead;
+        routedFor = dead;
         final Map<Long, Sent> owed = sent.getOrDefault(dead, Map.of());
-        final List<Takeover.Pending> live = new ArrayList<>();
+        final List<CalvinWire.Owed> own = new ArrayList<>();
         for (final Map.Entry<Long, Sent> e : owed.entrySet()) {
             if (e.getValue().decl == null) {
                 home.giveUp("CALVIN node " + names.get(index) + " cannot take over dead node " + names.get(dead)
@@ -340,7 +402,41 @@ final class CalvinNode {
                     + "with no declaration known (issue 18 part 5)");
                 return;
             }
-            live.add(new Takeover.Pending(e.getValue().orderTs, e.getValue().decl));
+            own.add(new CalvinWire.Owed(e.getValue().orderTs, e.getValue().decl, e.getValue().missing));
+        }
+        for (final Takeover.Pending held : heldForTakeover.getOrDefault(dead, List.of())) {
+            own.add(new CalvinWire.Owed(held.orderTs(), held.decl(), new java.util.HashSet<>(held.decl().keys())));
+        }
+        heldForTakeover.remove(dead);
+        ownOwed = owed;
+        sent.remove(dead);
+        owedIn.put(index, own);
+        owedFrom = new java.util.TreeSet<>();
+        for (int n = 0; n < nodes; n++) {
+            if (!deadNodes.contains(n)) {
+                owedFrom.add(n); // every live survivor contributes (this node included), once, even when it owes none
+            }
+        }
+        rebuild();
+    }
+
+    /**
+     * Once every live survivor's contribution to the dead owner taken over here is in: its rebuilt input, in order,
+     * then queued with the routed parts ({@link #feedAdopted}). A contribution from a node that died since cannot
+     * come (such a death is refused, {@link #peerDied}).
+     */
+    private void rebuild() {
+        if (adopted == null || rebuilt != null || !owedIn.keySet().containsAll(owedFrom)) {
+            return;
+        }
+        final int dead = adopted.home;
+        final List<Takeover.Pending> live = new ArrayList<>();
+        final Map<Long, java.util.Set<Key>> missing = new HashMap<>();
+        for (final List<CalvinWire.Owed> from : owedIn.values()) {
+            for (final CalvinWire.Owed o : from) {
+                live.add(new Takeover.Pending(o.orderTs(), o.decl()));
+                missing.put(o.decl().id(), o.missing());
+            }
         }
         final List<Takeover.Pending> input;
         try {
@@ -350,24 +446,133 @@ final class CalvinNode {
                 + e.getMessage());
             return;
         }
-        sent.remove(dead);
+        rebuilt = new java.util.ArrayDeque<>();
         for (final Takeover.Pending pending : input) {
-            final Sent s = owed.get(pending.decl().id());
+            final Sent s = ownOwed.get(pending.decl().id());
             final Part p = new Part(pending.decl(), adopted);
             p.orderTs = pending.orderTs();
-            if (s != null) {
-                p.missing = s.missing;
-                if (s.writes != null) {
-                    p.writesTo(s.commitTs, s.writes);
-                    p.written.future().onComplete(ar -> complete(s, ar.cause()));
-                }
+            p.missing = missing.get(pending.decl().id()); // null: a dead executor's decision (nobody awaits it)
+            if (s != null && s.writes != null) {
+                p.writesTo(s.commitTs, s.writes);
+                p.written.future().onComplete(ar -> complete(s, ar.cause()));
             }
-            enqueue(p);
+            rebuilt.add(p);
         }
-        for (final Decl decl : heldForTakeover.getOrDefault(dead, List.of())) {
-            enqueue(new Part(decl, adopted));
+        ownOwed = Map.of();
+        feedAdopted();
+    }
+
+    /**
+     * Queues in the scheduler taken over here, in the total order, the rebuilt input and the routed parts of every
+     * epoch complete here: an epoch's routed parts are all here once it is complete (each rides in its sender's batch
+     * of it), and a rebuilt transaction of it goes in at its place among them.
+     */
+    private void feedAdopted() {
+        if (rebuilt == null) {
+            return;
+        }
+        final long frontier = CalvinProtocol.orderTs(epochs.completed() + 1, 0, 0);
+        while (true) {
+            final Part next = rebuilt.peekFirst();
+            final Map.Entry<Long, List<Decl>> r = routed.firstEntry();
+            if (next != null && next.orderTs < frontier && (r == null || next.orderTs < r.getKey())) {
+                enqueue(rebuilt.pollFirst());
+            } else if (r != null && r.getKey() < frontier) {
+                routed.pollFirstEntry();
+                for (final Decl decl : r.getValue()) {
+                    enqueue(new Part(decl, adopted));
+                }
+            } else {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Issue 18 part 5 at a survivor that is not dead owner {@code dead}'s successor: from now on this node's sequencer
+     * routes the dead owner's part of each epoch to the successor ({@link #dispatch}) and its executors send the writes
+     * for it there; its contribution to the successor's rebuilt input ({@link CalvinWire#OWED}, sent once, empty too)
+     * is what its executors still wait for from the dead owner (sent it and not over, or held while its log was read),
+     * and the writes they sent it and saw no acknowledgement of are sent to the successor again (which applies them
+     * only where not installed). Late answers of the dead owner are not counted: each such part is tracked anew.
+     */
+    private void route(final int dead) {
+        final int to = Takeover.successor(dead, deadNodes, nodes);
+        routedHome = dead;
+        routedTo = to;
+        final Map<Long, Sent> owed = sent.computeIfAbsent(dead, k -> new HashMap<>());
+        for (final Takeover.Pending held : heldForTakeover.getOrDefault(dead, List.of())) {
+            owed.put(held.decl().id(), new Sent(held.orderTs(), held.decl()));
         }
         heldForTakeover.remove(dead);
+        final List<CalvinWire.Owed> items = new ArrayList<>();
+        final List<Map.Entry<Long, Sent>> resend = new ArrayList<>();
+        for (final Map.Entry<Long, Sent> e : List.copyOf(owed.entrySet())) {
+            final Sent s = e.getValue();
+            if (s.decl == null) {
+                home.giveUp("CALVIN node " + names.get(index) + " cannot hand dead node " + names.get(dead) + "'s "
+                    + "parts to " + names.get(to) + ": transaction " + Long.toHexString(e.getKey()) + " (an OLLP "
+                    + "first run renamed) waits for it with no declaration known (issue 18 part 5)");
+                return;
+            }
+            items.add(new CalvinWire.Owed(s.orderTs, s.decl, s.missing));
+            if (s.writes != null) {
+                final Sent again = s.again();
+                owed.put(e.getKey(), again);
+                resend.add(Map.entry(e.getKey(), again));
+            }
+        }
+        for (final UnsafeBuffer chunk : CalvinWire.owed(dead, items, maxPayload())) {
+            send(to, CalvinWire.OWED, chunk);
+        }
+        for (final Map.Entry<Long, Sent> e : resend) {
+            sendTaken(e.getKey(), e.getValue());
+        }
+    }
+
+    /** Sends {@code s}, writes of transaction {@code id} for the dead owner routed away, to its successor. */
+    private void sendTaken(final long id, final Sent s) {
+        final int to = routedTo;
+        for (final UnsafeBuffer chunk : CalvinWire.write(id, s.commitTs, s.writes, maxPayload())) {
+            s.left++;
+            if (rpc) {
+                peers.call(names.get(to), 0, CalvinWire.TAKEN_WRITE, chunk, 0, chunk.capacity()).onComplete(ar ->
+                    writeDone(routedHome, to, id, s, ar.cause()));
+            } else {
+                inbox.send(to, CalvinWire.TAKEN_WRITE, chunk);
+            }
+        }
+    }
+
+    /** A chunk of survivor {@code from}'s contribution to the take-over of the dead owner it names. */
+    private void owedChunk(final int from, final CalvinWire.In in) {
+        final int dead = in.u16();
+        final int chunk = in.u16();
+        final int chunks = in.u16();
+        final List<CalvinWire.Owed> items = CalvinWire.readOwed(in);
+        if (owedFor >= 0 && owedFor != dead || owedIn.containsKey(from)) {
+            home.giveUp("CALVIN node " + names.get(index) + " got " + names.get(from) + "'s contribution to the "
+                + "take-over of " + names.get(dead) + (owedIn.containsKey(from) ? " twice" : " while taking over "
+                + names.get(owedFor)) + " (issue 18 part 5)");
+            return;
+        }
+        owedFor = dead;
+        final List<List<CalvinWire.Owed>> parts = owedChunks.computeIfAbsent(from, k -> {
+            final List<List<CalvinWire.Owed>> l = new ArrayList<>();
+            for (int i = 0; i < chunks; i++) {
+                l.add(null);
+            }
+            return l;
+        });
+        parts.set(chunk, items);
+        if (parts.contains(null)) {
+            return;
+        }
+        owedChunks.remove(from);
+        final List<CalvinWire.Owed> whole = new ArrayList<>();
+        parts.forEach(whole::addAll);
+        owedIn.put(from, CalvinWire.mergeOwed(whole));
+        rebuild();
     }
 
     private static void complete(final Sent s, final Throwable failure) {
@@ -429,6 +634,8 @@ final class CalvinNode {
         peers.handle(CalvinWire.BATCH, this::onBatch);
         peers.handle(CalvinWire.FORWARD, this::onForward);
         peers.handle(CalvinWire.WRITE, this::onWrite);
+        peers.handle(CalvinWire.TAKEN_WRITE, this::onTakenWrite);
+        peers.handle(CalvinWire.OWED, this::onOwed);
         this.inbox = new CalvinInbox(peers, names, index);
         endOfRunCheck(context);
     }
@@ -595,13 +802,26 @@ final class CalvinNode {
      * 5), and what each live participant was sent is kept until its part is over ({@link #sent}).
      */
     private void dispatch(final long epoch, final List<List<Decl>> byNode, final List<CalvinTxn> txns) {
+        final Map<Long, Long> orderOf = new HashMap<>();
+        for (final CalvinTxn t : txns) {
+            orderOf.put(t.id(), t.orderTs());
+        }
         for (int d = 0; d < nodes; d++) {
             if (deadNodes.contains(d) || dying.contains(d)) {
-                for (final Decl decl : byNode.get(d)) { // empty unless it owned keys, which this node takes over
-                    if (adopted != null && adopted.home == d) {
-                        enqueue(new Part(decl, adopted));
-                    } else {
-                        heldForTakeover.computeIfAbsent(d, k -> new ArrayList<>()).add(decl);
+                if (byNode.get(d).isEmpty()) {
+                    continue; // empty unless it owned keys, which its successor takes over
+                }
+                if (adopted != null && adopted.home == d) {
+                    routedHere(d, CalvinProtocol.orderTs(epoch, index, 0), byNode.get(d));
+                } else if (routedHome == d) {
+                    final Map<Long, Sent> to = sent.computeIfAbsent(d, k -> new HashMap<>());
+                    for (final Decl decl : byNode.get(d)) { // rides in the successor's batch (below)
+                        to.put(decl.id(), new Sent(orderOf.getOrDefault(decl.id(), 0L), decl));
+                    }
+                } else {
+                    for (final Decl decl : byNode.get(d)) {
+                        heldForTakeover.computeIfAbsent(d, k -> new ArrayList<>()).add(new Takeover.Pending(
+                            orderOf.getOrDefault(decl.id(), 0L), decl));
                     }
                 }
                 continue;
@@ -610,17 +830,19 @@ final class CalvinNode {
                 epochs.receive(index, epoch, byNode.get(d));
             } else {
                 if (!byNode.get(d).isEmpty()) {
-                    final Map<Long, Long> orderOf = new HashMap<>();
-                    for (final CalvinTxn t : txns) {
-                        orderOf.put(t.id(), t.orderTs());
-                    }
                     final Map<Long, Sent> to = sent.computeIfAbsent(d, k -> new HashMap<>());
                     for (final Decl decl : byNode.get(d)) {
                         to.put(decl.id(), new Sent(orderOf.getOrDefault(decl.id(), 0L), decl));
                     }
                 }
                 dispatched++;
-                for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, epochs.completed(), byNode.get(d),
+                List<Decl> batch = byNode.get(d);
+                if (d == routedTo && !byNode.get(routedHome).isEmpty()) { // the dead owner's part, for its successor
+                    batch = new ArrayList<>(batch);
+                    batch.add(CalvinWire.routedMarker(routedHome));
+                    batch.addAll(byNode.get(routedHome));
+                }
+                for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, epochs.completed(), batch,
                     maxPayload())) {
                     send(d, CalvinWire.BATCH, chunk);
                 }
@@ -668,7 +890,18 @@ final class CalvinNode {
             case CalvinWire.FORWARD -> forwarded(in.u64(), CalvinWire.readForward(in));
             case CalvinWire.WRITE -> write(in, e -> inbox.send(from, CalvinWire.DONE, CalvinWire.done(
                 writeId(in), e)));
-            case CalvinWire.DONE -> done(from, in);
+            case CalvinWire.DONE -> done(from, from, in);
+            case CalvinWire.TAKEN_WRITE -> takenWrite(in, e -> inbox.send(from, CalvinWire.TAKEN_DONE,
+                CalvinWire.done(writeId(in), e)));
+            case CalvinWire.TAKEN_DONE -> {
+                if (from != routedTo) {
+                    home.giveUp("CALVIN taken-over write answered by " + names.get(from) + ", which took nothing "
+                        + "over for " + names.get(index));
+                } else {
+                    done(from, routedHome, in);
+                }
+            }
+            case CalvinWire.OWED -> owedChunk(from, in);
             default -> home.giveUp("CALVIN message of unknown type 0x" + Integer.toHexString(type) + " from "
                 + names.get(from));
         }
@@ -708,7 +941,17 @@ final class CalvinNode {
             parts.forEach(whole::addAll);
             txns = whole;
         }
-        epochs.receive(from, epoch, CalvinWire.merge(txns)); // a transaction too large for one message came in parts
+        txns = CalvinWire.merge(txns); // a transaction too large for one message came in parts
+        for (int i = 0; i < txns.size(); i++) {
+            if (txns.get(i).keys().isEmpty()) { // the sender routes a dead owner's part here, its successor
+                final int dead = txns.get(i).origin();
+                routedHere(dead, CalvinProtocol.orderTs(epoch, from, 0), List.copyOf(txns.subList(i + 1,
+                    txns.size())));
+                txns = List.copyOf(txns.subList(0, i));
+                break;
+            }
+        }
+        epochs.receive(from, epoch, txns);
         if (epochs.behind()) {
             closeWindow(); // another node ended the epoch: end it here too (schedules)
         } else {
@@ -743,6 +986,24 @@ final class CalvinNode {
                 }
             }
         }
+        feedAdopted();
+    }
+
+    /**
+     * Dead owner {@code dead}'s part {@code decls} of a sequencer's epoch, routed here, its successor, at
+     * {@code at}: kept for the scheduler taking it over, queued in order ({@link #feedAdopted}).
+     */
+    private void routedHere(final int dead, final long at, final List<Decl> decls) {
+        if (routedFor >= 0 && routedFor != dead || Takeover.successor(dead, java.util.Set.of(dead), nodes) != index) {
+            home.giveUp("CALVIN node " + names.get(index) + " got dead node " + names.get(dead) + "'s part routed "
+                + "to it, which does not take it over (issue 18 part 5)");
+            return;
+        }
+        routedFor = dead;
+        if (routed.putIfAbsent(at, decls) != null) {
+            home.giveUp("CALVIN node " + names.get(index) + " got dead node " + names.get(dead) + "'s part at "
+                + Long.toHexString(at) + " twice (issue 18 part 5)");
+        }
     }
 
     /** Queues {@code p}'s lock requests in its scheduler, after every one queued there before. */
@@ -752,6 +1013,18 @@ final class CalvinNode {
             home.giveUp("CALVIN transaction " + Long.toHexString(decl.id()) + " scheduled twice for "
                 + names.get(p.sched.home) + "'s partitions at " + names.get(index));
             return;
+        }
+        final Part early = p.sched == mine ? null : earlyWrites.remove(decl.id());
+        if (early != null) { // its writes came before it was queued here
+            if (p.writes != null || !p.active) {
+                home.giveUp("CALVIN writes of transaction " + Long.toHexString(decl.id()) + " for "
+                    + names.get(p.sched.home) + "'s partitions at " + names.get(index) + ", where it "
+                    + (p.active ? "has writes already" : "writes nothing"));
+                return;
+            }
+            p.commitTs = early.commitTs;
+            p.writes = early.writes;
+            p.written = early.written;
         }
         for (int i = 0; i < decl.keys().size(); i++) {
             if (!p.sched.locks.acquire(decl.keys().get(i), p, decl.exclusive().get(i))) {
@@ -833,7 +1106,7 @@ final class CalvinNode {
 
     /**
      * {@code p}, in the scheduler of a dead owner's partitions taken over here (issue 18 part 5), holds its locks and
-     * read its records: a dead executor's is decided from its decision record; for a live one (this node, the only
+     * read its records: a dead executor's is decided from its decision record; for a live one (this node or another
      * survivor), the records its executor still waits for are forwarded (a rebuilt part's must be older than its
      * place in the order: a later transaction wrote what it read at the dead owner otherwise, which this cannot undo),
      * then a passive part releases and an active one applies its writes once they are here.
@@ -846,12 +1119,6 @@ final class CalvinNode {
             } else {
                 decideDead(p);
             }
-            return;
-        }
-        if (executor != index) {
-            home.giveUp("CALVIN node " + names.get(index) + " took over " + names.get(p.sched.home) + "'s partitions "
-                + "but transaction " + Long.toHexString(p.decl.id()) + " executes at live node " + names.get(executor)
-                + " (issue 18 part 5: only a sole survivor takes over)");
             return;
         }
         final List<Record> forward = new ArrayList<>();
@@ -873,8 +1140,15 @@ final class CalvinNode {
         } else if (p.writes != null) {
             applyTakenOver(p);
         }
-        if (!forward.isEmpty()) {
+        if (forward.isEmpty()) {
+            return;
+        }
+        if (executor == index) {
             forwarded(p.decl.id(), forward);
+        } else {
+            for (final UnsafeBuffer chunk : CalvinWire.forward(p.decl.id(), forward, maxPayload())) {
+                send(executor, CalvinWire.FORWARD, chunk);
+            }
         }
     }
 
@@ -891,10 +1165,18 @@ final class CalvinNode {
 
     /** This node's executor's writes of {@code id} for the dead owner whose partitions it took over. */
     private Future<Void> writeTakenOver(final long id, final long commitTs, final List<Write> writes) {
-        final Part p = adopted.parts.get(id);
+        final Part p = adopted == null ? null : adopted.parts.get(id);
+        if (p == null && (adopted == null || rebuilt == null || !rebuilt.isEmpty() || !routed.isEmpty())
+            && !earlyWrites.containsKey(id)) {
+            final Part early = new Part(new Decl(id, index, List.of(), List.of()), mine);
+            early.writesTo(commitTs, writes); // its part is not queued here yet: attached when it is (enqueue)
+            earlyWrites.put(id, early);
+            return early.written.future();
+        }
         if (p == null || !p.active || p.writes != null) {
             return Future.failedFuture(new IllegalStateException("CALVIN writes of transaction "
-                + Long.toHexString(id) + " for " + names.get(adopted.home) + "'s partitions, taken over at "
+                + Long.toHexString(id) + " for " + names.get(adopted == null ? routedFor : adopted.home)
+                + "'s partitions, taken over at "
                 + names.get(index) + ", where it holds no write lock" + (p != null && p.writes != null
                 ? " with no writes yet" : "")));
         }
@@ -1009,6 +1291,14 @@ final class CalvinNode {
                 done.add(applyWrites(mine, txn.id(), commitTs, w));
             } else if (adopted != null && adopted.home == d) {
                 done.add(writeTakenOver(txn.id(), commitTs, w)); // a dead owner's partitions, taken over here
+            } else if (routedHome == d) { // a dead owner's partitions, taken over by its successor
+                final Sent s = sent.computeIfAbsent(d, k -> new HashMap<>()).computeIfAbsent(txn.id(),
+                    id -> new Sent(commitTs, null));
+                s.commitTs = commitTs;
+                s.writes = w;
+                s.done = io.vertx.core.Promise.promise();
+                done.add(s.done.future());
+                sendTaken(txn.id(), s);
             } else {
                 final Sent s = sent.computeIfAbsent(d, k -> new HashMap<>()).computeIfAbsent(txn.id(),
                     id -> new Sent(commitTs, null));
@@ -1023,7 +1313,7 @@ final class CalvinNode {
                     s.left++;
                     if (rpc) {
                         peers.call(names.get(d), 0, CalvinWire.WRITE, chunk, 0, chunk.capacity()).onComplete(ar ->
-                            writeDone(d, txn.id(), s, ar.cause()));
+                            writeDone(d, d, txn.id(), s, ar.cause()));
                     } else {
                         inbox.send(d, CalvinWire.WRITE, chunk);
                     }
@@ -1038,14 +1328,15 @@ final class CalvinNode {
      * written). A call that failed without an answer (the node died, or will be told dead: issue 18 part 5) is left
      * to the take-over, which gets the writes to the successor.
      */
-    private void writeDone(final int d, final long id, final Sent s, final Throwable failure) {
+    private void writeDone(final int d, final int peer, final long id, final Sent s, final Throwable failure) {
         final Map<Long, Sent> to = sent.get(d);
         if (to == null || to.get(id) != s) {
             return; // taken over: the successor answers
         }
         if (failure != null
             && !(failure instanceof RpcException r && r.code() >= RpcException.FIRST_APPLICATION_CODE)) {
-            peerFailed(d, "CALVIN writes of " + Long.toHexString(id) + " to " + names.get(d) + " failed: " + failure);
+            peerFailed(peer, "CALVIN writes of " + Long.toHexString(id) + " to " + names.get(peer) + " failed: "
+                + failure);
             return;
         }
         if (failure != null && s.failure == null) {
@@ -1058,17 +1349,17 @@ final class CalvinNode {
     }
 
     /** An active participant {@code from} wrote one chunk of a transaction's writes (one-sided form). */
-    private void done(final int from, final CalvinWire.In in) {
+    private void done(final int from, final int forNode, final CalvinWire.In in) {
         final long id = in.u64();
         final String failure = CalvinWire.readDone(in);
-        final Map<Long, Sent> to = sent.get(from);
+        final Map<Long, Sent> to = sent.get(forNode);
         final Sent s = to == null ? null : to.get(id);
         if (s == null || s.done == null) {
             home.giveUp("CALVIN done of transaction " + Long.toHexString(id) + ", which node " + names.get(index)
                 + " does not wait for");
             return;
         }
-        writeDone(from, id, s, failure == null ? null : new RpcException(RpcException.FIRST_APPLICATION_CODE,
+        writeDone(forNode, from, id, s, failure == null ? null : new RpcException(RpcException.FIRST_APPLICATION_CODE,
             failure));
     }
 
@@ -1087,6 +1378,67 @@ final class CalvinNode {
         });
     }
 
+    private void onTakenWrite(final RpcRequest request, final RpcResponder responder) {
+        rpc = true;
+        if (fromDead(request)) {
+            responder.reply();
+            return;
+        }
+        takenWrite(CalvinWire.In.of(request), e -> {
+            if (e == null) {
+                responder.reply();
+            } else {
+                responder.fail(RpcException.FIRST_APPLICATION_CODE, String.valueOf(e));
+            }
+        });
+    }
+
+    private void onOwed(final RpcRequest request, final RpcResponder responder) {
+        rpc = true;
+        if (fromDead(request)) {
+            responder.reply();
+            return;
+        }
+        final CalvinWire.In in = CalvinWire.In.of(request);
+        responder.reply();
+        owedChunk(names.indexOf(request.client()), in);
+    }
+
+    /**
+     * A chunk of a survivor's writes for the dead owner's partitions taken over here ({@link CalvinWire#TAKEN_WRITE}):
+     * once every chunk is here, applied in the taken-over scheduler where not installed ({@link #writeTakenOver}),
+     * each chunk answered then.
+     */
+    private void takenWrite(final CalvinWire.In in, final java.util.function.Consumer<Throwable> ack) {
+        final long id = in.u64();
+        final long commitTs = in.u64();
+        final int total = in.u16();
+        final WriteChunks.Whole w = takenWriting.offer(id, total, CalvinWire.readWrites(in), ack);
+        if (w == null) {
+            return;
+        }
+        final List<Write> whole = wholeWrites(w);
+        if (whole == null) {
+            home.giveUp("CALVIN taken-over writes of transaction " + Long.toHexString(id) + " came with pieces "
+                + "missing");
+            return;
+        }
+        writeTakenOver(id, commitTs, whole).onComplete(ar -> w.acks().forEach(a -> a.accept(ar.cause())));
+    }
+
+    /** {@code w}'s writes with those sent in pieces joined again; null when some piece is missing. */
+    private static List<Write> wholeWrites(final WriteChunks.Whole w) {
+        final CalvinWire.Pieces pieces = new CalvinWire.Pieces();
+        final List<Write> whole = new ArrayList<>(w.writes().size());
+        for (final Write item : w.writes()) {
+            final Write done = pieces.add(item);
+            if (done != null) {
+                whole.add(done);
+            }
+        }
+        return pieces.partial() > 0 ? null : whole;
+    }
+
     /** A chunk of an executor's writes: once every chunk is here, writes them, releases, answers each ({@code ack}). */
     private void write(final CalvinWire.In in, final java.util.function.Consumer<Throwable> ack) {
         final long id = in.u64();
@@ -1101,15 +1453,8 @@ final class CalvinNode {
         if (w == null) {
             return; // more chunks to come: every chunk is answered once all are written
         }
-        final CalvinWire.Pieces pieces = new CalvinWire.Pieces();
-        final List<Write> whole = new ArrayList<>(w.writes().size());
-        for (final Write item : w.writes()) {
-            final Write done = pieces.add(item);
-            if (done != null) {
-                whole.add(done);
-            }
-        }
-        if (pieces.partial() > 0) {
+        final List<Write> whole = wholeWrites(w);
+        if (whole == null) {
             final IllegalStateException e = new IllegalStateException("CALVIN writes of transaction "
                 + Long.toHexString(id) + " came with pieces missing");
             final Part p = parts.get(id);
@@ -1255,6 +1600,16 @@ final class CalvinNode {
         }
         if (!heldForTakeover.isEmpty()) {
             left.add("decls held for a take-over that never came");
+        }
+        if (adopted != null && rebuilt == null) {
+            left.add("the take-over of " + names.get(adopted.home) + " waiting for contributions (from "
+                + owedFrom + ", got " + owedIn.keySet() + ")");
+        }
+        if (rebuilt != null && !rebuilt.isEmpty() || !routed.isEmpty() || !earlyWrites.isEmpty()
+            || takenWriting.partial() > 0 || !owedChunks.isEmpty()) {
+            left.add("taken-over parts not queued (" + (rebuilt == null ? 0 : rebuilt.size()) + " rebuilt, "
+                + routed.size() + " routed epochs, " + earlyWrites.size() + " early writes, "
+                + (takenWriting.partial() + owedChunks.size()) + " messages partly received)");
         }
         if (inbox.backlog() > 0) {
             left.add(inbox.backlog() + " one-sided messages waiting for a slot");

@@ -31,6 +31,20 @@ final class CalvinWire {
      * written and the locks released: {@code id u64, ok u8, (when not ok) length u32, why}.
      */
     static final int DONE = 0x5C04;
+    /**
+     * Write-back at a dead owner's successor, for the dead owner's partitions it took over (issue 18 part 5, more
+     * than 2 nodes): a {@link #WRITE}'s payload, applied in the successor's second scheduler, only where not installed.
+     */
+    static final int TAKEN_WRITE = 0x5C05;
+    /** The one-sided form's answer to a {@link #TAKEN_WRITE} chunk, as a {@link #DONE}. */
+    static final int TAKEN_DONE = 0x5C06;
+    /**
+     * A survivor's contribution to a dead owner's rebuilt input at its successor (issue 18 part 5 (c)), once, in
+     * chunks: {@code dead u16, chunk u16, chunks u16, count u32, count x (orderTs u64, id u64, origin u16, keys u16,
+     * keys x (key, flags u8))}, flags bit 0 written, bit 1 its record still awaited by the executor; a transaction too
+     * large for one message in several of the same id, adjacent. Empty (one chunk of none) when it owes nothing.
+     */
+    static final int OWED = 0x5C07;
 
     static final byte FOUND = 0;
     static final byte ABSENT = 1;
@@ -320,7 +334,7 @@ final class CalvinWire {
         final List<Decl> out = new ArrayList<>(txns.size());
         for (final Decl d : txns) {
             final Decl last = out.isEmpty() ? null : out.get(out.size() - 1);
-            if (last != null && last.id() == d.id()) {
+            if (last != null && last.id() == d.id() && !last.keys().isEmpty() && !d.keys().isEmpty()) {
                 final List<Key> keys = new ArrayList<>(last.keys());
                 keys.addAll(d.keys());
                 final List<Boolean> exclusive = new ArrayList<>(last.exclusive());
@@ -328,6 +342,90 @@ final class CalvinWire {
                 out.set(out.size() - 1, new Decl(d.id(), d.origin(), keys, exclusive));
             } else {
                 out.add(d);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The separator in a batch between the receiver's own part and dead owner {@code dead}'s part, which the sender
+     * routes to the receiver, its successor (issue 18 part 5 (a)): a declaration of no key (no real one has none).
+     */
+    static Decl routedMarker(final int dead) {
+        return new Decl(0, dead, List.of(), List.of());
+    }
+
+    /** One transaction of a survivor's {@link #OWED} contribution: its place, its part and the keys still awaited. */
+    record Owed(long orderTs, Decl decl, java.util.Set<Key> missing) {
+    }
+
+    /** Bytes of an owed message's header: dead, chunk, chunks, count. */
+    static final int OWED_HEADER = 2 + 2 + 2 + 4;
+
+    /** A survivor's contribution for dead owner {@code dead} as messages of at most {@code limit} bytes; at least one. */
+    static List<UnsafeBuffer> owed(final int dead, final List<Owed> items, final int limit) {
+        final List<Owed> pieces = new ArrayList<>();
+        for (final Owed o : items) {
+            for (final Decl d : split(List.of(o.decl()), limit - OWED_HEADER - 8)) {
+                pieces.add(new Owed(o.orderTs(), d, o.missing()));
+            }
+        }
+        final List<List<Owed>> chunks = chunks(pieces, o -> 8 + declBytes(o.decl()), OWED_HEADER, limit,
+            o -> "owed transaction of " + o.decl().keys().size() + " keys");
+        final List<UnsafeBuffer> out = new ArrayList<>(chunks.size());
+        for (int c = 0; c < chunks.size(); c++) {
+            final Out o = new Out().u16(dead).u16(c).u16(chunks.size()).u32(chunks.get(c).size());
+            for (final Owed item : chunks.get(c)) {
+                final Decl d = item.decl();
+                o.u64(item.orderTs()).u64(d.id()).u16(d.origin()).u16(d.keys().size());
+                for (int i = 0; i < d.keys().size(); i++) {
+                    o.key(d.keys().get(i)).u8((d.exclusive().get(i) ? 1 : 0)
+                        | (item.missing().contains(d.keys().get(i)) ? 2 : 0));
+                }
+            }
+            out.add(o.done());
+        }
+        return out;
+    }
+
+    /** The items of an owed chunk, after its header ({@code dead, chunk, chunks}) was read. */
+    static List<Owed> readOwed(final In in) {
+        final int n = in.u32();
+        final List<Owed> items = new ArrayList<>(n);
+        for (int t = 0; t < n; t++) {
+            final long orderTs = in.u64();
+            final long id = in.u64();
+            final int origin = in.u16();
+            final int keys = in.u16();
+            final List<Key> k = new ArrayList<>(keys);
+            final List<Boolean> x = new ArrayList<>(keys);
+            final java.util.Set<Key> missing = new java.util.HashSet<>();
+            for (int i = 0; i < keys; i++) {
+                final Key key = in.key();
+                final int flags = in.u8();
+                k.add(key);
+                x.add((flags & 1) != 0);
+                if ((flags & 2) != 0) {
+                    missing.add(key);
+                }
+            }
+            items.add(new Owed(orderTs, new Decl(id, origin, k, x), missing));
+        }
+        return items;
+    }
+
+    /** Owed items with the parts of each transaction cut by {@link #owed} joined again (adjacent, same id). */
+    static List<Owed> mergeOwed(final List<Owed> items) {
+        final List<Owed> out = new ArrayList<>(items.size());
+        for (final Owed o : items) {
+            final Owed last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last != null && last.decl().id() == o.decl().id()) {
+                final Decl d = merge(List.of(last.decl(), o.decl())).get(0);
+                final java.util.Set<Key> missing = new java.util.HashSet<>(last.missing());
+                missing.addAll(o.missing());
+                out.set(out.size() - 1, new Owed(last.orderTs(), d, missing));
+            } else {
+                out.add(o);
             }
         }
         return out;

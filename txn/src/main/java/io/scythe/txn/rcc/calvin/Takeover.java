@@ -12,10 +12,9 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Issue 18 part 5's rules for taking over a dead partition owner, sans-IO, wired by {@link CalvinNode} for the one
- * survivor of 2 compute nodes (with more survivors an owner may not crash: {@link CalvinModule#crashRefusal}): which
- * survivor takes the dead node's partitions
- * over ({@link #successor}, and {@link #owner} for a key's home), the successor's input from before the death in the
+ * Issue 18 part 5's rules for taking over a dead partition owner, sans-IO, wired by {@link CalvinNode} (one owner's
+ * death per run; with more than 2 compute nodes the other survivors route to the successor and contribute to its
+ * input): which survivor takes the dead node's partitions over ({@link #successor}, and {@link #owner} for a key's home), the successor's input from before the death in the
  * total order ({@link #input}), and whether a write decided for one of them is already installed there, read under
  * the new owner's lock ({@link #installed}).
  * What the wiring does, and what it still lacks, is in the package doc.
@@ -63,7 +62,7 @@ final class Takeover {
      * (part 5's wiring (2)), in the total order: the transactions the dead owner had not finished, which only it
      * received (each sequencer dispatched it only its part), rebuilt from who still knows them:
      * <ul>
-     *   <li>{@code live}: what live executors still wait for from {@code dead} ({@code CalvinTxn#declFor} of it, at
+     *   <li>{@code live}: what live executors (every survivor's, each contributing its own) still wait for from {@code dead} ({@code CalvinTxn#declFor} of it, at
      *       the transaction's order timestamp): not yet forwarded, or forwarded and active, waiting for or sending its
      *       writes; taken as declared (the successor locks the same keys in the same modes).</li>
      *   <li>{@code decisions}: dead executors' decision records ({@link CalvinInputLog.Decision}: a dead executor's
