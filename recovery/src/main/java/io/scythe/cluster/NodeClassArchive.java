@@ -162,9 +162,14 @@ final class NodeClassArchive {
         }
     }
 
-    /** Whether {@code process} dumps the archive at exit (it takes seconds more to exit). */
+    /**
+     * Whether {@code process} dumps the archive at exit (it takes seconds more to exit) and that dump is still wanted:
+     * not once another JVM (the other surefire fork) published the archive, whose dump {@link #publish} would delete
+     * (CI 130: CnKillProcessTest's cluster took 15.8 s to stop, its CN writing an archive the other fork had
+     * published).
+     */
     static synchronized boolean dumps(final Process process) {
-        return process == dumping;
+        return process == dumping && dumpTarget != null && !Files.exists(dumpTarget);
     }
 
     /**

@@ -45,6 +45,7 @@ class TcpClusterProcessTest {
                 shouldNeitherPickNorWaitOnARegistrationThatOutlivedItsNode(client);
             }
         } finally {
+            ProcessClusters.killAllButTheArchiveDumper(cluster);
             cluster.close();
             for (final LocalCluster.Node n : cluster.nodes().values()) {
                 assertThat(n.process() == null || !n.process().isAlive()).as(n.name()).isTrue();
