@@ -577,7 +577,7 @@ public final class SimCommand implements Callable<Integer> {
         if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
         }
-        if (blinkWorkload && crashCn >= 0 && protocols.stream().anyMatch(p -> io.scythe.sim.TreeSim.kind(p)
+        if (blinkWorkload && crashCns.get(0) >= 0 && protocols.stream().anyMatch(p -> io.scythe.sim.TreeSim.kind(p)
             .equals("sel"))) {
             throw new IllegalArgumentException("--crash-cn with the blink workload: the tree on SEL (sel-2pl) does not "
                 + "survive a compute-node crash yet (issue 21): its XUnlock posts the line's WRITE and release without "
