@@ -278,7 +278,9 @@ class LotusSimTest extends SimVertxTest {
      */
     @Test
     void shouldRecoverFromACrashedComputeNodeWithoutRebuildingLocks() throws Exception {
-        for (final long seed : new long[] {1, 2}) { // (seed 3 dropped for the explorer's crash case below)
+        // (seed 3 dropped for the explorer's crash case below, seed 2 for LotusCvtSimTest's home-word case: seed 1
+        // is the one whose money the checks missed before they heard Lotus's own recovery)
+        for (final long seed : new long[] {1}) {
             final Simulation sim = new Simulation(options("lotus", seed, 3).redoLog(true).durationNs(500_000)
                 .faults(new Faults().jitterNs(1_000).crash(1, 100_000)), new SmallBankSpec(1000, 0.9, "scythe"));
             sim.computeNodeShared().put(io.scythe.txn.lotus.LotusCluster.OPTIONS,

@@ -1078,15 +1078,14 @@ final class LotusTxn extends OneSidedTxn {
                                             final long commitTs) {
         final UnsafeBuffer head = new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]);
         final UnsafeBuffer home = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
-        return runtime.channel(node).compose(ch -> ch.read(cvtAddress, rkey, head, 0, Cvt.HEADER_BYTES).compose(v -> {
+        return runtime.channel(node).compose(ch -> Future.all(ch.read(cvtAddress, rkey, head, 0, Cvt.HEADER_BYTES),
+            object < 0 ? Future.succeededFuture() : ch.read(object, rkey, home, 0, home.capacity())).compose(v -> {
             if (!Cvt.written(head, 0)) {
                 return Future.succeededFuture(); // its writer wrote no INVISIBLE version (a CVT is written whole first)
             }
             final int n = Cvt.versions(head, 0);
             final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(n)]);
-            final Future<Void> homeRead = object < 0 ? Future.succeededFuture()
-                : ch.read(object, rkey, home, 0, home.capacity()).mapEmpty();
-            return homeRead.compose(h -> ch.read(cvtAddress, rkey, cvt, 0, cvt.capacity())).compose(w -> {
+            return ch.read(cvtAddress, rkey, cvt, 0, cvt.capacity()).compose(w -> {
                 final boolean homeBehind = object >= 0
                     && (home.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY) < token;
                 int invisible = Cvt.NONE;
