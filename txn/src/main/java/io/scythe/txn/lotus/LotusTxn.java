@@ -1076,10 +1076,13 @@ final class LotusTxn extends OneSidedTxn {
     private static Future<Void> recoverCell(final TxnRuntime runtime, final String node, final long object,
                                             final long cvtAddress, final int rkey, final long token,
                                             final long commitTs) {
-        final UnsafeBuffer head = new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]);
-        final UnsafeBuffer home = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
-        return runtime.channel(node).compose(ch -> Future.all(ch.read(cvtAddress, rkey, head, 0, Cvt.HEADER_BYTES),
-            object < 0 ? Future.succeededFuture() : ch.read(object, rkey, home, 0, home.capacity())).compose(v -> {
+        // On a backup one READ from its home's header to the CVT's head (the slot's room is contiguous): no verb added.
+        final int headAt = object < 0 ? 0 : (int) (cvtAddress - object);
+        final UnsafeBuffer read = new UnsafeBuffer(new byte[headAt + Cvt.HEADER_BYTES]);
+        final UnsafeBuffer head = new UnsafeBuffer(read, headAt, Cvt.HEADER_BYTES);
+        final UnsafeBuffer home = read;
+        return runtime.channel(node).compose(ch -> ch.read(object < 0 ? cvtAddress : object, rkey, read, 0,
+            read.capacity()).compose(v -> {
             if (!Cvt.written(head, 0)) {
                 return Future.succeededFuture(); // its writer wrote no INVISIBLE version (a CVT is written whole first)
             }
