@@ -219,7 +219,8 @@ final class CrashRecovery {
             }));
     }
 
-    private CnRecovery.Observer observer() {
+    /** What a recovery of a crashed node finds (the host's own, or a module's: {@code run.recoveryObserver}). */
+    CnRecovery.Observer observer() {
         return new CnRecovery.Observer() {
             @Override
             public void record(final long txnId, final boolean truncated) {
@@ -304,6 +305,34 @@ final class CrashRecovery {
                 r.committed(txnId, p.version, p.writes);
             }
         }
+    }
+
+    /**
+     * Without the host's recovery ({@code --crash-recover} not given): a protocol module's own recovery (Lotus's
+     * leases, {@code run.moduleRecovered}) finished crashed node {@code cn}'s logs with {@code report}, having told
+     * {@link #observer} what it found. Its commits count as the host's recovery's do: their results join the
+     * conserved quantity's expected total and the history (once; a second report of the node is ignored).
+     */
+    void recoveredByModule(final int cn, final CnRecovery.Report report, final long nowNs,
+                           final List<HistoryRecorder> recorders) {
+        for (final Victim v : victims) {
+            if (v.cn == cn && v.report == null) {
+                v.report = report;
+                v.recoveredAtNs = nowNs;
+                this.recorders = recorders;
+                settle(v, recorders);
+            }
+        }
+    }
+
+    /** Whether some crashed node's recovery reported (the host's, or a module's: {@link #recoveredByModule}). */
+    boolean anyReport() {
+        for (final Victim v : victims) {
+            if (v.report != null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The conserved quantity's change from the crashed node's commits nobody heard of. */

@@ -144,6 +144,12 @@ public final class Simulation {
     private Timeline timeline;
     /** Recovery of the crashed compute node ({@link Faults#recover}), or {@code null}. */
     private final CrashRecovery recovery;
+    /**
+     * What the recoveries of crashed compute nodes decided, for the checks: the host's ({@link #recovery}) or, in a
+     * crash run with redo records but without it, a protocol module's own (Lotus's lease recovery reports through
+     * {@code run.recoveryObserver} and {@code run.moduleRecovered}); null in a run without both.
+     */
+    private final CrashRecovery tally;
     /** Compute nodes that gave up (a loop could not go on safely), with the first give-up of each. */
     private final Map<Integer, JsonObject> givenUp = new TreeMap<>();
     /** Each compute node's loops' runtimes: a node stops serving on all of them at once. */
@@ -169,6 +175,8 @@ public final class Simulation {
         this.faultRandom = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);
         this.verbFaultRandom = new SplittableRandom(options.seed() ^ 0x2545F4914F6CDD1DL);
         this.recovery = options.faults().recover() ? new CrashRecovery(options.loopsPerComputeNode()) : null;
+        this.tally = recovery != null ? recovery : options.faults().crashCn() != Faults.NO_CRASH && options.redoLog()
+            ? new CrashRecovery(options.loopsPerComputeNode()) : null;
         this.crashed = options.faults().crashCn() == Faults.NO_CRASH ? null : new CrashedOutcomes();
     }
 
@@ -536,6 +544,11 @@ public final class Simulation {
                 computeNodeShared.put("run.recoveredCommit", (java.util.function.LongConsumer) recovery::committedLater);
                 computeNodeShared.put("run.recovered", (java.util.function.IntPredicate) recovery::recovered);
                 recovery.onPeerDied(peerDied);
+            } else if (tally != null) { // no host recovery: a module that recovers dead nodes itself says what it found
+                computeNodeShared.put("run.recoveryObserver", tally.observer());
+                computeNodeShared.put("run.moduleRecovered", (java.util.function.BiConsumer<Integer,
+                    io.scythe.txn.recovery.CnRecovery.Report>) (cn, report) -> tally.recoveredByModule(cn, report,
+                    clock.nanoTime(), recorders));
             }
             if (shardMap != null) {
                 computeNodeShared.put("routing.shards", options.shards());
@@ -579,7 +592,7 @@ public final class Simulation {
                 // With recovery, ids carry the CN's slot as a cluster CN's do: recovery frees CAS words by it.
                 final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
                     cnTso != null ? cnTso : tsoGroupFor(rrpc, counter, tsoNode, false), watermarks,
-                    recovery != null ? CrashRecovery.idBase(c, l) : (long) loopNumber << 40);
+                    tally != null ? CrashRecovery.idBase(c, l) : (long) loopNumber << 40);
                 runtime.lookupMode(options.lookup());
                 if (options.faults().crashMn() != Faults.NO_CRASH) {
                     // A request to the dead node fails, or times out; the configuration removes it detectNs after.
@@ -588,8 +601,8 @@ public final class Simulation {
                 if (options.redoLog()) {
                     final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.enable(runtime,
                         io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
-                    if (recovery != null) {
-                        log.onPosting(recovery::posting);
+                    if (tally != null) {
+                        log.onPosting(tally::posting);
                     }
                 }
                 runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(cn)); // this loop's bridge is current (bridgeOn)
@@ -608,8 +621,8 @@ public final class Simulation {
                             if (accesses.isEmpty()) {
                                 return; // a recovery's repeat of a commit already reported: the same transaction
                             }
-                            if (recovery != null) {
-                                recovery.recorded(txnId);
+                            if (tally != null) {
+                                tally.recorded(txnId);
                             }
                             for (final io.scythe.txn.HistoryRecorder r : recorders) {
                                 r.inDoubt(txnId, accesses);
@@ -683,8 +696,8 @@ public final class Simulation {
         if (crashed != null) {
             crashed.committed(txnId, accesses);
         }
-        if (recovery != null) {
-            recovery.recorded(txnId);
+        if (tally != null) {
+            tally.recorded(txnId);
         }
         for (final io.scythe.txn.HistoryRecorder r : recorders) {
             r.committed(txnId, commitTs, accesses);
@@ -741,7 +754,7 @@ public final class Simulation {
                 }
             }
             // Several CNs crash at the same virtual instant (--crash-cn a,b,..): each as one would, in the order given.
-            if (recovery != null) {
+            if (tally != null) {
                 for (final int cn : faults.crashCns()) {
                     crashForRecovery(cn);
                 }
@@ -883,7 +896,7 @@ public final class Simulation {
         }
         final JsonObject census = new JsonObject().put("in_flight", clientsInFlight).put("locks_held", held.byGivenUp)
             .put("tickets_queued", Math.max(0, tickets - held.byGivenUp)).put("redo_unfinished", unfinished);
-        recovery.crashed(cn, clock.nanoTime(), inFlight, census);
+        tally.crashed(cn, clock.nanoTime(), inFlight, census);
         census.put("stage", CrashRecovery.stage(census));
     }
 
@@ -991,7 +1004,7 @@ public final class Simulation {
 
     /** The compute node whose loop ran transaction {@code txnId} (its loop number is the id's bits 40 and up). */
     private String computeNodeOf(final long txnId) {
-        if (recovery != null) {
+        if (tally != null) {
             final int cn = CrashRecovery.computeNodeOf(txnId);
             return cn < 0 ? null : "cn" + cn;
         }
@@ -1070,8 +1083,8 @@ public final class Simulation {
         final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = drawn.declaredBody();
         coordinator.run(recovery == null && crashed == null ? body : attempts(client, body)).onComplete(ar -> {
             final long now = clock.nanoTime();
-            if (recovery != null) {
-                recovery.heard(client.attempts);
+            if (tally != null) {
+                tally.heard(client.attempts);
                 client.attempts.clear();
             }
             final TxnRecord record;
@@ -1189,7 +1202,7 @@ public final class Simulation {
     private SimResult result(final long wallNs) {
         final long initial = initialTotal;
         final long finalSum = spec.total(servingNodes != null ? servingNodes : memoryNodes);
-        final long rolledDelta = recovery == null ? 0 : recovery.rolledDelta();
+        final long rolledDelta = tally == null ? 0 : tally.rolledDelta();
         final boolean conservedOk = finalSum == initial + delta + rolledDelta || crashed != null
             && crashed.explains(finalSum - initial - delta - rolledDelta);
         final long busyClients = busyServingClients();
@@ -1243,7 +1256,7 @@ public final class Simulation {
             || recordedCommits == committedTransactions;
         final JsonObject conserved = new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
             .put("final", finalSum).put("committed_delta", delta).put("ok", conservedOk);
-        if (recovery != null) {
+        if (tally != null) {
             conserved.put("recovered_delta", rolledDelta);
         }
         if (crashed != null) {
@@ -1327,8 +1340,8 @@ public final class Simulation {
             }
             run.put("replica_differences", differences.size());
         }
-        if (recovery != null) {
-            violations.addAll(recovery.violations());
+        if (recovery != null || tally != null && tally.anyReport()) { // a module's: of the nodes it recovered
+            violations.addAll(tally.violations());
         }
         if (!historyComplete) {
             violations.add("history incomplete: " + recordedCommits + " recorded, " + committedTransactions
@@ -1463,7 +1476,8 @@ public final class Simulation {
                     : new io.vertx.core.json.JsonArray(java.util.Arrays.stream(crashCns).boxed().toList()))
                 .put("at_ns", options.faults().crashAtNs()).put("transactions_in_flight", inFlightAtCrash)
                 .put("locks_left_held", held).put("conserved_ok", conservedOk)
-                .put("recovery", recovery != null ? recovery.toJson()
+                .put("recovery", recovery != null ? recovery.toJson() : tally != null && tally.anyReport()
+                    ? tally.toJson().put("by", "the protocol's own recovery")
                     : "none yet: what the crash left is reported, not repaired"));
         }
         io.scythe.txn.spi.ProtocolModule owner;

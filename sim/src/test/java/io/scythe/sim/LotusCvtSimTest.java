@@ -384,6 +384,84 @@ class LotusCvtSimTest extends SimVertxTest {
     }
 
     /**
+     * Recovery's visible write on a backup its dead coordinator's own doorbell never reached (issue 19, Fig. 15's
+     * run: the primaries' write-back landed, the doorbell to backups on a node holding no primary did not): one move
+     * commits, then backup 1 of checking 1 is put back as that lost doorbell left it (its cell of the move INVISIBLE,
+     * its home's version word as before the move) and recovery's step for the record's entry runs
+     * ({@code LotusLockKind#recovered}, the primary at the record's token). Every copy must then be identical, home
+     * word included: before, only the cell was made visible and the copies differed ("version T vs 0", 11 objects in
+     * that run).
+     */
+    @Test
+    void shouldFinishTheHomeVersionWordOfABackupTheDeadCoordinatorsDoorbellMissed() throws Exception {
+        final Object[] writer = {null};
+        final long[] state = {0, 0, 0}; // step, the move's T_commit, backup 1's home word before it
+        final String[] outcome = {null};
+        final Simulation sim = new Simulation(options("lotus", 4).clientsPerComputeNode(1).durationNs(300_000)
+            .drainNs(1_000_000).faults(new Faults().jitterNs(1_000)), new SmallBankSpec(100, 0.5, "scythe"));
+        sim.operation((runtime, random) -> {
+            writer[0] = writer[0] == null ? runtime : writer[0];
+            final long began = runtime.timers().nowNs();
+            if (writer[0] != runtime || state[0] >= 2) {
+                return runtime.timers().after(20_000).map(x -> 20_000L);
+            }
+            final io.scythe.txn.Catalog.Partition partition = runtime.catalog().table("checking").partitionOf(1);
+            final io.scythe.storage.Table backup = table(sim, partition.backups().get(0).node(), 1);
+            final int home = io.scythe.txn.spi.ObjectProbe.homeOffset(backup, 1);
+            if (state[0] == 0) {
+                state[2] = backup.objectMemory().getLong(home + ObjectLayout.VERSION_OFFSET);
+                final Txn txn = LotusModule.LOTUS.begin(runtime, false);
+                return Future.all(txn.readForUpdate("checking", 1), txn.readForUpdate("checking", 2)).compose(v -> {
+                    moveOne(txn, v);
+                    return txn.commit();
+                }).map(ts -> {
+                    state[0] = 1;
+                    state[1] = ts;
+                    return runtime.timers().nowNs() - began;
+                });
+            }
+            state[0] = 2;
+            final io.scythe.storage.Table primary = table(sim, partition.node(), 0);
+            final long pointer = primary.lookup(1);
+            final long token = primary.objectMemory().getLong(primary.offsetOf(pointer) + ObjectLayout.VERSION_OFFSET)
+                & ~ObjectLayout.VERSION_BUSY;
+            final int cvt = home + Cvt.offset(backup.schema().maxValueBytes());
+            int cell = -1;
+            for (int i = 0; i < Cvt.versions(backup.objectMemory(), cvt); i++) {
+                cell = Cvt.valid(backup.objectMemory(), cvt, i) && Cvt.version(backup.objectMemory(), cvt, i)
+                    == state[1] ? i : cell;
+            }
+            if (cell < 0) {
+                outcome[0] = "no cell of the move at " + state[1] + " on backup 1";
+                return Future.succeededFuture(0L);
+            }
+            backup.objectMemory().putLong(cvt + Cvt.cell(cell) + 16, Cvt.INVISIBLE); // its CELL_VERSION word
+            backup.objectMemory().putLong(home + ObjectLayout.VERSION_OFFSET, state[2]);
+            return io.scythe.txn.onesided.Replicas.locate(runtime, partition, 1).compose(backups ->
+                io.scythe.txn.lotus.LotusLockKind.INSTANCE.recovered(runtime, partition, pointer, backups, token,
+                    state[1])).map(x -> {
+                        outcome[0] = "recovered";
+                        return runtime.timers().nowNs() - began;
+                    });
+        });
+        final JsonObject run = sim.run(vertx).run().toJson();
+        final String what = run.getJsonObject("sim").encode();
+        assertThat(outcome[0]).as(what).isEqualTo("recovered");
+        assertThat(io.scythe.storage.BackupTables.compare(sim.memoryNodes(), 2)).as(what).isEmpty();
+        committedCopies(sim).forEach((copy, c) -> assertThat(c[2]).as("INVISIBLE cells of " + copy).isZero());
+    }
+
+    /** Copy {@code backup} (0: the primary) of table checking on memory node {@code node}. */
+    private static io.scythe.storage.Table table(final Simulation sim, final String node, final int backup) {
+        for (final io.scythe.storage.LogDb db : sim.memoryNodes()) {
+            if (db.nic().node().equals(node)) {
+                return backup == 0 ? db.table("checking") : db.backupView(backup).table("checking");
+            }
+        }
+        throw new IllegalStateException("no memory node " + node);
+    }
+
+    /**
      * Per copy of checking 1 and 2 (named by copy, key and memory node), read from the memory nodes' memory directly:
      * the key, its newest visible value ({@code ObjectProbe#committedValue}) and its INVISIBLE cells.
      */

@@ -714,7 +714,12 @@ public final class LotusNode {
             return;
         }
         final java.util.function.IntPredicate host = hostRecovered();
-        new io.scythe.txn.recovery.CnRecovery(home).recover(name(r.cn)).onComplete(ar -> {
+        final io.scythe.txn.recovery.CnRecovery logs = new io.scythe.txn.recovery.CnRecovery(home);
+        if (hostShared != null && hostShared.get("run.recoveryObserver")
+            instanceof io.scythe.txn.recovery.CnRecovery.Observer o) {
+            logs.observe(o); // the host's checks hear which of the dead node's commits this recovery finished
+        }
+        logs.recover(name(r.cn)).onComplete(ar -> {
             synchronized (cluster) {
                 if (ar.succeeded()) {
                     r.committedRecords = ar.result().committedRecords();
@@ -723,6 +728,13 @@ public final class LotusNode {
                 } else if (host == null) {
                     r.failure = "log recovery failed: " + ar.cause();
                 }
+            }
+            if (ar.succeeded() && hostShared != null
+                && hostShared.get("run.moduleRecovered") instanceof java.util.function.BiConsumer<?, ?> told) {
+                @SuppressWarnings("unchecked")
+                final java.util.function.BiConsumer<Integer, io.scythe.txn.recovery.CnRecovery.Report> tell =
+                    (java.util.function.BiConsumer<Integer, io.scythe.txn.recovery.CnRecovery.Report>) told;
+                tell.accept(r.cn, ar.result()); // those commits count as committed in the host's checks
             }
             if (ar.succeeded()) {
                 serveAgain(r);

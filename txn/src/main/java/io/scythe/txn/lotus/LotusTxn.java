@@ -1055,43 +1055,64 @@ final class LotusTxn extends OneSidedTxn {
                     return Future.succeededFuture();
                 }
                 final List<Future<Void>> copies = new ArrayList<>();
-                copies.add(recoverCell(runtime, partition.node(), address + at, rkey, commitTs));
+                copies.add(recoverCell(runtime, partition.node(), -1, address + at, rkey, token, commitTs));
                 final List<Catalog.Replica> backups = partition.backups();
                 for (int b = 0; b < backupPointers.length; b++) {
-                    copies.add(recoverCell(runtime, backups.get(b).node(), ObjectLayout.addressOf(
-                        backupPointers[b]) + at, backups.get(b).descriptor().objects().rkey(), commitTs));
+                    final long object = ObjectLayout.addressOf(backupPointers[b]);
+                    copies.add(recoverCell(runtime, backups.get(b).node(), object, object + at,
+                        backups.get(b).descriptor().objects().rkey(), token, commitTs));
                 }
                 return settle(copies);
             });
     }
 
-    /** {@link #recoverCells} on one copy, whose CVT is at {@code cvtAddress}. */
-    private static Future<Void> recoverCell(final TxnRuntime runtime, final String node, final long cvtAddress,
-                                            final int rkey, final long commitTs) {
-        final UnsafeBuffer head = new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]);
-        return runtime.channel(node).compose(ch -> ch.read(cvtAddress, rkey, head, 0, Cvt.HEADER_BYTES).compose(v -> {
+    /**
+     * {@link #recoverCells} on one copy, whose CVT is at {@code cvtAddress}. On a backup ({@code object}, -1 on the
+     * primary, whose home is at {@code token}) the home's version word is the visible write's too, after the cell
+     * ({@link #writeLanded}): where it is still below {@code token} it is set to it, so the copies agree (issue 19,
+     * Fig. 15's run: three CNs crashed at once left 11 backups whose cell recovery made visible with the home word at
+     * 0, "version 7287 vs 0"; the dead coordinators' own doorbells to those backups never landed).
+     */
+    private static Future<Void> recoverCell(final TxnRuntime runtime, final String node, final long object,
+                                            final long cvtAddress, final int rkey, final long token,
+                                            final long commitTs) {
+        // On a backup one READ from its home's header to the CVT's head (the slot's room is contiguous): no verb added.
+        final int headAt = object < 0 ? 0 : (int) (cvtAddress - object);
+        final UnsafeBuffer read = new UnsafeBuffer(new byte[headAt + Cvt.HEADER_BYTES]);
+        final UnsafeBuffer head = new UnsafeBuffer(read, headAt, Cvt.HEADER_BYTES);
+        final UnsafeBuffer home = read;
+        return runtime.channel(node).compose(ch -> ch.read(object < 0 ? cvtAddress : object, rkey, read, 0,
+            read.capacity()).compose(v -> {
             if (!Cvt.written(head, 0)) {
                 return Future.succeededFuture(); // its writer wrote no INVISIBLE version (a CVT is written whole first)
             }
             final int n = Cvt.versions(head, 0);
             final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(n)]);
             return ch.read(cvtAddress, rkey, cvt, 0, cvt.capacity()).compose(w -> {
+                final boolean homeBehind = object >= 0
+                    && (home.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY) < token;
                 int invisible = Cvt.NONE;
+                boolean landed = false;
                 for (int i = 0; i < n; i++) {
                     if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == commitTs) {
-                        return Future.succeededFuture(); // its visible write landed here
+                        landed = true; // its visible write landed here (its home word maybe not: cut after the cell)
                     }
                     if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == Cvt.INVISIBLE) {
                         invisible = i;
                     }
                 }
-                if (invisible == Cvt.NONE) {
+                if (!landed && invisible == Cvt.NONE || landed && !homeBehind) {
                     return Future.succeededFuture();
                 }
-                final UnsafeBuffer ts = new UnsafeBuffer(new byte[8]);
-                ts.putLong(0, commitTs);
                 final io.scythe.bridge.Doorbell batch = ch.doorbell();
-                writeVisible(batch, cvtAddress + Cvt.cell(invisible), rkey, ts);
+                if (!landed) {
+                    final UnsafeBuffer ts = new UnsafeBuffer(new byte[8]);
+                    ts.putLong(0, commitTs);
+                    writeVisible(batch, cvtAddress + Cvt.cell(invisible), rkey, ts);
+                }
+                if (homeBehind) {
+                    writeLanded(batch, object, rkey, token);
+                }
                 return batch.post().<Void>mapEmpty();
             });
         }).onFailure(e -> {

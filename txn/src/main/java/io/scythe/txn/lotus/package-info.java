@@ -34,13 +34,17 @@
  * T_commit); the first survivor to notice finishes its logged commits from their redo records
  * ({@code CnRecovery}, {@link io.scythe.txn.lotus.LotusLockKind}: an entry only where the object's version is still
  * below the record's; then, still under the dead node's locks, the commit's INVISIBLE cells made visible at its
- * T_commit on every copy its visible write did not reach, {@code LotusTxn#recoverCells}) and drops the rest; survivors then free its locks from their lock state; no lock table is
+ * T_commit on every copy its visible write did not reach, with that copy's home version word where it is behind: the
+ * word is the visible write's too, and Fig. 15's run left 11 backups at "version T vs 0" when only the cell was
+ * finished, {@code LotusTxn#recoverCells}) and drops the rest; survivors then free its locks from their lock state; no lock table is
  * rebuilt. The survivors judge leases past the run's end until every other node retired (stopped renewing because the
  * run is over, its lease held a lease past the end) or was recovered, so a node that crashed shortly before the end
  * is declared dead in the simulator's drain (issue 23 §4: they stopped at the end, their attempts that asked it
  * waited for ever and its locks stayed held). Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
  * survivors, since the simulator cannot restart a node (the paper restarts it with an empty table). Several nodes
  * dead at once (the simulator's {@code --crash-cn 0,1,2}, Fig. 15) are each recovered so, one {@code Recovery} each.
+ * A host without its own recovery hears what this one finished ({@code run.recoveryObserver}, {@code
+ * run.moduleRecovered}: the simulator counts those commits in its checks, as it does its shared recovery's).
  * Where the host runs its own recovery beside the leases (the simulator's {@code --crash-recover}: a stand-in of the
  * cluster's recovery duty on the first live node), that recoverer holds the memory nodes' claim on the dead node, and
  * a lease leader that is another node (3 CNs or more) is refused it while the recoverer lives: it then waits for the

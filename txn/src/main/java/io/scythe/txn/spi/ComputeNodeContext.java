@@ -35,7 +35,11 @@ public interface ComputeNodeContext {
      * loop with the dead node's index once the dead node is fenced on every memory node and its redo records settled)
      * and {@code run.recoveredCommit} (a LongConsumer: the id of a dead node's transaction a live node committed on its
      * behalf, for the run's checks) and {@code run.recovered} (an IntPredicate: whether the run's own recovery of
-     * node i finished; Lotus waits for it when that recovery holds the memory nodes' claim), and, when it routes, {@code routing.shards} (its shard count), {@code
+     * node i finished; Lotus waits for it when that recovery holds the memory nodes' claim); in a run that crashes
+     * compute nodes without its own recovery, {@code run.recoveryObserver} (a {@code CnRecovery.Observer}) and {@code
+     * run.moduleRecovered} (a {@code BiConsumer<Integer, CnRecovery.Report>}: a module's own recovery of dead node i
+     * finished, having told that observer what it found; Lotus's lease recovery), so the run's checks count the
+     * commits that recovery decided; and, when it routes, {@code routing.shards} (its shard count), {@code
      * routing.moveShardEveryNs} (how often it moves shards at random, 0: never) and {@code routing.moved} (a
      * BiConsumer of shard and compute node a module that moves shards itself tells). The embedded cluster puts
      * {@code run.over}, {@code routing.shards}, {@code routing.moved} and {@code clock.wall} (true: its loops' timers
