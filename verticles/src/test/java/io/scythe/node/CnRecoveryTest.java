@@ -417,7 +417,11 @@ class CnRecoveryTest {
                     if (length < 0) {
                         continue;
                     }
-                    b.putInt(at, oldMagic);
+                    b.putInt(at, oldMagic); // and the layout before a376c2d1: u32 count, u32 lock kind, no epoch
+                    final int count = io.scythe.txn.recovery.RedoRecordDescriptor.countOf(b, at);
+                    final int kind = io.scythe.txn.recovery.RedoRecordDescriptor.lockKindOf(b, at);
+                    b.putInt(at + io.scythe.txn.recovery.RedoRecordDescriptor.COUNT_OFFSET, count);
+                    b.putInt(at + io.scythe.txn.recovery.RedoRecordDescriptor.COUNT_OFFSET + 4, kind);
                     final byte[] body = new byte[length - 8];
                     b.getBytes(at, body);
                     final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
