@@ -367,20 +367,14 @@ class CnRecoveryTest {
             return Future.succeededFuture();
         });
         final int[] attempts = {0};
-        on(() -> coordinator.run(txn -> Future.all(txn.read("accounts", 7), txn.read("accounts", 8))
-            .map(both -> {
-                if (attempts[0]++ == 0) { // a configuration applied mid-attempt (no copy changes)
-                    assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(epoch0 + 1,
-                        io.scythe.txn.MemoryNodeConfiguration.initial(memoryNodes, replicas).copies(),
-                        java.util.Set.of()))).isTrue();
-                }
-                final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
-                v.putLong(0, both.<UnsafeBuffer>resultAt(0).getLong(0) - 25);
-                txn.write("accounts", 7, v, 0, 8);
-                v.putLong(0, both.<UnsafeBuffer>resultAt(1).getLong(0) + 25);
-                txn.write("accounts", 8, v, 0, 8);
-                return 0L;
-            })));
+        on(() -> coordinator.run(txn -> {
+            if (attempts[0]++ == 0) { // a configuration applied once the attempt began (no copy changes)
+                assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(epoch0 + 1,
+                    io.scythe.txn.MemoryNodeConfiguration.initial(memoryNodes, replicas).copies(),
+                    java.util.Set.of()))).isTrue();
+            }
+            return transfer(txn, 7, 8, 25, nextLedgerKey++);
+        }));
         assertThat(attempts[0]).as("the first attempt aborted before its record, retried").isEqualTo(2);
         assertThat(inFlight).as("counted while its record is durable").containsExactly(1L);
         assertThat(catalog.inFlightBefore(Long.MAX_VALUE)).as("finished: drained").isZero();
