@@ -186,6 +186,33 @@ final class MemoryNodeRejoin {
         }
     }
 
+    /** A driver's steps ({@link #drive}), for {@link #driveClaimed}. */
+    @FunctionalInterface
+    interface Driving {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs {@code driving} under claim {@code key} held by {@code mine}, then gives the claim up ({@link #release})
+     * when it failed in any way (a step that waited too long, the configuration changing after each copy, a lost
+     * claim) or its CN {@code stopped}: so another compute node takes the rejoin while this member lives on (issue 23
+     * review: before, only a stopped driver released it, and a driver that gave up kept the claim until its member
+     * left). A rejoin driven to its end keeps the claim (the request is done).
+     */
+    static void driveClaimed(final java.util.concurrent.ConcurrentMap<String, String> claims, final String key,
+                             final String mine, final java.util.function.BooleanSupplier stopped,
+                             final Consumer<String> log, final Driving driving) throws Exception {
+        boolean failed = true;
+        try {
+            driving.run();
+            failed = false;
+        } finally {
+            if (failed || stopped.getAsBoolean()) {
+                release(claims, key, mine, log);
+            }
+        }
+    }
+
     /** The Hazelcast member named by claim {@code value}, or null when it names none (an older claim). */
     private static String driverMember(final String value) {
         try {
@@ -221,14 +248,9 @@ final class MemoryNodeRejoin {
                 if (!claim(hazelcast.<String, String>getMap(CLAIMS), claim, mine, liveMembers(), log)) {
                     return; // a live CN drives it
                 }
-                try {
-                    drive(mn, pid, () -> stillDrives(stopped, hazelcast.<String, String>getMap(CLAIMS), claim, mine,
-                        liveMembers(), replacement));
-                } finally {
-                    if (stopped) {
-                        release(hazelcast.<String, String>getMap(CLAIMS), claim, mine, log);
-                    }
-                }
+                driveClaimed(hazelcast.<String, String>getMap(CLAIMS), claim, mine, () -> stopped, log,
+                    () -> drive(mn, pid, () -> stillDrives(stopped, hazelcast.<String, String>getMap(CLAIMS), claim,
+                        mine, liveMembers(), replacement)));
             } catch (final Exception e) {
                 log.accept("rejoin of memory node " + mn + " (pid " + pid + ") stopped: " + e.getMessage());
             }
@@ -254,10 +276,19 @@ final class MemoryNodeRejoin {
         MemoryNodeConfiguration c = failover.current();
         while (c.removed().contains(node)) {
             final long removedIn = c.epoch();
+            // The epoch the wait found settled (-1: the node no longer removed): the compare-and-set is on it, not on
+            // a configuration read after the wait, which may be a newer one nobody found settled (issue 23 review).
+            final long[] settled = {-1};
             await("configuration epoch " + removedIn + " (and later ones) to settle before " + mn + " rejoins", () -> {
                 stillDrives.run();
                 final MemoryNodeConfiguration now = failover.current();
-                return now.removed().contains(node) ? failover.settlementWaitsFor(now.epoch()) : null;
+                if (!now.removed().contains(node)) {
+                    settled[0] = -1;
+                    return null;
+                }
+                final String waits = failover.settlementWaitsFor(now.epoch());
+                settled[0] = waits == null ? now.epoch() : -1;
+                return waits;
             });
             c = failover.current();
             if (c.removed().contains(node)) {
@@ -265,7 +296,7 @@ final class MemoryNodeRejoin {
                 // Written only while the epoch just found settled is current (a compare-and-set on the configuration):
                 // a driver taken over between its check and this write, or a configuration made meanwhile, lets it
                 // land nothing; it then looks again (removed still: the new epoch's settlement first).
-                final MemoryNodeConfiguration written = failover.rejoinIn(mn, c.epoch());
+                final MemoryNodeConfiguration written = settled[0] < 0 ? null : failover.rejoinIn(mn, settled[0]);
                 if (written == null) {
                     log.accept("configuration changed before " + mn + "'s rejoin was written: looks again");
                     c = failover.current();

@@ -152,7 +152,7 @@ public final class RecoveryDuty {
     private volatile java.util.function.Predicate<String> memoryNodeRemoved = mn -> false;
     private final AtomicBoolean scanQueued = new AtomicBoolean();
     private volatile boolean stopped;
-    private UUID self;
+    private volatile UUID self;
     private UUID owedListener;
     private UUID shardListener;
     private UUID membershipListener;
@@ -407,14 +407,38 @@ public final class RecoveryDuty {
         scanLater();
     }
 
-    /** Takes no more work (a recovery under way finishes). Does not block; idempotent. */
+    /**
+     * Takes no more work (a recovery under way finishes) and releases every claim this member holds ({@link
+     * #releaseClaim}: each owed entry {@code claimedBy} it, a recovery under way or left for an operator included), so
+     * that the next compute node claims them while this member lives on (its CN lost its lease: issue 23 review;
+     * before, only a handed-over claim was released, and the others held every CN off until this member left). The
+     * memory nodes admit the next claimant once they fenced this CN. Does not block; idempotent.
+     */
     public void stop() {
         stopped = true;
+        if (self == null) {
+            return; // never started: claims nothing
+        }
+        vertx.executeBlocking(() -> {
+            if (hazelcast.getLifecycleService().isRunning()) {
+                releaseEveryClaim();
+            }
+            return null;
+        }, false).onFailure(e -> log.accept("releasing its claims on stopping: " + e));
     }
 
-    /** Stops and removes its listeners. Blocks; idempotent. */
+    /** {@link #releaseClaim} of every owed entry this member claims. Blocks (map operations). */
+    void releaseEveryClaim() {
+        for (final Map.Entry<String, String> e : owed().entrySet()) {
+            if (self.toString().equals(new JsonObject(e.getValue()).getString("claimedBy"))) {
+                releaseClaim(e.getKey());
+            }
+        }
+    }
+
+    /** Stops and removes its listeners (its claims pass on as its member leaves). Blocks; idempotent. */
     public void close() {
-        stop();
+        stopped = true;
         try {
             if (hazelcast.getLifecycleService().isRunning()) {
                 if (owedListener != null) {
@@ -542,19 +566,24 @@ public final class RecoveryDuty {
      */
     private String designated(final String cn, final Set<UUID> live) {
         final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
+        // An incarnation owed recovery itself (its lease lost and fenced, superseded, its member left) recovers
+        // nothing: never designated, so that its duty passes on while its member lives on (issue 23 review).
+        final Set<String> owedNow = owed().keySet();
         final String shardValue = hazelcast.<String, String>getMap(ScytheNode.SHARDS).get(cn);
         if (shardValue != null) {
             final JsonObject shard = new JsonObject(shardValue);
             final String owner = shard.getString("owner");
             final Long ownerEpoch = shard.getLong("ownerEpoch");
-            if (owner != null && ownerEpoch != null && liveCn(nodes.get(owner), ownerEpoch, live)) {
+            if (owner != null && ownerEpoch != null && liveCn(nodes.get(owner), ownerEpoch, live)
+                && !owedNow.contains(incarnation(owner, ownerEpoch))) {
                 return incarnation(owner, ownerEpoch);
             }
         }
         final Map<String, JsonObject> liveCns = new TreeMap<>();
         for (final Map.Entry<String, String> e : nodes.entrySet()) {
             final JsonObject registered = new JsonObject(e.getValue());
-            if (liveCn(e.getValue(), registered.getLong("epoch", -1L), live)) {
+            if (liveCn(e.getValue(), registered.getLong("epoch", -1L), live)
+                && !owedNow.contains(incarnation(e.getKey(), registered.getLong("epoch", -1L)))) {
                 liveCns.put(e.getKey(), registered);
             }
         }

@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A rejoin's driver dying midway (issue 23 §2): its claim names its Hazelcast member, so once that member left another
@@ -121,5 +122,26 @@ class MemoryNodeRejoinClaimTest {
             later.epoch(), (now, node) -> now.rejoined(node));
         assertThat(full.rejoining()).as("copied again in the current epoch: full").isEmpty();
         assertThat(full.epoch()).isEqualTo(later.epoch() + 1);
+    }
+
+    /**
+     * A driver that gave up (here its steps threw, as after six changed configurations) releases its claim at once,
+     * so another compute node takes the rejoin while this member lives on; one driven to its end keeps it. Before,
+     * only a stopped driver released it.
+     */
+    @Test
+    void shouldGiveUpTheClaimOfADriverThatFailed() throws Exception {
+        final ConcurrentMap<String, String> claims = new ConcurrentHashMap<>();
+        final java.util.List<String> log = new java.util.ArrayList<>();
+        claims.put("mn2:m", "mine");
+        assertThatThrownBy(() -> MemoryNodeRejoin.driveClaimed(claims, "mn2:m", "mine", () -> false, log::add, () -> {
+            throw new IllegalStateException("the configuration kept changing after each copy of mn2");
+        })).hasMessageContaining("kept changing");
+        assertThat(claims).as("released").isEmpty();
+        claims.put("mn2:m", "mine");
+        MemoryNodeRejoin.driveClaimed(claims, "mn2:m", "mine", () -> false, log::add, () -> { });
+        assertThat(claims).as("done: kept").containsEntry("mn2:m", "mine");
+        MemoryNodeRejoin.driveClaimed(claims, "mn2:m", "mine", () -> true, log::add, () -> { });
+        assertThat(claims).as("stopped: released").isEmpty();
     }
 }

@@ -383,6 +383,12 @@ class RecoveryDutyTest {
             assertThat(r.getString("error")).contains("format version 79 (0x4f)").contains("for an operator");
         });
         assertThat(owed(hzC)).as("still owed").containsKey("cnA.e1");
+        // The operator stops the refusing claimant (or its CN loses its lease): its claim passes on at once.
+        dutyC.stop();
+        final String member = hzC.getCluster().getLocalMember().getUuid().toString();
+        eventually("its claim released on stop", () -> !new JsonObject(owed(hzC).get("cnA.e1"))
+            .containsKey("claimedBy"));
+        assertThat(new JsonObject(owed(hzC).get("cnA.e1")).getJsonArray("handedOverBy")).contains(member);
     }
 
     @Test

@@ -339,36 +339,46 @@ class CnRecoveryTest {
     }
 
     /**
-     * RCC's and SELCC's redo records name the memory-node configuration their attempt began in, as the one-sided
-     * protocols' do, not the one applied when the record is encoded: here a configuration (epoch + 1, same copies) is
-     * applied between the attempt's reads and its commit. Before: the record named epoch + 1, so that recovery would
-     * trust a primary's lock word in a term the attempt's locks may not have been taken in.
+     * RCC's and SELCC's commits pass their point of no return where their redo record's WRITE is posted (issue 23
+     * review): counted in {@code Catalog#decided} and the epoch checked just before it, so an attempt whose
+     * configuration changed since it began aborts there, before its record (retried in the new one, whose epoch its
+     * record names); once its record is durable it counts as in flight (a node's drain waits for it) until its
+     * write-back finished, and a configuration applied in the LOG -> WRITE_BACK window finishes the commit instead of
+     * giving the loop up. Before: a changed epoch was logged under the attempt's epoch, a durable record did not count
+     * (inFlightBefore 0), and RCC's one-sided write-back re-checked the epoch after the record and gave the loop up.
      */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"rcc-nowait", "selcc-2pl"})
-    void shouldLogTheEpochTheAttemptBeganInNotTheOneAtEncoding(final String protocol) throws Exception {
+    void shouldCountAnRccOrSelccCommitFromJustBeforeItsRecordUntilItsWriteBack(final String protocol)
+        throws Exception {
         start(protocol); // SELCC's compute nodes message each other: the cluster's own one, not an added one
         final Coordinator coordinator = recoverer();
         final Catalog catalog = coordinator.runtime().catalog();
         final long epoch0 = catalog.epoch();
-        try {
-            on(() -> coordinator.run(txn -> Future.all(txn.read("accounts", 7), txn.read("accounts", 8))
-                .map(both -> {
-                    // A configuration applied mid-attempt (no copy changes).
-                    assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(epoch0 + 1,
-                        io.scythe.txn.MemoryNodeConfiguration.initial(memoryNodes, replicas).copies(),
-                        java.util.Set.of()))).isTrue();
-                    final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
-                    v.putLong(0, both.<UnsafeBuffer>resultAt(0).getLong(0) - 25);
-                    txn.write("accounts", 7, v, 0, 8);
-                    v.putLong(0, both.<UnsafeBuffer>resultAt(1).getLong(0) + 25);
-                    txn.write("accounts", 8, v, 0, 8);
-                    return 0L;
-                })));
-        } catch (final io.scythe.txn.OutcomeUnknownException decidedByItsRecord) {
-            // RCC's write-back refuses an attempt of an older epoch even after its record (left to recovery)
-        }
-        assertThat(catalog.epoch()).isEqualTo(epoch0 + 1);
+        final List<Long> inFlight = new ArrayList<>();
+        on(() -> {
+            io.scythe.txn.recovery.RedoLog.of(coordinator.runtime()).afterAppend(() -> {
+                inFlight.add(catalog.inFlightBefore(Long.MAX_VALUE));
+                // A configuration applied between the durable record and the write-back (no copy changes).
+                assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(catalog.epoch() + 1,
+                    io.scythe.txn.MemoryNodeConfiguration.initial(memoryNodes, replicas).copies(),
+                    java.util.Set.of()))).isTrue();
+            });
+            return Future.succeededFuture();
+        });
+        final int[] attempts = {0};
+        on(() -> coordinator.run(txn -> {
+            if (attempts[0]++ == 0) { // a configuration applied once the attempt began (no copy changes)
+                assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(epoch0 + 1,
+                    io.scythe.txn.MemoryNodeConfiguration.initial(memoryNodes, replicas).copies(),
+                    java.util.Set.of()))).isTrue();
+            }
+            return transfer(txn, 7, 8, 25, nextLedgerKey++);
+        }));
+        assertThat(attempts[0]).as("the first attempt aborted before its record, retried").isEqualTo(2);
+        assertThat(inFlight).as("counted while its record is durable").containsExactly(1L);
+        assertThat(catalog.inFlightBefore(Long.MAX_VALUE)).as("finished: drained").isZero();
+        assertThat(catalog.epoch()).isEqualTo(epoch0 + 2);
         final List<Long> logged = new ArrayList<>();
         for (final LogDb db : scythe.memoryNodes()) {
             for (final io.scythe.fabric.MemoryRegion r : db.nic().regions()) {
@@ -384,7 +394,9 @@ class CnRecoveryTest {
                 }
             }
         }
-        assertThat(logged).as("the attempt's record names the epoch it began in").containsExactly(epoch0);
+        assertThat(logged).as("only the retry's record, naming the epoch it began in").containsExactly(epoch0 + 1);
+        assertThat(balanceOf(7)).isEqualTo(INITIAL - 25);
+        assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
     }
 
     /**
@@ -417,7 +429,11 @@ class CnRecoveryTest {
                     if (length < 0) {
                         continue;
                     }
-                    b.putInt(at, oldMagic);
+                    b.putInt(at, oldMagic); // and the layout before a376c2d1: u32 count, u32 lock kind, no epoch
+                    final int count = io.scythe.txn.recovery.RedoRecordDescriptor.countOf(b, at);
+                    final int kind = io.scythe.txn.recovery.RedoRecordDescriptor.lockKindOf(b, at);
+                    b.putInt(at + io.scythe.txn.recovery.RedoRecordDescriptor.COUNT_OFFSET, count);
+                    b.putInt(at + io.scythe.txn.recovery.RedoRecordDescriptor.COUNT_OFFSET + 4, kind);
                     final byte[] body = new byte[length - 8];
                     b.getBytes(at, body);
                     final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();

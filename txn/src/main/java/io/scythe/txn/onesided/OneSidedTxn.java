@@ -334,6 +334,11 @@ public abstract class OneSidedTxn implements Txn {
         // sees it counted (both are volatile: one of the two sees the other).
         final io.scythe.txn.Catalog catalog = runtime.catalog();
         catalog.decided(configEpoch);
+        if (passedPointOfNoReturn) {
+            // Its own record (RCC's Log stage) passed the point of no return: decided, so never re-checked (an abort
+            // here would give the whole loop up); this count pairs with the write-back's own finished.
+            return redo().writeBack(version, needsRelease, release, catalog, configEpoch);
+        }
         if (catalog.epoch() != configEpoch) {
             catalog.finished(configEpoch);
             // A memory node failed over since this attempt began: what it read, locked and would write may be copies
@@ -342,6 +347,39 @@ public abstract class OneSidedTxn implements Txn {
         }
         // catalog.finished(configEpoch) runs first when the outcome is known (was a listener added here).
         return redo().writeBack(version, needsRelease, release, catalog, configEpoch);
+    }
+
+    /** Whether this attempt's own redo record passed {@link #pointOfNoReturn} (counted in {@code Catalog#decided}). */
+    private boolean passedPointOfNoReturn;
+
+    /**
+     * The point of no return of a protocol that writes its own redo record (RCC's Log stage, SELCC's installs), run
+     * by {@link io.scythe.txn.recovery.RedoLog#append} just before the record's WRITE is posted: counts the commit
+     * in {@code Catalog#decided} for its configuration epoch, then checks the epoch (after the count: a configuration
+     * applied meanwhile either fails this attempt or sees it counted). A changed epoch aborts the attempt there, truly
+     * before its point of no return (nothing posted), retried in the new configuration. The count ends when the
+     * commit's outcome is known ({@link #finishCommit}: finished, or given up to recovery), so a node does not tell
+     * that it drained while its record is durable and its write-back in flight. Issue 23 review.
+     */
+    protected final io.scythe.txn.recovery.RedoLog.PointOfNoReturn pointOfNoReturn() {
+        return () -> {
+            final io.scythe.txn.Catalog catalog = runtime.catalog();
+            catalog.decided(configEpoch);
+            if (catalog.epoch() != configEpoch) {
+                catalog.finished(configEpoch);
+                return Reconfigured.abort(configEpoch, catalog.epoch());
+            }
+            passedPointOfNoReturn = true;
+            return null;
+        };
+    }
+
+    /** Ends {@link #pointOfNoReturn}'s count, once (the commit's outcome is known). */
+    private void pointOfNoReturnOver() {
+        if (passedPointOfNoReturn) {
+            passedPointOfNoReturn = false;
+            runtime.catalog().finished(configEpoch);
+        }
     }
 
     /** {@link Reposts#untilAccepted}, on this loop's timers. */
@@ -697,6 +735,7 @@ public abstract class OneSidedTxn implements Txn {
 
         @Override
         public void complete(final T value, final Throwable failure) {
+            txn.pointOfNoReturnOver(); // outcome known: finished, or given up to recovery
             if (failure == null) {
                 try {
                     txn.committed(value);

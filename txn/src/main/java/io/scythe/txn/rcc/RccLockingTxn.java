@@ -395,7 +395,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validation)
             .compose(v -> staged(Stage.VALIDATE, validation()))
             .compose(v -> staged(Stage.LOG, RccLog.log(runtime, form, id, installed, logKind(), writes.written(),
-                this::ownerOf, configEpoch())).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log record's WRITE failed "
+                this::ownerOf, configEpoch(), pointOfNoReturn())).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log record's WRITE failed "
                 + "and may have landed", e) : Future.failedFuture(e)))
             .compose(appended -> staged(Stage.WRITE_BACK, (form.oneSided(RccForm.Step.COMMIT)
                 ? commitOneSided(installed) : replicated(installed).compose(v -> commitByRpc(installed)))

@@ -44,10 +44,12 @@ public final class RccLog {
      * {@code epoch}, the memory-node configuration the attempt began in ({@code OneSidedTxn#configEpoch}), as the
      * one-sided protocols' records do: not the one applied when it is encoded (after the locate, possibly newer than
      * the terms its locks were taken in, so that recovery would trust a newer primary's lock word for it).
+     * {@code gate} ({@code OneSidedTxn#pointOfNoReturn}) runs just before the record's WRITE is posted.
      */
     static Future<RedoLog.Appended> log(final TxnRuntime runtime, final RccForm form, final long id,
                                         final long version, final RccLockKind kind, final List<Access> written,
-                                        final ToLongFunction<Access> token, final long epoch) {
+                                        final ToLongFunction<Access> token, final long epoch,
+                                        final RedoLog.PointOfNoReturn gate) {
         final Future<Void> located = Replicas.any(written) ? Replicas.locateAll(runtime, written)
             : Future.succeededFuture();
         final RedoLog log = RedoLog.of(runtime);
@@ -74,7 +76,7 @@ public final class RccLog {
                                     + Long.toHexString(address) + ": no log region of rkey " + rkey + " holds it",
                                 null)));
                 });
-        return located.compose(v -> log.append(id, version, kind.id(), written, token, poster, epoch));
+        return located.compose(v -> log.append(id, version, kind.id(), written, token, poster, epoch, gate));
     }
 
     /** Frees {@code appended}'s slots (lazily truncated by the next records): its write-back completed. */

@@ -206,7 +206,7 @@ public abstract class RccTsTxn extends OneSidedTxn {
                     }
                 }
                 return staged(io.scythe.txn.Stage.LOG, RccLog.log(runtime, form, id, version, logKind(),
-                    writes.written(), this::lockOwner, configEpoch())).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log "
+                    writes.written(), this::lockOwner, configEpoch(), pointOfNoReturn())).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log "
                     + "record's WRITE failed and may have landed", e) : Future.failedFuture(e));
             })
             .compose(appended -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack())

@@ -39,8 +39,11 @@ import java.util.Set;
  * settled by versions ({@link #settlePromoted}), never by the primary's lock word: a copy primary again (promoted,
  * removed, rejoined, promoted again; or a replacement memory node's copy 0 primary again) started its lock words and
  * Takeout counters afresh, so the record's ticket can be a live holder's. Such a record was finished (the failover
- * ending its term settled every commit of older epochs), so versions find it landed. RCC's and SELCC's records name
- * the epoch applied when they were encoded, not their attempt's.
+ * ending its term settled every commit of older epochs), so versions find it landed. Every protocol's record names the
+ * epoch its attempt began in: RCC's and SELCC's are counted as decided and their epoch checked just before their
+ * WRITE is posted ({@code OneSidedTxn#pointOfNoReturn}: an attempt whose configuration changed aborts there), so the
+ * record's epoch is also the one applied when it went out. SELCC's records carry commit version 0, which
+ * {@link #settlePromoted} cannot settle: cluster mode refuses memory-node failover for SELCC by name.
  *
  * <p><b>An attempt's verbs landing late (issue 23, review stop 40).</b> The roll-forward READs an entry's header,
  * checks the record's token is still there, then posts unconditional WRITEs (only a CAS release is conditional;

@@ -231,6 +231,27 @@ public final class RedoLog {
     public Future<Appended> append(final long txnId, final long version, final int lockKind,
                                    final List<Access> writes, final ToLongFunction<Access> token,
                                    final Poster poster, final long epoch) {
+        return append(txnId, version, lockKind, writes, token, poster, epoch, null);
+    }
+
+    /**
+     * The commit's point of no return, passed (or refused) just before its record's WRITE is posted: what a protocol
+     * that counts its decided commits ({@code Catalog#decided}) runs there, with the epoch check that must come after
+     * the count. Returns null to post, or the failure the attempt aborts with (nothing was posted: its slots are
+     * free again).
+     */
+    @FunctionalInterface
+    public interface PointOfNoReturn {
+        Throwable pass();
+    }
+
+    /**
+     * {@link #append(long, long, int, List, ToLongFunction, Poster, long)} with {@code gate} ({@code null}: none)
+     * run once its slots are taken, just before the record is sealed and posted.
+     */
+    public Future<Appended> append(final long txnId, final long version, final int lockKind,
+                                   final List<Access> writes, final ToLongFunction<Access> token,
+                                   final Poster poster, final long epoch, final PointOfNoReturn gate) {
         if (writes.isEmpty()) {
             return Future.failedFuture(new IllegalArgumentException("redo record of transaction " + txnId
                 + " without writes"));
@@ -242,7 +263,7 @@ public final class RedoLog {
             return Future.failedFuture(e);
         }
         if (!writes.get(0).partition.backups().isEmpty()) {
-            return appendReplicated(txnId, record, writes, poster);
+            return appendReplicated(txnId, record, writes, poster, gate);
         }
         final String node = writes.get(0).partition.node();
         return io.scythe.txn.onesided.Futures.then(io.scythe.txn.onesided.Futures.then(
@@ -253,6 +274,11 @@ public final class RedoLog {
             if (first < 0) {
                 return Future.failedFuture(new AbortException(AbortReason.BACK_PRESSURE, "redo log region on "
                     + node + " has no room for " + record.capacity() + " bytes"));
+            }
+            final Throwable refused = gate == null ? null : gate.pass();
+            if (refused != null) {
+                region.used.clear(first, first + slots);
+                return Future.failedFuture(refused);
             }
             final long lsn = nextLsn++;
             record.putLong(RedoRecordDescriptor.LSN_OFFSET, lsn);
@@ -294,7 +320,8 @@ public final class RedoLog {
      * class comment for what a refusal or failure of a copy means).
      */
     private Future<Appended> appendReplicated(final long txnId, final UnsafeBuffer record,
-                                              final List<Access> writes, final Poster poster) {
+                                              final List<Access> writes, final Poster poster,
+                                              final PointOfNoReturn gate) {
         final io.scythe.txn.Catalog.Partition partition = writes.get(0).partition;
         final List<String> nodes = new java.util.ArrayList<>();
         nodes.add(partition.node());
@@ -315,6 +342,13 @@ public final class RedoLog {
                     return Future.failedFuture(new AbortException(AbortReason.BACK_PRESSURE, "redo log region on "
                         + nodes.get(i) + " has no room for " + record.capacity() + " bytes"));
                 }
+            }
+            final Throwable refused = gate == null ? null : gate.pass();
+            if (refused != null) {
+                for (int i = 0; i < regions.size(); i++) {
+                    regions.get(i).used.clear(firsts[i], firsts[i] + slots);
+                }
+                return Future.failedFuture(refused);
             }
             final long lsn = nextLsn++;
             record.putLong(RedoRecordDescriptor.LSN_OFFSET, lsn);

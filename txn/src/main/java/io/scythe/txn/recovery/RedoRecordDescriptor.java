@@ -47,11 +47,17 @@ import java.util.zip.CRC32C;
  * (at most {@link #MAX_ENTRIES} entries; lock kinds are small registry numbers), so the record kept its size.
  *
  * <p>Format: the first word is {@link #MAGIC}, the family {@code 'SRD'} ({@link #FAMILY}) in its high 24 bits and the
- * format version ({@link #FORMAT_VERSION}) in its low 8. A build reads only its own format: a record of the family with
- * another version (the records written before the version existed carried {@code 'SRDO'}, version {@code 'O'} = 0x4F,
- * whose count and lock kind were u32 each) is refused ({@link #checkFormat}), never read as this layout; recovery of
- * that incarnation then stops before it applies anything and leaves it owed for an operator (a build that reads that
- * format), which the recovering node's health reports. A change to this layout must raise {@link #FORMAT_VERSION}.
+ * format version ({@link #FORMAT_VERSION}) in its low 8. A build reads only its own format: a complete record of the
+ * family with another version is refused ({@link #checkFormat}), never read as this layout; recovery of that
+ * incarnation then stops before it applies anything and leaves it owed for an operator (a build that reads that
+ * format), which the recovering node's health reports. The records written before the version existed carried
+ * {@code 'SRDO'} ({@link #LEGACY_MAGIC}, version byte {@code 'O'} = 0x4F) and the same trailer scheme (that word in
+ * the trailer's high half): from the configuration epoch's introduction (a376c2d1) their layout is exactly this one
+ * (u16 count, u16 lock kind, u32 epoch), and they are read as version 2; before it count and lock kind were u32 each
+ * and no epoch (little-endian, so the lock kind u16 reads 0, no module's kind): those are refused. Operator step for
+ * a refused incarnation: stop the node that refused it first (it keeps its recovery claim, so the other compute nodes
+ * get RECOVERY_BUSY until it is fenced or leaves), then recover the incarnation with a build that reads that format.
+ * A change to this layout must raise {@link #FORMAT_VERSION}.
  *
  * <p>Truncation: the log of one event loop numbers its records (the sequence number, increasing across every region
  * the loop opens) and each record carries the loop's low water when it was written: the smallest sequence number whose
@@ -71,6 +77,12 @@ public final class RedoRecordDescriptor {
     public static final int FORMAT_VERSION = 2;
     /** The first word of a record of this build's format. */
     public static final int MAGIC = FAMILY << 8 | FORMAT_VERSION;
+    /**
+     * The first word of the records written before the format version existed, {@code 'SRDO'}: from the configuration
+     * epoch's introduction (a376c2d1) they have this layout exactly and are read as version 2 ({@link
+     * #completeLength}); before it their count and lock kind were u32 each (refused).
+     */
+    public static final int LEGACY_MAGIC = 0x5352444f;
     public static final int MAGIC_OFFSET = 0;
     public static final int LENGTH_OFFSET = 4;
     public static final int TXN_ID_OFFSET = 8;
@@ -211,6 +223,11 @@ public final class RedoRecordDescriptor {
 
     /** The commit word of the record of {@code totalLength} bytes at {@code offset} of {@code buffer}. */
     public static long commitWord(final DirectBuffer buffer, final int offset, final int totalLength) {
+        return commitWord(buffer, offset, totalLength, MAGIC);
+    }
+
+    private static long commitWord(final DirectBuffer buffer, final int offset, final int totalLength,
+                                   final int word) {
         final CRC32C crc = new CRC32C();
         final byte[] array = buffer.byteArray();
         if (array != null) { // on the heap (a record being sealed): checksummed in place, not copied first
@@ -221,7 +238,7 @@ public final class RedoRecordDescriptor {
             buffer.getBytes(offset, bytes);
             crc.update(bytes, 0, bytes.length);
         }
-        return ((long) MAGIC << 32) | (crc.getValue() & 0xffffffffL);
+        return ((long) word << 32) | (crc.getValue() & 0xffffffffL);
     }
 
     /** Seals the record at {@code offset}: writes its commit word. */
@@ -243,13 +260,20 @@ public final class RedoRecordDescriptor {
 
     /**
      * Refuses a record of another format at {@code offset} ({@code where} names it in the message): recovery must not
-     * apply what it cannot read.
+     * apply what it cannot read. Only a COMPLETE record under its own first word is refused: a sane length (header
+     * and trailer, a multiple of 8, within {@code limit}) and a trailer equal to that word in its high half and the
+     * CRC32C of the record before it in its low half. The scan reaches every slot boundary, inside torn records'
+     * bodies and reused slots' stale tails too, so four bytes there that merely read like another version's first
+     * word (a user value {@code "ODRS"}, say) are garbage as before, never a reason to stop a recovery. A record of
+     * {@link #LEGACY_MAGIC} that {@link #completeLength} reads as this layout is not refused either.
      *
-     * @throws UnreadableRedoRecordException when a record of the family but of another version starts there
+     * @throws UnreadableRedoRecordException when a complete record of the family but of another version starts there
      */
     public static void checkFormat(final DirectBuffer buffer, final int offset, final int limit, final String where) {
         final int version = formatOf(buffer, offset, limit);
-        if (version >= 0 && version != FORMAT_VERSION) {
+        if (version >= 0 && version != FORMAT_VERSION
+            && completeUnder(buffer, offset, limit, buffer.getInt(offset + MAGIC_OFFSET)) >= 0
+            && completeLength(buffer, offset, limit) < 0) {
             throw new UnreadableRedoRecordException(where, version);
         }
     }
@@ -276,16 +300,38 @@ public final class RedoRecordDescriptor {
 
     /**
      * The length of the complete record at {@code offset} of {@code buffer} ({@code limit} bytes readable from
-     * there), or -1 when there is none or it is incomplete (torn, unsealed).
+     * there), or -1 when there is none or it is incomplete (torn, unsealed). A complete {@link #LEGACY_MAGIC} record
+     * of this layout (written between the configuration epoch's introduction and the format version's, whose lock
+     * kind word is not 0) counts as one; one of the older layout (u32 count and lock kind: its lock kind u16 reads 0,
+     * no module's kind) does not, and {@link #checkFormat} refuses it.
      */
     public static int completeLength(final DirectBuffer buffer, final int offset, final int limit) {
-        if (limit < HEADER_BYTES + TRAILER_BYTES || buffer.getInt(offset + MAGIC_OFFSET) != MAGIC) {
+        if (limit < HEADER_BYTES + TRAILER_BYTES) {
+            return -1;
+        }
+        final int word = buffer.getInt(offset + MAGIC_OFFSET);
+        if (word == MAGIC) {
+            return completeUnder(buffer, offset, limit, MAGIC);
+        }
+        if (word == LEGACY_MAGIC && lockKindOf(buffer, offset) != 0) {
+            return completeUnder(buffer, offset, limit, LEGACY_MAGIC);
+        }
+        return -1;
+    }
+
+    /**
+     * The length of the record at {@code offset} if it is complete under first word {@code word} (a sane length, its
+     * trailer {@code word << 32 | CRC32C}), else -1.
+     */
+    private static int completeUnder(final DirectBuffer buffer, final int offset, final int limit, final int word) {
+        if (limit < HEADER_BYTES + TRAILER_BYTES) {
             return -1;
         }
         final int length = buffer.getInt(offset + LENGTH_OFFSET);
         if (length < HEADER_BYTES + TRAILER_BYTES || length > limit || (length & 7) != 0) {
             return -1;
         }
-        return buffer.getLong(offset + length - TRAILER_BYTES) == commitWord(buffer, offset, length) ? length : -1;
+        return buffer.getLong(offset + length - TRAILER_BYTES) == commitWord(buffer, offset, length, word)
+            ? length : -1;
     }
 }

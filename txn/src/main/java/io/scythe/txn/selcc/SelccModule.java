@@ -278,6 +278,20 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
+     * Refused for every protocol of this module (issue 23 review): their redo records carry commit version 0 (each
+     * object installs its read version + 1, no one commit version), so a record of an earlier term that names a
+     * promoted primary cannot be settled by versions ({@code CnRecovery#settlePromoted} refuses version 0) and its
+     * recovery would be retried every second for ever. A memory node's death is then logged as not failed over.
+     */
+    @Override
+    public String clusterMemoryNodeFailoverRefusal(final Protocol protocol) {
+        return protocols().stream().anyMatch(p -> p.name().equals(protocol.name())) ? protocol.name() + "'s redo "
+            + "records carry commit version 0, so recovery cannot settle one of an earlier term on a promoted copy by "
+            + "versions: SELCC (selcc-2pl, selcc-to, selcc-occ, sel-2pl) has no memory-node failover in cluster mode"
+            : null;
+    }
+
+    /**
      * SELCC's invalidations go from any loop to the loop that caches the line, on any compute node (its own included).
      * The SEL baseline (no cache) calls no other compute node, but keeps the peers its runs had: without them its
      * compute nodes' loops poll no peer rings, which changes its simulated results (sel-2pl, smallbank, 2 CNs, seed

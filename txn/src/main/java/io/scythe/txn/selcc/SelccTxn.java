@@ -640,7 +640,7 @@ public final class SelccTxn extends LatchTxn {
         // The record names the configuration the attempt began in, as the one-sided protocols' do (not the one
         // applied now: its locks were taken in the terms of that one or later, RccLog#log).
         return log.append(id, 0, kind, written, a -> SelccRecovery.token(me, ObjectLayout.versionAfter(0,
-                a.readVersion)), null, configEpoch())
+                a.readVersion)), null, configEpoch(), pointOfNoReturn())
             .compose(appended -> {
                 installs.run();
                 final List<Frame> frames = new ArrayList<>(written.size());

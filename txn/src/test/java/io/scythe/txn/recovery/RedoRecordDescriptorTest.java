@@ -65,11 +65,61 @@ class RedoRecordDescriptorTest {
         assertThat(RedoRecordDescriptor.formatOf(new UnsafeBuffer(new byte[512]), 0, 512)).as("no record").isEqualTo(-1);
         RedoRecordDescriptor.checkFormat(new UnsafeBuffer(new byte[512]), 0, 512, "an empty slot");
         final UnsafeBuffer old = sealedRecord(200);
-        old.putInt(RedoRecordDescriptor.MAGIC_OFFSET, 0x5352444f); // 'SRDO': the records before the version
+        old.putInt(RedoRecordDescriptor.MAGIC_OFFSET, 0x5352444f); // 'SRDO', the layout before a376c2d1:
+        old.putInt(RedoRecordDescriptor.COUNT_OFFSET, 3); // u32 count
+        old.putInt(RedoRecordDescriptor.COUNT_OFFSET + 4, 1); // u32 lock kind: the u16 kind reads 0
+        sealAs(old, 0, 200, 0x5352444f);
         assertThat(RedoRecordDescriptor.formatOf(old, 0, 1024)).isEqualTo(0x4f);
         assertThat(RedoRecordDescriptor.completeLength(old, 0, 1024)).isEqualTo(-1);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedoRecordDescriptor.checkFormat(old, 0, 1024,
             "at offset 0")).isInstanceOf(RedoRecordDescriptor.UnreadableRedoRecordException.class)
             .hasMessageContaining("redo record at offset 0 has format version 79 (0x4f)");
+        final UnsafeBuffer other = sealedRecord(200);
+        other.putInt(RedoRecordDescriptor.MAGIC_OFFSET, RedoRecordDescriptor.FAMILY << 8 | 3);
+        sealAs(other, 0, 200, RedoRecordDescriptor.FAMILY << 8 | 3);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedoRecordDescriptor.checkFormat(other, 0, 1024,
+            "at offset 0")).hasMessageContaining("format version 3 (0x3)");
+    }
+
+    /** 'SRDO' records written from a376c2d1 to the format version have this layout: read as version 2. */
+    @Test
+    void shouldReadALegacyMagicRecordOfThisLayout() {
+        final UnsafeBuffer b = sealedRecord(200);
+        b.putInt(RedoRecordDescriptor.MAGIC_OFFSET, 0x5352444f);
+        RedoRecordDescriptor.putCounts(b, 0, 2, 1, 5);
+        sealAs(b, 0, 200, 0x5352444f);
+        assertThat(RedoRecordDescriptor.completeLength(b, 0, 1024)).isEqualTo(200);
+        RedoRecordDescriptor.checkFormat(b, 0, 1024, "legacy");
+        b.putByte(100, (byte) (b.getByte(100) ^ 1));
+        assertThat(RedoRecordDescriptor.completeLength(b, 0, 1024)).as("torn").isEqualTo(-1);
+    }
+
+    /**
+     * The scan checks every slot boundary, inside torn records and stale tails too: four bytes there that read like
+     * another version's first word (a user value "ODRS") are garbage unless a complete record of that word starts
+     * there. Before, checkFormat refused them and stopped the recovery.
+     */
+    @Test
+    void shouldNotRefuseAnotherVersionsWordThatStartsNoCompleteRecord() {
+        final UnsafeBuffer log = new UnsafeBuffer(new byte[RedoRecordDescriptor.SLOT_BYTES * 3]);
+        final int slot = RedoRecordDescriptor.SLOT_BYTES;
+        log.putInt(0, RedoRecordDescriptor.MAGIC); // a torn record of two slots whose value crosses the boundary
+        log.putInt(RedoRecordDescriptor.LENGTH_OFFSET, slot + 200);
+        log.putBytes(slot, "ODRS".getBytes(java.nio.charset.StandardCharsets.US_ASCII)); // 'SRDO' little-endian
+        log.putInt(slot + RedoRecordDescriptor.LENGTH_OFFSET, 200); // even a plausible length after it
+        log.putBytes(2 * slot, "\u0007DRS".getBytes(java.nio.charset.StandardCharsets.US_ASCII)); // version 7
+        for (int at = 0; at < log.capacity(); at += slot) {
+            RedoRecordDescriptor.checkFormat(log, at, log.capacity() - at, "at " + at);
+            assertThat(RedoRecordDescriptor.completeLength(log, at, log.capacity() - at)).isEqualTo(-1);
+        }
+        assertThat(RedoRecordDescriptor.formatOf(log, slot, slot * 2)).isEqualTo(0x4f);
+    }
+
+    private static void sealAs(final UnsafeBuffer b, final int offset, final int length, final int word) {
+        final byte[] body = new byte[length - RedoRecordDescriptor.TRAILER_BYTES];
+        b.getBytes(offset, body);
+        final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(body);
+        b.putLong(offset + length - RedoRecordDescriptor.TRAILER_BYTES, (long) word << 32 | crc.getValue());
     }
 }
