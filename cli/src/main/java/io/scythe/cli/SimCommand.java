@@ -476,6 +476,11 @@ public final class SimCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--explore runs perfect clocks: its replay commands do not "
                         + "carry --clock, --clock-spread or --clock-config");
                 }
+                if (!timeline.isZero() || crashCns.size() > 1) {
+                    throw new IllegalArgumentException("--explore runs its own seeds' options: it does not take "
+                        + (timeline.isZero() ? "" : "--timeline") + (!timeline.isZero() && crashCns.size() > 1 ? " nor "
+                        : "") + (crashCns.size() > 1 ? "several --crash-cn (" + crashCns + ")" : ""));
+                }
                 if (explore < 1) {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
                 }

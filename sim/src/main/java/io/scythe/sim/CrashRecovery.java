@@ -34,8 +34,11 @@ import java.util.function.IntPredicate;
 final class CrashRecovery {
     /** Pause before a failed recovery attempt runs again (RecoveryDuty#RETRY_MS, in virtual time). */
     static final long RETRY_NS = 100_000;
-    /** Attempts before the run reports that recovery failed. */
+    /** Attempts before the run reports that recovery failed (a refusal while another live recoverer holds the claim,
+     * {@code RECOVERY_BUSY}, is not counted: it waits for that one, up to {@link #MAX_BUSY_WAITS} rounds). */
     static final int MAX_ATTEMPTS = 20;
+    /** Rounds of {@link #RETRY_NS} a recovery refused as busy waits for the live recoverer (0.1 s virtual). */
+    static final int MAX_BUSY_WAITS = 1000;
     /** Epoch of every simulated CN incarnation (ids: epoch, loop and slot above bit 32, as in the cluster). */
     private static final long EPOCH = 1;
 
@@ -66,7 +69,13 @@ final class CrashRecovery {
         long detectedAtNs = -1;
         long recoveredAtNs = -1;
         int attempts;
+        /** Attempts refused because another live recoverer held the claim (not counted in {@link #attempts}). */
+        int busy;
         long claim;
+        /** This node's recovery's last error (every attempt's is in {@link #errors}); null: none. */
+        String lastError;
+        /** Its recovery gave up (out of attempts, or no live node to run it). */
+        boolean failed;
         int recoveringCn = -1;
         CnRecovery.Report report;
 
@@ -184,7 +193,7 @@ final class CrashRecovery {
             }
         }
         if (designated < 0) {
-            errors.add("no live compute node to recover cn" + v.cn);
+            fail(v, "no live compute node to recover cn" + v.cn);
             return;
         }
         // The claim: one more than the last (a designated CN that changed, or the same retrying, is admitted).
@@ -208,15 +217,31 @@ final class CrashRecovery {
                             loops.get(cn).get(0).execute(() -> l.getValue().accept(v.cn));
                         }
                     }
-                } else if (v.attempts >= MAX_ATTEMPTS) {
-                    errors.add("recovery of cn" + v.cn + " failed " + v.attempts + " times; last: " + ar.cause());
+                } else if (CnRecovery.refusedBusy(ar.cause()) && v.busy < MAX_BUSY_WAITS) {
+                    // Another live recoverer holds the claim (Lotus's lease leader): wait for it, not an attempt.
+                    v.attempts--;
+                    v.busy++;
+                    v.lastError = "attempt refused " + v.busy + " times as busy; last: " + ar.cause();
+                    membership.schedule(() -> claimAndRun(v, membership, computeNodes, live, runtimes, loops, now,
+                        recorders), RETRY_NS, java.util.concurrent.TimeUnit.NANOSECONDS);
+                } else if (v.attempts >= MAX_ATTEMPTS || v.busy >= MAX_BUSY_WAITS) {
+                    fail(v, "recovery of cn" + v.cn + " failed " + v.attempts + " times (" + v.busy
+                        + " refused as busy); last: " + ar.cause());
                 } else {
-                    errors.add((victims.size() == 1 ? "" : "cn" + v.cn + " ") + "attempt " + v.attempts + " (claim "
-                        + thisClaim + "): " + ar.cause());
+                    v.lastError = (victims.size() == 1 ? "" : "cn" + v.cn + " ") + "attempt " + v.attempts
+                        + " (claim " + thisClaim + "): " + ar.cause();
+                    errors.add(v.lastError);
                     membership.schedule(() -> claimAndRun(v, membership, computeNodes, live, runtimes, loops, now,
                         recorders), RETRY_NS, java.util.concurrent.TimeUnit.NANOSECONDS);
                 }
             }));
+    }
+
+    /** {@code v}'s recovery gave up with {@code error}. */
+    private void fail(final Victim v, final String error) {
+        v.failed = true;
+        v.lastError = error;
+        errors.add(error);
     }
 
     /** What a recovery of a crashed node finds (the host's own, or a module's: {@code run.recoveryObserver}). */
@@ -350,14 +375,18 @@ final class CrashRecovery {
         return !victims.isEmpty();
     }
 
-    /** Whether crashed compute node {@code cn}'s recovery finished ({@code run.recovered}, Lotus's wait on it). */
-    boolean recovered(final int cn) {
+    /**
+     * Where this run's recovery of compute node {@code cn} stands ({@code run.recoveryState}, Lotus's wait on it):
+     * {@code "recovered"}, {@code "failed"}, {@code "recovering"} (from the crash on: detected or not yet), or null:
+     * {@code cn} did not crash, this recovery never runs for it.
+     */
+    String state(final int cn) {
         for (final Victim v : victims) {
             if (v.cn == cn) {
-                return v.report != null;
+                return v.report != null ? "recovered" : v.failed ? "failed" : "recovering";
             }
         }
-        return false;
+        return null;
     }
 
     /** What is wrong with the recovery itself (not finished, failed, a result unknown). */
@@ -366,8 +395,8 @@ final class CrashRecovery {
         boolean anyReport = false;
         for (final Victim v : victims) {
             if (v.report == null) {
-                out.add("recovery of cn" + v.cn + " did not finish" + (errors.isEmpty() ? "" : ": "
-                    + errors.get(errors.size() - 1)));
+                out.add("recovery of cn" + v.cn + " did not finish" + (v.lastError == null ? "" : ": "
+                    + v.lastError));
             }
             anyReport |= v.report != null;
         }
@@ -405,6 +434,9 @@ final class CrashRecovery {
             .put("recovered_after_ns", v.recoveredAtNs < 0 ? null : v.recoveredAtNs - v.crashedAtNs);
         if (alone) {
             json.put("committed_by_recovery", committedByRecovery).put("rolled_delta", rolledDelta);
+        }
+        if (v.busy > 0) {
+            json.put("refused_busy", v.busy);
         }
         if (v.report != null) {
             final CnRecovery.Report report = v.report;

@@ -542,7 +542,7 @@ public final class Simulation {
                     java.util.Collections.synchronizedList(new ArrayList<>());
                 computeNodeShared.put("run.peerDied", peerDied);
                 computeNodeShared.put("run.recoveredCommit", (java.util.function.LongConsumer) recovery::committedLater);
-                computeNodeShared.put("run.recovered", (java.util.function.IntPredicate) recovery::recovered);
+                computeNodeShared.put("run.recoveryState", (java.util.function.IntFunction<String>) recovery::state);
                 recovery.onPeerDied(peerDied);
             } else if (tally != null) { // no host recovery: a module that recovers dead nodes itself says what it found
                 computeNodeShared.put("run.recoveryObserver", tally.observer());

@@ -29,6 +29,9 @@ class MultiCrashTimelineTest extends SimVertxTest {
         final SimOptions all = threeCns();
         all.faults().crash(new int[] {0, 1, 2}, 100_000);
         assertThatThrownBy(all::validate).hasMessageContaining("at least one must survive");
+        final SimOptions untested = threeCns().protocol("scythe");
+        untested.faults().crash(new int[] {0, 1}, 100_000);
+        assertThatThrownBy(untested::validate).hasMessageContaining("issue 19").hasMessageContaining("scythe");
         final SimOptions negativeBucket = threeCns().timelineNs(-1);
         assertThatThrownBy(negativeBucket::validate).hasMessageContaining("timeline");
     }
@@ -45,14 +48,14 @@ class MultiCrashTimelineTest extends SimVertxTest {
 
     @Test
     void shouldMeasureTheDipAndTheTimeBackToThePreCrashRate() {
-        final Timeline t = new Timeline(10, 100); // ten buckets of 10 ns, 1 commit = 1e8 txn/s
-        final int[] perBucket = {9, 10, 10, 10, 7, 3, 9, 8, 9, 10}; // bucket 6 alone at 90 %: a spike, not back
+        final Timeline t = new Timeline(10, 110); // eleven buckets of 10 ns, 1 commit = 1e8 txn/s
+        final int[] perBucket = {9, 10, 10, 10, 7, 3, 9, 8, 9, 10, 10}; // bucket 6 alone at 90 %: a spike, not back
         for (int b = 0; b < perBucket.length; b++) {
             for (int i = 0; i < perBucket[b]; i++) {
                 t.committed(b * 10L + i % 10);
             }
         }
-        t.committed(100); // past the span: not counted
+        t.committed(110); // past the span: not counted
         // Warm-up 10 ns skips bucket 0; the crash at 40 ns: buckets 1-3 before it (mean 10), trough 3 at 50 ns (70 %
         // down), back to 9 (90 %) in bucket 8, which ends 90 - 40 = 50 ns after the crash.
         final JsonObject json = t.toJson(10, 40);
@@ -60,11 +63,37 @@ class MultiCrashTimelineTest extends SimVertxTest {
         assertThat(json.getLong("trough_at_ns")).isEqualTo(50);
         assertThat(json.getDouble("dip_pct")).isEqualTo(70.0);
         assertThat(json.getLong("back_after_crash_ns")).isEqualTo(50);
-        assertThat(json.getLong("after_back_txn_s")).isEqualTo(950_000_000L);
-        assertThat(json.getLong("last_fifth_txn_s")).isEqualTo(950_000_000L); // buckets 8 and 9
-        assertThat(json.getDouble("last_fifth_vs_pre_crash")).isEqualTo(0.95);
+        assertThat(json.getLong("after_back_txn_s")).isEqualTo(966_666_667L);
+        assertThat(json.getLong("last_fifth_txn_s")).isEqualTo(1_000_000_000L); // buckets 9 and 10
+        assertThat(json.getDouble("last_fifth_vs_pre_crash")).isEqualTo(1.0);
         assertThat(Timeline.summary(json)).contains("dip 70.0 %").contains("50 ns after the crash");
         assertThat(t.toJson(0, -1).containsKey("dip_pct")).isFalse();
+    }
+
+    private static Timeline timeline(final long spanNs, final int... perBucket) {
+        final Timeline t = new Timeline(10, spanNs);
+        for (int b = 0; b < perBucket.length; b++) {
+            for (int i = 0; i < perBucket[b]; i++) {
+                t.committed(b * 10L + i % Math.min(10, spanNs - b * 10L));
+            }
+        }
+        return t;
+    }
+
+    @Test
+    void shouldJudgeOnlyTheDipAfterTheCrashAWholeBackRunAndAPartialBucketByItsWidth() {
+        // The dip starts at bucket 3 and is over at 4 (4-6 back): the later drop of bucket 7 is not its trough; the
+        // partial last bucket (5 ns, 5 commits) runs at the pre-crash rate, not half of it.
+        final JsonObject json = timeline(95, 10, 10, 10, 2, 10, 10, 10, 1, 10, 5).toJson(0, 30);
+        assertThat(json.getLong("trough_at_ns")).isEqualTo(30);
+        assertThat(json.getDouble("dip_pct")).isEqualTo(80.0);
+        assertThat(json.getLong("back_after_crash_ns")).isEqualTo(20);
+        assertThat(json.getDouble("last_fifth_vs_pre_crash")).isEqualTo(1.0);
+        // A lone bucket back at the run's end is not back (3 whole buckets in a row are).
+        assertThat(timeline(60, 10, 10, 10, 1, 1, 10).toJson(0, 30).getValue("back_after_crash_ns")).isNull();
+        // Never below 90 % after the crash: back at once; no commit before it: not judged.
+        assertThat(timeline(60, 10, 10, 10, 10, 9, 10).toJson(0, 30).getLong("back_after_crash_ns")).isZero();
+        assertThat(timeline(60, 0, 0, 0, 5, 5, 5).toJson(0, 30).getString("judged")).contains("no commit");
     }
 
     @Test

@@ -665,29 +665,38 @@ public final class LotusNode {
         timers.afterIdle(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
     }
 
-    /** What the host's nodes share ({@code run.recovered}: see {@link #hostRecovered}), or null. */
+    /** What the host's nodes share ({@code run.recoveryState}: see {@link #hostState}), or null. */
     private java.util.Map<String, Object> hostShared;
 
     /**
-     * The host's own recovery of dead nodes, if it runs one beside the leases (the simulator's {@code --crash-recover},
-     * {@code run.recovered}: whether it recovered node i), else null. Its recoverer holds the memory nodes' claim on
-     * the dead node, so this node's own recovery of it is refused while that recoverer lives (it is another node when
-     * there are 3 CNs or more): then the host's recovery stands for the log scan, as the cluster's recovery duty does.
+     * Where the host's own recovery of dead node {@code cn} stands, if it runs one beside the leases (the simulator's
+     * {@code --crash-recover}, {@code run.recoveryState}): {@code "recovering"}, {@code "recovered"}, {@code "failed"};
+     * null when it does not recover {@code cn} (no such recovery, or a node Lotus declared dead that did not crash).
+     * Its recoverer holds the memory nodes' claim on the dead node, and may be this very node (the same NIC name): so
+     * this node's own recovery of a node the host recovers never runs (two at once would both be admitted, and the
+     * first done would serve the shards while the other's writes are in flight); the host's stands for the log scan,
+     * as the cluster's recovery duty does.
      */
-    private java.util.function.IntPredicate hostRecovered() {
-        return hostShared != null && hostShared.get("run.recovered") instanceof java.util.function.IntPredicate p ? p
-            : null;
+    private String hostState(final int cn) {
+        return hostShared != null && hostShared.get("run.recoveryState")
+            instanceof java.util.function.IntFunction<?> f && f.apply(cn) instanceof String s ? s : null;
     }
 
-    /** Waits for the host's recovery of {@code r.cn} ({@link #hostRecovered}), then serves its shards again. */
-    private void awaitHost(final LotusCluster.Recovery r, final java.util.function.IntPredicate host) {
-        if (!host.test(r.cn)) {
-            home.timers().after(cluster.options().drainPollNs()).onSuccess(v -> awaitHost(r, host));
+    /** Waits for the host's recovery of {@code r.cn} ({@link #hostState}), then serves its shards again. */
+    private void awaitHost(final LotusCluster.Recovery r) {
+        final String state = hostState(r.cn);
+        if ("recovering".equals(state)) {
+            home.timers().afterIdle(cluster.options().drainPollNs()).onSuccess(v -> awaitHost(r));
             return;
         }
         synchronized (cluster) {
-            r.logsDoneNs = home.timers().nowNs();
-            r.byHost = true;
+            if ("recovered".equals(state)) {
+                r.logsDoneNs = home.timers().nowNs();
+                r.byHost = true;
+            } else {
+                r.failure = "the host's recovery of cn" + r.cn + (state == null ? " stopped" : " " + state);
+                return;
+            }
         }
         serveAgain(r);
     }
@@ -713,7 +722,10 @@ public final class LotusNode {
                 + "(--redo-log)";
             return;
         }
-        final java.util.function.IntPredicate host = hostRecovered();
+        if (hostState(r.cn) != null) {
+            awaitHost(r); // the host recovers it (its recoverer may be this node): its recovery stands for this one
+            return;
+        }
         final io.scythe.txn.recovery.CnRecovery logs = new io.scythe.txn.recovery.CnRecovery(home);
         if (hostShared != null && hostShared.get("run.recoveryObserver")
             instanceof io.scythe.txn.recovery.CnRecovery.Observer o) {
@@ -725,7 +737,7 @@ public final class LotusNode {
                     r.committedRecords = ar.result().committedRecords();
                     r.incompleteRecords = ar.result().incompleteRecords();
                     r.logsDoneNs = home.timers().nowNs();
-                } else if (host == null) {
+                } else if (!io.scythe.txn.recovery.CnRecovery.refusedBusy(ar.cause()) || hostState(r.cn) == null) {
                     r.failure = "log recovery failed: " + ar.cause();
                 }
             }
@@ -738,18 +750,28 @@ public final class LotusNode {
             }
             if (ar.succeeded()) {
                 serveAgain(r);
-            } else if (host != null) {
-                awaitHost(r, host); // the host's recoverer holds the claim: its recovery stands for this one
+            } else if (r.failure == null) {
+                awaitHost(r); // refused: the host's recoverer holds the claim, its recovery stands for this one
             }
         });
     }
 
-    /** Once every survivor freed the dead node's locks and none still runs an attempt that asked it: its shards. */
+    /**
+     * Once every survivor freed the dead node's locks, none still runs an attempt that asked it, and every dead node's
+     * logs are done (or its recovery failed): its shards. A complete redo record of another dead node on a key of
+     * these shards was protected by this node's lock table only; served before that record is rolled forward, a
+     * survivor could commit there first (a lost update, or copies left differing).
+     */
     private void serveAgain(final LotusCluster.Recovery r) {
         final List<Integer> survivors = new java.util.ArrayList<>();
         boolean drained = true;
         for (int cn = 0; cn < computeNodes.size(); cn++) {
-            if (!cluster.dead(cn)) {
+            if (cluster.dead(cn)) {
+                synchronized (cluster) {
+                    final LotusCluster.Recovery other = cluster.recovery(cn);
+                    drained &= other.logsDoneNs >= 0 || other.failure != null;
+                }
+            } else {
                 survivors.add(cn);
                 synchronized (cluster) {
                     drained &= r.released.contains(cn);

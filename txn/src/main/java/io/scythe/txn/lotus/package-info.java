@@ -42,14 +42,19 @@
  * is declared dead in the simulator's drain (issue 23 §4: they stopped at the end, their attempts that asked it
  * waited for ever and its locks stayed held). Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
  * survivors, since the simulator cannot restart a node (the paper restarts it with an empty table). Several nodes
- * dead at once (the simulator's {@code --crash-cn 0,1,2}, Fig. 15) are each recovered so, one {@code Recovery} each.
+ * dead at once (the simulator's {@code --crash-cn 0,1,2}, Fig. 15) are each recovered so, one {@code Recovery} each;
+ * a dead node's shards are served again only once every dead node's logs are done (or its recovery failed): a complete
+ * redo record of dead cn1 on a key of dead cn0's shards was protected by cn0's lock table only.
  * A host without its own recovery hears what this one finished ({@code run.recoveryObserver}, {@code
  * run.moduleRecovered}: the simulator counts those commits in its checks, as it does its shared recovery's).
  * Where the host runs its own recovery beside the leases (the simulator's {@code --crash-recover}: a stand-in of the
  * cluster's recovery duty on the first live node), that recoverer holds the memory nodes' claim on the dead node, and
- * a lease leader that is another node (3 CNs or more) is refused it while the recoverer lives: it then waits for the
- * host's recovery ({@code run.recovered}) and takes it for its log scan ({@code by_host} in the run's
- * {@code lotus.recoveries}); before, its recovery failed, it never freed the dead node's locks, and 98 % of attempts
+ * may be the lease leader itself (the same NIC name, so both would be admitted, and the first done would serve the
+ * shards while the other's writes are in flight): the lease leader then never recovers a node the host recovers; it
+ * waits for the host's recovery ({@code run.recoveryState}: recovering, recovered or failed; a node the host does not
+ * recover, one Lotus declared dead that did not crash, it recovers itself) and takes it for its log scan
+ * ({@code by_host} in the run's {@code lotus.recoveries}), a failure of it being the recovery's failure. Before lotus14
+ * its recovery was refused, it never freed the dead node's locks, and 98 % of attempts
  * aborted on them to the end (Fig. 15's run, 9 CNs at 540 clients, where the host's recovery took 2 ms). On cluster nodes
  * the host's recovery duty finishes the redo records and then tells every survivor ({@code
  * ComputeNodeContext#onPeerRecovered}); each node's health shows the locks its table holds ({@code module.locksHeld},

@@ -145,6 +145,15 @@ public final class CnRecovery {
             || e instanceof VerbException v && v.status() == WcStatus.TRANSPORT_RETRY_EXCEEDED);
     }
 
+    /**
+     * Whether {@code failure} (or a cause of it) is a memory node's refusal because another live recoverer holds the
+     * claim on the dead node ({@link RecoveryRpc#RECOVERY_BUSY}).
+     */
+    public static boolean refusedBusy(final Throwable failure) {
+        return causedBy(failure, e -> e instanceof io.scythe.rrpc.RpcException r
+            && r.code() == RecoveryRpc.RECOVERY_BUSY);
+    }
+
     /** Whether {@code failure} or a cause of it matches {@code what}. */
     private static boolean causedBy(final Throwable failure, final java.util.function.Predicate<Throwable> what) {
         for (Throwable e = failure; e != null; e = e.getCause() == e ? null : e.getCause()) {

@@ -34,8 +34,9 @@ public interface ComputeNodeContext {
      * List<Map.Entry<Integer, IntConsumer>>}: a module adds a node's listener by node index, run on that node's first
      * loop with the dead node's index once the dead node is fenced on every memory node and its redo records settled)
      * and {@code run.recoveredCommit} (a LongConsumer: the id of a dead node's transaction a live node committed on its
-     * behalf, for the run's checks) and {@code run.recovered} (an IntPredicate: whether the run's own recovery of
-     * node i finished; Lotus waits for it when that recovery holds the memory nodes' claim); in a run that crashes
+     * behalf, for the run's checks) and {@code run.recoveryState} (an {@code IntFunction<String>}: where the run's own
+     * recovery of node i stands, "recovering", "recovered" or "failed", null if it does not recover node i; Lotus
+     * waits for it instead of recovering a node itself that the run recovers); in a run that crashes
      * compute nodes without its own recovery, {@code run.recoveryObserver} (a {@code CnRecovery.Observer}) and {@code
      * run.moduleRecovered} (a {@code BiConsumer<Integer, CnRecovery.Report>}: a module's own recovery of dead node i
      * finished, having told that observer what it found; Lotus's lease recovery), so the run's checks count the
