@@ -328,6 +328,31 @@ class LotusSimTest extends SimVertxTest {
     }
 
     /**
+     * Two of three nodes dead at once (issue 19 A): a dead node's shards are served again only once every dead node's
+     * logs are done (before, each waited only for its own: a complete redo record of cn1 on a key of cn0's shards was
+     * then unprotected once cn0's shards were served).
+     */
+    @Test
+    void shouldServeADeadNodesShardsOnlyOnceEveryDeadNodesLogsAreDone() throws Exception {
+        final Simulation sim = new Simulation(options("lotus", 1, 3).redoLog(true).durationNs(300_000)
+            .faults(new Faults().jitterNs(1_000).crash(new int[] {0, 1}, 100_000)), new SmallBankSpec(1000, 0.9,
+            "scythe"));
+        sim.computeNodeShared().put(io.scythe.txn.lotus.LotusCluster.OPTIONS,
+            io.scythe.txn.lotus.LotusOptions.PAPER.lease(100_000));
+        final JsonObject run = sim.run(vertx).run().toJson();
+        final String what = run.getJsonObject("sim").encode();
+        final java.util.List<io.scythe.txn.lotus.LotusCluster.Recovery> all =
+            io.scythe.txn.lotus.LotusCluster.of(sim.peersOf(2)).recoveries();
+        assertThat(all).as(what).hasSize(2);
+        final long lastLogs = Math.max(all.get(0).logsDoneNs(), all.get(1).logsDoneNs());
+        for (final io.scythe.txn.lotus.LotusCluster.Recovery r : all) {
+            assertThat(r.failure()).as(what).isNull();
+            assertThat(r.servedAgainNs()).as(what).isGreaterThanOrEqualTo(lastLogs);
+        }
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(what).isTrue();
+    }
+
+    /**
      * The explorer's crash setting (issue 23 §4: 2 CNs, SmallBank 50 accounts θ 0.99, 150 us, the paper's 1 ms lease,
      * the shared recovery too): the crash came before the end but the lease ran out only after it, in the drain,
      * where the survivors' membership task had stopped (no recovery was under way at the end), so their attempts that
