@@ -50,7 +50,7 @@ public final class SimOptions {
     private long moveShardEveryNs;
     private long timelineNs;
     /** Protocols whose runs with several crashed compute nodes were tested (lotus14's Fig. 15 runs). */
-    static final java.util.Set<String> SEVERAL_CRASHED = java.util.Set.of("lotus", "lotus-si", "motor", "ford-occ");
+    static final java.util.List<String> SEVERAL_CRASHED = java.util.List.of("ford-occ", "lotus", "lotus-si", "motor");
 
     /** @throws IllegalArgumentException naming the first bad value */
     public SimOptions validate() {
