@@ -1592,14 +1592,15 @@ public final class LineCache {
     enum LateStep { TAKE_BACK, WAIT, GIVE_UP }
 
     /**
-     * The decision for a watched handover, apart for tests: take it back once its requester's node was recovered
-     * since its message ({@code recoveriesNow} differs from {@code told}'s), or a memory node's release of its
-     * incarnation was heard, or, that news missing or forgotten, the host's record says its recovery finished
-     * ({@link ReleasesHeard#releasedOrAsk}: asked now, known at a later check); give it up past {@code windowNs}.
+     * The decision for a watched handover, apart for tests: take it back once a memory node's release of its
+     * requester's incarnation was heard, or, that news missing or forgotten, the host's record says that
+     * incarnation's recovery finished ({@link ReleasesHeard#releasedOrAsk}: asked now, known at a later check); give
+     * it up past {@code windowNs}. Decided per incarnation, never by the node's recovery count ({@link #recoveriesOf}):
+     * a handover to a live restarted incarnation must not be taken back when the news of the old one's recovery comes
+     * after it (issue 21, review of selcc11).
      */
-    static LateStep lateDecision(final Told told, final long recoveriesNow, final ReleasesHeard heard, final long ageNs,
-                                 final long windowNs) {
-        if (senderRecovered(told, recoveriesNow, null) || heard != null && heard.releasedOrAsk(told.sender())) {
+    static LateStep lateDecision(final Told told, final ReleasesHeard heard, final long ageNs, final long windowNs) {
+        if (heard != null && heard.releasedOrAsk(told.sender())) {
             return LateStep.TAKE_BACK;
         }
         return ageNs >= windowNs ? LateStep.GIVE_UP : LateStep.WAIT;
@@ -1618,7 +1619,7 @@ public final class LineCache {
         final List<Late> due = new ArrayList<>();
         for (final Iterator<Late> it = late.iterator(); it.hasNext(); ) {
             final Late l = it.next();
-            final LateStep step = lateDecision(l.told, recoveriesOf(l.requester), heard(), now - l.sinceNs, window);
+            final LateStep step = lateDecision(l.told, heard(), now - l.sinceNs, window);
             if (step == LateStep.WAIT) {
                 continue;
             }

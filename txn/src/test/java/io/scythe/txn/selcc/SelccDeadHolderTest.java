@@ -335,15 +335,15 @@ class SelccDeadHolderTest {
         final LineCache.Told fromLive = new LineCache.Told(0, "cn0.e2");
         final long window = 10;
 
-        assertThat(LineCache.lateDecision(fromDead, 0, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
-        assertThat(LineCache.lateDecision(fromLive, 0, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
+        assertThat(LineCache.lateDecision(fromDead, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
+        assertThat(LineCache.lateDecision(fromLive, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
         record.recovered.put("cn0.e1", E1);
         record.answer();
-        assertThat(LineCache.lateDecision(fromDead, 0, heard, 2, window)).isEqualTo(LineCache.LateStep.TAKE_BACK);
-        assertThat(LineCache.lateDecision(fromLive, 0, heard, 2, window)).isEqualTo(LineCache.LateStep.WAIT);
-        assertThat(LineCache.lateDecision(fromLive, 0, heard, window, window)).isEqualTo(LineCache.LateStep.GIVE_UP);
-        assertThat(LineCache.lateDecision(fromLive, 1, heard, 2, window)).as("a recovery of its node told since")
-            .isEqualTo(LineCache.LateStep.TAKE_BACK);
+        assertThat(LineCache.lateDecision(fromDead, heard, 2, window)).isEqualTo(LineCache.LateStep.TAKE_BACK);
+        assertThat(LineCache.lateDecision(fromLive, heard, 2, window)).isEqualTo(LineCache.LateStep.WAIT);
+        assertThat(LineCache.lateDecision(fromLive, heard, window, window)).isEqualTo(LineCache.LateStep.GIVE_UP);
+        assertThat(LineCache.lateDecision(fromLive, heard, 2, window)).as("the old incarnation's recovery told late: "
+            + "the live one's handover stays").isEqualTo(LineCache.LateStep.WAIT);
 
         final AtomicLong word = new AtomicLong(LatchWord.exclusive(HOLDER)); // the handover FAA landed after the step
         LineCache.takeBack(HOLDER, LatchWord.exclusive(HOLDER), (e, n) -> Future.succeededFuture(
