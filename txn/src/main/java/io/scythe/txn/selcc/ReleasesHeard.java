@@ -104,7 +104,7 @@ final class ReleasesHeard {
         }
         final long prefix = id & RecoveryRpc.NODE_ID_MASK;
         if (ask(prefix)) {
-            record.recoveredWithPrefix(prefix).onSuccess(incarnation -> {
+            record.recoveredWithPrefix(prefix).onComplete(ar -> answered(prefix)).onSuccess(incarnation -> {
                 if (incarnation != null) {
                     recordedRecovered(incarnation, prefix);
                 }
@@ -122,7 +122,7 @@ final class ReleasesHeard {
             return incarnation != null;
         }
         if (ask(incarnation)) {
-            record.recovered(incarnation).onSuccess(recovered -> {
+            record.recovered(incarnation).onComplete(ar -> answered(incarnation)).onSuccess(recovered -> {
                 if (recovered) {
                     recordedRecovered(incarnation, null);
                 }
@@ -131,9 +131,15 @@ final class ReleasesHeard {
         return false;
     }
 
-    /** Whether to ask the record about {@code key} now (there is one, and it was not asked lately). */
+    /** Questions to the record not answered yet, by key: one in flight per key (a slow record is not piled on). */
+    private final Set<Object> inFlight = new HashSet<>();
+
+    /**
+     * Whether to ask the record about {@code key} now (there is one, no question about it is unanswered, and it was
+     * not asked lately).
+     */
     private synchronized boolean ask(final Object key) {
-        if (record == null) {
+        if (record == null || inFlight.contains(key)) {
             return false;
         }
         final long now = clock.getAsLong();
@@ -142,7 +148,18 @@ final class ReleasesHeard {
             return false;
         }
         askedAtNs.put(key, now);
+        inFlight.add(key);
         return true;
+    }
+
+    /** The record answered (or failed) the question about {@code key}. */
+    private synchronized void answered(final Object key) {
+        inFlight.remove(key);
+    }
+
+    /** Questions to the record unanswered (tests). */
+    synchronized int inFlight() {
+        return inFlight.size();
     }
 
     /**

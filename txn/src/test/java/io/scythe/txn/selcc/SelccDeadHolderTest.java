@@ -314,6 +314,17 @@ class SelccDeadHolderTest {
         now.addAndGet(ReleasesHeard.ASK_INTERVAL_NS);
         assertThat(heard.buriedOrAsk("mn0", E2 | 77)).isFalse();
         assertThat(record.asked).containsExactly(E1, E2, E2);
+        // Rate-limited by answer too: while that question is unanswered, no second one goes, however long it takes.
+        now.addAndGet(5 * ReleasesHeard.ASK_INTERVAL_NS);
+        assertThat(heard.buriedOrAsk("mn0", E2 | 77)).isFalse();
+        assertThat(heard.releasedOrAsk("cn0.e2")).isFalse();
+        assertThat(record.asked).as("one in flight per key").containsExactly(E1, E2, E2, "cn0.e2");
+        assertThat(heard.inFlight()).isEqualTo(2);
+        record.answer();
+        assertThat(heard.inFlight()).isZero();
+        now.addAndGet(ReleasesHeard.ASK_INTERVAL_NS);
+        assertThat(heard.buriedOrAsk("mn0", E2 | 77)).isFalse();
+        assertThat(record.asked).containsExactly(E1, E2, E2, "cn0.e2", E2);
     }
 
     /**
