@@ -1551,7 +1551,7 @@ public final class LineCache {
      * and this FAA landed after its line's memory node's step, the news that would take it back may come late (the
      * event-bus message after this check) or never (at-most-once, and only the latest {@link ReleasesHeard#KEPT}
      * kept): watched from now on ({@link #checkLate}) for at most {@code scythe.selcc.deadHolderWaitNs}, by the news
-     * and, missing it, the host's durable record ({@link ReleasesHeard#releasedOrAsk}). The latest
+     * and, missing it, the host's record ({@link ReleasesHeard#releasedOrAsk}). The latest
      * {@link #LATE_KEPT} are watched.
      */
     private void watchLate(final Frame f, final int requester, final Slot to, final boolean forwarded,

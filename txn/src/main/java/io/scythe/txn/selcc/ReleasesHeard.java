@@ -36,7 +36,7 @@ final class ReleasesHeard {
     /** How often at most the host's record is asked about one incarnation or prefix ({@link #ask}). */
     static final long ASK_INTERVAL_NS = 1_000_000_000L;
 
-    /** The host's durable record of finished recoveries, asked when news was missed or forgotten; null: none. */
+    /** The host's record of finished recoveries, asked when news was missed or forgotten; null: none. */
     private final io.scythe.txn.spi.ComputeNodeContext.RecoveryRecord record;
     /** When the record was last asked about an incarnation (a String) or an id prefix (a Long). */
     private final Map<Object, Long> askedAtNs = bounded();
@@ -91,7 +91,7 @@ final class ReleasesHeard {
     }
 
     /**
-     * {@link #buriedOn}, and when it says no, asks the host's durable record ({@link #recordedRecovered}) whether the
+     * {@link #buriedOn}, and when it says no, asks the host's record ({@link #recordedRecovered}) whether the
      * incarnation of {@code id}'s prefix was recovered: the release message of {@code memoryNode} is at-most-once (one
      * event-bus message) and the latest {@link #KEPT} are kept, so a node that missed or forgot it would keep a copy
      * older than the burial for good. The answer comes later (a lookup on a worker): this call still says no, a call
@@ -114,7 +114,7 @@ final class ReleasesHeard {
     }
 
     /**
-     * {@link #released}, and when it says no, asks the host's durable record whether {@code incarnation}'s recovery
+     * {@link #released}, and when it says no, asks the host's record whether {@code incarnation}'s recovery
      * finished (as {@link #buriedOrAsk}; at most one question per incarnation every {@link #ASK_INTERVAL_NS}).
      */
     boolean releasedOrAsk(final String incarnation) {
