@@ -1565,7 +1565,7 @@ public final class LineCache {
             Stats.count("late take-back: the oldest watched forgotten");
         }
         Stats.count("late take-back: a handover watched");
-        watch(new Late(f, requester, told, guess, runtime.timers().nowNs()));
+        watch(new Late(f, requester, told, guess, runtime.timers().nowNs(), Late.ALIVE));
     }
 
     /** Watches {@code l}, checked once {@link #LATE_CHECK_NS} passed (a timer while any is watched). */
@@ -1582,7 +1582,19 @@ public final class LineCache {
     static final long LATE_CHECK_NS = 1_000_000_000L;
 
     /** A handover watched ({@link #watchLate}): the line's frame, to whom, what was known of it, the word expected. */
-    record Late(Frame f, int requester, Told told, long guess, long sinceNs) {
+    record Late(Frame f, int requester, Told told, long guess, long sinceNs, long deadSinceNs) {
+        /** Not yet known dead ({@link #deadSinceNs}). */
+        static final long ALIVE = Long.MIN_VALUE;
+    }
+
+    /**
+     * Whether a take-back whose CAS failed is tried again ({@link #checkLate}), apart for tests: only while the next
+     * try ({@link #LATE_CHECK_NS} on) is still within {@code graceNs} ({@link SelccModule#ownRecoveryGraceMs}) of
+     * when this loop first knew the requester dead, {@code deadSinceNs}; past it the restarted incarnation may hold
+     * the number, and a CAS could take its bits (review of selcc11, finding 1c: retried until the window before).
+     */
+    static boolean retryTakeBack(final long deadSinceNs, final long nowNs, final long graceNs) {
+        return nowNs - deadSinceNs + LATE_CHECK_NS < graceNs;
     }
 
     /** Handovers watched on this loop ({@link #watchLate}). */
@@ -1628,7 +1640,7 @@ public final class LineCache {
                 Stats.count("late take-back: watched past the window, given up");
                 continue;
             }
-            due.add(l);
+            due.add(l.deadSinceNs == Late.ALIVE ? new Late(l.f, l.requester, l.told, l.guess, l.sinceNs, now) : l);
         }
         if (!late.isEmpty()) {
             runtime.timers().after(LATE_CHECK_NS).onComplete(t -> checkLate());
@@ -1637,6 +1649,11 @@ public final class LineCache {
             Stats.count("late take-back: requester known dead, its bits taken out");
             takeBack(l.requester, l.guess, (expected, update) -> channel(l.f).compose(ch -> ch.compareAndSwap(
                 l.f.latchAddress(), l.f.rkey, expected, update))).onFailure(e -> {
+                    if (!retryTakeBack(l.deadSinceNs, runtime.timers().nowNs(),
+                        SelccModule.ownRecoveryGraceMs() * 1_000_000L)) {
+                        Stats.count("late take-back: CAS failed past the restarted node's grace, given up");
+                        return; // the number may be the new incarnation's by the next try
+                    }
                     Stats.count("late take-back: CAS failed, tried again");
                     watch(l); // the CAS only takes out what still names the requester: trying again is safe
                 });

@@ -356,6 +356,11 @@ class SelccDeadHolderTest {
         assertThat(LineCache.lateDecision(fromLive, heard, 2, window)).as("the old incarnation's recovery told late: "
             + "the live one's handover stays").isEqualTo(LineCache.LateStep.WAIT);
 
+        // A failed take-back CAS is tried again only within the restarted node's grace of when it was known dead.
+        final long grace = 3_000_000_000L;
+        assertThat(LineCache.retryTakeBack(0, LineCache.LATE_CHECK_NS, grace)).isTrue();
+        assertThat(LineCache.retryTakeBack(0, grace - LineCache.LATE_CHECK_NS, grace)).as("next try past it").isFalse();
+
         final AtomicLong word = new AtomicLong(LatchWord.exclusive(HOLDER)); // the handover FAA landed after the step
         LineCache.takeBack(HOLDER, LatchWord.exclusive(HOLDER), (e, n) -> Future.succeededFuture(
             word.compareAndExchange(e, n)));
