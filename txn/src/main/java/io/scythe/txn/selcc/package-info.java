@@ -327,8 +327,10 @@
  * process gone or stopped, so the WRITE fails; a WRITE that lands in a stopped process's memory is not caught); the
  * grace is a timing assumption, not a barrier: it counts from when the restarted node was told, while a survivor may
  * learn of the recovery from the record ~2 s after (one ask a second), leaving ~1 s, and event-loop stalls of 5-6 s
- * were seen; a take-back CAS that failed is tried again until the window ({@code deadHolderWaitNs}, 120 s), not
- * bounded by the grace, and one that landed with its reply lost is tried again over whatever names the number next
+ * were seen; a take-back CAS that failed is tried again only while its next try falls within the grace of when the
+ * loop first knew the requester dead ({@code LineCache#retryTakeBack}; 120 s, the window, before), which bounds it by
+ * the survivor's clock, not the record's {@code atMs}; one that landed with its reply lost is still tried again, within
+ * that bound, over whatever names the number then
  * (review of selcc11, finding 1: the barrier, survivors acknowledging in a Hazelcast map before the new incarnation
  * takes a latch, is not built). A watch dropped (the 64-per-loop queue full, or past the window) leaves the
  * participant's bit for good: counted ({@code late take-back: the oldest watched forgotten}, {@code ... given up}),
