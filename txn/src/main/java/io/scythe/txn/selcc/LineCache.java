@@ -1563,6 +1563,7 @@ public final class LineCache {
         if (late.size() >= LATE_KEPT) {
             late.poll();
             Stats.count("late take-back: the oldest watched forgotten");
+            LATE_DROPPED.incrementAndGet();
         }
         Stats.count("late take-back: a handover watched");
         watch(new Late(f, requester, told, guess, runtime.timers().nowNs(), Late.ALIVE));
@@ -1575,6 +1576,13 @@ public final class LineCache {
             runtime.timers().after(LATE_CHECK_NS).onComplete(t -> checkLate());
         }
     }
+
+    /**
+     * Watched handovers dropped in this process (the queue full, past the window, or a failed take-back past the
+     * grace): each may leave its requester's bit in a latch word for good; a cluster node's health shows it
+     * ({@link SelccModule#hearReleases}, {@code lateTakeBacksDropped}).
+     */
+    static final java.util.concurrent.atomic.AtomicLong LATE_DROPPED = new java.util.concurrent.atomic.AtomicLong();
 
     /** Handovers watched at most ({@link #watchLate}). */
     static final int LATE_KEPT = 64;
@@ -1638,6 +1646,7 @@ public final class LineCache {
             it.remove();
             if (step == LateStep.GIVE_UP) {
                 Stats.count("late take-back: watched past the window, given up");
+                LATE_DROPPED.incrementAndGet();
                 continue;
             }
             due.add(l.deadSinceNs == Late.ALIVE ? new Late(l.f, l.requester, l.told, l.guess, l.sinceNs, now) : l);
@@ -1652,6 +1661,7 @@ public final class LineCache {
                     if (!retryTakeBack(l.deadSinceNs, runtime.timers().nowNs(),
                         SelccModule.ownRecoveryGraceMs() * 1_000_000L)) {
                         Stats.count("late take-back: CAS failed past the restarted node's grace, given up");
+                        LATE_DROPPED.incrementAndGet();
                         return; // the number may be the new incarnation's by the next try
                     }
                     Stats.count("late take-back: CAS failed, tried again");

@@ -334,6 +334,6 @@
  * (review of selcc11, finding 1: the barrier, survivors acknowledging in a Hazelcast map before the new incarnation
  * takes a latch, is not built). A watch dropped (the 64-per-loop queue full, or past the window) leaves the
  * participant's bit for good: counted ({@code late take-back: the oldest watched forgotten}, {@code ... given up}),
- * not in health.
+ * and shown in a cluster node's health ({@code module.lateTakeBacksDropped}); no fallback reads the word.
  */
 package io.scythe.txn.selcc;
