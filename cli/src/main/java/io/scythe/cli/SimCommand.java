@@ -589,6 +589,11 @@ public final class SimCommand implements Callable<Integer> {
                 + "waiting, so a split's new node may be lost while the node it split links it (the ordered "
                 + "write-through is built for SELCC's cache only); run selcc-2pl");
         }
+        if (blinkWorkload && crashCns.stream().anyMatch(c -> c >= 0) && !redoLog) {
+            throw new IllegalArgumentException("--crash-cn with the blink workload needs --redo-log: without it SELCC "
+                + "runs no crash recovery and does not write through (writesThrough() false), so a crash may lose "
+                + "a split's new node while the node it split links it (issue 21)");
+        }
         final boolean tsoWorkload = "tso".equalsIgnoreCase(workload);
         if ((lockWorkload || casWorkload || tsoWorkload) && (checkHistory || history != null)) {
             throw new IllegalArgumentException("--check-history and --history record transactions: the lock, cas and "

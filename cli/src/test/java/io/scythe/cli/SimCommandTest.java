@@ -164,6 +164,10 @@ class SimCommandTest {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "sim", "--workload", "nosuch")).isEqualTo(2);
         assertThat(err.toString()).contains("--workload nosuch: accepts one of smallbank, ycsb, tatp, tpcc, phantom, churn, lock, cas, blink, tso, all").doesNotContain("\tat ");
+        final StringWriter errBlink = new StringWriter(); // not crash-safe without a redo log: no write-through
+        assertThat(run(new StringWriter(), errBlink, "sim", "--workload", "blink", "--protocols", "selcc-2pl",
+            "--crash-cn", "0")).isEqualTo(2);
+        assertThat(errBlink.toString()).contains("--crash-cn with the blink workload needs --redo-log");
         final StringWriter err2 = new StringWriter();
         assertThat(run(new StringWriter(), err2, "sim", "--watermarks", "3")).isEqualTo(2);
         assertThat(err2.toString()).contains("COLD,HOT");

@@ -323,6 +323,21 @@ public final class RecoveryDuty {
         return null;
     }
 
+    /**
+     * The latest {@code atMs} of a recovery of an earlier incarnation of compute node {@code cn} ({@value #RECOVERED},
+     * keys {@code cn.eEPOCH}), or -1 when none was recorded: a restarted node whose old incarnation's recovery finished
+     * before it started still lets survivors finish their take-backs first (issue 21). Blocks; scans the map.
+     */
+    public static long lastRecoveredAtMs(final HazelcastInstance hazelcast, final String cn) {
+        long last = -1;
+        for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(RECOVERED).entrySet()) {
+            if (e.getKey().startsWith(cn + ".e")) {
+                last = Math.max(last, new JsonObject(e.getValue()).getLong("atMs", 0L));
+            }
+        }
+        return last;
+    }
+
     /** Whether a recovery of {@code incarnation} reported success ({@value #RECOVERED}). Blocks. */
     public static boolean wasRecovered(final HazelcastInstance hazelcast, final String incarnation) {
         return hazelcast.<String, String>getMap(RECOVERED).containsKey(incarnation);

@@ -992,13 +992,20 @@ public final class ScytheNode implements AutoCloseable {
             }
         }
         ownOwed.removeIf(k -> !owedMap.containsKey(k));
-        final boolean awaits = !ownOwed.isEmpty();
+        // Issue 21: a restart after the old incarnation's recovery finished awaits too (told at once, below), so a
+        // module's grace after its own recovery (SELCC: survivors' late take-backs first) runs on every restart
+        // within RESTART_GRACE_SCOPE_MS of the record's atMs, not only when this node found itself still owed.
+        final long lastRecoveredMs = RecoveryDuty.lastRecoveredAtMs(hazelcast, config.node());
+        final boolean recentRestart = lastRecoveredMs >= 0
+            && System.currentTimeMillis() - lastRecoveredMs < RESTART_GRACE_SCOPE_MS;
+        final boolean awaits = !ownOwed.isEmpty() || recentRestart;
         consumers.add(vertx.eventBus().<Object>consumer(RELEASED, m -> tellPeerReleased((JsonObject) m.body())));
         peerLoopSetUp = peerModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(index, names, peers,
             shared, peerRecovered::add, peerReleased::add, awaits));
         log("protocol " + protocol.name() + ": compute node " + index + " of " + names + ", peers "
             + peerModule.peerMessaging(protocol) + (awaits ? "; serves what its earlier incarnations held once they "
-            + "are recovered: " + new TreeSet<>(ownOwed) : ""));
+            + "are recovered: " + (ownOwed.isEmpty() ? "recovered already (" + lastRecoveredMs + " ms epoch), told "
+            + "now" : new TreeSet<>(ownOwed)) : ""));
         if (awaits) {
             ownRecovered(null); // recovered meanwhile
         }
@@ -1011,6 +1018,12 @@ public final class ScytheNode implements AutoCloseable {
     private volatile Map<String, Object> peerShared;
     /** The key of {@link #peerShared} under which a module puts what its node's health shows. */
     public static final String MODULE_HEALTH = io.scythe.txn.spi.ComputeNodeContext.MODULE_HEALTH;
+
+    /**
+     * How long after an earlier incarnation's recovery (its {@code atMs}) a restarted CN still awaits its own recovery
+     * news (told at once) so that its module's grace runs ({@link #startPeerModule}): longer than any module's grace.
+     */
+    static final long RESTART_GRACE_SCOPE_MS = 600_000;
 
     /** This CN's earlier incarnations still owed recovery (a restarted CN of a peer protocol waits for them). */
     private final Set<String> ownOwed = ConcurrentHashMap.newKeySet();

@@ -517,6 +517,10 @@ class RecoveryDutyTest {
         // The durable record a cluster node asks when it missed the news (SELCC: ComputeNodeContext#recoveryRecord).
         assertThat(RecoveryDuty.recoveredWithPrefix(hzC, RecoveryDuty.idPrefix(1, 1))).isEqualTo("cnA.e1");
         assertThat(RecoveryDuty.recoveredWithPrefix(hzC, RecoveryDuty.idPrefix(2, 1))).as("e2 was not").isNull();
+        // A restart after the recovery finished still finds it (ScytheNode awaits its own recovery then, issue 21).
+        assertThat(RecoveryDuty.lastRecoveredAtMs(hzC, "cnA")).isBetween(System.currentTimeMillis() - 60_000,
+            System.currentTimeMillis());
+        assertThat(RecoveryDuty.lastRecoveredAtMs(hzC, "cnC")).as("never recovered").isEqualTo(-1);
         Thread.sleep(300);
         assertThat(runs).as("recovered once").containsEntry("cnA.e1", 1);
 

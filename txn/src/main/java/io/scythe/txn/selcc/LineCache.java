@@ -1551,7 +1551,7 @@ public final class LineCache {
      * and this FAA landed after its line's memory node's step, the news that would take it back may come late (the
      * event-bus message after this check) or never (at-most-once, and only the latest {@link ReleasesHeard#KEPT}
      * kept): watched from now on ({@link #checkLate}) for at most {@code scythe.selcc.deadHolderWaitNs}, by the news
-     * and, missing it, the host's durable record ({@link ReleasesHeard#releasedOrAsk}). The latest
+     * and, missing it, the host's record ({@link ReleasesHeard#releasedOrAsk}). The latest
      * {@link #LATE_KEPT} are watched.
      */
     private void watchLate(final Frame f, final int requester, final Slot to, final boolean forwarded,
@@ -1563,9 +1563,10 @@ public final class LineCache {
         if (late.size() >= LATE_KEPT) {
             late.poll();
             Stats.count("late take-back: the oldest watched forgotten");
+            LATE_DROPPED.incrementAndGet();
         }
         Stats.count("late take-back: a handover watched");
-        watch(new Late(f, requester, told, guess, runtime.timers().nowNs()));
+        watch(new Late(f, requester, told, guess, runtime.timers().nowNs(), Late.ALIVE));
     }
 
     /** Watches {@code l}, checked once {@link #LATE_CHECK_NS} passed (a timer while any is watched). */
@@ -1576,13 +1577,32 @@ public final class LineCache {
         }
     }
 
+    /**
+     * Watched handovers dropped in this process (the queue full, past the window, or a failed take-back past the
+     * grace): each may leave its requester's bit in a latch word for good; a cluster node's health shows it
+     * ({@link SelccModule#hearReleases}, {@code lateTakeBacksDropped}).
+     */
+    static final java.util.concurrent.atomic.AtomicLong LATE_DROPPED = new java.util.concurrent.atomic.AtomicLong();
+
     /** Handovers watched at most ({@link #watchLate}). */
     static final int LATE_KEPT = 64;
     /** How often the watched handovers are checked ({@link #checkLate}). */
     static final long LATE_CHECK_NS = 1_000_000_000L;
 
     /** A handover watched ({@link #watchLate}): the line's frame, to whom, what was known of it, the word expected. */
-    record Late(Frame f, int requester, Told told, long guess, long sinceNs) {
+    record Late(Frame f, int requester, Told told, long guess, long sinceNs, long deadSinceNs) {
+        /** Not yet known dead ({@link #deadSinceNs}). */
+        static final long ALIVE = Long.MIN_VALUE;
+    }
+
+    /**
+     * Whether a take-back whose CAS failed is tried again ({@link #checkLate}), apart for tests: only while the next
+     * try ({@link #LATE_CHECK_NS} on) is still within {@code graceNs} ({@link SelccModule#ownRecoveryGraceMs}) of
+     * when this loop first knew the requester dead, {@code deadSinceNs}; past it the restarted incarnation may hold
+     * the number, and a CAS could take its bits (review of selcc11, finding 1c: retried until the window before).
+     */
+    static boolean retryTakeBack(final long deadSinceNs, final long nowNs, final long graceNs) {
+        return nowNs - deadSinceNs + LATE_CHECK_NS < graceNs;
     }
 
     /** Handovers watched on this loop ({@link #watchLate}). */
@@ -1592,14 +1612,15 @@ public final class LineCache {
     enum LateStep { TAKE_BACK, WAIT, GIVE_UP }
 
     /**
-     * The decision for a watched handover, apart for tests: take it back once its requester's node was recovered
-     * since its message ({@code recoveriesNow} differs from {@code told}'s), or a memory node's release of its
-     * incarnation was heard, or, that news missing or forgotten, the host's record says its recovery finished
-     * ({@link ReleasesHeard#releasedOrAsk}: asked now, known at a later check); give it up past {@code windowNs}.
+     * The decision for a watched handover, apart for tests: take it back once a memory node's release of its
+     * requester's incarnation was heard, or, that news missing or forgotten, the host's record says that
+     * incarnation's recovery finished ({@link ReleasesHeard#releasedOrAsk}: asked now, known at a later check); give
+     * it up past {@code windowNs}. Decided per incarnation, never by the node's recovery count ({@link #recoveriesOf}):
+     * a handover to a live restarted incarnation must not be taken back when the news of the old one's recovery comes
+     * after it (issue 21, review of selcc11).
      */
-    static LateStep lateDecision(final Told told, final long recoveriesNow, final ReleasesHeard heard, final long ageNs,
-                                 final long windowNs) {
-        if (senderRecovered(told, recoveriesNow, null) || heard != null && heard.releasedOrAsk(told.sender())) {
+    static LateStep lateDecision(final Told told, final ReleasesHeard heard, final long ageNs, final long windowNs) {
+        if (heard != null && heard.releasedOrAsk(told.sender())) {
             return LateStep.TAKE_BACK;
         }
         return ageNs >= windowNs ? LateStep.GIVE_UP : LateStep.WAIT;
@@ -1618,16 +1639,17 @@ public final class LineCache {
         final List<Late> due = new ArrayList<>();
         for (final Iterator<Late> it = late.iterator(); it.hasNext(); ) {
             final Late l = it.next();
-            final LateStep step = lateDecision(l.told, recoveriesOf(l.requester), heard(), now - l.sinceNs, window);
+            final LateStep step = lateDecision(l.told, heard(), now - l.sinceNs, window);
             if (step == LateStep.WAIT) {
                 continue;
             }
             it.remove();
             if (step == LateStep.GIVE_UP) {
                 Stats.count("late take-back: watched past the window, given up");
+                LATE_DROPPED.incrementAndGet();
                 continue;
             }
-            due.add(l);
+            due.add(l.deadSinceNs == Late.ALIVE ? new Late(l.f, l.requester, l.told, l.guess, l.sinceNs, now) : l);
         }
         if (!late.isEmpty()) {
             runtime.timers().after(LATE_CHECK_NS).onComplete(t -> checkLate());
@@ -1636,6 +1658,12 @@ public final class LineCache {
             Stats.count("late take-back: requester known dead, its bits taken out");
             takeBack(l.requester, l.guess, (expected, update) -> channel(l.f).compose(ch -> ch.compareAndSwap(
                 l.f.latchAddress(), l.f.rkey, expected, update))).onFailure(e -> {
+                    if (!retryTakeBack(l.deadSinceNs, runtime.timers().nowNs(),
+                        SelccModule.ownRecoveryGraceMs() * 1_000_000L)) {
+                        Stats.count("late take-back: CAS failed past the restarted node's grace, given up");
+                        LATE_DROPPED.incrementAndGet();
+                        return; // the number may be the new incarnation's by the next try
+                    }
                     Stats.count("late take-back: CAS failed, tried again");
                     watch(l); // the CAS only takes out what still names the requester: trying again is safe
                 });

@@ -36,7 +36,7 @@ final class ReleasesHeard {
     /** How often at most the host's record is asked about one incarnation or prefix ({@link #ask}). */
     static final long ASK_INTERVAL_NS = 1_000_000_000L;
 
-    /** The host's durable record of finished recoveries, asked when news was missed or forgotten; null: none. */
+    /** The host's record of finished recoveries, asked when news was missed or forgotten; null: none. */
     private final io.scythe.txn.spi.ComputeNodeContext.RecoveryRecord record;
     /** When the record was last asked about an incarnation (a String) or an id prefix (a Long). */
     private final Map<Object, Long> askedAtNs = bounded();
@@ -91,7 +91,7 @@ final class ReleasesHeard {
     }
 
     /**
-     * {@link #buriedOn}, and when it says no, asks the host's durable record ({@link #recordedRecovered}) whether the
+     * {@link #buriedOn}, and when it says no, asks the host's record ({@link #recordedRecovered}) whether the
      * incarnation of {@code id}'s prefix was recovered: the release message of {@code memoryNode} is at-most-once (one
      * event-bus message) and the latest {@link #KEPT} are kept, so a node that missed or forgot it would keep a copy
      * older than the burial for good. The answer comes later (a lookup on a worker): this call still says no, a call
@@ -104,7 +104,7 @@ final class ReleasesHeard {
         }
         final long prefix = id & RecoveryRpc.NODE_ID_MASK;
         if (ask(prefix)) {
-            record.recoveredWithPrefix(prefix).onSuccess(incarnation -> {
+            record.recoveredWithPrefix(prefix).onComplete(ar -> answered(prefix)).onSuccess(incarnation -> {
                 if (incarnation != null) {
                     recordedRecovered(incarnation, prefix);
                 }
@@ -114,7 +114,7 @@ final class ReleasesHeard {
     }
 
     /**
-     * {@link #released}, and when it says no, asks the host's durable record whether {@code incarnation}'s recovery
+     * {@link #released}, and when it says no, asks the host's record whether {@code incarnation}'s recovery
      * finished (as {@link #buriedOrAsk}; at most one question per incarnation every {@link #ASK_INTERVAL_NS}).
      */
     boolean releasedOrAsk(final String incarnation) {
@@ -122,7 +122,7 @@ final class ReleasesHeard {
             return incarnation != null;
         }
         if (ask(incarnation)) {
-            record.recovered(incarnation).onSuccess(recovered -> {
+            record.recovered(incarnation).onComplete(ar -> answered(incarnation)).onSuccess(recovered -> {
                 if (recovered) {
                     recordedRecovered(incarnation, null);
                 }
@@ -131,9 +131,15 @@ final class ReleasesHeard {
         return false;
     }
 
-    /** Whether to ask the record about {@code key} now (there is one, and it was not asked lately). */
+    /** Questions to the record not answered yet, by key: one in flight per key (a slow record is not piled on). */
+    private final Set<Object> inFlight = new HashSet<>();
+
+    /**
+     * Whether to ask the record about {@code key} now (there is one, no question about it is unanswered, and it was
+     * not asked lately).
+     */
     private synchronized boolean ask(final Object key) {
-        if (record == null) {
+        if (record == null || inFlight.contains(key)) {
             return false;
         }
         final long now = clock.getAsLong();
@@ -142,7 +148,18 @@ final class ReleasesHeard {
             return false;
         }
         askedAtNs.put(key, now);
+        inFlight.add(key);
         return true;
+    }
+
+    /** The record answered (or failed) the question about {@code key}. */
+    private synchronized void answered(final Object key) {
+        inFlight.remove(key);
+    }
+
+    /** Questions to the record unanswered (tests). */
+    synchronized int inFlight() {
+        return inFlight.size();
     }
 
     /**

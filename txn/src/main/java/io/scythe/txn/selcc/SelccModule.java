@@ -454,6 +454,13 @@ public final class SelccModule implements ProtocolModule {
             return;
         }
         final ReleasesHeard heard = new ReleasesHeard(node.recoveryRecord(), System::nanoTime);
+        // Cluster nodes: /health shows the watched take-backs dropped (each may leave a dead participant's bit set).
+        try {
+            node.shared().put(ComputeNodeContext.MODULE_HEALTH,
+                (java.util.function.Supplier<java.util.Map<String, Object>>)
+                    () -> java.util.Map.of("lateTakeBacksDropped", LineCache.LATE_DROPPED.get()));
+        } catch (final UnsupportedOperationException none) { // a host that shares no state (tests): no health to show
+        }
         synchronized (AWAITING) {
             RELEASES.put(key, heard);
         }

@@ -301,25 +301,39 @@
  * every compute node of a cluster runs the same loop count as it registered.
  * <br><b>When the news is missed</b> (issue 21, after the above). The release message is at-most-once (one event-bus
  * message, lost to a stalled or restarted consumer) and {@link io.scythe.txn.selcc.ReleasesHeard} keeps the latest
- * 256, so a node that missed or forgot it had nothing to fall back on. Now it asks the host's durable record
- * ({@code ComputeNodeContext#recoveryRecord}: Hazelcast's {@code scythe.recovered}, written when a recovery finished,
+ * 256, so a node that missed or forgot it had nothing to fall back on. Now it asks the host's record
+ * ({@code ComputeNodeContext#recoveryRecord}: Hazelcast's {@code scythe.recovered}, an in-memory map that survives as
+ * far as its backups do, not a durable log; written when a recovery finished,
  * i.e. after every memory node released the incarnation, never removed, now with the incarnation's id prefix), on a
- * worker, at most once a second per incarnation or prefix ({@link io.scythe.txn.selcc.ReleasesHeard#buriedOrAsk},
+ * worker, at most once a second per incarnation or prefix and never while a question about it is unanswered ({@link io.scythe.txn.selcc.ReleasesHeard#buriedOrAsk},
  * {@code #releasedOrAsk}); a yes is recorded as a release on every memory node. Asked (a) when a cached copy's CAS word
  * names a prefix no release named ({@code LineCache#buriedSince}: the access aborts as before and, once the answer is
  * in, READs the line again), and (b) for handovers watched late: a case-1 handover or case-2 downgrade to a requester
  * on another node whose forwarded copy could not be WRITten into its receive slot (its process gone or stopped) or
  * that named none is watched ({@code LineCache#watchLate}, the latest 64 per loop) and checked every second for up to
- * {@code scythe.selcc.deadHolderWaitNs}: a recovery of its node told since, a release of its incarnation heard (the
- * news that came after the check right after the FAA: the gap named above), or the record saying its recovery
- * finished takes it back by CAS ({@code LineCache#takeBack}: only while the word names the requester; a FAA that
+ * {@code scythe.selcc.deadHolderWaitNs}: a release of its incarnation heard (the news that came after the check
+ * right after the FAA: the gap named above) or the record saying that incarnation's recovery finished takes it back
+ * by CAS (decided per incarnation, never by a count of its node's recoveries: a handover to the live restarted
+ * incarnation is not taken back when the old one's news comes late; review of selcc11) ({@code LineCache#takeBack}: only while the word names the requester; a FAA that
  * landed before the step was cleared by it, the CAS then changes nothing). The restarted incarnation reuses the
  * participant number, so it takes latches only {@code scythe.selcc.ownRecoveryGraceMs} (3 s) after its own recovery
- * was told, three check periods, and what names the number meanwhile is the dead one's. Tested with scripted records
+ * was told, three check periods, and what names the number meanwhile is the dead one's; a node restarted after its
+ * old incarnation's recovery finished is told at once on start (within 10 min of the record's {@code atMs},
+ * {@code ScytheNode#startPeerModule}), so the grace runs on every restart (before the review of selcc11 it ran only
+ * when the new incarnation found the old one still owed). Tested with scripted records
  * and words ({@code SelccDeadHolderTest}: both fail without the fallback; {@code SelccClearedTest}: the grace);
  * {@code RecoveryDutyTest} checks the record by prefix; no chaos run of it. Left: a handover whose copy did reach
  * its requester's slot is not watched (a requester fenced and recovered before the WRITE came is dead by then, its
  * process gone or stopped, so the WRITE fails; a WRITE that lands in a stopped process's memory is not caught); the
- * grace is a timing assumption (a survivor whose checks stall for 3 s could take back a new incarnation's bits).
+ * grace is a timing assumption, not a barrier: it counts from when the restarted node was told, while a survivor may
+ * learn of the recovery from the record ~2 s after (one ask a second), leaving ~1 s, and event-loop stalls of 5-6 s
+ * were seen; a take-back CAS that failed is tried again only while its next try falls within the grace of when the
+ * loop first knew the requester dead ({@code LineCache#retryTakeBack}; 120 s, the window, before), which bounds it by
+ * the survivor's clock, not the record's {@code atMs}; one that landed with its reply lost is still tried again, within
+ * that bound, over whatever names the number then
+ * (review of selcc11, finding 1: the barrier, survivors acknowledging in a Hazelcast map before the new incarnation
+ * takes a latch, is not built). A watch dropped (the 64-per-loop queue full, or past the window) leaves the
+ * participant's bit for good: counted ({@code late take-back: the oldest watched forgotten}, {@code ... given up}),
+ * and shown in a cluster node's health ({@code module.lateTakeBacksDropped}); no fallback reads the word.
  */
 package io.scythe.txn.selcc;

@@ -88,7 +88,7 @@ public interface ComputeNodeContext {
     String RECOVERY_RECORD = "recovery.record";
 
     /**
-     * The host's durable record of finished recoveries, for a module that missed the news of one
+     * The host's record of finished recoveries, for a module that missed the news of one
      * ({@link #onPeerReleased}, {@link #onPeerRecovered}: messages and listeners, told at most once): null when the
      * host keeps none (every node in this process: the simulator, the embedded cluster).
      */
@@ -97,8 +97,9 @@ public interface ComputeNodeContext {
     }
 
     /**
-     * What a cluster host's durable record says of dead compute-node incarnations whose recovery finished (every memory
-     * node released them): Hazelcast's {@code scythe.recovered}, written before a recovery's owed entry is removed and
+     * What a cluster host's record says of dead compute-node incarnations whose recovery finished (every memory
+     * node released them): Hazelcast's {@code scythe.recovered}, an in-memory map (it survives as far as its backups do,
+     * not durable), written before a recovery's owed entry is removed and
      * never removed. Each question blocks nothing (answered on a worker); any thread.
      */
     interface RecoveryRecord {

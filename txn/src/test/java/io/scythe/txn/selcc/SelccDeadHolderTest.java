@@ -314,6 +314,17 @@ class SelccDeadHolderTest {
         now.addAndGet(ReleasesHeard.ASK_INTERVAL_NS);
         assertThat(heard.buriedOrAsk("mn0", E2 | 77)).isFalse();
         assertThat(record.asked).containsExactly(E1, E2, E2);
+        // Rate-limited by answer too: while that question is unanswered, no second one goes, however long it takes.
+        now.addAndGet(5 * ReleasesHeard.ASK_INTERVAL_NS);
+        assertThat(heard.buriedOrAsk("mn0", E2 | 77)).isFalse();
+        assertThat(heard.releasedOrAsk("cn0.e2")).isFalse();
+        assertThat(record.asked).as("one in flight per key").containsExactly(E1, E2, E2, "cn0.e2");
+        assertThat(heard.inFlight()).isEqualTo(2);
+        record.answer();
+        assertThat(heard.inFlight()).isZero();
+        now.addAndGet(ReleasesHeard.ASK_INTERVAL_NS);
+        assertThat(heard.buriedOrAsk("mn0", E2 | 77)).isFalse();
+        assertThat(record.asked).containsExactly(E1, E2, E2, "cn0.e2", E2);
     }
 
     /**
@@ -335,15 +346,20 @@ class SelccDeadHolderTest {
         final LineCache.Told fromLive = new LineCache.Told(0, "cn0.e2");
         final long window = 10;
 
-        assertThat(LineCache.lateDecision(fromDead, 0, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
-        assertThat(LineCache.lateDecision(fromLive, 0, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
+        assertThat(LineCache.lateDecision(fromDead, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
+        assertThat(LineCache.lateDecision(fromLive, heard, 1, window)).isEqualTo(LineCache.LateStep.WAIT);
         record.recovered.put("cn0.e1", E1);
         record.answer();
-        assertThat(LineCache.lateDecision(fromDead, 0, heard, 2, window)).isEqualTo(LineCache.LateStep.TAKE_BACK);
-        assertThat(LineCache.lateDecision(fromLive, 0, heard, 2, window)).isEqualTo(LineCache.LateStep.WAIT);
-        assertThat(LineCache.lateDecision(fromLive, 0, heard, window, window)).isEqualTo(LineCache.LateStep.GIVE_UP);
-        assertThat(LineCache.lateDecision(fromLive, 1, heard, 2, window)).as("a recovery of its node told since")
-            .isEqualTo(LineCache.LateStep.TAKE_BACK);
+        assertThat(LineCache.lateDecision(fromDead, heard, 2, window)).isEqualTo(LineCache.LateStep.TAKE_BACK);
+        assertThat(LineCache.lateDecision(fromLive, heard, 2, window)).isEqualTo(LineCache.LateStep.WAIT);
+        assertThat(LineCache.lateDecision(fromLive, heard, window, window)).isEqualTo(LineCache.LateStep.GIVE_UP);
+        assertThat(LineCache.lateDecision(fromLive, heard, 2, window)).as("the old incarnation's recovery told late: "
+            + "the live one's handover stays").isEqualTo(LineCache.LateStep.WAIT);
+
+        // A failed take-back CAS is tried again only within the restarted node's grace of when it was known dead.
+        final long grace = 3_000_000_000L;
+        assertThat(LineCache.retryTakeBack(0, LineCache.LATE_CHECK_NS, grace)).isTrue();
+        assertThat(LineCache.retryTakeBack(0, grace - LineCache.LATE_CHECK_NS, grace)).as("next try past it").isFalse();
 
         final AtomicLong word = new AtomicLong(LatchWord.exclusive(HOLDER)); // the handover FAA landed after the step
         LineCache.takeBack(HOLDER, LatchWord.exclusive(HOLDER), (e, n) -> Future.succeededFuture(
