@@ -318,9 +318,10 @@ public final class ScytheNode implements AutoCloseable {
         // late must not remove this node again). A failure is logged there, and the current one applied again later.
         failover.watch(vertx, MemoryNodeFailover.newerOnly(c -> {
             final io.scythe.txn.MemoryNodeConfiguration before = promotionsSeen;
-            promotionsSeen = c;
             if (!failover.removed(c).contains(config.node())) {
                 promoteWhenDrained(c, before, part, db);
+                // Only once handed over: a callback that threw is retried with the same promotions still unseen.
+                promotionsSeen = c;
                 if (replacement && !servesAgain) {
                     log("rejoins in memory-node configuration epoch " + c.epoch() + " (its copies are written from "
                         + "now on and re-replicated)");
@@ -331,6 +332,7 @@ public final class ScytheNode implements AutoCloseable {
                     log("rejoined in memory-node configuration epoch " + c.epoch() + ": its copies are full copies");
                 }
             } else if (servesAgain || !replacement) {
+                promotionsSeen = c;
                 vertx.runOnContext(v -> loseLease("memory-node configuration epoch " + c.epoch() + " removed it (a "
                     + "backup of each partition it was primary of serves now)"));
             }

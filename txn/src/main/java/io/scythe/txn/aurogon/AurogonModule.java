@@ -157,7 +157,13 @@ public final class AurogonModule implements ProtocolModule {
                 } catch (final RuntimeException e) {
                     return "Aurogon's promotion of " + tables + " on " + nic.node() + " refused: " + e.getMessage();
                 }
-                final long floor = service.promoteOnCluster(tables, clockNs, bound);
+                final long floor;
+                try {
+                    floor = service.promoteOnCluster(tables, clockNs, bound);
+                } catch (final RuntimeException e) {
+                    // Checked before anything changed (ParticipantService#promote): nothing is half promoted.
+                    return "Aurogon's promotion of " + tables + " on " + nic.node() + " failed: " + e;
+                }
                 System.out.println("Aurogon promoted copies " + tables + " on " + nic.node() + " with read floor "
                     + AurogonTimestamp.toString(floor) + " (NIC clock " + clockNs + " ns + bound " + bound + " ns)");
                 return null;
@@ -182,29 +188,36 @@ public final class AurogonModule implements ProtocolModule {
     /**
      * The bound a cluster node's promotion adds to its own NIC clock for the read floor: {@link
      * #CLUSTER_2LCLOCK_ERROR_NS} plus the largest distance between two memory nodes' NIC clocks the configured clocks
-     * allow ({@code clocks}, the fabric options every process is given alike: twice the spread's offset and the
-     * largest distance of a node's own NIC offset from the default). A CN's 2LClock maps onto one memory node's NIC
+     * allow ({@code clocks}, the fabric options every process is given alike: the width of the range holding the
+     * default's offset and every node's own, each widened by the spread's offset). A CN's 2LClock maps onto one memory node's NIC
      * clock (its reference; after a root failover, the next: while it extrapolates the dead one's, that one's), so a
      * timestamp read before the promotion is at most this above the promoting node's NIC clock then.
      *
-     * @throws IllegalStateException when the NIC clocks are configured to drift apart (not synchronised: their
-     *     distance, and with it the bound, grows without end)
+     * @throws IllegalStateException when any NIC clock is configured to drift, a shared drift too (each drifts from its
+     *     own start, so their distance, and with it the bound, grows without end)
      */
     static long clusterClockBoundNs(final io.scythe.fabric.ClockOptions clocks) {
         final io.vertx.core.json.JsonObject json = clocks.toJson();
         final io.vertx.core.json.JsonObject nodes = json.getJsonObject("nodes", new io.vertx.core.json.JsonObject());
-        long spread = 2 * Math.abs(clocks.nicSpread().offsetNs());
-        boolean drifting = clocks.nicSpread().driftPpm() != 0;
+        // Every NIC clock lies in [lo, hi]: the default's offset +- the spread, and each override's (counted with the
+        // spread too: an over-estimate at worst). The bound is the width of that range, overrides on both sides
+        // included (mn1 +5 ms, mn2 -5 ms are 10 ms apart).
+        final long s = Math.abs(clocks.nicSpread().offsetNs());
+        long lo = clocks.nicDefault().offsetNs() - s;
+        long hi = clocks.nicDefault().offsetNs() + s;
+        // Any drift, a shared one too: each clock drifts from its own start, so equal ppm started apart part ways.
+        boolean drifting = clocks.nicSpread().driftPpm() != 0 || clocks.nicDefault().driftPpm() != 0;
         for (final String node : nodes.fieldNames()) {
             final io.vertx.core.json.JsonObject nic = nodes.getJsonObject(node).getJsonObject("nic");
             if (nic != null) {
                 final io.scythe.fabric.ClockDeviation d = io.scythe.fabric.ClockDeviation.fromJson(nic,
                     "clocks.nodes." + node + ".nic");
-                spread = Math.max(spread, Math.abs(d.offsetNs() - clocks.nicDefault().offsetNs())
-                    + Math.abs(clocks.nicSpread().offsetNs()));
-                drifting |= d.driftPpm() != clocks.nicDefault().driftPpm();
+                lo = Math.min(lo, d.offsetNs() - s);
+                hi = Math.max(hi, d.offsetNs() + s);
+                drifting |= d.driftPpm() != 0;
             }
         }
+        final long spread = hi - lo;
         if (drifting) {
             throw new IllegalStateException("the fabric's NIC clocks are configured to drift apart (clocks " + json
                 + "): they are not synchronised, so no bound holds between the clock a promotion reads and the one "

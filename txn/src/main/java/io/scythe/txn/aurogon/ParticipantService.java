@@ -485,6 +485,7 @@ public final class ParticipantService {
      * On this node's loop, before any coordinator's catalog names the promoted copies.
      */
     public void promote(final java.util.Set<Integer> tables, final long floorTs) {
+        // Every table checked before any is changed: a refused promotion leaves none half floored.
         for (final int table : tables) {
             final Table t = db.table(table);
             // A replacement process's copy 0 (rejoined as a backup) may be promoted back too.
@@ -492,6 +493,8 @@ public final class ParticipantService {
                 throw new IllegalArgumentException("Aurogon promotion of table " + table + ", which is no backup "
                     + "table here");
             }
+        }
+        for (final int table : tables) {
             participant.promote(table, floorTs);
         }
         for (final java.util.Map.Entry<Long, java.util.List<Backups.Entry>> held : backups.heldNow().entrySet()) {
@@ -515,7 +518,8 @@ public final class ParticipantService {
      * the adoption of held transactions) must not be served from it.
      */
     boolean servesAsPrimary(final int tableId) {
-        return tableId < io.scythe.storage.BackupTables.ID_STRIDE && !replacement || participant.promoted(tableId);
+        // A table not held here is no NOT_PRIMARY: the request goes on to its NOT_FOUND answer.
+        return db.table(tableId) == null || tableId < io.scythe.storage.BackupTables.ID_STRIDE && !replacement || participant.promoted(tableId);
     }
 
     /** Set on a replacement process ({@link #replacement()}): none of its copies serves as primary until promoted. */

@@ -294,18 +294,31 @@
  *       host's shared-memory round trips). Its reference may be another node than the promoting one, or, after a root
  *       failover (the dead primary was {@code mn0}), a dead node whose mapping the virtual phase extrapolates and the
  *       smoothing phase decays towards the next: each is a memory node's NIC clock, at most the configured NIC clocks'
- *       spread from the promoting node's ({@code AurogonModule#clusterClockBoundNs}: twice the spread's offset and
- *       the largest per-node NIC offset from the default, every process being given the same fabric clocks). Floor =
+ *       spread from the promoting node's ({@code AurogonModule#clusterClockBoundNs}: the width of the range holding
+ *       the default NIC offset and every per-node one, each widened by the spread's offset, every process being given
+ *       the same fabric clocks). Floor =
  *       NIC clock now + error + spread covers them all, live and dead compute nodes alike. Clocks floored by a STALE
  *       refusal above their reading go 1 ns a timestamp above it until the reading catches up; a floor from an
  *       earlier promotion is a bound ahead of a reading for a bound's time, far less than a failover takes (seconds:
  *       a member's loss).</li>
- *   <li><i>Refused.</i> NIC clocks configured to drift apart are not synchronised (their distance grows without
- *       end): the promotion is refused, said in the node's log, and the partition stays unavailable. So are the
+ *   <li><i>Refused.</i> NIC clocks configured to drift, a shared drift too (each drifts from its own start, so equal
+ *       rates started apart part ways), are not synchronised (their distance grows without end): the promotion is
+ *       refused, said in the node's log, and the partition stays unavailable. So are the
  *       protocols whose clock has no such bound: DST's chase, the raw host clocks and FaRMv2's clock
  *       ({@link io.scythe.txn.aurogon.AurogonModule#clusterMemoryNodeFailoverRefusal}: those fail no memory node over
  *       and {@code chaos --mn-faults} refuses them).</li>
+ *   <li><i>Failed.</i> A promotion checks every table before it changes any ({@code ParticipantService#promote}),
+ *       so a refused one floors none; an exception in a module's promotion is its refusal, logged, and the other
+ *       modules still run ({@code MemoryNodeServices#promote}); a memory node marks a configuration's promotions seen
+ *       only once handed over, so a failed callback is retried with them.</li>
  * </ol>
+ * <i>Assumed, not enforced</i> (review, issue 20): 2LClock's 1 ms error is a bound on the probes' asymmetry only:
+ * its last segment is extrapolated without limit and its slope is taken from midpoints one slice apart, neither
+ * clamped to the NIC clocks' largest drift; the drain wait trusts the promoting node's Hazelcast member view alone
+ * (no majority: a compute node dropped from that view but still running on the old configuration could read the old
+ * primary above the floor); with the {@code tcp} provider across hosts each host's NIC clock is its own
+ * {@code System.nanoTime}, so the configured spread bounds nothing there; the drift refusal comes from the promotion,
+ * not yet from the compute node's failover refusal, so a drifting configuration leaves the partition unavailable.
  * The cost: writes below the floor on a promoted copy are refused for up to the bound (1 ms) after it. A replacement
  * process rejoining ({@code MemoryNodeRejoin}) serves none of its copies as primary until promoted and takes APPLYs
  * on its copy 0 as a backup. {@code AurogonPromotionTest#shouldRefuseOnThePromotedCopyAWriteBelowAReadTheDeadPrimaryAnswered}

@@ -112,7 +112,14 @@ public final class MemoryNodeServices implements MemoryNodeContext {
     public java.util.List<String> promote(final String protocol, final Set<Integer> tables) {
         final java.util.List<String> refusals = new java.util.ArrayList<>();
         for (final Promotion p : promotions) {
-            final String refused = p.promote(protocol, tables);
+            final String refused;
+            try {
+                refused = p.promote(protocol, tables);
+            } catch (final RuntimeException e) {
+                // One module's failure must not skip the others' promotions; said, as a refusal is.
+                refusals.add("promotion of " + tables + " by " + p + " failed: " + e);
+                continue;
+            }
             if (refused != null) {
                 refusals.add(refused);
             }

@@ -87,6 +87,14 @@ class AurogonPromotionTest {
         assertThatThrownBy(() -> AurogonModule.clusterClockBoundNs(new io.scythe.fabric.ClockOptions().spread(
             new io.scythe.fabric.ClockDeviation(100, 20), io.scythe.fabric.ClockDeviation.NONE)))
             .hasMessageContaining("not synchronised");
+        // Overrides on both sides of the default: mn1 5 ms ahead, mn2 5 ms behind are 10 ms apart.
+        assertThat(AurogonModule.clusterClockBoundNs(new io.scythe.fabric.ClockOptions()
+            .nodeNic("mn1", new io.scythe.fabric.ClockDeviation(5_000_000, 0))
+            .nodeNic("mn2", new io.scythe.fabric.ClockDeviation(-5_000_000, 0))))
+            .isEqualTo(AurogonModule.CLUSTER_2LCLOCK_ERROR_NS + 10_000_000);
+        // A drift every NIC clock shares still parts them: each drifts from its own start.
+        assertThatThrownBy(() -> AurogonModule.clusterClockBoundNs(new io.scythe.fabric.ClockOptions()
+            .nic(new io.scythe.fabric.ClockDeviation(0, 20)))).hasMessageContaining("not synchronised");
     }
 
     /**
@@ -114,6 +122,17 @@ class AurogonPromotionTest {
             }).map(reply -> reply.payload().getInt(0)));
             assertThat(before).as("not served before its promotion").isEqualTo(Participant.NOT_PRIMARY);
             assertThat(service.servesAsPrimary(node.table.schema().id())).isTrue();
+            // A set naming a table that is no backup here is refused before any copy of it is changed.
+            final Set<Integer> mixed = new java.util.LinkedHashSet<>(List.of(table, node.table.schema().id()));
+            assertThat(onLoop(node, () -> {
+                try {
+                    service.promote(mixed, AurogonTimestamp.pack(nic.nicClockNs() + bound, 0, 0));
+                    return "promoted";
+                } catch (final IllegalArgumentException e) {
+                    return "refused";
+                }
+            })).isEqualTo("refused");
+            assertThat(service.servesAsPrimary(table)).as("nothing half promoted").isFalse();
             final long floor = onLoop(node, () -> service.promoteOnCluster(Set.of(table), nic.nicClockNs(), bound));
             assertThat(floor).isGreaterThanOrEqualTo(readAt);
             assertThat(service.servesAsPrimary(table)).isTrue();
