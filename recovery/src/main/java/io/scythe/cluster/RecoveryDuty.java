@@ -570,6 +570,11 @@ public final class RecoveryDuty {
         if (stopped || handedOver.contains(incarnation) || leftForOperator.contains(incarnation)
             || !claimed.equals(owed().get(incarnation))) {
             running.remove(incarnation);
+            if (stopped && !claimed.equals(value)) {
+                // Claimed just now, after stop()'s release may have scanned the map: let it go too, or it stays held
+                // until this member leaves (review, stop 42).
+                releaseClaim(incarnation);
+            }
             return;
         }
         run(incarnation, new JsonObject(claimed), claimed);
@@ -581,9 +586,16 @@ public final class RecoveryDuty {
      */
     private String designated(final String cn, final Set<UUID> live) {
         final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
-        // An incarnation owed recovery itself (its lease lost and fenced, superseded, its member left) recovers
-        // nothing: never designated, so that its duty passes on while its member lives on (issue 23 review).
-        final Set<String> owedNow = owed().keySet();
+        // An incarnation whose fabric lease expired (fenced by a memory node) recovers nothing: never designated, so
+        // that its duty passes on while its member lives on (issue 23 review). Only those: one owed for another reason
+        // while live (a split's merge, left owed until it dies) still recovers others, else with two CNs nobody would
+        // be designated (review, stop 42); one superseded or whose member left is not live anyway.
+        final Set<String> owedNow = new java.util.HashSet<>();
+        owed().forEach((k, v) -> {
+            if (new JsonObject(v).getBoolean("leaseExpired", false)) {
+                owedNow.add(k);
+            }
+        });
         final String shardValue = hazelcast.<String, String>getMap(ScytheNode.SHARDS).get(cn);
         if (shardValue != null) {
             final JsonObject shard = new JsonObject(shardValue);
