@@ -780,9 +780,33 @@ public final class Simulation {
             // Still busy after the drain (a retry storm behind a hot address, say): keep going, within the bound, until
             // every client finished. A run quiescent within the drain never gets here (its events are unchanged).
             scheduler.runUntil(endNs + options.drainMaxNs(), () -> failed() || busyServingClients() == 0);
+            // Stopped the moment the last client finished: what a module holds lazily (SELCC's cached latches,
+            // until their idle lease ends) would read as locks left held. Let it go first.
+            final long settle = settleNs();
+            if (!failed() && busyServingClients() == 0 && settle > 0) {
+                scheduler.runUntil(clock.nanoTime() + settle, this::failed);
+            }
         }
         drainedNs = clock.nanoTime() - endNs;
         Bridge.switchCurrent(null);
+    }
+
+    /** The protocol module's {@link io.scythe.txn.spi.ProtocolModule#settleNs}, 0 for an unregistered protocol. */
+    private long settleNs() {
+        final io.scythe.txn.spi.ProtocolModule owner = owner();
+        return owner == null ? 0 : owner.settleNs();
+    }
+
+    /**
+     * The run's protocol module, or null for a protocol given as an object under an unregistered name (tests): no
+     * statistics or settle time of its own.
+     */
+    private io.scythe.txn.spi.ProtocolModule owner() {
+        try {
+            return io.scythe.txn.spi.ProtocolRegistry.moduleOf(options.protocol());
+        } catch (final io.scythe.txn.UnknownKeyException onlyATest) {
+            return null;
+        }
     }
 
     /**
@@ -1480,12 +1504,7 @@ public final class Simulation {
                     ? tally.toJson().put("by", "the protocol's own recovery")
                     : "none yet: what the crash left is reported, not repaired"));
         }
-        io.scythe.txn.spi.ProtocolModule owner;
-        try {
-            owner = io.scythe.txn.spi.ProtocolRegistry.moduleOf(options.protocol());
-        } catch (final io.scythe.txn.UnknownKeyException onlyATest) {
-            owner = null; // a protocol given as an object under an unregistered name (tests): no statistics of its own
-        }
+        final io.scythe.txn.spi.ProtocolModule owner = owner();
         final JsonObject protocolStats = owner == null ? null : owner.runStats(memoryNodes);
         if (protocolStats != null) {
             sim.put("protocol_stats", protocolStats);

@@ -516,6 +516,15 @@ public final class SelccModule implements ProtocolModule {
         return List.of(HeaderWord.PROTOCOL_WORD); // the latch word
     }
 
+    /**
+     * A cache's idle frames are released within one and a half leases (swept every half lease) and their FAAs land
+     * microseconds later: two leases let a run that stopped as its last client finished see no latch cached.
+     */
+    @Override
+    public long settleNs() {
+        return 2 * leaseNs();
+    }
+
     @Override
     public ObjectProbe probe() {
         return (table, header) -> table.objectMemory().getLongVolatile(header + ObjectLayout.PROTOCOL_WORD_OFFSET)

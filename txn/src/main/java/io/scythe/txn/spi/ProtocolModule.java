@@ -197,6 +197,16 @@ public interface ProtocolModule {
     }
 
     /**
+     * Virtual time a run whose transactions all finished gives the module to let go of what it holds lazily with no
+     * transaction running (SELCC's cached latches, released when their idle lease ends), before the end-of-run checks
+     * read the lock words; 0 (none) by default. The simulator waits it only where its drain stopped the moment the last
+     * client finished (a run still busy after {@code --drain}).
+     */
+    default long settleNs() {
+        return 0;
+    }
+
+    /**
      * Writes memory node {@code db} holds undecided in the module's own state (not in object words, which
      * {@link ObjectProbe#unsettled} looks at): e.g. Aurogon's pending versions and held replications. Read from a
      * thread other than the node's loop while it may run (a cluster node's health), so racy; 0 by default.
