@@ -1369,13 +1369,7 @@ final class CalvinNode {
             responder.reply(); // its decision record governs here (takeOver closed its writes)
             return;
         }
-        write(CalvinWire.In.of(request), e -> {
-            if (e == null) {
-                responder.reply();
-            } else {
-                responder.fail(RpcException.FIRST_APPLICATION_CODE, String.valueOf(e));
-            }
-        });
+        write(CalvinWire.In.of(request), answer(responder));
     }
 
     private void onTakenWrite(final RpcRequest request, final RpcResponder responder) {
@@ -1384,13 +1378,18 @@ final class CalvinNode {
             responder.reply();
             return;
         }
-        takenWrite(CalvinWire.In.of(request), e -> {
+        takenWrite(CalvinWire.In.of(request), answer(responder));
+    }
+
+    /** A write's acknowledgement as an RPC answer: a reply, or the failure named. */
+    private static java.util.function.Consumer<Throwable> answer(final RpcResponder responder) {
+        return e -> {
             if (e == null) {
                 responder.reply();
             } else {
                 responder.fail(RpcException.FIRST_APPLICATION_CODE, String.valueOf(e));
             }
-        });
+        };
     }
 
     private void onOwed(final RpcRequest request, final RpcResponder responder) {
