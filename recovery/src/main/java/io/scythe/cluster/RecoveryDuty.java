@@ -87,6 +87,11 @@ public final class RecoveryDuty {
      * raised from a stale read afterwards is known for what it is, even once the registry names a newer epoch.
      */
     public static final String RECOVERED = "scythe.recovered";
+    /**
+     * {@value #RECOVERED} indexed by transaction-id prefix (a Long) to incarnation, written with it: what
+     * {@link #recoveredWithPrefix} reads by one get instead of scanning the map (issue 21).
+     */
+    public static final String RECOVERED_BY_PREFIX = "scythe.recovered.byPrefix";
     /** Pause before a failed recovery is run again. */
     public static final long RETRY_MS = 1_000;
     /**
@@ -310,17 +315,34 @@ public final class RecoveryDuty {
     /**
      * The incarnation whose transaction ids have node bits {@code idPrefix} if its recovery reported success
      * ({@value #RECOVERED}: its entry's {@code prefix}), else null: what a cluster node asks when it missed a memory
-     * node's release of it ({@code ComputeNodeContext#recoveryRecord}). Scans the map (one small entry per dead
-     * incarnation). Blocks.
+     * node's release of it ({@code ComputeNodeContext#recoveryRecord}). One get of {@value #RECOVERED_BY_PREFIX},
+     * written with the record (a recovery recorded by a build before it is not found by prefix: its survivors still
+     * hear it by incarnation). Blocks.
      */
     public static String recoveredWithPrefix(final HazelcastInstance hazelcast, final long idPrefix) {
+        return hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).get(idPrefix);
+    }
+
+    /**
+     * The earlier incarnations of compute node {@code cn} whose recovery was recorded at or after {@code sinceMs}
+     * ({@value #RECOVERED}, keys {@code cn.eEPOCH}), to their id prefixes, and the latest {@code atMs} among all of
+     * them in {@code latestMs[0]} (-1: none). Blocks; scans the map (once, at a node's start).
+     */
+    public static Map<String, Long> recoveredOf(final HazelcastInstance hazelcast, final String cn,
+                                                final long sinceMs, final long[] latestMs) {
+        final Map<String, Long> found = new java.util.TreeMap<>();
+        latestMs[0] = -1;
         for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(RECOVERED).entrySet()) {
-            final Long prefix = new JsonObject(e.getValue()).getLong("prefix");
-            if (prefix != null && prefix == idPrefix) {
-                return e.getKey();
+            if (e.getKey().startsWith(cn + ".e")) {
+                final JsonObject record = new JsonObject(e.getValue());
+                final long at = record.getLong("atMs", 0L);
+                latestMs[0] = Math.max(latestMs[0], at);
+                if (at >= sinceMs) {
+                    found.put(e.getKey(), record.getLong("prefix", 0L));
+                }
             }
         }
-        return null;
+        return found;
     }
 
     /**
@@ -329,13 +351,9 @@ public final class RecoveryDuty {
      * before it started still lets survivors finish their take-backs first (issue 21). Blocks; scans the map.
      */
     public static long lastRecoveredAtMs(final HazelcastInstance hazelcast, final String cn) {
-        long last = -1;
-        for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(RECOVERED).entrySet()) {
-            if (e.getKey().startsWith(cn + ".e")) {
-                last = Math.max(last, new JsonObject(e.getValue()).getLong("atMs", 0L));
-            }
-        }
-        return last;
+        final long[] last = new long[1];
+        recoveredOf(hazelcast, cn, Long.MAX_VALUE, last);
+        return last[0];
     }
 
     /** Whether a recovery of {@code incarnation} reported success ({@value #RECOVERED}). Blocks. */
@@ -769,6 +787,9 @@ public final class RecoveryDuty {
             hazelcast.<String, String>getMap(RECOVERED).put(incarnation, new JsonObject()
                 .put("claimant", incarnation(node, epoch)).put("claim", owed.getLong("claim"))
                 .put("prefix", owed.getLong("prefix", 0L)).put("atMs", System.currentTimeMillis()).encode());
+            if (owed.getLong("prefix") != null) {
+                hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).put(owed.getLong("prefix"), incarnation);
+            }
             if (!owed().remove(incarnation, claimedValue)) {
                 log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
             }

@@ -521,6 +521,12 @@ class RecoveryDutyTest {
         assertThat(RecoveryDuty.lastRecoveredAtMs(hzC, "cnA")).isBetween(System.currentTimeMillis() - 60_000,
             System.currentTimeMillis());
         assertThat(RecoveryDuty.lastRecoveredAtMs(hzC, "cnC")).as("never recovered").isEqualTo(-1);
+        // What a restarted cnA names to its module (SELCC's recovery barrier asks survivors about each).
+        final long[] latest = new long[1];
+        assertThat(RecoveryDuty.recoveredOf(hzC, "cnA", System.currentTimeMillis() - 60_000, latest))
+            .containsExactly(Map.entry("cnA.e1", RecoveryDuty.idPrefix(1, 1)));
+        assertThat(RecoveryDuty.recoveredOf(hzC, "cnA", System.currentTimeMillis() + 60_000, latest)).isEmpty();
+        assertThat(latest[0]).as("the latest atMs, whatever the scope").isPositive();
         Thread.sleep(300);
         assertThat(runs).as("recovered once").containsEntry("cnA.e1", 1);
 
