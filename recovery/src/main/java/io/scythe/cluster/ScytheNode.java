@@ -988,25 +988,31 @@ public final class ScytheNode implements AutoCloseable {
         }, true);
         // A restarted CN: its earlier incarnations (owed since it registered) must be recovered before the module
         // serves what they held. Listened for first, then looked up (an entry gone meanwhile is no longer waited for).
+        final Map<String, Long> earlier = new java.util.TreeMap<>(); // identity -> id prefix
         for (final Map.Entry<String, String> e : owedMap.entrySet()) {
-            if (config.node().equals(new JsonObject(e.getValue()).getString("cn"))) {
+            final JsonObject owed = new JsonObject(e.getValue());
+            if (config.node().equals(owed.getString("cn"))) {
                 ownOwed.add(e.getKey());
+                earlier.put(e.getKey(), owed.getLong("prefix", 0L));
             }
         }
         ownOwed.removeIf(k -> !owedMap.containsKey(k));
         // Issue 21: a restart after the old incarnation's recovery finished awaits too (told at once, below), so a
-        // module's grace after its own recovery (SELCC: survivors' late take-backs first) runs on every restart
-        // within RESTART_GRACE_SCOPE_MS of the record's atMs, not only when this node found itself still owed.
-        final long lastRecoveredMs = RecoveryDuty.lastRecoveredAtMs(hazelcast, config.node());
-        final boolean recentRestart = lastRecoveredMs >= 0
-            && System.currentTimeMillis() - lastRecoveredMs < RESTART_GRACE_SCOPE_MS;
+        // module's barrier after its own recovery (SELCC: every live survivor acknowledges its take-backs first) runs
+        // on every restart within RESTART_GRACE_SCOPE_MS of the record's atMs, not only when this node found itself
+        // still owed; the incarnations recovered within it are named to the module with the owed ones.
+        final long[] lastRecoveredMs = new long[1];
+        earlier.putAll(RecoveryDuty.recoveredOf(hazelcast, config.node(),
+            System.currentTimeMillis() - RESTART_GRACE_SCOPE_MS, lastRecoveredMs));
+        final boolean recentRestart = lastRecoveredMs[0] >= 0
+            && System.currentTimeMillis() - lastRecoveredMs[0] < RESTART_GRACE_SCOPE_MS;
         final boolean awaits = !ownOwed.isEmpty() || recentRestart;
         consumers.add(vertx.eventBus().<Object>consumer(RELEASED, m -> tellPeerReleased((JsonObject) m.body())));
         peerLoopSetUp = peerModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(index, names, peers,
-            shared, peerRecovered::add, peerReleased::add, awaits));
+            shared, peerRecovered::add, peerReleased::add, awaits, Map.copyOf(earlier)));
         log("protocol " + protocol.name() + ": compute node " + index + " of " + names + ", peers "
             + peerModule.peerMessaging(protocol) + (awaits ? "; serves what its earlier incarnations held once they "
-            + "are recovered: " + (ownOwed.isEmpty() ? "recovered already (" + lastRecoveredMs + " ms epoch), told "
+            + "are recovered: " + (ownOwed.isEmpty() ? "recovered already (" + lastRecoveredMs[0] + " ms epoch), told "
             + "now" : new TreeSet<>(ownOwed)) : ""));
         if (awaits) {
             ownRecovered(null); // recovered meanwhile
@@ -1023,7 +1029,8 @@ public final class ScytheNode implements AutoCloseable {
 
     /**
      * How long after an earlier incarnation's recovery (its {@code atMs}) a restarted CN still awaits its own recovery
-     * news (told at once) so that its module's grace runs ({@link #startPeerModule}): longer than any module's grace.
+     * news (told at once) so that its module's barrier runs ({@link #startPeerModule}; SELCC: survivors acknowledge
+     * their take-backs of what names its reused participant numbers before it takes a latch).
      */
     static final long RESTART_GRACE_SCOPE_MS = 600_000;
 
@@ -1062,7 +1069,7 @@ public final class ScytheNode implements AutoCloseable {
 
     private void tellPeerRecovered(final String incarnation, final String cn, final long prefix) {
         for (final io.scythe.txn.spi.ComputeNodeContext.PeerRecovered l : peerRecovered) {
-            final String did = l.recovered(cn, prefix, io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK);
+            final String did = l.recovered(incarnation, cn, prefix, io.scythe.txn.recovery.RecoveryRpc.NODE_ID_MASK);
             if (did != null) {
                 log("peer incarnation " + incarnation + " recovered: " + did);
             }

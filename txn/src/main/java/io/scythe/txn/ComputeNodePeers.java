@@ -115,7 +115,26 @@ public final class ComputeNodePeers {
                                                  recovered,
                                              final java.util.function.Consumer<ComputeNodeContext.PeerReleased>
                                                  released, final boolean awaitsOwnRecovery) {
+        return context(index, names, peers, shared, recovered, released, awaitsOwnRecovery, Map.of());
+    }
+
+    /**
+     * As above; {@code earlier}: the earlier incarnations of this node it awaits (identity to id prefix,
+     * {@code ComputeNodeContext#earlierIncarnations}).
+     */
+    public static ComputeNodeContext context(final int index, final List<String> names, final CnPeers peers,
+                                             final Map<String, Object> shared,
+                                             final java.util.function.Consumer<ComputeNodeContext.PeerRecovered>
+                                                 recovered,
+                                             final java.util.function.Consumer<ComputeNodeContext.PeerReleased>
+                                                 released, final boolean awaitsOwnRecovery,
+                                             final Map<String, Long> earlier) {
         return new ComputeNodeContext() {
+            @Override
+            public Map<String, Long> earlierIncarnations() {
+                return earlier;
+            }
+
             @Override
             public void onPeerReleased(final PeerReleased listener) {
                 if (released != null) {

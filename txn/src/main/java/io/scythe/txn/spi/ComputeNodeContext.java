@@ -134,12 +134,31 @@ public interface ComputeNodeContext {
     }
 
     /**
+     * With {@link #awaitsOwnRecovery}: the earlier incarnations of this node it awaits, by fabric identity
+     * ({@code node.eEPOCH}, what its peers' requests named as their client) to transaction-id prefix
+     * ({@code RecoveryRpc.NODE_ID_MASK}): those still owed recovery when it started and those recovered lately. A
+     * module whose new incarnation reuses what the old ones held (SELCC's participant numbers) asks its live peers
+     * to acknowledge each before it serves (issue 21: the recovery barrier). Empty by default.
+     */
+    default java.util.Map<String, Long> earlierIncarnations() {
+        return java.util.Map.of();
+    }
+
+    /**
      * A dead incarnation of compute node {@code name}, recovered: its transaction ids are those with
      * {@code (id & mask) == prefix}. Returns what the module did (for the host's log), or {@code null}.
      */
     @FunctionalInterface
     interface PeerRecovered {
         String recovered(String name, long prefix, long mask);
+
+        /**
+         * The same, naming the recovered incarnation ({@code node.eEPOCH}; what the host calls): a module that decides
+         * per incarnation overrides it (a node's restarted incarnation is never confused with the dead one).
+         */
+        default String recovered(final String incarnation, final String name, final long prefix, final long mask) {
+            return recovered(name, prefix, mask);
+        }
     }
 
     /** How a module equips each loop of a compute node, once the loop's runtime exists. */
