@@ -46,7 +46,7 @@ abstract class LatchTxn extends OneSidedTxn {
             return readOnlyRead(table, key);
         }
         if (SelccModule.awaitingOwnRecovery(runtime)) {
-            return awaitingOwnRecovery();
+            return awaitingOwnRecovery(runtime);
         }
         return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::lockShared));
     }
@@ -57,7 +57,7 @@ abstract class LatchTxn extends OneSidedTxn {
             return readOnlyRead(table, key);
         }
         if (SelccModule.awaitingOwnRecovery(runtime)) {
-            return awaitingOwnRecovery();
+            return awaitingOwnRecovery(runtime);
         }
         return readVia(table, key, this::forUpdate);
     }
@@ -66,9 +66,10 @@ abstract class LatchTxn extends OneSidedTxn {
      * The abort of an access on a restarted cluster node whose earlier incarnations are not recovered yet
      * ({@code SelccModule#startComputeNode}): retried by the coordinator after its back-off.
      */
-    private static <T> Future<T> awaitingOwnRecovery() {
-        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "this compute node's earlier incarnations "
-            + "are not recovered yet: it takes no SELCC latch before (their participant numbers are its own)"));
+    private static <T> Future<T> awaitingOwnRecovery(final io.scythe.txn.TxnRuntime runtime) {
+        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "this restarted compute node takes no "
+            + "SELCC latch yet (its earlier incarnations' participant numbers are its own): "
+            + SelccModule.barrier(runtime.peerLoops().peers())));
     }
 
     /** {@code a} (located) held Exclusive: taken, or upgraded from Shared, after its read if one is in flight. */

@@ -402,6 +402,28 @@ public final class LineCache {
         });
     }
 
+    /**
+     * Registers the recovery barrier's answer ({@link RecoveryBarrier}) on one compute node's peers: each loop answers
+     * for its own cache; a loop that never cached a line handed nothing over and acknowledges at once.
+     */
+    static void serveBarrier(final CnPeers peers) {
+        peers.handle(RecoveryBarrier.RPC, (request, responder) -> {
+            final Caches caches = REGISTRY.get(peers);
+            final LineCache cache = caches == null ? null : caches.get(peers.loopIndex());
+            final int answer;
+            try {
+                answer = RecoveryBarrier.answer(request.payload(), request.payloadOffset(), request.payloadLength(),
+                    SelccModule.releases(peers), incarnation -> cache == null || cache.settledFor(incarnation));
+            } catch (final IllegalArgumentException malformed) {
+                responder.fail(io.scythe.rrpc.RpcException.FIRST_APPLICATION_CODE, malformed.getMessage());
+                return;
+            }
+            final UnsafeBuffer reply = new UnsafeBuffer(new byte[4]);
+            reply.putInt(0, answer);
+            responder.reply(reply);
+        });
+    }
+
     int participant() {
         return me;
     }
@@ -1095,35 +1117,36 @@ public final class LineCache {
     }
 
     /**
-     * Cluster nodes: whether a recovery of {@code participant}'s node was told since {@code told} was counted (a
-     * message it sent before is from the incarnation recovered: the memory nodes' step cleared its bits already).
+     * Cluster nodes: whether the incarnation that sent a message ({@code told}) is known recovered: a memory node's
+     * release of it heard, its recovery told by the host, or its restarted incarnation's barrier question
+     * ({@link RecoveryBarrier}), all recorded per incarnation in {@link ReleasesHeard}. Never by a count of its node's
+     * recoveries (issue 21): a message of the live restarted incarnation, which reuses the participant number, is not
+     * taken for the dead one's when the old one's news comes after it.
      */
     private boolean recoveredSince(final int participant, final Told told) {
-        return told != Told.NONE && senderRecovered(told, recoveriesOf(participant), heard());
+        return told != Told.NONE && senderRecovered(told, heard());
     }
 
     /**
-     * The decision of {@link #recoveredSince}, apart for tests: a recovery of the sender's node told since
-     * {@code told} ({@code recoveriesNow} differs), or a memory node's release of the sender's incarnation heard
-     * ({@code heard}; null: none kept).
+     * The decision of {@link #recoveredSince}, apart for tests: a release or recovery of the sender's incarnation
+     * heard ({@code heard}; null: none kept).
      */
-    static boolean senderRecovered(final Told told, final long recoveriesNow, final ReleasesHeard heard) {
-        return told.recoveries >= 0 && recoveriesNow != told.recoveries || heard != null && heard.released(told.sender);
+    static boolean senderRecovered(final Told told, final ReleasesHeard heard) {
+        return heard != null && heard.released(told.sender);
     }
 
     /**
-     * What a holder knew of an invalidation's sender when its message came, on cluster nodes: the recoveries of its
-     * node told so far ({@link #recoveriesOf}) and its incarnation (the request's client, its fabric identity, which a
-     * memory node's release names: {@link ReleasesHeard}). {@link #NONE} on other hosts.
+     * What a holder knew of an invalidation's sender when its message came, on cluster nodes: its incarnation (the
+     * request's client, its fabric identity, which a memory node's release names: {@link ReleasesHeard}).
+     * {@link #NONE} on other hosts.
      */
-    record Told(long recoveries, String sender) {
-        static final Told NONE = new Told(-1, null);
+    record Told(String sender) {
+        static final Told NONE = new Told(null);
     }
 
     /** {@link Told} of {@code requester} (incarnation {@code sender}) now. */
     private Told told(final int requester, final String sender) {
-        final long recoveries = recoveriesOf(requester);
-        return recoveries < 0 && heard() == null ? Told.NONE : new Told(recoveries, sender);
+        return heard() == null ? Told.NONE : new Told(sender);
     }
 
     /**
@@ -1441,12 +1464,14 @@ public final class LineCache {
         }
         if (kind == Invalidation.PEER_RD) { // case 2: flush, both Shared, forward
             final Future<Boolean> forwarded = forwardTo(f, requester, to, false, DirtyBounds.CLEAN);
+            final String pending = pendingTo(told);
             return busy(f, () -> Future.all(forwarded, mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
                 addFlush(batch, f);
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
                 return batch.post();
             })).compose(v -> unlessRecoveredMeanwhile(f, requester, told, LatchWord.bit(requester))))).transform(done -> {
+                settledOne(pending);
                 if (done.failed()) {
                     responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
                     return Future.succeededFuture();
@@ -1469,6 +1494,7 @@ public final class LineCache {
         // case 1: ownership moves as Modified, nothing flushed: the copy goes with its dirtiness
         final Future<Boolean> forwarded = modified && !flush ? forwardTo(f, requester, to, f.headerDirty, f.dirty)
             : Future.succeededFuture(false);
+        final String pending = modified ? pendingTo(told) : null;
         return busy(f, () -> Future.all(forwarded, mustLand(modified ? "a case-1 handover" : "a case-3 release",
             () -> channel(f).compose(ch -> {
                 if (!flush) {
@@ -1480,6 +1506,7 @@ public final class LineCache {
                 return batch.post().<Void>mapEmpty();
             })).compose(v -> !modified ? Future.<Void>succeededFuture()
                 : unlessRecoveredMeanwhile(f, requester, told, LatchWord.exclusive(requester))))).transform(done -> {
+                settledOne(pending);
                 if (done.failed()) {
                     responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
                     return Future.succeededFuture();
@@ -1566,20 +1593,24 @@ public final class LineCache {
             LATE_DROPPED.incrementAndGet();
         }
         Stats.count("late take-back: a handover watched");
-        watch(new Late(f, requester, told, guess, runtime.timers().nowNs(), Late.ALIVE));
+        watch(new Late(f, requester, told, guess, runtime.timers().nowNs()));
     }
 
     /** Watches {@code l}, checked once {@link #LATE_CHECK_NS} passed (a timer while any is watched). */
     private void watch(final Late l) {
         late.add(l);
-        if (late.size() == 1) {
+        if (!lateArmed) {
+            lateArmed = true;
             runtime.timers().after(LATE_CHECK_NS).onComplete(t -> checkLate());
         }
     }
 
+    /** Whether a timer of {@link #checkLate} is pending (one at a time). */
+    private boolean lateArmed;
+
     /**
-     * Watched handovers dropped in this process (the queue full, past the window, or a failed take-back past the
-     * grace): each may leave its requester's bit in a latch word for good; a cluster node's health shows it
+     * Watched handovers dropped in this process (the queue full, past the window, or a failed take-back past it):
+     * each may leave its requester's bit in a latch word for good; a cluster node's health shows it
      * ({@link SelccModule#hearReleases}, {@code lateTakeBacksDropped}).
      */
     static final java.util.concurrent.atomic.AtomicLong LATE_DROPPED = new java.util.concurrent.atomic.AtomicLong();
@@ -1590,23 +1621,61 @@ public final class LineCache {
     static final long LATE_CHECK_NS = 1_000_000_000L;
 
     /** A handover watched ({@link #watchLate}): the line's frame, to whom, what was known of it, the word expected. */
-    record Late(Frame f, int requester, Told told, long guess, long sinceNs, long deadSinceNs) {
-        /** Not yet known dead ({@link #deadSinceNs}). */
-        static final long ALIVE = Long.MIN_VALUE;
-    }
-
-    /**
-     * Whether a take-back whose CAS failed is tried again ({@link #checkLate}), apart for tests: only while the next
-     * try ({@link #LATE_CHECK_NS} on) is still within {@code graceNs} ({@link SelccModule#ownRecoveryGraceMs}) of
-     * when this loop first knew the requester dead, {@code deadSinceNs}; past it the restarted incarnation may hold
-     * the number, and a CAS could take its bits (review of selcc11, finding 1c: retried until the window before).
-     */
-    static boolean retryTakeBack(final long deadSinceNs, final long nowNs, final long graceNs) {
-        return nowNs - deadSinceNs + LATE_CHECK_NS < graceNs;
+    record Late(Frame f, int requester, Told told, long guess, long sinceNs) {
     }
 
     /** Handovers watched on this loop ({@link #watchLate}). */
     private final java.util.ArrayDeque<Late> late = new java.util.ArrayDeque<>();
+
+    /**
+     * Cluster nodes: handovers or downgrades (cases 1, 2) and late take-backs in flight, by the requester's
+     * incarnation ({@link Told#sender}); what the recovery barrier waits for ({@link #settledFor}). Loop-confined.
+     */
+    private final Map<String, Integer> pendingTo = new java.util.HashMap<>();
+
+    /** Counts one handover or take-back to {@code told}'s incarnation in flight; its key, or null (none counted). */
+    private String pendingTo(final Told told) {
+        if (told == Told.NONE || told.sender == null) {
+            return null;
+        }
+        pendingTo.merge(told.sender, 1, Integer::sum);
+        return told.sender;
+    }
+
+    /** One handover or take-back counted by {@link #pendingTo} is over. */
+    private void settledOne(final String sender) {
+        if (sender != null) {
+            pendingTo.computeIfPresent(sender, (k, n) -> n == 1 ? null : n - 1);
+        }
+    }
+
+    /**
+     * The recovery barrier's question on this loop ({@link RecoveryBarrier}; the incarnation is recorded recovered
+     * already): takes back at once every watched handover to {@code incarnation} (no wait for the next check), and
+     * says whether this loop is done with it ({@link #settled}).
+     */
+    boolean settledFor(final String incarnation) {
+        final long now = runtime.timers().nowNs();
+        final List<Late> due = new ArrayList<>();
+        for (final Iterator<Late> it = late.iterator(); it.hasNext(); ) {
+            final Late l = it.next();
+            if (incarnation.equals(l.told.sender)) {
+                it.remove();
+                due.add(l);
+            }
+        }
+        due.forEach(l -> takeBackLate(l, now));
+        return settled(incarnation, pendingTo, late);
+    }
+
+    /**
+     * The decision of {@link #settledFor}, apart for tests: no handover, downgrade or take-back to
+     * {@code incarnation} in flight ({@code pending}) and none watched ({@code watched}).
+     */
+    static boolean settled(final String incarnation, final Map<String, Integer> pending,
+                           final java.util.Collection<Late> watched) {
+        return !pending.containsKey(incarnation) && watched.stream().noneMatch(l -> incarnation.equals(l.told.sender));
+    }
 
     /** What to do with a watched handover ({@link #lateDecision}). */
     enum LateStep { TAKE_BACK, WAIT, GIVE_UP }
@@ -1630,10 +1699,12 @@ public final class LineCache {
      * Checks the watched handovers ({@link #watchLate}) every {@link #LATE_CHECK_NS} while any is left: one whose
      * requester is known dead now is taken back by CAS ({@link #takeBack}: only while the word names it; a FAA that
      * landed before the step was cleared by it, and the CAS then changes nothing). A restarted incarnation reuses the
-     * number, but takes no latch for {@link SelccModule#ownRecoveryGraceMs} after its own recovery was told
-     * (longer than a check period), so what names the number here is the dead one's.
+     * number, but takes no latch before this loop acknowledged its barrier question ({@link RecoveryBarrier}), which
+     * waits for every watched handover to the old incarnation to be taken back or given up: what names the number
+     * here is the dead one's.
      */
     private void checkLate() {
+        lateArmed = false;
         final long now = runtime.timers().nowNs();
         final long window = SelccModule.deadHolderWaitNs();
         final List<Late> due = new ArrayList<>();
@@ -1649,25 +1720,45 @@ public final class LineCache {
                 LATE_DROPPED.incrementAndGet();
                 continue;
             }
-            due.add(l.deadSinceNs == Late.ALIVE ? new Late(l.f, l.requester, l.told, l.guess, l.sinceNs, now) : l);
+            due.add(l);
         }
-        if (!late.isEmpty()) {
+        if (!late.isEmpty() && !lateArmed) {
+            lateArmed = true;
             runtime.timers().after(LATE_CHECK_NS).onComplete(t -> checkLate());
         }
-        for (final Late l : due) {
-            Stats.count("late take-back: requester known dead, its bits taken out");
-            takeBack(l.requester, l.guess, (expected, update) -> channel(l.f).compose(ch -> ch.compareAndSwap(
-                l.f.latchAddress(), l.f.rkey, expected, update))).onFailure(e -> {
-                    if (!retryTakeBack(l.deadSinceNs, runtime.timers().nowNs(),
-                        SelccModule.ownRecoveryGraceMs() * 1_000_000L)) {
-                        Stats.count("late take-back: CAS failed past the restarted node's grace, given up");
+        due.forEach(l -> takeBackLate(l, now));
+    }
+
+    /**
+     * Takes back watched handover {@code l} (its requester known dead), counted in flight ({@link #pendingTo}); a
+     * failed CAS is watched again while within the window ({@link #retryTakeBack}), else given up and counted. Safe to
+     * retry until this loop acknowledged the barrier question of the requester's incarnation, which waits for it.
+     */
+    private void takeBackLate(final Late l, final long nowNs) {
+        Stats.count("late take-back: requester known dead, its bits taken out");
+        final String pending = pendingTo(l.told);
+        takeBack(l.requester, l.guess, (expected, update) -> channel(l.f).compose(ch -> ch.compareAndSwap(
+            l.f.latchAddress(), l.f.rkey, expected, update))).onComplete(ar -> {
+                if (ar.failed()) {
+                    if (!retryTakeBack(l.sinceNs, runtime.timers().nowNs(), SelccModule.deadHolderWaitNs())) {
+                        Stats.count("late take-back: CAS failed past the window, given up");
                         LATE_DROPPED.incrementAndGet();
-                        return; // the number may be the new incarnation's by the next try
+                    } else {
+                        Stats.count("late take-back: CAS failed, tried again");
+                        watch(l); // the CAS only takes out what still names the requester: trying again is safe
                     }
-                    Stats.count("late take-back: CAS failed, tried again");
-                    watch(l); // the CAS only takes out what still names the requester: trying again is safe
-                });
-        }
+                }
+                settledOne(pending); // after a re-watch: the barrier sees it pending throughout
+            });
+    }
+
+    /**
+     * Whether a take-back whose CAS failed is tried again ({@link #takeBackLate}), apart for tests: only while the
+     * next try ({@link #LATE_CHECK_NS} on) is still within {@code windowNs} of when the handover was watched. The
+     * restarted incarnation waits for it (its barrier), so the bound is the window, not a grace (issue 21).
+     */
+    static boolean retryTakeBack(final long sinceNs, final long nowNs, final long windowNs) {
+        return nowNs - sinceNs + LATE_CHECK_NS < windowNs;
     }
 
     /**

@@ -9,6 +9,7 @@ import io.scythe.txn.spi.PeerMessaging;
 import io.scythe.txn.spi.ProtocolModule;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * SELCC as a protocol module (package doc): {@code sel-2pl}, two-phase locking (no wait) on SEL latches released
@@ -139,23 +140,6 @@ public final class SelccModule implements ProtocolModule {
      * leaves after the heartbeat timeout, then the recovery runs: about 10 s in the chaos runs).
      */
     public static final long DEFAULT_DEAD_HOLDER_WAIT_NS = 120_000_000_000L;
-
-    /**
-     * How long a restarted cluster node still takes no latch after its earlier incarnations were told recovered
-     * ({@code scythe.selcc.ownRecoveryGraceMs}, default 3000; 0: none): survivors check the handovers they made to an
-     * incarnation that may have been dead every {@code LineCache#LATE_CHECK_NS} (1 s) and take back what names its
-     * participant number, which the new incarnation reuses ({@code LineCache#checkLate}).
-     */
-    static long ownRecoveryGraceMs() {
-        final long grace = Long.getLong("scythe.selcc.ownRecoveryGraceMs", DEFAULT_OWN_RECOVERY_GRACE_MS);
-        if (grace < 0) {
-            throw new IllegalArgumentException("scythe.selcc.ownRecoveryGraceMs must be 0 or more, was " + grace);
-        }
-        return grace;
-    }
-
-    /** Default of {@link #ownRecoveryGraceMs}: three periods of the survivors' late take-back checks. */
-    public static final long DEFAULT_OWN_RECOVERY_GRACE_MS = 3_000;
 
     static long deadHolderWaitNs() {
         return positive("scythe.selcc.deadHolderWaitNs", Long.getLong("scythe.selcc.deadHolderWaitNs",
@@ -365,48 +349,86 @@ public final class SelccModule implements ProtocolModule {
      */
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
-        countRecoveries(node, node.peers()); // before any loop's cache exists: each asks at use, never captures it
         hearReleases(node, node.peers());
+        countRecoveries(node, node.peers()); // before any loop's cache exists: each asks at use, never captures it
         LineCache.serve(node.peers());
+        if (node.separateProcesses()) {
+            LineCache.serveBarrier(node.peers());
+        }
         awaitOwnRecovery(node, node.peers());
         return ComputeNodeContext.LoopSetUp.NONE;
     }
 
     /**
      * When {@code node} awaits its own recovery, holds back the latches of its loops (known by {@code key}, their
-     * peers) until the host names this node recovered ({@link #awaiting}).
+     * peers) until the host names this node recovered and then every live survivor acknowledged its earlier
+     * incarnations ({@link RecoveryBarrier}, asked over the node's peers).
      */
     static void awaitOwnRecovery(final ComputeNodeContext node, final Object key) {
-        awaitOwnRecovery(node, key, ownRecoveryGraceMs());
+        if (!node.awaitsOwnRecovery()) {
+            return;
+        }
+        awaitOwnRecovery(node, key, node.peers().loops(), RecoveryBarrier.over(node.peers()),
+            TimeUnit.MILLISECONDS.toNanos(RecoveryBarrier.waitMs()));
     }
 
-    /** As above, taking latches {@code grace} ms after this node is named recovered ({@link #ownRecoveryGraceMs}). */
-    static void awaitOwnRecovery(final ComputeNodeContext node, final Object key, final long grace) {
+    /**
+     * As above, asking each of {@code loops} loops of every other compute node by {@code ask}, for at most
+     * {@code waitNs}: the barrier's outcome is logged (standard error, with the time) and shown in the node's health
+     * ({@link #barrier}); past the wait the node keeps taking no latch (a refusal, never a silent proceed).
+     */
+    static void awaitOwnRecovery(final ComputeNodeContext node, final Object key, final int loops,
+                                 final RecoveryBarrier.Ask ask, final long waitNs) {
         if (!node.awaitsOwnRecovery()) {
             return;
         }
         final String self = node.computeNodes().get(node.index());
         synchronized (AWAITING) {
-            AWAITING.put(key, Boolean.TRUE);
+            AWAITING.put(key, "awaiting the recovery of its earlier incarnations");
         }
         node.onPeerRecovered((name, prefix, mask) -> {
             if (!self.equals(name)) {
                 return null;
             }
-            final Runnable taking = () -> {
-                synchronized (AWAITING) {
-                    AWAITING.remove(key);
-                }
-            };
-            if (grace == 0) {
-                taking.run();
-            } else { // survivors' late take-backs of handovers to the old incarnation run meanwhile (LineCache#checkLate)
-                java.util.concurrent.CompletableFuture.delayedExecutor(grace, java.util.concurrent.TimeUnit.MILLISECONDS)
-                    .execute(taking);
+            final java.util.Map<String, Long> earlier = node.earlierIncarnations();
+            final List<String> survivors = node.computeNodes().stream().filter(n -> !n.equals(self)).toList();
+            synchronized (AWAITING) {
+                AWAITING.put(key, "awaiting the survivors' acknowledgements of " + earlier.keySet());
             }
-            return "SELCC: earlier incarnations recovered, latches taken " + (grace == 0 ? "from now on"
-                : grace + " ms from now (survivors' late take-backs first)");
+            RecoveryBarrier.await(survivors, loops, earlier, ask, SelccModule::sleep, System::nanoTime, waitNs)
+                .onComplete(ar -> {
+                    final String outcome;
+                    synchronized (AWAITING) {
+                        if (ar.succeeded()) {
+                            AWAITING.remove(key);
+                            outcome = "SELCC recovery barrier passed (" + ar.result() + "): latches taken from now on";
+                        } else {
+                            AWAITING.put(key, "refused: " + ar.cause().getMessage());
+                            outcome = "SELCC recovery barrier REFUSED: " + ar.cause().getMessage();
+                        }
+                    }
+                    System.err.println(java.time.Instant.now() + " " + outcome);
+                });
+            return "SELCC: earlier incarnations " + earlier.keySet() + " recovered; latches taken once every live "
+                + "survivor's loop acknowledged them (" + survivors + " x " + loops + " loops)";
         });
+    }
+
+    /** A future completed {@code ns} from now, on no event loop (the barrier's pacing). */
+    private static io.vertx.core.Future<Void> sleep(final long ns) {
+        final io.vertx.core.Promise<Void> p = io.vertx.core.Promise.promise();
+        java.util.concurrent.CompletableFuture.delayedExecutor(ns, TimeUnit.NANOSECONDS).execute(p::complete);
+        return p.future();
+    }
+
+    /**
+     * Where the recovery barrier of the compute node known by {@code key} stands: null once passed (or never
+     * awaited), else what it waits for or why it refused (health, tests).
+     */
+    static String barrier(final Object key) {
+        synchronized (AWAITING) {
+            return AWAITING.isEmpty() ? null : AWAITING.get(key);
+        }
     }
 
     /**
@@ -428,16 +450,28 @@ public final class SelccModule implements ProtocolModule {
         }
         final String self = node.computeNodes().get(node.index());
         final java.util.Map<String, Long> counts = new java.util.concurrent.ConcurrentHashMap<>();
+        final ReleasesHeard heard = releases(key);
         synchronized (AWAITING) {
             RECOVERIES.put(key, counts);
         }
-        node.onPeerRecovered((name, prefix, mask) -> {
-            if (self.equals(name)) {
-                return null;
+        node.onPeerRecovered(new ComputeNodeContext.PeerRecovered() {
+            @Override
+            public String recovered(final String name, final long prefix, final long mask) {
+                return recovered(null, name, prefix, mask);
             }
-            counts.merge(name, 1L, Long::sum);
-            return "SELCC: " + name + "'s latch bits cleared on every memory node (recovery " + counts.get(name)
-                + " of it seen here)";
+
+            @Override
+            public String recovered(final String incarnation, final String name, final long prefix, final long mask) {
+                if (self.equals(name)) {
+                    return null;
+                }
+                counts.merge(name, 1L, Long::sum);
+                if (heard != null && incarnation != null) { // per incarnation: the handover path decides by it
+                    heard.recordedRecovered(incarnation, prefix);
+                }
+                return "SELCC: " + name + "'s latch bits cleared on every memory node (recovery " + counts.get(name)
+                    + " of it seen here)";
+            }
         });
     }
 
@@ -458,7 +492,13 @@ public final class SelccModule implements ProtocolModule {
         try {
             node.shared().put(ComputeNodeContext.MODULE_HEALTH,
                 (java.util.function.Supplier<java.util.Map<String, Object>>)
-                    () -> java.util.Map.of("lateTakeBacksDropped", LineCache.LATE_DROPPED.get()));
+                    () -> {
+                        final java.util.Map<String, Object> h = new java.util.LinkedHashMap<>();
+                        h.put("lateTakeBacksDropped", LineCache.LATE_DROPPED.get());
+                        final String barrier = barrier(key);
+                        h.put("recoveryBarrier", barrier == null ? "passed or not awaited" : barrier);
+                        return h;
+                    });
         } catch (final UnsupportedOperationException none) { // a host that shares no state (tests): no health to show
         }
         synchronized (AWAITING) {
@@ -495,8 +535,11 @@ public final class SelccModule implements ProtocolModule {
         }
     }
 
-    /** Restarted compute nodes (by their peers) still waiting for their earlier incarnations' recovery. */
-    private static final java.util.Map<Object, Boolean> AWAITING = new java.util.WeakHashMap<>();
+    /**
+     * Restarted compute nodes (by their peers) that take no latch yet: what each waits for (its earlier incarnations'
+     * recovery, then the survivors' acknowledgements, {@link RecoveryBarrier}) or why it refused.
+     */
+    private static final java.util.Map<Object, String> AWAITING = new java.util.WeakHashMap<>();
 
     /** Whether the compute node whose loops are known by {@code key} takes no latch yet ({@link #awaitOwnRecovery}). */
     static boolean awaiting(final Object key) {

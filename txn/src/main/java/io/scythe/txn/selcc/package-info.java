@@ -244,7 +244,8 @@
  * count give the numbers ({@code MemoryNodeContext#loopNumbers}, the simulator's own directory where it knows the
  * prefix); burial and clearing then run as in the simulator, inside the recovery (before the incarnation stops being
  * owed). A restarted compute node's loops take the same numbers, so one whose earlier incarnations are still owed
- * recovery takes no latch until the host says they are recovered ({@code SelccModule#awaitOwnRecovery}; its reads
+ * recovery takes no latch until the host says they are recovered and its survivors acknowledged them ("The recovery
+ * barrier" below; {@code SelccModule#awaitOwnRecovery}; its reads
  * abort and are retried): a latch taken before the old incarnation's step ran would lose its bits to that step.
  * Measured: {@code ./scythe chaos --protocol selcc-2pl --duration 30s --seed 1}: PASS (one SIGKILL on this loaded
  * machine: the restart took 81 s; recovery cleared 5 latch words; money conserved, every acknowledged deposit present,
@@ -318,25 +319,55 @@
  * right after the FAA: the gap named above) or the record saying that incarnation's recovery finished takes it back
  * by CAS (decided per incarnation, never by a count of its node's recoveries: a handover to the live restarted
  * incarnation is not taken back when the old one's news comes late; review of selcc11) ({@code LineCache#takeBack}: only while the word names the requester; a FAA that
- * landed before the step was cleared by it, the CAS then changes nothing). The restarted incarnation reuses the
- * participant number, so it takes latches only {@code scythe.selcc.ownRecoveryGraceMs} (3 s) after its own recovery
- * was told, three check periods, and what names the number meanwhile is the dead one's; a node restarted after its
- * old incarnation's recovery finished is told at once on start (within 10 min of the record's {@code atMs},
- * {@code ScytheNode#startPeerModule}), so the grace runs on every restart (before the review of selcc11 it ran only
- * when the new incarnation found the old one still owed). Tested with scripted records
- * and words ({@code SelccDeadHolderTest}: both fail without the fallback; {@code SelccClearedTest}: the grace);
- * {@code RecoveryDutyTest} checks the record by prefix; no chaos run of it. Left: a handover whose copy did reach
- * its requester's slot is not watched (a requester fenced and recovered before the WRITE came is dead by then, its
- * process gone or stopped, so the WRITE fails; a WRITE that lands in a stopped process's memory is not caught); the
- * grace is a timing assumption, not a barrier: it counts from when the restarted node was told, while a survivor may
- * learn of the recovery from the record ~2 s after (one ask a second), leaving ~1 s, and event-loop stalls of 5-6 s
- * were seen; a take-back CAS that failed is tried again only while its next try falls within the grace of when the
- * loop first knew the requester dead ({@code LineCache#retryTakeBack}; 120 s, the window, before), which bounds it by
- * the survivor's clock, not the record's {@code atMs}; one that landed with its reply lost is still tried again, within
- * that bound, over whatever names the number then
- * (review of selcc11, finding 1: the barrier, survivors acknowledging in a Hazelcast map before the new incarnation
- * takes a latch, is not built). A watch dropped (the 64-per-loop queue full, or past the window) leaves the
+ * landed before the step was cleared by it, the CAS then changes nothing). Tested with scripted records and words
+ * ({@code SelccDeadHolderTest}: both fail without the fallback); {@code RecoveryDutyTest} checks the record by prefix
+ * ({@code scythe.recovered.byPrefix}, an index written with the record: one get, no scan of the map); no chaos run of
+ * it. Left: a handover whose copy did reach its requester's slot is not watched (a requester fenced and recovered
+ * before the WRITE came is dead by then, its process gone or stopped, so the WRITE fails; a WRITE that lands in a
+ * stopped process's memory is not caught). A watch dropped (the 64-per-loop queue full, or past the window) leaves the
  * participant's bit for good: counted ({@code late take-back: the oldest watched forgotten}, {@code ... given up}),
  * and shown in a cluster node's health ({@code module.lateTakeBacksDropped}); no fallback reads the word.
+ * <br><b>The recovery barrier</b> (issue 21, after the above; {@link io.scythe.txn.selcc.RecoveryBarrier}). A
+ * restarted compute node's loops reuse the participant numbers of its dead incarnations, so a survivor's take-back
+ * (a CAS that takes out whatever names the number) must be over before the new incarnation takes a latch. Stop 42
+ * made that a timing assumption (the new incarnation took no latch for 3 s after its own recovery was told, while a
+ * survivor could learn of the recovery ~2 s late and loops stalled 5-6 s); now it is a barrier:
+ * <ol>
+ *   <li>The host names the restarted node's earlier incarnations ({@code ComputeNodeContext#earlierIncarnations}:
+ *       identity and id prefix of those still owed when it started and those recovered within 10 min,
+ *       {@code ScytheNode#startPeerModule}); it takes no latch (its accesses abort, {@code LOCKED}, and are retried)
+ *       until the host tells it they are recovered and then the barrier passed.</li>
+ *   <li>It asks every loop of every other configured compute node, per earlier incarnation, one CN-to-CN call
+ *       ({@code RecoveryBarrier#RPC}: id prefix and identity). The question is itself the news: the survivor records
+ *       the incarnation recovered ({@link io.scythe.txn.selcc.ReleasesHeard#recordedRecovered}; the asker knows it,
+ *       the record is written before the owed entry goes), so a survivor whose release message was lost or late
+ *       needs no ask of the record. From then on that loop drops the old incarnation's messages and takes back a
+ *       handover to it that lands ({@code LineCache#unlessRecoveredMeanwhile}).</li>
+ *   <li>The survivor's loop answers {@code ACKNOWLEDGED} only when no handover or downgrade to that incarnation is
+ *       in flight ({@code LineCache#pendingTo}, counted from the serve to its check after the FAA) and none is watched
+ *       late: the question takes those back at once ({@code LineCache#settledFor}); a failed take-back CAS stays
+ *       watched and is tried again within the window ({@code deadHolderWaitNs}), so until then the loop answers
+ *       {@code PENDING}. The asker asks again every 100 ms (no call waits: no call bound stretched).</li>
+ *   <li>A compute node not in the cluster (its calls fail {@code DISCONNECTED} twice in a row: unknown to the
+ *       directory, or its member left meanwhile, {@code CnPeers#peerLeft}) is dropped from the wait: it died, its own
+ *       recovery clears its bits. A live one that does not acknowledge within {@code scythe.selcc.survivorAckWaitMs}
+ *       (60 s) ends the wait in a refusal: the node keeps taking no latch, logs {@code SELCC recovery barrier
+ *       REFUSED} with who did not answer, and shows it in its health ({@code module.recoveryBarrier}); an operator
+ *       restarts it. Never a silent proceed.</li>
+ * </ol>
+ * No grace is kept: once every live survivor's loops acknowledged, nothing of theirs names the number for the dead
+ * incarnation any more (its messages are dropped, its handovers taken back or given up and counted), and the memory
+ * nodes' steps ran before the host told the recovery. Decisions on the handover path are per incarnation
+ * ({@code LineCache#recoveredSince}: a release or recovery of the sender's exact incarnation, the host's recovery news
+ * recorded by incarnation too, {@code PeerRecovered#recovered(incarnation, ...)}), never by a count of its node's
+ * recoveries, so the live restarted incarnation is never taken for the dead one when the old one's news comes after
+ * its message. Tested in {@code SelccClearedTest} (a survivor's loop acknowledging 600 ms late: the node takes no
+ * latch until it does, which a 100 ms grace fails; a node not in the cluster dropped; a survivor that never answers:
+ * refused; the survivor's answer) and {@code SelccDeadHolderTest} (a recovery told late decides per incarnation).
+ * Not covered: a survivor that itself died after handing the old incarnation a line (its FAA landing after the old
+ * incarnation's step): its own recovery does not take that bit back; survivors that are not configured compute nodes
+ * (every peer is one); no process or chaos run of the barrier (the suite's budget). The deadHolder path
+ * ({@code LineCache#untilDecided}) still counts recoveries per node: a requester calls the holder's node by name and
+ * does not know which incarnation it reached.
  */
 package io.scythe.txn.selcc;
