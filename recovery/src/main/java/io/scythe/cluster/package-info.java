@@ -13,7 +13,8 @@
  *       member.</li>
  *   <li>{@link io.scythe.cluster.RecoveryDuty}: {@code scythe.owed}, the dead CN incarnations owed recovery, claimed
  *       and recovered by the CN their shard names (or any live CN), removed only once recovered; {@code scythe.recovered},
- *       those recovered, never owed again.</li>
+ *       those recovered, never owed again ({@code scythe.recovered.byPrefix}: the same by transaction-id prefix, what
+ *       a SELCC node that missed a release asks by one get).</li>
  *   <li>{@link io.scythe.cluster.MemoryNodeFailover}: {@code scythe.mnconfig}, the memory-node configuration (MN
  *       failover: backups promoted, commits in flight settled); {@link io.scythe.cluster.MemoryNodeRejoin}: a
  *       replacement memory-node process rejoining (new tables switched in on every CN, re-replicated, then a full

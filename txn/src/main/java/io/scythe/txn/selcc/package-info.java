@@ -363,7 +363,8 @@
  * recoveries, so the live restarted incarnation is never taken for the dead one when the old one's news comes after
  * its message. Tested in {@code SelccClearedTest} (a survivor's loop acknowledging 600 ms late: the node takes no
  * latch until it does, which a 100 ms grace fails; a node not in the cluster dropped; a survivor that never answers:
- * refused; the survivor's answer) and {@code SelccDeadHolderTest} (a recovery told late decides per incarnation).
+ * refused; the survivor's answer), {@code SelccRecoveryBarrierTest} (the question over real CN-to-CN messaging, two
+ * nodes on the local fabric) and {@code SelccDeadHolderTest} (a recovery told late decides per incarnation).
  * Not covered: a survivor that itself died after handing the old incarnation a line (its FAA landing after the old
  * incarnation's step): its own recovery does not take that bit back; survivors that are not configured compute nodes
  * (every peer is one); no process or chaos run of the barrier (the suite's budget). The deadHolder path
