@@ -273,40 +273,27 @@ final class MemoryNodeRejoin {
         final long start = System.nanoTime();
         log.accept("drives the rejoin of memory node " + mn + " (replacement pid " + pid + ")");
         // 1. The removal settled (no record naming the old process's addresses left to roll forward).
-        MemoryNodeConfiguration c = failover.current();
-        while (c.removed().contains(node)) {
-            final long removedIn = c.epoch();
-            // The epoch the wait found settled (-1: the node no longer removed): the compare-and-set is on it, not on
-            // a configuration read after the wait, which may be a newer one nobody found settled (issue 23 review).
-            final long[] settled = {-1};
-            await("configuration epoch " + removedIn + " (and later ones) to settle before " + mn + " rejoins", () -> {
-                stillDrives.run();
-                final MemoryNodeConfiguration now = failover.current();
-                if (!now.removed().contains(node)) {
-                    settled[0] = -1;
-                    return null;
-                }
-                final String waits = failover.settlementWaitsFor(now.epoch());
-                settled[0] = waits == null ? now.epoch() : -1;
-                return waits;
-            });
-            c = failover.current();
-            if (c.removed().contains(node)) {
-                stillDrives.run();
-                // Written only while the epoch just found settled is current (a compare-and-set on the configuration):
-                // a driver taken over between its check and this write, or a configuration made meanwhile, lets it
-                // land nothing; it then looks again (removed still: the new epoch's settlement first).
-                final MemoryNodeConfiguration written = settled[0] < 0 ? null : failover.rejoinIn(mn, settled[0]);
-                if (written == null) {
-                    log.accept("configuration changed before " + mn + "'s rejoin was written: looks again");
-                    c = failover.current();
-                    continue;
-                }
-                c = written;
-                log.accept("memory node " + mn + " rejoins: configuration " + c.describe(failover.names())
-                    + " is current (" + ms(start) + " ms after its request)");
+        final MemoryNodeConfiguration c = rejoinWhenSettled(node, mn, new Configurations() {
+            @Override
+            public MemoryNodeConfiguration current() {
+                return failover.current();
             }
-        }
+
+            @Override
+            public String settlementWaitsFor(final long epoch) {
+                return failover.settlementWaitsFor(epoch);
+            }
+
+            @Override
+            public MemoryNodeConfiguration rejoinIn(final long seen) {
+                return failover.rejoinIn(mn, seen);
+            }
+
+            @Override
+            public java.util.List<String> names() {
+                return failover.names();
+            }
+        }, stillDrives, log, start);
         if (!c.rejoining().contains(node)) {
             log.accept("memory node " + mn + " is not rejoining in configuration epoch " + c.epoch() + ": nothing to do");
             return;
@@ -321,7 +308,7 @@ final class MemoryNodeRejoin {
         MemoryNodeConfiguration full = null;
         for (int attempt = 0; full == null; attempt++) {
             final long epoch = failover.current().epoch();
-            await("every compute node to apply and drain configuration epoch " + epoch, () -> {
+            await("every compute node to apply and drain configuration epoch " + epoch, log, () -> {
                 stillDrives.run();
                 return catalog.epoch() < epoch ? "this CN to apply it" : failover.settlementWaitsFor(epoch);
             });
@@ -361,8 +348,72 @@ final class MemoryNodeRejoin {
             + " is current, " + ms(start) + " ms after its request");
     }
 
+    /** The configurations a rejoin's first step reads and writes: {@link MemoryNodeFailover}'s, for {@link #drive}. */
+    interface Configurations {
+        /** {@link MemoryNodeFailover#current}. */
+        MemoryNodeConfiguration current();
+
+        /** {@link MemoryNodeFailover#settlementWaitsFor}. */
+        String settlementWaitsFor(long epoch);
+
+        /** {@link MemoryNodeFailover#rejoinIn} of the memory node rejoining. */
+        MemoryNodeConfiguration rejoinIn(long seen);
+
+        /** {@link MemoryNodeFailover#names}. */
+        java.util.List<String> names();
+    }
+
+    /**
+     * Step 1 of {@link #drive}: while memory node {@code node} ({@code mn}) is removed, waits until the current
+     * configuration is settled, then writes the rejoin by compare-and-set on the epoch that wait found settled (a
+     * configuration made between the wait and the write lets it land nothing, and it waits for that one's settlement
+     * in turn: never a rejoin over an epoch nobody found settled). Returns the configuration it ends with: the rejoin
+     * written, or the current one once {@code node} is not removed.
+     */
+    static MemoryNodeConfiguration rejoinWhenSettled(final int node, final String mn, final Configurations failover,
+                                                     final Runnable stillDrives, final Consumer<String> log,
+                                                     final long start) throws Exception {
+        MemoryNodeConfiguration c = failover.current();
+        while (c.removed().contains(node)) {
+            final long removedIn = c.epoch();
+            // The epoch the wait found settled (-1: the node no longer removed): the compare-and-set is on it, not on
+            // a configuration read after the wait, which may be a newer one nobody found settled (issue 23 review).
+            final long[] settled = {-1};
+            await("configuration epoch " + removedIn + " (and later ones) to settle before " + mn + " rejoins", log,
+                () -> {
+                stillDrives.run();
+                final MemoryNodeConfiguration now = failover.current();
+                if (!now.removed().contains(node)) {
+                    settled[0] = -1;
+                    return null;
+                }
+                final String waits = failover.settlementWaitsFor(now.epoch());
+                settled[0] = waits == null ? now.epoch() : -1;
+                return waits;
+            });
+            c = failover.current();
+            if (c.removed().contains(node)) {
+                stillDrives.run();
+                // Written only while the epoch just found settled is current (a compare-and-set on the configuration):
+                // a driver taken over between its check and this write, or a configuration made meanwhile, lets it
+                // land nothing; it then looks again (removed still: the new epoch's settlement first).
+                final MemoryNodeConfiguration written = settled[0] < 0 ? null : failover.rejoinIn(settled[0]);
+                if (written == null) {
+                    log.accept("configuration changed before " + mn + "'s rejoin was written: looks again");
+                    c = failover.current();
+                    continue;
+                }
+                c = written;
+                log.accept("memory node " + mn + " rejoins: configuration " + c.describe(failover.names())
+                    + " is current (" + ms(start) + " ms after its request)");
+            }
+        }
+        return c;
+    }
+
     /** Waits until {@code waitsFor} says nothing (null), within {@link #STEP_MS}; says what it waits for every 5 s. */
-    private void await(final String what, final java.util.concurrent.Callable<String> waitsFor) throws Exception {
+    private static void await(final String what, final Consumer<String> log,
+                              final java.util.concurrent.Callable<String> waitsFor) throws Exception {
         final long start = System.nanoTime();
         long said = start;
         while (true) {

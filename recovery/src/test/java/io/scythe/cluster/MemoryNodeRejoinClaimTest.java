@@ -144,4 +144,73 @@ class MemoryNodeRejoinClaimTest {
         MemoryNodeRejoin.driveClaimed(claims, "mn2:m", "mine", () -> true, log::add, () -> { });
         assertThat(claims).as("stopped: released").isEmpty();
     }
+
+    /**
+     * Stop 42's review fix, step 1 of the driver: its rejoin write is a compare-and-set on the epoch its wait found
+     * settled, not on a configuration read after that wait. Here memory node mn0 fails over right after the wait found
+     * mn2's removal (epoch 2) settled: the write on epoch 2 lands nothing, and the driver waits for the newer epoch's
+     * settlement (cn1 drains it on the third look) before it writes the rejoin over it. Before the fix it re-read the
+     * configuration after the wait and wrote the rejoin over epoch 3, which nobody had found settled (a redo record
+     * naming the old process's addresses could still be rolled forward onto the new copy).
+     */
+    @Test
+    void shouldWriteTheRejoinOnlyOverAnEpochItsWaitFoundSettled() throws Exception {
+        final ConcurrentMap<String, String> entries = new ConcurrentHashMap<>();
+        final io.scythe.txn.MemoryNodeConfiguration initial = io.scythe.txn.MemoryNodeConfiguration.initial(3, 2);
+        final io.scythe.txn.MemoryNodeConfiguration removed = initial.without(2);
+        final io.scythe.txn.MemoryNodeConfiguration later = removed.without(0);
+        entries.put(MemoryNodeFailover.KEY, MemoryNodeFailover.encode(removed));
+        final Set<Long> foundSettled = ConcurrentHashMap.newKeySet();
+        final java.util.concurrent.atomic.AtomicInteger laterLooks = new java.util.concurrent.atomic.AtomicInteger();
+        final List<Long> writtenOver = new ArrayList<>();
+        final List<String> said = new ArrayList<>();
+        final MemoryNodeRejoin.Configurations configurations = new MemoryNodeRejoin.Configurations() {
+            @Override
+            public io.scythe.txn.MemoryNodeConfiguration current() {
+                return MemoryNodeFailover.decode(entries.get(MemoryNodeFailover.KEY));
+            }
+
+            @Override
+            public String settlementWaitsFor(final long epoch) {
+                if (epoch == removed.epoch()) {
+                    if (foundSettled.add(epoch)) { // settled; right after this answer, mn0 fails over
+                        entries.put(MemoryNodeFailover.KEY, MemoryNodeFailover.encode(later));
+                    }
+                    return null;
+                }
+                if (laterLooks.incrementAndGet() < 3) {
+                    return "cn1 to drain";
+                }
+                foundSettled.add(epoch);
+                return null;
+            }
+
+            @Override
+            public io.scythe.txn.MemoryNodeConfiguration rejoinIn(final long seen) {
+                final io.scythe.txn.MemoryNodeConfiguration written = MemoryNodeFailover.change(entries, initial, 2,
+                    seen, (now, node) -> now.rejoin(node, 2));
+                if (written != null) {
+                    writtenOver.add(written.epoch() - 1);
+                }
+                return written;
+            }
+
+            @Override
+            public List<String> names() {
+                return List.of("mn0", "mn1", "mn2");
+            }
+        };
+        final io.scythe.txn.MemoryNodeConfiguration c = MemoryNodeRejoin.rejoinWhenSettled(2, "mn2", configurations,
+            () -> { }, said::add, System.nanoTime());
+        assertThat(writtenOver).as("one rejoin written, over an epoch a wait found settled").singleElement()
+            .isEqualTo(later.epoch());
+        assertThat(foundSettled).contains(later.epoch());
+        assertThat(laterLooks.get()).as("waited for the newer epoch's settlement").isEqualTo(3);
+        assertThat(c.epoch()).isEqualTo(later.epoch() + 1);
+        assertThat(c.rejoining()).containsExactly(2);
+        assertThat(c.removed()).containsExactly(0);
+        assertThat(MemoryNodeFailover.decode(entries.get(MemoryNodeFailover.KEY))).isEqualTo(c);
+        assertThat(said).anySatisfy(line -> assertThat(line).contains("configuration changed before mn2's rejoin was "
+            + "written: looks again"));
+    }
 }

@@ -31,8 +31,11 @@ import java.util.function.Function;
  *       {@code afterRedo} (the redo record is durable, nothing written back: recovery rolls it forward). The redo
  *       points exist for protocols that keep a redo log.</li>
  *   <li>{@code action}: {@code halt} ({@code Runtime.halt}, exit code {@value #HALT_EXIT_CODE}: no shutdown hook
- *       runs, as after SIGKILL), {@code hold} (the transaction never goes on; the process runs on), or
- *       {@code delay} for {@code ms} milliseconds.</li>
+ *       runs, as after SIGKILL), {@code hold} (the transaction never goes on; the process runs on),
+ *       {@code delay} for {@code ms} milliseconds, or {@code await}: the transaction goes on once the file
+ *       {@code file} exists (a test creates it once what it waits for is observed, so the hold lasts exactly as long
+ *       as the test needs however loaded the machine), and fails, logged, if it does not exist within {@code ms}
+ *       milliseconds (a generous bound: a test that never released it failed elsewhere).</li>
  * </ul>
  * Each fault fires once. The hooks in the protocol code are single calls that cost a volatile read when nothing is
  * armed.
@@ -60,12 +63,20 @@ public final class FaultPoints {
 
     /** What a fault does. */
     public enum Action {
-        HALT, HOLD, DELAY
+        HALT, HOLD, DELAY, AWAIT
     }
 
+    /** How often an {@code await} fault looks for its file. */
+    static final long AWAIT_POLL_MS = 50;
+
     /** One armed fault. */
-    public record Fault(String procedure, Long key, Point at, Action action, long ms) {
-        private static final Set<String> KEYS = Set.of("procedure", "key", "at", "action", "ms");
+    public record Fault(String procedure, Long key, Point at, Action action, long ms, String file) {
+        private static final Set<String> KEYS = Set.of("procedure", "key", "at", "action", "ms", "file");
+
+        /** A fault of any action but {@code await}. */
+        public Fault(final String procedure, final Long key, final Point at, final Action action, final long ms) {
+            this(procedure, key, at, action, ms, null);
+        }
 
         /** Parses and checks one fault; a bad one is refused with a message naming what is wrong. */
         public static Fault of(final JsonObject json) {
@@ -95,15 +106,21 @@ public final class FaultPoints {
                 try {
                     action = Action.valueOf(json.getString("action", "").toUpperCase(Locale.ROOT));
                 } catch (final IllegalArgumentException e) {
-                    throw new IllegalArgumentException("fault " + json.encode() + ": action must be halt, hold or "
-                        + "delay");
+                    throw new IllegalArgumentException("fault " + json.encode() + ": action must be halt, hold, "
+                        + "delay or await");
                 }
                 final long ms = json.getLong("ms", 0L);
-                if (action == Action.DELAY ? ms <= 0 : json.containsKey("ms")) {
+                final boolean timed = action == Action.DELAY || action == Action.AWAIT;
+                if (timed ? ms <= 0 : json.containsKey("ms")) {
                     throw new IllegalArgumentException("fault " + json.encode() + ": ms (positive) goes with, and "
-                        + "only with, action delay");
+                        + "only with, action delay or await");
                 }
-                return new Fault(procedure, json.getLong("key"), point, action, ms);
+                final String file = json.getString("file");
+                if (action == Action.AWAIT ? file == null || file.isBlank() : json.containsKey("file")) {
+                    throw new IllegalArgumentException("fault " + json.encode() + ": file (a path) goes with, and "
+                        + "only with, action await");
+                }
+                return new Fault(procedure, json.getLong("key"), point, action, ms, file);
             } catch (final ClassCastException e) {
                 throw new IllegalArgumentException("fault " + json.encode() + ": a value has the wrong type");
             }
@@ -215,7 +232,8 @@ public final class FaultPoints {
     private static Future<Void> fire(final Fault fault, final String what) {
         System.err.println(java.time.Instant.now() + " fault point " + fault.at().label() + ": "
             + fault.action().name().toLowerCase(Locale.ROOT) + (fault.action() == Action.DELAY ? " " + fault.ms()
-            + " ms" : "") + " in " + what);
+            + " ms" : fault.action() == Action.AWAIT ? " " + fault.file() + " (at most " + fault.ms() + " ms)" : "")
+            + " in " + what);
         System.err.flush();
         switch (fault.action()) {
             case HALT -> {
@@ -226,15 +244,45 @@ public final class FaultPoints {
             case HOLD -> {
                 return Promise.<Void>promise().future();
             }
+            case AWAIT -> {
+                final Context context = context(fault);
+                final Promise<Void> released = Promise.promise();
+                awaitFile(context, fault, what, System.nanoTime() + fault.ms() * 1_000_000L, released);
+                return released.future();
+            }
             default -> {
-                final Context context = Vertx.currentContext();
-                if (context == null) {
-                    throw new IllegalStateException("a delay fault needs a Vert.x context");
-                }
                 final Promise<Void> later = Promise.promise();
-                context.owner().setTimer(fault.ms(), t -> later.complete()); // on this context again
+                context(fault).owner().setTimer(fault.ms(), t -> later.complete()); // on this context again
                 return later.future();
             }
         }
+    }
+
+    private static Context context(final Fault fault) {
+        final Context context = Vertx.currentContext();
+        if (context == null) {
+            throw new IllegalStateException("a " + fault.action().name().toLowerCase(Locale.ROOT) + " fault needs a "
+                + "Vert.x context");
+        }
+        return context;
+    }
+
+    /** Completes {@code released} once the fault's file exists, or fails it, logged, past {@code deadlineNs}. */
+    private static void awaitFile(final Context context, final Fault fault, final String what, final long deadlineNs,
+                                  final Promise<Void> released) {
+        context.owner().fileSystem().exists(fault.file()).onComplete(found -> {
+            if (found.succeeded() && found.result()) {
+                System.err.println(java.time.Instant.now() + " fault point " + fault.at().label() + ": released by "
+                    + fault.file() + " in " + what);
+                released.complete();
+            } else if (System.nanoTime() - deadlineNs >= 0) {
+                final String message = "fault point " + fault.at().label() + ": await " + fault.file() + " not "
+                    + "released within " + fault.ms() + " ms in " + what + "; failing the transaction";
+                System.err.println(java.time.Instant.now() + " " + message);
+                released.fail(new IllegalStateException(message));
+            } else {
+                context.owner().setTimer(AWAIT_POLL_MS, t -> awaitFile(context, fault, what, deadlineNs, released));
+            }
+        });
     }
 }

@@ -6,8 +6,12 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,7 +48,13 @@ class FaultPointsTest {
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("midway", "hold")))
             .hasMessageContaining("at must be afterExecute, beforeRedo or afterRedo");
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "explode")))
-            .hasMessageContaining("action must be halt, hold or delay");
+            .hasMessageContaining("action must be halt, hold, delay or await");
+        assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "await").put("ms", 10)))
+            .hasMessageContaining("file (a path) goes with, and only with, action await");
+        assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "await").put("file", "/x")))
+            .hasMessageContaining("ms (positive)");
+        assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "hold").put("file", "/x")))
+            .hasMessageContaining("file (a path) goes with, and only with, action await");
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "delay")))
             .hasMessageContaining("ms (positive)");
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "hold").put("ms", 10)))
@@ -83,6 +93,29 @@ class FaultPointsTest {
         assertThat(next.result()).as("fired once").isEqualTo(7);
         Thread.sleep(200);
         assertThat(held.isComplete()).isFalse();
+    }
+
+    @Test
+    void shouldHoldAnAwaitFaultUntilItsFileExistsAndFailItLoudlyPastItsBound(@TempDir final Path dir)
+        throws Exception {
+        node = new OneMemoryNode("t", 64);
+        final Path release = dir.resolve("release");
+        arm(fault("afterExecute", "await").put("file", release.toString()).put("ms", 30_000),
+            new JsonObject().put("procedure", "q").put("at", "afterExecute").put("action", "await")
+                .put("file", dir.resolve("never").toString()).put("ms", 300));
+        final Future<Long> held = node.on(r -> Future.succeededFuture(
+            FaultPoints.wrap("p", new long[] {5}, BODY).apply(new ScytheTxn(r, false))));
+        final Future<Long> bounded = node.on(r -> Future.succeededFuture(
+            FaultPoints.wrap("q", new long[] {5}, BODY).apply(new ScytheTxn(r, false))));
+        assertThatThrownBy(() -> bounded.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS))
+            .as("failed past its bound").hasMessageContaining("await " + dir.resolve("never") + " not released within "
+            + "300 ms");
+        assertThat(held.isComplete()).as("held while its file is absent").isFalse();
+        assertThat(bounded.cause()).hasMessageContaining("await " + dir.resolve("never") + " not released within "
+            + "300 ms");
+        Files.createFile(release);
+        assertThat(held.toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS)).as("released")
+            .isEqualTo(7);
     }
 
     @Test

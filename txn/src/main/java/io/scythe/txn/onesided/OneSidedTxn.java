@@ -358,8 +358,9 @@ public abstract class OneSidedTxn implements Txn {
      * in {@code Catalog#decided} for its configuration epoch, then checks the epoch (after the count: a configuration
      * applied meanwhile either fails this attempt or sees it counted). A changed epoch aborts the attempt there, truly
      * before its point of no return (nothing posted), retried in the new configuration. The count ends when the
-     * commit's outcome is known ({@link #finishCommit}: finished, or given up to recovery), so a node does not tell
-     * that it drained while its record is durable and its write-back in flight. Issue 23 review.
+     * commit's outcome is known ({@link #finishCommit}, or {@link #commitChain}'s end: finished, or given up to
+     * recovery), so a node does not tell that it drained while its record is durable and its write-back in flight.
+     * Issue 23 review.
      */
     protected final io.scythe.txn.recovery.RedoLog.PointOfNoReturn pointOfNoReturn() {
         return () -> {
@@ -677,6 +678,7 @@ public abstract class OneSidedTxn implements Txn {
 
         /** {@link Finishing}'s success step. */
         private void committed(final Long v) {
+            txn.pointOfNoReturnOver(); // outcome known, as Finishing's (before, the chain never ended the count)
             try {
                 txn.committed(v);
             } finally {
@@ -686,6 +688,7 @@ public abstract class OneSidedTxn implements Txn {
 
         /** {@link Finishing}'s failure step: commitFailed's outcome passed on. */
         private void end(final Throwable failure) {
+            txn.pointOfNoReturnOver(); // outcome known: failed, or given up to recovery (as Finishing's)
             final Future<Long> recovered;
             try {
                 recovered = txn.commitFailed(failure);
