@@ -180,8 +180,10 @@ public final class AurogonModule implements ProtocolModule {
      * How far above any memory node's NIC clock a 2LClock timestamp on a cluster node may be (its error, §5): half a
      * probe's round trip bounds a probe's offset error under an asymmetric path, and each slice's mapping is fitted
      * from its best probes; 1 ms is far above the round trips of a loaded host's shared-memory fabric (tens of
-     * microseconds) and above the root failover's extrapolation over its virtual phase. Taken by a promotion's read
-     * floor ({@link #clusterClockBoundNs}).
+     * microseconds) and above the root failover's extrapolation over its virtual phase. The extrapolation's share
+     * is enforced: rates clamped, at most {@code PiecewiseMapping.MAX_EXTRAPOLATION_NS} extrapolated (250 us per
+     * mapping), past which the clock refuses a timestamp ({@code TwoLevelClock.Unsynchronised}). Taken by a
+     * promotion's read floor ({@link #clusterClockBoundNs}).
      */
     static final long CLUSTER_2LCLOCK_ERROR_NS = 1_000_000;
 

@@ -312,9 +312,12 @@
  *       modules still run ({@code MemoryNodeServices#promote}); a memory node marks a configuration's promotions seen
  *       only once handed over, so a failed callback is retried with them.</li>
  * </ol>
- * <i>Assumed, not enforced</i> (review, issue 20): 2LClock's 1 ms error is a bound on the probes' asymmetry only:
- * its last segment is extrapolated without limit and its slope is taken from midpoints one slice apart, neither
- * clamped to the NIC clocks' largest drift; the drain wait trusts the promoting node's Hazelcast member view alone
+ * <i>Enforced</i>: 2LClock's rates are clamped to the fabric's largest relative drift (2 x 1000 ppm) and a mapping
+ * is extrapolated at most {@code PiecewiseMapping.MAX_EXTRAPOLATION_NS} (62.5 ms: at most 250 us of added error per
+ * mapping, F1 and F2) past its last fit or probe; beyond it the clock refuses ({@code TwoLevelClock.Unsynchronised})
+ * and the attempt aborts {@code clock-unsynchronised} having sent nothing, until a probe answers (a virtual phase
+ * whose new reference never answers ends so too). <i>Assumed, not enforced</i> (review, issue 20): the rest of the
+ * 1 ms is a bound on the probes' round-trip asymmetry (half a round trip), not measured; the drain wait trusts the promoting node's Hazelcast member view alone
  * (no majority: a compute node dropped from that view but still running on the old configuration could read the old
  * primary above the floor); with the {@code tcp} provider across hosts each host's NIC clock is its own
  * {@code System.nanoTime}, so the configured spread bounds nothing there; the drift refusal comes from the promotion,
