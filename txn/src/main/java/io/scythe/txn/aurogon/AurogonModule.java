@@ -2,6 +2,7 @@ package io.scythe.txn.aurogon;
 
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Protocol;
+import io.vertx.core.Future;
 import io.scythe.txn.spi.MemoryNodeContext;
 import io.scythe.txn.spi.ProtocolModule;
 
@@ -226,6 +227,41 @@ public final class AurogonModule implements ProtocolModule {
                 + "a compute node's 2LClock maps onto");
         }
         return CLUSTER_2LCLOCK_ERROR_NS + spread;
+    }
+
+    /**
+     * A rejoining copy's re-replication writes each key by a COPY request ({@link AurogonRpc#COPY}): the new copy
+     * applies the primary's newest committed version by the APPLY rule, never over a newer one (its commits lock no
+     * header, so the one-sided image write could). Values longer than one RRPC bucket are not copied yet: refused,
+     * the key's copy fails loudly (the rejoin stays rejoining).
+     */
+    @Override
+    public io.scythe.txn.spi.ReplicaWrite replicaWrite(final Protocol protocol) {
+        return protocols().contains(protocol) ? AurogonModule::copy : null;
+    }
+
+    private static Future<Void> copy(final io.scythe.txn.TxnRuntime runtime, final io.scythe.txn.Catalog.Replica copy,
+                                     final long key, final long version, final boolean deleted,
+                                     final org.agrona.DirectBuffer value, final int length) {
+        return Removals.rocket(runtime, copy.node()).compose(rocket -> {
+            final int bytes = deleted ? 0 : length;
+            if (AurogonRpc.HEADER_BYTES + bytes > rocket.maxPayload()) {
+                return Future.failedFuture(new IllegalStateException("Aurogon re-replication of key " + key + " of "
+                    + copy.descriptor().schema().name() + ": a value of " + bytes + " bytes does not fit one COPY ("
+                    + (rocket.maxPayload() - AurogonRpc.HEADER_BYTES) + "): copying in parts is not built"));
+            }
+            final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(
+                new byte[AurogonRpc.HEADER_BYTES + bytes]);
+            CoordinatorRecovery.fill(request, copy.descriptor().schema().id(), deleted ? AurogonRpc.DELETE : bytes, key,
+                version);
+            if (bytes > 0) {
+                request.putBytes(AurogonRpc.HEADER_BYTES, value, 0, bytes);
+            }
+            return Removals.call(runtime, copy.node(), AurogonRpc.COPY, request).compose(reply ->
+                reply.payload().getInt(0) == Participant.OK ? Future.succeededFuture()
+                    : Future.failedFuture(new IllegalStateException("Aurogon COPY of key " + key + " onto "
+                    + copy.node() + " answered " + reply.payload().getInt(0))));
+        });
     }
 
     /** Handled: {@link #promoted}, and coordinators that treat a removed node as gone ({@link AurogonTxn}). */
