@@ -298,7 +298,7 @@ final class MemoryNodeRejoin {
             log.accept("memory node " + mn + " is not rejoining in configuration epoch " + c.epoch() + ": nothing to do");
             return;
         }
-        if (!ReReplicator.headerLocked(protocol)) {
+        if (!ReReplicator.supported(protocol)) {
             throw new IllegalStateException("protocol " + protocol + " cannot re-replicate by copy-then-verify: "
                 + mn + " stays rejoining (written, never promoted)");
         }

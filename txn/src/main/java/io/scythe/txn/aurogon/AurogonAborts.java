@@ -45,8 +45,15 @@ public final class AurogonAborts {
      */
     public static final AbortReason NOT_PROMOTED = AbortReason.define("not-promoted", 980);
 
+    /**
+     * The loop's 2LClock could not give a timestamp within its error bound (its mapping extrapolated past
+     * {@code PiecewiseMapping.MAX_EXTRAPOLATION_NS}: no probe of the reference answered for that long). The attempt
+     * began nothing; it runs again once a probe answered.
+     */
+    public static final AbortReason UNSYNCHRONISED = AbortReason.define("clock-unsynchronised", 990);
+
     static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE,
-        IN_DOUBT, STALE, NOT_PROMOTED);
+        IN_DOUBT, STALE, NOT_PROMOTED, UNSYNCHRONISED);
 
     private AurogonAborts() {
     }

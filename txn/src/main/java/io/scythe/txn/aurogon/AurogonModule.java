@@ -2,6 +2,7 @@ package io.scythe.txn.aurogon;
 
 import io.scythe.txn.AbortReason;
 import io.scythe.txn.Protocol;
+import io.vertx.core.Future;
 import io.scythe.txn.spi.MemoryNodeContext;
 import io.scythe.txn.spi.ProtocolModule;
 
@@ -180,8 +181,10 @@ public final class AurogonModule implements ProtocolModule {
      * How far above any memory node's NIC clock a 2LClock timestamp on a cluster node may be (its error, §5): half a
      * probe's round trip bounds a probe's offset error under an asymmetric path, and each slice's mapping is fitted
      * from its best probes; 1 ms is far above the round trips of a loaded host's shared-memory fabric (tens of
-     * microseconds) and above the root failover's extrapolation over its virtual phase. Taken by a promotion's read
-     * floor ({@link #clusterClockBoundNs}).
+     * microseconds) and above the root failover's extrapolation over its virtual phase. The extrapolation's share
+     * is enforced: rates clamped, at most {@code PiecewiseMapping.MAX_EXTRAPOLATION_NS} extrapolated (250 us per
+     * mapping), past which the clock refuses a timestamp ({@code TwoLevelClock.Unsynchronised}). Taken by a
+     * promotion's read floor ({@link #clusterClockBoundNs}).
      */
     static final long CLUSTER_2LCLOCK_ERROR_NS = 1_000_000;
 
@@ -224,6 +227,41 @@ public final class AurogonModule implements ProtocolModule {
                 + "a compute node's 2LClock maps onto");
         }
         return CLUSTER_2LCLOCK_ERROR_NS + spread;
+    }
+
+    /**
+     * A rejoining copy's re-replication writes each key by a COPY request ({@link AurogonRpc#COPY}): the new copy
+     * applies the primary's newest committed version by the APPLY rule, never over a newer one (its commits lock no
+     * header, so the one-sided image write could). Values longer than one RRPC bucket are not copied yet: refused,
+     * the key's copy fails loudly (the rejoin stays rejoining).
+     */
+    @Override
+    public io.scythe.txn.spi.ReplicaWrite replicaWrite(final Protocol protocol) {
+        return protocols().contains(protocol) ? AurogonModule::copy : null;
+    }
+
+    private static Future<Void> copy(final io.scythe.txn.TxnRuntime runtime, final io.scythe.txn.Catalog.Replica copy,
+                                     final long key, final long version, final boolean deleted,
+                                     final org.agrona.DirectBuffer value, final int length) {
+        return Removals.rocket(runtime, copy.node()).compose(rocket -> {
+            final int bytes = deleted ? 0 : length;
+            if (AurogonRpc.HEADER_BYTES + bytes > rocket.maxPayload()) {
+                return Future.failedFuture(new IllegalStateException("Aurogon re-replication of key " + key + " of "
+                    + copy.descriptor().schema().name() + ": a value of " + bytes + " bytes does not fit one COPY ("
+                    + (rocket.maxPayload() - AurogonRpc.HEADER_BYTES) + "): copying in parts is not built"));
+            }
+            final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(
+                new byte[AurogonRpc.HEADER_BYTES + bytes]);
+            CoordinatorRecovery.fill(request, copy.descriptor().schema().id(), deleted ? AurogonRpc.DELETE : bytes, key,
+                version);
+            if (bytes > 0) {
+                request.putBytes(AurogonRpc.HEADER_BYTES, value, 0, bytes);
+            }
+            return Removals.call(runtime, copy.node(), AurogonRpc.COPY, request).compose(reply ->
+                reply.payload().getInt(0) == Participant.OK ? Future.succeededFuture()
+                    : Future.failedFuture(new IllegalStateException("Aurogon COPY of key " + key + " onto "
+                    + copy.node() + " answered " + reply.payload().getInt(0))));
+        });
     }
 
     /** Handled: {@link #promoted}, and coordinators that treat a removed node as gone ({@link AurogonTxn}). */

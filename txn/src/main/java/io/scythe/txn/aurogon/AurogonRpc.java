@@ -57,6 +57,9 @@ package io.scythe.txn.aurogon;
  *  COMMITTED_AT 16 ts; answers as SUSPECTS does the records with a committed version at ts (a recovery
  *             whose transaction lost a backup share asks whether its commit reached a primary, and what it wrote);
  *             4: 1 (COMMITTED_AT_TRUNCATED) when more than one reply holds were found, else 0
+ *  COPY       0 backup table id, 4 value length (DELETE), 8 key, 16 the primary's newest committed wts, 24 the
+ *             value: written into the copy as an APPLY writes it, unless a newer write is there (re-replication of
+ *             a rejoining copy, the W step; answers OK)
  * </pre>
  */
 public final class AurogonRpc {
@@ -81,6 +84,11 @@ public final class AurogonRpc {
     public static final int WATCHING = 1;
     /** The records with a committed version at a timestamp ({@link CoordinatorRecovery}, a lost backup share). */
     public static final int COMMITTED_AT = 0x5a10;
+    /**
+     * The W step of a rejoining copy's re-replication (issue 20/23; the CN-side copier is not built yet): the primary's
+     * newest committed version of a key, applied to the copy by the APPLY rule (by wts: never over a newer one).
+     */
+    public static final int COPY = 0x5a11;
     /** COMMITTED_AT's reply flag (at 4): more records than the reply holds (the recovery fails, loudly). */
     public static final int COMMITTED_AT_TRUNCATED = 1;
     /** SUSPECTS' reply flag (at 4): the node holds the transaction as a backup, undecided. */

@@ -82,11 +82,29 @@ final class AurogonTxn implements Txn {
         this.techniques = techniques;
         this.id = runtime.nextTxnId();
         this.timestamps = AurogonClock.of(runtime, techniques.clock());
-        this.ts = timestamps.next();
+        long begun = 0;
+        AbortException refused = null;
+        try {
+            begun = timestamps.next();
+        } catch (final TwoLevelClock.Unsynchronised e) {
+            refused = new AbortException(AurogonAborts.UNSYNCHRONISED, e.getMessage());
+        }
+        this.ts = begun;
+        this.unsynchronised = refused;
         this.clock = new StageClock(runtime.timers());
         this.heartbeats = Heartbeats.of(runtime);
-        heartbeats.begin(ts);
+        if (refused == null) {
+            heartbeats.begin(ts);
+        } else {
+            closed = true; // began nothing: no heartbeat to end
+        }
     }
+
+    /**
+     * The clock refused this attempt a timestamp (2LClock past its error bound, {@link TwoLevelClock.Unsynchronised}):
+     * its reads and commit fail with this abort, nothing sent.
+     */
+    private final AbortException unsynchronised;
 
     /** This loop's heartbeats, kept up while this attempt is open (§4.5: a live coordinator is never an orphan). */
     private final Heartbeats heartbeats;
@@ -256,6 +274,9 @@ final class AurogonTxn implements Txn {
         if (finished) {
             return Future.failedFuture(new IllegalStateException("transaction " + Long.toHexString(id)
                 + " is over"));
+        }
+        if (unsynchronised != null) {
+            return Future.failedFuture(unsynchronised);
         }
         final Catalog.Table t;
         try {
@@ -477,6 +498,10 @@ final class AurogonTxn implements Txn {
         if (finished) {
             return Future.failedFuture(new IllegalStateException("transaction " + Long.toHexString(id)
                 + " is over"));
+        }
+        if (unsynchronised != null) {
+            finished = true;
+            return Future.failedFuture(unsynchronised);
         }
         // Writes not pre-attached are installed now (Algorithm 1's Tx_write for an independent write).
         if (failed != null) {

@@ -224,7 +224,48 @@ public final class ParticipantService {
         server.handle(AurogonRpc.CLOCK, this::clock);
         server.handle(AurogonRpc.HEARTBEAT, this::heartbeat);
         server.handle(AurogonRpc.COMMITTED_AT, this::committedAt);
+        server.handle(AurogonRpc.COPY, this::copy);
         return this;
+    }
+
+    /**
+     * COPY: re-replication's write of a key's newest committed version (as the primary's object holds it: the wts
+     * and the value, or deleted) onto a rejoining copy here, by {@link #applyToBackup}'s rule, on this loop: a newer
+     * write (an APPLY of a commit of the rejoin epoch) is never overwritten, an older one is, so a copy and the APPLYs
+     * of concurrent commits commute and the copy ends at the larger wts. The rts is not copied: a backup keeps none
+     * (reads reach only the primary), a promotion floors every version's ({@link #promoteOnCluster}). Why a COPY
+     * rather than the one-sided image write other protocols re-replicate by ({@code ReReplicator}): Aurogon's commits
+     * lock no object header, so a one-sided write could land between an APPLY's check of the copy's version and its
+     * write, and leave an older image over the newer one.
+     */
+    private void copy(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final int length = request.payloadLength() - AurogonRpc.HEADER_BYTES;
+        final int valueLength = length < 0 ? 0 : p.getInt(at + AurogonRpc.LENGTH_OFFSET);
+        if (length < 0 || (valueLength == AurogonRpc.DELETE ? length != 0 : valueLength != length)) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon COPY takes " + AurogonRpc.HEADER_BYTES + " bytes and the "
+                + "value its length word names (" + valueLength + "), got " + request.payloadLength());
+            return;
+        }
+        final int tableId = p.getInt(at + AurogonRpc.TABLE_OFFSET);
+        if (participant.promoted(tableId)) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon COPY to table " + tableId + ", a promoted copy: it is a "
+                + "primary now, not a rejoining copy");
+            return;
+        }
+        byte[] value = null;
+        if (valueLength != AurogonRpc.DELETE) {
+            value = new byte[valueLength];
+            p.getBytes(at + AurogonRpc.HEADER_BYTES, value);
+        }
+        try {
+            applyToBackup(tableId, p.getLong(at + AurogonRpc.KEY_OFFSET), p.getLong(at + AurogonRpc.TS_OFFSET), value);
+        } catch (final IllegalStateException e) {
+            responder.fail(AurogonRpc.BAD_REQUEST, e.getMessage());
+            return;
+        }
+        status(responder, Participant.OK);
     }
 
     private void defer(final long delayNs, final Runnable task) {

@@ -12,8 +12,36 @@ package io.scythe.txn.aurogon;
  * measured), and the mapping is the polyline through successive {@code A_i}: continuous across slice boundaries, with
  * the last segment extrapolated until the next point exists. Before two slices are fitted it is an offset (the last
  * pair's y - x). Loop-confined.
+ *
+ * <p><b>Bounds</b> (issue 20/23: the 1 ms error {@code AurogonModule.CLUSTER_2LCLOCK_ERROR_NS} that a memory node's
+ * promotion floors reads with was assumed, not enforced). Every rate this mapping estimates (a slice's fitted slope,
+ * the slope between two midpoints) is clamped to {@code 1 +- }{@link #MAX_RATE_ERROR}: two clocks each within the
+ * fabric's {@code ClockDeviation.MAX_DRIFT_PPM} of true time run at most twice that apart, so a rate outside is
+ * noise (a probe stalled at a slice's edge). Past the last segment's end the mapping goes on at that clamped rate
+ * (not the segment's own slope, which also carries the correction of the previous segment's error), so its error
+ * grows at most {@code 2 * MAX_RATE_ERROR} per nanosecond; {@link #synchronised} is false once {@code x} is more than
+ * {@link #MAX_EXTRAPOLATION_NS} past both the segment's end and the newest pair (that bound keeps the growth under
+ * {@link #EXTRAPOLATION_BUDGET_NS}). A newer pair than the segment (after an idle gap: probes ride on timestamp
+ * requests) is served as an offset until slices are fitted again. Before any pair the mapping is the identity: the
+ * two clocks' own distance, which the promotion's bound counts separately (the configured NIC clock spread).
  */
 final class PiecewiseMapping {
+    /**
+     * Largest rate error between two clocks: each is within {@code ClockDeviation.MAX_DRIFT_PPM} (1000 ppm, twice
+     * ntpd's MAXFREQ) of true time, the fabric refusing more, so their rates differ by at most twice that.
+     */
+    static final double MAX_RATE_ERROR = 2 * io.scythe.fabric.ClockDeviation.MAX_DRIFT_PPM / 1e6;
+    /**
+     * How much of 2LClock's error one mapping's extrapolation may add (a quarter of the 1 ms: two mappings, F1 and F2,
+     * compose; the rest is the probes' round-trip asymmetry).
+     */
+    static final long EXTRAPOLATION_BUDGET_NS = 250_000;
+    /**
+     * Longest extrapolation served: {@link #EXTRAPOLATION_BUDGET_NS} / (2 {@link #MAX_RATE_ERROR}) (62.5 ms): the
+     * true and the estimated rate both within {@code 1 +- MAX_RATE_ERROR}, the error grows at most twice that per ns.
+     */
+    static final long MAX_EXTRAPOLATION_NS = (long) (EXTRAPOLATION_BUDGET_NS / (2 * MAX_RATE_ERROR));
+
     private final long sliceNs;
     private final long slackNs;
     private static final int MAX_PAIRS = 256;
@@ -31,8 +59,12 @@ final class PiecewiseMapping {
     private double ay;
     private double bx;
     private double by;
+    /** The clamped rate of the last fit (slope between the last two midpoints): the extrapolation's past bx. */
+    private double rate = 1.0;
     private boolean haveOffset;
     private long offset;
+    /** The newest pair's x. */
+    private long lastX;
     private long slicesFitted;
     private long dropped;
 
@@ -64,6 +96,12 @@ final class PiecewiseMapping {
         }
         haveOffset = true;
         offset = y - x;
+        lastX = x;
+    }
+
+    /** {@code r} within {@code 1 +- MAX_RATE_ERROR}. */
+    static double clampRate(final double r) {
+        return Math.max(1 - MAX_RATE_ERROR, Math.min(1 + MAX_RATE_ERROR, r));
     }
 
     private void close() {
@@ -95,13 +133,14 @@ final class PiecewiseMapping {
             return;
         }
         final double variance = n * sxx - sx * sx;
-        final double slope = n > 1 && variance > 1e-9 ? (n * sxy - sx * sy) / variance : 1.0;
+        final double slope = clampRate(n > 1 && variance > 1e-9 ? (n * sxy - sx * sy) / variance : 1.0);
         final double intercept = (sy - slope * sx) / n;
         final double half = sliceNs / 2.0;
         final double mx = base + half;
         final double my = base + intercept + slope * half;
         if (haveMidpoint && mx > midX) {
-            final double k = (my - midY) / (mx - midX);
+            final double k = clampRate((my - midY) / (mx - midX));
+            rate = k;
             final double nextEnd = (double) (slice + 2) * sliceNs;
             final double anticipated = my + k * (nextEnd - mx);
             if (haveSegment) {
@@ -123,15 +162,35 @@ final class PiecewiseMapping {
     }
 
     private double valueAt(final double x) {
-        return ay + (by - ay) * (x - ax) / (bx - ax);
+        return x <= bx ? ay + (by - ay) * (x - ax) / (bx - ax) : by + rate * (x - bx);
     }
 
-    /** {@code x} mapped (as a long: nanoseconds of the target clock). */
+    /**
+     * {@code x} mapped (as a long: nanoseconds of the target clock): on the polyline, past its end at the last
+     * clamped rate; by the newest pair's offset when that pair is newer than the polyline's extrapolation bound.
+     */
     long map(final long x) {
-        if (haveSegment) {
+        if (haveSegment && (x - bx <= MAX_EXTRAPOLATION_NS || x - lastX > MAX_EXTRAPOLATION_NS)) {
             return Math.round(valueAt(x));
         }
         return haveOffset ? x + offset : x;
+    }
+
+    /**
+     * Whether {@link #map}{@code (x)} is within the extrapolation bound: the polyline's end or the newest pair at
+     * most {@link #MAX_EXTRAPOLATION_NS} before {@code x}. True before any pair (the identity: see the class doc).
+     */
+    boolean synchronised(final long x) {
+        return !haveOffset || haveSegment && x - bx <= MAX_EXTRAPOLATION_NS || x - lastX <= MAX_EXTRAPOLATION_NS;
+    }
+
+    /** How far past both the polyline's end and the newest pair {@code x} lies (0 when within either). */
+    long staleNs(final long x) {
+        if (!haveOffset) {
+            return 0;
+        }
+        final long sinceLast = x - lastX;
+        return Math.max(0, haveSegment ? Math.min(sinceLast, (long) (x - bx)) : sinceLast);
     }
 
     long slicesFitted() {

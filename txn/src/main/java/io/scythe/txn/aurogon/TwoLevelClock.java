@@ -33,7 +33,9 @@ import io.scythe.bridge.NodeClocks;
  * own, as the paper's C1 and C2 do. A successor dying in the virtual phase is left for the next at once (the old
  * mapping still served, the warm-up started afresh); one dying while the loop smooths is noticed once the smoothing's
  * bounded end is reached (so the correction is never dropped). The paper's phases last seconds (2.1 s virtual, 6.4 s
- * in all); ours are scaled to the simulator's millisecond runs (a 400 us virtual phase, 200 us least smoothing). Loop-confined.
+ * in all); ours are scaled to the simulator's millisecond runs (a 400 us virtual phase, 200 us least smoothing).
+ * A mapping extrapolated past its bound (no answered probe for {@link PiecewiseMapping#MAX_EXTRAPOLATION_NS}, a virtual
+ * phase's old mapping included) makes {@link #now} refuse ({@link Unsynchronised}). Loop-confined.
  */
 final class TwoLevelClock {
     /** Probes failing in a row that take the reference as dead (the heartbeat of §5.3). */
@@ -112,7 +114,23 @@ final class TwoLevelClock {
         return this;
     }
 
-    /** The reference clock as this loop estimates it now; may start a probe. */
+    /**
+     * The clock refuses a reading past its error bound: a mapping extrapolated over more than
+     * {@link PiecewiseMapping#MAX_EXTRAPOLATION_NS} (no probe answered for that long: the reference and its successor
+     * unreachable, or a virtual phase whose new mapping never fits). The attempt aborts
+     * ({@link AurogonAborts#UNSYNCHRONISED}); the probe {@link #now} started may bring the clock back.
+     */
+    static final class Unsynchronised extends IllegalStateException {
+        Unsynchronised(final String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * The reference clock as this loop estimates it now; may start a probe.
+     *
+     * @throws Unsynchronised when F1 or the served F2 is extrapolated past its bound (the probe is started first)
+     */
     long now() {
         final long host = clocks.hostNs();
         if (successor != null && phase != Phase.SMOOTHING && successor.removed(reference)) {
@@ -121,7 +139,17 @@ final class TwoLevelClock {
         if (!probing && (probes == 0 || host - lastProbeHostNs >= probeIntervalNs)) {
             probe(host);
         }
-        return Math.round(served(f1.map(host)));
+        final long x = f1.map(host);
+        final double served = served(x);
+        if (!f1.synchronised(host) || !f2.synchronised(x)) {
+            throw new Unsynchronised("Aurogon's 2LClock is not synchronised: its " + (f1.synchronised(host)
+                ? "mapping to reference " + reference + "'s NIC clock" + (phase == Phase.VIRTUAL ? " (the dead "
+                + "reference's, extrapolated through a virtual phase)" : "") + " was last fitted or probed "
+                + f2.staleNs(x) / 1_000 : "host-to-NIC mapping was last fitted or read " + f1.staleNs(host) / 1_000)
+                + " us ago, past the " + PiecewiseMapping.MAX_EXTRAPOLATION_NS / 1_000 + " us that keep its "
+                + "extrapolation within its error bound");
+        }
+        return Math.round(served);
     }
 
     /** The reference clock as this loop estimates it now, without probing. */

@@ -312,9 +312,12 @@
  *       modules still run ({@code MemoryNodeServices#promote}); a memory node marks a configuration's promotions seen
  *       only once handed over, so a failed callback is retried with them.</li>
  * </ol>
- * <i>Assumed, not enforced</i> (review, issue 20): 2LClock's 1 ms error is a bound on the probes' asymmetry only:
- * its last segment is extrapolated without limit and its slope is taken from midpoints one slice apart, neither
- * clamped to the NIC clocks' largest drift; the drain wait trusts the promoting node's Hazelcast member view alone
+ * <i>Enforced</i>: 2LClock's rates are clamped to the fabric's largest relative drift (2 x 1000 ppm) and a mapping
+ * is extrapolated at most {@code PiecewiseMapping.MAX_EXTRAPOLATION_NS} (62.5 ms: at most 250 us of added error per
+ * mapping, F1 and F2) past its last fit or probe; beyond it the clock refuses ({@code TwoLevelClock.Unsynchronised})
+ * and the attempt aborts {@code clock-unsynchronised} having sent nothing, until a probe answers (a virtual phase
+ * whose new reference never answers ends so too). <i>Assumed, not enforced</i> (review, issue 20): the rest of the
+ * 1 ms is a bound on the probes' round-trip asymmetry (half a round trip), not measured; the drain wait trusts the promoting node's Hazelcast member view alone
  * (no majority: a compute node dropped from that view but still running on the old configuration could read the old
  * primary above the floor); with the {@code tcp} provider across hosts each host's NIC clock is its own
  * {@code System.nanoTime}, so the configured spread bounds nothing there; the drift refusal comes from the promotion,
@@ -327,15 +330,26 @@
  * machine): FAIL on the harness's time bounds with the data intact: mn2 SIGKILLed and mn1 lost to starvation were both
  * promoted on every CN (3,813 and 128 ms; the promotions on mn0 ran 2,876 and 876 ms after the configurations
  * applied, floors 1 ms above its NIC clock), money conserved, all 59,534 acknowledged deposits present, none twice,
- * no lock or unsettled write left; the replacements did not rejoin (a rejoin is refused for Aurogon:
- * {@code ReReplicator#headerLocked}, its writes lock no object header, so copy-then-verify cannot tell a write
- * racing the copy: not built) and two CNs that lost their leases to the load were not recovered within 60 s. Seen in
+ * no lock or unsettled write left; the replacements did not rejoin (refused then: its writes lock no object header;
+ * now built, below) and two CNs that lost their leases to the load were not recovered within 60 s. Seen in
  * it: with two memory nodes lost, a partition served by one copy and no backup, a live coordinator paused past the
  * 1 ms orphan lease had its pending version rolled back by a recovery after it decided to commit (no backup held it),
  * and gave its loop up at the COMMIT's NOT_PENDING (its client told "unknown", nothing lost): the 1 ms lease on
  * cluster nodes, left as before. Not covered: a compute node and the removed memory node both paused past their leases
  * and both waking before they notice (a read at a timestamp issued after the promotion could then reach the old
  * primary); chaos pauses one node at a time.
+ *
+ * <p><b>Rejoin</b> (issue 20/23): a replacement's copies are re-replicated by {@code ReReplicator}'s copy-then-verify
+ * with the module's own write ({@link io.scythe.txn.aurogon.AurogonModule#replicaWrite}): R1 reads the primary's
+ * object (the newest committed version, LogDB's seqlock catching a write-through in progress), W is a COPY the new
+ * copy applies by the APPLY rule on its loop (by wts: never over the APPLY of a newer commit of the rejoin epoch, so
+ * the two commute), R2 reads the primary's version again and copies again when a newer commit landed (its APPLY may
+ * come later, or be held until a recovery). A backup keeps no version list and no rts (reads reach only the primary):
+ * the new copy equals what a full backup holds, and a promotion floors every rts as for any backup. Values longer
+ * than one RRPC bucket are refused by the COPY write (the rejoin stays rejoining, logged): copying in parts is not
+ * built. {@code CnRecoveryTest#shouldReReplicateARejoiningAurogonMemoryNodeWhileTransfersRun} (embedded cluster: its
+ * raced key is copied again; fails with R2 removed), {@code AurogonPromotionTest#shouldCopyOntoARejoiningCopyNever
+ * OverANewerCommit}.
  *
  * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}
  * API flag for key-dependent reads (the wire flag exists). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel

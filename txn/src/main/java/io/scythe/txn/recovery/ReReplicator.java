@@ -40,6 +40,14 @@ import java.util.List;
  * version (versions strictly increase, {@code ObjectLayout#versionAfter}): either way the key is copied again. A
  * commit that locks after R2 writes the new copy after W landed. So W never leaves an older image over a newer one.
  *
+ * <p><b>Aurogon</b> (issue 20/23), whose commits lock no header (MV T/O: pending versions live in the primary's
+ * participant, the object holds the newest committed version, written under LogDB's seqlock): R1 and R2 as above
+ * (the busy bit and the version catch a write-through racing the read), and W by the module
+ * ({@link io.scythe.txn.spi.ReplicaWrite}): a COPY request the new copy applies by the APPLY rule on its own loop
+ * (never over a newer version), so the copy and the APPLYs of the rejoin epoch's commits commute. R2 still copies
+ * again a key whose primary committed a newer version meanwhile (its APPLY may come later, or be held until a
+ * recovery). No rts is copied: a backup keeps none, a promotion floors every version's.
+ *
  * <p>Keys come from the primary's memory node ({@link LogDbRpc#KEYS}, paged). A key inserted after the rejoin epoch
  * is written to the new copy by its commit (as an insert: its full image); a key the primary freed (an abandoned
  * insert's slot reclaimed) is not copied, and a stale object the new copy held for it from an older life stays
@@ -84,12 +92,33 @@ public final class ReReplicator {
         return HEADER_LOCKED.contains(colon > 0 ? protocol.substring(0, colon) : protocol);
     }
 
-    /** A copier for {@code protocol}'s objects on {@code runtime}'s loop; refused unless it is {@link #HEADER_LOCKED}. */
+    /**
+     * Whether a copy of {@code protocol}'s objects can be re-replicated: {@link #headerLocked}, or its module writes
+     * the new copy its own way ({@link io.scythe.txn.spi.ProtocolModule#replicaWrite}: Aurogon).
+     */
+    public static boolean supported(final String protocol) {
+        return headerLocked(protocol) || replicaWriteOf(protocol) != null;
+    }
+
+    private static io.scythe.txn.spi.ReplicaWrite replicaWriteOf(final String protocol) {
+        final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol);
+        return module == null ? null : module.replicaWrite(io.scythe.txn.spi.ProtocolRegistry.protocol(protocol));
+    }
+
+    /** The module's own W step, or null for the one-sided image write. */
+    private final io.scythe.txn.spi.ReplicaWrite replicaWrite;
+
+    /**
+     * A copier for {@code protocol}'s objects on {@code runtime}'s loop; refused unless it is {@link #HEADER_LOCKED} or
+     * its module writes the copy its own way ({@link #supported}).
+     */
     public ReReplicator(final TxnRuntime runtime, final String protocol) {
-        if (!headerLocked(protocol)) {
+        this.replicaWrite = headerLocked(protocol) ? null : replicaWriteOf(protocol);
+        if (!headerLocked(protocol) && replicaWrite == null) {
             throw new IllegalArgumentException("re-replication by copy-then-verify needs a protocol whose commits lock "
                 + "the primary object's header (" + String.join(", ", new java.util.TreeSet<>(HEADER_LOCKED))
-                + "), not " + protocol + ": its commits lock elsewhere, so a copy could miss one");
+                + ") or whose module writes the copy itself (ProtocolModule#replicaWrite), not " + protocol
+                + ": its commits lock elsewhere, so a copy could miss one");
         }
         this.runtime = runtime;
         this.protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(protocol);
@@ -196,9 +225,14 @@ public final class ReReplicator {
                         || length < 0 || length > maxValue) {
                         return runtime.timers().after(LOCKED_PAUSE_NS).compose(x -> copyKey(p, copy, key, tries + 1));
                     }
+                    final boolean deleted = (image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED)
+                        != 0;
                     return beforeWrite.apply(io.scythe.storage.BackupTables.primaryName(p.descriptor().schema()), key)
-                        .compose(x -> runtime.remote(copy).locateBackup(key, runtime.lookupMode()))
-                        .compose(at -> write(copy, at, image, length, maxValue, room))
+                        .compose(x -> replicaWrite != null
+                            ? replicaWrite.write(runtime, copy, key, image.getLong(ObjectLayout.VERSION_OFFSET),
+                            deleted, new UnsafeBuffer(image, ObjectLayout.VALUE_OFFSET, length), length)
+                            : runtime.remote(copy).locateBackup(key, runtime.lookupMode())
+                            .compose(at -> write(copy, at, image, length, maxValue, room)))
                         .compose(x -> verify(p, address, rkey, image))
                         .compose(same -> same ? Future.succeededFuture() : copyKey(p, copy, key, tries + 1));
                 });

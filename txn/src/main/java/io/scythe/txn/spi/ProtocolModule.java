@@ -184,6 +184,15 @@ public interface ProtocolModule {
     }
 
     /**
+     * How a rejoining copy's re-replication writes a key for {@code protocol} when its commits lock no object header
+     * ({@link ReplicaWrite}); null (the default): the one-sided image write, refused unless the protocol is one of
+     * {@code ReReplicator.HEADER_LOCKED}.
+     */
+    default ReplicaWrite replicaWrite(final Protocol protocol) {
+        return null;
+    }
+
+    /**
      * Why cluster nodes running {@code protocol} must not fail a memory node over (cluster mode's MN failover: a
      * backup promoted when its primary's member leaves, {@code io.scythe.cluster.MemoryNodeFailover}), or null when
      * they may. Null by default: a module that replicates through the shared write-back needs no step of its own.

@@ -199,4 +199,68 @@ class AurogonPromotionTest {
             assertThat(participant.violation()).isNull();
         }
     }
+
+    /** A COPY request: the primary's newest committed version of {@code key} ({@code value} null: deleted). */
+    static UnsafeBuffer copyRequest(final int table, final long key, final long wts, final Long value) {
+        final UnsafeBuffer copy = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + (value == null ? 0 : 8)]);
+        CoordinatorRecovery.fill(copy, table, value == null ? AurogonRpc.DELETE : 8, key, wts);
+        if (value != null) {
+            copy.putLong(AurogonRpc.HEADER_BYTES, value);
+        }
+        return copy;
+    }
+
+    /** {@code key}'s object in {@code t}: {@code [version, value]}, or {@code [version, -1]} when deleted. */
+    static long[] object(final OneMemoryNode node, final Table t, final long key) throws Exception {
+        return onLoop(node, () -> {
+            final int at = t.offsetOf(t.lookup(key));
+            final long version = t.objectMemory().getLong(at + ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+            final boolean deleted = (t.objectMemory().getShort(at + ObjectLayout.FLAGS_OFFSET)
+                & ObjectLayout.FLAG_DELETED) != 0;
+            return new long[] {version, deleted ? -1 : t.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)};
+        });
+    }
+
+    /**
+     * Re-replication's W step for Aurogon (issue 20/23): COPY writes the primary's newest committed version into a
+     * rejoining copy by the APPLY rule, so a copy racing the APPLY of a newer commit never leaves the older value
+     * over it (the race a one-sided image write has: Aurogon's commits lock no header), and an older APPLY arriving
+     * after the copy does not lower it either. Fails before COPY exists (no handler) and with a COPY that writes
+     * unconditionally (the stale copy at 40 lands over the APPLY at 50).
+     */
+    @Test
+    void shouldCopyOntoARejoiningCopyNeverOverANewerCommit() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Table copy = backupCopy(node);
+            final int table = copy.schema().id();
+            final long base = 1_000_000_000L;
+            final long t30 = AurogonTimestamp.pack(base + 30, 1, 0);
+            final long t40 = AurogonTimestamp.pack(base + 40, 1, 0);
+            final long t50 = AurogonTimestamp.pack(base + 50, 2, 0);
+            final long t60 = AurogonTimestamp.pack(base + 60, 1, 0);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, KEY_A, t30, 7L))).isEqualTo(Participant.OK);
+            assertThat(object(node, copy, KEY_A)).containsExactly(t30, 7);
+            // A commit at 50 reaches the copy by its APPLY; a copy of the primary read before it (at 40) comes late.
+            assertThat(call(node, AurogonRpc.REPLICATE, replicate(table, KEY_A, t50, 77, 9))).isEqualTo(Participant.OK);
+            final UnsafeBuffer apply = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(apply, 0, 0, 0, t50);
+            assertThat(call(node, AurogonRpc.APPLY, apply)).isEqualTo(Participant.OK);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, KEY_A, t40, 8L))).isEqualTo(Participant.OK);
+            assertThat(object(node, copy, KEY_A)).as("the late copy leaves the newer commit").containsExactly(t50, 9);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, KEY_A, t60, null))).isEqualTo(Participant.OK);
+            assertThat(object(node, copy, KEY_A)).as("a delete copied as one").containsExactly(t60, -1);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, KEY_B, t40, 5L))).isEqualTo(Participant.OK);
+            assertThat(object(node, copy, KEY_B)).containsExactly(t40, 5);
+            final UnsafeBuffer torn = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + 3]);
+            CoordinatorRecovery.fill(torn, table, 8, KEY_B, t60);
+            assertThat(call(node, AurogonRpc.COPY, torn)).as("a length word the bytes do not match").isEqualTo(-1);
+            assertThat(object(node, copy, KEY_B)).as("changed nothing").containsExactly(t40, 5);
+        }
+    }
+
+    /** {@code rpc} with {@code request} to the node: the status answered, -1 for a failure reply. */
+    private static int call(final OneMemoryNode node, final int rpc, final UnsafeBuffer request) throws Exception {
+        return node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(rpc, request))
+            .map(reply -> reply.payload().getInt(0)).otherwise(-1));
+    }
 }

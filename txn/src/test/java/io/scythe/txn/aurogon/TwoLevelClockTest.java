@@ -143,4 +143,57 @@ class TwoLevelClockTest {
         assertThat(clock.failovers()).isEqualTo(2);
         assertThat(clock.phase()).isEqualTo(TwoLevelClock.Phase.NORMAL);
     }
+
+    /**
+     * The 1 ms error bound is enforced (issue 20/23): with every probe of the reference failing (no successor to turn
+     * to), the clock extrapolates its mapping only {@link PiecewiseMapping#MAX_EXTRAPOLATION_NS}, then refuses a
+     * reading (an attempt aborts: clock-unsynchronised); once a probe answers again it serves again. Before, the last
+     * segment was extrapolated for good.
+     */
+    @Test
+    void shouldRefuseAReadingOnceTheMappingIsExtrapolatedPastItsBound() {
+        final boolean[] down = {false};
+        final Clocks clocks = new Clocks(0, 0) {
+            @Override
+            public Future<NicClockReading> readRemoteNic(final String node) {
+                return down[0] ? Future.failedFuture("unreachable") : super.readRemoteNic(node);
+            }
+        };
+        final TwoLevelClock clock = new TwoLevelClock(clocks, "mn0", 0.5, 20_000, 200_000);
+        for (clocks.t = 0; clocks.t < 2_000_000; clocks.t += 1_000) {
+            clock.now();
+        }
+        down[0] = true;
+        final long cut = clocks.t;
+        long refusedAt = -1;
+        for (; clocks.t < cut + 2 * PiecewiseMapping.MAX_EXTRAPOLATION_NS; clocks.t += 100_000) {
+            try {
+                final long now = clock.now();
+                assertThat(Math.abs(now - Clocks.reference(clocks.t))).as("error while extrapolating, ns")
+                    .isLessThan(PiecewiseMapping.EXTRAPOLATION_BUDGET_NS);
+            } catch (final TwoLevelClock.Unsynchronised e) {
+                refusedAt = clocks.t;
+                assertThat(e.getMessage()).contains("not synchronised").contains("mn0");
+                break;
+            }
+        }
+        assertThat(refusedAt - cut).as("refused after the extrapolation bound").isGreaterThan(
+            PiecewiseMapping.MAX_EXTRAPOLATION_NS - 400_000).isLessThan(PiecewiseMapping.MAX_EXTRAPOLATION_NS + 400_000);
+        down[0] = false;
+        clocks.t += 100_000; // past the probe interval: the next reading probes, answered at once here: fresh again
+        assertThat(catchRefusal(clock)).as("refused although its probe answered").isFalse();
+        clocks.t += 1_000;
+        assertThat(Math.abs(clock.now() - Clocks.reference(clocks.t))).as("served again after a probe answered")
+            .isLessThan(10_000);
+    }
+
+    /** Whether {@code now()} refused. */
+    private static boolean catchRefusal(final TwoLevelClock clock) {
+        try {
+            clock.now();
+            return false;
+        } catch (final TwoLevelClock.Unsynchronised e) {
+            return true;
+        }
+    }
 }

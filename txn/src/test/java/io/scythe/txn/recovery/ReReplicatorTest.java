@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class ReReplicatorTest {
     @Test
     void shouldRefuseProtocolsWhoseCommitsDoNotLockThePrimarysHeader() {
-        for (final String protocol : new String[] {"lotus", "rcc-calvin", "rcc-nowait", "selcc-2pl", "aurogon"}) {
+        for (final String protocol : new String[] {"lotus", "rcc-calvin", "rcc-nowait", "selcc-2pl"}) {
             assertThatThrownBy(() -> new ReReplicator(null, protocol)).as(protocol)
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not " + protocol)
@@ -31,5 +31,19 @@ class ReReplicatorTest {
         assertThat(ReReplicator.headerLocked("lotus:x=1")).isFalse();
         assertThat(ReReplicator.headerLocked("motorx")).isFalse();
         assertThat(ReReplicator.headerLocked(":motor")).isFalse();
+    }
+
+    /**
+     * Aurogon's commits lock no header either, but its module writes the new copy itself (a COPY applied by the APPLY
+     * rule, never over a newer version: ProtocolModule#replicaWrite), so its copies can be re-replicated.
+     */
+    @Test
+    void shouldAcceptAurogonWhoseModuleWritesTheCopyItself() {
+        assertThat(ReReplicator.supported("aurogon")).isTrue();
+        assertThat(ReReplicator.supported("aurogon-2l")).isTrue();
+        assertThat(ReReplicator.headerLocked("aurogon")).isFalse();
+        assertThat(ReReplicator.supported("lotus")).isFalse();
+        assertThat(ReReplicator.supported("scythe")).isTrue();
+        assertThat(new ReReplicator(null, "aurogon")).isNotNull();
     }
 }
