@@ -81,7 +81,8 @@ public final class ChaosCommand implements Callable<Integer> {
         + "rcc-waitdie, rcc-occ, rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, "
         + "selcc-to, sel-2pl (SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the "
         + "backups; with --mn-faults a promoted memory node floors its reads first, and a killed one's replacement "
-        + "does not rejoin yet) (default: ${DEFAULT-VALUE}).")
+        + "does not rejoin yet); rcc-calvin is refused, naming what cluster nodes lack for it (default: "
+        + "${DEFAULT-VALUE}).")
     String protocol;
 
     @Accepts(min = "1", max = "10000")
@@ -196,6 +197,14 @@ public final class ChaosCommand implements Callable<Integer> {
         if (cns < 2 || mns < 1 || accounts < 4 || outstanding < 1 || together < 1 || together >= cns) {
             throw new IllegalArgumentException("chaos needs --cns >= 2, --mns >= 1, --accounts >= 4, --outstanding >= 1 "
                 + "and 1 <= --together < --cns");
+        }
+        final io.scythe.txn.Protocol run = io.scythe.txn.spi.ProtocolRegistry.protocol(protocol);
+        final io.scythe.txn.spi.ProtocolModule peerModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(run);
+        final String clusterRefusal = peerModule == null ? null : peerModule.clusterRefusal(run);
+        if (clusterRefusal != null) { // refused before any process starts, naming what is missing (rcc-calvin)
+            throw new IllegalArgumentException("chaos --protocol " + protocol + ": cluster nodes cannot run it yet: "
+                + clusterRefusal + "; its compute-node crashes are tested in the simulator (scythe sim --explore N "
+                + "--crashes --cns 3 --mns 2 --protocols " + protocol + ")");
         }
         if (mnFaults && mns < 2) {
             throw new IllegalArgumentException("--mn-faults needs --mns >= 2: a memory node fails over to backups on "

@@ -268,8 +268,8 @@ public final class SimCommand implements Callable<Integer> {
         description = "Fault: this compute node (0-based) crashes at --crash-at; its state vanishes. A list crashes "
             + "them all at that same virtual time (Lotus Fig. 15: 0,1,2), each recovered as one is; at least one "
             + "CN survives. Without --crash-recover the run reports what it left (locks held, the conserved "
-            + "quantity). With --explore --crashes: the one node every seed crashes (at a time drawn from the seed; "
-            + "default: drawn too).")
+            + "quantity). With --explore --crashes: the node (or nodes, together) every seed crashes (at a time "
+            + "drawn from the seed; default: one node, drawn too).")
     List<Integer> crashCns;
 
     /** The one CN --crash-cn names (-1: none); several are refused where only one is modelled. */
@@ -309,6 +309,13 @@ public final class SimCommand implements Callable<Integer> {
         + "virtual time from the crash to its detection, when recovery starts; 0us races the crashed CN's verbs "
         + "still in flight, which the memory nodes' fences must stop (default: ${DEFAULT-VALUE}).")
     Duration crashDetect;
+
+    @Accepts(min = "0s")
+    @Option(names = "--crash-stagger", defaultValue = "0us", description = "With several --crash-cn and "
+        + "--crash-recover (or --crashes): each CN after the first named is detected this much later than the one "
+        + "before it, so its death is told while (or after) the earlier ones' are taken over (default: "
+        + "${DEFAULT-VALUE}: together).")
+    Duration crashStagger;
 
     @Option(names = "--crashes", description = "With --explore: each seed runs 2 CNs (3 clients each) with redo logs, "
         + "crashes one at a seeded virtual time and recovers it (--crash-recover), every check on.")
@@ -476,10 +483,11 @@ public final class SimCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--explore runs perfect clocks: its replay commands do not "
                         + "carry --clock, --clock-spread or --clock-config");
                 }
-                if (!timeline.isZero() || crashCns.size() > 1) {
+                final boolean several = crashCns.size() > 1 && !crashes; // --crashes crashes them all at one time
+                if (!timeline.isZero() || several) {
                     throw new IllegalArgumentException("--explore runs its own seeds' options: it does not take "
-                        + (timeline.isZero() ? "" : "--timeline") + (!timeline.isZero() && crashCns.size() > 1 ? " nor "
-                        : "") + (crashCns.size() > 1 ? "several --crash-cn (" + crashCns + ")" : ""));
+                        + (timeline.isZero() ? "" : "--timeline") + (!timeline.isZero() && several ? " nor "
+                        : "") + (several ? "several --crash-cn (" + crashCns + ") without --crashes" : ""));
                 }
                 if (explore < 1) {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
@@ -562,7 +570,11 @@ public final class SimCommand implements Callable<Integer> {
             o.replicas(replicas.get(0));
         }
         verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes).colocate(colocate);
-        if (crashes) { // --crash-cn picks the node; the time is still drawn from the seed
+        if (crashes && crashCns.size() > 1) { // several nodes at one time drawn from the seed
+            Explorer.crash(o, crashCns.get(0), crashDetect.toNanos());
+            o.faults().crash(crashCns.stream().mapToInt(Integer::intValue).toArray(), o.faults().crashAtNs())
+                .detectStagger(crashStagger.toNanos());
+        } else if (crashes) { // --crash-cn picks the node; the time is still drawn from the seed
             Explorer.crash(o, crashCn(), crashDetect.toNanos());
         }
         return o.validate();
@@ -634,7 +646,7 @@ public final class SimCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--crash-cn names compute nodes 0-based, not " + crashCns);
             }
             faults.crash(crashCns.stream().mapToInt(Integer::intValue).toArray(), crashAt.toNanos())
-                .recover(crashRecover, crashDetect.toNanos());
+                .recover(crashRecover, crashDetect.toNanos()).detectStagger(crashStagger.toNanos());
         } else if (crashRecover) {
             throw new IllegalArgumentException("--crash-recover recovers the CN --crash-cn crashes: give --crash-cn");
         }

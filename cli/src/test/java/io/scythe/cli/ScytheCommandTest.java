@@ -55,6 +55,19 @@ class ScytheCommandTest {
     }
 
     /**
+     * CALVIN on cluster nodes (issue 18): refused before any process starts, naming what cluster nodes lack for its
+     * take-over (failed before: a bare "accepts one of" list, no reason).
+     */
+    @Test
+    void shouldRefuseCalvinInChaosNamingWhatClusterNodesLack() {
+        final StringWriter err = new StringWriter();
+        assertThat(run(new StringWriter(), err, "chaos", "--protocol", "rcc-calvin", "--duration", "1s")).isEqualTo(2);
+        assertThat(err.toString().replaceAll("\\s+", " ")).contains("chaos --protocol rcc-calvin: cluster nodes cannot "
+            + "run it yet").contains("the input logs' whereabouts").contains("a restarted node rejoining")
+            .contains("a second owner's death").doesNotContain("\tat ");
+    }
+
+    /**
      * The memory-node fault plan of {@code scythe chaos --mn-faults} (the run itself spawns a cluster of processes: a
      * CLI command, not a suite test): a pause first, then kills alternate with pauses while fewer memory nodes than
      * the k backups are lost, counting a pause the cluster failed over; pauses only after that.

@@ -171,14 +171,16 @@ final class CrashRecovery {
      * @param membership the loop the failure detector runs on (a core of its own, no CPU cost)
      * @param recorders  the history's recorders, told of the dead node's commits recovery decided
      */
-    void detectLater(final SimLoop membership, final long detectNs, final int computeNodes, final IntPredicate live,
-                     final List<List<TxnRuntime>> runtimes, final List<List<SimLoop>> loops,
+    void detectLater(final SimLoop membership, final long detectNs, final long staggerNs, final int computeNodes,
+                     final IntPredicate live, final List<List<TxnRuntime>> runtimes, final List<List<SimLoop>> loops,
                      final java.util.function.LongSupplier now, final List<HistoryRecorder> recorders) {
+        long after = detectNs;
         for (final Victim v : victims) { // each dead incarnation is owed recovery of its own, in crash order
             membership.schedule(() -> {
                 v.detectedAtNs = now.getAsLong();
                 claimAndRun(v, membership, computeNodes, live, runtimes, loops, now, recorders);
-            }, detectNs, java.util.concurrent.TimeUnit.NANOSECONDS);
+            }, after, java.util.concurrent.TimeUnit.NANOSECONDS);
+            after += staggerNs; // Faults#detectStagger: 0 unless a test staggers the deaths' news
         }
     }
 

@@ -196,11 +196,15 @@ public final class Explorer {
             + (o.replicas() > 0 ? " --replicas " + o.replicas() : "")
             + (o.lookup() == io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED ? " --lookup onesided" : "")
             + (o.redoLog() ? " --redo-log" : "") + (o.colocate() ? " --colocate" : "")
-            + (o.faults().crashCn() == Faults.NO_CRASH ? "" : " --crash-cn " + o.faults().crashCn() + " --crash-at "
+            + (o.faults().crashCn() == Faults.NO_CRASH ? "" : " --crash-cn " + java.util.Arrays.stream(
+            o.faults().crashCns()).mapToObj(String::valueOf).collect(java.util.stream.Collectors.joining(","))
+            + " --crash-at "
             + o.faults().crashAtNs() / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d",
             o.faults().crashAtNs() % 1000) + "us" + (o.faults().recover() ? " --crash-recover" : "")
             + (o.faults().recover() && o.faults().detectNs() != Faults.DEFAULT_DETECT_NS ? " --crash-detect "
-            + o.faults().detectNs() / 1000.0 + "us" : ""))
+            + o.faults().detectNs() / 1000.0 + "us" : "")
+            + (o.faults().detectStaggerNs() > 0 ? " --crash-stagger " + o.faults().detectStaggerNs() / 1000.0 + "us"
+            : ""))
             + (o.routing() == io.scythe.routing.RoutingMode.LOCAL ? "" : " --routing " + o.routing().label()
             + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
             + o.moveShardEveryNs() / 1000.0 + "us" : ""))
@@ -240,7 +244,14 @@ public final class Explorer {
                 gaveUp += o.gaveUp() ? 1 : 0;
                 final JsonObject crash = o.run() == null ? null : o.run().getJsonObject("sim").getJsonObject("crash");
                 if (crash != null && crash.getValue("recovery") instanceof JsonObject r) {
-                    crashesByStage.merge(r.getJsonObject("at_crash").getString("stage"), 1, Integer::sum);
+                    if (r.getValue("nodes") instanceof io.vertx.core.json.JsonArray several) { // --crash-cn a,b
+                        for (int i = 0; i < several.size(); i++) {
+                            crashesByStage.merge(several.getJsonObject(i).getJsonObject("at_crash").getString("stage"),
+                                1, Integer::sum);
+                        }
+                    } else {
+                        crashesByStage.merge(r.getJsonObject("at_crash").getString("stage"), 1, Integer::sum);
+                    }
                     committedByRecovery += r.getLong("committed_by_recovery", 0L);
                 }
                 if (o.run() != null && o.run().getJsonObject("sim").getValue("write_skew_not_judged")

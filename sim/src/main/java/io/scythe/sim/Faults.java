@@ -57,6 +57,7 @@ public final class Faults {
     private long crashAtNs;
     private boolean recover;
     private long detectNs = DEFAULT_DETECT_NS;
+    private long detectStaggerNs;
     private double mnSlowFactor = 1;
     private long mnSlowFromNs;
     private long mnSlowToNs = Long.MAX_VALUE;
@@ -263,6 +264,23 @@ public final class Faults {
     /** Virtual time from the crash to its detection. */
     public long detectNs() {
         return detectNs;
+    }
+
+    /**
+     * With several CNs crashing at one time: the {@code i}-th named is detected {@code i * staggerNs} later than the
+     * first, so its death is told while (or after) the earlier ones' are taken over (default 0: all together).
+     * Fails on a negative stagger.
+     */
+    public Faults detectStagger(final long staggerNs) {
+        if (staggerNs < 0) {
+            throw new IllegalArgumentException("detect stagger " + staggerNs + " ns must not be negative");
+        }
+        this.detectStaggerNs = staggerNs;
+        return this;
+    }
+
+    public long detectStaggerNs() {
+        return detectStaggerNs;
     }
 
     public double mnSlowFactor() {

@@ -105,10 +105,15 @@ public final class SimOptions {
                     + "transactions itself, through its backups, and that is built and explored for one crashed CN: "
                     + "give --crash-cn one node");
             }
-            if (faults.crashCns().length > 1 && !SEVERAL_CRASHED.contains(protocol.toLowerCase(java.util.Locale.ROOT))) {
-                throw new IllegalArgumentException("protocol " + protocol + ": several crashed compute nodes are tested "
-                    + "only with " + SEVERAL_CRASHED + " (issue 19: one death per run for CALVIN, untested elsewhere): "
-                    + "give --crash-cn one node");
+            final String several = faults.crashCns().length < 2 || module == null ? null
+                : module.severalCrashesRefusal(run, faults.crashCns(), computeNodes, memoryNodes);
+            if (several != null && (!several.equals(io.scythe.txn.spi.ProtocolModule.SEVERAL_CRASHES_UNTESTED)
+                || !SEVERAL_CRASHED.contains(protocol.toLowerCase(java.util.Locale.ROOT)))) {
+                throw new IllegalArgumentException("protocol " + protocol + ": crashing compute nodes "
+                    + java.util.Arrays.toString(faults.crashCns()) + " together is not modelled: "
+                    + (several.equals(io.scythe.txn.spi.ProtocolModule.SEVERAL_CRASHES_UNTESTED)
+                    ? "several crashed compute nodes are tested only with " + SEVERAL_CRASHED + " and rcc-calvin "
+                    + "(issue 19), untested elsewhere" : several) + ": give --crash-cn one node");
             }
             if (module != null && faults.recover() && module.ownCrashRecoveryReplicas(run) > 0) {
                 throw new IllegalArgumentException("protocol " + protocol + " resolves a dead compute node's "

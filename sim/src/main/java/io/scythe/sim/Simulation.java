@@ -766,7 +766,7 @@ public final class Simulation {
             }
             if (recovery != null) {
                 final SimLoop membership = scheduler.newLoop("membership", (loop, poll, work, requests) -> 0);
-                recovery.detectLater(membership, faults.detectNs(), options.computeNodes(),
+                recovery.detectLater(membership, faults.detectNs(), faults.detectStaggerNs(), options.computeNodes(),
                     cn -> !cnLoops.get(cn).get(0).crashed() && !givenUp.containsKey(cn), runtimesOfCn, cnLoops,
                     clock::nanoTime, recorders);
             }

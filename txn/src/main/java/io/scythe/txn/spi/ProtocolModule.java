@@ -84,6 +84,21 @@ public interface ProtocolModule {
         return crashRefusal(protocol);
     }
 
+    /** {@link #severalCrashesRefusal}'s default: several crashed compute nodes are not tested for the module. */
+    String SEVERAL_CRASHES_UNTESTED = "several crashed compute nodes are not tested for it";
+
+    /**
+     * Why a host must not crash compute nodes {@code crashed} (more than one, at one time) in a run of
+     * {@code protocol}, the tables partitioned over {@code partitions} memory nodes, or {@code null} when it may:
+     * each is recovered as one alone ({@link #crashRefusal(Protocol, int, int, int)}), and the module says which
+     * sets it takes over together. {@link #SEVERAL_CRASHES_UNTESTED} by default (the host may know better, from its
+     * own tests).
+     */
+    default String severalCrashesRefusal(final Protocol protocol, final int[] crashed, final int computeNodes,
+                                         final int partitions) {
+        return SEVERAL_CRASHES_UNTESTED;
+    }
+
     /**
      * The backups per partition with which {@code protocol} resolves a dead compute node's transactions itself, or 0
      * (the default) when it relies on the host's shared recovery ({@code --crash-recover}: the crashed node's redo

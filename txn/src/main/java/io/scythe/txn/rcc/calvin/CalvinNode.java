@@ -273,12 +273,10 @@ final class CalvinNode {
         if (dead == index || deadNodes.contains(dead) || dying.contains(dead)) {
             return;
         }
-        final String owned = partitionsOf(dead);
-        if (adopted != null || routedHome >= 0 || owedFor >= 0 && owedFor != dead || routedFor >= 0 && routedFor != dead
-            || (owned != null && (!deadNodes.isEmpty() || !dying.isEmpty()))) {
-            home.giveUp("CALVIN node " + names.get(dead) + " died" + (owned != null ? " owning " + owned : "")
-                + " while another node's death is taken over, or after an owner's: one owner's death is taken over "
-                + "per run, and a survivor that dies during or after it is not (issue 18 part 5)");
+        final String refused = Takeover.secondDeathRefusal(dead, gone(), owners(), nodes);
+        if (refused != null) {
+            home.giveUp("CALVIN node " + names.get(dead) + " died after " + gone() + " and is not taken over: "
+                + refused);
             return;
         }
         dying.add(dead);
@@ -294,6 +292,24 @@ final class CalvinNode {
                     takeOver(dead, ar.result());
                 }
             });
+    }
+
+    /** The nodes that died or are dying (their logs read or being read). */
+    private java.util.Set<Integer> gone() {
+        final java.util.Set<Integer> gone = new java.util.TreeSet<>(deadNodes);
+        gone.addAll(dying);
+        return gone;
+    }
+
+    /** The nodes owning a partition ({@link #partitionsOf}). */
+    private java.util.Set<Integer> owners() {
+        final java.util.Set<Integer> owners = new java.util.TreeSet<>();
+        for (int n = 0; n < nodes; n++) {
+            if (partitionsOf(n) != null) {
+                owners.add(n);
+            }
+        }
+        return owners;
     }
 
     /** The partitions {@code node} owns (a key's owner is its partition's index modulo the nodes), or null: none. */
@@ -342,8 +358,11 @@ final class CalvinNode {
                 }
             }
         }
+        if (adopted != null) {
+            executorDiedDuringTakeover(dead, log);
+        }
         if (partitionsOf(dead) != null) {
-            if (Takeover.successor(dead, deadNodes, nodes) == index) {
+            if (Takeover.successor(dead, gone(), nodes) == index) {
                 adopt(dead);
             } else {
                 route(dead);
@@ -354,6 +373,47 @@ final class CalvinNode {
         } else {
             schedule();
         }
+    }
+
+    /**
+     * At a dead owner's successor, node {@code dead}, which only executed (an owner's death after the take-over is
+     * refused, {@link Takeover#secondDeathRefusal}), died too, its log read ({@code log}): its parts in the scheduler
+     * taken over here are decided from its decision records as a dead executor's are in this node's own; its
+     * contribution, if it did not come, is waited for no more (its transactions there are its decided ones, in
+     * {@link #deadDecisions} before {@link #rebuild}); and once rebuilt, its decided transactions of epochs not
+     * complete here yet (routed in batches of its that never came) are routed here from its log. One of an epoch
+     * complete here is queued already or over (its writes installed), so is not added.
+     */
+    private void executorDiedDuringTakeover(final int dead, final CalvinInputLog.Scan log) {
+        for (final Part p : List.copyOf(adopted.parts.values())) {
+            if (p.decl.origin() == dead && p.active && p.readDone && !p.writing) {
+                decideDead(p);
+            }
+        }
+        owedChunks.remove(dead);
+        if (owedFrom != null && !owedIn.containsKey(dead)) {
+            owedFrom.remove(dead);
+        }
+        final java.util.Set<Long> known = new java.util.HashSet<>(adopted.parts.keySet());
+        routed.values().forEach(l -> l.forEach(d -> known.add(d.id())));
+        if (rebuilt != null) {
+            rebuilt.forEach(p -> known.add(p.decl.id()));
+        }
+        final long frontier = CalvinProtocol.orderTs(epochs.completed() + 1, 0, 0);
+        for (final CalvinInputLog.Decision d : log.decisions().values()) {
+            if (d.from() != dead) {
+                continue;
+            }
+            takenWriting.close(d.id()); // its resent writes partly received: the decision has them whole
+            final Decl decl = Takeover.decided(adopted.home, d);
+            if (rebuilt != null && decl != null && !known.contains(d.id()) && d.commitTs() >= frontier
+                && routed.putIfAbsent(d.commitTs(), List.of(decl)) != null) {
+                home.giveUp("CALVIN node " + names.get(index) + " got dead node " + names.get(dead) + "'s decided "
+                    + "transaction " + Long.toHexString(d.id()) + " at a place routed already (issue 18 part 5)");
+                return;
+            }
+        }
+        rebuild();
     }
 
     /**
@@ -413,7 +473,7 @@ final class CalvinNode {
         owedIn.put(index, own);
         owedFrom = new java.util.TreeSet<>();
         for (int n = 0; n < nodes; n++) {
-            if (!deadNodes.contains(n)) {
+            if (!deadNodes.contains(n) && !dying.contains(n)) {
                 owedFrom.add(n); // every live survivor contributes (this node included), once, even when it owes none
             }
         }
@@ -422,12 +482,12 @@ final class CalvinNode {
 
     /**
      * Once every live survivor's contribution to the dead owner taken over here is in: its rebuilt input, in order,
-     * then queued with the routed parts ({@link #feedAdopted}). A contribution from a node that died since cannot
-     * come (such a death is refused, {@link #peerDied}).
+     * then queued with the routed parts ({@link #feedAdopted}). A node that died since and sent none is waited for
+     * no more, its decisions read ({@link #executorDiedDuringTakeover}); none is rebuilt while a node is dying.
      */
     private void rebuild() {
-        if (adopted == null || rebuilt != null || !owedIn.keySet().containsAll(owedFrom)) {
-            return;
+        if (adopted == null || rebuilt != null || !owedIn.keySet().containsAll(owedFrom) || !dying.isEmpty()) {
+            return; // a node dying has its decisions read first (executorDiedDuringTakeover)
         }
         final int dead = adopted.home;
         final List<Takeover.Pending> live = new ArrayList<>();
@@ -438,9 +498,17 @@ final class CalvinNode {
                 missing.put(o.decl().id(), o.missing());
             }
         }
+        final java.util.Set<Long> routedIds = new java.util.HashSet<>();
+        routed.values().forEach(l -> l.forEach(d -> routedIds.add(d.id())));
+        final List<CalvinInputLog.Decision> decisions = new ArrayList<>();
+        for (final CalvinInputLog.Decision d : deadDecisions.values()) {
+            if (!routedIds.contains(d.id())) {
+                decisions.add(d); // one routed here (a dead executor's, after the death) is queued as routed
+            }
+        }
         final List<Takeover.Pending> input;
         try {
-            input = Takeover.input(dead, live, deadDecisions.values());
+            input = Takeover.input(dead, live, decisions);
         } catch (final RuntimeException e) {
             home.giveUp("CALVIN node " + names.get(index) + " cannot take over dead node " + names.get(dead) + ": "
                 + e.getMessage());
@@ -497,7 +565,7 @@ final class CalvinNode {
      * only where not installed). Late answers of the dead owner are not counted: each such part is tracked anew.
      */
     private void route(final int dead) {
-        final int to = Takeover.successor(dead, deadNodes, nodes);
+        final int to = Takeover.successor(dead, gone(), nodes);
         routedHome = dead;
         routedTo = to;
         final Map<Long, Sent> owed = sent.computeIfAbsent(dead, k -> new HashMap<>());
@@ -994,7 +1062,9 @@ final class CalvinNode {
      * {@code at}: kept for the scheduler taking it over, queued in order ({@link #feedAdopted}).
      */
     private void routedHere(final int dead, final long at, final List<Decl> decls) {
-        if (routedFor >= 0 && routedFor != dead || Takeover.successor(dead, java.util.Set.of(dead), nodes) != index) {
+        final java.util.Set<Integer> gone = gone();
+        gone.add(dead);
+        if (routedFor >= 0 && routedFor != dead || Takeover.successor(dead, gone, nodes) != index) {
             home.giveUp("CALVIN node " + names.get(index) + " got dead node " + names.get(dead) + "'s part routed "
                 + "to it, which does not take it over (issue 18 part 5)");
             return;
@@ -1116,9 +1186,9 @@ final class CalvinNode {
         if (deadNodes.contains(executor) || dying.contains(executor)) {
             if (!p.active) {
                 release(p);
-            } else {
+            } else if (deadNodes.contains(executor)) {
                 decideDead(p);
-            }
+            } // else its executor is dying: decided once its log is read (executorDiedDuringTakeover)
             return;
         }
         final List<Record> forward = new ArrayList<>();

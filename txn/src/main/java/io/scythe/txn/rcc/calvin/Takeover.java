@@ -13,7 +13,8 @@ import java.util.TreeMap;
 
 /**
  * Issue 18 part 5's rules for taking over a dead partition owner, sans-IO, wired by {@link CalvinNode} (one owner's
- * death per run; with more than 2 compute nodes the other survivors route to the successor and contribute to its
+ * death per run, any number of other deaths, {@link #secondDeathRefusal}; with more than 2 compute
+ * nodes the other survivors route to the successor and contribute to its
  * input): which survivor takes the dead node's partitions over ({@link #successor}, and {@link #owner} for a key's home), the successor's input from before the death in the
  * total order ({@link #input}), and whether a write decided for one of them is already installed there, read under
  * the new owner's lock ({@link #installed}).
@@ -53,6 +54,56 @@ final class Takeover {
         return deadNodes.contains(home) ? successor(home, deadNodes, nodes) : home;
     }
 
+    /**
+     * Why the death of node {@code dead} is not taken over, or null: it is. {@code gone} are the nodes that died or are
+     * dying before it (their logs read or being read), {@code owners} the nodes owning a partition. A node that
+     * schedules partitions (it owns one, or it is the {@link #successor} of a dead owner, running its second
+     * scheduler) may die while no owner has died; any other node (one that only sequences and executes) may die at
+     * any time, before, during or after an owner's take-over, as often as nodes are left. Not built: a second death
+     * of a scheduling node (an owner after an owner, or the successor of a dead owner): the successor of a successor
+     * would rebuild two schedulers' queues, one of them lost with a survivor's second scheduler.
+     */
+    static String secondDeathRefusal(final int dead, final Set<Integer> gone, final Set<Integer> owners,
+                                     final int nodes) {
+        Integer ownerGone = null;
+        for (final int g : gone) {
+            if (owners.contains(g)) {
+                ownerGone = g;
+                break;
+            }
+        }
+        if (ownerGone == null) {
+            return null;
+        }
+        if (owners.contains(dead)) {
+            return "it owns partitions and node " + ownerGone + ", an owner, died before it: the take-over of a second "
+                + "owner is not built (issue 18 part 5)";
+        }
+        if (successor(ownerGone, gone, nodes) == dead) {
+            return "it took over (or takes over) dead owner " + ownerGone + "'s partitions: the successor of a "
+                + "successor is not built (issue 18 part 5)";
+        }
+        return null;
+    }
+
+    /**
+     * The part at node {@code home} of dead executor decision {@code d}, as a successor schedules it: its keys
+     * written there locked exclusive (null: it writes nothing there).
+     */
+    static Decl decided(final int home, final CalvinInputLog.Decision d) {
+        final List<Write> writes = d.writes().getOrDefault(home, List.of());
+        if (writes.isEmpty()) {
+            return null;
+        }
+        final List<Key> keys = new ArrayList<>(writes.size());
+        final List<Boolean> exclusive = new ArrayList<>(writes.size());
+        for (final Write w : writes) {
+            keys.add(w.key());
+            exclusive.add(Boolean.TRUE);
+        }
+        return new Decl(d.id(), d.from(), keys, exclusive);
+    }
+
     /** A transaction of a dead owner's partitions still to schedule at its successor, at its place in the order. */
     record Pending(long orderTs, Decl decl) {
     }
@@ -70,8 +121,9 @@ final class Takeover {
      *       becomes a transaction locking exactly its written keys exclusive, at its commit timestamp (its order
      *       timestamp), whose writes the successor applies where {@link #installed} says they are not.</li>
      * </ul>
-     * Fails when one transaction comes twice (by id or by order timestamp): a live and a dead executor cannot share
-     * one, so the callers mixed up their sources.
+     * A decision of a transaction also in {@code live} goes in once, as contributed: its executor contributed it, then
+     * died too (a node that only executes may die during the take-over). Fails when one transaction comes twice
+     * otherwise (by id or by order timestamp): the callers mixed up their sources.
      */
     static List<Pending> input(final int dead, final Collection<Pending> live,
                                final Collection<CalvinInputLog.Decision> decisions) {
@@ -83,18 +135,13 @@ final class Takeover {
             }
             add(byOrder, ids, p.orderTs(), p.decl());
         }
+        final Set<Long> contributed = Set.copyOf(ids);
         for (final CalvinInputLog.Decision d : decisions) {
-            final List<Write> writes = d.writes().getOrDefault(dead, List.of());
-            if (writes.isEmpty()) {
-                continue;
+            final Decl decl = decided(dead, d);
+            if (decl == null || contributed.contains(d.id())) {
+                continue; // its executor contributed it live, then died too: its declared keys cover its writes
             }
-            final List<Key> keys = new ArrayList<>(writes.size());
-            final List<Boolean> exclusive = new ArrayList<>(writes.size());
-            for (final Write w : writes) {
-                keys.add(w.key());
-                exclusive.add(Boolean.TRUE);
-            }
-            add(byOrder, ids, d.commitTs(), new Decl(d.id(), d.from(), keys, exclusive));
+            add(byOrder, ids, d.commitTs(), decl);
         }
         final List<Pending> out = new ArrayList<>(byOrder.size());
         for (final Map.Entry<Long, Decl> e : byOrder.entrySet()) {

@@ -639,6 +639,37 @@ class CalvinOrderTest {
             new Takeover.Pending(third, live1)), List.of())).hasMessageContaining("comes twice");
     }
 
+    /**
+     * A second death: a node that only executes may die before, during or after an owner's take-over (its decision
+     * of a transaction it contributed live goes in once, as contributed); an owner after an owner, or the dead owner's
+     * successor, is refused, named. Failed before: every second death was given up, and a contributed transaction
+     * whose decision was read too came twice.
+     */
+    @Test
+    void shouldTakeOverOneOwnersDeathAmongSeveralAndRefuseASecondScheduler() {
+        final java.util.Set<Integer> owners = java.util.Set.of(0, 1);
+        assertThat(Takeover.secondDeathRefusal(2, java.util.Set.of(), owners, 3)).isNull();
+        assertThat(Takeover.secondDeathRefusal(0, java.util.Set.of(2), owners, 3)).isNull(); // an owner after cn2
+        assertThat(Takeover.secondDeathRefusal(2, java.util.Set.of(0), owners, 3)).isNull(); // cn1 succeeds cn0
+        assertThat(Takeover.secondDeathRefusal(1, java.util.Set.of(0), owners, 3)).contains("a second owner");
+        assertThat(Takeover.secondDeathRefusal(2, java.util.Set.of(1), owners, 3))
+            .contains("the successor of a successor");
+        assertThat(Takeover.secondDeathRefusal(3, java.util.Set.of(1, 2), owners, 4))
+            .contains("the successor of a successor");
+        assertThat(Takeover.secondDeathRefusal(3, java.util.Set.of(0, 2), owners, 4)).isNull();
+
+        final Key a = new Key("t", 1);
+        final long at = CalvinProtocol.orderTs(5, 2, 0);
+        final Decl contributed = new Decl(0x21, 2, List.of(a, new Key("t", 3)), List.of(true, false));
+        final CalvinInputLog.Decision itsDecision = new CalvinInputLog.Decision(0x21, at, 2,
+            java.util.Map.of(0, List.of(new CalvinWire.Write(a, CalvinWire.UPDATE, new byte[] {1}))));
+        final List<Takeover.Pending> in = Takeover.input(0, List.of(new Takeover.Pending(at, contributed)),
+            List.of(itsDecision));
+        assertThat(in).containsExactly(new Takeover.Pending(at, contributed));
+        assertThat(Takeover.decided(0, itsDecision)).isEqualTo(new Decl(0x21, 2, List.of(a), List.of(true)));
+        assertThat(Takeover.decided(1, itsDecision)).isNull();
+    }
+
     @Test
     void shouldCountAKeysRecordOnceWhenItIsForwardedAgain() {
         // A dead owner's FORWARD handled after its successor forwarded the same key from the rebuilt part: the second
