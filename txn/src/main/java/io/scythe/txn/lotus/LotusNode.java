@@ -77,6 +77,7 @@ public final class LotusNode {
                 serving.set(s, 0); // its earlier incarnation's commits may not be in memory yet
             }
             awaitingOwnRecovery = true;
+            restartedInProcess = !node.separateProcesses();
         }
         node.onPeerRecovered(this::peerRecovered);
         this.hostShared = node.shared();
@@ -112,6 +113,18 @@ public final class LotusNode {
 
     /** A restarted node whose earlier incarnations are not all recovered yet: it serves no shard meanwhile. */
     private volatile boolean awaitingOwnRecovery;
+    /**
+     * A restarted incarnation in the process of the others (the simulator's {@code --crash-restart-after}): it waits
+     * on the shared cluster's record of its old incarnation's recovery ({@link #start}), not on the host's word.
+     */
+    private boolean restartedInProcess;
+    /** When a restarted node began to serve and renew its lease (its timers' ns), or -1: not restarted, or not yet. */
+    private volatile long servingSinceNs = -1;
+
+    /** When this restarted incarnation began to serve (its timers' ns), or -1 (not restarted in process, or waiting). */
+    public long servingSinceNs() {
+        return servingSinceNs;
+    }
 
     /**
      * A dead incarnation of compute node {@code name} was recovered by the host (cluster nodes: its redo records are
@@ -474,7 +487,7 @@ public final class LotusNode {
             if (all[cn] > 0) {
                 total += all[cn];
                 with++;
-                if (cn != index && (fastest < 0 || all[cn] < all[fastest])) {
+                if (cn != index && !cluster.restarted(cn) && (fastest < 0 || all[cn] < all[fastest])) {
                     fastest = cn;
                 }
             }
@@ -603,6 +616,46 @@ public final class LotusNode {
     /** Starts resharding and the membership lease on loop 0 ({@code runtime} is its). */
     void start(final io.scythe.txn.TxnRuntime runtime) {
         this.home = runtime;
+        if (restartedInProcess) {
+            awaitOldIncarnation(runtime);
+            return;
+        }
+        startServices(runtime);
+    }
+
+    /**
+     * A restarted incarnation (lotus.md §2.7, 3): it neither serves lock requests nor renews its lease until its old
+     * incarnation was declared dead, its logs finished and its locks freed on every survivor, and its shards served
+     * again ({@link #serveAgain}: handed to the survivors, as the simulator's recovery does; the restarted node keeps
+     * none, and neither resharding nor another recovery hands it one: the survivors' peers reach the old incarnation's
+     * address only). Renewing before would keep the old incarnation's lease alive, and it would never be recovered.
+     * Meanwhile its coordinators run, and requests for its old shards abort (nobody serves them until handed on).
+     */
+    private void awaitOldIncarnation(final io.scythe.txn.TxnRuntime runtime) {
+        final boolean over;
+        synchronized (cluster) {
+            final LotusCluster.Recovery old = cluster.recovery(index);
+            over = old != null && (old.servedAgainNs >= 0 || old.failure != null);
+        }
+        if (!over) {
+            runtime.timers().afterIdle(cluster.options().drainPollNs()).onSuccess(v -> awaitOldIncarnation(runtime));
+            return;
+        }
+        final long now = runtime.timers().nowNs();
+        cluster.rejoin(index, now);
+        final ShardOwners owners = cluster.owners();
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            if (owners.ownerOf(s) == index) {
+                startServing(s); // none after the old incarnation's recovery handed them on
+            }
+        }
+        awaitingOwnRecovery = false;
+        vtCache.clear();
+        servingSinceNs = now;
+        startServices(runtime);
+    }
+
+    private void startServices(final io.scythe.txn.TxnRuntime runtime) {
         startResharding(runtime.timers());
         final long lease = cluster.options().leaseNs();
         if (lease > 0 && peers != null) {
@@ -771,6 +824,8 @@ public final class LotusNode {
                     final LotusCluster.Recovery other = cluster.recovery(cn);
                     drained &= other.logsDoneNs >= 0 || other.failure != null;
                 }
+            } else if (cluster.restarted(cn)) {
+                continue; // a restarted incarnation (in process) holds no lock of the dead and takes no shard here
             } else {
                 survivors.add(cn);
                 synchronized (cluster) {
