@@ -937,8 +937,8 @@ public final class Simulation {
         return out;
     }
 
-    /** Compute node {@code cn}'s peer messaging now: its restarted incarnation's once restarted. */
-    private CnPeers currentPeers(final int cn) {
+    /** Compute node {@code cn}'s peer messaging now: its restarted incarnation's once restarted (else as peersOf). */
+    public CnPeers currentPeers(final int cn) {
         for (final Incarnation next : restarts) {
             if (next.cn == cn && next.restartedAtNs >= 0) {
                 return next.cnPeers;
