@@ -762,8 +762,9 @@ public final class LotusNode {
      * logs are scanned and its complete commits finished, its incomplete ones dropped ({@code CnRecovery}: each redo
      * record is finished only where the object's version is still below the record's, see {@link LotusLockKind});
      * then, once every survivor freed the dead node's locks and no attempt that asked it is left, its shards are
-     * served again. The simulator cannot restart a node, so they are handed to the survivors (round-robin, one
-     * handoff message each) instead of to the restarted node with its empty table: a deviation from the paper.
+     * served again. They are handed to the survivors (round-robin, one handoff message each) instead of to the
+     * restarted node with its empty table: a deviation from the paper (a node the simulator restarts keeps none,
+     * {@link #awaitOldIncarnation}).
      */
     private void recover(final LotusCluster.Recovery r) {
         final LotusNode dead = cluster.node(r.cn);
