@@ -629,7 +629,8 @@ public final class LotusNode {
      * again ({@link #serveAgain}: handed to the survivors, as the simulator's recovery does; the restarted node keeps
      * none, and neither resharding nor another recovery hands it one: the survivors' peers reach the old incarnation's
      * address only). Renewing before would keep the old incarnation's lease alive, and it would never be recovered.
-     * Meanwhile its coordinators run, and requests for its old shards abort (nobody serves them until handed on).
+     * Meanwhile its coordinators' attempts abort (its node is dead to {@code LotusTxn#unlessDoomed}) and requests for
+     * its old shards abort (nobody serves them until handed on); it lets go of every other node gone ({@link #letGo}).
      */
     private void awaitOldIncarnation(final io.scythe.txn.TxnRuntime runtime) {
         final boolean over;
@@ -638,6 +639,13 @@ public final class LotusNode {
             over = old != null && (old.servedAgainNs >= 0 || old.failure != null);
         }
         if (!over) {
+            // Its attempts (aborted while its old incarnation is dead) may wait on another dead node's address: let go
+            // of every node gone, as a survivor's membership does (none runs here yet).
+            for (int cn = 0; cn < computeNodes.size(); cn++) {
+                if (cn != index && cluster.gone(cn)) {
+                    letGo(cn);
+                }
+            }
             runtime.timers().afterIdle(cluster.options().drainPollNs()).onSuccess(v -> awaitOldIncarnation(runtime));
             return;
         }
@@ -678,20 +686,14 @@ public final class LotusNode {
         final long now = timers.nowNs();
         cluster.renew(index, now);
         for (int cn = 0; cn < computeNodes.size(); cn++) {
+            if (cn != index && cluster.restarted(cn)) {
+                letGo(cn); // its old incarnation, if this node did not see it dead (it was restarted meanwhile)
+            }
             if (cn == index || !cluster.expired(cn, now, lease)) {
                 continue;
             }
             final LotusCluster.Recovery leading = cluster.declareDead(cn, now);
-            if (noticed.add(cn)) {
-                peers.peerLeft(name(cn), "its Lotus lease ran out");
-                int doomed = 0;
-                for (final LotusTxn t : live.values()) {
-                    doomed += t.askedDead(cn) ? 1 : 0;
-                }
-                synchronized (cluster) {
-                    cluster.recovery(cn).survivorsAborted += doomed;
-                }
-            }
+            letGo(cn);
             if (leading != null) {
                 recover(leading);
             }
@@ -716,6 +718,27 @@ public final class LotusNode {
             }
         }
         timers.afterIdle(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
+    }
+
+    /**
+     * Lets go of dead (or restarted: its old incarnation's) node {@code cn} once: calls to its address fail at once,
+     * and this node's attempts that asked it for locks abort unless past their point of no return.
+     */
+    private void letGo(final int cn) {
+        if (!noticed.add(cn)) {
+            return;
+        }
+        peers.peerLeft(name(cn), "its Lotus lease ran out");
+        int doomed = 0;
+        for (final LotusTxn t : live.values()) {
+            doomed += t.askedDead(cn) ? 1 : 0;
+        }
+        synchronized (cluster) {
+            final LotusCluster.Recovery r = cluster.recovery(cn);
+            if (r != null) {
+                r.survivorsAborted += doomed;
+            }
+        }
     }
 
     /** What the host's nodes share ({@code run.recoveryState}: see {@link #hostState}), or null. */
