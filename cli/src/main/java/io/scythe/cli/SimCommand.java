@@ -305,6 +305,13 @@ public final class SimCommand implements Callable<Integer> {
     boolean crashRecover;
 
     @Accepts(min = "0s")
+    @Option(names = "--crash-restart-after", description = "With --crash-cn: each crashed CN is restarted this much "
+        + "virtual time after its crash, a new incarnation (empty lock table, fresh caches) that serves only once its "
+        + "old incarnation's recovery is over; its clients resume on it (lotus, lotus-si; needs --redo-log; "
+        + "default: never).")
+    Duration crashRestartAfter;
+
+    @Accepts(min = "0s")
     @Option(names = "--crash-detect", defaultValue = "20us", description = "With --crash-recover (or --crashes): "
         + "virtual time from the crash to its detection, when recovery starts; 0us races the crashed CN's verbs "
         + "still in flight, which the memory nodes' fences must stop (default: ${DEFAULT-VALUE}).")
@@ -647,6 +654,12 @@ public final class SimCommand implements Callable<Integer> {
             }
             faults.crash(crashCns.stream().mapToInt(Integer::intValue).toArray(), crashAt.toNanos())
                 .recover(crashRecover, crashDetect.toNanos()).detectStagger(crashStagger.toNanos());
+            if (crashRestartAfter != null) {
+                faults.restartAfter(crashRestartAfter.toNanos());
+            }
+        } else if (crashRestartAfter != null) {
+            throw new IllegalArgumentException("--crash-restart-after restarts the CNs --crash-cn crashes: give "
+                + "--crash-cn");
         } else if (crashRecover) {
             throw new IllegalArgumentException("--crash-recover recovers the CN --crash-cn crashes: give --crash-cn");
         }

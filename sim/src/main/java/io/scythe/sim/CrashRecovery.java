@@ -102,7 +102,12 @@ final class CrashRecovery {
 
     /** The id base of loop {@code loop} of compute node {@code cn}: as a cluster CN's (epoch, loop, slot cn + 1). */
     static long idBase(final int cn, final int loop) {
-        return EPOCH << 48 | (loop + 1L) << 40 | (cn + 1L) << 32;
+        return idBase(cn, loop, EPOCH);
+    }
+
+    /** As {@link #idBase(int, int)}, of incarnation {@code epoch} of the node (2: restarted once). */
+    static long idBase(final int cn, final int loop, final long epoch) {
+        return epoch << 48 | (loop + 1L) << 40 | (cn + 1L) << 32;
     }
 
     /** The id prefix of every transaction of compute node {@code cn} ({@code RecoveryRpc.NODE_ID_MASK}'s bits). */

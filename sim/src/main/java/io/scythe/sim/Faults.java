@@ -56,6 +56,8 @@ public final class Faults {
     private int[] crashCns = new int[0];
     private long crashAtNs;
     private boolean recover;
+    /** Virtual time from the crash to each crashed CN's restart as a new incarnation; -1: never restarted. */
+    private long restartAfterNs = -1;
     private long detectNs = DEFAULT_DETECT_NS;
     private long detectStaggerNs;
     private double mnSlowFactor = 1;
@@ -109,6 +111,9 @@ public final class Faults {
             throw new IllegalArgumentException("crash-recover needs a live CN to recover the crashed one: --cns 2 or "
                 + "more, not " + computeNodes);
         }
+        if (restartAfterNs >= 0 && crashCns.length == 0) {
+            throw new IllegalArgumentException("crash-restart-after restarts the CNs --crash-cn crashes: give it");
+        }
         if (detectNs < 0) {
             throw new IllegalArgumentException("detect=" + detectNs + " ns must not be negative");
         }
@@ -158,6 +163,9 @@ public final class Faults {
                 .put("crash_at_ns", crashAtNs);
             if (recover) {
                 json.put("crash_recover", true).put("detect_ns", detectNs);
+            }
+            if (restartAfterNs >= 0) {
+                json.put("crash_restart_after_ns", restartAfterNs);
             }
         }
         if (crashMn != NO_CRASH) {
@@ -259,6 +267,21 @@ public final class Faults {
         this.recover = recover;
         this.detectNs = detectNs;
         return this;
+    }
+
+    /**
+     * Each crashed compute node is restarted {@code afterNs} after its crash (-1: never): a new incarnation with
+     * empty state, which its protocol module lets serve only once its old incarnation is recovered
+     * ({@code ProtocolModule#restartRefusal}); its clients resume on it.
+     */
+    public Faults restartAfter(final long afterNs) {
+        this.restartAfterNs = afterNs;
+        return this;
+    }
+
+    /** Virtual time from the crash to each crashed CN's restart, or -1: never restarted. */
+    public long restartAfterNs() {
+        return restartAfterNs;
     }
 
     /** Virtual time from the crash to its detection. */

@@ -120,6 +120,17 @@ public final class SimOptions {
                     + "transactions itself, through its backups: run its crash with --replicas "
                     + module.ownCrashRecoveryReplicas(run) + " and without --crash-recover");
             }
+            if (faults.restartAfterNs() >= 0) {
+                final String restart = module == null ? "no protocol module restarts a compute node for it"
+                    : module.restartRefusal(run);
+                if (restart != null) {
+                    throw new IllegalArgumentException("protocol " + protocol + ": " + restart);
+                }
+                if (!redoLog) {
+                    throw new IllegalArgumentException("crash-restart-after: a restarted CN waits for its old "
+                        + "incarnation's recovery from its redo records: give --redo-log");
+                }
+            }
             final String mnRefusal = faults.crashMn() == Faults.NO_CRASH ? null
                 : module == null ? "no protocol module handles a memory-node crash for it"
                 : module.memoryNodeCrashRefusal(run, faults.crashMn());

@@ -150,6 +150,28 @@ public final class Simulation {
      * {@code run.recoveryObserver} and {@code run.moduleRecovered}); null in a run without both.
      */
     private final CrashRecovery tally;
+    /** Restarted incarnations of crashed compute nodes ({@link Faults#restartAfterNs}), built dormant; in crash order. */
+    private final List<Incarnation> restarts = new ArrayList<>();
+    /** The module whose compute nodes message each other (null: none), and the nodes' names: for restarts. */
+    private io.scythe.txn.spi.ProtocolModule cnModule;
+    private List<String> cnNames;
+
+    /** A restarted incarnation of crashed compute node {@link #cn}, built before time starts. */
+    private static final class Incarnation {
+        final int cn;
+        CnPeers cnPeers;
+        List<SimLoop> loops;
+        List<TxnRuntime> runtimes;
+        List<Coordinator> coordinators;
+        final List<Client> clients = new ArrayList<>();
+        /** Virtual time it was restarted at, or -1. */
+        long restartedAtNs = -1;
+
+        Incarnation(final int cn) {
+            this.cn = cn;
+        }
+    }
+
     /** Compute nodes that gave up (a loop could not go on safely), with the first give-up of each. */
     private final Map<Integer, JsonObject> givenUp = new TreeMap<>();
     /** Each compute node's loops' runtimes: a node stops serving on all of them at once. */
@@ -382,7 +404,8 @@ public final class Simulation {
             fabric = new LocalFabric(fabricOptions);
             // Rings for exactly the loops that exist (the defaults size for any cluster, and zeroing 8 MiB of inbox
             // per memory node would dominate a short simulated run); the ring geometry itself is the default.
-            final int cnLoopCount = options.computeNodes() * options.loopsPerComputeNode();
+            // Restarted incarnations (built dormant before time starts) have rings of their own.
+            final int cnLoopCount = (options.computeNodes() + restartedNodes()) * options.loopsPerComputeNode();
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
                 .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
             if (options.faults().crashMn() != Faults.NO_CRASH) {
@@ -516,7 +539,6 @@ public final class Simulation {
             shardMap = io.scythe.routing.ShardMap.roundRobin(options.shards(), names);
             committedByCn = new long[options.computeNodes()];
         }
-        int loopNumber = 0;
         // The module of the protocol run when its compute nodes talk to each other (ProtocolModule#peerMessaging):
         // they then get peer messaging and its compute-node services (none for a protocol only a test has).
         final io.scythe.txn.spi.ProtocolModule cnModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(protocol);
@@ -561,113 +583,171 @@ public final class Simulation {
         for (int c = 0; c < options.computeNodes(); c++) {
             cnNames.add(prefix + "cn" + c);
         }
+        this.cnModule = cnModule;
+        this.cnNames = cnNames;
         for (int c = 0; c < options.computeNodes(); c++) {
-            final Nic cn = fabric.attachNow(prefix + "cn" + c);
-            cnNics.add(cn);
-            final RrpcClient rrpc = new RrpcClient(vertx, cn, rrpcOptions);
-            rrpcClients.add(rrpc);
-            final CnPeers cnPeers = peerSetUp == null ? null : newPeers(vertx, cn);
-            final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp = cnModule == null
-                ? io.scythe.txn.spi.ComputeNodeContext.LoopSetUp.NONE
-                : cnModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(c, cnNames, cnPeers,
-                    computeNodeShared));
-            final io.scythe.txn.runtime.TimestampOracle cnTso = options.tsoGroupPerComputeNode()
-                ? tsoGroupFor(rrpc, counter, tsoNode, true) : null;
-            final List<SimLoop> loops = new ArrayList<>();
-            final List<TxnRuntime> runtimes = new ArrayList<>();
-            runtimesOfCn.add(runtimes);
-            final List<Coordinator> cnCoordinators = new ArrayList<>();
-            coordinatorsOfCn.add(cnCoordinators);
-            for (int l = 0; l < options.loopsPerComputeNode(); l++) {
-                final SimLoop loop = scheduler.newLoop(cn.node() + "/" + l, cnCpu());
-                final Bridge bridge = bridgeOn(loop);
-                cnBridges.add(bridge);
-                loops.add(loop);
-                if (cnPeers != null) {
-                    final int index = l;
-                    connected.add(cnPeers.serveHere(index));
-                    loop.requestCounter(() -> cnPeers.servedOn(index));
-                }
-                loopNumber++;
-                // With recovery, ids carry the CN's slot as a cluster CN's do: recovery frees CAS words by it.
-                final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
-                    cnTso != null ? cnTso : tsoGroupFor(rrpc, counter, tsoNode, false), watermarks,
-                    tally != null ? CrashRecovery.idBase(c, l) : (long) loopNumber << 40);
-                runtime.lookupMode(options.lookup());
-                if (options.faults().crashMn() != Faults.NO_CRASH) {
-                    // A request to the dead node fails, or times out; the configuration removes it detectNs after.
-                    runtime.failoverWaitNs(2 * options.faults().mnCallTimeoutNs() + options.faults().detectNs());
-                }
-                if (options.redoLog()) {
-                    final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.enable(runtime,
-                        io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
-                    if (tally != null) {
-                        log.onPosting(tally::posting);
-                    }
-                }
-                runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(cn)); // this loop's bridge is current (bridgeOn)
-                if (!recorders.isEmpty() || crashed != null) {
-                    runtime.recorder(new io.scythe.txn.HistoryRecorder() {
-                        @Override
-                        public void committed(final long txnId, final long commitTs,
-                                              final List<io.scythe.txn.Access> accesses) {
-                            recordCommit(txnId, commitTs, accesses);
-                        }
-
-                        @Override
-                        public void inDoubt(final long txnId, final List<io.scythe.txn.Access> given) {
-                            final List<io.scythe.txn.Access> accesses = crashed == null ? given
-                                : crashed.inDoubt(txnId, given);
-                            if (accesses.isEmpty()) {
-                                return; // a recovery's repeat of a commit already reported: the same transaction
-                            }
-                            if (tally != null) {
-                                tally.recorded(txnId);
-                            }
-                            for (final io.scythe.txn.HistoryRecorder r : recorders) {
-                                r.inDoubt(txnId, accesses);
-                            }
-                        }
-                    });
-                }
-                if (cnPeers != null) {
-                    runtime.peerLoops(io.scythe.txn.ComputeNodePeers.loop(peers, cnPeers, loopNumber, l,
-                        options.loopsPerComputeNode()));
-                }
-                final int computeNode = c;
-                runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
-                runtimes.add(runtime);
-                loopSetUp.startLoop(l, runtime, loop);
-                final Coordinator coordinator = new Coordinator(runtime, protocol, options.maxAttempts());
-                coordinators.add(coordinator);
-                cnCoordinators.add(coordinator);
-                // Open every ring and channel now: the event bus carries the control plane before time starts.
-                for (final LogDb db : memoryNodes) {
-                    connected.add(rrpc.rocket(db.nic().node()));
-                    connected.add(rrpc.oneSided(db.nic().node()));
-                }
-                connected.add(rrpc.oneSided(tsoNode));
-                for (final String proxy : proxyNodes) {
-                    connected.add(rrpc.rocket(proxy));
-                }
-                for (int k = l; k < options.clientsPerComputeNode(); k += options.loopsPerComputeNode()) {
-                    final Client client = new Client(clients.size(), c, l, loop, coordinator, runtime,
-                        new SplittableRandom(options.seed() * 1_000_003L + clients.size()));
-                    if (shardMap != null) {
-                        client.routeBy(new io.scythe.routing.Router(options.routing(), shardMap),
-                            new SplittableRandom((options.seed() * 1_000_003L + client.id) ^ ROUTE_SEED_SALT));
-                    }
-                    clients.add(client);
-                }
+            buildComputeNode(vertx, catalog, counter, rrpcOptions, watermarks, tsoNode, cnModule, cnNames, c,
+                prefix + "cn" + c, null, connected);
+        }
+        // Restarted incarnations (--crash-restart-after) are built now too, dormant: their rings open over the event
+        // bus, which carries the control plane before time starts only. Their module starts at the restart.
+        if (options.faults().restartAfterNs() >= 0) {
+            for (final int c : options.faults().crashCns()) {
+                final Incarnation next = new Incarnation(c);
+                buildComputeNode(vertx, catalog, counter, rrpcOptions, watermarks, tsoNode, cnModule, cnNames, c,
+                    prefix + "restarted-cn" + c, next, connected);
+                restarts.add(next);
             }
-            cnLoops.add(loops);
         }
         Bridge.switchCurrent(null);
         return Future.all(connected).compose(v -> connectPeers());
     }
 
+    /**
+     * Builds compute node {@code c} on a NIC named {@code nicName}: its RPC client, peers, loops, runtimes,
+     * coordinators and clients, and opens its rings (into {@code connected}). {@code restart} non-null: a restarted
+     * incarnation of crashed node {@code c}, built dormant (nothing runs on its loops, its module is not started, its
+     * clients wait) and kept there, not in the node lists: {@link #restart} swaps it in at its time.
+     */
+    private void buildComputeNode(final Vertx vertx, final Catalog catalog, final RemoteRegion counter,
+                                  final RrpcOptions rrpcOptions, final Watermarks watermarks, final String tsoNode,
+                                  final io.scythe.txn.spi.ProtocolModule cnModule, final List<String> cnNames,
+                                  final int c, final String nicName, final Incarnation restart,
+                                  final List<Future<?>> connected) {
+        final Nic cn = fabric.attachNow(nicName);
+        cnNics.add(cn);
+        final RrpcClient rrpc = new RrpcClient(vertx, cn, rrpcOptions);
+        rrpcClients.add(rrpc);
+        final CnPeers cnPeers = peerSetUp == null ? null : restart != null ? restartPeers(vertx, cn)
+            : newPeers(vertx, cn);
+        // A restarted incarnation's module starts at its restart (restart), with the loops built here.
+        final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp loopSetUp = cnModule == null || restart != null
+            ? io.scythe.txn.spi.ComputeNodeContext.LoopSetUp.NONE
+            : cnModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(c, cnNames, cnPeers,
+                computeNodeShared));
+        final io.scythe.txn.runtime.TimestampOracle cnTso = options.tsoGroupPerComputeNode()
+            ? tsoGroupFor(rrpc, counter, tsoNode, true) : null;
+        final List<SimLoop> loops = new ArrayList<>();
+        final List<TxnRuntime> runtimes = new ArrayList<>();
+        final List<Coordinator> cnCoordinators = new ArrayList<>();
+        if (restart == null) {
+            runtimesOfCn.add(runtimes);
+            coordinatorsOfCn.add(cnCoordinators);
+        } else {
+            restart.cnPeers = cnPeers;
+            restart.loops = loops;
+            restart.runtimes = runtimes;
+            restart.coordinators = cnCoordinators;
+        }
+        for (int l = 0; l < options.loopsPerComputeNode(); l++) {
+            final SimLoop loop = scheduler.newLoop(cn.node() + "/" + l, cnCpu());
+            final Bridge bridge = bridgeOn(loop);
+            cnBridges.add(bridge);
+            loops.add(loop);
+            if (cnPeers != null) {
+                final int index = l;
+                connected.add(cnPeers.serveHere(index));
+                loop.requestCounter(() -> cnPeers.servedOn(index));
+            }
+            final int loopNumber = io.scythe.txn.ComputeNodePeers.loopNumber(c, l, options.loopsPerComputeNode());
+            // With recovery, ids carry the CN's slot as a cluster CN's do: recovery frees CAS words by it. A
+            // restarted incarnation's carry epoch 2 (SimOptions asks it for the redo log, so tally exists).
+            final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
+                cnTso != null ? cnTso : tsoGroupFor(rrpc, counter, tsoNode, false), watermarks,
+                tally != null ? CrashRecovery.idBase(c, l, restart == null ? 1 : 2) : (long) loopNumber << 40);
+            runtime.lookupMode(options.lookup());
+            if (options.faults().crashMn() != Faults.NO_CRASH) {
+                // A request to the dead node fails, or times out; the configuration removes it detectNs after.
+                runtime.failoverWaitNs(2 * options.faults().mnCallTimeoutNs() + options.faults().detectNs());
+            }
+            if (options.redoLog()) {
+                final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.enable(runtime,
+                    io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
+                if (tally != null) {
+                    log.onPosting(tally::posting);
+                }
+            }
+            runtime.clocks(io.scythe.bridge.NodeClocks.onLoop(cn)); // this loop's bridge is current (bridgeOn)
+            if (!recorders.isEmpty() || crashed != null) {
+                runtime.recorder(new io.scythe.txn.HistoryRecorder() {
+                    @Override
+                    public void committed(final long txnId, final long commitTs,
+                                          final List<io.scythe.txn.Access> accesses) {
+                        recordCommit(txnId, commitTs, accesses);
+                    }
+
+                    @Override
+                    public void inDoubt(final long txnId, final List<io.scythe.txn.Access> given) {
+                        final List<io.scythe.txn.Access> accesses = crashed == null ? given
+                            : crashed.inDoubt(txnId, given);
+                        if (accesses.isEmpty()) {
+                            return; // a recovery's repeat of a commit already reported: the same transaction
+                        }
+                        if (tally != null) {
+                            tally.recorded(txnId);
+                        }
+                        for (final io.scythe.txn.HistoryRecorder r : recorders) {
+                            r.inDoubt(txnId, accesses);
+                        }
+                    }
+                });
+            }
+            if (cnPeers != null) {
+                runtime.peerLoops(io.scythe.txn.ComputeNodePeers.loop(peers, cnPeers, loopNumber, l,
+                    options.loopsPerComputeNode()));
+            }
+            final int computeNode = c;
+            runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
+            runtimes.add(runtime);
+            loopSetUp.startLoop(l, runtime, loop);
+            final Coordinator coordinator = new Coordinator(runtime, protocol, options.maxAttempts());
+            if (restart == null) {
+                coordinators.add(coordinator);
+            }
+            cnCoordinators.add(coordinator); // a restarted incarnation's: its own list (restart)
+            // Open every ring and channel now: the event bus carries the control plane before time starts.
+            for (final LogDb db : memoryNodes) {
+                connected.add(rrpc.rocket(db.nic().node()));
+                connected.add(rrpc.oneSided(db.nic().node()));
+            }
+            connected.add(rrpc.oneSided(tsoNode));
+            for (final String proxy : proxyNodes) {
+                connected.add(rrpc.rocket(proxy));
+            }
+            for (int k = l; k < options.clientsPerComputeNode(); k += options.loopsPerComputeNode()) {
+                final Client client = new Client(clients.size(), c, l, loop, coordinator, runtime,
+                    new SplittableRandom(options.seed() * 1_000_003L + clients.size()));
+                if (shardMap != null) {
+                    client.routeBy(new io.scythe.routing.Router(options.routing(), shardMap),
+                        new SplittableRandom((options.seed() * 1_000_003L + client.id) ^ ROUTE_SEED_SALT));
+                }
+                clients.add(client);
+                if (restart != null) {
+                    client.dormant = true;
+                    restart.clients.add(client);
+                }
+            }
+        }
+        if (restart == null) {
+            cnLoops.add(loops);
+        }
+    }
+
+    /** Compute nodes restarted in this run (their new incarnations each need rings of their own). */
+    private int restartedNodes() {
+        return options.faults().restartAfterNs() >= 0 ? options.faults().crashCns().length : 0;
+    }
+
+    /** A restarted incarnation's peer messaging, not among {@link #peers} (those stay by node: survivors call them). */
+    private CnPeers restartPeers(final Vertx vertx, final Nic cn) {
+        final CnPeers p = io.scythe.txn.ComputeNodePeers.open(vertx, cn, peerOptions, options.computeNodes()
+            + restartedNodes(), options.loopsPerComputeNode());
+        peerSetUp.accept(p);
+        return p;
+    }
+
     private CnPeers newPeers(final Vertx vertx, final Nic cn) {
-        final int cns = options.computeNodes();
+        final int cns = options.computeNodes() + restartedNodes();
         final int loops = options.loopsPerComputeNode();
         final CnPeers p = io.scythe.txn.ComputeNodePeers.open(vertx, cn, peerOptions, cns, loops);
         peerSetUp.accept(p);
@@ -683,6 +763,19 @@ public final class Simulation {
                 Bridge.switchCurrent(loop.bridge());
                 connected.addAll(io.scythe.txn.ComputeNodePeers.connectFrom(peers, c, options.loopsPerComputeNode(),
                     everyLoopPair));
+            }
+        }
+        for (final Incarnation next : restarts) { // from each restarted incarnation's loops to every other node
+            for (final SimLoop loop : next.loops) {
+                Bridge.switchCurrent(loop.bridge());
+                for (int d = 0; d < peers.size(); d++) {
+                    if (d != next.cn) {
+                        connected.add(next.cnPeers.connect(peers.get(d).node()));
+                    }
+                    for (int m = 0; everyLoopPair && m < options.loopsPerComputeNode(); m++) {
+                        connected.add(next.cnPeers.rocket(peers.get(d).node(), m));
+                    }
+                }
             }
         }
         Bridge.switchCurrent(null);
@@ -717,7 +810,9 @@ public final class Simulation {
             loop.markCpuAt(endNs);
         }
         for (final Client client : clients) {
-            client.loop.execute(() -> next(client));
+            if (!client.dormant) { // a restarted incarnation's clients begin at its restart
+                client.loop.execute(() -> next(client));
+            }
         }
         if (options.reclaimEveryNs() > 0) {
             for (int i = 0; i < mnLoops.size(); i++) {
@@ -764,6 +859,11 @@ public final class Simulation {
                     loop.crash();
                 }
             }
+            if (!restarts.isEmpty()) {
+                final SimLoop restarter = scheduler.newLoop("restarter", (loop, poll, work, requests) -> 0);
+                restarter.schedule(() -> restarts.forEach(this::restart), faults.restartAfterNs(),
+                    java.util.concurrent.TimeUnit.NANOSECONDS);
+            }
             if (recovery != null) {
                 final SimLoop membership = scheduler.newLoop("membership", (loop, poll, work, requests) -> 0);
                 recovery.detectLater(membership, faults.detectNs(), faults.detectStaggerNs(), options.computeNodes(),
@@ -789,6 +889,62 @@ public final class Simulation {
         }
         drainedNs = clock.nanoTime() - endNs;
         Bridge.switchCurrent(null);
+    }
+
+    /**
+     * Crashed node {@code next.cn} comes back as its new incarnation: its module starts on it with
+     * {@code awaitsOwnRecovery} (empty state; it must not serve before its old incarnation is recovered), each loop is
+     * equipped, and its clients resume there. It takes the node's place in the node lists (checks, tests).
+     */
+    private void restart(final Incarnation next) {
+        next.restartedAtNs = clock.nanoTime();
+        final io.scythe.txn.spi.ComputeNodeContext.LoopSetUp setUp = cnModule == null
+            ? io.scythe.txn.spi.ComputeNodeContext.LoopSetUp.NONE
+            : cnModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(next.cn, cnNames, next.cnPeers,
+                computeNodeShared, null, true));
+        cnLoops.set(next.cn, next.loops);
+        runtimesOfCn.set(next.cn, next.runtimes);
+        coordinatorsOfCn.set(next.cn, next.coordinators);
+        coordinators.addAll(next.coordinators);
+        for (int l = 0; l < next.loops.size(); l++) {
+            final int index = l;
+            final SimLoop loop = next.loops.get(l);
+            loop.execute(() -> setUp.startLoop(index, next.runtimes.get(index), loop));
+        }
+        for (final Client client : next.clients) {
+            client.dormant = false;
+            client.loop.execute(() -> next(client));
+        }
+    }
+
+    /**
+     * Each restarted incarnation, after its crash: when it was restarted, and (Lotus) when it began to serve, which it
+     * must not before its old incarnation's recovery handed its shards on; null: not (yet).
+     */
+    private io.vertx.core.json.JsonArray restartsJson() {
+        final io.vertx.core.json.JsonArray out = new io.vertx.core.json.JsonArray();
+        final long crashNs = startNs + options.faults().crashAtNs();
+        for (final Incarnation next : restarts) {
+            final JsonObject json = new JsonObject().put("cn", next.cn).put("restarted_after_ns",
+                next.restartedAtNs < 0 ? null : next.restartedAtNs - crashNs);
+            final io.scythe.txn.lotus.LotusNode lotus = next.cnPeers == null ? null
+                : io.scythe.txn.lotus.LotusNode.of(next.cnPeers);
+            if (lotus != null) {
+                json.put("serving_after_ns", lotus.servingSinceNs() < 0 ? null : lotus.servingSinceNs() - crashNs);
+            }
+            out.add(json);
+        }
+        return out;
+    }
+
+    /** Compute node {@code cn}'s peer messaging now: its restarted incarnation's once restarted (else as peersOf). */
+    public CnPeers currentPeers(final int cn) {
+        for (final Incarnation next : restarts) {
+            if (next.cn == cn && next.restartedAtNs >= 0) {
+                return next.cnPeers;
+            }
+        }
+        return peers.get(cn);
     }
 
     /** The protocol module's {@link io.scythe.txn.spi.ProtocolModule#settleNs}, 0 for an unregistered protocol. */
@@ -1307,7 +1463,7 @@ public final class Simulation {
         });
         // Lotus keeps its locks in compute nodes' lock tables, which the memory nodes' lock words do not show.
         for (int cn = 0; cn < peers.size(); cn++) {
-            final io.scythe.txn.lotus.LotusNode lotus = io.scythe.txn.lotus.LotusNode.of(peers.get(cn));
+            final io.scythe.txn.lotus.LotusNode lotus = io.scythe.txn.lotus.LotusNode.of(currentPeers(cn));
             if (lotus != null && !givenUp.containsKey(cn) && !cnLoops.get(cn).get(0).crashed()) {
                 final String broken = lotus.endOfRunViolation();
                 if (broken != null) {
@@ -1503,6 +1659,9 @@ public final class Simulation {
                 .put("recovery", recovery != null ? recovery.toJson() : tally != null && tally.anyReport()
                     ? tally.toJson().put("by", "the protocol's own recovery")
                     : "none yet: what the crash left is reported, not repaired"));
+            if (!restarts.isEmpty()) {
+                sim.getJsonObject("crash").put("restarts", restartsJson());
+            }
         }
         final io.scythe.txn.spi.ProtocolModule owner = owner();
         final JsonObject protocolStats = owner == null ? null : owner.runStats(memoryNodes);
@@ -1613,6 +1772,8 @@ public final class Simulation {
         long lastAttempt;
         Long lastResult;
         boolean busy;
+        /** A restarted incarnation's client before its restart ({@link #restart}): it runs nothing. */
+        boolean dormant;
         String type;
         long since;
 

@@ -319,9 +319,44 @@ public final class LotusCluster {
         return recoveries.get(cn);
     }
 
-    /** Every dead node's recovery so far. */
+    /** Every dead node's recovery so far (those of restarted nodes' old incarnations first). */
     public synchronized List<Recovery> recoveries() {
-        return List.copyOf(recoveries.values());
+        final List<Recovery> all = new ArrayList<>(rejoined);
+        all.addAll(recoveries.values());
+        return List.copyOf(all);
+    }
+
+    /** Recoveries of old incarnations whose node was restarted in process ({@link #rejoin}). */
+    private final List<Recovery> rejoined = new ArrayList<>();
+    /** Nodes restarted in process: live again, but serving no shard (see {@code LotusNode#awaitOldIncarnation}). */
+    private final java.util.Set<Integer> restarted = new java.util.TreeSet<>();
+
+    /**
+     * {@code cn}'s restarted incarnation (in this process) serves from {@code nowNs}: its old incarnation's recovery
+     * is over, so it is live again and its lease runs from now.
+     */
+    synchronized void rejoin(final int cn, final long nowNs) {
+        final Recovery old = recoveries.remove(cn);
+        if (old == null) {
+            throw new IllegalStateException("cn" + cn + " rejoins, but no recovery of it is recorded");
+        }
+        rejoined.add(old);
+        restarted.add(cn);
+        renewedNs[cn] = nowNs;
+    }
+
+    /**
+     * Whether the incarnation of {@code cn} whose lock table a transaction asked is gone: {@code cn} is dead, or was
+     * restarted in process (its new incarnation serves no shard, so every lock held "at" it was its old one's, and the
+     * others' peers reach only the old one's address: a call there would never be answered).
+     */
+    synchronized boolean gone(final int cn) {
+        return recoveries.containsKey(cn) || restarted.contains(cn);
+    }
+
+    /** Whether {@code cn} is a restarted incarnation in this process ({@link #rejoin}). */
+    synchronized boolean restarted(final int cn) {
+        return restarted.contains(cn);
     }
 
     /** The cluster of the compute node served by {@code peers}, or {@code null}. */

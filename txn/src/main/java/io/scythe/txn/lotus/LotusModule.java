@@ -114,6 +114,16 @@ public final class LotusModule implements ProtocolModule {
         return null;
     }
 
+    /**
+     * The simulator restarts a crashed node ({@code --crash-restart-after}): the new incarnation starts with an empty
+     * lock table and cache, and serves (and renews its lease) only once its old incarnation's recovery handed its
+     * shards on ({@link LotusNode#start}).
+     */
+    @Override
+    public String restartRefusal(final io.scythe.txn.Protocol protocol) {
+        return null;
+    }
+
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
         final LotusNode lotus = new LotusNode(node, LockTable.ofBytes(LOCK_TABLE_BYTES), CriticalFields.defaults());

@@ -77,6 +77,7 @@ public final class LotusNode {
                 serving.set(s, 0); // its earlier incarnation's commits may not be in memory yet
             }
             awaitingOwnRecovery = true;
+            restartedInProcess = !node.separateProcesses();
         }
         node.onPeerRecovered(this::peerRecovered);
         this.hostShared = node.shared();
@@ -112,6 +113,18 @@ public final class LotusNode {
 
     /** A restarted node whose earlier incarnations are not all recovered yet: it serves no shard meanwhile. */
     private volatile boolean awaitingOwnRecovery;
+    /**
+     * A restarted incarnation in the process of the others (the simulator's {@code --crash-restart-after}): it waits
+     * on the shared cluster's record of its old incarnation's recovery ({@link #start}), not on the host's word.
+     */
+    private boolean restartedInProcess;
+    /** When a restarted node began to serve and renew its lease (its timers' ns), or -1: not restarted, or not yet. */
+    private volatile long servingSinceNs = -1;
+
+    /** When this restarted incarnation began to serve (its timers' ns), or -1 (not restarted in process, or waiting). */
+    public long servingSinceNs() {
+        return servingSinceNs;
+    }
 
     /**
      * A dead incarnation of compute node {@code name} was recovered by the host (cluster nodes: its redo records are
@@ -474,7 +487,7 @@ public final class LotusNode {
             if (all[cn] > 0) {
                 total += all[cn];
                 with++;
-                if (cn != index && (fastest < 0 || all[cn] < all[fastest])) {
+                if (cn != index && !cluster.restarted(cn) && (fastest < 0 || all[cn] < all[fastest])) {
                     fastest = cn;
                 }
             }
@@ -603,6 +616,54 @@ public final class LotusNode {
     /** Starts resharding and the membership lease on loop 0 ({@code runtime} is its). */
     void start(final io.scythe.txn.TxnRuntime runtime) {
         this.home = runtime;
+        if (restartedInProcess) {
+            awaitOldIncarnation(runtime);
+            return;
+        }
+        startServices(runtime);
+    }
+
+    /**
+     * A restarted incarnation (lotus.md §2.7, 3): it neither serves lock requests nor renews its lease until its old
+     * incarnation was declared dead, its logs finished and its locks freed on every survivor, and its shards served
+     * again ({@link #serveAgain}: handed to the survivors, as the simulator's recovery does; the restarted node keeps
+     * none, and neither resharding nor another recovery hands it one: the survivors' peers reach the old incarnation's
+     * address only). Renewing before would keep the old incarnation's lease alive, and it would never be recovered.
+     * Meanwhile its coordinators' attempts abort (its node is dead to {@code LotusTxn#unlessDoomed}) and requests for
+     * its old shards abort (nobody serves them until handed on); it lets go of every other node gone ({@link #letGo}).
+     */
+    private void awaitOldIncarnation(final io.scythe.txn.TxnRuntime runtime) {
+        final boolean over;
+        synchronized (cluster) {
+            final LotusCluster.Recovery old = cluster.recovery(index);
+            over = old != null && (old.servedAgainNs >= 0 || old.failure != null);
+        }
+        if (!over) {
+            // Its attempts (aborted while its old incarnation is dead) may wait on another dead node's address: let go
+            // of every node gone, as a survivor's membership does (none runs here yet).
+            for (int cn = 0; cn < computeNodes.size(); cn++) {
+                if (cn != index && cluster.gone(cn)) {
+                    letGo(cn);
+                }
+            }
+            runtime.timers().afterIdle(cluster.options().drainPollNs()).onSuccess(v -> awaitOldIncarnation(runtime));
+            return;
+        }
+        final long now = runtime.timers().nowNs();
+        cluster.rejoin(index, now);
+        final ShardOwners owners = cluster.owners();
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            if (owners.ownerOf(s) == index) {
+                startServing(s); // none after the old incarnation's recovery handed them on
+            }
+        }
+        awaitingOwnRecovery = false;
+        vtCache.clear();
+        servingSinceNs = now;
+        startServices(runtime);
+    }
+
+    private void startServices(final io.scythe.txn.TxnRuntime runtime) {
         startResharding(runtime.timers());
         final long lease = cluster.options().leaseNs();
         if (lease > 0 && peers != null) {
@@ -625,20 +686,14 @@ public final class LotusNode {
         final long now = timers.nowNs();
         cluster.renew(index, now);
         for (int cn = 0; cn < computeNodes.size(); cn++) {
+            if (cn != index && cluster.restarted(cn)) {
+                letGo(cn); // its old incarnation, if this node did not see it dead (it was restarted meanwhile)
+            }
             if (cn == index || !cluster.expired(cn, now, lease)) {
                 continue;
             }
             final LotusCluster.Recovery leading = cluster.declareDead(cn, now);
-            if (noticed.add(cn)) {
-                peers.peerLeft(name(cn), "its Lotus lease ran out");
-                int doomed = 0;
-                for (final LotusTxn t : live.values()) {
-                    doomed += t.askedDead(cn) ? 1 : 0;
-                }
-                synchronized (cluster) {
-                    cluster.recovery(cn).survivorsAborted += doomed;
-                }
-            }
+            letGo(cn);
             if (leading != null) {
                 recover(leading);
             }
@@ -663,6 +718,27 @@ public final class LotusNode {
             }
         }
         timers.afterIdle(Math.max(1, lease / 4)).onSuccess(v -> membership(timers, lease));
+    }
+
+    /**
+     * Lets go of dead (or restarted: its old incarnation's) node {@code cn} once: calls to its address fail at once,
+     * and this node's attempts that asked it for locks abort unless past their point of no return.
+     */
+    private void letGo(final int cn) {
+        if (!noticed.add(cn)) {
+            return;
+        }
+        peers.peerLeft(name(cn), "its Lotus lease ran out");
+        int doomed = 0;
+        for (final LotusTxn t : live.values()) {
+            doomed += t.askedDead(cn) ? 1 : 0;
+        }
+        synchronized (cluster) {
+            final LotusCluster.Recovery r = cluster.recovery(cn);
+            if (r != null) {
+                r.survivorsAborted += doomed;
+            }
+        }
     }
 
     /** What the host's nodes share ({@code run.recoveryState}: see {@link #hostState}), or null. */
@@ -709,8 +785,9 @@ public final class LotusNode {
      * logs are scanned and its complete commits finished, its incomplete ones dropped ({@code CnRecovery}: each redo
      * record is finished only where the object's version is still below the record's, see {@link LotusLockKind});
      * then, once every survivor freed the dead node's locks and no attempt that asked it is left, its shards are
-     * served again. The simulator cannot restart a node, so they are handed to the survivors (round-robin, one
-     * handoff message each) instead of to the restarted node with its empty table: a deviation from the paper.
+     * served again. They are handed to the survivors (round-robin, one handoff message each) instead of to the
+     * restarted node with its empty table: a deviation from the paper (a node the simulator restarts keeps none,
+     * {@link #awaitOldIncarnation}).
      */
     private void recover(final LotusCluster.Recovery r) {
         final LotusNode dead = cluster.node(r.cn);
@@ -771,6 +848,8 @@ public final class LotusNode {
                     final LotusCluster.Recovery other = cluster.recovery(cn);
                     drained &= other.logsDoneNs >= 0 || other.failure != null;
                 }
+            } else if (cluster.restarted(cn)) {
+                continue; // a restarted incarnation (in process) holds no lock of the dead and takes no shard here
             } else {
                 survivors.add(cn);
                 synchronized (cluster) {

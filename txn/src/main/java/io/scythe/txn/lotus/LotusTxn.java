@@ -543,7 +543,7 @@ final class LotusTxn extends OneSidedTxn {
         final Promise<Void> granted = Promise.promise();
         h.granting = granted.future();
         pending.add(new Request(what, h, write, granted, OUT_OF_RANGE_RETRIES));
-        if (node.cluster().dead(h.owner)) { // its shards are served by nobody until its recovery is over
+        if (node.cluster().gone(h.owner)) { // its shards are served by nobody until its recovery is over
             granted.fail(new AbortException(AbortReason.LOCKED, "lotus lock of " + what + ": its owner cn" + h.owner
                 + " is down"));
             return h.granting;
@@ -608,7 +608,7 @@ final class LotusTxn extends OneSidedTxn {
             }
             return;
         }
-        if (node.cluster().dead(r.held().owner)) {
+        if (node.cluster().gone(r.held().owner)) {
             r.granted().tryFail(new AbortException(AbortReason.LOCKED, "lotus lock of " + r.what() + ": its owner cn"
                 + r.held().owner + " is down"));
             return;
@@ -1149,13 +1149,13 @@ final class LotusTxn extends OneSidedTxn {
      * {@link #RELEASE_TRIES} tries only. Stops when the owner is dead (its lock table went with it) or the run is over.
      */
     private Future<Void> release(final int owner, final UnsafeBuffer message) {
-        if (node.cluster().dead(owner)) {
+        if (node.cluster().gone(owner)) {
             return Future.succeededFuture(); // its lock table went with it
         }
         // The first try is sent even once the run is over (a simulated run drains its attempts, whose releases must
         // land before its end checks); only retries stop then.
         return untilReleased(runtime.timers(), () -> node.peers().call(node.name(owner), LockRpc.RELEASE, message),
-            () -> node.cluster().dead(owner) || node.cluster().over(), RELEASE_TRIES, RELEASE_GIVE_UP_NS,
+            () -> node.cluster().gone(owner) || node.cluster().over(), RELEASE_TRIES, RELEASE_GIVE_UP_NS,
             () -> node.releasesGivenUp.increment());
     }
 

@@ -41,7 +41,14 @@
  * run is over, its lease held a lease past the end) or was recovered, so a node that crashed shortly before the end
  * is declared dead in the simulator's drain (issue 23 §4: they stopped at the end, their attempts that asked it
  * waited for ever and its locks stayed held). Its shards are served again once every survivor freed them and no attempt that asked it is left: by the
- * survivors, since the simulator cannot restart a node (the paper restarts it with an empty table). Several nodes
+ * survivors (the paper gives them back to the restarted node with its empty table). The simulator restarts a crashed
+ * node when asked ({@code --crash-restart-after D}): a new incarnation in the same process (its own fabric name and
+ * rings, ids of epoch 2), started with {@code awaitsOwnRecovery}: it neither serves nor renews its lease until its old
+ * incarnation was declared dead and its shards served again ({@code LotusNode#awaitOldIncarnation}; renewing earlier
+ * would keep the old incarnation's lease alive), its coordinators running meanwhile (requests for its old shards
+ * abort). A deviation: it keeps no shard (the survivors that took them keep them, and neither resharding nor another
+ * recovery hands it one: the others' peers reach only the old incarnation's address), so after the restart its
+ * clients' transactions lock remotely. Several nodes
  * dead at once (the simulator's {@code --crash-cn 0,1,2}, Fig. 15) are each recovered so, one {@code Recovery} each;
  * a dead node's shards are served again only once every dead node's logs are done (or its recovery failed): a complete
  * redo record of dead cn1 on a key of dead cn0's shards was protected by cn0's lock table only.

@@ -75,6 +75,18 @@ public interface ProtocolModule {
     }
 
     /**
+     * Why a host must not restart a crashed compute node of {@code protocol} as a new incarnation (the simulator's
+     * {@code --crash-restart-after}: empty state, fresh caches, its clients resumed; the module's
+     * {@link #startComputeNode} is called again for it with {@link ComputeNodeContext#awaitsOwnRecovery}, and must not
+     * let it serve before its old incarnation's recovery is over); {@code null} when it may. Refused by default: a
+     * module says that it handles a second incarnation in one process.
+     */
+    default String restartRefusal(final Protocol protocol) {
+        return "restarting a crashed compute node (--crash-restart-after) is not built for " + protocol.name()
+            + " (only lotus, lotus-si)";
+    }
+
+    /**
      * {@link #crashRefusal(Protocol)} for a crash of compute node {@code crashed} of {@code computeNodes}, the tables
      * partitioned over {@code partitions} memory nodes: a module whose recovery covers some nodes' deaths only says
      * which. That of any node by default.
