@@ -206,10 +206,25 @@ final class MotorTxn extends CasLockTxn {
                 locking.add(lockAndRead(a).mapEmpty());
             }
         }
-        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validateCasLocked)
-            .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next())) // T_commit once every lock is held
-            .compose(ts -> staged(Stage.VALIDATE, validateCasLocked()).map(ts))
-            .compose(ts -> staged(Stage.WRITE_BACK, writeVersions(ts)).map(ts)));
+        // Lock (a duplicate insert's validation too), T_commit once every lock is held, validate, write the versions
+        // back at T_commit, each stage marked: one object per commit (OneSidedTxn#commitChainLockedFirst).
+        return commitChainLockedFirst(settle(locking));
+    }
+
+    /** T_commit, from the TSO once every lock is held. */
+    @Override
+    protected Future<Long> commitTimestamp() {
+        return runtime.tso().next();
+    }
+
+    @Override
+    protected Future<Void> commitValidation() {
+        return validateCasLocked();
+    }
+
+    @Override
+    protected Future<Void> commitWriteBack(final long version) {
+        return writeVersions(version);
     }
 
     private boolean holdsLock() {
