@@ -84,14 +84,4 @@ public final class FarmOccTxn extends CasLockTxn {
     protected Future<Long> commitTimestamp() {
         return PhysicalClock.of(runtime).next();
     }
-
-    @Override
-    protected Future<Void> commitValidation() {
-        return validateCasLocked();
-    }
-
-    @Override
-    protected Future<Void> commitWriteBack(final long version) {
-        return writeBackAndUnlock(version);
-    }
 }

@@ -217,11 +217,7 @@ final class MotorTxn extends CasLockTxn {
         return runtime.tso().next();
     }
 
-    @Override
-    protected Future<Void> commitValidation() {
-        return validateCasLocked();
-    }
-
+    /** The write-back installs the new versions in the CVTs too ({@link #writeVersions}). */
     @Override
     protected Future<Void> commitWriteBack(final long version) {
         return writeVersions(version);
