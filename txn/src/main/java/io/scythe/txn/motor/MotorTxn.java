@@ -115,9 +115,8 @@ final class MotorTxn extends CasLockTxn {
 
     /** One READ of header, home value and CVT into the image, checked to be the key's object. */
     private Future<Access> fetch(final Access a) {
-        final int bytes = lockReadBytes(a);
-        return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0, bytes))
-            .compose(v -> checkedImage(a));
+        // One promise, checked in the READ's callback (was channel.compose(read).compose(checkedImage)).
+        return reads.readImage(a, lockReadBytes(a), null);
     }
 
     /** A read-write transaction's read: the home, the newest version, below T_start and not locked by another. */

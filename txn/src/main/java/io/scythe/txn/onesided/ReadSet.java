@@ -139,9 +139,17 @@ public final class ReadSet {
      * locked object. {@code refusal} answers why the access is refused, or {@code null}; it must not throw.
      */
     public Future<Access> readImage(final Access a, final Function<Access, Throwable> refusal) {
+        return readImage(a, a.slotBytes(), refusal);
+    }
+
+    /**
+     * {@link #readImage(Access, Function)} of the first {@code bytes} of the object (more than its slot for a protocol
+     * that keeps more behind it, e.g. Motor's CVT; the image must hold them).
+     */
+    public Future<Access> readImage(final Access a, final int bytes, final Function<Access, Throwable> refusal) {
         // read(...).compose(v -> checkedImage(a)) with one promise: the READ's callback checks the image
         final Promise<Access> checked = Promise.promise();
-        Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), a.image, 0, a.slotBytes(),
+        Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), a.image, 0, bytes,
             (v, failure) -> {
                 Throwable bad = failure != null ? failure : checkImage(a);
                 if (bad == null && refusal != null) {
