@@ -12,6 +12,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * FaRMv2-style OCC (Scythe §3.3 (1), §5's FaRMv2 baseline): every read is an unlocked one-sided READ (an object found
@@ -38,9 +39,20 @@ public final class FarmOccTxn extends CasLockTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
         }
-        return readVia(table, key, a -> a.fetched ? Future.succeededFuture(a) : readImage(a).compose(read ->
-            CasLock.free(read.image) ? Future.succeededFuture(read) : Future.failedFuture(new AbortException(
-                AbortReason.LOCKED, "key " + key + " of " + table + " is locked"))));
+        return readVia(table, key, fetch);
+    }
+
+    /**
+     * A read's fetch: nothing when fetched already, else one READ refusing a locked object ({@link #lockedRefusal},
+     * checked in the READ's callback: was {@code readImage(a).compose(...)}); one per attempt, not one per read.
+     */
+    private final Function<Access, Future<Access>> fetch = a -> a.fetched ? Future.succeededFuture(a)
+        : reads.readImage(a, FarmOccTxn::lockedRefusal);
+
+    /** Why a read of {@code a}'s image is refused: its CAS lock word is taken; null when free. */
+    private static Throwable lockedRefusal(final Access a) {
+        return CasLock.free(a.image) ? null : new AbortException(AbortReason.LOCKED, "key " + a.key + " of " + a.table
+            + " is locked");
     }
 
     @Override
@@ -62,10 +74,14 @@ public final class FarmOccTxn extends CasLockTxn {
         }
         locking.add(installInserts(id)); // inserts are locks: taken with the others, before validation
         mark(Stage.EXECUTE);
-        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)),
-            this::validateCasLocked)
-            .compose(v -> staged(Stage.TIMESTAMP, PhysicalClock.of(runtime).next()))
-            .compose(ts -> staged(Stage.VALIDATE, validateCasLocked()).map(ts))
-            .compose(ts -> staged(Stage.WRITE_BACK, writeBackAndUnlock(ts)).map(ts)));
+        // Lock (a duplicate insert's validation too), timestamp, validate, write back at the timestamp, each stage
+        // marked: one object per commit (OneSidedTxn#commitChainLockedFirst).
+        return commitChainLockedFirst(settle(locking));
+    }
+
+    /** The commit timestamp, once every lock is held: the loop's physical clock after its uncertainty wait. */
+    @Override
+    protected Future<Long> commitTimestamp() {
+        return PhysicalClock.of(runtime).next();
     }
 }

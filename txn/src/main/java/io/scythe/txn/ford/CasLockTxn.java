@@ -239,6 +239,18 @@ public abstract class CasLockTxn extends OneSidedTxn {
         return absent.succeeded() ? unlocked : settle(List.of(unlocked, absent));
     }
 
+    /** The commit chain's validation (FORD, FaRM, Motor; a duplicate insert's too): {@link #validateCasLocked}. */
+    @Override
+    protected Future<Void> commitValidation() {
+        return validateCasLocked();
+    }
+
+    /** The commit chain's write-back: {@link #writeBackAndUnlock}. */
+    @Override
+    protected Future<Void> commitWriteBack(final long version) {
+        return writeBackAndUnlock(version);
+    }
+
     /** Writes back with {@code version} and frees every held lock with a WRITE of 0 in the same batch. */
     protected final Future<Void> writeBackAndUnlock(final long version) {
         return writeBack(version, a -> a.locked,

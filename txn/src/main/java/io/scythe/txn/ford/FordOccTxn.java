@@ -75,14 +75,4 @@ public final class FordOccTxn extends CasLockTxn {
         // Lock, validate (a duplicate insert's too), write back, each stage marked: one object per commit.
         return commitChain(settle(locking), installed);
     }
-
-    @Override
-    protected Future<Void> commitValidation() {
-        return validateCasLocked();
-    }
-
-    @Override
-    protected Future<Void> commitWriteBack(final long version) {
-        return writeBackAndUnlock(version);
-    }
 }

@@ -115,9 +115,8 @@ final class MotorTxn extends CasLockTxn {
 
     /** One READ of header, home value and CVT into the image, checked to be the key's object. */
     private Future<Access> fetch(final Access a) {
-        final int bytes = lockReadBytes(a);
-        return channel(a).compose(ch -> ch.read(a.address(), a.rkey(), a.image, 0, bytes))
-            .compose(v -> checkedImage(a));
+        // One promise, checked in the READ's callback (was channel.compose(read).compose(checkedImage)).
+        return reads.readImage(a, lockReadBytes(a), null);
     }
 
     /** A read-write transaction's read: the home, the newest version, below T_start and not locked by another. */
@@ -206,10 +205,21 @@ final class MotorTxn extends CasLockTxn {
                 locking.add(lockAndRead(a).mapEmpty());
             }
         }
-        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validateCasLocked)
-            .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next())) // T_commit once every lock is held
-            .compose(ts -> staged(Stage.VALIDATE, validateCasLocked()).map(ts))
-            .compose(ts -> staged(Stage.WRITE_BACK, writeVersions(ts)).map(ts)));
+        // Lock (a duplicate insert's validation too), T_commit once every lock is held, validate, write the versions
+        // back at T_commit, each stage marked: one object per commit (OneSidedTxn#commitChainLockedFirst).
+        return commitChainLockedFirst(settle(locking));
+    }
+
+    /** T_commit, from the TSO once every lock is held. */
+    @Override
+    protected Future<Long> commitTimestamp() {
+        return runtime.tso().next();
+    }
+
+    /** The write-back installs the new versions in the CVTs too ({@link #writeVersions}). */
+    @Override
+    protected Future<Void> commitWriteBack(final long version) {
+        return writeVersions(version);
     }
 
     private boolean holdsLock() {

@@ -535,6 +535,56 @@ public abstract class OneSidedTxn implements Txn {
     }
 
     /**
+     * {@link #commitChain(Future, long)} with a log stage between validation and write-back, for a protocol that
+     * writes its own redo record (RCC's Log stage): {@code locks}, {@link #commitValidation()}, {@link #commitLog}
+     * (marked as LOG), {@link #commitWriteBack}, then {@link #commitWrittenBack} with what the log stage gave, each
+     * stage marked when it completes, and {@code version} as the commit's value. One object for what was {@code
+     * finishCommit(duplicateOnlyIfCurrent(staged(LOCK, locks), validation).compose(v -> staged(VALIDATE,
+     * validation())).compose(v -> staged(LOG, log())).compose(logged -> staged(WRITE_BACK, writeBack(version))
+     * .onSuccess(v -> writtenBack(logged))).map(version))}: the same steps, in the same order, at the same moments.
+     */
+    protected final Future<Long> commitChainLogged(final Future<Void> locks, final long version) {
+        final Committing chain = new Committing(this);
+        chain.version = version;
+        chain.logStage = true;
+        chain.await(Committing.LOCK, locks);
+        return chain;
+    }
+
+    /** {@link #commitChainLogged}'s log stage, started once the validation passed; its value goes to the next. */
+    protected Future<?> commitLog(final long version) {
+        throw new UnsupportedOperationException(mode() + " has no logged commit chain");
+    }
+
+    /**
+     * {@link #commitChainLogged}'s step after a write-back that succeeded (its stage marked), with the log stage's
+     * value, before the commit completes (e.g. reclaims the log record).
+     */
+    protected void commitWrittenBack(final Object logged) {
+    }
+
+    /**
+     * FaRM's and Motor's order: {@code locks} (settled), then the commit timestamp ({@link #commitTimestamp}, asked for
+     * once every lock is held), then {@link #commitValidation()}, then {@link #commitWriteBack} with the timestamp as
+     * the version and the commit's value, each stage marked on the clock when it completes; a lock stage that failed
+     * with {@code DUPLICATE_KEY} as in {@link #commitChain}. One object ({@link Committing}) for what was {@code
+     * finishCommit(duplicateOnlyIfCurrent(staged(LOCK, locks), validation).compose(v -> staged(TIMESTAMP,
+     * timestamp())).compose(ts -> staged(VALIDATE, validation()).map(ts)).compose(ts -> staged(WRITE_BACK,
+     * writeBack(ts)).map(ts)))}: the same steps, in the same order, at the same moments.
+     */
+    protected final Future<Long> commitChainLockedFirst(final Future<Void> locks) {
+        final Committing chain = new Committing(this);
+        chain.timestampAfterLocks = true;
+        chain.await(Committing.LOCK, locks);
+        return chain;
+    }
+
+    /** {@link #commitChainLockedFirst}'s timestamp stage, started once every lock is held. */
+    protected Future<Long> commitTimestamp() {
+        throw new UnsupportedOperationException(mode() + " has no commit chain that locks first");
+    }
+
+    /**
      * A commit decided by {@code validation} alone, with {@code timestamp}'s value (complete by then: the validation
      * settles it too) as its outcome: {@code finishCommit(staged(VALIDATE, validation).map(v -> timestamp.result()))}
      * as one object.
@@ -578,6 +628,8 @@ public abstract class OneSidedTxn implements Txn {
         static final int VALIDATE_ONLY = 5;
         /** commitFailed's outcome, passed on. */
         static final int RECOVERED = 6;
+        /** The protocol's own log record ({@link #logStage}), between validation and write-back. */
+        static final int LOG = 7;
 
         private final OneSidedTxn txn;
         private int state;
@@ -586,6 +638,12 @@ public abstract class OneSidedTxn implements Txn {
         private Long value;
         Future<Long> timestamp;
         private Throwable duplicate;
+        /** The timestamp is asked for after the locks ({@link #commitChainLockedFirst}), not before them. */
+        boolean timestampAfterLocks;
+        /** A log stage between validation and write-back ({@link #commitChainLogged}). */
+        boolean logStage;
+        /** What the log stage gave, for {@link OneSidedTxn#commitWrittenBack}. */
+        private Object logged;
 
         Committing(final OneSidedTxn txn) {
             this.txn = txn;
@@ -609,12 +667,12 @@ public abstract class OneSidedTxn implements Txn {
                     }
                     value = (Long) result;
                     version = value;
-                    start(LOCK);
+                    start(timestampAfterLocks ? VALIDATE : LOCK);
                 }
                 case LOCK -> {
                     t.clock.mark(Stage.LOCK);
                     if (failure == null) {
-                        start(VALIDATE);
+                        start(timestampAfterLocks ? TIMESTAMP : VALIDATE);
                     } else if (failure instanceof AbortException a
                         && a.reason() == io.scythe.txn.AbortReason.DUPLICATE_KEY) {
                         duplicate = failure;
@@ -630,6 +688,15 @@ public abstract class OneSidedTxn implements Txn {
                         end(failure);
                         return;
                     }
+                    start(logStage ? LOG : WRITE_BACK);
+                }
+                case LOG -> {
+                    t.clock.mark(Stage.LOG);
+                    if (failure != null) {
+                        end(failure);
+                        return;
+                    }
+                    logged = result;
                     start(WRITE_BACK);
                 }
                 case WRITE_BACK -> {
@@ -638,7 +705,16 @@ public abstract class OneSidedTxn implements Txn {
                         end(failure);
                         return;
                     }
-                    committed(value != null ? value : Long.valueOf(version));
+                    final Long v = value != null ? value : Long.valueOf(version);
+                    if (logStage) {
+                        try {
+                            t.commitWrittenBack(logged); // as its onSuccess: a throw does not fail the commit
+                        } finally {
+                            committed(v);
+                        }
+                        return;
+                    }
+                    committed(v);
                 }
                 case VALIDATE_ONLY -> {
                     t.clock.mark(Stage.VALIDATE);
@@ -661,11 +737,13 @@ public abstract class OneSidedTxn implements Txn {
 
         /** Starts stage {@code next}'s future and listens to it; one that throws fails the commit, as compose's. */
         private void start(final int next) {
-            final Future<Void> stage;
+            final Future<?> stage;
             try {
                 stage = switch (next) {
+                    case TIMESTAMP -> txn.commitTimestamp();
                     case LOCK -> txn.commitLocks(version);
                     case DUPLICATE, VALIDATE -> txn.commitValidation();
+                    case LOG -> txn.commitLog(version);
                     case WRITE_BACK -> txn.commitWriteBack(version);
                     default -> throw new IllegalStateException("no stage to start in state " + next);
                 };
@@ -678,7 +756,7 @@ public abstract class OneSidedTxn implements Txn {
 
         /** {@link Finishing}'s success step. */
         private void committed(final Long v) {
-            txn.pointOfNoReturnOver(); // outcome known, as Finishing's (before, the chain never ended the count)
+            txn.pointOfNoReturnOver(); // outcome known, as Finishing's (a no-op unless the protocol logs its own record)
             try {
                 txn.committed(v);
             } finally {

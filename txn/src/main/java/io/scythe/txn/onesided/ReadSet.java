@@ -130,11 +130,31 @@ public final class ReadSet {
 
     /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */
     public Future<Access> readImage(final Access a) {
+        return readImage(a, null);
+    }
+
+    /**
+     * {@link #readImage(Access)}, then {@code refusal} of the checked image (or null): {@code readImage(a).compose(x
+     * -> refused == null ? succeeded(x) : failed(refused))} with the READ's one promise, e.g. FaRM's read refusing a
+     * locked object. {@code refusal} answers why the access is refused, or {@code null}; it must not throw.
+     */
+    public Future<Access> readImage(final Access a, final Function<Access, Throwable> refusal) {
+        return readImage(a, a.slotBytes(), refusal);
+    }
+
+    /**
+     * {@link #readImage(Access, Function)} of the first {@code bytes} of the object (more than its slot for a protocol
+     * that keeps more behind it, e.g. Motor's CVT; the image must hold them).
+     */
+    public Future<Access> readImage(final Access a, final int bytes, final Function<Access, Throwable> refusal) {
         // read(...).compose(v -> checkedImage(a)) with one promise: the READ's callback checks the image
         final Promise<Access> checked = Promise.promise();
-        Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), a.image, 0, a.slotBytes(),
+        Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), a.image, 0, bytes,
             (v, failure) -> {
-                final Throwable bad = failure != null ? failure : checkImage(a);
+                Throwable bad = failure != null ? failure : checkImage(a);
+                if (bad == null && refusal != null) {
+                    bad = refusal.apply(a);
+                }
                 if (bad == null) {
                     checked.complete(a);
                 } else {

@@ -165,10 +165,12 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         checks.add(validateAbsent());
         if (form.oneSided(RccForm.Step.VALIDATE)) {
             for (final Access a : unlocked) {
-                checks.add(readHeader(a).compose(h -> unchangedSinceRead(a, h)
-                    && h.getLong(lockOffsetOf(a)) == 0 ? Future.<Void>succeededFuture()
-                    : Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + a.key + " of "
-                        + a.table + " changed or is locked"))));
+                checks.add(checkHeader(a, h -> { // a throw fails the check (was readHeader(a).compose(...))
+                    if (!unchangedSinceRead(a, h) || h.getLong(lockOffsetOf(a)) != 0) {
+                        throw new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+                            + " changed or is locked");
+                    }
+                }));
             }
         } else {
             for (final Map.Entry<String, List<Access>> e : byNode(unlocked).entrySet()) {
@@ -392,17 +394,37 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         }
         final long installed = version;
         mark(Stage.EXECUTE);
-        return finishCommit(duplicateOnlyIfCurrent(staged(Stage.LOCK, settle(locking)), this::validation)
-            .compose(v -> staged(Stage.VALIDATE, validation()))
-            .compose(v -> staged(Stage.LOG, RccLog.log(runtime, form, id, installed, logKind(), writes.written(),
-                this::ownerOf, configEpoch(), pointOfNoReturn())).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log record's WRITE failed "
-                + "and may have landed", e) : Future.failedFuture(e)))
-            .compose(appended -> staged(Stage.WRITE_BACK, (form.oneSided(RccForm.Step.COMMIT)
-                ? commitOneSided(installed) : replicated(installed).compose(v -> commitByRpc(installed)))
-                .recover(e -> e instanceof OutcomeUnknownException ? Future.failedFuture(e)
-                    : decidedFailure("its write-back failed after its log record was durable", e)))
-                .onSuccess(v -> RccLog.reclaim(runtime, appended)))
-            .map(installed));
+        // Lock (a duplicate insert's validation too), validate, log, write back, reclaim the record, each stage
+        // marked: one object per commit (OneSidedTxn#commitChainLogged).
+        return commitChainLogged(settle(locking), installed);
+    }
+
+    @Override
+    protected final Future<Void> commitValidation() {
+        return validation();
+    }
+
+    /** The Log stage: the redo record, past its point of no return; a WRITE that may have landed is in doubt. */
+    @Override
+    protected final Future<?> commitLog(final long version) {
+        return RccLog.log(runtime, form, id, version, logKind(), writes.written(), this::ownerOf, configEpoch(),
+            pointOfNoReturn()).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log record's WRITE failed "
+                + "and may have landed", e) : Future.failedFuture(e));
+    }
+
+    /** The Commit stage: one-sided, or the backups' write-back then the primaries' by RPC; a failure is in doubt. */
+    @Override
+    protected final Future<Void> commitWriteBack(final long version) {
+        return (form.oneSided(RccForm.Step.COMMIT) ? commitOneSided(version)
+            : replicated(version).compose(v -> commitByRpc(version)))
+            .recover(e -> e instanceof OutcomeUnknownException ? Future.failedFuture(e)
+                : decidedFailure("its write-back failed after its log record was durable", e));
+    }
+
+    /** The record of a commit written back is reclaimed. */
+    @Override
+    protected final void commitWrittenBack(final Object logged) {
+        RccLog.reclaim(runtime, (io.scythe.txn.recovery.RedoLog.Appended) logged);
     }
 
     /** The lock kind this protocol's log records name ({@link RccLog}). */

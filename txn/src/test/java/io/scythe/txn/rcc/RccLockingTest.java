@@ -80,6 +80,25 @@ class RccLockingTest {
         }
     }
 
+    /**
+     * With a redo log, the Log stage counts the commit as past its point of no return ({@code Catalog#decided}); the
+     * commit chain ends that count once committed (a drain would wait for it forever otherwise).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"rcc-nowait:primitive=onesided", "rcc-occ:primitive=rpc"})
+    void shouldNoLongerCountACommitPastItsPointOfNoReturnOnceCommitted(final String name) throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Protocol p = ProtocolRegistry.protocol(name);
+            final long stillDecided = node.on(rt -> {
+                io.scythe.txn.recovery.RedoLog.enable(rt, 64 << 10); // its Log stage writes a record
+                return increment(p.begin(rt, false), 1, 5).map(ts -> rt.catalog().inFlightBefore(Long.MAX_VALUE));
+            });
+            assertThat(stillDecided).as("commits counted past their point of no return").isZero();
+            assertThat(node.valueOf(1)).isEqualTo(105);
+            assertNothingHeld(node);
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"primitive=onesided", "primitive=rpc"})
     void shouldAbortNowaitAtOnceOnATakenWord(final String form) throws Exception {
