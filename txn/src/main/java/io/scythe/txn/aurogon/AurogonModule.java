@@ -385,6 +385,9 @@ public final class AurogonModule implements ProtocolModule {
         long parked = 0;
         long installs = 0;
         long refused = 0;
+        long lateNs = 0;
+        long byRts = 0;
+        long maxLateNs = 0;
         long deletedAt = 0;
         long stale = 0;
         boolean any = false;
@@ -402,6 +405,9 @@ public final class AurogonModule implements ProtocolModule {
             parked += p.blockedReads();
             installs += p.installs();
             refused += p.refusedInstalls();
+            lateNs += p.refusedLateNs();
+            byRts += p.refusedByRts();
+            maxLateNs = Math.max(maxLateNs, p.maxRefusedLateNs());
             deletedAt += service.deletedAtEntries();
             stale += service.staleReplications();
         }
@@ -414,6 +420,8 @@ public final class AurogonModule implements ProtocolModule {
             .put("max_deferral_us", round(maxDeferredNs / 1e3)).put("parked_reads", parked)
             .put("installs", installs).put("refused_installs", refused)
             .put("write_failure_rate", round(installs + refused == 0 ? 0 : (double) refused / (installs + refused)))
+            .put("mean_refused_late_us", round(byRts == 0 ? 0 : lateNs / 1e3 / byRts))
+            .put("max_refused_late_us", round(maxLateNs / 1e3))
             .put("deleted_at_entries", deletedAt).put("stale_replications", stale);
     }
 

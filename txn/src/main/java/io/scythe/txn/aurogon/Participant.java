@@ -202,6 +202,13 @@ public final class Participant {
     private long deferredNs;
     private long maxDeferredNs;
     private long refusedInstalls;
+    /**
+     * How late the writes the install rule refused came (ns of clock reading: the rts that refused them minus their
+     * timestamp), summed and max: the reordering a deferral must cover (clock error plus latency skew, §4.2).
+     */
+    private long refusedLateNs;
+    private long maxRefusedLateNs;
+    private long refusedByRts;
     private long installs;
     private long reclaimed;
     /** The largest timestamp any request carried: what DST's chasing clocks are pulled forward by. */
@@ -546,6 +553,10 @@ public final class Participant {
                 adapt(r, ts, refused);
                 if (refused) {
                     refusedInstalls++;
+                    final long late = AurogonTimestamp.clockNs(v.rts) - AurogonTimestamp.clockNs(ts);
+                    refusedLateNs += late;
+                    refusedByRts++;
+                    maxRefusedLateNs = Math.max(maxRefusedLateNs, late);
                     return REFUSED;
                 }
                 installs++;
@@ -895,6 +906,20 @@ public final class Participant {
 
     public long refusedInstalls() {
         return refusedInstalls;
+    }
+
+    /** {@link #refusedLateNs}: summed over the writes the install rule refused against a version's rts. */
+    public long refusedLateNs() {
+        return refusedLateNs;
+    }
+
+    /** Writes the install rule refused against a version's rts (what {@link #refusedLateNs} sums over). */
+    public long refusedByRts() {
+        return refusedByRts;
+    }
+
+    public long maxRefusedLateNs() {
+        return maxRefusedLateNs;
     }
 
     public long installs() {

@@ -163,6 +163,23 @@ class ParticipantTest {
         assertThat(p.violation()).isNull();
     }
 
+    /**
+     * How late each refused write came, by clock reading: the rts that refused it minus its timestamp (what a
+     * deferral must cover, Fig. 11's statistics); writes let in count nothing.
+     */
+    @Test
+    void shouldMeasureHowLateTheRefusedWritesCame() {
+        final long v100 = AurogonTimestamp.pack(100_000, 1, 0);
+        write(1, v100, 11);
+        read(1, AurogonTimestamp.pack(130_000, 2, 3)); // rts 130 us
+        assertThat(p.install(T, 1, AurogonTimestamp.pack(125_000, 3, 1))).isEqualTo(REFUSED); // 5 us late
+        assertThat(p.install(T, 1, AurogonTimestamp.pack(110_000, 4, 0))).isEqualTo(REFUSED); // 20 us late
+        assertThat(p.install(T, 1, AurogonTimestamp.pack(140_000, 4, 0))).isEqualTo(OK);
+        assertThat(p.refusedByRts()).isEqualTo(2);
+        assertThat(p.refusedLateNs()).isEqualTo(25_000);
+        assertThat(p.maxRefusedLateNs()).isEqualTo(20_000);
+    }
+
     @Test
     void installFailsExactlyWhenAReadAboveItReturnedTheVersionBelow() {
         write(1, 100, 11);
