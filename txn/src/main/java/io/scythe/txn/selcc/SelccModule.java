@@ -561,6 +561,21 @@ public final class SelccModule implements ProtocolModule {
         return loops != null && awaiting(loops.peers());
     }
 
+    /**
+     * Null when {@code runtime}'s compute node may take latches, else the abort of an access that would take one
+     * before its recovery barrier passed ({@link #awaitOwnRecovery}): retried by the coordinator after its back-off.
+     * Checked where every latch is taken ({@code LineCache}'s acquisitions, {@code LatchTxn}'s reads and inserts), so
+     * no path (a read, an insert's latch, a B-link node) takes one early (issue 21 review, finding 2).
+     */
+    static <T> io.vertx.core.Future<T> notYet(final io.scythe.txn.TxnRuntime runtime) {
+        if (!awaitingOwnRecovery(runtime)) {
+            return null;
+        }
+        return io.vertx.core.Future.failedFuture(new io.scythe.txn.AbortException(io.scythe.txn.AbortReason.LOCKED,
+            "this restarted compute node takes no SELCC latch yet (its earlier incarnations' participant numbers are "
+            + "its own): " + barrier(runtime.peerLoops().peers())));
+    }
+
     @Override
     public List<HeaderWord> headerWords() {
         return List.of(HeaderWord.PROTOCOL_WORD); // the latch word
