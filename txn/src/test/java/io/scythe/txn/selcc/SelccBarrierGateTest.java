@@ -14,7 +14,6 @@ import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.runtime.LoopTimers;
 import io.scythe.txn.spi.ComputeNodeContext;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -22,7 +21,6 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -68,15 +66,7 @@ class SelccBarrierGateTest {
     }
 
     private <R> R on(final Supplier<Future<R>> body) throws Exception {
-        final Promise<R> done = Promise.promise();
-        node.loop.runOnContext(v -> {
-            try {
-                body.get().onComplete(done);
-            } catch (final RuntimeException e) {
-                done.fail(e);
-            }
-        });
-        return done.future().await(30, TimeUnit.SECONDS);
+        return node.onLoop(body);
     }
 
     private long latch(final long key) {

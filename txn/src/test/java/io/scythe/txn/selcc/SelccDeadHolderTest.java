@@ -174,11 +174,7 @@ class SelccDeadHolderTest {
     void shouldDecideARecoveryToldLatePerIncarnationNotPerNode() {
         final Object cluster = new Object();
         final List<io.scythe.txn.spi.ComputeNodeContext.PeerRecovered> recovered = new ArrayList<>();
-        final io.scythe.txn.spi.ComputeNodeContext node = io.scythe.txn.ComputeNodePeers.context(1,
-            List.of("cn0", "cn1"), null, java.util.Map.of(), recovered::add, l -> { }, false);
-        SelccModule.hearReleases(node, cluster);
-        SelccModule.countRecoveries(node, cluster);
-        final ReleasesHeard heard = SelccModule.releases(cluster);
+        final ReleasesHeard heard = clusterNode(cluster, recovered);
         final LineCache.Told fromNew = new LineCache.Told("cn0.e2"); // came before the old one's news
         final LineCache.Told fromDead = new LineCache.Told("cn0.e1");
 
@@ -202,11 +198,7 @@ class SelccDeadHolderTest {
     void shouldWaitForTheIncarnationTheFailedCallReachedNotAnotherOfItsNode() {
         final Object cluster = new Object();
         final List<io.scythe.txn.spi.ComputeNodeContext.PeerRecovered> recovered = new ArrayList<>();
-        final io.scythe.txn.spi.ComputeNodeContext node = io.scythe.txn.ComputeNodePeers.context(1,
-            List.of("cn0", "cn1"), null, java.util.Map.of(), recovered::add, l -> { }, false);
-        SelccModule.hearReleases(node, cluster);
-        SelccModule.countRecoveries(node, cluster);
-        final ReleasesHeard heard = SelccModule.releases(cluster);
+        final ReleasesHeard heard = clusterNode(cluster, recovered);
         final Deque<Long> words = new ArrayDeque<>(List.of(LatchWord.exclusive(HOLDER), LatchWord.exclusive(HOLDER),
             LatchWord.exclusive(ME)));
         final int[] sleeps = new int[1];
@@ -227,6 +219,19 @@ class SelccDeadHolderTest {
             LineCache.calledRecovered(heard, "cn0.e2"), ME, HOLDER, Invalidation.PEER_WR,
             ns -> Future.succeededFuture(), 100, LEFT);
         assertThat(after.result()).as("the incarnation called was recovered").isEqualTo(Invalidation.NOT_HELD);
+    }
+
+    /**
+     * Cluster node cn1 (known by {@code cluster}) hearing releases and the host's recoveries as {@code ScytheNode}
+     * tells them ({@code recovered}: its listener); what it heard.
+     */
+    private static ReleasesHeard clusterNode(final Object cluster,
+                                             final List<io.scythe.txn.spi.ComputeNodeContext.PeerRecovered> recovered) {
+        final io.scythe.txn.spi.ComputeNodeContext node = io.scythe.txn.ComputeNodePeers.context(1,
+            List.of("cn0", "cn1"), null, java.util.Map.of(), recovered::add, l -> { }, false);
+        SelccModule.hearReleases(node, cluster);
+        SelccModule.countRecoveries(node, cluster);
+        return SelccModule.releases(cluster);
     }
 
     /** Transaction-id prefixes of two incarnations of cn0 (epoch 1 and 2, slot 0). */
