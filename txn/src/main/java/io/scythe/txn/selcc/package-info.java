@@ -383,11 +383,13 @@
  * kept until the host records it recovered; an overdue survivor asked on until it acknowledges; the survivor's
  * answer), {@code SelccBarrierGateTest} (inserts and a direct line acquisition take nothing before the barrier),
  * {@code SelccRecoveryBarrierTest} (the question over real CN-to-CN messaging, two nodes on the local fabric),
+ * {@code SelccSurvivorBarrierTest} (a survivor's line cache with its real wiring: a watched handover taken back by the
+ * question itself, PENDING then ACKNOWLEDGED; a handover in doubt never acknowledged),
  * {@code SelccDeadHolderTest} (a recovery told late decides per incarnation, on both paths) and
  * {@code RecoveryDutyTest} (the host's answer; the prefix index written before the record and repaired).
  * Not covered: a survivor that itself died after handing the old incarnation a line (its FAA landing after the old
  * incarnation's step): its own recovery does not take that bit back; survivors that are not configured compute nodes
- * (every peer is one); no process or chaos run of the barrier (the suite's budget); the survivor side's serve path
- * with a scripted channel (the bookkeeping is tested apart, {@code LineCache#settled}).
+ * (every peer is one); no process or chaos run of the barrier (the suite's budget); a FAA held in flight while the
+ * question comes (the survivor's test takes a watched handover back instead, and fails a FAA after it landed).
  */
 package io.scythe.txn.selcc;
