@@ -267,6 +267,21 @@ public final class CnPeers {
             : callFrom(here, node, loop, rpcId, payload, offset, length);
     }
 
+    /**
+     * The incarnation (fabric node) the directory names for {@code peer} now, or null (unknown): with
+     * {@link #callNode}, a caller knows which incarnation its call reached (SELCC's dead-holder wait decides by it).
+     */
+    public String fabricNodeOf(final String peer) {
+        return directory.fabricNodeOf(peer);
+    }
+
+    /** As {@link #call(String, int, int, DirectBuffer, int, int)}, to the incarnation {@code fabricNode} named. */
+    public Future<RpcReply> callNode(final String fabricNode, final int loop, final int rpcId,
+                                     final DirectBuffer payload, final int offset, final int length) {
+        final Loop here = loopHere();
+        return here == null ? notOnALoop() : callFrom(here, fabricNode, loop, rpcId, payload, offset, length);
+    }
+
     private Future<RpcReply> callFrom(final Loop here, final String node, final int loop, final int rpcId,
                                       final DirectBuffer payload, final int offset, final int length) {
         Future<Rocket> rocket = here.rocketTo(node, loop);

@@ -320,7 +320,35 @@ public final class RecoveryDuty {
      * hear it by incarnation). Blocks.
      */
     public static String recoveredWithPrefix(final HazelcastInstance hazelcast, final long idPrefix) {
-        return hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).get(idPrefix);
+        final String incarnation = hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).get(idPrefix);
+        // The index is written before the record (finish): an entry counts once the record confirms it.
+        return incarnation != null && wasRecovered(hazelcast, incarnation) ? incarnation : null;
+    }
+
+    /**
+     * Puts {@code incarnation}'s entry of {@value #RECOVERED_BY_PREFIX} from its record's prefix if it is missing
+     * (a recovery whose index put did not happen; issue 21 review): true if it put it. Blocks.
+     */
+    static boolean indexByPrefix(final HazelcastInstance hazelcast, final String incarnation) {
+        final String record = hazelcast.<String, String>getMap(RECOVERED).get(incarnation);
+        final Long prefix = record == null ? null : new JsonObject(record).getLong("prefix");
+        return prefix != null
+            && hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).putIfAbsent(prefix, incarnation) == null;
+    }
+
+    /**
+     * Whether compute node {@code cn} cannot hold anything any more: the registry ({@value ScytheNode#NODES}) never
+     * named it, or the incarnation it names was recorded recovered ({@value #RECOVERED}: fenced on every memory node
+     * and recovered). A member that left, or calls that fail, prove neither (a paused node resumes): SELCC's recovery
+     * barrier drops a survivor from its wait only on this (issue 21 review, finding 1). Blocks.
+     */
+    public static boolean recoveredOrNeverRegistered(final HazelcastInstance hazelcast, final String cn) {
+        final String entry = hazelcast.<String, String>getMap(ScytheNode.NODES).get(cn);
+        if (entry == null) {
+            return true;
+        }
+        final Long epoch = new JsonObject(entry).getLong("epoch");
+        return epoch != null && wasRecovered(hazelcast, incarnation(cn, epoch));
     }
 
     /**
@@ -545,6 +573,11 @@ public final class RecoveryDuty {
         if (wasRecovered(hazelcast, incarnation)) {
             // Owed again from a stale read after its recovery succeeded (see the class comment): nothing to recover,
             // and a mark left would hold up whatever waits for it (settlement, a restarted CN of a peer protocol).
+            // Its index by prefix first: a recovery that wrote the record and crashed before removing the owed entry
+            // by an older build (the record before the index) may have left it missing.
+            if (indexByPrefix(hazelcast, incarnation)) {
+                log.accept("recovered " + incarnation + ": its entry of " + RECOVERED_BY_PREFIX + " was missing, put");
+            }
             if (owed().remove(incarnation, value)) {
                 log.accept("owed entry of " + incarnation + " dropped: it was recovered already (owed again as "
                     + new JsonObject(value).getString("why") + ")");
@@ -783,13 +816,16 @@ public final class RecoveryDuty {
             done.mergeIn(ar.result() == null ? new JsonObject() : ar.result()).put("ok", true)
                 .put("owedMs", System.currentTimeMillis() - owed.getLong("owedAtMs", System.currentTimeMillis()));
             markRecovered(owed);
+            // The index first (read only with the record, recoveredWithPrefix), then the record: a crash between them
+            // leaves an index entry the record does not confirm yet, never a record without its index (the owed entry
+            // stays, so the next claimant finds the record and repairs the index: consider).
+            if (owed.getLong("prefix") != null) {
+                hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).put(owed.getLong("prefix"), incarnation);
+            }
             // Recorded for good before the owed entry goes: an owe that finds no entry then finds this (see owe).
             hazelcast.<String, String>getMap(RECOVERED).put(incarnation, new JsonObject()
                 .put("claimant", incarnation(node, epoch)).put("claim", owed.getLong("claim"))
                 .put("prefix", owed.getLong("prefix", 0L)).put("atMs", System.currentTimeMillis()).encode());
-            if (owed.getLong("prefix") != null) {
-                hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).put(owed.getLong("prefix"), incarnation);
-            }
             if (!owed().remove(incarnation, claimedValue)) {
                 log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
             }

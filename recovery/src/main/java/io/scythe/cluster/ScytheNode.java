@@ -972,6 +972,11 @@ public final class ScytheNode implements AutoCloseable {
                 public io.vertx.core.Future<String> recoveredWithPrefix(final long idPrefix) {
                     return vertx.executeBlocking(() -> RecoveryDuty.recoveredWithPrefix(hazelcast, idPrefix), false);
                 }
+
+                @Override
+                public io.vertx.core.Future<Boolean> recoveredOrNeverRegistered(final String cn) {
+                    return vertx.executeBlocking(() -> RecoveryDuty.recoveredOrNeverRegistered(hazelcast, cn), false);
+                }
             });
         final IMap<String, String> owedMap = hazelcast.getMap(RecoveryDuty.OWED);
         owedMap.addEntryListener((com.hazelcast.map.listener.EntryRemovedListener<String, String>) event -> {

@@ -509,7 +509,13 @@ class RecoveryDutyTest {
         final JsonObject stale = new JsonObject().put("role", "cn").put("fabricNode", "cnA.e1").put("epoch", 1L)
             .put("member", dead.toString()).put("slot", 1L);
         eventually("cnA.e1 recovered", () -> recovered(dutyC, "cnA.e1", -1) && !owed(hzC).containsKey("cnA.e1"));
+        // What SELCC's recovery barrier asks of a survivor whose calls fail (issue 21 review, finding 1).
+        assertThat(RecoveryDuty.recoveredOrNeverRegistered(hzC, "cnA")).as("its current incarnation recovered")
+            .isTrue();
+        assertThat(RecoveryDuty.recoveredOrNeverRegistered(hzC, "cnZ")).as("never registered").isTrue();
+        assertThat(RecoveryDuty.recoveredOrNeverRegistered(hzC, "cnC")).as("registered, live").isFalse();
         register(hzC, "cnA", 2, 1, live); // restarted: the registry names e2, which carries no recovered flag of e1
+        assertThat(RecoveryDuty.recoveredOrNeverRegistered(hzC, "cnA")).as("e2 was not recovered").isFalse();
 
         assertThat(RecoveryDuty.owe(hzC, "cnA", stale, "a scan that read the registry before the recovery"))
             .as("owed again from a stale read after its recovery succeeded").isFalse();
@@ -530,6 +536,16 @@ class RecoveryDutyTest {
         Thread.sleep(300);
         assertThat(runs).as("recovered once").containsEntry("cnA.e1", 1);
 
+        // Issue 21 review, finding 6: an index entry lost (a recovery that crashed between the record and the index,
+        // as an older build wrote them) is put back by the next claimant of its owed entry, from the record's prefix.
+        hzC.<Long, String>getMap(RecoveryDuty.RECOVERED_BY_PREFIX).remove(RecoveryDuty.idPrefix(1, 1));
+        assertThat(RecoveryDuty.recoveredWithPrefix(hzC, RecoveryDuty.idPrefix(1, 1))).isNull();
+        owed(hzC).put("cnA.e1", rawMark("cnA", 1, 1, "the recovery crashed before its owed entry went"));
+        eventually("the index repaired, the owed entry dropped", () -> !owed(hzC).containsKey("cnA.e1"));
+        assertThat(RecoveryDuty.recoveredWithPrefix(hzC, RecoveryDuty.idPrefix(1, 1))).isEqualTo("cnA.e1");
+        // An index entry the record does not confirm (the index is written first: a crash before the record).
+        hzC.<Long, String>getMap(RecoveryDuty.RECOVERED_BY_PREFIX).put(RecoveryDuty.idPrefix(3, 1), "cnA.e3");
+        assertThat(RecoveryDuty.recoveredWithPrefix(hzC, RecoveryDuty.idPrefix(3, 1))).isNull();
         // A mark left all the same (as this owe's put landed before the fix) does not hold the settlement up; one of
         // an incarnation never recovered does.
         dutyC.close();

@@ -133,6 +133,19 @@ public final class OneMemoryNode implements AutoCloseable {
         return done.future().await(30, TimeUnit.SECONDS);
     }
 
+    /** Runs {@code body} on the loop (a runtime of the caller's, made there) and waits for its result. */
+    public <R> R onLoop(final java.util.function.Supplier<Future<R>> body) throws Exception {
+        final Promise<R> done = Promise.promise();
+        loop.runOnContext(v -> {
+            try {
+                body.get().onComplete(done);
+            } catch (final RuntimeException e) {
+                done.fail(e);
+            }
+        });
+        return done.future().await(30, TimeUnit.SECONDS);
+    }
+
     /** The version in {@code key}'s object header. */
     public long versionOf(final long key) {
         return table.objectMemory().getLongVolatile(table.offsetOf(table.lookup(key)) + ObjectLayout.VERSION_OFFSET);

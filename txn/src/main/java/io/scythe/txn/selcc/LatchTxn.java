@@ -45,8 +45,9 @@ abstract class LatchTxn extends OneSidedTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
         }
-        if (SelccModule.awaitingOwnRecovery(runtime)) {
-            return awaitingOwnRecovery(runtime);
+        final Future<UnsafeBuffer> notYet = SelccModule.notYet(runtime);
+        if (notYet != null) {
+            return notYet;
         }
         return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::lockShared));
     }
@@ -56,20 +57,11 @@ abstract class LatchTxn extends OneSidedTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
         }
-        if (SelccModule.awaitingOwnRecovery(runtime)) {
-            return awaitingOwnRecovery(runtime);
+        final Future<UnsafeBuffer> notYet = SelccModule.notYet(runtime);
+        if (notYet != null) {
+            return notYet;
         }
         return readVia(table, key, this::forUpdate);
-    }
-
-    /**
-     * The abort of an access on a restarted cluster node whose earlier incarnations are not recovered yet
-     * ({@code SelccModule#startComputeNode}): retried by the coordinator after its back-off.
-     */
-    private static <T> Future<T> awaitingOwnRecovery(final io.scythe.txn.TxnRuntime runtime) {
-        return Future.failedFuture(new AbortException(AbortReason.LOCKED, "this restarted compute node takes no "
-            + "SELCC latch yet (its earlier incarnations' participant numbers are its own): "
-            + SelccModule.barrier(runtime.peerLoops().peers())));
     }
 
     /** {@code a} (located) held Exclusive: taken, or upgraded from Shared, after its read if one is in flight. */
@@ -148,6 +140,10 @@ abstract class LatchTxn extends OneSidedTxn {
         final List<Inserts.PendingKey> pending = inserts.pending();
         if (pending.isEmpty()) {
             return Future.succeededFuture();
+        }
+        final Future<Void> notYet = SelccModule.notYet(runtime); // before any INSERT: its object must be latched
+        if (notYet != null) {
+            return notYet;
         }
         final List<Future<Void>> present = new ArrayList<>(pending.size());
         for (final Inserts.PendingKey p : pending) {

@@ -335,12 +335,10 @@ public final class LineCache {
     /** Commits write redo records and write through (package doc "Dead compute nodes"): participants may die. */
     private final boolean recoverable;
     /**
-     * Cluster nodes: the recoveries of other compute nodes' dead incarnations this node was told of, by node name
-     * ({@link SelccModule#recoveries}), asked for at use (its node registers it when it starts; a cache made before
-     * would otherwise keep "not a cluster node" for good), or null while there is none (other hosts).
+     * Cluster nodes: the memory nodes' releases and the host's recoveries of dead incarnations heard ({@link #heard}),
+     * asked for at use (its node registers it when it starts; a cache made before would otherwise keep "not a cluster
+     * node" for good), or null while there is none (other hosts).
      */
-    private Map<String, Long> toldRecoveries;
-    /** Cluster nodes: the memory nodes' releases of dead incarnations heard ({@link #heard}), or null. */
     private ReleasesHeard heardReleases;
 
     private LineCache(final TxnRuntime runtime, final int capacity, final int evictBatch, final long leaseNs) {
@@ -588,6 +586,10 @@ public final class LineCache {
 
     /** I -> S: FAA +bit with the READ in one doorbell; an X holder shows: undo, PeerRd to it, retry or take the copy. */
     Future<Void> acquireShared(final Frame f, final boolean mayWait) {
+        final Future<Void> notYet = SelccModule.notYet(runtime); // a restarted node before its barrier
+        if (notYet != null) {
+            return notYet;
+        }
         f.mayWait = mayWait;
         Stats.ACQUIRES.increment();
         f.acquiring = true;
@@ -635,6 +637,10 @@ public final class LineCache {
 
     /** I -> M: CAS 0 -> (me, 0) with the READ; a holder: PeerWr to it (case 1) or to every reader (case 3). */
     Future<Void> acquireExclusive(final Frame f, final boolean mayWait) {
+        final Future<Void> notYet = SelccModule.notYet(runtime); // a restarted node before its barrier
+        if (notYet != null) {
+            return notYet;
+        }
         f.mayWait = mayWait;
         Stats.ACQUIRES.increment();
         f.acquiring = true;
@@ -687,6 +693,10 @@ public final class LineCache {
      * version).
      */
     Future<Void> upgrade(final Frame f, final boolean mayWait) {
+        final Future<Void> notYet = SelccModule.notYet(runtime); // a restarted node before its barrier
+        if (notYet != null) {
+            return notYet;
+        }
         f.mayWait = mayWait;
         Stats.UPGRADES.increment();
         f.acquiring = true;
@@ -890,12 +900,15 @@ public final class LineCache {
             Stats.count("no receive slot: a copy would ride in the reply");
         }
         final long ticket = slot == null ? 0 : ++tickets;
-        final long told = recoveriesOf(target); // cluster nodes: what a failed call waits to change (deadHolder)
+        // Cluster nodes: the incarnation this call reaches, resolved once (a failed call waits for its recovery news,
+        // never another incarnation's: deadHolder); null on other hosts, or an unknown peer (the call fails at once).
+        final String reached = heard() == null ? null : peers.peers().fabricNodeOf(where.peer());
         final UnsafeBuffer request = Invalidation.request(kind, me, f.line.node, f.rkey, f.line.address,
             f.lineBytes, Math.min(255, f.aged + f.round + 1), f.mayWait, slot == null ? 0 : slots.rkey(),
             slot == null ? 0 : slots.address() + (long) slot * slotBytes, ticket);
-        final Future<io.scythe.rrpc.RpcReply> call = peers.peers().call(where.peer(), where.loop(), Invalidation.RPC,
-            request, 0, request.capacity());
+        final Future<io.scythe.rrpc.RpcReply> call = reached == null ? peers.peers().call(where.peer(), where.loop(),
+            Invalidation.RPC, request, 0, request.capacity())
+            : peers.peers().callNode(reached, where.loop(), Invalidation.RPC, request, 0, request.capacity());
         return (recoverable ? unlessRecovered(call, f.line.node, target) : call)
             .transform(done -> {
                 if (done.failed() && done.cause() instanceof Recovered) {
@@ -910,8 +923,8 @@ public final class LineCache {
                     if (slot != null) { // the holder may still WRITE into it (the call timed out): never named again
                         Stats.count("receive slot retired: its invalidation failed");
                     }
-                    if (told >= 0 && kind != Invalidation.PEER_WR_SHARED && mayHandOverLate(done.cause())) {
-                        return deadHolder(f, kind, target, told, done.cause());
+                    if (reached != null && kind != Invalidation.PEER_WR_SHARED && mayHandOverLate(done.cause())) {
+                        return deadHolder(f, kind, target, reached, done.cause());
                     }
                     return Future.failedFuture(done.cause());
                 }
@@ -1049,17 +1062,20 @@ public final class LineCache {
      * Cluster nodes: the PeerRd or PeerWr to X holder {@code target} failed (its node died, or the reply was lost),
      * and its handover FAA may have landed or may still land: a dead node's verbs in flight land until the memory
      * node stops serving its connection, and this process never learns what the memory nodes' step cleared, only that
-     * the dead incarnation was recovered ({@link SelccModule#recoveries}; {@code told} of it when the call was made).
-     * The word decides ({@link #untilDecided}): it is READ again every {@link #DEAD_HOLDER_POLL_NS} while it names
-     * {@code target} and no recovery of its node was told, for at most {@code scythe.selcc.deadHolderWaitNs}. Before,
-     * one READ decided: a READ before the FAA landed failed the call, the FAA then named this participant holder while
-     * its memo was I, and the loop gave up at its next CAS (a selcc-occ chaos run, seed 3).
+     * the dead incarnation was released or recovered ({@link ReleasesHeard}). The word decides ({@link #untilDecided}):
+     * it is READ again every {@link #DEAD_HOLDER_POLL_NS} while it names {@code target} and {@code reached}, the
+     * incarnation the call went to, is not known recovered ({@link #calledRecovered}: its release or recovery heard,
+     * else the host's record asked), for at most {@code scythe.selcc.deadHolderWaitNs}. Before, one READ decided: a
+     * READ before the FAA landed failed the call, the FAA then named this participant holder while its memo was I, and
+     * the loop gave up at its next CAS (a selcc-occ chaos run, seed 3). Decided per incarnation, not by a count of the
+     * node's recoveries (issue 21 review, finding 3: a call that reached the live restarted incarnation, then the old
+     * one's late news, moved the count while the live one's FAA could still land).
      */
-    private Future<Integer> deadHolder(final Frame f, final int kind, final int target, final long told,
+    private Future<Integer> deadHolder(final Frame f, final int kind, final int target, final String reached,
                                        final Throwable cause) {
         Stats.count("invalidation failed on a cluster node: the word decides");
         final long polls = Math.max(1, SelccModule.deadHolderWaitNs() / DEAD_HOLDER_POLL_NS);
-        return untilDecided(() -> reread(f), () -> recoveriesOf(target), told, me, target, kind,
+        return untilDecided(() -> reread(f), calledRecovered(heard(), reached), me, target, kind,
             ns -> runtime.timers().after(ns), polls, cause).map(status -> {
                 if (status == Invalidation.GRANTED) {
                     handedOver(f, kind, f.image.getLong(ObjectLayout.PROTOCOL_WORD_OFFSET));
@@ -1069,24 +1085,35 @@ public final class LineCache {
     }
 
     /**
+     * Whether incarnation {@code reached} (the one a failed call went to) is known recovered: its release or recovery
+     * heard in {@code heard}, else the host's record asked (at most once a second; known at a later poll). Never
+     * another incarnation of its node.
+     */
+    static java.util.function.BooleanSupplier calledRecovered(final ReleasesHeard heard, final String reached) {
+        return () -> heard != null && heard.releasedOrAsk(reached);
+    }
+
+    /**
      * The decision of {@link #deadHolder}, apart for tests: {@code read} the word; GRANTED when it gives {@code me}
      * what {@code kind} asked for (the handover landed); NOT_HELD when it no longer names {@code target} holder (its
-     * FAA cannot come any more: only its own FAA or the memory node's step changes its field) or when a recovery of
-     * {@code target}'s node was told before the READ (the step ran: a holder named now is a new incarnation); else
-     * {@code sleep} and READ again, at most {@code polls} times, then fail with {@code cause}. The recoveries are
-     * counted before each READ: a recovery told after it may have followed a FAA that landed after it.
+     * FAA cannot come any more: only its own FAA or the memory node's step changes its field) or when the incarnation
+     * called was known recovered before the READ ({@code recovered}: its step ran, so a holder named now is a new
+     * incarnation); else {@code sleep} and READ again, at most {@code polls} times, then fail with {@code cause}.
+     * {@code recovered} is asked before each READ: a recovery known after it may have followed a FAA that landed after
+     * it.
      */
-    static Future<Integer> untilDecided(final Supplier<Future<Long>> read, final java.util.function.LongSupplier
-                                            recoveries, final long told, final int me, final int target,
-                                        final int kind, final java.util.function.LongFunction<Future<Void>> sleep,
+    static Future<Integer> untilDecided(final Supplier<Future<Long>> read,
+                                        final java.util.function.BooleanSupplier recovered, final int me,
+                                        final int target, final int kind,
+                                        final java.util.function.LongFunction<Future<Void>> sleep,
                                         final long polls, final Throwable cause) {
-        final long before = recoveries.getAsLong();
+        final boolean before = recovered.getAsBoolean();
         return read.get().compose(word -> {
             if (granted(kind, word, me)) {
                 return Future.succeededFuture(Invalidation.GRANTED);
             }
-            if (LatchWord.holder(word) != target || before != told) {
-                Stats.count(before != told ? "failed holder recovered: the word decided"
+            if (LatchWord.holder(word) != target || before) {
+                Stats.count(before ? "failed holder recovered: the word decided"
                     : "failed holder let the line go");
                 return Future.succeededFuture(Invalidation.NOT_HELD);
             }
@@ -1094,26 +1121,9 @@ public final class LineCache {
                 Stats.count("failed holder still named after the wait: gave up");
                 return Future.failedFuture(cause);
             }
-            return sleep.apply(DEAD_HOLDER_POLL_NS).compose(v -> untilDecided(read, recoveries, told, me, target,
-                kind, sleep, polls - 1, cause));
+            return sleep.apply(DEAD_HOLDER_POLL_NS).compose(v -> untilDecided(read, recovered, me, target, kind,
+                sleep, polls - 1, cause));
         });
-    }
-
-    /**
-     * Cluster nodes: how many recoveries of the compute node of {@code participant} this node was told of; -1 on other
-     * hosts (they ask {@link SelccRecovery#cleared}) and in runs that recover nothing.
-     */
-    private long recoveriesOf(final int participant) {
-        if (!recoverable) {
-            return -1;
-        }
-        if (toldRecoveries == null) {
-            toldRecoveries = SelccModule.recoveries(peers.peers());
-            if (toldRecoveries == null) {
-                return -1;
-            }
-        }
-        return toldRecoveries.getOrDefault(peers.where().apply(participant).peer(), 0L);
     }
 
     /**
@@ -1151,7 +1161,7 @@ public final class LineCache {
 
     /**
      * Cluster nodes: what this node heard of the memory nodes' releases of dead incarnations
-     * ({@link SelccModule#releases}), asked for at use as {@link #toldRecoveries}; null on other hosts and in runs that
+     * ({@link SelccModule#releases}), asked for at use; null on other hosts and in runs that
      * recover nothing.
      */
     private ReleasesHeard heard() {
@@ -1471,11 +1481,13 @@ public final class LineCache {
                 batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
                 return batch.post();
             })).compose(v -> unlessRecoveredMeanwhile(f, requester, told, LatchWord.bit(requester))))).transform(done -> {
-                settledOne(pending);
                 if (done.failed()) {
+                    // In doubt (the loop gave up: the FAA may still land): pending for good, so this loop never
+                    // acknowledges the requester's incarnation to the recovery barrier (issue 21 review, finding 5).
                     responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
                     return Future.succeededFuture();
                 }
+                settledOne(pending);
                 f.memo = Memo.S;
                 f.dirty = DirtyBounds.CLEAN;
                 f.headerDirty = false;
@@ -1506,11 +1518,13 @@ public final class LineCache {
                 return batch.post().<Void>mapEmpty();
             })).compose(v -> !modified ? Future.<Void>succeededFuture()
                 : unlessRecoveredMeanwhile(f, requester, told, LatchWord.exclusive(requester))))).transform(done -> {
-                settledOne(pending);
                 if (done.failed()) {
+                    // In doubt (the loop gave up: the FAA may still land): pending for good, so this loop never
+                    // acknowledges the requester's incarnation to the recovery barrier (issue 21 review, finding 5).
                     responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
                     return Future.succeededFuture();
                 }
+                settledOne(pending);
                 f.memo = Memo.I;
                 forgetIfInvalid(f);
                 if (modified) {
@@ -1684,7 +1698,7 @@ public final class LineCache {
      * The decision for a watched handover, apart for tests: take it back once a memory node's release of its
      * requester's incarnation was heard, or, that news missing or forgotten, the host's record says that
      * incarnation's recovery finished ({@link ReleasesHeard#releasedOrAsk}: asked now, known at a later check); give
-     * it up past {@code windowNs}. Decided per incarnation, never by the node's recovery count ({@link #recoveriesOf}):
+     * it up past {@code windowNs}. Decided per incarnation, never by the node's recovery count:
      * a handover to a live restarted incarnation must not be taken back when the news of the old one's recovery comes
      * after it (issue 21, review of selcc11).
      */
@@ -1741,12 +1755,14 @@ public final class LineCache {
             l.f.latchAddress(), l.f.rkey, expected, update))).onComplete(ar -> {
                 if (ar.failed()) {
                     if (!retryTakeBack(l.sinceNs, runtime.timers().nowNs(), SelccModule.deadHolderWaitNs())) {
+                        // Its bit may still be in the word: pending for good, never acknowledged to the barrier
+                        // (the restarted incarnation would find its own number there; issue 21 review, finding 5).
                         Stats.count("late take-back: CAS failed past the window, given up");
                         LATE_DROPPED.incrementAndGet();
-                    } else {
-                        Stats.count("late take-back: CAS failed, tried again");
-                        watch(l); // the CAS only takes out what still names the requester: trying again is safe
+                        return;
                     }
+                    Stats.count("late take-back: CAS failed, tried again");
+                    watch(l); // the CAS only takes out what still names the requester: trying again is safe
                 }
                 settledOne(pending); // after a re-watch: the barrier sees it pending throughout
             });

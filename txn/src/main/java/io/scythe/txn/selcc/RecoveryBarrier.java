@@ -1,7 +1,6 @@
 package io.scythe.txn.selcc;
 
 import io.scythe.rrpc.CnPeers;
-import io.scythe.rrpc.RpcException;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import org.agrona.DirectBuffer;
@@ -25,11 +24,12 @@ import java.util.TreeSet;
  * is written before the owed entry goes), so the survivor takes the question as the news too
  * ({@link ReleasesHeard#recordedRecovered}: a survivor whose release message was lost or late learns it here). The
  * answer is a u32, {@link #ACKNOWLEDGED} or {@link #PENDING}; a pending one is asked again every
- * {@link #ASK_AGAIN_NS} (the call never waits, so no call bound is stretched). A compute node not in the cluster (its
- * call fails {@code DISCONNECTED} twice in a row, one interval apart: unknown, or its member left) is dropped from
- * the wait: it died, and its own recovery clears its bits. Past {@code scythe.selcc.survivorAckWaitMs} with an
- * acknowledgement missing the wait ends in a refusal: the node keeps taking no latch, says so in its log and health,
- * and an operator restarts it (never a silent proceed).
+ * {@link #ASK_AGAIN_NS} (the call never waits, so no call bound is stretched). A compute node whose calls all fail is
+ * dropped from the wait only when the host says it holds nothing any more (never registered, or its current
+ * incarnation recorded recovered: fenced, its bits cleared by its own recovery); a failed call alone, even
+ * {@code DISCONNECTED}, proves neither (a paused survivor resumes). Past {@code scythe.selcc.survivorAckWaitMs} with
+ * an acknowledgement missing the node says so in its log and health (overdue) and keeps asking, taking no latch
+ * until every one came (never a silent proceed).
  */
 final class RecoveryBarrier {
     /** The question's RPC id (beside {@link Invalidation#RPC}). */
@@ -40,7 +40,7 @@ final class RecoveryBarrier {
     static final int PENDING = 1;
     /** How often a pending or failed question is asked again. */
     static final long ASK_AGAIN_NS = 100_000_000L;
-    /** Default of {@code scythe.selcc.survivorAckWaitMs}: how long the barrier waits before it refuses. */
+    /** Default of {@code scythe.selcc.survivorAckWaitMs}: how long the barrier waits before it is flagged overdue. */
     static final long DEFAULT_WAIT_MS = 60_000;
 
     private RecoveryBarrier() {
@@ -105,12 +105,20 @@ final class RecoveryBarrier {
     /**
      * Waits for every loop ({@code loops} each) of every node of {@code survivors} to acknowledge every one of
      * {@code earlier} (identity to id prefix), asking again every {@link #ASK_AGAIN_NS} ({@code sleep}, on no event
-     * loop), dropping a node whose calls fail {@code DISCONNECTED} twice in a row; {@code nowNs} bounds it by
-     * {@code waitNs}. Succeeds with a summary (what was dropped); fails with the refusal's reason.
+     * loop). A node none of whose calls answered in a round is dropped only when {@code gone} (the host) says it holds
+     * nothing any more (never registered, or its current incarnation recorded recovered,
+     * {@code RecoveryRecord#recoveredOrNeverRegistered}); calls that fail, even {@code DISCONNECTED} (its member left,
+     * an event-bus failure), are asked again: a paused survivor resumes, and its take-back CAS would take the new
+     * incarnation's bits (issue 21 review, finding 1). Past {@code waitNs} ({@code nowNs}) with acknowledgements
+     * missing, {@code overdue} is told once (who, health and log) and the wait goes on: a survivor's take-back may be
+     * legitimately pending for its whole window ({@code deadHolderWaitNs}, 120 s), and a refusal would be for good (finding
+     * 4). Succeeds with a summary (what was dropped); never fails.
      */
     static Future<String> await(final List<String> survivors, final int loops, final Map<String, Long> earlier,
-                                final Ask ask, final java.util.function.LongFunction<Future<Void>> sleep,
-                                final java.util.function.LongSupplier nowNs, final long waitNs) {
+                                final Ask ask, final java.util.function.Function<String, Future<Boolean>> gone,
+                                final java.util.function.LongFunction<Future<Void>> sleep,
+                                final java.util.function.LongSupplier nowNs, final long waitNs,
+                                final java.util.function.Consumer<String> overdue) {
         final List<Owed> owed = new ArrayList<>();
         for (final String peer : survivors) {
             for (int loop = 0; loop < loops; loop++) {
@@ -120,63 +128,72 @@ final class RecoveryBarrier {
             }
         }
         final Promise<String> done = Promise.promise();
-        round(owed, new TreeSet<>(), new TreeSet<>(), ask, sleep, nowNs, nowNs.getAsLong() + waitNs, done);
+        new Rounds(owed, ask, gone, sleep, nowNs, nowNs.getAsLong() + waitNs, overdue, done).round();
         return done.future();
     }
 
-    private static void round(final List<Owed> owed, final TreeSet<String> gone, final TreeSet<String> goneOnce,
-                              final Ask ask, final java.util.function.LongFunction<Future<Void>> sleep,
-                              final java.util.function.LongSupplier nowNs, final long deadlineNs,
-                              final Promise<String> done) {
-        owed.removeIf(o -> gone.contains(o.peer));
-        if (owed.isEmpty()) {
-            done.complete(gone.isEmpty() ? "every live survivor acknowledged" : "every live survivor acknowledged; "
-                + gone + " not in the cluster (dropped from the wait)");
-            return;
+    /** The state of one {@link #await}: what is owed, who was dropped, whether it was flagged overdue. */
+    private record Rounds(List<Owed> owed, Ask ask, java.util.function.Function<String, Future<Boolean>> gone,
+                          java.util.function.LongFunction<Future<Void>> sleep, java.util.function.LongSupplier nowNs,
+                          long deadlineNs, java.util.function.Consumer<String> overdue, Promise<String> done,
+                          TreeSet<String> dropped, boolean[] flagged) {
+        Rounds(final List<Owed> owed, final Ask ask, final java.util.function.Function<String, Future<Boolean>> gone,
+               final java.util.function.LongFunction<Future<Void>> sleep, final java.util.function.LongSupplier nowNs,
+               final long deadlineNs, final java.util.function.Consumer<String> overdue, final Promise<String> done) {
+            this(owed, ask, gone, sleep, nowNs, deadlineNs, overdue, done, new TreeSet<>(), new boolean[1]);
         }
-        if (nowNs.getAsLong() - deadlineNs >= 0) {
-            final TreeSet<String> missing = new TreeSet<>();
-            owed.forEach(o -> missing.add(o.peer + " loop " + o.loop + " for " + o.incarnation));
-            done.fail(new IllegalStateException("no acknowledgement from " + missing + " within the wait "
-                + "(scythe.selcc.survivorAckWaitMs): this node takes no SELCC latch (its participant numbers may still "
-                + "be named for its dead incarnation); restart it"));
-            return;
-        }
-        final List<Future<Boolean>> asked = new ArrayList<>();
-        for (final Owed o : owed) {
-            asked.add(ask.ask(o.peer, o.loop, o.incarnation, o.prefix));
-        }
-        Future.join(asked).onComplete(all -> {
-            final TreeSet<String> disconnected = new TreeSet<>();
-            final TreeSet<String> answered = new TreeSet<>();
-            final List<Owed> left = new ArrayList<>();
-            for (int i = 0; i < owed.size(); i++) {
-                final Future<Boolean> f = asked.get(i);
-                final Owed o = owed.get(i);
-                if (f.failed() && f.cause() instanceof RpcException r && r.code() == RpcException.DISCONNECTED) {
-                    disconnected.add(o.peer);
-                } else {
-                    answered.add(o.peer);
-                }
-                if (f.failed() || !f.result()) {
-                    left.add(o);
-                }
-            }
-            disconnected.removeAll(answered); // a node some of whose loops answered is in the cluster
-            for (final String peer : disconnected) {
-                if (!goneOnce.add(peer)) {
-                    gone.add(peer); // twice in a row: not in the cluster
-                }
-            }
-            goneOnce.retainAll(disconnected);
-            owed.clear();
-            owed.addAll(left);
-            if (owed.stream().allMatch(o -> gone.contains(o.peer))) {
-                round(owed, gone, goneOnce, ask, sleep, nowNs, deadlineNs, done);
+
+        void round() {
+            owed.removeIf(o -> dropped.contains(o.peer));
+            if (owed.isEmpty()) {
+                done.complete(dropped.isEmpty() ? "every live survivor acknowledged" : "every live survivor "
+                    + "acknowledged; " + dropped + " never registered or recovered (dropped from the wait)");
                 return;
             }
-            sleep.apply(ASK_AGAIN_NS).onComplete(v -> round(owed, gone, goneOnce, ask, sleep, nowNs, deadlineNs,
-                done));
-        });
+            if (!flagged[0] && nowNs.getAsLong() - deadlineNs >= 0) {
+                flagged[0] = true;
+                final TreeSet<String> missing = new TreeSet<>();
+                owed.forEach(o -> missing.add(o.peer + " loop " + o.loop + " for " + o.incarnation));
+                overdue.accept("no acknowledgement from " + missing + " within scythe.selcc.survivorAckWaitMs: this "
+                    + "node takes no SELCC latch until they answer (still asking; a survivor that never will: restart "
+                    + "it, or this node)");
+            }
+            final List<Future<Boolean>> asked = new ArrayList<>();
+            for (final Owed o : owed) {
+                asked.add(ask.ask(o.peer, o.loop, o.incarnation, o.prefix));
+            }
+            Future.join(asked).onComplete(all -> {
+                final TreeSet<String> silent = new TreeSet<>();
+                final TreeSet<String> answered = new TreeSet<>();
+                final List<Owed> left = new ArrayList<>();
+                for (int i = 0; i < owed.size(); i++) {
+                    final Future<Boolean> f = asked.get(i);
+                    (f.failed() ? silent : answered).add(owed.get(i).peer);
+                    if (f.failed() || !f.result()) {
+                        left.add(owed.get(i));
+                    }
+                }
+                silent.removeAll(answered); // a node some of whose loops answered is there
+                owed.clear();
+                owed.addAll(left);
+                final List<String> unheard = List.copyOf(silent);
+                final List<Future<Boolean>> checked = new ArrayList<>();
+                for (final String peer : unheard) {
+                    checked.add(gone.apply(peer)); // a failed question to the host: not dropped, asked again
+                }
+                Future.join(checked).onComplete(c -> {
+                    for (int i = 0; i < unheard.size(); i++) {
+                        if (checked.get(i).succeeded() && Boolean.TRUE.equals(checked.get(i).result())) {
+                            dropped.add(unheard.get(i));
+                        }
+                    }
+                    if (owed.stream().allMatch(o -> dropped.contains(o.peer))) {
+                        round();
+                        return;
+                    }
+                    sleep.apply(ASK_AGAIN_NS).onComplete(v -> round());
+                });
+            });
+        }
     }
 }

@@ -368,17 +368,23 @@ public final class SelccModule implements ProtocolModule {
         if (!node.awaitsOwnRecovery()) {
             return;
         }
+        final ComputeNodeContext.RecoveryRecord record = node.recoveryRecord();
         awaitOwnRecovery(node, key, node.peers().loops(), RecoveryBarrier.over(node.peers()),
+            peer -> record == null ? io.vertx.core.Future.succeededFuture(false)
+                : record.recoveredOrNeverRegistered(peer),
             TimeUnit.MILLISECONDS.toNanos(RecoveryBarrier.waitMs()));
     }
 
     /**
-     * As above, asking each of {@code loops} loops of every other compute node by {@code ask}, for at most
-     * {@code waitNs}: the barrier's outcome is logged (standard error, with the time) and shown in the node's health
-     * ({@link #barrier}); past the wait the node keeps taking no latch (a refusal, never a silent proceed).
+     * As above, asking each of {@code loops} loops of every other compute node by {@code ask}, dropping one whose calls
+     * fail only once {@code gone} (the host's record) says it holds nothing any more; past {@code waitNs} it is flagged
+     * overdue (standard error with the time, and the node's health, {@link #barrier}) and goes on asking: the node
+     * takes no latch until every live survivor acknowledged (never a silent proceed, never a refusal for good).
      */
     static void awaitOwnRecovery(final ComputeNodeContext node, final Object key, final int loops,
-                                 final RecoveryBarrier.Ask ask, final long waitNs) {
+                                 final RecoveryBarrier.Ask ask,
+                                 final java.util.function.Function<String, io.vertx.core.Future<Boolean>> gone,
+                                 final long waitNs) {
         if (!node.awaitsOwnRecovery()) {
             return;
         }
@@ -395,19 +401,20 @@ public final class SelccModule implements ProtocolModule {
             synchronized (AWAITING) {
                 AWAITING.put(key, "awaiting the survivors' acknowledgements of " + earlier.keySet());
             }
-            RecoveryBarrier.await(survivors, loops, earlier, ask, SelccModule::sleep, System::nanoTime, waitNs)
-                .onComplete(ar -> {
-                    final String outcome;
+            RecoveryBarrier.await(survivors, loops, earlier, ask, gone, SelccModule::sleep, System::nanoTime, waitNs,
+                why -> {
                     synchronized (AWAITING) {
-                        if (ar.succeeded()) {
-                            AWAITING.remove(key);
-                            outcome = "SELCC recovery barrier passed (" + ar.result() + "): latches taken from now on";
-                        } else {
-                            AWAITING.put(key, "refused: " + ar.cause().getMessage());
-                            outcome = "SELCC recovery barrier REFUSED: " + ar.cause().getMessage();
+                        if (AWAITING.containsKey(key)) {
+                            AWAITING.put(key, "overdue: " + why);
                         }
                     }
-                    System.err.println(java.time.Instant.now() + " " + outcome);
+                    System.err.println(java.time.Instant.now() + " SELCC recovery barrier OVERDUE: " + why);
+                }).onComplete(ar -> {
+                    synchronized (AWAITING) {
+                        AWAITING.remove(key);
+                    }
+                    System.err.println(java.time.Instant.now() + " SELCC recovery barrier passed (" + ar.result()
+                        + "): latches taken from now on");
                 });
             return "SELCC: earlier incarnations " + earlier.keySet() + " recovered; latches taken once every live "
                 + "survivor's loop acknowledged them (" + survivors + " x " + loops + " loops)";
@@ -423,7 +430,7 @@ public final class SelccModule implements ProtocolModule {
 
     /**
      * Where the recovery barrier of the compute node known by {@code key} stands: null once passed (or never
-     * awaited), else what it waits for or why it refused (health, tests).
+     * awaited), else what it waits for, and since when it is overdue (health, tests).
      */
     static String barrier(final Object key) {
         synchronized (AWAITING) {
@@ -537,7 +544,7 @@ public final class SelccModule implements ProtocolModule {
 
     /**
      * Restarted compute nodes (by their peers) that take no latch yet: what each waits for (its earlier incarnations'
-     * recovery, then the survivors' acknowledgements, {@link RecoveryBarrier}) or why it refused.
+     * recovery, then the survivors' acknowledgements, {@link RecoveryBarrier}), and whether it is overdue.
      */
     private static final java.util.Map<Object, String> AWAITING = new java.util.WeakHashMap<>();
 
@@ -552,6 +559,21 @@ public final class SelccModule implements ProtocolModule {
     static boolean awaitingOwnRecovery(final io.scythe.txn.TxnRuntime runtime) {
         final io.scythe.txn.PeerLoops loops = runtime.peerLoops();
         return loops != null && awaiting(loops.peers());
+    }
+
+    /**
+     * Null when {@code runtime}'s compute node may take latches, else the abort of an access that would take one
+     * before its recovery barrier passed ({@link #awaitOwnRecovery}): retried by the coordinator after its back-off.
+     * Checked where every latch is taken ({@code LineCache}'s acquisitions, {@code LatchTxn}'s reads and inserts), so
+     * no path (a read, an insert's latch, a B-link node) takes one early (issue 21 review, finding 2).
+     */
+    static <T> io.vertx.core.Future<T> notYet(final io.scythe.txn.TxnRuntime runtime) {
+        if (!awaitingOwnRecovery(runtime)) {
+            return null;
+        }
+        return io.vertx.core.Future.failedFuture(new io.scythe.txn.AbortException(io.scythe.txn.AbortReason.LOCKED,
+            "this restarted compute node takes no SELCC latch yet (its earlier incarnations' participant numbers are "
+            + "its own): " + barrier(runtime.peerLoops().peers())));
     }
 
     @Override

@@ -259,11 +259,12 @@
  * re-READ the line, the word decides) was never taken on cluster nodes, which do not learn what the memory nodes
  * cleared. Now survivors learn what they can: the host tells each cluster node when a dead incarnation stopped being
  * owed ({@code ComputeNodeContext#onPeerRecovered}: every memory node's step ran), and {@link
- * io.scythe.txn.selcc.SelccModule#recoveries} counts that per compute node name. A failed PeerRd/PeerWr to an X holder
+ * io.scythe.txn.selcc.SelccModule#recoveries} counts that per compute node name (since the review of selccbar, for
+ * the log only: decisions are per incarnation, "The recovery barrier" below). A failed PeerRd/PeerWr to an X holder
  * lets the word decide ({@code LineCache#deadHolder}): the line is READ again every 5 ms while the word names the
  * failed holder, GRANTED once it names the requester (case 1) or carries its bit (case 2), "not held" once it names
- * the holder no more (only the holder's own FAA or the step change its field) or once a recovery of the holder's node
- * was told before the READ (a holder named after the step is its new incarnation), given up with the call's error
+ * the holder no more (only the holder's own FAA or the step change its field) or once the incarnation called was known
+ * recovered before the READ (a holder named after the step is its new incarnation), given up with the call's error
  * after {@code scythe.selcc.deadHolderWaitNs} (120 s). The first fix (a0da6ab) READ once: a READ before the dead
  * holder's FAA landed failed the same way. And a survivor that serves an invalidation and sees, once its handover or
  * downgrade landed, that the requester's node was recovered since the message came takes it back by CAS as in the
@@ -348,27 +349,47 @@
  *       late: the question takes those back at once ({@code LineCache#settledFor}); a failed take-back CAS stays
  *       watched and is tried again within the window ({@code deadHolderWaitNs}), so until then the loop answers
  *       {@code PENDING}. The asker asks again every 100 ms (no call waits: no call bound stretched).</li>
- *   <li>A compute node not in the cluster (its calls fail {@code DISCONNECTED} twice in a row: unknown to the
- *       directory, or its member left meanwhile, {@code CnPeers#peerLeft}) is dropped from the wait: it died, its own
- *       recovery clears its bits. A live one that does not acknowledge within {@code scythe.selcc.survivorAckWaitMs}
- *       (60 s) ends the wait in a refusal: the node keeps taking no latch, logs {@code SELCC recovery barrier
- *       REFUSED} with who did not answer, and shows it in its health ({@code module.recoveryBarrier}); an operator
- *       restarts it. Never a silent proceed.</li>
+ *   <li>A compute node whose calls all fail (even {@code DISCONNECTED}: its member left, or an event-bus failure) is
+ *       asked again; it is dropped from the wait only once the host says it holds nothing any more: never registered,
+ *       or its current incarnation recorded recovered ({@code RecoveryRecord#recoveredOrNeverRegistered},
+ *       {@code RecoveryDuty#recoveredOrNeverRegistered}: fenced on every memory node, its own recovery cleared its
+ *       bits). A member that left may be a paused survivor that resumes, and its take-back CAS would then take out
+ *       the new incarnation's bits under the reused number (review of selccbar, finding 1); a host that cannot be
+ *       asked drops nobody. A live one that does not acknowledge within {@code scythe.selcc.survivorAckWaitMs} (60 s)
+ *       flags the barrier overdue: logged ({@code SELCC recovery barrier OVERDUE} with who did not answer) and shown
+ *       in the node's health ({@code module.recoveryBarrier}), and the node keeps asking and taking no latch: a
+ *       survivor's take-back may be legitimately pending for its whole window ({@code deadHolderWaitNs}, 120 s), so
+ *       the wait is not ended for good (finding 4). Never a silent proceed.</li>
  * </ol>
- * No grace is kept: once every live survivor's loops acknowledged, nothing of theirs names the number for the dead
- * incarnation any more (its messages are dropped, its handovers taken back or given up and counted), and the memory
- * nodes' steps ran before the host told the recovery. Decisions on the handover path are per incarnation
- * ({@code LineCache#recoveredSince}: a release or recovery of the sender's exact incarnation, the host's recovery news
- * recorded by incarnation too, {@code PeerRecovered#recovered(incarnation, ...)}), never by a count of its node's
- * recoveries, so the live restarted incarnation is never taken for the dead one when the old one's news comes after
- * its message. Tested in {@code SelccClearedTest} (a survivor's loop acknowledging 600 ms late: the node takes no
- * latch until it does, which a 100 ms grace fails; a node not in the cluster dropped; a survivor that never answers:
- * refused; the survivor's answer), {@code SelccRecoveryBarrierTest} (the question over real CN-to-CN messaging, two
- * nodes on the local fabric) and {@code SelccDeadHolderTest} (a recovery told late decides per incarnation).
+ * The gate is where latches are taken ({@code SelccModule#notYet}): {@code LineCache}'s acquisitions (so the B-link
+ * tree's {@code SelccGcl} too) and {@code LatchTxn}'s reads and inserts, checked before any INSERT (an INSERT's object
+ * must be latched, and its abort buries it under its latch; finding 2). A loop whose handover or downgrade to an
+ * incarnation failed after it was posted (it gave up: the FAA may still land), or whose take-back CAS failed past the
+ * window, keeps that incarnation pending and never acknowledges it (finding 5: the barrier then stays overdue).
+ * No grace is kept: once every live survivor's loops acknowledged, nothing of theirs in flight names the number for
+ * the dead incarnation (its messages are dropped, its handovers in flight taken back), and the memory nodes' steps
+ * ran before the host told the recovery. Two things of theirs may still name it, counted and not covered by the
+ * barrier: a watched handover given up past the window without any news of its requester
+ * ({@code late take-back: watched past the window, given up}, in {@code lateTakeBacksDropped}), and a handover whose
+ * copy reached its requester's slot, which is not watched (see above). Decisions on the handover path are per
+ * incarnation ({@code LineCache#recoveredSince}: a release or recovery of the sender's exact incarnation, the host's
+ * recovery news recorded by incarnation too, {@code PeerRecovered#recovered(incarnation, ...)}), and so is the
+ * dead-holder wait ({@code LineCache#deadHolder}): the requester resolves the incarnation its call reaches
+ * ({@code CnPeers#fabricNodeOf}, the call made to it, {@code CnPeers#callNode}) and waits until that incarnation is
+ * released or recorded recovered ({@code LineCache#calledRecovered}), never for a count of its node's recoveries to
+ * move (finding 3: the old incarnation's late news, or a re-owe's second removal event, moved the count while the live
+ * incarnation's FAA could still land). Tested in {@code SelccClearedTest} (a survivor's loop acknowledging 600 ms
+ * late: the node takes no latch until it does, which a 100 ms grace fails; a survivor whose calls fail DISCONNECTED
+ * kept until the host records it recovered; an overdue survivor asked on until it acknowledges; the survivor's
+ * answer), {@code SelccBarrierGateTest} (inserts and a direct line acquisition take nothing before the barrier),
+ * {@code SelccRecoveryBarrierTest} (the question over real CN-to-CN messaging, two nodes on the local fabric),
+ * {@code SelccSurvivorBarrierTest} (a survivor's line cache with its real wiring: a watched handover taken back by the
+ * question itself, PENDING then ACKNOWLEDGED; a handover in doubt never acknowledged),
+ * {@code SelccDeadHolderTest} (a recovery told late decides per incarnation, on both paths) and
+ * {@code RecoveryDutyTest} (the host's answer; the prefix index written before the record and repaired).
  * Not covered: a survivor that itself died after handing the old incarnation a line (its FAA landing after the old
  * incarnation's step): its own recovery does not take that bit back; survivors that are not configured compute nodes
- * (every peer is one); no process or chaos run of the barrier (the suite's budget). The deadHolder path
- * ({@code LineCache#untilDecided}) still counts recoveries per node: a requester calls the holder's node by name and
- * does not know which incarnation it reached.
+ * (every peer is one); no process or chaos run of the barrier (the suite's budget); a FAA held in flight while the
+ * question comes (the survivor's test takes a watched handover back instead, and fails a FAA after it landed).
  */
 package io.scythe.txn.selcc;

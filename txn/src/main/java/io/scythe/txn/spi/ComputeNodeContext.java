@@ -111,6 +111,16 @@ public interface ComputeNodeContext {
          * its recovery finished, else null.
          */
         io.vertx.core.Future<String> recoveredWithPrefix(long idPrefix);
+
+        /**
+         * Whether compute node {@code node} (a configured name) holds nothing any more: never registered, or its
+         * current incarnation recorded recovered (fenced on every memory node, then recovered). Its member leaving or
+         * its calls failing prove neither: a paused node resumes (issue 21 review: SELCC's recovery barrier drops a
+         * survivor from its wait only on this). A host that cannot tell answers false.
+         */
+        default io.vertx.core.Future<Boolean> recoveredOrNeverRegistered(final String node) {
+            return io.vertx.core.Future.succeededFuture(false);
+        }
     }
 
     /**

@@ -11,12 +11,10 @@ import io.scythe.txn.Txn;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.runtime.LoopTimers;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,15 +42,7 @@ class Sel2plTest {
     }
 
     private <R> R on(final Supplier<Future<R>> body) throws Exception {
-        final Promise<R> done = Promise.promise();
-        node.loop.runOnContext(v -> {
-            try {
-                body.get().onComplete(done);
-            } catch (final RuntimeException e) {
-                done.fail(e);
-            }
-        });
-        return done.future().await(30, TimeUnit.SECONDS);
+        return node.onLoop(body);
     }
 
     private Txn begin(final TxnRuntime runtime) throws Exception {
