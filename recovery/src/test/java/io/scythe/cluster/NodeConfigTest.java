@@ -69,8 +69,10 @@ class NodeConfigTest {
         final JsonArray cns = new JsonArray().add("cn0").add("cn1");
         assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "rcc-calvin:primitive=rpc")
             .put("computeNodes", cns))).isInstanceOf(IllegalArgumentException.class)
-            .hasMessageContaining("(LOOP_PAIRS), and cluster nodes cannot run it yet: a compute node that dies stops "
-                + "every epoch").hasMessageContaining("issue 18");
+            .hasMessageContaining("(LOOP_PAIRS), and cluster nodes cannot run it yet: every node waits for every node's "
+                + "batch of each epoch, so a compute node that dies stops the cluster")
+            .hasMessageContaining("Missing on cluster nodes: (1) the input logs' whereabouts")
+            .hasMessageContaining("issue 18");
         assertThat(NodeConfig.of(valid().put("protocol", "ford-occ")).protocol()).isEqualTo("ford-occ");
     }
 
