@@ -937,6 +937,11 @@ public final class Simulation {
         return out;
     }
 
+    /** The virtual time the run started (its crash and timeline times count from here), for tests. */
+    public long startNs() {
+        return startNs;
+    }
+
     /** Compute node {@code cn}'s peer messaging now: its restarted incarnation's once restarted (else as peersOf). */
     public CnPeers currentPeers(final int cn) {
         for (final Incarnation next : restarts) {

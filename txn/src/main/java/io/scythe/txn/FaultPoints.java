@@ -34,8 +34,11 @@ import java.util.function.Function;
  *       runs, as after SIGKILL), {@code hold} (the transaction never goes on; the process runs on),
  *       {@code delay} for {@code ms} milliseconds, or {@code await}: the transaction goes on once the file
  *       {@code file} exists (a test creates it once what it waits for is observed, so the hold lasts exactly as long
- *       as the test needs however loaded the machine), and fails, logged, if it does not exist within {@code ms}
- *       milliseconds (a generous bound: a test that never released it failed elsewhere).</li>
+ *       as the test needs however loaded the machine; a relative path is resolved against the node's working
+ *       directory), and fails, logged, if it does not exist within {@code ms} milliseconds (a generous bound: a
+ *       test that never released it failed elsewhere). An await failing at {@code afterExecute} or
+ *       {@code beforeRedo} aborts the attempt cleanly; at {@code afterRedo} the record is durable, so the attempt
+ *       ends in doubt and recovery rolls it forward.</li>
  * </ul>
  * Each fault fires once. The hooks in the protocol code are single calls that cost a volatile read when nothing is
  * armed.
@@ -65,6 +68,9 @@ public final class FaultPoints {
     public enum Action {
         HALT, HOLD, DELAY, AWAIT
     }
+
+    /** The longest {@code delay} or {@code await} bound (one day): longer ones are refused, never overflowed. */
+    static final long MAX_MS = 86_400_000L;
 
     /** How often an {@code await} fault looks for its file. */
     static final long AWAIT_POLL_MS = 50;
@@ -111,9 +117,9 @@ public final class FaultPoints {
                 }
                 final long ms = json.getLong("ms", 0L);
                 final boolean timed = action == Action.DELAY || action == Action.AWAIT;
-                if (timed ? ms <= 0 : json.containsKey("ms")) {
-                    throw new IllegalArgumentException("fault " + json.encode() + ": ms (positive) goes with, and "
-                        + "only with, action delay or await");
+                if (timed ? ms <= 0 || ms > MAX_MS : json.containsKey("ms")) {
+                    throw new IllegalArgumentException("fault " + json.encode() + ": ms (1 to " + MAX_MS + ") goes "
+                        + "with, and only with, action delay or await");
                 }
                 final String file = json.getString("file");
                 if (action == Action.AWAIT ? file == null || file.isBlank() : json.containsKey("file")) {

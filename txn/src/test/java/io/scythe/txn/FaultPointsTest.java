@@ -52,13 +52,16 @@ class FaultPointsTest {
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "await").put("ms", 10)))
             .hasMessageContaining("file (a path) goes with, and only with, action await");
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "await").put("file", "/x")))
-            .hasMessageContaining("ms (positive)");
+            .hasMessageContaining("ms (1 to 86400000)");
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "hold").put("file", "/x")))
             .hasMessageContaining("file (a path) goes with, and only with, action await");
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "delay")))
-            .hasMessageContaining("ms (positive)");
+            .hasMessageContaining("ms (1 to 86400000)");
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "hold").put("ms", 10)))
-            .hasMessageContaining("ms (positive)");
+            .hasMessageContaining("ms (1 to 86400000)");
+        assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "await").put("file", "/x")
+            .put("ms", Long.MAX_VALUE / 1000))).as("a bound whose nanoseconds overflow").hasMessageContaining(
+            "ms (1 to 86400000)");
         assertThatThrownBy(() -> FaultPoints.Fault.of(fault("beforeRedo", "hold").put("procedure", "")))
             .hasMessageContaining("procedure must be set");
         assertThatThrownBy(() -> FaultPoints.Fault.list(new JsonArray().add("halt")))

@@ -311,7 +311,10 @@ public final class RedoLog {
                 return Future.failedFuture(new RecordInDoubtException(appended, e, List.of()));
             }
         }
-        return FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId).map(appended);
+        // A fault failing here (an await past its bound) fails a durable record: in doubt, never an abort.
+        return FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId).transform(ar -> ar.succeeded()
+            ? Future.succeededFuture(appended)
+            : Future.failedFuture(new RecordInDoubtException(appended, ar.cause(), List.of())));
     }
 
     /**

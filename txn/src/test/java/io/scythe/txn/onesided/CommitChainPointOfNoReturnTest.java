@@ -13,8 +13,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The commit chain ({@code OneSidedTxn#commitChain}, its {@code Committing} object) ends the point-of-no-return count
  * its write-back started ({@code pointOfNoReturn}, counted in {@code Catalog#decided}) once the commit's outcome is
- * known, as {@code finishCommit} does: committed, or failed past it. Before, no protocol using the gate went through
- * the chain, and the chain never ended the count: a node would never report itself drained of that epoch.
+ * known, as {@code finishCommit} does: committed, or failed past it. Before, the chain never ended the count, and a
+ * node would never have reported itself drained of that epoch; RCC's locking protocols now commit through the chain
+ * ({@code commitChainLogged}: {@code RccLockingTest} covers their success path), this test also the failure path.
  */
 class CommitChainPointOfNoReturnTest {
     private OneMemoryNode node;
