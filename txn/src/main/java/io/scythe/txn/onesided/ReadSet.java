@@ -151,9 +151,14 @@ public final class ReadSet {
         final Promise<Access> checked = Promise.promise();
         Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), a.image, 0, bytes,
             (v, failure) -> {
-                Throwable bad = failure != null ? failure : checkImage(a);
-                if (bad == null && refusal != null) {
-                    bad = refusal.apply(a);
+                Throwable bad;
+                try { // a throw here would be swallowed by the verb's callback and leave the read pending for good
+                    bad = failure != null ? failure : checkImage(a);
+                    if (bad == null && refusal != null) {
+                        bad = refusal.apply(a);
+                    }
+                } catch (final RuntimeException e) {
+                    bad = e;
                 }
                 if (bad == null) {
                     checked.complete(a);

@@ -7,8 +7,12 @@
  * k backups per partition: where each written object is on its backups, and their write-back before the primaries'),
  * {@link io.scythe.txn.onesided.HistoryStep},
  * {@link io.scythe.txn.onesided.StageClock} and {@link io.scythe.txn.onesided.Reposts}.
- * {@link io.scythe.txn.onesided.OneSidedTxn} is the attempt built from them that Scythe, FORD, FaRM and UNSAFE extend;
- * nothing here knows a lock word: a protocol's lock comes in as its {@link io.scythe.txn.spi.LockKind}. Replication
+ * {@link io.scythe.txn.onesided.OneSidedTxn} is the attempt built from them that Scythe, FORD, FaRM, Motor, UNSAFE,
+ * RCC's protocols, Lotus and SELCC extend. A commit's stages run through one step object per attempt
+ * ({@code OneSidedTxn.Committing}, no Future composed per stage), entered as {@code commitChain} (lock, validate, write
+ * back), {@code commitChainAt} (the timestamp first, then the locks), {@code commitChainLockedFirst} (the timestamp
+ * once every lock is held: FaRM, Motor) or {@code commitChainLogged} (a log stage before the write-back: RCC's
+ * locking protocols, whose point-of-no-return count the chain ends). Nothing here knows a lock word: a protocol's lock comes in as its {@link io.scythe.txn.spi.LockKind}. Replication
  * and one-sided index lookups ({@code TxnRuntime#lookupMode}) are options of the runtime and the catalog, so every
  * protocol built from these parts has them.
  */
