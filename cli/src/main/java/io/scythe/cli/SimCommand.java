@@ -445,9 +445,10 @@ public final class SimCommand implements Callable<Integer> {
         + "symmetric servers): CN i and MN i share server i's clocks and reach each other on a local path (~100 ns a "
         + "request and reply) instead of the network; needs --cns = --mns. TPC-C then homes its warehouses (each one's "
         + "districts, customers, orders and stock) in blocks: warehouse w on server (w - 1) x --mns / --warehouses. "
-        + "Its memory node's RPCs are served by one modelled core that stands for the server's --loops cores (an RPC "
-        + "costs --mn-rpc-ns / --loops); the coordinators' loops are not charged for that work, so a server has more "
-        + "CPU than its --loops cores (an approximation). Default: split CNs and MNs.")
+        + "Its memory node's RPCs are served by one queue per loop of the server, each on a modelled core of its own "
+        + "(an RPC costs --mn-rpc-ns; coordinator loop j's requests go to queue j mod --loops); the coordinators' "
+        + "loops are not charged for that work, so a server has more CPU than its --loops cores (an approximation). "
+        + "Default: split CNs and MNs.")
     boolean colocate;
 
     @Option(names = "--redo-log", description = "Commits write redo records before their write-back, to log regions "

@@ -129,6 +129,32 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         return this;
     }
 
+    /**
+     * Cores of their own for groups of rings (a model's: the simulator's co-located servers, whose threads each poll
+     * their own queue): a ring is drained only when its queue's core is free, and its requests then keep that core
+     * busy. Without it ({@code null}, the default) the polling loop serves every ring as one core.
+     */
+    public interface RingQueues {
+        /** The queue of the ring that {@code client}'s loop {@code loop} opened. */
+        int queueOf(String client, int loop);
+
+        /** When {@code queue}'s core is next free (at or before {@code nowNs}: now). */
+        long freeAtNs(int queue, long nowNs);
+
+        /** {@code queue}'s core took {@code requests} requests at {@code nowNs}. */
+        void served(int queue, long nowNs, long requests);
+    }
+
+    private RingQueues ringQueues;
+    /** The earliest time a skipped ring's busy queue frees ({@link #wakeAtNs}); NO_EVENT when none waits. */
+    private long queueWakeNs = io.scythe.fabric.CompletionQueue.NO_EVENT;
+
+    /** Gives groups of rings cores of their own ({@link RingQueues}); call before {@link #start()}. */
+    public RpcServer ringQueues(final RingQueues queues) {
+        this.ringQueues = queues;
+        return this;
+    }
+
     private long fencedBuckets;
     /** Whether {@link #pause} stopped the polling. */
     private boolean paused;
@@ -224,6 +250,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
                 return;
             }
             ring = new ServerRing(client, rings.size());
+            ring.queue = ringQueues == null ? 0 : ringQueues.queueOf(client, loop);
             rings.add(ring);
             ringsByClient.put(key, ring);
         }
@@ -265,10 +292,11 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     public int poll(final long nowNs) {
         lastPollNs = nowNs;
         int work = 0;
+        queueWakeNs = io.scythe.fabric.CompletionQueue.NO_EVENT;
         for (int r = 0; r < rings.size(); r++) {
             final ServerRing ring = rings.get(r);
             if (ring.open) {
-                work += drain(ring);
+                work += ringQueues == null ? drain(ring) : drainQueued(ring, nowNs);
             }
         }
         if (work > 0) {
@@ -296,11 +324,35 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         return !dirty.isEmpty() || (spin && !rings.isEmpty() && !idle());
     }
 
-    /** A spinning server polls only every {@link RrpcOptions#idlePollNs()} once that long passed without a request. */
+    /**
+     * A spinning server polls only every {@link RrpcOptions#idlePollNs()} once that long passed without a request;
+     * with {@link RingQueues}, also when a queue whose ring has requests waiting frees.
+     */
     @Override
     public long wakeAtNs() {
-        return spin && !rings.isEmpty() && idle() ? lastPollNs + options.idlePollNs()
+        final long idleWake = spin && !rings.isEmpty() && idle() ? lastPollNs + options.idlePollNs()
             : io.scythe.fabric.CompletionQueue.NO_EVENT;
+        return Math.min(idleWake, queueWakeNs);
+    }
+
+    /** Drains {@code ring} if its queue's core is free, charging that core; else notes when to come back. */
+    private int drainQueued(final ServerRing ring, final long nowNs) {
+        final long freeAt = ringQueues.freeAtNs(ring.queue, nowNs);
+        if (freeAt - nowNs > 0) {
+            final int position = (int) (ring.receiveSeq % options.ringBuckets());
+            final long lap = ring.receiveSeq / options.ringBuckets();
+            if (Bucket.ready(inboxMemory, ring.inboxOffset + position * options.bucketBytes(), options.bucketBytes(),
+                lap) != -1 || ring.replyBacklog.size() > 0) {
+                queueWakeNs = Math.min(queueWakeNs, freeAt);
+            }
+            return 0;
+        }
+        final long before = requests;
+        final int taken = drain(ring);
+        if (requests != before) {
+            ringQueues.served(ring.queue, nowNs, requests - before);
+        }
+        return taken;
     }
 
     private boolean idle() {
@@ -541,6 +593,8 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         final List<PreWrite> preWrites = new ArrayList<>();
         final ArrayDeque<Pending> replyBacklog = new ArrayDeque<>();
         QueuePair qp;
+        /** Its {@link RingQueues} queue (0 without). */
+        int queue;
         boolean open;
         boolean dirty;
         long receiveSeq;

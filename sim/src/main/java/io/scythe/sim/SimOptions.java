@@ -505,9 +505,11 @@ public final class SimOptions {
     /**
      * Whether each server is both a compute node and a memory node, as Aurogon's symmetric servers (FAST'22 §3):
      * compute node i and memory node i share server i's clocks, and requests between them take a local path
-     * ({@code FabricOptions#colocate}) instead of the network; memory node i's RPCs are served by one modelled core
-     * standing for the server's loops, at {@code mnRequestNs / loopsPerComputeNode} a request ({@code Simulation#mnCpu});
-     * the coordinators' loops are not charged for that work (an approximation: in the paper the threads share cores).
+     * ({@code FabricOptions#colocate}) instead of the network; memory node i's RPCs are served by one participant
+     * queue per loop of the server, each with a modelled core of its own at {@code mnRequestNs} a request, a ring
+     * opened by a coordinator's loop j belonging to queue j mod loops ({@code QueueCores}: the paper's threads each
+     * poll their own queue, so uneven queues reorder requests); the coordinators' loops are not charged for that work
+     * (an approximation: in the paper the threads share cores).
      */
     public boolean colocate() {
         return colocate;

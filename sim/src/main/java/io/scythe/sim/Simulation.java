@@ -63,6 +63,8 @@ public final class Simulation {
     private final SplittableRandom verbFaultRandom;
     private final List<LogDb> memoryNodes = new ArrayList<>();
     private final List<SimLoop> mnLoops = new ArrayList<>();
+    /** The participant queues of each co-located server's memory node, by memory node (none otherwise). */
+    private final List<QueueCores> queueCores = new ArrayList<>();
     /** Objects the memory nodes reclaimed ({@link SimOptions#reclaimEveryNs}). */
     private long reclaimed;
     /** Each memory node's record of who holds which Takeout ticket (with verb faults only), by memory node. */
@@ -354,22 +356,22 @@ public final class Simulation {
     }
 
     /**
-     * A memory node's core. Co-located ({@code --colocate}), the node is a symmetric server's participant, whose
-     * requests the server's threads serve as they poll (Aurogon §3, §4.1: each thread is coordinator and participant),
-     * not one dedicated core: a request then costs {@code mnRequestNs / loopsPerComputeNode}, the capacity of the
-     * server's loops (one modelled core stands for them; their coordinators are not charged for it).
+     * A memory node's core: its polls, and (unless co-located) each request it serves at {@code mnRequestNs}.
+     * Co-located ({@code --colocate}), the node is a symmetric server's participant, whose requests the server's
+     * threads serve as they poll (Aurogon §3, §4.1: each thread is coordinator and participant), each thread its own
+     * queue ({@link QueueCores}, charged there, not here); their coordinators are not charged for that work.
      */
     private SimLoop.Cpu mnCpu() {
-        final long requestNs = options.colocate()
-            ? Math.round((double) options.mnRequestNs() / options.loopsPerComputeNode()) : options.mnRequestNs();
         return (loop, poll, work, requests) -> {
-            long ns = poll ? options.mnPollNs() : options.cnWorkNs();
-            long perRequest = requestNs;
-            if (options.faults().mnSlowAt(clock.nanoTime() - startNs)) {
-                perRequest = Math.round(perRequest * options.faults().mnSlowFactor());
-            }
-            return ns + requests * perRequest;
+            final long ns = poll ? options.mnPollNs() : options.cnWorkNs();
+            return ns + requests * mnRequestNsAt(clock.nanoTime(), options.mnRequestNs());
         };
+    }
+
+    /** A request's cost {@code requestNs} at virtual time {@code nowNs}, a slowed memory node's factor applied. */
+    private long mnRequestNsAt(final long nowNs, final long requestNs) {
+        return options.faults().mnSlowAt(nowNs - startNs)
+            ? Math.round(requestNs * options.faults().mnSlowFactor()) : requestNs;
     }
 
     private Bridge bridgeOn(final SimLoop loop) {
@@ -448,9 +450,17 @@ public final class Simulation {
                     });
                     ticketLedgers.add(services.service(TicketLedger.class));
                 }
+                if (options.colocate()) {
+                    // One participant queue and core per loop of the server, each request at mnRequestNs there.
+                    final QueueCores cores = new QueueCores(options.loopsPerComputeNode(),
+                        nowNs -> mnRequestNsAt(nowNs, options.mnRequestNs()));
+                    server.ringQueues(cores);
+                    queueCores.add(cores);
+                } else {
+                    loop.requestCounter(server::requests);
+                }
                 started.add(server.start());
                 servers.add(server);
-                loop.requestCounter(server::requests);
             }
             // Backup copies of every partition (replication): tables of their own on the memory nodes the placement
             // names, served by the same LogDB services.
@@ -1678,6 +1688,11 @@ public final class Simulation {
             if (loop.name().startsWith("mn")) {
                 mnCpu = Math.max(mnCpu, loop.cpuNs());
             }
+        }
+        for (int p = 0; p < queueCores.size(); p++) {
+            // co-located: the polls plus the participant queues' work, per core of the server's loops
+            final QueueCores cores = queueCores.get(p);
+            mnCpu = Math.max(mnCpu, mnLoops.get(p).cpuNs() + cores.busyNs() / cores.queues());
         }
         sim.put("busiest_mn_cpu_utilization", RunResult.round((double) mnCpu / Math.max(1, clock.nanoTime() - startNs),
             3));

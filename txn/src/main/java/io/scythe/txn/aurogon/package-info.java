@@ -70,7 +70,9 @@
  * server (shared clocks, a ~100 ns local path for a request and its reply) and homes TPC-C's warehouses on the
  * servers. {@code dst-to-eager} is DST-TO sending each write's install at the write (Algorithm 1 lines 14-15) where
  * {@code dst-to} installs at commit; the workloads write after all their reads, so both measure the same there.
- * Co-located, the server's loops serve its participant (one modelled core at {@code --mn-rpc-ns / --loops} a request).
+ * Co-located, each of the server's loops serves its participant's requests from a queue of its own (coordinator loop
+ * j's in queue j mod loops, on a modelled core of its own at {@code --mn-rpc-ns} a request; one core at
+ * {@code --mn-rpc-ns / --loops} before issue 20's auroqueue).
  *
  * <p><b>Adaptive deferral</b> (§4.2; {@link io.scythe.txn.aurogon.Participant.Deferral}): a record is hot at 32
  * requests in the last 10 ms (an 8-byte counter of this and the previous 10 ms window, the previous one scaled by
@@ -114,13 +116,25 @@
  * transactions in flight, not a larger clock error, is what moves our 2LClock step toward its +87 % (+10.9 % at the
  * most we ran; whether it gets there is not measured). (2) Deferral has little to
  * save: under 2LClock our refused writes are 0.5-2 us late (largest 5-22 us), the paper's about 20 us ("20 us cuts
- * 50 % of write failures", 24.1 us to reach DST's abort rate). Our servers serve a participant's requests in one
- * queue (a modelled core for the server's loops), the paper's threads each poll their own queues, whose uneven
- * lengths are its "network queuing" skew (§4.2); uniform doorbell jitter is no stand-in ({@code --jitter 20us} at
+ * 50 % of write failures", 24.1 us to reach DST's abort rate). Our servers then served a participant's requests in
+ * one queue (a modelled core for the server's loops), the paper's threads each poll their own queues, whose uneven
+ * lengths are its "network queuing" skew (§4.2; modelled since, below); uniform doorbell jitter is no stand-in ({@code --jitter 20us} at
  * L 20: p50 300 us for every variant, 2LClock's refused writes still 2.7 us late). The rule also overshoots at high
  * concurrency (C 64: mean deferral 47 us, largest 118, for writes 1.6 us late; capped at 24 us: 749k vs 729k, same
- * aborts), a small effect left as it is. Not fixed: per-thread participant queues in {@code --colocate} are the model
- * change the gap points to.
+ * aborts), a small effect left as it is. The numbers above were measured with one participant queue a server.
+ * <b>Per-loop participant queues</b> (issue 20, auroqueue): {@code --colocate} now gives each loop of a server a
+ * participant queue and core of its own at {@code --mn-rpc-ns} a request, coordinator loop j's rings in queue j mod
+ * loops (the simulator's {@code QueueCores}; the thread-to-thread QP mesh of FaSST/DrTM+H-style systems, the paper
+ * naming only "network queuing" as the skew's cause, §4.2). Side by side (main, then this model; seed 1, the table's
+ * command): L 20, C 20, 1 ms: dst-to 195k 93.9 % -> 220k 93.3 %; pre 913k 27.5 % -> 901k 29.3 %; 2l 967k (+5.9 %)
+ * 18.1 % -> 932k (+3.4 %) 16.0 %; aurogon 937k (-3.1 %) 8.5 % -> 948k (+1.7 %) 8.5 %; 2LClock's refused writes
+ * 0.52 us late (largest 5.6) -> 0.54 (7.4), aurogon's 0.40 -> 0.46 us. L 4, C 64, warm-up 500 us: dst-to 82k
+ * 99.5 % -> 83k 99.6 %; pre 645k 52.2 % -> 677k 51.3 %; 2l 715k (+10.9 %) 48.0 % -> 701k (+3.5 %) 49.8 %; aurogon
+ * 729k (+2.0 %) 28.5 % -> 756k (+7.8 %) 28.3 % (deferral 47 us mean, largest 122); 2LClock's refused writes 2.0 us
+ * late (largest 19) -> 3.1 (72). Paper: +87 %, +70 %, DST-TO 76 %, Aurogon 16 %. The skew barely moved: at 300 ns a
+ * request a queue is ~3 % busy (L 20: about 100k requests/s each), so queues are seldom uneven; per-loop queues are not
+ * the ~20 us stragglers' cause in this model. Left to try: a participant queue polled by its loop between that
+ * loop's own coordinator work (the paper's threads share their cores; our coordinators are not charged for it).
  * {@code scythe sim} reports the deferral's statistics with each Aurogon run ({@code sim.protocol_stats},
  * {@link io.scythe.txn.aurogon.AurogonModule#runStats}); at the paper's servers (L 20, C 20, 1 ms, seed 1): 2l 9,928
  * reads, none deferred, 3,164 parked, write failures 5.0 %; aurogon 20.3 % of 8,976 reads deferred, 4.7 us on
