@@ -135,6 +135,9 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--dir", description = "Where node configs and logs go (default: ./chaos-NAME).")
     Path dir;
 
+    /** Where the nodes' logs are (the recovery fallback reads them). */
+    private Path logsDir;
+
     @picocli.CommandLine.Mixin
     LeaseOptions leaseOptions = new LeaseOptions();
 
@@ -220,6 +223,7 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         final String name = "chaos-" + ProcessHandle.current().pid();
         final Path where = dir != null ? dir : Path.of(name);
+        logsDir = where;
         final byte[] secret = new byte[24];
         new SecureRandom().nextBytes(secret);
         if (tso < 1) {
@@ -1067,7 +1071,8 @@ public final class ChaosCommand implements Callable<Integer> {
     /**
      * Restarts compute node {@code cn}, once more when the first start fails (several JVMs joining a starved machine
      * at once: one may time out joining, as a chaos run at load 30 saw), noted in {@code fault}: an odd interleaving
-     * to go on through, not the end of the run.
+     * to go on through, not the end of the run. A first start still running past its timeout is SIGKILLed first
+     * (stop 43's soak: the retry found it alive and failed "still running").
      */
     private void restartPatiently(final String cn, final JsonObject fault) throws Exception {
         try {
@@ -1077,6 +1082,14 @@ public final class ChaosCommand implements Callable<Integer> {
             System.out.println("chaos: " + cn + ": restart failed (" + first + "); once more");
             fault.put("note", (fault.containsKey("note") ? fault.getString("note") + "; " : "")
                 + "first restart failed: " + first);
+            final Process slow = cluster.node(cn).process();
+            if (slow != null && slow.isAlive()) { // not ready in time but running: the retry starts a fresh one
+                slow.destroyForcibly();
+                if (!slow.waitFor(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("node " + cn + " (pid " + slow.pid() + ") did not end after "
+                        + "SIGKILL within 30 s");
+                }
+            }
             cluster.restart(cn, 180_000);
         }
     }
@@ -1118,6 +1131,35 @@ public final class ChaosCommand implements Callable<Integer> {
         while (System.nanoTime() < deadline && !observed(fault, victim, fabricNode, t0)) {
             Thread.sleep(10);
         }
+        if (!fault.containsKey("recoveredMs")) {
+            recoveredInLogs(fault, fabricNode, t0);
+        }
+    }
+
+    /**
+     * The fallback when no serving CN's health listed the recovery: the recoverer may have been faulted itself (or
+     * restarted) before it was polled, and its new incarnation's health lists nothing (soak of stop 43: cn3 recovered
+     * cn2.e1 2 s after the fault and was killed before the next look, so the run reported it "not recovered"). Every
+     * recovery a node finishes is in its log ({@code RecoveryDuty}: "recovery of {json}"); its line's time says when.
+     */
+    private void recoveredInLogs(final JsonObject fault, final String fabricNode, final long t0) {
+        if (logsDir == null) {
+            return;
+        }
+        final long t0WallMs = System.currentTimeMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        for (int c = 0; c < cns && !fault.containsKey("recoveredMs"); c++) {
+            final Path log = logsDir.resolve("node-cn" + c + ".log");
+            try (java.util.stream.Stream<String> lines = java.nio.file.Files.lines(log,
+                java.nio.charset.StandardCharsets.UTF_8)) {
+                final JsonObject found = recoveryInLog(lines, fabricNode, t0WallMs);
+                if (found != null) {
+                    fault.put("recoveredMs", found.getLong("recoveredMs")).put("recoveredBy", "cn" + c + " (its log)")
+                        .put("recovery", found.getJsonObject("recovery"));
+                }
+            } catch (final java.io.IOException | RuntimeException unreadable) { // no log, or a torn last line
+                // the check below then reports it not recovered
+            }
+        }
     }
 
     /** One look: notes detection (fenced on mn0), then recovery (a CN's report); true once both are noted. */
@@ -1142,6 +1184,25 @@ public final class ChaosCommand implements Callable<Integer> {
             }
         }
         return fault.containsKey("recoveredMs");
+    }
+
+    /**
+     * The first successful recovery of {@code fabricNode} a node's log lines report ("TIME scythe node cnX: recovery
+     * of {json}"), with {@code recoveredMs} counted from {@code t0WallMs}; null if none (a torn line is skipped).
+     */
+    static JsonObject recoveryInLog(final java.util.stream.Stream<String> lines, final String fabricNode,
+        final long t0WallMs) {
+        final String marker = "recovery of {\"cn\":\"" + fabricNode + "\"";
+        return lines.filter(l -> l.contains(marker)).map(l -> {
+            try {
+                final JsonObject rec = new JsonObject(l.substring(l.indexOf('{', l.indexOf("recovery of "))));
+                final long atMs = java.time.Instant.parse(l.substring(0, l.indexOf(' '))).toEpochMilli();
+                return rec.getBoolean("ok", false) ? new JsonObject().put("recoveredMs", Math.max(0, atMs - t0WallMs))
+                    .put("recovery", rec) : null;
+            } catch (final RuntimeException torn) {
+                return null;
+            }
+        }).filter(java.util.Objects::nonNull).findFirst().orElse(null);
     }
 
     /** Throughput back: the first window after the fault at 80 % of the baseline or more. */
@@ -1322,6 +1383,9 @@ public final class ChaosCommand implements Callable<Integer> {
                 failures.add(f.getString("cn") + " (" + f.getString("fault") + "): " + f.getString("error"));
             } else if (!f.getBoolean("tso", false) && !f.getBoolean("mn", false) && !f.containsKey("recoveredMs")) {
                 failures.add(f.getString("cn") + " (" + f.getString("fault") + ") was not recovered within 60 s");
+            } else if (f.getLong("recoveredMs", 0L) > 60_000) { // found in a log, later than the bound
+                failures.add(f.getString("cn") + " (" + f.getString("fault") + ") was recovered only after "
+                    + f.getLong("recoveredMs") + " ms");
             }
         }
         System.out.printf("chaos: %d faults in %s; client: %d committed, %d aborted, %d outcome unknown%n",
