@@ -256,7 +256,8 @@ public final class AurogonModule implements ProtocolModule {
                 new byte[AurogonRpc.HEADER_BYTES]);
             request.putInt(AurogonRpc.TABLE_OFFSET, partition.descriptor().schema().id());
             request.putLong(AurogonRpc.KEY_OFFSET, key);
-            return Removals.call(runtime, partition.node(), AurogonRpc.PENDING, request).compose(reply -> {
+            return io.scythe.txn.onesided.Reposts.untilAccepted(runtime.timers(), () -> Removals.call(runtime,
+                partition.node(), AurogonRpc.PENDING, request)).compose(reply -> {
                 final int status = reply.payload().getInt(0);
                 return status == Participant.OK || status == AurogonRpc.PENDING_HELD
                     ? Future.succeededFuture(status == AurogonRpc.PENDING_HELD)
@@ -283,7 +284,9 @@ public final class AurogonModule implements ProtocolModule {
             if (bytes > 0) {
                 request.putBytes(AurogonRpc.HEADER_BYTES, value, 0, bytes);
             }
-            return Removals.call(runtime, copy.node(), AurogonRpc.COPY, request).compose(reply ->
+            // Reposted while refused for now (RRPC back-pressure), as a REPLICATE is (review, finding 7).
+            return io.scythe.txn.onesided.Reposts.untilAccepted(runtime.timers(), () -> Removals.call(runtime,
+                copy.node(), AurogonRpc.COPY, request)).compose(reply ->
                 reply.payload().getInt(0) == Participant.OK ? Future.succeededFuture()
                     : Future.failedFuture(new IllegalStateException("Aurogon COPY of key " + key + " onto "
                     + copy.node() + " answered " + reply.payload().getInt(0))));

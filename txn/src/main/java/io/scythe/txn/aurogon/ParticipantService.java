@@ -255,6 +255,15 @@ public final class ParticipantService {
                 + "primary now, not a rejoining copy");
             return;
         }
+        // Checked before anything changes (issue 20/23 review, finding 8): applyToBackup drops the key's delete
+        // entry before its write-through, which would then refuse the length, leaving the key revivable below it.
+        final io.scythe.storage.Table target = db.table(tableId);
+        if (valueLength != AurogonRpc.DELETE && target != null && !target.lengthOk(valueLength)) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon COPY of a value of " + valueLength + " bytes to table "
+                + tableId + ", whose values take " + (target.schema().fixedSize() ? "exactly " : "at most ")
+                + target.schema().maxValueBytes());
+            return;
+        }
         byte[] value = null;
         if (valueLength != AurogonRpc.DELETE) {
             value = new byte[valueLength];

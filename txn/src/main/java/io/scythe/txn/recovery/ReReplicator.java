@@ -47,7 +47,10 @@ import java.util.List;
  * ({@link io.scythe.txn.spi.ReplicaWrite}): a COPY request the new copy applies by the APPLY rule on its own loop
  * (never over a newer version), so the copy and the APPLYs of the rejoin epoch's commits commute. R2 still copies
  * again a key whose primary committed a newer version meanwhile (its APPLY may come later, or be held until a
- * recovery). No rts is copied: a backup keeps none, a promotion floors every version's.
+ * recovery). No rts is copied: a backup keeps none, a promotion floors every version's. A version pending in the
+ * primary's participant does not show in the object, and its commit (by a recovery, or a coordinator of an older
+ * configuration) never writes the new copy: R1 asks the module ({@link io.scythe.txn.spi.ReplicaWrite#unsettled},
+ * Aurogon's PENDING) and treats one as a lock.
  *
  * <p>Keys come from the primary's memory node ({@link LogDbRpc#KEYS}, paged). A key inserted after the rejoin epoch
  * is written to the new copy by its commit (as an insert: its full image); a key the primary freed (an abandoned

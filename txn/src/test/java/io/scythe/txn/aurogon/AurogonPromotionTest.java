@@ -255,6 +255,15 @@ class AurogonPromotionTest {
             CoordinatorRecovery.fill(torn, table, 8, KEY_B, t60);
             assertThat(call(node, AurogonRpc.COPY, torn)).as("a length word the bytes do not match").isEqualTo(-1);
             assertThat(object(node, copy, KEY_B)).as("changed nothing").containsExactly(t40, 5);
+            // A value the table cannot hold (4 bytes, its values 8) changes nothing either (review, finding 8): key
+            // 20, absent here, deleted at 50; before, the bad COPY dropped that delete, so a COPY at 45 revived it.
+            final long t45 = AurogonTimestamp.pack(base + 45, 1, 0);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, 20, t50, null))).isEqualTo(Participant.OK);
+            final UnsafeBuffer shorter = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + 4]);
+            CoordinatorRecovery.fill(shorter, table, 4, 20, t60);
+            assertThat(call(node, AurogonRpc.COPY, shorter)).as("a length the table refuses").isEqualTo(-1);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, 20, t45, 6L))).isEqualTo(Participant.OK);
+            assertThat(onLoop(node, () -> copy.lookup(20))).as("still deleted: nothing revived below 50").isZero();
         }
     }
 
