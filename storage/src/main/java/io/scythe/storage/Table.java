@@ -676,7 +676,8 @@ public final class Table {
         return at;
     }
 
-    private boolean lengthOk(final int length) {
+    /** Whether a value of {@code length} bytes fits this table's schema (exactly its size when fixed). */
+    public boolean lengthOk(final int length) {
         return schema.fixedSize() ? length == schema.maxValueBytes() : length >= 0 && length <= schema.maxValueBytes();
     }
 

@@ -117,12 +117,22 @@ public final class OneMemoryNode implements AutoCloseable {
 
     /** Runs {@code body} on the loop with a fresh runtime and waits for its result. */
     public <R> R on(final Function<TxnRuntime, Future<R>> body) throws Exception {
-        return on(null, body);
+        return on(catalog, null, body);
     }
 
     /** As {@link #on(Function)}, the runtime's timestamps from {@code tso} ({@code null}: the TSO's counter). */
     public <R> R on(final io.scythe.txn.runtime.TimestampOracle tso, final Function<TxnRuntime, Future<R>> body)
         throws Exception {
+        return on(catalog, tso, body);
+    }
+
+    /** As {@link #on(Function)}, the runtime over {@code catalog} (e.g. one naming backup copies on this node). */
+    public <R> R onCatalog(final Catalog catalog, final Function<TxnRuntime, Future<R>> body) throws Exception {
+        return on(catalog, null, body);
+    }
+
+    private <R> R on(final Catalog catalog, final io.scythe.txn.runtime.TimestampOracle tso,
+                     final Function<TxnRuntime, Future<R>> body) throws Exception {
         final Promise<R> done = Promise.promise();
         loop.runOnContext(v -> {
             final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), tso != null ? tso

@@ -237,8 +237,35 @@ public final class AurogonModule implements ProtocolModule {
      */
     @Override
     public io.scythe.txn.spi.ReplicaWrite replicaWrite(final Protocol protocol) {
-        return protocols().contains(protocol) ? AurogonModule::copy : null;
+        return protocols().contains(protocol) ? COPY : null;
     }
+
+    /** The COPY, and R1's PENDING question to the primary ({@link AurogonRpc#PENDING}). */
+    private static final io.scythe.txn.spi.ReplicaWrite COPY = new io.scythe.txn.spi.ReplicaWrite() {
+        @Override
+        public Future<Void> write(final io.scythe.txn.TxnRuntime runtime, final io.scythe.txn.Catalog.Replica copy,
+                                  final long key, final long version, final boolean deleted,
+                                  final org.agrona.DirectBuffer value, final int length) {
+            return copy(runtime, copy, key, version, deleted, value, length);
+        }
+
+        @Override
+        public Future<Boolean> unsettled(final io.scythe.txn.TxnRuntime runtime,
+                                         final io.scythe.txn.Catalog.Partition partition, final long key) {
+            final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(
+                new byte[AurogonRpc.HEADER_BYTES]);
+            request.putInt(AurogonRpc.TABLE_OFFSET, partition.descriptor().schema().id());
+            request.putLong(AurogonRpc.KEY_OFFSET, key);
+            return io.scythe.txn.onesided.Reposts.untilAccepted(runtime.timers(), () -> Removals.call(runtime,
+                partition.node(), AurogonRpc.PENDING, request)).compose(reply -> {
+                final int status = reply.payload().getInt(0);
+                return status == Participant.OK || status == AurogonRpc.PENDING_HELD
+                    ? Future.succeededFuture(status == AurogonRpc.PENDING_HELD)
+                    : Future.failedFuture(new IllegalStateException("Aurogon PENDING of key " + key + " on "
+                    + partition.node() + " answered " + status));
+            });
+        }
+    };
 
     private static Future<Void> copy(final io.scythe.txn.TxnRuntime runtime, final io.scythe.txn.Catalog.Replica copy,
                                      final long key, final long version, final boolean deleted,
@@ -257,7 +284,9 @@ public final class AurogonModule implements ProtocolModule {
             if (bytes > 0) {
                 request.putBytes(AurogonRpc.HEADER_BYTES, value, 0, bytes);
             }
-            return Removals.call(runtime, copy.node(), AurogonRpc.COPY, request).compose(reply ->
+            // Reposted while refused for now (RRPC back-pressure), as a REPLICATE is (review, finding 7).
+            return io.scythe.txn.onesided.Reposts.untilAccepted(runtime.timers(), () -> Removals.call(runtime,
+                copy.node(), AurogonRpc.COPY, request)).compose(reply ->
                 reply.payload().getInt(0) == Participant.OK ? Future.succeededFuture()
                     : Future.failedFuture(new IllegalStateException("Aurogon COPY of key " + key + " onto "
                     + copy.node() + " answered " + reply.payload().getInt(0))));

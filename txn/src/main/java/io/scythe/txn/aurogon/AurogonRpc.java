@@ -60,6 +60,8 @@ package io.scythe.txn.aurogon;
  *  COPY       0 backup table id, 4 value length (DELETE), 8 key, 16 the primary's newest committed wts, 24 the
  *             value: written into the copy as an APPLY writes it, unless a newer write is there (re-replication of
  *             a rejoining copy, the W step; answers OK)
+ *  PENDING    0 table id, 8 key: answers OK, or PENDING_HELD while a version of the key is pending here (a
+ *             rejoining copy's re-replication, R1: the copier reads the key again later)
  * </pre>
  */
 public final class AurogonRpc {
@@ -85,10 +87,17 @@ public final class AurogonRpc {
     /** The records with a committed version at a timestamp ({@link CoordinatorRecovery}, a lost backup share). */
     public static final int COMMITTED_AT = 0x5a10;
     /**
-     * The W step of a rejoining copy's re-replication (issue 20/23; the CN-side copier is not built yet): the primary's
+     * The W step of a rejoining copy's re-replication (issue 20/23; {@code recovery.ReReplicator}): the primary's
      * newest committed version of a key, applied to the copy by the APPLY rule (by wts: never over a newer one).
      */
     public static final int COPY = 0x5a11;
+    /**
+     * Whether a version of a key is pending at its primary (re-replication's R1, {@code recovery.ReReplicator}: such a
+     * key is copied once it is decided).
+     */
+    public static final int PENDING = 0x5a12;
+    /** PENDING's answer while a version is pending. */
+    public static final int PENDING_HELD = 2;
     /** COMMITTED_AT's reply flag (at 4): more records than the reply holds (the recovery fails, loudly). */
     public static final int COMMITTED_AT_TRUNCATED = 1;
     /** SUSPECTS' reply flag (at 4): the node holds the transaction as a backup, undecided. */

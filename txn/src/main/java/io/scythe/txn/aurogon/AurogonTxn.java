@@ -81,6 +81,7 @@ final class AurogonTxn implements Txn {
         this.runtime = runtime;
         this.techniques = techniques;
         this.id = runtime.nextTxnId();
+        this.configEpoch = runtime.catalog().epoch(); // before any partition lookup: each is of this epoch or later
         this.timestamps = AurogonClock.of(runtime, techniques.clock());
         long begun = 0;
         AbortException refused = null;
@@ -105,6 +106,15 @@ final class AurogonTxn implements Txn {
      * its reads and commit fail with this abort, nothing sent.
      */
     private final AbortException unsynchronised;
+
+    /**
+     * The memory-node configuration this attempt began in: every partition it looked up (its primaries, the backups
+     * its REPLICATEs and APPLYs go to) is of this epoch or a later one, so when the epoch is still this one at
+     * {@link #replicate} they all are.
+     */
+    private final long configEpoch;
+    /** Counted in {@code Catalog#decided} for {@link #configEpoch} ({@link #replicate}) until the commit ends. */
+    private boolean counted;
 
     /** This loop's heartbeats, kept up while this attempt is open (§4.5: a live coordinator is never an orphan). */
     private final Heartbeats heartbeats;
@@ -530,7 +540,18 @@ final class AurogonTxn implements Txn {
         return clock.staged(Stage.LOCK, Reposts.settle(installs)).compose(v -> replicate()).compose(v -> decide())
             .recover(e -> e instanceof OutcomeUnknownException ? Future.failedFuture(e)
                 : abort().transform(done -> Future.failedFuture(done.failed() ? done.cause() : e)))
-            .onComplete(done -> close());
+            .onComplete(done -> {
+                uncount();
+                close();
+            });
+    }
+
+    /** Ends {@link #replicate}'s count in {@code Catalog#decided}, once. */
+    private void uncount() {
+        if (counted) {
+            counted = false;
+            runtime.catalog().finished(configEpoch);
+        }
     }
 
     /** The INSTALL (or INSERT) of {@code a}'s pending version: the PW of Fig. 5. */
@@ -625,6 +646,25 @@ final class AurogonTxn implements Txn {
         final Map<String, Integer> writes = new java.util.LinkedHashMap<>();
         long mask = 0;
         for (final Access a : accesses) {
+            if (a.locked && a.dirty && !counted) {
+                // Issue 20/23 review, finding 1: a commit writes the copies its partitions named when it looked them
+                // up, so one of an older configuration never writes a copy that rejoined since (its REPLICATEs and
+                // APPLYs go to the old backups, a recovery's APPLY to holders only). Counted from here (before its
+                // COMMITs) until the commit ends (its APPLYs done, or in doubt and given up: then the version it left
+                // pending on a primary holds the copier off, ParticipantService#pending), so a rejoin's drain
+                // (Catalog#inFlightBefore: the copier's check, each compute node's DRAINED) waits for it; counted
+                // before the epoch is checked (as OneSidedTxn#writeBack), so a configuration applied meanwhile either
+                // aborts it here (its pending versions rolled back, retried in the new configuration) or sees it
+                // counted.
+                final io.scythe.txn.Catalog catalog = runtime.catalog();
+                catalog.decided(configEpoch);
+                counted = true;
+                if (catalog.epoch() != configEpoch) {
+                    uncount();
+                    return Future.failedFuture(io.scythe.txn.onesided.Reconfigured.abort(configEpoch,
+                        catalog.epoch()));
+                }
+            }
             if (a.locked && a.dirty) {
                 for (final io.scythe.txn.Catalog.Replica r : a.partition.backups()) {
                     writes.merge(r.node(), 1, Integer::sum);

@@ -573,6 +573,23 @@ public final class Participant {
         return REFUSED; // below every kept version: the rts that would decide is reclaimed
     }
 
+    /**
+     * Whether a version of the record is pending here (installed, undecided: its coordinator's commit under way, in
+     * doubt, or its coordinator dead and no recovery yet): a rejoining copy's re-replication waits until none is
+     * ({@link AurogonRpc#PENDING}), since the object holds only the newest committed version.
+     */
+    public boolean pending(final int table, final long key) {
+        final Record r = known(table, key);
+        if (r != null) {
+            for (final Version v : r.versions) {
+                if (v.pending) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     /** Whether a committed version at {@code ts} of the record is kept here. */
     public boolean committedAt(final int table, final long key, final long ts) {
         final Record r = known(table, key);

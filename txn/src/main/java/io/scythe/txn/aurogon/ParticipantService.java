@@ -225,6 +225,7 @@ public final class ParticipantService {
         server.handle(AurogonRpc.HEARTBEAT, this::heartbeat);
         server.handle(AurogonRpc.COMMITTED_AT, this::committedAt);
         server.handle(AurogonRpc.COPY, this::copy);
+        server.handle(AurogonRpc.PENDING, this::pending);
         return this;
     }
 
@@ -254,6 +255,15 @@ public final class ParticipantService {
                 + "primary now, not a rejoining copy");
             return;
         }
+        // Checked before anything changes (issue 20/23 review, finding 8): applyToBackup drops the key's delete
+        // entry before its write-through, which would then refuse the length, leaving the key revivable below it.
+        final io.scythe.storage.Table target = db.table(tableId);
+        if (valueLength != AurogonRpc.DELETE && target != null && !target.lengthOk(valueLength)) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon COPY of a value of " + valueLength + " bytes to table "
+                + tableId + ", whose values take " + (target.schema().fixedSize() ? "exactly " : "at most ")
+                + target.schema().maxValueBytes());
+            return;
+        }
         byte[] value = null;
         if (valueLength != AurogonRpc.DELETE) {
             value = new byte[valueLength];
@@ -266,6 +276,21 @@ public final class ParticipantService {
             return;
         }
         status(responder, Participant.OK);
+    }
+
+    /**
+     * PENDING: whether a version of the key is pending in this primary's participant (a rejoining copy's
+     * re-replication, its R1: a pending version is invisible in the object, and its commit, by a coordinator of an
+     * older configuration or by a recovery, never writes the rejoining copy; issue 20/23 review, finding 1).
+     */
+    private void pending(final RpcRequest request, final RpcResponder responder) {
+        if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "PENDING")) {
+            final DirectBuffer p = request.payload();
+            final int at = request.payloadOffset();
+            final boolean held = participant.pending(p.getInt(at + AurogonRpc.TABLE_OFFSET),
+                p.getLong(at + AurogonRpc.KEY_OFFSET));
+            status(responder, held ? AurogonRpc.PENDING_HELD : Participant.OK);
+        }
     }
 
     private void defer(final long delayNs, final Runnable task) {

@@ -382,7 +382,20 @@
  * than one RRPC bucket are refused by the COPY write (the rejoin stays rejoining, logged): copying in parts is not
  * built. {@code CnRecoveryTest#shouldReReplicateARejoiningAurogonMemoryNodeWhileTransfersRun} (embedded cluster: its
  * raced key is copied again; fails with R2 removed), {@code AurogonPromotionTest#shouldCopyOntoARejoiningCopyNever
- * OverANewerCommit}.
+ * OverANewerCommit}. The drain (review, finding 1): a commit writes the copies its partitions named when it looked
+ * them up, so one of an older configuration never writes the rejoining copy; an attempt is counted in
+ * {@code Catalog#decided} for the epoch it began in from its replication until its commit ends, and one whose epoch
+ * changed aborts there ({@code reconfigured}), so the copier's check and each compute node's DRAINED wait for every
+ * older commit. A version left pending at a primary (a commit in doubt, a dead coordinator: decided later by a
+ * recovery, which writes only the copies holding it) is invisible in the object, so R1 asks the primary
+ * ({@link io.scythe.txn.aurogon.AurogonRpc#PENDING}) and treats a pending version as a lock: read again later
+ * ({@code AurogonTxnTest#shouldAbortAnOlderConfigurationsAttemptAtReplicationAndCountTheCurrentOnesUntilTheCommitEnds},
+ * {@code AurogonPromotionTest#shouldHoldReReplicationOffAKeyWithAVersionPendingAtItsPrimary}). A COPY is reposted
+ * while refused for now, and one whose value the table cannot hold is refused before it changes anything. Limit (as
+ * {@code ReReplicator} states for every protocol): a key deleted on the primary and its slot reclaimed there is not
+ * listed, so a replacement's copy that loaded it keeps its stale object; and a COPY of a live version delayed past
+ * the backup's delete-pruning lag after the key's delete was applied there may revive it (review, finding 6: not
+ * fixed yet).
  *
  * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}
  * API flag for key-dependent reads (the wire flag exists). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel

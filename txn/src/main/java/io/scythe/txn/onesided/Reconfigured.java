@@ -8,9 +8,9 @@ import io.scythe.txn.AbortReason;
  * (MN failover, {@link io.scythe.txn.Catalog#reconfigure}): refused before its point of no return, retried. Its own
  * class so the reason is defined only when a configuration changes (runs without failover report what they did).
  */
-final class Reconfigured {
+public final class Reconfigured {
     /** The attempt's configuration is no longer the current one: retried in the new one. */
-    static final AbortReason REASON = AbortReason.define("reconfigured", 850);
+    public static final AbortReason REASON = AbortReason.define("reconfigured", 850);
 
     /**
      * The attempt read, locked or inserted in a partition whose primary was just promoted, before the commits in
@@ -21,9 +21,10 @@ final class Reconfigured {
     private Reconfigured() {
     }
 
-    static AbortException abort(final long began, final long now) {
+    /** Also Aurogon's, at its replication (issue 20/23 review: its partitions were looked up in {@code began}). */
+    public static AbortException abort(final long began, final long now) {
         return new AbortException(REASON, "the memory-node configuration changed from epoch " + began + " to " + now
-            + " (a memory node failed over) before its point of no return: retried in the new one");
+            + " (a memory node failed over or rejoined) before its point of no return: retried in the new one");
     }
 
     /** {@code partition}'s primary was promoted and is blocked until the failover's commits in flight are settled. */

@@ -8,6 +8,7 @@ import io.scythe.txn.Catalog;
 import io.scythe.txn.TxnRuntime;
 import io.scythe.txn.onesided.Reposts;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
@@ -46,7 +47,10 @@ import java.util.List;
  * ({@link io.scythe.txn.spi.ReplicaWrite}): a COPY request the new copy applies by the APPLY rule on its own loop
  * (never over a newer version), so the copy and the APPLYs of the rejoin epoch's commits commute. R2 still copies
  * again a key whose primary committed a newer version meanwhile (its APPLY may come later, or be held until a
- * recovery). No rts is copied: a backup keeps none, a promotion floors every version's.
+ * recovery). No rts is copied: a backup keeps none, a promotion floors every version's. A version pending in the
+ * primary's participant does not show in the object, and its commit (by a recovery, or a coordinator of an older
+ * configuration) never writes the new copy: R1 asks the module ({@link io.scythe.txn.spi.ReplicaWrite#unsettled},
+ * Aurogon's PENDING) and treats one as a lock.
  *
  * <p>Keys come from the primary's memory node ({@link LogDbRpc#KEYS}, paged). A key inserted after the rejoin epoch
  * is written to the new copy by its commit (as an insert: its full image); a key the primary freed (an abandoned
@@ -196,17 +200,43 @@ public final class ReReplicator {
         });
     }
 
-    /** One key: R1, W, R2 (see the class comment), again until R2 finds the primary as R1 did. */
+    /**
+     * One key: R1, W, R2 (see the class comment), again until R2 finds the primary as R1 did. The tries run one after
+     * another from a callback, each a future of its own (not each nested in the one before: a key held for thousands
+     * of tries, e.g. an Aurogon version pending in doubt until a recovery, completed a chain that deep by recursion
+     * and overflowed the stack, losing the completion: the copy never ended).
+     */
     private Future<Void> copyKey(final Catalog.Partition p, final Catalog.Replica copy, final long key,
                                  final int tries) {
+        final Promise<Void> done = Promise.promise();
+        copyKey(p, copy, key, tries, done);
+        return done.future();
+    }
+
+    private void copyKey(final Catalog.Partition p, final Catalog.Replica copy, final long key, final int tries,
+                         final Promise<Void> done) {
         if (tries >= MAX_TRIES) {
-            return Future.failedFuture(new IllegalStateException("key " + key + " of " + p.descriptor().schema().name()
+            done.fail(new IllegalStateException("key " + key + " of " + p.descriptor().schema().name()
                 + " on " + p.node() + " stayed locked or changing over " + MAX_TRIES + " reads: is its holder dead and "
                 + "not recovered?"));
+            return;
         }
         if (tries > 0) {
             retries++;
         }
+        copyOnce(p, copy, key).onComplete(ar -> {
+            if (ar.failed()) {
+                done.fail(ar.cause());
+            } else if (ar.result()) {
+                done.complete();
+            } else {
+                copyKey(p, copy, key, tries + 1, done);
+            }
+        });
+    }
+
+    /** One try of {@link #copyKey}: whether it copied the key (or found it freed), false to try again. */
+    private Future<Boolean> copyOnce(final Catalog.Partition p, final Catalog.Replica copy, final long key) {
         final RemoteTable primary = runtime.remote(p);
         final int maxValue = p.descriptor().schema().maxValueBytes();
         final int room = protocol.objectRoom(p.descriptor().schema());
@@ -214,7 +244,7 @@ public final class ReReplicator {
             : ObjectLayout.slotBytes(maxValue) + room]);
         return primary.lookupRpc(key).compose(pointer -> {
             if (pointer == 0) {
-                return Future.succeededFuture(); // freed on the primary since the page was listed: nothing to copy
+                return Future.succeededFuture(true); // freed on the primary since the page was listed: nothing to copy
             }
             final long address = ObjectLayout.addressOf(pointer);
             final int rkey = p.descriptor().objects().rkey();
@@ -223,20 +253,32 @@ public final class ReReplicator {
                     final int length = image.getInt(ObjectLayout.VALUE_LENGTH_OFFSET);
                     if (unsettled(image) || incarnation(image) != ObjectLayout.incarnationOf(pointer)
                         || length < 0 || length > maxValue) {
-                        return runtime.timers().after(LOCKED_PAUSE_NS).compose(x -> copyKey(p, copy, key, tries + 1));
+                        return runtime.timers().after(LOCKED_PAUSE_NS).map(x -> false);
                     }
-                    final boolean deleted = (image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED)
-                        != 0;
-                    return beforeWrite.apply(io.scythe.storage.BackupTables.primaryName(p.descriptor().schema()), key)
-                        .compose(x -> replicaWrite != null
-                            ? replicaWrite.write(runtime, copy, key, image.getLong(ObjectLayout.VERSION_OFFSET),
-                            deleted, new UnsafeBuffer(image, ObjectLayout.VALUE_OFFSET, length), length)
-                            : runtime.remote(copy).locateBackup(key, runtime.lookupMode())
-                            .compose(at -> write(copy, at, image, length, maxValue, room)))
-                        .compose(x -> verify(p, address, rkey, image))
-                        .compose(same -> same ? Future.succeededFuture() : copyKey(p, copy, key, tries + 1));
+                    if (replicaWrite == null) {
+                        return writeAndVerify(p, copy, key, address, rkey, image, length, maxValue, room);
+                    }
+                    // A write under way the object does not show (Aurogon: a version pending in the primary's
+                    // participant) is a lock too: its commit may never write the new copy (issue 20/23 review).
+                    return replicaWrite.unsettled(runtime, p, key).compose(busy -> busy
+                        ? runtime.timers().after(LOCKED_PAUSE_NS).map(x -> false)
+                        : writeAndVerify(p, copy, key, address, rkey, image, length, maxValue, room));
                 });
         });
+    }
+
+    /** W and R2 of a key whose R1 found it settled: whether R2 found the primary as R1 did. */
+    private Future<Boolean> writeAndVerify(final Catalog.Partition p, final Catalog.Replica copy, final long key,
+                                           final long address, final int rkey, final UnsafeBuffer image,
+                                           final int length, final int maxValue, final int room) {
+        final boolean deleted = (image.getShort(ObjectLayout.FLAGS_OFFSET) & ObjectLayout.FLAG_DELETED) != 0;
+        return beforeWrite.apply(io.scythe.storage.BackupTables.primaryName(p.descriptor().schema()), key)
+            .compose(x -> replicaWrite != null
+                ? replicaWrite.write(runtime, copy, key, image.getLong(ObjectLayout.VERSION_OFFSET),
+                deleted, new UnsafeBuffer(image, ObjectLayout.VALUE_OFFSET, length), length)
+                : runtime.remote(copy).locateBackup(key, runtime.lookupMode())
+                .compose(at -> write(copy, at, image, length, maxValue, room)))
+            .compose(x -> verify(p, address, rkey, image));
     }
 
     /**

@@ -17,4 +17,14 @@ public interface ReplicaWrite {
     /** Writes {@code key}'s image ({@code length} bytes of {@code value}; none when {@code deleted}) onto {@code copy}. */
     Future<Void> write(TxnRuntime runtime, Catalog.Replica copy, long key, long version, boolean deleted,
                        DirectBuffer value, int length);
+
+    /**
+     * Whether {@code key} of the primary {@code partition} has a write under way the object does not show (R1 treats
+     * it as locked: read again after a pause); the default: none (a header-locked write shows in the object).
+     * Aurogon: a version pending in the primary's participant (its commit, in doubt or by a dead coordinator, writes
+     * no rejoining copy when a recovery or a coordinator of an older configuration decides it).
+     */
+    default Future<Boolean> unsettled(TxnRuntime runtime, Catalog.Partition partition, long key) {
+        return Future.succeededFuture(false);
+    }
 }

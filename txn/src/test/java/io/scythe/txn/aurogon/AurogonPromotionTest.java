@@ -255,6 +255,69 @@ class AurogonPromotionTest {
             CoordinatorRecovery.fill(torn, table, 8, KEY_B, t60);
             assertThat(call(node, AurogonRpc.COPY, torn)).as("a length word the bytes do not match").isEqualTo(-1);
             assertThat(object(node, copy, KEY_B)).as("changed nothing").containsExactly(t40, 5);
+            // A value the table cannot hold (4 bytes, its values 8) changes nothing either (review, finding 8): key
+            // 20, absent here, deleted at 50; before, the bad COPY dropped that delete, so a COPY at 45 revived it.
+            final long t45 = AurogonTimestamp.pack(base + 45, 1, 0);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, 20, t50, null))).isEqualTo(Participant.OK);
+            final UnsafeBuffer shorter = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + 4]);
+            CoordinatorRecovery.fill(shorter, table, 4, 20, t60);
+            assertThat(call(node, AurogonRpc.COPY, shorter)).as("a length the table refuses").isEqualTo(-1);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, 20, t45, 6L))).isEqualTo(Participant.OK);
+            assertThat(onLoop(node, () -> copy.lookup(20))).as("still deleted: nothing revived below 50").isZero();
+        }
+    }
+
+    /**
+     * Issue 20/23 review, finding 1 (b): re-replication's R1 treats a version pending at the key's primary as a lock
+     * ({@link AurogonRpc#PENDING}, asked through {@code ReplicaWrite#unsettled}): the object holds only the newest
+     * committed version, and the pending one's commit (a recovery's, or a coordinator's of an older configuration)
+     * reaches the primary only, never the rejoining copy. Here the version pending at 30 is committed (as a
+     * recovery commits it: the primary only) when the copier is done or 300 ms into the copy (well past an unheld
+     * copy of these 16 keys: under 0.1 s here), whichever comes first;
+     * the copier must not write the key before that, and the copy ends with the committed value. Before, the copier
+     * copied the older value while the version was pending ("copied while pending") and the copy kept it.
+     */
+    @Test
+    void shouldHoldReReplicationOffAKeyWithAVersionPendingAtItsPrimary() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Table copy = backupCopy(node);
+            final int primary = node.table.schema().id();
+            final io.scythe.txn.Catalog catalog = new io.scythe.txn.Catalog().add("items", List.of(
+                new io.scythe.txn.Catalog.Partition("mn", node.table.describe(),
+                    List.of(new io.scythe.txn.Catalog.Replica("mn", copy.describe())))));
+            final long t30 = AurogonTimestamp.pack(1_000_000_030L, 1, 0);
+            final UnsafeBuffer install = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(install, primary, 0, KEY_A, t30);
+            assertThat(call(node, AurogonRpc.INSTALL, install)).isEqualTo(Participant.OK);
+            final UnsafeBuffer question = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(question, primary, 0, KEY_A, 0);
+            assertThat(call(node, AurogonRpc.PENDING, question)).isEqualTo(AurogonRpc.PENDING_HELD);
+            final Participant participant = node.services.service(ParticipantService.class).participant();
+            final List<String> seen = new ArrayList<>();
+            final UnsafeBuffer commit = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + 8]);
+            CoordinatorRecovery.fill(commit, primary | AurogonRpc.BY_RECOVERY, 8, KEY_A, t30);
+            commit.putLong(AurogonRpc.HEADER_BYTES, 42);
+            node.onCatalog(catalog, rt -> {
+                final Promise<Void> committed = Promise.promise();
+                final Runnable decide = () -> {
+                    if (!committed.future().isComplete()) {
+                        committed.complete();
+                        rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.COMMIT, commit))
+                            .onComplete(ar -> seen.add(ar.succeeded() ? "committed" : ar.cause().toString()));
+                    }
+                };
+                rt.timers().after(300_000_000).onComplete(x -> decide.run());
+                return new io.scythe.txn.recovery.ReReplicator(rt, "aurogon").beforeWrite((table, key) -> {
+                    if (key == KEY_A && participant.pending(primary, KEY_A)) {
+                        seen.add("copied while pending");
+                    }
+                    return io.vertx.core.Future.succeededFuture();
+                }).copyOnto("mn", 0).onComplete(done -> decide.run()).compose(report -> rt.timers().after(1_000_000))
+                    .map(v -> null);
+            });
+            assertThat(seen).containsExactly("committed");
+            assertThat(call(node, AurogonRpc.PENDING, question)).isEqualTo(Participant.OK);
+            assertThat(object(node, copy, KEY_A)).as("the committed value, copied").containsExactly(t30, 42);
         }
     }
 

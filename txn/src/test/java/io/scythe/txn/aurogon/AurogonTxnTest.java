@@ -308,6 +308,59 @@ class AurogonTxnTest {
             .isGreaterThan(4);
     }
 
+    /**
+     * Issue 20/23 review, finding 1: an attempt writes the copies its partitions named when it looked them up, so one
+     * begun in an older memory-node configuration never writes a copy that rejoined since. Such an attempt aborts at
+     * its replication (retried in the new configuration; its pending version rolled back), and one of the current
+     * configuration is counted in {@code Catalog#decided} from its replication until its commit ends, so a rejoin's
+     * drain ({@code Catalog#inFlightBefore}: the copier's check, each compute node's DRAINED) waits for it. Before,
+     * the first one committed (its APPLY went to the old backups only) and the count stayed 0 throughout.
+     */
+    @Test
+    void shouldAbortAnOlderConfigurationsAttemptAtReplicationAndCountTheCurrentOnesUntilTheCommitEnds()
+        throws Exception {
+        final OneMemoryNode node = shared;
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Catalog.Partition backed = withBackup().table("items").partitions().get(0);
+        // Its own epochs; two partitions (a configuration needs a node more than its backups), both this copy.
+        final Catalog catalog = new Catalog().add("items", List.of(backed, backed));
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        final List<String> outcomes = new ArrayList<>();
+        on(node, catalog, rt -> {
+            final Txn older = AurogonModule.AUROGON_PRE.begin(rt, false);
+            return older.read("items", 11).compose(v -> {
+                older.write("items", 11, value, 0, 8);
+                // A configuration applied meanwhile (the same copies here: a rejoin adds one): epoch 1.
+                outcomes.add("reconfigured " + catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(1,
+                    List.of(List.of(0, 1), List.of(0, 1)), java.util.Set.of())));
+                return older.commit().transform(c -> {
+                    outcomes.add(c.succeeded() ? "committed"
+                        : c.cause() instanceof io.scythe.txn.AbortException a ? a.reason().label() : c.cause().toString());
+                    outcomes.add("pending " + pending(service.participant(), 11));
+                    outcomes.add("in flight " + catalog.inFlightBefore(2));
+                    final Txn current = AurogonModule.AUROGON_PRE.begin(rt, false);
+                    return current.read("items", 12).compose(x -> {
+                        current.write("items", 12, value, 0, 8);
+                        // Its REPLICATE sees it counted; fenced there, so the attempt aborts and changes nothing.
+                        node.server.handle(AurogonRpc.REPLICATE, (request, responder) -> {
+                            outcomes.add("in flight at REPLICATE " + catalog.inFlightBefore(2));
+                            status(responder, Backups.FENCED);
+                        });
+                        return current.commit();
+                    });
+                });
+            }).transform(c -> {
+                service.register(node.server);
+                outcomes.add(c.succeeded() ? "committed" : c.cause() instanceof io.scythe.txn.AbortException a
+                    ? a.reason().label() : c.cause().toString());
+                outcomes.add("in flight " + catalog.inFlightBefore(2));
+                return Future.succeededFuture();
+            });
+        });
+        assertThat(outcomes).containsExactly("reconfigured true", "reconfigured", "pending false", "in flight 0",
+            "in flight at REPLICATE 1", "fenced", "in flight 0");
+    }
+
     /** A period from now, then every period while {@code heartbeats} has a stuck timestamp, {@code periods} at most. */
     private static Future<Void> unstuck(final TxnRuntime rt, final Heartbeats heartbeats, final int periods) {
         return rt.timers().after(Heartbeats.PERIOD_NS).compose(v -> heartbeats.stuck() == 0 || periods <= 1
@@ -323,10 +376,6 @@ class AurogonTxnTest {
     /** Runs {@code body} on the node's loop with a fresh runtime over {@code catalog} and waits for its result. */
     private static <R> R on(final OneMemoryNode node, final Catalog catalog,
                             final Function<TxnRuntime, Future<R>> body) throws Exception {
-        final Promise<R> done = Promise.promise();
-        node.loop.runOnContext(v -> body.apply(new TxnRuntime(catalog, node.rrpc, LoopTimers.current(),
-            new TsoGroup(64, new DirectTsoSource(node.counter, () -> node.rrpc.oneSided("tso"))),
-            io.scythe.hotspot.Watermarks.DEFAULT, 1L << 40)).onComplete(done));
-        return done.future().await(30, TimeUnit.SECONDS);
+        return node.onCatalog(catalog, body);
     }
 }
