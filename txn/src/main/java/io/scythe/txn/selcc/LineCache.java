@@ -926,6 +926,12 @@ public final class LineCache {
                     if (reached != null && kind != Invalidation.PEER_WR_SHARED && mayHandOverLate(done.cause())) {
                         return deadHolder(f, kind, target, reached, done.cause());
                     }
+                    if (reached == null && heard() != null) {
+                        // A cluster node whose holder the directory no longer names (its member left: dead, its
+                        // recovery to come): nothing was sent, so nothing of ours can land; the attempt aborts and is
+                        // retried rather than failing the client (review of selccbarfix).
+                        return Future.failedFuture(locked(f, "holder not in the cluster (its recovery pending)"));
+                    }
                     return Future.failedFuture(done.cause());
                 }
                 final org.agrona.DirectBuffer reply = done.result().payload();
