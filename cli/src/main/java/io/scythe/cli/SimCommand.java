@@ -320,8 +320,9 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(min = "0s")
     @Option(names = "--crash-stagger", defaultValue = "0us", description = "With several --crash-cn and "
         + "--crash-recover (or --crashes): each CN after the first named is detected this much later than the one "
-        + "before it, so its death is told while (or after) the earlier ones' are taken over (default: "
-        + "${DEFAULT-VALUE}: together).")
+        + "before it; the crashes stay simultaneous, only their news is staggered (each death is told when its "
+        + "recovery ends, so in practice about the other's recovery length apart) (default: ${DEFAULT-VALUE}: "
+        + "together).")
     Duration crashStagger;
 
     @Option(names = "--crashes", description = "With --explore: each seed runs 2 CNs (3 clients each) with redo logs, "

@@ -291,7 +291,8 @@ public final class Faults {
 
     /**
      * With several CNs crashing at one time: the {@code i}-th named is detected {@code i * staggerNs} later than the
-     * first, so its death is told while (or after) the earlier ones' are taken over (default 0: all together).
+     * first (default 0: all together). Only detection is staggered: the crashes stay simultaneous, and each death is
+     * told when its own recovery ends, so the news comes about a recovery's length apart, order not guaranteed.
      * Fails on a negative stagger.
      */
     public Faults detectStagger(final long staggerNs) {

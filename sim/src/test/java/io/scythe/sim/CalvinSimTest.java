@@ -187,10 +187,12 @@ class CalvinSimTest extends SimVertxTest {
     /**
      * Issue 18 part 5, two deaths in one run: on 3 compute nodes over 2 memory nodes, owner cn0 and cn2 (which owns
      * none and routes cn0's part to cn1, its successor) crash together at a time drawn from the seed in the first 75 us
-     * of a 300 us run, so cn2 dies before, while or after cn0's take-over
-     * begins (each death is told when its recovery is
-     * over; {@link #crashOwnerAndAnother} staggers the news); cn1 takes cn0's partitions over, waiting for no
-     * contribution of cn2's that did not come, cn2's parts there decided from its decision records: every seed
+     * of a 300 us run: both die at the same instant,
+     * so cn2 never contributes, routes or resends anything for cn0's take-over; only the NEWS of the two deaths is
+     * staggered (each death is told when its own recovery, both run on one survivor, is over; {@link
+     * #crashOwnerAndAnother} delays the later-named one's detection, so its death is told about the other's
+     * recovery length later, order not guaranteed); cn1 takes cn0's partitions over, waiting for no contribution of
+     * cn2's, cn2's parts there decided from its decision records: every seed
      * conserves money, stays serializable and leaves no lock queued and no part awaited, and no
      * loop gives up. Failed before: under the former rule (any death during or after an owner's take-over given up)
      * 2 of 3 seeds per form gave a loop up and one-sided seed 3 did not conserve money; and with cn1 still waiting for
@@ -203,9 +205,10 @@ class CalvinSimTest extends SimVertxTest {
     }
 
     /**
-     * The explorer's crash options on 3 compute nodes over 2 memory nodes, crashing cn0 and cn2 together, seed 1 with
-     * both deaths told together, seed 2 with cn2's told 15 us after cn0's (while cn1 takes cn0 over), seed 3 with cn2's
-     * told first (cn2 before cn0), 15 us apart.
+     * The explorer's crash options on 3 compute nodes over 2 memory nodes, crashing cn0 and cn2 at one instant, seed 1
+     * with both deaths detected together, seed 2 with cn2's detected 15 us after cn0's, seed 3 with cn0's detected
+     * 15 us after cn2's ({@code --crash-stagger} delays detection only; the crashes are simultaneous). Not simulated:
+     * a non-owner dying after it contributed to, routed to or resent for the take-over.
      */
     private static SimOptions crashOwnerAndAnother(final String protocol, final long seed) {
         final SimOptions o = Explorer.crash(Explorer.crashOptions(protocol, seed).computeNodes(3).memoryNodes(2), 0)

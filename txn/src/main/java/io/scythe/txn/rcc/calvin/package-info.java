@@ -130,7 +130,7 @@
  *       kept as each key's home node, the scheduler of a dead home being the one its successor took over (a
  *       transaction's keys at node d still go to d's scheduler, wherever it runs). One owner's death per run is taken
  *       over, and with it any number of deaths of nodes that schedule no partition (they only sequence and execute),
- *       before, during or after it ({@link io.scythe.txn.rcc.calvin.Takeover#secondDeathRefusal}): such a node dying
+ *       built for before, during or after it but simulated only as deaths at the same instant (below) ({@link io.scythe.txn.rcc.calvin.Takeover#secondDeathRefusal}): such a node dying
  *       during the take-over is waited for no more at the successor if its contribution did not come (its
  *       transactions there are its decided ones, from its decision records, read before anything is rebuilt: nothing
  *       is rebuilt while a node is dying), its decision of a transaction it did contribute goes in once, as
@@ -143,11 +143,15 @@
  *       {@code --explore --crashes}) are refused up front where one of them might be such a second death
  *       ({@code CalvinModule#severalCrashesRefusal}: two owners, or an owner and a node between it and its successor).
  *       Tested by {@code CalvinSimTest#shouldTakeOverADeadOwnerWhenAnotherNodeDiesTooInTheSameRun} (3 compute nodes,
- *       owner cn0 and cn2 crashing together early, 3 seeds per form). Sweep ({@code scythe sim --explore 200 --seed 1
+ *       owner cn0 and cn2 crashing together early, 3 seeds per form). Every simulated second death is simultaneous
+ *       with the first (only its news is staggered), so the paths for a non-owner dying after it contributed, routed or
+ *       resent (a contribution dropped as already in, {@code takenWriting} closed, the rebuilt and adopted parts of
+ *       {@code executorDiedDuringTakeover}) run in no simulation; the contribution dedup is unit-tested in
+ *       {@code CalvinOrderTest} only. Sweep ({@code scythe sim --explore 200 --seed 1
  *       --crashes --crash-cn 0,2 --cns 3 --mns 2 --protocols rcc-calvin,rcc-calvin:primitive=rpc}): 0 of 200 seeds
  *       failed in each form (one-sided 1,941 committed, 179 decided by recovery; RPC 1,860 and 166); with
- *       {@code --crash-stagger 15us} (the later-named node's death told after the other's take-over began, about 95 us
- *       later as the recovery goes), 100 seeds each of {@code --crash-cn 0,2} and {@code 2,0}: 0 failed in each form
+ *       {@code --crash-stagger 15us} (the simulator crashes both at one instant and only delays the later-named
+ *       node's detection: its death is told about the other's recovery length later, order not guaranteed), 100 seeds each of {@code --crash-cn 0,2} and {@code 2,0}: 0 failed in each form
  *       (1,001 and 959 committed, 80 and 88 decided by recovery, in both orders). The single-crash sweep
  *       ({@code --crashes --cns 3 --mns 2}, 100 seeds) stays clean: 0 failed in each form, 1,188 and 1,134 committed, 40 and 40 decided by recovery.
  *       Tested by {@code CalvinSimTest#shouldTakeOverTheLockQueuesOfADeadOwner}
@@ -169,7 +173,8 @@
  *       and either owner (cn0: one-sided 223 committed, 7 decided by recovery, RPC 215 and 10; cn1: 243 and 6, 235
  *       and 8). Short sweeps for want of time on a loaded machine (load 35 to 50 on 2 cores).</li>
  * </ul>
- * Not built: the take-over of a second death of a node scheduling partitions (above).
+ * Not built: the take-over of a second death of a node scheduling partitions (above). Not yet simulated: a node
+ * owning no partition dying after it contributed to, routed to or resent for an owner's take-over (above).
  * A rebuilt passive part whose records were lost and whose keys a
  * later transaction wrote gives up (above) rather than being served.
  * Also not built: freeing input-log regions once no survivor needs them; nor a per-stage breakdown,
