@@ -113,6 +113,15 @@ public final class LotusNode {
 
     /** A restarted node whose earlier incarnations are not all recovered yet: it serves no shard meanwhile. */
     private volatile boolean awaitingOwnRecovery;
+
+    /**
+     * A simulator restart still waiting for its earlier incarnation's recovery: its attempts commit nothing until it
+     * rejoins, since the survivors free the locks of its node index once the old incarnation is recovered, and could
+     * free a lock of the new one's attempt mid-commit (review of lotusrestart).
+     */
+    boolean restartAwaitingOldIncarnation() {
+        return awaitingOwnRecovery && restartedInProcess;
+    }
     /**
      * A restarted incarnation in the process of the others (the simulator's {@code --crash-restart-after}): it waits
      * on the shared cluster's record of its old incarnation's recovery ({@link #start}), not on the host's word.

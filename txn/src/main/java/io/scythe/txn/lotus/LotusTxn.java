@@ -161,6 +161,8 @@ final class LotusTxn extends OneSidedTxn {
         if (doomed == null && node.cluster().dead(node.index())) {
             // Its own lease ran out: the survivors free its locks and finish its logs, so it commits nothing more.
             doomed = "this compute node's lease ran out";
+        } else if (doomed == null && node.restartAwaitingOldIncarnation()) {
+            doomed = "this restarted compute node awaits its earlier incarnation's recovery";
         }
         return doomed == null ? Future.succeededFuture(value)
             : Future.failedFuture(new AbortException(AbortReason.LOCKED, "lotus: " + doomed));
