@@ -492,6 +492,12 @@ public final class SimCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--explore runs perfect clocks: its replay commands do not "
                         + "carry --clock, --clock-spread or --clock-config");
                 }
+                if (crashRestartAfter != null) {
+                    // Its seeds' runs would drop it silently (exploreOptions does not carry it): refused by name.
+                    throw new IllegalArgumentException("--explore does not take --crash-restart-after: its seeds' "
+                        + "runs do not restart crashed CNs (run one restart with --crash-cn, --crash-at, "
+                        + "--crash-restart-after and --redo-log)");
+                }
                 final boolean several = crashCns.size() > 1 && !crashes; // --crashes crashes them all at one time
                 if (!timeline.isZero() || several) {
                     throw new IllegalArgumentException("--explore runs its own seeds' options: it does not take "

@@ -174,6 +174,10 @@ class SimCommandTest {
         final StringWriter err3 = new StringWriter();
         assertThat(run(new StringWriter(), err3, "sim", "--cns", "2", "--crash-cn", "5")).isEqualTo(2);
         assertThat(err3.toString()).contains("crash-cn=5");
+        final StringWriter errRestart = new StringWriter(); // the explorer's seeds would drop it silently
+        assertThat(run(new StringWriter(), errRestart, "sim", "--explore", "2", "--crashes", "--protocols", "lotus",
+            "--crash-restart-after", "1ms")).isEqualTo(2);
+        assertThat(errRestart.toString()).contains("--explore does not take --crash-restart-after");
         final StringWriter err3b = new StringWriter(); // several CNs crash together, each once
         assertThat(run(new StringWriter(), err3b, "sim", "--cns", "3", "--crash-cn", "1,1")).isEqualTo(2);
         assertThat(err3b.toString()).contains("names cn1 twice");

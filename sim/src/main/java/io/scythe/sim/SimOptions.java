@@ -126,6 +126,11 @@ public final class SimOptions {
                 if (restart != null) {
                     throw new IllegalArgumentException("protocol " + protocol + ": " + restart);
                 }
+                if (faults.crashCns().length >= computeNodes) {
+                    throw new IllegalArgumentException("crash-restart-after: every compute node crashes ("
+                        + java.util.Arrays.toString(faults.crashCns()) + " of " + computeNodes + "), and a restarted "
+                        + "CN waits for its old incarnation's recovery by a surviving one: leave one CN running");
+                }
                 if (!redoLog) {
                     throw new IllegalArgumentException("crash-restart-after: a restarted CN waits for its old "
                         + "incarnation's recovery from its redo records: give --redo-log");

@@ -1476,6 +1476,17 @@ public final class Simulation {
                     + broken.get(0) + ")");
             }
         });
+        // Lotus's own lease-based recoveries: one that failed left a dead node's commits or locks unsettled (reported
+        // whether or not the host recovered anything itself).
+        final io.scythe.txn.lotus.LotusCluster lotusCluster = peers.isEmpty() ? null
+            : io.scythe.txn.lotus.LotusCluster.of(peers.get(0));
+        if (lotusCluster != null) {
+            for (final io.scythe.txn.lotus.LotusCluster.Recovery r : lotusCluster.recoveries()) {
+                if (r.failure() != null) {
+                    violations.add("Lotus recovery of cn" + r.cn() + " failed: " + r.failure());
+                }
+            }
+        }
         // Lotus keeps its locks in compute nodes' lock tables, which the memory nodes' lock words do not show.
         for (int cn = 0; cn < peers.size(); cn++) {
             final io.scythe.txn.lotus.LotusNode lotus = io.scythe.txn.lotus.LotusNode.of(currentPeers(cn));

@@ -12,7 +12,8 @@ import io.vertx.core.json.JsonObject;
  * bucket after the dip's start that starts {@link #BACK_BUCKETS} whole buckets in a row at {@link #BACK_FRACTION} of
  * the pre-crash rate or more (null: never within the run; a run that ends sooner does not count; 0: no bucket after
  * the crash fell below); a partial last bucket's rate is over its real width; and the mean rate of the run's last fifth against the pre-crash one (a crashed
- * node never restarts in the simulator: where its clients were the bound, the rate stays lower).
+ * node stays down unless {@code --crash-restart-after} restarts it, Lotus only: where its clients were the bound, the
+ * rate stays lower).
  */
 public final class Timeline {
     /** The share of the pre-crash rate a bucket must reach to count as back (the paper's figure shows it recovered). */

@@ -12,7 +12,8 @@
  *       RpcServer, TakeoutLockService, TsoService, TsoProxy, RrpcClient, TxnRuntime, Coordinator) on the local fabric
  *       whose clock is virtual, runs closed-loop clients, checks the invariants and reports the bench schema.</li>
  *   <li>{@link io.scythe.sim.Faults}: jitter per doorbell batch (through {@link io.scythe.fabric.DelayInjector}),
- *       a CN crash, MN-side RPC slowness; all drawn from the seed.</li>
+ *       CN crashes (one or several at one time; for Lotus a crashed CN can be restarted as a new incarnation,
+ *       {@code --crash-restart-after}), an MN crash, MN-side RPC slowness; all drawn from the seed.</li>
  *   <li>{@link io.scythe.sim.Explorer}: the seed explorer. Histories are recorded through the one hook
  *       {@code scythe bench --history} uses, a {@link io.scythe.txn.HistoryRecorder} on every loop's
  *       {@code TxnRuntime} ({@link io.scythe.sim.Simulation#recorder}): a {@code HistoryCollector} builds the history

@@ -117,6 +117,69 @@ class LotusRestartSimTest extends SimVertxTest {
         }
     }
 
+    /**
+     * Restarted 20 us after the crash, before the old lease runs out (not yet declared dead): the new incarnation
+     * commits nothing before it rejoins. Before, its attempts took survivors' locks and committed meanwhile, and a
+     * survivor freeing "cn0"'s locks (by node index) once the old incarnation was recovered could free one of them
+     * mid-write-back (review of lotusrestart, finding 1; fixed in 0b3b9250).
+     */
+    @Test
+    void shouldCommitNothingOnTheRestartedNodeBeforeItRejoins() throws Exception {
+        final AtomicLong early = new AtomicLong();
+        final AtomicLong newCommits = new AtomicLong();
+        final Simulation[] box = new Simulation[1];
+        final Simulation sim = new Simulation(new SimOptions().protocol("lotus").computeNodes(3).loopsPerComputeNode(2)
+            .clientsPerComputeNode(4).memoryNodes(2).durationNs(600_000).seed(1).redoLog(true)
+            .faults(new Faults().jitterNs(1_000).crash(new int[] {0}, 100_000).restartAfter(20_000)),
+            new SmallBankSpec(1000, 0.9, "scythe"));
+        sim.computeNodeShared().put(LotusCluster.OPTIONS, LotusOptions.PAPER.lease(100_000));
+        box[0] = sim;
+        sim.recorder(new io.scythe.txn.HistoryRecorder() {
+            @Override
+            public void committed(final long txnId, final long commitTs, final List<io.scythe.txn.Access> accesses) {
+                if (txnId >>> 48 == 2 && CrashRecovery.computeNodeOf(txnId) == 0) {
+                    newCommits.incrementAndGet();
+                    if (LotusNode.of(box[0].currentPeers(0)).servingSinceNs() < 0) {
+                        early.incrementAndGet(); // committed by the restarted cn0 before it rejoined
+                    }
+                }
+            }
+        });
+        final JsonObject run = sim.run(vertx).run().toJson();
+        final String what = run.getJsonObject("sim").encode();
+        assertThat(early.get()).as("commits of the restarted cn0 before it rejoined; " + what).isZero();
+        assertThat(newCommits.get()).as(what).isPositive();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(what).isTrue();
+        assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
+    }
+
+    /**
+     * The old incarnation's recovery fails (here the host's, standing for Lotus's own log scan, says "failed"): its
+     * commits may be unfinished and its locks held, so the restarted node must stay dormant, and the run must say
+     * so. Before, it rejoined and served every shard the map named after any end of the recovery, failed or not.
+     */
+    @Test
+    void shouldStayDormantAndReportItWhenItsOldIncarnationsRecoveryFailed() throws Exception {
+        final AtomicLong newCommits = new AtomicLong();
+        final Simulation sim = restarted(150_000, newCommits);
+        sim.computeNodeShared().put("run.recoveryState",
+            (java.util.function.IntFunction<String>) cn -> cn == 0 ? "failed" : null);
+        final JsonObject run = sim.run(vertx).run().toJson();
+        final String what = run.getJsonObject("sim").encode();
+        assertThat(LotusNode.of(sim.currentPeers(0)).servingSinceNs()).as(what).isNegative();
+        assertThat(newCommits.get()).as(what).isZero();
+        assertThat(run.getJsonObject("sim").getJsonArray("violations").encode()).as(what)
+            .contains("Lotus recovery of cn0 failed: the host's recovery of cn0 failed")
+            .contains("cn0: restarted cn0 never served: the Lotus recovery of its old incarnation failed");
+    }
+
+    @Test
+    void shouldRefuseARestartWhenNoComputeNodeSurvives() {
+        assertThatThrownBy(() -> new SimOptions().protocol("lotus").computeNodes(1).redoLog(true)
+            .faults(new Faults().crash(0, 1_000).restartAfter(100_000)).validate())
+            .hasMessageContaining("every compute node crashes").hasMessageContaining("leave one CN running");
+    }
+
     @Test
     void shouldRefuseARestartForAProtocolWhoseModuleDoesNotSayItHandlesOne() {
         assertThatThrownBy(() -> new SimOptions().protocol("ford-occ").computeNodes(2).redoLog(true)

@@ -273,7 +273,7 @@ class LotusSimTest extends SimVertxTest {
      * locks in the others' tables and theirs hold locks in its table. The survivors see its lease run out, fail their
      * calls to it, abort their attempts that asked it (those past T_commit finish), finish its logged commits from the
      * redo records (its incomplete ones are dropped), free the locks it held from their lock state, and serve its
-     * shards again (handed to the survivors: the simulator cannot restart a node). Money is conserved, nothing is left
+     * shards again (handed to the survivors; this run does not restart the node: LotusRestartSimTest does). Money is conserved, nothing is left
      * locked on the survivors, every shard has one live server, and the survivors commit after the crash.
      */
     @Test

@@ -231,6 +231,16 @@ public final class LotusNode {
      * disagrees with the lock state), or {@code null}: the simulator's end-of-run check.
      */
     public String endOfRunViolation() {
+        if (restartAwaitingOldIncarnation()) {
+            final LotusCluster.Recovery old;
+            synchronized (cluster) {
+                old = cluster.recovery(index);
+            }
+            return "restarted cn" + index + " never served: " + (old == null
+                ? "its old incarnation was never declared dead" : old.failure != null
+                ? "the Lotus recovery of its old incarnation failed (" + old.failure + ")"
+                : "the Lotus recovery of its old incarnation did not finish");
+        }
         if (index == 0 && !cluster.violations().isEmpty()) {
             return "shard ownership: " + cluster.violations();
         }
@@ -638,14 +648,22 @@ public final class LotusNode {
      * again ({@link #serveAgain}: handed to the survivors, as the simulator's recovery does; the restarted node keeps
      * none, and neither resharding nor another recovery hands it one: the survivors' peers reach the old incarnation's
      * address only). Renewing before would keep the old incarnation's lease alive, and it would never be recovered.
-     * Meanwhile its coordinators' attempts abort (its node is dead to {@code LotusTxn#unlessDoomed}) and requests for
-     * its old shards abort (nobody serves them until handed on); it lets go of every other node gone ({@link #letGo}).
+     * Meanwhile its coordinators' attempts abort from the start ({@code LotusTxn#unlessDoomed}: {@link
+     * #restartAwaitingOldIncarnation}, before its old incarnation is even declared dead) and requests for its old
+     * shards abort (nobody serves them until handed on); it lets go of every other node gone ({@link #letGo}). If that
+     * recovery fails it stays so for good, and the run reports it ({@link #endOfRunViolation}).
      */
     private void awaitOldIncarnation(final io.scythe.txn.TxnRuntime runtime) {
         final boolean over;
         synchronized (cluster) {
             final LotusCluster.Recovery old = cluster.recovery(index);
-            over = old != null && (old.servedAgainNs >= 0 || old.failure != null);
+            if (old != null && old.failure != null) {
+                // Its old incarnation's commits may not be finished nor its locks freed everywhere, and its shards
+                // may be served by nobody: serving would risk lost updates. It stays dormant (its attempts doomed);
+                // the run reports it (endOfRunViolation) (review of lotusrestart: it served after a failed recovery).
+                return;
+            }
+            over = old != null && old.servedAgainNs >= 0;
         }
         if (!over) {
             // Its attempts (aborted while its old incarnation is dead) may wait on another dead node's address: let go
