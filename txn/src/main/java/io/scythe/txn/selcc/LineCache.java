@@ -1640,8 +1640,20 @@ public final class LineCache {
     /** How often the watched handovers are checked ({@link #checkLate}). */
     static final long LATE_CHECK_NS = 1_000_000_000L;
 
-    /** A handover watched ({@link #watchLate}): the line's frame, to whom, what was known of it, the word expected. */
-    record Late(Frame f, int requester, Told told, long guess, long sinceNs) {
+    /**
+     * A handover watched ({@link #watchLate}): the line's frame, to whom, what was known of it, the word expected;
+     * {@code takingBack}: its requester is known dead and a take-back CAS failed ({@link #takeBackLate}), so it is
+     * taken back again at each check, window or not.
+     */
+    record Late(Frame f, int requester, Told told, long guess, long sinceNs, boolean takingBack) {
+        Late(final Frame f, final int requester, final Told told, final long guess, final long sinceNs) {
+            this(f, requester, told, guess, sinceNs, false);
+        }
+
+        /** The same, its take-back to be tried again. */
+        Late againAfterAFailedTakeBack() {
+            return new Late(f, requester, told, guess, sinceNs, true);
+        }
     }
 
     /** Handovers watched on this loop ({@link #watchLate}). */
@@ -1708,6 +1720,13 @@ public final class LineCache {
      * a handover to a live restarted incarnation must not be taken back when the news of the old one's recovery comes
      * after it (issue 21, review of selcc11).
      */
+    static LateStep lateDecision(final Late l, final ReleasesHeard heard, final long nowNs, final long windowNs) {
+        // Its requester known dead and its bit perhaps still in the word: never given up (the restarted incarnation's
+        // barrier waits for it, and a bit left would be taken for the restarted one's; issue 21, second review).
+        return l.takingBack ? LateStep.TAKE_BACK : lateDecision(l.told, heard, nowNs - l.sinceNs, windowNs);
+    }
+
+    /** {@link #lateDecision(Late, ReleasesHeard, long, long)} of a handover whose take-back never failed. */
     static LateStep lateDecision(final Told told, final ReleasesHeard heard, final long ageNs, final long windowNs) {
         if (heard != null && heard.releasedOrAsk(told.sender())) {
             return LateStep.TAKE_BACK;
@@ -1730,7 +1749,7 @@ public final class LineCache {
         final List<Late> due = new ArrayList<>();
         for (final Iterator<Late> it = late.iterator(); it.hasNext(); ) {
             final Late l = it.next();
-            final LateStep step = lateDecision(l.told, heard(), now - l.sinceNs, window);
+            final LateStep step = lateDecision(l, heard(), now, window);
             if (step == LateStep.WAIT) {
                 continue;
             }
@@ -1751,8 +1770,11 @@ public final class LineCache {
 
     /**
      * Takes back watched handover {@code l} (its requester known dead), counted in flight ({@link #pendingTo}); a
-     * failed CAS is watched again while within the window ({@link #retryTakeBack}), else given up and counted. Safe to
-     * retry until this loop acknowledged the barrier question of the requester's incarnation, which waits for it.
+     * failed CAS is watched again and tried at each check and each barrier question ({@link #settledFor}) for as long
+     * as it fails: its bit may still be in the word, so the barrier must not pass, and giving up (as it did past the
+     * window, keeping it pending for good with nothing to retry it: the restarted incarnation's barrier was overdue
+     * for ever; issue 21, second review) helps nobody. Safe to retry until this loop acknowledged the barrier
+     * question of the requester's incarnation, which waits for it.
      */
     private void takeBackLate(final Late l, final long nowNs) {
         Stats.count("late take-back: requester known dead, its bits taken out");
@@ -1760,27 +1782,14 @@ public final class LineCache {
         takeBack(l.requester, l.guess, (expected, update) -> channel(l.f).compose(ch -> ch.compareAndSwap(
             l.f.latchAddress(), l.f.rkey, expected, update))).onComplete(ar -> {
                 if (ar.failed()) {
-                    if (!retryTakeBack(l.sinceNs, runtime.timers().nowNs(), SelccModule.deadHolderWaitNs())) {
-                        // Its bit may still be in the word: pending for good, never acknowledged to the barrier
-                        // (the restarted incarnation would find its own number there; issue 21 review, finding 5).
-                        Stats.count("late take-back: CAS failed past the window, given up");
-                        LATE_DROPPED.incrementAndGet();
-                        return;
-                    }
-                    Stats.count("late take-back: CAS failed, tried again");
-                    watch(l); // the CAS only takes out what still names the requester: trying again is safe
+                    Stats.count(runtime.timers().nowNs() - l.sinceNs < SelccModule.deadHolderWaitNs()
+                        ? "late take-back: CAS failed, tried again"
+                        : "late take-back: CAS failed past the window, tried again");
+                    // The CAS only takes out what still names the requester: trying again is safe.
+                    watch(l.againAfterAFailedTakeBack());
                 }
                 settledOne(pending); // after a re-watch: the barrier sees it pending throughout
             });
-    }
-
-    /**
-     * Whether a take-back whose CAS failed is tried again ({@link #takeBackLate}), apart for tests: only while the
-     * next try ({@link #LATE_CHECK_NS} on) is still within {@code windowNs} of when the handover was watched. The
-     * restarted incarnation waits for it (its barrier), so the bound is the window, not a grace (issue 21).
-     */
-    static boolean retryTakeBack(final long sinceNs, final long nowNs, final long windowNs) {
-        return nowNs - sinceNs + LATE_CHECK_NS < windowNs;
     }
 
     /**

@@ -425,11 +425,15 @@ class SelccDeadHolderTest {
         assertThat(LineCache.lateDecision(fromLive, heard, 2, window)).as("the old incarnation's recovery told late: "
             + "the live one's handover stays").isEqualTo(LineCache.LateStep.WAIT);
 
-        // A failed take-back CAS is tried again within the window (the restarted node's barrier waits for it).
-        final long windowNs = 120_000_000_000L;
-        assertThat(LineCache.retryTakeBack(0, 5_000_000_000L, windowNs)).as("past the old 3 s grace").isTrue();
-        assertThat(LineCache.retryTakeBack(0, windowNs - LineCache.LATE_CHECK_NS, windowNs)).as("next try past it")
-            .isFalse();
+        // A failed take-back CAS is tried again at each check, past the window too, and stays pending to the barrier
+        // meanwhile (before: given up past the window yet left pending for good, nothing retrying it).
+        final LineCache.Late failed = new LineCache.Late(null, HOLDER, fromDead, LatchWord.exclusive(HOLDER), 0)
+            .againAfterAFailedTakeBack();
+        final ReleasesHeard forgot = new ReleasesHeard(); // its news forgotten: the window alone would give it up
+        assertThat(LineCache.lateDecision(failed, forgot, 10 * window, window)).isEqualTo(LineCache.LateStep.TAKE_BACK);
+        assertThat(LineCache.lateDecision(new LineCache.Late(null, HOLDER, fromDead, LatchWord.exclusive(HOLDER), 0),
+            forgot, 10 * window, window)).isEqualTo(LineCache.LateStep.GIVE_UP);
+        assertThat(LineCache.settled("cn0.e1", java.util.Map.of(), java.util.List.of(failed))).isFalse();
 
         final AtomicLong word = new AtomicLong(LatchWord.exclusive(HOLDER)); // the handover FAA landed after the step
         LineCache.takeBack(HOLDER, LatchWord.exclusive(HOLDER), (e, n) -> Future.succeededFuture(
