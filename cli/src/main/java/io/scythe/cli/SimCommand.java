@@ -481,6 +481,10 @@ public final class SimCommand implements Callable<Integer> {
             protocols = expanded;
         }
 
+        if (!crashStagger.isZero() && crashCns.size() < 2) {
+            throw new IllegalArgumentException("--crash-stagger staggers the detection of several crashed CNs: give "
+                + "several --crash-cn (it does nothing with one)");
+        }
         if (crashes && explore == null) {
             throw new IllegalArgumentException("--crashes goes with --explore N; one run crashes and recovers a CN "
                 + "with --crash-cn, --crash-at, --crash-recover and --redo-log");

@@ -178,6 +178,14 @@ class SimCommandTest {
         assertThat(run(new StringWriter(), errRestart, "sim", "--explore", "2", "--crashes", "--protocols", "lotus",
             "--crash-restart-after", "1ms")).isEqualTo(2);
         assertThat(errRestart.toString()).contains("--explore does not take --crash-restart-after");
+        final StringWriter errStagger = new StringWriter(); // it would do nothing: refused, not ignored
+        assertThat(run(new StringWriter(), errStagger, "sim", "--cns", "3", "--redo-log", "--crash-cn", "0",
+            "--crash-recover", "--crash-stagger", "50us")).isEqualTo(2);
+        assertThat(errStagger.toString()).contains("--crash-stagger staggers the detection of several crashed CNs");
+        final StringWriter errStagger2 = new StringWriter();
+        assertThat(run(new StringWriter(), errStagger2, "sim", "--cns", "3", "--redo-log", "--protocols", "lotus",
+            "--crash-cn", "0,1", "--crash-stagger", "50us")).isEqualTo(2);
+        assertThat(errStagger2.toString()).contains("give several --crash-cn and --crash-recover");
         final StringWriter err3b = new StringWriter(); // several CNs crash together, each once
         assertThat(run(new StringWriter(), err3b, "sim", "--cns", "3", "--crash-cn", "1,1")).isEqualTo(2);
         assertThat(err3b.toString()).contains("names cn1 twice");

@@ -148,6 +148,11 @@ public final class SimOptions {
                 throw new IllegalArgumentException("crash-mn with crash-cn under " + protocol + ": " + bothRefusal);
             }
         }
+        if (faults.detectStaggerNs() > 0 && (faults.crashCns().length < 2 || !faults.recover())) {
+            // It staggers the host recovery's detection of several crashed CNs; anywhere else it would do nothing.
+            throw new IllegalArgumentException("crash-stagger staggers the detection of several crashed CNs by the "
+                + "run's recovery: give several --crash-cn and --crash-recover (or --explore with --crashes)");
+        }
         if (faults.recover() && !redoLog) {
             throw new IllegalArgumentException("crash-recover rolls the crashed CN's commits forward from its redo "
                 + "log: give --redo-log");

@@ -124,12 +124,13 @@ public final class CalvinModule implements ProtocolModule {
             if (o >= owners) {
                 continue; // owns no partition
             }
-            for (int next = (o + 1) % computeNodes; set.contains(next); next = (next + 1) % computeNodes) {
-                if (next != o) {
-                    return "cn" + o + " owns partitions and cn" + next + " may be told dead after taking them over: "
-                        + "the take-over of a second node scheduling partitions (an owner, or a dead owner's "
-                        + "successor) is not built (issue 18 part 5)";
-                }
+            // Its successor is the next live node in index order: if the next one crashed too, it may be told dead only
+            // after it took the partitions over (any later crashed node in a row is reached only through it).
+            final int next = (o + 1) % computeNodes;
+            if (next != o && set.contains(next)) {
+                return "cn" + o + " owns partitions and cn" + next + " may be told dead after taking them over: "
+                    + "the take-over of a second node scheduling partitions (an owner, or a dead owner's "
+                    + "successor) is not built (issue 18 part 5)";
             }
         }
         return null;

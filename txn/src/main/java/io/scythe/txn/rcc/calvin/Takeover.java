@@ -121,9 +121,10 @@ final class Takeover {
      *       becomes a transaction locking exactly its written keys exclusive, at its commit timestamp (its order
      *       timestamp), whose writes the successor applies where {@link #installed} says they are not.</li>
      * </ul>
-     * A decision of a transaction also in {@code live} goes in once, as contributed: its executor contributed it, then
-     * died too (a node that only executes may die during the take-over). Fails when one transaction comes twice
-     * otherwise (by id or by order timestamp): the callers mixed up their sources.
+     * A decision of a transaction also in {@code live} at the same order timestamp (its commit timestamp) goes in
+     * once, as contributed: its executor contributed it, then died too (a node that only executes may die during the
+     * take-over). Fails when one transaction comes twice otherwise (by id, also one id at two order timestamps, or by
+     * order timestamp): the callers mixed up their sources.
      */
     static List<Pending> input(final int dead, final Collection<Pending> live,
                                final Collection<CalvinInputLog.Decision> decisions) {
@@ -135,12 +136,19 @@ final class Takeover {
             }
             add(byOrder, ids, p.orderTs(), p.decl());
         }
-        final Set<Long> contributed = Set.copyOf(ids);
+        final Map<Long, Long> contributed = new java.util.HashMap<>(); // id -> order timestamp contributed
+        for (final Map.Entry<Long, Decl> e : byOrder.entrySet()) {
+            contributed.put(e.getValue().id(), e.getKey());
+        }
         for (final CalvinInputLog.Decision d : decisions) {
             final Decl decl = decided(dead, d);
-            if (decl == null || contributed.contains(d.id())) {
-                continue; // its executor contributed it live, then died too: its declared keys cover its writes
+            if (decl == null) {
+                continue;
             }
+            final Long contributedAt = contributed.get(d.id());
+            if (contributedAt != null && contributedAt == d.commitTs()) {
+                continue; // its executor contributed it live, then died too: its declared keys cover its writes
+            } // same id at another place in the order: add fails below, the sources are mixed up
             add(byOrder, ids, d.commitTs(), decl);
         }
         final List<Pending> out = new ArrayList<>(byOrder.size());

@@ -670,6 +670,23 @@ class CalvinOrderTest {
         assertThat(Takeover.decided(1, itsDecision)).isNull();
     }
 
+    /**
+     * The dedup of a contributed transaction's decision matches id AND order timestamp: a decision of a contributed
+     * id at another commit timestamp is a mix-up of sources and fails, named. Failed before: it was dropped silently
+     * (the dedup looked at the id only).
+     */
+    @Test
+    void shouldRefuseADecisionOfAContributedIdAtAnotherOrderTimestamp() {
+        final Key a = new Key("t", 1);
+        final long at = CalvinProtocol.orderTs(5, 2, 0);
+        final long elsewhere = CalvinProtocol.orderTs(6, 2, 0);
+        final Decl contributed = new Decl(0x21, 2, List.of(a), List.of(true));
+        final CalvinInputLog.Decision moved = new CalvinInputLog.Decision(0x21, elsewhere, 2,
+            java.util.Map.of(0, List.of(new CalvinWire.Write(a, CalvinWire.UPDATE, new byte[] {1}))));
+        assertThatThrownBy(() -> Takeover.input(0, List.of(new Takeover.Pending(at, contributed)), List.of(moved)))
+            .isInstanceOf(IllegalStateException.class).hasMessageContaining("comes twice");
+    }
+
     @Test
     void shouldCountAKeysRecordOnceWhenItIsForwardedAgain() {
         // A dead owner's FORWARD handled after its successor forwarded the same key from the rebuilt part: the second
