@@ -448,6 +448,11 @@ public final class CnPeers {
 
     // ------------------------------------------------------------------------------------------------ closing
 
+    /** Whether {@link #close} was called (what runs on for this node's sake, e.g. a recovery barrier, stops). */
+    public boolean closed() {
+        return closed;
+    }
+
     /** Stops serving on every loop, fails every call in flight, releases rings and regions. Any thread. */
     public Future<Void> close() {
         final List<Future<Void>> done = new ArrayList<>();

@@ -112,13 +112,15 @@ final class RecoveryBarrier {
      * incarnation's bits (issue 21 review, finding 1). Past {@code waitNs} ({@code nowNs}) with acknowledgements
      * missing, {@code overdue} is told once (who, health and log) and the wait goes on: a survivor's take-back may be
      * legitimately pending for its whole window ({@code deadHolderWaitNs}, 120 s), and a refusal would be for good (finding
-     * 4). Succeeds with a summary (what was dropped); never fails.
+     * 4). Succeeds with a summary (what was dropped); fails only once {@code stopped} (the node closed its peer
+     * messaging: its rounds would ask for ever on behalf of a node that is gone; issue 21 review).
      */
     static Future<String> await(final List<String> survivors, final int loops, final Map<String, Long> earlier,
                                 final Ask ask, final java.util.function.Function<String, Future<Boolean>> gone,
                                 final java.util.function.LongFunction<Future<Void>> sleep,
                                 final java.util.function.LongSupplier nowNs, final long waitNs,
-                                final java.util.function.Consumer<String> overdue) {
+                                final java.util.function.Consumer<String> overdue,
+                                final java.util.function.BooleanSupplier stopped) {
         final List<Owed> owed = new ArrayList<>();
         for (final String peer : survivors) {
             for (int loop = 0; loop < loops; loop++) {
@@ -128,7 +130,7 @@ final class RecoveryBarrier {
             }
         }
         final Promise<String> done = Promise.promise();
-        new Rounds(owed, ask, gone, sleep, nowNs, nowNs.getAsLong() + waitNs, overdue, done).round();
+        new Rounds(owed, ask, gone, sleep, nowNs, nowNs.getAsLong() + waitNs, overdue, done, stopped).round();
         return done.future();
     }
 
@@ -136,14 +138,20 @@ final class RecoveryBarrier {
     private record Rounds(List<Owed> owed, Ask ask, java.util.function.Function<String, Future<Boolean>> gone,
                           java.util.function.LongFunction<Future<Void>> sleep, java.util.function.LongSupplier nowNs,
                           long deadlineNs, java.util.function.Consumer<String> overdue, Promise<String> done,
-                          TreeSet<String> dropped, boolean[] flagged) {
+                          java.util.function.BooleanSupplier stopped, TreeSet<String> dropped, boolean[] flagged) {
         Rounds(final List<Owed> owed, final Ask ask, final java.util.function.Function<String, Future<Boolean>> gone,
                final java.util.function.LongFunction<Future<Void>> sleep, final java.util.function.LongSupplier nowNs,
-               final long deadlineNs, final java.util.function.Consumer<String> overdue, final Promise<String> done) {
-            this(owed, ask, gone, sleep, nowNs, deadlineNs, overdue, done, new TreeSet<>(), new boolean[1]);
+               final long deadlineNs, final java.util.function.Consumer<String> overdue, final Promise<String> done,
+               final java.util.function.BooleanSupplier stopped) {
+            this(owed, ask, gone, sleep, nowNs, deadlineNs, overdue, done, stopped, new TreeSet<>(), new boolean[1]);
         }
 
         void round() {
+            if (stopped.getAsBoolean()) {
+                done.fail(new IllegalStateException("the recovery barrier stopped: this node closed its peer "
+                    + "messaging (still owed: " + owed.size() + " acknowledgements)"));
+                return;
+            }
             owed.removeIf(o -> dropped.contains(o.peer));
             if (owed.isEmpty()) {
                 done.complete(dropped.isEmpty() ? "every live survivor acknowledged" : "every live survivor "

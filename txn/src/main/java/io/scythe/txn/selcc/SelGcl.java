@@ -105,6 +105,10 @@ final class SelGcl implements Gcl {
 
     /** One try at the global latch with the READ: whether it was taken (the entry then holds it for the caller). */
     private Future<Boolean> acquire(final Entry e, final boolean x) {
+        final Future<Boolean> notYet = SelccModule.notYet(runtime); // a restarted node before its barrier (issue 21)
+        if (notYet != null) {
+            return notYet;
+        }
         final long address = region.address(e.gaddr);
         final int rkey = region.rkey(e.gaddr);
         final long latch = address + ObjectLayout.PROTOCOL_WORD_OFFSET;

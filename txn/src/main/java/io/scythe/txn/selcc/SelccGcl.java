@@ -99,7 +99,10 @@ final class SelccGcl implements Gcl {
         return global.transform(done -> {
             if (done.failed()) {
                 cache.forgetIfInvalid(f);
-                if (done.cause() instanceof AbortException) { // in use there all along: try again
+                if (done.cause() instanceof AbortException && !SelccModule.awaitingOwnRecovery(runtime)) {
+                    // In use there all along: try again. Not while this restarted node's barrier is shut (the
+                    // abort is its gate's, SelccModule#notYet): that may take seconds, and spinning on timers
+                    // meanwhile helps nobody; the caller's transaction aborts and its coordinator backs off.
                     return runtime.timers().after(retryNs).compose(v -> lock(gaddr, x, true));
                 }
                 return Future.failedFuture(done.cause());

@@ -390,7 +390,7 @@ public final class SelccModule implements ProtocolModule {
         }
         final String self = node.computeNodes().get(node.index());
         synchronized (AWAITING) {
-            AWAITING.put(key, "awaiting the recovery of its earlier incarnations");
+            awaitingNow(key, "awaiting the recovery of its earlier incarnations");
         }
         node.onPeerRecovered((name, prefix, mask) -> {
             if (!self.equals(name)) {
@@ -399,19 +399,23 @@ public final class SelccModule implements ProtocolModule {
             final java.util.Map<String, Long> earlier = node.earlierIncarnations();
             final List<String> survivors = node.computeNodes().stream().filter(n -> !n.equals(self)).toList();
             synchronized (AWAITING) {
-                AWAITING.put(key, "awaiting the survivors' acknowledgements of " + earlier.keySet());
+                awaitingNow(key, "awaiting the survivors' acknowledgements of " + earlier.keySet());
             }
             RecoveryBarrier.await(survivors, loops, earlier, ask, gone, SelccModule::sleep, System::nanoTime, waitNs,
                 why -> {
                     synchronized (AWAITING) {
                         if (AWAITING.containsKey(key)) {
-                            AWAITING.put(key, "overdue: " + why);
+                            awaitingNow(key, "overdue: " + why);
                         }
                     }
                     System.err.println(java.time.Instant.now() + " SELCC recovery barrier OVERDUE: " + why);
-                }).onComplete(ar -> {
+                }, () -> node.peers() != null && node.peers().closed()).onComplete(ar -> {
+                    if (ar.failed()) { // the node closed: its gate stays shut
+                        System.err.println(java.time.Instant.now() + " SELCC " + ar.cause().getMessage());
+                        return;
+                    }
                     synchronized (AWAITING) {
-                        AWAITING.remove(key);
+                        awaitingNow(key, null);
                     }
                     System.err.println(java.time.Instant.now() + " SELCC recovery barrier passed (" + ar.result()
                         + "): latches taken from now on");
@@ -547,9 +551,28 @@ public final class SelccModule implements ProtocolModule {
      * recovery, then the survivors' acknowledgements, {@link RecoveryBarrier}), and whether it is overdue.
      */
     private static final java.util.Map<Object, String> AWAITING = new java.util.WeakHashMap<>();
+    /**
+     * False while no node of this process awaits its barrier: the fast path of {@link #awaiting}, asked on every line
+     * cache miss of every loop, without the lock (issue 21 review). Set under AWAITING's lock after each change; a
+     * key the weak map dropped leaves it true, which only sends the check to the lock.
+     */
+    private static volatile boolean anyAwaiting;
+
+    /** Records where {@code key}'s barrier stands ({@code null}: passed). Under AWAITING's lock. */
+    private static void awaitingNow(final Object key, final String what) {
+        if (what == null) {
+            AWAITING.remove(key);
+        } else {
+            AWAITING.put(key, what);
+        }
+        anyAwaiting = !AWAITING.isEmpty();
+    }
 
     /** Whether the compute node whose loops are known by {@code key} takes no latch yet ({@link #awaitOwnRecovery}). */
     static boolean awaiting(final Object key) {
+        if (!anyAwaiting) {
+            return false;
+        }
         synchronized (AWAITING) {
             return !AWAITING.isEmpty() && AWAITING.containsKey(key);
         }

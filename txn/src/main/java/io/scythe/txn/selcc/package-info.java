@@ -298,11 +298,11 @@
  * (60 ms to 6.6 s later: its consumer's event loop stalled). Left: a handover that lands after a memory
  * node's step while its release message has not reached the survivor yet (one event-bus message, milliseconds) is not
  * taken back; a FAA that landed before the step, then the step, the whole recovery and a new incarnation taking the
- * line, all before the check right after that FAA, would have the new incarnation's bits taken back; a failed
- * invalidation to a dead X holder still waits for the recovery's news ({@code LineCache#deadHolder}: the requester
- * calls the holder's node by name and does not know which incarnation it reached); survivors' invalidations to a dead reader fail when
- * its member leaves and are retried by their transactions until the step cleared its bits; the own-recovery wait
- * holds back reads and read-for-updates, not blind writes or inserts (SmallBank reads first); the numbering assumes
+ * line, all before the check right after that FAA, would have the new incarnation's bits taken back (the recovery
+ * barrier below now holds the new incarnation off until every survivor's loop settled such handovers); a failed
+ * invalidation to a dead X holder waits for the recovery's news of the incarnation its call reached (see "The
+ * recovery barrier"); survivors' invalidations to a dead reader, or to a holder the directory no longer names, abort
+ * LOCKED and are retried by their transactions until the step cleared its bits; the numbering assumes
  * every compute node of a cluster runs the same loop count as it registered.
  * <br><b>When the news is missed</b> (issue 21, after the above). The release message is at-most-once (one event-bus
  * message, lost to a stalled or restarted consumer) and {@link io.scythe.txn.selcc.ReleasesHeard} keeps the latest
@@ -353,7 +353,9 @@
  *       asked again; it is dropped from the wait only once the host says it holds nothing any more: never registered,
  *       or its current incarnation recorded recovered ({@code RecoveryRecord#recoveredOrNeverRegistered},
  *       {@code RecoveryDuty#recoveredOrNeverRegistered}: fenced on every memory node, its own recovery cleared its
- *       bits). A member that left may be a paused survivor that resumes, and its take-back CAS would then take out
+ *       bits; "never registered" is read from its {@code scythe.nodes} entry being absent, an in-memory map too: an
+ *       entry lost with all its replicas, e.g. several members dying at once beyond the maps' backup count, would read
+ *       so). A member that left may be a paused survivor that resumes, and its take-back CAS would then take out
  *       the new incarnation's bits under the reused number (review of selccbar, finding 1); a host that cannot be
  *       asked drops nobody. A live one that does not acknowledge within {@code scythe.selcc.survivorAckWaitMs} (60 s)
  *       flags the barrier overdue: logged ({@code SELCC recovery barrier OVERDUE} with who did not answer) and shown
@@ -364,8 +366,15 @@
  * The gate is where latches are taken ({@code SelccModule#notYet}): {@code LineCache}'s acquisitions (so the B-link
  * tree's {@code SelccGcl} too) and {@code LatchTxn}'s reads and inserts, checked before any INSERT (an INSERT's object
  * must be latched, and its abort buries it under its latch; finding 2). A loop whose handover or downgrade to an
- * incarnation failed after it was posted (it gave up: the FAA may still land), or whose take-back CAS failed past the
- * window, keeps that incarnation pending and never acknowledges it (finding 5: the barrier then stays overdue).
+ * incarnation failed after it was posted (it gave up: the FAA may still land) keeps that incarnation pending and never
+ * acknowledges it; what this narrows: the loop S that gave up loses its lease and exits (its handover in doubt), so S
+ * itself is recovered and dropped from the wait, and what the barrier bought is that S's FAA can no longer land over
+ * the new incarnation's live latch while S is still serving; left: an FAA of S's still in the fabric when S's process
+ * died. A take-back whose CAS failed is retried at each check and each barrier question, window or not, and keeps the
+ * incarnation pending meanwhile (second review: past the window it was dropped yet left pending for good). The wait
+ * stops (its gate staying shut) once the node closes its peer messaging ({@code CnPeers#closed}). The gate's fast
+ * path is a volatile flag (no lock while no node of the process awaits its barrier); SEL's B-link latches
+ * ({@code SelGcl}) are gated too, and {@code SelccGcl} does not retry an abort of the shut gate.
  * No grace is kept: once every live survivor's loops acknowledged, nothing of theirs in flight names the number for
  * the dead incarnation (its messages are dropped, its handovers in flight taken back), and the memory nodes' steps
  * ran before the host told the recovery. Two things of theirs may still name it, counted and not covered by the

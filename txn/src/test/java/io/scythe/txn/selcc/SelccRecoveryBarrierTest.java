@@ -71,12 +71,33 @@ class SelccRecoveryBarrierTest {
         final String outcome = RecoveryBarrier.await(List.of("cnA", "cnC"), 2, Map.of("cnB.e1", 1L << 48),
             RecoveryBarrier.over(b), peer -> io.vertx.core.Future.succeededFuture(peer.equals("cnC")),
             ns -> vertx.timer(Math.max(1, ns / 1_000_000)).mapEmpty(), System::nanoTime,
-            TimeUnit.SECONDS.toNanos(10), why -> { }).await(20, TimeUnit.SECONDS);
+            TimeUnit.SECONDS.toNanos(10), why -> { }, () -> false).await(20, TimeUnit.SECONDS);
 
         assertThat(outcome).contains("[cnC] never registered or recovered");
         assertThat(SelccModule.releases(a).released("cnB.e1")).as("learnt from the question").isTrue();
         assertThat(SelccModule.releases(a).buriedOn("mn0", 1L << 48 | 9)).isTrue();
         assertThat(a.servedOn(0)).as("loop 0 asked").isPositive();
         assertThat(a.servedOn(1)).as("loop 1 asked").isPositive();
+    }
+
+    /**
+     * A node that closed (its lease lost, shutting down) stops asking: before, its rounds went on for ever on behalf of
+     * a node that is gone (issue 21 review). Its gate stays shut (the future fails, it never passes).
+     */
+    @Test
+    void shouldStopAskingOnceTheNodeClosedItsPeerMessaging() {
+        final java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        final io.vertx.core.Future<String> outcome = RecoveryBarrier.await(List.of("cnA"), 1,
+            Map.of("cnB.e1", 1L << 48), (peer, loop, incarnation, prefix) -> {
+                if (asked.incrementAndGet() == 3) {
+                    closed.set(true); // closed while its third question was out
+                }
+                return io.vertx.core.Future.succeededFuture(false); // never acknowledged
+            }, peer -> io.vertx.core.Future.succeededFuture(false), ns -> io.vertx.core.Future.succeededFuture(),
+            System::nanoTime, TimeUnit.SECONDS.toNanos(10), why -> { }, closed::get);
+        assertThat(outcome.failed()).isTrue();
+        assertThat(outcome.cause()).hasMessageContaining("stopped").hasMessageContaining("1 acknowledgements");
+        assertThat(asked.get()).isEqualTo(3);
     }
 }
