@@ -94,9 +94,26 @@ final class PiecewiseMapping {
             quality[pairs] = q;
             pairs++;
         }
-        haveOffset = true;
-        offset = y - x;
-        lastX = x;
+        // The offset (what is served after an idle gap, before slices are fitted again) takes one pair unfiltered:
+        // only one as good as the last closed slice's filter would keep (issue 20 review: a stalled probe's pair,
+        // its round trip many times the usual, was served as the offset). Refused, the mapping stays as stale as it
+        // was, and the next reading probes again.
+        if (lastSliceBest == Long.MAX_VALUE || q <= 2 * lastSliceBest + slackNs) {
+            haveOffset = true;
+            offset = y - x;
+            lastX = x;
+        } else {
+            offsetsRefused++;
+        }
+    }
+
+    /** The best quality figure of the last closed slice (none yet: {@code Long.MAX_VALUE}). */
+    private long lastSliceBest = Long.MAX_VALUE;
+    private long offsetsRefused;
+
+    /** Pairs not taken as the offset for being far worse than the last slice's best (tests, reports). */
+    long offsetsRefused() {
+        return offsetsRefused;
     }
 
     /** {@code r} within {@code 1 +- MAX_RATE_ERROR}. */
@@ -109,6 +126,7 @@ final class PiecewiseMapping {
         for (int i = 0; i < pairs; i++) {
             best = Math.min(best, quality[i]);
         }
+        lastSliceBest = best;
         final long limit = 2 * best + slackNs;
         final double base = (double) slice * sliceNs;
         double n = 0;

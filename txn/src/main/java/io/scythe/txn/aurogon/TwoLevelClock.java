@@ -16,7 +16,13 @@ import io.scythe.bridge.NodeClocks;
  *       offset formula with the remote's receive and send stamps equal (one READ executes at one instant there),
  *       under the same symmetric-link assumption; the UD+RC pair of probes and the SVM filter are not built.</li>
  *   <li>Probes ride on timestamp requests, never on a timer: when {@code probeIntervalNs} has passed and none is in
- *       flight, {@link #now()} starts one (so a quiet loop probes nothing and the simulator's runs end).</li>
+ *       flight, {@link #now()} starts one (so a quiet loop probes nothing and the simulator's runs end). The price:
+ *       the first reading after an idle gap longer than the extrapolation bound is refused (its attempt aborts,
+ *       {@code clock-unsynchronised}) unless the probe it started answers at once; the retry after the coordinator's
+ *       back-off finds the mapping fresh again (the newest pair's offset). A timer probing through idle gaps, as the
+ *       paper's daemon does, would keep a simulated run from ever ending; making the first attempt wait for its
+ *       probe would need an asynchronous timestamp in the coordinator's begin (not built). A probe unanswered for
+ *       {@link #PROBE_DEADLINE_NS} is taken as lost.</li>
  * </ul>
  * Every loop probes the reference directly: a one-level tree, which is what clusters of up to 10 nodes (K = 10) get,
  * and a READ needs no parent CPU. The K=10 tree with UD+RC probes and batched asynchronous parent replies is built as
@@ -40,6 +46,13 @@ import io.scythe.bridge.NodeClocks;
 final class TwoLevelClock {
     /** Probes failing in a row that take the reference as dead (the heartbeat of §5.3). */
     static final int MISSED_PROBES = 3;
+    /**
+     * A probe unanswered this long is taken as lost (its reply dropped, a silent reference): its answer, should it
+     * come, is dropped, it counts as missed, and the next reading probes again. Before, one lost reply left the loop
+     * probing nothing and, past the extrapolation bound, refusing for good (issue 20 review). A quarter of that bound,
+     * so a lost probe costs no refusal while the mapping is fresh.
+     */
+    static final long PROBE_DEADLINE_NS = PiecewiseMapping.MAX_EXTRAPOLATION_NS / 4;
 
     /** Phases of the clock around a root failover (§5.3). */
     enum Phase { NORMAL, VIRTUAL, SMOOTHING }
@@ -136,6 +149,11 @@ final class TwoLevelClock {
         if (successor != null && phase != Phase.SMOOTHING && successor.removed(reference)) {
             turnAway();
         }
+        if (probing && host - lastProbeHostNs >= PROBE_DEADLINE_NS) {
+            epoch++; // dropped when (if ever) it completes
+            probing = false;
+            missed();
+        }
         if (!probing && (probes == 0 || host - lastProbeHostNs >= probeIntervalNs)) {
             probe(host);
         }
@@ -163,7 +181,10 @@ final class TwoLevelClock {
             if (x - virtualFromNic < virtualNs || warming.slicesFitted() < 2) {
                 return f2.map(x); // V: the old mapping extrapolated
             }
-            correction = f2.map(x) - (double) warming.map(x);
+            // Continuity with what the old mapping serves, but only within its bound: past it the old mapping was
+            // refused already (nothing served since), and its extrapolation's error grows without limit, so carrying
+            // it as the correction would serve that error through the smoothing (issue 20 review): switch outright.
+            correction = f2.synchronised(x) ? f2.map(x) - (double) warming.map(x) : 0;
             f2 = warming;
             warming = null;
             switchNic = x;
@@ -217,16 +238,26 @@ final class TwoLevelClock {
                 (phase == Phase.VIRTUAL ? warming : f2).add(r.sentNs() + r.roundTripNs() / 2, r.remoteNs(),
                     r.roundTripNs());
             } else {
-                failedProbes++;
-                // Also in the virtual phase: a successor that dies while it warms up is left for the next (else the
-                // phase, which ends only once the new mapping fitted two slices, would extrapolate the old one for
-                // good). While smoothing, it waits for the phase's bounded end, so the correction is not dropped.
-                if (successor != null && phase != Phase.SMOOTHING
-                    && (++missedInRow >= MISSED_PROBES || successor.removed(reference))) {
-                    turnAway();
-                }
+                missed();
             }
         });
+    }
+
+    /** A probe failed or was lost ({@link #PROBE_DEADLINE_NS}). */
+    private void missed() {
+        failedProbes++;
+        // Also in the virtual phase: a successor that dies while it warms up is left for the next (else the phase,
+        // which ends only once the new mapping fitted two slices, would extrapolate the old one for good). While
+        // smoothing, it waits for the phase's bounded end, so the correction is not dropped.
+        if (successor != null && phase != Phase.SMOOTHING
+            && (++missedInRow >= MISSED_PROBES || successor.removed(reference))) {
+            turnAway();
+        }
+    }
+
+    /** The correction the last switch to a new reference carried (smoothed to 0 since; tests). */
+    double correction() {
+        return correction;
     }
 
     String reference() {

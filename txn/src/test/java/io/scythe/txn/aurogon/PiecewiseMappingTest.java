@@ -41,4 +41,24 @@ class PiecewiseMappingTest {
         assertThat(m.synchronised(late + 1_000)).isTrue();
         assertThat(m.map(late + 1_000)).isEqualTo(late + 10_000);
     }
+
+    /**
+     * After an idle gap, a pair whose round trip is far above the last slice's best (a stalled probe: its midpoint
+     * estimate may be off by half that round trip) is not served as the offset; the mapping stays unsynchronised until
+     * a good pair comes. Before, whatever pair came first was served (issue 20 review).
+     */
+    @Test
+    void shouldNotServeAStalledPairAsTheOffsetAfterAGap() {
+        final PiecewiseMapping m = new PiecewiseMapping(200_000, 500);
+        for (long x = 0; x < 2_000_000; x += 20_000) {
+            m.add(x, x + 7_000, 100);
+        }
+        final long late = 2_000_000 + 2 * PiecewiseMapping.MAX_EXTRAPOLATION_NS;
+        m.add(late, late + 7_000 + 40_000, 80_000); // round trip 80 us, its offset 40 us off
+        assertThat(m.offsetsRefused()).isEqualTo(1);
+        assertThat(m.synchronised(late)).as("the stalled pair refreshed nothing").isFalse();
+        m.add(late + 1_000, late + 1_000 + 7_000, 120);
+        assertThat(m.synchronised(late + 1_000)).isTrue();
+        assertThat(m.map(late + 2_000)).isEqualTo(late + 2_000 + 7_000);
+    }
 }

@@ -196,4 +196,81 @@ class TwoLevelClockTest {
             return true;
         }
     }
+
+    /**
+     * A probe whose reply is lost (it never completes: a silent reference, a dropped completion) is given up after
+     * {@link TwoLevelClock#PROBE_DEADLINE_NS} and the next reading probes again, so the clock never refuses. Before,
+     * the loop waited on it for good: no probe was started again, and past the extrapolation bound every reading was
+     * refused (issue 20 review).
+     */
+    @Test
+    void shouldProbeAgainWhenAProbeIsNeverAnswered() {
+        final boolean[] silent = {false};
+        final Clocks clocks = new Clocks(0, 0) {
+            @Override
+            public Future<NicClockReading> readRemoteNic(final String node) {
+                return silent[0] ? io.vertx.core.Promise.<NicClockReading>promise().future()
+                    : super.readRemoteNic(node);
+            }
+        };
+        final TwoLevelClock clock = new TwoLevelClock(clocks, "mn0", 0.5, 20_000, 200_000);
+        for (clocks.t = 0; clocks.t < 2_000_000; clocks.t += 1_000) {
+            clock.now();
+        }
+        silent[0] = true;
+        clocks.t += 30_000; // past the probe interval: this reading's probe is lost
+        clock.now();
+        silent[0] = false;
+        final long cut = clocks.t;
+        for (; clocks.t < cut + 3 * PiecewiseMapping.MAX_EXTRAPOLATION_NS; clocks.t += 100_000) {
+            assertThat(catchRefusal(clock)).as("refused at %d us after the lost probe", (clocks.t - cut) / 1_000)
+                .isFalse();
+        }
+        assertThat(clock.failedProbes()).isEqualTo(1);
+    }
+
+    /**
+     * A switch to a new reference after a virtual phase longer than the old mapping's bound carries no correction:
+     * past its bound the old mapping was refused already and its extrapolation's error is unbounded (issue 20 review).
+     */
+    @Test
+    void shouldCarryNoCorrectionFromAnOldMappingPastItsBound() {
+        final java.util.Set<String> dead = new java.util.HashSet<>();
+        final Clocks clocks = new Clocks(0, 0) {
+            @Override
+            public Future<NicClockReading> readRemoteNic(final String node) {
+                if (dead.contains(node)) {
+                    return Future.failedFuture("node " + node + " died");
+                }
+                final Future<NicClockReading> r = super.readRemoteNic(node);
+                // mn1's NIC clock runs 5 ms ahead of mn0's: a switch with continuity carries about -5 ms
+                return node.equals("mn1") ? r.map(x -> new NicClockReading(node, x.sentNs(), x.remoteNs() + 5_000_000,
+                    x.completedNs())) : r;
+            }
+        };
+        final long virtualNs = 2 * PiecewiseMapping.MAX_EXTRAPOLATION_NS;
+        final TwoLevelClock clock = new TwoLevelClock(clocks, "mn0", 0.5, 20_000, 200_000)
+            .failover(new TwoLevelClock.Successor() {
+                @Override
+                public boolean removed(final String node) {
+                    return dead.contains(node);
+                }
+
+                @Override
+                public String after(final String gone) {
+                    return "mn1";
+                }
+            }, virtualNs, 200_000);
+        for (clocks.t = 0; clocks.t < 2_000_000; clocks.t += 1_000) {
+            clock.now();
+        }
+        dead.add("mn0");
+        final long cut = clocks.t;
+        while (clock.phase() != TwoLevelClock.Phase.SMOOTHING && clocks.t < cut + 2 * virtualNs) {
+            clocks.t += 10_000;
+            catchRefusal(clock);
+        }
+        assertThat(clock.phase()).isEqualTo(TwoLevelClock.Phase.SMOOTHING);
+        assertThat(clock.correction()).as("no correction from a mapping extrapolated past its bound").isZero();
+    }
 }
