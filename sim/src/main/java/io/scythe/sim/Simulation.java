@@ -750,18 +750,20 @@ public final class Simulation {
 
     /** A restarted incarnation's peer messaging, not among {@link #peers} (those stay by node: survivors call them). */
     private CnPeers restartPeers(final Vertx vertx, final Nic cn) {
-        final CnPeers p = io.scythe.txn.ComputeNodePeers.open(vertx, cn, peerOptions, options.computeNodes()
-            + restartedNodes(), options.loopsPerComputeNode());
-        peerSetUp.accept(p);
-        return p;
+        return openPeers(vertx, cn);
     }
 
     private CnPeers newPeers(final Vertx vertx, final Nic cn) {
-        final int cns = options.computeNodes() + restartedNodes();
-        final int loops = options.loopsPerComputeNode();
-        final CnPeers p = io.scythe.txn.ComputeNodePeers.open(vertx, cn, peerOptions, cns, loops);
-        peerSetUp.accept(p);
+        final CnPeers p = openPeers(vertx, cn);
         peers.add(p);
+        return p;
+    }
+
+    /** A CN's peer messaging, with rings for every CN and every restarted incarnation. */
+    private CnPeers openPeers(final Vertx vertx, final Nic cn) {
+        final CnPeers p = io.scythe.txn.ComputeNodePeers.open(vertx, cn, peerOptions, options.computeNodes()
+            + restartedNodes(), options.loopsPerComputeNode());
+        peerSetUp.accept(p);
         return p;
     }
 

@@ -125,6 +125,7 @@ public final class LotusCluster {
     @SuppressWarnings("unchecked")
     private LotusCluster(final int cns, final Map<String, Object> shared, final boolean separate) {
         this.nodes = new LotusNode[cns];
+        this.replaced = new LotusNode[cns];
         this.renewedNs = new long[cns];
         java.util.Arrays.fill(renewedNs, -1);
         this.publishedLatencyNs = new long[cns];
@@ -177,7 +178,19 @@ public final class LotusCluster {
     }
 
     synchronized void join(final LotusNode node) {
+        final LotusNode before = nodes[node.index()];
+        if (before != null && before != node) {
+            replaced[node.index()] = before; // a restart: the dead incarnation, whose recovery may be still to come
+        }
         nodes[node.index()] = node;
+    }
+
+    /** Incarnations a restart put a new one in place of, until it rejoins ({@link #join}, {@link #rejoin}). */
+    private final LotusNode[] replaced;
+
+    /** The incarnation of {@code cn} a recovery is of: the one a restart replaced, else the current one. */
+    synchronized LotusNode deadIncarnation(final int cn) {
+        return replaced[cn] != null ? replaced[cn] : nodes[cn];
     }
 
     LotusOptions options() {
@@ -342,6 +355,7 @@ public final class LotusCluster {
         }
         rejoined.add(old);
         restarted.add(cn);
+        replaced[cn] = null; // recovered: a later crash is the current incarnation's
         renewedNs[cn] = nowNs;
     }
 

@@ -153,22 +153,30 @@ public final class LotusNode {
             }
             // Every earlier incarnation of this node is recovered: its commits are in memory, and no lock it held
             // anywhere is left (the others freed them); this node serves its shards now, from its empty table.
-            final ShardOwners owners = cluster.owners();
-            int shards = 0;
-            for (int s = 0; s < LotusKey.SHARDS; s++) {
-                if (owners.ownerOf(s) == index) {
-                    startServing(s);
-                    shards++;
-                }
-            }
-            awaitingOwnRecovery = false;
-            vtCache.clear(); // nothing cached by an earlier incarnation's view is kept
-            return "its earlier incarnations are recovered: serves its " + shards + " shards again";
+            return "its earlier incarnations are recovered: serves its " + serveOwnShardsAgain() + " shards again";
         }
         recoveredIncarnations.add(new long[] {prefix, mask}); // first: a request checked after this is refused
         final int released = locks.releaseAll(h -> h.cn() == cn && (h.txn() & mask) == prefix);
         recoveredReleased.add(released);
         return "freed " + released + " lock(s) of " + name + " here";
+    }
+
+    /**
+     * A restarted node whose earlier incarnations are recovered: serves the shards the map names it for (from its
+     * empty table), forgets what an earlier incarnation's view cached, and stops awaiting. How many shards.
+     */
+    private int serveOwnShardsAgain() {
+        final ShardOwners owners = cluster.owners();
+        int shards = 0;
+        for (int s = 0; s < LotusKey.SHARDS; s++) {
+            if (owners.ownerOf(s) == index) {
+                startServing(s);
+                shards++;
+            }
+        }
+        awaitingOwnRecovery = false;
+        vtCache.clear(); // nothing cached by an earlier incarnation's view is kept
+        return shards;
     }
 
     /** Locks of recovered dead incarnations freed here ({@link #peerRecovered}). */
@@ -678,14 +686,7 @@ public final class LotusNode {
         }
         final long now = runtime.timers().nowNs();
         cluster.rejoin(index, now);
-        final ShardOwners owners = cluster.owners();
-        for (int s = 0; s < LotusKey.SHARDS; s++) {
-            if (owners.ownerOf(s) == index) {
-                startServing(s); // none after the old incarnation's recovery handed them on
-            }
-        }
-        awaitingOwnRecovery = false;
-        vtCache.clear();
+        serveOwnShardsAgain(); // none after the old incarnation's recovery handed them on
         servingSinceNs = now;
         startServices(runtime);
     }
@@ -760,6 +761,9 @@ public final class LotusNode {
         for (final LotusTxn t : live.values()) {
             doomed += t.askedDead(cn) ? 1 : 0;
         }
+        if (restartAwaitingOldIncarnation()) {
+            return; // not a survivor: its attempts are doomed anyway, and are not the recovery's survivors' aborts
+        }
         synchronized (cluster) {
             final LotusCluster.Recovery r = cluster.recovery(cn);
             if (r != null) {
@@ -817,7 +821,7 @@ public final class LotusNode {
      * {@link #awaitOldIncarnation}).
      */
     private void recover(final LotusCluster.Recovery r) {
-        final LotusNode dead = cluster.node(r.cn);
+        final LotusNode dead = cluster.deadIncarnation(r.cn); // not the restarted one join() put in its place
         for (int s = 0; s < LotusKey.SHARDS; s++) {
             dead.serving.set(s, 0); // its lock table went with it
         }

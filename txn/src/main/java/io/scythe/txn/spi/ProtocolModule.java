@@ -82,8 +82,7 @@ public interface ProtocolModule {
      * module says that it handles a second incarnation in one process.
      */
     default String restartRefusal(final Protocol protocol) {
-        return "restarting a crashed compute node (--crash-restart-after) is not built for " + protocol.name()
-            + " (only lotus, lotus-si)";
+        return "restarting a crashed compute node (--crash-restart-after) is not built for " + protocol.name();
     }
 
     /**
