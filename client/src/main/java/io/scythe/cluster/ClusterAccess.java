@@ -347,7 +347,11 @@ public record ClusterAccess(String cluster, String secret, String node, String h
         return joinPatiently(attempt, () -> {
             final HazelcastInstance leftover = Hazelcast.getHazelcastInstanceByName(instance);
             if (leftover != null) {
-                leftover.shutdown();
+                try {
+                    leftover.shutdown();
+                } catch (final RuntimeException slow) { // a graceful shutdown can time out while partitions move
+                    leftover.getLifecycleService().terminate();
+                }
             }
         }, timeoutMs, JOIN_RETRY_PAUSE_MS, log);
     }
@@ -357,8 +361,11 @@ public record ClusterAccess(String cluster, String secret, String node, String h
      * or merge back (a killed member, a starved one missing heartbeats) can be refused with "Cluster topology was not
      * stable for 100 retries" (CI run 72: a restarted CN, refused so, then sat as a live process that never served,
      * its half-made Hazelcast member keeping the JVM up). That refusal is transient: join again, as a supervisor would
-     * restart the process, after {@code cleanup} shut the refused attempt's member down. A configuration Hazelcast
-     * rejects is not transient and fails at once.
+     * restart the process, after {@code cleanup} shut the refused attempt's member down. So is a clustered Vert.x
+     * whose start failed on a Hazelcast operation (its node-info put finding the partition's owner gone, a member that
+     * left while the partition table still named it: a chaos soak's restarts failed so), whatever wraps the
+     * Hazelcast exception; and a cleanup that fails is logged, not thrown (its failure, a graceful shutdown timing out,
+     * ended the process: the restart failed). A configuration Hazelcast rejects is not transient and fails at once.
      */
     static Vertx joinPatiently(final Supplier<Future<Vertx>> attempt, final Runnable cleanup, final long timeoutMs,
                                final long pauseMs, final Consumer<String> log) throws Exception {
@@ -367,20 +374,33 @@ public record ClusterAccess(String cluster, String secret, String node, String h
             final long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             try {
                 return attempt.get().await(Math.max(1, left), TimeUnit.MILLISECONDS);
-            } catch (final HazelcastException refused) {
-                cleanup.run();
-                if (refused instanceof InvalidConfigurationException
+            } catch (final Exception failed) { // no half-joined member left behind in this process, whatever failed
+                try {
+                    cleanup.run();
+                } catch (final RuntimeException e) {
+                    log.accept("shutting the failed attempt's member down failed too (" + e + ")");
+                }
+                final HazelcastException refused = hazelcastCause(failed);
+                if (refused == null || refused instanceof InvalidConfigurationException
                     || TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) <= pauseMs) {
-                    throw refused;
+                    throw failed; // timed out, say, or not Hazelcast's refusal
                 }
                 log.accept("joining the cluster failed at attempt " + tries + " (" + refused.getMessage()
                     + "); trying again in " + pauseMs + " ms");
                 Thread.sleep(pauseMs);
-            } catch (final Exception other) { // timed out, say: no half-joined member left behind in this process
-                cleanup.run();
-                throw other;
             }
         }
+    }
+
+    /** The first Hazelcast exception in {@code e}'s cause chain, or null. */
+    private static HazelcastException hazelcastCause(final Throwable e) {
+        Throwable t = e;
+        for (int depth = 0; t != null && depth < 16; depth++, t = t.getCause()) {
+            if (t instanceof HazelcastException h) {
+                return h;
+            }
+        }
+        return null;
     }
 
     /** The Hazelcast instance behind a clustered Vert.x made by {@link #join}. */

@@ -71,4 +71,36 @@ class JoinPatientlyTest {
         assertThat(cleanups.get()).as("the last refused attempt's member shut down too").isEqualTo(attempts.get());
         assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(5_000);
     }
+
+    /**
+     * A chaos soak's restart: the clustered Vert.x's start failed on a Hazelcast put whose partition owner had left
+     * (wrapped by Vert.x), and shutting that attempt's member down timed out; the process exited instead of joining
+     * again. Both are transient: the join is tried again.
+     */
+    @Test
+    void shouldJoinAgainAfterAWrappedHazelcastFailureEvenIfItsCleanupFailed() throws Exception {
+        final AtomicInteger attempts = new AtomicInteger();
+        final List<String> log = new ArrayList<>();
+        final Vertx joined = ClusterAccess.joinPatiently(() -> attempts.incrementAndGet() == 1
+                ? Future.failedFuture(new io.vertx.core.VertxException("Failed to initialize clustered Vert.x",
+                new com.hazelcast.spi.exception.TargetNotMemberException("Not Member! target: [127.0.0.1]:20322")))
+                : Future.succeededFuture(vertx),
+            () -> {
+                throw new HazelcastException(new java.util.concurrent.TimeoutException());
+            }, 10_000, 10, log::add);
+        assertThat(joined).isSameAs(vertx);
+        assertThat(attempts).hasValue(2);
+        assertThat(log).anyMatch(l -> l.contains("failed too")).anyMatch(l -> l.contains("Not Member")
+            && l.contains("trying again"));
+    }
+
+    @Test
+    void shouldNotRetryAFailureThatIsNotHazelcasts() {
+        final AtomicInteger attempts = new AtomicInteger();
+        assertThatThrownBy(() -> ClusterAccess.joinPatiently(() -> {
+            attempts.incrementAndGet();
+            return Future.failedFuture(new IllegalStateException("bad keystore"));
+        }, () -> { }, 10_000, 10, l -> { })).isInstanceOf(IllegalStateException.class);
+        assertThat(attempts).hasValue(1);
+    }
 }
