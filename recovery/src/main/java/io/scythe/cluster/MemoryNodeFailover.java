@@ -321,7 +321,19 @@ final class MemoryNodeFailover {
      * stale read (see {@link RecoveryDuty}) and stands for nothing left to roll forward. Blocking.
      */
     String settlementWaitsFor(final long epoch) {
-        return waitsFor(epoch, true);
+        return waitsFor(epoch, epoch, true);
+    }
+
+    /**
+     * As {@link #settlementWaitsFor(long)}, a live compute node's drain of any epoch from {@code drainedSince} on
+     * counting (a drain of a later epoch implies one of every earlier: nothing older is in flight). What a compute node
+     * that starts after configuration {@code epoch} was made asks, {@code drainedSince} the epoch that promoted what it
+     * finds promoted: the others settled that one (and drained it) when it was made, and none ever drains the later
+     * epochs that promoted nothing (a rejoin's end): asking for those, it waited for good (a chaos run: a CN restarted
+     * after two MN failovers and a rejoin kept two partitions blocked, "waits for cn1 to drain, cn2 to drain").
+     */
+    String settlementWaitsFor(final long epoch, final long drainedSince) {
+        return waitsFor(epoch, drainedSince, true);
     }
 
     /**
@@ -331,21 +343,24 @@ final class MemoryNodeFailover {
      * read floor, {@code MemoryNodeContext.Promotion}). Blocking.
      */
     String drainWaitsFor(final long epoch) {
-        return waitsFor(epoch, false);
+        return waitsFor(epoch, epoch, false);
     }
 
-    /** {@link #settlementWaitsFor}, or with {@code settling} false only its live compute nodes' drains. */
-    private String waitsFor(final long epoch, final boolean settling) {
+    /**
+     * {@link #settlementWaitsFor}, or with {@code settling} false only its live compute nodes' drains; a drain counts
+     * from epoch {@code drainedSince} on.
+     */
+    private String waitsFor(final long epoch, final long drainedSince, final boolean settling) {
         final Set<java.util.UUID> live = new java.util.HashSet<>();
         hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
         final IMap<String, String> drained = hazelcast.getMap(DRAINED);
         // A drain: of this epoch; or, for a promotion, of any later one (a CN that applied a later configuration
         // applied this one's removal too, and its settlement of this one may have been taken over by the later one's).
         final Set<String> drainedLater = new java.util.HashSet<>();
-        if (!settling) {
+        if (!settling || drainedSince < epoch) {
             for (final String key : drained.keySet()) {
                 final int colon = key.indexOf(':');
-                if (colon > 0 && Long.parseLong(key.substring(0, colon)) >= epoch) {
+                if (colon > 0 && Long.parseLong(key.substring(0, colon)) >= Math.min(epoch, drainedSince)) {
                     drainedLater.add(key.substring(colon + 1));
                 }
             }
@@ -359,7 +374,8 @@ final class MemoryNodeFailover {
             }
             final String member = entry.getString("member");
             final boolean up = member != null && live.contains(java.util.UUID.fromString(member));
-            if (up ? settling ? !drained.containsKey(epoch + ":" + e.getKey()) : !drainedLater.contains(e.getKey())
+            if (up ? settling && drainedSince >= epoch ? !drained.containsKey(epoch + ":" + e.getKey())
+                : !drainedLater.contains(e.getKey())
                 : settling && !entry.getBoolean("recovered", false)
                 && !RecoveryDuty.wasRecovered(hazelcast, RecoveryDuty.incarnation(e.getKey(),
                     entry.getLong("epoch", -1L)))) {

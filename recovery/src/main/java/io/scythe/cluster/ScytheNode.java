@@ -776,9 +776,26 @@ public final class ScytheNode implements AutoCloseable {
             // re-replication (MemoryNodeRejoin) starts once every CN drained them.
             if (catalog.settling() || !back.isEmpty() || before != null
                 && !before.rejoining().containsAll(c.rejoining())) {
-                vertx.runOnContext(v -> settle(c.epoch()));
+                // A CN's first configuration (it started after failovers): what it finds promoted was promoted, and
+                // settled by the CNs then, at the latest epoch that promoted it; their drains of that epoch count.
+                final long drainedSince = before != null ? c.epoch() : promotionEpoch(c);
+                vertx.runOnContext(v -> settle(c.epoch(), drainedSince));
             }
         }
+    }
+
+    /**
+     * The latest epoch at which a partition of {@code c} got the primary it has in {@code c} while not its initial
+     * one ({@code MemoryNodeConfiguration#primarySince}); {@code c}'s own epoch when none was promoted.
+     */
+    private long promotionEpoch(final io.scythe.txn.MemoryNodeConfiguration c) {
+        final java.util.List<Integer> promoted = c.promotedSince(io.scythe.txn.MemoryNodeConfiguration.initial(
+            config.memoryNodes().size(), config.backups()));
+        long latest = -1;
+        for (final int p : promoted) {
+            latest = Math.max(latest, c.primarySince(p));
+        }
+        return latest < 0 ? c.epoch() : latest;
     }
 
     /**
@@ -788,7 +805,7 @@ public final class ScytheNode implements AutoCloseable {
      * was recovered (its decided commits rolled forward onto the promoted copies, versions deciding). Polls every
      * {@value #SETTLE_POLL_MS} ms; says every few seconds what it still waits for.
      */
-    private void settle(final long epoch) {
+    private void settle(final long epoch, final long drainedSince) {
         final long startNs = System.nanoTime();
         final boolean[] drained = {false};
         final boolean[] asking = {false};
@@ -811,7 +828,7 @@ public final class ScytheNode implements AutoCloseable {
                 if (drainNow) {
                     failover.drained(epoch, config.node());
                 }
-                return failover.settlementWaitsFor(epoch);
+                return failover.settlementWaitsFor(epoch, drainedSince);
             }, false).onComplete(ar -> {
                 asking[0] = false;
                 drained[0] |= drainNow && ar.succeeded();

@@ -554,6 +554,12 @@ class RecoveryDutyTest {
         failover.drained(1, "cnC");
         failover.drained(1, "cnA");
         assertThat(failover.settlementWaitsFor(1)).as("settled: cnA.e1 was recovered").isNull();
+        // A CN that starts in epoch 5, whose promotions are of epoch 1: the others' drains of epoch 1 count (none of
+        // them drains epochs 2-5 that promoted nothing); asked for epoch 5's own drains, it would wait for good.
+        assertThat(failover.settlementWaitsFor(5, 1)).as("drained since the promotion").isNull();
+        assertThat(failover.settlementWaitsFor(5, 5)).contains("cnC to drain");
+        failover.drained(6, "cnC");
+        assertThat(failover.settlementWaitsFor(5, 1)).as("a later drain counts too").isNull();
         owed(hzC).put("cnB.e1", rawMark("cnB", 1, 2, "its member left the cluster"));
         assertThat(failover.settlementWaitsFor(1)).isEqualTo("the recovery of [cnB.e1]");
     }
