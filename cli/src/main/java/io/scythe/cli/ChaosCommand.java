@@ -81,7 +81,7 @@ public final class ChaosCommand implements Callable<Integer> {
         + "rcc-waitdie, rcc-occ, rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, "
         + "selcc-to, sel-2pl (SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the "
         + "backups; with --mn-faults a promoted memory node floors its reads first, and a killed one's replacement "
-        + "does not rejoin yet); rcc-calvin is refused, naming what cluster nodes lack for it (default: "
+        + "rejoins, re-replicated by Aurogon's COPY); rcc-calvin is refused, naming what cluster nodes lack for it (default: "
         + "${DEFAULT-VALUE}).")
     String protocol;
 
