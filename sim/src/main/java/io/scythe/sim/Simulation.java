@@ -1483,6 +1483,10 @@ public final class Simulation {
         final io.scythe.txn.lotus.LotusCluster lotusCluster = peers.isEmpty() ? null
             : io.scythe.txn.lotus.LotusCluster.of(peers.get(0));
         if (lotusCluster != null) {
+            // Reported here, not by one node's end check: that node may be dormant or crashed (review).
+            if (!lotusCluster.violations().isEmpty()) {
+                violations.add("cn0: shard ownership: " + lotusCluster.violations());
+            }
             for (final io.scythe.txn.lotus.LotusCluster.Recovery r : lotusCluster.recoveries()) {
                 if (r.failure() != null) {
                     violations.add("Lotus recovery of cn" + r.cn() + " failed: " + r.failure());

@@ -48,7 +48,7 @@ final class TwoLevelClock {
     static final int MISSED_PROBES = 3;
     /**
      * A probe unanswered this long is taken as lost (its reply dropped, a silent reference): its answer, should it
-     * come, is dropped, it counts as missed, and the next reading probes again. Before, one lost reply left the loop
+     * come, is dropped, and the next reading probes again (not counted towards {@link #MISSED_PROBES}). Before, one lost reply left the loop
      * probing nothing and, past the extrapolation bound, refusing for good (issue 20 review). A quarter of that bound,
      * so a lost probe costs no refusal while the mapping is fresh.
      */
@@ -150,9 +150,12 @@ final class TwoLevelClock {
             turnAway();
         }
         if (probing && host - lastProbeHostNs >= PROBE_DEADLINE_NS) {
+            // Given up and sent again; not a missed probe of the heartbeat (a slow reference, a GC pause, is alive:
+            // counting it would fail the reference over for nothing; review). A dead one fails its probes or is
+            // removed by the configuration.
             epoch++; // dropped when (if ever) it completes
             probing = false;
-            missed();
+            failedProbes++;
         }
         if (!probing && (probes == 0 || host - lastProbeHostNs >= probeIntervalNs)) {
             probe(host);
@@ -181,10 +184,11 @@ final class TwoLevelClock {
             if (x - virtualFromNic < virtualNs || warming.slicesFitted() < 2) {
                 return f2.map(x); // V: the old mapping extrapolated
             }
-            // Continuity with what the old mapping serves, but only within its bound: past it the old mapping was
-            // refused already (nothing served since), and its extrapolation's error grows without limit, so carrying
-            // it as the correction would serve that error through the smoothing (issue 20 review): switch outright.
-            correction = f2.synchronised(x) ? f2.map(x) - (double) warming.map(x) : 0;
+            // Continuity with what the old mapping serves (§5.3: time never goes backwards), also past its bound:
+            // its extrapolation runs at a clamped rate, so its error is at most 2 MAX_RATE_ERROR per ns of staleness,
+            // carried by the correction and decayed to 0 through the smoothing. Dropping the correction instead
+            // (tried: review) would put the whole offset between the two references' clocks into served time.
+            correction = f2.map(x) - (double) warming.map(x);
             f2 = warming;
             warming = null;
             switchNic = x;
@@ -255,10 +259,6 @@ final class TwoLevelClock {
         }
     }
 
-    /** The correction the last switch to a new reference carried (smoothed to 0 since; tests). */
-    double correction() {
-        return correction;
-    }
 
     String reference() {
         return reference;

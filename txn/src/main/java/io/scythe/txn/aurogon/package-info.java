@@ -351,8 +351,8 @@
  * and the attempt aborts {@code clock-unsynchronised} having sent nothing, until a probe answers (a virtual phase
  * whose new reference never answers ends so too). A probe unanswered for a quarter of that bound is taken as lost and
  * another started (a lost reply left the loop refusing for good); after an idle gap the newest pair is served as the
- * offset only when its round trip passes the last slice's filter; a switch to a new reference carries no correction
- * from an old mapping already past its bound (its error unbounded); the first reading after an idle gap past the bound
+ * offset only when its round trip passes the last slice's filter (the filter of the slice before the gap: a round trip
+ * risen for good costs one refused pair, the next slice's filter takes it); the first reading after an idle gap past the bound
  * is refused unless its probe answers at once (probes ride on requests: {@code TwoLevelClock}'s class doc).
  * <i>Assumed, not enforced</i> (review, issue 20): the rest of the
  * 1 ms is a bound on the probes' round-trip asymmetry (half a round trip), not measured; the drain wait trusts the promoting node's Hazelcast member view alone

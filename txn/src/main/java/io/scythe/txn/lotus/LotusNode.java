@@ -249,9 +249,6 @@ public final class LotusNode {
                 ? "the Lotus recovery of its old incarnation failed (" + old.failure + ")"
                 : "the Lotus recovery of its old incarnation did not finish");
         }
-        if (index == 0 && !cluster.violations().isEmpty()) {
-            return "shard ownership: " + cluster.violations();
-        }
         final Map<Long, List<LockTable.Hold>> left = locks.held();
         if (!left.isEmpty()) {
             final Map.Entry<Long, List<LockTable.Hold>> first = left.entrySet().iterator().next();

@@ -1608,9 +1608,17 @@ public final class LineCache {
             return; // other hosts; the copy reached it; a loop of this node; or taken back already
         }
         if (late.size() >= LATE_KEPT) {
-            late.poll();
-            Stats.count("late take-back: the oldest watched forgotten");
-            LATE_DROPPED.incrementAndGet();
+            // The oldest one not being taken back: one whose take-back failed is kept until it lands, or the barrier
+            // would pass with its bit perhaps still in the word (review: the retried entry reached the head and was
+            // evicted like any other).
+            for (final Iterator<Late> it = late.iterator(); it.hasNext(); ) {
+                if (!it.next().takingBack) {
+                    it.remove();
+                    Stats.count("late take-back: the oldest watched forgotten");
+                    LATE_DROPPED.incrementAndGet();
+                    break;
+                }
+            }
         }
         Stats.count("late take-back: a handover watched");
         watch(new Late(f, requester, told, guess, runtime.timers().nowNs()));

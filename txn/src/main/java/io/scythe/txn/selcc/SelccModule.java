@@ -410,7 +410,10 @@ public final class SelccModule implements ProtocolModule {
                     }
                     System.err.println(java.time.Instant.now() + " SELCC recovery barrier OVERDUE: " + why);
                 }, () -> node.peers() != null && node.peers().closed()).onComplete(ar -> {
-                    if (ar.failed()) { // the node closed: its gate stays shut
+                    if (ar.failed()) { // the node closed: its gate stays shut, its health says why
+                        synchronized (AWAITING) {
+                            awaitingNow(key, "stopped: " + ar.cause().getMessage());
+                        }
                         System.err.println(java.time.Instant.now() + " SELCC " + ar.cause().getMessage());
                         return;
                     }
