@@ -192,7 +192,8 @@ class SelccDeadHolderTest {
      * cn0.e1's recovery comes while the requester waits for the word. It says nothing of cn0.e2, whose handover FAA
      * can still land: the requester waits on (GRANTED when it lands). Decided by a count of cn0's recoveries, the news
      * moved the count and the wait ended NOT_HELD before the FAA landed (this test failed so, with the supplier
-     * counting {@code SelccModule#recoveries}). cn0.e2's own recovery ends it at once.
+     * counting {@code SelccModule#recoveries}). cn0.e2's own recovery ends it at once. The same through the real
+     * {@code LineCache#invalidate} and a directory naming the restarted incarnation: {@link SelccLeftHolderTest}.
      */
     @Test
     void shouldWaitForTheIncarnationTheFailedCallReachedNotAnotherOfItsNode() {
