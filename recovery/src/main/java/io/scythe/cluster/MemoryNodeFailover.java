@@ -347,6 +347,34 @@ final class MemoryNodeFailover {
     }
 
     /**
+     * Whether a compute node that applied configuration {@code c} after {@code before} ({@code null}: {@code c} is its
+     * first, {@code initial} the cluster's start) settles {@code c} ({@code ScytheNode#settle}), and from which epoch on
+     * the other compute nodes' drains count for it: {@code -1} when it does not settle {@code c}.
+     *
+     * <p>It settles what {@code c} promoted (relative to {@code before}), the drains counting from the latest term among
+     * them ({@link MemoryNodeConfiguration#primarySince}): the others drained that epoch when it was made, and none
+     * drains a later one that promoted nothing (a rejoin's end, a removed backup); asking for those drains, it waited
+     * for good. That is {@code c}'s own epoch for a promotion in {@code c}; an older one for a CN's first configuration
+     * (it started after failovers: a chaos run had a CN restarted after two MN failovers and a rejoin keep two
+     * partitions blocked, "waits for cn1 to drain, cn2 to drain") or after configurations it skipped. A rejoin (a
+     * replacement back, a node starting or ending its rejoin) is settled at its own epoch, which every CN drains. A
+     * configuration that promoted nothing while partitions are still blocked by an older one starts no settlement of
+     * its own: the older one's, still running, unblocks them ({@code Catalog#settled}), and one of its own asked for
+     * drains of an epoch the others, settled already, never make (it polled and said "not settled" for good).
+     */
+    static long settlementDrainedSince(final MemoryNodeConfiguration before, final MemoryNodeConfiguration c,
+                                       final MemoryNodeConfiguration initial, final boolean back) {
+        long since = -1;
+        for (final int p : c.promotedSince(before == null ? initial : before)) {
+            since = Math.max(since, c.primarySince(p));
+        }
+        if (since >= 0) {
+            return since;
+        }
+        return back || before != null && !before.rejoining().containsAll(c.rejoining()) ? c.epoch() : -1;
+    }
+
+    /**
      * {@link #settlementWaitsFor}, or with {@code settling} false only its live compute nodes' drains; a drain counts
      * from epoch {@code drainedSince} on.
      */
@@ -382,6 +410,7 @@ final class MemoryNodeFailover {
                 waiting.add(e.getKey() + (up ? " to drain" : " to be recovered"));
             }
         }
+        nameLatestDrains(waiting, drained.keySet());
         if (!settling) {
             return waiting.isEmpty() ? null : String.join(", ", waiting);
         }
@@ -391,6 +420,32 @@ final class MemoryNodeFailover {
             waiting.add("the recovery of " + owed);
         }
         return waiting.isEmpty() ? null : String.join(", ", waiting);
+    }
+
+    /**
+     * Each "{@code cn} to drain" of {@code waiting} gets the latest epoch that compute node drained (a key
+     * {@code epoch:cn} of {@code drainedKeys}), or that it drained none: whether it is late (its commits of older
+     * epochs still in flight, {@code Catalog#inFlightBefore}) or never settles the epoch asked for (a chaos run said
+     * only "waits for cn1 to drain, cn2 to drain", which fit both).
+     */
+    static void nameLatestDrains(final List<String> waiting, final java.util.Collection<String> drainedKeys) {
+        if (waiting.stream().noneMatch(w -> w.endsWith(" to drain"))) {
+            return;
+        }
+        final java.util.Map<String, Long> latest = new java.util.HashMap<>();
+        for (final String key : drainedKeys) {
+            final int colon = key.indexOf(':');
+            if (colon > 0) {
+                latest.merge(key.substring(colon + 1), Long.parseLong(key.substring(0, colon)), Math::max);
+            }
+        }
+        waiting.replaceAll(w -> {
+            if (!w.endsWith(" to drain")) {
+                return w;
+            }
+            final Long epoch = latest.get(w.substring(0, w.length() - " to drain".length()));
+            return w + (epoch == null ? " (it drained no epoch yet)" : " (it drained epoch " + epoch + " last)");
+        });
     }
 
     /** The memory nodes {@code c} removed, by name. */

@@ -774,28 +774,13 @@ public final class ScytheNode implements AutoCloseable {
                     config.memoryNodes().size(), config.backups()) : before)));
             // A rejoin is drained too: the commits decided before it do not write the new copies, and its
             // re-replication (MemoryNodeRejoin) starts once every CN drained them.
-            if (catalog.settling() || !back.isEmpty() || before != null
-                && !before.rejoining().containsAll(c.rejoining())) {
-                // A CN's first configuration (it started after failovers): what it finds promoted was promoted, and
-                // settled by the CNs then, at the latest epoch that promoted it; their drains of that epoch count.
-                final long drainedSince = before != null ? c.epoch() : promotionEpoch(c);
+            final long drainedSince = MemoryNodeFailover.settlementDrainedSince(before, c,
+                io.scythe.txn.MemoryNodeConfiguration.initial(config.memoryNodes().size(), config.backups()),
+                !back.isEmpty());
+            if (drainedSince >= 0) {
                 vertx.runOnContext(v -> settle(c.epoch(), drainedSince));
             }
         }
-    }
-
-    /**
-     * The latest epoch at which a partition of {@code c} got the primary it has in {@code c} while not its initial
-     * one ({@code MemoryNodeConfiguration#primarySince}); {@code c}'s own epoch when none was promoted.
-     */
-    private long promotionEpoch(final io.scythe.txn.MemoryNodeConfiguration c) {
-        final java.util.List<Integer> promoted = c.promotedSince(io.scythe.txn.MemoryNodeConfiguration.initial(
-            config.memoryNodes().size(), config.backups()));
-        long latest = -1;
-        for (final int p : promoted) {
-            latest = Math.max(latest, c.primarySince(p));
-        }
-        return latest < 0 ? c.epoch() : latest;
     }
 
     /**

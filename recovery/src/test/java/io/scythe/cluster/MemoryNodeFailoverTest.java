@@ -174,4 +174,49 @@ class MemoryNodeFailoverTest {
         apply.accept(back);
         assertThat(applied).containsExactly(1L, 2L);
     }
+
+    /**
+     * Which configurations a CN settles, and from which epoch on the others' drains count (the chaos run of
+     * {@code chaos --protocol aurogon --mn-faults --mns 3 --seed 2}: mn0 killed and rejoined, mn2 killed and rejoined,
+     * mn2 killed again). The others drain only what they settle: epochs that promoted something or start a rejoin.
+     */
+    @Test
+    void shouldSettleWhatAConfigurationPromotedCountingTheDrainsOfTheEpochsThatPromotedIt() {
+        final MemoryNodeConfiguration initial = MemoryNodeConfiguration.initial(3, 2);
+        final MemoryNodeConfiguration e1 = initial.without(0);
+        final MemoryNodeConfiguration e2 = e1.rejoin(0, 2);
+        final MemoryNodeConfiguration e3 = e2.rejoined(0);
+        final MemoryNodeConfiguration e4 = e3.without(2);
+        final MemoryNodeConfiguration e5 = e4.rejoin(2, 2);
+        final MemoryNodeConfiguration e6 = e5.rejoined(2);
+        final MemoryNodeConfiguration e7 = e6.without(2);
+        assertThat(e7.epoch()).isEqualTo(7);
+        assertThat(e6.primarySince()).as("p0 promoted in epoch 1, p2 in epoch 4").containsExactly(1L, 0L, 4L);
+        // Applied one after the other: each promotion at its own epoch; a rejoin's start (a node back) at its own.
+        assertThat(MemoryNodeFailover.settlementDrainedSince(null, e1, initial, false)).isEqualTo(1);
+        assertThat(MemoryNodeFailover.settlementDrainedSince(e1, e2, initial, true)).isEqualTo(2);
+        assertThat(MemoryNodeFailover.settlementDrainedSince(e3, e4, initial, false)).isEqualTo(4);
+        assertThat(MemoryNodeFailover.settlementDrainedSince(e4, e5, initial, true)).isEqualTo(5);
+        assertThat(MemoryNodeFailover.settlementDrainedSince(e5, e6, initial, false))
+            .as("a rejoin's end promotes nothing: no CN settles (nor drains) it").isEqualTo(-1);
+        // A CN whose first configuration is e6 (restarted after the failovers): the others drained epoch 4 (and 1).
+        assertThat(MemoryNodeFailover.settlementDrainedSince(null, e6, initial, false)).isEqualTo(4);
+        // A CN that skipped e4 and e5 (applied e3, then the current one): p2 was promoted, drained, in epoch 4;
+        // asked for drains of epoch 6, which no other CN settles, it waited for good.
+        assertThat(MemoryNodeFailover.settlementDrainedSince(e3, e6, initial, false)).isEqualTo(4);
+        // e7 removed mn2, primary of nothing: it promotes nothing, so no settlement of its own, even on a CN still
+        // settling e6 (that one unblocks what e6 blocked); one of its own asked for drains of 7 that nobody makes.
+        assertThat(MemoryNodeFailover.settlementDrainedSince(e6, e7, initial, false)).isEqualTo(-1);
+        assertThat(MemoryNodeFailover.settlementDrainedSince(null, e7, initial, false)).isEqualTo(4);
+    }
+
+    /** "Waits for cnX to drain" says which epoch cnX drained last: late (commits in flight), or never asked to. */
+    @Test
+    void shouldNameTheLatestEpochEachAwaitedComputeNodeDrained() {
+        final java.util.List<String> waiting = new java.util.ArrayList<>(java.util.List.of("cn1 to drain",
+            "cn2 to drain", "cn3 to be recovered"));
+        MemoryNodeFailover.nameLatestDrains(waiting, java.util.List.of("1:cn1", "4:cn1", "2:cn1", "4:cn0"));
+        assertThat(waiting).containsExactly("cn1 to drain (it drained epoch 4 last)",
+            "cn2 to drain (it drained no epoch yet)", "cn3 to be recovered");
+    }
 }
