@@ -256,14 +256,55 @@ public final class WriteSet {
         if (failedOn == null) {
             return settled;
         }
-        final List<String> nodes = new ArrayList<>(byNode.keySet()); // the order posted was filled in
-        return settled.onFailure(e -> {
-            for (int i = 0; i < posted.size(); i++) {
-                if (posted.get(i).failed() && !io.scythe.txn.Refusal.forNow(posted.get(i).cause())) {
-                    failedOn.add(nodes.get(i));
-                }
+        if (settled.isComplete()) { // every batch answered inline: recorded now, nothing to listen to
+            recordFailed(byNode, posted, failedOn);
+            return settled;
+        }
+        // One relay recording the failed nodes before passing the outcome on, where onFailure built a lambda, a copy
+        // of the node names and (with the caller's step) a listener list on settled: three objects per commit fewer.
+        return new FailedNodes<>(byNode, posted, failedOn).relaying(settled);
+    }
+
+    /**
+     * Adds to {@code failedOn} each node of {@code byNode} whose batch of {@code posted} failed after it was posted
+     * (not refused for now). {@code byNode} iterates in the order {@code posted} was filled in: nobody changes it once
+     * its batches are posted.
+     */
+    private static <T> void recordFailed(final Map<String, List<T>> byNode, final List<Future<Doorbell>> posted,
+                                         final List<String> failedOn) {
+        boolean anyFailed = false;
+        for (int i = 0; i < posted.size() && !anyFailed; i++) { // indexed: a success allocates no iterator
+            anyFailed = posted.get(i).failed() && !io.scythe.txn.Refusal.forNow(posted.get(i).cause());
+        }
+        if (!anyFailed) {
+            return;
+        }
+        int i = 0;
+        for (final String node : byNode.keySet()) {
+            final Future<Doorbell> batch = posted.get(i++);
+            if (batch.failed() && !io.scythe.txn.Refusal.forNow(batch.cause())) {
+                failedOn.add(node);
             }
-        });
+        }
+    }
+
+    /** {@code settled.onFailure(e -> recordFailed(...))} as one object: {@link #recordFailed} on a failure, then on. */
+    private static final class FailedNodes<T> extends Futures.Relay<Void> {
+        private final Map<String, List<T>> byNode;
+        private final List<Future<Doorbell>> posted;
+        private final List<String> failedOn;
+
+        FailedNodes(final Map<String, List<T>> byNode, final List<Future<Doorbell>> posted,
+                    final List<String> failedOn) {
+            this.byNode = byNode;
+            this.posted = posted;
+            this.failedOn = failedOn;
+        }
+
+        @Override
+        protected void first() {
+            recordFailed(byNode, posted, failedOn); // on a success no batch failed: adds nothing, allocates nothing
+        }
     }
 
     /**
