@@ -60,12 +60,21 @@ public final class FordOccTxn extends CasLockTxn {
             return duplicateCommit(this::validateCasLocked);
         }
         // Keys written without readForUpdate are locked now (CAS + header READ, version unchanged).
-        final List<Future<Void>> locking = new ArrayList<>();
-        locking.add(installInserts(id)); // inserts are locks: taken with the others, before validation
+        final Future<Void> inserted = installInserts(id); // inserts are locks: taken with the others, before validation
         long version = 0;
+        int unlocked = 0;
         for (int i = 0; i < accesses.size(); i++) {
             final var a = accesses.get(i);
             version = Math.max(version, a.readVersion + 1); // above every version read: new for every key written
+            if (a.dirty && !a.locked) {
+                unlocked++;
+            }
+        }
+        // Sized to what it holds: a default list's first add grew it to ten slots (most commits lock nothing here).
+        final List<Future<Void>> locking = new ArrayList<>(1 + unlocked);
+        locking.add(inserted);
+        for (int i = 0; i < accesses.size() && unlocked > 0; i++) {
+            final var a = accesses.get(i);
             if (a.dirty && !a.locked) {
                 locking.add(lockForCommit(a));
             }
