@@ -381,14 +381,17 @@ final class MemoryNodeFailover {
     private String waitsFor(final long epoch, final long drainedSince, final boolean settling) {
         final Set<java.util.UUID> live = new java.util.HashSet<>();
         hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
-        final IMap<String, String> drained = hazelcast.getMap(DRAINED);
-        // A drain: of this epoch; or, for a promotion, of any later one (a CN that applied a later configuration
+        final Set<String> drainedKeys = new java.util.HashSet<>(hazelcast.<String, String>getMap(DRAINED).keySet());
+        // A drain: of this epoch exactly (a settlement from its own epoch); else of any from drainedSince (a CN's first
+        // or skipping configuration) or, for a promotion, from this epoch on (a CN that applied a later configuration
         // applied this one's removal too, and its settlement of this one may have been taken over by the later one's).
+        final boolean exact = settling && drainedSince >= epoch;
+        final long from = Math.min(epoch, drainedSince);
         final Set<String> drainedLater = new java.util.HashSet<>();
-        if (!settling || drainedSince < epoch) {
-            for (final String key : drained.keySet()) {
+        if (!exact) {
+            for (final String key : drainedKeys) {
                 final int colon = key.indexOf(':');
-                if (colon > 0 && Long.parseLong(key.substring(0, colon)) >= Math.min(epoch, drainedSince)) {
+                if (colon > 0 && Long.parseLong(key.substring(0, colon)) >= from) {
                     drainedLater.add(key.substring(colon + 1));
                 }
             }
@@ -402,15 +405,15 @@ final class MemoryNodeFailover {
             }
             final String member = entry.getString("member");
             final boolean up = member != null && live.contains(java.util.UUID.fromString(member));
-            if (up ? settling && drainedSince >= epoch ? !drained.containsKey(epoch + ":" + e.getKey())
-                : !drainedLater.contains(e.getKey())
-                : settling && !entry.getBoolean("recovered", false)
+            final boolean hasDrained = exact ? drainedKeys.contains(epoch + ":" + e.getKey())
+                : drainedLater.contains(e.getKey());
+            if (up ? !hasDrained : settling && !entry.getBoolean("recovered", false)
                 && !RecoveryDuty.wasRecovered(hazelcast, RecoveryDuty.incarnation(e.getKey(),
                     entry.getLong("epoch", -1L)))) {
                 waiting.add(e.getKey() + (up ? " to drain" : " to be recovered"));
             }
         }
-        nameLatestDrains(waiting, drained.keySet());
+        nameLatestDrains(waiting, drainedKeys);
         if (!settling) {
             return waiting.isEmpty() ? null : String.join(", ", waiting);
         }

@@ -1563,8 +1563,7 @@ public final class Simulation {
         run.invariantsOk(ok);
         final JsonObject byType = new JsonObject();
         committedByType.forEach((t, n) -> byType.put(t, n[0]));
-        final io.scythe.txn.lotus.LotusCluster lotus = peers.isEmpty() ? null
-            : io.scythe.txn.lotus.LotusCluster.of(peers.get(0));
+        final io.scythe.txn.lotus.LotusCluster lotus = lotusCluster;
         if (lotus != null) {
             final io.vertx.core.json.JsonArray handoffs = new io.vertx.core.json.JsonArray();
             for (final io.scythe.txn.lotus.LotusCluster.Handoff h : lotus.handoffs()) {
