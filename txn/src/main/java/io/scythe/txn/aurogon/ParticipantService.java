@@ -150,6 +150,30 @@ public final class ParticipantService {
         return marked;
     }
 
+    /**
+     * Whether a COMMIT of {@code ts} from its coordinator may still land here: an incarnation talking under its id was
+     * heard here issuing {@code ts} or a later timestamp (every INSTALL, INSERT and READ is heard before it is served,
+     * so a version pending here at {@code ts} implies it), and the host has not told that id dead at or above
+     * {@code ts} ({@link #coordinatorsDied}: fenced, nothing of it lands any more). Silence for the orphan lease is not
+     * enough: a loaded compute node's coordinator pauses past the 1 ms lease while holding every acknowledgement, and
+     * sends its COMMITs when it wakes. O(incarnations replaced under ids), for a recovery's COMMITTED_AT only.
+     */
+    boolean mayStillCommit(final long ts) {
+        final int id = (int) (ts & 0xffff);
+        if (ts <= deadUpTo[id]) {
+            return false;
+        }
+        if (heardTs[id] >= ts) {
+            return true;
+        }
+        for (final org.agrona.collections.Long2LongHashMap before : heardBefore.values()) {
+            if (before.get(id) >= ts) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The timestamp at or below which {@code ts}'s coordinator id was told dead, or 0 (tests). */
     long deadUpTo(final long ts) {
         return deadUpTo[(int) (ts & 0xffff)];
@@ -511,7 +535,8 @@ public final class ParticipantService {
     private void committedAt(final RpcRequest request, final RpcResponder responder) {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "COMMITTED_AT")) {
             final long ts = request.payload().getLong(request.payloadOffset() + AurogonRpc.TS_OFFSET);
-            records(responder, participant.committedAt(ts), 0, AurogonRpc.COMMITTED_AT_TRUNCATED);
+            records(responder, participant.committedAt(ts),
+                mayStillCommit(ts) ? AurogonRpc.COMMITTED_AT_COORDINATOR_LIVE : 0, AurogonRpc.COMMITTED_AT_TRUNCATED);
         }
     }
 

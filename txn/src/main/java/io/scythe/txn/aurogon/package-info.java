@@ -372,8 +372,14 @@
  * now built, below) and two CNs that lost their leases to the load were not recovered within 60 s. Seen in
  * it: with two memory nodes lost, a partition served by one copy and no backup, a live coordinator paused past the
  * 1 ms orphan lease had its pending version rolled back by a recovery after it decided to commit (no backup held it),
- * and gave its loop up at the COMMIT's NOT_PENDING (its client told "unknown", nothing lost): the 1 ms lease on
- * cluster nodes, left as before. Not covered: a compute node and the removed memory node both paused past their leases
+ * and gave its loop up at the COMMIT's NOT_PENDING. Taken then for harmless ("unknown" to its client), it was a
+ * partial commit whenever another of its COMMITs landed between the recovery's COMMITTED_AT asks and its ROLLBACKs
+ * (stop 44: {@code chaos --protocol aurogon --mn-faults --mns 3 --seed 2}, money 10000000 -> 10000002, five such
+ * NOT_PENDINGs on the last memory node): the lost-share path now rolls back only once every node that heard the
+ * coordinator issue the timestamp was told it died ({@link io.scythe.txn.aurogon.AurogonRpc#COMMITTED_AT_COORDINATOR_LIVE};
+ * {@code CoordinatorRecoveryTest#shouldLeaveALostShareToItsCoordinatorUntilItIsToldDead}, fails before); until then
+ * it is left to the coordinator (readers wait a bound and abort, in-doubt). The 1 ms lease on cluster nodes is left
+ * as before. Not covered: a compute node and the removed memory node both paused past their leases
  * and both waking before they notice (a read at a timestamp issued after the promotion could then reach the old
  * primary); chaos pauses one node at a time.
  *

@@ -112,6 +112,48 @@ class CoordinatorRecoveryTest {
     }
 
     /**
+     * A lost share (no live node holds the transaction's replication: one memory node serves every partition, its
+     * backups died) whose coordinator is only paused: heard installing the timestamp here, never told dead. No COMMIT
+     * found yet is no proof none comes: the recovery leaves both versions pending (in doubt) and the coordinator's
+     * COMMITs of both land. Told dead (the host fenced it), the same recovery rolls its next transaction back. Fails
+     * before: the recovery rolled both back and the coordinator's COMMIT answered NOT_PENDING (in a chaos run, a COMMIT
+     * landing between the recovery's COMMITTED_AT asks and its ROLLBACKs: a partial commit, money not conserved).
+     */
+    @Test
+    void shouldLeaveALostShareToItsCoordinatorUntilItIsToldDead() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final List<long[]> both = List.of(new long[] {items, KEY_A}, new long[] {items, KEY_B});
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0); // server (slot) 1, loop 0
+            installOverRpc(node, both, ts);
+            final String left = node.on(rt -> outcome(CoordinatorRecovery.lostShare(rt, ts, "mn", both).mapEmpty()));
+            assertThat(left).startsWith("in doubt: ").contains("to its coordinator").contains("[mn]");
+            for (final long[] r : both) {
+                assertThat(pendingAt(participant, items, r[1], ts)).as("left pending for its coordinator").isTrue();
+                final UnsafeBuffer commit = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + 8]);
+                CoordinatorRecovery.fill(commit, items, 8, r[1], ts);
+                commit.putLong(AurogonRpc.HEADER_BYTES, 77);
+                assertThat(send(node, AurogonRpc.COMMIT, commit)).as("the woken coordinator's COMMIT")
+                    .isEqualTo(Participant.OK);
+            }
+            assertThat(onLoop(node, () -> participant.committedAt(ts))).hasSize(2);
+
+            final long next = AurogonTimestamp.pack(5_000_500, 1, 0);
+            installOverRpc(node, both, next);
+            onLoop(node, () -> service.coordinatorsDied("cn", new long[] {5L << 48 | 1L << 32}));
+            final String rolled = node.on(rt -> outcome(CoordinatorRecovery.lostShare(rt, next, "mn", both)
+                .mapEmpty()));
+            assertThat(rolled).isEqualTo("ok");
+            for (final long[] r : both) {
+                assertThat(pendingAt(participant, items, r[1], next)).as("rolled back once told dead").isFalse();
+                assertThat(participant.versions(items, r[1])[0][0]).as("the commit at ts the newest").isEqualTo(ts);
+            }
+        }
+    }
+
+    /**
      * The host tells a compute node dead (cluster mode's recovery duty, {@code MemoryNodeContext#onDeadNode}): its
      * successor reuses the coordinator id (the node slot) and is heard, so the lease's silence never came for the
      * predecessor's pending version. Told dead, the step counts it, it becomes a suspect while the id still beats,
@@ -197,6 +239,16 @@ class CoordinatorRecoveryTest {
             assertThat(replicated(node, successor, AurogonPromotionTest.replicate(backup, 4,
                 AurogonTimestamp.pack(4_600_000, 1, 0), 34, 4))).as("a new one below: floored")
                 .isEqualTo(Backups.STALE);
+        }
+    }
+
+    /** Installs pending versions of {@code records} at {@code ts}, sent by the coordinator (heard by the node). */
+    private static void installOverRpc(final OneMemoryNode node, final List<long[]> records, final long ts)
+        throws Exception {
+        for (final long[] r : records) {
+            final UnsafeBuffer install = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(install, (int) r[0], 0, r[1], ts);
+            assertThat(send(node, AurogonRpc.INSTALL, install)).as("installed").isEqualTo(Participant.OK);
         }
     }
 
