@@ -636,7 +636,8 @@ public final class ParticipantService {
      * R1 became a participant read raising the version's rts: every key of the partition loaded into the primary's
      * participant, and writers below R1 aborted, for the whole copy). Holding the pruning restores, while the copy
      * runs, what the paper has anyway (it keeps no such map and prunes nothing), on the rejoining node only: one
-     * entry per key deleted during the rejoin, dropped by the first sweep after it.
+     * entry per key deleted during the rejoin, dropped by the first sweep after it. A rejoin that never finishes (a
+     * value too long for one COPY keeps it rejoining) keeps the hold: its deletes' entries stay for the process's life.
      */
     private boolean pruningHeld() {
         return replacement && !rejoined;
