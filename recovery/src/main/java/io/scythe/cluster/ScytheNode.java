@@ -329,6 +329,7 @@ public final class ScytheNode implements AutoCloseable {
                 servesAgain = true;
                 if (replacement && !c.rejoining().contains(part) && !rejoinedFully) {
                     rejoinedFully = true;
+                    memoryNodeServices.rejoined(); // e.g. Aurogon's delete pruning, held while its copies were copied
                     log("rejoined in memory-node configuration epoch " + c.epoch() + ": its copies are full copies");
                 }
             } else if (servesAgain || !replacement) {

@@ -174,6 +174,11 @@ public final class AurogonModule implements ProtocolModule {
             public void replacement() {
                 service.replacement();
             }
+
+            @Override
+            public void rejoined() {
+                service.rejoined();
+            }
         });
     }
 

@@ -61,7 +61,7 @@ package io.scythe.txn.aurogon;
  *             at or above it (it may still COMMIT here: the recovery must not roll back)
  *  COPY       0 backup table id, 4 value length (DELETE), 8 key, 16 the primary's newest committed wts, 24 the
  *             value: written into the copy as an APPLY writes it, unless a newer write is there (re-replication of
- *             a rejoining copy, the W step; answers OK)
+ *             a rejoining copy, the W step; answers OK; refused once the node rejoined)
  *  PENDING    0 table id, 8 key: answers OK, or PENDING_HELD while a version of the key is pending here (a
  *             rejoining copy's re-replication, R1: the copier reads the key again later)
  * </pre>

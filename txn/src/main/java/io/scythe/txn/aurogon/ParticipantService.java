@@ -279,6 +279,12 @@ public final class ParticipantService {
                 + "primary now, not a rejoining copy");
             return;
         }
+        if (rejoined) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon COPY to table " + tableId + " after this node rejoined: "
+                + "its copies are full, the COPY is a late one of an abandoned re-replication (its deletes may be "
+                + "pruned here, so it could revive a deleted key)");
+            return;
+        }
         // Checked before anything changes (issue 20/23 review, finding 8): applyToBackup drops the key's delete
         // entry before its write-through, which would then refuse the length, leaving the key revivable below it.
         final io.scythe.storage.Table target = db.table(tableId);
@@ -626,6 +632,43 @@ public final class ParticipantService {
     }
 
     /**
+     * Set once this replacement's copies are full copies ({@link #rejoined()}): its delete pruning runs from then on,
+     * and a COPY is refused.
+     */
+    private volatile boolean rejoined;
+
+    /**
+     * This replacement process rejoined: a configuration no longer lists it as rejoining, so its re-replication
+     * finished (every COPY of the run that completed was answered before that configuration was made). From now on
+     * its deletedAt entries are pruned as on any node ({@link #pruneDeletes}, held until now), and a COPY, which can
+     * only come from an abandoned re-replication run, is refused: applied after the pruning, it could revive a key
+     * whose delete was forgotten. Any thread (the host's configuration watcher); read on this node's loop.
+     */
+    public void rejoined() {
+        rejoined = true;
+    }
+
+    /**
+     * Whether delete pruning is held: on a replacement process until it rejoined (issue 20, review finding 5). A COPY
+     * carries the primary's version as re-replication's R1 read it, and may arrive any time later (reposted, queued);
+     * a delete of the key committed after R1 reaches this copy by its APPLY, and only its deletedAt entry (the key
+     * absent here, or its tombstone reclaimed) stops the late COPY from reviving the key. Pruned, the entry is gone
+     * and the key comes back live here while the primary has freed it (R2 then reads again, finds the slot freed and
+     * copies nothing). Refusing a COPY below {@link #prunedBelow} is no fix: every old live key's version is below
+     * it, so the copy of every key not written lately would be refused for ever. Deciding by the time of R1 (the
+     * COPY carrying it) would need that time to bound the wts of every delete committed after R1, which a one-sided
+     * read does not give in MV T/O (a write at a timestamp below it may still install and commit after it, unless
+     * R1 became a participant read raising the version's rts: every key of the partition loaded into the primary's
+     * participant, and writers below R1 aborted, for the whole copy). Holding the pruning restores, while the copy
+     * runs, what the paper has anyway (it keeps no such map and prunes nothing), on the rejoining node only: one
+     * entry per key deleted during the rejoin, dropped by the first sweep after it. A rejoin that never finishes (a
+     * value too long for one COPY keeps it rejoining) keeps the hold: its deletes' entries stay for the process's life.
+     */
+    private boolean pruningHeld() {
+        return replacement && !rejoined;
+    }
+
+    /**
      * The read floor of a promotion on a cluster node (a deviation: the simulator's gathers every live coordinator's
      * last timestamp, {@link AurogonModule#promoted}; see the package doc): {@code clockNs + boundNs}, as a timestamp
      * above every timestamp of that clock reading (the largest server and loop ids). Every read the dead primary
@@ -740,9 +783,13 @@ public final class ParticipantService {
      * and runs again, its coordinator's clock floored above the horizon, so a clock lagging that far is not refused for
      * good), so the held ones and every one admitted later are above every forgotten entry. A dead coordinator's
      * transaction is decided only from what the backups hold (a recovery fences the rest), so no late one is lost;
-     * a live one whose first REPLICATE here came {@link #PRUNE_LAG_NS} after a newer timestamp pays an abort.
+     * a live one whose first REPLICATE here came {@link #PRUNE_LAG_NS} after a newer timestamp pays an abort. Held on
+     * a replacement process until it rejoined ({@link #pruningHeld}: a late COPY needs the entries).
      */
     private void pruneDeletes() {
+        if (pruningHeld()) {
+            return;
+        }
         final long newestNs = AurogonTimestamp.clockNs(newestTs);
         if (newestTs == 0 || sweptAtNs != Long.MIN_VALUE && newestNs - sweptAtNs < ORPHAN_LEASE_NS) {
             return;

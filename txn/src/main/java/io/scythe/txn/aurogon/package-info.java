@@ -60,7 +60,8 @@
  * race test's node). Bounded since (ParticipantService#pruneDeletes, a deviation: the paper keeps no such map): an
  * APPLY applies only what the node holds, so an entry is needed only while a transaction below it is held there or
  * may yet replicate there; entries below the oldest held transaction and more than four leases behind the newest
- * timestamp the node has seen are dropped, at most once a lease, and a REPLICATE below what was dropped is fenced
+ * timestamp the node has seen are dropped, at most once a lease (not on a replacement process until it rejoined: see
+ * Rejoin below), and a REPLICATE below what was dropped is fenced
  * (its attempt aborts and runs again with a new timestamp; a dead coordinator's is decided from what the backups hold,
  * so none is lost). {@code CoordinatorRecoveryTest#shouldForgetDeletesNoApplyCanNeed}. The five seeds pass; 250 seeds a workload ({@code nice -n 10 scythe sim --explore 250 --seed 1 --crashes --workload W --protocols
  * aurogon}): smallbank, phantom, churn, tpcc 0 failed each.
@@ -404,9 +405,13 @@
  * {@code AurogonPromotionTest#shouldHoldReReplicationOffAKeyWithAVersionPendingAtItsPrimary}). A COPY is reposted
  * while refused for now, and one whose value the table cannot hold is refused before it changes anything. Limit (as
  * {@code ReReplicator} states for every protocol): a key deleted on the primary and its slot reclaimed there is not
- * listed, so a replacement's copy that loaded it keeps its stale object; and a COPY of a live version delayed past
- * the backup's delete-pruning lag after the key's delete was applied there may revive it (review, finding 6: not
- * fixed yet).
+ * listed, so a replacement's copy that loaded it keeps its stale object. A COPY delayed past the delete-pruning lag
+ * after the key's delete (committed after R1) was applied there would revive the key, its deletedAt entry gone
+ * (review, finding 5): a replacement holds its pruning until a configuration says it rejoined
+ * ({@code ParticipantService#pruningHeld}: why a hold and not the time of R1 in the COPY), and refuses a COPY from
+ * then on ({@code AurogonPromotionTest#shouldNeverReviveByACopyLaterThanThePruningLagADeleteAppliedAfterItsRead},
+ * fails without the hold). Hosts that never say so (the embedded cluster's test) keep one entry per key deleted
+ * there since the replacement started.
  *
  * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}
  * API flag for key-dependent reads (the wire flag exists). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel

@@ -134,6 +134,13 @@ public final class MemoryNodeServices implements MemoryNodeContext {
         }
     }
 
+    /** This replacement process rejoined: its copies are full copies ({@link Promotion#rejoined}). */
+    public void rejoined() {
+        for (final Promotion p : promotions) {
+            p.rejoined();
+        }
+    }
+
     /** What {@link #loopNumbers} answers; set by hosts that number compute nodes' loops by configuration. */
     private volatile java.util.function.LongFunction<int[]> loopNumbers = prefix -> new int[0];
 

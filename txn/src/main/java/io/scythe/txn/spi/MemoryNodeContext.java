@@ -74,6 +74,14 @@ public interface MemoryNodeContext {
          */
         default void replacement() {
         }
+
+        /**
+         * This replacement process rejoined: a configuration lists none of its copies as rejoining any more (their
+         * re-replication finished). Called at most once, after {@link #replacement}, on the host's configuration
+         * watcher (any thread).
+         */
+        default void rejoined() {
+        }
     }
 
     /**

@@ -268,6 +268,50 @@ class AurogonPromotionTest {
     }
 
     /**
+     * Issue 20, review finding 5: a COPY delayed past the delete-pruning lag. The copier's R1 read key 20 live at 30
+     * on the primary; the key's delete at 50 then reached the rejoining copy (a replacement process's) by its APPLY
+     * (absent there: only its deletedAt entry records it), and the node's newest timestamp moved 10 ms on, past
+     * {@code PRUNE_LAG_NS}. The late COPY of the version at 30 must leave the key absent: the replacement holds its
+     * pruning until it rejoined (before, the entry was pruned and the COPY revived the key, live on the copy while
+     * the primary freed it). The symmetric case: key 22, read deleted at 30, inserted at 51 after the read: the late
+     * COPY of the delete leaves the insert. And key 23, old and live (its version far below every pruned mark), is
+     * copied, not refused. Once rejoined, the pruning runs again and a COPY (of an abandoned run) is refused.
+     */
+    @Test
+    void shouldNeverReviveByACopyLaterThanThePruningLagADeleteAppliedAfterItsRead() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Table copy = backupCopy(node);
+            final int table = copy.schema().id();
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            node.services.replacement(); // as a host marks a replacement process (ScytheNode)
+            final long base = 1_000_000_000L;
+            final long t10 = AurogonTimestamp.pack(base + 10, 1, 0);
+            final long t30 = AurogonTimestamp.pack(base + 30, 1, 0);
+            final long t50 = AurogonTimestamp.pack(base + 50, 2, 0);
+            final long later = AurogonTimestamp.pack(base + 50 + 10_000_000, 2, 0);
+            CoordinatorRecoveryTest.applied(node, table, 20, t50, null); // after R1 read 20 live at 30
+            final long t51 = AurogonTimestamp.pack(base + 51, 2, 0);
+            CoordinatorRecoveryTest.applied(node, table, 22, t51, 9L); // after R1 read 22 deleted at 30
+            CoordinatorRecoveryTest.applied(node, table, 24, later, null); // 10 ms on: a sweep
+            assertThat(onLoop(node, () -> service.deletedAt(table, 20))).as("kept while the copy runs").isEqualTo(t50);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, 20, t30, 7L))).isEqualTo(Participant.OK);
+            assertThat(onLoop(node, () -> copy.lookup(20))).as("the late copy revives nothing").isZero();
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, 22, t30, null))).isEqualTo(Participant.OK);
+            assertThat(object(node, copy, 22)).as("the insert after the read stays").containsExactly(t51, 9);
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, 23, t10, 5L))).isEqualTo(Participant.OK);
+            assertThat(object(node, copy, 23)).as("an old live key is copied").containsExactly(t10, 5);
+
+            node.services.rejoined(); // as the host's configuration watcher says it rejoined
+            CoordinatorRecoveryTest.applied(node, table, 25, AurogonTimestamp.pack(base + 50 + 20_000_000, 2, 0),
+                null);
+            assertThat(onLoop(node, () -> service.deletedAt(table, 20))).as("pruned once rejoined").isZero();
+            assertThat(call(node, AurogonRpc.COPY, copyRequest(table, 20, t30, 7L))).as("a COPY after the rejoin")
+                .isEqualTo(-1);
+            assertThat(onLoop(node, () -> copy.lookup(20))).isZero();
+        }
+    }
+
+    /**
      * Issue 20/23 review, finding 1 (b): re-replication's R1 treats a version pending at the key's primary as a lock
      * ({@link AurogonRpc#PENDING}, asked through {@code ReplicaWrite#unsettled}): the object holds only the newest
      * committed version, and the pending one's commit (a recovery's, or a coordinator's of an older configuration)

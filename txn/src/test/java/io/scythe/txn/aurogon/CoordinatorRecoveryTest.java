@@ -435,7 +435,7 @@ class CoordinatorRecoveryTest {
     }
 
     /** REPLICATE (one write: {@code value} or, null, a delete) then APPLY of the transaction at {@code ts}. */
-    private static void applied(final OneMemoryNode node, final int table, final long key, final long ts,
+    static void applied(final OneMemoryNode node, final int table, final long key, final long ts,
                                 final Long value) throws Exception {
         final UnsafeBuffer part = value != null ? AurogonPromotionTest.replicate(table, key, ts, ts, value)
             : new UnsafeBuffer(new byte[AurogonRpc.REPLICATE_HEADER_BYTES]);
