@@ -50,6 +50,27 @@ class ClusterAccessTest {
         assertThat(hz.getNetworkConfig().getPort()).isEqualTo(a.hazelcastPort());
     }
 
+    /**
+     * Hazelcast's invocations are bounded (issue 23, stop 44): by default a map operation against a partition table
+     * naming a gone member retried 250 times 500 ms apart, and a CN's owed scan blocked 120 s.
+     */
+    @Test
+    void shouldBoundHazelcastInvocationsToSecondsLongerThanTheHeartbeat() throws Exception {
+        final Path file = dir.resolve("client.json");
+        Files.writeString(file, clientJson().encodePrettily());
+        final Config hz = ClusterAccess.ofClientJson(file).hazelcastConfig();
+        assertThat(hz.getProperty("hazelcast.invocation.max.retry.count")).isEqualTo("30");
+        assertThat(hz.getProperty("hazelcast.invocation.retry.pause.millis")).isEqualTo("200");
+        assertThat(hz.getProperty("hazelcast.operation.call.timeout.millis")).isEqualTo("10000");
+        // Retries give up within a few seconds; a call to a silent member outlasts the heartbeat (the process tests'
+        // 8 s too), so a paused member is dropped, and its partitions moved, before its calls time out.
+        final long retryingMs = Long.parseLong(hz.getProperty("hazelcast.invocation.max.retry.count"))
+            * Long.parseLong(hz.getProperty("hazelcast.invocation.retry.pause.millis"));
+        assertThat(retryingMs).isBetween(3_000L, 10_000L);
+        assertThat(Long.parseLong(hz.getProperty("hazelcast.operation.call.timeout.millis")))
+            .isGreaterThan(8_000L).isGreaterThan(1_000L * ClusterAccess.DEFAULT_MAX_NO_HEARTBEAT_SECONDS);
+    }
+
     @Test
     void shouldKeepProcessesWithAnotherSecretOrClusterApart() {
         final String name = ClusterAccess.hazelcastClusterName("demo", "sixteen-chars-or-more");

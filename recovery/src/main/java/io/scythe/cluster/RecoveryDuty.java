@@ -75,8 +75,13 @@ import java.util.stream.Collectors;
  * view (an entry written by the other side of a split and merged back): a recovery fences the incarnation it recovers.
  *
  * <p><b>When.</b> On a change of an owed entry (listener), and a scan of the (small) owed map at start, whenever the
- * shard map changes and whenever a member leaves; never periodically (a map scan stalls while a member hangs).
- * Map operations run on worker threads, never on an event loop or a Hazelcast event thread.
+ * shard map changes and whenever a member leaves; not periodically while scans succeed. A scan that fails, or a map
+ * operation that fails while an entry is handled or a recovery recorded, brings another scan on a timer ({@value
+ * #RESCAN_MIN_MS} ms, doubled per failure up to {@value #RESCAN_MAX_MS} ms, one timer at a time) until a scan
+ * succeeds: under load a scan blocked 120 s in Hazelcast's retries against partitions a SIGSTOPped member still owned,
+ * failed, and the duty waited for the next membership event (issue 23, stop 44). conf/cluster.xml bounds those retries,
+ * so such a scan now fails within seconds and is run again. Map operations run on worker threads, never on an event
+ * loop or a Hazelcast event thread.
  */
 public final class RecoveryDuty {
     /** Incarnations owed recovery: {@code NODE.eEPOCH} to JSON (see {@link #owe}). */
@@ -94,6 +99,10 @@ public final class RecoveryDuty {
     public static final String RECOVERED_BY_PREFIX = "scythe.recovered.byPrefix";
     /** Pause before a failed recovery is run again. */
     public static final long RETRY_MS = 1_000;
+    /** Pause before the owed map is scanned again after a failed map operation; doubled per failure in a row... */
+    public static final long RESCAN_MIN_MS = 1_000;
+    /** ...up to this. */
+    public static final long RESCAN_MAX_MS = 5_000;
     /**
      * How long a recovery attempt may take before it is handed over. One takes well under a second even on a loaded
      * machine; what is still unfinished after this waits on something that never completes, and running it again
@@ -137,6 +146,14 @@ public final class RecoveryDuty {
     private final Consumer<String> handOver;
     private long stalledMs = STALLED_MS;
     private long retryMs = RETRY_MS;
+    private long rescanMinMs = RESCAN_MIN_MS;
+    private long rescanMaxMs = RESCAN_MAX_MS;
+    /** How the owed map is scanned (tests make it fail). */
+    private java.util.function.Function<IMap<String, String>, Set<Map.Entry<String, String>>> scanOwed = IMap::entrySet;
+    /** The pause before the next rescan: 0 while the last scan succeeded, else grown per failure in a row. */
+    private final java.util.concurrent.atomic.AtomicLong rescanDelayMs = new java.util.concurrent.atomic.AtomicLong();
+    /** A rescan timer is set: it covers every failure before it fires. */
+    private final AtomicBoolean rescanSet = new AtomicBoolean();
     /** Owed incarnations this CN is recovering now (one recovery of each at a time). */
     private final Set<String> running = ConcurrentHashMap.newKeySet();
     /**
@@ -201,6 +218,18 @@ public final class RecoveryDuty {
     /** Runs a failed recovery again after {@code ms} instead of {@link #RETRY_MS} (tests). */
     RecoveryDuty retryAfterMs(final long ms) {
         this.retryMs = ms;
+        return this;
+    }
+
+    /**
+     * Scans the owed map again after {@code minMs} instead of {@link #RESCAN_MIN_MS} when a map operation failed, up to
+     * {@code maxMs} instead of {@link #RESCAN_MAX_MS}, and scans it with {@code scan} (tests: a scan that fails).
+     */
+    RecoveryDuty rescanning(final long minMs, final long maxMs,
+                            final java.util.function.Function<IMap<String, String>, Set<Map.Entry<String, String>>> scan) {
+        this.rescanMinMs = minMs;
+        this.rescanMaxMs = maxMs;
+        this.scanOwed = scan;
         return this;
     }
 
@@ -532,9 +561,41 @@ public final class RecoveryDuty {
         }
         blocking(() -> {
             scanQueued.set(false);
-            for (final Map.Entry<String, String> e : owed().entrySet()) {
-                considerSafely(e.getKey(), e.getValue());
+            final Set<Map.Entry<String, String>> entries;
+            try {
+                entries = scanOwed.apply(owed());
+            } catch (final RuntimeException e) {
+                rescanLater(e);
+                return;
             }
+            boolean handled = true;
+            for (final Map.Entry<String, String> e : entries) {
+                handled &= considerSafely(e.getKey(), e.getValue());
+            }
+            if (handled) {
+                rescanDelayMs.set(0);
+            }
+        });
+    }
+
+    /**
+     * Scans the owed map again after a pause, {@link #rescanMinMs} doubled per failure in a row up to {@link
+     * #rescanMaxMs}: a map operation failed ({@code why}), and no event may come to look again (the stop 44 soak: a
+     * scan failed after 120 s of Hazelcast retries and the next came with the next membership event). Does not block.
+     */
+    private void rescanLater(final Throwable why) {
+        if (stopped) {
+            return;
+        }
+        if (!rescanSet.compareAndSet(false, true)) {
+            log.accept("recovery duty: " + why + "; a scan of " + OWED + " is due already");
+            return;
+        }
+        final long delay = rescanDelayMs.updateAndGet(d -> d == 0 ? rescanMinMs : Math.min(2 * d, rescanMaxMs));
+        log.accept("recovery duty: " + why + "; scans " + OWED + " again in " + delay + " ms");
+        vertx.setTimer(delay, t -> {
+            rescanSet.set(false);
+            scanLater();
         });
     }
 
@@ -542,12 +603,22 @@ public final class RecoveryDuty {
         blocking(() -> considerSafely(incarnation, value));
     }
 
-    /** An entry that cannot be read is reported and left as it is; the others are still looked at. */
-    private void considerSafely(final String incarnation, final String value) {
+    /**
+     * An entry that cannot be read is reported and left as it is; the others are still looked at. One whose map
+     * operations failed (Hazelcast's) is looked at again by a rescan ({@link #rescanLater}). Returns whether it was
+     * handled without a map operation failing.
+     */
+    private boolean considerSafely(final String incarnation, final String value) {
         try {
             consider(incarnation, value);
+            return true;
+        } catch (final com.hazelcast.core.HazelcastException e) {
+            log.accept("owed entry " + incarnation + " not handled: " + e);
+            rescanLater(e);
+            return false;
         } catch (final RuntimeException e) {
             log.accept("owed entry " + incarnation + "=" + value + " not handled: " + e);
+            return true;
         }
     }
 
@@ -561,7 +632,7 @@ public final class RecoveryDuty {
                 body.run();
             }
             return null;
-        }, false).onFailure(e -> log.accept("recovery duty: " + e));
+        }, false).onFailure(this::rescanLater); // a failed retry or map read looked at again by a scan
     }
 
     /** Claims and runs the recovery of {@code incarnation} if it falls to this CN. On a worker thread. */
@@ -727,6 +798,8 @@ public final class RecoveryDuty {
         }, false).onFailure(e -> {
             running.remove(incarnation);
             log.accept("recovery of " + incarnation + " not recorded: " + e);
+            // Still owed and claimed by this CN: nothing else brings it back here before the next event.
+            rescanLater(e);
         }));
     }
 

@@ -599,4 +599,39 @@ class RecoveryDutyTest {
         assertThat(runs).as("recovered once").containsExactly(Map.entry("cnA.e1", 1));
         assertThat(dutyLog).anyMatch(line -> line.startsWith("owed entry of cnA.e1 dropped: it was recovered already"));
     }
+
+    /**
+     * A scan of the owed map that fails (stop 44's soak: Hazelcast's retries against partitions a SIGSTOPped member still
+     * owned ended in TargetNotMemberException) is run again on a timer, without a new membership or shard event, until
+     * one succeeds and the owed duty gets done. Before, the duty waited for the next event: nothing here brings one.
+     */
+    @Test
+    void shouldScanTheOwedMapAgainAfterAFailedScanWithoutANewEvent() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        final HazelcastInstance hzC = member("cnC");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        register(hzC, "cnA", 1, 1, deadMember());
+        RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")),
+            "its member left the cluster");
+        Thread.sleep(300); // the shard map settled: no event after the duty starts
+        final Map<String, Integer> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        final java.util.concurrent.atomic.AtomicInteger scans = new java.util.concurrent.atomic.AtomicInteger();
+        final RecoveryDuty duty = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+            countingRecoverer(runs), line -> log("cnC", line), why -> {
+                throw new AssertionError("handed over: " + why);
+            }).rescanning(50, 200, owedMap -> {
+                if (scans.incrementAndGet() <= 2) {
+                    throw new com.hazelcast.spi.exception.TargetNotMemberException("partition 7's owner left (test)");
+                }
+                return owedMap.entrySet();
+            }));
+        eventually("recovered after its failed scans", () -> recovered(duty, "cnA.e1", 1));
+        eventually("nothing owed", () -> owed(hzC).isEmpty());
+        assertThat(scans.get()).as("two failed scans, then one that succeeded").isEqualTo(3);
+        assertThat(runs).containsExactly(Map.entry("cnA.e1", 1));
+        assertThat(dutyLog).filteredOn(line -> line.contains("TargetNotMemberException"))
+            .containsExactly("recovery duty: com.hazelcast.spi.exception.TargetNotMemberException: partition 7's owner "
+                + "left (test); scans scythe.owed again in 50 ms", "recovery duty: com.hazelcast.spi.exception"
+                + ".TargetNotMemberException: partition 7's owner left (test); scans scythe.owed again in 100 ms");
+    }
 }
