@@ -1411,20 +1411,38 @@ public final class ScytheNode implements AutoCloseable {
                 if (cn != null) {
                     fence(cn, "its member left the cluster");
                 }
-                // Owed recovery (and fenced, if its registration has not reached this node's listener yet): looked up
-                // in the map, blocking, so on a worker.
-                vertx.executeBlocking(() -> {
-                    for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(NODES).entrySet()) {
-                        final JsonObject entry = new JsonObject(e.getValue());
-                        if (NodeRole.CN.label().equals(entry.getString("role"))
-                            && gone.toString().equals(entry.getString("member"))) {
-                            fence(entry.getString("fabricNode"), "its member left the cluster");
-                            RecoveryDuty.owe(hazelcast, e.getKey(), entry, "its member left the cluster");
-                        }
-                    }
-                    return null;
-                }, false);
+                oweLeftMember(gone, 1);
             }
+        });
+    }
+
+    /** How many times a member-left owe is tried (1 s apart) before it is left to the shard rebalance's and successor's. */
+    private static final int OWE_ATTEMPTS = 30;
+
+    /**
+     * Owes recovery of the CN whose member {@code gone} left (and fences it, if its registration has not reached this
+     * node's listener yet): looked up in the map, blocking, so on a worker. A failed map call (Hazelcast's invocations
+     * are bounded to seconds, conf/cluster.xml: a partition owner that left with the member) is tried again a second
+     * later, logged, rather than dropped: the owe is what gets the dead CN's locks released.
+     */
+    private void oweLeftMember(final UUID gone, final int attempt) {
+        vertx.executeBlocking(() -> {
+            for (final Map.Entry<String, String> e : hazelcast.<String, String>getMap(NODES).entrySet()) {
+                final JsonObject entry = new JsonObject(e.getValue());
+                if (NodeRole.CN.label().equals(entry.getString("role"))
+                    && gone.toString().equals(entry.getString("member"))) {
+                    fence(entry.getString("fabricNode"), "its member left the cluster");
+                    RecoveryDuty.owe(hazelcast, e.getKey(), entry, "its member left the cluster");
+                }
+            }
+            return null;
+        }, false).onFailure(f -> {
+            if (closing || attempt >= OWE_ATTEMPTS) {
+                log("owing recovery of the CN of member " + gone + " failed " + attempt + " time(s), given up: " + f);
+                return;
+            }
+            log("owing recovery of the CN of member " + gone + " failed (" + f + "); tried again in 1 s");
+            vertx.setTimer(1000, t -> oweLeftMember(gone, attempt + 1));
         });
     }
 
