@@ -48,7 +48,9 @@
  * would keep the old incarnation's lease alive), its coordinators running meanwhile (requests for its old shards
  * abort). A deviation: it keeps no shard (the survivors that took them keep them, and neither resharding nor another
  * recovery hands it one: the others' peers reach only the old incarnation's address), so after the restart its
- * clients' transactions lock remotely. Several nodes
+ * clients' transactions lock remotely. A restarted incarnation replaced again before it rejoined (a second crash
+ * before its first incarnation's recovery is over) is refused loudly ({@code LotusCluster#join}: the recovery would be
+ * taken for the first incarnation's); the simulator never asks it (each compute node crashes once). Several nodes
  * dead at once (the simulator's {@code --crash-cn 0,1,2}, Fig. 15) are each recovered so, one {@code Recovery} each;
  * a dead node's shards are served again only once every dead node's logs are done (or its recovery failed): a complete
  * redo record of dead cn1 on a key of dead cn0's shards was protected by cn0's lock table only.
