@@ -81,11 +81,47 @@ public final class Coordinator {
         }
         // body.compose(result -> txn.commit().map(ts -> outcome)).onComplete(ended) without the composition, the
         // mapping and their functions: the same steps at the same moments (a throw of commit() fails the attempt).
-        body.onComplete((result, bodyFailure) -> {
-            if (bodyFailure != null) {
-                ended(procedure, attempt, hint, start, done, txn, null, bodyFailure);
+        @SuppressWarnings("unchecked") final Future<Object> bodyOf = (Future<Object>) (Future<?>) body;
+        bodyOf.onComplete(new Attempt<>(procedure, attempt, hint, start, done, txn));
+    }
+
+    /**
+     * One attempt's steps after its body: the listener of the body, then of the commit ({@code committing}), where a
+     * lambda each were two objects per attempt.
+     */
+    private final class Attempt<R> implements io.vertx.core.Completable<Object> {
+        private final Function<Txn, Future<R>> procedure;
+        private final int attempt;
+        private final boolean hint;
+        private final long start;
+        private final Promise<Outcome<R>> done;
+        private final Txn txn;
+        private boolean committing;
+        private R result;
+
+        Attempt(final Function<Txn, Future<R>> procedure, final int attempt, final boolean hint, final long start,
+                final Promise<Outcome<R>> done, final Txn txn) {
+            this.procedure = procedure;
+            this.attempt = attempt;
+            this.hint = hint;
+            this.start = start;
+            this.done = done;
+            this.txn = txn;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public void complete(final Object value, final Throwable failure) {
+            if (committing) {
+                ended(procedure, attempt, hint, start, done, txn, failure == null ? new Outcome<>(result, (Long) value,
+                    attempt, runtime.timers().nowNs() - start, txn.mode()) : null, failure);
                 return;
             }
+            if (failure != null) {
+                ended(procedure, attempt, hint, start, done, txn, null, failure);
+                return;
+            }
+            result = (R) value;
             final Future<Long> commit;
             try {
                 commit = txn.commit();
@@ -93,10 +129,9 @@ public final class Coordinator {
                 ended(procedure, attempt, hint, start, done, txn, null, e);
                 return;
             }
-            commit.onComplete((ts, commitFailure) -> ended(procedure, attempt, hint, start, done, txn,
-                commitFailure == null ? new Outcome<>(result, ts, attempt, runtime.timers().nowNs() - start,
-                    txn.mode()) : null, commitFailure));
-        });
+            committing = true;
+            ((Future<Object>) (Future<?>) commit).onComplete(this);
+        }
     }
 
     /** What follows an attempt's end: its outcome counted and passed on, or its abort and perhaps a retry. */

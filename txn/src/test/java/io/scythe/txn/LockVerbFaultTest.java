@@ -115,6 +115,38 @@ class LockVerbFaultTest {
     }
 
     @Test
+    void shouldGiveTheLoopUpWhenFordsExecutionLockCasFailsAfterItWasPosted() throws Exception {
+        final AtomicInteger cases = new AtomicInteger();
+        final Object locked = on(rt -> {
+            final Txn txn = io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ").begin(rt, false);
+            node.verbFaults.set(failing(Opcode.COMPARE_AND_SWAP, cases, n -> n == 0)); // the lock CAS lands, fails
+            return outcome(txn.readForUpdate(T, 3)); // FORD locks it (CAS + READ in one doorbell) as it reads
+        });
+        assertThat(cases.get()).as("the lock CAS, posted once").isEqualTo(1);
+        assertThat(locked).as("not the verb's own failure: the lock may be held").isInstanceOf(Throwable.class)
+            .isNotInstanceOf(io.scythe.bridge.VerbException.class);
+        assertThat(gaveUp).as("the CAS may have taken the word: only recovery can free it").hasSize(1);
+        assertThat(gaveUp.get(0)).contains("its lock CAS on key 3 of " + T + " failed after it was posted");
+    }
+
+    @Test
+    void shouldGiveACommitUpInDoubtWhenFordsWriteBackFailsAfterItWasPosted() throws Exception {
+        final AtomicInteger writes = new AtomicInteger();
+        final Object committed = on(rt -> {
+            final Txn txn = io.scythe.txn.spi.ProtocolRegistry.protocol("ford-occ").begin(rt, false);
+            return txn.readForUpdate(T, 3).compose(v -> {
+                txn.write(T, 3, v, 0, v.capacity());
+                node.verbFaults.set(failing(Opcode.WRITE, writes, n -> n == 0)); // the write-back's first WRITE
+                return outcome(txn.commit());
+            });
+        });
+        assertThat(committed).as("past its point of no return: neither committed nor aborted for its client")
+            .isInstanceOf(OutcomeUnknownException.class);
+        assertThat(gaveUp).hasSize(1);
+        assertThat(gaveUp.get(0)).contains("a write-back verb failed and may still land");
+    }
+
+    @Test
     void shouldKeepATicketWhosePollsFailAndGiveTheLoopUpWhenTheyFailTwentyTimesInARow() throws Exception {
         final AtomicInteger polls = new AtomicInteger();
         final Object waited = on(rt -> queuedBehind(rt, failing(Opcode.READ, polls, n -> true), // MN unreachable

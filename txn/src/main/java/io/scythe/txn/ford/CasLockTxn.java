@@ -1,6 +1,7 @@
 package io.scythe.txn.ford;
 
 import io.scythe.bridge.Doorbell;
+import io.scythe.bridge.RdmaChannel;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.AbortException;
 import io.scythe.txn.AbortReason;
@@ -49,28 +50,112 @@ public abstract class CasLockTxn extends OneSidedTxn {
 
     private Future<io.scythe.txn.Access> doLockAndRead(final io.scythe.txn.Access a, final String table,
                                                       final long key) {
-        return Futures.then(channel(a), ch -> {
-            final Doorbell batch = ch.doorbell();
-            final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
-            final int bytes = lockReadBytes(a); // first: it may give the access a larger image
-            batch.read(a.address(), a.rkey(), a.image, 0, bytes);
-            // Lock time, though taken while executing (Fig. 26 compares lock stages across protocols).
-            return postLocking(a, batch, cas, Stage.LOCK, null, b -> {
-                final long previous = b.result(cas);
-                if (previous != 0) {
-                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
-                        + " is locked by txn " + previous));
+        // Futures.then(channel(a), ch -> ...) without the lambda when the channel is there (always, but the first time)
+        final Future<RdmaChannel> channel = channel(a);
+        if (!Futures.ready(channel)) {
+            return channel.compose(ch -> lockAndReadOn(ch, a, table, key));
+        }
+        try {
+            return lockAndReadOn(channel.result(), a, table, key);
+        } catch (final RuntimeException e) { // as Futures.then: a throw fails the step
+            return Future.failedFuture(e);
+        }
+    }
+
+    private Future<io.scythe.txn.Access> lockAndReadOn(final RdmaChannel ch, final io.scythe.txn.Access a,
+                                                      final String table, final long key) {
+        final Doorbell batch = ch.doorbell();
+        final int cas = batch.compareAndSwap(CasLock.lockAddress(a.pointer), a.rkey(), 0, id);
+        final int bytes = lockReadBytes(a); // first: it may give the access a larger image
+        batch.read(a.address(), a.rkey(), a.image, 0, bytes);
+        // Lock time, though taken while executing (Fig. 26 compares lock stages across protocols).
+        clock.enterWithin(Stage.LOCK);
+        final LockAndRead step = new LockAndRead(a, batch, cas, table, key);
+        batch.post(step);
+        return step;
+    }
+
+    /**
+     * {@link #lockAndRead}'s batch completing: {@code postLocking(a, batch, cas, Stage.LOCK, null, next)} with {@code
+     * next} checking the CAS's old value, then {@link #tookLock} (or {@link #releaseStale}), then the image and the
+     * version read before. One object per lock, the batch's callback and the step's future, where a promise, the
+     * callback's lambda, three step lambdas and the checked image's future were six; the same steps at the same moments
+     * (a step that completed at once passes its outcome on inline, as the promise's listener ran inline).
+     */
+    private final class LockAndRead extends io.vertx.core.impl.future.FutureImpl<io.scythe.txn.Access>
+        implements io.scythe.bridge.VerbCallback, io.vertx.core.Completable<io.scythe.txn.Access> {
+        private final io.scythe.txn.Access a;
+        private final Doorbell batch;
+        private final int cas;
+        private final String table;
+        private final long key;
+
+        LockAndRead(final io.scythe.txn.Access a, final Doorbell batch, final int cas, final String table,
+                    final long key) {
+            this.a = a;
+            this.batch = batch;
+            this.cas = cas;
+            this.table = table;
+            this.key = key;
+        }
+
+        @Override
+        public void done(final long value, final Throwable failure) {
+            clock.leaveWithin();
+            Future<io.scythe.txn.Access> step = null;
+            Throwable bad;
+            try {
+                if (failure != null) {
+                    step = lockingFailed(a, batch, cas, failure);
+                    bad = null;
+                } else {
+                    final long previous = batch.result(cas);
+                    if (previous != 0) {
+                        bad = new AbortException(AbortReason.LOCKED, "key " + key + " of " + table
+                            + " is locked by txn " + previous);
+                    } else {
+                        final Future<Void> held = sameObject(a, a.image) ? tookLock(a) : releaseStale(a);
+                        if (Futures.ready(held)) {
+                            bad = checkLocked();
+                        } else {
+                            step = held.compose(h -> {
+                                final Throwable refused = checkLocked();
+                                return refused == null ? Future.succeededFuture(a) : Future.failedFuture(refused);
+                            });
+                            bad = null;
+                        }
+                    }
                 }
-                return Futures.then(sameObject(a, a.image) ? tookLock(a) : releaseStale(a), held -> {
-                    final long seenBefore = a.fetched ? a.readVersion : -1;
-                    final Future<io.scythe.txn.Access> checked = checkedImage(a); // complete: no listener needed
-                    return checked.succeeded() && seenBefore != -1 && a.readVersion != seenBefore
-                        ? Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + key + " changed "
-                            + "between its read and its lock"))
-                        : checked;
-                });
-            });
-        });
+            } catch (final Throwable e) { // as compose and recover: a throw fails the step
+                step = null;
+                bad = e;
+            }
+            if (step != null) {
+                step.onComplete(this);
+            } else {
+                complete(bad == null ? a : null, bad);
+            }
+        }
+
+        /** The image READ with the lock is the key's, at the version read before it (if any); else why not. */
+        private Throwable checkLocked() {
+            final long seenBefore = a.fetched ? a.readVersion : -1;
+            final Throwable refused = checkImage(a);
+            if (refused == null && seenBefore != -1 && a.readVersion != seenBefore) {
+                return new AbortException(AbortReason.VALIDATION, "key " + key + " changed between its read and its "
+                    + "lock");
+            }
+            return refused;
+        }
+
+        @Override
+        public void complete(final io.scythe.txn.Access result, final Throwable failure) {
+            if (failure == null) {
+                tryComplete(result);
+            } else {
+                tryFail(failure);
+            }
+        }
     }
 
     /**

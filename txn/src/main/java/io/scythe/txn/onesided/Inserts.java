@@ -29,10 +29,12 @@ public final class Inserts {
     /** The attempt these inserts belong to: whether it is over, and how it gives up or releases late. */
     private final Attempt attempt;
     /**
-     * Inserts of keys this attempt has not touched otherwise: created by INSERT RPCs at commit. Empty (no array)
-     * until the first: most attempts insert nothing.
+     * Inserts of keys this attempt has not touched otherwise: created by INSERT RPCs at commit. The shared empty list
+     * ({@link #NONE}, no list of its own) until the first: most attempts insert nothing.
      */
-    private final List<PendingInsert> pending = new ArrayList<>();
+    private List<PendingInsert> pending = NONE;
+    /** {@link #pending} before the first insert: immutable, and its {@code remove} of what it lacks is a no-op. */
+    private static final List<PendingInsert> NONE = java.util.Collections.emptyList();
     /** An insert of a key this attempt saw present: the commit aborts with DUPLICATE_KEY. */
     private String duplicate;
 
@@ -115,6 +117,9 @@ public final class Inserts {
         }
         final UnsafeBuffer copy = new UnsafeBuffer(new byte[length]);
         copy.putBytes(0, value, offset, length);
+        if (pending == NONE) {
+            pending = new ArrayList<>();
+        }
         pending.add(new PendingInsert(table, key, partition, copy));
     }
 

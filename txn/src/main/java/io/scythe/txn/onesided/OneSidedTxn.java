@@ -171,6 +171,11 @@ public abstract class OneSidedTxn implements Txn {
         return reads.checkedImage(a);
     }
 
+    /** {@link #checkedImage} without its future: {@code null} when the image is the key's, else why not. */
+    protected final Throwable checkImage(final Access a) {
+        return reads.checkImage(a);
+    }
+
     /** One-sided READ of the 64-byte header of {@code a} into a fresh buffer (validation). */
     protected final Future<UnsafeBuffer> readHeader(final Access a) {
         return reads.readHeader(a);

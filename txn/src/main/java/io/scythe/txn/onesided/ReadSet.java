@@ -175,8 +175,11 @@ public final class ReadSet {
         return bad == null ? Future.succeededFuture(a) : Future.failedFuture(bad);
     }
 
-    /** {@link #checkedImage}: {@code null} when the image is the key's, else why not. */
-    private Throwable checkImage(final Access a) {
+    /**
+     * {@link #checkedImage} without its future: {@code null} when the image is the key's (its version recorded), else
+     * why not.
+     */
+    public Throwable checkImage(final Access a) {
         final int incarnation = a.image.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff;
         if (incarnation != ObjectLayout.incarnationOf(a.pointer)) {
             runtime.remote(a.partition).invalidate(a.key);

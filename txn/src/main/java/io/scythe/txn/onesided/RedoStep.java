@@ -102,9 +102,11 @@ public final class RedoStep {
                                          final io.scythe.txn.Catalog catalog, final long epoch) {
         final RedoLog log = RedoLog.of(runtime);
         if (log == null || lockKind == null || written.isEmpty()) {
-            final Future<Void> done = finished(version, startWriteBack(version, needsRelease, release, written), null,
-                null);
-            return catalog == null ? done : done.onComplete(ar -> catalog.finished(epoch));
+            final Future<Void> writeBack = startWriteBack(version, needsRelease, release, written);
+            if (lockKind != null) {
+                return new Finished(this, version, catalog, epoch).listening(writeBack);
+            }
+            return catalog == null ? writeBack : writeBack.onComplete(ar -> catalog.finished(epoch));
         }
         // The redo record first: once it is durable the commit is decided, and recovery can finish it.
         // A record refused before its WRITE was posted is nothing: the attempt aborts. One posted whose WRITE failed
@@ -309,20 +311,65 @@ public final class RedoStep {
     }
 
     /**
-     * {@code writeBack}, finished from what this attempt holds if a batch of it was refused before it was posted
-     * (nothing to finish without locks). A batch that was posted and failed is not finished here but given up to
-     * recovery: its verbs may still land (a tcp frame read after the connection broke; an RDMA request executed
-     * after its requester timed out), and a release that lands after this node re-released the lock on a fresh
-     * queue pair would add 1 to {@code upper} twice, giving the lock to two holders. Recovery runs only after this
-     * node is fenced on every memory node, which waits out verbs in flight and refuses the rest.
+     * {@link #logAndWriteBack}'s chain without a record, for a protocol holding locks: the write-back, finished from
+     * what this attempt holds if a batch of it was refused before it was posted ({@link #writeBackFailed}), then
+     * {@code catalog.finished(epoch)} (if a catalog) before anything listening hears the outcome. A batch that was
+     * posted and failed is not finished here but given up to recovery: its verbs may still land (a tcp frame read
+     * after the connection broke; an RDMA request executed after its requester timed out), and a release that lands
+     * after this node re-released the lock on a fresh queue pair would add 1 to {@code upper} twice, giving the lock
+     * to two holders. Recovery runs only after this node is fenced on every memory node, which waits out verbs in
+     * flight and refuses the rest.
+     *
+     * <p>One object, the write-back's listener (then its recovery's) and the outcome's future: it was {@code
+     * writeBack.recover(e -> writeBackFailed(...)).onComplete(ar -> catalog.finished(epoch))}, whose lambdas,
+     * composition and the listener array the caller's step then needed were five. The same steps in the same order
+     * at the same moments (its listeners run inline: no context).
      */
-    private Future<Void> finished(final long version, final Future<Void> writeBack, final RedoLog.Appended appended,
-                                  final java.util.function.Function<Access, Boolean> needsRelease) {
-        return lockKind == null ? writeBack : writeBack.recover(e -> writeBackFailed(version, e, appended,
-            needsRelease));
+    private static final class Finished extends io.vertx.core.impl.future.FutureImpl<Void>
+        implements io.vertx.core.Completable<Void> {
+        private final RedoStep step;
+        private final long version;
+        private final io.scythe.txn.Catalog catalog;
+        private final long epoch;
+        private boolean recovering;
+
+        Finished(final RedoStep step, final long version, final io.scythe.txn.Catalog catalog, final long epoch) {
+            this.step = step;
+            this.version = version;
+            this.catalog = catalog;
+            this.epoch = epoch;
+        }
+
+        Future<Void> listening(final Future<Void> writeBack) {
+            writeBack.onComplete(this);
+            return this;
+        }
+
+        @Override
+        public void complete(final Void result, final Throwable failure) {
+            if (failure != null && !recovering) {
+                recovering = true;
+                Future<Void> recovered;
+                try {
+                    recovered = step.writeBackFailed(version, failure, null, null);
+                } catch (final Throwable e) {
+                    recovered = Future.failedFuture(e); // as recover's function that throws
+                }
+                recovered.onComplete(this);
+                return;
+            }
+            if (catalog != null) {
+                catalog.finished(epoch);
+            }
+            if (failure == null) {
+                tryComplete(result);
+            } else {
+                tryFail(failure);
+            }
+        }
     }
 
-    /** {@link #finished}'s recovery from a write-back that failed with {@code e}. */
+    /** The recovery from a write-back that failed with {@code e} ({@link Finished}, {@link Logging}). */
     private Future<Void> writeBackFailed(final long version, final Throwable e, final RedoLog.Appended appended,
                                          final java.util.function.Function<Access, Boolean> needsRelease) {
         if (Refusal.forNow(e)) {
@@ -342,7 +389,7 @@ public final class RedoStep {
      * releases last): every entry whose lock this attempt still holds is written and released again; entries found
      * released are done ({@link CnRecovery#finishEntry}). The locks it holds make the rewrite safe. Only refusals
      * are tried again, at most {@link #FINISH_ATTEMPTS} times; a verb that failed after it was posted, or running
-     * out of attempts, gives the commit up to recovery ({@link #finished} says why).
+     * out of attempts, gives the commit up to recovery ({@link Finished} says why).
      */
     private Future<Void> finishFromRecord(final long version, final Throwable failure, final int attempt) {
         if (attempt > FINISH_ATTEMPTS) {
