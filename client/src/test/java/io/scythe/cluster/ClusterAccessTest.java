@@ -51,24 +51,22 @@ class ClusterAccessTest {
     }
 
     /**
-     * Hazelcast's invocations are bounded (issue 23, stop 44): by default a map operation against a partition table
-     * naming a gone member retried 250 times 500 ms apart, and a CN's owed scan blocked 120 s.
+     * Hazelcast's invocation retries are bounded (issue 23, stop 44): by default a map operation against a partition
+     * table naming a gone member retried 250 times 500 ms apart, and a CN's owed scan blocked 120 s. The call timeout
+     * stays Hazelcast's (60 s): 10 s lost a memory node of a cluster starting on this loaded host.
      */
     @Test
-    void shouldBoundHazelcastInvocationsToSecondsLongerThanTheHeartbeat() throws Exception {
+    void shouldBoundHazelcastInvocationRetriesAndKeepTheCallTimeout() throws Exception {
         final Path file = dir.resolve("client.json");
         Files.writeString(file, clientJson().encodePrettily());
         final Config hz = ClusterAccess.ofClientJson(file).hazelcastConfig();
-        assertThat(hz.getProperty("hazelcast.invocation.max.retry.count")).isEqualTo("30");
-        assertThat(hz.getProperty("hazelcast.invocation.retry.pause.millis")).isEqualTo("200");
-        assertThat(hz.getProperty("hazelcast.operation.call.timeout.millis")).isEqualTo("10000");
-        // Retries give up within a few seconds; a call to a silent member outlasts the heartbeat (the process tests'
-        // 8 s too), so a paused member is dropped, and its partitions moved, before its calls time out.
+        assertThat(hz.getProperty("hazelcast.invocation.max.retry.count")).isEqualTo("80");
+        assertThat(hz.getProperty("hazelcast.invocation.retry.pause.millis")).isEqualTo("250");
+        assertThat(hz.getProperty("hazelcast.operation.call.timeout.millis")).as("Hazelcast's 60 s kept").isNull();
         final long retryingMs = Long.parseLong(hz.getProperty("hazelcast.invocation.max.retry.count"))
             * Long.parseLong(hz.getProperty("hazelcast.invocation.retry.pause.millis"));
-        assertThat(retryingMs).isBetween(3_000L, 10_000L);
-        assertThat(Long.parseLong(hz.getProperty("hazelcast.operation.call.timeout.millis")))
-            .isGreaterThan(8_000L).isGreaterThan(1_000L * ClusterAccess.DEFAULT_MAX_NO_HEARTBEAT_SECONDS);
+        assertThat(retryingMs).as("well under the default's 120 s, past a loaded master's table repair")
+            .isBetween(10_000L, 30_000L);
     }
 
     @Test
