@@ -172,7 +172,17 @@ public final class AurogonModule implements ProtocolModule {
 
             @Override
             public void replacement() {
-                service.replacement();
+                // Born at: this process's NIC clock plus the clocks' bound, as a promotion's read floor is: every
+                // timestamp its predecessor held was issued before that one died, before this process started.
+                long floor = Long.MAX_VALUE;
+                try {
+                    floor = ParticipantService.clusterFloor(nic.nicClockNs(),
+                        clusterClockBoundNs(nic.fabric().options().clocks()));
+                } catch (final RuntimeException unbounded) { // drifting clocks: no bound, every old one taken as lost
+                    System.out.println("Aurogon replacement " + nic.node() + ": no clock bound (" + unbounded
+                        .getMessage() + "), a recovery's HOLDS of any timestamp held nothing of here answers NOT_HERE");
+                }
+                service.replacement(floor);
             }
 
             @Override

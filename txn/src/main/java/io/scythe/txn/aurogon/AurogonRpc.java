@@ -57,8 +57,8 @@ package io.scythe.txn.aurogon;
  *  COMMITTED_AT 16 ts; answers as SUSPECTS does the records with a committed version at ts (a recovery
  *             whose transaction lost a backup share asks whether its commit reached a primary, and what it wrote);
  *             4: flags: 1 (COMMITTED_AT_TRUNCATED) when more than one reply holds were found; 2
- *             (COMMITTED_AT_COORDINATOR_LIVE) when ts's coordinator was heard here at or above ts and not told dead
- *             at or above it (it may still COMMIT here: the recovery must not roll back)
+ *             (COMMITTED_AT_COORDINATOR_LIVE) when a version is pending here at ts and ts's coordinator was not
+ *             told dead at or above it (it may still COMMIT here: the recovery must not roll back)
  *  COPY       0 backup table id, 4 value length (DELETE), 8 key, 16 the primary's newest committed wts, 24 the
  *             value: written into the copy as an APPLY writes it, unless a newer write is there (re-replication of
  *             a rejoining copy, the W step; answers OK; refused once the node rejoined)
@@ -103,9 +103,9 @@ public final class AurogonRpc {
     /** COMMITTED_AT's reply flag (at 4): more records than the reply holds (the recovery fails, loudly). */
     public static final int COMMITTED_AT_TRUNCATED = 1;
     /**
-     * COMMITTED_AT's reply flag (at 4): the timestamp's coordinator was heard here issuing it (or a later one) and the
-     * host has not told it dead at or above it ({@code ParticipantService#mayStillCommit}): a COMMIT of it may still
-     * land here, so no COMMIT found so far does not mean none will come.
+     * COMMITTED_AT's reply flag (at 4): a version is pending here at the timestamp and the host has not told its
+     * coordinator dead at or above it ({@code ParticipantService#mayStillCommit}): a COMMIT of it may still land here,
+     * so no COMMIT found so far does not mean none will come.
      */
     public static final int COMMITTED_AT_COORDINATOR_LIVE = 2;
     /** SUSPECTS' reply flag (at 4): the node holds the transaction as a backup, undecided. */

@@ -62,6 +62,13 @@ public final class Backups {
      * primaries; a recovery that meets it takes no decision ({@link CoordinatorRecovery#mark}).
      */
     public static final int FORGOTTEN = -12;
+    /**
+     * A replacement process asked about a timestamp at or below the floor it was born at ({@link #bornAt}) that it
+     * holds nothing of: its predecessor, dead with what it held, may have held it in full (acknowledged, so its
+     * coordinator may have decided to commit), so this node can neither say it holds it nor fence it. A recovery takes
+     * the node's share as lost ({@code CoordinatorRecovery#lostShare}). Not fenced here.
+     */
+    public static final int NOT_HERE = 4;
     /** How many decided transactions a node remembers. */
     public static final int REMEMBERED = 8192;
 
@@ -277,12 +284,19 @@ public final class Backups {
     /**
      * A recovery's question: does this node hold all of its share of the transaction at {@code ts}? FULL (held, all
      * of it), COMMITTED or ABORTED (decided); a node that holds less, or nothing, fences it first: ABORTED;
-     * {@link #FORGOTTEN} when it was decided here and forgotten.
+     * {@link #FORGOTTEN} when it was decided here and forgotten; {@link #NOT_HERE} on a replacement process for a
+     * timestamp it holds nothing of at or below the floor it was born at (not fenced).
      */
     public Holding holds(final long ts) {
         Held h = byTs.get(ts);
         if (h == null && forgotten(ts)) {
             return new Holding(FORGOTTEN, 0, 0, 0);
+        }
+        if (h == null && ts <= bornAt) {
+            // Review (stop 45): answered ABORTED (and fenced) here, a replacement made the recovery roll back what a
+            // paused coordinator had decided to commit on its predecessor's acknowledgement, while its other COMMITs
+            // landed: a partial commit, the client told committed.
+            return new Holding(NOT_HERE, 0, 0, 0);
         }
         if (h == null) {
             h = new Held(ts);
@@ -394,6 +408,17 @@ public final class Backups {
     }
 
     /** Whether {@code ts} is at or below its coordinator's forgotten mark (and so, not held: forgotten). */
+    /**
+     * On a replacement process, the floor it was born at: every timestamp a predecessor could have held is at or below
+     * it ({@code ParticipantService#replacement(long)}); 0 elsewhere.
+     */
+    private long bornAt;
+
+    /** This node is a replacement process: timestamps at or below {@code floor} may be its predecessor's. */
+    void bornAt(final long floor) {
+        bornAt = Math.max(bornAt, floor);
+    }
+
     private boolean forgotten(final long ts) {
         return ts <= forgottenUpTo.get(coordinator(ts));
     }

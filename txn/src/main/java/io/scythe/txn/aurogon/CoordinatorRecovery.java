@@ -218,7 +218,7 @@ final class CoordinatorRecovery {
      *       and fail loudly when a suspect version is not among their writes (its value died with the lost share and
      *       the coordinator: past what one backup a partition tolerates);</li>
      *   <li>else no COMMIT reached any live primary: roll back (DISCARD at the live holders, ROLLBACK of the
-     *       suspects), but only once every live node that heard the coordinator issue {@code ts} was told it died
+     *       suspects), but only once every live node holding a version pending at {@code ts} was told it died
      *       ({@link AurogonRpc#COMMITTED_AT_COORDINATOR_LIVE}: the host fenced it there, nothing of it lands any more);
      *       until then the transaction is left to its coordinator ({@link InDoubt}: readers wait a bound and abort,
      *       the next hint asks again). Silence for the orphan lease is not death: one only paused, holding every
@@ -313,8 +313,8 @@ final class CoordinatorRecovery {
                     // conserved). Left to the coordinator until the host tells it dead (fenced) on those nodes.
                     return Future.failedFuture(new InDoubt("Aurogon leaves transaction "
                         + AurogonTimestamp.toString(ts) + " to its coordinator: its backup share is lost and no "
-                        + "COMMIT of it was found, but " + mayStillCommit + " heard its coordinator issue it and were "
-                        + "not told it died (a COMMIT may still come)"));
+                        + "COMMIT of it was found, but " + mayStillCommit + " hold versions pending at it and were "
+                        + "not told its coordinator died (a COMMIT may still come)"));
                 }
                 LOST_SHARE.incrementAndGet();
                 return rollBack(runtime, ts, d, node, suspects);
@@ -362,10 +362,10 @@ final class CoordinatorRecovery {
     }
 
     /** HOLDS at {@code first}, then at every other node of the mask they name. */
-    private static Future<Decision> decide(final TxnRuntime runtime, final long ts, final List<String> first) {
+    static Future<Decision> decide(final TxnRuntime runtime, final long ts, final List<String> first) {
         final Decision d = new Decision();
         return holds(runtime, ts, first, d).compose(v -> {
-            if (!d.commit || d.forgotten) {
+            if (!d.commit || d.forgotten || d.lost) {
                 return Future.succeededFuture(d);
             }
             final List<String> rest = new ArrayList<>();
@@ -396,6 +396,8 @@ final class CoordinatorRecovery {
                 d.applied |= state == Backups.COMMITTED;
                 if (state == Backups.FORGOTTEN) {
                     d.forgotten = true;
+                } else if (state == Backups.NOT_HERE) {
+                    d.lost = true; // a replacement: what its predecessor held died with it (lostShare decides)
                 } else if (state == Backups.ABORTED) {
                     d.commit = false;
                 } else {

@@ -222,6 +222,31 @@ public final class Participant {
      * have returned any version below the floor, so no write below the floor may be installed under one.
      */
     private final Map<Integer, Long> floors = new HashMap<>();
+    /**
+     * How many versions are pending here per timestamp ({@link #pendingAt}): a recovery's COMMITTED_AT asks whether a
+     * COMMIT of a timestamp could still land here, which only a pending version at it can take. Counted where a
+     * version becomes pending (an install, an adoption) and where it stops (its commit, its rollback).
+     */
+    private final org.agrona.collections.Long2LongHashMap pendingCount = new org.agrona.collections.Long2LongHashMap(0);
+
+    /** Whether a version is pending here at {@code ts} (O(1)). */
+    public boolean pendingAt(final long ts) {
+        return pendingCount.get(ts) > 0;
+    }
+
+    private void pendingBegins(final long ts) {
+        pendingCount.put(ts, pendingCount.get(ts) + 1);
+    }
+
+    private void pendingEnds(final long ts) {
+        final long left = pendingCount.get(ts) - 1;
+        if (left > 0) {
+            pendingCount.put(ts, left);
+        } else {
+            pendingCount.remove(ts);
+        }
+    }
+
     /** Records with a suspect pending version, by that version's timestamp, oldest suspect first. */
     private final java.util.LinkedHashMap<Long, List<Record>> suspects = new java.util.LinkedHashMap<>();
 
@@ -352,6 +377,7 @@ public final class Participant {
         v.value = value;
         v.absent = value == null;
         v.pending = false;
+        pendingEnds(ts);
         index(r, ts);
         v.staging = null;
         v.staged = null;
@@ -453,6 +479,7 @@ public final class Participant {
             return NOT_PENDING;
         }
         r.versions.remove(i);
+        pendingEnds(ts);
         unsuspect(r, v);
         if (v.waiters != null) {
             for (final Waiter w : v.waiters) {
@@ -506,6 +533,7 @@ public final class Participant {
         }
         final Version adopted = new Version(ts, Math.max(ts, floor == null ? 0 : floor), true, null);
         vs.add(i, adopted);
+        pendingBegins(ts);
         maxTs = Math.max(maxTs, ts);
         if (orphanNs > 0) {
             // Its coordinator may be dead too (a memory node and a coordinator crashing together): a suspect after
@@ -562,6 +590,7 @@ public final class Participant {
                 installs++;
                 final Version installed = new Version(ts, ts, true, null);
                 vs.add(i, installed);
+                pendingBegins(ts);
                 if (orphanNs > 0) {
                     watch(r, installed, orphanNs);
                 }

@@ -151,27 +151,19 @@ public final class ParticipantService {
     }
 
     /**
-     * Whether a COMMIT of {@code ts} from its coordinator may still land here: an incarnation talking under its id was
-     * heard here issuing {@code ts} or a later timestamp (every INSTALL, INSERT and READ is heard before it is served,
-     * so a version pending here at {@code ts} implies it), and the host has not told that id dead at or above
-     * {@code ts} ({@link #coordinatorsDied}: fenced, nothing of it lands any more). Silence for the orphan lease is not
-     * enough: a loaded compute node's coordinator pauses past the 1 ms lease while holding every acknowledgement, and
-     * sends its COMMITs when it wakes. O(incarnations replaced under ids), for a recovery's COMMITTED_AT only.
+     * Whether a COMMIT of {@code ts} from its coordinator may still land here: a version is pending here at {@code ts}
+     * (only such a version takes a COMMIT) and the host has not told its coordinator id dead at or above {@code ts}
+     * ({@link #coordinatorsDied}: fenced, nothing of it lands any more; the INSTALL that made the version pending was
+     * heard from its incarnation, so that incarnation's release covers it). Silence for the orphan lease is not enough:
+     * a loaded compute node's coordinator pauses past the 1 ms lease while holding every acknowledgement, and sends its
+     * COMMITs when it wakes. Review (stop 45): asking whether any incarnation under the id was heard at or above
+     * {@code ts} instead flagged, for good, a dead incarnation's timestamp on a node that never held anything of it,
+     * once its successor talked there. Not covered: a successor whose clock restarted below its predecessor's mark
+     * (its INSTALL at or below {@code deadUpTo} is taken, so its own version reads as a dead one's); the clocks are the
+     * host's monotonic clock mapped onto the NIC clock, and a restart takes seconds.
      */
     boolean mayStillCommit(final long ts) {
-        final int id = (int) (ts & 0xffff);
-        if (ts <= deadUpTo[id]) {
-            return false;
-        }
-        if (heardTs[id] >= ts) {
-            return true;
-        }
-        for (final org.agrona.collections.Long2LongHashMap before : heardBefore.values()) {
-            if (before.get(id) >= ts) {
-                return true;
-            }
-        }
-        return false;
+        return ts > deadUpTo[(int) (ts & 0xffff)] && participant.pendingAt(ts);
     }
 
     /** The timestamp at or below which {@code ts}'s coordinator id was told dead, or 0 (tests). */
@@ -628,7 +620,18 @@ public final class ParticipantService {
      * takes APPLYs as a backup.
      */
     public void replacement() {
+        replacement(Long.MAX_VALUE);
+    }
+
+    /**
+     * {@link #replacement()}, born at {@code floor}: a timestamp at or below it may be one its predecessor held, so a
+     * recovery's HOLDS of one held nothing of here answers {@link Backups#NOT_HERE} (the share lost with the
+     * predecessor), never ABORTED (a fence here says nothing of what the predecessor acknowledged). Long.MAX_VALUE when
+     * the clocks give no bound: every such question answered so (safe: the lost-share path decides, slower).
+     */
+    public void replacement(final long floor) {
         replacement = true;
+        backups.bornAt(floor);
     }
 
     /**

@@ -363,7 +363,11 @@
  * not yet from the compute node's failover refusal, so a drifting configuration leaves the partition unavailable.
  * The cost: writes below the floor on a promoted copy are refused for up to the bound (1 ms) after it. A replacement
  * process rejoining ({@code MemoryNodeRejoin}) serves none of its copies as primary until promoted and takes APPLYs
- * on its copy 0 as a backup. {@code AurogonPromotionTest#shouldRefuseOnThePromotedCopyAWriteBelowAReadTheDeadPrimaryAnswered}
+ * on its copy 0 as a backup. Asked by a recovery about a timestamp at or below the floor it was born at (its NIC clock
+ * at start plus the bound) that it holds nothing of, it answers {@code Backups.NOT_HERE} and fences nothing: its
+ * predecessor may have acknowledged it in full, so the share is lost ({@code CoordinatorRecovery#lostShare}), never
+ * ABORTED (review, stop 45: a recovery then rolled back a paused coordinator's transaction while its COMMITs landed
+ * elsewhere; {@code CoordinatorRecoveryTest#shouldTakeAReplacementsShareOfATransactionFromBeforeItWasBornAsLost}). {@code AurogonPromotionTest#shouldRefuseOnThePromotedCopyAWriteBelowAReadTheDeadPrimaryAnswered}
  * (fails with the floor off: with the bound left out of the floor it is below the read). Measured once ({@code
  * nice scythe chaos --mn-faults --mns 3 --protocol aurogon --duration 30s --seed 5}, load 35-43 on the shared 2-core
  * machine): FAIL on the harness's time bounds with the data intact: mn2 SIGKILLed and mn1 lost to starvation were both
@@ -376,8 +380,8 @@
  * and gave its loop up at the COMMIT's NOT_PENDING. Taken then for harmless ("unknown" to its client), it was a
  * partial commit whenever another of its COMMITs landed between the recovery's COMMITTED_AT asks and its ROLLBACKs
  * (stop 44: {@code chaos --protocol aurogon --mn-faults --mns 3 --seed 2}, money 10000000 -> 10000002, five such
- * NOT_PENDINGs on the last memory node): the lost-share path now rolls back only once every node that heard the
- * coordinator issue the timestamp was told it died ({@link io.scythe.txn.aurogon.AurogonRpc#COMMITTED_AT_COORDINATOR_LIVE};
+ * NOT_PENDINGs on the last memory node): the lost-share path now rolls back only once every node holding a version
+ * pending at the timestamp was told its coordinator died ({@link io.scythe.txn.aurogon.AurogonRpc#COMMITTED_AT_COORDINATOR_LIVE};
  * {@code CoordinatorRecoveryTest#shouldLeaveALostShareToItsCoordinatorUntilItIsToldDead}, fails before); until then
  * it is left to the coordinator (readers wait a bound and abort, in-doubt). The 1 ms lease on cluster nodes is left
  * as before. Not covered: a compute node and the removed memory node both paused past their leases

@@ -139,6 +139,9 @@ class CoordinatorRecoveryTest {
                     .isEqualTo(Participant.OK);
             }
             assertThat(onLoop(node, () -> participant.committedAt(ts))).hasSize(2);
+            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_C}), AurogonTimestamp.pack(5_000_200, 1, 0));
+            assertThat(onLoop(node, () -> service.mayStillCommit(ts))).as("nothing pending at ts here any more, though "
+                + "its id was heard above it: no COMMIT of it can land (review, stop 45: flagged for good)").isFalse();
 
             final long next = AurogonTimestamp.pack(5_000_500, 1, 0);
             installOverRpc(node, both, next);
@@ -150,6 +153,38 @@ class CoordinatorRecoveryTest {
                 assertThat(pendingAt(participant, items, r[1], next)).as("rolled back once told dead").isFalse();
                 assertThat(participant.versions(items, r[1])[0][0]).as("the commit at ts the newest").isEqualTo(ts);
             }
+        }
+    }
+
+    /**
+     * A replacement memory node asked whether it holds a transaction from before it was born (its predecessor held
+     * it, and may have acknowledged it in full: a paused coordinator may have decided to commit on it): it answers
+     * NOT_HERE and fences nothing, and the recovery takes the share as lost (the lost-share path, which leaves a
+     * coordinator not known dead its transaction). Above the floor it was born at, a timestamp it holds nothing of is
+     * fenced (ABORTED) as on any node. Fails before (review, stop 45): ABORTED, the recovery rolled the transaction
+     * back while the woken coordinator's COMMITs landed elsewhere (a partial commit, its client told committed).
+     */
+    @Test
+    void shouldTakeAReplacementsShareOfATransactionFromBeforeItWasBornAsLost() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            final long before = AurogonTimestamp.pack(5_000_000, 1, 0);
+            final long after = AurogonTimestamp.pack(7_000_000, 1, 0);
+            onLoop(node, () -> {
+                service.replacement(AurogonTimestamp.pack(6_000_000, AurogonTimestamp.MAX_SERVER,
+                    AurogonTimestamp.MAX_LOOP));
+                return null;
+            });
+            assertThat(send(node, AurogonRpc.HOLDS, request(before))).as("its predecessor's: unknown here")
+                .isEqualTo(Backups.NOT_HERE);
+            final CoordinatorRecovery.Decision d = node.on(rt -> CoordinatorRecovery.decide(rt, before, List.of("mn")));
+            assertThat(d.lost).as("the share taken as lost").isTrue();
+            assertThat(d.commit).as("not decided as a rollback").isTrue();
+            assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(copy.schema().id(), KEY_A,
+                before, 41, 1))).as("nothing fenced").isEqualTo(Backups.OK);
+            assertThat(send(node, AurogonRpc.HOLDS, request(after))).as("born before it: fenced as anywhere")
+                .isEqualTo(Backups.ABORTED);
         }
     }
 
