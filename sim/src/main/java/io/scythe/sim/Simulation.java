@@ -1399,8 +1399,8 @@ public final class Simulation {
     private SimResult result(final long wallNs) {
         final long initial = initialTotal;
         // After a memory-node crash the checks read each partition's serving copy: the dead node's memory stopped
-        // at the crash (the consistency conditions read it until the explorer sweep on 262ad729 found every Aurogon TPC-C
-        // seed with --crash-mn "broken" by it while conservation, which read the serving copies, held).
+        // at the crash (the consistency conditions read it until the explorer sweep on 262ad729 found every Aurogon
+        // TPC-C seed with --crash-mn "broken" by it while conservation, which read the serving copies, held).
         final List<LogDb> checked = servingNodes != null ? servingNodes : memoryNodes;
         final long finalSum = spec.total(checked);
         final long rolledDelta = tally == null ? 0 : tally.rolledDelta();
