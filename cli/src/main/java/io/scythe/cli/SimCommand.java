@@ -296,7 +296,8 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--crash-mn", defaultValue = "-1",
         description = "Fault: this memory node (0-based) crashes at --crash-at with its memory and its services' "
             + "state; --crash-detect later the configuration removes it and promotes a backup of its partition "
-            + "(needs --replicas 1+, not with --crash-cn or --colocate; protocols: aurogon's).")
+            + "(needs --replicas 1+, not with --crash-cn or --colocate; protocols: aurogon's). With --explore: the "
+            + "memory node each seed crashes, at a time drawn from the seed (with --crashes, the CN crash's time).")
     int crashMn;
 
     @Option(names = "--crash-recover", description = "With --crash-cn: the crash is detected 20us later and the "
@@ -508,6 +509,13 @@ public final class SimCommand implements Callable<Integer> {
                         + (timeline.isZero() ? "" : "--timeline") + (!timeline.isZero() && several ? " nor "
                         : "") + (several ? "several --crash-cn (" + crashCns + ") without --crashes" : ""));
                 }
+                final picocli.CommandLine.ParseResult given = commandSpec.commandLine().getParseResult();
+                if (given.hasMatchedOption("--crash-at") || (given.hasMatchedOption("--crash-cn") && !crashes)) {
+                    // Its seeds' runs would drop them silently: each seed draws its crash's time, and crashes CNs
+                    // only with --crashes.
+                    throw new IllegalArgumentException("--explore draws each seed's crash time from the seed: it takes "
+                        + "no --crash-at, and --crash-cn only with --crashes");
+                }
                 if (explore < 1) {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
                 }
@@ -595,6 +603,12 @@ public final class SimCommand implements Callable<Integer> {
                 .detectStagger(crashStagger.toNanos());
         } else if (crashes) { // --crash-cn picks the node; the time is still drawn from the seed
             Explorer.crash(o, crashCn(), crashDetect.toNanos());
+        }
+        if (crashMn >= 0) { // --crash-mn picks the memory node; the time is the CN crash's, or drawn from the seed
+            Explorer.crashMemoryNode(o, crashMn, crashDetect.toNanos());
+        }
+        if (mnSlow != 1) {
+            o.faults().mnSlow(mnSlow, mnSlowFrom.toNanos(), mnSlowTo == null ? Long.MAX_VALUE : mnSlowTo.toNanos());
         }
         return o.validate();
     }

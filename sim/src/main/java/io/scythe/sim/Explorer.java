@@ -181,6 +181,27 @@ public final class Explorer {
         return o;
     }
 
+    /** Salt of a memory-node crash's time, drawn apart from a compute-node crash's ({@link #CRASH_SEED_SALT}). */
+    private static final long MN_CRASH_SEED_SALT = 0x5851F42D4C957F2DL;
+
+    /**
+     * Crashes memory node {@code mn} of {@code o} (a backup of its partition promoted {@code detectNs} later): at the
+     * compute-node crash's time when {@code o} has one (the command line's {@code --crash-at} is one time for both,
+     * so the replay command says the same), else at a virtual time drawn uniformly over the run from its seed.
+     * {@code o} must keep a backup a partition ({@code --replicas}); {@link SimOptions#validate} says so otherwise.
+     */
+    public static SimOptions crashMemoryNode(final SimOptions o, final int mn, final long detectNs) {
+        final long atNs = o.faults().crashCn() != Faults.NO_CRASH ? o.faults().crashAtNs()
+            : 1 + new java.util.SplittableRandom(o.seed() ^ MN_CRASH_SEED_SALT).nextLong(o.durationNs() - 1);
+        o.faults().crashMemoryNode(mn, atNs, detectNs);
+        return o;
+    }
+
+    /** {@code ns} as the command line's microseconds, to the nanosecond ({@code 12.345us}). */
+    private static String exactMicros(final long ns) {
+        return ns / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d", ns % 1000) + "us";
+    }
+
     /** The command that replays {@code options} of {@code workload}. */
     public static String replayCommand(final Workload workload, final SimOptions o) {
         return "scythe sim " + workload.cliArgs() + " --protocols " + o.protocol() + " --cns " + o.computeNodes() + " --loops " + o.loopsPerComputeNode()
@@ -198,13 +219,19 @@ public final class Explorer {
             + (o.redoLog() ? " --redo-log" : "") + (o.colocate() ? " --colocate" : "")
             + (o.faults().crashCn() == Faults.NO_CRASH ? "" : " --crash-cn " + java.util.Arrays.stream(
             o.faults().crashCns()).mapToObj(String::valueOf).collect(java.util.stream.Collectors.joining(","))
-            + " --crash-at "
-            + o.faults().crashAtNs() / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d",
-            o.faults().crashAtNs() % 1000) + "us" + (o.faults().recover() ? " --crash-recover" : "")
+            + " --crash-at " + exactMicros(o.faults().crashAtNs()) + (o.faults().recover() ? " --crash-recover" : "")
             + (o.faults().recover() && o.faults().detectNs() != Faults.DEFAULT_DETECT_NS ? " --crash-detect "
             + o.faults().detectNs() / 1000.0 + "us" : "")
             + (o.faults().detectStaggerNs() > 0 ? " --crash-stagger " + o.faults().detectStaggerNs() / 1000.0 + "us"
             : ""))
+            + (o.faults().crashMn() == Faults.NO_CRASH ? "" : " --crash-mn " + o.faults().crashMn()
+            // One --crash-at for both crashes: crashMemoryNode takes the compute node's time when there is one.
+            + (o.faults().crashCn() != Faults.NO_CRASH ? "" : " --crash-at " + exactMicros(o.faults().crashMnAtNs()))
+            + (o.faults().detectNs() != Faults.DEFAULT_DETECT_NS && !o.faults().recover() ? " --crash-detect "
+            + o.faults().detectNs() / 1000.0 + "us" : ""))
+            + (o.faults().mnSlowFactor() == 1 ? "" : " --mn-slow " + o.faults().mnSlowFactor() + " --mn-slow-from "
+            + o.faults().mnSlowFromNs() / 1000.0 + "us" + (o.faults().mnSlowToNs() == Long.MAX_VALUE ? ""
+            : " --mn-slow-to " + o.faults().mnSlowToNs() / 1000.0 + "us"))
             + (o.routing() == io.scythe.routing.RoutingMode.LOCAL ? "" : " --routing " + o.routing().label()
             + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
             + o.moveShardEveryNs() / 1000.0 + "us" : ""))

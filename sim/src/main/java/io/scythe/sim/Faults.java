@@ -311,6 +311,15 @@ public final class Faults {
         return mnSlowFactor;
     }
 
+    public long mnSlowFromNs() {
+        return mnSlowFromNs;
+    }
+
+    /** The end of the memory nodes' slowness ({@code Long.MAX_VALUE}: the run's end). */
+    public long mnSlowToNs() {
+        return mnSlowToNs;
+    }
+
     public Faults mnSlow(final double factor, final long fromNs, final long toNs) {
         this.mnSlowFactor = factor;
         this.mnSlowFromNs = fromNs;
