@@ -752,18 +752,29 @@ final class AurogonTxn implements Txn {
         finished = true;
         // Nothing may be left in flight: a READ still out may yet install its pre-attached version.
         aborted = Future.join(new ArrayList<>(inFlight)).transform(settled -> {
-            final List<Future<?>> rollbacks = new ArrayList<>();
-            for (final String backup : backupNodes) { // replicated in part before a backup fenced it: drop it all
-                rollbacks.add(orGone(decideAt(backup, AurogonRpc.DISCARD).compose(reply -> expectStatus("DISCARD on "
-                    + backup, reply))));
+            // Replicated (in part or in full) before it aborted: the DISCARD is marked at every backup first, one
+            // after the other in node order as a recovery marks its decision (CoordinatorRecovery#mark), and the
+            // pending versions are rolled back at the primaries only once every backup took it. A backup that
+            // answers FENCED was APPLIED by a recovery that decided to commit (every live share held, after a
+            // REPLICATE's reply was lost with a memory node): the primaries are left to that recovery's COMMITs. Review
+            // (stop 45, chaos): the DISCARDs and ROLLBACKs went out together, and a ROLLBACK could land at one primary
+            // under such a recovery's COMMIT of another (a partial commit).
+            Future<Void> marked = Future.succeededFuture();
+            for (final String backup : CoordinatorRecovery.inOrder(runtime.catalog(),
+                new java.util.LinkedHashSet<>(backupNodes))) {
+                marked = marked.compose(v -> orGone(decideAt(backup, AurogonRpc.DISCARD).compose(reply ->
+                    expectStatus("DISCARD on " + backup, reply))));
             }
-            for (final Access a : accesses) {
-                if (a.locked) {
-                    a.locked = false;
-                    rollbacks.add(rollback(a));
+            return marked.compose(v -> {
+                final List<Future<?>> rollbacks = new ArrayList<>();
+                for (final Access a : accesses) {
+                    if (a.locked) {
+                        a.locked = false;
+                        rollbacks.add(rollback(a));
+                    }
                 }
-            }
-            return Reposts.settle(rollbacks).recover(e -> {
+                return Reposts.settle(rollbacks);
+            }).recover(e -> {
                 final String why = "transaction " + Long.toHexString(id) + " could not roll back its pending "
                     + "versions: " + e;
                 runtime.giveUp(why);

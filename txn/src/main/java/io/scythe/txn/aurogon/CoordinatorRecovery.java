@@ -602,7 +602,7 @@ final class CoordinatorRecovery {
     }
 
     /** {@code nodes} in the memory nodes' order (the order every resolver marks them in). */
-    private static List<String> inOrder(final Catalog catalog, final Set<String> nodes) {
+    static List<String> inOrder(final Catalog catalog, final Set<String> nodes) {
         final List<String> ordered = new ArrayList<>();
         for (final String n : memoryNodes(catalog)) {
             if (nodes.contains(n)) {

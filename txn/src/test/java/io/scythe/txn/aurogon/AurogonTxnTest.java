@@ -258,6 +258,57 @@ class AurogonTxnTest {
     }
 
     /**
+     * An abort after replicating: its DISCARD is marked at the backups before any pending version is rolled back at a
+     * primary, and a backup that answers FENCED (a recovery APPLIED it there, deciding to commit: every live share
+     * held after a REPLICATE's reply was lost with a memory node) leaves the primaries to that recovery's COMMITs.
+     * Fails before (review, stop 45, a chaos run's "DISCARD on mn2 answered -10"): the ROLLBACKs went out beside the
+     * DISCARDs, so the version was rolled back at its primary under the recovery's commit (a partial commit).
+     */
+    @Test
+    void shouldNotRollBackAPrimaryWhenABackupAnswersTheAbortsDiscardAsApplied() throws Exception {
+        final OneMemoryNode node = shared;
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Participant participant = service.participant();
+        final Catalog catalog = withBackup();
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        final long[] ts = new long[1];
+        final String outcome = on(node, catalog, rt -> {
+            final Txn txn = AurogonModule.AUROGON_PRE.begin(rt, false);
+            ts[0] = ((AurogonTxn) txn).timestamp();
+            return txn.read("items", 9).compose(v -> {
+                txn.write("items", 9, value, 0, 8);
+                // The backup takes the REPLICATE and a recovery APPLIES it there (deciding to commit), but the
+                // reply is lost to the coordinator (as with a memory node's death): here, answered FENCED, it aborts.
+                node.server.handle(AurogonRpc.REPLICATE, (request, responder) -> {
+                    final org.agrona.DirectBuffer p = request.payload();
+                    final int at = request.payloadOffset();
+                    final byte[] part = new byte[8];
+                    p.getBytes(at + AurogonRpc.REPLICATE_HEADER_BYTES, part);
+                    final long at0 = p.getLong(at + AurogonRpc.TS_OFFSET);
+                    service.backups().replicate(at0, p.getLong(at + AurogonRpc.REPLICATE_LOW_OFFSET),
+                        p.getLong(at + AurogonRpc.REPLICATE_TXN_OFFSET), p.getLong(at + AurogonRpc.REPLICATE_MASK_OFFSET),
+                        p.getInt(at + AurogonRpc.REPLICATE_EXPECTED_OFFSET), p.getInt(at + AurogonRpc.TABLE_OFFSET),
+                        p.getLong(at + AurogonRpc.KEY_OFFSET), 8, 0, part);
+                    service.backups().apply(at0);
+                    status(responder, Backups.FENCED);
+                });
+                return txn.commit().transform(c -> Future.succeededFuture(c.succeeded() ? "committed"
+                    : "aborted: " + c.cause().getMessage()));
+            }).eventually(() -> {
+                service.register(node.server);
+                return Future.succeededFuture();
+            });
+        });
+        assertThat(outcome).startsWith("aborted");
+        assertThat(outcome).contains("DISCARD on mn").contains("answered " + Backups.FENCED);
+        final long[][] versions = AurogonPromotionTest.onLoop(node, () -> participant.versions(TABLE, 9));
+        final boolean kept = java.util.Arrays.stream(versions).anyMatch(v -> v[0] == ts[0]);
+        AurogonPromotionTest.onLoop(node, () -> participant.rollback(TABLE, 9, ts[0])); // the shared node, clean
+        assertThat(kept).as("its version at the primary left to the recovery that applied it (pending, or committed "
+            + "by it), never rolled back under it: " + java.util.Arrays.deepToString(versions)).isTrue();
+    }
+
+    /**
      * A commit whose APPLY a live backup answers with an error every time (as a backup's apply throwing did): an error
      * is no answer (the backup may still hold the transaction undecided), so its timestamp stays stuck, and after
      * {@link AurogonTxn#DECIDE_AGAIN_LIMIT} tries a quarter lease apart (4 here) the loop gives up, so the decisions
