@@ -25,6 +25,10 @@ package io.scythe.txn.aurogon;
  *       staged first by STAGE requests (header with the total length, the part's offset (i32) at 24, the part at
  *       32), kept with the pending version at the timestamp ({@code NOT_PENDING} when none is pending) and dropped
  *       with it at rollback.</li>
+ * </ul> A coordinator's COMMIT or STAGE of a version already committed at its timestamp (a recovery committed its
+ * transaction while it was paused) answers {@code Participant.COMMITTED_ALREADY} (2: done), one of a version rolled
+ * back or never installed {@code NOT_PENDING}; a recovery's COMMIT answers {@code FIRST_SEEN} or {@code NOT_PENDING}.
+ * <ul>
  * </ul> INSTALL, COMMIT, ROLLBACK, STAGE and APPLY/DISCARD answer with the status, the largest timestamp seen (at
  * 8) and an orphan hint (at 16): 24 bytes; INSERT adds the wts of the version below it (the absence it read) at 24:
  * 32 bytes. A READ reply has its hint at 24, its value at 32. The largest timestamp seen is what DST's chasing clocks

@@ -614,9 +614,21 @@ final class AurogonTxn implements Txn {
      * first bytes are staged by STAGE requests and the COMMIT, sent once they are all acknowledged, carries the rest.
      */
     private Future<Void> commitWrite(final Access a) {
+        // Answered Participant#COMMITTED_ALREADY, the version at ts is committed: a §4.5 recovery committed this
+        // attempt while its coordinator was paused past the orphan lease holding every acknowledgement (every backup
+        // FULL, or the lost-share path), or an earlier COMMIT of its own landed. A timestamp names one attempt, so that
+        // is this commit, done, and the loop goes on (it gave up before: a compute node dropping its lease, chaos
+        // cascading). NOT_PENDING, no version at ts (rolled back or never installed), stays a failed commit: in
+        // doubt. (Before, a replicated coordinator took any NOT_PENDING for done, a rolled-back version too.) Not
+        // covered: a version committed at ts and already reclaimed (maxVersions newer commits of the key during the
+        // pause) answers NOT_PENDING too: in doubt, the loop gives up, as before without backups.
+        // Reporting: the coordinator reports the commit (HistoryRecorder#committed, in decide: it alone knows what it
+        // read and tells the client committed), once; a recovery that committed some of its writes reported them in
+        // doubt (it cannot tell a paused coordinator from a dead one), which places the versions without counting a
+        // commit, as for a coordinator paused after its own COMMITs (FIRST_SEEN).
         return orGone(CoordinatorRecovery.commitValue(runtime, this::callNode, a.partition.node(),
-            a.partition.descriptor().schema().id(), a.key, ts, a.deleting ? null : a.newValue, a.newLength, false,
-            !backupNodes.isEmpty()).mapEmpty());
+            a.partition.descriptor().schema().id(), a.key, ts, a.deleting ? null : a.newValue, a.newLength, false)
+            .mapEmpty());
     }
 
     /**

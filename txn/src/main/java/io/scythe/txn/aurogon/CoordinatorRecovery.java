@@ -660,16 +660,18 @@ final class CoordinatorRecovery {
                                     final long ts, final DirectBuffer value, final int valueLength,
                                     final boolean recovering) {
         return commitValue(runtime, (n, rpc, request) -> call(runtime, n, rpc, request), node, table, key, ts, value,
-            valueLength, recovering, recovering);
+            valueLength, recovering);
     }
 
     /**
-     * {@code recovering}: a recovery's COMMIT; {@code decidedIsFine}: a version committed already is no error (a
-     * recovery's, or a replicated coordinator's whose transaction a recovery committed meanwhile).
+     * {@code recovering}: a recovery's COMMIT, for which a version no longer pending is no error (another resolver or
+     * the coordinator decided it). {@link Participant#COMMITTED_ALREADY} (the version
+     * committed at {@code ts}: this attempt's, by a recovery while its coordinator was paused) is done for everyone; a
+     * coordinator's COMMIT answered {@link Participant#NOT_PENDING} (rolled back, never installed) fails.
      */
     static Future<Integer> commitValue(final TxnRuntime runtime, final Caller caller, final String node,
                                        final int table, final long key, final long ts, final DirectBuffer value,
-                                       final int valueLength, final boolean recovering, final boolean decidedIsFine) {
+                                       final int valueLength, final boolean recovering) {
         final int length = value == null ? 0 : valueLength;
         return Removals.rocket(runtime, node).compose(rocket -> {
             final int carried = Math.min(length, rocket.maxPayload() - AurogonRpc.HEADER_BYTES);
@@ -683,7 +685,7 @@ final class CoordinatorRecovery {
                 part.putInt(AurogonRpc.STAGE_OFFSET, from);
                 part.putBytes(AurogonRpc.STAGE_HEADER_BYTES, value, from, n);
                 parts.add(expect(Reposts.untilAccepted(runtime.timers(), () -> caller.call(node, AurogonRpc.STAGE,
-                    part)), "STAGE", node, decidedIsFine));
+                    part)), "STAGE", node, recovering));
             }
             final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + carried]);
             fill(request, recovering ? table | AurogonRpc.BY_RECOVERY : table, value == null ? AurogonRpc.DELETE
@@ -694,7 +696,8 @@ final class CoordinatorRecovery {
             return Reposts.settle(parts).compose(staged -> Reposts.untilAccepted(runtime.timers(),
                 () -> caller.call(node, AurogonRpc.COMMIT, request))).compose(reply -> {
                     final int status = reply.payload().getInt(0);
-                    return status == Participant.OK || decidedIsFine && (status == Participant.NOT_PENDING
+                    return status == Participant.OK || status == Participant.COMMITTED_ALREADY
+                        || recovering && (status == Participant.NOT_PENDING
                         || status == Participant.FIRST_SEEN) ? Future.succeededFuture(status)
                         : Future.failedFuture(new IllegalStateException("Aurogon COMMIT of " + table + "/" + key
                         + " at " + AurogonTimestamp.toString(ts) + " on " + node + " answered " + status));
@@ -702,12 +705,16 @@ final class CoordinatorRecovery {
         });
     }
 
-    /** Fails unless the answer is OK (or, when {@code decidedIsFine}, that the version was decided already). */
+    /**
+     * Fails unless the answer is OK or {@link Participant#COMMITTED_ALREADY} (a STAGE of a version committed at its
+     * timestamp), or, when {@code decidedIsFine}, that the version was decided already.
+     */
     private static Future<Void> expect(final Future<RpcReply> call, final String what, final String node,
                                        final boolean decidedIsFine) {
         return call.compose(reply -> {
             final int status = reply.payload().getInt(0);
-            return status == Participant.OK || decidedIsFine && status == Participant.NOT_PENDING
+            return status == Participant.OK || status == Participant.COMMITTED_ALREADY
+                || decidedIsFine && status == Participant.NOT_PENDING
                 ? Future.succeededFuture() : Future.failedFuture(new IllegalStateException("Aurogon " + what
                 + " on " + node + " answered " + status));
         });

@@ -74,6 +74,15 @@ public final class Participant {
      * it (so that recoveries can report every write of a dead coordinator once; later ones get {@link #NOT_PENDING}).
      */
     public static final int FIRST_SEEN = 1;
+    /**
+     * A coordinator's COMMIT (or STAGE) found its version committed already, at its own timestamp: a §4.5 recovery
+     * committed it while the coordinator was paused past the orphan lease holding every acknowledgement (from complete
+     * backups, or the lost-share path), or an earlier COMMIT of its own landed. A timestamp names one attempt, so the
+     * version committed at it is this attempt's write, with its value: the commit is done. Distinct from
+     * {@link #NOT_PENDING} (no version at the timestamp: rolled back, never installed, or reclaimed), which stays a
+     * failed commit. A recovery's COMMIT is never answered this ({@link #FIRST_SEEN} or {@link #NOT_PENDING}).
+     */
+    public static final int COMMITTED_ALREADY = 2;
 
     /** Read flag: install a pending version at the read's ts first (§4.3 pre-attaching). */
     public static final int FLAG_PREATTACH = 1;
@@ -369,7 +378,7 @@ public final class Participant {
         final Record r = known(table, key);
         final int i = r == null ? -1 : indexOf(r, ts);
         if (i < 0 || !r.versions.get(i).pending) {
-            return byRecovery ? seenByRecovery(table, key, ts) : NOT_PENDING;
+            return byRecovery ? seenByRecovery(table, key, ts) : decided(table, key, ts);
         }
         final Version v = r.versions.get(i);
         v.recovered = byRecovery;
@@ -402,7 +411,8 @@ public final class Participant {
     /**
      * Stages {@code part} at {@code offset} of the {@code total}-byte value the pending version at {@code ts} will
      * commit (a value longer than one COMMIT request comes in parts first; staging the same part again is harmless):
-     * {@link #OK}, or {@link #NOT_PENDING} when no such version is pending (rolled back, decided, never installed).
+     * {@link #OK}; else {@link #COMMITTED_ALREADY} when the version at {@code ts} is committed, {@link #NOT_PENDING}
+     * when there is none (rolled back, never installed).
      *
      * @throws IllegalArgumentException when the part is outside the value or the total differs from earlier parts'
      */
@@ -414,7 +424,7 @@ public final class Participant {
         }
         final Version v = pendingAt(table, key, ts);
         if (v == null) {
-            return NOT_PENDING;
+            return decided(table, key, ts);
         }
         if (v.staging == null) {
             v.staging = new byte[total];
@@ -624,6 +634,14 @@ public final class Participant {
         final Record r = known(table, key);
         final int i = r == null ? -1 : indexOf(r, ts);
         return i >= 0 && !r.versions.get(i).pending;
+    }
+
+    /**
+     * A coordinator's COMMIT or STAGE found no version pending at {@code ts}: {@link #COMMITTED_ALREADY} when one is
+     * committed there (its own attempt's, committed by a recovery or an earlier COMMIT), else {@link #NOT_PENDING}.
+     */
+    public int decided(final int table, final long key, final long ts) {
+        return committedAt(table, key, ts) ? COMMITTED_ALREADY : NOT_PENDING;
     }
 
     /** A recovery found the committed version at {@code ts}: {@link #FIRST_SEEN} the first time, else not pending. */

@@ -953,7 +953,8 @@ public final class ParticipantService {
         } else { // the value's first bytes were staged: the COMMIT carries its last ones
             value = participant.staged(table, key, ts, length, length - carried);
             if (value == null) {
-                status(responder, byRecovery ? participant.seenByRecovery(table, key, ts) : Participant.NOT_PENDING);
+                status(responder, byRecovery ? participant.seenByRecovery(table, key, ts)
+                    : participant.decided(table, key, ts));
                 return;
             }
         }

@@ -387,6 +387,16 @@
  * as before. Not covered: a compute node and the removed memory node both paused past their leases
  * and both waking before they notice (a read at a timestamp issued after the promotion could then reach the old
  * primary); chaos pauses one node at a time.
+ * The other side of the same pause: a coordinator holding every acknowledgement whose transaction a recovery
+ * committed meanwhile (every backup FULL, or the lost-share path) found its COMMIT (or STAGE) answered NOT_PENDING and,
+ * without backups, gave its loop up (the compute node dropping its lease: chaos cascading), while a replicated one
+ * took any NOT_PENDING for done, a rolled-back version too. A coordinator's COMMIT or STAGE of a version committed at
+ * its own timestamp now answers {@link io.scythe.txn.aurogon.Participant#COMMITTED_ALREADY} (a timestamp names one
+ * attempt: its commit, done, the loop goes on); NOT_PENDING (rolled back, never installed) is a failed commit for
+ * every coordinator ({@code AurogonTxnTest#shouldFinishACommitARecoveryCompletedMeanwhileAndGoOn}, fails before). The
+ * coordinator reports the commit to the history (once: it alone knows its reads and tells its client); the recovery
+ * reported the writes it committed in doubt, as for a coordinator paused after its own COMMITs. Not covered: a version
+ * reclaimed during the pause (maxVersions newer commits of its key) answers NOT_PENDING: in doubt, the loop gives up.
  *
  * <p><b>Rejoin</b> (issue 20/23): a replacement's copies are re-replicated by {@code ReReplicator}'s copy-then-verify
  * with the module's own write ({@link io.scythe.txn.aurogon.AurogonModule#replicaWrite}): R1 reads the primary's

@@ -111,6 +111,107 @@ class AurogonTxnTest {
     }
 
     /**
+     * A coordinator paused past the orphan lease holding every acknowledgement: a §4.5 recovery committed its version
+     * at its own timestamp (from the backups' copies, here over RPC as a recovery sends it) before the coordinator's
+     * COMMIT lands. That COMMIT (and, for a value longer than one bucket, its STAGEs) finds the version committed: the
+     * commit is done, the client told committed, the history told once (by the coordinator), and the loop goes on (a
+     * next transaction commits). A version rolled back meanwhile is still a failed commit: in doubt, the loop gives
+     * up. Fails before: the COMMIT (or STAGE) answered NOT_PENDING and the coordinator gave its loop up (stop 44's
+     * cascade: every compute node dropping its lease).
+     */
+    @Test
+    void shouldFinishACommitARecoveryCompletedMeanwhileAndGoOn() throws Exception {
+        assertThat(decidedBeforeItsCommit(shared, 13, 8, true)).containsExactly("committed", "reported committed",
+            "next committed");
+        assertThat(committedValue(shared, 13)).isEqualTo(fill(8, 13));
+        assertThat(decidedBeforeItsCommit(shared, 15, 8, false)).as("rolled back: not done")
+            .containsExactly("outcome unknown", "gave up", "reported in doubt");
+        final int bytes = 1000; // more than one bucket: STAGE parts, then the COMMIT with the tail
+        try (OneMemoryNode node = new OneMemoryNode("items", 32, false, bytes)) {
+            assertThat(decidedBeforeItsCommit(node, 4, bytes, true)).containsExactly("committed", "reported committed",
+                "next committed");
+            assertThat(committedValue(node, 4)).isEqualTo(fill(bytes, 4));
+            assertThat(decidedBeforeItsCommit(node, 6, bytes, false)).as("rolled back, in parts: not done")
+                .containsExactly("outcome unknown", "gave up", "reported in doubt");
+            assertThat(node.services.service(ParticipantService.class).participant().violation()).isNull();
+        }
+        assertThat(shared.services.service(ParticipantService.class).participant().violation()).isNull();
+    }
+
+    private static byte[] fill(final int bytes, final long key) {
+        final byte[] value = new byte[bytes];
+        java.util.Arrays.fill(value, (byte) key);
+        return value;
+    }
+
+    private static byte[] committedValue(final OneMemoryNode node, final long key) throws Exception {
+        final Participant participant = node.services.service(ParticipantService.class).participant();
+        return AurogonPromotionTest.onLoop(node, () -> {
+            final long[][] versions = participant.versions(node.table.schema().id(), key);
+            return participant.committedValue(node.table.schema().id(), key, versions[0][0]);
+        });
+    }
+
+    /**
+     * An AUROGON_PRE writer of {@code key} (pre-attached at its read) whose version a recovery commits ({@code
+     * committed}) or rolls back before its commit; what happened, in order.
+     */
+    private static List<String> decidedBeforeItsCommit(final OneMemoryNode node, final long key, final int bytes,
+                                                       final boolean committed) throws Exception {
+        final int items = node.table.schema().id();
+        final byte[] value = fill(bytes, key);
+        final List<String> seen = new ArrayList<>();
+        return node.on(rt -> {
+            rt.onGiveUp(why -> seen.add("gave up"));
+            final AurogonTxn writer = (AurogonTxn) AurogonModule.AUROGON_PRE.begin(rt, false);
+            rt.recorder(new io.scythe.txn.HistoryRecorder() {
+                @Override
+                public void committed(final long txnId, final long commitTs, final List<io.scythe.txn.Access> a) {
+                    if (txnId == writer.id()) {
+                        seen.add("reported committed");
+                    }
+                }
+
+                @Override
+                public void inDoubt(final long txnId, final List<io.scythe.txn.Access> a) {
+                    seen.add("reported in doubt");
+                }
+            });
+            return writer.readForUpdate("items", key).compose(v -> {
+                writer.write("items", key, new UnsafeBuffer(value), 0, bytes);
+                final long ts = writer.timestamp();
+                final Future<?> decided;
+                if (committed) {
+                    decided = CoordinatorRecovery.commitValue(rt, "mn", items, key, ts, new UnsafeBuffer(value), bytes,
+                        true).map(status -> {
+                            assertThat(status).as("the recovery's COMMIT").isEqualTo(Participant.OK);
+                            return null;
+                        });
+                } else {
+                    final UnsafeBuffer rollback = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                    CoordinatorRecovery.fill(rollback, items, 0, key, ts);
+                    decided = rt.rocket("mn").compose(r -> r.call(AurogonRpc.ROLLBACK, rollback));
+                }
+                return decided.compose(x -> writer.commit()).transform(c -> {
+                    seen.add(0, c.succeeded() ? "committed" : c.cause() instanceof io.scythe.txn.OutcomeUnknownException
+                        ? "outcome unknown" : "failed " + c.cause());
+                    if (c.failed()) {
+                        return Future.succeededFuture(seen);
+                    }
+                    final Txn next = AurogonModule.AUROGON_PRE.begin(rt, false);
+                    return next.readForUpdate("items", key + 1).compose(w -> {
+                        next.write("items", key + 1, new UnsafeBuffer(fill(bytes, key + 1)), 0, bytes);
+                        return next.commit();
+                    }).transform(n -> {
+                        seen.add(n.succeeded() ? "next committed" : "next failed " + n.cause());
+                        return Future.succeededFuture(seen);
+                    });
+                });
+            });
+        });
+    }
+
+    /**
      * A pre-attaching READ whose reply fails after the participant installed its pending version (as a reply too
      * large for one bucket did), in an attempt that had pre-attached another key before: the abort rolls both back,
      * so a later reader of either key is answered instead of parking for ever.

@@ -152,13 +152,17 @@ class ParticipantTest {
         assertThat(read(2, 150).value).containsExactly(1, 2, 3, 4, 5, 6);
         assertThat(p.committedValue(T, 2, 100)).containsExactly(1, 2, 3, 4, 5, 6);
         assertThat(p.committedValue(T, 2, 99)).isNull(); // no version there
-        assertThat(p.stage(T, 2, 100, 6, 0, new byte[] {9})).isEqualTo(NOT_PENDING); // decided
+        // Committed at its timestamp (by a recovery while its coordinator paused, or its own earlier COMMIT): done.
+        assertThat(p.stage(T, 2, 100, 6, 0, new byte[] {9})).isEqualTo(Participant.COMMITTED_ALREADY);
+        assertThat(p.commit(T, 2, 100, new byte[] {9})).isEqualTo(Participant.COMMITTED_ALREADY);
+        assertThat(p.committedValue(T, 2, 100)).as("unchanged").containsExactly(1, 2, 3, 4, 5, 6);
 
         assertThat(p.install(T, 2, 200)).isEqualTo(OK);
         assertThat(p.committedValue(T, 2, 200)).isNull(); // pending
         assertThat(p.stage(T, 2, 200, 4, 0, new byte[] {9, 9})).isEqualTo(OK);
         assertThat(p.rollback(T, 2, 200)).isEqualTo(OK);
         assertThat(p.stage(T, 2, 200, 4, 2, new byte[] {9, 9})).isEqualTo(NOT_PENDING);
+        assertThat(p.commit(T, 2, 200, new byte[4])).as("rolled back: not done").isEqualTo(NOT_PENDING);
         assertThat(p.staged(T, 2, 200, 4, 2)).isNull();
         assertThat(p.violation()).isNull();
     }
