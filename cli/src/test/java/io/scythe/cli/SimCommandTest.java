@@ -327,6 +327,53 @@ class SimCommandTest {
     }
 
     /**
+     * {@code --explore} refuses, by name in one line, the options its seeds would run without (each was dropped
+     * silently before: {@code --explore 1 --accounts 50} explored the explorer's own 50 accounts whatever was given,
+     * {@code --cn-work-ns} its default CPU time), an alias by the option's name, and --crash-detect with no crash to
+     * detect; nothing runs.
+     */
+    @Test
+    void shouldRefuseTheOptionsTheExploredSeedsWouldIgnore() {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        assertThat(run(out, err, "sim", "--explore", "1", "--accounts", "50", "--cn-work-ns", "100", "--rmw-ratio",
+            "0.5", "--out", "/tmp/nowhere")).isEqualTo(2);
+        assertThat(err.toString()).contains("--explore runs each seed with options the explorer fixes or draws, so it "
+            + "does not take --accounts, --write-ratio (it fixes each explored workload's size, skew and mix); "
+            + "--cn-work-ns (it fixes the cost model: the cx5 profile, the default CPU times); --out (it checks each "
+            + "whole run and writes no results: give them to a seed's replay line); run one simulation without "
+            + "--explore for those").doesNotContain("\tat ");
+        assertThat(out.toString()).doesNotContain("seeds");
+        final StringWriter errDetect = new StringWriter();
+        assertThat(run(new StringWriter(), errDetect, "sim", "--explore", "1", "--crash-detect", "5us", "--clients",
+            "2,4")).isEqualTo(2);
+        assertThat(errDetect.toString()).contains("--crash-detect without --crashes or --crash-mn")
+            .contains("a list of --clients [2, 4]");
+        final StringWriter errRecover = new StringWriter();
+        assertThat(run(new StringWriter(), errRecover, "sim", "--explore", "1", "--crashes", "--crash-recover"))
+            .isEqualTo(2);
+        assertThat(errRecover.toString()).contains("--crash-recover (it recovers every --crashes seed's crash itself");
+    }
+
+    /**
+     * What the explorer carries into its seeds runs there and is in the replay line, which replays the seed exactly:
+     * the topology (--cns), --max-attempts, --drain, --drain-max and --watermarks (before, the last four were dropped
+     * silently). Scythe smallbank seed 2 on 2 CNs with lower heat watermarks.
+     */
+    @Test
+    void shouldCarryTheGivenOptionsIntoTheSeedsAndTheirReplay(@TempDir final Path dir) throws Exception {
+        final io.scythe.sim.SimOptions options = io.scythe.sim.Explorer.options("scythe", 2).computeNodes(2)
+            .maxAttempts(500).drainNs(20_000_000).drainMaxNs(2_000_000_000L)
+            .watermarks(new io.scythe.hotspot.Watermarks(1, 4));
+        assertReplaysExactly(dir, io.scythe.sim.Explorer.Workload.SMALLBANK, options,
+            "--protocols", "scythe", "--cns", "2", "--max-attempts", "500", "--drain", "20ms", "--drain-max", "2s",
+            "--watermarks", "1,4");
+        assertThat(io.scythe.sim.Explorer.replayCommand(io.scythe.sim.Explorer.Workload.SMALLBANK, options))
+            .contains(" --cns 2 ").contains(" --max-attempts 500 --drain 20000.000us --drain-max 2000000.000us "
+                + "--watermarks 1,4 ");
+    }
+
+    /**
      * The explorer crashes the memory node {@code --crash-mn} names in every seed, at a time drawn from the seed, and
      * its replay line says so (the sweep of this stop found the explorer ran its seeds without it, silently: the
      * replay of the explored seed then committed another count). Aurogon smallbank seed 2, one backup a partition.

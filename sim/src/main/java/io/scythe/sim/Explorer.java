@@ -197,6 +197,9 @@ public final class Explorer {
         return o;
     }
 
+    /** A seed's options before the explorer sets any: the defaults a replay line leaves to the command line's. */
+    private static final SimOptions DEFAULTS = new SimOptions();
+
     /** {@code ns} as the command line's microseconds, to the nanosecond ({@code 12.345us}). */
     private static String exactMicros(final long ns) {
         return ns / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d", ns % 1000) + "us";
@@ -214,6 +217,14 @@ public final class Explorer {
             + (o.faults().verbFailRate() > 0 ? " --verb-fail-rate " + o.faults().verbFailRate() + " --verb-fail-kinds "
             + String.join(",", Faults.kindNames(o.faults().verbFailKinds())) : "")
             + (o.reclaimEveryNs() > 0 ? " --reclaim-every " + o.reclaimEveryNs() / 1000 + "us" : "")
+            // What the command line may carry into the seeds besides the topology (each only when not the default,
+            // which the CLI's default is too): SimCommand#exploreOptions.
+            + (o.maxAttempts() != DEFAULTS.maxAttempts() ? " --max-attempts " + o.maxAttempts() : "")
+            + (o.drainNs() != DEFAULTS.drainNs() ? " --drain " + exactMicros(o.drainNs()) : "")
+            + (o.drainMaxNs() != Math.max(SimOptions.DEFAULT_DRAIN_MAX_NS, o.drainNs()) ? " --drain-max "
+            + exactMicros(o.drainMaxNs()) : "")
+            + (o.watermarks().equals(io.scythe.hotspot.Watermarks.DEFAULT) ? "" : " --watermarks "
+            + o.watermarks().cold() + "," + o.watermarks().hot())
             + (o.replicas() > 0 ? " --replicas " + o.replicas() : "")
             + (o.lookup() == io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED ? " --lookup onesided" : "")
             + (o.redoLog() ? " --redo-log" : "") + (o.colocate() ? " --colocate" : "")
