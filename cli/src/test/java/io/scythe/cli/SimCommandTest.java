@@ -357,20 +357,22 @@ class SimCommandTest {
 
     /**
      * What the explorer carries into its seeds runs there and is in the replay line, which replays the seed exactly:
-     * the topology (--cns), --max-attempts, --drain, --drain-max and --watermarks (before, the last four were dropped
-     * silently). Scythe smallbank seed 2 on 2 CNs with lower heat watermarks.
+     * the topology (--cns), --duration and --jitter to the nanosecond, --max-attempts, --drain, --drain-max and
+     * --watermarks (before, the last four were dropped silently, and the replay line cut the first two to whole
+     * microseconds). Scythe smallbank seed 2 on 2 CNs with lower heat watermarks.
      */
     @Test
     void shouldCarryTheGivenOptionsIntoTheSeedsAndTheirReplay(@TempDir final Path dir) throws Exception {
         final io.scythe.sim.SimOptions options = io.scythe.sim.Explorer.options("scythe", 2).computeNodes(2)
-            .maxAttempts(500).drainNs(20_000_000).drainMaxNs(2_000_000_000L)
+            .durationNs(120_500).maxAttempts(500).drainNs(20_000_000).drainMaxNs(2_000_000_000L)
             .watermarks(new io.scythe.hotspot.Watermarks(1, 4));
+        options.faults().jitterNs(1_500);
         assertReplaysExactly(dir, io.scythe.sim.Explorer.Workload.SMALLBANK, options,
-            "--protocols", "scythe", "--cns", "2", "--max-attempts", "500", "--drain", "20ms", "--drain-max", "2s",
-            "--watermarks", "1,4");
+            "--protocols", "scythe", "--cns", "2", "--duration", "120.5us", "--jitter", "1.5us", "--max-attempts",
+            "500", "--drain", "20ms", "--drain-max", "2s", "--watermarks", "1,4");
         assertThat(io.scythe.sim.Explorer.replayCommand(io.scythe.sim.Explorer.Workload.SMALLBANK, options))
-            .contains(" --cns 2 ").contains(" --max-attempts 500 --drain 20000.000us --drain-max 2000000.000us "
-                + "--watermarks 1,4 ");
+            .contains(" --cns 2 ").contains(" --duration 120.500us --jitter 1.500us ")
+            .contains(" --max-attempts 500 --drain 20000us --drain-max 2000000us --watermarks 1,4 ");
     }
 
     /**
