@@ -484,6 +484,7 @@ public final class SimCommand implements Callable<Integer> {
             protocols = expanded;
         }
 
+        refuseWhatNothingReads(commandSpec.commandLine().getParseResult());
         if (!crashStagger.isZero() && crashCns.size() < 2) {
             throw new IllegalArgumentException("--crash-stagger staggers the detection of several crashed CNs: give "
                 + "several --crash-cn (it does nothing with one)");
@@ -544,6 +545,26 @@ public final class SimCommand implements Callable<Integer> {
             return simulate(vertx);
         } finally {
             vertx.close().await();
+        }
+    }
+
+    /**
+     * Refuses the options that qualify another one left out, which no run (explored or not) reads then: before, each
+     * was dropped silently. --verb-fail-kinds is checked (its kinds) where it is read, {@link #verbFaults}.
+     */
+    private void refuseWhatNothingReads(final picocli.CommandLine.ParseResult given) {
+        if (mnSlow == 1 && (given.hasMatchedOption("--mn-slow-from") || given.hasMatchedOption("--mn-slow-to"))) {
+            throw new IllegalArgumentException("--mn-slow-from and --mn-slow-to bound when --mn-slow slows the memory "
+                + "nodes: give --mn-slow (a factor other than 1)");
+        }
+        if (given.hasMatchedOption("--shards") && "local".equalsIgnoreCase(routing)) {
+            throw new IllegalArgumentException("--shards maps the shards routed transactions go by: give --routing "
+                + "shard, random or hybrid (local routing has no shard map)");
+        }
+        if (given.hasMatchedOption("--verb-fail-kinds") && verbFailRate == 0) {
+            verbFaults(new Faults()); // an unknown kind is named first
+            throw new IllegalArgumentException("--verb-fail-kinds picks the verbs --verb-fail-rate fails: give "
+                + "--verb-fail-rate (above 0)");
         }
     }
 

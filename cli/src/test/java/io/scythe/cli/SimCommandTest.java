@@ -330,7 +330,8 @@ class SimCommandTest {
      * {@code --explore} refuses, by name in one line, the options its seeds would run without (each was dropped
      * silently before: {@code --explore 1 --accounts 50} explored the explorer's own 50 accounts whatever was given,
      * {@code --cn-work-ns} its default CPU time), an alias by the option's name, and --crash-detect with no crash to
-     * detect; nothing runs.
+     * detect; nothing runs. So are, explored or not, the options that qualify one left out (--mn-slow-to without
+     * --mn-slow, --shards without routing, --verb-fail-kinds without --verb-fail-rate).
      */
     @Test
     void shouldRefuseTheOptionsTheExploredSeedsWouldIgnore() {
@@ -353,6 +354,16 @@ class SimCommandTest {
         assertThat(run(new StringWriter(), errRecover, "sim", "--explore", "1", "--crashes", "--crash-recover"))
             .isEqualTo(2);
         assertThat(errRecover.toString()).contains("--crash-recover (it recovers every --crashes seed's crash itself");
+        // Options that qualify one left out: read by no run, explored or not.
+        for (final String[] unread : new String[][] {
+            {"--mn-slow-to", "50us", "--mn-slow-from and --mn-slow-to bound when --mn-slow slows"},
+            {"--shards", "8", "--shards maps the shards routed transactions go by"},
+            {"--verb-fail-kinds", "write", "--verb-fail-kinds picks the verbs --verb-fail-rate fails"}}) {
+            final StringWriter errUnread = new StringWriter();
+            assertThat(run(new StringWriter(), errUnread, "sim", "--explore", "1", unread[0], unread[1]))
+                .isEqualTo(2);
+            assertThat(errUnread.toString()).contains(unread[2]).doesNotContain("\tat ");
+        }
     }
 
     /**
