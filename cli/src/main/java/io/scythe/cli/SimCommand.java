@@ -422,7 +422,9 @@ public final class SimCommand implements Callable<Integer> {
 
     @Accepts(min = "1")
     @Option(names = "--explore", paramLabel = "N", description = "Seed explorer: N seeds from --seed of the small "
-        + "contended workload under each of --protocols (with --verb-fail-rate, --verb-fail-kinds if given).")
+        + "contended workload under each of --protocols. The topology, duration, faults and a few more options given "
+        + "are carried into every seed and its replay line (README); the options its seeds would run without (the "
+        + "workloads' sizes, the cost model, --warmup, --out, ...) are refused by name.")
     Integer explore;
 
     @Accepts(value = "a directory to write")
@@ -482,6 +484,7 @@ public final class SimCommand implements Callable<Integer> {
             protocols = expanded;
         }
 
+        refuseWhatNothingReads(commandSpec.commandLine().getParseResult());
         if (!crashStagger.isZero() && crashCns.size() < 2) {
             throw new IllegalArgumentException("--crash-stagger staggers the detection of several crashed CNs: give "
                 + "several --crash-cn (it does nothing with one)");
@@ -519,6 +522,7 @@ public final class SimCommand implements Callable<Integer> {
                 if (explore < 1) {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
                 }
+                refuseWhatTheSeedsWouldIgnore(given);
                 final List<Explorer.Workload> workloads = new java.util.ArrayList<>();
                 if ("all".equalsIgnoreCase(workload)) {
                     workloads.addAll(List.of(Explorer.Workload.values()));
@@ -541,6 +545,74 @@ public final class SimCommand implements Callable<Integer> {
             return simulate(vertx);
         } finally {
             vertx.close().await();
+        }
+    }
+
+    /**
+     * Refuses the options that qualify another one left out, which no run (explored or not) reads then: before, each
+     * was dropped silently. --verb-fail-kinds is checked (its kinds) where it is read, {@link #verbFaults}.
+     */
+    private void refuseWhatNothingReads(final picocli.CommandLine.ParseResult given) {
+        if (mnSlow == 1 && (given.hasMatchedOption("--mn-slow-from") || given.hasMatchedOption("--mn-slow-to"))) {
+            throw new IllegalArgumentException("--mn-slow-from and --mn-slow-to bound when --mn-slow slows the memory "
+                + "nodes: give --mn-slow (a factor other than 1)");
+        }
+        if (given.hasMatchedOption("--shards") && "local".equalsIgnoreCase(routing)) {
+            throw new IllegalArgumentException("--shards maps the shards routed transactions go by: give --routing "
+                + "shard, random or hybrid (local routing has no shard map)");
+        }
+        if (given.hasMatchedOption("--verb-fail-kinds") && verbFailRate == 0) {
+            verbFaults(new Faults()); // an unknown kind is named first
+            throw new IllegalArgumentException("--verb-fail-kinds picks the verbs --verb-fail-rate fails: give "
+                + "--verb-fail-rate (above 0)");
+        }
+    }
+
+    /**
+     * The options of {@code sim} that an explored seed would not run with, and why: refused by name with
+     * {@code --explore} (before, each was dropped silently, so a user believed they explored a configuration they had
+     * not, e.g. {@code --accounts 50000}). Every other option is either carried into each seed and its replay line
+     * ({@link #exploreOptions}: the topology, --duration, --jitter, --reclaim-every, --replicas, --lookup,
+     * --redo-log, --colocate, --routing and its shards, --tso-group, --tso-proxies, --max-attempts, --drain,
+     * --drain-max, --watermarks, the faults), picks what is explored (--workload, --protocols, --seed, --crashes) or
+     * is always on there (--check-history); the clocks, --timeline, --crash-at and --crash-restart-after are refused
+     * on their own in {@link #call}.
+     */
+    private static final List<java.util.Map.Entry<String, List<String>>> IGNORED_BY_EXPLORE = List.of(
+        java.util.Map.entry("it fixes each explored workload's size, skew and mix", List.of("--accounts", "--theta",
+            "--thetas", "--mix", "--keys", "--warehouses", "--customers", "--items", "--tpcc-mix",
+            "--local-item-ratio", "--tpcc-home", "--records", "--ops", "--write-ratio", "--subscribers",
+            "--line-bytes", "--locks", "--verb", "--hold")),
+        java.util.Map.entry("it fixes the cost model: the cx5 profile, the default CPU times", List.of("--profile",
+            "--fabric-config", "--cn-work-ns", "--mn-rpc-ns")),
+        java.util.Map.entry("it checks each whole run and writes no results: give them to a seed's replay line",
+            List.of("--warmup", "--queue-sample", "--out", "--history")),
+        java.util.Map.entry("it recovers every --crashes seed's crash itself, the shared recovery or the protocol's "
+            + "own", List.of("--crash-recover")));
+
+    /**
+     * Refuses, in one line naming them, the options given with {@code --explore} that its seeds would not run with
+     * ({@link #IGNORED_BY_EXPLORE}), a list of --clients (a seed runs one), and --crash-detect without a crash to
+     * detect (--crashes or --crash-mn).
+     */
+    private void refuseWhatTheSeedsWouldIgnore(final picocli.CommandLine.ParseResult given) {
+        final List<String> parts = new java.util.ArrayList<>();
+        for (final java.util.Map.Entry<String, List<String>> reason : IGNORED_BY_EXPLORE) {
+            final List<String> named = reason.getValue().stream().filter(given::hasMatchedOption).toList();
+            if (!named.isEmpty()) {
+                parts.add(String.join(", ", named) + " (" + reason.getKey() + ")");
+            }
+        }
+        if (given.hasMatchedOption("--crash-detect") && !crashes && crashMn < 0) {
+            parts.add("--crash-detect without --crashes or --crash-mn (no seed then has a crash to detect)");
+        }
+        if (clients.size() != 1) {
+            parts.add("a list of --clients " + clients + " (a seed runs one count: give one)");
+        }
+        if (!parts.isEmpty()) {
+            throw new IllegalArgumentException("--explore runs each seed with options the explorer fixes or draws, "
+                + "so it does not take " + String.join("; ", parts) + "; run one simulation without --explore for "
+                + "those");
         }
     }
 
@@ -590,6 +662,18 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--reclaim-every")) {
             o.reclaimEveryNs(reclaimEvery.toNanos());
         }
+        if (given.hasMatchedOption("--max-attempts")) {
+            o.maxAttempts(maxAttempts);
+        }
+        if (given.hasMatchedOption("--drain")) {
+            o.drainNs(drain.toNanos());
+        }
+        if (given.hasMatchedOption("--drain-max")) {
+            o.drainMaxNs(Math.max(o.drainNs(), drainMax.toNanos())); // as one run takes it
+        }
+        if (watermarks != null) {
+            o.watermarks(watermarks());
+        }
         if (given.hasMatchedOption("--replicas")) {
             if (replicas.size() != 1) {
                 throw new IllegalArgumentException("--explore takes one --replicas K, not " + replicas);
@@ -614,9 +698,7 @@ public final class SimCommand implements Callable<Integer> {
     }
 
     private int simulate(final Vertx vertx) throws Exception {
-        if (watermarks != null && watermarks.size() != 2) {
-            throw new IllegalArgumentException("--watermarks takes COLD,HOT, not " + watermarks);
-        }
+        watermarks();
         final boolean lockWorkload = "lock".equalsIgnoreCase(workload);
         final boolean casWorkload = "cas".equalsIgnoreCase(workload);
         final boolean blinkWorkload = "blink".equalsIgnoreCase(workload);
@@ -722,8 +804,7 @@ public final class SimCommand implements Callable<Integer> {
                     .clocks(clocks)
                     .routing(routingMode).shards(shards).moveShardEveryNs(moveShardEvery.toNanos())
                     .queueSampleNs(queueSample.toNanos()).reclaimEveryNs(reclaimEvery.toNanos())
-                    .watermarks(watermarks == null ? io.scythe.hotspot.Watermarks.DEFAULT
-                        : new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1)))
+                    .watermarks(watermarks())
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs)
                     .replicas(k).lookup(lookupMode).redoLog(redoLog).colocate(colocate).timelineNs(timeline.toNanos());
                 final Simulation simulation = blinkWorkload ? new Simulation(options, runSpec).operation(
@@ -858,6 +939,21 @@ public final class SimCommand implements Callable<Integer> {
                 + "(see invariants_ok in the results); replay: " + replayCommand());
         }
         return ok ? 0 : 1;
+    }
+
+    /**
+     * {@code --watermarks} (the default when not given).
+     *
+     * @throws IllegalArgumentException unless it is two numbers, COLD,HOT
+     */
+    private io.scythe.hotspot.Watermarks watermarks() {
+        if (watermarks == null) {
+            return io.scythe.hotspot.Watermarks.DEFAULT;
+        }
+        if (watermarks.size() != 2) {
+            throw new IllegalArgumentException("--watermarks takes COLD,HOT, not " + watermarks);
+        }
+        return new io.scythe.hotspot.Watermarks(watermarks.get(0), watermarks.get(1));
     }
 
     /**

@@ -327,6 +327,66 @@ class SimCommandTest {
     }
 
     /**
+     * {@code --explore} refuses, by name in one line, the options its seeds would run without (each was dropped
+     * silently before: {@code --explore 1 --accounts 50} explored the explorer's own 50 accounts whatever was given,
+     * {@code --cn-work-ns} its default CPU time), an alias by the option's name, and --crash-detect with no crash to
+     * detect; nothing runs. So are, explored or not, the options that qualify one left out (--mn-slow-to without
+     * --mn-slow, --shards without routing, --verb-fail-kinds without --verb-fail-rate).
+     */
+    @Test
+    void shouldRefuseTheOptionsTheExploredSeedsWouldIgnore() {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        assertThat(run(out, err, "sim", "--explore", "1", "--accounts", "50", "--cn-work-ns", "100", "--rmw-ratio",
+            "0.5", "--out", "/tmp/nowhere")).isEqualTo(2);
+        assertThat(err.toString()).contains("--explore runs each seed with options the explorer fixes or draws, so it "
+            + "does not take --accounts, --write-ratio (it fixes each explored workload's size, skew and mix); "
+            + "--cn-work-ns (it fixes the cost model: the cx5 profile, the default CPU times); --out (it checks each "
+            + "whole run and writes no results: give them to a seed's replay line); run one simulation without "
+            + "--explore for those").doesNotContain("\tat ");
+        assertThat(out.toString()).doesNotContain("seeds");
+        final StringWriter errDetect = new StringWriter();
+        assertThat(run(new StringWriter(), errDetect, "sim", "--explore", "1", "--crash-detect", "5us", "--clients",
+            "2,4")).isEqualTo(2);
+        assertThat(errDetect.toString()).contains("--crash-detect without --crashes or --crash-mn")
+            .contains("a list of --clients [2, 4]");
+        final StringWriter errRecover = new StringWriter();
+        assertThat(run(new StringWriter(), errRecover, "sim", "--explore", "1", "--crashes", "--crash-recover"))
+            .isEqualTo(2);
+        assertThat(errRecover.toString()).contains("--crash-recover (it recovers every --crashes seed's crash itself");
+        // Options that qualify one left out: read by no run, explored or not.
+        for (final String[] unread : new String[][] {
+            {"--mn-slow-to", "50us", "--mn-slow-from and --mn-slow-to bound when --mn-slow slows"},
+            {"--shards", "8", "--shards maps the shards routed transactions go by"},
+            {"--verb-fail-kinds", "write", "--verb-fail-kinds picks the verbs --verb-fail-rate fails"}}) {
+            final StringWriter errUnread = new StringWriter();
+            assertThat(run(new StringWriter(), errUnread, "sim", "--explore", "1", unread[0], unread[1]))
+                .isEqualTo(2);
+            assertThat(errUnread.toString()).contains(unread[2]).doesNotContain("\tat ");
+        }
+    }
+
+    /**
+     * What the explorer carries into its seeds runs there and is in the replay line, which replays the seed exactly:
+     * the topology (--cns), --duration and --jitter to the nanosecond, --max-attempts, --drain, --drain-max and
+     * --watermarks (before, the last four were dropped silently, and the replay line cut the first two to whole
+     * microseconds). Scythe smallbank seed 2 on 2 CNs with lower heat watermarks.
+     */
+    @Test
+    void shouldCarryTheGivenOptionsIntoTheSeedsAndTheirReplay(@TempDir final Path dir) throws Exception {
+        final io.scythe.sim.SimOptions options = io.scythe.sim.Explorer.options("scythe", 2).computeNodes(2)
+            .durationNs(120_500).maxAttempts(500).drainNs(20_000_000).drainMaxNs(2_000_000_000L)
+            .watermarks(new io.scythe.hotspot.Watermarks(1, 4));
+        options.faults().jitterNs(1_500);
+        assertReplaysExactly(dir, io.scythe.sim.Explorer.Workload.SMALLBANK, options,
+            "--protocols", "scythe", "--cns", "2", "--duration", "120.5us", "--jitter", "1.5us", "--max-attempts",
+            "500", "--drain", "20ms", "--drain-max", "2s", "--watermarks", "1,4");
+        assertThat(io.scythe.sim.Explorer.replayCommand(io.scythe.sim.Explorer.Workload.SMALLBANK, options))
+            .contains(" --cns 2 ").contains(" --duration 120.500us --jitter 1.500us ")
+            .contains(" --max-attempts 500 --drain 20000us --drain-max 2000000us --watermarks 1,4 ");
+    }
+
+    /**
      * The explorer crashes the memory node {@code --crash-mn} names in every seed, at a time drawn from the seed, and
      * its replay line says so (the sweep of this stop found the explorer ran its seeds without it, silently: the
      * replay of the explored seed then committed another count). Aurogon smallbank seed 2, one backup a partition.

@@ -197,9 +197,22 @@ public final class Explorer {
         return o;
     }
 
+    /** A seed's options before the explorer sets any: the defaults a replay line leaves to the command line's. */
+    private static final SimOptions DEFAULTS = new SimOptions();
+
     /** {@code ns} as the command line's microseconds, to the nanosecond ({@code 12.345us}). */
     private static String exactMicros(final long ns) {
         return ns / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d", ns % 1000) + "us";
+    }
+
+    /**
+     * {@code ns} as the command line reads it back to the nanosecond: whole microseconds ({@code 150us}), else
+     * {@link #exactMicros}. Before, the replay line truncated to whole microseconds ({@code --duration 120.5us}
+     * replayed as 120us, {@code --jitter 1.5us} as 1us) or wrote a double the command line does not read
+     * ({@code --mn-slow-to 10s} as {@code 1.0E7us}).
+     */
+    private static String micros(final long ns) {
+        return ns % 1000 == 0 ? ns / 1000 + "us" : exactMicros(ns);
     }
 
     /** The command that replays {@code options} of {@code workload}. */
@@ -210,10 +223,18 @@ public final class Explorer {
             // a replay left to the CLI's default ran another seed's schedule (selcc-to phantom seed 1: 10 commits, not 15).
             + " --tso-group " + (o.tsoGroupPerComputeNode() ? "cn" : "loop")
             + (o.tsoProxies() > 0 ? " --tso-proxies " + o.tsoProxies() : "") + " --duration "
-            + o.durationNs() / 1000 + "us --jitter " + o.faults().jitterNs() / 1000 + "us"
+            + micros(o.durationNs()) + " --jitter " + micros(o.faults().jitterNs())
             + (o.faults().verbFailRate() > 0 ? " --verb-fail-rate " + o.faults().verbFailRate() + " --verb-fail-kinds "
             + String.join(",", Faults.kindNames(o.faults().verbFailKinds())) : "")
-            + (o.reclaimEveryNs() > 0 ? " --reclaim-every " + o.reclaimEveryNs() / 1000 + "us" : "")
+            + (o.reclaimEveryNs() > 0 ? " --reclaim-every " + micros(o.reclaimEveryNs()) : "")
+            // What the command line may carry into the seeds besides the topology (each only when not the default,
+            // which the CLI's default is too): SimCommand#exploreOptions.
+            + (o.maxAttempts() != DEFAULTS.maxAttempts() ? " --max-attempts " + o.maxAttempts() : "")
+            + (o.drainNs() != DEFAULTS.drainNs() ? " --drain " + micros(o.drainNs()) : "")
+            + (o.drainMaxNs() != Math.max(SimOptions.DEFAULT_DRAIN_MAX_NS, o.drainNs()) ? " --drain-max "
+            + micros(o.drainMaxNs()) : "")
+            + (o.watermarks().equals(io.scythe.hotspot.Watermarks.DEFAULT) ? "" : " --watermarks "
+            + o.watermarks().cold() + "," + o.watermarks().hot())
             + (o.replicas() > 0 ? " --replicas " + o.replicas() : "")
             + (o.lookup() == io.scythe.storage.remote.RemoteTable.LookupMode.ONE_SIDED ? " --lookup onesided" : "")
             + (o.redoLog() ? " --redo-log" : "") + (o.colocate() ? " --colocate" : "")
@@ -221,20 +242,19 @@ public final class Explorer {
             o.faults().crashCns()).mapToObj(String::valueOf).collect(java.util.stream.Collectors.joining(","))
             + " --crash-at " + exactMicros(o.faults().crashAtNs()) + (o.faults().recover() ? " --crash-recover" : "")
             + (o.faults().recover() && o.faults().detectNs() != Faults.DEFAULT_DETECT_NS ? " --crash-detect "
-            + o.faults().detectNs() / 1000.0 + "us" : "")
-            + (o.faults().detectStaggerNs() > 0 ? " --crash-stagger " + o.faults().detectStaggerNs() / 1000.0 + "us"
-            : ""))
+            + micros(o.faults().detectNs()) : "")
+            + (o.faults().detectStaggerNs() > 0 ? " --crash-stagger " + micros(o.faults().detectStaggerNs()) : ""))
             + (o.faults().crashMn() == Faults.NO_CRASH ? "" : " --crash-mn " + o.faults().crashMn()
             // One --crash-at for both crashes: crashMemoryNode takes the compute node's time when there is one.
             + (o.faults().crashCn() != Faults.NO_CRASH ? "" : " --crash-at " + exactMicros(o.faults().crashMnAtNs()))
             + (o.faults().detectNs() != Faults.DEFAULT_DETECT_NS && !o.faults().recover() ? " --crash-detect "
-            + o.faults().detectNs() / 1000.0 + "us" : ""))
+            + micros(o.faults().detectNs()) : ""))
             + (o.faults().mnSlowFactor() == 1 ? "" : " --mn-slow " + o.faults().mnSlowFactor() + " --mn-slow-from "
-            + o.faults().mnSlowFromNs() / 1000.0 + "us" + (o.faults().mnSlowToNs() == Long.MAX_VALUE ? ""
-            : " --mn-slow-to " + o.faults().mnSlowToNs() / 1000.0 + "us"))
+            + micros(o.faults().mnSlowFromNs()) + (o.faults().mnSlowToNs() == Long.MAX_VALUE ? ""
+            : " --mn-slow-to " + micros(o.faults().mnSlowToNs())))
             + (o.routing() == io.scythe.routing.RoutingMode.LOCAL ? "" : " --routing " + o.routing().label()
             + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
-            + o.moveShardEveryNs() / 1000.0 + "us" : ""))
+            + micros(o.moveShardEveryNs()) : ""))
             + " --check-history --seed " + o.seed();
     }
 
