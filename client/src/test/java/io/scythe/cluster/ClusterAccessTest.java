@@ -51,22 +51,18 @@ class ClusterAccessTest {
     }
 
     /**
-     * Hazelcast's invocation retries are bounded (issue 23, stop 44): by default a map operation against a partition
-     * table naming a gone member retried 250 times 500 ms apart, and a CN's owed scan blocked 120 s. The call timeout
-     * stays Hazelcast's (60 s): 10 s lost a memory node of a cluster starting on this loaded host.
+     * Hazelcast's invocation retries and call timeout are its defaults (stop 45): bounded, loaded chaos clusters
+     * failed to start (a CN's first map put ran out of retries while the master's partition table still named a
+     * departed member). A value check: a bound put back fails here, with cluster.xml saying why it was taken out.
      */
     @Test
-    void shouldBoundHazelcastInvocationRetriesAndKeepTheCallTimeout() throws Exception {
+    void shouldKeepHazelcastsInvocationRetriesAndCallTimeout() throws Exception {
         final Path file = dir.resolve("client.json");
         Files.writeString(file, clientJson().encodePrettily());
         final Config hz = ClusterAccess.ofClientJson(file).hazelcastConfig();
-        assertThat(hz.getProperty("hazelcast.invocation.max.retry.count")).isEqualTo("80");
-        assertThat(hz.getProperty("hazelcast.invocation.retry.pause.millis")).isEqualTo("250");
-        assertThat(hz.getProperty("hazelcast.operation.call.timeout.millis")).as("Hazelcast's 60 s kept").isNull();
-        final long retryingMs = Long.parseLong(hz.getProperty("hazelcast.invocation.max.retry.count"))
-            * Long.parseLong(hz.getProperty("hazelcast.invocation.retry.pause.millis"));
-        assertThat(retryingMs).as("well under the default's 120 s, past a loaded master's table repair")
-            .isBetween(10_000L, 30_000L);
+        assertThat(hz.getProperty("hazelcast.invocation.max.retry.count")).isNull();
+        assertThat(hz.getProperty("hazelcast.invocation.retry.pause.millis")).isNull();
+        assertThat(hz.getProperty("hazelcast.operation.call.timeout.millis")).isNull();
     }
 
     @Test

@@ -1421,9 +1421,9 @@ public final class ScytheNode implements AutoCloseable {
 
     /**
      * Owes recovery of the CN whose member {@code gone} left (and fences it, if its registration has not reached this
-     * node's listener yet): looked up in the map, blocking, so on a worker. A failed map call (Hazelcast's invocations
-     * are bounded to seconds, conf/cluster.xml: a partition owner that left with the member) is tried again a second
-     * later, logged, rather than dropped: the owe is what gets the dead CN's locks released.
+     * node's listener yet): looked up in the map, blocking, so on a worker. A failed map call (Hazelcast's retries ran
+     * out against a partition table still naming a departed member, or the instance is shutting down) is tried again a
+     * second later, logged, rather than dropped: the owe is what gets the dead CN's locks released.
      */
     private void oweLeftMember(final UUID gone, final int attempt) {
         vertx.executeBlocking(() -> {
