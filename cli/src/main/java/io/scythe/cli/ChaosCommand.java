@@ -1351,16 +1351,24 @@ public final class ChaosCommand implements Callable<Integer> {
             failures.add(twice + " deposits applied more than once");
         }
         long locks = 0;
+        final List<String> lockedNamed = new ArrayList<>();
+        final java.util.function.Function<String, String> holderState = holderStates(faults);
         for (int m = 0; m < mns; m++) {
             if (removedMns.contains("mn" + m)) {
                 continue; // not serving: its partitions are served by the promoted backups
             }
             final JsonObject h = checkedHealth("mn" + m);
             locks += h == null ? 0 : h.getLong("locksHeld", 0L);
+            final io.vertx.core.json.JsonArray locked = h == null ? null : h.getJsonArray("locked");
+            for (int i = 0; locked != null && i < locked.size(); i++) {
+                lockedNamed.add(describeLocked("mn" + m, locked.getJsonObject(i), holderState));
+            }
         }
         if (locks > 0) {
-            failures.add(locks + " objects still locked or queued on after the run");
+            failures.add(locks + " objects still locked or queued on after the run" + (lockedNamed.size() < locks
+                ? " (" + lockedNamed.size() + " named below)" : ""));
         }
+        lockedNamed.forEach(l -> System.out.printf("chaos: left locked: %s%n", l));
         final long unsettled = unsettledOnMns();
         if (unsettled > 0) {
             failures.add(unsettled + " objects still hold a write left unsettled (Lotus: an INVISIBLE cell) after the "
@@ -1479,6 +1487,68 @@ public final class ChaosCommand implements Callable<Integer> {
             }
             Thread.sleep(500);
         }
+    }
+
+    /**
+     * What became of each compute-node incarnation that may hold a lock left at the end: {@code live} (the CN's
+     * current incarnation), {@code recovered by cnX} (a CN's health lists its recovery as done, what
+     * {@code scythe.recovered} records), {@code recovered (its log said so)} (a fault's recovery was seen in the logs,
+     * its recoverer since restarted), or {@code owed: never seen recovered}.
+     */
+    private java.util.function.Function<String, String> holderStates(final List<JsonObject> faults) {
+        final java.util.Map<String, String> states = new java.util.HashMap<>();
+        for (final JsonObject f : faults) {
+            if (f.getString("cn") != null && f.containsKey("recoveredMs")) {
+                states.put(f.getString("cn"), "recovered (its log said so)");
+            }
+        }
+        for (int c = 0; c < cns; c++) {
+            final JsonObject h = health("cn" + c);
+            if (h == null) {
+                continue;
+            }
+            if (h.getLong("epoch") != null) {
+                states.put("cn" + c + ".e" + h.getLong("epoch"), "live");
+            }
+            final io.vertx.core.json.JsonArray done = h.getJsonArray("recoveries");
+            for (int i = 0; done != null && i < done.size(); i++) {
+                if (done.getValue(i) instanceof JsonObject r && r.getBoolean("ok", false) && r.getString("cn") != null) {
+                    states.put(r.getString("cn"), "recovered by cn" + c);
+                }
+            }
+        }
+        return holder -> states.getOrDefault(holder, "owed: never seen recovered");
+    }
+
+    /**
+     * One object left locked or queued on, as a memory node's health names it ({@code locked}: table, key, object,
+     * lower, upper, cas, holder): where it is, what its lock words say (Takeout tickets {@code upper..lower-1}
+     * outstanding, the first held, or {@code upper} past {@code lower}: released once more than taken; a CAS word) and
+     * whose the held ticket is, with {@code stateOf} its incarnation's fate.
+     */
+    static String describeLocked(final String mn, final JsonObject o,
+                                 final java.util.function.Function<String, String> stateOf) {
+        final long lower = o.getLong("lower", 0L);
+        final long upper = o.getLong("upper", 0L);
+        final StringBuilder b = new StringBuilder(mn).append(' ').append(o.getString("table")).append(" key ")
+            .append(o.getValue("key") == null ? "? (not in the index)" : o.getValue("key"))
+            .append(" (object at ").append(o.getValue("object")).append("): ");
+        if (upper > lower) {
+            b.append("upper ").append(upper).append(" passed lower ").append(lower).append(" (released once more than "
+                + "taken)");
+        } else if (upper < lower) {
+            b.append(lower - upper).append(lower - upper == 1 ? " ticket" : " tickets").append(" outstanding (")
+                .append(upper).append("..").append(lower - 1).append("), ticket ").append(upper).append(" held by ");
+            final String holder = o.getString("holder");
+            b.append(holder == null ? "nobody the ledger recorded (an insert's ticket, or cancelled)"
+                : holder + " (" + stateOf.apply(holder) + ")");
+        } else {
+            b.append("tickets free");
+        }
+        if (o.getString("cas") != null) {
+            b.append("; CAS word 0x").append(o.getString("cas"));
+        }
+        return b.toString();
     }
 
     /** Whether some compute node reported locks of its own ({@code module.locksHeld}: Lotus's lock tables). */
