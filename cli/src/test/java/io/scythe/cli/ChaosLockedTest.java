@@ -37,4 +37,21 @@ class ChaosLockedTest {
         assertThat(ChaosCommand.describeLocked("mn0", o.copy().put("upper", 5L).put("cas", "80000000000a"),
             STATES::get)).endsWith("(object at 0): tickets free; CAS word 0x80000000000a");
     }
+
+    /**
+     * A CN that exited on its own and whose restart fails again is noted as that fault's error and left down, not the
+     * end of the run: a soak ended with "cluster stopped" and no end checks when cn0's second restart failed.
+     */
+    @Test
+    void shouldNoteARestartThatFailedAsTheFaultsErrorAndGoOn() throws Exception {
+        final JsonObject fault = new JsonObject().put("cn", "cn0.e1");
+        assertThat(ChaosCommand.restartNoting(() -> {
+            throw new IllegalStateException("node cn0 exited with 1 before it was ready\nits log");
+        }, fault)).isFalse();
+        assertThat(fault.getString("error")).isEqualTo("restart after it exited failed: node cn0 exited with 1 before "
+            + "it was ready");
+        final JsonObject fine = new JsonObject().put("cn", "cn1.e2");
+        assertThat(ChaosCommand.restartNoting(() -> { }, fine)).isTrue();
+        assertThat(fine.containsKey("error")).isFalse();
+    }
 }
