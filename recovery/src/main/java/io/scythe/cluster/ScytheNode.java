@@ -1762,6 +1762,57 @@ public final class ScytheNode implements AutoCloseable {
         return new long[] {held, tickets, unsettled};
     }
 
+    /** How many of the objects left locked {@code /health} describes ({@code locked}). */
+    static final int LOCKED_SHOWN = 32;
+
+    /**
+     * The first {@code limit} objects of {@code db} some module's lock holds or queues on, each as {@code {table, key,
+     * object (its header's offset), lower, upper, cas (hex, when set), holder}}: {@code holder} is the compute node
+     * whose ticket {@code upper} serves as {@code ledger} (Scythe's, may be {@code null}) recorded it, absent when it
+     * recorded none (an insert's ticket, or another module's lock). Racy like {@link #locksHeld}; a ledger changed
+     * while it is read (it lives on the RPC loop) leaves that holder out rather than fail the health.
+     */
+    static io.vertx.core.json.JsonArray lockedObjects(final LogDb db, final io.scythe.txn.scythe.TicketLedger ledger,
+                                                      final int limit) {
+        final io.vertx.core.json.JsonArray locked = new io.vertx.core.json.JsonArray();
+        for (final io.scythe.storage.Table t : db.tables()) {
+            final org.agrona.concurrent.AtomicBuffer m = t.objectMemory();
+            final int slot = t.objectSlotBytes();
+            final Map<Integer, JsonObject> here = new java.util.LinkedHashMap<>();
+            for (int at = 0; at + slot <= m.capacity() && locked.size() + here.size() < limit; at += slot) {
+                if (!io.scythe.txn.spi.ProtocolRegistry.anyLockHeld(t, at)) {
+                    continue;
+                }
+                final JsonObject o = new JsonObject().put("table", t.schema().name()).put("object", at)
+                    .put("lower", m.getLongVolatile(at + io.scythe.storage.ObjectLayout.LOWER_OFFSET))
+                    .put("upper", m.getLongVolatile(at + io.scythe.storage.ObjectLayout.UPPER_OFFSET));
+                final long cas = m.getLongVolatile(at + io.scythe.storage.ObjectLayout.CAS_LOCK_OFFSET);
+                if (cas != 0) {
+                    o.put("cas", Long.toHexString(cas));
+                }
+                try {
+                    final String holder = ledger == null ? null : ledger.holderOf(t, at);
+                    if (holder != null) {
+                        o.put("holder", holder);
+                    }
+                } catch (final RuntimeException racedWithTheLoop) {
+                    o.put("holder", "?");
+                }
+                here.put(at, o);
+            }
+            if (!here.isEmpty()) {
+                t.forEachKey((key, pointer) -> {
+                    final JsonObject o = here.get(t.offsetOf(pointer));
+                    if (o != null) {
+                        o.put("key", key);
+                    }
+                });
+                here.values().forEach(locked::add);
+            }
+        }
+        return locked;
+    }
+
     /** Health: ready, its epoch and lease, the cluster's size, what it fenced; on an MN its locks and tickets. */
     /**
      * A memory node's copies ({@code GET /copies}): {@code {"backups": k, "tables": {NAME: {objects, digest}}}} for
@@ -1830,6 +1881,10 @@ public final class ScytheNode implements AutoCloseable {
         if (memoryDb != null) {
             final long[] locks = lockScan(memoryDb);
             h.put("locksHeld", locks[0]).put("ticketsOutstanding", locks[1]).put("unsettled", locks[2]);
+            if (locks[0] > 0) { // which, and whose (the chaos check names them)
+                h.put("locked", lockedObjects(memoryDb, memoryNodeServices == null ? null
+                    : memoryNodeServices.service(io.scythe.txn.scythe.TicketLedger.class), LOCKED_SHOWN));
+            }
             // Undecided writes in the module's own state, not in object words (Aurogon's pending versions and held
             // replications; -1: a racy count that did not get through).
             h.put("moduleUnsettled", io.scythe.txn.spi.ProtocolRegistry.moduleOf(config.protocol())

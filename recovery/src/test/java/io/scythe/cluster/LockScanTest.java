@@ -42,4 +42,32 @@ class LockScanTest {
         t.objectMemory().putLongVolatile(second + ObjectLayout.PROTOCOL_WORD_OFFSET, 77); // the second's tts: held
         assertThat(ScytheNode.locksHeld(db)).isEqualTo(1);
     }
+
+    /**
+     * Which objects are left locked and whose (health's {@code locked}, what chaos names): a soak ended with "11
+     * objects still locked or queued on" and nothing to tell whose they were.
+     */
+    @Test
+    void shouldNameTheLockedObjectsKeyTicketsAndTheLedgersHolder() {
+        final LogDb db = new LogDb(fabric.attachNow("mn0"));
+        final Table t = db.create(TableSchema.fixed(1, "accounts", 8, 4));
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+        t.insert(0, v, 0, 8, ObjectLayout.LOADED_VERSION);
+        final int locked = t.offsetOf(t.insert(41, v, 0, 8, ObjectLayout.LOADED_VERSION));
+        final io.scythe.txn.scythe.TicketLedger ledger = new io.scythe.txn.scythe.TicketLedger();
+        t.objectMemory().putLongVolatile(locked + ObjectLayout.LOWER_OFFSET, 2); // tickets 0 (held) and 1 (queued)
+        ledger.granted("cn1.e3", 7, t, locked, 0);
+        ledger.granted("cn2.e1", 9, t, locked, 1);
+        final io.vertx.core.json.JsonArray found = ScytheNode.lockedObjects(db, ledger, 32);
+        assertThat(found.size()).isEqualTo(1);
+        final io.vertx.core.json.JsonObject o = found.getJsonObject(0);
+        assertThat(o.getString("table")).isEqualTo("accounts");
+        assertThat(o.getLong("key")).isEqualTo(41L);
+        assertThat(o.getInteger("object")).isEqualTo(locked);
+        assertThat(o.getLong("lower")).isEqualTo(2L);
+        assertThat(o.getLong("upper")).isZero();
+        assertThat(o.getString("holder")).isEqualTo("cn1.e3");
+        assertThat(o.containsKey("cas")).isFalse();
+        assertThat(ScytheNode.lockedObjects(db, ledger, 0)).isEmpty(); // bounded
+    }
 }
