@@ -198,9 +198,7 @@ public final class Explorer {
             + (o.redoLog() ? " --redo-log" : "") + (o.colocate() ? " --colocate" : "")
             + (o.faults().crashCn() == Faults.NO_CRASH ? "" : " --crash-cn " + java.util.Arrays.stream(
             o.faults().crashCns()).mapToObj(String::valueOf).collect(java.util.stream.Collectors.joining(","))
-            + " --crash-at "
-            + o.faults().crashAtNs() / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d",
-            o.faults().crashAtNs() % 1000) + "us" + (o.faults().recover() ? " --crash-recover" : "")
+            + " --crash-at " + crashTimes(o.faults()) + (o.faults().recover() ? " --crash-recover" : "")
             + (o.faults().recover() && o.faults().detectNs() != Faults.DEFAULT_DETECT_NS ? " --crash-detect "
             + o.faults().detectNs() / 1000.0 + "us" : "")
             + (o.faults().detectStaggerNs() > 0 ? " --crash-stagger " + o.faults().detectStaggerNs() / 1000.0 + "us"
@@ -209,6 +207,18 @@ public final class Explorer {
             + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
             + o.moveShardEveryNs() / 1000.0 + "us" : ""))
             + " --check-history --seed " + o.seed();
+    }
+
+    /** {@code --crash-at}'s value for {@code faults}: one time, or one per crashed CN when they differ. */
+    private static String crashTimes(final Faults faults) {
+        final int times = faults.staggered() ? faults.crashCns().length : 1;
+        final StringBuilder out = new StringBuilder();
+        for (int i = 0; i < times; i++) {
+            final long at = faults.crashAtNs(i);
+            out.append(i == 0 ? "" : ",").append(at / 1000).append('.')
+                .append(String.format(java.util.Locale.ROOT, "%03d", at % 1000)).append("us");
+        }
+        return out.toString();
     }
 
     /**
