@@ -289,8 +289,25 @@ public final class SimCommand implements Callable<Integer> {
     Duration timeline;
 
     @Accepts(min = "0s")
-    @Option(names = "--crash-at", defaultValue = "0us", description = "Virtual time of the crash.")
-    Duration crashAt;
+    @Option(names = "--crash-at", split = ",", defaultValue = "0us", paramLabel = "T[,T...]",
+        description = "Virtual time of the crash; or one time per --crash-cn, in its order, each later than the one "
+            + "before: the later CNs die while the earlier ones' deaths are detected, recovered or taken over (a CN "
+            + "that would be recovering an earlier one then is refused). With --explore --crashes the first is drawn "
+            + "from the seed and the others keep their distance from it.")
+    List<Duration> crashAt;
+
+    /** The one --crash-at time (several are refused where they mean nothing). */
+    private Duration crashAtOne(final String where) {
+        if (crashAt.size() != 1) {
+            throw new IllegalArgumentException("--crash-at takes one time " + where + ", not " + crashAt);
+        }
+        return crashAt.get(0);
+    }
+
+    /** The --crash-at times in ns: one for all of --crash-cn, or one per CN (their counts checked by Faults). */
+    private long[] crashAtsNs() {
+        return crashAt.stream().mapToLong(Duration::toNanos).toArray();
+    }
 
     @Accepts(min = "-1", max = "63")
     @Option(names = "--crash-mn", defaultValue = "-1",
@@ -485,6 +502,10 @@ public final class SimCommand implements Callable<Integer> {
         }
 
         refuseWhatNothingReads(commandSpec.commandLine().getParseResult());
+        if (crashAt.size() > 1 && crashAt.size() != crashCns.size()) {
+            throw new IllegalArgumentException("--crash-at gives " + crashAt.size() + " times for " + crashCns.size()
+                + " --crash-cn: give one time for all, or one per CN in the same order");
+        }
         if (!crashStagger.isZero() && crashCns.size() < 2) {
             throw new IllegalArgumentException("--crash-stagger staggers the detection of several crashed CNs: give "
                 + "several --crash-cn (it does nothing with one)");
@@ -513,11 +534,15 @@ public final class SimCommand implements Callable<Integer> {
                         : "") + (several ? "several --crash-cn (" + crashCns + ") without --crashes" : ""));
                 }
                 final picocli.CommandLine.ParseResult given = commandSpec.commandLine().getParseResult();
-                if (given.hasMatchedOption("--crash-at") || (given.hasMatchedOption("--crash-cn") && !crashes)) {
-                    // Its seeds' runs would drop them silently: each seed draws its crash's time, and crashes CNs
-                    // only with --crashes.
+                final boolean staggered = crashes && crashCns.size() > 1 && crashAt.size() > 1;
+                if (given.hasMatchedOption("--crash-at") && !staggered
+                    || (given.hasMatchedOption("--crash-cn") && !crashes)) {
+                    // Its seeds' runs would drop them silently: each seed draws its crash's time (one --crash-at
+                    // per CN of several with --crashes keeps their distances, the first drawn), and crashes CNs only
+                    // with --crashes.
                     throw new IllegalArgumentException("--explore draws each seed's crash time from the seed: it takes "
-                        + "no --crash-at, and --crash-cn only with --crashes");
+                        + "--crash-at only as one time per CN of several with --crashes (their distances kept), and "
+                        + "--crash-cn only with --crashes");
                 }
                 if (explore < 1) {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
@@ -681,7 +706,23 @@ public final class SimCommand implements Callable<Integer> {
             o.replicas(replicas.get(0));
         }
         verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes).colocate(colocate);
-        if (crashes && crashCns.size() > 1) { // several nodes at one time drawn from the seed
+        if (crashes && crashCns.size() > 1 && crashAt.size() > 1) { // the first drawn, the others as far after it
+            Explorer.crash(o, crashCns.get(0), crashDetect.toNanos());
+            final long[] at = crashAtsNs();
+            // The first crash drawn from the seed as ever, folded so that the last one stays within the run.
+            final long room = o.warmupNs() + o.durationNs() - (at[at.length - 1] - at[0]);
+            if (room < 2) {
+                throw new IllegalArgumentException("--crash-at " + crashAt + " spans more than a seed's run ("
+                    + (o.warmupNs() + o.durationNs()) + " ns)");
+            }
+            final long drawn = 1 + (o.faults().crashAtNs() - 1) % (room - 1);
+            final long[] shifted = new long[at.length];
+            for (int i = 0; i < at.length; i++) {
+                shifted[i] = drawn + at[i] - at[0];
+            }
+            o.faults().crash(crashCns.stream().mapToInt(Integer::intValue).toArray(), shifted)
+                .detectStagger(crashStagger.toNanos());
+        } else if (crashes && crashCns.size() > 1) { // several nodes at one time drawn from the seed
             Explorer.crash(o, crashCns.get(0), crashDetect.toNanos());
             o.faults().crash(crashCns.stream().mapToInt(Integer::intValue).toArray(), o.faults().crashAtNs())
                 .detectStagger(crashStagger.toNanos());
@@ -754,13 +795,14 @@ public final class SimCommand implements Callable<Integer> {
         final io.scythe.routing.RoutingMode routingMode = io.scythe.routing.RoutingMode.named(routing);
         final Faults faults = new Faults().jitterNs(jitter.toNanos());
         if (crashMn >= 0) {
-            faults.crashMemoryNode(crashMn, crashAt.toNanos(), crashDetect.toNanos());
+            faults.crashMemoryNode(crashMn, crashAtOne("with --crash-mn").toNanos(), crashDetect.toNanos());
         }
         if (crashCns.size() > 1 || crashCns.get(0) >= 0) {
             if (crashCns.contains(-1)) {
                 throw new IllegalArgumentException("--crash-cn names compute nodes 0-based, not " + crashCns);
             }
-            faults.crash(crashCns.stream().mapToInt(Integer::intValue).toArray(), crashAt.toNanos())
+            final int[] cns = crashCns.stream().mapToInt(Integer::intValue).toArray();
+            (crashAt.size() == 1 ? faults.crash(cns, crashAt.get(0).toNanos()) : faults.crash(cns, crashAtsNs()))
                 .recover(crashRecover, crashDetect.toNanos()).detectStagger(crashStagger.toNanos());
             if (crashRestartAfter != null) {
                 faults.restartAfter(crashRestartAfter.toNanos());

@@ -182,7 +182,7 @@ class SimCommandTest {
             final StringWriter errDropped = new StringWriter(); // its seeds would drop it silently: refused
             assertThat(run(new StringWriter(), errDropped, "sim", "--explore", "2", "--cns", "2", dropped[0],
                 dropped[1])).isEqualTo(2);
-            assertThat(errDropped.toString()).contains("it takes no --crash-at, and --crash-cn only with --crashes");
+            assertThat(errDropped.toString()).contains("it takes --crash-at only as one time per CN of several with --crashes").contains("--crash-cn only with --crashes");
         }
         final StringWriter errStagger = new StringWriter(); // it would do nothing: refused, not ignored
         assertThat(run(new StringWriter(), errStagger, "sim", "--cns", "3", "--redo-log", "--crash-cn", "0",
@@ -192,6 +192,14 @@ class SimCommandTest {
         assertThat(run(new StringWriter(), errStagger2, "sim", "--cns", "3", "--redo-log", "--protocols", "lotus",
             "--crash-cn", "0,1", "--crash-stagger", "50us")).isEqualTo(2);
         assertThat(errStagger2.toString()).contains("give several --crash-cn and --crash-recover");
+        final StringWriter errTimes = new StringWriter(); // one time per crashed CN, or one for all
+        assertThat(run(new StringWriter(), errTimes, "sim", "--cns", "3", "--crash-cn", "0,2", "--crash-at",
+            "10us,20us,30us")).isEqualTo(2);
+        assertThat(errTimes.toString()).contains("--crash-at gives 3 times for 2 --crash-cn");
+        final StringWriter errOrder = new StringWriter();
+        assertThat(run(new StringWriter(), errOrder, "sim", "--cns", "3", "--crash-cn", "0,2", "--crash-at",
+            "30us,20us")).isEqualTo(2);
+        assertThat(errOrder.toString()).contains("each later than the one before");
         final StringWriter err3b = new StringWriter(); // several CNs crash together, each once
         assertThat(run(new StringWriter(), err3b, "sim", "--cns", "3", "--crash-cn", "1,1")).isEqualTo(2);
         assertThat(err3b.toString()).contains("names cn1 twice");

@@ -93,6 +93,8 @@ final class CrashRecovery {
     /** The crashed nodes, in crash order. */
     private final List<Victim> victims = new ArrayList<>();
     private final List<String> errors = new ArrayList<>();
+    /** How many of {@link #victims} {@link #detectLater} has scheduled the detection of. */
+    private int detecting;
     private long rolledDelta;
     private int committedByRecovery;
 
@@ -180,13 +182,16 @@ final class CrashRecovery {
                      final IntPredicate live, final List<List<TxnRuntime>> runtimes, final List<List<SimLoop>> loops,
                      final java.util.function.LongSupplier now, final List<HistoryRecorder> recorders) {
         long after = detectNs;
-        for (final Victim v : victims) { // each dead incarnation is owed recovery of its own, in crash order
+        // Each dead incarnation is owed recovery of its own, in crash order; those crashed at an earlier time
+        // (Faults#staggered) were scheduled then.
+        for (final Victim v : victims.subList(detecting, victims.size())) {
             membership.schedule(() -> {
                 v.detectedAtNs = now.getAsLong();
                 claimAndRun(v, membership, computeNodes, live, runtimes, loops, now, recorders);
             }, after, java.util.concurrent.TimeUnit.NANOSECONDS);
             after += staggerNs; // Faults#detectStagger: 0 unless a test staggers the deaths' news
         }
+        detecting = victims.size();
     }
 
     private void claimAndRun(final Victim v, final SimLoop membership, final int computeNodes,

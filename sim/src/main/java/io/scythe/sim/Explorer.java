@@ -240,7 +240,7 @@ public final class Explorer {
             + (o.redoLog() ? " --redo-log" : "") + (o.colocate() ? " --colocate" : "")
             + (o.faults().crashCn() == Faults.NO_CRASH ? "" : " --crash-cn " + java.util.Arrays.stream(
             o.faults().crashCns()).mapToObj(String::valueOf).collect(java.util.stream.Collectors.joining(","))
-            + " --crash-at " + exactMicros(o.faults().crashAtNs()) + (o.faults().recover() ? " --crash-recover" : "")
+            + " --crash-at " + crashTimes(o.faults()) + (o.faults().recover() ? " --crash-recover" : "")
             + (o.faults().recover() && o.faults().detectNs() != Faults.DEFAULT_DETECT_NS ? " --crash-detect "
             + micros(o.faults().detectNs()) : "")
             + (o.faults().detectStaggerNs() > 0 ? " --crash-stagger " + micros(o.faults().detectStaggerNs()) : ""))
@@ -256,6 +256,16 @@ public final class Explorer {
             + " --shards " + o.shards() + (o.moveShardEveryNs() > 0 ? " --move-shard-every "
             + micros(o.moveShardEveryNs()) : ""))
             + " --check-history --seed " + o.seed();
+    }
+
+    /** {@code --crash-at}'s value for {@code faults}: one time, or one per crashed CN when they differ. */
+    private static String crashTimes(final Faults faults) {
+        final int times = faults.staggered() ? faults.crashCns().length : 1;
+        final StringBuilder out = new StringBuilder();
+        for (int i = 0; i < times; i++) {
+            out.append(i == 0 ? "" : ",").append(exactMicros(faults.crashAtNs(i)));
+        }
+        return out.toString();
     }
 
     /**

@@ -9,7 +9,7 @@ import io.vertx.core.json.JsonObject;
  *       and responses. A queue pair keeps its order (RC), so this reorders verbs across queue pairs only.</li>
  *   <li>{@code crashCn} at {@code crashAtNs} (virtual, from the start): that CN's loops vanish with their state, its
  *       posted but unexecuted verbs die with its NIC. Several CNs may crash at that same time ({@link #crashCns}),
- *       each as one would, at least one CN surviving. Without {@code recover} the run reports what the crash left
+ *       each as one would, at least one CN surviving, or each at its own time ({@link #crash(int[], long[])}). Without {@code recover} the run reports what the crash left
  *       (locks held, the conserved quantity); with it ({@link CrashRecovery}) the crash is detected {@code detectNs}
  *       later and another CN recovers it with the cluster's recovery code, and the run checks the outcome.</li>
  *   <li>{@code crashMn} at {@code crashMnAtNs}: that memory node dies with its memory and its services' state (its
@@ -52,9 +52,12 @@ public final class Faults {
     private long jitterNs;
     private int crashMn = NO_CRASH;
     private long crashMnAtNs;
-    /** The compute nodes crashing at {@link #crashAtNs}, in the order given (empty: none). */
+    /** The compute nodes crashing, in the order given (empty: none), each at its {@link #crashAtsNs} time. */
     private int[] crashCns = new int[0];
+    /** The first crash's time (every crash's, unless {@link #crashAtsNs} staggers them). */
     private long crashAtNs;
+    /** Each of {@link #crashCns}'s crash time, in its order (one list, {@code --crash-at a,b}); null: all at once. */
+    private long[] crashAtsNs;
     private boolean recover;
     /** Virtual time from the crash to each crashed CN's restart as a new incarnation; -1: never restarted. */
     private long restartAfterNs = -1;
@@ -103,6 +106,27 @@ public final class Faults {
         }
         if (crashAtNs < 0) {
             throw new IllegalArgumentException("crash-at must not be negative");
+        }
+        if (crashAtsNs != null) {
+            for (int i = 1; i < crashAtsNs.length; i++) {
+                if (crashAtsNs[i] <= crashAtsNs[i - 1]) {
+                    throw new IllegalArgumentException("crash-at gives one time per --crash-cn, each later than the one "
+                        + "before (" + crashAtsNs[i] + " ns for cn" + crashCns[i] + " is not after " + crashAtsNs[i - 1]
+                        + " ns for cn" + crashCns[i - 1] + "); CNs crashing at one instant share one --crash-at time");
+                }
+            }
+            if (crashMn != NO_CRASH) {
+                throw new IllegalArgumentException("crash-at with one time per crashed CN is not modelled with a "
+                    + "memory-node crash (crash-mn)");
+            }
+            if (restartAfterNs >= 0) {
+                throw new IllegalArgumentException("crash-restart-after restarts CNs crashed at one instant: give one "
+                    + "--crash-at time (restarting CNs crashed at different times is not built)");
+            }
+            if (detectStaggerNs > 0) {
+                throw new IllegalArgumentException("crash-stagger staggers the detection of CNs crashed at one instant; "
+                    + "with one --crash-at time per CN each death is detected its own detect time after it");
+            }
         }
         if (recover && crashCns.length == 0) {
             throw new IllegalArgumentException("crash-recover recovers the CN --crash-cn names: give it");
@@ -161,6 +185,10 @@ public final class Faults {
             // One node as before (the explorer's crash runs report byte-identically); several as a list.
             json.put("crash_cn", crashCns.length == 1 ? (Object) crashCns[0] : crashCnList())
                 .put("crash_at_ns", crashAtNs);
+            if (staggered()) {
+                json.put("crash_ats_ns", new io.vertx.core.json.JsonArray(java.util.Arrays.stream(crashAtsNs).boxed()
+                    .toList()));
+            }
             if (recover) {
                 json.put("crash_recover", true).put("detect_ns", detectNs);
             }
@@ -240,13 +268,25 @@ public final class Faults {
         return list;
     }
 
+    /** The first compute node crash's time (every one's unless {@link #staggered}). */
     public long crashAtNs() {
         return crashAtNs;
+    }
+
+    /** When compute node {@code crashCns()[i]} crashes (virtual, from the start). */
+    public long crashAtNs(final int i) {
+        return crashAtsNs == null ? crashAtNs : crashAtsNs[i];
+    }
+
+    /** Whether the crashed compute nodes crash at different times ({@link #crash(int[], long[])}). */
+    public boolean staggered() {
+        return crashAtsNs != null && crashAtsNs.length > 1;
     }
 
     public Faults crash(final int computeNode, final long atNs) {
         this.crashCns = computeNode == NO_CRASH ? new int[0] : new int[] {computeNode};
         this.crashAtNs = atNs;
+        this.crashAtsNs = null;
         return this;
     }
 
@@ -254,6 +294,26 @@ public final class Faults {
     public Faults crash(final int[] computeNodes, final long atNs) {
         this.crashCns = computeNodes.clone();
         this.crashAtNs = atNs;
+        this.crashAtsNs = null;
+        return this;
+    }
+
+    /**
+     * Compute node {@code computeNodes[i]} crashes at {@code atsNs[i]}, each later than the one before (checked by
+     * {@code validate}): the later ones die while the earlier ones' deaths are detected, recovered or taken over.
+     * One time is every node's. Fails when the counts differ otherwise.
+     */
+    public Faults crash(final int[] computeNodes, final long[] atsNs) {
+        if (atsNs.length == 1) {
+            return crash(computeNodes, atsNs[0]);
+        }
+        if (computeNodes.length != atsNs.length) {
+            throw new IllegalArgumentException("crash-at gives " + atsNs.length + " times for " + computeNodes.length
+                + " crashed CNs (--crash-cn): give one time for all, or one per CN in the same order");
+        }
+        this.crashCns = computeNodes.clone();
+        this.crashAtNs = atsNs[0];
+        this.crashAtsNs = atsNs.clone();
         return this;
     }
 

@@ -852,35 +852,49 @@ public final class Simulation {
             crashMemoryNode(faults);
         }
         if (faults.crashCn() != Faults.NO_CRASH) {
-            scheduler.runUntil(startNs + faults.crashAtNs(), this::failed);
+            // The CNs crashing at one instant crash together (--crash-cn a,b,..), each as one would, in the order
+            // given; with one --crash-at time per CN (Faults#staggered) each group at its own time, later ones dying
+            // while the earlier ones' deaths are detected, recovered or taken over.
+            final int[] all = faults.crashCns();
+            SimLoop membership = null;
             inFlightAtCrash = 0;
-            for (final Client client : clients) {
-                if (faults.crashes(client.computeNode) && client.busy) {
-                    crashed.inFlight(client.lastAttempt, client.lastResult);
-                    inFlightAtCrash++;
+            for (int first = 0; first < all.length;) {
+                int end = first + 1;
+                while (end < all.length && faults.crashAtNs(end) == faults.crashAtNs(first)) {
+                    end++;
                 }
-            }
-            // Several CNs crash at the same virtual instant (--crash-cn a,b,..): each as one would, in the order given.
-            if (tally != null) {
-                for (final int cn : faults.crashCns()) {
-                    crashForRecovery(cn);
+                final int[] group = java.util.Arrays.copyOfRange(all, first, end);
+                scheduler.runUntil(startNs + faults.crashAtNs(first), this::failed);
+                first = end;
+                for (final Client client : clients) {
+                    if (contains(group, client.computeNode) && client.busy) {
+                        crashed.inFlight(client.lastAttempt, client.lastResult);
+                        inFlightAtCrash++;
+                    }
                 }
-            }
-            for (final int cn : faults.crashCns()) {
-                for (final SimLoop loop : cnLoops.get(cn)) {
-                    loop.crash();
+                if (tally != null) {
+                    for (final int cn : group) {
+                        crashForRecovery(cn);
+                    }
                 }
-            }
-            if (!restarts.isEmpty()) {
-                final SimLoop restarter = scheduler.newLoop("restarter", (loop, poll, work, requests) -> 0);
-                restarter.schedule(() -> restarts.forEach(this::restart), faults.restartAfterNs(),
-                    java.util.concurrent.TimeUnit.NANOSECONDS);
-            }
-            if (recovery != null) {
-                final SimLoop membership = scheduler.newLoop("membership", (loop, poll, work, requests) -> 0);
-                recovery.detectLater(membership, faults.detectNs(), faults.detectStaggerNs(), options.computeNodes(),
-                    cn -> !cnLoops.get(cn).get(0).crashed() && !givenUp.containsKey(cn), runtimesOfCn, cnLoops,
-                    clock::nanoTime, recorders);
+                for (final int cn : group) {
+                    for (final SimLoop loop : cnLoops.get(cn)) {
+                        loop.crash();
+                    }
+                }
+                if (first == all.length && !restarts.isEmpty()) { // one crash time (Faults#validate)
+                    final SimLoop restarter = scheduler.newLoop("restarter", (loop, poll, work, requests) -> 0);
+                    restarter.schedule(() -> restarts.forEach(this::restart), faults.restartAfterNs(),
+                        java.util.concurrent.TimeUnit.NANOSECONDS);
+                }
+                if (recovery != null) {
+                    if (membership == null) {
+                        membership = scheduler.newLoop("membership", (loop, poll, work, requests) -> 0);
+                    }
+                    recovery.detectLater(membership, faults.detectNs(), faults.detectStaggerNs(),
+                        options.computeNodes(), cn -> !cnLoops.get(cn).get(0).crashed() && !givenUp.containsKey(cn),
+                        runtimesOfCn, cnLoops, clock::nanoTime, recorders);
+                }
             }
         }
         if (faults.crashMn() != Faults.NO_CRASH && !mnFirst) {
@@ -901,6 +915,15 @@ public final class Simulation {
         }
         drainedNs = clock.nanoTime() - endNs;
         Bridge.switchCurrent(null);
+    }
+
+    private static boolean contains(final int[] values, final int value) {
+        for (final int v : values) {
+            if (v == value) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -121,4 +121,69 @@ class MultiCrashTimelineTest extends SimVertxTest {
         assertThat(sum).isEqualTo(run.getLong("committed")); // no warm-up: every measured commit, once
         assertThat(timeline.getDouble("dip_pct")).isGreaterThan(30.0); // two of three nodes' clients are gone
     }
+
+    /**
+     * One crash time per CN ({@code --crash-at a,b}): counts that differ, times not each after the one before, a time
+     * past the run, a recoverer crashing after it was handed an earlier node's recovery, and the combinations not
+     * built (a memory-node crash, restarts, a detection stagger) are refused, naming why.
+     */
+    @Test
+    void shouldRefuseStaggeredCrashTimesThatDoNotFit() {
+        assertThatThrownBy(() -> new Faults().crash(new int[] {0, 2}, new long[] {1, 2, 3}))
+            .hasMessageContaining("3 times for 2 crashed CNs");
+        for (final long[] bad : new long[][] {{90_000, 40_000}, {40_000, 40_000}}) {
+            final SimOptions o = threeCns();
+            o.faults().crash(new int[] {2, 0}, bad);
+            assertThatThrownBy(o::validate).hasMessageContaining("each later than the one before");
+        }
+        final SimOptions past = threeCns();
+        past.faults().crash(new int[] {2, 0}, new long[] {40_000, 200_000});
+        assertThatThrownBy(past::validate).hasMessageContaining("past the run's end");
+        final SimOptions recoverer = threeCns(); // cn1 recovers cn0 (first live by number), then dies itself
+        recoverer.faults().crash(new int[] {0, 1}, new long[] {40_000, 100_000}).recover(true,
+            Faults.DEFAULT_DETECT_NS);
+        assertThatThrownBy(recoverer::validate).hasMessageContaining("cn1 recovers cn0")
+            .hasMessageContaining("a recoverer's death is not modelled");
+        final SimOptions early = threeCns(); // dead before cn0's death is detected: cn2 recovers both
+        early.faults().crash(new int[] {0, 1}, new long[] {40_000, 50_000}).recover(true, Faults.DEFAULT_DETECT_NS);
+        assertThat(early.validate().faults().staggered()).isTrue();
+        final SimOptions stagger = threeCns();
+        stagger.faults().crash(new int[] {2, 0}, new long[] {40_000, 100_000}).recover(true, Faults.DEFAULT_DETECT_NS)
+            .detectStagger(10_000);
+        assertThatThrownBy(stagger::validate).hasMessageContaining("crash-stagger");
+        final SimOptions restart = threeCns().protocol("lotus");
+        restart.faults().crash(new int[] {2, 0}, new long[] {40_000, 100_000}).restartAfter(10_000);
+        assertThatThrownBy(restart::validate).hasMessageContaining("crash-restart-after");
+        assertThat(new Faults().crash(new int[] {2, 0}, new long[] {5}).staggered()).isFalse(); // one time: together
+        assertThat(new Faults().crash(new int[] {2, 0}, new long[] {5, 9}).toJson().getJsonArray("crash_ats_ns"))
+            .isEqualTo(new JsonArray().add(5L).add(9L));
+        assertThat(new Faults().crash(new int[] {2, 0}, 5).toJson().containsKey("crash_ats_ns")).isFalse();
+    }
+
+    /**
+     * Two CNs crashed 60 us apart, each recovered by cn1 (the first live CN by number) on its own detection: cn0 at
+     * 40 us, cn2 at 100 us; each death detected 20 us after its own crash (not after the first), every invariant
+     * held, and cn2's clients kept committing between the two crashes.
+     */
+    @Test
+    void shouldRecoverTwoNodesCrashedAtDifferentTimesEachFromItsOwnCrash() throws Exception {
+        final SimOptions o = threeCns().timelineNs(20_000);
+        o.faults().crash(new int[] {0, 2}, new long[] {40_000, 100_000}).recover(true, Faults.DEFAULT_DETECT_NS);
+        final SimResult r = new Simulation(o.validate(), new SmallBankSpec(1000, 0.99, "scythe")).run(vertx);
+        final JsonObject run = r.run().toJson();
+        assertThat(r.invariantsOk()).as(run.encode()).isTrue();
+        final JsonArray nodes = run.getJsonObject("sim").getJsonObject("crash").getJsonObject("recovery")
+            .getJsonArray("nodes");
+        assertThat(nodes).hasSize(2);
+        for (int i = 0; i < 2; i++) {
+            assertThat(nodes.getJsonObject(i).getInteger("cn")).isEqualTo(i == 0 ? 0 : 2);
+            assertThat(nodes.getJsonObject(i).getString("recovered_by")).isEqualTo("cn1");
+            assertThat(nodes.getJsonObject(i).getLong("detected_after_ns")).isEqualTo(Faults.DEFAULT_DETECT_NS);
+            assertThat(nodes.getJsonObject(i).getJsonObject("report")).isNotNull();
+        }
+        final JsonArray commits = run.getJsonObject("sim").getJsonObject("timeline").getJsonArray("commits");
+        // Buckets of 20 us: 60-80 and 80-100 us lie between the crashes, cn1 and cn2 serving.
+        assertThat(commits.getLong(3) + commits.getLong(4)).isGreaterThan(0);
+        assertThat(commits.getLong(3)).isGreaterThan(commits.getLong(8)); // cn1 alone at the end: fewer
+    }
 }

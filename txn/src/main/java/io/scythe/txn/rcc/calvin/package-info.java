@@ -130,7 +130,7 @@
  *       kept as each key's home node, the scheduler of a dead home being the one its successor took over (a
  *       transaction's keys at node d still go to d's scheduler, wherever it runs). One owner's death per run is taken
  *       over, and with it any number of deaths of nodes that schedule no partition (they only sequence and execute),
- *       built for before, during or after it but simulated only as deaths at the same instant (below) ({@link io.scythe.txn.rcc.calvin.Takeover#secondDeathRefusal}): such a node dying
+ *       built for before, during or after it and simulated as deaths at the same instant or, with {@code --crash-at T1,T2}, at different times (below) ({@link io.scythe.txn.rcc.calvin.Takeover#secondDeathRefusal}): such a node dying
  *       during the take-over is waited for no more at the successor if its contribution did not come (its
  *       transactions there are its decided ones, from its decision records, read before anything is rebuilt: nothing
  *       is rebuilt while a node is dying), its decision of a transaction it did contribute goes in once, as
@@ -143,13 +143,18 @@
  *       {@code --explore --crashes}) are refused up front where one of them might be such a second death
  *       ({@code CalvinModule#severalCrashesRefusal}: two owners, or an owner and a node between it and its successor).
  *       Tested by {@code CalvinSimTest#shouldTakeOverADeadOwnerWhenAnotherNodeDiesTooInTheSameRun} (3 compute nodes,
- *       owner cn0 and cn2 crashing together early, 3 seeds per form). Every simulated second death is simultaneous
- *       with the first (only its news is staggered), so the paths for a non-owner dying after it contributed, routed or
- *       resent (a contribution dropped as already in, {@code takenWriting} closed, the rebuilt and adopted parts of
- *       {@code executorDiedDuringTakeover}) run in no simulation, {@code --crash-stagger} included (staggered news
- *       does not reach the rebuilt part: the rebuild waits for the later-told node's contribution, which a node
- *       crashed with the owner never sends, so its death is told before the rebuild; a probe there over 220 explored
- *       seeds never saw it rebuilt); the contribution dedup is unit-tested in
+ *       owner cn0 and cn2 crashing together early, 3 seeds per form). Deaths at the same instant (news staggered or not)
+ *       never reach the rebuilt part: the rebuild waits for the later-told node's contribution, which a node crashed
+ *       with the owner never sends. Crashes at different times ({@code sim --crash-cn 0,2 --crash-at T,T+60us}) do: cn2
+ *       contributes to cn1's rebuild and dies after it, and {@code executorDiedDuringTakeover} runs with its rebuilt
+ *       and adopted parts ({@code CalvinModule#DIED_AFTER_REBUILD}), tested by
+ *       {@code CalvinSimTest#shouldTakeOverADeadOwnerWhenANodeThatContributedDiesAfterTheRebuild} (2 seeds per form:
+ *       money conserved, serializable, each commit reported once, no loop given up; the count absent with both
+ *       crashes at one instant). Its "route from its log" step ({@code CalvinModule#ROUTED_FROM_LOG}) ran in no
+ *       run: a decided transaction writing the dead owner's partitions read its records at the successor, in an
+ *       epoch complete there (every written key is read, {@code readForUpdate}), so it is below the step's frontier
+ *       (see {@code CalvinNode#executorDiedDuringTakeover}); {@code takenWriting}'s close after the rebuild is
+ *       likewise not shown reached; the contribution dedup is unit-tested in
  *       {@code CalvinOrderTest} only. Sweep ({@code scythe sim --explore 200 --seed 1
  *       --crashes --crash-cn 0,2 --cns 3 --mns 2 --protocols rcc-calvin,rcc-calvin:primitive=rpc}): 0 of 200 seeds
  *       failed in each form (one-sided 1,941 committed, 179 decided by recovery; RPC 1,860 and 166); with
@@ -176,8 +181,9 @@
  *       and either owner (cn0: one-sided 223 committed, 7 decided by recovery, RPC 215 and 10; cn1: 243 and 6, 235
  *       and 8). Short sweeps for want of time on a loaded machine (load 35 to 50 on 2 cores).</li>
  * </ul>
- * Not built: the take-over of a second death of a node scheduling partitions (above). Not yet simulated: a node
- * owning no partition dying after it contributed to, routed to or resent for an owner's take-over (above).
+ * Not built: the take-over of a second death of a node scheduling partitions (above). Simulated with crashes at
+ * different times, but not shown reached: the "route from its log" step of a node owning no partition dying after it
+ * contributed to an owner's take-over (above).
  * A rebuilt passive part whose records were lost and whose keys a
  * later transaction wrote gives up (above) rather than being served.
  * Also not built: freeing input-log regions once no survivor needs them; nor a per-stage breakdown,
