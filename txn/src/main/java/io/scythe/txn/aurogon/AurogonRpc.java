@@ -28,8 +28,7 @@ package io.scythe.txn.aurogon;
  * </ul> A coordinator's COMMIT or STAGE of a version already committed at its timestamp (a recovery committed its
  * transaction while it was paused) answers {@code Participant.COMMITTED_ALREADY} (2: done), one of a version rolled
  * back or never installed {@code NOT_PENDING}; a recovery's COMMIT answers {@code FIRST_SEEN} or {@code NOT_PENDING}.
- * <ul>
- * </ul> INSTALL, COMMIT, ROLLBACK, STAGE and APPLY/DISCARD answer with the status, the largest timestamp seen (at
+ * INSTALL, COMMIT, ROLLBACK, STAGE and APPLY/DISCARD answer with the status, the largest timestamp seen (at
  * 8) and an orphan hint (at 16): 24 bytes; INSERT adds the wts of the version below it (the absence it read) at 24:
  * 32 bytes. A READ reply has its hint at 24, its value at 32. The largest timestamp seen is what DST's chasing clocks
  * advance to ({@link AurogonClock}); the hint is the timestamp of a transaction this node suspects its coordinator
@@ -43,8 +42,9 @@ package io.scythe.txn.aurogon;
  *             transaction's id (i64, the one its coordinator reports it under), 48 its coordinator's low-water
  *             (i64: the oldest timestamp it has open, see Backups), 56 the part; answers OK,
  *             Backups.FENCED, or Backups.STALE (with its floor as the seen timestamp)
- *  HOLDS      16 ts; answers 0 Backups.FULL/COMMITTED/ABORTED (fencing it when not held in full) or
- *             Backups.FORGOTTEN (decided and forgotten: see Backups), 4 writes held,
+ *  HOLDS      16 ts; answers 0 Backups.FULL/COMMITTED/ABORTED (fencing it when not held in full),
+ *             Backups.FORGOTTEN (decided and forgotten: see Backups), or Backups.NOT_HERE (4: a replacement born
+ *             after ts holding nothing of it; nothing fenced), 4 writes held,
  *             8 mask, 16 the transaction's id (0 when nothing of it is held)
  *  FETCH      0 write index, 4 offset, 16 ts; answers 0 status, 4 value length (DELETE), 8 key, 16 backup table
  *             id, 24 the value's bytes from offset

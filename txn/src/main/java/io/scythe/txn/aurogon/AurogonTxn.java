@@ -775,9 +775,31 @@ final class AurogonTxn implements Txn {
             for (final String backup : CoordinatorRecovery.inOrder(runtime.catalog(),
                 new java.util.LinkedHashSet<>(backupNodes))) {
                 marked = marked.compose(v -> orGone(decideAt(backup, AurogonRpc.DISCARD).compose(reply ->
-                    expectStatus("DISCARD on " + backup, reply))));
+                    reply.payload().getInt(0) == Backups.FENCED
+                        ? Future.failedFuture(new AppliedByRecovery(backup))
+                        : expectStatus("DISCARD on " + backup, reply))));
             }
-            return marked.compose(v -> {
+            return marked.transform(m -> {
+                if (m.failed()) {
+                    // A backup did not take the DISCARD: FENCED (a recovery APPLIED it there and commits it), or no
+                    // answer (one may yet). Nothing is rolled back here, and the client is told the outcome is
+                    // unknown (review, stop 45: "not serving" promised it never committed, and a resend applied a
+                    // transfer twice). Applied by a recovery, the transaction is that recovery's: the loop goes on,
+                    // its timestamp kept under the low-water; else the loop gives up as before (its DISCARD is sent
+                    // again, close()).
+                    final boolean applied = m.cause() instanceof AppliedByRecovery;
+                    final String why = "transaction " + Long.toHexString(id) + " at " + AurogonTimestamp.toString(ts)
+                        + " aborted after replicating, but " + m.cause().getMessage();
+                    inDoubt |= applied;
+                    if (!applied) {
+                        runtime.giveUp(why);
+                    }
+                    final HistoryRecorder recorder = runtime.recorder();
+                    if (recorder != null) {
+                        recorder.inDoubt(id, accesses);
+                    }
+                    return Future.failedFuture(new OutcomeUnknownException(why, m.cause()));
+                }
                 final List<Future<?>> rollbacks = new ArrayList<>();
                 for (final Access a : accesses) {
                     if (a.locked) {
@@ -785,15 +807,23 @@ final class AurogonTxn implements Txn {
                         rollbacks.add(rollback(a));
                     }
                 }
-                return Reposts.settle(rollbacks);
-            }).recover(e -> {
-                final String why = "transaction " + Long.toHexString(id) + " could not roll back its pending "
-                    + "versions: " + e;
-                runtime.giveUp(why);
-                return Future.failedFuture(new NotServingException(why, e));
+                // Every backup took the DISCARD: nothing of it can commit, whatever is left pending here.
+                return Reposts.settle(rollbacks).recover(e -> {
+                    final String why = "transaction " + Long.toHexString(id) + " could not roll back its pending "
+                        + "versions: " + e;
+                    runtime.giveUp(why);
+                    return Future.failedFuture(new NotServingException(why, e));
+                });
             });
         }).onComplete(done -> close());
         return aborted;
+    }
+
+    /** A backup answered an abort's DISCARD FENCED: a recovery APPLIED the transaction there (it commits it). */
+    private static final class AppliedByRecovery extends IllegalStateException {
+        AppliedByRecovery(final String backup) {
+            super("backup " + backup + " answered its DISCARD FENCED: a recovery applied it (commits it)");
+        }
     }
 
     @Override

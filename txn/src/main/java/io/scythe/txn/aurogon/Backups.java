@@ -407,7 +407,6 @@ public final class Backups {
         return ts & (1L << AurogonTimestamp.ID_BITS) - 1;
     }
 
-    /** Whether {@code ts} is at or below its coordinator's forgotten mark (and so, not held: forgotten). */
     /**
      * On a replacement process, the floor it was born at: every timestamp a predecessor could have held is at or below
      * it ({@code ParticipantService#replacement(long)}); 0 elsewhere.
@@ -419,6 +418,7 @@ public final class Backups {
         bornAt = Math.max(bornAt, floor);
     }
 
+    /** Whether {@code ts} is at or below its coordinator's forgotten mark (and so, not held: forgotten). */
     private boolean forgotten(final long ts) {
         return ts <= forgottenUpTo.get(coordinator(ts));
     }

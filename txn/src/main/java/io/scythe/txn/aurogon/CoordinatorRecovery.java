@@ -28,7 +28,8 @@ import java.util.Set;
  *       backup;</li>
  *   <li>HOLDS at the node, or at the backups of the first pending record's partition: FULL answers carry the mask
  *       of the transaction's backup nodes; then HOLDS at every node of the mask. A node that does not hold all of
- *       its share fences the transaction (ABORTED, and refuses its parts from then on), so the decision cannot change
+ *       its share fences the transaction (ABORTED, and refuses its parts from then on; a replacement born after the
+ *       timestamp answers NOT_HERE instead, fencing nothing: the share is lost), so the decision cannot change
  *       under a coordinator that was only slow;</li>
  *   <li>every node FULL or COMMITTED: durable, so commit: the holders APPLY it first, one after the other in node
  *       order, then every write is fetched from a backup (FETCH) and committed at its primary (STAGE, COMMIT; a
@@ -209,7 +210,8 @@ final class CoordinatorRecovery {
      * The transaction at {@code ts} lost a backup share: a node of its mask (or every backup of the suspect record's
      * partition) died with it, so "all the relevant backups hold its updates" (§4.5) cannot be asked; the paper is
      * silent on a coordinator and a backup dying together. Decided from what survives (a deviation, in the package
-     * docs): HOLDS at every live memory node (a node holding none of it fences it, as always);
+     * docs): HOLDS at every live memory node (a node holding none of it fences it, as always, but a replacement born
+     * after {@code ts} answers NOT_HERE: then f+1 copies are not assumed, the COMMITTED_AT path decides);
      * <ul>
      *   <li>a live node of the mask those answers name answers ABORTED: it was never replicated in full, so no COMMIT
      *       was sent: roll back;</li>
@@ -247,11 +249,14 @@ final class CoordinatorRecovery {
                                           final List<long[]> suspects, final Decision d) {
         final List<String> live = liveMemoryNodes(runtime.catalog());
         final Set<String> aborted = new HashSet<>();
+        final Set<String> notHere = new HashSet<>();
         final List<Future<?>> asked = new ArrayList<>();
         for (final String n : live) {
             final Decision one = new Decision();
             asked.add(holds(runtime, ts, List.of(n), one).map(v -> {
-                if (one.forgotten) {
+                if (one.lost) {
+                    notHere.add(n); // a replacement born after ts: its predecessor's share is unknown
+                } else if (one.forgotten) {
                     d.forgotten = true;
                 } else if (!one.commit) {
                     aborted.add(n);
@@ -274,7 +279,10 @@ final class CoordinatorRecovery {
                     return rollBack(runtime, ts, d, node, suspects);
                 }
             }
-            if (copiesSurvive(runtime.catalog())) {
+            // A replacement that answered NOT_HERE is a live node of the catalog but no live copy of what its
+            // predecessor held: f+1 copies are not assumed then (review, stop 45: the shortcut committed the share
+            // one node held and rolled back the write only the predecessor had held, as "never written").
+            if (notHere.isEmpty() && copiesSurvive(runtime.catalog())) {
                 // f+1 copies (§4.5's assumption): every write has a live backup copy, and every live node of the mask
                 // holds its share in full: §4.5's rule over the surviving backups. A COMMIT may have been sent (and
                 // the commit reported); if none was, committing what every backup held is as good.
