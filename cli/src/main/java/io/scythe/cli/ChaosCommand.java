@@ -1382,7 +1382,7 @@ public final class ChaosCommand implements Callable<Integer> {
         }
         long locks = 0;
         final List<String> lockedNamed = new ArrayList<>();
-        final java.util.function.Function<String, String> holderState = holderStates(faults);
+        java.util.function.Function<String, String> holderState = null; // the CNs' health, read only if needed
         for (int m = 0; m < mns; m++) {
             if (removedMns.contains("mn" + m)) {
                 continue; // not serving: its partitions are served by the promoted backups
@@ -1391,6 +1391,7 @@ public final class ChaosCommand implements Callable<Integer> {
             locks += h == null ? 0 : h.getLong("locksHeld", 0L);
             final io.vertx.core.json.JsonArray locked = h == null ? null : h.getJsonArray("locked");
             for (int i = 0; locked != null && i < locked.size(); i++) {
+                holderState = holderState != null ? holderState : holderStates(faults);
                 lockedNamed.add(describeLocked("mn" + m, locked.getJsonObject(i), holderState));
             }
         }

@@ -304,6 +304,11 @@ public final class SimCommand implements Callable<Integer> {
         return crashAt.get(0);
     }
 
+    /** Whether --explore --crashes crashes several CNs at one --crash-at time each (their distances kept). */
+    private boolean staggeredCrashes() {
+        return crashes && crashCns.size() > 1 && crashAt.size() > 1;
+    }
+
     /** The --crash-at times in ns: one for all of --crash-cn, or one per CN (their counts checked by Faults). */
     private long[] crashAtsNs() {
         return crashAt.stream().mapToLong(Duration::toNanos).toArray();
@@ -534,8 +539,7 @@ public final class SimCommand implements Callable<Integer> {
                         : "") + (several ? "several --crash-cn (" + crashCns + ") without --crashes" : ""));
                 }
                 final picocli.CommandLine.ParseResult given = commandSpec.commandLine().getParseResult();
-                final boolean staggered = crashes && crashCns.size() > 1 && crashAt.size() > 1;
-                if (given.hasMatchedOption("--crash-at") && !staggered
+                if (given.hasMatchedOption("--crash-at") && !staggeredCrashes()
                     || (given.hasMatchedOption("--crash-cn") && !crashes)) {
                     // Its seeds' runs would drop them silently: each seed draws its crash's time (one --crash-at
                     // per CN of several with --crashes keeps their distances, the first drawn), and crashes CNs only
@@ -706,7 +710,7 @@ public final class SimCommand implements Callable<Integer> {
             o.replicas(replicas.get(0));
         }
         verbFaults(o).lookup(lookupMode(lookup)).redoLog(redoLog || crashes).colocate(colocate);
-        if (crashes && crashCns.size() > 1 && crashAt.size() > 1) { // the first drawn, the others as far after it
+        if (staggeredCrashes()) { // the first drawn, the others as far after it
             Explorer.crash(o, crashCns.get(0), crashDetect.toNanos());
             final long[] at = crashAtsNs();
             // The first crash drawn from the seed as ever, folded so that the last one stays within the run.
@@ -802,7 +806,7 @@ public final class SimCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--crash-cn names compute nodes 0-based, not " + crashCns);
             }
             final int[] cns = crashCns.stream().mapToInt(Integer::intValue).toArray();
-            (crashAt.size() == 1 ? faults.crash(cns, crashAt.get(0).toNanos()) : faults.crash(cns, crashAtsNs()))
+            faults.crash(cns, crashAtsNs()) // one time for all of them, or one each
                 .recover(crashRecover, crashDetect.toNanos()).detectStagger(crashStagger.toNanos());
             if (crashRestartAfter != null) {
                 faults.restartAfter(crashRestartAfter.toNanos());
