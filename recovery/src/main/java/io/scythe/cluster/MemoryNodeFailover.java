@@ -375,6 +375,31 @@ final class MemoryNodeFailover {
     }
 
     /**
+     * What a compute node does with configuration {@code epoch} it applied ({@code ScytheNode#settle}): it always
+     * drains it (tells the cluster once its commits of older epochs finished, {@link #drained}); it settles it (unblocks
+     * promoted partitions once the others drained too) only when {@code drainedSince >= 0}
+     * ({@link #settlementDrainedSince}).
+     */
+    record Settlement(long epoch, long drainedSince) {
+        boolean settles() {
+            return drainedSince >= 0;
+        }
+    }
+
+    /**
+     * {@link Settlement} of configuration {@code c} applied after {@code before} ({@link #settlementDrainedSince}).
+     * Every applied epoch is drained, the ones that settle nothing too: a rejoin waits for the drains of the epoch that
+     * removed the node (its step 1, {@code MemoryNodeRejoin#rejoinWhenSettled}) and of the epoch it copies in, exactly.
+     * Before, a configuration that promoted nothing and started no rejoin (it removed a node that was primary of
+     * nothing) was drained by no compute node, and a rejoin over it waited for good (chaos, stop 45: epoch 5 removed
+     * mn0, a backup only, and mn0's replacement waited 120 s for "cn0, cn1, cn2 to drain (it drained epoch 4 last)").
+     */
+    static Settlement settlementOf(final MemoryNodeConfiguration before, final MemoryNodeConfiguration c,
+                                   final MemoryNodeConfiguration initial, final boolean back) {
+        return new Settlement(c.epoch(), settlementDrainedSince(before, c, initial, back));
+    }
+
+    /**
      * {@link #settlementWaitsFor}, or with {@code settling} false only its live compute nodes' drains; a drain counts
      * from epoch {@code drainedSince} on.
      */

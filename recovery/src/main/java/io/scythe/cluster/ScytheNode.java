@@ -332,7 +332,7 @@ public final class ScytheNode implements AutoCloseable {
                     memoryNodeServices.rejoined(); // e.g. Aurogon's delete pruning, held while its copies were copied
                     log("rejoined in memory-node configuration epoch " + c.epoch() + ": its copies are full copies");
                 }
-            } else if (servesAgain || !replacement) {
+            } else if (removesThisProcess(failover.removed(c), config.node(), replacement, servesAgain)) {
                 promotionsSeen = c;
                 vertx.runOnContext(v -> loseLease("memory-node configuration epoch " + c.epoch() + " removed it (a "
                     + "backup of each partition it was primary of serves now)"));
@@ -340,10 +340,7 @@ public final class ScytheNode implements AutoCloseable {
         }), this::log);
         if (replacement) {
             // Asked once the tables are published: the CN driving the rejoin switches the catalogs to them.
-            hazelcast.<String, String>getMap(MemoryNodeFailover.REJOIN).put(config.node(), new JsonObject()
-                .put("pid", ProcessHandle.current().pid()).put("member", hazelcast.getCluster().getLocalMember()
-                    .getUuid().toString()).encode());
-            log("asks to rejoin the cluster (" + MemoryNodeFailover.REJOIN + ")");
+            askToRejoin("");
         }
         if (config.leaseCheck()) {
             liveness = LivenessTimer.start("scythe-lease-" + config.node(), LEASE_RENEW_MS, sinceMs -> {
@@ -353,6 +350,36 @@ public final class ScytheNode implements AutoCloseable {
             });
         }
     }
+
+    /**
+     * Asks the compute nodes to drive this replacement's rejoin ({@link MemoryNodeRejoin}): its request names its
+     * Hazelcast member, so after a merge (a new member UUID) it asks again, or the driver finds the member named gone
+     * and stops. Blocking.
+     */
+    private void askToRejoin(final String why) {
+        askedToRejoin = true;
+        hazelcast.<String, String>getMap(MemoryNodeFailover.REJOIN).put(config.node(), new JsonObject()
+            .put("pid", ProcessHandle.current().pid()).put("member", hazelcast.getCluster().getLocalMember()
+                .getUuid().toString()).encode());
+        log("asks to rejoin the cluster (" + MemoryNodeFailover.REJOIN + ")" + why);
+    }
+
+    /**
+     * Whether a configuration that removed the memory nodes {@code removed} removed this process of memory node
+     * {@code node}: an original process, or a {@code replacement} that served already ({@code servesAgain}: a
+     * configuration had it back) must stop. A replacement that has not served yet is removed by the configuration
+     * that removed the process it replaces (it waited for it to start): that is no reason to stop. Its merge after a
+     * split took it for one (chaos, stop 45: mn2's replacement joined a minority during the split, merged back, and
+     * stopped 0.4 s after asking to rejoin, "split from the cluster, and configuration epoch 5 removed it", the very
+     * epoch that removed its predecessor).
+     */
+    static boolean removesThisProcess(final List<String> removed, final String node, final boolean replacement,
+                                      final boolean servesAgain) {
+        return removed.contains(node) && (servesAgain || !replacement);
+    }
+
+    /** Whether this replacement asked to rejoin (its tables are published): a merge back asks again. */
+    private volatile boolean askedToRejoin;
 
     /** The configuration a memory node last looked at for copies of its own that it promoted. */
     private volatile io.scythe.txn.MemoryNodeConfiguration promotionsSeen;
@@ -534,8 +561,7 @@ public final class ScytheNode implements AutoCloseable {
                 return "the cluster no longer lists its member";
             }
             final io.scythe.txn.MemoryNodeConfiguration c = failover.current();
-            // A replacement is removed until its rejoin: that is no reason to stop.
-            return failover.removed(c).contains(config.node()) && (servesAgain || !replacement)
+            return removesThisProcess(failover.removed(c), config.node(), replacement, servesAgain)
                 ? "memory-node configuration epoch " + c.epoch() + " removed it" : null;
         }, false).onComplete(ar -> {
             if (ar.failed() || ar.result() != null) {
@@ -775,12 +801,10 @@ public final class ScytheNode implements AutoCloseable {
                     config.memoryNodes().size(), config.backups()) : before)));
             // A rejoin is drained too: the commits decided before it do not write the new copies, and its
             // re-replication (MemoryNodeRejoin) starts once every CN drained them.
-            final long drainedSince = MemoryNodeFailover.settlementDrainedSince(before, c,
+            final MemoryNodeFailover.Settlement settlement = MemoryNodeFailover.settlementOf(before, c,
                 io.scythe.txn.MemoryNodeConfiguration.initial(config.memoryNodes().size(), config.backups()),
                 !back.isEmpty());
-            if (drainedSince >= 0) {
-                vertx.runOnContext(v -> settle(c.epoch(), drainedSince));
-            }
+            vertx.runOnContext(v -> settle(settlement.epoch(), settlement.drainedSince()));
         }
     }
 
@@ -789,7 +813,9 @@ public final class ScytheNode implements AutoCloseable {
      * blocked on this CN ({@code Catalog#blocked}) until this CN's commits of older epochs finished or gave up
      * (drained, told to the cluster), every other live CN drained too, and every CN that died or gave a commit up
      * was recovered (its decided commits rolled forward onto the promoted copies, versions deciding). Polls every
-     * {@value #SETTLE_POLL_MS} ms; says every few seconds what it still waits for.
+     * {@value #SETTLE_POLL_MS} ms; says every few seconds what it still waits for. With {@code drainedSince} negative
+     * it only drains {@code epoch} ({@link MemoryNodeFailover.Settlement}): it tells the cluster once this CN's commits
+     * of older epochs finished, and waits for nothing else (a rejoin over {@code epoch} waits for those drains).
      */
     private void settle(final long epoch, final long drainedSince) {
         final long startNs = System.nanoTime();
@@ -814,14 +840,14 @@ public final class ScytheNode implements AutoCloseable {
                 if (drainNow) {
                     failover.drained(epoch, config.node());
                 }
-                return failover.settlementWaitsFor(epoch, drainedSince);
+                return drainedSince < 0 ? null : failover.settlementWaitsFor(epoch, drainedSince);
             }, false).onComplete(ar -> {
                 asking[0] = false;
                 drained[0] |= drainNow && ar.succeeded();
                 final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
                 if (ar.succeeded() && ar.result() == null) {
                     vertx.cancelTimer(t);
-                    if (catalog.settled(epoch)) {
+                    if (drainedSince >= 0 && catalog.settled(epoch)) {
                         log("memory-node configuration epoch " + epoch + " settled " + ms + " ms after it was applied: "
                             + "the promoted partitions serve");
                     }
@@ -1379,13 +1405,16 @@ public final class ScytheNode implements AutoCloseable {
                     if (role == NodeRole.MN && failover != null) {
                         // Cut off, it may have been failed over meanwhile: the merged map says (the majority's).
                         final io.scythe.txn.MemoryNodeConfiguration c = failover.current();
-                        if (failover.removed(c).contains(config.node())) {
+                        if (removesThisProcess(failover.removed(c), config.node(), replacement, servesAgain)) {
                             vertx.runOnContext(v -> loseLease("it was split from the cluster, and memory-node "
                                 + "configuration epoch " + c.epoch() + " removed it meanwhile"));
                             return null;
                         }
                     }
                     reRegister();
+                    if (role == NodeRole.MN && askedToRejoin && !rejoinedFully) {
+                        askToRejoin(" again: it merged back into the cluster as a new member");
+                    }
                     return null;
                 }, false);
             }

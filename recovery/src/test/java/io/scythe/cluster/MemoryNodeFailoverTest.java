@@ -178,7 +178,8 @@ class MemoryNodeFailoverTest {
     /**
      * Which configurations a CN settles, and from which epoch on the others' drains count (the chaos run of
      * {@code chaos --protocol aurogon --mn-faults --mns 3 --seed 2}: mn0 killed and rejoined, mn2 killed and rejoined,
-     * mn2 killed again). The others drain only what they settle: epochs that promoted something or start a rejoin.
+     * mn2 killed again). They settle only epochs that promoted something or start a rejoin (each drains every one
+     * it applies: {@link #shouldDrainEveryAppliedEpochSoARejoinOverABackupsRemovalGoesOn}).
      */
     @Test
     void shouldSettleWhatAConfigurationPromotedCountingTheDrainsOfTheEpochsThatPromotedIt() {
@@ -208,6 +209,52 @@ class MemoryNodeFailoverTest {
         // settling e6 (that one unblocks what e6 blocked); one of its own asked for drains of 7 that nobody makes.
         assertThat(MemoryNodeFailover.settlementDrainedSince(e6, e7, initial, false)).isEqualTo(-1);
         assertThat(MemoryNodeFailover.settlementDrainedSince(null, e7, initial, false)).isEqualTo(4);
+    }
+
+    /**
+     * Stop 45's chaos run (seed 2): mn0 rejoined (epoch 3), mn2 killed (epoch 4 promoted p2 on mn1), then a split cut
+     * mn0 off and epoch 5 removed it, a backup only (p0=mn1 p1=mn1 p2=mn1): it promoted nothing and started no rejoin,
+     * so no CN settled it, and none drained it either; mn0's replacement then waited 120 s at its rejoin's first step
+     * ("epoch 5 to settle: cn0, cn1, cn2 to drain (it drained epoch 4 last)") and gave up. Every applied epoch is
+     * drained now; what settles stays as it was.
+     */
+    @Test
+    void shouldDrainEveryAppliedEpochSoARejoinOverABackupsRemovalGoesOn() {
+        final MemoryNodeConfiguration initial = MemoryNodeConfiguration.initial(3, 2);
+        final MemoryNodeConfiguration e3 = initial.without(0).rejoin(0, 2).rejoined(0);
+        final MemoryNodeConfiguration e4 = e3.without(2);
+        final MemoryNodeConfiguration e5 = e4.without(0);
+        assertThat(e5.epoch()).isEqualTo(5);
+        assertThat(e5.promotedSince(e4)).as("mn0 was primary of nothing in epoch 4").isEmpty();
+        final MemoryNodeFailover.Settlement removal = MemoryNodeFailover.settlementOf(e4, e5, initial, false);
+        assertThat(removal).as("epoch 5 is drained by a CN that applies it")
+            .isEqualTo(new MemoryNodeFailover.Settlement(5, -1));
+        assertThat(removal.settles()).as("it blocked nothing: nothing to unblock").isFalse();
+        // A rejoin's end, too; a promotion and a rejoin's start settle (and drain) as before.
+        final MemoryNodeConfiguration e6 = e5.rejoin(0, 2);
+        assertThat(MemoryNodeFailover.settlementOf(e6, e6.rejoined(0), initial, false))
+            .isEqualTo(new MemoryNodeFailover.Settlement(7, -1));
+        assertThat(MemoryNodeFailover.settlementOf(e3, e4, initial, false))
+            .isEqualTo(new MemoryNodeFailover.Settlement(4, 4));
+        assertThat(MemoryNodeFailover.settlementOf(e5, e6, initial, true).settles()).isTrue();
+    }
+
+    /**
+     * Stop 45: mn2's replacement, started once epoch 5 removed its predecessor, joined a minority during a split; when
+     * it merged back, the current configuration (epoch 5) "removed it meanwhile", and it stopped 0.4 s after asking to
+     * rejoin. A replacement that has not served yet is not removed by its predecessor's removal; once a configuration
+     * had it back, a later removal stops it, as it stops an original process.
+     */
+    @Test
+    void shouldNotStopAReplacementThatMergesBackBeforeItRejoinedForItsPredecessorsRemoval() {
+        final java.util.List<String> removed = java.util.List.of("mn0", "mn2");
+        assertThat(ScytheNode.removesThisProcess(removed, "mn2", true, false))
+            .as("mn2's replacement, not back yet").isFalse();
+        assertThat(ScytheNode.removesThisProcess(removed, "mn2", true, true))
+            .as("a replacement that served again, removed again").isTrue();
+        assertThat(ScytheNode.removesThisProcess(removed, "mn0", false, false)).as("an original process").isTrue();
+        assertThat(ScytheNode.removesThisProcess(removed, "mn1", false, false)).isFalse();
+        assertThat(ScytheNode.removesThisProcess(java.util.List.of(), "mn2", true, true)).isFalse();
     }
 
     /** "Waits for cnX to drain" says which epoch cnX drained last: late (commits in flight), or never asked to. */
