@@ -40,7 +40,7 @@ import java.util.concurrent.Callable;
         + "(the bench schema plus a 'sim' object) with --out DIR.",
         "With --explore N: runs N seeds of a small contended --workload (smallbank, phantom, churn, tpcc, or all "
             + "of them) under each of --protocols with every invariant on and each run's history checked for "
-            + "serializability, and prints each failing seed with the command that replays it."})
+            + "serializability (blink: transactions through the B-link tree, checked by a serial replay), and prints each failing seed with the command that replays it."})
 public final class SimCommand implements Callable<Integer> {
     @Accepts(names = OptionChecks.SimWorkloads.class)
     @Option(names = "--workload", defaultValue = "smallbank", description = "smallbank, ycsb, tatp (TatpSpec, --subscribers, --mix), tpcc, phantom, churn (KeyChurnSpec: inserts, deletes, absent keys), lock (Fig. 27: "
