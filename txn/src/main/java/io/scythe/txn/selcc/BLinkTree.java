@@ -454,7 +454,10 @@ public final class BLinkTree {
      * separator inserts) never wait for a leaf. So the leaf is never latched coupled with its parent: the descent
      * goes down to level 1 (Shared, coupled), reads the child's separator and pointer, lets the parent go and then
      * latches the child; when the separator is at or below the transaction's previous key (a split not posted yet),
-     * it moves right from its own rightmost leaf instead of latching a node to its left.
+     * it moves right from its own rightmost leaf instead of latching a node to its left. The tree's single
+     * operations ({@link #lookup}, {@link #insert}, ...) latch a leaf coupled with its parent: a run that mixes them
+     * with transactions could deadlock (a single operation holding the parent Shared while it waits for a
+     * transaction's leaf, the transaction waiting for that parent behind a separator insert); no workload mixes them.
      */
     public final class Txn {
         private final boolean writes;
@@ -542,7 +545,7 @@ public final class BLinkTree {
             if (mine != null && key < mine.data().getLong(HIGH)) {
                 return Future.succeededFuture(mine);
             }
-            return start(key, previous, mine).compose(h -> moveRight(h, key, mine)).map(h -> {
+            return start(key, previous, mine, false).compose(h -> moveRight(h, key, mine)).map(h -> {
                 if (held.putIfAbsent(h, new TreeMap<>()) == null) {
                     order.add(h);
                 }
@@ -555,13 +558,14 @@ public final class BLinkTree {
         }
 
         /** The leaf to move right from: the child level 1 names for {@code key}, or this one's rightmost leaf. */
-        private Future<Gcl.Handle> start(final long key, final long previous, final Gcl.Handle mine) {
-            if (root == GlobalPointer.NONE) {
+        private Future<Gcl.Handle> start(final long key, final long previous, final Gcl.Handle mine,
+                                         final boolean read) {
+            if (!read && rootLevel <= 0) { // unknown, or a leaf as last read: the tree may have grown a level since
                 return gcl.sLock(meta).compose(m -> {
                     root = m.data().getLong(META_ROOT);
                     rootLevel = (int) m.data().getLong(META_LEVEL);
                     gcl.unlock(m);
-                    return start(key, previous, mine);
+                    return start(key, previous, mine, true);
                 });
             }
             if (rootLevel == 0) { // a root leaf is the leftmost leaf
