@@ -765,8 +765,9 @@ public final class SimCommand implements Callable<Integer> {
         final boolean casWorkload = "cas".equalsIgnoreCase(workload);
         final boolean blinkWorkload = "blink".equalsIgnoreCase(workload);
         if (blinkWorkload && (checkHistory || history != null)) {
-            throw new IllegalArgumentException("--check-history and --history record transactions: the blink workload "
-                + "runs index operations");
+            throw new IllegalArgumentException("--check-history and --history record table transactions: the blink "
+                + "workload runs index operations, or with --blink-txn transactions through the tree that a serial "
+                + "replay in commit order checks instead");
         }
         if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
