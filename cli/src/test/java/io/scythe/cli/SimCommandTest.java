@@ -168,6 +168,18 @@ class SimCommandTest {
         assertThat(run(new StringWriter(), errBlink, "sim", "--workload", "blink", "--protocols", "selcc-2pl",
             "--crash-cn", "0")).isEqualTo(2);
         assertThat(errBlink.toString()).contains("--crash-cn with the blink workload needs --redo-log");
+        final StringWriter errTxn = new StringWriter(); // issue 21: tree transactions are not recovered yet
+        assertThat(run(new StringWriter(), errTxn, "sim", "--workload", "blink", "--protocols", "selcc-2pl",
+            "--blink-txn", "4", "--crash-cn", "1", "--cns", "2", "--redo-log", "--crash-recover")).isEqualTo(2);
+        assertThat(errTxn.toString()).contains("--crash-cn with --blink-txn: transactions through the B-link tree "
+            + "are not recovered yet");
+        final StringWriter errTo = new StringWriter();
+        assertThat(run(new StringWriter(), errTo, "sim", "--workload", "blink", "--protocols", "selcc-to",
+            "--blink-txn", "4")).isEqualTo(2);
+        assertThat(errTo.toString()).contains("run 2PL on its leaves: protocols [selcc-2pl, sel-2pl], not selcc-to");
+        final StringWriter errNotBlink = new StringWriter();
+        assertThat(run(new StringWriter(), errNotBlink, "sim", "--blink-txn", "4")).isEqualTo(2);
+        assertThat(errNotBlink.toString()).contains("--blink-txn goes with --workload blink");
         final StringWriter err2 = new StringWriter();
         assertThat(run(new StringWriter(), err2, "sim", "--watermarks", "3")).isEqualTo(2);
         assertThat(err2.toString()).contains("COLD,HOT");

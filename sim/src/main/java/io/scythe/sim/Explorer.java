@@ -217,7 +217,12 @@ public final class Explorer {
 
     /** The command that replays {@code options} of {@code workload}. */
     public static String replayCommand(final Workload workload, final SimOptions o) {
-        return "scythe sim " + workload.cliArgs() + " --protocols " + o.protocol() + " --cns " + o.computeNodes() + " --loops " + o.loopsPerComputeNode()
+        return replayCommand(workload.cliArgs(), o);
+    }
+
+    /** The command that replays {@code options} of the workload {@code cliArgs} selects. */
+    public static String replayCommand(final String cliArgs, final SimOptions o) {
+        return "scythe sim " + cliArgs + " --protocols " + o.protocol() + " --cns " + o.computeNodes() + " --loops " + o.loopsPerComputeNode()
             + " --clients " + o.clientsPerComputeNode() + " --mns " + o.memoryNodes()
             // Always spelt out: the explorer's SimOptions default (a TSO group per loop) is not the CLI's (per CN), and
             // a replay left to the CLI's default ran another seed's schedule (selcc-to phantom seed 1: 10 commits, not 15).

@@ -187,6 +187,270 @@ public final class TreeSim {
     }
 
     /**
+     * Transactions through the tree (issue 21, {@code --blink-txn N}): each draws {@code ops} keys over the whole key
+     * space {@code [0, 2 records)} (bulk-loaded even keys, absent odd ones) by Zipf(theta), in ascending order, and
+     * runs on each a lookup with probability {@code readRatio}, else an insert, a delete or an update (a third each);
+     * one that writes aborts itself one time in ten after its operations (its writes must leave no trace). Every
+     * commit is noted in {@code ledger} at its commit point with its operations' answers, for {@link Ledger#check}.
+     */
+    public static Simulation.Operation transactions(final Spec spec, final String kind, final double readRatio,
+                                                    final double theta, final int ops, final Ledger ledger) {
+        if (ops < 1) {
+            throw new IllegalArgumentException("--blink-txn " + ops + ": a transaction needs at least one operation");
+        }
+        final long space = 2 * spec.records();
+        final Zipf zipf = theta > 0 ? new Zipf((int) Math.min(Integer.MAX_VALUE, space), theta) : null;
+        final long multiplier = scatterMultiplier(space);
+        return (runtime, random) -> {
+            final BLinkTree tree = tree(runtime, kind);
+            final long start = runtime.timers().nowNs();
+            final long[] keys = new long[ops];
+            final int[] what = new int[ops];
+            boolean writes = false;
+            for (int i = 0; i < ops; i++) {
+                keys[i] = zipf != null ? scatter(zipf.next(random), space, multiplier) : random.nextLong(space);
+            }
+            java.util.Arrays.sort(keys);
+            for (int i = 0; i < ops; i++) {
+                what[i] = random.nextDouble() < readRatio ? Ledger.LOOKUP : 1 + random.nextInt(3);
+                writes |= what[i] != Ledger.LOOKUP;
+            }
+            final boolean abort = writes && random.nextInt(10) == 0;
+            final BLinkTree.Txn txn = tree.begin(writes);
+            final long[] values = new long[ops];
+            final boolean[] answers = new boolean[ops];
+            Future<Void> done = Future.succeededFuture();
+            for (int i = 0; i < ops; i++) {
+                final int at = i;
+                done = done.compose(v -> {
+                    final UnsafeBuffer b = new UnsafeBuffer(new byte[VALUE_BYTES]);
+                    final Future<Boolean> op;
+                    switch (what[at]) {
+                        case Ledger.LOOKUP:
+                            op = txn.lookup(keys[at], b);
+                            break;
+                        case Ledger.INSERT:
+                            b.putLong(0, values[at] = random.nextLong());
+                            op = txn.insert(keys[at], b);
+                            break;
+                        case Ledger.DELETE:
+                            op = txn.delete(keys[at]);
+                            break;
+                        default:
+                            b.putLong(0, values[at] = random.nextLong());
+                            op = txn.update(keys[at], b);
+                    }
+                    return op.map(found -> {
+                        answers[at] = found;
+                        if (what[at] == Ledger.LOOKUP) {
+                            values[at] = found ? b.getLong(0) : 0;
+                        }
+                        return null;
+                    });
+                });
+            }
+            return done.transform(ar -> {
+                if (ar.failed() || abort) {
+                    txn.abort();
+                    if (ar.failed()) {
+                        return Future.failedFuture(ar.cause());
+                    }
+                    ledger.aborted++;
+                    return Future.succeededFuture(runtime.timers().nowNs() - start);
+                }
+                final Ledger.Entry entry = ledger.commit(keys, what, values, answers); // the commit point: all held
+                return txn.commit().transform(c -> {
+                    if (c.failed()) {
+                        entry.failed = c.cause().toString();
+                        return Future.failedFuture(c.cause());
+                    }
+                    return Future.succeededFuture(runtime.timers().nowNs() - start);
+                });
+            });
+        };
+    }
+
+    /** The protocols whose transactions run through the tree: 2PL on the leaves, over SELCC's cache or SEL. */
+    public static final List<String> TRANSACTIONAL = List.of("selcc-2pl", "sel-2pl");
+
+    /** Refuses a protocol whose transactions do not run through the tree. */
+    public static void checkTransactional(final List<String> protocols) {
+        for (final String p : protocols) {
+            if (!TRANSACTIONAL.contains(p)) {
+                throw new IllegalArgumentException("transactions through the B-link tree (--blink-txn, --explore "
+                    + "--workload blink) run 2PL on its leaves: protocols " + TRANSACTIONAL + ", not " + p
+                    + " (issue 21: TO and OCC through the tree are not built)");
+            }
+        }
+    }
+
+    /** The ledger's outcome after a run: commits, self-aborts, applied operations, the serial replay's violations. */
+    public static JsonObject checked(final Ledger ledger, final Spec spec) {
+        final long[] applied = ledger.applied();
+        return new JsonObject().put("committed", ledger.committed()).put("aborted_by_themselves", ledger.aborted)
+            .put("lookups", applied[Ledger.LOOKUP]).put("inserted", applied[Ledger.INSERT])
+            .put("deleted", applied[Ledger.DELETE]).put("updated", applied[Ledger.UPDATE])
+            .put("violations", new io.vertx.core.json.JsonArray(ledger.check(spec)));
+    }
+
+    /** What the explorer's blink seeds run: 100 keys on 136-byte lines (3 entries a leaf), 4 keys a transaction. */
+    public static final String EXPLORED = "--workload blink --records 100 --line-bytes 136 --blink-txn 4 "
+        + "--write-ratio 0.7 --theta 0.9";
+
+    /**
+     * The seed explorer on transactions through the tree ({@link #EXPLORED}; 2 CNs of 2 loops and 3 clients, 2 MNs,
+     * 300 us, 2 us jitter): each seed's run invariants and its ledger's serial replay ({@link Ledger#check}); the
+     * failing seeds with their replay commands. Returns how many failed.
+     */
+    public static int explore(final io.vertx.core.Vertx vertx, final List<String> protocols, final long firstSeed,
+                              final int seeds, final java.io.PrintStream out) throws Exception {
+        final List<String> explored = protocols.equals(List.of("scythe", "ford-occ", "farm-occ")) ? TRANSACTIONAL
+            : protocols;
+        checkTransactional(explored);
+        int failures = 0;
+        for (final String protocol : explored) {
+            int failed = 0;
+            long committed = 0;
+            for (long seed = firstSeed; seed < firstSeed + seeds; seed++) {
+                final SimOptions o = Explorer.options(protocol, seed).computeNodes(2).clientsPerComputeNode(3)
+                    .durationNs(300_000);
+                final Spec spec = Spec.sized(100, 136, o.memoryNodes());
+                final Ledger ledger = new Ledger();
+                final List<String> reasons = new ArrayList<>();
+                try {
+                    final SimResult r = new Simulation(o, spec).operation(transactions(spec, kind(protocol), 0.3,
+                        0.9, 4, ledger)).run(vertx);
+                    r.run().toJson().getJsonObject("sim").getJsonArray("violations")
+                        .forEach(v -> reasons.add((String) v));
+                    if (!r.invariantsOk() && reasons.isEmpty()) {
+                        reasons.add("invariants broken: " + r.run().toJson().encode());
+                    }
+                    reasons.addAll(ledger.check(spec));
+                } catch (final Exception e) {
+                    reasons.add("the run failed: " + e);
+                }
+                committed += ledger.committed();
+                if (!reasons.isEmpty()) {
+                    failed++;
+                    out.println("FAILED " + protocol + " seed " + seed + ": " + String.join("; ", reasons));
+                    out.println("  replay: " + Explorer.replayCommand(EXPLORED, o));
+                }
+            }
+            out.printf("%-10s %-9s %d seeds, %d failed, %d transactions committed, checked by a serial replay in "
+                + "commit order%n", protocol, "blink", seeds, failed, committed);
+            failures += failed;
+        }
+        return failures;
+    }
+
+    /**
+     * The committed transactions through the tree in commit order (each noted at its commit point, every latch it
+     * needs held: a transaction that conflicts with it takes the latch later, so it commits later), replayed one by
+     * one over a model of the bulk load: every answer must be the model's at that point (lookups' values too), and
+     * the tree after the run must hold exactly the model's keys and values. Strict 2PL makes the commit order a
+     * serial order of the history, so a phantom, a lost or torn write or a leaked aborted write shows here.
+     */
+    public static final class Ledger {
+        static final int LOOKUP = 0;
+        static final int INSERT = 1;
+        static final int DELETE = 2;
+        static final int UPDATE = 3;
+        private static final String[] NAMES = {"lookup", "insert", "delete", "update"};
+        private final List<Entry> entries = new ArrayList<>();
+        /** Transactions that aborted themselves. */
+        public long aborted;
+
+        static final class Entry {
+            final long[] keys;
+            final int[] what;
+            final long[] values;
+            final boolean[] answers;
+            String failed;
+
+            Entry(final long[] keys, final int[] what, final long[] values, final boolean[] answers) {
+                this.keys = keys;
+                this.what = what;
+                this.values = values;
+                this.answers = answers;
+            }
+        }
+
+        Entry commit(final long[] keys, final int[] what, final long[] values, final boolean[] answers) {
+            final Entry e = new Entry(keys, what, values, answers);
+            entries.add(e);
+            return e;
+        }
+
+        public long committed() {
+            return entries.size();
+        }
+
+        /** Operations of committed transactions by kind: lookups, inserts, deletes, updates that changed a key. */
+        public long[] applied() {
+            final long[] n = new long[4];
+            for (final Entry e : entries) {
+                for (int i = 0; i < e.keys.length; i++) {
+                    if (e.what[i] == LOOKUP || e.answers[i]) {
+                        n[e.what[i]]++;
+                    }
+                }
+            }
+            return n;
+        }
+
+        /** The violations (at most 10 told) of the serial replay and of the tree's keys against it ({@code spec}). */
+        public List<String> check(final Spec spec) {
+            final List<String> wrong = new ArrayList<>();
+            final TreeMap<Long, Long> model = new TreeMap<>();
+            for (long i = 0; i < spec.records(); i++) {
+                model.put(2 * i, initialValue(2 * i).getLong(0));
+            }
+            for (int t = 0; t < entries.size(); t++) {
+                final Entry e = entries.get(t);
+                if (e.failed != null) {
+                    wrong.add("commit " + t + " failed: " + e.failed);
+                }
+                for (int i = 0; i < e.keys.length; i++) {
+                    final long k = e.keys[i];
+                    final Long had = model.get(k);
+                    final boolean expected = e.what[i] == INSERT ? had == null : had != null;
+                    if (e.answers[i] != expected || e.what[i] == LOOKUP && had != null && had != e.values[i]) {
+                        wrong.add("commit " + t + " " + NAMES[e.what[i]] + " " + k + " answered " + e.answers[i]
+                            + (e.what[i] == LOOKUP ? " value " + e.values[i] : "") + "; the serial replay: "
+                            + expected + (had != null ? " value " + had : ""));
+                    }
+                    if (expected && (e.what[i] == INSERT || e.what[i] == UPDATE)) {
+                        model.put(k, e.values[i]);
+                    } else if (expected && e.what[i] == DELETE) {
+                        model.remove(k);
+                    }
+                }
+            }
+            final Walk w = spec.walk();
+            wrong.addAll(w.violations);
+            if (!w.leaves.equals(model)) {
+                for (final Long k : new java.util.TreeSet<>(union(model.keySet(), w.leaves.keySet()))) {
+                    if (!java.util.Objects.equals(model.get(k), w.leaves.get(k))) {
+                        wrong.add("key " + k + ": the tree holds " + w.leaves.get(k) + ", the serial replay "
+                            + model.get(k));
+                    }
+                }
+            }
+            final long held = w.latchesHeld();
+            if (held > 0) {
+                wrong.add(held + " latch words left set");
+            }
+            return wrong.size() > 10 ? new ArrayList<>(wrong.subList(0, 10)) : wrong;
+        }
+
+        private static java.util.Set<Long> union(final java.util.Set<Long> a, final java.util.Set<Long> b) {
+            final java.util.Set<Long> u = new java.util.HashSet<>(a);
+            u.addAll(b);
+            return u;
+        }
+    }
+
+    /**
      * The tree read from the memory nodes' regions (no latches: after the run), level by level along the right
      * links, with B-link's invariants checked: keys sorted and inside [low, high) of their node, each level's chain
      * ends at +inf, each internal node's separators bound its children's ranges, every leaf key found by a descent

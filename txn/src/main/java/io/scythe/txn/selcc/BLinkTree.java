@@ -8,7 +8,10 @@ import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.LongFunction;
 
 /**
@@ -424,6 +427,330 @@ public final class BLinkTree {
             });
         });
     }
+
+    // ------------------------------------------------------------------------------------------ transactions
+
+    /**
+     * A transaction through the tree under 2PL (issue 21: the tree as a table's index): {@code writes} says whether it
+     * may insert, delete or update (then every leaf it reaches is latched Exclusive, else Shared).
+     */
+    public Txn begin(final boolean writes) {
+        return new Txn(writes);
+    }
+
+    /**
+     * Strict 2PL on the leaves: each operation latches the leaf whose range holds its key and keeps it to the end,
+     * so a lookup that found a key missing holds that leaf's latch and no insert of the key (which needs the leaf
+     * Exclusive) commits before this one ends (no phantom). Writes are kept here until the commit, which applies
+     * them to the leaves it holds (a leaf they overflow splits into fresh lines latched Exclusive, linked to the
+     * right), lets every latch go (new nodes first, written through in recoverable runs, then the leaves), then
+     * posts the splits' separators as the tree's own inserts do; an abort lets the latches go: the leaves never saw
+     * its writes.
+     *
+     * <p><b>Keys in ascending order</b> (repeats allowed; refused otherwise). Latches may wait (SelccGcl's and
+     * SelGcl's do), so the order is what keeps transactions from deadlocking (deviation: the paper's 2PL is no-wait;
+     * over the tree's waiting latches a fixed order is the cheaper safe choice): a transaction holds leaves and waits
+     * only for a leaf strictly to their right, or for an internal node's Shared latch, whose holders (descents,
+     * separator inserts) never wait for a leaf. So the leaf is never latched coupled with its parent: the descent
+     * goes down to level 1 (Shared, coupled), reads the child's separator and pointer, lets the parent go and then
+     * latches the child; when the separator is at or below the transaction's previous key (a split not posted yet),
+     * it moves right from its own rightmost leaf instead of latching a node to its left. The tree's single
+     * operations ({@link #lookup}, {@link #insert}, ...) latch a leaf coupled with its parent: a run that mixes them
+     * with transactions could deadlock (a single operation holding the parent Shared while it waits for a
+     * transaction's leaf, the transaction waiting for that parent behind a separator insert); no workload mixes them.
+     */
+    public final class Txn {
+        private final boolean writes;
+        /** The leaves held, left to right, each with the writes to its keys (a value, or {@link #GONE}). */
+        private final Map<Gcl.Handle, TreeMap<Long, byte[]>> held = new IdentityHashMap<>();
+        private final List<Gcl.Handle> order = new ArrayList<>();
+        private long last = Long.MIN_VALUE;
+        private boolean started;
+        private boolean finished;
+
+        private Txn(final boolean writes) {
+            this.writes = writes;
+        }
+
+        /** Copies the value of {@code key} (as this transaction left it) into {@code out}: whether it is there. */
+        public Future<Boolean> lookup(final long key, final MutableDirectBuffer out) {
+            return leaf(key, false).map(h -> {
+                final byte[] mine = held.get(h).get(key);
+                if (mine != null) {
+                    if (mine != GONE && out != null) {
+                        out.putBytes(0, mine, 0, valueBytes);
+                    }
+                    return mine != GONE;
+                }
+                final int i = search(h.data(), key, leafEntry);
+                if (i >= 0 && out != null) {
+                    out.putBytes(0, h.data(), ENTRIES + i * leafEntry + 8, valueBytes);
+                }
+                return i >= 0;
+            });
+        }
+
+        /** Inserts {@code key} if it is missing: whether it was (a present key keeps its value). */
+        public Future<Boolean> insert(final long key, final DirectBuffer value) {
+            return write(key, value, false);
+        }
+
+        /** Replaces the value of an existing key: whether it existed. */
+        public Future<Boolean> update(final long key, final DirectBuffer value) {
+            return write(key, value, true);
+        }
+
+        /** Removes {@code key}: whether it was there. */
+        public Future<Boolean> delete(final long key) {
+            return write(key, null, true);
+        }
+
+        private Future<Boolean> write(final long key, final DirectBuffer value, final boolean present) {
+            if (!writes) {
+                return Future.failedFuture(new IllegalStateException("a read-only B-link transaction (begin(false))"
+                    + " cannot write key " + key));
+            }
+            if (value != null) {
+                checkValue(value);
+            }
+            return leaf(key, true).map(h -> {
+                final TreeMap<Long, byte[]> mine = held.get(h);
+                final byte[] had = mine.get(key);
+                final boolean there = had != null ? had != GONE : search(h.data(), key, leafEntry) >= 0;
+                if (there == present) {
+                    final byte[] v = value == null ? GONE : new byte[valueBytes];
+                    if (value != null) {
+                        value.getBytes(0, v, 0, valueBytes);
+                    }
+                    mine.put(key, v);
+                }
+                return there == present;
+            });
+        }
+
+        /** The leaf whose range holds {@code key}, held to the end (latched now unless this one holds it). */
+        private Future<Gcl.Handle> leaf(final long key, final boolean write) {
+            checkKey(key);
+            if (finished) {
+                return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
+            }
+            if (started && key < last) {
+                return Future.failedFuture(new IllegalArgumentException("B-link transactions take their keys in "
+                    + "ascending order (the leaves' latch order): key " + key + " after " + last));
+            }
+            final long previous = last;
+            final Gcl.Handle mine = order.isEmpty() ? null : order.get(order.size() - 1);
+            started = true;
+            last = key;
+            if (mine != null && key < mine.data().getLong(HIGH)) {
+                return Future.succeededFuture(mine);
+            }
+            return start(key, previous, mine, false).compose(h -> moveRight(h, key, mine)).map(h -> {
+                if (held.putIfAbsent(h, new TreeMap<>()) == null) {
+                    order.add(h);
+                }
+                return h;
+            });
+        }
+
+        private Future<Gcl.Handle> latch(final long gaddr) {
+            return writes ? gcl.xLock(gaddr) : gcl.sLock(gaddr);
+        }
+
+        /** The leaf to move right from: the child level 1 names for {@code key}, or this one's rightmost leaf. */
+        private Future<Gcl.Handle> start(final long key, final long previous, final Gcl.Handle mine,
+                                         final boolean read) {
+            if (!read && rootLevel <= 0) { // unknown, or a leaf as last read: the tree may have grown a level since
+                return gcl.sLock(meta).compose(m -> {
+                    root = m.data().getLong(META_ROOT);
+                    rootLevel = (int) m.data().getLong(META_LEVEL);
+                    gcl.unlock(m);
+                    return start(key, previous, mine, true);
+                });
+            }
+            if (rootLevel == 0) { // a root leaf is the leftmost leaf
+                return mine != null ? Future.succeededFuture(mine) : latch(root);
+            }
+            return descend(key, 1, false).compose(p -> {
+                final int i = childIndex(p.data(), key);
+                final long separator = p.data().getLong(ENTRIES + i * 16);
+                final long child = p.data().getLong(ENTRIES + i * 16 + 8);
+                gcl.unlock(p);
+                return mine != null && separator <= previous ? Future.succeededFuture(mine) : latch(child);
+            });
+        }
+
+        private Future<Gcl.Handle> moveRight(final Gcl.Handle h, final long key, final Gcl.Handle mine) {
+            final UnsafeBuffer d = h.data();
+            if (key < d.getLong(HIGH)) {
+                return Future.succeededFuture(h);
+            }
+            final long right = d.getLong(RIGHT);
+            if (right == GlobalPointer.NONE) {
+                if (h != mine) {
+                    gcl.unlock(h);
+                }
+                return Future.failedFuture(new IllegalStateException("B-link leaf " + GlobalPointer.toString(
+                    h.gaddr()) + " has high key " + d.getLong(HIGH) + " but no right link"));
+            }
+            return latch(right).transform(ar -> {
+                if (h != mine) {
+                    gcl.unlock(h);
+                }
+                return ar.failed() ? Future.failedFuture(ar.cause()) : moveRight(ar.result(), key, mine);
+            });
+        }
+
+        /**
+         * Applies the writes to the leaves held, lets every latch go, then posts the splits' separators. The commit
+         * point is this call (every latch is held then): later transactions see all of its writes or wait.
+         */
+        public Future<Void> commit() {
+            if (finished) {
+                return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
+            }
+            finished = true;
+            final List<long[]> separators = new ArrayList<>();
+            final List<Gcl.Handle> written = new ArrayList<>();
+            final List<UnsafeBuffer> merged = new ArrayList<>();
+            int lines = 0;
+            for (final Gcl.Handle h : order) {
+                if (!held.get(h).isEmpty()) {
+                    final UnsafeBuffer m = merge(h.data(), held.get(h));
+                    written.add(h);
+                    merged.add(m);
+                    lines += pieces(m) - 1;
+                }
+            }
+            // Every fresh line first: a failed allocation leaves the leaves' copies untouched.
+            final List<Gcl.Handle> made = new ArrayList<>();
+            Future<Void> fresh = Future.succeededFuture();
+            for (int j = 0; j < lines; j++) {
+                fresh = fresh.compose(v -> gcl.allocate().compose(gcl::xLock).map(x -> {
+                    made.add(x);
+                    return null;
+                }));
+            }
+            return fresh.transform(ar -> {
+                if (ar.failed()) {
+                    abortAfter(made);
+                    return Future.failedFuture(ar.cause());
+                }
+                final java.util.Iterator<Gcl.Handle> nodes = made.iterator();
+                for (int j = 0; j < written.size(); j++) {
+                    place(written.get(j), merged.get(j), nodes, separators);
+                }
+                final List<Future<Void>> news = new ArrayList<>();
+                made.forEach(n -> news.add(gcl.unlockWritten(n)));
+                return Future.all(news).compose(v -> {
+                    final List<Future<Void>> olds = new ArrayList<>();
+                    for (final Gcl.Handle h : order) {
+                        if (held.get(h).isEmpty()) {
+                            gcl.unlock(h);
+                        } else {
+                            olds.add(gcl.unlockWritten(h));
+                        }
+                    }
+                    return Future.all(olds);
+                }).compose(v -> {
+                    Future<Void> posted = Future.succeededFuture();
+                    for (final long[] s : separators) {
+                        posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]));
+                    }
+                    return posted;
+                });
+            });
+        }
+
+        /** Lets every latch go: the leaves never saw this transaction's writes. */
+        public void abort() {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            order.forEach(gcl::unlock);
+        }
+
+        /** A failed commit: lets the fresh lines taken so far and every leaf go, unwritten. */
+        private void abortAfter(final List<Gcl.Handle> made) {
+            made.forEach(gcl::unlock);
+            order.forEach(gcl::unlock);
+        }
+
+        /** Leaf {@code d}'s entries with the writes {@code w} merged in, in key order (a buffer of whole entries). */
+        private UnsafeBuffer merge(final UnsafeBuffer d, final TreeMap<Long, byte[]> w) {
+            final int count = d.getInt(COUNT);
+            final UnsafeBuffer all = new UnsafeBuffer(new byte[(count + w.size()) * leafEntry]);
+            int n = 0;
+            int i = 0;
+            final java.util.Iterator<Map.Entry<Long, byte[]>> it = w.entrySet().iterator();
+            Map.Entry<Long, byte[]> e = it.hasNext() ? it.next() : null;
+            while (i < count || e != null) {
+                final long k = i < count ? d.getLong(ENTRIES + i * leafEntry) : Long.MAX_VALUE;
+                if (e != null && e.getKey() <= k) {
+                    if (e.getValue() != GONE) {
+                        all.putLong(n * leafEntry, e.getKey());
+                        all.putBytes(n * leafEntry + 8, e.getValue(), 0, valueBytes);
+                        n++;
+                    }
+                    if (e.getKey() == k) {
+                        i++;
+                    }
+                    e = it.hasNext() ? it.next() : null;
+                } else {
+                    all.putBytes(n * leafEntry, d, ENTRIES + i * leafEntry, leafEntry);
+                    n++;
+                    i++;
+                }
+            }
+            return new UnsafeBuffer(all, 0, n * leafEntry);
+        }
+
+        /** How many leaves {@code merged}'s entries need. */
+        private int pieces(final UnsafeBuffer merged) {
+            return Math.max(1, (merged.capacity() / leafEntry + leafCapacity - 1) / leafCapacity);
+        }
+
+        /**
+         * Writes {@code merged} into leaf {@code h}; when it overflows, into {@code h} and fresh lines from
+         * {@code nodes} (latched Exclusive), chained to its right in key order, each one's separator noted
+         * (separator, node, its left neighbour) for the posts after the latches go.
+         */
+        private void place(final Gcl.Handle h, final UnsafeBuffer merged, final java.util.Iterator<Gcl.Handle> nodes,
+                           final List<long[]> separators) {
+            final UnsafeBuffer d = h.data();
+            final int count = d.getInt(COUNT);
+            final int total = merged.capacity() / leafEntry;
+            final int pieces = pieces(merged);
+            final List<Gcl.Handle> chain = new ArrayList<>(pieces);
+            chain.add(h);
+            for (int j = 1; j < pieces; j++) {
+                chain.add(nodes.next());
+            }
+            final long high = d.getLong(HIGH);
+            final long right = d.getLong(RIGHT);
+            for (int j = pieces - 1; j >= 0; j--) { // right to left: the old leaf's high and right link read first
+                final int from = (int) ((long) j * total / pieces);
+                final int to = (int) ((long) (j + 1) * total / pieces);
+                final Gcl.Handle x = chain.get(j);
+                final UnsafeBuffer xd = x.data();
+                final int had = j == 0 ? count : 0;
+                xd.putInt(LEVEL, 0);
+                xd.putInt(COUNT, to - from);
+                xd.putLong(HIGH, j + 1 < pieces ? merged.getLong(to * leafEntry) : high);
+                xd.putLong(RIGHT, j + 1 < pieces ? chain.get(j + 1).gaddr() : right);
+                xd.putBytes(ENTRIES, merged, from * leafEntry, (to - from) * leafEntry);
+                x.written(0, ENTRIES + Math.max(had, to - from) * leafEntry);
+            }
+            for (int j = 1; j < pieces; j++) {
+                separators.add(new long[] {merged.getLong((int) ((long) j * total / pieces) * leafEntry),
+                    chain.get(j).gaddr(), chain.get(j - 1).gaddr()});
+            }
+        }
+    }
+
+    /** A write of {@link Txn} that removes its key. */
+    private static final byte[] GONE = new byte[0];
 
     // ------------------------------------------------------------------------------------------ memory-node side
 

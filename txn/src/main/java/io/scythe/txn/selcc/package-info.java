@@ -81,7 +81,12 @@
  * one RDMA FAA and keeps a per-loop free list (Free zeroes the line under its X latch). {@link
  * io.scythe.txn.selcc.BLinkTree} is a Lehman-Yao B-link tree whose nodes are lines (S-coupled descents, X on the
  * target, splits through the right link, a meta line for the root); {@code scythe sim --workload blink} runs YCSB
- * lookups and updates through it (SELCC Fig. 17).
+ * lookups and updates through it (SELCC Fig. 17). {@link io.scythe.txn.selcc.BLinkTree.Txn} runs transactions through
+ * it ({@code --blink-txn N}, the tree as the table's index): strict 2PL on the leaves (Shared for a read-only
+ * transaction, else Exclusive; held to the end, so a key read missing cannot be inserted meanwhile), keys taken in
+ * ascending order, writes applied to the held leaves at commit (an overflow splits into fresh lines, separators
+ * posted once the latches are gone), an abort leaves the leaves as they were. Deviation: latches wait (no-wait 2PL
+ * in the paper); the key order, and never latching a leaf coupled with its parent, keep it deadlock-free.
  *
  * <p><b>Configuration</b> (system properties read when a loop's cache is made): {@code scythe.selcc.cacheFrames},
  * {@code evictBatch}, {@code evictFraction}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code deferNs},
@@ -97,10 +102,9 @@
  * {@link io.scythe.txn.selcc.SelccModule}.
  *
  * <p><b>Not implemented yet (issue 21)</b>, each failing with a clear error naming the issue or simply absent:
- * inserts and deletes through the B-link tree (every protocol inserts and deletes, one path,
- * {@link io.scythe.txn.selcc.LatchTxn#insertions}, on the tables' object slots found through the memory nodes' index,
- * which transactions address instead of the tree; sel-2pl's TPC-C no longer
- * hangs: {@code scythe sim --explore 50 --seed S --workload tpcc --protocols sel-2pl}, S = 1, 51: 0 of 100 failed on main e1258e86), B-link node
+ * the tree's transactions through {@code SelccTxn}'s API and its TO and OCC modes (table transactions insert and
+ * delete through the memory nodes' index, {@link io.scythe.txn.selcc.LatchTxn#insertions}), their crash recovery (no
+ * redo record: {@code --crash-cn} with {@code --blink-txn} is refused), B-link node
  * merges (deletes only remove keys from leaves, as most B-link trees), a global
  * free list (a freed line is reused by the loop that freed it), priority matching by default (opt-in with
  * {@code scythe.selcc.priorityMatching}: on skewed SmallBank it cost throughput, 40.3 k txn/s against 50.3 k, and the
