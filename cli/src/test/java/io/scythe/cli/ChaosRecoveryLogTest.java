@@ -3,9 +3,13 @@ package io.scythe.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code scythe chaos} finds a recovery in the recoverer's log when no serving CN's health lists it (the recoverer
@@ -34,5 +38,35 @@ class ChaosRecoveryLogTest {
     void shouldFindNothingWhenOnlyAnotherIncarnationOrAFailureWasLogged() {
         assertThat(ChaosCommand.recoveryInLog(Stream.of(RECOVERED.replace("cn2.e1", "cn2.e11"),
             RECOVERED.replace("\"ok\":true", "\"ok\":false")), "cn2.e1", 0L)).isNull();
+    }
+
+    /**
+     * The end checks look in the logs again for a fault still without a recovery (stop 45's soak: cn0.e1, cn1.e1 and
+     * cn2.e1 were recovered 75-90 s after their faults by cn1's next incarnation, all four CNs down meanwhile, and the
+     * run said "not recovered within 60 s"; a SIGKILL's watch did not look in the logs at all): such a fault is
+     * reported with when and by whom it was recovered, and one recovered in time is no failure.
+     */
+    @Test
+    void shouldReportARecoveryLaterThanTheWatchWithItsTimeAndRecoverer(@TempDir final Path logs) throws Exception {
+        final long t0 = Instant.parse("2026-11-28T05:27:55.403Z").toEpochMilli(); // 75 s before RECOVERED
+        Files.writeString(logs.resolve("node-cn0.log"), "2026-11-28T05:27:56Z scythe node cn0: pid 1\n",
+            StandardCharsets.UTF_8);
+        Files.writeString(logs.resolve("node-cn3.log"), "2026-11-28T05:27:50Z scythe node cn3: pid 2\n" + RECOVERED
+            + "\n2026-11-28T05:29:11Z scythe node cn3: pid 3\n", StandardCharsets.UTF_8);
+        final JsonObject late = new JsonObject().put("fault", "SIGKILL").put("cn", "cn2.e1").put("atWallMs", t0);
+        assertThat(ChaosCommand.recoveryFailure(late)).isEqualTo("cn2.e1 (SIGKILL) was not recovered by the end of "
+            + "the run");
+        ChaosCommand.recoveredInLogs(late, logs, 4);
+        assertThat(late.getLong("recoveredMs")).isEqualTo(75_000L);
+        assertThat(ChaosCommand.recoveryFailure(late)).isEqualTo("cn2.e1 (SIGKILL) was recovered only after 75000 ms "
+            + "(bound 60 s; by cn3 (its log))");
+        final JsonObject inTime = new JsonObject().put("fault", "SIGSTOP").put("cn", "cn2.e1").put("atWallMs",
+            t0 + 30_000);
+        ChaosCommand.recoveredInLogs(inTime, logs, 4);
+        assertThat(ChaosCommand.recoveryFailure(inTime)).isNull();
+        final JsonObject other = new JsonObject().put("fault", "SIGKILL").put("cn", "cn1.e1").put("atWallMs", t0);
+        ChaosCommand.recoveredInLogs(other, logs, 4);
+        assertThat(ChaosCommand.recoveryFailure(other)).isEqualTo("cn1.e1 (SIGKILL) was not recovered by the end of "
+            + "the run");
     }
 }
