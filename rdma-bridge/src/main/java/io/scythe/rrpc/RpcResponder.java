@@ -5,23 +5,34 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.charset.StandardCharsets;
 
-/** Answers one request, exactly once, on the server's thread. */
+/**
+ * Answers one request, exactly once, on the server's thread. A handler that answers before it returns must not use
+ * its responder after returning: the server then answers its next request with the same object ({@link RpcServer}
+ * allocates a new one only after a handler returned without answering, i.e. kept it to answer later), as it reuses
+ * the {@link RpcRequest} flyweight.
+ */
 public final class RpcResponder {
     private final RpcServer server;
-    private final RpcServer.ServerRing ring;
-    private final int callId;
-    private final long targetAddress;
-    private final int targetRkey;
-    private final int targetCapacity;
+    private RpcServer.ServerRing ring;
+    private int callId;
+    private long targetAddress;
+    private int targetRkey;
+    private int targetCapacity;
     private boolean answered;
 
-    RpcResponder(final RpcServer server, final RpcServer.ServerRing ring, final int callId, final RpcRequest request) {
+    RpcResponder(final RpcServer server) {
         this.server = server;
+    }
+
+    /** This responder, now answering {@code callId} of {@code ring} (a new call: not answered yet). */
+    RpcResponder of(final RpcServer.ServerRing ring, final int callId, final RpcRequest request) {
         this.ring = ring;
         this.callId = callId;
         this.targetAddress = request.hasZeroCopyTarget() ? request.targetAddress() : 0;
         this.targetRkey = request.hasZeroCopyTarget() ? request.targetRkey() : 0;
         this.targetCapacity = request.targetCapacity();
+        this.answered = false;
+        return this;
     }
 
     /**

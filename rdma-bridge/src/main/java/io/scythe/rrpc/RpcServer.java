@@ -61,6 +61,11 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     /** The rings a poll flushes, swapped with {@link #dirty} (no array per poll); empty between polls. */
     private List<ServerRing> flushing = new ArrayList<>();
     private final RpcRequest request = new RpcRequest();
+    /**
+     * The responder of the next request: the one of the last request again when its handler answered before it
+     * returned (one object per kept call, not per request; {@link RpcResponder}'s contract).
+     */
+    private RpcResponder responder = new RpcResponder(this);
     private final List<WorkRequest> wrPool = new ArrayList<>();
     private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[64]);
     private MemoryRegion inbox;
@@ -441,7 +446,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             } else {
                 request.wrap(ring.client, rpcId, inboxMemory, payload, payloadLength);
             }
-            final RpcResponder responder = new RpcResponder(this, ring, callId, request);
+            final RpcResponder responder = this.responder.of(ring, callId, request);
             final RpcHandler handler = handlers.get(rpcId);
             if (handler == null) {
                 responder.fail(RpcException.UNKNOWN_RPC, "no RPC " + rpcId + " on node " + nic.node());
@@ -456,6 +461,9 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
                 } else {
                     LOG.error("RPC " + rpcId + " handler threw after answering", e);
                 }
+            }
+            if (!responder.answered()) {
+                this.responder = new RpcResponder(this); // the handler keeps this one to answer later
             }
         }
     }

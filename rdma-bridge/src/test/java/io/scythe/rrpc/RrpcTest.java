@@ -32,6 +32,9 @@ class RrpcTest {
     static final int BIG = 4;
     /** Never answers (a request the server took and then sat on, as a stalled memory node does). */
     static final int SILENT = 5;
+    /** Keeps its responder unanswered until a {@link #RELEASE} call answers it with the payload it got. */
+    static final int DEFER = 6;
+    static final int RELEASE = 7;
 
     private Vertx vertx;
     private LocalFabric fabric;
@@ -39,6 +42,8 @@ class RrpcTest {
     private RrpcClient client;
     private Context serverContext;
     private MemoryRegion blob;
+    private RpcResponder deferred;
+    private long deferredValue;
 
     private void start(final CostModel model, final RrpcOptions options) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
@@ -62,6 +67,16 @@ class RrpcTest {
                 throw new IllegalStateException("boom");
             })
             .handle(SILENT, (req, res) -> { })
+            .handle(DEFER, (req, res) -> {
+                deferred = res;
+                deferredValue = req.payload().getLong(req.payloadOffset());
+            })
+            .handle(RELEASE, (req, res) -> {
+                final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+                value.putLong(0, deferredValue);
+                deferred.reply(value);
+                res.reply(req.payload(), req.payloadOffset(), req.payloadLength());
+            })
             .handle(BIG, (req, res) -> {
                 final int length = req.payload().getInt(req.payloadOffset());
                 if (req.hasZeroCopyTarget()) {
@@ -171,6 +186,29 @@ class RrpcTest {
             });
         }
         return f;
+    }
+
+    /**
+     * A handler that keeps its responder to answer later keeps its call: the calls answered at once meanwhile get
+     * their own answers, and the kept one its own (the server answers them with one responder object, so it must
+     * take a new one once a handler returned without answering).
+     */
+    @Test
+    void shouldAnswerACallKeptForLaterApartFromTheCallsAnsweredMeanwhile() throws Exception {
+        start(CostModel.zero(), new RrpcOptions());
+        final String outcome = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket -> {
+            final UnsafeBuffer seven = new UnsafeBuffer(new byte[8]);
+            seven.putLong(0, 7);
+            final Future<RpcReply> kept = rocket.call(DEFER, seven);
+            final Future<RpcReply> echo = rocket.call(ECHO, new UnsafeBuffer("hello".getBytes()));
+            final Future<RpcReply> release = echo.compose(e -> rocket.call(RELEASE, new UnsafeBuffer("bye".getBytes())));
+            return Future.join(kept, echo, release).transform(ar -> Future.succeededFuture(
+                (kept.succeeded() ? String.valueOf(kept.result().payload().getLong(0)) : kept.cause().toString())
+                    + "|" + (echo.succeeded() ? echo.result().payload().getStringWithoutLengthAscii(0, 5) : echo.cause())
+                    + "|" + (release.succeeded() ? release.result().payload().getStringWithoutLengthAscii(0, 3)
+                    : release.cause())));
+        }));
+        assertThat(outcome).isEqualTo("7|hello|bye");
     }
 
     @Test

@@ -155,10 +155,16 @@ public abstract class OneSidedTxn implements Txn {
 
     /** The access of {@code key}, new (pointer looked up, nothing read yet) when this attempt has not touched it. */
     protected final Future<Access> locate(final String table, final long key) {
+        return locateThen(table, key, null);
+    }
+
+    /** {@link ReadSet#locateThen}: {@code fetch} of the access, with no completed future between them. */
+    private Future<Access> locateThen(final String table, final long key,
+                                      final Function<Access, Future<Access>> fetch) {
         if (finished) {
             return Future.failedFuture(new IllegalStateException("transaction " + id + " is over"));
         }
-        return reads.locate(table, key);
+        return reads.locateThen(table, key, fetch);
     }
 
     /** READs the whole object into the access's image and checks it is still the key's (not reused, not deleted). */
@@ -202,7 +208,7 @@ public abstract class OneSidedTxn implements Txn {
         }
         // A read refused for now (send queue or RRPC ring full) fails the attempt, which the coordinator retries
         // after its back-off (AbortReason.BACK_PRESSURE): waiting here instead let thousands of re-posts spin.
-        return reads.inFlight(Futures.then(locate(table, key), fetch), a -> {
+        return reads.inFlight(locateThen(table, key, fetch), a -> {
             if (a.deleted && !a.reviving || a.deleting) {
                 throw new UnknownKeyException("key " + key + " of " + table + " is deleted"); // fails the read
             }

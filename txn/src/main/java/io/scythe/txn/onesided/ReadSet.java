@@ -70,9 +70,19 @@ public final class ReadSet {
 
     /** The access of {@code key}, new (pointer looked up, nothing read yet) when this attempt has not touched it. */
     public Future<Access> locate(final String table, final long key) {
+        return locateThen(table, key, null);
+    }
+
+    /**
+     * {@code Futures.then(locate(table, key), fetch)} without the completed future of an access known already or
+     * found in the address cache: {@code fetch} of it is called at once (a throw fails the result, as there). A null
+     * {@code fetch} is {@link #locate}.
+     */
+    public Future<Access> locateThen(final String table, final long key,
+                                     final Function<Access, Future<Access>> fetch) {
         final Access known = find(table, key);
         if (known != null) {
-            return Future.succeededFuture(known);
+            return fetched(known, fetch);
         }
         if (findAbsent(table, key) != null) {
             // Read as absent before: absent again (a repeatable read), and no second lookup that could find it
@@ -93,9 +103,9 @@ public final class ReadSet {
         if (cached != 0) {
             // The address cache's hit, without the Lookup, Future and composition find() would make: the same access
             // at the same moment (a completed future's compose ran inline).
-            return Future.succeededFuture(located(table, key, partition, cached));
+            return fetched(located(table, key, partition, cached), fetch);
         }
-        return remote.find(key, runtime.lookupMode()).compose(found -> {
+        final Future<Access> looked = remote.find(key, runtime.lookupMode()).compose(found -> {
             final long pointer = found.pointer();
             if (pointer == 0) {
                 // An absent key of a read-only table stays absent: nothing to re-check at commit.
@@ -116,6 +126,19 @@ public final class ReadSet {
             }
             return Future.succeededFuture(located(table, key, partition, pointer));
         });
+        return fetch == null ? looked : Futures.then(looked, fetch);
+    }
+
+    /** {@code fetch} of {@code a}, found at once ({@code a} itself, completed, for a null {@code fetch}). */
+    private static Future<Access> fetched(final Access a, final Function<Access, Future<Access>> fetch) {
+        if (fetch == null) {
+            return Future.succeededFuture(a);
+        }
+        try {
+            return fetch.apply(a);
+        } catch (final RuntimeException e) { // as Futures.then's
+            return Future.failedFuture(e);
+        }
     }
 
     /** A new access of {@code key} at {@code pointer}, added to the read set. */

@@ -97,28 +97,69 @@ public final class TakeoutLockClient {
         request.putLong(LockRpc.POINTER_OFFSET, pointer);
         request.putLong(LockRpc.TS_OFFSET, ts);
         request.putLong(LockRpc.TXN_OFFSET, txnId);
-        final long start = timers.nowNs();
-        // One composition for the RPC's reply (a throw fails it, as the map it replaces did)
-        return request(node).compose(r -> {
-            final UnsafeBuffer reply = granted(node, r);
-            final long upperAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.UPPER_OFFSET;
-            final int rkey = table.objects().rkey();
-            final long ticket = reply.getLong(LockRpc.TICKET_OFFSET);
-            final long upper = reply.getLong(LockRpc.UPPER_OFFSET);
-            final long queued = reply.getLong(LockRpc.QUEUED_OFFSET);
-            if (upper == ticket) {
+        final Granting granting = new Granting(node, table, pointer, timers.nowNs());
+        request(node).onComplete(granting);
+        return granting;
+    }
+
+    /**
+     * The Lock RPC's reply read into its grant, one object (the reply's listener and the grant's future) where
+     * {@code request(node).compose(r -> ...)} made a composition, its lambda and a completed future per lock. A throw
+     * fails the grant, as in the composition. Without a context, as {@code Promise.promise()}: its listeners run inline.
+     */
+    private final class Granting extends io.vertx.core.impl.future.FutureImpl<Grant>
+        implements io.vertx.core.Completable<RpcReply> {
+        private final String node;
+        private final TableDescriptor table;
+        private final long pointer;
+        private final long start;
+
+        Granting(final String node, final TableDescriptor table, final long pointer, final long start) {
+            this.node = node;
+            this.table = table;
+            this.pointer = pointer;
+            this.start = start;
+        }
+
+        @Override
+        public void complete(final RpcReply r, final Throwable failure) {
+            if (failure != null) {
+                tryFail(failure);
+                return;
+            }
+            final Grant grant;
+            try {
+                final UnsafeBuffer reply = granted(node, r);
+                final long upperAddress = ObjectLayout.addressOf(pointer) + ObjectLayout.UPPER_OFFSET;
+                final int rkey = table.objects().rkey();
+                final long ticket = reply.getLong(LockRpc.TICKET_OFFSET);
+                final long upper = reply.getLong(LockRpc.UPPER_OFFSET);
+                final long queued = reply.getLong(LockRpc.QUEUED_OFFSET);
+                if (upper != ticket) {
+                    final Promise<Grant> held = Promise.promise();
+                    awaitTurn(node, upperAddress, rkey, ticket, srtt(node).hangoutNs(ticket - upper, INITIAL_RTT_NS),
+                        queued, start, new UnsafeBuffer(new byte[8]), held, 0);
+                    held.future().onComplete((g, f) -> {
+                        if (f == null) {
+                            tryComplete(g);
+                        } else {
+                            tryFail(f);
+                        }
+                    });
+                    return;
+                }
                 final int objectBytes = reply.getInt(LockRpc.OBJECT_BYTES_OFFSET);
                 final org.agrona.DirectBuffer object = objectBytes > 0
                     && reply.capacity() >= LockRpc.REPLY_BYTES + objectBytes
                     ? new UnsafeBuffer(reply, LockRpc.REPLY_BYTES, objectBytes) : null;
-                return Future.succeededFuture(new Grant(node, upperAddress, rkey, ticket, queued, 0,
-                    reply.getLong(LockRpc.VERSION_OFFSET), object));
+                grant = new Grant(node, upperAddress, rkey, ticket, queued, 0, reply.getLong(LockRpc.VERSION_OFFSET),
+                    object);
+            } catch (final Throwable e) {
+                tryFail(e);
+                return;
             }
-            final Promise<Grant> held = Promise.promise();
-            awaitTurn(node, upperAddress, rkey, ticket, srtt(node).hangoutNs(ticket - upper, INITIAL_RTT_NS), queued,
-                start, new UnsafeBuffer(new byte[8]), held, 0);
-            return held.future();
-        });
+            tryComplete(grant);
+        }
     }
 
     /**
