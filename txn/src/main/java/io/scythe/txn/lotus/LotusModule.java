@@ -12,7 +12,7 @@ import java.util.List;
  * by lock RPCs between compute nodes, and the lock-first protocol ({@link LotusTxn}). Each compute node gets a
  * {@link LotusNode} (its lock table and lock handlers) from {@link #startComputeNode}.
  *
- * <p>Only asked for by name (not {@link #listed}) until it is complete (issue 19: what is missing is listed in the package doc's "Not implemented yet"; the Motor baseline is its own module, {@code io.scythe.txn.motor}, SR only). It runs in the simulator and the embedded cluster ({@code scythe bench}), which
+ * <p>Only asked for by name (not {@link #listed}) until it is complete (issue 19: what is missing is listed in the package doc's "Not implemented yet"; the Motor baseline is its own module, {@code io.scythe.txn.motor}, SR and SI). It runs in the simulator and the embedded cluster ({@code scythe bench}), which
  * wire compute-node peers and declare read-only transactions, and on cluster nodes ({@link #clusterRefusal}).
  */
 public final class LotusModule implements ProtocolModule {

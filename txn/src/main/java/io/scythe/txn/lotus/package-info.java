@@ -123,7 +123,7 @@
  * added; an attempt whose crash came before that doorbell is not committed and was never acknowledged); clearing the INVISIBLE cells of
  * a dead coordinator's attempts that logged no redo record in recovery itself (it cannot name them: the first reader
  * of the key after the recovery settles them, see above); a restarted node getting shards back (the simulator's restart keeps it without, see above);
- * resharding and Lotus's own leases across cluster-node processes; Motor under SI (the Motor baseline, {@code io.scythe.txn.motor}, runs SR only). One-sided inserts (lotus.md
+ * resharding and Lotus's own leases across cluster-node processes; one-sided inserts (lotus.md
  * §2.1's path: the index bucket's address locked on its owner CN, then WRITEs of the object and the bucket slot): the
  * locks are taken ({@link io.scythe.txn.lotus.LotusTxn#insert}), but the record is still created by the memory node's
  * INSERT RPC ({@code Inserts#install}, {@code Table#insertLocked}), because (a) object slots are handed out by the

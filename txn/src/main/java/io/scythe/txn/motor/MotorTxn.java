@@ -37,12 +37,19 @@ import java.util.Map;
  */
 final class MotorTxn extends CasLockTxn {
     private final int versions;
+    /**
+     * Snapshot isolation (Motor's SI; {@code motor-si}): every read is at T_start from the CVT, as a read-only
+     * transaction's, and nothing read is validated; a written key's CAS lock finds its version unchanged since that
+     * read or aborts (first committer wins).
+     */
+    private final boolean si;
     private Future<Long> start;
     private boolean readOnly;
 
-    MotorTxn(final TxnRuntime runtime, final int versions) {
+    MotorTxn(final TxnRuntime runtime, final int versions, final boolean snapshotIsolation) {
         super(runtime);
         this.versions = versions;
+        this.si = snapshotIsolation;
     }
 
     /** Its redo records name Motor's lock kind: recovery writes the CVT cell with the home (package doc). */
@@ -53,7 +60,7 @@ final class MotorTxn extends CasLockTxn {
 
     @Override
     public String mode() {
-        return "motor";
+        return si ? "motor/si" : "motor";
     }
 
     @Override
@@ -94,7 +101,7 @@ final class MotorTxn extends CasLockTxn {
             return readOnlyRead(table, key);
         }
         final Future<Long> ts = start();
-        if (readOnly) {
+        if (readOnly || si) { // SI: a read-write transaction's reads are at T_start too, never validated
             return readVia(table, key, a -> once(a, x -> ts.compose(t -> snapshot(x, t))));
         }
         return readVia(table, key, a -> once(a, x -> Future.all(ts, fetch(x)).compose(v -> newest(x, ts.result()))));
@@ -119,7 +126,12 @@ final class MotorTxn extends CasLockTxn {
         return reads.readImage(a, lockReadBytes(a), null);
     }
 
-    /** A read-write transaction's read: the home, the newest version, below T_start and not locked by another. */
+    /**
+     * A read-write transaction's read: the home, the newest version, below T_start and not locked by another. Under SI
+     * only for a read-for-update, whose lock is held: the home below T_start is then the snapshot's version (every
+     * commit below T_start landed: its writer held the lock while taking T_commit), and one at or above it is a
+     * concurrent writer's that committed first.
+     */
     private Future<Access> newest(final Access a, final long ts) {
         if (!a.locked && a.image.getLong(ObjectLayout.CAS_LOCK_OFFSET) != 0) {
             return Future.failedFuture(refused(a, AbortReason.LOCKED, "locked by a writer"));
@@ -188,11 +200,13 @@ final class MotorTxn extends CasLockTxn {
             return duplicateCommit(this::validateCasLocked);
         }
         if (writesNothing()) {
-            final Future<Long> validated = staged(Stage.VALIDATE, validateCasLocked()).compose(v -> start());
+            final Future<Long> validated = si ? start()
+                : staged(Stage.VALIDATE, validateCasLocked()).compose(v -> start());
             if (!holdsLock()) {
                 return finishCommit(validated);
             }
-            // Locked for update and wrote nothing (TATP's UpdateSubscriberData of a missing facility): its locks are
+            // SI: it read a snapshot and validates nothing (validateCasLocked's checks are SR's). Locked for update and
+            // wrote nothing (TATP's UpdateSubscriberData of a missing facility): its locks are
             // released as FORD's commit releases them, WRITE 0 in the write-back doorbell; no record, no version
             // (was: committed with them held, issue 19: 2 left on TATP read-update at 3 CNs, 96 at 9).
             return finishCommit(validated.compose(ts -> staged(Stage.WRITE_BACK, writeBackAndUnlock(ts)).map(ts)));
@@ -208,6 +222,17 @@ final class MotorTxn extends CasLockTxn {
         // Lock (a duplicate insert's validation too), T_commit once every lock is held, validate, write the versions
         // back at T_commit, each stage marked: one object per commit (OneSidedTxn#commitChainLockedFirst).
         return commitChainLockedFirst(settle(locking));
+    }
+
+    /**
+     * SR: the keys only read, version unchanged and lock free, and the keys read as absent ({@link
+     * #validateCasLocked}). SI: nothing; its reads were at T_start, and each written key was checked unchanged since
+     * then by its CAS lock + READ ({@code lockAndRead}: first committer wins). A key read as absent and inserted is
+     * refused by the INSERT if another inserted it meanwhile.
+     */
+    @Override
+    protected Future<Void> commitValidation() {
+        return si ? Future.succeededFuture() : validateCasLocked();
     }
 
     /** T_commit, from the TSO once every lock is held. */

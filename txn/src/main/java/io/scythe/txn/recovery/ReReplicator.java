@@ -79,13 +79,13 @@ public final class ReReplicator {
 
     /**
      * The protocols whose commits hold their lock in the primary object's header (a Takeout ticket or a CAS word)
-     * while they write the backups: R2 sees such a commit. Motor's too (the CAS word; what it keeps beyond the value,
+     * while they write the backups: R2 sees such a commit. Motor's too, SR and SI (the CAS word; what it keeps beyond the value,
      * its CVT, is the protocol's {@code objectRoom}, copied in W from R1's image). Protocols that lock elsewhere
      * (lock tables on memory or compute nodes, SELCC's latches and cached lines) could write the new copy with the
      * primary still reading "unlocked, same version", so the copy is refused for them.
      */
     public static final java.util.Set<String> HEADER_LOCKED = java.util.Set.of("scythe", "scythe-occ", "ford-occ",
-        "farm-occ", "motor");
+        "farm-occ", "motor", "motor-si");
 
     /**
      * Whether {@code protocol}, a registered name or one followed by {@code :} and its options (e.g.

@@ -16,7 +16,7 @@ class ReReplicatorTest {
             assertThatThrownBy(() -> new ReReplicator(null, protocol)).as(protocol)
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not " + protocol)
-                .hasMessageContaining("ford-occ, motor, scythe, scythe-occ");
+                .hasMessageContaining("ford-occ, motor, motor-si, scythe, scythe-occ");
         }
         assertThatThrownBy(() -> new ReReplicator(null, "rcc-nowait:primitive=rpc")).as("options do not make it so")
             .isInstanceOf(IllegalArgumentException.class);
@@ -27,6 +27,7 @@ class ReReplicatorTest {
     void shouldMatchAProtocolConfiguredByOptionsByItsBaseName() {
         assertThat(ReReplicator.headerLocked("motor:versions=3")).isTrue();
         assertThat(ReReplicator.headerLocked("motor")).isTrue();
+        assertThat(ReReplicator.headerLocked("motor-si:versions=3")).as("SI locks as SR does").isTrue();
         assertThat(ReReplicator.headerLocked("scythe-occ:x=1")).isTrue();
         assertThat(ReReplicator.headerLocked("lotus:x=1")).isFalse();
         assertThat(ReReplicator.headerLocked("motorx")).isFalse();
