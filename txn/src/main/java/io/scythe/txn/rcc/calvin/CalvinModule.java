@@ -15,21 +15,15 @@ import java.util.List;
 public final class CalvinModule implements ProtocolModule {
     public static final CalvinProtocol CALVIN = CalvinProtocol.base();
     /**
-     * OLLP's restart: a record a transaction's reconnaissance read had changed when its sequenced run got its locks
-     * (nothing written; retried, reconnoitred again).
-     */
-    /**
-     * The key, in a run's compute-node shared map, of the set of ids of the dead executors' decided transactions a
-     * take-over routed to itself from their logs after its rebuild ({@code CalvinNode#executorDiedDuringTakeover}'s
-     * "route from its log" branch: a node dying after it contributed to an owner's take-over); absent until one is.
-     */
-    public static final String ROUTED_FROM_LOG = "calvin.routedFromLog";
-    /**
      * The key, in a run's compute-node shared map, of the count (an {@code AtomicLong}) of executors' deaths a dead
      * owner's successor was told of after it rebuilt the take-over's input ({@code CalvinNode#executorDiedDuringTakeover}
      * with its rebuilt parts: a node dying after it contributed); absent until one is.
      */
     public static final String DIED_AFTER_REBUILD = "calvin.diedAfterRebuild";
+    /**
+     * OLLP's restart: a record a transaction's reconnaissance read had changed when its sequenced run got its locks
+     * (nothing written; retried, reconnoitred again).
+     */
     public static final io.scythe.txn.AbortReason OLLP_RESTART = io.scythe.txn.AbortReason.define("ollp-restart",
         950);
 

@@ -135,9 +135,11 @@
  *       transactions there are its decided ones, from its decision records, read before anything is rebuilt: nothing
  *       is rebuilt while a node is dying), its decision of a transaction it did contribute goes in once, as
  *       contributed, its parts in the taken-over scheduler are decided as a dead executor's are (a part whose executor
- *       is still dying waits for its log), its resent writes partly received are dropped, and its decided transactions
- *       of epochs not complete at the successor (their routed parts rode in batches that never came) are routed there
- *       from its log; a successor is named among the nodes dead or dying. A second death of a node scheduling
+ *       is still dying waits for its log), its resent writes partly received are dropped, and such a node
+ *       dying after the rebuild has each of its decided transactions writing there known at the successor or of an
+ *       epoch complete there, checked loudly ({@code CalvinNode#deadDecidedAfterRebuild}: the "route from its log"
+ *       step that stood there was never reached and is removed; the argument is there); a successor is named among
+ *       the nodes dead or dying. A second death of a node scheduling
  *       partitions (an owner after an owner, or the dead owner's successor) gives the run up naming part 5: the
  *       successor of a successor is not built. Several nodes crashing at one time ({@code --crash-cn 0,2}, also with
  *       {@code --explore --crashes}) are refused up front where one of them might be such a second death
@@ -150,11 +152,12 @@
  *       and adopted parts ({@code CalvinModule#DIED_AFTER_REBUILD}), tested by
  *       {@code CalvinSimTest#shouldTakeOverADeadOwnerWhenANodeThatContributedDiesAfterTheRebuild} (2 seeds per form:
  *       money conserved, serializable, each commit reported once, no loop given up; the count absent with both
- *       crashes at one instant). Its "route from its log" step ({@code CalvinModule#ROUTED_FROM_LOG}) ran in no
- *       run: a decided transaction writing the dead owner's partitions read its records at the successor, in an
- *       epoch complete there (every written key is read, {@code readForUpdate}), so it is below the step's frontier
- *       (see {@code CalvinNode#executorDiedDuringTakeover}); {@code takenWriting}'s close after the rebuild is
- *       likewise not shown reached; the contribution dedup is unit-tested in
+ *       crashes at one instant). Its "route from its log" step ran in no run nor sweep and is removed: a decided
+ *       transaction writing the dead owner's partitions read its records there (every written key is read, {@code
+ *       readForUpdate}), served either by the successor, in an epoch complete there, or by the dead owner, then
+ *       rebuilt or of an epoch complete at the successor too; a loud failure stands in its place
+ *       ({@code CalvinNode#deadDecidedAfterRebuild}, with the argument and the timing it assumes); {@code
+ *       takenWriting}'s close after the rebuild is not shown reached; the contribution dedup is unit-tested in
  *       {@code CalvinOrderTest} only. Sweep ({@code scythe sim --explore 200 --seed 1
  *       --crashes --crash-cn 0,2 --cns 3 --mns 2 --protocols rcc-calvin,rcc-calvin:primitive=rpc}): 0 of 200 seeds
  *       failed in each form (one-sided 1,941 committed, 179 decided by recovery; RPC 1,860 and 166); with
@@ -181,9 +184,7 @@
  *       and either owner (cn0: one-sided 223 committed, 7 decided by recovery, RPC 215 and 10; cn1: 243 and 6, 235
  *       and 8). Short sweeps for want of time on a loaded machine (load 35 to 50 on 2 cores).</li>
  * </ul>
- * Not built: the take-over of a second death of a node scheduling partitions (above). Simulated with crashes at
- * different times, but not shown reached: the "route from its log" step of a node owning no partition dying after it
- * contributed to an owner's take-over (above).
+ * Not built: the take-over of a second death of a node scheduling partitions (above).
  * A rebuilt passive part whose records were lost and whose keys a
  * later transaction wrote gives up (above) rather than being served.
  * Also not built: freeing input-log regions once no survivor needs them; nor a per-stage breakdown,
