@@ -34,7 +34,9 @@ public final class AurogonAborts {
     /**
      * A backup refused a REPLICATE below the deletes it forgot (its timestamp lags the newest it saw by more than the
      * pruning lag): the coordinator's clock is floored above them and the attempt runs again (review, stop 39: under
-     * the fenced reason, a clock lagging that much was refused for good).
+     * the fenced reason, a clock lagging that much was refused for good). Also a primary's refusal of an INSTALL or
+     * INSERT at or below its coordinator id's dead mark ({@link Participant#STALE}: a successor incarnation's clock
+     * restarted below its predecessor's), floored and run again the same way.
      */
     public static final AbortReason STALE = AbortReason.define("stale-replicate", 970);
 

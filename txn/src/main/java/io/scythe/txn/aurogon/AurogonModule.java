@@ -172,17 +172,7 @@ public final class AurogonModule implements ProtocolModule {
 
             @Override
             public void replacement() {
-                // Born at: this process's NIC clock plus the clocks' bound, as a promotion's read floor is: every
-                // timestamp its predecessor held was issued before that one died, before this process started.
-                long floor = Long.MAX_VALUE;
-                try {
-                    floor = ParticipantService.clusterFloor(nic.nicClockNs(),
-                        clusterClockBoundNs(nic.fabric().options().clocks()));
-                } catch (final RuntimeException unbounded) { // drifting clocks: no bound, every old one taken as lost
-                    System.out.println("Aurogon replacement " + nic.node() + ": no clock bound (" + unbounded
-                        .getMessage() + "), a recovery's HOLDS of any timestamp held nothing of here answers NOT_HERE");
-                }
-                service.replacement(floor);
+                service.replacement(replacementFloor(nic.node(), nic.nicClockNs(), nic.fabric().options().clocks()));
             }
 
             @Override
@@ -190,6 +180,28 @@ public final class AurogonModule implements ProtocolModule {
                 service.rejoined();
             }
         });
+    }
+
+    /**
+     * The floor a replacement memory node process is born at: its NIC clock at start plus the clocks' bound, as a
+     * promotion's read floor is (every timestamp its predecessor held was issued before that one died, before this
+     * process started); a recovery's HOLDS of a timestamp at or below it that it holds nothing of answers NOT_HERE.
+     * With drifting (unbounded) clocks there is no such floor: a replacement is refused, loudly, at its start (review,
+     * stop 45: it was born at Long.MAX_VALUE, so every recovery touching it, of its own transactions too, took the
+     * lost-share path for good, leaving them to coordinators or in doubt; a promotion is refused there already).
+     *
+     * @throws IllegalStateException when the clocks give no bound
+     */
+    static long replacementFloor(final String node, final long nicClockNs, final io.scythe.fabric.ClockOptions clocks) {
+        final long bound;
+        try {
+            bound = clusterClockBoundNs(clocks);
+        } catch (final RuntimeException unbounded) {
+            throw new IllegalStateException("Aurogon refuses replacement memory node " + node + ": "
+                + unbounded.getMessage() + "; a replacement needs a clock bound to tell its predecessor's transactions "
+                + "from later ones (run with bounded clocks: no NIC clock drift)", unbounded);
+        }
+        return ParticipantService.clusterFloor(nicClockNs, bound);
     }
 
     /**

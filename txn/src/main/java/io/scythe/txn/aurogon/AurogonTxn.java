@@ -568,6 +568,15 @@ final class AurogonTxn implements Txn {
                 }
                 return Future.succeededFuture();
             }
+            if (status == Participant.STALE) {
+                // Its coordinator id was told dead at or above ts on that node (this incarnation's clock restarted
+                // below its predecessor's): floored there, the attempt runs again above it.
+                final long floor = p.getLong(AurogonRpc.STATUS_SEEN_OFFSET);
+                timestamps.floor(floor);
+                return Future.failedFuture(new io.scythe.txn.AbortException(AurogonAborts.STALE, a.partition.node()
+                    + " refused the install of " + AurogonTimestamp.toString(ts) + " as at or below its coordinator "
+                    + "id's dead mark " + AurogonTimestamp.toString(floor) + ": the clock is floored there"));
+            }
             return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));
         });
     }

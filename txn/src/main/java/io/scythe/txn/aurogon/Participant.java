@@ -70,6 +70,13 @@ public final class Participant {
      */
     public static final int NOT_PRIMARY = -8;
     /**
+     * A coordinator's INSTALL or INSERT at or below the timestamp up to which the host told its coordinator id dead
+     * ({@code ParticipantService#coordinatorsDied}) and of no transaction pending here: a successor incarnation's clock
+     * restarted below what its predecessor issued (or the fenced predecessor itself). Nothing installed; the reply's
+     * seen timestamp is the mark, the coordinator's clock is floored there and the attempt runs again above it.
+     */
+    public static final int STALE = -9;
+    /**
      * A recovery's COMMIT found the version committed already, by its coordinator, and is the first recovery to see
      * it (so that recoveries can report every write of a dead coordinator once; later ones get {@link #NOT_PENDING}).
      */

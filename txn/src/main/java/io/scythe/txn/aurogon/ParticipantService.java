@@ -118,10 +118,11 @@ public final class ParticipantService {
      * (not from a successor incarnation already talking under the id; a release run again does not move the mark). Its
      * pending versions and held replications at or below become suspects at their next orphan check (a quarter lease),
      * whoever talks under the id since, and a new REPLICATE at or below is refused STALE with the mark as the floor, so
-     * a successor's clock goes above everything its predecessor was heard to issue here. A successor's own transaction
-     * at or below the mark (its clock restarted below its predecessor's) is suspected wrongly and decided by §4.5's
-     * recovery from its backups, as a paused live coordinator's is: fenced, or committed from complete backups; its
-     * reposted REPLICATE of a part already held here is answered by the hold, never refused. Runs on this node's loop.
+     * a successor's clock goes above everything its predecessor was heard to issue here. A successor's INSTALL or INSERT at
+     * or below the mark (its clock restarted below its predecessor's) of no transaction pending here is refused
+     * {@link Participant#STALE} likewise ({@link #belowDeadMark}); one taken before the mark was set is suspected
+     * wrongly and decided by §4.5's recovery from its backups, as a paused live coordinator's is: fenced, or committed
+     * from complete backups; its reposted REPLICATE of a part already held here is answered by the hold, never refused. Runs on this node's loop.
      *
      * @return how many of the versions pending or transactions held here are at or below a mark now
      */
@@ -158,12 +159,26 @@ public final class ParticipantService {
      * a loaded compute node's coordinator pauses past the 1 ms lease while holding every acknowledgement, and sends its
      * COMMITs when it wakes. Review (stop 45): asking whether any incarnation under the id was heard at or above
      * {@code ts} instead flagged, for good, a dead incarnation's timestamp on a node that never held anything of it,
-     * once its successor talked there. Not covered: a successor whose clock restarted below its predecessor's mark
-     * (its INSTALL at or below {@code deadUpTo} is taken, so its own version reads as a dead one's); the clocks are the
-     * host's monotonic clock mapped onto the NIC clock, and a restart takes seconds.
+     * once its successor talked there. A successor whose clock restarted below its predecessor's mark has its INSTALL
+     * at or below it refused ({@link #belowDeadMark}: floored, it runs again above), so no version of it reads as a
+     * dead one's.
      */
     boolean mayStillCommit(final long ts) {
         return ts > deadUpTo[(int) (ts & 0xffff)] && participant.pendingAt(ts);
+    }
+
+    /**
+     * Whether an INSTALL or INSERT at {@code ts} is refused ({@link Participant#STALE}): at or below the mark its
+     * coordinator id was told dead up to ({@link #coordinatorsDied}) and of no transaction with a version pending here
+     * (a repost, or another key, of one already here is taken as before, as a held REPLICATE's part is). A successor
+     * incarnation whose clock restarted below what its predecessor issued would otherwise install a version that
+     * reads as the dead one's ({@link #mayStillCommit} false, suspected, decided without its coordinator), and with no
+     * backups nothing else floors its clock: refused, its clock is floored at the mark and it runs again above it.
+     * The fenced predecessor's own late INSTALL is refused too. Left: a successor timestamp equal to one its
+     * predecessor has pending here (same clock nanosecond, same loop) is taken as a part of that transaction.
+     */
+    private boolean belowDeadMark(final long ts) {
+        return ts <= deadUpTo[(int) (ts & 0xffff)] && !participant.pendingAt(ts);
     }
 
     /** The timestamp at or below which {@code ts}'s coordinator id was told dead, or 0 (tests). */
@@ -626,8 +641,9 @@ public final class ParticipantService {
     /**
      * {@link #replacement()}, born at {@code floor}: a timestamp at or below it may be one its predecessor held, so a
      * recovery's HOLDS of one held nothing of here answers {@link Backups#NOT_HERE} (the share lost with the
-     * predecessor), never ABORTED (a fence here says nothing of what the predecessor acknowledged). Long.MAX_VALUE when
-     * the clocks give no bound: every such question answered so (safe: the lost-share path decides, slower).
+     * predecessor), never ABORTED (a fence here says nothing of what the predecessor acknowledged). Cluster mode takes it from
+     * {@code AurogonModule#replacementFloor}, which refuses a replacement when the clocks give no bound; {@link
+     * #replacement()} (tests) is Long.MAX_VALUE: every such question answered so.
      */
     public void replacement(final long floor) {
         replacement = true;
@@ -896,6 +912,10 @@ public final class ParticipantService {
                 status(responder, Participant.NOT_PRIMARY);
                 return;
             }
+            if (belowDeadMark(p.getLong(at + AurogonRpc.TS_OFFSET))) {
+                status(responder, Participant.STALE, deadUpTo(p.getLong(at + AurogonRpc.TS_OFFSET)));
+                return;
+            }
             status(responder, participant.install(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET)));
         }
@@ -912,11 +932,13 @@ public final class ParticipantService {
                 return;
             }
             final long[] below = new long[1];
-            final int status = participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
+            final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
+            final boolean stale = belowDeadMark(ts);
+            final int status = stale ? Participant.STALE : participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET), below);
             final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.INSERT_REPLY_BYTES]);
             reply.putInt(0, status);
-            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, participant.maxTs());
+            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, stale ? deadUpTo(ts) : participant.maxTs());
             reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
             reply.putLong(AurogonRpc.INSERT_BELOW_OFFSET, below[0]);
             responder.reply(reply, 0, reply.capacity());

@@ -367,7 +367,11 @@
  * at start plus the bound) that it holds nothing of, it answers {@code Backups.NOT_HERE} and fences nothing: its
  * predecessor may have acknowledged it in full, so the share is lost ({@code CoordinatorRecovery#lostShare}), never
  * ABORTED (review, stop 45: a recovery then rolled back a paused coordinator's transaction while its COMMITs landed
- * elsewhere; {@code CoordinatorRecoveryTest#shouldTakeAReplacementsShareOfATransactionFromBeforeItWasBornAsLost}). {@code AurogonPromotionTest#shouldRefuseOnThePromotedCopyAWriteBelowAReadTheDeadPrimaryAnswered}
+ * elsewhere; {@code CoordinatorRecoveryTest#shouldTakeAReplacementsShareOfATransactionFromBeforeItWasBornAsLost}); a
+ * rejoined replacement's NOT_HERE keeps the recovery off the f+1 shortcut ({@code
+ * CoordinatorRecoveryTest#shouldNotTakeTheCopiesShortcutWhenARejoinedReplacementAnswersNotHere}). With drifting
+ * clocks there is no such floor: a replacement process is refused at its start ({@code
+ * AurogonModule#replacementFloor}), as the promotion is. {@code AurogonPromotionTest#shouldRefuseOnThePromotedCopyAWriteBelowAReadTheDeadPrimaryAnswered}
  * (fails with the floor off: with the bound left out of the floor it is below the read). Measured once ({@code
  * nice scythe chaos --mn-faults --mns 3 --protocol aurogon --duration 30s --seed 5}, load 35-43 on the shared 2-core
  * machine): FAIL on the harness's time bounds with the data intact: mn2 SIGKILLed and mn1 lost to starvation were both

@@ -98,6 +98,20 @@ class AurogonPromotionTest {
     }
 
     /**
+     * A replacement memory node process is born at its NIC clock plus the clocks' bound; with drifting (unbounded)
+     * clocks it is refused at its start, loudly, naming the node (review, stop 45). Fails before: born at
+     * Long.MAX_VALUE, every recovery touching it took the lost-share path for good.
+     */
+    @Test
+    void shouldRefuseAReplacementWhileTheClocksDrift() {
+        assertThat(AurogonModule.replacementFloor("mn1", 5_000_000, new io.scythe.fabric.ClockOptions()))
+            .isEqualTo(ParticipantService.clusterFloor(5_000_000, AurogonModule.CLUSTER_2LCLOCK_ERROR_NS));
+        assertThatThrownBy(() -> AurogonModule.replacementFloor("mn1", 5_000_000, new io.scythe.fabric.ClockOptions()
+            .nic(new io.scythe.fabric.ClockDeviation(0, 20)))).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("refuses replacement memory node mn1").hasMessageContaining("not synchronised");
+    }
+
+    /**
      * The floor rule of a cluster node's promotion: the dead primary answered a read at T, a timestamp its coordinator
      * took before the promotion from a clock up to the bound ahead of the promoting node's NIC clock; the promoted
      * copy then refuses a write below T (the read saw the version below it), and admits one above the floor. Before

@@ -189,6 +189,58 @@ class CoordinatorRecoveryTest {
     }
 
     /**
+     * A catalog configuration in which a replaced memory node's replacement rejoined: every node is live again, so
+     * {@link CoordinatorRecovery#copiesSurvive} counts f+1 copies, but the replacement answers HOLDS of a transaction
+     * from before it was born NOT_HERE (what its predecessor held died with it). The lost-share recovery must not take
+     * the f+1 shortcut then: (1) nothing committed and the coordinator not told dead: both versions left pending to
+     * it (in doubt); (2) the coordinator's COMMIT of one key landed: the other, whose write no surviving backup holds,
+     * is left in doubt, never rolled back as "never written". Fails without {@code f0b719c9}'s condition: the
+     * shortcut rolled both back in (1), and rolled back key 2 beside the committed key 1 in (2) (a partial commit).
+     */
+    @Test
+    void shouldNotTakeTheCopiesShortcutWhenARejoinedReplacementAnswersNotHere() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            // Two partitions (a configuration needs a node more than its backups), each served here with a backup
+            // copy here; epoch 1 removes nobody: the replaced node's replacement rejoined.
+            final io.scythe.txn.Catalog.Partition backed = new io.scythe.txn.Catalog.Partition("mn",
+                node.table.describe(), List.of(new io.scythe.txn.Catalog.Replica("mn", copy.describe())));
+            final io.scythe.txn.Catalog catalog = new io.scythe.txn.Catalog().add("items", List.of(backed, backed));
+            assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(1,
+                List.of(List.of(0, 1), List.of(0, 1)), java.util.Set.of()))).isTrue();
+            assertThat(CoordinatorRecovery.copiesSurvive(catalog)).as("the rejoined node a live copy").isTrue();
+            final List<long[]> both = List.of(new long[] {items, KEY_A}, new long[] {items, KEY_B});
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0);
+            installOverRpc(node, both, ts);
+            onLoop(node, () -> {
+                service.replacement(AurogonTimestamp.pack(6_000_000, AurogonTimestamp.MAX_SERVER,
+                    AurogonTimestamp.MAX_LOOP));
+                return null;
+            });
+            assertThat(send(node, AurogonRpc.HOLDS, request(ts))).isEqualTo(Backups.NOT_HERE);
+
+            final String left = node.onCatalog(catalog, rt -> outcome(CoordinatorRecovery.lostShare(rt, ts, "mn",
+                both).mapEmpty()));
+            assertThat(left).startsWith("in doubt: ").contains("to its coordinator");
+            for (final long[] r : both) {
+                assertThat(pendingAt(participant, items, r[1], ts)).as("left to its live coordinator").isTrue();
+            }
+
+            assertThat(onLoop(node, () -> participant.commit(items, KEY_A, ts, new byte[8])))
+                .as("the coordinator's COMMIT of key 1").isEqualTo(Participant.OK);
+            final List<long[]> rest = List.<long[]>of(new long[] {items, KEY_B});
+            final String lost = node.onCatalog(catalog, rt -> outcome(CoordinatorRecovery.lostShare(rt, ts, "mn",
+                rest).mapEmpty()));
+            assertThat(lost).startsWith("in doubt: ").contains("its commit reached a primary");
+            assertThat(pendingAt(participant, items, KEY_B, ts)).as("never rolled back beside a commit").isTrue();
+            assertThat(participant.versions(items, KEY_A)[0][0]).isEqualTo(ts);
+        }
+    }
+
+    /**
      * The host tells a compute node dead (cluster mode's recovery duty, {@code MemoryNodeContext#onDeadNode}): its
      * successor reuses the coordinator id (the node slot) and is heard, so the lease's silence never came for the
      * predecessor's pending version. Told dead, the step counts it, it becomes a suspect while the id still beats,
@@ -231,6 +283,39 @@ class CoordinatorRecoveryTest {
             final int successor = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
                 AurogonPromotionTest.replicate(copy.schema().id(), KEY_C, above, 23, 3))).map(r -> r.payload().getInt(0)));
             assertThat(successor).as("the successor above it").isEqualTo(Backups.OK);
+        }
+    }
+
+    /**
+     * A successor incarnation whose clock restarted below its predecessor's dead mark, no backups: its INSTALL (or
+     * INSERT) at or below the mark of a transaction not pending here is refused {@link Participant#STALE} with the mark
+     * as the floor and installs nothing; another key of a transaction pending here is taken (a part of one already
+     * here), and an INSTALL above the mark is taken. Fails before: the low INSTALL was taken (OK), a version the node
+     * then reads as the dead incarnation's ({@code mayStillCommit} false: a lost-share recovery rolls it back under
+     * its live coordinator).
+     */
+    @Test
+    void shouldRefuseAnInstallAtOrBelowItsCoordinatorIdsDeadMark() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0); // server (slot) 1, loop 0
+            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_A}), ts);
+            onLoop(node, () -> service.coordinatorsDied("cn", new long[] {5L << 48 | 1L << 32}));
+            assertThat(service.deadUpTo(ts)).isEqualTo(ts);
+            final long below = AurogonTimestamp.pack(4_000_000, 1, 0);
+            final UnsafeBuffer low = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(low, items, 0, KEY_C, below);
+            final long[] refused = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.INSTALL, low))
+                .map(r -> new long[] {r.payload().getInt(0), r.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET)}));
+            assertThat(refused).as("refused, floored at the mark").containsExactly(Participant.STALE, ts);
+            assertThat(pendingAt(participant, items, KEY_C, below)).as("nothing installed").isFalse();
+            final UnsafeBuffer insert = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(insert, items, 0, 77, below);
+            assertThat(send(node, AurogonRpc.INSERT, insert)).as("an INSERT likewise").isEqualTo(Participant.STALE);
+            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_B}), ts); // a part of one pending here
+            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_C}), AurogonTimestamp.pack(6_000_000, 1, 0));
         }
     }
 
