@@ -790,6 +790,25 @@ public final class Simulation {
                 }
             }
         }
+        // And from every other node's loops to each restarted incarnation: a rejoined Lotus node is asked at its own
+        // address (handoffs giving its shards back, lock requests for them), and rings open before time starts only.
+        for (final Incarnation next : restarts) {
+            for (int d = 0; d < peers.size(); d++) {
+                if (d == next.cn) {
+                    continue;
+                }
+                for (final SimLoop loop : cnLoops.get(d)) {
+                    Bridge.switchCurrent(loop.bridge());
+                    connected.add(peers.get(d).connect(next.cnPeers.node()));
+                }
+            }
+            for (final Incarnation other : restarts) { // several restarted at once (Fig. 15): to each other too
+                for (int l = 0; other != next && l < other.loops.size(); l++) {
+                    Bridge.switchCurrent(other.loops.get(l).bridge());
+                    connected.add(other.cnPeers.connect(next.cnPeers.node()));
+                }
+            }
+        }
         Bridge.switchCurrent(null);
         return Future.all(connected).mapEmpty();
     }
@@ -1801,6 +1820,11 @@ public final class Simulation {
         }
         for (final CnPeers p : peers) {
             p.close(); // on this thread, the loops': at once, so the next run on this Vert.x finds its addresses free
+        }
+        for (final Incarnation next : restarts) {
+            if (next.cnPeers != null) {
+                next.cnPeers.close(); // its addresses too (others connect to it: a later run's would find the old one)
+            }
         }
         Bridge.switchCurrent(null);
         for (final io.scythe.tso.TsoProxy proxy : proxies) {

@@ -68,6 +68,45 @@ class LotusRestartSimTest extends SimVertxTest {
     }
 
     /**
+     * lotus.md §2.7, 3: once the restarted cn0 rejoined (its old incarnation's drain over), the survivors hand back
+     * the shards its recovery gave them, each by the handoff order (stop serving, drain holders, message cn0, update
+     * the map): cn0 serves them and its own clients' transactions lock there, locally, as their owner. Before the
+     * give-back it kept no shard for the rest of the run. Never two servers of a shard (the handoffs' own checks at
+     * every change, and every shard's servers at the end).
+     */
+    @Test
+    void shouldGiveARejoinedNodeItsShardsBackByTheHandoffOrder() throws Exception {
+        final AtomicLong newCommits = new AtomicLong();
+        final Simulation sim = restarted(20_000, newCommits);
+        final JsonObject run = sim.run(vertx).run().toJson();
+        final String what = run.getJsonObject("sim").encode();
+        final LotusCluster cluster = LotusCluster.of(sim.peersOf(1));
+        final LotusNode again = LotusNode.of(sim.currentPeers(0));
+        int owned = 0;
+        for (int shard = 0; shard < LotusKey.SHARDS; shard++) {
+            owned += again.serves(shard) ? 1 : 0;
+        }
+        assertThat(owned).as("shards the rejoined cn0 serves; " + what).isEqualTo(LotusKey.SHARDS / 3 + 1);
+        final long givenBack = cluster.handoffs().stream().filter(h -> h.to() == 0).count();
+        assertThat(givenBack).as("handoffs to the rejoined cn0, " + cluster.handoffs()).isEqualTo(owned);
+        assertThat(cluster.handoffs()).as("each after it rejoined").allMatch(h -> h.to() != 0
+            || h.startNs() >= again.servingSinceNs());
+        assertThat(again.counts()[2]).as("lock acquires the rejoined cn0 served locally, as owner; " + what)
+            .isPositive();
+        assertThat(newCommits.get()).as(what).isPositive();
+        assertThat(cluster.violations()).as(what).isEmpty();
+        for (int shard = 0; shard < LotusKey.SHARDS; shard++) {
+            int servers = 0;
+            for (int cn = 0; cn < 3; cn++) {
+                servers += LotusNode.of(sim.currentPeers(cn)).serves(shard) ? 1 : 0;
+            }
+            assertThat(servers).as("servers of shard " + shard + ", " + what).isEqualTo(1);
+        }
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(what).isTrue();
+        assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
+    }
+
+    /**
      * Restarted 20 us after the crash, long before its lease runs out: the new incarnation must neither serve nor
      * renew its lease until the old one is declared dead, its logs finished and its shards handed on (renewing, it
      * kept the old incarnation's lease alive: no recovery at all).

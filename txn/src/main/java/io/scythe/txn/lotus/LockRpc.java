@@ -16,6 +16,8 @@ final class LockRpc {
     static final int HANDOFF = 0x4c03;
     /** Transactions to abort (the entries' keys are their ids): a handoff's holders. */
     static final int DOOM = 0x4c04;
+    /** A rejoined node asks a survivor to hand the listed shards back to it (each by the handoff order). */
+    static final int GIVE_BACK = 0x4c05;
     static final int HEADER = 12;
     static final int ENTRY = 9;
     /** The result byte of a key whose shard the asked node does not own. */

@@ -69,6 +69,8 @@ public final class LotusCluster {
         /** Its logs were settled by the host's own recovery, not this one ({@code LotusNode#awaitHost}). */
         boolean byHost;
         final java.util.Set<Integer> released = new java.util.TreeSet<>();
+        /** The dead node's shards as served again: shard to the survivor that took it ({@code LotusNode#serveAgain}). */
+        final java.util.Map<Integer, Integer> handedOn = new java.util.TreeMap<>();
 
         Recovery(final int cn, final long detectedNs) {
             this.cn = cn;
@@ -126,6 +128,7 @@ public final class LotusCluster {
     private LotusCluster(final int cns, final Map<String, Object> shared, final boolean separate) {
         this.nodes = new LotusNode[cns];
         this.replaced = new LotusNode[cns];
+        this.addresses = new String[cns];
         this.renewedNs = new long[cns];
         java.util.Arrays.fill(renewedNs, -1);
         this.publishedLatencyNs = new long[cns];
@@ -356,7 +359,7 @@ public final class LotusCluster {
      * {@code cn}'s restarted incarnation (in this process) serves from {@code nowNs}: its old incarnation's recovery
      * is over, so it is live again and its lease runs from now.
      */
-    synchronized void rejoin(final int cn, final long nowNs) {
+    synchronized void rejoin(final int cn, final long nowNs, final String address) {
         final Recovery old = recoveries.remove(cn);
         if (old == null) {
             throw new IllegalStateException("cn" + cn + " rejoins, but no recovery of it is recorded");
@@ -365,15 +368,39 @@ public final class LotusCluster {
         restarted.add(cn);
         replaced[cn] = null; // recovered: a later crash is the current incarnation's
         renewedNs[cn] = nowNs;
+        addresses[cn] = address;
+    }
+
+    /** Where each node's current incarnation answers, when not its name in the node list (a restart's); else null. */
+    private final String[] addresses;
+
+    /** The fabric name of {@code cn}'s current incarnation, or {@code null}: its name in the node list. */
+    synchronized String address(final int cn) {
+        return addresses[cn];
+    }
+
+    /**
+     * The shards {@code cn}'s old incarnation had when it died, as its recovery handed them on (shard to survivor):
+     * what its rejoined incarnation asks back ({@code LotusNode#askShardsBack}). Empty when none recorded.
+     */
+    synchronized java.util.Map<Integer, Integer> handedOn(final int cn) {
+        for (int i = rejoined.size() - 1; i >= 0; i--) {
+            if (rejoined.get(i).cn == cn) {
+                return new java.util.TreeMap<>(rejoined.get(i).handedOn);
+            }
+        }
+        return java.util.Map.of();
     }
 
     /**
      * Whether the incarnation of {@code cn} whose lock table a transaction asked is gone: {@code cn} is dead, or was
-     * restarted in process (its new incarnation serves no shard, so every lock held "at" it was its old one's, and the
-     * others' peers reach only the old one's address: a call there would never be answered).
+     * restarted in process and is not reachable at its own address (a host that gave it none): then every lock held
+     * "at" it was its old one's, and a call to the old one's address would never be answered. A rejoined incarnation
+     * with its address is not gone: the map names it only for the shards handed back to it, after it rejoined, so a
+     * request sent there asks the new incarnation.
      */
     synchronized boolean gone(final int cn) {
-        return recoveries.containsKey(cn) || restarted.contains(cn);
+        return recoveries.containsKey(cn) || restarted.contains(cn) && addresses[cn] == null;
     }
 
     /** Whether {@code cn} is a restarted incarnation in this process ({@link #rejoin}). */

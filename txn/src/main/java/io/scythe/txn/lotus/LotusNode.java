@@ -200,7 +200,8 @@ public final class LotusNode {
             : Math.max(1, Math.min(0xffff, (peers.options().maxPayload() - LockRpc.HEADER) / LockRpc.ENTRY));
         if (peers != null) {
             peers.handle(LockRpc.ACQUIRE, this::onAcquire).handle(LockRpc.RELEASE, this::onRelease)
-                .handle(LockRpc.HANDOFF, this::onHandoff).handle(LockRpc.DOOM, this::onDoom);
+                .handle(LockRpc.HANDOFF, this::onHandoff).handle(LockRpc.DOOM, this::onDoom)
+                .handle(LockRpc.GIVE_BACK, this::onGiveBack);
             synchronized (BY_PEERS) {
                 BY_PEERS.put(peers, new WeakReference<>(this));
             }
@@ -301,7 +302,8 @@ public final class LotusNode {
     }
 
     String name(final int cn) {
-        return computeNodes.get(cn);
+        final String address = cluster.address(cn);
+        return address != null ? address : computeNodes.get(cn);
     }
 
     boolean owns(final long lotusKey) {
@@ -511,7 +513,8 @@ public final class LotusNode {
             if (all[cn] > 0) {
                 total += all[cn];
                 with++;
-                if (cn != index && !cluster.restarted(cn) && (fastest < 0 || all[cn] < all[fastest])) {
+                if (cn != index && !(cluster.restarted(cn) && cluster.address(cn) == null)
+                    && (fastest < 0 || all[cn] < all[fastest])) {
                     fastest = cn;
                 }
             }
@@ -682,10 +685,67 @@ public final class LotusNode {
             return;
         }
         final long now = runtime.timers().nowNs();
-        cluster.rejoin(index, now);
+        cluster.rejoin(index, now, peers.node());
         serveOwnShardsAgain(); // none after the old incarnation's recovery handed them on
         servingSinceNs = now;
         startServices(runtime);
+        askShardsBack();
+    }
+
+    /**
+     * A rejoined incarnation asks each survivor for the shards its old incarnation's recovery handed it (lotus.md
+     * §2.7, 3: the restarted node serves its shards again with its empty table), one message per survivor; each
+     * survivor hands them back one by one in the handoff order ({@link #handOff}: stop serving, wait for holders and
+     * abort them after {@link LotusOptions#forceAbortAfterNs}, drop the cache entries, message this node, update the
+     * routing), so no shard ever has two servers. An explicit give-back rather than resharding's latency-driven one:
+     * resharding moves one shard per overloaded node per three intervals, and a node that lost its shards is not
+     * overloaded, so load would come back over seconds, not at the rejoin. A shard resharding moved on since (its
+     * map names another node) stays where it is; a survivor that fails a handoff keeps serving that shard.
+     */
+    private void askShardsBack() {
+        final Map<Integer, List<Long>> byHolder = new java.util.TreeMap<>();
+        final ShardOwners map = cluster.owners();
+        cluster.handedOn(index).forEach((shard, to) -> {
+            if (to != index && map.ownerOf(shard) == to && !cluster.gone(to)) {
+                byHolder.computeIfAbsent(to, k -> new java.util.ArrayList<>()).add((long) shard);
+            }
+        });
+        byHolder.forEach((to, shards) -> {
+            for (int from = 0; from < shards.size(); from += keysPerMessage) {
+                final long[] part = shards.subList(from, Math.min(shards.size(), from + keysPerMessage)).stream()
+                    .mapToLong(Long::longValue).toArray();
+                peers.call(name(to), LockRpc.GIVE_BACK, LockRpc.request(0, index, part, null, part.length));
+            }
+        });
+    }
+
+    /**
+     * A rejoined node asks its shards back ({@link #askShardsBack}): hands each listed shard this node still serves to
+     * it, one after another, in the handoff order; answers when all are done. Runs on loop 0 (asked from the
+     * requester's loop 0), where this node's timers are.
+     */
+    private void onGiveBack(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        final int n = LockRpc.count(p, at, request.payloadLength());
+        final int to = LockRpc.cn(p, at);
+        if (n < 0 || to < 0 || to >= computeNodes.size() || to == index || home == null) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, "malformed lotus give-back");
+            return;
+        }
+        io.vertx.core.Future<?> chain = io.vertx.core.Future.succeededFuture();
+        for (int i = 0; i < n; i++) {
+            final int shard = (int) LockRpc.key(p, at, i);
+            if (shard < 0 || shard >= LotusKey.SHARDS) {
+                responder.fail(RpcException.FIRST_APPLICATION_CODE, "lotus give-back of shard " + shard
+                    + ": no such shard");
+                return;
+            }
+            chain = chain.transform(x -> serves(shard) && !cluster.gone(to)
+                ? handOff(shard, to, home.timers()).<Void>mapEmpty().otherwiseEmpty()
+                : io.vertx.core.Future.<Void>succeededFuture());
+        }
+        chain.onComplete(x -> responder.reply());
     }
 
     private void startServices(final io.scythe.txn.TxnRuntime runtime) {
@@ -753,7 +813,7 @@ public final class LotusNode {
         if (!noticed.add(cn)) {
             return;
         }
-        peers.peerLeft(name(cn), "its Lotus lease ran out");
+        peers.peerLeft(computeNodes.get(cn), "its Lotus lease ran out"); // the old incarnation's address
         int doomed = 0;
         for (final LotusTxn t : live.values()) {
             doomed += t.askedDead(cn) ? 1 : 0;
@@ -876,8 +936,8 @@ public final class LotusNode {
                     final LotusCluster.Recovery other = cluster.recovery(cn);
                     drained &= other.logsDoneNs >= 0 || other.failure != null;
                 }
-            } else if (cluster.restarted(cn)) {
-                continue; // a restarted incarnation (in process) holds no lock of the dead and takes no shard here
+            } else if (cluster.gone(cn)) {
+                continue; // a restarted incarnation not reachable at its own address: it holds no lock, takes no shard
             } else {
                 survivors.add(cn);
                 synchronized (cluster) {
@@ -899,6 +959,9 @@ public final class LotusNode {
             }
             final int shard = s;
             final int to = survivors.get(next++ % survivors.size());
+            synchronized (cluster) {
+                r.handedOn.put(shard, to); // what its restarted incarnation asks back (askShardsBack)
+            }
             if (to == index) {
                 startServing(shard);
                 cluster.moved(shard, to);

@@ -46,9 +46,12 @@
  * rings, ids of epoch 2), started with {@code awaitsOwnRecovery}: it neither serves nor renews its lease until its old
  * incarnation was declared dead and its shards served again ({@code LotusNode#awaitOldIncarnation}; renewing earlier
  * would keep the old incarnation's lease alive), its coordinators running meanwhile (requests for its old shards
- * abort). A deviation: it keeps no shard (the survivors that took them keep them, and neither resharding nor another
- * recovery hands it one: the others' peers reach only the old incarnation's address), so after the restart its
- * clients' transactions lock remotely. A restarted incarnation replaced again before it rejoined (a second crash
+ * abort). Once it rejoins it registers its own address ({@code LotusCluster#address}; the simulator connects every
+ * node to restarted incarnations before time starts) and asks each survivor for the shards its old incarnation's
+ * recovery gave it ({@code LotusNode#askShardsBack}, one GIVE_BACK message per survivor), which hands each back by the
+ * handoff order (stop serving, drain and after 10 ms abort holders, drop cache entries, message it, update routing):
+ * an explicit give-back, not resharding's latency-driven one, which moves one shard per three intervals and never
+ * from a node that is not overloaded. A shard resharding moved on since stays where it is. A restarted incarnation replaced again before it rejoined (a second crash
  * before its first incarnation's recovery is over) is refused loudly ({@code LotusCluster#join}: the recovery would be
  * taken for the first incarnation's); the simulator never asks it (each compute node crashes once). Several nodes
  * dead at once (the simulator's {@code --crash-cn 0,1,2}, Fig. 15) are each recovered so, one {@code Recovery} each;
@@ -122,7 +125,7 @@
  * record goes after it, in one doorbell with the visible write and the home's version word, so no round trip is
  * added; an attempt whose crash came before that doorbell is not committed and was never acknowledged); clearing the INVISIBLE cells of
  * a dead coordinator's attempts that logged no redo record in recovery itself (it cannot name them: the first reader
- * of the key after the recovery settles them, see above); a restarted node getting shards back (the simulator's restart keeps it without, see above);
+ * of the key after the recovery settles them, see above); a restarted cluster-node process getting shards back (the give-back runs in process only);
  * resharding and Lotus's own leases across cluster-node processes; one-sided inserts (lotus.md
  * §2.1's path: the index bucket's address locked on its owner CN, then WRITEs of the object and the bucket slot): the
  * locks are taken ({@link io.scythe.txn.lotus.LotusTxn#insert}), but the record is still created by the memory node's

@@ -31,7 +31,7 @@ class LotusClusterRestartTest {
             .hasMessageContaining("cn1 restarted again before its restarted incarnation rejoined");
         assertThat(cluster.deadIncarnation(1)).as("the refused restart changed nothing").isSameAs(first);
 
-        cluster.rejoin(1, 20);
+        cluster.rejoin(1, 20, null);
         assertThat(cluster.deadIncarnation(1)).as("rejoined: a later crash is the second's").isSameAs(second);
         cluster.declareDead(1, 30);
         final LotusNode third = incarnation();
