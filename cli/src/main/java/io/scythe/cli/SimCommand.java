@@ -196,8 +196,9 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--blink-txn", defaultValue = "0", paramLabel = "N", description = "[blink] Transactions through "
         + "the tree (issue 21; selcc-2pl, sel-2pl): each takes N keys over [0, 2 records) in ascending order, a lookup "
         + "each with probability 1 - --write-ratio, else an insert, delete or update, under 2PL on the leaves; one "
-        + "writer in ten aborts itself; checked by a serial replay in commit order. 0: index operations, as Fig. 17 "
-        + "(default: ${DEFAULT-VALUE}).")
+        + "writer in ten aborts itself; checked by a serial replay in commit order (with --crash-cn, selcc-2pl only: "
+        + "the dead CN's commits in doubt each all or nothing). With --explore: N keys a transaction (4 if not given). "
+        + "0: index operations, as Fig. 17 (default: ${DEFAULT-VALUE}).")
     int blinkTxn;
 
     @Accepts(min = "1")
@@ -561,11 +562,8 @@ public final class SimCommand implements Callable<Integer> {
                 }
                 refuseWhatTheSeedsWouldIgnore(given);
                 if ("blink".equalsIgnoreCase(workload)) {
-                    if (crashes) {
-                        throw new IllegalArgumentException("--explore --crashes with the blink workload: transactions "
-                            + "through the B-link tree are not recovered yet (issue 21)");
-                    }
-                    final int failed = io.scythe.sim.TreeSim.explore(vertx, protocols, seed, explore, System.out);
+                    final int failed = io.scythe.sim.TreeSim.explore(vertx, protocols, seed, explore, crashes,
+                        blinkTxn > 0 ? blinkTxn : io.scythe.sim.TreeSim.EXPLORED_OPS, System.out);
                     System.out.println(failed == 0 ? "no failing seed" : failed + " failing seeds");
                     return failed == 0 ? 0 : 1;
                 }
@@ -621,7 +619,8 @@ public final class SimCommand implements Callable<Integer> {
      * ({@link #exploreOptions}: the topology, --duration, --jitter, --reclaim-every, --replicas, --lookup,
      * --redo-log, --colocate, --routing and its shards, --tso-group, --tso-proxies, --max-attempts, --drain,
      * --drain-max, --watermarks, the faults), picks what is explored (--workload, --protocols, --seed, --crashes) or
-     * is always on there (--check-history); the clocks, --timeline, --crash-at and --crash-restart-after are refused
+     * is always on there (--check-history; --blink-txn with the blink workload: its keys a transaction); the clocks,
+     * --timeline, --crash-at and --crash-restart-after are refused
      * on their own in {@link #call}.
      */
     private static final List<java.util.Map.Entry<String, List<String>>> IGNORED_BY_EXPLORE = List.of(
@@ -644,7 +643,9 @@ public final class SimCommand implements Callable<Integer> {
     private void refuseWhatTheSeedsWouldIgnore(final picocli.CommandLine.ParseResult given) {
         final List<String> parts = new java.util.ArrayList<>();
         for (final java.util.Map.Entry<String, List<String>> reason : IGNORED_BY_EXPLORE) {
-            final List<String> named = reason.getValue().stream().filter(given::hasMatchedOption).toList();
+            final List<String> named = reason.getValue().stream().filter(given::hasMatchedOption)
+                // the blink explorer runs --blink-txn N keys a transaction (TreeSim#explore)
+                .filter(o -> !(o.equals("--blink-txn") && "blink".equalsIgnoreCase(workload))).toList();
             if (!named.isEmpty()) {
                 parts.add(String.join(", ", named) + " (" + reason.getKey() + ")");
             }
@@ -772,23 +773,14 @@ public final class SimCommand implements Callable<Integer> {
         if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
         }
-        if (blinkWorkload && crashCns.stream().anyMatch(c -> c >= 0)
-            && protocols.stream().anyMatch(p -> io.scythe.sim.TreeSim.kind(p).equals("sel"))) {
-            throw new IllegalArgumentException("--crash-cn with the blink workload: the tree on SEL (sel-2pl) does not "
-                + "survive a compute-node crash yet (issue 21): its XUnlock posts the line's WRITE and release without "
-                + "waiting, so a split's new node may be lost while the node it split links it (the ordered "
-                + "write-through is built for SELCC's cache only); run selcc-2pl");
+        if (blinkWorkload && crashCns.stream().anyMatch(c -> c >= 0)) {
+            io.scythe.sim.TreeSim.checkCrashSafe(protocols); // --crash-cn: the tree on SEL is refused
         }
         if (!blinkWorkload && blinkTxn > 0) {
             throw new IllegalArgumentException("--blink-txn goes with --workload blink");
         }
         if (blinkWorkload && blinkTxn > 0 && !protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             io.scythe.sim.TreeSim.checkTransactional(protocols);
-        }
-        if (blinkWorkload && blinkTxn > 0 && crashCns.stream().anyMatch(c -> c >= 0)) {
-            throw new IllegalArgumentException("--crash-cn with --blink-txn: transactions through the B-link tree are "
-                + "not recovered yet (issue 21): their commits log no redo record, so a node dying between the writes "
-                + "of one commit's leaves would leave part of it");
         }
         if (blinkWorkload && crashCns.stream().anyMatch(c -> c >= 0) && !redoLog) {
             throw new IllegalArgumentException("--crash-cn with the blink workload needs --redo-log: without it SELCC "
@@ -883,6 +875,9 @@ public final class SimCommand implements Callable<Integer> {
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs)
                     .replicas(k).lookup(lookupMode).redoLog(redoLog).colocate(colocate).timelineNs(timeline.toNanos());
                 final io.scythe.sim.TreeSim.Ledger ledger = blinkTxn > 0 ? new io.scythe.sim.TreeSim.Ledger() : null;
+                if (ledger != null) {
+                    ledger.crashes = crashCns.stream().anyMatch(c -> c >= 0); // its commits in doubt: all or nothing
+                }
                 final Simulation simulation = blinkWorkload ? new Simulation(options, runSpec).operation(
                     ledger != null ? io.scythe.sim.TreeSim.transactions((io.scythe.sim.TreeSim.Spec) runSpec,
                         io.scythe.sim.TreeSim.kind(protocol), 1 - writeRatio, zipfTheta, blinkTxn, ledger)

@@ -673,7 +673,9 @@ public final class Simulation {
             if (options.redoLog()) {
                 final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.enable(runtime,
                     io.scythe.txn.recovery.RedoLog.DEFAULT_REGION_BYTES);
-                if (tally != null) {
+                if (tally != null && operation == null) {
+                    // An operation run (the B-link tree's transactions) has no transaction results to settle: its
+                    // check judges the dead node's commits itself (TreeSim.Ledger), recovery's report counts records.
                     log.onPosting(tally::posting);
                 }
             }

@@ -604,6 +604,15 @@ public final class BLinkTree {
         /**
          * Applies the writes to the leaves held, lets every latch go, then posts the splits' separators. The commit
          * point is this call (every latch is held then): later transactions see all of its writes or wait.
+         *
+         * <p>In recoverable runs ({@link Gcl#writesThrough}: compute nodes may die) the writes are decided by one redo
+         * record ({@link Gcl#logWrites}) of every line the commit writes, fresh lines and leaves, each line's whole
+         * data, made durable after they are filled in the local copies and before any of them is written through: a
+         * node that dies before it is durable has changed no line its memory node holds (fresh lines are unlinked:
+         * leaked), one that dies after has its record rolled forward by a survivor, each line still held Exclusive by
+         * it whose memory-node version is below the record's, so all of the commit lands, never part of it. A record
+         * refused (the log region full) restores the leaves' copies and aborts; one in doubt (its WRITE failed and may
+         * have landed) gives the loop up with the latches held, for its recovery.
          */
         public Future<Void> commit() {
             if (finished) {
@@ -636,29 +645,55 @@ public final class BLinkTree {
                     abortAfter(made);
                     return Future.failedFuture(ar.cause());
                 }
+                final boolean logged = gcl.writesThrough() && !written.isEmpty();
+                final List<byte[]> before = new ArrayList<>(); // the leaves' copies, restored if the record fails
+                if (logged) {
+                    written.forEach(h -> before.add(copyOf(h.data())));
+                }
                 final java.util.Iterator<Gcl.Handle> nodes = made.iterator();
                 for (int j = 0; j < written.size(); j++) {
                     place(written.get(j), merged.get(j), nodes, separators);
                 }
-                final List<Future<Void>> news = new ArrayList<>();
-                made.forEach(n -> news.add(gcl.unlockWritten(n)));
-                return Future.all(news).compose(v -> {
-                    final List<Future<Void>> olds = new ArrayList<>();
-                    for (final Gcl.Handle h : order) {
-                        if (held.get(h).isEmpty()) {
-                            gcl.unlock(h);
-                        } else {
-                            olds.add(gcl.unlockWritten(h));
+                final List<Gcl.Handle> logs = new ArrayList<>(made);
+                logs.addAll(written);
+                return (logged ? gcl.logWrites(logs) : Future.<Runnable>succeededFuture(() -> { })).transform(lr -> {
+                    if (lr.failed()) {
+                        if (!(lr.cause() instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException)) {
+                            for (int j = 0; j < written.size(); j++) { // not decided: nothing of it was written
+                                written.get(j).data().putBytes(0, before.get(j));
+                            }
+                            abortAfter(made);
+                        } // else in doubt: the loop gave up, the latches stay for its recovery to roll forward
+                        return Future.failedFuture(lr.cause());
+                    }
+                    return applied(made).onSuccess(v -> lr.result().run()).compose(v -> {
+                        Future<Void> posted = Future.succeededFuture();
+                        for (final long[] s : separators) {
+                            posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]));
                         }
-                    }
-                    return Future.all(olds);
-                }).compose(v -> {
-                    Future<Void> posted = Future.succeededFuture();
-                    for (final long[] s : separators) {
-                        posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]));
-                    }
-                    return posted;
+                        return posted;
+                    });
                 });
+            });
+        }
+
+        /**
+         * The commit's lines let go once decided: the fresh lines first (written through in recoverable runs), then
+         * the leaves (written ones written through, read ones unlatched); completes when every one is let go.
+         */
+        private Future<Void> applied(final List<Gcl.Handle> made) {
+            final List<Future<Void>> news = new ArrayList<>();
+            made.forEach(n -> news.add(gcl.unlockWritten(n)));
+            return Future.all(news).compose(v -> {
+                final List<Future<Void>> olds = new ArrayList<>();
+                for (final Gcl.Handle h : order) {
+                    if (held.get(h).isEmpty()) {
+                        gcl.unlock(h);
+                    } else {
+                        olds.add(gcl.unlockWritten(h));
+                    }
+                }
+                return Future.all(olds).mapEmpty();
             });
         }
 
@@ -747,6 +782,12 @@ public final class BLinkTree {
                     chain.get(j).gaddr(), chain.get(j - 1).gaddr()});
             }
         }
+    }
+
+    private static byte[] copyOf(final UnsafeBuffer data) {
+        final byte[] b = new byte[data.capacity()];
+        data.getBytes(0, b);
+        return b;
     }
 
     /** A write of {@link Txn} that removes its key. */

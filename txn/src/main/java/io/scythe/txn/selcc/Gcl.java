@@ -4,6 +4,8 @@ import io.scythe.txn.TxnRuntime;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.util.List;
+
 /**
  * SELCC's API (Table 1) over one loop's view of the GCL region ({@link GclRegion}): Allocate/Free,
  * SELCC_SLock/XLock returning a handle on the local copy, SELCC_SUnlock/XUnlock. Two implementations:
@@ -75,6 +77,19 @@ public interface Gcl {
     default Future<Void> unlockWritten(final Handle h) {
         unlock(h);
         return Future.succeededFuture();
+    }
+
+    /**
+     * A recoverable run's redo record of lines latched Exclusive under {@code written} (their data as written here, not
+     * yet written through): once it is durable, each line's version in the local copy is raised past the memory
+     * node's and marked for the write-through, which WRITEs the version last ({@link #unlockWritten}); a survivor rolls
+     * the record forward if this node dies first (each line its token's participant still holds Exclusive below that
+     * version: {@link SelccRecovery#LOCK_KIND}). The result releases the record's slots: call it once every line's
+     * write-through landed. Package doc "B-link transactions"; only with {@link #writesThrough}.
+     */
+    default Future<Runnable> logWrites(final List<Handle> written) {
+        return Future.failedFuture(new UnsupportedOperationException("this GCL view writes no redo record: B-link "
+            + "transactions survive a compute-node crash on SELCC's cache in recoverable runs only (issue 21)"));
     }
 
     /** The loop's SELCC view (coherent cache): made on first use. */

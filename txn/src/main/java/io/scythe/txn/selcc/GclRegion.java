@@ -110,7 +110,8 @@ public final class GclRegion {
         return GlobalPointer.offset(gaddr) / stride;
     }
 
-    private Catalog.Partition partition(final long gaddr) {
+    /** The partition (memory node's region) holding {@code gaddr}. */
+    Catalog.Partition partition(final long gaddr) {
         final int mn = GlobalPointer.node(gaddr);
         if (gaddr == GlobalPointer.NONE || mn >= partitions.size() || GlobalPointer.offset(gaddr) % stride != 0
             || index(gaddr) >= lines) {

@@ -103,8 +103,7 @@
  *
  * <p><b>Not implemented yet (issue 21)</b>, each failing with a clear error naming the issue or simply absent:
  * the tree's transactions through {@code SelccTxn}'s API and its TO and OCC modes (table transactions insert and
- * delete through the memory nodes' index, {@link io.scythe.txn.selcc.LatchTxn#insertions}), their crash recovery (no
- * redo record: {@code --crash-cn} with {@code --blink-txn} is refused), B-link node
+ * delete through the memory nodes' index, {@link io.scythe.txn.selcc.LatchTxn#insertions}), B-link node
  * merges (deletes only remove keys from leaves, as most B-link trees), a global
  * free list (a freed line is reused by the loop that freed it), priority matching by default (opt-in with
  * {@code scythe.selcc.priorityMatching}: on skewed SmallBank it cost throughput, 40.3 k txn/s against 50.3 k, and the
@@ -228,9 +227,29 @@
  * release without waiting, so a split's two WRITEs to two memory nodes are not ordered: {@code scythe sim
  * --crash-cn} refuses blink on {@code sel-2pl}; (b) reclamation of a dead node's allocated but unlinked lines: they
  * leak, at most each dead loop's unused chunk ({@code GclAllocator#CHUNK}, 32 lines), its free list, and one line per
- * split in flight; (c) the crash explorer does not run the blink workload (single runs: {@code scythe sim --workload
- * blink --protocols selcc-2pl --crash-cn 1 --crash-at T --crash-recover --redo-log}); (d) cluster nodes never run the
- * tree. Cost: one WRITE round trip per tree write in recoverable runs only (the Fig. 17 runs keep lazy release).
+ * split in flight; (c) the crash explorer runs the blink workload's transactions only ("B-link transactions" below;
+ * the single operations in single runs: {@code scythe sim --workload blink --protocols selcc-2pl --crash-cn 1
+ * --crash-at T --crash-recover --redo-log}); (d) cluster nodes never run the tree. Cost: one WRITE round trip per tree
+ * write in recoverable runs only (the Fig. 17 runs keep lazy release).
+ * <br><b>B-link transactions</b> (issue 21; {@link io.scythe.txn.selcc.BLinkTree.Txn#commit}). A commit writes several
+ * lines (its leaves, and the fresh lines of their splits), each written through by its own doorbell: a node dying
+ * between them left part of a commit (before this, in
+ * {@code BLinkTreeSimTest#shouldKeepEveryAcknowledgedTransactionWholeWhenAComputeNodeDies} at 190 us, an inserted key
+ * was missing while the rest of its commit landed). In recoverable runs
+ * the commit now fills the lines in its local copies, then WRITEs one redo record ({@link
+ * io.scythe.txn.selcc.Gcl#logWrites}: lock kind {@link io.scythe.txn.selcc.SelccRecovery#LOCK_KIND}, an entry per
+ * line with its whole data and the token (participant, the line's version + 1)), and only once it is durable raises
+ * the copies' versions and writes them through (data first, version last), then lets them go and frees the record.
+ * The shared recovery rolls a dead node's record forward line by line while its participant still holds the line
+ * Exclusive below the token's version, so a commit lands whole or not at all, and an acknowledged one (answered after
+ * its record and write-through) is never lost. The record is the commit's decision; the transaction's answers were
+ * fixed at its commit point (every latch held). Separators of its splits are posted after the latches go: a node
+ * dying before posting them leaves right links only, which B-link descents follow. A record refused for now (the log
+ * region full) restores the leaves' copies and aborts; one in doubt gives the loop up with its latches held. Cost in
+ * recoverable runs: one record WRITE per writing commit (a line's data per written line). Not built: on SEL
+ * ({@code sel-2pl}: refused with {@code --crash-cn} and the crash explorer, as its tree's single operations).
+ * Checked by the serial replay ({@code TreeSim.Ledger}): a dead node's acknowledged commits are applied, each one in
+ * doubt (noted at its commit point, never answered) applied whole or not at all, the check trying every choice.
  * <br><b>What survivors know of a recovery</b> ({@code SelccRecovery#cleared}): per memory node, the participants its
  * dead-node step cleared. A participant cleared on one memory node may still name lines of another whose step has not
  * run, so the per-line decisions (answer an invalidation to it at once, fail a call waiting on it, take back a
