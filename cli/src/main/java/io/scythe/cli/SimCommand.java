@@ -140,7 +140,8 @@ public final class SimCommand implements Callable<Integer> {
 
     @Accepts(min = "1")
     @Option(names = "--max-attempts", defaultValue = "1000",
-        description = "Attempts per transaction before the coordinator gives up (default: ${DEFAULT-VALUE}).")
+        description = "Attempts per transaction before the coordinator gives up (default: ${DEFAULT-VALUE}); ford-occ's "
+            + "clients make one and draw a new transaction, as FORD's worker does.")
     int maxAttempts;
 
     @Accepts(min = "2")

@@ -712,7 +712,9 @@ public final class Simulation {
             runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
             runtimes.add(runtime);
             loopSetUp.startLoop(l, runtime, loop);
-            final Coordinator coordinator = new Coordinator(runtime, protocol, options.maxAttempts());
+            // A protocol whose own benchmark worker draws a new transaction after an abort (FORD's) gets one attempt.
+            final Coordinator coordinator = new Coordinator(runtime, protocol,
+                protocol.retriesAbortedTransactions() ? options.maxAttempts() : 1);
             if (restart == null) {
                 coordinators.add(coordinator);
             }
@@ -1352,10 +1354,10 @@ public final class Simulation {
                 userRollbacks++;
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.ROLLED_BACK, 0, 0, 0,
                     now - began, began, now);
-            } else if (ar.cause() instanceof AbortException) {
+            } else if (ar.cause() instanceof AbortException a) {
                 gaveUp++;
                 record = new TxnRecord(client.id, seq, drawn.type(), TxnRecord.Kind.GAVE_UP, 0, 0,
-                    options.maxAttempts(), now - began, began, now);
+                    a.attempts(), now - began, began, now);
             } else if (ar.cause() instanceof io.scythe.txn.OutcomeUnknownException
                 && givenUp.containsKey(client.ranOn)) {
                 outcomeUnknown++;

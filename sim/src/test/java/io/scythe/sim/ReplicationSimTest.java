@@ -22,7 +22,7 @@ class ReplicationSimTest extends SimVertxTest {
                 final RemoteTable.LookupMode lookup = seed == 1 ? RemoteTable.LookupMode.ONE_SIDED
                     : RemoteTable.LookupMode.RPC;
                 final SimOptions o = Explorer.options(protocol, seed).memoryNodes(3).replicas(2).lookup(lookup)
-                    .redoLog(true).durationNs(200_000);
+                    .redoLog(true).durationNs(400_000); // 200 us: ford-occ (no retries) committed no TPC-C
                 final Explorer.Outcome outcome = Explorer.check(vertx, workload, o);
                 final String what = workload + " " + protocol + " seed " + seed + " lookup " + lookup;
                 assertThat(outcome.failure()).as(what).isNull();
