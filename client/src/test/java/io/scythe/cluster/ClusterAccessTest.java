@@ -67,8 +67,8 @@ class ClusterAccessTest {
 
     /**
      * A partition migration is given up after 15 s, not Hazelcast's 300 s (issue 23 section 3, soakports' soak: a
-     * migration whose destination's response was lost held the master's migration thread, so a SIGKILLed CN stayed
-     * the owner of partitions 13-26 for 115 s, thousands of TargetNotMemberException on every member). A value check:
+     * migration whose destination's response was lost hung, and a SIGKILLed CN stayed the owner of partitions 13-26
+     * in the master's table until that migration failed, 115 s; cluster.xml says what is inferred). A value check:
      * the default put back fails here.
      */
     @Test
