@@ -641,7 +641,8 @@ public final class ChaosCommand implements Callable<Integer> {
                 continue;
             }
             final long t0 = System.nanoTime();
-            final String fabricNode = cn + ".e" + knownEpochs.getOrDefault(cn, 1L);
+            final String fabricNode = exitedIncarnation(logsDir, cn, p == null ? -1 : p.pid(),
+                knownEpochs.getOrDefault(cn, 1L));
             final JsonObject fault = new JsonObject().put("fault", "lease lost (unplanned, exit "
                 + (p == null ? "-" : p.exitValue()) + ")").put("cn", fabricNode).put("unplanned", true);
             System.out.println("chaos: " + cn + " exited on its own (" + fault.getString("fault") + "); restarting");
@@ -682,6 +683,33 @@ public final class ChaosCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * The incarnation ({@code cnX.eN}) of compute node {@code cn} whose process ({@code pid}; -1 when none) ended on its own: the
+     * one its log's last "scythe node cnX ready: ..., fabric cnX.eN, ..., pid P" line names for that process's pid
+     * (every start prints it, NodeMain#run). The epoch last polled ({@code knownEpoch}) only when the log names none:
+     * it is stale after a restart the schedule did not poll (soakports' soak: cn0.e2, restarted after a SIGKILL, lost
+     * its lease and was reported as cn0.e1, "recovered 0 ms" by the old incarnation's recovery).
+     */
+    static String exitedIncarnation(final Path logsDir, final String cn, final long pid, final long knownEpoch) {
+        if (logsDir != null && pid > 0) {
+            final String ready = "scythe node " + cn + " ready: ";
+            final String ofPid = ", pid " + pid;
+            try (java.util.stream.Stream<String> lines = java.nio.file.Files.lines(logsDir.resolve("node-" + cn
+                + ".log"), java.nio.charset.StandardCharsets.ISO_8859_1)) {
+                final String last = lines.filter(l -> l.startsWith(ready) && l.endsWith(ofPid))
+                    .reduce((a, b) -> b).orElse(null);
+                final int at = last == null ? -1 : last.indexOf(", fabric ");
+                if (at >= 0) {
+                    final int end = last.indexOf(',', at + 9);
+                    return last.substring(at + 9, end < 0 ? last.length() : end);
+                }
+            } catch (final java.io.IOException | java.io.UncheckedIOException unreadable) {
+                // no log: the epoch last polled below
+            }
+        }
+        return cn + ".e" + knownEpoch;
+    }
+
     /** CN faults a memory-node fault caused (CNs that gave up), added at the next round. */
     private final List<JsonObject> causedFaults = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final java.util.Set<String> restarting = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -701,7 +729,8 @@ public final class ChaosCommand implements Callable<Integer> {
                 continue;
             }
             final long t0 = System.nanoTime();
-            final String fabricNode = cn + ".e" + knownEpochs.getOrDefault(cn, 1L);
+            final String fabricNode = exitedIncarnation(logsDir, cn, p == null ? -1 : p.pid(),
+                knownEpochs.getOrDefault(cn, 1L));
             final JsonObject fault = new JsonObject().put("fault", "lease lost (unplanned, exit " + p.exitValue()
                 + ")").put("cn", fabricNode).put("unplanned", true).put("note", "exited during a memory node's "
                 + "failover");

@@ -69,4 +69,25 @@ class ChaosRecoveryLogTest {
         assertThat(ChaosCommand.recoveryFailure(other)).isEqualTo("cn1.e1 (SIGKILL) was not recovered by the end of "
             + "the run");
     }
+
+    /**
+     * A CN that exits on its own is named by the incarnation its log says that process was (soakports' soak: cn0.e2,
+     * restarted after a SIGKILL of cn0.e1, lost its lease and was reported as cn0.e1, matched to cn0.e1's recovery:
+     * "recovered 0 ms"). The lines are that soak's cn0 log's; the epoch last polled (1) is used only without one.
+     */
+    @Test
+    void shouldNameAnUnplannedExitByTheIncarnationItsLogGivesThatProcess(@TempDir final Path logs) throws Exception {
+        Files.writeString(logs.resolve("node-cn0.log"), String.join("\n",
+            "scythe node cn0 ready: role cn, epoch 1, fabric cn0.e1, http 127.0.0.1:21323, pid 24868",
+            "2026-11-28T13:47:33.961954381Z scythe node cn0: has the recovery duty for cn3.e1 (claim 1)",
+            "scythe node cn0 ready: role cn, epoch 2, fabric cn0.e2, http 127.0.0.1:21323, pid 27643",
+            "2026-11-28T13:47:49.739870434Z scythe node cn0: lease of epoch 2 lost: the cluster no longer lists it",
+            "scythe node cn0 ready: role cn, epoch 3, fabric cn0.e3, http 127.0.0.1:21323, pid 31525") + "\n",
+            StandardCharsets.UTF_8);
+        assertThat(ChaosCommand.exitedIncarnation(logs, "cn0", 27643, 1)).isEqualTo("cn0.e2");
+        assertThat(ChaosCommand.exitedIncarnation(logs, "cn0", 31525, 1)).isEqualTo("cn0.e3");
+        assertThat(ChaosCommand.exitedIncarnation(logs, "cn0", 2764, 1)).isEqualTo("cn0.e1"); // no line: last polled
+        assertThat(ChaosCommand.exitedIncarnation(logs, "cn1", 27643, 4)).isEqualTo("cn1.e4"); // no log
+        assertThat(ChaosCommand.exitedIncarnation(null, "cn0", -1, 2)).isEqualTo("cn0.e2");
+    }
 }

@@ -321,8 +321,9 @@ public final class LocalCluster implements AutoCloseable {
      * calls failed with {@code TargetNotMemberException} / {@code PartitionMigratingException}, issue 23 §3), as
      * Hazelcast keys a partition's replica by address and member UUID. That is not the whole cause: with fresh ports
      * (soakports' 6-minute soak, load 25-59) the survivors' map calls still failed with {@code TargetNotMemberException}
-     * naming the killed incarnation's own address and UUID for over 70 s (the master's member removal and migration
-     * lag under load), so this only keeps two incarnations' addresses apart. The TSO's and memory nodes' ports are in
+     * naming the killed incarnation's own address and UUID for over 70 s (the member was removed at once; its
+     * partitions were reassigned only when a migration whose response was lost failed, by the logs' timing:
+     * conf/cluster.xml now gives a migration up after 15 s), so this only keeps two incarnations' addresses apart. The TSO's and memory nodes' ports are in
      * every node's {@code members} list, so they keep theirs.
      */
     public void restart(final String name, final long timeoutMs) throws Exception {
