@@ -53,6 +53,11 @@ final class CalvinNode {
     private final int index;
     private final List<String> names;
     private final int nodes;
+    /**
+     * Cluster nodes (each node a process, {@link ComputeNodeContext#separateProcesses}): a peer's death is not taken
+     * over there yet ({@link CalvinModule#CLUSTER_DEATH_MISSING}), so this node gives up naming it.
+     */
+    private final boolean separateProcesses;
     private TxnRuntime home;
     private Executor homeExecutor;
     private long epochNs = CalvinProtocol.DEFAULT_EPOCH_NS;
@@ -203,6 +208,11 @@ final class CalvinNode {
      * message to a node that crashed fails before the failure detector and its recovery say so.
      */
     static final long DEATH_GRACE_NS = 5_000_000;
+    /**
+     * Cluster nodes: how many times a peer is asked where its inbox is ({@link CalvinInbox#DESCRIBE_RETRY_NS} apart,
+     * each ask waiting for the ring to open) before the failure counts: a peer process starting, or loaded.
+     */
+    static final int DESCRIBE_ATTEMPTS = 600;
 
     /**
      * The input-log WRITEs of this node's epochs, each epoch dispatched once its WRITE and every earlier epoch's are
@@ -732,7 +742,44 @@ final class CalvinNode {
         peers.handle(CalvinWire.TAKEN_WRITE, this::onTakenWrite);
         peers.handle(CalvinWire.OWED, this::onOwed);
         this.inbox = new CalvinInbox(peers, names, index);
+        this.separateProcesses = context.separateProcesses();
+        if (separateProcesses) {
+            if (context.awaitsOwnRecovery()) { // refused before its loops serve: its epochs would start again at 0
+                throw new IllegalStateException("CALVIN node " + names.get(index) + " restarted (earlier "
+                    + "incarnations " + context.earlierIncarnations().keySet() + "): a restarted compute node cannot "
+                    + "rejoin the total order on cluster nodes yet; " + CalvinModule.CLUSTER_DEATH_MISSING);
+            }
+            context.onPeerRecovered(new ComputeNodeContext.PeerRecovered() {
+                @Override
+                public String recovered(final String name, final long prefix, final long mask) {
+                    return peerRecovered(name, name, prefix, mask);
+                }
+
+                @Override
+                public String recovered(final String incarnation, final String name, final long prefix,
+                                        final long mask) {
+                    return peerRecovered(incarnation, name, prefix, mask);
+                }
+            });
+        }
         endOfRunCheck(context);
+    }
+
+    /**
+     * Cluster nodes: a dead incarnation of compute node {@code name} was recovered by the host (its redo records
+     * settled). Every epoch waits for every node's batch, so the cluster stops; survivors do not take a dead node's
+     * epochs, decisions and lock queues over there yet, so this node gives up naming what is missing (its
+     * transactions fail with that reason rather than wait for ever). Any thread.
+     */
+    private String peerRecovered(final String incarnation, final String name, final long prefix, final long mask) {
+        final int dead = names.indexOf(name);
+        if (dead < 0 || dead == index) {
+            return null;
+        }
+        final String why = "CALVIN node " + names.get(index) + ": compute node " + name + " died (incarnation "
+            + incarnation + " recovered), and every epoch waits for its batch: " + CalvinModule.CLUSTER_DEATH_MISSING;
+        onHome(() -> home.giveUp(why));
+        return "gave up: " + why;
     }
 
     /**
@@ -745,7 +792,8 @@ final class CalvinNode {
         }
         home.timers().after(DEATH_GRACE_NS).onComplete(v -> {
             if (!deadNodes.contains(to) && !dying.contains(to)) {
-                home.giveUp(why);
+                home.giveUp(separateProcesses ? why + " (on cluster nodes a dead compute node stops CALVIN: "
+                    + CalvinModule.CLUSTER_DEATH_MISSING + ")" : why);
             }
         });
     }
@@ -774,6 +822,30 @@ final class CalvinNode {
             ((List<Map.Entry<Integer, java.util.function.Supplier<String>>>) list).add(Map.entry(index,
                 this::endOfRunViolation));
         }
+        if (context.separateProcesses()) { // cluster nodes: /health shows what this node holds and has done
+            shared.put(ComputeNodeContext.MODULE_HEALTH, (java.util.function.Supplier<Map<String, Object>>)
+                this::health);
+        }
+    }
+
+    /**
+     * What a cluster node's health shows of this node: {@code locksQueued} (its keys with lock requests queued),
+     * {@code partsHeld} (transactions holding locks here), {@code executing} (its executors' transactions not over),
+     * {@code epochsComplete} (the newest epoch complete here), {@code dispatched} (batches sent to other nodes),
+     * {@code inboxReceived} (one-sided messages received), {@code inputLogRecords} (batch records written to its input
+     * log, each copy counted). Read off the home loop: racy while transactions run, exact when idle.
+     */
+    private Map<String, Object> health() {
+        final Map<String, Object> h = new java.util.LinkedHashMap<>();
+        h.put("locksQueued", locks.queued());
+        h.put("partsHeld", parts.size());
+        h.put("executing", executing.size());
+        h.put("epochsComplete", epochs.completed());
+        h.put("dispatched", dispatched);
+        h.put("inboxReceived", inbox.received());
+        final CalvinInputLog log = inputLog;
+        h.put("inputLogRecords", log == null ? 0 : log.records());
+        return h;
     }
 
     /** Equips loop {@code loop}; loop 0 is the home loop. */
@@ -783,6 +855,21 @@ final class CalvinNode {
             home = runtime;
             homeExecutor = executor;
             inbox.start(runtime, this::onMessage, this::peerFailed);
+            if (separateProcesses) {
+                // Cluster nodes: peers start at their own pace and a ring's opening may time out under load, so where
+                // each peer's inbox is is asked again until it answers (no message is lost meanwhile: none is sent
+                // before it is known), and asked at once, which opens the rings before the first epoch's batch.
+                inbox.patientDescribe(DESCRIBE_ATTEMPTS);
+                executor.execute(() -> {
+                    for (int d = 0; d < nodes; d++) {
+                        if (d != index) {
+                            final int peer = d;
+                            inbox.remote(peer).onFailure(e -> peerFailed(peer, "CALVIN node " + names.get(index)
+                                + " could not learn where " + names.get(peer) + "'s inbox is: " + e));
+                        }
+                    }
+                });
+            }
         }
     }
 

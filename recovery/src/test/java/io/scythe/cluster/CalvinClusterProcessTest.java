@@ -1,0 +1,108 @@
+package io.scythe.cluster;
+
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * RCC's CALVIN on cluster nodes with no fault (issue 18; 1 TSO, 2 MNs, 2 CNs, each its own process, over shm): every
+ * CN's sequencer sends its batch of each epoch to the other CN over the CN peers (the one-sided form: WRITEs into the
+ * other process's registered inbox, found by one RPC), logs it to its input log on a memory node first, and each CN
+ * locks and reads the keys it owns (partition mod CNs) in the one total order. Concurrent moves from both CNs end with
+ * every counter exactly what the committed moves make it (money conserved, nothing lost, nothing twice), no lock
+ * request is left queued, and both CNs received the other's messages. Fails before: cluster nodes refused rcc-calvin.
+ */
+class CalvinClusterProcessTest {
+    private static final int KEYS = 64;
+
+    @Test
+    void shouldRunCalvinOnTwoComputeNodeProcessesInOneTotalOrder(@TempDir final Path dir) throws Exception {
+        final LocalCluster cluster = new LocalCluster("calvin" + UUID.randomUUID().toString().substring(0, 8),
+            "a test secret of the cluster", 2, 2, new JsonObject().put("name", "counters").put("keys", KEYS),
+            new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
+            "rcc-calvin", dir, LocalCluster.Launcher.sameClasspath(List.of("-Xmx256m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1")));
+        ScytheClient client = null;
+        try {
+            client = ProcessClusters.startAndJoin(cluster, 180_000, 20_000);
+            final long[] expected = new long[KEYS];
+            final Random random = new Random(11);
+            final List<long[]> moves = new ArrayList<>();
+            final List<Future<ScytheClient.Outcome>> outcomes = new ArrayList<>();
+            for (int i = 0; i < 200; i++) { // over few keys: conflicts, keys of both owners in most moves
+                final long from = random.nextInt(16);
+                final long to = (from + 1 + random.nextInt(15)) % 16;
+                final long amount = 1 + random.nextInt(9);
+                moves.add(new long[] {from, to, amount});
+                outcomes.add(client.callOn(i % 2 == 0 ? "cn0" : "cn1", "move", from, to, amount));
+            }
+            Future.join(outcomes).await(60, TimeUnit.SECONDS);
+            final int[] committedOn = new int[2];
+            final java.util.Set<String> abortReasons = new java.util.TreeSet<>();
+            for (int i = 0; i < moves.size(); i++) {
+                final ScytheClient.Outcome o = outcomes.get(i).result();
+                assertThat(o).as("move " + i + ": committed or aborted, never unknown")
+                    .isInstanceOfAny(ScytheClient.Outcome.Committed.class, ScytheClient.Outcome.Aborted.class);
+                if (o instanceof ScytheClient.Outcome.Aborted a) {
+                    abortReasons.add(a.reason());
+                }
+                if (o instanceof ScytheClient.Outcome.Committed) {
+                    committedOn[i % 2]++;
+                    expected[(int) moves.get(i)[0]] -= moves.get(i)[2];
+                    expected[(int) moves.get(i)[1]] += moves.get(i)[2];
+                }
+            }
+            final JsonObject cn0 = module(cluster, "cn0");
+            final JsonObject cn1 = module(cluster, "cn1");
+            System.out.println("rcc-calvin on 2 CN processes: committed " + committedOn[0] + " on cn0, "
+                + committedOn[1] + " on cn1 of 100 each; aborted: " + abortReasons + "; cn0 " + cn0 + ", cn1 " + cn1);
+            // CALVIN aborts nothing but a procedure's own (and OLLP's restart, which a move never needs).
+            assertThat(committedOn).as("committed on cn0 and cn1").containsExactly(100, 100);
+            long sum = 0;
+            for (long k = 0; k < KEYS; k++) {
+                final ScytheClient.Outcome o = client.callOn(k % 2 == 0 ? "cn0" : "cn1", "get", k)
+                    .await(30, TimeUnit.SECONDS);
+                assertThat(o).as("get " + k).isInstanceOf(ScytheClient.Outcome.Committed.class);
+                final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
+                assertThat(value).as("key " + k).isEqualTo(expected[(int) k]);
+                sum += value;
+            }
+            assertThat(sum).as("money conserved").isZero();
+            for (final JsonObject m : List.of(cn0, cn1)) {
+                assertThat(m.getLong("inboxReceived")).as("one-sided messages from the other CN").isPositive();
+                assertThat(m.getLong("inputLogRecords")).as("batches logged before their dispatch").isPositive();
+            }
+            ProcessClusters.eventually("no lock request left queued on the CNs", 10_000, () -> {
+                for (final String cn : List.of("cn0", "cn1")) {
+                    try {
+                        if (module(cluster, cn).getLong("locksQueued", 1L) != 0) {
+                            return false;
+                        }
+                    } catch (final Exception e) {
+                        return false;
+                    }
+                }
+                return true;
+            });
+        } finally {
+            ProcessClusters.stop(client, cluster);
+        }
+    }
+
+    /** What compute node {@code cn}'s health shows of its CALVIN node. */
+    private static JsonObject module(final LocalCluster cluster, final String cn) throws Exception {
+        final JsonObject module = new JsonObject(ProcessClusters.get(cluster, cn, "/health")).getJsonObject("module");
+        assertThat(module).as(cn + "'s health shows its CALVIN node").isNotNull();
+        return module;
+    }
+}
