@@ -32,8 +32,8 @@
  * Where it departs from RCC's (and Calvin's): the procedure runs only at its executor, the node whose client began it
  * (procedures are closures on the client's loop, not stored procedures every node could run), so participants
  * forward their records to it rather than to every active participant, and it sends each active participant the
- * values to write; each node's sequencer and scheduler run on its loop 0. Built, in the simulator (only it wires
- * compute nodes to each other for a module yet), in two forms:
+ * values to write; each node's sequencer and scheduler run on its loop 0. Built, in the simulator, the embedded
+ * cluster ({@code scythe bench --cns N}) and on cluster nodes with no compute-node fault (below), in two forms:
  * <ul>
  *   <li>{@code rcc-calvin:primitive=rpc}: dispatch, forwarding and write-back are RRPC calls to the peer's home loop,
  *       in bucket-sized chunks (472 bytes); a record, a write or a transaction's keys larger than one go in parts
@@ -188,11 +188,24 @@
  * later transaction wrote gives up (above) rather than being served.
  * Also not built: freeing input-log regions once no survivor needs them; nor a per-stage breakdown,
  * nor backups of the data (the write-back updates primaries only: a run with {@code --replicas} fails its copies
- * check). With {@code log=off} no crash is recoverable (refused). Cluster nodes refuse CALVIN, and
- * so does {@code scythe chaos --protocol rcc-calvin}, before any process starts ({@code CalvinModule#clusterRefusal}
- * names what they lack: the input logs' whereabouts across processes, the death word wired from
- * {@code ComputeNodeContext#onPeerRecovered}, a restarted node rejoining the total order, and a second owner's death,
- * which chaos's repeated kills bring).
+ * check). With {@code log=off} no crash is recoverable (refused).
+ *
+ * <p>Cluster nodes (each compute node a process) run CALVIN with no compute-node fault: the peers' one-sided inboxes
+ * are registered regions the other processes WRITE, found by one {@code DESCRIBE} RPC, which a node asks every peer at
+ * start and asks again ({@link io.scythe.txn.rcc.calvin.CalvinInbox#patientDescribe}, 100 ms apart) until it answers:
+ * a peer process still starting, or a ring's opening timed out under load (the first process run gave up on both CNs
+ * at that), is not dead, and no message is sent before its inbox is known, so none is lost; the RPC form's calls go
+ * as they are (a call timed out under load still gives the node up after the grace). The input log opens on the memory
+ * nodes as in the simulator; {@code /health} shows each node's locks queued, parts held, epochs, inbox and input-log
+ * records. Tested by {@code CalvinClusterProcessTest} (2 compute-node processes, 200 concurrent moves: all
+ * committed, every key exact, no lock queued). A compute node's death is not taken over there
+ * ({@code CalvinModule#CLUSTER_DEATH_MISSING} names what is missing: the input logs' whereabouts across processes (the
+ * shared map is per process there), the death word fed to the take-over (it reaches {@link
+ * io.scythe.txn.rcc.calvin.CalvinNode} from {@code ComputeNodeContext#onPeerRecovered}, which gives the node up naming
+ * this), a restarted node rejoining the total order (refused at start: its epochs would begin at 0), and a second
+ * owner's death, which chaos's repeated kills bring): survivors give up when a death is told or a message to the dead
+ * node fails past the grace, and {@code scythe chaos --protocol rcc-calvin} is refused before any process starts
+ * ({@code CalvinModule#clusterComputeNodeFaultRefusal}).
  * Tested by {@code CalvinSimTest#shouldRecoverTheCrashOfANodeOwningNoPartition} (a node owning none crashes at a time
  * drawn from the seed: money conserved, serializable, no lock left; fails when survivors release a logged decision).
  * Sweep: {@code scythe sim --explore 100 --crashes --cns 3 --mns 2 --crash-cn 2 --protocols
