@@ -64,7 +64,8 @@ class ScytheCommandTest {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "chaos", "--protocol", "rcc-calvin", "--duration", "1s")).isEqualTo(2);
         assertThat(err.toString().replaceAll("\\s+", " ")).contains("chaos --protocol rcc-calvin: cluster nodes run it, "
-            + "but not through the compute-node kills, pauses and restarts chaos injects").contains("the input logs' whereabouts").contains("a restarted node rejoining")
+            + "but not through the compute-node kills, pauses and restarts chaos injects")
+            .contains("compute nodes restarted or dying one after another").contains("a restarted node rejoining")
             .contains("a second owner's death").doesNotContain("\tat ");
     }
 

@@ -94,9 +94,50 @@ class CalvinClusterProcessTest {
                 }
                 return true;
             });
+            takeOver(cluster, client, expected);
         } finally {
             ProcessClusters.stop(client, cluster);
         }
+    }
+
+    /**
+     * cn1 (the owner of the odd keys) is SIGKILLed while idle and not restarted: once the host recovered it (the death
+     * word, {@code onPeerRecovered}), cn0 reads its input log where the memory nodes say it is, completes its epochs
+     * from it and takes its partitions over, so moves from cn0 over both owners' keys commit again, every key exact,
+     * no lock request left queued in either of cn0's schedulers. Fails before the death word was wired (cn0 gave up).
+     */
+    private static void takeOver(final LocalCluster cluster, final ScytheClient client, final long[] expected)
+        throws Exception {
+        cluster.signal("cn1", "KILL");
+        final long killed = System.nanoTime();
+        ProcessClusters.eventually("a move over cn1's keys commits on cn0 after cn1's death", 180_000,
+            () -> ProcessClusters.committedOn(client, "cn0", 1, 2));
+        System.out.println("rcc-calvin: cn1 killed; a move over its keys committed on cn0 "
+            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed) + " ms after; cn0 " + module(cluster, "cn0"));
+        assertThat(cluster.node("cn0").logText()).contains("takes over cn1");
+        for (int i = 0; i < 20; i++) {
+            final long from = i % 16;
+            final long to = (i * 7 + 3) % 16 == from ? (from + 1) % 16 : (i * 7 + 3) % 16;
+            assertThat(client.callOn("cn0", "move", from, to, 2).await(30, TimeUnit.SECONDS)).as("move " + i
+                + " after cn1's death").isInstanceOf(ScytheClient.Outcome.Committed.class);
+            expected[(int) from] -= 2;
+            expected[(int) to] += 2;
+        }
+        long sum = 0;
+        for (long k = 0; k < KEYS; k++) {
+            final ScytheClient.Outcome o = client.callOn("cn0", "get", k).await(30, TimeUnit.SECONDS);
+            assertThat(o).as("get " + k + " after cn1's death").isInstanceOf(ScytheClient.Outcome.Committed.class);
+            final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
+            assertThat(value).as("key %d after cn1's death", k).isEqualTo(expected[(int) k]);
+            sum += value;
+        }
+        assertThat(sum).as("money conserved after cn1's death").isZero();
+        final JsonObject cn0 = module(cluster, "cn0");
+        assertThat(cn0.getLong("deadNodes")).as("dead nodes cn0 took over").isEqualTo(1L);
+        assertThat(cn0.getLong("deadLogRecords")).as("records cn0 read from cn1's input log, found on the memory "
+            + "nodes by its incarnation's name").isPositive();
+        assertThat(cn0.getLong("locksQueued")).as("lock requests queued on cn0").isZero();
+        assertThat(cn0.getLong("takenOverLocksQueued")).as("lock requests queued in cn1's scheduler on cn0").isZero();
     }
 
     /** What compute node {@code cn}'s health shows of its CALVIN node. */

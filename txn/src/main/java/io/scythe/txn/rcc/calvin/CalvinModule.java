@@ -54,27 +54,28 @@ public final class CalvinModule implements ProtocolModule {
     }
 
     /**
-     * What cluster nodes lack for a compute node's death under CALVIN (issue 18), named where one is refused or
-     * happens: the simulator's take-over (the package doc) needs each of these there.
+     * What cluster nodes lack to survive compute-node faults under CALVIN (issue 18), named where one is refused: one
+     * death, not restarted, is taken over as in the simulator (the death word from
+     * {@code ComputeNodeContext#onPeerRecovered}, the dead incarnation's input log found on the memory nodes by its
+     * name); what chaos brings beyond that is not.
      */
-    static final String CLUSTER_DEATH_MISSING = "every node waits for every node's batch of each epoch, and survivors "
-        + "take a dead node's epochs, decisions and lock queues over only in the simulator. Missing on cluster nodes: "
-        + "(1) the input logs' whereabouts: each node publishes its log region in the shared map (calvin.inputLogs), "
-        + "which is per process there, so survivors cannot find a dead node's log (a record in the membership service, "
-        + "or a memory node answering where a dead incarnation's input log is, is needed); (2) the death word: "
-        + "ComputeNodeContext#onPeerRecovered reaches CalvinNode, which gives up naming this instead of taking the "
-        + "death over (run.peerDied, the simulator's word, is not fed from it: incarnation to node index, and (1) "
-        + "first); (3) a restarted node rejoining: the total order is over a fixed set of nodes, and a dead one is "
+    static final String CLUSTER_DEATH_MISSING = "every node waits for every node's batch of each epoch; on cluster "
+        + "nodes survivors take one dead node's epochs, decisions and lock queues over (the death word from "
+        + "onPeerRecovered, its input log found on the memory nodes by its incarnation's name), as in the simulator. "
+        + "Missing: (1) a restarted node rejoining: the total order is over a fixed set of nodes, and a dead one is "
         + "taken over for ever, so a new incarnation would need every survivor to agree on the epoch it sequences "
-        + "again from and its successor to hand its partitions back (a restarted node is refused at start); (4) a "
+        + "again from and its successor to hand its partitions back (a restarted node is refused at start); (2) a "
         + "second owner's death in a run (chaos kills compute nodes again and again): the take-over of a dead owner's "
-        + "successor, or of a second owner, is not built (issue 18)";
+        + "successor, or of a second owner, is not built, and gives the survivors up naming it; (3) a pause: a node "
+        + "paused past its lease is taken over and, resumed, must not serve again (it gives up its lease and would "
+        + "restart, (1)) (issue 18)";
 
     /**
      * Runs on cluster nodes with no fault: the CN peers work across processes (the one-sided form's inboxes are
      * registered regions another process WRITEs, found by one RPC; the RPC form's calls), the input log is opened on the
-     * memory nodes as in the simulator, and each node learns nothing of another's state but through its messages. A
-     * compute node's death is not taken over there ({@link #clusterComputeNodeFaultRefusal}).
+     * memory nodes as in the simulator, and each node learns nothing of another's state but through its messages. One
+     * compute node's death, not restarted, is taken over there; restarts and repeated deaths are not
+     * ({@link #clusterComputeNodeFaultRefusal}).
      */
     @Override
     public String clusterRefusal(final Protocol protocol) {
@@ -82,13 +83,13 @@ public final class CalvinModule implements ProtocolModule {
     }
 
     /**
-     * A compute node killed, paused past its lease or restarted stops CALVIN on cluster nodes (every epoch waits for
-     * its batch): survivors give up naming {@link #CLUSTER_DEATH_MISSING} when its death is told or a message to it
-     * fails, and a restarted node is refused at start. So {@code scythe chaos}, which injects those, refuses it.
+     * {@code scythe chaos} kills, pauses and restarts compute nodes again and again: a restarted node is refused at
+     * start and a second owner's death gives the survivors up ({@link #CLUSTER_DEATH_MISSING}), so chaos refuses it.
      */
     @Override
     public String clusterComputeNodeFaultRefusal(final Protocol protocol) {
-        return "a compute node's death or restart is not survived on cluster nodes yet: " + CLUSTER_DEATH_MISSING;
+        return "compute nodes restarted or dying one after another are not survived on cluster nodes yet: "
+            + CLUSTER_DEATH_MISSING;
     }
 
     /**

@@ -197,15 +197,23 @@
  * at that), is not dead, and no message is sent before its inbox is known, so none is lost; the RPC form's calls go
  * as they are (a call timed out under load still gives the node up after the grace). The input log opens on the memory
  * nodes as in the simulator; {@code /health} shows each node's locks queued, parts held, epochs, inbox and input-log
- * records. Tested by {@code CalvinClusterProcessTest} (2 compute-node processes, 200 concurrent moves: all
- * committed, every key exact, no lock queued). A compute node's death is not taken over there
- * ({@code CalvinModule#CLUSTER_DEATH_MISSING} names what is missing: the input logs' whereabouts across processes (the
- * shared map is per process there), the death word fed to the take-over (it reaches {@link
- * io.scythe.txn.rcc.calvin.CalvinNode} from {@code ComputeNodeContext#onPeerRecovered}, which gives the node up naming
- * this), a restarted node rejoining the total order (refused at start: its epochs would begin at 0), and a second
- * owner's death, which chaos's repeated kills bring): survivors give up when a death is told or a message to the dead
- * node fails past the grace, and {@code scythe chaos --protocol rcc-calvin} is refused before any process starts
- * ({@code CalvinModule#clusterComputeNodeFaultRefusal}).
+ * records. One compute node's death, not restarted, is taken over there as in the simulator: the death word is the
+ * host's {@code ComputeNodeContext#onPeerRecovered} (the dead incarnation fenced on every memory node and its redo
+ * records settled: what {@code run.peerDied} means), and the dead incarnation's input log, whose whereabouts no
+ * survivor holds in another process, is found on its copies' memory nodes by the incarnation's name
+ * ({@code RecoveryRpc#INPUT_LOG_FIND}; the region outlives the node's release), asked in the same order by every
+ * survivor. A failed message to a peer waits {@code CalvinNode#CLUSTER_DEATH_GRACE_NS} (120 s) for the death word
+ * there (a member leaving, then its recovery, take seconds). With {@code log=off} a node that sequenced unlogged
+ * transactions gives up when told of a death. Tested by {@code CalvinClusterProcessTest} (2 compute-node processes,
+ * 200 concurrent moves: all committed, every key exact, no lock queued; then cn1, the owner of the odd keys, killed
+ * idle and not restarted: cn0 read its input log and took its partitions over, moves over both owners' keys commit
+ * again about 3 s after the kill, every key exact, no lock queued in either of cn0's schedulers). Not built there
+ * ({@code CalvinModule#CLUSTER_DEATH_MISSING}): a restarted node rejoining the total order (refused at start: its
+ * epochs would begin at 0; a node paused past its lease is taken over and, resumed, gives its lease up and restarts),
+ * and a second owner's death (gives the survivors up, as in the simulator), which chaos's repeated kills bring; so
+ * {@code scythe chaos --protocol rcc-calvin} is refused before any process starts
+ * ({@code CalvinModule#clusterComputeNodeFaultRefusal}). A death under load (transactions in flight at the dead node
+ * and at survivors) is shown only in the simulator, not on processes.
  * Tested by {@code CalvinSimTest#shouldRecoverTheCrashOfANodeOwningNoPartition} (a node owning none crashes at a time
  * drawn from the seed: money conserved, serializable, no lock left; fails when survivors release a logged decision).
  * Sweep: {@code scythe sim --explore 100 --crashes --cns 3 --mns 2 --crash-cn 2 --protocols
