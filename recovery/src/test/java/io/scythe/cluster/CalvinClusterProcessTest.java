@@ -1,14 +1,11 @@
 package io.scythe.cluster;
 
-import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -36,47 +33,17 @@ class CalvinClusterProcessTest {
         try {
             client = ProcessClusters.startAndJoin(cluster, 180_000, 20_000);
             final long[] expected = new long[KEYS];
-            final Random random = new Random(11);
-            final List<long[]> moves = new ArrayList<>();
-            final List<Future<ScytheClient.Outcome>> outcomes = new ArrayList<>();
-            for (int i = 0; i < 200; i++) { // over few keys: conflicts, keys of both owners in most moves
-                final long from = random.nextInt(16);
-                final long to = (from + 1 + random.nextInt(15)) % 16;
-                final long amount = 1 + random.nextInt(9);
-                moves.add(new long[] {from, to, amount});
-                outcomes.add(client.callOn(i % 2 == 0 ? "cn0" : "cn1", "move", from, to, amount));
-            }
-            Future.join(outcomes).await(60, TimeUnit.SECONDS);
-            final int[] committedOn = new int[2];
             final java.util.Set<String> abortReasons = new java.util.TreeSet<>();
-            for (int i = 0; i < moves.size(); i++) {
-                final ScytheClient.Outcome o = outcomes.get(i).result();
-                assertThat(o).as("move " + i + ": committed or aborted, never unknown")
-                    .isInstanceOfAny(ScytheClient.Outcome.Committed.class, ScytheClient.Outcome.Aborted.class);
-                if (o instanceof ScytheClient.Outcome.Aborted a) {
-                    abortReasons.add(a.reason());
-                }
-                if (o instanceof ScytheClient.Outcome.Committed) {
-                    committedOn[i % 2]++;
-                    expected[(int) moves.get(i)[0]] -= moves.get(i)[2];
-                    expected[(int) moves.get(i)[1]] += moves.get(i)[2];
-                }
-            }
+            final int[] committedOn = ProcessClusters.concurrentMoves(client, 11, 200, expected, abortReasons);
             final JsonObject cn0 = module(cluster, "cn0");
             final JsonObject cn1 = module(cluster, "cn1");
             System.out.println("rcc-calvin on 2 CN processes: committed " + committedOn[0] + " on cn0, "
                 + committedOn[1] + " on cn1 of 100 each; aborted: " + abortReasons + "; cn0 " + cn0 + ", cn1 " + cn1);
             // CALVIN aborts nothing but a procedure's own (and OLLP's restart, which a move never needs).
             assertThat(committedOn).as("committed on cn0 and cn1").containsExactly(100, 100);
-            long sum = 0;
-            for (long k = 0; k < KEYS; k++) {
-                final ScytheClient.Outcome o = client.callOn(k % 2 == 0 ? "cn0" : "cn1", "get", k)
-                    .await(30, TimeUnit.SECONDS);
-                assertThat(o).as("get " + k).isInstanceOf(ScytheClient.Outcome.Committed.class);
-                final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
-                assertThat(value).as("key " + k).isEqualTo(expected[(int) k]);
-                sum += value;
-            }
+            final ScytheClient c = client;
+            final long sum = ProcessClusters.assertCounters(k -> c.callOn(k % 2 == 0 ? "cn0" : "cn1", "get", k),
+                expected, "");
             assertThat(sum).as("money conserved").isZero();
             for (final JsonObject m : List.of(cn0, cn1)) {
                 assertThat(m.getLong("inboxReceived")).as("one-sided messages from the other CN").isPositive();
@@ -123,14 +90,8 @@ class CalvinClusterProcessTest {
             expected[(int) from] -= 2;
             expected[(int) to] += 2;
         }
-        long sum = 0;
-        for (long k = 0; k < KEYS; k++) {
-            final ScytheClient.Outcome o = client.callOn("cn0", "get", k).await(30, TimeUnit.SECONDS);
-            assertThat(o).as("get " + k + " after cn1's death").isInstanceOf(ScytheClient.Outcome.Committed.class);
-            final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
-            assertThat(value).as("key %d after cn1's death", k).isEqualTo(expected[(int) k]);
-            sum += value;
-        }
+        final long sum = ProcessClusters.assertCounters(k -> client.callOn("cn0", "get", k), expected,
+            " after cn1's death");
         assertThat(sum).as("money conserved after cn1's death").isZero();
         final JsonObject cn0 = module(cluster, "cn0");
         assertThat(cn0.getLong("deadNodes")).as("dead nodes cn0 took over").isEqualTo(1L);
