@@ -81,7 +81,7 @@ public final class ChaosCommand implements Callable<Integer> {
         + "rcc-waitdie, rcc-occ, rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, "
         + "selcc-to, sel-2pl (SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the "
         + "backups; with --mn-faults a promoted memory node floors its reads first, and a killed one's replacement "
-        + "rejoins, re-replicated by Aurogon's COPY); rcc-calvin is refused, naming what cluster nodes lack for it (default: "
+        + "rejoins, re-replicated by Aurogon's COPY); rcc-calvin is refused, naming what cluster nodes lack to survive a compute node's death (default: "
         + "${DEFAULT-VALUE}).")
     String protocol;
 
@@ -204,9 +204,13 @@ public final class ChaosCommand implements Callable<Integer> {
         final io.scythe.txn.Protocol run = io.scythe.txn.spi.ProtocolRegistry.protocol(protocol);
         final io.scythe.txn.spi.ProtocolModule peerModule = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(run);
         final String clusterRefusal = peerModule == null ? null : peerModule.clusterRefusal(run);
-        if (clusterRefusal != null) { // refused before any process starts, naming what is missing (rcc-calvin)
-            throw new IllegalArgumentException("chaos --protocol " + protocol + ": cluster nodes cannot run it yet: "
-                + clusterRefusal + "; its compute-node crashes are tested in the simulator (scythe sim --explore N "
+        final String faultRefusal = clusterRefusal != null ? clusterRefusal
+            : io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol).clusterComputeNodeFaultRefusal(run);
+        if (faultRefusal != null) { // refused before any process starts, naming what is missing (rcc-calvin)
+            throw new IllegalArgumentException("chaos --protocol " + protocol + ": "
+                + (clusterRefusal != null ? "cluster nodes cannot run it yet: "
+                : "cluster nodes run it, but not through the compute-node kills, pauses and restarts chaos injects: ")
+                + faultRefusal + "; its compute-node crashes are tested in the simulator (scythe sim --explore N "
                 + "--crashes --cns 3 --mns 2 --protocols " + protocol + ")");
         }
         if (mnFaults && mns < 2) {

@@ -1,14 +1,11 @@
 package io.scythe.cluster;
 
-import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -52,45 +49,15 @@ class LotusClusterProcessTest {
                 .isGreaterThan(servedBefore);
 
             // Concurrent moves from both CNs over few keys (conflicts, locks taken on both nodes).
-            final Random random = new Random(7);
-            final List<long[]> moves = new ArrayList<>();
-            final List<Future<ScytheClient.Outcome>> outcomes = new ArrayList<>();
-            for (int i = 0; i < 200; i++) {
-                final long from = random.nextInt(16);
-                final long to = (from + 1 + random.nextInt(15)) % 16;
-                final long amount = 1 + random.nextInt(9);
-                moves.add(new long[] {from, to, amount});
-                outcomes.add(client.callOn(i % 2 == 0 ? "cn0" : "cn1", "move", from, to, amount));
-            }
-            Future.join(outcomes).await(60, TimeUnit.SECONDS);
-            final int[] committedOn = new int[2];
             final java.util.Set<String> abortReasons = new java.util.TreeSet<>();
-            for (int i = 0; i < moves.size(); i++) {
-                final ScytheClient.Outcome o = outcomes.get(i).result();
-                assertThat(o).as("move " + i + ": committed or aborted, never unknown")
-                    .isInstanceOfAny(ScytheClient.Outcome.Committed.class, ScytheClient.Outcome.Aborted.class);
-                if (o instanceof ScytheClient.Outcome.Aborted a) {
-                    abortReasons.add(a.reason());
-                }
-                if (o instanceof ScytheClient.Outcome.Committed) {
-                    committedOn[i % 2]++;
-                    expected[(int) moves.get(i)[0]] -= moves.get(i)[2];
-                    expected[(int) moves.get(i)[1]] += moves.get(i)[2];
-                }
-            }
+            final int[] committedOn = ProcessClusters.concurrentMoves(client, 7, 200, expected, abortReasons);
             System.out.println("lotus on 2 CN processes: committed " + committedOn[0] + " on cn0, " + committedOn[1]
                 + " on cn1 of 100 each; cn0 served " + served(cluster, "cn0") + " peer calls, cn1 " + served(cluster,
                 "cn1") + "; aborted: " + abortReasons);
             assertThat(committedOn[0]).as("cn0 commits").isPositive();
             assertThat(committedOn[1]).as("cn1 commits").isPositive();
-            long sum = 0;
-            for (long k = 0; k < KEYS; k++) {
-                final ScytheClient.Outcome o = client.call("get", k).await(30, TimeUnit.SECONDS);
-                assertThat(o).as("get " + k).isInstanceOf(ScytheClient.Outcome.Committed.class);
-                final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
-                assertThat(value).as("key " + k).isEqualTo(expected[(int) k]);
-                sum += value;
-            }
+            final ScytheClient c = client;
+            final long sum = ProcessClusters.assertCounters(k -> c.call("get", k), expected, "");
             assertThat(sum).as("money conserved").isZero();
             assertThat(served(cluster, "cn0")).as("cn0 served cn1's lock RPCs").isPositive();
             ProcessClusters.assertCopiesIdentical(cluster, 2, KEYS);
@@ -142,14 +109,7 @@ class LotusClusterProcessTest {
             expected[(int) m[0]] -= m[2];
             expected[(int) m[1]] += m[2];
         }
-        long sum = 0;
-        for (long k = 0; k < KEYS; k++) {
-            final ScytheClient.Outcome o = client.call("get", k).await(30, TimeUnit.SECONDS);
-            assertThat(o).as("get " + k + " after the failover").isInstanceOf(ScytheClient.Outcome.Committed.class);
-            final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
-            assertThat(value).as("key %d after the failover", k).isEqualTo(expected[(int) k]);
-            sum += value;
-        }
+        final long sum = ProcessClusters.assertCounters(k -> client.call("get", k), expected, " after the failover");
         assertThat(sum).as("money conserved after the failover").isZero();
         ProcessClusters.eventually("no lock left held on the CNs", 10_000, () -> {
             for (final String cn : List.of("cn0", "cn1")) {

@@ -157,6 +157,58 @@ final class ProcessClusters {
             + cluster.node(node).httpPort() + path)).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
     }
 
+    /**
+     * {@code count} moves over keys 0-15 (seeded by {@code seed}) sent at once, alternately to cn0 and cn1: each must
+     * end committed or aborted, never unknown; the committed ones are applied to {@code expected} and the abort
+     * reasons added to {@code abortReasons}. Returns how many committed on cn0 and on cn1.
+     */
+    static int[] concurrentMoves(final ScytheClient client, final long seed, final int count, final long[] expected,
+                                 final java.util.Set<String> abortReasons) throws Exception {
+        final java.util.Random random = new java.util.Random(seed);
+        final java.util.List<long[]> moves = new java.util.ArrayList<>();
+        final java.util.List<io.vertx.core.Future<ScytheClient.Outcome>> outcomes = new java.util.ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            final long from = random.nextInt(16);
+            final long to = (from + 1 + random.nextInt(15)) % 16;
+            final long amount = 1 + random.nextInt(9);
+            moves.add(new long[] {from, to, amount});
+            outcomes.add(client.callOn(i % 2 == 0 ? "cn0" : "cn1", "move", from, to, amount));
+        }
+        io.vertx.core.Future.join(outcomes).await(60, java.util.concurrent.TimeUnit.SECONDS);
+        final int[] committedOn = new int[2];
+        for (int i = 0; i < moves.size(); i++) {
+            final ScytheClient.Outcome o = outcomes.get(i).result();
+            assertThat(o).as("move " + i + ": committed or aborted, never unknown")
+                .isInstanceOfAny(ScytheClient.Outcome.Committed.class, ScytheClient.Outcome.Aborted.class);
+            if (o instanceof ScytheClient.Outcome.Aborted a) {
+                abortReasons.add(a.reason());
+            }
+            if (o instanceof ScytheClient.Outcome.Committed) {
+                committedOn[i % 2]++;
+                expected[(int) moves.get(i)[0]] -= moves.get(i)[2];
+                expected[(int) moves.get(i)[1]] += moves.get(i)[2];
+            }
+        }
+        return committedOn;
+    }
+
+    /**
+     * Reads every counter {@code k < expected.length} by {@code get} and checks it is {@code expected[k]} ({@code when}
+     * names the moment); returns their sum.
+     */
+    static long assertCounters(final java.util.function.LongFunction<io.vertx.core.Future<ScytheClient.Outcome>> get,
+                               final long[] expected, final String when) throws Exception {
+        long sum = 0;
+        for (int k = 0; k < expected.length; k++) {
+            final ScytheClient.Outcome o = get.apply(k).await(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(o).as("get " + k + when).isInstanceOf(ScytheClient.Outcome.Committed.class);
+            final long value = ((ScytheClient.Outcome.Committed) o).reply().result();
+            assertThat(value).as("key " + k + when).isEqualTo(expected[k]);
+            sum += value;
+        }
+        return sum;
+    }
+
     /** Whether a move of 0 from {@code from} to {@code to} commits on compute node {@code cn} (within 10 s). */
     static boolean committedOn(final ScytheClient client, final String cn, final long from, final long to) {
         try {

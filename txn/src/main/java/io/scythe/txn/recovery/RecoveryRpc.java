@@ -32,6 +32,13 @@ public final class RecoveryRpc {
     public static final int LOG_OPEN = 0x5201;
     public static final int LOG_LIST = 0x5202;
     public static final int RELEASE_NODE = 0x5203;
+    /**
+     * Where the input-log region ({@link #KIND_INPUT_LOG}) a compute-node incarnation opened here is: request the
+     * incarnation's fabric identity (UTF-8, up to {@link #MAX_NODE_NAME_BYTES}); reply {@code address u64, rkey u32,
+     * bytes u32} ({@link #LOG_OPEN_REPLY_BYTES}), or nothing when it opened none. What survivors on other processes ask
+     * for a dead node's CALVIN input log (the region outlives the node's release).
+     */
+    public static final int INPUT_LOG_FIND = 0x5204;
 
     public static final int LOG_OPEN_REQUEST_BYTES = 12;
     /** A {@link #LOG_OPEN} request naming the region's kind. */

@@ -70,6 +70,7 @@ public final class RecoveryService {
         server.handle(RecoveryRpc.LOG_OPEN, this::open);
         server.handle(RecoveryRpc.LOG_LIST, this::list);
         server.handle(RecoveryRpc.RELEASE_NODE, this::release);
+        server.handle(RecoveryRpc.INPUT_LOG_FIND, this::findInputLog);
         logDb.observeInserts(this::lockedInsert);
         return this;
     }
@@ -160,6 +161,30 @@ public final class RecoveryService {
         reply.putInt(8, region.rkey());
         reply.putInt(12, bytes);
         responder.reply(reply, 0, RecoveryRpc.LOG_OPEN_REPLY_BYTES);
+    }
+
+    /** {@link RecoveryRpc#INPUT_LOG_FIND}: where the input-log region the named incarnation opened here is, if any. */
+    private void findInputLog(final RpcRequest request, final RpcResponder responder) {
+        final int length = request.payloadLength();
+        if (length < 1 || length > RecoveryRpc.MAX_NODE_NAME_BYTES) {
+            responder.fail(RecoveryRpc.BAD_REQUEST, "INPUT_LOG_FIND takes a node name of 1 to "
+                + RecoveryRpc.MAX_NODE_NAME_BYTES + " bytes, got " + length);
+            return;
+        }
+        final byte[] name = new byte[length];
+        request.payload().getBytes(request.payloadOffset(), name);
+        final String prefix = INPUT_LOG_REGION_PREFIX + new String(name, java.nio.charset.StandardCharsets.UTF_8)
+            + ".";
+        for (final MemoryRegion r : db.nic().regions()) {
+            if (r.isRegistered() && r.name().startsWith(prefix)) {
+                reply.putLong(0, r.address());
+                reply.putInt(8, r.rkey());
+                reply.putInt(12, (int) r.length());
+                responder.reply(reply, 0, RecoveryRpc.LOG_OPEN_REPLY_BYTES);
+                return;
+            }
+        }
+        responder.reply();
     }
 
     /**

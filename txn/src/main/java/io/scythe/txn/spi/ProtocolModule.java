@@ -66,6 +66,16 @@ public interface ProtocolModule {
     }
 
     /**
+     * Why cluster nodes that run {@code protocol} ({@link #clusterRefusal} says nothing) cannot survive a compute node's
+     * fault yet (a process SIGKILLed, or paused past its lease, and restarted under a new epoch: what
+     * {@code scythe chaos} injects), naming what is missing; {@code null} (the default) when they can. Chaos refuses
+     * such a protocol before any process starts; the nodes themselves fail loudly when it happens.
+     */
+    default String clusterComputeNodeFaultRefusal(final Protocol protocol) {
+        return null;
+    }
+
+    /**
      * Why a host must not crash a compute node in a run of {@code protocol} (the simulator's {@code --crash-cn}): what a
      * dead compute node leaves (latch bits, the only copy of a line) is not recovered yet, so the run would hang or
      * lose writes; {@code null} (the default) when it may.

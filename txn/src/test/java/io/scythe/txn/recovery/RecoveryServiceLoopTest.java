@@ -116,5 +116,18 @@ class RecoveryServiceLoopTest {
         assertThat(report.logRegions()).as("regions listed by LOG_LIST").isEqualTo(1);
         assertThat(RecoveryService.logRegion(mn, rkeys.get(0))).as("redo log freed on release").isNull();
         assertThat(RecoveryService.inputLogRegion(mn, rkeys.get(1))).as("input log kept").isNotNull();
+        // Where a survivor in another process finds it (INPUT_LOG_FIND, by the dead incarnation's name): this region,
+        // and nothing for a node that opened none.
+        final List<Integer> found = cluster.on(runtime -> {
+            final List<Future<Integer>> asked = new java.util.ArrayList<>();
+            for (final String name : new String[] {"cnInput", "cnNone"}) {
+                final org.agrona.concurrent.UnsafeBuffer request = new org.agrona.concurrent.UnsafeBuffer(
+                    name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                asked.add(runtime.rocket("mn").compose(r -> r.call(RecoveryRpc.INPUT_LOG_FIND, request))
+                    .map(reply -> reply.length() < RecoveryRpc.LOG_OPEN_REPLY_BYTES ? -1 : reply.payload().getInt(8)));
+            }
+            return Future.all(asked).map(v -> List.of(asked.get(0).result(), asked.get(1).result()));
+        });
+        assertThat(found).as("rkeys found by INPUT_LOG_FIND (-1: none)").containsExactly(rkeys.get(1), -1);
     }
 }

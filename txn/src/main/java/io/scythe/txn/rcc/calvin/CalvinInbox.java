@@ -85,6 +85,7 @@ final class CalvinInbox implements Bridge.Poller {
         this.sent = new long[nodes];
         this.knownConsumed = new long[nodes];
         this.reading = new boolean[nodes];
+        this.dropped = new boolean[nodes];
         this.queued = new ArrayDeque[nodes];
         for (int i = 0; i < nodes; i++) {
             queued[i] = new ArrayDeque<>();
@@ -124,6 +125,7 @@ final class CalvinInbox implements Bridge.Poller {
 
     /** Node {@code to} died: what waits for a slot there is dropped, and nothing more is sent to it. */
     void drop(final int to) {
+        dropped[to] = true;
         queued[to].clear();
     }
 
@@ -197,21 +199,68 @@ final class CalvinInbox implements Bridge.Poller {
      * Where {@code to}'s inbox is: asked once, by {@link #DESCRIBE} (set-up, not on a message's path: the simulator's
      * peers have no event-bus directory to look regions up in), then cached.
      */
-    private Future<RemoteRegion> remote(final int to) {
-        return remotes.computeIfAbsent(to, d -> {
-            final UnsafeBuffer none = new UnsafeBuffer(new byte[0]);
-            final Future<RemoteRegion> asked = peers.call(names.get(d), 0, DESCRIBE, none, 0, 0).map(reply -> {
-                final CalvinWire.In in = new CalvinWire.In(reply.payload(), 0, reply.length());
-                final long address = in.u64();
-                final long length = in.u64();
-                final int rkey = in.u32();
-                final io.scythe.fabric.MemoryKind kind = io.scythe.fabric.MemoryKind.values()[in.u8()];
-                final String node = new String(in.bytes(), java.nio.charset.StandardCharsets.UTF_8);
-                return new RemoteRegion(node, REGION, address, length, rkey, kind);
-            });
-            asked.onFailure(e -> remotes.remove(d));
+    Future<RemoteRegion> remote(final int to) {
+        final Future<RemoteRegion> known = remotes.get(to);
+        if (known != null) {
+            return known;
+        }
+        if (describeAttempts == 1) { // in one process: asked once, a failure reported at once
+            final Future<RemoteRegion> asked = describe(to);
+            remotes.put(to, asked);
+            asked.onFailure(e -> remotes.remove(to));
             return asked;
+        }
+        final io.vertx.core.Promise<RemoteRegion> found = io.vertx.core.Promise.promise();
+        remotes.put(to, found.future());
+        describe(to, found, describeAttempts);
+        return found.future();
+    }
+
+    private Future<RemoteRegion> describe(final int to) {
+        final UnsafeBuffer none = new UnsafeBuffer(new byte[0]);
+        return peers.call(names.get(to), 0, DESCRIBE, none, 0, 0).map(reply -> {
+            final CalvinWire.In in = new CalvinWire.In(reply.payload(), 0, reply.length());
+            final long address = in.u64();
+            final long length = in.u64();
+            final int rkey = in.u32();
+            final io.scythe.fabric.MemoryKind kind = io.scythe.fabric.MemoryKind.values()[in.u8()];
+            final String node = new String(in.bytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return new RemoteRegion(node, REGION, address, length, rkey, kind);
         });
+    }
+
+    /**
+     * Asks {@code to} where its inbox is; a failed ask is asked again {@code attemptsLeft - 1} more times,
+     * {@link #DESCRIBE_RETRY_NS} apart, while nothing was {@link #drop}ped for it (cluster nodes: a peer not started
+     * yet, or its ring's opening timed out under load, answers a later ask; no message was sent, so none is lost).
+     */
+    private void describe(final int to, final io.vertx.core.Promise<RemoteRegion> found, final int attemptsLeft) {
+        describe(to).onComplete(ar -> {
+            if (ar.succeeded()) {
+                found.complete(ar.result());
+            } else if (attemptsLeft > 1 && !dropped[to]) {
+                home.timers().after(DESCRIBE_RETRY_NS).onComplete(v -> describe(to, found, attemptsLeft - 1));
+            } else {
+                remotes.remove(to);
+                found.fail(ar.cause());
+            }
+        });
+    }
+
+    /** How long apart a failed {@link #DESCRIBE} is asked again where {@link #patientDescribe} allows. */
+    static final long DESCRIBE_RETRY_NS = 100_000_000;
+    /** How many times a peer is asked where its inbox is before a failure is reported: 1 (at once) by default. */
+    private int describeAttempts = 1;
+    /** Peers {@link #drop}ped (told dead): not asked again. */
+    private final boolean[] dropped;
+
+    /**
+     * Cluster nodes: a failed {@link #DESCRIBE} is asked again for up to {@code attempts} times (a peer process not
+     * started yet, or one whose ring's opening timed out under load, is not dead); in one process (the simulator,
+     * the embedded cluster) it fails at once, as before.
+     */
+    void patientDescribe(final int attempts) {
+        describeAttempts = Math.max(1, attempts);
     }
 
     /** Set-up RPC: answers where this node's inbox is ({@code address u64, length u64, rkey u32, kind u8, node}). */

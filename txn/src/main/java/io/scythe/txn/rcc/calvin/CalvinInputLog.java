@@ -265,30 +265,65 @@ final class CalvinInputLog {
     static Future<Scan> readDead(final TxnRuntime runtime, final CalvinInputLog log) {
         for (int copy = 0; copy < log.copies.size(); copy++) {
             final long[] r = log.region(copy);
-            if (r == null) {
-                continue;
+            if (r != null) {
+                return readRegion(runtime, log.copies.get(copy), r);
             }
-            final String node = log.copies.get(copy);
-            final int bytes = (int) r[2];
-            final UnsafeBuffer region = new UnsafeBuffer(new byte[bytes]);
-            final List<Future<Void>> reads = new ArrayList<>();
-            for (int at = 0; at < bytes; at += READ_CHUNK_BYTES) {
-                final int offset = at;
-                final int length = Math.min(READ_CHUNK_BYTES, bytes - at);
-                final io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
-                io.scythe.txn.onesided.Verbs.read(runtime.channel(node), r[0] + offset, (int) r[1], region, offset,
-                    length, (v, failure) -> {
-                        if (failure == null) {
-                            done.complete();
-                        } else {
-                            done.fail(failure);
-                        }
-                    });
-                reads.add(done.future());
-            }
-            return Future.all(reads).map(v -> scanAll(region, bytes));
         }
         return Future.succeededFuture(Scan.EMPTY); // none open: its WRITEs wait for an open region, so none landed
+    }
+
+    /**
+     * Reads the input log of a dead incarnation in another process (cluster nodes, where no survivor holds its
+     * {@link CalvinInputLog}): asks each of {@code copies} in order, by {@link RecoveryRpc#INPUT_LOG_FIND}, where the
+     * region {@code incarnation} opened there is, and reads the first found as {@link #readDead} does. None found: it
+     * logged nothing (it opened its region before its first WRITE, and dispatched nothing logged before every copy's
+     * WRITE was durable), so every batch of its is empty. Every survivor asks the same copies in the same order; the
+     * dead incarnation is fenced first, so all read the same records.
+     */
+    static Future<Scan> readDead(final TxnRuntime runtime, final List<String> copies, final String incarnation) {
+        final byte[] name = incarnation.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        final UnsafeBuffer request = new UnsafeBuffer(name);
+        return findFrom(runtime, copies, 0, request).compose(found -> found == null
+            ? Future.succeededFuture(Scan.EMPTY)
+            : readRegion(runtime, copies.get((int) found[3]), found));
+    }
+
+    /** The first of {@code copies} from {@code copy} on holding the region asked for: {address, rkey, bytes, copy}. */
+    private static Future<long[]> findFrom(final TxnRuntime runtime, final List<String> copies, final int copy,
+                                           final UnsafeBuffer request) {
+        if (copy == copies.size()) {
+            return Future.succeededFuture(null);
+        }
+        final String node = copies.get(copy);
+        return runtime.rocket(node).compose(r -> r.call(RecoveryRpc.INPUT_LOG_FIND, request)).compose(reply -> {
+            if (reply.length() < RecoveryRpc.LOG_OPEN_REPLY_BYTES) {
+                return findFrom(runtime, copies, copy + 1, request);
+            }
+            final UnsafeBuffer p = reply.payload();
+            return Future.succeededFuture(new long[] {p.getLong(0), p.getInt(8), p.getInt(12), copy});
+        });
+    }
+
+    /** Reads region {@code r} ({address, rkey, bytes}) on {@code node} by one-sided READs, then {@link #scanAll}. */
+    private static Future<Scan> readRegion(final TxnRuntime runtime, final String node, final long[] r) {
+        final int bytes = (int) r[2];
+        final UnsafeBuffer region = new UnsafeBuffer(new byte[bytes]);
+        final List<Future<Void>> reads = new ArrayList<>();
+        for (int at = 0; at < bytes; at += READ_CHUNK_BYTES) {
+            final int offset = at;
+            final int length = Math.min(READ_CHUNK_BYTES, bytes - at);
+            final io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
+            io.scythe.txn.onesided.Verbs.read(runtime.channel(node), r[0] + offset, (int) r[1], region, offset,
+                length, (v, failure) -> {
+                    if (failure == null) {
+                        done.complete();
+                    } else {
+                        done.fail(failure);
+                    }
+                });
+            reads.add(done.future());
+        }
+        return Future.all(reads).map(v -> scanAll(region, bytes));
     }
 
     /** The READ size when a survivor reads a dead node's region. */

@@ -53,6 +53,12 @@ final class CalvinNode {
     private final int index;
     private final List<String> names;
     private final int nodes;
+    /**
+     * Cluster nodes (each node a process, {@link ComputeNodeContext#separateProcesses}): the death word is the host's
+     * {@link ComputeNodeContext#onPeerRecovered}, a dead node's input log is found on the memory nodes by its
+     * incarnation's name, and a restart is refused ({@link CalvinModule#CLUSTER_DEATH_MISSING}).
+     */
+    private final boolean separateProcesses;
     private TxnRuntime home;
     private Executor homeExecutor;
     private long epochNs = CalvinProtocol.DEFAULT_EPOCH_NS;
@@ -183,6 +189,8 @@ final class CalvinNode {
      * form of its transactions says so ({@code log=on}, the default) and its home loop keeps a redo log.
      */
     private boolean logging;
+    /** Whether a transaction was sequenced here without the input log (log=off): a death cannot be taken over. */
+    private boolean unlogged;
     private CalvinInputLog inputLog;
     /** The epochs' input-log WRITEs and dispatches, in epoch order. */
     private final LogChain logged;
@@ -192,6 +200,8 @@ final class CalvinNode {
     private long windows;
     /** What the compute nodes share (null: a host that shares nothing): the input logs' whereabouts, the hooks. */
     private Map<String, Object> shared;
+    /** Batch and decision records read from dead nodes' input logs, for a cluster node's health. */
+    private long deadLogRecords;
     /** Nodes that died and whose epochs and transactions this node took over ({@link #peerDied}). */
     private final java.util.Set<Integer> deadNodes = new java.util.TreeSet<>();
     /** Nodes whose death this node is taking over (reading their logs): nothing more is sent to them. */
@@ -203,6 +213,17 @@ final class CalvinNode {
      * message to a node that crashed fails before the failure detector and its recovery say so.
      */
     static final long DEATH_GRACE_NS = 5_000_000;
+    /**
+     * {@link #DEATH_GRACE_NS} on cluster nodes, where a death is told after the member leaves (seconds), it is fenced
+     * on every memory node and its redo records are settled (chaos: recovered about 5 s after a SIGKILL, more under
+     * load); every epoch waits meanwhile.
+     */
+    static final long CLUSTER_DEATH_GRACE_NS = 120_000_000_000L;
+    /**
+     * Cluster nodes: how many times a peer is asked where its inbox is ({@link CalvinInbox#DESCRIBE_RETRY_NS} apart,
+     * each ask waiting for the ring to open) before the failure counts: a peer process starting, or loaded.
+     */
+    static final int DESCRIBE_ATTEMPTS = 600;
 
     /**
      * The input-log WRITEs of this node's epochs, each epoch dispatched once its WRITE and every earlier epoch's are
@@ -268,8 +289,16 @@ final class CalvinNode {
      * survivors routing to it ({@link #route}) (part 5). One death per run: a node dying while another's death is
      * taken over, or after an owner's, gives the run up naming that.
      */
-    @SuppressWarnings("unchecked")
     private void peerDied(final int dead) {
+        peerDied(dead, null);
+    }
+
+    /**
+     * {@link #peerDied(int)} of incarnation {@code incarnation} (cluster nodes: its input log is found on the memory
+     * nodes by that name), or null: in this process (its log in the shared map).
+     */
+    @SuppressWarnings("unchecked")
+    private void peerDied(final int dead, final String incarnation) {
         if (dead == index || deadNodes.contains(dead) || dying.contains(dead)) {
             return;
         }
@@ -283,8 +312,10 @@ final class CalvinNode {
         inbox.drop(dead);
         final Object logs = shared == null ? null : shared.get("calvin.inputLogs");
         final CalvinInputLog log = logs == null ? null : ((Map<Integer, CalvinInputLog>) logs).get(dead);
-        (log == null ? Future.succeededFuture(CalvinInputLog.Scan.EMPTY) : CalvinInputLog.readDead(home, log))
-            .onComplete(ar -> {
+        final Future<CalvinInputLog.Scan> read = incarnation != null
+            ? CalvinInputLog.readDead(home, CalvinInputLog.copiesOf(home.catalog(), dead), incarnation)
+            : log == null ? Future.succeededFuture(CalvinInputLog.Scan.EMPTY) : CalvinInputLog.readDead(home, log);
+        read.onComplete(ar -> {
                 if (ar.failed()) {
                     home.giveUp("CALVIN node " + names.get(index) + " could not read the input log of dead node "
                         + names.get(dead) + ": " + ar.cause());
@@ -325,6 +356,7 @@ final class CalvinNode {
     /** What {@code dead}'s log holds, read: its epochs completed here, its transactions decided here. */
     @SuppressWarnings("unchecked")
     private void takeOver(final int dead, final CalvinInputLog.Scan log) {
+        deadLogRecords += log.batches().size() + log.decisions().size();
         dying.remove(dead);
         deadNodes.add(dead);
         chunked.keySet().removeIf(k -> Math.floorMod(k, (long) nodes) == dead); // the log has its batches whole
@@ -744,7 +776,49 @@ final class CalvinNode {
         peers.handle(CalvinWire.TAKEN_WRITE, this::onTakenWrite);
         peers.handle(CalvinWire.OWED, this::onOwed);
         this.inbox = new CalvinInbox(peers, names, index);
+        this.separateProcesses = context.separateProcesses();
+        if (separateProcesses) {
+            if (context.awaitsOwnRecovery()) { // refused before its loops serve: its epochs would start again at 0
+                throw new IllegalStateException("CALVIN node " + names.get(index) + " restarted (earlier "
+                    + "incarnations " + context.earlierIncarnations().keySet() + "): a restarted compute node cannot "
+                    + "rejoin the total order on cluster nodes yet; " + CalvinModule.CLUSTER_DEATH_MISSING);
+            }
+            context.onPeerRecovered(new ComputeNodeContext.PeerRecovered() {
+                @Override
+                public String recovered(final String name, final long prefix, final long mask) {
+                    return peerRecovered(name, name, prefix, mask);
+                }
+
+                @Override
+                public String recovered(final String incarnation, final String name, final long prefix,
+                                        final long mask) {
+                    return peerRecovered(incarnation, name, prefix, mask);
+                }
+            });
+        }
         endOfRunCheck(context);
+    }
+
+    /**
+     * Cluster nodes: a dead incarnation of compute node {@code name} was recovered by the host (fenced on every memory
+     * node, its redo records settled): the death word, as the simulator's {@code run.peerDied} is. This node takes it
+     * over as there ({@link #peerDied}), reading the dead incarnation's input log where the memory nodes say it is
+     * ({@link CalvinInputLog#readDead(TxnRuntime, List, String)}). Any thread.
+     */
+    private String peerRecovered(final String incarnation, final String name, final long prefix, final long mask) {
+        final int dead = names.indexOf(name);
+        if (dead < 0 || dead == index) {
+            return null;
+        }
+        onHome(() -> {
+            if (unlogged) { // as the simulator refuses such a crash (CalvinModule#crashRefusal)
+                home.giveUp("CALVIN node " + names.get(index) + ": compute node " + name + " died, and with log=off no "
+                    + "input log says what its sequencer dispatched, so its epochs cannot be taken over (issue 18)");
+            } else {
+                peerDied(dead, incarnation);
+            }
+        });
+        return "CALVIN node " + names.get(index) + " takes over " + name + " (incarnation " + incarnation + ")";
     }
 
     /**
@@ -755,9 +829,10 @@ final class CalvinNode {
         if (deadNodes.contains(to) || dying.contains(to)) {
             return;
         }
-        home.timers().after(DEATH_GRACE_NS).onComplete(v -> {
+        home.timers().after(separateProcesses ? CLUSTER_DEATH_GRACE_NS : DEATH_GRACE_NS).onComplete(v -> {
             if (!deadNodes.contains(to) && !dying.contains(to)) {
-                home.giveUp(why);
+                home.giveUp(separateProcesses ? why + " (and its death was not told within "
+                    + CLUSTER_DEATH_GRACE_NS / 1_000_000_000 + " s)" : why);
             }
         });
     }
@@ -786,6 +861,37 @@ final class CalvinNode {
             ((List<Map.Entry<Integer, java.util.function.Supplier<String>>>) list).add(Map.entry(index,
                 this::endOfRunViolation));
         }
+        if (context.separateProcesses()) { // cluster nodes: /health shows what this node holds and has done
+            shared.put(ComputeNodeContext.MODULE_HEALTH, (java.util.function.Supplier<Map<String, Object>>)
+                this::health);
+        }
+    }
+
+    /**
+     * What a cluster node's health shows of this node: {@code locksQueued} (its keys with lock requests queued),
+     * {@code partsHeld} (transactions holding locks here), {@code executing} (its executors' transactions not over),
+     * {@code epochsComplete} (the newest epoch complete here), {@code dispatched} (batches sent to other nodes),
+     * {@code inboxReceived} (one-sided messages received), {@code inputLogRecords} (batch records written to its input
+     * log, each copy counted), {@code deadNodes} (dead nodes taken over), {@code deadLogRecords} (batch and decision
+     * records read from their input logs), {@code takenOverLocksQueued} (lock requests
+     * queued in the scheduler taken over from a dead owner). Read off the home loop: racy while transactions run,
+     * exact when idle.
+     */
+    private Map<String, Object> health() {
+        final Map<String, Object> h = new java.util.LinkedHashMap<>();
+        h.put("locksQueued", locks.queued());
+        h.put("partsHeld", parts.size());
+        h.put("executing", executing.size());
+        h.put("epochsComplete", epochs.completed());
+        h.put("dispatched", dispatched);
+        h.put("inboxReceived", inbox.received());
+        final CalvinInputLog log = inputLog;
+        h.put("inputLogRecords", log == null ? 0 : log.records());
+        final Sched taken = adopted;
+        h.put("deadNodes", deadNodes.size());
+        h.put("deadLogRecords", deadLogRecords);
+        h.put("takenOverLocksQueued", taken == null ? 0 : taken.locks.queued());
+        return h;
     }
 
     /** Equips loop {@code loop}; loop 0 is the home loop. */
@@ -795,6 +901,21 @@ final class CalvinNode {
             home = runtime;
             homeExecutor = executor;
             inbox.start(runtime, this::onMessage, this::peerFailed);
+            if (separateProcesses) {
+                // Cluster nodes: peers start at their own pace and a ring's opening may time out under load, so where
+                // each peer's inbox is is asked again until it answers (no message is lost meanwhile: none is sent
+                // before it is known), and asked at once, which opens the rings before the first epoch's batch.
+                inbox.patientDescribe(DESCRIBE_ATTEMPTS);
+                executor.execute(() -> {
+                    for (int d = 0; d < nodes; d++) {
+                        if (d != index) {
+                            final int peer = d;
+                            inbox.remote(peer).onFailure(e -> peerFailed(peer, "CALVIN node " + names.get(index)
+                                + " could not learn where " + names.get(peer) + "'s inbox is: " + e));
+                        }
+                    }
+                });
+            }
         }
     }
 
@@ -837,6 +958,7 @@ final class CalvinNode {
         this.epochNs = epochNs;
         this.rpc = overRpc;
         this.logging = txn.inputLog() && io.scythe.txn.recovery.RedoLog.of(home) != null;
+        unlogged |= !logging;
         executing.put(txn.id(), txn);
         pending.add(txn);
         maybeOpenWindow();

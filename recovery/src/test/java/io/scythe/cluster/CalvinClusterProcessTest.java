@@ -1,0 +1,110 @@
+package io.scythe.cluster;
+
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * RCC's CALVIN on cluster nodes with no fault (issue 18; 1 TSO, 2 MNs, 2 CNs, each its own process, over shm): every
+ * CN's sequencer sends its batch of each epoch to the other CN over the CN peers (the one-sided form: WRITEs into the
+ * other process's registered inbox, found by one RPC), logs it to its input log on a memory node first, and each CN
+ * locks and reads the keys it owns (partition mod CNs) in the one total order. Concurrent moves from both CNs end with
+ * every counter exactly what the committed moves make it (money conserved, nothing lost, nothing twice), no lock
+ * request is left queued, and both CNs received the other's messages. Fails before: cluster nodes refused rcc-calvin.
+ */
+class CalvinClusterProcessTest {
+    private static final int KEYS = 64;
+
+    @Test
+    void shouldRunCalvinOnTwoComputeNodeProcessesInOneTotalOrder(@TempDir final Path dir) throws Exception {
+        final LocalCluster cluster = new LocalCluster("calvin" + UUID.randomUUID().toString().substring(0, 8),
+            "a test secret of the cluster", 2, 2, new JsonObject().put("name", "counters").put("keys", KEYS),
+            new JsonObject().put("provider", "shm").put("costModel", new JsonObject().put("profile", "zero")),
+            "rcc-calvin", dir, LocalCluster.Launcher.sameClasspath(List.of("-Xmx256m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1")));
+        ScytheClient client = null;
+        try {
+            client = ProcessClusters.startAndJoin(cluster, 180_000, 20_000);
+            final long[] expected = new long[KEYS];
+            final java.util.Set<String> abortReasons = new java.util.TreeSet<>();
+            final int[] committedOn = ProcessClusters.concurrentMoves(client, 11, 200, expected, abortReasons);
+            final JsonObject cn0 = module(cluster, "cn0");
+            final JsonObject cn1 = module(cluster, "cn1");
+            System.out.println("rcc-calvin on 2 CN processes: committed " + committedOn[0] + " on cn0, "
+                + committedOn[1] + " on cn1 of 100 each; aborted: " + abortReasons + "; cn0 " + cn0 + ", cn1 " + cn1);
+            // CALVIN aborts nothing but a procedure's own (and OLLP's restart, which a move never needs).
+            assertThat(committedOn).as("committed on cn0 and cn1").containsExactly(100, 100);
+            final ScytheClient c = client;
+            final long sum = ProcessClusters.assertCounters(k -> c.callOn(k % 2 == 0 ? "cn0" : "cn1", "get", k),
+                expected, "");
+            assertThat(sum).as("money conserved").isZero();
+            for (final JsonObject m : List.of(cn0, cn1)) {
+                assertThat(m.getLong("inboxReceived")).as("one-sided messages from the other CN").isPositive();
+                assertThat(m.getLong("inputLogRecords")).as("batches logged before their dispatch").isPositive();
+            }
+            ProcessClusters.eventually("no lock request left queued on the CNs", 10_000, () -> {
+                for (final String cn : List.of("cn0", "cn1")) {
+                    try {
+                        if (module(cluster, cn).getLong("locksQueued", 1L) != 0) {
+                            return false;
+                        }
+                    } catch (final Exception e) {
+                        return false;
+                    }
+                }
+                return true;
+            });
+            takeOver(cluster, client, expected);
+        } finally {
+            ProcessClusters.stop(client, cluster);
+        }
+    }
+
+    /**
+     * cn1 (the owner of the odd keys) is SIGKILLed while idle and not restarted: once the host recovered it (the death
+     * word, {@code onPeerRecovered}), cn0 reads its input log where the memory nodes say it is, completes its epochs
+     * from it and takes its partitions over, so moves from cn0 over both owners' keys commit again, every key exact,
+     * no lock request left queued in either of cn0's schedulers. Fails before the death word was wired (cn0 gave up).
+     */
+    private static void takeOver(final LocalCluster cluster, final ScytheClient client, final long[] expected)
+        throws Exception {
+        cluster.signal("cn1", "KILL");
+        final long killed = System.nanoTime();
+        ProcessClusters.eventually("a move over cn1's keys commits on cn0 after cn1's death", 180_000,
+            () -> ProcessClusters.committedOn(client, "cn0", 1, 2));
+        System.out.println("rcc-calvin: cn1 killed; a move over its keys committed on cn0 "
+            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed) + " ms after; cn0 " + module(cluster, "cn0"));
+        assertThat(cluster.node("cn0").logText()).contains("takes over cn1");
+        for (int i = 0; i < 20; i++) {
+            final long from = i % 16;
+            final long to = (i * 7 + 3) % 16 == from ? (from + 1) % 16 : (i * 7 + 3) % 16;
+            assertThat(client.callOn("cn0", "move", from, to, 2).await(30, TimeUnit.SECONDS)).as("move " + i
+                + " after cn1's death").isInstanceOf(ScytheClient.Outcome.Committed.class);
+            expected[(int) from] -= 2;
+            expected[(int) to] += 2;
+        }
+        final long sum = ProcessClusters.assertCounters(k -> client.callOn("cn0", "get", k), expected,
+            " after cn1's death");
+        assertThat(sum).as("money conserved after cn1's death").isZero();
+        final JsonObject cn0 = module(cluster, "cn0");
+        assertThat(cn0.getLong("deadNodes")).as("dead nodes cn0 took over").isEqualTo(1L);
+        assertThat(cn0.getLong("deadLogRecords")).as("records cn0 read from cn1's input log, found on the memory "
+            + "nodes by its incarnation's name").isPositive();
+        assertThat(cn0.getLong("locksQueued")).as("lock requests queued on cn0").isZero();
+        assertThat(cn0.getLong("takenOverLocksQueued")).as("lock requests queued in cn1's scheduler on cn0").isZero();
+    }
+
+    /** What compute node {@code cn}'s health shows of its CALVIN node. */
+    private static JsonObject module(final LocalCluster cluster, final String cn) throws Exception {
+        final JsonObject module = new JsonObject(ProcessClusters.get(cluster, cn, "/health")).getJsonObject("module");
+        assertThat(module).as(cn + "'s health shows its CALVIN node").isNotNull();
+        return module;
+    }
+}
