@@ -55,13 +55,7 @@ class LotusRestartSimTest extends SimVertxTest {
         assertThat(again.servingSinceNs()).as(what).isPositive();
         final LotusCluster cluster = LotusCluster.of(sim.peersOf(1));
         assertThat(cluster.violations()).as(what).isEmpty();
-        for (int shard = 0; shard < LotusKey.SHARDS; shard++) {
-            int servers = 0;
-            for (int cn = 0; cn < 3; cn++) {
-                servers += LotusNode.of(sim.currentPeers(cn)).serves(shard) ? 1 : 0;
-            }
-            assertThat(servers).as("servers of shard " + shard + ", " + what).isEqualTo(1);
-        }
+        assertOneServerPerShard(sim, what);
         for (int cn = 0; cn < 3; cn++) {
             assertThat(LotusNode.of(sim.currentPeers(cn)).locks().held()).as("locks left in cn" + cn).isEmpty();
         }
@@ -95,13 +89,7 @@ class LotusRestartSimTest extends SimVertxTest {
             .isPositive();
         assertThat(newCommits.get()).as(what).isPositive();
         assertThat(cluster.violations()).as(what).isEmpty();
-        for (int shard = 0; shard < LotusKey.SHARDS; shard++) {
-            int servers = 0;
-            for (int cn = 0; cn < 3; cn++) {
-                servers += LotusNode.of(sim.currentPeers(cn)).serves(shard) ? 1 : 0;
-            }
-            assertThat(servers).as("servers of shard " + shard + ", " + what).isEqualTo(1);
-        }
+        assertOneServerPerShard(sim, what);
         assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(what).isTrue();
         assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
     }
@@ -224,5 +212,16 @@ class LotusRestartSimTest extends SimVertxTest {
         assertThatThrownBy(() -> new SimOptions().protocol("ford-occ").computeNodes(2).redoLog(true)
             .faults(new Faults().crash(0, 1_000).recover(true, 20_000).restartAfter(100_000)).validate())
             .hasMessageContaining("not built for ford-occ");
+    }
+
+    /** Every shard served by exactly one of the three nodes' current incarnations. */
+    private static void assertOneServerPerShard(final Simulation sim, final String what) {
+        for (int shard = 0; shard < LotusKey.SHARDS; shard++) {
+            int servers = 0;
+            for (int cn = 0; cn < 3; cn++) {
+                servers += LotusNode.of(sim.currentPeers(cn)).serves(shard) ? 1 : 0;
+            }
+            assertThat(servers).as("servers of shard " + shard + ", " + what).isEqualTo(1);
+        }
     }
 }
