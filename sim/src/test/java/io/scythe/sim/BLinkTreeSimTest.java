@@ -417,6 +417,103 @@ class BLinkTreeSimTest extends SimVertxTest {
         assertThat(spec.walk().leaves).containsKey(11L);
     }
 
+    /**
+     * Issue 21 review, failures in a transaction or a descent let every latch go: (a) an abort while a lookup waits
+     * for its leaf (and a second operation asked meanwhile is refused); (b) a coupled descent whose next latch fails
+     * (the parent held); (c) a commit whose second fresh line cannot be allocated frees the first (not leaked);
+     * (d) a commit whose separator post fails stays committed (visible already), the failure counted, every key still
+     * found through the right links. Before: (a) leaked the leaf latched after the abort, (b) the parent, (c) the
+     * fresh line (unlocked, never freed), (d) failed the commit after its writes were visible.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldLetEveryLatchGoWhenATransactionOrADescentFails() throws Exception {
+        final TreeSim.Spec spec = new TreeSim.Spec(30, 256, 4096, 0.7);
+        final List<String> seen = new ArrayList<>();
+        final boolean[] ran = new boolean[1];
+        final io.scythe.txn.selcc.FaultyGcl[] gcl = new io.scythe.txn.selcc.FaultyGcl[1];
+        final BLinkTree[] trees = new BLinkTree[1];
+        final Simulation.Operation op = (runtime, random) -> {
+            if (ran[0]) {
+                return runtime.timers().after(10_000).map(0L);
+            }
+            ran[0] = true;
+            final io.scythe.txn.selcc.FaultyGcl g = new io.scythe.txn.selcc.FaultyGcl(io.scythe.txn.selcc.Gcl.of("selcc", runtime));
+            gcl[0] = g;
+            final BLinkTree tree = new BLinkTree(g, TreeSim.VALUE_BYTES);
+            trees[0] = tree;
+            final UnsafeBuffer v = new UnsafeBuffer(new byte[TreeSim.VALUE_BYTES]);
+            final BLinkTree.Txn a = tree.begin(false);
+            final Future<Boolean> first = a.lookup(11, null);
+            final Future<Boolean> second = a.lookup(12, null);
+            seen.add("(a) first pending " + !first.isComplete());
+            a.abort();
+            return first.transform(r -> {
+                seen.add("(a) first " + (r.failed() ? r.cause().getMessage() : "found " + r.result()));
+                seen.add("(a) second " + (second.failed() ? second.cause().getMessage() : "taken"));
+                seen.add("(a) out " + g.outstanding());
+                return tree.lookup(0, null);
+            }).compose(x -> {
+                g.failSLockIn = 2; // the root's (cached) Shared latch, then its child's, coupled
+                return tree.lookup(40, null);
+            }).transform(r -> {
+                seen.add("(b) " + (r.failed() ? r.cause().getMessage() : "found") + ", out " + g.outstanding());
+                g.failSLockIn = 0;
+                final BLinkTree.Txn w = tree.begin(true);
+                Future<Boolean> f = Future.succeededFuture();
+                for (long k = 1; k < 60; k += 2) {
+                    final long key = k;
+                    f = f.compose(x -> w.insert(key, v));
+                }
+                return f.compose(x -> {
+                    g.failAllocateIn = 2;
+                    return w.commit();
+                });
+            }).transform(r -> {
+                seen.add("(c) " + (r.failed() ? r.cause().getMessage() : "committed") + ", freed " + g.frees
+                    + ", out " + g.outstanding());
+                g.failAllocateIn = 0;
+                return tree.lookup(1, null);
+            }).compose(r -> {
+                seen.add("(c) key 1 " + r);
+                final BLinkTree.Txn w = tree.begin(true);
+                Future<Boolean> f = Future.succeededFuture();
+                for (long k = 1; k < 60; k += 2) {
+                    final long key = k;
+                    f = f.compose(x -> w.insert(key, v));
+                }
+                return f.compose(x -> {
+                    g.failXOfShared = true;
+                    return w.commit();
+                });
+            }).transform(r -> {
+                seen.add("(d) " + (r.failed() ? r.cause().getMessage() : "committed"));
+                Future<Integer> f = runtime.timers().after(20_000).map(0); // the detached posts fail meanwhile
+                f = f.map(n -> {
+                    seen.add("(d) unposted " + (tree.unpostedSeparators() > 0));
+                    g.failXOfShared = false;
+                    return n;
+                });
+                for (long k = 0; k < 60; k++) {
+                    final long key = k;
+                    f = f.compose(n -> tree.lookup(key, null).map(b -> b ? n + 1 : n));
+                }
+                return f;
+            }).map(n -> {
+                seen.add("(d) found " + n + ", out " + g.outstanding());
+                return 0L;
+            });
+        };
+        final SimOptions options = new SimOptions().protocol("selcc-2pl").computeNodes(1).loopsPerComputeNode(1)
+            .clientsPerComputeNode(1).memoryNodes(2).durationNs(300_000).seed(1);
+        final SimResult result = new Simulation(options, spec).operation(op).run(vertx);
+        assertThat(seen).containsExactly("(a) first pending true",
+            "(a) first the B-link transaction ended while key 11 waited for its leaf",
+            "(a) second a B-link transaction runs one operation at a time: key 12 asked while one waits for its leaf",
+            "(a) out 0", "(b) injected sLock failure, out 0", "(c) injected allocation failure, freed 1, out 0",
+            "(c) key 1 false", "(d) committed", "(d) unposted true", "(d) found 60, out 0");
+        assertThat(result.invariantsOk()).as(result.run().toJson().encodePrettily()).isTrue();
+    }
+
     @org.junit.jupiter.api.Test
     void shouldScatterZipfRanksOverEveryKeyOnce() {
         for (final long records : new long[] {1, 2, 10, 1000, 1_000_000}) {

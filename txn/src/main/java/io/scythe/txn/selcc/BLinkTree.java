@@ -65,6 +65,8 @@ public final class BLinkTree {
      */
     private long root = GlobalPointer.NONE;
     private int rootLevel = -1;
+    /** Separators a committed transaction's splits failed to post (right links keep every key reachable). */
+    private long unpostedSeparators;
 
     public BLinkTree(final Gcl gcl, final int valueBytes) {
         this.gcl = gcl;
@@ -85,6 +87,23 @@ public final class BLinkTree {
             throw new IllegalArgumentException("valueBytes=" + valueBytes);
         }
         return 8 + ((valueBytes + 7) & ~7);
+    }
+
+    /**
+     * Separators of committed transactions' splits whose post failed: the commit was visible already, so it stays
+     * committed; the split node stays reachable by its left sibling's right link (a move right per lookup).
+     */
+    public long unpostedSeparators() {
+        return unpostedSeparators;
+    }
+
+    /** Posts a commit's separators one after the other, detached from it: a failure is counted, not the commit's. */
+    private void postDetached(final List<long[]> separators) {
+        Future<Void> posted = Future.succeededFuture();
+        for (final long[] s : separators) {
+            posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]));
+        }
+        posted.onFailure(e -> unpostedSeparators++);
     }
 
     public int leafCapacity() {
@@ -235,9 +254,9 @@ public final class BLinkTree {
 
     /** Latches {@code next}, then lets {@code held} go. */
     private Future<Gcl.Handle> lockCoupled(final Gcl.Handle held, final long next, final boolean exclusive) {
-        return (exclusive ? gcl.xLock(next) : gcl.sLock(next)).map(h -> {
-            gcl.unlock(held);
-            return h;
+        return (exclusive ? gcl.xLock(next) : gcl.sLock(next)).transform(ar -> {
+            gcl.unlock(held); // a failed latch lets the held one go too: the caller holds nothing then
+            return ar.failed() ? Future.<Gcl.Handle>failedFuture(ar.cause()) : Future.succeededFuture(ar.result());
         });
     }
 
@@ -467,6 +486,8 @@ public final class BLinkTree {
         private long last = Long.MIN_VALUE;
         private boolean started;
         private boolean finished;
+        /** An operation is waiting for its leaf: a second one (or a commit) is refused until it has it. */
+        private boolean pending;
 
         private Txn(final boolean writes) {
             this.writes = writes;
@@ -534,6 +555,10 @@ public final class BLinkTree {
             if (finished) {
                 return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
             }
+            if (pending) {
+                return Future.failedFuture(new IllegalStateException("a B-link transaction runs one operation at a "
+                    + "time: key " + key + " asked while one waits for its leaf"));
+            }
             if (started && key < last) {
                 return Future.failedFuture(new IllegalArgumentException("B-link transactions take their keys in "
                     + "ascending order (the leaves' latch order): key " + key + " after " + last));
@@ -545,11 +570,24 @@ public final class BLinkTree {
             if (mine != null && key < mine.data().getLong(HIGH)) {
                 return Future.succeededFuture(mine);
             }
-            return start(key, previous, mine, false).compose(h -> moveRight(h, key, mine)).map(h -> {
+            pending = true;
+            return start(key, previous, mine, false).compose(h -> moveRight(h, key, mine)).transform(ar -> {
+                pending = false;
+                if (ar.failed()) {
+                    return Future.<Gcl.Handle>failedFuture(ar.cause());
+                }
+                final Gcl.Handle h = ar.result();
+                if (finished) { // aborted while this one waited: its latches were let go, so is this one
+                    if (h != mine) {
+                        gcl.unlock(h);
+                    }
+                    return Future.failedFuture(new IllegalStateException("the B-link transaction ended while key "
+                        + key + " waited for its leaf"));
+                }
                 if (held.putIfAbsent(h, new TreeMap<>()) == null) {
                     order.add(h);
                 }
-                return h;
+                return Future.succeededFuture(h);
             });
         }
 
@@ -618,6 +656,10 @@ public final class BLinkTree {
             if (finished) {
                 return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
             }
+            if (pending) {
+                return Future.failedFuture(new IllegalStateException("a B-link transaction commits after its "
+                    + "operations: one still waits for its leaf"));
+            }
             finished = true;
             final List<long[]> separators = new ArrayList<>();
             final List<Gcl.Handle> written = new ArrayList<>();
@@ -666,12 +708,9 @@ public final class BLinkTree {
                         } // else in doubt: the loop gave up, the latches stay for its recovery to roll forward
                         return Future.failedFuture(lr.cause());
                     }
-                    return applied(made).onSuccess(v -> lr.result().run()).compose(v -> {
-                        Future<Void> posted = Future.succeededFuture();
-                        for (final long[] s : separators) {
-                            posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]));
-                        }
-                        return posted;
+                    return applied(made).onSuccess(v -> {
+                        lr.result().run();
+                        postDetached(separators);
                     });
                 });
             });
@@ -684,7 +723,7 @@ public final class BLinkTree {
         private Future<Void> applied(final List<Gcl.Handle> made) {
             final List<Future<Void>> news = new ArrayList<>();
             made.forEach(n -> news.add(gcl.unlockWritten(n)));
-            return Future.all(news).compose(v -> {
+            return Future.join(news).transform(nr -> { // every leaf let go whatever the fresh lines' outcome
                 final List<Future<Void>> olds = new ArrayList<>();
                 for (final Gcl.Handle h : order) {
                     if (held.get(h).isEmpty()) {
@@ -693,7 +732,8 @@ public final class BLinkTree {
                         olds.add(gcl.unlockWritten(h));
                     }
                 }
-                return Future.all(olds).mapEmpty();
+                return Future.join(olds).transform(or -> nr.failed() ? Future.<Void>failedFuture(nr.cause())
+                    : or.failed() ? Future.<Void>failedFuture(or.cause()) : Future.<Void>succeededFuture());
             });
         }
 
@@ -708,7 +748,7 @@ public final class BLinkTree {
 
         /** A failed commit: lets the fresh lines taken so far and every leaf go, unwritten. */
         private void abortAfter(final List<Gcl.Handle> made) {
-            made.forEach(gcl::unlock);
+            made.forEach(gcl::free); // never linked: back to the free list, not leaked
             order.forEach(gcl::unlock);
         }
 
