@@ -67,6 +67,9 @@ public final class BLinkTree {
     private int rootLevel = -1;
     /** Separators a committed transaction's splits failed to post (right links keep every key reachable). */
     private long unpostedSeparators;
+    /** Splits committed transactions made (fresh leaves), and their separators posted. */
+    private long commitSplits;
+    private long commitSeparatorsPosted;
 
     public BLinkTree(final Gcl gcl, final int valueBytes) {
         this.gcl = gcl;
@@ -97,11 +100,21 @@ public final class BLinkTree {
         return unpostedSeparators;
     }
 
+    /** Fresh nodes committed transactions' splits made (a node that overflowed into n lines counts n - 1). */
+    public long commitSplits() {
+        return commitSplits;
+    }
+
+    /** Separators of committed transactions' splits posted (a root split by them included). */
+    public long commitSeparatorsPosted() {
+        return commitSeparatorsPosted;
+    }
+
     /** Posts a commit's separators one after the other, detached from it: a failure is counted, not the commit's. */
     private void postDetached(final List<long[]> separators) {
         Future<Void> posted = Future.succeededFuture();
         for (final long[] s : separators) {
-            posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]));
+            posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]).onSuccess(y -> commitSeparatorsPosted++));
         }
         posted.onFailure(e -> unpostedSeparators++);
     }
@@ -710,6 +723,7 @@ public final class BLinkTree {
                     }
                     return applied(made).onSuccess(v -> {
                         lr.result().run();
+                        commitSplits += made.size();
                         postDetached(separators);
                     });
                 });
