@@ -482,14 +482,21 @@ public final class BLinkTree {
      * <p><b>Keys in ascending order</b> (repeats allowed; refused otherwise). Latches may wait (SelccGcl's and
      * SelGcl's do), so the order is what keeps transactions from deadlocking (deviation: the paper's 2PL is no-wait;
      * over the tree's waiting latches a fixed order is the cheaper safe choice): a transaction holds leaves and waits
-     * only for a leaf strictly to their right, or for an internal node's Shared latch, whose holders (descents,
-     * separator inserts) never wait for a leaf. So the leaf is never latched coupled with its parent: the descent
+     * only for a leaf strictly to their right, for an internal node's Shared latch, whose holders (descents,
+     * separator inserts) never wait for a leaf, for the meta line's Shared latch (held only to read the root, never
+     * while waiting), or, at commit, for fresh lines' Exclusive latches (unlinked: no one else waits on them). So
+     * the leaf is never latched coupled with its parent: the descent
      * goes down to level 1 (Shared, coupled), reads the child's separator and pointer, lets the parent go and then
      * latches the child; when the separator is at or below the transaction's previous key (a split not posted yet),
      * it moves right from its own rightmost leaf instead of latching a node to its left. The tree's single
      * operations ({@link #lookup}, {@link #insert}, ...) latch a leaf coupled with its parent: a run that mixes them
      * with transactions could deadlock (a single operation holding the parent Shared while it waits for a
-     * transaction's leaf, the transaction waiting for that parent behind a separator insert); no workload mixes them.
+     * transaction's leaf, the transaction waiting for that parent behind a separator insert); no workload mixes them;
+     * the scheme is deadlock-free only under that condition.
+     *
+     * <p>Deviation from SELCC §6.4, whose 2PL locks the heap tuples' lines with the B-tree a separate index: here
+     * values live in the leaves and the lock unit is a whole leaf, its latch held for the whole transaction (so
+     * other nodes' requests for those lines wait, no handover of them meanwhile).
      */
     public final class Txn {
         private final boolean writes;
@@ -508,7 +515,7 @@ public final class BLinkTree {
 
         /** Copies the value of {@code key} (as this transaction left it) into {@code out}: whether it is there. */
         public Future<Boolean> lookup(final long key, final MutableDirectBuffer out) {
-            return leaf(key, false).map(h -> {
+            return leaf(key).map(h -> {
                 final byte[] mine = held.get(h).get(key);
                 if (mine != null) {
                     if (mine != GONE && out != null) {
@@ -545,9 +552,13 @@ public final class BLinkTree {
                     + " cannot write key " + key));
             }
             if (value != null) {
-                checkValue(value);
+                try {
+                    checkValue(value);
+                } catch (final IllegalArgumentException e) {
+                    return Future.failedFuture(e);
+                }
             }
-            return leaf(key, true).map(h -> {
+            return leaf(key).map(h -> {
                 final TreeMap<Long, byte[]> mine = held.get(h);
                 final byte[] had = mine.get(key);
                 final boolean there = had != null ? had != GONE : search(h.data(), key, leafEntry) >= 0;
@@ -563,8 +574,12 @@ public final class BLinkTree {
         }
 
         /** The leaf whose range holds {@code key}, held to the end (latched now unless this one holds it). */
-        private Future<Gcl.Handle> leaf(final long key, final boolean write) {
-            checkKey(key);
+        private Future<Gcl.Handle> leaf(final long key) {
+            try {
+                checkKey(key);
+            } catch (final IllegalArgumentException e) { // refused as every other refusal here: a failed future
+                return Future.failedFuture(e);
+            }
             if (finished) {
                 return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
             }
@@ -653,8 +668,10 @@ public final class BLinkTree {
         }
 
         /**
-         * Applies the writes to the leaves held, lets every latch go, then posts the splits' separators. The commit
-         * point is this call (every latch is held then): later transactions see all of its writes or wait.
+         * Applies the writes to the leaves held and lets every latch go, then completes; the splits' separators are
+         * posted after, detached (a failed post is counted, {@link BLinkTree#unpostedSeparators}: the commit was
+         * visible already, and right links keep every key reachable). The commit point is this call (every latch is
+         * held then): later transactions see all of its writes or wait. Refused while an operation waits for its leaf.
          *
          * <p>In recoverable runs ({@link Gcl#writesThrough}: compute nodes may die) the writes are decided by one redo
          * record ({@link Gcl#logWrites}) of every line the commit writes, fresh lines and leaves, each line's whole
