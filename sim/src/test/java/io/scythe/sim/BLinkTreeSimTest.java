@@ -471,16 +471,7 @@ class BLinkTreeSimTest extends SimVertxTest {
             }).transform(r -> {
                 seen.add("(b) " + (r.failed() ? r.cause().getMessage() : "found") + ", out " + g.outstanding());
                 g.failSLockIn = 0;
-                final BLinkTree.Txn w = tree.begin(true);
-                Future<Boolean> f = Future.succeededFuture();
-                for (long k = 1; k < 60; k += 2) {
-                    final long key = k;
-                    f = f.compose(x -> w.insert(key, v));
-                }
-                return f.compose(x -> {
-                    g.failAllocateIn = 2;
-                    return w.commit();
-                });
+                return commitOddKeys(tree, v, () -> g.failAllocateIn = 2);
             }).transform(r -> {
                 seen.add("(c) " + (r.failed() ? r.cause().getMessage() : "committed") + ", freed " + g.frees
                     + ", out " + g.outstanding());
@@ -488,16 +479,7 @@ class BLinkTreeSimTest extends SimVertxTest {
                 return tree.lookup(1, null);
             }).compose(r -> {
                 seen.add("(c) key 1 " + r);
-                final BLinkTree.Txn w = tree.begin(true);
-                Future<Boolean> f = Future.succeededFuture();
-                for (long k = 1; k < 60; k += 2) {
-                    final long key = k;
-                    f = f.compose(x -> w.insert(key, v));
-                }
-                return f.compose(x -> {
-                    g.failXOfShared = true;
-                    return w.commit();
-                });
+                return commitOddKeys(tree, v, () -> g.failXOfShared = true);
             }).transform(r -> {
                 seen.add("(d) " + (r.failed() ? r.cause().getMessage() : "committed"));
                 Future<Integer> f = runtime.timers().after(20_000).map(0); // the detached posts fail meanwhile
@@ -543,6 +525,20 @@ class BLinkTreeSimTest extends SimVertxTest {
         }
         assertThat(TreeSim.scatter(1, 1_000_000, TreeSim.scatterMultiplier(1_000_000))).as("rank 1 not next to 0")
             .isGreaterThan(1000);
+    }
+
+    /** One transaction inserting the odd keys 1 to 59 (each leaf of 30 bulk keys splits); {@code armed} runs first. */
+    private static Future<Void> commitOddKeys(final BLinkTree tree, final UnsafeBuffer v, final Runnable armed) {
+        final BLinkTree.Txn w = tree.begin(true);
+        Future<Boolean> f = Future.succeededFuture();
+        for (long k = 1; k < 60; k += 2) {
+            final long key = k;
+            f = f.compose(x -> w.insert(key, v));
+        }
+        return f.compose(x -> {
+            armed.run();
+            return w.commit();
+        });
     }
 
     /** Inserts (or replaces) client {@code m}'s key {@code mine} with a random value, checked against its model. */
