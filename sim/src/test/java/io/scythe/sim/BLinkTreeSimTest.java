@@ -436,7 +436,8 @@ class BLinkTreeSimTest extends SimVertxTest {
      * (the parent held); (c) a commit whose second fresh line cannot be allocated frees the first (not leaked);
      * (d) a commit whose separator post fails stays committed (visible already), the failure counted, every key still
      * found through the right links. Before: (a) leaked the leaf latched after the abort, (b) the parent, (c) the
-     * fresh line (unlocked, never freed), (d) failed the commit after its writes were visible.
+     * fresh line (unlocked, never freed), (d) failed the commit after its writes were visible. (e) A read-only
+     * transaction through those unposted splits moves right from its own leaf (4 times) and finds every key.
      */
     @org.junit.jupiter.api.Test
     void shouldLetEveryLatchGoWhenATransactionOrADescentFails() throws Exception {
@@ -493,8 +494,19 @@ class BLinkTreeSimTest extends SimVertxTest {
                     f = f.compose(n -> tree.lookup(key, null).map(b -> b ? n + 1 : n));
                 }
                 return f;
-            }).map(n -> {
+            }).compose(n -> {
                 seen.add("(d) found " + n + ", out " + g.outstanding());
+                // (e) a transaction through the unposted splits: from its own leaf it moves right (level 1 names a
+                // leaf to its left for the next key) and finds every key in the right siblings no separator names.
+                final BLinkTree.Txn t = tree.begin(false);
+                Future<Integer> f = Future.succeededFuture(0);
+                for (long k = 0; k < 60; k++) {
+                    final long key = k;
+                    f = f.compose(c -> t.lookup(key, null).map(b -> b ? c + 1 : c));
+                }
+                return f.compose(c -> t.commit().map(c));
+            }).map(n -> {
+                seen.add("(e) found " + n + ", out " + g.outstanding());
                 return 0L;
             });
         };
@@ -505,7 +517,8 @@ class BLinkTreeSimTest extends SimVertxTest {
             "(a) first the B-link transaction ended while key 11 waited for its leaf",
             "(a) second a B-link transaction runs one operation at a time: key 12 asked while one waits for its leaf",
             "(a) out 0", "(b) injected sLock failure, out 0", "(c) injected allocation failure, freed 1, out 0",
-            "(c) key 1 false", "(d) committed", "(d) unposted true", "(d) found 60, out 0");
+            "(c) key 1 false", "(d) committed", "(d) unposted true", "(d) found 60, out 0",
+            "(e) found 60, out 0");
         assertThat(result.invariantsOk()).as(result.run().toJson().encodePrettily()).isTrue();
     }
 
