@@ -177,6 +177,11 @@ class SimCommandTest {
             "--protocols", "sel-2pl")).isEqualTo(2);
         assertThat(errExplore.toString()).contains("the tree on SEL (sel-2pl) does not survive one yet (issue 21)")
             .doesNotContain("\tat ");
+        final StringWriter errBlinkSeeds = new StringWriter(); // issue 21 review: the blink explorer carried none
+        assertThat(run(new StringWriter(), errBlinkSeeds, "sim", "--explore", "1", "--workload", "blink",
+            "--protocols", "selcc-2pl", "--cns", "3", "--duration", "1ms", "--redo-log", "--seed", "4")).isEqualTo(2);
+        assertThat(errBlinkSeeds.toString()).contains("it does not take --cns, --duration, --redo-log (the blink "
+            + "explorer runs its own seeds").doesNotContain("--seed").doesNotContain("\tat ");
         final StringWriter errTo = new StringWriter();
         assertThat(run(new StringWriter(), errTo, "sim", "--workload", "blink", "--protocols", "selcc-to",
             "--blink-txn", "4")).isEqualTo(2);

@@ -65,6 +65,11 @@ public final class BLinkTree {
      */
     private long root = GlobalPointer.NONE;
     private int rootLevel = -1;
+    /** Separators a committed transaction's splits failed to post (right links keep every key reachable). */
+    private long unpostedSeparators;
+    /** Splits committed transactions made (fresh leaves), and their separators posted. */
+    private long commitSplits;
+    private long commitSeparatorsPosted;
 
     public BLinkTree(final Gcl gcl, final int valueBytes) {
         this.gcl = gcl;
@@ -85,6 +90,33 @@ public final class BLinkTree {
             throw new IllegalArgumentException("valueBytes=" + valueBytes);
         }
         return 8 + ((valueBytes + 7) & ~7);
+    }
+
+    /**
+     * Separators of committed transactions' splits whose post failed: the commit was visible already, so it stays
+     * committed; the split node stays reachable by its left sibling's right link (a move right per lookup).
+     */
+    public long unpostedSeparators() {
+        return unpostedSeparators;
+    }
+
+    /** Fresh nodes committed transactions' splits made (a node that overflowed into n lines counts n - 1). */
+    public long commitSplits() {
+        return commitSplits;
+    }
+
+    /** Separators of committed transactions' splits posted (a root split by them included). */
+    public long commitSeparatorsPosted() {
+        return commitSeparatorsPosted;
+    }
+
+    /** Posts a commit's separators one after the other, detached from it: a failure is counted, not the commit's. */
+    private void postDetached(final List<long[]> separators) {
+        Future<Void> posted = Future.succeededFuture();
+        for (final long[] s : separators) {
+            posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]).onSuccess(y -> commitSeparatorsPosted++));
+        }
+        posted.onFailure(e -> unpostedSeparators++);
     }
 
     public int leafCapacity() {
@@ -235,9 +267,9 @@ public final class BLinkTree {
 
     /** Latches {@code next}, then lets {@code held} go. */
     private Future<Gcl.Handle> lockCoupled(final Gcl.Handle held, final long next, final boolean exclusive) {
-        return (exclusive ? gcl.xLock(next) : gcl.sLock(next)).map(h -> {
-            gcl.unlock(held);
-            return h;
+        return (exclusive ? gcl.xLock(next) : gcl.sLock(next)).transform(ar -> {
+            gcl.unlock(held); // a failed latch lets the held one go too: the caller holds nothing then
+            return ar.failed() ? Future.<Gcl.Handle>failedFuture(ar.cause()) : Future.succeededFuture(ar.result());
         });
     }
 
@@ -450,14 +482,21 @@ public final class BLinkTree {
      * <p><b>Keys in ascending order</b> (repeats allowed; refused otherwise). Latches may wait (SelccGcl's and
      * SelGcl's do), so the order is what keeps transactions from deadlocking (deviation: the paper's 2PL is no-wait;
      * over the tree's waiting latches a fixed order is the cheaper safe choice): a transaction holds leaves and waits
-     * only for a leaf strictly to their right, or for an internal node's Shared latch, whose holders (descents,
-     * separator inserts) never wait for a leaf. So the leaf is never latched coupled with its parent: the descent
+     * only for a leaf strictly to their right, for an internal node's Shared latch, whose holders (descents,
+     * separator inserts) never wait for a leaf, for the meta line's Shared latch (held only to read the root, never
+     * while waiting), or, at commit, for fresh lines' Exclusive latches (unlinked: no one else waits on them). So
+     * the leaf is never latched coupled with its parent: the descent
      * goes down to level 1 (Shared, coupled), reads the child's separator and pointer, lets the parent go and then
      * latches the child; when the separator is at or below the transaction's previous key (a split not posted yet),
      * it moves right from its own rightmost leaf instead of latching a node to its left. The tree's single
      * operations ({@link #lookup}, {@link #insert}, ...) latch a leaf coupled with its parent: a run that mixes them
      * with transactions could deadlock (a single operation holding the parent Shared while it waits for a
-     * transaction's leaf, the transaction waiting for that parent behind a separator insert); no workload mixes them.
+     * transaction's leaf, the transaction waiting for that parent behind a separator insert); no workload mixes them;
+     * the scheme is deadlock-free only under that condition.
+     *
+     * <p>Deviation from SELCC §6.4, whose 2PL locks the heap tuples' lines with the B-tree a separate index: here
+     * values live in the leaves and the lock unit is a whole leaf, its latch held for the whole transaction (so
+     * other nodes' requests for those lines wait, no handover of them meanwhile).
      */
     public final class Txn {
         private final boolean writes;
@@ -467,6 +506,8 @@ public final class BLinkTree {
         private long last = Long.MIN_VALUE;
         private boolean started;
         private boolean finished;
+        /** An operation is waiting for its leaf: a second one (or a commit) is refused until it has it. */
+        private boolean pending;
 
         private Txn(final boolean writes) {
             this.writes = writes;
@@ -474,7 +515,7 @@ public final class BLinkTree {
 
         /** Copies the value of {@code key} (as this transaction left it) into {@code out}: whether it is there. */
         public Future<Boolean> lookup(final long key, final MutableDirectBuffer out) {
-            return leaf(key, false).map(h -> {
+            return leaf(key).map(h -> {
                 final byte[] mine = held.get(h).get(key);
                 if (mine != null) {
                     if (mine != GONE && out != null) {
@@ -511,9 +552,13 @@ public final class BLinkTree {
                     + " cannot write key " + key));
             }
             if (value != null) {
-                checkValue(value);
+                try {
+                    checkValue(value);
+                } catch (final IllegalArgumentException e) {
+                    return Future.failedFuture(e);
+                }
             }
-            return leaf(key, true).map(h -> {
+            return leaf(key).map(h -> {
                 final TreeMap<Long, byte[]> mine = held.get(h);
                 final byte[] had = mine.get(key);
                 final boolean there = had != null ? had != GONE : search(h.data(), key, leafEntry) >= 0;
@@ -529,10 +574,18 @@ public final class BLinkTree {
         }
 
         /** The leaf whose range holds {@code key}, held to the end (latched now unless this one holds it). */
-        private Future<Gcl.Handle> leaf(final long key, final boolean write) {
-            checkKey(key);
+        private Future<Gcl.Handle> leaf(final long key) {
+            try {
+                checkKey(key);
+            } catch (final IllegalArgumentException e) { // refused as every other refusal here: a failed future
+                return Future.failedFuture(e);
+            }
             if (finished) {
                 return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
+            }
+            if (pending) {
+                return Future.failedFuture(new IllegalStateException("a B-link transaction runs one operation at a "
+                    + "time: key " + key + " asked while one waits for its leaf"));
             }
             if (started && key < last) {
                 return Future.failedFuture(new IllegalArgumentException("B-link transactions take their keys in "
@@ -545,11 +598,24 @@ public final class BLinkTree {
             if (mine != null && key < mine.data().getLong(HIGH)) {
                 return Future.succeededFuture(mine);
             }
-            return start(key, previous, mine, false).compose(h -> moveRight(h, key, mine)).map(h -> {
+            pending = true;
+            return start(key, previous, mine, false).compose(h -> moveRight(h, key, mine)).transform(ar -> {
+                pending = false;
+                if (ar.failed()) {
+                    return Future.<Gcl.Handle>failedFuture(ar.cause());
+                }
+                final Gcl.Handle h = ar.result();
+                if (finished) { // aborted while this one waited: its latches were let go, so is this one
+                    if (h != mine) {
+                        gcl.unlock(h);
+                    }
+                    return Future.failedFuture(new IllegalStateException("the B-link transaction ended while key "
+                        + key + " waited for its leaf"));
+                }
                 if (held.putIfAbsent(h, new TreeMap<>()) == null) {
                     order.add(h);
                 }
-                return h;
+                return Future.succeededFuture(h);
             });
         }
 
@@ -602,8 +668,10 @@ public final class BLinkTree {
         }
 
         /**
-         * Applies the writes to the leaves held, lets every latch go, then posts the splits' separators. The commit
-         * point is this call (every latch is held then): later transactions see all of its writes or wait.
+         * Applies the writes to the leaves held and lets every latch go, then completes; the splits' separators are
+         * posted after, detached (a failed post is counted, {@link BLinkTree#unpostedSeparators}: the commit was
+         * visible already, and right links keep every key reachable). The commit point is this call (every latch is
+         * held then): later transactions see all of its writes or wait. Refused while an operation waits for its leaf.
          *
          * <p>In recoverable runs ({@link Gcl#writesThrough}: compute nodes may die) the writes are decided by one redo
          * record ({@link Gcl#logWrites}) of every line the commit writes, fresh lines and leaves, each line's whole
@@ -617,6 +685,10 @@ public final class BLinkTree {
         public Future<Void> commit() {
             if (finished) {
                 return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
+            }
+            if (pending) {
+                return Future.failedFuture(new IllegalStateException("a B-link transaction commits after its "
+                    + "operations: one still waits for its leaf"));
             }
             finished = true;
             final List<long[]> separators = new ArrayList<>();
@@ -666,12 +738,10 @@ public final class BLinkTree {
                         } // else in doubt: the loop gave up, the latches stay for its recovery to roll forward
                         return Future.failedFuture(lr.cause());
                     }
-                    return applied(made).onSuccess(v -> lr.result().run()).compose(v -> {
-                        Future<Void> posted = Future.succeededFuture();
-                        for (final long[] s : separators) {
-                            posted = posted.compose(x -> insertSeparator(1, s[0], s[1], s[2]));
-                        }
-                        return posted;
+                    return applied(made).onSuccess(v -> {
+                        lr.result().run();
+                        commitSplits += made.size();
+                        postDetached(separators);
                     });
                 });
             });
@@ -684,7 +754,7 @@ public final class BLinkTree {
         private Future<Void> applied(final List<Gcl.Handle> made) {
             final List<Future<Void>> news = new ArrayList<>();
             made.forEach(n -> news.add(gcl.unlockWritten(n)));
-            return Future.all(news).compose(v -> {
+            return Future.join(news).transform(nr -> { // every leaf let go whatever the fresh lines' outcome
                 final List<Future<Void>> olds = new ArrayList<>();
                 for (final Gcl.Handle h : order) {
                     if (held.get(h).isEmpty()) {
@@ -693,7 +763,8 @@ public final class BLinkTree {
                         olds.add(gcl.unlockWritten(h));
                     }
                 }
-                return Future.all(olds).mapEmpty();
+                return Future.join(olds).transform(or -> nr.failed() ? Future.<Void>failedFuture(nr.cause())
+                    : or.failed() ? Future.<Void>failedFuture(or.cause()) : Future.<Void>succeededFuture());
             });
         }
 
@@ -708,7 +779,7 @@ public final class BLinkTree {
 
         /** A failed commit: lets the fresh lines taken so far and every leaf go, unwritten. */
         private void abortAfter(final List<Gcl.Handle> made) {
-            made.forEach(gcl::unlock);
+            made.forEach(gcl::free); // never linked: back to the free list, not leaked
             order.forEach(gcl::unlock);
         }
 

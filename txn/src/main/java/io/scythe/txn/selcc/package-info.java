@@ -86,7 +86,10 @@
  * transaction, else Exclusive; held to the end, so a key read missing cannot be inserted meanwhile), keys taken in
  * ascending order, writes applied to the held leaves at commit (an overflow splits into fresh lines, separators
  * posted once the latches are gone), an abort leaves the leaves as they were. Deviation: latches wait (no-wait 2PL
- * in the paper); the key order, and never latching a leaf coupled with its parent, keep it deadlock-free.
+ * in the paper); the key order, and never latching a leaf coupled with its parent, keep it deadlock-free as long as
+ * no run mixes the tree's single operations (which latch a leaf coupled with its parent) with transactions on the same
+ * tree. Deviation from SELCC §6.4 (2PL on the heap tuples' lines, the B-tree a separate index): values live in the
+ * leaves and a whole leaf is the lock unit, latched for the whole transaction (no handover of it meanwhile).
  *
  * <p><b>Configuration</b> (system properties read when a loop's cache is made): {@code scythe.selcc.cacheFrames},
  * {@code evictBatch}, {@code evictFraction}, {@code leaseNs}, {@code gamma}, {@code rounds}, {@code resendNs}, {@code deferNs},
