@@ -276,6 +276,12 @@ public final class Simulation {
      */
     private final List<java.util.Map.Entry<Integer, java.util.function.Supplier<String>>> endChecks =
         java.util.Collections.synchronizedList(new ArrayList<>());
+    /**
+     * What compute nodes' modules found broken as it happened ({@code run.violations} in {@link #computeNodeShared}):
+     * violations of the run whatever became of the node after (one that gave up is not end-checked), e.g. CALVIN's
+     * {@code CalvinNode#deadDecidedAfterRebuild} firing.
+     */
+    private final List<String> moduleViolations = java.util.Collections.synchronizedList(new ArrayList<>());
 
     /** The memory nodes' stores (after {@link #run}: as the run left them), for tests' end-of-run checks. */
     List<LogDb> memoryNodes() {
@@ -569,6 +575,7 @@ public final class Simulation {
             computeNodeShared.put("run.over", (java.util.function.BooleanSupplier) () -> endNs != 0
                 && clock.nanoTime() - endNs >= 0);
             computeNodeShared.put("run.endChecks", endChecks);
+            computeNodeShared.put("run.violations", moduleViolations);
             if (recovery != null) { // a crash recovered: modules hear of the dead node once it is fenced (CALVIN)
                 final List<java.util.Map.Entry<Integer, java.util.function.IntConsumer>> peerDied =
                     java.util.Collections.synchronizedList(new ArrayList<>());
@@ -1552,6 +1559,9 @@ public final class Simulation {
                     violations.add("cn" + cn + ": " + broken);
                 }
             }
+        }
+        synchronized (moduleViolations) { // reported even by a node that gave up since (review of issue 18 part 5)
+            violations.addAll(moduleViolations);
         }
         // What modules keep in compute nodes (CALVIN's lock queues) is released once every transaction finished.
         for (final java.util.Map.Entry<Integer, java.util.function.Supplier<String>> check : endChecks) {

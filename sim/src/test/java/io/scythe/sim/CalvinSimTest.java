@@ -277,6 +277,25 @@ class CalvinSimTest extends SimVertxTest {
         }
     }
 
+    /**
+     * {@code CalvinNode#deadDecidedAfterRebuild} firing (forced here: it counts nothing as known) is a violation of the
+     * run, so a sweep counts the seed failed, not only a loop given up (which {@code sim --explore} only tallies, and
+     * whose node the end checks skip).
+     */
+    @Test
+    void shouldReportTheDeadDecidedCheckFiringAsAViolation() throws Exception {
+        final SimOptions o = Explorer.crash(Explorer.crashOptions(CALVIN, 1).computeNodes(3).memoryNodes(2), 0)
+            .drainNs(1_000_000).durationNs(300_000);
+        o.faults().crash(new int[] {0, 2}, new long[] {8_000, 108_000}); // cn2 decided a write at cn0 (seed 1)
+        final Simulation sim = new Simulation(o.validate(), Explorer.Workload.SMALLBANK.spec(1));
+        sim.computeNodeShared().put(io.scythe.txn.rcc.calvin.CalvinModule.FORCE_DEAD_DECIDED_CHECK, Boolean.TRUE);
+        final JsonObject run = sim.run(vertx).run().toJson();
+        assertThat(sim.computeNodeShared().get(io.scythe.txn.rcc.calvin.CalvinModule.DIED_AFTER_REBUILD))
+            .as(run.encode()).hasToString("1");
+        assertThat(run.getJsonObject("sim").getJsonArray("violations").encode()).as(run.encode())
+            .contains("CalvinNode#deadDecidedAfterRebuild");
+    }
+
     /** Seeds of {@link #shouldTakeOverADeadOwnerWhenAnotherNodeDiesTooInTheSameRun} per form (1 to 3). */
     private static final int TWO_DEATH_SEEDS = 3;
 

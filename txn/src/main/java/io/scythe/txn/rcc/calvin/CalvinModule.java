@@ -21,6 +21,13 @@ public final class CalvinModule implements ProtocolModule {
      */
     public static final String DIED_AFTER_REBUILD = "calvin.diedAfterRebuild";
     /**
+     * Test hook: with {@code Boolean.TRUE} at this key of a run's compute-node shared map, {@code
+     * CalvinNode#deadDecidedAfterRebuild} counts nothing as known here nor below the frontier, so it fires at the first
+     * decision of the dead executor writing the dead owner's partitions (tests check that its firing is a violation
+     * of the run, {@code run.violations}, not only a loop given up).
+     */
+    public static final String FORCE_DEAD_DECIDED_CHECK = "calvin.test.forceDeadDecidedCheck";
+    /**
      * OLLP's restart: a record a transaction's reconnaissance read had changed when its sequenced run got its locks
      * (nothing written; retried, reconnoitred again).
      */

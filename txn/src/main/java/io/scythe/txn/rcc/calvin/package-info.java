@@ -155,8 +155,14 @@
  *       crashes at one instant). Its "route from its log" step ran in no run nor sweep and is removed: a decided
  *       transaction writing the dead owner's partitions read its records there (every written key is read, {@code
  *       readForUpdate}), served either by the successor, in an epoch complete there, or by the dead owner, then
- *       rebuilt or of an epoch complete at the successor too; a loud failure stands in its place
- *       ({@code CalvinNode#deadDecidedAfterRebuild}, with the argument and the timing it assumes); {@code
+ *       rebuilt or of an epoch complete at the successor too: its writes there acknowledged before the executor
+ *       contributed mean the epoch was complete at the owner, so every live sequencer had sent its batch of it
+ *       before the owner died and before its own contribution, on the same in-order channel, and the rebuild waits
+ *       for every live survivor's contribution, whatever the delays (an ordering argument, not a timing one). A loud
+ *       failure stands in its place ({@code CalvinNode#deadDecidedAfterRebuild}, run once the epochs the dead log
+ *       completes are scheduled, with the argument): a violation of the run ({@code run.violations}, so a sweep
+ *       counts the seed failed, even though its node gave up), shown by {@code
+ *       CalvinSimTest#shouldReportTheDeadDecidedCheckFiringAsAViolation} (the check forced to fire); {@code
  *       takenWriting}'s close after the rebuild is not shown reached; the contribution dedup is unit-tested in
  *       {@code CalvinOrderTest} only. Sweep ({@code scythe sim --explore 200 --seed 1
  *       --crashes --crash-cn 0,2 --cns 3 --mns 2 --protocols rcc-calvin,rcc-calvin:primitive=rpc}): 0 of 200 seeds
