@@ -296,7 +296,7 @@ public final class ScytheNode implements AutoCloseable {
             new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
         memoryNodeServices.loopNumbers(this::loopNumbersOf);
         if (replacement) {
-            memoryNodeServices.replacement(); // none of its copies serves as primary until promoted
+            memoryNodeServices.replacement(config.protocol()); // none of its copies serves as primary until promoted
         }
         final String memoryNode = db.nic().node();
         // On the RPC loop, once the steps ran: a publish does not block.

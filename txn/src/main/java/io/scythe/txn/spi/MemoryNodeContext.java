@@ -70,9 +70,10 @@ public interface MemoryNodeContext {
 
         /**
          * This node is a replacement process rejoining a cluster: its copies come back as backups, and none serves
-         * as a primary until a configuration promotes it. Called once, before it serves.
+         * as a primary until a configuration promotes it. Called once, before it serves. {@code protocol}: the
+         * protocol the cluster runs (a module whose protocol it is not serves nothing, and must not refuse it).
          */
-        default void replacement() {
+        default void replacement(String protocol) {
         }
 
         /**
