@@ -296,7 +296,7 @@ public final class ScytheNode implements AutoCloseable {
             new Watermarks(Watermarks.DEFAULT_COLD, Watermarks.DEFAULT_HOT), true);
         memoryNodeServices.loopNumbers(this::loopNumbersOf);
         if (replacement) {
-            memoryNodeServices.replacement(); // none of its copies serves as primary until promoted
+            memoryNodeServices.replacement(config.protocol()); // none of its copies serves as primary until promoted
         }
         final String memoryNode = db.nic().node();
         // On the RPC loop, once the steps ran: a publish does not block.
@@ -1413,6 +1413,22 @@ public final class ScytheNode implements AutoCloseable {
                     }
                     reRegister();
                     if (role == NodeRole.MN && askedToRejoin && !rejoinedFully) {
+                        // Review of 740eb727: cut off, it may have been removed by a configuration it never saw,
+                        // and transactions committed meanwhile whose REPLICATE to it was cut. Born again now: the
+                        // modules raise its floor (Aurogon's: NIC clock + bound, a max), so a later recovery's HOLDS
+                        // of one of those answers NOT_HERE, never ABORTED with a fence (a partial commit). On the RPC
+                        // loop, done before it asks.
+                        final java.util.concurrent.CompletableFuture<Void> reborn = new java.util.concurrent
+                            .CompletableFuture<>();
+                        BridgeVerticle.eventLoopContexts(vertx).get(0).runOnContext(v -> {
+                            try {
+                                memoryNodeServices.replacement(config.protocol());
+                                reborn.complete(null);
+                            } catch (final RuntimeException e) {
+                                reborn.completeExceptionally(e);
+                            }
+                        });
+                        reborn.get(10, TimeUnit.SECONDS);
                         askToRejoin(" again: it merged back into the cluster as a new member");
                     }
                     return null;

@@ -171,8 +171,9 @@ public final class AurogonModule implements ProtocolModule {
             }
 
             @Override
-            public void replacement() {
-                service.replacement(replacementFloor(nic.node(), nic.nicClockNs(), nic.fabric().options().clocks()));
+            public void replacement(final String protocol) {
+                service.replacement(replacementFloor(protocol, nic.node(), nic.nicClockNs(),
+                    nic.fabric().options().clocks()));
             }
 
             @Override
@@ -189,10 +190,18 @@ public final class AurogonModule implements ProtocolModule {
      * With drifting (unbounded) clocks there is no such floor: a replacement is refused, loudly, at its start (review,
      * stop 45: it was born at Long.MAX_VALUE, so every recovery touching it, of its own transactions too, took the
      * lost-share path for good, leaving them to coordinators or in doubt; a promotion is refused there already).
+     * Only when the cluster runs one of Aurogon's {@code protocol}s, as {@link MemoryNodeContext.Promotion#promote}
+     * decides: every module starts on a memory node whatever the compute nodes run, and a participant serving nothing
+     * must not refuse another protocol's replacement (review of f0fa52f7); it is born at Long.MAX_VALUE, no bound
+     * asked (it never answers a HOLDS).
      *
-     * @throws IllegalStateException when the clocks give no bound
+     * @throws IllegalStateException when the cluster runs Aurogon and the clocks give no bound
      */
-    static long replacementFloor(final String node, final long nicClockNs, final io.scythe.fabric.ClockOptions clocks) {
+    long replacementFloor(final String protocol, final String node, final long nicClockNs,
+        final io.scythe.fabric.ClockOptions clocks) {
+        if (protocols().stream().noneMatch(p -> p.name().equals(protocol))) {
+            return Long.MAX_VALUE; // the cluster runs another module's protocol: this participant serves nothing
+        }
         final long bound;
         try {
             bound = clusterClockBoundNs(clocks);

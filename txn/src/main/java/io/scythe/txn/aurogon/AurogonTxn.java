@@ -336,8 +336,11 @@ final class AurogonTxn implements Txn {
             final UnsafeBuffer p = reply.payload();
             final int status = p.getInt(0);
             if (status == Participant.REFUSED || status == Participant.NOT_FOUND
-                || status == Participant.NOT_PRIMARY) {
+                || status == Participant.NOT_PRIMARY || status == Participant.STALE) {
                 a.locked = false; // the install was refused, no such table, or no primary there yet: nothing installed
+            }
+            if (status == Participant.STALE) { // a pre-attaching read at or below its coordinator id's dead mark
+                return floored(p.getLong(8), "the pre-attaching read on " + a.partition.node());
             }
             if (status == Participant.ORPHAN) {
                 // Parked on a version whose coordinator may be dead: resolve it through its backups, read again.
@@ -571,11 +574,7 @@ final class AurogonTxn implements Txn {
             if (status == Participant.STALE) {
                 // Its coordinator id was told dead at or above ts on that node (this incarnation's clock restarted
                 // below its predecessor's): floored there, the attempt runs again above it.
-                final long floor = p.getLong(AurogonRpc.STATUS_SEEN_OFFSET);
-                timestamps.floor(floor);
-                return Future.failedFuture(new io.scythe.txn.AbortException(AurogonAborts.STALE, a.partition.node()
-                    + " refused the install of " + AurogonTimestamp.toString(ts) + " as at or below its coordinator "
-                    + "id's dead mark " + AurogonTimestamp.toString(floor) + ": the clock is floored there"));
+                return floored(p.getLong(AurogonRpc.STATUS_SEEN_OFFSET), "the install on " + a.partition.node());
             }
             return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));
         });
@@ -745,11 +744,18 @@ final class AurogonTxn implements Txn {
 
     /** A backup refused the REPLICATE as stale: the clock goes above what it forgot, and the attempt runs again. */
     private Future<Void> stale(final String node, final RpcReply reply) {
-        final long floor = reply.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET);
+        return floored(reply.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET), "the REPLICATE on backup " + node);
+    }
+
+    /**
+     * {@code what} was refused {@link AurogonAborts#STALE}: at or below {@code floor} (what a backup forgot, or the
+     * mark its coordinator id was told dead up to there). The clock goes above it, and the attempt aborts to run again.
+     */
+    private <T> Future<T> floored(final long floor, final String what) {
         timestamps.floor(floor);
-        return Future.failedFuture(new io.scythe.txn.AbortException(AurogonAborts.STALE, "backup " + node
-            + " refused the REPLICATE of " + AurogonTimestamp.toString(ts) + " as below the deletes it forgot (up to "
-            + AurogonTimestamp.toString(floor) + "): the clock is floored there"));
+        return Future.failedFuture(new io.scythe.txn.AbortException(AurogonAborts.STALE, what + " of "
+            + AurogonTimestamp.toString(ts) + " was refused as at or below " + AurogonTimestamp.toString(floor)
+            + ": the clock is floored there"));
     }
 
     private Future<Void> expectStatus(final String what, final RpcReply reply) {

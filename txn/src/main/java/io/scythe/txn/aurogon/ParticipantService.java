@@ -160,22 +160,25 @@ public final class ParticipantService {
      * COMMITs when it wakes. Review (stop 45): asking whether any incarnation under the id was heard at or above
      * {@code ts} instead flagged, for good, a dead incarnation's timestamp on a node that never held anything of it,
      * once its successor talked there. A successor whose clock restarted below its predecessor's mark has its INSTALL
-     * at or below it refused ({@link #belowDeadMark}: floored, it runs again above), so no version of it reads as a
-     * dead one's.
+     * at or below it refused ({@link #belowDeadMark}, as its pre-attaching READ: floored, it runs again above), so no
+     * version of it reads as a dead one's. Left open: a successor timestamp equal to one its predecessor has pending
+     * here is taken as a part of that one ({@link #belowDeadMark}).
      */
     boolean mayStillCommit(final long ts) {
         return ts > deadUpTo[(int) (ts & 0xffff)] && participant.pendingAt(ts);
     }
 
     /**
-     * Whether an INSTALL or INSERT at {@code ts} is refused ({@link Participant#STALE}): at or below the mark its
+     * Whether an INSTALL, INSERT or pre-attaching READ at {@code ts} is refused ({@link Participant#STALE}): at or below the mark its
      * coordinator id was told dead up to ({@link #coordinatorsDied}) and of no transaction with a version pending here
      * (a repost, or another key, of one already here is taken as before, as a held REPLICATE's part is). A successor
      * incarnation whose clock restarted below what its predecessor issued would otherwise install a version that
      * reads as the dead one's ({@link #mayStillCommit} false, suspected, decided without its coordinator), and with no
      * backups nothing else floors its clock: refused, its clock is floored at the mark and it runs again above it.
-     * The fenced predecessor's own late INSTALL is refused too. Left: a successor timestamp equal to one its
-     * predecessor has pending here (same clock nanosecond, same loop) is taken as a part of that transaction.
+     * The fenced predecessor's own late INSTALL is refused too, unless a version of its transaction is pending here
+     * (then it is taken as a part of it, as a repost is: that transaction is a suspect already, decided from its
+     * backups). Left: a successor timestamp equal to one its predecessor has pending here (same clock nanosecond,
+     * same loop) is taken as a part of that transaction.
      */
     private boolean belowDeadMark(final long ts) {
         return ts <= deadUpTo[(int) (ts & 0xffff)] && !participant.pendingAt(ts);
@@ -354,6 +357,13 @@ public final class ParticipantService {
         heard(request.client(), p.getLong(at + AurogonRpc.TS_OFFSET));
         if (!servesAsPrimary(p.getInt(at + AurogonRpc.TABLE_OFFSET))) {
             replyValue(responder, Participant.NOT_PRIMARY, 0, null, 0);
+            return;
+        }
+        final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
+        if ((p.getInt(at + AurogonRpc.FLAGS_OFFSET) & Participant.FLAG_PREATTACH) != 0 && belowDeadMark(ts)) {
+            // A pre-attaching read installs a pending version as an INSTALL does: refused alike (review of f0fa52f7:
+            // else a successor's read-for-update at or below the mark went in, and its INSTALLs with it).
+            replyValue(responder, Participant.STALE, deadUpTo(ts), null, 0);
             return;
         }
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),

@@ -286,8 +286,9 @@
  * fenced) marks every coordinator of the dead node's slot dead up to the largest timestamp heard from that incarnation
  * itself ({@link io.scythe.txn.aurogon.ParticipantService#coordinatorsDied}; the largest heard under an id is kept per
  * sending incarnation, so a successor already talking under it does not raise the mark, nor does a release run again):
- * its versions at or below are suspects at the next orphan check whoever talks under the id, and a new REPLICATE at or
- * below is refused STALE with the mark as the floor, so a successor whose clock restarted below its predecessor's goes
+ * its versions at or below are suspects at the next orphan check whoever talks under the id, and a new REPLICATE,
+ * INSTALL, INSERT or pre-attaching READ at or below (the last three: of no transaction with a version pending there) is
+ * refused STALE with the mark as the floor, so a successor whose clock restarted below its predecessor's goes
  * above everything the predecessor was heard to issue (the clock itself is the host's monotonic clock, shared by the
  * processes of one host, mapped by 2LClock onto the reference memory node's NIC clock: a restart, seconds, is far above
  * the error; the floor makes it safe where it is not). A successor's own transaction at or below the mark (its clock

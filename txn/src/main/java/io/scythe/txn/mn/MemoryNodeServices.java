@@ -127,10 +127,10 @@ public final class MemoryNodeServices implements MemoryNodeContext {
         return refusals;
     }
 
-    /** This node is a replacement process rejoining a cluster ({@link Promotion#replacement}). */
-    public void replacement() {
+    /** This node is a replacement process rejoining a cluster running {@code protocol} ({@link Promotion#replacement}). */
+    public void replacement(final String protocol) {
         for (final Promotion p : promotions) {
-            p.replacement();
+            p.replacement(protocol);
         }
     }
 

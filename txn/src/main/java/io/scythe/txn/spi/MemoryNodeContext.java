@@ -70,9 +70,12 @@ public interface MemoryNodeContext {
 
         /**
          * This node is a replacement process rejoining a cluster: its copies come back as backups, and none serves
-         * as a primary until a configuration promotes it. Called once, before it serves.
+         * as a primary until a configuration promotes it. Called before it serves, and again (on its RPC loop) when
+         * it merges back after a split and asks to rejoin again: a module raises what it was born at, never lowers
+         * it (transactions may have committed meanwhile without it). {@code protocol}: the
+         * protocol the cluster runs (a module whose protocol it is not serves nothing, and must not refuse it).
          */
-        default void replacement() {
+        default void replacement(String protocol) {
         }
 
         /**

@@ -104,11 +104,18 @@ class AurogonPromotionTest {
      */
     @Test
     void shouldRefuseAReplacementWhileTheClocksDrift() {
-        assertThat(AurogonModule.replacementFloor("mn1", 5_000_000, new io.scythe.fabric.ClockOptions()))
+        final AurogonModule module = new AurogonModule();
+        assertThat(module.replacementFloor("aurogon", "mn1", 5_000_000, new io.scythe.fabric.ClockOptions()))
             .isEqualTo(ParticipantService.clusterFloor(5_000_000, AurogonModule.CLUSTER_2LCLOCK_ERROR_NS));
-        assertThatThrownBy(() -> AurogonModule.replacementFloor("mn1", 5_000_000, new io.scythe.fabric.ClockOptions()
-            .nic(new io.scythe.fabric.ClockDeviation(0, 20)))).isInstanceOf(IllegalStateException.class)
+        final io.scythe.fabric.ClockOptions drifting = new io.scythe.fabric.ClockOptions()
+            .nic(new io.scythe.fabric.ClockDeviation(0, 20)); // conf/fabric/clocks.yaml's NIC drift
+        assertThatThrownBy(() -> module.replacementFloor("aurogon", "mn1", 5_000_000, drifting))
+            .isInstanceOf(IllegalStateException.class)
             .hasMessageContaining("refuses replacement memory node mn1").hasMessageContaining("not synchronised");
+        // Another module's protocol: the participant serves nothing, the replacement is not refused (review: every
+        // scythe or ford-occ replacement failed at start under that profile).
+        assertThat(module.replacementFloor("scythe", "mn1", 5_000_000, drifting)).isEqualTo(Long.MAX_VALUE);
+        assertThat(module.replacementFloor("ford-occ", "mn1", 5_000_000, drifting)).isEqualTo(Long.MAX_VALUE);
     }
 
     /**
@@ -297,7 +304,7 @@ class AurogonPromotionTest {
             final Table copy = backupCopy(node);
             final int table = copy.schema().id();
             final ParticipantService service = node.services.service(ParticipantService.class);
-            node.services.replacement(); // as a host marks a replacement process (ScytheNode)
+            node.services.replacement("aurogon"); // as a host marks a replacement process (ScytheNode)
             final long base = 1_000_000_000L;
             final long t10 = AurogonTimestamp.pack(base + 10, 1, 0);
             final long t30 = AurogonTimestamp.pack(base + 30, 1, 0);

@@ -314,6 +314,16 @@ class CoordinatorRecoveryTest {
             final UnsafeBuffer insert = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
             CoordinatorRecovery.fill(insert, items, 0, 77, below);
             assertThat(send(node, AurogonRpc.INSERT, insert)).as("an INSERT likewise").isEqualTo(Participant.STALE);
+            // A pre-attaching READ installs a pending version too (review of f0fa52f7: it was taken, and the
+            // successor's later INSTALLs with it, a version of theirs pending).
+            final UnsafeBuffer preattach = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(preattach, items, Participant.FLAG_PREATTACH | Participant.FLAG_NO_DEFER, KEY_C,
+                below);
+            final long[] read = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.READ,
+                preattach)).map(r -> new long[] {r.payload().getInt(0), r.payload().getLong(8)}));
+            assertThat(read).as("a pre-attaching READ likewise, floored at the mark")
+                .containsExactly(Participant.STALE, ts);
+            assertThat(pendingAt(participant, items, KEY_C, below)).as("nothing pre-attached").isFalse();
             installOverRpc(node, List.<long[]>of(new long[] {items, KEY_B}), ts); // a part of one pending here
             installOverRpc(node, List.<long[]>of(new long[] {items, KEY_C}), AurogonTimestamp.pack(6_000_000, 1, 0));
         }
