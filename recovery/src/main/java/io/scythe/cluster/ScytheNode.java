@@ -1428,7 +1428,15 @@ public final class ScytheNode implements AutoCloseable {
                                 reborn.completeExceptionally(e);
                             }
                         });
-                        reborn.get(10, TimeUnit.SECONDS);
+                        try {
+                            reborn.get(10, TimeUnit.SECONDS);
+                        } catch (final Exception e) {
+                            // Not born again: asking to rejoin with the old floor could fence what others committed
+                            // meanwhile. Leave loudly; a fresh replacement is born at a fresh floor.
+                            vertx.runOnContext(v -> loseLease("it merged back into the cluster but could not be "
+                                + "born again before asking to rejoin: " + e));
+                            return null;
+                        }
                         askToRejoin(" again: it merged back into the cluster as a new member");
                     }
                     return null;
