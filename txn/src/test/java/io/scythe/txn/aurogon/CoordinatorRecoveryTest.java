@@ -330,6 +330,83 @@ class CoordinatorRecoveryTest {
     }
 
     /**
+     * {@link AurogonTxn} itself against a marked node (review of aurolost: deleting the coordinator's clock floor
+     * passed every test): a dead incarnation ("cn-old") was heard under this runtime's coordinator id at a timestamp
+     * 10 s ahead of its clock, and the host told it dead. Each of a pre-attaching READ (readForUpdate), an INSTALL (a
+     * write after a plain read) and an INSERT of an attempt below that mark is refused STALE: the attempt aborts
+     * {@link AurogonAborts#STALE}, installs nothing, and the next attempt on the same loop's clock (floored at the
+     * mark) commits above it. Fails with {@code timestamps.floor} removed from {@code AurogonTxn#floored}: the retry
+     * is refused again.
+     */
+    @Test
+    void shouldFloorTheCoordinatorsClockAtAMarkAndCommitItsRetryAboveIt() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final io.scythe.txn.Protocol protocol = AurogonModule.AUROGON_HOST_CLOCK; // no DST chase of the mark
+            final long first = node.on(rt -> {
+                final io.scythe.txn.Txn t = protocol.begin(rt, false);
+                return t.read("items", 1).compose(v -> t.commit());
+            });
+            final int id = (int) (first & 0xffff); // this runtime's server (slot 0) and loop (1)
+            final long mark = AurogonTimestamp.pack(AurogonTimestamp.clockNs(first) + 10_000_000_000L, id >>> 8,
+                id & 0xff);
+            final io.scythe.rrpc.RrpcClient old = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn-old"), new io.scythe.rrpc.RrpcOptions());
+            final UnsafeBuffer beat = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(beat, 0, 0, 0, mark);
+            node.on(rt -> old.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.HEARTBEAT, beat)));
+            onLoop(node, () -> service.coordinatorsDied("cn-old", new long[] {(long) (id >>> 8) << 32}));
+            assertThat(service.deadUpTo(mark)).as("the dead incarnation's mark").isEqualTo(mark);
+
+            final UnsafeBuffer seven = new UnsafeBuffer(new byte[8]);
+            seven.putLong(0, 7);
+            // Each case on a fresh runtime: its clock (a runtime's own) starts below the mark again.
+            final List<java.util.function.Function<io.scythe.txn.Txn, Future<Long>>> cases = List.of(
+                t -> t.readForUpdate("items", 2).compose(v -> {
+                    t.write("items", 2, seven, 0, 8);
+                    return t.commit();
+                }),
+                t -> t.read("items", 3).compose(v -> {
+                    t.write("items", 3, seven, 0, 8);
+                    return t.commit();
+                }),
+                t -> {
+                    t.insert("items", 20, seven, 0, 8);
+                    return t.commit();
+                });
+            final long[] keys = {2, 3, 20};
+            for (int c = 0; c < cases.size(); c++) {
+                final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = cases.get(c);
+                final List<String> seen = new ArrayList<>();
+                final long committed = node.on(rt -> {
+                    final io.scythe.txn.Txn refused = protocol.begin(rt, false);
+                    return body.apply(refused).transform(r -> {
+                        seen.add(r.succeeded() ? "committed at " + AurogonTimestamp.toString(r.result())
+                            : r.cause() instanceof io.scythe.txn.AbortException a ? a.reason().label()
+                            : r.cause().toString());
+                        return refused.abort();
+                    }).compose(v -> {
+                        final io.scythe.txn.Txn retry = protocol.begin(rt, false);
+                        return body.apply(retry);
+                    });
+                });
+                assertThat(seen).as("case " + c + ": the attempt below the mark")
+                    .containsExactly(AurogonAborts.STALE.label());
+                assertThat(committed).as("case " + c + ": its retry, floored").isGreaterThan(mark);
+                final long[][] rows = participant.versions(items, keys[c]);
+                assertThat(rows[0]).as("case " + c + ": committed above the mark, nothing below it")
+                    .containsExactly(committed, rows[0][1], 0);
+                for (final long[] row : rows) {
+                    assertThat(row[2]).as("nothing left pending").isZero();
+                }
+            }
+            assertThat(participant.violation()).isNull();
+        }
+    }
+
+    /**
      * A successor incarnation ("cn2") talks under the dead one's ("cn") coordinator id before the dead one's release
      * runs: the mark covers only what the dead one was heard to issue, a release run again does not raise it, and a
      * repost of a part held here (its reply lost) at or below the mark is answered by the hold, never refused STALE.
