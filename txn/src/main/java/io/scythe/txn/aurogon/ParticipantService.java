@@ -660,7 +660,7 @@ public final class ParticipantService {
      * takes APPLYs as a backup.
      */
     public void replacement() {
-        replacement(Long.MAX_VALUE);
+        replacement(clusterFloor(db.nic().nicClockNs(), 0));
     }
 
     /**
@@ -668,7 +668,8 @@ public final class ParticipantService {
      * recovery's HOLDS of one held nothing of here answers {@link Backups#NOT_HERE} (the share lost with the
      * predecessor), never ABORTED (a fence here says nothing of what the predecessor acknowledged). Cluster mode takes it from
      * {@code AurogonModule#replacementFloor}, which refuses a replacement when the clocks give no bound; {@link
-     * #replacement()} (tests) is Long.MAX_VALUE: every such question answered so.
+     * #replacement()} (tests) is born at this node's NIC clock now (no bound). A REPLICATE at or below the floor of a
+     * transaction not held here is refused ({@link Backups#STALE}): NOT_HERE stays the answer for it.
      */
     public void replacement(final long floor) {
         replacement = true;

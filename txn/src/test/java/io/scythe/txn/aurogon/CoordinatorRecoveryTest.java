@@ -168,7 +168,6 @@ class CoordinatorRecoveryTest {
     void shouldTakeAReplacementsShareOfATransactionFromBeforeItWasBornAsLost() throws Exception {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
             final ParticipantService service = node.services.service(ParticipantService.class);
-            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
             final long before = AurogonTimestamp.pack(5_000_000, 1, 0);
             final long after = AurogonTimestamp.pack(7_000_000, 1, 0);
             onLoop(node, () -> {
@@ -181,8 +180,8 @@ class CoordinatorRecoveryTest {
             final CoordinatorRecovery.Decision d = node.on(rt -> CoordinatorRecovery.decide(rt, before, List.of("mn")));
             assertThat(d.lost).as("the share taken as lost").isTrue();
             assertThat(d.commit).as("not decided as a rollback").isTrue();
-            assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(copy.schema().id(), KEY_A,
-                before, 41, 1))).as("nothing fenced").isEqualTo(Backups.OK);
+            assertThat(send(node, AurogonRpc.HOLDS, request(before))).as("nothing fenced (a REPLICATE of it is refused"
+                + " STALE: shouldRefuseAZombiesReplicateOnAReplacementThatAnsweredNotHere)").isEqualTo(Backups.NOT_HERE);
             assertThat(send(node, AurogonRpc.HOLDS, request(after))).as("born before it: fenced as anywhere")
                 .isEqualTo(Backups.ABORTED);
         }
@@ -237,6 +236,41 @@ class CoordinatorRecoveryTest {
             assertThat(lost).startsWith("in doubt: ").contains("its commit reached a primary");
             assertThat(pendingAt(participant, items, KEY_B, ts)).as("never rolled back beside a commit").isTrue();
             assertThat(participant.versions(items, KEY_A)[0][0]).isEqualTo(ts);
+        }
+    }
+
+    /**
+     * A zombie coordinator's REPLICATE reaching a replacement memory node after it answered a recovery's HOLDS
+     * NOT_HERE and before any DISCARD (the coordinator paused since before the predecessor died, its part reposted or
+     * late): the replacement has no record of the transaction and makes none. Refused STALE with a floor at or above
+     * its birth floor, nothing held: HOLDS still answers NOT_HERE (and a DISCARD after it changes nothing of that).
+     * A REPLICATE above the birth floor is held as on any backup. Fails before: the part was held (OK) and HOLDS
+     * then answered FULL, so a second resolver could commit, from "every backup FULL", what the first, having taken
+     * the share as lost, was rolling back.
+     */
+    @Test
+    void shouldRefuseAZombiesReplicateOnAReplacementThatAnsweredNotHere() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            final long born = AurogonTimestamp.pack(6_000_000, AurogonTimestamp.MAX_SERVER, AurogonTimestamp.MAX_LOOP);
+            onLoop(node, () -> {
+                service.replacement(born);
+                return null;
+            });
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0); // issued before the replacement was born
+            assertThat(send(node, AurogonRpc.HOLDS, request(ts))).as("the recovery's question").isEqualTo(Backups.NOT_HERE);
+            final long[] zombie = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_A, ts, 41, 1))).map(r -> new long[] {
+                    r.payload().getInt(0), r.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET)}));
+            assertThat(zombie[0]).as("the zombie's part refused").isEqualTo(Backups.STALE);
+            assertThat(zombie[1]).as("its floor: at least the birth floor").isGreaterThanOrEqualTo(born);
+            assertThat(send(node, AurogonRpc.HOLDS, request(ts))).as("still no record").isEqualTo(Backups.NOT_HERE);
+            final long above = AurogonTimestamp.pack(7_000_000, 1, 0);
+            final int held = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_B, above, 42, 2))).map(r -> r.payload().getInt(0)));
+            assertThat(held).as("a transaction after its birth").isEqualTo(Backups.OK);
+            assertThat(send(node, AurogonRpc.HOLDS, request(above))).isEqualTo(Backups.FULL);
         }
     }
 
