@@ -240,6 +240,90 @@ class CoordinatorRecoveryTest {
     }
 
     /**
+     * {@link #shouldNotTakeTheCopiesShortcutWhenARejoinedReplacementAnswersNotHere} with the primaries and the
+     * replacement on different nodes: three nodes, partition p's primary on the p-th and its backup on the next
+     * (mn0 -> mn1 -> mn2 -> mn0), mn1 a replacement born after the transaction. It writes key 3 (primary mn0, backup
+     * mn1: lost with mn1's predecessor) and key 2 (primary mn2, backup mn0: survives). mn0 holds its share in full,
+     * mn1 answers NOT_HERE. (1) No COMMIT landed, the coordinator not told dead: left to it on both primaries. (2) The
+     * coordinator's COMMIT of key 2 landed on mn2: the recovery of mn0's suspect applies mn0's share (key 2, committed
+     * already) and leaves key 3, whose only backup died, in doubt, pending, never rolled back beside the commit. The
+     * one-node case never gets here (no backup survives there: {@code commitLost} is in doubt before any APPLY);
+     * this reaches {@code commitMarked}'s strict check. Node "mn" plays mn0. Fails with the NOT_HERE condition on the
+     * f+1 shortcut removed (phase 1 commits mn0's share and rolls key 3 back), and with the strict check removed
+     * (phase 2 rolls key 3 back beside key 2's commit).
+     */
+    @Test
+    void shouldApplyASurvivingShareAndLeaveTheLostOneInDoubtWithTheReplacementOnAnotherNode() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final io.scythe.txn.mn.MemoryNodeServices[] mns = {node.services, node.another("mn1"),
+                node.another("mn2")};
+            final String[] names = {"mn", "mn1", "mn2"};
+            final io.scythe.storage.TableSchema schema = node.table.schema();
+            final int items = schema.id();
+            final Table[] copies = new Table[3];
+            final List<io.scythe.txn.Catalog.Partition> partitions = new ArrayList<>();
+            for (int p = 0; p < 3; p++) {
+                copies[(p + 1) % 3] = mns[(p + 1) % 3].db().create(BackupTables.schemaOf(schema, 1));
+                partitions.add(new io.scythe.txn.Catalog.Partition(names[p], mns[p].db().table("items").describe(),
+                    List.of(new io.scythe.txn.Catalog.Replica(names[(p + 1) % 3], copies[(p + 1) % 3].describe()))));
+            }
+            final io.scythe.txn.Catalog catalog = new io.scythe.txn.Catalog().add("items", partitions);
+            // Epoch 1 removes nobody: mn1's replacement rejoined (its copies back as backups).
+            assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(1,
+                List.of(List.of(0, 1), List.of(0, 1), List.of(0, 1)), java.util.Set.of()))).isTrue();
+            assertThat(CoordinatorRecovery.copiesSurvive(catalog)).as("mn1 a live copy").isTrue();
+            final ParticipantService replacement = mns[1].service(ParticipantService.class);
+            node.onLoop(() -> {
+                replacement.replacement(AurogonTimestamp.pack(6_000_000, AurogonTimestamp.MAX_SERVER,
+                    AurogonTimestamp.MAX_LOOP));
+                return Future.<Void>succeededFuture();
+            });
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0);
+            final Participant mn0 = node.services.service(ParticipantService.class).participant();
+            final Participant mn2 = mns[2].service(ParticipantService.class).participant();
+            final List<Integer> sent = node.on(rt -> {
+                final List<Future<Integer>> calls = new ArrayList<>();
+                for (final Object[] c : new Object[][] {{"mn", 3L}, {"mn2", 2L}}) {
+                    final UnsafeBuffer install = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                    CoordinatorRecovery.fill(install, items, 0, (Long) c[1], ts);
+                    calls.add(rt.rocket((String) c[0]).compose(rocket -> rocket.call(AurogonRpc.INSTALL, install))
+                        .map(r -> r.payload().getInt(0)));
+                }
+                // mn0's share in full: key 2's write (mn1's predecessor held key 3's; the mask names both nodes).
+                final UnsafeBuffer part = AurogonPromotionTest.replicate(copies[0].schema().id(), 2, ts, 51, 20);
+                part.putLong(AurogonRpc.REPLICATE_MASK_OFFSET, 0b11);
+                calls.add(rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE, part))
+                    .map(r -> r.payload().getInt(0)));
+                return Future.all(calls).map(all -> all.<Integer>list());
+            });
+            assertThat(sent).as("installed, replicated").containsExactly(Participant.OK, Participant.OK, Backups.OK);
+            final int atReplacement = node.on(rt -> rt.rocket("mn1").compose(rocket -> rocket.call(AurogonRpc.HOLDS,
+                request(ts))).map(r -> r.payload().getInt(0)));
+            assertThat(atReplacement).as("the replacement").isEqualTo(Backups.NOT_HERE);
+
+            final List<long[]> suspects = List.<long[]>of(new long[] {items, 3});
+            final String left = node.onCatalog(catalog, rt -> outcome(CoordinatorRecovery.lostShare(rt, ts, "mn",
+                suspects).mapEmpty()));
+            assertThat(left).startsWith("in doubt: ").contains("to its coordinator");
+            assertThat(pendingAt(mn0, items, 3, ts)).as("left to its live coordinator").isTrue();
+            assertThat(pendingAt(mn2, items, 2, ts)).isTrue();
+
+            final byte[] twenty = new byte[8];
+            new UnsafeBuffer(twenty).putLong(0, 20);
+            assertThat(onLoop(node, () -> mn2.commit(items, 2, ts, twenty))).as("the coordinator's COMMIT of key 2")
+                .isEqualTo(Participant.OK);
+            final String lost = node.onCatalog(catalog, rt -> outcome(CoordinatorRecovery.lostShare(rt, ts, "mn",
+                suspects).mapEmpty()));
+            assertThat(lost).startsWith("in doubt: ").contains("no surviving backup holds its write of items/3");
+            assertThat(pendingAt(mn0, items, 3, ts)).as("never rolled back beside a commit").isTrue();
+            assertThat(onLoop(node, () -> mn2.versions(items, 2)[0][2])).as("key 2 stays committed").isZero();
+            final int applied = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.HOLDS,
+                request(ts))).map(r -> r.payload().getInt(0)));
+            assertThat(applied).as("mn0's share applied").isEqualTo(Backups.COMMITTED);
+        }
+    }
+
+    /**
      * A zombie coordinator's REPLICATE reaching a replacement memory node after it answered a recovery's HOLDS
      * NOT_HERE and before any DISCARD (the coordinator paused since before the predecessor died, its part reposted or
      * late): the replacement has no record of the transaction and makes none. Refused STALE with a floor at or above
