@@ -181,7 +181,8 @@ class CoordinatorRecoveryTest {
             assertThat(d.lost).as("the share taken as lost").isTrue();
             assertThat(d.commit).as("not decided as a rollback").isTrue();
             assertThat(send(node, AurogonRpc.HOLDS, request(before))).as("nothing fenced (a REPLICATE of it is refused"
-                + " STALE: shouldRefuseAZombiesReplicateOnAReplacementThatAnsweredNotHere)").isEqualTo(Backups.NOT_HERE);
+                + " STALE: shouldRefuseAZombiesReplicateOnAReplacementThatAnsweredNotHere)")
+                .isEqualTo(Backups.NOT_HERE);
             assertThat(send(node, AurogonRpc.HOLDS, request(after))).as("born before it: fenced as anywhere")
                 .isEqualTo(Backups.ABORTED);
         }
@@ -343,7 +344,8 @@ class CoordinatorRecoveryTest {
                 return null;
             });
             final long ts = AurogonTimestamp.pack(5_000_000, 1, 0); // issued before the replacement was born
-            assertThat(send(node, AurogonRpc.HOLDS, request(ts))).as("the recovery's question").isEqualTo(Backups.NOT_HERE);
+            assertThat(send(node, AurogonRpc.HOLDS, request(ts))).as("the recovery's question")
+                .isEqualTo(Backups.NOT_HERE);
             final long[] zombie = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
                 AurogonPromotionTest.replicate(copy.schema().id(), KEY_A, ts, 41, 1))).map(r -> new long[] {
                     r.payload().getInt(0), r.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET)}));
@@ -352,7 +354,8 @@ class CoordinatorRecoveryTest {
             assertThat(send(node, AurogonRpc.HOLDS, request(ts))).as("still no record").isEqualTo(Backups.NOT_HERE);
             final long above = AurogonTimestamp.pack(7_000_000, 1, 0);
             final int held = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
-                AurogonPromotionTest.replicate(copy.schema().id(), KEY_B, above, 42, 2))).map(r -> r.payload().getInt(0)));
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_B, above, 42, 2)))
+                .map(r -> r.payload().getInt(0)));
             assertThat(held).as("a transaction after its birth").isEqualTo(Backups.OK);
             assertThat(send(node, AurogonRpc.HOLDS, request(above))).isEqualTo(Backups.FULL);
         }
