@@ -290,7 +290,7 @@
  * INSTALL, INSERT or pre-attaching READ at or below (the last three: unless sent by the dead incarnation itself for a
  * transaction with a version pending there; a successor's timestamp equal to a pending one of its predecessor's is
  * another transaction, {@code
- * CoordinatorRecoveryTest#shouldRefuseASuccessorsTimestampEqualToOneItsPredecessorHasPending}) is
+ * CoordinatorRecoveryTest#shouldRefuseAnInstallAtOrBelowItsCoordinatorIdsDeadMark}) is
  * refused STALE with the mark as the floor, so a successor whose clock restarted below its predecessor's goes
  * above everything the predecessor was heard to issue (the clock itself is the host's monotonic clock, shared by the
  * processes of one host, mapped by 2LClock onto the reference memory node's NIC clock: a restart, seconds, is far above

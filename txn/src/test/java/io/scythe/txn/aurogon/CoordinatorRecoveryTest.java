@@ -414,6 +414,14 @@ class CoordinatorRecoveryTest {
      * here), and an INSTALL above the mark is taken. Fails before: the low INSTALL was taken (OK), a version the node
      * then reads as the dead incarnation's ({@code mayStillCommit} false: a lost-share recovery rolls it back under
      * its live coordinator).
+     * <p>A successor incarnation ("cn2") whose timestamp equals the one its dead predecessor ("cn") has pending here
+     * (the same clock nanosecond and coordinator id: its clock restarted below): that version is the dead
+     * incarnation's, so the successor's INSTALL of that key, its INSTALL of another key, its INSERT and its
+     * pre-attaching READ at that timestamp are each refused STALE with the mark as the floor and change nothing; only
+     * the dead incarnation's own late INSTALL of another key is taken as a part of its transaction. Fails before
+     * (issue 20, aurotests): the successor's INSTALL of the pending key was answered OK ("the same write again": its
+     * COMMIT would commit the dead one's version with its own value) and that of another key joined the dead one's
+     * transaction.
      */
     @Test
     void shouldRefuseAnInstallAtOrBelowItsCoordinatorIdsDeadMark() throws Exception {
@@ -445,6 +453,28 @@ class CoordinatorRecoveryTest {
             assertThat(read).as("a pre-attaching READ likewise, floored at the mark")
                 .containsExactly(Participant.STALE, ts);
             assertThat(pendingAt(participant, items, KEY_C, below)).as("nothing pre-attached").isFalse();
+            final io.scythe.rrpc.RrpcClient successor = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn2"), new io.scythe.rrpc.RrpcOptions());
+            final List<String> answers = new ArrayList<>();
+            for (final long[] call : new long[][] {{AurogonRpc.INSTALL, KEY_A, 0}, {AurogonRpc.INSTALL, KEY_B, 0},
+                {AurogonRpc.INSERT, 77, 0}, {AurogonRpc.READ, KEY_C, Participant.FLAG_PREATTACH
+                    | Participant.FLAG_NO_DEFER}}) {
+                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                CoordinatorRecovery.fill(request, items, (int) call[2], call[1], ts);
+                final int seenAt = call[0] == AurogonRpc.READ ? 8 : AurogonRpc.STATUS_SEEN_OFFSET;
+                answers.add(node.on(rt -> successor.rocket("mn").compose(rocket -> rocket.call((int) call[0],
+                    request)).map(r -> r.payload().getInt(0) + " floor " + r.payload().getLong(seenAt))));
+            }
+            final String atMark = Participant.STALE + " floor " + ts;
+            assertThat(answers).as("install of the pending key, of another, insert, pre-attaching read")
+                .containsExactly(atMark, atMark, atMark, atMark);
+            final long[][] rows = participant.versions(items, KEY_A);
+            assertThat(rows.length).as("the dead one's version alone, still pending").isEqualTo(2);
+            assertThat(rows[0]).containsExactly(ts, ts, 1);
+            for (final long key : new long[] {KEY_B, KEY_C, 77}) {
+                assertThat(pendingAt(participant, items, key, ts)).as("nothing of the successor's on " + key)
+                    .isFalse();
+            }
             installOverRpc(node, List.<long[]>of(new long[] {items, KEY_B}), ts); // a part of one pending here
             installOverRpc(node, List.<long[]>of(new long[] {items, KEY_C}), AurogonTimestamp.pack(6_000_000, 1, 0));
         }
@@ -524,52 +554,6 @@ class CoordinatorRecoveryTest {
                 }
             }
             assertThat(participant.violation()).isNull();
-        }
-    }
-
-    /**
-     * A successor incarnation ("cn2") whose timestamp equals one its dead predecessor ("cn") has pending here (the same
-     * clock nanosecond and coordinator id: its clock restarted below): the pending version is the dead incarnation's,
-     * so the successor's INSTALL of that key, its INSTALL of another key, its INSERT and its pre-attaching READ at that
-     * timestamp are each refused STALE with the mark as the floor, and change nothing here; the dead incarnation's own
-     * late INSTALL of another key is still taken as a part of its transaction. Fails before: the successor's INSTALL
-     * of the pending key was answered OK ("the same write again": its COMMIT would commit the dead one's version with
-     * its own value) and that of another key joined the dead one's transaction.
-     */
-    @Test
-    void shouldRefuseASuccessorsTimestampEqualToOneItsPredecessorHasPending() throws Exception {
-        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
-            final ParticipantService service = node.services.service(ParticipantService.class);
-            final Participant participant = service.participant();
-            final int items = node.table.schema().id();
-            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0); // server (slot) 1, loop 0
-            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_A}), ts); // the dead incarnation's
-            onLoop(node, () -> service.coordinatorsDied("cn", new long[] {5L << 48 | 1L << 32}));
-            assertThat(service.deadUpTo(ts)).isEqualTo(ts);
-            final io.scythe.rrpc.RrpcClient successor = new io.scythe.rrpc.RrpcClient(node.vertx,
-                node.fabric.attachNow("cn2"), new io.scythe.rrpc.RrpcOptions());
-            final List<String> answers = new ArrayList<>();
-            for (final long[] call : new long[][] {{AurogonRpc.INSTALL, KEY_A, 0}, {AurogonRpc.INSTALL, KEY_B, 0},
-                {AurogonRpc.INSERT, 77, 0}, {AurogonRpc.READ, KEY_C, Participant.FLAG_PREATTACH
-                    | Participant.FLAG_NO_DEFER}}) {
-                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
-                CoordinatorRecovery.fill(request, items, (int) call[2], call[1], ts);
-                final int seenAt = call[0] == AurogonRpc.READ ? 8 : AurogonRpc.STATUS_SEEN_OFFSET;
-                answers.add(node.on(rt -> successor.rocket("mn").compose(rocket -> rocket.call((int) call[0],
-                    request)).map(r -> r.payload().getInt(0) + " floor " + r.payload().getLong(seenAt))));
-            }
-            final String refused = Participant.STALE + " floor " + ts;
-            assertThat(answers).as("install of the pending key, of another, insert, pre-attaching read")
-                .containsExactly(refused, refused, refused, refused);
-            final long[][] rows = participant.versions(items, KEY_A);
-            assertThat(rows.length).as("the dead one's version alone, still pending").isEqualTo(2);
-            assertThat(rows[0]).containsExactly(ts, ts, 1);
-            for (final long key : new long[] {KEY_B, KEY_C, 77}) {
-                assertThat(pendingAt(participant, items, key, ts)).as("nothing of the successor's on " + key)
-                    .isFalse();
-            }
-            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_B}), ts); // the dead one's own, late
-            assertThat(pendingAt(participant, items, KEY_B, ts)).as("a part of the dead one's").isTrue();
         }
     }
 
