@@ -375,7 +375,7 @@ final class MemoryNodeFailover {
     }
 
     /**
-     * What a compute node does with configuration {@code epoch} it applied ({@code ScytheNode#settle}): it always
+     * What a compute node does with configuration {@code epoch} it applied ({@link #settle}): it always
      * drains it (tells the cluster once its commits of older epochs finished, {@link #drained}); it settles it (unblocks
      * promoted partitions once the others drained too) only when {@code drainedSince >= 0}
      * ({@link #settlementDrainedSince}).
@@ -384,6 +384,74 @@ final class MemoryNodeFailover {
         boolean settles() {
             return drainedSince >= 0;
         }
+    }
+
+    /**
+     * Where a settlement tells and asks about drains (the cluster's maps: {@link MemoryNodeFailover#drained},
+     * {@link MemoryNodeFailover#settlementWaitsFor(long, long)}).
+     */
+    interface Drains {
+        /** This compute node has no commit in flight from before {@code epoch}. Blocking. */
+        void drained(long epoch);
+
+        /** {@link MemoryNodeFailover#settlementWaitsFor(long, long)}: null once settled. Blocking. */
+        String waitsFor(long epoch, long drainedSince);
+    }
+
+    /**
+     * Settles {@code settlement} on a compute node (FaRM's recovery of promoted regions; {@code ScytheNode#settle}):
+     * its promoted partitions stay blocked on this CN ({@code Catalog#blocked}) until this CN's commits of older
+     * epochs finished or gave up (drained, told to the cluster), every other live CN drained too, and every CN that
+     * died or gave a commit up was recovered. Polls every {@code pollMs} on {@code vertx}'s event loop, the blocking
+     * calls on a worker; says every few seconds what it still waits for. A drain-only settlement
+     * ({@link Settlement#settles} false) tells the cluster once this CN's commits of older epochs finished, and waits
+     * for nothing else and never calls {@code Catalog#settled}: it blocked nothing, and a call would unblock the
+     * partitions an older configuration's settlement, still running, keeps blocked. Stops when {@code stopped} says
+     * so (the CN's lease lost) or a later configuration's settlement took over.
+     */
+    static void settle(final io.vertx.core.Vertx vertx, final io.scythe.txn.Catalog catalog, final Drains drains,
+                       final java.util.function.BooleanSupplier stopped, final Consumer<String> log, final long pollMs,
+                       final Settlement settlement) {
+        final long epoch = settlement.epoch();
+        final long startNs = System.nanoTime();
+        final boolean[] drained = {false};
+        final boolean[] asking = {false};
+        final long[] lastSaidNs = {startNs};
+        vertx.setPeriodic(pollMs, t -> {
+            if (stopped.getAsBoolean() || catalog.epoch() > epoch && !catalog.settling()) {
+                vertx.cancelTimer(t); // stopped, or a later configuration's settlement took over
+                return;
+            }
+            if (asking[0]) {
+                return;
+            }
+            final boolean drainNow = !drained[0] && catalog.inFlightBefore(epoch) == 0;
+            if (!drained[0] && !drainNow) {
+                return;
+            }
+            asking[0] = true;
+            vertx.executeBlocking(() -> {
+                if (drainNow) {
+                    drains.drained(epoch);
+                }
+                return settlement.settles() ? drains.waitsFor(epoch, settlement.drainedSince()) : null;
+            }, false).onComplete(ar -> {
+                asking[0] = false;
+                drained[0] |= drainNow && ar.succeeded();
+                final long ms = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+                if (ar.succeeded() && ar.result() == null) {
+                    vertx.cancelTimer(t);
+                    if (settlement.settles() && catalog.settled(epoch)) {
+                        log.accept("memory-node configuration epoch " + epoch + " settled " + ms + " ms after it was "
+                            + "applied: the promoted partitions serve");
+                    }
+                } else if (System.nanoTime() - lastSaidNs[0] > java.util.concurrent.TimeUnit.SECONDS.toNanos(5)) {
+                    lastSaidNs[0] = System.nanoTime();
+                    log.accept("memory-node configuration epoch " + epoch + " not settled after " + ms + " ms: waits "
+                        + "for " + (ar.succeeded() ? ar.result() : "the cluster's maps (" + ar.cause() + ")"));
+                }
+            });
+        });
     }
 
     /**

@@ -804,60 +804,23 @@ public final class ScytheNode implements AutoCloseable {
             final MemoryNodeFailover.Settlement settlement = MemoryNodeFailover.settlementOf(before, c,
                 io.scythe.txn.MemoryNodeConfiguration.initial(config.memoryNodes().size(), config.backups()),
                 !back.isEmpty());
-            vertx.runOnContext(v -> settle(settlement.epoch(), settlement.drainedSince()));
+            vertx.runOnContext(v -> settle(settlement));
         }
     }
 
-    /**
-     * Settles configuration {@code epoch} (FaRM's recovery of promoted regions): its promoted partitions stay
-     * blocked on this CN ({@code Catalog#blocked}) until this CN's commits of older epochs finished or gave up
-     * (drained, told to the cluster), every other live CN drained too, and every CN that died or gave a commit up
-     * was recovered (its decided commits rolled forward onto the promoted copies, versions deciding). Polls every
-     * {@value #SETTLE_POLL_MS} ms; says every few seconds what it still waits for. With {@code drainedSince} negative
-     * it only drains {@code epoch} ({@link MemoryNodeFailover.Settlement}): it tells the cluster once this CN's commits
-     * of older epochs finished, and waits for nothing else (a rejoin over {@code epoch} waits for those drains).
-     */
-    private void settle(final long epoch, final long drainedSince) {
-        final long startNs = System.nanoTime();
-        final boolean[] drained = {false};
-        final boolean[] asking = {false};
-        final long[] lastSaidNs = {startNs};
-        final long[] timer = {-1};
-        timer[0] = vertx.setPeriodic(SETTLE_POLL_MS, t -> {
-            if (leaseLost || catalog.epoch() > epoch && !catalog.settling()) {
-                vertx.cancelTimer(t); // stopped, or a later configuration's settlement took over
-                return;
+    /** Settles {@code settlement} on this CN ({@link MemoryNodeFailover#settle}), until its lease is lost. */
+    private void settle(final MemoryNodeFailover.Settlement settlement) {
+        MemoryNodeFailover.settle(vertx, catalog, new MemoryNodeFailover.Drains() {
+            @Override
+            public void drained(final long epoch) {
+                failover.drained(epoch, config.node());
             }
-            if (asking[0]) {
-                return;
+
+            @Override
+            public String waitsFor(final long epoch, final long drainedSince) {
+                return failover.settlementWaitsFor(epoch, drainedSince);
             }
-            final boolean drainNow = !drained[0] && catalog.inFlightBefore(epoch) == 0;
-            if (!drained[0] && !drainNow) {
-                return;
-            }
-            asking[0] = true;
-            vertx.executeBlocking(() -> {
-                if (drainNow) {
-                    failover.drained(epoch, config.node());
-                }
-                return drainedSince < 0 ? null : failover.settlementWaitsFor(epoch, drainedSince);
-            }, false).onComplete(ar -> {
-                asking[0] = false;
-                drained[0] |= drainNow && ar.succeeded();
-                final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
-                if (ar.succeeded() && ar.result() == null) {
-                    vertx.cancelTimer(t);
-                    if (drainedSince >= 0 && catalog.settled(epoch)) {
-                        log("memory-node configuration epoch " + epoch + " settled " + ms + " ms after it was applied: "
-                            + "the promoted partitions serve");
-                    }
-                } else if (System.nanoTime() - lastSaidNs[0] > TimeUnit.SECONDS.toNanos(5)) {
-                    lastSaidNs[0] = System.nanoTime();
-                    log("memory-node configuration epoch " + epoch + " not settled after " + ms + " ms: waits for "
-                        + (ar.succeeded() ? ar.result() : "the cluster's maps (" + ar.cause() + ")"));
-                }
-            });
-        });
+        }, () -> leaseLost, this::log, SETTLE_POLL_MS, settlement);
     }
 
     /**

@@ -240,6 +240,82 @@ class MemoryNodeFailoverTest {
     }
 
     /**
+     * The drain-every-epoch path through {@link MemoryNodeFailover#settle} itself (review of aurosplit: only
+     * {@code settlementOf} was tested). A CN's catalog still blocks the partition epoch 1 promoted (its settlement
+     * not done) when it applies epoch 5, which removed only a backup: the drain-only settlement waits out the CN's
+     * commit in flight from before epoch 5, then records its drain of epoch 5 once, asks the cluster nothing else and
+     * never calls {@code Catalog#settled}, so epoch 1's partition stays blocked. Epoch 1's own settlement, the others
+     * drained, unblocks it. Fails with the settling guard before {@code catalog.settled} removed (epoch 5's drain-only
+     * settle unblocked epoch 1's partition before its commits in flight were settled).
+     */
+    @Test
+    void shouldDrainAnEpochThatRemovedOnlyABackupAndNeverSettleThroughIt() throws Exception {
+        final MemoryNodeConfiguration initial = MemoryNodeConfiguration.initial(3, 2);
+        final MemoryNodeConfiguration e4 = initial.without(0).rejoin(0, 2).rejoined(0).without(2);
+        final MemoryNodeFailover.Settlement drainOnly = MemoryNodeFailover.settlementOf(e4, e4.without(0), initial,
+            false);
+        assertThat(drainOnly.settles()).isFalse();
+        final java.util.List<String> nodes = java.util.List.of("mn0", "mn1", "mn2");
+        final io.scythe.storage.TableSchema schema = new io.scythe.storage.TableSchema(7, "accounts", 64, true, 1024,
+            io.scythe.storage.IndexKind.HASH, 0, false);
+        final java.util.Map<String, java.util.List<io.scythe.storage.TableDescriptor>> tables =
+            new java.util.LinkedHashMap<>();
+        for (final String node : nodes) {
+            final java.util.List<io.scythe.storage.TableDescriptor> held = new java.util.ArrayList<>();
+            for (int b = 0; b <= 2; b++) {
+                final io.scythe.storage.TableSchema s = b == 0 ? schema
+                    : io.scythe.storage.BackupTables.schemaOf(schema, b);
+                final io.scythe.fabric.RemoteRegion region = new io.scythe.fabric.RemoteRegion(node, s.name(),
+                    4096L * s.id(), 4096, s.id(), io.scythe.fabric.MemoryKind.HOST);
+                held.add(new io.scythe.storage.TableDescriptor(s, region, region, region, 16));
+            }
+            tables.put(node, held);
+        }
+        final io.scythe.txn.Catalog catalog = io.scythe.txn.Catalog.fromMemoryNodes(nodes, tables);
+        assertThat(catalog.reconfigure(initial.without(2))).isTrue();
+        assertThat(catalog.settling()).as("epoch 1 promoted partition 2's backup").isTrue();
+        catalog.decided(0); // a commit of epoch 0 still writing back
+        final java.util.List<String> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final MemoryNodeFailover.Drains drains = new MemoryNodeFailover.Drains() {
+            @Override
+            public void drained(final long epoch) {
+                told.add("drained " + epoch);
+            }
+
+            @Override
+            public String waitsFor(final long epoch, final long drainedSince) {
+                told.add("asked " + epoch + " since " + drainedSince);
+                return null; // every other CN drained
+            }
+        };
+        final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+        try {
+            vertx.runOnContext(v -> MemoryNodeFailover.settle(vertx, catalog, drains, () -> false, line -> { }, 2,
+                drainOnly));
+            Thread.sleep(100);
+            assertThat(told).as("not drained while a commit of an older epoch writes back").isEmpty();
+            catalog.finished(0);
+            final long deadline = System.nanoTime() + 5_000_000_000L;
+            while (told.isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            Thread.sleep(100); // more polls: the drain is told once, its timer cancelled
+            assertThat(told).as("drained, nothing else asked").containsExactly("drained 5");
+            assertThat(catalog.settling()).as("epoch 1's partition still blocked").isTrue();
+
+            vertx.runOnContext(v -> MemoryNodeFailover.settle(vertx, catalog, drains, () -> false, line -> { }, 2,
+                new MemoryNodeFailover.Settlement(1, 1)));
+            while (catalog.settling() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(catalog.settling()).as("epoch 1's own settlement unblocks").isFalse();
+            assertThat(told).containsExactly("drained 5", "drained 1", "asked 1 since 1");
+        } finally {
+            vertx.close().await(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * Stop 45: mn2's replacement, started once epoch 5 removed its predecessor, joined a minority during a split; when
      * it merged back, the current configuration (epoch 5) "removed it meanwhile", and it stopped 0.4 s after asking to
      * rejoin. A replacement that has not served yet is not removed by its predecessor's removal; once a configuration

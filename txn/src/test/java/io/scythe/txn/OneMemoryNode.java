@@ -100,19 +100,41 @@ public final class OneMemoryNode implements AutoCloseable {
         }
         final TableSchema schema = TableSchema.fixed(1, tableName, valueBytes, capacity);
         table = db.create(readOnly ? schema.asReadOnly() : schema);
+        server = new RpcServer(vertx, mn, new RrpcOptions());
+        services = serve(db, table, server);
+        counter = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000).start().await(10, TimeUnit.SECONDS);
+        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
+        catalog = new Catalog().add(tableName, List.of(new Catalog.Partition("mn", table.describe())));
+    }
+
+    /**
+     * Loads keys 0-15 of {@code table} (value 100) on {@code db} and starts its memory-node services on
+     * {@code server}, served from this node's loop.
+     */
+    private io.scythe.txn.mn.MemoryNodeServices serve(final LogDb db, final Table table, final RpcServer server)
+        throws Exception {
+        final int valueBytes = table.schema().maxValueBytes();
         final UnsafeBuffer v = new UnsafeBuffer(new byte[valueBytes]);
         v.putLong(0, 100);
         for (long k = 0; k < 16; k++) {
             table.insert(k, v, 0, valueBytes, ObjectLayout.LOADED_VERSION);
         }
-        server = new RpcServer(vertx, mn, new RrpcOptions());
-        services = io.scythe.txn.mn.MemoryNodeServices.start(db, server, Watermarks.DEFAULT, true);
-        final Promise<Void> started = Promise.promise();
-        loop.runOnContext(ignored -> server.start().onComplete(started));
-        started.future().await(10, TimeUnit.SECONDS);
-        counter = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000).start().await(10, TimeUnit.SECONDS);
-        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
-        catalog = new Catalog().add(tableName, List.of(new Catalog.Partition("mn", table.describe())));
+        final io.scythe.txn.mn.MemoryNodeServices started = io.scythe.txn.mn.MemoryNodeServices.start(db, server,
+            Watermarks.DEFAULT, true);
+        final Promise<Void> up = Promise.promise();
+        loop.runOnContext(ignored -> server.start().onComplete(up));
+        up.future().await(10, TimeUnit.SECONDS);
+        return started;
+    }
+
+    /**
+     * Another memory node, {@code name}, on this node's fabric and loop: its own table of the same schema (keys 0-15
+     * loaded as here), for tests whose partitions or copies lie on two nodes. Closed with this one.
+     */
+    public io.scythe.txn.mn.MemoryNodeServices another(final String name) throws Exception {
+        final Nic nic = fabric.attachNow(name);
+        final LogDb db = new LogDb(nic);
+        return serve(db, db.create(table.schema()), new RpcServer(vertx, nic, new RrpcOptions()));
     }
 
     /** Runs {@code body} on the loop with a fresh runtime and waits for its result. */

@@ -211,7 +211,8 @@ public final class Backups {
      * {@code ts}, the same coordinator's).
      *
      * @return {@link #OK}, {@link #FENCED} when a recovery rolled the transaction back (or it was decided), or
-     *     {@link #STALE} when it is at or below its coordinator's forgotten mark and not held
+     *     {@link #STALE} when it is at or below its coordinator's forgotten mark, or on a replacement process at or
+     *     below the floor it was born at ({@link #bornAt}), and not held
      * @throws IllegalArgumentException when the part contradicts earlier parts or lies outside the value
      */
     public int replicate(final long ts, final long low, final long txnId, final long mask, final int expected,
@@ -230,6 +231,17 @@ public final class Backups {
         }
         final long coordinator = coordinator(ts);
         Held h = byTs.get(ts);
+        if (h == null && ts <= bornAt) {
+            // A replacement process holds nothing of a timestamp at or below the floor it was born at and answers a
+            // recovery's HOLDS of it NOT_HERE (its predecessor's share, lost with it; holds). A part arriving now is a
+            // zombie coordinator's (paused since before the predecessor died) or a repost whose first answer died
+            // with the predecessor: held, it turned that answer into FULL (or a fence) under a recovery that took
+            // the share as lost, between its NOT_HERE and its DISCARD, and a second resolver could then commit from
+            // "every backup FULL" what the first was rolling back. Refused instead (issue 20, aurotests): this node
+            // has no record of the transaction and never makes one, so NOT_HERE stays its answer; a live coordinator
+            // floors its clock at the refusal (forgottenUpTo: at least the birth floor) and runs again above it.
+            return STALE;
+        }
         if (h == null && ts < lowWater.get(coordinator)) {
             // Below a low-water its coordinator reported: never open there now, so a late frame of a finished attempt,
             // or a new incarnation reusing the coordinator id with a clock restarted below its old one's (review, stop
@@ -424,12 +436,12 @@ public final class Backups {
     }
 
     /**
-     * A STALE refusal's floor for {@code ts}: the largest of its coordinator's forgotten mark and the low-water heard
-     * from it (a timestamp below either is refused), or 0.
+     * A STALE refusal's floor for {@code ts}: the largest of its coordinator's forgotten mark, the low-water heard
+     * from it and, on a replacement process, the floor it was born at (a timestamp below any of them is refused), or 0.
      */
     long forgottenUpTo(final long ts) {
         final long coordinator = coordinator(ts);
-        return Math.max(forgottenUpTo.get(coordinator), lowWater.get(coordinator));
+        return Math.max(bornAt, Math.max(forgottenUpTo.get(coordinator), lowWater.get(coordinator)));
     }
 
     /** A transaction held here past the orphan lease, or 0. */

@@ -128,6 +128,7 @@ public final class ParticipantService {
      */
     int coordinatorsDied(final String dead, final long[] idPrefixes) {
         final org.agrona.collections.Long2LongHashMap before = heardBefore.remove(String.valueOf(dead));
+        deadIncarnations.add(String.valueOf(dead));
         for (final long prefix : idPrefixes) {
             final int server = (int) (prefix >>> 32) & 0xff; // AurogonClock's server id: the node slot
             for (int loop = 0; loop <= AurogonTimestamp.MAX_LOOP; loop++) {
@@ -161,8 +162,7 @@ public final class ParticipantService {
      * {@code ts} instead flagged, for good, a dead incarnation's timestamp on a node that never held anything of it,
      * once its successor talked there. A successor whose clock restarted below its predecessor's mark has its INSTALL
      * at or below it refused ({@link #belowDeadMark}, as its pre-attaching READ: floored, it runs again above), so no
-     * version of it reads as a dead one's. Left open: a successor timestamp equal to one its predecessor has pending
-     * here is taken as a part of that one ({@link #belowDeadMark}).
+     * version of it reads as a dead one's, one at a timestamp equal to one its predecessor has pending here included.
      */
     boolean mayStillCommit(final long ts) {
         return ts > deadUpTo[(int) (ts & 0xffff)] && participant.pendingAt(ts);
@@ -177,12 +177,26 @@ public final class ParticipantService {
      * backups nothing else floors its clock: refused, its clock is floored at the mark and it runs again above it.
      * The fenced predecessor's own late INSTALL is refused too, unless a version of its transaction is pending here
      * (then it is taken as a part of it, as a repost is: that transaction is a suspect already, decided from its
-     * backups). Left: a successor timestamp equal to one its predecessor has pending here (same clock nanosecond,
-     * same loop) is taken as a part of that transaction.
+     * backups). Only from that incarnation itself ({@code client}, the request's sender, one told dead): a successor
+     * timestamp equal to one its predecessor has pending here (the same clock nanosecond and id: possible, if rare,
+     * when its clock restarted below) is another transaction, however it reads; taken, its INSTALL of a key the dead
+     * one has pending there answered OK as "the same write again" and its COMMIT would commit the dead one's version
+     * with its own value, and another key joined the dead one's transaction, decided by its recovery (issue 20,
+     * aurotests). It is refused like any successor's at or below the mark: floored, it runs again above it. A
+     * successor's own version at or below the mark taken before the mark was set makes its later INSTALLs refused
+     * too: its attempt aborts (rolling that version back), as the wrongly suspected version's recovery may anyway.
      */
-    private boolean belowDeadMark(final long ts) {
-        return ts <= deadUpTo[(int) (ts & 0xffff)] && !participant.pendingAt(ts);
+    private boolean belowDeadMark(final long ts, final String client) {
+        return ts <= deadUpTo[(int) (ts & 0xffff)]
+            && !(participant.pendingAt(ts) && deadIncarnations.contains(String.valueOf(client)));
     }
+
+    /**
+     * The fabric identities of the incarnations the host told dead ({@link #coordinatorsDied}): a request at or below
+     * a mark is taken only from one of them, as a part of its transaction pending here ({@link #belowDeadMark}).
+     * One entry per compute node restart.
+     */
+    private final java.util.Set<String> deadIncarnations = new java.util.HashSet<>();
 
     /** The timestamp at or below which {@code ts}'s coordinator id was told dead, or 0 (tests). */
     long deadUpTo(final long ts) {
@@ -360,7 +374,8 @@ public final class ParticipantService {
             return;
         }
         final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
-        if ((p.getInt(at + AurogonRpc.FLAGS_OFFSET) & Participant.FLAG_PREATTACH) != 0 && belowDeadMark(ts)) {
+        if ((p.getInt(at + AurogonRpc.FLAGS_OFFSET) & Participant.FLAG_PREATTACH) != 0
+            && belowDeadMark(ts, request.client())) {
             // A pre-attaching read installs a pending version as an INSTALL does: refused alike (review of f0fa52f7:
             // else a successor's read-for-update at or below the mark went in, and its INSTALLs with it).
             replyValue(responder, Participant.STALE, deadUpTo(ts), null, 0);
@@ -645,7 +660,7 @@ public final class ParticipantService {
      * takes APPLYs as a backup.
      */
     public void replacement() {
-        replacement(Long.MAX_VALUE);
+        replacement(clusterFloor(db.nic().nicClockNs(), 0));
     }
 
     /**
@@ -653,7 +668,8 @@ public final class ParticipantService {
      * recovery's HOLDS of one held nothing of here answers {@link Backups#NOT_HERE} (the share lost with the
      * predecessor), never ABORTED (a fence here says nothing of what the predecessor acknowledged). Cluster mode takes it from
      * {@code AurogonModule#replacementFloor}, which refuses a replacement when the clocks give no bound; {@link
-     * #replacement()} (tests) is Long.MAX_VALUE: every such question answered so.
+     * #replacement()} (tests) is born at this node's NIC clock now (no bound). A REPLICATE at or below the floor of a
+     * transaction not held here is refused ({@link Backups#STALE}): NOT_HERE stays the answer for it.
      */
     public void replacement(final long floor) {
         replacement = true;
@@ -922,7 +938,7 @@ public final class ParticipantService {
                 status(responder, Participant.NOT_PRIMARY);
                 return;
             }
-            if (belowDeadMark(p.getLong(at + AurogonRpc.TS_OFFSET))) {
+            if (belowDeadMark(p.getLong(at + AurogonRpc.TS_OFFSET), request.client())) {
                 status(responder, Participant.STALE, deadUpTo(p.getLong(at + AurogonRpc.TS_OFFSET)));
                 return;
             }
@@ -943,7 +959,7 @@ public final class ParticipantService {
             }
             final long[] below = new long[1];
             final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
-            final boolean stale = belowDeadMark(ts);
+            final boolean stale = belowDeadMark(ts, request.client());
             final int status = stale ? Participant.STALE : participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET), below);
             final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.INSERT_REPLY_BYTES]);

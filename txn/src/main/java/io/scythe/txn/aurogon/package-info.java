@@ -287,7 +287,10 @@
  * itself ({@link io.scythe.txn.aurogon.ParticipantService#coordinatorsDied}; the largest heard under an id is kept per
  * sending incarnation, so a successor already talking under it does not raise the mark, nor does a release run again):
  * its versions at or below are suspects at the next orphan check whoever talks under the id, and a new REPLICATE,
- * INSTALL, INSERT or pre-attaching READ at or below (the last three: of no transaction with a version pending there) is
+ * INSTALL, INSERT or pre-attaching READ at or below (the last three: unless sent by the dead incarnation itself for a
+ * transaction with a version pending there; a successor's timestamp equal to a pending one of its predecessor's is
+ * another transaction, {@code
+ * CoordinatorRecoveryTest#shouldRefuseAnInstallAtOrBelowItsCoordinatorIdsDeadMark}) is
  * refused STALE with the mark as the floor, so a successor whose clock restarted below its predecessor's goes
  * above everything the predecessor was heard to issue (the clock itself is the host's monotonic clock, shared by the
  * processes of one host, mapped by 2LClock onto the reference memory node's NIC clock: a restart, seconds, is far above
@@ -370,7 +373,13 @@
  * ABORTED (review, stop 45: a recovery then rolled back a paused coordinator's transaction while its COMMITs landed
  * elsewhere; {@code CoordinatorRecoveryTest#shouldTakeAReplacementsShareOfATransactionFromBeforeItWasBornAsLost}); a
  * rejoined replacement's NOT_HERE keeps the recovery off the f+1 shortcut ({@code
- * CoordinatorRecoveryTest#shouldNotTakeTheCopiesShortcutWhenARejoinedReplacementAnswersNotHere}). With drifting
+ * CoordinatorRecoveryTest#shouldNotTakeTheCopiesShortcutWhenARejoinedReplacementAnswersNotHere}, and with the
+ * replacement on another node than the primaries, {@code
+ * CoordinatorRecoveryTest#shouldApplyASurvivingShareAndLeaveTheLostOneInDoubtWithTheReplacementOnAnotherNode}). It
+ * never holds such a timestamp anew: a REPLICATE at or below its birth floor of a transaction it holds nothing of (a
+ * zombie coordinator's, between a recovery's NOT_HERE and its DISCARD) is refused {@code Backups.STALE}, floored at
+ * least at the birth floor, so NOT_HERE stays its answer ({@code
+ * CoordinatorRecoveryTest#shouldRefuseAZombiesReplicateOnAReplacementThatAnsweredNotHere}). With drifting
  * clocks there is no such floor: a replacement process is refused at its start ({@code
  * AurogonModule#replacementFloor}), as the promotion is. {@code AurogonPromotionTest#shouldRefuseOnThePromotedCopyAWriteBelowAReadTheDeadPrimaryAnswered}
  * (fails with the floor off: with the bound left out of the floor it is below the read). Measured once ({@code

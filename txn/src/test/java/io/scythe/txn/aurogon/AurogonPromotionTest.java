@@ -305,7 +305,8 @@ class AurogonPromotionTest {
             final int table = copy.schema().id();
             final ParticipantService service = node.services.service(ParticipantService.class);
             node.services.replacement("aurogon"); // as a host marks a replacement process (ScytheNode)
-            final long base = 1_000_000_000L;
+            // Timestamps after its birth (its NIC clock then plus the bound): a REPLICATE at or below is refused.
+            final long base = node.services.db().nic().nicClockNs() + 1_000_000_000L;
             final long t10 = AurogonTimestamp.pack(base + 10, 1, 0);
             final long t30 = AurogonTimestamp.pack(base + 30, 1, 0);
             final long t50 = AurogonTimestamp.pack(base + 50, 2, 0);

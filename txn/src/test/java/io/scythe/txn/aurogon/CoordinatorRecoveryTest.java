@@ -168,7 +168,6 @@ class CoordinatorRecoveryTest {
     void shouldTakeAReplacementsShareOfATransactionFromBeforeItWasBornAsLost() throws Exception {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
             final ParticipantService service = node.services.service(ParticipantService.class);
-            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
             final long before = AurogonTimestamp.pack(5_000_000, 1, 0);
             final long after = AurogonTimestamp.pack(7_000_000, 1, 0);
             onLoop(node, () -> {
@@ -181,8 +180,9 @@ class CoordinatorRecoveryTest {
             final CoordinatorRecovery.Decision d = node.on(rt -> CoordinatorRecovery.decide(rt, before, List.of("mn")));
             assertThat(d.lost).as("the share taken as lost").isTrue();
             assertThat(d.commit).as("not decided as a rollback").isTrue();
-            assertThat(send(node, AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(copy.schema().id(), KEY_A,
-                before, 41, 1))).as("nothing fenced").isEqualTo(Backups.OK);
+            assertThat(send(node, AurogonRpc.HOLDS, request(before))).as("nothing fenced (a REPLICATE of it is refused"
+                + " STALE: shouldRefuseAZombiesReplicateOnAReplacementThatAnsweredNotHere)")
+                .isEqualTo(Backups.NOT_HERE);
             assertThat(send(node, AurogonRpc.HOLDS, request(after))).as("born before it: fenced as anywhere")
                 .isEqualTo(Backups.ABORTED);
         }
@@ -241,6 +241,127 @@ class CoordinatorRecoveryTest {
     }
 
     /**
+     * {@link #shouldNotTakeTheCopiesShortcutWhenARejoinedReplacementAnswersNotHere} with the primaries and the
+     * replacement on different nodes: three nodes, partition p's primary on the p-th and its backup on the next
+     * (mn0 -> mn1 -> mn2 -> mn0), mn1 a replacement born after the transaction. It writes key 3 (primary mn0, backup
+     * mn1: lost with mn1's predecessor) and key 2 (primary mn2, backup mn0: survives). mn0 holds its share in full,
+     * mn1 answers NOT_HERE. (1) No COMMIT landed, the coordinator not told dead: left to it on both primaries. (2) The
+     * coordinator's COMMIT of key 2 landed on mn2: the recovery of mn0's suspect applies mn0's share (key 2, committed
+     * already) and leaves key 3, whose only backup died, in doubt, pending, never rolled back beside the commit. The
+     * one-node case never gets here (no backup survives there: {@code commitLost} is in doubt before any APPLY);
+     * this reaches {@code commitMarked}'s strict check. Node "mn" plays mn0. Fails with the NOT_HERE condition on the
+     * f+1 shortcut removed (phase 1 commits mn0's share and rolls key 3 back), and with the strict check removed
+     * (phase 2 rolls key 3 back beside key 2's commit).
+     */
+    @Test
+    void shouldApplyASurvivingShareAndLeaveTheLostOneInDoubtWithTheReplacementOnAnotherNode() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final io.scythe.txn.mn.MemoryNodeServices[] mns = {node.services, node.another("mn1"),
+                node.another("mn2")};
+            final String[] names = {"mn", "mn1", "mn2"};
+            final io.scythe.storage.TableSchema schema = node.table.schema();
+            final int items = schema.id();
+            final Table[] copies = new Table[3];
+            final List<io.scythe.txn.Catalog.Partition> partitions = new ArrayList<>();
+            for (int p = 0; p < 3; p++) {
+                copies[(p + 1) % 3] = mns[(p + 1) % 3].db().create(BackupTables.schemaOf(schema, 1));
+                partitions.add(new io.scythe.txn.Catalog.Partition(names[p], mns[p].db().table("items").describe(),
+                    List.of(new io.scythe.txn.Catalog.Replica(names[(p + 1) % 3], copies[(p + 1) % 3].describe()))));
+            }
+            final io.scythe.txn.Catalog catalog = new io.scythe.txn.Catalog().add("items", partitions);
+            // Epoch 1 removes nobody: mn1's replacement rejoined (its copies back as backups).
+            assertThat(catalog.reconfigure(new io.scythe.txn.MemoryNodeConfiguration(1,
+                List.of(List.of(0, 1), List.of(0, 1), List.of(0, 1)), java.util.Set.of()))).isTrue();
+            assertThat(CoordinatorRecovery.copiesSurvive(catalog)).as("mn1 a live copy").isTrue();
+            final ParticipantService replacement = mns[1].service(ParticipantService.class);
+            node.onLoop(() -> {
+                replacement.replacement(AurogonTimestamp.pack(6_000_000, AurogonTimestamp.MAX_SERVER,
+                    AurogonTimestamp.MAX_LOOP));
+                return Future.<Void>succeededFuture();
+            });
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0);
+            final Participant mn0 = node.services.service(ParticipantService.class).participant();
+            final Participant mn2 = mns[2].service(ParticipantService.class).participant();
+            final List<Integer> sent = node.on(rt -> {
+                final List<Future<Integer>> calls = new ArrayList<>();
+                for (final Object[] c : new Object[][] {{"mn", 3L}, {"mn2", 2L}}) {
+                    final UnsafeBuffer install = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                    CoordinatorRecovery.fill(install, items, 0, (Long) c[1], ts);
+                    calls.add(rt.rocket((String) c[0]).compose(rocket -> rocket.call(AurogonRpc.INSTALL, install))
+                        .map(r -> r.payload().getInt(0)));
+                }
+                // mn0's share in full: key 2's write (mn1's predecessor held key 3's; the mask names both nodes).
+                final UnsafeBuffer part = AurogonPromotionTest.replicate(copies[0].schema().id(), 2, ts, 51, 20);
+                part.putLong(AurogonRpc.REPLICATE_MASK_OFFSET, 0b11);
+                calls.add(rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE, part))
+                    .map(r -> r.payload().getInt(0)));
+                return Future.all(calls).map(all -> all.<Integer>list());
+            });
+            assertThat(sent).as("installed, replicated").containsExactly(Participant.OK, Participant.OK, Backups.OK);
+            final int atReplacement = node.on(rt -> rt.rocket("mn1").compose(rocket -> rocket.call(AurogonRpc.HOLDS,
+                request(ts))).map(r -> r.payload().getInt(0)));
+            assertThat(atReplacement).as("the replacement").isEqualTo(Backups.NOT_HERE);
+
+            final List<long[]> suspects = List.<long[]>of(new long[] {items, 3});
+            final String left = node.onCatalog(catalog, rt -> outcome(CoordinatorRecovery.lostShare(rt, ts, "mn",
+                suspects).mapEmpty()));
+            assertThat(left).startsWith("in doubt: ").contains("to its coordinator");
+            assertThat(pendingAt(mn0, items, 3, ts)).as("left to its live coordinator").isTrue();
+            assertThat(pendingAt(mn2, items, 2, ts)).isTrue();
+
+            final byte[] twenty = new byte[8];
+            new UnsafeBuffer(twenty).putLong(0, 20);
+            assertThat(onLoop(node, () -> mn2.commit(items, 2, ts, twenty))).as("the coordinator's COMMIT of key 2")
+                .isEqualTo(Participant.OK);
+            final String lost = node.onCatalog(catalog, rt -> outcome(CoordinatorRecovery.lostShare(rt, ts, "mn",
+                suspects).mapEmpty()));
+            assertThat(lost).startsWith("in doubt: ").contains("no surviving backup holds its write of items/3");
+            assertThat(pendingAt(mn0, items, 3, ts)).as("never rolled back beside a commit").isTrue();
+            assertThat(onLoop(node, () -> mn2.versions(items, 2)[0][2])).as("key 2 stays committed").isZero();
+            final int applied = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.HOLDS,
+                request(ts))).map(r -> r.payload().getInt(0)));
+            assertThat(applied).as("mn0's share applied").isEqualTo(Backups.COMMITTED);
+        }
+    }
+
+    /**
+     * A zombie coordinator's REPLICATE reaching a replacement memory node after it answered a recovery's HOLDS
+     * NOT_HERE and before any DISCARD (the coordinator paused since before the predecessor died, its part reposted or
+     * late): the replacement has no record of the transaction and makes none. Refused STALE with a floor at or above
+     * its birth floor, nothing held: HOLDS still answers NOT_HERE (and a DISCARD after it changes nothing of that).
+     * A REPLICATE above the birth floor is held as on any backup. Fails before: the part was held (OK) and HOLDS
+     * then answered FULL, so a second resolver could commit, from "every backup FULL", what the first, having taken
+     * the share as lost, was rolling back.
+     */
+    @Test
+    void shouldRefuseAZombiesReplicateOnAReplacementThatAnsweredNotHere() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            final long born = AurogonTimestamp.pack(6_000_000, AurogonTimestamp.MAX_SERVER, AurogonTimestamp.MAX_LOOP);
+            onLoop(node, () -> {
+                service.replacement(born);
+                return null;
+            });
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0); // issued before the replacement was born
+            assertThat(send(node, AurogonRpc.HOLDS, request(ts))).as("the recovery's question")
+                .isEqualTo(Backups.NOT_HERE);
+            final long[] zombie = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_A, ts, 41, 1))).map(r -> new long[] {
+                    r.payload().getInt(0), r.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET)}));
+            assertThat(zombie[0]).as("the zombie's part refused").isEqualTo(Backups.STALE);
+            assertThat(zombie[1]).as("its floor: at least the birth floor").isGreaterThanOrEqualTo(born);
+            assertThat(send(node, AurogonRpc.HOLDS, request(ts))).as("still no record").isEqualTo(Backups.NOT_HERE);
+            final long above = AurogonTimestamp.pack(7_000_000, 1, 0);
+            final int held = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                AurogonPromotionTest.replicate(copy.schema().id(), KEY_B, above, 42, 2)))
+                .map(r -> r.payload().getInt(0)));
+            assertThat(held).as("a transaction after its birth").isEqualTo(Backups.OK);
+            assertThat(send(node, AurogonRpc.HOLDS, request(above))).isEqualTo(Backups.FULL);
+        }
+    }
+
+    /**
      * The host tells a compute node dead (cluster mode's recovery duty, {@code MemoryNodeContext#onDeadNode}): its
      * successor reuses the coordinator id (the node slot) and is heard, so the lease's silence never came for the
      * predecessor's pending version. Told dead, the step counts it, it becomes a suspect while the id still beats,
@@ -293,6 +414,14 @@ class CoordinatorRecoveryTest {
      * here), and an INSTALL above the mark is taken. Fails before: the low INSTALL was taken (OK), a version the node
      * then reads as the dead incarnation's ({@code mayStillCommit} false: a lost-share recovery rolls it back under
      * its live coordinator).
+     * <p>A successor incarnation ("cn2") whose timestamp equals the one its dead predecessor ("cn") has pending here
+     * (the same clock nanosecond and coordinator id: its clock restarted below): that version is the dead
+     * incarnation's, so the successor's INSTALL of that key, its INSTALL of another key, its INSERT and its
+     * pre-attaching READ at that timestamp are each refused STALE with the mark as the floor and change nothing; only
+     * the dead incarnation's own late INSTALL of another key is taken as a part of its transaction. Fails before
+     * (issue 20, aurotests): the successor's INSTALL of the pending key was answered OK ("the same write again": its
+     * COMMIT would commit the dead one's version with its own value) and that of another key joined the dead one's
+     * transaction.
      */
     @Test
     void shouldRefuseAnInstallAtOrBelowItsCoordinatorIdsDeadMark() throws Exception {
@@ -324,8 +453,107 @@ class CoordinatorRecoveryTest {
             assertThat(read).as("a pre-attaching READ likewise, floored at the mark")
                 .containsExactly(Participant.STALE, ts);
             assertThat(pendingAt(participant, items, KEY_C, below)).as("nothing pre-attached").isFalse();
+            final io.scythe.rrpc.RrpcClient successor = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn2"), new io.scythe.rrpc.RrpcOptions());
+            final List<String> answers = new ArrayList<>();
+            for (final long[] call : new long[][] {{AurogonRpc.INSTALL, KEY_A, 0}, {AurogonRpc.INSTALL, KEY_B, 0},
+                {AurogonRpc.INSERT, 77, 0}, {AurogonRpc.READ, KEY_C, Participant.FLAG_PREATTACH
+                    | Participant.FLAG_NO_DEFER}}) {
+                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                CoordinatorRecovery.fill(request, items, (int) call[2], call[1], ts);
+                final int seenAt = call[0] == AurogonRpc.READ ? 8 : AurogonRpc.STATUS_SEEN_OFFSET;
+                answers.add(node.on(rt -> successor.rocket("mn").compose(rocket -> rocket.call((int) call[0],
+                    request)).map(r -> r.payload().getInt(0) + " floor " + r.payload().getLong(seenAt))));
+            }
+            final String atMark = Participant.STALE + " floor " + ts;
+            assertThat(answers).as("install of the pending key, of another, insert, pre-attaching read")
+                .containsExactly(atMark, atMark, atMark, atMark);
+            final long[][] rows = participant.versions(items, KEY_A);
+            assertThat(rows.length).as("the dead one's version alone, still pending").isEqualTo(2);
+            assertThat(rows[0]).containsExactly(ts, ts, 1);
+            for (final long key : new long[] {KEY_B, KEY_C, 77}) {
+                assertThat(pendingAt(participant, items, key, ts)).as("nothing of the successor's on " + key)
+                    .isFalse();
+            }
             installOverRpc(node, List.<long[]>of(new long[] {items, KEY_B}), ts); // a part of one pending here
             installOverRpc(node, List.<long[]>of(new long[] {items, KEY_C}), AurogonTimestamp.pack(6_000_000, 1, 0));
+        }
+    }
+
+    /**
+     * {@link AurogonTxn} itself against a marked node (review of aurolost: deleting the coordinator's clock floor
+     * passed every test): a dead incarnation ("cn-old") was heard under this runtime's coordinator id at a timestamp
+     * 10 s ahead of its clock, and the host told it dead. Each of a pre-attaching READ (readForUpdate), an INSTALL (a
+     * write after a plain read) and an INSERT of an attempt below that mark is refused STALE: the attempt aborts
+     * {@link AurogonAborts#STALE}, installs nothing, and the next attempt on the same loop's clock (floored at the
+     * mark) commits above it. Fails with {@code timestamps.floor} removed from {@code AurogonTxn#floored}: the retry
+     * is refused again.
+     */
+    @Test
+    void shouldFloorTheCoordinatorsClockAtAMarkAndCommitItsRetryAboveIt() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final io.scythe.txn.Protocol protocol = AurogonModule.AUROGON_HOST_CLOCK; // no DST chase of the mark
+            final long first = node.on(rt -> {
+                final io.scythe.txn.Txn t = protocol.begin(rt, false);
+                return t.read("items", 1).compose(v -> t.commit());
+            });
+            final int id = (int) (first & 0xffff); // this runtime's server (slot 0) and loop (1)
+            final long mark = AurogonTimestamp.pack(AurogonTimestamp.clockNs(first) + 10_000_000_000L, id >>> 8,
+                id & 0xff);
+            final io.scythe.rrpc.RrpcClient old = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn-old"), new io.scythe.rrpc.RrpcOptions());
+            final UnsafeBuffer beat = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(beat, 0, 0, 0, mark);
+            node.on(rt -> old.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.HEARTBEAT, beat)));
+            onLoop(node, () -> service.coordinatorsDied("cn-old", new long[] {(long) (id >>> 8) << 32}));
+            assertThat(service.deadUpTo(mark)).as("the dead incarnation's mark").isEqualTo(mark);
+
+            final UnsafeBuffer seven = new UnsafeBuffer(new byte[8]);
+            seven.putLong(0, 7);
+            // Each case on a fresh runtime: its clock (a runtime's own) starts below the mark again.
+            final List<java.util.function.Function<io.scythe.txn.Txn, Future<Long>>> cases = List.of(
+                t -> t.readForUpdate("items", 2).compose(v -> {
+                    t.write("items", 2, seven, 0, 8);
+                    return t.commit();
+                }),
+                t -> t.read("items", 3).compose(v -> {
+                    t.write("items", 3, seven, 0, 8);
+                    return t.commit();
+                }),
+                t -> {
+                    t.insert("items", 20, seven, 0, 8);
+                    return t.commit();
+                });
+            final long[] keys = {2, 3, 20};
+            for (int c = 0; c < cases.size(); c++) {
+                final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = cases.get(c);
+                final List<String> seen = new ArrayList<>();
+                final long committed = node.on(rt -> {
+                    final io.scythe.txn.Txn refused = protocol.begin(rt, false);
+                    return body.apply(refused).transform(r -> {
+                        seen.add(r.succeeded() ? "committed at " + AurogonTimestamp.toString(r.result())
+                            : r.cause() instanceof io.scythe.txn.AbortException a ? a.reason().label()
+                            : r.cause().toString());
+                        return refused.abort();
+                    }).compose(v -> {
+                        final io.scythe.txn.Txn retry = protocol.begin(rt, false);
+                        return body.apply(retry);
+                    });
+                });
+                assertThat(seen).as("case " + c + ": the attempt below the mark")
+                    .containsExactly(AurogonAborts.STALE.label());
+                assertThat(committed).as("case " + c + ": its retry, floored").isGreaterThan(mark);
+                final long[][] rows = participant.versions(items, keys[c]);
+                assertThat(rows[0]).as("case " + c + ": committed above the mark, nothing below it")
+                    .containsExactly(committed, rows[0][1], 0);
+                for (final long[] row : rows) {
+                    assertThat(row[2]).as("nothing left pending").isZero();
+                }
+            }
+            assertThat(participant.violation()).isNull();
         }
     }
 
