@@ -29,6 +29,17 @@ final class Epochs<B> {
     private final TreeMap<Long, int[]> counts = new TreeMap<>();
     /** Nodes that died ({@link #nodeDied}), each with its empty batch, which stands for every batch it did not log. */
     private final java.util.Map<Integer, B> dead = new java.util.TreeMap<>();
+    /**
+     * Dead nodes whose new incarnation asked to rejoin ({@link #rejoinFloor}), each with its floor: the dead
+     * incarnation's empty batch stands in up to the floor only; every later epoch waits for the new incarnation's batch.
+     */
+    private final java.util.Map<Integer, Long> floors = new java.util.TreeMap<>();
+    /** On a rejoining incarnation ({@link #joinAt}): batches of epochs below this are dropped (-1: not rejoining). */
+    private long joinedAt = -1;
+    /** This node's index when it is a rejoined incarnation, else -1. */
+    private int rejoiner = -1;
+    /** On a rejoined incarnation: each node's floor (its own: none below its first epoch), else null. */
+    private long[] joinFloors;
     /** The newest epoch each node said was complete there ({@link #reported}; -1: none yet). */
     private final long[] completeAt;
 
@@ -55,7 +66,7 @@ final class Epochs<B> {
     long lowWater(final int self) {
         long low = completed;
         for (int i = 0; i < nodes; i++) {
-            if (i != self && !dead.containsKey(i)) {
+            if (i != self && (!dead.containsKey(i) || floors.containsKey(i))) {
                 low = Math.min(low, completeAt[i]);
             }
         }
@@ -98,6 +109,22 @@ final class Epochs<B> {
         if (from < 0 || from >= nodes) {
             throw new IllegalArgumentException("CALVIN batch from node " + from + " of " + nodes);
         }
+        if (epoch < joinedAt) { // a rejoining incarnation: this node's batch stands empty there, every node agrees
+            if (from == rejoiner) {
+                throw new IllegalStateException("CALVIN batch of epoch " + epoch + " from rejoining node " + from);
+            }
+            return;
+        }
+        final Long floor = floors.get(from);
+        if (floor != null && epoch <= floor) {
+            throw new IllegalStateException("CALVIN batch of epoch " + epoch + " from node " + from + "'s new "
+                + "incarnation, at or below its rejoin floor " + floor + " here (its dead incarnation's stands there)");
+        }
+        store(from, epoch, batch);
+    }
+
+    /** Keeps node {@code from}'s batch of {@code epoch} (checked: not complete here, the first of it). */
+    private void store(final int from, final long epoch, final B batch) {
         if (epoch <= completed) {
             throw new IllegalStateException("CALVIN batch of epoch " + epoch + " from node " + from + " after the "
                 + "epoch completed here");
@@ -159,8 +186,9 @@ final class Epochs<B> {
         final int[] count = counts.get(next);
         if (count != null && count[0] < nodes) { // a dead node's batch it did not log: empty
             for (final java.util.Map.Entry<Integer, B> d : dead.entrySet()) {
-                if (received.get(next).get(d.getKey()) == null) {
-                    receive(d.getKey(), next, d.getValue());
+                final Long floor = floors.get(d.getKey());
+                if ((floor == null || next <= floor) && received.get(next).get(d.getKey()) == null) {
+                    store(d.getKey(), next, d.getValue());
                 }
             }
         }
@@ -170,6 +198,74 @@ final class Epochs<B> {
         counts.remove(next);
         completed = next;
         return received.remove(next);
+    }
+
+    /**
+     * Dead node {@code node}'s new incarnation asks to rejoin the total order (issue 18, restart): returns this node's
+     * floor, the newest epoch it sent, saw or completed, and from now on treats {@code node} as live for every later
+     * epoch: an epoch above the floor completes here only with the new incarnation's batch, one at or below it with the
+     * dead incarnation's (logged or empty) as before. No epoch at or below the floor can be waiting here for the new
+     * incarnation, and none above it completed here yet (its own batch of it was not sent), so the switch is sharp.
+     * The new incarnation sends this node empty batches of every epoch above the floor below its first epoch
+     * ({@link #joinAt}): an epoch's batches are then the same at every node, whichever floor each node gave.
+     */
+    long rejoinFloor(final int node) {
+        if (!dead.containsKey(node) || floors.containsKey(node)) {
+            throw new IllegalArgumentException("CALVIN node " + node + " cannot rejoin here: "
+                + (floors.containsKey(node) ? "it rejoined already" : "it is not dead here"));
+        }
+        if (dead.size() > 1) {
+            throw new IllegalStateException("CALVIN node " + node + " rejoining while " + (dead.size() - 1)
+                + " other node(s) are dead: not built (issue 18)");
+        }
+        final long floor = Math.max(Math.max(nextToSend - 1, newestSeen), completed);
+        floors.put(node, floor);
+        completeAt[node] = Math.max(completeAt[node], floor);
+        return floor;
+    }
+
+    /**
+     * On node {@code self}'s new incarnation, once every live node's {@link #rejoinFloor} is in ({@code floors} by node;
+     * {@code self}'s ignored): its first epoch is one above the largest floor, the same wherever it is asked, and the
+     * batches of every earlier epoch, dropped here (they are not its business: it owns no partition and executed
+     * nothing before), stand empty for it everywhere. Returns the range {@code [first, last]} of the empty batches it
+     * must send now, node {@code j} getting those above {@code floors[j]} ({@link #sendsTo}); empty when
+     * {@code first > last}. Its windows then carry transactions from the first epoch on.
+     */
+    long[] joinAt(final int self, final long[] nodeFloors) {
+        if (nodeFloors.length != nodes || completed >= 0 || nextToSend != 0) {
+            throw new IllegalStateException("CALVIN node " + self + " joins the total order once, before it sent "
+                + "or completed anything");
+        }
+        long min = Long.MAX_VALUE;
+        long max = -1;
+        for (int i = 0; i < nodes; i++) {
+            if (i != self) {
+                min = Math.min(min, nodeFloors[i]);
+                max = Math.max(max, nodeFloors[i]);
+                completeAt[i] = Math.max(completeAt[i], nodeFloors[i]);
+            }
+        }
+        rejoiner = self;
+        joinedAt = max + 1;
+        this.joinFloors = nodeFloors.clone();
+        joinFloors[self] = Long.MAX_VALUE; // its own catch-up batches stand empty here: not sent to itself
+        received.headMap(joinedAt, false).clear();
+        counts.headMap(joinedAt, false).clear();
+        completed = max;
+        nextToSend = joinedAt;
+        newestSeen = Math.max(newestSeen, max);
+        return new long[] {min + 1, max};
+    }
+
+    /** Whether this rejoined incarnation sends node {@code node} its (empty) batch of {@code epoch} before its first. */
+    boolean sendsTo(final int node, final long epoch) {
+        return joinFloors == null || epoch >= joinedAt || epoch > joinFloors[node];
+    }
+
+    /** The first epoch this rejoined incarnation's batches count in (-1: not a rejoined incarnation). */
+    long joinedAt() {
+        return joinedAt;
     }
 
     /** The newest epoch complete here (-1: none). */

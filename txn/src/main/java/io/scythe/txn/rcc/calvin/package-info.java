@@ -197,6 +197,51 @@
  * nor backups of the data (the write-back updates primaries only: a run with {@code --replicas} fails its copies
  * check). With {@code log=off} no crash is recoverable (refused).
  *
+ * <p>A restarted node rejoining (issue 18, restart; designed here, step 1 built, the rest not: a restart is still
+ * refused in the simulator, {@code ProtocolModule#restartRefusal}'s default, and on cluster nodes). Calvin's authors
+ * are silent on membership changes; what follows is the design a reviewer of theirs would accept, in steps:
+ * <ol>
+ *   <li>(built: {@link io.scythe.txn.rcc.calvin.Epochs#rejoinFloor}, {@link io.scythe.txn.rcc.calvin.Epochs#joinAt},
+ *       {@code CalvinOrderTest#shouldLetADeadNodesNewIncarnationRejoinAtOneEpochAgreedByEveryNode}) The entry epoch.
+ *       The new incarnation of node {@code d}, once every live node took its old incarnation over (the joiner waits
+ *       for that, as a Lotus node waits for its recovery), asks every live node {@code i} to let it in (an RPC,
+ *       {@code JOIN}, answered once). {@code i} answers its floor {@code r_i}, the newest epoch it sent, saw or
+ *       completed, and from then on completes an epoch {@code e > r_i} only with {@code d}'s new batch (the dead
+ *       incarnation's empty batch stands in only up to {@code r_i}; none above {@code r_i} was complete at {@code i},
+ *       its own batch of it not sent yet, and none at or below it waits for {@code d}: the switch is sharp). The
+ *       joiner's first epoch is {@code E = max r_i + 1}, the same for everyone as it is a function of the answers,
+ *       and it sends each {@code i} an empty batch of every epoch in {@code (r_i, E)}. Invariant: every epoch's
+ *       batches are the same at every node (below {@code E} d's batch is empty everywhere: logged or filled empty at
+ *       or below a floor, the joiner's empty catch-up above it; from {@code E} on, the joiner's real one), so the
+ *       total order stays one, every epoch completes exactly once per live incarnation, and no epoch waits for a batch
+ *       the dead incarnation will never send (it is filled at or below the floor; above it the live joiner sends).
+ *       The cost: epochs above a node's floor wait one round trip for the joiner's first batch.</li>
+ *   <li>Its partitions stay with the successor. Handing them back means switching a key's scheduler at an agreed
+ *       epoch {@code F} while the successor's queues for epochs below {@code F} drain first (a cross-scheduler FIFO:
+ *       the joiner's scheduler would have to wait for the successor's releases of each key), two lock tables for
+ *       one key meanwhile, and a give-back message per survivor; keeping the successor serving needs nothing new (the
+ *       joiner routes its parts for {@code d}'s keys to the successor as every survivor does, {@code route}, and
+ *       sends writes there by {@code TAKEN_WRITE}), at the price of the successor's doubled load. The joiner owns no
+ *       partition, so a later death of it is a non-owner's death (built); the successor's death stays a second
+ *       owner's (refused).</li>
+ *   <li>Messages of two incarnations under one index. {@code deadNodes} now means "its old incarnation was taken
+ *       over": every site testing it (dispatch, {@code onMessage}, {@code onBatch}, the executor's parts, {@code sent})
+ *       must tell the incarnations apart: a transaction by its epoch ({@code < E}: the old one's, decided from its
+ *       log), a message by its channel. The one-sided inbox ring of {@code d} at {@code i} continues where the old
+ *       incarnation's stopped: before answering {@code JOIN}, {@code i} polls {@code d}'s ring dry (dropping the
+ *       old incarnation's late words, fenced by then) and answers its consumed count too, from which the joiner's
+ *       sequence numbers go on; the RPC form's calls carry the incarnation in the caller's name. The inboxes are
+ *       described again both ways ({@code DESCRIBE}).</li>
+ *   <li>Its input log: a new region (the old one stays for the survivors that read it), published under {@code d}
+ *       again once the join is over; the low-water mark counts {@code d} from its floors on
+ *       ({@link io.scythe.txn.rcc.calvin.Epochs#lowWater}).</li>
+ *   <li>Its clients resume at {@code E}: transactions begun before the join wait (the sequencer opens no window
+ *       before {@link io.scythe.txn.rcc.calvin.Epochs#joinAt}). Tests to write: a {@code CalvinSimTest} (cn0 dies,
+ *       restarts, its clients commit again, money conserved, serializable, every epoch's batches identical at every
+ *       node, checked from a per-node digest of each completed epoch) and {@code sim --explore 100 --crashes
+ *       --crash-restart-after T --protocols rcc-calvin} clean.</li>
+ * </ol>
+ *
  * <p>Cluster nodes (each compute node a process) run CALVIN with no compute-node fault: the peers' one-sided inboxes
  * are registered regions the other processes WRITE, found by one {@code DESCRIBE} RPC, which a node asks every peer at
  * start and asks again ({@link io.scythe.txn.rcc.calvin.CalvinInbox#patientDescribe}, 100 ms apart) until it answers:

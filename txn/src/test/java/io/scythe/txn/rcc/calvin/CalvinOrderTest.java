@@ -83,6 +83,93 @@ class CalvinOrderTest {
     }
 
     /**
+     * Issue 18, restart: node 0 dies (its log holds epoch 0) and its new incarnation rejoins while the survivors are at
+     * different epochs (floors 5 and 3). Its first epoch is 6 at every node; below it its batch is the dead one's
+     * (logged or empty) at a survivor up to that survivor's floor and the new incarnation's empty catch-up above it, so
+     * every epoch's batches are the same at every node; an epoch above a floor waits for the new incarnation (none is
+     * completed without it, none waits for the dead one); its first epoch carries its transactions everywhere.
+     */
+    @Test
+    void shouldLetADeadNodesNewIncarnationRejoinAtOneEpochAgreedByEveryNode() {
+        final java.util.TreeMap<Long, String> logged = new java.util.TreeMap<>(java.util.Map.of(0L, "a0"));
+        final Epochs<String> s1 = new Epochs<>(3);
+        final Epochs<String> s2 = new Epochs<>(3);
+        for (long e = 0; e <= 5; e++) {
+            s1.receive(1, e, "b" + e);
+        }
+        for (long e = 0; e <= 3; e++) {
+            s1.receive(2, e, "c" + e);
+            s2.receive(2, e, "c" + e);
+            if (e <= 2) {
+                s2.receive(1, e, "b" + e);
+            }
+        }
+        assertThatThrownBy(() -> s1.rejoinFloor(0)).hasMessageContaining("not dead here");
+        s1.nodeDied(0, logged, "-");
+        s2.nodeDied(0, logged, "-");
+        final List<List<String>> at1 = drain(s1);
+        final List<List<String>> at2 = drain(s2);
+        final long[] floors = {-1, s1.rejoinFloor(0), s2.rejoinFloor(0)};
+        assertThat(floors).containsExactly(-1, 5, 3);
+        assertThatThrownBy(() -> s1.rejoinFloor(0)).hasMessageContaining("rejoined already");
+        final Epochs<String> joiner = new Epochs<>(3);
+        joiner.receive(1, 6, "b6"); // a survivor that gave its floor sends it every later epoch, maybe before the join
+        joiner.receive(2, 4, "c4"); // below its first epoch: dropped there
+        final long[] catchUp = joiner.joinAt(0, floors);
+        assertThat(catchUp).containsExactly(4, 5);
+        assertThat(joiner.joinedAt()).isEqualTo(6);
+        for (long e = catchUp[0]; e <= catchUp[1]; e++) {
+            assertThat(joiner.sendsTo(1, e)).isFalse();
+            assertThat(joiner.sendsTo(2, e)).isTrue();
+            assertThat(joiner.sendsTo(0, e)).isFalse();
+        }
+        assertThat(joiner.sendsTo(1, 6)).isTrue();
+        assertThat(joiner.closeWindow()[0]).isEqualTo(6); // its transactions go from its first epoch on
+        joiner.receive(0, 6, "A6");
+        s2.receive(1, 3, "b3");
+        s2.receive(2, 4, "c4");
+        s2.receive(1, 4, "b4");
+        at2.addAll(drain(s2));
+        assertThat(s2.completed()).as("epoch 4 waits for the new incarnation's empty batch").isEqualTo(3);
+        s2.receive(0, 4, "-");
+        s2.receive(0, 5, "-");
+        s2.receive(2, 5, "c5");
+        s2.receive(1, 5, "b5");
+        s1.receive(2, 4, "c4");
+        s1.receive(2, 5, "c5");
+        at1.addAll(drain(s1));
+        at2.addAll(drain(s2));
+        assertThat(s1.completed()).isEqualTo(5);
+        assertThat(s2.completed()).isEqualTo(5);
+        for (final Epochs<String> e : List.of(s1, s2, joiner)) {
+            if (e != joiner) {
+                e.receive(0, 6, "A6");
+                e.receive(1, 6, "b6");
+            }
+            e.receive(2, 6, "c6");
+            assertThat(e.nextComplete()).containsExactly("A6", "b6", "c6");
+            assertThat(e.nextComplete()).isNull();
+        }
+        at1.add(List.of("A6", "b6", "c6"));
+        at2.add(List.of("A6", "b6", "c6"));
+        assertThat(at1).isEqualTo(at2).hasSize(7);
+        assertThat(at1.get(0)).containsExactly("a0", "b0", "c0");
+        assertThat(at1.get(5)).containsExactly("-", "b5", "c5");
+        s1.reported(2, 6);
+        assertThat(s1.lowWater(1)).as("the rejoined node counts again").isEqualTo(5);
+        assertThatThrownBy(() -> s1.nodeDied(0, logged, "-")).hasMessageContaining("died already");
+        assertThatThrownBy(() -> s1.receive(0, 5, "x")).hasMessageContaining("rejoin floor");
+    }
+
+    private static List<List<String>> drain(final Epochs<String> epochs) {
+        final List<List<String>> out = new ArrayList<>();
+        for (List<String> next = epochs.nextComplete(); next != null; next = epochs.nextComplete()) {
+            out.add(next);
+        }
+        return out;
+    }
+
+    /**
      * Issue 18 review: a node's input-log record may be overwritten only once its epoch is complete at every live
      * node (complete here is not enough: a survivor that had not completed it would fill it as empty while another
      * ran the real batch), and a survivor holding a non-empty batch the log lacks refuses to go on.
