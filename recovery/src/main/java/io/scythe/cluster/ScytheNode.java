@@ -1230,8 +1230,7 @@ public final class ScytheNode implements AutoCloseable {
 
     private long nextEpoch() {
         final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
-        epochs.lock(config.node());
-        try {
+        return MapLockStep.underLock(epochs, config.node(), "epoch of " + config.node(), () -> {
             final Long last = epochs.get(config.node());
             // Its incarnations still owed recovery (or not yet known dead: the registry's) keep their low epoch bits.
             final String registered = hazelcast.<String, String>getMap(NODES).get(config.node());
@@ -1242,18 +1241,17 @@ public final class ScytheNode implements AutoCloseable {
                 log("epoch " + next + ": skipped those whose low " + RecoveryDuty.EPOCH_TELL_APART_BITS + " bits are "
                     + "an incarnation's still owed recovery (epochs " + owed + ")");
             }
-            epochs.put(config.node(), next);
+            if (!MapLockStep.raise(epochs, config.node(), next)) {
+                throw MapLockStep.stale("read epoch " + last + " but the map holds " + epochs.get(config.node()));
+            }
             return next;
-        } finally {
-            epochs.unlock(config.node());
-        }
+        }, this::log);
     }
 
     /** This CN's slot, unique in the cluster and kept across its epochs: part of its transaction ids. */
     private long slotOf() {
         final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
-        epochs.lock(SLOTS);
-        try {
+        return MapLockStep.underLock(epochs, SLOTS, "slot of " + config.node(), () -> {
             final Long mine = epochs.get(SLOTS + ":" + config.node());
             if (mine != null) {
                 return mine;
@@ -1263,12 +1261,12 @@ public final class ScytheNode implements AutoCloseable {
             if (next > MAX_CN_SLOTS) {
                 throw new IllegalStateException("a cluster has at most " + MAX_CN_SLOTS + " compute nodes");
             }
-            epochs.put(SLOTS, next);
-            epochs.put(SLOTS + ":" + config.node(), next);
-            return next;
-        } finally {
-            epochs.unlock(SLOTS);
-        }
+            if (!MapLockStep.raise(epochs, SLOTS, next)) {
+                throw MapLockStep.stale("read " + used + " slots used but the map holds " + epochs.get(SLOTS));
+            }
+            final Long had = epochs.putIfAbsent(SLOTS + ":" + config.node(), next);
+            return had == null ? next : had; // its slot was set on the other side of a split: that one stands
+        }, this::log);
     }
 
     /**
