@@ -45,6 +45,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -231,8 +232,21 @@ public final class ScytheNode implements AutoCloseable {
         }
     }
 
+    /** Notes the end of a start phase, for the start's {@code started:} line; nothing once started. */
+    private Consumer<String> startPhase = name -> { };
+
     private void startNow() throws Exception {
         final long timeout = config.readyTimeoutMs();
+        final StringBuilder phases = new StringBuilder();
+        final long[] mark = {System.nanoTime()};
+        final Consumer<String> phase = startPhase = name -> {
+            final long now = System.nanoTime();
+            phases.append(phases.isEmpty() ? "" : ", ").append(name).append(' ')
+                .append(TimeUnit.NANOSECONDS.toMillis(now - mark[0])).append(" ms");
+            mark[0] = now;
+        };
+        final long jvmMs = System.currentTimeMillis()
+            - java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
         final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry = NodeMetrics.newRegistry(config, role);
         try {
             vertx = ClusterSetup.joinPatiently(config, registry, timeout, this::log);
@@ -240,11 +254,13 @@ public final class ScytheNode implements AutoCloseable {
             registry.close();
             throw e;
         }
+        phase.accept("cluster join");
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(timeout, TimeUnit.MILLISECONDS);
         hazelcast = ClusterSetup.hazelcast(vertx);
         fabric = Fabric.open(vertx, config.fabricOptions());
         metrics = new NodeMetrics(this, registry);
         metrics.probeLoops(BridgeVerticle.eventLoopContexts(vertx));
+        phase.accept("loops and fabric");
         if (role == NodeRole.CN) {
             epoch = nextEpoch();
             slot = slotOf();
@@ -253,10 +269,12 @@ public final class ScytheNode implements AutoCloseable {
             epoch = 0;
             fabricNode = config.node();
         }
+        phase.accept("epoch and slot");
         nic = fabric.attach(fabricNode).await(timeout, TimeUnit.MILLISECONDS);
         watchMembers();
         // Registered before it serves: whoever sees this member leave can then fence it.
         register();
+        phase.accept("attach and register");
         switch (role) {
             case MN -> startMemoryNode();
             case TSO -> startTso();
@@ -264,9 +282,14 @@ public final class ScytheNode implements AutoCloseable {
             case CN -> startComputeNode();
             default -> throw new IllegalStateException(role.toString());
         }
+        phase.accept("role");
         shards = new ShardOwnership(vertx, hazelcast);
         shards.start();
         metrics.startHttp(config.host(), config.httpPort()).await(timeout, TimeUnit.MILLISECONDS);
+        phase.accept("shards and http");
+        // Where a start's time goes (issue 23 section 3: CN restarts took 84-99 s in chaos).
+        log("started: JVM to start " + jvmMs + " ms, then " + phases);
+        startPhase = name -> { };
         ready = true;
     }
 
@@ -663,6 +686,7 @@ public final class ScytheNode implements AutoCloseable {
             }
         }
         log(config.replicationLine());
+        startPhase.accept("(tables)");
         // Applied on a worker, in order (publishedTables is an IMap.get: not on a Hazelcast event thread), the current
         // one too, which this thread waits for (review 41: applied here it could finish after a newer one the watch
         // applied meanwhile, and leave the lease targets and the settlement of the older one).
@@ -675,8 +699,10 @@ public final class ScytheNode implements AutoCloseable {
         consumers.add(vertx.eventBus().consumer(io.scythe.tso.TsoLayout.highWaterAddress(config.node()),
             m -> m.reply(tsoGroups.stream().mapToLong(io.scythe.tso.TsoGroup::highWater).max().orElse(0))));
         log("asking TSO node " + config.tsoNode() + " where its counter is (answering its high-water query)");
+        startPhase.accept("(configuration)");
         final RemoteRegion counter = retry(() -> TsoService.locate(vertx, config.tsoNode(), 2_000),
             "TSO node " + config.tsoNode() + " to say where its counter is");
+        startPhase.accept("(TSO)");
         final Protocol protocol = io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol());
         startPeers(protocol);
         // Every call to a memory node is bounded: one that stops answering ends the transaction (abort, or "outcome
@@ -727,6 +753,7 @@ public final class ScytheNode implements AutoCloseable {
                     coordinators.add(c);
                 })
             .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS));
+        startPhase.accept("(coordinators)");
         final RecoveryLoop loop = recoveryLoop.get();
         recoveryDuty = new RecoveryDuty(vertx, hazelcast, config.node(), epoch, config.memoryNodes(),
             RecoveryDuty.onLoop(loop.context(), loop.runtime()), this::log, this::loseLease);
@@ -1193,8 +1220,7 @@ public final class ScytheNode implements AutoCloseable {
 
     private long nextEpoch() {
         final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
-        epochs.lock(config.node());
-        try {
+        return MapLockStep.underLock(epochs, config.node(), "epoch of " + config.node(), () -> {
             final Long last = epochs.get(config.node());
             // Its incarnations still owed recovery (or not yet known dead: the registry's) keep their low epoch bits.
             final String registered = hazelcast.<String, String>getMap(NODES).get(config.node());
@@ -1205,18 +1231,17 @@ public final class ScytheNode implements AutoCloseable {
                 log("epoch " + next + ": skipped those whose low " + RecoveryDuty.EPOCH_TELL_APART_BITS + " bits are "
                     + "an incarnation's still owed recovery (epochs " + owed + ")");
             }
-            epochs.put(config.node(), next);
+            if (!MapLockStep.raise(epochs, config.node(), next)) {
+                throw MapLockStep.stale("read epoch " + last + " but the map holds " + epochs.get(config.node()));
+            }
             return next;
-        } finally {
-            epochs.unlock(config.node());
-        }
+        }, this::log);
     }
 
     /** This CN's slot, unique in the cluster and kept across its epochs: part of its transaction ids. */
     private long slotOf() {
         final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
-        epochs.lock(SLOTS);
-        try {
+        return MapLockStep.underLock(epochs, SLOTS, "slot of " + config.node(), () -> {
             final Long mine = epochs.get(SLOTS + ":" + config.node());
             if (mine != null) {
                 return mine;
@@ -1226,12 +1251,12 @@ public final class ScytheNode implements AutoCloseable {
             if (next > MAX_CN_SLOTS) {
                 throw new IllegalStateException("a cluster has at most " + MAX_CN_SLOTS + " compute nodes");
             }
-            epochs.put(SLOTS, next);
-            epochs.put(SLOTS + ":" + config.node(), next);
-            return next;
-        } finally {
-            epochs.unlock(SLOTS);
-        }
+            if (!MapLockStep.raise(epochs, SLOTS, next)) {
+                throw MapLockStep.stale("read " + used + " slots used but the map holds " + epochs.get(SLOTS));
+            }
+            final Long had = epochs.putIfAbsent(SLOTS + ":" + config.node(), next);
+            return had == null ? next : had; // its slot was set on the other side of a split: that one stands
+        }, this::log);
     }
 
     /**

@@ -6,6 +6,8 @@
  *       failure detection), the secret-derived cluster name, the clustered Vert.x.</li>
  *   <li>{@link io.scythe.cluster.ScytheNode}: one node (MN, CN or TSO); the registry {@code scythe.nodes} (role,
  *       epoch, fabric identity, member), epochs {@code scythe.epochs}, leases and fencing.</li>
+ *   <li>{@link io.scythe.cluster.MapLockStep}: an epoch or slot taken under a map lock, done again when a split and
+ *       merge took the lock or the read was stale; its counters are only ever raised.</li>
  *   <li>{@link io.scythe.cluster.FabricLease}, {@link io.scythe.cluster.LeaseRenewer}: a CN's lease on the fabric
  *       (a word per CN on every MN, renewed by one-sided WRITEs; an MN fences a CN whose word stopped changing), as
  *       Lotus's lease-based membership; Hazelcast's heartbeat is the fallback detector.</li>
