@@ -86,8 +86,9 @@ final class EpochClaims {
     }
 
     private static String epochTaken(final String node, final long epoch, final long last) {
-        return "the cluster had given " + node + " epoch " + last + ", above its epoch " + epoch
-            + ": that epoch was taken on one side of a split and may be another incarnation's";
+        return "the cluster has given " + node + " epoch " + last + ", above its epoch " + epoch
+            + ": its epoch was taken on one side of a split (the other side had given it), or a later incarnation "
+            + "started";
     }
 
     private static String claimLost(final String what) {

@@ -174,8 +174,8 @@ class MapLockStepTest {
         assertThat(bigEpochs.get("cn1")).isEqualTo(7);
         assertThat(bigEpochs.get(EpochClaims.slotKey(1))).isEqualTo(9);
         assertThat(EpochClaims.conflict(splitOff.getMap(ScytheNode.EPOCHS), "cn1", epoch, 1, token))
-            .isEqualTo("the cluster had given cn1 epoch 7, above its epoch 1: that epoch was taken on one side of a "
-                + "split and may be another incarnation's");
+            .isEqualTo("the cluster has given cn1 epoch 7, above its epoch 1: its epoch was taken on one side of a "
+                + "split (the other side had given it), or a later incarnation started");
         assertThat(within30s(() -> bigLost.size() >= 2)).isTrue();
         assertThat(bigLost).containsExactlyInAnyOrder(
             "cnX: another incarnation holds slot 1 (both sides of a split handed it out; the other's claim won at the "
