@@ -267,22 +267,26 @@ public final class ScytheNode implements AutoCloseable {
         phase.accept("loops and fabric");
         if (role == NodeRole.CN) {
             claimToken = EpochClaims.newToken();
-            // Before the epoch step: a merge from now on may show that a split handed its epoch out twice.
+            epoch = nextEpoch();
+            slot = slotOf();
+            // From now on a merge may show that a split handed its epoch or slot out twice: the other side's claim
+            // reaches the watch, and this member's own merge reads the merged map. A merge before these two is seen
+            // by the start's last check, which reads the merged map too.
+            EpochClaims.watch(hazelcast.getMap(EPOCHS), config.node(), epoch, slot, claimToken, this::claimLost);
+            final long claimedEpoch = epoch;
+            final long claimedSlot = slot;
             hazelcast.getLifecycleService().addLifecycleListener(event -> {
-                if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGED && epoch > 0) {
+                if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGED) {
                     vertx.executeBlocking(() -> {
-                        final String why = EpochClaims.conflict(hazelcast.getMap(EPOCHS), config.node(), epoch, slot,
-                            claimToken);
+                        final String why = EpochClaims.conflict(hazelcast.getMap(EPOCHS), config.node(), claimedEpoch,
+                            claimedSlot, claimToken);
                         if (why != null) {
                             claimLost(why);
                         }
                         return null;
-                    });
+                    }).onFailure(e -> log("could not check epoch " + claimedEpoch + "'s claims after a merge: " + e));
                 }
             });
-            epoch = nextEpoch();
-            slot = slotOf();
-            EpochClaims.watch(hazelcast.getMap(EPOCHS), config.node(), epoch, slot, claimToken, this::claimLost);
             fabricNode = config.node() + ".e" + epoch;
         } else {
             epoch = 0;
