@@ -53,7 +53,7 @@ final class EpochClaims {
         return CLAIM + "slot:" + slot;
     }
 
-    /** Claims {@code key} for {@code token} unless another incarnation holds it: true when it is now {@code token}'s. */
+    /** Claims {@code key} for {@code token} unless another incarnation holds it: true when it is now its. */
     static boolean claim(final IMap<String, Long> epochs, final String key, final long token) {
         final Long had = epochs.putIfAbsent(key, token);
         return had == null || had == token;

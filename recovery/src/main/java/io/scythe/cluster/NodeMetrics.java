@@ -95,8 +95,8 @@ public final class NodeMetrics {
      * start ({@code vertx.net.client.active.connections} on a CN, {@code vertx.eventbus.handlers} on an MN). Not a
      * meter of ours registered twice: vertx-micrometer-metrics registers its shared gauges again for each client,
      * connection or event-bus address (they share one id here, as the address label is left out,
-     * {@link #vertxMetrics}) and keeps the value in one adder per id, so the gauge is right; micrometer 1.13.9 and later
-     * warn about it (upstream vertx-micrometer-metrics issue 259, open). Other records of that logger, a Scythe
+     * {@link #vertxMetrics}) and keeps the value in one adder per id, so the gauge is right; micrometer 1.13.9 and
+     * later warn about it (upstream vertx-micrometer-metrics issue 259, open). Other records of that logger, a Scythe
      * meter's double registration among them, pass.
      */
     static void quietVertxGaugeRegistrations() {

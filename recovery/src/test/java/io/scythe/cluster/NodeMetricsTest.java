@@ -21,9 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class NodeMetricsTest {
 
     /**
-     * Every node start logged micrometer's "This Gauge has been already registered" for a Vert.x gauge (vertx-micrometer
-     * registers {@code vertx.eventbus.handlers} again for each address): dropped now; a Scythe gauge registered twice
-     * is still logged. Captured at every level (micrometer warns once per JVM, then logs at FINE).
+     * Every node start logged micrometer's "This Gauge has been already registered" for a Vert.x gauge
+     * (vertx-micrometer registers {@code vertx.eventbus.handlers} again for each address): dropped now; a Scythe
+     * gauge registered twice is still logged. Captured at every level (micrometer warns once per JVM, then at FINE).
      */
     @Test
     void shouldDropTheDoubleRegistrationOfVertxGaugesOnlyNotOurs() throws Exception {
