@@ -22,7 +22,8 @@ import java.util.function.Supplier;
  * after the merge, lowering the merged cluster's value (an epoch given out again). Its counters are therefore only ever
  * raised ({@link #raise}); a raise that finds a higher value shows the read was stale ({@link #stale}), and the step
  * is done again like one whose lock was lost. A step done wholly on the split side, lock and unlock included, is not
- * caught here (its unlock succeeds): what it wrote there loses to the other side's value at the merge.
+ * caught here (its unlock succeeds): the map's merge keeps the higher value and the incarnation that took an epoch or
+ * slot given twice finds so there ({@link EpochClaims}).
  */
 final class MapLockStep {
 

@@ -116,7 +116,7 @@ public final class ScytheNode implements AutoCloseable {
     /** How long a FAA on the TSO counter (with locating and connecting) may take before the fetch goes elsewhere. */
     static final long COUNTER_TIMEOUT_MS = 2_000;
     /** Key of the CN slot counter in {@value #EPOCHS} (node names cannot contain ':'). */
-    private static final String SLOTS = "slots";
+    static final String SLOTS = "slots";
     private static final long MAX_CN_SLOTS = 255;
 
     private final NodeConfig config;
@@ -140,6 +140,10 @@ public final class ScytheNode implements AutoCloseable {
     private Nic nic;
     private long epoch;
     private long slot;
+    /** A CN incarnation's token on its epoch and slot claims ({@link EpochClaims}). */
+    private long claimToken;
+    /** Why another incarnation shares its epoch or slot (a split handed it out twice), once found; else null. */
+    private volatile String claimConflict;
     private String fabricNode;
     private RpcServer rpcServer;
     private io.scythe.txn.mn.MemoryNodeServices memoryNodeServices;
@@ -262,8 +266,27 @@ public final class ScytheNode implements AutoCloseable {
         metrics.probeLoops(BridgeVerticle.eventLoopContexts(vertx));
         phase.accept("loops and fabric");
         if (role == NodeRole.CN) {
+            claimToken = EpochClaims.newToken();
             epoch = nextEpoch();
             slot = slotOf();
+            // From now on a merge may show that a split handed its epoch or slot out twice: the other side's claim
+            // reaches the watch, and this member's own merge reads the merged map. A merge before these two is seen
+            // by the start's last check, which reads the merged map too.
+            EpochClaims.watch(hazelcast.getMap(EPOCHS), config.node(), epoch, slot, claimToken, this::claimLost);
+            final long claimedEpoch = epoch;
+            final long claimedSlot = slot;
+            hazelcast.getLifecycleService().addLifecycleListener(event -> {
+                if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGED) {
+                    vertx.executeBlocking(() -> {
+                        final String why = EpochClaims.conflict(hazelcast.getMap(EPOCHS), config.node(), claimedEpoch,
+                            claimedSlot, claimToken);
+                        if (why != null) {
+                            claimLost(why);
+                        }
+                        return null;
+                    }).onFailure(e -> log("could not check epoch " + claimedEpoch + "'s claims after a merge: " + e));
+                }
+            });
             fabricNode = config.node() + ".e" + epoch;
         } else {
             epoch = 0;
@@ -290,7 +313,19 @@ public final class ScytheNode implements AutoCloseable {
         // Where a start's time goes (issue 23 section 3: CN restarts took 84-99 s in chaos).
         log("started: JVM to start " + jvmMs + " ms, then " + phases);
         startPhase = name -> { };
+        if (role == NodeRole.CN) {
+            // A merge during the start (its epoch step on a split side) that gave its epoch or slot to another too.
+            final String why = claimConflict != null ? claimConflict
+                : EpochClaims.conflict(hazelcast.getMap(EPOCHS), config.node(), epoch, slot, claimToken);
+            if (why != null) {
+                throw new IllegalStateException("epoch " + epoch + " of " + config.node() + " is not its own: " + why
+                    + "; start it again for a fresh epoch");
+            }
+        }
         ready = true;
+        if (claimConflict != null) {
+            claimLost(claimConflict); // found between the check and ready
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------- roles
@@ -1234,8 +1269,23 @@ public final class ScytheNode implements AutoCloseable {
             if (!MapLockStep.raise(epochs, config.node(), next)) {
                 throw MapLockStep.stale("read epoch " + last + " but the map holds " + epochs.get(config.node()));
             }
+            if (!EpochClaims.claim(epochs, EpochClaims.epochKey(config.node(), next), claimToken)) {
+                throw MapLockStep.stale("epoch " + next + " was claimed already by another incarnation");
+            }
             return next;
         }, this::log);
+    }
+
+    /**
+     * Another incarnation shares this one's epoch or slot ({@link EpochClaims}): before ready the start fails (its
+     * last check throws), once started it loses its lease, loudly, and a new start takes a fresh epoch.
+     */
+    private void claimLost(final String why) {
+        claimConflict = why;
+        log("epoch " + epoch + " (slot " + slot + ") is not this incarnation's alone: " + why);
+        if (ready) {
+            vertx.runOnContext(v -> loseLease(why));
+        }
     }
 
     /** This CN's slot, unique in the cluster and kept across its epochs: part of its transaction ids. */
@@ -1244,6 +1294,7 @@ public final class ScytheNode implements AutoCloseable {
         return MapLockStep.underLock(epochs, SLOTS, "slot of " + config.node(), () -> {
             final Long mine = epochs.get(SLOTS + ":" + config.node());
             if (mine != null) {
+                epochs.put(EpochClaims.slotKey(mine), claimToken); // its previous incarnation's claim passes to it
                 return mine;
             }
             final Long used = epochs.get(SLOTS);
@@ -1255,7 +1306,14 @@ public final class ScytheNode implements AutoCloseable {
                 throw MapLockStep.stale("read " + used + " slots used but the map holds " + epochs.get(SLOTS));
             }
             final Long had = epochs.putIfAbsent(SLOTS + ":" + config.node(), next);
-            return had == null ? next : had; // its slot was set on the other side of a split: that one stands
+            if (had != null) { // its slot was set on the other side of a split: that one stands
+                epochs.put(EpochClaims.slotKey(had), claimToken);
+                return had;
+            }
+            if (!EpochClaims.claim(epochs, EpochClaims.slotKey(next), claimToken)) {
+                throw MapLockStep.stale("slot " + next + " was claimed already by another incarnation");
+            }
+            return next;
         }, this::log);
     }
 

@@ -8,6 +8,9 @@
  *       epoch, fabric identity, member), epochs {@code scythe.epochs}, leases and fencing.</li>
  *   <li>{@link io.scythe.cluster.MapLockStep}: an epoch or slot taken under a map lock, done again when a split and
  *       merge took the lock or the read was stale; its counters are only ever raised.</li>
+ *   <li>{@link io.scythe.cluster.EpochClaims}: a CN incarnation's claims on its epoch and slot; a split that handed
+ *       either out twice is found at the merge ({@code scythe.epochs} merges keeping the higher value,
+ *       {@code HigherValueMergePolicy}) and the incarnation whose claim lost fails its start or loses its lease.</li>
  *   <li>{@link io.scythe.cluster.FabricLease}, {@link io.scythe.cluster.LeaseRenewer}: a CN's lease on the fabric
  *       (a word per CN on every MN, renewed by one-sided WRITEs; an MN fences a CN whose word stopped changing), as
  *       Lotus's lease-based membership; Hazelcast's heartbeat is the fallback detector.</li>

@@ -3,6 +3,8 @@ package io.scythe.cluster;
 import com.hazelcast.cluster.Address;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.MapConfig;
+import com.hazelcast.config.XmlConfigBuilder;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.instance.impl.HazelcastInstanceProxy;
@@ -10,16 +12,30 @@ import com.hazelcast.map.IMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A map-lock step whose lock a split and merge took away (issue 23 section 3: {@code nextEpoch}'s unlock threw). */
 class MapLockStepTest {
+
+    /** cluster.xml's configuration of {@code scythe.epochs}. */
+    private static final MapConfig EPOCHS_CONFIG;
+
+    static {
+        try (InputStream xml = ClusterAccess.class.getResourceAsStream("cluster.xml")) {
+            EPOCHS_CONFIG = new XmlConfigBuilder(xml).build().getMapConfig(ScytheNode.EPOCHS);
+        } catch (final java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 
     private final String cluster = "maplockstep-" + UUID.randomUUID();
     private final List<HazelcastInstance> members = new ArrayList<>();
@@ -34,6 +50,7 @@ class MapLockStepTest {
     private HazelcastInstance member(final Integer join) throws Exception {
         final int port = LocalCluster.freePort();
         final Config config = new Config().setClusterName(cluster);
+        config.addMapConfig(EPOCHS_CONFIG); // cluster.xml's: its merge policy
         config.setProperty("hazelcast.logging.type", "jdk");
         config.setProperty("hazelcast.merge.first.run.delay.seconds", "600"); // only the merge this test asks for
         config.getNetworkConfig().setPort(port).setPortAutoIncrement(false);
@@ -67,8 +84,7 @@ class MapLockStepTest {
         final long epoch = MapLockStep.underLock(epochs, "cn1", "epoch of cn1", () -> {
             final Long last = epochs.get("cn1");
             if (attempts.incrementAndGet() == 1) {
-                ((HazelcastInstanceProxy) splitOff).getOriginal().node.getClusterService()
-                    .merge(address(big));
+                merge(splitOff, big);
                 final long deadline = System.nanoTime() + 30_000_000_000L;
                 while (splitOff.getCluster().getMembers().size() < 2 && System.nanoTime() - deadline < 0) {
                     Thread.onSpinWait();
@@ -88,6 +104,86 @@ class MapLockStepTest {
         assertThat(big.<String, Long>getMap("scythe.epochs").get("cn1")).isEqualTo(8);
         assertThat(logged).singleElement().asString().contains("epoch of cn1: the lock on scythe.epochs[cn1] was lost")
             .contains("attempt 2 of 3");
+    }
+
+    /** Merges {@code splitOff} into {@code big}'s cluster (as Hazelcast's {@code MergeClustersOp} does). */
+    private static void merge(final HazelcastInstance splitOff, final HazelcastInstance big) {
+        ((HazelcastInstanceProxy) splitOff).getOriginal().node.getClusterService().merge(address(big));
+    }
+
+    /** Waits up to 30 s for {@code done}; true when it came. */
+    private static boolean within30s(final BooleanSupplier done) throws InterruptedException {
+        final long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            Thread.sleep(50);
+        }
+        return true;
+    }
+
+    /**
+     * Issue 23 section 3: a CN's whole epoch and slot steps run on a one-member split side, lock and unlock included
+     * (nothing for {@link MapLockStep} to catch): its empty map hands out epoch 1 of cn1 (the cluster was at 7) and
+     * slot 1 (cnX's), and both sides gave epoch 1 of cn3. After the merge the map holds the higher values (Hazelcast's
+     * default policy kept the larger side's: cn2's counter, raised to 3 on the split side, went back to 1), and every
+     * incarnation that shares an epoch or slot finds so: the split side's cn1 by reading, the big side's cnX and cn3 by
+     * their watch, one of each pair only.
+     */
+    @Test
+    void shouldKeepTheHigherValueAtAMergeAndFindAnEpochOrSlotGivenTwice() throws Exception {
+        final HazelcastInstance big = member(null);
+        final HazelcastInstance splitOff = member(null);
+        final IMap<String, Long> bigEpochs = big.getMap(ScytheNode.EPOCHS);
+        bigEpochs.put("cn1", 7L);
+        bigEpochs.put(EpochClaims.epochKey("cn1", 7), 100L);
+        bigEpochs.put("cn2", 1L);
+        bigEpochs.put("cn3", 1L);
+        bigEpochs.put(EpochClaims.epochKey("cn3", 1), 3L);
+        bigEpochs.put(ScytheNode.SLOTS, 1L);
+        bigEpochs.put(ScytheNode.SLOTS + ":cnX", 1L);
+        bigEpochs.put(EpochClaims.slotKey(1), 5L);
+        final List<String> bigLost = new CopyOnWriteArrayList<>();
+        EpochClaims.watch(bigEpochs, "cnX", 4, 1, 5L, why -> bigLost.add("cnX: " + why));
+        EpochClaims.watch(bigEpochs, "cn3", 1, 2, 3L, why -> bigLost.add("cn3: " + why));
+
+        final IMap<String, Long> epochs = splitOff.getMap(ScytheNode.EPOCHS);
+        final long token = 9L;
+        final long epoch = MapLockStep.underLock(epochs, "cn1", "epoch of cn1", () -> {
+            final Long last = epochs.get("cn1");
+            final long next = (last == null ? 0 : last) + 1;
+            assertThat(MapLockStep.raise(epochs, "cn1", next)).isTrue();
+            assertThat(EpochClaims.claim(epochs, EpochClaims.epochKey("cn1", next), token)).isTrue();
+            return next;
+        }, logged::add);
+        assertThat(epoch).isEqualTo(1); // computed from the split side's empty map: the cluster had given it
+        epochs.put(ScytheNode.SLOTS, 1L);
+        epochs.put(ScytheNode.SLOTS + ":cn1", 1L);
+        assertThat(EpochClaims.claim(epochs, EpochClaims.slotKey(1), token)).isTrue();
+        epochs.put("cn2", 3L); // cn2 restarted twice on this side
+        epochs.put("cn3", 1L);
+        epochs.put(EpochClaims.epochKey("cn3", 1), 11L); // this side's cn3.e1
+        assertThat(logged).isEmpty(); // the lock was never lost: MapLockStep sees nothing wrong
+
+        merge(splitOff, big);
+        assertThat(within30s(() -> splitOff.getCluster().getMembers().size() == 2
+            && Long.valueOf(11).equals(bigEpochs.get(EpochClaims.epochKey("cn3", 1))))).isTrue();
+        // The higher value stays: counters never go down, and of two claims one stands.
+        assertThat(bigEpochs.get("cn2")).isEqualTo(3);
+        assertThat(bigEpochs.get("cn1")).isEqualTo(7);
+        assertThat(bigEpochs.get(EpochClaims.slotKey(1))).isEqualTo(9);
+        assertThat(EpochClaims.conflict(splitOff.getMap(ScytheNode.EPOCHS), "cn1", epoch, 1, token))
+            .isEqualTo("the cluster has given cn1 epoch 7, above its epoch 1: its epoch was taken on one side of a "
+                + "split (the other side had given it), or a later incarnation started");
+        assertThat(within30s(() -> bigLost.size() >= 2)).isTrue();
+        assertThat(bigLost).containsExactlyInAnyOrder(
+            "cnX: another incarnation holds slot 1 (both sides of a split handed it out; the other's claim won at the "
+                + "merge)",
+            "cn3: another incarnation holds cn3.e1 (both sides of a split handed it out; the other's claim won at the "
+                + "merge)");
+        assertThat(EpochClaims.conflict(bigEpochs, "cn3", 1, 2, 3L)).contains("another incarnation holds cn3.e1");
+        assertThat(EpochClaims.conflict(bigEpochs, "cn3", 1, 2, 11L)).isNull(); // the winner keeps it
     }
 
     @Test

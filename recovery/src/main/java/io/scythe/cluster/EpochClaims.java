@@ -1,0 +1,139 @@
+package io.scythe.cluster;
+
+import com.hazelcast.core.EntryEvent;
+import com.hazelcast.map.IMap;
+import com.hazelcast.map.listener.EntryMergedListener;
+import com.hazelcast.map.listener.EntryUpdatedListener;
+
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
+
+/**
+ * A CN incarnation's claims on its epoch and its slot in {@code scythe.epochs}, and how it learns that a split gave
+ * either to another incarnation too (issue 23 section 3).
+ * <p>
+ * A start whose whole epoch step runs on one side of a Hazelcast split, lock and unlock included, is not caught by
+ * {@link MapLockStep}: its side's map may be empty (its partitions were on the other side), so it hands out an epoch
+ * (or a slot) the other side already gave, and two incarnations then share a fabric identity or a transaction-id
+ * prefix. Each incarnation therefore draws a random token and claims {@code claim:<node>.e<epoch>} and
+ * {@code claim:slot:<slot>} with it. At the merge {@link HigherValueMergePolicy} keeps, of two values for one key, the
+ * higher: the counters never go back down, and of two claims exactly one stands, on every member alike. The
+ * incarnation whose claim lost, or whose node's epoch counter now stands above its own epoch (the other side had
+ * already given it), finds so ({@link #conflict}, {@link #watch}) and leaves: a failed start, or a lost lease once
+ * started, and a new start takes a fresh epoch from the merged map.
+ * <p>
+ * Why detect rather than prevent: taking an epoch only while the member sees a quorum or the configured members would
+ * not close it. A minority side of a split can still see a memory node and several members, {@code isClusterSafe} is
+ * true on a side of one member (it owns every partition), and waiting for the configured members stalls every start
+ * of a cluster still forming. The claims close it whatever the sides were: the loser is found at the merge, on
+ * whichever side it ran. What the loser did meanwhile is what a split CN does today: its lease is already lost on a
+ * side without the memory nodes, and one fenced by them is recovered.
+ */
+final class EpochClaims {
+
+    private static final String CLAIM = "claim:";
+
+    private EpochClaims() {
+    }
+
+    /** A fresh incarnation's token: random, positive, never 0 (a missing claim). */
+    static long newToken() {
+        return ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+    }
+
+    /** The key of {@code node}'s epoch {@code epoch}'s claim. */
+    static String epochKey(final String node, final long epoch) {
+        return CLAIM + node + ".e" + epoch;
+    }
+
+    /** The key of slot {@code slot}'s claim. */
+    static String slotKey(final long slot) {
+        return CLAIM + "slot:" + slot;
+    }
+
+    /** Claims {@code key} for {@code token} unless another incarnation holds it: true when it is now its. */
+    static boolean claim(final IMap<String, Long> epochs, final String key, final long token) {
+        final Long had = epochs.putIfAbsent(key, token);
+        return had == null || had == token;
+    }
+
+    /**
+     * Why the incarnation of {@code node} with {@code epoch}, {@code slot} and {@code token} shares its epoch or slot
+     * with another (read from {@code epochs}, the merged map), or {@code null} when it does not.
+     */
+    static String conflict(final IMap<String, Long> epochs, final String node, final long epoch, final long slot,
+                           final long token) {
+        final Long last = epochs.get(node);
+        if (last != null && last > epoch) {
+            return epochTaken(node, epoch, last);
+        }
+        final Long epochClaim = epochs.get(epochKey(node, epoch));
+        if (epochClaim != null && epochClaim != token) {
+            return claimLost(node + ".e" + epoch);
+        }
+        final Long mySlot = epochs.get(ScytheNode.SLOTS + ":" + node);
+        if (mySlot != null && mySlot != slot) {
+            return "the cluster gives " + node + " slot " + mySlot + ", not its slot " + slot
+                + " (taken on one side of a split)";
+        }
+        final Long slotClaim = epochs.get(slotKey(slot));
+        if (slotClaim != null && slotClaim != token) {
+            return claimLost("slot " + slot);
+        }
+        return null;
+    }
+
+    private static String epochTaken(final String node, final long epoch, final long last) {
+        return "the cluster has given " + node + " epoch " + last + ", above its epoch " + epoch
+            + ": its epoch was taken on one side of a split (the other side had given it), or a later incarnation "
+            + "started";
+    }
+
+    private static String claimLost(final String what) {
+        return "another incarnation holds " + what + " (both sides of a split handed it out; the other's claim won "
+            + "at the merge)";
+    }
+
+    /**
+     * Watches this incarnation's keys in {@code epochs} (its node's counter, its epoch's and slot's claims): a merge or
+     * update that shows a conflict ({@link #conflict}) calls {@code lost} with why. Returns the registrations.
+     */
+    static List<UUID> watch(final IMap<String, Long> epochs, final String node, final long epoch, final long slot,
+                            final long token, final Consumer<String> lost) {
+        final String epochKey = epochKey(node, epoch);
+        final String slotKey = slotKey(slot);
+        final Watcher watcher = event -> {
+            final Long value = event.getValue();
+            if (value == null) {
+                return;
+            }
+            if (event.getKey().equals(node) && value > epoch) {
+                lost.accept(epochTaken(node, epoch, value));
+            } else if (event.getKey().equals(epochKey) && value != token) {
+                lost.accept(claimLost(node + ".e" + epoch));
+            } else if (event.getKey().equals(slotKey) && value != token) {
+                lost.accept(claimLost("slot " + slot));
+            }
+        };
+        return List.of(epochs.addEntryListener(watcher, node, true), epochs.addEntryListener(watcher, epochKey, true),
+            epochs.addEntryListener(watcher, slotKey, true));
+    }
+
+    /** One callback for the updates and merges of the watched keys. */
+    @FunctionalInterface
+    private interface Watcher extends EntryUpdatedListener<String, Long>, EntryMergedListener<String, Long> {
+        void changed(EntryEvent<String, Long> event);
+
+        @Override
+        default void entryUpdated(final EntryEvent<String, Long> event) {
+            changed(event);
+        }
+
+        @Override
+        default void entryMerged(final EntryEvent<String, Long> event) {
+            changed(event);
+        }
+    }
+}
