@@ -180,6 +180,13 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
         }
     }
 
+    static final class OnAborts extends Names {
+        OnAborts() {
+            super(java.util.Arrays.stream(io.scythe.txn.OnAbort.values()).map(io.scythe.txn.OnAbort::label)
+                .toArray(String[]::new));
+        }
+    }
+
     static final class Lookups extends Names {
         Lookups() {
             super("rpc", "onesided");
