@@ -221,10 +221,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Accepts(names = OptionChecks.OnAborts.class)
     @Option(names = "--on-abort", defaultValue = "retry", paramLabel = "retry|new",
-        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] What a client does when its transaction aborts, "
-            + "the same for every protocol: retry it (same keys) until it commits, latency from its first attempt to "
-            + "the commit, as Scythe's paper measured; or new: count the abort and draw a new transaction, latency per "
-            + "attempt, as FORD's worker does (default: ${DEFAULT-VALUE}).")
+        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] " + OptionChecks.ON_ABORT_HELP)
     String onAbort;
 
     @Accepts(min = "1")

@@ -146,10 +146,7 @@ public final class SimCommand implements Callable<Integer> {
 
     @Accepts(names = OptionChecks.OnAborts.class)
     @Option(names = "--on-abort", defaultValue = "retry", paramLabel = "retry|new",
-        description = "What a client does when its transaction aborts, the same for every protocol: retry it (same keys)"
-            + " until it commits, latency from its first attempt to the commit, as Scythe's paper measured; or new: "
-            + "count the abort and draw a new transaction, latency per attempt, as FORD's worker does (default: "
-            + "${DEFAULT-VALUE}).")
+        description = OptionChecks.ON_ABORT_HELP)
     String onAbort;
 
     @Accepts(min = "2")
@@ -892,7 +889,8 @@ public final class SimCommand implements Callable<Integer> {
                     : tsoWorkload ? new TsoSim.Spec(protocol) : spec(zipfTheta);
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
-                    .maxAttempts(maxAttempts).onAbort(io.scythe.txn.OnAbort.named(onAbort)).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
+                    .maxAttempts(maxAttempts).onAbort(io.scythe.txn.OnAbort.named(onAbort))
+                    .durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
                     .drainNs(drain.toNanos()).drainMaxNs(Math.max(drain.toNanos(), drainMax.toNanos()))
                     .costModel(model).faults(faults).tsoProxies(tsoProxies).tsoGroupPerComputeNode(tsoGroupPerCn())
                     .clocks(clocks)
