@@ -215,8 +215,14 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Accepts(min = "1")
     @Option(names = "--max-attempts", defaultValue = "1000",
-        description = "Attempts per transaction before the coordinator gives up (default: ${DEFAULT-VALUE}).")
+        description = "Attempts per transaction before the coordinator gives up, with --on-abort retry (default: "
+            + "${DEFAULT-VALUE}).")
     int maxAttempts;
+
+    @Accepts(names = OptionChecks.OnAborts.class)
+    @Option(names = "--on-abort", defaultValue = "retry", paramLabel = "retry|new",
+        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] " + OptionChecks.ON_ABORT_HELP)
+    String onAbort;
 
     @Accepts(min = "1")
     @Option(names = "--locks", defaultValue = "1000",
@@ -372,6 +378,7 @@ public final class BenchCommand implements Callable<Integer> {
                 report = new io.scythe.bench.micro.OltpWorkload(new io.scythe.bench.micro.OltpWorkload.Options(
                     protocols, clients, memoryNodes, maxAttempts, costModel("cx5"), duration.toMillis(),
                     warmup.toMillis(), seed, history), oltpSpec(), System.out)
+                    .onAbort(io.scythe.txn.OnAbort.named(onAbort))
                     .redoLog(onOff("--redo-log", redoLog)).replicas(replicas(replicas, memoryNodes))
                     .lookup(SimCommand.lookupMode(lookup).label())
                     .computeNodes(cns).routing(io.scythe.routing.RoutingMode.named(routing)).shards(shards)

@@ -180,6 +180,19 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
         }
     }
 
+    /** {@code --on-abort}'s help, the same in {@code scythe sim} and {@code scythe bench}. */
+    static final String ON_ABORT_HELP = "What a client does when its transaction aborts, the same for every protocol: "
+        + "retry it (same keys) until it commits, latency from its first attempt to the commit, as Scythe's paper "
+        + "measured; or new: count the abort and draw a new transaction, latency per attempt, as FORD's worker does "
+        + "(default: ${DEFAULT-VALUE}).";
+
+    static final class OnAborts extends Names {
+        OnAborts() {
+            super(java.util.Arrays.stream(io.scythe.txn.OnAbort.values()).map(io.scythe.txn.OnAbort::label)
+                .toArray(String[]::new));
+        }
+    }
+
     static final class Lookups extends Names {
         Lookups() {
             super("rpc", "onesided");

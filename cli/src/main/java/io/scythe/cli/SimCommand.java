@@ -140,9 +140,14 @@ public final class SimCommand implements Callable<Integer> {
 
     @Accepts(min = "1")
     @Option(names = "--max-attempts", defaultValue = "1000",
-        description = "Attempts per transaction before the coordinator gives up (default: ${DEFAULT-VALUE}); ford-occ's "
-            + "clients make one and draw a new transaction, as FORD's worker does.")
+        description = "Attempts per transaction before the coordinator gives up, with --on-abort retry (default: "
+            + "${DEFAULT-VALUE}).")
     int maxAttempts;
+
+    @Accepts(names = OptionChecks.OnAborts.class)
+    @Option(names = "--on-abort", defaultValue = "retry", paramLabel = "retry|new",
+        description = OptionChecks.ON_ABORT_HELP)
+    String onAbort;
 
     @Accepts(min = "2")
     @Option(names = "--accounts", defaultValue = "100000", description = "SmallBank customers (default: "
@@ -618,7 +623,7 @@ public final class SimCommand implements Callable<Integer> {
      * {@code --explore} (before, each was dropped silently, so a user believed they explored a configuration they had
      * not, e.g. {@code --accounts 50000}). Every other option is either carried into each seed and its replay line
      * ({@link #exploreOptions}: the topology, --duration, --jitter, --reclaim-every, --replicas, --lookup,
-     * --redo-log, --colocate, --routing and its shards, --tso-group, --tso-proxies, --max-attempts, --drain,
+     * --redo-log, --colocate, --routing and its shards, --tso-group, --tso-proxies, --max-attempts, --on-abort, --drain,
      * --drain-max, --watermarks, the faults), picks what is explored (--workload, --protocols, --seed, --crashes) or
      * is always on there (--check-history; --blink-txn with the blink workload: its keys a transaction; the blink
      * workload carries none of the others: {@link #BLINK_EXPLORE_TAKES}); the clocks,
@@ -730,6 +735,7 @@ public final class SimCommand implements Callable<Integer> {
         if (given.hasMatchedOption("--max-attempts")) {
             o.maxAttempts(maxAttempts);
         }
+        o.onAbort(io.scythe.txn.OnAbort.named(onAbort));
         if (given.hasMatchedOption("--drain")) {
             o.drainNs(drain.toNanos());
         }
@@ -883,7 +889,8 @@ public final class SimCommand implements Callable<Integer> {
                     : tsoWorkload ? new TsoSim.Spec(protocol) : spec(zipfTheta);
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
-                    .maxAttempts(maxAttempts).durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
+                    .maxAttempts(maxAttempts).onAbort(io.scythe.txn.OnAbort.named(onAbort))
+                    .durationNs(duration.toNanos()).warmupNs(warmup.toNanos()).seed(seed)
                     .drainNs(drain.toNanos()).drainMaxNs(Math.max(drain.toNanos(), drainMax.toNanos()))
                     .costModel(model).faults(faults).tsoProxies(tsoProxies).tsoGroupPerComputeNode(tsoGroupPerCn())
                     .clocks(clocks)

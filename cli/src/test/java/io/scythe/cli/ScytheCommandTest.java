@@ -124,6 +124,10 @@ class ScytheCommandTest {
         final StringWriter err6 = new StringWriter();
         assertThat(run(new StringWriter(), err6, "bench", "--workload", "smallbank", "--lookup", "x")).isEqualTo(2);
         assertThat(err6.toString()).contains("--lookup x: accepts one of rpc, onesided");
+        final StringWriter err6b = new StringWriter();
+        assertThat(run(new StringWriter(), err6b, "bench", "--workload", "smallbank", "--on-abort", "again"))
+            .isEqualTo(2);
+        assertThat(err6b.toString()).contains("--on-abort again: accepts one of retry, new").doesNotContain("\tat ");
         final StringWriter err7 = new StringWriter();
         assertThat(run(new StringWriter(), err7, "bench", "--workload", "lock", "--cns", "2")).isEqualTo(2);
         assertThat(err7.toString()).contains("--cns runs transactions on several compute nodes");

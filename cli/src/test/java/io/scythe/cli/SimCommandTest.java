@@ -247,6 +247,9 @@ class SimCommandTest {
         final StringWriter err9 = new StringWriter();
         assertThat(run(new StringWriter(), err9, "sim", "--lookup", "rdma")).isEqualTo(2);
         assertThat(err9.toString()).contains("--lookup rdma: accepts one of rpc, onesided").doesNotContain("\tat ");
+        final StringWriter err9b = new StringWriter();
+        assertThat(run(new StringWriter(), err9b, "sim", "--on-abort", "redraw")).isEqualTo(2);
+        assertThat(err9b.toString()).contains("--on-abort redraw: accepts one of retry, new").doesNotContain("\tat ");
         final StringWriter err10 = new StringWriter();
         assertThat(run(new StringWriter(), err10, "sim", "--workload", "lock", "--replicas", "1")).isEqualTo(2);
         assertThat(err10.toString()).contains("--replicas, --lookup and --redo-log apply to transactions");

@@ -129,10 +129,10 @@ import java.util.TreeSet;
  *   10-20 % ahead; every model that collapses Table 1's hot word collapses those too (SmallBank scythe/ford-occ:
  *   conflict hold 600 ns 0.80x, 2 us 3.7x, 4 us 4.9x, 8 us 5.8x, 18 us 7.1x; {@value #PROFILE_CX5_QUEUE} 9.5x). Our
  *   FORD sent its hottest lock word more CASes than Table 1's 8 threads send theirs (it retried an aborted
- *   transaction on the same keys, up to --max-attempts; the real FORD does not retry, shared/papers/peers.md, and
- *   since issue 22's fordcollapse neither does ford-occ in the simulator: FordModule#FORD_OCC; the figures above are
- *   from before); with one attempt ford-occ falls from 1.50 M (cx5-pcie) to 0.47 M txn/s (cx5) and 0.18 M
- *   (cx5-queue with 2.5 us per queued CAS). Fig. 7's P99 (112 us) fits no NIC model: with a 25 us hold the hottest lock alone (13 % of 64
+ *   transaction on the same keys, up to --max-attempts, as every protocol does under the harness's default
+ *   {@code --on-abort retry}, the rule Scythe's paper measured; FORD's own worker does not retry, shared/papers/peers.md,
+ *   and {@code --on-abort new} runs that); with one attempt ({@code new}) ford-occ falls from 1.52 M (cx5-pcie) to
+ *   0.46 M txn/s (cx5) and 0.18 M (cx5-queue with 2.5 us per queued CAS); README's issue-22 section has both rules. Fig. 7's P99 (112 us) fits no NIC model: with a 25 us hold the hottest lock alone (13 % of 64
  *   threads' requests) queues milliseconds.</li>
  *   <li>So the measured points do not admit one NIC model: Table 1's Zipf row wants a hot-word collapse, Fig. 27 and
  *   §5.2 want none. {@value #PROFILE_CX5} stays the default (it fits Table 1's throughputs with one constant);

@@ -235,6 +235,7 @@ public final class Explorer {
             // What the command line may carry into the seeds besides the topology (each only when not the default,
             // which the CLI's default is too): SimCommand#exploreOptions.
             + (o.maxAttempts() != DEFAULTS.maxAttempts() ? " --max-attempts " + o.maxAttempts() : "")
+            + (o.onAbort() != DEFAULTS.onAbort() ? " --on-abort " + o.onAbort().label() : "")
             + (o.drainNs() != DEFAULTS.drainNs() ? " --drain " + micros(o.drainNs()) : "")
             + (o.drainMaxNs() != Math.max(SimOptions.DEFAULT_DRAIN_MAX_NS, o.drainNs()) ? " --drain-max "
             + micros(o.drainMaxNs()) : "")

@@ -24,6 +24,7 @@ public final class SimOptions {
     private int clientsPerComputeNode = 8;
     private int memoryNodes = 2;
     private int maxAttempts = 1000;
+    private io.scythe.txn.OnAbort onAbort = io.scythe.txn.OnAbort.RETRY;
     private long durationNs = 1_000_000;
     private long warmupNs = 0;
     private long drainNs = 50_000_000;
@@ -269,7 +270,7 @@ public final class SimOptions {
     private JsonObject toJsonSplit() {
         return new JsonObject().put("protocol", protocol).put("cns", computeNodes)
             .put("loops_per_cn", loopsPerComputeNode).put("clients_per_cn", clientsPerComputeNode)
-            .put("memory_nodes", memoryNodes).put("max_attempts", maxAttempts)
+            .put("memory_nodes", memoryNodes).put("max_attempts", maxAttempts).put("on_abort", onAbort.label())
             .put("duration_virtual_ns", durationNs).put("warmup_virtual_ns", warmupNs).put("seed", seed)
             .put("cost_model", costModel.toJson())
             .put("cpu_ns", new JsonObject().put("cn_poll", cnPollNs).put("cn_work", cnWorkNs)
@@ -333,6 +334,19 @@ public final class SimOptions {
 
     public SimOptions maxAttempts(final int maxAttempts) {
         this.maxAttempts = maxAttempts;
+        return this;
+    }
+
+    /**
+     * What a client does when its transaction's attempt aborts, the same for every protocol: retry it until it commits
+     * (default; latency from the first attempt to the commit) or draw a new one (one attempt; latency per attempt).
+     */
+    public io.scythe.txn.OnAbort onAbort() {
+        return onAbort;
+    }
+
+    public SimOptions onAbort(final io.scythe.txn.OnAbort onAbort) {
+        this.onAbort = java.util.Objects.requireNonNull(onAbort, "onAbort");
         return this;
     }
 

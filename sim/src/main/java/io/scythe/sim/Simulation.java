@@ -719,9 +719,9 @@ public final class Simulation {
             runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
             runtimes.add(runtime);
             loopSetUp.startLoop(l, runtime, loop);
-            // A protocol whose own benchmark worker draws a new transaction after an abort (FORD's) gets one attempt.
+            // The harness's rule for an aborted attempt, one for every protocol (OnAbort): retry, or one attempt.
             final Coordinator coordinator = new Coordinator(runtime, protocol,
-                protocol.retriesAbortedTransactions() ? options.maxAttempts() : 1);
+                options.onAbort().attempts(options.maxAttempts()));
             if (restart == null) {
                 coordinators.add(coordinator);
             }

@@ -7,8 +7,8 @@ package io.scythe.sim;
 public record TxnRecord(int client, long sequence, String type, Kind kind, long result, long commitTs, int attempts,
                         long latencyNs, long beganNs, long finishedNs) {
     /**
-     * GAVE_UP: aborted --max-attempts times (once where the protocol retries none: {@code
-     * Protocol#retriesAbortedTransactions}); OUTCOME_UNKNOWN: committed or in doubt when its loop gave up; NOT_SERVED:
+     * GAVE_UP: aborted --max-attempts times (once with {@code --on-abort new}: {@link io.scythe.txn.OnAbort});
+     * OUTCOME_UNKNOWN: committed or in doubt when its loop gave up; NOT_SERVED:
      * not committed by a loop that gave up; VERB_FAILED: aborted by an injected verb failure, nothing committed.
      */
     public enum Kind { COMMITTED, ROLLED_BACK, GAVE_UP, ERROR, OUTCOME_UNKNOWN, NOT_SERVED, VERB_FAILED }

@@ -71,9 +71,8 @@ class SeedSweepTest extends SimVertxTest {
             optionsOf, new PrintStream(printed, true));
         System.out.print(printed);
         assertThat(failures).isEmpty();
-        // The checker saw the histories: a contended run commits several transactions per seed (3 where the clients
-        // retry no aborted transaction: ford-occ, as FORD's worker, committed 3.9 per seed on CHURN, 4.0 on TPC-C).
-        final long perSeed = io.scythe.txn.spi.ProtocolRegistry.protocol(protocol).retriesAbortedTransactions() ? 5 : 3;
+        // The checker saw the histories: a contended run commits several transactions per seed.
+        final long perSeed = 5;
         final java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) checked for serializability")
             .matcher(printed.toString());
         assertThat(m.find()).isTrue();

@@ -16,24 +16,6 @@ class SimulationTest extends SimVertxTest {
         assertThat(r.run().toJson().getLong("committed")).isGreaterThan(100);
     }
 
-    /**
-     * FORD's worker draws a new transaction after an abort (FordModule#FORD_OCC): every ford-occ transaction that aborts
-     * is given up after its one attempt, on a hot bank where scythe's clients, which retry, commit after several.
-     */
-    @org.junit.jupiter.api.Test
-    void shouldGiveUpEveryAbortedFordTransactionAfterOneAttempt() throws Exception {
-        final io.vertx.core.json.JsonObject ford = new Simulation(new SimOptions().protocol("ford-occ")
-            .clientsPerComputeNode(16).durationNs(1_000_000).seed(7), new SmallBankSpec(1000, 0.99, "scythe"))
-            .run(vertx).run().toJson();
-        final io.vertx.core.json.JsonObject scythe = new Simulation(new SimOptions().protocol("scythe")
-            .clientsPerComputeNode(16).durationNs(1_000_000).seed(7), new SmallBankSpec(1000, 0.99, "scythe"))
-            .run(vertx).run().toJson();
-        assertThat(ford.getDouble("attempts_per_commit")).isEqualTo(1.0);
-        final long userAborts = ford.getJsonObject("aborts_by_reason").getLong("user", 0L);
-        assertThat(ford.getLong("gave_up")).isPositive().isEqualTo(ford.getLong("aborted") - userAborts);
-        assertThat(scythe.getDouble("attempts_per_commit")).isGreaterThan(1.0);
-    }
-
     @ParameterizedTest
     @ValueSource(strings = {"takeout", "cas-lock"})
     void shouldRunTheLockMicroBenchmarkInVirtualTimeAndFreeEveryLock(final String lock) throws Exception {

@@ -23,16 +23,6 @@ public interface Protocol {
     }
 
     /**
-     * Whether a client of this protocol retries a transaction whose attempt aborted, on the same keys (the
-     * {@link Coordinator}'s retries, up to a driver's limit). True by default. A benchmark driver (the simulator)
-     * gives up on the first abort of a protocol that answers false and draws the client's next transaction, as that
-     * protocol's own benchmark worker does: FORD's ({@code ford-occ}).
-     */
-    default boolean retriesAbortedTransactions() {
-        return true;
-    }
-
-    /**
      * This protocol configured by {@code options}, the part of a {@code --protocols} name after its first {@code :}
      * (e.g. {@code rcc-nowait:primitive=rpc}); its name is then the whole name. Default: it takes none.
      *
@@ -70,11 +60,6 @@ public interface Protocol {
 
     /** A protocol named {@code name} whose attempts {@code begin} makes, with no hint. */
     static Protocol of(final String name, final BiFunction<TxnRuntime, Boolean, Txn> begin) {
-        return of(name, begin, true);
-    }
-
-    /** The same, whose clients retry an aborted transaction or not ({@link #retriesAbortedTransactions()}). */
-    static Protocol of(final String name, final BiFunction<TxnRuntime, Boolean, Txn> begin, final boolean retries) {
         return new Protocol() {
             @Override
             public String name() {
@@ -84,11 +69,6 @@ public interface Protocol {
             @Override
             public Txn begin(final TxnRuntime runtime, final boolean hint) {
                 return begin.apply(runtime, hint);
-            }
-
-            @Override
-            public boolean retriesAbortedTransactions() {
-                return retries;
             }
 
             @Override

@@ -73,6 +73,7 @@ public final class OltpWorkload {
     private PrintStream out;
     private ProgressLine progress;
     private boolean redoLog = true;
+    private io.scythe.txn.OnAbort onAbort = io.scythe.txn.OnAbort.RETRY;
     private List<Integer> computeNodes = List.of(1);
     private RoutingMode routing = RoutingMode.SHARD;
     private int shards = ShardMap.DEFAULT_SHARDS;
@@ -133,6 +134,15 @@ public final class OltpWorkload {
     private String lookup = "rpc";
 
     /** Whether commits write a redo record first (the default; off measures its cost). */
+    /**
+     * What a client does when its transaction's attempt aborts, the same for every protocol ({@link
+     * io.scythe.txn.OnAbort}): retry it up to {@code maxAttempts} (default; latency to commit) or draw a new one.
+     */
+    public OltpWorkload onAbort(final io.scythe.txn.OnAbort rule) {
+        this.onAbort = java.util.Objects.requireNonNull(rule, "rule");
+        return this;
+    }
+
     public OltpWorkload redoLog(final boolean on) {
         this.redoLog = on;
         return this;
@@ -240,7 +250,7 @@ public final class OltpWorkload {
         io.scythe.bridge.BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
             .await(30, java.util.concurrent.TimeUnit.SECONDS);
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
-            .put("protocol", protocol.name()).put("maxAttempts", options.maxAttempts())
+            .put("protocol", protocol.name()).put("maxAttempts", onAbort.attempts(options.maxAttempts()))
             .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive)
             .put("redoLog", redoLog).put("computeNodes", cns).put("shards", shards).put("replicas", replicas)
             .put("lookup", lookup);
@@ -301,7 +311,7 @@ public final class OltpWorkload {
             final java.util.concurrent.atomic.AtomicReference<Throwable> firstError =
                 new java.util.concurrent.atomic.AtomicReference<>();
             final Settled.Tally tally = new Settled.Tally(measuring, delta, typeStats, errors, firstError,
-                this::isOutcome, options.maxAttempts());
+                this::isOutcome, onAbort.attempts(options.maxAttempts()));
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final OltpSpec.Drawn drawn = spec.draw(random);
@@ -416,7 +426,7 @@ public final class OltpWorkload {
                 .put("first_error", firstError.get() == null ? null : errorLine(firstError.get()))
                 .put("conserved", new JsonObject().put("quantity", spec.quantity()).put("initial", initial)
                     .put("final", finalSum).put("committed_delta", delta.sum()).put("ok", conservedOk))
-                .put("locks_left_held", held).put("redo_log", redoLog)
+                .put("locks_left_held", held).put("redo_log", redoLog).put("on_abort", onAbort.label())
                 .put("replicas", replicas).put("lookup", lookup).put("replica_differences", replicaDifferences.size())
                 .put("cns", cns).put("committed_by_cn", byCn).put("rerouted", rerouted)
                 .put("shard_map_epoch", cluster.shardMap().epoch())

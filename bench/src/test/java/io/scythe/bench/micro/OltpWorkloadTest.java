@@ -49,7 +49,25 @@ class OltpWorkloadTest {
             assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(printed.toString()).isTrue();
             assertThat(run.getJsonObject("conserved").getLong("committed_delta")).isPositive();
             assertThat(run.getLong("locks_left_held")).isZero();
+            // --on-abort retry (default), for every protocol: aborted attempts are retried until they commit.
+            assertThat(run.getString("on_abort")).isEqualTo("retry");
+            assertThat(run.getDouble("attempts_per_commit")).as(run.getString("protocol")).isGreaterThan(1.0);
+            assertThat(run.getLong("gave_up")).isZero();
         }
+    }
+
+    @Test
+    void shouldDrawANewTransactionAfterAnAbortUnderOnAbortNew() throws Exception {
+        final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        final JsonObject run = new OltpWorkload(new OltpWorkload.Options(List.of("scythe"), List.of(16), 2, 100_000,
+            CostModel.cx5(), 500, 100, 3), new YcsbSpec(200, 0.99, 4, 0.7), new PrintStream(printed))
+            .onAbort(io.scythe.txn.OnAbort.NEW).run().toJson().getJsonArray("runs").getJsonObject(0);
+        assertThat(run.getString("on_abort")).isEqualTo("new");
+        // One attempt per transaction: every commit took one, and an abort was given up, never run again.
+        assertThat(run.getDouble("attempts_per_commit")).as(run.encode()).isEqualTo(1.0);
+        assertThat(run.getLong("gave_up")).as(run.encode()).isPositive();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).as(printed.toString()).isTrue();
+        assertThat(run.getLong("locks_left_held")).isZero();
     }
 
     @Test

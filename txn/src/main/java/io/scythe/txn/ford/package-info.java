@@ -20,8 +20,8 @@
  * <p><b>Memory-node service</b>: none running; recovery's step (after the dead node's inserts are abandoned) scans
  * the objects and frees the CAS words whose owner carries the dead node's id prefix ({@link
  * io.scythe.txn.ford.CasWords}, counted as {@code casWords}). No abort reasons or stages of its own; retries take no
- * hint. <b>Retries</b>: none in a benchmark driver (the simulator): an aborted ford-occ transaction is given up and
- * the client draws its next one, as FORD's worker does ({@link io.scythe.txn.ford.FordModule#FORD_OCC}). FaRM's
- * module keeps the coordinator's retries. <b>Probe</b>: an object is held while its CAS word is not 0.
+ * hint. <b>Retries</b>: the harness's rule, the same for every protocol
+ * ({@link io.scythe.txn.OnAbort}: by default the coordinator's retries, as Scythe's paper measured; with
+ * {@code --on-abort new} one attempt and a new transaction, as FORD's worker does). <b>Probe</b>: an object is held while its CAS word is not 0.
  */
 package io.scythe.txn.ford;

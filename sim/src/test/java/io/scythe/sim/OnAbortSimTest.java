@@ -1,0 +1,37 @@
+package io.scythe.sim;
+
+import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.txn.OnAbort;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The harness's rule for aborted transactions (--on-abort) is the same for every protocol, FORD's included. */
+class OnAbortSimTest extends SimVertxTest {
+    private List<TxnRecord> run(final String protocol, final OnAbort rule) throws Exception {
+        final List<TxnRecord> records = new ArrayList<>();
+        final SimOptions options = new SimOptions().protocol(protocol).loopsPerComputeNode(2)
+            .clientsPerComputeNode(8).durationNs(300_000).seed(7).onAbort(rule);
+        assertThat(options.toJson().getString("on_abort")).isEqualTo(rule.label());
+        new Simulation(options, new SmallBankSpec(50, 0.99, "scythe")).listener(records::add).run(vertx);
+        return records;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"scythe", "ford-occ"})
+    void shouldRetryTheSameTransactionOnlyUnderRetry(final String protocol) throws Exception {
+        final List<TxnRecord> retried = run(protocol, OnAbort.RETRY);
+        // Retry: an aborted attempt is run again (the same transaction, its keys) until it commits.
+        assertThat(retried).anyMatch(t -> t.kind() == TxnRecord.Kind.COMMITTED && t.attempts() > 1);
+        assertThat(retried).noneMatch(t -> t.kind() == TxnRecord.Kind.GAVE_UP);
+        final List<TxnRecord> fresh = run(protocol, OnAbort.NEW);
+        // New: one attempt each; an abort is reported as given up and the client draws its next transaction.
+        assertThat(fresh).allMatch(t -> t.attempts() <= 1);
+        assertThat(fresh).anyMatch(t -> t.kind() == TxnRecord.Kind.GAVE_UP);
+        assertThat(fresh).anyMatch(t -> t.kind() == TxnRecord.Kind.COMMITTED);
+    }
+}
