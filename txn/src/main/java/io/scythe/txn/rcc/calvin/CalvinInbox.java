@@ -79,7 +79,7 @@ final class CalvinInbox implements Bridge.Poller {
         this.names = names;
         this.self = self;
         this.nodes = names.size();
-        this.slotsBase = align(8L * nodes, 64);
+        this.slotsBase = slotsBase(nodes);
         peers.handle(DESCRIBE, this::onDescribe);
         this.consumed = new long[nodes];
         this.sent = new long[nodes];
@@ -150,14 +150,8 @@ final class CalvinInbox implements Bridge.Poller {
             }
             final Outgoing m = queued[to].poll();
             final long seq = ++sent[to];
-            final int body = 4 + m.payload().capacity();
-            final int notifyAt = align(4 + body, 8);
-            final UnsafeBuffer slot = new UnsafeBuffer(new byte[notifyAt + 8]);
-            slot.putInt(0, body);
-            slot.putInt(4, m.type());
-            slot.putBytes(8, m.payload(), 0, m.payload().capacity());
-            slot.putLong(notifyAt, seq);
-            final long offset = slotsBase + ((long) self * SLOTS + (seq - 1) % SLOTS) * SLOT_BYTES;
+            final UnsafeBuffer slot = frame(seq, m.type(), m.payload());
+            final long offset = slotOffset(slotsBase, self, seq);
             writes++;
             inFlight++;
             remote(to).compose(r -> peers.write(r, offset, slot, 0, slot.capacity())).onComplete(ar -> {
@@ -279,33 +273,95 @@ final class CalvinInbox implements Bridge.Poller {
     public int poll(final long nowNs) {
         int work = 0;
         for (int from = 0; from < nodes; from++) {
-            if (from == self) {
-                continue;
-            }
-            for (;;) {
-                final long seq = consumed[from] + 1;
-                final int at = (int) (slotsBase + ((long) from * SLOTS + (seq - 1) % SLOTS) * SLOT_BYTES);
-                final int body = memory.getIntVolatile(at);
-                if (body < 4 || body > SLOT_BYTES - FRAMING + 4) {
-                    break; // nothing there yet (or the length not landed)
-                }
-                final int notifyAt = at + align(4 + body, 8);
-                if (memory.getLongVolatile(notifyAt) != seq) {
-                    break; // the notify word has not landed
-                }
-                final int type = memory.getInt(at + 4);
-                final UnsafeBuffer payload = new UnsafeBuffer(new byte[body - 4]);
-                memory.getBytes(at + 8, payload, 0, body - 4);
-                memory.putLong(notifyAt, 0);
-                memory.putIntVolatile(at, 0);
-                consumed[from] = seq;
-                memory.putLongVolatile(8 * from, seq); // the sender READs it before it reuses a slot
-                received++;
-                work++;
-                handler.onMessage(from, type, new CalvinWire.In(payload, 0, payload.capacity()));
+            if (from != self) {
+                work += consume(memory, slotsBase, from, consumed, handler);
             }
         }
+        received += work;
         return work;
+    }
+
+    /**
+     * Restart (issue 18, step 3; not wired yet: {@code JOIN} is not built): polls {@code from}'s ring dry, its old
+     * incarnation's late words dropped undelivered (fenced by then), and answers how many of {@code from}'s messages
+     * this node consumed in all; the new incarnation's numbers go on from there ({@link #continueAt}).
+     */
+    long drainDead(final int from) {
+        if (memory != null) {
+            consume(memory, slotsBase, from, consumed, null);
+        }
+        return consumed[from];
+    }
+
+    /**
+     * Restart (issue 18, step 3; not wired yet): this node is a new incarnation, and {@code to} consumed {@code count}
+     * of its old incarnation's messages ({@link #drainDead} there): its next message to {@code to} is number
+     * {@code count + 1}, in the slot after the old one's last, so {@code to}'s ring reads on as if nobody had died.
+     */
+    void continueAt(final int to, final long count) {
+        if (sent[to] != 0) {
+            throw new IllegalStateException("CALVIN node " + self + " already sent " + sent[to] + " messages to "
+                + names.get(to) + ": too late to continue its old incarnation's ring at " + count);
+        }
+        sent[to] = count;
+        knownConsumed[to] = count;
+    }
+
+    // ------------------------------------------------------------------------------------------------ the ring
+
+    /** Where message number {@code seq} from {@code from} goes in a receiver's region. */
+    static long slotOffset(final long slotsBase, final int from, final long seq) {
+        return slotsBase + ((long) from * SLOTS + (seq - 1) % SLOTS) * SLOT_BYTES;
+    }
+
+    /** The one WRITE of message number {@code seq}: length, type, payload, padding to 8, notify word last. */
+    static UnsafeBuffer frame(final long seq, final int type, final DirectBuffer payload) {
+        final int body = 4 + payload.capacity();
+        final int notifyAt = align(4 + body, 8);
+        final UnsafeBuffer slot = new UnsafeBuffer(new byte[notifyAt + 8]);
+        slot.putInt(0, body);
+        slot.putInt(4, type);
+        slot.putBytes(8, payload, 0, payload.capacity());
+        slot.putLong(notifyAt, seq);
+        return slot;
+    }
+
+    /**
+     * Consumes {@code from}'s complete messages in {@code memory}, in order from number {@code consumed[from] + 1}:
+     * each one's length and notify words cleared, the count published in the region's first words (the sender READs
+     * it before it reuses a slot), then given to {@code sink} ({@code null}: dropped). Answers how many it consumed.
+     */
+    static int consume(final AtomicBuffer memory, final long slotsBase, final int from, final long[] consumed,
+                       final Handler sink) {
+        int work = 0;
+        for (;;) {
+            final long seq = consumed[from] + 1;
+            final int at = (int) slotOffset(slotsBase, from, seq);
+            final int body = memory.getIntVolatile(at);
+            if (body < 4 || body > SLOT_BYTES - FRAMING + 4) {
+                return work; // nothing there yet (or the length not landed)
+            }
+            final int notifyAt = at + align(4 + body, 8);
+            if (memory.getLongVolatile(notifyAt) != seq) {
+                return work; // the notify word has not landed
+            }
+            final int type = memory.getInt(at + 4);
+            final UnsafeBuffer payload = new UnsafeBuffer(new byte[body - 4]);
+            memory.getBytes(at + 8, payload, 0, body - 4);
+            memory.putLong(notifyAt, 0);
+            memory.putIntVolatile(at, 0);
+            consumed[from] = seq;
+            memory.putLongVolatile(8 * from, seq); // the sender READs it before it reuses a slot
+            work++;
+            if (sink != null) {
+                sink.onMessage(from, type, new CalvinWire.In(payload, 0, payload.capacity()));
+            }
+        }
+    }
+
+    /** Bytes before the first slot of a region for {@code nodes} senders: their consumed counts, aligned. */
+    static long slotsBase(final int nodes) {
+        return align(8L * nodes, 64);
     }
 
     /**

@@ -231,7 +231,8 @@
  *       incarnation's stopped: before answering {@code JOIN}, {@code i} polls {@code d}'s ring dry (dropping the
  *       old incarnation's late words, fenced by then) and answers its consumed count too, from which the joiner's
  *       sequence numbers go on; the RPC form's calls carry the incarnation in the caller's name. The inboxes are
- *       described again both ways ({@code DESCRIBE}).</li>
+ *       described again both ways ({@code DESCRIBE}). (Ring part built, not wired: {@code CalvinInbox#drainDead},
+ *       {@code CalvinInbox#continueAt}; tested on plain memory by {@code CalvinInboxRingTest}.)</li>
  *   <li>Its input log: a new region (the old one stays for the survivors that read it), published under {@code d}
  *       again once the join is over; the low-water mark counts {@code d} from its floors on
  *       ({@link io.scythe.txn.rcc.calvin.Epochs#lowWater}).</li>
