@@ -562,6 +562,11 @@ public final class SimCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
                 }
                 refuseWhatTheSeedsWouldIgnore(given);
+                if ("blink".equalsIgnoreCase(workload) && !"local".equalsIgnoreCase(routing)) {
+                    // each seed would fail on it (the tree runs operations, not routed transactions): refused once
+                    throw new IllegalArgumentException("--explore --workload blink runs local routing: the tree's "
+                        + "operations are not routed transactions (--routing " + routing + ")");
+                }
                 final List<String> explored = "blink".equalsIgnoreCase(workload)
                     ? io.scythe.sim.TreeSim.explored(protocols, crashes) : protocols;
                 final int blinkOps = blinkTxn > 0 ? blinkTxn : io.scythe.sim.TreeSim.EXPLORED_OPS;

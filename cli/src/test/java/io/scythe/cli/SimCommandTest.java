@@ -188,6 +188,10 @@ class SimCommandTest {
             "--protocols", "selcc-2pl", "--records", "50", "--blink-txn", "2")).isEqualTo(2);
         assertThat(errBlinkSeeds.toString()).contains("it does not take --records (it fixes each explored "
             + "workload's size").doesNotContain("--blink-txn").doesNotContain("\tat ");
+        final StringWriter errBlinkRouted = new StringWriter(); // refused once, not a failed seed each
+        assertThat(run(new StringWriter(), errBlinkRouted, "sim", "--explore", "2", "--workload", "blink",
+            "--protocols", "selcc-2pl", "--routing", "shard")).isEqualTo(2);
+        assertThat(errBlinkRouted.toString()).contains("--explore --workload blink runs local routing");
         final StringWriter errTo = new StringWriter();
         assertThat(run(new StringWriter(), errTo, "sim", "--workload", "blink", "--protocols", "selcc-to",
             "--blink-txn", "4")).isEqualTo(2);

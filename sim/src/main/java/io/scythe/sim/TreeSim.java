@@ -342,6 +342,14 @@ public final class TreeSim {
      * the run's invariants and its ledger's serial replay ({@link Ledger#check}), a crash's commits in doubt judged
      * all or nothing ({@link Ledger#crashes}). Its outcome carries no history (the ledger checks it instead).
      */
+    /**
+     * The command that replays a blink seed: {@link Explorer#replayCommand} without its {@code --check-history}, which
+     * a blink run refuses (its ledger checks it instead; before, every blink replay line was refused).
+     */
+    static String replayCommand(final String cliArgs, final SimOptions o) {
+        return Explorer.replayCommand(cliArgs, o).replace(" --check-history", "");
+    }
+
     public static Explorer.Outcome check(final io.vertx.core.Vertx vertx, final SimOptions o, final int ops) {
         if (ops < 1) {
             throw new IllegalArgumentException("--blink-txn " + ops + ": a transaction needs at least one operation");
@@ -365,7 +373,7 @@ public final class TreeSim {
             reasons.add("the run failed: " + e);
         }
         final Explorer.Failure failure = reasons.isEmpty() ? null : new Explorer.Failure(o.protocol(), o.seed(),
-            String.join("; ", reasons), Explorer.replayCommand(replayed, o), null);
+            String.join("; ", reasons), replayCommand(replayed, o), null);
         return new Explorer.Outcome(failure, ledger.committed(), null, run);
     }
 

@@ -323,6 +323,13 @@ class BLinkTreeSimTest extends SimVertxTest {
         // counts commit splits without a crash.
     }
 
+    /** A blink seed's replay line is one a blink run takes: no --check-history (a blink run refuses it). */
+    @org.junit.jupiter.api.Test
+    void shouldReplayABlinkSeedWithoutTheHistoryCheck() {
+        assertThat(TreeSim.replayCommand(TreeSim.EXPLORED, Explorer.options("selcc-2pl", 7)))
+            .startsWith("scythe sim --workload blink").contains("--seed 7").doesNotContain("--check-history");
+    }
+
     /**
      * Issue 21: a crash inside a commit that splits a leaf under selcc-2pl. Full leaves (fill 1.0) make the commits
      * split; CN 1 dies at 280 us between its commit's redo record and its write-through (stage after-redo, one record
