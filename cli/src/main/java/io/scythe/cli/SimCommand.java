@@ -567,15 +567,17 @@ public final class SimCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--explore " + explore + " must be at least 1");
                 }
                 refuseWhatTheSeedsWouldIgnore(given);
-                if ("blink".equalsIgnoreCase(workload)) {
-                    final int failed = io.scythe.sim.TreeSim.explore(vertx, protocols, seed, explore, crashes,
-                        blinkTxn > 0 ? blinkTxn : io.scythe.sim.TreeSim.EXPLORED_OPS, System.out);
-                    System.out.println(failed == 0 ? "no failing seed" : failed + " failing seeds");
-                    return failed == 0 ? 0 : 1;
+                if ("blink".equalsIgnoreCase(workload) && !"local".equalsIgnoreCase(routing)) {
+                    // each seed would fail on it (the tree runs operations, not routed transactions): refused once
+                    throw new IllegalArgumentException("--explore --workload blink runs local routing: the tree's "
+                        + "operations are not routed transactions (--routing " + routing + ")");
                 }
+                final List<String> explored = "blink".equalsIgnoreCase(workload)
+                    ? io.scythe.sim.TreeSim.explored(protocols, crashes) : protocols;
+                final int blinkOps = blinkTxn > 0 ? blinkTxn : io.scythe.sim.TreeSim.EXPLORED_OPS;
                 final List<Explorer.Workload> workloads = new java.util.ArrayList<>();
                 if ("all".equalsIgnoreCase(workload)) {
-                    workloads.addAll(List.of(Explorer.Workload.values()));
+                    workloads.addAll(Explorer.Workload.swept()); // blink is explored only by name
                 } else {
                     final Explorer.Workload w = Explorer.Workload.named(workload);
                     if (w == null) {
@@ -586,8 +588,10 @@ public final class SimCommand implements Callable<Integer> {
                 }
                 final List<Explorer.Failure> failures = new java.util.ArrayList<>();
                 for (final Explorer.Workload w : workloads) {
-                    failures.addAll(Explorer.explore(vertx, w, protocols, seed, explore,
-                        (p, s) -> exploreOptions(w, p, s), System.out));
+                    failures.addAll(Explorer.explore(vertx, w, explored, seed, explore,
+                        (p, s) -> exploreOptions(w, p, s), w == Explorer.Workload.BLINK
+                            ? o -> io.scythe.sim.TreeSim.check(vertx, o, blinkOps)
+                            : o -> Explorer.check(vertx, w, o), System.out));
                 }
                 System.out.println(failures.isEmpty() ? "no failing seed" : failures.size() + " failing seeds");
                 return failures.isEmpty() ? 0 : 1;
@@ -625,8 +629,7 @@ public final class SimCommand implements Callable<Integer> {
      * ({@link #exploreOptions}: the topology, --duration, --jitter, --reclaim-every, --replicas, --lookup,
      * --redo-log, --colocate, --routing and its shards, --tso-group, --tso-proxies, --max-attempts, --on-abort, --drain,
      * --drain-max, --watermarks, the faults), picks what is explored (--workload, --protocols, --seed, --crashes) or
-     * is always on there (--check-history; --blink-txn with the blink workload: its keys a transaction; the blink
-     * workload carries none of the others: {@link #BLINK_EXPLORE_TAKES}); the clocks,
+     * is always on there (--check-history; --blink-txn with the blink workload: its keys a transaction); the clocks,
      * --timeline, --crash-at and --crash-restart-after are refused
      * on their own in {@link #call}.
      */
@@ -643,31 +646,15 @@ public final class SimCommand implements Callable<Integer> {
             + "own", List.of("--crash-recover")));
 
     /**
-     * The options {@code --explore --workload blink} reads ({@code TreeSim#explore} builds its seeds' options itself,
-     * not through {@link #exploreOptions}): every other one given is refused by name (issue 21 review: before, the
-     * topology, --duration, --jitter, the faults and --redo-log were dropped silently).
-     */
-    private static final java.util.Set<String> BLINK_EXPLORE_TAKES = java.util.Set.of("--explore", "--workload",
-        "--protocols", "--seed", "--crashes", "--blink-txn", "--check-history");
-
-    /**
      * Refuses, in one line naming them, the options given with {@code --explore} that its seeds would not run with
      * ({@link #IGNORED_BY_EXPLORE}), a list of --clients (a seed runs one), and --crash-detect without a crash to
      * detect (--crashes or --crash-mn).
      */
     private void refuseWhatTheSeedsWouldIgnore(final picocli.CommandLine.ParseResult given) {
         final List<String> parts = new java.util.ArrayList<>();
-        if ("blink".equalsIgnoreCase(workload)) {
-            final List<String> named = given.matchedOptions().stream().map(o -> o.longestName())
-                .filter(o -> !BLINK_EXPLORE_TAKES.contains(o)).distinct().toList();
-            if (!named.isEmpty()) {
-                parts.add(String.join(", ", named) + " (the blink explorer runs its own seeds: 2 CNs of 2 loops and 3 "
-                    + "clients, 2 MNs, 300 us, 2 us jitter; it carries none of them)");
-            }
-        }
         for (final java.util.Map.Entry<String, List<String>> reason : IGNORED_BY_EXPLORE) {
             final List<String> named = reason.getValue().stream().filter(given::hasMatchedOption)
-                // the blink explorer runs --blink-txn N keys a transaction (TreeSim#explore)
+                // the blink explorer runs --blink-txn N keys a transaction (TreeSim#check)
                 .filter(o -> !(o.equals("--blink-txn") && "blink".equalsIgnoreCase(workload))).toList();
             if (!named.isEmpty()) {
                 parts.add(String.join(", ", named) + " (" + reason.getKey() + ")");

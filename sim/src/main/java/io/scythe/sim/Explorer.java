@@ -40,7 +40,12 @@ public final class Explorer {
         /** 2 counters updated, deleted and inserted blind. */
         CHURN("--workload churn --keys 1"),
         /** 1 warehouse, 30 customers per district, 100 items: NewOrder inserts, Delivery deletes, on few rows. */
-        TPCC("--workload tpcc --warehouses 1 --customers 30 --items 100 --theta " + THETA);
+        TPCC("--workload tpcc --warehouses 1 --customers 30 --items 100 --theta " + THETA),
+        /**
+         * Transactions through SELCC's B-link tree ({@link TreeSim#EXPLORED}), checked by the ledger's serial replay
+         * ({@link TreeSim#check}) instead of the history checker; not in {@link #swept} (the sweeps' seeds stay).
+         */
+        BLINK(TreeSim.EXPLORED);
 
         private final String cliArgs;
 
@@ -48,9 +53,17 @@ public final class Explorer {
             this.cliArgs = cliArgs;
         }
 
+        /** The workloads {@code --workload all} and the seed sweeps run: all but {@link #BLINK}. */
+        public static List<Workload> swept() {
+            return List.of(SMALLBANK, PHANTOM, CHURN, TPCC);
+        }
+
         /** A fresh spec of this workload (specs keep per-run state, e.g. TPC-C's history keys). */
         public OltpSpec spec(final long seed) {
             switch (this) {
+                case BLINK:
+                    throw new IllegalStateException("the blink workload's spec is sized by its run's memory nodes: "
+                        + "TreeSim#check builds it");
                 case SMALLBANK:
                     return new SmallBankSpec(ACCOUNTS, THETA, MIX);
                 case PHANTOM:
@@ -128,6 +141,9 @@ public final class Explorer {
      */
     public static SimOptions lengthened(final Workload workload, final SimOptions o) {
         final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(o.protocol());
+        if (workload == Workload.BLINK) { // 2 CNs of 3 clients, 300 us: the tree's seeds as they were (TreeSim)
+            return o.computeNodes(2).clientsPerComputeNode(3).durationNs(300_000);
+        }
         final int scale = workload != Workload.TPCC || module == null ? 1
             : module.explorerTpccRunScale(io.scythe.txn.spi.ProtocolRegistry.protocol(o.protocol()));
         return scale == 1 ? o : o.durationNs(o.durationNs() * scale);
@@ -291,6 +307,20 @@ public final class Explorer {
                                         final long firstSeed, final int seeds,
                                         final BiFunction<String, Long, SimOptions> optionsOf, final PrintStream out)
         throws Exception {
+        return explore(vertx, workload, protocols, firstSeed, seeds, optionsOf, o -> check(vertx, workload, o), out);
+    }
+
+    /** How one seed's run is checked (normally {@link #check(Vertx, Workload, SimOptions)}). */
+    @FunctionalInterface
+    public interface SeedCheck {
+        Outcome check(SimOptions o) throws Exception;
+    }
+
+    /** As above, each seed checked by {@code checkSeed} (the blink workload's with its {@code --blink-txn}). */
+    public static List<Failure> explore(final Vertx vertx, final Workload workload, final List<String> protocols,
+                                        final long firstSeed, final int seeds,
+                                        final BiFunction<String, Long, SimOptions> optionsOf,
+                                        final SeedCheck checkSeed, final PrintStream out) throws Exception {
         final List<Failure> failures = new ArrayList<>();
         for (final String protocol : protocols) {
             int failed = 0;
@@ -302,7 +332,7 @@ public final class Explorer {
             long committedByRecovery = 0;
             final Map<String, Integer> brokenNotJudged = new TreeMap<>();
             for (long seed = firstSeed; seed < firstSeed + seeds; seed++) {
-                final Outcome o = check(vertx, workload, optionsOf.apply(protocol, seed));
+                final Outcome o = checkSeed.check(optionsOf.apply(protocol, seed));
                 committed += o.committed();
                 gaveUp += o.gaveUp() ? 1 : 0;
                 final JsonObject crash = o.run() == null ? null : o.run().getJsonObject("sim").getJsonObject("crash");
@@ -341,8 +371,11 @@ public final class Explorer {
                     failed++;
                 }
             }
-            out.printf("%-10s %-9s %d seeds, %d failed, %d transactions committed, %d checked for serializability%s%s%n",
-                protocol, workload.name().toLowerCase(java.util.Locale.ROOT), seeds, failed, committed, checked,
+            out.printf("%-10s %-9s %d seeds, %d failed, %d transactions committed, %s%s%s%n",
+                protocol, workload.name().toLowerCase(java.util.Locale.ROOT), seeds, failed, committed,
+                workload == Workload.BLINK ? "checked by a serial replay in commit order" + (crashesByStage.isEmpty()
+                    ? "" : " (a crash's commits in doubt each judged all or nothing)")
+                    : checked + " checked for serializability",
                 seedsByAnomaly.isEmpty() ? "" : "; seeds with " + seedsByAnomaly.toString().replace("=", ": "),
                 gaveUp == 0 ? "" : "; " + gaveUp + " seeds gave a loop up (its node stopped serving)");
             if (!brokenNotJudged.isEmpty()) {
@@ -367,6 +400,9 @@ public final class Explorer {
 
     /** One seed of {@code workload}, with every invariant and the serializability checker on. */
     public static Outcome check(final Vertx vertx, final Workload workload, final SimOptions o) throws Exception {
+        if (workload == Workload.BLINK) {
+            return TreeSim.check(vertx, o, TreeSim.EXPLORED_OPS);
+        }
         return check(vertx, workload, o, null);
     }
 

@@ -322,75 +322,59 @@ public final class TreeSim {
     public static final int EXPLORED_OPS = 4;
 
     /**
-     * The seed explorer on transactions through the tree ({@link #EXPLORED}; 2 CNs of 2 loops and 3 clients, 2 MNs,
-     * 300 us, 2 us jitter): each seed's run invariants and its ledger's serial replay ({@link Ledger#check}); the
-     * failing seeds with their replay commands. Returns how many failed.
+     * The protocols {@code --explore --workload blink} runs: {@code protocols}, or when the command line named none
+     * (the default list) the tree's ({@link #TRANSACTIONAL}, {@link #CRASH_SAFE} with {@code crashes}); refused
+     * clearly when they cannot run transactions through the tree or survive its crash.
      */
-    public static int explore(final io.vertx.core.Vertx vertx, final List<String> protocols, final long firstSeed,
-                              final int seeds, final java.io.PrintStream out) throws Exception {
-        return explore(vertx, protocols, firstSeed, seeds, false, EXPLORED_OPS, out);
-    }
-
-    /**
-     * As above; with {@code crashes} each seed also crashes one compute node at a time drawn from the seed and
-     * recovers it ({@link Explorer#crash}; commits logged), its commits in doubt judged all or nothing
-     * ({@link Ledger#crashes}). Only {@code selcc-2pl}: SEL's tree does not survive a crash ({@link #CRASH_SAFE}).
-     * Each transaction takes {@code ops} keys ({@code --blink-txn}; {@link #EXPLORED_OPS} in {@link #EXPLORED}).
-     */
-    public static int explore(final io.vertx.core.Vertx vertx, final List<String> protocols, final long firstSeed,
-                              final int seeds, final boolean crashes, final int ops, final java.io.PrintStream out)
-        throws Exception {
-        if (ops < 1) {
-            throw new IllegalArgumentException("--blink-txn " + ops + ": a transaction needs at least one operation");
-        }
-        final String replayed = EXPLORED.replace("--blink-txn " + EXPLORED_OPS, "--blink-txn " + ops);
+    public static List<String> explored(final List<String> protocols, final boolean crashes) {
         final List<String> explored = protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))
             ? crashes ? CRASH_SAFE : TRANSACTIONAL : protocols;
         checkTransactional(explored);
         if (crashes) {
             checkCrashSafe(explored);
         }
-        int failures = 0;
-        for (final String protocol : explored) {
-            int failed = 0;
-            long committed = 0;
-            long inDoubt = 0;
-            for (long seed = firstSeed; seed < firstSeed + seeds; seed++) {
-                final SimOptions o = Explorer.options(protocol, seed).computeNodes(2).clientsPerComputeNode(3)
-                    .durationNs(300_000);
-                if (crashes) {
-                    Explorer.crash(o.redoLog(true));
-                }
-                final Spec spec = Spec.sized(100, 136, o.memoryNodes());
-                final Ledger ledger = new Ledger();
-                ledger.crashes = crashes;
-                final List<String> reasons = new ArrayList<>();
-                try {
-                    final SimResult r = new Simulation(o, spec).operation(transactions(spec, kind(protocol), 0.3,
-                        0.9, ops, ledger)).run(vertx);
-                    r.run().toJson().getJsonObject("sim").getJsonArray("violations")
-                        .forEach(v -> reasons.add((String) v));
-                    if (!r.invariantsOk() && reasons.isEmpty()) {
-                        reasons.add("invariants broken: " + r.run().toJson().encode());
-                    }
-                    reasons.addAll(ledger.check(spec));
-                } catch (final Exception e) {
-                    reasons.add("the run failed: " + e);
-                }
-                committed += ledger.committed();
-                inDoubt += ledger.inDoubt();
-                if (!reasons.isEmpty()) {
-                    failed++;
-                    out.println("FAILED " + protocol + " seed " + seed + ": " + String.join("; ", reasons));
-                    out.println("  replay: " + Explorer.replayCommand(replayed, o));
-                }
-            }
-            out.printf("%-10s %-9s %d seeds, %d failed, %d transactions committed, checked by a serial replay in "
-                + "commit order%s%n", protocol, "blink", seeds, failed, committed, crashes ? " (" + inDoubt
-                + " of them the dead nodes' in doubt at the crash, each judged all or nothing)" : "");
-            failures += failed;
+        return explored;
+    }
+
+    /**
+     * One explorer seed of transactions through the tree ({@link #EXPLORED}, {@code ops} keys a transaction) under
+     * {@code o} (the explorer's options of {@link Explorer.Workload#BLINK}, with whatever the command line changed):
+     * the run's invariants and its ledger's serial replay ({@link Ledger#check}), a crash's commits in doubt judged
+     * all or nothing ({@link Ledger#crashes}). Its outcome carries no history (the ledger checks it instead).
+     */
+    /**
+     * The command that replays a blink seed: {@link Explorer#replayCommand} without its {@code --check-history}, which
+     * a blink run refuses (its ledger checks it instead; before, every blink replay line was refused).
+     */
+    static String replayCommand(final String cliArgs, final SimOptions o) {
+        return Explorer.replayCommand(cliArgs, o).replace(" --check-history", "");
+    }
+
+    public static Explorer.Outcome check(final io.vertx.core.Vertx vertx, final SimOptions o, final int ops) {
+        if (ops < 1) {
+            throw new IllegalArgumentException("--blink-txn " + ops + ": a transaction needs at least one operation");
         }
-        return failures;
+        final String replayed = EXPLORED.replace("--blink-txn " + EXPLORED_OPS, "--blink-txn " + ops);
+        final Spec spec = Spec.sized(100, 136, o.memoryNodes());
+        final Ledger ledger = new Ledger();
+        ledger.crashes = o.faults().crashCn() != Faults.NO_CRASH;
+        final List<String> reasons = new ArrayList<>();
+        JsonObject run = null;
+        try {
+            final SimResult r = new Simulation(o, spec).operation(transactions(spec, kind(o.protocol()), 0.3, 0.9,
+                ops, ledger)).run(vertx);
+            run = r.run().toJson();
+            run.getJsonObject("sim").getJsonArray("violations").forEach(v -> reasons.add((String) v));
+            if (!r.invariantsOk() && reasons.isEmpty()) {
+                reasons.add("invariants broken: " + run.encode());
+            }
+            reasons.addAll(ledger.check(spec));
+        } catch (final Exception e) {
+            reasons.add("the run failed: " + e);
+        }
+        final Explorer.Failure failure = reasons.isEmpty() ? null : new Explorer.Failure(o.protocol(), o.seed(),
+            String.join("; ", reasons), replayCommand(replayed, o), null);
+        return new Explorer.Outcome(failure, ledger.committed(), null, run);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.scythe.sim;
 
 import io.scythe.txn.selcc.BLinkTree;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -320,6 +321,67 @@ class BLinkTreeSimTest extends SimVertxTest {
         // alone gave the tree its levels, so the old height check could not fail). Full leaves (fill 1.0) make
         // commits split but lose the 215 us commit in doubt; shouldCommitTransactionsThroughTheTreeInASerialOrder
         // counts commit splits without a crash.
+    }
+
+    /** A blink seed's replay line is one a blink run takes: no --check-history (a blink run refuses it). */
+    @org.junit.jupiter.api.Test
+    void shouldReplayABlinkSeedWithoutTheHistoryCheck() {
+        assertThat(TreeSim.replayCommand(TreeSim.EXPLORED, Explorer.options("selcc-2pl", 7)))
+            .startsWith("scythe sim --workload blink").contains("--seed 7").doesNotContain("--check-history");
+    }
+
+    /**
+     * Issue 21: a crash inside a commit that splits a leaf under selcc-2pl. Full leaves (fill 1.0) make the commits
+     * split; CN 1 dies at 280 us between its commit's redo record and its write-through (stage after-redo, one record
+     * unfinished, that commit in doubt: its record holds 6 lines, more than its 4 keys' leaves, so fresh split lines;
+     * 3 were written through, recovery rolls the other 3 forward), and at 290 us after its commits split three leaves (their new lines written)
+     * but before any of their separators is posted. The survivor's recovery rolls the record forward or drops it
+     * whole, and a split's new leaf is reachable through its left sibling's link (B-link) without the separator: the
+     * serial replay holds (every acknowledged commit whole, the one in doubt all or nothing), the tree's order, links
+     * and height checks hold and no latch is left. Passed at once: the redo record of every line a commit writes
+     * (the split's new line among them, BLinkTree.Txn's commit) and the write-through before the separator's post
+     * make it hold.
+     */
+    @ParameterizedTest(name = "crash of CN 1 at {0} us: stage {1}, {2} in doubt, its splits {3}, posted {4}")
+    @CsvSource({"280, after-redo, 1, 0, 0, 3, 3", "290, executing, 0, 3, 0, 0, 6"})
+    void shouldKeepTheTreeWhenAComputeNodeDiesInASplittingCommit(final long crashAtUs, final String stage,
+                                                                  final long inDoubt, final long deadSplits,
+                                                                  final long deadPosted, final int rolled,
+                                                                  final int done) throws Exception {
+        final TreeSim.Spec spec = new TreeSim.Spec(100, 136, 4096, 1.0); // full leaves: a commit's insert splits
+        final TreeSim.Ledger ledger = new TreeSim.Ledger();
+        ledger.crashes = true;
+        final Simulation.Operation txns = TreeSim.transactions(spec, "selcc", 0.3, 0.9, 4, ledger);
+        final Map<BLinkTree, String> trees = new IdentityHashMap<>();
+        final Simulation.Operation op = (runtime, random) -> {
+            trees.put(TreeSim.tree(runtime, "selcc"), runtime.peerLoops().peers().node());
+            return txns.run(runtime, random);
+        };
+        final SimOptions options = new SimOptions().protocol("selcc-2pl").computeNodes(2).loopsPerComputeNode(2)
+            .clientsPerComputeNode(3).memoryNodes(2).durationNs(400_000).seed(1).redoLog(true);
+        options.faults().jitterNs(2_000).crash(1, crashAtUs * 1000).recover(true, Faults.DEFAULT_DETECT_NS);
+        final SimResult result = new Simulation(options, spec).operation(op).run(vertx);
+        final JsonObject crash = result.run().toJson().getJsonObject("sim").getJsonObject("crash");
+        assertThat(ledger.check(spec)).as("the serial replay (in-doubt commits all or nothing), invariants, latches")
+            .isEmpty();
+        final TreeSim.Walk walk = spec.walk();
+        assertThat(walk.violations).as("B-link order, links and height").isEmpty();
+        assertThat(walk.latchesHeld()).as("latch words left set").isZero();
+        assertThat(crash.getJsonObject("recovery").getJsonObject("at_crash").getString("stage"))
+            .as("what the dead node was doing").isEqualTo(stage);
+        assertThat(ledger.inDoubt()).as("its commits in doubt").isEqualTo(inDoubt);
+        final JsonObject report = crash.getJsonObject("recovery").getJsonObject("report");
+        assertThat(List.of(report.getInteger("applied"), report.getInteger("already_done")))
+            .as("its record's lines rolled forward, found written through").containsExactly(rolled, done);
+        final long[] dead = new long[2];
+        trees.forEach((tree, node) -> {
+            if (node.endsWith("cn1")) {
+                dead[0] += tree.commitSplits();
+                dead[1] += tree.commitSeparatorsPosted();
+            }
+        });
+        assertThat(dead).as("the dead node's commit splits and separators posted").containsExactly(deadSplits,
+            deadPosted);
     }
 
     /**

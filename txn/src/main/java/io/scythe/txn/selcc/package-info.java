@@ -230,9 +230,13 @@
  * release without waiting, so a split's two WRITEs to two memory nodes are not ordered: {@code scythe sim
  * --crash-cn} refuses blink on {@code sel-2pl}; (b) reclamation of a dead node's allocated but unlinked lines: they
  * leak, at most each dead loop's unused chunk ({@code GclAllocator#CHUNK}, 32 lines), its free list, and one line per
- * split in flight; (c) the crash explorer runs the blink workload's transactions only ("B-link transactions" below;
- * the single operations in single runs: {@code scythe sim --workload blink --protocols selcc-2pl --crash-cn 1
- * --crash-at T --crash-recover --redo-log}); (d) cluster nodes never run the tree. Cost: one WRITE round trip per tree
+ * split in flight; (c) the crash explorer ({@code --explore --crashes --workload blink}, an explorer workload that
+ * takes the explorer's options: {@code --cns}, {@code --duration}, the faults) runs the blink workload's transactions
+ * only ("B-link transactions" below): its check is the ledger's serial replay of commits, and a single operation has
+ * no commit point to replay against. Single operations need no redo record to stay consistent (each writes one line
+ * through at a time, a split's new node before the link, (2) and (3)); they are checked in single runs ({@code scythe
+ * sim --workload blink --protocols selcc-2pl --crash-cn 1 --crash-at T --crash-recover --redo-log},
+ * {@code BLinkTreeSimTest#shouldKeepTheTreeWhenAComputeNodeDiesMidRun}), not by the explorer; (d) cluster nodes never run the tree. Cost: one WRITE round trip per tree
  * write in recoverable runs only (the Fig. 17 runs keep lazy release).
  * <br><b>B-link transactions</b> (issue 21; {@link io.scythe.txn.selcc.BLinkTree.Txn#commit}). A commit writes several
  * lines (its leaves, and the fresh lines of their splits), each written through by its own doorbell: a node dying
