@@ -106,7 +106,7 @@ class PlantedBugTest extends SimVertxTest {
     void shouldExploreSnapshotIsolationsUnvalidatedReadsOnTheExplorersSmallBank() throws Exception {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
         final List<Explorer.Failure> failures = Explorer.explore(vertx, Explorer.Workload.SMALLBANK,
-            List.of("lotus-si", "lotus"), 1, SI_SEEDS, (p, s) -> Explorer.options(p, s).computeNodes(3)
+            List.of("lotus-si"), 1, SI_SEEDS, (p, s) -> Explorer.options(p, s).computeNodes(3)
                 .clientsPerComputeNode(2), new PrintStream(printed, true));
         assertThat(failures).as(printed.toString()).isEmpty();
         final java.util.regex.Matcher m = java.util.regex.Pattern.compile("lotus-si +smallbank judged by snapshot "
@@ -114,8 +114,7 @@ class PlantedBugTest extends SimVertxTest {
             .toString());
         assertThat(m.find()).as(printed.toString()).isTrue();
         assertThat(Long.parseLong(m.group(1))).isPositive();
-        // The serializable protocols' seeds are those they ran before: the Scythe mix, no line for them.
-        assertThat(printed.toString()).doesNotContainPattern("(?m)^lotus +smallbank judged");
+        // The serializable protocols' seeds are those they ran before: the Scythe mix, no snapshot reader.
         final Explorer.Outcome sr = Explorer.check(vertx, Explorer.Workload.SMALLBANK, Explorer.options("lotus", 1));
         assertThat(sr.snapshotReaders()).isZero();
         assertThat(sr.failure()).isNull();
