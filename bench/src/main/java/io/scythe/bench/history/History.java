@@ -86,6 +86,26 @@ public final class History {
         return txnIds[t];
     }
 
+    /**
+     * How many committed (not in-doubt) transactions write a key and read another they do not write: under snapshot
+     * isolation, the reads that no lock and no validation cover (e.g. SmallBank's WriteCheck reading savings), so a
+     * sweep can tell that it explored them.
+     */
+    public int writersReadingUnwritten() {
+        int count = 0;
+        for (int t = 0; t < transactions; t++) {
+            boolean writes = false;
+            boolean readsOnly = false;
+            for (int a = firstAccess[t]; a < firstAccess[t + 1]; a++) {
+                final boolean w = (accessFlags[a] & HistoryFormat.WRITE) != 0;
+                writes |= w;
+                readsOnly |= !w && (accessFlags[a] & HistoryFormat.READ) != 0;
+            }
+            count += writes && readsOnly && !inDoubt[t] ? 1 : 0;
+        }
+        return count;
+    }
+
     /** Builds a history one transaction at a time: {@link #txn}, then its reads and writes. */
     public static final class Builder {
         private final boolean ordered;

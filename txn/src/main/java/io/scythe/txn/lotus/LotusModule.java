@@ -21,6 +21,25 @@ public final class LotusModule implements ProtocolModule {
     /** The same under snapshot isolation: no read locks for data it only reads (lotus.md §2.5). */
     public static final Protocol LOTUS_SI = versioned("lotus-si", true);
 
+    /** A bug lotus-si can be made to run, on purpose, by a test ({@link #plant}). */
+    public enum PlantedBug {
+        NONE,
+        /**
+         * A lock-free read at T_start reads the oldest version the CVT keeps below T_start, not the newest: a stale
+         * snapshot, as a stale version-table cache entry would give (a commit before T_start missed).
+         */
+        STALE_SNAPSHOT
+    }
+
+    /**
+     * A test hook: lotus-si transactions begun from now on run {@code bug} (NONE: none). The explorer must catch them
+     * (PlantedBugTest); a test plants one and plants NONE in a finally block. Static, as the simulator finds Lotus's
+     * compute-node set-up, table formats and module by the protocol's registered name.
+     */
+    public static void plant(final PlantedBug bug) {
+        LotusTxn.planted = java.util.Objects.requireNonNull(bug);
+    }
+
     /**
      * Lotus on its memory-node store: each object slot gets room for the CVT and {@link Cvt#DEFAULT_VERSIONS}
      * full-record versions ({@link Cvt}).

@@ -87,9 +87,13 @@ final class LotusTxn extends OneSidedTxn {
     /** Settlements posted by this attempt's reads: an abort releases its locks only after they are done. */
     private final List<Future<Void>> settling = new ArrayList<>();
 
+    /** The planted bug lotus-si runs ({@link LotusModule#plant}): tests only. */
+    static volatile LotusModule.PlantedBug planted = LotusModule.PlantedBug.NONE;
+
     LotusTxn(final TxnRuntime runtime, final boolean snapshotIsolation) {
         super(runtime);
         this.si = snapshotIsolation;
+        this.bug = snapshotIsolation ? planted : LotusModule.PlantedBug.NONE;
         this.loop = runtime.extensionOrNull(LotusNode.LOOP);
         if (loop == null) {
             throw new IllegalStateException("lotus runs only where its compute nodes have CN-to-CN messaging and "
@@ -105,6 +109,8 @@ final class LotusTxn extends OneSidedTxn {
     private final long begun;
     /** SI: reads of data it does not write take no read lock (lotus.md §2.5); SR: they take read locks. */
     private final boolean si;
+    /** The bug planted in this attempt ({@link LotusModule#plant}; SI only): NONE but in tests. */
+    private final LotusModule.PlantedBug bug;
     /** Declared read-only ({@link #declareReadOnly}): every read lock-free at T_start, no commit step. */
     private boolean readOnly;
     /**
@@ -314,7 +320,8 @@ final class LotusTxn extends OneSidedTxn {
             if (pick.cell() == Cvt.NONE) {
                 return Future.failedFuture(refusedRead(a, "no version below T_start " + ts));
             }
-            final int cell = pick.cell();
+            final int cell = !locked && bug == LotusModule.PlantedBug.STALE_SNAPSHOT ? oldestBelow(a.image, at, ts)
+                : pick.cell();
             final int record = (int) Cvt.address(a.image, at, cell);
             final int bytes = Cvt.recordBytes(maxValue);
             return ch.read(a.address() + record, a.rkey(), a.image, record, bytes).compose(w -> {
@@ -334,6 +341,19 @@ final class LotusTxn extends OneSidedTxn {
                 return Future.succeededFuture(a);
             });
         }));
+    }
+
+    /** The planted bug's pick ({@link LotusModule.PlantedBug#STALE_SNAPSHOT}): the oldest visible version below ts. */
+    private static int oldestBelow(final DirectBuffer cvt, final int at, final long ts) {
+        int oldest = Cvt.NONE;
+        for (int i = 0; i < Cvt.versions(cvt, at); i++) {
+            final long v = Cvt.version(cvt, at, i);
+            if (Cvt.valid(cvt, at, i) && v != Cvt.INVISIBLE && Long.compareUnsigned(v, ts) < 0
+                && (oldest == Cvt.NONE || v < Cvt.version(cvt, at, oldest))) {
+                oldest = i;
+            }
+        }
+        return oldest;
     }
 
     /**
