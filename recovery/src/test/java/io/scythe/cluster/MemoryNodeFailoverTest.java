@@ -288,24 +288,37 @@ class MemoryNodeFailoverTest {
                 return null; // every other CN drained
             }
         };
+        final java.util.concurrent.atomic.AtomicInteger polls = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.function.BooleanSupplier counted = () -> polls.incrementAndGet() < 0; // never stopped
         final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
         try {
-            vertx.runOnContext(v -> MemoryNodeFailover.settle(vertx, catalog, drains, () -> false, line -> { }, 2,
+            vertx.runOnContext(v -> MemoryNodeFailover.settle(vertx, catalog, drains, counted, line -> { }, 2,
                 drainOnly));
-            Thread.sleep(100);
+            final long deadline = System.nanoTime() + 5_000_000_000L;
+            while (polls.get() < 3 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(polls.get()).as("polls ran while the commit writes back").isGreaterThanOrEqualTo(3);
             assertThat(told).as("not drained while a commit of an older epoch writes back").isEmpty();
             catalog.finished(0);
-            final long deadline = System.nanoTime() + 5_000_000_000L;
             while (told.isEmpty() && System.nanoTime() < deadline) {
                 Thread.sleep(5);
             }
-            Thread.sleep(100); // more polls: the drain is told once, its timer cancelled
+            assertThat(told).as("drained once the commit finished").isNotEmpty();
+            // Polls run 2 ms apart until the drain's answer cancels the timer: they stop, the drain told once.
+            int seen = -1;
+            while (polls.get() != seen && System.nanoTime() < deadline) {
+                seen = polls.get();
+                Thread.sleep(50);
+            }
+            assertThat(polls.get()).as("the drain's timer cancelled once told").isEqualTo(seen);
             assertThat(told).as("drained, nothing else asked").containsExactly("drained 5");
             assertThat(catalog.settling()).as("epoch 1's partition still blocked").isTrue();
 
             vertx.runOnContext(v -> MemoryNodeFailover.settle(vertx, catalog, drains, () -> false, line -> { }, 2,
                 new MemoryNodeFailover.Settlement(1, 1)));
-            while (catalog.settling() && System.nanoTime() < deadline) {
+            final long settleDeadline = System.nanoTime() + 5_000_000_000L;
+            while (catalog.settling() && System.nanoTime() < settleDeadline) {
                 Thread.sleep(5);
             }
             assertThat(catalog.settling()).as("epoch 1's own settlement unblocks").isFalse();

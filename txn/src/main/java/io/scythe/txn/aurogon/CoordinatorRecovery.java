@@ -503,7 +503,8 @@ final class CoordinatorRecovery {
             final List<Future<?>> after = new ArrayList<>();
             for (final long[] r : suspects) {
                 if (!written.contains((long) primaryId(r[0]) << 48 ^ r[1])) { // pre-attached, never written
-                    after.add(expect(call(runtime, node, AurogonRpc.ROLLBACK, header((int) r[0], 0, r[1], ts)),
+                    after.add(expect(call(runtime, node, AurogonRpc.ROLLBACK,
+                        header((int) r[0] | AurogonRpc.BY_RECOVERY, 0, r[1], ts)),
                         "ROLLBACK", node, false));
                 }
             }
@@ -563,7 +564,8 @@ final class CoordinatorRecovery {
                                                  final List<long[]> suspects) {
         final List<Future<?>> done = new ArrayList<>();
         for (final long[] r : suspects) {
-            done.add(expect(call(runtime, node, AurogonRpc.ROLLBACK, header((int) r[0], 0, r[1], ts)),
+            done.add(expect(call(runtime, node, AurogonRpc.ROLLBACK,
+                        header((int) r[0] | AurogonRpc.BY_RECOVERY, 0, r[1], ts)),
                 "ROLLBACK", node, false));
         }
         return Reposts.settle(done).onSuccess(v -> ROLLED_BACK.incrementAndGet());

@@ -28,7 +28,8 @@ import java.util.Map;
  *       the list without it (it may then park on an older pending version). Reads never fail (but see GC below).</li>
  *   <li><b>Install W at ts</b>: take the first version {@code v} with {@code v.wts <= ts}; fail ({@link #REFUSED}) when
  *       {@code v.wts <= ts < v.rts}: a read above ts already returned v; else insert a PENDING version
- *       {@code wts = rts = ts} before v. Installing at a ts already pending (the same write again) is a no-op.</li>
+ *       {@code wts = rts = ts} before v. Installing at a ts already pending (the same write again, from the incarnation that made it pending:
+ *       {@code ParticipantService} refuses another's) is a no-op.</li>
  *   <li><b>Commit</b> fills the value in, marks the version COMMITTED, answers the reads parked on it, and, when it
  *       is the newest committed version, writes it through to the backing store. <b>Rollback</b> removes the pending
  *       version (a rollback of nothing installed is a no-op) and re-runs its parked reads.</li>
@@ -70,10 +71,12 @@ public final class Participant {
      */
     public static final int NOT_PRIMARY = -8;
     /**
-     * A coordinator's INSTALL or INSERT at or below the timestamp up to which the host told its coordinator id dead
-     * ({@code ParticipantService#coordinatorsDied}) and of no transaction pending here: a successor incarnation's clock
-     * restarted below what its predecessor issued (or the fenced predecessor itself). Nothing installed; the reply's
-     * seen timestamp is the mark, the coordinator's clock is floored there and the attempt runs again above it.
+     * A coordinator's INSTALL, INSERT or pre-attaching READ at or below the timestamp up to which the host told its
+     * coordinator id dead ({@code ParticipantService#coordinatorsDied}), or at a timestamp pending here that another
+     * incarnation (fabric identity) made pending: a successor incarnation's clock restarted below what its predecessor
+     * issued. Nothing installed; the reply's seen timestamp is the larger of the mark and the request's timestamp, the
+     * coordinator's clock is floored there and the attempt runs again above it. A COMMIT at a timestamp another
+     * incarnation has pending is answered STALE too, and changes nothing.
      */
     public static final int STALE = -9;
     /**

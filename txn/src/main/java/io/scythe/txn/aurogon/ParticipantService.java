@@ -118,9 +118,11 @@ public final class ParticipantService {
      * (not from a successor incarnation already talking under the id; a release run again does not move the mark). Its
      * pending versions and held replications at or below become suspects at their next orphan check (a quarter lease),
      * whoever talks under the id since, and a new REPLICATE at or below is refused STALE with the mark as the floor, so
-     * a successor's clock goes above everything its predecessor was heard to issue here. A successor's INSTALL or INSERT at
-     * or below the mark (its clock restarted below its predecessor's) of no transaction pending here is refused
-     * {@link Participant#STALE} likewise ({@link #belowDeadMark}); one taken before the mark was set is suspected
+     * a successor's clock goes above everything its predecessor was heard to issue here. Any INSTALL, INSERT or
+     * pre-attaching READ at or below the mark (a successor whose clock restarted below its predecessor's; the fenced
+     * predecessor sends nothing any more) is refused {@link Participant#STALE} likewise ({@link #refused}), and one at
+     * a timestamp another incarnation has pending here is refused whether or not a mark is set ({@link #anotherOwns});
+     * a successor's version at or below the mark taken before the mark was set is suspected
      * wrongly and decided by §4.5's recovery from its backups, as a paused live coordinator's is: fenced, or committed
      * from complete backups; its reposted REPLICATE of a part already held here is answered by the hold, never refused. Runs on this node's loop.
      *
@@ -128,7 +130,6 @@ public final class ParticipantService {
      */
     int coordinatorsDied(final String dead, final long[] idPrefixes) {
         final org.agrona.collections.Long2LongHashMap before = heardBefore.remove(String.valueOf(dead));
-        deadIncarnations.add(String.valueOf(dead));
         for (final long prefix : idPrefixes) {
             final int server = (int) (prefix >>> 32) & 0xff; // AurogonClock's server id: the node slot
             for (int loop = 0; loop <= AurogonTimestamp.MAX_LOOP; loop++) {
@@ -161,42 +162,77 @@ public final class ParticipantService {
      * COMMITs when it wakes. Review (stop 45): asking whether any incarnation under the id was heard at or above
      * {@code ts} instead flagged, for good, a dead incarnation's timestamp on a node that never held anything of it,
      * once its successor talked there. A successor whose clock restarted below its predecessor's mark has its INSTALL
-     * at or below it refused ({@link #belowDeadMark}, as its pre-attaching READ: floored, it runs again above), so no
-     * version of it reads as a dead one's, one at a timestamp equal to one its predecessor has pending here included.
+     * at or below it refused ({@link #refused}, as its pre-attaching READ: floored, it runs again above), and one at a
+     * timestamp its predecessor has pending here is refused even before any mark ({@link #anotherOwns}), so no
+     * version of it reads as a dead one's.
      */
     boolean mayStillCommit(final long ts) {
         return ts > deadUpTo[(int) (ts & 0xffff)] && participant.pendingAt(ts);
     }
 
     /**
-     * Whether an INSTALL, INSERT or pre-attaching READ at {@code ts} is refused ({@link Participant#STALE}): at or below the mark its
-     * coordinator id was told dead up to ({@link #coordinatorsDied}) and of no transaction with a version pending here
-     * (a repost, or another key, of one already here is taken as before, as a held REPLICATE's part is). A successor
-     * incarnation whose clock restarted below what its predecessor issued would otherwise install a version that
-     * reads as the dead one's ({@link #mayStillCommit} false, suspected, decided without its coordinator), and with no
-     * backups nothing else floors its clock: refused, its clock is floored at the mark and it runs again above it.
-     * The fenced predecessor's own late INSTALL is refused too, unless a version of its transaction is pending here
-     * (then it is taken as a part of it, as a repost is: that transaction is a suspect already, decided from its
-     * backups). Only from that incarnation itself ({@code client}, the request's sender, one told dead): a successor
-     * timestamp equal to one its predecessor has pending here (the same clock nanosecond and id: possible, if rare,
-     * when its clock restarted below) is another transaction, however it reads; taken, its INSTALL of a key the dead
-     * one has pending there answered OK as "the same write again" and its COMMIT would commit the dead one's version
-     * with its own value, and another key joined the dead one's transaction, decided by its recovery (issue 20,
-     * aurotests). It is refused like any successor's at or below the mark: floored, it runs again above it. A
-     * successor's own version at or below the mark taken before the mark was set makes its later INSTALLs refused
-     * too: its attempt aborts (rolling that version back), as the wrongly suspected version's recovery may anyway.
+     * Whether an INSTALL, INSERT or pre-attaching READ at {@code ts} from {@code client} (the request's sender) is
+     * refused ({@link Participant#STALE}): at or below the mark its coordinator id was told dead up to
+     * ({@link #coordinatorsDied}), or at a timestamp pending here that another incarnation made pending
+     * ({@link #pendingBy}). A successor incarnation whose clock restarted below what its predecessor issued would
+     * otherwise install a version that reads as the dead one's ({@link #mayStillCommit} false, suspected, decided
+     * without its coordinator), and with no backups nothing else floors its clock: refused, its clock is floored at
+     * {@link #floorFor} and it runs again above. The fenced predecessor itself sends nothing any more
+     * ({@code coordinatorsDied} runs only after the host fenced it), so no exception is kept for it. A successor's
+     * own version at or below the mark taken before the mark was set makes its later INSTALLs refused too: its attempt
+     * aborts (rolling that version back), as the wrongly suspected version's recovery may anyway.
      */
-    private boolean belowDeadMark(final long ts, final String client) {
-        return ts <= deadUpTo[(int) (ts & 0xffff)]
-            && !(participant.pendingAt(ts) && deadIncarnations.contains(String.valueOf(client)));
+    private boolean refused(final long ts, final String client) {
+        return ts <= deadUpTo[(int) (ts & 0xffff)] || anotherOwns(ts, client);
+    }
+
+    /** The floor a {@link #refused} request's STALE answer carries: above its timestamp and the mark. */
+    private long floorFor(final long ts) {
+        return Math.max(ts, deadUpTo(ts));
     }
 
     /**
-     * The fabric identities of the incarnations the host told dead ({@link #coordinatorsDied}): a request at or below
-     * a mark is taken only from one of them, as a part of its transaction pending here ({@link #belowDeadMark}).
-     * One entry per compute node restart.
+     * Whether a version is pending here at {@code ts} that an incarnation other than {@code client} made pending.
+     * Review of the aurotests merge (issue 20): a successor whose clock restarted below its dead predecessor's can
+     * issue exactly a timestamp the predecessor has pending here (same clock nanosecond and coordinator id), before
+     * or without any mark; taken, its INSTALL of the pending key was answered OK as "the same write again" (its COMMIT
+     * then committed the dead one's version with its own value, its abort rolled it back under a recovery that may be
+     * committing it) and its INSTALL of another key joined the dead one's transaction.
      */
-    private final java.util.Set<String> deadIncarnations = new java.util.HashSet<>();
+    private boolean anotherOwns(final long ts, final String client) {
+        if (!participant.pendingAt(ts)) {
+            pendingBy.remove(ts); // whoever made it pending before is done with it
+            return false;
+        }
+        final String owner = pendingBy.get(ts);
+        return owner != null && !owner.equals(String.valueOf(client));
+    }
+
+    /**
+     * {@code client}'s INSTALL, INSERT or pre-attaching READ at {@code ts} was taken: the first one that made
+     * {@code ts} pending here owns it ({@link #anotherOwns}). Entries of timestamps no longer pending are dropped when
+     * a request meets them, and all of them whenever the map doubled since the last sweep (amortised O(1)).
+     */
+    private void owns(final long ts, final String client) {
+        if (participant.pendingAt(ts) && !pendingBy.containsKey(ts)) {
+            pendingBy.put(ts, String.valueOf(client));
+            if (pendingBy.size() > 2 * pendingBySwept + 64) {
+                final org.agrona.collections.Long2ObjectHashMap<String>.KeyIterator keys = pendingBy.keySet().iterator();
+                while (keys.hasNext()) {
+                    if (!participant.pendingAt(keys.nextLong())) {
+                        keys.remove();
+                    }
+                }
+                pendingBySwept = pendingBy.size();
+            }
+        }
+    }
+
+    /** Per timestamp pending here, the incarnation (fabric identity) whose request first made it pending. */
+    private final org.agrona.collections.Long2ObjectHashMap<String> pendingBy =
+        new org.agrona.collections.Long2ObjectHashMap<>();
+    /** {@link #pendingBy}'s size after its last sweep. */
+    private int pendingBySwept;
 
     /** The timestamp at or below which {@code ts}'s coordinator id was told dead, or 0 (tests). */
     long deadUpTo(final long ts) {
@@ -375,15 +411,21 @@ public final class ParticipantService {
         }
         final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
         if ((p.getInt(at + AurogonRpc.FLAGS_OFFSET) & Participant.FLAG_PREATTACH) != 0
-            && belowDeadMark(ts, request.client())) {
+            && refused(ts, request.client())) {
             // A pre-attaching read installs a pending version as an INSTALL does: refused alike (review of f0fa52f7:
             // else a successor's read-for-update at or below the mark went in, and its INSTALLs with it).
-            replyValue(responder, Participant.STALE, deadUpTo(ts), null, 0);
+            replyValue(responder, Participant.STALE, floorFor(ts), null, 0);
             return;
         }
+        final boolean preattach = (p.getInt(at + AurogonRpc.FLAGS_OFFSET) & Participant.FLAG_PREATTACH) != 0;
+        final String client = request.client();
         participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
-            p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) ->
-                replyValue(responder, status, wts, status == Participant.OK ? value : null, 0));
+            p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) -> {
+                if (preattach && status == Participant.OK) {
+                    owns(ts, client);
+                }
+                replyValue(responder, status, wts, status == Participant.OK ? value : null, 0);
+            });
     }
 
     /** A live coordinator's heartbeat: heard, so its transactions pending here are no suspects for a lease. */
@@ -423,6 +465,11 @@ public final class ParticipantService {
         if (valueLength > largestValue()) {
             responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon REPLICATE of a value of " + valueLength + " bytes: no table"
                 + " here holds more than " + largestValue());
+            return;
+        }
+        if (servesNothing) {
+            responder.fail(AurogonRpc.BAD_REQUEST, "Aurogon REPLICATE reached memory node " + db.nic().node()
+                + ", a replacement process of a cluster running another protocol: Aurogon serves nothing here");
             return;
         }
         if (participant.promoted(p.getInt(at + AurogonRpc.TABLE_OFFSET))) {
@@ -673,8 +720,16 @@ public final class ParticipantService {
      */
     public void replacement(final long floor) {
         replacement = true;
+        servesNothing = floor == Long.MAX_VALUE;
         backups.bornAt(floor);
     }
+
+    /**
+     * Set on a replacement process of a cluster running another protocol ({@code AurogonModule#replacementFloor}: born
+     * at Long.MAX_VALUE, this participant serves nothing): an Aurogon REPLICATE reaching it fails loudly rather than
+     * being refused STALE with Long.MAX_VALUE as the floor, which would floor its coordinator's clock there for good.
+     */
+    private volatile boolean servesNothing;
 
     /**
      * Set once this replacement's copies are full copies ({@link #rejoined()}): its delete pruning runs from then on,
@@ -938,12 +993,16 @@ public final class ParticipantService {
                 status(responder, Participant.NOT_PRIMARY);
                 return;
             }
-            if (belowDeadMark(p.getLong(at + AurogonRpc.TS_OFFSET), request.client())) {
-                status(responder, Participant.STALE, deadUpTo(p.getLong(at + AurogonRpc.TS_OFFSET)));
+            final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
+            if (refused(ts, request.client())) {
+                status(responder, Participant.STALE, floorFor(ts));
                 return;
             }
-            status(responder, participant.install(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
-                p.getLong(at + AurogonRpc.TS_OFFSET)));
+            final int status = participant.install(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET), ts);
+            if (status == Participant.OK) {
+                owns(ts, request.client());
+            }
+            status(responder, status);
         }
     }
 
@@ -959,12 +1018,15 @@ public final class ParticipantService {
             }
             final long[] below = new long[1];
             final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
-            final boolean stale = belowDeadMark(ts, request.client());
+            final boolean stale = refused(ts, request.client());
             final int status = stale ? Participant.STALE : participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
                 p.getLong(at + AurogonRpc.TS_OFFSET), below);
+            if (status == Participant.OK) {
+                owns(ts, request.client());
+            }
             final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.INSERT_REPLY_BYTES]);
             reply.putInt(0, status);
-            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, stale ? deadUpTo(ts) : participant.maxTs());
+            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, stale ? floorFor(ts) : participant.maxTs());
             reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
             reply.putLong(AurogonRpc.INSERT_BELOW_OFFSET, below[0]);
             responder.reply(reply, 0, reply.capacity());
@@ -992,6 +1054,10 @@ public final class ParticipantService {
         final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
         if (!byRecovery) {
             heard(request.client(), ts);
+            if (anotherOwns(ts, request.client())) { // never its version: the one pending at ts is another's
+                status(responder, Participant.STALE, floorFor(ts));
+                return;
+            }
         }
         final byte[] value;
         if (length == AurogonRpc.DELETE) {
@@ -1016,8 +1082,14 @@ public final class ParticipantService {
         if (wellFormed(request, responder, AurogonRpc.HEADER_BYTES, "ROLLBACK")) {
             final DirectBuffer p = request.payload();
             final int at = request.payloadOffset();
-            status(responder, participant.rollback(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
-                p.getLong(at + AurogonRpc.TS_OFFSET)));
+            final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
+            if ((p.getInt(at) & AurogonRpc.BY_RECOVERY) == 0 && anotherOwns(ts, request.client())) {
+                // The version pending at ts is another incarnation's: the sender's was never installed here.
+                status(responder, Participant.OK);
+                return;
+            }
+            status(responder, participant.rollback(p.getInt(at) & ~AurogonRpc.BY_RECOVERY,
+                p.getLong(at + AurogonRpc.KEY_OFFSET), ts));
         }
     }
 

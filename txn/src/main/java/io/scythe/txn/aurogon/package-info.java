@@ -287,11 +287,13 @@
  * itself ({@link io.scythe.txn.aurogon.ParticipantService#coordinatorsDied}; the largest heard under an id is kept per
  * sending incarnation, so a successor already talking under it does not raise the mark, nor does a release run again):
  * its versions at or below are suspects at the next orphan check whoever talks under the id, and a new REPLICATE,
- * INSTALL, INSERT or pre-attaching READ at or below (the last three: unless sent by the dead incarnation itself for a
- * transaction with a version pending there; a successor's timestamp equal to a pending one of its predecessor's is
- * another transaction, {@code
- * CoordinatorRecoveryTest#shouldRefuseAnInstallAtOrBelowItsCoordinatorIdsDeadMark}) is
- * refused STALE with the mark as the floor, so a successor whose clock restarted below its predecessor's goes
+ * INSTALL, INSERT or pre-attaching READ at or below (the fenced dead incarnation sends nothing any more) is refused
+ * STALE with the mark as the floor. Independently of any mark, a memory node records which incarnation first made
+ * each timestamp pending there, and refuses STALE (floor: that timestamp) another incarnation's INSTALL, INSERT,
+ * pre-attaching READ or COMMIT at it (its ROLLBACK is a no-op): a successor's timestamp equal to a pending one of its
+ * predecessor's is another transaction ({@code
+ * CoordinatorRecoveryTest#shouldRefuseAnotherIncarnationsRequestsAtAPendingTimestamp}). So a successor whose clock
+ * restarted below its predecessor's goes
  * above everything the predecessor was heard to issue (the clock itself is the host's monotonic clock, shared by the
  * processes of one host, mapped by 2LClock onto the reference memory node's NIC clock: a restart, seconds, is far above
  * the error; the floor makes it safe where it is not). A successor's own transaction at or below the mark (its clock

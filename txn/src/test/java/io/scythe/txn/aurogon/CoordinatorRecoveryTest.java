@@ -410,15 +410,13 @@ class CoordinatorRecoveryTest {
     /**
      * A successor incarnation whose clock restarted below its predecessor's dead mark, no backups: its INSTALL (or
      * INSERT) at or below the mark of a transaction not pending here is refused {@link Participant#STALE} with the mark
-     * as the floor and installs nothing; another key of a transaction pending here is taken (a part of one already
-     * here), and an INSTALL above the mark is taken. Fails before: the low INSTALL was taken (OK), a version the node
+     * as the floor and installs nothing, and an INSTALL above the mark is taken. Fails before: the low INSTALL was taken (OK), a version the node
      * then reads as the dead incarnation's ({@code mayStillCommit} false: a lost-share recovery rolls it back under
      * its live coordinator).
      * <p>A successor incarnation ("cn2") whose timestamp equals the one its dead predecessor ("cn") has pending here
      * (the same clock nanosecond and coordinator id: its clock restarted below): that version is the dead
      * incarnation's, so the successor's INSTALL of that key, its INSTALL of another key, its INSERT and its
-     * pre-attaching READ at that timestamp are each refused STALE with the mark as the floor and change nothing; only
-     * the dead incarnation's own late INSTALL of another key is taken as a part of its transaction. Fails before
+     * pre-attaching READ at that timestamp are each refused STALE with the mark as the floor and change nothing. Fails before
      * (issue 20, aurotests): the successor's INSTALL of the pending key was answered OK ("the same write again": its
      * COMMIT would commit the dead one's version with its own value) and that of another key joined the dead one's
      * transaction.
@@ -475,8 +473,83 @@ class CoordinatorRecoveryTest {
                 assertThat(pendingAt(participant, items, key, ts)).as("nothing of the successor's on " + key)
                     .isFalse();
             }
-            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_B}), ts); // a part of one pending here
             installOverRpc(node, List.<long[]>of(new long[] {items, KEY_C}), AurogonTimestamp.pack(6_000_000, 1, 0));
+        }
+    }
+
+    /**
+     * No mark set (the host's release step has not run yet): a successor incarnation ("cn2") issues exactly the
+     * timestamp its predecessor ("cn") has pending here. Its INSTALL of that key and of another key, its INSERT and its
+     * pre-attaching READ are refused STALE floored at that timestamp; its COMMIT is refused and its ROLLBACK is a no-op,
+     * so the predecessor's version stays pending, untouched, and nothing of the successor's is pending; the
+     * predecessor's own INSTALL of another key at it is taken, and a recovery's ROLLBACK (BY_RECOVERY) still rolls
+     * its version back. Fails before (review of the aurotests merge, issue 20): the INSTALL of the pending key was
+     * answered OK ("the same write again"), that of another key joined the predecessor's transaction, and the
+     * successor's COMMIT committed the predecessor's version with its value.
+     */
+    @Test
+    void shouldRefuseAnotherIncarnationsRequestsAtAPendingTimestamp() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0);
+            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_A}), ts);
+            assertThat(service.deadUpTo(ts)).as("no mark").isZero();
+            final io.scythe.rrpc.RrpcClient successor = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn2"), new io.scythe.rrpc.RrpcOptions());
+            final List<String> answers = new ArrayList<>();
+            for (final long[] call : new long[][] {{AurogonRpc.INSTALL, KEY_A, 0}, {AurogonRpc.INSTALL, KEY_B, 0},
+                {AurogonRpc.INSERT, 77, 0}, {AurogonRpc.READ, KEY_C, Participant.FLAG_PREATTACH
+                    | Participant.FLAG_NO_DEFER}, {AurogonRpc.COMMIT, KEY_A, 0}, {AurogonRpc.ROLLBACK, KEY_A, 0}}) {
+                final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                CoordinatorRecovery.fill(request, items, (int) call[2], call[1], ts);
+                final int seenAt = call[0] == AurogonRpc.READ ? 8 : AurogonRpc.STATUS_SEEN_OFFSET;
+                answers.add(node.on(rt -> successor.rocket("mn").compose(rocket -> rocket.call((int) call[0],
+                    request)).map(r -> r.payload().getInt(0) + (call[0] == AurogonRpc.ROLLBACK ? ""
+                        : " floor " + r.payload().getLong(seenAt)))));
+            }
+            final String refused = Participant.STALE + " floor " + ts;
+            assertThat(answers).as("install of the pending key, of another, insert, pre-attaching read, commit, rollback")
+                .containsExactly(refused, refused, refused, refused, refused, String.valueOf(Participant.OK));
+            final long[][] rows = participant.versions(items, KEY_A);
+            assertThat(rows.length).as("the predecessor's version alone, still pending").isEqualTo(2);
+            assertThat(rows[0]).containsExactly(ts, ts, 1);
+            for (final long key : new long[] {KEY_B, KEY_C, 77}) {
+                assertThat(pendingAt(participant, items, key, ts)).as("nothing of the successor's on " + key).isFalse();
+            }
+            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_B}), ts); // the predecessor's own: taken
+            assertThat(pendingAt(participant, items, KEY_B, ts)).isTrue();
+            final UnsafeBuffer rollback = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(rollback, items | AurogonRpc.BY_RECOVERY, 0, KEY_A, ts);
+            final int recovered = node.on(rt -> successor.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.ROLLBACK,
+                rollback)).map(r -> r.payload().getInt(0)));
+            assertThat(recovered).as("a recovery's rollback").isEqualTo(Participant.OK);
+            assertThat(pendingAt(participant, items, KEY_A, ts)).as("rolled back by the recovery").isFalse();
+        }
+    }
+
+    /**
+     * A replacement process of a cluster running another protocol ({@code AurogonModule#replacementFloor}: born at
+     * Long.MAX_VALUE, Aurogon serves nothing there): an Aurogon REPLICATE reaching it fails clearly, and holds
+     * nothing. Fails before: it was refused STALE with Long.MAX_VALUE as the floor, which floors the sender's clock there.
+     */
+    @Test
+    void shouldFailAReplicateOnAReplacementOfAnotherProtocolsCluster() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Table copy = node.services.db().create(BackupTables.schemaOf(node.table.schema(), 1));
+            onLoop(node, () -> {
+                service.replacement(Long.MAX_VALUE);
+                return 0;
+            });
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> node.on(rt -> rt.rocket("mn").compose(rocket ->
+                rocket.call(AurogonRpc.REPLICATE, AurogonPromotionTest.replicate(copy.schema().id(), KEY_B, ts, 21, 1)))
+                .map(r -> r.payload().getInt(0) + " floor " + r.payload().getLong(AurogonRpc.STATUS_SEEN_OFFSET))))
+                .hasMessageContaining("a replacement process of a cluster running another protocol");
+            assertThat(onLoop(node, () -> service.backups().holds(ts).state())).as("nothing held")
+                .isEqualTo(Backups.NOT_HERE);
         }
     }
 
