@@ -374,7 +374,7 @@ public final class TreeSim {
         }
         final Explorer.Failure failure = reasons.isEmpty() ? null : new Explorer.Failure(o.protocol(), o.seed(),
             String.join("; ", reasons), replayCommand(replayed, o), null);
-        return new Explorer.Outcome(failure, ledger.committed(), null, run);
+        return new Explorer.Outcome(failure, ledger.committed(), null, run, 0); // no SI reads: the tree runs 2PL
     }
 
     /**
