@@ -100,6 +100,17 @@ final class EpochClaims {
     }
 
     /**
+     * What an incarnation of {@code node} with {@code token} does when it finds it lost a claim: when {@code slot}'s
+     * claim is another's, it removes {@code slots:<node>} (if still {@code slot}), so that the node's next start takes
+     * a fresh slot ({@link #takeSlot} would find so too). Returns whether it removed it.
+     */
+    static boolean dropLostSlot(final IMap<String, Long> epochs, final String node, final long slot,
+                                final long token) {
+        final Long held = epochs.get(slotKey(slot));
+        return held != null && held != token && epochs.remove(ScytheNode.SLOTS + ":" + node, slot);
+    }
+
+    /**
      * Claims {@code slot}, {@code node}'s, for {@code token}: true when its claim is now {@code token}'s (it was free,
      * already {@code token}'s, or an earlier incarnation's of {@code node}), false when another node's incarnation
      * holds it.

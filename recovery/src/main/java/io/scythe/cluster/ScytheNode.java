@@ -1283,6 +1283,9 @@ public final class ScytheNode implements AutoCloseable {
     private void claimLost(final String why) {
         claimConflict = why;
         log("epoch " + epoch + " (slot " + slot + ") is not this incarnation's alone: " + why);
+        final long lostSlot = slot;
+        vertx.executeBlocking(() -> EpochClaims.dropLostSlot(hazelcast.getMap(EPOCHS), config.node(), lostSlot,
+            claimToken)).onFailure(e -> log("could not drop slot " + lostSlot + " of " + config.node() + ": " + e));
         if (ready) {
             vertx.runOnContext(v -> loseLease(why));
         }

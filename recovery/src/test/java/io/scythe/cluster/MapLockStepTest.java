@@ -185,6 +185,14 @@ class MapLockStepTest {
         assertThat(EpochClaims.conflict(bigEpochs, "cn3", 1, 2, 3L)).contains("another incarnation holds cn3.e1");
         assertThat(EpochClaims.conflict(bigEpochs, "cn3", 1, 2, 11L)).isNull(); // the winner keeps it
 
+        // The losers leave: cnX, which lost slot 1, drops slots:cnX; cn3 lost only its epoch and keeps its slot.
+        bigEpochs.put(EpochClaims.slotKey(2), 3L);
+        assertThat(EpochClaims.dropLostSlot(bigEpochs, "cn3", 2, 3L)).isFalse();
+        assertThat(EpochClaims.dropLostSlot(splitOff.getMap(ScytheNode.EPOCHS), "cn1", 1, token)).isFalse();
+        assertThat(EpochClaims.dropLostSlot(bigEpochs, "cnX", 1, 5L)).isTrue();
+        assertThat(bigEpochs.get(ScytheNode.SLOTS + ":cnX")).isNull();
+        bigEpochs.put(ScytheNode.SLOTS + ":cnX", 1L); // as if cnX was down at the merge: its restart must see it
+        bigEpochs.remove(EpochClaims.slotKey(2));
         // cnX restarts (epoch 5, token 6) through the real slot step: slots:cnX=1 survived the merge, but slot 1's
         // claim is cn1's (its epoch 1's token). It took slot 1 back and threw cn1 out, which did the same at its
         // restart, forever; now it takes a fresh slot and cn1 keeps its claim.
