@@ -60,6 +60,84 @@ final class EpochClaims {
     }
 
     /**
+     * The slot step of {@code node}'s incarnation with {@code token} (run under the lock on {@link ScytheNode#SLOTS},
+     * {@link MapLockStep}): the node's slot, kept across its epochs, whose claim is now {@code token}'s; a fresh one
+     * (at most {@code max}) when it has none or its slot is another node's.
+     * <p>
+     * A slot's claim passes on only from an earlier incarnation of the same node: one whose token is one of the node's
+     * epoch claims ({@link #epochKey}). Two nodes that a split gave one slot both keep {@code slots:<node>} after the
+     * merge, and each restart of either would otherwise take the claim back and throw the other out, forever (and
+     * their transaction ids would share a prefix). The node whose slot is held by another node's incarnation drops its
+     * {@code slots:<node>} and takes a fresh slot: so does the loser of two raises to the same count (a step done
+     * again after its lock was lost), whose claim failed.
+     */
+    static long takeSlot(final IMap<String, Long> epochs, final String node, final long token, final long max) {
+        final String nodeSlot = ScytheNode.SLOTS + ":" + node;
+        final Long mine = epochs.get(nodeSlot);
+        if (mine != null) {
+            if (holdSlot(epochs, node, mine, token)) {
+                return mine;
+            }
+            epochs.remove(nodeSlot, mine); // another node holds it: this one takes a fresh slot
+        }
+        final Long used = epochs.get(ScytheNode.SLOTS);
+        final long next = (used == null ? 0 : used) + 1;
+        if (next > max) {
+            throw new IllegalStateException("a cluster has at most " + max + " compute nodes");
+        }
+        if (!MapLockStep.raise(epochs, ScytheNode.SLOTS, next)) {
+            throw MapLockStep.stale("read " + used + " slots used but the map holds " + epochs.get(ScytheNode.SLOTS));
+        }
+        final Long had = epochs.putIfAbsent(nodeSlot, next);
+        if (had != null) { // its slot was set meanwhile (the other side of a split): the step is done again
+            throw MapLockStep.stale(node + "'s slot was set to " + had + " meanwhile");
+        }
+        if (!claim(epochs, slotKey(next), token)) {
+            epochs.remove(nodeSlot, next);
+            throw MapLockStep.stale("slot " + next + " was claimed already by another incarnation");
+        }
+        return next;
+    }
+
+    /**
+     * What an incarnation of {@code node} with {@code token} does when it finds it lost a claim: when {@code slot}'s
+     * claim is another's, it removes {@code slots:<node>} (if still {@code slot}), so that the node's next start takes
+     * a fresh slot ({@link #takeSlot} would find so too). Returns whether it removed it.
+     */
+    static boolean dropLostSlot(final IMap<String, Long> epochs, final String node, final long slot,
+                                final long token) {
+        final Long held = epochs.get(slotKey(slot));
+        return held != null && held != token && epochs.remove(ScytheNode.SLOTS + ":" + node, slot);
+    }
+
+    /**
+     * Claims {@code slot}, {@code node}'s, for {@code token}: true when its claim is now {@code token}'s (it was free,
+     * already {@code token}'s, or an earlier incarnation's of {@code node}), false when another node's incarnation
+     * holds it.
+     */
+    private static boolean holdSlot(final IMap<String, Long> epochs, final String node, final long slot,
+                                    final long token) {
+        final String key = slotKey(slot);
+        final Long held = epochs.get(key);
+        if (held == null) {
+            return claim(epochs, key, token);
+        }
+        if (held == token) {
+            return true;
+        }
+        final String nodeEpochs = CLAIM + node + ".e";
+        final boolean ours = epochs.entrySet().stream()
+            .anyMatch(e -> e.getKey().startsWith(nodeEpochs) && held.equals(e.getValue()));
+        if (!ours) {
+            return false;
+        }
+        if (!epochs.replace(key, held, token)) {
+            throw MapLockStep.stale("slot " + slot + "'s claim changed while it passed to " + node);
+        }
+        return true;
+    }
+
+    /**
      * Why the incarnation of {@code node} with {@code epoch}, {@code slot} and {@code token} shares its epoch or slot
      * with another (read from {@code epochs}, the merged map), or {@code null} when it does not.
      */

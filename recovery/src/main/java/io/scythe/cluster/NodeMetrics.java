@@ -87,8 +87,11 @@ public final class NodeMetrics {
     static final java.util.logging.Logger DOUBLE_REGISTRATION_LOG = java.util.logging.Logger.getLogger(
         io.micrometer.core.instrument.MeterRegistry.class.getName());
 
+    /** The start of micrometer's double-registration message for a gauge. */
+    private static final String GAUGE_AGAIN = "This Gauge has been already registered (";
+
     /** The start of micrometer's double-registration message for one of Vert.x's own gauges. */
-    private static final String VERTX_GAUGE_AGAIN = "This Gauge has been already registered (MeterId{name='vertx.";
+    private static final String VERTX_GAUGE_AGAIN = GAUGE_AGAIN + "MeterId{name='vertx.";
 
     /**
      * Drops micrometer's "This Gauge has been already registered" for Vert.x's gauges, which every node logged at its
@@ -98,10 +101,28 @@ public final class NodeMetrics {
      * {@link #vertxMetrics}) and keeps the value in one adder per id, so the gauge is right; micrometer 1.13.9 and
      * later warn about it (upstream vertx-micrometer-metrics issue 259, open). Other records of that logger, a Scythe
      * meter's double registration among them, pass.
+     * <p>
+     * Micrometer warns only once per JVM and logs at FINE after (its {@code WarnThenDebugLogger}), and that once is
+     * spent on the first Vert.x gauge at the start, before this filter sees it: a Scythe meter's double registration
+     * would then be logged at FINE, hidden. The logger is therefore set to FINE, so that the filter sees those records,
+     * and the filter raises every double registration that is not Vert.x's to WARNING; its other FINE records stay
+     * FINE (the handlers drop them as before).
      */
     static void quietVertxGaugeRegistrations() {
-        DOUBLE_REGISTRATION_LOG.setFilter(record -> record.getMessage() == null
-            || !record.getMessage().startsWith(VERTX_GAUGE_AGAIN));
+        DOUBLE_REGISTRATION_LOG.setLevel(java.util.logging.Level.FINE);
+        DOUBLE_REGISTRATION_LOG.setFilter(record -> {
+            final String message = record.getMessage();
+            if (message == null || !message.startsWith(GAUGE_AGAIN)) {
+                return true;
+            }
+            if (message.startsWith(VERTX_GAUGE_AGAIN)) {
+                return false;
+            }
+            if (record.getLevel().intValue() < java.util.logging.Level.WARNING.intValue()) {
+                record.setLevel(java.util.logging.Level.WARNING);
+            }
+            return true;
+        });
     }
 
     /**

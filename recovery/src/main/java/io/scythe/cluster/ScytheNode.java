@@ -1283,6 +1283,9 @@ public final class ScytheNode implements AutoCloseable {
     private void claimLost(final String why) {
         claimConflict = why;
         log("epoch " + epoch + " (slot " + slot + ") is not this incarnation's alone: " + why);
+        final long lostSlot = slot;
+        vertx.executeBlocking(() -> EpochClaims.dropLostSlot(hazelcast.getMap(EPOCHS), config.node(), lostSlot,
+            claimToken)).onFailure(e -> log("could not drop slot " + lostSlot + " of " + config.node() + ": " + e));
         if (ready) {
             vertx.runOnContext(v -> loseLease(why));
         }
@@ -1291,30 +1294,8 @@ public final class ScytheNode implements AutoCloseable {
     /** This CN's slot, unique in the cluster and kept across its epochs: part of its transaction ids. */
     private long slotOf() {
         final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
-        return MapLockStep.underLock(epochs, SLOTS, "slot of " + config.node(), () -> {
-            final Long mine = epochs.get(SLOTS + ":" + config.node());
-            if (mine != null) {
-                epochs.put(EpochClaims.slotKey(mine), claimToken); // its previous incarnation's claim passes to it
-                return mine;
-            }
-            final Long used = epochs.get(SLOTS);
-            final long next = (used == null ? 0 : used) + 1;
-            if (next > MAX_CN_SLOTS) {
-                throw new IllegalStateException("a cluster has at most " + MAX_CN_SLOTS + " compute nodes");
-            }
-            if (!MapLockStep.raise(epochs, SLOTS, next)) {
-                throw MapLockStep.stale("read " + used + " slots used but the map holds " + epochs.get(SLOTS));
-            }
-            final Long had = epochs.putIfAbsent(SLOTS + ":" + config.node(), next);
-            if (had != null) { // its slot was set on the other side of a split: that one stands
-                epochs.put(EpochClaims.slotKey(had), claimToken);
-                return had;
-            }
-            if (!EpochClaims.claim(epochs, EpochClaims.slotKey(next), claimToken)) {
-                throw MapLockStep.stale("slot " + next + " was claimed already by another incarnation");
-            }
-            return next;
-        }, this::log);
+        return MapLockStep.underLock(epochs, SLOTS, "slot of " + config.node(),
+            () -> EpochClaims.takeSlot(epochs, config.node(), claimToken, MAX_CN_SLOTS), this::log);
     }
 
     /**

@@ -184,6 +184,55 @@ class MapLockStepTest {
                 + "merge)");
         assertThat(EpochClaims.conflict(bigEpochs, "cn3", 1, 2, 3L)).contains("another incarnation holds cn3.e1");
         assertThat(EpochClaims.conflict(bigEpochs, "cn3", 1, 2, 11L)).isNull(); // the winner keeps it
+
+        // The losers leave: cnX, which lost slot 1, drops slots:cnX; cn3 lost only its epoch and keeps its slot.
+        bigEpochs.put(EpochClaims.slotKey(2), 3L);
+        assertThat(EpochClaims.dropLostSlot(bigEpochs, "cn3", 2, 3L)).isFalse();
+        assertThat(EpochClaims.dropLostSlot(splitOff.getMap(ScytheNode.EPOCHS), "cn1", 1, token)).isFalse();
+        assertThat(EpochClaims.dropLostSlot(bigEpochs, "cnX", 1, 5L)).isTrue();
+        assertThat(bigEpochs.get(ScytheNode.SLOTS + ":cnX")).isNull();
+        bigEpochs.put(ScytheNode.SLOTS + ":cnX", 1L); // as if cnX was down at the merge: its restart must see it
+        bigEpochs.remove(EpochClaims.slotKey(2));
+        // cnX restarts (epoch 5, token 6) through the real slot step: slots:cnX=1 survived the merge, but slot 1's
+        // claim is cn1's (its epoch 1's token). It took slot 1 back and threw cn1 out, which did the same at its
+        // restart, forever; now it takes a fresh slot and cn1 keeps its claim.
+        bigEpochs.put(EpochClaims.epochKey("cnX", 5), 6L);
+        final long cnXSlot = MapLockStep.underLock(bigEpochs, ScytheNode.SLOTS, "slot of cnX",
+            () -> EpochClaims.takeSlot(bigEpochs, "cnX", 6L, 255), logged::add);
+        assertThat(cnXSlot).isEqualTo(2);
+        assertThat(bigEpochs.get(ScytheNode.SLOTS + ":cnX")).isEqualTo(2);
+        assertThat(bigEpochs.get(EpochClaims.slotKey(1))).isEqualTo(9);
+        assertThat(EpochClaims.conflict(bigEpochs, "cnX", 5, 2, 6L)).isNull();
+        // cn1's restart (epoch 8, token 12) keeps its slot: the claim passes from its earlier incarnation.
+        bigEpochs.put(EpochClaims.epochKey("cn1", 8), 12L);
+        assertThat(EpochClaims.takeSlot(bigEpochs, "cn1", 12L, 255)).isEqualTo(1);
+        assertThat(bigEpochs.get(EpochClaims.slotKey(1))).isEqualTo(12);
+    }
+
+    /**
+     * Without a split: the loser of two slot steps that raised the count to the same value (a step done again after
+     * its lock was lost) had set its {@code slots:<node>} before its claim failed; its retry took that slot and
+     * overwrote the winner's claim. Now it takes the next slot, and the winner keeps its own.
+     */
+    @Test
+    void shouldGiveTheLoserOfASlotClaimAFreshSlotNotTheWinners() throws Exception {
+        final IMap<String, Long> epochs = member(null).getMap(ScytheNode.EPOCHS);
+        epochs.put(EpochClaims.epochKey("cnA", 1), 21L);
+        epochs.put(EpochClaims.epochKey("cnB", 1), 22L);
+        final AtomicInteger attempts = new AtomicInteger();
+        final long slot = MapLockStep.underLock(epochs, ScytheNode.SLOTS, "slot of cnB", () -> {
+            if (attempts.incrementAndGet() == 1) { // cnA's step, which raised the count to 1 too, claims first
+                epochs.put(ScytheNode.SLOTS + ":cnA", 1L);
+                epochs.put(EpochClaims.slotKey(1), 21L);
+            }
+            return EpochClaims.takeSlot(epochs, "cnB", 22L, 255);
+        }, logged::add);
+        assertThat(attempts).hasValue(2);
+        assertThat(slot).isEqualTo(2);
+        assertThat(epochs.get(EpochClaims.slotKey(1))).isEqualTo(21);
+        assertThat(epochs.get(EpochClaims.slotKey(2))).isEqualTo(22);
+        assertThat(epochs.get(ScytheNode.SLOTS + ":cnB")).isEqualTo(2);
+        assertThat(logged).singleElement().asString().contains("slot 1 was claimed already by another incarnation");
     }
 
     @Test
