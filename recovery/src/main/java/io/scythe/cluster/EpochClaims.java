@@ -53,6 +53,11 @@ final class EpochClaims {
         return CLAIM + "slot:" + slot;
     }
 
+    /** The key of the slot the cluster gives {@code node}, kept across its epochs. */
+    static String nodeSlotKey(final String node) {
+        return ScytheNode.SLOTS + ":" + node;
+    }
+
     /** Claims {@code key} for {@code token} unless another incarnation holds it: true when it is now its. */
     static boolean claim(final IMap<String, Long> epochs, final String key, final long token) {
         final Long had = epochs.putIfAbsent(key, token);
@@ -72,7 +77,7 @@ final class EpochClaims {
      * again after its lock was lost), whose claim failed.
      */
     static long takeSlot(final IMap<String, Long> epochs, final String node, final long token, final long max) {
-        final String nodeSlot = ScytheNode.SLOTS + ":" + node;
+        final String nodeSlot = nodeSlotKey(node);
         final Long mine = epochs.get(nodeSlot);
         if (mine != null) {
             if (holdSlot(epochs, node, mine, token)) {
@@ -107,7 +112,7 @@ final class EpochClaims {
     static boolean dropLostSlot(final IMap<String, Long> epochs, final String node, final long slot,
                                 final long token) {
         final Long held = epochs.get(slotKey(slot));
-        return held != null && held != token && epochs.remove(ScytheNode.SLOTS + ":" + node, slot);
+        return held != null && held != token && epochs.remove(nodeSlotKey(node), slot);
     }
 
     /**
@@ -151,7 +156,7 @@ final class EpochClaims {
         if (epochClaim != null && epochClaim != token) {
             return claimLost(node + ".e" + epoch);
         }
-        final Long mySlot = epochs.get(ScytheNode.SLOTS + ":" + node);
+        final Long mySlot = epochs.get(nodeSlotKey(node));
         if (mySlot != null && mySlot != slot) {
             return "the cluster gives " + node + " slot " + mySlot + ", not its slot " + slot
                 + " (taken on one side of a split)";

@@ -410,17 +410,17 @@ public final class ParticipantService {
             return;
         }
         final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
-        if ((p.getInt(at + AurogonRpc.FLAGS_OFFSET) & Participant.FLAG_PREATTACH) != 0
-            && refused(ts, request.client())) {
+        final int flags = p.getInt(at + AurogonRpc.FLAGS_OFFSET);
+        final boolean preattach = (flags & Participant.FLAG_PREATTACH) != 0;
+        final String client = request.client();
+        if (preattach && refused(ts, client)) {
             // A pre-attaching read installs a pending version as an INSTALL does: refused alike (review of f0fa52f7:
             // else a successor's read-for-update at or below the mark went in, and its INSTALLs with it).
             replyValue(responder, Participant.STALE, floorFor(ts), null, 0);
             return;
         }
-        final boolean preattach = (p.getInt(at + AurogonRpc.FLAGS_OFFSET) & Participant.FLAG_PREATTACH) != 0;
-        final String client = request.client();
-        participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET),
-            p.getLong(at + AurogonRpc.TS_OFFSET), p.getInt(at + AurogonRpc.FLAGS_OFFSET), (status, wts, value) -> {
+        participant.read(p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET), ts, flags,
+            (status, wts, value) -> {
                 if (preattach && status == Participant.OK) {
                     owns(ts, client);
                 }
@@ -1019,8 +1019,8 @@ public final class ParticipantService {
             final long[] below = new long[1];
             final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
             final boolean stale = refused(ts, request.client());
-            final int status = stale ? Participant.STALE : participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET),
-                p.getLong(at + AurogonRpc.TS_OFFSET), below);
+            final int status = stale ? Participant.STALE
+                : participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET), ts, below);
             if (status == Participant.OK) {
                 owns(ts, request.client());
             }
