@@ -311,14 +311,14 @@ public final class OltpWorkload {
             final java.util.concurrent.atomic.AtomicReference<Throwable> firstError =
                 new java.util.concurrent.atomic.AtomicReference<>();
             final Settled.Tally tally = new Settled.Tally(measuring, delta, typeStats, errors, firstError,
-                this::isOutcome, onAbort.attempts(options.maxAttempts()));
+                this::isOutcome);
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final OltpSpec.Drawn drawn = spec.draw(random);
                 io.vertx.core.Future<Coordinator.Outcome<Long>> ran;
                 LongAdder completed = null; // counted here when not routed (a routed one is counted by routed)
                 try {
-                    ran = cns == 1 ? cluster.coordinator().run(drawn.declaredBody())
+                    ran = cns == 1 ? cluster.coordinator().run(drawn.declaredBody(), attempts(drawn))
                         : routed(cluster, loopRouters.get(), routeRandoms.get(), drawn, completedByCn, measuring,
                             MAX_REROUTES);
                     completed = cns == 1 ? completedByCn[0] : null;
@@ -554,8 +554,13 @@ public final class OltpWorkload {
                                                      final LongAdder[] completedByCn, final AtomicBoolean measuring,
                                                      final int reroutes) {
         return router.send(drawn.routingKey(), drawn.readOnly(), random, cluster::shardMap, reroutes,
-            (cn, byShard) -> counted(byShard ? cluster.run(cn, drawn.routingKey(), drawn.declaredBody())
-                : cluster.coordinator(cn).run(drawn.declaredBody()), completedByCn[cn], measuring));
+            (cn, byShard) -> counted(byShard ? cluster.run(cn, drawn.routingKey(), drawn.declaredBody(), attempts(drawn))
+                : cluster.coordinator(cn).run(drawn.declaredBody(), attempts(drawn)), completedByCn[cn], measuring));
+    }
+
+    /** The attempts the harness's rule gives a transaction of {@code drawn}'s type ({@link io.scythe.txn.OnAbort}). */
+    private int attempts(final OltpSpec.Drawn drawn) {
+        return onAbort.attempts(options.maxAttempts(), drawn.type());
     }
 
     /** The live progress of the run named {@code label}, or null when there is no line or the run is short. */
