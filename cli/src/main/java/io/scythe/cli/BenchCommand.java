@@ -215,12 +215,12 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Accepts(min = "1")
     @Option(names = "--max-attempts", defaultValue = "1000",
-        description = "Attempts per transaction before the coordinator gives up, with --on-abort retry (default: "
+        description = "Attempts per transaction before the coordinator gives up, with --on-abort retry or scythe (default: "
             + "${DEFAULT-VALUE}).")
     int maxAttempts;
 
     @Accepts(names = OptionChecks.OnAborts.class)
-    @Option(names = "--on-abort", defaultValue = "retry", paramLabel = "retry|new",
+    @Option(names = "--on-abort", defaultValue = "retry", paramLabel = "retry|new|scythe",
         description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] " + OptionChecks.ON_ABORT_HELP)
     String onAbort;
 

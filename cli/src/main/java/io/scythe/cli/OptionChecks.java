@@ -183,7 +183,8 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
     /** {@code --on-abort}'s help, the same in {@code scythe sim} and {@code scythe bench}. */
     static final String ON_ABORT_HELP = "What a client does when its transaction aborts, the same for every protocol: "
         + "retry it (same keys) until it commits, latency from its first attempt to the commit, as Scythe's paper "
-        + "measured; or new: count the abort and draw a new transaction, latency per attempt, as FORD's worker does "
+        + "measured; new: count the abort and draw a new transaction, latency per attempt, as FORD's worker does; "
+        + "scythe: as retry, but TPC-C's types other than NewOrder run once, as Scythe's own harness does "
         + "(default: ${DEFAULT-VALUE}).";
 
     static final class OnAborts extends Names {

@@ -105,6 +105,34 @@ final class EpochClaims {
     }
 
     /**
+     * Removes the epoch claims of {@code node}'s incarnations below {@code epoch}, once the incarnation of
+     * {@code epoch} holds its slot: returns how many it removed. Without it {@code scythe.epochs} gained a key at every
+     * CN restart for ever, and {@link #holdSlot} scans them all. An older claim has no use left: the slot's claim is
+     * now this incarnation's token (an earlier incarnation's claim only lets the slot pass on, {@link #takeSlot}), and
+     * an older incarnation still running is found stale by its node's counter, above its epoch ({@link #conflict}),
+     * not by its claim. Keys of a node whose name ends in {@code .e<digits>} are told apart by the full prefix.
+     */
+    static int pruneEpochClaimsBelow(final IMap<String, Long> epochs, final String node, final long epoch) {
+        final String nodeEpochs = CLAIM + node + ".e";
+        int removed = 0;
+        for (final String key : epochs.keySet()) {
+            if (!key.startsWith(nodeEpochs)) {
+                continue;
+            }
+            final long claimed;
+            try {
+                claimed = Long.parseLong(key.substring(nodeEpochs.length()));
+            } catch (final NumberFormatException notThisNodes) { // another node whose name extends this one's
+                continue;
+            }
+            if (claimed < epoch && epochs.remove(key) != null) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    /**
      * What an incarnation of {@code node} with {@code token} does when it finds it lost a claim: when {@code slot}'s
      * claim is another's, it removes {@code slots:<node>} (if still {@code slot}), so that the node's next start takes
      * a fresh slot ({@link #takeSlot} would find so too). Returns whether it removed it.

@@ -367,7 +367,24 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * Set by {@link #close}: no node is launched after it. A scythe chaos run stopped by SIGTERM closed its cluster from
+     * the shutdown hook while its fault loop went on restarting the nodes it had just stopped ("restart failed ...
+     * once more"), and left their processes running after the JVM was gone.
+     */
+    private boolean closed;
+
     private void launch(final Node n) throws IOException {
+        synchronized (this) { // with close: a launch either runs before it (and is stopped by it) or is refused
+            if (closed) {
+                throw new IllegalStateException("cluster " + cluster + " is closed: node " + n.name
+                    + " is not started again");
+            }
+            start(n);
+        }
+    }
+
+    private void start(final Node n) throws IOException {
         final List<String> cmd = new ArrayList<>(launcher.command());
         final int classpath = cmd.indexOf("-cp");
         final List<String> archive = classpath > 0
@@ -423,6 +440,9 @@ public final class LocalCluster implements AutoCloseable {
     /** Stops every node process this cluster started and removes the cluster's shm files. */
     @Override
     public void close() {
+        synchronized (this) {
+            closed = true;
+        }
         for (final Node n : nodes.values()) {
             if (n.process != null && n.process.isAlive()) {
                 try {

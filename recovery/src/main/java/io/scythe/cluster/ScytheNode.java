@@ -241,14 +241,10 @@ public final class ScytheNode implements AutoCloseable {
 
     private void startNow() throws Exception {
         final long timeout = config.readyTimeoutMs();
-        final StringBuilder phases = new StringBuilder();
-        final long[] mark = {System.nanoTime()};
-        final Consumer<String> phase = startPhase = name -> {
-            final long now = System.nanoTime();
-            phases.append(phases.isEmpty() ? "" : ", ").append(name).append(' ')
-                .append(TimeUnit.NANOSECONDS.toMillis(now - mark[0])).append(" ms");
-            mark[0] = now;
-        };
+        // A start that already knows its epoch or slot is another's stops at the end of the phase it learnt it in.
+        final StartPhases phases = new StartPhases(System::nanoTime,
+            () -> claimConflict == null ? null : notItsOwn(claimConflict));
+        final Consumer<String> phase = startPhase = phases::end;
         final long jvmMs = System.currentTimeMillis()
             - java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
         final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry = NodeMetrics.newRegistry(config, role);
@@ -273,10 +269,19 @@ public final class ScytheNode implements AutoCloseable {
             // reaches the watch, and this member's own merge reads the merged map. A merge before these two is seen
             // by the start's last check, which reads the merged map too.
             EpochClaims.watch(hazelcast.getMap(EPOCHS), config.node(), epoch, slot, claimToken, this::claimLost);
+            final int pruned = EpochClaims.pruneEpochClaimsBelow(hazelcast.getMap(EPOCHS), config.node(), epoch);
+            if (pruned > 0) {
+                log("removed " + pruned + " epoch claim(s) of earlier incarnations (slot " + slot + " is this one's)");
+            }
             final long claimedEpoch = epoch;
             final long claimedSlot = slot;
             hazelcast.getLifecycleService().addLifecycleListener(event -> {
-                if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGED) {
+                if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGE_FAILED) {
+                    // This side did not join the other: what the other side gave out stays unseen, so this
+                    // incarnation's claims cannot be checked (the start's last check would read this side's map).
+                    claimLost("a merge after a split failed, so its epoch and slot claims cannot be checked against "
+                        + "the other side's");
+                } else if (event.getState() == com.hazelcast.core.LifecycleEvent.LifecycleState.MERGED) {
                     vertx.executeBlocking(() -> {
                         final String why = EpochClaims.conflict(hazelcast.getMap(EPOCHS), config.node(), claimedEpoch,
                             claimedSlot, claimToken);
@@ -318,14 +323,18 @@ public final class ScytheNode implements AutoCloseable {
             final String why = claimConflict != null ? claimConflict
                 : EpochClaims.conflict(hazelcast.getMap(EPOCHS), config.node(), epoch, slot, claimToken);
             if (why != null) {
-                throw new IllegalStateException("epoch " + epoch + " of " + config.node() + " is not its own: " + why
-                    + "; start it again for a fresh epoch");
+                throw new IllegalStateException(notItsOwn(why));
             }
         }
         ready = true;
         if (claimConflict != null) {
             claimLost(claimConflict); // found between the check and ready
         }
+    }
+
+    private String notItsOwn(final String why) {
+        return "epoch " + epoch + " of " + config.node() + " is not its own: " + why
+            + "; start it again for a fresh epoch";
     }
 
     // ---------------------------------------------------------------------------------------------------- roles

@@ -41,6 +41,27 @@ class LocalClusterRestartPortTest {
         }
     }
 
+    /**
+     * A closed cluster starts no node again: chaos's fault loop restarted nodes its shutdown hook had just stopped
+     * (SIGTERM), leaving processes behind. Fails before: the restart launched the node.
+     */
+    @Test
+    void shouldRefuseToStartANodeOfAClosedCluster(@TempDir final Path dir) throws Exception {
+        final LocalCluster cluster = new LocalCluster("closed-" + ProcessHandle.current().pid(), "s3cret", 1, 1, 0,
+            new JsonObject().put("name", "smallbank"), new JsonObject().put("provider", "shm"), "scythe", dir,
+            new LocalCluster.Launcher(List.of("sh", "-c", "echo pid $$")));
+        try {
+            cluster.start(20_000);
+            cluster.node("cn0").process().waitFor();
+        } finally {
+            cluster.close();
+        }
+        final Process before = cluster.node("cn0").process();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> cluster.restart("cn0", 20_000))
+            .isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed");
+        assertThat(cluster.node("cn0").process()).isSameAs(before);
+    }
+
     private static int port(final Path dir, final String node) throws Exception {
         return new JsonObject(Files.readString(dir.resolve("node-" + node + ".json"), StandardCharsets.UTF_8))
             .getInteger("hazelcastPort");

@@ -235,6 +235,27 @@ class MapLockStepTest {
         assertThat(logged).singleElement().asString().contains("slot 1 was claimed already by another incarnation");
     }
 
+    /**
+     * Every CN restart claimed {@code claim:<node>.e<epoch>} and none was ever removed: the map grew by a key per
+     * restart and each slot step scanned them all. Six incarnations of cn1 in a row, each through the real slot
+     * step, keep one slot and leave one epoch claim of cn1's (the last); cn10's are not cn1's.
+     */
+    @Test
+    void shouldKeepOneEpochClaimPerNodeAcrossRestartsAndItsSlot() throws Exception {
+        final IMap<String, Long> epochs = member(null).getMap(ScytheNode.EPOCHS);
+        epochs.put(EpochClaims.epochKey("cn10", 1), 99L);
+        for (long epoch = 1; epoch <= 6; epoch++) {
+            final long token = 100 + epoch;
+            assertThat(EpochClaims.claim(epochs, EpochClaims.epochKey("cn1", epoch), token)).isTrue();
+            assertThat(EpochClaims.takeSlot(epochs, "cn1", token, 255)).isEqualTo(1);
+            assertThat(EpochClaims.pruneEpochClaimsBelow(epochs, "cn1", epoch)).isEqualTo(epoch == 1 ? 0 : 1);
+            assertThat(epochs.keySet()).filteredOn(k -> k.startsWith("claim:cn1.e"))
+                .containsExactly(EpochClaims.epochKey("cn1", epoch));
+            assertThat(EpochClaims.conflict(epochs, "cn1", epoch, 1, token)).isNull();
+        }
+        assertThat(epochs.get(EpochClaims.epochKey("cn10", 1))).isEqualTo(99);
+    }
+
     @Test
     void shouldNeverLowerACounterAndSayWhenItHeldMore() throws Exception {
         final IMap<String, Long> epochs = member(null).getMap("scythe.epochs");

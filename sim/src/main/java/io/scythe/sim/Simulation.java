@@ -1331,7 +1331,8 @@ public final class Simulation {
     private void run(final Client client, final Coordinator coordinator, final OltpSpec.Drawn drawn, final long seq,
                      final long began) {
         final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = drawn.declaredBody();
-        coordinator.run(recovery == null && crashed == null ? body : attempts(client, body)).onComplete(ar -> {
+        coordinator.run(recovery == null && crashed == null ? body : attempts(client, body),
+            options.onAbort().attempts(options.maxAttempts(), drawn.type())).onComplete(ar -> {
             final long now = clock.nanoTime();
             if (tally != null) {
                 tally.heard(client.attempts);

@@ -58,13 +58,24 @@ public final class Coordinator {
      * is not retried (user, duplicate key), or with the procedure's own error (not retried).
      */
     public <R> Future<Outcome<R>> run(final Function<Txn, Future<R>> procedure) {
+        return run(procedure, maxAttempts);
+    }
+
+    /**
+     * {@link #run(Function)} with at most {@code attempts} attempts for this transaction (a harness rule that retries
+     * some transaction types and not others, {@link OnAbort#SCYTHE}).
+     */
+    public <R> Future<Outcome<R>> run(final Function<Txn, Future<R>> procedure, final int attempts) {
+        if (attempts < 1) {
+            throw new IllegalArgumentException("attempts=" + attempts + " must be at least 1");
+        }
         final Promise<Outcome<R>> done = Promise.promise();
-        attempt(procedure, 1, false, runtime.timers().nowNs(), done);
+        attempt(procedure, 1, attempts, false, runtime.timers().nowNs(), done);
         return done.future();
     }
 
-    private <R> void attempt(final Function<Txn, Future<R>> procedure, final int attempt, final boolean hint,
-                             final long start, final Promise<Outcome<R>> done) {
+    private <R> void attempt(final Function<Txn, Future<R>> procedure, final int attempt, final int limit,
+                             final boolean hint, final long start, final Promise<Outcome<R>> done) {
         final Txn txn;
         try {
             txn = protocol.begin(runtime, hint);
@@ -82,7 +93,7 @@ public final class Coordinator {
         // body.compose(result -> txn.commit().map(ts -> outcome)).onComplete(ended) without the composition, the
         // mapping and their functions: the same steps at the same moments (a throw of commit() fails the attempt).
         @SuppressWarnings("unchecked") final Future<Object> bodyOf = (Future<Object>) (Future<?>) body;
-        bodyOf.onComplete(new Attempt<>(procedure, attempt, hint, start, done, txn));
+        bodyOf.onComplete(new Attempt<>(procedure, attempt, limit, hint, start, done, txn));
     }
 
     /**
@@ -92,6 +103,7 @@ public final class Coordinator {
     private final class Attempt<R> implements io.vertx.core.Completable<Object> {
         private final Function<Txn, Future<R>> procedure;
         private final int attempt;
+        private final int limit;
         private final boolean hint;
         private final long start;
         private final Promise<Outcome<R>> done;
@@ -99,10 +111,11 @@ public final class Coordinator {
         private boolean committing;
         private R result;
 
-        Attempt(final Function<Txn, Future<R>> procedure, final int attempt, final boolean hint, final long start,
-                final Promise<Outcome<R>> done, final Txn txn) {
+        Attempt(final Function<Txn, Future<R>> procedure, final int attempt, final int limit, final boolean hint,
+                final long start, final Promise<Outcome<R>> done, final Txn txn) {
             this.procedure = procedure;
             this.attempt = attempt;
+            this.limit = limit;
             this.hint = hint;
             this.start = start;
             this.done = done;
@@ -113,12 +126,12 @@ public final class Coordinator {
         @SuppressWarnings("unchecked")
         public void complete(final Object value, final Throwable failure) {
             if (committing) {
-                ended(procedure, attempt, hint, start, done, txn, failure == null ? new Outcome<>(result, (Long) value,
+                ended(procedure, attempt, limit, hint, start, done, txn, failure == null ? new Outcome<>(result, (Long) value,
                     attempt, runtime.timers().nowNs() - start, txn.mode()) : null, failure);
                 return;
             }
             if (failure != null) {
-                ended(procedure, attempt, hint, start, done, txn, null, failure);
+                ended(procedure, attempt, limit, hint, start, done, txn, null, failure);
                 return;
             }
             result = (R) value;
@@ -126,7 +139,7 @@ public final class Coordinator {
             try {
                 commit = txn.commit();
             } catch (final Throwable e) {
-                ended(procedure, attempt, hint, start, done, txn, null, e);
+                ended(procedure, attempt, limit, hint, start, done, txn, null, e);
                 return;
             }
             committing = true;
@@ -135,8 +148,8 @@ public final class Coordinator {
     }
 
     /** What follows an attempt's end: its outcome counted and passed on, or its abort and perhaps a retry. */
-    private <R> void ended(final Function<Txn, Future<R>> procedure, final int attempt, final boolean hint,
-                           final long start, final Promise<Outcome<R>> done, final Txn txn, final Outcome<R> outcome,
+    private <R> void ended(final Function<Txn, Future<R>> procedure, final int attempt, final int limit,
+                           final boolean hint, final long start, final Promise<Outcome<R>> done, final Txn txn, final Outcome<R> outcome,
                            final Throwable failure) {
         if (failure == null) {
             retryPolicy.committed(attempt);
@@ -173,7 +186,7 @@ public final class Coordinator {
                 return;
             }
             aborts.computeIfAbsent(abort.reason(), r -> new long[1])[0]++;
-            if (attempt >= maxAttempts || abort.reason() == AbortReason.USER
+            if (attempt >= limit || abort.reason() == AbortReason.USER
                 || abort.reason() == AbortReason.DUPLICATE_KEY) {
                 done.fail(abort.afterAttempts(attempt));
                 return;
@@ -182,7 +195,7 @@ public final class Coordinator {
             final long bound = Math.min(MAX_BACKOFF_NS, BASE_BACKOFF_NS << Math.min(attempt - 1, 20));
             // The next attempt starts once the reads the aborted one left in flight are done.
             txn.quiesced().compose(q -> runtime.timers().after(random.nextLong(bound))).onComplete(w ->
-                attempt(procedure, attempt + 1, nextHint, start, done));
+                attempt(procedure, attempt + 1, limit, nextHint, start, done));
         });
     }
 

@@ -485,6 +485,13 @@ public final class EmbeddedScythe implements AutoCloseable {
         return refused != null ? Future.failedFuture(refused) : coordinator(cn).run(body);
     }
 
+    /** {@link #run(int, long, Function)} with at most {@code attempts} attempts ({@link Coordinator#run(Function, int)}). */
+    public <R> Future<Coordinator.Outcome<R>> run(final int cn, final long routingKey,
+                                                  final Function<Txn, Future<R>> body, final int attempts) {
+        final WrongOwnerException refused = shardMap.refusal(cn, routingKey);
+        return refused != null ? Future.failedFuture(refused) : coordinator(cn).run(body, attempts);
+    }
+
     /** How many compute nodes run transactions (not counting {@link #addComputeNode}'s). */
     public int computeNodes() {
         return computeNodes;

@@ -29,7 +29,7 @@ final class Settled extends FutureImpl<Object> implements Completable<Coordinato
 
     /** What every transaction of one run reports to. */
     record Tally(AtomicBoolean measuring, LongAdder delta, FastThreadLocal<TxnTypeStats> typeStats, LongAdder errors,
-                 AtomicReference<Throwable> firstError, Predicate<AbortReason> isOutcome, int maxAttempts) {
+                 AtomicReference<Throwable> firstError, Predicate<AbortReason> isOutcome) {
         /** {@code ran}, a transaction of {@code type}, settled; counted in {@code completed} unless it is null. */
         Future<Object> settle(final Future<Coordinator.Outcome<Long>> ran, final String type,
                               final LongAdder completed) {
@@ -77,8 +77,9 @@ final class Settled extends FutureImpl<Object> implements Completable<Coordinato
             tryComplete(null);
             return;
         }
-        if (tally.measuring.get() && failure instanceof AbortException) {
-            tally.typeStats.get().gaveUp(type, tally.maxAttempts);
+        if (tally.measuring.get() && failure instanceof AbortException given) {
+            // The attempts it was given (the harness's rule may give each type its own, OnAbort#SCYTHE).
+            tally.typeStats.get().gaveUp(type, Math.max(1, given.attempts()));
         }
         if (!(failure instanceof AbortException)) {
             tally.errors.increment();

@@ -426,6 +426,12 @@ public final class ParticipantService {
                 }
                 replyValue(responder, status, wts, status == Participant.OK ? value : null, 0);
             });
+        if (preattach) {
+            // Its version is pending from here on (the install rule ran before the read parked or was deferred):
+            // owned now, not at the answer, or another incarnation's INSTALL at ts in between was taken as the
+            // first and owned the reader's version. No-op if the pre-attach was refused or ts was owned already.
+            owns(ts, client);
+        }
     }
 
     /** A live coordinator's heartbeat: heard, so its transactions pending here are no suspects for a lease. */

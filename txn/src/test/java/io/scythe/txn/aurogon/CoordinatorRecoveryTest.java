@@ -530,6 +530,58 @@ class CoordinatorRecoveryTest {
     }
 
     /**
+     * A pre-attaching READ installs its PENDING version before it runs, and may then park (on an older pending
+     * version, or deferred as hot) before it answers. The incarnation that made its timestamp pending was recorded
+     * only with the answer, so another incarnation's INSTALL at the same timestamp in that window was taken as the
+     * first (OK), became the timestamp's owner, and could commit or roll back the reader's version; the reader's own
+     * later INSTALL was refused. Fails before: the successor's INSTALL was answered OK.
+     */
+    @Test
+    void shouldOwnATimestampFromItsPreAttachNotFromTheParkedReadsAnswer() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final long older = AurogonTimestamp.pack(4_000_000, 3, 0);
+            final long ts = AurogonTimestamp.pack(5_000_000, 1, 0);
+            installOverRpc(node, List.<long[]>of(new long[] {items, KEY_C}), older); // the read below parks on it
+            final io.scythe.rrpc.RrpcClient reader = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn3"), new io.scythe.rrpc.RrpcOptions());
+            final io.scythe.rrpc.RrpcClient successor = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn2"), new io.scythe.rrpc.RrpcOptions());
+            final UnsafeBuffer read = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(read, items, Participant.FLAG_PREATTACH | Participant.FLAG_NO_DEFER, KEY_C, ts);
+            final java.util.concurrent.CompletableFuture<Integer> parked = new java.util.concurrent.CompletableFuture<>();
+            node.on(rt -> reader.rocket("mn").compose(rocket -> {
+                rocket.call(AurogonRpc.READ, read).map(r -> r.payload().getInt(0))
+                    .onComplete(ar -> parked.complete(ar.succeeded() ? ar.result() : -1));
+                return Future.succeededFuture(0);
+            }));
+            // The read reached the node and installed its version (then parked): poll the participant, no sleep.
+            for (int i = 0; i < 2_000 && !onLoop(node, () -> pendingAt(participant, items, KEY_C, ts)); i++) {
+                Thread.sleep(1);
+            }
+            assertThat(onLoop(node, () -> pendingAt(participant, items, KEY_C, ts))).as("pre-attached").isTrue();
+            assertThat(parked).as("parked on the older pending version").isNotDone();
+            final UnsafeBuffer install = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(install, items, 0, KEY_B, ts);
+            final int other = node.on(rt -> successor.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.INSTALL,
+                install)).map(r -> r.payload().getInt(0)));
+            assertThat(other).as("another incarnation's INSTALL at the reader's timestamp").isEqualTo(Participant.STALE);
+            assertThat(onLoop(node, () -> pendingAt(participant, items, KEY_B, ts))).isFalse();
+            // The older version is rolled back by its writer: the parked read answers (the loaded value below), and
+            // the reader's own INSTALL is still its own.
+            final UnsafeBuffer rollback = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(rollback, items, 0, KEY_C, older);
+            assertThat(send(node, AurogonRpc.ROLLBACK, rollback)).isEqualTo(Participant.OK);
+            assertThat(parked.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(Participant.OK);
+            final int own = node.on(rt -> reader.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.INSTALL,
+                install)).map(r -> r.payload().getInt(0)));
+            assertThat(own).as("the reader's own INSTALL").isEqualTo(Participant.OK);
+        }
+    }
+
+    /**
      * A replacement process of a cluster running another protocol ({@code AurogonModule#replacementFloor}: born at
      * Long.MAX_VALUE, Aurogon serves nothing there): an Aurogon REPLICATE reaching it fails clearly, and holds
      * nothing. Fails before: it was refused STALE with Long.MAX_VALUE as the floor, which floors the sender's clock there.
