@@ -573,7 +573,7 @@ public final class SimCommand implements Callable<Integer> {
                         + "operations are not routed transactions (--routing " + routing + ")");
                 }
                 final List<String> explored = "blink".equalsIgnoreCase(workload)
-                    ? io.scythe.sim.TreeSim.explored(protocols, crashes) : protocols;
+                    ? io.scythe.sim.TreeSim.explored(protocols) : protocols;
                 final int blinkOps = blinkTxn > 0 ? blinkTxn : io.scythe.sim.TreeSim.EXPLORED_OPS;
                 final List<Explorer.Workload> workloads = new java.util.ArrayList<>();
                 if ("all".equalsIgnoreCase(workload)) {
@@ -783,9 +783,6 @@ public final class SimCommand implements Callable<Integer> {
         }
         if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
-        }
-        if (blinkWorkload && crashCns.stream().anyMatch(c -> c >= 0)) {
-            io.scythe.sim.TreeSim.checkCrashSafe(protocols); // --crash-cn: the tree on SEL is refused
         }
         if (!blinkWorkload && blinkTxn > 0) {
             throw new IllegalArgumentException("--blink-txn goes with --workload blink");

@@ -271,28 +271,11 @@ public final class TreeSim {
         };
     }
 
-    /** The protocols whose transactions run through the tree: 2PL on the leaves, over SELCC's cache or SEL. */
-    public static final List<String> TRANSACTIONAL = List.of("selcc-2pl", "sel-2pl");
-
     /**
-     * The protocols whose transactions through the tree survive a compute-node crash: {@code selcc-2pl} (redo record
-     * of a commit's lines, {@code BLinkTree.Txn#commit}); not SEL's tree, whose XUnlock posts its WRITE and release
-     * without waiting (issue 21).
+     * The protocols whose transactions run through the tree: 2PL on the leaves, over SELCC's cache or SEL. Both survive
+     * a compute-node crash in recoverable runs (a commit's redo record, ordered write-throughs: issue 21).
      */
-    public static final List<String> CRASH_SAFE = List.of("selcc-2pl");
-
-    /** Refuses, naming issue 21, a protocol whose tree does not survive a compute-node crash. */
-    public static void checkCrashSafe(final List<String> protocols) {
-        for (final String p : protocols) {
-            if (!CRASH_SAFE.contains(p)) {
-                throw new IllegalArgumentException("a compute-node crash with the blink workload: the tree on SEL ("
-                    + p + ") does not survive one yet (issue 21): its XUnlock posts the line's WRITE and release "
-                    + "without waiting, so a split's new node may be lost while the node it split links it (the "
-                    + "ordered write-through and the commits' redo records are built for SELCC's cache only); run "
-                    + CRASH_SAFE.get(0));
-            }
-        }
-    }
+    public static final List<String> TRANSACTIONAL = List.of("selcc-2pl", "sel-2pl");
 
     /** Refuses a protocol whose transactions do not run through the tree. */
     public static void checkTransactional(final List<String> protocols) {
@@ -323,16 +306,13 @@ public final class TreeSim {
 
     /**
      * The protocols {@code --explore --workload blink} runs: {@code protocols}, or when the command line named none
-     * (the default list) the tree's ({@link #TRANSACTIONAL}, {@link #CRASH_SAFE} with {@code crashes}); refused
-     * clearly when they cannot run transactions through the tree or survive its crash.
+     * (the default list) the tree's ({@link #TRANSACTIONAL}); refused clearly when they cannot run transactions
+     * through the tree.
      */
-    public static List<String> explored(final List<String> protocols, final boolean crashes) {
+    public static List<String> explored(final List<String> protocols) {
         final List<String> explored = protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))
-            ? crashes ? CRASH_SAFE : TRANSACTIONAL : protocols;
+            ? TRANSACTIONAL : protocols;
         checkTransactional(explored);
-        if (crashes) {
-            checkCrashSafe(explored);
-        }
         return explored;
     }
 
