@@ -35,8 +35,17 @@ import java.util.function.LongFunction;
  * allocated line latched Exclusive, the node keeps the lower half, its high key becomes the new node's first key and
  * its right link the new node; both are unlatched, then the separator is inserted one level up by a new descent (or
  * a new root is made under the meta line's Exclusive latch). At most one pre-existing node is held Exclusive at a
- * time, latches are taken top-down and left to right: no deadlock, so every latch may wait. Deletes remove the
- * key from its leaf; nodes are not merged (as Sherman and most B-link trees).
+ * time, latches are taken top-down and left to right: no deadlock, so every latch may wait.
+ *
+ * <p><b>Deletes and node merges</b> (issue 21). A delete removes the key from its leaf; nodes are never merged or
+ * freed, an emptied leaf stays in place with its high key and right link. SELCC's paper is silent on it (§6.3 only
+ * aligns nodes to GCLs and swaps mutexes for SELCC latches), and Lehman and Yao's tree, which this one is, has no
+ * delete protocol: merging needs Lanin and Shasha's drain (a freed node's line must not be reused while any descent
+ * may still hold a pointer to it, i.e. epoch-based reclamation across compute nodes, and a dead node's pointers too)
+ * or Sagiv's compression process. Sherman and most disaggregated B-link trees leave underfull nodes likewise. So an
+ * emptied leaf is crossed by descents (its range is unchanged) and by scans (zero entries, then its right link), and a
+ * later insert into its range fills it again. Cost: space of emptied leaves, and a scan's latch (SEL: a round trip)
+ * for each one it crosses. {@code BLinkTreeSimTest#shouldKeepEveryInvariantAndScanAcrossLeavesDeletesEmptied}.
  */
 public final class BLinkTree {
     static final int LEVEL = 0;
