@@ -168,6 +168,10 @@ class SimCommandTest {
         assertThat(run(new StringWriter(), errBlink, "sim", "--workload", "blink", "--protocols", "selcc-2pl",
             "--crash-cn", "0")).isEqualTo(2);
         assertThat(errBlink.toString()).contains("--crash-cn with the blink workload needs --redo-log");
+        final StringWriter errSingle = new StringWriter(); // single tree operations: the blink workload's
+        assertThat(run(new StringWriter(), errSingle, "sim", "--workload", "smallbank", "--blink-single"))
+            .isEqualTo(2);
+        assertThat(errSingle.toString()).contains("--blink-single goes with --workload blink and without --blink-txn");
         // The blink explorer is an Explorer workload: the topology, --duration and --redo-log are carried into its
         // seeds (one seed runs), what fixes its size is refused by the explorer's own rule.
         final StringWriter errBlinkCarried = new StringWriter();
