@@ -202,10 +202,16 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--blink-txn", defaultValue = "0", paramLabel = "N", description = "[blink] Transactions through "
         + "the tree (issue 21; selcc-2pl, sel-2pl): each takes N keys over [0, 2 records) in ascending order, a lookup "
         + "each with probability 1 - --write-ratio, else an insert, delete or update, under 2PL on the leaves; one "
-        + "writer in ten aborts itself; checked by a serial replay in commit order (with --crash-cn, selcc-2pl only: "
-        + "the dead CN's commits in doubt each all or nothing). With --explore: N keys a transaction (4 if not given). "
+        + "writer in ten aborts itself; checked by a serial replay in commit order (with --crash-cn, the dead CN's "
+        + "commits in doubt each all or nothing). With --explore: N keys a transaction (4 if not given). "
         + "0: index operations, as Fig. 17 (default: ${DEFAULT-VALUE}).")
     int blinkTxn;
+
+    @Option(names = "--blink-single", description = "[blink] Single index operations (no transaction; a lookup with "
+        + "probability 1 - --write-ratio, else an insert, delete or update) each noted as a one-operation commit at "
+        + "its linearization point (its leaf latched) and checked by the same serial replay as --blink-txn (issue 21); "
+        + "with --explore --crashes a dead CN's operation noted but not answered is in doubt.")
+    boolean blinkSingle;
 
     @Accepts(min = "1")
     @Option(names = "--warehouses", defaultValue = "10", description = "[tpcc] Warehouses (default: "
@@ -573,8 +579,9 @@ public final class SimCommand implements Callable<Integer> {
                         + "operations are not routed transactions (--routing " + routing + ")");
                 }
                 final List<String> explored = "blink".equalsIgnoreCase(workload)
-                    ? io.scythe.sim.TreeSim.explored(protocols, crashes) : protocols;
-                final int blinkOps = blinkTxn > 0 ? blinkTxn : io.scythe.sim.TreeSim.EXPLORED_OPS;
+                    ? io.scythe.sim.TreeSim.explored(protocols) : protocols;
+                final int blinkOps = blinkSingle ? io.scythe.sim.TreeSim.SINGLE
+                    : blinkTxn > 0 ? blinkTxn : io.scythe.sim.TreeSim.EXPLORED_OPS;
                 final List<Explorer.Workload> workloads = new java.util.ArrayList<>();
                 if ("all".equalsIgnoreCase(workload)) {
                     workloads.addAll(Explorer.Workload.swept()); // blink is explored only by name
@@ -784,8 +791,8 @@ public final class SimCommand implements Callable<Integer> {
         if (blinkWorkload && protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             protocols = List.of("selcc-2pl", "sel-2pl"); // the tree on SELCC and on SEL
         }
-        if (blinkWorkload && crashCns.stream().anyMatch(c -> c >= 0)) {
-            io.scythe.sim.TreeSim.checkCrashSafe(protocols); // --crash-cn: the tree on SEL is refused
+        if (blinkSingle && (!blinkWorkload || blinkTxn > 0)) {
+            throw new IllegalArgumentException("--blink-single goes with --workload blink and without --blink-txn");
         }
         if (!blinkWorkload && blinkTxn > 0) {
             throw new IllegalArgumentException("--blink-txn goes with --workload blink");
@@ -886,12 +893,15 @@ public final class SimCommand implements Callable<Integer> {
                     .watermarks(watermarks())
                     .cpu(SimOptions.DEFAULT_CN_POLL_NS, cnWorkNs, SimOptions.DEFAULT_MN_POLL_NS, mnRpcNs)
                     .replicas(k).lookup(lookupMode).redoLog(redoLog).colocate(colocate).timelineNs(timeline.toNanos());
-                final io.scythe.sim.TreeSim.Ledger ledger = blinkTxn > 0 ? new io.scythe.sim.TreeSim.Ledger() : null;
+                final io.scythe.sim.TreeSim.Ledger ledger = blinkTxn > 0 || blinkSingle
+                    ? new io.scythe.sim.TreeSim.Ledger() : null;
                 if (ledger != null) {
                     ledger.crashes = crashCns.stream().anyMatch(c -> c >= 0); // its commits in doubt: all or nothing
                 }
                 final Simulation simulation = blinkWorkload ? new Simulation(options, runSpec).operation(
-                    ledger != null ? io.scythe.sim.TreeSim.transactions((io.scythe.sim.TreeSim.Spec) runSpec,
+                    blinkSingle ? io.scythe.sim.TreeSim.singleOperations((io.scythe.sim.TreeSim.Spec) runSpec,
+                        io.scythe.sim.TreeSim.kind(protocol), 1 - writeRatio, zipfTheta, ledger)
+                    : ledger != null ? io.scythe.sim.TreeSim.transactions((io.scythe.sim.TreeSim.Spec) runSpec,
                         io.scythe.sim.TreeSim.kind(protocol), 1 - writeRatio, zipfTheta, blinkTxn, ledger)
                     : io.scythe.sim.TreeSim.ycsb((io.scythe.sim.TreeSim.Spec) runSpec, io.scythe.sim.TreeSim.kind(
                         protocol), 1 - writeRatio, zipfTheta))

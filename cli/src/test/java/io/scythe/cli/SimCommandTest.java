@@ -168,15 +168,10 @@ class SimCommandTest {
         assertThat(run(new StringWriter(), errBlink, "sim", "--workload", "blink", "--protocols", "selcc-2pl",
             "--crash-cn", "0")).isEqualTo(2);
         assertThat(errBlink.toString()).contains("--crash-cn with the blink workload needs --redo-log");
-        final StringWriter errTxn = new StringWriter(); // issue 21: the tree on SEL does not survive a crash
-        assertThat(run(new StringWriter(), errTxn, "sim", "--workload", "blink", "--protocols", "sel-2pl",
-            "--blink-txn", "4", "--crash-cn", "1", "--cns", "2", "--redo-log", "--crash-recover")).isEqualTo(2);
-        assertThat(errTxn.toString()).contains("the tree on SEL (sel-2pl) does not survive one yet (issue 21)");
-        final StringWriter errExplore = new StringWriter(); // the crash explorer runs the tree on selcc-2pl only
-        assertThat(run(new StringWriter(), errExplore, "sim", "--explore", "1", "--crashes", "--workload", "blink",
-            "--protocols", "sel-2pl")).isEqualTo(2);
-        assertThat(errExplore.toString()).contains("the tree on SEL (sel-2pl) does not survive one yet (issue 21)")
-            .doesNotContain("\tat ");
+        final StringWriter errSingle = new StringWriter(); // single tree operations: the blink workload's
+        assertThat(run(new StringWriter(), errSingle, "sim", "--workload", "smallbank", "--blink-single"))
+            .isEqualTo(2);
+        assertThat(errSingle.toString()).contains("--blink-single goes with --workload blink and without --blink-txn");
         // The blink explorer is an Explorer workload: the topology, --duration and --redo-log are carried into its
         // seeds (one seed runs), what fixes its size is refused by the explorer's own rule.
         final StringWriter errBlinkCarried = new StringWriter();

@@ -35,8 +35,17 @@ import java.util.function.LongFunction;
  * allocated line latched Exclusive, the node keeps the lower half, its high key becomes the new node's first key and
  * its right link the new node; both are unlatched, then the separator is inserted one level up by a new descent (or
  * a new root is made under the meta line's Exclusive latch). At most one pre-existing node is held Exclusive at a
- * time, latches are taken top-down and left to right: no deadlock, so every latch may wait. Deletes remove the
- * key from its leaf; nodes are not merged (as Sherman and most B-link trees).
+ * time, latches are taken top-down and left to right: no deadlock, so every latch may wait.
+ *
+ * <p><b>Deletes and node merges</b> (issue 21). A delete removes the key from its leaf; nodes are never merged or
+ * freed, an emptied leaf stays in place with its high key and right link. SELCC's paper is silent on it (§6.3 only
+ * aligns nodes to GCLs and swaps mutexes for SELCC latches), and Lehman and Yao's tree, which this one is, has no
+ * delete protocol: merging needs Lanin and Shasha's drain (a freed node's line must not be reused while any descent
+ * may still hold a pointer to it, i.e. epoch-based reclamation across compute nodes, and a dead node's pointers too)
+ * or Sagiv's compression process. Sherman and most disaggregated B-link trees leave underfull nodes likewise. So an
+ * emptied leaf is crossed by descents (its range is unchanged) and by scans (zero entries, then its right link), and a
+ * later insert into its range fills it again. Cost: space of emptied leaves, and a scan's latch (SEL: a round trip)
+ * for each one it crosses. {@code BLinkTreeSimTest#shouldKeepEveryInvariantAndScanAcrossLeavesDeletesEmptied}.
  */
 public final class BLinkTree {
     static final int LEVEL = 0;
@@ -135,8 +144,29 @@ public final class BLinkTree {
 
     // ------------------------------------------------------------------------------------------ operations
 
+    /**
+     * A single operation's linearization point: called with its answer while it holds its leaf's latch (Exclusive
+     * for a write, whose leaf copy is then written; Shared for a lookup, whose value was copied out), before any write
+     * through or release. A checker notes the operation there (the crash explorer's ledger, issue 21).
+     */
+    @FunctionalInterface
+    public interface Point {
+        void at(boolean answer);
+    }
+
+    private static void at(final Point point, final boolean answer) {
+        if (point != null) {
+            point.at(answer);
+        }
+    }
+
     /** Copies the value of {@code key} into {@code out}: whether it was there. */
     public Future<Boolean> lookup(final long key, final MutableDirectBuffer out) {
+        return lookup(key, out, null);
+    }
+
+    /** {@link #lookup(long, MutableDirectBuffer)} with its {@link Point} (or null). */
+    public Future<Boolean> lookup(final long key, final MutableDirectBuffer out, final Point point) {
         checkKey(key);
         return descend(key, 0, false).map(h -> {
             final int i = search(h.data(), key, leafEntry);
@@ -144,6 +174,7 @@ public final class BLinkTree {
             if (found && out != null) {
                 out.putBytes(0, h.data(), ENTRIES + i * leafEntry + 8, valueBytes);
             }
+            at(point, found);
             gcl.unlock(h);
             return found;
         });
@@ -151,10 +182,16 @@ public final class BLinkTree {
 
     /** Inserts or replaces: whether the key is new. */
     public Future<Boolean> insert(final long key, final DirectBuffer value) {
+        return insert(key, value, null);
+    }
+
+    /** {@link #insert(long, DirectBuffer)} with its {@link Point} (or null). */
+    public Future<Boolean> insert(final long key, final DirectBuffer value, final Point point) {
         checkKey(key);
         checkValue(value);
         return descend(key, 0, true).compose(h -> {
             final int i = search(h.data(), key, leafEntry);
+            at(point, i < 0);
             if (i >= 0) {
                 putValue(h, i, value);
                 return gcl.unlockWritten(h).map(false);
@@ -165,6 +202,11 @@ public final class BLinkTree {
 
     /** Replaces the value of an existing key: whether it existed. */
     public Future<Boolean> update(final long key, final DirectBuffer value) {
+        return update(key, value, null);
+    }
+
+    /** {@link #update(long, DirectBuffer)} with its {@link Point} (or null). */
+    public Future<Boolean> update(final long key, final DirectBuffer value, final Point point) {
         checkKey(key);
         checkValue(value);
         return descend(key, 0, true).compose(h -> {
@@ -172,12 +214,18 @@ public final class BLinkTree {
             if (i >= 0) {
                 putValue(h, i, value);
             }
+            at(point, i >= 0);
             return gcl.unlockWritten(h).map(i >= 0);
         });
     }
 
     /** Removes {@code key}: whether it was there. */
     public Future<Boolean> delete(final long key) {
+        return delete(key, null);
+    }
+
+    /** {@link #delete(long)} with its {@link Point} (or null). */
+    public Future<Boolean> delete(final long key, final Point point) {
         checkKey(key);
         return descend(key, 0, true).compose(h -> {
             final int i = search(h.data(), key, leafEntry);
@@ -189,6 +237,7 @@ public final class BLinkTree {
                 d.putInt(COUNT, count - 1);
                 h.written(0, ENTRIES + count * leafEntry);
             }
+            at(point, i >= 0);
             return gcl.unlockWritten(h).map(i >= 0);
         });
     }

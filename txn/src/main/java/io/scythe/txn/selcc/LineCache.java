@@ -1919,11 +1919,19 @@ public final class LineCache {
             batch.write(f.line.address + from, f.rkey, f.image, from, DirtyBounds.length(f.dirty));
         }
         if (f.headerDirty) {
-            batch.write(f.line.address + ObjectLayout.VALUE_LENGTH_OFFSET, f.rkey, f.image,
-                ObjectLayout.VALUE_LENGTH_OFFSET, ObjectLayout.HEADER_BYTES - ObjectLayout.VALUE_LENGTH_OFFSET);
-            batch.write(f.line.address + ObjectLayout.CAS_LOCK_OFFSET, f.rkey, f.image, ObjectLayout.CAS_LOCK_OFFSET,
-                ObjectLayout.VERSION_OFFSET + 8 - ObjectLayout.CAS_LOCK_OFFSET);
+            addHeaderFlush(batch, f.line.address, f.rkey, f.image);
         }
+    }
+
+    /**
+     * The header's WRITEs of a line's {@code image} at {@code address}, after its data's (both views: SEL's XUnlock
+     * too): the value length with the flags and the incarnation, then the CAS word with the version word, last.
+     */
+    static void addHeaderFlush(final Doorbell batch, final long address, final int rkey, final UnsafeBuffer image) {
+        batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, image, ObjectLayout.VALUE_LENGTH_OFFSET,
+            ObjectLayout.HEADER_BYTES - ObjectLayout.VALUE_LENGTH_OFFSET);
+        batch.write(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, image, ObjectLayout.CAS_LOCK_OFFSET,
+            ObjectLayout.VERSION_OFFSET + 8 - ObjectLayout.CAS_LOCK_OFFSET);
     }
 
     /**

@@ -28,6 +28,8 @@ final class SelGcl implements Gcl {
     private final GclRegion region;
     private final GclAllocator allocator;
     private final int me;
+    /** A redo log on this loop (compute nodes may die): {@link #writesThrough}. */
+    private final boolean recoverable;
     private final Map<Long, Entry> lines = new HashMap<>();
 
     /** One line in use by this loop. */
@@ -38,6 +40,8 @@ final class SelGcl implements Gcl {
         int holders;
         boolean exclusive;
         long dirty = DirtyBounds.CLEAN;
+        /** Its header (the version a redo record raised) is to be WRITten with the XUnlock, after the data. */
+        boolean headerDirty;
         /** A global verb of it is in flight, or null. */
         Future<Void> busy;
         List<Promise<Void>> waiters;
@@ -55,6 +59,30 @@ final class SelGcl implements Gcl {
         this.region = GclRegion.of(runtime.catalog());
         this.me = Participants.of(runtime);
         this.allocator = new GclAllocator(runtime, region, me);
+        this.recoverable = io.scythe.txn.recovery.RedoLog.of(runtime) != null;
+    }
+
+    /**
+     * Recoverable runs: SEL's XUnlock already WRITEs the line before its release FAA, in one doorbell; {@link
+     * #unlockWritten} then completes only once that doorbell did, so a split's new node is on its memory node before
+     * the node it split links it (package doc "B-link lines"), and an acknowledged write is on its memory node.
+     */
+    @Override
+    public boolean writesThrough() {
+        return recoverable;
+    }
+
+    @Override
+    public Future<Void> unlockWritten(final Handle h) {
+        final Future<Void> released = release(h);
+        return writesThrough() ? released : Future.succeededFuture();
+    }
+
+    /** {@link LineHandle#logWrites}: a line is held Exclusive while its entry is; its XUnlock WRITEs the version. */
+    @Override
+    public Future<Runnable> logWrites(final List<Handle> written) {
+        return LineHandle.logWrites(runtime, region, me, written, h -> ((EntryHandle) h).line().exclusive,
+            h -> ((EntryHandle) h).line().headerDirty = true);
     }
 
     @Override
@@ -179,26 +207,41 @@ final class SelGcl implements Gcl {
 
     @Override
     public void unlock(final Handle h) {
+        release(h);
+    }
+
+    /**
+     * The unlock: the local latch at once; the last local holder's global release (an exclusive one's dirty data and
+     * header WRITten first, version last, in the release's doorbell). Completes once that doorbell did (at once while
+     * other local holders remain); a failed release gives the loop up.
+     */
+    private Future<Void> release(final Handle h) {
         final Entry e = ((EntryHandle) h).release();
         if (--e.holders > 0) {
-            return;
+            return Future.succeededFuture();
         }
         final long address = region.address(e.gaddr);
         final int rkey = region.rkey(e.gaddr);
         final boolean x = e.exclusive;
         final long dirty = e.dirty;
+        final boolean header = e.headerDirty;
         e.exclusive = false;
         e.dirty = DirtyBounds.CLEAN;
-        busy(e, runtime.channel(region.node(e.gaddr)).compose(ch -> {
+        e.headerDirty = false;
+        return busy(e, runtime.channel(region.node(e.gaddr)).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             if (x && dirty != DirtyBounds.CLEAN) {
                 final int from = ObjectLayout.VALUE_OFFSET + DirtyBounds.lower(dirty);
                 batch.write(address + from, rkey, e.image, from, DirtyBounds.length(dirty));
             }
+            if (x && header) {
+                LineCache.addHeaderFlush(batch, address, rkey, e.image);
+            }
             batch.fetchAndAdd(address + ObjectLayout.PROTOCOL_WORD_OFFSET, rkey, x ? LatchWord.unexclusive(me)
                 : LatchWord.unshare(me));
             return batch.post();
-        })).onFailure(err -> runtime.giveUp("sel: releasing " + GlobalPointer.toString(e.gaddr) + " failed: " + err));
+        })).<Void>mapEmpty().onFailure(err -> runtime.giveUp("sel: releasing " + GlobalPointer.toString(e.gaddr)
+            + " failed: " + err));
     }
 
     /** A handle on an entry's copy. */

@@ -144,55 +144,11 @@ final class SelccGcl implements Gcl {
         });
     }
 
-    /**
-     * One redo record (the loop's {@code RedoLog}, lock kind {@link SelccRecovery#LOCK_KIND_ID}, a transaction id of
-     * this loop) with an entry per line: its whole data, and the token (this participant, the version after the memory
-     * node's, as the copy read it: held Exclusive since, so still the memory node's). Once it is durable the copies'
-     * versions are raised to the tokens' and their headers marked dirty, so the write-through lands the version after
-     * the data ({@code LineCache#addFlush}), and recovery skips a line whose write-through landed.
-     */
+    /** {@link LineHandle#logWrites}: a line is held Exclusive while its frame's memo is M. */
     @Override
     public Future<Runnable> logWrites(final List<Handle> written) {
-        final io.scythe.txn.recovery.RedoLog log = io.scythe.txn.recovery.RedoLog.of(runtime);
-        if (log == null || written.isEmpty()) {
-            return Future.failedFuture(new IllegalStateException(log == null ? "no redo log on this loop: B-link "
-                + "transactions log their writes only in recoverable runs (writesThrough())" : "nothing to log"));
-        }
-        final List<io.scythe.txn.Access> entries = new ArrayList<>(written.size());
-        final List<Frame> frames = new ArrayList<>(written.size());
-        for (final Handle h : written) {
-            final Frame f = ((FrameHandle) h).frame();
-            if (!h.exclusive() || f.memo != Memo.M) {
-                return Future.failedFuture(new IllegalStateException("a redo entry for line "
-                    + GlobalPointer.toString(h.gaddr()) + " not held Exclusive"));
-            }
-            final io.scythe.txn.Access a = new io.scythe.txn.Access(GclRegion.TABLE, region.index(h.gaddr()),
-                region.partition(h.gaddr()));
-            a.pointer = io.scythe.storage.ObjectLayout.pointer(region.address(h.gaddr()),
-                f.image.getShort(io.scythe.storage.ObjectLayout.INCARNATION_OFFSET) & 0xffff);
-            a.dirty = true;
-            a.newLength = region.dataBytes();
-            a.newValue = new org.agrona.concurrent.UnsafeBuffer(new byte[a.newLength]);
-            a.newValue.putBytes(0, h.data(), 0, a.newLength);
-            a.installedVersion = io.scythe.storage.ObjectLayout.versionAfter(0, f.image.getLong(
-                io.scythe.storage.ObjectLayout.VERSION_OFFSET) & ~io.scythe.storage.ObjectLayout.VERSION_BUSY);
-            entries.add(a);
-            frames.add(f);
-        }
-        final int me = cache.participant();
-        return log.append(runtime.nextTxnId(), 0, SelccRecovery.LOCK_KIND_ID, entries,
-            a -> SelccRecovery.token(me, a.installedVersion)).map(appended -> {
-                for (int i = 0; i < frames.size(); i++) {
-                    frames.get(i).image.putLong(io.scythe.storage.ObjectLayout.VERSION_OFFSET,
-                        entries.get(i).installedVersion);
-                    frames.get(i).headerDirty = true;
-                }
-                return (Runnable) () -> log.release(appended);
-            }).onFailure(e -> {
-                if (e instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException) {
-                    runtime.giveUp("a B-link transaction's redo record's WRITE failed and may have landed");
-                }
-            });
+        return LineHandle.logWrites(runtime, region, cache.participant(), written,
+            h -> ((FrameHandle) h).frame().memo == Memo.M, h -> ((FrameHandle) h).frame().headerDirty = true);
     }
 
     /** Completes at the next unlock of {@code f} by a flow of this loop. */

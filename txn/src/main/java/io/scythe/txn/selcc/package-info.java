@@ -115,9 +115,8 @@
  * the forwarded copy landing in the frame itself (it lands in a receive slot and is copied into the frame: frames
  * are not registered memory; a requester on the same compute node gets it by a local copy into its slot), the per-QP
  * eviction rings and their bound on outstanding evictions per QP (a Java doorbell keeps its frames' images alive
- * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), the B-link
- * tree on SEL under a compute-node crash and the reclamation of a dead node's unlinked tree lines ("B-link lines"
- * below), GAM's micro-benchmark
+ * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), the
+ * reclamation of a dead node's unlinked tree lines ("B-link lines" below), GAM's micro-benchmark
  * ({@code bench --workload gcl}).
  *
  * <p><b>Dead compute nodes</b> (the paper is silent; issue 21; {@link io.scythe.txn.selcc.SelccRecovery}). A node can
@@ -226,17 +225,20 @@
  * node is written through and unlocked before the node it splits is halved and linked to it, and a new root before
  * the meta line names it; so the memory nodes' copies form a tree at every moment (B-link's right-link rule: a
  * parent not told of the split yet is fine, a descent moves right past the old high key), and a node that dies in
- * between leaves the new node unlinked. Not built: (a) SEL's tree ({@code sel-2pl}) posts its unlock's WRITE and
- * release without waiting, so a split's two WRITEs to two memory nodes are not ordered: {@code scythe sim
- * --crash-cn} refuses blink on {@code sel-2pl}; (b) reclamation of a dead node's allocated but unlinked lines: they
+ * between leaves the new node unlinked. The same on SEL ({@code sel-2pl}, {@code SelGcl}): its XUnlock already
+ * WRITEs the dirty range (and the header a redo record raised, version last) before the release FAA in one doorbell,
+ * and in recoverable runs {@link io.scythe.txn.selcc.Gcl#unlockWritten} completes only once that doorbell did, so a
+ * split's new node is on its memory node before the node it split links it, on another memory node (before, SEL's
+ * unlock was not waited for and the two WRITEs were not ordered: {@code --crash-cn} refused blink on it). Not built:
+ * (a) reclamation of a dead node's allocated but unlinked lines: they
  * leak, at most each dead loop's unused chunk ({@code GclAllocator#CHUNK}, 32 lines), its free list, and one line per
- * split in flight; (c) the crash explorer ({@code --explore --crashes --workload blink}, an explorer workload that
- * takes the explorer's options: {@code --cns}, {@code --duration}, the faults) runs the blink workload's transactions
- * only ("B-link transactions" below): its check is the ledger's serial replay of commits, and a single operation has
- * no commit point to replay against. Single operations need no redo record to stay consistent (each writes one line
- * through at a time, a split's new node before the link, (2) and (3)); they are checked in single runs ({@code scythe
- * sim --workload blink --protocols selcc-2pl --crash-cn 1 --crash-at T --crash-recover --redo-log},
- * {@code BLinkTreeSimTest#shouldKeepTheTreeWhenAComputeNodeDiesMidRun}), not by the explorer; (d) cluster nodes never run the tree. Cost: one WRITE round trip per tree
+ * split in flight; (b) none: the crash explorer ({@code --explore --crashes --workload blink}, an explorer workload that takes the
+ * explorer's options: {@code --cns}, {@code --duration}, the faults) runs the blink workload's transactions ("B-link
+ * transactions" below) and, with {@code --blink-single}, single operations, each noted as a one-operation commit at
+ * its linearization point ({@link io.scythe.txn.selcc.BLinkTree.Point}: its leaf latched, its answer known) so the
+ * same serial replay checks them, a dead node's operation noted but not answered in doubt ({@code scythe sim
+ * --explore 200 --seed 1 --crashes --workload blink --blink-single --protocols selcc-2pl} and {@code sel-2pl}: 0
+ * failed each; with SEL's write-through off, 4 of the first 56 seeds failed); (c) cluster nodes never run the tree. Cost: one WRITE round trip per tree
  * write in recoverable runs only (the Fig. 17 runs keep lazy release).
  * <br><b>B-link transactions</b> (issue 21; {@link io.scythe.txn.selcc.BLinkTree.Txn#commit}). A commit writes several
  * lines (its leaves, and the fresh lines of their splits), each written through by its own doorbell: a node dying
@@ -253,8 +255,11 @@
  * fixed at its commit point (every latch held). Separators of its splits are posted after the latches go: a node
  * dying before posting them leaves right links only, which B-link descents follow. A record refused for now (the log
  * region full) restores the leaves' copies and aborts; one in doubt gives the loop up with its latches held. Cost in
- * recoverable runs: one record WRITE per writing commit (a line's data per written line). Not built: on SEL
- * ({@code sel-2pl}: refused with {@code --crash-cn} and the crash explorer, as its tree's single operations).
+ * recoverable runs: one record WRITE per writing commit (a line's data per written line). On SEL ({@code sel-2pl})
+ * the same record ({@code LineHandle#logWrites} serves both views); each line's XUnlock is its write-through
+ * ({@code BLinkTreeSimTest#shouldKeepTheTreeWhenAComputeNodeDiesInASplittingCommit}, its {@code sel-2pl} rows lost
+ * acknowledged keys before; {@code scythe sim --explore 200 --seed 1 --crashes --workload blink --protocols sel-2pl}:
+ * 0 failed).
  * Checked by the serial replay ({@code TreeSim.Ledger}): a dead node's acknowledged commits are applied, each one in
  * doubt (noted at its commit point, never answered) applied whole or not at all, the check trying every choice.
  * <br><b>What survivors know of a recovery</b> ({@code SelccRecovery#cleared}): per memory node, the participants its
