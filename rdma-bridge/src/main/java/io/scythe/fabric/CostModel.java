@@ -36,7 +36,10 @@ import java.util.TreeSet;
  * hardware queues. With the defaults an 8-byte READ of host memory takes 100 + 2 x 800 + 300 + small = ~2.07 us,
  * an 8-byte CAS on host memory 100 + 2 x 800 + 600 + 1950 + small = ~4.3 us uncontended (~4.55 us at Table 1's load),
  * and the same CAS on device memory ~1.75 us. Not modelled: the receiving port's bandwidth (many senders into one NIC
- * are limited only by their own ports), the doorbell's occupancy of the PCIe link (doorbell batching saves software
+ * are limited only by their own ports), the interleaving of queue pairs on a port packet by packet (a port is booked a
+ * whole request at a time, first come first served, so a 64 KB READ response delays every response behind it by its
+ * 5 us, where a real NIC's arbitration lets the other queue pairs' packets in between; a bulk reader therefore posts
+ * few at a time, {@code CnRecovery}'s log scan), the doorbell's occupancy of the PCIe link (doorbell batching saves software
  * cost here, not modelled NIC time), RNR retries, the per-QP limit on READs and atomics in flight (max_rd_atomic,
  * 16 on ConnectX-5: with in-order execution it would delay when later ones start, not what they wait for). The send
  * queue's depth is modelled ({@link QpOptions#sendQueueDepth()}: a full queue refuses the post, {@code RdmaChannel}

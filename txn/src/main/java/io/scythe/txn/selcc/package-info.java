@@ -232,13 +232,13 @@
  * unlock was not waited for and the two WRITEs were not ordered: {@code --crash-cn} refused blink on it). Not built:
  * (a) reclamation of a dead node's allocated but unlinked lines: they
  * leak, at most each dead loop's unused chunk ({@code GclAllocator#CHUNK}, 32 lines), its free list, and one line per
- * split in flight; (b) none: the crash explorer ({@code --explore --crashes --workload blink}, an explorer workload that takes the
- * explorer's options: {@code --cns}, {@code --duration}, the faults) runs the blink workload's transactions ("B-link
- * transactions" below) and, with {@code --blink-single}, single operations, each noted as a one-operation commit at
+ * split in flight; (b) cluster nodes never run the tree. The crash explorer ({@code --explore --crashes --workload
+ * blink}, an explorer workload that takes the explorer's options: {@code --cns}, {@code --duration}, the faults) runs
+ * the blink workload's transactions ("B-link transactions" below) and, with {@code --blink-single}, single operations, each noted as a one-operation commit at
  * its linearization point ({@link io.scythe.txn.selcc.BLinkTree.Point}: its leaf latched, its answer known) so the
  * same serial replay checks them, a dead node's operation noted but not answered in doubt ({@code scythe sim
  * --explore 200 --seed 1 --crashes --workload blink --blink-single --protocols selcc-2pl} and {@code sel-2pl}: 0
- * failed each; with SEL's write-through off, 4 of the first 56 seeds failed); (c) cluster nodes never run the tree. Cost: one WRITE round trip per tree
+ * failed each; with SEL's write-through off, 4 of the first 56 seeds failed). Cost: one WRITE round trip per tree
  * write in recoverable runs only (the Fig. 17 runs keep lazy release).
  * <br><b>B-link transactions</b> (issue 21; {@link io.scythe.txn.selcc.BLinkTree.Txn#commit}). A commit writes several
  * lines (its leaves, and the fresh lines of their splits), each written through by its own doorbell: a node dying
