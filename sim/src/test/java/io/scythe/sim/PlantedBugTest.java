@@ -75,23 +75,29 @@ class PlantedBugTest extends SimVertxTest {
      * which snapshot isolation forbids (a cycle with one rw edge); lotus-si itself passes the same seeds while its
      * read-write transactions read keys they do not write (SmallBank's standard mix, {@code Explorer#SI_MIX}:
      * WriteCheck), the path SI takes without validation. (A lotus-si without first committer wins was not caught in 40
-     * seeds: no attempt of lotus-si aborted for a version newer than T_start there, as its write locks are taken before
-     * its reads.)
+     * seeds of SmallBank: no attempt of lotus-si aborted for a version newer than T_start there, as its write locks are
+     * taken before its reads; churn reaches it, {@link #shouldFindLotusSiWithoutFirstCommitterWinsOnTheExplorersChurn}.)
      */
     private static final int SI_SEEDS = 20;
+
+    /** The explorer's check of {@code workload}'s seed {@code seed} for lotus-si (3 CNs) with {@code bug} planted. */
+    private Explorer.Outcome lotusSi(final io.scythe.txn.lotus.LotusModule.PlantedBug bug,
+                                     final Explorer.Workload workload, final long seed) throws Exception {
+        final SimOptions o = Explorer.options("lotus-si", seed).computeNodes(3).clientsPerComputeNode(2);
+        io.scythe.txn.lotus.LotusModule.plant(bug);
+        try {
+            return Explorer.check(vertx, workload, o);
+        } finally {
+            io.scythe.txn.lotus.LotusModule.plant(io.scythe.txn.lotus.LotusModule.PlantedBug.NONE);
+        }
+    }
 
     @Test
     void shouldFindLotusSiReadingAStaleSnapshotOnTheExplorersSmallBank() throws Exception {
         int caught = 0;
         for (long seed = 1; seed <= SI_SEEDS; seed++) {
-            final SimOptions o = Explorer.options("lotus-si", seed).computeNodes(3).clientsPerComputeNode(2);
-            final Explorer.Outcome planted;
-            io.scythe.txn.lotus.LotusModule.plant(io.scythe.txn.lotus.LotusModule.PlantedBug.STALE_SNAPSHOT);
-            try {
-                planted = Explorer.check(vertx, Explorer.Workload.SMALLBANK, o);
-            } finally {
-                io.scythe.txn.lotus.LotusModule.plant(io.scythe.txn.lotus.LotusModule.PlantedBug.NONE);
-            }
+            final Explorer.Outcome planted = lotusSi(io.scythe.txn.lotus.LotusModule.PlantedBug.STALE_SNAPSHOT,
+                Explorer.Workload.SMALLBANK, seed);
             if (planted.failure() != null && planted.failure().cyclic()) {
                 assertThat(planted.history().snapshotIsolationAllowed()).isFalse();
                 assertThat(planted.failure().reason()).contains("NOT SNAPSHOT ISOLATION either");
@@ -100,6 +106,32 @@ class PlantedBugTest extends SimVertxTest {
             }
         }
         assertThat(caught).as("seeds whose stale snapshot the SI check caught").isGreaterThanOrEqualTo(3);
+    }
+
+    /**
+     * lotus-si without first committer wins ({@code LotusModule.PlantedBug#NO_FIRST_COMMITTER_WINS}) is caught on the
+     * explorer's churn workload, whose transactions read a key lock-free and then write it (SmallBank's write locks come
+     * before their reads, so the check was never reached there: 40 seeds, none caught). lotus-si passes the same seeds.
+     */
+    @Test
+    void shouldFindLotusSiWithoutFirstCommitterWinsOnTheExplorersChurn() throws Exception {
+        int caught = 0;
+        long firstCaught = 0;
+        for (long seed = 1; seed <= SI_SEEDS && caught == 0; seed++) {
+            final Explorer.Outcome planted = lotusSi(
+                io.scythe.txn.lotus.LotusModule.PlantedBug.NO_FIRST_COMMITTER_WINS, Explorer.Workload.CHURN, seed);
+            if (planted.failure() != null) {
+                // Two claims read the same tally and both wrote over it: a cycle with one rw edge, which SI forbids.
+                assertThat(planted.failure().cyclic()).as(planted.failure().reason()).isTrue();
+                assertThat(planted.failure().reason()).contains("NOT SNAPSHOT ISOLATION either");
+                caught++;
+                firstCaught = seed;
+            }
+        }
+        assertThat(caught).as("a seed whose lost update the explorer caught").isPositive();
+        final Explorer.Outcome clean = lotusSi(io.scythe.txn.lotus.LotusModule.PlantedBug.NONE,
+            Explorer.Workload.CHURN, firstCaught);
+        assertThat(clean.failure()).as("lotus-si itself on seed " + firstCaught).isNull();
     }
 
     @Test

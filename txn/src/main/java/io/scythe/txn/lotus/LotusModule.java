@@ -28,7 +28,12 @@ public final class LotusModule implements ProtocolModule {
          * A lock-free read at T_start reads the oldest version the CVT keeps below T_start, not the newest: a stale
          * snapshot, as a stale version-table cache entry would give (a commit before T_start missed).
          */
-        STALE_SNAPSHOT
+        STALE_SNAPSHOT,
+        /**
+         * A key read lock-free and then written is not read again under its write lock: SI's first committer wins
+         * skipped, so two transactions that read the same version both write over it (a lost update).
+         */
+        NO_FIRST_COMMITTER_WINS
     }
 
     /**

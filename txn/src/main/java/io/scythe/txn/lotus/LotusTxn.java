@@ -843,6 +843,10 @@ final class LotusTxn extends OneSidedTxn {
      * version other than the one read (a newer one: it committed after T_start) aborts.
      */
     private Future<Void> recheckUnlocked() {
+        if (bug == LotusModule.PlantedBug.NO_FIRST_COMMITTER_WINS) {
+            unlockedReads.clear(); // the planted bug (tests only): written over whatever committed since
+            return Future.succeededFuture();
+        }
         final List<Future<Access>> checks = new ArrayList<>();
         for (final Access a : accesses) {
             if (a.dirty && unlockedReads.remove(a)) {
