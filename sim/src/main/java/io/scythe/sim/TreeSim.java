@@ -617,6 +617,12 @@ public final class TreeSim {
                 reasons.add("invariants broken: " + run.encode());
             }
             reasons.addAll(ledger.check(spec));
+            if (run.getJsonObject("sim").getValue("crash") instanceof JsonObject crash
+                && crash.getValue("recovery") instanceof JsonObject recovery) {
+                // The tree's commits are no table transactions the simulator's tally tracks: the explorer's "decided by
+                // recovery" count is the ledger's commits in doubt that landed.
+                recovery.put("committed_by_recovery", ledger.inDoubtLanded);
+            }
         } catch (final Exception e) {
             reasons.add("the run failed: " + e);
         }
@@ -641,6 +647,11 @@ public final class TreeSim {
         private final List<Entry> entries = new ArrayList<>();
         /** Transactions that aborted themselves. */
         public long aborted;
+        /**
+         * Of the writing commits in doubt, how many the replay that held applied (they landed: written through before
+         * the crash, or rolled forward by recovery); the first choice that holds, fewest applied first.
+         */
+        public int inDoubtLanded;
         /** Attempts of optimistic transactions whose validation failed (each retried). */
         public long validationAborts;
         /**
@@ -739,6 +750,7 @@ public final class TreeSim {
                     wrong = replayed;
                 }
                 if (wrong.isEmpty()) {
+                    inDoubtLanded = Integer.bitCount(choice);
                     break;
                 }
             }
