@@ -200,9 +200,10 @@ public final class SimCommand implements Callable<Integer> {
 
     @Accepts(min = "0")
     @Option(names = "--blink-txn", defaultValue = "0", paramLabel = "N", description = "[blink] Transactions through "
-        + "the tree (issue 21; selcc-2pl, sel-2pl): each takes N keys over [0, 2 records) in ascending order, a lookup "
-        + "each with probability 1 - --write-ratio, else an insert, delete or update, under 2PL on the leaves; one "
-        + "writer in ten aborts itself; checked by a serial replay in commit order (with --crash-cn, the dead CN's "
+        + "the tree (issue 21; selcc-2pl, sel-2pl: 2PL on the leaves; selcc-occ: OCC; selcc-to: TO, timestamps per "
+        + "leaf): each takes N keys over [0, 2 records) in ascending order, a lookup each with probability "
+        + "1 - --write-ratio, else an insert, delete or update; one writer in ten aborts itself; OCC and TO retry a "
+        + "refused attempt; checked by a serial replay in commit order, TO's in timestamp order (with --crash-cn, the dead CN's "
         + "commits in doubt each all or nothing). With --explore: N keys a transaction (4 if not given). "
         + "0: index operations, as Fig. 17 (default: ${DEFAULT-VALUE}).")
     int blinkTxn;
@@ -881,6 +882,9 @@ public final class SimCommand implements Callable<Integer> {
                 final OltpSpec runSpec = lockWorkload ? new LockSim.Spec(protocol, locks, zipfTheta, hold.toNanos())
                     : casWorkload ? new CasSim.Spec(locks, zipfTheta, CasSim.Verb.named(verb))
                     : tsoWorkload ? new TsoSim.Spec(protocol) : spec(zipfTheta);
+                if (runSpec instanceof io.scythe.sim.TreeSim.Spec tree) { // TO's leaves keep room for timestamps
+                    tree.timestamped(blinkTxn > 0 && io.scythe.sim.TreeSim.ordered(protocol));
+                }
                 final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns)
                     .loopsPerComputeNode(loops).clientsPerComputeNode(perCn).memoryNodes(memoryNodes)
                     .maxAttempts(maxAttempts).onAbort(io.scythe.txn.OnAbort.named(onAbort))
@@ -902,7 +906,7 @@ public final class SimCommand implements Callable<Integer> {
                     blinkSingle ? io.scythe.sim.TreeSim.singleOperations((io.scythe.sim.TreeSim.Spec) runSpec,
                         io.scythe.sim.TreeSim.kind(protocol), 1 - writeRatio, zipfTheta, ledger)
                     : ledger != null ? io.scythe.sim.TreeSim.transactions((io.scythe.sim.TreeSim.Spec) runSpec,
-                        io.scythe.sim.TreeSim.kind(protocol), 1 - writeRatio, zipfTheta, blinkTxn, ledger)
+                        protocol, 1 - writeRatio, zipfTheta, blinkTxn, ledger)
                     : io.scythe.sim.TreeSim.ycsb((io.scythe.sim.TreeSim.Spec) runSpec, io.scythe.sim.TreeSim.kind(
                         protocol), 1 - writeRatio, zipfTheta))
                     : lockWorkload ? LockSim.simulation(options.protocol("scythe"), (LockSim.Spec) runSpec)

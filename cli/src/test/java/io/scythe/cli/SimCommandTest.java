@@ -188,9 +188,10 @@ class SimCommandTest {
             "--protocols", "selcc-2pl", "--routing", "shard")).isEqualTo(2);
         assertThat(errBlinkRouted.toString()).contains("--explore --workload blink runs local routing");
         final StringWriter errTo = new StringWriter();
-        assertThat(run(new StringWriter(), errTo, "sim", "--workload", "blink", "--protocols", "selcc-to",
+        assertThat(run(new StringWriter(), errTo, "sim", "--workload", "blink", "--protocols", "scythe-occ",
             "--blink-txn", "4")).isEqualTo(2);
-        assertThat(errTo.toString()).contains("run 2PL on its leaves: protocols [selcc-2pl, sel-2pl], not selcc-to");
+        assertThat(errTo.toString()).contains("run 2PL, OCC or TO on its leaves: protocols [selcc-2pl, sel-2pl, "
+            + "selcc-occ, selcc-to], not scythe-occ");
         final StringWriter errNotBlink = new StringWriter();
         assertThat(run(new StringWriter(), errNotBlink, "sim", "--blink-txn", "4")).isEqualTo(2);
         assertThat(errNotBlink.toString()).contains("--blink-txn goes with --workload blink");

@@ -405,7 +405,8 @@ public final class Explorer {
             }
             out.printf("%-10s %-9s %d seeds, %d failed, %d transactions committed, %s%s%s%n",
                 protocol, workload.name().toLowerCase(java.util.Locale.ROOT), seeds, failed, committed,
-                workload == Workload.BLINK ? "checked by a serial replay in commit order" + (crashesByStage.isEmpty()
+                workload == Workload.BLINK ? "checked by a serial replay in " + (TreeSim.ordered(protocol)
+                    ? "timestamp" : "commit") + " order" + (crashesByStage.isEmpty()
                     ? "" : " (a crash's commits in doubt each judged all or nothing)")
                     : checked + " checked for serializability",
                 seedsByAnomaly.isEmpty() ? "" : "; seeds with " + seedsByAnomaly.toString().replace("=", ": "),

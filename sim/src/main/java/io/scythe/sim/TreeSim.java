@@ -33,6 +33,8 @@ public final class TreeSim {
     /** How full the bulk load leaves nodes. */
     public static final double FILL = 0.7;
     private static final TxnRuntime.Key<BLinkTree> TREE = new TxnRuntime.Key<>("selcc-tree-sim");
+    /** A loop's timestamped tree ({@code selcc-to}: {@link BLinkTree.OrderedTxn}). */
+    private static final TxnRuntime.Key<BLinkTree> TIMESTAMPED = new TxnRuntime.Key<>("selcc-tree-sim-to");
 
     private TreeSim() {
     }
@@ -46,12 +48,23 @@ public final class TreeSim {
         return runtime.extension(TREE, r -> new BLinkTree(Gcl.of(kind, r), VALUE_BYTES));
     }
 
+    static BLinkTree timestampedTree(final TxnRuntime runtime, final String kind) {
+        return runtime.extension(TIMESTAMPED, r -> new BLinkTree(Gcl.of(kind, r), VALUE_BYTES, true));
+    }
+
+    /** Whether {@code protocol} runs the tree's transactions by timestamp ordering ({@link BLinkTree.OrderedTxn}). */
+    public static boolean ordered(final String protocol) {
+        return protocol.endsWith("-to");
+    }
+
     /** The tree loaded into the memory nodes' GCL regions; the memory nodes are kept for end-of-run checks. */
     public static class Spec implements OltpSpec {
         private final long records;
         private final int lineBytes;
         private final long lines;
         private final double fill;
+        /** Bytes at each leaf's end the bulk load leaves free ({@link BLinkTree#reserve}: a TO run's timestamps). */
+        private int reserve;
         protected final List<LogDb> dbs = new ArrayList<>();
 
         /**
@@ -82,6 +95,12 @@ public final class TreeSim {
             return records;
         }
 
+        /** Bulk-loads leaves with room for TO's timestamps when {@code timestamped} ({@code selcc-to}). */
+        public Spec timestamped(final boolean timestamped) {
+            this.reserve = BLinkTree.reserve(timestamped);
+            return this;
+        }
+
         @Override
         public String name() {
             return "blink";
@@ -108,7 +127,7 @@ public final class TreeSim {
             }
             final Table t = GclRegion.load(db, lineBytes - ObjectLayout.HEADER_BYTES, lines, BLinkTree.FIRST_NODE_LINE);
             final long firstFree = BLinkTree.bulkLoad(t, part, parts, records, i -> 2 * i,
-                i -> initialValue(2 * i), VALUE_BYTES, fill);
+                i -> initialValue(2 * i), VALUE_BYTES, fill, reserve);
             t.objectMemory().putLong(GclRegion.lineOffset(t, GclRegion.HEADER_LINE) + ObjectLayout.VALUE_OFFSET,
                 firstFree);
         }
@@ -193,12 +212,18 @@ public final class TreeSim {
      * one that writes aborts itself one time in ten after its operations (its writes must leave no trace). Every
      * commit is noted in {@code ledger} at its commit point with its operations' answers, for {@link Ledger#check}.
      */
-    public static Simulation.Operation transactions(final Spec spec, final String kind, final double readRatio,
+    public static Simulation.Operation transactions(final Spec spec, final String protocol, final double readRatio,
                                                     final double theta, final int ops, final Ledger ledger) {
         if (ops < 1) {
             throw new IllegalArgumentException("--blink-txn " + ops + ": a transaction needs at least one operation");
         }
-        return operations(spec, kind, readRatio, theta, ops, false, ledger);
+        checkTransactional(List.of(protocol));
+        if (ordered(protocol) && spec.reserve == 0) {
+            throw new IllegalArgumentException(protocol + " runs TO through the tree: its spec must be timestamped "
+                + "(Spec#timestamped), the leaves' timestamps room reserved by the bulk load");
+        }
+        return operations(spec, kind(protocol), optimistic(protocol) ? OCC : ordered(protocol) ? TO : TWO_PL,
+            readRatio, theta, ops, false, ledger);
     }
 
     /**
@@ -209,7 +234,7 @@ public final class TreeSim {
      */
     public static Simulation.Operation singleOperations(final Spec spec, final String kind, final double readRatio,
                                                         final double theta, final Ledger ledger) {
-        return operations(spec, kind, readRatio, theta, 1, true, ledger);
+        return operations(spec, kind, TWO_PL, readRatio, theta, 1, true, ledger);
     }
 
     /** One operation noted at its point (see {@link #singleOperations}). */
@@ -261,14 +286,19 @@ public final class TreeSim {
         });
     }
 
-    private static Simulation.Operation operations(final Spec spec, final String kind, final double readRatio,
-                                                   final double theta, final int ops, final boolean single,
-                                                   final Ledger ledger) {
+    /** How transactions run through the tree: strict 2PL, OCC or TO on the leaves. */
+    private static final int TWO_PL = 0;
+    private static final int OCC = 1;
+    private static final int TO = 2;
+
+    private static Simulation.Operation operations(final Spec spec, final String kind, final int mode,
+                                                   final double readRatio, final double theta, final int ops,
+                                                   final boolean single, final Ledger ledger) {
         final long space = 2 * spec.records();
         final Zipf zipf = theta > 0 ? new Zipf((int) Math.min(Integer.MAX_VALUE, space), theta) : null;
         final long multiplier = scatterMultiplier(space);
         return (runtime, random) -> {
-            final BLinkTree tree = tree(runtime, kind);
+            final BLinkTree tree = mode == TO ? timestampedTree(runtime, kind) : tree(runtime, kind);
             final long start = runtime.timers().nowNs();
             final long[] keys = new long[ops];
             final int[] what = new int[ops];
@@ -285,74 +315,232 @@ public final class TreeSim {
                 return single(tree, keys[0], what[0], random, ledger).map(v -> runtime.timers().nowNs() - start);
             }
             final boolean abort = writes && random.nextInt(10) == 0;
-            final BLinkTree.Txn txn = tree.begin(writes);
-            final long[] values = new long[ops];
-            final boolean[] answers = new boolean[ops];
-            Future<Void> done = Future.succeededFuture();
-            for (int i = 0; i < ops; i++) {
-                final int at = i;
-                done = done.compose(v -> {
-                    final UnsafeBuffer b = new UnsafeBuffer(new byte[VALUE_BYTES]);
-                    final Future<Boolean> op;
-                    switch (what[at]) {
-                        case Ledger.LOOKUP:
-                            op = txn.lookup(keys[at], b);
-                            break;
-                        case Ledger.INSERT:
-                            b.putLong(0, values[at] = random.nextLong());
-                            op = txn.insert(keys[at], b);
-                            break;
-                        case Ledger.DELETE:
-                            op = txn.delete(keys[at]);
-                            break;
-                        default:
-                            b.putLong(0, values[at] = random.nextLong());
-                            op = txn.update(keys[at], b);
-                    }
-                    return op.map(found -> {
-                        answers[at] = found;
-                        if (what[at] == Ledger.LOOKUP) {
-                            values[at] = found ? b.getLong(0) : 0;
-                        }
-                        return null;
-                    });
-                });
-            }
-            return done.transform(ar -> {
-                if (ar.failed() || abort) {
-                    txn.abort();
-                    if (ar.failed()) {
-                        return Future.failedFuture(ar.cause());
-                    }
-                    ledger.aborted++;
-                    return Future.succeededFuture(runtime.timers().nowNs() - start);
+            return attempt(tree, mode, runtime, writes, abort, keys, what, random, ledger, 1)
+                .map(v -> runtime.timers().nowNs() - start);
+        };
+    }
+
+    /** How many attempts an optimistic transaction through the tree gets before its run reports an error. */
+    static final int MAX_ATTEMPTS = 10_000;
+
+    /**
+     * One attempt of a transaction through the tree: under 2PL ({@link BLinkTree.Txn}) it commits or fails; under OCC
+     * ({@link BLinkTree.OptimisticTxn}) a failed validation is retried (same keys and kinds, fresh values), each retry
+     * counted in {@link Ledger#validationAborts}.
+     */
+    private static Future<Void> attempt(final BLinkTree tree, final int mode, final TxnRuntime runtime,
+                                        final boolean writes, final boolean abort, final long[] keys, final int[] what,
+                                        final java.util.SplittableRandom random, final Ledger ledger,
+                                        final int attempt) {
+        final Attempt txn = Attempt.of(tree, mode, runtime, writes);
+        final int ops = keys.length;
+        final long[] values = new long[ops];
+        final boolean[] answers = new boolean[ops];
+        Future<Void> done = Future.succeededFuture();
+        for (int i = 0; i < ops; i++) {
+            final int at = i;
+            done = done.compose(v -> {
+                final UnsafeBuffer b = new UnsafeBuffer(new byte[VALUE_BYTES]);
+                final Future<Boolean> op;
+                switch (what[at]) {
+                    case Ledger.LOOKUP:
+                        op = txn.lookup(keys[at], b);
+                        break;
+                    case Ledger.INSERT:
+                        b.putLong(0, values[at] = random.nextLong());
+                        op = txn.insert(keys[at], b);
+                        break;
+                    case Ledger.DELETE:
+                        op = txn.delete(keys[at]);
+                        break;
+                    default:
+                        b.putLong(0, values[at] = random.nextLong());
+                        op = txn.update(keys[at], b);
                 }
-                final Ledger.Entry entry = ledger.commit(keys, what, values, answers); // the commit point: all held
-                return txn.commit().transform(c -> {
-                    if (c.failed()) {
-                        entry.failed = c.cause().toString();
-                        return Future.failedFuture(c.cause());
+                return op.map(found -> {
+                    answers[at] = found;
+                    if (what[at] == Ledger.LOOKUP) {
+                        values[at] = found ? b.getLong(0) : 0;
                     }
-                    entry.answered = true;
-                    return Future.succeededFuture(runtime.timers().nowNs() - start);
+                    return null;
                 });
             });
-        };
+        }
+        return done.transform(ar -> {
+            if (ar.failed() && mode != TWO_PL && refused(ar.cause())) { // TO refuses while it reads
+                txn.abort();
+                return retried(tree, mode, runtime, writes, abort, keys, what, random, ledger, attempt, ar.cause());
+            }
+            if (ar.failed() || abort) {
+                txn.abort();
+                if (ar.failed()) {
+                    return Future.failedFuture(ar.cause());
+                }
+                ledger.aborted++;
+                return Future.succeededFuture();
+            }
+            final Ledger.Entry[] entry = new Ledger.Entry[1];
+            return txn.commit(order -> { // every latch it needs held: its place in the serial order
+                entry[0] = ledger.commit(keys, what, values, answers);
+                entry[0].order = order;
+            }).transform(c -> {
+                if (c.failed() && entry[0] == null && mode != TWO_PL && refused(c.cause())) {
+                    return retried(tree, mode, runtime, writes, abort, keys, what, random, ledger, attempt,
+                        c.cause());
+                }
+                if (c.failed()) {
+                    if (entry[0] != null) {
+                        entry[0].failed = c.cause().toString();
+                    }
+                    return Future.failedFuture(c.cause());
+                }
+                entry[0].answered = true;
+                return Future.succeededFuture();
+            });
+        });
+    }
+
+    private static boolean refused(final Throwable cause) {
+        return cause instanceof io.scythe.txn.AbortException
+            && ((io.scythe.txn.AbortException) cause).reason() == io.scythe.txn.AbortReason.VALIDATION;
+    }
+
+    /** An OCC or TO attempt refused (validation, timestamp order): counted and run again, up to a bound. */
+    private static Future<Void> retried(final BLinkTree tree, final int mode, final TxnRuntime runtime,
+                                        final boolean writes, final boolean abort, final long[] keys, final int[] what,
+                                        final java.util.SplittableRandom random, final Ledger ledger,
+                                        final int attempt, final Throwable cause) {
+        ledger.validationAborts++;
+        if (attempt >= MAX_ATTEMPTS) {
+            return Future.failedFuture(new IllegalStateException("a B-link transaction was refused " + attempt
+                + " times: " + cause.getMessage()));
+        }
+        return attempt(tree, mode, runtime, writes, abort, keys, what, random, ledger, attempt + 1);
+    }
+
+    /** One attempt through the tree under 2PL, OCC or TO, behind one face. */
+    private interface Attempt {
+        Future<Boolean> lookup(long key, UnsafeBuffer out);
+
+        Future<Boolean> insert(long key, UnsafeBuffer value);
+
+        Future<Boolean> update(long key, UnsafeBuffer value);
+
+        Future<Boolean> delete(long key);
+
+        /**
+         * Commits; {@code atCommitPoint} gets the commit's place in the serial order (the commit order under 2PL and
+         * OCC, so {@link Ledger#IN_COMMIT_ORDER}; the timestamp under TO) once it is decided.
+         */
+        Future<Void> commit(java.util.function.LongConsumer atCommitPoint);
+
+        void abort();
+
+        static Attempt of(final BLinkTree tree, final int mode, final TxnRuntime runtime, final boolean writes) {
+            if (mode == OCC) {
+                final BLinkTree.OptimisticTxn t = tree.beginOptimistic();
+                return new Attempt() {
+                    public Future<Boolean> lookup(final long k, final UnsafeBuffer out) {
+                        return t.lookup(k, out);
+                    }
+
+                    public Future<Boolean> insert(final long k, final UnsafeBuffer v) {
+                        return t.insert(k, v);
+                    }
+
+                    public Future<Boolean> update(final long k, final UnsafeBuffer v) {
+                        return t.update(k, v);
+                    }
+
+                    public Future<Boolean> delete(final long k) {
+                        return t.delete(k);
+                    }
+
+                    public Future<Void> commit(final java.util.function.LongConsumer point) {
+                        return t.commit(() -> point.accept(Ledger.IN_COMMIT_ORDER));
+                    }
+
+                    public void abort() {
+                        t.abort();
+                    }
+                };
+            }
+            if (mode == TO) {
+                final BLinkTree.OrderedTxn t = tree.beginOrdered(() -> runtime.tso().next());
+                return new Attempt() {
+                    public Future<Boolean> lookup(final long k, final UnsafeBuffer out) {
+                        return t.lookup(k, out);
+                    }
+
+                    public Future<Boolean> insert(final long k, final UnsafeBuffer v) {
+                        return t.insert(k, v);
+                    }
+
+                    public Future<Boolean> update(final long k, final UnsafeBuffer v) {
+                        return t.update(k, v);
+                    }
+
+                    public Future<Boolean> delete(final long k) {
+                        return t.delete(k);
+                    }
+
+                    public Future<Void> commit(final java.util.function.LongConsumer point) {
+                        return t.commit(() -> point.accept(t.timestamp().result()));
+                    }
+
+                    public void abort() {
+                        t.abort();
+                    }
+                };
+            }
+            final BLinkTree.Txn t = tree.begin(writes);
+            return new Attempt() {
+                public Future<Boolean> lookup(final long k, final UnsafeBuffer out) {
+                    return t.lookup(k, out);
+                }
+
+                public Future<Boolean> insert(final long k, final UnsafeBuffer v) {
+                    return t.insert(k, v);
+                }
+
+                public Future<Boolean> update(final long k, final UnsafeBuffer v) {
+                    return t.update(k, v);
+                }
+
+                public Future<Boolean> delete(final long k) {
+                    return t.delete(k);
+                }
+
+                public Future<Void> commit(final java.util.function.LongConsumer point) {
+                    point.accept(Ledger.IN_COMMIT_ORDER); // strict 2PL: every latch is held now
+                    return t.commit();
+                }
+
+                public void abort() {
+                    t.abort();
+                }
+            };
+        }
     }
 
     /**
      * The protocols whose transactions run through the tree: 2PL on the leaves, over SELCC's cache or SEL. Both survive
      * a compute-node crash in recoverable runs (a commit's redo record, ordered write-throughs: issue 21).
      */
-    public static final List<String> TRANSACTIONAL = List.of("selcc-2pl", "sel-2pl");
+    public static final List<String> TRANSACTIONAL = List.of("selcc-2pl", "sel-2pl", "selcc-occ", "selcc-to");
+
+    /** Whether {@code protocol} runs the tree's transactions optimistically ({@link BLinkTree.OptimisticTxn}). */
+    public static boolean optimistic(final String protocol) {
+        return protocol.endsWith("-occ");
+    }
 
     /** Refuses a protocol whose transactions do not run through the tree. */
     public static void checkTransactional(final List<String> protocols) {
         for (final String p : protocols) {
             if (!TRANSACTIONAL.contains(p)) {
                 throw new IllegalArgumentException("transactions through the B-link tree (--blink-txn, --explore "
-                    + "--workload blink) run 2PL on its leaves: protocols " + TRANSACTIONAL + ", not " + p
-                    + " (issue 21: TO and OCC through the tree are not built)");
+                    + "--workload blink) run 2PL, OCC or TO on its leaves: protocols " + TRANSACTIONAL + ", not " + p
+                    + " (issue 21: SEL's OCC and TO are not built)");
             }
         }
     }
@@ -361,7 +549,7 @@ public final class TreeSim {
     public static JsonObject checked(final Ledger ledger, final Spec spec) {
         final long[] applied = ledger.applied();
         return new JsonObject().put("committed", ledger.committed()).put("in_doubt", ledger.inDoubt())
-            .put("aborted_by_themselves", ledger.aborted)
+            .put("aborted_by_themselves", ledger.aborted).put("validation_aborts", ledger.validationAborts)
             .put("lookups", applied[Ledger.LOOKUP]).put("inserted", applied[Ledger.INSERT])
             .put("deleted", applied[Ledger.DELETE]).put("updated", applied[Ledger.UPDATE])
             .put("violations", new io.vertx.core.json.JsonArray(ledger.check(spec)));
@@ -370,6 +558,11 @@ public final class TreeSim {
     /** What the explorer's blink seeds run: 100 keys on 136-byte lines (3 entries a leaf), 4 keys a transaction. */
     public static final String EXPLORED = "--workload blink --records 100 --line-bytes 136 --blink-txn 4 "
         + "--write-ratio 0.7 --theta 0.9";
+    /**
+     * The explorer's lines under TO ({@code selcc-to}): 3 entries a leaf beside its 16 bytes of timestamps, as the
+     * others' 136-byte lines hold 3 entries.
+     */
+    public static final int TIMESTAMPED_LINE_BYTES = 152;
     /** The explorer's keys a transaction unless {@code --blink-txn N} says otherwise. */
     public static final int EXPLORED_OPS = 4;
     /** {@link #check}'s {@code ops} for single tree operations instead of transactions ({@code --blink-single}). */
@@ -405,9 +598,11 @@ public final class TreeSim {
         if (ops < 0) {
             throw new IllegalArgumentException("--blink-txn " + ops + ": a transaction needs at least one operation");
         }
+        final boolean ordered = ordered(o.protocol());
+        final int lineBytes = ordered ? TIMESTAMPED_LINE_BYTES : 136;
         final String replayed = EXPLORED.replace("--blink-txn " + EXPLORED_OPS, ops == SINGLE ? "--blink-single"
-            : "--blink-txn " + ops);
-        final Spec spec = Spec.sized(100, 136, o.memoryNodes());
+            : "--blink-txn " + ops).replace("--line-bytes 136", "--line-bytes " + lineBytes);
+        final Spec spec = Spec.sized(100, lineBytes, o.memoryNodes()).timestamped(ordered);
         final Ledger ledger = new Ledger();
         ledger.crashes = o.faults().crashCn() != Faults.NO_CRASH;
         final List<String> reasons = new ArrayList<>();
@@ -415,13 +610,19 @@ public final class TreeSim {
         try {
             final SimResult r = new Simulation(o, spec).operation(ops == SINGLE
                 ? singleOperations(spec, kind(o.protocol()), 0.3, 0.9, ledger)
-                : transactions(spec, kind(o.protocol()), 0.3, 0.9, ops, ledger)).run(vertx);
+                : transactions(spec, o.protocol(), 0.3, 0.9, ops, ledger)).run(vertx);
             run = r.run().toJson();
             run.getJsonObject("sim").getJsonArray("violations").forEach(v -> reasons.add((String) v));
             if (!r.invariantsOk() && reasons.isEmpty()) {
                 reasons.add("invariants broken: " + run.encode());
             }
             reasons.addAll(ledger.check(spec));
+            if (run.getJsonObject("sim").getValue("crash") instanceof JsonObject crash
+                && crash.getValue("recovery") instanceof JsonObject recovery) {
+                // The tree's commits are no table transactions the simulator's tally tracks: the explorer's "decided by
+                // recovery" count is the ledger's commits in doubt that landed.
+                recovery.put("committed_by_recovery", ledger.inDoubtLanded);
+            }
         } catch (final Exception e) {
             reasons.add("the run failed: " + e);
         }
@@ -447,11 +648,20 @@ public final class TreeSim {
         /** Transactions that aborted themselves. */
         public long aborted;
         /**
+         * Of the writing commits in doubt, how many the replay that held applied (they landed: written through before
+         * the crash, or rolled forward by recovery); the first choice that holds, fewest applied first.
+         */
+        public int inDoubtLanded;
+        /** Attempts of optimistic transactions whose validation failed (each retried). */
+        public long validationAborts;
+        /**
          * A compute node dies in this run: a commit never answered (its node died between its commit point and its
          * answer) is in doubt, and the replay must hold with each such commit applied whole or not at all; without a
          * crash an unanswered commit is a violation.
          */
         public boolean crashes;
+        /** An entry replayed where it was noted (its commit point's order): 2PL, OCC, single operations. */
+        static final long IN_COMMIT_ORDER = Long.MIN_VALUE;
         /** The most in-doubt writing commits the check tries every choice of (2^n replays). */
         static final int MAX_IN_DOUBT = 12;
 
@@ -463,6 +673,8 @@ public final class TreeSim {
             String failed;
             /** Its commit completed: acknowledged to its client. */
             boolean answered;
+            /** Its place in the serial order: its timestamp under TO, else {@link #IN_COMMIT_ORDER} (noted order). */
+            long order = IN_COMMIT_ORDER;
 
             Entry(final long[] keys, final int[] what, final long[] values, final boolean[] answers) {
                 this.keys = keys;
@@ -502,6 +714,9 @@ public final class TreeSim {
 
         /** The violations (at most 10 told) of the serial replay and of the tree's keys against it ({@code spec}). */
         public List<String> check(final Spec spec) {
+            // TO's serial order is its timestamps' (a reader may commit after a younger writer of what it read):
+            // entries with a timestamp replay in its order; the others keep the order they were noted in.
+            entries.sort(java.util.Comparator.comparingLong(e -> e.order));
             final Walk w = spec.walk();
             final List<Integer> doubt = new ArrayList<>(); // unanswered commits that wrote: all or nothing each
             final java.util.BitSet skipped = new java.util.BitSet(); // unanswered: not replayed unless chosen
@@ -535,6 +750,7 @@ public final class TreeSim {
                     wrong = replayed;
                 }
                 if (wrong.isEmpty()) {
+                    inDoubtLanded = Integer.bitCount(choice);
                     break;
                 }
             }
