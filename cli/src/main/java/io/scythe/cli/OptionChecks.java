@@ -258,7 +258,8 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
 
     static final class SimWorkloads extends Names {
         SimWorkloads() {
-            super("smallbank", "ycsb", "tatp", "tpcc", "phantom", "churn", "lock", "cas", "blink", "tso", "all");
+            super("smallbank", "ycsb", "tatp", "tpcc", "phantom", "churn", "lock", "cas", "blink", "gcl", "tso",
+                "all");
         }
     }
 

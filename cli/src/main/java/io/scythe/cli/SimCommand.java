@@ -47,7 +47,9 @@ public final class SimCommand implements Callable<Integer> {
         + "--protocols takeout,cas-lock; clients lock one of --locks objects by Zipf and hold it --hold) or cas "
         + "(Table 1: each client CASes one of --locks words of MN 0 after another; --thetas 0 is uniform), blink "
         + "(SELCC Fig. 17: YCSB lookups and updates, --write-ratio of them updates, through a B-link tree of --records "
-        + "keys on GCLs of --line-bytes; --protocols selcc-2pl,sel-2pl pick SELCC or SEL) or tso "
+        + "keys on GCLs of --line-bytes; --protocols selcc-2pl,sel-2pl pick SELCC or SEL), gcl (SELCC Figs. 12-15, "
+        + "GAM's micro-benchmark: reads and writes of --records GCLs of --line-bytes by address, --write-ratio of "
+        + "them writes, --sharing-ratio, --theta, --locality; selcc-2pl or sel-2pl) or tso "
         + "(Fig. 28: each client takes one timestamp after another; --protocols tso,physical-clock) (default: "
         + "${DEFAULT-VALUE}).")
     String workload;
@@ -185,8 +187,26 @@ public final class SimCommand implements Callable<Integer> {
     Duration hold;
 
     @Accepts(min = "1")
-    @Option(names = "--records", defaultValue = "100000", description = "YCSB records (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--records", defaultValue = "100000", description = "YCSB records (the gcl workload: its lines) "
+        + "(default: ${DEFAULT-VALUE}).")
     long records;
+
+    @Accepts(min = "0", max = "1")
+    @Option(names = "--sharing-ratio", defaultValue = "1", description = "[gcl] Share of the lines every CN accesses "
+        + "(and of the accesses that go to them); the rest are split into each CN's private lines (default: "
+        + "${DEFAULT-VALUE}).")
+    double sharingRatio;
+
+    @Accepts(min = "0s")
+    @Option(names = "--access-hold", defaultValue = "0s", description = "[gcl] How long an access holds its line's "
+        + "latch before it lets it go (the work done under it; a holder's local successors take the line over, so "
+        + "SELCC's fairness lease γ, scythe.selcc.gamma, comes into play) (default: ${DEFAULT-VALUE}).")
+    Duration accessHold;
+
+    @Accepts(min = "0", max = "1")
+    @Option(names = "--locality", defaultValue = "0", description = "[gcl] Probability that an access goes to the "
+        + "line its client accessed last (SELCC Fig. 13: 0.5) (default: ${DEFAULT-VALUE}).")
+    double locality;
 
     @Accepts(min = "1")
     @Option(names = "--subscribers", defaultValue = "100000",
@@ -807,6 +827,32 @@ public final class SimCommand implements Callable<Integer> {
                 + "a split's new node while the node it split links it (issue 21)");
         }
         final boolean tsoWorkload = "tso".equalsIgnoreCase(workload);
+        final boolean gclWorkload = "gcl".equalsIgnoreCase(workload);
+        for (final String p : protocols) { // each loop is a latch-word participant (one reader bit each)
+            if ((p.startsWith("selcc-") || p.startsWith("sel-"))
+                && (long) cns * loops > io.scythe.txn.selcc.LatchWord.MAX_PARTICIPANTS) {
+                throw new IllegalArgumentException("--cns " + cns + " x --loops " + loops + " = " + (long) cns * loops
+                    + " compute-node loops: " + p + " takes at most " + io.scythe.txn.selcc.LatchWord.MAX_PARTICIPANTS
+                    + " (each loop is a participant of the latch words: a 6-bit holder, 58 reader bits); run fewer "
+                    + "loops, and more clients a loop");
+            }
+        }
+        if (gclWorkload) {
+            if (checkHistory || history != null || replicas.size() > 1 || replicas.get(0) != 0 || redoLog
+                || crashCns.stream().anyMatch(c -> c >= 0)) {
+                throw new IllegalArgumentException("the gcl workload runs line accesses, no transactions: it takes no "
+                    + "--check-history, --history, --replicas, --redo-log or --crash-cn");
+            }
+            if (protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
+                protocols = List.of("selcc-2pl", "sel-2pl"); // the lines on SELCC's cache and on SEL
+            }
+            for (final String p : protocols) {
+                if (!p.equals("selcc-2pl") && !p.equals("sel-2pl")) {
+                    throw new IllegalArgumentException("the gcl workload accesses lines through SELCC (selcc-2pl) or "
+                        + "SEL (sel-2pl), not " + p);
+                }
+            }
+        }
         if ((lockWorkload || casWorkload || tsoWorkload) && (checkHistory || history != null)) {
             throw new IllegalArgumentException("--check-history and --history record transactions: the lock, cas and "
                 + "tso workloads have none");
@@ -902,7 +948,11 @@ public final class SimCommand implements Callable<Integer> {
                 if (ledger != null) {
                     ledger.crashes = crashCns.stream().anyMatch(c -> c >= 0); // its commits in doubt: all or nothing
                 }
-                final Simulation simulation = blinkWorkload ? new Simulation(options, runSpec).operation(
+                final Simulation simulation = gclWorkload ? new Simulation(options, runSpec).operation(
+                    io.scythe.sim.GclSim.accesses((io.scythe.sim.GclSim.Spec) runSpec,
+                        io.scythe.sim.TreeSim.kind(protocol), cns, loops, memoryNodes, 1 - writeRatio, zipfTheta,
+                        sharingRatio, locality, accessHold.toNanos()))
+                    : blinkWorkload ? new Simulation(options, runSpec).operation(
                     blinkSingle ? io.scythe.sim.TreeSim.singleOperations((io.scythe.sim.TreeSim.Spec) runSpec,
                         io.scythe.sim.TreeSim.kind(protocol), 1 - writeRatio, zipfTheta, ledger)
                     : ledger != null ? io.scythe.sim.TreeSim.transactions((io.scythe.sim.TreeSim.Spec) runSpec,
@@ -936,6 +986,14 @@ public final class SimCommand implements Callable<Integer> {
                 }
                 if (lockWorkload || casWorkload || tsoWorkload) {
                     r.run().put("protocol", protocol);
+                }
+                if (gclWorkload) {
+                    final JsonObject lines = ((io.scythe.sim.GclSim.Spec) runSpec).checked();
+                    r.run().put("gcl", lines);
+                    System.out.println("  gcl: " + lines.encode());
+                    if (lines.containsKey("violations")) {
+                        r.run().invariantsOk(false);
+                    }
                 }
                 if (blinkWorkload) {
                     r.run().put("tree", io.scythe.sim.TreeSim.describe((io.scythe.sim.TreeSim.Spec) runSpec));
@@ -1140,6 +1198,8 @@ public final class SimCommand implements Callable<Integer> {
                 return new io.scythe.bench.workload.TatpSpec(subscribers, mix, seed);
             case "blink":
                 return io.scythe.sim.TreeSim.Spec.sized(records, lineBytes, memoryNodes);
+            case "gcl":
+                return new io.scythe.sim.GclSim.Spec(records, lineBytes, memoryNodes);
             case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
                 final io.scythe.bench.workload.TpccSpec tpcc = new io.scythe.bench.workload.TpccSpec(
                     new io.scythe.bench.workload.Tpcc.Scale(warehouses, customers, items,

@@ -163,7 +163,7 @@ class SimCommandTest {
     void shouldRefuseBadInputWithOneClearLine() {
         final StringWriter err = new StringWriter();
         assertThat(run(new StringWriter(), err, "sim", "--workload", "nosuch")).isEqualTo(2);
-        assertThat(err.toString()).contains("--workload nosuch: accepts one of smallbank, ycsb, tatp, tpcc, phantom, churn, lock, cas, blink, tso, all").doesNotContain("\tat ");
+        assertThat(err.toString()).contains("--workload nosuch: accepts one of smallbank, ycsb, tatp, tpcc, phantom, churn, lock, cas, blink, gcl, tso, all").doesNotContain("\tat ");
         final StringWriter errBlink = new StringWriter(); // not crash-safe without a redo log: no write-through
         assertThat(run(new StringWriter(), errBlink, "sim", "--workload", "blink", "--protocols", "selcc-2pl",
             "--crash-cn", "0")).isEqualTo(2);
@@ -192,6 +192,15 @@ class SimCommandTest {
             "--blink-txn", "4")).isEqualTo(2);
         assertThat(errTo.toString()).contains("run 2PL, OCC or TO on its leaves: protocols [selcc-2pl, sel-2pl, "
             + "selcc-occ, selcc-to], not scythe-occ");
+        final StringWriter errGcl = new StringWriter();
+        assertThat(run(new StringWriter(), errGcl, "sim", "--workload", "gcl", "--protocols", "ford-occ")).isEqualTo(2);
+        assertThat(errGcl.toString()).contains("the gcl workload accesses lines through SELCC (selcc-2pl) or SEL "
+            + "(sel-2pl), not ford-occ").doesNotContain("\tat ");
+        final StringWriter errLoops = new StringWriter(); // one reader bit a loop: refused, not a run that stalls
+        assertThat(run(new StringWriter(), errLoops, "sim", "--protocols", "selcc-2pl", "--cns", "8", "--loops", "8"))
+            .isEqualTo(2);
+        assertThat(errLoops.toString()).contains("--cns 8 x --loops 8 = 64 compute-node loops: selcc-2pl takes at "
+            + "most 58");
         final StringWriter errNotBlink = new StringWriter();
         assertThat(run(new StringWriter(), errNotBlink, "sim", "--blink-txn", "4")).isEqualTo(2);
         assertThat(errNotBlink.toString()).contains("--blink-txn goes with --workload blink");

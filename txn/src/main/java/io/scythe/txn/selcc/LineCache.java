@@ -484,7 +484,7 @@ public final class LineCache {
         }
     }
 
-    /** A local latch taken on a frame whose memo allowed it with no verb. */
+    /** A local latch taken on a frame whose memo allowed it with no verb (a lock that needed a global step never). */
     static void hit() {
         Stats.HITS.increment();
     }
@@ -1412,6 +1412,15 @@ public final class LineCache {
             }
         }
         return best;
+    }
+
+    /**
+     * The JVM's totals so far, always counted: {hits (a local latch on a frame whose memo allowed it, no verb), global
+     * acquisitions (latch verbs: a miss or an upgrade), invalidation messages sent}. A run's share is the difference of
+     * two readings (the micro-benchmark's hit ratio and invalidations per operation, SELCC Figs. 12-14).
+     */
+    public static long[] totals() {
+        return new long[] {Stats.HITS.sum(), Stats.ACQUIRES.sum(), Stats.SENT.sum()};
     }
 
     /** Counts causes from now on (tests): as {@code -Dscythe.selcc.stats=true} does, without the report at exit. */

@@ -61,37 +61,44 @@ final class SelccGcl implements Gcl {
     }
 
     private Future<Handle> lock(final long gaddr, final boolean x, final boolean charged) {
+        return lock(gaddr, x, charged, false);
+    }
+
+    /** {@code missed}: a global step was taken for this lock already (a miss: not counted as a cache hit). */
+    private Future<Handle> lock(final long gaddr, final boolean x, final boolean charged, final boolean missed) {
         final String node = region.node(gaddr);
         final long address = region.address(gaddr);
         final Frame f = cache.frame(node, address, region.rkey(gaddr), region.lineBytes());
         if (f == null) {
-            return cache.evicted(node, address).compose(v -> lock(gaddr, x, charged));
+            return cache.evicted(node, address).compose(v -> lock(gaddr, x, charged, missed));
         }
         if (f.busy) {
-            return cache.settled(f).compose(v -> lock(gaddr, x, charged));
+            return cache.settled(f).compose(v -> lock(gaddr, x, charged, missed));
         }
         if (x && !f.idle()) {
             writersWaiting.merge(f, 1, Integer::sum);
             return localRelease(f).compose(v -> {
                 writersWaiting.computeIfPresent(f, (k, n) -> n == 1 ? null : n - 1);
-                return lock(gaddr, x, charged);
+                return lock(gaddr, x, charged, missed);
             });
         }
         if (!x && (f.writer || writersWaiting.containsKey(f))) {
-            return localRelease(f).compose(v -> lock(gaddr, x, charged));
+            return localRelease(f).compose(v -> lock(gaddr, x, charged, missed));
         }
         if (f.wanted && f.sinceWanted >= cache.gamma()) { // the fairness lease ran out: let the line go first
             if (f.idle()) {
                 cache.yieldIfDue(f);
-                return cache.evicted(node, address).compose(v -> lock(gaddr, x, charged));
+                return cache.evicted(node, address).compose(v -> lock(gaddr, x, charged, missed));
             }
-            return localRelease(f).compose(v -> lock(gaddr, x, charged));
+            return localRelease(f).compose(v -> lock(gaddr, x, charged, missed));
         }
         if (x ? f.memo == Memo.M : f.memo != Memo.I) {
             if (!charged) {
-                return runtime.timers().after(1).compose(v -> lock(gaddr, x, true));
+                return runtime.timers().after(1).compose(v -> lock(gaddr, x, true, missed));
             }
-            LineCache.hit();
+            if (!missed) {
+                LineCache.hit();
+            }
             return Future.succeededFuture(take(gaddr, f, x));
         }
         final Future<Void> global = !x ? cache.acquireShared(f, true)
@@ -103,12 +110,12 @@ final class SelccGcl implements Gcl {
                     // In use there all along: try again. Not while this restarted node's barrier is shut (the
                     // abort is its gate's, SelccModule#notYet): that may take seconds, and spinning on timers
                     // meanwhile helps nobody; the caller's transaction aborts and its coordinator backs off.
-                    return runtime.timers().after(retryNs).compose(v -> lock(gaddr, x, true));
+                    return runtime.timers().after(retryNs).compose(v -> lock(gaddr, x, true, true));
                 }
                 return Future.failedFuture(done.cause());
             }
             // Another flow of this loop may have taken the local latch while the global step landed.
-            return lock(gaddr, x, true);
+            return lock(gaddr, x, true, true);
         });
     }
 

@@ -133,8 +133,8 @@
  * are not registered memory; a requester on the same compute node gets it by a local copy into its slot), the per-QP
  * eviction rings and their bound on outstanding evictions per QP (a Java doorbell keeps its frames' images alive
  * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), the
- * reclamation of a dead node's unlinked tree lines ("B-link lines" below), GAM's micro-benchmark
- * ({@code bench --workload gcl}).
+ * reclamation of a dead node's unlinked tree lines ("B-link lines" below), GAM's micro-benchmark on cluster nodes
+ * ({@code bench --workload gcl}; the simulator runs it: {@code sim --workload gcl}, {@code GclSim}).
  *
  * <p><b>Dead compute nodes</b> (the paper is silent; issue 21; {@link io.scythe.txn.selcc.SelccRecovery}). A node can
  * die holding X or S bits in latch words, and under lazy release a line it holds Modified is the only current copy of
