@@ -20,14 +20,23 @@ final class OnLoop {
         final Context context = vertx.getOrCreateContext();
         final VertxTestContext test = new VertxTestContext();
         final Object[] result = new Object[1];
-        context.runOnContext(v -> body.apply(context).onComplete(ar -> {
-            if (ar.succeeded()) {
-                result[0] = ar.result();
-                test.completeNow();
-            } else {
-                test.failNow(ar.cause());
+        context.runOnContext(v -> {
+            final Future<T> f;
+            try {
+                f = body.apply(context);
+            } catch (final RuntimeException e) { // thrown by the body itself: fail now, not after the wait
+                test.failNow(e);
+                return;
             }
-        }));
+            f.onComplete(ar -> {
+                if (ar.succeeded()) {
+                    result[0] = ar.result();
+                    test.completeNow();
+                } else {
+                    test.failNow(ar.cause());
+                }
+            });
+        });
         assertThat(test.awaitCompletion(10, TimeUnit.SECONDS)).isTrue();
         if (test.failed()) {
             throw new AssertionError(test.causeOfFailure());

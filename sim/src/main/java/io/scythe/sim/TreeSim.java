@@ -485,7 +485,7 @@ public final class TreeSim {
                     }
 
                     public Future<Void> commit(final java.util.function.LongConsumer point) {
-                        return t.commit(() -> point.accept(t.timestamp().result()));
+                        return t.commit(() -> point.accept(t.timestampOr(Ledger.IN_COMMIT_ORDER)));
                     }
 
                     public void abort() {

@@ -508,6 +508,15 @@ class BLinkTreeSimTest extends SimVertxTest {
                 () -> Future.succeededFuture(ts));
             final UnsafeBuffer v = new UnsafeBuffer(new byte[TreeSim.VALUE_BYTES]);
             v.putLong(0, 7);
+            for (final Runnable other : List.<Runnable>of(() -> tree.begin(true), tree::beginOptimistic,
+                () -> tree.insert(1, v), () -> tree.delete(2))) { // their writes would carry no timestamps
+                try {
+                    other.run();
+                    seen.add("not refused");
+                } catch (final IllegalStateException e) {
+                    seen.add(e.getMessage().contains("runs TO transactions only") ? "refused" : e.getMessage());
+                }
+            }
             final BLinkTree.OrderedTxn young = at.apply(20);
             final BLinkTree.OrderedTxn old = at.apply(10);
             final BLinkTree.OrderedTxn phantomReader = at.apply(30);
@@ -527,7 +536,8 @@ class BLinkTreeSimTest extends SimVertxTest {
         };
         final SimResult result = new Simulation(options, spec).operation(op).run(vertx);
         assertThat(result.invariantsOk()).as(result.run().toJson().encodePrettily()).isTrue();
-        assertThat(seen).containsExactly("10 writes 2 after 20 read it: refused (validation)",
+        assertThat(seen).containsExactly("refused", "refused", "refused", "refused",
+            "10 writes 2 after 20 read it: refused (validation)",
             "11 reads 4 of that leaf: true", "20 writes 2: true", "20 commits: null", "15 reads 2: refused (validation)",
             "30 misses 3: false", "25 inserts 3: refused (validation)", "30 commits: null",
             "40 inserts 3: true", "40 commits: null");

@@ -209,6 +209,7 @@ public final class BLinkTree {
 
     /** {@link #insert(long, DirectBuffer)} with its {@link Point} (or null). */
     public Future<Boolean> insert(final long key, final DirectBuffer value, final Point point) {
+        notTimestamped("single inserts");
         checkKey(key);
         checkValue(value);
         return descend(key, 0, true).compose(h -> {
@@ -229,6 +230,7 @@ public final class BLinkTree {
 
     /** {@link #update(long, DirectBuffer)} with its {@link Point} (or null). */
     public Future<Boolean> update(final long key, final DirectBuffer value, final Point point) {
+        notTimestamped("single updates");
         checkKey(key);
         checkValue(value);
         return descend(key, 0, true).compose(h -> {
@@ -248,6 +250,7 @@ public final class BLinkTree {
 
     /** {@link #delete(long)} with its {@link Point} (or null). */
     public Future<Boolean> delete(final long key, final Point point) {
+        notTimestamped("single deletes");
         checkKey(key);
         return descend(key, 0, true).compose(h -> {
             final int i = search(h.data(), key, leafEntry);
@@ -538,7 +541,19 @@ public final class BLinkTree {
      * may insert, delete or update (then every leaf it reaches is latched Exclusive, else Shared).
      */
     public Txn begin(final boolean writes) {
+        notTimestamped("2PL transactions");
         return new Txn(writes);
+    }
+
+    /**
+     * Refuses {@code what} on a timestamped tree: its splits would leave fresh leaves without the timestamps (zero or a
+     * reused line's), letting an older TO writer past a younger reader of the key (a phantom).
+     */
+    private void notTimestamped(final String what) {
+        if (timestamped) {
+            throw new IllegalStateException(what + " on a timestamped B-link tree: it runs TO transactions only "
+                + "(beginOrdered), whose writes carry the leaves' timestamps");
+        }
     }
 
     /**
@@ -941,6 +956,7 @@ public final class BLinkTree {
      * {@link OptimisticTxn}.
      */
     public OptimisticTxn beginOptimistic() {
+        notTimestamped("OCC transactions");
         return new OptimisticTxn();
     }
 
@@ -964,94 +980,19 @@ public final class BLinkTree {
      * transaction latches its read-only keys' leaves Exclusive at validation too ({@link Txn} latches one kind), more
      * conflicts than Shared would have, no other difference.
      */
-    public final class OptimisticTxn {
-        /** Keys read (their value, or {@link #GONE} when absent), in key order: the read set. */
-        private final TreeMap<Long, byte[]> read = new TreeMap<>();
-        /** Keys written (a value, or {@link #GONE}): applied at commit. */
-        private final TreeMap<Long, byte[]> writes = new TreeMap<>();
-        private boolean finished;
-        /** An operation is reading its key: a second one (or a commit) is refused until it has it. */
-        private boolean pending;
-
+    public final class OptimisticTxn extends Buffered {
         private OptimisticTxn() {
         }
 
-        /** Copies the value of {@code key} (as this transaction left it) into {@code out}: whether it is there. */
-        public Future<Boolean> lookup(final long key, final MutableDirectBuffer out) {
-            return current(key).map(v -> {
-                if (v != GONE && out != null) {
-                    out.putBytes(0, v, 0, valueBytes);
-                }
-                return v != GONE;
-            });
-        }
-
-        /** Inserts {@code key} if it is missing: whether it was (a present key keeps its value). */
-        public Future<Boolean> insert(final long key, final DirectBuffer value) {
-            return write(key, value, false);
-        }
-
-        /** Replaces the value of an existing key: whether it existed. */
-        public Future<Boolean> update(final long key, final DirectBuffer value) {
-            return write(key, value, true);
-        }
-
-        /** Removes {@code key}: whether it was there. */
-        public Future<Boolean> delete(final long key) {
-            return write(key, null, true);
-        }
-
-        private Future<Boolean> write(final long key, final DirectBuffer value, final boolean present) {
-            if (value != null) {
-                try {
-                    checkValue(value);
-                } catch (final IllegalArgumentException e) {
-                    return Future.failedFuture(e);
-                }
-            }
-            return current(key).map(v -> {
-                final boolean there = v != GONE;
-                if (there == present) {
-                    final byte[] w = value == null ? GONE : new byte[valueBytes];
-                    if (value != null) {
-                        value.getBytes(0, w, 0, valueBytes);
-                    }
-                    writes.put(key, w);
-                }
-                return there == present;
-            });
-        }
-
-        /** The key as this transaction sees it: its own write, else what it read (read now if not yet). */
-        private Future<byte[]> current(final long key) {
-            try {
-                checkKey(key);
-            } catch (final IllegalArgumentException e) {
-                return Future.failedFuture(e);
-            }
-            if (finished) {
-                return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
-            }
-            if (pending) {
-                return Future.failedFuture(new IllegalStateException("a B-link transaction runs one operation at a "
-                    + "time: key " + key + " asked while one reads its leaf"));
-            }
-            final byte[] mine = writes.containsKey(key) ? writes.get(key) : read.get(key);
-            if (mine != null) {
-                return Future.succeededFuture(mine);
-            }
-            pending = true;
+        /** Reads a key not read yet: its leaf Shared for the moment (a one-key read-only {@link Txn}). */
+        @Override
+        Future<byte[]> readNow(final long key, final boolean forWrite) {
             final UnsafeBuffer b = new UnsafeBuffer(new byte[valueBytes]);
             final Txn once = new Txn(false);
             return once.lookup(key, b).transform(ar -> {
                 once.abort(); // the leaf's Shared latch let go at once: the read phase holds nothing
-                pending = false;
-                if (ar.failed()) {
-                    return Future.failedFuture(ar.cause());
-                }
-                final byte[] v = ar.result() ? copyOf(b) : GONE;
-                read.put(key, v);
-                return Future.succeededFuture(v);
+                return ar.failed() ? Future.failedFuture(ar.cause())
+                    : Future.succeededFuture(ar.result() ? copyOf(b) : GONE);
             });
         }
 
@@ -1060,14 +1001,10 @@ public final class BLinkTree {
          * before anything is applied. Fails with {@link io.scythe.txn.AbortReason#VALIDATION} when a key read changed.
          */
         public Future<Void> commit(final Runnable atCommitPoint) {
-            if (finished) {
-                return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
+            final IllegalStateException refused = refuseCommit();
+            if (refused != null) {
+                return Future.failedFuture(refused);
             }
-            if (pending) {
-                return Future.failedFuture(new IllegalStateException("a B-link transaction commits after its "
-                    + "operations: one still reads its leaf"));
-            }
-            finished = true;
             final Txn check = new Txn(!writes.isEmpty());
             final UnsafeBuffer b = new UnsafeBuffer(new byte[valueBytes]);
             Future<Boolean> valid = Future.succeededFuture(true);
@@ -1081,23 +1018,13 @@ public final class BLinkTree {
                         return Future.failedFuture(new io.scythe.txn.AbortException(
                             io.scythe.txn.AbortReason.VALIDATION, "B-link key " + key + " changed since it was read"));
                     }
-                    final byte[] w = writes.get(key); // kept in the check's leaves until its commit applies it
-                    if (w == null || w == GONE && seen == GONE) {
-                        return Future.succeededFuture(true);
-                    }
-                    return w == GONE ? check.delete(key)
-                        : seen != GONE ? check.update(key, new UnsafeBuffer(w)) : check.insert(key, new UnsafeBuffer(w));
+                    return apply(check, key); // kept in the check's leaves until its commit applies it
                 });
             }
             return valid.compose(v -> {
                 atCommitPoint.run(); // every leaf latched and validated
                 return check.commit();
             }).onFailure(e -> check.abort());
-        }
-
-        /** Ends it unwritten: the read phase holds no latch. */
-        public void abort() {
-            finished = true;
         }
     }
 
@@ -1131,19 +1058,13 @@ public final class BLinkTree {
      * <p>Deviations (the paper is silent on both): the timestamps are per leaf, not per tuple (values live in the
      * leaves here; a leaf is also the unit that proves a key missing, so a read of a missing key raises the {@code rts}
      * of the leaf that would hold it and an older insert of it is refused: no phantom, without tombstones as the
-     * table TO needs), so unrelated keys of one leaf conflict; and the serial order is the timestamps' order, checked
-     * here by the commit order a ledger sees only for conflicting transactions (TO admits only schedules equivalent to
-     * timestamp order, so conflicting ones commit in it or abort).
+     * table TO needs), so unrelated keys of one leaf conflict; and the serial order is the timestamps' order, not the
+     * commit order (a reader may commit after a younger writer of what it read): the simulator's ledger replays every
+     * committed TO transaction, read-only ones included, in timestamp order.
      */
-    public final class OrderedTxn {
+    public final class OrderedTxn extends Buffered {
         private final java.util.function.Supplier<Future<Long>> timestamps;
         private Future<Long> timestamp;
-        /** Keys read (their value, or {@link #GONE} when absent). */
-        private final TreeMap<Long, byte[]> read = new TreeMap<>();
-        /** Keys written (a value, or {@link #GONE}): applied at commit. */
-        private final TreeMap<Long, byte[]> writes = new TreeMap<>();
-        private boolean finished;
-        private boolean pending;
 
         private OrderedTxn(final java.util.function.Supplier<Future<Long>> timestamps) {
             this.timestamps = timestamps;
@@ -1156,6 +1077,103 @@ public final class BLinkTree {
             }
             return timestamp;
         }
+
+        /** Its timestamp once taken, else {@code otherwise} (a transaction with no access never takes one). */
+        public long timestampOr(final long otherwise) {
+            return timestamp != null && timestamp.succeeded() ? timestamp.result() : otherwise;
+        }
+
+        /**
+         * Reads a key not read yet: its leaf Exclusive, {@code wts <= ts} checked (for a write {@code rts <= ts} too),
+         * {@code rts} raised and written through ({@link Gcl#unlockWritten}; if that WRITE fails the raise stays in
+         * the cached copy: conservative, later older writers are refused, none let through), the leaf let go.
+         */
+        @Override
+        Future<byte[]> readNow(final long key, final boolean forWrite) {
+            return timestamp().compose(ts -> {
+                final Txn once = new Txn(true);
+                return once.leaf(key).compose(h -> {
+                    once.finished = true; // this one lets the leaf go itself
+                    final UnsafeBuffer d = h.data();
+                    final long rts = d.getLong(rtsAt);
+                    final long wts = d.getLong(rtsAt + 8);
+                    if (wts > ts || forWrite && rts > ts) {
+                        gcl.unlock(h);
+                        return Future.failedFuture(late(key, rts, wts, ts));
+                    }
+                    final int i = search(d, key, leafEntry);
+                    final byte[] v = i < 0 ? GONE : new byte[valueBytes];
+                    if (i >= 0) {
+                        d.getBytes(ENTRIES + i * leafEntry + 8, v, 0, valueBytes);
+                    }
+                    if (rts >= ts) {
+                        gcl.unlock(h);
+                        return Future.succeededFuture(v);
+                    }
+                    d.putLong(rtsAt, ts);
+                    h.written(rtsAt, 8);
+                    return gcl.unlockWritten(h).map(x -> v); // recoverable runs: the raise on its memory node
+                });
+            });
+        }
+
+        /**
+         * Checks and commits (class doc): {@code atCommitPoint} runs once every written leaf is latched and checked,
+         * before anything is applied. Fails with {@link io.scythe.txn.AbortReason#VALIDATION} when a younger
+         * transaction read or wrote a written leaf meanwhile.
+         */
+        public Future<Void> commit(final Runnable atCommitPoint) {
+            final IllegalStateException refused = refuseCommit();
+            if (refused != null) {
+                return Future.failedFuture(refused);
+            }
+            if (writes.isEmpty()) {
+                atCommitPoint.run();
+                return Future.succeededFuture();
+            }
+            final long ts = timestamp.result();
+            final Txn check = new Txn(true);
+            check.stamp = ts;
+            Future<Boolean> checked = Future.succeededFuture(true);
+            for (final long key : writes.keySet()) {
+                checked = checked.compose(v -> check.leaf(key)).compose(h -> {
+                    final long rts = h.data().getLong(rtsAt);
+                    final long wts = h.data().getLong(rtsAt + 8);
+                    if (rts > ts || wts > ts) {
+                        return Future.failedFuture(late(key, rts, wts, ts));
+                    }
+                    return apply(check, key);
+                });
+            }
+            return checked.compose(v -> {
+                atCommitPoint.run(); // every written leaf latched and checked
+                return check.commit();
+            }).onFailure(e -> check.abort());
+        }
+
+        private io.scythe.txn.AbortException late(final long key, final long rts, final long wts, final long ts) {
+            return new io.scythe.txn.AbortException(io.scythe.txn.AbortReason.VALIDATION, "B-link key " + key
+                + "'s leaf was read at " + rts + " or written at " + wts + ", after this transaction's timestamp "
+                + ts);
+        }
+    }
+
+    /**
+     * What {@link OptimisticTxn} and {@link OrderedTxn} share: keys read (their value, or {@link #GONE}) and writes
+     * kept here until the commit, each operation answered against this transaction's own write of the key, else what
+     * it read, else a read now ({@link #readNow}, the protocol's); one operation at a time; keys in any order.
+     */
+    abstract class Buffered {
+        /** Keys read (their value, or {@link #GONE} when absent), in key order: the read set. */
+        final TreeMap<Long, byte[]> read = new TreeMap<>();
+        /** Keys written (a value, or {@link #GONE}): applied at commit. */
+        final TreeMap<Long, byte[]> writes = new TreeMap<>();
+        boolean finished;
+        /** An operation is reading its key: a second one (or a commit) is refused until it has it. */
+        private boolean pending;
+
+        /** Reads {@code key} from the tree as the protocol does (for a write of it when {@code forWrite}). */
+        abstract Future<byte[]> readNow(long key, boolean forWrite);
 
         /** Copies the value of {@code key} (as this transaction left it) into {@code out}: whether it is there. */
         public Future<Boolean> lookup(final long key, final MutableDirectBuffer out) {
@@ -1182,6 +1200,11 @@ public final class BLinkTree {
             return write(key, null, true);
         }
 
+        /** Ends it unwritten: it holds no latch between operations. */
+        public void abort() {
+            finished = true;
+        }
+
         private Future<Boolean> write(final long key, final DirectBuffer value, final boolean present) {
             if (value != null) {
                 try {
@@ -1203,10 +1226,7 @@ public final class BLinkTree {
             });
         }
 
-        /**
-         * The key as this transaction sees it: its own write, else what it read; read now if not yet (the leaf
-         * Exclusive, {@code wts <= ts} checked, and for a write {@code rts <= ts} too, {@code rts} raised).
-         */
+        /** The key as this transaction sees it: its own write, else what it read, else {@link #readNow}. */
         private Future<byte[]> current(final long key, final boolean forWrite) {
             try {
                 checkKey(key);
@@ -1225,31 +1245,7 @@ public final class BLinkTree {
                 return Future.succeededFuture(mine);
             }
             pending = true;
-            return timestamp().compose(ts -> {
-                final Txn once = new Txn(true);
-                return once.leaf(key).compose(h -> {
-                    once.finished = true; // this one lets the leaf go itself
-                    final UnsafeBuffer d = h.data();
-                    final long rts = d.getLong(rtsAt);
-                    final long wts = d.getLong(rtsAt + 8);
-                    if (wts > ts || forWrite && rts > ts) {
-                        gcl.unlock(h);
-                        return Future.failedFuture(late(key, rts, wts, ts));
-                    }
-                    final int i = search(d, key, leafEntry);
-                    final byte[] v = i < 0 ? GONE : new byte[valueBytes];
-                    if (i >= 0) {
-                        d.getBytes(ENTRIES + i * leafEntry + 8, v, 0, valueBytes);
-                    }
-                    if (rts >= ts) {
-                        gcl.unlock(h);
-                        return Future.succeededFuture(v);
-                    }
-                    d.putLong(rtsAt, ts);
-                    h.written(rtsAt, 8);
-                    return gcl.unlockWritten(h).map(x -> v); // recoverable runs: the raise on its memory node
-                });
-            }).transform(ar -> {
+            return readNow(key, forWrite).transform(ar -> {
                 pending = false;
                 if (ar.failed()) {
                     return Future.failedFuture(ar.cause());
@@ -1259,60 +1255,28 @@ public final class BLinkTree {
             });
         }
 
-        /**
-         * Checks and commits (class doc): {@code atCommitPoint} runs once every written leaf is latched and checked,
-         * before anything is applied. Fails with {@link io.scythe.txn.AbortReason#VALIDATION} when a younger
-         * transaction read or wrote a written leaf meanwhile.
-         */
-        public Future<Void> commit(final Runnable atCommitPoint) {
+        /** Why a commit cannot start now, or null (it starts: the transaction is over from here). */
+        IllegalStateException refuseCommit() {
             if (finished) {
-                return Future.failedFuture(new IllegalStateException("the B-link transaction has ended"));
+                return new IllegalStateException("the B-link transaction has ended");
             }
             if (pending) {
-                return Future.failedFuture(new IllegalStateException("a B-link transaction commits after its "
-                    + "operations: one still reads its leaf"));
+                return new IllegalStateException("a B-link transaction commits after its operations: one still "
+                    + "reads its leaf");
             }
             finished = true;
-            if (writes.isEmpty()) {
-                atCommitPoint.run();
-                return Future.succeededFuture();
-            }
-            final long ts = timestamp.result();
-            final Txn check = new Txn(true);
-            check.stamp = ts;
-            Future<Boolean> checked = Future.succeededFuture(true);
-            for (final Map.Entry<Long, byte[]> e : writes.entrySet()) {
-                final long key = e.getKey();
-                final byte[] w = e.getValue();
-                final boolean was = read.get(key) != GONE;
-                checked = checked.compose(v -> check.leaf(key)).compose(h -> {
-                    final long rts = h.data().getLong(rtsAt);
-                    final long wts = h.data().getLong(rtsAt + 8);
-                    if (rts > ts || wts > ts) {
-                        return Future.failedFuture(late(key, rts, wts, ts));
-                    }
-                    if (w == GONE && !was) {
-                        return Future.succeededFuture(true);
-                    }
-                    return w == GONE ? check.delete(key)
-                        : was ? check.update(key, new UnsafeBuffer(w)) : check.insert(key, new UnsafeBuffer(w));
-                });
-            }
-            return checked.compose(v -> {
-                atCommitPoint.run(); // every written leaf latched and checked
-                return check.commit();
-            }).onFailure(e -> check.abort());
+            return null;
         }
 
-        /** Ends it unwritten: it holds no latch between operations. */
-        public void abort() {
-            finished = true;
-        }
-
-        private io.scythe.txn.AbortException late(final long key, final long rts, final long wts, final long ts) {
-            return new io.scythe.txn.AbortException(io.scythe.txn.AbortReason.VALIDATION, "B-link key " + key
-                + "'s leaf was read at " + rts + " or written at " + wts + ", after this transaction's timestamp "
-                + ts);
+        /** Puts this transaction's write of {@code key} (if any) into {@code check}, which holds the key's leaf. */
+        Future<Boolean> apply(final Txn check, final long key) {
+            final byte[] w = writes.get(key);
+            final boolean was = read.get(key) != GONE; // every written key was read first: its answer needed it
+            if (w == null || w == GONE && !was) {
+                return Future.succeededFuture(true);
+            }
+            return w == GONE ? check.delete(key)
+                : was ? check.update(key, new UnsafeBuffer(w)) : check.insert(key, new UnsafeBuffer(w));
         }
     }
 
