@@ -179,6 +179,10 @@ public final class GclSim {
         final long lines = spec.lines(memoryNodes);
         final long shared = Math.round(sharing * lines);
         final long privatePerCn = (lines - shared) / cns;
+        if (sharing > 0 && shared < 1) {
+            throw new IllegalArgumentException("--sharing-ratio " + sharing + " of " + lines + " lines shares none: "
+                + "give more lines or a larger ratio (or 0)");
+        }
         if (sharing < 1 && privatePerCn < 1) {
             throw new IllegalArgumentException("--sharing-ratio " + sharing + " leaves " + (lines - shared)
                 + " private lines for " + cns + " compute nodes: give --records more lines");
