@@ -482,10 +482,22 @@ public final class Rocket implements Bridge.Poller {
         return !pending.isEmpty();
     }
 
-    /** The queue pair failed (or was revoked): every call in flight and every later one fails. */
+    /**
+     * The queue pair failed (or was revoked): every call in flight and every later one fails, on this Rocket's loop.
+     * The shared queue pair's failure is reported on the loop that polls its completions ({@link RdmaStraws}), which
+     * may be another's.
+     */
     void disconnected(final WcStatus status) {
         if (context != null && !context.inThread()) {
             context.runOnContext(v -> disconnected(status));
+            return;
+        }
+        if (Bridge.currentOrNull() != bridge) {
+            // The simulator runs every loop on one thread, so the context is "in thread" for all of them: the current
+            // bridge tells whose turn it is. Failed under another loop's bridge, a caller's continuation (its next
+            // transaction) ran as that loop: Aurogon's 2LClock probe then refused the other loop's NodeClocks
+            // (seed 40071 of the CN+MN crash explorer).
+            bridge.execute(() -> disconnected(status));
             return;
         }
         failAll(new RpcException(RpcException.DISCONNECTED, "RRPC connection to " + server + " failed"

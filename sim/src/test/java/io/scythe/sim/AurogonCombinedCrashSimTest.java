@@ -51,6 +51,35 @@ class AurogonCombinedCrashSimTest extends SimVertxTest {
         assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
     }
 
+    /**
+     * Seed 40071 of {@code scythe sim --explore 100 --seed 40001 --crash-mn 1 --replicas 2 --crashes --protocols
+     * aurogon}: {@code scythe sim --workload smallbank --accounts 50 --theta 0.99 --mix scythe --protocols aurogon
+     * --cns 2 --loops 2 --clients 3 --mns 3 --tso-group loop --duration 150us --jitter 2us --reclaim-every 10us
+     * --replicas 2 --crash-cn 0 --crash-at 35.173us --crash-mn 1 --check-history --seed 40071}. The RRPC queue pair
+     * from compute node 1 to the dead memory node 1, shared by both of its loops, failed on the loop polling it; its
+     * Rockets failed their calls there, so the other loop's transaction ended, and its client began the next one,
+     * under the polling loop's bridge: 2LClock's probe then read the other loop's NodeClocks ("NodeClocks of node cn1
+     * belong to the loop of thread ..."), a transaction failed with an error. Rocket#disconnected now fails them on
+     * their own loop.
+     */
+    @Test
+    void shouldFailASharedQueuePairsCallsOnEachRocketsOwnLoop() throws Exception {
+        final HistoryCollector recorded = new HistoryCollector(ObjectLayout.LOADED_VERSION, "smallbank aurogon");
+        final SimOptions options = new SimOptions().protocol("aurogon").computeNodes(2).loopsPerComputeNode(2)
+            .clientsPerComputeNode(3).memoryNodes(3).replicas(2).tsoGroupPerComputeNode(false).reclaimEveryNs(10_000)
+            .durationNs(150_000).seed(40071).faults(new Faults().jitterNs(2_000).crashMemoryNode(1, 35_173, 20_000)
+                .crash(0, 35_173).recover(false, 20_000));
+        final SimResult r = new Simulation(options, new io.scythe.bench.workload.SmallBankSpec(50, 0.99, "scythe"))
+            .recorder(recorded).run(vertx);
+        final JsonObject run = r.run().toJson();
+        final JsonObject sim = run.getJsonObject("sim");
+        assertThat(sim.getLong("errors")).as(String.valueOf(sim.getValue("first_error"))).isZero();
+        assertThat(r.invariantsOk()).as(sim.getJsonArray("violations").encode()).isTrue();
+        assertThat(run.getLong("replica_differences")).isZero();
+        final SerializabilityChecker.Result history = SerializabilityChecker.check(recorded.history(), 3);
+        assertThat(Explorer.historyFails(history, run)).as(Explorer.verdict(history)).isFalse();
+    }
+
     /** With one backup a partition the pair is refused, naming why; any other protocol refuses it too. */
     @Test
     void shouldRefuseACoordinatorAndAMemoryNodeDyingTogetherWithOneBackup() {
