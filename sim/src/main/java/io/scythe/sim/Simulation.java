@@ -722,6 +722,7 @@ public final class Simulation {
             // The harness's rule for an aborted attempt, one for every protocol (OnAbort): retry, or one attempt.
             final Coordinator coordinator = new Coordinator(runtime, protocol,
                 options.onAbort().attempts(options.maxAttempts()));
+            coordinator.onAbort(this::abortedAttempt);
             if (restart == null) {
                 coordinators.add(coordinator);
             }
@@ -1327,12 +1328,30 @@ public final class Simulation {
         });
     }
 
+    /** The type of each procedure in flight (by identity; a count each), for the aborts' breakdown by type. */
+    private final Map<Object, Object[]> typeInFlight = new java.util.IdentityHashMap<>();
+    /** Aborted attempts by transaction type and reason ({@code aborts_by_type}). */
+    private final Map<String, Map<String, long[]>> abortsByType = new java.util.TreeMap<>();
+
+    private void abortedAttempt(final Object procedure, final io.scythe.txn.AbortException abort) {
+        final Object[] typed = typeInFlight.get(procedure);
+        final String type = typed == null ? "unknown" : (String) typed[0];
+        abortsByType.computeIfAbsent(type, t -> new java.util.TreeMap<>())
+            .computeIfAbsent(abort.reason().label(), r -> new long[1])[0]++;
+    }
+
     /** Runs {@code drawn} on {@code coordinator} (of the calling loop) and records how it ended. */
     private void run(final Client client, final Coordinator coordinator, final OltpSpec.Drawn drawn, final long seq,
                      final long began) {
         final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = drawn.declaredBody();
-        coordinator.run(recovery == null && crashed == null ? body : attempts(client, body),
-            options.onAbort().attempts(options.maxAttempts(), drawn.type())).onComplete(ar -> {
+        final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> ran = recovery == null && crashed == null
+            ? body : attempts(client, body);
+        final Object[] typed = typeInFlight.computeIfAbsent(ran, f -> new Object[] {drawn.type(), new int[1]});
+        ((int[]) typed[1])[0]++;
+        coordinator.run(ran, options.onAbort().attempts(options.maxAttempts(), drawn.type())).onComplete(ar -> {
+            if (--((int[]) typed[1])[0] == 0) {
+                typeInFlight.remove(ran);
+            }
             final long now = clock.nanoTime();
             if (tally != null) {
                 tally.heard(client.attempts);
@@ -1650,7 +1669,13 @@ public final class Simulation {
             run.put("lotus", lotusJson);
         }
         run.verbs(cnVerbs(), committed); // every CN loop's verbs over the run (drain included) per commit
-        run.put("aborts_by_reason", aborts).put("committed_by_type", byType)
+        final JsonObject abortsOfTypes = new JsonObject();
+        abortsByType.forEach((type, reasons) -> {
+            final JsonObject r = new JsonObject();
+            reasons.forEach((reason, n) -> r.put(reason, n[0]));
+            abortsOfTypes.put(type, r);
+        });
+        run.put("aborts_by_reason", aborts).put("aborts_by_type", abortsOfTypes).put("committed_by_type", byType)
             .put("attempts_per_commit", RunResult.round((double) attemptsOfCommitted / Math.max(1, committed), 3))
             .put("gave_up", gaveUp).put("user_rollbacks", userRollbacks)
             .put("conserved", conserved)

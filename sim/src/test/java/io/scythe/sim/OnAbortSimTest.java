@@ -49,7 +49,16 @@ class OnAbortSimTest extends SimVertxTest {
         final List<TxnRecord> records = new ArrayList<>();
         final SimOptions options = new SimOptions().protocol("scythe").loopsPerComputeNode(2).clientsPerComputeNode(16)
             .durationNs(2_000_000).seed(3).onAbort(OnAbort.SCYTHE);
-        new Simulation(options, TPCC).listener(records::add).run(vertx);
+        final io.vertx.core.json.JsonObject run = new Simulation(options, TPCC).listener(records::add).run(vertx)
+            .run().toJson();
+        // The aborts broken down by type (issue 22's diagnosis) add up to the aborts by reason, and name the types.
+        final java.util.Map<String, Long> summed = new java.util.TreeMap<>();
+        run.getJsonObject("aborts_by_type").forEach(type -> ((io.vertx.core.json.JsonObject) type.getValue())
+            .forEach(r -> summed.merge(r.getKey(), ((Number) r.getValue()).longValue(), Long::sum)));
+        final java.util.Map<String, Long> byReason = new java.util.TreeMap<>();
+        run.getJsonObject("aborts_by_reason").forEach(r -> byReason.put(r.getKey(), ((Number) r.getValue()).longValue()));
+        assertThat(summed).isEqualTo(byReason).isNotEmpty();
+        assertThat(run.getJsonObject("aborts_by_type").fieldNames()).contains("NewOrder").doesNotContain("unknown");
         assertThat(records).filteredOn(t -> !t.type().equals("NewOrder")).allMatch(t -> t.attempts() <= 1)
             .anyMatch(t -> t.kind() == TxnRecord.Kind.GAVE_UP);
         assertThat(records).anyMatch(t -> t.type().equals("NewOrder") && t.kind() == TxnRecord.Kind.COMMITTED

@@ -23,6 +23,8 @@ public final class Coordinator {
     private final Protocol protocol;
     private final int maxAttempts;
     private final Map<AbortReason, long[]> aborts = new HashMap<>();
+    /** Told of every aborted attempt with the procedure it ran (a harness's breakdown by type), or null. */
+    private java.util.function.BiConsumer<Object, AbortException> abortListener;
     private long[] stageNanos = new long[Stage.count()];
     private final RetryPolicy retryPolicy;
     private long stagedCommits;
@@ -186,6 +188,9 @@ public final class Coordinator {
                 return;
             }
             aborts.computeIfAbsent(abort.reason(), r -> new long[1])[0]++;
+            if (abortListener != null) {
+                abortListener.accept(procedure, abort);
+            }
             if (attempt >= limit || abort.reason() == AbortReason.USER
                 || abort.reason() == AbortReason.DUPLICATE_KEY) {
                 done.fail(abort.afterAttempts(attempt));
@@ -207,6 +212,14 @@ public final class Coordinator {
     /** Committed attempts whose stages were measured. */
     public long stagedCommits() {
         return stagedCommits;
+    }
+
+    /**
+     * Tells {@code listener} of every aborted attempt from now on, with the procedure given to {@link #run} (the same
+     * object: a harness that knows what each one is can break the aborts down by transaction type).
+     */
+    public void onAbort(final java.util.function.BiConsumer<Object, AbortException> listener) {
+        this.abortListener = listener;
     }
 
     /** Aborted attempts so far, by reason. */
