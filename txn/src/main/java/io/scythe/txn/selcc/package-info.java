@@ -47,7 +47,8 @@
  *       writer's priority, the reader spin flag, {@link io.scythe.txn.selcc.ReaderSpin}), on LRU
  *       eviction (§5.2.1: a miss that finds the cache full takes victims from the LRU tail until L - 1 frames are
  *       free again, L = {@code cacheFrames / evictFraction} capped by {@code evictBatch}, grouped per memory node, one
- *       doorbell each, not waited for; dirty range only), at the end of an idle lease, or when
+ *       doorbell each, not waited for; dirty range only), at the end of an idle lease (the sweep takes every idle
+ *       frame at once, a node's in doorbells that fit its send queue, at most 4 requests a frame), or when
  *       the fairness lease γ runs out. Transactions hold the frames' local latches; commits write into the frames.
  *       A simulated run whose drain stops as its last client finishes waits {@code SelccModule#settleNs} (two
  *       leases) first, so that the end-of-run lock check does not read cached latches as leaked (tpcc crash seeds
