@@ -1,6 +1,5 @@
 package io.scythe.sim;
 
-import io.scythe.bench.workload.OltpSpec;
 import io.scythe.bench.workload.Zipf;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
@@ -13,7 +12,6 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -45,10 +43,9 @@ public final class GclSim {
     }
 
     /** Memory nodes' regions of lines, all of them taken (the allocator hands none out), counters zero. */
-    public static final class Spec implements OltpSpec {
+    public static final class Spec extends OperationSpec {
         private final long linesPerNode;
         private final int lineBytes;
-        private final List<LogDb> dbs = new ArrayList<>();
         /** Writes completed (each added one to its line's counter), and accesses begun. */
         long writes;
         long accesses;
@@ -73,14 +70,15 @@ public final class GclSim {
         }
 
         @Override
+        protected String operations() {
+            return "line accesses";
+        }
+
+        @Override
         public String name() {
             return "gcl";
         }
 
-        @Override
-        public String quantity() {
-            return "none";
-        }
 
         @Override
         public JsonObject params() {
@@ -89,25 +87,12 @@ public final class GclSim {
 
         @Override
         public void load(final LogDb db, final int part, final int parts) {
-            synchronized (dbs) {
-                while (dbs.size() <= part) {
-                    dbs.add(null);
-                }
-                dbs.set(part, db);
-            }
+            keep(db, part);
             GclRegion.load(db, lineBytes - ObjectLayout.HEADER_BYTES, linesPerNode, linesPerNode);
             before = LineCache.totals();
         }
 
-        @Override
-        public Drawn draw(final SplittableRandom random) {
-            throw new UnsupportedOperationException("the gcl workload runs line accesses, not transactions");
-        }
 
-        @Override
-        public long total(final List<LogDb> ignored) {
-            return 0;
-        }
 
         /** The sum of every line's counter as the memory nodes hold it (after the run: every copy flushed). */
         public long counted() {

@@ -1,6 +1,5 @@
 package io.scythe.sim;
 
-import io.scythe.bench.workload.OltpSpec;
 import io.scythe.bench.workload.Zipf;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
@@ -58,14 +57,13 @@ public final class TreeSim {
     }
 
     /** The tree loaded into the memory nodes' GCL regions; the memory nodes are kept for end-of-run checks. */
-    public static class Spec implements OltpSpec {
+    public static class Spec extends OperationSpec {
         private final long records;
         private final int lineBytes;
         private final long lines;
         private final double fill;
         /** Bytes at each leaf's end the bulk load leaves free ({@link BLinkTree#reserve}: a TO run's timestamps). */
         private int reserve;
-        protected final List<LogDb> dbs = new ArrayList<>();
 
         /**
          * {@code records} keys in lines of {@code lineBytes} (slot bytes; the paper's 2 KB by default), leaves and
@@ -102,14 +100,15 @@ public final class TreeSim {
         }
 
         @Override
+        protected String operations() {
+            return "index operations";
+        }
+
+        @Override
         public String name() {
             return "blink";
         }
 
-        @Override
-        public String quantity() {
-            return "none";
-        }
 
         @Override
         public JsonObject params() {
@@ -119,12 +118,7 @@ public final class TreeSim {
 
         @Override
         public void load(final LogDb db, final int part, final int parts) {
-            synchronized (dbs) {
-                while (dbs.size() <= part) {
-                    dbs.add(null);
-                }
-                dbs.set(part, db);
-            }
+            keep(db, part);
             final Table t = GclRegion.load(db, lineBytes - ObjectLayout.HEADER_BYTES, lines, BLinkTree.FIRST_NODE_LINE);
             final long firstFree = BLinkTree.bulkLoad(t, part, parts, records, i -> 2 * i,
                 i -> initialValue(2 * i), VALUE_BYTES, fill, reserve);
@@ -132,15 +126,7 @@ public final class TreeSim {
                 firstFree);
         }
 
-        @Override
-        public Drawn draw(final SplittableRandom random) {
-            throw new UnsupportedOperationException("the B-link workload runs index operations, not transactions");
-        }
 
-        @Override
-        public long total(final List<LogDb> ignored) {
-            return 0;
-        }
 
         /** The tree as the memory nodes hold it (after the run: every copy flushed), checked ({@link Walk}). */
         public Walk walk() {
@@ -332,7 +318,8 @@ public final class TreeSim {
                                         final boolean writes, final boolean abort, final long[] keys, final int[] what,
                                         final java.util.SplittableRandom random, final Ledger ledger,
                                         final int attempt) {
-        final Attempt txn = Attempt.of(tree, mode, runtime, writes);
+        final Attempt begun = Attempt.of(tree, mode, runtime, writes);
+        final BLinkTree.Operations txn = begun.ops();
         final int ops = keys.length;
         final long[] values = new long[ops];
         final boolean[] answers = new boolean[ops];
@@ -380,7 +367,7 @@ public final class TreeSim {
                 return Future.succeededFuture();
             }
             final Ledger.Entry[] entry = new Ledger.Entry[1];
-            return txn.commit(order -> { // every latch it needs held: its place in the serial order
+            return begun.commit().apply(order -> { // every latch it needs held: its place in the serial order
                 entry[0] = ledger.commit(keys, what, values, answers);
                 entry[0].order = order;
             }).transform(c -> {
@@ -418,108 +405,27 @@ public final class TreeSim {
         return attempt(tree, mode, runtime, writes, abort, keys, what, random, ledger, attempt + 1);
     }
 
-    /** One attempt through the tree under 2PL, OCC or TO, behind one face. */
-    private interface Attempt {
-        Future<Boolean> lookup(long key, UnsafeBuffer out);
-
-        Future<Boolean> insert(long key, UnsafeBuffer value);
-
-        Future<Boolean> update(long key, UnsafeBuffer value);
-
-        Future<Boolean> delete(long key);
-
-        /**
-         * Commits; {@code atCommitPoint} gets the commit's place in the serial order (the commit order under 2PL and
-         * OCC, so {@link Ledger#IN_COMMIT_ORDER}; the timestamp under TO) once it is decided.
-         */
-        Future<Void> commit(java.util.function.LongConsumer atCommitPoint);
-
-        void abort();
-
+    /**
+     * One attempt through the tree under 2PL, OCC or TO: its operations, and its commit, which tells its place in the
+     * serial order once decided (the commit order under 2PL and OCC, {@link Ledger#IN_COMMIT_ORDER}; the timestamp
+     * under TO).
+     */
+    private record Attempt(BLinkTree.Operations ops,
+                           java.util.function.Function<java.util.function.LongConsumer, Future<Void>> commit) {
         static Attempt of(final BLinkTree tree, final int mode, final TxnRuntime runtime, final boolean writes) {
             if (mode == OCC) {
                 final BLinkTree.OptimisticTxn t = tree.beginOptimistic();
-                return new Attempt() {
-                    public Future<Boolean> lookup(final long k, final UnsafeBuffer out) {
-                        return t.lookup(k, out);
-                    }
-
-                    public Future<Boolean> insert(final long k, final UnsafeBuffer v) {
-                        return t.insert(k, v);
-                    }
-
-                    public Future<Boolean> update(final long k, final UnsafeBuffer v) {
-                        return t.update(k, v);
-                    }
-
-                    public Future<Boolean> delete(final long k) {
-                        return t.delete(k);
-                    }
-
-                    public Future<Void> commit(final java.util.function.LongConsumer point) {
-                        return t.commit(() -> point.accept(Ledger.IN_COMMIT_ORDER));
-                    }
-
-                    public void abort() {
-                        t.abort();
-                    }
-                };
+                return new Attempt(t, point -> t.commit(() -> point.accept(Ledger.IN_COMMIT_ORDER)));
             }
             if (mode == TO) {
                 final BLinkTree.OrderedTxn t = tree.beginOrdered(() -> runtime.tso().next());
-                return new Attempt() {
-                    public Future<Boolean> lookup(final long k, final UnsafeBuffer out) {
-                        return t.lookup(k, out);
-                    }
-
-                    public Future<Boolean> insert(final long k, final UnsafeBuffer v) {
-                        return t.insert(k, v);
-                    }
-
-                    public Future<Boolean> update(final long k, final UnsafeBuffer v) {
-                        return t.update(k, v);
-                    }
-
-                    public Future<Boolean> delete(final long k) {
-                        return t.delete(k);
-                    }
-
-                    public Future<Void> commit(final java.util.function.LongConsumer point) {
-                        return t.commit(() -> point.accept(t.timestampOr(Ledger.IN_COMMIT_ORDER)));
-                    }
-
-                    public void abort() {
-                        t.abort();
-                    }
-                };
+                return new Attempt(t, point -> t.commit(() -> point.accept(t.timestampOr(Ledger.IN_COMMIT_ORDER))));
             }
             final BLinkTree.Txn t = tree.begin(writes);
-            return new Attempt() {
-                public Future<Boolean> lookup(final long k, final UnsafeBuffer out) {
-                    return t.lookup(k, out);
-                }
-
-                public Future<Boolean> insert(final long k, final UnsafeBuffer v) {
-                    return t.insert(k, v);
-                }
-
-                public Future<Boolean> update(final long k, final UnsafeBuffer v) {
-                    return t.update(k, v);
-                }
-
-                public Future<Boolean> delete(final long k) {
-                    return t.delete(k);
-                }
-
-                public Future<Void> commit(final java.util.function.LongConsumer point) {
-                    point.accept(Ledger.IN_COMMIT_ORDER); // strict 2PL: every latch is held now
-                    return t.commit();
-                }
-
-                public void abort() {
-                    t.abort();
-                }
-            };
+            return new Attempt(t, point -> {
+                point.accept(Ledger.IN_COMMIT_ORDER); // strict 2PL: every latch is held now
+                return t.commit();
+            });
         }
     }
 

@@ -540,6 +540,25 @@ public final class BLinkTree {
      * A transaction through the tree under 2PL (issue 21: the tree as a table's index): {@code writes} says whether it
      * may insert, delete or update (then every leaf it reaches is latched Exclusive, else Shared).
      */
+    /** A transaction's operations through the tree, whatever its protocol ({@link Txn}, {@link OptimisticTxn},
+     * {@link OrderedTxn}); each commits its own way. */
+    public interface Operations {
+        /** Copies the value of {@code key} (as this transaction left it) into {@code out}: whether it is there. */
+        Future<Boolean> lookup(long key, MutableDirectBuffer out);
+
+        /** Inserts {@code key} if it is missing: whether it was (a present key keeps its value). */
+        Future<Boolean> insert(long key, DirectBuffer value);
+
+        /** Replaces the value of an existing key: whether it existed. */
+        Future<Boolean> update(long key, DirectBuffer value);
+
+        /** Removes {@code key}: whether it was there. */
+        Future<Boolean> delete(long key);
+
+        /** Ends it unwritten. */
+        void abort();
+    }
+
     public Txn begin(final boolean writes) {
         notTimestamped("2PL transactions");
         return new Txn(writes);
@@ -584,7 +603,7 @@ public final class BLinkTree {
      * values live in the leaves and the lock unit is a whole leaf, its latch held for the whole transaction (so
      * other nodes' requests for those lines wait, no handover of them meanwhile).
      */
-    public final class Txn {
+    public final class Txn implements Operations {
         private final boolean writes;
         /** The leaves held, left to right, each with the writes to its keys (a value, or {@link #GONE}). */
         private final Map<Gcl.Handle, TreeMap<Long, byte[]>> held = new IdentityHashMap<>();
@@ -1163,7 +1182,7 @@ public final class BLinkTree {
      * kept here until the commit, each operation answered against this transaction's own write of the key, else what
      * it read, else a read now ({@link #readNow}, the protocol's); one operation at a time; keys in any order.
      */
-    abstract class Buffered {
+    abstract class Buffered implements Operations {
         /** Keys read (their value, or {@link #GONE} when absent), in key order: the read set. */
         final TreeMap<Long, byte[]> read = new TreeMap<>();
         /** Keys written (a value, or {@link #GONE}): applied at commit. */
