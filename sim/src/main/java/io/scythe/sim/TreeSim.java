@@ -430,8 +430,9 @@ public final class TreeSim {
     }
 
     /**
-     * The protocols whose transactions run through the tree: 2PL on the leaves, over SELCC's cache or SEL. Both survive
-     * a compute-node crash in recoverable runs (a commit's redo record, ordered write-throughs: issue 21).
+     * The protocols whose transactions run through the tree: 2PL on the leaves over SELCC's cache or SEL, OCC and TO
+     * over SELCC's cache. Each survives a compute-node crash in recoverable runs (a commit's redo record, ordered
+     * write-throughs: issue 21).
      */
     public static final List<String> TRANSACTIONAL = List.of("selcc-2pl", "sel-2pl", "selcc-occ", "selcc-to");
 
@@ -538,11 +539,12 @@ public final class TreeSim {
     }
 
     /**
-     * The committed transactions through the tree in commit order (each noted at its commit point, every latch it
-     * needs held: a transaction that conflicts with it takes the latch later, so it commits later), replayed one by
-     * one over a model of the bulk load: every answer must be the model's at that point (lookups' values too), and
-     * the tree after the run must hold exactly the model's keys and values. Strict 2PL makes the commit order a
-     * serial order of the history, so a phantom, a lost or torn write or a leaked aborted write shows here.
+     * The committed transactions through the tree in their serial order (each noted at its commit point, every latch
+     * it needs held: a transaction that conflicts with it takes the latch later, so it commits later; under TO in
+     * timestamp order, {@link Entry#order}), replayed one by one over a model of the bulk load: every answer must be
+     * the model's at that point (lookups' values too), and the tree after the run must hold exactly the model's keys
+     * and values. Strict 2PL and OCC's validation under the latches make the commit order a serial order of the
+     * history, TO its timestamps' order, so a phantom, a lost or torn write or a leaked aborted write shows here.
      */
     public static final class Ledger {
         static final int LOOKUP = 0;
