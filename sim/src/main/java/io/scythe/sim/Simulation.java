@@ -1331,13 +1331,23 @@ public final class Simulation {
     }
 
     /** The type of each procedure in flight (by identity; a count each), for the aborts' breakdown by type. */
-    private final Map<Object, Object[]> typeInFlight = new java.util.IdentityHashMap<>();
+    private final Map<Object, InFlight> typeInFlight = new java.util.IdentityHashMap<>();
+
+    /** A procedure's transaction type, and how many transactions run it now. */
+    private static final class InFlight {
+        final String type;
+        int running;
+
+        InFlight(final String type) {
+            this.type = type;
+        }
+    }
     /** Aborted attempts by transaction type and reason ({@code aborts_by_type}). */
     private final Map<String, Map<String, long[]>> abortsByType = new java.util.TreeMap<>();
 
     private void abortedAttempt(final Object procedure, final io.scythe.txn.AbortException abort) {
-        final Object[] typed = typeInFlight.get(procedure);
-        final String type = typed == null ? "unknown" : (String) typed[0];
+        final InFlight typed = typeInFlight.get(procedure);
+        final String type = typed == null ? "unknown" : typed.type;
         abortsByType.computeIfAbsent(type, t -> new java.util.TreeMap<>())
             .computeIfAbsent(abort.reason().label(), r -> new long[1])[0]++;
     }
@@ -1348,10 +1358,10 @@ public final class Simulation {
         final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> body = drawn.declaredBody();
         final java.util.function.Function<io.scythe.txn.Txn, Future<Long>> ran = recovery == null && crashed == null
             ? body : attempts(client, body);
-        final Object[] typed = typeInFlight.computeIfAbsent(ran, f -> new Object[] {drawn.type(), new int[1]});
-        ((int[]) typed[1])[0]++;
+        final InFlight typed = typeInFlight.computeIfAbsent(ran, f -> new InFlight(drawn.type()));
+        typed.running++;
         coordinator.run(ran, options.onAbort().attempts(options.maxAttempts(), drawn.type())).onComplete(ar -> {
-            if (--((int[]) typed[1])[0] == 0) {
+            if (--typed.running == 0) {
                 typeInFlight.remove(ran);
             }
             final long now = clock.nanoTime();

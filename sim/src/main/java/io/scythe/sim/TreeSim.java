@@ -208,8 +208,7 @@ public final class TreeSim {
             throw new IllegalArgumentException(protocol + " runs TO through the tree: its spec must be timestamped "
                 + "(Spec#timestamped), the leaves' timestamps room reserved by the bulk load");
         }
-        return operations(spec, kind(protocol), optimistic(protocol) ? OCC : ordered(protocol) ? TO : TWO_PL,
-            readRatio, theta, ops, false, ledger);
+        return operations(spec, kind(protocol), Mode.of(protocol), readRatio, theta, ops, false, ledger);
     }
 
     /**
@@ -220,7 +219,7 @@ public final class TreeSim {
      */
     public static Simulation.Operation singleOperations(final Spec spec, final String kind, final double readRatio,
                                                         final double theta, final Ledger ledger) {
-        return operations(spec, kind, TWO_PL, readRatio, theta, 1, true, ledger);
+        return operations(spec, kind, Mode.TWO_PL, readRatio, theta, 1, true, ledger);
     }
 
     /** One operation noted at its point (see {@link #singleOperations}). */
@@ -273,18 +272,22 @@ public final class TreeSim {
     }
 
     /** How transactions run through the tree: strict 2PL, OCC or TO on the leaves. */
-    private static final int TWO_PL = 0;
-    private static final int OCC = 1;
-    private static final int TO = 2;
+    private enum Mode {
+        TWO_PL, OCC, TO;
 
-    private static Simulation.Operation operations(final Spec spec, final String kind, final int mode,
+        static Mode of(final String protocol) {
+            return optimistic(protocol) ? OCC : ordered(protocol) ? TO : TWO_PL;
+        }
+    }
+
+    private static Simulation.Operation operations(final Spec spec, final String kind, final Mode mode,
                                                    final double readRatio, final double theta, final int ops,
                                                    final boolean single, final Ledger ledger) {
         final long space = 2 * spec.records();
         final Zipf zipf = theta > 0 ? new Zipf((int) Math.min(Integer.MAX_VALUE, space), theta) : null;
         final long multiplier = scatterMultiplier(space);
         return (runtime, random) -> {
-            final BLinkTree tree = mode == TO ? timestampedTree(runtime, kind) : tree(runtime, kind);
+            final BLinkTree tree = mode == Mode.TO ? timestampedTree(runtime, kind) : tree(runtime, kind);
             final long start = runtime.timers().nowNs();
             final long[] keys = new long[ops];
             final int[] what = new int[ops];
@@ -314,7 +317,7 @@ public final class TreeSim {
      * ({@link BLinkTree.OptimisticTxn}) a failed validation is retried (same keys and kinds, fresh values), each retry
      * counted in {@link Ledger#validationAborts}.
      */
-    private static Future<Void> attempt(final BLinkTree tree, final int mode, final TxnRuntime runtime,
+    private static Future<Void> attempt(final BLinkTree tree, final Mode mode, final TxnRuntime runtime,
                                         final boolean writes, final boolean abort, final long[] keys, final int[] what,
                                         final java.util.SplittableRandom random, final Ledger ledger,
                                         final int attempt) {
@@ -354,7 +357,7 @@ public final class TreeSim {
             });
         }
         return done.transform(ar -> {
-            if (ar.failed() && mode != TWO_PL && refused(ar.cause())) { // TO refuses while it reads
+            if (ar.failed() && mode != Mode.TWO_PL && refused(ar.cause())) { // TO refuses while it reads
                 txn.abort();
                 return retried(tree, mode, runtime, writes, abort, keys, what, random, ledger, attempt, ar.cause());
             }
@@ -371,7 +374,7 @@ public final class TreeSim {
                 entry[0] = ledger.commit(keys, what, values, answers);
                 entry[0].order = order;
             }).transform(c -> {
-                if (c.failed() && entry[0] == null && mode != TWO_PL && refused(c.cause())) {
+                if (c.failed() && entry[0] == null && mode != Mode.TWO_PL && refused(c.cause())) {
                     return retried(tree, mode, runtime, writes, abort, keys, what, random, ledger, attempt,
                         c.cause());
                 }
@@ -393,7 +396,7 @@ public final class TreeSim {
     }
 
     /** An OCC or TO attempt refused (validation, timestamp order): counted and run again, up to a bound. */
-    private static Future<Void> retried(final BLinkTree tree, final int mode, final TxnRuntime runtime,
+    private static Future<Void> retried(final BLinkTree tree, final Mode mode, final TxnRuntime runtime,
                                         final boolean writes, final boolean abort, final long[] keys, final int[] what,
                                         final java.util.SplittableRandom random, final Ledger ledger,
                                         final int attempt, final Throwable cause) {
@@ -412,12 +415,12 @@ public final class TreeSim {
      */
     private record Attempt(BLinkTree.Operations ops,
                            java.util.function.Function<java.util.function.LongConsumer, Future<Void>> commit) {
-        static Attempt of(final BLinkTree tree, final int mode, final TxnRuntime runtime, final boolean writes) {
-            if (mode == OCC) {
+        static Attempt of(final BLinkTree tree, final Mode mode, final TxnRuntime runtime, final boolean writes) {
+            if (mode == Mode.OCC) {
                 final BLinkTree.OptimisticTxn t = tree.beginOptimistic();
                 return new Attempt(t, point -> t.commit(() -> point.accept(Ledger.IN_COMMIT_ORDER)));
             }
-            if (mode == TO) {
+            if (mode == Mode.TO) {
                 final BLinkTree.OrderedTxn t = tree.beginOrdered(() -> runtime.tso().next());
                 return new Attempt(t, point -> t.commit(() -> point.accept(t.timestampOr(Ledger.IN_COMMIT_ORDER))));
             }
@@ -560,7 +563,7 @@ public final class TreeSim {
          * the crash, or rolled forward by recovery); the first choice that holds, fewest applied first.
          */
         public int inDoubtLanded;
-        /** Attempts of optimistic transactions whose validation failed (each retried). */
+        /** Attempts refused by OCC's validation or TO's timestamp checks (each retried). */
         public long validationAborts;
         /**
          * A compute node dies in this run: a commit never answered (its node died between its commit point and its
