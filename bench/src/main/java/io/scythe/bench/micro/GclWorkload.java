@@ -117,8 +117,14 @@ public final class GclWorkload {
                 final GclSpec.Client state = new GclSpec.Client();
                 return () -> accesses.next(state, runtime, random);
             };
-            final ClosedLoop.Result r = ClosedLoop.runClients(cluster.loops(), clients, options.warmupMs(),
-                options.durationMs(), client, null);
+            if (options.warmupMs() > 0) {
+                ClosedLoop.runClients(cluster.loops(), clients, 0, options.warmupMs(), client, null);
+            }
+            final LoopCounters before = LoopCounters.read(cluster.loops());
+            final ClosedLoop.Result r = ClosedLoop.runClients(cluster.loops(), clients, 0, options.durationMs(), client,
+                null);
+            final LoopCounters counters = LoopCounters.read(cluster.loops()).since(before);
+            final double cpuUs = counters.loopCpuNs() / 1000.0 / Math.max(1, r.completed());
             final long settled = settle(protocol, spec);
             beforeCheck.accept(spec);
             final JsonObject lines = spec.checked();
@@ -126,12 +132,14 @@ public final class GclWorkload {
             lines.put("latches_left_held", held).put("settle_ms", settled);
             final boolean ok = !lines.containsKey("violations") && held == 0 && r.failed() == 0;
             final RunResult run = new RunResult(protocol, clients).measured(r.completed(), 0, r.elapsedNs() / 1e9,
-                r.latencyNs()).invariantsOk(ok).put("failed", r.failed()).put("cns", options.cns()).put("gcl", lines);
+                r.latencyNs()).invariantsOk(ok).put("failed", r.failed()).put("cns", options.cns()).put("gcl", lines)
+                .put("loop_cpu_us_per_access", RunResult.round(cpuUs, 3))
+                .verbs(counters.verbs(), r.completed());
             out.printf("%-10s clients %4d %10.0f accesses/s  p50 %8.2f us  p99 %8.2f us  hit ratio %.3f  "
-                    + "invalidations/access %.3f  Jain %s  writes %d, counters %d%s%n", protocol, clients,
-                r.perSecond(), r.latencyNs().getValueAtPercentile(50) / 1000.0,
+                    + "invalidations/access %.3f  Jain %s  loop cpu %.1f us/access  writes %d, counters %d%s%n",
+                protocol, clients, r.perSecond(), r.latencyNs().getValueAtPercentile(50) / 1000.0,
                 r.latencyNs().getValueAtPercentile(99) / 1000.0, lines.getDouble("hit_ratio"),
-                lines.getDouble("invalidations_per_access"), lines.getValue("jain"), lines.getLong("writes"),
+                lines.getDouble("invalidations_per_access"), lines.getValue("jain"), cpuUs, lines.getLong("writes"),
                 lines.getLong("counters_sum"), ok ? "" : "  VIOLATED: " + (lines.containsKey("violations")
                     ? lines.getJsonArray("violations").getString(0) + "; " : "") + held + " latches held, "
                     + r.failed() + " accesses failed");
