@@ -30,7 +30,10 @@ import java.util.concurrent.TimeUnit;
             + "clocks, Fig. 28); logdb (bulk load of the 1M-record YCSB table, bytes per record, address lookups by RPC and by "
             + "one-sided index READs over the hash index and the skip list); lock (Takeout Lock against the CAS lock: "
             + "clients lock one of --locks objects by Zipf(theta) and hold it 25 us, Fig. 27); tpcc (TPC-C's five "
-            + "transactions on --warehouses, items by Zipf(theta); consistency conditions 1-4 checked)."})
+            + "transactions on --warehouses, items by Zipf(theta); consistency conditions 1-4 checked); gcl (SELCC's GAM "
+            + "micro-benchmark, as `scythe sim --workload gcl`: reads and writes of --records global cache lines by "
+            + "address on the compute nodes' caches, --protocols selcc-2pl,sel-2pl; the memory nodes' line counters "
+            + "checked against the writes completed)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_WORKLOAD = "smallbank";
 
@@ -55,7 +58,8 @@ public final class BenchCommand implements Callable<Integer> {
     private static final List<String> OLTP = List.of("smallbank", "ycsb", "tatp", "tpcc", "phantom", "churn");
     /** Every workload it runs, as its help lists them. */
     static final List<String> WORKLOADS = java.util.stream.Stream.concat(
-        java.util.stream.Stream.of("verbs", "rrpc", "tso", "logdb", "lock"), OLTP.stream()).toList();
+        java.util.stream.Stream.concat(java.util.stream.Stream.of("verbs", "rrpc", "tso", "logdb", "lock"),
+            OLTP.stream()), java.util.stream.Stream.of("gcl")).toList();
 
     /** {@link #WORKLOADS}, for the help. */
     static final class Workloads implements Iterable<String> {
@@ -72,9 +76,10 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Accepts(min = "1", max = "64")
     @Option(names = "--cns", split = ",", defaultValue = "1",
-        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn] Compute nodes of the embedded cluster; a list "
-            + "runs each protocol at each count in a row, with the throughput ratio over the first (default: "
-            + "${DEFAULT-VALUE}). They share this JVM's event loops: each loop runs one coordinator of every node.")
+        description = "[smallbank, ycsb, tatp, tpcc, phantom, churn, gcl] Compute nodes of the embedded cluster; a "
+            + "list runs each protocol at each count in a row, with the throughput ratio over the first (gcl: one "
+            + "count) (default: ${DEFAULT-VALUE}). They share this JVM's event loops: each loop runs one coordinator of "
+            + "every node.")
     List<Integer> cns;
 
     @Accepts(names = OptionChecks.Routings.class)
@@ -240,9 +245,28 @@ public final class BenchCommand implements Callable<Integer> {
     Duration hold;
 
     @Accepts(min = "1")
-    @Option(names = "--records", defaultValue = "1000000",
-        description = "Records of the YCSB table (logdb and ycsb workloads; default: ${DEFAULT-VALUE}).")
-    long records;
+    @Option(names = "--records",
+        description = "Records of the YCSB table (logdb and ycsb workloads; default: " + YCSB_RECORDS + "); gcl: "
+            + "global cache lines, split over the memory nodes (default: " + GCL_LINES + ").")
+    Long records;
+
+    /** {@code --records}' defaults. */
+    static final long YCSB_RECORDS = 1_000_000;
+    static final long GCL_LINES = 12_000;
+
+    @Accepts(min = "64", max = "1048576")
+    @Option(names = "--line-bytes", defaultValue = "2048", description = "[gcl] Bytes of a global cache line, header "
+        + "included (default: ${DEFAULT-VALUE}).")
+    int lineBytes;
+
+    @Accepts(min = "0")
+    @Option(names = "--frames", defaultValue = "0", description = "[gcl] Frames of each compute-node loop's SELCC "
+        + "cache (the system property scythe.selcc.cacheFrames for the run; 0: the module's default, "
+        + io.scythe.txn.selcc.SelccModule.DEFAULT_CACHE_FRAMES + ") (default: ${DEFAULT-VALUE}).")
+    int frames;
+
+    @picocli.CommandLine.Mixin
+    GclOptions gcl = new GclOptions();
 
     @Accepts(min = "1", max = "10000")
     @Option(names = "--ops",
@@ -252,7 +276,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Accepts(min = "0", max = "1")
     @Option(names = "--write-ratio",
         description = "Share of a YCSB transaction's keys that it writes: 0.7 is read:write 3:7, 1 write-only "
-            + "(default: the --ycsb-profile's).")
+            + "(default: the --ycsb-profile's); gcl: the share of accesses that write (default: 0.7, as the "
+            + "simulator's).")
     Double writeRatio;
 
     @Accepts(min = "1", max = "1048576")
@@ -324,9 +349,13 @@ public final class BenchCommand implements Callable<Integer> {
             clients = List.of("smallbank", "ycsb", "tatp", "tpcc").contains(workload.toLowerCase(Locale.ROOT))
                 ? List.of(8, 32, 64) : List.of(64);
         }
-        if (!cns.equals(List.of(1)) && !OLTP.contains(workload.toLowerCase(Locale.ROOT))) {
+        final boolean gcl = "gcl".equalsIgnoreCase(workload);
+        if (!cns.equals(List.of(1)) && !OLTP.contains(workload.toLowerCase(Locale.ROOT)) && !gcl) {
             throw new IllegalArgumentException("--cns runs transactions on several compute nodes: only the "
-                + String.join(", ", OLTP) + " workloads run any");
+                + String.join(", ", OLTP) + " workloads run any (and gcl, line accesses)");
+        }
+        if (records == null) {
+            records = gcl ? GCL_LINES : YCSB_RECORDS;
         }
         if (history != null && !OLTP.contains(workload.toLowerCase(Locale.ROOT))) {
             throw new IllegalArgumentException("--history records transactions: only the " + String.join(", ", OLTP)
@@ -385,6 +414,9 @@ public final class BenchCommand implements Callable<Integer> {
                     .moveShardEvery(moveShardEvery.toMillis())
                     .progress(quiet ? null : io.scythe.bench.report.ProgressLine.toStderr()).run();
                 break;
+            case "gcl":
+                report = runGcl();
+                break;
             case "tso":
                 report = new io.scythe.bench.micro.TsoWorkload(new io.scythe.bench.micro.TsoWorkload.Options(
                     clients, costModel("cx5"), duration.toMillis(), warmup.toMillis()), System.out).run();
@@ -395,6 +427,20 @@ public final class BenchCommand implements Callable<Integer> {
                 return 2;
         }
         return finish(report);
+    }
+
+    /** GAM's micro-benchmark on the embedded cluster's compute nodes, as the simulator's {@code --workload gcl}. */
+    private BenchReport runGcl() throws Exception {
+        if (cns.size() != 1) {
+            throw new IllegalArgumentException("--cns " + cns + ": the gcl workload runs one compute-node count");
+        }
+        if (protocols.equals(List.of("scythe", "ford-occ"))) {
+            protocols = io.scythe.bench.workload.GclSpec.PROTOCOLS; // the lines on SELCC's cache and on SEL
+        }
+        return new io.scythe.bench.micro.GclWorkload(new io.scythe.bench.micro.GclWorkload.Options(protocols, clients,
+            memoryNodes, cns.get(0), costModel("cx5"), duration.toMillis(), warmup.toMillis(), seed, records,
+            lineBytes, frames, 1 - (writeRatio == null ? 0.7 : writeRatio), theta, gcl.sharingRatio, gcl.locality,
+            gcl.accessHold.toNanos()), System.out).run();
     }
 
     /** {@code --replicas} checked against the memory nodes: one line naming the option when it is out of range. */

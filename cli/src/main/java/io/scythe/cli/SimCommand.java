@@ -191,22 +191,8 @@ public final class SimCommand implements Callable<Integer> {
         + "(default: ${DEFAULT-VALUE}).")
     long records;
 
-    @Accepts(min = "0", max = "1")
-    @Option(names = "--sharing-ratio", defaultValue = "1", description = "[gcl] Share of the lines every CN accesses "
-        + "(and of the accesses that go to them); the rest are split into each CN's private lines (default: "
-        + "${DEFAULT-VALUE}).")
-    double sharingRatio;
-
-    @Accepts(min = "0s")
-    @Option(names = "--access-hold", defaultValue = "0s", description = "[gcl] How long an access holds its line's "
-        + "latch before it lets it go (the work done under it; a holder's local successors take the line over, so "
-        + "SELCC's fairness lease γ, scythe.selcc.gamma, comes into play) (default: ${DEFAULT-VALUE}).")
-    Duration accessHold;
-
-    @Accepts(min = "0", max = "1")
-    @Option(names = "--locality", defaultValue = "0", description = "[gcl] Probability that an access goes to the "
-        + "line its client accessed last (SELCC Fig. 13: 0.5) (default: ${DEFAULT-VALUE}).")
-    double locality;
+    @picocli.CommandLine.Mixin
+    GclOptions gcl = new GclOptions();
 
     @Accepts(min = "1")
     @Option(names = "--subscribers", defaultValue = "100000",
@@ -846,12 +832,7 @@ public final class SimCommand implements Callable<Integer> {
             if (protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
                 protocols = List.of("selcc-2pl", "sel-2pl"); // the lines on SELCC's cache and on SEL
             }
-            for (final String p : protocols) {
-                if (!p.equals("selcc-2pl") && !p.equals("sel-2pl")) {
-                    throw new IllegalArgumentException("the gcl workload accesses lines through SELCC (selcc-2pl) or "
-                        + "SEL (sel-2pl), not " + p);
-                }
-            }
+            io.scythe.bench.workload.GclSpec.check(protocols, (long) cns * loops);
         }
         if ((lockWorkload || casWorkload || tsoWorkload) && (checkHistory || history != null)) {
             throw new IllegalArgumentException("--check-history and --history record transactions: the lock, cas and "
@@ -949,9 +930,9 @@ public final class SimCommand implements Callable<Integer> {
                     ledger.crashes = crashCns.stream().anyMatch(c -> c >= 0); // its commits in doubt: all or nothing
                 }
                 final Simulation simulation = gclWorkload ? new Simulation(options, runSpec).operation(
-                    io.scythe.sim.GclSim.accesses((io.scythe.sim.GclSim.Spec) runSpec,
+                    io.scythe.sim.GclSim.accesses((io.scythe.bench.workload.GclSpec) runSpec,
                         io.scythe.sim.TreeSim.kind(protocol), cns, loops, memoryNodes, 1 - writeRatio, zipfTheta,
-                        sharingRatio, locality, accessHold.toNanos()))
+                        gcl.sharingRatio, gcl.locality, gcl.accessHold.toNanos()))
                     : blinkWorkload ? new Simulation(options, runSpec).operation(
                     blinkSingle ? io.scythe.sim.TreeSim.singleOperations((io.scythe.sim.TreeSim.Spec) runSpec,
                         io.scythe.sim.TreeSim.kind(protocol), 1 - writeRatio, zipfTheta, ledger)
@@ -988,7 +969,7 @@ public final class SimCommand implements Callable<Integer> {
                     r.run().put("protocol", protocol);
                 }
                 if (gclWorkload) {
-                    final JsonObject lines = ((io.scythe.sim.GclSim.Spec) runSpec).checked();
+                    final JsonObject lines = ((io.scythe.bench.workload.GclSpec) runSpec).checked();
                     r.run().put("gcl", lines);
                     System.out.println("  gcl: " + lines.encode());
                     if (lines.containsKey("violations")) {
@@ -1199,7 +1180,7 @@ public final class SimCommand implements Callable<Integer> {
             case "blink":
                 return io.scythe.sim.TreeSim.Spec.sized(records, lineBytes, memoryNodes);
             case "gcl":
-                return new io.scythe.sim.GclSim.Spec(records, lineBytes, memoryNodes);
+                return new io.scythe.bench.workload.GclSpec(records, lineBytes, memoryNodes);
             case "tpcc": // virtual runs are milliseconds long: the minimum headroom of new orders is plenty
                 final io.scythe.bench.workload.TpccSpec tpcc = new io.scythe.bench.workload.TpccSpec(
                     new io.scythe.bench.workload.Tpcc.Scale(warehouses, customers, items,

@@ -196,6 +196,11 @@ class SimCommandTest {
         assertThat(run(new StringWriter(), errGcl, "sim", "--workload", "gcl", "--protocols", "ford-occ")).isEqualTo(2);
         assertThat(errGcl.toString()).contains("the gcl workload accesses lines through SELCC (selcc-2pl) or SEL "
             + "(sel-2pl), not ford-occ").doesNotContain("\tat ");
+        final StringWriter errBenchGcl = new StringWriter(); // the bench's gcl refuses it alike, before any cluster
+        assertThat(run(new StringWriter(), errBenchGcl, "bench", "--workload", "gcl", "--protocols", "scythe"))
+            .isEqualTo(2);
+        assertThat(errBenchGcl.toString()).contains("the gcl workload accesses lines through SELCC (selcc-2pl) or SEL "
+            + "(sel-2pl), not scythe (it has no global cache lines)").doesNotContain("\tat ");
         final StringWriter errLoops = new StringWriter(); // one reader bit a loop: refused, not a run that stalls
         assertThat(run(new StringWriter(), errLoops, "sim", "--protocols", "selcc-2pl", "--cns", "8", "--loops", "8"))
             .isEqualTo(2);

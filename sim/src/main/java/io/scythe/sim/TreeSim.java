@@ -1,5 +1,6 @@
 package io.scythe.sim;
 
+import io.scythe.bench.workload.OperationSpec;
 import io.scythe.bench.workload.Zipf;
 import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
@@ -40,7 +41,7 @@ public final class TreeSim {
 
     /** Which GCL layer a protocol name stands for: sel-2pl the SEL baseline, any other SELCC. */
     public static String kind(final String protocol) {
-        return protocol.startsWith("sel-") ? "sel" : "selcc";
+        return io.scythe.bench.workload.GclSpec.kind(protocol);
     }
 
     static BLinkTree tree(final TxnRuntime runtime, final String kind) {
@@ -134,21 +135,6 @@ public final class TreeSim {
         }
     }
 
-    /** A multiplier coprime with {@code records}: {@link #scatter} is then a bijection of {@code [0, records)}. */
-    static long scatterMultiplier(final long records) {
-        long m = 0x9E3779B1L % Math.max(1, records);
-        while (records > 1 && java.math.BigInteger.valueOf(m).gcd(java.math.BigInteger.valueOf(records)).intValue()
-            != 1) {
-            m++;
-        }
-        return Math.max(1, m);
-    }
-
-    /** Rank {@code rank} of {@code records} to a key index, a bijection ({@code multiplier} from scatterMultiplier). */
-    static long scatter(final long rank, final long records, final long multiplier) {
-        return Math.floorMod(rank * multiplier, records); // both below 2^31 (YCSB's bound): no overflow
-    }
-
     /** The tree after a run: height, nodes, keys, invariant violations, latches left set. */
     public static JsonObject describe(final Spec spec) {
         final Walk w = spec.walk();
@@ -165,18 +151,18 @@ public final class TreeSim {
 
     /**
      * YCSB through the tree: lookups with probability {@code readRatio}, else updates; Zipf(theta) ranks scattered
-     * over the key space ({@link #scatter}: as YCSB's scrambled Zipfian and Sherman's hashed keys, so the hot keys are
+     * over the key space ({@link Zipf#scatter}: as YCSB's scrambled Zipfian and Sherman's hashed keys, so the hot keys are
      * not all in the first leaves).
      */
     public static Simulation.Operation ycsb(final Spec spec, final String kind, final double readRatio,
                                             final double theta) {
         final Zipf zipf = theta > 0 ? new Zipf((int) spec.records(), theta) : null;
         final long records = spec.records();
-        final long multiplier = scatterMultiplier(records);
+        final long multiplier = Zipf.scatterMultiplier(records);
         return (runtime, random) -> {
             final BLinkTree tree = tree(runtime, kind);
             final long start = runtime.timers().nowNs();
-            final long key = 2L * (zipf != null ? scatter(zipf.next(random), records, multiplier)
+            final long key = 2L * (zipf != null ? Zipf.scatter(zipf.next(random), records, multiplier)
                 : random.nextLong(records));
             final Future<Boolean> op;
             if (random.nextDouble() < readRatio) {
@@ -285,7 +271,7 @@ public final class TreeSim {
                                                    final boolean single, final Ledger ledger) {
         final long space = 2 * spec.records();
         final Zipf zipf = theta > 0 ? new Zipf((int) Math.min(Integer.MAX_VALUE, space), theta) : null;
-        final long multiplier = scatterMultiplier(space);
+        final long multiplier = Zipf.scatterMultiplier(space);
         return (runtime, random) -> {
             final BLinkTree tree = mode == Mode.TO ? timestampedTree(runtime, kind) : tree(runtime, kind);
             final long start = runtime.timers().nowNs();
@@ -293,7 +279,7 @@ public final class TreeSim {
             final int[] what = new int[ops];
             boolean writes = false;
             for (int i = 0; i < ops; i++) {
-                keys[i] = zipf != null ? scatter(zipf.next(random), space, multiplier) : random.nextLong(space);
+                keys[i] = zipf != null ? Zipf.scatter(zipf.next(random), space, multiplier) : random.nextLong(space);
             }
             java.util.Arrays.sort(keys);
             for (int i = 0; i < ops; i++) {

@@ -844,10 +844,10 @@ class BLinkTreeSimTest extends SimVertxTest {
     @org.junit.jupiter.api.Test
     void shouldScatterZipfRanksOverEveryKeyOnce() {
         for (final long records : new long[] {1, 2, 10, 1000, 1_000_000}) {
-            final long m = TreeSim.scatterMultiplier(records);
+            final long m = io.scythe.bench.workload.Zipf.scatterMultiplier(records);
             final java.util.BitSet seen = new java.util.BitSet();
             for (long r = 0; r < records; r++) {
-                final long k = TreeSim.scatter(r, records, m);
+                final long k = io.scythe.bench.workload.Zipf.scatter(r, records, m);
                 if (k < 0 || k >= records || seen.get((int) k)) { // checked by hand: assertThat per rank took 2 s
                     org.assertj.core.api.Assertions.fail("rank %d of %d scattered to %d (outside, or seen)", r,
                         records, k);
@@ -855,7 +855,8 @@ class BLinkTreeSimTest extends SimVertxTest {
                 seen.set((int) k);
             }
         }
-        assertThat(TreeSim.scatter(1, 1_000_000, TreeSim.scatterMultiplier(1_000_000))).as("rank 1 not next to 0")
+        assertThat(io.scythe.bench.workload.Zipf.scatter(1, 1_000_000,
+            io.scythe.bench.workload.Zipf.scatterMultiplier(1_000_000))).as("rank 1 not next to 0")
             .isGreaterThan(1000);
     }
 

@@ -29,7 +29,7 @@ class GclSimTest extends SimVertxTest {
     private JsonObject run(final String protocol, final int cns, final int clients, final long durationNs,
                            final double readRatio, final double theta, final double sharing, final double locality,
                            final long holdNs) throws Exception {
-        final GclSim.Spec spec = new GclSim.Spec(600, 256, 2);
+        final io.scythe.bench.workload.GclSpec spec = new io.scythe.bench.workload.GclSpec(600, 256, 2);
         final SimOptions options = new SimOptions().protocol(protocol).computeNodes(cns).loopsPerComputeNode(1)
             .clientsPerComputeNode(clients).memoryNodes(2).durationNs(durationNs).seed(1);
         final SimResult result = new Simulation(options, spec).operation(GclSim.accesses(spec, TreeSim.kind(protocol),
@@ -107,7 +107,7 @@ class GclSimTest extends SimVertxTest {
     void shouldFlushAWholeCacheOfOneMemoryNodeAtTheLeasesEnd() throws Exception {
         System.setProperty("scythe.selcc.cacheFrames", "4096");
         System.setProperty("scythe.selcc.leaseNs", "4000000"); // one sweep after the run finds every frame idle
-        final GclSim.Spec spec = new GclSim.Spec(1200, 256, 1);
+        final io.scythe.bench.workload.GclSpec spec = new io.scythe.bench.workload.GclSpec(1200, 256, 1);
         final SimOptions options = new SimOptions().protocol("selcc-2pl").computeNodes(1).loopsPerComputeNode(1)
             .clientsPerComputeNode(8).memoryNodes(1).durationNs(2_000_000).seed(1);
         final SimResult result = new Simulation(options, spec).operation(GclSim.accesses(spec, "selcc", 1, 1, 1, 0,
@@ -127,7 +127,7 @@ class GclSimTest extends SimVertxTest {
     void shouldCountTheVerbsOfTheMeasuredWindowOnly() throws Exception {
         final double[] perAccess = new double[2];
         for (int i = 0; i < 2; i++) {
-            final GclSim.Spec spec = new GclSim.Spec(600, 256, 2);
+            final io.scythe.bench.workload.GclSpec spec = new io.scythe.bench.workload.GclSpec(600, 256, 2);
             final SimOptions options = new SimOptions().protocol("sel-2pl").computeNodes(2).loopsPerComputeNode(1)
                 .clientsPerComputeNode(4).memoryNodes(2).warmupNs(i * 400_000L).durationNs(400_000).seed(1);
             final SimResult result = new Simulation(options, spec).operation(GclSim.accesses(spec, "sel", 2, 1, 2,

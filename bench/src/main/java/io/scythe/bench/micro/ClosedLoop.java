@@ -49,14 +49,26 @@ final class ClosedLoop {
     /** As {@link #run(List, int, long, long, Supplier)}, telling {@code progress} (if not null) how the run goes. */
     static Result run(final List<Context> loops, final int clients, final long warmupMs, final long durationMs,
                       final Supplier<Future<?>> operation, final Progress progress) throws Exception {
+        return runClients(loops, clients, warmupMs, durationMs, () -> operation, progress);
+    }
+
+    /**
+     * As {@link #run(List, int, long, long, Supplier, Progress)} with clients that keep state of their own: each
+     * client's operation is {@code clientOperations}' answer, asked once per client on the client's loop as it starts
+     * (so it may take the loop's own objects), in the warm-up and again in the measured run.
+     */
+    static Result runClients(final List<Context> loops, final int clients, final long warmupMs, final long durationMs,
+                             final Supplier<Supplier<Future<?>>> clientOperations, final Progress progress)
+        throws Exception {
         if (warmupMs > 0) {
-            runOnce(loops, clients, warmupMs, operation, null);
+            runOnce(loops, clients, warmupMs, clientOperations, null);
         }
-        return runOnce(loops, clients, durationMs, operation, progress);
+        return runOnce(loops, clients, durationMs, clientOperations, progress);
     }
 
     private static Result runOnce(final List<Context> loops, final int clients, final long durationMs,
-                                  final Supplier<Future<?>> operation, final Progress progress) throws Exception {
+                                  final Supplier<Supplier<Future<?>>> operation, final Progress progress)
+        throws Exception {
         final List<Future<Result>> parts = new ArrayList<>();
         final List<Loop> started = new ArrayList<>();
         final List<Context> startedOn = new ArrayList<>();
@@ -128,14 +140,15 @@ final class ClosedLoop {
     private static final class Loop {
         private final int clients;
         private final long deadline;
-        private final Supplier<Future<?>> operation;
+        /** Each client's operation, asked as it starts. */
+        private final Supplier<Supplier<Future<?>>> operation;
         private final Promise<Result> done;
         private final Histogram latency = new Histogram(3_600_000_000_000L, 3);
         private long completed;
         private long failed;
         private int running;
 
-        Loop(final int clients, final long deadline, final Supplier<Future<?>> operation,
+        Loop(final int clients, final long deadline, final Supplier<Supplier<Future<?>>> operation,
              final Promise<Result> done) {
             this.clients = clients;
             this.deadline = deadline;
@@ -151,7 +164,7 @@ final class ClosedLoop {
         void start() {
             running = clients;
             for (int c = 0; c < clients; c++) {
-                new Client().next();
+                new Client(operation.get()).next();
             }
         }
 
@@ -162,6 +175,12 @@ final class ClosedLoop {
         private final class Client implements io.vertx.core.Completable<Object> {
             /** When the operation in flight was issued. */
             private long issued;
+            /** This client's operation. */
+            private final Supplier<Future<?>> operation;
+
+            Client(final Supplier<Future<?>> operation) {
+                this.operation = operation;
+            }
 
             /** Issues operations until one has to wait (a loop, not recursion: an operation may complete at once). */
             @SuppressWarnings("unchecked")

@@ -64,6 +64,24 @@ public final class Zipf {
         return (int) Long.remainderUnsigned(h ^ (h >>> 29), cdf.length);
     }
 
+    /** A multiplier coprime with {@code records}: {@link #scatter} is then a bijection of {@code [0, records)}. */
+    public static long scatterMultiplier(final long records) {
+        long m = 0x9E3779B1L % Math.max(1, records);
+        while (records > 1 && java.math.BigInteger.valueOf(m).gcd(java.math.BigInteger.valueOf(records)).intValue()
+            != 1) {
+            m++;
+        }
+        return Math.max(1, m);
+    }
+
+    /**
+     * Rank {@code rank} of {@code records} to a key index, a bijection ({@code multiplier} from
+     * {@link #scatterMultiplier}): the hot ranks are not neighbours (the simulator's B-link tree, the GCL lines).
+     */
+    public static long scatter(final long rank, final long records, final long multiplier) {
+        return Math.floorMod(rank * multiplier, records); // both below 2^31 (YCSB's bound): no overflow
+    }
+
     /** Probability of rank {@code r}. */
     public double probability(final int r) {
         return r == 0 ? cdf[0] : cdf[r] - cdf[r - 1];

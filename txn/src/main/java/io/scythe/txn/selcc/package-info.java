@@ -134,8 +134,12 @@
  * are not registered memory; a requester on the same compute node gets it by a local copy into its slot), the per-QP
  * eviction rings and their bound on outstanding evictions per QP (a Java doorbell keeps its frames' images alive
  * instead; eviction runs on the miss path of the loop, not on a background thread, but does not wait), the
- * reclamation of a dead node's unlinked tree lines ("B-link lines" below), GAM's micro-benchmark on cluster nodes
- * ({@code bench --workload gcl}; the simulator runs it: {@code sim --workload gcl}, {@code GclSim}).
+ * reclamation of a dead node's unlinked tree lines ("B-link lines" below).
+ * <br>GAM's micro-benchmark (reads and writes of lines by address, each write adding one to the line's counter, the
+ * counters checked against the writes completed) runs in the simulator ({@code sim --workload gcl}, {@code GclSim})
+ * and on the embedded cluster's compute nodes in real time ({@code bench --workload gcl}, {@code GclWorkload}), one
+ * piece of code for both ({@code bench.workload.GclSpec}); no redo log there, so lines are released lazily, and the
+ * check waits until the idle lease let every latch go.
  *
  * <p><b>Dead compute nodes</b> (the paper is silent; issue 21; {@link io.scythe.txn.selcc.SelccRecovery}). A node can
  * die holding X or S bits in latch words, and under lazy release a line it holds Modified is the only current copy of

@@ -1,6 +1,5 @@
-package io.scythe.sim;
+package io.scythe.bench.workload;
 
-import io.scythe.bench.workload.OltpSpec;
 import io.scythe.storage.LogDb;
 
 import java.util.ArrayList;
@@ -8,10 +7,10 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * A workload the simulator runs as {@link Simulation.Operation}s, not transactions (the B-link tree's, the GCL
- * micro-benchmark's): it draws none, has no quantity to conserve, and keeps its memory nodes for end-of-run checks.
+ * A workload run as operations, not transactions (the simulator's B-link tree, the GCL micro-benchmark of the
+ * simulator and the bench): it draws none, has no quantity to conserve, and keeps its memory nodes for end-of-run checks.
  */
-abstract class OperationSpec implements OltpSpec {
+public abstract class OperationSpec implements OltpSpec {
     /** The memory nodes, by partition, as {@link #load} met them. */
     protected final List<LogDb> dbs = new ArrayList<>();
 
