@@ -31,7 +31,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <p>Back-pressure: a verb (or doorbell batch) that finds the send queue full waits, in posting order, in a bounded
  * list of this channel ({@link #MAX_WAITING_PER_SLOT} times the queue's depth) and is posted as completions free
  * room, without blocking the loop; only when that list is full too is it refused ({@code send queue full}), which
- * callers treat as back-pressure (nothing happened). A batch longer than the whole queue is refused at once.
+ * callers treat as back-pressure (nothing happened). A batch longer than the whole queue can never be posted: it is
+ * refused at once, and not as back-pressure (the message does not say "send queue full", so
+ * {@code Refusal.forNow} is false): a caller that retried refusals for now would otherwise retry it for ever (the
+ * SELCC lease's end-of-run sweep did, stop 49). Nothing of it was posted; the caller must split it.
  *
  * <p>A failed verb fails its Future with a {@link VerbException} carrying the completion status; the verbs posted after
  * it on this channel fail with {@link WcStatus#WR_FLUSH_ERROR}, and once they are all done the channel resets its QP
@@ -364,22 +367,23 @@ public final class RdmaChannel implements CompletionHandler {
     void submitBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count) {
         bridge.checkThread();
         if (count > sendQueueDepth) {
-            refuseBatch(doorbell, requests, count, " is longer than the queue");
+            releaseBatchPool(doorbell);
+            stats.failed();
+            doorbell.refused(new VerbException(requests[0].opcode(), "doorbell batch of " + count
+                + " requests is longer than the queue (depth " + sendQueueDepth + "): it can never be posted, split it"));
             return;
         }
         if (waiting.isEmpty() && postBatch(doorbell, requests, count)) {
             return;
         }
-        await(new Waiting(() -> postBatch(doorbell, requests, count), () -> refuseBatch(doorbell, requests, count,
-            "")));
+        await(new Waiting(() -> postBatch(doorbell, requests, count), () -> refuseBatch(doorbell, requests, count)));
     }
 
-    private void refuseBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count,
-                             final String why) {
+    private void refuseBatch(final Doorbell doorbell, final WorkRequest[] requests, final int count) {
         releaseBatchPool(doorbell);
         stats.failed();
         doorbell.refused(new VerbException(requests[0].opcode(), refusal(QueuePair.SEND_QUEUE_FULL)
-            + " (doorbell batch of " + count + why + ")"));
+            + " (doorbell batch of " + count + ")"));
     }
 
     private void releaseBatchPool(final Doorbell doorbell) {

@@ -8,7 +8,6 @@ import org.agrona.concurrent.AtomicBuffer;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -26,7 +25,8 @@ import java.util.Set;
 public final class TicketLedger implements Bridge.Poller {
     /** Tickets not yet known to be served, by object (keyed without boxing: one lookup per grant). */
     private final Long2ObjectHashMap<ArrayDeque<Holder>> byObject = new Long2ObjectHashMap<>();
-    private final Map<Long, Table> tables = new HashMap<>();
+    /** The tables by schema id (no boxing: looked up per grant). */
+    private final Long2ObjectHashMap<Table> tables = new Long2ObjectHashMap<>();
     private final List<Holder> cancelled = new ArrayList<>();
     /** Compute nodes released by recovery: a ticket they still get (a request already on its way) is cancelled. */
     private final Set<String> released = new HashSet<>();
@@ -63,8 +63,10 @@ public final class TicketLedger implements Bridge.Poller {
      */
     public void granted(final String client, final long txn, final Table table, final int header, final long ticket) {
         final long object = objectKey(table, header);
-        tables.putIfAbsent((long) table.schema().id(), table);
-        if (released.contains(client)) {
+        if (tables.get(table.schema().id()) == null) {
+            tables.put(table.schema().id(), table);
+        }
+        if (!released.isEmpty() && released.contains(client)) { // hashing the client's name per grant cost 2 % of the loop
             cancelled.add(new Holder(client, txn, object, ticket));
             skipOrPoll(); // queued behind a live holder: skipped once upper reaches it
             return;
@@ -74,7 +76,7 @@ public final class TicketLedger implements Bridge.Poller {
             queue = new ArrayDeque<>(2);
             byObject.put(object, queue);
         }
-        final long upper = memory(object).getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+        final long upper = table.objectMemory().getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
         Holder served = null;
         while (!queue.isEmpty() && queue.peekFirst().ticket < upper) {
             served = queue.pollFirst();
