@@ -160,7 +160,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 // Found locked or queued on when READ, in either mode: someone writes it, so a TOCC attempt's read of
                 // it would abort as this one does; it queues instead (learnt before the retry goes TOCC).
                 ReadHeat.of(runtime).aborted(AbortException.objectOf(table, key));
-                throw new AbortException(AbortReason.LOCKED, queued, AbortException.objectOf(table, key), "key "
+                throw new AbortException(AbortReason.LOCKED, queued, table, key, "key "
                     + key + " of " + table + " has " + queued + " queued on its lock"); // fails the map
             }
             return read;
@@ -249,7 +249,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 if (ar.cause() instanceof LockRefusedException refused) {
                     return Future.failedFuture(new AbortException(ScytheAborts.ofRefusal(refused.status()),
                         refused.queued(),
-                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + ": " + refused.getMessage()
+                        a.table, a.key, "key " + a.key + " of " + a.table + ": " + refused.getMessage()
                         + (waits > 0 ? " (asked again " + waits + " times)" : "")));
                 }
                 if (ar.cause() instanceof IllegalArgumentException) {
@@ -377,7 +377,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 if (grant(a).versionAtGrant() != a.readVersion) {
                     readAborted(a);
                     checks.add(Future.failedFuture(new AbortException(AbortReason.VALIDATION, 0,
-                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed")));
+                        a.table, a.key, "key " + a.key + " of " + a.table + " changed")));
                 }
                 continue;
             }
@@ -385,12 +385,12 @@ public final class ScytheTxn extends OneSidedTxn {
                 final long queued = TakeoutLockKind.queued(h);
                 if (!unchangedSinceRead(a, h)) {
                     readAborted(a);
-                    throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
+                    throw new AbortException(AbortReason.VALIDATION, queued, a.table, a.key,
                         "key " + a.key + " of " + a.table + " changed");
                 }
                 if (!a.locked && queued != 0) {
                     readAborted(a);
-                    throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
+                    throw new AbortException(AbortReason.VALIDATION, queued, a.table, a.key,
                         "key " + a.key + " of " + a.table + " is locked or queued on");
                 }
             }));
