@@ -1345,11 +1345,29 @@ public final class Simulation {
     /** Aborted attempts by transaction type and reason ({@code aborts_by_type}). */
     private final Map<String, Map<String, long[]>> abortsByType = new java.util.TreeMap<>();
 
+    /**
+     * Aborted attempts by transaction type, then the table of the object they aborted on ({@code AbortException#table},
+     * {@code unnamed} when the protocol names none), then reason ({@code aborts_by_table}).
+     */
+    private final Map<String, Map<String, Map<String, long[]>>> abortsByTable = new java.util.TreeMap<>();
+
     private void abortedAttempt(final Object procedure, final io.scythe.txn.AbortException abort) {
         final InFlight typed = typeInFlight.get(procedure);
         final String type = typed == null ? "unknown" : typed.type;
         abortsByType.computeIfAbsent(type, t -> new java.util.TreeMap<>())
             .computeIfAbsent(abort.reason().label(), r -> new long[1])[0]++;
+        abortsByTable.computeIfAbsent(type, t -> new java.util.TreeMap<>())
+            .computeIfAbsent(abort.table() == null ? "unnamed" : abort.table(), t -> new java.util.TreeMap<>())
+            .computeIfAbsent(abort.reason().label(), r -> new long[1])[0]++;
+    }
+
+    /** {@code counts} as nested JSON objects, the counts as numbers. */
+    @SuppressWarnings("unchecked")
+    private static JsonObject countsJson(final Map<String, ?> counts) {
+        final JsonObject json = new JsonObject();
+        counts.forEach((name, value) -> json.put(name, value instanceof long[] n ? (Object) n[0]
+            : countsJson((Map<String, ?>) value)));
+        return json;
     }
 
     /** Runs {@code drawn} on {@code coordinator} (of the calling loop) and records how it ended. */
@@ -1687,13 +1705,8 @@ public final class Simulation {
         // counted are the measured window's) to the end of the drain, per commit: with the warm-up's verbs counted
         // too, a --warmup 3ms --duration 3ms run reported about twice the verbs per commit it made
         run.verbs(verbsBeforeMeasuring == null ? cnVerbs() : cnVerbs().subtract(verbsBeforeMeasuring), committed);
-        final JsonObject abortsOfTypes = new JsonObject();
-        abortsByType.forEach((type, reasons) -> {
-            final JsonObject r = new JsonObject();
-            reasons.forEach((reason, n) -> r.put(reason, n[0]));
-            abortsOfTypes.put(type, r);
-        });
-        run.put("aborts_by_reason", aborts).put("aborts_by_type", abortsOfTypes).put("committed_by_type", byType)
+        run.put("aborts_by_reason", aborts).put("aborts_by_type", countsJson(abortsByType))
+            .put("aborts_by_table", countsJson(abortsByTable)).put("committed_by_type", byType)
             .put("attempts_per_commit", RunResult.round((double) attemptsOfCommitted / Math.max(1, committed), 3))
             .put("gave_up", gaveUp).put("user_rollbacks", userRollbacks)
             .put("conserved", conserved)

@@ -59,6 +59,22 @@ class OnAbortSimTest extends SimVertxTest {
         run.getJsonObject("aborts_by_reason").forEach(r -> byReason.put(r.getKey(), ((Number) r.getValue()).longValue()));
         assertThat(summed).isEqualTo(byReason).isNotEmpty();
         assertThat(run.getJsonObject("aborts_by_type").fieldNames()).contains("NewOrder").doesNotContain("unknown");
+        // By table too: per type the same counts by reason, and Scythe names the table of every conflict it aborts on.
+        final io.vertx.core.json.JsonObject byTable = run.getJsonObject("aborts_by_table");
+        assertThat(byTable).isNotNull();
+        run.getJsonObject("aborts_by_type").forEach(type -> {
+            final java.util.Map<String, Long> ofType = new java.util.TreeMap<>();
+            byTable.getJsonObject(type.getKey()).forEach(table -> ((io.vertx.core.json.JsonObject) table.getValue())
+                .forEach(r -> ofType.merge(r.getKey(), ((Number) r.getValue()).longValue(), Long::sum)));
+            final java.util.Map<String, Long> expected = new java.util.TreeMap<>();
+            ((io.vertx.core.json.JsonObject) type.getValue())
+                .forEach(r -> expected.put(r.getKey(), ((Number) r.getValue()).longValue()));
+            assertThat(ofType).as(type.getKey()).isEqualTo(expected);
+        });
+        assertThat(byTable.getJsonObject("NewOrder").fieldNames()).containsAnyOf("warehouse", "district", "stock");
+        final io.vertx.core.json.JsonObject unnamed = byTable.getJsonObject("NewOrder").getJsonObject("unnamed");
+        // unnamed: a rollback, an insert's conflict (Inserts), a request answered after its attempt was given up
+        assertThat(unnamed == null ? java.util.Set.of() : unnamed.fieldNames()).isSubsetOf("user", "locked");
         assertThat(records).filteredOn(t -> !t.type().equals("NewOrder")).allMatch(t -> t.attempts() <= 1)
             .anyMatch(t -> t.kind() == TxnRecord.Kind.GAVE_UP);
         assertThat(records).anyMatch(t -> t.type().equals("NewOrder") && t.kind() == TxnRecord.Kind.COMMITTED

@@ -312,6 +312,12 @@ public final class OltpWorkload {
                 new java.util.concurrent.atomic.AtomicReference<>();
             final Settled.Tally tally = new Settled.Tally(measuring, delta, typeStats, errors, firstError,
                 this::isOutcome);
+            // Aborted attempts by table (each coordinator's listener runs on its loop, as its loop's stats do).
+            coordinators.forEach(c -> c.onAbort((procedure, abort) -> {
+                if (measuring.get()) {
+                    typeStats.get().aborted(abort.table(), abort.reason().label());
+                }
+            }));
             final java.util.function.Supplier<io.vertx.core.Future<?>> op = () -> {
                 final SplittableRandom random = randoms.get();
                 final OltpSpec.Drawn drawn = spec.draw(random);
@@ -422,6 +428,7 @@ public final class OltpWorkload {
                     && errors.sum() == 0)
                 .put("aborts_by_reason", aborts).put("committed_by_type", byType)
                 .put("by_type", TxnTypeStats.toJson(types, seconds))
+                .put("aborts_by_table", TxnTypeStats.abortsByTable(loopStats))
                 // Over the commits the attempts were counted for: the runner's completed count also holds the
                 // transactions the procedure rolled back (SmallBank's user aborts), which put this below 1 under
                 // --on-abort new (0.932 at 16 clients: 2,080 user rollbacks of 30,612).

@@ -85,6 +85,27 @@ final class TxnTypeStats {
         of(type).userRollbacks++;
     }
 
+    /** Aborted attempts by the table they aborted on ({@code AbortException#table}, or unnamed), then reason. */
+    private final Map<String, Map<String, long[]>> abortsByTable = new TreeMap<>();
+
+    /** An attempt aborted on {@code table} (null: the abort names none) for {@code reason}. */
+    void aborted(final String table, final String reason) {
+        abortsByTable.computeIfAbsent(table == null ? "unnamed" : table, t -> new TreeMap<>())
+            .computeIfAbsent(reason, r -> new long[1])[0]++;
+    }
+
+    /** {@code aborts_by_table} of results.json: the loops' aborts summed, by table then reason. */
+    static JsonObject abortsByTable(final Iterable<TxnTypeStats> loops) {
+        final Map<String, Map<String, Long>> sum = new TreeMap<>();
+        for (final TxnTypeStats loop : loops) {
+            loop.abortsByTable.forEach((table, reasons) -> reasons.forEach((reason, n) ->
+                sum.computeIfAbsent(table, t -> new TreeMap<>()).merge(reason, n[0], Long::sum)));
+        }
+        final JsonObject json = new JsonObject();
+        sum.forEach((table, reasons) -> json.put(table, new JsonObject(new java.util.LinkedHashMap<>(reasons))));
+        return json;
+    }
+
     /** The sum of {@code loops}, by type name (sorted). */
     static Map<String, Type> merge(final Iterable<TxnTypeStats> loops) {
         final Map<String, Type> sum = new TreeMap<>();

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * TPC-C under contention (2 warehouses, 30 customers per district, 200 items, Zipf 0.99, 8 clients) with scythe,
  * ford-occ and farm-occ: after each run the consistency conditions 1-4 hold, W_YTD grew by exactly the committed
- * payments, no lock is left held, and every transaction type committed.
+ * payments, no lock is left held, and every transaction type committed; Scythe's aborts are counted by table.
  */
 class TpccWorkloadTest {
     @Test
@@ -40,6 +40,14 @@ class TpccWorkloadTest {
             assertThat(run.getJsonObject("committed_by_type").fieldNames()).as(what)
                 .contains("NewOrder", "Payment");
             assertThat(run.getJsonObject("conserved").getLong("committed_delta")).as(what).isPositive();
+            // Aborts by table: Scythe names the TPC-C table it aborted on, the others none (all unnamed).
+            final JsonObject byTable = run.getJsonObject("aborts_by_table");
+            assertThat(byTable).as(what).isNotNull();
+            if (run.getString("protocol").equals("scythe")) {
+                assertThat(byTable.fieldNames()).as(what).containsAnyOf("warehouse", "district", "stock");
+            } else {
+                assertThat(byTable.fieldNames()).as(what).isSubsetOf("unnamed");
+            }
         }
     }
 }

@@ -32,6 +32,16 @@ import java.util.List;
  * ticket, so queuing such reads made readers of one object wait for each other (measured in {@link ReadHeat}). A refusal for timestamp order aborts it; one above the hot watermark is waited out on the
  * compute node and asked again, up to {@link #FULL_QUEUE_WAITS} times, before it aborts.
  *
+ * <p>A refusal for timestamp order while the attempt holds other locks aborts it, as §4.2.2 (3) says; the paper is
+ * silent on asking again. Tried and not taken (issue 22, helper tpccreask): waiting the refusal's hangout and asking
+ * again with the same timestamp, within the same {@link #FULL_QUEUE_WAITS}. The refusal says a younger request is
+ * queued, and an older one gets in only once that queue has drained, which on a hot row it seldom does, while the
+ * waiter keeps its other locks. Simulator, {@code sim --workload tpcc --warehouses 2 --clients 8,64 --protocols
+ * scythe --duration 50ms}: 64 clients 17.66 -> 13.12 K txn/s (seed 1), 16.28 -> 12.92 (seed 2), 16.72 -> 12.88 (seed
+ * 3); 8 clients 28.06 -> 27.40; with {@code --on-abort scythe} 16.86 -> 9.80 at 64 clients; one re-ask at most:
+ * 17.40, three: 15.08. Real time ({@code bench}, same shape, 5 s) inconclusive on a machine at load 5-13: 64 clients
+ * 360/618/551 against 854/962/1,464 txn/s at load ~5, then 189/148 against 59/65 at load ~11.
+ *
  * <p>Deviation (the paper says nothing of read-only transactions): a TOCC attempt declared read-only
  * ({@link #declareReadOnly}) never queues a read and READs an object it finds held again after the paper's 20 us
  * heuristic wait, up to {@link #READ_ONLY_READS} READs (400 us), before it aborts; its commit validates what it read,
@@ -160,7 +170,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 // Found locked or queued on when READ, in either mode: someone writes it, so a TOCC attempt's read of
                 // it would abort as this one does; it queues instead (learnt before the retry goes TOCC).
                 ReadHeat.of(runtime).aborted(AbortException.objectOf(table, key));
-                throw new AbortException(AbortReason.LOCKED, queued, AbortException.objectOf(table, key), "key "
+                throw new AbortException(AbortReason.LOCKED, queued, table, key, "key "
                     + key + " of " + table + " has " + queued + " queued on its lock"); // fails the map
             }
             return read;
@@ -249,7 +259,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 if (ar.cause() instanceof LockRefusedException refused) {
                     return Future.failedFuture(new AbortException(ScytheAborts.ofRefusal(refused.status()),
                         refused.queued(),
-                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + ": " + refused.getMessage()
+                        a.table, a.key, "key " + a.key + " of " + a.table + ": " + refused.getMessage()
                         + (waits > 0 ? " (asked again " + waits + " times)" : "")));
                 }
                 if (ar.cause() instanceof IllegalArgumentException) {
@@ -377,7 +387,7 @@ public final class ScytheTxn extends OneSidedTxn {
                 if (grant(a).versionAtGrant() != a.readVersion) {
                     readAborted(a);
                     checks.add(Future.failedFuture(new AbortException(AbortReason.VALIDATION, 0,
-                        AbortException.objectOf(a.table, a.key), "key " + a.key + " of " + a.table + " changed")));
+                        a.table, a.key, "key " + a.key + " of " + a.table + " changed")));
                 }
                 continue;
             }
@@ -385,12 +395,12 @@ public final class ScytheTxn extends OneSidedTxn {
                 final long queued = TakeoutLockKind.queued(h);
                 if (!unchangedSinceRead(a, h)) {
                     readAborted(a);
-                    throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
+                    throw new AbortException(AbortReason.VALIDATION, queued, a.table, a.key,
                         "key " + a.key + " of " + a.table + " changed");
                 }
                 if (!a.locked && queued != 0) {
                     readAborted(a);
-                    throw new AbortException(AbortReason.VALIDATION, queued, AbortException.objectOf(a.table, a.key),
+                    throw new AbortException(AbortReason.VALIDATION, queued, a.table, a.key,
                         "key " + a.key + " of " + a.table + " is locked or queued on");
                 }
             }));
