@@ -13,7 +13,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * SELCC's TO and OCC transactions (§6.4) on SmallBank in the simulator: money conserved, no latch left set once the
  * leases ran out, every client finished, and each history serializable (the explorer's checks), with the default
- * cache and with a tiny one (evictions of dirty lines, TO's read stamps included). A 1 us drain: a run still busy
+ * cache and with a tiny one (evictions of dirty lines, TO's read stamps included); and the same algorithms on SEL's
+ * eager latches ({@code sel-to}, {@code sel-occ}: Fig. 19a's baseline). A 1 us drain: a run still busy
  * after it stops the moment its last client finished, and the caches' latches, held lazily until the idle lease
  * ends, were counted as locks left held (tpcc crash seeds 1131 and 1527 of {@code selcc-to}, 283 and 271 words; here
  * 33 in selcc-to's seed 1): the simulator now waits the module's {@code settleNs} first.
@@ -32,6 +33,8 @@ class SelccToOccSimTest extends SimVertxTest {
         "selcc-occ, 65536",
         "selcc-to, 2",
         "selcc-occ, 2",
+        "sel-to, 65536", // SEL (no cache: its frames unused), Fig. 19a's other rows
+        "sel-occ, 65536",
     })
     void shouldKeepSmallBanksInvariantsAndSerializability(final String protocol, final int frames) throws Exception {
         System.setProperty("scythe.selcc.cacheFrames", String.valueOf(frames));

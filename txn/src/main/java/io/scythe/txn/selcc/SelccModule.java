@@ -219,27 +219,40 @@ public final class SelccModule implements ProtocolModule {
     /** 2PL, no wait, on SELCC's coherent cache (lazy release, invalidations, handover with the copy forwarded). */
     public static final Protocol SELCC_2PL = Protocol.of("selcc-2pl", (runtime, hint) -> new SelccTxn(runtime));
     /** Timestamp ordering on SELCC's cache (§6.4): {@code rts}/{@code wts} in 16 bytes of room after each value. */
-    public static final Protocol SELCC_TO = new Protocol() {
-        @Override
-        public String name() {
-            return "selcc-to";
-        }
-
-        @Override
-        public io.scythe.txn.Txn begin(final io.scythe.txn.TxnRuntime runtime, final boolean hint) {
-            return new SelccTxn(runtime, SelccTxn.Mode.TO);
-        }
-
-        @Override
-        public int objectRoom(final io.scythe.storage.TableSchema schema) {
-            return SelccTxn.TO_ROOM;
-        }
-    };
+    public static final Protocol SELCC_TO = timestamped("selcc-to", runtime -> new SelccTxn(runtime,
+        SelccTxn.Mode.TO));
     /** Optimistic concurrency control on SELCC's cache (§6.4): latched at the read and again at validation. */
     public static final Protocol SELCC_OCC = Protocol.of("selcc-occ", (runtime, hint) -> new SelccTxn(runtime,
         SelccTxn.Mode.OCC));
     /** 2PL, no wait, on the SEL baseline's latches (eager release, no cache). */
     public static final Protocol SEL_2PL = Protocol.of("sel-2pl", (runtime, hint) -> new Sel2plTxn(runtime));
+    /** OCC on SEL's latches (Fig. 19a): Shared for the moment of each read and of its validation, no cache. */
+    public static final Protocol SEL_OCC = Protocol.of("sel-occ", (runtime, hint) -> new Sel2plTxn(runtime,
+        Sel2plTxn.Mode.OCC));
+    /** TO on SEL's latches (Fig. 19a): {@code rts}/{@code wts} in the object's room as {@code selcc-to}'s, no cache. */
+    public static final Protocol SEL_TO = timestamped("sel-to", runtime -> new Sel2plTxn(runtime,
+        Sel2plTxn.Mode.TO));
+
+    /** A TO protocol: its transactions from {@code begin}, {@code rts}/{@code wts} in room after each value. */
+    private static Protocol timestamped(final String name,
+                                        final java.util.function.Function<io.scythe.txn.TxnRuntime, io.scythe.txn.Txn> begin) {
+        return new Protocol() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public io.scythe.txn.Txn begin(final io.scythe.txn.TxnRuntime runtime, final boolean hint) {
+                return begin.apply(runtime);
+            }
+
+            @Override
+            public int objectRoom(final io.scythe.storage.TableSchema schema) {
+                return SelccTxn.TO_ROOM;
+            }
+        };
+    }
 
     @Override
     public String name() {
@@ -248,7 +261,7 @@ public final class SelccModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(SELCC_2PL, SELCC_TO, SELCC_OCC, SEL_2PL);
+        return List.of(SELCC_2PL, SELCC_TO, SELCC_OCC, SEL_2PL, SEL_OCC, SEL_TO);
     }
 
     /**
