@@ -407,7 +407,9 @@ public final class SelccTxn extends LatchTxn {
                 a.fetched = false; // for the history only a lookup: the absent read is its own access (its bound)
                 a.readAbsent = false;
                 final Frame f = hold(a).frame;
-                f.image.putLong(a.slotBytes(), ts);
+                if (f.image.getLong(a.slotBytes()) < ts) { // never lowered: a tombstone revived in place keeps its own
+                    f.image.putLong(a.slotBytes(), ts);
+                }
                 f.dirty = DirtyBounds.widen(f.dirty, a.slotBytes() - ObjectLayout.VALUE_OFFSET, TO_ROOM);
                 frames.add(f);
                 LineCache.Stats.count("absent key marked");

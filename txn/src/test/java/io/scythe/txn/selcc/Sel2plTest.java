@@ -196,7 +196,7 @@ class Sel2plTest {
     void occShouldRefuseAReadUnderAnExclusiveHolderAndACommitWhoseWriteIsLatched() throws Exception {
         node.setHeaderWord(2, ObjectLayout.PROTOCOL_WORD_OFFSET, LatchWord.exclusive(5));
         final Txn t = begin(SelccModule.SEL_OCC, p1);
-        assertAborts(() -> t.read(T, 2), AbortReason.LOCKED, "held Exclusive by participant 5");
+        assertAborts(() -> t.read(T, 2), AbortReason.LOCKED, "held Exclusive by participant 5 for 64 rounds");
         assertThat(latch(2)).as("its bit undone in the same doorbell").isEqualTo(LatchWord.exclusive(5));
         on(t::abort);
         node.setHeaderWord(2, ObjectLayout.PROTOCOL_WORD_OFFSET, LatchWord.FREE);
@@ -317,6 +317,30 @@ class Sel2plTest {
             .isInstanceOf(io.scythe.txn.UnknownKeyException.class);
         on(later::commit);
         assertThat(latch(40)).isEqualTo(LatchWord.FREE);
+        noLocalLatches();
+    }
+
+    /**
+     * The memory node's INSERT revives a tombstone in place, its rts kept: an older transaction's insert of a key a
+     * newer one read absent (and marked) must fail as a write below that rts (sel-to phantom seed 95: G2).
+     */
+    @Test
+    void toShouldCheckAnInsertThatRevivedAMarkInPlace() throws Exception {
+        on(() -> p1.tso().next()); // timestamp 0 taken: every attempt's is positive
+        final Txn older = begin(SelccModule.SEL_TO, p1);
+        assertThatThrownBy(() -> on(() -> older.read(T, 41))).isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        on(() -> older.read(T, 13));
+        final Txn newer = begin(SelccModule.SEL_TO, p2);
+        assertThatThrownBy(() -> on(() -> newer.read(T, 41))).isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        on(() -> newer.read(T, 14));
+        final long tsNewer = rts(14);
+        on(newer::commit);
+        assertThat(rts(41)).as("marked").isEqualTo(tsNewer);
+        older.insert(T, 41, value(1), 0, 8);
+        assertAborts(older::commit, AbortReason.VALIDATION, "was read at " + tsNewer);
+        on(older::abort);
+        assertThat(rts(41)).isEqualTo(tsNewer);
+        assertThat(latch(41)).isEqualTo(LatchWord.FREE);
         noLocalLatches();
     }
 }
