@@ -12,8 +12,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * SELCC as a protocol module (package doc): {@code sel-2pl}, two-phase locking (no wait) on SEL latches released
- * eagerly. The latch word is the objects' protocol word ({@code selcc_latch}); an object is held while it is not 0.
+ * SELCC as a protocol module (package doc): 2PL (no wait), TO and OCC on SELCC's coherent cache ({@code selcc-2pl},
+ * {@code selcc-to}, {@code selcc-occ}) and on SEL's latches released eagerly ({@code sel-2pl}, {@code sel-to},
+ * {@code sel-occ}). The latch word is the objects' protocol word ({@code selcc_latch}); an object is held while it is not 0.
  */
 public final class SelccModule implements ProtocolModule {
     /**
@@ -265,9 +266,8 @@ public final class SelccModule implements ProtocolModule {
     }
 
     /**
-     * Not in the default lists yet: only selcc-2pl inserts and deletes (TO, OCC and SEL refuse them: TPC-C runs under
-     * selcc-2pl alone), and none takes more than 58 loops; asked for by name
-     * ({@code --protocols selcc-2pl,selcc-to,selcc-occ,sel-2pl}).
+     * Not in the default lists: none takes more than 58 loops; asked for by name
+     * ({@code --protocols selcc-2pl,selcc-to,selcc-occ,sel-2pl,sel-occ,sel-to}).
      */
     @Override
     public boolean listed() {
@@ -284,7 +284,8 @@ public final class SelccModule implements ProtocolModule {
     public String clusterMemoryNodeFailoverRefusal(final Protocol protocol) {
         return protocols().stream().anyMatch(p -> p.name().equals(protocol.name())) ? protocol.name() + "'s redo "
             + "records carry commit version 0, so recovery cannot settle one of an earlier term on a promoted copy by "
-            + "versions: SELCC (selcc-2pl, selcc-to, selcc-occ, sel-2pl) has no memory-node failover in cluster mode"
+            + "versions: SELCC (selcc-2pl, selcc-to, selcc-occ, sel-2pl, sel-occ, sel-to) has no memory-node failover "
+            + "in cluster mode"
             : null;
     }
 

@@ -170,6 +170,19 @@ class Sel2plTest {
             .extracting(e -> ((AbortException) e).reason()).isEqualTo(reason);
     }
 
+    /** Timestamp 0 taken: every attempt's is positive (a raise to 0 would not show). */
+    private void timestampZeroTaken() throws Exception {
+        on(() -> p1.tso().next());
+    }
+
+    /** No latch word of keys {@code from..to} set, and no local latch left. */
+    private void noLatches(final long from, final long to) throws Exception {
+        for (long k = from; k <= to; k++) {
+            assertThat(latch(k)).as("latch word of key " + k).isEqualTo(LatchWord.FREE);
+        }
+        noLocalLatches();
+    }
+
     private void noLocalLatches() throws Exception {
         assertThat(on(() -> Future.succeededFuture(LocalLatches.of(p1).size() + LocalLatches.of(p2).size())))
             .isZero();
@@ -235,15 +248,12 @@ class Sel2plTest {
         assertAborts(t3::commit, AbortReason.VALIDATION, "key 5 of rows was written since this transaction read it");
         on(t3::abort);
         assertThat(node.valueOf(5)).isEqualTo(4);
-        for (long k = 3; k <= 5; k++) {
-            assertThat(latch(k)).isEqualTo(LatchWord.FREE);
-        }
-        noLocalLatches();
+        noLatches(3, 5);
     }
 
     @Test
     void toShouldRaiseRtsAtTheReadAndStampWtsAtTheCommit() throws Exception {
-        on(() -> p1.tso().next()); // timestamp 0 taken: every attempt's is positive
+        timestampZeroTaken();
         final Txn t = begin(SelccModule.SEL_TO, p1);
         on(() -> t.read(T, 0));
         final long ts = rts(0);
@@ -262,7 +272,7 @@ class Sel2plTest {
 
     @Test
     void toShouldRefuseAReadOfALaterWriteAndAWriteBelowALaterRead() throws Exception {
-        on(() -> p1.tso().next()); // timestamp 0 taken: every attempt's is positive
+        timestampZeroTaken();
         final Txn older = begin(SelccModule.SEL_TO, p1);
         on(() -> older.read(T, 6)); // its timestamp first
         final Txn newer = begin(SelccModule.SEL_TO, p2);
@@ -290,15 +300,12 @@ class Sel2plTest {
         on(old2::abort);
         on(reader::commit);
         assertThat(node.valueOf(10)).isEqualTo(100);
-        for (long k = 6; k <= 10; k++) {
-            assertThat(latch(k)).isEqualTo(LatchWord.FREE);
-        }
-        noLocalLatches();
+        noLatches(6, 10);
     }
 
     @Test
     void toShouldMarkAMissingKeyReadSoThatAnOlderInsertFails() throws Exception {
-        on(() -> p1.tso().next()); // timestamp 0 taken: every attempt's is positive
+        timestampZeroTaken();
         final Txn older = begin(SelccModule.SEL_TO, p1);
         on(() -> older.read(T, 11)); // its timestamp first
         final Txn newer = begin(SelccModule.SEL_TO, p2);
@@ -326,7 +333,7 @@ class Sel2plTest {
      */
     @Test
     void toShouldCheckAnInsertThatRevivedAMarkInPlace() throws Exception {
-        on(() -> p1.tso().next()); // timestamp 0 taken: every attempt's is positive
+        timestampZeroTaken();
         final Txn older = begin(SelccModule.SEL_TO, p1);
         assertThatThrownBy(() -> on(() -> older.read(T, 41))).isInstanceOf(io.scythe.txn.UnknownKeyException.class);
         on(() -> older.read(T, 13));
