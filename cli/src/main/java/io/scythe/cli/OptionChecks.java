@@ -170,7 +170,7 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
 
     static final class TpccMixes extends Names {
         TpccMixes() {
-            super("standard", "n", "np");
+            super("standard", "n", "np", "ro", "rw");
         }
     }
 

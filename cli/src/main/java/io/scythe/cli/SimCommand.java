@@ -237,7 +237,8 @@ public final class SimCommand implements Callable<Integer> {
 
     @Accepts(names = OptionChecks.TpccMixes.class)
     @Option(names = "--tpcc-mix", defaultValue = "standard", description = "[tpcc] standard (45/43/4/4/4), n "
-        + "(Aurogon's TPC-C/N: NewOrder alone) or np (TPC-C/NP: NewOrder and Payment, 45:43) (default: "
+        + "(Aurogon's TPC-C/N: NewOrder alone), np (TPC-C/NP: NewOrder and Payment, 45:43), ro (SELCC Fig. 19a's "
+        + "read-only: OrderStatus and StockLevel, 4:4) or rw (its updates: NewOrder, Payment, Delivery, 45:43:4) (default: "
         + "${DEFAULT-VALUE}).")
     String tpccMix;
 

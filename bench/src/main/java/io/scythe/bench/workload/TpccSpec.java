@@ -37,7 +37,11 @@ public final class TpccSpec implements OltpSpec {
         /** Aurogon's TPC-C/N: NewOrder alone. */
         N("n", "100"),
         /** Aurogon's TPC-C/NP: NewOrder and Payment, 45:43 (88 % of the standard mix). */
-        NP("np", "45/43");
+        NP("np", "45/43"),
+        /** SELCC Fig. 19a's read-only transactions: OrderStatus and StockLevel, 4:4 (T3 and T5). */
+        RO("ro", "0/0/4/0/4"),
+        /** SELCC Fig. 19a's updates: NewOrder, Payment and Delivery, 45:43:4 (T1, T2 and T4). */
+        RW("rw", "45/43/0/4/0");
 
         private final String label;
         private final String shares;
@@ -51,14 +55,14 @@ public final class TpccSpec implements OltpSpec {
             return label;
         }
 
-        /** The mix named {@code label} ({@code standard}, {@code n}, {@code np}); a clear error otherwise. */
+        /** The mix named {@code label} ({@code standard}, {@code n}, {@code np}, {@code ro}, {@code rw}); a clear error otherwise. */
         public static Mix of(final String label) {
             for (final Mix m : values()) {
                 if (m.label.equals(label)) {
                     return m;
                 }
             }
-            throw new IllegalArgumentException("unknown TPC-C mix '" + label + "'; available: standard, n, np");
+            throw new IllegalArgumentException("unknown TPC-C mix '" + label + "'; available: standard, n, np, ro, rw");
         }
     }
 
@@ -202,9 +206,29 @@ public final class TpccSpec implements OltpSpec {
         }
     }
 
+    /** The transaction drawn, as a number in the standard mix's 0-99 (NewOrder below 45, ... StockLevel from 96). */
+    private int pick(final SplittableRandom r) {
+        switch (mix) {
+            case STANDARD:
+                return r.nextInt(100);
+            case N:
+                return 0;
+            case NP:
+                return r.nextInt(88);
+            case RO: { // OrderStatus 88-91, StockLevel 96-99
+                final int x = r.nextInt(8);
+                return x < 4 ? 88 + x : 92 + x;
+            }
+            default: { // RW: NewOrder, Payment below 88, Delivery 92-95
+                final int x = r.nextInt(92);
+                return x < 88 ? x : x + 4;
+            }
+        }
+    }
+
     private Drawn draw(final SplittableRandom r, final int w) {
         final int d = 1 + r.nextInt(Tpcc.DISTRICTS);
-        final int pick = mix == Mix.STANDARD ? r.nextInt(100) : mix == Mix.N ? 0 : r.nextInt(88);
+        final int pick = pick(r);
         final long now = clock.incrementAndGet();
         if (pick < 45) {
             final int c = customer(r);

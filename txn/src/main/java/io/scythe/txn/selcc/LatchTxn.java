@@ -17,15 +17,60 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What SELCC's two 2PL transactions share: a read takes Shared, {@code readForUpdate} takes Exclusive (upgrading a
- * key held Shared), the commit first upgrades every key written but held Shared; inserts at commit
- * ({@link #insertions}), deletes as writes that leave a tombstone.
- * How a latch is taken, upgraded and released is each protocol's ({@link Sel2plTxn} eagerly, {@link SelccTxn} on
- * the cache).
+ * What SELCC's transactions share, on the cache ({@link SelccTxn}) and on SEL's eager latches ({@link Sel2plTxn}).
+ * Under 2PL a read takes Shared, {@code readForUpdate} takes Exclusive (upgrading a key held Shared), the commit first
+ * upgrades every key written but held Shared. Under TO and OCC ({@link Mode}) the rules are here, one piece of code
+ * for both substrates ({@link #optimisticCommit}, {@link #readLate}, {@link #writeLate}, {@link #markAbsent}); how a
+ * latch is taken for the moment of a read, held by the commit, and how the writes are installed is each substrate's.
+ * Every mode inserts at commit ({@link #insertions}) and deletes by writes that leave a tombstone.
  */
 abstract class LatchTxn extends OneSidedTxn {
-    LatchTxn(final TxnRuntime runtime) {
+    /** Concurrency control on the latches (SELCC §6.4), with its protocol's name on SELCC's cache and on SEL. */
+    enum Mode {
+        /** Two-phase locking, no wait: the latches are the transaction's locks, held to the commit. */
+        TWO_PL("selcc-2pl", "sel-2pl"),
+        /**
+         * Basic timestamp ordering: a timestamp from the TSO counter at the first access; a read latches the line
+         * Exclusive for the moment it checks {@code wts <= ts} and raises {@code rts} (a write of the line: the
+         * invalidations the paper names as TO's cost on the cache); the commit latches its writes Exclusive (no
+         * wait), checks {@code ts >= rts} and {@code ts >= wts} of each, then installs them with {@code wts = ts}.
+         * A key read as missing from the index is created by the commit as a tombstone carrying {@code rts = ts}
+         * ({@link #markAbsent}), so that an older transaction's insert of it fails.
+         */
+        TO("selcc-to", "sel-to"),
+        /**
+         * Optimistic: a read latches the line Shared for the moment it copies it; the commit latches its writes
+         * Exclusive (no wait), latches each other line read Shared again to check its version (the paper's second
+         * latch per tuple), then installs.
+         */
+        OCC("selcc-occ", "sel-occ");
+
+        /** The protocol's name on SELCC's cache. */
+        final String label;
+        /** The protocol's name on SEL (latches released eagerly, no cache). */
+        final String selLabel;
+
+        Mode(final String label, final String selLabel) {
+            this.label = label;
+            this.selLabel = selLabel;
+        }
+    }
+
+    /**
+     * TO's per-object room after the value ({@code Protocol#objectRoom}): {@code rts}, then {@code wts}, the
+     * timestamps of the latest reader and writer; on the cache part of the line, flushed and forwarded with it.
+     */
+    static final int TO_ROOM = 16;
+
+    protected final Mode mode;
+    /** TO: this attempt's timestamp, taken at its first access. */
+    private Future<Long> timestamp;
+    /** TO: the keys read as absent that the commit creates as tombstones carrying its {@code rts} ({@link #markAbsent}). */
+    private List<Inserts.PendingKey> marks;
+
+    LatchTxn(final TxnRuntime runtime, final Mode mode) {
         super(runtime);
+        this.mode = mode;
     }
 
     /** Takes Shared on {@code a} (not held yet) and reads it. */
@@ -116,8 +161,8 @@ abstract class LatchTxn extends OneSidedTxn {
     }
 
     /** Latches {@code a}, a key in the index this attempt inserts, Exclusive until the commit (2PL: {@link #forUpdate}). */
-    protected Future<Access> latchPresent(final Access a) {
-        return forUpdate(a);
+    private Future<Access> latchPresent(final Access a) {
+        return mode == Mode.TWO_PL ? forUpdate(a) : latchWrite(a);
     }
 
     /**
@@ -184,16 +229,204 @@ abstract class LatchTxn extends OneSidedTxn {
         });
     }
 
-    /**
-     * Whether the pending insert of {@code key} only marks a key this attempt read as absent (selcc-to's
-     * {@code SelccTxn#markAbsent}): found in the index now, the absence it read is stale and the attempt aborts.
-     */
-    protected boolean readAbsentOnly(final String table, final long key) {
-        return false;
-    }
-
     @Override
     protected final Table.InsertLock insertLock() {
         return Table.InsertLock.CAS_WORD; // the INSERTs create the object CAS-locked with the attempt id
+    }
+
+    /** TO: this attempt's timestamp (one FAA on the TSO counter, the paper's Atomic), taken once. */
+    protected final Future<Long> timestamp() {
+        if (timestamp == null) {
+            timestamp = runtime.tso().next();
+        }
+        return timestamp;
+    }
+
+    /** TO's read rule: why reading {@code a}, last written at {@code wts}, at {@code ts} is too late, or null. */
+    protected static AbortException readLate(final Access a, final long wts, final long ts) {
+        return wts > ts ? new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table
+            + " was written at " + wts + ", after this transaction's timestamp " + ts) : null;
+    }
+
+    /** TO: the {@code rts} of {@code a}, latched Exclusive by this attempt (read with the latch). */
+    protected abstract long rts(Access a);
+
+    /** TO: the {@code wts} of {@code a}, latched Exclusive by this attempt (read with the latch). */
+    protected abstract long wts(Access a);
+
+    /** TO's write rule: why writing {@code a} (latched Exclusive) at {@code ts} is too late ({@code ts < rts} or {@code wts}), or null. */
+    protected final AbortException writeLate(final Access a, final long ts) {
+        final long rts = rts(a);
+        final long wts = wts(a);
+        if (ts < rts || ts < wts) {
+            return new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table + " was read at "
+                + rts + " or written at " + wts + ", after this transaction's timestamp " + ts);
+        }
+        return null;
+    }
+
+    /** TO and OCC: takes Exclusive on {@code a} and holds it to the commit, the image READ again. */
+    protected abstract Future<Access> latchWrite(Access a);
+
+    /** OCC validation: {@code a} latched Shared for the moment its image is READ again (its version recorded). */
+    protected abstract Future<Access> readAgain(Access a);
+
+    /** TO: what the reads' {@code rts} raises still need to land before the commit's record (none by default). */
+    protected Future<Void> rtsLanded() {
+        return Future.succeededFuture();
+    }
+
+    /** TO: the marks ({@link #markAbsent}) latched Exclusive, left tombstones with {@code rts = ts} and let go. */
+    protected abstract Future<Void> marked(long ts);
+
+    /** TO and OCC: the decided commit's writes installed ({@code wts = ts} under TO) and every latch let go. */
+    protected abstract Future<Void> installAndRelease(long ts);
+
+    /** TO: a commit with nothing to write, its reads checked as they ran, is over. */
+    protected void readOnlyCommitted() {
+    }
+
+    /**
+     * TO and OCC: every line written latched Exclusive (no wait while holding: a conflict aborts), its version still
+     * the one read; then the inserts ({@link #insertions}: keys in the index latched Exclusive and revived, missing
+     * ones created and latched); TO checks {@code ts >= rts, wts} of each line written, OCC then latches each other
+     * line read Shared again and checks its version; the keys read absent must still be missing; then the writes are
+     * installed and every latch let go ({@link #installAndRelease}). A delete is a write that leaves a tombstone.
+     */
+    protected final Future<Long> optimisticCommit() {
+        if (sawDuplicate()) {
+            return duplicateCommit(() -> validateReads(0)); // its reads are not latched: checked again
+        }
+        mark(Stage.EXECUTE);
+        if (mode == Mode.TO) {
+            markAbsent();
+        }
+        final List<Access> written = new ArrayList<>();
+        for (final Access a : accesses) {
+            if (a.dirty) {
+                written.add(a);
+            }
+        }
+        if (written.isEmpty() && inserts.pending().isEmpty() && mode == Mode.TO) {
+            // Its reads were checked as they ran; a key read absent must still be missing.
+            return rtsLanded().compose(v -> validateAbsent()).map(v -> {
+                readOnlyCommitted();
+                return 0L;
+            });
+        }
+        final Future<Long> ts = mode == Mode.TO ? timestamp() : Future.succeededFuture(0L);
+        return ts.compose(t -> staged(Stage.LOCK, latchWrites(written, 0, t)
+                .compose(v -> insertions()).compose(v -> revivalsChecked(written, t))))
+            .compose(v -> staged(Stage.VALIDATE, (mode == Mode.OCC ? validateReads(0)
+                : Future.<Void>succeededFuture()).compose(x -> validateAbsent())))
+            .compose(v -> ts).compose(t -> rtsLanded().compose(x -> marked(t)).map(t))
+            .compose(this::installAndRelease).map(0L);
+    }
+
+    /**
+     * TO: each key this attempt read as absent from the index (and neither inserts nor otherwise touched) becomes a
+     * pending insert of its own (a "mark"): the commit creates it like any insert (the INSERT proves it still missing,
+     * as {@code validateAbsent} would; found in the index now, the attempt aborts) and {@link #marked} leaves it a
+     * tombstone whose {@code rts} is this attempt's timestamp. Without it a read of a missing key raised no {@code rts}
+     * anywhere, and a later insert of it by an older transaction passed: write skew through the absent key (issue 21,
+     * the phantom workload's G2: each read the other's missing key, both committed).
+     */
+    private void markAbsent() {
+        for (final Access r : reads.absent()) {
+            if (inserts.ownValue(r.table, r.key) != null || reads.find(r.table, r.key) != null
+                || readAbsentOnly(r.table, r.key)) {
+                continue; // inserted by this attempt (its INSERT checks it), or touched since, or marked already
+            }
+            final io.scythe.txn.Catalog.Partition partition = runtime.catalog().table(r.table).partitionOf(r.key);
+            final int length = partition.descriptor().schema().fixedSize()
+                ? partition.descriptor().schema().maxValueBytes() : 0;
+            inserts.insert(r.table, r.key, new UnsafeBuffer(new byte[length]), 0, length);
+            if (marks == null) {
+                marks = new ArrayList<>(2);
+            }
+            marks.add(new Inserts.PendingKey(r.table, r.key));
+        }
+    }
+
+    /**
+     * Whether the pending insert of {@code key} only marks a key this attempt read as absent ({@link #markAbsent}):
+     * found in the index now, the absence it read is stale and the attempt aborts.
+     */
+    protected final boolean readAbsentOnly(final String table, final long key) {
+        return marks != null && marks.contains(new Inserts.PendingKey(table, key));
+    }
+
+    /** Whether {@code a} is an object created by {@link #markAbsent}'s insert. */
+    protected final boolean marker(final Access a) {
+        return marks != null && created(a) && readAbsentOnly(a.table, a.key);
+    }
+
+    /** Whether this attempt marks keys it read absent ({@link #markAbsent}). */
+    protected final boolean marks() {
+        return marks != null;
+    }
+
+    /**
+     * TO: each key the inserts revived (latched by {@link #insertions}, not in {@code written}) checked as a write, and
+     * so is each object they created but a mark: the memory node's INSERT revives a tombstone in place, its
+     * {@code rts} and {@code wts} kept (sel-to phantom seeds 13, 19, 29, 47, 51, 95 of 100: a newer transaction read
+     * the tombstone as absent, raising its {@code rts}, and an older one's INSERT revived it unchecked: G2).
+     */
+    private Future<Void> revivalsChecked(final List<Access> written, final long ts) {
+        if (mode == Mode.TO) {
+            for (final Access a : accesses) {
+                if (a.dirty && !written.contains(a) || created(a) && !marker(a)) {
+                    final AbortException late = writeLate(a, ts);
+                    if (late != null) {
+                        return Future.failedFuture(late);
+                    }
+                }
+            }
+        }
+        return Future.succeededFuture();
+    }
+
+    /** Latches {@code written[i..]} Exclusive in turn, each still at the version read (TO: ts at or past its stamps). */
+    private Future<Void> latchWrites(final List<Access> written, final int i, final long ts) {
+        if (i == written.size()) {
+            return Future.succeededFuture();
+        }
+        final Access a = written.get(i);
+        final long read = a.readVersion;
+        final UnsafeBuffer mine = a.newValue;
+        final int length = a.newLength;
+        final boolean wasDeleted = a.deleted;
+        return latchWrite(a).compose(x -> {
+            // The latch READ the line into the image again: what this attempt read is the version it saw then.
+            x.newValue = mine;
+            x.newLength = length;
+            x.dirty = true;
+            if (x.readVersion != read) {
+                return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
+                    + x.table + " was written since this transaction read it"));
+            }
+            x.readVersion = read;
+            x.deleted = wasDeleted;
+            final AbortException late = mode == Mode.TO ? writeLate(x, ts) : null;
+            return late != null ? Future.failedFuture(late) : latchWrites(written, i + 1, ts);
+        });
+    }
+
+    /** OCC validation: each line read but not written latched Shared for the moment its version is compared. */
+    private Future<Void> validateReads(final int i) {
+        if (i == accesses.size()) {
+            return Future.succeededFuture();
+        }
+        final Access a = accesses.get(i);
+        if (a.dirty || !a.fetched || a.locked) {
+            return validateReads(i + 1);
+        }
+        final long read = a.readVersion;
+        return readAgain(a).compose(x -> {
+            final boolean same = x.readVersion == read;
+            x.readVersion = read;
+            return same ? validateReads(i + 1) : Future.failedFuture(new AbortException(AbortReason.VALIDATION,
+                "key " + x.key + " of " + x.table + " was written since this transaction read it"));
+        });
     }
 }

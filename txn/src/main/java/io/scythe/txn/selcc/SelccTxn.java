@@ -41,48 +41,9 @@ import java.util.List;
  * compute nodes may still cache): an aborted insert leaves a deleted key, read as absent.
  */
 public final class SelccTxn extends LatchTxn {
-    /** Concurrency control on the cache's latches (SELCC §6.4). */
-    enum Mode {
-        /** Two-phase locking, no wait: the local latches are the transaction's locks, held to the commit. */
-        TWO_PL("selcc-2pl"),
-        /**
-         * Basic timestamp ordering: a timestamp from the TSO counter at the first access; a read latches the line
-         * Exclusive for the moment it checks {@code wts <= ts} and raises {@code rts} (a write of the line: the
-         * invalidations the paper names as TO's cost); the commit latches its writes Exclusive (no wait), checks
-         * {@code ts >= rts} and {@code ts >= wts} of each, then installs them with {@code wts = ts}. A key read
-         * as missing from the index is created by the commit as a tombstone carrying {@code rts = ts}
-         * ({@link #markAbsent}), so that an older transaction's insert of it fails.
-         */
-        TO("selcc-to"),
-        /**
-         * Optimistic: a read latches the line Shared for the moment it copies it (a read for update Exclusive, so
-         * that the commit finds the global latch here rather than upgrading against every other reader); the commit
-         * latches its writes Exclusive (no wait), latches each other line read Shared again to check its version (the
-         * paper's second latch per tuple), then installs.
-         */
-        OCC("selcc-occ");
-
-        final String label;
-
-        Mode(final String label) {
-            this.label = label;
-        }
-    }
-
-    /**
-     * TO's per-object room after the value ({@code Protocol#objectRoom}): {@code rts}, then {@code wts}, the
-     * timestamps of the latest reader and writer; part of the line, flushed and forwarded with it.
-     */
-    static final int TO_ROOM = 16;
-
     private final LineCache cache;
-    private final Mode mode;
-    /** TO: this attempt's timestamp, taken at its first access. */
-    private Future<Long> timestamp;
     /** TO in a recoverable run: the write-throughs of the {@code rts} its reads raised, waited for by the commit. */
     private List<Future<Void>> rtsWrites;
-    /** TO: the keys read as absent that the commit creates as tombstones carrying its {@code rts} ({@link #markAbsent}). */
-    private List<Inserts.PendingKey> marks;
 
     /** What one access holds of its frame's local latch. */
     private static final class Hold {
@@ -100,9 +61,8 @@ public final class SelccTxn extends LatchTxn {
     }
 
     SelccTxn(final TxnRuntime runtime, final Mode mode) {
-        super(runtime);
+        super(runtime, mode);
         this.cache = LineCache.of(runtime);
-        this.mode = mode;
     }
 
     @Override
@@ -166,24 +126,16 @@ public final class SelccTxn extends LatchTxn {
         releaseLocal(a);
     }
 
-    /** TO: this attempt's timestamp (one FAA on the TSO counter, the paper's Atomic), taken once. */
-    private Future<Long> timestamp() {
-        if (timestamp == null) {
-            timestamp = runtime.tso().next();
-        }
-        return timestamp;
-    }
 
     /** TO read: the line Exclusive, {@code wts <= ts} checked, {@code rts} raised to ts, the latch let go. */
     private Future<Access> toRead(final Access a) {
         return timestamp().compose(ts -> lockExclusive(a, false).compose(x -> {
             final Frame f = hold(x).frame;
             final int room = x.slotBytes();
-            final long wts = f.image.getLong(room + 8);
-            if (wts > ts) {
+            final AbortException late = readLate(x, f.image.getLong(room + 8), ts);
+            if (late != null) {
                 unlatch(x);
-                return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
-                    + x.table + " was written at " + wts + ", after this transaction's timestamp " + ts));
+                return Future.failedFuture(late);
             }
             if (f.image.getLong(room) < ts) {
                 f.image.putLong(room, ts);
@@ -400,102 +352,42 @@ public final class SelccTxn extends LatchTxn {
         }));
     }
 
-    /**
-     * TO and OCC: every line written latched Exclusive (no wait while holding: a conflict aborts), its version still
-     * the one read; then the inserts ({@link #insertions}: keys in the index latched Exclusive and revived, missing
-     * ones created and latched); TO checks {@code ts >= rts, wts} of each line written, OCC then latches each other
-     * line read Shared again and checks its version; the keys read absent must still be missing; then the writes are
-     * installed and every latch let go. A delete is a write that leaves a tombstone.
-     */
-    private Future<Long> optimisticCommit() {
-        if (sawDuplicate()) {
-            return duplicateCommit(() -> validateReads(0)); // its reads are not latched: checked again
-        }
-        mark(io.scythe.txn.Stage.EXECUTE);
-        if (mode == Mode.TO) {
-            markAbsent();
-        }
-        final List<Access> written = new ArrayList<>();
-        for (final Access a : accesses) {
-            if (a.dirty) {
-                written.add(a);
-            }
-        }
-        if (written.isEmpty() && inserts.pending().isEmpty() && mode == Mode.TO) {
-            // Its reads were checked as they ran; a key read absent must still be missing.
-            return rtsLanded().compose(v -> validateAbsent()).map(v -> {
-                LineCache.Stats.committed(cache.participant());
-                return 0L;
-            });
-        }
-        final Future<Long> ts = mode == Mode.TO ? timestamp() : Future.succeededFuture(0L);
-        return ts.compose(t -> staged(io.scythe.txn.Stage.LOCK, latchWrites(written, 0, t)
-                .compose(v -> insertions()).compose(v -> revivalsChecked(written, t))))
-            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, (mode == Mode.OCC ? validateReads(0)
-                : Future.<Void>succeededFuture()).compose(x -> validateAbsent())))
-            .compose(v -> ts).compose(t -> rtsLanded().compose(x -> marked(t)).map(t)).compose(t -> installed(() -> {
-                for (final Access a : accesses) {
-                    if (marker(a)) {
-                        continue; // buried and stamped by marked()
-                    }
-                    if (a.dirty) {
-                        install(a);
-                    } else if (created(a)) {
-                        installCreated(a);
-                    } else {
-                        continue;
-                    }
-                    if (mode == Mode.TO) {
-                        final Frame f = hold(a).frame;
-                        f.image.putLong(a.slotBytes() + 8, t);
-                        f.dirty = DirtyBounds.widen(f.dirty, a.slotBytes() - ObjectLayout.VALUE_OFFSET, TO_ROOM);
-                    }
+    /** TO: the line's installs stamp {@code wts = ts}; then every latch is let go. */
+    @Override
+    protected Future<Void> installAndRelease(final long t) {
+        return installed(() -> {
+            for (final Access a : accesses) {
+                if (marker(a)) {
+                    continue; // buried and stamped by marked()
                 }
-            })).map(v -> {
-                for (final Access a : accesses) {
-                    if (a.locked) {
-                        a.locked = false;
-                        releaseLocal(a);
-                    }
+                if (a.dirty) {
+                    install(a);
+                } else if (created(a)) {
+                    installCreated(a);
+                } else {
+                    continue;
                 }
-                LineCache.Stats.committed(cache.participant());
-                return 0L;
-            });
-    }
-
-    /**
-     * TO: each key this attempt read as absent from the index (and neither inserts nor otherwise touched) becomes a
-     * pending insert of its own (a "mark"): the commit creates it like any insert (the INSERT proves it still missing,
-     * as {@code validateAbsent} would; found in the index now, the attempt aborts) and {@link #marked} leaves it a
-     * tombstone whose {@code rts} is this attempt's timestamp. Without it a read of a missing key raised no {@code rts}
-     * anywhere, and a later insert of it by an older transaction passed: write skew through the absent key (issue 21,
-     * the phantom workload's G2: each read the other's missing key, both committed).
-     */
-    private void markAbsent() {
-        for (final Access r : reads.absent()) {
-            if (inserts.ownValue(r.table, r.key) != null || reads.find(r.table, r.key) != null
-                || readAbsentOnly(r.table, r.key)) {
-                continue; // inserted by this attempt (its INSERT checks it), or touched since, or marked already
+                if (mode == Mode.TO) {
+                    final Frame f = hold(a).frame;
+                    f.image.putLong(a.slotBytes() + 8, t);
+                    f.dirty = DirtyBounds.widen(f.dirty, a.slotBytes() - ObjectLayout.VALUE_OFFSET, TO_ROOM);
+                }
             }
-            final io.scythe.txn.Catalog.Partition partition = runtime.catalog().table(r.table).partitionOf(r.key);
-            final int length = partition.descriptor().schema().fixedSize()
-                ? partition.descriptor().schema().maxValueBytes() : 0;
-            inserts.insert(r.table, r.key, new UnsafeBuffer(new byte[length]), 0, length);
-            if (marks == null) {
-                marks = new ArrayList<>(2);
+        }).map(v -> {
+            for (final Access a : accesses) {
+                if (a.locked) {
+                    a.locked = false;
+                    releaseLocal(a);
+                }
             }
-            marks.add(new Inserts.PendingKey(r.table, r.key));
-        }
+            readOnlyCommitted();
+            return null;
+        });
     }
 
     @Override
-    protected boolean readAbsentOnly(final String table, final long key) {
-        return marks != null && marks.contains(new Inserts.PendingKey(table, key));
-    }
-
-    /** Whether {@code a} is an object created by {@link #markAbsent}'s insert. */
-    private boolean marker(final Access a) {
-        return marks != null && created(a) && readAbsentOnly(a.table, a.key);
+    protected void readOnlyCommitted() {
+        LineCache.Stats.committed(cache.participant());
     }
 
     /**
@@ -503,18 +395,21 @@ public final class SelccTxn extends LatchTxn {
      * {@code rts = ts} and {@code wts} 0 (nothing was written); in a recoverable run written through before the redo
      * record, as {@link #rtsLanded}'s raises are. They are no writes: not in the record nor in the history.
      */
-    private Future<Void> marked(final long ts) {
-        if (marks == null) {
+    @Override
+    protected Future<Void> marked(final long ts) {
+        if (!marks()) {
             return Future.succeededFuture();
         }
-        final List<Frame> frames = new ArrayList<>(marks.size());
+        final List<Frame> frames = new ArrayList<>(2);
         for (final Access a : accesses) {
             if (marker(a)) {
                 bury(a);
                 a.fetched = false; // for the history only a lookup: the absent read is its own access (its bound)
                 a.readAbsent = false;
                 final Frame f = hold(a).frame;
-                f.image.putLong(a.slotBytes(), ts);
+                if (f.image.getLong(a.slotBytes()) < ts) { // never lowered: a tombstone revived in place keeps its own
+                    f.image.putLong(a.slotBytes(), ts);
+                }
                 f.dirty = DirtyBounds.widen(f.dirty, a.slotBytes() - ObjectLayout.VALUE_OFFSET, TO_ROOM);
                 frames.add(f);
                 LineCache.Stats.count("absent key marked");
@@ -527,79 +422,31 @@ public final class SelccTxn extends LatchTxn {
      * TO: the write-throughs of the {@code rts} this attempt's reads raised, landed (recoverable runs; else none):
      * before its record is written, so a commit recovery finishes never has a raise that died with its node.
      */
-    private Future<Void> rtsLanded() {
+    @Override
+    protected Future<Void> rtsLanded() {
         return rtsWrites == null ? Future.succeededFuture() : Future.all(rtsWrites).mapEmpty();
     }
 
-    /** TO: each key the inserts revived (latched by {@link #insertions}, not in {@code written}) checked as a write. */
-    private Future<Void> revivalsChecked(final List<Access> written, final long ts) {
-        if (mode == Mode.TO) {
-            for (final Access a : accesses) {
-                if (a.dirty && !written.contains(a)) {
-                    final AbortException late = toWriteLate(a, ts);
-                    if (late != null) {
-                        return Future.failedFuture(late);
-                    }
-                }
-            }
-        }
-        return Future.succeededFuture();
+    @Override
+    protected long rts(final Access a) {
+        return hold(a).frame.image.getLong(a.slotBytes());
     }
 
-    /** TO: why writing {@code a} (latched Exclusive) at {@code ts} is too late ({@code ts < rts} or {@code wts}), or null. */
-    private static AbortException toWriteLate(final Access a, final long ts) {
-        final Frame f = hold(a).frame;
-        final long rts = f.image.getLong(a.slotBytes());
-        final long wts = f.image.getLong(a.slotBytes() + 8);
-        if (ts < rts || ts < wts) {
-            return new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table + " was read at "
-                + rts + " or written at " + wts + ", after this transaction's timestamp " + ts);
-        }
-        return null;
+    @Override
+    protected long wts(final Access a) {
+        return hold(a).frame.image.getLong(a.slotBytes() + 8);
     }
 
-    /** Latches {@code written[i..]} Exclusive in turn, each still at the version read (TO: ts at or past its stamps). */
-    private Future<Void> latchWrites(final List<Access> written, final int i, final long ts) {
-        if (i == written.size()) {
-            return Future.succeededFuture();
-        }
-        final Access a = written.get(i);
-        final long read = a.readVersion;
-        final UnsafeBuffer mine = a.newValue;
-        final int length = a.newLength;
-        final boolean wasDeleted = a.deleted;
-        return lockExclusive(a, false).compose(x -> {
-            // take() copied the line into the image again: what this attempt read is the version it saw then.
-            x.newValue = mine;
-            x.newLength = length;
-            x.dirty = true;
-            if (x.readVersion != read) {
-                return Future.failedFuture(new AbortException(AbortReason.VALIDATION, "key " + x.key + " of "
-                    + x.table + " was written since this transaction read it"));
-            }
-            x.readVersion = read;
-            x.deleted = wasDeleted;
-            final AbortException late = mode == Mode.TO ? toWriteLate(x, ts) : null;
-            return late != null ? Future.failedFuture(late) : latchWrites(written, i + 1, ts);
-        });
+    @Override
+    protected Future<Access> latchWrite(final Access a) {
+        return lockExclusive(a, false);
     }
 
-    /** OCC validation: each line read but not written latched Shared for the moment its version is compared. */
-    private Future<Void> validateReads(final int i) {
-        if (i == accesses.size()) {
-            return Future.succeededFuture();
-        }
-        final Access a = accesses.get(i);
-        if (a.dirty || !a.fetched || a.locked) {
-            return validateReads(i + 1);
-        }
-        final long read = a.readVersion;
-        return lockShared(a, false).compose(x -> {
-            final boolean same = x.readVersion == read;
-            x.readVersion = read;
+    @Override
+    protected Future<Access> readAgain(final Access a) {
+        return lockShared(a, false).map(x -> {
             unlatch(x);
-            return same ? validateReads(i + 1) : Future.failedFuture(new AbortException(AbortReason.VALIDATION,
-                "key " + x.key + " of " + x.table + " was written since this transaction read it"));
+            return x;
         });
     }
 
@@ -692,12 +539,6 @@ public final class SelccTxn extends LatchTxn {
             releaseLocal(a);
             return Future.succeededFuture();
         });
-    }
-
-    /** TO and OCC: a key in the index that this attempt inserts is latched Exclusive and held to the commit. */
-    @Override
-    protected Future<Access> latchPresent(final Access a) {
-        return mode == Mode.TWO_PL ? forUpdate(a) : lockExclusive(a, false);
     }
 
     @Override

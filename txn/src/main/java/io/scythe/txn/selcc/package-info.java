@@ -62,8 +62,10 @@
  *       paper's TO, over heap tuples, says nothing of absent keys): each such key becomes an insert of its own, made
  *       by the memory node's INSERT like any (which proves it still missing; found present, the attempt aborts), then
  *       left a tombstone with {@code rts = ts} and {@code wts} 0, written through before the redo record in a
- *       recoverable run ({@code SelccTxn#markAbsent}). A later insert of the key by an older transaction then revives
- *       the tombstone and fails {@code ts >= rts}. Without it, two transactions that each read the other's missing
+ *       recoverable run ({@code LatchTxn#markAbsent}). A later insert of the key by an older transaction then revives
+ *       the tombstone and fails {@code ts >= rts}, whether it finds the key in the index or its INSERT revives the
+ *       tombstone in place (the commit checks every object it created but its marks as a write; a mark never lowers
+ *       the {@code rts} it finds). Without it, two transactions that each read the other's missing
  *       key and inserted their own both committed (write skew, G2: the phantom workload's "group flagged and
  *       marked", 12 of 30 explorer seeds). Its cost: one INSERT and one Exclusive latch per missing key read, and a
  *       tombstone slot per such key ({@code scythe sim --workload phantom --keys 64 --protocols selcc-to --cns 2
@@ -71,7 +73,20 @@
  *       333 k, 0.160 with it). OCC
  *       latches a line Shared for the moment it reads it, and at commit latches its writes Exclusive (no wait), each
  *       still at the version read, and every other line read Shared again to compare its version (the paper's two
- *       latches per tuple).</li>
+ *       latches per tuple). The TO and OCC rules are one piece of code for the cache and for SEL
+ *       ({@link io.scythe.txn.selcc.LatchTxn}: the commit, the read check, the marks).</li>
+ *   <li>{@code sel-to} and {@code sel-occ} ({@link io.scythe.txn.selcc.Sel2plTxn} in its TO and OCC modes): the same
+ *       rules on SEL's latches released eagerly, no cache (Fig. 19a's baseline). An OCC read is FAA {@code +bit(p)},
+ *       the READ and FAA {@code -bit(p)} in one doorbell (Shared for the moment of the READ; an exclusive holder in
+ *       the word the first FAA returned means a writer is installing it); its validation is the same doorbell with a
+ *       header READ. A TO read is the Exclusive CAS with the READs of the object and its {@code rts}/{@code wts} (the
+ *       same 16 bytes of room as {@code selcc-to}) in one doorbell, then the raise of {@code rts} WRITten before the
+ *       FAA release in a second. The commit latches its writes by CAS (no wait) with their READ, as {@code sel-2pl}'s
+ *       Exclusive, and writes back with the releases in one doorbell per memory node, TO's {@code wts = ts} before
+ *       each version; TO's marks are buried with their {@code rts} and released before the write-back. A read holds
+ *       nothing while the attempt executes, so a line latched by another flow of the loop (they share one reader
+ *       bit) or by another participant (OCC: Exclusive; TO: any) is tried again 1 us later, at most 64 rounds, as
+ *       SELCC's reads wait in the same state; OCC's validation never waits.</li>
  * </ul>
  *
  * <p><b>GCL API and the B-link tree.</b> {@link io.scythe.txn.selcc.GclRegion}: every memory node's table
@@ -124,7 +139,7 @@
  * <p><b>Not implemented yet (issue 21)</b>, each failing with a clear error naming the issue or simply absent:
  * the tree's transactions through {@code SelccTxn}'s API (table transactions insert and delete through the memory
  * nodes' index, {@link io.scythe.txn.selcc.LatchTxn#insertions}; the tree runs its own 2PL, OCC and TO transactions),
- * OCC and TO through the tree on SEL (no {@code sel-occ} or {@code sel-to} protocol), B-link node
+ * OCC and TO through the tree on SEL ({@code sel-occ} and {@code sel-to} run table transactions only), B-link node
  * merges (deletes only remove keys from leaves, as most B-link trees), a global
  * free list (a freed line is reused by the loop that freed it), priority matching by default (opt-in with
  * {@code scythe.selcc.priorityMatching}: on skewed SmallBank it cost throughput, 40.3 k txn/s against 50.3 k, and the
@@ -186,7 +201,10 @@
  * already wrote values before the version and the FAA releases last, so recovery's rule (the participant still holds
  * the line Exclusive below the token's version) is the same. Measured: {@code scythe sim --explore 40 --seed 9
  * --crashes --protocols sel-2pl --workload smallbank}: 0 of 40 failed, 24 of the dead nodes' commits decided by
- * recovery.
+ * recovery. {@code sel-occ} and {@code sel-to} log the same way ({@code sel-to} under {@link
+ * io.scythe.txn.selcc.SelccRecovery#TO_LOCK_KIND}, whose roll-forward also raises {@code wts}); a TO read's
+ * {@code rts} raise is WRITten before its release in one doorbell, a mark's before its release, both before the
+ * commit's record.
  * <br><b>Inserts</b> under the redo log: an object the commit's INSERT created (CAS-locked with the attempt's id) is
  * an entry like any write ({@code OP_INSERTED}: the INSERT wrote its value), its CAS word cleared before or with its
  * version (SEL: {@code WriteSet.ReleaseVerb#beforeWrites}; the cache's write-through: one WRITE of CAS word and

@@ -20,10 +20,15 @@ import java.util.function.Supplier;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** SEL latches under 2PL (no wait), two participants on one memory node: the latch word after every step. */
+/**
+ * SEL latches under 2PL (no wait), two participants on one memory node: the latch word after every step. And OCC and
+ * TO on the same latches ({@code sel-occ}, {@code sel-to}; SELCC Fig. 19a's SEL rows), timestamps chosen by the order
+ * of each attempt's first access (one TSO counter): each rule's refusal, the latch word and TO's {@code rts}/{@code wts}
+ * (in the room after each object) after every step.
+ */
 class Sel2plTest {
     private static final String T = "rows";
-    private final OneMemoryNode node = new OneMemoryNode(T, 64);
+    private final OneMemoryNode node = new OneMemoryNode(T, 64, false, 8, n -> n, SelccTxn.TO_ROOM);
     private final TxnRuntime p1 = runtime(1);
     private final TxnRuntime p2 = runtime(2);
 
@@ -46,12 +51,19 @@ class Sel2plTest {
     }
 
     private Txn begin(final TxnRuntime runtime) throws Exception {
-        return on(() -> Future.succeededFuture(SelccModule.SEL_2PL.begin(runtime, false)));
+        return begin(SelccModule.SEL_2PL, runtime);
+    }
+
+    private Txn begin(final io.scythe.txn.Protocol protocol, final TxnRuntime runtime) throws Exception {
+        return on(() -> Future.succeededFuture(protocol.begin(runtime, false)));
+    }
+
+    private int offset(final long key) {
+        return node.table.offsetOf(node.table.lookup(key));
     }
 
     private long latch(final long key) {
-        return node.table.objectMemory().getLongVolatile(node.table.offsetOf(node.table.lookup(key))
-            + ObjectLayout.PROTOCOL_WORD_OFFSET);
+        return node.table.objectMemory().getLongVolatile(offset(key) + ObjectLayout.PROTOCOL_WORD_OFFSET);
     }
 
     private static long value(final UnsafeBuffer b) {
@@ -137,5 +149,205 @@ class Sel2plTest {
     void shouldRefuseAParticipantPast58() throws Exception {
         final TxnRuntime p59 = runtime(59);
         assertThatThrownBy(() -> begin(p59)).hasMessageContaining("at most 58");
+    }
+
+    private long rts(final long key) {
+        return node.table.objectMemory().getLongVolatile(offset(key) + node.table.objectSlotBytes() - SelccTxn.TO_ROOM);
+    }
+
+    private long wts(final long key) {
+        return node.table.objectMemory().getLongVolatile(offset(key) + node.table.objectSlotBytes() - SelccTxn.TO_ROOM + 8);
+    }
+
+    private static UnsafeBuffer value(final long v) {
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
+        b.putLong(0, v);
+        return b;
+    }
+
+    private void assertAborts(final Supplier<Future<?>> op, final AbortReason reason, final String why) {
+        assertThatThrownBy(() -> on(op::get)).isInstanceOf(AbortException.class).hasMessageContaining(why)
+            .extracting(e -> ((AbortException) e).reason()).isEqualTo(reason);
+    }
+
+    /** Timestamp 0 taken: every attempt's is positive (a raise to 0 would not show). */
+    private void timestampZeroTaken() throws Exception {
+        on(() -> p1.tso().next());
+    }
+
+    /** No latch word of keys {@code from..to} set, and no local latch left. */
+    private void noLatches(final long from, final long to) throws Exception {
+        for (long k = from; k <= to; k++) {
+            assertThat(latch(k)).as("latch word of key " + k).isEqualTo(LatchWord.FREE);
+        }
+        noLocalLatches();
+    }
+
+    private void noLocalLatches() throws Exception {
+        assertThat(on(() -> Future.succeededFuture(LocalLatches.of(p1).size() + LocalLatches.of(p2).size())))
+            .isZero();
+    }
+
+    @Test
+    void occShouldLatchEachReadOnlyForItsMomentAndInstallTheWrites() throws Exception {
+        final Txn t = begin(SelccModule.SEL_OCC, p1);
+        assertThat(on(() -> t.read(T, 0)).getLong(0)).isEqualTo(100);
+        assertThat(latch(0)).as("Shared for the moment of the READ only").isEqualTo(LatchWord.FREE);
+        on(() -> t.readForUpdate(T, 1));
+        assertThat(latch(1)).as("a read for update holds nothing either").isEqualTo(LatchWord.FREE);
+        final long before = node.versionOf(1);
+        t.write(T, 1, value(7), 0, 8);
+        on(t::commit);
+        assertThat(node.valueOf(1)).isEqualTo(7);
+        assertThat(node.versionOf(1)).isEqualTo(before + 1);
+        assertThat(latch(0)).isEqualTo(LatchWord.FREE);
+        assertThat(latch(1)).isEqualTo(LatchWord.FREE);
+        noLocalLatches();
+    }
+
+    @Test
+    void occShouldRefuseAReadUnderAnExclusiveHolderAndACommitWhoseWriteIsLatched() throws Exception {
+        node.setHeaderWord(2, ObjectLayout.PROTOCOL_WORD_OFFSET, LatchWord.exclusive(5));
+        final Txn t = begin(SelccModule.SEL_OCC, p1);
+        assertAborts(() -> t.read(T, 2), AbortReason.LOCKED, "held Exclusive by participant 5 for 64 rounds");
+        assertThat(latch(2)).as("its bit undone in the same doorbell").isEqualTo(LatchWord.exclusive(5));
+        on(t::abort);
+        node.setHeaderWord(2, ObjectLayout.PROTOCOL_WORD_OFFSET, LatchWord.FREE);
+        final Txn u = begin(SelccModule.SEL_OCC, p1);
+        on(() -> u.read(T, 2));
+        u.write(T, 2, value(9), 0, 8);
+        node.setHeaderWord(2, ObjectLayout.PROTOCOL_WORD_OFFSET, LatchWord.bit(5)); // a reader, for its moment
+        assertAborts(u::commit, AbortReason.LOCKED, "latch word");
+        on(u::abort);
+        assertThat(latch(2)).as("no wait: the word left as it was").isEqualTo(LatchWord.bit(5));
+        assertThat(node.valueOf(2)).isEqualTo(100);
+        noLocalLatches();
+    }
+
+    @Test
+    void occShouldValidateEveryReadAndTheWritesVersions() throws Exception {
+        final Txn t1 = begin(SelccModule.SEL_OCC, p1);
+        on(() -> t1.read(T, 3));
+        on(() -> t1.read(T, 4));
+        t1.write(T, 4, value(1), 0, 8);
+        final Txn t2 = begin(SelccModule.SEL_OCC, p2);
+        on(() -> t2.read(T, 3));
+        t2.write(T, 3, value(2), 0, 8);
+        on(t2::commit);
+        assertAborts(t1::commit, AbortReason.VALIDATION, "key 3 of rows was written since this transaction read it");
+        on(t1::abort);
+        assertThat(node.valueOf(4)).as("its write not installed").isEqualTo(100);
+        // A write whose key was written since it was read: refused when the commit latches it.
+        final Txn t3 = begin(SelccModule.SEL_OCC, p1);
+        on(() -> t3.read(T, 5));
+        final Txn t4 = begin(SelccModule.SEL_OCC, p2);
+        on(() -> t4.read(T, 5));
+        t4.write(T, 5, value(4), 0, 8);
+        on(t4::commit);
+        t3.write(T, 5, value(3), 0, 8);
+        assertAborts(t3::commit, AbortReason.VALIDATION, "key 5 of rows was written since this transaction read it");
+        on(t3::abort);
+        assertThat(node.valueOf(5)).isEqualTo(4);
+        noLatches(3, 5);
+    }
+
+    @Test
+    void toShouldRaiseRtsAtTheReadAndStampWtsAtTheCommit() throws Exception {
+        timestampZeroTaken();
+        final Txn t = begin(SelccModule.SEL_TO, p1);
+        on(() -> t.read(T, 0));
+        final long ts = rts(0);
+        assertThat(ts).as("raised to its timestamp").isPositive();
+        assertThat(latch(0)).as("Exclusive for the moment of the check").isEqualTo(LatchWord.FREE);
+        on(() -> t.readForUpdate(T, 1));
+        assertThat(rts(1)).isEqualTo(ts);
+        t.write(T, 1, value(8), 0, 8);
+        on(t::commit);
+        assertThat(wts(1)).isEqualTo(ts);
+        assertThat(wts(0)).as("only read").isZero();
+        assertThat(node.valueOf(1)).isEqualTo(8);
+        assertThat(latch(1)).isEqualTo(LatchWord.FREE);
+        noLocalLatches();
+    }
+
+    @Test
+    void toShouldRefuseAReadOfALaterWriteAndAWriteBelowALaterRead() throws Exception {
+        timestampZeroTaken();
+        final Txn older = begin(SelccModule.SEL_TO, p1);
+        on(() -> older.read(T, 6)); // its timestamp first
+        final Txn newer = begin(SelccModule.SEL_TO, p2);
+        on(() -> newer.read(T, 7));
+        newer.write(T, 7, value(5), 0, 8);
+        on(() -> newer.read(T, 8)); // rts(8) = newer's
+        on(newer::commit);
+        final long tsNewer = wts(7);
+        assertThat(rts(6)).as("older's timestamp first").isLessThan(tsNewer);
+        assertAborts(() -> older.read(T, 7), AbortReason.VALIDATION, "was written at " + tsNewer);
+        assertThat(rts(7)).as("a refused read raises nothing").isEqualTo(tsNewer);
+        on(older::abort);
+        // The commit's rule: ts >= rts.
+        final Txn old2 = begin(SelccModule.SEL_TO, p1);
+        on(() -> old2.read(T, 9)); // its timestamp, then a later reader of key 10
+        final long ts2 = rts(9);
+        final Txn reader = begin(SelccModule.SEL_TO, p2);
+        on(() -> reader.read(T, 10));
+        final long tsReader = rts(10);
+        assertThat(tsReader).isGreaterThan(ts2);
+        on(() -> old2.read(T, 10)); // wts 0: allowed, rts stays the later one
+        assertThat(rts(10)).isEqualTo(tsReader);
+        old2.write(T, 10, value(6), 0, 8);
+        assertAborts(old2::commit, AbortReason.VALIDATION, "was read at " + tsReader);
+        on(old2::abort);
+        on(reader::commit);
+        assertThat(node.valueOf(10)).isEqualTo(100);
+        noLatches(6, 10);
+    }
+
+    @Test
+    void toShouldMarkAMissingKeyReadSoThatAnOlderInsertFails() throws Exception {
+        timestampZeroTaken();
+        final Txn older = begin(SelccModule.SEL_TO, p1);
+        on(() -> older.read(T, 11)); // its timestamp first
+        final Txn newer = begin(SelccModule.SEL_TO, p2);
+        assertThatThrownBy(() -> on(() -> newer.read(T, 40))).isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        on(() -> newer.read(T, 12));
+        final long tsNewer = rts(12);
+        on(newer::commit);
+        assertThat(node.table.lookup(40)).as("the mark: a tombstone in the index").isGreaterThanOrEqualTo(0);
+        assertThat(rts(40)).isEqualTo(tsNewer);
+        assertThat(latch(40)).isEqualTo(LatchWord.FREE);
+        older.insert(T, 40, value(1), 0, 8);
+        assertAborts(older::commit, AbortReason.VALIDATION, "was read at " + tsNewer);
+        on(older::abort);
+        final Txn later = begin(SelccModule.SEL_TO, p1);
+        assertThatThrownBy(() -> on(() -> later.read(T, 40))).as("still absent")
+            .isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        on(later::commit);
+        assertThat(latch(40)).isEqualTo(LatchWord.FREE);
+        noLocalLatches();
+    }
+
+    /**
+     * The memory node's INSERT revives a tombstone in place, its rts kept: an older transaction's insert of a key a
+     * newer one read absent (and marked) must fail as a write below that rts (sel-to phantom seed 95: G2).
+     */
+    @Test
+    void toShouldCheckAnInsertThatRevivedAMarkInPlace() throws Exception {
+        timestampZeroTaken();
+        final Txn older = begin(SelccModule.SEL_TO, p1);
+        assertThatThrownBy(() -> on(() -> older.read(T, 41))).isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        on(() -> older.read(T, 13));
+        final Txn newer = begin(SelccModule.SEL_TO, p2);
+        assertThatThrownBy(() -> on(() -> newer.read(T, 41))).isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        on(() -> newer.read(T, 14));
+        final long tsNewer = rts(14);
+        on(newer::commit);
+        assertThat(rts(41)).as("marked").isEqualTo(tsNewer);
+        older.insert(T, 41, value(1), 0, 8);
+        assertAborts(older::commit, AbortReason.VALIDATION, "was read at " + tsNewer);
+        on(older::abort);
+        assertThat(rts(41)).isEqualTo(tsNewer);
+        assertThat(latch(41)).isEqualTo(LatchWord.FREE);
+        noLocalLatches();
     }
 }
