@@ -297,7 +297,7 @@ public record ClusterAccess(String cluster, String secret, String node, String h
                         }
                         joinAsLiteMember(start, liteUntil).onComplete(next);
                     } else {
-                        LAST_FULL_MEMBER_AFTER_MS.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                        FULL_MEMBER_AFTER_MS.put(node, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
                         join().onComplete(next);
                     }
                 }, "scythe-join-again");
@@ -308,11 +308,11 @@ public record ClusterAccess(String cluster, String secret, String node, String h
     }
 
     /**
-     * For tests: how long after its first lite join the last client of this JVM that found no node joined as a full
-     * member instead.
+     * For tests: by {@link #node} name, how long after its first lite join a client that found no node last joined as
+     * a full member instead. By name, not one value per JVM: a test joins two refused clients side by side
+     * (ClusterProcessTest), each checked on its own.
      */
-    static final java.util.concurrent.atomic.AtomicLong LAST_FULL_MEMBER_AFTER_MS =
-        new java.util.concurrent.atomic.AtomicLong(-1);
+    static final java.util.Map<String, Long> FULL_MEMBER_AFTER_MS = new java.util.concurrent.ConcurrentHashMap<>();
 
     private static boolean causedBy(final Throwable failure, final Class<? extends Throwable> type) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
