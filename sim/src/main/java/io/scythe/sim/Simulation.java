@@ -61,8 +61,6 @@ public final class Simulation {
     private final SplittableRandom faultRandom;
     /** Draws of verb failures only: runs without them keep every other draw (jitter) as it was. */
     private final SplittableRandom verbFaultRandom;
-    /** Reply rings a memory-node client may open per ring it needs, in a run with a partition (rings reopened). */
-    private static final int PARTITION_REPLY_RINGS = 16;
     /**
      * In a partition run without a crash, the versions reported to the history: a live coordinator cut off is
      * suspected, and a recovery that commits its transaction reports it in doubt beside the coordinator's report.
@@ -430,10 +428,7 @@ public final class Simulation {
             // Restarted incarnations (built dormant before time starts) have rings of their own.
             final int cnLoopCount = (options.computeNodes() + restartedNodes()) * options.loopsPerComputeNode();
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
-                .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1)
-                    // A ring given up (its queue pair cut, or a call timed out) is opened anew on a fresh reply ring:
-                    // a memory-node client's are never reused (one region: a late WRITE could land in it).
-                    * (options.faults().partitioned().isEmpty() ? 1 : PARTITION_REPLY_RINGS));
+                .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
             if (options.faults().crashMn() != Faults.NO_CRASH || !options.faults().partitioned().isEmpty()) {
                 // Calls across a partition wait for its heal: bounded as in an MN crash run (4 ms, the bound a cut-off
                 // coordinator's parked readers need: Faults#mnCallTimeoutNs), so a window past it times them out.
