@@ -408,6 +408,7 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--mn-slow-to", description = "End of the MN slowness (default: the end of the run).")
     Duration mnSlowTo;
 
+    @Accepts(value = "nodes cnI and mnI of the run (checked by the run's topology)")
     @Option(names = "--partition", split = ",", paramLabel = "NODES",
         description = "Fault: a network partition cuts these nodes (cnI, mnI, comma-separated) off from every other "
             + "from --partition-at for --partition-for, then heals: what either side posts to the other in the "
