@@ -395,6 +395,23 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--mn-slow-to", description = "End of the MN slowness (default: the end of the run).")
     Duration mnSlowTo;
 
+    @Accepts(value = "nodes cnI and mnI of the run (checked by the run's topology)")
+    @Option(names = "--partition", split = ",", paramLabel = "NODES",
+        description = "Fault: a network partition cuts these nodes (cnI, mnI, comma-separated) off from every other "
+            + "from --partition-at for --partition-for, then heals: what either side posts to the other in the "
+            + "window is held until the heal (RC's retries deliver it then; no queue pair breaks), RRPC calls get a "
+            + "4 ms bound. With --explore: the window's start is drawn from each seed unless --partition-at gives it.")
+    List<String> partition;
+
+    @Accepts(min = "0s")
+    @Option(names = "--partition-at", description = "Start of the partition (virtual, from the run's start).")
+    Duration partitionAt;
+
+    @Accepts(min = "1us")
+    @Option(names = "--partition-for", defaultValue = "30us",
+        description = "How long the partition holds before it heals (default: ${DEFAULT-VALUE}).")
+    Duration partitionFor;
+
     @Accepts(min = "0", max = "1")
     @Option(names = "--verb-fail-rate", defaultValue = "0", paramLabel = "P",
         description = "Fault: each one-sided verb (of --verb-fail-kinds) a compute node's transaction channel posts "
@@ -622,6 +639,11 @@ public final class SimCommand implements Callable<Integer> {
      * was dropped silently. --verb-fail-kinds is checked (its kinds) where it is read, {@link #verbFaults}.
      */
     private void refuseWhatNothingReads(final picocli.CommandLine.ParseResult given) {
+        if (partition == null && (given.hasMatchedOption("--partition-at")
+            || given.hasMatchedOption("--partition-for"))) {
+            throw new IllegalArgumentException("--partition-at and --partition-for place the partition --partition "
+                + "names the nodes of: give --partition");
+        }
         if (mnSlow == 1 && (given.hasMatchedOption("--mn-slow-from") || given.hasMatchedOption("--mn-slow-to"))) {
             throw new IllegalArgumentException("--mn-slow-from and --mn-slow-to bound when --mn-slow slows the memory "
                 + "nodes: give --mn-slow (a factor other than 1)");
@@ -780,6 +802,9 @@ public final class SimCommand implements Callable<Integer> {
         if (crashMn >= 0) { // --crash-mn picks the memory node; the time is the CN crash's, or drawn from the seed
             Explorer.crashMemoryNode(o, crashMn, crashDetect.toNanos());
         }
+        if (partition != null) { // the window's start given, or drawn from the seed
+            Explorer.partition(o, partition, partitionAt == null ? -1 : partitionAt.toNanos(), partitionFor.toNanos());
+        }
         if (mnSlow != 1) {
             o.faults().mnSlow(mnSlow, mnSlowFrom.toNanos(), mnSlowTo == null ? Long.MAX_VALUE : mnSlowTo.toNanos());
         }
@@ -887,6 +912,13 @@ public final class SimCommand implements Callable<Integer> {
         }
         if (mnSlow != 1) {
             faults.mnSlow(mnSlow, mnSlowFrom.toNanos(), mnSlowTo == null ? Long.MAX_VALUE : mnSlowTo.toNanos());
+        }
+        if (partition != null) {
+            if (partitionAt == null) {
+                throw new IllegalArgumentException("--partition needs --partition-at, the window's start (only "
+                    + "--explore draws it from each seed)");
+            }
+            faults.partition(partition, partitionAt.toNanos(), partitionFor.toNanos());
         }
         verbFaults(faults);
         final JsonObject params = new JsonObject().put("simulated", true).put("protocols", new JsonArray(protocols))

@@ -10,4 +10,14 @@ package io.scythe.fabric;
 public interface DelayInjector {
     /** @return nanoseconds (not negative) to add to the batch posted now from {@code localNode} to {@code remoteNode} */
     long extraNs(String localNode, String remoteNode, int qpNumber);
+
+    /**
+     * @return nanoseconds (not negative) the requests of the batch posted now from {@code localNode} to
+     *     {@code remoteNode} are held on the way, beyond {@link #extraNs}: the link between them is down until then,
+     *     and RC's transport retries deliver them once it is up (the simulator's partition). Their responses leave
+     *     the responder once they executed, so they are not held again. 0 by default.
+     */
+    default long heldNs(final String localNode, final String remoteNode, final int qpNumber) {
+        return 0;
+    }
 }

@@ -27,8 +27,8 @@ import java.util.TreeMap;
  * nobody else does.
  */
 final class CrashedOutcomes {
-    /** Every version reported committed or in doubt: table/key@version. */
-    private final Set<String> made = new HashSet<>();
+    /** Every version reported committed or in doubt. */
+    private final ReportedVersions made = new ReportedVersions();
     /** Ids of the transactions reported committed (only until the crash; then only the in-flight ones matter). */
     private final Set<Long> reported = new HashSet<>();
     /** The crashed node's in-flight attempts not yet accounted for, to their results (null: body unfinished). */
@@ -42,17 +42,9 @@ final class CrashedOutcomes {
     /** Recovered by id, but its result was never known (its body had not finished at the crash): unexplainable. */
     private int recoveredWithoutResult;
 
-    private static String version(final Access a) {
-        return a.table + "/" + a.key + "@" + a.installedVersion;
-    }
-
     /** {@code txnId} committed with {@code accesses}. */
     void committed(final long txnId, final List<Access> accesses) {
-        for (final Access a : accesses) {
-            if (a.dirty && a.installedVersion != 0) {
-                made.add(version(a));
-            }
-        }
+        made.committed(accesses);
         if (!crashedYet) {
             reported.add(txnId);
         } else {
@@ -84,15 +76,8 @@ final class CrashedOutcomes {
      * commit's versions.
      */
     List<Access> inDoubt(final long txnId, final List<Access> accesses) {
-        for (final Access a : accesses) {
-            if ((a.dirty || a.inserted) && a.installedVersion != 0 && made.contains(version(a))) {
-                return List.of(); // a version is one transaction's: the whole record repeats that commit
-            }
-        }
-        for (final Access a : accesses) {
-            if ((a.dirty || a.inserted) && a.installedVersion != 0) {
-                made.add(version(a));
-            }
+        if (made.repeats(accesses)) {
+            return List.of(); // a version is one transaction's: the whole record repeats that commit
         }
         if (crashedYet && recoveredIds.contains(txnId)) {
             return accesses; // more of a transaction already recovered by id (Aurogon: another loop's recovery

@@ -238,6 +238,26 @@ public final class Explorer {
         return o;
     }
 
+    /** Salt of a partition's start, drawn apart from the crashes' times. */
+    private static final long PARTITION_SEED_SALT = 0x632BE59BD9B4E019L;
+
+    /**
+     * Cuts {@code nodes} of {@code o} off from the others for {@code forNs} from {@code atNs}, or (negative) from a
+     * virtual time drawn uniformly over the run from its seed, so that across seeds the cut hits every stage (after
+     * a memory-node crash's promotion when {@code o} has one: set it first).
+     */
+    public static SimOptions partition(final SimOptions o, final java.util.Collection<String> nodes, final long atNs,
+                                       final long forNs) {
+        // With a memory-node crash, drawn after its promotion (crash plus detection) when that is within the run: the
+        // partition then cuts the promoted replacement (or a CN) off from the configuration it serves in.
+        final long from = o.faults().crashMn() == Faults.NO_CRASH ? 0
+            : Math.min(o.durationNs() - 1, o.faults().crashMnAtNs() + o.faults().detectNs());
+        final long at = atNs >= 0 ? atNs
+            : from + new java.util.SplittableRandom(o.seed() ^ PARTITION_SEED_SALT).nextLong(o.durationNs() - from);
+        o.faults().partition(nodes, at, forNs);
+        return o;
+    }
+
     /** A seed's options before the explorer sets any: the defaults a replay line leaves to the command line's. */
     private static final SimOptions DEFAULTS = new SimOptions();
 
@@ -301,6 +321,9 @@ public final class Explorer {
             + (o.faults().crashCn() != Faults.NO_CRASH ? "" : " --crash-at " + exactMicros(o.faults().crashMnAtNs()))
             + (o.faults().detectNs() != Faults.DEFAULT_DETECT_NS && !o.faults().recover() ? " --crash-detect "
             + micros(o.faults().detectNs()) : ""))
+            + (o.faults().partitioned().isEmpty() ? "" : " --partition " + String.join(",", o.faults().partitioned())
+            + " --partition-at " + exactMicros(o.faults().partitionAtNs()) + " --partition-for "
+            + micros(o.faults().partitionForNs()))
             + (o.faults().mnSlowFactor() == 1 ? "" : " --mn-slow " + o.faults().mnSlowFactor() + " --mn-slow-from "
             + micros(o.faults().mnSlowFromNs()) + (o.faults().mnSlowToNs() == Long.MAX_VALUE ? ""
             : " --mn-slow-to " + micros(o.faults().mnSlowToNs())))

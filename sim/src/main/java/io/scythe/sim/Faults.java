@@ -2,6 +2,8 @@ package io.scythe.sim;
 
 import io.vertx.core.json.JsonObject;
 
+import java.util.ArrayList;
+
 /**
  * Faults injected into a simulated run, all drawn from the run's seed:
  * <ul>
@@ -25,6 +27,14 @@ import io.vertx.core.json.JsonObject;
  *       channel posts to a memory node lands, but with that probability reports failure
  *       ({@link io.scythe.fabric.VerbFaultInjector}: status {@code TRANSPORT_RETRY_EXCEEDED}, and the verbs posted
  *       after it on that queue pair are flushed, not executed). RRPC messages and the TSO's FAAs are left alone.</li>
+ *   <li>{@code partitioned} nodes from {@code partitionAtNs} for {@code partitionForNs}: a network partition cutting
+ *       those nodes ({@code cnI}, {@code mnI}) off from every other, then healed. Every doorbell batch posted
+ *       between the two sides in the window, one-sided and RRPC alike (replies too), both directions, is held on the
+ *       way until the heal: a partition shorter than RC's transport retry budget, whose retries deliver what was
+ *       posted once the link is up (in each queue pair's order), so no queue pair breaks. A longer one breaks queue
+ *       pairs, and a broken RRPC ring is opened anew over the event bus, which the simulator runs only before virtual
+ *       time starts: not modelled (the verb fault, {@code verbFailRate}, fails verbs instead). Calls get
+ *       {@link #mnCallTimeoutNs}'s bound, so a window past it times calls out.</li>
  * </ul>
  */
 public final class Faults {
@@ -39,14 +49,14 @@ public final class Faults {
     public static final long MN_CALL_TIMEOUT_NS = 1_000_000;
 
     /**
-     * With a compute node crashing too, the bound is 4 ms: reads parked behind the dead coordinator's pending versions
+     * With a compute node crashing too, or a partition (a coordinator cut off looks silent), the bound is 4 ms: reads parked behind the dead coordinator's pending versions
      * wait its suspicion lease (Aurogon's is 1 ms) before they are answered, which a 1 ms bound would cut short.
      */
     public static final long MN_AND_CN_CALL_TIMEOUT_NS = 4_000_000;
 
     /** How long a compute node's RRPC call may wait for its reply in a run with a memory-node crash. */
     public long mnCallTimeoutNs() {
-        return crashCns.length == 0 ? MN_CALL_TIMEOUT_NS : MN_AND_CN_CALL_TIMEOUT_NS;
+        return crashCns.length == 0 && partitioned.isEmpty() ? MN_CALL_TIMEOUT_NS : MN_AND_CN_CALL_TIMEOUT_NS;
     }
 
     private long jitterNs;
@@ -68,6 +78,10 @@ public final class Faults {
     private long mnSlowToNs = Long.MAX_VALUE;
     private double verbFailRate;
     private java.util.Set<io.scythe.fabric.Opcode> verbFailKinds = ONE_SIDED;
+    /** The nodes the partition cuts off from the others (empty: none). */
+    private java.util.SortedSet<String> partitioned = java.util.Collections.emptySortedSet();
+    private long partitionAtNs;
+    private long partitionForNs;
 
     /** The verbs {@link #verbFail} may fail: every one-sided kind. */
     public static final java.util.Set<io.scythe.fabric.Opcode> ONE_SIDED = java.util.Collections.unmodifiableSet(
@@ -147,6 +161,23 @@ public final class Faults {
         if (!(verbFailRate >= 0 && verbFailRate <= 1)) {
             throw new IllegalArgumentException("verb-fail-rate=" + verbFailRate + " must be within [0, 1]");
         }
+        if (!partitioned.isEmpty()) {
+            for (final String node : partitioned) {
+                final boolean cn = node.matches("cn[0-9]+");
+                if (!cn && !node.matches("mn[0-9]+")
+                    || Integer.parseInt(node.substring(2)) >= (cn ? computeNodes : memoryNodes)) {
+                    throw new IllegalArgumentException("partition names '" + node + "': give nodes cnI (of the "
+                        + computeNodes + " CNs) or mnI (of the " + memoryNodes + " MNs), 0-based, comma-separated");
+                }
+            }
+            if (partitioned.size() == computeNodes + memoryNodes) {
+                throw new IllegalArgumentException("partition cuts every node off: leave some on the other side");
+            }
+            if (partitionAtNs < 0 || partitionForNs <= 0) {
+                throw new IllegalArgumentException("partition: at a time not negative (" + partitionAtNs
+                    + " ns), for a time above 0 (" + partitionForNs + " ns)");
+            }
+        }
         if (verbFailKinds.isEmpty() || !ONE_SIDED.containsAll(verbFailKinds)) {
             throw new IllegalArgumentException("verb-fail-kinds=" + kindNames(verbFailKinds) + " must name some of "
                 + kindNames(ONE_SIDED));
@@ -207,7 +238,44 @@ public final class Faults {
             json.put("verb_fail_rate", verbFailRate).put("verb_fail_kinds",
                 new io.vertx.core.json.JsonArray(kindNames(verbFailKinds)));
         }
+        if (!partitioned.isEmpty()) {
+            json.put("partition", new io.vertx.core.json.JsonArray(new ArrayList<>(partitioned)))
+                .put("partition_at_ns", partitionAtNs).put("partition_for_ns", partitionForNs);
+        }
         return json;
+    }
+
+    /**
+     * Nodes {@code nodes} ({@code cnI}, {@code mnI}) cut off from every other from {@code atNs} (virtual, from the
+     * start) for {@code forNs}, then healed.
+     */
+    public Faults partition(final java.util.Collection<String> nodes, final long atNs, final long forNs) {
+        this.partitioned = java.util.Collections.unmodifiableSortedSet(new java.util.TreeSet<>(nodes));
+        this.partitionAtNs = atNs;
+        this.partitionForNs = forNs;
+        return this;
+    }
+
+    /** The nodes the partition cuts off (empty: no partition). */
+    public java.util.SortedSet<String> partitioned() {
+        return partitioned;
+    }
+
+    public long partitionAtNs() {
+        return partitionAtNs;
+    }
+
+    public long partitionForNs() {
+        return partitionForNs;
+    }
+
+    /**
+     * Whether a verb between nodes {@code a} and {@code b} taking effect {@code sinceStartNs} after the start crosses
+     * the partition while it holds.
+     */
+    public boolean cut(final String a, final String b, final long sinceStartNs) {
+        return !partitioned.isEmpty() && partitioned.contains(a) != partitioned.contains(b)
+            && sinceStartNs - partitionAtNs >= 0 && sinceStartNs - (partitionAtNs + partitionForNs) < 0;
     }
 
     public long jitterNs() {

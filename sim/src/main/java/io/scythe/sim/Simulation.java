@@ -61,6 +61,13 @@ public final class Simulation {
     private final SplittableRandom faultRandom;
     /** Draws of verb failures only: runs without them keep every other draw (jitter) as it was. */
     private final SplittableRandom verbFaultRandom;
+    /**
+     * In a partition run without a crash, the versions reported to the history: a live coordinator cut off is
+     * suspected, and a recovery that commits its transaction reports it in doubt beside the coordinator's report.
+     */
+    private final ReportedVersions partitionReports;
+    /** Batches the partition held: [0] how many, [1] their total time held (ns). */
+    private final long[] partitionHeld = new long[2];
     private final List<LogDb> memoryNodes = new ArrayList<>();
     private final List<SimLoop> mnLoops = new ArrayList<>();
     /** The participant queues of each co-located server's memory node, by memory node (none otherwise). */
@@ -204,6 +211,8 @@ public final class Simulation {
         this.tally = recovery != null ? recovery : options.faults().crashCn() != Faults.NO_CRASH && options.redoLog()
             ? new CrashRecovery(options.loopsPerComputeNode()) : null;
         this.crashed = options.faults().crashCn() == Faults.NO_CRASH ? null : new CrashedOutcomes();
+        this.partitionReports = crashed == null && !options.faults().partitioned().isEmpty() ? new ReportedVersions()
+            : null;
     }
 
     /** Receives every finished transaction (committed, rolled back or given up), in virtual-time order. */
@@ -399,7 +408,9 @@ public final class Simulation {
             // determinism), and they are event-bus addresses, so simulations on one Vert.x run one at a time.
             final FabricOptions fabricOptions = new FabricOptions().costModel(options.costModel()).clock(clock)
                 .clocks(options.clocks()).cluster("sim");
-            if (options.faults().jitterNs() > 0) {
+            if (!options.faults().partitioned().isEmpty()) {
+                fabricOptions.delayInjector(new PartitionDelays(options.faults().jitterNs()));
+            } else if (options.faults().jitterNs() > 0) {
                 final long jitter = options.faults().jitterNs();
                 fabricOptions.delayInjector((from, to, qp) -> faultRandom.nextLong(jitter));
             }
@@ -418,7 +429,9 @@ public final class Simulation {
             final int cnLoopCount = (options.computeNodes() + restartedNodes()) * options.loopsPerComputeNode();
             final RrpcOptions rrpcOptions = new RrpcOptions().maxRings(cnLoopCount)
                 .maxReplyRings(options.loopsPerComputeNode() * (options.memoryNodes() + options.tsoProxies() + 1));
-            if (options.faults().crashMn() != Faults.NO_CRASH) {
+            if (options.faults().crashMn() != Faults.NO_CRASH || !options.faults().partitioned().isEmpty()) {
+                // Calls across a partition wait for its heal: bounded as in an MN crash run (4 ms, the bound a cut-off
+                // coordinator's parked readers need: Faults#mnCallTimeoutNs), so a window past it times them out.
                 // Refused by SimOptions#validate for a protocol that does not handle it. A request the dead node took is never answered: compute nodes' calls get a bound.
                 // Its ring opens keep the call bound too (RrpcClient's default, as before SETUP_OPEN_TIMEOUT_MS): a ring
                 // opened to a node crashed during the run (after a promotion) must fail fast, not wait 2 min (review).
@@ -699,8 +712,8 @@ public final class Simulation {
 
                     @Override
                     public void inDoubt(final long txnId, final List<io.scythe.txn.Access> given) {
-                        final List<io.scythe.txn.Access> accesses = crashed == null ? given
-                            : crashed.inDoubt(txnId, given);
+                        final List<io.scythe.txn.Access> accesses = crashed != null ? crashed.inDoubt(txnId, given)
+                            : partitionReports != null && partitionReports.repeats(given) ? List.of() : given;
                         if (accesses.isEmpty()) {
                             return; // a recovery's repeat of a commit already reported: the same transaction
                         }
@@ -833,6 +846,10 @@ public final class Simulation {
         recordedCommits++;
         if (crashed != null) {
             crashed.committed(txnId, accesses);
+        } else if (partitionReports != null && partitionReports.commitRepeats(accesses)) {
+            // A recovery reported it in doubt under its id first (its coordinator was cut off past the orphan lease):
+            // that record stands for it in the history; the client heard the commit, so it counts as one.
+            return;
         }
         if (tally != null) {
             tally.recorded(txnId);
@@ -1233,6 +1250,36 @@ public final class Simulation {
         }
         verbFailuresInjected.computeIfAbsent(Faults.kindName(opcode), k -> new long[1])[0]++;
         return io.scythe.fabric.WcStatus.TRANSPORT_RETRY_EXCEEDED;
+    }
+
+    /**
+     * The jitter and the partition ({@link Faults#partitioned}) as the fabric asks them: a batch posted across the
+     * partition while it holds is held until it heals, as RC's transport retries deliver it then.
+     */
+    private final class PartitionDelays implements io.scythe.fabric.DelayInjector {
+        private final long jitterNs;
+
+        PartitionDelays(final long jitterNs) {
+            this.jitterNs = jitterNs;
+        }
+
+        @Override
+        public long extraNs(final String localNode, final String remoteNode, final int qpNumber) {
+            return jitterNs > 0 ? faultRandom.nextLong(jitterNs) : 0;
+        }
+
+        @Override
+        public long heldNs(final String localNode, final String remoteNode, final int qpNumber) {
+            final Faults faults = options.faults();
+            final long sinceStart = clock.nanoTime() - startNs;
+            if (!faults.cut(localNode, remoteNode, sinceStart)) {
+                return 0;
+            }
+            partitionHeld[0]++;
+            final long held = faults.partitionAtNs() + faults.partitionForNs() - sinceStart;
+            partitionHeld[1] += held;
+            return held;
+        }
     }
 
     /**
@@ -1786,6 +1833,10 @@ public final class Simulation {
             }
             sim.put("verb_faults", new JsonObject().put("injected", injected).put("by_kind", byKind)
                 .put("transactions_failed", failedByVerb));
+        }
+        if (!options.faults().partitioned().isEmpty()) {
+            sim.put("partition", new JsonObject().put("batches_held", partitionHeld[0])
+                .put("mean_held_us", partitionHeld[0] == 0 ? 0 : partitionHeld[1] / 1e3 / partitionHeld[0]));
         }
         if (!givenUp.isEmpty()) {
             sim.put("gave_up", new JsonObject().put("cns", new io.vertx.core.json.JsonArray(new ArrayList<>(

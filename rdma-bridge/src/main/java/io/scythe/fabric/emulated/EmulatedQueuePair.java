@@ -251,11 +251,12 @@ public final class EmulatedQueuePair implements QueuePair {
         // context the responder NIC does not hold waits for it to be fetched over PCIe.
         final NicTimeline remote = peer.timeline();
         final long injectedNs = delayInjector == null ? 0 : delayInjector.extraNs(localNode, remoteNode, qpNumber);
+        final long heldNs = delayInjector == null ? 0 : delayInjector.heldNs(localNode, remoteNode, qpNumber);
         double departed = txStart + (remote.qpContextMiss(peerQpId) ? model.pcieRoundTripNs() : 0);
         for (long s = firstSeq; s < tail; s++) {
             final Slot slot = slots[(int) (s & mask)];
             departed += issueNs(slot);
-            slot.executeAt = (long) departed + model.oneWayLatencyNs() + injectedNs
+            slot.executeAt = (long) departed + model.oneWayLatencyNs() + injectedNs + heldNs
                 + (slot.payloadDma ? model.pcieRoundTripNs() : 0);
         }
         // Responder: requests of a QP enter its pipeline in order (pipelined: the next one starts once this one has
