@@ -287,7 +287,11 @@ class CalvinSimTest extends SimVertxTest {
      */
     @Test
     void shouldLetARestartedOwnerRejoinTheTotalOrderAndCommitAgain() throws Exception {
-        for (final String form : new String[] {CALVIN, ONE_SIDED}) {
+        final SimOptions refused = Explorer.crash(Explorer.crashOptions(CALVIN, 1).computeNodes(3).memoryNodes(2), 0);
+        refused.faults().crash(0, 30_000).restartAfter(40_000);
+        assertThatThrownBy(refused::validate).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("rejoin=on only"); // not yet clean over the crash explorer: asked for by name
+        for (final String form : new String[] {CALVIN + "+rejoin=on", ONE_SIDED + "+rejoin=on"}) {
             for (long seed = 1; seed <= 2; seed++) {
                 final SimOptions o = Explorer.crash(Explorer.crashOptions(form, seed).computeNodes(3).memoryNodes(2),
                     0).drainNs(1_000_000).durationNs(600_000);
@@ -314,9 +318,6 @@ class CalvinSimTest extends SimVertxTest {
                 assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
                 assertThat(SerializabilityChecker.check(history.history(), 3).serializable()).as(what).isTrue();
                 assertThat(reported.values()).as(what).allMatch(n -> n == 1);
-                System.out.println(what0 + ": committed " + run.getLong("committed") + ", by cn0's new incarnation "
-                    + again.get() + ", joined at " + sim.computeNodeShared().get(
-                    io.scythe.txn.rcc.calvin.CalvinModule.JOINED_AT));
                 assertThat(again.get()).as("commits of cn0's new incarnation, " + what).isGreaterThan(5);
                 assertThat(String.valueOf(((java.util.Map<?, ?>) sim.computeNodeShared()
                     .get(io.scythe.txn.rcc.calvin.CalvinModule.JOINED_AT)).keySet())).as(what).isEqualTo("[0]");
