@@ -372,8 +372,8 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(min = "0s")
     @Option(names = "--crash-restart-after", description = "With --crash-cn: each crashed CN is restarted this much "
         + "virtual time after its crash, a new incarnation (empty lock table, fresh caches) that serves only once its "
-        + "old incarnation's recovery is over; its clients resume on it (lotus, lotus-si, rcc-calvin with "
-        + "+rejoin=on; needs --redo-log; with --explore, --crashes: each seed's crashed CN; default: never).")
+        + "old incarnation's recovery is over; its clients resume on it (lotus, lotus-si, rcc-calvin; "
+        + "needs --redo-log; with --explore, --crashes: each seed's crashed CN; default: never).")
     Duration crashRestartAfter;
 
     @Accepts(min = "0s")

@@ -177,8 +177,7 @@ public final class CalvinModule implements ProtocolModule {
     }
 
     /**
-     * With {@code rejoin=on} only (refused otherwise, naming why): the simulator restarts a crashed node
-     * ({@code --crash-restart-after}): its new incarnation rejoins the total order
+     * The simulator restarts a crashed node ({@code --crash-restart-after}): its new incarnation rejoins the total order
      * ({@code CalvinNode#join}: every survivor took its old one over, agrees on its first epoch and drains its old
      * rings), owns no partition (its old ones stay with their successor) and sequences its clients' transactions from
      * its first epoch on. With {@code log=off} no crash is survived at all ({@link #crashRefusal}). Cluster nodes
@@ -187,13 +186,6 @@ public final class CalvinModule implements ProtocolModule {
      */
     @Override
     public String restartRefusal(final Protocol protocol) {
-        if (!(protocol instanceof CalvinProtocol c) || !c.rejoin()) {
-            return "a restarted CALVIN node rejoins the total order with rcc-calvin:...+rejoin=on only (issue 18): "
-                + "built and tested on late-enough runs, but the crash explorer (sim --explore 100 --crashes "
-                + "--crash-restart-after 30us --cns 3 --mns 2) left the new incarnation's first transactions "
-                + "unfinished after the drain in 5 of its first 7 seeds (restarted in the last half of a 150 us run; "
-                + "the same seed at 600 us passes): not found yet";
-        }
         return crashRefusal(protocol);
     }
 
@@ -210,9 +202,7 @@ public final class CalvinModule implements ProtocolModule {
 
     @Override
     public List<String> configKeys() {
-        return List.of("primitive=onesided|rpc, epoch=<n>ns|us|ms (default 10us), log=on|off (the input log "
-            + "under --redo-log; default on) and rejoin=on|off (the simulator may restart a crashed node: "
-            + "--crash-restart-after; default off, not yet clean over the crash explorer), after 'rcc-calvin:', "
-            + "joined by '+'");
+        return List.of("primitive=onesided|rpc, epoch=<n>ns|us|ms (default 10us) and log=on|off (the input log "
+            + "under --redo-log; default on), after 'rcc-calvin:', joined by '+'");
     }
 }

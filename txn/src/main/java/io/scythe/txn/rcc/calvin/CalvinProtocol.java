@@ -26,29 +26,13 @@ public final class CalvinProtocol implements Protocol {
     private final boolean rpc;
     private final long epochNs;
     private final boolean inputLog;
-    private final boolean rejoin;
     private final String name;
 
     CalvinProtocol(final boolean rpc, final long epochNs, final boolean inputLog, final String name) {
-        this(rpc, epochNs, inputLog, false, name);
-    }
-
-    CalvinProtocol(final boolean rpc, final long epochNs, final boolean inputLog, final boolean rejoin,
-                   final String name) {
         this.rpc = rpc;
         this.epochNs = epochNs;
         this.inputLog = inputLog;
-        this.rejoin = rejoin;
         this.name = name;
-    }
-
-    /**
-     * Whether the simulator may restart a crashed node of it ({@code rejoin=on}, off by default): the rejoin is built
-     * and tested ({@code CalvinSimTest}), but not yet clean over the crash explorer ({@code CalvinModule#restartRefusal}
-     * names what fails), so it is asked for by name only.
-     */
-    public boolean rejoin() {
-        return rejoin;
     }
 
     /** {@code rcc-calvin}: one-sided, default epoch. */
@@ -112,7 +96,6 @@ public final class CalvinProtocol implements Protocol {
     public Protocol configured(final String options) {
         boolean r = false;
         boolean log = true;
-        boolean rejoin = false;
         long epoch = DEFAULT_EPOCH_NS;
         final StringBuilder canonical = new StringBuilder();
         for (final String part : options.split("\\+")) {
@@ -121,8 +104,6 @@ public final class CalvinProtocol implements Protocol {
                 r = p.equals("primitive=rpc");
             } else if (p.equals("log=on") || p.equals("log=off")) {
                 log = p.equals("log=on");
-            } else if (p.equals("rejoin=on") || p.equals("rejoin=off")) {
-                rejoin = p.equals("rejoin=on");
             } else if (p.startsWith("epoch=")) {
                 epoch = parseEpoch(p.substring("epoch=".length()));
             } else if (p.startsWith("hybrid=")) {
@@ -130,7 +111,7 @@ public final class CalvinProtocol implements Protocol {
                     + "have no per-stage primitive in RCC; use primitive=rpc or primitive=onesided");
             } else {
                 throw new IllegalArgumentException("rcc-calvin option '" + p + "' unknown; it takes "
-                    + "primitive=rpc|onesided, epoch=<n>ns|us|ms, log=on|off and rejoin=on|off, joined by '+' (not a comma: "
+                    + "primitive=rpc|onesided, epoch=<n>ns|us|ms and log=on|off, joined by '+' (not a comma: "
                     + "--protocols splits on commas)");
             }
         }
@@ -141,10 +122,7 @@ public final class CalvinProtocol implements Protocol {
         if (!log) {
             canonical.append("+log=off");
         }
-        if (rejoin) {
-            canonical.append("+rejoin=on");
-        }
-        return new CalvinProtocol(r, epoch, log, rejoin, BASE + ":" + canonical);
+        return new CalvinProtocol(r, epoch, log, BASE + ":" + canonical);
     }
 
     static long parseEpoch(final String text) {

@@ -197,13 +197,10 @@
  * nor backups of the data (the write-back updates primaries only: a run with {@code --replicas} fails its copies
  * check). With {@code log=off} no crash is recoverable (refused).
  *
- * <p>A restarted node rejoining (issue 18, restart; built in the simulator, {@code --crash-restart-after}, as below,
- * asked for by name, {@code rcc-calvin:...+rejoin=on}, and refused without it: the crash explorer, {@code sim --explore
- * 100 --crashes --crash-restart-after 30us --cns 3 --mns 2 --protocols rcc-calvin:rejoin=on}, left the new
- * incarnation's first transactions unfinished after the drain in 5 of its first 7 seeds, each restarted in the last
- * half of its 150 us run, while the same seed run 600 us passes: the cause is not found yet (the protocol's side, the
- * JOIN, the epochs, the forwards and the writes, was traced complete in seed 2: each transaction's writes answered);
- * still refused on cluster nodes: at the new incarnation's start and by {@code scythe chaos}). One rejoin per run: a
+ * <p>A restarted node rejoining (issue 18, restart; built in the simulator, {@code --crash-restart-after}, as below:
+ * {@code sim --explore 100 --crashes --crash-restart-after 30us --cns 3 --mns 2 --protocols
+ * rcc-calvin,rcc-calvin:primitive=rpc}, 0 of 100 seeds failed in each form; still refused on cluster nodes: at the new
+ * incarnation's start and by {@code scythe chaos}). One rejoin per run: a
  * death of the rejoined incarnation gives the run up naming it, and a rejoin while another node is dead is refused by
  * {@link io.scythe.txn.rcc.calvin.Epochs#rejoinFloor} (the node asked fails the {@code JOIN}, the joiner gives up).
  * Calvin's authors are silent on membership changes; what follows is the design a reviewer of theirs would accept,
