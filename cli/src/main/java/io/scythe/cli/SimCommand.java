@@ -359,8 +359,8 @@ public final class SimCommand implements Callable<Integer> {
     @Accepts(min = "0s")
     @Option(names = "--crash-restart-after", description = "With --crash-cn: each crashed CN is restarted this much "
         + "virtual time after its crash, a new incarnation (empty lock table, fresh caches) that serves only once its "
-        + "old incarnation's recovery is over; its clients resume on it (lotus, lotus-si; needs --redo-log; "
-        + "default: never).")
+        + "old incarnation's recovery is over; its clients resume on it (lotus, lotus-si, rcc-calvin; "
+        + "needs --redo-log; with --explore, --crashes: each seed's crashed CN; default: never).")
     Duration crashRestartAfter;
 
     @Accepts(min = "0s")
@@ -572,11 +572,10 @@ public final class SimCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--explore runs perfect clocks: its replay commands do not "
                         + "carry --clock, --clock-spread or --clock-config");
                 }
-                if (crashRestartAfter != null) {
-                    // Its seeds' runs would drop it silently (exploreOptions does not carry it): refused by name.
-                    throw new IllegalArgumentException("--explore does not take --crash-restart-after: its seeds' "
-                        + "runs do not restart crashed CNs (run one restart with --crash-cn, --crash-at, "
-                        + "--crash-restart-after and --redo-log)");
+                if (crashRestartAfter != null && !crashes) {
+                    // Only crash seeds restart their crashed CN (exploreOptions): refused by name, not dropped.
+                    throw new IllegalArgumentException("--explore takes --crash-restart-after with --crashes only: "
+                        + "its seeds' runs crash no CN otherwise");
                 }
                 final boolean several = crashCns.size() > 1 && !crashes; // --crashes crashes them all at one time
                 if (!timeline.isZero() || several) {
@@ -798,6 +797,9 @@ public final class SimCommand implements Callable<Integer> {
                 .detectStagger(crashStagger.toNanos());
         } else if (crashes) { // --crash-cn picks the node; the time is still drawn from the seed
             Explorer.crash(o, crashCn(), crashDetect.toNanos());
+        }
+        if (crashes && crashRestartAfter != null) { // each crash seed's crashed CNs restarted that long after
+            o.faults().restartAfter(crashRestartAfter.toNanos());
         }
         if (crashMn >= 0) { // --crash-mn picks the memory node; the time is the CN crash's, or drawn from the seed
             Explorer.crashMemoryNode(o, crashMn, crashDetect.toNanos());

@@ -215,10 +215,10 @@ class SimCommandTest {
         final StringWriter err3 = new StringWriter();
         assertThat(run(new StringWriter(), err3, "sim", "--cns", "2", "--crash-cn", "5")).isEqualTo(2);
         assertThat(err3.toString()).contains("crash-cn=5");
-        final StringWriter errRestart = new StringWriter(); // the explorer's seeds would drop it silently
-        assertThat(run(new StringWriter(), errRestart, "sim", "--explore", "2", "--crashes", "--protocols", "lotus",
+        final StringWriter errRestart = new StringWriter(); // seeds without --crashes would drop it silently
+        assertThat(run(new StringWriter(), errRestart, "sim", "--explore", "2", "--protocols", "lotus",
             "--crash-restart-after", "1ms")).isEqualTo(2);
-        assertThat(errRestart.toString()).contains("--explore does not take --crash-restart-after");
+        assertThat(errRestart.toString()).contains("--explore takes --crash-restart-after with --crashes only");
         for (final String[] dropped : new String[][] {{"--crash-at", "50us"}, {"--crash-cn", "1"}}) {
             final StringWriter errDropped = new StringWriter(); // its seeds would drop it silently: refused
             assertThat(run(new StringWriter(), errDropped, "sim", "--explore", "2", "--cns", "2", dropped[0],

@@ -315,7 +315,9 @@ public final class Explorer {
             + " --crash-at " + crashTimes(o.faults()) + (o.faults().recover() ? " --crash-recover" : "")
             + (o.faults().recover() && o.faults().detectNs() != Faults.DEFAULT_DETECT_NS ? " --crash-detect "
             + micros(o.faults().detectNs()) : "")
-            + (o.faults().detectStaggerNs() > 0 ? " --crash-stagger " + micros(o.faults().detectStaggerNs()) : ""))
+            + (o.faults().detectStaggerNs() > 0 ? " --crash-stagger " + micros(o.faults().detectStaggerNs()) : "")
+            + (o.faults().restartAfterNs() >= 0 ? " --crash-restart-after " + micros(o.faults().restartAfterNs())
+            : ""))
             + (o.faults().crashMn() == Faults.NO_CRASH ? "" : " --crash-mn " + o.faults().crashMn()
             // One --crash-at for both crashes: crashMemoryNode takes the compute node's time when there is one.
             + (o.faults().crashCn() != Faults.NO_CRASH ? "" : " --crash-at " + exactMicros(o.faults().crashMnAtNs()))

@@ -86,6 +86,7 @@ final class CalvinInbox implements Bridge.Poller {
         this.knownConsumed = new long[nodes];
         this.reading = new boolean[nodes];
         this.dropped = new boolean[nodes];
+        this.rejoinedAt = new String[nodes];
         this.queued = new ArrayDeque[nodes];
         for (int i = 0; i < nodes; i++) {
             queued[i] = new ArrayDeque<>();
@@ -212,7 +213,7 @@ final class CalvinInbox implements Bridge.Poller {
 
     private Future<RemoteRegion> describe(final int to) {
         final UnsafeBuffer none = new UnsafeBuffer(new byte[0]);
-        return peers.call(names.get(to), 0, DESCRIBE, none, 0, 0).map(reply -> {
+        return peers.call(address(to), 0, DESCRIBE, none, 0, 0).map(reply -> {
             final CalvinWire.In in = new CalvinWire.In(reply.payload(), 0, reply.length());
             final long address = in.u64();
             final long length = in.u64();
@@ -282,7 +283,7 @@ final class CalvinInbox implements Bridge.Poller {
     }
 
     /**
-     * Restart (issue 18, step 3; not wired yet: {@code JOIN} is not built): polls {@code from}'s ring dry, its old
+     * Restart (issue 18, step 3; answered with {@code CalvinWire#JOIN}): polls {@code from}'s ring dry, its old
      * incarnation's late words dropped undelivered (fenced by then), and answers how many of {@code from}'s messages
      * this node consumed in all; the new incarnation's numbers go on from there ({@link #continueAt}).
      */
@@ -294,7 +295,7 @@ final class CalvinInbox implements Bridge.Poller {
     }
 
     /**
-     * Restart (issue 18, step 3; not wired yet): this node is a new incarnation, and {@code to} consumed {@code count}
+     * Restart (issue 18, step 3; from {@code JOIN}'s answer): this node is a new incarnation, and {@code to} consumed {@code count}
      * of its old incarnation's messages ({@link #drainDead} there): its next message to {@code to} is number
      * {@code count + 1}, in the slot after the old one's last, so {@code to}'s ring reads on as if nobody had died.
      */
@@ -305,6 +306,40 @@ final class CalvinInbox implements Bridge.Poller {
         }
         sent[to] = count;
         knownConsumed[to] = count;
+    }
+
+    /** Where node {@code to} is called: its rejoined incarnation's peer name once it rejoined, else its own. */
+    String address(final int to) {
+        final String rejoined = rejoinedAt[to];
+        return rejoined != null ? rejoined : names.get(to);
+    }
+
+    /** Peer names of rejoined incarnations, by node ({@link #rejoined}); null: the node's own. */
+    private final String[] rejoinedAt;
+
+    /**
+     * Restart (issue 18): node {@code to}'s new incarnation, at peer name {@code name}, rejoined: this node's ring
+     * there is a new one (its inbox is a new region, nothing of it consumed yet), so the count of messages sent to
+     * it and the count it last read start again at 0, what waited for the old incarnation's slots is gone with it,
+     * and where its inbox is is asked again (at {@code name}). Called once the old incarnation's ring here was
+     * drained ({@link #drainDead}).
+     */
+    void rejoined(final int to, final String name) {
+        if (!dropped[to]) {
+            throw new IllegalStateException("CALVIN node " + self + ": " + names.get(to) + " rejoins, but its old "
+                + "incarnation was not dropped here");
+        }
+        dropped[to] = false;
+        queued[to].clear();
+        sent[to] = 0;
+        knownConsumed[to] = 0;
+        remotes.remove(to);
+        rejoinedAt[to] = name;
+    }
+
+    /** Messages sent to {@code to} so far, and its count of consumed last read (tests). */
+    long[] sentTo(final int to) {
+        return new long[] {sent[to], knownConsumed[to]};
     }
 
     // ------------------------------------------------------------------------------------------------ the ring

@@ -28,6 +28,14 @@ public final class CalvinModule implements ProtocolModule {
      */
     public static final String FORCE_DEAD_DECIDED_CHECK = "calvin.test.forceDeadDecidedCheck";
     /**
+     * Test hook: with a map at this key of a run's compute-node shared map (transaction id to a set of places), each
+     * node's scheduler adds where in the total order it queued a part of a transaction ({@code orderTs(epoch, sender,
+     * 0)}): one total order means one place per transaction, whichever nodes queued parts of it.
+     */
+    public static final String SCHEDULED_AT = "calvin.scheduledAt";
+    /** The key, in a run's compute-node shared map, of the epoch each restarted node rejoined at (a map by node). */
+    public static final String JOINED_AT = "calvin.joinedAt";
+    /**
      * OLLP's restart: a record a transaction's reconnaissance read had changed when its sequenced run got its locks
      * (nothing written; retried, reconnoitred again).
      */
@@ -166,6 +174,19 @@ public final class CalvinModule implements ProtocolModule {
             }
         }
         return null;
+    }
+
+    /**
+     * The simulator restarts a crashed node ({@code --crash-restart-after}): its new incarnation rejoins the total order
+     * ({@code CalvinNode#join}: every survivor took its old one over, agrees on its first epoch and drains its old
+     * rings), owns no partition (its old ones stay with their successor) and sequences its clients' transactions from
+     * its first epoch on. With {@code log=off} no crash is survived at all ({@link #crashRefusal}). Cluster nodes
+     * refuse a restart apart: at the new incarnation's start ({@code CalvinNode}) and in chaos
+     * ({@link #clusterComputeNodeFaultRefusal}).
+     */
+    @Override
+    public String restartRefusal(final Protocol protocol) {
+        return crashRefusal(protocol);
     }
 
     @Override

@@ -204,6 +204,15 @@ final class CalvinNode {
     private long deadLogRecords;
     /** Nodes that died and whose epochs and transactions this node took over ({@link #peerDied}). */
     private final java.util.Set<Integer> deadNodes = new java.util.TreeSet<>();
+    /**
+     * Restart (issue 18): dead nodes whose new incarnation rejoined here ({@link #onJoin}), each with this node's rejoin
+     * floor: a transaction of such a node of an epoch at or below it is its old incarnation's (decided from its log),
+     * one above it the new one's; a message of it consumed after the join is the new one's (the old one's ring was
+     * drained then, its RPC calls come under the old peer name, {@link #fromDead}).
+     */
+    private final Map<Integer, Long> rejoined = new HashMap<>();
+    /** This node is a restarted incarnation not in the total order yet: it sequences nothing until {@link #join}. */
+    private boolean joining;
     /** Nodes whose death this node is taking over (reading their logs): nothing more is sent to them. */
     private final java.util.Set<Integer> dying = new java.util.TreeSet<>();
     /** The decisions of dead nodes' transactions, from their input logs, by transaction id. */
@@ -299,6 +308,11 @@ final class CalvinNode {
      */
     @SuppressWarnings("unchecked")
     private void peerDied(final int dead, final String incarnation) {
+        if (rejoined.containsKey(dead)) {
+            home.giveUp("CALVIN node " + names.get(dead) + " died again after its new incarnation rejoined: the "
+                + "take-over of a rejoined incarnation is not built (issue 18)");
+            return;
+        }
         if (dead == index || deadNodes.contains(dead) || dying.contains(dead)) {
             return;
         }
@@ -323,6 +337,155 @@ final class CalvinNode {
                     takeOver(dead, ar.result());
                 }
             });
+    }
+
+    /**
+     * Whether {@code p}'s executor {@code node} is an incarnation this node took over: dead, and either not rejoined or
+     * {@code p} of an epoch at or below the floor this node gave its new incarnation (above it only the new one
+     * sequences: its catch-up batches are empty, {@link Epochs#joinAt}).
+     */
+    private boolean oldIncarnation(final int node, final Part p) {
+        if (!deadNodes.contains(node)) {
+            return false;
+        }
+        final Long floor = rejoined.get(node);
+        final long epoch = p.epoch >= 0 ? p.epoch : p.orderTs != 0 ? CalvinProtocol.epochOf(p.orderTs) : -1;
+        return floor == null || epoch <= floor;
+    }
+
+    // ------------------------------------------------------------------------------------------------ a restart
+
+    /** How long apart a restarted incarnation asks a live node again to let it in ({@link CalvinWire#JOIN_NOT_YET}). */
+    static final long JOIN_RETRY_NS = 20_000;
+    /** How many times it asks each live node before it gives the run up (10 ms of virtual time). */
+    static final int JOIN_ATTEMPTS = 500;
+
+    /**
+     * Restart (issue 18): this node is a new incarnation. It asks every live node to let it in ({@link CalvinWire#JOIN},
+     * asked again while that node has not taken its old incarnation over), then enters the total order at the epoch
+     * the answers fix ({@link #joined}). Home loop.
+     */
+    private void join() {
+        final long[] floors = new long[nodes];
+        final long[] consumed = new long[nodes];
+        final boolean[] overRpc = new boolean[1];
+        final List<Future<Void>> asked = new ArrayList<>();
+        for (int i = 0; i < nodes; i++) {
+            if (i != index) {
+                final io.vertx.core.Promise<Void> answered = io.vertx.core.Promise.promise();
+                askJoin(i, JOIN_ATTEMPTS, floors, consumed, overRpc, answered);
+                asked.add(answered.future());
+            }
+        }
+        Future.all(asked).onComplete(ar -> {
+            if (ar.failed()) {
+                home.giveUp("CALVIN node " + names.get(index) + " restarted and could not rejoin the total order: "
+                    + ar.cause().getMessage());
+            } else {
+                joined(floors, consumed, overRpc[0]);
+            }
+        });
+    }
+
+    private void askJoin(final int i, final int attemptsLeft, final long[] floors, final long[] consumed,
+                         final boolean[] overRpc, final io.vertx.core.Promise<Void> answered) {
+        final UnsafeBuffer me = new CalvinWire.Out().u16(index).done();
+        peers.call(names.get(i), 0, CalvinWire.JOIN, me, 0, me.capacity()).onComplete(ar -> {
+            if (ar.succeeded()) {
+                final CalvinWire.In in = new CalvinWire.In(ar.result().payload(), 0, ar.result().length());
+                floors[i] = in.u64();
+                consumed[i] = in.u64();
+                overRpc[0] |= in.u8() != 0;
+                answered.complete();
+            } else if (String.valueOf(ar.cause().getMessage()).contains(CalvinWire.JOIN_NOT_YET) && attemptsLeft > 1) {
+                home.timers().after(JOIN_RETRY_NS).onComplete(v -> askJoin(i, attemptsLeft - 1, floors, consumed,
+                    overRpc, answered));
+            } else {
+                answered.fail(names.get(i) + " answered JOIN with: " + ar.cause().getMessage());
+            }
+        });
+    }
+
+    /**
+     * Every live node let this new incarnation in ({@code floors}, {@code consumed} by node; {@code overRpc}: the form
+     * they run): its rings there go on where its old incarnation's stopped, its old partitions stay with their
+     * successor (its parts for them routed there, as every survivor routes them), its first epoch is one above the
+     * largest floor, each node gets its empty batches above that node's floor before it, and its clients' transactions
+     * are sequenced from then on.
+     */
+    @SuppressWarnings("unchecked")
+    private void joined(final long[] floors, final long[] consumed, final boolean overRpc) {
+        for (int i = 0; i < nodes; i++) {
+            if (i != index) {
+                inbox.continueAt(i, consumed[i]);
+            }
+        }
+        rpc = overRpc;
+        if (partitionsOf(index) != null) {
+            routedHome = index;
+            routedTo = Takeover.successor(index, java.util.Set.of(index), nodes);
+        }
+        final long[] range = epochs.joinAt(index, floors);
+        for (long e = range[0]; e <= range[1]; e++) {
+            for (int j = 0; j < nodes; j++) {
+                if (j != index && epochs.sendsTo(j, e)) {
+                    for (final UnsafeBuffer chunk : CalvinWire.batch(e, index, epochs.completed(), List.of(),
+                        maxPayload())) {
+                        send(j, CalvinWire.BATCH, chunk);
+                    }
+                }
+            }
+        }
+        joining = false;
+        if (shared != null) { // a test's view: the epoch each restarted node entered the total order at
+            ((Map<Integer, Long>) shared.computeIfAbsent(CalvinModule.JOINED_AT, k -> new java.util.concurrent.ConcurrentHashMap<
+                Integer, Long>())).put(index, epochs.joinedAt());
+        }
+        if (epochs.behind()) {
+            closeWindow();
+        } else {
+            maybeOpenWindow();
+            schedule();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void scheduledAt(final long id, final long place) {
+        if (shared != null && shared.get(CalvinModule.SCHEDULED_AT) instanceof Map<?, ?> map) {
+            ((Map<Long, java.util.Set<Long>>) map).computeIfAbsent(id, k -> java.util.concurrent.ConcurrentHashMap
+                .newKeySet()).add(place);
+        }
+    }
+
+    /**
+     * A dead node's new incarnation asks to rejoin ({@link CalvinWire#JOIN}): once this node took its old incarnation
+     * over, it answers its rejoin floor ({@link Epochs#rejoinFloor}), drains the old incarnation's inbox ring and
+     * answers how many of its messages it consumed, and from now on sends to the new incarnation's peer name on a new
+     * ring. Home loop.
+     */
+    private void onJoin(final RpcRequest request, final RpcResponder responder) {
+        final int from = CalvinWire.In.of(request).u16();
+        if (from < 0 || from >= nodes || from == index) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, "CALVIN JOIN from node " + from + " of " + nodes
+                + " at " + names.get(index));
+            return;
+        }
+        if (!deadNodes.contains(from)) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, names.get(from) + "'s old incarnation is "
+                + CalvinWire.JOIN_NOT_YET + " (" + names.get(index) + ")");
+            return;
+        }
+        final long floor;
+        try {
+            floor = epochs.rejoinFloor(from);
+        } catch (final RuntimeException e) {
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, e.getMessage());
+            return;
+        }
+        final long consumed = inbox.drainDead(from);
+        inbox.rejoined(from, request.client());
+        rejoined.put(from, floor);
+        responder.reply(new CalvinWire.Out().u64(floor).u64(consumed).u8(rpc ? 1 : 0).done());
     }
 
     /** The nodes that died or are dying (their logs read or being read). */
@@ -634,7 +797,10 @@ final class CalvinNode {
             } else if (r != null && r.getKey() < frontier) {
                 routed.pollFirstEntry();
                 for (final Decl decl : r.getValue()) {
-                    enqueue(new Part(decl, adopted));
+                    final Part p = new Part(decl, adopted);
+                    p.epoch = CalvinProtocol.epochOf(r.getKey());
+                    scheduledAt(decl.id(), r.getKey());
+                    enqueue(p);
                 }
             } else {
                 return;
@@ -743,6 +909,8 @@ final class CalvinNode {
         final Sched sched;
         /** Rebuilt by a take-over from before the death: its place in the order (0: not rebuilt). */
         long orderTs;
+        /** Its epoch, where it was queued from a complete one (-1: rebuilt, {@link #orderTs} says). */
+        long epoch = -1;
         /** Rebuilt: the keys whose records its executor still waits for (null: all). */
         java.util.Set<Key> missing;
         /** In a taken-over scheduler: the writes its executor sent it (null: none yet), applied once it is read. */
@@ -790,6 +958,7 @@ final class CalvinNode {
         peers.handle(CalvinWire.WRITE, this::onWrite);
         peers.handle(CalvinWire.TAKEN_WRITE, this::onTakenWrite);
         peers.handle(CalvinWire.OWED, this::onOwed);
+        peers.handle(CalvinWire.JOIN, this::onJoin);
         this.inbox = new CalvinInbox(peers, names, index);
         this.separateProcesses = context.separateProcesses();
         if (separateProcesses) {
@@ -811,6 +980,7 @@ final class CalvinNode {
                 }
             });
         }
+        this.joining = context.awaitsOwnRecovery(); // the simulator's restart: it joins the total order first
         endOfRunCheck(context);
     }
 
@@ -869,6 +1039,14 @@ final class CalvinNode {
             return; // a host that shares nothing checks nothing
         }
         shared = context.shared();
+        if (joining) { // the old incarnation's hooks: its loops are gone, what it held is taken over
+            if (shared.get("run.peerDied") instanceof List<?> died) {
+                died.removeIf(e -> e instanceof Map.Entry<?, ?> m && Integer.valueOf(index).equals(m.getKey()));
+            }
+            if (checks instanceof List<?> list) {
+                list.removeIf(e -> e instanceof Map.Entry<?, ?> m && Integer.valueOf(index).equals(m.getKey()));
+            }
+        }
         if (shared.get("run.peerDied") instanceof List<?> died) { // a host that tells of a dead node (the simulator)
             ((List<Map.Entry<Integer, java.util.function.IntConsumer>>) died).add(Map.entry(index, this::peerDied));
         }
@@ -916,6 +1094,9 @@ final class CalvinNode {
             home = runtime;
             homeExecutor = executor;
             inbox.start(runtime, this::onMessage, this::peerFailed);
+            if (joining) {
+                executor.execute(this::join);
+            }
             if (separateProcesses) {
                 // Cluster nodes: peers start at their own pace and a ring's opening may time out under load, so where
                 // each peer's inbox is is asked again until it answers (no message is lost meanwhile: none is sent
@@ -980,6 +1161,9 @@ final class CalvinNode {
     }
 
     private void maybeOpenWindow() {
+        if (joining) {
+            return; // a restarted incarnation's clients wait until it is in the total order (join)
+        }
         if (epochs.openWindow(!pending.isEmpty())) {
             final long generation = ++windows;
             home.timers().after(epochNs).onComplete(v -> {
@@ -1052,6 +1236,13 @@ final class CalvinNode {
         }
         for (int d = 0; d < nodes; d++) {
             if (deadNodes.contains(d) || dying.contains(d)) {
+                if (rejoined.containsKey(d)) { // its new incarnation: an empty batch (it owns no partition now)
+                    dispatched++;
+                    for (final UnsafeBuffer chunk : CalvinWire.batch(epoch, index, epochs.completed(), List.of(),
+                        maxPayload())) {
+                        send(d, CalvinWire.BATCH, chunk);
+                    }
+                }
                 if (byNode.get(d).isEmpty()) {
                     continue; // empty unless it owned keys, which its successor takes over
                 }
@@ -1070,7 +1261,13 @@ final class CalvinNode {
                 }
                 continue;
             }
-            if (d == index) {
+            if (d == index && routedHome == index) { // restarted: its old partitions stay with their successor
+                final Map<Long, Sent> to = sent.computeIfAbsent(d, k -> new HashMap<>());
+                for (final Decl decl : byNode.get(d)) { // rides in the successor's batch (below)
+                    to.put(decl.id(), new Sent(orderOf.getOrDefault(decl.id(), 0L), decl));
+                }
+                epochs.receive(index, epoch, List.of());
+            } else if (d == index) {
                 epochs.receive(index, epoch, byNode.get(d));
             } else {
                 if (!byNode.get(d).isEmpty()) {
@@ -1125,7 +1322,7 @@ final class CalvinNode {
     /** A message of the one-sided form, noticed in this node's inbox. Home loop. */
     private void onMessage(final int from, final int type, final CalvinWire.In in) {
         rpc = false;
-        if (deadNodes.contains(from)) {
+        if (deadNodes.contains(from) && !rejoined.containsKey(from)) {
             return; // landed before its fence, polled after the take-over: its log has what it said (its batches whole,
             // its transactions decided), and it waits for no answer
         }
@@ -1161,7 +1358,7 @@ final class CalvinNode {
         final int from = in.u16();
         final int chunk = in.u16();
         final int chunks = in.u16();
-        if (deadNodes.contains(from)) {
+        if (deadNodes.contains(from) && !rejoined.containsKey(from)) {
             answer.run(); // a dead node's call handled after the take-over: its epochs came whole from its log
             return;
         }
@@ -1196,6 +1393,9 @@ final class CalvinNode {
             }
         }
         epochs.receive(from, epoch, txns);
+        if (joining) {
+            return; // kept (or dropped at the join, below its first epoch): nothing sequenced before it
+        }
         if (epochs.behind()) {
             closeWindow(); // another node ended the epoch: end it here too (schedules)
         } else {
@@ -1208,14 +1408,14 @@ final class CalvinNode {
      * failure is fatal to the run (nothing retries it).
      */
     private void send(final int d, final int type, final UnsafeBuffer payload) {
-        if (deadNodes.contains(d) || dying.contains(d)) {
+        if ((deadNodes.contains(d) || dying.contains(d)) && !rejoined.containsKey(d)) {
             return; // dead: what it would have been told, it no longer needs
         }
         if (!rpc) {
             inbox.send(d, type, payload);
             return;
         }
-        peers.call(names.get(d), 0, type, payload, 0, payload.capacity()).onFailure(e -> peerFailed(d,
+        peers.call(inbox.address(d), 0, type, payload, 0, payload.capacity()).onFailure(e -> peerFailed(d,
             "CALVIN message 0x" + Integer.toHexString(type) + " to " + names.get(d) + " failed: " + e));
     }
 
@@ -1224,9 +1424,13 @@ final class CalvinNode {
     /** Queues the lock requests of every complete epoch, in the total order. */
     private void schedule() {
         for (List<List<Decl>> epoch = epochs.nextComplete(); epoch != null; epoch = epochs.nextComplete()) {
-            for (final List<Decl> batch : epoch) {
+            for (int from = 0; from < epoch.size(); from++) {
+                final List<Decl> batch = epoch.get(from);
                 for (final Decl decl : batch) {
-                    enqueue(new Part(decl, mine));
+                    final Part p = new Part(decl, mine);
+                    p.epoch = epochs.completed();
+                    scheduledAt(decl.id(), CalvinProtocol.orderTs(p.epoch, from, 0));
+                    enqueue(p);
                 }
             }
         }
@@ -1303,8 +1507,8 @@ final class CalvinNode {
             if (!p.active) {
                 release(p); // a passive participant is done once its records are read
             }
-            if (deadNodes.contains(executor) || dying.contains(executor)) {
-                if (p.active && deadNodes.contains(executor)) {
+            if (oldIncarnation(executor, p) || dying.contains(executor)) {
+                if (p.active && oldIncarnation(executor, p)) {
                     decideDead(p); // its executor died: its decision record says whether to write
                 }
                 return; // its executor is dying: decided once its log is read (takeOver)
@@ -1359,10 +1563,10 @@ final class CalvinNode {
      */
     private void readyAdopted(final Part p, final List<Record> out) {
         final int executor = p.decl.origin();
-        if (deadNodes.contains(executor) || dying.contains(executor)) {
+        if (oldIncarnation(executor, p) || dying.contains(executor)) {
             if (!p.active) {
                 release(p);
-            } else if (deadNodes.contains(executor)) {
+            } else if (oldIncarnation(executor, p)) {
                 decideDead(p);
             } // else its executor is dying: decided once its log is read (executorDiedDuringTakeover)
             return;
@@ -1533,11 +1737,11 @@ final class CalvinNode {
         final List<Future<?>> done = new ArrayList<>();
         for (final int d : active) {
             final List<Write> w = writes.getOrDefault(d, List.of());
-            if (d == index) {
+            if (d == index && routedHome != index) {
                 done.add(applyWrites(mine, txn.id(), commitTs, w));
             } else if (adopted != null && adopted.home == d) {
                 done.add(writeTakenOver(txn.id(), commitTs, w)); // a dead owner's partitions, taken over here
-            } else if (routedHome == d) { // a dead owner's partitions, taken over by its successor
+            } else if (routedHome == d) { // (a restarted node's own old partitions too) // a dead owner's partitions, taken over by its successor
                 final Sent s = sent.computeIfAbsent(d, k -> new HashMap<>()).computeIfAbsent(txn.id(),
                     id -> new Sent(commitTs, null));
                 s.commitTs = commitTs;

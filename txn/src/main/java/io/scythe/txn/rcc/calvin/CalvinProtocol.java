@@ -49,6 +49,11 @@ public final class CalvinProtocol implements Protocol {
         return (epoch + 1) << 32 | (long) node << 20 | position;
     }
 
+    /** The epoch of place {@code orderTs} in the total order ({@link #orderTs}). */
+    static long epochOf(final long orderTs) {
+        return (orderTs >>> 32) - 1;
+    }
+
     @Override
     public String name() {
         return name;

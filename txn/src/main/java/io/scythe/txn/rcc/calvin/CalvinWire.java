@@ -45,6 +45,16 @@ final class CalvinWire {
      * large for one message in several of the same id, adjacent. Empty (one chunk of none) when it owes nothing.
      */
     static final int OWED = 0x5C07;
+    /**
+     * Restart (issue 18): a dead node's new incarnation asks a live node to let it into the total order again (an
+     * RPC, empty; the caller's peer name is the new incarnation's). Answered, once that node took the old incarnation
+     * over, {@code floor u64, consumed u64, rpc u8}: its rejoin floor ({@link Epochs#rejoinFloor}), how many of the
+     * old incarnation's one-sided messages it consumed ({@link CalvinInbox#drainDead}) and whether it runs the RPC
+     * form; failed with {@link #JOIN_NOT_YET} while the take-over is not over there (the joiner asks again).
+     */
+    static final int JOIN = 0x5C08;
+    /** {@link #JOIN}'s failure while the old incarnation is not taken over at the node asked: asked again. */
+    static final String JOIN_NOT_YET = "not taken over here yet";
 
     static final byte FOUND = 0;
     static final byte ABSENT = 1;
