@@ -370,16 +370,20 @@ abstract class LatchTxn extends OneSidedTxn {
      * TO: each key the inserts revived (latched by {@link #insertions}, not in {@code written}) checked as a write, and
      * so is each object they created but a mark: the memory node's INSERT revives a tombstone in place, its
      * {@code rts} and {@code wts} kept (sel-to phantom seeds 13, 19, 29, 47, 51, 95 of 100: a newer transaction read
-     * the tombstone as absent, raising its {@code rts}, and an older one's INSERT revived it unchecked: G2).
+     * the tombstone as absent, raising its {@code rts}, and an older one's INSERT revived it unchecked: G2). A mark's
+     * own INSERT may revive a tombstone too: its locate answers from this attempt's absent reads, so a key inserted and
+     * deleted since it was read absent is not seen in the index; a {@code wts} past {@code ts} there means versions
+     * this attempt may have had to read (an insert at or below {@code ts} deleted after it): the mark aborts as a read
+     * too late (review of sel-to: T1 at 10 reads k absent, T_a at 5 inserts k and writes x, T_b at 20 deletes k, T1
+     * reads x and commits: a cycle T_a -> T1 -> T_a). A tombstone written at or below {@code ts} is what T1 reads.
      */
     private Future<Void> revivalsChecked(final List<Access> written, final long ts) {
         if (mode == Mode.TO) {
             for (final Access a : accesses) {
-                if (a.dirty && !written.contains(a) || created(a) && !marker(a)) {
-                    final AbortException late = writeLate(a, ts);
-                    if (late != null) {
-                        return Future.failedFuture(late);
-                    }
+                final AbortException late = a.dirty && !written.contains(a) || created(a) && !marker(a)
+                    ? writeLate(a, ts) : marker(a) ? readLate(a, wts(a), ts) : null;
+                if (late != null) {
+                    return Future.failedFuture(late);
                 }
             }
         }

@@ -16,8 +16,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Two-phase locking, no wait, on SEL latches released eagerly (the SEL baseline of SELCC §7): every object is a line
- * whose latch word is the header's protocol word (package doc).
+ * Transactions on SEL latches released eagerly (the SEL baseline of SELCC §7): every object is a line whose latch word
+ * is the header's protocol word (package doc). Three modes: {@code sel-2pl} (below), and {@code sel-occ} and
+ * {@code sel-to}, whose reads latch a line only for the moment of their READ (OCC Shared, TO Exclusive with its
+ * {@code rts} raise) and whose commit runs {@link LatchTxn}'s optimistic commit (package doc); those reads wait a
+ * bounded number of rounds for a line latched by another flow of the loop or another participant
+ * ({@link #LOCAL_TRIES}), unlike 2PL's. Two-phase locking, no wait:
  * <ol>
  *   <li>A read takes Shared: FAA {@code +bit(p)} and the READ of the object in one doorbell; an exclusive holder
  *       in the word the FAA returned means the attempt aborts (no wait) after undoing its bit with FAA
@@ -30,7 +34,7 @@ import java.util.List;
  *       counter the history checker orders writes by), then the FAA releases, X by {@code -(p, 0)} and S by
  *       {@code -bit(p)}, on the same QP after the WRITEs.</li>
  * </ol>
- * Every conflict, local or global, aborts at once (no wait), with one exception: latching an object the attempt's
+ * Under 2PL every conflict, local or global, aborts at once (no wait), with one exception: latching an object the attempt's
  * own INSERT just created retries (up to {@link #CREATED_TRIES} times the resend interval, holding its other latches)
  * while a reader's momentary S bit goes away. Inserts and deletes as in every SELCC protocol
  * ({@link LatchTxn#insertions}: keys in the index latched and revived, missing ones created CAS-locked by the memory
@@ -631,7 +635,9 @@ public final class Sel2plTxn extends LatchTxn {
      * holder, TO's any holder) by another participant, tries again {@link #LOCAL_WAIT_NS} later, at most
      * {@link #LOCAL_TRIES} rounds: a latch taken for a moment or by a commit is free again within a few round trips.
      * SELCC's reads wait too in the same state (an attempt holding nothing waits for its invalidations' answers); OCC's
-     * validation does not ({@code readAgain}: its commit holds its writes). Locally: on SEL each thread would be a
+     * validation ({@code readAgain}, its commit holding its writes) waits only for another flow of this loop, not for
+     * another participant's Exclusive latch (two flows validating each other's written lines both abort after
+     * {@link #LOCAL_TRIES} rounds). Locally: on SEL each thread would be a
      * participant of its own, and two momentary Shared latches would not meet; here a loop's flows share one reader
      * bit, which cannot be added twice (the FAA would carry into the next participant's). Aborting at once instead
      * refused nearly every TPC-C attempt (1 warehouse, 2 CNs x 2 loops x 8 clients: sel-occ 4 commits and 760 LOCKED

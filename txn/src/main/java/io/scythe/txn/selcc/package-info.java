@@ -86,7 +86,9 @@
  *       each version; TO's marks are buried with their {@code rts} and released before the write-back. A read holds
  *       nothing while the attempt executes, so a line latched by another flow of the loop (they share one reader
  *       bit) or by another participant (OCC: Exclusive; TO: any) is tried again 1 us later, at most 64 rounds, as
- *       SELCC's reads wait in the same state; OCC's validation never waits.</li>
+ *       SELCC's reads wait in the same state; OCC's validation waits only for another flow of its own loop (the same
+ *       bounded rounds, while its commit holds its writes: two flows validating each other's written lines both
+ *       abort after them), never for another participant's Exclusive latch (it aborts at once).</li>
  * </ul>
  *
  * <p><b>GCL API and the B-link tree.</b> {@link io.scythe.txn.selcc.GclRegion}: every memory node's table

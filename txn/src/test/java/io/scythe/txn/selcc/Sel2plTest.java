@@ -350,4 +350,28 @@ class Sel2plTest {
         assertThat(latch(41)).isEqualTo(LatchWord.FREE);
         noLocalLatches();
     }
+    /**
+     * A mark's own INSERT revives a tombstone in place: a key read absent, then inserted and deleted by newer
+     * transactions before this one commits, was written after its timestamp: the mark aborts (review of sel-to: the
+     * cycle T_a -> T1 -> T_a through the absent key).
+     */
+    @Test
+    void toShouldRefuseAMarkWhoseKeyWasInsertedAndDeletedSinceItWasReadAbsent() throws Exception {
+        timestampZeroTaken();
+        final Txn reader = begin(SelccModule.SEL_TO, p1);
+        assertThatThrownBy(() -> on(() -> reader.read(T, 41))).isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        on(() -> reader.read(T, 13));
+        final Txn inserter = begin(SelccModule.SEL_TO, p2);
+        on(() -> inserter.read(T, 14));
+        inserter.insert(T, 41, value(1), 0, 8);
+        on(inserter::commit);
+        final Txn deleter = begin(SelccModule.SEL_TO, p2);
+        on(() -> deleter.read(T, 41));
+        deleter.delete(T, 41);
+        on(deleter::commit);
+        assertAborts(reader::commit, AbortReason.VALIDATION, "was written at");
+        on(reader::abort);
+        assertThat(latch(41)).isEqualTo(LatchWord.FREE);
+        noLocalLatches();
+    }
 }
