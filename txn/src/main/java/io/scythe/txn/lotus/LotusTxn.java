@@ -40,8 +40,10 @@ import java.util.Set;
  *       cache-line versions.</li>
  *   <li>Commit: keys written but only read-locked are upgraded (under SI a key read lock-free is read again under
  *       its write lock: first committer wins); the new records and cells are written INVISIBLE to the primary and its
- *       backups; T_commit; the redo record and the home value (write-back); the cells' versions set to T_commit
- *       (visible); the locks released, returning before the remote releases are answered.</li>
+ *       backups, and the redo record to the log, in one round trip; T_commit; the cells' versions set to T_commit
+ *       (visible) and the homes' version words (write-back); the locks released, returning before the remote
+ *       releases are answered. The record decides nothing: the commit happens at its first visible write, and
+ *       recovery finishes a record only where a copy shows one, else clears its INVISIBLE cells.</li>
  * </ol>
  * A transaction declared read-only takes no lock: it reads at T_start and aborts on an INVISIBLE or torn version.
  * No RDMA CAS or FAA on this path: memory nodes see READs and WRITEs only. Inserts lock their key and index bucket
