@@ -151,8 +151,9 @@ class LotusCvtSimTest extends SimVertxTest {
     }
 
     /**
-     * A coordinator dies after its redo record is durable and before its visible write (the fault point
-     * {@code afterRedo} holds its move of 1 from checking 1 to checking 2 there; cn1 then crashes): recovery finishes
+     * A coordinator dies after its first visible write landed and before the rest (its move of 1 from checking 1 to
+     * checking 2: the first write-back batch passes, the others are held; cn1 then crashes): recovery finds the visible
+     * cell, so the commit happened, and finishes
      * the home values from the redo record and makes the move's INVISIBLE cells visible at its T_commit, on the primary
      * and every backup, before the survivors free its locks. Afterwards (a) no CVT copy of the two keys has an
      * INVISIBLE cell left, (b) lock-free read-only transactions commit and see the recovered move, and the writers
