@@ -488,7 +488,11 @@ public final class CnRecovery {
             for (final Entry e : parsed) {
                 final Catalog.Serving serving = runtime.catalog().servingOf(e.node, e.tableId);
                 undone.add(kind.undo(runtime, serving.partition(),
-                    serving.servingPointers(e.pointer, e.backupPointers)));
+                    serving.servingPointers(e.pointer, e.backupPointers)).onFailure(f -> {
+                        if (inDoubt == null && mayStillLand(f)) {
+                            inDoubt = f; // a clearing WRITE that may still land: handed over, as an entry's
+                        }
+                    }));
             }
             return Future.join(undone).mapEmpty();
         });
