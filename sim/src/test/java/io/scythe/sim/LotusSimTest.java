@@ -423,10 +423,12 @@ class LotusSimTest extends SimVertxTest {
      * record), was made visible at the ABANDON's version by the next locked read settling its INVISIBLE cell (a G1a);
      * an insert's cell is now made visible only over a live, unlocked home; cleared instead, it left a CVT with no
      * valid cell, which every read then refused (1.37M events, abort rate 0.998) until the home answers it (absent):
-     * 51K events. Both seeds failed before the fix.
+     * 51K events. Both seeds failed before the fix. Since the redo record goes with the INVISIBLE writes, before
+     * T_commit (lotuslog), seed 65's crash comes after that Claim's write-back landed: recovery finds it committed
+     * (already done, 1 recovered) and abandons no insert, so this row no longer reaches the settling it was for.
      */
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource({"TPCC,52,2,0", "PHANTOM,65,0,1"})
+    @org.junit.jupiter.params.provider.CsvSource({"TPCC,52,2,0", "PHANTOM,65,1,0"})
     void shouldKeepInsertsAtomicAcrossACrashUnderSnapshotIsolation(final Explorer.Workload workload, final long seed,
                                                                    final int recovered, final int abandoned)
         throws Exception {

@@ -66,4 +66,35 @@ public final class LotusLockKind implements LockKind {
                                                 final long[] backupPointers, final long token, final long version) {
         return LotusTxn.recoverCells(runtime, partition, pointer, backupPointers, token, version);
     }
+
+    /** Lotus logs before T_commit (lotus.md §2.4): its records carry version 0 and are decided by the CVT cells. */
+    @Override
+    public boolean decidedByData() {
+        return true;
+    }
+
+    /**
+     * The entry of a record logged before T_commit carries {@code versionAfter(0, readVersion)}, the read version + 1;
+     * the write-back installs {@code versionAfter(T_commit, readVersion)}: the larger of the two.
+     */
+    @Override
+    public long token(final long entryToken, final long version) {
+        return Math.max(entryToken, version);
+    }
+
+    /** A cell of this commit made visible on some copy ({@link LotusTxn#committedVersion}). */
+    @Override
+    public io.vertx.core.Future<Long> committedVersion(final io.scythe.txn.TxnRuntime runtime,
+                                                      final io.scythe.txn.Catalog.Partition partition,
+                                                      final long[] pointers, final int op, final long entryToken) {
+        return LotusTxn.committedVersion(runtime, partition, pointers,
+            (op & io.scythe.txn.recovery.RedoRecordDescriptor.OP_INSERTED) != 0, entryToken);
+    }
+
+    /** Its INVISIBLE cells cleared on every copy ({@link LotusTxn#undoCells}). */
+    @Override
+    public io.vertx.core.Future<Void> undo(final io.scythe.txn.TxnRuntime runtime,
+                                           final io.scythe.txn.Catalog.Partition partition, final long[] pointers) {
+        return LotusTxn.undoCells(runtime, partition, pointers);
+    }
 }

@@ -40,8 +40,10 @@ import java.util.Set;
  *       cache-line versions.</li>
  *   <li>Commit: keys written but only read-locked are upgraded (under SI a key read lock-free is read again under
  *       its write lock: first committer wins); the new records and cells are written INVISIBLE to the primary and its
- *       backups; T_commit; the redo record and the home value (write-back); the cells' versions set to T_commit
- *       (visible); the locks released, returning before the remote releases are answered.</li>
+ *       backups, and the redo record to the log, in one round trip; T_commit; the cells' versions set to T_commit
+ *       (visible) and the homes' version words (write-back); the locks released, returning before the remote
+ *       releases are answered. The record decides nothing: the commit happens at its first visible write, and
+ *       recovery finishes a record only where a copy shows one, else clears its INVISIBLE cells.</li>
  * </ol>
  * A transaction declared read-only takes no lock: it reads at T_start and aborts on an INVISIBLE or torn version.
  * No RDMA CAS or FAA on this path: memory nodes see READs and WRITEs only. Inserts lock their key and index bucket
@@ -728,7 +730,7 @@ final class LotusTxn extends OneSidedTxn {
                 .compose(v -> recheckUnlocked())
                 .compose(v -> installInserts(Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })))
             .compose(v -> start()) // an attempt that only inserted has not asked for it yet
-            .compose(v -> staged(Stage.WRITE_BACK, writeInvisible()))
+            .compose(v -> staged(Stage.WRITE_BACK, logWithInvisible()))
             .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next()))
             .compose(commitTs -> {
                 if (doomed != null) {
@@ -818,6 +820,27 @@ final class LotusTxn extends OneSidedTxn {
                 node.ended(this, runtime.timers().nowNs() - begun);
                 return commitTs;
             }).onFailure(e -> forgetWritten()));
+    }
+
+    /**
+     * Commit step 1 (lotus.md §2.4): the INVISIBLE writes and the redo record, in the same round trip, before T_commit
+     * ({@code OneSidedTxn#logAhead}: version 0, each entry's token its read version + 1). The record decides nothing:
+     * the commit happens at its first visible write, and recovery finishes a record only where a copy shows one
+     * ({@link LotusLockKind#committedVersion}), else clears its INVISIBLE cells. A record whose WRITE failed and may
+     * have landed gives the attempt up to recovery (under its locks); an attempt that aborts after its record was
+     * logged withdraws it first ({@link #abort}).
+     */
+    private Future<Void> logWithInvisible() {
+        final Future<Void> invisible = writeInvisible();
+        final Future<io.scythe.txn.recovery.RedoLog.Appended> logged = logAhead();
+        return Future.join(invisible, logged).transform(ar -> {
+            if (logged.failed() && logged.cause() instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException) {
+                return giveUpInDoubt("its redo record's WRITE failed before T_commit and may have landed",
+                    logged.cause());
+            }
+            return ar.failed() ? Future.failedFuture(invisible.failed() ? invisible.cause() : logged.cause())
+                : Future.<Void>succeededFuture();
+        });
     }
 
     /**
@@ -1093,6 +1116,102 @@ final class LotusTxn extends OneSidedTxn {
     }
 
     /**
+     * Recovery of a record logged before T_commit ({@link LotusLockKind#decidedByData}): the version this commit made
+     * visible on some copy of the object at {@code pointers} (primary first, 0: a copy not known) of
+     * {@code partition}, or 0. Under the dead coordinator's locks nobody else wrote the CVT since it read it, and it
+     * read the newest visible version ({@code entryToken} - 1, its read version): so a visible cell at or above
+     * {@code entryToken} is this commit's, at its T_commit; on an object it inserted (a CVT it wrote whole, whose only
+     * cell is its own) any visible cell is.
+     */
+    static Future<Long> committedVersion(final TxnRuntime runtime, final Catalog.Partition partition,
+                                         final long[] pointers, final boolean inserted, final long entryToken) {
+        final List<Future<Long>> copies = new ArrayList<>();
+        forEachCopy(partition, pointers, (node, cvtAddress, rkey) -> copies.add(readCvt(runtime, node, cvtAddress,
+            rkey).map(cvt -> {
+                long found = 0;
+                for (int i = 0; cvt != null && i < Cvt.versions(cvt, 0); i++) {
+                    final long v = Cvt.version(cvt, 0, i);
+                    if (Cvt.valid(cvt, 0, i) && v != Cvt.INVISIBLE && (inserted || v >= entryToken)
+                        && (found == 0 || v < found)) {
+                        found = v;
+                    }
+                }
+                return found;
+            })));
+        return Future.all(copies).map(v -> {
+            long found = 0;
+            for (final Future<Long> f : copies) {
+                found = f.result() > 0 && (found == 0 || f.result() < found) ? f.result() : found;
+            }
+            return found;
+        });
+    }
+
+    /**
+     * Recovery of a record logged before T_commit that no copy shows committed ({@link #committedVersion} 0 on every
+     * entry): its INVISIBLE cells cleared on every copy, under the dead coordinator's locks (so every INVISIBLE cell
+     * there is its own, or a gone writer's that a reader would clear the same way). This also closes what recovery
+     * could not do while the record followed T_commit: name the INVISIBLE cells of a dead coordinator's attempt.
+     */
+    static Future<Void> undoCells(final TxnRuntime runtime, final Catalog.Partition partition, final long[] pointers) {
+        final List<Future<Void>> copies = new ArrayList<>();
+        forEachCopy(partition, pointers, (node, cvtAddress, rkey) -> copies.add(readCvt(runtime, node, cvtAddress,
+            rkey).compose(cvt -> {
+                if (cvt == null || Cvt.invisible(cvt, 0) == Cvt.NONE) {
+                    return Future.succeededFuture();
+                }
+                return runtime.channel(node).compose(ch -> {
+                    final io.scythe.bridge.Doorbell batch = ch.doorbell();
+                    for (int i = 0; i < Cvt.versions(cvt, 0); i++) {
+                        if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == Cvt.INVISIBLE) {
+                            writeCleared(batch, cvtAddress + Cvt.cell(i), rkey);
+                        }
+                    }
+                    return batch.post().<Void>mapEmpty();
+                });
+            })));
+        return settle(copies);
+    }
+
+    /** What {@link #forEachCopy} calls per copy: its memory node, its CVT's address and rkey. */
+    @FunctionalInterface
+    private interface CopyVisitor {
+        void visit(String node, long cvtAddress, int rkey);
+    }
+
+    /** Visits each known copy ({@code pointers}: primary first, then {@code partition}'s backups; 0 skipped). */
+    private static void forEachCopy(final Catalog.Partition partition, final long[] pointers,
+                                    final CopyVisitor visitor) {
+        final int at = Cvt.offset(partition.descriptor().schema().maxValueBytes());
+        for (int c = 0; c < pointers.length; c++) {
+            if (pointers[c] == 0) {
+                continue;
+            }
+            final String node = c == 0 ? partition.node() : partition.backups().get(c - 1).node();
+            final int rkey = c == 0 ? partition.descriptor().objects().rkey()
+                : partition.backups().get(c - 1).descriptor().objects().rkey();
+            visitor.visit(node, ObjectLayout.addressOf(pointers[c]) + at, rkey);
+        }
+    }
+
+    /** The CVT at {@code cvtAddress} on {@code node} (two READs: its head, then its cells), or null if never written. */
+    private static Future<UnsafeBuffer> readCvt(final TxnRuntime runtime, final String node, final long cvtAddress,
+                                                final int rkey) {
+        final UnsafeBuffer head = new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]);
+        return runtime.channel(node).compose(ch -> ch.read(cvtAddress, rkey, head, 0, head.capacity()).compose(v -> {
+            if (!Cvt.written(head, 0)) {
+                return Future.<UnsafeBuffer>succeededFuture(null);
+            }
+            final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(Cvt.versions(head, 0))]);
+            return ch.read(cvtAddress, rkey, cvt, 0, cvt.capacity()).map(cvt);
+        }).onFailure(e -> {
+            if (!io.scythe.txn.Refusal.forNow(e)) {
+                runtime.forgetChannel(node, ch);
+            }
+        }));
+    }
+
+    /**
      * {@link #recoverCells} on one copy, whose CVT is at {@code cvtAddress}. On a backup ({@code object}, -1 on the
      * primary, whose home is at {@code token}) the home's version word is the visible write's too, after the cell
      * ({@link #writeLanded}): where it is still below {@code token} it is set to it, so the copies agree (issue 19,
@@ -1265,7 +1384,11 @@ final class LotusTxn extends OneSidedTxn {
             // Settlements its reads posted land before its locks go (a WRITE in flight after the release could clear
             // the next writer's cell).
             final Future<Void> settled = settle(new ArrayList<>(settling)).recover(e -> Future.succeededFuture());
+            // A redo record logged ahead is withdrawn before the locks go (else a later recovery could read it and
+            // clear the next writer's INVISIBLE cell); one that cannot be is given up to recovery, locks held.
             aborted = Future.all(cleared, settled).<Void>mapEmpty()
+                .compose(v -> withdrawAhead().recover(e -> giveUpInDoubt("its redo record, logged before T_commit, "
+                    + "could not be withdrawn", e)))
                 .compose(v -> releaseHeld(a -> Future.succeededFuture())).compose(v -> unlockAll(true));
         }
         return aborted;

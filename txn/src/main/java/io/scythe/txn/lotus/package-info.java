@@ -31,9 +31,14 @@
  *
  * <p><b>Recovery</b> (lotus.md §2.7) on leases ({@link io.scythe.txn.lotus.LotusOptions#leaseNs}): a node whose
  * lease ran out is let go of by every survivor (calls to it fail, attempts that asked it for locks abort unless past
- * T_commit); the first survivor to notice finishes its logged commits from their redo records
+ * T_commit); the first survivor to notice reads its redo records, written before T_commit (version 0): a record is
+ * finished only if some copy of an object it names shows a visible cell of its commit (lotus.md §2.7: "logs fully
+ * written AND records already carry a commit timestamp"; under the dead node's locks nobody else wrote the CVT, so a
+ * visible cell above the version the record's entry read is its own, at its T_commit), else it is aborted and its
+ * INVISIBLE cells cleared on every copy ({@link io.scythe.txn.lotus.LotusLockKind#committedVersion},
+ * {@code undo}); a record found committed is finished from its redo record
  * ({@code CnRecovery}, {@link io.scythe.txn.lotus.LotusLockKind}: an entry only where the object's version is still
- * below the record's; then, still under the dead node's locks, the commit's INVISIBLE cells made visible at its
+ * below the T_commit found; then, still under the dead node's locks, the commit's INVISIBLE cells made visible at its
  * T_commit on every copy its visible write did not reach, with that copy's home version word where it is behind: the
  * word is the visible write's too, and Fig. 15's run left 11 backups at "version T vs 0" when only the cell was
  * finished, {@code LotusTxn#recoverCells}) and drops the rest; survivors then free its locks from their lock state; no lock table is
@@ -90,7 +95,10 @@
  * {@code SerializabilityChecker.Result#snapshotIsolationAllowed}, and neither the simulation nor the bench judges a
  * workload's write-skew conditions, {@code OltpSpec#writeSkewConditions}); READ the CVT, pick the largest version
  * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
- * (primary and backups), T_commit, the redo record, WRITE visible then the home's version word, unlock (an inserted
+ * (primary and backups) and the redo record in one round trip (its entries' tokens the read version + 1: T_commit is
+ * not known yet; an attempt that aborts after it withdraws it, its trailer zeroed on every copy, before its locks go,
+ * else a later recovery could clear the next writer's INVISIBLE cell), T_commit, WRITE visible then the home's
+ * version word, unlock (an inserted
  * object's home is written whole: its backups hold a placeholder until then; its CAS word is cleared first in that
  * batch, so a crash cutting it never leaves the home at the record's token, which recovery takes for landed, beside a
  * set CAS word, which recovery's RELEASE_NODE then abandoned: a committed TPC-C order line lost, crash explorer
@@ -121,11 +129,12 @@
  * a read holding its local lock (or a lock-free read of a key no writer holds) takes the CVT from it and READs only the
  * record. The address cache is the ordinary one of index lookups (key to object; the CVT is in the object slot).
  *
- * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): the log before T_commit (the redo
- * record goes after it, in one doorbell with the visible write and the home's version word, so no round trip is
- * added; an attempt whose crash came before that doorbell is not committed and was never acknowledged); clearing the INVISIBLE cells of
- * a dead coordinator's attempts that logged no redo record in recovery itself (it cannot name them: the first reader
- * of the key after the recovery settles them, see above); a restarted cluster-node process getting shards back (the give-back runs in process only);
+ * <p><b>Not implemented yet</b> (issue 19; each fails clearly where reached): clearing, in recovery itself, the
+ * INVISIBLE cells of a dead coordinator's attempt whose INVISIBLE writes landed and whose redo record (posted in the
+ * same round trip) did not (recovery cannot name them: the first reader of the key after the recovery settles them,
+ * see above); the redo record's own T_commit (lotusproc2's plan wrote it into the record's version word with the
+ * visible writes: the cells decide instead, as the paper's recovery reads them, and the record's copies could
+ * disagree); a restarted cluster-node process getting shards back (the give-back runs in process only);
  * resharding and Lotus's own leases across cluster-node processes; one-sided inserts (lotus.md
  * §2.1's path: the index bucket's address locked on its owner CN, then WRITEs of the object and the bucket slot): the
  * locks are taken ({@link io.scythe.txn.lotus.LotusTxn#insert}), but the record is still created by the memory node's

@@ -360,6 +360,19 @@ public abstract class OneSidedTxn implements Txn {
         return redo().writeBack(version, needsRelease, release, catalog, configEpoch);
     }
 
+    /**
+     * Logs the redo record before the commit version exists ({@link RedoStep#logAhead}, Lotus's log before T_commit):
+     * the next {@link #writeBack} writes back after it. Null result: nothing logged.
+     */
+    protected final Future<io.scythe.txn.recovery.RedoLog.Appended> logAhead() {
+        return redo().logAhead(configEpoch);
+    }
+
+    /** Withdraws a record logged ahead by an attempt that will not commit ({@link RedoStep#withdrawAhead}). */
+    protected final Future<Void> withdrawAhead() {
+        return redo == null ? Future.succeededFuture() : redo.withdrawAhead();
+    }
+
     /** Whether this attempt's own redo record passed {@link #pointOfNoReturn} (counted in {@code Catalog#decided}). */
     private boolean passedPointOfNoReturn;
 

@@ -42,6 +42,8 @@ public final class RedoStep {
     private boolean decided;
     /** The memory-node configuration the attempt ran in (its redo record names it), set by {@link #writeBack}. */
     private long attemptEpoch;
+    /** The redo record appended before the commit version existed ({@link #logAhead}), or null. */
+    private Future<RedoLog.Appended> loggedAhead;
 
     /**
      * @param lockKind  the protocol's lock of the written objects, or {@code null}: nothing logged or finished
@@ -58,6 +60,47 @@ public final class RedoStep {
         this.lockKind = lockKind;
         this.lockToken = lockToken;
         this.clock = clock;
+    }
+
+    /**
+     * Appends the redo record before the commit version exists, with version 0 and each entry's token as
+     * {@code lockToken} gives it then (Lotus, lotus.md §2.4: the log goes with the INVISIBLE writes, before T_commit):
+     * durable, it decides nothing; the commit happens at its visible writes, and recovery decides such a record by the
+     * objects it names ({@code LockKind#decidedByData}). {@link #writeBack} then writes back after this record instead
+     * of appending one. Completes with null when nothing is logged (no log, no lock kind or no writes).
+     */
+    public Future<RedoLog.Appended> logAhead(final long epoch) {
+        final RedoLog log = RedoLog.of(runtime);
+        final List<Access> written = writes.written();
+        if (log == null || lockKind == null || written.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        if (!lockKind.decidedByData()) {
+            throw new IllegalStateException(lockKind.name() + " records are decided when durable: not logged ahead");
+        }
+        attemptEpoch = epoch;
+        final Future<Void> located = Replicas.any(written) ? Replicas.locateAll(runtime, written)
+            : Future.succeededFuture();
+        loggedAhead = located.compose(v -> log.append(id, 0, lockKind.id(), written, lockToken, null, epoch));
+        return loggedAhead;
+    }
+
+    /**
+     * An attempt whose record was logged ahead and that will not commit withdraws it ({@link RedoLog#withdraw}) before
+     * its locks go: else a later recovery could find it and undo a later writer's INVISIBLE version. Completes at once
+     * without such a record; fails if it could not be withdrawn (the attempt must then be given up to recovery).
+     */
+    public Future<Void> withdrawAhead() {
+        final Future<RedoLog.Appended> ahead = loggedAhead;
+        if (ahead == null || decided) { // decided: its write-back began, the record is the commit's
+            return Future.succeededFuture();
+        }
+        loggedAhead = null;
+        if (ahead == null) {
+            return Future.succeededFuture();
+        }
+        return ahead.transform(ar -> ar.failed() || ar.result() == null ? Future.<Void>succeededFuture()
+            : RedoLog.of(runtime).withdraw(ar.result()));
     }
 
     /** Whether the attempt passed its point of no return. */
@@ -113,6 +156,11 @@ public final class RedoStep {
         // may have landed, or may still land: never aborted (recovery might roll it forward), never written again
         // here (see finished); recovery, after fencing this node, finds it whole or not and settles it.
         final Logging logging = new Logging(this, log, version, needsRelease, release, written, catalog, epoch);
+        if (loggedAhead != null) {
+            // Logged before the version existed: the checks hear the version now, before any visible write is posted.
+            log.announce(id, version, written);
+            return logging.listening(loggedAhead);
+        }
         return logging.listening(log.append(id, version, lockKind.id(), written, lockToken, null, attemptEpoch));
     }
 
@@ -122,7 +170,7 @@ public final class RedoStep {
         if (e instanceof RedoLog.RecordInDoubtException doubt) {
             decided = true;
             return onSurvivingCopies(doubt).compose(survived -> survived
-                ? finishOnServingCopies(doubt.appended(), needsRelease)
+                ? finishOnServingCopies(doubt.appended(), 0, needsRelease)
                     .onSuccess(v -> log.release(doubt.appended())).<RedoLog.Appended>mapEmpty()
                 : giveUp("its redo record's WRITE failed and may have landed", e));
         }
@@ -290,10 +338,10 @@ public final class RedoStep {
      * since it counts as undrained in its configuration epoch), then the locks it holds without writing are released
      * (those on removed nodes died with them). A failure there gives it up to recovery, as before.
      */
-    private Future<Void> finishOnServingCopies(final RedoLog.Appended appended,
+    private Future<Void> finishOnServingCopies(final RedoLog.Appended appended, final long version,
                                                final java.util.function.Function<Access, Boolean> needsRelease) {
         final List<Future<Boolean>> releases = new ArrayList<>();
-        return new CnRecovery(runtime).finishRecord(appended.record()).compose(v -> {
+        return new CnRecovery(runtime).finishRecord(versioned(appended.record(), version)).compose(v -> {
             for (final Access a : accesses) {
                 // Held and not written: released unless the write-back's release of it landed already (finishEntry
                 // releases only while it still carries this attempt's token).
@@ -308,6 +356,20 @@ public final class RedoStep {
             return Reposts.settle(releases);
         }).transform(ar -> ar.failed() ? giveUp("finishing it on the serving copies after a failover failed",
             ar.cause()) : Future.<Void>succeededFuture());
+    }
+
+    /**
+     * {@code record} as this committer finishes it: a record logged ahead ({@link #logAhead}) carries version 0, so a
+     * copy with the commit {@code version} it knows (0: as it is).
+     */
+    private static org.agrona.concurrent.UnsafeBuffer versioned(final org.agrona.concurrent.UnsafeBuffer record, final long version) {
+        if (version == 0 || record.getLong(io.scythe.txn.recovery.RedoRecordDescriptor.VERSION_OFFSET) != 0) {
+            return record;
+        }
+        final org.agrona.concurrent.UnsafeBuffer copy = new org.agrona.concurrent.UnsafeBuffer(new byte[record.capacity()]);
+        copy.putBytes(0, record, 0, record.capacity());
+        copy.putLong(io.scythe.txn.recovery.RedoRecordDescriptor.VERSION_OFFSET, version);
+        return copy;
     }
 
     /**
@@ -380,7 +442,7 @@ public final class RedoStep {
         final List<String> failedOn = writes.failedOn();
         final Future<Boolean> removed = appended == null || failedOn.isEmpty() ? Future.succeededFuture(false)
             : runtime.removedWithin(List.copyOf(failedOn));
-        return removed.compose(died -> died ? finishOnServingCopies(appended, needsRelease)
+        return removed.compose(died -> died ? finishOnServingCopies(appended, version, needsRelease)
             : giveUp("a write-back verb failed and may still land", e));
     }
 

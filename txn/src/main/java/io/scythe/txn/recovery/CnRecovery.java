@@ -198,6 +198,8 @@ public final class CnRecovery {
         final Map<String, Integer> released = new LinkedHashMap<>();
         int inserts;
         int truncated;
+        /** Records logged before their commit version ({@code LockKind#decidedByData}) found not committed: undone. */
+        int undone;
         /** Since the start: every memory node fenced the dead node and listed its logs; logs read; rolled forward. */
         long listedNs;
         long scannedNs;
@@ -421,16 +423,18 @@ public final class CnRecovery {
         return applyRecord(record, 0, new Tally());
     }
 
+    /** One entry of a redo record, as {@link #applyRecord} reads it. */
+    private record Entry(String node, int tableId, int op, int writtenPrimary, long pointer, long token,
+                         UnsafeBuffer value, long[] backupPointers) {
+    }
+
     private Future<Void> applyRecord(final UnsafeBuffer image, final int record, final Tally tally) {
         final long version = image.getLong(record + RedoRecordDescriptor.VERSION_OFFSET);
         final int count = RedoRecordDescriptor.countOf(image, record);
         final int lockKind = RedoRecordDescriptor.lockKindOf(image, record);
         final long epoch = RedoRecordDescriptor.epochOf(image, record);
         final long txnId = image.getLong(record + RedoRecordDescriptor.TXN_ID_OFFSET);
-        if (observer != null) {
-            observer.record(txnId, false);
-        }
-        final List<Future<Void>> entries = new ArrayList<>(count);
+        final List<Entry> parsed = new ArrayList<>(count);
         int at = record + RedoRecordDescriptor.HEADER_BYTES;
         for (int i = 0; i < count; i++) {
             final int nodeBytes = image.getShort(at + RedoRecordDescriptor.ENTRY_NODE_LENGTH_OFFSET) & 0xffff;
@@ -446,17 +450,71 @@ public final class CnRecovery {
             for (int b = 0; b < backups; b++) {
                 backupPointers[b] = image.getLong(pointersAt + b * Long.BYTES);
             }
-            entries.add(applyEntry(new String(name, StandardCharsets.UTF_8),
+            parsed.add(new Entry(new String(name, StandardCharsets.UTF_8),
                 image.getInt(at + RedoRecordDescriptor.ENTRY_TABLE_OFFSET), RedoRecordDescriptor.opOf(opAndBackups),
                 RedoRecordDescriptor.primaryCopyOf(opAndBackups),
                 image.getLong(at + RedoRecordDescriptor.ENTRY_POINTER_OFFSET),
-                image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), lockKind, version, value, backupPointers,
-                tally, txnId, i, epoch).onFailure(e -> {
-                    if (inDoubt == null && mayStillLand(e)) {
-                        inDoubt = e;
+                image.getLong(at + RedoRecordDescriptor.ENTRY_TOKEN_OFFSET), value, backupPointers));
+            at += RedoRecordDescriptor.entryBytes(nodeBytes, valueBytes, backups);
+        }
+        final LockKind kind = ProtocolRegistry.lockKind(lockKind);
+        if (version != 0 || kind == null || !kind.decidedByData()) {
+            return applyEntries(parsed, txnId, lockKind, version, epoch, tally);
+        }
+        // Logged before its commit version existed (Lotus, lotus.md §2.7): committed only if some copy of an object
+        // it names shows a version it made visible; then rolled forward at that version, else undone.
+        waitingFor = "the commit version of " + Long.toHexString(txnId) + "'s record";
+        final List<Future<Long>> found = new ArrayList<>(count);
+        for (final Entry e : parsed) {
+            final Catalog.Serving serving = runtime.catalog().servingOf(e.node, e.tableId);
+            if (serving == null) {
+                return Future.failedFuture(new IllegalStateException("redo record names table " + e.tableId
+                    + " on " + e.node + ", which the catalog does not know"));
+            }
+            found.add(kind.committedVersion(runtime, serving.partition(),
+                serving.servingPointers(e.pointer, e.backupPointers), e.op, e.token));
+        }
+        return Future.all(found).compose(v -> {
+            long committed = 0;
+            for (final Future<Long> f : found) {
+                final long ts = f.result();
+                committed = ts > 0 && (committed == 0 || ts < committed) ? ts : committed;
+            }
+            if (committed > 0) {
+                return applyEntries(parsed, txnId, lockKind, committed, epoch, tally);
+            }
+            tally.undone++;
+            final List<Future<Void>> undone = new ArrayList<>(count);
+            for (final Entry e : parsed) {
+                final Catalog.Serving serving = runtime.catalog().servingOf(e.node, e.tableId);
+                undone.add(kind.undo(runtime, serving.partition(),
+                    serving.servingPointers(e.pointer, e.backupPointers)).onFailure(f -> {
+                        if (inDoubt == null && mayStillLand(f)) {
+                            inDoubt = f; // a clearing WRITE that may still land: handed over, as an entry's
+                        }
+                    }));
+            }
+            return Future.join(undone).mapEmpty();
+        });
+    }
+
+    /** Rolls {@code parsed}, the entries of {@code txnId}'s record, forward at commit {@code version}. */
+    private Future<Void> applyEntries(final List<Entry> parsed, final long txnId, final int lockKind,
+                                      final long version, final long epoch, final Tally tally) {
+        if (observer != null) {
+            observer.record(txnId, false);
+        }
+        final LockKind kind = ProtocolRegistry.lockKind(lockKind);
+        final List<Future<Void>> entries = new ArrayList<>(parsed.size());
+        for (int i = 0; i < parsed.size(); i++) {
+            final Entry e = parsed.get(i);
+            entries.add(applyEntry(e.node, e.tableId, e.op, e.writtenPrimary, e.pointer,
+                kind == null ? e.token : kind.token(e.token, version), lockKind, version, e.value, e.backupPointers,
+                tally, txnId, i, epoch).onFailure(f -> {
+                    if (inDoubt == null && mayStillLand(f)) {
+                        inDoubt = f;
                     }
                 }));
-            at += RedoRecordDescriptor.entryBytes(nodeBytes, valueBytes, backups);
         }
         return Future.join(entries).mapEmpty();
     }

@@ -478,6 +478,35 @@ public final class RedoLog {
         unfinished.remove(appended.lsn);
     }
 
+    /**
+     * Withdraws a durable record whose commit will not happen (a protocol that logs before its commit point, Lotus,
+     * aborting after its record was appended): its trailer is overwritten with 0 on every copy, so recovery finds it
+     * incomplete and never reads it as a commit, then its slots are freed. Fails, with the record kept, if a copy's
+     * WRITE failed (refused for now: posted again, as a copy of the record is); the caller then gives the attempt up
+     * to recovery, which decides such a record by the objects it names.
+     */
+    public Future<Void> withdraw(final Appended appended) {
+        final UnsafeBuffer zero = new UnsafeBuffer(new byte[RedoRecordDescriptor.TRAILER_BYTES]);
+        final int trailer = appended.record.capacity() - RedoRecordDescriptor.TRAILER_BYTES;
+        final List<Future<Void>> copies = new java.util.ArrayList<>(1 + appended.backups.size());
+        copies.add(clearTrailer(appended.region, appended.firstSlot, trailer, zero));
+        for (final Copy copy : appended.backups) {
+            copies.add(clearTrailer(copy.region, copy.firstSlot, trailer, zero));
+        }
+        return Future.all(copies).map(v -> {
+            release(appended);
+            return null;
+        });
+    }
+
+    private Future<Void> clearTrailer(final Region region, final int firstSlot, final int trailer,
+                                      final UnsafeBuffer zero) {
+        final java.util.function.Supplier<Future<Void>> write = () -> channels.apply(region.node).compose(ch -> ch
+            .write(region.address + (long) firstSlot * RedoRecordDescriptor.SLOT_BYTES + trailer, region.rkey, zero,
+                0, zero.capacity()));
+        return timers == null ? write.get() : io.scythe.txn.onesided.Reposts.untilAccepted(timers, write);
+    }
+
     /** Records appended and not released: their commits are not finished (or in doubt). */
     public int unfinishedRecords() {
         return unfinished.size();

@@ -103,4 +103,46 @@ public interface LockKind {
         return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name()
             + " keeps no versions beside the header"));
     }
+    /**
+     * Whether a record of this kind is written before its commit version exists (commit version 0 in the record, as
+     * Lotus logs before T_commit, lotus.md §2.4): recovery then asks the objects it names whether the commit happened
+     * ({@link #committedVersion}), rolls it forward at the version found, or undoes what it wrote ({@link #undo}).
+     * Default: no (a record is a decided commit, SELCC's version-0 records included).
+     */
+    default boolean decidedByData() {
+        return false;
+    }
+
+    /**
+     * The lock token recovery checks an entry by, for a record of commit version {@code version} whose entry carries
+     * {@code entryToken} (for a kind {@link #decidedByData}, written before the version was known). Default: the
+     * entry's token.
+     */
+    default long token(final long entryToken, final long version) {
+        return entryToken;
+    }
+
+    /**
+     * For a kind {@link #decidedByData}: the commit version of the record whose entry names the object at copies
+     * {@code pointers} (primary first; 0 for a copy not known) of {@code partition}, with op word bits {@code op}
+     * ({@code RedoRecordDescriptor.OP_*}) and token {@code entryToken}, as the object shows it (a version its commit
+     * made visible on some copy), or 0 if no copy shows one.
+     */
+    default io.vertx.core.Future<Long> committedVersion(final io.scythe.txn.TxnRuntime runtime,
+                                                        final io.scythe.txn.Catalog.Partition partition,
+                                                        final long[] pointers, final int op, final long entryToken) {
+        return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name()
+            + " records are decided by their commit version"));
+    }
+
+    /**
+     * For a kind {@link #decidedByData}: undoes on every copy ({@code pointers}, primary first) what a record found
+     * not committed ({@link #committedVersion} 0 on every entry) wrote, while the dead node's locks keep everyone
+     * else off the object.
+     */
+    default io.vertx.core.Future<Void> undo(final io.scythe.txn.TxnRuntime runtime,
+                                            final io.scythe.txn.Catalog.Partition partition, final long[] pointers) {
+        return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name()
+            + " records are decided by their commit version"));
+    }
 }
