@@ -835,7 +835,7 @@ final class LotusTxn extends OneSidedTxn {
         final Future<io.scythe.txn.recovery.RedoLog.Appended> logged = logAhead();
         return Future.join(invisible, logged).transform(ar -> {
             if (logged.failed() && logged.cause() instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException) {
-                return giveUpInDoubt("its redo record's WRITE failed before T_commit and may have landed",
+                return giveUpAhead("its redo record's WRITE failed before T_commit and may have landed",
                     logged.cause());
             }
             return ar.failed() ? Future.failedFuture(invisible.failed() ? invisible.cause() : logged.cause())
@@ -1374,6 +1374,11 @@ final class LotusTxn extends OneSidedTxn {
 
     @Override
     public Future<Void> abort() {
+        if (aborted == null && finished) {
+            // Committed, or given up past its point of no return (or with its record logged ahead in doubt): what it
+            // wrote and holds is its commit's or recovery's, so a client's abort changes nothing.
+            aborted = Future.succeededFuture();
+        }
         if (aborted == null) {
             over = true;
             node.ended(this, -1);
@@ -1387,7 +1392,7 @@ final class LotusTxn extends OneSidedTxn {
             // A redo record logged ahead is withdrawn before the locks go (else a later recovery could read it and
             // clear the next writer's INVISIBLE cell); one that cannot be is given up to recovery, locks held.
             aborted = Future.all(cleared, settled).<Void>mapEmpty()
-                .compose(v -> withdrawAhead().recover(e -> giveUpInDoubt("its redo record, logged before T_commit, "
+                .compose(v -> withdrawAhead().recover(e -> giveUpAhead("its redo record, logged before T_commit, "
                     + "could not be withdrawn", e)))
                 .compose(v -> releaseHeld(a -> Future.succeededFuture())).compose(v -> unlockAll(true));
         }
