@@ -477,8 +477,7 @@ public final class CnRecovery {
         return Future.all(found).compose(v -> {
             long committed = 0;
             for (final Future<Long> f : found) {
-                final long ts = f.result();
-                committed = ts > 0 && (committed == 0 || ts < committed) ? ts : committed;
+                committed = LockKind.earlierFound(committed, f.result());
             }
             if (committed > 0) {
                 return applyEntries(parsed, txnId, lockKind, committed, epoch, tally);
