@@ -103,7 +103,8 @@ public final class RedoStep {
                 return ar.cause() instanceof RedoLog.RecordInDoubtException ? Future.<Void>failedFuture(ar.cause())
                     : Future.<Void>succeededFuture();
             }
-            return ar.result() == null ? Future.<Void>succeededFuture() : RedoLog.of(runtime).withdraw(ar.result());
+            return ar.result() == null ? Future.<Void>succeededFuture() : RedoLog.of(runtime).withdraw(ar.result(),
+                runtime.catalog()::removed);
         });
     }
 

@@ -483,15 +483,21 @@ public final class RedoLog {
      * aborting after its record was appended): its trailer is overwritten with 0 on every copy, so recovery finds it
      * incomplete and never reads it as a commit, then its slots are freed. Fails, with the record kept, if a copy's
      * WRITE failed (refused for now: posted again, as a copy of the record is); the caller then gives the attempt up
-     * to recovery, which decides such a record by the objects it names.
+     * to recovery, which decides such a record by the objects it names. A copy on a memory node the configuration
+     * removed ({@code removed}, as {@code Catalog#removed}) is skipped: what it holds counts for nothing (no recovery
+     * reads it), and its WRITE would fail and give the loop up on every failover.
      */
-    public Future<Void> withdraw(final Appended appended) {
+    public Future<Void> withdraw(final Appended appended, final java.util.function.Predicate<String> removed) {
         final UnsafeBuffer zero = new UnsafeBuffer(new byte[RedoRecordDescriptor.TRAILER_BYTES]);
         final int trailer = appended.record.capacity() - RedoRecordDescriptor.TRAILER_BYTES;
         final List<Future<Void>> copies = new java.util.ArrayList<>(1 + appended.backups.size());
-        copies.add(clearTrailer(appended.region, appended.firstSlot, trailer, zero));
+        if (!removed.test(appended.region.node)) {
+            copies.add(clearTrailer(appended.region, appended.firstSlot, trailer, zero));
+        }
         for (final Copy copy : appended.backups) {
-            copies.add(clearTrailer(copy.region, copy.firstSlot, trailer, zero));
+            if (!removed.test(copy.region.node)) {
+                copies.add(clearTrailer(copy.region, copy.firstSlot, trailer, zero));
+            }
         }
         return Future.all(copies).map(v -> {
             release(appended);
