@@ -326,6 +326,10 @@ class LotusCvtSimTest extends SimVertxTest {
             final io.scythe.txn.lotus.LotusCluster.Recovery r = cluster.recoveries().get(0);
             assertThat(r.failure()).as(what).isNull();
             assertThat(r.servedAgainNs()).as("recovery over, " + what).isPositive();
+            // Undone by recovery (its record found, no copy showing it), not cleared lazily by readers: the record
+            // is undone exactly when it was posted and never made visible.
+            assertThat(r.undoneRecords()).as("records recovery undid, " + what)
+                .isEqualTo(recordPosted && !visible ? 1 : 0);
             System.out.println("lotus recovered visible write: start " + t0[0] + ", detected " + r.detectedNs()
                 + ", logs done " + r.logsDoneNs() + ", served again " + r.servedAgainNs() + ", moves " + counts[0]
                 + " (after the crash " + counts[1] + "), cn1's " + counts[2] + ", aborts " + counts[3] + ", last move ended " + lastWriterEnd[0]

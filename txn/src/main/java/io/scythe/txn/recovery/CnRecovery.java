@@ -127,7 +127,7 @@ public final class CnRecovery {
     public record Report(String deadNode, int logRegions, int committedRecords, int incompleteRecords,
                          int entriesApplied, int entriesAlreadyDone, Map<String, Integer> released,
                          int insertsAbandoned, int truncatedRecords, long nanos, long listedNanos,
-                         long scannedNanos, long rolledNanos) {
+                         long scannedNanos, long rolledNanos, int undoneRecords) {
         /** Locks the protocol modules' release step {@code counted} released on every memory node (0: none). */
         public int released(final String counted) {
             return released.getOrDefault(counted, 0);
@@ -279,7 +279,8 @@ public final class CnRecovery {
             }
             return Future.all(releases).map(v -> new Report(deadNode, regions.size(), tally.committed,
                 tally.incomplete, tally.applied, tally.done, tally.released, tally.inserts,
-                tally.truncated, runtime.timers().nowNs() - start, tally.listedNs, tally.scannedNs, tally.rolledNs));
+                tally.truncated, runtime.timers().nowNs() - start, tally.listedNs, tally.scannedNs, tally.rolledNs,
+                tally.undone));
         });
     }
 
