@@ -28,7 +28,12 @@ import java.util.Set;
  * regions ({@link RecoveryRpc#LOG_LIST}); READs them; rolls every complete redo record forward (each entry only while
  * the object's lock is still held by that record's token, so a record whose write-back landed, or landed in part, is
  * finished and never applied twice); drops incomplete ones (nothing of theirs was written, by construction: the
- * write-back starts after the record is durable); then on every memory node releases what the dead node held: the
+ * write-back starts after the record is durable; a record withdrawn by an attempt that aborted after logging it ahead
+ * is incomplete too, its INVISIBLE writes cleared before); a record of a lock kind logged before its commit version
+ * ({@code LockKind#decidedByData}, Lotus: version 0, its INVISIBLE writes may have landed with it) is decided by the
+ * objects it names: rolled forward at the version a copy shows, else undone ({@code LockKind#undo});
+ * an incomplete Lotus record may likewise have INVISIBLE cells, which readers settle under the key's lock; then on
+ * every memory node releases what the dead node held: the
  * protocol modules' steps (Scythe cancels its tickets, FORD frees its CAS words) and its locked inserts
  * ({@link RecoveryRpc#RELEASE_NODE}). Runs on a loop of the recovering
  * node, through its {@link TxnRuntime}; loop-confined.

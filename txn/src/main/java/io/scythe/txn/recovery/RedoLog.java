@@ -22,7 +22,11 @@ import java.util.function.ToLongFunction;
  * One event loop's redo log: a log region on each memory node it writes to (opened by {@link RecoveryRpc#LOG_OPEN}
  * on first use), cut into {@link RedoRecordDescriptor#SLOT_BYTES} slots. A commit appends its record to the region on
  * the memory node of its first written object, with one one-sided WRITE, before any of its writes reach a memory
- * node; when the WRITE completes the commit is decided. After write-back and unlock the slots are free again
+ * node; when the WRITE completes the commit is decided (a protocol whose lock kind is {@code LockKind#decidedByData},
+ * Lotus, appends it before its commit version exists, with version 0 and beside its INVISIBLE writes: durable, it
+ * decides nothing, recovery decides it by the objects it names; an attempt that aborts after it withdraws it,
+ * {@link #withdraw}, and one whose record is in doubt keeps its writes and locks for recovery). After write-back and
+ * unlock the slots are free again
  * (locally: nothing is cleared remotely) and the record drops below the low water that the next records carry, which
  * truncates it for recovery ({@link RedoRecordDescriptor}). Loop-confined.
  *
