@@ -163,7 +163,7 @@ class LotusCvtSimTest extends SimVertxTest {
      */
     @Test
     void shouldMakeTheVisibleWriteOfACommitItsDeadCoordinatorLoggedAfterRecovery() throws Exception {
-        crashAMoveHeldAt(null);
+        crashAMoveHeldAt(null, false);
     }
 
     /**
@@ -175,7 +175,22 @@ class LotusCvtSimTest extends SimVertxTest {
      */
     @Test
     void shouldAbortACommitItsDeadCoordinatorLoggedBeforeTCommit() throws Exception {
-        crashAMoveHeldAt(FaultPoints.Point.AFTER_REDO);
+        crashAMoveHeldAt(FaultPoints.Point.AFTER_REDO, false);
+    }
+
+    /**
+     * The move's redo record, logged before T_commit, lands but a copy's WRITE reports a failure
+     * ({@code RedoLog#afterWrite}): the record is in doubt, so cn1 gives its loop up with the attempt's INVISIBLE
+     * cells and locks kept for recovery (it is not aborted: an abort cleared the cells and released the locks, and the
+     * record, never withdrawn, was later applied over a survivor's version or cleared its INVISIBLE cell). (a) While
+     * cn1 is still up every copy of the two keys keeps the attempt's INVISIBLE cell (failed before: 0, cleared by the
+     * abort), (b) cn1 crashes and recovery undoes the record (no copy shows it visible), (c) the survivors move
+     * afterwards, money conserved, history serializable, lock-free readers see every committed move and not the
+     * undone one.
+     */
+    @Test
+    void shouldKeepTheCellsAndLocksOfAnAttemptWhoseRecordLoggedBeforeTCommitIsInDoubt() throws Exception {
+        crashAMoveHeldAt(null, true);
     }
 
     /**
@@ -187,15 +202,15 @@ class LotusCvtSimTest extends SimVertxTest {
      */
     @Test
     void shouldClearTheInvisibleCellsOfAnAttemptItsDeadCoordinatorNeverLogged() throws Exception {
-        crashAMoveHeldAt(FaultPoints.Point.BEFORE_REDO);
+        crashAMoveHeldAt(FaultPoints.Point.BEFORE_REDO, false);
     }
 
     /**
      * {@code at} null: the move's first visible write (a write-back batch) lands and its second is held, so one cell
      * is visible when cn1 crashes: recovery rolls it forward at its T_commit.
      */
-    private void crashAMoveHeldAt(final FaultPoints.Point at) throws Exception {
-        final boolean visible = at == null;
+    private void crashAMoveHeldAt(final FaultPoints.Point at, final boolean recordInDoubt) throws Exception {
+        final boolean visible = at == null && !recordInDoubt;
         final boolean logged = visible;
         final long recovered = logged ? 1 : 0;
         final boolean recordPosted = at != FaultPoints.Point.BEFORE_REDO;
@@ -208,7 +223,7 @@ class LotusCvtSimTest extends SimVertxTest {
         final List<Long> invisibleCells = new ArrayList<>();
         final List<Long> lateAborts = new ArrayList<>();
         System.setProperty(FaultPoints.ENABLE_PROPERTY, "true");
-        FaultPoints.arm(visible ? List.of() : List.of(new FaultPoints.Fault("lotus-move-cn1", null, at,
+        FaultPoints.arm(at == null ? List.of() : List.of(new FaultPoints.Fault("lotus-move-cn1", null, at,
             FaultPoints.Action.HOLD, 0)));
         try {
             final Simulation sim = new Simulation(options("lotus", 3).clientsPerComputeNode(1).redoLog(true)
@@ -238,7 +253,7 @@ class LotusCvtSimTest extends SimVertxTest {
                 // the survivors move half the time.
                 final boolean cn1 = LotusNode.of(runtime).index() == 1;
                 final boolean writer = began >= 10_000 && began < writersUntil
-                    && (began < crashAt ? cn1 : logged && random.nextInt(2) == 0);
+                    && (began < crashAt ? cn1 : (logged || recordInDoubt) && random.nextInt(2) == 0);
                 final Future<Long> done;
                 if (!writer) {
                     txn.declareReadOnly();
@@ -267,6 +282,13 @@ class LotusCvtSimTest extends SimVertxTest {
                         final int[] batches = {0};
                         runtime.beforeWriteBack(node -> batches[0]++ == 0 ? Future.succeededFuture()
                             : io.vertx.core.Promise.<Void>promise().future());
+                    }
+                    if (cn1 && recordInDoubt && watched.add(runtime.catalog())) {
+                        // the first record's first copy lands and reports a failure: the record is in doubt
+                        final int[] copies = {0};
+                        io.scythe.txn.recovery.RedoLog.of(runtime).afterWrite(mn -> copies[0]++ == 0
+                            ? Future.failedFuture(new io.vertx.core.VertxException("injected: a copy's WRITE failed "
+                                + "after it landed", true)) : Future.succeededFuture());
                     }
                     if (cn1 && watched.add(io.scythe.txn.recovery.RedoLog.of(runtime))) {
                         // cn1's commits never complete (the first is held, then cn1 crashes): the history learns the
@@ -304,6 +326,10 @@ class LotusCvtSimTest extends SimVertxTest {
             final io.scythe.txn.lotus.LotusCluster.Recovery r = cluster.recoveries().get(0);
             assertThat(r.failure()).as(what).isNull();
             assertThat(r.servedAgainNs()).as("recovery over, " + what).isPositive();
+            // Undone by recovery (its record found, no copy showing it), not cleared lazily by readers: the record
+            // is undone exactly when it was posted and never made visible.
+            assertThat(r.undoneRecords()).as("records recovery undid, " + what)
+                .isEqualTo(recordPosted && !visible ? 1 : 0);
             System.out.println("lotus recovered visible write: start " + t0[0] + ", detected " + r.detectedNs()
                 + ", logs done " + r.logsDoneNs() + ", served again " + r.servedAgainNs() + ", moves " + counts[0]
                 + " (after the crash " + counts[1] + "), cn1's " + counts[2] + ", aborts " + counts[3] + ", last move ended " + lastWriterEnd[0]
@@ -318,13 +344,17 @@ class LotusCvtSimTest extends SimVertxTest {
             if (!visible) {
                 held.get(0).forEach((copy, c) -> assertThat(c[1]).as(copy + " while the move is held")
                     .isEqualTo(first[(int) c[0] - 1]));
+                if (recordInDoubt) { // given up with its record in doubt: its INVISIBLE cells kept for recovery
+                    held.get(0).forEach((copy, c) -> assertThat(c[2]).as("INVISIBLE cells of " + copy
+                        + " while cn1, given up, is still up").isEqualTo(1));
+                }
             } else { // its first batch landed: some copy shows the move before the crash, not every one
                 assertThat(held.get(0).values().stream().filter(c -> c[1] != first[(int) c[0] - 1]))
                     .as("copies showing the move while its later batches are held").isNotEmpty()
                     .hasSizeLessThan(held.get(0).size());
             }
             assertThat(held.get(0)).as("copies read").hasSize(6);
-            if (logged) {
+            if (logged || recordInDoubt) {
                 assertThat(counts[1]).as("moves committed after the crash").isGreaterThan(2);
             }
             // (a) no INVISIBLE cell left in any copy of the two keys' CVTs

@@ -63,6 +63,8 @@ public final class LotusCluster {
         long servedAgainNs = -1;
         int committedRecords;
         int incompleteRecords;
+        /** Records logged before T_commit that no copy showed committed: undone ({@code CnRecovery.Report}). */
+        int undoneRecords;
         int locksReleased;
         int survivorsAborted;
         String failure;
@@ -99,6 +101,10 @@ public final class LotusCluster {
 
         public int incompleteRecords() {
             return incompleteRecords;
+        }
+
+        public int undoneRecords() {
+            return undoneRecords;
         }
 
         public int locksReleased() {

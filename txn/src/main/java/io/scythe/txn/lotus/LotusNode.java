@@ -901,6 +901,7 @@ public final class LotusNode {
                 if (ar.succeeded()) {
                     r.committedRecords = ar.result().committedRecords();
                     r.incompleteRecords = ar.result().incompleteRecords();
+                    r.undoneRecords = ar.result().undoneRecords();
                     r.logsDoneNs = home.timers().nowNs();
                 } else if (!io.scythe.txn.recovery.CnRecovery.refusedBusy(ar.cause()) || hostState(r.cn) == null) {
                     r.failure = "log recovery failed: " + ar.cause();

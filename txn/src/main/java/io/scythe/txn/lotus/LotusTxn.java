@@ -835,7 +835,7 @@ final class LotusTxn extends OneSidedTxn {
         final Future<io.scythe.txn.recovery.RedoLog.Appended> logged = logAhead();
         return Future.join(invisible, logged).transform(ar -> {
             if (logged.failed() && logged.cause() instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException) {
-                return giveUpInDoubt("its redo record's WRITE failed before T_commit and may have landed",
+                return giveUpAhead("its redo record's WRITE failed before T_commit and may have landed",
                     logged.cause());
             }
             return ar.failed() ? Future.failedFuture(invisible.failed() ? invisible.cause() : logged.cause())
@@ -1118,33 +1118,43 @@ final class LotusTxn extends OneSidedTxn {
     /**
      * Recovery of a record logged before T_commit ({@link LotusLockKind#decidedByData}): the version this commit made
      * visible on some copy of the object at {@code pointers} (primary first, 0: a copy not known) of
-     * {@code partition}, or 0. Under the dead coordinator's locks nobody else wrote the CVT since it read it, and it
-     * read the newest visible version ({@code entryToken} - 1, its read version): so a visible cell at or above
-     * {@code entryToken} is this commit's, at its T_commit; on an object it inserted (a CVT it wrote whole, whose only
-     * cell is its own) any visible cell is.
+     * {@code partition}, or 0 ({@link #committedIn} per copy, the earliest of them). A copy whose object is another
+     * incarnation of its slot than the record's pointer names is not this commit's (skipped).
      */
     static Future<Long> committedVersion(final TxnRuntime runtime, final Catalog.Partition partition,
                                          final long[] pointers, final boolean inserted, final long entryToken) {
         final List<Future<Long>> copies = new ArrayList<>();
-        forEachCopy(partition, pointers, (node, cvtAddress, rkey) -> copies.add(readCvt(runtime, node, cvtAddress,
-            rkey).map(cvt -> {
-                long found = 0;
-                for (int i = 0; cvt != null && i < Cvt.versions(cvt, 0); i++) {
-                    final long v = Cvt.version(cvt, 0, i);
-                    if (Cvt.valid(cvt, 0, i) && v != Cvt.INVISIBLE && (inserted || v >= entryToken)
-                        && (found == 0 || v < found)) {
-                        found = v;
-                    }
-                }
-                return found;
-            })));
+        forEachCopy(partition, pointers, (node, pointer, cvtAddress, rkey) -> copies.add(readCvt(runtime, node,
+            pointer, cvtAddress, rkey).map(cvt -> cvt == null ? 0L : committedIn(cvt, inserted, entryToken))));
         return Future.all(copies).map(v -> {
             long found = 0;
             for (final Future<Long> f : copies) {
-                found = f.result() > 0 && (found == 0 || f.result() < found) ? f.result() : found;
+                found = io.scythe.txn.spi.LockKind.earlierFound(found, f.result());
             }
             return found;
         });
+    }
+
+    /**
+     * The version the commit whose record entry carries {@code entryToken} (its read version + 1) made visible in
+     * {@code cvt}, one copy's CVT, or 0. Under the dead coordinator's locks nobody else wrote the CVT since it read
+     * it, and it read the newest visible version ({@code entryToken} - 1): so a visible cell at or above
+     * {@code entryToken} is this commit's, at its T_commit. On an object it inserted the read version is the INSERT's
+     * ({@code Table#insertLocked}: above every version any earlier incarnation of the key or of the slot had, and
+     * below T_commit, fetched after it): a visible cell at or above {@code entryToken} - 1 is this commit's; one below
+     * is an earlier incarnation's left in a reused slot whose whole-CVT INVISIBLE write never landed (before, any
+     * visible cell was taken: such a record was rolled forward at an old version).
+     */
+    static long committedIn(final DirectBuffer cvt, final boolean inserted, final long entryToken) {
+        final long lowest = inserted ? entryToken - 1 : entryToken;
+        long found = 0;
+        for (int i = 0; i < Cvt.versions(cvt, 0); i++) {
+            final long v = Cvt.version(cvt, 0, i);
+            if (Cvt.valid(cvt, 0, i) && v != Cvt.INVISIBLE && v >= lowest) {
+                found = io.scythe.txn.spi.LockKind.earlierFound(found, v);
+            }
+        }
+        return found;
     }
 
     /**
@@ -1155,8 +1165,8 @@ final class LotusTxn extends OneSidedTxn {
      */
     static Future<Void> undoCells(final TxnRuntime runtime, final Catalog.Partition partition, final long[] pointers) {
         final List<Future<Void>> copies = new ArrayList<>();
-        forEachCopy(partition, pointers, (node, cvtAddress, rkey) -> copies.add(readCvt(runtime, node, cvtAddress,
-            rkey).compose(cvt -> {
+        forEachCopy(partition, pointers, (node, pointer, cvtAddress, rkey) -> copies.add(readCvt(runtime, node,
+            pointer, cvtAddress, rkey).compose(cvt -> {
                 if (cvt == null || Cvt.invisible(cvt, 0) == Cvt.NONE) {
                     return Future.succeededFuture();
                 }
@@ -1173,10 +1183,10 @@ final class LotusTxn extends OneSidedTxn {
         return settle(copies);
     }
 
-    /** What {@link #forEachCopy} calls per copy: its memory node, its CVT's address and rkey. */
+    /** What {@link #forEachCopy} calls per copy: its memory node, its object's pointer, its CVT's address and rkey. */
     @FunctionalInterface
     private interface CopyVisitor {
-        void visit(String node, long cvtAddress, int rkey);
+        void visit(String node, long pointer, long cvtAddress, int rkey);
     }
 
     /** Visits each known copy ({@code pointers}: primary first, then {@code partition}'s backups; 0 skipped). */
@@ -1190,16 +1200,23 @@ final class LotusTxn extends OneSidedTxn {
             final String node = c == 0 ? partition.node() : partition.backups().get(c - 1).node();
             final int rkey = c == 0 ? partition.descriptor().objects().rkey()
                 : partition.backups().get(c - 1).descriptor().objects().rkey();
-            visitor.visit(node, ObjectLayout.addressOf(pointers[c]) + at, rkey);
+            visitor.visit(node, pointers[c], ObjectLayout.addressOf(pointers[c]) + at, rkey);
         }
     }
 
-    /** The CVT at {@code cvtAddress} on {@code node} (two READs: its head, then its cells), or null if never written. */
-    private static Future<UnsafeBuffer> readCvt(final TxnRuntime runtime, final String node, final long cvtAddress,
-                                                final int rkey) {
+    /**
+     * The CVT at {@code cvtAddress} on {@code node} (READs: its object's header, its head, then its cells), or null if
+     * never written or if the object is another incarnation of its slot than {@code pointer} names (freed and reused
+     * since: its CVT is not the record's object's, as {@code CnRecovery}'s entries skip such an object).
+     */
+    private static Future<UnsafeBuffer> readCvt(final TxnRuntime runtime, final String node, final long pointer,
+                                                final long cvtAddress, final int rkey) {
+        final UnsafeBuffer header = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
         final UnsafeBuffer head = new UnsafeBuffer(new byte[Cvt.HEADER_BYTES]);
-        return runtime.channel(node).compose(ch -> ch.read(cvtAddress, rkey, head, 0, head.capacity()).compose(v -> {
-            if (!Cvt.written(head, 0)) {
+        return runtime.channel(node).compose(ch -> ch.read(ObjectLayout.addressOf(pointer), rkey, header, 0,
+            header.capacity()).compose(x -> ch.read(cvtAddress, rkey, head, 0, head.capacity())).compose(v -> {
+            if (!Cvt.written(head, 0) || (header.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff)
+                != ObjectLayout.incarnationOf(pointer)) {
                 return Future.<UnsafeBuffer>succeededFuture(null);
             }
             final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(Cvt.versions(head, 0))]);
@@ -1374,6 +1391,11 @@ final class LotusTxn extends OneSidedTxn {
 
     @Override
     public Future<Void> abort() {
+        if (aborted == null && finished) {
+            // Committed, or given up past its point of no return (or with its record logged ahead in doubt): what it
+            // wrote and holds is its commit's or recovery's, so a client's abort changes nothing.
+            aborted = Future.succeededFuture();
+        }
         if (aborted == null) {
             over = true;
             node.ended(this, -1);
@@ -1387,7 +1409,7 @@ final class LotusTxn extends OneSidedTxn {
             // A redo record logged ahead is withdrawn before the locks go (else a later recovery could read it and
             // clear the next writer's INVISIBLE cell); one that cannot be is given up to recovery, locks held.
             aborted = Future.all(cleared, settled).<Void>mapEmpty()
-                .compose(v -> withdrawAhead().recover(e -> giveUpInDoubt("its redo record, logged before T_commit, "
+                .compose(v -> withdrawAhead().recover(e -> giveUpAhead("its redo record, logged before T_commit, "
                     + "could not be withdrawn", e)))
                 .compose(v -> releaseHeld(a -> Future.succeededFuture())).compose(v -> unlockAll(true));
         }

@@ -34,7 +34,9 @@
  * T_commit); the first survivor to notice reads its redo records, written before T_commit (version 0): a record is
  * finished only if some copy of an object it names shows a visible cell of its commit (lotus.md §2.7: "logs fully
  * written AND records already carry a commit timestamp"; under the dead node's locks nobody else wrote the CVT, so a
- * visible cell above the version the record's entry read is its own, at its T_commit), else it is aborted and its
+ * visible cell above the version the record's entry read is its own, at its T_commit; on an object it inserted, a
+ * visible cell at or above its INSERT's version, which is above every earlier incarnation's; a copy holding another
+ * incarnation of the slot is skipped), else it is aborted and its
  * INVISIBLE cells cleared on every copy ({@link io.scythe.txn.lotus.LotusLockKind#committedVersion},
  * {@code undo}); a record found committed is finished from its redo record
  * ({@code CnRecovery}, {@link io.scythe.txn.lotus.LotusLockKind}: an entry only where the object's version is still
@@ -97,7 +99,9 @@
  * below T_start (a newer one aborts), READ its record (CV check); at commit WRITE the new records and cells INVISIBLE
  * (primary and backups) and the redo record in one round trip (its entries' tokens the read version + 1: T_commit is
  * not known yet; an attempt that aborts after it withdraws it, its trailer zeroed on every copy, before its locks go,
- * else a later recovery could clear the next writer's INVISIBLE cell), T_commit, WRITE visible then the home's
+ * else a later recovery could clear the next writer's INVISIBLE cell; one whose record is in doubt, its WRITE failed
+ * after it was posted or its withdraw failed, is never aborted: the loop gives up with its INVISIBLE cells and locks
+ * kept for recovery, {@code RedoStep#giveUpAhead}), T_commit, WRITE visible then the home's
  * version word, unlock (an inserted
  * object's home is written whole: its backups hold a placeholder until then; its CAS word is cleared first in that
  * batch, so a crash cutting it never leaves the home at the record's token, which recovery takes for landed, beside a
@@ -134,7 +138,9 @@
  * same round trip) did not (recovery cannot name them: the first reader of the key after the recovery settles them,
  * see above); the redo record's own T_commit (lotusproc2's plan wrote it into the record's version word with the
  * visible writes: the cells decide instead, as the paper's recovery reads them, and the record's copies could
- * disagree); a restarted cluster-node process getting shards back (the give-back runs in process only);
+ * disagree; so a commit whose visible batch landed only on a primary's copy, read there, whose coordinator died
+ * before its doorbells to the backups and whose primary's memory node a failover then removed, is undone by recovery
+ * though a reader saw it: review of issue 19, item 3, open); a restarted cluster-node process getting shards back (the give-back runs in process only);
  * resharding and Lotus's own leases across cluster-node processes; one-sided inserts (lotus.md
  * §2.1's path: the index bucket's address locked on its owner CN, then WRITEs of the object and the bucket slot): the
  * locks are taken ({@link io.scythe.txn.lotus.LotusTxn#insert}), but the record is still created by the memory node's

@@ -373,6 +373,14 @@ public abstract class OneSidedTxn implements Txn {
         return redo == null ? Future.succeededFuture() : redo.withdrawAhead();
     }
 
+    /**
+     * Gives the loop up with the record {@link #logAhead} logged in doubt ({@link RedoStep#giveUpAhead}): the commit
+     * that fails with it is not aborted, so what it wrote and holds stays for recovery.
+     */
+    protected final <T> Future<T> giveUpAhead(final String what, final Throwable cause) {
+        return redo().giveUpAhead(what, cause);
+    }
+
     /** Whether this attempt's own redo record passed {@link #pointOfNoReturn} (counted in {@code Catalog#decided}). */
     private boolean passedPointOfNoReturn;
 

@@ -88,19 +88,35 @@ public final class RedoStep {
     /**
      * An attempt whose record was logged ahead and that will not commit withdraws it ({@link RedoLog#withdraw}) before
      * its locks go: else a later recovery could find it and undo a later writer's INVISIBLE version. Completes at once
-     * without such a record; fails if it could not be withdrawn (the attempt must then be given up to recovery).
+     * without such a record, or when its append failed before it was posted; fails if it could not be withdrawn, or
+     * if its WRITE failed after it was posted ({@link RedoLog.RecordInDoubtException}: it may have landed, and is not
+     * written again): the attempt must then be given up to recovery under its locks ({@link #giveUpAhead}).
      */
     public Future<Void> withdrawAhead() {
         final Future<RedoLog.Appended> ahead = loggedAhead;
-        if (ahead == null || decided) { // decided: its write-back began, the record is the commit's
+        if (ahead == null || decided) { // decided: its write-back began, or it was given up with the record
             return Future.succeededFuture();
         }
         loggedAhead = null;
-        if (ahead == null) {
-            return Future.succeededFuture();
-        }
-        return ahead.transform(ar -> ar.failed() || ar.result() == null ? Future.<Void>succeededFuture()
-            : RedoLog.of(runtime).withdraw(ar.result()));
+        return ahead.transform(ar -> {
+            if (ar.failed()) {
+                return ar.cause() instanceof RedoLog.RecordInDoubtException ? Future.<Void>failedFuture(ar.cause())
+                    : Future.<Void>succeededFuture();
+            }
+            return ar.result() == null ? Future.<Void>succeededFuture() : RedoLog.of(runtime).withdraw(ar.result(),
+                runtime.catalog()::removed);
+        });
+    }
+
+    /**
+     * Gives the loop up with the record logged ahead in doubt (its WRITE may have landed, or it could not be
+     * withdrawn): from here the attempt is never aborted, so its INVISIBLE cells and its locks stay for recovery, which
+     * decides the record by the cells. An abort that cleared them and released the locks would leave the record for
+     * a later recovery to apply over a later writer's version (or clear that writer's INVISIBLE cell).
+     */
+    public <T> Future<T> giveUpAhead(final String what, final Throwable cause) {
+        decided = true;
+        return giveUp(what, cause);
     }
 
     /** Whether the attempt passed its point of no return. */

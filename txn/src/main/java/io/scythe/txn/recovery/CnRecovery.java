@@ -28,7 +28,12 @@ import java.util.Set;
  * regions ({@link RecoveryRpc#LOG_LIST}); READs them; rolls every complete redo record forward (each entry only while
  * the object's lock is still held by that record's token, so a record whose write-back landed, or landed in part, is
  * finished and never applied twice); drops incomplete ones (nothing of theirs was written, by construction: the
- * write-back starts after the record is durable); then on every memory node releases what the dead node held: the
+ * write-back starts after the record is durable; a record withdrawn by an attempt that aborted after logging it ahead
+ * is incomplete too, its INVISIBLE writes cleared before); a record of a lock kind logged before its commit version
+ * ({@code LockKind#decidedByData}, Lotus: version 0, its INVISIBLE writes may have landed with it) is decided by the
+ * objects it names: rolled forward at the version a copy shows, else undone ({@code LockKind#undo});
+ * an incomplete Lotus record may likewise have INVISIBLE cells, which readers settle under the key's lock; then on
+ * every memory node releases what the dead node held: the
  * protocol modules' steps (Scythe cancels its tickets, FORD frees its CAS words) and its locked inserts
  * ({@link RecoveryRpc#RELEASE_NODE}). Runs on a loop of the recovering
  * node, through its {@link TxnRuntime}; loop-confined.
@@ -127,7 +132,7 @@ public final class CnRecovery {
     public record Report(String deadNode, int logRegions, int committedRecords, int incompleteRecords,
                          int entriesApplied, int entriesAlreadyDone, Map<String, Integer> released,
                          int insertsAbandoned, int truncatedRecords, long nanos, long listedNanos,
-                         long scannedNanos, long rolledNanos) {
+                         long scannedNanos, long rolledNanos, int undoneRecords) {
         /** Locks the protocol modules' release step {@code counted} released on every memory node (0: none). */
         public int released(final String counted) {
             return released.getOrDefault(counted, 0);
@@ -279,7 +284,8 @@ public final class CnRecovery {
             }
             return Future.all(releases).map(v -> new Report(deadNode, regions.size(), tally.committed,
                 tally.incomplete, tally.applied, tally.done, tally.released, tally.inserts,
-                tally.truncated, runtime.timers().nowNs() - start, tally.listedNs, tally.scannedNs, tally.rolledNs));
+                tally.truncated, runtime.timers().nowNs() - start, tally.listedNs, tally.scannedNs, tally.rolledNs,
+                tally.undone));
         });
     }
 
@@ -477,8 +483,7 @@ public final class CnRecovery {
         return Future.all(found).compose(v -> {
             long committed = 0;
             for (final Future<Long> f : found) {
-                final long ts = f.result();
-                committed = ts > 0 && (committed == 0 || ts < committed) ? ts : committed;
+                committed = LockKind.earlierFound(committed, f.result());
             }
             if (committed > 0) {
                 return applyEntries(parsed, txnId, lockKind, committed, epoch, tally);

@@ -22,7 +22,11 @@ import java.util.function.ToLongFunction;
  * One event loop's redo log: a log region on each memory node it writes to (opened by {@link RecoveryRpc#LOG_OPEN}
  * on first use), cut into {@link RedoRecordDescriptor#SLOT_BYTES} slots. A commit appends its record to the region on
  * the memory node of its first written object, with one one-sided WRITE, before any of its writes reach a memory
- * node; when the WRITE completes the commit is decided. After write-back and unlock the slots are free again
+ * node; when the WRITE completes the commit is decided (a protocol whose lock kind is {@code LockKind#decidedByData},
+ * Lotus, appends it before its commit version exists, with version 0 and beside its INVISIBLE writes: durable, it
+ * decides nothing, recovery decides it by the objects it names; an attempt that aborts after it withdraws it,
+ * {@link #withdraw}, and one whose record is in doubt keeps its writes and locks for recovery). After write-back and
+ * unlock the slots are free again
  * (locally: nothing is cleared remotely) and the record drops below the low water that the next records carry, which
  * truncates it for recovery ({@link RedoRecordDescriptor}). Loop-confined.
  *
@@ -483,15 +487,21 @@ public final class RedoLog {
      * aborting after its record was appended): its trailer is overwritten with 0 on every copy, so recovery finds it
      * incomplete and never reads it as a commit, then its slots are freed. Fails, with the record kept, if a copy's
      * WRITE failed (refused for now: posted again, as a copy of the record is); the caller then gives the attempt up
-     * to recovery, which decides such a record by the objects it names.
+     * to recovery, which decides such a record by the objects it names. A copy on a memory node the configuration
+     * removed ({@code removed}, as {@code Catalog#removed}) is skipped: what it holds counts for nothing (no recovery
+     * reads it), and its WRITE would fail and give the loop up on every failover.
      */
-    public Future<Void> withdraw(final Appended appended) {
+    public Future<Void> withdraw(final Appended appended, final java.util.function.Predicate<String> removed) {
         final UnsafeBuffer zero = new UnsafeBuffer(new byte[RedoRecordDescriptor.TRAILER_BYTES]);
         final int trailer = appended.record.capacity() - RedoRecordDescriptor.TRAILER_BYTES;
         final List<Future<Void>> copies = new java.util.ArrayList<>(1 + appended.backups.size());
-        copies.add(clearTrailer(appended.region, appended.firstSlot, trailer, zero));
+        if (!removed.test(appended.region.node)) {
+            copies.add(clearTrailer(appended.region, appended.firstSlot, trailer, zero));
+        }
         for (final Copy copy : appended.backups) {
-            copies.add(clearTrailer(copy.region, copy.firstSlot, trailer, zero));
+            if (!removed.test(copy.region.node)) {
+                copies.add(clearTrailer(copy.region, copy.firstSlot, trailer, zero));
+            }
         }
         return Future.all(copies).map(v -> {
             release(appended);

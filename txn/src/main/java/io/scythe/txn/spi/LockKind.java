@@ -136,6 +136,15 @@ public interface LockKind {
     }
 
     /**
+     * The earlier of two commit versions found ({@link #committedVersion}: 0, none found): the smaller positive one.
+     * A record's entries and an entry's copies each may show the commit; the earliest version shown is its T_commit
+     * (later ones are a later writer's, after recovery finished an earlier copy).
+     */
+    static long earlierFound(final long found, final long other) {
+        return other > 0 && (found == 0 || other < found) ? other : found;
+    }
+
+    /**
      * For a kind {@link #decidedByData}: undoes on every copy ({@code pointers}, primary first) what a record found
      * not committed ({@link #committedVersion} 0 on every entry) wrote, while the dead node's locks keep everyone
      * else off the object.

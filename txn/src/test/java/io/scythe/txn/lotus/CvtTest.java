@@ -33,6 +33,24 @@ class CvtTest {
         assertThat(Cvt.written(new UnsafeBuffer(new byte[Cvt.cvtBytes(2)]), 0)).isFalse();
     }
 
+    /**
+     * Recovery of a record logged before T_commit decides it by the cells ({@code LotusTxn#committedIn}): an update
+     * (entry token 21: it read 20) is committed by a visible cell at or above 21 only; an insert (entry token 101: its
+     * INSERT's version 100, above every earlier incarnation's) by one at or above 100 only. A reused slot whose old
+     * CVT still shows the earlier incarnation's versions (10, 20: the insert's whole-CVT INVISIBLE write never landed)
+     * is not the insert's commit: failed before (any visible cell of an inserted object was taken, 10).
+     */
+    @Test
+    void shouldDecideARecordLoggedBeforeTCommitOnlyByACellOfItsOwnCommit() {
+        assertThat(LotusTxn.committedIn(cvt(20, Cvt.INVISIBLE), false, 21)).isZero(); // not visible yet: undone
+        assertThat(LotusTxn.committedIn(cvt(20, 35), false, 21)).isEqualTo(35);
+        assertThat(LotusTxn.committedIn(cvt(40, 35), false, 21)).as("the earliest of its versions").isEqualTo(35);
+        assertThat(LotusTxn.committedIn(cvt(10, 20), true, 101)).as("an earlier incarnation's cells").isZero();
+        assertThat(LotusTxn.committedIn(cvt(Cvt.INVISIBLE, 20), true, 101)).isZero();
+        assertThat(LotusTxn.committedIn(cvt(120, 0), true, 101)).isEqualTo(120);
+        assertThat(LotusTxn.committedIn(cvt(100, 0), true, 101)).as("T_commit at the INSERT's version").isEqualTo(100);
+    }
+
     @Test
     void shouldReportAnInvisibleCellAndSkipIt() {
         final UnsafeBuffer b = cvt(10, Cvt.INVISIBLE);

@@ -168,6 +168,43 @@ class RedoLogTest {
         assertThat(r.get(3)).as("only the record posted by WRITE is durable").isEqualTo(1L);
     }
 
+    /**
+     * A record logged ahead (Lotus) and withdrawn by an attempt that aborts: its copies' trailers are zeroed, but a
+     * copy on a memory node the configuration removed is skipped (its WRITE would fail, and the attempt then gave
+     * its loop up on every MN failover). Here the one node's copies both count as removed and every WRITE to it would
+     * fail: the withdraw completes without posting one and frees the record. Failed before (the failed WRITE failed
+     * the withdraw). With nothing removed, both copies' trailers are written.
+     */
+    @Test
+    void shouldWithdrawARecordWithoutWritingItsCopiesOnRemovedNodes() throws Exception {
+        final Object[] r = cluster.on(runtime -> {
+            final RedoLog log = new RedoLog(cluster.rrpc::rocket, this::scriptedChannel, 1L << 40,
+                8 * RedoRecordDescriptor.SLOT_BYTES).timers(runtime.timers());
+            return log.append(1, 0, io.scythe.txn.lotus.LotusLockKind.ID, List.of(replicatedWrite(1, 7)), a -> 1)
+                .compose(appended -> {
+                    final int before = writes;
+                    writeOutcomes.addAll(List.of("completed with TRANSPORT_RETRY_EXCEEDED",
+                        "completed with TRANSPORT_RETRY_EXCEEDED"));
+                    return log.withdraw(appended, node -> true).transform(ar -> {
+                        final Object[] out = {ar.failed() ? ar.cause().toString() : "withdrawn", writes - before,
+                            log.unfinishedRecords()};
+                        writeOutcomes.clear();
+                        return log.append(2, 0, io.scythe.txn.lotus.LotusLockKind.ID, List.of(replicatedWrite(2, 7)),
+                            a -> 1).compose(next -> {
+                                final int kept = writes;
+                                return log.withdraw(next, node -> false).map(v -> new Object[] {out[0], out[1],
+                                    out[2], writes - kept, log.unfinishedRecords()});
+                            });
+                    });
+                });
+        });
+        assertThat(r[0]).as("withdrawn with every copy on a removed node").isEqualTo("withdrawn");
+        assertThat(r[1]).as("WRITEs posted to removed nodes").isEqualTo(0);
+        assertThat(r[2]).as("its record freed").isEqualTo(0);
+        assertThat(r[3]).as("WRITEs of a withdraw with nothing removed: both copies' trailers").isEqualTo(2);
+        assertThat(r[4]).isEqualTo(0);
+    }
+
     @Test
     void shouldLeaveAReplicatedRecordInDoubtWhenACopyFailedAfterItWasPosted() throws Exception {
         writeOutcomes.addAll(List.of("", "completed with TRANSPORT_RETRY_EXCEEDED"));
