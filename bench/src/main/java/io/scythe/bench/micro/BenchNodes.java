@@ -43,11 +43,20 @@ public final class BenchNodes implements AutoCloseable {
     final List<Context> loops = new ArrayList<>();
 
     BenchNodes(final CostModel model, final int eventLoops) throws Exception {
-        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(eventLoops));
-        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
-            .await(30, TimeUnit.SECONDS);
+        vertx = bridged(eventLoops);
         fabric = new LocalFabric(new FabricOptions().costModel(model));
         loops.addAll(BridgeVerticle.eventLoopContexts(vertx)); // one per loop: the clients spread over every core
+    }
+
+    /**
+     * A Vert.x of {@code eventLoops} event loops, each with its verb bridge polling busily (called from a thread
+     * that is not an event loop: it waits for the deployment).
+     */
+    static Vertx bridged(final int eventLoops) throws Exception {
+        final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(eventLoops));
+        BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
+            .await(30, TimeUnit.SECONDS);
+        return vertx;
     }
 
     /** Runs {@code body} on {@code context} and waits for its Future (from a non-event-loop thread). */

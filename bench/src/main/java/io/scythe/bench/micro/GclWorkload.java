@@ -95,10 +95,7 @@ public final class GclWorkload {
     private static final String FRAMES = "scythe.selcc.cacheFrames";
 
     private RunResult runOne(final String protocol, final int clients) throws Exception {
-        final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx(new io.vertx.core.VertxOptions()
-            .setEventLoopPoolSize(BenchNodes.loops()));
-        io.scythe.bridge.BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
-            .await(30, TimeUnit.SECONDS);
+        final io.vertx.core.Vertx vertx = BenchNodes.bridged(BenchNodes.loops());
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
             .put("protocol", protocol).put("costModel", options.model().toJson()).put("redoLog", false)
             .put("computeNodes", options.cns());

@@ -245,10 +245,7 @@ public final class OltpWorkload {
 
     private RunResult runOne(final Protocol protocol, final String label, final boolean adaptive, final int clients,
                              final boolean record, final int cns) throws Exception {
-        final io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx(new io.vertx.core.VertxOptions()
-            .setEventLoopPoolSize(BenchNodes.loops()));
-        io.scythe.bridge.BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject().put("idle", "busy-spin"))
-            .await(30, java.util.concurrent.TimeUnit.SECONDS);
+        final io.vertx.core.Vertx vertx = BenchNodes.bridged(BenchNodes.loops());
         final JsonObject config = new JsonObject().put("memoryNodes", options.memoryNodes())
             .put("protocol", protocol.name()).put("maxAttempts", onAbort.attempts(options.maxAttempts()))
             .put("costModel", options.model().toJson()).put("adaptiveWatermarks", adaptive)
