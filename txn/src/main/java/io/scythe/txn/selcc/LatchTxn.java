@@ -137,6 +137,63 @@ abstract class LatchTxn extends OneSidedTxn {
         return staged(Stage.LOCK, settle(upgrades));
     }
 
+    /**
+     * The commit, one for both substrates: an attempt that {@link #sawDuplicate} is decided by
+     * {@link #duplicateValidation} (once: {@code duplicateCommit} finishes it); else 2PL's {@link #lockingCommit} or
+     * TO's and OCC's {@link #optimisticCommit}, finished once ({@code finishCommit}). The duplicate's branch was inside
+     * {@code optimisticCommit}, itself finished by the caller: its abort ran twice (issue 21, stop 50's review).
+     */
+    @Override
+    public final Future<Long> commit() {
+        if (sawDuplicate()) {
+            return duplicateCommit(this::duplicateValidation);
+        }
+        return finishCommit(mode == Mode.TWO_PL ? lockingCommit() : optimisticCommit());
+    }
+
+    /**
+     * 2PL's commit (finished by {@link #commit}), the same on both substrates: every key written but held Shared
+     * upgraded, then the inserts ({@link #insertions}), then the keys read absent validated, then the installs and
+     * the releases ({@link #installAndRelease}); an object its INSERT created is installed (version + 1) and its CAS
+     * word cleared before its latch is let go.
+     */
+    private Future<Long> lockingCommit() {
+        return upgradeWrites()
+            .compose(v -> staged(Stage.LOCK, insertions()))
+            .compose(v -> staged(Stage.VALIDATE, validateAbsent()))
+            .compose(v -> installAndRelease(0)).map(0L);
+    }
+
+    /**
+     * Whether what this attempt read is still current, so that a {@code DUPLICATE_KEY} it met may be reported (else
+     * it was met through a stale read: {@code VALIDATION}, retried). 2PL: what it read is latched, current; TO and OCC:
+     * their reads are not latched, each line read is checked again ({@link #validateReads}).
+     */
+    private Future<Void> duplicateValidation() {
+        return mode == Mode.TWO_PL ? Future.succeededFuture() : validateReads(0);
+    }
+
+    /**
+     * TO: each key this commit's insert found live ({@code live}, latched Exclusive) was present at this attempt's
+     * timestamp, so that its duplicate is one in timestamp order: a {@code wts} past {@code ts} means it was written
+     * (inserted) after, and at {@code ts} the insert would have found it absent or older: a read too late, aborted
+     * ({@code VALIDATION}, retried), not a user-visible duplicate. Nothing under 2PL and OCC.
+     */
+    private Future<Void> presentAtTimestamp(final List<Access> live) {
+        if (mode != Mode.TO || live.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        return timestamp().compose(ts -> {
+            for (final Access a : live) {
+                final AbortException late = readLate(a, wts(a), ts);
+                if (late != null) {
+                    return Future.failedFuture(late);
+                }
+            }
+            return Future.succeededFuture();
+        });
+    }
+
     /** Objects this attempt's INSERTs created (CAS-locked with its id), latched Exclusive by the commit or the abort. */
     protected List<Access> created;
 
@@ -191,6 +248,7 @@ abstract class LatchTxn extends OneSidedTxn {
             return notYet;
         }
         final List<Future<Void>> present = new ArrayList<>(pending.size());
+        final List<Access> live = new ArrayList<>(0);
         for (final Inserts.PendingKey p : pending) {
             present.add(locate(p.table(), p.key()).compose(this::latchPresent).transform(found -> {
                 if (found.succeeded()) {
@@ -199,6 +257,9 @@ abstract class LatchTxn extends OneSidedTxn {
                             + p.table() + " read as absent is in the index now"));
                     }
                     LineCache.Stats.count("insert over an object");
+                    if (!found.result().deleted) {
+                        live.add(found.result()); // a duplicate: foldInto records it
+                    }
                     inserts.foldInto(p.table(), p.key());
                     return Future.succeededFuture();
                 }
@@ -208,7 +269,8 @@ abstract class LatchTxn extends OneSidedTxn {
         }
         return settle(present).compose(v -> {
             if (inserts.duplicate() != null) {
-                return Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY, inserts.duplicate()));
+                return duplicateOnlyIfCurrent(Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY,
+                    inserts.duplicate())), () -> presentAtTimestamp(live).compose(x -> duplicateValidation()));
             }
             created = new ArrayList<>(2);
             return installInserts(insertLock(), id, (a, inserted) -> {
@@ -279,7 +341,7 @@ abstract class LatchTxn extends OneSidedTxn {
     /** TO: the marks ({@link #markAbsent}) latched Exclusive, left tombstones with {@code rts = ts} and let go. */
     protected abstract Future<Void> marked(long ts);
 
-    /** TO and OCC: the decided commit's writes installed ({@code wts = ts} under TO) and every latch let go. */
+    /** The decided commit's writes installed ({@code wts = ts} under TO) and every latch let go. */
     protected abstract Future<Void> installAndRelease(long ts);
 
     /** TO: a commit with nothing to write, its reads checked as they ran, is over. */
@@ -293,10 +355,7 @@ abstract class LatchTxn extends OneSidedTxn {
      * line read Shared again and checks its version; the keys read absent must still be missing; then the writes are
      * installed and every latch let go ({@link #installAndRelease}). A delete is a write that leaves a tombstone.
      */
-    protected final Future<Long> optimisticCommit() {
-        if (sawDuplicate()) {
-            return duplicateCommit(() -> validateReads(0)); // its reads are not latched: checked again
-        }
+    private Future<Long> optimisticCommit() {
         mark(Stage.EXECUTE);
         if (mode == Mode.TO) {
             markAbsent();

@@ -353,25 +353,6 @@ public final class Sel2plTxn extends LatchTxn {
     }
 
     /**
-     * Upgrades, then the inserts ({@link #insertions}), then the keys read absent validated, then the write-back with
-     * the releases; an object its INSERT created is installed by the write-back (version + 1) and its CAS word
-     * cleared before its latch is released.
-     */
-    @Override
-    public Future<Long> commit() {
-        if (mode != Mode.TWO_PL) {
-            return finishCommit(optimisticCommit());
-        }
-        if (sawDuplicate()) {
-            return duplicateCommit(Future::succeededFuture); // what it read is latched: current
-        }
-        return finishCommit(upgradeWrites()
-            .compose(v -> staged(Stage.LOCK, insertions()))
-            .compose(v -> staged(Stage.VALIDATE, validateAbsent()))
-            .compose(v -> installAndRelease(0)).map(0L));
-    }
-
-    /**
      * The write-back and the releases (TO: each written object's {@code wts = ts}); an object its INSERT created is
      * installed by the write-back (version + 1) and its CAS word cleared before its latch is released.
      */

@@ -320,39 +320,7 @@ public final class SelccTxn extends LatchTxn {
         cache.forgetIfInvalid(h.frame);
     }
 
-    @Override
-    public Future<Long> commit() {
-        if (mode != Mode.TWO_PL) {
-            return finishCommit(optimisticCommit());
-        }
-        if (sawDuplicate()) {
-            return duplicateCommit(Future::succeededFuture); // what it read is latched: current
-        }
-        return finishCommit(upgradeWrites()
-            .compose(v -> staged(io.scythe.txn.Stage.LOCK, insertions()))
-            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validateAbsent()))
-            .compose(v -> installed(() -> {
-                for (final Access a : accesses) {
-                    if (a.dirty) {
-                        install(a);
-                    } else if (created(a)) {
-                        installCreated(a);
-                    }
-                }
-            }))
-            .map(v -> {
-            for (final Access a : accesses) {
-                if (a.locked) {
-                    a.locked = false;
-                    releaseLocal(a);
-                }
-            }
-            LineCache.Stats.committed(cache.participant());
-            return 0L;
-        }));
-    }
-
-    /** TO: the line's installs stamp {@code wts = ts}; then every latch is let go. */
+    /** The commit's installs (TO: each stamped {@code wts = ts}); then every latch is let go. */
     @Override
     protected Future<Void> installAndRelease(final long t) {
         return installed(() -> {
