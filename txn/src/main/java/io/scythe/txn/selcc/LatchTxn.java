@@ -310,6 +310,14 @@ abstract class LatchTxn extends OneSidedTxn {
             + " was written at " + wts + ", after this transaction's timestamp " + ts) : null;
     }
 
+    /**
+     * TO's {@code rts} rule: a read at {@code ts} (or a mark, {@link #markAbsent}) of a line whose {@code rts} is
+     * {@code rts} raises it to {@code ts}, never lowers it: whether it raises.
+     */
+    static boolean raisesRts(final long rts, final long ts) {
+        return rts < ts;
+    }
+
     /** TO: the {@code rts} of {@code a}, latched Exclusive by this attempt (read with the latch). */
     protected abstract long rts(Access a);
 
@@ -318,8 +326,14 @@ abstract class LatchTxn extends OneSidedTxn {
 
     /** TO's write rule: why writing {@code a} (latched Exclusive) at {@code ts} is too late ({@code ts < rts} or {@code wts}), or null. */
     protected final AbortException writeLate(final Access a, final long ts) {
-        final long rts = rts(a);
-        final long wts = wts(a);
+        return writeLate(a, rts(a), wts(a), ts);
+    }
+
+    /**
+     * TO's write rule on its values: why writing {@code a}, last read at {@code rts} and written at {@code wts}, at
+     * {@code ts} is too late ({@code ts < rts} or {@code ts < wts}), or null.
+     */
+    static AbortException writeLate(final Access a, final long rts, final long wts, final long ts) {
         if (ts < rts || ts < wts) {
             return new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table + " was read at "
                 + rts + " or written at " + wts + ", after this transaction's timestamp " + ts);
@@ -338,8 +352,34 @@ abstract class LatchTxn extends OneSidedTxn {
         return Future.succeededFuture();
     }
 
-    /** TO: the marks ({@link #markAbsent}) latched Exclusive, left tombstones with {@code rts = ts} and let go. */
-    protected abstract Future<Void> marked(long ts);
+    /**
+     * TO: the marks ({@link #markAbsent}), latched Exclusive, left tombstones with {@code rts = ts} and let go
+     * ({@link #buryMark}, each substrate's), before the commit's record: they are no writes, neither in the record nor
+     * in the history (for the history each is only a lookup: the absent read is its own access, its bound).
+     */
+    private Future<Void> marked(final long ts) {
+        if (marks == null) {
+            return Future.succeededFuture();
+        }
+        final List<Future<Void>> buried = new ArrayList<>(marks.size());
+        for (final Access a : List.copyOf(accesses)) {
+            if (marker(a)) {
+                a.fetched = false;
+                a.readAbsent = false;
+                LineCache.Stats.count("absent key marked");
+                buried.add(buryMark(a, ts));
+            }
+        }
+        return marksBuried(buried);
+    }
+
+    /** TO: buries the mark {@code a} (latched Exclusive) with {@code rts = ts} unless higher already. */
+    protected abstract Future<Void> buryMark(Access a, long ts);
+
+    /** TO: what {@link #marked} waits for once every mark's {@link #buryMark} started: they all settled, by default. */
+    protected Future<Void> marksBuried(final List<Future<Void>> buried) {
+        return settle(buried);
+    }
 
     /** The decided commit's writes installed ({@code wts = ts} under TO) and every latch let go. */
     protected abstract Future<Void> installAndRelease(long ts);
@@ -418,11 +458,6 @@ abstract class LatchTxn extends OneSidedTxn {
     /** Whether {@code a} is an object created by {@link #markAbsent}'s insert. */
     protected final boolean marker(final Access a) {
         return marks != null && created(a) && readAbsentOnly(a.table, a.key);
-    }
-
-    /** Whether this attempt marks keys it read absent ({@link #markAbsent}). */
-    protected final boolean marks() {
-        return marks != null;
     }
 
     /**

@@ -479,4 +479,37 @@ class Sel2plTest {
         }
         noLatches(9, 9);
     }
+
+    /**
+     * TO's marks: each key read absent becomes a tombstone with {@code rts} = the reader's timestamp at its commit,
+     * once however often it was read, except a key the attempt inserts (its INSERT checks it; it is written with
+     * {@code wts} = ts instead); a key read absent and left untouched by anyone else stays absent to readers.
+     */
+    @Test
+    void toShouldMarkEachKeyReadAbsentOnceButNotOneItInserts() throws Exception {
+        timestampZeroTaken();
+        final Txn t = begin(SelccModule.SEL_TO, p1);
+        on(() -> t.read(T, 0));
+        final long ts = rts(0);
+        for (final long k : new long[] {45, 46, 47, 47}) {
+            assertThatThrownBy(() -> on(() -> t.read(T, k))).isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        }
+        t.insert(T, 46, value(6), 0, 8);
+        on(t::commit);
+        for (final long k : new long[] {45, 47}) {
+            assertThat(node.table.lookup(k)).as("key " + k + " marked: a tombstone in the index")
+                .isGreaterThanOrEqualTo(0);
+            assertThat(rts(k)).as("rts of mark " + k).isEqualTo(ts);
+            assertThat(wts(k)).as("a mark writes nothing").isZero();
+        }
+        assertThat(node.valueOf(46)).isEqualTo(6);
+        assertThat(wts(46)).as("inserted: written at ts").isEqualTo(ts);
+        assertThat(rts(46)).as("not marked").isZero();
+        final Txn later = begin(SelccModule.SEL_TO, p2);
+        assertThatThrownBy(() -> on(() -> later.read(T, 47))).as("a mark reads as absent")
+            .isInstanceOf(io.scythe.txn.UnknownKeyException.class);
+        on(later::commit);
+        assertThat(rts(47)).as("raised by the later reader's mark").isGreaterThan(ts);
+        noLatches(45, 47);
+    }
 }
