@@ -233,10 +233,11 @@ abstract class LatchTxn extends OneSidedTxn {
     /**
      * The commit's inserts, every written line latched already (the same in every SELCC and SEL protocol): a key in
      * the index is latched Exclusive ({@link #latchPresent}) and revived over its tombstone (or found live: a
-     * duplicate); the others are created by the memory nodes' INSERTs, CAS-locked with this attempt's id (the memory
-     * node refuses a key whose latch word is held), then latched Exclusive ({@link #latchCreated}). An aborted insert
-     * is buried under its latch (a tombstone, CAS word cleared), never ABANDONed: that frees a slot that other
-     * compute nodes may still cache or be latching.
+     * duplicate: {@code DUPLICATE_KEY} only once what the attempt read is current, {@link #duplicateValidation} and
+     * TO's {@link #presentAtTimestamp}, else {@code VALIDATION}); the others are created by the memory nodes' INSERTs,
+     * CAS-locked with this attempt's id (the memory node refuses a key whose latch word is held), then latched
+     * Exclusive ({@link #latchCreated}). An aborted insert is buried under its latch (a tombstone, CAS word cleared),
+     * never ABANDONed: that frees a slot that other compute nodes may still cache or be latching.
      */
     protected final Future<Void> insertions() {
         final List<Inserts.PendingKey> pending = inserts.pending();

@@ -169,7 +169,8 @@ public final class Sel2plTxn extends LatchTxn {
                     return idle(e, err);
                 }
                 if (batch.failedIndex() <= at) {
-                    return lockVerbInDoubt("its " + (exclusive ? "Exclusive CAS" : "Shared FAA") + " on key " + a.key + " of " + a.table + " failed after "
+                    return lockVerbInDoubt("its " + (exclusive ? "Exclusive CAS" : "Shared FAA") + " on key " + a.key
+                        + " of " + a.table + " failed after "
                         + "it was posted", err);
                 }
                 return outcome.of(a, e, batch.result(at), null).compose(v -> Future.failedFuture(err));

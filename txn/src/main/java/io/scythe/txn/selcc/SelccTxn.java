@@ -380,7 +380,7 @@ public final class SelccTxn extends LatchTxn {
         return Future.succeededFuture();
     }
 
-    /** TO: in a recoverable run the marks' frames written through before the redo record, as {@link #rtsLanded}'s raises are. */
+    /** TO: in a recoverable run the marks' frames written through before the redo record, as {@link #rtsLanded}'s are. */
     @Override
     protected Future<Void> marksBuried(final List<Future<Void>> buried) {
         return cache.recoverable() && markFrames != null ? cache.writeThrough(markFrames) : Future.succeededFuture();
