@@ -49,6 +49,8 @@ public abstract class OneSidedTxn implements Txn {
     /** Every object this attempt touched ({@link ReadSet#accesses()}). */
     protected final List<Access> accesses;
     protected boolean finished;
+    /** Whether a commit's outcome was taken ({@link #outcomeTakenBefore}): once per attempt. */
+    private boolean outcomeTaken;
     private RedoStep redo;
     /** The outcome of this attempt's abort, once it began one ({@link #releaseHeld}). */
     private Future<Void> released;
@@ -788,6 +790,10 @@ public abstract class OneSidedTxn implements Txn {
 
         /** {@link Finishing}'s success step. */
         private void committed(final Long v) {
+            if (txn.outcomeTakenBefore()) {
+                tryFail(txn.finishedTwice());
+                return;
+            }
             txn.pointOfNoReturnOver(); // outcome known, as Finishing's (a no-op unless the protocol logs its own record)
             try {
                 txn.committed(v);
@@ -798,6 +804,10 @@ public abstract class OneSidedTxn implements Txn {
 
         /** {@link Finishing}'s failure step: commitFailed's outcome passed on. */
         private void end(final Throwable failure) {
+            if (txn.outcomeTakenBefore()) {
+                tryFail(txn.finishedTwice());
+                return;
+            }
             txn.pointOfNoReturnOver(); // outcome known: failed, or given up to recovery (as Finishing's)
             final Future<Long> recovered;
             try {
@@ -808,6 +818,21 @@ public abstract class OneSidedTxn implements Txn {
             }
             await(RECOVERED, recovered);
         }
+    }
+
+    /**
+     * Takes the commit's outcome, answering whether it was taken before: a commit finished twice (a finished commit
+     * passed to {@link #finishCommit} again, or to a commit chain) would abort, release and count its attempt twice;
+     * the second fails with an {@link IllegalStateException} instead (SELCC's OCC and TO duplicate path did, issue 21).
+     */
+    private boolean outcomeTakenBefore() {
+        final boolean before = outcomeTaken;
+        outcomeTaken = true;
+        return before;
+    }
+
+    private IllegalStateException finishedTwice() {
+        return new IllegalStateException("transaction " + Long.toHexString(id) + ": its commit finished twice");
     }
 
     /** What a commit that succeeded leaves: the attempt over, its locks released by the write-back, its history. */
@@ -848,6 +873,10 @@ public abstract class OneSidedTxn implements Txn {
 
         @Override
         public void complete(final T value, final Throwable failure) {
+            if (txn.outcomeTakenBefore()) {
+                tryFail(txn.finishedTwice());
+                return;
+            }
             txn.pointOfNoReturnOver(); // outcome known: finished, or given up to recovery
             if (failure == null) {
                 try {

@@ -137,6 +137,63 @@ abstract class LatchTxn extends OneSidedTxn {
         return staged(Stage.LOCK, settle(upgrades));
     }
 
+    /**
+     * The commit, one for both substrates: an attempt that {@link #sawDuplicate} is decided by
+     * {@link #duplicateValidation} (once: {@code duplicateCommit} finishes it); else 2PL's {@link #lockingCommit} or
+     * TO's and OCC's {@link #optimisticCommit}, finished once ({@code finishCommit}). The duplicate's branch was inside
+     * {@code optimisticCommit}, itself finished by the caller: its abort ran twice (issue 21, stop 50's review).
+     */
+    @Override
+    public final Future<Long> commit() {
+        if (sawDuplicate()) {
+            return duplicateCommit(this::duplicateValidation);
+        }
+        return finishCommit(mode == Mode.TWO_PL ? lockingCommit() : optimisticCommit());
+    }
+
+    /**
+     * 2PL's commit (finished by {@link #commit}), the same on both substrates: every key written but held Shared
+     * upgraded, then the inserts ({@link #insertions}), then the keys read absent validated, then the installs and
+     * the releases ({@link #installAndRelease}); an object its INSERT created is installed (version + 1) and its CAS
+     * word cleared before its latch is let go.
+     */
+    private Future<Long> lockingCommit() {
+        return upgradeWrites()
+            .compose(v -> staged(Stage.LOCK, insertions()))
+            .compose(v -> staged(Stage.VALIDATE, validateAbsent()))
+            .compose(v -> installAndRelease(0)).map(0L);
+    }
+
+    /**
+     * Whether what this attempt read is still current, so that a {@code DUPLICATE_KEY} it met may be reported (else
+     * it was met through a stale read: {@code VALIDATION}, retried). 2PL: what it read is latched, current; TO and OCC:
+     * their reads are not latched, each line read is checked again ({@link #validateReads}).
+     */
+    private Future<Void> duplicateValidation() {
+        return mode == Mode.TWO_PL ? Future.succeededFuture() : validateReads(0);
+    }
+
+    /**
+     * TO: each key this commit's insert found live ({@code live}, latched Exclusive) was present at this attempt's
+     * timestamp, so that its duplicate is one in timestamp order: a {@code wts} past {@code ts} means it was written
+     * (inserted) after, and at {@code ts} the insert would have found it absent or older: a read too late, aborted
+     * ({@code VALIDATION}, retried), not a user-visible duplicate. Nothing under 2PL and OCC.
+     */
+    private Future<Void> presentAtTimestamp(final List<Access> live) {
+        if (mode != Mode.TO || live.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        return timestamp().compose(ts -> {
+            for (final Access a : live) {
+                final AbortException late = readLate(a, wts(a), ts);
+                if (late != null) {
+                    return Future.failedFuture(late);
+                }
+            }
+            return Future.succeededFuture();
+        });
+    }
+
     /** Objects this attempt's INSERTs created (CAS-locked with its id), latched Exclusive by the commit or the abort. */
     protected List<Access> created;
 
@@ -176,10 +233,11 @@ abstract class LatchTxn extends OneSidedTxn {
     /**
      * The commit's inserts, every written line latched already (the same in every SELCC and SEL protocol): a key in
      * the index is latched Exclusive ({@link #latchPresent}) and revived over its tombstone (or found live: a
-     * duplicate); the others are created by the memory nodes' INSERTs, CAS-locked with this attempt's id (the memory
-     * node refuses a key whose latch word is held), then latched Exclusive ({@link #latchCreated}). An aborted insert
-     * is buried under its latch (a tombstone, CAS word cleared), never ABANDONed: that frees a slot that other
-     * compute nodes may still cache or be latching.
+     * duplicate: {@code DUPLICATE_KEY} only once what the attempt read is current, {@link #duplicateValidation} and
+     * TO's {@link #presentAtTimestamp}, else {@code VALIDATION}); the others are created by the memory nodes' INSERTs,
+     * CAS-locked with this attempt's id (the memory node refuses a key whose latch word is held), then latched
+     * Exclusive ({@link #latchCreated}). An aborted insert is buried under its latch (a tombstone, CAS word cleared),
+     * never ABANDONed: that frees a slot that other compute nodes may still cache or be latching.
      */
     protected final Future<Void> insertions() {
         final List<Inserts.PendingKey> pending = inserts.pending();
@@ -191,6 +249,7 @@ abstract class LatchTxn extends OneSidedTxn {
             return notYet;
         }
         final List<Future<Void>> present = new ArrayList<>(pending.size());
+        final List<Access> live = new ArrayList<>(0);
         for (final Inserts.PendingKey p : pending) {
             present.add(locate(p.table(), p.key()).compose(this::latchPresent).transform(found -> {
                 if (found.succeeded()) {
@@ -199,6 +258,9 @@ abstract class LatchTxn extends OneSidedTxn {
                             + p.table() + " read as absent is in the index now"));
                     }
                     LineCache.Stats.count("insert over an object");
+                    if (!found.result().deleted) {
+                        live.add(found.result()); // a duplicate: foldInto records it
+                    }
                     inserts.foldInto(p.table(), p.key());
                     return Future.succeededFuture();
                 }
@@ -208,7 +270,8 @@ abstract class LatchTxn extends OneSidedTxn {
         }
         return settle(present).compose(v -> {
             if (inserts.duplicate() != null) {
-                return Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY, inserts.duplicate()));
+                return duplicateOnlyIfCurrent(Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY,
+                    inserts.duplicate())), () -> presentAtTimestamp(live).compose(x -> duplicateValidation()));
             }
             created = new ArrayList<>(2);
             return installInserts(insertLock(), id, (a, inserted) -> {
@@ -248,6 +311,14 @@ abstract class LatchTxn extends OneSidedTxn {
             + " was written at " + wts + ", after this transaction's timestamp " + ts) : null;
     }
 
+    /**
+     * TO's {@code rts} rule: a read at {@code ts} (or a mark, {@link #markAbsent}) of a line whose {@code rts} is
+     * {@code rts} raises it to {@code ts}, never lowers it: whether it raises.
+     */
+    static boolean raisesRts(final long rts, final long ts) {
+        return rts < ts;
+    }
+
     /** TO: the {@code rts} of {@code a}, latched Exclusive by this attempt (read with the latch). */
     protected abstract long rts(Access a);
 
@@ -256,8 +327,14 @@ abstract class LatchTxn extends OneSidedTxn {
 
     /** TO's write rule: why writing {@code a} (latched Exclusive) at {@code ts} is too late ({@code ts < rts} or {@code wts}), or null. */
     protected final AbortException writeLate(final Access a, final long ts) {
-        final long rts = rts(a);
-        final long wts = wts(a);
+        return writeLate(a, rts(a), wts(a), ts);
+    }
+
+    /**
+     * TO's write rule on its values: why writing {@code a}, last read at {@code rts} and written at {@code wts}, at
+     * {@code ts} is too late ({@code ts < rts} or {@code ts < wts}), or null.
+     */
+    static AbortException writeLate(final Access a, final long rts, final long wts, final long ts) {
         if (ts < rts || ts < wts) {
             return new AbortException(AbortReason.VALIDATION, "key " + a.key + " of " + a.table + " was read at "
                 + rts + " or written at " + wts + ", after this transaction's timestamp " + ts);
@@ -276,10 +353,36 @@ abstract class LatchTxn extends OneSidedTxn {
         return Future.succeededFuture();
     }
 
-    /** TO: the marks ({@link #markAbsent}) latched Exclusive, left tombstones with {@code rts = ts} and let go. */
-    protected abstract Future<Void> marked(long ts);
+    /**
+     * TO: the marks ({@link #markAbsent}), latched Exclusive, left tombstones with {@code rts = ts} and let go
+     * ({@link #buryMark}, each substrate's), before the commit's record: they are no writes, neither in the record nor
+     * in the history (for the history each is only a lookup: the absent read is its own access, its bound).
+     */
+    private Future<Void> marked(final long ts) {
+        if (marks == null) {
+            return Future.succeededFuture();
+        }
+        final List<Future<Void>> buried = new ArrayList<>(marks.size());
+        for (final Access a : List.copyOf(accesses)) {
+            if (marker(a)) {
+                a.fetched = false;
+                a.readAbsent = false;
+                LineCache.Stats.count("absent key marked");
+                buried.add(buryMark(a, ts));
+            }
+        }
+        return marksBuried(buried);
+    }
 
-    /** TO and OCC: the decided commit's writes installed ({@code wts = ts} under TO) and every latch let go. */
+    /** TO: buries the mark {@code a} (latched Exclusive) with {@code rts = ts} unless higher already. */
+    protected abstract Future<Void> buryMark(Access a, long ts);
+
+    /** TO: what {@link #marked} waits for once every mark's {@link #buryMark} started: they all settled, by default. */
+    protected Future<Void> marksBuried(final List<Future<Void>> buried) {
+        return settle(buried);
+    }
+
+    /** The decided commit's writes installed ({@code wts = ts} under TO) and every latch let go. */
     protected abstract Future<Void> installAndRelease(long ts);
 
     /** TO: a commit with nothing to write, its reads checked as they ran, is over. */
@@ -293,10 +396,7 @@ abstract class LatchTxn extends OneSidedTxn {
      * line read Shared again and checks its version; the keys read absent must still be missing; then the writes are
      * installed and every latch let go ({@link #installAndRelease}). A delete is a write that leaves a tombstone.
      */
-    protected final Future<Long> optimisticCommit() {
-        if (sawDuplicate()) {
-            return duplicateCommit(() -> validateReads(0)); // its reads are not latched: checked again
-        }
+    private Future<Long> optimisticCommit() {
         mark(Stage.EXECUTE);
         if (mode == Mode.TO) {
             markAbsent();
@@ -359,11 +459,6 @@ abstract class LatchTxn extends OneSidedTxn {
     /** Whether {@code a} is an object created by {@link #markAbsent}'s insert. */
     protected final boolean marker(final Access a) {
         return marks != null && created(a) && readAbsentOnly(a.table, a.key);
-    }
-
-    /** Whether this attempt marks keys it read absent ({@link #markAbsent}). */
-    protected final boolean marks() {
-        return marks != null;
     }
 
     /**

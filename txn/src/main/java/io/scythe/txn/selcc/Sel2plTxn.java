@@ -128,8 +128,7 @@ public final class Sel2plTxn extends LatchTxn {
             a.locked = true;
             return readImage(a).compose(this::notInsertedByAnother);
         }
-        return latchAndRead(a, e, "Shared FAA", batch -> batch.fetchAndAdd(latchAddress(a), a.rkey(),
-            LatchWord.share(p)), this::sharedOutcome);
+        return latchAndRead(a, e, false, this::sharedOutcome);
     }
 
     /** {@code a}, latched and read, unless another attempt's INSERT created it and has not committed (it aborts). */
@@ -144,21 +143,19 @@ public final class Sel2plTxn extends LatchTxn {
     }
 
     /**
-     * Posts {@code atomic} (which adds the acquire's CAS or FAA to the batch and answers its index) with the READ of
-     * {@code a} in one doorbell, {@code e} busy meanwhile; {@code outcome} reads the word it returned. Refused for
+     * Posts the acquire of {@code a}'s latch, Exclusive (CAS) or Shared (FAA), with the READ of {@code a} in one
+     * doorbell ({@link #latchedRead}), {@code e} busy meanwhile; {@code outcome} reads the word it returned. Refused for
      * now, nothing happened; failed at the atomic, it may have landed: the loop gives up. Under TO the doorbell also
      * READs the object's {@code rts} and {@code wts} ({@link #TO_ROOM} after the slot), which {@code outcome} gets
      * (null when the doorbell failed after its atomic: not read).
      */
-    private Future<Access> latchAndRead(final Access a, final Entry e, final String what,
-                                        final java.util.function.ToIntFunction<Doorbell> atomic,
+    private Future<Access> latchAndRead(final Access a, final Entry e, final boolean exclusive,
                                         final Outcome outcome) {
         e.busy = true;
         final UnsafeBuffer room = mode == Mode.TO ? new UnsafeBuffer(new byte[TO_ROOM]) : null;
         return channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
-            final int at = atomic.applyAsInt(batch);
-            batch.read(a.address(), a.rkey(), a.image, 0, a.slotBytes());
+            final int at = latchedRead(batch, a, exclusive, a.slotBytes());
             if (room != null) {
                 batch.read(a.address() + a.slotBytes(), a.rkey(), room, 0, TO_ROOM);
             }
@@ -169,21 +166,36 @@ public final class Sel2plTxn extends LatchTxn {
                 }
                 final Throwable err = posted.cause();
                 if (Refusal.forNow(err)) {
-                    e.busy = false;
-                    latches.forgetIfIdle(e);
-                    return Future.failedFuture(err);
+                    return idle(e, err);
                 }
                 if (batch.failedIndex() <= at) {
-                    return lockVerbInDoubt("its " + what + " on key " + a.key + " of " + a.table + " failed after "
+                    return lockVerbInDoubt("its " + (exclusive ? "Exclusive CAS" : "Shared FAA") + " on key " + a.key
+                        + " of " + a.table + " failed after "
                         + "it was posted", err);
                 }
                 return outcome.of(a, e, batch.result(at), null).compose(v -> Future.failedFuture(err));
             });
-        }, err -> {
-            e.busy = false;
-            latches.forgetIfIdle(e);
-            return Future.failedFuture(err);
-        });
+        }, err -> idle(e, err));
+    }
+
+    /**
+     * The latch doorbell: the acquire of {@code a}'s latch, Exclusive (CAS {@code 0 -> (p, 0)}) or Shared (FAA
+     * {@code +bit(p)}), and the READ of its first {@code bytes} into its image, added to {@code batch}; answers the
+     * atomic's index (what the caller adds goes after, on the same QP).
+     */
+    private int latchedRead(final Doorbell batch, final Access a, final boolean exclusive, final int bytes) {
+        final int at = exclusive
+            ? batch.compareAndSwap(latchAddress(a), a.rkey(), LatchWord.FREE, LatchWord.exclusive(p))
+            : batch.fetchAndAdd(latchAddress(a), a.rkey(), LatchWord.share(p));
+        batch.read(a.address(), a.rkey(), a.image, 0, bytes);
+        return at;
+    }
+
+    /** {@code e} no longer busy (forgotten if idle), and the failure {@code err}: nothing was taken. */
+    private <T> Future<T> idle(final Entry e, final Throwable err) {
+        e.busy = false;
+        latches.forgetIfIdle(e);
+        return Future.failedFuture(err);
     }
 
     /** What a Shared FAA that returned {@code previous} left: held, or undone (an X holder showed). */
@@ -223,8 +235,7 @@ public final class Sel2plTxn extends LatchTxn {
             latches.forgetIfIdle(e);
             return locked(a, "latched locally (" + e + ")");
         }
-        return latchAndRead(a, e, "Exclusive CAS", batch -> batch.compareAndSwap(latchAddress(a), a.rkey(),
-            LatchWord.FREE, LatchWord.exclusive(p)), this::exclusiveOutcome);
+        return latchAndRead(a, e, true, this::exclusiveOutcome);
     }
 
     private Future<Void> exclusiveOutcome(final Access a, final Entry e, final long previous, final UnsafeBuffer room) {
@@ -353,25 +364,6 @@ public final class Sel2plTxn extends LatchTxn {
     }
 
     /**
-     * Upgrades, then the inserts ({@link #insertions}), then the keys read absent validated, then the write-back with
-     * the releases; an object its INSERT created is installed by the write-back (version + 1) and its CAS word
-     * cleared before its latch is released.
-     */
-    @Override
-    public Future<Long> commit() {
-        if (mode != Mode.TWO_PL) {
-            return finishCommit(optimisticCommit());
-        }
-        if (sawDuplicate()) {
-            return duplicateCommit(Future::succeededFuture); // what it read is latched: current
-        }
-        return finishCommit(upgradeWrites()
-            .compose(v -> staged(Stage.LOCK, insertions()))
-            .compose(v -> staged(Stage.VALIDATE, validateAbsent()))
-            .compose(v -> installAndRelease(0)).map(0L));
-    }
-
-    /**
      * The write-back and the releases (TO: each written object's {@code wts = ts}); an object its INSERT created is
      * installed by the write-back (version + 1) and its CAS word cleared before its latch is released.
      */
@@ -422,18 +414,15 @@ public final class Sel2plTxn extends LatchTxn {
             latches.forgetIfIdle(e);
             return createdAgain(a, tries, null);
         }
-        return latchAndRead(a, e, "Exclusive CAS", batch -> batch.compareAndSwap(latchAddress(a), a.rkey(),
-            LatchWord.FREE, LatchWord.exclusive(p)), (x, en, previous, room) -> exclusiveOutcome(x, en, previous, room, true))
+        return latchAndRead(a, e, true, (x, en, previous, room) -> exclusiveOutcome(x, en, previous, room, true))
             .recover(err -> err instanceof AbortException && a.held == null || Refusal.forNow(err)
                 ? createdAgain(a, tries, err) : Future.failedFuture(err));
     }
 
     private Future<Access> createdAgain(final Access a, final int tries, final Throwable why) {
-        if (!finished && tries + 1 >= CREATED_TRIES) {
-            return locked(a, "its INSERT's object could not be latched in " + CREATED_TRIES + " rounds ("
-                + (why == null ? "held locally" : why.getMessage()) + ")");
-        }
-        return runtime.timers().after(SelccModule.resendNs()).compose(v -> latchCreated(a, tries + 1));
+        return retried(a, tries, CREATED_TRIES, SelccModule.resendNs(), true, () -> "its INSERT's object could not be "
+            + "latched in " + CREATED_TRIES + " rounds (" + (why == null ? "held locally" : why.getMessage()) + ")",
+            () -> latchCreated(a, tries + 1));
     }
 
     /** The abort of an object its INSERT created, latched Exclusive: a tombstone, the CAS word cleared, X released. */
@@ -455,7 +444,7 @@ public final class Sel2plTxn extends LatchTxn {
             batch.write(a.address() + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
             batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), zero, 0, 8);
             if (rts >= 0) {
-                batch.write(a.address() + a.slotBytes(), a.rkey(), word(rts), 0, 8);
+                batch.write(a.address() + a.slotBytes(), a.rkey(), SelccRecovery.word(rts), 0, 8);
             }
             batch.fetchAndAdd(latchAddress(a), a.rkey(), LatchWord.unexclusive(p));
             return batch.post();
@@ -498,7 +487,7 @@ public final class Sel2plTxn extends LatchTxn {
                         0, 8);
                 }
                 if (mode == Mode.TO && (a.dirty || created(a))) { // its wts, before the version
-                    batch.write(a.address() + a.slotBytes() + 8, a.rkey(), word(ts), 0, 8);
+                    batch.write(a.address() + a.slotBytes() + 8, a.rkey(), SelccRecovery.word(ts), 0, 8);
                 }
             }
 
@@ -567,19 +556,18 @@ public final class Sel2plTxn extends LatchTxn {
         e.busy = true;
         return channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
-            final int at = batch.fetchAndAdd(e.latchAddress, a.rkey(), LatchWord.share(p));
-            batch.read(a.address(), a.rkey(), a.image, 0, bytes);
+            final int at = latchedRead(batch, a, false, bytes);
             batch.fetchAndAdd(e.latchAddress, a.rkey(), LatchWord.unshare(p));
             return batch.post().transform(posted -> {
                 if (posted.failed() && !Refusal.forNow(posted.cause())) {
                     return lockVerbInDoubt("its momentary Shared latch on key " + a.key + " of " + a.table
                         + " failed after it was posted", posted.cause());
                 }
+                if (posted.failed()) {
+                    return idle(e, posted.cause()); // refused for now: nothing happened
+                }
                 e.busy = false;
                 latches.forgetIfIdle(e);
-                if (posted.failed()) {
-                    return Future.failedFuture(posted.cause()); // refused for now: nothing happened
-                }
                 final long previous = batch.result(at);
                 if (LatchWord.shareFailed(previous)) {
                     final String why = "held Exclusive by participant " + LatchWord.holder(previous);
@@ -588,11 +576,7 @@ public final class Sel2plTxn extends LatchTxn {
                 }
                 return checkedImage(a).compose(this::notInsertedByAnother);
             });
-        }, err -> {
-            e.busy = false;
-            latches.forgetIfIdle(e);
-            return Future.failedFuture(err);
-        });
+        }, err -> idle(e, err));
     }
 
     /** OCC validation: the header READ again under a momentary Shared latch (the value the attempt read stays). */
@@ -616,8 +600,7 @@ public final class Sel2plTxn extends LatchTxn {
             return locally(a, e, tries, "latched locally (" + e + ")", () -> toRead(a, ts, tries + 1));
         }
         final boolean[] taken = new boolean[1];
-        return latchAndRead(a, e, "Exclusive CAS", batch -> batch.compareAndSwap(latchAddress(a), a.rkey(),
-            LatchWord.FREE, LatchWord.exclusive(p)), (x, en, previous, room) -> {
+        return latchAndRead(a, e, true, (x, en, previous, room) -> {
                 taken[0] = previous != LatchWord.FREE;
                 return toReadOutcome(x, en, previous, room, ts);
             }).recover(err -> taken[0] ? locally(a, e, tries, "latched by another participant", () -> toRead(a, ts, tries + 1))
@@ -646,10 +629,23 @@ public final class Sel2plTxn extends LatchTxn {
     private Future<Access> locally(final Access a, final Entry e, final int tries, final String why,
                                    final java.util.function.Supplier<Future<Access>> again) {
         latches.forgetIfIdle(e);
-        if (finished || tries + 1 >= LOCAL_TRIES) {
-            return locked(a, why + " for " + LOCAL_TRIES + " rounds");
+        return retried(a, tries, LOCAL_TRIES, LOCAL_WAIT_NS, false, () -> why + " for " + LOCAL_TRIES + " rounds", again);
+    }
+
+    /**
+     * The bounded retry of {@link #locally} and {@link #createdAgain}: {@code again} after {@code waitNs}, unless this
+     * was the last of {@code limit} rounds or the attempt is over: then it aborts
+     * (LOCKED, {@code why}); an attempt over goes on for as long as it takes when {@code whileOver} (its abort must
+     * latch an object its INSERT created, to bury it).
+     */
+    private Future<Access> retried(final Access a, final int tries, final int limit, final long waitNs,
+                                   final boolean whileOver,
+                                   final java.util.function.Supplier<String> why,
+                                   final java.util.function.Supplier<Future<Access>> again) {
+        if (finished ? !whileOver : tries + 1 >= limit) {
+            return locked(a, why.get());
         }
-        return runtime.timers().after(LOCAL_WAIT_NS).compose(v -> again.get());
+        return runtime.timers().after(waitNs).compose(v -> again.get());
     }
 
     /** What TO's read CAS that returned {@code previous} left: not taken (aborts), or checked, raised and released. */
@@ -663,11 +659,11 @@ public final class Sel2plTxn extends LatchTxn {
         final AbortException late = room == null ? null : readLate(a, room.getLong(8), ts);
         // Not raised over an object another attempt's INSERT has not committed (the read aborts), nor when the room
         // was not READ (the doorbell failed after its CAS: the attempt fails).
-        final boolean raise = room != null && late == null && !insertedByAnother(a) && room.getLong(0) < ts;
+        final boolean raise = room != null && late == null && !insertedByAnother(a) && raisesRts(room.getLong(0), ts);
         return releaseLate(() -> channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             if (raise) {
-                batch.write(a.address() + a.slotBytes(), a.rkey(), word(ts), 0, 8);
+                batch.write(a.address() + a.slotBytes(), a.rkey(), SelccRecovery.word(ts), 0, 8);
             }
             batch.fetchAndAdd(e.latchAddress, a.rkey(), LatchWord.unexclusive(p));
             return batch.post();
@@ -694,33 +690,15 @@ public final class Sel2plTxn extends LatchTxn {
     }
 
     /**
-     * TO: each mark ({@code markAbsent}), latched Exclusive by the inserts, buried with {@code rts = ts} and released
-     * in one doorbell, before the commit's record and write-back (a recoverable run's raise never dies with its node
-     * after a decided commit). No write: neither in the record nor in the history, and no longer the attempt's.
+     * TO: a mark ({@code markAbsent}), latched Exclusive by the inserts, buried with {@code rts = ts} (unless higher
+     * already) and released in one doorbell, before the commit's record and write-back (a recoverable run's raise
+     * never dies with its node after a decided commit); no longer the attempt's to release.
      */
     @Override
-    protected Future<Void> marked(final long ts) {
-        if (!marks()) {
-            return Future.succeededFuture();
-        }
-        final List<Future<Void>> buried = new ArrayList<>(2);
-        for (final Access a : List.copyOf(accesses)) {
-            if (marker(a)) {
-                a.fetched = false; // for the history only a lookup: the absent read is its own access (its bound)
-                a.readAbsent = false;
-                a.locked = false;
-                created.remove(a);
-                LineCache.Stats.count("absent key marked");
-                final long rts = rts(a) < ts ? ts : -1; // never lowered (a tombstone revived in place keeps its own)
-                buried.add(releaseLate(() -> bury(a, rts)).onSuccess(v -> a.held = null));
-            }
-        }
-        return settle(buried);
-    }
-
-    private static UnsafeBuffer word(final long v) {
-        final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
-        b.putLong(0, v);
-        return b;
+    protected Future<Void> buryMark(final Access a, final long ts) {
+        a.locked = false;
+        created.remove(a);
+        final long rts = raisesRts(rts(a), ts) ? ts : -1; // a tombstone revived in place may have a higher one
+        return releaseLate(() -> bury(a, rts)).onSuccess(v -> a.held = null);
     }
 }

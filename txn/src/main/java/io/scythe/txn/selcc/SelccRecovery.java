@@ -166,8 +166,8 @@ public final class SelccRecovery {
         }
     }
 
-    /** 8 bytes holding {@code v}. */
-    private static UnsafeBuffer word(final long v) {
+    /** 8 bytes holding {@code v}: a word a SELCC or SEL verb WRITEs (a timestamp, a version, a cleared CAS word). */
+    static UnsafeBuffer word(final long v) {
         final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
         b.putLong(0, v);
         return b;

@@ -44,6 +44,8 @@ public final class SelccTxn extends LatchTxn {
     private final LineCache cache;
     /** TO in a recoverable run: the write-throughs of the {@code rts} its reads raised, waited for by the commit. */
     private List<Future<Void>> rtsWrites;
+    /** TO: the frames of the marks this commit buried ({@link #buryMark}). */
+    private List<Frame> markFrames;
 
     /** What one access holds of its frame's local latch. */
     private static final class Hold {
@@ -137,7 +139,7 @@ public final class SelccTxn extends LatchTxn {
                 unlatch(x);
                 return Future.failedFuture(late);
             }
-            if (f.image.getLong(room) < ts) {
+            if (raisesRts(f.image.getLong(room), ts)) {
                 f.image.putLong(room, ts);
                 f.dirty = DirtyBounds.widen(f.dirty, room - ObjectLayout.VALUE_OFFSET, 8);
                 if (cache.recoverable()) { // package doc "Dead compute nodes": no raise only in a cache
@@ -320,39 +322,7 @@ public final class SelccTxn extends LatchTxn {
         cache.forgetIfInvalid(h.frame);
     }
 
-    @Override
-    public Future<Long> commit() {
-        if (mode != Mode.TWO_PL) {
-            return finishCommit(optimisticCommit());
-        }
-        if (sawDuplicate()) {
-            return duplicateCommit(Future::succeededFuture); // what it read is latched: current
-        }
-        return finishCommit(upgradeWrites()
-            .compose(v -> staged(io.scythe.txn.Stage.LOCK, insertions()))
-            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, validateAbsent()))
-            .compose(v -> installed(() -> {
-                for (final Access a : accesses) {
-                    if (a.dirty) {
-                        install(a);
-                    } else if (created(a)) {
-                        installCreated(a);
-                    }
-                }
-            }))
-            .map(v -> {
-            for (final Access a : accesses) {
-                if (a.locked) {
-                    a.locked = false;
-                    releaseLocal(a);
-                }
-            }
-            LineCache.Stats.committed(cache.participant());
-            return 0L;
-        }));
-    }
-
-    /** TO: the line's installs stamp {@code wts = ts}; then every latch is let go. */
+    /** The commit's installs (TO: each stamped {@code wts = ts}); then every latch is let go. */
     @Override
     protected Future<Void> installAndRelease(final long t) {
         return installed(() -> {
@@ -391,31 +361,29 @@ public final class SelccTxn extends LatchTxn {
     }
 
     /**
-     * TO: the marks ({@link #markAbsent}), latched Exclusive, buried (a tombstone, CAS word cleared) with
-     * {@code rts = ts} and {@code wts} 0 (nothing was written); in a recoverable run written through before the redo
-     * record, as {@link #rtsLanded}'s raises are. They are no writes: not in the record nor in the history.
+     * TO: a mark ({@link #markAbsent}), latched Exclusive, buried (a tombstone, CAS word cleared) with {@code rts = ts}
+     * (unless higher already) and {@code wts} 0 (nothing was written); its frame written through by
+     * {@link #marksBuried}.
      */
     @Override
-    protected Future<Void> marked(final long ts) {
-        if (!marks()) {
-            return Future.succeededFuture();
+    protected Future<Void> buryMark(final Access a, final long ts) {
+        bury(a);
+        final Frame f = hold(a).frame;
+        if (raisesRts(f.image.getLong(a.slotBytes()), ts)) { // a tombstone revived in place may have a higher one
+            f.image.putLong(a.slotBytes(), ts);
         }
-        final List<Frame> frames = new ArrayList<>(2);
-        for (final Access a : accesses) {
-            if (marker(a)) {
-                bury(a);
-                a.fetched = false; // for the history only a lookup: the absent read is its own access (its bound)
-                a.readAbsent = false;
-                final Frame f = hold(a).frame;
-                if (f.image.getLong(a.slotBytes()) < ts) { // never lowered: a tombstone revived in place keeps its own
-                    f.image.putLong(a.slotBytes(), ts);
-                }
-                f.dirty = DirtyBounds.widen(f.dirty, a.slotBytes() - ObjectLayout.VALUE_OFFSET, TO_ROOM);
-                frames.add(f);
-                LineCache.Stats.count("absent key marked");
-            }
+        f.dirty = DirtyBounds.widen(f.dirty, a.slotBytes() - ObjectLayout.VALUE_OFFSET, TO_ROOM);
+        if (markFrames == null) {
+            markFrames = new ArrayList<>(2);
         }
-        return cache.recoverable() && !frames.isEmpty() ? cache.writeThrough(frames) : Future.succeededFuture();
+        markFrames.add(f);
+        return Future.succeededFuture();
+    }
+
+    /** TO: in a recoverable run the marks' frames written through before the redo record, as {@link #rtsLanded}'s are. */
+    @Override
+    protected Future<Void> marksBuried(final List<Future<Void>> buried) {
+        return cache.recoverable() && markFrames != null ? cache.writeThrough(markFrames) : Future.succeededFuture();
     }
 
     /**
