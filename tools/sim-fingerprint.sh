@@ -2,15 +2,20 @@
 # Prints one line per simulated run: workload, protocol, seed, then the run's history_hash, committed, aborted and
 # latency percentiles. Deterministic: the same code gives the same lines, so a refactor that must not change what
 # the protocols do is checked by diffing this script's output before and after (`tools/sim-fingerprint.sh > a`).
-# SIM_FINGERPRINT_ARGS is appended to every run (e.g. "--profile cx5-pcie" to fingerprint another NIC model).
+# SIM_FINGERPRINT_ARGS is appended to every run (e.g. "--profile cx5-pcie" to fingerprint another NIC model);
+# SIM_FINGERPRINT_PROTOCOLS replaces the protocols fingerprinted (e.g. "selcc-2pl selcc-to sel-occ" for a refactor of
+# another family); SIM_FINGERPRINT_JAR runs that jar instead of ./scythe (which rebuilds with ~/.m2 when a source is
+# newer than its jar: a worktree built offline against its own Maven repository passes cli/target/scythe.jar).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 run() { # workload-args...
+  local label="$*"
+  if [ -n "${SIM_FINGERPRINT_JAR:-}" ]; then set -- java -jar "$SIM_FINGERPRINT_JAR" sim "$@"; else set -- "$root/scythe" sim "$@"; fi
   # shellcheck disable=SC2086
-  "$root/scythe" sim "$@" ${SIM_FINGERPRINT_ARGS:-} --out "$out/r" >/dev/null 2>&1 || true
-  python3 - "$out/r/results.json" "$*" <<'PY'
+  "$@" ${SIM_FINGERPRINT_ARGS:-} --out "$out/r" >/dev/null 2>&1 || true
+  python3 - "$out/r/results.json" "$label" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for run in r["runs"]:
@@ -20,7 +25,7 @@ for run in r["runs"]:
 PY
 }
 for seed in 1 2; do
-  for p in scythe scythe-occ ford-occ farm-occ; do
+  for p in ${SIM_FINGERPRINT_PROTOCOLS:-scythe scythe-occ ford-occ farm-occ}; do
     run --workload smallbank --accounts 1000 --protocols "$p" --cns 2 --loops 2 --clients 8 --duration 300us --jitter 1us --seed "$seed"
     run --workload ycsb --records 10000 --protocols "$p" --cns 2 --loops 2 --clients 8 --duration 300us --seed "$seed"
     run --workload tpcc --warehouses 1 --customers 30 --items 100 --protocols "$p" --cns 1 --loops 2 --clients 8 --duration 500us --seed "$seed"
