@@ -54,8 +54,15 @@ public final class AurogonAborts {
      */
     public static final AbortReason UNSYNCHRONISED = AbortReason.define("clock-unsynchronised", 990);
 
+    /**
+     * A READ or INSTALL (before the point of no return) got no reply within the call bound (a network split longer
+     * than it, issue 20): it may land later, so what it installed is rolled back, and the attempt runs again. Before,
+     * such a READ failed its transaction with the RPC's error.
+     */
+    public static final AbortReason UNANSWERED = AbortReason.define("unanswered", 995);
+
     static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE,
-        IN_DOUBT, STALE, NOT_PROMOTED, UNSYNCHRONISED);
+        IN_DOUBT, STALE, NOT_PROMOTED, UNSYNCHRONISED, UNANSWERED);
 
     private AurogonAborts() {
     }

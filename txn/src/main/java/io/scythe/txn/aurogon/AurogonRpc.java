@@ -41,7 +41,8 @@ package io.scythe.txn.aurogon;
  *             28 offset of the part (i32), 32 mask of the transaction's backup nodes (i64), 40 the
  *             transaction's id (i64, the one its coordinator reports it under), 48 its coordinator's low-water
  *             (i64: the oldest timestamp it has open, see Backups), 56 the part; answers OK,
- *             Backups.FENCED, or Backups.STALE (with its floor as the seen timestamp)
+ *             Backups.COMMITTED (a recovery committed it here), Backups.FENCED (rolled back), or
+ *             Backups.STALE (with its floor as the seen timestamp)
  *  HOLDS      16 ts; answers 0 Backups.FULL/COMMITTED/ABORTED (fencing it when not held in full),
  *             Backups.FORGOTTEN (decided and forgotten: see Backups), or Backups.NOT_HERE (4: a replacement born
  *             after ts holding nothing of it; nothing fenced), 4 writes held,

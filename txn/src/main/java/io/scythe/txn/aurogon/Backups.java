@@ -210,7 +210,8 @@ public final class Backups {
      * {@code low} is the coordinator's low-water: the oldest timestamp it had open when it sent this (at most
      * {@code ts}, the same coordinator's).
      *
-     * @return {@link #OK}, {@link #FENCED} when a recovery rolled the transaction back (or it was decided), or
+     * @return {@link #OK}, {@link #COMMITTED} when it was decided to commit here (by a recovery: the coordinator may
+     *     go on to commit), {@link #FENCED} when a recovery rolled the transaction back, or
      *     {@link #STALE} when it is at or below its coordinator's forgotten mark, or on a replacement process at or
      *     below the floor it was born at ({@link #bornAt}), and not held
      * @throws IllegalArgumentException when the part contradicts earlier parts or lies outside the value
@@ -264,6 +265,11 @@ public final class Backups {
             if (orphanNs > 0) {
                 suspectLater(h);
             }
+        } else if (h.state == COMMITTED) {
+            // A part of a transaction a recovery committed here (its coordinator's repost, the first reply lost or
+            // late): decided to commit, so the coordinator may go on to its COMMITs (issue 20). Not FENCED, which
+            // says rolled back: the coordinator aborted a committed transaction and told its client "unknown".
+            return COMMITTED;
         } else if (h.state != FULL) {
             return FENCED;
         } else if (h.mask != mask || h.expected != expected || h.txnId != txnId) {

@@ -498,8 +498,8 @@ public final class ParticipantService {
             // Its coordinator id was told dead at or above it (coordinatorsDied): a successor's clock below what its
             // predecessor issued goes above it, and the attempt runs again (the predecessor itself is fenced). Not a
             // part of a transaction already held here: a repost of a part held (a reply lost), or a new part of it
-            // (another key; not limited to reposts): the hold answers it as before (FENCED once a recovery rolled it
-            // back or it was decided; no harm either way), else the coordinator would run again under a new
+            // (another key; not limited to reposts): the hold answers it as before (COMMITTED once a recovery committed
+            // it, FENCED once it was rolled back), else the coordinator would run again under a new
             // timestamp while the backups hold the old one, which a recovery may commit (the writes applied twice, or
             // a committed transaction reported aborted).
             staleReplications++;

@@ -37,6 +37,21 @@ class BackupsTest {
         assertThat(backups.entry(TS, 0).value()).hasSize(10); // kept for recoveries still asking
     }
 
+    /**
+     * A coordinator's repost of a part of a transaction a recovery committed (issue 20: cut off past the orphan lease,
+     * its first reply late) is answered COMMITTED, so it goes on to commit; answered FENCED (rolled back), it aborted
+     * a committed transaction and told its client "unknown".
+     */
+    @Test
+    void shouldAnswerARepostOfACommittedTransactionCommitted() {
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 10, 0, new byte[10])).isEqualTo(Backups.OK);
+        assertThat(backups.holds(TS).state()).isEqualTo(Backups.FULL);
+        assertThat(backups.apply(TS)).isEqualTo(Backups.OK); // a recovery's APPLY
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 10, 0, new byte[10])).as("the repost")
+            .isEqualTo(Backups.COMMITTED);
+        assertThat(applied).as("applied once").hasSize(1);
+    }
+
     @Test
     void shouldFenceATransactionHeldInPartSoItsLateReplicationIsRefused() {
         backups.replicate(TS, TS, TXN, MASK, 2, 7, 1, 10, 0, new byte[6]); // one write, half of it
