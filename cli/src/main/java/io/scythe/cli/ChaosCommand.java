@@ -46,6 +46,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * fault handled on a thread of its own ({@link #handle}), the victims among the CNs no fault is busy with. The audits
  * read through {@link ServingReads}: on a CN that serves, the next one when a read does not commit, waiting (bounded,
  * logged) while none does.
+ *
+ * <p>A protocol that survives only so many compute-node faults per run on cluster nodes
+ * ({@code ProtocolModule#clusterComputeNodeFaultLimit}: rcc-calvin, one) gets no more than that; the run says so and
+ * drives the load to the end without more faults, and {@code --together} above it is refused.
  */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
     description = {"Starts a local cluster (like `scythe cluster`), drives SmallBank from this process over the event "
@@ -161,6 +165,16 @@ public final class ChaosCommand implements Callable<Integer> {
     /** How long a killed (or failed-over) memory node stays down before its replacement process starts. */
     static final long MN_REJOIN_DELAY_MS = 2_000;
 
+    /**
+     * How many compute-node faults the protocol survives per run on cluster nodes
+     * ({@code ProtocolModule#clusterComputeNodeFaultLimit}; rcc-calvin: 1), and why: no more are injected, the load
+     * going on to the end.
+     */
+    private int cnFaultLimit = Integer.MAX_VALUE;
+    private String cnFaultLimitReason;
+    /** Compute nodes faulted so far (each victim of a kill, each pause). */
+    private int cnFaulted;
+
     /** Backups per partition the memory nodes run with (read from mn0 once started): how many may be down at once. */
     private int backups;
     /** Memory nodes killed or failed over and not rejoined (a replacement that did not rejoin stays here). */
@@ -212,6 +226,13 @@ public final class ChaosCommand implements Callable<Integer> {
                 : "cluster nodes run it, but not through the compute-node kills, pauses and restarts chaos injects: ")
                 + faultRefusal + "; its compute-node crashes are tested in the simulator (scythe sim --explore N "
                 + "--crashes --cns 3 --mns 2 --protocols " + protocol + ")");
+        }
+        final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(protocol);
+        cnFaultLimit = module.clusterComputeNodeFaultLimit(run);
+        cnFaultLimitReason = module.clusterComputeNodeFaultLimitReason(run);
+        if (together > cnFaultLimit) {
+            throw new IllegalArgumentException("chaos --protocol " + protocol + " --together " + together + ": cluster "
+                + "nodes survive at most " + cnFaultLimit + " compute-node fault(s) per run: " + cnFaultLimitReason);
         }
         if (mnFaults && mns < 2) {
             throw new IllegalArgumentException("--mn-faults needs --mns >= 2: a memory node fails over to backups on "
@@ -421,6 +442,17 @@ public final class ChaosCommand implements Callable<Integer> {
                 pauseBetween(scheduled);
                 continue;
             }
+            if (cnFaulted + (kill ? together : 1) > cnFaultLimit) {
+                System.out.printf("chaos: protocol %s survives %d compute-node fault(s) per run on cluster nodes, all "
+                    + "injected; the load goes on without more until the end (%s)%n", protocol, cnFaultLimit,
+                    cnFaultLimitReason);
+                while (!handlerFailed && System.nanoTime() < end) {
+                    reviveUnplanned(faults);
+                    Thread.sleep(Math.max(1, Math.min(500, (end - System.nanoTime()) / 1_000_000)));
+                }
+                break;
+            }
+            cnFaulted += kill ? together : 1;
             if (scheduled) {
                 final List<String> victims = idleVictims(random, kill ? together : 1, end);
                 if (victims.isEmpty()) {

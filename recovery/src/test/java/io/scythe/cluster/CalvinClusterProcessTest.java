@@ -62,6 +62,7 @@ class CalvinClusterProcessTest {
                 return true;
             });
             takeOver(cluster, client, expected);
+            rejoin(cluster, client, expected);
         } finally {
             ProcessClusters.stop(client, cluster);
         }
@@ -99,6 +100,56 @@ class CalvinClusterProcessTest {
             + "nodes by its incarnation's name").isPositive();
         assertThat(cn0.getLong("locksQueued")).as("lock requests queued on cn0").isZero();
         assertThat(cn0.getLong("takenOverLocksQueued")).as("lock requests queued in cn1's scheduler on cn0").isZero();
+    }
+
+    /**
+     * cn1, killed and taken over by cn0 ({@link #takeOver}), is started again: its new incarnation waits until the
+     * host says its old one is recovered, asks cn0 to let it in ({@code JOIN}: cn0 answers its floor once it took the
+     * old one over) and enters the total order one epoch above it, owning no partition (its old keys stay with cn0).
+     * Moves begun on the restarted cn1 commit again, over both owners' keys (its reads forwarded by cn0, its writes
+     * sent there), as do moves on cn0 interleaved with them; every key exact, no lock left. Fails before: a restarted
+     * cn1 was refused at start (its epochs would begin at 0).
+     */
+    private static void rejoin(final LocalCluster cluster, final ScytheClient client, final long[] expected)
+        throws Exception {
+        final long restarting = System.nanoTime();
+        cluster.restart("cn1", 180_000);
+        ProcessClusters.eventually("cn1's new incarnation rejoins the total order", 180_000, () -> {
+            try {
+                return !module(cluster, "cn1").getBoolean("joining", true);
+            } catch (final Exception e) {
+                return false;
+            }
+        });
+        final JsonObject joined = module(cluster, "cn1");
+        System.out.println("rcc-calvin: cn1 restarted and rejoined at epoch " + joined.getLong("joinedAt") + " "
+            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting) + " ms after its restart began; cn1 "
+            + joined);
+        assertThat(joined.getLong("joinedAt")).as("the epoch cn1's new incarnation entered the order at").isPositive();
+        for (int i = 0; i < 20; i++) {
+            final String cn = i % 2 == 0 ? "cn1" : "cn0";
+            final long from = (i * 5 + 1) % 16;
+            final long to = (i * 3 + 2) % 16 == from ? (from + 1) % 16 : (i * 3 + 2) % 16;
+            assertThat(client.callOn(cn, "move", from, to, 3).await(30, TimeUnit.SECONDS)).as("move " + i + " on "
+                + cn + " after cn1's rejoin").isInstanceOf(ScytheClient.Outcome.Committed.class);
+            expected[(int) from] -= 3;
+            expected[(int) to] += 3;
+        }
+        for (final String cn : List.of("cn0", "cn1")) {
+            final long sum = ProcessClusters.assertCounters(k -> client.callOn(cn, "get", k), expected,
+                " read on " + cn + " after cn1's rejoin");
+            assertThat(sum).as("money conserved after cn1's rejoin").isZero();
+        }
+        ProcessClusters.eventually("no lock request left queued after cn1's rejoin", 10_000, () -> {
+            try {
+                final JsonObject cn0 = module(cluster, "cn0");
+                return cn0.getLong("locksQueued") == 0 && cn0.getLong("takenOverLocksQueued") == 0
+                    && module(cluster, "cn1").getLong("locksQueued") == 0;
+            } catch (final Exception e) {
+                return false;
+            }
+        });
+        assertThat(module(cluster, "cn0").getLong("rejoinedHere")).as("restarted nodes cn0 let in").isEqualTo(1L);
     }
 
     /** What compute node {@code cn}'s health shows of its CALVIN node. */

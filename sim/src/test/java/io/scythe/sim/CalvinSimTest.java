@@ -324,6 +324,47 @@ class CalvinSimTest extends SimVertxTest {
     }
 
     /**
+     * A restarted owner's JOIN answers lost (the first 3 dropped by the joiner, {@code CalvinModule#LOSE_JOIN_ANSWERS},
+     * as when the call times out): it asks again, and each survivor answers a repeated JOIN of the same incarnation as
+     * it did the first (its floor and the consumed count, which have not moved: the joiner sends nothing before every
+     * answer is in), so it rejoins, commits again, money conserved, serializable, one place in the order per
+     * transaction. Fails without that: the survivor refused the second JOIN ("it rejoined already") and the joiner
+     * gave the run up.
+     */
+    @Test
+    void shouldLetARestartedOwnerRejoinWhenJoinAnswersAreLost() throws Exception {
+        for (final String form : new String[] {CALVIN, ONE_SIDED}) {
+            final SimOptions o = Explorer.crash(Explorer.crashOptions(form, 1).computeNodes(3).memoryNodes(2), 0)
+                .drainNs(1_000_000).durationNs(600_000);
+            o.faults().crash(0, 30_000).restartAfter(40_000);
+            final HistoryCollector history = new HistoryCollector(io.scythe.storage.ObjectLayout.LOADED_VERSION, form);
+            final java.util.concurrent.atomic.AtomicLong again = new java.util.concurrent.atomic.AtomicLong();
+            final Simulation sim = new Simulation(o.validate(), Explorer.Workload.SMALLBANK.spec(1))
+                .recorder(history).recorder((txnId, commitTs, accesses) -> {
+                    if (txnId >>> 48 == 2 && CrashRecovery.computeNodeOf(txnId) == 0) {
+                        again.incrementAndGet(); // cn0's restarted incarnation's
+                    }
+                });
+            final java.util.concurrent.atomic.AtomicInteger lose = new java.util.concurrent.atomic.AtomicInteger(3);
+            sim.computeNodeShared().put(io.scythe.txn.rcc.calvin.CalvinModule.LOSE_JOIN_ANSWERS, lose);
+            final java.util.Map<Long, java.util.Set<Long>> places = new java.util.concurrent.ConcurrentHashMap<>();
+            sim.computeNodeShared().put(io.scythe.txn.rcc.calvin.CalvinModule.SCHEDULED_AT, places);
+            final SimResult r = sim.run(vertx);
+            final JsonObject run = r.run().toJson();
+            final String what = form + ": " + run.encode();
+            assertThat(lose.get()).as("answers lost, " + what).isNegative();
+            assertThat(run.getJsonObject("sim").containsKey("gave_up")).as(what).isFalse();
+            assertThat(r.invariantsOk()).as(what).isTrue();
+            assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
+            assertThat(SerializabilityChecker.check(history.history(), 3).serializable()).as(what).isTrue();
+            assertThat(again.get()).as("commits of cn0's new incarnation, " + what).isGreaterThan(5);
+            assertThat(String.valueOf(((java.util.Map<?, ?>) sim.computeNodeShared()
+                .get(io.scythe.txn.rcc.calvin.CalvinModule.JOINED_AT)).keySet())).as(what).isEqualTo("[0]");
+            places.forEach((id, at) -> assertThat(at).as(Long.toHexString(id) + ", " + form).hasSize(1));
+        }
+    }
+
+    /**
      * {@code CalvinNode#deadDecidedAfterRebuild} firing (forced here: it counts nothing as known) is a violation of the
      * run, so a sweep counts the seed failed, not only a loop given up (which {@code sim --explore} only tallies, and
      * whose node the end checks skip).

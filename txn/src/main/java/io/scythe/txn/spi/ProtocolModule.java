@@ -76,6 +76,20 @@ public interface ProtocolModule {
     }
 
     /**
+     * How many compute-node faults (each a node SIGKILLed, and restarted under a new epoch) cluster nodes running
+     * {@code protocol} survive in one run, where {@link #clusterComputeNodeFaultRefusal} refuses none: chaos injects no
+     * more than that, one at a time, and says so ({@link Integer#MAX_VALUE}, the default: no bound).
+     */
+    default int clusterComputeNodeFaultLimit(final Protocol protocol) {
+        return Integer.MAX_VALUE;
+    }
+
+    /** Why {@link #clusterComputeNodeFaultLimit} is what it is, named where chaos stops at it (null: no bound). */
+    default String clusterComputeNodeFaultLimitReason(final Protocol protocol) {
+        return null;
+    }
+
+    /**
      * Why a host must not crash a compute node in a run of {@code protocol} (the simulator's {@code --crash-cn}): what a
      * dead compute node leaves (latch bits, the only copy of a line) is not recovered yet, so the run would hang or
      * lose writes; {@code null} (the default) when it may.

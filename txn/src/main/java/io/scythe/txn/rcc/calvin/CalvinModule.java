@@ -10,7 +10,8 @@ import java.util.List;
  * RCC's CALVIN as its own module ({@code rcc-calvin}): CALVIN keeps no per-tuple metadata (Fig. 3) and needs its
  * compute nodes wired to each other, so it is apart from {@link io.scythe.txn.rcc.RccModule}'s five shared-everything
  * protocols. Each compute node gets a {@link CalvinNode}. Asked for by name only; in the simulator, the embedded
- * cluster ({@code scythe bench}) and on cluster nodes with no compute-node fault ({@link #clusterComputeNodeFaultRefusal}).
+ * cluster ({@code scythe bench}) and on cluster nodes, through one compute-node fault per run
+ * ({@link #clusterComputeNodeFaultLimit}).
  */
 public final class CalvinModule implements ProtocolModule {
     public static final CalvinProtocol CALVIN = CalvinProtocol.base();
@@ -33,6 +34,12 @@ public final class CalvinModule implements ProtocolModule {
      * 0)}): one total order means one place per transaction, whichever nodes queued parts of it.
      */
     public static final String SCHEDULED_AT = "calvin.scheduledAt";
+    /**
+     * Test hook: with an {@code AtomicInteger} n at this key of a run's compute-node shared map, a restarted node drops
+     * the first n answers to its {@code JOIN}s (across the nodes it asks) and asks again, as when an answer is lost
+     * (the call timed out): a survivor must answer a repeated JOIN as it did the first.
+     */
+    public static final String LOSE_JOIN_ANSWERS = "calvin.test.loseJoinAnswers";
     /** The key, in a run's compute-node shared map, of the epoch each restarted node rejoined at (a map by node). */
     public static final String JOINED_AT = "calvin.joinedAt";
     /**
@@ -64,27 +71,25 @@ public final class CalvinModule implements ProtocolModule {
 
     /**
      * What cluster nodes lack to survive compute-node faults under CALVIN (issue 18), named where one is refused: one
-     * death, not restarted, is taken over as in the simulator (the death word from
-     * {@code ComputeNodeContext#onPeerRecovered}, the dead incarnation's input log found on the memory nodes by its
-     * name); what chaos brings beyond that is not.
+     * death is taken over as in the simulator (the death word from {@code ComputeNodeContext#onPeerRecovered}, the
+     * dead incarnation's input log found on the memory nodes by its name), and the dead node, restarted, rejoins the
+     * total order ({@code CalvinNode#join} once the host says its old incarnation is recovered); what chaos brings
+     * beyond that is not.
      */
     static final String CLUSTER_DEATH_MISSING = "every node waits for every node's batch of each epoch; on cluster "
         + "nodes survivors take one dead node's epochs, decisions and lock queues over (the death word from "
-        + "onPeerRecovered, its input log found on the memory nodes by its incarnation's name), as in the simulator. "
-        + "Missing: (1) a restarted node rejoining: the total order is over a fixed set of nodes, and a dead one is "
-        + "taken over for ever, so a new incarnation would need every survivor to agree on the epoch it sequences "
-        + "again from and its successor to hand its partitions back (a restarted node is refused at start); (2) a "
-        + "second owner's death in a run (chaos kills compute nodes again and again): the take-over of a dead owner's "
-        + "successor, or of a second owner, is not built, and gives the survivors up naming it; (3) a pause: a node "
-        + "paused past its lease is taken over and, resumed, must not serve again (it gives up its lease and would "
-        + "restart, (1)) (issue 18)";
+        + "onPeerRecovered, its input log found on the memory nodes by its incarnation's name), and its restarted "
+        + "incarnation rejoins the total order at an epoch every survivor agrees on (JOIN), its old partitions staying "
+        + "with their successor. Missing: a second compute-node death in a run: the take-over of a rejoined "
+        + "incarnation, of a dead owner's successor, or of a second owner is not built and gives the survivors up "
+        + "naming it; so is a rejoin while another node is dead (several compute nodes killed together) (issue 18)";
 
     /**
-     * Runs on cluster nodes with no fault: the CN peers work across processes (the one-sided form's inboxes are
-     * registered regions another process WRITEs, found by one RPC; the RPC form's calls), the input log is opened on the
-     * memory nodes as in the simulator, and each node learns nothing of another's state but through its messages. One
-     * compute node's death, not restarted, is taken over there; restarts and repeated deaths are not
-     * ({@link #clusterComputeNodeFaultRefusal}).
+     * Runs on cluster nodes: the CN peers work across processes (the one-sided form's inboxes are registered regions
+     * another process WRITEs, found by one RPC; the RPC form's calls), the input log is opened on the memory nodes as in
+     * the simulator, and each node learns nothing of another's state but through its messages. One compute node's
+     * death is taken over there, and the node restarted rejoins; a second fault in the run is not survived
+     * ({@link #clusterComputeNodeFaultLimit}).
      */
     @Override
     public String clusterRefusal(final Protocol protocol) {
@@ -92,13 +97,24 @@ public final class CalvinModule implements ProtocolModule {
     }
 
     /**
-     * {@code scythe chaos} kills, pauses and restarts compute nodes again and again: a restarted node is refused at
-     * start and a second owner's death gives the survivors up ({@link #CLUSTER_DEATH_MISSING}), so chaos refuses it.
+     * None: {@code scythe chaos} runs, with one compute-node fault per run ({@link #clusterComputeNodeFaultLimit}).
+     * With {@code log=off} no death is survived (as {@link #crashRefusal}).
      */
     @Override
     public String clusterComputeNodeFaultRefusal(final Protocol protocol) {
-        return "compute nodes restarted or dying one after another are not survived on cluster nodes yet: "
-            + CLUSTER_DEATH_MISSING;
+        final String noLog = crashRefusal(protocol);
+        return noLog == null ? null : "a compute node's death is not survived: " + noLog;
+    }
+
+    /** One: a killed node taken over and, restarted, rejoining; a second death is not survived ({@link #CLUSTER_DEATH_MISSING}). */
+    @Override
+    public int clusterComputeNodeFaultLimit(final Protocol protocol) {
+        return 1;
+    }
+
+    @Override
+    public String clusterComputeNodeFaultLimitReason(final Protocol protocol) {
+        return CLUSTER_DEATH_MISSING;
     }
 
     /**
@@ -181,8 +197,8 @@ public final class CalvinModule implements ProtocolModule {
      * ({@code CalvinNode#join}: every survivor took its old one over, agrees on its first epoch and drains its old
      * rings), owns no partition (its old ones stay with their successor) and sequences its clients' transactions from
      * its first epoch on. With {@code log=off} no crash is survived at all ({@link #crashRefusal}). Cluster nodes
-     * refuse a restart apart: at the new incarnation's start ({@code CalvinNode}) and in chaos
-     * ({@link #clusterComputeNodeFaultRefusal}).
+     * do the same: the restarted process joins once the host tells it its old incarnation is recovered; one fault per
+     * run ({@link #clusterComputeNodeFaultLimit}).
      */
     @Override
     public String restartRefusal(final Protocol protocol) {

@@ -56,7 +56,8 @@ final class CalvinNode {
     /**
      * Cluster nodes (each node a process, {@link ComputeNodeContext#separateProcesses}): the death word is the host's
      * {@link ComputeNodeContext#onPeerRecovered}, a dead node's input log is found on the memory nodes by its
-     * incarnation's name, and a restart is refused ({@link CalvinModule#CLUSTER_DEATH_MISSING}).
+     * incarnation's name, and a restarted node joins once the host tells it its old incarnation is recovered
+     * ({@link #ownRecovered}).
      */
     private final boolean separateProcesses;
     private TxnRuntime home;
@@ -211,6 +212,13 @@ final class CalvinNode {
      * drained then, its RPC calls come under the old peer name, {@link #fromDead}).
      */
     private final Map<Integer, Long> rejoined = new HashMap<>();
+    /**
+     * Restart: what {@link #onJoin} answered each rejoined node ({floor, consumed}) and the caller it answered, so
+     * that a JOIN asked again (its answer lost) gets the same answer: the joiner sends nothing before every answer is
+     * in, so the count of its messages consumed here has not moved.
+     */
+    private final Map<Integer, long[]> joinAnswers = new HashMap<>();
+    private final Map<Integer, String> joinedFrom = new HashMap<>();
     /** This node is a restarted incarnation not in the total order yet: it sequences nothing until {@link #join}. */
     private boolean joining;
     /** Nodes whose death this node is taking over (reading their logs): nothing more is sent to them. */
@@ -359,6 +367,47 @@ final class CalvinNode {
     static final long JOIN_RETRY_NS = 20_000;
     /** How many times it asks each live node before it gives the run up (10 ms of virtual time). */
     static final int JOIN_ATTEMPTS = 500;
+    /**
+     * Cluster nodes: 100 ms apart, for up to {@link #CLUSTER_JOIN_ATTEMPTS} times (2 minutes, {@link
+     * #CLUSTER_DEATH_GRACE_NS}): a survivor is told of the old incarnation's recovery about when the joiner is, then
+     * reads its input log and rebuilds what it owned, seconds on a loaded machine.
+     */
+    static final long CLUSTER_JOIN_RETRY_NS = 100_000_000;
+    static final int CLUSTER_JOIN_ATTEMPTS = 1_200;
+
+    /** Guards {@link #ownRecoveryTold} against the home loop's start ({@link #startLoop}). */
+    private final Object joinGate = new Object();
+    /** A restarted incarnation may join: its earlier incarnations are recovered (guarded by {@link #joinGate}). */
+    private boolean ownRecoveryTold;
+    /** {@link #join} was started (home loop). */
+    private boolean joinStarted;
+
+    /**
+     * Cluster nodes: the host tells this restarted incarnation that every earlier one of it is recovered (fenced on
+     * every memory node, its redo records settled; the survivors are told it too and take it over): only now may it
+     * ask to rejoin, as the simulator starts a restarted node only after its old incarnation's recovery. Any thread;
+     * told before the home loop is set up, it joins once that is ({@link #startLoop}).
+     */
+    private String ownRecovered(final String incarnation) {
+        final Executor home;
+        synchronized (joinGate) {
+            ownRecoveryTold = true;
+            home = homeExecutor;
+        }
+        if (home != null) {
+            home.execute(this::joinOnce);
+        }
+        return "CALVIN node " + names.get(index) + ": " + incarnation + " recovered, asks every live node to let its "
+            + "new incarnation in";
+    }
+
+    /** {@link #join}, once (home loop). */
+    private void joinOnce() {
+        if (!joinStarted) {
+            joinStarted = true;
+            join();
+        }
+    }
 
     /**
      * Restart (issue 18): this node is a new incarnation. It asks every live node to let it in ({@link CalvinWire#JOIN},
@@ -373,7 +422,8 @@ final class CalvinNode {
         for (int i = 0; i < nodes; i++) {
             if (i != index) {
                 final io.vertx.core.Promise<Void> answered = io.vertx.core.Promise.promise();
-                askJoin(i, JOIN_ATTEMPTS, floors, consumed, overRpc, answered);
+                askJoin(i, separateProcesses ? CLUSTER_JOIN_ATTEMPTS : JOIN_ATTEMPTS, floors, consumed, overRpc,
+                    answered);
                 asked.add(answered.future());
             }
         }
@@ -391,19 +441,39 @@ final class CalvinNode {
                          final boolean[] overRpc, final io.vertx.core.Promise<Void> answered) {
         final UnsafeBuffer me = new CalvinWire.Out().u16(index).done();
         peers.call(names.get(i), 0, CalvinWire.JOIN, me, 0, me.capacity()).onComplete(ar -> {
-            if (ar.succeeded()) {
+            if (ar.succeeded() && shared != null && shared.get(CalvinModule.LOSE_JOIN_ANSWERS)
+                instanceof java.util.concurrent.atomic.AtomicInteger lose && lose.getAndDecrement() > 0) {
+                // a test's lost answer: asked again, as a call timed out is
+                home.timers().after(JOIN_RETRY_NS).onComplete(v -> askJoin(i, attemptsLeft - 1, floors, consumed,
+                    overRpc, answered));
+            } else if (ar.succeeded()) {
                 final CalvinWire.In in = new CalvinWire.In(ar.result().payload(), 0, ar.result().length());
                 floors[i] = in.u64();
                 consumed[i] = in.u64();
                 overRpc[0] |= in.u8() != 0;
                 answered.complete();
-            } else if (String.valueOf(ar.cause().getMessage()).contains(CalvinWire.JOIN_NOT_YET) && attemptsLeft > 1) {
-                home.timers().after(JOIN_RETRY_NS).onComplete(v -> askJoin(i, attemptsLeft - 1, floors, consumed,
-                    overRpc, answered));
+            } else if (attemptsLeft > 1 && askJoinAgain(ar.cause())) {
+                home.timers().after(separateProcesses ? CLUSTER_JOIN_RETRY_NS : JOIN_RETRY_NS).onComplete(v ->
+                    askJoin(i, attemptsLeft - 1, floors, consumed, overRpc, answered));
             } else {
                 answered.fail(names.get(i) + " answered JOIN with: " + ar.cause().getMessage());
             }
         });
+    }
+
+    /**
+     * Whether a failed {@link CalvinWire#JOIN} is asked again: the node asked has not taken the old incarnation over
+     * yet, or the call (or its answer) was lost: timed out, disconnected, pushed back, or on cluster nodes not yet
+     * routable to a peer just restarted. {@link #onJoin} answers a repeated JOIN of one incarnation as it did the
+     * first, so asking again is safe. A refusal ({@link Epochs#rejoinFloor}'s) is not asked again.
+     */
+    private static boolean askJoinAgain(final Throwable cause) {
+        if (String.valueOf(cause.getMessage()).contains(CalvinWire.JOIN_NOT_YET)) {
+            return true;
+        }
+        return cause instanceof RpcException r && r.code() < RpcException.FIRST_APPLICATION_CODE
+            && r.code() != RpcException.UNKNOWN_RPC && r.code() != RpcException.MALFORMED
+            && r.code() != RpcException.TOO_LARGE;
     }
 
     /**
@@ -475,6 +545,17 @@ final class CalvinNode {
                 + CalvinWire.JOIN_NOT_YET + " (" + names.get(index) + ")");
             return;
         }
+        final long[] answered = joinAnswers.get(from);
+        if (answered != null) { // asked again (its answer lost): the same answer, if from the same incarnation
+            if (!request.client().equals(joinedFrom.get(from))) {
+                responder.fail(RpcException.FIRST_APPLICATION_CODE, "CALVIN JOIN of " + names.get(from) + " from "
+                    + request.client() + ": " + joinedFrom.get(from) + " rejoined already; a second rejoin of one node "
+                    + "is not built (issue 18)");
+                return;
+            }
+            responder.reply(new CalvinWire.Out().u64(answered[0]).u64(answered[1]).u8(rpc ? 1 : 0).done());
+            return;
+        }
         final long floor;
         try {
             floor = epochs.rejoinFloor(from);
@@ -483,8 +564,12 @@ final class CalvinNode {
             return;
         }
         final long consumed = inbox.drainDead(from);
-        inbox.rejoined(from, request.client());
+        // The simulator's new incarnation has a peer name of its own (the caller's); a cluster node's is its configured
+        // name, which the host's directory maps to its newest incarnation (the caller's name is its fabric identity).
+        inbox.rejoined(from, separateProcesses ? names.get(from) : request.client());
         rejoined.put(from, floor);
+        joinAnswers.put(from, new long[] {floor, consumed});
+        joinedFrom.put(from, request.client());
         responder.reply(new CalvinWire.Out().u64(floor).u64(consumed).u8(rpc ? 1 : 0).done());
     }
 
@@ -962,11 +1047,6 @@ final class CalvinNode {
         this.inbox = new CalvinInbox(peers, names, index);
         this.separateProcesses = context.separateProcesses();
         if (separateProcesses) {
-            if (context.awaitsOwnRecovery()) { // refused before its loops serve: its epochs would start again at 0
-                throw new IllegalStateException("CALVIN node " + names.get(index) + " restarted (earlier "
-                    + "incarnations " + context.earlierIncarnations().keySet() + "): a restarted compute node cannot "
-                    + "rejoin the total order on cluster nodes yet; " + CalvinModule.CLUSTER_DEATH_MISSING);
-            }
             context.onPeerRecovered(new ComputeNodeContext.PeerRecovered() {
                 @Override
                 public String recovered(final String name, final long prefix, final long mask) {
@@ -980,7 +1060,10 @@ final class CalvinNode {
                 }
             });
         }
-        this.joining = context.awaitsOwnRecovery(); // the simulator's restart: it joins the total order first
+        this.joining = context.awaitsOwnRecovery(); // a restart: it joins the total order first
+        // The simulator starts a restarted incarnation once its old one is recovered; a cluster host starts the process
+        // at once and tells it later (its own name through onPeerRecovered), so there it joins only then.
+        this.ownRecoveryTold = !separateProcesses;
         endOfRunCheck(context);
     }
 
@@ -992,7 +1075,10 @@ final class CalvinNode {
      */
     private String peerRecovered(final String incarnation, final String name, final long prefix, final long mask) {
         final int dead = names.indexOf(name);
-        if (dead < 0 || dead == index) {
+        if (dead == index) {
+            return joining ? ownRecovered(incarnation) : null;
+        }
+        if (dead < 0) {
             return null;
         }
         onHome(() -> {
@@ -1067,7 +1153,9 @@ final class CalvinNode {
      * {@code inboxReceived} (one-sided messages received), {@code inputLogRecords} (batch records written to its input
      * log, each copy counted), {@code deadNodes} (dead nodes taken over), {@code deadLogRecords} (batch and decision
      * records read from their input logs), {@code takenOverLocksQueued} (lock requests
-     * queued in the scheduler taken over from a dead owner). Read off the home loop: racy while transactions run,
+     * queued in the scheduler taken over from a dead owner), {@code joining} (a restarted incarnation not in the total
+     * order yet), {@code joinedAt} (the epoch it entered it at, -1: not restarted), {@code rejoinedHere} (restarted
+     * nodes this node let in). Read off the home loop: racy while transactions run,
      * exact when idle.
      */
     private Map<String, Object> health() {
@@ -1084,6 +1172,9 @@ final class CalvinNode {
         h.put("deadNodes", deadNodes.size());
         h.put("deadLogRecords", deadLogRecords);
         h.put("takenOverLocksQueued", taken == null ? 0 : taken.locks.queued());
+        h.put("joining", joining);
+        h.put("joinedAt", epochs.joinedAt());
+        h.put("rejoinedHere", rejoined.size());
         return h;
     }
 
@@ -1092,10 +1183,14 @@ final class CalvinNode {
         runtime.extension(LANE, r -> new Lane(this, loop, runtime, executor));
         if (loop == 0) {
             home = runtime;
-            homeExecutor = executor;
             inbox.start(runtime, this::onMessage, this::peerFailed);
-            if (joining) {
-                executor.execute(this::join);
+            final boolean joinNow;
+            synchronized (joinGate) {
+                homeExecutor = executor;
+                joinNow = joining && ownRecoveryTold;
+            }
+            if (joinNow) {
+                executor.execute(this::joinOnce);
             }
             if (separateProcesses) {
                 // Cluster nodes: peers start at their own pace and a ring's opening may time out under load, so where
