@@ -251,12 +251,20 @@ public final class TxnRuntime {
 
     /** This loop's address cache and lookups for one table partition. */
     public RemoteTable remote(final Catalog.Partition partition) {
+        final RemoteTable known = remotes.get(partition.descriptor()); // a hit allocates no lambda for computeIfAbsent
+        if (known != null) {
+            return known;
+        }
         return remotes.computeIfAbsent(partition.descriptor(), d -> new RemoteTable(d,
             () -> channel(partition.node()), () -> rocket(partition.node())));
     }
 
     /** This loop's address cache and lookups for one backup copy of a table partition. */
     public RemoteTable remote(final Catalog.Replica backup) {
+        final RemoteTable known = remotes.get(backup.descriptor());
+        if (known != null) {
+            return known;
+        }
         return remotes.computeIfAbsent(backup.descriptor(), d -> new RemoteTable(d,
             () -> channel(backup.node()), () -> rocket(backup.node()))); // replaced nodes' channels dropped (review)
     }

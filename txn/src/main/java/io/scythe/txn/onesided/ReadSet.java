@@ -170,26 +170,46 @@ public final class ReadSet {
      * that keeps more behind it, e.g. Motor's CVT; the image must hold them).
      */
     public Future<Access> readImage(final Access a, final int bytes, final Function<Access, Throwable> refusal) {
-        // read(...).compose(v -> checkedImage(a)) with one promise: the READ's callback checks the image
-        final Promise<Access> checked = Promise.promise();
-        Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), a.image, 0, bytes,
-            (v, failure) -> {
-                Throwable bad;
-                try { // a throw here would be swallowed by the verb's callback and leave the read pending for good
-                    bad = failure != null ? failure : checkImage(a);
-                    if (bad == null && refusal != null) {
-                        bad = refusal.apply(a);
-                    }
-                } catch (final RuntimeException e) {
-                    bad = e;
+        // read(...).compose(v -> checkedImage(a)) with one object: the READ's callback checks the image
+        final ImageRead checked = new ImageRead(this, a, refusal);
+        Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), a.image, 0, bytes, checked);
+        return checked;
+    }
+
+    /**
+     * A READ of an access's image: its callback checks the image (and the refusal), and it is the future of the
+     * checked access, one object where a promise and the callback's lambda were two per read. Without a context, as
+     * {@code Promise.promise()}: its listeners run inline on completion.
+     */
+    private static final class ImageRead extends io.vertx.core.impl.future.FutureImpl<Access>
+        implements io.scythe.bridge.VerbCallback {
+        private final ReadSet reads;
+        private final Access a;
+        private final Function<Access, Throwable> refusal;
+
+        ImageRead(final ReadSet reads, final Access a, final Function<Access, Throwable> refusal) {
+            this.reads = reads;
+            this.a = a;
+            this.refusal = refusal;
+        }
+
+        @Override
+        public void done(final long value, final Throwable failure) {
+            Throwable bad;
+            try { // a throw here would be swallowed by the verb's callback and leave the read pending for good
+                bad = failure != null ? failure : reads.checkImage(a);
+                if (bad == null && refusal != null) {
+                    bad = refusal.apply(a);
                 }
-                if (bad == null) {
-                    checked.complete(a);
-                } else {
-                    checked.fail(bad);
-                }
-            });
-        return checked.future();
+            } catch (final RuntimeException e) {
+                bad = e;
+            }
+            if (bad == null) {
+                tryComplete(a);
+            } else {
+                tryFail(bad);
+            }
+        }
     }
 
     /** Checks the image just READ is still the key's (not reused, not deleted) and records its version. */
@@ -243,25 +263,46 @@ public final class ReadSet {
     public Future<Void> checkHeader(final Access a, final java.util.function.Consumer<UnsafeBuffer> check) {
         final HeaderBuffers buffers = HeaderBuffers.of(runtime);
         final UnsafeBuffer header = buffers.take();
-        final Promise<Void> checked = Promise.promise();
+        final HeaderCheck checked = new HeaderCheck(buffers, header, check);
         Verbs.read(runtime.channel(a.partition.node()), a.address(), a.rkey(), header, 0, ObjectLayout.HEADER_BYTES,
-            (v, failure) -> {
-                Throwable bad = failure;
-                if (bad == null) {
-                    try {
-                        check.accept(header);
-                    } catch (final Throwable e) { // as map: a throw fails the step
-                        bad = e;
-                    }
+            checked);
+        return checked;
+    }
+
+    /**
+     * A validation READ of a header ({@link #checkHeader}): its callback runs the check and gives the buffer back, and
+     * it is the check's future, one object where a promise and the callback's lambda were two per validated read.
+     */
+    private static final class HeaderCheck extends io.vertx.core.impl.future.FutureImpl<Void>
+        implements io.scythe.bridge.VerbCallback {
+        private final HeaderBuffers buffers;
+        private final UnsafeBuffer header;
+        private final java.util.function.Consumer<UnsafeBuffer> check;
+
+        HeaderCheck(final HeaderBuffers buffers, final UnsafeBuffer header,
+                    final java.util.function.Consumer<UnsafeBuffer> check) {
+            this.buffers = buffers;
+            this.header = header;
+            this.check = check;
+        }
+
+        @Override
+        public void done(final long value, final Throwable failure) {
+            Throwable bad = failure;
+            if (bad == null) {
+                try {
+                    check.accept(header);
+                } catch (final Throwable e) { // as map: a throw fails the step
+                    bad = e;
                 }
-                buffers.giveBack(header); // the READ is done and the check ran: nothing uses the buffer any more
-                if (bad == null) {
-                    checked.complete();
-                } else {
-                    checked.fail(bad);
-                }
-            });
-        return checked.future();
+            }
+            buffers.giveBack(header); // the READ is done and the check ran: nothing uses the buffer any more
+            if (bad == null) {
+                tryComplete(null);
+            } else {
+                tryFail(bad);
+            }
+        }
     }
 
     /** {@code read}, counted as in flight until it completes ({@link #quiesced}). */

@@ -241,15 +241,8 @@ public final class WriteSet {
                                                final java.util.function.BiConsumer<Doorbell, T> add) {
         final List<Future<Doorbell>> posted = new ArrayList<>(byNode.size());
         for (final Map.Entry<String, List<T>> e : byNode.entrySet()) {
-            posted.add(Futures.then(runtime.writeBackGate(e.getKey()), gate -> Reposts.untilAccepted(runtime.timers(),
-                () -> Futures.then(runtime.channel(e.getKey()), ch -> {
-                    final Doorbell batch = ch.doorbell();
-                    final List<T> items = e.getValue();
-                    for (int i = 0; i < items.size(); i++) { // indexed: no iterator on the hot path
-                        add.accept(batch, items.get(i));
-                    }
-                    return batch.post(); // refused whole when the send queue lacks room: built and posted again
-                }))));
+            final NodePost<T> post = new NodePost<>(runtime, e.getKey(), e.getValue(), add);
+            posted.add(Futures.then(runtime.writeBackGate(e.getKey()), post));
         }
         // Every batch settled before a failure is handled: finishing from the record reads what they left.
         final Future<Void> settled = Reposts.settle(posted);
@@ -263,6 +256,55 @@ public final class WriteSet {
         // One relay recording the failed nodes before passing the outcome on, where onFailure built a lambda, a copy
         // of the node names and (with the caller's step) a listener list on settled: three objects per commit fewer.
         return new FailedNodes<>(byNode, posted, failedOn).relaying(settled);
+    }
+
+    /**
+     * One memory node's batch of {@link #postPerNode}: after its write-back gate, posted until accepted, each time on
+     * the node's channel with what {@code add} puts in for each item. One object for the three steps, where the gate's
+     * function, the repost's supplier and the channel's function were three lambdas per node and commit.
+     */
+    private static final class NodePost<T> implements java.util.function.Function<Object, Future<Doorbell>>,
+        java.util.function.Supplier<Future<Doorbell>> {
+        private final TxnRuntime runtime;
+        private final String node;
+        private final List<T> items;
+        private final java.util.function.BiConsumer<Doorbell, T> add;
+
+        NodePost(final TxnRuntime runtime, final String node, final List<T> items,
+                 final java.util.function.BiConsumer<Doorbell, T> add) {
+            this.runtime = runtime;
+            this.node = node;
+            this.items = items;
+            this.add = add;
+        }
+
+        /** The gate passed: posted, again while refused for now. */
+        @Override
+        public Future<Doorbell> apply(final Object gate) {
+            return Reposts.untilAccepted(runtime.timers(), this);
+        }
+
+        /** One try: the batch built afresh on the node's channel and posted. */
+        @Override
+        public Future<Doorbell> get() {
+            final Future<io.scythe.bridge.RdmaChannel> channel = runtime.channel(node);
+            if (!Futures.ready(channel)) {
+                return channel.compose(this::post);
+            }
+            try { // Futures.then's fast case, without a function object for it
+                return post(channel.result());
+            } catch (final RuntimeException e) {
+                return Future.failedFuture(e);
+            }
+        }
+
+        private Future<Doorbell> post(final io.scythe.bridge.RdmaChannel ch) {
+            final Doorbell batch = ch.doorbell();
+            for (int i = 0; i < items.size(); i++) { // indexed: no iterator on the hot path
+                add.accept(batch, items.get(i));
+            }
+            return batch.post(); // refused whole when the send queue lacks room: built and posted again
+        }
     }
 
     /**

@@ -49,7 +49,7 @@ public final class RedoLog {
     /** The catalog's incarnation of each node when its region was opened ({@code Catalog#incarnationOf}). */
     private final Map<String, Integer> regionIncarnations = new HashMap<>();
     /** Sequence numbers of appended records not released yet (written, or whose WRITE failed: in doubt). */
-    private final java.util.TreeSet<Long> unfinished = new java.util.TreeSet<>();
+    private final LsnSet unfinished = new LsnSet();
     /** The next record's sequence number: one counter for every region of this loop, so it never repeats. */
     private long nextLsn = 1;
     private java.util.function.BiConsumer<String, RdmaChannel> forgetBroken = (node, ch) -> { };
@@ -270,38 +270,71 @@ public final class RedoLog {
             return appendReplicated(txnId, record, writes, poster, gate);
         }
         final String node = writes.get(0).partition.node();
-        return io.scythe.txn.onesided.Futures.then(io.scythe.txn.onesided.Futures.then(
-            FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId), v -> region(node)), region -> {
-            final int slots = (record.capacity() + RedoRecordDescriptor.SLOT_BYTES - 1)
-                / RedoRecordDescriptor.SLOT_BYTES;
-            final int first = slots > region.slotCount ? -1 : region.take(slots);
-            if (first < 0) {
-                return Future.failedFuture(new AbortException(AbortReason.BACK_PRESSURE, "redo log region on "
-                    + node + " has no room for " + record.capacity() + " bytes"));
+        // Futures.then(Futures.then(reached, v -> region(node)), region -> appendTo(...)) with no function object
+        // when both steps are ready (the common case: no fault hook, the region open)
+        final Future<Void> reached = FaultPoints.reached(FaultPoints.Point.BEFORE_REDO, txnId);
+        final Future<Region> region;
+        if (io.scythe.txn.onesided.Futures.ready(reached)) {
+            try {
+                region = region(node);
+            } catch (final RuntimeException e) {
+                return Future.failedFuture(e);
             }
-            final Throwable refused = gate == null ? null : gate.pass();
-            if (refused != null) {
-                region.used.clear(first, first + slots);
-                return Future.failedFuture(refused);
-            }
-            final long lsn = nextLsn++;
-            record.putLong(RedoRecordDescriptor.LSN_OFFSET, lsn);
-            record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
-            RedoRecordDescriptor.seal(record, 0, record.capacity());
-            unfinished.add(lsn);
-            posting(txnId, record, writes);
-            final Appended appended = new Appended(region, first, slots, lsn, record, List.of());
-            return write(region, first, record, poster).transform(ar -> {
-                if (ar.failed()) {
-                    if (nothingLanded(ar.cause())) {
-                        release(appended); // not posted: nothing of it is on the memory node
-                        return Future.failedFuture(ar.cause());
-                    }
-                    return Future.failedFuture(new RecordInDoubtException(appended, ar.cause(), List.of(node)));
+        } else {
+            region = reached.compose(v -> region(node));
+        }
+        if (!io.scythe.txn.onesided.Futures.ready(region)) {
+            return region.compose(r -> appendTo(r, node, txnId, record, writes, poster, gate));
+        }
+        try {
+            return appendTo(region.result(), node, txnId, record, writes, poster, gate);
+        } catch (final RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    /** {@link #append}'s record into {@code region} on {@code node}: its slots taken, sealed and written. */
+    private Future<Appended> appendTo(final Region region, final String node, final long txnId,
+                                      final UnsafeBuffer record, final List<Access> writes, final Poster poster,
+                                      final PointOfNoReturn gate) {
+        final int slots = (record.capacity() + RedoRecordDescriptor.SLOT_BYTES - 1)
+            / RedoRecordDescriptor.SLOT_BYTES;
+        final int first = slots > region.slotCount ? -1 : region.take(slots);
+        if (first < 0) {
+            return Future.failedFuture(new AbortException(AbortReason.BACK_PRESSURE, "redo log region on "
+                + node + " has no room for " + record.capacity() + " bytes"));
+        }
+        final Throwable refused = gate == null ? null : gate.pass();
+        if (refused != null) {
+            region.used.clear(first, first + slots);
+            return Future.failedFuture(refused);
+        }
+        final long lsn = sealNext(txnId, record, writes);
+        final Appended appended = new Appended(region, first, slots, lsn, record, List.of());
+        return write(region, first, record, poster).transform(ar -> {
+            if (ar.failed()) {
+                if (nothingLanded(ar.cause())) {
+                    release(appended); // not posted: nothing of it is on the memory node
+                    return Future.failedFuture(ar.cause());
                 }
-                return durable(appended, txnId);
-            });
+                return Future.failedFuture(new RecordInDoubtException(appended, ar.cause(), List.of(node)));
+            }
+            return durable(appended, txnId);
         });
+    }
+
+    /**
+     * Gives {@code record} the next sequence number and the low water, seals it and counts it unfinished, just before
+     * its WRITEs are posted; returns its sequence number.
+     */
+    private long sealNext(final long txnId, final UnsafeBuffer record, final List<Access> writes) {
+        final long lsn = nextLsn++;
+        record.putLong(RedoRecordDescriptor.LSN_OFFSET, lsn);
+        record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
+        RedoRecordDescriptor.seal(record, 0, record.capacity());
+        unfinished.add(lsn);
+        posting(txnId, record, writes);
+        return lsn;
     }
 
     /** A record durable on every copy: counted, then the test hooks that follow a durable record. */
@@ -316,7 +349,11 @@ public final class RedoLog {
             }
         }
         // A fault failing here (an await past its bound) fails a durable record: in doubt, never an abort.
-        return FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId).transform(ar -> ar.succeeded()
+        final Future<Void> reached = FaultPoints.reached(FaultPoints.Point.AFTER_REDO, txnId);
+        if (io.scythe.txn.onesided.Futures.ready(reached)) { // what the transform gives, at once: no step built
+            return Future.succeededFuture(appended);
+        }
+        return reached.transform(ar -> ar.succeeded()
             ? Future.succeededFuture(appended)
             : Future.failedFuture(new RecordInDoubtException(appended, ar.cause(), List.of())));
     }
@@ -357,12 +394,7 @@ public final class RedoLog {
                 }
                 return Future.failedFuture(refused);
             }
-            final long lsn = nextLsn++;
-            record.putLong(RedoRecordDescriptor.LSN_OFFSET, lsn);
-            record.putLong(RedoRecordDescriptor.LOW_WATER_OFFSET, unfinished.isEmpty() ? lsn : unfinished.first());
-            RedoRecordDescriptor.seal(record, 0, record.capacity());
-            unfinished.add(lsn);
-            posting(txnId, record, writes);
+            final long lsn = sealNext(txnId, record, writes);
             final List<Copy> backups = new java.util.ArrayList<>(regions.size() - 1);
             for (int i = 1; i < regions.size(); i++) {
                 backups.add(new Copy(regions.get(i), firsts[i]));
