@@ -234,6 +234,15 @@ public final class Explorer {
     public static SimOptions crashMemoryNode(final SimOptions o, final int mn, final long detectNs) {
         final long atNs = o.faults().crashCn() != Faults.NO_CRASH ? o.faults().crashAtNs()
             : 1 + new java.util.SplittableRandom(o.seed() ^ MN_CRASH_SEED_SALT).nextLong(o.durationNs() - 1);
+        if (o.faults().crashCn() != Faults.NO_CRASH && o.faults().recover()) {
+            // The host's redo-log recovery is not modelled with a memory-node crash (Faults#validate): a protocol
+            // that recovers a dead compute node by itself (Lotus's leases) runs its CN crash without it.
+            final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(o.protocol());
+            if (module != null && module.recoversDeadComputeNodesItself(
+                io.scythe.txn.spi.ProtocolRegistry.protocol(o.protocol()))) {
+                o.faults().recover(false, detectNs);
+            }
+        }
         o.faults().crashMemoryNode(mn, atNs, detectNs);
         return o;
     }

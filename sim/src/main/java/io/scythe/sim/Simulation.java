@@ -1102,6 +1102,10 @@ public final class Simulation {
                 module.promoted(db, e.getValue(), live);
                 if (unpromoted.decrementAndGet() == 0) {
                     catalog.reconfigure(next);
+                    if (module.promotedCopiesServeAtOnce(io.scythe.txn.spi.ProtocolRegistry
+                        .protocol(options.protocol()))) {
+                        catalog.settled(next.epoch()); // its own locks keep the commits in flight (the module says)
+                    }
                 }
             }, faults.detectNs(), java.util.concurrent.TimeUnit.NANOSECONDS);
         }

@@ -148,6 +148,45 @@ public final class LotusModule implements ProtocolModule {
         return null;
     }
 
+    /**
+     * A memory node's crash in the simulator (issue 19): its backups are promoted ({@code MemoryNodeConfiguration
+     * #without}); an attempt that began in the old configuration and meets it before its point of no return is
+     * refused and retried (OneSidedTxn's epoch check), one past it finishes on the live copies (its write-back's
+     * backups-first order keeps a version a reader saw on every copy a failover could promote, {@link LotusTxn}).
+     */
+    @Override
+    public String memoryNodeCrashRefusal(final io.scythe.txn.Protocol protocol) {
+        return null;
+    }
+
+    /**
+     * A coordinator and a memory node dying together (the simulator's {@code --crash-cn} with {@code --crash-mn}): the
+     * dead coordinator's records are decided by the visible cells on the copies that survive, and the visible write
+     * goes to every backup before any primary ({@link LotusTxn#commit}), so a version a reader saw on a primary that
+     * then died is visible on the promoted backup; an undone record's version was on no primary, so no reader saw it.
+     */
+    @Override
+    public String combinedCrashRefusal(final io.scythe.txn.Protocol protocol, final int replicas) {
+        return null;
+    }
+
+    /** Its survivors' leases declare a dead node and recover its records without the host ({@link LotusCluster}). */
+    @Override
+    public boolean recoversDeadComputeNodesItself(final io.scythe.txn.Protocol protocol) {
+        return true;
+    }
+
+    /**
+     * Lock-first: a commit in flight at a failover holds its keys' locks on compute nodes until its write-back
+     * finished on the live copies (backups before primaries, so a promoted copy has every visible write a primary
+     * had), or, its coordinator dead, until its recovery resolved it; a lock-free reader meeting its INVISIBLE cell
+     * aborts or waits for the key's read lock. So nothing needs the promoted partitions blocked meanwhile.
+     */
+    @Override
+    public boolean promotedCopiesServeAtOnce(final io.scythe.txn.Protocol protocol) {
+        return true;
+    }
+
     @Override
     public ComputeNodeContext.LoopSetUp startComputeNode(final ComputeNodeContext node) {
         final LotusNode lotus = new LotusNode(node, LockTable.ofBytes(LOCK_TABLE_BYTES), CriticalFields.defaults());

@@ -118,7 +118,7 @@ final class LotusTxn extends OneSidedTxn {
     /**
      * Per access: the CVT cell its new version goes to and that cell's CV, once the INVISIBLE writes are built. Linked
      * (like {@link #cvtsAfter}, {@link #unlockedReads}): Access has identity hashing, so a HashMap's order (the order
-     * {@link #writeCells} posts its doorbells to the memory nodes, and draws the simulator's per-batch jitter) would
+     * {@link #clearCells} posts its doorbells to the memory nodes, and draws the simulator's per-batch jitter) would
      * change from run to run, and the simulator with it (same seed, different results).
      */
     private final Map<Access, int[]> cells = new LinkedHashMap<>();
@@ -210,23 +210,58 @@ final class LotusTxn extends OneSidedTxn {
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
         if (readOnlyTable(table)) {
-            return readOnlyRead(table, key); // nobody writes it: no lock
+            return goneAsAbort(readOnlyRead(table, key)); // nobody writes it: no lock
         }
         if (readOnly || si) {
-            return snapshotRead(table, key);
+            return goneAsAbort(snapshotRead(table, key));
         }
-        return lockThenRead(table, key, false);
+        return goneAsAbort(lockThenRead(table, key, false));
     }
 
     @Override
     public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
         if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
+            return goneAsAbort(readOnlyRead(table, key));
         }
         if (readOnly) {
-            return snapshotRead(table, key); // its writes are refused
+            return goneAsAbort(snapshotRead(table, key)); // its writes are refused
         }
-        return lockThenRead(table, key, true);
+        return goneAsAbort(lockThenRead(table, key, true));
+    }
+
+    /**
+     * A memory node's crash (the simulator's {@code --crash-mn}): a verb or call to it fails (the transport gave up on
+     * it), and within {@link TxnRuntime#failoverWaitNs()} the memory-node configuration removes it and promotes its
+     * backups. An operation of this attempt that failed with an error (not an abort, not a give-up: those stand) is
+     * an abort ({@link io.scythe.txn.onesided.Reconfigured#REASON}), retried in the new configuration, once the
+     * configuration changed since the attempt began (now or within the wait); else the error stands. Past T_commit
+     * the write-back's failures on a removed node are the redo step's ({@code RedoStep}: the dead copy counts for
+     * nothing, the live ones were written backups first).
+     */
+    private <T> Future<T> goneAsAbort(final Future<T> op) {
+        return op.recover(e -> {
+            if (e instanceof io.scythe.txn.AbortException || e instanceof io.scythe.txn.NotServingException
+                || e instanceof io.scythe.txn.OutcomeUnknownException) {
+                return Future.failedFuture(e);
+            }
+            return reconfiguredWithin(runtime.timers().nowNs() + runtime.failoverWaitNs()).compose(changed ->
+                Future.failedFuture(changed ? new io.scythe.txn.AbortException(
+                    io.scythe.txn.onesided.Reconfigured.REASON, "transaction " + Long.toHexString(id()) + ": "
+                    + e.getMessage() + ", and the memory-node configuration changed since it began (a memory node "
+                    + "failed over): retried in the new configuration") : e));
+        });
+    }
+
+    /** Whether the memory-node configuration is other than this attempt's now or becomes so by {@code deadlineNs}. */
+    private Future<Boolean> reconfiguredWithin(final long deadlineNs) {
+        if (runtime.catalog().epoch() != configEpoch()) {
+            return Future.succeededFuture(true);
+        }
+        if (runtime.timers().nowNs() >= deadlineNs) {
+            return Future.succeededFuture(false);
+        }
+        return runtime.timers().after(TxnRuntime.removalPollNs(runtime.failoverWaitNs(), 100))
+            .compose(v -> reconfiguredWithin(deadlineNs));
     }
 
     /**
@@ -704,6 +739,10 @@ final class LotusTxn extends OneSidedTxn {
 
     @Override
     public Future<Long> commit() {
+        return goneAsAbort(commitAttempt());
+    }
+
+    private Future<Long> commitAttempt() {
         mark(Stage.EXECUTE);
         if (writesNothing()) {
             // Read-only: every read was at T_start (lock-free) or read-locked, so nothing changed since T_start.
@@ -741,32 +780,34 @@ final class LotusTxn extends OneSidedTxn {
                 return Future.succeededFuture(commitTs);
             })
             .compose(commitTs -> {
-                // Write visible: on each primary in its write-back doorbell, after the redo record (what recovery
-                // finishes from is logged before any reader can see the version) and before the home's version word
-                // (recovery's sign that it landed); on the backups, which no reader reads, beside it.
+                // Write visible: every backup first, then each primary in its write-back doorbell, all after the
+                // redo record (what recovery finishes from is logged before any reader can see the version) and each
+                // cell before its copy's home version word (recovery's sign that it landed). Backups before
+                // primaries (issue 19, review item 3): readers read primaries only, so a version a reader saw is
+                // visible on every backup too, and a failover that promotes a backup keeps it; recovery, which
+                // decides by visible cells (lotus.md §2.7: records "already visible" are finished), then finishes
+                // it on whichever copy serves. Posted together, a coordinator dying after its primary's batch and
+                // before its backups' left the promoted backup INVISIBLE, and recovery undid a commit a reader saw
+                // (LotusMnCrashSimTest). The paper sends the visible writes to primary and backup in one round
+                // trip (its MNs never fail); this costs one more round trip per commit with backups, as FORD's and
+                // Aurogon's backups-first write-backs do. One doorbell per memory node per phase (WriteSet#writeBack:
+                // the backups' batches, Replicas#writeBack, then the primaries').
                 final UnsafeBuffer visible = new UnsafeBuffer(new byte[8]);
                 visible.putLong(0, commitTs);
-                // One doorbell per memory node for the whole visible phase (as the paper's implementation batches):
-                // a backup's visible writes go in the write-back doorbell of the node when it is also the primary of
-                // a written object (with 3 MNs and 2 backups every node holds a copy of every partition), else in
-                // a doorbell of their own. The write-back's items per node are the accesses below, in this order
-                // (WriteSet#writeBack): the first of a node adds that node's backup writes, also when its batch is
-                // built again after a refusal.
-                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> backups =
-                    cellWrites(commitTs, false);
-                final Map<Access, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> withBackups =
-                    new java.util.IdentityHashMap<>();
-                for (final Access a : accesses) {
-                    if ((a.inserted || cells.containsKey(a)) && backups.containsKey(a.partition.node())) {
-                        withBackups.put(a, backups.remove(a.partition.node()));
+                writes.backupWrites((batch, a, backup) -> {
+                    final int[] c = cells.get(a);
+                    if (c == null) {
+                        return;
                     }
-                }
-                // Completed true when the write-back's first batch is built, which follows the redo record (stored,
-                // or no log kept); false if the write-back ends without building one (refused before its point of no
-                // return, or finished from a record in doubt by recovery's path, which makes every copy's cells
-                // visible itself).
-                final Promise<Boolean> logged = Promise.promise();
-                final Future<Void> primaries = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
+                    final long object = ObjectLayout.addressOf(a.backupPointers[backup]);
+                    final int rkey = a.partition.backups().get(backup).descriptor().objects().rkey();
+                    writeVisible(batch, object + Cvt.offset(a.partition.descriptor().schema().maxValueBytes())
+                        + Cvt.cell(c[0]), rkey, visible);
+                    if (!a.inserted) { // an inserted object's home is written whole (version last) before its cell
+                        writeLanded(batch, object, rkey, lockToken(a));
+                    }
+                });
+                final Future<Void> written = writeBack(commitTs, a -> a.inserted || cells.containsKey(a),
                     new io.scythe.txn.onesided.WriteSet.ReleaseVerb() {
                         /**
                          * An inserted object's CAS word is cleared before its home (written whole, version last):
@@ -776,7 +817,6 @@ final class LotusTxn extends OneSidedTxn {
                          */
                         @Override
                         public void beforeWrites(final io.scythe.bridge.Doorbell batch, final Access a) {
-                            logged.tryComplete(true);
                             if (a.inserted) {
                                 batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
                             }
@@ -784,11 +824,6 @@ final class LotusTxn extends OneSidedTxn {
 
                         @Override
                         public void add(final io.scythe.bridge.Doorbell batch, final Access a) {
-                            final List<java.util.function.Consumer<io.scythe.bridge.Doorbell>> alsoBackups =
-                                withBackups.get(a);
-                            if (alsoBackups != null) {
-                                alsoBackups.forEach(p -> p.accept(batch));
-                            }
                             final int[] c = cells.get(a);
                             if (c != null) {
                                 writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
@@ -799,16 +834,7 @@ final class LotusTxn extends OneSidedTxn {
                             }
                         }
                     });
-                // Backups on nodes where this commit wrote no primary: a doorbell of their own, outside the
-                // write-back, so its failure is handled here as the write-back's would be (the commit is decided).
-                // Posted only once the redo record is stored (lotus.md §5.1: log, then write visible), beside the
-                // primaries' write-back: posted at once, it could land before the record, and a crash in that window
-                // left backups showing a version nobody committed (seen by a reader only after a failover).
-                primaries.onComplete(x -> logged.tryComplete(false));
-                final Future<Void> rest = backups.isEmpty() ? Future.succeededFuture()
-                    : logged.future().compose(built -> !built ? Future.<Void>succeededFuture()
-                        : post(backups).recover(e -> primaries.transform(x -> visibleFailed(e))));
-                return staged(Stage.WRITE_BACK, Future.all(primaries, rest).map(commitTs));
+                return staged(Stage.WRITE_BACK, written.map(commitTs));
             })
             .map(commitTs -> {
                 // The local writer's cache update, before its locks go (lotus.md §2.3): its keys' CVTs as it left them.
@@ -843,23 +869,6 @@ final class LotusTxn extends OneSidedTxn {
         });
     }
 
-    /**
-     * The visible writes to backups outside the write-back failed ({@code e}) after this commit was decided: refused
-     * past their reposts, they are finished as recovery would ({@link #recoverCells}, under this attempt's locks);
-     * one that failed after it was posted may still land, so the commit is given up in doubt to recovery, which
-     * finishes the cells.
-     */
-    private Future<Void> visibleFailed(final Throwable e) {
-        if (!io.scythe.txn.Refusal.forNow(e)) {
-            return giveUpInDoubt("its visible write to a backup failed and may still land", e);
-        }
-        final List<Future<Void>> finished = new ArrayList<>();
-        for (final Access a : cells.keySet()) {
-            finished.add(untilAccepted(() -> recoverCells(runtime, a.partition, a.pointer, a.backupPointers,
-                lockToken(a), commitTs)));
-        }
-        return settle(finished).recover(f -> giveUpInDoubt("finishing its visible write to a backup failed", f));
-    }
 
     /**
      * SI's first committer wins: a key read lock-free and then written is read again under its write lock, and a
@@ -1021,37 +1030,21 @@ final class LotusTxn extends OneSidedTxn {
     }
 
     /**
-     * Commit step 3, write visible: T_commit into every new cell's version word, on the backups (and the primaries
-     * with {@code primaries}); with {@code ts} 0, an abort's: the new cells are cleared (not valid) instead.
+     * An abort's undo of its INVISIBLE writes: every new cell cleared (not valid), on the primary and every backup.
+     * (The visible write is the write-back's, backups first: {@link #commit}.)
      */
-    private Future<Void> writeCells(final long ts, final boolean primaries) {
-        return post(cellWrites(ts, primaries));
-    }
-
-    /** What {@link #writeCells} posts, by memory node (in the order of {@link #cells}). */
-    private Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> cellWrites(final long ts,
-                                                                                                final boolean primaries) {
+    private Future<Void> clearCells() {
         final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
-        final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
-        version.putLong(0, ts);
         cells.forEach((a, c) -> {
             final int at = Cvt.offset(a.partition.descriptor().schema().maxValueBytes()) + Cvt.cell(c[0]);
             final List<long[]> copies = copiesOf(a);
-            for (int i = primaries ? 0 : 1; i < copies.size(); i++) {
+            for (int i = 0; i < copies.size(); i++) {
                 final long base = copies.get(i)[0];
                 final int rkey = (int) copies.get(i)[1];
-                final long landed = lockToken(a);
-                byNode.computeIfAbsent(nodeOf(a, i), k -> new ArrayList<>()).add(ts == 0
-                    ? b -> writeCleared(b, base + at, rkey)
-                    : b -> {
-                        writeVisible(b, base + at, rkey, version);
-                        if (!a.inserted) {
-                            writeLanded(b, base, rkey, landed);
-                        }
-                    });
+                byNode.computeIfAbsent(nodeOf(a, i), k -> new ArrayList<>()).add(b -> writeCleared(b, base + at, rkey));
             }
         });
-        return byNode;
+        return post(byNode);
     }
 
     /** The visible write of one cell (commit step 3, and recovery's): T_commit ({@code ts}) into its version word. */
@@ -1103,15 +1096,17 @@ final class LotusTxn extends OneSidedTxn {
                     & ~ObjectLayout.VERSION_BUSY) != token) {
                     return Future.succeededFuture();
                 }
+                // The backups first, then the primary, as the commit's own visible write (issue 19, review item 3):
+                // a version a reader saw on the primary is visible on every backup a failover could promote.
                 final List<Future<Void>> copies = new ArrayList<>();
-                copies.add(recoverCell(runtime, partition.node(), -1, address + at, rkey, token, commitTs));
                 final List<Catalog.Replica> backups = partition.backups();
                 for (int b = 0; b < backupPointers.length; b++) {
                     final long object = ObjectLayout.addressOf(backupPointers[b]);
                     copies.add(recoverCell(runtime, backups.get(b).node(), object, object + at,
                         backups.get(b).descriptor().objects().rkey(), token, commitTs));
                 }
-                return settle(copies);
+                return settle(copies).compose(x -> recoverCell(runtime, partition.node(), -1, address + at, rkey,
+                    token, commitTs));
             });
     }
 
@@ -1402,7 +1397,7 @@ final class LotusTxn extends OneSidedTxn {
             forgetWritten(); // its INVISIBLE writes (cleared or not) changed the CVTs it wrote
             // INVISIBLE versions it may have written are cleared before its locks go.
             final Future<Void> cleared = invisibleWritten && !committing
-                ? writeCells(0, true).recover(e -> Future.succeededFuture()) : Future.succeededFuture();
+                ? clearCells().recover(e -> Future.succeededFuture()) : Future.succeededFuture();
             // Settlements its reads posted land before its locks go (a WRITE in flight after the release could clear
             // the next writer's cell).
             final Future<Void> settled = settle(new ArrayList<>(settling)).recover(e -> Future.succeededFuture());

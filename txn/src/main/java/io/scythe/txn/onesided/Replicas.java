@@ -111,6 +111,16 @@ public final class Replicas {
      */
     public static Future<Void> writeBack(final TxnRuntime runtime, final List<Access> written,
                                          final List<String> failedOn, final WriteSet.BackupVerb extra) {
+        return writeBack(runtime, written, failedOn, extra, true);
+    }
+
+    /**
+     * {@link #writeBack(TxnRuntime, List, List, WriteSet.BackupVerb)}; without {@code homes} only inserted objects'
+     * homes are written ({@link WriteSet#writeNoHomes}), the others' copies getting {@code extra}'s verbs only.
+     */
+    public static Future<Void> writeBack(final TxnRuntime runtime, final List<Access> written,
+                                         final List<String> failedOn, final WriteSet.BackupVerb extra,
+                                         final boolean homes) {
         final Map<String, List<Copy>> byNode = new LinkedHashMap<>();
         for (final Access a : written) {
             final List<Catalog.Replica> backups = a.partition.backups();
@@ -120,7 +130,9 @@ public final class Replicas {
             }
         }
         return WriteSet.postPerNode(runtime, byNode, failedOn, (batch, c) -> {
-            WriteSet.addWrites(batch, c.access, io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey);
+            if (homes || c.access.inserted) {
+                WriteSet.addWrites(batch, c.access, io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey);
+            }
             if (extra != null) {
                 extra.add(batch, c.access, c.backup);
             }

@@ -107,8 +107,8 @@ public final class WriteSet {
 
     /**
      * The write-back writes no home values from here but those of inserted objects (whose backups hold a placeholder),
-     * only the release verbs: for a protocol whose committed versions are elsewhere (Lotus's CVT cells), whose
-     * release verbs make them visible.
+     * only the release verbs (and the backup verbs, {@link #backupWrites}): for a protocol whose committed versions are
+     * elsewhere (Lotus's CVT cells), whose release and backup verbs make them visible.
      */
     public void writeNoHomes() {
         homes = false;
@@ -149,10 +149,12 @@ public final class WriteSet {
                 a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
             }
         }
-        final List<Access> homesWritten = homes ? written : insertedOf(written);
+        // Without homes (Lotus) but with backup verbs, every written object's backups get those verbs (its visible
+        // cells) before any primary's batch is posted, homes written only for inserted objects.
+        final List<Access> homesWritten = homes || backupWrites != null ? written : insertedOf(written);
         if (Replicas.any(homesWritten)) {
             // Every backup complete before any primary is released (Replicas).
-            return Replicas.writeBack(runtime, homesWritten, failedOn, backupWrites)
+            return Replicas.writeBack(runtime, homesWritten, failedOn, backupWrites, homes)
                 .compose(v -> writeBackPrimaries(byNode, release));
         }
         return writeBackPrimaries(byNode, release);

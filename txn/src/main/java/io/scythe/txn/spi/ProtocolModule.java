@@ -146,6 +146,27 @@ public interface ProtocolModule {
     }
 
     /**
+     * Whether {@code protocol} recovers a dead compute node by itself when the host runs no recovery (Lotus: its
+     * survivors' leases), so that a run with a memory-node crash, where the host's redo-log recovery is not modelled,
+     * may still crash a compute node: the explorer's {@code --crashes} with {@code --crash-mn} then leaves the host's
+     * recovery off. False by default.
+     */
+    default boolean recoversDeadComputeNodesItself(final Protocol protocol) {
+        return false;
+    }
+
+    /**
+     * Whether copies the simulator's memory-node failover promotes serve {@code protocol} at once, unblocked
+     * ({@code Catalog#settled}), rather than blocked until the commits in flight at the failover are settled (which
+     * the simulator does not model: they stayed blocked to the end). True where the protocol's own locks keep every
+     * key a commit in flight wrote until its write-back finished on the live copies or its recovery resolved it
+     * (Lotus: locks on compute nodes, backups written first). False by default.
+     */
+    default boolean promotedCopiesServeAtOnce(final Protocol protocol) {
+        return false;
+    }
+
+    /**
      * How many times the seed explorer's default run ({@code Explorer.options}, 150 us virtual) its TPC-C seeds of
      * {@code protocol} run: 1 (the default) for a protocol that commits TPC-C transactions within that window. A
      * protocol whose transactions wait for epochs and sequencing (CALVIN) commits almost none there, so its explored
