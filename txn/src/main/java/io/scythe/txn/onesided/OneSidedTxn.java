@@ -329,6 +329,11 @@ public abstract class OneSidedTxn implements Txn {
         return inserts.validateAbsent();
     }
 
+    /** {@link Inserts#validateAbsentNothingInserted}. */
+    protected final Future<Void> validateAbsentNothingInserted() {
+        return inserts.validateAbsentNothingInserted();
+    }
+
     /** {@link Inserts#install}. */
     protected final Future<Void> installInserts(final Table.InsertLock lock, final long lockWord,
                                                 final BiConsumer<Access, RemoteTable.Inserted> onInserted) {

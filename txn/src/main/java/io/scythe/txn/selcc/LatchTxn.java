@@ -146,7 +146,8 @@ abstract class LatchTxn extends OneSidedTxn {
     @Override
     public final Future<Long> commit() {
         if (sawDuplicate()) {
-            return duplicateCommit(this::duplicateValidation);
+            mark(Stage.EXECUTE); // as Ford's, RCC's and Scythe's: the validation below is not execution
+            return duplicateCommit(() -> staged(Stage.VALIDATE, duplicateValidation()));
         }
         return finishCommit(mode == Mode.TWO_PL ? lockingCommit() : optimisticCommit());
     }
@@ -166,11 +167,21 @@ abstract class LatchTxn extends OneSidedTxn {
 
     /**
      * Whether what this attempt read is still current, so that a {@code DUPLICATE_KEY} it met may be reported (else
-     * it was met through a stale read: {@code VALIDATION}, retried). 2PL: what it read is latched, current; TO and OCC:
-     * their reads are not latched, each line read is checked again ({@link #validateReads}).
+     * it was met through a stale read: {@code VALIDATION}, retried). In every mode each key read absent is looked up
+     * past the cache ({@link #validateAbsentNothingInserted}: marks and keys with a pending insert included, since no
+     * INSERT is posted once a duplicate is seen): a missing key has no latch, so not even 2PL holds it (review of
+     * selfix, finding 1: t1 reads 3, reads 50 absent, inserts 51 blind; t2 inserts 50 and 51 and commits; t1's
+     * duplicate on 51 has no serial order, t1 must see 50). OCC's lines read are checked again ({@link
+     * #validateReads}); 2PL's are latched. TO checks no line read again: each was read at or below its timestamp
+     * and a later write does not make it stale in timestamp order (finding 2: T at 5 reads x, T' at 9 writes x
+     * and commits, T's duplicate on a key written at or below 5 is one at its timestamp); its live duplicate keys
+     * are checked by {@link #presentAtTimestamp} instead. A key read absent and found present is VALIDATION in TO
+     * too, even if its {@code wts} is past {@code ts} (where absent at {@code ts} would be legal): conservative,
+     * an abort is always allowed.
      */
     private Future<Void> duplicateValidation() {
-        return mode == Mode.TWO_PL ? Future.succeededFuture() : validateReads(0);
+        final Future<Void> absent = validateAbsentNothingInserted();
+        return mode == Mode.OCC ? absent.compose(v -> validateReads(0)) : absent;
     }
 
     /**
@@ -271,7 +282,8 @@ abstract class LatchTxn extends OneSidedTxn {
         return settle(present).compose(v -> {
             if (inserts.duplicate() != null) {
                 return duplicateOnlyIfCurrent(Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY,
-                    inserts.duplicate())), () -> presentAtTimestamp(live).compose(x -> duplicateValidation()));
+                    inserts.duplicate())),
+                    () -> within(Stage.VALIDATE, presentAtTimestamp(live).compose(x -> duplicateValidation())));
             }
             created = new ArrayList<>(2);
             return installInserts(insertLock(), id, (a, inserted) -> {
