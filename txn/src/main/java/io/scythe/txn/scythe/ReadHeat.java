@@ -39,6 +39,8 @@ final class ReadHeat {
 
     private final LongSupplier nowNs;
     private final Long2LongHashMap lastAbortNs = new Long2LongHashMap(NONE);
+    /** Objects written after a shared read of them ({@link #writtenAfterSharedRead}), when. */
+    private final Long2LongHashMap writtenAfterShared = new Long2LongHashMap(NONE);
 
     ReadHeat(final LongSupplier nowNs) {
         this.nowNs = nowNs;
@@ -57,6 +59,26 @@ final class ReadHeat {
             lastAbortNs.clear();
         }
         lastAbortNs.put(object, nowNs.getAsLong());
+    }
+
+    /**
+     * A TOCC attempt wrote {@code object} after it read it with a shared ticket (which cannot be upgraded: it
+     * aborted): its reads of it take exclusive tickets for {@link HotColdRetry#HOT_WINDOW_NS} from now.
+     */
+    void writtenAfterSharedRead(final long object) {
+        if (object == 0) {
+            return;
+        }
+        if (writtenAfterShared.size() >= TRACKED_OBJECTS && !writtenAfterShared.containsKey(object)) {
+            writtenAfterShared.clear();
+        }
+        writtenAfterShared.put(object, nowNs.getAsLong());
+    }
+
+    /** Whether a queued TOCC read of {@code object} may take a shared ticket (not written after one lately). */
+    boolean shareable(final long object) {
+        final long last = writtenAfterShared.get(object);
+        return last == NONE || nowNs.getAsLong() - last >= HotColdRetry.HOT_WINDOW_NS;
     }
 
     /** Whether a TOCC read of {@code object} queues on its Takeout Lock (it is hot for reads) or READs it as OCC. */

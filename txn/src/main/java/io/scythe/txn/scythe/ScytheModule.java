@@ -61,6 +61,32 @@ public final class ScytheModule implements ProtocolModule {
     public static final Protocol SCYTHE_OCC = Protocol.of("scythe-occ", (runtime, hot) -> new ScytheTxn(runtime,
         false));
 
+    /**
+     * Scythe whose TOCC reads of objects hot for reads, not written by the attempt, take shared (reader) tickets
+     * ({@link TakeoutLock#lockShared}): a design deviation behind its own name, measured against {@code scythe}.
+     */
+    public static final Protocol SCYTHE_SHARED = new Protocol() {
+        @Override
+        public String name() {
+            return "scythe-shared";
+        }
+
+        @Override
+        public Txn begin(final TxnRuntime runtime, final boolean hot) {
+            return new ScytheTxn(runtime, hot, true);
+        }
+
+        @Override
+        public RetryPolicy retryPolicy(final TxnRuntime runtime, final JsonObject options) {
+            return SCYTHE.retryPolicy(runtime, options);
+        }
+
+        @Override
+        public String toString() {
+            return name();
+        }
+    };
+
     @Override
     public String name() {
         return "scythe";
@@ -68,7 +94,7 @@ public final class ScytheModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(SCYTHE, SCYTHE_OCC);
+        return List.of(SCYTHE, SCYTHE_OCC, SCYTHE_SHARED);
     }
 
     @Override
