@@ -51,24 +51,34 @@ public final class ScytheModule implements ProtocolModule {
                 ? new AdaptiveWatermarks(runtime.watermarks(), ADAPTIVE_OBJECTS) : null);
         }
 
+        /** {@code scythe:shared}: {@link #SHARED_READS}. */
+        @Override
+        public Protocol configured(final String options) {
+            if (!SHARED_OPTION.equals(options)) {
+                throw new IllegalArgumentException("protocol 'scythe' takes the option '" + SHARED_OPTION
+                    + "' (scythe:" + SHARED_OPTION + "), not '" + options + "'");
+            }
+            return SHARED_READS;
+        }
+
         @Override
         public String toString() {
             return name();
         }
     };
 
-    /** Scythe with OCC only (never switches): to measure what TOCC adds. */
-    public static final Protocol SCYTHE_OCC = Protocol.of("scythe-occ", (runtime, hot) -> new ScytheTxn(runtime,
-        false));
+    /** The option of {@code scythe} that makes {@link #SHARED_READS}. */
+    public static final String SHARED_OPTION = "shared";
 
     /**
-     * Scythe whose TOCC reads of objects hot for reads, not written by the attempt, take shared (reader) tickets
-     * ({@link TakeoutLock#lockShared}): a design deviation behind its own name, measured against {@code scythe}.
+     * {@code scythe:shared}: Scythe whose TOCC reads of objects hot for reads, not written by the attempt, take shared
+     * (reader) tickets ({@link TakeoutLock#lockShared}): a design deviation behind an option, measured against
+     * {@code scythe} ({@link ScytheTxn}'s class doc).
      */
-    public static final Protocol SCYTHE_SHARED = new Protocol() {
+    public static final Protocol SHARED_READS = new Protocol() {
         @Override
         public String name() {
-            return "scythe-shared";
+            return "scythe:" + SHARED_OPTION;
         }
 
         @Override
@@ -87,6 +97,10 @@ public final class ScytheModule implements ProtocolModule {
         }
     };
 
+    /** Scythe with OCC only (never switches): to measure what TOCC adds. */
+    public static final Protocol SCYTHE_OCC = Protocol.of("scythe-occ", (runtime, hot) -> new ScytheTxn(runtime,
+        false));
+
     @Override
     public String name() {
         return "scythe";
@@ -94,7 +108,7 @@ public final class ScytheModule implements ProtocolModule {
 
     @Override
     public List<Protocol> protocols() {
-        return List.of(SCYTHE, SCYTHE_OCC, SCYTHE_SHARED);
+        return List.of(SCYTHE, SCYTHE_OCC);
     }
 
     @Override

@@ -32,6 +32,16 @@ import java.util.List;
  * ticket, so queuing such reads made readers of one object wait for each other (measured in {@link ReadHeat}). A refusal for timestamp order aborts it; one above the hot watermark is waited out on the
  * compute node and asked again, up to {@link #FULL_QUEUE_WAITS} times, before it aborts.
  *
+ * <p>Deviation, behind the option {@code scythe:shared} (issue 22, helper tpccshare): a TOCC read of an object hot
+ * for reads that the attempt does not write takes a <b>shared (reader) ticket</b> ({@link TakeoutLock#lockShared}):
+ * consecutive readers share one turn, a writer behind them waits for all of them, readers behind a writer wait for it
+ * (tickets stay first come, first served: no writer starved). Neither the paper nor its code has one. Readers of a run
+ * release in any order, so a shared ticket is released through its memory node ({@link LockRpc#UNLOCK_SHARED}, beside
+ * the write-back: past the lock point), which records it for recovery ({@link TicketLedger}); an attempt that writes
+ * an object it holds shared aborts (no upgrade) and this loop's reads of it take exclusive tickets for a while
+ * ({@link ReadHeat#writtenAfterSharedRead}). Measured side by side in one run: README, TPC-C section ("shared
+ * tickets"). SHARED_DECISION
+ *
  * <p>A refusal for timestamp order while the attempt holds other locks aborts it, as §4.2.2 (3) says; the paper is
  * silent on asking again. Tried and not taken (issue 22, helper tpccreask): waiting the refusal's hangout and asking
  * again with the same timestamp, within the same {@link #FULL_QUEUE_WAITS}. The refusal says a younger request is
@@ -74,7 +84,7 @@ import java.util.List;
  */
 public final class ScytheTxn extends OneSidedTxn {
     private final boolean hot;
-    /** Reads of objects hot for reads take shared (reader) tickets ({@code scythe-shared}; class doc). */
+    /** Reads of objects hot for reads take shared (reader) tickets ({@code scythe:shared}; class doc). */
     private final boolean sharedReads;
     /** READs of an object a read-only TOCC attempt finds held before it aborts ({@link #readUnlocked}; class doc). */
     static final int READ_ONLY_READS = 20;
@@ -92,7 +102,7 @@ public final class ScytheTxn extends OneSidedTxn {
         this(runtime, hot, false);
     }
 
-    /** @param sharedReads a TOCC read of an object it does not write takes a shared ticket ({@code scythe-shared}) */
+    /** @param sharedReads a TOCC read of an object it does not write takes a shared ticket ({@code scythe:shared}) */
     public ScytheTxn(final TxnRuntime runtime, final boolean hot, final boolean sharedReads) {
         super(runtime);
         this.hot = hot;
